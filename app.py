@@ -1,0 +1,15 @@
+"""The Chalice application: middleware and blueprints, no logic."""
+from chalice import Chalice
+
+from chalicelib.http.request import capture_request
+from chalicelib.identity.routes import bp as identity_routes
+from chalicelib.workers.queue import bp as job_worker
+from chalicelib.workers.schedules import bp as schedules
+
+app = Chalice(app_name="pas")
+app.api.binary_types.extend(["application/zip", "application/octet-stream", "multipart/form-data"])
+app.register_middleware(capture_request, "http")
+
+app.register_blueprint(identity_routes)
+app.register_blueprint(job_worker)
+app.register_blueprint(schedules)

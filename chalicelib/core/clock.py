@@ -1,0 +1,47 @@
+"""Time as a dependency: production reads the system clock, tests fix and move it."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Protocol
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+
+class FixedClock:
+    """A clock that stands still until a test sets or advances it (time-travel scenarios)."""
+
+    def __init__(self, at: datetime):
+        self._at = _as_utc(at)
+
+    def now(self) -> datetime:
+        return self._at
+
+    def set(self, at: datetime) -> None:
+        self._at = _as_utc(at)
+
+    def advance(self, **delta: float) -> None:
+        self._at += timedelta(**delta)
+
+
+def _as_utc(at: datetime) -> datetime:
+    if at.tzinfo is None:
+        raise ValueError("FixedClock needs an aware datetime")
+    return at.astimezone(timezone.utc)
+
+
+def isoformat(at: datetime) -> str:
+    """ISO-8601 in UTC with a `Z`, millisecond precision: the wire format of every datetime."""
+    return at.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_datetime(text: str) -> datetime:
+    """Parse an ISO-8601 datetime; a value without an offset is taken as UTC."""
+    parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)

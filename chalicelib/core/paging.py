@@ -1,0 +1,38 @@
+"""Offset/count paging: the list contract of the platform we mirror."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from chalicelib.core.errors import FieldError, InvalidRequest
+
+T = TypeVar("T")
+
+DEFAULT_COUNT = 20
+MAX_COUNT = 100
+MAX_OFFSET = 10_000
+
+
+@dataclass(frozen=True)
+class PageRequest:
+    offset: int = 0
+    count: int = DEFAULT_COUNT
+
+    @classmethod
+    def of(cls, offset: int | None, count: int | None, max_count: int = MAX_COUNT) -> "PageRequest":
+        offset = 0 if offset is None else offset
+        count = DEFAULT_COUNT if count is None else count
+        problems = []
+        if not 0 <= offset <= MAX_OFFSET:
+            problems.append(FieldError("offset", f"must be between 0 and {MAX_OFFSET}"))
+        if not 1 <= count <= max_count:
+            problems.append(FieldError("count", f"must be between 1 and {max_count}"))
+        if problems:
+            raise InvalidRequest("Invalid paging parameters", field_errors=problems)
+        return cls(offset, count)
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    items: list[T]
+    list_completed: bool

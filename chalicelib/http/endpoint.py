@@ -1,0 +1,125 @@
+"""@endpoint: the one wrapper every route goes through.
+
+It authenticates, checks tenant access and then the permission, builds the CallContext, honours
+`X-Idempotency-Key`, turns DomainErrors into the error body, and serialises the answer. It is a
+decorator rather than middleware because Chalice turns view exceptions into 500s before middleware
+sees them.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from chalicelib.core.context import CallContext, Principal
+from chalicelib.core.errors import DomainError, Forbidden, NotFound, PayloadTooLarge
+from chalicelib.core.ids import is_uuid, new_locator
+from chalicelib.core.permissions import grants
+from chalicelib.http import auth
+from chalicelib.http.request import current_request, raw_body, reset_context, set_context
+from chalicelib.http.responses import error_response, json_response, render
+from chalicelib.runtime import idempotency, wiring
+from chalicelib.runtime.observability import logger
+from chalicelib.runtime.settings import settings
+from chalicelib.storage import keys
+
+SELF_SERVICE_SUFFIX = ".custom"
+ANONYMOUS = Principal("", "anonymous", frozenset(), frozenset())
+
+_declared_permissions: set[str] = set()
+
+
+@dataclass(frozen=True)
+class EndpointSpec:
+    permissions: tuple[str, ...]
+    public: bool = False
+    idempotent: bool = False
+    upload: bool = False
+
+
+def declared_permissions() -> list[str]:
+    """Every permission some route checks (the route table is complete once app.py is imported)."""
+    return sorted(_declared_permissions)
+
+
+def endpoint(*permissions: str, public: bool = False, idempotent: bool = False,
+             upload: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Any one of `permissions` suffices. `group.custom` allows the call only on the caller's own
+    `{locator}`. `upload` routes take file bodies up to the upload limit instead of the JSON limit."""
+    if not permissions and not public:
+        raise ValueError("an endpoint needs a permission or public=True")
+    spec = EndpointSpec(tuple(permissions), public, idempotent, upload)
+    _declared_permissions.update(permissions)
+
+    def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(view)
+        def wrapper(**path: str) -> Any:
+            request_id = new_locator()
+            try:
+                return _handle(view, spec, path, request_id)
+            except DomainError as error:
+                return error_response(error, request_id)
+            except Exception:
+                logger().exception("unhandled error", extra={"request_id": request_id})
+                return json_response(
+                    '{"httpStatus":500,"code":"internal_error","message":"Internal error",'
+                    f'"requestId":"{request_id}"}}', 500, request_id)
+
+        wrapper.__endpoint__ = spec  # type: ignore[attr-defined]
+        return wrapper
+
+    return decorate
+
+
+def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], request_id: str) -> Any:
+    current = settings()
+    limit = current.max_upload_body_bytes if spec.upload else current.max_json_body_bytes
+    if len(raw_body()) > limit:
+        raise PayloadTooLarge(f"The request body is larger than {limit} bytes")
+    now = wiring.clock().now()
+    principal = ANONYMOUS if spec.public else auth.authenticate(now)
+    tenant = path.get("tenantLocator")
+    if tenant is not None and not spec.public:
+        if not principal.may_access(tenant):
+            raise Forbidden("No access to this tenant", code="auth.tenant_forbidden")
+        if not is_uuid(tenant):
+            raise NotFound("tenant", tenant)
+    if not spec.public:
+        _check_permission(principal, spec.permissions, path)
+    logger().append_keys(request_id=request_id, tenant=tenant, route=view.__name__)
+    ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant)
+    scope = keys.tenant_scope(tenant) if tenant else keys.SYSTEM_SCOPE
+    key = current_request().headers.get("x-idempotency-key") if spec.idempotent else None
+    if key is not None:
+        outcome = idempotency.claim_or_replay(scope, principal.user_locator, view.__name__, key,
+                                              _fingerprint(path))
+        if isinstance(outcome, idempotency.Replay):
+            return json_response(outcome.body, outcome.status, request_id)
+        ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant,
+                          idempotency=outcome)
+    token = set_context(ctx)
+    try:
+        result = view(**path)
+    finally:
+        reset_context(token)
+    response = render(result, request_id)
+    if ctx.idempotency is not None and ctx.idempotency.claimed:
+        idempotency.remember_response(scope, principal.user_locator, ctx.idempotency,
+                                      response.status_code, response.body)
+    return response
+
+
+def _check_permission(principal: Principal, permissions: tuple[str, ...], path: dict[str, str]) -> None:
+    for permission in permissions:
+        if not grants(principal.permissions, permission):
+            continue
+        if not permission.endswith(SELF_SERVICE_SUFFIX) or path.get("locator") in (None, principal.user_locator):
+            return
+    raise Forbidden(f"Requires one of: {', '.join(permissions)}", code="auth.permission_denied")
+
+
+def _fingerprint(path: dict[str, str]) -> bytes:
+    request = current_request()
+    query = sorted((request.query_params or {}).items())
+    return f"{request.method} {sorted(path.items())} {query}\n".encode() + raw_body()

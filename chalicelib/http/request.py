@@ -1,0 +1,124 @@
+"""Reading the current request: body and query parsed into pydantic models, errors as 400s."""
+from __future__ import annotations
+
+from contextvars import ContextVar
+from decimal import Decimal
+from typing import Any, TypeVar
+from urllib.parse import parse_qs
+
+import simplejson
+from pydantic import BaseModel, ValidationError
+
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import FieldError, InvalidRequest
+
+M = TypeVar("M", bound=BaseModel)
+
+_request: ContextVar[Any] = ContextVar("chalice_request")
+_context: ContextVar[CallContext] = ContextVar("call_context")
+
+
+def capture_request(event: Any, get_response: Any) -> Any:
+    """Chalice HTTP middleware: keeps the current request where @endpoint can read it."""
+    token = _request.set(event)
+    try:
+        return get_response(event)
+    finally:
+        _request.reset(token)
+
+
+def current_request() -> Any:
+    return _request.get()
+
+
+def request_context() -> CallContext:
+    """The CallContext that @endpoint built for this request."""
+    return _context.get()
+
+
+def set_context(ctx: CallContext) -> Any:
+    return _context.set(ctx)
+
+
+def reset_context(token: Any) -> None:
+    _context.reset(token)
+
+
+def raw_body() -> bytes:
+    return current_request().raw_body or b""
+
+
+def header(name: str) -> str | None:
+    headers = current_request().headers or {}
+    return headers.get(name) or headers.get(name.lower())
+
+
+def content_type() -> str:
+    return (header("content-type") or "").split(";")[0].strip().lower()
+
+
+def json_value() -> Any:
+    """The body as JSON, numbers as Decimal; 400 when it is not JSON."""
+    body = raw_body()
+    if not body.strip():
+        raise InvalidRequest("A JSON request body is required", code="request.body_missing")
+    try:
+        return simplejson.loads(body, use_decimal=True)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise InvalidRequest(f"The request body is not valid JSON: {_json_problem(error)}",
+                             code="request.malformed_json") from None
+
+
+def _json_problem(error: Exception) -> str:
+    if isinstance(error, simplejson.JSONDecodeError):
+        return f"{error.msg} at line {error.lineno} column {error.colno}"
+    return "not UTF-8 text"
+
+
+def body_as(model: type[M]) -> M:
+    return validate(model, json_value())
+
+
+def form_or_json() -> dict[str, Any]:
+    """A form-encoded or JSON object body (OAuth2 token requests come either way)."""
+    if content_type() == "application/x-www-form-urlencoded":
+        try:
+            text = raw_body().decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidRequest("The form body is not UTF-8 text", code="request.malformed_form") from None
+        return {k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()}
+    value = json_value()
+    if not isinstance(value, dict):
+        raise InvalidRequest("The request body must be a JSON object", code="request.invalid")
+    return value
+
+
+def query_as(model: type[M]) -> M:
+    """Query parameters into `model`; list-typed fields take every repeated value."""
+    multi = current_request().multi_value_query_params or {}
+    values: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if key in multi:
+            is_list = getattr(field.annotation, "__origin__", None) is list or "list[" in str(field.annotation)
+            values[key] = list(multi[key]) if is_list else multi[key][-1]
+    return validate(model, values, source="query")
+
+
+def validate(model: type[M], value: Any, source: str = "body") -> M:
+    try:
+        return model.model_validate(value)
+    except ValidationError as error:
+        raise InvalidRequest(f"The request {source} is invalid", field_errors=field_errors(error)) from None
+
+
+def field_errors(error: ValidationError) -> list[FieldError]:
+    """Pydantic's errors as field paths and messages, never echoing the input value."""
+    return [
+        FieldError(".".join(str(part) for part in item["loc"]) or "body", item["msg"])
+        for item in error.errors(include_input=False, include_url=False)
+    ]
+
+
+def decimal_or_none(text: str | None) -> Decimal | None:
+    return Decimal(text) if text is not None else None

@@ -1,0 +1,71 @@
+"""Responses: JSON through simplejson so Decimal stays an exact number, never a float."""
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Any
+
+import simplejson
+from chalice import Response
+from pydantic import BaseModel
+
+from chalicelib.core.clock import isoformat
+from chalicelib.core.errors import DomainError
+from chalicelib.http.errors import status_of
+
+JSON = "application/json"
+
+
+class Binary:
+    """A file answer (ZIP downloads)."""
+
+    def __init__(self, body: bytes, content_type: str = "application/zip", filename: str | None = None):
+        self.body = body
+        self.content_type = content_type
+        self.filename = filename
+
+
+def to_json(value: Any) -> str:
+    return simplejson.dumps(_plain(value), use_decimal=True, default=_default, separators=(",", ":"))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="python", by_alias=True, exclude_none=True)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return isoformat(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def render(value: Any, request_id: str) -> Response:
+    headers = {"X-Request-Id": request_id}
+    if value is None:
+        return Response(body="", status_code=200, headers=headers)
+    if isinstance(value, Binary):
+        headers["Content-Type"] = value.content_type
+        if value.filename:
+            headers["Content-Disposition"] = f'attachment; filename="{value.filename}"'
+        return Response(body=value.body, status_code=200, headers=headers)
+    return json_response(to_json(value), 200, request_id)
+
+
+def json_response(body: str, status: int, request_id: str) -> Response:
+    return Response(body=body, status_code=status, headers={"Content-Type": JSON, "X-Request-Id": request_id})
+
+
+def error_response(error: DomainError, request_id: str) -> Response:
+    status = status_of(error)
+    body: dict[str, Any] = {"httpStatus": status, "code": error.code, "message": error.message,
+                            "requestId": request_id}
+    if error.field_errors:
+        body["fieldErrors"] = [{"field": f.field, "message": f.message} for f in error.field_errors]
+    return json_response(to_json(body), status, request_id)

@@ -1,0 +1,68 @@
+"""Identity records: users, roles, tokens, tenants."""
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel
+
+
+class User(BaseModel):
+    locator: str
+    userName: str
+    firstName: str
+    lastName: str
+    email: str | None = None
+    serviceAccount: bool = False
+    tenants: list[str] = []
+    roleLocators: list[str] = []
+    passwordHash: str | None = None
+    temporaryPassword: bool = False
+    enabled: bool = True
+    sessionGeneration: int = 0
+    version: int = 1
+    createdAt: datetime
+    createdBy: str
+
+
+class Role(BaseModel):
+    locator: str
+    name: str
+    description: str
+    permissions: list[str]
+    version: int = 1
+    createdAt: datetime
+    createdBy: str
+
+
+class TokenKind(StrEnum):
+    SESSION = "session"
+    NAMED = "named"
+
+
+class Token(BaseModel):
+    tokenHash: str
+    userLocator: str
+    kind: TokenKind
+    name: str | None = None
+    permissions: list[str] | None = None
+    tenants: list[str] | None = None
+    sessionGeneration: int = 0
+    createdAt: datetime
+    expiresAt: datetime | None = None
+
+
+class Tenant(BaseModel):
+    locator: str
+    name: str
+    description: str | None = None
+    createdAt: datetime
+    createdBy: str
+
+
+class UserProfile(BaseModel):
+    """A user as the API shows it: the record plus its role names and effective permissions."""
+
+    user: User
+    roleNames: list[str]
+    permissions: list[str]

@@ -1,0 +1,33 @@
+"""argon2id password hashing (RFC 9106 parameters from argon2-cffi), built on first use."""
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+# A fixed hash to verify against when the user does not exist, so both failures take the same time.
+_DUMMY_PASSWORD = "not-a-password"
+
+
+@lru_cache(maxsize=1)
+def _hasher() -> Any:
+    from argon2 import PasswordHasher
+
+    return PasswordHasher()
+
+
+@lru_cache(maxsize=1)
+def _dummy_hash() -> str:
+    return _hasher().hash(_DUMMY_PASSWORD)
+
+
+def hash_password(password: str) -> str:
+    return _hasher().hash(password)
+
+
+def verify_password(password_hash: str | None, password: str) -> bool:
+    from argon2.exceptions import InvalidHashError, VerificationError
+
+    try:
+        return bool(_hasher().verify(password_hash or _dummy_hash(), password)) and password_hash is not None
+    except (VerificationError, InvalidHashError):
+        return False

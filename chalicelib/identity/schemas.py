@@ -1,0 +1,160 @@
+"""The identity API contract (field names as the spec and the OpenAPI definition spell them)."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from chalicelib.identity.models import Role, UserProfile
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+Text = Annotated[str, StringConstraints(max_length=2000)]
+EmailStr = Annotated[str, StringConstraints(strip_whitespace=True, max_length=254,
+                                            pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
+Password = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AuthTokenCreateRequest(Request):
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
+                                           pattern=r"^[A-Za-z0-9_.\- ]+$")]
+    expiresAt: datetime
+    permissions: list[Name]
+    tenants: list[Name]
+
+
+class AuthTokenResponse(BaseModel):
+    name: str
+    expiresAt: datetime
+    createdAt: datetime
+    permissions: list[str] = []
+    tenants: list[str] = []
+
+
+class TokenGrantRequest(BaseModel):
+    grant_type: str
+    username: str = ""
+    password: str = ""
+    model_config = ConfigDict(extra="ignore")
+
+
+class TokenGrantResponse(BaseModel):
+    access_token: str
+    token_type: str = "Bearer"
+    expires_in: int
+
+
+class UserCreateRequest(Request):
+    userName: EmailStr
+    firstName: Name
+    lastName: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+    password: Password | None = None
+    temporaryPassword: bool = False
+    serviceAccount: bool = False
+    email: EmailStr | None = None
+    roles: list[Name] = []
+    tenants: list[Name] = []
+
+
+class UserUpdateRequest(Request):
+    firstName: Name
+    lastName: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+    tenants: list[Name]
+    email: EmailStr | None = None
+    roles: list[Name] | None = None
+    permissions: list[Name] | None = Field(None, description="Permissions are granted through roles only")
+
+
+class UserRolesUpdateRequest(Request):
+    addRoles: list[Name]
+    removeRoles: list[Name]
+
+
+class UserTenantsAssignmentsUpdateRequest(Request):
+    addTenants: list[Name]
+    removeTenants: list[Name]
+
+
+class UserResponse(BaseModel):
+    locator: str
+    userName: str
+    firstName: str
+    lastName: str
+    email: str | None = None
+    serviceAccount: bool
+    tenants: list[str]
+    roles: list[str]
+    permissions: list[str]
+
+    @classmethod
+    def of(cls, profile: UserProfile) -> "UserResponse":
+        user = profile.user
+        return cls(locator=user.locator, userName=user.userName, firstName=user.firstName,
+                   lastName=user.lastName, email=user.email, serviceAccount=user.serviceAccount,
+                   tenants=user.tenants, roles=profile.roleNames, permissions=profile.permissions)
+
+
+class UserListResponse(BaseModel):
+    listCompleted: bool
+    items: list[UserResponse]
+
+
+class BasicUserResponse(BaseModel):
+    locator: str
+    userName: str
+    firstName: str | None = None
+    lastName: str | None = None
+
+
+class BasicUserListResponse(BaseModel):
+    listCompleted: bool
+    items: list[BasicUserResponse]
+
+
+class ListQuery(Request):
+    offset: int | None = None
+    count: int | None = None
+    extended: bool | None = None
+
+
+class CreateUserQuery(Request):
+    enableUser: bool = False
+
+
+class RoleCreateRequest(Request):
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
+                                           pattern=r"^[A-Za-z0-9_.\-]+$")]
+    description: Text
+    permissions: list[Name]
+
+
+class RoleUpdateRequest(Request):
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
+                                           pattern=r"^[A-Za-z0-9_.\-]+$")]
+    description: Text
+    version: int
+    addPermissions: list[Name]
+    removePermissions: list[Name]
+
+
+class RoleResponse(BaseModel):
+    locator: str
+    name: str
+    description: str
+    version: int
+    createdAt: datetime
+    createdBy: str
+    permissions: list[str]
+
+    @classmethod
+    def of(cls, role: Role) -> "RoleResponse":
+        return cls(**role.model_dump())
+
+
+class RoleListResponse(BaseModel):
+    listCompleted: bool
+    items: list[RoleResponse]

@@ -1,0 +1,426 @@
+"""Identity use cases: sign-in, tokens, users, roles, tenant registry, and request authentication."""
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+
+from chalicelib.core.context import CallContext, Principal, SYSTEM
+from chalicelib.core.errors import (
+    Conflict,
+    FieldError,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    Unauthenticated,
+)
+from chalicelib.core.ids import new_locator, new_tenant_locator, new_uuid_locator
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.core.permissions import ANY_TENANT, is_valid_permission, restrict, tenant_allowed
+from chalicelib.identity import passwords, repository
+from chalicelib.identity.models import Role, Tenant, Token, TokenKind, User, UserProfile
+from chalicelib.runtime import wiring
+from chalicelib.runtime.settings import settings
+
+ADMIN_ROLE = "admin"
+SELF_SERVICE = "users.custom"
+MAX_NAMED_TOKENS = 10
+TOKEN_PREFIX = "pas"
+
+_bootstrapped = False
+
+# --- authentication ------------------------------------------------------------------------------
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _new_token(user_locator: str) -> str:
+    # the owner travels in the token, so token and user are read in one round trip
+    return f"{TOKEN_PREFIX}.{user_locator}.{secrets.token_urlsafe(32)}"
+
+
+def authenticate(token: str, now: datetime) -> Principal:
+    """The principal behind a bearer token, with the permissions and tenants it may use right now."""
+    prefix, _, rest = token.partition(".")
+    user_locator, _, secret = rest.partition(".")
+    if prefix != TOKEN_PREFIX or not user_locator or not secret or len(token) > 200:
+        raise Unauthenticated("Invalid token", code="auth.token_invalid")
+    stored, user = repository.get_token_and_user(_hash(token), user_locator)
+    if stored is None or user is None or stored.userLocator != user.locator or not user.enabled:
+        raise Unauthenticated("Invalid token", code="auth.token_invalid")
+    if stored.expiresAt is not None and stored.expiresAt <= now:
+        raise Unauthenticated("The token has expired", code="auth.token_expired")
+    if stored.kind == TokenKind.SESSION and stored.sessionGeneration != user.sessionGeneration:
+        raise Unauthenticated("The token was revoked", code="auth.token_revoked")
+    profile = _profile(user)
+    permissions = frozenset(profile.permissions)
+    tenants = frozenset(user.tenants)
+    if stored.kind == TokenKind.NAMED:
+        permissions = restrict(permissions, stored.permissions or [])
+        tenants = _restrict_tenants(tenants, stored.tenants or [])
+    return Principal(user.locator, user.userName, permissions, tenants, profile=profile)
+
+
+def _restrict_tenants(held: frozenset[str], wanted: list[str]) -> frozenset[str]:
+    if ANY_TENANT in wanted:
+        return held
+    return frozenset(t for t in wanted if tenant_allowed(held, t))
+
+
+def _profile(user: User) -> UserProfile:
+    roles = repository.roles(user.roleLocators)
+    permissions = {SELF_SERVICE} | {p for role in roles for p in role.permissions}
+    return UserProfile(user=user, roleNames=[r.name for r in roles], permissions=sorted(permissions))
+
+
+def sign_in(user_name: str, password: str, now: datetime, request_id: str) -> tuple[str, int]:
+    """OAuth2 password grant: a session token and its lifetime in seconds. Failures do not say why."""
+    ensure_bootstrap(now, request_id)
+    locator = repository.user_locator_by_name(user_name) if user_name else None
+    user = repository.get_user(locator) if locator else None
+    if not passwords.verify_password(user.passwordHash if user else None, password) or not user or not user.enabled:
+        raise Unauthenticated("Invalid user name or password", code="auth.sign_in_failed")
+    lifetime = settings().session_token_ttl_seconds
+    token = _new_token(user.locator)
+    ctx = CallContext(principal=Principal(user.locator, user.userName, frozenset(), frozenset()),
+                      request_id=request_id, now=now)
+    uow = wiring.system_unit_of_work(ctx)
+    repository.add_token(uow, Token(tokenHash=_hash(token), userLocator=user.locator, kind=TokenKind.SESSION,
+                                    sessionGeneration=user.sessionGeneration, createdAt=now,
+                                    expiresAt=now + timedelta(seconds=lifetime)))
+    uow.record_event("auth.session.create", {"userLocator": user.locator})
+    uow.commit()
+    return token, lifetime
+
+
+def ensure_bootstrap(now: datetime, request_id: str) -> None:
+    """When no administrator was ever created, create the `admin` role and user from the settings."""
+    global _bootstrapped
+    if _bootstrapped:
+        return
+    if repository.is_bootstrapped():
+        _bootstrapped = True
+        return
+    current = settings()
+    if not current.admin_username or not current.admin_password:
+        return  # a deployed stage without an explicit password does not bootstrap
+    ctx = CallContext(principal=SYSTEM, request_id=request_id, now=now)
+    role = Role(locator=new_locator(), name=ADMIN_ROLE, description="Every permission on every tenant",
+                permissions=["*.*"], createdAt=now, createdBy=SYSTEM.user_locator)
+    admin = User(locator=new_uuid_locator(), userName=current.admin_username, firstName="Administrator",
+                 lastName="", tenants=[ANY_TENANT], roleLocators=[role.locator],
+                 passwordHash=passwords.hash_password(current.admin_password), createdAt=now,
+                 createdBy=SYSTEM.user_locator)
+    uow = wiring.system_unit_of_work(ctx)
+    repository.add_role(uow, role)
+    repository.add_user(uow, admin)
+    repository.mark_bootstrapped(uow, admin.locator)
+    uow.record_event("auth.bootstrap", {"userLocator": admin.locator, "roleLocator": role.locator})
+    try:
+        uow.commit()
+    except Conflict:
+        pass  # another process bootstrapped at the same moment
+    _bootstrapped = True
+
+
+def forget_bootstrap() -> None:
+    """Tests start from an empty table: let the next sign-in bootstrap again."""
+    global _bootstrapped
+    _bootstrapped = False
+
+
+# --- users ---------------------------------------------------------------------------------------
+
+
+def whoami(ctx: CallContext) -> UserProfile:
+    if isinstance(ctx.principal.profile, UserProfile):
+        return ctx.principal.profile
+    return get_user(ctx, ctx.user_locator)
+
+
+def _load_user(locator: str) -> User:
+    user = repository.get_user(locator)
+    if user is None:
+        raise NotFound("user", locator)
+    return user
+
+
+def get_user(ctx: CallContext, locator: str) -> UserProfile:
+    if isinstance(ctx.principal.profile, UserProfile) and ctx.principal.profile.user.locator == locator:
+        return ctx.principal.profile
+    return _profile(_load_user(locator))
+
+
+def users_by_name(ctx: CallContext, user_name: str) -> list[UserProfile]:
+    locator = repository.user_locator_by_name(user_name)
+    user = repository.get_user(locator) if locator else None
+    return [_profile(user)] if user else []
+
+
+def list_users(ctx: CallContext, page: PageRequest) -> Page[UserProfile]:
+    found = repository.list_users(page)
+    roles = {r.locator: r for r in repository.roles(sorted({r for u in found.items for r in u.roleLocators}))}
+    profiles = []
+    for user in found.items:
+        held = [roles[r] for r in user.roleLocators if r in roles]
+        permissions = sorted({SELF_SERVICE} | {p for role in held for p in role.permissions})
+        profiles.append(UserProfile(user=user, roleNames=[r.name for r in held], permissions=permissions))
+    return Page(profiles, found.list_completed)
+
+
+def create_user(ctx: CallContext, *, user_name: str, first_name: str, last_name: str, email: str | None,
+                password: str | None, temporary_password: bool, service_account: bool, roles: list[str],
+                tenants: list[str], enable_user: bool) -> UserProfile:
+    _check_grantable_tenants(ctx, tenants)
+    user = User(
+        locator=new_uuid_locator(), userName=user_name, firstName=first_name, lastName=last_name, email=email,
+        serviceAccount=service_account, tenants=sorted(set(tenants)), roleLocators=_role_locators(roles),
+        passwordHash=passwords.hash_password(password) if password else None,
+        temporaryPassword=temporary_password, enabled=bool(password) or enable_user or service_account,
+        createdAt=ctx.now, createdBy=ctx.user_locator,
+    )
+    uow = wiring.system_unit_of_work(ctx)
+    repository.add_user(uow, user)
+    uow.record_event("auth.user.create", {"userLocator": user.locator})
+    uow.commit()
+    return _profile(user)
+
+
+def update_user(ctx: CallContext, locator: str, *, first_name: str, last_name: str, email: str | None,
+                tenants: list[str], roles: list[str] | None) -> UserProfile:
+    user = _load_user(locator)
+    _check_grantable_tenants(ctx, [t for t in tenants if t not in user.tenants])
+    changes = {"firstName": first_name, "lastName": last_name, "email": email, "tenants": sorted(set(tenants))}
+    if roles is not None:
+        _require_any(ctx, "users.update-roles", "users.write")
+        changes["roleLocators"] = _role_locators(roles)
+    return _save(ctx, user, changes, "auth.user.update")
+
+
+def update_user_roles(ctx: CallContext, locator: str, add: list[str], remove: list[str]) -> UserProfile:
+    user = _load_user(locator)
+    added = _role_locators(add)
+    removed = set(repository.role_locators_by_name(remove).values())
+    held = [r for r in user.roleLocators if r not in removed]
+    held += [r for r in added if r not in held]
+    return _save(ctx, user, {"roleLocators": held}, "auth.user.roles.update")
+
+
+def update_user_tenants(ctx: CallContext, locator: str, add: list[str], remove: list[str]) -> UserProfile:
+    user = _load_user(locator)
+    _check_grantable_tenants(ctx, add)
+    tenants = sorted((set(user.tenants) - set(remove)) | set(add))
+    return _save(ctx, user, {"tenants": tenants}, "auth.user.tenants.update")
+
+
+def reset_password(ctx: CallContext, locator: str, password: str) -> None:
+    user = _load_user(locator)
+    _save(ctx, user, {"passwordHash": passwords.hash_password(password), "temporaryPassword": False,
+                      "enabled": True, "sessionGeneration": user.sessionGeneration + 1}, "auth.user.password.reset")
+
+
+def revoke_sessions(ctx: CallContext, locator: str) -> None:
+    user = _load_user(locator)
+    _save(ctx, user, {"sessionGeneration": user.sessionGeneration + 1}, "auth.user.revoke")
+
+
+def remove_credentials(ctx: CallContext, locator: str) -> None:
+    """No password, no signed-in sessions, no named tokens: the user can no longer authenticate."""
+    user = _load_user(locator)
+    tokens = repository.named_tokens(locator)
+    uow = wiring.system_unit_of_work(ctx)
+    for token in tokens:
+        repository.delete_named_token(uow, locator, token["name"], token["tokenHash"])
+    changed = user.model_copy(update={"passwordHash": None, "sessionGeneration": user.sessionGeneration + 1})
+    repository.save_user(uow, changed, user.version)
+    uow.record_event("auth.user.credentials.delete", {"userLocator": locator})
+    uow.commit()
+
+
+def delete_user(ctx: CallContext, locator: str) -> None:
+    user = _load_user(locator)
+    if locator == ctx.user_locator:
+        raise Conflict("You cannot delete yourself", code="user.delete_self")
+    tokens = repository.named_tokens(locator)
+    uow = wiring.system_unit_of_work(ctx)
+    repository.delete_user(uow, user, [t["tokenHash"] for t in tokens], [t["name"] for t in tokens])
+    uow.record_event("auth.user.delete", {"userLocator": locator})
+    uow.commit()
+
+
+def user_permissions(ctx: CallContext, locator: str) -> list[str]:
+    return get_user(ctx, locator).permissions
+
+
+def _save(ctx: CallContext, user: User, changes: dict, event_type: str) -> UserProfile:
+    changed = user.model_copy(update=changes)
+    uow = wiring.system_unit_of_work(ctx)
+    repository.save_user(uow, changed, user.version)
+    uow.record_event(event_type, {"userLocator": user.locator})
+    uow.commit()
+    return _profile(changed.model_copy(update={"version": user.version + 1}))
+
+
+def _role_locators(names: list[str]) -> list[str]:
+    found = repository.role_locators_by_name(names)
+    missing = [n for n in names if n.lower() not in found]
+    if missing:
+        raise InvalidRequest("Unknown role", code="role.unknown",
+                             field_errors=[FieldError("roles", f"no role named {n}") for n in missing])
+    return list(dict.fromkeys(found[n.lower()] for n in names))
+
+
+def _check_grantable_tenants(ctx: CallContext, tenants: list[str]) -> None:
+    """A caller can hand out only tenants it holds itself."""
+    refused = [t for t in tenants if not (ctx.principal.is_system or tenant_allowed(ctx.principal.tenants, t))
+               or (t == ANY_TENANT and ANY_TENANT not in ctx.principal.tenants)]
+    if refused:
+        raise Forbidden(f"You cannot grant access to tenants you do not hold: {', '.join(refused)}",
+                        code="auth.tenant_not_held")
+
+
+def _require_any(ctx: CallContext, *permissions: str) -> None:
+    if not ctx.principal.may(*permissions):
+        raise Forbidden(f"Changing roles requires one of: {', '.join(permissions)}", code="auth.permission_denied")
+
+
+# --- named tokens --------------------------------------------------------------------------------
+
+
+def create_token(ctx: CallContext, user_locator: str, *, name: str, expires_at: datetime,
+                 permissions: list[str], tenants: list[str]) -> str:
+    user = _load_user(user_locator)
+    if expires_at <= ctx.now:
+        raise InvalidRequest("expiresAt must be in the future",
+                             field_errors=[FieldError("expiresAt", "must be in the future")])
+    _check_permission_names(permissions, "permissions")
+    owner = _profile(user)
+    not_held = [p for p in permissions if restrict(owner.permissions, [p]) != frozenset([p])]
+    if not_held:
+        raise Forbidden(f"The token cannot carry permissions its owner does not hold: {', '.join(not_held)}",
+                        code="token.permission_not_held")
+    foreign = [t for t in tenants if not (tenant_allowed(user.tenants, t) and
+                                          (t != ANY_TENANT or ANY_TENANT in user.tenants))]
+    if foreign:
+        raise Forbidden(f"The token cannot cover tenants its owner does not hold: {', '.join(foreign)}",
+                        code="token.tenant_not_held")
+    existing = repository.named_tokens(user_locator)
+    if len(existing) >= MAX_NAMED_TOKENS:
+        raise Conflict(f"A user can hold at most {MAX_NAMED_TOKENS} named tokens", code="token.limit_reached")
+    token = _new_token(user_locator)
+    uow = wiring.system_unit_of_work(ctx)
+    repository.add_token(uow, Token(tokenHash=_hash(token), userLocator=user_locator, kind=TokenKind.NAMED,
+                                    name=name, permissions=sorted(set(permissions)), tenants=sorted(set(tenants)),
+                                    createdAt=ctx.now, expiresAt=expires_at))
+    uow.record_event("auth.token.create", {"userLocator": user_locator, "name": name})
+    uow.commit()
+    return token
+
+
+def list_tokens(ctx: CallContext, user_locator: str) -> list[dict]:
+    _load_user(user_locator)
+    return repository.named_tokens(user_locator)
+
+
+def delete_token(ctx: CallContext, user_locator: str, token_or_name: str) -> None:
+    """Delete a named token by its name or by its value."""
+    by_name = {t["name"]: t for t in repository.named_tokens(user_locator)}
+    entry = by_name.get(token_or_name)
+    if entry is None:
+        stored = repository.get_token(_hash(token_or_name))
+        if stored and stored.kind == TokenKind.NAMED and stored.userLocator == user_locator:
+            entry = by_name.get(stored.name or "")
+    if entry is None:
+        raise NotFound("token", None)
+    uow = wiring.system_unit_of_work(ctx)
+    repository.delete_named_token(uow, user_locator, entry["name"], entry["tokenHash"])
+    uow.record_event("auth.token.delete", {"userLocator": user_locator, "name": entry["name"]})
+    uow.commit()
+
+
+# --- roles ---------------------------------------------------------------------------------------
+
+
+def _check_permission_names(permissions: list[str], field: str) -> None:
+    bad = [FieldError(f"{field}[{i}]", f"'{p}' is not group.action, group.* or *.*")
+           for i, p in enumerate(permissions) if not is_valid_permission(p)]
+    if bad:
+        raise InvalidRequest("Invalid permission names", code="role.invalid_permission", field_errors=bad)
+
+
+def create_role(ctx: CallContext, *, name: str, description: str, permissions: list[str]) -> Role:
+    _check_permission_names(permissions, "permissions")
+    role = Role(locator=new_locator(), name=name, description=description,
+                permissions=sorted(set(permissions)), createdAt=ctx.now, createdBy=ctx.user_locator)
+    uow = wiring.system_unit_of_work(ctx)
+    repository.add_role(uow, role)
+    uow.record_event("auth.role.create", {"roleLocator": role.locator})
+    uow.commit()
+    return role
+
+
+def get_role(ctx: CallContext, locator: str) -> Role:
+    role = repository.get_role(locator)
+    if role is None:
+        raise NotFound("role", locator)
+    return role
+
+
+def update_role(ctx: CallContext, locator: str, *, name: str, description: str, version: int,
+                add_permissions: list[str], remove_permissions: list[str]) -> Role:
+    role = get_role(ctx, locator)
+    if version != role.version:
+        raise Conflict(f"The role is at version {role.version}, not {version}; reload it",
+                       code="conflict.concurrent_modification")
+    _check_permission_names(add_permissions, "addPermissions")
+    permissions = sorted((set(role.permissions) - set(remove_permissions)) | set(add_permissions))
+    changed = role.model_copy(update={"name": name, "description": description, "permissions": permissions,
+                                      "version": role.version + 1})
+    uow = wiring.system_unit_of_work(ctx)
+    repository.save_role(uow, changed, role.version, role.name)
+    uow.record_event("auth.role.update", {"roleLocator": locator})
+    uow.commit()
+    return changed
+
+
+def list_roles(ctx: CallContext, page: PageRequest) -> Page[Role]:
+    return repository.list_roles(page)
+
+
+def delete_role(ctx: CallContext, locator: str) -> None:
+    role = get_role(ctx, locator)
+    uow = wiring.system_unit_of_work(ctx)
+    repository.delete_role(uow, role)
+    uow.record_event("auth.role.delete", {"roleLocator": locator})
+    uow.commit()
+
+
+# --- tenant registry -----------------------------------------------------------------------------
+
+
+def create_tenant(ctx: CallContext, *, name: str, description: str | None = None) -> Tenant:
+    """Register a tenant and give the caller access to it (unless it already has every tenant)."""
+    tenant = Tenant(locator=new_tenant_locator(), name=name, description=description, createdAt=ctx.now,
+                    createdBy=ctx.user_locator)
+    uow = wiring.system_unit_of_work(ctx)
+    repository.add_tenant(uow, tenant)
+    caller = repository.get_user(ctx.user_locator) if not ctx.principal.is_system else None
+    if caller is not None and ANY_TENANT not in caller.tenants:
+        repository.save_user(uow, caller.model_copy(update={"tenants": sorted({*caller.tenants, tenant.locator})}),
+                             caller.version)
+    uow.record_event("auth.tenant.create", {"tenantLocator": tenant.locator})
+    uow.commit()
+    return tenant
+
+
+def get_tenant(ctx: CallContext, locator: str) -> Tenant:
+    tenant = repository.get_tenant(locator)
+    if tenant is None:
+        raise NotFound("tenant", locator)
+    return tenant
+
+
+def list_tenant_locators() -> list[str]:
+    return repository.list_tenant_locators()

@@ -1,0 +1,36 @@
+"""`X-Idempotency-Key`: the guard item is claimed inside the request's transaction (unit_of_work),
+and the response is remembered on it afterwards, so a replay answers without doing the work again."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from chalicelib.core.context import IdempotencyClaim
+from chalicelib.core.errors import Conflict
+from chalicelib.storage import keys, table
+
+
+@dataclass(frozen=True)
+class Replay:
+    status: int
+    body: str
+
+
+def claim_or_replay(scope: str, user_locator: str, operation: str, key: str,
+                    request_fingerprint: bytes) -> IdempotencyClaim | Replay:
+    if not key or len(key) > 200:
+        raise Conflict("X-Idempotency-Key must be 1 to 200 characters", code="idempotency.invalid_key")
+    request_hash = hashlib.sha256(request_fingerprint).hexdigest()
+    guard = table.gateway().get(scope, keys.idempotency_guard(scope, user_locator, operation, key))
+    if guard is None:
+        return IdempotencyClaim(key=key, operation=operation, request_hash=request_hash)
+    if guard["requestHash"] != request_hash:
+        raise Conflict("This idempotency key was used with a different request", code="idempotency.key_reused")
+    if "responseBody" not in guard:
+        raise Conflict("A request with this idempotency key is in progress", code="idempotency.in_progress")
+    return Replay(status=int(guard["responseStatus"]), body=guard["responseBody"])
+
+
+def remember_response(scope: str, user_locator: str, claim: IdempotencyClaim, status: int, body: str) -> None:
+    key = keys.idempotency_guard(scope, user_locator, claim.operation, claim.key)
+    table.gateway().write(scope, table.update(key, {"responseStatus": status, "responseBody": body}))

@@ -1,0 +1,230 @@
+"""Background jobs: the message, the job item and its status moves, the handler registry, dispatch.
+
+A job item moves queued -> running -> finished | failed by version-conditional updates, so a message
+delivered twice runs its handler once. A job whose lease runs out (a worker died, a message was lost)
+is put back on the queue by the reaper, up to MAX_ATTEMPTS times.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel
+
+from chalicelib.core.clock import isoformat, parse_datetime
+from chalicelib.core.context import SYSTEM, CallContext
+from chalicelib.core.errors import ConcurrentModification, DomainError
+from chalicelib.core.ids import new_locator
+from chalicelib.runtime import wiring
+from chalicelib.runtime.observability import logger
+from chalicelib.runtime.settings import settings
+from chalicelib.storage import keys, table
+from chalicelib.storage.table import WriteOp
+
+MAX_ATTEMPTS = 5
+
+
+class JobStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+
+class JobMessage(BaseModel):
+    job_type: str
+    tenant: str
+    job_locator: str
+    payload: dict[str, Any] = {}
+    correlation_id: str
+    attempt: int = 1
+
+
+Handler = Callable[[CallContext, dict[str, Any]], dict[str, Any] | None]
+_handlers: dict[str, Handler] = {}
+
+
+def job_handler(job_type: str) -> Callable[[Handler], Handler]:
+    """Register `fn(ctx, payload) -> result | None` as the handler of `job_type`."""
+
+    def register(fn: Handler) -> Handler:
+        if job_type in _handlers and _handlers[job_type] is not fn:
+            raise ValueError(f"two handlers for job type {job_type}")
+        _handlers[job_type] = fn
+        return fn
+
+    return register
+
+
+def registered_job_types() -> list[str]:
+    return sorted(_handlers)
+
+
+def enqueue(uow: Any, job_type: str, payload: dict[str, Any] | None = None) -> str:
+    """Add a queued job item to `uow`; its message is sent once the unit of work commits."""
+    if job_type not in _handlers:
+        raise ValueError(f"no handler registered for job type {job_type}")
+    ctx: CallContext = uow.ctx
+    locator = new_locator()
+    lease_until = ctx.now + timedelta(seconds=settings().job_lease_seconds)
+    uow.add(table.put_new(_job_item(ctx, locator, job_type, payload or {}, lease_until)))
+    message = JobMessage(
+        job_type=job_type, tenant=ctx.tenant, job_locator=locator,
+        payload=payload or {}, correlation_id=ctx.request_id,
+    )
+    uow.after_commit(lambda: wiring.job_queue().send(message.model_dump_json()))
+    return locator
+
+
+def _job_item(ctx: CallContext, locator: str, job_type: str, payload: dict[str, Any],
+              lease_until: datetime) -> dict[str, Any]:
+    return {
+        **keys.job(ctx.tenant, locator).as_dict(),
+        "GSI2PK": keys.jobs_index(ctx.tenant),
+        "GSI2SK": locator,
+        **_lease_keys(ctx.tenant, locator, lease_until),
+        "entity": "job",
+        "locator": locator,
+        "jobType": job_type,
+        "status": JobStatus.QUEUED.value,
+        "payload": payload,
+        "attempts": 0,
+        "version": 1,
+        "correlationId": ctx.request_id,
+        "createdAt": ctx.now,
+        "createdBy": ctx.user_locator,
+        "updatedAt": ctx.now,
+    }
+
+
+def _lease_keys(tenant: str, locator: str, lease_until: datetime) -> dict[str, Any]:
+    return {
+        "GSI1PK": keys.job_leases_index(tenant),
+        "GSI1SK": f"{isoformat(lease_until)}#{locator}",
+        "leaseUntil": lease_until,
+    }
+
+
+def get_job(tenant: str, locator: str) -> dict[str, Any] | None:
+    return table.gateway().get(keys.tenant_scope(tenant), keys.job(tenant, locator))
+
+
+def dispatch(message: JobMessage) -> JobStatus | None:
+    """Run one delivered message. Answers the job's new status, or None when there was nothing to do.
+
+    A DomainError is permanent: the job fails and the message is consumed. Any other exception is
+    transient: the job goes back to queued and the exception propagates, so SQS delivers it again.
+    """
+    now = wiring.clock().now()
+    ctx = CallContext(principal=SYSTEM, request_id=message.correlation_id, now=now, tenant_locator=message.tenant)
+    scope = keys.tenant_scope(message.tenant)
+    job = table.gateway().get(scope, keys.job(message.tenant, message.job_locator))
+    if job is None or job["status"] != JobStatus.QUEUED.value:
+        return None
+    handler = _handlers.get(job["jobType"])
+    version = int(job["version"])
+    lease_until = now + timedelta(seconds=settings().job_lease_seconds)
+    try:
+        _move(scope, message, version, JobStatus.RUNNING, now, {
+            **_lease_keys(message.tenant, message.job_locator, lease_until),
+            "attempts": int(job["attempts"]) + 1,
+        })
+    except ConcurrentModification:
+        return None  # another delivery of the same message won the race
+    log = logger()
+    log.append_keys(job_type=job["jobType"], job_locator=message.job_locator, correlation_id=message.correlation_id)
+    try:
+        if handler is None:
+            raise DomainError(f"no handler for job type {job['jobType']}", code="job.unknown_type")
+        result = handler(ctx, dict(job.get("payload") or {}))
+    except DomainError as error:
+        _finish(scope, message, version + 1, JobStatus.FAILED, now, {"error": f"{error.code}: {error.message}"})
+        return JobStatus.FAILED
+    except Exception:
+        log.exception("job failed with a transient error")
+        _move(scope, message, version + 1, JobStatus.QUEUED, now, {})
+        raise
+    _finish(scope, message, version + 1, JobStatus.FINISHED, now, {"result": result or {}})
+    return JobStatus.FINISHED
+
+
+def _move(scope: str, message: JobMessage, version: int, status: JobStatus, now: datetime,
+          changes: dict[str, Any]) -> None:
+    table.gateway().write(scope, _status_update(message, version, status, now, changes))
+
+
+def _finish(scope: str, message: JobMessage, version: int, status: JobStatus, now: datetime,
+            changes: dict[str, Any]) -> None:
+    op = _status_update(message, version, status, now, {**changes, "finishedAt": now},
+                        remove=("GSI1PK", "GSI1SK", "leaseUntil"))
+    table.gateway().write(scope, op)
+
+
+def _status_update(message: JobMessage, version: int, status: JobStatus, now: datetime,
+                   changes: dict[str, Any], remove: tuple[str, ...] = ()) -> WriteOp:
+    return table.update(
+        keys.job(message.tenant, message.job_locator),
+        {"status": status.value, "updatedAt": now, **changes},
+        expected_version=version,
+        remove=remove,
+    )
+
+
+def reap_expired(tenant: str, now: datetime) -> int:
+    """Re-queue the tenant's jobs whose lease ran out; fail those out of attempts. Answers how many."""
+    scope = keys.tenant_scope(tenant)
+    gateway = table.gateway()
+    expired, _ = gateway.query(scope, keys.job_leases_index(tenant), index="GSI1", sk_to=isoformat(now) + "~",
+                               limit=100)
+    handled = 0
+    for job in expired:
+        if parse_datetime(job["leaseUntil"]) > now:
+            continue
+        message = JobMessage(job_type=job["jobType"], tenant=tenant, job_locator=job["locator"],
+                             payload=dict(job.get("payload") or {}), correlation_id=job["correlationId"],
+                             attempt=int(job["attempts"]) + 1)
+        try:
+            if int(job["attempts"]) >= MAX_ATTEMPTS:
+                _finish(scope, message, int(job["version"]), JobStatus.FAILED, now,
+                        {"error": "job.lease_expired: gave up after the last attempt"})
+            else:
+                lease_until = now + timedelta(seconds=settings().job_lease_seconds)
+                _move(scope, message, int(job["version"]), JobStatus.QUEUED, now,
+                      _lease_keys(tenant, job["locator"], lease_until))
+                wiring.job_queue().send(message.model_dump_json())
+        except ConcurrentModification:
+            continue  # it moved on its own meanwhile
+        handled += 1
+    return handled
+
+
+class InlineJobQueue:
+    """The test double of the SQS queue: records messages, and `drain()` runs them in order."""
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self.sent: list[JobMessage] = []
+
+    def send(self, body: str) -> None:
+        self.messages.append(body)
+        self.sent.append(JobMessage.model_validate_json(body))
+
+    def drain(self, max_rounds: int = 1000) -> int:
+        """Dispatch until the queue is empty (jobs that enqueue jobs included). Answers how many ran."""
+        ran = 0
+        while self.messages:
+            if ran >= max_rounds:
+                raise RuntimeError("jobs keep enqueueing jobs: more than max_rounds dispatched")
+            dispatch(JobMessage.model_validate_json(self.messages.pop(0)))
+            ran += 1
+        return ran
+
+
+REAP_JOB = "jobs.reap"
+
+
+@job_handler(REAP_JOB)
+def _reap(ctx: CallContext, payload: dict[str, Any]) -> dict[str, Any]:
+    return {"requeuedOrFailed": reap_expired(ctx.tenant, ctx.now)}

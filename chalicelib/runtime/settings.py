@@ -1,0 +1,74 @@
+"""Settings: the only module that reads the process environment. Read once, validated."""
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from pydantic import BaseModel, Field, model_validator
+
+LOCAL_STAGES = frozenset({"dev", "test", "local"})
+
+
+class Settings(BaseModel, frozen=True):
+    stage: str = "dev"
+    region: str = "us-east-1"
+    table_name: str = "pas-core"
+    bucket_name: str = "pas-blobs"
+    jobs_queue_name: str = "pas-jobs"
+    aws_endpoint_url: str | None = None
+    admin_username: str | None = None
+    admin_password: str | None = None
+    session_token_ttl_seconds: int = Field(3600, ge=60)
+    max_json_body_bytes: int = Field(1024 * 1024, ge=1024)
+    max_upload_body_bytes: int = Field(50 * 1024 * 1024, ge=1024)
+    paging_secret: str | None = None
+    job_lease_seconds: int = Field(900, ge=10)
+
+    @model_validator(mode="after")
+    def _local_defaults(self) -> "Settings":
+        if self.stage in LOCAL_STAGES:
+            # one laptop, one command: the local stages know their own admin and signing secret
+            defaults = {
+                "admin_username": self.admin_username or "admin@example.com",
+                "admin_password": self.admin_password or "admin",
+                "paging_secret": self.paging_secret or f"pas-{self.stage}-paging-secret",
+            }
+            object.__setattr__(self, "__dict__", {**self.__dict__, **defaults})
+        elif not self.paging_secret:
+            raise ValueError("PAS_PAGING_SECRET is required outside the local stages")
+        return self
+
+    @property
+    def is_local(self) -> bool:
+        return self.stage in LOCAL_STAGES
+
+
+_ENV_NAMES = {
+    "stage": "PAS_STAGE",
+    "table_name": "PAS_TABLE_NAME",
+    "bucket_name": "PAS_BUCKET_NAME",
+    "jobs_queue_name": "PAS_JOBS_QUEUE_NAME",
+    "aws_endpoint_url": "PAS_AWS_ENDPOINT_URL",
+    "admin_username": "PAS_ADMIN_USERNAME",
+    "admin_password": "PAS_ADMIN_PASSWORD",
+    "session_token_ttl_seconds": "PAS_TOKEN_TTL_SECONDS",
+    "max_json_body_bytes": "PAS_MAX_JSON_BODY_BYTES",
+    "max_upload_body_bytes": "PAS_MAX_UPLOAD_BODY_BYTES",
+    "paging_secret": "PAS_PAGING_SECRET",
+    "job_lease_seconds": "PAS_JOB_LEASE_SECONDS",
+}
+
+
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    values = {field: os.environ[name] for field, name in _ENV_NAMES.items() if os.environ.get(name)}
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        values["region"] = region
+    return Settings(**values)
+
+
+def reload() -> Settings:
+    """Forget the cached settings (tests that change the environment)."""
+    settings.cache_clear()
+    return settings()

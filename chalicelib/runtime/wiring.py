@@ -1,0 +1,57 @@
+"""Composition root: the process-wide collaborators, built lazily, replaceable in tests."""
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from chalicelib.core.clock import Clock, SystemClock
+from chalicelib.core.context import CallContext
+
+
+class JobQueue(Protocol):
+    def send(self, body: str) -> None: ...
+
+
+_overrides: dict[str, Any] = {}
+_defaults: dict[str, Any] = {}
+
+
+def clock() -> Clock:
+    return _overrides.get("clock") or _defaults.setdefault("clock", SystemClock())
+
+
+def job_queue() -> JobQueue:
+    if "job_queue" in _overrides:
+        return _overrides["job_queue"]
+    if "job_queue" not in _defaults:
+        from chalicelib.storage.queues import SqsJobQueue
+
+        _defaults["job_queue"] = SqsJobQueue()
+    return _defaults["job_queue"]
+
+
+def unit_of_work(ctx: CallContext, scope: str | None = None) -> Any:
+    """A new unit of work in the tenant's key scope (or `scope`, for system records)."""
+    from chalicelib.storage import keys, table
+    from chalicelib.storage.unit_of_work import UnitOfWork
+
+    return UnitOfWork(ctx, table.gateway(), clock(), scope or keys.tenant_scope(ctx.tenant))
+
+
+def system_unit_of_work(ctx: CallContext) -> Any:
+    """A unit of work over system records (users, roles, tokens, the tenant registry)."""
+    from chalicelib.storage.keys import SYSTEM_SCOPE
+
+    return unit_of_work(ctx, SYSTEM_SCOPE)
+
+
+def override(**collaborators: Any) -> None:
+    """Replace collaborators (clock=FixedClock(...), job_queue=InlineJobQueue()) until reset()."""
+    unknown = set(collaborators) - {"clock", "job_queue"}
+    if unknown:
+        raise TypeError(f"cannot override {sorted(unknown)}")
+    _overrides.update(collaborators)
+
+
+def reset() -> None:
+    _overrides.clear()
+    _defaults.clear()

@@ -1,0 +1,29 @@
+"""S3 objects under tenant-prefixed keys (`tenants/{t}/...`)."""
+from __future__ import annotations
+
+from chalicelib.runtime.settings import settings
+from chalicelib.storage import clients
+
+
+def _tenant_key(tenant_locator: str, path: str) -> str:
+    if not tenant_locator or ".." in path.split("/") or path.startswith("/"):
+        raise ValueError(f"invalid blob path {path!r}")
+    return f"tenants/{tenant_locator}/{path}"
+
+
+def put(tenant_locator: str, path: str, body: bytes, content_type: str = "application/octet-stream") -> str:
+    key = _tenant_key(tenant_locator, path)
+    clients.s3().put_object(Bucket=settings().bucket_name, Key=key, Body=body, ContentType=content_type)
+    return key
+
+
+def get(tenant_locator: str, path: str) -> bytes | None:
+    from botocore.exceptions import ClientError
+
+    try:
+        response = clients.s3().get_object(Bucket=settings().bucket_name, Key=_tenant_key(tenant_locator, path))
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
+            return None
+        raise
+    return response["Body"].read()

@@ -1,0 +1,67 @@
+"""Python values <-> DynamoDB attribute values. Numbers are Decimal both ways, never float."""
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from enum import Enum
+from functools import lru_cache
+from typing import Any
+
+from chalicelib.core.clock import isoformat
+
+KEY_ATTRIBUTES = frozenset({"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK"})
+
+
+@lru_cache(maxsize=1)
+def _serializer() -> Any:
+    from boto3.dynamodb.types import TypeSerializer
+
+    return TypeSerializer()
+
+
+@lru_cache(maxsize=1)
+def _deserializer() -> Any:
+    from boto3.dynamodb.types import TypeDeserializer
+
+    return TypeDeserializer()
+
+
+def plain(value: Any) -> Any:
+    """Reduce a value to what DynamoDB stores: str, Decimal, bool, None, list, dict."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, Decimal)):
+        return value
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, datetime):
+        return isoformat(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return plain(value.value)
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [plain(v) for v in value]
+    if hasattr(value, "model_dump"):
+        return plain(value.model_dump(by_alias=True))
+    raise TypeError(f"cannot store a {type(value).__name__}")
+
+
+def serialize(item: dict[str, Any]) -> dict[str, Any]:
+    ser = _serializer()
+    return {k: ser.serialize(v) for k, v in plain(item).items()}
+
+
+def serialize_value(value: Any) -> dict[str, Any]:
+    return _serializer().serialize(plain(value))
+
+
+def deserialize(item: dict[str, Any]) -> dict[str, Any]:
+    de = _deserializer()
+    return {k: de.deserialize(v) for k, v in item.items()}
+
+
+def without_keys(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if k not in KEY_ATTRIBUTES}

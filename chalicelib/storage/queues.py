@@ -1,0 +1,33 @@
+"""The SQS job queue: production implementation of the runtime's JobQueue port."""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from chalicelib.runtime.settings import settings
+from chalicelib.storage import clients
+
+
+@lru_cache(maxsize=4)
+def _queue_url(queue_name: str) -> str:
+    return clients.sqs().get_queue_url(QueueName=queue_name)["QueueUrl"]
+
+
+class SqsJobQueue:
+    def send(self, body: str) -> None:
+        clients.sqs().send_message(QueueUrl=_queue_url(settings().jobs_queue_name), MessageBody=body)
+
+    def receive(self, wait_seconds: int = 1, max_messages: int = 10) -> list[tuple[str, str]]:
+        """(receipt handle, body) pairs: used by the local worker that stands in for the SQS trigger."""
+        response = clients.sqs().receive_message(
+            QueueUrl=_queue_url(settings().jobs_queue_name),
+            WaitTimeSeconds=wait_seconds,
+            MaxNumberOfMessages=max_messages,
+        )
+        return [(m["ReceiptHandle"], m["Body"]) for m in response.get("Messages", [])]
+
+    def delete(self, receipt_handle: str) -> None:
+        clients.sqs().delete_message(QueueUrl=_queue_url(settings().jobs_queue_name), ReceiptHandle=receipt_handle)
+
+
+def reset() -> None:
+    _queue_url.cache_clear()

@@ -1,0 +1,322 @@
+"""The table gateway: every DynamoDB call goes through here, inside the caller's key scope."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from chalicelib.core.errors import (
+    AlreadyExists,
+    ConcurrentModification,
+    DomainError,
+    InvalidRequest,
+    Unavailable,
+)
+from chalicelib.runtime.settings import settings
+from chalicelib.storage import clients, codec
+from chalicelib.storage.keys import Key
+
+INDEXES = ("GSI1", "GSI2", "GSI3")
+MAX_TRANSACTION_ITEMS = 100
+_THROTTLING = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
+
+ErrorFactory = Callable[[], DomainError]
+
+
+class ScopeViolation(Exception):
+    """A key outside the caller's tenant: a programming error, never a client error."""
+
+
+@dataclass
+class WriteOp:
+    """One action of a TransactWriteItems, with the error its failed condition means."""
+
+    action: str  # Put | Update | Delete | ConditionCheck
+    params: dict[str, Any]
+    key: Key
+    on_condition_failure: ErrorFactory = field(default=lambda: ConcurrentModification())
+
+
+def put_new(item: dict[str, Any], on_exists: ErrorFactory | None = None) -> WriteOp:
+    return WriteOp(
+        "Put",
+        {"Item": codec.serialize(item), "ConditionExpression": "attribute_not_exists(PK)"},
+        Key(item["PK"], item["SK"]),
+        on_exists or (lambda: AlreadyExists("The record already exists")),
+    )
+
+
+def put(item: dict[str, Any]) -> WriteOp:
+    return WriteOp("Put", {"Item": codec.serialize(item)}, Key(item["PK"], item["SK"]))
+
+
+def update(
+    key: Key,
+    changes: dict[str, Any],
+    *,
+    expected_version: int | None = None,
+    remove: Iterable[str] = (),
+    must_exist: bool = True,
+    on_failure: ErrorFactory | None = None,
+) -> WriteOp:
+    """SET `changes`, REMOVE `remove`; with `expected_version`, also bump `version` conditionally."""
+    names: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    sets = []
+    for i, (name, value) in enumerate(changes.items()):
+        names[f"#s{i}"] = name
+        values[f":s{i}"] = codec.serialize_value(value)
+        sets.append(f"#s{i} = :s{i}")
+    conditions = ["attribute_exists(PK)"] if must_exist else []
+    if expected_version is not None:
+        names["#version"] = "version"
+        values[":expected"] = codec.serialize_value(expected_version)
+        values[":next"] = codec.serialize_value(expected_version + 1)
+        sets.append("#version = :next")
+        conditions.append("#version = :expected")
+    removes = []
+    for i, name in enumerate(remove):
+        names[f"#r{i}"] = name
+        removes.append(f"#r{i}")
+    expression = " ".join(part for part in (
+        "SET " + ", ".join(sets) if sets else "",
+        "REMOVE " + ", ".join(removes) if removes else "",
+    ) if part)
+    params: dict[str, Any] = {"Key": codec.serialize(key.as_dict()), "UpdateExpression": expression}
+    if names:
+        params["ExpressionAttributeNames"] = names
+    if values:
+        params["ExpressionAttributeValues"] = values
+    if conditions:
+        params["ConditionExpression"] = " AND ".join(conditions)
+    return WriteOp("Update", params, key, on_failure or (lambda: ConcurrentModification()))
+
+
+def delete(key: Key, *, must_exist: bool = False, on_missing: ErrorFactory | None = None) -> WriteOp:
+    params: dict[str, Any] = {"Key": codec.serialize(key.as_dict())}
+    if must_exist:
+        params["ConditionExpression"] = "attribute_exists(PK)"
+    return WriteOp("Delete", params, key, on_missing or (lambda: ConcurrentModification()))
+
+
+def check_version(key: Key, expected_version: int, on_failure: ErrorFactory | None = None) -> WriteOp:
+    return WriteOp(
+        "ConditionCheck",
+        {
+            "Key": codec.serialize(key.as_dict()),
+            "ConditionExpression": "#version = :expected",
+            "ExpressionAttributeNames": {"#version": "version"},
+            "ExpressionAttributeValues": {":expected": codec.serialize_value(expected_version)},
+        },
+        key,
+        on_failure or (lambda: ConcurrentModification()),
+    )
+
+
+class TableGateway:
+    def __init__(self, table_name: str):
+        self.table_name = table_name
+
+    @property
+    def _client(self) -> Any:
+        return clients.dynamodb()
+
+    # --- reads ---------------------------------------------------------------------------------
+
+    def get(self, scope: str, key: Key, *, consistent: bool = True) -> dict[str, Any] | None:
+        _check_key(scope, key)
+        response = self._call(
+            self._client.get_item,
+            TableName=self.table_name,
+            Key=codec.serialize(key.as_dict()),
+            ConsistentRead=consistent,
+        )
+        item = response.get("Item")
+        return codec.deserialize(item) if item else None
+
+    def batch_get(self, scope: str, keys: Iterable[Key]) -> list[dict[str, Any]]:
+        """Every existing item among `keys` (order not kept), in as few calls as DynamoDB allows."""
+        unique = list(dict.fromkeys(keys))
+        for key in unique:
+            _check_key(scope, key)
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(unique), 100):
+            pending: dict[str, Any] | None = {
+                self.table_name: {
+                    "Keys": [codec.serialize(k.as_dict()) for k in unique[start:start + 100]],
+                    "ConsistentRead": True,
+                }
+            }
+            while pending:
+                response = self._call(self._client.batch_get_item, RequestItems=pending)
+                found.extend(codec.deserialize(i) for i in response["Responses"].get(self.table_name, []))
+                pending = response.get("UnprocessedKeys") or None
+        return found
+
+    def query(
+        self,
+        scope: str,
+        pk: str,
+        *,
+        index: str | None = None,
+        sk_prefix: str | None = None,
+        sk_from: str | None = None,
+        sk_to: str | None = None,
+        sk_after: str | None = None,
+        forward: bool = True,
+        limit: int | None = None,
+        start_key: dict[str, Any] | None = None,
+    ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        """One Query call: items plus the LastEvaluatedKey (None at the end)."""
+        if not pk.startswith(scope):
+            raise ScopeViolation(f"query partition {pk!r} is outside scope {scope!r}")
+        if index is not None and index not in INDEXES:
+            raise ValueError(f"unknown index {index}")
+        pk_name, sk_name = (f"{index}PK", f"{index}SK") if index else ("PK", "SK")
+        names = {"#pk": pk_name}
+        values = {":pk": {"S": pk}}
+        condition = "#pk = :pk"
+        if sk_prefix is not None:
+            names["#sk"] = sk_name
+            values[":prefix"] = {"S": sk_prefix}
+            condition += " AND begins_with(#sk, :prefix)"
+        elif sk_after is not None and sk_to is not None:
+            names["#sk"] = sk_name
+            values[":from"] = {"S": sk_after + "\x00"}
+            values[":to"] = {"S": sk_to}
+            condition += " AND #sk BETWEEN :from AND :to"
+        elif sk_after is not None:
+            names["#sk"] = sk_name
+            values[":after"] = {"S": sk_after}
+            condition += " AND #sk > :after"
+        elif sk_from is not None and sk_to is not None:
+            names["#sk"] = sk_name
+            values[":from"] = {"S": sk_from}
+            values[":to"] = {"S": sk_to}
+            condition += " AND #sk BETWEEN :from AND :to"
+        elif sk_from is not None:
+            names["#sk"] = sk_name
+            values[":from"] = {"S": sk_from}
+            condition += " AND #sk >= :from"
+        elif sk_to is not None:
+            names["#sk"] = sk_name
+            values[":to"] = {"S": sk_to}
+            condition += " AND #sk <= :to"
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            "ScanIndexForward": forward,
+        }
+        if index:
+            params["IndexName"] = index
+        if limit:
+            params["Limit"] = limit
+        if start_key:
+            params["ExclusiveStartKey"] = start_key
+        response = self._call(self._client.query, **params)
+        items = [codec.deserialize(i) for i in response.get("Items", [])]
+        return items, response.get("LastEvaluatedKey")
+
+    # --- writes --------------------------------------------------------------------------------
+
+    def write(self, scope: str, op: WriteOp) -> None:
+        """A single conditional write outside a transaction (job status moves, guard snapshots)."""
+        _check_op(scope, op)
+        method = {
+            "Put": self._client.put_item,
+            "Update": self._client.update_item,
+            "Delete": self._client.delete_item,
+        }[op.action]
+        try:
+            self._call(method, TableName=self.table_name, **op.params)
+        except _ConditionFailed:
+            raise op.on_condition_failure() from None
+
+    def transact(self, scope: str, ops: list[WriteOp], token: str | None = None) -> None:
+        if not ops:
+            return
+        if len(ops) > MAX_TRANSACTION_ITEMS:
+            raise InvalidRequest(f"One change may touch at most {MAX_TRANSACTION_ITEMS} records")
+        seen: set[Key] = set()
+        for op in ops:
+            _check_op(scope, op)
+            if op.key in seen:
+                raise ValueError(f"two actions on the same item {op.key} in one transaction")
+            seen.add(op.key)
+        items = [{op.action: {"TableName": self.table_name, **op.params}} for op in ops]
+        params: dict[str, Any] = {"TransactItems": items}
+        if token:
+            params["ClientRequestToken"] = token
+        try:
+            self._call(self._client.transact_write_items, **params)
+        except _Cancelled as cancelled:
+            raise _cancellation_error(ops, cancelled.reasons) from None
+
+    # --- error translation ---------------------------------------------------------------------
+
+    def _call(self, method: Callable[..., dict[str, Any]], **params: Any) -> dict[str, Any]:
+        from botocore.exceptions import ClientError
+
+        try:
+            return method(**params)
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            if code == "ConditionalCheckFailedException":
+                raise _ConditionFailed() from None
+            if code == "TransactionCanceledException":
+                raise _Cancelled(error.response.get("CancellationReasons") or []) from None
+            if code in _THROTTLING or code == "TransactionInProgressException":
+                raise Unavailable("The data store is busy; retry shortly") from None
+            raise
+
+
+class _ConditionFailed(Exception):
+    pass
+
+
+class _Cancelled(Exception):
+    def __init__(self, reasons: list[dict[str, Any]]):
+        super().__init__("transaction cancelled")
+        self.reasons = reasons
+
+
+def _cancellation_error(ops: list[WriteOp], reasons: list[dict[str, Any]]) -> DomainError:
+    for op, reason in zip(ops, reasons):
+        if reason.get("Code") == "ConditionalCheckFailed":
+            return op.on_condition_failure()
+    if any(r.get("Code") in _THROTTLING for r in reasons):
+        return Unavailable("The data store is busy; retry shortly")
+    return ConcurrentModification()
+
+
+def _check_key(scope: str, key: Key) -> None:
+    if not key.pk.startswith(scope):
+        raise ScopeViolation(f"key {key.pk!r} is outside scope {scope!r}")
+
+
+def _check_op(scope: str, op: WriteOp) -> None:
+    _check_key(scope, op.key)
+    item = op.params.get("Item", {})
+    partition_values = [item.get(f"{index}PK", {}).get("S") for index in INDEXES]
+    names = op.params.get("ExpressionAttributeNames", {})
+    values = op.params.get("ExpressionAttributeValues", {})
+    partition_values += [
+        values.get(":" + placeholder[1:], {}).get("S")
+        for placeholder, name in names.items()
+        if name in {f"{index}PK" for index in INDEXES}
+    ]
+    for value in partition_values:
+        if value is not None and not value.startswith(scope):
+            raise ScopeViolation(f"index partition {value!r} is outside scope {scope!r}")
+
+
+@lru_cache(maxsize=1)
+def _gateway(table_name: str) -> TableGateway:
+    return TableGateway(table_name)
+
+
+def gateway() -> TableGateway:
+    return _gateway(settings().table_name)

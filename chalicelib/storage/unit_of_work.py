@@ -1,0 +1,90 @@
+"""All writes of one request in one TransactWriteItems, with its event items and idempotency guard."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chalicelib.core.clock import Clock, isoformat
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import Conflict, InvalidRequest
+from chalicelib.core.ids import new_locator
+from chalicelib.storage import keys, table
+from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, TableGateway, WriteOp
+
+IDEMPOTENCY_TTL_SECONDS = 48 * 3600
+
+
+class UnitOfWork:
+    def __init__(self, ctx: CallContext, gateway: TableGateway, clock: Clock, scope: str):
+        self.ctx = ctx
+        self.scope = scope
+        self._gateway = gateway
+        self._clock = clock
+        self._ops: list[WriteOp] = []
+        self._events: list[tuple[str, dict[str, Any]]] = []
+        self._after_commit: list[Callable[[], None]] = []
+        self.committed_events: list[dict[str, Any]] = []
+
+    def add(self, *ops: WriteOp) -> None:
+        self._ops.extend(ops)
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        """Run `action` once the transaction succeeded (e.g. send the queue message of a new job)."""
+        self._after_commit.append(action)
+
+    def record_event(self, event_type: str, data: dict[str, Any]) -> None:
+        self._events.append((event_type, data))
+
+    def commit(self) -> list[dict[str, Any]]:
+        """Write everything at once; answers the event records written."""
+        now = self._clock.now()
+        events = [self._event_item(event_type, data, now) for event_type, data in self._events]
+        ops = self._ops + [table.put_new(item) for item in events]
+        guard = self._idempotency_guard(now)
+        if guard is not None:
+            ops.append(guard)
+        if len(ops) > MAX_TRANSACTION_ITEMS:
+            raise InvalidRequest(f"One change may touch at most {MAX_TRANSACTION_ITEMS} records")
+        self._gateway.transact(self.scope, ops)
+        self._ops, self._events = [], []
+        self.committed_events = events
+        actions, self._after_commit = self._after_commit, []
+        for action in actions:
+            action()
+        return events
+
+    def _event_item(self, event_type: str, data: dict[str, Any], now: Any) -> dict[str, Any]:
+        locator = new_locator()
+        stamp = isoformat(now)
+        return {
+            **keys.event(self.scope, locator).as_dict(),
+            "GSI1PK": keys.events_stream(self.scope),
+            "GSI1SK": f"{stamp}#{locator}",
+            "GSI2PK": keys.events_by_type(self.scope, event_type),
+            "GSI2SK": f"{stamp}#{locator}",
+            "GSI3PK": keys.events_by_request(self.scope, self.ctx.request_id),
+            "GSI3SK": locator,
+            "entity": "event",
+            "locator": locator,
+            "type": event_type,
+            "data": data,
+            "requestId": self.ctx.request_id,
+            "userLocator": self.ctx.user_locator,
+            "timestamp": stamp,
+        }
+
+    def _idempotency_guard(self, now: Any) -> WriteOp | None:
+        claim = self.ctx.idempotency
+        if claim is None or claim.claimed:
+            return None
+        claim.claimed = True
+        key = keys.idempotency_guard(self.scope, self.ctx.user_locator, claim.operation, claim.key)
+        item = {
+            **key.as_dict(),
+            "entity": "idempotencyGuard",
+            "requestHash": claim.request_hash,
+            "createdAt": isoformat(now),
+            "ttl": int(now.timestamp()) + IDEMPOTENCY_TTL_SECONDS,
+        }
+        return table.put_new(item, lambda: Conflict(
+            "A request with this idempotency key is in progress", code="idempotency.in_progress"))

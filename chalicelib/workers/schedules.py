@@ -1,0 +1,29 @@
+"""Scheduled functions: each only computes `now` and enqueues one job per tenant."""
+from __future__ import annotations
+
+from typing import Any
+
+from chalice import Blueprint, Rate
+
+from chalicelib.core.context import SYSTEM, CallContext
+from chalicelib.core.ids import new_locator
+from chalicelib.identity import service as identity
+from chalicelib.runtime import jobs, wiring
+
+bp = Blueprint(__name__)
+
+
+@bp.schedule(Rate(5, unit=Rate.MINUTES), name="reap_jobs")
+def reap_jobs(event: Any) -> None:
+    enqueue_for_every_tenant(jobs.REAP_JOB)
+
+
+def enqueue_for_every_tenant(job_type: str) -> int:
+    """One job of `job_type` per registered tenant; answers how many were enqueued."""
+    run = CallContext(principal=SYSTEM, request_id=new_locator(), now=wiring.clock().now())
+    tenants = identity.list_tenant_locators()
+    for tenant in tenants:
+        uow = wiring.unit_of_work(run.for_tenant(tenant))
+        jobs.enqueue(uow, job_type)
+        uow.commit()
+    return len(tenants)

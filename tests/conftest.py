@@ -1,0 +1,109 @@
+"""Shared fixtures: one emulated AWS per test session, a fresh tenant and a fixed clock per test."""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Before anything builds a boto3 client: fake credentials, and never a real AWS endpoint.
+os.environ.update({
+    "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SECURITY_TOKEN": "testing",
+    "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
+    "PAS_STAGE": "test",
+})
+os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
+
+
+@pytest.fixture(scope="session")
+def aws() -> Iterator[None]:
+    import boto3
+    from moto import mock_aws
+
+    from chalicelib.runtime.settings import reload
+    from chalicelib.storage import clients, queues
+    from local.resources import create_all
+
+    reload()
+    with mock_aws():
+        clients.reset()
+        queues.reset()
+        create_all(boto3.session.Session(region_name="us-east-1"))
+        yield
+        clients.reset()
+        queues.reset()
+
+
+@pytest.fixture
+def clock():
+    from chalicelib.core.clock import FixedClock
+
+    return FixedClock(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
+
+
+@pytest.fixture
+def jobs():
+    from chalicelib.runtime.jobs import InlineJobQueue
+
+    return InlineJobQueue()
+
+
+@pytest.fixture(autouse=True)
+def wired(request, clock, jobs) -> Iterator[None]:
+    from chalicelib.runtime import wiring
+
+    wiring.override(clock=clock, job_queue=jobs)
+    yield
+    wiring.reset()
+
+
+@pytest.fixture(scope="session")
+def app(aws):
+    from app import app as chalice_app
+
+    return chalice_app
+
+
+@pytest.fixture
+def api(app):
+    from chalice.test import Client
+
+    with Client(app, stage_name="test", project_dir=str(ROOT)) as client:
+        yield client
+
+
+@pytest.fixture
+def ddb_calls(aws) -> Iterator[list[str]]:
+    """The names of the DynamoDB operations made while the test runs (clear() between requests)."""
+    from chalicelib.storage import clients
+
+    calls: list[str] = []
+
+    def count(event_name: str, **_: object) -> None:
+        calls.append(event_name.rsplit(".", 1)[-1])
+
+    events = clients.dynamodb().meta.events
+    events.register("before-call.dynamodb", count)
+    yield calls
+    events.unregister("before-call.dynamodb", count)
+
+
+@pytest.fixture(scope="session")
+def admin_token(app) -> str:
+    """A session token of the bootstrap administrator (signed in once: argon2 is slow on purpose)."""
+    from tests.builders import sign_in
+    from chalicelib.runtime.settings import settings
+
+    return sign_in(settings().admin_username, settings().admin_password)
+
+
+@pytest.fixture
+def tenant(aws) -> str:
+    """A fresh tenant: every test works in its own."""
+    from tests.builders import new_tenant
+
+    return new_tenant()
