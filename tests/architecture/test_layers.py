@@ -1,0 +1,82 @@
+"""The layering rules of ARCHITECTURE.md, and the route table's own rules."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PUBLIC_ROUTES = {("/auth/token", "POST")}
+
+
+def test_import_linter_contracts_hold():
+    linter = Path(sys.executable).with_name("lint-imports")
+    result = subprocess.run([str(linter), "--config", str(ROOT / ".importlinter")], cwd=ROOT,
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+def _routes(app):
+    for path, methods in app.routes.items():
+        for method, entry in methods.items():
+            yield path, method, entry
+
+
+def test_every_route_goes_through_endpoint_with_a_permission(app):
+    missing = []
+    for path, method, entry in _routes(app):
+        spec = getattr(entry.view_function, "__endpoint__", None)
+        if spec is None:
+            missing.append(f"{method} {path}: no @endpoint")
+        elif not spec.permissions and (path, method) not in PUBLIC_ROUTES:
+            missing.append(f"{method} {path}: no permission")
+        elif spec.public and (path, method) not in PUBLIC_ROUTES:
+            missing.append(f"{method} {path}: public but not on the public list")
+    assert not missing, "\n".join(missing)
+
+
+def test_permissions_are_group_dot_action(app):
+    pattern = re.compile(r"^[a-z][a-zA-Z-]*\.[a-z][a-zA-Z-]*$")
+    bad = [(path, method, p) for path, method, entry in _routes(app)
+           for p in entry.view_function.__endpoint__.permissions if not pattern.match(p)]
+    assert not bad
+
+
+def test_sibling_path_variables_share_one_name(app):
+    """API Gateway rejects `{id}` beside `{locator}` under one parent; chalice local would not notice."""
+    names_by_parent: dict[str, set[str]] = defaultdict(set)
+    for path in app.routes:
+        parts = path.strip("/").split("/")
+        for depth, part in enumerate(parts):
+            if part.startswith("{"):
+                names_by_parent["/".join(parts[:depth])].add(part)
+    clashes = {parent: names for parent, names in names_by_parent.items() if len(names) > 1}
+    assert not clashes
+
+
+def test_route_function_names_are_unique(app):
+    seen: dict[str, str] = {}
+    duplicates = []
+    for path, method, entry in _routes(app):
+        name = entry.view_name
+        if name in seen and seen[name] != f"{method} {path}":
+            duplicates.append(name)
+        seen[name] = f"{method} {path}"
+    assert not duplicates
+
+
+def test_tenant_scoped_routes_name_their_tenant_tenantLocator(app):
+    """@endpoint checks tenant access on the `tenantLocator` path variable; another spelling would skip it."""
+    bad = [path for path in app.routes if re.search(r"\{tenant(?!Locator\})[^}]*\}", path)]
+    assert not bad
+
+
+def test_importing_the_app_loads_no_aws_sdk_and_no_powertools():
+    """Cold start: boto3, argon2 and Powertools load on first use, not at import."""
+    probe = ("import sys, app; heavy = [m for m in ('boto3', 'botocore', 'aws_lambda_powertools', 'argon2') "
+             "if m in sys.modules]; print(','.join(heavy))")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == ""
