@@ -1,6 +1,8 @@
 """The Chalice application: middleware and blueprints, no logic."""
 from chalice import Chalice
 
+from chalicelib.configuration.routes import bp as configuration_routes
+from chalicelib.events.routes import bp as event_routes
 from chalicelib.http.request import capture_request
 from chalicelib.identity.routes import bp as identity_routes
 from chalicelib.workers.queue import bp as job_worker
@@ -11,5 +13,7 @@ app.api.binary_types.extend(["application/zip", "application/octet-stream", "mul
 app.register_middleware(capture_request, "http")
 
 app.register_blueprint(identity_routes)
+app.register_blueprint(configuration_routes)
+app.register_blueprint(event_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)

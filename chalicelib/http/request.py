@@ -75,6 +75,59 @@ def _json_problem(error: Exception) -> str:
     return "not UTF-8 text"
 
 
+def uploaded_file(part: str = "file") -> bytes:
+    """An uploaded file: the raw body, or the part named `part` of a `multipart/form-data` body."""
+    if content_type() != "multipart/form-data":
+        return raw_body()
+    boundary = _multipart_boundary()
+    for headers, content in _multipart_parts(raw_body(), boundary):
+        if _disposition_name(headers) == part:
+            return content
+    raise InvalidRequest(f"The multipart body has no part named '{part}'", code="request.file_missing")
+
+
+def _multipart_boundary() -> bytes:
+    for parameter in (header("content-type") or "").split(";")[1:]:
+        name, _, value = parameter.strip().partition("=")
+        if name.strip().lower() == "boundary" and value.strip().strip('"'):
+            return value.strip().strip('"').encode("latin-1")
+    raise InvalidRequest("The multipart body has no boundary", code="request.malformed_multipart")
+
+
+def _multipart_parts(body: bytes, boundary: bytes) -> list[tuple[bytes, bytes]]:
+    """(headers, content) of each part (RFC 7578): parts are separated by CRLF--boundary; the first
+    delimiter may start the body, the last one is followed by `--`."""
+    delimiter = b"--" + boundary
+    first = body.find(b"\r\n" + delimiter)
+    start = 0 if body.startswith(delimiter) else first + 2
+    if first < 0 and start != 0:
+        raise InvalidRequest("The multipart body does not match its boundary", code="request.malformed_multipart")
+    parts: list[tuple[bytes, bytes]] = []
+    position = start + len(delimiter)
+    while not body.startswith(b"--", position):
+        end = body.find(b"\r\n" + delimiter, position)
+        if end < 0:
+            raise InvalidRequest("The multipart body is not terminated", code="request.malformed_multipart")
+        headers, separator, content = body[position:end].removeprefix(b"\r\n").partition(b"\r\n\r\n")
+        if not separator:
+            raise InvalidRequest("A multipart part has no header block", code="request.malformed_multipart")
+        parts.append((headers, content))
+        position = end + 2 + len(delimiter)
+    return parts
+
+
+def _disposition_name(headers: bytes) -> str | None:
+    for line in headers.decode("latin-1").split("\r\n"):
+        name, _, value = line.partition(":")
+        if name.strip().lower() != "content-disposition":
+            continue
+        for parameter in value.split(";")[1:]:
+            key, _, text = parameter.strip().partition("=")
+            if key.strip().lower() == "name":
+                return text.strip().strip('"')
+    return None
+
+
 def body_as(model: type[M]) -> M:
     return validate(model, json_value())
 
@@ -95,13 +148,13 @@ def form_or_json() -> dict[str, Any]:
 
 def query_as(model: type[M]) -> M:
     """Query parameters into `model`; list-typed fields take every repeated value."""
-    multi = current_request().multi_value_query_params or {}
+    params = current_request().query_params or {}
     values: dict[str, Any] = {}
     for name, field in model.model_fields.items():
         key = field.alias or name
-        if key in multi:
+        if key in params:
             is_list = getattr(field.annotation, "__origin__", None) is list or "list[" in str(field.annotation)
-            values[key] = list(multi[key]) if is_list else multi[key][-1]
+            values[key] = params.getlist(key) if is_list else params[key]
     return validate(model, values, source="query")
 
 

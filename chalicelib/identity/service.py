@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from chalicelib.core.context import CallContext, Principal, SYSTEM
@@ -297,12 +298,13 @@ def create_token(ctx: CallContext, user_locator: str, *, name: str, expires_at: 
                              field_errors=[FieldError("expiresAt", "must be in the future")])
     _check_permission_names(permissions, "permissions")
     owner = _profile(user)
-    not_held = [p for p in permissions if restrict(owner.permissions, [p]) != frozenset([p])]
+    # bounded by the owner and by the calling credential, so a restricted token cannot mint a wider one
+    not_held = [p for p in permissions if restrict(owner.permissions, [p]) != frozenset([p])
+                or restrict(ctx.principal.permissions, [p]) != frozenset([p])]
     if not_held:
         raise Forbidden(f"The token cannot carry permissions its owner does not hold: {', '.join(not_held)}",
                         code="token.permission_not_held")
-    foreign = [t for t in tenants if not (tenant_allowed(user.tenants, t) and
-                                          (t != ANY_TENANT or ANY_TENANT in user.tenants))]
+    foreign = [t for t in tenants if not (_holds_tenant(user.tenants, t) and _holds_tenant(ctx.principal.tenants, t))]
     if foreign:
         raise Forbidden(f"The token cannot cover tenants its owner does not hold: {', '.join(foreign)}",
                         code="token.tenant_not_held")
@@ -317,6 +319,10 @@ def create_token(ctx: CallContext, user_locator: str, *, name: str, expires_at: 
     uow.record_event("auth.token.create", {"userLocator": user_locator, "name": name})
     uow.commit()
     return token
+
+
+def _holds_tenant(held: Iterable[str], tenant: str) -> bool:
+    return tenant_allowed(held, tenant) and (tenant != ANY_TENANT or ANY_TENANT in held)
 
 
 def list_tokens(ctx: CallContext, user_locator: str) -> list[dict]:

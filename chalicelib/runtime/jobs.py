@@ -91,6 +91,7 @@ def _job_item(ctx: CallContext, locator: str, job_type: str, payload: dict[str, 
         "status": JobStatus.QUEUED.value,
         "payload": payload,
         "attempts": 0,
+        "requeues": 0,
         "version": 1,
         "correlationId": ctx.request_id,
         "createdAt": ctx.now,
@@ -136,17 +137,25 @@ def dispatch(message: JobMessage) -> JobStatus | None:
     log = logger()
     log.append_keys(job_type=job["jobType"], job_locator=message.job_locator, correlation_id=message.correlation_id)
     try:
+        return _run(ctx, scope, message, job, handler, version + 1)
+    finally:
+        log.remove_keys(["job_type", "job_locator", "correlation_id"])
+
+
+def _run(ctx: CallContext, scope: str, message: JobMessage, job: dict[str, Any], handler: Handler | None,
+         version: int) -> JobStatus:
+    try:
         if handler is None:
             raise DomainError(f"no handler for job type {job['jobType']}", code="job.unknown_type")
         result = handler(ctx, dict(job.get("payload") or {}))
     except DomainError as error:
-        _finish(scope, message, version + 1, JobStatus.FAILED, now, {"error": f"{error.code}: {error.message}"})
+        _finish(scope, message, version, JobStatus.FAILED, ctx.now, {"error": f"{error.code}: {error.message}"})
         return JobStatus.FAILED
     except Exception:
-        log.exception("job failed with a transient error")
-        _move(scope, message, version + 1, JobStatus.QUEUED, now, {})
+        logger().exception("job failed with a transient error")
+        _move(scope, message, version, JobStatus.QUEUED, ctx.now, {})
         raise
-    _finish(scope, message, version + 1, JobStatus.FINISHED, now, {"result": result or {}})
+    _finish(scope, message, version, JobStatus.FINISHED, ctx.now, {"result": result or {}})
     return JobStatus.FINISHED
 
 
@@ -173,7 +182,9 @@ def _status_update(message: JobMessage, version: int, status: JobStatus, now: da
 
 
 def reap_expired(tenant: str, now: datetime) -> int:
-    """Re-queue the tenant's jobs whose lease ran out; fail those out of attempts. Answers how many."""
+    """Re-queue the tenant's jobs whose lease ran out (sending their message again), up to MAX_ATTEMPTS
+    times per job, then fail them. Counting re-queues rather than handler runs bounds a job whose message
+    keeps getting lost too. Answers how many jobs were re-queued or failed."""
     scope = keys.tenant_scope(tenant)
     gateway = table.gateway()
     expired, _ = gateway.query(scope, keys.job_leases_index(tenant), index="GSI1", sk_to=isoformat(now) + "~",
@@ -185,14 +196,15 @@ def reap_expired(tenant: str, now: datetime) -> int:
         message = JobMessage(job_type=job["jobType"], tenant=tenant, job_locator=job["locator"],
                              payload=dict(job.get("payload") or {}), correlation_id=job["correlationId"],
                              attempt=int(job["attempts"]) + 1)
+        requeues = int(job.get("requeues", 0))
         try:
-            if int(job["attempts"]) >= MAX_ATTEMPTS:
+            if requeues >= MAX_ATTEMPTS:
                 _finish(scope, message, int(job["version"]), JobStatus.FAILED, now,
                         {"error": "job.lease_expired: gave up after the last attempt"})
             else:
                 lease_until = now + timedelta(seconds=settings().job_lease_seconds)
                 _move(scope, message, int(job["version"]), JobStatus.QUEUED, now,
-                      _lease_keys(tenant, job["locator"], lease_until))
+                      {**_lease_keys(tenant, job["locator"], lease_until), "requeues": requeues + 1})
                 wiring.job_queue().send(message.model_dump_json())
         except ConcurrentModification:
             continue  # it moved on its own meanwhile

@@ -112,3 +112,29 @@ def job_leases_index(tenant_locator: str) -> str:
 
 def bootstrap_marker() -> Key:
     return Key("SYS#BOOTSTRAP")
+
+
+# --- configuration deployments -------------------------------------------------------------------
+# One partition per tenant: the immutable version items, the pointer to the current version (with its
+# DeploymentMetadata), one item per static version locator naming its latest version, and the record
+# of the bootstrap resources that createTenant stored for the tables capability to load.
+
+
+def config_partition(tenant_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}CFG"
+
+
+def config_current(tenant_locator: str) -> Key:
+    return Key(config_partition(tenant_locator), "#CURRENT")
+
+
+def config_version(tenant_locator: str, version: str) -> Key:
+    return Key(config_partition(tenant_locator), f"V#{version}")
+
+
+def config_static_version(tenant_locator: str, static_version_locator: str) -> Key:
+    return Key(config_partition(tenant_locator), f"S#{static_version_locator}")
+
+
+def config_bootstrap(tenant_locator: str) -> Key:
+    return Key(config_partition(tenant_locator), "#BOOTSTRAP")

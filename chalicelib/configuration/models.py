@@ -1,0 +1,96 @@
+"""Deployed configurations: versions, the deployment metadata, bootstrap records, results."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from chalicelib.configuration.resolve import resolve
+
+
+class DeploymentMetadata(BaseModel):
+    """What is deployed (spec DeploymentMetadata). As the platform's deploy result shows it:
+    `version1` is the version a deployment created (= `latestVersion`), `version2` the version it
+    replaced (the same one on a tenant's first deployment). `staticVersionLocator` names the version
+    slot: a new one per deployment, kept by `overwrite=true` deployments."""
+
+    latestVersion: str
+    version1: str
+    version2: str
+    staticVersionLocator: str
+    implementedPlugins: dict[str, str] = {}
+    implementedAutomationPlugins: dict[str, str] = {}
+
+
+class ConfigVersion(BaseModel):
+    """One deployed version; immutable once written."""
+
+    version: str
+    staticVersionLocator: str
+    previousVersion: str | None = None
+    implementedPlugins: dict[str, str] = {}
+    implementedAutomationPlugins: dict[str, str] = {}
+    createdAt: datetime
+    createdBy: str
+
+
+class CurrentDeployment(BaseModel):
+    """The tenant's current version, with `revision` guarding concurrent deployments."""
+
+    metadata: DeploymentMetadata
+    revision: int
+
+
+class BootstrapFile(BaseModel):
+    """A bootstrap resource instance as stored: `path` is the blob path under the tenant."""
+
+    instance: str
+    staticName: str
+    kind: str
+    path: str
+    size: int
+
+
+class BootstrapRecord(BaseModel):
+    """The bootstrap resources createTenant stored, waiting for the tables capability to load them.
+    `resourceGroups` is the package's `bootstrap.resources.resourceGroups`, as deployed."""
+
+    version: str
+    status: Literal["queued"] = "queued"
+    resources: list[BootstrapFile]
+    resourceGroups: dict[str, Any] = {}
+    createdAt: datetime
+
+
+@dataclass(frozen=True)
+class DeploymentOutcome:
+    """A deployment's result: on failure, `metadata` is what stays deployed (None when nothing)."""
+
+    is_success: bool
+    errors: list[str]
+    metadata: DeploymentMetadata | None
+
+
+@dataclass(frozen=True)
+class TenantDeployment:
+    locator: str
+    name: str
+    deployment: DeploymentOutcome
+    bootstrap_status: Literal["queued", "failed"]
+    bootstrap_error: str = ""
+
+
+@dataclass(frozen=True)
+class DeployedConfiguration:
+    """A version's normal-form model, shared by every request of the process: never mutate it."""
+
+    version: str
+    model: dict[str, Any]
+
+    @cached_property
+    def resolved(self) -> dict[str, Any]:
+        """The model with every `extend` chain applied (computed once)."""
+        return resolve(self.model)

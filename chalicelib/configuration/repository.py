@@ -1,0 +1,139 @@
+"""Persistence of deployed configurations.
+
+Table (partition `T#{t}#CFG`, storage/keys.py): `V#{version}` one item per deployed version,
+`#CURRENT` the current version's DeploymentMetadata (its `version` attribute is the optimistic lock),
+`S#{staticVersionLocator}` the latest version of each static locator, `#BOOTSTRAP` the bootstrap
+resources createTenant stored. Blobs (`tenants/{t}/...`): `config/{version}.zip` the package as
+downloaded, `config/{version}.model.json` its normal-form model (so reading a model never re-reads
+the ZIP), `bootstrap/{kind}/{file}` the bootstrap resource files.
+"""
+from __future__ import annotations
+
+import mimetypes
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import simplejson
+
+from chalicelib.configuration.models import (
+    BootstrapFile,
+    BootstrapRecord,
+    ConfigVersion,
+    CurrentDeployment,
+    DeploymentMetadata,
+)
+from chalicelib.configuration.package import RESOURCE_FILES_FOLDER, BootstrapResource
+from chalicelib.core.errors import ConcurrentModification
+from chalicelib.storage import blobs, codec, keys, table
+from chalicelib.storage.unit_of_work import UnitOfWork
+
+UPLOAD_THREADS = 8
+
+
+def _concurrent_deployment() -> ConcurrentModification:
+    return ConcurrentModification("Another deployment of this tenant finished first; deploy again")
+
+
+# --- reads ---------------------------------------------------------------------------------------
+
+
+def current(tenant: str) -> CurrentDeployment | None:
+    item = table.gateway().get(keys.tenant_scope(tenant), keys.config_current(tenant))
+    if item is None:
+        return None
+    return CurrentDeployment(metadata=DeploymentMetadata.model_validate(item["metadata"]),
+                             revision=int(item["version"]))
+
+
+def get_version(tenant: str, version: str) -> ConfigVersion | None:
+    item = table.gateway().get(keys.tenant_scope(tenant), keys.config_version(tenant, version))
+    return ConfigVersion.model_validate(codec.without_keys(item)) if item else None
+
+
+def latest_of_static(tenant: str, static_version_locator: str) -> str | None:
+    item = table.gateway().get(keys.tenant_scope(tenant), keys.config_static_version(tenant, static_version_locator))
+    return item["latestVersion"] if item else None
+
+
+def bootstrap(tenant: str) -> BootstrapRecord | None:
+    item = table.gateway().get(keys.tenant_scope(tenant), keys.config_bootstrap(tenant))
+    return BootstrapRecord.model_validate(codec.without_keys(item)) if item else None
+
+
+def read_package(tenant: str, version: str) -> bytes | None:
+    return blobs.get(tenant, _package_path(version))
+
+
+def read_model(tenant: str, version: str) -> dict[str, Any] | None:
+    body = blobs.get(tenant, _model_path(version))
+    return simplejson.loads(body, use_decimal=True) if body is not None else None
+
+
+# --- blobs, written before the transaction that makes them reachable ----------------------------
+
+
+def store_version_files(tenant: str, version: str, package: bytes, model: dict[str, Any]) -> None:
+    blobs.put(tenant, _package_path(version), package, "application/zip")
+    blobs.put(tenant, _model_path(version), simplejson.dumps(model, use_decimal=True).encode(), "application/json")
+
+
+def bootstrap_files(resources: list[BootstrapResource]) -> list[BootstrapFile]:
+    """Where each resource file is kept: `bootstrap/{kind}/{file}` under the tenant."""
+    return [BootstrapFile(instance=r.instance, staticName=r.static_name, kind=r.kind, path=_bootstrap_path(r.path),
+                          size=len(r.content)) for r in resources]
+
+
+def store_bootstrap_files(tenant: str, resources: list[BootstrapResource], files: list[BootstrapFile]) -> None:
+    """Each resource at its `files` path (same order), several uploads at a time."""
+    if not resources:
+        return
+
+    def upload(pair: tuple[BootstrapResource, BootstrapFile]) -> None:
+        resource, file = pair
+        content_type = mimetypes.guess_type(file.path)[0] or "application/octet-stream"
+        blobs.put(tenant, file.path, resource.content, content_type)
+
+    with ThreadPoolExecutor(max_workers=min(UPLOAD_THREADS, len(resources))) as pool:
+        list(pool.map(upload, zip(resources, files, strict=True)))
+
+
+def _package_path(version: str) -> str:
+    return f"config/{version}.zip"
+
+
+def _model_path(version: str) -> str:
+    return f"config/{version}.model.json"
+
+
+def _bootstrap_path(package_path: str) -> str:
+    """`bootstrap/resources/resourceFiles/tables/A.csv` -> `bootstrap/tables/A.csv`."""
+    return "/".join(("bootstrap", *package_path.split("/")[len(RESOURCE_FILES_FOLDER):]))
+
+
+# --- writes in the caller's unit of work ---------------------------------------------------------
+
+
+def add_version(uow: UnitOfWork, tenant: str, version: ConfigVersion) -> None:
+    uow.add(table.put_new({**keys.config_version(tenant, version.version).as_dict(), "entity": "configVersion",
+                           **version.model_dump()}, _concurrent_deployment))
+
+
+def move_current(uow: UnitOfWork, tenant: str, metadata: DeploymentMetadata, previous: CurrentDeployment | None) -> None:
+    """Point the tenant at a new version; fails with 409 when another deployment moved it first."""
+    key = keys.config_current(tenant)
+    if previous is None:
+        uow.add(table.put_new({**key.as_dict(), "entity": "configCurrent", "metadata": metadata.model_dump(),
+                               "version": 1}, _concurrent_deployment))
+    else:
+        uow.add(table.update(key, {"metadata": metadata.model_dump()}, expected_version=previous.revision,
+                             on_failure=_concurrent_deployment))
+
+
+def point_static_locator(uow: UnitOfWork, tenant: str, static_version_locator: str, version: str) -> None:
+    uow.add(table.put({**keys.config_static_version(tenant, static_version_locator).as_dict(),
+                       "entity": "configStaticVersion", "latestVersion": version}))
+
+
+def add_bootstrap(uow: UnitOfWork, tenant: str, record: BootstrapRecord) -> None:
+    uow.add(table.put_new({**keys.config_bootstrap(tenant).as_dict(), "entity": "configBootstrap",
+                           **record.model_dump()}))

@@ -1,0 +1,96 @@
+"""The configuration deployment API contract (spec part 1, "Configuration deployment results";
+required fields as the OpenAPI definition marks them)."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, StringConstraints
+
+from chalicelib.configuration.models import DeploymentMetadata, TenantDeployment
+
+PLUGIN_DEPLOYED = "deployed"
+"""pluginStatus of every implemented plugin: Python plugins need no build step, so a plugin of a
+deployed version is ready as soon as the version is."""
+
+
+class CreateTenantQuery(BaseModel):
+    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None = None
+    description: Annotated[str, StringConstraints(max_length=2000)] | None = None
+
+
+class DeployQuery(BaseModel):
+    overwrite: bool = False
+
+
+class DownloadQuery(BaseModel):
+    byStaticLocator: bool = False
+
+
+class DatamodelQuery(BaseModel):
+    resolve: bool = False
+    byStaticLocator: bool = False
+
+
+class DiffQuery(BaseModel):
+    config: str
+
+
+class DeploymentMetadataResponse(BaseModel):
+    latestVersion: str
+    version1: str
+    version2: str
+    implementedPlugins: dict[str, str]
+    implementedAutomationPlugins: dict[str, str]
+    staticVersionLocator: str | None = None
+
+    @classmethod
+    def of(cls, metadata: DeploymentMetadata | None) -> "DeploymentMetadataResponse":
+        """Nothing deployed (a createTenant whose package failed): empty versions and maps."""
+        if metadata is None:
+            return cls(latestVersion="", version1="", version2="", implementedPlugins={},
+                       implementedAutomationPlugins={})
+        return cls.model_validate(metadata.model_dump())
+
+
+class ConfigBuilderResult(BaseModel):
+    isSuccess: bool
+    metadata: DeploymentMetadataResponse
+    errors: list[str]
+
+
+class BootstrapResult(BaseModel):
+    status: Literal["queued", "failed"]
+    error: str
+
+
+class TenantDeploymentResult(BaseModel):
+    locator: str
+    name: str
+    bootstrapResult: BootstrapResult
+    deploymentResult: ConfigBuilderResult
+
+    @classmethod
+    def of(cls, result: TenantDeployment) -> "TenantDeploymentResult":
+        deployment = result.deployment
+        return cls(
+            locator=result.locator,
+            name=result.name,
+            bootstrapResult=BootstrapResult(status=result.bootstrap_status, error=result.bootstrap_error),
+            deploymentResult=ConfigBuilderResult(isSuccess=deployment.is_success, errors=deployment.errors,
+                                                 metadata=DeploymentMetadataResponse.of(deployment.metadata)),
+        )
+
+
+class DeployedConfigMetadata(BaseModel):
+    metadata: DeploymentMetadataResponse
+    pluginStatus: dict[str, str]
+    pluginVersionStatus: dict[str, dict[str, str]]
+    expectedRetirementTime: datetime | None = None
+
+    @classmethod
+    def of(cls, metadata: DeploymentMetadata) -> "DeployedConfigMetadata":
+        plugins = {**metadata.implementedPlugins, **metadata.implementedAutomationPlugins}
+        status = {name: PLUGIN_DEPLOYED for name in plugins}
+        return cls(metadata=DeploymentMetadataResponse.of(metadata), pluginStatus=status,
+                   pluginVersionStatus={metadata.latestVersion: status})

@@ -1,0 +1,314 @@
+"""Configuration deployments: tenants created from packages, redeploys, versions, the data model.
+
+A package is read (package.py), validated and normalised (validator.py) before anything is stored,
+so a package that fails changes nothing. A successful deployment writes its ZIP (in the download
+layout, holding the normal-form model) and the model JSON to S3 first, then makes them reachable in
+one transaction: the immutable version item, the moved current pointer with its DeploymentMetadata,
+the static-locator item and the event. S3 objects of a transaction that then fails stay unreachable.
+
+`current_model(ctx)` and `model(ctx, version)` are the domain's surface for later domains: one
+GetItem for the current pointer, and the model itself at most once per process (cache.py).
+"""
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from chalicelib.configuration import cache, repository
+from chalicelib.configuration.diff import diff
+from chalicelib.configuration.formatting import format_package
+from chalicelib.configuration.models import (
+    BootstrapRecord,
+    ConfigVersion,
+    CurrentDeployment,
+    DeployedConfiguration,
+    DeploymentMetadata,
+    DeploymentOutcome,
+    TenantDeployment,
+)
+from chalicelib.configuration.package import (
+    PACKAGE_TOO_LARGE,
+    RESOURCE_FILES_FOLDER,
+    BootstrapResource,
+    ConfigPackage,
+    PackageError,
+    bootstrap_resources,
+    dumps_json,
+    implemented_plugins,
+    read_package,
+    write_package,
+)
+from chalicelib.configuration.schema import lookup
+from chalicelib.configuration.validator import ValidationOutcome, validate
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import FieldError, InvalidRequest, NotFound, PayloadTooLarge
+from chalicelib.core.ids import new_locator
+from chalicelib.identity import service as identity
+from chalicelib.runtime import wiring
+
+VALIDATION_RESULT_FILE = "validation-result.json"
+NO_TENANT = "00000000-0000-0000-0000-000000000000"
+"""The `locator` of a createTenant result whose package failed: no tenant was created."""
+DEFAULT_TENANT_NAME = "Unnamed tenant"
+MAX_BOOTSTRAP_RECORD_BYTES = 300_000
+"""The bootstrap record is one table item, which DynamoDB caps at 400 KB."""
+MAX_ERRORS_SHOWN = 20
+DEPLOY_EVENT = "config.deployment.deploy"
+BOOTSTRAP_EVENT = "config.bootstrap.queue"
+
+_VERSION = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
+_VERSION_PLACEHOLDER = "0" * 26
+_BOOTSTRAP_FOLDER = "/".join(RESOURCE_FILES_FOLDER) + "/"
+
+T = TypeVar("T")
+
+
+# --- deploying -----------------------------------------------------------------------------------
+
+
+def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
+                  description: str | None) -> TenantDeployment:
+    """Validate the package; only when it passes, register the tenant (the caller gets access),
+    deploy the package as its first version and store its bootstrap resources."""
+    package = _read(package_bytes)
+    outcome, plugins = _check(package)
+    tenant_name = name or DEFAULT_TENANT_NAME
+    if not outcome.is_success:
+        return _failed(NO_TENANT, tenant_name, outcome.errors, None)
+    resources = bootstrap_resources(package)
+    record = _bootstrap_record(ctx, resources, outcome.model)
+    tenant = identity.create_tenant(ctx, name=tenant_name, description=description)
+    tenant_ctx = ctx.for_tenant(tenant.locator)
+    repository.store_bootstrap_files(tenant.locator, resources, record.resources if record else [])
+    uow, metadata = _deployment(tenant_ctx, package, outcome.model, plugins, None, overwrite=False)
+    if record is not None:
+        repository.add_bootstrap(uow, tenant.locator, record.model_copy(update={"version": metadata.latestVersion}))
+        uow.record_event(BOOTSTRAP_EVENT, {"tenantLocator": tenant.locator, "version": metadata.latestVersion,
+                                           "resources": len(resources)})
+    uow.commit()
+    return TenantDeployment(tenant.locator, tenant.name, DeploymentOutcome(True, [], metadata), "queued")
+
+
+def _bootstrap_record(ctx: CallContext, resources: list[BootstrapResource],
+                      model: dict[str, Any]) -> BootstrapRecord | None:
+    """The record of the package's bootstrap resources (None without any), checked to fit in one item."""
+    if not resources:
+        return None
+    groups = lookup(model, "bootstrap.resources.resourceGroups")
+    record = BootstrapRecord(version=_VERSION_PLACEHOLDER, resources=repository.bootstrap_files(resources),
+                             resourceGroups=groups if isinstance(groups, dict) else {}, createdAt=ctx.now)
+    size = len(record.model_dump_json())
+    if size > MAX_BOOTSTRAP_RECORD_BYTES:
+        raise InvalidRequest(f"The bootstrap resources of the package take {size} bytes to record; at most "
+                             f"{MAX_BOOTSTRAP_RECORD_BYTES} are allowed (fewer resources or shorter names)",
+                             code="config.bootstrap_too_large")
+    return record
+
+
+def deploy(ctx: CallContext, package_bytes: bytes, *, overwrite: bool = False) -> TenantDeployment:
+    """A new version of an existing tenant's configuration; bootstrap resources are ignored.
+    `overwrite=true` keeps the current static version locator, so what is bound to it moves to the
+    new version; otherwise the new version gets a static locator of its own."""
+    tenant = identity.get_tenant(ctx, ctx.tenant)
+    package = _read(package_bytes)
+    outcome, plugins = _check(package)
+    previous = repository.current(ctx.tenant)
+    if not outcome.is_success:
+        return _failed(tenant.locator, tenant.name, outcome.errors, previous)
+    uow, metadata = _deployment(ctx, package, outcome.model, plugins, previous, overwrite=overwrite)
+    uow.commit()
+    return TenantDeployment(tenant.locator, tenant.name, DeploymentOutcome(True, [], metadata), "queued")
+
+
+def _deployment(ctx: CallContext, package: ConfigPackage, model: dict[str, Any], plugins: dict[str, str],
+                previous: CurrentDeployment | None, *, overwrite: bool) -> tuple[Any, DeploymentMetadata]:
+    """Stores the new version's files and answers the unit of work that makes it current."""
+    tenant = ctx.tenant
+    version = new_locator()
+    replaced = previous.metadata if previous else None
+    metadata = DeploymentMetadata(
+        latestVersion=version, version1=version, version2=replaced.latestVersion if replaced else version,
+        staticVersionLocator=replaced.staticVersionLocator if overwrite and replaced else version,
+        implementedPlugins=plugins, implementedAutomationPlugins={})
+    repository.store_version_files(tenant, version, _download_form(package, model), model)
+    uow = wiring.unit_of_work(ctx)
+    repository.add_version(uow, tenant, ConfigVersion(
+        version=version, staticVersionLocator=metadata.staticVersionLocator,
+        previousVersion=replaced.latestVersion if replaced else None, implementedPlugins=plugins,
+        createdAt=ctx.now, createdBy=ctx.user_locator))
+    repository.move_current(uow, tenant, metadata, previous)
+    repository.point_static_locator(uow, tenant, metadata.staticVersionLocator, version)
+    uow.record_event(DEPLOY_EVENT, {"tenantLocator": tenant, "version": version,
+                                    "staticVersionLocator": metadata.staticVersionLocator, "overwrite": overwrite})
+    uow.after_commit(lambda: cache.put(tenant, DeployedConfiguration(version, model)))
+    return uow, metadata
+
+
+def _download_form(package: ConfigPackage, model: dict[str, Any]) -> bytes:
+    """The package as the download hands it back: the normal-form model, the plugins and other
+    files; bootstrap resource files are not configuration (createTenant stores them apart)."""
+    files = {path: content for path, content in package.other_files.items() if not path.startswith(_BOOTSTRAP_FOLDER)}
+    return write_package(ConfigPackage(model, package.plugins, files))
+
+
+def _failed(locator: str, name: str, errors: list[str], previous: CurrentDeployment | None) -> TenantDeployment:
+    metadata = previous.metadata if previous else None
+    return TenantDeployment(locator, name, DeploymentOutcome(False, errors, metadata), "failed",
+                            "not run: the configuration failed validation")
+
+
+# --- validating and formatting -------------------------------------------------------------------
+
+
+def validation_report(package_bytes: bytes) -> bytes:
+    """A ZIP holding `validation-result.json` ({"isSuccess", "errors"}); nothing is stored."""
+    outcome, _ = _check(_read(package_bytes))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        report = {"isSuccess": outcome.is_success, "errors": outcome.errors}
+        archive.writestr(VALIDATION_RESULT_FILE, dumps_json(report).encode("utf-8"))
+    return buffer.getvalue()
+
+
+def tenant_validation_report(ctx: CallContext, package_bytes: bytes) -> bytes:
+    identity.get_tenant(ctx, ctx.tenant)
+    return validation_report(package_bytes)
+
+
+def formatted(package_bytes: bytes) -> bytes:
+    """The package with property names and enum values in the spec's casing (formatConfig)."""
+    return _package_call(format_package, package_bytes)
+
+
+def _read(package_bytes: bytes) -> ConfigPackage:
+    return _package_call(read_package, package_bytes)
+
+
+def _package_call(function: Callable[[bytes], T], package_bytes: bytes) -> T:
+    """`function(package_bytes)`, with a package that cannot be read answered as a 400 (413 when
+    too large) whose code says why and whose message names the file and line where there is one."""
+    try:
+        return function(package_bytes)
+    except PackageError as error:
+        if error.code == PACKAGE_TOO_LARGE:
+            raise PayloadTooLarge(error.message, code=error.code) from None
+        shown = error.errors[:MAX_ERRORS_SHOWN]
+        message = error.message if len(error.errors) <= 1 else f"{error.message}. Problems: {'; '.join(shown)}"
+        raise InvalidRequest(message, code=error.code) from None
+
+
+def _check(package: ConfigPackage) -> tuple[ValidationOutcome, dict[str, str]]:
+    """Validation of the model plus the plugin modules (a module that does not parse is an error of
+    the package, reported with the others). Answers the outcome and the implemented plugins."""
+    outcome = validate(package.model)
+    errors = list(outcome.errors)
+    plugins: dict[str, str] = {}
+    products = outcome.model.get("products")
+    try:
+        plugins = implemented_plugins(package.plugins, products if isinstance(products, dict) else {})
+    except PackageError as error:
+        errors += error.errors
+    return ValidationOutcome(not errors, errors, outcome.model), plugins
+
+
+# --- reading what is deployed --------------------------------------------------------------------
+
+
+def deployment_metadata(ctx: CallContext) -> DeploymentMetadata:
+    return _current(ctx).metadata
+
+
+def bootstrap_record(ctx: CallContext) -> BootstrapRecord | None:
+    """The bootstrap resources createTenant stored for this tenant (for the tables capability)."""
+    return repository.bootstrap(ctx.tenant)
+
+
+def current_model(ctx: CallContext) -> tuple[str, dict[str, Any]]:
+    """The current version and its normal-form model (shared: never mutate it)."""
+    configuration = _configuration(ctx, _current(ctx).metadata.latestVersion, known=True)
+    return configuration.version, configuration.model
+
+
+def model(ctx: CallContext, version: str) -> dict[str, Any]:
+    """A deployed version's normal-form model (shared: never mutate it); 404 for an unknown one."""
+    return _configuration(ctx, version).model
+
+
+def datamodel(ctx: CallContext, version: str | None = None, *, resolved: bool = False,
+              by_static_locator: bool = False) -> dict[str, Any]:
+    """The model of the current version, or of `version` (a static version locator when
+    `by_static_locator`); with `resolved`, every extend chain applied."""
+    if version is None:
+        configuration = _configuration(ctx, _current(ctx).metadata.latestVersion, known=True)
+    else:
+        configuration = _configuration(ctx, _version(ctx, version, by_static_locator))
+    return configuration.resolved if resolved else configuration.model
+
+
+def download(ctx: CallContext, version: str | None = None, *, by_static_locator: bool = False) -> tuple[str, bytes]:
+    """(version, package ZIP) of the current version or of `version`."""
+    if version is None:
+        version = _current(ctx).metadata.latestVersion
+    else:
+        version = _version(ctx, version, by_static_locator)
+        if repository.get_version(ctx.tenant, version) is None:
+            raise NotFound("configuration", version)
+    package = repository.read_package(ctx.tenant, version)
+    if package is None:
+        raise NotFound("configuration", version)
+    return version, package
+
+
+def difference(ctx: CallContext, config_json: str) -> dict[str, dict[str, dict[str, Any]]]:
+    """What deploying `config_json` (a ConfigurationRef) would change, per collection: both sides in
+    normal form, so casing and platform defaults do not show up as changes."""
+    try:
+        config = json.loads(config_json, parse_float=Decimal)
+    except ValueError as error:
+        raise InvalidRequest(f"The config parameter is not JSON: {error}", code="request.malformed_json",
+                             field_errors=[FieldError("config", "must be a ConfigurationRef as JSON")]) from None
+    if not isinstance(config, dict):
+        raise InvalidRequest("The config parameter must be a JSON object", code="request.invalid",
+                             field_errors=[FieldError("config", "must be a ConfigurationRef as JSON")])
+    _, deployed = current_model(ctx)
+    return diff(validate(config).model, deployed)
+
+
+def _current(ctx: CallContext) -> CurrentDeployment:
+    current = repository.current(ctx.tenant)
+    if current is None:
+        identity.get_tenant(ctx, ctx.tenant)
+        raise NotFound("configuration")
+    return current
+
+
+def _version(ctx: CallContext, version: str, by_static_locator: bool) -> str:
+    """The version a path names: itself, or the latest version of a static version locator."""
+    if not _VERSION.fullmatch(version):
+        raise NotFound("configuration", version)
+    if not by_static_locator:
+        return version
+    latest = repository.latest_of_static(ctx.tenant, version)
+    if latest is None:
+        raise NotFound("configuration", version)
+    return latest
+
+
+def _configuration(ctx: CallContext, version: str, *, known: bool = False) -> DeployedConfiguration:
+    """From the cache, else from S3 (after checking the version exists, unless `known`)."""
+    cached = cache.get(ctx.tenant, version)
+    if cached is not None:
+        return cached
+    if not _VERSION.fullmatch(version) or not known and repository.get_version(ctx.tenant, version) is None:
+        raise NotFound("configuration", version)
+    model_json = repository.read_model(ctx.tenant, version)
+    if model_json is None:
+        raise NotFound("configuration", version)
+    configuration = DeployedConfiguration(version, model_json)
+    cache.put(ctx.tenant, configuration)
+    return configuration

@@ -1,0 +1,8 @@
+import pytest
+
+
+@pytest.fixture
+def admin_locator(api, admin_token) -> str:
+    from tests.api.identity.support import ok, whoami
+
+    return ok(whoami(api, admin_token))["locator"]

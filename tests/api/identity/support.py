@@ -1,0 +1,144 @@
+"""Helpers of the identity API tests: JSON calls, error assertions, the events of one request."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.builders import unique_name
+
+
+def call(api: Any, method: str, path: str, token: str | None = None, body: Any = None, *,
+         raw: bytes | str | None = None, headers: dict[str, str] | None = None) -> Any:
+    """One request with a JSON body (or `raw` bytes) and, with `token`, a bearer header."""
+    sent = {"Content-Type": "application/json"}
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    sent.update(headers or {})
+    data = raw if raw is not None else (b"" if body is None else json.dumps(body))
+    return api.http.request(method, path, headers=sent, body=data)
+
+
+def ok(response: Any) -> Any:
+    assert response.status_code == 200, response.body
+    return response.json_body
+
+
+def request_id(response: Any) -> str:
+    return response.headers["X-Request-Id"]
+
+
+def events_of(response: Any) -> list[dict[str, Any]]:
+    """The system event items recorded by the request that gave `response`."""
+    from chalicelib.storage import keys, table
+
+    items, _ = table.gateway().query(
+        keys.SYSTEM_SCOPE, keys.events_by_request(keys.SYSTEM_SCOPE, request_id(response)), index="GSI3")
+    return items
+
+
+def assert_event(response: Any, event_type: str, user_locator: str) -> dict[str, Any]:
+    """Exactly one event of the request, of `event_type`, stamped with its request id and caller."""
+    events = events_of(response)
+    assert [e["type"] for e in events] == [event_type]
+    event = events[0]
+    assert event["requestId"] == request_id(response)
+    assert event["userLocator"] == user_locator
+    return event
+
+
+def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
+    """The error body of DECISIONS.md, and a failed request records no event."""
+    assert response.status_code == status, response.body
+    body = response.json_body
+    assert body["httpStatus"] == status
+    assert body["code"] == code, body
+    assert body["requestId"] == request_id(response)
+    assert body["message"]
+    assert events_of(response) == []
+    return body
+
+
+def field_names(body: dict[str, Any]) -> set[str]:
+    return {f["field"] for f in body.get("fieldErrors", [])}
+
+
+def user_body(**overrides: Any) -> dict[str, Any]:
+    """A UserCreateRequest without a password (no argon2 cost), with a unique user name."""
+    return {"userName": unique_name(), "firstName": "Ada", "lastName": "Lovelace", **overrides}
+
+
+def role_name() -> str:
+    from chalicelib.core.ids import new_locator
+
+    return f"role-{new_locator().lower()}"
+
+
+def role_body(**overrides: Any) -> dict[str, Any]:
+    return {"name": role_name(), "description": "A test role",
+            "permissions": ["accounts.read"], **overrides}
+
+
+def whoami(api: Any, token: str) -> Any:
+    return call(api, "GET", "/auth/users/whoami", token)
+
+
+PASSWORD = "correct horse battery staple"
+
+
+def user_with_password(tenants: list[str], roles: list[str] | None = None) -> tuple[str, str]:
+    """A user who signs in with PASSWORD (costs one argon2 hash): (locator, user name)."""
+    from chalicelib.identity import service
+    from tests.builders import system_ctx
+
+    name = unique_name()
+    profile = service.create_user(system_ctx(), user_name=name, first_name="Sign", last_name="In", email=None,
+                                  password=PASSWORD, temporary_password=False, service_account=False,
+                                  roles=roles or [], tenants=tenants, enable_user=False)
+    return profile.user.locator, name
+
+
+def sign_in(api: Any, user_name: str, password: str = PASSWORD) -> Any:
+    return call(api, "POST", "/auth/token", body={"grant_type": "password", "username": user_name,
+                                                 "password": password})
+
+
+def token_body(clock: Any, **overrides: Any) -> dict[str, Any]:
+    """An AuthTokenCreateRequest valid for a day from the test clock, carrying only `users.custom`."""
+    from datetime import timedelta
+
+    from chalicelib.core.clock import isoformat
+
+    return {"name": "api-token", "expiresAt": isoformat(clock.now() + timedelta(days=1)),
+            "permissions": ["users.custom"], "tenants": [], **overrides}
+
+
+def list_length(api: Any, token: str, path: str) -> int:
+    """How many items an offset/count list holds, found by bisection in a few count=1 requests
+    (the table is shared by the whole session, so paging through everything would be slow)."""
+
+    def filled(offset: int) -> bool:
+        return bool(ok(call(api, "GET", f"{path}?offset={offset}&count=1", token))["items"])
+
+    low, high = 0, 1  # invariant: the list has an item at `low` (the admin exists) and none at `high`
+    while filled(high):
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if filled(middle) else (low, middle)
+    return high
+
+
+def user_with_role(role: str, token_permissions: list[str]) -> tuple[str, str]:
+    """A user holding the existing role `role`, and a named token of it: (locator, token)."""
+    from datetime import timedelta
+
+    from chalicelib.identity import service
+    from tests.builders import system_ctx
+
+    ctx = system_ctx()
+    profile = service.create_user(ctx, user_name=unique_name(), first_name="Role", last_name="Holder", email=None,
+                                  password=None, temporary_password=False, service_account=False, roles=[role],
+                                  tenants=[], enable_user=True)
+    token = service.create_token(ctx, profile.user.locator, name="holder", permissions=token_permissions,
+                                 tenants=[], expires_at=ctx.now + timedelta(days=1))
+    return profile.user.locator, token

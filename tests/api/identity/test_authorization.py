@@ -1,0 +1,95 @@
+"""What a caller may do: permission wildcards, self-service, and tokens bounded by their owner."""
+from __future__ import annotations
+
+from chalicelib.identity import service
+from tests.api.identity.support import assert_error, call, ok, role_body, token_body, whoami
+from tests.builders import new_role, new_tenant, new_user, system_ctx
+
+
+def test_a_group_wildcard_covers_every_action_of_its_group(api):
+    _, token = new_user(["users.*"], [])
+    ok(call(api, "GET", "/auth/users/list?count=1", token))
+    ok(call(api, "GET", "/auth/users/basic/list?count=1", token))
+    assert_error(call(api, "GET", "/auth/roles/list", token), 403, "auth.permission_denied")
+    assert_error(call(api, "POST", "/auth/roles", token, role_body()), 403, "auth.permission_denied")
+
+
+def test_the_global_wildcard_covers_everything(api):
+    _, token = new_user(["*.*"], [])
+    ok(call(api, "GET", "/auth/users/list?count=1", token))
+    ok(call(api, "GET", "/auth/roles/permissions", token))
+    role = ok(call(api, "POST", "/auth/roles", token, role_body()))
+    assert call(api, "DELETE", f"/auth/roles/{role['locator']}", token).status_code == 200
+
+
+def test_one_of_the_listed_permissions_suffices(api):
+    _, lister = new_user(["users.list"], [])
+    _, reader = new_user(["users.read"], [])
+    for token in (lister, reader):
+        ok(call(api, "GET", "/auth/users/list?count=1", token))
+
+
+def test_self_service_applies_to_the_callers_own_locator_only(api):
+    locator, token = new_user([], [])
+    other, _ = new_user([], [])
+    for path in ("", "/permissions", "/tokens"):
+        ok(call(api, "GET", f"/auth/users/{locator}{path}", token))
+        assert_error(call(api, "GET", f"/auth/users/{other}{path}", token), 403, "auth.permission_denied")
+
+
+def test_even_a_wildcard_holder_uses_self_service_endpoints_on_itself_only(api, clock):
+    """`POST /auth/users/{locator}/tokens` lists only `users.custom`: nobody mints tokens for others."""
+    _, admin_like = new_user(["*.*"], [])
+    other, _ = new_user([], [])
+    assert_error(call(api, "POST", f"/auth/users/{other}/tokens", admin_like, token_body(clock)), 403,
+                 "auth.permission_denied")
+
+
+def test_a_token_restricted_to_fewer_permissions_than_its_owner(api, clock):
+    locator, owner_token = new_user(["users.read", "roles.read"], [])
+    narrow = ok(call(api, "POST", f"/auth/users/{locator}/tokens", owner_token,
+                     token_body(clock, name="narrow", permissions=["roles.read", "users.custom"])))
+    ok(call(api, "GET", "/auth/users/list?count=1", owner_token))
+    ok(call(api, "GET", "/auth/roles/list?count=1", narrow))
+    assert_error(call(api, "GET", "/auth/users/list?count=1", narrow), 403, "auth.permission_denied")
+
+
+def test_a_restricted_token_cannot_mint_a_wider_token(api, clock):
+    locator, owner_token = new_user(["users.read"], [])
+    narrow = ok(call(api, "POST", f"/auth/users/{locator}/tokens", owner_token,
+                     token_body(clock, name="narrow", permissions=["users.custom"])))
+    wider = token_body(clock, name="wider", permissions=["users.read", "users.custom"])
+    assert_error(call(api, "POST", f"/auth/users/{locator}/tokens", narrow, wider), 403,
+                 "token.permission_not_held")
+    assert_error(call(api, "POST", f"/auth/users/{locator}/tokens", narrow, token_body(clock, permissions=["*.*"])),
+                 403, "token.permission_not_held")
+
+
+def test_a_token_restricted_to_fewer_tenants_cannot_mint_a_wider_token(api, clock, tenant):
+    second = new_tenant()
+    locator, owner_token = new_user([], [tenant, second])
+    narrow = ok(call(api, "POST", f"/auth/users/{locator}/tokens", owner_token,
+                     token_body(clock, name="narrow", tenants=[tenant])))
+    assert_error(call(api, "POST", f"/auth/users/{locator}/tokens", narrow,
+                      token_body(clock, name="wider", tenants=[tenant, second])), 403, "token.tenant_not_held")
+
+
+def test_a_named_token_loses_what_its_owner_loses(api, admin_token, clock):
+    locator, owner_token = new_user(["users.read"], [])
+    role = ok(whoami(api, owner_token))["roles"][0]
+    token = ok(call(api, "POST", f"/auth/users/{locator}/tokens", owner_token,
+                    token_body(clock, name="reader", permissions=["users.read", "users.custom"])))
+    ok(call(api, "GET", "/auth/users/list?count=1", token))
+    ok(call(api, "PATCH", f"/auth/users/{locator}/roles", admin_token, {"addRoles": [], "removeRoles": [role]}))
+    assert_error(call(api, "GET", "/auth/users/list?count=1", token), 403, "auth.permission_denied")
+    ok(call(api, "PATCH", f"/auth/users/{locator}/roles", admin_token, {"addRoles": [role], "removeRoles": []}))
+    ok(call(api, "GET", "/auth/users/list?count=1", token))
+
+
+def test_a_wildcard_token_carries_exactly_what_its_owner_holds(api, clock):
+    locator, owner_token = new_user(["users.*"], [])
+    token = ok(call(api, "POST", f"/auth/users/{locator}/tokens", owner_token,
+                    token_body(clock, name="wide", permissions=["users.*"])))
+    ok(call(api, "GET", "/auth/users/list?count=1", token))
+    service.update_user_roles(system_ctx(), locator, [new_role(["roles.read"])], [])
+    assert_error(call(api, "GET", "/auth/roles/list?count=1", token), 403, "auth.permission_denied")

@@ -1,0 +1,276 @@
+"""Jobs: enqueue after commit, dispatch and its status moves, redelivery, the reaper, the SQS worker."""
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+
+from chalicelib.core.errors import AlreadyExists, InvalidState
+from chalicelib.runtime import wiring
+from chalicelib.runtime.jobs import (
+    MAX_ATTEMPTS,
+    JobMessage,
+    JobStatus,
+    dispatch,
+    enqueue,
+    get_job,
+    job_handler,
+    reap_expired,
+)
+from chalicelib.runtime.settings import settings
+from chalicelib.storage import keys, table
+from tests.builders import system_ctx
+
+ECHO = "test.jobs.echo"
+runs: Counter[str] = Counter()  # handler runs per job key
+seen_status: dict[str, str] = {}  # the job's status as its handler saw it, per job key
+started: dict[str, tuple[str, JobMessage]] = {}  # job key -> (job locator, its message)
+
+
+class WorkerDied(BaseException):
+    """Stands in for a worker killed mid-job (a Lambda timeout): nothing in dispatch can catch it."""
+
+
+@job_handler(ECHO)
+def echo(ctx, payload):
+    """Behaves as the payload says: `crash` (transient) or `die` for the first runs, `refuse`, or
+    `redeliver` (the same message arrives again while the job runs)."""
+    key = payload["key"]
+    locator, message = started[key]
+    runs[key] += 1
+    seen_status[key] = get_job(ctx.tenant, locator)["status"]
+    if payload.get("refuse"):
+        raise InvalidState("no thanks", code="test.refused")
+    if runs[key] <= payload.get("crash", 0):
+        raise RuntimeError("the network blinked")
+    if runs[key] <= payload.get("die", 0):
+        raise WorkerDied()
+    if payload.get("redeliver"):
+        assert dispatch(message) is None
+    return {"echo": payload.get("say"), "tenant": ctx.tenant}
+
+
+def start(tenant, queue, **payload):
+    """Enqueue one echo job in its own committed unit of work; answers (job locator, its message)."""
+    key = f"job{len(started)}"
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    locator = enqueue(uow, ECHO, {"key": key, **payload})
+    uow.commit()
+    started[key] = (locator, queue.sent[-1])
+    return started[key]
+
+
+def runs_of(tenant, locator):
+    return runs[get_job(tenant, locator)["payload"]["key"]]
+
+
+def past_the_lease(clock):
+    clock.advance(seconds=settings().job_lease_seconds + 1)
+
+
+# --- enqueue ------------------------------------------------------------------------------------
+
+
+def test_the_message_is_sent_only_once_the_unit_of_work_commits(tenant, jobs):
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    locator = enqueue(uow, ECHO, {"key": "unused"})
+
+    assert jobs.sent == []
+    assert get_job(tenant, locator) is None
+    uow.commit()
+
+    assert [(m.job_type, m.tenant, m.job_locator) for m in jobs.sent] == [(ECHO, tenant, locator)]
+    assert jobs.sent[0].correlation_id == uow.ctx.request_id
+    assert get_job(tenant, locator)["status"] == "queued"
+
+
+def test_no_job_and_no_message_when_the_commit_fails(tenant, jobs):
+    taken = {**keys.Key(f"{keys.tenant_scope(tenant)}TEST#taken").as_dict(), "entity": "test"}
+    first = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    first.add(table.put_new(taken))
+    first.commit()
+
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    uow.add(table.put_new(taken))
+    locator = enqueue(uow, ECHO, {"key": "unused"})
+    with pytest.raises(AlreadyExists):
+        uow.commit()
+
+    assert jobs.sent == []
+    assert get_job(tenant, locator) is None
+
+
+def test_an_unknown_job_type_cannot_be_enqueued(tenant):
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+
+    with pytest.raises(ValueError):
+        enqueue(uow, "test.jobs.nobody", {})
+
+
+# --- dispatch -----------------------------------------------------------------------------------
+
+
+def test_a_job_runs_queued_then_running_then_finished_with_its_result(tenant, jobs, clock):
+    locator, _ = start(tenant, jobs, say="hello")
+    clock.advance(minutes=1)
+
+    assert jobs.drain() == 1
+
+    job = get_job(tenant, locator)
+    assert seen_status[job["payload"]["key"]] == "running"
+    assert job["status"] == "finished"
+    assert job["result"] == {"echo": "hello", "tenant": tenant}
+    assert job["attempts"] == 1
+    assert job["finishedAt"] == "2026-01-15T09:31:00.000Z"
+    assert "leaseUntil" not in job and "GSI1PK" not in job  # off the reaper's index
+
+
+def test_a_domain_error_fails_the_job_and_consumes_the_message(tenant, jobs):
+    locator, message = start(tenant, jobs, refuse=True)
+
+    assert jobs.drain() == 1
+
+    job = get_job(tenant, locator)
+    assert job["status"] == "failed"
+    assert job["error"] == "test.refused: no thanks"
+    assert jobs.messages == []
+    assert dispatch(message) is None  # a redelivery finds nothing to do
+    assert runs_of(tenant, locator) == 1
+
+
+def test_any_other_error_puts_the_job_back_and_propagates_for_redelivery(tenant, jobs):
+    locator, message = start(tenant, jobs, crash=1, say="again")
+
+    with pytest.raises(RuntimeError):
+        jobs.drain()
+    assert get_job(tenant, locator)["status"] == "queued"
+
+    assert dispatch(message) == JobStatus.FINISHED  # SQS delivers it again
+    job = get_job(tenant, locator)
+    assert (job["status"], job["attempts"], job["result"]["echo"]) == ("finished", 2, "again")
+
+
+def test_a_duplicate_delivery_runs_the_handler_once(tenant, jobs):
+    locator, message = start(tenant, jobs)
+    jobs.send(message.model_dump_json())
+
+    assert jobs.drain() == 2
+
+    assert runs_of(tenant, locator) == 1
+    assert get_job(tenant, locator)["status"] == "finished"
+
+
+def test_a_duplicate_delivered_while_the_job_runs_does_nothing(tenant, jobs):
+    locator, _ = start(tenant, jobs, redeliver=True)
+
+    jobs.drain()
+
+    assert (get_job(tenant, locator)["status"], runs_of(tenant, locator)) == ("finished", 1)
+
+
+def test_a_message_of_a_job_that_does_not_exist_is_dropped(tenant):
+    ghost = JobMessage(job_type=ECHO, tenant=tenant, job_locator="01ARZ3NDEKTSV4RRFFQ69G5FAV", correlation_id="r")
+
+    assert dispatch(ghost) is None
+
+
+# --- the reaper ---------------------------------------------------------------------------------
+
+
+def test_a_job_whose_message_was_lost_is_requeued_once_its_lease_runs_out(tenant, jobs, clock):
+    locator, message = start(tenant, jobs, say="late")
+    jobs.messages.clear()  # the message is lost
+
+    assert reap_expired(tenant, clock.now() + timedelta(seconds=settings().job_lease_seconds - 1)) == 0
+    past_the_lease(clock)
+    assert reap_expired(tenant, clock.now()) == 1
+
+    assert jobs.sent[-1].job_locator == locator
+    assert get_job(tenant, locator)["requeues"] == 1
+    assert reap_expired(tenant, clock.now()) == 0  # the new lease runs from now
+    assert jobs.drain() == 1
+    assert get_job(tenant, locator)["result"]["echo"] == "late"
+
+
+def test_a_job_whose_worker_died_is_requeued_and_then_runs(tenant, jobs, clock):
+    locator, _ = start(tenant, jobs, die=1)
+    with pytest.raises(WorkerDied):
+        jobs.drain()
+    assert get_job(tenant, locator)["status"] == "running"
+
+    past_the_lease(clock)
+    assert reap_expired(tenant, clock.now()) == 1
+    assert get_job(tenant, locator)["status"] == "queued"
+    jobs.drain()
+
+    job = get_job(tenant, locator)
+    assert (job["status"], job["attempts"]) == ("finished", 2)
+
+
+def test_the_reaper_gives_up_after_the_last_attempt(tenant, jobs, clock):
+    locator, _ = start(tenant, jobs)
+    for _ in range(MAX_ATTEMPTS):
+        jobs.messages.clear()  # every message is lost
+        past_the_lease(clock)
+        assert reap_expired(tenant, clock.now()) == 1
+    jobs.messages.clear()
+    sent = len(jobs.sent)
+
+    past_the_lease(clock)
+    assert reap_expired(tenant, clock.now()) == 1
+
+    job = get_job(tenant, locator)
+    assert job["status"] == "failed"
+    assert job["error"].startswith("job.lease_expired")
+    assert len(jobs.sent) == sent  # no further message
+    past_the_lease(clock)
+    assert reap_expired(tenant, clock.now()) == 0
+
+
+# --- the Lambda entry points --------------------------------------------------------------------
+
+
+def _run_for(queue, tenant):
+    """Dispatch the queued messages of `tenant` only (other tests' tenants keep their own jobs)."""
+    queue.messages = [m for m in queue.messages if JobMessage.model_validate_json(m).tenant == tenant]
+    return queue.drain()
+
+
+def test_the_reap_schedule_enqueues_one_reap_job_per_tenant_which_requeues_expired_jobs(api, tenant, jobs, clock):
+    from chalicelib.identity import service as identity
+
+    lost, _ = start(tenant, jobs)
+    jobs.messages.clear()
+    past_the_lease(clock)
+    jobs.sent.clear()
+
+    api.lambda_.invoke("reap_jobs", api.events.generate_cw_event(
+        source="aws.events", detail_type="Scheduled Event", detail={}, resources=["arn:aws:events:rule/reap_jobs"]))
+
+    reaps = Counter(m.tenant for m in jobs.sent if m.job_type == "jobs.reap")
+    assert set(reaps.values()) == {1}
+    assert set(reaps) == set(identity.list_tenant_locators())
+    [reap] = [m for m in jobs.sent if m.tenant == tenant]
+    assert _run_for(jobs, tenant) == 2  # the reap job, then the job it re-queued
+    assert get_job(tenant, reap.job_locator)["result"] == {"requeuedOrFailed": 1}
+    assert get_job(tenant, lost)["status"] == "finished"
+
+
+def test_the_sqs_worker_dispatches_the_message(api, tenant, jobs):
+    locator, message = start(tenant, jobs, say="via sqs")
+
+    api.lambda_.invoke("run_job", api.events.generate_sqs_event([message.model_dump_json()], queue_name="pas-jobs"))
+
+    assert get_job(tenant, locator)["result"]["echo"] == "via sqs"
+
+
+def test_the_sqs_worker_lets_a_transient_error_through_so_sqs_delivers_again(api, tenant, jobs):
+    locator, message = start(tenant, jobs, crash=1)
+    event = api.events.generate_sqs_event([message.model_dump_json()], queue_name="pas-jobs")
+
+    with pytest.raises(RuntimeError):
+        api.lambda_.invoke("run_job", event)
+    api.lambda_.invoke("run_job", event)
+
+    assert get_job(tenant, locator)["status"] == "finished"
