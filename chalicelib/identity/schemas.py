@@ -1,11 +1,13 @@
 """The identity API contract (field names as the spec and the OpenAPI definition spell them)."""
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+from chalicelib.core.ids import is_uuid
+from chalicelib.core.permissions import ANY_TENANT
 from chalicelib.identity.models import Role, UserProfile
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
@@ -15,6 +17,21 @@ EmailStr = Annotated[str, StringConstraints(strip_whitespace=True, max_length=25
 Password = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 
 
+def _tenant_ref(value: str) -> str:
+    if value != ANY_TENANT and not is_uuid(value.lower()):
+        raise ValueError(f"must be a tenant locator (a UUID) or '{ANY_TENANT}'")
+    return value.lower()
+
+
+def _utc(value: datetime) -> datetime:
+    """A datetime without an offset is UTC, as everywhere on the wire."""
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+
+
+TenantRef = Annotated[str, StringConstraints(strip_whitespace=True), AfterValidator(_tenant_ref)]
+UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
+
+
 class Request(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -22,9 +39,9 @@ class Request(BaseModel):
 class AuthTokenCreateRequest(Request):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
                                            pattern=r"^[A-Za-z0-9_.\- ]+$")]
-    expiresAt: datetime
+    expiresAt: UtcDatetime
     permissions: list[Name]
-    tenants: list[Name]
+    tenants: list[TenantRef]
 
 
 class AuthTokenResponse(BaseModel):
@@ -57,13 +74,13 @@ class UserCreateRequest(Request):
     serviceAccount: bool = False
     email: EmailStr | None = None
     roles: list[Name] = []
-    tenants: list[Name] = []
+    tenants: list[TenantRef] = []
 
 
 class UserUpdateRequest(Request):
     firstName: Name
     lastName: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
-    tenants: list[Name]
+    tenants: list[TenantRef]
     email: EmailStr | None = None
     roles: list[Name] | None = None
     permissions: list[Name] | None = Field(None, description="Permissions are granted through roles only")
@@ -75,7 +92,7 @@ class UserRolesUpdateRequest(Request):
 
 
 class UserTenantsAssignmentsUpdateRequest(Request):
-    addTenants: list[Name]
+    addTenants: list[TenantRef]
     removeTenants: list[Name]
 
 

@@ -177,7 +177,7 @@ def create_user(ctx: CallContext, *, user_name: str, first_name: str, last_name:
     _check_grantable_tenants(ctx, tenants)
     user = User(
         locator=new_uuid_locator(), userName=user_name, firstName=first_name, lastName=last_name, email=email,
-        serviceAccount=service_account, tenants=sorted(set(tenants)), roleLocators=_role_locators(roles),
+        serviceAccount=service_account, tenants=sorted(set(tenants)), roleLocators=_role_locators(ctx, roles),
         passwordHash=passwords.hash_password(password) if password else None,
         temporaryPassword=temporary_password, enabled=bool(password) or enable_user or service_account,
         createdAt=ctx.now, createdBy=ctx.user_locator,
@@ -196,13 +196,13 @@ def update_user(ctx: CallContext, locator: str, *, first_name: str, last_name: s
     changes = {"firstName": first_name, "lastName": last_name, "email": email, "tenants": sorted(set(tenants))}
     if roles is not None:
         _require_any(ctx, "users.update-roles", "users.write")
-        changes["roleLocators"] = _role_locators(roles)
+        changes["roleLocators"] = _role_locators(ctx, roles, user.roleLocators)
     return _save(ctx, user, changes, "auth.user.update")
 
 
 def update_user_roles(ctx: CallContext, locator: str, add: list[str], remove: list[str]) -> UserProfile:
     user = _load_user(locator)
-    added = _role_locators(add)
+    added = _role_locators(ctx, add, user.roleLocators)
     removed = set(repository.role_locators_by_name(remove).values())
     held = [r for r in user.roleLocators if r not in removed]
     held += [r for r in added if r not in held]
@@ -264,13 +264,22 @@ def _save(ctx: CallContext, user: User, changes: dict, event_type: str) -> UserP
     return _profile(changed.model_copy(update={"version": user.version + 1}))
 
 
-def _role_locators(names: list[str]) -> list[str]:
+def _role_locators(ctx: CallContext, names: list[str], already_held: list[str] = ()) -> list[str]:
+    """Locators of the named roles. A caller hands out only roles whose permissions it holds itself."""
     found = repository.role_locators_by_name(names)
     missing = [n for n in names if n.lower() not in found]
     if missing:
         raise InvalidRequest("Unknown role", code="role.unknown",
                              field_errors=[FieldError("roles", f"no role named {n}") for n in missing])
-    return list(dict.fromkeys(found[n.lower()] for n in names))
+    locators = list(dict.fromkeys(found[n.lower()] for n in names))
+    new = [r for r in locators if r not in already_held]
+    if new and not ctx.principal.is_system:
+        too_wide = [role.name for role in repository.roles(new)
+                    if restrict(ctx.principal.permissions, role.permissions) != frozenset(role.permissions)]
+        if too_wide:
+            raise Forbidden(f"You cannot grant roles with permissions you do not hold: {', '.join(too_wide)}",
+                            code="auth.role_not_grantable")
+    return locators
 
 
 def _check_grantable_tenants(ctx: CallContext, tenants: list[str]) -> None:

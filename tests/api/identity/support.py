@@ -112,20 +112,35 @@ def token_body(clock: Any, **overrides: Any) -> dict[str, Any]:
             "permissions": ["users.custom"], "tenants": [], **overrides}
 
 
-def list_length(api: Any, token: str, path: str) -> int:
-    """How many items an offset/count list holds, found by bisection in a few count=1 requests
-    (the table is shared by the whole session, so paging through everything would be slow)."""
+def list_length(api: Any, token: str, path: str, count: int = 100) -> int:
+    """How many items an offset/count list holds, in a few requests of `count` items (the table is shared
+    by the whole session, and a page reads every item before its offset, so paging through is slow)."""
 
-    def filled(offset: int) -> bool:
-        return bool(ok(call(api, "GET", f"{path}?offset={offset}&count=1", token))["items"])
+    def probe(offset: int) -> tuple[int, bool]:
+        body = ok(call(api, "GET", f"{path}?offset={offset}&count={count}", token))
+        return len(body["items"]), body["listCompleted"]
 
-    low, high = 0, 1  # invariant: the list has an item at `low` (the admin exists) and none at `high`
-    while filled(high):
-        low, high = high, high * 2
-    while high - low > 1:
+    found, done = probe(0)
+    if done:
+        return found
+    low, high, offset = 0, None, count  # more than low + count items; at most `high` items
+    while high is None:
+        found, done = probe(offset)
+        if done and found:
+            return offset + found
+        if done:
+            high = offset
+        else:
+            low, offset = offset, offset * 2
+    while True:
         middle = (low + high) // 2
-        low, high = (middle, high) if filled(middle) else (low, middle)
-    return high
+        found, done = probe(middle)
+        if done and found:
+            return middle + found
+        if done:
+            high = middle
+        else:
+            low = middle
 
 
 def user_with_role(role: str, token_permissions: list[str]) -> tuple[str, str]:

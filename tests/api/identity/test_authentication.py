@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 
 from chalicelib.core.clock import isoformat
-from tests.api.identity.support import assert_error, call, ok, whoami
+from tests.api.identity.support import assert_error, call, ok, sign_in, user_with_password, whoami
 from tests.builders import new_user
 
 
@@ -62,10 +62,13 @@ def test_a_deleted_named_token_is_refused(api, clock):
     assert_error(whoami(api, short), 401, "auth.token_invalid")
 
 
-def test_tokens_of_a_deleted_user_are_refused(api, admin_token):
-    locator, token = new_user([], [])
+def test_tokens_of_a_deleted_user_are_refused(api, admin_token, clock, tenant):
+    locator, name = user_with_password([tenant])
+    session = ok(sign_in(api, name))["access_token"]
+    named = named_token(api, session, locator, clock)
     assert call(api, "DELETE", f"/auth/users/{locator}", admin_token).status_code == 200
-    assert_error(whoami(api, token), 401, "auth.token_invalid")
+    for token in (session, named):
+        assert_error(whoami(api, token), 401, "auth.token_invalid")
 
 
 def test_whoami_makes_at_most_two_dynamodb_calls(api, ddb_calls):

@@ -93,3 +93,33 @@ def test_a_wildcard_token_carries_exactly_what_its_owner_holds(api, clock):
     ok(call(api, "GET", "/auth/users/list?count=1", token))
     service.update_user_roles(system_ctx(), locator, [new_role(["roles.read"])], [])
     assert_error(call(api, "GET", "/auth/roles/list?count=1", token), 403, "auth.permission_denied")
+
+
+def test_a_caller_cannot_hand_out_a_role_wider_than_its_own_permissions(api, tenant):
+    from tests.builders import bearer, new_role, new_user
+
+    wide_role = new_role(["*.*"])
+    _, granter = new_user(["users.update-roles", "users.add", "users.read"], [tenant])
+    target, _ = new_user([], [tenant])
+
+    response = api.http.patch(f"/auth/users/{target}/roles", headers=bearer(granter),
+                              body='{"addRoles": ["%s"], "removeRoles": []}' % wide_role)
+
+    assert response.status_code == 403
+    assert response.json_body["code"] == "auth.role_not_grantable"
+    whoami = api.http.get(f"/auth/users/{target}", headers=bearer(granter)).json_body
+    assert wide_role not in whoami["roles"]
+
+
+def test_a_caller_can_hand_out_a_role_within_its_own_permissions(api, tenant):
+    from tests.builders import bearer, new_role, new_user
+
+    narrow_role = new_role(["users.read"])
+    _, granter = new_user(["users.update-roles", "users.read"], [tenant])
+    target, _ = new_user([], [tenant])
+
+    response = api.http.patch(f"/auth/users/{target}/roles", headers=bearer(granter),
+                              body='{"addRoles": ["%s"], "removeRoles": []}' % narrow_role)
+
+    assert response.status_code == 200
+    assert narrow_role in response.json_body["roles"]

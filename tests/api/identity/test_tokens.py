@@ -89,6 +89,7 @@ def test_a_token_cannot_carry_more_than_its_owner_holds(api, clock, tenant):
     ({"permissions": ["users.custom", "nodot"]}, "permissions[1]"),
     ({"permissions": "users.custom"}, "permissions"),
     ({"tenants": None}, "tenants"),
+    ({"tenants": ["not-a-tenant"]}, "tenants.0"),
     ({"expiresAt": "2026-01-15T09:30:00Z"}, "expiresAt"),
     ({"expiresAt": "tomorrow"}, "expiresAt"),
     ({"name": ""}, "name"),
@@ -101,6 +102,16 @@ def test_invalid_token_requests_answer_400(api, clock, change, field):
     body = assert_error(call(api, "POST", f"/auth/users/{locator}/tokens", token, token_body(clock, **change)),
                         400, "role.invalid_permission" if field.startswith("permissions[") else "request.invalid")
     assert field in {f["field"] for f in body["fieldErrors"]}
+
+
+def test_an_expiry_without_offset_is_utc(api, clock):
+    locator, token = new_user([], [])
+    naive = (clock.now() + timedelta(hours=2)).replace(tzinfo=None).isoformat()
+    created = ok(call(api, "POST", f"/auth/users/{locator}/tokens", token, token_body(clock, expiresAt=naive)))
+    listed = [t for t in tokens_of(api, token) if t["name"] == "api-token"]
+    assert [t["expiresAt"] for t in listed] == [isoformat(clock.now() + timedelta(hours=2))]
+    clock.advance(hours=2)
+    assert_error(whoami(api, created), 401, "auth.token_expired")
 
 
 def test_a_missing_field_answers_400(api, clock):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 
 import pytest
 
@@ -22,6 +23,7 @@ from tests.api.identity.support import (
 from tests.builders import new_role, new_tenant, new_user, unique_name
 
 UNKNOWN_USER = "00000000-0000-4000-8000-000000000000"
+BASIC_LIST = "/auth/users/basic/list"
 USER_FIELDS = {"locator", "userName", "firstName", "lastName", "serviceAccount", "tenants", "roles", "permissions"}
 
 
@@ -89,6 +91,7 @@ def test_user_names_are_unique_whatever_their_case(api, admin_token):
     ({"firstName": ""}, "firstName"),
     ({"roles": "admin"}, "roles"),
     ({"tenants": [7]}, "tenants.0"),
+    ({"tenants": ["not-a-tenant"]}, "tenants.0"),
     ({"serviceAccount": "sometimes"}, "serviceAccount"),
 ])
 def test_invalid_user_creation_answers_400(api, admin_token, change, field):
@@ -123,8 +126,17 @@ def test_create_user_needs_users_add_and_the_tenants_granted(api, admin_token, t
     assert ok(call(api, "GET", f"/auth/users/username/{name}", admin_token)) == []
 
 
-def test_create_user_enable_user_query_parameter(api, admin_token):
-    ok(call(api, "POST", "/auth/users?enableUser=true", admin_token, user_body()))
+def test_enable_user_activates_a_user_without_password(api, admin_token, clock):
+    """Without a password and without `enableUser=true` a user is disabled: no credential works."""
+    from chalicelib.identity import service
+    from tests.builders import system_ctx
+
+    enabled = ok(call(api, "POST", "/auth/users?enableUser=true", admin_token, user_body()))
+    disabled = ok(call(api, "POST", "/auth/users", admin_token, user_body()))
+    for user, status in ((enabled, 200), (disabled, 401)):
+        token = service.create_token(system_ctx(), user["locator"], name="sso", permissions=["users.custom"],
+                                     tenants=[], expires_at=clock.now() + timedelta(days=1))
+        assert whoami(api, token).status_code == status
     assert_error(call(api, "POST", "/auth/users?enableUser=perhaps", admin_token, user_body()), 400,
                  "request.invalid")
 
@@ -194,7 +206,7 @@ def test_fetch_user_is_self_service_or_users_read(api):
 @pytest.mark.parametrize("path", ["/auth/users/list", "/auth/users/basic/list"])
 def test_user_lists_page_by_offset_and_count_oldest_first(api, admin_token, path):
     mine = [ok(create_user(api, admin_token))["locator"] for _ in range(3)]
-    start = list_length(api, admin_token, path) - 3  # the newest three
+    start = list_length(api, admin_token, BASIC_LIST, 1000) - 3  # the newest three
 
     def page(offset, count):
         body = ok(call(api, "GET", f"{path}?offset={offset}&count={count}", admin_token))
@@ -210,7 +222,7 @@ def test_user_lists_page_by_offset_and_count_oldest_first(api, admin_token, path
 
 def test_user_list_items_are_user_responses(api, admin_token, tenant):
     created = ok(create_user(api, admin_token, tenants=[tenant], roles=[new_role(["accounts.read"])]))
-    offset = list_length(api, admin_token, "/auth/users/list") - 1
+    offset = list_length(api, admin_token, BASIC_LIST, 1000) - 1
     body = ok(call(api, "GET", f"/auth/users/list?offset={offset}&count=1", admin_token))
     assert body == {"listCompleted": True, "items": [created]}
     plain = ok(call(api, "GET", f"/auth/users/list?offset={offset}&count=1&extended=false", admin_token))
@@ -219,7 +231,7 @@ def test_user_list_items_are_user_responses(api, admin_token, tenant):
 
 def test_basic_user_list_items_are_basic_user_responses(api, admin_token):
     created = ok(create_user(api, admin_token))
-    offset = list_length(api, admin_token, "/auth/users/basic/list") - 1
+    offset = list_length(api, admin_token, BASIC_LIST, 1000) - 1
     body = ok(call(api, "GET", f"/auth/users/basic/list?offset={offset}&count=1", admin_token))
     assert body == {"listCompleted": True,
                     "items": [{k: created[k] for k in ("locator", "userName", "firstName", "lastName")}]}
@@ -231,7 +243,7 @@ def test_user_list_defaults_to_the_first_twenty(api, admin_token):
     for _ in range(2):
         ok(create_user(api, admin_token))
     default = ok(call(api, "GET", "/auth/users/list", admin_token))
-    length = list_length(api, admin_token, "/auth/users/list")
+    length = list_length(api, admin_token, BASIC_LIST, 1000)
     assert len(default["items"]) == min(20, length)
     assert default["listCompleted"] is (length <= 20)
     assert default == ok(call(api, "GET", "/auth/users/list?offset=0&count=20", admin_token))
@@ -299,6 +311,7 @@ def test_a_user_updates_its_own_record_but_not_its_roles(api, tenant):
     ({"version": 2}, "request.invalid"),
     ({"userName": "renamed@example.com"}, "request.invalid"),
     ({"tenants": "all"}, "request.invalid"),
+    ({"tenants": ["all"]}, "request.invalid"),
     ({"email": "nope"}, "request.invalid"),
     ({"roles": ["no-such-role"]}, "role.unknown"),
 ])
@@ -393,7 +406,7 @@ def test_effective_permissions(api):
 
 
 def test_add_and_remove_roles(api, admin_locator):
-    _, manager = new_user(["users.update-roles"], [])
+    _, manager = new_user(["users.update-roles", "quotes.read"], [])
     locator, token = new_user(["accounts.read"], [])
     granted = new_role(["quotes.read"])
     held = ok(whoami(api, token))["roles"]
@@ -452,5 +465,8 @@ def test_tenant_assignment_refusals(api, admin_token, tenant):
                  "auth.permission_denied")
     assert_error(call(api, "PATCH", path, admin_token, {"addTenants": [tenant], "removeTenants": [],
                                                        "version": 1}), 400, "request.invalid")
+    body = assert_error(call(api, "PATCH", path, admin_token, {"addTenants": ["tenant-1"], "removeTenants": []}),
+                        400, "request.invalid")
+    assert field_names(body) == {"addTenants.0"}
     assert_error(call(api, "PATCH", f"/auth/users/{UNKNOWN_USER}/tenants", admin_token,
                       {"addTenants": [], "removeTenants": []}), 404, "user.not_found")
