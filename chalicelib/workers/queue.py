@@ -10,7 +10,9 @@ from chalicelib.runtime.jobs import JobMessage, dispatch
 bp = Blueprint(__name__)
 
 
-@bp.on_sqs_message(queue="pas-jobs", batch_size=1)
+# `chalice package` writes the queue name into an Fn::Sub ARN: this names the JobsQueue resource of
+# infra/template.json, so the deployed trigger reads the queue the stack creates.
+@bp.on_sqs_message(queue="${JobsQueue.QueueName}", batch_size=1)
 def run_job(event: Any) -> None:
     for record in event:
         dispatch(JobMessage.model_validate_json(record.body))

@@ -1,0 +1,370 @@
+"""`make run`: the whole service on one machine, behaving like the deployed system.
+
+- an in-memory AWS (moto server) on 127.0.0.1:$PAS_AWS_PORT (5000) with the resources of infra/,
+- `chalice local` on 127.0.0.1:$PAS_PORT (8000), stage dev,
+- a worker that polls the emulated SQS queue and runs each job through the same `dispatch` as the
+  deployed SQS Lambda, and fires the app's `@schedule` functions at their rate,
+- the emulated state kept in $PAS_LOCAL_STATE_DIR (.local/): moto keeps everything in memory, so the
+  table's items and the bucket's objects are saved to a JSON snapshot every few seconds and on exit,
+  and loaded again at start. SQS is not saved: a job whose message was lost keeps its item and lease,
+  and the job reaper puts it back on the queue once the lease runs out, as it would on AWS.
+
+Runs until Ctrl-C (SIGINT) or SIGTERM, then stops chalice, the worker and moto, saving the state.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST = "127.0.0.1"
+REGION = "us-east-1"
+SNAPSHOT_EVERY_SECONDS = 5
+SNAPSHOT_FORMAT = 1
+STARTUP_TIMEOUT_SECONDS = 60
+
+log = logging.getLogger("pas.local")
+
+
+class Options:
+    def __init__(self, environ: dict[str, str]):
+        self.port = int(environ.get("PAS_PORT", "8000"))
+        self.aws_port = int(environ.get("PAS_AWS_PORT", "5000"))
+        self.state_dir = Path(environ.get("PAS_LOCAL_STATE_DIR") or ROOT / ".local")
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    @property
+    def aws_url(self) -> str:
+        return f"http://{HOST}:{self.aws_port}"
+
+    @property
+    def snapshot_file(self) -> Path:
+        return self.state_dir / "snapshot.json"
+
+
+def service_environment(options: Options) -> dict[str, str]:
+    """The environment of this process and of `chalice local`: fake credentials, emulated endpoint."""
+    environ = {k: v for k, v in os.environ.items()
+               if k not in {"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"}}
+    environ.update({
+        "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION,
+        # every boto3 client of both processes talks to moto, never to AWS
+        "AWS_ENDPOINT_URL": options.aws_url, "PAS_AWS_ENDPOINT_URL": options.aws_url, "PAS_STAGE": "dev",
+    })
+    return environ
+
+
+def _require_free(port: int) -> None:
+    with socket.socket() as probe:
+        try:
+            probe.bind((HOST, port))
+        except OSError:
+            sys.exit(f"port {port} on {HOST} is in use: stop what runs there, or set PAS_PORT / PAS_AWS_PORT")
+
+
+def _wait_for_port(port: int, alive: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if not alive():
+            raise RuntimeError("chalice local exited during start-up (see its output above)")
+        with socket.socket() as probe:
+            if probe.connect_ex((HOST, port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on {HOST}:{port} after {STARTUP_TIMEOUT_SECONDS} s")
+
+
+# --- state snapshot ----------------------------------------------------------------------------
+
+
+def _map_binary(value: dict[str, Any], convert: Callable[[Any], Any]) -> dict[str, Any]:
+    """A DynamoDB attribute value with every binary part passed through `convert` (bytes <-> base64)."""
+    ((kind, inner),) = value.items()
+    if kind == "B":
+        return {"B": convert(inner)}
+    if kind == "BS":
+        return {"BS": [convert(b) for b in inner]}
+    if kind == "M":
+        return {"M": {k: _map_binary(v, convert) for k, v in inner.items()}}
+    if kind == "L":
+        return {"L": [_map_binary(v, convert) for v in inner]}
+    return value
+
+
+def _encode_item(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _map_binary(v, lambda b: base64.b64encode(b).decode()) for k, v in item.items()}
+
+
+def _decode_item(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _map_binary(v, base64.b64decode) for k, v in item.items()}
+
+
+def take_snapshot(session: Any) -> dict[str, Any]:
+    """Every item of the core table and every object of the bucket.
+
+    A Scan is right here: this copies a whole local table to disk, it is not a request path.
+    """
+    from chalicelib.runtime.settings import settings
+
+    dynamodb = session.client("dynamodb")
+    items = [_encode_item(item)
+             for page in dynamodb.get_paginator("scan").paginate(TableName=settings().table_name)
+             for item in page.get("Items", [])]
+    s3 = session.client("s3")
+    bucket = settings().bucket_name
+    objects = []
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        for entry in page.get("Contents", []):
+            obj = s3.get_object(Bucket=bucket, Key=entry["Key"])
+            objects.append({"key": entry["Key"], "contentType": obj.get("ContentType"),
+                            "body": base64.b64encode(obj["Body"].read()).decode()})
+    return {"format": SNAPSHOT_FORMAT, "dynamodb": {"items": items}, "s3": {"objects": objects}}
+
+
+def restore_snapshot(session: Any, snapshot: dict[str, Any]) -> tuple[int, int]:
+    """Load a snapshot into freshly created resources; answers (items, objects) restored."""
+    from chalicelib.runtime.settings import settings
+
+    table = settings().table_name
+    dynamodb = session.client("dynamodb")
+    items = [_decode_item(item) for item in snapshot["dynamodb"]["items"]]
+    for start in range(0, len(items), 25):
+        pending = {table: [{"PutRequest": {"Item": item}} for item in items[start:start + 25]]}
+        while pending:
+            pending = dynamodb.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
+    s3 = session.client("s3")
+    for obj in snapshot["s3"]["objects"]:
+        extra = {"ContentType": obj["contentType"]} if obj.get("contentType") else {}
+        s3.put_object(Bucket=settings().bucket_name, Key=obj["key"], Body=base64.b64decode(obj["body"]), **extra)
+    return len(items), len(snapshot["s3"]["objects"])
+
+
+class SnapshotFile:
+    """The snapshot on disk, rewritten atomically and only when the state changed."""
+
+    def __init__(self, path: Path, session: Any):
+        self.path = path
+        self.session = session
+        self._last = path.read_text() if path.exists() else None
+
+    def load(self) -> dict[str, Any] | None:
+        if not self._last:
+            return None
+        try:
+            snapshot = json.loads(self._last)
+        except ValueError:
+            snapshot = None
+        if not isinstance(snapshot, dict) or snapshot.get("format") != SNAPSHOT_FORMAT:
+            raise SystemExit(f"{self.path} is not a snapshot this version can read: `make reset` starts afresh")
+        return snapshot
+
+    def save(self) -> None:
+        text = json.dumps(take_snapshot(self.session), separators=(",", ":"))
+        if text == self._last:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        partial = self.path.with_suffix(".tmp")
+        partial.write_text(text)
+        partial.replace(self.path)
+        self._last = text
+
+
+# --- worker: SQS poller and scheduler ----------------------------------------------------------
+
+
+def run_jobs(stop: threading.Event) -> None:
+    """Stand-in for the SQS trigger of `run_job`: receive, dispatch, delete on success."""
+    from chalicelib.runtime.jobs import JobMessage, dispatch
+    from chalicelib.storage.queues import SqsJobQueue
+
+    queue = SqsJobQueue()
+    while not stop.is_set():
+        try:
+            received = queue.receive(wait_seconds=1)
+        except Exception:
+            if not stop.is_set():
+                log.exception("receiving jobs failed; retrying")
+                stop.wait(1)
+            continue
+        for receipt, body in received:
+            try:
+                dispatch(JobMessage.model_validate_json(body))
+            except Exception:
+                # as on AWS: the message stays, and comes back once its visibility timeout ends
+                log.exception("job failed; its message will be delivered again")
+                continue
+            queue.delete(receipt)
+
+
+def _rate_seconds(expression: Any) -> int:
+    from chalice.app import Rate
+
+    if not isinstance(expression, Rate):
+        raise SystemExit(f"local/run.py fires rate() schedules only, not {expression.to_string()}: teach it")
+    return expression.value * {Rate.MINUTES: 60, Rate.HOURS: 3600, Rate.DAYS: 86400}[expression.unit]
+
+
+def schedules() -> list[tuple[str, int, Callable[..., Any]]]:
+    """(name, period in seconds, handler) of every `@schedule` function the app registers."""
+    import importlib
+
+    from chalice.app import ScheduledEventConfig
+
+    from app import app
+
+    found = []
+    for source in app.event_sources:
+        if isinstance(source, ScheduledEventConfig):
+            module, _, attribute = source.handler_string.rpartition(".")
+            handler = getattr(importlib.import_module(module), attribute)
+            found.append((source.name, _rate_seconds(source.schedule_expression), handler))
+    return found
+
+
+def _scheduled_event(name: str) -> dict[str, Any]:
+    from datetime import datetime, timezone
+
+    from chalicelib.core.ids import new_uuid_locator
+
+    return {"version": "0", "account": "000000000000", "region": REGION, "detail": {},
+            "detail-type": "Scheduled Event", "source": "aws.events",
+            "time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "id": new_uuid_locator(),
+            "resources": [f"arn:aws:events:{REGION}:000000000000:rule/{name}"]}
+
+
+def fire_schedules(stop: threading.Event, plan: list[tuple[str, int, Callable[..., Any]]]) -> None:
+    """Call each schedule once per period (the first time one period after start, as EventBridge does)."""
+    due = {name: time.monotonic() + period for name, period, _ in plan}
+    while not stop.wait(1):
+        for name, period, handler in plan:
+            if time.monotonic() < due[name]:
+                continue
+            due[name] += period
+            try:
+                handler(_scheduled_event(name), None)
+            except Exception:
+                log.exception("schedule %s failed", name)
+
+
+# --- main ----------------------------------------------------------------------------------------
+
+
+def _start_chalice(options: Options, environ: dict[str, str]) -> subprocess.Popen:
+    chalice = Path(sys.executable).parent / "chalice"
+    command = [str(chalice), "local", "--no-autoreload", "--host", HOST, "--port", str(options.port),
+               "--stage", "dev"]
+    # its own session: Ctrl-C reaches this process only, which then stops chalice in order
+    return subprocess.Popen(command, cwd=ROOT, env=environ, start_new_session=True)
+
+
+def _stop_chalice(process: subprocess.Popen) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _banner(options: Options, restored: tuple[int, int] | None) -> str:
+    from chalicelib.runtime.settings import settings
+
+    state = (f"restored {restored[0]} items and {restored[1]} objects from {options.snapshot_file}"
+             if restored else f"new state, saved to {options.snapshot_file}")
+    current = settings()
+    return "\n".join([
+        "",
+        f"PAS is running at {options.base_url}",
+        f"  administrator: {current.admin_username} / {current.admin_password}"
+        "  (PAS_ADMIN_USERNAME / PAS_ADMIN_PASSWORD when the state is new)",
+        f"  emulated AWS:  {options.aws_url}; {state}",
+        "  sign in:       curl -s -X POST " + options.base_url + "/auth/token"
+        f" -d grant_type=password -d username={current.admin_username} -d password={current.admin_password}",
+        "Ctrl-C stops it; the data stays until `make reset`.",
+        "",
+    ])
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    log.setLevel(logging.INFO)
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)  # moto's request log
+    options = Options(dict(os.environ))
+    _require_free(options.aws_port)
+    _require_free(options.port)
+    environ = service_environment(options)
+    os.environ.clear()
+    os.environ.update(environ)
+    sys.path.insert(0, str(ROOT))
+
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    from chalicelib.core.clock import SystemClock
+    from chalicelib.core.ids import new_locator
+    from chalicelib.identity.service import ensure_bootstrap
+    from local.resources import create_all
+
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+
+    moto = ThreadedMotoServer(ip_address=HOST, port=options.aws_port, verbose=False)
+    moto.start()
+    session = boto3.session.Session(region_name=REGION)
+    create_all(session)
+    snapshots = SnapshotFile(options.snapshot_file, session)
+    saved = snapshots.load()
+    restored = restore_snapshot(session, saved) if saved else None
+    ensure_bootstrap(SystemClock().now(), new_locator())
+    snapshots.save()
+
+    workers = [threading.Thread(target=run_jobs, args=(stop,), name="jobs"),
+               threading.Thread(target=fire_schedules, args=(stop, schedules()), name="schedules")]
+    chalice = _start_chalice(options, environ)
+    exit_code = 0
+    try:
+        _wait_for_port(options.port, lambda: chalice.poll() is None)
+        for worker in workers:
+            worker.start()
+        print(_banner(options, restored), flush=True)
+        while not stop.wait(SNAPSHOT_EVERY_SECONDS):
+            if chalice.poll() is not None:
+                log.error("chalice local exited with %s", chalice.returncode)
+                exit_code = 1
+                break
+            snapshots.save()
+    except Exception:
+        log.exception("start-up failed")
+        exit_code = 1
+    finally:
+        stop.set()
+        _stop_chalice(chalice)
+        for worker in workers:
+            if worker.is_alive():
+                worker.join()
+        snapshots.save()
+        moto.stop()
+    print(f"stopped; state saved to {options.snapshot_file}", flush=True)
+    return exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
