@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -23,6 +24,8 @@ class Settings(BaseModel, frozen=True):
     max_upload_body_bytes: int = Field(50 * 1024 * 1024, ge=1024)
     paging_secret: str | None = None
     job_lease_seconds: int = Field(900, ge=10)
+    plugin_runner: Literal["local", "lambda"] = "local"
+    plugin_function_name: str = "pas-plugins-{tenant}"
 
     @model_validator(mode="after")
     def _local_defaults(self) -> "Settings":
@@ -56,6 +59,8 @@ _ENV_NAMES = {
     "max_upload_body_bytes": "PAS_MAX_UPLOAD_BODY_BYTES",
     "paging_secret": "PAS_PAGING_SECRET",
     "job_lease_seconds": "PAS_JOB_LEASE_SECONDS",
+    "plugin_runner": "PAS_PLUGIN_RUNNER",
+    "plugin_function_name": "PAS_PLUGIN_FUNCTION_NAME",
 }
 
 

@@ -1,0 +1,40 @@
+"""Synchronous Lambda invocations (the per-tenant plugin functions)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chalicelib.core.errors import NotFound, Unavailable
+from chalicelib.storage import clients
+
+_RETRYABLE = frozenset({"TooManyRequestsException", "ServiceException", "ResourceNotReadyException",
+                        "ResourceConflictException", "EC2ThrottledException", "SubnetIPAddressLimitReachedException"})
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """What the function answered; `function_error` is set ("Unhandled") when the function itself
+    failed (an exception, a timeout, running out of memory), `payload` then holds the error."""
+
+    payload: bytes
+    function_error: str | None
+
+
+def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> Invocation:
+    """Invoke `function_name` (at alias or version `qualifier`) and wait for its answer. An unknown
+    function or alias is NotFound("plugin_function"); throttling or a Lambda service error is
+    Unavailable."""
+    from botocore.exceptions import ClientError
+
+    arguments = {"FunctionName": function_name, "InvocationType": "RequestResponse", "Payload": payload}
+    if qualifier:
+        arguments["Qualifier"] = qualifier
+    try:
+        response = clients.client("lambda").invoke(**arguments)
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code", "")
+        if code == "ResourceNotFoundException":
+            raise NotFound("plugin_function", f"{function_name}:{qualifier}" if qualifier else function_name) from None
+        if code in _RETRYABLE:
+            raise Unavailable(f"The plugin function {function_name} cannot be invoked now ({code})") from None
+        raise
+    return Invocation(response["Payload"].read(), response.get("FunctionError"))

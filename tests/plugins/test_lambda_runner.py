@@ -1,0 +1,165 @@
+"""LambdaRunner: the replay protocol against the real plugin handler (child.lambda_handler, run in a
+fresh process per invocation as a Lambda environment would), function errors, and the storage
+invoke call against a stubbed Lambda client."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from chalicelib.core.errors import NotFound, Unavailable
+from chalicelib.plugins.lambda_runner import LambdaRunner
+from chalicelib.plugins.local import CHILD
+from chalicelib.plugins.models import PluginFailure
+from tests.plugins.conftest import FakeHost, modules
+
+RATING = '''
+import pas
+
+def rate(request):
+    try:
+        pas.lookup("Missing", ["x"])
+    except Exception:
+        pass  # swallowing whatever pas raises must not fool the replay
+    rate = pas.lookup("Rates", [request["static"]["class"]])["rate"]
+    factor = pas.range_lookup("Bands", ["NY"], request["static"]["age"])["factor"]
+    return {"premium": rate * factor, "at": pas.now().isoformat()}
+
+def fails(request):
+    raise ValueError("no rate for " + request["static"]["class"])
+'''
+
+
+@dataclass
+class Answer:
+    payload: bytes
+    function_error: str | None
+
+
+class FakeLambda:
+    """Plays the per-tenant functions: each invocation runs child.lambda_handler in a new process
+    whose task root holds the function's plugin files."""
+
+    def __init__(self, root: Path, files: dict[str, bytes]):
+        self.root = root
+        self.invocations: list[tuple[str, str | None]] = []
+        for path, content in files.items():
+            (root / path).parent.mkdir(parents=True, exist_ok=True)
+            (root / path).write_bytes(content)
+
+    def __call__(self, function_name: str, payload: bytes, qualifier: str | None) -> Answer:
+        self.invocations.append((function_name, qualifier))
+        script = (f"import sys, json; sys.path.insert(0, {str(CHILD.parent)!r}); import child; "
+                  "print(json.dumps(child.lambda_handler(json.loads(sys.stdin.read()), None)))")
+        done = subprocess.run([sys.executable, "-I", "-S", "-c", script], input=payload, capture_output=True,
+                              env={"LAMBDA_TASK_ROOT": str(self.root)}, timeout=30)
+        if done.returncode:
+            error = {"errorType": "Runtime.ExitError", "errorMessage": done.stderr.decode()[-300:]}
+            return Answer(json.dumps(error).encode(), "Unhandled")
+        return Answer(done.stdout, None)
+
+
+@pytest.fixture
+def host() -> FakeHost:
+    return FakeHost(tables={"Rates": {("sedan",): {"rate": Decimal("812.40")}}},
+                    ranges={"Bands": [(("NY",), Decimal(0), Decimal(25), {"factor": Decimal("1.35")})]})
+
+
+def test_pas_calls_are_answered_by_replaying_the_plugin_with_the_answers_so_far(tmp_path, host, tenant, version):
+    function = FakeLambda(tmp_path, modules(rating=RATING))
+    runner = LambdaRunner("pas-plugins-{tenant}", invoke=function)
+
+    result = runner.call(tenant, version, {}, "rate", {"static": {"class": "sedan", "age": 19}}, host)
+
+    assert result == {"premium": Decimal("1096.7400"), "at": "2026-01-15T09:30:00+00:00"}
+    assert function.invocations == [(f"pas-plugins-{tenant}", version)] * 4
+    assert [call[:2] for call in host.calls] == [("lookup", "Missing"), ("lookup", "Rates"), ("range_lookup", "Bands")]
+
+
+def test_a_plugin_exception_in_the_function_is_a_plugin_failure(tmp_path, host, tenant, version):
+    runner = LambdaRunner("pas-plugins-{tenant}", invoke=FakeLambda(tmp_path, modules(rating=RATING)))
+
+    result = runner.call(tenant, version, {}, "fails", {"static": {"class": "boat"}}, host)
+
+    assert isinstance(result, PluginFailure)
+    assert result.message == ("The plugin function fails failed: ValueError: no rate for boat "
+                              "(plugins/python/rating.py line 14)")
+
+
+@pytest.mark.parametrize("error, reason, detail", [
+    ({"errorMessage": "2026-01-15T09:30:00Z Task timed out after 5.00 seconds"}, "timeout",
+     "its Lambda function timed out (2026-01-15T09:30:00Z Task timed out after 5.00 seconds)"),
+    ({"errorType": "Runtime.OutOfMemory", "errorMessage": "Runtime exited with error: signal: killed"},
+     "memory_limit", "its Lambda function ran out of memory (Runtime exited with error: signal: killed)"),
+    ({"errorType": "Runtime.ImportModuleError"}, "crashed", "its Lambda function failed: Runtime.ImportModuleError"),
+])
+def test_a_failed_invocation_says_how_the_function_failed(host, tenant, version, error, reason, detail):
+    runner = LambdaRunner("f-{tenant}", invoke=lambda *_: Answer(json.dumps(error).encode(), "Unhandled"))
+
+    result = runner.call(tenant, version, {}, "rate", {}, host)
+
+    assert (result.reason, result.detail) == (reason, detail)
+
+
+def test_a_function_not_deployed_for_the_version_is_unavailable(host, tenant, version):
+    def missing(*_):
+        raise NotFound("plugin_function", "x")
+
+    result = LambdaRunner("pas-plugins-{tenant}", invoke=missing).call(tenant, version, {}, "rate", {}, host)
+
+    assert (result.reason, result.detail) == (
+        "unavailable", f"no plugin function pas-plugins-{tenant} is deployed for configuration {version}")
+
+
+def test_an_answer_outside_the_protocol_is_malformed(host, tenant, version):
+    runner = LambdaRunner("f-{tenant}", invoke=lambda *_: Answer(b'"hello"', None))
+
+    result = runner.call(tenant, version, {}, "rate", {}, host)
+
+    assert (result.reason, result.detail) == ("malformed", "the plugin function answered outside the plugin protocol")
+
+
+# --- storage.functions.invoke --------------------------------------------------------------------
+
+
+@pytest.fixture
+def stubbed_lambda(aws):
+    from botocore.stub import Stubber
+
+    from chalicelib.storage import clients
+
+    with Stubber(clients.client("lambda")) as stubber:
+        yield stubber
+
+
+def test_invoke_sends_the_payload_to_the_qualified_function(stubbed_lambda):
+    from botocore.response import StreamingBody
+
+    from chalicelib.storage import functions
+
+    body = b'{"message": "{}"}'
+    stubbed_lambda.add_response(
+        "invoke", {"StatusCode": 200, "Payload": StreamingBody(io.BytesIO(body), len(body))},
+        {"FunctionName": "pas-plugins-t", "InvocationType": "RequestResponse", "Payload": b"{}",
+         "Qualifier": "01JAAAAAAAAAAAAAAAAAAAAAAA"})
+
+    invocation = functions.invoke("pas-plugins-t", b"{}", "01JAAAAAAAAAAAAAAAAAAAAAAA")
+
+    assert (invocation.payload, invocation.function_error) == (body, None)
+
+
+@pytest.mark.parametrize("code, error", [("ResourceNotFoundException", NotFound),
+                                         ("TooManyRequestsException", Unavailable)])
+def test_invoke_turns_lambda_errors_into_domain_errors(stubbed_lambda, code, error):
+    from chalicelib.storage import functions
+
+    stubbed_lambda.add_client_error("invoke", service_error_code=code, http_status_code=404)
+
+    with pytest.raises(error):
+        functions.invoke("pas-plugins-t", b"{}", None)
