@@ -1,10 +1,13 @@
 """The Chalice application: middleware and blueprints, no logic."""
 from chalice import Chalice
 
+from chalicelib.accounts.routes import bp as account_routes
 from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.events.routes import bp as event_routes
 from chalicelib.http.request import capture_request
 from chalicelib.identity.routes import bp as identity_routes
+from chalicelib.tables import job_handlers as table_jobs  # noqa: F401  (registers the tables.bootstrap job)
+from chalicelib.tables.routes import bp as table_routes
 from chalicelib.workers.queue import bp as job_worker
 from chalicelib.workers.schedules import bp as schedules
 
@@ -15,5 +18,7 @@ app.register_middleware(capture_request, "http")
 app.register_blueprint(identity_routes)
 app.register_blueprint(configuration_routes)
 app.register_blueprint(event_routes)
+app.register_blueprint(table_routes)
+app.register_blueprint(account_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)

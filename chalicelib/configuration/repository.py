@@ -137,3 +137,31 @@ def point_static_locator(uow: UnitOfWork, tenant: str, static_version_locator: s
 def add_bootstrap(uow: UnitOfWork, tenant: str, record: BootstrapRecord) -> None:
     uow.add(table.put_new({**keys.config_bootstrap(tenant).as_dict(), "entity": "configBootstrap",
                            **record.model_dump()}))
+
+
+# --- numbering: counters (outside any transaction) and number guards (in the caller's) -----------
+
+COUNTER_ATTRIBUTE = "issued"
+
+
+def next_counter(tenant: str, plan_name: str, entity_kind: str, limit: int, on_limit: Any) -> int:
+    """Reserves the next value (0 for the first) of the plan's counter for `entity_kind`, unless
+    `limit` values were reserved already (then `on_limit()` is raised). One UpdateItem, committed at
+    once: a value whose transaction then fails stays unused (a gap in the numbers)."""
+    issued = table.gateway().increment(keys.tenant_scope(tenant), keys.number_counter(tenant, plan_name, entity_kind),
+                                       COUNTER_ATTRIBUTE, below=limit, on_limit=on_limit)
+    return issued - 1
+
+
+def number_owner(tenant: str, entity_kind: str, number: str) -> str | None:
+    item = table.gateway().get(keys.tenant_scope(tenant), keys.number_guard(tenant, entity_kind, number))
+    return item["owner"] if item else None
+
+
+def add_number_guard(uow: UnitOfWork, tenant: str, entity_kind: str, number: str, owner: str, on_taken: Any) -> None:
+    uow.add(table.put_new({**keys.number_guard(tenant, entity_kind, number).as_dict(), "entity": "numberGuard",
+                           "kind": entity_kind, "number": number, "owner": owner}, on_taken))
+
+
+def remove_number_guard(uow: UnitOfWork, tenant: str, entity_kind: str, number: str) -> None:
+    uow.add(table.delete(keys.number_guard(tenant, entity_kind, number)))

@@ -49,7 +49,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest, NotFound, PayloadTooLarge
 from chalicelib.core.ids import new_locator
 from chalicelib.identity import service as identity
-from chalicelib.runtime import wiring
+from chalicelib.runtime import jobs, wiring
 
 VALIDATION_RESULT_FILE = "validation-result.json"
 NO_TENANT = "00000000-0000-0000-0000-000000000000"
@@ -60,6 +60,10 @@ MAX_BOOTSTRAP_RECORD_BYTES = 300_000
 MAX_ERRORS_SHOWN = 20
 DEPLOY_EVENT = "config.deployment.deploy"
 BOOTSTRAP_EVENT = "config.bootstrap.queue"
+TABLES_BOOTSTRAP_JOB = "tables.bootstrap"
+"""Loads the table resources of a bootstrap; its handler belongs to chalicelib.tables (a higher
+domain, so it is named here, not imported)."""
+_TABLE_RESOURCE_KINDS = frozenset({"tables", "rangeTables", "constraintTables"})
 
 _VERSION = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
 _VERSION_PLACEHOLDER = "0" * 26
@@ -90,6 +94,8 @@ def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
         repository.add_bootstrap(uow, tenant.locator, record.model_copy(update={"version": metadata.latestVersion}))
         uow.record_event(BOOTSTRAP_EVENT, {"tenantLocator": tenant.locator, "version": metadata.latestVersion,
                                            "resources": len(resources)})
+        if any(resource.kind in _TABLE_RESOURCE_KINDS for resource in record.resources):
+            jobs.enqueue(uow, TABLES_BOOTSTRAP_JOB)
     uow.commit()
     return TenantDeployment(tenant.locator, tenant.name, DeploymentOutcome(True, [], metadata), "queued")
 
@@ -228,15 +234,17 @@ def bootstrap_record(ctx: CallContext) -> BootstrapRecord | None:
     return repository.bootstrap(ctx.tenant)
 
 
-def current_model(ctx: CallContext) -> tuple[str, dict[str, Any]]:
-    """The current version and its normal-form model (shared: never mutate it)."""
+def current_model(ctx: CallContext, *, resolved: bool = False) -> tuple[str, dict[str, Any]]:
+    """The current version and its normal-form model (shared: never mutate it); with `resolved`,
+    every extend chain applied (what datamodel.py validates records against; computed once)."""
     configuration = _configuration(ctx, _current(ctx).metadata.latestVersion, known=True)
-    return configuration.version, configuration.model
+    return configuration.version, configuration.resolved if resolved else configuration.model
 
 
-def model(ctx: CallContext, version: str) -> dict[str, Any]:
+def model(ctx: CallContext, version: str, *, resolved: bool = False) -> dict[str, Any]:
     """A deployed version's normal-form model (shared: never mutate it); 404 for an unknown one."""
-    return _configuration(ctx, version).model
+    configuration = _configuration(ctx, version)
+    return configuration.resolved if resolved else configuration.model
 
 
 def datamodel(ctx: CallContext, version: str | None = None, *, resolved: bool = False,

@@ -138,3 +138,155 @@ def config_static_version(tenant_locator: str, static_version_locator: str) -> K
 
 def config_bootstrap(tenant_locator: str) -> Key:
     return Key(config_partition(tenant_locator), "#BOOTSTRAP")
+
+
+# --- tables (lookup, range, constraint) ----------------------------------------------------------
+# One partition per tenant holds the small records: each table instance (its versions), the selection
+# index of each static name (every version of every instance implementing it, for choosing the one in
+# force) and the status of each bootstrap resource. The rows of a lookup or range table version live
+# in partitions of their own, `shards` of them per version, one item per key.
+
+
+def tables_partition(tenant_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}TABLES"
+
+
+def table_instance(tenant_locator: str, kind: str, name: str) -> Key:
+    return Key(tables_partition(tenant_locator), f"I#{kind}#{name}")
+
+
+def table_selection(tenant_locator: str, kind: str, static_name: str) -> Key:
+    return Key(tables_partition(tenant_locator), f"S#{kind}#{static_name}")
+
+
+TABLE_BOOTSTRAP_PREFIX = "B#"
+
+
+def table_bootstrap_resource(tenant_locator: str, instance: str) -> Key:
+    return Key(tables_partition(tenant_locator), f"{TABLE_BOOTSTRAP_PREFIX}{instance}")
+
+
+def table_row(tenant_locator: str, version: str, shard: int, joined_key: str) -> Key:
+    """A row of a lookup table version (or chunk 0 of a range table key); `joined_key` from
+    tables/parser.join_key, so no two keys share an item."""
+    return Key(f"{tenant_scope(tenant_locator)}TBLV#{version}#{shard}", f"K#{joined_key}")
+
+
+def table_range_chunk(tenant_locator: str, version: str, shard: int, joined_key: str, chunk: int) -> Key:
+    """Chunk 1, 2, ... of the ranges of one key of a range table version (chunk 0 is its table_row)."""
+    return Key(f"{tenant_scope(tenant_locator)}TBLV#{version}#{shard}", f"C#{chunk}#{joined_key}")
+
+
+# --- numbering ------------------------------------------------------------------------------------
+# A counter per (tenant, numbering plan, entity kind) and one guard item per number in use, so a
+# number is unique per tenant and entity kind (its owner's locator is on the guard).
+
+
+def number_counter(tenant_locator: str, plan_name: str, entity_kind: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}NUMSEQ#{entity_kind}#{plan_name}")
+
+
+def number_guard(tenant_locator: str, entity_kind: str, number: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}NUMBER#{entity_kind}#{number}")
+
+
+# --- accounts -------------------------------------------------------------------------------------
+# The account is one item; GSI2 lists the tenant's accounts in creation order. Quotes and policies
+# of an account are listed on GSI1 by the partitions below (their own items carry them).
+
+
+def account(tenant_locator: str, account_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}ACC#{account_locator}")
+
+
+def accounts_index(tenant_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}ACCOUNTS"
+
+
+def account_quotes_index(tenant_locator: str, account_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}ACC#{account_locator}#QTES"
+
+
+def account_policies_index(tenant_locator: str, account_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}ACC#{account_locator}#POLS"
+
+
+# --- policies -------------------------------------------------------------------------------------
+# A policy's partition holds its root (GSI1: the account's policies, GSI2: the tenant's policies, both
+# in creation order), its terms by number and its static data history. A term is found by its
+# locator through an alias item naming its policy and number. Transactions are partitions of their
+# own, listed per policy on GSI1 and, while issued, on the policy's sparse issued stack (GSI2). A
+# segment is one item keyed by its own locator, holding the element tree as a document.
+
+
+def policy_partition(tenant_locator: str, policy_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}POL#{policy_locator}"
+
+
+def policy(tenant_locator: str, policy_locator: str) -> Key:
+    return Key(policy_partition(tenant_locator, policy_locator))
+
+
+def policies_index(tenant_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}POLICIES"
+
+
+TERM_PREFIX = "TERM#"
+STATIC_HISTORY_PREFIX = "STATIC#"
+
+
+def policy_term(tenant_locator: str, policy_locator: str, number: int) -> Key:
+    return Key(policy_partition(tenant_locator, policy_locator), f"{TERM_PREFIX}{number:04d}")
+
+
+def term_alias(tenant_locator: str, term_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}TERM#{term_locator}")
+
+
+def policy_static_version(tenant_locator: str, policy_locator: str, history_locator: str) -> Key:
+    return Key(policy_partition(tenant_locator, policy_locator), f"{STATIC_HISTORY_PREFIX}{history_locator}")
+
+
+def transaction(tenant_locator: str, transaction_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}TXN#{transaction_locator}")
+
+
+def policy_transactions_index(tenant_locator: str, policy_locator: str) -> str:
+    return f"{policy_partition(tenant_locator, policy_locator)}#TXNS"
+
+
+def policy_issued_index(tenant_locator: str, policy_locator: str) -> str:
+    return f"{policy_partition(tenant_locator, policy_locator)}#ISSUED"
+
+
+def segment(tenant_locator: str, segment_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}SEG#{segment_locator}")
+
+
+# --- quotes ---------------------------------------------------------------------------------------
+# A quote is one item (element tree, charges and underwriting flags inside it) at the root of its
+# collection, which also holds its static data history. The tenant's quotes are listed on GSI2, an
+# account's quotes on GSI1 (`account_quotes_index`). A quick quote is one item, listed on GSI2.
+
+
+def quote(tenant_locator: str, quote_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}QTE#{quote_locator}")
+
+
+QUOTE_STATIC_HISTORY_PREFIX = "STATIC#"
+
+
+def quote_static_history(tenant_locator: str, quote_locator: str, history_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}QTE#{quote_locator}", f"{QUOTE_STATIC_HISTORY_PREFIX}{history_locator}")
+
+
+def quotes_index(tenant_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}QUOTES"
+
+
+def quick_quote(tenant_locator: str, quick_quote_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}QQTE#{quick_quote_locator}")
+
+
+def quick_quotes_index(tenant_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}QQUOTES"

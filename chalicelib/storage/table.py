@@ -1,6 +1,8 @@
 """The table gateway: every DynamoDB call goes through here, inside the caller's key scope."""
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -9,6 +11,7 @@ from typing import Any
 from chalicelib.core.errors import (
     AlreadyExists,
     ConcurrentModification,
+    Conflict,
     DomainError,
     InvalidRequest,
     Unavailable,
@@ -19,6 +22,10 @@ from chalicelib.storage.keys import Key
 
 INDEXES = ("GSI1", "GSI2", "GSI3")
 MAX_TRANSACTION_ITEMS = 100
+BATCH_WRITE_ITEMS = 25
+BATCH_WRITE_ATTEMPTS = 8
+BATCH_WRITE_BACKOFF_SECONDS = 0.05
+BATCH_WRITE_MAX_BACKOFF_SECONDS = 1.0
 _THROTTLING = {"ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"}
 
 ErrorFactory = Callable[[], DomainError]
@@ -234,6 +241,51 @@ class TableGateway:
             self._call(method, TableName=self.table_name, **op.params)
         except _ConditionFailed:
             raise op.on_condition_failure() from None
+
+    def increment(self, scope: str, key: Key, attribute: str, *, below: int | None = None,
+                  on_limit: ErrorFactory | None = None) -> int:
+        """One UpdateItem: ADD 1 to a numeric attribute (the item and attribute start at 0), answering
+        the new value. With `below`, only while the value before is below it (else `on_limit()`)."""
+        _check_key(scope, key)
+        params: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Key": codec.serialize(key.as_dict()),
+            "UpdateExpression": "ADD #counter :one",
+            "ExpressionAttributeNames": {"#counter": attribute},
+            "ExpressionAttributeValues": {":one": {"N": "1"}},
+            "ReturnValues": "UPDATED_NEW",
+        }
+        if below is not None:
+            params["ConditionExpression"] = "attribute_not_exists(#counter) OR #counter < :below"
+            params["ExpressionAttributeValues"][":below"] = codec.serialize_value(below)
+        try:
+            response = self._call(self._client.update_item, **params)
+        except _ConditionFailed:
+            raise (on_limit or (lambda: Conflict("The counter reached its limit")))() from None
+        return int(codec.deserialize(response["Attributes"])[attribute])
+
+    def batch_write(self, scope: str, items: Iterable[dict[str, Any]]) -> None:
+        """Unconditional puts, BATCH_WRITE_ITEMS per BatchWriteItem: bulk data (table rows) that a later
+        transaction makes reachable, so a retry after a failure repeats harmlessly. Items DynamoDB leaves
+        unprocessed are sent again after a jittered exponential backoff; 503 when they keep coming back.
+        The keys must be distinct."""
+        requests = []
+        for item in items:
+            op = put(item)
+            _check_op(scope, op)
+            requests.append({"PutRequest": {"Item": op.params["Item"]}})
+        for start in range(0, len(requests), BATCH_WRITE_ITEMS):
+            pending = requests[start:start + BATCH_WRITE_ITEMS]
+            for attempt in range(BATCH_WRITE_ATTEMPTS):
+                if attempt:
+                    ceiling = min(BATCH_WRITE_MAX_BACKOFF_SECONDS, BATCH_WRITE_BACKOFF_SECONDS * 2 ** attempt)
+                    time.sleep(random.uniform(0, ceiling))
+                response = self._call(self._client.batch_write_item, RequestItems={self.table_name: pending})
+                pending = response.get("UnprocessedItems", {}).get(self.table_name, [])
+                if not pending:
+                    break
+            else:
+                raise Unavailable("The data store is busy; retry shortly")
 
     def transact(self, scope: str, ops: list[WriteOp], token: str | None = None) -> None:
         if not ops:

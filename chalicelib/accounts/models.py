@@ -1,0 +1,145 @@
+"""Accounts (spec part 2, "Account records"): the record, its contacts, billing level and preferences."""
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, StringConstraints
+
+from chalicelib.configuration.datamodel import ValidationResult
+
+ENTITY = "account"
+"""The entity kind of account numbers and the `code` prefix of account errors."""
+
+PLAN_REFERENCES = {
+    "autoRenewalPlanName": "autoRenewalPlans",
+    "delinquencyPlanName": "delinquencyPlans",
+    "excessCreditPlanName": "excessCreditPlans",
+    "invoicingPlanName": "invoicingPlans",
+    "paymentExecutionRetryPlanName": "retryPlans",
+    "shortfallTolerancePlanName": "shortfallTolerancePlans",
+    "invoiceDocument": "documents",
+    "region": "regions",
+}
+"""Account fields that name an entity of the configuration, and the collection it must be in."""
+
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Ulid = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")]
+
+
+class AccountState(StrEnum):
+    DRAFT = "draft"
+    VALIDATED = "validated"
+    DISCARDED = "discarded"
+
+
+class BillingLevel(StrEnum):
+    ACCOUNT = "account"
+    INHERIT = "inherit"
+    POLICY = "policy"
+
+
+class Input(BaseModel):
+    """What clients send: unknown fields are a 400."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ContactRole(Input):
+    contactLocator: Ulid
+    roles: list[Name]
+
+
+class InstallmentPreferences(Input):
+    installmentWeights: list[Decimal]
+    installmentPlanName: str | None = None
+    anchorMode: Literal["generateDay", "termStartDay", "dueDay"] | None = None
+    anchorTime: datetime | None = None
+    anchorType: Literal["none", "dayOfMonth", "anchorTime", "dayOfWeek", "weekOfMonth"] | None = None
+    autopayLeadDays: Decimal | None = None
+    cadence: Literal["none", "fullPay", "weekly", "everyOtherWeek", "monthly", "quarterly", "semiannually",
+                     "annually", "thirtyDays", "everyNDays"] | None = None
+    dayOfMonth: int | None = None
+    dayOfWeek: Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] | None = None
+    dueLeadDays: int | None = None
+    generateLeadDays: int | None = None
+    maxInstallmentsPerTerm: int | None = None
+    weekOfMonth: Literal["none", "first", "second", "third", "fourth", "fifth"] | None = None
+
+
+class Preferences(Input):
+    installmentPreferences: InstallmentPreferences | None = None
+
+
+class AccountFields(Input):
+    """Everything a client sets on an account: create and replace (PUT) take all of it."""
+
+    type: Name
+    data: dict[str, Any] = {}
+    billingLevel: BillingLevel | None = None
+    contacts: list[ContactRole] = []
+    preferences: Preferences | None = None
+    timezone: Name | None = None
+    region: Name | None = None
+    autoRenewalPlanName: Name | None = None
+    delinquencyPlanName: Name | None = None
+    excessCreditPlanName: Name | None = None
+    invoicingPlanName: Name | None = None
+    paymentExecutionRetryPlanName: Name | None = None
+    shortfallTolerancePlanName: Name | None = None
+    invoiceDocument: Name | None = None
+
+
+class AccountChanges(Input):
+    """An update (PATCH): fields left out (or null) stay; `removeData` drops the named data fields
+    (their values are not looked at), then `setData` sets fields (a null value removes one)."""
+
+    type: Name | None = None
+    setData: dict[str, Any] = {}
+    removeData: dict[str, Any] = {}
+    billingLevel: BillingLevel | None = None
+    preferences: Preferences | None = None
+    timezone: Name | None = None
+    autoRenewalPlanName: Name | None = None
+    delinquencyPlanName: Name | None = None
+    excessCreditPlanName: Name | None = None
+    invoicingPlanName: Name | None = None
+    paymentExecutionRetryPlanName: Name | None = None
+    shortfallTolerancePlanName: Name | None = None
+    invoiceDocument: Name | None = None
+
+
+class Account(BaseModel):
+    """An account as stored. `version` is the optimistic lock; `configVersion` the deployed
+    configuration its data was last checked against."""
+
+    locator: str
+    type: str
+    accountState: AccountState = AccountState.DRAFT
+    accountNumber: str | None = None
+    billingLevel: BillingLevel
+    data: dict[str, Any] = {}
+    contacts: list[ContactRole] = []
+    preferences: Preferences | None = None
+    timezone: str
+    region: str | None = None
+    autoRenewalPlanName: str | None = None
+    delinquencyPlanName: str | None = None
+    excessCreditPlanName: str | None = None
+    invoicingPlanName: str | None = None
+    paymentExecutionRetryPlanName: str | None = None
+    shortfallTolerancePlanName: str | None = None
+    invoiceDocument: str | None = None
+    validationResult: ValidationResult | None = None
+    configVersion: str
+    createdAt: datetime
+    createdBy: str
+    updatedAt: datetime
+    updatedBy: str
+    version: int = 1
+
+    def contact(self, contact_locator: str) -> ContactRole | None:
+        return next((c for c in self.contacts if c.contactLocator == contact_locator), None)

@@ -1,0 +1,45 @@
+"""Persistence of accounts: one item per account (`T#{t}#ACC#{locator}`), listed in creation order on
+GSI2 (`T#{t}#ACCOUNTS`, sort key the locator, a ULID). An account's quotes and policies are listed by
+their own domains, on GSI1 partitions `keys.account_quotes_index` / `keys.account_policies_index`
+that their items carry."""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.accounts.models import Account
+from chalicelib.core.errors import AlreadyExists
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage.unit_of_work import UnitOfWork
+
+LIST_INDEX = "GSI2"
+
+
+def _account(item: dict[str, Any]) -> Account:
+    return Account.model_validate(codec.without_keys(item))
+
+
+def get(tenant: str, locator: str) -> Account | None:
+    item = table.gateway().get(keys.tenant_scope(tenant), keys.account(tenant, locator))
+    return _account(item) if item else None
+
+
+def list_accounts(tenant: str, page: PageRequest) -> Page[Account]:
+    found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.accounts_index(tenant), page,
+                       index=LIST_INDEX)
+    return Page([_account(item) for item in found.items], found.list_completed)
+
+
+def add(uow: UnitOfWork, tenant: str, account: Account) -> None:
+    uow.add(table.put_new({**keys.account(tenant, account.locator).as_dict(), "entity": "account",
+                           f"{LIST_INDEX}PK": keys.accounts_index(tenant), f"{LIST_INDEX}SK": account.locator,
+                           **account.model_dump()}, lambda: AlreadyExists("The account already exists")))
+
+
+def save(uow: UnitOfWork, tenant: str, account: Account) -> None:
+    """Rewrites the account, on condition that it is still at `account.version` (else 409)."""
+    fields = account.model_dump(exclude={"locator", "version"})
+    uow.add(table.update(keys.account(tenant, account.locator),
+                         {name: value for name, value in fields.items() if value is not None},
+                         expected_version=account.version,
+                         remove=[name for name, value in fields.items() if value is None]))

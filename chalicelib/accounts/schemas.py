@@ -1,0 +1,101 @@
+"""The accounts API contract (spec part 2, "Account records"; required fields as the OpenAPI definition
+marks them). Requests are the domain's input models plus `autoValidate`; unknown fields are a 400.
+
+AccountUpdateRequest: the OpenAPI definition lists every field as required, which would make a
+partial update impossible; here every field is optional and a left-out field stays as it is.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, RootModel
+
+from chalicelib.accounts.models import (
+    Account,
+    AccountChanges,
+    AccountFields,
+    AccountState,
+    BillingLevel,
+    ContactRole,
+    Input,
+    Name,
+    Preferences,
+)
+from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.paging import Page
+
+
+class AccountCreateRequest(AccountFields):
+    autoValidate: bool = False
+
+
+class AccountUpdateReplaceDataRequest(AccountFields):
+    autoValidate: bool = False
+
+
+class AccountUpdateRequest(AccountChanges):
+    autoValidate: bool = False
+
+
+class ContactAssociationUpdateRequest(Input):
+    addRoles: list[Name] = []
+    removeRoles: list[Name] = []
+
+
+class UpdateBillingLevelRequest(Input):
+    billingLevel: BillingLevel
+
+
+class ConstraintValuesRequest(RootModel[dict[str, dict[str, Any]]]):
+    """The values to evaluate the constraints with: record locator -> field name -> value."""
+
+
+class ListQuery(BaseModel):
+    offset: int | None = None
+    count: int | None = None
+    extended: bool = False
+
+
+class AccountNumberQuery(BaseModel):
+    accountNumber: str
+
+
+class AccountResponse(BaseModel):
+    locator: str
+    type: str
+    accountState: AccountState
+    state: AccountState
+    accountNumber: str
+    billingLevel: BillingLevel
+    data: dict[str, Any]
+    createdAt: datetime
+    createdBy: str
+    contacts: list[ContactRole]
+    region: str | None = None
+    autoRenewalPlanName: str | None = None
+    delinquencyPlanName: str | None = None
+    excessCreditPlanName: str | None = None
+    invoicingPlanName: str | None = None
+    paymentExecutionRetryPlanName: str | None = None
+    shortfallTolerancePlanName: str | None = None
+    timezone: str | None = None
+    invoiceDocument: str | None = None
+    preferences: Preferences | None = None
+    validationResult: ValidationResult | None = None
+
+    @classmethod
+    def of(cls, account: Account) -> "AccountResponse":
+        """`accountNumber` is "" until the account has a number (the field is required)."""
+        fields = account.model_dump(exclude={"accountNumber", "configVersion", "updatedAt", "updatedBy", "version"})
+        return cls(**fields, state=account.accountState, accountNumber=account.accountNumber or "")
+
+
+class AccountListResponse(BaseModel):
+    listCompleted: bool
+    items: list[AccountResponse]
+
+    @classmethod
+    def of(cls, page: Page[Account]) -> "AccountListResponse":
+        return cls(listCompleted=page.list_completed, items=[AccountResponse.of(a) for a in page.items])
+

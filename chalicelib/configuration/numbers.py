@@ -1,0 +1,70 @@
+"""Assigning numbers from the tenant's numbering plans; numbers unique per tenant and entity kind.
+
+For every domain that numbers its records (accounts, quotes, policies, invoices, ...). Each
+(plan, entity kind) has its own counter, so a plan shared by quotes and policies gives each its own
+sequence (quotes use the plan's quote format). `reserve_number` takes the next counter value with one
+conditional UpdateItem that commits at once, *outside* the caller's unit of work: if that unit of work
+then fails, the value stays unused and the numbers have a gap, which plans allow; what may never
+happen, two records with one number, the guard item prevents. The guard (one item per number in use,
+naming its owner) is added to the caller's unit of work, so it is written with the record or not at
+all, and a number already in use (a manual `number/set`, or a generated number someone set by hand
+before) fails the whole transaction with 409 `<kind>.number_taken`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.configuration import numbering, repository
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import AlreadyExists, InvalidState
+
+MAX_NUMBER_LENGTH = 128
+
+
+def reserve_number(ctx: CallContext, uow: Any, model: dict[str, Any], plan_name: str, entity_kind: str,
+                   owner: str, *, product: str | None = None, region: str | None = None) -> str:
+    """The next number of `plan_name` for an `entity_kind` record (`owner` is its locator), claimed in
+    `uow`. `model` is the deployed model (the caller has it already; resolved or not): it gives the
+    plan and the `numberingString` of `product` and `region` for `{product}` / `{region}`.
+    409 `numbering.invalid_plan` when the plan is missing or cannot number this record,
+    409 `numbering.exhausted` when its positions are used up."""
+    plan = (model.get("numberingPlans") or {}).get(plan_name)
+    if not isinstance(plan, dict):
+        raise InvalidState(f"The numbering plan {plan_name} is not configured", code="numbering.invalid_plan")
+    values = {"product": _numbering_string(model, "products", product),
+              "region": _numbering_string(model, "regions", region)}
+    try:
+        sequence = numbering.sequence(plan, entity_kind)
+        sequence.format.render(numbering.core_at(sequence.format.positions, 0), values)
+    except numbering.NumberingError as error:
+        raise InvalidState(f"The numbering plan {plan_name} cannot number this {entity_kind}: {error}",
+                           code="numbering.invalid_plan") from None
+    counter = repository.next_counter(ctx.tenant, plan_name, entity_kind, sequence.remaining, lambda: InvalidState(
+        f"The numbering plan {plan_name} has no {entity_kind} numbers left", code="numbering.exhausted"))
+    number = sequence.number(counter, values)
+    claim_number(ctx, uow, entity_kind, number, owner)
+    return number
+
+
+def claim_number(ctx: CallContext, uow: Any, entity_kind: str, number: str, owner: str) -> None:
+    """Adds to `uow` the guard that makes `number` this `owner`'s (409 when another record has it)."""
+    repository.add_number_guard(uow, ctx.tenant, entity_kind, number, owner, lambda: AlreadyExists(
+        f"The {entity_kind} number {number} is already used", code=f"{entity_kind}.number_taken"))
+
+
+def release_number(ctx: CallContext, uow: Any, entity_kind: str, number: str) -> None:
+    """Adds to `uow` the removal of `number`'s guard (the record took another number)."""
+    repository.remove_number_guard(uow, ctx.tenant, entity_kind, number)
+
+
+def number_owner(ctx: CallContext, entity_kind: str, number: str) -> str | None:
+    """The locator of the `entity_kind` record holding `number`, or None."""
+    if not 0 < len(number) <= MAX_NUMBER_LENGTH:
+        return None
+    return repository.number_owner(ctx.tenant, entity_kind, number)
+
+
+def _numbering_string(model: dict[str, Any], collection: str, name: str | None) -> str | None:
+    entity = (model.get(collection) or {}).get(name) if name else None
+    value = entity.get("numberingString") if isinstance(entity, dict) else None
+    return value if isinstance(value, str) else None

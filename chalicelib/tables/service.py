@@ -1,0 +1,461 @@
+"""Lookup, range and constraint tables (spec part 1, "Tables"): uploads, downloads, lookups, the
+constraint engine, and loading the tables that come with a tenant's configuration package.
+
+An upload is checked whole before anything is stored: the table must be declared by the current
+configuration, the CSV header must name its columns, every value must fit its column's dataType, keys
+must be unique and ranges must not overlap. So a bad file changes nothing and the previous version
+stays in force. Then the rows are written in bulk (unreachable so far), the CSV is kept for downloads,
+and one transaction moves the instance and its static name's selection record to the new version and
+records the event (`resource.<resourceType>.create` or `.replace`): the commit record.
+
+Which version answers a lookup: versions.py. What a lookup costs: at most one DynamoDB read, none when
+this process has read the row before (cache.py); the first lookup of a table in a process reads its
+selection record too, and a range key with more ranges than fit in one item may take a second read.
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from chalicelib.configuration import service as configuration
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import AlreadyExists, DomainError, FieldError, InvalidRequest, InvalidState, NotFound
+from chalicelib.core.ids import new_locator
+from chalicelib.runtime import wiring
+from chalicelib.tables import cache, constraints, layout, parser, repository, versions
+from chalicelib.tables.models import (
+    DATA_TYPES,
+    NUMERIC_TYPES,
+    RESOURCE_NAME,
+    BootstrapStatus,
+    ParsedRow,
+    Selection,
+    SelectionTimes,
+    TableInstance,
+    TableKind,
+    TableResource,
+    TableSchema,
+    VersionEntry,
+)
+
+BOOTSTRAP_JOB = "tables.bootstrap"
+"""The job createTenant enqueues (by this name: configuration cannot import tables)."""
+MAX_VERSIONS = 500
+"""Versions of one static name, all instances together: its selection record is one item."""
+BOOTSTRAP_FAILED_EVENT = "resource.bootstrap.fail"
+
+_BOOTSTRAP_FOLDERS = {
+    "tables": (TableKind.LOOKUP, TableKind.RANGE),
+    "rangeTables": (TableKind.RANGE,),
+    "constraintTables": (TableKind.CONSTRAINT,),
+}
+
+At = datetime | SelectionTimes | None
+"""When a lookup looks: a moment (used as given), the moments the caller knows (the table's
+selectionTimeBasis picks one), or None (now)."""
+
+
+# --- uploads and downloads -----------------------------------------------------------------------
+
+
+def create_table(ctx: CallContext, kind: TableKind, *, name: str, static_name: str, jurisdictions: Sequence[str],
+                 upload: bytes) -> TableResource:
+    """A new instance `name` of the table `static_name` from an uploaded ZIP holding one CSV; its
+    version is in force from now (for any earlier moment too, when it is the first of its table)."""
+    _, content = parser.read_zip(upload)
+    _, model = configuration.current_model(ctx)
+    return _store(ctx, kind, name, static_name, tuple(dict.fromkeys(jurisdictions)), content, ctx.now, model)
+
+
+def replace_table(ctx: CallContext, kind: TableKind, name: str, upload: bytes) -> TableResource:
+    """A new version of the instance `name`, in force from now; earlier moments keep the old one."""
+    instance = repository.get_instance(ctx.tenant, kind, name)
+    if instance is None:
+        raise NotFound(kind.value, name)
+    _, content = parser.read_zip(upload)
+    _, model = configuration.current_model(ctx)
+    return _store(ctx, kind, name, instance.staticName, instance.jurisdictions, content, ctx.now, model,
+                  replacing=instance)
+
+
+def download_table(ctx: CallContext, kind: TableKind, name: str) -> tuple[str, bytes]:
+    """(file name, ZIP) of the CSV last uploaded for the instance `name`."""
+    instance = repository.get_instance(ctx.tenant, kind, name)
+    content = repository.read_csv(ctx.tenant, name, instance.latest.version) if instance else None
+    if content is None:
+        raise NotFound(kind.value, name)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(f"{name}.csv", content)
+    return f"{name}.zip", buffer.getvalue()
+
+
+def _store(ctx: CallContext, kind: TableKind, name: str, static_name: str, jurisdictions: tuple[str, ...],
+           content: bytes, effective_from: datetime, model: dict[str, Any], *,
+           replacing: TableInstance | None = None, bootstrap: bool = False) -> TableResource:
+    """Check `content` whole, write its rows, then make it the newest version of instance `name`."""
+    if not RESOURCE_NAME.fullmatch(name) or len(name) > 128:
+        raise InvalidRequest(f"{name!r} is not a valid table name (a letter, then letters, digits, _ or $; at most "
+                             "128 characters)", code=f"{kind.value}.name_invalid")
+    schema = _schema(kind, static_name, model)
+    rows = parser.parse_csv(content, schema, static_name)
+    by_key = _laid_out(kind, rows, schema)
+    selection, own = _versions_so_far(ctx.tenant, kind, name, static_name, replacing)
+    entry = VersionEntry(name=name, version=new_locator(), effectiveFrom=effective_from, createdAt=ctx.now,
+                         createdBy=ctx.user_locator, jurisdictions=jurisdictions, schemaDigest=schema.digest(),
+                         shards=layout.shard_count(len(by_key)), rows=len(rows))
+    _write_rows(ctx.tenant, kind, entry, content, rows, by_key)
+
+    instance = TableInstance(kind=kind, name=name, staticName=static_name, jurisdictions=jurisdictions,
+                             createdAt=replacing.createdAt if replacing else ctx.now,
+                             createdBy=replacing.createdBy if replacing else ctx.user_locator,
+                             selection=own.with_entry(entry, schema))
+    selection = selection.with_entry(entry, schema)
+    uow = wiring.unit_of_work(ctx)
+    repository.add_version(uow, ctx.tenant, instance, selection)
+    if bootstrap:
+        repository.put_bootstrap_status(uow, ctx.tenant, BootstrapStatus(
+            name=name, resourceType=kind, status="created", updatedAt=ctx.now))
+    uow.record_event(f"resource.{kind.value}.{'replace' if replacing else 'create'}", {
+        "name": name, "staticName": static_name, "resourceType": kind.value, "locator": entry.version,
+        "jurisdictions": list(jurisdictions), "rows": len(rows), "effectiveFrom": effective_from,
+        "source": "bootstrap" if bootstrap else "upload"})
+    uow.after_commit(lambda: _remember(ctx, kind, instance, selection))
+    uow.commit()
+    return TableResource(kind=kind, name=name, staticName=static_name, version=entry.version,
+                         jurisdictions=jurisdictions, createdAt=ctx.now, createdBy=ctx.user_locator)
+
+
+def _laid_out(kind: TableKind, rows: list[ParsedRow], schema: TableSchema) -> dict[str, Any]:
+    """Rows by joined key (lookup and range tables; 400 for duplicate keys and overlapping ranges)."""
+    if kind is TableKind.LOOKUP:
+        return layout.lookup_rows(rows, schema)
+    if kind is TableKind.RANGE:
+        return dict(layout.range_rows(rows, schema))
+    return {}
+
+
+def _versions_so_far(tenant: str, kind: TableKind, name: str, static_name: str,
+                     replacing: TableInstance | None) -> tuple[Selection, Selection]:
+    """The static name's selection record and the instance's own versions; 409 for a create of an
+    existing name, or when the static name has all the versions it may have."""
+    if replacing is None:
+        existing, selection = repository.instance_and_selection(tenant, kind, name, static_name)
+        if existing is not None:
+            raise AlreadyExists(f"{kind.value} {name} already exists; replace it to upload a new version",
+                                code=f"{kind.value}.already_exists")
+        own = Selection()
+    else:
+        selection, own = repository.get_selection(tenant, kind, static_name), replacing.selection
+    if len(selection.entries) >= MAX_VERSIONS:
+        raise InvalidState(f"{kind.value} {static_name} has {MAX_VERSIONS} versions, the most it may have",
+                           code=f"{kind.value}.too_many_versions")
+    return selection, own
+
+
+def _write_rows(tenant: str, kind: TableKind, entry: VersionEntry, content: bytes, rows: list[ParsedRow],
+                by_key: dict[str, Any]) -> None:
+    """Everything the version needs before it becomes reachable: the CSV, then its rows."""
+    repository.store_csv(tenant, entry.name, entry.version, content)
+    if kind is TableKind.LOOKUP:
+        repository.write_lookup_rows(tenant, entry.version, entry.shards, by_key)
+    elif kind is TableKind.RANGE:
+        repository.write_range_rows(tenant, entry.version, entry.shards, by_key)
+    else:
+        repository.store_constraint_rows(tenant, entry.name, entry.version, [row.values for row in rows])
+
+
+def _remember(ctx: CallContext, kind: TableKind, instance: TableInstance, selection: Selection) -> None:
+    """This process answers from the new version at once (other processes within the cache's TTL)."""
+    for record, stored in ((repository.selection_key(ctx.tenant, kind, instance.staticName, by_static_name=True),
+                            selection),
+                           (repository.selection_key(ctx.tenant, kind, instance.name, by_static_name=False),
+                            instance.selection)):
+        cache.put_selection(ctx.tenant, record.sk, stored.model_copy(update={"revision": stored.revision + 1}),
+                            ctx.now)
+
+
+def _schema(kind: TableKind, static_name: str, model: dict[str, Any]) -> TableSchema:
+    """The table as the configuration declares it; 404 when it declares no such table of this kind."""
+    definition = (model.get(kind.collection) or {}).get(static_name)
+    if not isinstance(definition, dict):
+        raise NotFound(kind.value, static_name)
+    schema = TableSchema.of_definition(kind, definition)
+    problems = [f"column {c.name} has dataType {c.dataType!r}, which tables do not support"
+                for c in schema.columns if c.dataType not in DATA_TYPES]
+    if not schema.columns:
+        problems.append("it declares no columns")
+    if kind is TableKind.RANGE:
+        problems += [f"its range column {bound} must be int, long or decimal" for bound in
+                     (schema.rangeStart, schema.rangeEnd) if bound and schema.column(bound).dataType not in NUMERIC_TYPES]
+    if problems:
+        raise InvalidState(f"The configuration of {kind.value} {static_name} cannot hold data: {'; '.join(problems)}",
+                           code=f"{kind.value}.definition_invalid")
+    return schema
+
+
+# --- lookups -------------------------------------------------------------------------------------
+
+
+def lookup(ctx: CallContext, table: str, key: Sequence[str], *, at: At = None, jurisdiction: str | None = None,
+           by_static_name: bool = True) -> dict[str, Any] | None:
+    """The row of lookup table `table` whose key columns hold `key` (one text per key column, in the
+    configuration's order, read as the column's dataType: "007" finds int 7), in the version in force
+    at `at` for `jurisdiction`: its other columns by name (numbers as Decimal or int, dates as ISO
+    text, empty cells as None), or None when no row has that key. `table` is the static name, or an
+    instance name with `by_static_name=False`. 404 when no version is in force; 400 when `key` does
+    not fit the key columns."""
+    _, item = _row_lookup(ctx, TableKind.LOOKUP, table, key, at, jurisdiction, by_static_name)
+    return dict(item["values"]) if item is not None else None
+
+
+def range_lookup(ctx: CallContext, table: str, key: Sequence[str], bound: Decimal | int, *, at: At = None,
+                 jurisdiction: str | None = None, by_static_name: bool = True) -> dict[str, Any] | None:
+    """As lookup, for range table `table`: the row of that key with rangeStart <= bound < rangeEnd
+    (no rangeEnd: open-ended); every non-key column, the bounds included. None when no range holds it."""
+    target, item = _row_lookup(ctx, TableKind.RANGE, table, key, at, jurisdiction, by_static_name)
+    if item is None:
+        return None
+    bound = Decimal(bound)
+    chunk = layout.chunk_for(item.get("chunkStarts") or [], bound)
+    if chunk:
+        chunk_key = repository.chunk_key(ctx.tenant, target.entry.version, target.entry.shards, target.joined, chunk)
+        item = _read_row(ctx.tenant, target.entry.version, chunk_key) or {"ranges": []}
+    found = layout.find_range(item["ranges"], bound, target.schema)
+    return dict(found) if found is not None else None
+
+
+def table_record(ctx: CallContext, table: str, key: Sequence[str], *, at: At = None, jurisdiction: str | None = None,
+                 by_static_name: bool = True) -> dict[str, Any]:
+    """lookup, with 404 (`tableRecord.not_found`) when no row has the key."""
+    found = lookup(ctx, table, key, at=at, jurisdiction=jurisdiction, by_static_name=by_static_name)
+    if found is None:
+        raise NotFound("tableRecord", parser.join_key(key))
+    return found
+
+
+def range_table_record(ctx: CallContext, table: str, key: Sequence[str], bound: Decimal, *, at: At = None,
+                       jurisdiction: str | None = None, by_static_name: bool = True) -> dict[str, Any]:
+    """range_lookup, with 404 (`rangeTableRecord.not_found`) when no range holds the bound."""
+    found = range_lookup(ctx, table, key, bound, at=at, jurisdiction=jurisdiction, by_static_name=by_static_name)
+    if found is None:
+        raise NotFound("rangeTableRecord", f"{parser.join_key(key)} at {bound}")
+    return found
+
+
+def constraint_record(ctx: CallContext, table: str, filters: Sequence[str] = (), *, at: At = None,
+                      jurisdiction: str | None = None, by_static_name: bool = True) -> dict[str, list[Any]]:
+    """For the rows of constraint table `table` whose first columns (the configuration's order) hold
+    `filters` (an empty filter matches anything), every column's values: distinct where the column
+    says makeDistinct, else one per row, in row order."""
+    found = _constraint_table(ctx, table, at, jurisdiction, by_static_name)
+    columns = found.schema.columns
+    if len(filters) > len(columns):
+        raise InvalidRequest(f"At most {len(columns)} key filter(s), one per column of {table} "
+                             f"({', '.join(c.name for c in columns)}); {len(filters)} given",
+                             code=parser.KEY_INVALID, field_errors=[FieldError("key", "too many values")])
+    wanted = [parser.normalised(text, column.dataType) if text else "" for text, column in zip(filters, columns)]
+    return layout.constraint_values(found.rows, found.schema, wanted)
+
+
+def evaluate_constraints(ctx: CallContext, properties: Mapping[str, Any], data: Mapping[str, Any],
+                         at: At = None, *, jurisdiction: str | None = None) -> dict[str, list[str]]:
+    """The options each constrained field of `properties` may take given `data`.
+
+    `properties`: a data map of the configuration, field name -> PropertyRef (dict); fields without
+    `constraint` are left out of the answer. `data`: the current values, field name -> value (text,
+    number, boolean or a list of them); a ConditionValueRef `key` is looked up as a field name of
+    `data`, else as a dotted path through nested objects, so callers put values of other elements
+    there under the key the configuration uses. `at`/`jurisdiction` choose each constraint table's
+    version as lookups do. Answers field name -> option texts (constraints.py says how rows match).
+    404 when a named constraint table has no version in force; 409 when a constraint names a column
+    its table lacks."""
+    fields = constraints.constrained_fields(properties)
+    tables = {name: _constraint_table(ctx, name, at, jurisdiction, True) for name in {f.table for f in fields}}
+    return constraints.allowed_options(fields, data, tables)
+
+
+def constraint_dependencies(ctx: CallContext, properties: Mapping[str, Any], *,
+                            static_locators: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """The ConstraintDependency of each constrained field of `properties`: field name -> {"column",
+    "table", "where": {table column: {"staticLocator", "fieldName", "values"}}}. `static_locators`
+    maps a condition's `key` to the staticLocator of the element holding that field ("" when absent);
+    `fieldName` is the key's last dotted segment and `values` the configured fixed values. Follows
+    from the configuration alone (`ctx` reads nothing)."""
+    return constraints.dependencies(constraints.constrained_fields(properties), static_locators or {})
+
+
+@dataclass(frozen=True)
+class _Target:
+    """Where a lookup reads: the version in force, its schema, the joined key and its item."""
+
+    entry: VersionEntry
+    schema: TableSchema
+    joined: str
+    row: repository.Key
+
+
+def _row_lookup(ctx: CallContext, kind: TableKind, name: str, key: Sequence[str], at: At, jurisdiction: str | None,
+                by_static_name: bool) -> tuple[_Target, dict[str, Any] | None]:
+    """The target and its item (None: no such key). A fresh cached selection costs nothing; a stale
+    one guesses the version, and the refresh reads the guessed row in the same BatchGetItem."""
+    tenant = ctx.tenant
+    record = repository.selection_key(tenant, kind, name, by_static_name=by_static_name)
+    cached = cache.selection(tenant, record.sk)
+    if cached is not None and cached.fresh(ctx.now):
+        target = _target(ctx, kind, name, cached.selection, key, at, jurisdiction, by_static_name)
+        return target, _read_row(tenant, target.entry.version, target.row)
+    guess = _guess(ctx, kind, name, cached.selection if cached else None, key, at, jurisdiction, by_static_name)
+    if guess is not None and cache.row(tenant, guess.entry.version, guess.row.sk) is None:
+        selection, guessed_row = repository.read_selection_and_row(tenant, record, guess.row)
+        cache.put_row(tenant, guess.entry.version, guess.row.sk, guessed_row)
+    else:
+        selection = repository.read_selection(tenant, record)
+    if selection is None:
+        raise NotFound(kind.value, name)
+    cache.put_selection(tenant, record.sk, selection, ctx.now)
+    target = _target(ctx, kind, name, selection, key, at, jurisdiction, by_static_name)
+    return target, _read_row(tenant, target.entry.version, target.row)
+
+
+def _guess(ctx: CallContext, kind: TableKind, name: str, selection: Selection | None, key: Sequence[str], at: At,
+           jurisdiction: str | None, by_static_name: bool) -> _Target | None:
+    if selection is None:
+        return None
+    try:
+        return _target(ctx, kind, name, selection, key, at, jurisdiction, by_static_name)
+    except DomainError:
+        return None  # the fresh selection decides what to answer
+
+
+def _target(ctx: CallContext, kind: TableKind, name: str, selection: Selection, key: Sequence[str], at: At,
+            jurisdiction: str | None, by_static_name: bool) -> _Target:
+    entry, schema = _version_in_force(ctx, kind, name, selection, at, jurisdiction, by_static_name)
+    joined = parser.query_key(key, schema)
+    return _Target(entry, schema, joined, repository.row_key(ctx.tenant, entry.version, entry.shards, joined))
+
+
+def _version_in_force(ctx: CallContext, kind: TableKind, name: str, selection: Selection, at: At,
+                      jurisdiction: str | None, by_static_name: bool) -> tuple[VersionEntry, TableSchema]:
+    if not selection.entries:
+        raise NotFound(kind.value, name)
+    newest = max(selection.entries, key=lambda e: e.createdAt)
+    moment = versions.selection_instant(selection.schemas[newest.schemaDigest].selectionTimeBasis, at, ctx.now)
+    entry = versions.in_force(selection.entries, moment, jurisdiction, every_jurisdiction=not by_static_name)
+    if entry is None:
+        raise NotFound(kind.value, f"{name} (jurisdiction {jurisdiction or 'none'})")
+    return entry, selection.schemas[entry.schemaDigest]
+
+
+def _read_row(tenant: str, version: str, key: repository.Key) -> dict[str, Any] | None:
+    cached = cache.row(tenant, version, key.sk)
+    if cached is cache.ABSENT:
+        return None
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    found = repository.read_row(tenant, key)
+    cache.put_row(tenant, version, key.sk, found)
+    return found
+
+
+def _constraint_table(ctx: CallContext, name: str, at: At, jurisdiction: str | None,
+                      by_static_name: bool) -> constraints.ConstraintTable:
+    tenant = ctx.tenant
+    record = repository.selection_key(tenant, TableKind.CONSTRAINT, name, by_static_name=by_static_name)
+    cached = cache.selection(tenant, record.sk)
+    if cached is not None and cached.fresh(ctx.now):
+        selection = cached.selection
+    else:
+        read = repository.read_selection(tenant, record)
+        if read is None:
+            raise NotFound(TableKind.CONSTRAINT.value, name)
+        cache.put_selection(tenant, record.sk, read, ctx.now)
+        selection = read
+    entry, schema = _version_in_force(ctx, TableKind.CONSTRAINT, name, selection, at, jurisdiction, by_static_name)
+    found = cache.constraint_table(tenant, entry.version)
+    if found is None:
+        rows = repository.read_constraint_rows(tenant, entry.name, entry.version)
+        if rows is None:
+            raise NotFound(TableKind.CONSTRAINT.value, name)
+        found = constraints.ConstraintTable(schema, tuple(rows))
+        cache.put_constraint_table(tenant, entry.version, found)
+    return found
+
+
+# --- bootstrap -----------------------------------------------------------------------------------
+
+
+def load_bootstrap(ctx: CallContext) -> dict[str, int]:
+    """Load every table resource of the tenant's bootstrap record (the package createTenant deployed)
+    not loaded before: each becomes an instance of its static name whose version is in force from the
+    earliest selectionStartTime of the resource groups naming it (the tenant's creation without one).
+    A resource that cannot load (unknown table, bad CSV) is marked failed with the reason and the
+    others still load; other errors propagate, so the job runs again and skips what is done.
+    Answers how many were created, failed and skipped."""
+    record = configuration.bootstrap_record(ctx)
+    counts: Counter[str] = Counter(created=0, failed=0, skipped=0)
+    if record is None:
+        return dict(counts)
+    model = configuration.model(ctx, record.version)
+    instances = ((model.get("bootstrap") or {}).get("resources") or {}).get("resourceInstances") or {}
+    done = {status.name for status in repository.bootstrap_statuses(ctx.tenant)}
+    for resource in record.resources:
+        kind = _bootstrap_kind(resource.kind, resource.staticName, model)
+        if kind is None:
+            continue
+        if resource.instance in done:
+            counts["skipped"] += 1
+            continue
+        spec = instances.get(resource.instance) or {}
+        start = versions.bootstrap_start(resource.instance, record.resourceGroups) or record.createdAt
+        try:
+            content = repository.read_bootstrap_file(ctx.tenant, resource.path)
+            if content is None:
+                raise InvalidState(f"The file {resource.path} is missing", code="table.bootstrap_file_missing")
+            _store(ctx, kind, resource.instance, resource.staticName, tuple(spec.get("jurisdictions") or ()),
+                   content, start, model, bootstrap=True)
+            counts["created"] += 1
+        except DomainError as error:
+            _record_bootstrap_failure(ctx, resource.instance, kind, error)
+            counts["failed"] += 1
+    return dict(counts)
+
+
+def bootstrap_status(ctx: CallContext) -> list[BootstrapStatus]:
+    """Each table resource of the tenant's bootstrap record: queued until the job loads it, then
+    created or failed (with the reason)."""
+    record = configuration.bootstrap_record(ctx)
+    if record is None:
+        return []
+    model = configuration.model(ctx, record.version)
+    stored = {status.name: status for status in repository.bootstrap_statuses(ctx.tenant)}
+    answer = []
+    for resource in record.resources:
+        kind = _bootstrap_kind(resource.kind, resource.staticName, model)
+        if kind is not None:
+            answer.append(stored.get(resource.instance) or BootstrapStatus(
+                name=resource.instance, resourceType=kind, status="queued", updatedAt=record.createdAt))
+    return answer
+
+
+def _bootstrap_kind(folder: str, static_name: str, model: dict[str, Any]) -> TableKind | None:
+    """The kind of table a bootstrap file holds: by its folder, and the collection declaring it."""
+    kinds = _BOOTSTRAP_FOLDERS.get(folder)
+    if kinds is None:
+        return None
+    return next((kind for kind in kinds if static_name in (model.get(kind.collection) or {})), kinds[0])
+
+
+def _record_bootstrap_failure(ctx: CallContext, instance: str, kind: TableKind, error: DomainError) -> None:
+    reason = f"{error.code}: {error.message}"
+    uow = wiring.unit_of_work(ctx)
+    repository.put_bootstrap_status(uow, ctx.tenant, BootstrapStatus(name=instance, resourceType=kind, status="failed",
+                                                                     updatedAt=ctx.now, error=reason))
+    uow.record_event(BOOTSTRAP_FAILED_EVENT, {"name": instance, "resourceType": kind.value, "error": reason})
+    uow.commit()

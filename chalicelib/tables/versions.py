@@ -1,0 +1,71 @@
+"""Which version of a table is in force at a moment, for a jurisdiction.
+
+Every version carries `effectiveFrom`: the upload time for a create or replace through the API, the
+earliest `selectionStartTime` of the resource groups naming the instance for a bootstrap resource (the
+tenant's creation time when no group names it).
+
+Choosing among the versions of every instance of a static name, at moment `at`:
+
+1. With a jurisdiction, the versions of instances listing it are looked at first; then (and without a
+   jurisdiction, only) those of instances listing none.
+2. Among those, the version with the latest `effectiveFrom` not after `at` is in force; a later upload
+   wins a tie.
+3. When `at` is before every version of both groups began, the first version of the first group is in
+   force (so business dated before a table was uploaded still finds it).
+4. Versions of instances listing only other jurisdictions are never chosen.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+from chalicelib.core.clock import parse_datetime
+from chalicelib.tables.models import SelectionTimes, VersionEntry
+
+CURRENT_TIME = "currentTime"
+
+
+def in_force(entries: Iterable[VersionEntry], at: datetime, jurisdiction: str | None = None, *,
+             every_jurisdiction: bool = False) -> VersionEntry | None:
+    """The version in force (rules above); `every_jurisdiction` ignores jurisdictions (the versions of
+    one instance addressed by its own name). Of two versions alike, the one listed later wins."""
+    listed = list(enumerate(entries))
+    if every_jurisdiction:
+        groups = [listed]
+    else:
+        groups = [[(i, e) for i, e in listed if jurisdiction in e.jurisdictions]] if jurisdiction else []
+        groups.append([(i, e) for i, e in listed if not e.jurisdictions])
+    for group in groups:
+        started = [(i, e) for i, e in group if e.effectiveFrom <= at]
+        if started:
+            return max(started, key=lambda pair: (pair[1].effectiveFrom, pair[1].createdAt, pair[0]))[1]
+    for group in groups:
+        if group:
+            first = min(e.effectiveFrom for _, e in group)
+            return max(((i, e) for i, e in group if e.effectiveFrom == first),
+                       key=lambda pair: (pair[1].createdAt, pair[0]))[1]
+    return None
+
+
+def selection_instant(basis: str, at: datetime | SelectionTimes | None, now: datetime) -> datetime:
+    """The moment that selects a version: `at` itself when it is a moment; from SelectionTimes, the
+    one the table's `selectionTimeBasis` names (now for currentTime, or when the caller lacks it)."""
+    if isinstance(at, datetime):
+        return at if at.tzinfo is not None else at.replace(tzinfo=timezone.utc)
+    if at is None or basis == CURRENT_TIME:
+        return now
+    return getattr(at, basis, None) or now
+
+
+def bootstrap_start(instance: str, resource_groups: Mapping[str, Any]) -> datetime | None:
+    """The earliest selectionStartTime of the resource groups naming `instance`, or None."""
+    starts = []
+    for group in resource_groups.values():
+        if isinstance(group, dict) and instance in (group.get("resourceNames") or []):
+            started = group.get("selectionStartTime")
+            if isinstance(started, str):
+                starts.append(parse_datetime(started))
+            elif isinstance(started, datetime):
+                starts.append(started)
+    return min(starts) if starts else None

@@ -1,0 +1,264 @@
+"""A test configuration of our own for the policy domains, and deploying it through the API.
+
+`policy_model()` is a ConfigurationRef as a dict: three account types (an abstract base, a person and
+a prospect extending it, a company with constraint-table fields), data types with inheritance,
+numbering plans (accounts numbered on validation and on creation; policies and quotes per product),
+two products with element trees, coverage terms with default options, charges and a constraint table.
+Tests change a copy (`policy_model()` answers a fresh one) and deploy it with `configured_tenant`.
+"""
+from __future__ import annotations
+
+import copy
+import io
+import zipfile
+from typing import Any
+from urllib.parse import urlencode
+
+import simplejson
+
+CITIES_CSV = "state,city\nCA,Los Angeles\nCA,San Diego\nNY,New York\nNY,Buffalo\n"
+
+_POLICY_MODEL: dict[str, Any] = {
+    "defaultCurrency": "USD",
+    "defaultTimeZone": "America/New_York",
+    "defaultTermDuration": 12,
+    "defaultDurationBasis": "months",
+    "contactRoles": ["primary", "billing", "broker"],
+    "accounts": {
+        "BaseAccount": {
+            "abstract": True,
+            "data": {
+                "email": {"type": "string", "regex": "[^@ ]+@[^@ ]+\\.[a-z]+"},
+                "tier": {"type": "string?", "options": ["gold", "silver"]},
+            },
+        },
+        "PersonAccount": {
+            "extend": "BaseAccount",
+            "numberingPlan": "AccountNumbers",
+            "numberingTrigger": "validation",
+            "data": {
+                "firstName": {"type": "string", "minLength": 1},
+                "lastName": {"type": "string", "minLength": 2, "maxLength": 40},
+                "birthDate": {"type": "date?", "min": "1900-01-01"},
+                "income": {"type": "decimal?", "precision": 2, "roundingMode": "halfUp", "min": "0"},
+                "dependents": {"type": "int?", "min": 0, "max": 20},
+                "smoker": {"type": "boolean", "defaultValue": "false"},
+                "address": {"type": "Address"},
+                "previousAddresses": {"type": "Address*"},
+                "nicknames": {"type": "string*"},
+                "externalId": {"type": "guid?"},
+                "lastContact": {"type": "datetime?"},
+            },
+        },
+        "ProspectAccount": {"extend": "BaseAccount", "data": {"source": {"type": "string?"}}},
+        "CompanyAccount": {
+            "numberingPlan": "CompanyNumbers",
+            "numberingTrigger": "creation",
+            "data": {
+                "companyName": {"type": "string"},
+                "state": {"type": "string", "constraint": {"table": "Cities", "column": "state", "where": {}}},
+                "city": {"type": "string?", "constraint": {
+                    "table": "Cities", "column": "city", "where": {"state": {"key": "state", "values": []}}}},
+            },
+        },
+    },
+    "dataTypes": {
+        "BaseAddress": {"abstract": True, "data": {"line1": {"type": "string"}, "city": {"type": "string"}}},
+        "Address": {"extend": "BaseAddress", "data": {"postcode": {"type": "string", "regex": "[0-9]{5}"}}},
+        "Driver": {"data": {"name": {"type": "string"}, "licensed": {"type": "date"}}},
+    },
+    "numberingPlans": {
+        "AccountNumbers": {"format": "\\A\\C-X###", "initialCoreNumber": "A998", "copyFromQuote": False},
+        "CompanyNumbers": {"format": "\\C\\O-#####", "initialCoreNumber": "1", "copyFromQuote": False},
+        "PolicyNumbers": {"format": "{product}-######", "initialCoreNumber": "1", "copyFromQuote": False,
+                          "quoteNumberFormat": "Q{product}-######"},
+    },
+    "constraintTables": {
+        "Cities": {"columns": {"state": {"dataType": "string", "makeDistinct": True},
+                               "city": {"dataType": "string", "makeDistinct": True}}},
+    },
+    "products": {
+        "PersonalAuto": {
+            "eligibleAccountTypes": ["PersonAccount", "CompanyAccount"],
+            "numberingPlan": "PolicyNumbers",
+            "numberingString": "PA",
+            "contents": ["Vehicle+"],
+            "charges": ["premium", "tax"],
+            "data": {"channel": {"type": "string?", "options": ["web", "agent"]}, "drivers": {"type": "Driver*"}},
+        },
+        "Homeowners": {
+            "eligibleAccountTypes": ["PersonAccount"],
+            "numberingPlan": "PolicyNumbers",
+            "numberingString": "HO",
+            "contents": ["Dwelling!"],
+            "charges": ["premium"],
+            "coverageTerms": ["Deductible?"],
+        },
+    },
+    "exposures": {
+        "BaseVehicle": {"abstract": True, "data": {"vin": {"type": "string", "minLength": 11}}},
+        "Vehicle": {"extend": "BaseVehicle", "contents": ["Collision", "Glass?"],
+                    "data": {"value": {"type": "decimal", "precision": 2, "min": "0"}}},
+        "Dwelling": {"contents": ["Fire"], "data": {"address": {"type": "Address"}}},
+    },
+    "coverages": {
+        "Collision": {"coverageTerms": ["Deductible!", "Limit"]},
+        "Glass": {},
+        "Fire": {"coverageTerms": ["Limit"]},
+    },
+    "coverageTerms": {
+        "Deductible": {"type": "deductible", "options": {"*d500": {"value": 500}, "d1000": {"value": 1000}}},
+        "Limit": {"type": "limit", "options": {"l50k": {"value": 50000}, "*l100k": {"value": 100000}}},
+    },
+    "charges": {"premium": {"category": "premium"}, "tax": {"category": "tax"}},
+}
+
+
+def policy_model() -> dict[str, Any]:
+    return copy.deepcopy(_POLICY_MODEL)
+
+
+def package(model: dict[str, Any]) -> bytes:
+    """The model as a configuration package ZIP: scalars in config.json, one folder per entity."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("config.json", simplejson.dumps(
+            {key: value for key, value in model.items() if not isinstance(value, dict)}, use_decimal=True))
+        for collection, entities in model.items():
+            if isinstance(entities, dict):
+                for name, body in entities.items():
+                    archive.writestr(f"{collection}/{name}/config.json", simplejson.dumps(body, use_decimal=True))
+    return buffer.getvalue()
+
+
+def configured_tenant(api: Any, token: str, model: dict[str, Any] | None = None, name: str = "Test insurer") -> str:
+    """A fresh tenant with `model` (default: `policy_model()`) deployed through POST /config/createTenant;
+    `token`'s user gets access to it. Answers the tenant locator."""
+    response = api.http.post(f"/config/createTenant?{urlencode({'name': name})}", body=package(
+        policy_model() if model is None else model), headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"})
+    assert response.status_code == 200, response.body
+    result = simplejson.loads(response.body)
+    assert result["deploymentResult"]["isSuccess"] is True, result["deploymentResult"]["errors"]
+    return result["locator"]
+
+
+def upload_constraint_table(api: Any, token: str, tenant: str, name: str, csv_text: str) -> None:
+    """A constraint table (a ZIP holding one CSV) uploaded as `name`, implementing the static name `name`."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(f"{name}.csv", csv_text)
+    response = api.http.post(f"/resource/{tenant}/constraints?{urlencode({'name': name, 'staticName': name})}",
+                             body=buffer.getvalue(), headers={"Authorization": f"Bearer {token}",
+                                                              "Content-Type": "application/zip"})
+    assert response.status_code == 200, response.body
+
+
+# --- quotes: the shared configuration plus rating tables and Python plugins ------------------------
+
+QUOTE_PLUGINS = '''
+import pas
+
+UNDERWRITING = {"AP": "approve", "BL": "block", "DC": "decline", "RJ": "reject", "IN": "info"}
+
+
+def _vehicles(request):
+    return [e for e in request["segment"]["element"]["elements"] if e["type"] == "Vehicle"]
+
+
+def validate_PersonalAuto(request):
+    return {"errors": [{"locator": v["locator"], "message": "the VIN is not a real one"}
+                       for v in _vehicles(request) if v["data"]["vin"].startswith("000")]}
+
+
+def rate_PersonalAuto(request):
+    root = request["segment"]["element"]
+    base = pas.lookup("BaseRates", [root["data"].get("channel") or "web"])["rate"]
+    items = []
+    for vehicle in _vehicles(request):
+        vin = vehicle["data"]["vin"]
+        if vin.startswith("CRASH"):
+            raise RuntimeError("rating exploded")
+        if vin.startswith("SHAPE"):
+            return {"charges": "all of them"}
+        band = pas.range_lookup("ValueBands", ["auto"], vehicle["data"]["value"])
+        items.append({"elementLocator": vehicle["locator"], "chargeType": "premium", "rate": base * band["factor"],
+                      "referenceRate": base, "tag": "band " + str(band["factor"])})
+    items.append({"elementLocator": root["locator"], "chargeType": "tax", "amount": 25})
+    return {"items": items}
+
+
+def underwrite_PersonalAuto(request):
+    flags = []
+    for vehicle in _vehicles(request):
+        level = UNDERWRITING.get(vehicle["data"]["vin"][:2])
+        if level:
+            flags.append({"level": level, "note": "vin " + vehicle["data"]["vin"], "tag": "vin",
+                          "elementLocator": vehicle["locator"]})
+    return {"flags": flags}
+'''
+"""PersonalAuto's plugins: a VIN starting 000 fails validation; the premium rate per month is the channel's
+base rate (lookup table BaseRates) times the factor of the vehicle's value band (range table ValueBands),
+plus a flat tax of 25; a VIN starting AP, BL, DC, RJ or IN raises an approve, block, decline, reject or
+info flag; CRASH makes rating raise, SHAPE makes it answer the wrong shape. Homeowners has no plugins."""
+
+BASE_RATES_CSV = "channel,rate\nweb,100\nagent,120\n"
+VALUE_BANDS_CSV = "product,low,high,factor\nauto,0,20000,1.0\nauto,20000,50000,1.5\nauto,50000,,2.0\n"
+
+
+def quotes_model() -> dict[str, Any]:
+    """policy_model() plus the tables PersonalAuto's rating plugin reads."""
+    model = policy_model()
+    model["tables"] = {"BaseRates": {"selectionTimeBasis": "policyStartTime", "columns": {
+        "channel": {"dataType": "string", "isKey": True}, "rate": {"dataType": "decimal", "isKey": False}}}}
+    model["rangeTables"] = {"ValueBands": {"selectionTimeBasis": "policyStartTime", "rangeStart": "low",
+                                           "rangeEnd": "high", "columns": {
+                                               "product": {"dataType": "string", "isKey": True},
+                                               "low": {"dataType": "decimal", "isKey": False},
+                                               "high": {"dataType": "decimal", "isKey": False},
+                                               "factor": {"dataType": "decimal", "isKey": False}}}}
+    return model
+
+
+def package_with_files(model: dict[str, Any], files: dict[str, bytes]) -> bytes:
+    """package(model) plus `files` at their paths (plugins/python/rating.py, ...)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package(model))) as source, \
+            zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for info in source.infolist():
+            archive.writestr(info, source.read(info))
+        for path, content in files.items():
+            archive.writestr(path, content)
+    return buffer.getvalue()
+
+
+def deployed_tenant(api: Any, token: str, package_bytes: bytes, name: str = "Test insurer") -> str:
+    """A fresh tenant with the package deployed through POST /config/createTenant."""
+    response = api.http.post(f"/config/createTenant?{urlencode({'name': name})}", body=package_bytes, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"})
+    assert response.status_code == 200, response.body
+    result = simplejson.loads(response.body)
+    assert result["deploymentResult"]["isSuccess"] is True, result["deploymentResult"]["errors"]
+    return result["locator"]
+
+
+def upload_table(api: Any, token: str, tenant: str, collection: str, name: str, csv_text: str) -> None:
+    """A lookup (`tables`), range (`rangeTables`) or constraint (`constraints`) table uploaded as `name`,
+    implementing the static name `name`."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(f"{name}.csv", csv_text)
+    response = api.http.post(f"/resource/{tenant}/{collection}?{urlencode({'name': name, 'staticName': name})}",
+                             body=buffer.getvalue(), headers={"Authorization": f"Bearer {token}",
+                                                              "Content-Type": "application/zip"})
+    assert response.status_code == 200, response.body
+
+
+def quotes_tenant(api: Any, token: str, model: dict[str, Any] | None = None, plugins: str | None = QUOTE_PLUGINS) -> str:
+    """A fresh tenant with quotes_model() (or `model`) and `plugins` as plugins/python/auto.py deployed, and
+    the rating tables uploaded."""
+    files = {"plugins/python/auto.py": plugins.encode()} if plugins else {}
+    tenant = deployed_tenant(api, token, package_with_files(quotes_model() if model is None else model, files))
+    upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
+    upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)
+    return tenant
