@@ -6,6 +6,7 @@ from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.events.routes import bp as event_routes
 from chalicelib.http.request import capture_request
 from chalicelib.identity.routes import bp as identity_routes
+from chalicelib.policies.routes import bp as policy_routes
 from chalicelib.tables import job_handlers as table_jobs  # noqa: F401  (registers the tables.bootstrap job)
 from chalicelib.tables.routes import bp as table_routes
 from chalicelib.workers.queue import bp as job_worker
@@ -20,5 +21,6 @@ app.register_blueprint(configuration_routes)
 app.register_blueprint(event_routes)
 app.register_blueprint(table_routes)
 app.register_blueprint(account_routes)
+app.register_blueprint(policy_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)

@@ -1,0 +1,324 @@
+"""Policies (spec part 2, "Policy, quote and snapshot records", "Transaction records"): the policy, its
+terms, transactions and segments as stored, and the issuance interface the quotes domain calls.
+
+A policy changes only through transactions; issuing a quote adds the policy with term 0 (terms count
+from 0: a plan's `termNumberFormat` shows `{termNumberPlusOne}`), an `issuance` transaction in state
+`issued` and its `coverage` segment, which holds the element tree as one document. Policy statuses
+are not stored: statuses.py derives them from the clock.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel
+
+from chalicelib.accounts.models import BillingLevel, ContactRole
+from chalicelib.configuration.datamodel import ValidationResult
+
+ENTITY = "policy"
+"""The entity kind of policy numbers and the `code` prefix of policy errors."""
+TERM_ENTITY = "term"
+TRANSACTION_ENTITY = "transaction"
+SEGMENT_ENTITY = "segment"
+ISSUANCE_TRANSACTION_TYPE = "issuance"
+
+
+class DurationBasis(StrEnum):
+    YEARS = "years"
+    MONTHS = "months"
+    WEEKS = "weeks"
+    DAYS = "days"
+    HOURS = "hours"
+
+
+class PolicyStatus(StrEnum):
+    PENDING = "pending"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+    CANCEL_PENDING = "cancelPending"
+    ON_RISK = "onRisk"
+    DELINQUENT = "delinquent"
+    DO_NOT_RENEW = "doNotRenew"
+
+
+class TransactionState(StrEnum):
+    DRAFT = "draft"
+    INITIALIZED = "initialized"
+    VALIDATED = "validated"
+    EARLY_UNDERWRITTEN = "earlyUnderwritten"
+    PRICED = "priced"
+    UNDERWRITTEN = "underwritten"
+    ACCEPTED = "accepted"
+    ISSUED = "issued"
+    UNDERWRITTEN_BLOCKED = "underwrittenBlocked"
+    DECLINED = "declined"
+    REJECTED = "rejected"
+    REFUSED = "refused"
+    DISCARDED = "discarded"
+    INVALIDATED = "invalidated"
+    REVERSED = "reversed"
+
+
+class TransactionCategory(StrEnum):
+    ISSUANCE = "issuance"
+    CHANGE = "change"
+    RENEWAL = "renewal"
+    CANCELLATION = "cancellation"
+    REINSTATEMENT = "reinstatement"
+    REVERSAL = "reversal"
+    AGGREGATE = "aggregate"
+
+
+class SegmentType(StrEnum):
+    COVERAGE = "coverage"
+    GAP = "gap"
+
+
+# --- the issuance interface (quotes -> policies) ----------------------------------------------------
+
+
+class IssuanceElement(BaseModel):
+    """One node of the element tree, recursively; the root's `type` is the product name."""
+
+    locator: str
+    staticLocator: str
+    type: str
+    parentLocator: str | None = None
+    data: dict[str, Any] = {}
+    coverageTerms: dict[str, str] = {}
+    elements: list[IssuanceElement] = []
+
+
+class IssuanceCharge(BaseModel):
+    """A priced charge (PolicyChargeResponse): `amount` = `rate` x the segment's duration, rounded."""
+
+    locator: str
+    elementLocator: str
+    elementStaticLocator: str
+    chargeType: str
+    chargeCategory: str
+    rate: Decimal
+    amount: Decimal
+    referenceRate: Decimal | None = None
+    tag: str | None = None
+    handling: str = "normal"
+    invoicing: str = "scheduled"
+
+
+class PolicyIssuance(BaseModel):
+    """Everything issuing a quote creates a policy from. `policyNumber` None: the policies service
+    numbers the policy from the product's numbering plan (no plan: no number)."""
+
+    quoteLocator: str
+    accountLocator: str
+    productName: str
+    policyNumber: str | None = None
+    startTime: datetime
+    endTime: datetime
+    currency: str
+    timezone: str
+    durationBasis: str
+    termDuration: Decimal | None = None
+    billingLevel: str | None = None
+    delinquencyPlanName: str | None = None
+    installmentPlanName: str | None = None
+    autoRenewalPlanName: str | None = None
+    invoiceFeeAmount: Decimal | None = None
+    data: dict[str, Any] = {}
+    static: dict[str, Any] = {}
+    element: IssuanceElement
+    charges: list[IssuanceCharge] = []
+    preferences: dict[str, Any] = {}
+    configVersion: str
+    contacts: list[ContactRole] = []
+    region: str | None = None
+    jurisdiction: str | None = None
+    producerCode: str | None = None
+    transactionType: str = ISSUANCE_TRANSACTION_TYPE
+    acceptedTime: datetime | None = None
+
+
+class PolicyIssued(BaseModel):
+    """What issuing created. `policyNumber` is None when the product has no numbering plan and the
+    quote brought no number."""
+
+    policyLocator: str
+    policyNumber: str | None
+    termLocator: str
+    transactionLocator: str
+    segmentLocator: str
+
+
+# --- stored records ---------------------------------------------------------------------------------
+
+
+class Element(BaseModel):
+    """ElementResponse: a node of a segment's element tree (the root's parent is its segment)."""
+
+    locator: str
+    staticLocator: str
+    parentLocator: str
+    type: str
+    category: str | None = None
+    originalEffectiveTime: datetime
+    data: dict[str, Any] = {}
+    coverageTerms: dict[str, str] = {}
+    elements: list[Element] = []
+
+
+class ProducerInfo(BaseModel):
+    producerCode: str | None = None
+    producerCodeOfRecord: str | None = None
+
+
+class Segment(BaseModel):
+    """A span of a term as one transaction left it: the whole element tree is in this one record."""
+
+    locator: str
+    transactionLocator: str
+    policyLocator: str
+    termLocator: str
+    segmentType: SegmentType
+    startTime: datetime
+    endTime: datetime
+    duration: Decimal
+    element: Element
+    basedOn: str | None = None
+    producerInfo: ProducerInfo | None = None
+
+
+class SegmentSummary(BaseModel):
+    """What a transaction keeps of each segment it made: enough to pick the one spanning a date."""
+
+    locator: str
+    segmentType: SegmentType
+    startTime: datetime
+    endTime: datetime
+
+    def spans(self, moment: datetime) -> bool:
+        return self.startTime <= moment < self.endTime
+
+
+class Charge(BaseModel):
+    """PolicyChargeResponse as stored with its transaction."""
+
+    locator: str
+    elementLocator: str
+    elementStaticLocator: str
+    chargeType: str
+    chargeCategory: str
+    handling: str = "normal"
+    invoicing: str = "scheduled"
+    rate: Decimal
+    amount: Decimal
+    referenceRate: Decimal
+    tag: str | None = None
+    reversalOfLocator: str | None = None
+    rateDifference: Decimal | None = None
+
+
+class Transaction(BaseModel):
+    """A policy transaction; its charges are kept in it, its segments in their own records."""
+
+    locator: str
+    staticLocator: str
+    policyLocator: str
+    termLocator: str
+    effectiveTime: datetime
+    transactionState: TransactionState
+    transactionCategory: TransactionCategory
+    transactionType: str
+    data: dict[str, Any] = {}
+    preferences: dict[str, Any] = {}
+    createdAt: datetime
+    createdBy: str
+    issuedTime: datetime | None = None
+    acceptedTime: datetime | None = None
+    baseTransactionLocator: str | None = None
+    aggregateTransactionLocator: str | None = None
+    reapplicationOfLocator: str | None = None
+    underwritingStatus: str | None = None
+    validationResult: ValidationResult | None = None
+    changeInstructions: list[dict[str, Any]] = []
+    segments: list[SegmentSummary] = []
+    charges: list[Charge] = []
+    quoteLocator: str | None = None
+    configVersion: str
+    version: int = 1
+
+
+class Term(BaseModel):
+    locator: str
+    staticLocator: str
+    policyLocator: str
+    number: int
+    termNumber: str | None = None
+    startTime: datetime
+    endTime: datetime
+    previousTermLocator: str | None = None
+    supersedesTermLocator: str | None = None
+    autoRenewalLocator: str | None = None
+
+
+class Policy(BaseModel):
+    """The policy root. `startTime`, `endTime` and the `latest*`/`issued*` locators follow issued
+    transactions only; `version` is the optimistic lock of every change to the policy."""
+
+    locator: str
+    accountLocator: str
+    productName: str
+    policyNumber: str | None = None
+    quoteLocator: str | None = None
+    currency: str
+    timezone: str
+    durationBasis: DurationBasis
+    termDuration: Decimal | None = None
+    billingLevel: BillingLevel
+    region: str | None = None
+    jurisdiction: str | None = None
+    producerCode: str | None = None
+    producerCodeOfRecord: str | None = None
+    autoRenewalPlanName: str | None = None
+    delinquencyPlanName: str | None = None
+    installmentPlanName: str | None = None
+    invoiceFeeAmount: Decimal | None = None
+    static: dict[str, Any] = {}
+    contacts: list[ContactRole] = []
+    moratoriumElections: dict[str, str] = {}
+    preferences: dict[str, Any] = {}
+    startTime: datetime
+    endTime: datetime
+    issuedTransactionLocator: str
+    latestSegmentLocator: str
+    latestTermLocator: str
+    branchHeadTransactionLocators: list[str] = []
+    validationResult: ValidationResult | None = None
+    configVersion: str
+    createdAt: datetime
+    createdBy: str
+    updatedAt: datetime
+    updatedBy: str
+    version: int = 1
+
+    def contact(self, contact_locator: str) -> ContactRole | None:
+        return next((c for c in self.contacts if c.contactLocator == contact_locator), None)
+
+
+class StaticDataVersion(BaseModel):
+    """StaticDataHistoryResponse: the policy's static data as one change (or issuing) left it."""
+
+    historyLocator: str
+    updatedAt: datetime
+    updatedBy: str
+    staticData: dict[str, Any] = {}
+
+
+class PolicySnapshot(BaseModel):
+    """The policy as one issued transaction's segment shows it."""
+
+    policy: Policy
+    transaction: Transaction
+    segment: Segment

@@ -1,0 +1,256 @@
+"""Policies (spec part 2, "Policies"; the reads of "Policy transactions"; terms; the account's policy
+lists of "Accounts").
+
+API Gateway refuses sibling path variables of different names, so every path below
+`/policy/{tenantLocator}/policies/` names the policy `{locator}`, also where the spec writes
+`{policyLocator}` (the contacts paths); clients never see variable names.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chalice import Blueprint
+
+from chalicelib.core.paging import PageRequest
+from chalicelib.http.endpoint import endpoint
+from chalicelib.http.request import body_as, query_as, request_context
+from chalicelib.policies import service
+from chalicelib.policies.models import ContactRole, Policy
+from chalicelib.policies.schemas import (
+    AccountPoliciesQuery,
+    ContactAssociationUpdateRequest,
+    DelinquencyPlanUpdateRequest,
+    ListQuery,
+    PolicyListResponse,
+    PolicyNumberQuery,
+    PolicyResponse,
+    PolicySnapshotListResponse,
+    PolicySnapshotResponse,
+    PolicyTransactionListResponse,
+    PolicyTransactionResponse,
+    SegmentResponse,
+    SnapshotQuery,
+    StaticData,
+    StaticDataHistoryListResponse,
+    StaticDataUpdateRequest,
+    TermListResponse,
+    TermResponse,
+    UpdateBillingLevelRequest,
+    UpdateJurisdictionRequest,
+)
+
+bp = Blueprint(__name__)
+
+TENANT = "/policy/{tenantLocator}"
+POLICIES = TENANT + "/policies"
+POLICY = POLICIES + "/{locator}"
+ACCOUNT = TENANT + "/accounts/{locator}"
+
+
+def _page(query: ListQuery) -> PageRequest:
+    return PageRequest.of(query.offset, query.count)
+
+
+def _policy(policy: Policy) -> PolicyResponse:
+    return PolicyResponse.of(policy, request_context().now)
+
+
+# --- policies ------------------------------------------------------------------------------------
+
+
+@bp.route(POLICY, methods=["GET"])
+@endpoint("policies.read")
+def fetch_policy(tenantLocator: str, locator: str) -> PolicyResponse:
+    return _policy(service.get_policy(request_context(), locator))
+
+
+@bp.route(POLICIES + "/numbers/{policyNumber}", methods=["GET"])
+@endpoint("policies.read", "policies.list")
+def fetch_policies_by_number(tenantLocator: str, policyNumber: str) -> list[PolicyResponse]:
+    return [_policy(p) for p in service.policies_with_number(request_context(), policyNumber)]
+
+
+@bp.route(POLICY + "/number/set", methods=["POST"])
+@endpoint("policies.write")
+def set_policy_number(tenantLocator: str, locator: str) -> PolicyResponse:
+    number = query_as(PolicyNumberQuery).policyNumber
+    return _policy(service.set_number(request_context(), locator, number))
+
+
+@bp.route(POLICY + "/number/generate", methods=["POST"])
+@endpoint("policies.write")
+def generate_policy_number(tenantLocator: str, locator: str) -> PolicyResponse:
+    return _policy(service.generate_number(request_context(), locator))
+
+
+@bp.route(POLICY + "/billingLevel", methods=["PATCH"])
+@endpoint("policies.write")
+def update_policy_billing_level(tenantLocator: str, locator: str) -> PolicyResponse:
+    body = body_as(UpdateBillingLevelRequest)
+    return _policy(service.set_billing_level(request_context(), locator, body.billingLevel))
+
+
+@bp.route(POLICY + "/delinquencyPlan", methods=["PATCH"])
+@endpoint("policies.write")
+def update_policy_delinquency_plan(tenantLocator: str, locator: str) -> PolicyResponse:
+    body = body_as(DelinquencyPlanUpdateRequest)
+    return _policy(service.set_delinquency_plan(request_context(), locator, body.delinquencyPlanName))
+
+
+@bp.route(POLICY + "/jurisdiction", methods=["PATCH"])
+@endpoint("policies.write")
+def update_policy_jurisdiction(tenantLocator: str, locator: str) -> PolicyResponse:
+    body = body_as(UpdateJurisdictionRequest)
+    return _policy(service.set_jurisdiction(request_context(), locator, body.jurisdiction))
+
+
+@bp.route(POLICY + "/holds", methods=["GET"])
+@endpoint("policies.read")
+def list_policy_holds(tenantLocator: str, locator: str) -> list[dict[str, Any]]:
+    return service.holds(request_context(), locator)
+
+
+# --- static data ---------------------------------------------------------------------------------
+
+
+@bp.route(POLICY + "/static", methods=["GET"])
+@endpoint("policies.read")
+def fetch_policy_static_data(tenantLocator: str, locator: str) -> dict[str, Any]:
+    return service.static_data(request_context(), locator)
+
+
+@bp.route(POLICY + "/static", methods=["POST"])
+@endpoint("policies.write")
+def add_policy_static_data(tenantLocator: str, locator: str) -> PolicyResponse:
+    return _policy(service.add_static_data(request_context(), locator, body_as(StaticData).root))
+
+
+@bp.route(POLICY + "/static", methods=["PATCH"])
+@endpoint("policies.write")
+def update_policy_static_data(tenantLocator: str, locator: str) -> PolicyResponse:
+    body = body_as(StaticDataUpdateRequest)
+    return _policy(service.update_static_data(request_context(), locator, set_data=body.setData,
+                                              remove_data=body.removeData))
+
+
+@bp.route(POLICY + "/static", methods=["PUT"])
+@endpoint("policies.write")
+def replace_policy_static_data(tenantLocator: str, locator: str) -> PolicyResponse:
+    return _policy(service.replace_static_data(request_context(), locator, body_as(StaticData).root))
+
+
+@bp.route(POLICY + "/static/history/list", methods=["GET"])
+@endpoint("policies.read")
+def list_policy_static_data_history(tenantLocator: str, locator: str) -> StaticDataHistoryListResponse:
+    page = _page(query_as(ListQuery))
+    return StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, page))
+
+
+# --- snapshots -----------------------------------------------------------------------------------
+
+
+@bp.route(POLICY + "/snapshot", methods=["GET"])
+@endpoint("policies.read")
+def fetch_policy_snapshot(tenantLocator: str, locator: str) -> PolicySnapshotResponse:
+    query = query_as(SnapshotQuery)
+    return PolicySnapshotResponse.of(service.snapshot(request_context(), locator, query.date,
+                                                      by_issued_time=query.byIssuedTime))
+
+
+@bp.route(POLICIES + "/snapshot/list", methods=["GET"])
+@endpoint("policies.read", "policies.list")
+def list_policy_snapshots(tenantLocator: str) -> PolicySnapshotListResponse:
+    page = _page(query_as(ListQuery))
+    return PolicySnapshotListResponse.of(service.policy_snapshots(request_context(), page))
+
+
+# --- contacts ------------------------------------------------------------------------------------
+
+
+@bp.route(POLICY + "/contacts", methods=["GET"])
+@endpoint("policies.write")
+def list_policy_contacts(tenantLocator: str, locator: str) -> list[ContactRole]:
+    return service.contacts(request_context(), locator)
+
+
+@bp.route(POLICY + "/contacts", methods=["POST"])
+@endpoint("policies.write")
+def add_policy_contact(tenantLocator: str, locator: str) -> PolicyResponse:
+    return _policy(service.add_contact(request_context(), locator, body_as(ContactRole)))
+
+
+@bp.route(POLICY + "/contacts/{contactLocator}", methods=["PATCH"])
+@endpoint("policies.write")
+def update_policy_contact(tenantLocator: str, locator: str, contactLocator: str) -> PolicyResponse:
+    body = body_as(ContactAssociationUpdateRequest)
+    return _policy(service.update_contact(request_context(), locator, contactLocator, add_roles=body.addRoles,
+                                          remove_roles=body.removeRoles))
+
+
+@bp.route(POLICY + "/contacts/{contactLocator}", methods=["DELETE"])
+@endpoint("policies.write")
+def delete_policy_contact(tenantLocator: str, locator: str, contactLocator: str) -> PolicyResponse:
+    return _policy(service.delete_contact(request_context(), locator, contactLocator))
+
+
+# --- terms ---------------------------------------------------------------------------------------
+
+
+@bp.route(TENANT + "/terms/{locator}", methods=["GET"])
+@endpoint("terms.read")
+def fetch_term(tenantLocator: str, locator: str) -> TermResponse:
+    return TermResponse.of(service.get_term(request_context(), locator))
+
+
+@bp.route(POLICY + "/terms/list", methods=["GET"])
+@endpoint("policies.read", "policies.list")
+def list_policy_terms(tenantLocator: str, locator: str) -> TermListResponse:
+    page = _page(query_as(ListQuery))
+    return TermListResponse.of(service.terms(request_context(), locator, page))
+
+
+# --- transactions (reads) ------------------------------------------------------------------------
+
+
+@bp.route(TENANT + "/transactions/{locator}", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_transaction(tenantLocator: str, locator: str) -> PolicyTransactionResponse:
+    return PolicyTransactionResponse.of(service.get_transaction(request_context(), locator))
+
+
+@bp.route(TENANT + "/transactions/{locator}/segment", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_transaction_segment(tenantLocator: str, locator: str) -> SegmentResponse:
+    return SegmentResponse.of(service.transaction_segment(request_context(), locator))
+
+
+@bp.route(TENANT + "/transactions/segments/{segmentLocator}", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_segment(tenantLocator: str, segmentLocator: str) -> SegmentResponse:
+    return SegmentResponse.of(service.get_segment(request_context(), segmentLocator))
+
+
+@bp.route(POLICY + "/issuedTransactions/list", methods=["GET"])
+@endpoint("policies.read")
+def list_issued_transactions(tenantLocator: str, locator: str) -> PolicyTransactionListResponse:
+    page = _page(query_as(ListQuery))
+    return PolicyTransactionListResponse.of(service.issued_transactions(request_context(), locator, page))
+
+
+# --- an account's policies -----------------------------------------------------------------------
+
+
+@bp.route(ACCOUNT + "/policies/list", methods=["GET"])
+@endpoint("accounts.read", "accounts.list")
+def list_account_policies(tenantLocator: str, locator: str) -> PolicyListResponse:
+    query = query_as(AccountPoliciesQuery)
+    ctx = request_context()
+    page = service.policies_of_account(ctx, locator, _page(query))
+    return PolicyListResponse.of(page, ctx.now, include_static=query.includeStaticData)
+
+
+@bp.route(ACCOUNT + "/policies/snapshot/list", methods=["GET"])
+@endpoint("accounts.read", "accounts.list")
+def list_account_policy_snapshots(tenantLocator: str, locator: str) -> PolicySnapshotListResponse:
+    page = _page(query_as(ListQuery))
+    return PolicySnapshotListResponse.of(service.policy_snapshots_of_account(request_context(), locator, page))

@@ -1,0 +1,282 @@
+"""The policies API contract (spec part 2; every response carries the fields the OpenAPI definition
+marks required). Requests: unknown fields are a 400.
+
+StaticDataUpdateRequest: the OpenAPI definition requires both maps; a left-out one counts as empty.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, RootModel, StringConstraints
+
+from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.paging import Page
+from chalicelib.policies.models import (
+    BillingLevel,
+    ContactRole,
+    DurationBasis,
+    Element,
+    Policy,
+    PolicySnapshot,
+    PolicyStatus,
+    ProducerInfo,
+    Segment,
+    SegmentType,
+    StaticDataVersion,
+    Term,
+    Transaction,
+    TransactionCategory,
+    TransactionState,
+)
+from chalicelib.policies.statuses import policy_statuses
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+
+
+def _utc(moment: datetime) -> datetime:
+    """A datetime without an offset is taken as UTC."""
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
+Moment = Annotated[datetime, AfterValidator(_utc)]
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- requests ------------------------------------------------------------------------------------
+
+
+class StaticData(RootModel[dict[str, Any]]):
+    """A map of static data fields (POST sets them, PUT replaces all)."""
+
+
+class StaticDataUpdateRequest(Input):
+    setData: dict[str, Any] = {}
+    removeData: dict[str, Any] = {}
+
+
+class UpdateBillingLevelRequest(Input):
+    billingLevel: BillingLevel
+
+
+class DelinquencyPlanUpdateRequest(Input):
+    delinquencyPlanName: Name
+
+
+class UpdateJurisdictionRequest(Input):
+    jurisdiction: Name | None = None
+
+
+class ContactAssociationUpdateRequest(Input):
+    addRoles: list[Name] = []
+    removeRoles: list[Name] = []
+
+
+class ListQuery(BaseModel):
+    offset: int | None = None
+    count: int | None = None
+    extended: bool = False
+
+
+class AccountPoliciesQuery(ListQuery):
+    includeStaticData: bool = False
+
+
+class SnapshotQuery(BaseModel):
+    date: Moment
+    byIssuedTime: bool = False
+
+
+class PolicyNumberQuery(BaseModel):
+    policyNumber: str
+
+
+# --- responses -----------------------------------------------------------------------------------
+
+
+class PolicyResponse(BaseModel):
+    locator: str
+    accountLocator: str
+    issuedTransactionLocator: str
+    latestSegmentLocator: str
+    latestTermLocator: str
+    productName: str
+    startTime: datetime
+    endTime: datetime
+    currency: str
+    durationBasis: DurationBasis
+    timezone: str
+    billingLevel: BillingLevel
+    static: dict[str, Any]
+    createdAt: datetime
+    createdBy: str
+    contacts: list[ContactRole]
+    moratoriumElections: dict[str, str]
+    statuses: list[PolicyStatus]
+    region: str | None = None
+    autoRenewalPlanName: str | None = None
+    delinquencyPlanName: str | None = None
+    jurisdiction: str | None = None
+    policyNumber: str | None = None
+    producerCode: str | None = None
+    producerCodeOfRecord: str | None = None
+    invoiceFeeAmount: Decimal | None = None
+    validationResult: ValidationResult | None = None
+    branchHeadTransactionLocators: list[str] | None = None
+
+    @classmethod
+    def of(cls, policy: Policy, now: datetime, *, include_static: bool = True) -> PolicyResponse:
+        fields = policy.model_dump(include=set(cls.model_fields) - {"statuses", "static"})
+        return cls(**fields, static=policy.static if include_static else {},
+                   statuses=policy_statuses(now, policy.startTime, policy.endTime))
+
+
+class PolicyListResponse(BaseModel):
+    listCompleted: bool
+    items: list[PolicyResponse]
+
+    @classmethod
+    def of(cls, page: Page[Policy], now: datetime, *, include_static: bool) -> PolicyListResponse:
+        return cls(listCompleted=page.list_completed,
+                   items=[PolicyResponse.of(p, now, include_static=include_static) for p in page.items])
+
+
+class TermResponse(BaseModel):
+    locator: str
+    staticLocator: str
+    policyLocator: str
+    number: int
+    startTime: datetime
+    endTime: datetime
+    termNumber: str | None = None
+    previousTermLocator: str | None = None
+    supersedesTermLocator: str | None = None
+    autoRenewalLocator: str | None = None
+
+    @classmethod
+    def of(cls, term: Term) -> TermResponse:
+        return cls(**term.model_dump())
+
+
+class TermListResponse(BaseModel):
+    listCompleted: bool
+    items: list[TermResponse]
+
+    @classmethod
+    def of(cls, page: Page[Term]) -> TermListResponse:
+        return cls(listCompleted=page.list_completed, items=[TermResponse.of(t) for t in page.items])
+
+
+class PolicyTransactionResponse(BaseModel):
+    locator: str
+    staticLocator: str
+    policyLocator: str
+    termLocator: str
+    effectiveTime: datetime
+    transactionState: TransactionState
+    transactionCategory: TransactionCategory
+    transactionType: str
+    data: dict[str, Any]
+    createdAt: datetime
+    createdBy: str
+    issuedTime: datetime | None = None
+    acceptedTime: datetime | None = None
+    baseTransactionLocator: str | None = None
+    aggregateTransactionLocator: str | None = None
+    reapplicationOfLocator: str | None = None
+    underwritingStatus: str | None = None
+    validationResult: ValidationResult | None = None
+    preferences: dict[str, Any] | None = None
+    changeInstructions: list[dict[str, Any]] | None = None
+
+    @classmethod
+    def of(cls, transaction: Transaction) -> PolicyTransactionResponse:
+        return cls(**transaction.model_dump(include=set(cls.model_fields)))
+
+
+class PolicyTransactionListResponse(BaseModel):
+    listCompleted: bool
+    items: list[PolicyTransactionResponse]
+
+    @classmethod
+    def of(cls, page: Page[Transaction]) -> PolicyTransactionListResponse:
+        return cls(listCompleted=page.list_completed,
+                   items=[PolicyTransactionResponse.of(t) for t in page.items])
+
+
+class SegmentResponse(BaseModel):
+    """The stored element tree is ElementResponse as it is."""
+
+    locator: str
+    transactionLocator: str
+    segmentType: SegmentType
+    startTime: datetime
+    endTime: datetime
+    duration: Decimal
+    element: Element
+    basedOn: str | None = None
+    producerInfo: ProducerInfo | None = None
+
+    @classmethod
+    def of(cls, segment: Segment) -> SegmentResponse:
+        return cls(**segment.model_dump(include=set(cls.model_fields) - {"element"}), element=segment.element)
+
+
+class TransactionSnapshotResponse(BaseModel):
+    locator: str
+    effectiveTime: datetime
+    issuedTime: datetime
+    preferences: dict[str, Any]
+    segment: SegmentResponse
+    transactionCategory: TransactionCategory
+    transactionType: str
+
+
+class PolicySnapshotResponse(BaseModel):
+    locator: str
+    accountLocator: str
+    region: str
+    productName: str
+    currency: str
+    timezone: str
+    transaction: TransactionSnapshotResponse
+    static: dict[str, Any]
+    delinquencyPlanName: str | None = None
+
+    @classmethod
+    def of(cls, snapshot: PolicySnapshot) -> PolicySnapshotResponse:
+        """`region` is "" for a policy without one (the field is required)."""
+        policy, transaction = snapshot.policy, snapshot.transaction
+        return cls(locator=policy.locator, accountLocator=policy.accountLocator, region=policy.region or "",
+                   productName=policy.productName, currency=policy.currency, timezone=policy.timezone,
+                   static=policy.static, delinquencyPlanName=policy.delinquencyPlanName,
+                   transaction=TransactionSnapshotResponse(
+                       locator=transaction.locator, effectiveTime=transaction.effectiveTime,
+                       issuedTime=transaction.issuedTime or transaction.createdAt,
+                       preferences=transaction.preferences, segment=SegmentResponse.of(snapshot.segment),
+                       transactionCategory=transaction.transactionCategory,
+                       transactionType=transaction.transactionType))
+
+
+class PolicySnapshotListResponse(BaseModel):
+    listCompleted: bool
+    items: list[PolicySnapshotResponse]
+
+    @classmethod
+    def of(cls, page: Page[PolicySnapshot]) -> PolicySnapshotListResponse:
+        return cls(listCompleted=page.list_completed, items=[PolicySnapshotResponse.of(s) for s in page.items])
+
+
+class StaticDataHistoryListResponse(BaseModel):
+    """ListPageResponseStaticDataHistoryResponse: the stored versions are StaticDataHistoryResponse."""
+
+    listCompleted: bool
+    items: list[StaticDataVersion]
+
+    @classmethod
+    def of(cls, page: Page[StaticDataVersion]) -> StaticDataHistoryListResponse:
+        return cls(listCompleted=page.list_completed, items=page.items)

@@ -1,0 +1,492 @@
+"""Policies: what issuing a quote creates, and the policy-level reads and changes of spec part 2.
+
+Issuing: the quotes service calls `add_issued_policy` with its own unit of work and commits it, so the
+policy (root, term 0, the `issuance` transaction in state `issued`, its coverage segment with the
+whole element tree, the first static data history entry and the number guard) and the quote's own
+changes are one TransactWriteItems of a fixed number of items, however large the element tree; the
+quotes service records `policy.quote.issue`.
+
+Numbers: `issuance.policyNumber` is claimed as given; without one the product's numbering plan gives
+the next number (configuration/numbers.py); without a plan the policy has none until one is set or
+generated. Numbers are unique per tenant: a number in use answers 409 `policy.number_taken`.
+
+Changes (static data, number, contacts, jurisdiction, billing level, delinquency plan) are checked
+against the configuration version the policy was issued under, bump the policy's `version` (a lost
+race answers 409) and record their event in the same transaction: `policy.staticdata.add|update|
+replace` for static data, and `policy.update` for the others, which the platform's event catalogue
+does not cover. Static data is validated against the product's `staticData` properties; data that
+fails changes nothing and answers the policy as it is with the failed `validationResult` (DECISIONS.md,
+Errors). Statuses are not stored: statuses.py derives them from the clock when a policy is shown.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from chalicelib.accounts import service as accounts
+from chalicelib.configuration import datamodel, numbering, numbers
+from chalicelib.configuration import service as configuration
+from chalicelib.core import durations
+from chalicelib.core.clock import isoformat
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import (
+    AlreadyExists,
+    FieldError,
+    InvalidRequest,
+    InvalidState,
+    NotFound,
+    PayloadTooLarge,
+)
+from chalicelib.core.ids import new_locator
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.policies import repository
+from chalicelib.policies.models import (
+    ENTITY,
+    SEGMENT_ENTITY,
+    TERM_ENTITY,
+    TRANSACTION_ENTITY,
+    BillingLevel,
+    Charge,
+    ContactRole,
+    DurationBasis,
+    Element,
+    IssuanceElement,
+    Policy,
+    PolicyIssuance,
+    PolicyIssued,
+    PolicySnapshot,
+    Segment,
+    SegmentSummary,
+    SegmentType,
+    StaticDataVersion,
+    Term,
+    Transaction,
+    TransactionCategory,
+    TransactionState,
+)
+from chalicelib.policies.stack import segment_at
+from chalicelib.runtime import wiring
+
+STATIC_ADD_EVENT = "policy.staticdata.add"
+STATIC_UPDATE_EVENT = "policy.staticdata.update"
+STATIC_REPLACE_EVENT = "policy.staticdata.replace"
+UPDATE_EVENT = "policy.update"
+FIRST_TERM = 0
+MAX_LOCATOR_LENGTH = 64
+MAX_NUMBER_LENGTH = numbers.MAX_NUMBER_LENGTH
+MAX_RECORD_BYTES = 300_000
+"""A policy or a segment is one table item, which DynamoDB caps at 400 KB."""
+DEFAULT_BILLING_LEVEL = BillingLevel.ACCOUNT
+
+
+# --- issuing -------------------------------------------------------------------------------------
+
+
+def add_issued_policy(ctx: CallContext, uow: Any, issuance: PolicyIssuance) -> PolicyIssued:
+    """Adds to `uow` (the caller commits ONE transaction) everything issuing creates: the policy (number
+    from the plan, or issuance.policyNumber claimed as unique -> 409 on duplicate), term 0, an
+    issuance-category transaction in state `issued` with its coverage segment, element tree and
+    charges. The event `policy.quote.issue` is the quotes service's to record."""
+    model = configuration.model(ctx, issuance.configVersion, resolved=True)
+    product = (model.get("products") or {}).get(issuance.productName) or {}
+    basis = DurationBasis(issuance.durationBasis)
+    policy_locator, term_locator = new_locator(), new_locator()
+    transaction_locator, segment_locator = new_locator(), new_locator()
+
+    number = issuance.policyNumber
+    if number is not None:
+        _check_number(number)
+        numbers.claim_number(ctx, uow, ENTITY, number, policy_locator)
+    elif product.get("numberingPlan"):
+        number = numbers.reserve_number(ctx, uow, model, product["numberingPlan"], ENTITY, policy_locator,
+                                        product=issuance.productName, region=issuance.region)
+
+    root = issuance.element.model_copy(update={"data": {**issuance.data, **issuance.element.data}})
+    segment = Segment(
+        locator=segment_locator, transactionLocator=transaction_locator, policyLocator=policy_locator,
+        termLocator=term_locator, segmentType=SegmentType.COVERAGE, startTime=issuance.startTime,
+        endTime=issuance.endTime,
+        duration=durations.duration(issuance.startTime, issuance.endTime, basis, issuance.timezone),
+        element=_element(root, segment_locator, issuance.startTime, _categories(model)))
+    transaction = Transaction(
+        locator=transaction_locator, staticLocator=transaction_locator, policyLocator=policy_locator,
+        termLocator=term_locator, effectiveTime=issuance.startTime, transactionState=TransactionState.ISSUED,
+        transactionCategory=TransactionCategory.ISSUANCE, transactionType=issuance.transactionType,
+        preferences=issuance.preferences, createdAt=ctx.now, createdBy=ctx.user_locator, issuedTime=ctx.now,
+        acceptedTime=issuance.acceptedTime or ctx.now,
+        segments=[SegmentSummary(locator=segment.locator, segmentType=segment.segmentType,
+                                 startTime=segment.startTime, endTime=segment.endTime)],
+        charges=[Charge(**charge.model_dump(exclude={"referenceRate"}),
+                        referenceRate=charge.rate if charge.referenceRate is None else charge.referenceRate)
+                 for charge in issuance.charges],
+        quoteLocator=issuance.quoteLocator, configVersion=issuance.configVersion)
+    term = Term(locator=term_locator, staticLocator=term_locator, policyLocator=policy_locator, number=FIRST_TERM,
+                termNumber=_term_number(model, product, number, FIRST_TERM),
+                startTime=issuance.startTime, endTime=issuance.endTime)
+    policy = Policy(
+        locator=policy_locator, accountLocator=issuance.accountLocator, productName=issuance.productName,
+        policyNumber=number, quoteLocator=issuance.quoteLocator, currency=issuance.currency,
+        timezone=issuance.timezone, durationBasis=basis, termDuration=issuance.termDuration,
+        billingLevel=BillingLevel(issuance.billingLevel) if issuance.billingLevel else _default_billing_level(model),
+        region=issuance.region, jurisdiction=issuance.jurisdiction, producerCode=issuance.producerCode,
+        autoRenewalPlanName=issuance.autoRenewalPlanName, delinquencyPlanName=issuance.delinquencyPlanName,
+        installmentPlanName=issuance.installmentPlanName, invoiceFeeAmount=issuance.invoiceFeeAmount,
+        static=issuance.static, contacts=issuance.contacts, preferences=issuance.preferences,
+        startTime=issuance.startTime, endTime=issuance.endTime, issuedTransactionLocator=transaction_locator,
+        latestSegmentLocator=segment_locator, latestTermLocator=term_locator,
+        branchHeadTransactionLocators=[transaction_locator], configVersion=issuance.configVersion,
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+    _check_size(segment)
+    _check_size(policy)
+
+    repository.add(uow, ctx.tenant, policy)
+    repository.add_term(uow, ctx.tenant, term)
+    repository.add_transaction(uow, ctx.tenant, transaction)
+    repository.add_segment(uow, ctx.tenant, segment)
+    repository.add_static_version(uow, ctx.tenant, policy.locator, _static_version(ctx, policy.static))
+    return PolicyIssued(policyLocator=policy_locator, policyNumber=number, termLocator=term_locator,
+                        transactionLocator=transaction_locator, segmentLocator=segment_locator)
+
+
+def _element(given: IssuanceElement, parent: str, effective: datetime, categories: dict[str, str]) -> Element:
+    """The stored tree: each element's parent is the element above it (the root's, its segment)."""
+    return Element(locator=given.locator, staticLocator=given.staticLocator, parentLocator=parent, type=given.type,
+                   category=categories.get(given.type), originalEffectiveTime=effective, data=given.data,
+                   coverageTerms=given.coverageTerms,
+                   elements=[_element(child, given.locator, effective, categories) for child in given.elements])
+
+
+def _categories(model: dict[str, Any]) -> dict[str, str]:
+    found = {name: element.category for name, element in datamodel.element_types(model).items()}
+    found.update(dict.fromkeys(model.get("products") or {}, datamodel.PRODUCT_CATEGORY))
+    return found
+
+
+def _term_number(model: dict[str, Any], product: dict[str, Any], policy_number: str | None,
+                 number: int) -> str | None:
+    """The term's number by its plan's `termNumberFormat` (`{policyNumber}-{termNumberPlusOne}`), for a
+    numbered policy whose format has no counter positions of its own."""
+    plan = (model.get("numberingPlans") or {}).get(product.get("numberingPlan"))
+    text = plan.get("termNumberFormat") if isinstance(plan, dict) else None
+    if policy_number is None or not text:
+        return None
+    try:
+        return numbering.parse_format(text).render("", {"policyNumber": policy_number,
+                                                         "termNumber": str(number),
+                                                         "termNumberPlusOne": str(number + 1)})
+    except numbering.NumberingError:
+        return None
+
+
+def _default_billing_level(model: dict[str, Any]) -> BillingLevel:
+    level = model.get("defaultBillingLevel")
+    return BillingLevel(level) if level in {member.value for member in BillingLevel} else DEFAULT_BILLING_LEVEL
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+
+def get_policy(ctx: CallContext, locator: str) -> Policy:
+    """The policy (404 `policy.not_found` when this tenant has none with that locator)."""
+    policy = repository.get(ctx.tenant, locator) if _plausible(locator) else None
+    if policy is None:
+        raise NotFound(ENTITY, locator)
+    return policy
+
+
+def policies_with_number(ctx: CallContext, policy_number: str) -> list[Policy]:
+    """The policy holding `policy_number` (a one-item list: numbers are unique); 404 when none does."""
+    owner = numbers.number_owner(ctx, ENTITY, policy_number)
+    policy = repository.get(ctx.tenant, owner) if owner else None
+    if policy is None:
+        raise NotFound(ENTITY, policy_number)
+    return [policy]
+
+
+def policies_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Policy]:
+    """The account's policies, oldest first (404 `account.not_found` for an unknown account)."""
+    accounts.get_account(ctx, account_locator)
+    return repository.policies_of_account(ctx.tenant, account_locator, page)
+
+
+def policy_snapshots_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[PolicySnapshot]:
+    """The latest snapshot of each of the account's policies, oldest policy first."""
+    found = policies_of_account(ctx, account_locator, page)
+    return Page(_latest_snapshots(ctx, found.items), found.list_completed)
+
+
+def policy_snapshots(ctx: CallContext, page: PageRequest) -> Page[PolicySnapshot]:
+    """The latest snapshot of each of the tenant's policies, oldest policy first."""
+    found = repository.all_policies(ctx.tenant, page)
+    return Page(_latest_snapshots(ctx, found.items), found.list_completed)
+
+
+def _latest_snapshots(ctx: CallContext, policies: list[Policy]) -> list[PolicySnapshot]:
+    """Each policy with its latest segment and the transaction that made it: one batch read (a second
+    only for segments made by a transaction other than the latest issued one)."""
+    transactions, segments = repository.transactions_and_segments(
+        ctx.tenant, [p.issuedTransactionLocator for p in policies], [p.latestSegmentLocator for p in policies])
+    missing = {s.transactionLocator for s in segments.values()} - transactions.keys()
+    if missing:
+        transactions.update(repository.transactions_and_segments(ctx.tenant, missing, [])[0])
+    snapshots = []
+    for policy in policies:
+        segment = segments.get(policy.latestSegmentLocator)
+        transaction = transactions.get(segment.transactionLocator) if segment else None
+        if segment and transaction:
+            snapshots.append(PolicySnapshot(policy=policy, transaction=transaction, segment=segment))
+    return snapshots
+
+
+def snapshot(ctx: CallContext, locator: str, moment: datetime, *, by_issued_time: bool = False) -> PolicySnapshot:
+    """The policy as of `moment` (stack.py says which transaction and segment show it);
+    404 `snapshot.not_found` when the policy had no state at that moment."""
+    policy = get_policy(ctx, locator)
+    stack = repository.issued_stack(ctx.tenant, policy.locator)
+    found = segment_at(stack, moment, by_issued_time=by_issued_time)
+    segment = repository.get_segment(ctx.tenant, found[1].locator) if found else None
+    if found is None or segment is None:
+        raise NotFound("snapshot", f"of policy {policy.locator} at {isoformat(moment)}")
+    return PolicySnapshot(policy=policy, transaction=found[0], segment=segment)
+
+
+def static_data(ctx: CallContext, locator: str) -> dict[str, Any]:
+    return get_policy(ctx, locator).static
+
+
+def static_history(ctx: CallContext, locator: str, page: PageRequest) -> Page[StaticDataVersion]:
+    """The policy's static data after issuing and after each change, oldest first."""
+    policy = get_policy(ctx, locator)
+    return repository.static_history(ctx.tenant, policy.locator, page)
+
+
+def contacts(ctx: CallContext, locator: str) -> list[ContactRole]:
+    return get_policy(ctx, locator).contacts
+
+
+def holds(ctx: CallContext, locator: str) -> list[dict[str, Any]]:
+    """The policy's entity holds. No hold can exist before the holds domain does: an empty list."""
+    get_policy(ctx, locator)
+    return []
+
+
+def get_term(ctx: CallContext, locator: str) -> Term:
+    term = repository.get_term(ctx.tenant, locator) if _plausible(locator) else None
+    if term is None:
+        raise NotFound(TERM_ENTITY, locator)
+    return term
+
+
+def terms(ctx: CallContext, locator: str, page: PageRequest) -> Page[Term]:
+    """The policy's terms in order."""
+    policy = get_policy(ctx, locator)
+    return repository.terms(ctx.tenant, policy.locator, page)
+
+
+def get_transaction(ctx: CallContext, locator: str) -> Transaction:
+    transaction = repository.get_transaction(ctx.tenant, locator) if _plausible(locator) else None
+    if transaction is None:
+        raise NotFound(TRANSACTION_ENTITY, locator)
+    return transaction
+
+
+def transaction_segment(ctx: CallContext, locator: str) -> Segment:
+    """The segment the transaction made (its last, should it have made several); 404
+    `segment.not_found` for a transaction that has none yet."""
+    transaction = get_transaction(ctx, locator)
+    segment = repository.get_segment(ctx.tenant, transaction.segments[-1].locator) if transaction.segments else None
+    if segment is None:
+        raise NotFound(SEGMENT_ENTITY, f"of transaction {locator}")
+    return segment
+
+
+def get_segment(ctx: CallContext, locator: str) -> Segment:
+    segment = repository.get_segment(ctx.tenant, locator) if _plausible(locator) else None
+    if segment is None:
+        raise NotFound(SEGMENT_ENTITY, locator)
+    return segment
+
+
+def issued_transactions(ctx: CallContext, locator: str, page: PageRequest) -> Page[Transaction]:
+    """The policy's local stack of issued transactions (none reversed or reapplied), in issuing order."""
+    policy = get_policy(ctx, locator)
+    return repository.issued_transactions(ctx.tenant, policy.locator, page)
+
+
+# --- changing ------------------------------------------------------------------------------------
+
+
+def add_static_data(ctx: CallContext, locator: str, values: dict[str, Any]) -> Policy:
+    """Sets the given static data fields, keeping the others."""
+    policy = get_policy(ctx, locator)
+    return _change_static(ctx, policy, {**policy.static, **values}, STATIC_ADD_EVENT)
+
+
+def update_static_data(ctx: CallContext, locator: str, *, set_data: dict[str, Any],
+                       remove_data: dict[str, Any]) -> Policy:
+    """Drops the fields named in `remove_data` (their values are not looked at), then sets `set_data`."""
+    policy = get_policy(ctx, locator)
+    static = {name: value for name, value in policy.static.items() if name not in remove_data}
+    return _change_static(ctx, policy, {**static, **set_data}, STATIC_UPDATE_EVENT)
+
+
+def replace_static_data(ctx: CallContext, locator: str, values: dict[str, Any]) -> Policy:
+    return _change_static(ctx, get_policy(ctx, locator), values, STATIC_REPLACE_EVENT)
+
+
+def _change_static(ctx: CallContext, policy: Policy, static: dict[str, Any], event: str) -> Policy:
+    model = _model(ctx, policy)
+    product = datamodel.product_type(model, policy.productName)
+    properties = (product.definition.get("staticData") or {}) if product else {}
+    normalised, errors = datamodel.validate_data(model, properties, static, path="static")
+    if errors:
+        return policy.model_copy(update={"validationResult": datamodel.validation_result(
+            errors, locator=policy.locator, element_type=policy.productName)})
+    changed = policy.model_copy(update={"static": normalised})
+    uow = wiring.unit_of_work(ctx)
+    repository.add_static_version(uow, ctx.tenant, policy.locator, _static_version(ctx, normalised))
+    return _save(ctx, uow, changed, event)
+
+
+def _static_version(ctx: CallContext, static: dict[str, Any]) -> StaticDataVersion:
+    return StaticDataVersion(historyLocator=new_locator(), updatedAt=ctx.now, updatedBy=ctx.user_locator,
+                             staticData=static)
+
+
+def set_billing_level(ctx: CallContext, locator: str, billing_level: BillingLevel) -> Policy:
+    policy = get_policy(ctx, locator)
+    return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"billingLevel": billing_level}))
+
+
+def set_delinquency_plan(ctx: CallContext, locator: str, plan_name: str) -> Policy:
+    """400 `policy.invalid_reference` for a plan the policy's configuration does not have."""
+    policy = get_policy(ctx, locator)
+    _check_reference(_model(ctx, policy), "delinquencyPlans", "delinquencyPlanName", plan_name)
+    return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"delinquencyPlanName": plan_name}))
+
+
+def set_jurisdiction(ctx: CallContext, locator: str, jurisdiction: str | None) -> Policy:
+    """A configured jurisdiction, or None to remove it (400 `policy.invalid_reference` for another)."""
+    policy = get_policy(ctx, locator)
+    if jurisdiction is not None:
+        _check_reference(_model(ctx, policy), "jurisdictions", "jurisdiction", jurisdiction)
+    return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"jurisdiction": jurisdiction}))
+
+
+def add_contact(ctx: CallContext, locator: str, contact: ContactRole) -> Policy:
+    """409 `policy.contact_exists` when the contact is on the policy already (change its roles with
+    `update_contact`)."""
+    policy = get_policy(ctx, locator)
+    _check_roles(_model(ctx, policy), contact.roles, "roles")
+    if policy.contact(contact.contactLocator) is not None:
+        raise AlreadyExists(f"Contact {contact.contactLocator} is on the policy already",
+                            code="policy.contact_exists")
+    return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"contacts": [*policy.contacts, contact]}))
+
+
+def update_contact(ctx: CallContext, locator: str, contact_locator: str, *, add_roles: list[str],
+                   remove_roles: list[str]) -> Policy:
+    policy = get_policy(ctx, locator)
+    current = policy.contact(contact_locator)
+    if current is None:
+        raise NotFound("contact", contact_locator)
+    _check_roles(_model(ctx, policy), add_roles, "addRoles")
+    roles = [role for role in current.roles if role not in remove_roles]
+    roles += [role for role in dict.fromkeys(add_roles) if role not in roles]
+    contacts_now = [ContactRole(contactLocator=contact_locator, roles=roles) if c is current else c
+                    for c in policy.contacts]
+    return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"contacts": contacts_now}))
+
+
+def delete_contact(ctx: CallContext, locator: str, contact_locator: str) -> Policy:
+    policy = get_policy(ctx, locator)
+    current = policy.contact(contact_locator)
+    if current is None:
+        raise NotFound("contact", contact_locator)
+    return _save(ctx, wiring.unit_of_work(ctx),
+                 policy.model_copy(update={"contacts": [c for c in policy.contacts if c is not current]}))
+
+
+def set_number(ctx: CallContext, locator: str, policy_number: str) -> Policy:
+    """A number chosen by the caller; 409 `policy.number_taken` when another policy has it."""
+    _check_number(policy_number)
+    policy = get_policy(ctx, locator)
+    if policy.policyNumber == policy_number:
+        return policy
+    uow = wiring.unit_of_work(ctx)
+    numbers.claim_number(ctx, uow, ENTITY, policy_number, policy.locator)
+    return _renumbered(ctx, uow, policy, policy_number)
+
+
+def generate_number(ctx: CallContext, locator: str) -> Policy:
+    """The next number of the product's plan, replacing the policy's number (if any);
+    409 `policy.no_numbering_plan` when the product has none."""
+    policy = get_policy(ctx, locator)
+    model = _model(ctx, policy)
+    plan = ((model.get("products") or {}).get(policy.productName) or {}).get("numberingPlan")
+    if not plan:
+        raise InvalidState(f"Product {policy.productName} has no numbering plan", code="policy.no_numbering_plan")
+    uow = wiring.unit_of_work(ctx)
+    number = numbers.reserve_number(ctx, uow, model, plan, ENTITY, policy.locator, product=policy.productName,
+                                    region=policy.region)
+    return _renumbered(ctx, uow, policy, number)
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+
+
+def _plausible(locator: str) -> bool:
+    """Locators are short; a longer one cannot exist (and would not fit in a key)."""
+    return 0 < len(locator) <= MAX_LOCATOR_LENGTH
+
+
+def _model(ctx: CallContext, policy: Policy) -> dict[str, Any]:
+    """The resolved model of the configuration version the policy was issued under."""
+    return configuration.model(ctx, policy.configVersion, resolved=True)
+
+
+def _check_number(number: str) -> None:
+    if not 0 < len(number) <= MAX_NUMBER_LENGTH or not number.isprintable() or number != number.strip():
+        raise InvalidRequest("Invalid policy number", field_errors=[FieldError(
+            "policyNumber", f"must be 1 to {MAX_NUMBER_LENGTH} printable characters without surrounding spaces")])
+
+
+def _check_reference(model: dict[str, Any], collection: str, field: str, name: str) -> None:
+    if name not in (model.get(collection) or {}):
+        raise InvalidRequest(f"'{name}' is not defined in the configuration's {collection}",
+                             code="policy.invalid_reference",
+                             field_errors=[FieldError(field, f"'{name}' is not defined in {collection}")])
+
+
+def _check_roles(model: dict[str, Any], roles: Iterable[str], field: str) -> None:
+    """Roles must be among the tenant's `contactRoles` when the configuration lists any."""
+    configured = model.get("contactRoles") or []
+    unknown = [role for role in roles if configured and role not in configured]
+    if unknown:
+        raise InvalidRequest("Unknown contact role", code="policy.invalid_reference", field_errors=[
+            FieldError(field, f"{', '.join(unknown)} not in the configured contactRoles: {', '.join(configured)}")])
+
+
+def _renumbered(ctx: CallContext, uow: Any, policy: Policy, number: str) -> Policy:
+    if policy.policyNumber is not None:
+        numbers.release_number(ctx, uow, ENTITY, policy.policyNumber)
+    return _save(ctx, uow, policy.model_copy(update={"policyNumber": number}))
+
+
+def _save(ctx: CallContext, uow: Any, policy: Policy, event: str = UPDATE_EVENT) -> Policy:
+    """Writes the changed policy (conditional on the version it was read at) with its event."""
+    policy = policy.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator, "validationResult": None})
+    _check_size(policy)
+    repository.save(uow, ctx.tenant, policy)
+    uow.record_event(event, {"policyLocator": policy.locator})
+    uow.commit()
+    return policy.model_copy(update={"version": policy.version + 1})
+
+
+def _check_size(record: Policy | Segment) -> None:
+    size = len(record.model_dump_json())
+    if size > MAX_RECORD_BYTES:
+        what = "segment" if isinstance(record, Segment) else "policy"
+        raise PayloadTooLarge(f"The {what} would take {size} bytes; at most {MAX_RECORD_BYTES} are allowed",
+                              code=f"{ENTITY}.too_large")
