@@ -15,7 +15,7 @@ test: $(STAMP)
 	$(PY) -m pytest -n 2
 
 bench: $(STAMP)
-	$(PY) benchmarks/auth_roundtrips.py
+	for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done
 
 reset:
 	rm -rf .local
