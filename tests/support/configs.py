@@ -254,7 +254,8 @@ def upload_table(api: Any, token: str, tenant: str, collection: str, name: str, 
     assert response.status_code == 200, response.body
 
 
-def quotes_tenant(api: Any, token: str, model: dict[str, Any] | None = None, plugins: str | None = QUOTE_PLUGINS) -> str:
+def quotes_tenant(api: Any, token: str, model: dict[str, Any] | None = None,
+                  plugins: str | None = QUOTE_PLUGINS) -> str:
     """A fresh tenant with quotes_model() (or `model`) and `plugins` as plugins/python/auto.py deployed, and
     the rating tables uploaded."""
     files = {"plugins/python/auto.py": plugins.encode()} if plugins else {}

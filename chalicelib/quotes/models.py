@@ -1,0 +1,333 @@
+"""Quotes and quick quotes: the records as stored, and what clients send to create and change them."""
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
+from chalicelib.configuration.datamodel import ValidationResult
+
+ENTITY = "quote"
+"""The entity kind of quote numbers and the `code` prefix of quote errors."""
+QUICK_ENTITY = "quickQuote"
+RESERVED_POLICY_NUMBER_KIND = "reservedPolicyNumber"
+"""Guards of reserved policy numbers: one quote per reserved number."""
+
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Ulid = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")]
+DurationBasis = Literal["years", "months", "weeks", "days", "hours"]
+FlagLevel = Literal["approve", "block", "decline", "reject", "info"]
+NonNegative = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
+
+
+class QuoteState(StrEnum):
+    DRAFT = "draft"
+    VALIDATED = "validated"
+    EARLY_UNDERWRITTEN = "earlyUnderwritten"
+    PRICED = "priced"
+    UNDERWRITTEN = "underwritten"
+    ACCEPTED = "accepted"
+    ISSUED = "issued"
+    UNDERWRITTEN_BLOCKED = "underwrittenBlocked"
+    DECLINED = "declined"
+    REJECTED = "rejected"
+    REFUSED = "refused"
+    DISCARDED = "discarded"
+
+
+class QuickQuoteState(StrEnum):
+    DRAFT = "draft"
+    VALIDATED = "validated"
+    PRICED = "priced"
+    QUOTED = "quoted"
+    DISCARDED = "discarded"
+
+
+class Input(BaseModel):
+    """What clients send: unknown fields are a 400."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- what clients send -----------------------------------------------------------------------------
+
+
+class ElementInput(Input):
+    """ElementCreateRequest: an element and its children; `parentLocator` only when adding elements
+    to an existing quote (default: the root)."""
+
+    type: Name
+    parentLocator: Ulid | None = None
+    staticLocator: Ulid | None = None
+    data: dict[str, Any] = {}
+    coverageTerms: dict[str, Any] = {}
+    elements: list[ElementInput] = []
+
+
+class ElementChanges(Input):
+    """ElementUpdateRequest: data and coverage terms removed, then set, on one element."""
+
+    locator: Ulid
+    setData: dict[str, Any] = {}
+    removeData: dict[str, Any] = {}
+    setCoverageTerms: dict[str, Any] = {}
+    removeCoverageTerms: dict[str, Any] = {}
+
+
+class QuoteFields(Input):
+    """QuoteCreateRequest (also the body of validatePreview and pricePreview). `data` and
+    `coverageTerms` belong to the root element; left-out plans, currency, time zone, duration basis
+    and term come from the account, the product and the tenant's defaults."""
+
+    productName: Name
+    accountLocator: Ulid
+    startTime: datetime
+    endTime: datetime | None = None
+    expirationTime: datetime | None = None
+    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
+    timezone: Name | None = None
+    jurisdiction: Name | None = None
+    coverageTerms: dict[str, Any] = {}
+    data: dict[str, Any] = {}
+    elements: list[ElementInput] = []
+    durationBasis: DurationBasis | None = None
+    preferences: Preferences | None = None
+    delinquencyPlanName: Name | None = None
+    autoRenewalPlanName: Name | None = None
+    billingLevel: BillingLevel | None = None
+    region: Name | None = None
+    quoteGroupLocator: Ulid | None = None
+    static: dict[str, Any] = {}
+    contacts: list[ContactRole] = []
+    invoiceFeeAmount: NonNegative | None = None
+    termDuration: Annotated[int, Field(ge=1, le=1200)] | None = None
+    producerCode: Name | None = None
+
+
+class QuoteChanges(Input):
+    """QuoteUpdateRequest: what is left out stays; data and terms of the root are removed, then set."""
+
+    setData: dict[str, Any] = {}
+    removeData: dict[str, Any] = {}
+    setCoverageTerms: dict[str, Any] = {}
+    removeCoverageTerms: dict[str, Any] = {}
+    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
+    timezone: Name | None = None
+    startTime: datetime | None = None
+    endTime: datetime | None = None
+    resetEndTime: bool = False
+    expirationTime: datetime | None = None
+    elements: list[ElementChanges] = []
+    preferences: Preferences | None = None
+    delinquencyPlanName: Name | None = None
+    autoRenewalPlanName: Name | None = None
+    billingLevel: BillingLevel | None = None
+    setContacts: list[ContactRole] = []
+    removeContacts: list[Ulid] = []
+    invoiceFeeAmount: NonNegative | None = None
+    jurisdiction: Name | None = None
+    producerCode: Name | None = None
+    accountLocator: Ulid | None = None
+
+
+class TaskCreation(Input):
+    """UnderwritingTaskCreateRequest: accepted for compatibility; no task is created (no work
+    management yet)."""
+
+    type: Name
+    references: list[dict[str, Any]] = []
+    underwritingFlagLocators: list[str] = []
+    deadlineTime: datetime | None = None
+    assignedTo: str | None = None
+    description: str | None = None
+    workgroupToBeAssignedLocator: str | None = None
+    source: str | None = None
+    tag: str | None = None
+
+
+class FlagInput(Input):
+    """UnderwritingFlagCreateRequest (the level comes from the path on the per-level endpoints)."""
+
+    level: FlagLevel | None = None
+    note: Annotated[str, StringConstraints(max_length=2000)] = ""
+    tag: Annotated[str, StringConstraints(max_length=200)] = ""
+    elementLocator: Ulid | None = None
+    taskCreation: TaskCreation | None = None
+
+
+class ResetOptions(Input):
+    resetAllUnderwritingFlags: bool = False
+    resetFlags: list[Ulid] = []
+    resetFlagsAction: Literal["clear", "delete"] = "clear"
+    deleteAllAutomaticDocuments: bool = False
+    discardSchedules: bool = False
+    deleteDocuments: list[str] = []
+
+
+class QuickQuoteFields(Input):
+    """QuickQuoteCreateRequest: no account needed."""
+
+    productName: Name
+    accountLocator: Ulid | None = None
+    startTime: datetime | None = None
+    endTime: datetime | None = None
+    expirationTime: datetime | None = None
+    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
+    timezone: Name | None = None
+    jurisdiction: Name | None = None
+    coverageTerms: dict[str, Any] = {}
+    data: dict[str, Any] = {}
+    elements: list[ElementInput] = []
+    durationBasis: DurationBasis | None = None
+    contacts: list[ContactRole] = []
+
+
+class QuickQuoteChanges(Input):
+    setData: dict[str, Any] = {}
+    removeData: dict[str, Any] = {}
+    setCoverageTerms: dict[str, Any] = {}
+    removeCoverageTerms: dict[str, Any] = {}
+    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
+    startTime: datetime | None = None
+    endTime: datetime | None = None
+    expirationTime: datetime | None = None
+    elements: list[ElementChanges] = []
+    setContacts: list[ContactRole] = []
+    removeContacts: list[Ulid] = []
+    jurisdiction: Name | None = None
+
+
+# --- what is stored --------------------------------------------------------------------------------
+
+
+class Element(BaseModel):
+    """One node of a quote's element tree; the root's type is the product, its parentLocator None."""
+
+    locator: str
+    staticLocator: str
+    type: str
+    category: str
+    parentLocator: str | None = None
+    data: dict[str, Any] = {}
+    coverageTerms: dict[str, Any] = {}
+    elements: list[Element] = []
+
+
+class Charge(BaseModel):
+    """A stored charge (PolicyChargeResponse): `amount` = `rate` x the quote's duration, rounded to
+    the currency's minor unit (or the amount the plugin gave)."""
+
+    locator: str
+    elementLocator: str
+    elementStaticLocator: str
+    chargeType: str
+    chargeCategory: str
+    rate: Decimal
+    amount: Decimal
+    referenceRate: Decimal
+    tag: str | None = None
+    handling: str = "normal"
+    invoicing: str = "scheduled"
+
+
+class Flag(BaseModel):
+    """An underwriting flag. `source`: `manual` (the API) or `plugin` (the last underwriting run)."""
+
+    locator: str
+    level: FlagLevel
+    note: str = ""
+    tag: str = ""
+    elementLocator: str | None = None
+    source: Literal["manual", "plugin"]
+    createdBy: str
+    createdTime: datetime
+    clearedBy: str | None = None
+    clearedTime: datetime | None = None
+
+    @property
+    def cleared(self) -> bool:
+        return self.clearedTime is not None
+
+
+class Quote(BaseModel):
+    """A quote as stored: one item holding its element tree, charges and flags. `charges` is None
+    until the quote is priced; `version` is the optimistic lock; `configVersion` the deployed
+    configuration it was last checked against (a draft follows the current one)."""
+
+    locator: str
+    quoteState: QuoteState = QuoteState.DRAFT
+    productName: str
+    accountLocator: str
+    startTime: datetime
+    endTime: datetime | None = None
+    expirationTime: datetime | None = None
+    timezone: str
+    currency: str
+    durationBasis: DurationBasis
+    termDuration: Decimal | None = None
+    duration: Decimal | None = None
+    element: Element
+    preferences: Preferences | None = None
+    delinquencyPlanName: str | None = None
+    autoRenewalPlanName: str | None = None
+    installmentPlanName: str | None = None
+    billingLevel: BillingLevel
+    region: str | None = None
+    jurisdiction: str | None = None
+    producerCode: str | None = None
+    groupLocator: str | None = None
+    contacts: list[ContactRole] = []
+    invoiceFeeAmount: Decimal | None = None
+    static: dict[str, Any] = {}
+    quoteNumber: str | None = None
+    reservedPolicyNumber: str | None = None
+    policyLocator: str | None = None
+    policyNumber: str | None = None
+    underwritingStatus: str | None = None
+    validationResult: ValidationResult | None = None
+    acceptedTime: datetime | None = None
+    issuedTime: datetime | None = None
+    charges: list[Charge] | None = None
+    flags: list[Flag] = []
+    configVersion: str
+    createdAt: datetime
+    createdBy: str
+    updatedAt: datetime
+    updatedBy: str
+    version: int = 1
+
+
+class QuickQuote(BaseModel):
+    locator: str
+    quickQuoteState: QuickQuoteState = QuickQuoteState.DRAFT
+    productName: str
+    accountLocator: str | None = None
+    startTime: datetime
+    endTime: datetime | None = None
+    expirationTime: datetime | None = None
+    timezone: str
+    currency: str
+    durationBasis: DurationBasis
+    duration: Decimal | None = None
+    jurisdiction: str | None = None
+    element: Element
+    contacts: list[ContactRole] = []
+    validationResult: ValidationResult | None = None
+    charges: list[Charge] | None = None
+    configVersion: str
+    createdAt: datetime
+    createdBy: str
+    updatedAt: datetime
+    updatedBy: str
+    version: int = 1
+
+
+class StaticHistoryEntry(BaseModel):
+    historyLocator: str
+    staticData: dict[str, Any]
+    updatedBy: str
+    updatedAt: datetime

@@ -1,0 +1,95 @@
+"""Persistence of quotes and quick quotes (keys.py, "quotes").
+
+A quote is one item `T#{t}#QTE#{q}` / `#ROOT` holding its element tree, charges and flags, so reading
+a quote is one GetItem and every change is one conditional write on its `version`. It is listed on
+GSI2 (`T#{t}#QUOTES`, by locator: creation order) and on GSI1 under its account
+(`T#{t}#ACC#{a}#QTES`). Its static data history items share its partition (`STATIC#{locator}`).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.quotes.models import QuickQuote, Quote, StaticHistoryEntry
+from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage.unit_of_work import UnitOfWork
+
+ACCOUNT_INDEX = "GSI1"
+TENANT_INDEX = "GSI2"
+
+
+def _quote(item: dict[str, Any]) -> Quote:
+    return Quote.model_validate(codec.without_keys(item))
+
+
+def get(tenant: str, locator: str) -> Quote | None:
+    item = table.gateway().get(keys.tenant_scope(tenant), keys.quote(tenant, locator))
+    return _quote(item) if item else None
+
+
+def list_quotes(tenant: str, page: PageRequest) -> Page[Quote]:
+    found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.quotes_index(tenant), page,
+                       index=TENANT_INDEX)
+    return Page([_quote(item) for item in found.items], found.list_completed)
+
+
+def list_account_quotes(tenant: str, account_locator: str, page: PageRequest) -> Page[Quote]:
+    found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.account_quotes_index(tenant, account_locator),
+                       page, index=ACCOUNT_INDEX)
+    return Page([_quote(item) for item in found.items], found.list_completed)
+
+
+def _indexes(tenant: str, quote: Quote) -> dict[str, str]:
+    return {f"{ACCOUNT_INDEX}PK": keys.account_quotes_index(tenant, quote.accountLocator),
+            f"{ACCOUNT_INDEX}SK": quote.locator,
+            f"{TENANT_INDEX}PK": keys.quotes_index(tenant), f"{TENANT_INDEX}SK": quote.locator}
+
+
+def add(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
+    uow.add(table.put_new({**keys.quote(tenant, quote.locator).as_dict(), "entity": "quote",
+                           **_indexes(tenant, quote), **quote.model_dump()},
+                          lambda: AlreadyExists("The quote already exists")))
+
+
+def save(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
+    """Rewrites the quote, on condition that it is still at `quote.version` (else 409)."""
+    uow.add(_rewrite(keys.quote(tenant, quote.locator), quote, _indexes(tenant, quote)))
+
+
+def add_static_history(uow: UnitOfWork, tenant: str, quote_locator: str, entry: StaticHistoryEntry) -> None:
+    uow.add(table.put_new({**keys.quote_static_history(tenant, quote_locator, entry.historyLocator).as_dict(),
+                           "entity": "quoteStaticHistory", **entry.model_dump()}))
+
+
+def static_history(tenant: str, quote_locator: str, page: PageRequest) -> Page[StaticHistoryEntry]:
+    found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.quote(tenant, quote_locator).pk, page,
+                       sk_prefix=keys.QUOTE_STATIC_HISTORY_PREFIX)
+    return Page([StaticHistoryEntry.model_validate(codec.without_keys(item)) for item in found.items],
+                found.list_completed)
+
+
+# --- quick quotes ----------------------------------------------------------------------------------
+
+
+def get_quick(tenant: str, locator: str) -> QuickQuote | None:
+    item = table.gateway().get(keys.tenant_scope(tenant), keys.quick_quote(tenant, locator))
+    return QuickQuote.model_validate(codec.without_keys(item)) if item else None
+
+
+def add_quick(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
+    uow.add(table.put_new({**keys.quick_quote(tenant, quick.locator).as_dict(), "entity": "quickQuote",
+                           f"{TENANT_INDEX}PK": keys.quick_quotes_index(tenant), f"{TENANT_INDEX}SK": quick.locator,
+                           **quick.model_dump()}, lambda: AlreadyExists("The quick quote already exists")))
+
+
+def save_quick(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
+    uow.add(_rewrite(keys.quick_quote(tenant, quick.locator), quick, {}))
+
+
+def _rewrite(key: keys.Key, record: Quote | QuickQuote, extra: dict[str, Any]) -> table.WriteOp:
+    fields = {**record.model_dump(exclude={"locator", "version"}), **extra}
+    return table.update(key, {name: value for name, value in fields.items() if value is not None},
+                        expected_version=record.version,
+                        remove=[name for name, value in fields.items() if value is None],
+                        on_failure=lambda: ConcurrentModification())

@@ -1,0 +1,58 @@
+"""Charges from rating answers: the stored PolicyChargeResponse fields, and what a plugin may add."""
+from __future__ import annotations
+
+from decimal import Decimal
+from itertools import count
+
+import pytest
+
+from chalicelib.plugins.models import Charge as Rated
+from chalicelib.plugins.models import PluginFailure
+from chalicelib.quotes import pricing
+
+CHARGE_TYPES = {"premium": {"category": "premium", "handling": "normal", "invoicing": "scheduled"},
+                "fee": {"category": "Fee", "handling": "flat", "invoicing": "next"}}
+
+
+def locators():
+    numbers = count(1)
+    return lambda: f"C{next(numbers)}"
+
+
+def test_rated_charges_keep_their_rate_and_take_the_configured_category_handling_and_invoicing():
+    rated = [Rated("E1", "S1", "premium", "premium", Decimal("600.00"), Decimal(100)),
+             Rated("E2", None, "fee", "Fee", Decimal("30.00"), None)]
+    answer = {"items": [{"elementLocator": "E1", "chargeType": "premium", "rate": 100, "referenceRate": 90,
+                         "tag": "base"},
+                        {"elementLocator": "E2", "chargeType": "fee", "amount": 30}]}
+
+    charges = pricing.charges(rated, answer, CHARGE_TYPES, Decimal(6), locators(), function="rate")
+
+    assert [(c.locator, c.elementLocator, c.elementStaticLocator, c.chargeCategory, c.rate, c.amount,
+             c.referenceRate, c.tag, c.handling, c.invoicing) for c in charges] == [
+        ("C1", "E1", "S1", "premium", 100, Decimal("600.00"), 90, "base", "normal", "scheduled"),
+        ("C2", "E2", "E2", "fee", 5, Decimal("30.00"), 5, None, "flat", "next")]
+
+
+def test_an_amount_over_no_duration_is_its_own_rate():
+    rated = [Rated("E1", "S1", "fee", "fee", Decimal("30.00"), None)]
+    [charge] = pricing.charges(rated, {"items": []}, CHARGE_TYPES, Decimal(0), locators(), function="rate")
+    assert charge.rate == charge.referenceRate == Decimal("30.00")
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"referenceRate": "90"}, "items[0]: referenceRate must be a number, not '90'"),
+    ({"referenceRate": True}, "items[0]: referenceRate must be a number, not True"),
+    ({"tag": 7}, "items[0]: tag must be a string, not 7"),
+])
+def test_a_reference_rate_or_tag_of_the_wrong_type_is_a_plugin_failure(extra, message):
+    answer = {"items": [{"elementLocator": "E1", "chargeType": "premium", "rate": 1, **extra}]}
+    with pytest.raises(PluginFailure) as raised:
+        pricing.charges([], answer, CHARGE_TYPES, Decimal(1), locators(), function="rate_Auto")
+    assert (raised.value.reason, raised.value.detail) == ("malformed", message)
+
+
+@pytest.mark.parametrize("configured, category", [("premium", "premium"), ("Premium", "premium"),
+                                                  ("invoicefee", "invoiceFee"), (None, "none"), ("bonus", "none")])
+def test_categories_take_the_enums_casing(configured, category):
+    assert pricing.category(configured) == category
