@@ -42,6 +42,10 @@ def isoformat(at: datetime) -> str:
 
 
 def parse_datetime(text: str) -> datetime:
-    """Parse an ISO-8601 datetime; a value without an offset is taken as UTC."""
+    """Parse an ISO-8601 datetime; a value without an offset is taken as UTC. ValueError when the text is
+    not one, or names a moment with no UTC equivalent (year 1 at +05:00)."""
     parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
-    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+    try:
+        return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+    except OverflowError:
+        raise ValueError(f"{text!r} is outside the range of datetimes") from None

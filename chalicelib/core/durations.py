@@ -11,14 +11,18 @@
 - hours: elapsed hours.
 
 Results are exact Decimals (context precision where a division does not end); charges round.
+A span or a moment beyond the years datetime holds (1 to 9999, on the UTC or the local clock) is a
+400 (`request.date_out_of_range`).
 """
 from __future__ import annotations
 
 import calendar
 import zoneinfo
-from datetime import datetime, timedelta, timezone
+from datetime import MAXYEAR, MINYEAR, datetime, timedelta, timezone
 from decimal import Decimal
 from functools import lru_cache
+
+from chalicelib.core.errors import InvalidRequest
 
 BASES = ("years", "months", "weeks", "days", "hours")
 _MICROSECONDS = timedelta(microseconds=1)
@@ -30,6 +34,13 @@ def duration(start: datetime, end: datetime, basis: str, time_zone: str) -> Deci
     """The length of [start, end) in `basis` units; ValueError when end is before start or the
     basis or time zone is unknown."""
     _check(start, end, basis)
+    try:
+        return _duration(start, end, basis, time_zone)
+    except OverflowError:
+        raise _out_of_range() from None
+
+
+def _duration(start: datetime, end: datetime, basis: str, time_zone: str) -> Decimal:
     if basis == "hours":
         return _micros(end - start) / _HOUR
     if basis in ("days", "weeks"):
@@ -47,6 +58,13 @@ def add(start: datetime, count: Decimal | int, basis: str, time_zone: str) -> da
     count = Decimal(count)
     if count < 0:
         raise ValueError("a duration cannot be negative")
+    try:
+        return _add(start, count, basis, time_zone)
+    except OverflowError:
+        raise _out_of_range() from None
+
+
+def _add(start: datetime, count: Decimal, basis: str, time_zone: str) -> datetime:
     if basis == "hours":
         return start.astimezone(timezone.utc) + timedelta(microseconds=int(count * _HOUR))
     zone = _zone(time_zone)
@@ -78,8 +96,14 @@ def _add_months(local: datetime, months: int) -> datetime:
     """Naive wall-clock `local` plus `months` calendar months (day clamped to the month's last)."""
     index = local.year * 12 + local.month - 1 + months
     year, month = divmod(index, 12)
+    if not MINYEAR <= year <= MAXYEAR:
+        raise OverflowError("date value out of range")
     day = min(local.day, calendar.monthrange(year, month + 1)[1])
     return local.replace(year=year, month=month + 1, day=day)
+
+
+def _out_of_range() -> InvalidRequest:
+    return InvalidRequest(f"The dates fall outside the years {MINYEAR} to {MAXYEAR}", code="request.date_out_of_range")
 
 
 def _check(start: datetime, end: datetime, basis: str) -> None:

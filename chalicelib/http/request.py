@@ -1,7 +1,9 @@
 """Reading the current request: body and query parsed into pydantic models, errors as 400s."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextvars import ContextVar
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any, TypeVar
 from urllib.parse import parse_qs
@@ -13,6 +15,9 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest
 
 M = TypeVar("M", bound=BaseModel)
+
+_EARLIEST = datetime.min.replace(tzinfo=timezone.utc) + timedelta(days=1)
+_LATEST = datetime.max.replace(tzinfo=timezone.utc) - timedelta(days=1)
 
 _request: ContextVar[Any] = ContextVar("chalice_request")
 _context: ContextVar[CallContext] = ContextVar("call_context")
@@ -160,9 +165,40 @@ def query_as(model: type[M]) -> M:
 
 def validate(model: type[M], value: Any, source: str = "body") -> M:
     try:
-        return model.model_validate(value)
+        parsed = model.model_validate(value)
     except ValidationError as error:
         raise InvalidRequest(f"The request {source} is invalid", field_errors=field_errors(error)) from None
+    except OverflowError:  # a validator moved a datetime past year 1 or 9999 (to UTC)
+        raise _dates_out_of_range(source, []) from None
+    far = list(_far_datetimes(parsed, ""))
+    if far:
+        raise _dates_out_of_range(source, far)
+    return parsed
+
+
+def _far_datetimes(value: Any, path: str) -> Iterator[str]:
+    """The paths of datetimes within a day of datetime's limits: no time zone could show them, and
+    arithmetic on them overflows."""
+    if isinstance(value, datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        if not _EARLIEST <= moment <= _LATEST:
+            yield path or "body"
+    elif isinstance(value, BaseModel):
+        for name, info in type(value).model_fields.items():
+            yield from _far_datetimes(getattr(value, name), f"{path}.{info.alias or name}".lstrip("."))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _far_datetimes(item, f"{path}.{index}".lstrip("."))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _far_datetimes(item, f"{path}.{key}".lstrip("."))
+
+
+def _dates_out_of_range(source: str, paths: list[str]) -> InvalidRequest:
+    return InvalidRequest(f"The request {source} holds a date at the edge of the calendar (years 1 to 9999)",
+                          code="request.date_out_of_range",
+                          field_errors=[FieldError(path, "must lie a day or more inside the years 1 to 9999")
+                                        for path in paths])
 
 
 def field_errors(error: ValidationError) -> list[FieldError]:

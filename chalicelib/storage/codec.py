@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
+from decimal import Decimal, DecimalException
 from enum import Enum
 from functools import lru_cache
 from typing import Any
 
 from chalicelib.core.clock import isoformat
+from chalicelib.core.errors import InvalidRequest
 
 KEY_ATTRIBUTES = frozenset({"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK"})
 
@@ -51,11 +52,24 @@ def plain(value: Any) -> Any:
 
 def serialize(item: dict[str, Any]) -> dict[str, Any]:
     ser = _serializer()
-    return {k: ser.serialize(v) for k, v in plain(item).items()}
+    try:
+        return {k: ser.serialize(v) for k, v in plain(item).items()}
+    except DecimalException:
+        raise _unstorable_number() from None
 
 
 def serialize_value(value: Any) -> dict[str, Any]:
-    return _serializer().serialize(plain(value))
+    try:
+        return _serializer().serialize(plain(value))
+    except DecimalException:
+        raise _unstorable_number() from None
+
+
+def _unstorable_number() -> InvalidRequest:
+    """DynamoDB stores numbers of at most 38 significant digits, magnitudes from 1E-130 to below 1E+126
+    (boto3's serializer traps anything else); only a number a client sent can be another."""
+    return InvalidRequest("A number has more than 38 significant digits or is too large or too small to store",
+                          code="request.number_out_of_range")
 
 
 def deserialize(item: dict[str, Any]) -> dict[str, Any]:

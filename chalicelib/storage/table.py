@@ -21,6 +21,9 @@ from chalicelib.storage import clients, codec
 from chalicelib.storage.keys import Key
 
 INDEXES = ("GSI1", "GSI2", "GSI3")
+HASH_KEY_MAX_BYTES = 2048
+RANGE_KEY_MAX_BYTES = 1024
+"""DynamoDB refuses (ValidationException) any read or write naming a longer key value, so no item has one."""
 MAX_TRANSACTION_ITEMS = 100
 BATCH_WRITE_ITEMS = 25
 BATCH_WRITE_ATTEMPTS = 8
@@ -133,6 +136,8 @@ class TableGateway:
 
     def get(self, scope: str, key: Key, *, consistent: bool = True) -> dict[str, Any] | None:
         _check_key(scope, key)
+        if not _storable(key):
+            return None
         response = self._call(
             self._client.get_item,
             TableName=self.table_name,
@@ -147,6 +152,7 @@ class TableGateway:
         unique = list(dict.fromkeys(keys))
         for key in unique:
             _check_key(scope, key)
+        unique = [key for key in unique if _storable(key)]
         found: list[dict[str, Any]] = []
         for start in range(0, len(unique), 100):
             pending: dict[str, Any] | None = {
@@ -180,6 +186,8 @@ class TableGateway:
             raise ScopeViolation(f"query partition {pk!r} is outside scope {scope!r}")
         if index is not None and index not in INDEXES:
             raise ValueError(f"unknown index {index}")
+        if _too_long(pk, HASH_KEY_MAX_BYTES) or _too_long(sk_prefix, RANGE_KEY_MAX_BYTES):
+            return [], None
         pk_name, sk_name = (f"{index}PK", f"{index}SK") if index else ("PK", "SK")
         names = {"#pk": pk_name}
         values = {":pk": {"S": pk}}
@@ -349,9 +357,21 @@ def _check_key(scope: str, key: Key) -> None:
         raise ScopeViolation(f"key {key.pk!r} is outside scope {scope!r}")
 
 
+def _too_long(value: str | None, limit: int) -> bool:
+    return value is not None and len(value.encode("utf-8")) > limit
+
+
+def _storable(key: Key) -> bool:
+    return not (_too_long(key.pk, HASH_KEY_MAX_BYTES) or _too_long(key.sk, RANGE_KEY_MAX_BYTES))
+
+
 def _check_op(scope: str, op: WriteOp) -> None:
     _check_key(scope, op.key)
     item = op.params.get("Item", {})
+    index_keys = [(item.get(f"{index}{part}", {}).get("S"), limit) for index in INDEXES
+                  for part, limit in (("PK", HASH_KEY_MAX_BYTES), ("SK", RANGE_KEY_MAX_BYTES))]
+    if not _storable(op.key) or any(_too_long(value, limit) for value, limit in index_keys):
+        raise InvalidRequest("A value is too long to be stored", code="request.value_too_long")
     partition_values = [item.get(f"{index}PK", {}).get("S") for index in INDEXES]
     names = op.params.get("ExpressionAttributeNames", {})
     values = op.params.get("ExpressionAttributeValues", {})

@@ -1,0 +1,249 @@
+"""Every route of the app, called with bad input by a caller who may do anything, on a tenant that holds
+real records: never a 5xx, and every 4xx is the error body of DECISIONS.md ("Errors"): `httpStatus` equal
+to the status, a `code`, a `message` and the `requestId` of the X-Request-Id header.
+
+Per route, in one test (the records are built once per module): no body; an empty, malformed (`{`),
+array (`[]`) and non-UTF-8 body in each Content-Type it declares; its request models with every field a
+nested list, null or a long string; for the routes the records come with a valid body of, that body with
+one value at a time made wrong-typed, too long, a date at the edge of the calendar or a number DynamoDB
+cannot store; each path variable as a 300- and a 2,000-character string, `..%2F`, an unknown ULID and
+another tenant's locator; garbage query parameters, and every field of its query model as a long string.
+
+One exception is not ours: Chalice answers 415 `{"Code": "UnsupportedMediaType", ...}` itself, before any
+view runs, for a Content-Type the route does not declare (API Gateway does the same when deployed).
+"""
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import re
+import sys
+from collections.abc import Iterator
+from decimal import Decimal, InvalidOperation
+from typing import Any, get_origin
+
+import pytest
+import simplejson
+from pydantic import BaseModel, RootModel
+
+from app import app as chalice_app
+from chalicelib.core.ids import new_locator
+from tests.architecture.support import World, fill, make_world, route_id, routes, variables
+from tests.builders import new_tenant, new_user
+
+ROUTES = routes(chalice_app)
+
+MALFORMED_BODIES: list[bytes] = [b"", b"{", b"[]", b"\xff\xfe not UTF-8"]
+GARBAGE_QUERIES = ["offset=-1", "count=abc", "resolve=maybe", "date=notadate", "key=&key="]
+LONG, LONGER = "x" * 300, "x" * 2000
+"""LONGER passes DynamoDB's key size limits once in a key."""
+EDGE_DATES = ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "9999-12-01T00:00:00Z", "0001-01-01"]
+"""Beyond the calendar in UTC, and a start whose term would end beyond it."""
+EDGE_NUMBERS: list[Any] = [10 ** 40, Decimal("1E+999999"), "-1e-999999"]
+"""Numbers DynamoDB cannot store: more than 38 digits, beyond its exponent range (also as text)."""
+DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+HASH_KEYS = {"PK", "GSI1PK", "GSI2PK", "GSI3PK"}
+RANGE_KEYS = {"SK", "GSI1SK", "GSI2SK", "GSI3SK"}
+HASH_KEY_LIMIT, RANGE_KEY_LIMIT = 2048, 1024
+
+
+@pytest.fixture(scope="module", autouse=True)
+def dynamodb_key_limits(aws) -> Iterator[None]:
+    """moto enforces DynamoDB's key size limits only when it stores an item; DynamoDB also answers a
+    ValidationException to a GetItem, BatchGetItem, UpdateItem, DeleteItem or Query whose key (or key
+    condition) is too large, and to an item whose index key is. This makes moto's client do the same."""
+    from botocore.exceptions import ClientError
+
+    from chalicelib.storage import clients
+
+    def check(params: dict[str, Any], model: Any, **_: Any) -> None:
+        for name, value, is_hash in _key_values(model.name, params):
+            limit = HASH_KEY_LIMIT if is_hash else RANGE_KEY_LIMIT
+            if len(value.encode()) > limit:
+                raise ClientError({"Error": {"Code": "ValidationException", "Message": (
+                    f"One or more parameter values were invalid: {name} exceeds {limit} bytes")}}, model.name)
+
+    events = clients.dynamodb().meta.events
+    events.register("provide-client-params.dynamodb", check)
+    yield
+    events.unregister("provide-client-params.dynamodb", check)
+
+
+def _key_values(operation: str, params: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
+    def of(item: dict[str, Any]) -> Iterator[tuple[str, str, bool]]:
+        for name, value in item.items():
+            if name in HASH_KEYS | RANGE_KEYS and "S" in value:
+                yield name, value["S"], name in HASH_KEYS
+
+    if operation in ("GetItem", "DeleteItem", "UpdateItem"):
+        yield from of(params["Key"])
+    elif operation == "PutItem":
+        yield from of(params["Item"])
+    elif operation == "BatchGetItem":
+        for request in params["RequestItems"].values():
+            for key in request["Keys"]:
+                yield from of(key)
+    elif operation == "BatchWriteItem":
+        for requests in params["RequestItems"].values():
+            for request in requests:
+                yield from of(request.get("PutRequest", {}).get("Item") or request["DeleteRequest"]["Key"])
+    elif operation == "TransactWriteItems":
+        for action in params["TransactItems"]:
+            op = next(iter(action.values()))
+            yield from of(op.get("Item") or op["Key"])
+    elif operation == "Query":
+        names, condition = params.get("ExpressionAttributeNames", {}), params["KeyConditionExpression"]
+        for placeholder, value in params.get("ExpressionAttributeValues", {}).items():
+            if "S" in value and re.search(rf"{placeholder}\b", condition):
+                equal_to = re.search(rf"(#\w+) = {placeholder}\b", condition)
+                yield placeholder, value["S"], bool(equal_to) and names.get(equal_to.group(1)) in HASH_KEYS
+
+
+@pytest.fixture(scope="module")
+def caller(app) -> str:
+    """A bearer token holding every permission on every tenant."""
+    return new_user(["*.*"], ["any"])[1]
+
+
+@pytest.fixture(scope="module")
+def world(app, caller) -> World:
+    return make_world(app, caller)
+
+
+@pytest.fixture(scope="module")
+def other_tenant(app) -> str:
+    """A tenant with nothing deployed and nothing in it."""
+    return new_tenant()
+
+
+def _helpers_and_view(view: Any) -> str:
+    """The source of the view and of the module's own helpers it calls (`_create_token`, `_page`, ...)."""
+    original = inspect.unwrap(view)
+    module = sys.modules[original.__module__]
+    source = inspect.getsource(original)
+    helpers = [getattr(module, name, None) for name in re.findall(r"\b(_\w+)\(", source)]
+    return "\n".join([source, *(inspect.getsource(h) for h in helpers if inspect.isfunction(h))])
+
+
+def _models(view: Any, readers: str) -> list[type[BaseModel]]:
+    module = sys.modules[inspect.unwrap(view).__module__]
+    names = re.findall(rf"\b(?:{readers})\((\w+)", _helpers_and_view(view))
+    found = [getattr(module, name, None) for name in names]
+    return [m for m in found if isinstance(m, type) and issubclass(m, BaseModel)]
+
+
+def _fields(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def wrong_bodies(view: Any) -> list[Any]:
+    """For each request model the route reads: every field a nested list, every field null, every field a
+    long string; `{"x": [[1]]}` when the route reads no model."""
+    bodies: list[Any] = []
+    for model in _models(view, "body_as|validate"):
+        if issubclass(model, RootModel):
+            bodies.append([[[1]]] if get_origin(model.model_fields["root"].annotation) is list else {"x": [[1]]})
+            continue
+        for value in ([[1]], None, LONGER):
+            bodies.append({name: value for name in _fields(model)})
+    return bodies or [{"x": [[1]]}]
+
+
+def wrong_queries(view: Any) -> list[str]:
+    """The fixed garbage, plus every field of the route's query model at once as a long string."""
+    extra = ["&".join(f"{name}={text}" for name in _fields(model))
+             for model in _models(view, "query_as") for text in (LONG, LONGER)]
+    return GARBAGE_QUERIES + [q for q in extra if q]
+
+
+def _replacements(value: Any) -> list[Any]:
+    found: list[Any] = [[[1]], None]
+    if isinstance(value, bool):
+        return found
+    if isinstance(value, (int, Decimal)) or (isinstance(value, str) and _is_number(value)):
+        return found + EDGE_NUMBERS
+    if isinstance(value, str) and DATE_LIKE.match(value):
+        return found + EDGE_DATES
+    return found + [LONGER] if isinstance(value, str) else found
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return Decimal(text).is_finite()
+    except InvalidOperation:
+        return False
+
+
+def leaf_mutations(body: Any, path: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, copy of `body` with the value at path replaced) for every leaf and every out-of-range or
+    wrong-typed replacement of it."""
+    if not isinstance(body, (dict, list)):
+        for replacement in _replacements(body):
+            yield path, replacement
+        return
+    for key, child in (body.items() if isinstance(body, dict) else enumerate(body)):
+        for leaf, replaced in leaf_mutations(child, f"{path}.{key}".lstrip(".")):
+            changed = copy.copy(body)
+            changed[key] = replaced
+            yield leaf, changed
+
+
+def _problem(response: Any) -> str | None:
+    """Why the answer breaks the contract, or None."""
+    status = response.status_code
+    if status >= 500:
+        return f"{status}: {response.body[:300]!r}"
+    if status < 400:
+        return None
+    try:
+        body = json.loads(response.body)
+    except ValueError:
+        return f"{status} without a JSON body: {response.body[:200]!r}"
+    if status == 415 and body.get("Code") == "UnsupportedMediaType":
+        return None
+    if not isinstance(body, dict) or body.get("httpStatus") != status:
+        return f"{status} with httpStatus {body.get('httpStatus') if isinstance(body, dict) else body!r}"
+    for name in ("code", "message", "requestId"):
+        if not isinstance(body.get(name), str) or not body[name]:
+            return f"{status} without {name}: {body}"
+    if body["requestId"] != response.headers.get("X-Request-Id"):
+        return f"{status}: requestId {body['requestId']} is not the X-Request-Id header"
+    return None
+
+
+def _at(body: Any, path: str) -> Any:
+    for part in path.split("."):
+        body = body[int(part)] if isinstance(body, list) else body[part]
+    return body
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=[route_id(r) for r in ROUTES])
+def test_bad_input_never_answers_a_server_error(api, caller, world, other_tenant, route):
+    path, method, entry = route
+    real = fill(path, world.values)
+    types = entry.content_types or ["application/json"]
+    calls: list[tuple[str, str, dict[str, str], bytes]] = [(real, "no Content-Type, no body", {}, b"")]
+    for content_type in types:
+        for body in [*MALFORMED_BODIES, *(json.dumps(b).encode() for b in wrong_bodies(entry.view_function))]:
+            calls.append((real, f"{content_type} {body[:60]!r}", {"Content-Type": content_type}, body))
+    for leaf, body in leaf_mutations(world.bodies.get(entry.view_name, {})):
+        calls.append((real, f"{leaf} = {simplejson.dumps(_at(body, leaf), use_decimal=True)[:40]}",
+                      {"Content-Type": types[0]}, simplejson.dumps(body, use_decimal=True).encode()))
+    for variable in variables(path):
+        garbage = [LONG, LONGER, "..%2F", new_locator(), other_tenant]
+        for value in garbage:
+            calls.append((fill(path, world.values, **{variable: value}), f"{{{variable}}}={value[:20]}",
+                          {"Content-Type": types[0]}, b""))
+    for query in wrong_queries(entry.view_function):
+        calls.append((f"{real}?{query}", f"?{query[:60]}", {"Content-Type": types[0]}, b""))
+
+    problems = []
+    for url, label, headers, body in calls:
+        response = api.http.request(method, url, body=body, headers={
+            "Authorization": f"Bearer {caller}", "Accept": "*/*", **headers})
+        problem = _problem(response)
+        if problem:
+            problems.append(f"{label}: {problem}")
+    assert not problems, f"{method} {path}\n" + "\n".join(problems)
