@@ -141,27 +141,40 @@ def whoami(ctx: CallContext) -> UserProfile:
     return get_user(ctx, ctx.user_locator)
 
 
-def _load_user(locator: str) -> User:
+def _load_user(ctx: CallContext, locator: str) -> User:
+    """The user, if the caller may see it (404 otherwise, as for a user that does not exist)."""
     user = repository.get_user(locator)
-    if user is None:
+    if user is None or not _within_reach(ctx, user):
         raise NotFound("user", locator)
     return user
+
+
+def _within_reach(ctx: CallContext, user: User) -> bool:
+    """Users are system-wide, but a user who works only for tenants the caller does not hold belongs to
+    those tenants: a caller sees and manages itself, and users whose every tenant it holds too."""
+    caller = ctx.principal
+    if caller.is_system or user.locator == caller.user_locator or ANY_TENANT in caller.tenants:
+        return True
+    return ANY_TENANT not in user.tenants and set(user.tenants) <= caller.tenants
 
 
 def get_user(ctx: CallContext, locator: str) -> UserProfile:
     if isinstance(ctx.principal.profile, UserProfile) and ctx.principal.profile.user.locator == locator:
         return ctx.principal.profile
-    return _profile(_load_user(locator))
+    return _profile(_load_user(ctx, locator))
 
 
 def users_by_name(ctx: CallContext, user_name: str) -> list[UserProfile]:
     locator = repository.user_locator_by_name(user_name)
     user = repository.get_user(locator) if locator else None
-    return [_profile(user)] if user else []
+    return [_profile(user)] if user and _within_reach(ctx, user) else []
 
 
 def list_users(ctx: CallContext, page: PageRequest) -> Page[UserProfile]:
+    """A page of users, oldest first. Users out of the caller's reach are left out of the page, so a
+    caller that does not hold every tenant may get fewer than `count` items on a page that is not last."""
     found = repository.list_users(page)
+    found = Page([u for u in found.items if _within_reach(ctx, u)], found.list_completed)
     roles = {r.locator: r for r in repository.roles(sorted({r for u in found.items for r in u.roleLocators}))}
     profiles = []
     for user in found.items:
@@ -191,7 +204,7 @@ def create_user(ctx: CallContext, *, user_name: str, first_name: str, last_name:
 
 def update_user(ctx: CallContext, locator: str, *, first_name: str, last_name: str, email: str | None,
                 tenants: list[str], roles: list[str] | None) -> UserProfile:
-    user = _load_user(locator)
+    user = _load_user(ctx, locator)
     _check_grantable_tenants(ctx, [t for t in tenants if t not in user.tenants])
     changes = {"firstName": first_name, "lastName": last_name, "email": email, "tenants": sorted(set(tenants))}
     if roles is not None:
@@ -201,7 +214,7 @@ def update_user(ctx: CallContext, locator: str, *, first_name: str, last_name: s
 
 
 def update_user_roles(ctx: CallContext, locator: str, add: list[str], remove: list[str]) -> UserProfile:
-    user = _load_user(locator)
+    user = _load_user(ctx, locator)
     added = _role_locators(ctx, add, user.roleLocators)
     removed = set(repository.role_locators_by_name(remove).values())
     held = [r for r in user.roleLocators if r not in removed]
@@ -210,26 +223,26 @@ def update_user_roles(ctx: CallContext, locator: str, add: list[str], remove: li
 
 
 def update_user_tenants(ctx: CallContext, locator: str, add: list[str], remove: list[str]) -> UserProfile:
-    user = _load_user(locator)
+    user = _load_user(ctx, locator)
     _check_grantable_tenants(ctx, add)
     tenants = sorted((set(user.tenants) - set(remove)) | set(add))
     return _save(ctx, user, {"tenants": tenants}, "auth.user.tenants.update")
 
 
 def reset_password(ctx: CallContext, locator: str, password: str) -> None:
-    user = _load_user(locator)
+    user = _load_user(ctx, locator)
     _save(ctx, user, {"passwordHash": passwords.hash_password(password), "temporaryPassword": False,
                       "enabled": True, "sessionGeneration": user.sessionGeneration + 1}, "auth.user.password.reset")
 
 
 def revoke_sessions(ctx: CallContext, locator: str) -> None:
-    user = _load_user(locator)
+    user = _load_user(ctx, locator)
     _save(ctx, user, {"sessionGeneration": user.sessionGeneration + 1}, "auth.user.revoke")
 
 
 def remove_credentials(ctx: CallContext, locator: str) -> None:
     """No password, no signed-in sessions, no named tokens: the user can no longer authenticate."""
-    user = _load_user(locator)
+    user = _load_user(ctx, locator)
     tokens = repository.named_tokens(locator)
     uow = wiring.system_unit_of_work(ctx)
     for token in tokens:
@@ -241,7 +254,7 @@ def remove_credentials(ctx: CallContext, locator: str) -> None:
 
 
 def delete_user(ctx: CallContext, locator: str) -> None:
-    user = _load_user(locator)
+    user = _load_user(ctx, locator)
     if locator == ctx.user_locator:
         raise Conflict("You cannot delete yourself", code="user.delete_self")
     tokens = repository.named_tokens(locator)
@@ -301,7 +314,7 @@ def _require_any(ctx: CallContext, *permissions: str) -> None:
 
 def create_token(ctx: CallContext, user_locator: str, *, name: str, expires_at: datetime,
                  permissions: list[str], tenants: list[str]) -> str:
-    user = _load_user(user_locator)
+    user = _load_user(ctx, user_locator)
     if expires_at <= ctx.now:
         raise InvalidRequest("expiresAt must be in the future",
                              field_errors=[FieldError("expiresAt", "must be in the future")])
@@ -335,12 +348,13 @@ def _holds_tenant(held: Iterable[str], tenant: str) -> bool:
 
 
 def list_tokens(ctx: CallContext, user_locator: str) -> list[dict]:
-    _load_user(user_locator)
+    _load_user(ctx, user_locator)
     return repository.named_tokens(user_locator)
 
 
 def delete_token(ctx: CallContext, user_locator: str, token_or_name: str) -> None:
     """Delete a named token by its name or by its value."""
+    _load_user(ctx, user_locator)
     by_name = {t["name"]: t for t in repository.named_tokens(user_locator)}
     entry = by_name.get(token_or_name)
     if entry is None:

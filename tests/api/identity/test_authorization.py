@@ -123,3 +123,37 @@ def test_a_caller_can_hand_out_a_role_within_its_own_permissions(api, tenant):
 
     assert response.status_code == 200
     assert narrow_role in response.json_body["roles"]
+
+
+def test_a_caller_of_one_tenant_cannot_see_or_manage_users_of_another(api):
+    from tests.builders import bearer, new_tenant, new_user
+
+    tenant_a, tenant_b = new_tenant(), new_tenant()
+    user_of_a, _ = new_user(["accounts.read"], [tenant_a])
+    _, admin_of_b = new_user(["*.*"], [tenant_b])
+    headers = bearer(admin_of_b)
+
+    assert api.http.get(f"/auth/users/{user_of_a}", headers=headers).status_code == 404
+    assert api.http.get(f"/auth/users/{user_of_a}/permissions", headers=headers).status_code == 404
+    assert api.http.get(f"/auth/users/{user_of_a}/tokens", headers=headers).status_code == 404
+    assert api.http.post(f"/auth/users/{user_of_a}/revoke", headers=headers).status_code == 404
+    assert api.http.delete(f"/auth/users/{user_of_a}", headers=headers).status_code == 404
+    tenants = api.http.patch(f"/auth/users/{user_of_a}/tenants", headers=headers,
+                             body='{"addTenants": ["%s"], "removeTenants": []}' % tenant_b)
+    assert tenants.status_code == 404
+
+    listed = api.http.get("/auth/users/list?count=100", headers=headers).json_body["items"]
+    assert user_of_a not in {u["locator"] for u in listed}
+
+
+def test_a_caller_holding_every_tenant_of_a_user_manages_it(api):
+    from tests.builders import bearer, new_tenant, new_user
+
+    tenant = new_tenant()
+    user, _ = new_user(["accounts.read"], [tenant])
+    _, manager = new_user(["users.read", "users.write"], [tenant])
+
+    response = api.http.get(f"/auth/users/{user}", headers=bearer(manager))
+    assert response.status_code == 200
+    assert response.json_body["tenants"] == [tenant]
+    assert api.http.post(f"/auth/users/{user}/revoke", headers=bearer(manager)).status_code == 200
