@@ -70,3 +70,16 @@ def test_add_is_the_inverse_of_duration(count, basis, expected):
 def test_impossible_spans_units_and_zones_are_errors(start, end, basis, zone):
     with pytest.raises(ValueError):
         duration(at(start), at(end), basis, zone)
+
+
+def test_a_term_running_past_year_9999_is_a_client_error():
+    from datetime import datetime, timezone
+
+    import pytest
+
+    from chalicelib.core import durations
+    from chalicelib.core.errors import InvalidRequest
+
+    with pytest.raises(InvalidRequest) as refused:
+        durations.add(datetime(9999, 6, 1, tzinfo=timezone.utc), 12, "months", "UTC")
+    assert refused.value.code == "request.date_out_of_range"
