@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGE = ROOT.parent / "shared" / "fixtures" / "socotra-configs" / "mgt-commercial"
+PACKAGE = ROOT / "tests" / "fixtures" / "socotra-configs" / "mgt-commercial"
 
 os.environ.update({
     "AWS_ACCESS_KEY_ID": "benchmark", "AWS_SECRET_ACCESS_KEY": "benchmark", "AWS_SESSION_TOKEN": "benchmark",

@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-FIXTURES = (Path(__file__).resolve().parents[3] / ".." / "shared" / "fixtures" / "socotra-configs").resolve()
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "socotra-configs"
 PACKAGES = ("iag-motor-demo", "itemcare", "mgt-commercial")
 SERVER_DOWNLOAD = FIXTURES / "_server-observed" / "iag-motor-demo" / "download"
 
