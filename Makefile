@@ -6,13 +6,29 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench reset clean-venv
+.PHONY: run test bench reset clean-venv sandbox
 
 run: $(STAMP)
+	@$(MAKE) --no-print-directory sandbox || echo "make run goes on, but every plugin call will fail until the sandbox works" >&2
 	$(PY) local/run.py
 
-test: $(STAMP)
+test: $(STAMP) sandbox
 	$(PY) -m pytest -n 2
+
+# Tenant plugins run inside bubblewrap with seccomp filters built by libseccomp (chalicelib/plugins/
+# sandbox.py). Installed here when missing and we are root; otherwise a clear message says how.
+sandbox: $(STAMP)
+	@command -v bwrap >/dev/null 2>&1 && $(PY) -c 'import pyseccomp' >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap and libseccomp (the plugin sandbox)"; \
+	    apt-get update -qq >/dev/null && apt-get install -y -qq bubblewrap libseccomp2 >/dev/null; \
+	  else \
+	    echo "tenant plugins run inside bubblewrap with libseccomp: install them" \
+	         "(Debian/Ubuntu: sudo apt-get install bubblewrap libseccomp2; Fedora: sudo dnf install" \
+	         "bubblewrap libseccomp) and run make again" >&2; exit 1; \
+	  fi; }
+	@$(PY) -c 'from chalicelib.plugins import sandbox; sandbox.check()' || { \
+	  echo "the plugin sandbox cannot start on this machine (see above)" >&2; exit 1; }
 
 bench: $(STAMP)
 	for script in benchmarks/*.py; do echo "== $$script"; $(PY) $$script || exit 1; done

@@ -13,23 +13,22 @@ as Decimal and writes Decimals back as JSON numbers):
     host -> child  {"value": ...} | {"error": "message"}               the host's answer to each
     child -> host  {"cpu": s, "answer": {"result": {...}} | {"failure": {"reason", "detail"}}}
 
-What the sandbox does, in this order, before any plugin code runs: it lowers its own resource limits
-(address space, CPU seconds for the process's life, open files, file size, no core files, no new
-processes), empties `os.environ` (the host starts it with an empty environment anyway), indexes the
-plugin functions by parsing (never running) the modules, replaces `socket.socket`, and installs an
-audit hook that refuses: opening a file for reading outside the plugin directory, the standard
-library and the time zone database, or for writing outside the plugin directory; listing other
-directories; changing files outside it; sockets; new processes (subprocess, os.system, exec, spawn,
-fork); signals to other processes; ctypes; sqlite and syslog (C code that opens files and sockets
-without Python's open); changing resource limits; and the gc walks that reach every object of the
-process. It then reports ready. There is no audit event for reading os.environ: it is empty.
+What the process does, in this order, before any plugin code runs: started as root by bwrap it first
+drops to an unprivileged user (sandbox.py describes the namespaces, mounts and the first seccomp
+filter it runs under); it lowers its own resource limits (address space, CPU seconds for the
+process's life, open files, file size, no core files, no new processes), empties `os.environ`,
+installs the host's second seccomp filter (no execve), indexes the plugin functions by parsing
+(never running) the modules, and, unless the host asks otherwise, installs the audit hook described
+next. It then reports ready.
 
-What it cannot stop: an audit hook is a tripwire for the normal APIs, not a security boundary.
-CPython's own documentation says hooks cannot contain code that deliberately works around them
-(object internals, frame and closure manipulation, interpreter bugs). The boundaries that hold
-even then are the operating system's: a separate process with nothing secret in its environment,
-kernel-enforced resource limits, a host that kills it on a wall-clock deadline, and (production) a
-per-tenant Lambda whose role has no data access. See chalicelib/plugins/local.py.
+The audit hook is a second line, a tripwire that explains a refusal early and readably: it refuses
+opening files outside the plugin directory, the standard library and the time zone database (or for
+writing outside the plugin directory), listing other directories, changing files outside it,
+sockets, new processes, signals, ctypes, sqlite and syslog, changing resource limits, and the gc
+walks that reach every object. CPython's documentation says hooks cannot contain code that works
+around them on purpose (rebinding this module's globals, object internals), and a plugin can: the
+boundary that holds then is the kernel's (namespaces, seccomp, unprivileged user, rlimits, tmpfs
+quota; tests/plugins/test_sandbox_boundary.py proves it with the hook off and with the hook defeated).
 """
 from __future__ import annotations
 
@@ -337,6 +336,40 @@ def install_sandbox(root: str) -> None:
     sys.addaudithook(hook)
 
 
+def drop_privileges(arguments: list[str]) -> None:
+    """Started as root by bwrap (with only CAP_SETUID/CAP_SETGID), become `uid`/`gid` for good: a
+    change of every user id away from 0 also clears every capability."""
+    if not arguments:
+        return
+    uid, gid = int(arguments[0]), int(arguments[1])
+    os.setgroups([])
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
+        raise SystemExit("the plugin process could not drop its privileges")
+
+
+def install_seccomp(program: bytes) -> None:
+    """Load a seccomp BPF program (built by the host with libseccomp) into the kernel. Once loaded it
+    applies to this process for the rest of its life; nothing in it can lift the filter."""
+    import ctypes
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    if not program or len(program) % 8:
+        raise SystemExit("the plugin process got a malformed seccomp program")
+    buffer = ctypes.create_string_buffer(program, len(program))
+    fprog = SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
+    if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0 or \
+            libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) != 0:
+        raise SystemExit(f"the plugin process could not install its seccomp filter: errno {ctypes.get_errno()}")
+    for name in [name for name in sys.modules if name == "ctypes" or name.startswith(("ctypes.", "_ctypes"))]:
+        del sys.modules[name]  # a plugin's `import ctypes` goes through the import machinery (and the hook)
+
+
 def _cpu_seconds() -> float:
     import resource
 
@@ -367,12 +400,17 @@ def serve() -> None:
     setup = receive()
     apply_limits(setup["limits"])
     os.environ.clear()
+    if setup.get("seccomp"):
+        import base64
+
+        install_seccomp(base64.b64decode(setup["seccomp"]))
     root = os.path.realpath(setup["root"])
     plugins = Plugins(root)
     pas = _Pas()
     sys.modules["pas"] = pas.module()
     sys.path.append(plugins.folder)
-    install_sandbox(root)
+    if setup.get("auditHook", True):
+        install_sandbox(root)
 
     def ask(message: dict[str, Any]) -> Any:
         send(encode(message))
@@ -436,4 +474,5 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, str]:
 
 
 if __name__ == "__main__":
+    drop_privileges(sys.argv[1:])
     serve()

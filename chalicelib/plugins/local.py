@@ -1,32 +1,31 @@
-"""LocalProcessRunner: tenant plugins in separate, limited, warm Python processes on this machine.
+"""LocalProcessRunner: tenant plugins in separate, contained, warm Python processes on this machine.
 
-Each process runs chalicelib/plugins/child.py under `python -I -S -B` (isolated mode: no PYTHON*
-variables, no site-packages, no current directory or script directory on sys.path, no bytecode
-written), with an empty environment (no AWS credentials, no PAS_* settings, no HOME), its working
-directory a fresh scratch directory that holds only the tenant's `plugins/python/` files, stdin and
-stdout as the JSON-lines channel and stderr discarded. Before it says it is ready (and so before any
-plugin code is imported) the child lowers its own resource limits (Limits below) and installs its
-sandbox; child.py's docstring lists what that refuses and what an audit hook cannot stop. The limits
-are set by the child rather than through preexec_fn, which is unsafe in a threaded server: nothing
-but the bootstrap runs in the child before they are in force, and it then refuses to change them.
+Each process runs chalicelib/plugins/child.py inside the kernel boundary that sandbox.py builds
+(bubblewrap namespaces, an unprivileged user, seccomp filters, a fixed-size tmpfs as its only
+writable disk, read-only Python and only the tenant's `plugins/python/` files visible), under
+`python -I -S -B` with an empty environment, stdin and stdout as the JSON-lines channel and stderr
+discarded. Before it says it is ready (and so before any plugin code is imported) the child lowers
+its own resource limits (Limits below), installs its second seccomp filter (no execve) and, as a
+second line that explains refusals early, its audit hook (child.py's docstring).
 
 The host enforces the wall clock: it waits for each answer with a deadline and kills the process
 when the deadline passes. Every write and read on the channel is bounded by that deadline, and a
 process that breaks the protocol, exceeds a limit or dies is never reused.
 
-Warm reuse: processes are pooled by (tenant, configuration version). A call takes an idle process of
-its key or starts one (at most `processes_per_version` per key, `max_processes` in all, the least
-recently used idle process of another key making room), and gives it back after the call. A call
-for a new configuration version of a tenant retires that tenant's processes of other versions;
-idle processes are stopped after `idle_seconds`; a process is retired before it can run out of its
-lifetime CPU budget. Thread-safe.
+Warm reuse: processes are pooled by (tenant, configuration version), so nothing a plugin leaves in
+memory or on its disk reaches another tenant or version. A call takes an idle process of its key or
+starts one (at most `processes_per_version` per key, `max_processes` in all, the least recently used
+idle process of another key making room), and gives it back after the call. A call for a new
+configuration version of a tenant retires that tenant's processes of other versions; idle processes
+are stopped after `idle_seconds`; a process is retired before it can run out of its lifetime CPU
+budget. Thread-safe.
 
-This is the development and test runner. It is not a boundary against a plugin that defeats the
-audit hook (it would run as this service's user, on this machine): production uses LambdaRunner,
-where each tenant's plugins run in their own function with a role that has no data access.
+This is the runner of `make run` and the tests. Production uses LambdaRunner, where each tenant's
+plugins run in their own function with a role that has no data access and no network.
 """
 from __future__ import annotations
 
+import base64
 import os
 import select
 import shutil
@@ -44,10 +43,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from chalicelib.core.clock import isoformat
-from chalicelib.plugins import protocol
+from chalicelib.plugins import protocol, sandbox
 from chalicelib.plugins.models import HostApi, PluginFailure, PluginResult
 
-CHILD = Path(__file__).with_name("child.py")
 PLUGIN_FOLDER = "plugins/python/"
 MB = 1024 * 1024
 
@@ -63,6 +61,8 @@ class Limits:
     max_open_files: int = 32
     max_file_bytes: int = 1 * MB
     """Largest file the plugin may write in its scratch directory (RLIMIT_FSIZE)."""
+    disk_bytes: int = 16 * MB
+    """All the plugin may write, its scratch directory being a tmpfs of this size."""
     startup_seconds: float = 10.0
     max_message_bytes: int = 8 * MB
     """Largest line the plugin may send (its answer, or a pas call)."""
@@ -83,20 +83,29 @@ class _Broken(Exception):
 class _Process:
     """One plugin process and its scratch directory; used by one call at a time."""
 
-    def __init__(self, key: tuple[str, str], module_files: Mapping[str, bytes], limits: Limits, python: str):
+    def __init__(self, key: tuple[str, str], module_files: Mapping[str, bytes], limits: Limits, python: str,
+                 audit_hook: bool):
         self.key = key
         self.limits = limits
-        self.scratch = tempfile.mkdtemp(prefix="pas-plugins-")
         self.buffer = bytearray()
         self.cpu = 0.0
         self.reusable = True
         self.last_used = time.monotonic()
         try:
-            _write_plugin_files(self.scratch, module_files)
-            self.proc = subprocess.Popen(
-                [python, "-I", "-S", "-B", str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, cwd=self.scratch, env={}, close_fds=True, start_new_session=True)
-        except OSError as error:
+            filters = sandbox.filters()
+            sandbox.check()
+        except sandbox.SandboxUnavailable as error:
+            raise _Broken(PluginFailure("(start)", "unavailable", str(error))) from None
+        self.scratch = tempfile.mkdtemp(prefix="pas-plugins-")  # 0700: only this service's user enters
+        package = os.path.join(self.scratch, "package")
+        try:
+            _write_plugin_files(package, module_files)
+            with sandbox.seccomp_input(filters.at_start) as seccomp_fd:
+                self.proc = subprocess.Popen(
+                    sandbox.command(package, disk_bytes=limits.disk_bytes, seccomp_fd=seccomp_fd, python=python),
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={},
+                    close_fds=True, pass_fds=(seccomp_fd,), start_new_session=True)
+        except (OSError, sandbox.SandboxUnavailable) as error:
             shutil.rmtree(self.scratch, ignore_errors=True)
             raise _Broken(PluginFailure("(start)", "unavailable", f"the plugin process could not start: {error}"))
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -105,7 +114,8 @@ class _Process:
         os.set_blocking(self.fd_out, False)
         try:
             deadline = time.monotonic() + limits.startup_seconds
-            self._send({"root": ".", "limits": limits.for_child()}, "(start)", deadline)
+            self._send({"root": ".", "limits": limits.for_child(), "auditHook": audit_hook,
+                        "seccomp": base64.b64encode(filters.before_plugins).decode("ascii")}, "(start)", deadline)
             if self._receive("(start)", deadline) != {"ready": True}:
                 raise _Broken(PluginFailure("(start)", "unavailable", "the plugin process did not start properly"))
         except _Broken:
@@ -198,6 +208,8 @@ class _Process:
             code = self.proc.wait(timeout=1)
         except subprocess.TimeoutExpired:
             return PluginFailure(function, "crashed", "its process closed the plugin channel")
+        if code > 128:
+            code = -(code - 128)  # bwrap reports a child killed by signal N as 128 + N
         if code == -signal.SIGXCPU:
             return PluginFailure(function, "cpu_limit",
                                  f"its process used up its CPU-time limit ({self.limits.cpu_seconds} s)")
@@ -221,23 +233,29 @@ class _Process:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
-def _write_plugin_files(scratch: str, module_files: Mapping[str, bytes]) -> None:
-    """The files under plugins/python/ (nothing else of the package), at their package paths."""
+def _write_plugin_files(package: str, module_files: Mapping[str, bytes]) -> None:
+    """The files under plugins/python/ (nothing else of the package), at their package paths, readable
+    by the sandbox's unprivileged user (the folder above `package` keeps everyone else out)."""
+    Path(package, PLUGIN_FOLDER).mkdir(mode=0o755, parents=True)
     for path, content in module_files.items():
         parts = PurePosixPath(path).parts
         if not path.startswith(PLUGIN_FOLDER) or ".." in parts or PurePosixPath(path).is_absolute():
             continue
-        target = Path(scratch, *parts)
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = Path(package, *parts)
+        target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         target.write_bytes(content)
+        target.chmod(0o644)
+    for folder, _, _ in os.walk(package):
+        os.chmod(folder, 0o755)
 
 
 class LocalProcessRunner:
     """The PluginRunner of `make run` and the tests (see the module docstring)."""
 
     def __init__(self, limits: Limits = Limits(), *, max_processes: int = 16, processes_per_version: int = 2,
-                 idle_seconds: float = 300.0, python: str = sys.executable):
+                 idle_seconds: float = 300.0, python: str = sys.executable, audit_hook: bool = True):
         self.limits = limits
+        self.audit_hook = audit_hook
         self.max_processes = max_processes
         self.processes_per_version = processes_per_version
         self.idle_seconds = idle_seconds
@@ -302,7 +320,7 @@ class LocalProcessRunner:
             for process in doomed:
                 process.stop()
         try:
-            return _Process(key, module_files, self.limits, self.python)
+            return _Process(key, module_files, self.limits, self.python, self.audit_hook)
         except BaseException:
             with self._changed:
                 self._counts[key] -= 1

@@ -15,7 +15,7 @@ import pytest
 
 from chalicelib.core.errors import NotFound, Unavailable
 from chalicelib.plugins.lambda_runner import LambdaRunner
-from chalicelib.plugins.local import CHILD
+from chalicelib.plugins.sandbox import CHILD
 from chalicelib.plugins.models import PluginFailure
 from tests.plugins.conftest import FakeHost, modules
 

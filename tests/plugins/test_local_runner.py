@@ -111,8 +111,10 @@ def lists_root(request):
 def answers_too_much(request):
     return {"text": "x" * (9 * 1024 * 1024)}
 
+PROCESS = os.urandom(8).hex()  # the process's identity: every sandbox is PID 2 of its own namespace
+
 def ok(request):
-    return {"pid": os.getpid(), "cwd": sorted(os.listdir(".")), "directory": os.getcwd()}
+    return {"pid": PROCESS, "cwd": sorted(os.listdir(".")), "directory": os.getcwd()}
 '''
 
 
@@ -259,13 +261,15 @@ def test_a_plugin_cannot_read_another_tenants_plugin_directory(runner, version):
     stolen = runner.call(thief, version, modules(misbehaving=MISBEHAVING), "reads_another_directory",
                          quote([], static={"path": f"{victims_directory}/plugins/python/secret.py"}), FakeHost())
 
-    assert isinstance(stolen, PluginFailure) and stolen.reason == "refused"
+    assert victims_directory == "/sandbox"  # every process has its own /sandbox, holding only its package
+    assert isinstance(stolen, PluginFailure) and stolen.reason == "exception"
+    assert "FileNotFoundError" in stolen.detail and "confidential" not in stolen.detail
 
 
 def test_an_endless_plugin_is_killed_at_the_wall_clock_limit_and_replaced(tenant, version):
     plugin = modules(loop="import os\ndef spin(request):\n    while True:\n        pass\n"
                           "def sleep(request):\n    import time\n    time.sleep(60)\n"
-                          "def pid(request):\n    return {'pid': os.getpid()}\n")
+                          "PROCESS = os.urandom(8).hex()\ndef pid(request):\n    return {'pid': PROCESS}\n")
     runner = LocalProcessRunner(Limits(timeout_seconds=0.5))
     try:
         before = runner.call(tenant, version, plugin, "pid", {}, FakeHost())["pid"]
@@ -309,7 +313,7 @@ def test_a_host_api_failure_propagates_and_the_process_is_replaced(runner, tenan
             raise Unavailable("DynamoDB is throttling")
 
     plugin = modules(rating="import pas, os\ndef rate(request):\n    return {'row': pas.lookup('T', ['k'])}\n"
-                            "def pid(request):\n    return {'pid': os.getpid()}\n")
+                            "PROCESS = os.urandom(8).hex()\ndef pid(request):\n    return {'pid': PROCESS}\n")
     before = runner.call(tenant, version, plugin, "pid", {}, FakeHost())["pid"]
 
     with pytest.raises(Unavailable):
@@ -320,7 +324,7 @@ def test_a_host_api_failure_propagates_and_the_process_is_replaced(runner, tenan
 
 # --- warm reuse ----------------------------------------------------------------------------------
 
-PID = modules(info="import os\ndef pid(request):\n    return {'pid': os.getpid()}\n")
+PID = modules(info="import os\nPROCESS = os.urandom(8).hex()\ndef pid(request):\n    return {'pid': PROCESS}\n")
 
 
 def test_a_process_serves_many_calls_and_a_new_version_replaces_it(runner, tenant):
@@ -346,7 +350,8 @@ def test_an_idle_process_is_replaced(tenant, version):
 
 
 def test_concurrent_calls_run_in_parallel_processes(runner, tenant, version):
-    plugin = modules(slow="import os, time\ndef slow(request):\n    time.sleep(0.4)\n    return {'pid': os.getpid()}\n")
+    plugin = modules(slow="import os, time\nPROCESS = os.urandom(8).hex()\n"
+                          "def slow(request):\n    time.sleep(0.4)\n    return {'pid': PROCESS}\n")
     runner.call(tenant, version, plugin, "slow", {}, FakeHost())
     results: list[dict] = []
 

@@ -29,8 +29,10 @@ def validate(request):
     return {"errors": [{"locator": e["locator"], "message": "vin too short"}
                        for e in request["segment"]["element"]["elements"] if len(e["data"]["vin"]) < 3]}
 
+PROCESS = os.urandom(8).hex()  # every sandboxed process is PID 2 of its own namespace
+
 def underwrite_Auto(request):
-    return {"flags": [{"level": "block", "note": "pid " + str(os.getpid())}]}
+    return {"flags": [{"level": "block", "note": "process " + PROCESS}]}
 '''
 
 
@@ -110,5 +112,5 @@ def test_a_redeploy_replaces_the_process_and_a_module_that_does_not_parse_change
     assert broken["deploymentResult"]["metadata"]["latestVersion"] == first
     assert unchanged == before
     assert [flag.level for flag in after] == ["decline"]
-    assert after[0].note != before[0].note  # another process: the note carries its pid
+    assert after[0].note != before[0].note  # another process: the note carries its identity
     assert (runner.processes(ctx.tenant, first), runner.processes(ctx.tenant, second)) == (0, 1)
