@@ -4,6 +4,7 @@ from chalice import Chalice
 from chalicelib.accounts.routes import bp as account_routes
 from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.events.routes import bp as event_routes
+from chalicelib.http.middleware import framework_answers_in_our_shape
 from chalicelib.http.request import capture_request
 from chalicelib.identity.routes import bp as identity_routes
 from chalicelib.policies.routes import bp as policy_routes
@@ -16,6 +17,7 @@ from chalicelib.workers.schedules import bp as schedules
 app = Chalice(app_name="pas")
 app.api.binary_types.extend(["application/zip", "application/octet-stream", "multipart/form-data"])
 app.register_middleware(capture_request, "http")
+app.register_middleware(framework_answers_in_our_shape(app.routes), "http")
 
 app.register_blueprint(identity_routes)
 app.register_blueprint(configuration_routes)

@@ -265,8 +265,8 @@ def fire_schedules(stop: threading.Event, plan: list[tuple[str, int, Callable[..
 
 
 def _start_chalice(options: Options, environ: dict[str, str]) -> subprocess.Popen:
-    chalice = Path(sys.executable).parent / "chalice"
-    command = [str(chalice), "local", "--no-autoreload", "--host", HOST, "--port", str(options.port),
+    # `chalice local --no-autoreload`, answering unknown paths and malformed requests as API Gateway does
+    command = [sys.executable, str(ROOT / "local" / "gateway.py"), "--host", HOST, "--port", str(options.port),
                "--stage", "dev"]
     # its own session: Ctrl-C reaches this process only, which then stops chalice in order
     return subprocess.Popen(command, cwd=ROOT, env=environ, start_new_session=True)

@@ -28,6 +28,9 @@ CONFIG_FILE = "config.json"
 MAX_COMPRESSED_BYTES = 50 * 1024 * 1024
 MAX_UNCOMPRESSED_BYTES = 500 * 1024 * 1024
 PYTHON_PLUGIN_FOLDER = "plugins/python/"
+MAX_JSON_DEPTH = 32
+"""Objects and arrays nest at most this deep in a config.json: far deeper than any ConfigurationRef,
+and shallow enough for the recursive merge, validation and formatting that follow."""
 RESOURCE_FILES_FOLDER = ("bootstrap", "resources", "resourceFiles")
 
 PACKAGE_NOT_ZIP = "config.package_not_zip"
@@ -289,13 +292,40 @@ def _parse_config(name: str, content: bytes) -> dict[str, Any]:
         raise ValueError(f"{name}: not UTF-8 text (byte {error.start})") from error
     try:
         body = json.loads(text, parse_float=Decimal, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError(f"{name}: nests objects and arrays more than {MAX_JSON_DEPTH} deep") from None
     except json.JSONDecodeError as error:
         raise ValueError(f"{name} line {error.lineno} column {error.colno}: {error.msg}") from error
     except _NotJson as error:
         raise ValueError(f"{name}: {error}") from error
     if not isinstance(body, dict):
         raise ValueError(f"{name}: must hold a JSON object")
+    _check_shape(name, body)
     return body
+
+
+def _check_shape(name: str, body: dict[str, Any]) -> None:
+    """ValueError when `body` nests deeper than MAX_JSON_DEPTH or holds a string with a lone surrogate
+    (`"\\ud800"` parses, but is no text: it cannot be stored nor answered as UTF-8)."""
+    pending: list[tuple[Any, int]] = [(body, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise ValueError(f"{name}: nests objects and arrays more than {MAX_JSON_DEPTH} deep")
+            for key in item if isinstance(item, dict) else ():
+                _check_text(name, key)
+            pending.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+        elif isinstance(item, str):
+            _check_text(name, item)
+
+
+def _check_text(name: str, text: str) -> None:
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"{name}: holds a string that is not Unicode text (a lone surrogate escape)") from None
 
 
 class _NotJson(ValueError):

@@ -2,12 +2,16 @@
 required fields as the OpenAPI definition marks them)."""
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, StringConstraints
+from pydantic import BaseModel, StringConstraints, field_validator
 
 from chalicelib.configuration.models import DeploymentMetadata, TenantDeployment
+from chalicelib.configuration.package import MAX_JSON_DEPTH
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 PLUGIN_DEPLOYED = "deployed"
 """pluginStatus of every implemented plugin: Python plugins need no build step, so a plugin of a
@@ -34,6 +38,18 @@ class DatamodelQuery(BaseModel):
 
 class DiffQuery(BaseModel):
     config: str
+
+    @field_validator("config")
+    @classmethod
+    def _nests_within_the_limit(cls, value: str) -> str:
+        """Refused before it is parsed: the parser recurses once per level."""
+        depth = deepest = 0
+        for bracket in re.findall(r"[\[\]{}]", _JSON_STRING.sub("", value)):
+            depth += 1 if bracket in "[{" else -1
+            deepest = max(deepest, depth)
+        if deepest > MAX_JSON_DEPTH:
+            raise ValueError(f"nests objects and arrays more than {MAX_JSON_DEPTH} deep")
+        return value
 
 
 class DeploymentMetadataResponse(BaseModel):

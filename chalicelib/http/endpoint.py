@@ -17,8 +17,9 @@ from chalicelib.core.errors import DomainError, Forbidden, NotFound, PayloadTooL
 from chalicelib.core.ids import is_uuid, new_locator
 from chalicelib.core.permissions import grants
 from chalicelib.http import auth
+from chalicelib.http.middleware import offer_file
 from chalicelib.http.request import current_request, raw_body, reset_context, set_context
-from chalicelib.http.responses import error_response, json_response, render
+from chalicelib.http.responses import Binary, error_response, json_response, render
 from chalicelib.runtime import idempotency, wiring
 from chalicelib.runtime.observability import logger
 from chalicelib.runtime.settings import settings
@@ -80,6 +81,9 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     now = wiring.clock().now()
     principal = ANONYMOUS if spec.public else auth.authenticate(now)
     tenant = path.get("tenantLocator")
+    if tenant is not None:
+        # a UUID is the same whatever its case (RFC 4122); stored locators are lower case
+        tenant = path["tenantLocator"] = tenant.lower()
     if tenant is not None and not spec.public:
         if not principal.may_access(tenant):
             raise Forbidden("No access to this tenant", code="auth.tenant_forbidden")
@@ -104,6 +108,8 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     finally:
         reset_context(token)
     response = render(result, request_id)
+    if isinstance(result, Binary):
+        offer_file(response)
     if ctx.idempotency is not None and ctx.idempotency.claimed:
         idempotency.remember_response(scope, principal.user_locator, ctx.idempotency,
                                       response.status_code, response.body)

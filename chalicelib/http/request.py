@@ -63,15 +63,80 @@ def content_type() -> str:
 
 
 def json_value() -> Any:
-    """The body as JSON, numbers as Decimal; 400 when it is not JSON."""
+    """The body as JSON, numbers as Decimal; 400 when it is not JSON, or holds what no route can keep
+    (see `refuse_unkeepable`)."""
     body = raw_body()
     if not body.strip():
         raise InvalidRequest("A JSON request body is required", code="request.body_missing")
     try:
-        return simplejson.loads(body, use_decimal=True)
+        value = simplejson.loads(body, use_decimal=True)
+    except RecursionError:
+        raise _too_deep() from None
     except (ValueError, UnicodeDecodeError) as error:
         raise InvalidRequest(f"The request body is not valid JSON: {_json_problem(error)}",
                              code="request.malformed_json") from None
+    refuse_unkeepable(value)
+    return value
+
+
+def refuse_unkeepable(value: Any) -> None:
+    """400 for JSON that no route could store or answer: nested deeper than MAX_JSON_DEPTH, a string
+    with a lone surrogate (`"\\ud800"` is valid JSON but no UTF-8 text), a number DynamoDB cannot
+    hold (NaN, Infinity, beyond its exponent range, more than 38 significant digits)."""
+    pending: list[tuple[Any, int, str]] = [(value, 0, "")]
+    while pending:
+        item, depth, path = pending.pop()
+        if isinstance(item, (dict, list)):
+            if depth == MAX_JSON_DEPTH:
+                raise _too_deep()
+            children = item.items() if isinstance(item, dict) else enumerate(item)
+            for key, child in children:
+                if isinstance(key, str) and not _is_text(key):
+                    raise _not_text(path or "body")
+                pending.append((child, depth + 1, f"{path}.{key}" if path else str(key)))
+        elif isinstance(item, str):
+            if not _is_text(item):
+                raise _not_text(path or "body")
+        elif isinstance(item, (Decimal, float, int)) and not isinstance(item, bool) and not _is_storable_number(item):
+            raise InvalidRequest("The request body holds a number that cannot be stored",
+                                 code="request.number_out_of_range", field_errors=[FieldError(
+                                     path or "body", "must be a finite number of at most 38 significant digits, "
+                                                     "between 1E-130 and 9.9E+125 in size")])
+
+
+MAX_JSON_DEPTH = 32
+"""Objects and arrays nest at most this deep in a request body: the depth DynamoDB stores a document to."""
+
+
+def _too_deep() -> InvalidRequest:
+    return InvalidRequest(f"The request body nests objects and arrays more than {MAX_JSON_DEPTH} deep",
+                          code="request.too_deep")
+
+
+def _not_text(path: str) -> InvalidRequest:
+    return InvalidRequest("The request body holds a string that is not Unicode text (a lone surrogate escape)",
+                          code="request.malformed_text", field_errors=[FieldError(path, "must be Unicode text")])
+
+
+def _is_text(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _is_storable_number(number: Decimal | float | int) -> bool:
+    if isinstance(number, int):
+        return abs(number) < 10 ** 38
+    if isinstance(number, float) or not number.is_finite():
+        return False
+    if number.is_zero():
+        return True
+    significant = "".join(map(str, number.as_tuple().digits)).rstrip("0")
+    return len(significant) <= 38 and -130 <= number.adjusted() <= 125
 
 
 def _json_problem(error: Exception) -> str:

@@ -124,7 +124,10 @@ def apply_rating(result: Mapping[str, Any], request: Mapping[str, Any],
         seen.add((locator, charge_type))
         rate, amount = _rate_and_amount(item, where, function)
         exact = rate * duration if rate is not None else amount
-        rounded = round_money(exact, currency)
+        try:
+            rounded = round_money(exact, currency)
+        except ValueError as error:
+            raise _malformed(function, f"{where}: {error}") from None
         if rounded == 0:
             continue
         category = charge_types[charge_type].get("category")
