@@ -6,14 +6,22 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test bench reset clean-venv sandbox
+.PHONY: run test lint typecheck bench reset clean-venv sandbox
 
 run: $(STAMP)
 	@$(MAKE) --no-print-directory sandbox || echo "make run goes on, but every plugin call will fail until the sandbox works" >&2
 	$(PY) local/run.py
 
+# `make test FILE=tests/api/accounts/test_update.py` runs one file (or folder, or file::test) in one process.
 test: $(STAMP) sandbox
-	$(PY) -m pytest -n 2
+	$(PY) -m pytest $(if $(FILE),$(FILE),-n 2)
+
+# Not part of `make test` yet. Configuration: ruff.toml, mypy.ini.
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+typecheck: $(STAMP)
+	$(VENV)/bin/mypy
 
 # Tenant plugins run inside bubblewrap with seccomp filters built by libseccomp (chalicelib/plugins/
 # sandbox.py). Installed here when missing and we are root; otherwise a clear message says how.

@@ -85,7 +85,7 @@ class AccountResponse(BaseModel):
     validationResult: ValidationResult | None = None
 
     @classmethod
-    def of(cls, account: Account) -> "AccountResponse":
+    def of(cls, account: Account) -> AccountResponse:
         """`accountNumber` is "" until the account has a number (the field is required)."""
         fields = account.model_dump(exclude={"accountNumber", "configVersion", "updatedAt", "updatedBy", "version"})
         return cls(**fields, state=account.accountState, accountNumber=account.accountNumber or "")
@@ -96,6 +96,6 @@ class AccountListResponse(BaseModel):
     items: list[AccountResponse]
 
     @classmethod
-    def of(cls, page: Page[Account]) -> "AccountListResponse":
+    def of(cls, page: Page[Account]) -> AccountListResponse:
         return cls(listCompleted=page.list_completed, items=[AccountResponse.of(a) for a in page.items])
 

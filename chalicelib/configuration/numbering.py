@@ -52,7 +52,7 @@ class NumberFormat:
             total *= len(_ALPHABETS[position])
         return total
 
-    def render(self, core: str = "", values: Mapping[str, str] | None = None) -> str:
+    def render(self, core: str = "", values: Mapping[str, str | None] | None = None) -> str:
         """The number with `core` (as long as the positions) and the placeholder `values`."""
         if len(core) != len(self.positions):
             raise NumberingError(f"format {self.text!r} needs a core number of {len(self.positions)} characters")
@@ -71,7 +71,7 @@ class NumberFormat:
         return "".join(out)
 
 
-def parse_format(text: str) -> NumberFormat:
+def parse_format(text: object) -> NumberFormat:
     if not isinstance(text, str) or not text:
         raise NumberingError("a numbering format must be a non-empty string")
     parts: list[tuple[str, str]] = []
@@ -144,7 +144,7 @@ class PlanSequence:
         """How many numbers the sequence gives in all (counter values 0 .. remaining-1)."""
         return self.format.capacity - self.start
 
-    def number(self, counter: int, values: Mapping[str, str] | None = None) -> str:
+    def number(self, counter: int, values: Mapping[str, str | None] | None = None) -> str:
         """The number for the `counter`-th reservation (0 = the first)."""
         if counter >= self.remaining:
             raise NumberingError(f"the numbering format {self.format.text!r} is used up")

@@ -118,7 +118,8 @@ def add_version(uow: UnitOfWork, tenant: str, version: ConfigVersion) -> None:
                            **version.model_dump()}, _concurrent_deployment))
 
 
-def move_current(uow: UnitOfWork, tenant: str, metadata: DeploymentMetadata, previous: CurrentDeployment | None) -> None:
+def move_current(uow: UnitOfWork, tenant: str, metadata: DeploymentMetadata,
+                 previous: CurrentDeployment | None) -> None:
     """Point the tenant at a new version; fails with 409 when another deployment moved it first."""
     key = keys.config_current(tenant)
     if previous is None:

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 from datetime import datetime
+from typing import Any
 
 from chalicelib.core.errors import Forbidden
 from chalicelib.core.permissions import grants_any, tenant_allowed
@@ -58,5 +58,5 @@ class CallContext:
     def user_locator(self) -> str:
         return self.principal.user_locator
 
-    def for_tenant(self, tenant_locator: str) -> "CallContext":
+    def for_tenant(self, tenant_locator: str) -> CallContext:
         return replace(self, tenant_locator=tenant_locator)

@@ -19,7 +19,7 @@ class PageRequest:
     count: int = DEFAULT_COUNT
 
     @classmethod
-    def of(cls, offset: int | None, count: int | None, max_count: int = MAX_COUNT) -> "PageRequest":
+    def of(cls, offset: int | None, count: int | None, max_count: int = MAX_COUNT) -> PageRequest:
         offset = 0 if offset is None else offset
         count = DEFAULT_COUNT if count is None else count
         problems = []

@@ -37,7 +37,7 @@ class EventResponse(BaseModel):
     data: dict[str, Any]
 
     @classmethod
-    def of(cls, event: Event) -> "EventResponse":
+    def of(cls, event: Event) -> EventResponse:
         return cls(**event.model_dump())
 
 
@@ -57,5 +57,5 @@ class ScheduledPolicyEventResponse(BaseModel):
     nextEventTime: datetime | None = None
 
     @classmethod
-    def of(cls, event: ScheduledPolicyEvent) -> "ScheduledPolicyEventResponse":
+    def of(cls, event: ScheduledPolicyEvent) -> ScheduledPolicyEventResponse:
         return cls(**event.model_dump(), eventId=event.customEventId)

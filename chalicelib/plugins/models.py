@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal, Protocol, Union
+from typing import Any, Literal, Protocol
 
 from chalicelib.core.errors import DomainError
 
@@ -36,7 +36,7 @@ class PluginFailure(DomainError):
         self.detail = detail
 
 
-PluginResult = Union[dict[str, Any], PluginFailure]
+PluginResult = dict[str, Any] | PluginFailure
 """What one call answers: the plugin's JSON object (numbers as int or Decimal) or the failure."""
 
 

@@ -34,10 +34,10 @@ from chalicelib.quotes.schemas import (
     QuoteUpdateRequest,
     ReservedPolicyNumberQuery,
     ResetRequest,
+    StatelessQuery,
     StaticData,
     StaticDataHistoryListResponse,
     StaticDataUpdateRequest,
-    StatelessQuery,
     UnderwritingFlagCreateRequest,
     UnderwritingFlagsUpdateRequest,
 )

@@ -28,7 +28,7 @@ class Settings(BaseModel, frozen=True):
     plugin_function_name: str = "pas-plugins-{tenant}"
 
     @model_validator(mode="after")
-    def _local_defaults(self) -> "Settings":
+    def _local_defaults(self) -> Settings:
         if self.stage in LOCAL_STAGES:
             # one laptop, one command: the local stages know their own admin and signing secret
             defaults = {

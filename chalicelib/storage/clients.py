@@ -1,13 +1,13 @@
 """boto3 clients, created lazily on first use (cold start stays cheap) and resettable for tests."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from chalicelib.runtime.settings import settings
 
 
-@lru_cache(maxsize=None)
+@cache
 def client(service: str) -> Any:
     import boto3  # deferred: importing boto3 costs ~100 ms of cold start
     from botocore.config import Config

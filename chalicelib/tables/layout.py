@@ -20,8 +20,8 @@ from decimal import Decimal
 from typing import Any
 
 from chalicelib.core.errors import FieldError
-from chalicelib.tables.models import ParsedRow, TableSchema
 from chalicelib.tables import parser
+from chalicelib.tables.models import ParsedRow, TableSchema
 from chalicelib.tables.parser import MAX_KEY_BYTES, MAX_REPORTED, canonical, invalid, row_key
 
 KEYS_PER_SHARD = 5000

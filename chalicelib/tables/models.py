@@ -58,7 +58,7 @@ class TableSchema(BaseModel):
     rangeEnd: str | None = None
 
     @classmethod
-    def of_definition(cls, kind: TableKind, definition: dict[str, Any]) -> "TableSchema":
+    def of_definition(cls, kind: TableKind, definition: dict[str, Any]) -> TableSchema:
         """From a TableRef, RangeTableRef or ConstraintTableRef of the normal-form model. Range
         bound columns that the definition does not list are decimal columns."""
         columns = [Column(name=name, dataType=str(spec.get("dataType", "string")), isKey=bool(spec.get("isKey")),
@@ -113,7 +113,7 @@ class Selection(BaseModel):
     schemas: dict[str, TableSchema] = {}
     revision: int = 0
 
-    def with_entry(self, entry: VersionEntry, schema: TableSchema) -> "Selection":
+    def with_entry(self, entry: VersionEntry, schema: TableSchema) -> Selection:
         return Selection(entries=(*self.entries, entry), schemas={**self.schemas, entry.schemaDigest: schema},
                          revision=self.revision)
 

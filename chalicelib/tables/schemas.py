@@ -50,7 +50,7 @@ class BasicResourceResponse(BaseModel):
     jurisdictions: list[str]
 
     @classmethod
-    def of(cls, resource: TableResource) -> "BasicResourceResponse":
+    def of(cls, resource: TableResource) -> BasicResourceResponse:
         locator = {TableKind.LOOKUP: "lookupTableLocator", TableKind.RANGE: "rangeTableLocator",
                    TableKind.CONSTRAINT: "constraintTableLocator"}[resource.kind]
         return cls.model_validate({

@@ -86,7 +86,8 @@ def test_overwrite_keeps_the_static_version_locator_so_it_names_the_new_version(
     assert (third["version1"], third["version2"]) == (third["latestVersion"], second["latestVersion"])
     static = second["staticVersionLocator"]
     fee = "Service fee"
-    assert datamodel(api, admin_token, tenant, f"/{static}?byStaticLocator=true")["charges"]["fee"]["displayName"] == fee
+    by_static_model = datamodel(api, admin_token, tenant, f"/{static}?byStaticLocator=true")
+    assert by_static_model["charges"]["fee"]["displayName"] == fee
     assert datamodel(api, admin_token, tenant, f"/{static}")["charges"]["fee"]["displayName"] == "Fee"
     by_static = read_package(download(api, admin_token, tenant, f"/{static}?byStaticLocator=true"))
     assert by_static.model["charges"]["fee"]["displayName"] == fee

@@ -22,7 +22,6 @@ from tests.builders import new_user
 from tests.unit.configuration.zips import fixture_zip, patch_central_directory, zip_files
 
 
-
 def model_without_premium() -> dict:
     model = minimal_model()
     model["charges"] = {"fee": {"category": "fee"}}

@@ -81,9 +81,9 @@ def issuance(tenant: str, account: str, **overrides: Any) -> PolicyIssuance:
         IssuanceCharge(locator=new_locator(), elementLocator=vehicle_element.locator,
                        elementStaticLocator=vehicle_element.staticLocator, chargeType="premium",
                        chargeCategory="premium", rate=Decimal("100"), amount=Decimal("1200.00")),
-        IssuanceCharge(locator=new_locator(), elementLocator=element.locator, elementStaticLocator=element.staticLocator,
-                       chargeType="tax", chargeCategory="tax", rate=Decimal("5"), amount=Decimal("60.00"),
-                       referenceRate=Decimal("5.5"), tag="state"),
+        IssuanceCharge(locator=new_locator(), elementLocator=element.locator,
+                       elementStaticLocator=element.staticLocator, chargeType="tax", chargeCategory="tax",
+                       rate=Decimal("5"), amount=Decimal("60.00"), referenceRate=Decimal("5.5"), tag="state"),
     ]
     fields: dict[str, Any] = {
         "quoteLocator": new_locator(), "accountLocator": account, "productName": "PersonalAuto",

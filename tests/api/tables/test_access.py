@@ -60,7 +60,7 @@ def test_without_credentials_every_endpoint_answers_401(api, stocked):
 def test_the_other_groups_permission_or_another_tenant_answers_403(api, stocked):
     _, reader_of_everything_else = new_user(["accounts.read"], [stocked])
     _, elsewhere = new_user(["tables.*", "constraints.*"], ["00000000-0000-4000-8000-000000000000"])
-    for permission, method, path, body in endpoints(stocked):
+    for _permission, method, path, body in endpoints(stocked):
         assert_error(call(api, method, path, body, reader_of_everything_else), 403, "auth.permission_denied")
         assert_error(call(api, method, path, body, elsewhere), 403, "auth.tenant_forbidden")
     _, lookup_only = new_user(["tables.read"], [stocked])

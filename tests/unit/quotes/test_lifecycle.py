@@ -9,7 +9,7 @@ from chalicelib.core.errors import InvalidState
 from chalicelib.quotes import lifecycle
 from chalicelib.quotes.lifecycle import Step
 
-V, P, U, A, I = Step.VALIDATE, Step.PRICE, Step.UNDERWRITE, Step.ACCEPT, Step.ISSUE
+V, P, U, A, I = Step.VALIDATE, Step.PRICE, Step.UNDERWRITE, Step.ACCEPT, Step.ISSUE  # noqa: E741 (I: issue)
 
 
 @pytest.mark.parametrize("state, target, steps", [
