@@ -23,7 +23,8 @@ MAX_ECHOED = 100
 
 _offered_file: ContextVar[Response | None] = ContextVar("offered_file", default=None)
 
-_CODES = {"MethodNotAllowedError": "request.method_not_allowed", "UnsupportedMediaType": "request.unsupported_media_type"}
+_CODES = {"MethodNotAllowedError": "request.method_not_allowed",
+          "UnsupportedMediaType": "request.unsupported_media_type"}
 
 
 def offer_file(response: Response) -> None:
