@@ -4,17 +4,17 @@
 - `chalice local` on 127.0.0.1:$PAS_PORT (8000), stage dev,
 - a worker that polls the emulated SQS queue and runs each job through the same `dispatch` as the
   deployed SQS Lambda, and fires the app's `@schedule` functions at their rate,
-- the emulated state kept in $PAS_LOCAL_STATE_DIR (.local/): moto keeps everything in memory, so the
-  table's items and the bucket's objects are saved to a JSON snapshot every few seconds and on exit,
-  and loaded again at start. SQS is not saved: a job whose message was lost keeps its item and lease,
-  and the job reaper puts it back on the queue once the lease runs out, as it would on AWS.
+- the emulated state kept in $PAS_LOCAL_STATE_DIR (.local/): moto keeps everything in memory, so every
+  change of the table's items and the bucket's objects is journalled to disk before its request is
+  answered, and loaded again at start (local/durable_state.py). SQS is not saved: a job whose message
+  was lost keeps its item and lease, and the job reaper puts it back on the queue once the lease runs
+  out, as it would on AWS.
 
-Runs until Ctrl-C (SIGINT) or SIGTERM, then stops chalice, the worker and moto, saving the state.
+Runs until Ctrl-C (SIGINT) or SIGTERM, then stops chalice, the worker and moto; the state is on disk
+already. Killed outright, it loses nothing it acknowledged, and `chalice local` dies with it.
 """
 from __future__ import annotations
 
-import base64
-import json
 import logging
 import os
 import signal
@@ -30,9 +30,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 REGION = "us-east-1"
-SNAPSHOT_EVERY_SECONDS = 5
-SNAPSHOT_FORMAT = 1
+COMPACT_EVERY_SECONDS = 5
 STARTUP_TIMEOUT_SECONDS = 60
+STOP_TIMEOUT_SECONDS = 2
 
 log = logging.getLogger("pas.local")
 
@@ -51,10 +51,6 @@ class Options:
     def aws_url(self) -> str:
         return f"http://{HOST}:{self.aws_port}"
 
-    @property
-    def snapshot_file(self) -> Path:
-        return self.state_dir / "snapshot.json"
-
 
 def service_environment(options: Options) -> dict[str, str]:
     """The environment of this process and of `chalice local`: fake credentials, emulated endpoint."""
@@ -71,6 +67,8 @@ def service_environment(options: Options) -> dict[str, str]:
 
 def _require_free(port: int) -> None:
     with socket.socket() as probe:
+        # as the servers themselves will: a port whose last connections are in TIME_WAIT is free
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((HOST, port))
         except OSError:
@@ -87,101 +85,6 @@ def _wait_for_port(port: int, alive: Callable[[], bool]) -> None:
                 return
         time.sleep(0.1)
     raise RuntimeError(f"nothing listens on {HOST}:{port} after {STARTUP_TIMEOUT_SECONDS} s")
-
-
-# --- state snapshot ----------------------------------------------------------------------------
-
-
-def _map_binary(value: dict[str, Any], convert: Callable[[Any], Any]) -> dict[str, Any]:
-    """A DynamoDB attribute value with every binary part passed through `convert` (bytes <-> base64)."""
-    ((kind, inner),) = value.items()
-    if kind == "B":
-        return {"B": convert(inner)}
-    if kind == "BS":
-        return {"BS": [convert(b) for b in inner]}
-    if kind == "M":
-        return {"M": {k: _map_binary(v, convert) for k, v in inner.items()}}
-    if kind == "L":
-        return {"L": [_map_binary(v, convert) for v in inner]}
-    return value
-
-
-def _encode_item(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: _map_binary(v, lambda b: base64.b64encode(b).decode()) for k, v in item.items()}
-
-
-def _decode_item(item: dict[str, Any]) -> dict[str, Any]:
-    return {k: _map_binary(v, base64.b64decode) for k, v in item.items()}
-
-
-def take_snapshot(session: Any) -> dict[str, Any]:
-    """Every item of the core table and every object of the bucket.
-
-    A Scan is right here: this copies a whole local table to disk, it is not a request path.
-    """
-    from chalicelib.runtime.settings import settings
-
-    dynamodb = session.client("dynamodb")
-    items = [_encode_item(item)
-             for page in dynamodb.get_paginator("scan").paginate(TableName=settings().table_name)
-             for item in page.get("Items", [])]
-    s3 = session.client("s3")
-    bucket = settings().bucket_name
-    objects = []
-    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
-        for entry in page.get("Contents", []):
-            obj = s3.get_object(Bucket=bucket, Key=entry["Key"])
-            objects.append({"key": entry["Key"], "contentType": obj.get("ContentType"),
-                            "body": base64.b64encode(obj["Body"].read()).decode()})
-    return {"format": SNAPSHOT_FORMAT, "dynamodb": {"items": items}, "s3": {"objects": objects}}
-
-
-def restore_snapshot(session: Any, snapshot: dict[str, Any]) -> tuple[int, int]:
-    """Load a snapshot into freshly created resources; answers (items, objects) restored."""
-    from chalicelib.runtime.settings import settings
-
-    table = settings().table_name
-    dynamodb = session.client("dynamodb")
-    items = [_decode_item(item) for item in snapshot["dynamodb"]["items"]]
-    for start in range(0, len(items), 25):
-        pending = {table: [{"PutRequest": {"Item": item}} for item in items[start:start + 25]]}
-        while pending:
-            pending = dynamodb.batch_write_item(RequestItems=pending).get("UnprocessedItems") or {}
-    s3 = session.client("s3")
-    for obj in snapshot["s3"]["objects"]:
-        extra = {"ContentType": obj["contentType"]} if obj.get("contentType") else {}
-        s3.put_object(Bucket=settings().bucket_name, Key=obj["key"], Body=base64.b64decode(obj["body"]), **extra)
-    return len(items), len(snapshot["s3"]["objects"])
-
-
-class SnapshotFile:
-    """The snapshot on disk, rewritten atomically and only when the state changed."""
-
-    def __init__(self, path: Path, session: Any):
-        self.path = path
-        self.session = session
-        self._last = path.read_text() if path.exists() else None
-
-    def load(self) -> dict[str, Any] | None:
-        if not self._last:
-            return None
-        try:
-            snapshot = json.loads(self._last)
-        except ValueError:
-            snapshot = None
-        if not isinstance(snapshot, dict) or snapshot.get("format") != SNAPSHOT_FORMAT:
-            raise SystemExit(f"{self.path} is not a snapshot this version can read: `make reset` starts afresh")
-        return snapshot
-
-    def save(self) -> None:
-        text = json.dumps(take_snapshot(self.session), separators=(",", ":"))
-        if text == self._last:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        partial = self.path.with_suffix(".tmp")
-        partial.write_text(text)
-        partial.replace(self.path)
-        self._last = text
 
 
 # --- worker: SQS poller and scheduler ----------------------------------------------------------
@@ -265,11 +168,13 @@ def fire_schedules(stop: threading.Event, plan: list[tuple[str, int, Callable[..
 
 
 def _start_chalice(options: Options, environ: dict[str, str]) -> subprocess.Popen:
-    # `chalice local --no-autoreload`, answering unknown paths and malformed requests as API Gateway does
-    command = [sys.executable, str(ROOT / "local" / "gateway.py"), "--host", HOST, "--port", str(options.port),
+    chalice = Path(sys.executable).parent / "chalice"
+    command = [str(chalice), "local", "--no-autoreload", "--host", HOST, "--port", str(options.port),
                "--stage", "dev"]
-    # its own session: Ctrl-C reaches this process only, which then stops chalice in order
-    return subprocess.Popen(command, cwd=ROOT, env=environ, start_new_session=True)
+    # its own session: Ctrl-C reaches this process only, which then stops chalice in order; and it dies
+    # with this process however that ends
+    guarded = [sys.executable, "-m", "local.die_with_parent", str(os.getpid()), *command]
+    return subprocess.Popen(guarded, cwd=ROOT, env=environ, start_new_session=True)
 
 
 def _stop_chalice(process: subprocess.Popen) -> None:
@@ -277,17 +182,17 @@ def _stop_chalice(process: subprocess.Popen) -> None:
         return
     process.terminate()
     try:
-        process.wait(10)
+        process.wait(STOP_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
 
 
-def _banner(options: Options, restored: tuple[int, int] | None) -> str:
+def _banner(options: Options, restored: tuple[int, int]) -> str:
     from chalicelib.runtime.settings import settings
 
-    state = (f"restored {restored[0]} items and {restored[1]} objects from {options.snapshot_file}"
-             if restored else f"new state, saved to {options.snapshot_file}")
+    state = (f"restored {restored[0]} items and {restored[1]} objects from {options.state_dir}"
+             if any(restored) else f"new state, saved to {options.state_dir}")
     current = settings()
     return "\n".join([
         "",
@@ -315,54 +220,61 @@ def main() -> int:
     sys.path.insert(0, str(ROOT))
 
     import boto3
-    from moto.server import ThreadedMotoServer
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+    from moto.s3.models import s3_backends
 
     from chalicelib.core.clock import SystemClock
     from chalicelib.core.ids import new_locator
     from chalicelib.identity.service import ensure_bootstrap
+    from chalicelib.runtime.settings import settings
+    from local.aws_server import EmulatedAws
+    from local.durable_state import DurableState, watch_s3
+    from local.lean_moto import lean_dynamodb
     from local.resources import create_all
 
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
 
-    moto = ThreadedMotoServer(ip_address=HOST, port=options.aws_port, verbose=False)
-    moto.start()
-    session = boto3.session.Session(region_name=REGION)
-    create_all(session)
-    snapshots = SnapshotFile(options.snapshot_file, session)
-    saved = snapshots.load()
-    restored = restore_snapshot(session, saved) if saved else None
-    ensure_bootstrap(SystemClock().now(), new_locator())
-    snapshots.save()
-
-    workers = [threading.Thread(target=run_jobs, args=(stop,), name="jobs"),
-               threading.Thread(target=fire_schedules, args=(stop, schedules()), name="schedules")]
-    chalice = _start_chalice(options, environ)
-    exit_code = 0
-    try:
-        _wait_for_port(options.port, lambda: chalice.poll() is None)
-        for worker in workers:
-            worker.start()
-        print(_banner(options, restored), flush=True)
-        while not stop.wait(SNAPSHOT_EVERY_SECONDS):
-            if chalice.poll() is not None:
-                log.error("chalice local exited with %s", chalice.returncode)
-                exit_code = 1
-                break
-            snapshots.save()
-    except Exception:
-        log.exception("start-up failed")
-        exit_code = 1
-    finally:
-        stop.set()
-        _stop_chalice(chalice)
-        for worker in workers:
-            if worker.is_alive():
-                worker.join()
-        snapshots.save()
-        moto.stop()
-    print(f"stopped; state saved to {options.snapshot_file}", flush=True)
+    state = DurableState(options.state_dir)
+    with lean_dynamodb(on_item_change=state.item_changed), watch_s3(state.object_changed):
+        aws = EmulatedAws(HOST, options.aws_port, state)
+        aws.start()
+        create_all(boto3.session.Session(region_name=REGION))
+        restored = state.restore(dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(settings().table_name),
+                                 settings().bucket_name, s3_backends[DEFAULT_ACCOUNT_ID]["global"])
+        chalice = _start_chalice(options, environ)  # it starts while this process does the rest
+        exit_code = 0
+        workers: list[threading.Thread] = []
+        try:
+            ensure_bootstrap(SystemClock().now(), new_locator())
+            # daemons: a job still running at exit is abandoned, and its lease brings it back after a restart
+            workers = [threading.Thread(target=run_jobs, args=(stop,), name="jobs", daemon=True),
+                       threading.Thread(target=fire_schedules, args=(stop, schedules()), name="schedules",
+                                        daemon=True)]
+            _wait_for_port(options.port, lambda: chalice.poll() is None)
+            for worker in workers:
+                worker.start()
+            print(_banner(options, restored), flush=True)
+            while not stop.wait(COMPACT_EVERY_SECONDS):
+                if chalice.poll() is not None:
+                    log.error("chalice local exited with %s", chalice.returncode)
+                    exit_code = 1
+                    break
+                state.compact_if_due()
+        except Exception:
+            log.exception("start-up failed")
+            exit_code = 1
+        finally:
+            stop.set()
+            _stop_chalice(chalice)
+            for worker in workers:
+                if worker.is_alive():
+                    worker.join(STOP_TIMEOUT_SECONDS)
+            aws.stop()
+            state.close()
+    print(f"stopped; state saved in {options.state_dir}", flush=True)
     return exit_code
 
 

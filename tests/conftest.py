@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,71 +26,18 @@ def aws() -> Iterator[None]:
 
     from chalicelib.runtime.settings import reload
     from chalicelib.storage import clients, queues
+    from local.lean_moto import lean_dynamodb
     from local.resources import create_all
 
     reload()
-    with mock_aws(), _lean_moto_dynamodb():
+    # one table serves the whole session: moto's costs that grow with it would make the suite quadratic
+    with mock_aws(), lean_dynamodb():
         clients.reset()
         queues.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))
         yield
         clients.reset()
         queues.reset()
-
-
-@contextmanager
-def _lean_moto_dynamodb() -> Iterator[None]:
-    """Two moto costs that grow with the table, which one session shares, and make the suite quadratic:
-    before each action of a TransactWriteItems moto deep-copies the whole table (its rollback copy), and
-    every Query first sorts the whole table. Here a transaction backs up only the items it touches and
-    puts those back when it fails, and a Query skips the whole-table sort (it sorts its own matches)."""
-    import copy
-
-    from moto.dynamodb.models import DynamoDBBackend
-    from moto.dynamodb.models.dynamo_type import DynamoType
-    from moto.dynamodb.models.table import Table
-
-    original_transact, original_query = DynamoDBBackend.transact_write_items, Table.query
-
-    def transact_write_items(backend: Any, transact_items: list[dict[str, Any]]) -> None:
-        backups = []
-        for action in transact_items:
-            op = next(iter(action.values()))
-            table = backend.tables.get(op.get("TableName"))
-            key = op.get("Key") or op.get("Item") or {}
-            if table is None or table.hash_key_attr not in key or (
-                    table.range_key_attr is not None and table.range_key_attr not in key):
-                continue  # moto rejects it before changing anything
-            hash_key = DynamoType(key[table.hash_key_attr])
-            range_key = DynamoType(key[table.range_key_attr]) if table.range_key_attr else None
-            backups.append((table, hash_key, range_key, copy.deepcopy(table.get_item(hash_key, range_key))))
-        Table.__deepcopy__ = lambda table, memo: table  # moto's whole-table copy: now free, and unused
-        try:
-            original_transact(backend, transact_items)
-        except Exception:
-            for table, hash_key, range_key, item in reversed(backups):
-                items = table.items if range_key is None else table.items[hash_key]
-                slot = hash_key if range_key is None else range_key
-                if item is None:
-                    items.pop(slot, None)
-                else:
-                    items[slot] = item
-            raise
-        finally:
-            del Table.__deepcopy__
-
-    def query(table: Any, *args: Any, **kwargs: Any) -> Any:
-        table.all_items = lambda: [item for items in table.items.values() for item in items.values()]
-        try:
-            return original_query(table, *args, **kwargs)
-        finally:
-            del table.all_items
-
-    DynamoDBBackend.transact_write_items, Table.query = transact_write_items, query
-    try:
-        yield
-    finally:
-        DynamoDBBackend.transact_write_items, Table.query = original_transact, original_query
 
 
 @pytest.fixture

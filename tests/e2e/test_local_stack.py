@@ -1,5 +1,5 @@
 """`make run` as a person meets it: the real stack (moto server, `chalice local`, the local worker) over
-HTTP, stopped and started again on the same state directory."""
+HTTP, stopped and started again on the same state directory, written to by parallel clients, killed."""
 from __future__ import annotations
 
 import json
@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -31,19 +32,21 @@ def _free_port() -> int:
 
 
 class LocalStack:
-    """One run of local/run.py on free ports, its output in a file."""
+    """One run of local/run.py on free ports (or on those of an earlier run), its output in a file."""
 
-    def __init__(self, state_dir: Path, log: Path):
-        self.port, self.aws_port = _free_port(), _free_port()
+    def __init__(self, state_dir: Path, log: Path, ports: tuple[int, int] | None = None):
+        self.port, self.aws_port = ports or (_free_port(), _free_port())
         self.log = log
         environ = {**os.environ, "PAS_PORT": str(self.port), "PAS_AWS_PORT": str(self.aws_port),
                    "PAS_LOCAL_STATE_DIR": str(state_dir)}
         for name in ("PAS_ADMIN_USERNAME", "PAS_ADMIN_PASSWORD", "PAS_STAGE"):
             environ.pop(name, None)
+        launched = time.monotonic()
         with log.open("w") as out:
             self.process = subprocess.Popen([sys.executable, str(ROOT / "local" / "run.py")], cwd=ROOT, env=environ,
                                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self._wait_until_ready()
+        self.start_seconds = time.monotonic() - launched
 
     @property
     def base_url(self) -> str:
@@ -61,10 +64,13 @@ class LocalStack:
             time.sleep(0.1)
 
     def request(self, method: str, path: str, *, token: str | None = None, json_body: Any = None,
-                form: dict[str, str] | None = None) -> tuple[int, Any]:
+                form: dict[str, str] | None = None, package: bytes | None = None) -> tuple[int, Any]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         data = None
-        if form is not None:
+        if package is not None:
+            data = package
+            headers["Content-Type"] = "application/zip"
+        elif form is not None:
             data = urllib.parse.urlencode(form).encode()
             headers["Content-Type"] = "application/x-www-form-urlencoded"
         elif json_body is not None:
@@ -149,7 +155,7 @@ def test_make_run_serves_the_readme_example_and_keeps_its_data_across_a_restart(
     assert first.run_job_through_the_worker() == "finished"
 
     assert first.stop() == 0
-    assert (state / "snapshot.json").exists()
+    assert b"e2e-underwriter" in (state / "journal.jsonl").read_bytes()
 
     second = LocalStack(state, tmp_path / "second.log")
     stacks.append(second)
@@ -160,3 +166,74 @@ def test_make_run_serves_the_readme_example_and_keeps_its_data_across_a_restart(
     assert status == 200, kept
     assert (kept["name"], kept["permissions"], kept["version"]) == ("e2e-underwriter", ["policies.read"], 1)
     assert second.stop() == 0
+
+
+def _answers(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _in_parallel(clients: int, work: Any) -> list[Any]:
+    """Run `work(client_number)` on `clients` threads at once; answers their results in client order."""
+    results: list[Any] = [None] * clients
+
+    def run(number: int) -> None:
+        results[number] = work(number)
+
+    threads = [threading.Thread(target=run, args=(number,)) for number in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_parallel_writers_get_no_error_and_a_kill_9_loses_nothing_they_were_told_was_saved(tmp_path, stacks):
+    from tests.api.accounts.support import person
+    from tests.support.configs import package, policy_model
+
+    state = tmp_path / "state"
+    first = LocalStack(state, tmp_path / "first.log")
+    stacks.append(first)
+    token = first.sign_in()
+    configuration = package(policy_model())
+
+    # tenants created in quick succession while the worker runs their jobs: each is a TransactWriteItems
+    tenants = _in_parallel(4, lambda n: first.request("POST", f"/config/createTenant?name=parallel-{n}",
+                                                      token=token, package=configuration))
+    assert [status for status, _ in tenants] == [200] * 4, tenants
+    tenant = tenants[0][1]["locator"]
+
+    def create_accounts(client: int) -> list[tuple[int, Any]]:
+        return [first.request("POST", f"/policy/{tenant}/accounts", token=token, json_body=person())
+                for _ in range(20)]
+
+    created = [answer for answers in _in_parallel(8, create_accounts) for answer in answers]
+    assert [(status, body) for status, body in created if status != 200] == []
+    acknowledged = {body["locator"] for _, body in created}
+    assert len(acknowledged) == 160
+
+    os.killpg(first.process.pid, signal.SIGKILL)  # the whole process group, as a crash or `kill -9` would
+    first.process.wait()
+    deadline = time.monotonic() + 5
+    while _answers(first.port) and time.monotonic() < deadline:  # chalice, in a session of its own, dies too
+        time.sleep(0.1)
+    assert not _answers(first.port), "chalice local outlived local/run.py"
+
+    # at once, on the same ports: what was acknowledged is there, and the stack answers without error
+    second = LocalStack(state, tmp_path / "second.log", ports=(first.port, first.aws_port))
+    stacks.append(second)
+    assert second.start_seconds < 30
+    token = second.sign_in()
+    fetched = _in_parallel(8, lambda client: [
+        second.request("GET", f"/policy/{tenant}/accounts/{locator}", token=token)
+        for locator in sorted(acknowledged)[client::8]])
+    assert sorted(body["locator"] for answers in fetched for status, body in answers if status == 200) \
+        == sorted(acknowledged)
+    status, more = second.request("POST", f"/policy/{tenant}/accounts", token=token, json_body=person())
+    assert status == 200, more
+
+    stopping = time.monotonic()
+    assert second.stop() == 0
+    assert time.monotonic() - stopping < 5
+    assert "stopped; state saved in" in second.output()

@@ -1,0 +1,213 @@
+"""moto's DynamoDB at a cost that follows the request, not the table: for the tests and for `make run`.
+
+moto 5 deep-copies every table a TransactWriteItems touches (its rollback copy), and every Query sorts
+and walks the whole table, so one write on a table of 30,000 items takes seconds. Within
+`lean_dynamodb()`:
+- a transaction backs up only the items it touches and puts those back when it fails;
+- a Query on the table reads only its partition, and a Query on a global secondary index only the items
+  of its index partition, found in a directory that every write keeps up to date;
+- every change of an item is reported to `on_item_change(table, hash_key, range_key)`.
+moto still filters, sorts and pages the candidates itself, so results are what moto would answer.
+"""
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.dynamo_type import DynamoType, Item
+from moto.dynamodb.models.table import Table
+
+ItemKey = tuple[DynamoType, DynamoType | None]
+ItemChange = Callable[[Table, DynamoType, DynamoType | None], None]
+
+_DIRECTORY_ATTRIBUTE = "_lean_index_directory"
+
+
+def current_item(table: Table, hash_key: DynamoType, range_key: DynamoType | None) -> Item | None:
+    """The item under a key, without moto's get_item (which adds an empty partition for an unknown key)."""
+    if table.range_key_attr is None:
+        return table.items.get(hash_key)
+    return table.items.get(hash_key, {}).get(range_key)
+
+
+def key_of(table: Table, attributes: dict[str, Any]) -> ItemKey | None:
+    """The (hash, range) key in an item or Key of a request; None when a key attribute is missing."""
+    if table.hash_key_attr not in attributes:
+        return None
+    if table.range_key_attr is not None and table.range_key_attr not in attributes:
+        return None
+    range_key = DynamoType(attributes[table.range_key_attr]) if table.range_key_attr else None
+    return DynamoType(attributes[table.hash_key_attr]), range_key
+
+
+def every_item(table: Table) -> list[Item]:
+    if table.range_key_attr is None:
+        return list(table.items.values())
+    return [item for partition in table.items.values() for item in partition.values()]
+
+
+def insert_item(table: Table, attributes: dict[str, Any]) -> None:
+    """Put an item as it was saved: without moto's checks, its stream record or a change report."""
+    key = key_of(table, attributes)
+    if key is None:
+        raise ValueError(f"an item of {table.name} without its key: {sorted(attributes)}")
+    hash_key, range_key = key
+    item = Item(hash_key, range_key, attributes)
+    if range_key is None:
+        table.items[hash_key] = item
+    else:
+        table.items[hash_key][range_key] = item
+    directory = table.__dict__.get(_DIRECTORY_ATTRIBUTE)
+    if directory is not None:
+        directory.refresh(table, key)
+
+
+class IndexDirectory:
+    """For each global secondary index with one hash key: index partition value -> keys of its items."""
+
+    def __init__(self, table: Table):
+        self.hash_attributes = {index.name: hashes[0]["AttributeName"] for index in table.global_indexes
+                                if len(hashes := [k for k in index.schema if k["KeyType"] == "HASH"]) == 1}
+        self.partitions: dict[str, defaultdict[DynamoType, set[ItemKey]]] = {
+            name: defaultdict(set) for name in self.hash_attributes}
+        self.placed: dict[ItemKey, dict[str, DynamoType]] = {}
+        for item in every_item(table):
+            self._place((item.hash_key, item.range_key), item)
+
+    @staticmethod
+    def of(table: Table) -> IndexDirectory:
+        directory = table.__dict__.get(_DIRECTORY_ATTRIBUTE)
+        if directory is None:
+            directory = IndexDirectory(table)
+            setattr(table, _DIRECTORY_ATTRIBUTE, directory)
+        return directory
+
+    def refresh(self, table: Table, key: ItemKey) -> None:
+        for name, value in self.placed.pop(key, {}).items():
+            members = self.partitions[name][value]
+            members.discard(key)
+            if not members:
+                del self.partitions[name][value]
+        item = current_item(table, *key)
+        if item is not None:
+            self._place(key, item)
+
+    def _place(self, key: ItemKey, item: Item) -> None:
+        placed = {}
+        for name, attribute in self.hash_attributes.items():
+            value = item.attrs.get(attribute)
+            if value is not None:
+                self.partitions[name][value].add(key)
+                placed[name] = value
+        if placed:
+            self.placed[key] = placed
+
+    def candidates(self, table: Table, index_name: str,
+                   hash_conditions: list[tuple[str, DynamoType]]) -> list[Item] | None:
+        """The items that may match a Query on the index; None when the directory cannot tell."""
+        attribute = self.hash_attributes.get(index_name)
+        values = [value for name, value in hash_conditions if name == attribute]
+        if attribute is None or len(values) != 1:
+            return None
+        keys = self.partitions[index_name].get(values[0], ())
+        return [item for key in keys if (item := current_item(table, *key)) is not None]
+
+
+def _notify(on_item_change: ItemChange | None, table: Table, key: ItemKey | None) -> None:
+    if key is None:
+        return
+    directory = table.__dict__.get(_DIRECTORY_ATTRIBUTE)
+    if directory is not None:
+        directory.refresh(table, key)
+    if on_item_change is not None:
+        on_item_change(table, *key)
+
+
+def _in_key_order(table: Table, items: list[Item]) -> list[Item]:
+    """Candidates in moto's own order (by table key), so ties after moto's sort stay as moto leaves them."""
+    if table.range_key_attr is None:
+        return sorted(items, key=lambda item: item.hash_key)
+    return sorted(items, key=lambda item: (item.hash_key, item.range_key))
+
+
+@contextmanager
+def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
+    original = (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item,
+                Table.delete_item, Table.query)
+    transact_write_items, update_item, put_item, delete_item, query = original
+
+    def lean_transact_write_items(backend: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
+        backups = []
+        for action in transact_items:
+            op = next(iter(action.values()))
+            table = backend.tables.get(op.get("TableName"))
+            key = key_of(table, op.get("Key") or op.get("Item") or {}) if table is not None else None
+            if key is not None:  # else moto rejects the action before changing anything
+                backups.append((table, key, copy.deepcopy(current_item(table, *key))))
+        Table.__deepcopy__ = lambda table, memo: table  # moto's whole-table copy: now free, and unused
+        try:
+            transact_write_items(backend, transact_items)
+        except Exception:
+            for table, (hash_key, range_key), item in reversed(backups):
+                items = table.items if range_key is None else table.items[hash_key]
+                slot = hash_key if range_key is None else range_key
+                if item is None:
+                    items.pop(slot, None)
+                else:
+                    items[slot] = item
+                _notify(on_item_change, table, (hash_key, range_key))
+            raise
+        finally:
+            del Table.__deepcopy__
+
+    def watched_update_item(backend: DynamoDBBackend, table_name: str, key: dict[str, Any], *args: Any,
+                            **kwargs: Any) -> Item:
+        try:
+            return update_item(backend, table_name, key, *args, **kwargs)
+        finally:  # a failed update may have created the item already
+            table = backend.tables.get(table_name)
+            if table is not None:
+                _notify(on_item_change, table, key_of(table, key))
+
+    def watched_put_item(table: Table, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) -> Item:
+        item = put_item(table, item_attrs, *args, **kwargs)
+        _notify(on_item_change, table, (item.hash_key, item.range_key))
+        return item
+
+    def watched_delete_item(table: Table, hash_key: DynamoType, range_key: DynamoType | None) -> Item | None:
+        item = delete_item(table, hash_key, range_key)
+        if item is not None:
+            _notify(on_item_change, table, (hash_key, range_key))
+        return item
+
+    def lean_query(table: Table, hash_key: DynamoType | None, *args: Any, **kwargs: Any) -> Any:
+        index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+        candidates = None
+        if index_name:
+            candidates = IndexDirectory.of(table).candidates(table, index_name,
+                                                             kwargs.get("hash_key_conditions") or [])
+        elif hash_key is not None:
+            partition = table.items.get(hash_key)
+            if table.range_key_attr is None:
+                candidates = [] if partition is None else [partition]
+            else:
+                candidates = list((partition or {}).values())
+        found = _in_key_order(table, every_item(table) if candidates is None else candidates)
+        table.all_items = lambda: found
+        try:
+            return query(table, hash_key, *args, **kwargs)
+        finally:
+            del table.all_items
+
+    DynamoDBBackend.transact_write_items = lean_transact_write_items
+    DynamoDBBackend.update_item = watched_update_item
+    Table.put_item, Table.delete_item, Table.query = watched_put_item, watched_delete_item, lean_query
+    try:
+        yield
+    finally:
+        (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item, Table.delete_item,
+         Table.query) = original
