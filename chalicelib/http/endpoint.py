@@ -26,6 +26,7 @@ from chalicelib.runtime.settings import settings
 from chalicelib.storage import keys
 
 SELF_SERVICE_SUFFIX = ".custom"
+MAX_ECHOED = 200
 ANONYMOUS = Principal("", "anonymous", frozenset(), frozenset())
 
 _declared_permissions: set[str] = set()
@@ -60,6 +61,7 @@ def endpoint(*permissions: str, public: bool = False, idempotent: bool = False,
             try:
                 return _handle(view, spec, path, request_id)
             except DomainError as error:
+                error.message = _shortened_echoes(error.message, path)
                 return error_response(error, request_id)
             except Exception:
                 logger().exception("unhandled error", extra={"request_id": request_id})
@@ -114,6 +116,15 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
         idempotency.remember_response(scope, principal.user_locator, ctx.idempotency,
                                       response.status_code, response.body)
     return response
+
+
+def _shortened_echoes(message: str, path: dict[str, str]) -> str:
+    """`message` repeating at most MAX_ECHOED characters of each path variable (a 404 names the locator
+    it did not find, and a path variable can be as long as a URL)."""
+    for value in sorted(path.values(), key=len, reverse=True):
+        if len(value) > MAX_ECHOED:
+            message = message.replace(value, value[:MAX_ECHOED] + "...")
+    return message
 
 
 def _check_permission(principal: Principal, permissions: tuple[str, ...], path: dict[str, str]) -> None:

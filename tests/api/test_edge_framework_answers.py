@@ -130,3 +130,12 @@ def test_an_upper_case_tenant_locator_grants_no_more_than_the_lower_case_one(api
 
     assert_error(response, 403, "auth.tenant_forbidden")
     assert ok(call(api, "GET", f"/policy/{other.upper()}/accounts/list", token))["items"] == []
+
+
+def test_an_error_repeats_at_most_200_characters_of_a_path_variable(api, admin_token, configured):
+    long_locator = "Z" * 5000
+
+    response = call(api, "GET", f"/policy/{configured}/accounts/{long_locator}", admin_token)
+
+    body = assert_error(response, 404, "account.not_found")
+    assert body["message"] == f"account {'Z' * 200}... not found"

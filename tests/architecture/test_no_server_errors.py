@@ -3,22 +3,25 @@ real records: never a 5xx, and every 4xx is the error body of DECISIONS.md ("Err
 to the status, a `code`, a `message` and the `requestId` of the X-Request-Id header.
 
 Per route, in one test (the records are built once per module): no body; an empty, malformed (`{`),
-array (`[]`) and non-UTF-8 body in each Content-Type it declares; its request models with every field a
-nested list, null or a long string; for the routes the records come with a valid body of, that body with
-one value at a time made wrong-typed, too long, a date at the edge of the calendar or a number DynamoDB
-cannot store; each path variable as a 300- and a 2,000-character string, `..%2F`, an unknown ULID and
-another tenant's locator; garbage query parameters, and every field of its query model as a long string.
+array (`[]`) and non-UTF-8 body, JSON nested 1,000 deep, a lone surrogate (`"\ud800"`), a number beyond
+DynamoDB's range (`1e400`) and a ZIP whose config.json nests 100,000 deep, in each Content-Type it
+declares; its request models with every field a nested list, null or a long string; for the routes the
+records come with a valid body of, that body with one value at a time made wrong-typed, too long, a lone
+surrogate, a date at the edge of the calendar or a number DynamoDB cannot store (38 nines included); each
+path variable as a 300- and a 2,000-character string, `..%2F`, an unknown ULID and another tenant's
+locator; garbage query parameters, and every field of its query model as a long string.
 
-One exception is not ours: Chalice answers 415 `{"Code": "UnsupportedMediaType", ...}` itself, before any
-view runs, for a Content-Type the route does not declare (API Gateway does the same when deployed).
+The 415 Chalice gives a Content-Type the route does not declare is in our error body too.
 """
 from __future__ import annotations
 
 import copy
 import inspect
+import io
 import json
 import re
 import sys
+import zipfile
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
 from typing import Any, get_origin
@@ -34,14 +37,25 @@ from tests.builders import new_tenant, new_user
 
 ROUTES = routes(chalice_app)
 
-MALFORMED_BODIES: list[bytes] = [b"", b"{", b"[]", b"\xff\xfe not UTF-8"]
+
+def _deep_config_zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("config.json", "[" * 100_000 + "]" * 100_000)
+    return buffer.getvalue()
+
+
+LONE_SURROGATE = "\ud800"
+MALFORMED_BODIES: list[bytes] = [b"", b"{", b"[]", b"\xff\xfe not UTF-8", b"[" * 1000 + b"]" * 1000,
+                                 b'{"name": "\\ud800", "userName": "\\ud800"}', b'{"x": 1e400}', _deep_config_zip()]
 GARBAGE_QUERIES = ["offset=-1", "count=abc", "resolve=maybe", "date=notadate", "key=&key="]
 LONG, LONGER = "x" * 300, "x" * 2000
 """LONGER passes DynamoDB's key size limits once in a key."""
 EDGE_DATES = ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "9999-12-01T00:00:00Z", "0001-01-01"]
 """Beyond the calendar in UTC, and a start whose term would end beyond it."""
-EDGE_NUMBERS: list[Any] = [10 ** 40, Decimal("1E+999999"), "-1e-999999"]
-"""Numbers DynamoDB cannot store: more than 38 digits, beyond its exponent range (also as text)."""
+EDGE_NUMBERS: list[Any] = [10 ** 40, Decimal("1E+999999"), Decimal("1E+400"), "-1e-999999", Decimal("9" * 38)]
+"""Numbers DynamoDB cannot store: more than 38 digits, beyond its exponent range (also as text); and 38
+nines, which it can, but no amount of money derived from it can."""
 DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 HASH_KEYS = {"PK", "GSI1PK", "GSI2PK", "GSI3PK"}
@@ -166,7 +180,7 @@ def _replacements(value: Any) -> list[Any]:
         return found + EDGE_NUMBERS
     if isinstance(value, str) and DATE_LIKE.match(value):
         return found + EDGE_DATES
-    return found + [LONGER] if isinstance(value, str) else found
+    return found + [LONGER, LONE_SURROGATE] if isinstance(value, str) else found
 
 
 def _is_number(text: str) -> bool:
@@ -201,8 +215,6 @@ def _problem(response: Any) -> str | None:
         body = json.loads(response.body)
     except ValueError:
         return f"{status} without a JSON body: {response.body[:200]!r}"
-    if status == 415 and body.get("Code") == "UnsupportedMediaType":
-        return None
     if not isinstance(body, dict) or body.get("httpStatus") != status:
         return f"{status} with httpStatus {body.get('httpStatus') if isinstance(body, dict) else body!r}"
     for name in ("code", "message", "requestId"):
