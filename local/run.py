@@ -168,8 +168,8 @@ def fire_schedules(stop: threading.Event, plan: list[tuple[str, int, Callable[..
 
 
 def _start_chalice(options: Options, environ: dict[str, str]) -> subprocess.Popen:
-    chalice = Path(sys.executable).parent / "chalice"
-    command = [str(chalice), "local", "--no-autoreload", "--host", HOST, "--port", str(options.port),
+    # `chalice local --no-autoreload`, answering unknown paths and malformed requests as API Gateway does
+    command = [sys.executable, str(ROOT / "local" / "gateway.py"), "--host", HOST, "--port", str(options.port),
                "--stage", "dev"]
     # its own session: Ctrl-C reaches this process only, which then stops chalice in order; and it dies
     # with this process however that ends
