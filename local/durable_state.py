@@ -42,11 +42,28 @@ def _dumps(value: Any) -> bytes:
 
 
 def item_record_key(table_name: str, hash_key: DynamoType, range_key: DynamoType | None) -> bytes:
-    return _dumps(["dynamodb", table_name, hash_key.to_json(), range_key.to_json() if range_key else None])
+    return _dumps(["dynamodb", table_name, hash_key.to_json(), None if range_key is None else range_key.to_json()])
 
 
 def object_record_key(bucket: str, key: str) -> bytes:
     return _dumps(["s3", bucket, key])
+
+
+def _wire_binary(value: bytes | str) -> str:
+    return base64.b64encode(value).decode() if isinstance(value, bytes) else value
+
+
+def wire_value(value: DynamoType) -> dict[str, Any]:
+    """An attribute value as DynamoDB's JSON protocol carries it (binary as base64), whatever moto holds."""
+    if value.type == "M":
+        return {"M": {name: wire_value(DynamoType(inner)) for name, inner in value.value.items()}}
+    if value.type == "L":
+        return {"L": [wire_value(DynamoType(inner)) for inner in value.value]}
+    if value.type == "B":
+        return {"B": _wire_binary(value.value)}
+    if value.type == "BS":
+        return {"BS": [_wire_binary(inner) for inner in value.value]}
+    return {value.type: value.value}
 
 
 def _record(key: bytes, state: Any) -> bytes:
@@ -135,6 +152,8 @@ class Journal:
 
     def close(self) -> None:
         with self._sync_lock, self._lock:
+            if self._fd < 0:
+                return
             os.fdatasync(self._fd)
             self._synced = self._appended
             os.close(self._fd)
@@ -176,7 +195,8 @@ class DurableState:
         records = []
         for record_key, (table, hash_key, range_key) in self._changed_items.items():
             item = current_item(table, hash_key, range_key)
-            records.append(_record(record_key, item.to_json()["Attributes"] if item is not None else None))
+            records.append(_record(record_key, None if item is None else {
+                name: wire_value(value) for name, value in item.attrs.items()}))
         for record_key, (backend, bucket, key) in self._changed_objects.items():
             found = backend.get_object(bucket, key)
             records.append(_record(record_key, None if found is None else {

@@ -148,6 +148,7 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
             key = key_of(table, op.get("Key") or op.get("Item") or {}) if table is not None else None
             if key is not None:  # else moto rejects the action before changing anything
                 backups.append((table, key, copy.deepcopy(current_item(table, *key))))
+        outer_copy = Table.__dict__.get("__deepcopy__")  # set when lean_dynamodb() is nested
         Table.__deepcopy__ = lambda table, memo: table  # moto's whole-table copy: now free, and unused
         try:
             transact_write_items(backend, transact_items)
@@ -162,7 +163,10 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
                 _notify(on_item_change, table, (hash_key, range_key))
             raise
         finally:
-            del Table.__deepcopy__
+            if outer_copy is None:
+                del Table.__deepcopy__
+            else:
+                Table.__deepcopy__ = outer_copy
 
     def watched_update_item(backend: DynamoDBBackend, table_name: str, key: dict[str, Any], *args: Any,
                             **kwargs: Any) -> Item:
@@ -201,7 +205,7 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
         try:
             return query(table, hash_key, *args, **kwargs)
         finally:
-            del table.all_items
+            table.__dict__.pop("all_items", None)  # gone already when lean_dynamodb() is nested
 
     DynamoDBBackend.transact_write_items = lean_transact_write_items
     DynamoDBBackend.update_item = watched_update_item

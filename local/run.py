@@ -269,9 +269,10 @@ def main() -> int:
         finally:
             stop.set()
             _stop_chalice(chalice)
+            deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
             for worker in workers:
                 if worker.is_alive():
-                    worker.join(STOP_TIMEOUT_SECONDS)
+                    worker.join(max(0.0, deadline - time.monotonic()))
             aws.stop()
             state.close()
     print(f"stopped; state saved in {options.state_dir}", flush=True)
