@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from chalicelib.accounts.models import BillingLevel, ContactRole
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.priceable.models import Charge, DurationBasis, Element
 
 ENTITY = "policy"
 """The entity kind of policy numbers and the `code` prefix of policy errors."""
@@ -24,14 +25,6 @@ TERM_ENTITY = "term"
 TRANSACTION_ENTITY = "transaction"
 SEGMENT_ENTITY = "segment"
 ISSUANCE_TRANSACTION_TYPE = "issuance"
-
-
-class DurationBasis(StrEnum):
-    YEARS = "years"
-    MONTHS = "months"
-    WEEKS = "weeks"
-    DAYS = "days"
-    HOURS = "hours"
 
 
 class PolicyStatus(StrEnum):
@@ -80,34 +73,6 @@ class SegmentType(StrEnum):
 # --- the issuance interface (quotes -> policies) ----------------------------------------------------
 
 
-class IssuanceElement(BaseModel):
-    """One node of the element tree, recursively; the root's `type` is the product name."""
-
-    locator: str
-    staticLocator: str
-    type: str
-    parentLocator: str | None = None
-    data: dict[str, Any] = {}
-    coverageTerms: dict[str, str] = {}
-    elements: list[IssuanceElement] = []
-
-
-class IssuanceCharge(BaseModel):
-    """A priced charge (PolicyChargeResponse): `amount` = `rate` x the segment's duration, rounded."""
-
-    locator: str
-    elementLocator: str
-    elementStaticLocator: str
-    chargeType: str
-    chargeCategory: str
-    rate: Decimal
-    amount: Decimal
-    referenceRate: Decimal | None = None
-    tag: str | None = None
-    handling: str = "normal"
-    invoicing: str = "scheduled"
-
-
 class PolicyIssuance(BaseModel):
     """Everything issuing a quote creates a policy from. `policyNumber` None: the policies service
     numbers the policy from the product's numbering plan (no plan: no number)."""
@@ -120,17 +85,16 @@ class PolicyIssuance(BaseModel):
     endTime: datetime
     currency: str
     timezone: str
-    durationBasis: str
+    durationBasis: DurationBasis
     termDuration: Decimal | None = None
-    billingLevel: str | None = None
+    billingLevel: BillingLevel | None = None
     delinquencyPlanName: str | None = None
     installmentPlanName: str | None = None
     autoRenewalPlanName: str | None = None
     invoiceFeeAmount: Decimal | None = None
-    data: dict[str, Any] = {}
     static: dict[str, Any] = {}
-    element: IssuanceElement
-    charges: list[IssuanceCharge] = []
+    element: Element
+    charges: list[Charge] = []
     preferences: dict[str, Any] = {}
     configVersion: str
     contacts: list[ContactRole] = []
@@ -153,20 +117,6 @@ class PolicyIssued(BaseModel):
 
 
 # --- stored records ---------------------------------------------------------------------------------
-
-
-class Element(BaseModel):
-    """ElementResponse: a node of a segment's element tree (the root's parent is its segment)."""
-
-    locator: str
-    staticLocator: str
-    parentLocator: str
-    type: str
-    category: str | None = None
-    originalEffectiveTime: datetime
-    data: dict[str, Any] = {}
-    coverageTerms: dict[str, str] = {}
-    elements: list[Element] = []
 
 
 class ProducerInfo(BaseModel):
@@ -200,24 +150,6 @@ class SegmentSummary(BaseModel):
 
     def spans(self, moment: datetime) -> bool:
         return self.startTime <= moment < self.endTime
-
-
-class Charge(BaseModel):
-    """PolicyChargeResponse as stored with its transaction."""
-
-    locator: str
-    elementLocator: str
-    elementStaticLocator: str
-    chargeType: str
-    chargeCategory: str
-    handling: str = "normal"
-    invoicing: str = "scheduled"
-    rate: Decimal
-    amount: Decimal
-    referenceRate: Decimal
-    tag: str | None = None
-    reversalOfLocator: str | None = None
-    rateDifference: Decimal | None = None
 
 
 class Transaction(BaseModel):

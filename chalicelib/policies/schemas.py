@@ -16,8 +16,6 @@ from chalicelib.core.paging import Page
 from chalicelib.policies.models import (
     BillingLevel,
     ContactRole,
-    DurationBasis,
-    Element,
     Policy,
     PolicySnapshot,
     PolicyStatus,
@@ -31,6 +29,7 @@ from chalicelib.policies.models import (
     TransactionState,
 )
 from chalicelib.policies.statuses import policy_statuses
+from chalicelib.priceable.models import DurationBasis, Element
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 

@@ -47,11 +47,9 @@ from chalicelib.policies.models import (
     TERM_ENTITY,
     TRANSACTION_ENTITY,
     BillingLevel,
-    Charge,
     ContactRole,
     DurationBasis,
     Element,
-    IssuanceElement,
     Policy,
     PolicyIssuance,
     PolicyIssued,
@@ -102,13 +100,12 @@ def add_issued_policy(ctx: CallContext, uow: Any, issuance: PolicyIssuance) -> P
         number = numbers.reserve_number(ctx, uow, model, product["numberingPlan"], ENTITY, policy_locator,
                                         product=issuance.productName, region=issuance.region)
 
-    root = issuance.element.model_copy(update={"data": {**issuance.data, **issuance.element.data}})
     segment = Segment(
         locator=segment_locator, transactionLocator=transaction_locator, policyLocator=policy_locator,
         termLocator=term_locator, segmentType=SegmentType.COVERAGE, startTime=issuance.startTime,
         endTime=issuance.endTime,
         duration=durations.duration(issuance.startTime, issuance.endTime, basis, issuance.timezone),
-        element=_element(root, segment_locator, issuance.startTime, _categories(model)))
+        element=_element(issuance.element, segment_locator, issuance.startTime, _categories(model)))
     transaction = Transaction(
         locator=transaction_locator, staticLocator=transaction_locator, policyLocator=policy_locator,
         termLocator=term_locator, effectiveTime=issuance.startTime, transactionState=TransactionState.ISSUED,
@@ -117,9 +114,7 @@ def add_issued_policy(ctx: CallContext, uow: Any, issuance: PolicyIssuance) -> P
         acceptedTime=issuance.acceptedTime or ctx.now,
         segments=[SegmentSummary(locator=segment.locator, segmentType=segment.segmentType,
                                  startTime=segment.startTime, endTime=segment.endTime)],
-        charges=[Charge(**charge.model_dump(exclude={"referenceRate"}),
-                        referenceRate=charge.rate if charge.referenceRate is None else charge.referenceRate)
-                 for charge in issuance.charges],
+        charges=issuance.charges,
         quoteLocator=issuance.quoteLocator, configVersion=issuance.configVersion)
     term = Term(locator=term_locator, staticLocator=term_locator, policyLocator=policy_locator, number=FIRST_TERM,
                 termNumber=_term_number(model, product, number, FIRST_TERM),
@@ -149,12 +144,14 @@ def add_issued_policy(ctx: CallContext, uow: Any, issuance: PolicyIssuance) -> P
                         transactionLocator=transaction_locator, segmentLocator=segment_locator)
 
 
-def _element(given: IssuanceElement, parent: str, effective: datetime, categories: dict[str, str]) -> Element:
-    """The stored tree: each element's parent is the element above it (the root's, its segment)."""
-    return Element(locator=given.locator, staticLocator=given.staticLocator, parentLocator=parent, type=given.type,
-                   category=categories.get(given.type), originalEffectiveTime=effective, data=given.data,
-                   coverageTerms=given.coverageTerms,
-                   elements=[_element(child, given.locator, effective, categories) for child in given.elements])
+def _element(given: Element, parent: str, effective: datetime, categories: dict[str, str]) -> Element:
+    """The segment's tree: each element's parent is the element above it (the root's, its segment),
+    its category the configured one, and its coverage term values strings."""
+    return given.model_copy(update={
+        "parentLocator": parent, "category": categories.get(given.type), "originalEffectiveTime": effective,
+        "coverageTerms": {name: value if isinstance(value, str) else str(value)
+                          for name, value in given.coverageTerms.items()},
+        "elements": [_element(child, given.locator, effective, categories) for child in given.elements]})
 
 
 def _categories(model: dict[str, Any]) -> dict[str, str]:

@@ -26,9 +26,9 @@ from chalicelib.core.ids import new_locator
 from chalicelib.plugins import service as plugins
 from chalicelib.plugins.contract import Kind, apply_rating, build_request, function_names
 from chalicelib.plugins.models import PluginFailure, PluginFlag
+from chalicelib.priceable.models import Charge, Element
 from chalicelib.quotes import elements, pricing
 from chalicelib.quotes.host import TablesHost
-from chalicelib.quotes.models import Charge, Element
 from chalicelib.tables import service as tables
 from chalicelib.tables.models import SelectionTimes
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.priceable.models import Charge, DurationBasis, Element, Flag, FlagLevel
 
 ENTITY = "quote"
 """The entity kind of quote numbers and the `code` prefix of quote errors."""
@@ -19,8 +20,6 @@ RESERVED_POLICY_NUMBER_KIND = "reservedPolicyNumber"
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Ulid = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")]
-DurationBasis = Literal["years", "months", "weeks", "days", "hours"]
-FlagLevel = Literal["approve", "block", "decline", "reject", "info"]
 NonNegative = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
 
 
@@ -202,55 +201,6 @@ class QuickQuoteChanges(Input):
 
 
 # --- what is stored --------------------------------------------------------------------------------
-
-
-class Element(BaseModel):
-    """One node of a quote's element tree; the root's type is the product, its parentLocator None."""
-
-    locator: str
-    staticLocator: str
-    type: str
-    category: str
-    parentLocator: str | None = None
-    data: dict[str, Any] = {}
-    coverageTerms: dict[str, Any] = {}
-    elements: list[Element] = []
-
-
-class Charge(BaseModel):
-    """A stored charge (PolicyChargeResponse): `amount` = `rate` x the quote's duration, rounded to
-    the currency's minor unit (or the amount the plugin gave)."""
-
-    locator: str
-    elementLocator: str
-    elementStaticLocator: str
-    chargeType: str
-    chargeCategory: str
-    rate: Decimal
-    amount: Decimal
-    referenceRate: Decimal
-    tag: str | None = None
-    handling: str = "normal"
-    invoicing: str = "scheduled"
-
-
-class Flag(BaseModel):
-    """An underwriting flag. `source`: `manual` (the API) or `plugin` (the last underwriting run)."""
-
-    locator: str
-    level: FlagLevel
-    note: str = ""
-    tag: str = ""
-    elementLocator: str | None = None
-    source: Literal["manual", "plugin"]
-    createdBy: str
-    createdTime: datetime
-    clearedBy: str | None = None
-    clearedTime: datetime | None = None
-
-    @property
-    def cleared(self) -> bool:
-        return self.clearedTime is not None
 
 
 class Quote(BaseModel):

@@ -16,7 +16,7 @@ from typing import Any
 
 from chalicelib.plugins.models import Charge as RatedCharge
 from chalicelib.plugins.models import PluginFailure
-from chalicelib.quotes.models import Charge
+from chalicelib.priceable.models import Charge
 
 CATEGORIES = frozenset({"none", "premium", "tax", "fee", "credit", "invoiceFee", "cededPremium", "nonFinancial",
                         "surcharge"})

@@ -64,7 +64,7 @@ from chalicelib.plugins.contract import underwriting_outcome
 from chalicelib.plugins.models import PluginFailure, PluginFlag
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import ENTITY as POLICY_ENTITY
-from chalicelib.policies.models import IssuanceCharge, IssuanceElement, PolicyIssuance
+from chalicelib.policies.models import PolicyIssuance
 from chalicelib.quotes import elements, evaluation, lifecycle, repository
 from chalicelib.quotes.evaluation import Subject
 from chalicelib.quotes.lifecycle import Step
@@ -407,29 +407,11 @@ def _add_policy(ctx: CallContext, uow: Any, model: dict[str, Any], quote: Quote)
     plan = (model.get("numberingPlans") or {}).get(_product(model, quote.productName).get("numberingPlan"))
     number = quote.reservedPolicyNumber or (
         quote.quoteNumber if isinstance(plan, dict) and plan.get("copyFromQuote") is True else None)
-    issued = policies.add_issued_policy(ctx, uow, PolicyIssuance(
-        quoteLocator=quote.locator, accountLocator=quote.accountLocator, productName=quote.productName,
-        policyNumber=number, startTime=quote.startTime, endTime=quote.endTime, currency=quote.currency,
-        timezone=quote.timezone, durationBasis=quote.durationBasis, termDuration=quote.termDuration,
-        billingLevel=quote.billingLevel.value, delinquencyPlanName=quote.delinquencyPlanName,
-        installmentPlanName=quote.installmentPlanName, autoRenewalPlanName=quote.autoRenewalPlanName,
-        invoiceFeeAmount=quote.invoiceFeeAmount, data=quote.element.data, static=quote.static,
-        element=_issuance_element(quote.element),
-        charges=[IssuanceCharge(**charge.model_dump()) for charge in quote.charges or []],
-        preferences=quote.preferences.model_dump(exclude_none=True) if quote.preferences else {},
-        configVersion=quote.configVersion, contacts=quote.contacts, region=quote.region,
-        jurisdiction=quote.jurisdiction, producerCode=quote.producerCode, acceptedTime=quote.acceptedTime))
+    fields = quote.model_dump(include=set(PolicyIssuance.model_fields), exclude_none=True)
+    issued = policies.add_issued_policy(ctx, uow, PolicyIssuance(**{**fields, "quoteLocator": quote.locator,
+                                                                     "policyNumber": number}))
     quote.policyLocator = issued.policyLocator
     quote.policyNumber = issued.policyNumber
-
-
-def _issuance_element(element: Element) -> IssuanceElement:
-    return IssuanceElement(
-        locator=element.locator, staticLocator=element.staticLocator, type=element.type,
-        parentLocator=element.parentLocator, data=element.data,
-        coverageTerms={name: value if isinstance(value, str) else str(value)
-                       for name, value in element.coverageTerms.items()},
-        elements=[_issuance_element(child) for child in element.elements])
 
 
 def reset_quote(ctx: CallContext, locator: str, options: ResetOptions) -> Quote:

@@ -14,7 +14,8 @@ from typing import Any
 import simplejson
 
 from chalicelib.core.ids import new_locator
-from chalicelib.policies.models import IssuanceCharge, IssuanceElement, PolicyIssuance, PolicyIssued
+from chalicelib.policies.models import PolicyIssuance, PolicyIssued
+from chalicelib.priceable.models import Charge, Element
 from tests.builders import system_ctx
 from tests.support.configs import configured_tenant, policy_model
 
@@ -55,19 +56,19 @@ def new_account(api: Any, token: str, tenant: str) -> str:
     return ok(call(api, "POST", f"/policy/{tenant}/accounts", token, body))["locator"]
 
 
-def vehicle(index: int, coverages: int = 1) -> IssuanceElement:
+def vehicle(index: int, coverages: int = 1) -> Element:
     """A Vehicle with a Collision coverage and, for `coverages` > 1, more (Glass) children."""
-    children = [IssuanceElement(locator=new_locator(), staticLocator=new_locator(), type="Collision",
-                                coverageTerms={"Deductible": "d500", "Limit": "l100k"})]
-    children += [IssuanceElement(locator=new_locator(), staticLocator=new_locator(), type="Glass")
+    children = [Element(locator=new_locator(), staticLocator=new_locator(), type="Collision",
+                        coverageTerms={"Deductible": "d500", "Limit": "l100k"})]
+    children += [Element(locator=new_locator(), staticLocator=new_locator(), type="Glass")
                  for _ in range(coverages - 1)]
-    return IssuanceElement(locator=new_locator(), staticLocator=new_locator(), type="Vehicle",
-                           data={"vin": f"1HGCM82633A{index:06d}", "value": Decimal("12000.50")}, elements=children)
+    return Element(locator=new_locator(), staticLocator=new_locator(), type="Vehicle",
+                   data={"vin": f"1HGCM82633A{index:06d}", "value": Decimal("12000.50")}, elements=children)
 
 
-def element_tree(vehicles: int = 1, coverages: int = 1) -> IssuanceElement:
-    return IssuanceElement(locator=new_locator(), staticLocator=new_locator(), type="PersonalAuto",
-                           data={"channel": "web"}, elements=[vehicle(i, coverages) for i in range(vehicles)])
+def element_tree(vehicles: int = 1, coverages: int = 1) -> Element:
+    return Element(locator=new_locator(), staticLocator=new_locator(), type="PersonalAuto",
+                   data={"channel": "web"}, elements=[vehicle(i, coverages) for i in range(vehicles)])
 
 
 def issuance(tenant: str, account: str, **overrides: Any) -> PolicyIssuance:
@@ -78,12 +79,12 @@ def issuance(tenant: str, account: str, **overrides: Any) -> PolicyIssuance:
     element = overrides.pop("element", None) or element_tree()
     vehicle_element = element.elements[0]
     charges = [
-        IssuanceCharge(locator=new_locator(), elementLocator=vehicle_element.locator,
-                       elementStaticLocator=vehicle_element.staticLocator, chargeType="premium",
-                       chargeCategory="premium", rate=Decimal("100"), amount=Decimal("1200.00")),
-        IssuanceCharge(locator=new_locator(), elementLocator=element.locator,
-                       elementStaticLocator=element.staticLocator, chargeType="tax", chargeCategory="tax",
-                       rate=Decimal("5"), amount=Decimal("60.00"), referenceRate=Decimal("5.5"), tag="state"),
+        Charge(locator=new_locator(), elementLocator=vehicle_element.locator,
+               elementStaticLocator=vehicle_element.staticLocator, chargeType="premium",
+               chargeCategory="premium", rate=Decimal("100"), amount=Decimal("1200.00")),
+        Charge(locator=new_locator(), elementLocator=element.locator,
+               elementStaticLocator=element.staticLocator, chargeType="tax", chargeCategory="tax",
+               rate=Decimal("5"), amount=Decimal("60.00"), referenceRate=Decimal("5.5"), tag="state"),
     ]
     fields: dict[str, Any] = {
         "quoteLocator": new_locator(), "accountLocator": account, "productName": "PersonalAuto",
