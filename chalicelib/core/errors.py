@@ -79,3 +79,13 @@ class Unavailable(DomainError):
     """A dependency is throttled or down; the caller may retry."""
 
     default_code = "service.unavailable"
+
+
+class TooManyRequests(DomainError):
+    """The caller must wait `retry_after_seconds` before trying again (answered with Retry-After)."""
+
+    default_code = "request.throttled"
+
+    def __init__(self, message: str, retry_after_seconds: int, code: str | None = None):
+        super().__init__(message, code)
+        self.retry_after_seconds = retry_after_seconds

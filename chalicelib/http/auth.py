@@ -4,9 +4,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from chalicelib.core.context import Principal
-from chalicelib.core.errors import Unauthenticated
-from chalicelib.http.request import header
+from chalicelib.core.errors import Forbidden, Unauthenticated
+from chalicelib.http.request import current_request, header
 from chalicelib.identity import service as identity
+
+PASSWORD_CHANGE_ROUTE = ("PATCH", "/auth/users/{locator}/passwordreset")
 
 
 def authenticate(now: datetime) -> Principal:
@@ -16,4 +18,19 @@ def authenticate(now: datetime) -> Principal:
     scheme, _, token = value.strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("The Authorization header must be 'Bearer <token>'", code="auth.token_invalid")
-    return identity.authenticate(token.strip(), now)
+    principal = identity.authenticate(token.strip(), now)
+    if identity.password_change_only(principal) and not _is_own_password_change(principal):
+        raise Forbidden("Change your temporary password first (PATCH /auth/users/{your locator}/passwordreset)",
+                        code="auth.password_change_required")
+    return principal
+
+
+def _is_own_password_change(principal: Principal) -> bool:
+    request = current_request()
+    route = (request.method, (request.context or {}).get("resourcePath"))
+    return route == PASSWORD_CHANGE_ROUTE and (request.uri_params or {}).get("locator") == principal.user_locator
+
+
+def source_ip() -> str | None:
+    """The caller's address as API Gateway saw it (never a header the client could set)."""
+    return ((current_request().context or {}).get("identity") or {}).get("sourceIp")

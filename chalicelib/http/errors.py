@@ -10,6 +10,7 @@ _STATUS_BY_CLASS: list[tuple[type[errors.DomainError], int]] = [
     (errors.NotFound, 404),
     (errors.Conflict, 409),
     (errors.PayloadTooLarge, 413),
+    (errors.TooManyRequests, 429),
     (errors.Unavailable, 503),
 ]
 

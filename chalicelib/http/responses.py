@@ -9,7 +9,7 @@ from chalice import Response
 from pydantic import BaseModel
 
 from chalicelib.core.clock import isoformat
-from chalicelib.core.errors import DomainError
+from chalicelib.core.errors import DomainError, TooManyRequests
 from chalicelib.http.errors import status_of
 
 JSON = "application/json"
@@ -68,4 +68,7 @@ def error_response(error: DomainError, request_id: str) -> Response:
                             "requestId": request_id}
     if error.field_errors:
         body["fieldErrors"] = [{"field": f.field, "message": f.message} for f in error.field_errors]
-    return json_response(to_json(body), status, request_id)
+    response = json_response(to_json(body), status, request_id)
+    if isinstance(error, TooManyRequests):
+        response.headers["Retry-After"] = str(error.retry_after_seconds)
+    return response

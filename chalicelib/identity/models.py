@@ -48,6 +48,7 @@ class Token(BaseModel):
     permissions: list[str] | None = None
     tenants: list[str] | None = None
     sessionGeneration: int = 0
+    passwordChangeOnly: bool = False  # a sign-in with a temporary password: it may only change it
     createdAt: datetime
     expiresAt: datetime | None = None
 
@@ -66,3 +67,12 @@ class UserProfile(BaseModel):
     user: User
     roleNames: list[str]
     permissions: list[str]
+
+
+class Session(BaseModel):
+    """What a bearer token resolved to: the caller's profile, the roles version its permissions were
+    computed at (so the request can reuse cached roles), and whether it may only change the password."""
+
+    profile: UserProfile
+    rolesVersion: int
+    passwordChangeOnly: bool = False

@@ -8,6 +8,7 @@ from chalicelib.core.paging import Page, PageRequest
 from chalicelib.identity.models import Role, Tenant, Token, TokenKind, User
 from chalicelib.storage import codec, keys, query, table
 from chalicelib.storage.keys import SYSTEM_SCOPE as SCOPE
+from chalicelib.storage.table import ErrorFactory
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 # --- reads ---------------------------------------------------------------------------------------
@@ -18,16 +19,40 @@ def get_user(locator: str) -> User | None:
     return User.model_validate(codec.without_keys(item)) if item else None
 
 
-def get_token_and_user(token_hash: str, user_locator: str) -> tuple[Token | None, User | None]:
-    """The token and its owner in one round trip."""
+ROLES_VERSION_SHARDS = 8
+
+
+def get_token_and_user(token_hash: str, user_locator: str,
+                       roles_version_shard: int) -> tuple[Token | None, User | None, int]:
+    """The token, its owner and the current roles version, in one round trip."""
     token_key, user_key = keys.token(token_hash), keys.user(user_locator)
+    version_key = keys.roles_version(roles_version_shard % ROLES_VERSION_SHARDS)
     token = user = None
-    for item in table.gateway().batch_get(SCOPE, [token_key, user_key]):
+    roles_version = 0
+    for item in table.gateway().batch_get(SCOPE, [token_key, user_key, version_key]):
         if item["PK"] == token_key.pk:
             token = Token.model_validate(codec.without_keys(item))
         elif item["PK"] == user_key.pk and item["SK"] == user_key.sk:
             user = User.model_validate(codec.without_keys(item))
-    return token, user
+        elif item["PK"] == version_key.pk:
+            roles_version = int(item["version"])
+    return token, user, roles_version
+
+
+def sign_in_state(user_name: str, subjects: list[tuple[str, str]], window: int) -> tuple[str | None, list[int]]:
+    """The locator of the user named `user_name` (None when unknown) and the failed sign-ins of each
+    (kind, digest) subject in `window`, in one round trip."""
+    name_key = keys.user_name(user_name)
+    failure_keys = [keys.sign_in_failures(kind, digest, window) for kind, digest in subjects]
+    counts = {k: 0 for k in failure_keys}
+    locator = None
+    for item in table.gateway().batch_get(SCOPE, [name_key, *failure_keys]):
+        found = keys.Key(item["PK"], item["SK"])
+        if found == name_key:
+            locator = item["userLocator"]
+        elif found in counts:
+            counts[found] = int(item["count"])
+    return locator, [counts[k] for k in failure_keys]
 
 
 def get_token(token_hash: str) -> Token | None:
@@ -117,13 +142,12 @@ def save_user(uow: UnitOfWork, user: User, expected_version: int) -> None:
     uow.add(table.update(keys.user(user.locator), changes, expected_version=expected_version))
 
 
-def delete_user(uow: UnitOfWork, user: User, token_hashes: list[str], token_names: list[str]) -> None:
+def delete_user(uow: UnitOfWork, user: User, named: list[dict[str, Any]]) -> None:
     uow.add(
         table.delete(keys.user(user.locator), must_exist=True, on_missing=lambda: NotFound("user", user.locator)),
         table.delete(keys.user_name(user.userName)),
-        *(table.delete(keys.token(h)) for h in token_hashes),
-        *(table.delete(keys.user_token_name(user.locator, n)) for n in token_names),
     )
+    delete_named_tokens(uow, user.locator, named)
 
 
 def add_role(uow: UnitOfWork, role: Role) -> None:
@@ -151,31 +175,92 @@ def save_role(uow: UnitOfWork, role: Role, expected_version: int, previous_name:
     ))
     if previous_name.lower() != role.name.lower():
         uow.add(table.delete(keys.role_name(previous_name)), _role_name_guard(role))
+    _bump_roles_version(uow)
 
 
 def delete_role(uow: UnitOfWork, role: Role) -> None:
     uow.add(table.delete(keys.role(role.locator), must_exist=True, on_missing=lambda: NotFound("role", role.locator)),
             table.delete(keys.role_name(role.name)))
+    _bump_roles_version(uow)
 
 
-def add_token(uow: UnitOfWork, token: Token) -> None:
+def _bump_roles_version(uow: UnitOfWork) -> None:
+    """Every copy, in the role change's own transaction: the next authentication anywhere sees it."""
+    uow.add(*(_add(keys.roles_version(shard), "version", 1) for shard in range(ROLES_VERSION_SHARDS)))
+
+
+def add_session_token(uow: UnitOfWork, token: Token) -> None:
+    uow.add(table.put_new(_token_item(token)))
+
+
+def _token_item(token: Token) -> dict[str, Any]:
     item = {**keys.token(token.tokenHash).as_dict(), "entity": "token", **token.model_dump()}
     if token.expiresAt is not None:
         item["ttl"] = int(token.expiresAt.timestamp()) + 24 * 3600  # DynamoDB TTL sweeps expired tokens
-    uow.add(table.put_new(item))
-    if token.kind == TokenKind.NAMED:
-        uow.add(table.put_new(
+    return item
+
+
+def add_named_token(uow: UnitOfWork, token: Token, *, held: int, limit: int, on_limit: ErrorFactory) -> None:
+    """The token, its name item, and one more on the owner's token counter, which refuses to pass
+    `limit` even when parallel requests each read fewer than `limit` tokens (`held`: what was read)."""
+    uow.add(
+        table.put_new(_token_item(token)),
+        table.put_new(
             {**keys.user_token_name(token.userLocator, token.name or "").as_dict(), "entity": "tokenName",
              "name": token.name, "tokenHash": token.tokenHash, "createdAt": token.createdAt,
              "expiresAt": token.expiresAt, "permissions": token.permissions, "tenants": token.tenants},
             lambda: AlreadyExists(f"A token named {token.name} already exists", code="token.name_taken"),
-        ))
+        ),
+        _add(keys.user_named_token_count(token.userLocator), "count", 1, start=held, below=limit,
+             on_limit=on_limit),
+    )
 
 
-def delete_named_token(uow: UnitOfWork, user_locator: str, name: str, token_hash: str) -> None:
+def delete_named_token(uow: UnitOfWork, user_locator: str, name: str, token_hash: str, *, held: int) -> None:
     uow.add(table.delete(keys.user_token_name(user_locator, name), must_exist=True,
                          on_missing=lambda: NotFound("token", name)),
-            table.delete(keys.token(token_hash)))
+            table.delete(keys.token(token_hash)),
+            _add(keys.user_named_token_count(user_locator), "count", -1, start=held))
+
+
+def delete_named_tokens(uow: UnitOfWork, user_locator: str, named: list[dict[str, Any]]) -> None:
+    """Every named token of the user, and its token counter."""
+    uow.add(*(table.delete(keys.token(t["tokenHash"])) for t in named),
+            *(table.delete(keys.user_token_name(user_locator, t["name"])) for t in named),
+            table.delete(keys.user_named_token_count(user_locator)))
+
+
+# --- sign-in failure counters --------------------------------------------------------------------
+
+
+def record_sign_in_failures(subjects: list[tuple[str, str]], window: int, expires_at_epoch: int) -> None:
+    """One more failure for each (kind, digest) subject, atomically; DynamoDB's TTL removes the items of
+    a window some time after `expires_at_epoch`."""
+    table.gateway().transact(SCOPE, [_add(keys.sign_in_failures(kind, digest, window), "count", 1,
+                                          ttl=expires_at_epoch) for kind, digest in subjects])
+
+
+def forget_sign_in_failures(uow: UnitOfWork, subject: tuple[str, str], window: int) -> None:
+    uow.add(table.delete(keys.sign_in_failures(*subject, window)))
+
+
+def _add(key: keys.Key, attribute: str, delta: int, *, start: int = 0, below: int | None = None,
+         ttl: int | None = None, on_limit: ErrorFactory | None = None) -> table.WriteOp:
+    """An atomic counter update: `attribute` (taken as `start` while absent) plus `delta`; with `below`,
+    only while the stored value is below it."""
+    names = {"#counter": attribute}
+    values = {":start": codec.serialize_value(start), ":delta": codec.serialize_value(delta)}
+    expression = "SET #counter = if_not_exists(#counter, :start) + :delta"
+    if ttl is not None:
+        names["#ttl"] = "ttl"
+        values[":ttl"] = codec.serialize_value(ttl)
+        expression += ", #ttl = :ttl"
+    params: dict[str, Any] = {"Key": codec.serialize(key.as_dict()), "UpdateExpression": expression,
+                              "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}
+    if below is not None:
+        values[":below"] = codec.serialize_value(below)
+        params["ConditionExpression"] = "attribute_not_exists(#counter) OR #counter < :below"
+    return table.WriteOp("Update", params, key, on_limit or (lambda: ConcurrentModification()))
 
 
 def add_tenant(uow: UnitOfWork, tenant: Tenant) -> None:

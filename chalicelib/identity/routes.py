@@ -5,6 +5,7 @@ from chalice import Blueprint
 
 from chalicelib.core.errors import FieldError, InvalidRequest
 from chalicelib.core.paging import PageRequest
+from chalicelib.http.auth import source_ip
 from chalicelib.http.endpoint import declared_permissions, endpoint
 from chalicelib.http.request import (
     body_as,
@@ -24,6 +25,7 @@ from chalicelib.identity.schemas import (
     BasicUserResponse,
     CreateUserQuery,
     ListQuery,
+    PasswordResetQuery,
     RoleCreateRequest,
     RoleListResponse,
     RoleResponse,
@@ -55,7 +57,7 @@ def sign_in() -> TokenGrantResponse:
     if grant.grant_type != "password":
         raise InvalidRequest("Only the password grant is supported", code="auth.unsupported_grant_type",
                              field_errors=[FieldError("grant_type", "must be 'password'")])
-    token, lifetime = service.sign_in(grant.username, grant.password, ctx.now, ctx.request_id)
+    token, lifetime = service.sign_in(grant.username, grant.password, ctx.now, ctx.request_id, source_ip())
     return TokenGrantResponse(access_token=token, expires_in=lifetime)
 
 
@@ -81,7 +83,7 @@ def create_own_token() -> str:
 
 
 @bp.route("/auth/users/{locator}/tokens", methods=["POST"])
-@endpoint("users.custom", idempotent=True)
+@endpoint("users.custom", "users.write", idempotent=True)
 def create_user_token(locator: str) -> str:
     return _create_token(locator)
 
@@ -193,13 +195,14 @@ def update_user(locator: str) -> UserResponse:
 
 
 @bp.route("/auth/users/{locator}/passwordreset", methods=["PATCH"], content_types=JSON_OR_TEXT)
-@endpoint("users.password-reset")
+@endpoint("users.password-reset", "users.custom")
 def reset_user_password(locator: str) -> None:
+    query = query_as(PasswordResetQuery)
     password = raw_body().decode("utf-8", "replace") if content_type() == "text/plain" else json_value()
     if not isinstance(password, str) or not password or len(password) > 1000:
         raise InvalidRequest("The body must be the new password as a non-empty string",
                              code="user.invalid_password")
-    service.reset_password(request_context(), locator, password)
+    service.reset_password(request_context(), locator, password, temporary=query.temporaryPassword)
 
 
 @bp.route("/auth/users/{locator}", methods=["DELETE"])

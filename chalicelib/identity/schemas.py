@@ -142,6 +142,12 @@ class CreateUserQuery(Request):
     enableUser: bool = False
 
 
+class PasswordResetQuery(Request):
+    """Our extension (the body is the bare password): the next sign-in may only change it."""
+
+    temporaryPassword: bool = False
+
+
 class RoleCreateRequest(Request):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
                                            pattern=r"^[A-Za-z0-9_.\-]+$")]

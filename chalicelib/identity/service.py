@@ -13,13 +13,15 @@ from chalicelib.core.errors import (
     Forbidden,
     InvalidRequest,
     NotFound,
+    TooManyRequests,
     Unauthenticated,
 )
 from chalicelib.core.ids import new_locator, new_tenant_locator, new_uuid_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.permissions import ANY_TENANT, is_valid_permission, restrict, tenant_allowed
-from chalicelib.identity import passwords, repository
-from chalicelib.identity.models import Role, Tenant, Token, TokenKind, User, UserProfile
+from chalicelib.identity import passwords, repository, throttle
+from chalicelib.identity.models import Role, Session, Tenant, Token, TokenKind, User, UserProfile
+from chalicelib.identity.password_rules import password_problems
 from chalicelib.runtime import wiring
 from chalicelib.runtime.settings import settings
 
@@ -43,25 +45,36 @@ def _new_token(user_locator: str) -> str:
 
 
 def authenticate(token: str, now: datetime) -> Principal:
-    """The principal behind a bearer token, with the permissions and tenants it may use right now."""
+    """The principal behind a bearer token, with the permissions and tenants it may use right now.
+    One round trip: token, owner and roles version together; the roles come from a per-process cache
+    that any role change invalidates (the version is read with every request)."""
     prefix, _, rest = token.partition(".")
     user_locator, _, secret = rest.partition(".")
     if prefix != TOKEN_PREFIX or not user_locator or not secret or len(token) > 200:
         raise Unauthenticated("Invalid token", code="auth.token_invalid")
-    stored, user = repository.get_token_and_user(_hash(token), user_locator)
+    token_hash = _hash(token)
+    stored, user, roles_version = repository.get_token_and_user(token_hash, user_locator, int(token_hash[:8], 16))
     if stored is None or user is None or stored.userLocator != user.locator or not user.enabled:
         raise Unauthenticated("Invalid token", code="auth.token_invalid")
     if stored.expiresAt is not None and stored.expiresAt <= now:
         raise Unauthenticated("The token has expired", code="auth.token_expired")
     if stored.kind == TokenKind.SESSION and stored.sessionGeneration != user.sessionGeneration:
         raise Unauthenticated("The token was revoked", code="auth.token_revoked")
-    profile = _profile(user)
+    profile = _profile_of(user, _cached_roles(user.roleLocators, roles_version))
+    session = Session(profile=profile, rolesVersion=roles_version, passwordChangeOnly=stored.passwordChangeOnly)
+    if stored.passwordChangeOnly:
+        return Principal(user.locator, user.userName, frozenset({SELF_SERVICE}), frozenset(), profile=session)
     permissions = frozenset(profile.permissions)
     tenants = frozenset(user.tenants)
     if stored.kind == TokenKind.NAMED:
         permissions = restrict(permissions, stored.permissions or [])
         tenants = _restrict_tenants(tenants, stored.tenants or [])
-    return Principal(user.locator, user.userName, permissions, tenants, profile=profile)
+    return Principal(user.locator, user.userName, permissions, tenants, profile=session)
+
+
+def password_change_only(principal: Principal) -> bool:
+    """True for a sign-in with a temporary password: its token serves only to change the password."""
+    return isinstance(principal.profile, Session) and principal.profile.passwordChangeOnly
 
 
 def _restrict_tenants(held: frozenset[str], wanted: list[str]) -> frozenset[str]:
@@ -70,27 +83,64 @@ def _restrict_tenants(held: frozenset[str], wanted: list[str]) -> frozenset[str]
     return frozenset(t for t in wanted if tenant_allowed(held, t))
 
 
-def _profile(user: User) -> UserProfile:
-    roles = repository.roles(user.roleLocators)
+# roles by locator (None: deleted), valid while the stored roles version equals the first element
+_role_cache: tuple[int, dict[str, Role | None]] = (-1, {})
+
+
+def _cached_roles(locators: list[str], roles_version: int) -> list[Role]:
+    global _role_cache
+    cached_version, cached = _role_cache
+    if cached_version != roles_version:
+        cached = {}
+    missing = [r for r in locators if r not in cached]
+    if missing:
+        found = {role.locator: role for role in repository.roles(missing)}
+        cached = {**cached, **{r: found.get(r) for r in missing}}
+    _role_cache = (roles_version, cached)
+    return [role for r in locators if (role := cached[r]) is not None]
+
+
+def _profile_of(user: User, roles: list[Role]) -> UserProfile:
     permissions = {SELF_SERVICE} | {p for role in roles for p in role.permissions}
     return UserProfile(user=user, roleNames=[r.name for r in roles], permissions=sorted(permissions))
 
 
-def sign_in(user_name: str, password: str, now: datetime, request_id: str) -> tuple[str, int]:
-    """OAuth2 password grant: a session token and its lifetime in seconds. Failures do not say why."""
+def _profile(ctx: CallContext, user: User) -> UserProfile:
+    """The user's profile; inside an authenticated request, from the roles cache its version validated."""
+    session = ctx.principal.profile
+    if isinstance(session, Session):
+        return _profile_of(user, _cached_roles(user.roleLocators, session.rolesVersion))
+    return _profile_of(user, repository.roles(user.roleLocators))
+
+
+def sign_in(user_name: str, password: str, now: datetime, request_id: str,
+            source_ip: str | None = None) -> tuple[str, int]:
+    """OAuth2 password grant: a session token and its lifetime in seconds. Failures do not say why.
+    Failures are counted per user name (known or not) and per source address; past a limit in the
+    current window, sign-in answers 429 until the window ends, whatever the password."""
     ensure_bootstrap(now, request_id)
-    locator = repository.user_locator_by_name(user_name) if user_name else None
-    user = repository.get_user(locator) if locator else None
+    window = throttle.window_of(now)
+    subjects = throttle.subjects(user_name, source_ip)
+    keyed = [(s.kind, s.digest) for s in subjects]
+    locator, failures = repository.sign_in_state(user_name, keyed, window)
+    if any(count >= subject.limit for count, subject in zip(failures, subjects)):
+        raise TooManyRequests("Too many failed sign-ins; retry later", throttle.retry_after_seconds(now),
+                              code="auth.sign_in_throttled")
+    user = repository.get_user(locator) if locator and user_name else None
     if not passwords.verify_password(user.passwordHash if user else None, password) or not user or not user.enabled:
+        repository.record_sign_in_failures(keyed, window, throttle.window_end(window) + throttle.WINDOW_SECONDS)
         raise Unauthenticated("Invalid user name or password", code="auth.sign_in_failed")
     lifetime = settings().session_token_ttl_seconds
     token = _new_token(user.locator)
     ctx = CallContext(principal=Principal(user.locator, user.userName, frozenset(), frozenset()),
                       request_id=request_id, now=now)
     uow = wiring.system_unit_of_work(ctx)
-    repository.add_token(uow, Token(tokenHash=_hash(token), userLocator=user.locator, kind=TokenKind.SESSION,
-                                    sessionGeneration=user.sessionGeneration, createdAt=now,
-                                    expiresAt=now + timedelta(seconds=lifetime)))
+    repository.add_session_token(uow, Token(
+        tokenHash=_hash(token), userLocator=user.locator, kind=TokenKind.SESSION,
+        sessionGeneration=user.sessionGeneration, passwordChangeOnly=user.temporaryPassword, createdAt=now,
+        expiresAt=now + timedelta(seconds=lifetime)))
+    if failures[0]:
+        repository.forget_sign_in_failures(uow, keyed[0], window)  # the user name's failures, not the source's
     uow.record_event("auth.session.create", {"userLocator": user.locator})
     uow.commit()
     return token, lifetime
@@ -136,8 +186,8 @@ def forget_bootstrap() -> None:
 
 
 def whoami(ctx: CallContext) -> UserProfile:
-    if isinstance(ctx.principal.profile, UserProfile):
-        return ctx.principal.profile
+    if isinstance(ctx.principal.profile, Session):
+        return ctx.principal.profile.profile
     return get_user(ctx, ctx.user_locator)
 
 
@@ -158,16 +208,33 @@ def _within_reach(ctx: CallContext, user: User) -> bool:
     return ANY_TENANT not in user.tenants and set(user.tenants) <= caller.tenants
 
 
+def _load_manageable(ctx: CallContext, locator: str) -> tuple[User, UserProfile]:
+    """The user, if the caller may change it: a caller manages itself, and users within its reach
+    whose every permission (wildcards included) it holds too, so it can never act as someone stronger."""
+    user = _load_user(ctx, locator)
+    profile = _profile(ctx, user)
+    caller = ctx.principal
+    if caller.is_system or locator == caller.user_locator:
+        return user, profile
+    wanted = [p for p in profile.permissions if p != SELF_SERVICE]
+    beyond = sorted(set(wanted) - restrict(caller.permissions, wanted))
+    if beyond:
+        raise Forbidden(f"You cannot manage a user holding permissions you do not hold: {', '.join(beyond)}",
+                        code="auth.user_outranks_caller")
+    return user, profile
+
+
 def get_user(ctx: CallContext, locator: str) -> UserProfile:
-    if isinstance(ctx.principal.profile, UserProfile) and ctx.principal.profile.user.locator == locator:
-        return ctx.principal.profile
-    return _profile(_load_user(ctx, locator))
+    session = ctx.principal.profile
+    if isinstance(session, Session) and session.profile.user.locator == locator:
+        return session.profile
+    return _profile(ctx, _load_user(ctx, locator))
 
 
 def users_by_name(ctx: CallContext, user_name: str) -> list[UserProfile]:
     locator = repository.user_locator_by_name(user_name)
     user = repository.get_user(locator) if locator else None
-    return [_profile(user)] if user and _within_reach(ctx, user) else []
+    return [_profile(ctx, user)] if user and _within_reach(ctx, user) else []
 
 
 def list_users(ctx: CallContext, page: PageRequest) -> Page[UserProfile]:
@@ -176,11 +243,7 @@ def list_users(ctx: CallContext, page: PageRequest) -> Page[UserProfile]:
     found = repository.list_users(page)
     found = Page([u for u in found.items if _within_reach(ctx, u)], found.list_completed)
     roles = {r.locator: r for r in repository.roles(sorted({r for u in found.items for r in u.roleLocators}))}
-    profiles = []
-    for user in found.items:
-        held = [roles[r] for r in user.roleLocators if r in roles]
-        permissions = sorted({SELF_SERVICE} | {p for role in held for p in role.permissions})
-        profiles.append(UserProfile(user=user, roleNames=[r.name for r in held], permissions=permissions))
+    profiles = [_profile_of(user, [roles[r] for r in user.roleLocators if r in roles]) for user in found.items]
     return Page(profiles, found.list_completed)
 
 
@@ -188,33 +251,36 @@ def create_user(ctx: CallContext, *, user_name: str, first_name: str, last_name:
                 password: str | None, temporary_password: bool, service_account: bool, roles: list[str],
                 tenants: list[str], enable_user: bool) -> UserProfile:
     _check_grantable_tenants(ctx, tenants)
+    if password:
+        _check_password(password, user_name)
     user = User(
         locator=new_uuid_locator(), userName=user_name, firstName=first_name, lastName=last_name, email=email,
         serviceAccount=service_account, tenants=sorted(set(tenants)), roleLocators=_role_locators(ctx, roles),
         passwordHash=passwords.hash_password(password) if password else None,
-        temporaryPassword=temporary_password, enabled=bool(password) or enable_user or service_account,
+        temporaryPassword=temporary_password and bool(password),
+        enabled=bool(password) or enable_user or service_account,
         createdAt=ctx.now, createdBy=ctx.user_locator,
     )
     uow = wiring.system_unit_of_work(ctx)
     repository.add_user(uow, user)
     uow.record_event("auth.user.create", {"userLocator": user.locator})
     uow.commit()
-    return _profile(user)
+    return _profile(ctx, user)
 
 
 def update_user(ctx: CallContext, locator: str, *, first_name: str, last_name: str, email: str | None,
                 tenants: list[str], roles: list[str] | None) -> UserProfile:
-    user = _load_user(ctx, locator)
+    user, _ = _load_manageable(ctx, locator)
     _check_grantable_tenants(ctx, [t for t in tenants if t not in user.tenants])
     changes = {"firstName": first_name, "lastName": last_name, "email": email, "tenants": sorted(set(tenants))}
     if roles is not None:
-        _require_any(ctx, "users.update-roles", "users.write")
+        _require_any(ctx, "Changing roles", "users.update-roles", "users.write")
         changes["roleLocators"] = _role_locators(ctx, roles, user.roleLocators)
     return _save(ctx, user, changes, "auth.user.update")
 
 
 def update_user_roles(ctx: CallContext, locator: str, add: list[str], remove: list[str]) -> UserProfile:
-    user = _load_user(ctx, locator)
+    user, _ = _load_manageable(ctx, locator)
     added = _role_locators(ctx, add, user.roleLocators)
     removed = set(repository.role_locators_by_name(remove).values())
     held = [r for r in user.roleLocators if r not in removed]
@@ -223,30 +289,39 @@ def update_user_roles(ctx: CallContext, locator: str, add: list[str], remove: li
 
 
 def update_user_tenants(ctx: CallContext, locator: str, add: list[str], remove: list[str]) -> UserProfile:
-    user = _load_user(ctx, locator)
+    user, _ = _load_manageable(ctx, locator)
     _check_grantable_tenants(ctx, add)
     tenants = sorted((set(user.tenants) - set(remove)) | set(add))
     return _save(ctx, user, {"tenants": tenants}, "auth.user.tenants.update")
 
 
-def reset_password(ctx: CallContext, locator: str, password: str) -> None:
-    user = _load_user(ctx, locator)
-    _save(ctx, user, {"passwordHash": passwords.hash_password(password), "temporaryPassword": False,
-                      "enabled": True, "sessionGeneration": user.sessionGeneration + 1}, "auth.user.password.reset")
+def reset_password(ctx: CallContext, locator: str, password: str, temporary: bool = False) -> None:
+    """A new password; every signed-in session of the user ends. A temporary password (never one set by
+    the user itself) lets the next sign-in only change it."""
+    user, _ = _load_manageable(ctx, locator)
+    _check_password(password, user.userName)
+    _save(ctx, user, {"passwordHash": passwords.hash_password(password),
+                      "temporaryPassword": temporary and locator != ctx.user_locator, "enabled": True,
+                      "sessionGeneration": user.sessionGeneration + 1}, "auth.user.password.reset")
+
+
+def _check_password(password: str, user_name: str) -> None:
+    problems = password_problems(password, user_name)
+    if problems:
+        raise InvalidRequest("The password is too weak", code="user.weak_password",
+                             field_errors=[FieldError("password", p) for p in problems])
 
 
 def revoke_sessions(ctx: CallContext, locator: str) -> None:
-    user = _load_user(ctx, locator)
+    user, _ = _load_manageable(ctx, locator)
     _save(ctx, user, {"sessionGeneration": user.sessionGeneration + 1}, "auth.user.revoke")
 
 
 def remove_credentials(ctx: CallContext, locator: str) -> None:
     """No password, no signed-in sessions, no named tokens: the user can no longer authenticate."""
-    user = _load_user(ctx, locator)
-    tokens = repository.named_tokens(locator)
+    user, _ = _load_manageable(ctx, locator)
     uow = wiring.system_unit_of_work(ctx)
-    for token in tokens:
-        repository.delete_named_token(uow, locator, token["name"], token["tokenHash"])
+    repository.delete_named_tokens(uow, locator, repository.named_tokens(locator))
     changed = user.model_copy(update={"passwordHash": None, "sessionGeneration": user.sessionGeneration + 1})
     repository.save_user(uow, changed, user.version)
     uow.record_event("auth.user.credentials.delete", {"userLocator": locator})
@@ -254,12 +329,11 @@ def remove_credentials(ctx: CallContext, locator: str) -> None:
 
 
 def delete_user(ctx: CallContext, locator: str) -> None:
-    user = _load_user(ctx, locator)
+    user, _ = _load_manageable(ctx, locator)
     if locator == ctx.user_locator:
         raise Conflict("You cannot delete yourself", code="user.delete_self")
-    tokens = repository.named_tokens(locator)
     uow = wiring.system_unit_of_work(ctx)
-    repository.delete_user(uow, user, [t["tokenHash"] for t in tokens], [t["name"] for t in tokens])
+    repository.delete_user(uow, user, repository.named_tokens(locator))
     uow.record_event("auth.user.delete", {"userLocator": locator})
     uow.commit()
 
@@ -274,7 +348,7 @@ def _save(ctx: CallContext, user: User, changes: dict, event_type: str) -> UserP
     repository.save_user(uow, changed, user.version)
     uow.record_event(event_type, {"userLocator": user.locator})
     uow.commit()
-    return _profile(changed.model_copy(update={"version": user.version + 1}))
+    return _profile(ctx, changed.model_copy(update={"version": user.version + 1}))
 
 
 def _role_locators(ctx: CallContext, names: list[str], already_held: list[str] = ()) -> list[str]:
@@ -304,9 +378,9 @@ def _check_grantable_tenants(ctx: CallContext, tenants: list[str]) -> None:
                         code="auth.tenant_not_held")
 
 
-def _require_any(ctx: CallContext, *permissions: str) -> None:
+def _require_any(ctx: CallContext, action: str, *permissions: str) -> None:
     if not ctx.principal.may(*permissions):
-        raise Forbidden(f"Changing roles requires one of: {', '.join(permissions)}", code="auth.permission_denied")
+        raise Forbidden(f"{action} requires one of: {', '.join(permissions)}", code="auth.permission_denied")
 
 
 # --- named tokens --------------------------------------------------------------------------------
@@ -314,12 +388,18 @@ def _require_any(ctx: CallContext, *permissions: str) -> None:
 
 def create_token(ctx: CallContext, user_locator: str, *, name: str, expires_at: datetime,
                  permissions: list[str], tenants: list[str]) -> str:
-    user = _load_user(ctx, user_locator)
+    """A named token of `user_locator`: the caller's own, or, with `users.write`, one of a service
+    account the caller may manage. Never one of another person's interactive account."""
+    user, owner = _load_manageable(ctx, user_locator)
+    if user_locator != ctx.user_locator and not ctx.principal.is_system:
+        _require_any(ctx, "A token for another user", "users.write")
+        if not user.serviceAccount:
+            raise Forbidden("Tokens can be created for yourself or for service accounts only",
+                            code="token.not_service_account")
     if expires_at <= ctx.now:
         raise InvalidRequest("expiresAt must be in the future",
                              field_errors=[FieldError("expiresAt", "must be in the future")])
     _check_permission_names(permissions, "permissions")
-    owner = _profile(user)
     # bounded by the owner and by the calling credential, so a restricted token cannot mint a wider one
     not_held = [p for p in permissions if restrict(owner.permissions, [p]) != frozenset([p])
                 or restrict(ctx.principal.permissions, [p]) != frozenset([p])]
@@ -330,17 +410,22 @@ def create_token(ctx: CallContext, user_locator: str, *, name: str, expires_at: 
     if foreign:
         raise Forbidden(f"The token cannot cover tenants its owner does not hold: {', '.join(foreign)}",
                         code="token.tenant_not_held")
-    existing = repository.named_tokens(user_locator)
-    if len(existing) >= MAX_NAMED_TOKENS:
-        raise Conflict(f"A user can hold at most {MAX_NAMED_TOKENS} named tokens", code="token.limit_reached")
+    held = len(repository.named_tokens(user_locator))
+    if held >= MAX_NAMED_TOKENS:
+        raise _token_limit_reached()
     token = _new_token(user_locator)
     uow = wiring.system_unit_of_work(ctx)
-    repository.add_token(uow, Token(tokenHash=_hash(token), userLocator=user_locator, kind=TokenKind.NAMED,
-                                    name=name, permissions=sorted(set(permissions)), tenants=sorted(set(tenants)),
-                                    createdAt=ctx.now, expiresAt=expires_at))
+    repository.add_named_token(uow, Token(tokenHash=_hash(token), userLocator=user_locator, kind=TokenKind.NAMED,
+                                          name=name, permissions=sorted(set(permissions)),
+                                          tenants=sorted(set(tenants)), createdAt=ctx.now, expiresAt=expires_at),
+                               held=held, limit=MAX_NAMED_TOKENS, on_limit=_token_limit_reached)
     uow.record_event("auth.token.create", {"userLocator": user_locator, "name": name})
     uow.commit()
     return token
+
+
+def _token_limit_reached() -> Conflict:
+    return Conflict(f"A user can hold at most {MAX_NAMED_TOKENS} named tokens", code="token.limit_reached")
 
 
 def _holds_tenant(held: Iterable[str], tenant: str) -> bool:
@@ -354,7 +439,7 @@ def list_tokens(ctx: CallContext, user_locator: str) -> list[dict]:
 
 def delete_token(ctx: CallContext, user_locator: str, token_or_name: str) -> None:
     """Delete a named token by its name or by its value."""
-    _load_user(ctx, user_locator)
+    _load_manageable(ctx, user_locator)
     by_name = {t["name"]: t for t in repository.named_tokens(user_locator)}
     entry = by_name.get(token_or_name)
     if entry is None:
@@ -364,7 +449,7 @@ def delete_token(ctx: CallContext, user_locator: str, token_or_name: str) -> Non
     if entry is None:
         raise NotFound("token", None)
     uow = wiring.system_unit_of_work(ctx)
-    repository.delete_named_token(uow, user_locator, entry["name"], entry["tokenHash"])
+    repository.delete_named_token(uow, user_locator, entry["name"], entry["tokenHash"], held=len(by_name))
     uow.record_event("auth.token.delete", {"userLocator": user_locator, "name": entry["name"]})
     uow.commit()
 

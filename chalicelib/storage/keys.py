@@ -290,3 +290,22 @@ def quick_quote(tenant_locator: str, quick_quote_locator: str) -> Key:
 
 def quick_quotes_index(tenant_locator: str) -> str:
     return f"{tenant_scope(tenant_locator)}QQUOTES"
+
+
+# --- identity hardening: sign-in throttling, named-token counter, role version --------------------
+
+
+def sign_in_failures(subject_kind: str, subject_digest: str, window: int) -> Key:
+    """Failed sign-ins of one user name or source address (`subject_digest`, a hash) in one time window."""
+    return Key(f"SYS#SIGNINFAIL#{subject_kind}#{subject_digest}", f"W#{window}")
+
+
+def user_named_token_count(user_locator: str) -> Key:
+    """How many named tokens the user holds: the guard of the per-user limit."""
+    return Key(f"SYS#USER#{user_locator}", "#TOKENCOUNT")
+
+
+def roles_version(shard: int) -> Key:
+    """One copy of the version every role change bumps (copies spread the reads of authentication)."""
+    return Key(f"SYS#ROLESVERSION#{shard}")
+

@@ -71,9 +71,4 @@ def test_tokens_of_a_deleted_user_are_refused(api, admin_token, clock, tenant):
         assert_error(whoami(api, token), 401, "auth.token_invalid")
 
 
-def test_whoami_makes_at_most_two_dynamodb_calls(api, ddb_calls):
-    _, token = new_user(["accounts.read", "policies.read"], [])
-    ddb_calls.clear()
-    ok(whoami(api, token))
-    assert len(ddb_calls) <= 2, ddb_calls
 

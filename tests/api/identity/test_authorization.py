@@ -37,12 +37,12 @@ def test_self_service_applies_to_the_callers_own_locator_only(api):
         assert_error(call(api, "GET", f"/auth/users/{other}{path}", token), 403, "auth.permission_denied")
 
 
-def test_even_a_wildcard_holder_uses_self_service_endpoints_on_itself_only(api, clock):
-    """`POST /auth/users/{locator}/tokens` lists only `users.custom`: nobody mints tokens for others."""
+def test_even_a_wildcard_holder_mints_no_token_for_another_persons_account(api, clock):
+    """DECISIONS.md: tokens for others only for service accounts, never for an interactive account."""
     _, admin_like = new_user(["*.*"], [])
     other, _ = new_user([], [])
     assert_error(call(api, "POST", f"/auth/users/{other}/tokens", admin_like, token_body(clock)), 403,
-                 "auth.permission_denied")
+                 "token.not_service_account")
 
 
 def test_a_token_restricted_to_fewer_permissions_than_its_owner(api, clock):
@@ -151,7 +151,7 @@ def test_a_caller_holding_every_tenant_of_a_user_manages_it(api):
 
     tenant = new_tenant()
     user, _ = new_user(["accounts.read"], [tenant])
-    _, manager = new_user(["users.read", "users.write"], [tenant])
+    _, manager = new_user(["users.read", "users.write", "accounts.*"], [tenant])
 
     response = api.http.get(f"/auth/users/{user}", headers=bearer(manager))
     assert response.status_code == 200

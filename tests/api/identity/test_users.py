@@ -351,9 +351,10 @@ def test_password_reset_as_plain_text(api, admin_token):
 
 
 def test_password_reset_refusals(api, admin_token):
-    locator, token = new_user([], [])
+    locator, _ = new_user([], [])
+    _, stranger = new_user([], [])
     path = f"/auth/users/{locator}/passwordreset"
-    assert_error(call(api, "PATCH", path, token, "mine"), 403, "auth.permission_denied")
+    assert_error(call(api, "PATCH", path, stranger, "a long enough secret"), 403, "auth.permission_denied")
     for bad in ("", 42, ["x"], {"password": "x"}):
         assert_error(call(api, "PATCH", path, admin_token, bad), 400, "user.invalid_password")
     assert_error(call(api, "PATCH", f"/auth/users/{UNKNOWN_USER}/passwordreset", admin_token, "secret"), 404,
@@ -406,7 +407,7 @@ def test_effective_permissions(api):
 
 
 def test_add_and_remove_roles(api, admin_locator):
-    _, manager = new_user(["users.update-roles", "quotes.read"], [])
+    _, manager = new_user(["users.update-roles", "quotes.read", "accounts.read"], [])
     locator, token = new_user(["accounts.read"], [])
     granted = new_role(["quotes.read"])
     held = ok(whoami(api, token))["roles"]
