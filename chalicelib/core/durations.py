@@ -8,6 +8,8 @@
 - years: the months of the span divided by 12 (six months are exactly half a year).
 - days and weeks: local calendar days (the wall-clock difference, so midnight to midnight is whole
   across a DST change); a week is 7 of them.
+- never negative: in the hour a clock repeats, a later moment may read earlier on the wall clock;
+  such a span counts as no time in months, years, weeks and days.
 - hours: elapsed hours.
 
 Results are exact Decimals (context precision where a division does not end); charges round.
@@ -44,7 +46,7 @@ def _duration(start: datetime, end: datetime, basis: str, time_zone: str) -> Dec
     if basis == "hours":
         return _micros(end - start) / _HOUR
     if basis in ("days", "weeks"):
-        days = _micros(_local(end, time_zone) - _local(start, time_zone)) / _DAY
+        days = _micros(max(_local(end, time_zone) - _local(start, time_zone), timedelta(0))) / _DAY
         return days / 7 if basis == "weeks" else days
     months = _months(start, end, time_zone)
     return months / 12 if basis == "years" else months
@@ -74,22 +76,25 @@ def _add(start: datetime, count: Decimal, basis: str, time_zone: str) -> datetim
         return _utc(local + timedelta(microseconds=int(days * _DAY)), zone)
     months = count * 12 if basis == "years" else count
     whole = int(months)
-    lower, upper = _add_months(local, whole), _add_months(local, whole + 1)
-    fraction = months - whole
+    lower, fraction = _add_months(local, whole), months - whole
+    if not fraction:
+        return _utc(lower, zone)
+    upper = _add_months(local, whole + 1)
     return _utc(lower + timedelta(microseconds=int(fraction * _micros(upper - lower))), zone)
 
 
 def _months(start: datetime, end: datetime, time_zone: str) -> Decimal:
     local_start, local_end = _local(start, time_zone), _local(end, time_zone)
+    local_end = max(local_end, local_start)  # in the hour a clock repeats, a later moment may read earlier
     whole = (local_end.year - local_start.year) * 12 + local_end.month - local_start.month
-    while whole > 0 and _add_months(local_start, whole) > local_end:
+    while _add_months(local_start, whole) > local_end:
         whole -= 1
-    while _add_months(local_start, whole + 1) <= local_end:
-        whole += 1
     lower = _add_months(local_start, whole)
-    upper = _add_months(local_start, whole + 1)
     remainder = _micros(local_end - lower)
-    return Decimal(whole) + (Decimal(remainder) / Decimal(_micros(upper - lower)) if remainder else 0)
+    if not remainder:
+        return Decimal(whole)
+    upper = _add_months(local_start, whole + 1)
+    return Decimal(whole) + remainder / _micros(upper - lower)
 
 
 def _add_months(local: datetime, months: int) -> datetime:
