@@ -31,6 +31,6 @@ def round_money(amount: Decimal, currency: str) -> Decimal:
     ValueError for what is no amount of money: not finite, or not below MAX_AMOUNT."""
     if not amount.is_finite():
         raise ValueError(f"{amount} is not an amount of money")
-    if abs(amount) >= MAX_AMOUNT:
+    if amount.copy_abs() >= MAX_AMOUNT:  # abs() would round to 28 digits first
         raise ValueError(f"{amount:.6E} is too large an amount of money (the limit is {MAX_AMOUNT:.0E})")
     return amount.quantize(Decimal(1).scaleb(-minor_units(currency)), context=_ROUNDING)

@@ -14,6 +14,7 @@ from chalicelib.core.errors import (
     InvalidState,
     NotFound,
     PayloadTooLarge,
+    TooManyRequests,
     Unauthenticated,
     Unavailable,
 )
@@ -56,3 +57,11 @@ def test_not_found_names_the_entity_and_its_code_follows_it():
     assert (with_locator.code, str(with_locator), with_locator.entity) == (
         "policy.not_found", "policy 01JPOLICY not found", "policy")
     assert (without.code, without.message) == ("tenant.not_found", "tenant not found")
+
+
+def test_too_many_requests_says_how_long_to_wait():
+    throttled = TooManyRequests("Too many sign-in attempts", retry_after_seconds=30)
+
+    assert (throttled.code, str(throttled), throttled.retry_after_seconds) == (
+        "request.throttled", "Too many sign-in attempts", 30)
+    assert TooManyRequests("Slow down", 5, code="auth.throttled").code == "auth.throttled"
