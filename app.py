@@ -8,6 +8,7 @@ from chalicelib.http.middleware import framework_answers_in_our_shape
 from chalicelib.http.request import capture_request
 from chalicelib.identity.routes import bp as identity_routes
 from chalicelib.policies.routes import bp as policy_routes
+from chalicelib.quickquotes.routes import bp as quick_quote_routes
 from chalicelib.quotes.routes import bp as quote_routes
 from chalicelib.tables import job_handlers as table_jobs  # noqa: F401  (registers the tables.bootstrap job)
 from chalicelib.tables.routes import bp as table_routes
@@ -26,5 +27,6 @@ app.register_blueprint(table_routes)
 app.register_blueprint(account_routes)
 app.register_blueprint(policy_routes)
 app.register_blueprint(quote_routes)
+app.register_blueprint(quick_quote_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)

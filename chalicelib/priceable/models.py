@@ -4,14 +4,25 @@ response schemas convert them, nothing else does. Pure.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, model_validator
+from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 
 FlagLevel = Literal["approve", "block", "decline", "reject", "info"]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Ulid = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")]
+
+
+@dataclass(frozen=True)
+class Entity:
+    """How a user of the engine is named in error codes (`quote.invalid_element`) and messages."""
+
+    code: str
+    noun: str
 
 
 class DurationBasis(StrEnum):
@@ -20,6 +31,34 @@ class DurationBasis(StrEnum):
     WEEKS = "weeks"
     DAYS = "days"
     HOURS = "hours"
+
+
+class Input(BaseModel):
+    """What clients send: unknown fields are a 400."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ElementInput(Input):
+    """ElementCreateRequest: an element and its children; `parentLocator` only when adding elements
+    to an existing quote (default: the root)."""
+
+    type: Name
+    parentLocator: Ulid | None = None
+    staticLocator: Ulid | None = None
+    data: dict[str, Any] = {}
+    coverageTerms: dict[str, Any] = {}
+    elements: list[ElementInput] = []
+
+
+class ElementChanges(Input):
+    """ElementUpdateRequest: data and coverage terms removed, then set, on one element."""
+
+    locator: Ulid
+    setData: dict[str, Any] = {}
+    removeData: dict[str, Any] = {}
+    setCoverageTerms: dict[str, Any] = {}
+    removeCoverageTerms: dict[str, Any] = {}
 
 
 class Element(BaseModel):

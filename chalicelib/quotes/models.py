@@ -1,4 +1,4 @@
-"""Quotes and quick quotes: the records as stored, and what clients send to create and change them."""
+"""Quotes: the records as stored, and what clients send to create and change them."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -6,20 +6,28 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints
 
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.configuration.datamodel import ValidationResult
-from chalicelib.priceable.models import Charge, DurationBasis, Element, Flag, FlagLevel
+from chalicelib.priceable.models import (
+    Charge,
+    DurationBasis,
+    Element,
+    ElementChanges,
+    ElementInput,
+    Flag,
+    FlagLevel,
+    Input,
+    Name,
+    Ulid,
+)
 
 ENTITY = "quote"
 """The entity kind of quote numbers and the `code` prefix of quote errors."""
-QUICK_ENTITY = "quickQuote"
 RESERVED_POLICY_NUMBER_KIND = "reservedPolicyNumber"
 """Guards of reserved policy numbers: one quote per reserved number."""
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-Ulid = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")]
 NonNegative = Annotated[Decimal, Field(ge=0, allow_inf_nan=False)]
 
 
@@ -36,45 +44,6 @@ class QuoteState(StrEnum):
     REJECTED = "rejected"
     REFUSED = "refused"
     DISCARDED = "discarded"
-
-
-class QuickQuoteState(StrEnum):
-    DRAFT = "draft"
-    VALIDATED = "validated"
-    PRICED = "priced"
-    QUOTED = "quoted"
-    DISCARDED = "discarded"
-
-
-class Input(BaseModel):
-    """What clients send: unknown fields are a 400."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-# --- what clients send -----------------------------------------------------------------------------
-
-
-class ElementInput(Input):
-    """ElementCreateRequest: an element and its children; `parentLocator` only when adding elements
-    to an existing quote (default: the root)."""
-
-    type: Name
-    parentLocator: Ulid | None = None
-    staticLocator: Ulid | None = None
-    data: dict[str, Any] = {}
-    coverageTerms: dict[str, Any] = {}
-    elements: list[ElementInput] = []
-
-
-class ElementChanges(Input):
-    """ElementUpdateRequest: data and coverage terms removed, then set, on one element."""
-
-    locator: Ulid
-    setData: dict[str, Any] = {}
-    removeData: dict[str, Any] = {}
-    setCoverageTerms: dict[str, Any] = {}
-    removeCoverageTerms: dict[str, Any] = {}
 
 
 class QuoteFields(Input):
@@ -167,39 +136,6 @@ class ResetOptions(Input):
     deleteDocuments: list[str] = []
 
 
-class QuickQuoteFields(Input):
-    """QuickQuoteCreateRequest: no account needed."""
-
-    productName: Name
-    accountLocator: Ulid | None = None
-    startTime: datetime | None = None
-    endTime: datetime | None = None
-    expirationTime: datetime | None = None
-    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
-    timezone: Name | None = None
-    jurisdiction: Name | None = None
-    coverageTerms: dict[str, Any] = {}
-    data: dict[str, Any] = {}
-    elements: list[ElementInput] = []
-    durationBasis: DurationBasis | None = None
-    contacts: list[ContactRole] = []
-
-
-class QuickQuoteChanges(Input):
-    setData: dict[str, Any] = {}
-    removeData: dict[str, Any] = {}
-    setCoverageTerms: dict[str, Any] = {}
-    removeCoverageTerms: dict[str, Any] = {}
-    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
-    startTime: datetime | None = None
-    endTime: datetime | None = None
-    expirationTime: datetime | None = None
-    elements: list[ElementChanges] = []
-    setContacts: list[ContactRole] = []
-    removeContacts: list[Ulid] = []
-    jurisdiction: Name | None = None
-
-
 # --- what is stored --------------------------------------------------------------------------------
 
 
@@ -243,31 +179,6 @@ class Quote(BaseModel):
     issuedTime: datetime | None = None
     charges: list[Charge] | None = None
     flags: list[Flag] = []
-    configVersion: str
-    createdAt: datetime
-    createdBy: str
-    updatedAt: datetime
-    updatedBy: str
-    version: int = 1
-
-
-class QuickQuote(BaseModel):
-    locator: str
-    quickQuoteState: QuickQuoteState = QuickQuoteState.DRAFT
-    productName: str
-    accountLocator: str | None = None
-    startTime: datetime
-    endTime: datetime | None = None
-    expirationTime: datetime | None = None
-    timezone: str
-    currency: str
-    durationBasis: DurationBasis
-    duration: Decimal | None = None
-    jurisdiction: str | None = None
-    element: Element
-    contacts: list[ContactRole] = []
-    validationResult: ValidationResult | None = None
-    charges: list[Charge] | None = None
     configVersion: str
     createdAt: datetime
     createdBy: str

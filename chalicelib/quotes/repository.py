@@ -1,4 +1,4 @@
-"""Persistence of quotes and quick quotes (keys.py, "quotes").
+"""Persistence of quotes (keys.py, "quotes").
 
 A quote is one item `T#{t}#QTE#{q}` / `#ROOT` holding its element tree, charges and flags, so reading
 a quote is one GetItem and every change is one conditional write on its `version`. It is listed on
@@ -11,7 +11,7 @@ from typing import Any
 
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.quotes.models import QuickQuote, Quote, StaticHistoryEntry
+from chalicelib.quotes.models import Quote, StaticHistoryEntry
 from chalicelib.storage import codec, keys, query, table
 from chalicelib.storage.unit_of_work import UnitOfWork
 
@@ -69,25 +69,7 @@ def static_history(tenant: str, quote_locator: str, page: PageRequest) -> Page[S
                 found.list_completed)
 
 
-# --- quick quotes ----------------------------------------------------------------------------------
-
-
-def get_quick(tenant: str, locator: str) -> QuickQuote | None:
-    item = table.gateway().get(keys.tenant_scope(tenant), keys.quick_quote(tenant, locator))
-    return QuickQuote.model_validate(codec.without_keys(item)) if item else None
-
-
-def add_quick(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
-    uow.add(table.put_new({**keys.quick_quote(tenant, quick.locator).as_dict(), "entity": "quickQuote",
-                           f"{TENANT_INDEX}PK": keys.quick_quotes_index(tenant), f"{TENANT_INDEX}SK": quick.locator,
-                           **quick.model_dump()}, lambda: AlreadyExists("The quick quote already exists")))
-
-
-def save_quick(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
-    uow.add(_rewrite(keys.quick_quote(tenant, quick.locator), quick, {}))
-
-
-def _rewrite(key: keys.Key, record: Quote | QuickQuote, extra: dict[str, Any]) -> table.WriteOp:
+def _rewrite(key: keys.Key, record: Quote, extra: dict[str, Any]) -> table.WriteOp:
     fields = {**record.model_dump(exclude={"locator", "version"}), **extra}
     return table.update(key, {name: value for name, value in fields.items() if value is not None},
                         expected_version=record.version,

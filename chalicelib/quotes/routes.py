@@ -1,4 +1,4 @@
-"""Quotes and quick quotes (OpenAPI definition, see DECISIONS.md "Scope"), and the account's quotes.
+"""Quotes (OpenAPI definition, see DECISIONS.md "Scope"), and the account's quotes.
 
 Every path below a quote names it `{locator}` (API Gateway refuses sibling path variables of
 different names). Any one of an endpoint's permissions suffices: `quotes.write` or the fine-grained
@@ -20,10 +20,6 @@ from chalicelib.quotes.schemas import (
     ElementCreateRequests,
     ElementLocators,
     ListQuery,
-    QuickQuoteCreateRequest,
-    QuickQuotePriceResponse,
-    QuickQuoteResponse,
-    QuickQuoteUpdateRequest,
     QuoteCreateRequest,
     QuoteListResponse,
     QuoteNumberQuery,
@@ -44,11 +40,6 @@ from chalicelib.quotes.schemas import (
 
 bp = Blueprint(__name__)
 
-QUOTES = "/policy/{tenantLocator}/quotes"
-QUOTE = QUOTES + "/{locator}"
-FLAGS = QUOTE + "/underwritingFlags"
-QUICK_QUOTES = "/policy/{tenantLocator}/quickquotes"
-QUICK_QUOTE = QUICK_QUOTES + "/{locator}"
 
 
 def _page() -> PageRequest:
@@ -63,19 +54,19 @@ def _stateless() -> bool:
 # --- quotes --------------------------------------------------------------------------------------
 
 
-@bp.route(QUOTES, methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes", methods=["POST"])
 @endpoint("quotes.write", "quotes.create", idempotent=True)
 def create_quote(tenantLocator: str) -> QuoteResponse:
     return QuoteResponse.of(service.create_quote(request_context(), body_as(QuoteCreateRequest)))
 
 
-@bp.route(QUOTES + "/list", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/quotes/list", methods=["GET"])
 @endpoint("quotes.read", "quotes.list")
 def list_quotes(tenantLocator: str) -> QuoteListResponse:
     return QuoteListResponse.of(service.list_quotes(request_context(), _page()))
 
 
-@bp.route(QUOTES + "/numbers/{quoteNumber}", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/quotes/numbers/{quoteNumber}", methods=["GET"])
 @endpoint("quotes.read", "quotes.list")
 def fetch_quotes_by_number(tenantLocator: str, quoteNumber: str) -> list[QuoteResponse]:
     return [QuoteResponse.of(quote) for quote in service.quotes_with_number(request_context(), quoteNumber)]
@@ -87,39 +78,39 @@ def list_account_quotes(tenantLocator: str, locator: str) -> QuoteListResponse:
     return QuoteListResponse.of(service.quotes_of_account(request_context(), locator, _page()))
 
 
-@bp.route(QUOTES + "/validatePreview", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/validatePreview", methods=["POST"])
 @endpoint("quotes.read")
 def preview_quote_validation(tenantLocator: str) -> QuoteResponse:
     return QuoteResponse.of(service.validate_preview(request_context(), body_as(QuoteCreateRequest)))
 
 
-@bp.route(QUOTES + "/pricePreview", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/pricePreview", methods=["POST"])
 @endpoint("quotes.read")
 def preview_quote_price(tenantLocator: str) -> QuotePriceResponse:
     ctx = request_context()
     return QuotePriceResponse.of(ctx.tenant, service.price_preview(ctx, body_as(QuoteCreateRequest)))
 
 
-@bp.route(QUOTE, methods=["GET"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["GET"])
 @endpoint("quotes.read")
 def fetch_quote(tenantLocator: str, locator: str) -> QuoteResponse:
     return QuoteResponse.of(service.get_quote(request_context(), locator))
 
 
-@bp.route(QUOTE, methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.update")
 def update_quote(tenantLocator: str, locator: str) -> QuoteResponse:
     return QuoteResponse.of(service.update_quote(request_context(), locator, body_as(QuoteUpdateRequest)))
 
 
-@bp.route(QUOTE + "/elements", methods=["PUT"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/elements", methods=["PUT"])
 @endpoint("quotes.write", "quotes.elements-add")
 def add_quote_elements(tenantLocator: str, locator: str) -> QuoteResponse:
     additions = body_as(ElementCreateRequests).root
     return QuoteResponse.of(service.add_elements(request_context(), locator, additions))
 
 
-@bp.route(QUOTE + "/elements", methods=["DELETE"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/elements", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.elements-delete")
 def remove_quote_elements(tenantLocator: str, locator: str) -> QuoteResponse:
     locators = body_as(ElementLocators).root
@@ -129,59 +120,59 @@ def remove_quote_elements(tenantLocator: str, locator: str) -> QuoteResponse:
 # --- the lifecycle -------------------------------------------------------------------------------
 
 
-@bp.route(QUOTE + "/validate", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/validate", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.validate")
 def validate_quote(tenantLocator: str, locator: str) -> QuoteResponse:
     return QuoteResponse.of(service.validate_quote(request_context(), locator, stateless=_stateless()))
 
 
-@bp.route(QUOTE + "/price", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/price", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.price")
 def price_quote(tenantLocator: str, locator: str) -> QuotePriceResponse:
     ctx = request_context()
     return QuotePriceResponse.of(ctx.tenant, service.price_quote(ctx, locator, stateless=_stateless()))
 
 
-@bp.route(QUOTE + "/price", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/price", methods=["GET"])
 @endpoint("quotes.read")
 def fetch_quote_price(tenantLocator: str, locator: str) -> QuotePriceResponse:
     ctx = request_context()
     return QuotePriceResponse.of(ctx.tenant, service.priced_quote(ctx, locator))
 
 
-@bp.route(QUOTE + "/underwrite", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwrite", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.underwrite")
 def underwrite_quote(tenantLocator: str, locator: str) -> QuoteUnderwritingResponse:
     ctx = request_context()
     return QuoteUnderwritingResponse.of(ctx.tenant, service.underwrite_quote(ctx, locator, stateless=_stateless()))
 
 
-@bp.route(QUOTE + "/accept", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/accept", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.accept")
 def accept_quote(tenantLocator: str, locator: str) -> QuoteResponse:
     return QuoteResponse.of(service.accept_quote(request_context(), locator))
 
 
-@bp.route(QUOTE + "/issue", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/issue", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.issue")
 def issue_quote(tenantLocator: str, locator: str) -> QuoteResponse:
     return QuoteResponse.of(service.issue_quote(request_context(), locator))
 
 
-@bp.route(QUOTE + "/reset", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/reset", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.reset")
 def reset_quote(tenantLocator: str, locator: str) -> QuoteResponse:
     options = body_as(ResetRequest) if raw_body().strip() else ResetRequest()
     return QuoteResponse.of(service.reset_quote(request_context(), locator, options))
 
 
-@bp.route(QUOTE + "/refuse", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/refuse", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.refuse")
 def refuse_quote(tenantLocator: str, locator: str) -> QuoteResponse:
     return QuoteResponse.of(service.refuse_quote(request_context(), locator))
 
 
-@bp.route(QUOTE + "/discard", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/discard", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.discard")
 def discard_quote(tenantLocator: str, locator: str) -> QuoteResponse:
     return QuoteResponse.of(service.discard_quote(request_context(), locator))
@@ -190,13 +181,13 @@ def discard_quote(tenantLocator: str, locator: str) -> QuoteResponse:
 # --- underwriting flags --------------------------------------------------------------------------
 
 
-@bp.route(FLAGS, methods=["GET"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags", methods=["GET"])
 @endpoint("quotes.read")
 def fetch_quote_underwriting_flags(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
     return QuoteUnderwritingFlagsResponse.of(service.get_quote(request_context(), locator))
 
 
-@bp.route(FLAGS, methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags", methods=["PATCH"])
 @endpoint("quotes.write")
 def update_quote_underwriting_flags(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
     body = body_as(UnderwritingFlagsUpdateRequest)
@@ -218,61 +209,61 @@ def _clear_flag(locator: str, level: str, flag_locator: str) -> QuoteUnderwritin
     return QuoteUnderwritingFlagsResponse.of(service.clear_flag(request_context(), locator, level, flag_locator))
 
 
-@bp.route(FLAGS + "/approve", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve", methods=["POST"])
 @endpoint("quotes.write", "quotes.approve-add")
 def add_quote_approve_flag(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "approve")
 
 
-@bp.route(FLAGS + "/block", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/block", methods=["POST"])
 @endpoint("quotes.write", "quotes.block-add")
 def add_quote_block_flag(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "block")
 
 
-@bp.route(FLAGS + "/decline", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline", methods=["POST"])
 @endpoint("quotes.write", "quotes.decline-add")
 def add_quote_decline_flag(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "decline")
 
 
-@bp.route(FLAGS + "/reject", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject", methods=["POST"])
 @endpoint("quotes.write", "quotes.reject-add")
 def add_quote_reject_flag(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "reject")
 
 
-@bp.route(FLAGS + "/info", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info", methods=["POST"])
 @endpoint("quotes.write", "quotes.info-add")
 def add_quote_info_flag(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "info")
 
 
-@bp.route(FLAGS + "/approve/{flagLocator}", methods=["DELETE"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.approve-clear")
 def clear_quote_approve_flag(tenantLocator: str, locator: str, flagLocator: str) -> QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "approve", flagLocator)
 
 
-@bp.route(FLAGS + "/block/{flagLocator}", methods=["DELETE"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/block/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.block-clear")
 def clear_quote_block_flag(tenantLocator: str, locator: str, flagLocator: str) -> QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "block", flagLocator)
 
 
-@bp.route(FLAGS + "/decline/{flagLocator}", methods=["DELETE"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.decline-clear")
 def clear_quote_decline_flag(tenantLocator: str, locator: str, flagLocator: str) -> QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "decline", flagLocator)
 
 
-@bp.route(FLAGS + "/reject/{flagLocator}", methods=["DELETE"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.reject-clear")
 def clear_quote_reject_flag(tenantLocator: str, locator: str, flagLocator: str) -> QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "reject", flagLocator)
 
 
-@bp.route(FLAGS + "/info/{flagLocator}", methods=["DELETE"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.info-clear")
 def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) -> QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "info", flagLocator)
@@ -281,52 +272,52 @@ def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) ->
 # --- numbers and static data ---------------------------------------------------------------------
 
 
-@bp.route(QUOTE + "/number/set", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/number/set", methods=["POST"])
 @endpoint("quotes.write")
 def set_quote_number(tenantLocator: str, locator: str) -> QuoteResponse:
     number = query_as(QuoteNumberQuery).quoteNumber
     return QuoteResponse.of(service.set_number(request_context(), locator, number))
 
 
-@bp.route(QUOTE + "/number/generate", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/number/generate", methods=["POST"])
 @endpoint("quotes.write")
 def generate_quote_number(tenantLocator: str, locator: str) -> QuoteResponse:
     return QuoteResponse.of(service.generate_number(request_context(), locator))
 
 
-@bp.route(QUOTE + "/reservedPolicyNumber/set", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/reservedPolicyNumber/set", methods=["POST"])
 @endpoint("quotes.write", "quotes.reserve-policy-number-set")
 def set_quote_reserved_policy_number(tenantLocator: str, locator: str) -> QuoteResponse:
     number = query_as(ReservedPolicyNumberQuery).reservedPolicyNumber
     return QuoteResponse.of(service.set_reserved_policy_number(request_context(), locator, number))
 
 
-@bp.route(QUOTE + "/static", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["GET"])
 @endpoint("quotes.read")
 def fetch_quote_static_data(tenantLocator: str, locator: str) -> dict[str, Any]:
     return service.get_quote(request_context(), locator).static
 
 
-@bp.route(QUOTE + "/static", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["POST"])
 @endpoint("quotes.write", "quotes.static-data-add")
 def add_quote_static_data(tenantLocator: str, locator: str) -> QuoteResponse:
     return QuoteResponse.of(service.add_static(request_context(), locator, body_as(StaticData).root))
 
 
-@bp.route(QUOTE + "/static", methods=["PUT"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PUT"])
 @endpoint("quotes.write", "quotes.static-data-add")
 def replace_quote_static_data(tenantLocator: str, locator: str) -> QuoteResponse:
     return QuoteResponse.of(service.replace_static(request_context(), locator, body_as(StaticData).root))
 
 
-@bp.route(QUOTE + "/static", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.static-data-update")
 def update_quote_static_data(tenantLocator: str, locator: str) -> QuoteResponse:
     body = body_as(StaticDataUpdateRequest)
     return QuoteResponse.of(service.update_static(request_context(), locator, body.setData, body.removeData))
 
 
-@bp.route(QUOTE + "/static/history/list", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/static/history/list", methods=["GET"])
 @endpoint("quotes.read")
 def list_quote_static_data_history(tenantLocator: str, locator: str) -> StaticDataHistoryListResponse:
     return StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, _page()))
@@ -335,73 +326,13 @@ def list_quote_static_data_history(tenantLocator: str, locator: str) -> StaticDa
 # --- constraint tables ---------------------------------------------------------------------------
 
 
-@bp.route(QUOTE + "/constraints/evaluate", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/constraints/evaluate", methods=["POST"])
 @endpoint("quotes.read")
 def evaluate_quote_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
     return service.evaluate_constraints(request_context(), locator, body_as(ConstraintValuesRequest).root)
 
 
-@bp.route(QUOTE + "/constraints/dependency", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/quotes/{locator}/constraints/dependency", methods=["GET"])
 @endpoint("quotes.read")
 def fetch_quote_constraint_dependencies(tenantLocator: str, locator: str) -> dict[str, dict[str, Any]]:
     return service.constraint_dependencies(request_context(), locator)
-
-
-# --- quick quotes --------------------------------------------------------------------------------
-
-
-@bp.route(QUICK_QUOTES, methods=["POST"])
-@endpoint("quick-quotes.write", idempotent=True)
-def create_quick_quote(tenantLocator: str) -> QuickQuoteResponse:
-    return QuickQuoteResponse.of(service.create_quick_quote(request_context(), body_as(QuickQuoteCreateRequest)))
-
-
-@bp.route(QUICK_QUOTE, methods=["GET"])
-@endpoint("quick-quotes.read")
-def fetch_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
-    return QuickQuoteResponse.of(service.get_quick_quote(request_context(), locator))
-
-
-@bp.route(QUICK_QUOTE, methods=["PATCH"])
-@endpoint("quick-quotes.write")
-def update_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
-    changes = body_as(QuickQuoteUpdateRequest)
-    return QuickQuoteResponse.of(service.update_quick_quote(request_context(), locator, changes))
-
-
-@bp.route(QUICK_QUOTE + "/validate", methods=["PATCH"])
-@endpoint("quick-quotes.write")
-def validate_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
-    return QuickQuoteResponse.of(service.validate_quick_quote(request_context(), locator))
-
-
-@bp.route(QUICK_QUOTE + "/price", methods=["PATCH"])
-@endpoint("quick-quotes.write")
-def price_quick_quote(tenantLocator: str, locator: str) -> QuickQuotePriceResponse:
-    ctx = request_context()
-    return QuickQuotePriceResponse.of(ctx.tenant, service.price_quick_quote(ctx, locator))
-
-
-@bp.route(QUICK_QUOTE + "/price", methods=["GET"])
-@endpoint("quick-quotes.read")
-def fetch_quick_quote_price(tenantLocator: str, locator: str) -> QuickQuotePriceResponse:
-    ctx = request_context()
-    return QuickQuotePriceResponse.of(ctx.tenant, service.priced_quick_quote(ctx, locator))
-
-
-@bp.route(QUICK_QUOTE + "/discard", methods=["PATCH"])
-@endpoint("quick-quotes.write")
-def discard_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
-    return QuickQuoteResponse.of(service.discard_quick_quote(request_context(), locator))
-
-
-@bp.route(QUICK_QUOTE + "/constraints/evaluate", methods=["POST"])
-@endpoint("quick-quotes.read")
-def evaluate_quick_quote_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
-    return service.evaluate_quick_constraints(request_context(), locator, body_as(ConstraintValuesRequest).root)
-
-
-@bp.route(QUICK_QUOTE + "/constraints/dependency", methods=["GET"])
-@endpoint("quick-quotes.read")
-def fetch_quick_quote_constraint_dependencies(tenantLocator: str, locator: str) -> dict[str, dict[str, Any]]:
-    return service.quick_constraint_dependencies(request_context(), locator)

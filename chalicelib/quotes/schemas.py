@@ -1,12 +1,7 @@
 """The quotes API contract (OpenAPI definition: QuoteCreateRequest, QuoteResponse, QuotePriceResponse,
-QuoteUnderwritingResponse, UnderwritingFlag*, QuickQuote*). Requests are the domain's input models;
-unknown fields are a 400. Responses carry every field the definition marks required:
-
-- an element's `parentLocator` is required: the root's is the quote's own locator;
-- a flag's `clearedBy`, `clearedTime` and `taskCreationResponse` are required but have no value
-  until it is cleared (no tasks are created): they are present as null;
-- QuotePriceResponse requires `endTime` and `duration`, which a quote failing validation for lack
-  of an end does not have: the start and 0 stand in.
+QuoteUnderwritingResponse, UnderwritingFlag*). Requests are the domain's input models; unknown fields
+are a 400. Responses carry every field the definition marks required; the shapes quotes share with
+other priceable things (elements, charges, flags, pricing) are priceable/schemas.py's.
 
 QuoteCreateRequest marks `contacts` and `invoiceFeeAmount` required and QuoteUpdateRequest every
 field: here they are optional, a left-out field defaulting (create) or staying as it is (update).
@@ -15,24 +10,24 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, ClassVar, Literal
+from typing import Any
 
-from pydantic import BaseModel, RootModel, model_serializer
+from pydantic import BaseModel, RootModel
 
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.paging import Page
+from chalicelib.priceable.schemas import (
+    ElementResponse,
+    PolicyChargeResponse,
+    Pricing,
+    UnderwritingFlagResponse,
+    pricing,
+)
 from chalicelib.quotes.models import (
-    Charge,
-    Element,
     ElementInput,
-    Flag,
     FlagInput,
     Input,
-    QuickQuote,
-    QuickQuoteChanges,
-    QuickQuoteFields,
-    QuickQuoteState,
     Quote,
     QuoteChanges,
     QuoteFields,
@@ -50,14 +45,6 @@ class QuoteCreateRequest(QuoteFields):
 
 
 class QuoteUpdateRequest(QuoteChanges):
-    pass
-
-
-class QuickQuoteCreateRequest(QuickQuoteFields):
-    pass
-
-
-class QuickQuoteUpdateRequest(QuickQuoteChanges):
     pass
 
 
@@ -117,38 +104,6 @@ class ReservedPolicyNumberQuery(BaseModel):
 # --- responses -------------------------------------------------------------------------------------
 
 
-class _WithNulls(BaseModel):
-    """A response whose required-but-empty fields are sent as null (the renderer drops other Nones)."""
-
-    NULLS: ClassVar[tuple[str, ...]] = ()
-
-    @model_serializer(mode="wrap")
-    def _keep_nulls(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
-        for name in self.NULLS:
-            data.setdefault(name, None)
-        return data
-
-
-class ElementResponse(BaseModel):
-    type: str
-    locator: str
-    parentLocator: str
-    staticLocator: str
-    originalEffectiveTime: datetime
-    category: str
-    data: dict[str, Any]
-    coverageTerms: dict[str, Any]
-    elements: list[ElementResponse]
-
-    @classmethod
-    def of(cls, element: Element, owner: str, effective: datetime) -> ElementResponse:
-        return cls(type=element.type, locator=element.locator, parentLocator=element.parentLocator or owner,
-                   staticLocator=element.staticLocator, originalEffectiveTime=effective, category=element.category,
-                   data=element.data, coverageTerms=element.coverageTerms,
-                   elements=[cls.of(child, owner, effective) for child in element.elements])
-
-
 class QuoteResponse(BaseModel):
     locator: str
     quoteState: QuoteState
@@ -199,35 +154,7 @@ class QuoteListResponse(BaseModel):
         return cls(listCompleted=page.list_completed, items=[QuoteResponse.of(quote) for quote in page.items])
 
 
-class PolicyChargeResponse(BaseModel):
-    locator: str
-    elementLocator: str
-    elementStaticLocator: str
-    chargeType: str
-    chargeCategory: str
-    amount: Decimal
-    rate: Decimal
-    referenceRate: Decimal
-    tag: str | None = None
-    handling: str
-    invoicing: str
-
-    @classmethod
-    def of(cls, charge: Charge) -> PolicyChargeResponse:
-        return cls(**charge.model_dump())
-
-
-class _Pricing(BaseModel):
-    tenantLocator: str
-    productName: str
-    startTime: datetime
-    endTime: datetime
-    duration: Decimal
-    durationBasis: str
-    validationResult: ValidationResult | None = None
-
-
-class QuotePriceResponse(_Pricing):
+class QuotePriceResponse(Pricing):
     quoteLocator: str
     accountLocator: str
     quoteState: QuoteState
@@ -236,33 +163,12 @@ class QuotePriceResponse(_Pricing):
 
     @classmethod
     def of(cls, tenant: str, quote: Quote) -> QuotePriceResponse:
-        return cls(**_pricing(tenant, quote), quoteLocator=quote.locator, accountLocator=quote.accountLocator,
+        return cls(**pricing(tenant, quote), quoteLocator=quote.locator, accountLocator=quote.accountLocator,
                    quoteState=quote.quoteState, quoteNumber=quote.quoteNumber,
                    items=[PolicyChargeResponse.of(charge) for charge in quote.charges or []])
 
 
-class UnderwritingFlagResponse(_WithNulls):
-    NULLS: ClassVar[tuple[str, ...]] = ("clearedBy", "clearedTime", "taskCreationResponse")
-
-    locator: str
-    level: str
-    referenceType: Literal["quote", "transaction"] = "quote"
-    referenceLocator: str
-    note: str
-    tag: str
-    elementLocator: str | None = None
-    createdBy: str
-    createdTime: datetime
-    clearedBy: str | None = None
-    clearedTime: datetime | None = None
-    taskCreationResponse: dict[str, Any] | None = None
-
-    @classmethod
-    def of(cls, quote_locator: str, flag: Flag) -> UnderwritingFlagResponse:
-        return cls(**flag.model_dump(exclude={"source"}), referenceLocator=quote_locator)
-
-
-class QuoteUnderwritingResponse(_Pricing):
+class QuoteUnderwritingResponse(Pricing):
     quoteLocator: str
     accountLocator: str
     quoteState: QuoteState
@@ -272,7 +178,7 @@ class QuoteUnderwritingResponse(_Pricing):
     @classmethod
     def of(cls, tenant: str, quote: Quote) -> QuoteUnderwritingResponse:
         """`underwritingStatus` is "" until the quote was underwritten (the field is required)."""
-        return cls(**_pricing(tenant, quote), quoteLocator=quote.locator, accountLocator=quote.accountLocator,
+        return cls(**pricing(tenant, quote), quoteLocator=quote.locator, accountLocator=quote.accountLocator,
                    quoteState=quote.quoteState, underwritingStatus=quote.underwritingStatus or "",
                    underwritingFlags=[UnderwritingFlagResponse.of(quote.locator, flag) for flag in quote.flags
                                       if not flag.cleared])
@@ -305,48 +211,3 @@ class StaticDataHistoryListResponse(BaseModel):
     def of(cls, page: Page[StaticHistoryEntry]) -> StaticDataHistoryListResponse:
         return cls(listCompleted=page.list_completed,
                    items=[StaticDataHistoryResponse(**entry.model_dump()) for entry in page.items])
-
-
-class QuickQuoteResponse(BaseModel):
-    locator: str
-    quickQuoteState: QuickQuoteState
-    productName: str
-    accountLocator: str | None = None
-    startTime: datetime
-    endTime: datetime | None = None
-    duration: Decimal | None = None
-    expirationTime: datetime | None = None
-    timezone: str
-    currency: str
-    durationBasis: str
-    jurisdiction: str | None = None
-    element: ElementResponse
-    validationResult: ValidationResult | None = None
-    contacts: list[ContactRole]
-    createdBy: str
-    createdAt: datetime
-
-    @classmethod
-    def of(cls, quick: QuickQuote) -> QuickQuoteResponse:
-        fields = quick.model_dump(include=set(cls.model_fields) - {"element"})
-        return cls(**fields, element=ElementResponse.of(quick.element, quick.locator, quick.startTime))
-
-
-class QuickQuotePriceResponse(_Pricing):
-    quickQuoteLocator: str
-    accountLocator: str | None = None
-    quickQuoteState: QuickQuoteState
-    state: QuickQuoteState
-    items: list[PolicyChargeResponse]
-
-    @classmethod
-    def of(cls, tenant: str, quick: QuickQuote) -> QuickQuotePriceResponse:
-        return cls(**_pricing(tenant, quick), quickQuoteLocator=quick.locator, accountLocator=quick.accountLocator,
-                   quickQuoteState=quick.quickQuoteState, state=quick.quickQuoteState,
-                   items=[PolicyChargeResponse.of(charge) for charge in quick.charges or []])
-
-
-def _pricing(tenant: str, record: Quote | QuickQuote) -> dict[str, Any]:
-    return {"tenantLocator": tenant, "productName": record.productName, "startTime": record.startTime,
-            "endTime": record.endTime or record.startTime, "duration": record.duration or Decimal(0),
-            "durationBasis": record.durationBasis, "validationResult": record.validationResult}

@@ -6,10 +6,10 @@ from datetime import datetime, timezone
 import pytest
 
 from chalicelib.core.errors import InvalidState
-from chalicelib.quotes import lifecycle
-from chalicelib.quotes.lifecycle import Step
+from chalicelib.quickquotes.lifecycle import LIFECYCLE as QUICK
+from chalicelib.quotes.lifecycle import LIFECYCLE
 
-V, P, U, A, I = Step.VALIDATE, Step.PRICE, Step.UNDERWRITE, Step.ACCEPT, Step.ISSUE  # noqa: E741 (I: issue)
+V, P, U, A, I = LIFECYCLE.steps  # noqa: E741 (I: issue)
 
 
 @pytest.mark.parametrize("state, target, steps", [
@@ -28,24 +28,26 @@ V, P, U, A, I = Step.VALIDATE, Step.PRICE, Step.UNDERWRITE, Step.ACCEPT, Step.IS
     ("rejected", I, [U, A, I]),
 ])
 def test_a_request_runs_the_steps_the_quote_lacks(state, target, steps):
-    assert lifecycle.steps_to(state, target) == steps
+    assert LIFECYCLE.steps_to(state, target) == steps
 
 
 @pytest.mark.parametrize("state, target", [
     ("priced", V), ("underwritten", P), ("accepted", U), ("accepted", A), ("declined", V), ("underwrittenBlocked", P),
-    *[(final, step) for final in ("issued", "refused", "discarded") for step in Step],
+    *[(final, step) for final in ("issued", "refused", "discarded") for step in LIFECYCLE.steps],
 ])
 def test_going_back_or_on_from_a_final_state_is_refused(state, target):
     with pytest.raises(InvalidState):
-        lifecycle.steps_to(state, target)
+        LIFECYCLE.steps_to(state, target)
 
 
 @pytest.mark.parametrize("check, allowed, refused", [
-    (lifecycle.check_reset, ["draft", "priced", "declined", "rejected"],
+    (lambda state: LIFECYCLE.check(state, "be reset"), ["draft", "priced", "declined", "rejected"],
      ["accepted", "issued", "refused", "discarded"]),
-    (lifecycle.check_refuse, ["draft", "accepted", "rejected"], ["issued", "refused", "discarded"]),
-    (lifecycle.check_discard, ["draft", "underwritten", "declined"], ["accepted", "issued", "refused", "discarded"]),
-    (lifecycle.check_editable, ["draft"], ["validated", "priced", "issued"]),
+    (lambda state: LIFECYCLE.check(state, "be refused"), ["draft", "accepted", "rejected"],
+     ["issued", "refused", "discarded"]),
+    (lambda state: LIFECYCLE.check(state, "be discarded"), ["draft", "underwritten", "declined"],
+     ["accepted", "issued", "refused", "discarded"]),
+    (LIFECYCLE.check_editable, ["draft"], ["validated", "priced", "issued"]),
 ])
 def test_reset_refuse_discard_and_edits(check, allowed, refused):
     for state in allowed:
@@ -57,10 +59,10 @@ def test_reset_refuse_discard_and_edits(check, allowed, refused):
 
 def test_an_expired_quote_does_not_advance_from_its_expiration_time_on():
     expiry = datetime(2026, 1, 20, tzinfo=timezone.utc)
-    lifecycle.check_not_expired(None, expiry)
-    lifecycle.check_not_expired(expiry, datetime(2026, 1, 19, 23, 59, tzinfo=timezone.utc))
+    LIFECYCLE.check_not_expired(None, expiry)
+    LIFECYCLE.check_not_expired(expiry, datetime(2026, 1, 19, 23, 59, tzinfo=timezone.utc))
     with pytest.raises(InvalidState) as raised:
-        lifecycle.check_not_expired(expiry, expiry)
+        LIFECYCLE.check_not_expired(expiry, expiry)
     assert raised.value.code == "quote.expired"
 
 
@@ -68,10 +70,10 @@ def test_an_expired_quote_does_not_advance_from_its_expiration_time_on():
     ("draft", P, [V, P]), ("validated", V, [V]), ("priced", P, [P]),
 ])
 def test_quick_quotes_validate_and_price(state, target, steps):
-    assert lifecycle.quick_steps_to(state, target) == steps
+    assert QUICK.steps_to(state, target) == steps
 
 
 @pytest.mark.parametrize("state, target", [("priced", V), ("quoted", P), ("discarded", V)])
 def test_quick_quotes_refuse_going_back_and_final_states(state, target):
     with pytest.raises(InvalidState):
-        lifecycle.quick_steps_to(state, target)
+        QUICK.steps_to(state, target)

@@ -7,11 +7,13 @@ import pytest
 
 from chalicelib.configuration.resolve import resolve
 from chalicelib.core.errors import InvalidRequest
-from chalicelib.quotes import elements
-from chalicelib.quotes.models import ElementChanges, ElementInput
+from chalicelib.priceable import elements
+from chalicelib.priceable.evaluation import catalog
+from chalicelib.priceable.models import ElementChanges, ElementInput, Entity
 from tests.support.configs import policy_model
 
-MODEL = resolve(policy_model())
+MODEL = catalog(resolve(policy_model()))
+QUOTE = Entity("quote", "quote")
 
 
 def L(number: int) -> str:
@@ -26,7 +28,8 @@ def locators():
 
 def auto_tree():
     return elements.build_root(MODEL, "PersonalAuto", {"channel": "web"}, {}, [
-        ElementInput(type="Vehicle", data={"vin": "x"}, elements=[ElementInput(type="Collision")])], locators())
+        ElementInput(type="Vehicle", data={"vin": "x"}, elements=[ElementInput(type="Collision")])], locators(),
+        entity=QUOTE)
 
 
 def test_a_tree_gets_locators_parents_and_categories():
@@ -41,9 +44,9 @@ def test_a_tree_gets_locators_parents_and_categories():
 
 
 def test_children_marked_with_an_exclamation_mark_are_created_and_a_given_static_locator_kept():
-    root = elements.build_root(MODEL, "Homeowners", {}, {}, [], locators())
+    root = elements.build_root(MODEL, "Homeowners", {}, {}, [], locators(), entity=QUOTE)
     given = elements.build_root(MODEL, "PersonalAuto", {}, {}, [
-        ElementInput(type="Vehicle", staticLocator="01J0000000000000000000000S")], locators())
+        ElementInput(type="Vehicle", staticLocator="01J0000000000000000000000S")], locators(), entity=QUOTE)
 
     assert [e.type for e in elements.walk(root)] == ["Homeowners", "Dwelling"]
     assert given.elements[0].staticLocator == "01J0000000000000000000000S"
@@ -58,39 +61,40 @@ def test_children_marked_with_an_exclamation_mark_are_created_and_a_given_static
 ])
 def test_a_type_the_parent_does_not_allow_is_a_400_naming_its_place(children, field):
     with pytest.raises(InvalidRequest) as raised:
-        elements.build_root(MODEL, "PersonalAuto", {}, {}, children, locators())
+        elements.build_root(MODEL, "PersonalAuto", {}, {}, children, locators(), entity=QUOTE)
     assert [error.field for error in raised.value.field_errors] == [field]
 
 
 def test_elements_are_added_under_their_parent_and_removed_with_their_children():
     root = auto_tree()
     added = elements.add_elements(MODEL, root, [ElementInput(type="Glass", parentLocator=L(2)),
-                                                ElementInput(type="Vehicle")], lambda: "NEW")
-    removed = elements.remove_elements(root, [L(2)])
+                                                ElementInput(type="Vehicle")], lambda: "NEW", entity=QUOTE)
+    removed = elements.remove_elements(root, [L(2)], entity=QUOTE)
 
     assert [(e.type, e.parentLocator) for e in elements.walk(added)] == [
         ("PersonalAuto", None), ("Vehicle", L(1)), ("Collision", L(2)), ("Glass", L(2)), ("Vehicle", L(1))]
     assert [e.type for e in elements.walk(root)] == ["PersonalAuto", "Vehicle", "Collision"]
     assert [e.locator for e in elements.walk(removed)] == [L(1)]
     with pytest.raises(InvalidRequest):
-        elements.add_elements(MODEL, root, [ElementInput(type="Glass", parentLocator=L(9))], lambda: "NEW")
+        elements.add_elements(MODEL, root, [ElementInput(type="Glass", parentLocator=L(9))], lambda: "NEW",
+                              entity=QUOTE)
     with pytest.raises(InvalidRequest):
-        elements.remove_elements(root, [L(1)])
+        elements.remove_elements(root, [L(1)], entity=QUOTE)
     with pytest.raises(InvalidRequest):
-        elements.remove_elements(root, [L(9)])
+        elements.remove_elements(root, [L(9)], entity=QUOTE)
 
 
 def test_changes_remove_then_set_data_and_terms():
     root = auto_tree()
     changed = elements.change_elements(root, [
         ElementChanges(locator=L(2), setData={"value": 5}, removeData={"vin": ""}),
-        ElementChanges(locator=L(3), setCoverageTerms={"Limit": "l50k"})])
+        ElementChanges(locator=L(3), setCoverageTerms={"Limit": "l50k"})], entity=QUOTE)
 
     assert (changed.elements[0].data, changed.elements[0].elements[0].coverageTerms) == ({"value": 5},
                                                                                          {"Limit": "l50k"})
     assert root.elements[0].data == {"vin": "x"}
     with pytest.raises(InvalidRequest) as raised:
-        elements.change_elements(root, [ElementChanges(locator=L(9))])
+        elements.change_elements(root, [ElementChanges(locator=L(9))], entity=QUOTE)
     assert raised.value.field_errors[0].field == "elements[0].locator"
 
 

@@ -1,9 +1,9 @@
-"""The `pas` host API for plugins run on a quote: table lookups through the tables domain.
+"""The `pas` host API for plugins run on a priceable thing: table lookups through the tables domain.
 
-A lookup without a date reads the table version its `selectionTimeBasis` picks from the quote's
-moments (policy and term start: the quote's start; transaction effective time: the start too; current
-time: now); with a date, the version in force then. An unknown table, a key that does not fit or a
-date that is not ISO-8601 is a DomainError, which the plugin sees as `pas.PasError`.
+A lookup without a date reads the table version its `selectionTimeBasis` picks from the subject's
+moments (policy start, term start, transaction effective time; current time: now); with a date, the
+version in force then. An unknown table, a key that does not fit or a date that is not ISO-8601 is a
+DomainError, which the plugin sees as `pas.PasError`.
 """
 from __future__ import annotations
 
@@ -15,14 +15,20 @@ from typing import Any
 from chalicelib.core.clock import parse_datetime
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest
+from chalicelib.priceable.subject import Subject
 from chalicelib.tables import service as tables
 from chalicelib.tables.models import SelectionTimes
 
 
+def selection_times(subject: Subject) -> SelectionTimes:
+    policy_start, term_start, effective = subject.moments()
+    return SelectionTimes(policyStartTime=policy_start, termStartTime=term_start, transactionEffectiveTime=effective)
+
+
 class TablesHost:
-    def __init__(self, ctx: CallContext, start: datetime):
+    def __init__(self, ctx: CallContext, subject: Subject):
         self._ctx = ctx
-        self._moments = SelectionTimes(policyStartTime=start, termStartTime=start, transactionEffectiveTime=start)
+        self._moments = selection_times(subject)
 
     def lookup(self, table: str, key: list[str], date: str | None) -> Mapping[str, Any] | None:
         return tables.lookup(self._ctx, table, key, at=self._at(date))

@@ -8,7 +8,8 @@ import pytest
 
 from chalicelib.plugins.models import Charge as Rated
 from chalicelib.plugins.models import PluginFailure
-from chalicelib.quotes import pricing
+from chalicelib.priceable import rating
+from chalicelib.priceable.evaluation import _extras
 
 CHARGE_TYPES = {"premium": {"category": "premium", "handling": "normal", "invoicing": "scheduled"},
                 "fee": {"category": "Fee", "handling": "flat", "invoicing": "next"}}
@@ -26,7 +27,7 @@ def test_rated_charges_keep_their_rate_and_take_the_configured_category_handling
                          "tag": "base"},
                         {"elementLocator": "E2", "chargeType": "fee", "amount": 30}]}
 
-    charges = pricing.charges(rated, answer, CHARGE_TYPES, Decimal(6), locators(), function="rate")
+    charges = rating.charges(rated, _extras(answer, "rate"), CHARGE_TYPES, Decimal(6), locators())
 
     assert [(c.locator, c.elementLocator, c.elementStaticLocator, c.chargeCategory, c.rate, c.amount,
              c.referenceRate, c.tag, c.handling, c.invoicing) for c in charges] == [
@@ -36,7 +37,7 @@ def test_rated_charges_keep_their_rate_and_take_the_configured_category_handling
 
 def test_an_amount_over_no_duration_is_its_own_rate():
     rated = [Rated("E1", "S1", "fee", "fee", Decimal("30.00"), None)]
-    [charge] = pricing.charges(rated, {"items": []}, CHARGE_TYPES, Decimal(0), locators(), function="rate")
+    [charge] = rating.charges(rated, {}, CHARGE_TYPES, Decimal(0), locators())
     assert charge.rate == charge.referenceRate == Decimal("30.00")
 
 
@@ -48,11 +49,11 @@ def test_an_amount_over_no_duration_is_its_own_rate():
 def test_a_reference_rate_or_tag_of_the_wrong_type_is_a_plugin_failure(extra, message):
     answer = {"items": [{"elementLocator": "E1", "chargeType": "premium", "rate": 1, **extra}]}
     with pytest.raises(PluginFailure) as raised:
-        pricing.charges([], answer, CHARGE_TYPES, Decimal(1), locators(), function="rate_Auto")
+        _extras(answer, "rate_Auto")
     assert (raised.value.reason, raised.value.detail) == ("malformed", message)
 
 
 @pytest.mark.parametrize("configured, category", [("premium", "premium"), ("Premium", "premium"),
                                                   ("invoicefee", "invoiceFee"), (None, "none"), ("bonus", "none")])
 def test_categories_take_the_enums_casing(configured, category):
-    assert pricing.category(configured) == category
+    assert rating.category(configured) == category

@@ -1,0 +1,109 @@
+"""Response shapes every priceable thing answers with (OpenAPI definition: ElementResponse,
+PolicyChargeResponse, UnderwritingFlagResponse): converted from the engine's records.
+
+- an element's `parentLocator` is required: the root's is its owner's locator;
+- a flag's `clearedBy`, `clearedTime` and `taskCreationResponse` are required but have no value
+  until it is cleared (no tasks are created): they are present as null;
+- price responses require `endTime` and `duration`, which a record failing validation for lack of an
+  end does not have: the start and 0 stand in.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, model_serializer
+
+from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.priceable.models import Charge, Element, Flag
+
+
+class WithNulls(BaseModel):
+    """A response whose required-but-empty fields are sent as null (the renderer drops other Nones)."""
+
+    NULLS: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _keep_nulls(self, handler: Any) -> dict[str, Any]:
+        data = handler(self)
+        for name in self.NULLS:
+            data.setdefault(name, None)
+        return data
+
+
+class ElementResponse(BaseModel):
+    type: str
+    locator: str
+    parentLocator: str
+    staticLocator: str
+    originalEffectiveTime: datetime
+    category: str
+    data: dict[str, Any]
+    coverageTerms: dict[str, Any]
+    elements: list[ElementResponse]
+
+    @classmethod
+    def of(cls, element: Element, owner: str, effective: datetime) -> ElementResponse:
+        return cls(type=element.type, locator=element.locator, parentLocator=element.parentLocator or owner,
+                   staticLocator=element.staticLocator, originalEffectiveTime=effective, category=element.category,
+                   data=element.data, coverageTerms=element.coverageTerms,
+                   elements=[cls.of(child, owner, effective) for child in element.elements])
+
+
+class PolicyChargeResponse(BaseModel):
+    locator: str
+    elementLocator: str
+    elementStaticLocator: str
+    chargeType: str
+    chargeCategory: str
+    amount: Decimal
+    rate: Decimal
+    referenceRate: Decimal
+    tag: str | None = None
+    handling: str
+    invoicing: str
+
+    @classmethod
+    def of(cls, charge: Charge) -> PolicyChargeResponse:
+        return cls(**charge.model_dump())
+
+
+class UnderwritingFlagResponse(WithNulls):
+    NULLS: ClassVar[tuple[str, ...]] = ("clearedBy", "clearedTime", "taskCreationResponse")
+
+    locator: str
+    level: str
+    referenceType: Literal["quote", "transaction"] = "quote"
+    referenceLocator: str
+    note: str
+    tag: str
+    elementLocator: str | None = None
+    createdBy: str
+    createdTime: datetime
+    clearedBy: str | None = None
+    clearedTime: datetime | None = None
+    taskCreationResponse: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, owner_locator: str, flag: Flag) -> UnderwritingFlagResponse:
+        return cls(**flag.model_dump(exclude={"source"}), referenceLocator=owner_locator)
+
+
+class Pricing(BaseModel):
+    """What every price and underwriting response starts with."""
+
+    tenantLocator: str
+    productName: str
+    startTime: datetime
+    endTime: datetime
+    duration: Decimal
+    durationBasis: str
+    validationResult: ValidationResult | None = None
+
+
+def pricing(tenant: str, record: Any) -> dict[str, Any]:
+    """Pricing's fields of a record: a quote failing validation for lack of an end has the start and 0."""
+    return {"tenantLocator": tenant, "productName": record.productName, "startTime": record.startTime,
+            "endTime": record.endTime or record.startTime, "duration": record.duration or Decimal(0),
+            "durationBasis": record.durationBasis, "validationResult": record.validationResult}

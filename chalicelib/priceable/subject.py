@@ -1,0 +1,101 @@
+"""What the checks and plugins look at: a priceable thing as it is or would be, and the arithmetic of
+its span. Pure.
+
+A subject names its kind (`quote` or `transaction`, as plugins see it), the transaction category, the
+moments table versions are chosen by (policy start, term start, effective time) and the segment it
+prices; a quote's are all its own start and span. The plugin request's `account` is read only when a
+plugin actually runs (`account_view` reads it at most once).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any, Literal, Protocol
+
+from chalicelib.core import durations
+from chalicelib.priceable.models import Element
+
+AccountLoader = Callable[[], Mapping[str, Any]]
+NO_ACCOUNT: Mapping[str, Any] = {"locator": "", "type": "", "data": {}}
+
+
+@dataclass(frozen=True)
+class Subject:
+    kind: Literal["quote", "transaction"]
+    locator: str
+    product: str
+    start: datetime
+    end: datetime | None
+    currency: str
+    timezone: str
+    basis: str
+    element: Element
+    static: Mapping[str, Any]
+    jurisdiction: str | None
+    config_version: str
+    account: AccountLoader
+    category: str | None = None
+    """The transaction category (None for quotes)."""
+    term_start: datetime | None = None
+    effective: datetime | None = None
+    segment_start: datetime | None = None
+    segment_end: datetime | None = None
+
+    def moments(self) -> tuple[datetime, datetime, datetime]:
+        """The moments table versions are chosen by: policy start, term start, effective time."""
+        return self.start, self.term_start or self.start, self.effective or self.start
+
+    @property
+    def segment(self) -> tuple[datetime, datetime | None]:
+        """The span being priced: the segment's, else the subject's own."""
+        return self.segment_start or self.start, self.segment_end or self.end
+
+    @property
+    def duration(self) -> Decimal:
+        """The priced span's length in `basis` units (0 without an end)."""
+        start, end = self.segment
+        return durations.duration(start, end, self.basis, self.timezone) if end else Decimal(0)
+
+
+class Account(Protocol):
+    locator: str
+    type: str
+    data: dict[str, Any]
+
+
+def account_view(load: Callable[[], Account]) -> AccountLoader:
+    """The plugin request's account, read by `load` when first asked for, then kept."""
+    loaded: list[Account] = []
+
+    def view() -> Mapping[str, Any]:
+        if not loaded:
+            loaded.append(load())
+        return {"locator": loaded[0].locator, "type": loaded[0].type, "data": loaded[0].data}
+
+    return view
+
+
+def utc(moment: datetime) -> datetime:
+    """A datetime without an offset is taken as UTC."""
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
+def span_end(start: datetime, end: datetime | None, term: Decimal | int | None, basis: str,
+             zone: str) -> datetime | None:
+    """The given end, else start plus the term (none without a term)."""
+    if end is not None:
+        return utc(end)
+    return durations.add(start, term, basis, zone) if term else None
+
+
+def span_duration(start: datetime, end: datetime | None, basis: str, zone: str) -> Decimal | None:
+    return durations.duration(start, end, basis, zone) if end is not None and end >= start else None
+
+
+def positive_term(value: Any) -> Decimal | None:
+    """A configured term duration: a positive number, else none (real packages say 0 for none)."""
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        return None
+    return Decimal(value) if value > 0 else None

@@ -1,0 +1,32 @@
+"""Persistence of quick quotes (keys.py, "quotes"): one item `T#{t}#QQTE#{q}`, listed on GSI2
+(`T#{t}#QQUOTES`); every change is one conditional write on its `version`.
+"""
+from __future__ import annotations
+
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification
+from chalicelib.quickquotes.models import QuickQuote
+from chalicelib.storage import codec, keys, table
+from chalicelib.storage.unit_of_work import UnitOfWork
+
+TENANT_INDEX = "GSI2"
+
+
+def get(tenant: str, locator: str) -> QuickQuote | None:
+    item = table.gateway().get(keys.tenant_scope(tenant), keys.quick_quote(tenant, locator))
+    return QuickQuote.model_validate(codec.without_keys(item)) if item else None
+
+
+def add(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
+    uow.add(table.put_new({**keys.quick_quote(tenant, quick.locator).as_dict(), "entity": "quickQuote",
+                           f"{TENANT_INDEX}PK": keys.quick_quotes_index(tenant), f"{TENANT_INDEX}SK": quick.locator,
+                           **quick.model_dump()}, lambda: AlreadyExists("The quick quote already exists")))
+
+
+def save(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
+    """Rewrites the quick quote, on condition that it is still at `quick.version` (else 409)."""
+    fields = quick.model_dump(exclude={"locator", "version"})
+    uow.add(table.update(keys.quick_quote(tenant, quick.locator),
+                         {name: value for name, value in fields.items() if value is not None},
+                         expected_version=quick.version,
+                         remove=[name for name, value in fields.items() if value is None],
+                         on_failure=lambda: ConcurrentModification()))

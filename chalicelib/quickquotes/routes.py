@@ -1,0 +1,78 @@
+"""Quick quotes (OpenAPI definition, see DECISIONS.md "Scope"). Every path below a quick quote names it
+`{locator}`.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from chalice import Blueprint
+
+from chalicelib.http.endpoint import endpoint
+from chalicelib.http.request import body_as, request_context
+from chalicelib.quickquotes import service
+from chalicelib.quickquotes.schemas import (
+    ConstraintValuesRequest,
+    QuickQuoteCreateRequest,
+    QuickQuotePriceResponse,
+    QuickQuoteResponse,
+    QuickQuoteUpdateRequest,
+)
+
+bp = Blueprint(__name__)
+
+
+@bp.route("/policy/{tenantLocator}/quickquotes", methods=["POST"])
+@endpoint("quick-quotes.write", idempotent=True)
+def create_quick_quote(tenantLocator: str) -> QuickQuoteResponse:
+    return QuickQuoteResponse.of(service.create_quick_quote(request_context(), body_as(QuickQuoteCreateRequest)))
+
+
+@bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["GET"])
+@endpoint("quick-quotes.read")
+def fetch_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
+    return QuickQuoteResponse.of(service.get_quick_quote(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["PATCH"])
+@endpoint("quick-quotes.write")
+def update_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
+    changes = body_as(QuickQuoteUpdateRequest)
+    return QuickQuoteResponse.of(service.update_quick_quote(request_context(), locator, changes))
+
+
+@bp.route("/policy/{tenantLocator}/quickquotes/{locator}/validate", methods=["PATCH"])
+@endpoint("quick-quotes.write")
+def validate_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
+    return QuickQuoteResponse.of(service.validate_quick_quote(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/quickquotes/{locator}/price", methods=["PATCH"])
+@endpoint("quick-quotes.write")
+def price_quick_quote(tenantLocator: str, locator: str) -> QuickQuotePriceResponse:
+    ctx = request_context()
+    return QuickQuotePriceResponse.of(ctx.tenant, service.price_quick_quote(ctx, locator))
+
+
+@bp.route("/policy/{tenantLocator}/quickquotes/{locator}/price", methods=["GET"])
+@endpoint("quick-quotes.read")
+def fetch_quick_quote_price(tenantLocator: str, locator: str) -> QuickQuotePriceResponse:
+    ctx = request_context()
+    return QuickQuotePriceResponse.of(ctx.tenant, service.priced_quick_quote(ctx, locator))
+
+
+@bp.route("/policy/{tenantLocator}/quickquotes/{locator}/discard", methods=["PATCH"])
+@endpoint("quick-quotes.write")
+def discard_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
+    return QuickQuoteResponse.of(service.discard_quick_quote(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/quickquotes/{locator}/constraints/evaluate", methods=["POST"])
+@endpoint("quick-quotes.read")
+def evaluate_quick_quote_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
+    return service.evaluate_constraints(request_context(), locator, body_as(ConstraintValuesRequest).root)
+
+
+@bp.route("/policy/{tenantLocator}/quickquotes/{locator}/constraints/dependency", methods=["GET"])
+@endpoint("quick-quotes.read")
+def fetch_quick_quote_constraint_dependencies(tenantLocator: str, locator: str) -> dict[str, dict[str, Any]]:
+    return service.constraint_dependencies(request_context(), locator)
