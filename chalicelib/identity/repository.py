@@ -5,7 +5,7 @@ from typing import Any
 
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, NotFound
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.identity.models import Role, Tenant, Token, TokenKind, User
+from chalicelib.identity.models import Role, Tenant, Token, User
 from chalicelib.storage import codec, keys, query, table
 from chalicelib.storage.keys import SYSTEM_SCOPE as SCOPE
 from chalicelib.storage.table import ErrorFactory

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.identity.support import PASSWORD, assert_error, call, field_names, ok, sign_in, user_body
-from tests.api.identity.support import user_with_password
+from tests.api.identity.support import (
+    PASSWORD,
+    assert_error,
+    call,
+    field_names,
+    ok,
+    sign_in,
+    user_body,
+    user_with_password,
+)
 
 WEAK = [
     ("a", "must be at least 10 characters long"),

@@ -31,7 +31,7 @@ def test_a_get_by_locator_costs_authentication_plus_one_read(api, ddb_calls):
     role = a_role(["accounts.read"])
     for path in (f"/auth/users/{other}", f"/auth/roles/{role.locator}"):
         ok(call(api, "GET", path, token))
-        assert calls_of(ddb_calls, lambda: ok(call(api, "GET", path, token))) == ["BatchGetItem", "GetItem"], path
+        assert calls_of(ddb_calls, lambda p=path: ok(call(api, "GET", p, token))) == ["BatchGetItem", "GetItem"]
 
 
 def test_a_role_change_takes_effect_on_the_next_request(api, ddb_calls):
