@@ -30,7 +30,8 @@ def test_a_fixed_clock_stands_still_until_set_or_advanced(server_in_tokyo):
     assert clock.now().isoformat() == "2027-03-01T00:00:00+00:00"
 
 
-@pytest.mark.parametrize("build", [lambda at: FixedClock(at), lambda at: FixedClock(datetime.now(timezone.utc)).set(at)])
+@pytest.mark.parametrize("build", [lambda at: FixedClock(at),
+                                   lambda at: FixedClock(datetime.now(timezone.utc)).set(at)])
 def test_a_fixed_clock_refuses_a_naive_datetime(build):
     with pytest.raises(ValueError) as refused:
         build(datetime(2026, 1, 15))

@@ -3,8 +3,8 @@ the first and last years datetime holds, offsets other than UTC, and which error
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone
-from zoneinfo import ZoneInfo
 from decimal import Decimal
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings

@@ -28,7 +28,8 @@ from chalicelib.core.errors import (
 def test_each_error_has_its_stable_default_code_and_keeps_its_message(error_class, code):
     error = error_class("Something is off")
 
-    assert (error.code, error.message, str(error), error.field_errors) == (code, "Something is off", "Something is off", [])
+    assert (error.code, error.message, str(error), error.field_errors) == (
+        code, "Something is off", "Something is off", [])
     assert error_class("Something is off", code="custom.code").code == "custom.code"
 
 

@@ -37,8 +37,10 @@ def test_a_tie_rounds_away_from_zero(units, currency):
 def test_amounts_just_below_the_limit_round_exactly():
     # 33 significant digits: more than Decimal's default context keeps
     assert str(round_money(Decimal("999999999999999999999999999999.994"), "USD")) == "999999999999999999999999999999.99"
-    assert str(round_money(Decimal("-999999999999999999999999999999.994"), "USD")) == "-999999999999999999999999999999.99"
-    assert str(round_money(Decimal("123456789012345678901234567890.1234"), "CLF")) == "123456789012345678901234567890.1234"
+    assert str(round_money(Decimal("-999999999999999999999999999999.994"), "USD")) == \
+        "-999999999999999999999999999999.99"
+    assert str(round_money(Decimal("123456789012345678901234567890.1234"), "CLF")) == \
+        "123456789012345678901234567890.1234"
 
 
 @pytest.mark.parametrize("amount, reason", [

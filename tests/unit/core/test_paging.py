@@ -25,7 +25,8 @@ def test_values_at_the_limits_are_accepted(offset, count, max_count):
     (0, 0, 100, [FieldError("count", "must be between 1 and 100")]),
     (0, 101, 100, [FieldError("count", "must be between 1 and 100")]),
     (0, 1001, 1000, [FieldError("count", "must be between 1 and 1000")]),
-    (-1, 0, 100, [FieldError("offset", "must be between 0 and 10000"), FieldError("count", "must be between 1 and 100")]),
+    (-1, 0, 100, [FieldError("offset", "must be between 0 and 10000"),
+                  FieldError("count", "must be between 1 and 100")]),
 ])
 def test_values_out_of_range_are_a_400_naming_each_field(offset, count, max_count, problems):
     with pytest.raises(InvalidRequest) as refused:

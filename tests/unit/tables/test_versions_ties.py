@@ -34,7 +34,8 @@ def test_before_any_version_began_the_later_listed_of_identical_uploads_wins():
 
 
 def test_before_any_version_began_a_jurisdictions_own_first_versions_come_before_the_general_ones():
-    entries = [version("general", at(8), at(9)), version("ca-b", at(10), at(3), "CA"), version("ca-a", at(10), at(4), "CA")]
+    entries = [version("general", at(8), at(9)), version("ca-b", at(10), at(3), "CA"),
+               version("ca-a", at(10), at(4), "CA")]
 
     assert in_force(entries, at(5), "CA").name == "ca-a"
 
