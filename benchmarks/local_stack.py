@@ -149,7 +149,7 @@ def _settled_item_count(aws_port: int, timeout: float = 600) -> int:
 
 def stack_runs(accounts: int, clients: int, with_packages: bool) -> None:
     from tests.api.accounts.support import person
-    from tests.e2e.test_local_stack import LocalStack
+    from tests.e2e.support import LocalStack
     from tests.support.configs import package, policy_model
 
     os.environ.update({"AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "PAS_STAGE": "dev"})

@@ -1,0 +1,147 @@
+"""The real local stack for end-to-end tests: local/run.py (moto server, `chalice local`, the worker) on free
+ports, talked to over HTTP, plus a helper that runs clients on threads at once."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+READY_LINE = "PAS is running at "
+ADMIN = {"grant_type": "password", "username": "admin@example.com", "password": "admin"}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class LocalStack:
+    """One run of local/run.py on free ports (or on those of an earlier run), its output in a file."""
+
+    def __init__(self, state_dir: Path, log: Path, ports: tuple[int, int] | None = None):
+        self.port, self.aws_port = ports or (free_port(), free_port())
+        self.log = log
+        environ = {**os.environ, "PAS_PORT": str(self.port), "PAS_AWS_PORT": str(self.aws_port),
+                   "PAS_LOCAL_STATE_DIR": str(state_dir)}
+        for name in ("PAS_ADMIN_USERNAME", "PAS_ADMIN_PASSWORD", "PAS_STAGE"):
+            environ.pop(name, None)
+        launched = time.monotonic()
+        with log.open("w") as out:
+            self.process = subprocess.Popen([sys.executable, str(ROOT / "local" / "run.py")], cwd=ROOT, env=environ,
+                                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait_until_ready()
+        self.start_seconds = time.monotonic() - launched
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def output(self) -> str:
+        return self.log.read_text()
+
+    def _wait_until_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while READY_LINE not in self.output():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                pytest.fail(f"local/run.py did not start:\n{self.output()}")
+            time.sleep(0.1)
+
+    def request(self, method: str, path: str, *, token: str | None = None, json_body: Any = None,
+                form: dict[str, str] | None = None, package: bytes | None = None) -> tuple[int, Any]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        data = None
+        if package is not None:
+            data = package
+            headers["Content-Type"] = "application/zip"
+        elif form is not None:
+            data = urllib.parse.urlencode(form).encode()
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+        elif json_body is not None:
+            data = json.dumps(json_body).encode()
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(self.base_url + path, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"null")
+
+    def sign_in(self) -> str:
+        status, body = self.request("POST", "/auth/token", form=ADMIN)
+        assert status == 200, body
+        assert body["token_type"] == "Bearer"
+        return body["access_token"]
+
+    def run_job_through_the_worker(self) -> str:
+        """Enqueue a job against the emulated AWS from another process; answers the status it reaches."""
+        script = textwrap.dedent("""
+            import time
+            from chalicelib.core.context import SYSTEM, CallContext
+            from chalicelib.core.clock import SystemClock
+            from chalicelib.core.ids import new_locator
+            from chalicelib.identity import service
+            from chalicelib.runtime import jobs, wiring
+
+            ctx = CallContext(principal=SYSTEM, request_id=new_locator(), now=SystemClock().now())
+            tenant = service.create_tenant(ctx, name="e2e").locator
+            uow = wiring.unit_of_work(ctx.for_tenant(tenant))
+            job = jobs.enqueue(uow, jobs.REAP_JOB)
+            uow.commit()
+            deadline = time.monotonic() + 20
+            while jobs.get_job(tenant, job)["status"] in ("queued", "running") and time.monotonic() < deadline:
+                time.sleep(0.1)
+            print(jobs.get_job(tenant, job)["status"])
+        """)
+        aws = f"http://127.0.0.1:{self.aws_port}"
+        environ = {**os.environ, "AWS_ENDPOINT_URL": aws, "PAS_AWS_ENDPOINT_URL": aws, "PAS_STAGE": "dev"}
+        result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=environ, capture_output=True,
+                                text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
+
+    def stop(self) -> int:
+        """Ctrl-C, as a person stops `make run`."""
+        self.process.send_signal(signal.SIGINT)
+        try:
+            return self.process.wait(30)
+        finally:
+            self.kill()
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+def in_parallel(clients: int, work: Callable[[int], Any]) -> list[Any]:
+    """Run `work(client_number)` on `clients` threads at once; answers their results in client order."""
+    results: list[Any] = [None] * clients
+    ready = threading.Barrier(clients)
+
+    def run(number: int) -> None:
+        ready.wait()  # all threads exist before any sends, so the requests overlap
+        results[number] = work(number)
+
+    threads = [threading.Thread(target=run, args=(number,)) for number in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
