@@ -49,11 +49,11 @@ def main() -> None:
 
     from chalicelib.runtime.settings import reload
     from chalicelib.storage import clients
+    from local.lean_moto import lean_dynamodb
     from local.resources import create_all
-    from tests.conftest import _lean_moto_dynamodb
 
     reload()
-    with mock_aws(), _lean_moto_dynamodb():
+    with mock_aws(), lean_dynamodb():
         clients.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
@@ -121,6 +121,23 @@ def main() -> None:
                     lambda q: send("PATCH", f"/policy/{plain}/quotes/{q}/issue"))
             measure("PATCH issue from draft, warm plugin (50)", lambda: quote(plugged, big),
                     lambda q: send("PATCH", f"/policy/{plugged}/quotes/{q}/issue"))
+
+            issued = send("PATCH", f"/policy/{plain}/quotes/{quote(plain, big, 'price')}/issue")
+            policy = send("GET", f"/policy/{plain}/policies/{issued['policyLocator']}")
+            transaction = policy["issuedTransactionLocator"]
+            reads = {
+                "GET policy snapshot (50 elements)":
+                    f"/policy/{plain}/policies/{policy['locator']}/snapshot?date=2026-06-01T00:00:00Z",
+                "GET transaction": f"/policy/{plain}/transactions/{transaction}",
+                "GET transaction segment (50 elements)": f"/policy/{plain}/transactions/{transaction}/segment",
+                "GET segment (50 elements)":
+                    f"/policy/{plain}/transactions/segments/{policy['latestSegmentLocator']}",
+                "GET term": f"/policy/{plain}/terms/{policy['latestTermLocator']}",
+                "GET issued transactions":
+                    f"/policy/{plain}/policies/{policy['locator']}/issuedTransactions/list",
+            }
+            for label, path in reads.items():
+                measure(label, lambda: None, lambda _, path=path: send("GET", path))
 
 
 def new_account(send: Callable[..., dict[str, Any]], tenant: str) -> str:

@@ -254,3 +254,20 @@ class PolicySnapshot(BaseModel):
     policy: Policy
     transaction: Transaction
     segment: Segment
+
+
+class IssuedStack(BaseModel):
+    """A policy as one strongly consistent read of its item collection saw it. An issue computed from
+    it is written on condition that the root is still at `policy.version`."""
+
+    policy: Policy
+    terms: list[Term] = []
+    transactions: list[Transaction] = []
+    """In creation order, issued or not."""
+    segments: dict[str, Segment] = {}
+
+    def issued(self) -> list[Transaction]:
+        """The issued transactions (neither reversed nor reapplied), in issuing order."""
+        issued = [(t.issuedTime, t.locator, t) for t in self.transactions
+                  if t.transactionState == TransactionState.ISSUED and t.issuedTime is not None]
+        return [transaction for _, _, transaction in sorted(issued, key=lambda entry: entry[:2])]

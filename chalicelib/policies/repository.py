@@ -1,21 +1,26 @@
-"""Persistence of policies, terms, transactions, segments and static data history (storage/keys.py).
+"""Persistence of a policy as one item collection (storage/keys.py), partition `T#{t}#POL#{p}`:
 
-- `T#{t}#POL#{p}` / `#ROOT`: the policy (GSI1 `T#{t}#ACC#{a}#POLS` and GSI2 `T#{t}#POLICIES`, sort key
-  its locator, a ULID: creation order); `TERM#{n:04}`: its terms; `STATIC#{h}`: its static data history.
+- `#ROOT`: the policy (GSI1 `T#{t}#ACC#{a}#POLS` and GSI2 `T#{t}#POLICIES`, sort key its locator, a
+  ULID: creation order); `SEG#{s}`: a segment, its element tree included (GSI1 `T#{t}#SEG#{s}`: found
+  by locator); `STATIC#{h}`: its static data history; `TERM#{n:04}`: its terms; `TX#{x}`: a
+  transaction (GSI1 `T#{t}#TXN#{x}`: found by locator; while issued, GSI2 `T#{t}#POL#{p}#ISSUED` by
+  issued time: the paged list of the issued stack).
 - `T#{t}#TERM#{term}`: alias of a term (its policy and number), for reading a term by locator.
-- `T#{t}#TXN#{x}`: a transaction (GSI1 `T#{t}#POL#{p}#TXNS` by locator; while issued, GSI2
-  `T#{t}#POL#{p}#ISSUED` by issued time: the policy's stack of issued transactions).
-- `T#{t}#SEG#{s}`: a segment, its element tree included.
+
+`stack` reads the whole collection with one strongly consistent Query (one per MB), root first; every
+issue (`add_issue`) rewrites the root on condition of the version that read saw, in the same
+TransactWriteItems as the issue's items, so an issue computed from a stale stack answers 409.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from chalicelib.core.clock import isoformat
 from chalicelib.core.errors import AlreadyExists
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies.models import (
+    IssuedStack,
     Policy,
     Segment,
     StaticDataVersion,
@@ -28,8 +33,12 @@ from chalicelib.storage.unit_of_work import UnitOfWork
 
 ACCOUNT_INDEX = "GSI1"
 TENANT_INDEX = "GSI2"
-POLICY_TRANSACTIONS_INDEX = "GSI1"
+LOOKUP_INDEX = "GSI1"
 ISSUED_INDEX = "GSI2"
+POLICY_ENTITY = "policy"
+TERM_ENTITY = "term"
+TRANSACTION_ENTITY = "transaction"
+SEGMENT_ENTITY = "segment"
 
 
 def _scope(tenant: str) -> str:
@@ -50,7 +59,7 @@ def get(tenant: str, locator: str) -> Policy | None:
 
 def add(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
     uow.add(table.put_new({
-        **keys.policy(tenant, policy.locator).as_dict(), "entity": "policy",
+        **keys.policy(tenant, policy.locator).as_dict(), "entity": POLICY_ENTITY,
         f"{ACCOUNT_INDEX}PK": keys.account_policies_index(tenant, policy.accountLocator),
         f"{ACCOUNT_INDEX}SK": policy.locator,
         f"{TENANT_INDEX}PK": keys.policies_index(tenant), f"{TENANT_INDEX}SK": policy.locator,
@@ -97,7 +106,7 @@ def static_history(tenant: str, policy_locator: str, page: PageRequest) -> Page[
 
 def add_term(uow: UnitOfWork, tenant: str, term: Term) -> None:
     uow.add(
-        table.put_new({**keys.policy_term(tenant, term.policyLocator, term.number).as_dict(), "entity": "term",
+        table.put_new({**keys.policy_term(tenant, term.policyLocator, term.number).as_dict(), "entity": TERM_ENTITY,
                        **term.model_dump()}, lambda: AlreadyExists("The term already exists")),
         table.put_new({**keys.term_alias(tenant, term.locator).as_dict(), "entity": "termAlias",
                        "policyLocator": term.policyLocator, "number": term.number}),
@@ -118,13 +127,43 @@ def terms(tenant: str, policy_locator: str, page: PageRequest) -> Page[Term]:
     return Page([Term.model_validate(_record(item)) for item in found.items], found.list_completed)
 
 
-# --- transactions and segments -------------------------------------------------------------------
+# --- issues, transactions and segments ----------------------------------------------------------
+
+
+def add_issue(uow: UnitOfWork, tenant: str, policy: Policy, transaction: Transaction, segments: Sequence[Segment],
+              terms: Sequence[Term] = (), *, new_policy: bool = False) -> None:
+    """An issued transaction with its segments and new terms, and the policy root as the issue leaves
+    it: created (`new_policy`) or rewritten on condition that it is still at `policy.version`, the
+    version of the stack the issue was computed from (409 when another issue came first)."""
+    (add if new_policy else save)(uow, tenant, policy)
+    for term in terms:
+        add_term(uow, tenant, term)
+    add_transaction(uow, tenant, transaction)
+    for segment in segments:
+        add_segment(uow, tenant, segment)
+
+
+def stack(tenant: str, policy_locator: str) -> IssuedStack | None:
+    """The policy's whole item collection, read strongly consistently; None for an unknown policy."""
+    items = query.all_items(table.gateway(), _scope(tenant), keys.policy_partition(tenant, policy_locator),
+                            consistent=True)
+    if not items or items[0].get("entity") != POLICY_ENTITY:
+        return None
+    by_entity: dict[str, list[dict[str, Any]]] = {}
+    for item in items[1:]:
+        by_entity.setdefault(item.get("entity", ""), []).append(_record(item))
+    segments = [Segment.model_validate(item) for item in by_entity.get(SEGMENT_ENTITY, [])]
+    transactions = [Transaction.model_validate(item) for item in by_entity.get(TRANSACTION_ENTITY, [])]
+    return IssuedStack(policy=Policy.model_validate(_record(items[0])),
+                       terms=[Term.model_validate(item) for item in by_entity.get(TERM_ENTITY, [])],
+                       transactions=transactions, segments={segment.locator: segment for segment in segments})
 
 
 def add_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction) -> None:
-    item = {**keys.transaction(tenant, transaction.locator).as_dict(), "entity": "transaction",
-            f"{POLICY_TRANSACTIONS_INDEX}PK": keys.policy_transactions_index(tenant, transaction.policyLocator),
-            f"{POLICY_TRANSACTIONS_INDEX}SK": transaction.locator, **transaction.model_dump()}
+    item = {**keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator).as_dict(),
+            "entity": TRANSACTION_ENTITY,
+            f"{LOOKUP_INDEX}PK": keys.transaction_lookup(tenant, transaction.locator),
+            f"{LOOKUP_INDEX}SK": transaction.policyLocator, **transaction.model_dump()}
     if transaction.transactionState == TransactionState.ISSUED and transaction.issuedTime is not None:
         item[f"{ISSUED_INDEX}PK"] = keys.policy_issued_index(tenant, transaction.policyLocator)
         item[f"{ISSUED_INDEX}SK"] = f"{isoformat(transaction.issuedTime)}#{transaction.locator}"
@@ -132,47 +171,55 @@ def add_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction) -> N
 
 
 def get_transaction(tenant: str, locator: str) -> Transaction | None:
-    item = table.gateway().get(_scope(tenant), keys.transaction(tenant, locator))
+    item = _looked_up(tenant, keys.transaction_lookup(tenant, locator))
     return Transaction.model_validate(_record(item)) if item else None
 
 
 def issued_transactions(tenant: str, policy_locator: str, page: PageRequest) -> Page[Transaction]:
-    """The policy's issued transactions that are neither reversed nor reapplied, in issuing order."""
+    """The policy's issued transactions that are neither reversed nor reapplied, in issuing order
+    (eventually consistent: a list; `stack` is the read to compute from)."""
     found = query.page(table.gateway(), _scope(tenant), keys.policy_issued_index(tenant, policy_locator), page,
                        index=ISSUED_INDEX)
     return Page([Transaction.model_validate(_record(item)) for item in found.items], found.list_completed)
 
 
-def issued_stack(tenant: str, policy_locator: str) -> list[Transaction]:
-    """Every transaction of the policy's issued stack, in issuing order."""
-    items = query.all_items(table.gateway(), _scope(tenant), keys.policy_issued_index(tenant, policy_locator),
-                            index=ISSUED_INDEX)
-    return [Transaction.model_validate(_record(item)) for item in items]
-
-
 def add_segment(uow: UnitOfWork, tenant: str, segment: Segment) -> None:
-    uow.add(table.put_new({**keys.segment(tenant, segment.locator).as_dict(), "entity": "segment",
-                           **segment.model_dump()}, lambda: AlreadyExists("The segment already exists")))
+    uow.add(table.put_new({**keys.policy_segment(tenant, segment.policyLocator, segment.locator).as_dict(),
+                           "entity": SEGMENT_ENTITY,
+                           f"{LOOKUP_INDEX}PK": keys.segment_lookup(tenant, segment.locator),
+                           f"{LOOKUP_INDEX}SK": segment.policyLocator, **segment.model_dump()},
+                          lambda: AlreadyExists("The segment already exists")))
 
 
 def get_segment(tenant: str, locator: str) -> Segment | None:
-    item = table.gateway().get(_scope(tenant), keys.segment(tenant, locator))
+    item = _looked_up(tenant, keys.segment_lookup(tenant, locator))
     return Segment.model_validate(_record(item)) if item else None
 
 
-def transactions_and_segments(tenant: str, transaction_locators: Iterable[str],
-                              segment_locators: Iterable[str]) -> tuple[dict[str, Transaction], dict[str, Segment]]:
-    """The existing ones among the given transactions and segments, by locator, in one BatchGetItem
-    per 100 keys."""
-    wanted = [keys.transaction(tenant, x) for x in transaction_locators]
-    wanted += [keys.segment(tenant, s) for s in segment_locators]
-    transactions: dict[str, Transaction] = {}
-    segments: dict[str, Segment] = {}
+def segment_of_policy(tenant: str, policy_locator: str, locator: str) -> Segment | None:
+    item = table.gateway().get(_scope(tenant), keys.policy_segment(tenant, policy_locator, locator))
+    return Segment.model_validate(_record(item)) if item else None
+
+
+def transactions_and_segments(tenant: str, transactions: Iterable[tuple[str, str]],
+                              segments: Iterable[tuple[str, str]]) -> tuple[dict[str, Transaction], dict[str, Segment]]:
+    """The existing ones among the given transactions and segments, each named by (policy locator,
+    locator), by locator, in one BatchGetItem per 100 keys."""
+    wanted = [keys.policy_transaction(tenant, policy, x) for policy, x in transactions]
+    wanted += [keys.policy_segment(tenant, policy, s) for policy, s in segments]
+    found_transactions: dict[str, Transaction] = {}
+    found_segments: dict[str, Segment] = {}
     for item in table.gateway().batch_get(_scope(tenant), wanted):
-        if item.get("entity") == "transaction":
+        if item.get("entity") == TRANSACTION_ENTITY:
             transaction = Transaction.model_validate(_record(item))
-            transactions[transaction.locator] = transaction
+            found_transactions[transaction.locator] = transaction
         else:
             segment = Segment.model_validate(_record(item))
-            segments[segment.locator] = segment
-    return transactions, segments
+            found_segments[segment.locator] = segment
+    return found_transactions, found_segments
+
+
+def _looked_up(tenant: str, lookup: str) -> dict[str, Any] | None:
+    """The one item a lookup partition of GSI1 holds (eventually consistent, as every index)."""
+    items, _ = table.gateway().query(_scope(tenant), lookup, index=LOOKUP_INDEX, limit=1)
+    return items[0] if items else None

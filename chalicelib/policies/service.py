@@ -4,7 +4,9 @@ Issuing: the quotes service calls `add_issued_policy` with its own unit of work 
 policy (root, term 0, the `issuance` transaction in state `issued`, its coverage segment with the
 whole element tree, the first static data history entry and the number guard) and the quote's own
 changes are one TransactWriteItems of a fixed number of items, however large the element tree; the
-quotes service records `policy.quote.issue`.
+quotes service records `policy.quote.issue`. A policy is one item collection: `issued_stack` reads it
+with one strongly consistent Query, and every issue (repository.add_issue) writes the root on
+condition of the version that read saw.
 
 Numbers: `issuance.policyNumber` is claimed as given; without one the product's numbering plan gives
 the next number (configuration/numbers.py); without a plan the policy has none until one is set or
@@ -50,6 +52,7 @@ from chalicelib.policies.models import (
     ContactRole,
     DurationBasis,
     Element,
+    IssuedStack,
     Policy,
     PolicyIssuance,
     PolicyIssued,
@@ -135,10 +138,7 @@ def add_issued_policy(ctx: CallContext, uow: Any, issuance: PolicyIssuance) -> P
     _check_size(segment)
     _check_size(policy)
 
-    repository.add(uow, ctx.tenant, policy)
-    repository.add_term(uow, ctx.tenant, term)
-    repository.add_transaction(uow, ctx.tenant, transaction)
-    repository.add_segment(uow, ctx.tenant, segment)
+    repository.add_issue(uow, ctx.tenant, policy, transaction, [segment], [term], new_policy=True)
     repository.add_static_version(uow, ctx.tenant, policy.locator, _static_version(ctx, policy.static))
     return PolicyIssued(policyLocator=policy_locator, policyNumber=number, termLocator=term_locator,
                         transactionLocator=transaction_locator, segmentLocator=segment_locator)
@@ -223,8 +223,10 @@ def _latest_snapshots(ctx: CallContext, policies: list[Policy]) -> list[PolicySn
     """Each policy with its latest segment and the transaction that made it: one batch read (a second
     only for segments made by a transaction other than the latest issued one)."""
     transactions, segments = repository.transactions_and_segments(
-        ctx.tenant, [p.issuedTransactionLocator for p in policies], [p.latestSegmentLocator for p in policies])
-    missing = {s.transactionLocator for s in segments.values()} - transactions.keys()
+        ctx.tenant, [(p.locator, p.issuedTransactionLocator) for p in policies],
+        [(p.locator, p.latestSegmentLocator) for p in policies])
+    missing = {(s.policyLocator, s.transactionLocator) for s in segments.values()
+               if s.transactionLocator not in transactions}
     if missing:
         transactions.update(repository.transactions_and_segments(ctx.tenant, missing, [])[0])
     snapshots = []
@@ -239,13 +241,21 @@ def _latest_snapshots(ctx: CallContext, policies: list[Policy]) -> list[PolicySn
 def snapshot(ctx: CallContext, locator: str, moment: datetime, *, by_issued_time: bool = False) -> PolicySnapshot:
     """The policy as of `moment` (stack.py says which transaction and segment show it);
     404 `snapshot.not_found` when the policy had no state at that moment."""
-    policy = get_policy(ctx, locator)
-    stack = repository.issued_stack(ctx.tenant, policy.locator)
-    found = segment_at(stack, moment, by_issued_time=by_issued_time)
-    segment = repository.get_segment(ctx.tenant, found[1].locator) if found else None
+    stack = issued_stack(ctx, locator)
+    found = segment_at(stack.issued(), moment, by_issued_time=by_issued_time)
+    segment = stack.segments.get(found[1].locator) if found else None
     if found is None or segment is None:
-        raise NotFound("snapshot", f"of policy {policy.locator} at {isoformat(moment)}")
-    return PolicySnapshot(policy=policy, transaction=found[0], segment=segment)
+        raise NotFound("snapshot", f"of policy {locator} at {isoformat(moment)}")
+    return PolicySnapshot(policy=stack.policy, transaction=found[0], segment=segment)
+
+
+def issued_stack(ctx: CallContext, locator: str) -> IssuedStack:
+    """The policy with its terms, transactions and segments in one strongly consistent read: what a
+    transaction is computed from (and its issue written on condition of `policy.version`)."""
+    stack = repository.stack(ctx.tenant, locator) if _plausible(locator) else None
+    if stack is None:
+        raise NotFound(ENTITY, locator)
+    return stack
 
 
 def static_data(ctx: CallContext, locator: str) -> dict[str, Any]:
@@ -292,7 +302,8 @@ def transaction_segment(ctx: CallContext, locator: str) -> Segment:
     """The segment the transaction made (its last, should it have made several); 404
     `segment.not_found` for a transaction that has none yet."""
     transaction = get_transaction(ctx, locator)
-    segment = repository.get_segment(ctx.tenant, transaction.segments[-1].locator) if transaction.segments else None
+    segment = (repository.segment_of_policy(ctx.tenant, transaction.policyLocator, transaction.segments[-1].locator)
+               if transaction.segments else None)
     if segment is None:
         raise NotFound(SEGMENT_ENTITY, f"of transaction {locator}")
     return segment

@@ -33,13 +33,16 @@ def page(
 
 
 def all_items(
-    gateway: TableGateway, scope: str, pk: str, *, index: str | None = None, sk_prefix: str | None = None
+    gateway: TableGateway, scope: str, pk: str, *, index: str | None = None, sk_prefix: str | None = None,
+    consistent: bool = False,
 ) -> list[dict[str, Any]]:
-    """Every item of one partition (small, bounded collections only: a user's tokens, a policy's terms)."""
+    """Every item of one partition (small, bounded collections only: a user's tokens, a policy's terms),
+    in one Query per MB read."""
     items: list[dict[str, Any]] = []
     start_key = None
     while True:
-        batch, start_key = gateway.query(scope, pk, index=index, sk_prefix=sk_prefix, start_key=start_key)
+        batch, start_key = gateway.query(scope, pk, index=index, sk_prefix=sk_prefix, start_key=start_key,
+                                         consistent=consistent)
         items.extend(batch)
         if start_key is None:
             return items

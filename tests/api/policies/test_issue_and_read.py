@@ -217,6 +217,22 @@ def test_fetching_a_policy_is_one_read_beyond_authentication(api, admin_token, t
     assert [name for name in ddb_calls if name != "BatchGetItem"] == ["GetItem"], ddb_calls  # BatchGetItem: auth
 
 
+@pytest.mark.parametrize(("path", "reads"), [
+    ("/policies/{policy}/snapshot?date=2026-06-01T00%3A00%3A00Z", ["Query"]),  # the policy's whole collection
+    ("/transactions/{transaction}", ["Query"]),  # by locator on an index
+    ("/transactions/{transaction}/segment", ["Query", "GetItem"]),  # then the segment in the policy's partition
+    ("/transactions/segments/{segment}", ["Query"]),
+    ("/terms/{term}", ["GetItem", "GetItem"]),  # the term's alias, then the term
+])
+def test_policy_records_are_read_in_a_fixed_number_of_calls(api, admin_token, tenant, issued, ddb_calls, path,
+                                                            reads):
+    path = path.format(policy=issued.policyLocator, transaction=issued.transactionLocator,
+                       segment=issued.segmentLocator, term=issued.termLocator)
+    ddb_calls.clear()
+    ok(call(api, "GET", f"/policy/{tenant}{path}", admin_token))
+    assert [name for name in ddb_calls if name != "BatchGetItem"] == reads, ddb_calls  # BatchGetItem: auth
+
+
 @pytest.fixture
 def transaction_sizes(aws):
     """The number of actions of each TransactWriteItems sent while the test runs."""
