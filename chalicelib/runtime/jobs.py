@@ -2,7 +2,10 @@
 
 A job item moves queued -> running -> finished | failed by version-conditional updates, so a message
 delivered twice runs its handler once. A job whose lease runs out (a worker died, a message was lost)
-is put back on the queue by the reaper, up to MAX_ATTEMPTS times.
+is put back on the queue by the reaper, up to MAX_ATTEMPTS times; a redelivered message of a running
+job whose lease ran out takes the job over at once. So every handler must be safe to run again from
+the start, and its work must fit the lease: the deployed worker's timeout is below the lease, and the
+queue's visibility timeout is at least six times the worker's timeout (tests/architecture checks both).
 """
 from __future__ import annotations
 
@@ -62,12 +65,14 @@ def registered_job_types() -> list[str]:
     return sorted(_handlers)
 
 
-def enqueue(uow: Any, job_type: str, payload: dict[str, Any] | None = None) -> str:
-    """Add a queued job item to `uow`; its message is sent once the unit of work commits."""
+def enqueue(uow: Any, job_type: str, payload: dict[str, Any] | None = None, *, locator: str | None = None) -> str:
+    """Add a queued job item to `uow`; its message is sent once the unit of work commits. A job that
+    continues another passes a `locator` derived from where it continues, so a retried step that
+    enqueues its continuation again makes the commit fail with AlreadyExists instead of a second job."""
     if job_type not in _handlers:
         raise ValueError(f"no handler registered for job type {job_type}")
     ctx: CallContext = uow.ctx
-    locator = new_locator()
+    locator = locator or new_locator()
     lease_until = ctx.now + timedelta(seconds=settings().job_lease_seconds)
     uow.add(table.put_new(_job_item(ctx, locator, job_type, payload or {}, lease_until)))
     message = JobMessage(
@@ -122,7 +127,7 @@ def dispatch(message: JobMessage) -> JobStatus | None:
     ctx = CallContext(principal=SYSTEM, request_id=message.correlation_id, now=now, tenant_locator=message.tenant)
     scope = keys.tenant_scope(message.tenant)
     job = table.gateway().get(scope, keys.job(message.tenant, message.job_locator))
-    if job is None or job["status"] != JobStatus.QUEUED.value:
+    if job is None or not _claimable(job, now):
         return None
     handler = _handlers.get(job["jobType"])
     version = int(job["version"])
@@ -140,6 +145,14 @@ def dispatch(message: JobMessage) -> JobStatus | None:
         return _run(ctx, scope, message, job, handler, version + 1)
     finally:
         log.remove_keys(["job_type", "job_locator", "correlation_id"])
+
+
+def _claimable(job: dict[str, Any], now: datetime) -> bool:
+    """Queued, or running on a lease that ran out (its worker was killed, e.g. by the function timeout)."""
+    if job["status"] == JobStatus.QUEUED.value:
+        return True
+    return job["status"] == JobStatus.RUNNING.value and "leaseUntil" in job and parse_datetime(
+        job["leaseUntil"]) <= now
 
 
 def _run(ctx: CallContext, scope: str, message: JobMessage, job: dict[str, Any], handler: Handler | None,

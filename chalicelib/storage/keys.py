@@ -212,14 +212,11 @@ def account_policies_index(tenant_locator: str, account_locator: str) -> str:
 
 
 # --- policies -------------------------------------------------------------------------------------
-# A policy is one item collection, read whole by one strongly consistent Query of its partition: the
-# root first (`#ROOT`; GSI1: the account's policies, GSI2: the tenant's policies, both in creation
-# order), then its segments (each with its element tree as a document), static data history, terms by
-# number and transactions. Every issue rewrites the root on condition of its version in the same
-# transaction as its children, so a root read first is never older than the children read after it.
-# Transactions and segments are found by locator on GSI1 (`transaction_lookup`, `segment_lookup`), a
-# term through an alias item naming its policy and number; an issued transaction is also on the
-# policy's sparse issued stack (GSI2, by issued time), which pages the issued transactions list.
+# A policy's partition holds its root (GSI1: the account's policies, GSI2: the tenant's policies, both
+# in creation order), its terms by number and its static data history. A term is found by its
+# locator through an alias item naming its policy and number. Transactions are partitions of their
+# own, listed per policy on GSI1 and, while issued, on the policy's sparse issued stack (GSI2). A
+# segment is one item keyed by its own locator, holding the element tree as a document.
 
 
 def policy_partition(tenant_locator: str, policy_locator: str) -> str:
@@ -234,10 +231,8 @@ def policies_index(tenant_locator: str) -> str:
     return f"{tenant_scope(tenant_locator)}POLICIES"
 
 
-SEGMENT_PREFIX = "SEG#"
-STATIC_HISTORY_PREFIX = "STATIC#"
 TERM_PREFIX = "TERM#"
-TRANSACTION_PREFIX = "TX#"
+STATIC_HISTORY_PREFIX = "STATIC#"
 
 
 def policy_term(tenant_locator: str, policy_locator: str, number: int) -> Key:
@@ -252,24 +247,20 @@ def policy_static_version(tenant_locator: str, policy_locator: str, history_loca
     return Key(policy_partition(tenant_locator, policy_locator), f"{STATIC_HISTORY_PREFIX}{history_locator}")
 
 
-def policy_transaction(tenant_locator: str, policy_locator: str, transaction_locator: str) -> Key:
-    return Key(policy_partition(tenant_locator, policy_locator), f"{TRANSACTION_PREFIX}{transaction_locator}")
+def transaction(tenant_locator: str, transaction_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}TXN#{transaction_locator}")
 
 
-def transaction_lookup(tenant_locator: str, transaction_locator: str) -> str:
-    return f"{tenant_scope(tenant_locator)}TXN#{transaction_locator}"
+def policy_transactions_index(tenant_locator: str, policy_locator: str) -> str:
+    return f"{policy_partition(tenant_locator, policy_locator)}#TXNS"
 
 
 def policy_issued_index(tenant_locator: str, policy_locator: str) -> str:
     return f"{policy_partition(tenant_locator, policy_locator)}#ISSUED"
 
 
-def policy_segment(tenant_locator: str, policy_locator: str, segment_locator: str) -> Key:
-    return Key(policy_partition(tenant_locator, policy_locator), f"{SEGMENT_PREFIX}{segment_locator}")
-
-
-def segment_lookup(tenant_locator: str, segment_locator: str) -> str:
-    return f"{tenant_scope(tenant_locator)}SEG#{segment_locator}"
+def segment(tenant_locator: str, segment_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}SEG#{segment_locator}")
 
 
 # --- quotes ---------------------------------------------------------------------------------------
@@ -318,3 +309,44 @@ def roles_version(shard: int) -> Key:
     """One copy of the version every role change bumps (copies spread the reads of authentication)."""
     return Key(f"SYS#ROLESVERSION#{shard}")
 
+
+# --- tables: version entries beyond the inline ones, and rows awaiting deletion ------------------
+
+
+def table_selection_entry(tenant_locator: str, kind: str, static_name: str, sequence: int) -> Key:
+    """The `sequence`-th version of a static name (its selection record lists them inline while few)."""
+    return Key(tables_partition(tenant_locator), f"{table_selection_entry_prefix(kind, static_name)}{sequence:010d}")
+
+
+def table_selection_entry_prefix(kind: str, static_name: str) -> str:
+    return f"SV#{kind}#{static_name}#"
+
+
+def table_instance_entry(tenant_locator: str, kind: str, name: str, sequence: int) -> Key:
+    """The `sequence`-th version of an instance (its instance record lists them inline while few)."""
+    return Key(tables_partition(tenant_locator), f"{table_instance_entry_prefix(kind, name)}{sequence:010d}")
+
+
+def table_instance_entry_prefix(kind: str, name: str) -> str:
+    return f"IV#{kind}#{name}#"
+
+
+TABLE_SELECTION_PREFIX = "S#"
+TABLE_GARBAGE_PREFIX = "G#"
+
+
+def table_garbage(tenant_locator: str, version: str) -> Key:
+    """A table version whose rows the cleanup job deletes: an upload not (yet) committed, or a retired version."""
+    return Key(tables_partition(tenant_locator), f"{TABLE_GARBAGE_PREFIX}{version}")
+
+
+def table_rows_partition(tenant_locator: str, version: str, shard: int) -> str:
+    return f"{tenant_scope(tenant_locator)}TBLV#{version}#{shard}"
+
+
+TABLE_PENDING_UPLOAD_PREFIX = "P#"
+
+
+def table_pending_upload(tenant_locator: str, version: str) -> Key:
+    """A table version whose rows are being written; its final transaction deletes this record."""
+    return Key(tables_partition(tenant_locator), f"{TABLE_PENDING_UPLOAD_PREFIX}{version}")

@@ -180,16 +180,12 @@ class TableGateway:
         forward: bool = True,
         limit: int | None = None,
         start_key: dict[str, Any] | None = None,
-        consistent: bool = False,
     ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        """One Query call: items plus the LastEvaluatedKey (None at the end). `consistent` reads the
-        table strongly consistently (a global secondary index cannot be)."""
+        """One Query call: items plus the LastEvaluatedKey (None at the end)."""
         if not pk.startswith(scope):
             raise ScopeViolation(f"query partition {pk!r} is outside scope {scope!r}")
         if index is not None and index not in INDEXES:
             raise ValueError(f"unknown index {index}")
-        if index is not None and consistent:
-            raise ValueError("a global secondary index has no consistent reads")
         if _too_long(pk, HASH_KEY_MAX_BYTES) or _too_long(sk_prefix, RANGE_KEY_MAX_BYTES):
             return [], None
         pk_name, sk_name = (f"{index}PK", f"{index}SK") if index else ("PK", "SK")
@@ -235,8 +231,6 @@ class TableGateway:
             params["Limit"] = limit
         if start_key:
             params["ExclusiveStartKey"] = start_key
-        if consistent:
-            params["ConsistentRead"] = True
         response = self._call(self._client.query, **params)
         items = [codec.deserialize(i) for i in response.get("Items", [])]
         return items, response.get("LastEvaluatedKey")
@@ -288,6 +282,17 @@ class TableGateway:
             op = put(item)
             _check_op(scope, op)
             requests.append({"PutRequest": {"Item": op.params["Item"]}})
+        self._batch_send(requests)
+
+    def batch_delete(self, scope: str, keys: Iterable[Key]) -> None:
+        """Unconditional deletes, as batch_write sends puts: bulk data no record reaches any more."""
+        requests = []
+        for key in keys:
+            _check_key(scope, key)
+            requests.append({"DeleteRequest": {"Key": codec.serialize(key.as_dict())}})
+        self._batch_send(requests)
+
+    def _batch_send(self, requests: list[dict[str, Any]]) -> None:
         for start in range(0, len(requests), BATCH_WRITE_ITEMS):
             pending = requests[start:start + BATCH_WRITE_ITEMS]
             for attempt in range(BATCH_WRITE_ATTEMPTS):

@@ -6,9 +6,19 @@ from typing import Any
 from chalicelib.core.context import CallContext
 from chalicelib.runtime.jobs import job_handler
 from chalicelib.tables import service
+from chalicelib.tables.models import TableKind
 
 
 @job_handler(service.BOOTSTRAP_JOB)
 def load_bootstrap_tables(ctx: CallContext, payload: dict[str, Any]) -> dict[str, Any]:
-    """Enqueued by createTenant when its package carries table resources (configuration/service.py)."""
-    return service.load_bootstrap(ctx)
+    """Enqueued by createTenant when its package carries table resources (configuration/service.py),
+    then by each step for the next one (payload `cursor`)."""
+    return service.load_bootstrap(ctx, int(payload.get("cursor") or 0))
+
+
+@job_handler(service.CLEANUP_JOB)
+def clean_up_tables(ctx: CallContext, payload: dict[str, Any]) -> dict[str, Any]:
+    """Enqueued by an upload that replaces a version (payload: its kind and static name), and daily for
+    every tenant by workers/schedules.py (no payload: every static name)."""
+    kind = payload.get("kind")
+    return service.clean_up(ctx, TableKind(kind) if kind else None, payload.get("staticName"))

@@ -118,6 +118,11 @@ class Selection(BaseModel):
                          revision=self.revision)
 
 
+def latest(entries: "Sequence[VersionEntry]") -> VersionEntry:
+    """The version uploaded last: the latest createdAt, and of two alike the one listed later."""
+    return max(enumerate(entries), key=lambda pair: (pair[1].createdAt, pair[0]))[1]
+
+
 class TableInstance(BaseModel):
     """A resource instance: `name` is its own (unique per kind), `staticName` the table it implements."""
 
@@ -134,7 +139,7 @@ class TableInstance(BaseModel):
     @property
     def latest(self) -> VersionEntry:
         """The version uploaded last (what a download answers)."""
-        return max(self.selection.entries, key=lambda e: (e.createdAt, e.version))
+        return latest(self.selection.entries)
 
 
 class TableResource(BaseModel):

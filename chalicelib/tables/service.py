@@ -14,20 +14,23 @@ selection record too, and a range key with more ranges than fit in one item may 
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import zipfile
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
+
+from ulid import ULID
 
 from chalicelib.configuration import service as configuration
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, DomainError, FieldError, InvalidRequest, InvalidState, NotFound
 from chalicelib.core.ids import new_locator
-from chalicelib.runtime import wiring
+from chalicelib.runtime import jobs, wiring
 from chalicelib.tables import cache, constraints, layout, parser, repository, versions
 from chalicelib.tables.models import (
     DATA_TYPES,
@@ -46,9 +49,19 @@ from chalicelib.tables.models import (
 
 BOOTSTRAP_JOB = "tables.bootstrap"
 """The job createTenant enqueues (by this name: configuration cannot import tables)."""
-MAX_VERSIONS = 500
-"""Versions of one static name, all instances together: its selection record is one item."""
+CLEANUP_JOB = "tables.cleanup"
+VERSION_RETENTION = timedelta(days=400)
+"""A version stays while it is in force at some moment of the last VERSION_RETENTION or later (for some
+jurisdiction, or for its instance's own name): lookups dated within a policy term and a bit keep their
+answers; dated earlier, they fall back on the earliest version kept (versions.py, rule 3)."""
+GARBAGE_GRACE = timedelta(hours=1)
+"""How long the rows of a retired version outlive it (processes may still hold the selection that named
+it, cache.py) and how old an upload that never committed must be to count as lost (an upload runs
+within the API's 30 s, a bootstrap step within the job worker's 300 s)."""
 BOOTSTRAP_FAILED_EVENT = "resource.bootstrap.fail"
+BOOTSTRAP_STEP_BYTES = 4_000_000
+"""CSV bytes one bootstrap step loads at most (unless one file is larger): like an upload through the
+API, which must fit the API's 30 s, so a step stays far below the job worker's timeout."""
 
 _BOOTSTRAP_FOLDERS = {
     "tables": (TableKind.LOOKUP, TableKind.RANGE),
@@ -110,6 +123,7 @@ def _store(ctx: CallContext, kind: TableKind, name: str, static_name: str, juris
     entry = VersionEntry(name=name, version=new_locator(), effectiveFrom=effective_from, createdAt=ctx.now,
                          createdBy=ctx.user_locator, jurisdictions=jurisdictions, schemaDigest=schema.digest(),
                          shards=layout.shard_count(len(by_key)), rows=len(rows))
+    repository.mark_pending_upload(ctx.tenant, kind, entry, ctx.now)
     _write_rows(ctx.tenant, kind, entry, content, rows, by_key)
 
     instance = TableInstance(kind=kind, name=name, staticName=static_name, jurisdictions=jurisdictions,
@@ -126,6 +140,8 @@ def _store(ctx: CallContext, kind: TableKind, name: str, static_name: str, juris
         "name": name, "staticName": static_name, "resourceType": kind.value, "locator": entry.version,
         "jurisdictions": list(jurisdictions), "rows": len(rows), "effectiveFrom": effective_from,
         "source": "bootstrap" if bootstrap else "upload"})
+    if replacing:
+        jobs.enqueue(uow, CLEANUP_JOB, {"kind": kind.value, "staticName": static_name})
     uow.after_commit(lambda: _remember(ctx, kind, instance, selection))
     uow.commit()
     return TableResource(kind=kind, name=name, staticName=static_name, version=entry.version,
@@ -144,7 +160,7 @@ def _laid_out(kind: TableKind, rows: list[ParsedRow], schema: TableSchema) -> di
 def _versions_so_far(tenant: str, kind: TableKind, name: str, static_name: str,
                      replacing: TableInstance | None) -> tuple[Selection, Selection]:
     """The static name's selection record and the instance's own versions; 409 for a create of an
-    existing name, or when the static name has all the versions it may have."""
+    existing name."""
     if replacing is None:
         existing, selection = repository.instance_and_selection(tenant, kind, name, static_name)
         if existing is not None:
@@ -153,9 +169,6 @@ def _versions_so_far(tenant: str, kind: TableKind, name: str, static_name: str,
         own = Selection()
     else:
         selection, own = repository.get_selection(tenant, kind, static_name), replacing.selection
-    if len(selection.entries) >= MAX_VERSIONS:
-        raise InvalidState(f"{kind.value} {static_name} has {MAX_VERSIONS} versions, the most it may have",
-                           code=f"{kind.value}.too_many_versions")
     return selection, own
 
 
@@ -391,40 +404,82 @@ def _constraint_table(ctx: CallContext, name: str, at: At, jurisdiction: str | N
 # --- bootstrap -----------------------------------------------------------------------------------
 
 
-def load_bootstrap(ctx: CallContext) -> dict[str, int]:
-    """Load every table resource of the tenant's bootstrap record (the package createTenant deployed)
-    not loaded before: each becomes an instance of its static name whose version is in force from the
-    earliest selectionStartTime of the resource groups naming it (the tenant's creation without one).
-    A resource that cannot load (unknown table, bad CSV) is marked failed with the reason and the
-    others still load; other errors propagate, so the job runs again and skips what is done.
-    Answers how many were created, failed and skipped."""
+def load_bootstrap(ctx: CallContext, cursor: int = 0) -> dict[str, int]:
+    """One step of loading the table resources of the tenant's bootstrap record (the package
+    createTenant deployed): from resource number `cursor` on, as many as fit BOOTSTRAP_STEP_BYTES of
+    CSV (at least one); then the step enqueues the next one. Each resource becomes an instance of its
+    static name whose version is in force from the earliest selectionStartTime of the resource groups
+    naming it (the tenant's creation without one). A resource that cannot load (unknown table, bad CSV)
+    is marked failed with the reason and the others still load; other errors propagate, so the job
+    runs again.
+
+    Safe to run again from the start, and beside another run of itself: a resource with a recorded
+    outcome is skipped, one loaded by another run meanwhile counts as skipped (never as failed), the
+    rows of an attempt that died before its final transaction are never reachable and the cleanup job
+    deletes them, and the next step has a locator derived from where it starts, so it is enqueued once.
+    Answers how many of this step's resources were created, failed and skipped, and how many are left."""
     record = configuration.bootstrap_record(ctx)
     counts: Counter[str] = Counter(created=0, failed=0, skipped=0)
     if record is None:
-        return dict(counts)
+        return {**counts, "remaining": 0}
     model = configuration.model(ctx, record.version)
     instances = ((model.get("bootstrap") or {}).get("resources") or {}).get("resourceInstances") or {}
+    resources = [(resource, kind) for resource in record.resources
+                 if (kind := _bootstrap_kind(resource.kind, resource.staticName, model)) is not None]
+    end = _bootstrap_step_end(resources, cursor)
     done = {status.name for status in repository.bootstrap_statuses(ctx.tenant)}
-    for resource in record.resources:
-        kind = _bootstrap_kind(resource.kind, resource.staticName, model)
-        if kind is None:
-            continue
+    for resource, kind in resources[cursor:end]:
         if resource.instance in done:
             counts["skipped"] += 1
             continue
         spec = instances.get(resource.instance) or {}
         start = versions.bootstrap_start(resource.instance, record.resourceGroups) or record.createdAt
-        try:
-            content = repository.read_bootstrap_file(ctx.tenant, resource.path)
-            if content is None:
-                raise InvalidState(f"The file {resource.path} is missing", code="table.bootstrap_file_missing")
-            _store(ctx, kind, resource.instance, resource.staticName, tuple(spec.get("jurisdictions") or ()),
-                   content, start, model, bootstrap=True)
-            counts["created"] += 1
-        except DomainError as error:
-            _record_bootstrap_failure(ctx, resource.instance, kind, error)
-            counts["failed"] += 1
-    return dict(counts)
+        counts[_load_bootstrap_resource(ctx, resource, kind, tuple(spec.get("jurisdictions") or ()), start, model)] += 1
+    if end < len(resources):
+        _enqueue_bootstrap_step(ctx, record.createdAt, record.version, end)
+    return {**counts, "remaining": len(resources) - end}
+
+
+def _bootstrap_step_end(resources: Sequence[tuple[Any, TableKind]], cursor: int) -> int:
+    """Where the step starting at `cursor` ends: it depends on the record alone, so a retried step
+    covers the same resources and enqueues the same next step."""
+    end, size = cursor, 0
+    while end < len(resources) and (end == cursor or size + resources[end][0].size <= BOOTSTRAP_STEP_BYTES):
+        size += resources[end][0].size
+        end += 1
+    return end
+
+
+def _load_bootstrap_resource(ctx: CallContext, resource: Any, kind: TableKind, jurisdictions: tuple[str, ...],
+                             start: datetime, model: dict[str, Any]) -> str:
+    """Load one resource; answers "created", "failed" or "skipped" (another run loaded it meanwhile)."""
+    try:
+        content = repository.read_bootstrap_file(ctx.tenant, resource.path)
+        if content is None:
+            raise InvalidState(f"The file {resource.path} is missing", code="table.bootstrap_file_missing")
+        _store(ctx, kind, resource.instance, resource.staticName, jurisdictions, content, start, model,
+               bootstrap=True)
+        return "created"
+    except DomainError as error:
+        if isinstance(error, AlreadyExists) and repository.bootstrap_status(ctx.tenant, resource.instance):
+            return "skipped"  # the instance and its status are committed together: another run loaded it
+        return "failed" if _record_bootstrap_failure(ctx, resource.instance, kind, error) else "skipped"
+
+
+def _enqueue_bootstrap_step(ctx: CallContext, created_at: datetime, record_version: str, cursor: int) -> None:
+    uow = wiring.unit_of_work(ctx)
+    jobs.enqueue(uow, BOOTSTRAP_JOB, {"cursor": cursor},
+                 locator=derived_locator(created_at, f"{BOOTSTRAP_JOB}#{record_version}#{cursor}"))
+    try:
+        uow.commit()
+    except AlreadyExists:
+        pass  # an earlier attempt of this step enqueued it
+
+
+def derived_locator(moment: datetime, seed: str) -> str:
+    """A ULID of `moment` whose random part is derived from `seed`: the same seed, the same locator."""
+    milliseconds = int(moment.timestamp() * 1000)
+    return str(ULID.from_bytes(milliseconds.to_bytes(6, "big") + hashlib.sha256(seed.encode()).digest()[:10]))
 
 
 def bootstrap_status(ctx: CallContext) -> list[BootstrapStatus]:
@@ -452,10 +507,36 @@ def _bootstrap_kind(folder: str, static_name: str, model: dict[str, Any]) -> Tab
     return next((kind for kind in kinds if static_name in (model.get(kind.collection) or {})), kinds[0])
 
 
-def _record_bootstrap_failure(ctx: CallContext, instance: str, kind: TableKind, error: DomainError) -> None:
+def _record_bootstrap_failure(ctx: CallContext, instance: str, kind: TableKind, error: DomainError) -> bool:
+    """Record the failure and its event, unless another run recorded an outcome first (answers False)."""
     reason = f"{error.code}: {error.message}"
     uow = wiring.unit_of_work(ctx)
     repository.put_bootstrap_status(uow, ctx.tenant, BootstrapStatus(name=instance, resourceType=kind, status="failed",
-                                                                     updatedAt=ctx.now, error=reason))
+                                                                     updatedAt=ctx.now, error=reason), first=True)
     uow.record_event(BOOTSTRAP_FAILED_EVENT, {"name": instance, "resourceType": kind.value, "error": reason})
-    uow.commit()
+    try:
+        uow.commit()
+    except AlreadyExists:
+        return False
+    return True
+
+
+# --- cleanup -------------------------------------------------------------------------------------
+
+
+def clean_up(ctx: CallContext, kind: TableKind | None = None, static_name: str | None = None) -> dict[str, int]:
+    """Retire the versions no lookup may choose any more (of one static name, or of every one), take
+    uploads that never committed for lost, and delete the rows of both once GARBAGE_GRACE has passed.
+    Safe to run again and beside an upload (which wins: the cleanup's transaction fails and it runs again)."""
+    names = [(kind, static_name)] if kind is not None and static_name else repository.static_names(ctx.tenant)
+    retired = sum(_retire_superseded(ctx, table_kind, name) for table_kind, name in names)
+    lost = repository.claim_lost_uploads(ctx.tenant, ctx.now - GARBAGE_GRACE)
+    deleted, rows = repository.delete_garbage(ctx.tenant, ctx.now - GARBAGE_GRACE)
+    return {"retired": retired, "lostUploads": lost, "versionsDeleted": deleted, "rowsDeleted": rows}
+
+
+def _retire_superseded(ctx: CallContext, kind: TableKind, static_name: str) -> int:
+    selection = repository.get_selection(ctx.tenant, kind, static_name)
+    kept = versions.kept(selection.entries, ctx.now - VERSION_RETENTION)
+    retired = {entry.version for entry in selection.entries} - kept
+    return repository.retire(ctx.tenant, kind, static_name, retired, ctx.now) if retired else 0

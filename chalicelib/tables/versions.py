@@ -16,12 +16,12 @@ Choosing among the versions of every instance of a static name, at moment `at`:
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from chalicelib.core.clock import parse_datetime
-from chalicelib.tables.models import SelectionTimes, VersionEntry
+from chalicelib.tables.models import SelectionTimes, VersionEntry, latest
 
 CURRENT_TIME = "currentTime"
 
@@ -69,3 +69,18 @@ def bootstrap_start(instance: str, resource_groups: Mapping[str, Any]) -> dateti
             elif isinstance(started, datetime):
                 starts.append(started)
     return min(starts) if starts else None
+
+
+def kept(entries: Sequence[VersionEntry], since: datetime) -> set[str]:
+    """The versions (locators) some lookup at `since` or later may choose: in force, by the rules above,
+    at `since` or at a later version's start, for any jurisdiction or none, or by its instance's own
+    name; and the latest upload of every instance (what a download answers). The others are superseded."""
+    moments = {since} | {e.effectiveFrom for e in entries if e.effectiveFrom > since}
+    jurisdictions: set[str | None] = {None} | {j for e in entries for j in e.jurisdictions}
+    by_instance: dict[str, list[VersionEntry]] = {}
+    for entry in entries:
+        by_instance.setdefault(entry.name, []).append(entry)
+    chosen = {in_force(entries, moment, jurisdiction) for moment in moments for jurisdiction in jurisdictions}
+    chosen |= {in_force(own, moment, every_jurisdiction=True) for own in by_instance.values() for moment in moments}
+    chosen |= {latest(own) for own in by_instance.values()}
+    return {entry.version for entry in chosen if entry is not None}

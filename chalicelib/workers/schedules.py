@@ -9,6 +9,7 @@ from chalicelib.core.context import SYSTEM, CallContext
 from chalicelib.core.ids import new_locator
 from chalicelib.identity import service as identity
 from chalicelib.runtime import jobs, wiring
+from chalicelib.tables import service as tables
 
 bp = Blueprint(__name__)
 
@@ -16,6 +17,11 @@ bp = Blueprint(__name__)
 @bp.schedule(Rate(5, unit=Rate.MINUTES), name="reap_jobs")
 def reap_jobs(event: Any) -> None:
     enqueue_for_every_tenant(jobs.REAP_JOB)
+
+
+@bp.schedule(Rate(1, unit=Rate.DAYS), name="clean_up_tables")
+def clean_up_tables(event: Any) -> None:
+    enqueue_for_every_tenant(tables.CLEANUP_JOB)
 
 
 def enqueue_for_every_tenant(job_type: str) -> int:

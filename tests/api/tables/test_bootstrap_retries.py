@@ -1,0 +1,160 @@
+"""The tables.bootstrap job is safe to run again: a rerun, a second job beside the first, and a step
+killed half-way through a table all end with every table loaded once and no failure recorded."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from chalicelib.runtime import wiring
+from chalicelib.runtime.jobs import JobMessage, JobStatus, dispatch, enqueue, get_job
+from chalicelib.runtime.settings import settings
+from chalicelib.tables import repository, service
+from tests.api.configuration.support import create_tenant, ok
+from tests.api.tables.support import headers, record, value_of
+from tests.api.tables.test_bootstrap import MGT_TABLES, bootstrap_results, statuses
+from tests.builders import system_ctx
+from tests.unit.configuration.zips import fixture_zip
+
+CSVS = sorted(path.stem for path in MGT_TABLES.glob("*.csv"))
+STEP_BYTES = 50_000
+"""Small steps, so mgt-commercial's 71 tables (about 1 MB) take about a dozen."""
+
+
+class WorkerKilled(BaseException):
+    """Stands in for the function timeout: nothing in dispatch can catch it."""
+
+
+@pytest.fixture
+def small_steps(monkeypatch):
+    monkeypatch.setattr(service, "BOOTSTRAP_STEP_BYTES", STEP_BYTES)
+
+
+def events(api, token, tenant, event_type):
+    found, paging = [], None
+    while True:
+        query = f"pagingToken={paging}" if paging else f"type={event_type}&pageSize=100"
+        page = ok(api.http.get(f"/event/{tenant}/events/list?{query}", headers=headers(token)))
+        found += page["events"]
+        paging = page.get("pagingToken")
+        if not page["events"] or not paging:
+            return found
+
+
+def assert_every_table_loaded_once(api, token, tenant):
+    assert statuses(tenant) == {name: ("table", "created", None) for name in CSVS}
+    created = [e["data"]["name"] for e in events(api, token, tenant, "resource.table.create")]
+    assert sorted(created) == CSVS
+    assert events(api, token, tenant, service.BOOTSTRAP_FAILED_EVENT) == []
+    territory = record(api, token, tenant, "table", "Territory", key=["16055"], date="2021-06-01T00:00:00Z")
+    assert value_of(territory)["city"] == "Sarver"
+    discount = record(api, token, tenant, "table", "DiscountFactorsTenure", key=["1"])
+    assert discount.status_code == 200, discount.json_body
+
+
+def new_tenant(api, token, jobs) -> tuple[str, JobMessage]:
+    tenant = ok(create_tenant(api, token, fixture_zip("mgt-commercial")))["locator"]
+    (message,) = [m for m in jobs.sent if m.tenant == tenant]
+    return tenant, message
+
+
+def enqueue_bootstrap(tenant: str) -> str:
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    locator = enqueue(uow, service.BOOTSTRAP_JOB)
+    uow.commit()
+    return locator
+
+
+def test_the_bootstrap_loads_in_steps_that_each_enqueue_the_next(api, admin_token, jobs, small_steps):
+    tenant, _ = new_tenant(api, admin_token, jobs)
+
+    jobs.drain()
+
+    steps = [m for m in jobs.sent if m.tenant == tenant]
+    assert len(steps) >= 5
+    assert [m.payload.get("cursor", 0) for m in steps] == sorted(m.payload.get("cursor", 0) for m in steps)
+    assert bootstrap_results(tenant, jobs) == {"created": 71, "failed": 0, "skipped": 0}
+    assert get_job(tenant, steps[-1].job_locator)["result"]["remaining"] == 0
+    assert_every_table_loaded_once(api, admin_token, tenant)
+
+
+def test_running_the_job_again_after_it_finished_loads_nothing_twice(api, admin_token, jobs, small_steps):
+    tenant, first = new_tenant(api, admin_token, jobs)
+    jobs.drain()
+    first_steps = len(jobs.sent)
+
+    enqueue_bootstrap(tenant)
+    jobs.drain()
+
+    (rerun,) = [m.job_locator for m in jobs.sent[first_steps:]]  # its next step was enqueued (and ran) before
+    result = get_job(tenant, rerun)["result"]
+    assert (result["created"], result["failed"]) == (0, 0)
+    assert result["skipped"] == get_job(tenant, first.job_locator)["result"]["created"] > 0
+    assert_every_table_loaded_once(api, admin_token, tenant)
+
+
+def test_two_bootstrap_jobs_side_by_side_load_every_table_once_and_share_their_next_steps(api, admin_token, jobs,
+                                                                                           small_steps):
+    tenant, _ = new_tenant(api, admin_token, jobs)
+    enqueue_bootstrap(tenant)  # e.g. the reaper re-queued the first while it still ran
+
+    jobs.drain()
+
+    firsts = [m for m in jobs.sent if m.tenant == tenant and not m.payload.get("cursor")]
+    continuations = [m.payload["cursor"] for m in jobs.sent if m.tenant == tenant and m.payload.get("cursor")]
+    assert len(firsts) == 2
+    assert len(continuations) == len(set(continuations))  # each later step enqueued once
+    assert bootstrap_results(tenant, jobs)["created"] == 71
+    assert_every_table_loaded_once(api, admin_token, tenant)
+
+
+def test_a_step_killed_half_way_through_a_table_is_taken_over_and_finishes_it(api, admin_token, jobs, clock,
+                                                                             small_steps, monkeypatch):
+    tenant, message = new_tenant(api, admin_token, jobs)
+    add_version = repository.add_version
+    committed = []
+
+    def killed_before_the_fourth_commit(uow, tenant_, instance, selection):
+        if len(committed) == 3:
+            raise WorkerKilled()  # its rows are written, its final transaction never runs
+        committed.append(instance.name)
+        add_version(uow, tenant_, instance, selection)
+
+    monkeypatch.setattr(repository, "add_version", killed_before_the_fourth_commit)
+    with pytest.raises(WorkerKilled):
+        jobs.drain()
+    monkeypatch.setattr(repository, "add_version", add_version)
+    assert get_job(tenant, message.job_locator)["status"] == JobStatus.RUNNING.value
+    half_loaded = in_record_order(tenant)[3]
+    assert statuses(tenant)[half_loaded] == ("table", "queued", None)
+
+    assert dispatch(message) is None  # redelivered while the lease still runs: the worker may be alive
+    clock.advance(seconds=settings().job_lease_seconds + 1)
+    jobs.send(message.model_dump_json())  # SQS delivers it again once its visibility timeout ends
+    jobs.drain()
+
+    job = get_job(tenant, message.job_locator)
+    assert (job["status"], job["attempts"]) == ("finished", 2)
+    assert job["result"]["skipped"] == 3
+    assert bootstrap_results(tenant, jobs) == {"created": 71 - 3, "failed": 0, "skipped": 3}
+    assert_every_table_loaded_once(api, admin_token, tenant)
+
+
+def in_record_order(tenant: str) -> list[str]:
+    return [s.name for s in service.bootstrap_status(system_ctx().for_tenant(tenant))]
+
+
+def test_a_failure_is_recorded_once_and_never_over_a_loaded_table(api, admin_token, jobs):
+    tenant, _ = new_tenant(api, admin_token, jobs)
+    jobs.drain()
+    ctx = system_ctx().for_tenant(tenant)
+    name = CSVS[0]
+    before = statuses(tenant)[name]
+
+    assert service._record_bootstrap_failure(ctx, name, service.TableKind.LOOKUP, service.AlreadyExists(
+        "table x already exists", code="table.already_exists")) is False
+
+    assert statuses(tenant)[name] == before == ("table", "created", None)
+    assert events(api, admin_token, tenant, service.BOOTSTRAP_FAILED_EVENT) == []
+    assert value_of(record(api, admin_token, tenant, "table", "Territory", key=["16055"],
+                           date="2021-06-01T00:00:00Z"))["territory"] == Decimal("513")

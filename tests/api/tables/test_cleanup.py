@@ -1,0 +1,185 @@
+"""The tables.cleanup job deletes the rows of superseded versions and of uploads that lost their final
+transaction, never those of a version some lookup may still choose (current, scheduled, or in force
+within the retention); it is safe to run again. A static name takes any number of versions."""
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+
+import pytest
+
+from chalicelib.core.errors import ConcurrentModification
+from chalicelib.runtime import wiring
+from chalicelib.runtime.jobs import enqueue, get_job
+from chalicelib.tables import repository, service
+from chalicelib.tables.models import TableKind
+from tests.api.configuration.support import ok
+from tests.api.tables.support import RATES_V1, RATES_V2, create, record, replace, tables_model, tables_tenant, \
+    value_of
+from tests.builders import system_ctx
+
+RATES_V3 = "state,age,factor,note\nCA,18,1.70,\nCA,30,0.90,\n"
+SCHEDULED = "state,age,factor,note\nCA,18,1.60,\n"
+
+
+def factor(api, token, tenant, **query):
+    return value_of(record(api, token, tenant, "table", "Rates", key=["CA", "18"], **query))["factor"]
+
+
+def versions_of(tenant: str) -> dict[str, int]:
+    """version locator -> its row items, for every version the selection lists."""
+    selection = repository.get_selection(tenant, TableKind.LOOKUP, "Rates")
+    return {e.version: repository.rows_of_version(tenant, e.version, e.shards) for e in selection.entries}
+
+
+def clean(tenant: str, jobs) -> dict:
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    locator = enqueue(uow, service.CLEANUP_JOB)
+    uow.commit()
+    jobs.drain()
+    job = get_job(tenant, locator)
+    assert job["status"] == "finished", job
+    return job["result"]
+
+
+def lost_upload(tenant: str, text: str) -> str:
+    """A replace of Rates2026 that read the instance, then lost its final transaction to another upload."""
+    ctx = system_ctx().for_tenant(tenant)
+    stale = repository.get_instance(tenant, TableKind.LOOKUP, "Rates2026")
+    service.replace_table(ctx, TableKind.LOOKUP, "Rates2026", _zip(RATES_V3))  # the winner
+    with pytest.raises(ConcurrentModification):
+        service._store(ctx, TableKind.LOOKUP, "Rates2026", "Rates", (), text.encode(), ctx.now, tables_model(),
+                       replacing=stale)
+    (pending,) = repository.query.all_items(repository.table.gateway(), repository.keys.tenant_scope(tenant),
+                                            repository.keys.tables_partition(tenant), sk_prefix="P#")
+    return pending["version"]
+
+
+def _zip(text: str) -> bytes:
+    from tests.api.tables.support import csv_zip
+
+    return csv_zip(text)
+
+
+@pytest.fixture
+def rates(api, admin_token, clock, jobs):
+    """Rates2026: v1 at the start, v2 ten days later, then (at the same moment) v3 that supersedes v2
+    before it was ever in force; and a version scheduled for 2030."""
+    tenant = tables_tenant(api, admin_token)
+    ok(create(api, admin_token, tenant, "table", "Rates2026", "Rates", RATES_V1))
+    clock.advance(days=10)
+    ok(replace(api, admin_token, tenant, "table", "Rates2026", RATES_V2))
+    ok(replace(api, admin_token, tenant, "table", "Rates2026", RATES_V3))
+    ctx = system_ctx().for_tenant(tenant)
+    instance = repository.get_instance(tenant, TableKind.LOOKUP, "Rates2026")
+    service._store(ctx, TableKind.LOOKUP, "Rates2026", "Rates", (), SCHEDULED.encode(),
+                   ctx.now.replace(year=2030), tables_model(), replacing=instance)
+    return tenant
+
+
+def test_superseded_and_lost_versions_lose_their_rows_and_current_and_scheduled_ones_keep_them(
+        api, admin_token, clock, jobs, rates):
+    v1, v2, v3, scheduled = versions_of(rates)
+    lost = lost_upload(rates, RATES_V2)
+    winner = list(versions_of(rates))[-1]
+    assert repository.rows_of_version(rates, lost, 1) == 2
+
+    clean(rates, jobs)  # with the cleanups the replacements enqueued
+
+    assert versions_of(rates) == {v1: 3, scheduled: 1, winner: 2}  # v2 and v3: superseded by the winner
+    assert repository.rows_of_version(rates, v2, 1) == repository.rows_of_version(rates, lost, 1) == 2  # grace
+    clock.advance(hours=1, seconds=1)  # GARBAGE_GRACE
+    assert clean(rates, jobs) == {"retired": 0, "lostUploads": 1, "versionsDeleted": 3, "rowsDeleted": 2 + 2 + 2}
+
+    assert versions_of(rates) == {v1: 3, scheduled: 1, winner: 2}
+    assert repository.rows_of_version(rates, v2, 1) == repository.rows_of_version(rates, v3, 1) == 0
+    assert repository.rows_of_version(rates, lost, 1) == 0
+    assert factor(api, admin_token, rates) == Decimal("1.70")  # the winner, current
+    assert factor(api, admin_token, rates, date="2026-01-16T00:00:00Z") == Decimal("1.80")  # v1, within retention
+    assert factor(api, admin_token, rates, date="2030-06-01T00:00:00Z") == Decimal("1.60")  # scheduled
+    assert clean(rates, jobs) == {"retired": 0, "lostUploads": 0, "versionsDeleted": 0, "rowsDeleted": 0}
+
+
+def test_a_version_out_of_force_for_longer_than_the_retention_goes_but_current_and_scheduled_stay(
+        api, admin_token, clock, jobs, rates):
+    v1, v2, v3, scheduled = versions_of(rates)
+    clock.advance(days=service.VERSION_RETENTION.days + 1)
+
+    clean(rates, jobs)
+    clock.advance(hours=2)
+    assert clean(rates, jobs)["versionsDeleted"] == 2
+
+    assert versions_of(rates) == {v3: 2, scheduled: 1}
+    assert repository.rows_of_version(rates, v1, 1) == repository.rows_of_version(rates, v2, 1) == 0
+    ctx = system_ctx().for_tenant(rates)  # a year on, the admin's session has expired
+
+    def looked_up(at=None):
+        return service.lookup(ctx, "Rates", ["CA", "18"], at=at)["factor"]
+
+    assert looked_up() == Decimal("1.70")
+    assert looked_up(datetime(2026, 1, 16, tzinfo=timezone.utc)) == Decimal("1.70")  # rule 3: the earliest kept
+    assert looked_up(datetime(2030, 6, 1, tzinfo=timezone.utc)) == Decimal("1.60")
+
+
+def test_an_upload_still_writing_its_rows_is_left_alone(api, admin_token, clock, jobs, rates):
+    lost = lost_upload(rates, RATES_V2)
+
+    clock.advance(minutes=30)
+    assert clean(rates, jobs)["lostUploads"] == 0
+    assert repository.rows_of_version(rates, lost, 1) == 2
+
+
+def test_the_daily_schedule_enqueues_one_cleanup_per_tenant(api, admin_token, clock, jobs, rates):
+    lost_upload(rates, RATES_V2)
+    clock.advance(hours=2)
+    jobs.messages.clear()
+
+    jobs.sent.clear()
+
+    api.lambda_.invoke("clean_up_tables", api.events.generate_cw_event(
+        source="aws.events", detail_type="Scheduled Event", detail={},
+        resources=["arn:aws:events:rule/clean_up_tables"]))
+
+    assert Counter(m.tenant for m in jobs.sent if m.job_type == service.CLEANUP_JOB)[rates] == 1
+    (mine,) = [m for m in jobs.sent if m.tenant == rates]
+    jobs.messages = [mine.model_dump_json()]  # other tests' tenants keep their own jobs
+    jobs.drain()
+    # the lost upload's rows go at once (it began long ago); the retired versions' rows after the grace
+    assert get_job(rates, mine.job_locator)["result"] == {"retired": 2, "lostUploads": 1, "versionsDeleted": 1,
+                                                          "rowsDeleted": 2}
+
+
+def test_more_than_500_versions_of_one_static_name_keep_working(api, admin_token, clock, jobs):
+    tenant = tables_tenant(api, admin_token)
+    ok(create(api, admin_token, tenant, "table", "Rates2026", "Rates", RATES_V1))
+    instance = repository.get_instance(tenant, TableKind.LOOKUP, "Rates2026")
+    selection = repository.get_selection(tenant, TableKind.LOOKUP, "Rates")
+    schema = next(iter(selection.schemas.values()))
+    start = clock.now()
+    for number in range(1, 521):  # straight through the repository: the API would take minutes
+        entry = instance.selection.entries[0].model_copy(update={
+            "version": f"V{number:09d}", "effectiveFrom": start + timedelta(minutes=number),
+            "createdAt": start + timedelta(minutes=number)})
+        if number % 100 == 0:
+            repository.write_lookup_rows(tenant, entry.version, entry.shards, {"CA|18": {"factor": Decimal(number), "note": None}})
+        repository.mark_pending_upload(tenant, TableKind.LOOKUP, entry, clock.now())
+        instance = instance.model_copy(update={"selection": instance.selection.with_entry(entry, schema)})
+        selection = selection.with_entry(entry, schema)
+        uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+        repository.add_version(uow, tenant, instance, selection)
+        uow.commit()
+        instance = instance.model_copy(update={"selection": instance.selection.model_copy(
+            update={"revision": instance.selection.revision + 1})})
+        selection = selection.model_copy(update={"revision": selection.revision + 1})
+    clock.advance(days=1)
+
+    ok(replace(api, admin_token, tenant, "table", "Rates2026", RATES_V2))
+
+    assert len(repository.get_selection(tenant, TableKind.LOOKUP, "Rates").entries) == 522
+    assert factor(api, admin_token, tenant) == Decimal("1.75")
+    assert factor(api, admin_token, tenant, date=(start + timedelta(minutes=300, seconds=30)).isoformat()) == 300
+    assert factor(api, admin_token, tenant, date=(start + timedelta(minutes=500)).isoformat()) == 500
+    assert value_of(record(api, admin_token, tenant, "table", "Rates2026", key=["CA", "18"], byStaticName="false",
+                           date=(start + timedelta(minutes=200)).isoformat()))["factor"] == 200
+    assert factor(api, admin_token, tenant, date="2020-01-01T00:00:00Z") == Decimal("1.80")
