@@ -212,11 +212,14 @@ def account_policies_index(tenant_locator: str, account_locator: str) -> str:
 
 
 # --- policies -------------------------------------------------------------------------------------
-# A policy's partition holds its root (GSI1: the account's policies, GSI2: the tenant's policies, both
-# in creation order), its terms by number and its static data history. A term is found by its
-# locator through an alias item naming its policy and number. Transactions are partitions of their
-# own, listed per policy on GSI1 and, while issued, on the policy's sparse issued stack (GSI2). A
-# segment is one item keyed by its own locator, holding the element tree as a document.
+# A policy is one item collection, read whole by one strongly consistent Query of its partition: the
+# root first (`#ROOT`; GSI1: the account's policies, GSI2: the tenant's policies, both in creation
+# order), then its segments (each with its element tree as a document), static data history, terms by
+# number and transactions. Every issue rewrites the root on condition of its version in the same
+# transaction as its children, so a root read first is never older than the children read after it.
+# Transactions and segments are found by locator on GSI1 (`transaction_lookup`, `segment_lookup`), a
+# term through an alias item naming its policy and number; an issued transaction is also on the
+# policy's sparse issued stack (GSI2, by issued time), which pages the issued transactions list.
 
 
 def policy_partition(tenant_locator: str, policy_locator: str) -> str:
@@ -231,8 +234,10 @@ def policies_index(tenant_locator: str) -> str:
     return f"{tenant_scope(tenant_locator)}POLICIES"
 
 
-TERM_PREFIX = "TERM#"
+SEGMENT_PREFIX = "SEG#"
 STATIC_HISTORY_PREFIX = "STATIC#"
+TERM_PREFIX = "TERM#"
+TRANSACTION_PREFIX = "TX#"
 
 
 def policy_term(tenant_locator: str, policy_locator: str, number: int) -> Key:
@@ -247,20 +252,24 @@ def policy_static_version(tenant_locator: str, policy_locator: str, history_loca
     return Key(policy_partition(tenant_locator, policy_locator), f"{STATIC_HISTORY_PREFIX}{history_locator}")
 
 
-def transaction(tenant_locator: str, transaction_locator: str) -> Key:
-    return Key(f"{tenant_scope(tenant_locator)}TXN#{transaction_locator}")
+def policy_transaction(tenant_locator: str, policy_locator: str, transaction_locator: str) -> Key:
+    return Key(policy_partition(tenant_locator, policy_locator), f"{TRANSACTION_PREFIX}{transaction_locator}")
 
 
-def policy_transactions_index(tenant_locator: str, policy_locator: str) -> str:
-    return f"{policy_partition(tenant_locator, policy_locator)}#TXNS"
+def transaction_lookup(tenant_locator: str, transaction_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}TXN#{transaction_locator}"
 
 
 def policy_issued_index(tenant_locator: str, policy_locator: str) -> str:
     return f"{policy_partition(tenant_locator, policy_locator)}#ISSUED"
 
 
-def segment(tenant_locator: str, segment_locator: str) -> Key:
-    return Key(f"{tenant_scope(tenant_locator)}SEG#{segment_locator}")
+def policy_segment(tenant_locator: str, policy_locator: str, segment_locator: str) -> Key:
+    return Key(policy_partition(tenant_locator, policy_locator), f"{SEGMENT_PREFIX}{segment_locator}")
+
+
+def segment_lookup(tenant_locator: str, segment_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}SEG#{segment_locator}"
 
 
 # --- quotes ---------------------------------------------------------------------------------------

@@ -180,12 +180,16 @@ class TableGateway:
         forward: bool = True,
         limit: int | None = None,
         start_key: dict[str, Any] | None = None,
+        consistent: bool = False,
     ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        """One Query call: items plus the LastEvaluatedKey (None at the end)."""
+        """One Query call: items plus the LastEvaluatedKey (None at the end). `consistent` reads the
+        table strongly consistently (a global secondary index cannot be)."""
         if not pk.startswith(scope):
             raise ScopeViolation(f"query partition {pk!r} is outside scope {scope!r}")
         if index is not None and index not in INDEXES:
             raise ValueError(f"unknown index {index}")
+        if index is not None and consistent:
+            raise ValueError("a global secondary index has no consistent reads")
         if _too_long(pk, HASH_KEY_MAX_BYTES) or _too_long(sk_prefix, RANGE_KEY_MAX_BYTES):
             return [], None
         pk_name, sk_name = (f"{index}PK", f"{index}SK") if index else ("PK", "SK")
@@ -231,6 +235,8 @@ class TableGateway:
             params["Limit"] = limit
         if start_key:
             params["ExclusiveStartKey"] = start_key
+        if consistent:
+            params["ConsistentRead"] = True
         response = self._call(self._client.query, **params)
         items = [codec.deserialize(i) for i in response.get("Items", [])]
         return items, response.get("LastEvaluatedKey")
