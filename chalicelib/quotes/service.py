@@ -23,7 +23,7 @@ the same transaction that moves the quote to `issued`. `?stateless=true` runs va
 underwrite without storing anything; validatePreview and pricePreview do the same for a quote that
 does not exist.
 
-Numbers: the product's numbering plan numbers a quote (the plan's quote format) when it is created
+Numbers (numbers.py): the product's numbering plan numbers a quote (the plan's quote format) when it is created
 (`numberingTrigger: creation`) or first validated (the default; a quote validated without a number
 gets one then, whatever the trigger). The policy takes the reserved policy number, else the quote's
 number when the plan says `copyFromQuote`, else the plan's next.
@@ -34,7 +34,9 @@ validated with. Every change bumps `version` (a lost race answers 409) and recor
 same transaction: `policy.quote.create|update|validate|price|underwrite|accept|issue|reset|refuse|
 discard`, `policy.quote.manualunderwrite` for flag changes, `policy.quote.staticdata.add|update|
 replace`, `policy.quote.policyNumberAssigned`; quick quotes record `policy.quickquote.*`, which the
-platform's catalogue lacks.
+platform's catalogue lacks. Static data changes and their history are in static_data.py, reading
+and saving one quote in records.py; this module is the quotes domain's surface for routes and for
+other domains.
 """
 from __future__ import annotations
 
@@ -51,7 +53,6 @@ from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, Not
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import ENTITY as POLICY_ENTITY
 from chalicelib.policies.models import PolicyIssuance
 from chalicelib.priceable import checks, elements, evaluation, underwriting
 from chalicelib.priceable.evaluation import Evaluation
@@ -70,32 +71,26 @@ from chalicelib.quotes import repository
 from chalicelib.quotes.lifecycle import ACCEPT, ERRORS, ISSUE, LIFECYCLE
 from chalicelib.quotes.models import (
     ENTITY,
-    RESERVED_POLICY_NUMBER_KIND,
     FlagInput,
     Quote,
     QuoteChanges,
     QuoteFields,
     QuoteState,
     ResetOptions,
-    StaticHistoryEntry,
 )
+from chalicelib.quotes.numbers import assign_number
+from chalicelib.quotes.numbers import generate_number as generate_number
+from chalicelib.quotes.numbers import set_number as set_number
+from chalicelib.quotes.numbers import set_reserved_policy_number as set_reserved_policy_number
+from chalicelib.quotes.records import commit, model_of, save
+from chalicelib.quotes.records import get_quote as get_quote
+from chalicelib.quotes.static_data import add_static as add_static
+from chalicelib.quotes.static_data import replace_static as replace_static
+from chalicelib.quotes.static_data import static_history as static_history
+from chalicelib.quotes.static_data import update_static as update_static
 from chalicelib.runtime import wiring
 
-EVENT = "policy.quote."
-NUMBER_ASSIGNED_EVENT = "policy.quote.policyNumberAssigned"
-MAX_LOCATOR_LENGTH = 64
-MAX_NUMBER_LENGTH = numbers.MAX_NUMBER_LENGTH
-
-
 # --- reading -------------------------------------------------------------------------------------
-
-
-def get_quote(ctx: CallContext, locator: str) -> Quote:
-    """The quote (404 `quote.not_found` when this tenant has none with that locator)."""
-    quote = repository.get(ctx.tenant, locator) if 0 < len(locator) <= MAX_LOCATOR_LENGTH else None
-    if quote is None:
-        raise NotFound(ENTITY, locator)
-    return quote
 
 
 def list_quotes(ctx: CallContext, page: PageRequest) -> Page[Quote]:
@@ -126,11 +121,6 @@ def priced_quote(ctx: CallContext, locator: str) -> Quote:
     return quote
 
 
-def static_history(ctx: CallContext, locator: str, page: PageRequest) -> Page[StaticHistoryEntry]:
-    get_quote(ctx, locator)
-    return repository.static_history(ctx.tenant, locator, page)
-
-
 # --- creating and editing drafts -------------------------------------------------------------------
 
 
@@ -140,10 +130,10 @@ def create_quote(ctx: CallContext, fields: QuoteFields) -> Quote:
     quote = _checked(ctx, model, quote, account)
     uow = wiring.unit_of_work(ctx)
     if checks.product(model, quote.productName, ERRORS).get("numberingTrigger") == "creation":
-        _assign_number(ctx, uow, model, quote)
+        assign_number(ctx, uow, model, quote)
     checks.check_size(quote, ERRORS)
     repository.add(uow, ctx.tenant, quote)
-    _commit(uow, quote, ["create"])
+    commit(uow, quote, ["create"])
     return quote
 
 
@@ -202,7 +192,7 @@ def remove_elements(ctx: CallContext, locator: str, locators: list[str]) -> Quot
 
 def _save_draft(ctx: CallContext, model: dict[str, Any], quote: Quote, account: Account | None = None) -> Quote:
     checked = _checked(ctx, model, quote, account)
-    return _save(ctx, wiring.unit_of_work(ctx), checked, ["update"])
+    return save(ctx, wiring.unit_of_work(ctx), checked, ["update"])
 
 
 def _new_quote(ctx: CallContext, version: str, model: dict[str, Any], fields: QuoteFields) -> tuple[Quote, Account]:
@@ -281,10 +271,10 @@ def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = F
         return runner.record
     uow = wiring.unit_of_work(ctx)
     if VALIDATE in runner.done:
-        _assign_number(ctx, uow, model, runner.record)
+        assign_number(ctx, uow, model, runner.record)
     if ISSUE in runner.done:
         _add_policy(ctx, uow, model, runner.record)
-    return _save(ctx, uow, runner.record, runner.done, runner.event_data)
+    return save(ctx, uow, runner.record, runner.done, runner.event_data)
 
 
 def _runner(ctx: CallContext, quote: Quote, current: tuple[str, dict[str, Any]] | None = None,
@@ -335,20 +325,20 @@ def reset_quote(ctx: CallContext, locator: str, options: ResetOptions) -> Quote:
     reset = quote.model_copy(update={
         "quoteState": QuoteState.DRAFT, "charges": None, "underwritingStatus": None, "acceptedTime": None,
         "validationResult": None, "flags": flags})
-    return _save(ctx, wiring.unit_of_work(ctx), reset, ["reset"])
+    return save(ctx, wiring.unit_of_work(ctx), reset, ["reset"])
 
 
 def refuse_quote(ctx: CallContext, locator: str) -> Quote:
     quote = get_quote(ctx, locator)
     LIFECYCLE.check(quote.quoteState, "be refused")
-    return _save(ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"quoteState": QuoteState.REFUSED}),
+    return save(ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"quoteState": QuoteState.REFUSED}),
                  ["refuse"])
 
 
 def discard_quote(ctx: CallContext, locator: str) -> Quote:
     quote = get_quote(ctx, locator)
     LIFECYCLE.check(quote.quoteState, "be discarded")
-    return _save(ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"quoteState": QuoteState.DISCARDED}),
+    return save(ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"quoteState": QuoteState.DISCARDED}),
                  ["discard"])
 
 
@@ -385,7 +375,7 @@ def change_flags(ctx: CallContext, locator: str, add: list[FlagInput], clear: li
         raise InvalidState("An accepted quote's underwriting flags cannot change", code="quote.invalid_state")
     known = {element.locator for element in elements.walk(quote.element)}
     flags = underwriting.changed(quote.flags, add, clear, known, _author(ctx), code=ENTITY, noun=ENTITY)
-    return _save(ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"flags": flags}), ["manualunderwrite"])
+    return save(ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"flags": flags}), ["manualunderwrite"])
 
 
 def clear_flag(ctx: CallContext, locator: str, level: str, flag_locator: str) -> Quote:
@@ -398,113 +388,18 @@ def _author(ctx: CallContext) -> underwriting.Author:
     return underwriting.Author(ctx.user_locator, ctx.now, new_locator)
 
 
-# --- numbers -------------------------------------------------------------------------------------
-
-
-def set_number(ctx: CallContext, locator: str, quote_number: str) -> Quote:
-    """A number chosen by the caller; 409 `quote.number_taken` when another quote has it."""
-    _check_number(quote_number, "quoteNumber")
-    quote = get_quote(ctx, locator)
-    LIFECYCLE.check(quote.quoteState, "be renumbered")
-    if quote.quoteNumber == quote_number:
-        return quote
-    uow = wiring.unit_of_work(ctx)
-    numbers.claim_number(ctx, uow, ENTITY, quote_number, quote.locator)
-    return _renumbered(ctx, uow, quote, quote_number)
-
-
-def generate_number(ctx: CallContext, locator: str) -> Quote:
-    """The next number of the product's plan, replacing the quote's (409 `quote.no_numbering_plan`)."""
-    quote = get_quote(ctx, locator)
-    LIFECYCLE.check(quote.quoteState, "be renumbered")
-    model = _model_of(ctx, quote)
-    plan = checks.product(model, quote.productName, ERRORS).get("numberingPlan")
-    if not plan:
-        raise InvalidState(f"Product {quote.productName} has no numbering plan", code="quote.no_numbering_plan")
-    uow = wiring.unit_of_work(ctx)
-    number = numbers.reserve_number(ctx, uow, model, plan, ENTITY, quote.locator, product=quote.productName,
-                                    region=quote.region)
-    return _renumbered(ctx, uow, quote, number)
-
-
-def set_reserved_policy_number(ctx: CallContext, locator: str, policy_number: str) -> Quote:
-    """The number the policy will take on issue. It must not be a policy's number already, nor reserved
-    by another quote (409 `quote.policy_number_taken`)."""
-    _check_number(policy_number, "reservedPolicyNumber")
-    quote = get_quote(ctx, locator)
-    LIFECYCLE.check(quote.quoteState, "reserve a policy number")
-    if quote.reservedPolicyNumber == policy_number:
-        return quote
-    if numbers.number_owner(ctx, POLICY_ENTITY, policy_number) is not None \
-            or numbers.number_owner(ctx, RESERVED_POLICY_NUMBER_KIND, policy_number) is not None:
-        raise InvalidState(f"Policy number {policy_number} is in use or reserved", code="quote.policy_number_taken")
-    uow = wiring.unit_of_work(ctx)
-    numbers.claim_number(ctx, uow, RESERVED_POLICY_NUMBER_KIND, policy_number, quote.locator)
-    if quote.reservedPolicyNumber is not None:
-        numbers.release_number(ctx, uow, RESERVED_POLICY_NUMBER_KIND, quote.reservedPolicyNumber)
-    return _save(ctx, uow, quote.model_copy(update={"reservedPolicyNumber": policy_number}), ["update"],
-                 extra_events=[(NUMBER_ASSIGNED_EVENT, {"entityLocator": quote.locator})])
-
-
-def _renumbered(ctx: CallContext, uow: Any, quote: Quote, number: str) -> Quote:
-    if quote.quoteNumber is not None:
-        numbers.release_number(ctx, uow, ENTITY, quote.quoteNumber)
-    return _save(ctx, uow, quote.model_copy(update={"quoteNumber": number}), ["update"])
-
-
-def _assign_number(ctx: CallContext, uow: Any, model: dict[str, Any], quote: Quote) -> None:
-    """A number from the product's plan for a quote that has none yet (at creation or validation)."""
-    plan = checks.product(model, quote.productName, ERRORS).get("numberingPlan")
-    if plan and quote.quoteNumber is None:
-        quote.quoteNumber = numbers.reserve_number(ctx, uow, model, plan, ENTITY, quote.locator,
-                                                   product=quote.productName, region=quote.region)
-
-
-def _check_number(number: str, field: str) -> None:
-    if not 0 < len(number) <= MAX_NUMBER_LENGTH or not number.isprintable() or number != number.strip():
-        raise InvalidRequest("Invalid number", field_errors=[FieldError(
-            field, f"must be 1 to {MAX_NUMBER_LENGTH} printable characters without surrounding spaces")])
-
-
-# --- static data ---------------------------------------------------------------------------------
-
-
-def add_static(ctx: CallContext, locator: str, values: dict[str, Any]) -> Quote:
-    quote = get_quote(ctx, locator)
-    return _change_static(ctx, quote, {**quote.static, **values}, "add")
-
-
-def replace_static(ctx: CallContext, locator: str, values: dict[str, Any]) -> Quote:
-    return _change_static(ctx, get_quote(ctx, locator), values, "replace")
-
-
-def update_static(ctx: CallContext, locator: str, set_data: dict[str, Any], remove_data: dict[str, Any]) -> Quote:
-    quote = get_quote(ctx, locator)
-    return _change_static(ctx, quote, elements.merged(quote.static, remove_data, set_data), "update")
-
-
-def _change_static(ctx: CallContext, quote: Quote, static: dict[str, Any], action: str) -> Quote:
-    """Static data changes in any state but discarded; each change is kept in the history."""
-    if quote.quoteState == QuoteState.DISCARDED:
-        raise InvalidState("A discarded quote's static data cannot change", code="quote.invalid_state")
-    uow = wiring.unit_of_work(ctx)
-    repository.add_static_history(uow, ctx.tenant, quote.locator, StaticHistoryEntry(
-        historyLocator=new_locator(), staticData=static, updatedBy=ctx.user_locator, updatedAt=ctx.now))
-    return _save(ctx, uow, quote.model_copy(update={"static": static}), [f"staticdata.{action}"])
-
-
 # --- constraint tables ---------------------------------------------------------------------------
 
 
 def evaluate_constraints(ctx: CallContext, locator: str,
                          values: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, list[str]]]:
     quote = get_quote(ctx, locator)
-    return evaluation.evaluate_constraints(ctx, _model_of(ctx, quote), quote.element, values, ERRORS)
+    return evaluation.evaluate_constraints(ctx, model_of(ctx, quote), quote.element, values, ERRORS)
 
 
 def constraint_dependencies(ctx: CallContext, locator: str) -> dict[str, dict[str, dict[str, Any]]]:
     quote = get_quote(ctx, locator)
-    return evaluation.constraint_dependencies(ctx, _model_of(ctx, quote), quote.element)
+    return evaluation.constraint_dependencies(ctx, model_of(ctx, quote), quote.element)
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -528,13 +423,6 @@ def _account(ctx: CallContext, locator: str) -> Account:
                              field_errors=[FieldError("accountLocator", "is not an account of this tenant")]) from None
 
 
-def _model_of(ctx: CallContext, quote: Quote) -> dict[str, Any]:
-    """The model a quote is checked against: the current one for a draft, else the bound version."""
-    if quote.quoteState == QuoteState.DRAFT:
-        return configuration.current_model(ctx, resolved=True)[1]
-    return configuration.model(ctx, quote.configVersion, resolved=True)
-
-
 def _installment_plan(model: dict[str, Any], product: str, preferences: dict[str, Any]) -> str | None:
     chosen = (preferences.get("installmentPreferences") or {}).get("installmentPlanName")
     return chosen or checks.product(model, product, ERRORS).get("defaultInstallmentPlan") \
@@ -544,31 +432,6 @@ def _installment_plan(model: dict[str, Any], product: str, preferences: dict[str
 def _default_billing_level(model: dict[str, Any]) -> BillingLevel:
     level = model.get("defaultBillingLevel")
     return BillingLevel(level) if level in {member.value for member in BillingLevel} else BillingLevel.ACCOUNT
-
-
-def _touched(ctx: CallContext, quote: Quote) -> Quote:
-    return quote.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
-
-
-def _save(ctx: CallContext, uow: Any, quote: Quote, actions: list[str],
-          event_data: dict[str, dict[str, Any]] | None = None,
-          extra_events: list[tuple[str, dict[str, Any]]] = ()) -> Quote:
-    """Writes the changed quote (conditional on the version it was read at) with its events."""
-    checks.check_size(quote, ERRORS)
-    quote = _touched(ctx, quote)
-    repository.save(uow, ctx.tenant, quote)
-    for action in actions:
-        uow.record_event(EVENT + action, {"quoteLocator": quote.locator, **(event_data or {}).get(action, {})})
-    for event_type, data in extra_events:
-        uow.record_event(event_type, data)
-    uow.commit()
-    return quote.model_copy(update={"version": quote.version + 1})
-
-
-def _commit(uow: Any, quote: Quote, actions: list[str]) -> None:
-    for action in actions:
-        uow.record_event(EVENT + action, {"quoteLocator": quote.locator})
-    uow.commit()
 
 
 def _account_loader(ctx: CallContext, locator: str, known: Account | None) -> AccountLoader:
