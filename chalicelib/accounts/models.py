@@ -140,6 +140,3 @@ class Account(BaseModel):
     updatedAt: datetime
     updatedBy: str
     version: int = 1
-
-    def contact(self, contact_locator: str) -> ContactRole | None:
-        return next((c for c in self.contacts if c.contactLocator == contact_locator), None)

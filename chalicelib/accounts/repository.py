@@ -9,7 +9,7 @@ from typing import Any
 from chalicelib.accounts.models import Account
 from chalicelib.core.errors import AlreadyExists
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage import codec, keys, query, table, versioned
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 LIST_INDEX = "GSI2"
@@ -38,8 +38,4 @@ def add(uow: UnitOfWork, tenant: str, account: Account) -> None:
 
 def save(uow: UnitOfWork, tenant: str, account: Account) -> None:
     """Rewrites the account, on condition that it is still at `account.version` (else 409)."""
-    fields = account.model_dump(exclude={"locator", "version"})
-    uow.add(table.update(keys.account(tenant, account.locator),
-                         {name: value for name, value in fields.items() if value is not None},
-                         expected_version=account.version,
-                         remove=[name for name, value in fields.items() if value is None]))
+    uow.add(versioned.rewrite(keys.account(tenant, account.locator), account))

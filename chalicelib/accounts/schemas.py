@@ -23,6 +23,7 @@ from chalicelib.accounts.models import (
     Preferences,
 )
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
 from chalicelib.core.paging import Page
 
 
@@ -49,12 +50,6 @@ class UpdateBillingLevelRequest(Input):
 
 class ConstraintValuesRequest(RootModel[dict[str, dict[str, Any]]]):
     """The values to evaluate the constraints with: record locator -> field name -> value."""
-
-
-class ListQuery(BaseModel):
-    offset: int | None = None
-    count: int | None = None
-    extended: bool = False
 
 
 class AccountNumberQuery(BaseModel):

@@ -42,29 +42,21 @@ from chalicelib.accounts.models import (
 )
 from chalicelib.configuration import datamodel, numbers
 from chalicelib.configuration import service as configuration
+from chalicelib.core import contacts as contact_list
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import (
-    AlreadyExists,
-    DomainError,
-    FieldError,
-    InvalidRequest,
-    InvalidState,
-    NotFound,
-    PayloadTooLarge,
-)
+from chalicelib.core.errors import DomainError, FieldError, InvalidRequest, InvalidState, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.runtime import wiring
+from chalicelib.core.records import check_size
+from chalicelib.runtime import versioned, wiring
+from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.tables import service as tables
 
 CREATE_EVENT = "policy.account.create"
 UPDATE_EVENT = "policy.account.update"
 VALIDATE_EVENT = "policy.account.validate"
 DEFAULT_TIME_ZONE = "UTC"
-MAX_ACCOUNT_BYTES = 300_000
-"""An account is one table item, which DynamoDB caps at 400 KB."""
 MAX_LOCATOR_LENGTH = 64
-MAX_NUMBER_LENGTH = numbers.MAX_NUMBER_LENGTH
 
 
 # --- reading -------------------------------------------------------------------------------------
@@ -143,9 +135,11 @@ def create_account(ctx: CallContext, fields: AccountFields, *, auto_validate: bo
         events.append(VALIDATE_EVENT)
     if account_type.get("numberingTrigger") == "creation" or account.accountState == AccountState.VALIDATED:
         _assign_number(ctx, uow, model, account_type, account)
-    _check_size(account)
+    check_size(account, code=ENTITY, noun=ENTITY)
     repository.add(uow, ctx.tenant, account)
-    _commit(uow, account, events)
+    for event in events:
+        uow.record_event(event, {"accountLocator": account.locator})
+    uow.commit()
     return account
 
 
@@ -204,50 +198,33 @@ def add_contact(ctx: CallContext, locator: str, contact: ContactRole) -> Account
     account = get_account(ctx, locator)
     _, model = configuration.current_model(ctx)
     _check_roles(model, contact.roles, "roles")
-    if account.contact(contact.contactLocator) is not None:
-        raise AlreadyExists(f"Contact {contact.contactLocator} is on the account already",
-                            code="account.contact_exists")
-    return _save(ctx, wiring.unit_of_work(ctx),
-                 account.model_copy(update={"contacts": [*account.contacts, contact]}), [UPDATE_EVENT])
+    changed = contact_list.added(account.contacts, contact, code=ENTITY, noun=ENTITY)
+    return _save(ctx, wiring.unit_of_work(ctx), account.model_copy(update={"contacts": changed}), [UPDATE_EVENT])
 
 
 def update_contact(ctx: CallContext, locator: str, contact_locator: str, *, add_roles: list[str],
                    remove_roles: list[str]) -> Account:
     account = get_account(ctx, locator)
-    current = account.contact(contact_locator)
-    if current is None:
-        raise NotFound("contact", contact_locator)
+    changed = contact_list.with_roles(account.contacts, contact_locator, add_roles=add_roles,
+                                      remove_roles=remove_roles)
     _, model = configuration.current_model(ctx)
     _check_roles(model, add_roles, "addRoles")
-    roles = [role for role in current.roles if role not in remove_roles]
-    roles += [role for role in dict.fromkeys(add_roles) if role not in roles]
-    contacts_now = [ContactRole(contactLocator=contact_locator, roles=roles) if c is current else c
-                    for c in account.contacts]
-    return _save(ctx, wiring.unit_of_work(ctx), account.model_copy(update={"contacts": contacts_now}), [UPDATE_EVENT])
+    return _save(ctx, wiring.unit_of_work(ctx), account.model_copy(update={"contacts": changed}), [UPDATE_EVENT])
 
 
 def delete_contact(ctx: CallContext, locator: str, contact_locator: str) -> Account:
     account = get_account(ctx, locator)
-    current = account.contact(contact_locator)
-    if current is None:
-        raise NotFound("contact", contact_locator)
-    return _save(ctx, wiring.unit_of_work(ctx),
-                 account.model_copy(update={"contacts": [c for c in account.contacts if c is not current]}),
-                 [UPDATE_EVENT])
+    changed = contact_list.removed(account.contacts, contact_locator)
+    return _save(ctx, wiring.unit_of_work(ctx), account.model_copy(update={"contacts": changed}), [UPDATE_EVENT])
 
 
 def set_number(ctx: CallContext, locator: str, account_number: str) -> Account:
     """A number chosen by the caller; 409 `account.number_taken` when another account has it."""
-    if not 0 < len(account_number) <= MAX_NUMBER_LENGTH or not account_number.isprintable() \
-            or account_number != account_number.strip():
-        raise InvalidRequest("Invalid account number", field_errors=[FieldError(
-            "accountNumber", f"must be 1 to {MAX_NUMBER_LENGTH} printable characters without surrounding spaces")])
+    numbers.check_chosen(account_number, field="accountNumber", what="account number")
     account = get_account(ctx, locator)
     if account.accountNumber == account_number:
         return account
-    uow = wiring.unit_of_work(ctx)
-    numbers.claim_number(ctx, uow, ENTITY, account_number, account.locator)
-    return _renumbered(ctx, uow, account, account_number)
+    return _renumbered(ctx, account, account_number)
 
 
 def generate_number(ctx: CallContext, locator: str) -> Account:
@@ -259,9 +236,7 @@ def generate_number(ctx: CallContext, locator: str) -> Account:
     plan = account_type.get("numberingPlan")
     if not plan:
         raise InvalidState(f"Account type {account.type} has no numbering plan", code="account.no_numbering_plan")
-    uow = wiring.unit_of_work(ctx)
-    number = numbers.reserve_number(ctx, uow, model, plan, ENTITY, account.locator, region=account.region)
-    return _renumbered(ctx, uow, account, number)
+    return _renumbered(ctx, account, numbers.NextOfPlan(model, plan, region=account.region))
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -291,11 +266,7 @@ def _check_references(model: dict[str, Any], fields: AccountFields | AccountChan
             problems.append(FieldError(name, f"'{value}' is not defined in the configuration's {collection}"))
     if fields.timezone is not None and not _is_time_zone(fields.timezone):
         problems.append(FieldError("timezone", f"'{fields.timezone}' is not an IANA time zone"))
-    seen: set[str] = set()
-    for index, contact in enumerate(contact_roles):
-        if contact.contactLocator in seen:
-            problems.append(FieldError(f"contacts.{index}.contactLocator", "is listed more than once"))
-        seen.add(contact.contactLocator)
+    problems += contact_list.problems(contact_roles)
     if problems:
         raise InvalidRequest("The account names something the configuration does not have",
                              code="account.invalid_reference", field_errors=problems)
@@ -305,11 +276,7 @@ def _check_references(model: dict[str, Any], fields: AccountFields | AccountChan
 
 def _check_roles(model: dict[str, Any], roles: list[str], field: str) -> None:
     """Roles must be among the tenant's `contactRoles` when the configuration lists any."""
-    configured = model.get("contactRoles") or []
-    unknown = [role for role in roles if configured and role not in configured]
-    if unknown:
-        raise InvalidRequest("Unknown contact role", code="account.invalid_reference", field_errors=[
-            FieldError(field, f"{', '.join(unknown)} not in the configured contactRoles: {', '.join(configured)}")])
+    contact_list.check_roles(model.get("contactRoles") or [], roles, field, code=ENTITY)
 
 
 def _is_time_zone(name: str) -> bool:
@@ -364,7 +331,7 @@ def _change_data(ctx: CallContext, model: dict[str, Any], account_type: dict[str
     return _save(ctx, uow, checked, events)
 
 
-def _assign_number(ctx: CallContext, uow: Any, model: dict[str, Any], account_type: dict[str, Any],
+def _assign_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], account_type: dict[str, Any],
                    account: Account) -> None:
     plan = account_type.get("numberingPlan")
     if plan and account.accountNumber is None:
@@ -372,29 +339,12 @@ def _assign_number(ctx: CallContext, uow: Any, model: dict[str, Any], account_ty
                                                        region=account.region)
 
 
-def _renumbered(ctx: CallContext, uow: Any, account: Account, number: str) -> Account:
-    if account.accountNumber is not None:
-        numbers.release_number(ctx, uow, ENTITY, account.accountNumber)
+def _renumbered(ctx: CallContext, account: Account, new: str | numbers.NextOfPlan) -> Account:
+    uow = wiring.unit_of_work(ctx)
+    number = numbers.renumber(ctx, uow, ENTITY, account.locator, account.accountNumber, new)
     return _save(ctx, uow, account.model_copy(update={"accountNumber": number}), [UPDATE_EVENT])
 
 
-def _save(ctx: CallContext, uow: Any, account: Account, events: list[str]) -> Account:
-    """Writes the changed account (conditional on the version it was read at) with its events."""
-    _check_size(account)
-    account = account.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
-    repository.save(uow, ctx.tenant, account)
-    _commit(uow, account, events)
-    return account.model_copy(update={"version": account.version + 1})
-
-
-def _commit(uow: Any, account: Account, events: list[str]) -> None:
-    for event in events:
-        uow.record_event(event, {"accountLocator": account.locator})
-    uow.commit()
-
-
-def _check_size(account: Account) -> None:
-    size = len(account.model_dump_json())
-    if size > MAX_ACCOUNT_BYTES:
-        raise PayloadTooLarge(f"The account would take {size} bytes; at most {MAX_ACCOUNT_BYTES} are allowed",
-                              code="account.too_large")
+def _save(ctx: CallContext, uow: UnitOfWork, account: Account, events: list[str]) -> Account:
+    return versioned.save(ctx, uow, account, repository.save,
+                          [(event, {"accountLocator": account.locator}) for event in events], code=ENTITY, noun=ENTITY)

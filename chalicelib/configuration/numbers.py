@@ -12,16 +12,51 @@ before) fails the whole transaction with 409 `<kind>.number_taken`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.configuration import numbering, repository
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, InvalidState
+from chalicelib.core.errors import AlreadyExists, FieldError, InvalidRequest, InvalidState
+from chalicelib.runtime.wiring import UnitOfWork
 
 MAX_NUMBER_LENGTH = 128
 
 
-def reserve_number(ctx: CallContext, uow: Any, model: dict[str, Any], plan_name: str, entity_kind: str,
+@dataclass(frozen=True)
+class NextOfPlan:
+    """The next number of a plan, as `reserve_number` takes it."""
+
+    model: dict[str, Any]
+    plan_name: str
+    product: str | None = None
+    region: str | None = None
+
+
+def renumber(ctx: CallContext, uow: UnitOfWork, entity_kind: str, owner: str, current: str | None,
+             new: str | NextOfPlan) -> str:
+    """Gives record `owner` a new number in `uow`: `new` when chosen (409 `<kind>.number_taken` when
+    another record has it), else the plan's next; its `current` number is released. Answers the number."""
+    if isinstance(new, NextOfPlan):
+        number = reserve_number(ctx, uow, new.model, new.plan_name, entity_kind, owner, product=new.product,
+                                region=new.region)
+    else:
+        number = new
+        claim_number(ctx, uow, entity_kind, number, owner)
+    if current is not None:
+        release_number(ctx, uow, entity_kind, current)
+    return number
+
+
+def check_chosen(number: str, *, field: str, what: str) -> None:
+    """400 for a number a caller chose that no plan could have made: empty, too long, unprintable, or
+    with surrounding spaces."""
+    if not 0 < len(number) <= MAX_NUMBER_LENGTH or not number.isprintable() or number != number.strip():
+        raise InvalidRequest(f"Invalid {what}", field_errors=[FieldError(
+            field, f"must be 1 to {MAX_NUMBER_LENGTH} printable characters without surrounding spaces")])
+
+
+def reserve_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], plan_name: str, entity_kind: str,
                    owner: str, *, product: str | None = None, region: str | None = None) -> str:
     """The next number of `plan_name` for an `entity_kind` record (`owner` is its locator), claimed in
     `uow`. `model` is the deployed model (the caller has it already; resolved or not): it gives the
@@ -46,13 +81,13 @@ def reserve_number(ctx: CallContext, uow: Any, model: dict[str, Any], plan_name:
     return number
 
 
-def claim_number(ctx: CallContext, uow: Any, entity_kind: str, number: str, owner: str) -> None:
+def claim_number(ctx: CallContext, uow: UnitOfWork, entity_kind: str, number: str, owner: str) -> None:
     """Adds to `uow` the guard that makes `number` this `owner`'s (409 when another record has it)."""
     repository.add_number_guard(uow, ctx.tenant, entity_kind, number, owner, lambda: AlreadyExists(
         f"The {entity_kind} number {number} is already used", code=f"{entity_kind}.number_taken"))
 
 
-def release_number(ctx: CallContext, uow: Any, entity_kind: str, number: str) -> None:
+def release_number(ctx: CallContext, uow: UnitOfWork, entity_kind: str, number: str) -> None:
     """Adds to `uow` the removal of `number`'s guard (the record took another number)."""
     repository.remove_number_guard(uow, ctx.tenant, entity_kind, number)
 

@@ -145,7 +145,7 @@ def add_bootstrap(uow: UnitOfWork, tenant: str, record: BootstrapRecord) -> None
 COUNTER_ATTRIBUTE = "issued"
 
 
-def next_counter(tenant: str, plan_name: str, entity_kind: str, limit: int, on_limit: Any) -> int:
+def next_counter(tenant: str, plan_name: str, entity_kind: str, limit: int, on_limit: table.ErrorFactory) -> int:
     """Reserves the next value (0 for the first) of the plan's counter for `entity_kind`, unless
     `limit` values were reserved already (then `on_limit()` is raised). One UpdateItem, committed at
     once: a value whose transaction then fails stays unused (a gap in the numbers)."""
@@ -159,7 +159,8 @@ def number_owner(tenant: str, entity_kind: str, number: str) -> str | None:
     return item["owner"] if item else None
 
 
-def add_number_guard(uow: UnitOfWork, tenant: str, entity_kind: str, number: str, owner: str, on_taken: Any) -> None:
+def add_number_guard(uow: UnitOfWork, tenant: str, entity_kind: str, number: str, owner: str,
+                     on_taken: table.ErrorFactory) -> None:
     uow.add(table.put_new({**keys.number_guard(tenant, entity_kind, number).as_dict(), "entity": "numberGuard",
                            "kind": entity_kind, "number": number, "owner": owner}, on_taken))
 

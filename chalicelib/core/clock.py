@@ -41,11 +41,16 @@ def isoformat(at: datetime) -> str:
     return at.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def utc(moment: datetime) -> datetime:
+    """The same moment in UTC; a datetime without an offset is taken as UTC."""
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
 def parse_datetime(text: str) -> datetime:
     """Parse an ISO-8601 datetime; a value without an offset is taken as UTC. ValueError when the text is
     not one, or names a moment with no UTC equivalent (year 1 at +05:00)."""
     parsed = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
     try:
-        return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+        return utc(parsed)
     except OverflowError:
         raise ValueError(f"{text!r} is outside the range of datetimes") from None

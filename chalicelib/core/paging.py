@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from pydantic import BaseModel
+
 from chalicelib.core.errors import FieldError, InvalidRequest
 
 T = TypeVar("T")
@@ -30,6 +32,17 @@ class PageRequest:
         if problems:
             raise InvalidRequest("Invalid paging parameters", field_errors=problems)
         return cls(offset, count)
+
+
+class ListQuery(BaseModel):
+    """The query parameters of every offset/count list (a list may add its own)."""
+
+    offset: int | None = None
+    count: int | None = None
+    extended: bool = False
+
+    def page(self, max_count: int = MAX_COUNT) -> PageRequest:
+        return PageRequest.of(self.offset, self.count, max_count)
 
 
 @dataclass(frozen=True)

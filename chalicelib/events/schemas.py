@@ -1,20 +1,15 @@
 """The events API contract (field names as the spec and the OpenAPI definition spell them)."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
+from chalicelib.core.clock import utc
 from chalicelib.events.models import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Event, ScheduledPolicyEvent, TriggerState
 
-
-def _utc(value: datetime) -> datetime:
-    """A datetime without an offset is taken as UTC."""
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(timezone.utc)
-
-
-UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
+UtcDatetime = Annotated[datetime, AfterValidator(utc)]
 
 
 class EventStreamQuery(BaseModel):

@@ -9,44 +9,49 @@ from __future__ import annotations
 
 import zoneinfo
 from collections.abc import Iterable
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from pydantic import BaseModel
 
-from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, PayloadTooLarge
-from chalicelib.priceable.models import DurationBasis, Entity
+from chalicelib.configuration import products
+from chalicelib.configuration.products import Product
+from chalicelib.core import contacts as contact_list
+from chalicelib.core.contacts import Contact
+from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState
+from chalicelib.core.records import check_size as check_record_size
+from chalicelib.priceable.models import Entity
 
 DEFAULT_CURRENCY = "USD"
 DEFAULT_TIME_ZONE = "UTC"
-DEFAULT_DURATION_BASIS = DurationBasis.MONTHS
-MAX_RECORD_BYTES = 300_000
 PLAN_REFERENCES = {"delinquencyPlanName": "delinquencyPlans", "autoRenewalPlanName": "autoRenewalPlans",
                    "region": "regions"}
 
-
-class Contact(Protocol):
-    contactLocator: str
-    roles: list[str]
+merged_contacts = contact_list.merged
+"""quotes/service.py's name for it, until it uses core/contacts.py itself."""
 
 
-C = TypeVar("C", bound=Contact)
-
-
-def product(model: dict[str, Any], name: str, entity: Entity, *, in_request: bool = False) -> dict[str, Any]:
+def configured_product(model: dict[str, Any], name: str, entity: Entity, *, in_request: bool = False) -> Product:
     """The resolved product. A request naming an unknown or abstract product is a 400; a stored
     record whose product the configuration no longer has is a 409."""
-    definition = (model.get("products") or {}).get(name)
-    if isinstance(definition, dict) and definition.get("abstract") is not True:
-        return definition
-    what = "is not a configured product" if not isinstance(definition, dict) else "is abstract"
+    found = products.product(model, name)
+    if found is not None and not found.abstract:
+        return found
+    what = "is not a configured product" if found is None else "is abstract"
     if not in_request:
         raise InvalidState(f"Product {name} {what} in this configuration", code=f"{entity.code}.product_not_configured")
-    code = f"{entity.code}.unknown_product" if not isinstance(definition, dict) else f"{entity.code}.abstract_product"
+    code = f"{entity.code}.unknown_product" if found is None else f"{entity.code}.abstract_product"
     raise InvalidRequest(f"Product {name} {what}", code=code, field_errors=[FieldError("productName", what)])
 
 
-def check_eligible(definition: dict[str, Any], name: str, account_type: str, entity: Entity) -> None:
-    eligible = definition.get("eligibleAccountTypes") or []
+def product(model: dict[str, Any], name: str, entity: Entity, *, in_request: bool = False) -> dict[str, Any]:
+    """`configured_product`'s definition, for quotes/service.py until it reads the typed product."""
+    return dict(configured_product(model, name, entity, in_request=in_request).definition)
+
+
+def check_eligible(definition: dict[str, Any] | Product, name: str, account_type: str, entity: Entity) -> None:
+    """`definition`: the typed product (a dict while quotes/service.py passes one)."""
+    eligible = definition.eligible_account_types if isinstance(definition, Product) \
+        else definition.get("eligibleAccountTypes") or []
     if eligible and account_type not in eligible:
         raise InvalidRequest(f"Product {name} is not available to {account_type} accounts",
                              code=f"{entity.code}.account_not_eligible", field_errors=[FieldError(
@@ -69,16 +74,7 @@ def check_references(model: dict[str, Any], fields: Any, contacts: Iterable[Cont
     zone = getattr(fields, "timezone", None)
     if zone is not None and not is_time_zone(zone):
         problems.append(FieldError("timezone", f"'{zone}' is not an IANA time zone"))
-    configured = model.get("contactRoles") or []
-    seen: set[str] = set()
-    for index, contact in enumerate(contacts):
-        if contact.contactLocator in seen:
-            problems.append(FieldError(f"contacts.{index}.contactLocator", "is listed more than once"))
-        seen.add(contact.contactLocator)
-        unknown = [role for role in contact.roles if configured and role not in configured]
-        if unknown:
-            problems.append(FieldError(f"contacts.{index}.roles", f"{', '.join(unknown)} not in the configured "
-                                                                  f"contactRoles: {', '.join(configured)}"))
+    problems += contact_list.problems(contacts, model.get("contactRoles") or [])
     if problems:
         raise InvalidRequest(f"The {entity.noun} names something the configuration does not have",
                              code=f"{entity.code}.invalid_reference", field_errors=problems)
@@ -90,7 +86,9 @@ def default_time_zone(model: dict[str, Any]) -> str:
 
 
 def default_basis(model: dict[str, Any], definition: dict[str, Any]) -> str:
-    return definition.get("defaultDurationBasis") or model.get("defaultDurationBasis") or DEFAULT_DURATION_BASIS
+    """quotes/service.py's, until it reads the typed product's `duration_basis`."""
+    return definition.get("defaultDurationBasis") or model.get("defaultDurationBasis") \
+        or products.DEFAULT_DURATION_BASIS
 
 
 def default_currency(model: dict[str, Any]) -> str:
@@ -105,18 +103,5 @@ def is_time_zone(name: str) -> bool:
     return True
 
 
-def merged_contacts(current: list[C], setting: list[C], removing: list[str]) -> list[C]:
-    """`setting` replaces the roles of contacts it names and adds the others; `removing` drops."""
-    given = {contact.contactLocator: contact for contact in setting}
-    known = {contact.contactLocator for contact in current}
-    merged = [given.get(contact.contactLocator, contact) for contact in current]
-    merged += [contact for contact in setting if contact.contactLocator not in known]
-    return [contact for contact in merged if contact.contactLocator not in removing]
-
-
 def check_size(record: BaseModel, entity: Entity) -> None:
-    """A record is one table item, which DynamoDB caps at 400 KB."""
-    size = len(record.model_dump_json())
-    if size > MAX_RECORD_BYTES:
-        raise PayloadTooLarge(f"The {entity.noun} would take {size} bytes; at most {MAX_RECORD_BYTES} are allowed",
-                              code=f"{entity.code}.too_large")
+    check_record_size(record, code=entity.code, noun=entity.noun)

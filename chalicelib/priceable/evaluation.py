@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from chalicelib.configuration import datamodel
+from chalicelib.configuration import datamodel, products
 from chalicelib.configuration.datamodel import ValidationItem, ValidationResult
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError, FieldError, InvalidRequest
@@ -162,14 +162,14 @@ def _extras(answer: Mapping[str, Any], function: str) -> rating.Extras:
 
 def _own_errors(model: dict[str, Any], subject: Subject) -> list[datamodel.Error]:
     errors: list[datamodel.Error] = []
-    product = (model.get("products") or {}).get(subject.product)
-    if not isinstance(product, dict) or product.get("abstract") is True:
+    product = products.product(model, subject.product)
+    if product is None or product.abstract:
         errors.append({"path": "productName", "message": f"{subject.product} is not a product of the configuration"})
     else:
-        if product.get("requiresJurisdiction") is True and not subject.jurisdiction:
+        if product.requires_jurisdiction and not subject.jurisdiction:
             errors.append({"path": "jurisdiction", "message": f"is required for {subject.product}"})
-        if product.get("staticData"):
-            errors += datamodel.validate_data(model, product["staticData"], dict(subject.static), path="static")[1]
+        if product.static_data:
+            errors += datamodel.validate_data(model, product.static_data, dict(subject.static), path="static")[1]
     if subject.end is None:
         errors.append({"path": "endTime", "message": "is required (no term duration is configured)"})
     elif subject.end <= subject.start:

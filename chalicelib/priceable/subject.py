@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
 from chalicelib.core import durations
+from chalicelib.core.clock import utc
 from chalicelib.priceable.models import Element
 
 AccountLoader = Callable[[], Mapping[str, Any]]
@@ -75,11 +76,6 @@ def account_view(load: Callable[[], Account]) -> AccountLoader:
         return {"locator": loaded[0].locator, "type": loaded[0].type, "data": loaded[0].data}
 
     return view
-
-
-def utc(moment: datetime) -> datetime:
-    """A datetime without an offset is taken as UTC."""
-    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
 
 
 def span_end(start: datetime, end: datetime | None, term: Decimal | int | None, basis: str,

@@ -3,9 +3,9 @@
 """
 from __future__ import annotations
 
-from chalicelib.core.errors import AlreadyExists, ConcurrentModification
+from chalicelib.core.errors import AlreadyExists
 from chalicelib.quickquotes.models import QuickQuote
-from chalicelib.storage import codec, keys, table
+from chalicelib.storage import codec, keys, table, versioned
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 TENANT_INDEX = "GSI2"
@@ -24,9 +24,4 @@ def add(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
 
 def save(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
     """Rewrites the quick quote, on condition that it is still at `quick.version` (else 409)."""
-    fields = quick.model_dump(exclude={"locator", "version"})
-    uow.add(table.update(keys.quick_quote(tenant, quick.locator),
-                         {name: value for name, value in fields.items() if value is not None},
-                         expected_version=quick.version,
-                         remove=[name for name, value in fields.items() if value is None],
-                         on_failure=lambda: ConcurrentModification()))
+    uow.add(versioned.rewrite(keys.quick_quote(tenant, quick.locator), quick))

@@ -14,13 +14,14 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.configuration import service as configuration
+from chalicelib.core.clock import utc
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.priceable import checks, elements, evaluation
 from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.runner import PRICE, VALIDATE, Runner, StepFailed
-from chalicelib.priceable.subject import NO_ACCOUNT, Subject, account_view, positive_term, span_duration, span_end, utc
+from chalicelib.priceable.subject import NO_ACCOUNT, Subject, account_view, span_duration, span_end
 from chalicelib.quickquotes import repository
 from chalicelib.quickquotes.lifecycle import ERRORS, LIFECYCLE
 from chalicelib.quickquotes.models import (
@@ -30,7 +31,7 @@ from chalicelib.quickquotes.models import (
     QuickQuoteFields,
     QuickQuoteState,
 )
-from chalicelib.runtime import wiring
+from chalicelib.runtime import versioned, wiring
 
 EVENT = "policy.quickquote."
 MAX_LOCATOR_LENGTH = 64
@@ -52,16 +53,15 @@ def priced_quick_quote(ctx: CallContext, locator: str) -> QuickQuote:
 
 def create_quick_quote(ctx: CallContext, fields: QuickQuoteFields) -> QuickQuote:
     version, model = configuration.current_model(ctx, resolved=True)
-    product = checks.product(model, fields.productName, ERRORS, in_request=True)
+    product = checks.configured_product(model, fields.productName, ERRORS, in_request=True)
     account = _account(ctx, fields.accountLocator) if fields.accountLocator else None
     if account is not None:
         checks.check_eligible(product, fields.productName, account.type, ERRORS)
     checks.check_references(model, fields, fields.contacts, ERRORS)
     zone = fields.timezone or (account.timezone if account else None) or checks.default_time_zone(model)
-    basis = fields.durationBasis or checks.default_basis(model, product)
-    term = positive_term(product.get("defaultTermDuration")) or positive_term(model.get("defaultTermDuration"))
+    basis = fields.durationBasis or product.duration_basis
     start = utc(fields.startTime) if fields.startTime else ctx.now
-    end = span_end(start, fields.endTime, term, basis, zone)
+    end = span_end(start, fields.endTime, product.term_duration, basis, zone)
     quick = QuickQuote(
         locator=new_locator(), productName=fields.productName, accountLocator=fields.accountLocator,
         startTime=start, endTime=end, expirationTime=utc(fields.expirationTime) if fields.expirationTime else None,
@@ -167,11 +167,6 @@ def _subject(ctx: CallContext, quick: QuickQuote) -> Subject:
 
 
 def _save(ctx: CallContext, quick: QuickQuote, actions: Iterable[str]) -> QuickQuote:
-    checks.check_size(quick, ERRORS)
-    changed = quick.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
-    uow = wiring.unit_of_work(ctx)
-    repository.save(uow, ctx.tenant, changed)
-    for action in actions:
-        uow.record_event(EVENT + action, {"quickQuoteLocator": quick.locator})
-    uow.commit()
-    return changed.model_copy(update={"version": quick.version + 1})
+    return versioned.save(ctx, wiring.unit_of_work(ctx), quick, repository.save,
+                          [(EVENT + action, {"quickQuoteLocator": quick.locator}) for action in actions],
+                          code=ERRORS.code, noun=ERRORS.noun)

@@ -5,6 +5,7 @@ from typing import Any, Protocol
 
 from chalicelib.core.clock import Clock, SystemClock
 from chalicelib.core.context import CallContext
+from chalicelib.storage.unit_of_work import UnitOfWork
 
 
 class JobQueue(Protocol):
@@ -29,15 +30,15 @@ def job_queue() -> JobQueue:
     return _defaults["job_queue"]
 
 
-def unit_of_work(ctx: CallContext, scope: str | None = None) -> Any:
+def unit_of_work(ctx: CallContext, scope: str | None = None) -> UnitOfWork:
     """A new unit of work in the tenant's key scope (or `scope`, for system records)."""
     from chalicelib.storage import keys, table
-    from chalicelib.storage.unit_of_work import UnitOfWork
+    from chalicelib.storage.unit_of_work import TransactionUnitOfWork
 
-    return UnitOfWork(ctx, table.gateway(), clock(), scope or keys.tenant_scope(ctx.tenant))
+    return TransactionUnitOfWork(ctx, table.gateway(), clock(), scope or keys.tenant_scope(ctx.tenant))
 
 
-def system_unit_of_work(ctx: CallContext) -> Any:
+def system_unit_of_work(ctx: CallContext) -> UnitOfWork:
     """A unit of work over system records (users, roles, tokens, the tenant registry)."""
     from chalicelib.storage.keys import SYSTEM_SCOPE
 

@@ -1,8 +1,12 @@
-"""All writes of one request in one TransactWriteItems, with its event items and idempotency guard."""
+"""All writes of one request in one TransactWriteItems, with its event items and idempotency guard.
+
+`UnitOfWork` is what repositories and services see (services get one from `runtime.wiring`);
+`TransactionUnitOfWork` is the DynamoDB implementation."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from datetime import datetime
+from typing import Any, Protocol
 
 from chalicelib.core.clock import Clock, isoformat
 from chalicelib.core.context import CallContext
@@ -14,7 +18,21 @@ from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, TableGateway, WriteO
 IDEMPOTENCY_TTL_SECONDS = 48 * 3600
 
 
-class UnitOfWork:
+class UnitOfWork(Protocol):
+    ctx: CallContext
+
+    def add(self, *ops: WriteOp) -> None: ...
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        """Run `action` once the transaction succeeded (e.g. send the queue message of a new job)."""
+
+    def record_event(self, event_type: str, data: dict[str, Any]) -> None: ...
+
+    def commit(self) -> list[dict[str, Any]]:
+        """Write everything at once; answers the event records written."""
+
+
+class TransactionUnitOfWork:
     def __init__(self, ctx: CallContext, gateway: TableGateway, clock: Clock, scope: str):
         self.ctx = ctx
         self.scope = scope
@@ -23,20 +41,17 @@ class UnitOfWork:
         self._ops: list[WriteOp] = []
         self._events: list[tuple[str, dict[str, Any]]] = []
         self._after_commit: list[Callable[[], None]] = []
-        self.committed_events: list[dict[str, Any]] = []
 
     def add(self, *ops: WriteOp) -> None:
         self._ops.extend(ops)
 
     def after_commit(self, action: Callable[[], None]) -> None:
-        """Run `action` once the transaction succeeded (e.g. send the queue message of a new job)."""
         self._after_commit.append(action)
 
     def record_event(self, event_type: str, data: dict[str, Any]) -> None:
         self._events.append((event_type, data))
 
     def commit(self) -> list[dict[str, Any]]:
-        """Write everything at once; answers the event records written."""
         now = self._clock.now()
         events = [self._event_item(event_type, data, now) for event_type, data in self._events]
         ops = self._ops + [table.put_new(item) for item in events]
@@ -47,13 +62,12 @@ class UnitOfWork:
             raise InvalidRequest(f"One change may touch at most {MAX_TRANSACTION_ITEMS} records")
         self._gateway.transact(self.scope, ops)
         self._ops, self._events = [], []
-        self.committed_events = events
         actions, self._after_commit = self._after_commit, []
         for action in actions:
             action()
         return events
 
-    def _event_item(self, event_type: str, data: dict[str, Any], now: Any) -> dict[str, Any]:
+    def _event_item(self, event_type: str, data: dict[str, Any], now: datetime) -> dict[str, Any]:
         locator = new_locator()
         stamp = isoformat(now)
         return {
@@ -73,7 +87,7 @@ class UnitOfWork:
             "timestamp": stamp,
         }
 
-    def _idempotency_guard(self, now: Any) -> WriteOp | None:
+    def _idempotency_guard(self, now: datetime) -> WriteOp | None:
         claim = self.ctx.idempotency
         if claim is None or claim.claimed:
             return None

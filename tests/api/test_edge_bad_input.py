@@ -10,7 +10,8 @@ from decimal import Decimal
 import pytest
 
 from chalicelib.core.money import MAX_AMOUNT, round_money
-from tests.api.quotes.support import START, assert_error, call, errors_of, new_account, ok, vehicle
+from tests.api.quotes.support import START, errors_of, new_account, vehicle
+from tests.support.api import assert_error, call, ok
 from tests.support.configs import QUOTE_PLUGINS, configured_tenant, package, policy_model, quotes_tenant
 
 DEEP = 1_000

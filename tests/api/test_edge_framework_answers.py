@@ -7,8 +7,9 @@ import zipfile
 
 import pytest
 
-from tests.api.quotes.support import assert_error, call, new_account, ok
+from tests.api.quotes.support import new_account
 from tests.api.tables.support import RATES_V1, create, tables_tenant
+from tests.support.api import assert_error, call, ok
 from tests.support.configs import configured_tenant, package, policy_model
 
 ZIP_MAGIC = b"PK\x03\x04"

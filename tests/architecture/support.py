@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from chalicelib.core.ids import new_locator
-from tests.api.quotes.support import auto, call, new_account, ok, vehicle
+from tests.api.quotes.support import auto, new_account, vehicle
 from tests.builders import unique_name
+from tests.support.api import call, ok
 from tests.support.configs import CITIES_CSV, quotes_tenant, upload_constraint_table
 
 CONSUMING_SUFFIXES = ("/issue", "/accept", "/refuse", "/discard", "/reset", "/revoke", "/credentials")

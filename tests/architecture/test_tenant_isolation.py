@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from app import app as chalice_app
-from tests.api.quotes.support import call, new_account, ok
+from tests.api.quotes.support import new_account
 from tests.architecture.support import World, fill, make_world, route_id, routes, value_key, variables
 from tests.builders import new_user
+from tests.support.api import call, ok
 from tests.support.configs import QUOTE_PLUGINS, deployed_tenant, package_with_files, quotes_model
 
 TENANT_ROUTES = [route for route in routes(chalice_app) if "tenantLocator" in variables(route[0])]

@@ -12,9 +12,10 @@ from chalicelib.plugins import service
 from chalicelib.plugins.contract import build_request
 from chalicelib.plugins.local import Limits, LocalProcessRunner
 from chalicelib.plugins.models import Charge, PluginFailure, ValidationItem
-from tests.api.configuration.support import deploy, minimal_model, new_configured_tenant, ok, package
+from tests.api.configuration.support import deploy, minimal_model, new_configured_tenant, package
 from tests.builders import system_ctx
 from tests.plugins.conftest import NOW, FakeHost
+from tests.support.api import ok
 
 PLUGINS = '''
 import os

@@ -1,11 +1,9 @@
-"""Helpers of the accounts API tests: JSON calls, bodies, errors, the events of one request."""
+"""Helpers of the accounts API tests: paths and bodies. HTTP helpers: tests/support/api.py."""
 from __future__ import annotations
 
-import json
-from decimal import Decimal
 from typing import Any
 
-import simplejson
+from tests.support.api import call, ok
 
 ACCOUNT_FIELDS = {"locator", "type", "accountState", "state", "accountNumber", "billingLevel", "data", "createdAt",
                   "createdBy", "contacts"}
@@ -13,25 +11,6 @@ ACCOUNT_FIELDS = {"locator", "type", "accountState", "state", "accountNumber", "
 CONTACT = "01J0000000000000000000000A"
 OTHER_CONTACT = "01J0000000000000000000000B"
 UNKNOWN_ACCOUNT = "01J00000000000000000000000"
-
-
-def call(api: Any, method: str, path: str, token: str | None, body: Any = None, *,
-         headers: dict[str, str] | None = None) -> Any:
-    sent = {"Content-Type": "application/json"}
-    if token is not None:
-        sent["Authorization"] = f"Bearer {token}"
-    sent.update(headers or {})
-    data = b"" if body is None else simplejson.dumps(body, use_decimal=True)
-    return api.http.request(method, path, headers=sent, body=data)
-
-
-def json_of(response: Any) -> Any:
-    return json.loads(response.body, parse_float=Decimal)
-
-
-def ok(response: Any) -> Any:
-    assert response.status_code == 200, response.body
-    return json_of(response)
 
 
 def accounts(tenant: str, suffix: str = "") -> str:
@@ -54,23 +33,6 @@ def create(api: Any, token: str, tenant: str, body: dict[str, Any] | None = None
 
 def fetch(api: Any, token: str, tenant: str, locator: str) -> dict[str, Any]:
     return ok(call(api, "GET", accounts(tenant, f"/{locator}"), token))
-
-
-def events_of(api: Any, token: str, tenant: str, response: Any) -> list[dict[str, Any]]:
-    """The events the request that gave `response` recorded (through the event API)."""
-    return ok(call(api, "GET", f"/event/{tenant}/events/request/{response.headers['X-Request-Id']}", token))
-
-
-def event_types(api: Any, token: str, tenant: str, response: Any) -> list[str]:
-    return [event["type"] for event in events_of(api, token, tenant, response)]
-
-
-def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, response.body
-    body = json_of(response)
-    assert (body["httpStatus"], body["code"]) == (status, code), body
-    assert body["requestId"] == response.headers["X-Request-Id"]
-    return body
 
 
 def field_names(body: dict[str, Any]) -> set[str]:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.accounts.support import CONTACT, OTHER_CONTACT, accounts, assert_error, call, create, ok, person
+from tests.api.accounts.support import CONTACT, OTHER_CONTACT, accounts, create, person
 from tests.builders import new_tenant, new_user
+from tests.support.api import assert_error, call, ok
 from tests.support.configs import configured_tenant
 
 # (method, path below /policy/{tenantLocator}/accounts with {a} for the account, body, permissions that suffice)

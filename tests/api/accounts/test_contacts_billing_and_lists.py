@@ -8,16 +8,13 @@ from tests.api.accounts.support import (
     OTHER_CONTACT,
     UNKNOWN_ACCOUNT,
     accounts,
-    assert_error,
-    call,
     create,
     errors_of,
-    event_types,
     fetch,
     field_names,
-    ok,
     person,
 )
+from tests.support.api import assert_error, call, event_types, ok
 from tests.support.configs import CITIES_CSV, upload_constraint_table
 
 

@@ -10,19 +10,14 @@ from tests.api.accounts.support import (
     CONTACT,
     UNKNOWN_ACCOUNT,
     accounts,
-    assert_error,
-    call,
     create,
     errors_of,
-    event_types,
-    events_of,
     fetch,
     field_names,
-    json_of,
-    ok,
     person,
     person_data,
 )
+from tests.support.api import assert_error, call, event_types, events_of, json_of, ok
 from tests.support.configs import configured_tenant, policy_model
 
 

@@ -7,17 +7,14 @@ from chalicelib.core.errors import ConcurrentModification
 from tests.api.accounts.support import (
     UNKNOWN_ACCOUNT,
     accounts,
-    assert_error,
-    call,
     create,
     errors_of,
-    event_types,
     fetch,
     field_names,
-    ok,
     person,
     person_data,
 )
+from tests.support.api import assert_error, call, event_types, ok
 
 
 def patch(api, token, tenant, locator, body):

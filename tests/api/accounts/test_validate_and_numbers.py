@@ -5,19 +5,8 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.api.accounts.support import (
-    UNKNOWN_ACCOUNT,
-    accounts,
-    assert_error,
-    call,
-    create,
-    errors_of,
-    event_types,
-    fetch,
-    field_names,
-    ok,
-    person,
-)
+from tests.api.accounts.support import UNKNOWN_ACCOUNT, accounts, create, errors_of, fetch, field_names, person
+from tests.support.api import assert_error, call, event_types, ok
 from tests.support.configs import configured_tenant, policy_model
 
 

@@ -10,6 +10,8 @@ from urllib.parse import urlencode
 
 import simplejson
 
+from tests.support.api import json_of as json_of  # tests/api/tables/test_bootstrap.py's, until it imports it from there
+from tests.support.api import ok
 from tests.unit.configuration.zips import zip_files
 
 ZIP = "application/zip"
@@ -92,15 +94,6 @@ def get(api: Any, path: str, token: str | None) -> Any:
     return api.http.get(path, headers=auth(token))
 
 
-def ok(response: Any) -> Any:
-    assert response.status_code == 200, response.body
-    return json_of(response)
-
-
-def json_of(response: Any) -> Any:
-    return json.loads(response.body, parse_float=Decimal)
-
-
 def datamodel(api: Any, token: str, tenant: str, suffix: str = "") -> dict[str, Any]:
     return ok(get(api, f"/config/{tenant}/deployments/datamodel{suffix}", token))
 
@@ -122,20 +115,11 @@ def zip_names(data: bytes) -> list[str]:
         return archive.namelist()
 
 
-def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, response.body
-    body = json.loads(response.body)
-    assert body["httpStatus"] == status
-    assert body["code"] == code, body
-    assert body["requestId"] == response.headers["X-Request-Id"]
-    return body
-
-
 # --- what is stored ------------------------------------------------------------------------------
 
 
 def blob_keys(prefix: str = "tenants/") -> list[str]:
-    from chalicelib.runtime.settings import settings
+    from chalicelib.settings import settings
     from chalicelib.storage import clients
 
     keys: list[str] = []

@@ -11,20 +11,19 @@ from chalicelib.configuration.package import read_package
 from chalicelib.core.ids import is_uuid
 from chalicelib.storage import blobs
 from tests.api.configuration.support import (
-    assert_error,
     blob_keys,
     create_tenant,
     datamodel,
     download,
     get,
     minimal_model,
-    ok,
     package,
     request_events,
     stored_state,
     upload,
 )
 from tests.builders import new_user, system_ctx
+from tests.support.api import assert_error, ok
 from tests.unit.configuration.zips import (
     FIXTURES,
     PACKAGES,

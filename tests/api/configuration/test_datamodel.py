@@ -5,16 +5,9 @@ import json
 from urllib.parse import quote
 
 from chalicelib.configuration import cache, service
-from tests.api.configuration.support import (
-    assert_error,
-    datamodel,
-    get,
-    minimal_model,
-    new_configured_tenant,
-    ok,
-    package,
-)
+from tests.api.configuration.support import datamodel, get, minimal_model, new_configured_tenant, package
 from tests.builders import system_ctx
+from tests.support.api import assert_error, ok
 
 
 def inheriting_model() -> dict:

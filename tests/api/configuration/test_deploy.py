@@ -6,7 +6,6 @@ import pytest
 from chalicelib.configuration.package import read_package
 from chalicelib.core.ids import new_tenant_locator
 from tests.api.configuration.support import (
-    assert_error,
     blob_keys,
     datamodel,
     deploy,
@@ -14,13 +13,13 @@ from tests.api.configuration.support import (
     get,
     minimal_model,
     new_configured_tenant,
-    ok,
     package,
     request_events,
     stored_state,
     upload,
 )
 from tests.builders import new_user
+from tests.support.api import assert_error, ok
 from tests.unit.configuration.zips import fixture_zip
 
 PLUGIN = b'''"""Rating for Auto."""

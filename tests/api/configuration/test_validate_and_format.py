@@ -7,9 +7,8 @@ import os
 import pytest
 
 from chalicelib.configuration.package import MAX_UNCOMPRESSED_BYTES, read_package
-from chalicelib.runtime.settings import reload
+from chalicelib.settings import reload
 from tests.api.configuration.support import (
-    assert_error,
     minimal_model,
     new_configured_tenant,
     package,
@@ -19,6 +18,7 @@ from tests.api.configuration.support import (
     zip_names,
 )
 from tests.builders import new_user
+from tests.support.api import assert_error
 from tests.unit.configuration.zips import fixture_zip, patch_central_directory, zip_files
 
 

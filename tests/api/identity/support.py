@@ -1,26 +1,11 @@
 """Helpers of the identity API tests: JSON calls, error assertions, the events of one request."""
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from tests.builders import unique_name
-
-
-def call(api: Any, method: str, path: str, token: str | None = None, body: Any = None, *,
-         raw: bytes | str | None = None, headers: dict[str, str] | None = None) -> Any:
-    """One request with a JSON body (or `raw` bytes) and, with `token`, a bearer header."""
-    sent = {"Content-Type": "application/json"}
-    if token is not None:
-        sent["Authorization"] = f"Bearer {token}"
-    sent.update(headers or {})
-    data = raw if raw is not None else (b"" if body is None else json.dumps(body))
-    return api.http.request(method, path, headers=sent, body=data)
-
-
-def ok(response: Any) -> Any:
-    assert response.status_code == 200, response.body
-    return response.json_body
+from tests.support.api import assert_error as assert_error_body
+from tests.support.api import call, ok
 
 
 def request_id(response: Any) -> str:
@@ -47,12 +32,8 @@ def assert_event(response: Any, event_type: str, user_locator: str) -> dict[str,
 
 
 def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
-    """The error body of DECISIONS.md, and a failed request records no event."""
-    assert response.status_code == status, response.body
-    body = response.json_body
-    assert body["httpStatus"] == status
-    assert body["code"] == code, body
-    assert body["requestId"] == request_id(response)
+    """The error body of DECISIONS.md with a message, and a failed request records no event."""
+    body = assert_error_body(response, status, code)
     assert body["message"]
     assert events_of(response) == []
     return body

@@ -6,8 +6,9 @@ from datetime import timedelta
 import pytest
 
 from chalicelib.core.clock import isoformat
-from tests.api.identity.support import assert_error, call, ok, sign_in, user_with_password, whoami
+from tests.api.identity.support import assert_error, sign_in, user_with_password, whoami
 from tests.builders import new_user
+from tests.support.api import call, ok
 
 
 def named_token(api, owner_token, owner_locator, clock, **overrides):

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from chalicelib.identity import service
-from tests.api.identity.support import assert_error, call, ok, role_body, token_body, whoami
+from tests.api.identity.support import assert_error, role_body, token_body, whoami
 from tests.builders import new_role, new_tenant, new_user, system_ctx
+from tests.support.api import call, ok
 
 
 def test_a_group_wildcard_covers_every_action_of_its_group(api):

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 
 from chalicelib.core.errors import Conflict
-from tests.api.identity.support import call, ok, user_body
+from tests.api.identity.support import user_body
 from tests.builders import new_user, system_ctx
+from tests.support.api import call, ok
 
 
 @pytest.fixture

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from tests.api.identity.support import PASSWORD, assert_error, call, ok, sign_in, token_body, whoami
+from tests.api.identity.support import PASSWORD, assert_error, sign_in, token_body, whoami
 from tests.builders import new_tenant, new_user, system_ctx, unique_name
+from tests.support.api import call, ok
 
 
 def user_holding(roles: list[str], tenants: list[str], *, password: str | None = None,

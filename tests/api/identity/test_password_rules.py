@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.identity.support import (
-    PASSWORD,
-    assert_error,
-    call,
-    field_names,
-    ok,
-    sign_in,
-    user_body,
-    user_with_password,
-)
+from tests.api.identity.support import PASSWORD, assert_error, field_names, sign_in, user_body, user_with_password
+from tests.support.api import call, ok
 
 WEAK = [
     ("a", "must be at least 10 characters long"),
@@ -52,7 +44,7 @@ def test_a_strong_password_is_accepted(api, admin_token):
 
 
 def test_the_bootstrap_administrator_keeps_its_configured_password(api):
-    from chalicelib.runtime.settings import settings
+    from chalicelib.settings import settings
 
     current = settings()
     assert len(current.admin_password) < 10  # `admin` in tests and `make run`

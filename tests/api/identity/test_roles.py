@@ -10,17 +10,16 @@ from chalicelib.core.clock import isoformat
 from tests.api.identity.support import (
     assert_error,
     assert_event,
-    call,
     events_of,
     field_names,
     list_length,
-    ok,
     role_body,
     role_name,
     user_with_role,
     whoami,
 )
 from tests.builders import new_user
+from tests.support.api import call, ok
 
 ROLE_FIELDS = {"locator", "name", "description", "version", "createdAt", "createdBy", "permissions"}
 UNKNOWN_ROLE = "01J0000000000000000000000Z"

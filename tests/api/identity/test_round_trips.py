@@ -2,8 +2,9 @@
 the roles come from a per-process cache that the version, bumped by every role change, keeps exact."""
 from __future__ import annotations
 
-from tests.api.identity.support import assert_error, call, ok, role_name, whoami
+from tests.api.identity.support import assert_error, role_name, whoami
 from tests.builders import new_user, system_ctx
+from tests.support.api import call, ok
 
 
 def calls_of(ddb_calls: list[str], request) -> list[str]:

@@ -3,9 +3,10 @@ only for a service account whose every tenant the caller holds, with `users.writ
 person's interactive account."""
 from __future__ import annotations
 
-from tests.api.identity.support import assert_error, assert_event, call, ok, token_body, whoami
+from tests.api.identity.support import assert_error, assert_event, token_body, whoami
 from tests.api.identity.test_escalation import user_holding
 from tests.builders import new_role, new_tenant, new_user
+from tests.support.api import call, ok
 
 
 def test_a_user_writer_mints_a_token_for_a_service_account_of_its_tenant(api, clock):

@@ -5,8 +5,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.api.identity.support import PASSWORD, assert_error, assert_event, call, ok, user_with_password, whoami
+from tests.api.identity.support import PASSWORD, assert_error, assert_event, user_with_password, whoami
 from tests.builders import unique_name
+from tests.support.api import call, ok
 
 
 @pytest.fixture

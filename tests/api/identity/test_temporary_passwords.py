@@ -2,7 +2,8 @@
 the next sign-in answers a token that can only change the password."""
 from __future__ import annotations
 
-from tests.api.identity.support import PASSWORD, assert_error, call, ok, sign_in, user_body, whoami
+from tests.api.identity.support import PASSWORD, assert_error, sign_in, user_body, whoami
+from tests.support.api import call, ok
 
 NEW_PASSWORD = "my very own new secret"
 

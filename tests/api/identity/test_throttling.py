@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.identity.support import PASSWORD, assert_error, ok, sign_in, user_with_password, whoami
+from tests.api.identity.support import PASSWORD, assert_error, sign_in, user_with_password, whoami
 from tests.builders import unique_name
+from tests.support.api import ok
 
 
 @pytest.fixture(autouse=True)

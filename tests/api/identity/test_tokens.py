@@ -9,15 +9,14 @@ from chalicelib.core.clock import isoformat
 from tests.api.identity.support import (
     assert_error,
     assert_event,
-    call,
     events_of,
-    ok,
     sign_in,
     token_body,
     user_with_password,
     whoami,
 )
 from tests.builders import new_user
+from tests.support.api import call, ok
 
 TOKEN_FIELDS = {"name", "expiresAt", "createdAt", "permissions", "tenants"}
 

@@ -10,17 +10,16 @@ from tests.api.identity.support import (
     PASSWORD,
     assert_error,
     assert_event,
-    call,
     events_of,
     field_names,
     list_length,
-    ok,
     sign_in,
     user_body,
     user_with_password,
     whoami,
 )
 from tests.builders import new_role, new_tenant, new_user, unique_name
+from tests.support.api import call, ok
 
 UNKNOWN_USER = "00000000-0000-4000-8000-000000000000"
 BASIC_LIST = "/auth/users/basic/list"

@@ -1,22 +1,20 @@
 """Helpers of the policies tests: a deployed configuration, policies issued through the service (as
-the quotes domain issues them), JSON calls and errors.
+the quotes domain issues them), paths. HTTP helpers: tests/support/api.py.
 
 Policies come into being only by issuing a quote; these tests issue through `add_issued_policy` in a
 unit of work of their own, from a PolicyIssuance built here for the test configuration.
 """
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
-
-import simplejson
 
 from chalicelib.core.ids import new_locator
 from chalicelib.policies.models import PolicyIssuance, PolicyIssued
 from chalicelib.priceable.models import Charge, Element
 from tests.builders import system_ctx
+from tests.support.api import call, ok
 from tests.support.configs import configured_tenant, policy_model
 
 START = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)  # midnight in New York, the tenant's default zone
@@ -111,42 +109,8 @@ def issue(tenant: str, account: str, **overrides: Any) -> PolicyIssued:
     return issued
 
 
-# --- HTTP ----------------------------------------------------------------------------------------
-
-
-def call(api: Any, method: str, path: str, token: str | None, body: Any = None) -> Any:
-    headers = {"Content-Type": "application/json"}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    data = b"" if body is None else simplejson.dumps(body, use_decimal=True)
-    return api.http.request(method, path, headers=headers, body=data)
-
-
-def json_of(response: Any) -> Any:
-    return json.loads(response.body, parse_float=Decimal)
-
-
-def ok(response: Any) -> Any:
-    assert response.status_code == 200, response.body
-    return json_of(response)
-
-
-def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, response.body
-    body = json_of(response)
-    assert (body["httpStatus"], body["code"]) == (status, code), body
-    assert body["requestId"] == response.headers["X-Request-Id"]
-    return body
+# --- paths ---------------------------------------------------------------------------------------
 
 
 def policies(tenant: str, suffix: str = "") -> str:
     return f"/policy/{tenant}/policies{suffix}"
-
-
-def events_of(api: Any, token: str, tenant: str, response: Any) -> list[dict[str, Any]]:
-    """The events the request that gave `response` recorded (through the event API)."""
-    return ok(call(api, "GET", f"/event/{tenant}/events/request/{response.headers['X-Request-Id']}", token))
-
-
-def event_types(api: Any, token: str, tenant: str, response: Any) -> list[str]:
-    return [event["type"] for event in events_of(api, token, tenant, response)]

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.policies.support import CONTACT, OTHER_CONTACT, assert_error, call, policies_tenant
+from tests.api.policies.support import CONTACT, OTHER_CONTACT, policies_tenant
 from tests.builders import new_tenant, new_user
+from tests.support.api import assert_error, call
 
 # (method, path below /policy/{tenantLocator} with {p} policy, {t} term, {x} transaction, {s} segment and
 # {a} account, body, the permissions of which any one suffices)

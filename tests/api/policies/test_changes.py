@@ -8,18 +8,14 @@ from tests.api.policies.support import (
     CONTACT,
     OTHER_CONTACT,
     UNKNOWN,
-    assert_error,
-    call,
-    event_types,
-    events_of,
     issue,
     new_account,
-    ok,
     policies,
     policies_model,
     policies_tenant,
 )
 from tests.builders import system_ctx
+from tests.support.api import assert_error, call, event_types, events_of, ok
 
 
 def path(tenant, issued, suffix=""):

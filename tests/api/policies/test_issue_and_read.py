@@ -14,18 +14,16 @@ from tests.api.policies.support import (
     POLICY_FIELDS,
     START,
     UNKNOWN,
-    assert_error,
-    call,
     element_tree,
     issuance,
     issue,
     new_account,
-    ok,
     policies,
     policies_model,
     policies_tenant,
 )
 from tests.builders import new_user, system_ctx
+from tests.support.api import assert_error, call, ok
 
 UTC = timezone.utc
 

@@ -5,15 +5,8 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.api.policies.support import (
-    UNKNOWN,
-    assert_error,
-    call,
-    issue,
-    new_account,
-    ok,
-    policies,
-)
+from tests.api.policies.support import UNKNOWN, issue, new_account, policies
+from tests.support.api import assert_error, call, ok
 
 SNAPSHOT_FIELDS = {"locator", "accountLocator", "region", "productName", "currency", "timezone", "transaction",
                    "static"}

@@ -1,12 +1,10 @@
-"""Helpers of the quotes API tests: bodies for the test configuration (tests/support/configs.py,
-quotes_model), JSON calls, errors and the events of one request."""
+"""Helpers of the quotes API tests: paths and bodies for the test configuration (tests/support/configs.py,
+quotes_model). HTTP helpers: tests/support/api.py."""
 from __future__ import annotations
 
-import json
-from decimal import Decimal
 from typing import Any
 
-import simplejson
+from tests.support.api import call, ok
 
 START = "2026-02-01T05:00:00Z"
 """Midnight in New York (the tenant's default zone); the clock stands at 2026-01-15T09:30Z."""
@@ -21,42 +19,6 @@ PRICE_FIELDS = {"tenantLocator", "quoteLocator", "accountLocator", "quoteState",
                 "duration", "durationBasis", "items"}
 FLAG_FIELDS = {"locator", "level", "referenceType", "referenceLocator", "note", "tag", "createdBy", "createdTime",
                "clearedBy", "clearedTime", "taskCreationResponse"}
-
-
-def call(api: Any, method: str, path: str, token: str | None, body: Any = None, *,
-         headers: dict[str, str] | None = None) -> Any:
-    sent = {"Content-Type": "application/json"}
-    if token is not None:
-        sent["Authorization"] = f"Bearer {token}"
-    sent.update(headers or {})
-    data = b"" if body is None else simplejson.dumps(body, use_decimal=True)
-    return api.http.request(method, path, headers=sent, body=data)
-
-
-def json_of(response: Any) -> Any:
-    return json.loads(response.body, parse_float=Decimal)
-
-
-def ok(response: Any) -> Any:
-    assert response.status_code == 200, response.body
-    return json_of(response)
-
-
-def assert_error(response: Any, status: int, code: str) -> dict[str, Any]:
-    assert response.status_code == status, response.body
-    body = json_of(response)
-    assert (body["httpStatus"], body["code"]) == (status, code), body
-    return body
-
-
-def event_types(api: Any, token: str, tenant: str, response: Any) -> list[str]:
-    """The types of the events the request that gave `response` recorded, in order."""
-    events = ok(call(api, "GET", f"/event/{tenant}/events/request/{response.headers['X-Request-Id']}", token))
-    return [event["type"] for event in events]
-
-
-def events_of(api: Any, token: str, tenant: str, response: Any) -> list[dict[str, Any]]:
-    return ok(call(api, "GET", f"/event/{tenant}/events/request/{response.headers['X-Request-Id']}", token))
 
 
 def quotes(tenant: str, suffix: str = "") -> str:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.quotes.support import UNKNOWN, assert_error, auto, call, create, ok, quote_path
+from tests.api.quotes.support import UNKNOWN, auto, create, quote_path
 from tests.builders import new_tenant, new_user
+from tests.support.api import assert_error, call, ok
 from tests.support.configs import quotes_tenant
 
 Q = f"/quotes/{UNKNOWN}"

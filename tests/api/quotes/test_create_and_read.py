@@ -11,23 +11,19 @@ from tests.api.quotes.support import (
     ELEMENT_FIELDS,
     QUOTE_FIELDS,
     UNKNOWN,
-    assert_error,
     auto,
-    call,
     create,
     dwelling_data,
     errors_of,
-    event_types,
     home,
-    json_of,
     new_account,
     of_type,
-    ok,
     quote_path,
     quotes,
     vehicle,
     walk,
 )
+from tests.support.api import assert_error, call, event_types, json_of, ok
 from tests.support.configs import quotes_model, quotes_tenant
 
 

@@ -9,18 +9,14 @@ from tests.api.quotes.support import (
     PRICE_FIELDS,
     QUOTE_FIELDS,
     advance,
-    assert_error,
     auto,
-    call,
     create,
     errors_of,
-    event_types,
-    events_of,
     new_account,
-    ok,
     quote_path,
     vehicle,
 )
+from tests.support.api import assert_error, call, event_types, events_of, ok
 from tests.support.configs import quotes_model, quotes_tenant
 
 ADVANCES = ["validate", "price", "underwrite", "accept", "issue"]

@@ -6,19 +6,16 @@ import pytest
 
 from tests.api.quotes.support import (
     advance,
-    assert_error,
     auto,
-    call,
     create,
     dwelling_data,
     errors_of,
-    event_types,
     home,
     new_account,
-    ok,
     quote_path,
     quotes,
 )
+from tests.support.api import assert_error, call, event_types, ok
 from tests.support.configs import CITIES_CSV, quotes_model, quotes_tenant, upload_constraint_table
 
 # --- numbers -------------------------------------------------------------------------------------

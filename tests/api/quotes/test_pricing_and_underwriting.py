@@ -13,20 +13,17 @@ from tests.api.quotes.support import (
     PRICE_FIELDS,
     QUOTE_FIELDS,
     advance,
-    assert_error,
     auto,
-    call,
     create,
     dwelling_data,
     errors_of,
-    event_types,
     home,
     of_type,
-    ok,
     quote_path,
     quotes,
     vehicle,
 )
+from tests.support.api import assert_error, call, event_types, ok
 
 
 def flags_path(tenant: str, locator: str, suffix: str = "") -> str:

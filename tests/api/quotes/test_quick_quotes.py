@@ -4,18 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.quotes.support import (
-    CHARGE_FIELDS,
-    START,
-    UNKNOWN,
-    assert_error,
-    auto,
-    call,
-    errors_of,
-    event_types,
-    ok,
-    vehicle,
-)
+from tests.api.quotes.support import CHARGE_FIELDS, START, UNKNOWN, auto, errors_of, vehicle
+from tests.support.api import assert_error, call, event_types, ok
 from tests.support.configs import CITIES_CSV, quotes_model, quotes_tenant, upload_constraint_table
 
 QUICK_FIELDS = {"locator", "quickQuoteState", "productName", "element", "contacts"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.api.quotes.samples import data_for, element_for
-from tests.api.quotes.support import START, advance, call, create, ok
+from tests.api.quotes.support import START, advance, create
+from tests.support.api import call, ok
 from tests.support.configs import deployed_tenant
 from tests.unit.configuration.zips import fixture_zip
 

@@ -4,20 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.quotes.support import (
-    UNKNOWN,
-    assert_error,
-    auto,
-    call,
-    create,
-    errors_of,
-    event_types,
-    new_account,
-    of_type,
-    ok,
-    quote_path,
-    vehicle,
-)
+from tests.api.quotes.support import UNKNOWN, auto, create, errors_of, new_account, of_type, quote_path, vehicle
+from tests.support.api import assert_error, call, event_types, ok
 
 CONTACT = "01J0000000000000000000000A"
 OTHER_CONTACT = "01J0000000000000000000000B"

@@ -4,15 +4,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
-from tests.api.configuration.support import (
-    BOUNDARY,
-    ZIP,
-    json_of,
-    minimal_model,
-    multipart_body,
-    new_configured_tenant,
-    package,
-)
+from tests.api.configuration.support import BOUNDARY, ZIP, minimal_model, multipart_body, new_configured_tenant, package
+from tests.support.api import json_of
 from tests.unit.configuration.zips import zip_files
 
 JSON = "application/json"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.api.configuration.support import assert_error, ok
 from tests.api.tables.support import BANDS, RATES_V1, VEHICLES, ZIP, create, csv_zip, headers, tables_tenant
 from tests.builders import new_user
+from tests.support.api import assert_error, ok
 
 UPLOADS = {"tables": RATES_V1, "rangeTables": BANDS, "constraints": VEHICLES}
 STATIC = {"tables": "Rates", "rangeTables": "AgeBands", "constraints": "Vehicles"}

@@ -5,7 +5,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.api.configuration.support import BOUNDARY, assert_error, ok
+from tests.api.configuration.support import BOUNDARY
 from tests.api.tables.support import (
     RATES_V1,
     ZIP,
@@ -17,6 +17,7 @@ from tests.api.tables.support import (
     tables_tenant,
     value_of,
 )
+from tests.support.api import assert_error, ok
 from tests.unit.configuration.zips import zip_files
 
 

@@ -9,9 +9,10 @@ import pytest
 
 from chalicelib.core.errors import NotFound
 from chalicelib.tables import service
-from tests.api.configuration.support import assert_error, json_of, ok, request_events
+from tests.api.configuration.support import request_events
 from tests.api.tables.support import VEHICLES, ZIP, create, headers, record, replace, tables_tenant
 from tests.builders import system_ctx
+from tests.support.api import assert_error, json_of, ok
 
 
 @pytest.fixture

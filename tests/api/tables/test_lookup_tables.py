@@ -5,7 +5,7 @@ import io
 import zipfile
 from decimal import Decimal
 
-from tests.api.configuration.support import assert_error, json_of, ok, request_events
+from tests.api.configuration.support import request_events
 from tests.api.tables.support import (
     RATES_V1,
     RATES_V2,
@@ -17,6 +17,7 @@ from tests.api.tables.support import (
     tables_tenant,
     value_of,
 )
+from tests.support.api import assert_error, json_of, ok
 
 
 def test_create_answers_the_basic_resource_response_and_records_the_event(api, admin_token, clock):

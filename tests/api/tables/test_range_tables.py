@@ -7,8 +7,9 @@ from decimal import Decimal
 
 import pytest
 
-from tests.api.configuration.support import assert_error, ok, request_events
+from tests.api.configuration.support import request_events
 from tests.api.tables.support import BANDS, ZIP, create, headers, record, replace, tables_tenant, value_of
+from tests.support.api import assert_error, ok
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from decimal import Decimal
 import pytest
 
 from chalicelib.tables import cache, service
-from tests.api.configuration.support import ok
 from tests.api.tables.support import BANDS, RATES_V1, RATES_V2, create, record, replace, tables_tenant, value_of
 from tests.builders import system_ctx
+from tests.support.api import ok
 
 
 @pytest.fixture

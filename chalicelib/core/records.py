@@ -1,0 +1,29 @@
+"""What every stored record shares: it is one table item, which DynamoDB caps at 400 KB."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, Self
+
+from chalicelib.core.errors import PayloadTooLarge
+
+MAX_RECORD_BYTES = 300_000
+
+
+class Record(Protocol):
+    def model_dump_json(self) -> str: ...
+
+
+class VersionedRecord(Record, Protocol):
+    """An aggregate root: `version` is its optimistic lock, `updatedAt`/`updatedBy` its last change."""
+
+    version: int
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self: ...
+
+
+def check_size(record: Record, *, code: str, noun: str) -> None:
+    """413 `{code}.too_large` for a record that would not fit in one item."""
+    size = len(record.model_dump_json())
+    if size > MAX_RECORD_BYTES:
+        raise PayloadTooLarge(f"The {noun} would take {size} bytes; at most {MAX_RECORD_BYTES} are allowed",
+                              code=f"{code}.too_large")
