@@ -6,23 +6,19 @@ that is no readable package answers 400 (413 when too large) with a code saying 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
-from chalicelib.configuration import service
-from chalicelib.configuration.schemas import (
-    CreateTenantQuery,
-    DatamodelQuery,
-    DeployedConfigMetadata,
-    DeployQuery,
-    DiffQuery,
-    DownloadQuery,
-    TenantDeploymentResult,
-)
 from chalicelib.http.endpoint import endpoint
+from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import query_as, request_context, uploaded_file
 from chalicelib.http.responses import Binary
+
+if TYPE_CHECKING:
+    from chalicelib.configuration import schemas, service
+else:
+    schemas, service = lazy_modules("chalicelib.configuration", "schemas", "service")
 
 bp = Blueprint(__name__)
 
@@ -32,11 +28,11 @@ ZIP = "application/zip"
 
 @bp.route("/config/createTenant", methods=["POST"], content_types=PACKAGE_TYPES)
 @endpoint("tenants.create-tenant", idempotent=True, upload=True)
-def create_tenant_from_package() -> TenantDeploymentResult:
-    query = query_as(CreateTenantQuery)
+def create_tenant_from_package() -> schemas.TenantDeploymentResult:
+    query = query_as(schemas.CreateTenantQuery)
     result = service.create_tenant(request_context(), uploaded_file(), name=query.name,
                                    description=query.description)
-    return TenantDeploymentResult.of(result)
+    return schemas.TenantDeploymentResult.of(result)
 
 
 @bp.route("/config/validateConfig", methods=["POST"], content_types=PACKAGE_TYPES)
@@ -53,15 +49,16 @@ def format_configuration() -> Binary:
 
 @bp.route("/config/{tenantLocator}/deployments", methods=["GET"])
 @endpoint("deployments.read")
-def fetch_deployment_metadata(tenantLocator: str) -> DeployedConfigMetadata:
-    return DeployedConfigMetadata.of(service.deployment_metadata(request_context()))
+def fetch_deployment_metadata(tenantLocator: str) -> schemas.DeployedConfigMetadata:
+    return schemas.DeployedConfigMetadata.of(service.deployment_metadata(request_context()))
 
 
 @bp.route("/config/{tenantLocator}/deployments/deploy", methods=["POST"], content_types=PACKAGE_TYPES)
 @endpoint("deployments.deploy", idempotent=True, upload=True)
-def deploy_configuration(tenantLocator: str) -> TenantDeploymentResult:
-    query = query_as(DeployQuery)
-    return TenantDeploymentResult.of(service.deploy(request_context(), uploaded_file(), overwrite=query.overwrite))
+def deploy_configuration(tenantLocator: str) -> schemas.TenantDeploymentResult:
+    query = query_as(schemas.DeployQuery)
+    result = service.deploy(request_context(), uploaded_file(), overwrite=query.overwrite)
+    return schemas.TenantDeploymentResult.of(result)
 
 
 @bp.route("/config/{tenantLocator}/deployments/validate", methods=["POST"], content_types=PACKAGE_TYPES)
@@ -81,7 +78,7 @@ def download_current_configuration(tenantLocator: str) -> Binary:
 @bp.route("/config/{tenantLocator}/deployments/download/{version}", methods=["GET"])
 @endpoint("deployments.deploy")
 def download_configuration_version(tenantLocator: str, version: str) -> Binary:
-    query = query_as(DownloadQuery)
+    query = query_as(schemas.DownloadQuery)
     found, package = service.download(request_context(), version, by_static_locator=query.byStaticLocator)
     return Binary(package, ZIP, f"config-{found}.zip")
 
@@ -89,14 +86,14 @@ def download_configuration_version(tenantLocator: str, version: str) -> Binary:
 @bp.route("/config/{tenantLocator}/deployments/datamodel", methods=["GET"])
 @endpoint("deployments.deploy", "deployments.datamodel")
 def fetch_datamodel(tenantLocator: str) -> dict[str, Any]:
-    query = query_as(DatamodelQuery)
+    query = query_as(schemas.DatamodelQuery)
     return service.datamodel(request_context(), resolved=query.resolve)
 
 
 @bp.route("/config/{tenantLocator}/deployments/datamodel/{version}", methods=["GET"])
 @endpoint("deployments.deploy", "deployments.datamodel")
 def fetch_datamodel_version(tenantLocator: str, version: str) -> dict[str, Any]:
-    query = query_as(DatamodelQuery)
+    query = query_as(schemas.DatamodelQuery)
     return service.datamodel(request_context(), version, resolved=query.resolve,
                              by_static_locator=query.byStaticLocator)
 
@@ -104,4 +101,4 @@ def fetch_datamodel_version(tenantLocator: str, version: str) -> dict[str, Any]:
 @bp.route("/config/{tenantLocator}/deployments/diff", methods=["GET"])
 @endpoint("deployments.deploy")
 def fetch_deployment_diff(tenantLocator: str) -> dict[str, Any]:
-    return service.difference(request_context(), query_as(DiffQuery).config)
+    return service.difference(request_context(), query_as(schemas.DiffQuery).config)

@@ -2,11 +2,17 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from chalicelib.core.context import Principal
 from chalicelib.core.errors import Forbidden, Unauthenticated
+from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import current_request, header
-from chalicelib.identity import service as identity
+
+if TYPE_CHECKING:
+    from chalicelib.identity import service as identity
+else:
+    (identity,) = lazy_modules("chalicelib.identity", "service")
 
 PASSWORD_CHANGE_ROUTE = ("PATCH", "/auth/users/{locator}/passwordreset")
 

@@ -3,73 +3,72 @@
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
 from chalicelib.http.endpoint import endpoint
+from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import body_as, request_context
-from chalicelib.quickquotes import service
-from chalicelib.quickquotes.schemas import (
-    ConstraintValuesRequest,
-    QuickQuoteCreateRequest,
-    QuickQuotePriceResponse,
-    QuickQuoteResponse,
-    QuickQuoteUpdateRequest,
-)
+
+if TYPE_CHECKING:
+    from chalicelib.quickquotes import schemas, service
+else:
+    schemas, service = lazy_modules("chalicelib.quickquotes", "schemas", "service")
 
 bp = Blueprint(__name__)
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes", methods=["POST"])
 @endpoint("quick-quotes.write", idempotent=True)
-def create_quick_quote(tenantLocator: str) -> QuickQuoteResponse:
-    return QuickQuoteResponse.of(service.create_quick_quote(request_context(), body_as(QuickQuoteCreateRequest)))
+def create_quick_quote(tenantLocator: str) -> schemas.QuickQuoteResponse:
+    body = body_as(schemas.QuickQuoteCreateRequest)
+    return schemas.QuickQuoteResponse.of(service.create_quick_quote(request_context(), body))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["GET"])
 @endpoint("quick-quotes.read")
-def fetch_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
-    return QuickQuoteResponse.of(service.get_quick_quote(request_context(), locator))
+def fetch_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteResponse:
+    return schemas.QuickQuoteResponse.of(service.get_quick_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["PATCH"])
 @endpoint("quick-quotes.write")
-def update_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
-    changes = body_as(QuickQuoteUpdateRequest)
-    return QuickQuoteResponse.of(service.update_quick_quote(request_context(), locator, changes))
+def update_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteResponse:
+    changes = body_as(schemas.QuickQuoteUpdateRequest)
+    return schemas.QuickQuoteResponse.of(service.update_quick_quote(request_context(), locator, changes))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/validate", methods=["PATCH"])
 @endpoint("quick-quotes.write")
-def validate_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
-    return QuickQuoteResponse.of(service.validate_quick_quote(request_context(), locator))
+def validate_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteResponse:
+    return schemas.QuickQuoteResponse.of(service.validate_quick_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/price", methods=["PATCH"])
 @endpoint("quick-quotes.write")
-def price_quick_quote(tenantLocator: str, locator: str) -> QuickQuotePriceResponse:
+def price_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuotePriceResponse:
     ctx = request_context()
-    return QuickQuotePriceResponse.of(ctx.tenant, service.price_quick_quote(ctx, locator))
+    return schemas.QuickQuotePriceResponse.of(ctx.tenant, service.price_quick_quote(ctx, locator))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/price", methods=["GET"])
 @endpoint("quick-quotes.read")
-def fetch_quick_quote_price(tenantLocator: str, locator: str) -> QuickQuotePriceResponse:
+def fetch_quick_quote_price(tenantLocator: str, locator: str) -> schemas.QuickQuotePriceResponse:
     ctx = request_context()
-    return QuickQuotePriceResponse.of(ctx.tenant, service.priced_quick_quote(ctx, locator))
+    return schemas.QuickQuotePriceResponse.of(ctx.tenant, service.priced_quick_quote(ctx, locator))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/discard", methods=["PATCH"])
 @endpoint("quick-quotes.write")
-def discard_quick_quote(tenantLocator: str, locator: str) -> QuickQuoteResponse:
-    return QuickQuoteResponse.of(service.discard_quick_quote(request_context(), locator))
+def discard_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteResponse:
+    return schemas.QuickQuoteResponse.of(service.discard_quick_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/constraints/evaluate", methods=["POST"])
 @endpoint("quick-quotes.read")
 def evaluate_quick_quote_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
-    return service.evaluate_constraints(request_context(), locator, body_as(ConstraintValuesRequest).root)
+    return service.evaluate_constraints(request_context(), locator, body_as(schemas.ConstraintValuesRequest).root)
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/constraints/dependency", methods=["GET"])

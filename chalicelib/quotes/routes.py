@@ -6,49 +6,32 @@ action the definition pairs it with.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
 from chalicelib.core.errors import FieldError, InvalidRequest
 from chalicelib.core.paging import PageRequest
 from chalicelib.http.endpoint import endpoint
+from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import body_as, query_as, raw_body, request_context
-from chalicelib.quotes import service
-from chalicelib.quotes.schemas import (
-    ConstraintValuesRequest,
-    ElementCreateRequests,
-    ElementLocators,
-    ListQuery,
-    QuoteCreateRequest,
-    QuoteListResponse,
-    QuoteNumberQuery,
-    QuotePriceResponse,
-    QuoteResponse,
-    QuoteUnderwritingFlagsResponse,
-    QuoteUnderwritingResponse,
-    QuoteUpdateRequest,
-    ReservedPolicyNumberQuery,
-    ResetRequest,
-    StatelessQuery,
-    StaticData,
-    StaticDataHistoryListResponse,
-    StaticDataUpdateRequest,
-    UnderwritingFlagCreateRequest,
-    UnderwritingFlagsUpdateRequest,
-)
+
+if TYPE_CHECKING:
+    from chalicelib.quotes import schemas, service
+else:
+    schemas, service = lazy_modules("chalicelib.quotes", "schemas", "service")
 
 bp = Blueprint(__name__)
 
 
 
 def _page() -> PageRequest:
-    query = query_as(ListQuery)
+    query = query_as(schemas.ListQuery)
     return PageRequest.of(query.offset, query.count)
 
 
 def _stateless() -> bool:
-    return query_as(StatelessQuery).stateless
+    return query_as(schemas.StatelessQuery).stateless
 
 
 # --- quotes --------------------------------------------------------------------------------------
@@ -56,65 +39,66 @@ def _stateless() -> bool:
 
 @bp.route("/policy/{tenantLocator}/quotes", methods=["POST"])
 @endpoint("quotes.write", "quotes.create", idempotent=True)
-def create_quote(tenantLocator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.create_quote(request_context(), body_as(QuoteCreateRequest)))
+def create_quote(tenantLocator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.create_quote(request_context(), body_as(schemas.QuoteCreateRequest)))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/list", methods=["GET"])
 @endpoint("quotes.read", "quotes.list")
-def list_quotes(tenantLocator: str) -> QuoteListResponse:
-    return QuoteListResponse.of(service.list_quotes(request_context(), _page()))
+def list_quotes(tenantLocator: str) -> schemas.QuoteListResponse:
+    return schemas.QuoteListResponse.of(service.list_quotes(request_context(), _page()))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/numbers/{quoteNumber}", methods=["GET"])
 @endpoint("quotes.read", "quotes.list")
-def fetch_quotes_by_number(tenantLocator: str, quoteNumber: str) -> list[QuoteResponse]:
-    return [QuoteResponse.of(quote) for quote in service.quotes_with_number(request_context(), quoteNumber)]
+def fetch_quotes_by_number(tenantLocator: str, quoteNumber: str) -> list[schemas.QuoteResponse]:
+    return [schemas.QuoteResponse.of(quote) for quote in service.quotes_with_number(request_context(), quoteNumber)]
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/quotes/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
-def list_account_quotes(tenantLocator: str, locator: str) -> QuoteListResponse:
-    return QuoteListResponse.of(service.quotes_of_account(request_context(), locator, _page()))
+def list_account_quotes(tenantLocator: str, locator: str) -> schemas.QuoteListResponse:
+    return schemas.QuoteListResponse.of(service.quotes_of_account(request_context(), locator, _page()))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/validatePreview", methods=["POST"])
 @endpoint("quotes.read")
-def preview_quote_validation(tenantLocator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.validate_preview(request_context(), body_as(QuoteCreateRequest)))
+def preview_quote_validation(tenantLocator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.validate_preview(request_context(), body_as(schemas.QuoteCreateRequest)))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/pricePreview", methods=["POST"])
 @endpoint("quotes.read")
-def preview_quote_price(tenantLocator: str) -> QuotePriceResponse:
+def preview_quote_price(tenantLocator: str) -> schemas.QuotePriceResponse:
     ctx = request_context()
-    return QuotePriceResponse.of(ctx.tenant, service.price_preview(ctx, body_as(QuoteCreateRequest)))
+    return schemas.QuotePriceResponse.of(ctx.tenant, service.price_preview(ctx, body_as(schemas.QuoteCreateRequest)))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["GET"])
 @endpoint("quotes.read")
-def fetch_quote(tenantLocator: str, locator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.get_quote(request_context(), locator))
+def fetch_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.get_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.update")
-def update_quote(tenantLocator: str, locator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.update_quote(request_context(), locator, body_as(QuoteUpdateRequest)))
+def update_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    changes = body_as(schemas.QuoteUpdateRequest)
+    return schemas.QuoteResponse.of(service.update_quote(request_context(), locator, changes))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/elements", methods=["PUT"])
 @endpoint("quotes.write", "quotes.elements-add")
-def add_quote_elements(tenantLocator: str, locator: str) -> QuoteResponse:
-    additions = body_as(ElementCreateRequests).root
-    return QuoteResponse.of(service.add_elements(request_context(), locator, additions))
+def add_quote_elements(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    additions = body_as(schemas.ElementCreateRequests).root
+    return schemas.QuoteResponse.of(service.add_elements(request_context(), locator, additions))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/elements", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.elements-delete")
-def remove_quote_elements(tenantLocator: str, locator: str) -> QuoteResponse:
-    locators = body_as(ElementLocators).root
-    return QuoteResponse.of(service.remove_elements(request_context(), locator, locators))
+def remove_quote_elements(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    locators = body_as(schemas.ElementLocators).root
+    return schemas.QuoteResponse.of(service.remove_elements(request_context(), locator, locators))
 
 
 # --- the lifecycle -------------------------------------------------------------------------------
@@ -122,60 +106,61 @@ def remove_quote_elements(tenantLocator: str, locator: str) -> QuoteResponse:
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/validate", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.validate")
-def validate_quote(tenantLocator: str, locator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.validate_quote(request_context(), locator, stateless=_stateless()))
+def validate_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.validate_quote(request_context(), locator, stateless=_stateless()))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/price", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.price")
-def price_quote(tenantLocator: str, locator: str) -> QuotePriceResponse:
+def price_quote(tenantLocator: str, locator: str) -> schemas.QuotePriceResponse:
     ctx = request_context()
-    return QuotePriceResponse.of(ctx.tenant, service.price_quote(ctx, locator, stateless=_stateless()))
+    return schemas.QuotePriceResponse.of(ctx.tenant, service.price_quote(ctx, locator, stateless=_stateless()))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/price", methods=["GET"])
 @endpoint("quotes.read")
-def fetch_quote_price(tenantLocator: str, locator: str) -> QuotePriceResponse:
+def fetch_quote_price(tenantLocator: str, locator: str) -> schemas.QuotePriceResponse:
     ctx = request_context()
-    return QuotePriceResponse.of(ctx.tenant, service.priced_quote(ctx, locator))
+    return schemas.QuotePriceResponse.of(ctx.tenant, service.priced_quote(ctx, locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwrite", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.underwrite")
-def underwrite_quote(tenantLocator: str, locator: str) -> QuoteUnderwritingResponse:
+def underwrite_quote(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingResponse:
     ctx = request_context()
-    return QuoteUnderwritingResponse.of(ctx.tenant, service.underwrite_quote(ctx, locator, stateless=_stateless()))
+    underwritten = service.underwrite_quote(ctx, locator, stateless=_stateless())
+    return schemas.QuoteUnderwritingResponse.of(ctx.tenant, underwritten)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/accept", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.accept")
-def accept_quote(tenantLocator: str, locator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.accept_quote(request_context(), locator))
+def accept_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.accept_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/issue", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.issue")
-def issue_quote(tenantLocator: str, locator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.issue_quote(request_context(), locator))
+def issue_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.issue_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/reset", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.reset")
-def reset_quote(tenantLocator: str, locator: str) -> QuoteResponse:
-    options = body_as(ResetRequest) if raw_body().strip() else ResetRequest()
-    return QuoteResponse.of(service.reset_quote(request_context(), locator, options))
+def reset_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    options = body_as(schemas.ResetRequest) if raw_body().strip() else schemas.ResetRequest()
+    return schemas.QuoteResponse.of(service.reset_quote(request_context(), locator, options))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/refuse", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.refuse")
-def refuse_quote(tenantLocator: str, locator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.refuse_quote(request_context(), locator))
+def refuse_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.refuse_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/discard", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.discard")
-def discard_quote(tenantLocator: str, locator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.discard_quote(request_context(), locator))
+def discard_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.discard_quote(request_context(), locator))
 
 
 # --- underwriting flags --------------------------------------------------------------------------
@@ -183,89 +168,94 @@ def discard_quote(tenantLocator: str, locator: str) -> QuoteResponse:
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags", methods=["GET"])
 @endpoint("quotes.read")
-def fetch_quote_underwriting_flags(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
-    return QuoteUnderwritingFlagsResponse.of(service.get_quote(request_context(), locator))
+def fetch_quote_underwriting_flags(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
+    return schemas.QuoteUnderwritingFlagsResponse.of(service.get_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags", methods=["PATCH"])
 @endpoint("quotes.write")
-def update_quote_underwriting_flags(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
-    body = body_as(UnderwritingFlagsUpdateRequest)
-    return QuoteUnderwritingFlagsResponse.of(service.change_flags(request_context(), locator, body.addFlags,
-                                                                  body.clearFlags))
+def update_quote_underwriting_flags(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
+    body = body_as(schemas.UnderwritingFlagsUpdateRequest)
+    return schemas.QuoteUnderwritingFlagsResponse.of(service.change_flags(request_context(), locator, body.addFlags,
+                                                                          body.clearFlags))
 
 
-def _add_flag(locator: str, level: str) -> QuoteUnderwritingFlagsResponse:
+def _add_flag(locator: str, level: str) -> schemas.QuoteUnderwritingFlagsResponse:
     """The level is the path's; a body naming another level is a 400."""
-    flag = body_as(UnderwritingFlagCreateRequest)
+    flag = body_as(schemas.UnderwritingFlagCreateRequest)
     if flag.level not in (None, level):
         raise InvalidRequest(f"This endpoint adds {level} flags",
                              field_errors=[FieldError("level", f"must be {level}")])
     added = flag.model_copy(update={"level": level})
-    return QuoteUnderwritingFlagsResponse.of(service.change_flags(request_context(), locator, [added], []))
+    return schemas.QuoteUnderwritingFlagsResponse.of(service.change_flags(request_context(), locator, [added], []))
 
 
-def _clear_flag(locator: str, level: str, flag_locator: str) -> QuoteUnderwritingFlagsResponse:
-    return QuoteUnderwritingFlagsResponse.of(service.clear_flag(request_context(), locator, level, flag_locator))
+def _clear_flag(locator: str, level: str, flag_locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
+    cleared = service.clear_flag(request_context(), locator, level, flag_locator)
+    return schemas.QuoteUnderwritingFlagsResponse.of(cleared)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve", methods=["POST"])
 @endpoint("quotes.write", "quotes.approve-add")
-def add_quote_approve_flag(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
+def add_quote_approve_flag(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "approve")
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/block", methods=["POST"])
 @endpoint("quotes.write", "quotes.block-add")
-def add_quote_block_flag(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
+def add_quote_block_flag(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "block")
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline", methods=["POST"])
 @endpoint("quotes.write", "quotes.decline-add")
-def add_quote_decline_flag(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
+def add_quote_decline_flag(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "decline")
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject", methods=["POST"])
 @endpoint("quotes.write", "quotes.reject-add")
-def add_quote_reject_flag(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
+def add_quote_reject_flag(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "reject")
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info", methods=["POST"])
 @endpoint("quotes.write", "quotes.info-add")
-def add_quote_info_flag(tenantLocator: str, locator: str) -> QuoteUnderwritingFlagsResponse:
+def add_quote_info_flag(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "info")
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.approve-clear")
-def clear_quote_approve_flag(tenantLocator: str, locator: str, flagLocator: str) -> QuoteUnderwritingFlagsResponse:
+def clear_quote_approve_flag(tenantLocator: str, locator: str,
+                             flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "approve", flagLocator)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/block/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.block-clear")
-def clear_quote_block_flag(tenantLocator: str, locator: str, flagLocator: str) -> QuoteUnderwritingFlagsResponse:
+def clear_quote_block_flag(tenantLocator: str, locator: str,
+                           flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "block", flagLocator)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.decline-clear")
-def clear_quote_decline_flag(tenantLocator: str, locator: str, flagLocator: str) -> QuoteUnderwritingFlagsResponse:
+def clear_quote_decline_flag(tenantLocator: str, locator: str,
+                             flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "decline", flagLocator)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.reject-clear")
-def clear_quote_reject_flag(tenantLocator: str, locator: str, flagLocator: str) -> QuoteUnderwritingFlagsResponse:
+def clear_quote_reject_flag(tenantLocator: str, locator: str,
+                            flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "reject", flagLocator)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.info-clear")
-def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) -> QuoteUnderwritingFlagsResponse:
+def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "info", flagLocator)
 
 
@@ -274,22 +264,22 @@ def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) ->
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/number/set", methods=["POST"])
 @endpoint("quotes.write")
-def set_quote_number(tenantLocator: str, locator: str) -> QuoteResponse:
-    number = query_as(QuoteNumberQuery).quoteNumber
-    return QuoteResponse.of(service.set_number(request_context(), locator, number))
+def set_quote_number(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    number = query_as(schemas.QuoteNumberQuery).quoteNumber
+    return schemas.QuoteResponse.of(service.set_number(request_context(), locator, number))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/number/generate", methods=["POST"])
 @endpoint("quotes.write")
-def generate_quote_number(tenantLocator: str, locator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.generate_number(request_context(), locator))
+def generate_quote_number(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.generate_number(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/reservedPolicyNumber/set", methods=["POST"])
 @endpoint("quotes.write", "quotes.reserve-policy-number-set")
-def set_quote_reserved_policy_number(tenantLocator: str, locator: str) -> QuoteResponse:
-    number = query_as(ReservedPolicyNumberQuery).reservedPolicyNumber
-    return QuoteResponse.of(service.set_reserved_policy_number(request_context(), locator, number))
+def set_quote_reserved_policy_number(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    number = query_as(schemas.ReservedPolicyNumberQuery).reservedPolicyNumber
+    return schemas.QuoteResponse.of(service.set_reserved_policy_number(request_context(), locator, number))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["GET"])
@@ -300,27 +290,28 @@ def fetch_quote_static_data(tenantLocator: str, locator: str) -> dict[str, Any]:
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["POST"])
 @endpoint("quotes.write", "quotes.static-data-add")
-def add_quote_static_data(tenantLocator: str, locator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.add_static(request_context(), locator, body_as(StaticData).root))
+def add_quote_static_data(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.add_static(request_context(), locator, body_as(schemas.StaticData).root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PUT"])
 @endpoint("quotes.write", "quotes.static-data-add")
-def replace_quote_static_data(tenantLocator: str, locator: str) -> QuoteResponse:
-    return QuoteResponse.of(service.replace_static(request_context(), locator, body_as(StaticData).root))
+def replace_quote_static_data(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    values = body_as(schemas.StaticData).root
+    return schemas.QuoteResponse.of(service.replace_static(request_context(), locator, values))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.static-data-update")
-def update_quote_static_data(tenantLocator: str, locator: str) -> QuoteResponse:
-    body = body_as(StaticDataUpdateRequest)
-    return QuoteResponse.of(service.update_static(request_context(), locator, body.setData, body.removeData))
+def update_quote_static_data(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    body = body_as(schemas.StaticDataUpdateRequest)
+    return schemas.QuoteResponse.of(service.update_static(request_context(), locator, body.setData, body.removeData))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static/history/list", methods=["GET"])
 @endpoint("quotes.read")
-def list_quote_static_data_history(tenantLocator: str, locator: str) -> StaticDataHistoryListResponse:
-    return StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, _page()))
+def list_quote_static_data_history(tenantLocator: str, locator: str) -> schemas.StaticDataHistoryListResponse:
+    return schemas.StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, _page()))
 
 
 # --- constraint tables ---------------------------------------------------------------------------
@@ -329,7 +320,7 @@ def list_quote_static_data_history(tenantLocator: str, locator: str) -> StaticDa
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/constraints/evaluate", methods=["POST"])
 @endpoint("quotes.read")
 def evaluate_quote_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
-    return service.evaluate_constraints(request_context(), locator, body_as(ConstraintValuesRequest).root)
+    return service.evaluate_constraints(request_context(), locator, body_as(schemas.ConstraintValuesRequest).root)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/constraints/dependency", methods=["GET"])

@@ -5,22 +5,19 @@ holds one CSV. Downloads answer a ZIP holding the CSV last uploaded for the inst
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
 from chalicelib.http.endpoint import endpoint
+from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import query_as, request_context, uploaded_file
 from chalicelib.http.responses import Binary
-from chalicelib.tables import service
-from chalicelib.tables.schemas import (
-    BasicResourceResponse,
-    CreateTableQuery,
-    RangeRecordQuery,
-    RecordQuery,
-    TableKind,
-    TableLookupResponse,
-)
+
+if TYPE_CHECKING:
+    from chalicelib.tables import schemas, service
+else:
+    schemas, service = lazy_modules("chalicelib.tables", "schemas", "service")
 
 bp = Blueprint(__name__)
 
@@ -29,18 +26,19 @@ ZIP = "application/zip"
 R = "/resource/{tenantLocator}"
 
 
-def _create(kind: TableKind) -> BasicResourceResponse:
-    query = query_as(CreateTableQuery)
-    return BasicResourceResponse.of(service.create_table(request_context(), kind, name=query.name,
-                                                         static_name=query.staticName,
-                                                         jurisdictions=query.jurisdiction, upload=uploaded_file()))
+def _create(kind: schemas.TableKind) -> schemas.BasicResourceResponse:
+    query = query_as(schemas.CreateTableQuery)
+    return schemas.BasicResourceResponse.of(service.create_table(request_context(), kind, name=query.name,
+                                                                 static_name=query.staticName,
+                                                                 jurisdictions=query.jurisdiction,
+                                                                 upload=uploaded_file()))
 
 
-def _replace(kind: TableKind, name: str) -> BasicResourceResponse:
-    return BasicResourceResponse.of(service.replace_table(request_context(), kind, name, uploaded_file()))
+def _replace(kind: schemas.TableKind, name: str) -> schemas.BasicResourceResponse:
+    return schemas.BasicResourceResponse.of(service.replace_table(request_context(), kind, name, uploaded_file()))
 
 
-def _download(kind: TableKind, name: str) -> Binary:
+def _download(kind: schemas.TableKind, name: str) -> Binary:
     file_name, content = service.download_table(request_context(), kind, name)
     return Binary(content, ZIP, file_name)
 
@@ -50,27 +48,27 @@ def _download(kind: TableKind, name: str) -> Binary:
 
 @bp.route(f"{R}/tables", methods=["POST"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", idempotent=True, upload=True)
-def create_lookup_table(tenantLocator: str) -> BasicResourceResponse:
-    return _create(TableKind.LOOKUP)
+def create_lookup_table(tenantLocator: str) -> schemas.BasicResourceResponse:
+    return _create(schemas.TableKind.LOOKUP)
 
 
 @bp.route(f"{R}/tables/{{name}}", methods=["PATCH"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", upload=True)
-def replace_lookup_table(tenantLocator: str, name: str) -> BasicResourceResponse:
-    return _replace(TableKind.LOOKUP, name)
+def replace_lookup_table(tenantLocator: str, name: str) -> schemas.BasicResourceResponse:
+    return _replace(schemas.TableKind.LOOKUP, name)
 
 
 @bp.route(f"{R}/tables/{{name}}", methods=["GET"])
 @endpoint("tables.read")
 def fetch_lookup_table_zip(tenantLocator: str, name: str) -> Binary:
-    return _download(TableKind.LOOKUP, name)
+    return _download(schemas.TableKind.LOOKUP, name)
 
 
 @bp.route(f"{R}/tables/{{name}}/record", methods=["GET"])
 @endpoint("tables.read")
-def fetch_table_record(tenantLocator: str, name: str) -> TableLookupResponse:
-    query = query_as(RecordQuery)
-    return TableLookupResponse(value=service.table_record(
+def fetch_table_record(tenantLocator: str, name: str) -> schemas.TableLookupResponse:
+    query = query_as(schemas.RecordQuery)
+    return schemas.TableLookupResponse(value=service.table_record(
         request_context(), name, query.key, at=query.date, jurisdiction=query.jurisdiction,
         by_static_name=query.byStaticName))
 
@@ -80,27 +78,27 @@ def fetch_table_record(tenantLocator: str, name: str) -> TableLookupResponse:
 
 @bp.route(f"{R}/rangeTables", methods=["POST"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", idempotent=True, upload=True)
-def create_range_table(tenantLocator: str) -> BasicResourceResponse:
-    return _create(TableKind.RANGE)
+def create_range_table(tenantLocator: str) -> schemas.BasicResourceResponse:
+    return _create(schemas.TableKind.RANGE)
 
 
 @bp.route(f"{R}/rangeTables/{{name}}", methods=["PATCH"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", upload=True)
-def replace_range_table(tenantLocator: str, name: str) -> BasicResourceResponse:
-    return _replace(TableKind.RANGE, name)
+def replace_range_table(tenantLocator: str, name: str) -> schemas.BasicResourceResponse:
+    return _replace(schemas.TableKind.RANGE, name)
 
 
 @bp.route(f"{R}/rangeTables/{{name}}", methods=["GET"])
 @endpoint("tables.read")
 def fetch_range_table_zip(tenantLocator: str, name: str) -> Binary:
-    return _download(TableKind.RANGE, name)
+    return _download(schemas.TableKind.RANGE, name)
 
 
 @bp.route(f"{R}/rangeTables/{{name}}/record", methods=["GET"])
 @endpoint("tables.read")
-def fetch_range_table_record(tenantLocator: str, name: str) -> TableLookupResponse:
-    query = query_as(RangeRecordQuery)
-    return TableLookupResponse(value=service.range_table_record(
+def fetch_range_table_record(tenantLocator: str, name: str) -> schemas.TableLookupResponse:
+    query = query_as(schemas.RangeRecordQuery)
+    return schemas.TableLookupResponse(value=service.range_table_record(
         request_context(), name, query.key, query.boundValue, at=query.date, jurisdiction=query.jurisdiction,
         by_static_name=query.byStaticName))
 
@@ -110,25 +108,25 @@ def fetch_range_table_record(tenantLocator: str, name: str) -> TableLookupRespon
 
 @bp.route(f"{R}/constraints", methods=["POST"], content_types=UPLOAD_TYPES)
 @endpoint("constraints.upload", idempotent=True, upload=True)
-def create_constraint_table(tenantLocator: str) -> BasicResourceResponse:
-    return _create(TableKind.CONSTRAINT)
+def create_constraint_table(tenantLocator: str) -> schemas.BasicResourceResponse:
+    return _create(schemas.TableKind.CONSTRAINT)
 
 
 @bp.route(f"{R}/constraints/{{name}}", methods=["PATCH"], content_types=UPLOAD_TYPES)
 @endpoint("constraints.upload", upload=True)
-def replace_constraint_table(tenantLocator: str, name: str) -> BasicResourceResponse:
-    return _replace(TableKind.CONSTRAINT, name)
+def replace_constraint_table(tenantLocator: str, name: str) -> schemas.BasicResourceResponse:
+    return _replace(schemas.TableKind.CONSTRAINT, name)
 
 
 @bp.route(f"{R}/constraints/{{name}}", methods=["GET"])
 @endpoint("constraints.read")
 def fetch_constraint_table_zip(tenantLocator: str, name: str) -> Binary:
-    return _download(TableKind.CONSTRAINT, name)
+    return _download(schemas.TableKind.CONSTRAINT, name)
 
 
 @bp.route(f"{R}/constraints/{{name}}/record", methods=["GET"])
 @endpoint("constraints.read")
 def fetch_constraint_record(tenantLocator: str, name: str) -> dict[str, list[Any]]:
-    query = query_as(RecordQuery)
+    query = query_as(schemas.RecordQuery)
     return service.constraint_record(request_context(), name, query.key, at=query.date,
                                      jurisdiction=query.jurisdiction, by_static_name=query.byStaticName)

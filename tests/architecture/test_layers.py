@@ -74,9 +74,48 @@ def test_tenant_scoped_routes_name_their_tenant_tenantLocator(app):
     assert not bad
 
 
+def _loaded_by_importing_the_app(modules: list[str]) -> list[str]:
+    """Which of `modules` a fresh interpreter holds after `import app`."""
+    probe = f"import sys, app; print(','.join(m for m in {modules!r} if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    return [name for name in result.stdout.strip().split(",") if name]
+
+
 def test_importing_the_app_loads_no_aws_sdk_and_no_powertools():
     """Cold start: boto3, argon2 and Powertools load on first use, not at import."""
-    probe = ("import sys, app; heavy = [m for m in ('boto3', 'botocore', 'aws_lambda_powertools', 'argon2') "
-             "if m in sys.modules]; print(','.join(heavy))")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == ""
+    assert _loaded_by_importing_the_app(["boto3", "botocore", "aws_lambda_powertools", "argon2"]) == []
+
+
+LAZY_AT_COLD_START = [
+    f"chalicelib.{domain}.{module}"
+    for domain in ("accounts", "configuration", "events", "tables", "quotes", "quickquotes")
+    for module in ("schemas", "service")
+    # still imported at module level by policies.routes and identity.routes (their owners' to make lazy)
+    if f"{domain}.{module}" not in {"accounts.service", "configuration.service", "tables.service"}
+] + ["chalicelib.priceable.runner", "chalicelib.plugins.service"]
+"""What route modules load on a request's first use (chalicelib/http/lazy.py), not when the app is imported:
+the request and response models and the services behind them (pydantic models are built at class creation)."""
+
+
+def test_importing_the_app_builds_no_lazily_loaded_schemas_or_services():
+    assert _loaded_by_importing_the_app(LAZY_AT_COLD_START) == []
+
+
+def test_every_lazy_module_of_a_route_module_is_the_module_of_its_name():
+    """`schemas, service = lazy_modules(...)` names its modules in strings: a typo would pass import-linter and
+    mypy (which read the TYPE_CHECKING imports) and fail on the first request."""
+    import importlib
+
+    from chalicelib.http.lazy import LazyModule
+
+    checked, wrong = 0, []
+    for path in sorted((ROOT / "chalicelib").glob("*/routes.py")):
+        routes = importlib.import_module(f"chalicelib.{path.parent.name}.routes")
+        for name, value in vars(routes).items():
+            if isinstance(value, LazyModule):
+                checked += 1
+                expected = f"chalicelib.{path.parent.name}.{name}"
+                if value.__name__ != expected:
+                    wrong.append(f"{routes.__name__}.{name} stands for {value.__name__}, not {expected}")
+    assert checked >= 13
+    assert not wrong
