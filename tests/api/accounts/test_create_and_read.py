@@ -189,8 +189,8 @@ def test_a_create_costs_one_read_of_the_configuration_and_one_transaction(api, a
     create(api, admin_token, tenant)
     ddb_calls.clear()
     create(api, admin_token, tenant, person(autoValidate=True))
-    auth_calls = 2  # the token and its user, then the user's roles
-    assert ddb_calls[auth_calls:] == ["GetItem", "UpdateItem", "TransactWriteItems"]
+    assert ddb_calls == ["BatchGetItem",  # authentication: the token, its user and the roles version
+                         "GetItem", "UpdateItem", "TransactWriteItems"]
 
 
 # --- fetch and list ------------------------------------------------------------------------------
