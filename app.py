@@ -10,7 +10,6 @@ from chalicelib.identity.routes import bp as identity_routes
 from chalicelib.policies.routes import bp as policy_routes
 from chalicelib.quickquotes.routes import bp as quick_quote_routes
 from chalicelib.quotes.routes import bp as quote_routes
-from chalicelib.tables import job_handlers as table_jobs  # noqa: F401  (registers the tables.bootstrap job)
 from chalicelib.tables.routes import bp as table_routes
 from chalicelib.workers.queue import bp as job_worker
 from chalicelib.workers.schedules import bp as schedules

@@ -40,7 +40,7 @@ def measure_requests(count: int) -> list[tuple[str, list[str], float]]:
         from chalicelib.core.context import SYSTEM, CallContext
         from chalicelib.core.ids import new_locator
         from chalicelib.identity import service
-        from chalicelib.runtime.settings import settings
+        from chalicelib.settings import settings
         from chalicelib.storage import clients, codec, keys
         from local.resources import create_all
 

@@ -82,7 +82,7 @@ def main() -> None:
     from chalicelib.core.clock import SystemClock
     from chalicelib.core.ids import new_locator
     from chalicelib.identity import service as identity
-    from chalicelib.runtime.settings import reload, settings
+    from chalicelib.settings import reload, settings
     from chalicelib.storage import clients
     from local.resources import create_all
 

@@ -127,7 +127,7 @@ def _settled_item_count(aws_port: int, timeout: float = 600) -> int:
     """The table's item count once the job queue is empty and the count stops moving (bootstrap loads)."""
     import boto3
 
-    from chalicelib.runtime.settings import settings
+    from chalicelib.settings import settings
 
     endpoint = f"http://127.0.0.1:{aws_port}"
     ddb = boto3.client("dynamodb", region_name=REGION, endpoint_url=endpoint)

@@ -47,7 +47,7 @@ def main() -> None:
     from chalice.test import Client
     from moto import mock_aws
 
-    from chalicelib.runtime.settings import reload
+    from chalicelib.settings import reload
     from chalicelib.storage import clients
     from local.lean_moto import lean_dynamodb
     from local.resources import create_all
@@ -60,7 +60,7 @@ def main() -> None:
         from chalicelib.core.clock import SystemClock
         from chalicelib.core.ids import new_locator
         from chalicelib.identity import service as identity
-        from chalicelib.runtime.settings import settings
+        from chalicelib.settings import settings
         from tests.support import configs
 
         token, _ = identity.sign_in(settings().admin_username, settings().admin_password, SystemClock().now(),

@@ -104,7 +104,7 @@ def main() -> None:
     from chalicelib.core.context import SYSTEM, CallContext
     from chalicelib.core.ids import new_locator
     from chalicelib.runtime import wiring
-    from chalicelib.runtime.settings import reload
+    from chalicelib.settings import reload
     from chalicelib.storage import clients
     from chalicelib.tables import cache, service
     from chalicelib.tables.models import TableKind

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "infra" / "template.json"
 

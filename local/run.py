@@ -189,7 +189,7 @@ def _stop_chalice(process: subprocess.Popen) -> None:
 
 
 def _banner(options: Options, restored: tuple[int, int]) -> str:
-    from chalicelib.runtime.settings import settings
+    from chalicelib.settings import settings
 
     state = (f"restored {restored[0]} items and {restored[1]} objects from {options.state_dir}"
              if any(restored) else f"new state, saved to {options.state_dir}")
@@ -227,7 +227,7 @@ def main() -> int:
     from chalicelib.core.clock import SystemClock
     from chalicelib.core.ids import new_locator
     from chalicelib.identity.service import ensure_bootstrap
-    from chalicelib.runtime.settings import settings
+    from chalicelib.settings import settings
     from local.aws_server import EmulatedAws
     from local.durable_state import DurableState, watch_s3
     from local.lean_moto import lean_dynamodb

@@ -24,7 +24,7 @@ def aws() -> Iterator[None]:
     import boto3
     from moto import mock_aws
 
-    from chalicelib.runtime.settings import reload
+    from chalicelib.settings import reload
     from chalicelib.storage import clients, queues
     from local.lean_moto import lean_dynamodb
     from local.resources import create_all
@@ -98,7 +98,7 @@ def ddb_calls(aws) -> Iterator[list[str]]:
 def admin_token(app) -> str:
     """A session token of the bootstrap administrator (signed in once: argon2 is slow on purpose)."""
     from tests.builders import sign_in
-    from chalicelib.runtime.settings import settings
+    from chalicelib.settings import settings
 
     return sign_in(settings().admin_username, settings().admin_password)
 

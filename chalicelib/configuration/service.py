@@ -50,6 +50,7 @@ from chalicelib.core.errors import FieldError, InvalidRequest, NotFound, Payload
 from chalicelib.core.ids import new_locator
 from chalicelib.identity import service as identity
 from chalicelib.runtime import jobs, wiring
+from chalicelib.runtime.job_types import JobType
 
 VALIDATION_RESULT_FILE = "validation-result.json"
 NO_TENANT = "00000000-0000-0000-0000-000000000000"
@@ -60,9 +61,6 @@ MAX_BOOTSTRAP_RECORD_BYTES = 300_000
 MAX_ERRORS_SHOWN = 20
 DEPLOY_EVENT = "config.deployment.deploy"
 BOOTSTRAP_EVENT = "config.bootstrap.queue"
-TABLES_BOOTSTRAP_JOB = "tables.bootstrap"
-"""Loads the table resources of a bootstrap; its handler belongs to chalicelib.tables (a higher
-domain, so it is named here, not imported)."""
 _TABLE_RESOURCE_KINDS = frozenset({"tables", "rangeTables", "constraintTables"})
 
 _VERSION = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
@@ -95,7 +93,7 @@ def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
         uow.record_event(BOOTSTRAP_EVENT, {"tenantLocator": tenant.locator, "version": metadata.latestVersion,
                                            "resources": len(resources)})
         if any(resource.kind in _TABLE_RESOURCE_KINDS for resource in record.resources):
-            jobs.enqueue(uow, TABLES_BOOTSTRAP_JOB)
+            jobs.enqueue(uow, JobType.TABLES_BOOTSTRAP)  # loaded by chalicelib.tables, a higher domain
     uow.commit()
     return TenantDeployment(tenant.locator, tenant.name, DeploymentOutcome(True, [], metadata), "queued")
 

@@ -21,7 +21,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest, NotFound
 from chalicelib.events import repository
 from chalicelib.events.models import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Event, ScheduledPolicyEvent, StreamPage
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 
 MAX_LOCATOR_LENGTH = 200
 TOKEN_VERSION = 1

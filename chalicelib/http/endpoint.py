@@ -22,7 +22,7 @@ from chalicelib.http.request import current_request, raw_body, reset_context, se
 from chalicelib.http.responses import Binary, error_response, json_response, render
 from chalicelib.runtime import idempotency, wiring
 from chalicelib.runtime.observability import logger
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 from chalicelib.storage import keys
 
 SELF_SERVICE_SUFFIX = ".custom"

@@ -23,7 +23,7 @@ from chalicelib.identity import passwords, repository, throttle
 from chalicelib.identity.models import Role, Session, Tenant, Token, TokenKind, User, UserProfile
 from chalicelib.identity.password_rules import password_problems
 from chalicelib.runtime import wiring
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 
 ADMIN_ROLE = "admin"
 SELF_SERVICE = "users.custom"

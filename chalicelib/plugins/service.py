@@ -25,7 +25,7 @@ from chalicelib.plugins.contract import Kind, apply_rating, function_names, unde
 from chalicelib.plugins.models import Charge, HostApi, PluginFailure, PluginFlag, PluginRunner, ValidationItem
 from chalicelib.plugins.modules import defined_functions, python_modules
 from chalicelib.runtime.observability import logger
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 
 MAX_CACHED_VERSIONS = 32
 

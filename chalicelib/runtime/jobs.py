@@ -21,8 +21,9 @@ from chalicelib.core.context import SYSTEM, CallContext
 from chalicelib.core.errors import ConcurrentModification, DomainError
 from chalicelib.core.ids import new_locator
 from chalicelib.runtime import wiring
+from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.observability import logger
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 from chalicelib.storage import keys, table
 from chalicelib.storage.table import WriteOp
 
@@ -47,9 +48,11 @@ class JobMessage(BaseModel):
 
 Handler = Callable[[CallContext, dict[str, Any]], dict[str, Any] | None]
 _handlers: dict[str, Handler] = {}
+"""Filled by @job_handler as the handler modules load: chalicelib/workers/handlers.py imports them all,
+and the worker and the schedules import it, so whatever runs or enqueues jobs knows every handler."""
 
 
-def job_handler(job_type: str) -> Callable[[Handler], Handler]:
+def job_handler(job_type: JobType) -> Callable[[Handler], Handler]:
     """Register `fn(ctx, payload) -> result | None` as the handler of `job_type`."""
 
     def register(fn: Handler) -> Handler:
@@ -65,7 +68,7 @@ def registered_job_types() -> list[str]:
     return sorted(_handlers)
 
 
-def enqueue(uow: Any, job_type: str, payload: dict[str, Any] | None = None, *, locator: str | None = None) -> str:
+def enqueue(uow: Any, job_type: JobType, payload: dict[str, Any] | None = None, *, locator: str | None = None) -> str:
     """Add a queued job item to `uow`; its message is sent once the unit of work commits. A job that
     continues another passes a `locator` derived from where it continues, so a retried step that
     enqueues its continuation again makes the commit fail with AlreadyExists instead of a second job."""
@@ -74,9 +77,9 @@ def enqueue(uow: Any, job_type: str, payload: dict[str, Any] | None = None, *, l
     ctx: CallContext = uow.ctx
     locator = locator or new_locator()
     lease_until = ctx.now + timedelta(seconds=settings().job_lease_seconds)
-    uow.add(table.put_new(_job_item(ctx, locator, job_type, payload or {}, lease_until)))
+    uow.add(table.put_new(_job_item(ctx, locator, str(job_type), payload or {}, lease_until)))
     message = JobMessage(
-        job_type=job_type, tenant=ctx.tenant, job_locator=locator,
+        job_type=str(job_type), tenant=ctx.tenant, job_locator=locator,
         payload=payload or {}, correlation_id=ctx.request_id,
     )
     uow.after_commit(lambda: wiring.job_queue().send(message.model_dump_json()))
@@ -247,9 +250,6 @@ class InlineJobQueue:
         return ran
 
 
-REAP_JOB = "jobs.reap"
-
-
-@job_handler(REAP_JOB)
+@job_handler(JobType.REAP_JOBS)
 def _reap(ctx: CallContext, payload: dict[str, Any]) -> dict[str, Any]:
     return {"requeuedOrFailed": reap_expired(ctx.tenant, ctx.now)}

@@ -1,7 +1,7 @@
 """S3 objects under tenant-prefixed keys (`tenants/{t}/...`)."""
 from __future__ import annotations
 
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 from chalicelib.storage import clients
 
 

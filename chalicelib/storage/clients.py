@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 
 
 @cache

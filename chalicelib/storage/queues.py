@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 from chalicelib.storage import clients
 
 

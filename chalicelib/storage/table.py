@@ -16,7 +16,7 @@ from chalicelib.core.errors import (
     InvalidRequest,
     Unavailable,
 )
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 from chalicelib.storage import clients, codec
 from chalicelib.storage.keys import Key
 

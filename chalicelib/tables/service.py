@@ -31,6 +31,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, DomainError, FieldError, InvalidRequest, InvalidState, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.runtime import jobs, wiring
+from chalicelib.runtime.job_types import JobType
 from chalicelib.tables import cache, constraints, layout, parser, repository, versions
 from chalicelib.tables.models import (
     DATA_TYPES,
@@ -47,9 +48,6 @@ from chalicelib.tables.models import (
     VersionEntry,
 )
 
-BOOTSTRAP_JOB = "tables.bootstrap"
-"""The job createTenant enqueues (by this name: configuration cannot import tables)."""
-CLEANUP_JOB = "tables.cleanup"
 VERSION_RETENTION = timedelta(days=400)
 """A version stays while it is in force at some moment of the last VERSION_RETENTION or later (for some
 jurisdiction, or for its instance's own name): lookups dated within a policy term and a bit keep their
@@ -141,7 +139,7 @@ def _store(ctx: CallContext, kind: TableKind, name: str, static_name: str, juris
         "jurisdictions": list(jurisdictions), "rows": len(rows), "effectiveFrom": effective_from,
         "source": "bootstrap" if bootstrap else "upload"})
     if replacing:
-        jobs.enqueue(uow, CLEANUP_JOB, {"kind": kind.value, "staticName": static_name})
+        jobs.enqueue(uow, JobType.TABLES_CLEANUP, {"kind": kind.value, "staticName": static_name})
     uow.after_commit(lambda: _remember(ctx, kind, instance, selection))
     uow.commit()
     return TableResource(kind=kind, name=name, staticName=static_name, version=entry.version,
@@ -468,8 +466,8 @@ def _load_bootstrap_resource(ctx: CallContext, resource: Any, kind: TableKind, j
 
 def _enqueue_bootstrap_step(ctx: CallContext, created_at: datetime, record_version: str, cursor: int) -> None:
     uow = wiring.unit_of_work(ctx)
-    jobs.enqueue(uow, BOOTSTRAP_JOB, {"cursor": cursor},
-                 locator=derived_locator(created_at, f"{BOOTSTRAP_JOB}#{record_version}#{cursor}"))
+    jobs.enqueue(uow, JobType.TABLES_BOOTSTRAP, {"cursor": cursor},
+                 locator=derived_locator(created_at, f"{JobType.TABLES_BOOTSTRAP}#{record_version}#{cursor}"))
     try:
         uow.commit()
     except AlreadyExists:

@@ -6,6 +6,7 @@ from typing import Any
 from chalice import Blueprint
 
 from chalicelib.runtime.jobs import JobMessage, dispatch
+from chalicelib.workers import handlers  # noqa: F401  (dispatch runs only the handlers loaded)
 
 bp = Blueprint(__name__)
 

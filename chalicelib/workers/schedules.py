@@ -9,22 +9,23 @@ from chalicelib.core.context import SYSTEM, CallContext
 from chalicelib.core.ids import new_locator
 from chalicelib.identity import service as identity
 from chalicelib.runtime import jobs, wiring
-from chalicelib.tables import service as tables
+from chalicelib.runtime.job_types import JobType
+from chalicelib.workers import handlers  # noqa: F401  (enqueue accepts only job types with a handler)
 
 bp = Blueprint(__name__)
 
 
 @bp.schedule(Rate(5, unit=Rate.MINUTES), name="reap_jobs")
 def reap_jobs(event: Any) -> None:
-    enqueue_for_every_tenant(jobs.REAP_JOB)
+    enqueue_for_every_tenant(JobType.REAP_JOBS)
 
 
 @bp.schedule(Rate(1, unit=Rate.DAYS), name="clean_up_tables")
 def clean_up_tables(event: Any) -> None:
-    enqueue_for_every_tenant(tables.CLEANUP_JOB)
+    enqueue_for_every_tenant(JobType.TABLES_CLEANUP)
 
 
-def enqueue_for_every_tenant(job_type: str) -> int:
+def enqueue_for_every_tenant(job_type: JobType) -> int:
     """One job of `job_type` per registered tenant; answers how many were enqueued."""
     run = CallContext(principal=SYSTEM, request_id=new_locator(), now=wiring.clock().now())
     tenants = identity.list_tenant_locators()

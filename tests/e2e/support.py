@@ -98,11 +98,12 @@ class LocalStack:
             from chalicelib.core.ids import new_locator
             from chalicelib.identity import service
             from chalicelib.runtime import jobs, wiring
+            from chalicelib.runtime.job_types import JobType
 
             ctx = CallContext(principal=SYSTEM, request_id=new_locator(), now=SystemClock().now())
             tenant = service.create_tenant(ctx, name="e2e").locator
             uow = wiring.unit_of_work(ctx.for_tenant(tenant))
-            job = jobs.enqueue(uow, jobs.REAP_JOB)
+            job = jobs.enqueue(uow, JobType.REAP_JOBS)
             uow.commit()
             deadline = time.monotonic() + 20
             while jobs.get_job(tenant, job)["status"] in ("queued", "running") and time.monotonic() < deadline:

@@ -6,7 +6,7 @@ import inspect
 import json
 from pathlib import Path
 
-from chalicelib.runtime.settings import Settings
+from chalicelib.settings import Settings
 from chalicelib.workers import queue
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -18,7 +18,7 @@ from chalicelib.runtime.jobs import (
     job_handler,
     reap_expired,
 )
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 from chalicelib.storage import keys, table
 from tests.builders import system_ctx
 

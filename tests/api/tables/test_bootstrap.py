@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import get_job
 from chalicelib.tables import service
 from tests.api.configuration.support import create_tenant, json_of, ok
@@ -20,7 +21,7 @@ def created_tenant(api, token, body: bytes, jobs) -> tuple[str, dict]:
     added up."""
     tenant = ok(create_tenant(api, token, body))["locator"]
     (message,) = [m for m in jobs.sent if m.tenant == tenant]
-    assert message.job_type == service.BOOTSTRAP_JOB
+    assert message.job_type == JobType.TABLES_BOOTSTRAP
     jobs.drain()
     return tenant, bootstrap_results(tenant, jobs)
 
@@ -29,7 +30,7 @@ def bootstrap_results(tenant: str, jobs) -> dict[str, int]:
     """The created/failed/skipped counts of every bootstrap step the tenant ran (each must have finished)."""
     total = {"created": 0, "failed": 0, "skipped": 0}
     for locator in dict.fromkeys(m.job_locator for m in jobs.sent
-                                 if m.tenant == tenant and m.job_type == service.BOOTSTRAP_JOB):
+                                 if m.tenant == tenant and m.job_type == JobType.TABLES_BOOTSTRAP):
         job = get_job(tenant, locator)
         assert job["status"] == "finished", job
         for outcome in total:

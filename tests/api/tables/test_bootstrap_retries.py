@@ -7,8 +7,9 @@ from decimal import Decimal
 import pytest
 
 from chalicelib.runtime import wiring
+from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import JobMessage, JobStatus, dispatch, enqueue, get_job
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 from chalicelib.tables import repository, service
 from tests.api.configuration.support import create_tenant, ok
 from tests.api.tables.support import headers, record, value_of
@@ -60,7 +61,7 @@ def new_tenant(api, token, jobs) -> tuple[str, JobMessage]:
 
 def enqueue_bootstrap(tenant: str) -> str:
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
-    locator = enqueue(uow, service.BOOTSTRAP_JOB)
+    locator = enqueue(uow, JobType.TABLES_BOOTSTRAP)
     uow.commit()
     return locator
 

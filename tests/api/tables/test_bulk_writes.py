@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from chalicelib.core.errors import Unavailable
-from chalicelib.runtime.settings import settings
+from chalicelib.settings import settings
 from chalicelib.storage import clients, keys, table
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from chalicelib.core.errors import ConcurrentModification
 from chalicelib.runtime import wiring
+from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import enqueue, get_job
 from chalicelib.tables import repository, service
 from chalicelib.tables.models import TableKind
@@ -35,7 +36,7 @@ def versions_of(tenant: str) -> dict[str, int]:
 
 def clean(tenant: str, jobs) -> dict:
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
-    locator = enqueue(uow, service.CLEANUP_JOB)
+    locator = enqueue(uow, JobType.TABLES_CLEANUP)
     uow.commit()
     jobs.drain()
     job = get_job(tenant, locator)
@@ -141,7 +142,7 @@ def test_the_daily_schedule_enqueues_one_cleanup_per_tenant(api, admin_token, cl
         source="aws.events", detail_type="Scheduled Event", detail={},
         resources=["arn:aws:events:rule/clean_up_tables"]))
 
-    assert Counter(m.tenant for m in jobs.sent if m.job_type == service.CLEANUP_JOB)[rates] == 1
+    assert Counter(m.tenant for m in jobs.sent if m.job_type == JobType.TABLES_CLEANUP)[rates] == 1
     (mine,) = [m for m in jobs.sent if m.tenant == rates]
     jobs.messages = [mine.model_dump_json()]  # other tests' tenants keep their own jobs
     jobs.drain()

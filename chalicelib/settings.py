@@ -1,4 +1,5 @@
-"""Settings: the only module that reads the process environment. Read once, validated."""
+"""Settings: the only module that reads the process environment. Read once, validated. A leaf: storage and
+runtime both read it, and it imports nothing of the service."""
 from __future__ import annotations
 
 import os

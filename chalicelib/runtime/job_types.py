@@ -1,0 +1,15 @@
+"""Every background job's name, in one place: enqueuers and handlers both name a job by its JobType.
+
+A lower domain that must cause work in a higher one enqueues the higher one's job by its name here,
+so it never imports the domain that handles it. The value is the name on the wire (`JobMessage.job_type`
+and the job item's `jobType`): renaming one strands the messages and job items already written.
+"""
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class JobType(StrEnum):
+    REAP_JOBS = "jobs.reap"
+    TABLES_BOOTSTRAP = "tables.bootstrap"
+    TABLES_CLEANUP = "tables.cleanup"
