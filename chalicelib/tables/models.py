@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -118,7 +119,7 @@ class Selection(BaseModel):
                          revision=self.revision)
 
 
-def latest(entries: "Sequence[VersionEntry]") -> VersionEntry:
+def latest(entries: Sequence[VersionEntry]) -> VersionEntry:
     """The version uploaded last: the latest createdAt, and of two alike the one listed later."""
     return max(enumerate(entries), key=lambda pair: (pair[1].createdAt, pair[0]))[1]
 

@@ -57,4 +57,4 @@ def test_the_worker_timeout_is_set_for_the_function_the_queue_triggers():
 
     assert WORKER in functions
     source = inspect.getsource(queue)
-    assert f"@bp.on_sqs_message(" in source and f"def {WORKER}(" in source
+    assert "@bp.on_sqs_message(" in source and f"def {WORKER}(" in source

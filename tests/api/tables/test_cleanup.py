@@ -16,8 +16,7 @@ from chalicelib.runtime.jobs import enqueue, get_job
 from chalicelib.tables import repository, service
 from chalicelib.tables.models import TableKind
 from tests.api.configuration.support import ok
-from tests.api.tables.support import RATES_V1, RATES_V2, create, record, replace, tables_model, tables_tenant, \
-    value_of
+from tests.api.tables.support import RATES_V1, RATES_V2, create, record, replace, tables_model, tables_tenant, value_of
 from tests.builders import system_ctx
 
 RATES_V3 = "state,age,factor,note\nCA,18,1.70,\nCA,30,0.90,\n"
@@ -163,7 +162,8 @@ def test_more_than_500_versions_of_one_static_name_keep_working(api, admin_token
             "version": f"V{number:09d}", "effectiveFrom": start + timedelta(minutes=number),
             "createdAt": start + timedelta(minutes=number)})
         if number % 100 == 0:
-            repository.write_lookup_rows(tenant, entry.version, entry.shards, {"CA|18": {"factor": Decimal(number), "note": None}})
+            rows = {"CA|18": {"factor": Decimal(number), "note": None}}
+            repository.write_lookup_rows(tenant, entry.version, entry.shards, rows)
         repository.mark_pending_upload(tenant, TableKind.LOOKUP, entry, clock.now())
         instance = instance.model_copy(update={"selection": instance.selection.with_entry(entry, schema)})
         selection = selection.with_entry(entry, schema)
