@@ -25,6 +25,8 @@ class Settings(BaseModel, frozen=True):
     max_upload_body_bytes: int = Field(50 * 1024 * 1024, ge=1024)
     paging_secret: str | None = None
     job_lease_seconds: int = Field(900, ge=10)
+    event_settle_ms: int = Field(2000, ge=0)
+    """The event stream lists only events committed at least this long ago (DECISIONS.md)."""
     plugin_runner: Literal["local", "lambda"] = "local"
     plugin_function_name: str = "pas-plugins-{tenant}"
 
@@ -60,6 +62,7 @@ _ENV_NAMES = {
     "max_upload_body_bytes": "PAS_MAX_UPLOAD_BODY_BYTES",
     "paging_secret": "PAS_PAGING_SECRET",
     "job_lease_seconds": "PAS_JOB_LEASE_SECONDS",
+    "event_settle_ms": "PAS_EVENT_SETTLE_MS",
     "plugin_runner": "PAS_PLUGIN_RUNNER",
     "plugin_function_name": "PAS_PLUGIN_FUNCTION_NAME",
 }

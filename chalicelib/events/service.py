@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import json
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
@@ -74,11 +74,21 @@ def stream(ctx: CallContext, *, start: datetime | None = None, end: datetime | N
         # no stored sort key equals a bare timestamp: `after` it means at or after that millisecond
         cursor = _Cursor(after=isoformat(start) if start else None, until=isoformat(end) if end else None,
                          type=event_type)
-    events, last = repository.stream(ctx.tenant, event_type=cursor.type, after=cursor.after, until=cursor.until,
-                                     limit=page_size)
+    events, last = repository.stream(ctx.tenant, event_type=cursor.type, after=cursor.after,
+                                     until=_settled(ctx, cursor.until), limit=page_size)
     if last is not None:
         cursor = replace(cursor, after=last)
     return StreamPage(events=events, paging_token=_write_token(ctx.tenant, cursor))
+
+
+def _settled(ctx: CallContext, until: str | None) -> str | None:
+    """The stream's upper bound: the caller's `until`, but never closer to now than the settle window, so
+    an event stamped before a later one but committed after it is never skipped by a resuming poller."""
+    window = settings().event_settle_ms
+    if not window:
+        return until
+    settled = isoformat(ctx.now - timedelta(milliseconds=window))
+    return settled if until is None or settled < until else until
 
 
 def _signature(tenant: str, fields: dict[str, object]) -> str:

@@ -301,3 +301,54 @@ def test_events_of_one_tenant_never_show_in_another(api, admin_token, tenant, cl
     assert by_request.json_body == []
     assert [e["data"] for e in other_stream] == [{"n": 2}]
     assert [e["data"] for e in typed] == [{"n": 2}]
+
+
+# --- the settle window ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def settle_window(monkeypatch):
+    """The deployed default: the stream lists only events committed at least 2 s ago."""
+    from chalicelib import settings
+
+    monkeypatch.setenv("PAS_EVENT_SETTLE_MS", "2000")
+    settings.reload()
+    yield
+    monkeypatch.undo()
+    settings.reload()
+
+
+def commit_at(tenant, clock, moment, event_type):
+    """One event stamped at `moment` (a writer whose clock read `moment` when it committed)."""
+    clock.set(moment)
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    uow.record_event(event_type, {})
+    return shown(uow.commit()[0])
+
+
+def test_a_poller_never_skips_an_event_committed_after_a_later_stamped_one(api, admin_token, tenant, clock,
+                                                                          settle_window):
+    from datetime import timedelta
+
+    start = clock.now()
+    first = commit_at(tenant, clock, start, "test.first")
+    clock.set(start + timedelta(seconds=3))
+    page = stream(api, admin_token, tenant).json_body
+    assert page["events"] == [first]
+
+    late_stamped = commit_at(tenant, clock, start + timedelta(seconds=4, milliseconds=500), "test.later")
+    clock.set(start + timedelta(seconds=5))
+    assert stream(api, admin_token, tenant, pagingToken=page["pagingToken"]).json_body["events"] == []
+    earlier_stamped = commit_at(tenant, clock, start + timedelta(seconds=4), "test.earlier")  # committed last
+    clock.set(start + timedelta(seconds=6, milliseconds=501))
+    polled = stream(api, admin_token, tenant, pagingToken=page["pagingToken"]).json_body
+
+    assert polled["events"] == [earlier_stamped, late_stamped]
+
+
+def test_fetching_by_locator_and_by_request_is_not_delayed(api, admin_token, tenant, clock, settle_window):
+    event = commit_at(tenant, clock, clock.now(), "test.now")
+
+    assert stream(api, admin_token, tenant).json_body["events"] == []
+    fetched = api.http.get(f"/event/{tenant}/events/{event['locator']}", headers=bearer(admin_token))
+    assert fetched.status_code == 200 and fetched.json_body["locator"] == event["locator"]
