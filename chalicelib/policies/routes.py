@@ -7,37 +7,19 @@ API Gateway refuses sibling path variables of different names, so every path bel
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
 from chalicelib.core.paging import PageRequest
 from chalicelib.http.endpoint import endpoint
+from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import body_as, query_as, request_context
-from chalicelib.policies import service
-from chalicelib.policies.models import ContactRole, Policy
-from chalicelib.policies.schemas import (
-    AccountPoliciesQuery,
-    ContactAssociationUpdateRequest,
-    DelinquencyPlanUpdateRequest,
-    ListQuery,
-    PolicyListResponse,
-    PolicyNumberQuery,
-    PolicyResponse,
-    PolicySnapshotListResponse,
-    PolicySnapshotResponse,
-    PolicyTransactionListResponse,
-    PolicyTransactionResponse,
-    SegmentResponse,
-    SnapshotQuery,
-    StaticData,
-    StaticDataHistoryListResponse,
-    StaticDataUpdateRequest,
-    TermListResponse,
-    TermResponse,
-    UpdateBillingLevelRequest,
-    UpdateJurisdictionRequest,
-)
+
+if TYPE_CHECKING:
+    from chalicelib.policies import models, schemas, service
+else:
+    models, schemas, service = lazy_modules("chalicelib.policies", "models", "schemas", "service")
 
 bp = Blueprint(__name__)
 
@@ -47,12 +29,12 @@ POLICY = POLICIES + "/{locator}"
 ACCOUNT = TENANT + "/accounts/{locator}"
 
 
-def _page(query: ListQuery) -> PageRequest:
+def _page(query: schemas.ListQuery) -> PageRequest:
     return PageRequest.of(query.offset, query.count)
 
 
-def _policy(policy: Policy) -> PolicyResponse:
-    return PolicyResponse.of(policy, request_context().now)
+def _policy(policy: models.Policy) -> schemas.PolicyResponse:
+    return schemas.PolicyResponse.of(policy, request_context().now)
 
 
 # --- policies ------------------------------------------------------------------------------------
@@ -60,47 +42,47 @@ def _policy(policy: Policy) -> PolicyResponse:
 
 @bp.route(POLICY, methods=["GET"])
 @endpoint("policies.read")
-def fetch_policy(tenantLocator: str, locator: str) -> PolicyResponse:
+def fetch_policy(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     return _policy(service.get_policy(request_context(), locator))
 
 
 @bp.route(POLICIES + "/numbers/{policyNumber}", methods=["GET"])
 @endpoint("policies.read", "policies.list")
-def fetch_policies_by_number(tenantLocator: str, policyNumber: str) -> list[PolicyResponse]:
+def fetch_policies_by_number(tenantLocator: str, policyNumber: str) -> list[schemas.PolicyResponse]:
     return [_policy(p) for p in service.policies_with_number(request_context(), policyNumber)]
 
 
 @bp.route(POLICY + "/number/set", methods=["POST"])
 @endpoint("policies.write")
-def set_policy_number(tenantLocator: str, locator: str) -> PolicyResponse:
-    number = query_as(PolicyNumberQuery).policyNumber
+def set_policy_number(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
+    number = query_as(schemas.PolicyNumberQuery).policyNumber
     return _policy(service.set_number(request_context(), locator, number))
 
 
 @bp.route(POLICY + "/number/generate", methods=["POST"])
 @endpoint("policies.write")
-def generate_policy_number(tenantLocator: str, locator: str) -> PolicyResponse:
+def generate_policy_number(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     return _policy(service.generate_number(request_context(), locator))
 
 
 @bp.route(POLICY + "/billingLevel", methods=["PATCH"])
 @endpoint("policies.write")
-def update_policy_billing_level(tenantLocator: str, locator: str) -> PolicyResponse:
-    body = body_as(UpdateBillingLevelRequest)
+def update_policy_billing_level(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
+    body = body_as(schemas.UpdateBillingLevelRequest)
     return _policy(service.set_billing_level(request_context(), locator, body.billingLevel))
 
 
 @bp.route(POLICY + "/delinquencyPlan", methods=["PATCH"])
 @endpoint("policies.write")
-def update_policy_delinquency_plan(tenantLocator: str, locator: str) -> PolicyResponse:
-    body = body_as(DelinquencyPlanUpdateRequest)
+def update_policy_delinquency_plan(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
+    body = body_as(schemas.DelinquencyPlanUpdateRequest)
     return _policy(service.set_delinquency_plan(request_context(), locator, body.delinquencyPlanName))
 
 
 @bp.route(POLICY + "/jurisdiction", methods=["PATCH"])
 @endpoint("policies.write")
-def update_policy_jurisdiction(tenantLocator: str, locator: str) -> PolicyResponse:
-    body = body_as(UpdateJurisdictionRequest)
+def update_policy_jurisdiction(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
+    body = body_as(schemas.UpdateJurisdictionRequest)
     return _policy(service.set_jurisdiction(request_context(), locator, body.jurisdiction))
 
 
@@ -121,29 +103,29 @@ def fetch_policy_static_data(tenantLocator: str, locator: str) -> dict[str, Any]
 
 @bp.route(POLICY + "/static", methods=["POST"])
 @endpoint("policies.write")
-def add_policy_static_data(tenantLocator: str, locator: str) -> PolicyResponse:
-    return _policy(service.add_static_data(request_context(), locator, body_as(StaticData).root))
+def add_policy_static_data(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
+    return _policy(service.add_static_data(request_context(), locator, body_as(schemas.StaticData).root))
 
 
 @bp.route(POLICY + "/static", methods=["PATCH"])
 @endpoint("policies.write")
-def update_policy_static_data(tenantLocator: str, locator: str) -> PolicyResponse:
-    body = body_as(StaticDataUpdateRequest)
+def update_policy_static_data(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
+    body = body_as(schemas.StaticDataUpdateRequest)
     return _policy(service.update_static_data(request_context(), locator, set_data=body.setData,
                                               remove_data=body.removeData))
 
 
 @bp.route(POLICY + "/static", methods=["PUT"])
 @endpoint("policies.write")
-def replace_policy_static_data(tenantLocator: str, locator: str) -> PolicyResponse:
-    return _policy(service.replace_static_data(request_context(), locator, body_as(StaticData).root))
+def replace_policy_static_data(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
+    return _policy(service.replace_static_data(request_context(), locator, body_as(schemas.StaticData).root))
 
 
 @bp.route(POLICY + "/static/history/list", methods=["GET"])
 @endpoint("policies.read")
-def list_policy_static_data_history(tenantLocator: str, locator: str) -> StaticDataHistoryListResponse:
-    page = _page(query_as(ListQuery))
-    return StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, page))
+def list_policy_static_data_history(tenantLocator: str, locator: str) -> schemas.StaticDataHistoryListResponse:
+    page = _page(query_as(schemas.ListQuery))
+    return schemas.StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, page))
 
 
 # --- snapshots -----------------------------------------------------------------------------------
@@ -151,17 +133,17 @@ def list_policy_static_data_history(tenantLocator: str, locator: str) -> StaticD
 
 @bp.route(POLICY + "/snapshot", methods=["GET"])
 @endpoint("policies.read")
-def fetch_policy_snapshot(tenantLocator: str, locator: str) -> PolicySnapshotResponse:
-    query = query_as(SnapshotQuery)
-    return PolicySnapshotResponse.of(service.snapshot(request_context(), locator, query.date,
+def fetch_policy_snapshot(tenantLocator: str, locator: str) -> schemas.PolicySnapshotResponse:
+    query = query_as(schemas.SnapshotQuery)
+    return schemas.PolicySnapshotResponse.of(service.snapshot(request_context(), locator, query.date,
                                                       by_issued_time=query.byIssuedTime))
 
 
 @bp.route(POLICIES + "/snapshot/list", methods=["GET"])
 @endpoint("policies.read", "policies.list")
-def list_policy_snapshots(tenantLocator: str) -> PolicySnapshotListResponse:
-    page = _page(query_as(ListQuery))
-    return PolicySnapshotListResponse.of(service.policy_snapshots(request_context(), page))
+def list_policy_snapshots(tenantLocator: str) -> schemas.PolicySnapshotListResponse:
+    page = _page(query_as(schemas.ListQuery))
+    return schemas.PolicySnapshotListResponse.of(service.policy_snapshots(request_context(), page))
 
 
 # --- contacts ------------------------------------------------------------------------------------
@@ -169,27 +151,27 @@ def list_policy_snapshots(tenantLocator: str) -> PolicySnapshotListResponse:
 
 @bp.route(POLICY + "/contacts", methods=["GET"])
 @endpoint("policies.write")
-def list_policy_contacts(tenantLocator: str, locator: str) -> list[ContactRole]:
+def list_policy_contacts(tenantLocator: str, locator: str) -> list[models.ContactRole]:
     return service.contacts(request_context(), locator)
 
 
 @bp.route(POLICY + "/contacts", methods=["POST"])
 @endpoint("policies.write")
-def add_policy_contact(tenantLocator: str, locator: str) -> PolicyResponse:
-    return _policy(service.add_contact(request_context(), locator, body_as(ContactRole)))
+def add_policy_contact(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
+    return _policy(service.add_contact(request_context(), locator, body_as(models.ContactRole)))
 
 
 @bp.route(POLICY + "/contacts/{contactLocator}", methods=["PATCH"])
 @endpoint("policies.write")
-def update_policy_contact(tenantLocator: str, locator: str, contactLocator: str) -> PolicyResponse:
-    body = body_as(ContactAssociationUpdateRequest)
+def update_policy_contact(tenantLocator: str, locator: str, contactLocator: str) -> schemas.PolicyResponse:
+    body = body_as(schemas.ContactAssociationUpdateRequest)
     return _policy(service.update_contact(request_context(), locator, contactLocator, add_roles=body.addRoles,
                                           remove_roles=body.removeRoles))
 
 
 @bp.route(POLICY + "/contacts/{contactLocator}", methods=["DELETE"])
 @endpoint("policies.write")
-def delete_policy_contact(tenantLocator: str, locator: str, contactLocator: str) -> PolicyResponse:
+def delete_policy_contact(tenantLocator: str, locator: str, contactLocator: str) -> schemas.PolicyResponse:
     return _policy(service.delete_contact(request_context(), locator, contactLocator))
 
 
@@ -198,15 +180,15 @@ def delete_policy_contact(tenantLocator: str, locator: str, contactLocator: str)
 
 @bp.route(TENANT + "/terms/{locator}", methods=["GET"])
 @endpoint("terms.read")
-def fetch_term(tenantLocator: str, locator: str) -> TermResponse:
-    return TermResponse.of(service.get_term(request_context(), locator))
+def fetch_term(tenantLocator: str, locator: str) -> schemas.TermResponse:
+    return schemas.TermResponse.of(service.get_term(request_context(), locator))
 
 
 @bp.route(POLICY + "/terms/list", methods=["GET"])
 @endpoint("policies.read", "policies.list")
-def list_policy_terms(tenantLocator: str, locator: str) -> TermListResponse:
-    page = _page(query_as(ListQuery))
-    return TermListResponse.of(service.terms(request_context(), locator, page))
+def list_policy_terms(tenantLocator: str, locator: str) -> schemas.TermListResponse:
+    page = _page(query_as(schemas.ListQuery))
+    return schemas.TermListResponse.of(service.terms(request_context(), locator, page))
 
 
 # --- transactions (reads) ------------------------------------------------------------------------
@@ -214,27 +196,27 @@ def list_policy_terms(tenantLocator: str, locator: str) -> TermListResponse:
 
 @bp.route(TENANT + "/transactions/{locator}", methods=["GET"])
 @endpoint("transactions.read")
-def fetch_transaction(tenantLocator: str, locator: str) -> PolicyTransactionResponse:
-    return PolicyTransactionResponse.of(service.get_transaction(request_context(), locator))
+def fetch_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(service.get_transaction(request_context(), locator))
 
 
 @bp.route(TENANT + "/transactions/{locator}/segment", methods=["GET"])
 @endpoint("transactions.read")
-def fetch_transaction_segment(tenantLocator: str, locator: str) -> SegmentResponse:
-    return SegmentResponse.of(service.transaction_segment(request_context(), locator))
+def fetch_transaction_segment(tenantLocator: str, locator: str) -> schemas.SegmentResponse:
+    return schemas.SegmentResponse.of(service.transaction_segment(request_context(), locator))
 
 
 @bp.route(TENANT + "/transactions/segments/{segmentLocator}", methods=["GET"])
 @endpoint("transactions.read")
-def fetch_segment(tenantLocator: str, segmentLocator: str) -> SegmentResponse:
-    return SegmentResponse.of(service.get_segment(request_context(), segmentLocator))
+def fetch_segment(tenantLocator: str, segmentLocator: str) -> schemas.SegmentResponse:
+    return schemas.SegmentResponse.of(service.get_segment(request_context(), segmentLocator))
 
 
 @bp.route(POLICY + "/issuedTransactions/list", methods=["GET"])
 @endpoint("policies.read")
-def list_issued_transactions(tenantLocator: str, locator: str) -> PolicyTransactionListResponse:
-    page = _page(query_as(ListQuery))
-    return PolicyTransactionListResponse.of(service.issued_transactions(request_context(), locator, page))
+def list_issued_transactions(tenantLocator: str, locator: str) -> schemas.PolicyTransactionListResponse:
+    page = _page(query_as(schemas.ListQuery))
+    return schemas.PolicyTransactionListResponse.of(service.issued_transactions(request_context(), locator, page))
 
 
 # --- an account's policies -----------------------------------------------------------------------
@@ -242,15 +224,15 @@ def list_issued_transactions(tenantLocator: str, locator: str) -> PolicyTransact
 
 @bp.route(ACCOUNT + "/policies/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
-def list_account_policies(tenantLocator: str, locator: str) -> PolicyListResponse:
-    query = query_as(AccountPoliciesQuery)
+def list_account_policies(tenantLocator: str, locator: str) -> schemas.PolicyListResponse:
+    query = query_as(schemas.AccountPoliciesQuery)
     ctx = request_context()
     page = service.policies_of_account(ctx, locator, _page(query))
-    return PolicyListResponse.of(page, ctx.now, include_static=query.includeStaticData)
+    return schemas.PolicyListResponse.of(page, ctx.now, include_static=query.includeStaticData)
 
 
 @bp.route(ACCOUNT + "/policies/snapshot/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
-def list_account_policy_snapshots(tenantLocator: str, locator: str) -> PolicySnapshotListResponse:
-    page = _page(query_as(ListQuery))
-    return PolicySnapshotListResponse.of(service.policy_snapshots_of_account(request_context(), locator, page))
+def list_account_policy_snapshots(tenantLocator: str, locator: str) -> schemas.PolicySnapshotListResponse:
+    page = _page(query_as(schemas.ListQuery))
+    return schemas.PolicySnapshotListResponse.of(service.policy_snapshots_of_account(request_context(), locator, page))

@@ -88,10 +88,11 @@ def test_importing_the_app_loads_no_aws_sdk_and_no_powertools():
 
 LAZY_AT_COLD_START = [
     f"chalicelib.{domain}.{module}"
-    for domain in ("accounts", "configuration", "events", "tables", "quotes", "quickquotes")
+    for domain in ("accounts", "configuration", "events", "tables", "quotes", "quickquotes", "policies")
     for module in ("schemas", "service")
-    # still imported at module level by policies.routes and identity.routes (their owners' to make lazy)
-    if f"{domain}.{module}" not in {"accounts.service", "configuration.service", "tables.service"}
+    # still loaded at import: identity.routes imports identity.service, and the job handlers the worker and
+    # the schedules register (workers/handlers.py) import the configuration and tables services
+    if f"{domain}.{module}" not in {"configuration.service", "tables.service"}
 ] + ["chalicelib.priceable.runner", "chalicelib.plugins.service"]
 """What route modules load on a request's first use (chalicelib/http/lazy.py), not when the app is imported:
 the request and response models and the services behind them (pydantic models are built at class creation)."""
