@@ -57,6 +57,7 @@ from chalicelib.policies.models import (
     PolicyIssuance,
     PolicyIssued,
     PolicySnapshot,
+    PolicyStatus,
     Segment,
     SegmentSummary,
     SegmentType,
@@ -67,6 +68,7 @@ from chalicelib.policies.models import (
     TransactionState,
 )
 from chalicelib.policies.stack import segment_at
+from chalicelib.policies.statuses import policy_statuses
 from chalicelib.runtime import wiring
 
 STATIC_ADD_EVENT = "policy.staticdata.add"
@@ -256,6 +258,11 @@ def issued_stack(ctx: CallContext, locator: str) -> IssuedStack:
     if stack is None:
         raise NotFound(ENTITY, locator)
     return stack
+
+
+def statuses(ctx: CallContext, policy: Policy) -> list[PolicyStatus]:
+    """The policy's statuses now (statuses.py)."""
+    return policy_statuses(ctx.now, policy.startTime, policy.endTime)
 
 
 def static_data(ctx: CallContext, locator: str) -> dict[str, Any]:
