@@ -61,6 +61,43 @@ class ElementChanges(Input):
     removeCoverageTerms: dict[str, Any] = {}
 
 
+# --- underwriting requests (quotes and transactions alike) ----------------------------------------
+
+
+class TaskCreation(Input):
+    """UnderwritingTaskCreateRequest: accepted for compatibility; no task is created (no work
+    management yet)."""
+
+    type: Name
+    references: list[dict[str, Any]] = []
+    underwritingFlagLocators: list[str] = []
+    deadlineTime: datetime | None = None
+    assignedTo: str | None = None
+    description: str | None = None
+    workgroupToBeAssignedLocator: str | None = None
+    source: str | None = None
+    tag: str | None = None
+
+
+class FlagInput(Input):
+    """UnderwritingFlagCreateRequest (the level comes from the path on the per-level endpoints)."""
+
+    level: FlagLevel | None = None
+    note: Annotated[str, StringConstraints(max_length=2000)] = ""
+    tag: Annotated[str, StringConstraints(max_length=200)] = ""
+    elementLocator: Ulid | None = None
+    taskCreation: TaskCreation | None = None
+
+
+class ResetOptions(Input):
+    resetAllUnderwritingFlags: bool = False
+    resetFlags: list[Ulid] = []
+    resetFlagsAction: Literal["clear", "delete"] = "clear"
+    deleteAllAutomaticDocuments: bool = False
+    discardSchedules: bool = False
+    deleteDocuments: list[str] = []
+
+
 class Element(BaseModel):
     """One node of an element tree; the root's type is the product. In a quote the root has no
     parent; in a policy segment its parent is the segment, and `originalEffectiveTime` is set."""

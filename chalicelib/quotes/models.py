@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, StringConstraints
 
@@ -17,11 +17,12 @@ from chalicelib.priceable.models import (
     ElementChanges,
     ElementInput,
     Flag,
-    FlagLevel,
     Input,
     Name,
     Ulid,
 )
+from chalicelib.priceable.models import FlagInput as FlagInput
+from chalicelib.priceable.models import ResetOptions as ResetOptions
 
 ENTITY = "quote"
 """The entity kind of quote numbers and the `code` prefix of quote errors."""
@@ -100,40 +101,6 @@ class QuoteChanges(Input):
     jurisdiction: Name | None = None
     producerCode: Name | None = None
     accountLocator: Ulid | None = None
-
-
-class TaskCreation(Input):
-    """UnderwritingTaskCreateRequest: accepted for compatibility; no task is created (no work
-    management yet)."""
-
-    type: Name
-    references: list[dict[str, Any]] = []
-    underwritingFlagLocators: list[str] = []
-    deadlineTime: datetime | None = None
-    assignedTo: str | None = None
-    description: str | None = None
-    workgroupToBeAssignedLocator: str | None = None
-    source: str | None = None
-    tag: str | None = None
-
-
-class FlagInput(Input):
-    """UnderwritingFlagCreateRequest (the level comes from the path on the per-level endpoints)."""
-
-    level: FlagLevel | None = None
-    note: Annotated[str, StringConstraints(max_length=2000)] = ""
-    tag: Annotated[str, StringConstraints(max_length=200)] = ""
-    elementLocator: Ulid | None = None
-    taskCreation: TaskCreation | None = None
-
-
-class ResetOptions(Input):
-    resetAllUnderwritingFlags: bool = False
-    resetFlags: list[Ulid] = []
-    resetFlagsAction: Literal["clear", "delete"] = "clear"
-    deleteAllAutomaticDocuments: bool = False
-    discardSchedules: bool = False
-    deleteDocuments: list[str] = []
 
 
 # --- what is stored --------------------------------------------------------------------------------
