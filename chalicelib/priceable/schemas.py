@@ -1,4 +1,4 @@
-"""Response shapes every priceable thing answers with (OpenAPI definition: ElementResponse,
+"""Request and response shapes every priceable thing shares; responses (OpenAPI definition: ElementResponse,
 PolicyChargeResponse, UnderwritingFlagResponse): converted from the engine's records.
 
 - an element's `parentLocator` is required: the root's is its owner's locator;
@@ -13,10 +13,32 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, model_serializer
+from pydantic import BaseModel, RootModel, model_serializer
 
 from chalicelib.configuration.datamodel import ValidationResult
-from chalicelib.priceable.models import Charge, Element, Flag
+from chalicelib.priceable.models import Charge, Element, ElementInput, Flag, FlagInput, Input, Ulid
+
+# --- requests every priceable thing takes ---------------------------------------------------------
+
+
+class ElementCreateRequests(RootModel[list[ElementInput]]):
+    pass
+
+
+class ElementLocators(RootModel[list[Ulid]]):
+    pass
+
+
+class UnderwritingFlagsUpdateRequest(Input):
+    addFlags: list[FlagInput] = []
+    clearFlags: list[Ulid] = []
+
+
+class StatelessQuery(BaseModel):
+    stateless: bool = False
+
+
+# --- responses -------------------------------------------------------------------------------------
 
 
 class WithNulls(BaseModel):
@@ -45,8 +67,10 @@ class ElementResponse(BaseModel):
 
     @classmethod
     def of(cls, element: Element, owner: str, effective: datetime) -> ElementResponse:
+        """`owner`: the root's parent; `effective`: the time of elements that keep none of their own."""
         return cls(type=element.type, locator=element.locator, parentLocator=element.parentLocator or owner,
-                   staticLocator=element.staticLocator, originalEffectiveTime=effective, category=element.category,
+                   staticLocator=element.staticLocator,
+                   originalEffectiveTime=element.originalEffectiveTime or effective, category=element.category,
                    data=element.data, coverageTerms=element.coverageTerms,
                    elements=[cls.of(child, owner, effective) for child in element.elements])
 
@@ -86,8 +110,9 @@ class UnderwritingFlagResponse(WithNulls):
     taskCreationResponse: dict[str, Any] | None = None
 
     @classmethod
-    def of(cls, owner_locator: str, flag: Flag) -> UnderwritingFlagResponse:
-        return cls(**flag.model_dump(exclude={"source"}), referenceLocator=owner_locator)
+    def of(cls, owner_locator: str, flag: Flag,
+           reference_type: Literal["quote", "transaction"] = "quote") -> UnderwritingFlagResponse:
+        return cls(**flag.model_dump(exclude={"source"}), referenceLocator=owner_locator, referenceType=reference_type)
 
 
 class Pricing(BaseModel):

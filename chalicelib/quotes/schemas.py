@@ -17,6 +17,8 @@ from pydantic import BaseModel, RootModel
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.paging import Page
+from chalicelib.priceable.schemas import ElementCreateRequests as ElementCreateRequests
+from chalicelib.priceable.schemas import ElementLocators as ElementLocators
 from chalicelib.priceable.schemas import (
     ElementResponse,
     PolicyChargeResponse,
@@ -24,8 +26,9 @@ from chalicelib.priceable.schemas import (
     UnderwritingFlagResponse,
     pricing,
 )
+from chalicelib.priceable.schemas import StatelessQuery as StatelessQuery
+from chalicelib.priceable.schemas import UnderwritingFlagsUpdateRequest as UnderwritingFlagsUpdateRequest
 from chalicelib.quotes.models import (
-    ElementInput,
     FlagInput,
     Input,
     Quote,
@@ -34,7 +37,6 @@ from chalicelib.quotes.models import (
     QuoteState,
     ResetOptions,
     StaticHistoryEntry,
-    Ulid,
 )
 
 # --- requests --------------------------------------------------------------------------------------
@@ -48,25 +50,12 @@ class QuoteUpdateRequest(QuoteChanges):
     pass
 
 
-class ElementCreateRequests(RootModel[list[ElementInput]]):
-    pass
-
-
-class ElementLocators(RootModel[list[Ulid]]):
-    pass
-
-
 class UnderwritingFlagCreateRequest(FlagInput):
     pass
 
 
 class ResetRequest(ResetOptions):
     pass
-
-
-class UnderwritingFlagsUpdateRequest(Input):
-    addFlags: list[FlagInput] = []
-    clearFlags: list[Ulid] = []
 
 
 class StaticDataUpdateRequest(Input):
@@ -80,10 +69,6 @@ class StaticData(RootModel[dict[str, Any]]):
 
 class ConstraintValuesRequest(RootModel[dict[str, dict[str, dict[str, Any]]]]):
     """Element locator -> groups of field values (e.g. {"data": {...}}), merged."""
-
-
-class StatelessQuery(BaseModel):
-    stateless: bool = False
 
 
 class ListQuery(BaseModel):
