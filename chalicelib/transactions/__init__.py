@@ -1,0 +1,1 @@
+"""Policy transactions: change, renew, cancel, reinstate, reverse (issue 12)."""
