@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import PurePosixPath
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from chalicelib.configuration.schema import COLLECTIONS, lookup
 
@@ -236,7 +236,7 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, budget: _Budget) -
         raise PackageError(PACKAGE_CORRUPT, f"{info.filename}: the ZIP entry is corrupt: {error}") from error
 
 
-def _read_bounded(stream: BinaryIO, budget: _Budget) -> bytes:
+def _read_bounded(stream: IO[bytes], budget: _Budget) -> bytes:
     chunks = []
     while chunk := stream.read(_READ_CHUNK_BYTES):
         budget.spend(len(chunk))

@@ -218,11 +218,11 @@ def form_or_json() -> dict[str, Any]:
 
 def query_as(model: type[M]) -> M:
     """Query parameters into `model`; list-typed fields take every repeated value."""
-    params = current_request().query_params or {}
+    params = current_request().query_params  # a chalice MultiDict; None without a query string
     values: dict[str, Any] = {}
     for name, field in model.model_fields.items():
         key = field.alias or name
-        if key in params:
+        if params is not None and key in params:
             is_list = getattr(field.annotation, "__origin__", None) is list or "list[" in str(field.annotation)
             values[key] = params.getlist(key) if is_list else params[key]
     return validate(model, values, source="query")

@@ -47,7 +47,7 @@ def _default(value: Any) -> Any:
 
 
 def render(value: Any, request_id: str) -> Response:
-    headers = {"X-Request-Id": request_id}
+    headers: dict[str, str | list[str]] = {"X-Request-Id": request_id}
     if value is None:
         return Response(body="", status_code=200, headers=headers)
     if isinstance(value, Binary):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
 from chalicelib.core.context import CallContext, Principal, SYSTEM
@@ -351,7 +351,7 @@ def _save(ctx: CallContext, user: User, changes: dict, event_type: str) -> UserP
     return _profile(ctx, changed.model_copy(update={"version": user.version + 1}))
 
 
-def _role_locators(ctx: CallContext, names: list[str], already_held: list[str] = ()) -> list[str]:
+def _role_locators(ctx: CallContext, names: list[str], already_held: Sequence[str] = ()) -> list[str]:
     """Locators of the named roles. A caller hands out only roles whose permissions it holds itself."""
     found = repository.role_locators_by_name(names)
     missing = [n for n in names if n.lower() not in found]

@@ -22,15 +22,21 @@ NewLocator = Callable[[], str]
 class Content(Protocol):
     """An entry of a type's `contents`: `Vehicle!` is name Vehicle, created automatically."""
 
-    name: str
-    auto_create: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def auto_create(self) -> bool: ...
 
 
 class ElementKind(Protocol):
-    """A configured product or element type (configuration.datamodel.ElementType)."""
+    """A configured product or element type (configuration.datamodel.ElementType), read-only."""
 
-    category: str
-    definition: dict[str, Any]
+    @property
+    def category(self) -> str: ...
+
+    @property
+    def definition(self) -> Mapping[str, Any]: ...
 
     @property
     def contents(self) -> Sequence[Content]: ...

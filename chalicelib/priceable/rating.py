@@ -22,14 +22,25 @@ Extras = Mapping[tuple[str, str], tuple[Decimal | None, str | None]]
 
 
 class Rated(Protocol):
-    """A rated item (plugins.models.Charge)."""
+    """A rated item (plugins.models.Charge), read-only."""
 
-    element_locator: str
-    element_static_locator: str | None
-    charge_type: str
-    charge_category: str | None
-    amount: Decimal
-    rate: Decimal | None
+    @property
+    def element_locator(self) -> str: ...
+
+    @property
+    def element_static_locator(self) -> str | None: ...
+
+    @property
+    def charge_type(self) -> str: ...
+
+    @property
+    def charge_category(self) -> str | None: ...
+
+    @property
+    def amount(self) -> Decimal: ...
+
+    @property
+    def rate(self) -> Decimal | None: ...
 
 
 def charges(rated: Iterable[Rated], extras: Extras, charge_types: Mapping[str, Mapping[str, Any]],

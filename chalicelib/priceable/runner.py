@@ -8,14 +8,17 @@ underwritingStatus, and the state the outcome gives: a stop ends the run there).
 record takes the state the step leads to. An evaluation that does not pass raises StepFailed: the
 request then stores nothing and answers its result.
 
-The record has the fields `element`, `validationResult`, `charges`, `duration`, `flags` and
-`underwritingStatus` as far as its steps touch them, and its state in `lifecycle.state_field`.
+The record has the fields `element`, `validationResult` (Validatable), `charges`, `duration`
+(Priceable), `flags` and `underwritingStatus` (Underwritable) as far as its steps touch them, and its
+state in `lifecycle.state_field`: a record without the fields of a step it is asked to take is a
+TypeError (its lifecycle names a step it cannot hold).
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Generic, Protocol, TypeVar
+from decimal import Decimal
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -46,6 +49,30 @@ class Underwritten:
     flags: list[Flag]
     result: str
     status: str
+
+
+@runtime_checkable
+class Validatable(Protocol):
+    """What the `validate` step sets."""
+
+    element: Element
+    validationResult: Any
+
+
+@runtime_checkable
+class Priceable(Protocol):
+    """What the `price` step sets."""
+
+    charges: list[Charge] | None
+    duration: Decimal | None
+
+
+@runtime_checkable
+class Underwritable(Protocol):
+    """What the `underwrite` step reads (flags) and sets."""
+
+    flags: list[Flag]
+    underwritingStatus: str | None
 
 
 class Evaluator(Protocol):
@@ -87,12 +114,18 @@ class Runner(Generic[R]):
     def _step(self, step: str) -> Any:
         record, reached = self.record, self.lifecycle.reached_by(step)
         if step == VALIDATE:
+            if not isinstance(record, Validatable):
+                raise _cannot_hold(record, step)
             record.element, record.validationResult = self.evaluator.validate(self.subject_of(record))
         elif step == PRICE:
+            if not isinstance(record, Priceable):
+                raise _cannot_hold(record, step)
             subject = self.subject_of(record)
             record.charges = self.evaluator.price(subject)
             record.duration = subject.duration
         elif step == UNDERWRITE:
+            if not isinstance(record, Underwritable):
+                raise _cannot_hold(record, step)
             run = self.evaluator.underwrite(self.subject_of(record), record.flags,
                                             already_rejected=self.started_in == REJECTED)
             record.flags, record.underwritingStatus = run.flags, run.status
@@ -101,3 +134,7 @@ class Runner(Generic[R]):
         else:
             self.own_steps[step](record)
         return reached
+
+
+def _cannot_hold(record: BaseModel, step: str) -> TypeError:
+    return TypeError(f"a {type(record).__name__} lacks the fields of the {step} step")

@@ -11,7 +11,7 @@ Errors name the user's entity: `{code}.invalid_flag` (400), `underwritingFlag.no
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -23,21 +23,35 @@ FLAG_ENTITY = "underwritingFlag"
 
 
 class RaisedFlag(Protocol):
-    """A flag as a plugin raised it (plugins.models.PluginFlag)."""
+    """A flag as a plugin raised it (plugins.models.PluginFlag), read-only."""
 
-    level: FlagLevel
-    note: str
-    tag: str
-    element_locator: str | None
+    @property
+    def level(self) -> FlagLevel: ...
+
+    @property
+    def note(self) -> str: ...
+
+    @property
+    def tag(self) -> str: ...
+
+    @property
+    def element_locator(self) -> str | None: ...
 
 
 class FlagRequest(Protocol):
-    """A flag as a client asks for it (level None: not given)."""
+    """A flag as a client asks for it (level None: not given), read-only."""
 
-    level: FlagLevel | None
-    note: str
-    tag: str
-    elementLocator: str | None
+    @property
+    def level(self) -> FlagLevel | None: ...
+
+    @property
+    def note(self) -> str: ...
+
+    @property
+    def tag(self) -> str: ...
+
+    @property
+    def elementLocator(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -67,7 +81,7 @@ def uncleared_levels(flags: Iterable[Flag]) -> list[str]:
     return [flag.level for flag in flags if not flag.cleared]
 
 
-def changed(flags: list[Flag], add: list[FlagRequest], clear: list[str], elements: set[str], by: Author, *,
+def changed(flags: list[Flag], add: Sequence[FlagRequest], clear: list[str], elements: set[str], by: Author, *,
             code: str, noun: str) -> list[Flag]:
     """Manual flags added (on elements of the record) and flags (manual or plugin) cleared. 404 for a
     flag to clear the record does not have, 409 when it is cleared already."""

@@ -26,4 +26,5 @@ def get(tenant_locator: str, path: str) -> bytes | None:
         if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
             return None
         raise
-    return response["Body"].read()
+    body: bytes = response["Body"].read()
+    return body

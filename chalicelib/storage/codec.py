@@ -60,9 +60,10 @@ def serialize(item: dict[str, Any]) -> dict[str, Any]:
 
 def serialize_value(value: Any) -> dict[str, Any]:
     try:
-        return _serializer().serialize(plain(value))
+        attribute: dict[str, Any] = _serializer().serialize(plain(value))
     except DecimalException:
         raise _unstorable_number() from None
+    return attribute
 
 
 def _unstorable_number() -> InvalidRequest:

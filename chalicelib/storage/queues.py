@@ -9,7 +9,8 @@ from chalicelib.storage import clients
 
 @lru_cache(maxsize=4)
 def _queue_url(queue_name: str) -> str:
-    return clients.sqs().get_queue_url(QueueName=queue_name)["QueueUrl"]
+    url: str = clients.sqs().get_queue_url(QueueName=queue_name)["QueueUrl"]
+    return url
 
 
 class SqsJobQueue:

@@ -54,7 +54,9 @@ def constrained_fields(properties: Mapping[str, Any]) -> list[FieldConstraint]:
         constraint = definition.get("constraint") if isinstance(definition, Mapping) else None
         if not isinstance(constraint, Mapping):
             continue
-        where = constraint.get("where") if isinstance(constraint.get("where"), Mapping) else {}
+        where = constraint.get("where")
+        if not isinstance(where, Mapping):
+            where = {}
         conditions = tuple(
             Condition(column=column, key=str(condition.get("key") or ""),
                       values=tuple(str(value) for value in condition.get("values") or ()))

@@ -14,7 +14,7 @@ import bisect
 import json
 import math
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -143,7 +143,7 @@ def find_range(ranges: Sequence[dict[str, Any]], bound: Decimal, schema: TableSc
     return found if high is None or bound < high else None
 
 
-def constraint_values(rows: Sequence[dict[str, Any]], schema: TableSchema,
+def constraint_values(rows: Sequence[Mapping[str, Any]], schema: TableSchema,
                       filters: Sequence[str]) -> dict[str, list[Any]]:
     """For the rows whose first columns match `filters` (one per column in the configuration's
     order; an empty filter matches anything), the values of every column: distinct, in row order,
