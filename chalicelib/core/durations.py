@@ -66,6 +66,22 @@ def add(start: datetime, count: Decimal | int, basis: str, time_zone: str) -> da
         raise _out_of_range() from None
 
 
+def shift(moment: datetime, count: int, basis: str, time_zone: str) -> datetime:
+    """`moment` moved by a whole number of units, backwards when `count` is negative, on the wall
+    clock of `time_zone` as `add` counts (a day the target month lacks becomes its last day)."""
+    if basis not in BASES:
+        raise ValueError(f"unknown durationBasis {basis!r}")
+    try:
+        if basis == "hours":
+            return moment.astimezone(timezone.utc) + timedelta(hours=count)
+        zone, local = _zone(time_zone), _local(moment, time_zone)
+        if basis in ("days", "weeks"):
+            return _utc(local + timedelta(days=count * 7 if basis == "weeks" else count), zone)
+        return _utc(_add_months(local, count * 12 if basis == "years" else count), zone)
+    except OverflowError:
+        raise _out_of_range() from None
+
+
 def _add(start: datetime, count: Decimal, basis: str, time_zone: str) -> datetime:
     if basis == "hours":
         return start.astimezone(timezone.utc) + timedelta(microseconds=int(count * _HOUR))

@@ -16,11 +16,20 @@ import json
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 
+from chalicelib.configuration import service as configuration
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest, NotFound
-from chalicelib.events import repository
-from chalicelib.events.models import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Event, ScheduledPolicyEvent, StreamPage
+from chalicelib.events import policy_schedule, repository
+from chalicelib.events.models import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    Event,
+    ScheduledPolicyEvent,
+    StreamPage,
+    TriggerState,
+)
+from chalicelib.policies import service as policies
 from chalicelib.settings import settings
 
 MAX_LOCATOR_LENGTH = 200
@@ -118,10 +127,27 @@ def _read_token(tenant: str, token: str) -> _Cursor:
 
 
 def scheduled_policy_events(ctx: CallContext, policy_locator: str) -> list[ScheduledPolicyEvent]:
-    """The custom events scheduled on a policy.
-
-    No policy can exist before the policies domain does, so every locator is unknown and this answers
-    404. When that domain lands, this line becomes its policy lookup (which raises the same 404 for an
-    unknown policy) followed by the read of the policy's schedule.
-    """
-    raise NotFound("policy", policy_locator)
+    """The policy's scheduled custom events (the configuration's `customEvents` with a `schedule`, by
+    name), each with its trigger state and next time as of now (policy_schedule.py). 404 for an
+    unknown policy. The latest term and segment are read only when a schedule is anchored on them."""
+    policy = policies.get_policy(ctx, policy_locator)
+    configured = (configuration.model(ctx, policy.configVersion).get("customEvents") or {}).items()
+    scheduled = [(name, ref["schedule"]) for name, ref in configured
+                 if isinstance(ref, dict) and isinstance(ref.get("schedule"), dict)]
+    if not scheduled:
+        return []
+    wanted = {schedule.get("anchor") for _, schedule in scheduled}
+    anchors = policy_schedule.Anchors(
+        policy_start=policy.startTime, policy_end=policy.endTime,
+        term_start=policies.get_term(ctx, policy.latestTermLocator).startTime
+        if "termStart" in wanted else policy.startTime,
+        segment_start=policies.get_segment(ctx, policy.latestSegmentLocator).startTime
+        if "segmentStart" in wanted else policy.startTime)
+    statuses = [str(status) for status in policies.statuses(ctx, policy)]
+    result = []
+    for name, schedule in scheduled:
+        upcoming = policy_schedule.upcoming(name, schedule, anchors, policy.timezone, ctx.now, statuses)
+        result.append(ScheduledPolicyEvent(
+            policyLocator=policy.locator, transactionLocator=policy.issuedTransactionLocator,
+            customEventId=name, triggerState=TriggerState(upcoming.trigger_state), nextEventTime=upcoming.next_time))
+    return result
