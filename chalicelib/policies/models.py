@@ -235,9 +235,6 @@ class Policy(BaseModel):
     updatedBy: str
     version: int = 1
 
-    def contact(self, contact_locator: str) -> ContactRole | None:
-        return next((c for c in self.contacts if c.contactLocator == contact_locator), None)
-
 
 class StaticDataVersion(BaseModel):
     """StaticDataHistoryResponse: the policy's static data as one change (or issuing) left it."""

@@ -28,7 +28,7 @@ from chalicelib.policies.models import (
     Transaction,
     TransactionState,
 )
-from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage import codec, keys, query, table, versioned
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 ACCOUNT_INDEX = "GSI1"
@@ -69,11 +69,7 @@ def add(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
 
 def save(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
     """Rewrites the policy, on condition that it is still at `policy.version` (else 409)."""
-    fields = policy.model_dump(exclude={"locator", "version", "validationResult"})
-    uow.add(table.update(keys.policy(tenant, policy.locator),
-                         {name: value for name, value in fields.items() if value is not None},
-                         expected_version=policy.version,
-                         remove=[name for name, value in fields.items() if value is None]))
+    uow.add(versioned.rewrite(keys.policy(tenant, policy.locator), policy, exclude={"validationResult"}))
 
 
 def policies_of_account(tenant: str, account_locator: str, page: PageRequest) -> Page[Policy]:

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
-from chalicelib.core.paging import PageRequest
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import body_as, query_as, request_context
@@ -27,10 +26,6 @@ TENANT = "/policy/{tenantLocator}"
 POLICIES = TENANT + "/policies"
 POLICY = POLICIES + "/{locator}"
 ACCOUNT = TENANT + "/accounts/{locator}"
-
-
-def _page(query: schemas.ListQuery) -> PageRequest:
-    return PageRequest.of(query.offset, query.count)
 
 
 def _policy(policy: models.Policy) -> schemas.PolicyResponse:
@@ -124,7 +119,7 @@ def replace_policy_static_data(tenantLocator: str, locator: str) -> schemas.Poli
 @bp.route(POLICY + "/static/history/list", methods=["GET"])
 @endpoint("policies.read")
 def list_policy_static_data_history(tenantLocator: str, locator: str) -> schemas.StaticDataHistoryListResponse:
-    page = _page(query_as(schemas.ListQuery))
+    page = query_as(schemas.ListQuery).page()
     return schemas.StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, page))
 
 
@@ -142,7 +137,7 @@ def fetch_policy_snapshot(tenantLocator: str, locator: str) -> schemas.PolicySna
 @bp.route(POLICIES + "/snapshot/list", methods=["GET"])
 @endpoint("policies.read", "policies.list")
 def list_policy_snapshots(tenantLocator: str) -> schemas.PolicySnapshotListResponse:
-    page = _page(query_as(schemas.ListQuery))
+    page = query_as(schemas.ListQuery).page()
     return schemas.PolicySnapshotListResponse.of(service.policy_snapshots(request_context(), page))
 
 
@@ -187,7 +182,7 @@ def fetch_term(tenantLocator: str, locator: str) -> schemas.TermResponse:
 @bp.route(POLICY + "/terms/list", methods=["GET"])
 @endpoint("policies.read", "policies.list")
 def list_policy_terms(tenantLocator: str, locator: str) -> schemas.TermListResponse:
-    page = _page(query_as(schemas.ListQuery))
+    page = query_as(schemas.ListQuery).page()
     return schemas.TermListResponse.of(service.terms(request_context(), locator, page))
 
 
@@ -215,7 +210,7 @@ def fetch_segment(tenantLocator: str, segmentLocator: str) -> schemas.SegmentRes
 @bp.route(POLICY + "/issuedTransactions/list", methods=["GET"])
 @endpoint("policies.read")
 def list_issued_transactions(tenantLocator: str, locator: str) -> schemas.PolicyTransactionListResponse:
-    page = _page(query_as(schemas.ListQuery))
+    page = query_as(schemas.ListQuery).page()
     return schemas.PolicyTransactionListResponse.of(service.issued_transactions(request_context(), locator, page))
 
 
@@ -227,12 +222,12 @@ def list_issued_transactions(tenantLocator: str, locator: str) -> schemas.Policy
 def list_account_policies(tenantLocator: str, locator: str) -> schemas.PolicyListResponse:
     query = query_as(schemas.AccountPoliciesQuery)
     ctx = request_context()
-    page = service.policies_of_account(ctx, locator, _page(query))
+    page = service.policies_of_account(ctx, locator, query.page())
     return schemas.PolicyListResponse.of(page, ctx.now, include_static=query.includeStaticData)
 
 
 @bp.route(ACCOUNT + "/policies/snapshot/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
 def list_account_policy_snapshots(tenantLocator: str, locator: str) -> schemas.PolicySnapshotListResponse:
-    page = _page(query_as(schemas.ListQuery))
+    page = query_as(schemas.ListQuery).page()
     return schemas.PolicySnapshotListResponse.of(service.policy_snapshots_of_account(request_context(), locator, page))

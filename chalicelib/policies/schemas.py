@@ -5,13 +5,15 @@ StaticDataUpdateRequest: the OpenAPI definition requires both maps; a left-out o
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, RootModel, StringConstraints
 
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.clock import utc
+from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
 from chalicelib.core.paging import Page
 from chalicelib.policies.models import (
     BillingLevel,
@@ -29,17 +31,13 @@ from chalicelib.policies.models import (
     TransactionState,
 )
 from chalicelib.policies.statuses import policy_statuses
-from chalicelib.priceable.models import DurationBasis, Element
+from chalicelib.priceable.models import DurationBasis
+from chalicelib.priceable.schemas import ElementResponse
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
-def _utc(moment: datetime) -> datetime:
-    """A datetime without an offset is taken as UTC."""
-    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
-
-
-Moment = Annotated[datetime, AfterValidator(_utc)]
+Moment = Annotated[datetime, AfterValidator(utc)]
 
 
 class Input(BaseModel):
@@ -73,12 +71,6 @@ class UpdateJurisdictionRequest(Input):
 class ContactAssociationUpdateRequest(Input):
     addRoles: list[Name] = []
     removeRoles: list[Name] = []
-
-
-class ListQuery(BaseModel):
-    offset: int | None = None
-    count: int | None = None
-    extended: bool = False
 
 
 class AccountPoliciesQuery(ListQuery):
@@ -208,7 +200,7 @@ class PolicyTransactionListResponse(BaseModel):
 
 
 class SegmentResponse(BaseModel):
-    """The stored element tree is ElementResponse as it is."""
+    """The element tree as priceable/schemas.py answers it: the root's parent is the segment."""
 
     locator: str
     transactionLocator: str
@@ -216,13 +208,14 @@ class SegmentResponse(BaseModel):
     startTime: datetime
     endTime: datetime
     duration: Decimal
-    element: Element
+    element: ElementResponse
     basedOn: str | None = None
     producerInfo: ProducerInfo | None = None
 
     @classmethod
     def of(cls, segment: Segment) -> SegmentResponse:
-        return cls(**segment.model_dump(include=set(cls.model_fields) - {"element"}), element=segment.element)
+        return cls(**segment.model_dump(include=set(cls.model_fields) - {"element"}),
+                   element=ElementResponse.of(segment.element, segment.locator, segment.startTime))
 
 
 class TransactionSnapshotResponse(BaseModel):

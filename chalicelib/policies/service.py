@@ -27,21 +27,16 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.accounts import service as accounts
-from chalicelib.configuration import datamodel, numbering, numbers
+from chalicelib.configuration import datamodel, numbering, numbers, products
 from chalicelib.configuration import service as configuration
+from chalicelib.core import contacts as contact_list
 from chalicelib.core import durations
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import (
-    AlreadyExists,
-    FieldError,
-    InvalidRequest,
-    InvalidState,
-    NotFound,
-    PayloadTooLarge,
-)
+from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
+from chalicelib.core.records import check_size
 from chalicelib.policies import repository
 from chalicelib.policies.models import (
     ENTITY,
@@ -69,7 +64,8 @@ from chalicelib.policies.models import (
 )
 from chalicelib.policies.stack import segment_at
 from chalicelib.policies.statuses import policy_statuses
-from chalicelib.runtime import wiring
+from chalicelib.runtime import versioned, wiring
+from chalicelib.runtime.wiring import UnitOfWork
 
 STATIC_ADD_EVENT = "policy.staticdata.add"
 STATIC_UPDATE_EVENT = "policy.staticdata.update"
@@ -77,33 +73,23 @@ STATIC_REPLACE_EVENT = "policy.staticdata.replace"
 UPDATE_EVENT = "policy.update"
 FIRST_TERM = 0
 MAX_LOCATOR_LENGTH = 64
-MAX_NUMBER_LENGTH = numbers.MAX_NUMBER_LENGTH
-MAX_RECORD_BYTES = 300_000
-"""A policy or a segment is one table item, which DynamoDB caps at 400 KB."""
 DEFAULT_BILLING_LEVEL = BillingLevel.ACCOUNT
 
 
 # --- issuing -------------------------------------------------------------------------------------
 
 
-def add_issued_policy(ctx: CallContext, uow: Any, issuance: PolicyIssuance) -> PolicyIssued:
+def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuance) -> PolicyIssued:
     """Adds to `uow` (the caller commits ONE transaction) everything issuing creates: the policy (number
     from the plan, or issuance.policyNumber claimed as unique -> 409 on duplicate), term 0, an
     issuance-category transaction in state `issued` with its coverage segment, element tree and
     charges. The event `policy.quote.issue` is the quotes service's to record."""
     model = configuration.model(ctx, issuance.configVersion, resolved=True)
-    product = (model.get("products") or {}).get(issuance.productName) or {}
+    plan = _numbering_plan(model, issuance.productName)
     basis = DurationBasis(issuance.durationBasis)
     policy_locator, term_locator = new_locator(), new_locator()
     transaction_locator, segment_locator = new_locator(), new_locator()
-
-    number = issuance.policyNumber
-    if number is not None:
-        _check_number(number)
-        numbers.claim_number(ctx, uow, ENTITY, number, policy_locator)
-    elif product.get("numberingPlan"):
-        number = numbers.reserve_number(ctx, uow, model, product["numberingPlan"], ENTITY, policy_locator,
-                                        product=issuance.productName, region=issuance.region)
+    number = _first_number(ctx, uow, model, plan, issuance, policy_locator)
 
     segment = Segment(
         locator=segment_locator, transactionLocator=transaction_locator, policyLocator=policy_locator,
@@ -122,7 +108,7 @@ def add_issued_policy(ctx: CallContext, uow: Any, issuance: PolicyIssuance) -> P
         charges=issuance.charges,
         quoteLocator=issuance.quoteLocator, configVersion=issuance.configVersion)
     term = Term(locator=term_locator, staticLocator=term_locator, policyLocator=policy_locator, number=FIRST_TERM,
-                termNumber=_term_number(model, product, number, FIRST_TERM),
+                termNumber=_term_number(model, plan, number, FIRST_TERM),
                 startTime=issuance.startTime, endTime=issuance.endTime)
     policy = Policy(
         locator=policy_locator, accountLocator=issuance.accountLocator, productName=issuance.productName,
@@ -137,13 +123,25 @@ def add_issued_policy(ctx: CallContext, uow: Any, issuance: PolicyIssuance) -> P
         latestSegmentLocator=segment_locator, latestTermLocator=term_locator,
         branchHeadTransactionLocators=[transaction_locator], configVersion=issuance.configVersion,
         createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
-    _check_size(segment)
-    _check_size(policy)
+    check_size(segment, code=ENTITY, noun=SEGMENT_ENTITY)
+    check_size(policy, code=ENTITY, noun=ENTITY)
 
     repository.add_issue(uow, ctx.tenant, policy, transaction, [segment], [term], new_policy=True)
     repository.add_static_version(uow, ctx.tenant, policy.locator, _static_version(ctx, policy.static))
     return PolicyIssued(policyLocator=policy_locator, policyNumber=number, termLocator=term_locator,
                         transactionLocator=transaction_locator, segmentLocator=segment_locator)
+
+
+def _first_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], plan: str | None,
+                  issuance: PolicyIssuance, policy_locator: str) -> str | None:
+    """The number the quote brings (claimed), else the next of the product's plan; None without a plan."""
+    if issuance.policyNumber is not None:
+        numbers.check_chosen(issuance.policyNumber, field="policyNumber", what="policy number")
+        return numbers.renumber(ctx, uow, ENTITY, policy_locator, None, issuance.policyNumber)
+    if plan is None:
+        return None
+    return numbers.renumber(ctx, uow, ENTITY, policy_locator, None, numbers.NextOfPlan(
+        model, plan, product=issuance.productName, region=issuance.region))
 
 
 def _element(given: Element, parent: str, effective: datetime, categories: dict[str, str]) -> Element:
@@ -162,11 +160,11 @@ def _categories(model: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def _term_number(model: dict[str, Any], product: dict[str, Any], policy_number: str | None,
+def _term_number(model: dict[str, Any], plan_name: str | None, policy_number: str | None,
                  number: int) -> str | None:
     """The term's number by its plan's `termNumberFormat` (`{policyNumber}-{termNumberPlusOne}`), for a
     numbered policy whose format has no counter positions of its own."""
-    plan = (model.get("numberingPlans") or {}).get(product.get("numberingPlan"))
+    plan = (model.get("numberingPlans") or {}).get(plan_name)
     text = plan.get("termNumberFormat") if isinstance(plan, dict) else None
     if policy_number is None or not text:
         return None
@@ -394,44 +392,32 @@ def add_contact(ctx: CallContext, locator: str, contact: ContactRole) -> Policy:
     `update_contact`)."""
     policy = get_policy(ctx, locator)
     _check_roles(_model(ctx, policy), contact.roles, "roles")
-    if policy.contact(contact.contactLocator) is not None:
-        raise AlreadyExists(f"Contact {contact.contactLocator} is on the policy already",
-                            code="policy.contact_exists")
-    return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"contacts": [*policy.contacts, contact]}))
+    changed = contact_list.added(policy.contacts, contact, code=ENTITY, noun=ENTITY)
+    return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"contacts": changed}))
 
 
 def update_contact(ctx: CallContext, locator: str, contact_locator: str, *, add_roles: list[str],
                    remove_roles: list[str]) -> Policy:
     policy = get_policy(ctx, locator)
-    current = policy.contact(contact_locator)
-    if current is None:
-        raise NotFound("contact", contact_locator)
+    changed = contact_list.with_roles(policy.contacts, contact_locator, add_roles=add_roles,
+                                      remove_roles=remove_roles)
     _check_roles(_model(ctx, policy), add_roles, "addRoles")
-    roles = [role for role in current.roles if role not in remove_roles]
-    roles += [role for role in dict.fromkeys(add_roles) if role not in roles]
-    contacts_now = [ContactRole(contactLocator=contact_locator, roles=roles) if c is current else c
-                    for c in policy.contacts]
-    return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"contacts": contacts_now}))
+    return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"contacts": changed}))
 
 
 def delete_contact(ctx: CallContext, locator: str, contact_locator: str) -> Policy:
     policy = get_policy(ctx, locator)
-    current = policy.contact(contact_locator)
-    if current is None:
-        raise NotFound("contact", contact_locator)
-    return _save(ctx, wiring.unit_of_work(ctx),
-                 policy.model_copy(update={"contacts": [c for c in policy.contacts if c is not current]}))
+    changed = contact_list.removed(policy.contacts, contact_locator)
+    return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"contacts": changed}))
 
 
 def set_number(ctx: CallContext, locator: str, policy_number: str) -> Policy:
     """A number chosen by the caller; 409 `policy.number_taken` when another policy has it."""
-    _check_number(policy_number)
+    numbers.check_chosen(policy_number, field="policyNumber", what="policy number")
     policy = get_policy(ctx, locator)
     if policy.policyNumber == policy_number:
         return policy
-    uow = wiring.unit_of_work(ctx)
-    numbers.claim_number(ctx, uow, ENTITY, policy_number, policy.locator)
-    return _renumbered(ctx, uow, policy, policy_number)
+    return _renumbered(ctx, policy, policy_number)
 
 
 def generate_number(ctx: CallContext, locator: str) -> Policy:
@@ -439,13 +425,11 @@ def generate_number(ctx: CallContext, locator: str) -> Policy:
     409 `policy.no_numbering_plan` when the product has none."""
     policy = get_policy(ctx, locator)
     model = _model(ctx, policy)
-    plan = ((model.get("products") or {}).get(policy.productName) or {}).get("numberingPlan")
-    if not plan:
+    plan = _numbering_plan(model, policy.productName)
+    if plan is None:
         raise InvalidState(f"Product {policy.productName} has no numbering plan", code="policy.no_numbering_plan")
-    uow = wiring.unit_of_work(ctx)
-    number = numbers.reserve_number(ctx, uow, model, plan, ENTITY, policy.locator, product=policy.productName,
-                                    region=policy.region)
-    return _renumbered(ctx, uow, policy, number)
+    return _renumbered(ctx, policy, numbers.NextOfPlan(model, plan, product=policy.productName,
+                                                       region=policy.region))
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -461,10 +445,9 @@ def _model(ctx: CallContext, policy: Policy) -> dict[str, Any]:
     return configuration.model(ctx, policy.configVersion, resolved=True)
 
 
-def _check_number(number: str) -> None:
-    if not 0 < len(number) <= MAX_NUMBER_LENGTH or not number.isprintable() or number != number.strip():
-        raise InvalidRequest("Invalid policy number", field_errors=[FieldError(
-            "policyNumber", f"must be 1 to {MAX_NUMBER_LENGTH} printable characters without surrounding spaces")])
+def _numbering_plan(model: dict[str, Any], product_name: str) -> str | None:
+    product = products.product(model, product_name)
+    return product.numbering_plan if product else None
 
 
 def _check_reference(model: dict[str, Any], collection: str, field: str, name: str) -> None:
@@ -476,32 +459,16 @@ def _check_reference(model: dict[str, Any], collection: str, field: str, name: s
 
 def _check_roles(model: dict[str, Any], roles: Iterable[str], field: str) -> None:
     """Roles must be among the tenant's `contactRoles` when the configuration lists any."""
-    configured = model.get("contactRoles") or []
-    unknown = [role for role in roles if configured and role not in configured]
-    if unknown:
-        raise InvalidRequest("Unknown contact role", code="policy.invalid_reference", field_errors=[
-            FieldError(field, f"{', '.join(unknown)} not in the configured contactRoles: {', '.join(configured)}")])
+    contact_list.check_roles(model.get("contactRoles") or [], roles, field, code=ENTITY)
 
 
-def _renumbered(ctx: CallContext, uow: Any, policy: Policy, number: str) -> Policy:
-    if policy.policyNumber is not None:
-        numbers.release_number(ctx, uow, ENTITY, policy.policyNumber)
+def _renumbered(ctx: CallContext, policy: Policy, new: str | numbers.NextOfPlan) -> Policy:
+    uow = wiring.unit_of_work(ctx)
+    number = numbers.renumber(ctx, uow, ENTITY, policy.locator, policy.policyNumber, new)
     return _save(ctx, uow, policy.model_copy(update={"policyNumber": number}))
 
 
-def _save(ctx: CallContext, uow: Any, policy: Policy, event: str = UPDATE_EVENT) -> Policy:
+def _save(ctx: CallContext, uow: UnitOfWork, policy: Policy, event: str = UPDATE_EVENT) -> Policy:
     """Writes the changed policy (conditional on the version it was read at) with its event."""
-    policy = policy.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator, "validationResult": None})
-    _check_size(policy)
-    repository.save(uow, ctx.tenant, policy)
-    uow.record_event(event, {"policyLocator": policy.locator})
-    uow.commit()
-    return policy.model_copy(update={"version": policy.version + 1})
-
-
-def _check_size(record: Policy | Segment) -> None:
-    size = len(record.model_dump_json())
-    if size > MAX_RECORD_BYTES:
-        what = "segment" if isinstance(record, Segment) else "policy"
-        raise PayloadTooLarge(f"The {what} would take {size} bytes; at most {MAX_RECORD_BYTES} are allowed",
-                              code=f"{ENTITY}.too_large")
+    return versioned.save(ctx, uow, policy.model_copy(update={"validationResult": None}), repository.save,
+                          [(event, {"policyLocator": policy.locator})], code=ENTITY, noun=ENTITY)
