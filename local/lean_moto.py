@@ -6,7 +6,11 @@ and walks the whole table, so one write on a table of 30,000 items takes seconds
 - a transaction backs up only the items it touches and puts those back when it fails;
 - a Query on the table reads only its partition, and a Query on a global secondary index only the items
   of its index partition, found in a directory that every write keeps up to date;
-- every change of an item is reported to `on_item_change(table, hash_key, range_key)`.
+- every change of an item is reported to `on_item_change(table, hash_key, range_key)`;
+- a table's stream records nothing. Nothing reads it (the deployed template enables it for consumers to
+  come; no function of the stack consumes it), and moto kept a record of every write, a JSON copy of the
+  item's old and new images, for as long as the process ran: memory that only grew, and a third of the
+  cost of a bulk write. The stream is still declared, so DescribeTable answers as deployed.
 moto still filters, sorts and pages the candidates itself, so results are what moto would answer.
 """
 from __future__ import annotations
@@ -19,7 +23,7 @@ from typing import Any
 
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item
-from moto.dynamodb.models.table import Table
+from moto.dynamodb.models.table import StreamShard, Table
 
 ItemKey = tuple[DynamoType, DynamoType | None]
 ItemChange = Callable[[Table, DynamoType, DynamoType | None], None]
@@ -137,8 +141,8 @@ def _in_key_order(table: Table, items: list[Item]) -> list[Item]:
 @contextmanager
 def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
     original = (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item,
-                Table.delete_item, Table.query)
-    transact_write_items, update_item, put_item, delete_item, query = original
+                Table.delete_item, Table.query, StreamShard.add)
+    transact_write_items, update_item, put_item, delete_item, query, _ = original
 
     def lean_transact_write_items(backend: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
         backups = []
@@ -207,11 +211,15 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
         finally:
             table.__dict__.pop("all_items", None)  # gone already when lean_dynamodb() is nested
 
+    def no_stream_record(shard: StreamShard, old: Item | None, new: Item | None) -> None:
+        return None
+
     DynamoDBBackend.transact_write_items = lean_transact_write_items
     DynamoDBBackend.update_item = watched_update_item
     Table.put_item, Table.delete_item, Table.query = watched_put_item, watched_delete_item, lean_query
+    StreamShard.add = no_stream_record
     try:
         yield
     finally:
         (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item, Table.delete_item,
-         Table.query) = original
+         Table.query, StreamShard.add) = original

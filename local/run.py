@@ -10,8 +10,11 @@
   was lost keeps its item and lease, and the job reaper puts it back on the queue once the lease runs
   out, as it would on AWS.
 
-Runs until Ctrl-C (SIGINT) or SIGTERM, then stops chalice, the worker and moto; the state is on disk
-already. Killed outright, it loses nothing it acknowledged, and `chalice local` dies with it.
+Runs until Ctrl-C (SIGINT) or SIGTERM, then stops chalice, the worker and moto within STOP_SECONDS or so:
+the state is on disk already, a job still running is abandoned (its lease brings it back after the next
+start), a merge of the journal into the snapshot under way is finished at the next start, and the process
+ends without the interpreter's teardown (which would free every object moto holds, one by one: seconds for
+a large state). Killed outright, it loses nothing it acknowledged, and `chalice local` dies with it.
 """
 from __future__ import annotations
 
@@ -32,7 +35,8 @@ HOST = "127.0.0.1"
 REGION = "us-east-1"
 COMPACT_EVERY_SECONDS = 5
 STARTUP_TIMEOUT_SECONDS = 60
-STOP_TIMEOUT_SECONDS = 2
+STOP_SECONDS = 2
+"""How long a stop waits, in all, for chalice to exit and the worker's threads to finish what they do."""
 
 log = logging.getLogger("pas.local")
 
@@ -91,9 +95,9 @@ def _wait_for_port(port: int, alive: Callable[[], bool]) -> None:
 
 
 def run_jobs(stop: threading.Event) -> None:
-    """Stand-in for the SQS trigger of `run_job`: receive, dispatch, delete on success."""
-    from chalicelib.runtime.jobs import JobMessage, dispatch
+    """Stand-in for the SQS trigger of `run_job`: receive, run as it does, delete on success."""
     from chalicelib.storage.queues import SqsJobQueue
+    from chalicelib.workers.queue import run_message
 
     queue = SqsJobQueue()
     while not stop.is_set():
@@ -106,7 +110,7 @@ def run_jobs(stop: threading.Event) -> None:
             continue
         for receipt, body in received:
             try:
-                dispatch(JobMessage.model_validate_json(body))
+                run_message(body)
             except Exception:
                 # as on AWS: the message stays, and comes back once its visibility timeout ends
                 log.exception("job failed; its message will be delivered again")
@@ -177,15 +181,33 @@ def _start_chalice(options: Options, environ: dict[str, str]) -> subprocess.Pope
     return subprocess.Popen(guarded, cwd=ROOT, env=environ, start_new_session=True)
 
 
-def _stop_chalice(process: subprocess.Popen) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
+def _stop_chalice_and_workers(chalice: subprocess.Popen, workers: list[threading.Thread]) -> None:
+    """SIGTERM to chalice, then wait for it and the worker threads (told to stop already) until STOP_SECONDS
+    have passed; chalice is killed if still there, and a thread still busy is left to end with the process."""
+    deadline = time.monotonic() + STOP_SECONDS
+    if chalice.poll() is None:
+        chalice.terminate()
+    for worker in workers:
+        worker.join(max(0.0, deadline - time.monotonic()))
+        if worker.is_alive():
+            log.warning("stopping while the %s thread is busy: a job it runs is abandoned, and its lease "
+                        "brings it back after the next start", worker.name)
     try:
-        process.wait(STOP_TIMEOUT_SECONDS)
+        chalice.wait(max(0.0, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+        chalice.kill()
+        chalice.wait()
+
+
+def merge_journal_when_due(state: Any, stop: threading.Event) -> None:
+    """Merge the journal into the snapshot once it is due (DurableState.compact_if_due), off the main thread:
+    a stop never waits for a merge, which the next start finishes."""
+    while not stop.wait(COMPACT_EVERY_SECONDS):
+        try:
+            state.compact_if_due()
+        except Exception:
+            log.exception("merging the journal into the snapshot failed; the journal keeps everything, "
+                          "and the merge is tried again")
 
 
 def _banner(options: Options, restored: tuple[int, int]) -> str:
@@ -253,26 +275,23 @@ def main() -> int:
             workers = [threading.Thread(target=run_jobs, args=(stop,), name="jobs", daemon=True),
                        threading.Thread(target=fire_schedules, args=(stop, schedules()), name="schedules",
                                         daemon=True)]
+            merger = threading.Thread(target=merge_journal_when_due, args=(state, stop), name="snapshot",
+                                      daemon=True)
             _wait_for_port(options.port, lambda: chalice.poll() is None)
-            for worker in workers:
-                worker.start()
+            for thread in (*workers, merger):
+                thread.start()
             print(_banner(options, restored), flush=True)
-            while not stop.wait(COMPACT_EVERY_SECONDS):
+            while not stop.wait(1):
                 if chalice.poll() is not None:
                     log.error("chalice local exited with %s", chalice.returncode)
                     exit_code = 1
                     break
-                state.compact_if_due()
         except Exception:
             log.exception("start-up failed")
             exit_code = 1
         finally:
             stop.set()
-            _stop_chalice(chalice)
-            deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-            for worker in workers:
-                if worker.is_alive():
-                    worker.join(max(0.0, deadline - time.monotonic()))
+            _stop_chalice_and_workers(chalice, workers)
             aws.stop()
             state.close()
     print(f"stopped; state saved in {options.state_dir}", flush=True)
@@ -280,4 +299,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # everything is on disk: skip the interpreter's teardown of moto's objects (and any daemon thread)
+    os._exit(code)

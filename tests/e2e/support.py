@@ -117,11 +117,11 @@ class LocalStack:
         assert result.returncode == 0, result.stderr
         return result.stdout.strip()
 
-    def stop(self) -> int:
+    def stop(self, timeout: float = 30) -> int:
         """Ctrl-C, as a person stops `make run`."""
         self.process.send_signal(signal.SIGINT)
         try:
-            return self.process.wait(30)
+            return self.process.wait(timeout)
         finally:
             self.kill()
 

@@ -134,3 +134,28 @@ def test_an_index_query_follows_puts_updates_deletes_and_rolled_back_transaction
     assert (in_index("G#a"), in_index("G#b"), in_index("G#c")) == ([], ["one"], [])
     assert "Item" not in ddb.get_item(TableName=table, Key=_item("P#2", "new"))
     assert ddb.get_item(TableName=table, Key=_item("P#1", "one"))["Item"]["GSI1PK"] == {"S": "G#b"}
+
+
+def test_a_table_stream_stays_declared_but_keeps_no_record_of_writes(ddb):
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodb.models import dynamodb_backends
+
+    name = f"stream-{uuid.uuid4().hex[:8]}"
+    stream = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    keys = [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}]
+    ddb.create_table(TableName=name, BillingMode="PAY_PER_REQUEST", StreamSpecification=stream, KeySchema=keys,
+                     AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("PK", "SK")])
+    try:
+        for n in range(5):
+            ddb.put_item(TableName=name, Item=_item("P#1", f"S#{n}", body="x" * 300))
+        ddb.update_item(TableName=name, Key=_item("P#1", "S#0"), UpdateExpression="SET body = :d",
+                        ExpressionAttributeValues={":d": {"S": "y"}})
+        ddb.delete_item(TableName=name, Key=_item("P#1", "S#1"))
+        ddb.transact_write_items(TransactItems=[{"Put": {"TableName": name, "Item": _item("P#1", "S#9")}}])
+
+        assert ddb.describe_table(TableName=name)["Table"]["StreamSpecification"] == stream
+        assert dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(name).stream_shard.items == []
+        assert ddb.query(TableName=name, KeyConditionExpression="PK = :p",
+                         ExpressionAttributeValues={":p": {"S": "P#1"}})["Count"] == 5
+    finally:
+        ddb.delete_table(TableName=name)
