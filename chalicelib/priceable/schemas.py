@@ -75,6 +75,27 @@ class ElementResponse(BaseModel):
                    elements=[cls.of(child, owner, effective) for child in element.elements])
 
 
+class SegmentResponse(BaseModel):
+    """A policy segment (issued, or the one a transaction is making): its tree as ElementResponse, the
+    root's parent being the segment."""
+
+    locator: str
+    transactionLocator: str
+    segmentType: str
+    startTime: datetime
+    endTime: datetime
+    duration: Decimal
+    element: ElementResponse
+    basedOn: str | None = None
+    producerInfo: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, segment: Any) -> SegmentResponse:
+        """`segment`: a policies.models.Segment (priceable sits below policies)."""
+        fields = segment.model_dump(include=set(cls.model_fields) - {"element"})
+        return cls(**fields, element=ElementResponse.of(segment.element, segment.locator, segment.startTime))
+
+
 class PolicyChargeResponse(BaseModel):
     locator: str
     elementLocator: str
