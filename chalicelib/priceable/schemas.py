@@ -108,6 +108,8 @@ class PolicyChargeResponse(BaseModel):
     tag: str | None = None
     handling: str
     invoicing: str
+    reversalOfLocator: str | None = None
+    rateDifference: Decimal | None = None
 
     @classmethod
     def of(cls, charge: Charge) -> PolicyChargeResponse:
