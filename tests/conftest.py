@@ -26,6 +26,7 @@ def aws() -> Iterator[None]:
 
     from chalicelib.settings import reload
     from chalicelib.storage import clients, queues
+    from chalicelib.workers.handlers import load_job_handlers
     from local.lean_moto import lean_dynamodb
     from local.resources import create_all
 
@@ -35,6 +36,7 @@ def aws() -> Iterator[None]:
         clients.reset()
         queues.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))
+        load_job_handlers()  # as the SQS worker does on its first message: InlineJobQueue.drain dispatches
         yield
         clients.reset()
         queues.reset()

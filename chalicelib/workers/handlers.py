@@ -1,8 +1,16 @@
 """Loads every domain's job handlers: each job_handlers module registers its @job_handler functions as it
-is imported. The worker and the schedules import this module, never a domain's job_handlers directly;
-tests/jobs checks that the handlers loaded here cover every JobType and nothing else."""
+is imported. The worker and the schedules call `load_job_handlers()` when they first run, never at import,
+so `import app` (an API cold start) loads no domain service for them; tests/jobs checks that the handlers
+loaded here cover every JobType and nothing else."""
 from __future__ import annotations
 
-from chalicelib.tables import job_handlers as tables
+from functools import cache
+from types import ModuleType
 
-DOMAIN_JOB_HANDLERS = (tables,)
+
+@cache
+def load_job_handlers() -> tuple[ModuleType, ...]:
+    """Import (once) and answer every domain's job_handlers module."""
+    from chalicelib.tables import job_handlers as tables
+
+    return (tables,)

@@ -6,7 +6,7 @@ from typing import Any
 from chalice import Blueprint
 
 from chalicelib.runtime.jobs import JobMessage, dispatch
-from chalicelib.workers import handlers  # noqa: F401  (dispatch runs only the handlers loaded)
+from chalicelib.workers.handlers import load_job_handlers
 
 bp = Blueprint(__name__)
 
@@ -16,4 +16,10 @@ bp = Blueprint(__name__)
 @bp.on_sqs_message(queue="${JobsQueue.QueueName}", batch_size=1)
 def run_job(event: Any) -> None:
     for record in event:
-        dispatch(JobMessage.model_validate_json(record.body))
+        run_message(record.body)
+
+
+def run_message(body: str) -> None:
+    """Run one job message: what the SQS trigger does per record, and `make run`'s worker per message."""
+    load_job_handlers()  # dispatch runs only the handlers loaded
+    dispatch(JobMessage.model_validate_json(body))

@@ -7,10 +7,8 @@ from chalice import Blueprint, Rate
 
 from chalicelib.core.context import SYSTEM, CallContext
 from chalicelib.core.ids import new_locator
-from chalicelib.identity import service as identity
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
-from chalicelib.workers import handlers  # noqa: F401  (enqueue accepts only job types with a handler)
 
 bp = Blueprint(__name__)
 
@@ -27,6 +25,8 @@ def clean_up_tables(event: Any) -> None:
 
 def enqueue_for_every_tenant(job_type: JobType) -> int:
     """One job of `job_type` per registered tenant; answers how many were enqueued."""
+    from chalicelib.identity import service as identity  # on the first run: `import app` stays light
+
     run = CallContext(principal=SYSTEM, request_id=new_locator(), now=wiring.clock().now())
     tenants = identity.list_tenant_locators()
     for tenant in tenants:

@@ -6,31 +6,54 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 from chalicelib.runtime.job_types import JobType
 from tests.conftest import ROOT
 
 
-def _handled_job_types_after_importing(module: str) -> list[str]:
-    probe = (f"import json, {module}; from chalicelib.runtime.jobs import registered_job_types; "
-             "print(json.dumps(registered_job_types()))")
-    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
-    return json.loads(result.stdout)
+def _probe(code: str) -> object:
+    """Run `code` in a fresh interpreter (what a cold container holds) and answer the JSON it prints."""
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("entry_point", ["chalicelib.workers.queue", "chalicelib.workers.schedules"])
-def test_the_worker_and_the_schedules_alone_load_a_handler_for_every_job_type_and_no_other(entry_point):
-    assert _handled_job_types_after_importing(entry_point) == sorted(job_type.value for job_type in JobType)
+def test_the_worker_loads_a_handler_for_every_job_type_and_no_other_before_it_dispatches_its_first_message():
+    handled = _probe(
+        "import json\n"
+        "from chalicelib.runtime.jobs import JobMessage, registered_job_types\n"
+        "from chalicelib.workers import queue\n"
+        "before = registered_job_types()\n"
+        "queue.dispatch = lambda message: print(json.dumps([before, registered_job_types()]))\n"
+        "queue.run_message(JobMessage(job_type='jobs.reap', tenant='t', job_locator='j', correlation_id='c')"
+        ".model_dump_json())\n")
+    assert handled == [["jobs.reap"], sorted(job_type.value for job_type in JobType)]
+
+
+def test_importing_the_app_loads_no_domain_job_handler_yet_a_request_may_enqueue_every_job_type():
+    """createTenant enqueues tables.bootstrap in the API's container, which never loads the tables handlers."""
+    enqueued = _probe(
+        "import json, app\n"
+        "from datetime import datetime, timezone\n"
+        "from chalicelib.core.context import SYSTEM, CallContext\n"
+        "from chalicelib.runtime import jobs\n"
+        "from chalicelib.runtime.job_types import JobType\n"
+        "class Work:\n"
+        "    ctx = CallContext(principal=SYSTEM, request_id='r', now=datetime.now(timezone.utc), tenant_locator='t')\n"
+        "    def __init__(self): self.items = []\n"
+        "    def add(self, op): self.items.append(op)\n"
+        "    def after_commit(self, action): pass\n"
+        "work = Work()\n"
+        "for job_type in JobType: jobs.enqueue(work, job_type)\n"
+        "print(json.dumps([jobs.registered_job_types(), len(work.items)]))\n")
+    assert enqueued == [["jobs.reap"], len(JobType)]
 
 
 def test_every_domain_job_handlers_module_is_loaded_by_workers_handlers():
-    from chalicelib.workers.handlers import DOMAIN_JOB_HANDLERS
+    from chalicelib.workers.handlers import load_job_handlers
 
     on_disk = {f"chalicelib.{path.parent.name}.job_handlers"
                for path in (ROOT / "chalicelib").glob("*/job_handlers.py")}
     assert on_disk
-    assert {module.__name__ for module in DOMAIN_JOB_HANDLERS} == on_disk
+    assert {module.__name__ for module in load_job_handlers()} == on_disk
 
 
 def _python_files():
