@@ -4,8 +4,8 @@ transactions and charges"). Pure: the kernel, priceable.models and the other pur
 The local stack: the issued transactions that put coverage on the timeline (issuance, changes,
 cancellations, reinstatements, renewals, reapplications), neither reversed nor reapplied, as `Entry`s
 in processing order: by effective time, then creation time (equal effective times: the earlier created
-first), then static locator. A reapplication keeps its original's static locator and creation time, so
-it keeps its place. Reversal and aggregate records are no entries.
+first), then static locator. A reapplication keeps its original's static locator, effective and
+creation times, so it keeps its place. Reversal and aggregate records are no entries.
 
 - `plan(issued, new)`: issuing `new` is in sequence when nothing in the stack comes after it in
   processing order; otherwise it is an aggregate: the later entries are reversed (latest first), `new`
@@ -13,18 +13,19 @@ it keeps its place. Reversal and aggregate records are no entries.
   A renewal is always in sequence (it takes effect at the last term's end).
 - `reversal_plan(issued, targets)`: a reversal transaction reverses `targets` and everything after the
   earliest of them (latest first), then reapplies the entries after it that are not targets.
-- `execute(ledger, issued, plan, make, new)`: carries a plan out on a `Ledger` (the policy's coverage and
-  charges) step by step and says what each step adds. Issuing `new` or a reapplication needs its
-  segment rated through the plugin: `make(entry, effect, ledger, reapplication_of)` does that (the
-  domain builds the element tree of the coverage `ledger.held()` holds at the effective time, applies
-  the change instructions of the transaction, or of the original it reapplies, and rates the segment
-  [effect.start, effect.end)) and names the segment. A reapplication gets a new transaction locator and
-  keeps its original's static locator, effective and creation times, hence its place in the order. A
+- `execute(ledger, issued, plan, make, new_locator, new)`: carries a plan out on a `Ledger` (the
+  policy's coverage and charges) step by step and says what each step adds (`Step`s, the stack after,
+  the ledger after). Issuing `new` or a reapplication needs its segment rated through the plugin:
+  `make(entry, effect, ledger, reapplication_of)` does that (the domain builds the element tree of the
+  coverage `ledger.held()` holds at the effective time, applies the change instructions of the
+  transaction, or of the original it reapplies, and rates the segment [effect.start, effect.end)) and
+  names the segment. A reapplication gets a transaction locator from `new_locator` and keeps its
+  original's static locator, effective and creation times, hence its place in the order. A
   reapplication the coverage no longer allows (coverage.effect refuses it: a renewal or a change after
   a cancellation the new transaction put before it, a reinstatement of a policy no longer cancelled,
   an effective time beyond a policy end moved earlier, a renewal whose term end a new policy end
-  moved) is dropped: it stays reversed. A refused `new`
-  raises coverage.effect's error and leaves the given ledger untouched.
+  moved) is dropped: it stays reversed. A refused `new` raises coverage.effect's error and leaves the
+  given ledger untouched.
 - `invalidated(pending, issuing)`: issuing one transaction invalidates every pending (unissued and not
   terminal: the caller filters by state) transaction that does not descend from it through its base
   chain: the other branches.
