@@ -90,7 +90,9 @@ def changed(flags: list[Flag], add: Sequence[FlagRequest], clear: list[str], ele
     problems += [FieldError(f"addFlags[{i}].level", "is required") for i, flag in enumerate(add) if not flag.level]
     if problems:
         raise InvalidRequest("Invalid underwriting flags", code=f"{code}.invalid_flag", field_errors=problems)
-    check_known(flags, clear, "clearFlags", code=code, noun=noun, not_found=True)
+    unknown = _unknown(flags, clear)
+    if unknown:
+        raise NotFound(FLAG_ENTITY, unknown[0])
     doomed = set(clear)
     already = [flag.locator for flag in flags if flag.locator in doomed and flag.cleared]
     if already:
@@ -104,7 +106,10 @@ def changed(flags: list[Flag], add: Sequence[FlagRequest], clear: list[str], ele
 def after_reset(flags: list[Flag], chosen: list[str], *, every: bool, delete: bool, by: Author, code: str,
                 noun: str) -> list[Flag]:
     """Reset's flag options: the chosen flags (or `every` one) cleared, or deleted with `delete`."""
-    check_known(flags, chosen, "resetFlags", code=code, noun=noun)
+    unknown = _unknown(flags, chosen)
+    if unknown:
+        raise InvalidRequest("Unknown underwriting flag", code=f"{code}.invalid_flag",
+                             field_errors=[FieldError("resetFlags", f"{unknown[0]} is not a flag of the {noun}")])
     wanted = {flag.locator for flag in flags} if every else set(chosen)
     if delete:
         return [flag for flag in flags if flag.locator not in wanted]
@@ -117,15 +122,9 @@ def check_level(flags: Iterable[Flag], locator: str, level: str) -> None:
         raise NotFound(FLAG_ENTITY, locator)
 
 
-def check_known(flags: Iterable[Flag], locators: Iterable[str], field: str, *, code: str, noun: str,
-                not_found: bool = False) -> None:
+def _unknown(flags: Iterable[Flag], locators: Iterable[str]) -> list[str]:
     known = {flag.locator for flag in flags}
-    unknown = [locator for locator in locators if locator not in known]
-    if unknown and not_found:
-        raise NotFound(FLAG_ENTITY, unknown[0])
-    if unknown:
-        raise InvalidRequest("Unknown underwriting flag", code=f"{code}.invalid_flag",
-                             field_errors=[FieldError(field, f"{unknown[0]} is not a flag of the {noun}")])
+    return [locator for locator in locators if locator not in known]
 
 
 def cleared(flag: Flag, by: Author) -> Flag:

@@ -57,3 +57,19 @@ def test_a_reference_rate_or_tag_of_the_wrong_type_is_a_plugin_failure(extra, me
                                                   ("invoicefee", "invoiceFee"), (None, "none"), ("bonus", "none")])
 def test_categories_take_the_enums_casing(configured, category):
     assert rating.category(configured) == category
+
+
+def test_a_rated_charge_keeps_the_plugins_rate_not_the_rounded_amount_over_the_duration():
+    # 3 months at 33.3333: the amount is rounded to the cent, the stored rate stays the plugin's
+    rated = [Rated("E1", "S1", "premium", "premium", Decimal("100.00"), Decimal("33.3333"))]
+    [charge] = rating.charges(rated, {}, CHARGE_TYPES, Decimal(3), locators())
+    assert (charge.rate, charge.amount, charge.referenceRate) == (Decimal("33.3333"), Decimal("100.00"),
+                                                                  Decimal("33.3333"))
+
+
+@pytest.mark.parametrize("charge_types", [{"surcharge": {"category": "surcharge"}}, {}],
+                         ids=["configured without handling or invoicing", "not configured"])
+def test_handling_and_invoicing_default_to_normal_and_scheduled(charge_types):
+    rated = [Rated("E1", "S1", "surcharge", "surcharge", Decimal("12.00"), Decimal(2))]
+    [charge] = rating.charges(rated, {}, charge_types, Decimal(6), locators())
+    assert (charge.handling, charge.invoicing) == ("normal", "scheduled")

@@ -11,6 +11,7 @@ import pytest
 from chalicelib.core.errors import InvalidRequest, InvalidState, NotFound
 from chalicelib.http.errors import status_of
 from chalicelib.plugins.contract import underwriting_outcome
+from chalicelib.plugins.models import PluginFlag
 from chalicelib.priceable import underwriting
 from tests.unit.priceable.widget import NOW, manual, raised
 
@@ -97,3 +98,73 @@ def test_reset_clears_or_deletes_the_chosen_flags():
     with pytest.raises(InvalidRequest) as unknown:
         underwriting.after_reset(flags, ["M9"], every=False, delete=False, by=author(), code="widget", noun="widget")
     assert unknown.value.code == "widget.invalid_flag"
+
+
+def test_a_new_plugin_flag_holds_what_the_plugin_raised_and_who_ran_it():
+    [flag] = underwriting.after_run([], [raised("block", "old car", "age")], author("P"))
+    assert (flag.locator, flag.level, flag.note, flag.tag, flag.source, flag.createdBy, flag.createdTime,
+            flag.cleared) == ("P1", "block", "old car", "age", "plugin", "U2", NOW + timedelta(hours=1), False)
+    on_element = PluginFlag(level="info", note="n", tag="", element_locator="E1")
+    assert [f.elementLocator for f in underwriting.after_run([], [on_element], author())] == ["E1"]
+
+
+def test_a_run_replaces_an_uncleared_plugin_flag_it_no_longer_raises_and_reuses_equal_ones_one_each():
+    first = underwriting.after_run([], [raised("block", "a"), raised("block", "a")], author("P"))
+    assert [f.locator for f in first] == ["P1", "P2"]
+
+    # the same flag twice keeps both; a different flag is new, never a reused old one
+    assert [f.locator for f in underwriting.after_run(first, [raised("block", "a"), raised("block", "a")],
+                                                      author("Q"))] == ["P1", "P2"]
+    second = underwriting.after_run(first, [raised("decline", "b")], author("Q"))
+    assert [(f.locator, f.level, f.note) for f in second] == [("Q1", "decline", "b")]
+
+
+def test_clearing_a_flag_leaves_the_others_and_an_added_flag_keeps_its_note_and_tag():
+    flags = [manual("M1", "block"), manual("M3", "decline")]
+
+    changed = underwriting.changed(flags, [Requested("info", note="seen", tag="t")], ["M1"], set(), author(),
+                                   code="widget", noun="widget")
+
+    assert [(f.locator, f.cleared, f.note, f.tag) for f in changed] == [
+        ("M1", True, "", ""), ("M3", False, "", ""), ("N1", False, "seen", "t")]
+
+
+def test_refused_flag_changes_say_what_is_wrong():
+    flags = [manual("M2", "info", cleared=True)]
+    with pytest.raises(InvalidRequest) as bad:
+        underwriting.changed(flags, [Requested(None)], [], set(), author(), code="widget", noun="widget")
+    assert bad.value.message == "Invalid underwriting flags"
+    with pytest.raises(NotFound) as unknown:
+        underwriting.changed(flags, [], ["M9"], set(), author(), code="widget", noun="widget")
+    assert unknown.value.message == "underwritingFlag M9 not found"
+    with pytest.raises(InvalidState) as twice:
+        underwriting.changed(flags, [], ["M2"], set(), author(), code="widget", noun="widget")
+    assert twice.value.message == "Underwriting flag M2 is cleared already"
+
+
+def test_reset_of_an_unknown_flag_names_it():
+    with pytest.raises(InvalidRequest) as unknown:
+        underwriting.after_reset([manual("M1", "block")], ["M1", "M9"], every=False, delete=False, by=author(),
+                                 code="widget", noun="widget")
+    assert (unknown.value.message, unknown.value.code) == ("Unknown underwriting flag", "widget.invalid_flag")
+    assert [(e.field, e.message) for e in unknown.value.field_errors] == [
+        ("resetFlags", "M9 is not a flag of the widget")]
+
+
+def test_reset_clears_every_flag_once_and_deletes_only_the_chosen():
+    flags = [manual("M1", "block"), manual("M2", "decline", cleared=True), manual("M3", "info")]
+
+    every = underwriting.after_reset(flags, [], every=True, delete=False, by=author(), code="widget", noun="widget")
+    assert [(f.locator, f.clearedBy) for f in every] == [("M1", "U2"), ("M2", "U1"), ("M3", "U2")]
+    assert [f.locator for f in underwriting.after_reset(flags, ["M1", "M3"], every=False, delete=True, by=author(),
+                                                        code="widget", noun="widget")] == ["M2"]
+
+
+def test_a_flag_of_a_level_is_found_only_by_its_locator_and_level():
+    flags = [manual("M1", "block"), manual("M2", "approve")]
+    underwriting.check_level(flags, "M1", "block")
+    for locator, level in [("M1", "approve"), ("M9", "block")]:
+        with pytest.raises(NotFound) as missing:
+            underwriting.check_level(flags, locator, level)
+        assert (missing.value.code, missing.value.message) == ("underwritingFlag.not_found",
+                                                               f"underwritingFlag {locator} not found")
