@@ -12,11 +12,14 @@ run: $(STAMP)
 	@$(MAKE) --no-print-directory sandbox || echo "make run goes on, but every plugin call will fail until the sandbox works" >&2
 	$(PY) local/run.py
 
-# `make test FILE=tests/api/accounts/test_update.py` runs one file (or folder, or file::test) in one process.
-test: $(STAMP) sandbox
+# `make test` lints (ruff) and type-checks (mypy) first, so a lint or type error fails it before any
+# test runs; then the whole suite on 2 processes. `make test FILE=tests/api/accounts/test_update.py`
+# runs one file (or folder, or file::test) in one process and skips lint and type check to stay fast
+# (`make lint typecheck` runs them alone).
+test: $(STAMP) sandbox $(if $(FILE),,lint typecheck)
 	$(PY) -m pytest $(if $(FILE),$(FILE),-n 2)
 
-# Not part of `make test` yet. Configuration: ruff.toml, mypy.ini.
+# Configuration: ruff.toml, mypy.ini (strict on core, storage, priceable and the pure modules).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 
