@@ -36,9 +36,13 @@ class LocalStack:
 
     def __init__(self, state_dir: Path, log: Path, ports: tuple[int, int] | None = None):
         self.port, self.aws_port = ports or (free_port(), free_port())
+        self.state_dir = state_dir
+        self._launch(log)
+
+    def _launch(self, log: Path) -> None:
         self.log = log
         environ = {**os.environ, "PAS_PORT": str(self.port), "PAS_AWS_PORT": str(self.aws_port),
-                   "PAS_LOCAL_STATE_DIR": str(state_dir)}
+                   "PAS_LOCAL_STATE_DIR": str(self.state_dir)}
         for name in ("PAS_ADMIN_USERNAME", "PAS_ADMIN_PASSWORD", "PAS_STAGE"):
             environ.pop(name, None)
         launched = time.monotonic()
@@ -47,6 +51,11 @@ class LocalStack:
                                             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self._wait_until_ready()
         self.start_seconds = time.monotonic() - launched
+
+    def start_again(self, log: Path) -> None:
+        """Once this run has ended: `make run` again on the same state and ports, its output in `log`."""
+        assert self.process.poll() is not None, "still running"
+        self._launch(log)
 
     @property
     def base_url(self) -> str:

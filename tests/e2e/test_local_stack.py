@@ -11,10 +11,8 @@ from typing import Any
 from tests.e2e.support import READY_LINE, LocalStack, in_parallel
 
 
-def test_make_run_serves_the_readme_example_and_keeps_its_data_across_a_restart(tmp_path, stacks):
-    state = tmp_path / "state"
-    first = LocalStack(state, tmp_path / "first.log")
-    stacks.append(first)
+def test_make_run_serves_the_readme_example_and_keeps_its_data_across_a_restart(tmp_path, local_stack):
+    first, state = local_stack, local_stack.state_dir
     assert f"{READY_LINE}{first.base_url}" in first.output()
     assert "admin@example.com / admin" in first.output()
 
@@ -30,15 +28,14 @@ def test_make_run_serves_the_readme_example_and_keeps_its_data_across_a_restart(
     assert first.stop() == 0
     assert b"e2e-underwriter" in (state / "journal.jsonl").read_bytes()
 
-    second = LocalStack(state, tmp_path / "second.log")
-    stacks.append(second)
+    local_stack.start_again(tmp_path / "second.log")  # same state and ports; the tests after this one use it
+    second = local_stack
     status, me_again = second.request("GET", "/auth/users/whoami", token=token)
     assert status == 200, me_again
     assert me_again["locator"] == me["locator"]
     status, kept = second.request("GET", f"/auth/roles/{role['locator']}", token=second.sign_in())
     assert status == 200, kept
     assert (kept["name"], kept["permissions"], kept["version"]) == ("e2e-underwriter", ["policies.read"], 1)
-    assert second.stop() == 0
 
 
 def _answers(port: int) -> bool:

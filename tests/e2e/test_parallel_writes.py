@@ -2,7 +2,6 @@
 losers answer 409 in our error body, and a quote issued by many clients at once becomes one policy."""
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,13 +19,8 @@ is no longer in a state its request may change)."""
 
 
 @pytest.fixture(scope="module")
-def stack(tmp_path_factory) -> Iterator[LocalStack]:
-    directory = tmp_path_factory.mktemp("parallel-writes")
-    started = LocalStack(directory / "state", directory / "stack.log")
-    try:
-        yield started
-    finally:
-        started.kill()
+def stack(local_stack) -> LocalStack:
+    return local_stack
 
 
 @pytest.fixture(scope="module")
