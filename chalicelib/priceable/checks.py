@@ -26,10 +26,6 @@ DEFAULT_TIME_ZONE = "UTC"
 PLAN_REFERENCES = {"delinquencyPlanName": "delinquencyPlans", "autoRenewalPlanName": "autoRenewalPlans",
                    "region": "regions"}
 
-merged_contacts = contact_list.merged
-"""quotes/service.py's name for it, until it uses core/contacts.py itself."""
-
-
 def configured_product(model: dict[str, Any], name: str, entity: Entity, *, in_request: bool = False) -> Product:
     """The resolved product. A request naming an unknown or abstract product is a 400; a stored
     record whose product the configuration no longer has is a 409."""
@@ -43,15 +39,8 @@ def configured_product(model: dict[str, Any], name: str, entity: Entity, *, in_r
     raise InvalidRequest(f"Product {name} {what}", code=code, field_errors=[FieldError("productName", what)])
 
 
-def product(model: dict[str, Any], name: str, entity: Entity, *, in_request: bool = False) -> dict[str, Any]:
-    """`configured_product`'s definition, for quotes/service.py until it reads the typed product."""
-    return dict(configured_product(model, name, entity, in_request=in_request).definition)
-
-
-def check_eligible(definition: dict[str, Any] | Product, name: str, account_type: str, entity: Entity) -> None:
-    """`definition`: the typed product (a dict while quotes/service.py passes one)."""
-    eligible = definition.eligible_account_types if isinstance(definition, Product) \
-        else definition.get("eligibleAccountTypes") or []
+def check_eligible(product: Product, name: str, account_type: str, entity: Entity) -> None:
+    eligible = product.eligible_account_types
     if eligible and account_type not in eligible:
         raise InvalidRequest(f"Product {name} is not available to {account_type} accounts",
                              code=f"{entity.code}.account_not_eligible", field_errors=[FieldError(
@@ -83,12 +72,6 @@ def check_references(model: dict[str, Any], fields: Any, contacts: Iterable[Cont
 def default_time_zone(model: dict[str, Any]) -> str:
     zone = model.get("defaultTimeZone")
     return zone if isinstance(zone, str) and is_time_zone(zone) else DEFAULT_TIME_ZONE
-
-
-def default_basis(model: dict[str, Any], definition: dict[str, Any]) -> str:
-    """quotes/service.py's, until it reads the typed product's `duration_basis`."""
-    return definition.get("defaultDurationBasis") or model.get("defaultDurationBasis") \
-        or products.DEFAULT_DURATION_BASIS
 
 
 def default_currency(model: dict[str, Any]) -> str:

@@ -156,3 +156,74 @@ class Flag(BaseModel):
     @property
     def cleared(self) -> bool:
         return self.clearedTime is not None
+
+
+# --- the fields quotes and quick quotes share (contacts and validationResult are the users', whose
+# --- types live in higher domains) ---------------------------------------------------------------
+
+Currency = Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")]
+
+
+class PriceableFields(Input):
+    """What creating one sends (QuoteCreateRequest, QuickQuoteCreateRequest); `data` and
+    `coverageTerms` belong to the root element. A user overrides the fields it requires."""
+
+    productName: Name
+    accountLocator: Ulid | None = None
+    startTime: datetime | None = None
+    endTime: datetime | None = None
+    expirationTime: datetime | None = None
+    currency: Currency | None = None
+    timezone: Name | None = None
+    jurisdiction: Name | None = None
+    coverageTerms: dict[str, Any] = {}
+    data: dict[str, Any] = {}
+    elements: list[ElementInput] = []
+    durationBasis: DurationBasis | None = None
+
+
+class PriceableChanges(Input):
+    """What changing one sends: what is left out stays; the root's data and terms are removed, then set."""
+
+    setData: dict[str, Any] = {}
+    removeData: dict[str, Any] = {}
+    setCoverageTerms: dict[str, Any] = {}
+    removeCoverageTerms: dict[str, Any] = {}
+    currency: Currency | None = None
+    startTime: datetime | None = None
+    endTime: datetime | None = None
+    expirationTime: datetime | None = None
+    elements: list[ElementChanges] = []
+    removeContacts: list[Ulid] = []
+    jurisdiction: Name | None = None
+
+
+class Priceable(BaseModel):
+    """The fields one has as stored and as answered (priceable/schemas.PriceableResponse)."""
+
+    locator: str
+    productName: str
+    accountLocator: str | None = None
+    startTime: datetime
+    endTime: datetime | None = None
+    expirationTime: datetime | None = None
+    timezone: str
+    currency: str
+    durationBasis: DurationBasis
+    duration: Decimal | None = None
+    jurisdiction: str | None = None
+    createdAt: datetime
+    createdBy: str
+
+
+class PriceableRecord(Priceable):
+    """One as stored: one item holding its element tree and charges. `charges` is None until it is
+    priced; `version` is the optimistic lock; `configVersion` the deployed configuration it was last
+    checked against."""
+
+    element: Element
+    charges: list[Charge] | None = None
+    configVersion: str
+    updatedAt: datetime
+    updatedBy: str
+    version: int = 1

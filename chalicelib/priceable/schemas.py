@@ -11,12 +11,22 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import BaseModel, RootModel, model_serializer
 
 from chalicelib.configuration.datamodel import ValidationResult
-from chalicelib.priceable.models import Charge, Element, ElementInput, Flag, FlagInput, Input, Ulid
+from chalicelib.priceable.models import (
+    Charge,
+    Element,
+    ElementInput,
+    Flag,
+    FlagInput,
+    Input,
+    Priceable,
+    PriceableRecord,
+    Ulid,
+)
 
 # --- requests every priceable thing takes ---------------------------------------------------------
 
@@ -36,6 +46,10 @@ class UnderwritingFlagsUpdateRequest(Input):
 
 class StatelessQuery(BaseModel):
     stateless: bool = False
+
+
+class ConstraintValuesRequest(RootModel[dict[str, dict[str, dict[str, Any]]]]):
+    """Element locator -> groups of field values (e.g. {"data": {...}}), merged."""
 
 
 # --- responses -------------------------------------------------------------------------------------
@@ -155,3 +169,17 @@ def pricing(tenant: str, record: Any) -> dict[str, Any]:
     return {"tenantLocator": tenant, "productName": record.productName, "startTime": record.startTime,
             "endTime": record.endTime or record.startTime, "duration": record.duration or Decimal(0),
             "durationBasis": record.durationBasis, "validationResult": record.validationResult}
+
+
+class PriceableResponse(Priceable):
+    """What QuoteResponse and QuickQuoteResponse share: a user adds its state, contacts and own fields
+    (and overrides what it requires)."""
+
+    element: ElementResponse
+    validationResult: ValidationResult | None = None
+
+    @classmethod
+    def of(cls, record: PriceableRecord) -> Self:
+        """The record's fields the response has, its element tree converted (the root's parent: the record)."""
+        fields = record.model_dump(include=set(cls.model_fields) - {"element"})
+        return cls(**fields, element=ElementResponse.of(record.element, record.locator, record.startTime))

@@ -14,6 +14,7 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.configuration import service as configuration
+from chalicelib.core import contacts as contact_list
 from chalicelib.core.clock import utc
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
@@ -98,7 +99,7 @@ def update_quick_quote(ctx: CallContext, locator: str, changes: QuickQuoteChange
         "element": elements.change_elements(root, changes.elements, entity=ERRORS), "configVersion": version,
         "currency": changes.currency or quick.currency, "jurisdiction": changes.jurisdiction or quick.jurisdiction,
         "expirationTime": utc(changes.expirationTime) if changes.expirationTime else quick.expirationTime,
-        "contacts": checks.merged_contacts(quick.contacts, changes.setContacts, changes.removeContacts)})
+        "contacts": contact_list.merged(quick.contacts, changes.setContacts, changes.removeContacts)})
     return _save(ctx, _checked(ctx, model, changed), ["update"])
 
 

@@ -6,19 +6,17 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field
 
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.priceable.models import (
-    Charge,
-    DurationBasis,
-    Element,
-    ElementChanges,
-    ElementInput,
     Flag,
     Input,
     Name,
+    PriceableChanges,
+    PriceableFields,
+    PriceableRecord,
     Ulid,
 )
 from chalicelib.priceable.models import FlagInput as FlagInput
@@ -47,90 +45,57 @@ class QuoteState(StrEnum):
     DISCARDED = "discarded"
 
 
-class QuoteFields(Input):
-    """QuoteCreateRequest (also the body of validatePreview and pricePreview). `data` and
-    `coverageTerms` belong to the root element; left-out plans, currency, time zone, duration basis
-    and term come from the account, the product and the tenant's defaults."""
+class QuoteOptions(Input):
+    """What a quote's requests add to a priceable thing's, on create and change alike."""
 
-    productName: Name
-    accountLocator: Ulid
-    startTime: datetime
-    endTime: datetime | None = None
-    expirationTime: datetime | None = None
-    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
-    timezone: Name | None = None
-    jurisdiction: Name | None = None
-    coverageTerms: dict[str, Any] = {}
-    data: dict[str, Any] = {}
-    elements: list[ElementInput] = []
-    durationBasis: DurationBasis | None = None
     preferences: Preferences | None = None
     delinquencyPlanName: Name | None = None
     autoRenewalPlanName: Name | None = None
     billingLevel: BillingLevel | None = None
+    invoiceFeeAmount: NonNegative | None = None
+    producerCode: Name | None = None
+
+
+class QuoteFields(PriceableFields, QuoteOptions):
+    """QuoteCreateRequest (also the body of validatePreview and pricePreview): an account and a start
+    are required; left-out plans, currency, time zone, duration basis and term come from the
+    account, the product and the tenant's defaults."""
+
+    accountLocator: Ulid
+    startTime: datetime
     region: Name | None = None
     quoteGroupLocator: Ulid | None = None
     static: dict[str, Any] = {}
     contacts: list[ContactRole] = []
-    invoiceFeeAmount: NonNegative | None = None
     termDuration: Annotated[int, Field(ge=1, le=1200)] | None = None
-    producerCode: Name | None = None
 
 
-class QuoteChanges(Input):
-    """QuoteUpdateRequest: what is left out stays; data and terms of the root are removed, then set."""
+class QuoteChanges(PriceableChanges, QuoteOptions):
+    """QuoteUpdateRequest: a quote may also change its time zone, its account and its contacts' roles,
+    and go back to the end its term gives (`resetEndTime`)."""
 
-    setData: dict[str, Any] = {}
-    removeData: dict[str, Any] = {}
-    setCoverageTerms: dict[str, Any] = {}
-    removeCoverageTerms: dict[str, Any] = {}
-    currency: Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")] | None = None
     timezone: Name | None = None
-    startTime: datetime | None = None
-    endTime: datetime | None = None
     resetEndTime: bool = False
-    expirationTime: datetime | None = None
-    elements: list[ElementChanges] = []
-    preferences: Preferences | None = None
-    delinquencyPlanName: Name | None = None
-    autoRenewalPlanName: Name | None = None
-    billingLevel: BillingLevel | None = None
     setContacts: list[ContactRole] = []
-    removeContacts: list[Ulid] = []
-    invoiceFeeAmount: NonNegative | None = None
-    jurisdiction: Name | None = None
-    producerCode: Name | None = None
     accountLocator: Ulid | None = None
 
 
 # --- what is stored --------------------------------------------------------------------------------
 
 
-class Quote(BaseModel):
-    """A quote as stored: one item holding its element tree, charges and flags. `charges` is None
-    until the quote is priced; `version` is the optimistic lock; `configVersion` the deployed
-    configuration it was last checked against (a draft follows the current one)."""
+class Quote(PriceableRecord):
+    """A quote as stored (priceable/models.py), with its account, plans, numbers, static data and
+    underwriting flags; a draft follows the current configuration."""
 
-    locator: str
     quoteState: QuoteState = QuoteState.DRAFT
-    productName: str
     accountLocator: str
-    startTime: datetime
-    endTime: datetime | None = None
-    expirationTime: datetime | None = None
-    timezone: str
-    currency: str
-    durationBasis: DurationBasis
     termDuration: Decimal | None = None
-    duration: Decimal | None = None
-    element: Element
     preferences: Preferences | None = None
     delinquencyPlanName: str | None = None
     autoRenewalPlanName: str | None = None
     installmentPlanName: str | None = None
     billingLevel: BillingLevel
     region: str | None = None
-    jurisdiction: str | None = None
     producerCode: str | None = None
     groupLocator: str | None = None
     contacts: list[ContactRole] = []
@@ -144,14 +109,7 @@ class Quote(BaseModel):
     validationResult: ValidationResult | None = None
     acceptedTime: datetime | None = None
     issuedTime: datetime | None = None
-    charges: list[Charge] | None = None
     flags: list[Flag] = []
-    configVersion: str
-    createdAt: datetime
-    createdBy: str
-    updatedAt: datetime
-    updatedBy: str
-    version: int = 1
 
 
 class StaticHistoryEntry(BaseModel):

@@ -8,10 +8,11 @@ from typing import Any
 from chalicelib.configuration import service as configuration
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import NotFound
-from chalicelib.priceable import checks
 from chalicelib.quotes import repository
 from chalicelib.quotes.lifecycle import ERRORS
 from chalicelib.quotes.models import ENTITY, Quote, QuoteState
+from chalicelib.runtime import versioned
+from chalicelib.runtime.wiring import UnitOfWork
 
 EVENT = "policy.quote."
 MAX_LOCATOR_LENGTH = 64
@@ -32,26 +33,17 @@ def model_of(ctx: CallContext, quote: Quote) -> dict[str, Any]:
     return configuration.model(ctx, quote.configVersion, resolved=True)
 
 
-def touched(ctx: CallContext, quote: Quote) -> Quote:
-    return quote.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
-
-
-def save(ctx: CallContext, uow: Any, quote: Quote, actions: list[str],
+def save(ctx: CallContext, uow: UnitOfWork, quote: Quote, actions: list[str],
          event_data: dict[str, dict[str, Any]] | None = None,
-         extra_events: Sequence[tuple[str, dict[str, Any]]] = ()) -> Quote:
+         extra_events: Sequence[versioned.Event] = ()) -> Quote:
     """Writes the changed quote (conditional on the version it was read at) with its events."""
-    checks.check_size(quote, ERRORS)
-    quote = touched(ctx, quote)
-    repository.save(uow, ctx.tenant, quote)
-    for action in actions:
-        uow.record_event(EVENT + action, {"quoteLocator": quote.locator, **(event_data or {}).get(action, {})})
-    for event_type, data in extra_events:
-        uow.record_event(event_type, data)
-    uow.commit()
-    return quote.model_copy(update={"version": quote.version + 1})
+    events = [(EVENT + action, {"quoteLocator": quote.locator, **(event_data or {}).get(action, {})})
+              for action in actions]
+    return versioned.save(ctx, uow, quote, repository.save, [*events, *extra_events], code=ERRORS.code,
+                          noun=ERRORS.noun)
 
 
-def commit(uow: Any, quote: Quote, actions: list[str]) -> None:
+def commit(uow: UnitOfWork, quote: Quote, actions: list[str]) -> None:
     """Commits `uow` with the quote's events (the quote itself is already in it)."""
     for action in actions:
         uow.record_event(EVENT + action, {"quoteLocator": quote.locator})

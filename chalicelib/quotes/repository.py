@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.core.errors import AlreadyExists, ConcurrentModification
+from chalicelib.core.errors import AlreadyExists
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.quotes.models import Quote, StaticHistoryEntry
-from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage import codec, keys, query, table, versioned
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 ACCOUNT_INDEX = "GSI1"
@@ -54,7 +54,7 @@ def add(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
 
 def save(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
     """Rewrites the quote, on condition that it is still at `quote.version` (else 409)."""
-    uow.add(_rewrite(keys.quote(tenant, quote.locator), quote, _indexes(tenant, quote)))
+    uow.add(versioned.rewrite(keys.quote(tenant, quote.locator), quote, extra=_indexes(tenant, quote)))
 
 
 def add_static_history(uow: UnitOfWork, tenant: str, quote_locator: str, entry: StaticHistoryEntry) -> None:
@@ -67,11 +67,3 @@ def static_history(tenant: str, quote_locator: str, page: PageRequest) -> Page[S
                        sk_prefix=keys.QUOTE_STATIC_HISTORY_PREFIX)
     return Page([StaticHistoryEntry.model_validate(codec.without_keys(item)) for item in found.items],
                 found.list_completed)
-
-
-def _rewrite(key: keys.Key, record: Quote, extra: dict[str, Any]) -> table.WriteOp:
-    fields = {**record.model_dump(exclude={"locator", "version"}), **extra}
-    return table.update(key, {name: value for name, value in fields.items() if value is not None},
-                        expected_version=record.version,
-                        remove=[name for name, value in fields.items() if value is None],
-                        on_failure=lambda: ConcurrentModification())

@@ -26,8 +26,7 @@ bp = Blueprint(__name__)
 
 
 def _page() -> PageRequest:
-    query = query_as(schemas.ListQuery)
-    return PageRequest.of(query.offset, query.count)
+    return query_as(schemas.ListQuery).page()
 
 
 def _stateless() -> bool:

@@ -15,13 +15,14 @@ from typing import Any
 from pydantic import BaseModel, RootModel
 
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
-from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core import paging
 from chalicelib.core.paging import Page
+from chalicelib.priceable.schemas import ConstraintValuesRequest as ConstraintValuesRequest
 from chalicelib.priceable.schemas import ElementCreateRequests as ElementCreateRequests
 from chalicelib.priceable.schemas import ElementLocators as ElementLocators
 from chalicelib.priceable.schemas import (
-    ElementResponse,
     PolicyChargeResponse,
+    PriceableResponse,
     Pricing,
     UnderwritingFlagResponse,
     pricing,
@@ -67,14 +68,9 @@ class StaticData(RootModel[dict[str, Any]]):
     pass
 
 
-class ConstraintValuesRequest(RootModel[dict[str, dict[str, dict[str, Any]]]]):
-    """Element locator -> groups of field values (e.g. {"data": {...}}), merged."""
+class ListQuery(paging.ListQuery):
+    """Quote lists also take `includeStaticData` (a quote always shows its static data)."""
 
-
-class ListQuery(BaseModel):
-    offset: int | None = None
-    count: int | None = None
-    extended: bool = False
     includeStaticData: bool = False
 
 
@@ -89,26 +85,15 @@ class ReservedPolicyNumberQuery(BaseModel):
 # --- responses -------------------------------------------------------------------------------------
 
 
-class QuoteResponse(BaseModel):
-    locator: str
+class QuoteResponse(PriceableResponse):
     quoteState: QuoteState
-    productName: str
     accountLocator: str
-    startTime: datetime
-    endTime: datetime | None = None
-    expirationTime: datetime | None = None
-    timezone: str
-    currency: str
-    durationBasis: str
-    duration: Decimal | None = None
-    element: ElementResponse
     billingLevel: BillingLevel
     contacts: list[ContactRole]
     preferences: Preferences | None = None
     delinquencyPlanName: str | None = None
     autoRenewalPlanName: str | None = None
     region: str | None = None
-    jurisdiction: str | None = None
     producerCode: str | None = None
     groupLocator: str | None = None
     invoiceFeeAmount: Decimal | None = None
@@ -120,14 +105,6 @@ class QuoteResponse(BaseModel):
     underwritingStatus: str | None = None
     acceptedTime: datetime | None = None
     issuedTime: datetime | None = None
-    validationResult: ValidationResult | None = None
-    createdAt: datetime
-    createdBy: str
-
-    @classmethod
-    def of(cls, quote: Quote) -> QuoteResponse:
-        fields = quote.model_dump(include=set(cls.model_fields) - {"element"})
-        return cls(**fields, element=ElementResponse.of(quote.element, quote.locator, quote.startTime))
 
 
 class QuoteListResponse(BaseModel):

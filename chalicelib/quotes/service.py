@@ -41,6 +41,7 @@ other domains.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -48,6 +49,9 @@ from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
+from chalicelib.configuration.products import Product
+from chalicelib.core import contacts as contact_list
+from chalicelib.core.clock import utc
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
 from chalicelib.core.ids import new_locator
@@ -58,15 +62,7 @@ from chalicelib.priceable import checks, elements, evaluation, underwriting
 from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.models import ElementInput
 from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
-from chalicelib.priceable.subject import (
-    AccountLoader,
-    Subject,
-    account_view,
-    positive_term,
-    span_duration,
-    span_end,
-    utc,
-)
+from chalicelib.priceable.subject import AccountLoader, Subject, account_view, span_duration, span_end
 from chalicelib.quotes import repository
 from chalicelib.quotes.lifecycle import ACCEPT, ERRORS, ISSUE, LIFECYCLE
 from chalicelib.quotes.models import (
@@ -89,6 +85,7 @@ from chalicelib.quotes.static_data import replace_static as replace_static
 from chalicelib.quotes.static_data import static_history as static_history
 from chalicelib.quotes.static_data import update_static as update_static
 from chalicelib.runtime import wiring
+from chalicelib.runtime.wiring import UnitOfWork
 
 # --- reading -------------------------------------------------------------------------------------
 
@@ -129,7 +126,7 @@ def create_quote(ctx: CallContext, fields: QuoteFields) -> Quote:
     quote, account = _new_quote(ctx, version, model, fields)
     quote = _checked(ctx, model, quote, account)
     uow = wiring.unit_of_work(ctx)
-    if checks.product(model, quote.productName, ERRORS).get("numberingTrigger") == "creation":
+    if checks.configured_product(model, quote.productName, ERRORS).numbers_on_creation:
         assign_number(ctx, uow, model, quote)
     checks.check_size(quote, ERRORS)
     repository.add(uow, ctx.tenant, quote)
@@ -144,17 +141,16 @@ def update_quote(ctx: CallContext, locator: str, changes: QuoteChanges) -> Quote
     given = {name for name in changes.model_fields_set if getattr(changes, name) is not None}
     account = _account(ctx, changes.accountLocator) if changes.accountLocator else None
     if account is not None:
-        checks.check_eligible(checks.product(model, quote.productName, ERRORS), quote.productName, account.type,
-                              ERRORS)
+        checks.check_eligible(checks.configured_product(model, quote.productName, ERRORS), quote.productName,
+                              account.type, ERRORS)
     checks.check_references(model, changes, changes.setContacts, ERRORS)
     start = utc(changes.startTime) if changes.startTime else quote.startTime
     basis, zone = quote.durationBasis, changes.timezone or quote.timezone
+    end: datetime | None = quote.endTime
     if changes.endTime:
         end = utc(changes.endTime)
     elif changes.resetEndTime:
         end = span_end(start, None, quote.termDuration, basis, zone)
-    else:
-        end = quote.endTime
     root = quote.element.model_copy(update={
         "data": elements.merged(quote.element.data, changes.removeData, changes.setData),
         "coverageTerms": elements.merged(quote.element.coverageTerms, changes.removeCoverageTerms,
@@ -166,11 +162,12 @@ def update_quote(ctx: CallContext, locator: str, changes: QuoteChanges) -> Quote
     if changes.expirationTime:
         simple["expirationTime"] = utc(changes.expirationTime)
     if changes.preferences is not None:
-        simple["installmentPlanName"] = _installment_plan(model, quote.productName, changes.preferences.model_dump())
+        simple["installmentPlanName"] = _installment_plan(checks.configured_product(model, quote.productName, ERRORS),
+                                                          changes.preferences.model_dump())
     changed = quote.model_copy(update={
         **simple, "startTime": start, "endTime": end, "duration": span_duration(start, end, basis, zone),
         "element": root, "configVersion": version,
-        "contacts": checks.merged_contacts(quote.contacts, changes.setContacts, changes.removeContacts)})
+        "contacts": contact_list.merged(quote.contacts, changes.setContacts, changes.removeContacts)})
     return _save_draft(ctx, model, changed, account)
 
 
@@ -196,14 +193,13 @@ def _save_draft(ctx: CallContext, model: dict[str, Any], quote: Quote, account: 
 
 
 def _new_quote(ctx: CallContext, version: str, model: dict[str, Any], fields: QuoteFields) -> tuple[Quote, Account]:
-    product = checks.product(model, fields.productName, ERRORS, in_request=True)
+    product = checks.configured_product(model, fields.productName, ERRORS, in_request=True)
     account = _account(ctx, fields.accountLocator)
     checks.check_eligible(product, fields.productName, account.type, ERRORS)
     checks.check_references(model, fields, fields.contacts, ERRORS)
     zone = fields.timezone or account.timezone or checks.default_time_zone(model)
-    basis = fields.durationBasis or checks.default_basis(model, product)
-    term = fields.termDuration or positive_term(product.get("defaultTermDuration")) \
-        or positive_term(model.get("defaultTermDuration"))
+    basis = fields.durationBasis or product.duration_basis
+    term = fields.termDuration or product.term_duration
     start = utc(fields.startTime)
     end = span_end(start, fields.endTime, term, basis, zone)
     root = elements.build_root(evaluation.catalog(model), fields.productName, fields.data, fields.coverageTerms,
@@ -216,11 +212,9 @@ def _new_quote(ctx: CallContext, version: str, model: dict[str, Any], fields: Qu
         durationBasis=basis, termDuration=Decimal(term) if term else None,
         duration=span_duration(start, end, basis, zone),
         element=root, preferences=fields.preferences,
-        delinquencyPlanName=fields.delinquencyPlanName or account.delinquencyPlanName
-        or product.get("defaultDelinquencyPlan") or model.get("defaultDelinquencyPlan"),
-        autoRenewalPlanName=fields.autoRenewalPlanName or account.autoRenewalPlanName
-        or product.get("defaultAutoRenewalPlan") or model.get("defaultAutoRenewalPlan"),
-        installmentPlanName=_installment_plan(model, fields.productName, preferences),
+        delinquencyPlanName=fields.delinquencyPlanName or account.delinquencyPlanName or product.delinquency_plan,
+        autoRenewalPlanName=fields.autoRenewalPlanName or account.autoRenewalPlanName or product.auto_renewal_plan,
+        installmentPlanName=_installment_plan(product, preferences),
         billingLevel=fields.billingLevel or _default_billing_level(model), region=fields.region or account.region,
         jurisdiction=fields.jurisdiction, producerCode=fields.producerCode, groupLocator=fields.quoteGroupLocator,
         contacts=fields.contacts, invoiceFeeAmount=fields.invoiceFeeAmount, static=fields.static,
@@ -289,7 +283,7 @@ def _runner(ctx: CallContext, quote: Quote, current: tuple[str, dict[str, Any]] 
     loader = _account_loader(ctx, quote.accountLocator, account)
 
     def issue(working: Quote) -> None:
-        if checks.product(model, working.productName, ERRORS).get("reservedPolicyNumberRequired") is True \
+        if checks.configured_product(model, working.productName, ERRORS).reserved_policy_number_required \
                 and not working.reservedPolicyNumber:
             raise InvalidState(f"{working.productName} policies need a reserved policy number before issue",
                                code="quote.reserved_policy_number_required")
@@ -302,10 +296,10 @@ def _runner(ctx: CallContext, quote: Quote, current: tuple[str, dict[str, Any]] 
                   {ACCEPT: accept, ISSUE: issue}), model
 
 
-def _add_policy(ctx: CallContext, uow: Any, model: dict[str, Any], quote: Quote) -> None:
+def _add_policy(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], quote: Quote) -> None:
     """Adds the policy to `uow` and records it on the quote (validation made sure it has an end)."""
-    product = checks.product(model, quote.productName, ERRORS)
-    plan = (model.get("numberingPlans") or {}).get(product.get("numberingPlan"))
+    product = checks.configured_product(model, quote.productName, ERRORS)
+    plan = (model.get("numberingPlans") or {}).get(product.numbering_plan)
     number = quote.reservedPolicyNumber or (
         quote.quoteNumber if isinstance(plan, dict) and plan.get("copyFromQuote") is True else None)
     fields = quote.model_dump(include=set(PolicyIssuance.model_fields), exclude_none=True)
@@ -423,10 +417,9 @@ def _account(ctx: CallContext, locator: str) -> Account:
                              field_errors=[FieldError("accountLocator", "is not an account of this tenant")]) from None
 
 
-def _installment_plan(model: dict[str, Any], product: str, preferences: dict[str, Any]) -> str | None:
+def _installment_plan(product: Product, preferences: dict[str, Any]) -> str | None:
     chosen = (preferences.get("installmentPreferences") or {}).get("installmentPlanName")
-    return chosen or checks.product(model, product, ERRORS).get("defaultInstallmentPlan") \
-        or model.get("defaultInstallmentPlan")
+    return chosen or product.installment_plan
 
 
 def _default_billing_level(model: dict[str, Any]) -> BillingLevel:
