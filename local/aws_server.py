@@ -51,7 +51,9 @@ class EmulatedAws:
     def __init__(self, host: str, port: int, state: DurableState):
         self._server = make_server(host, port, SerialisedMoto(state), threaded=True,
                                    request_handler=MotoRequestHandler)
-        self._thread = threading.Thread(target=self._server.serve_forever, name="moto", daemon=True)
+        # stop() waits for the serving loop to notice, which it does every poll interval
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
+                                        name="moto", daemon=True)
 
     def start(self) -> None:
         self._thread.start()

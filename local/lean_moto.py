@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from moto.dynamodb.models import DynamoDBBackend
-from moto.dynamodb.models.dynamo_type import DynamoType, Item
+from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import StreamShard, Table
 
 ItemKey = tuple[DynamoType, DynamoType | None]
@@ -55,12 +55,18 @@ def every_item(table: Table) -> list[Item]:
 
 
 def insert_item(table: Table, attributes: dict[str, Any]) -> None:
-    """Put an item as it was saved: without moto's checks, its stream record or a change report."""
+    """Put an item as it was saved: without moto's checks, its stream record or a change report. Its size
+    is not checked again either (moto's check on each attribute added sums all the others: quadratic), as
+    moto's own copy of an item does not."""
     key = key_of(table, attributes)
     if key is None:
         raise ValueError(f"an item of {table.name} without its key: {sorted(attributes)}")
     hash_key, range_key = key
-    item = Item(hash_key, range_key, attributes)
+    item = Item.__new__(Item)
+    item.hash_key, item.range_key = hash_key, range_key
+    item.attrs = LimitedSizeDict.__new__(LimitedSizeDict)
+    for name, value in attributes.items():
+        dict.__setitem__(item.attrs, name, DynamoType(value))
     if range_key is None:
         table.items[hash_key] = item
     else:

@@ -10,7 +10,7 @@
   was lost keeps its item and lease, and the job reaper puts it back on the queue once the lease runs
   out, as it would on AWS.
 
-Runs until Ctrl-C (SIGINT) or SIGTERM, then stops chalice, the worker and moto within STOP_SECONDS or so:
+Runs until Ctrl-C (SIGINT) or SIGTERM, then stops chalice and moto, in well under a second as a rule:
 the state is on disk already, a job still running is abandoned (its lease brings it back after the next
 start), a merge of the journal into the snapshot under way is finished at the next start, and the process
 ends without the interpreter's teardown (which would free every object moto holds, one by one: seconds for
@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,7 +37,7 @@ REGION = "us-east-1"
 COMPACT_EVERY_SECONDS = 5
 STARTUP_TIMEOUT_SECONDS = 60
 STOP_SECONDS = 2
-"""How long a stop waits, in all, for chalice to exit and the worker's threads to finish what they do."""
+"""How long a stop waits for chalice to exit before it kills it."""
 
 log = logging.getLogger("pas.local")
 
@@ -94,8 +95,9 @@ def _wait_for_port(port: int, alive: Callable[[], bool]) -> None:
 # --- worker: SQS poller and scheduler ----------------------------------------------------------
 
 
-def run_jobs(stop: threading.Event) -> None:
-    """Stand-in for the SQS trigger of `run_job`: receive, run as it does, delete on success."""
+def run_jobs(stop: threading.Event, busy: threading.Event) -> None:
+    """Stand-in for the SQS trigger of `run_job`: receive, run as it does, delete on success; `busy` is set
+    while a job runs."""
     from chalicelib.storage.queues import SqsJobQueue
     from chalicelib.workers.queue import run_message
 
@@ -109,12 +111,17 @@ def run_jobs(stop: threading.Event) -> None:
                 stop.wait(1)
             continue
         for receipt, body in received:
+            if stop.is_set():
+                break  # not started: the message comes back after its visibility timeout, as on AWS
+            busy.set()
             try:
                 run_message(body)
             except Exception:
                 # as on AWS: the message stays, and comes back once its visibility timeout ends
                 log.exception("job failed; its message will be delivered again")
                 continue
+            finally:
+                busy.clear()
             queue.delete(receipt)
 
 
@@ -181,19 +188,12 @@ def _start_chalice(options: Options, environ: dict[str, str]) -> subprocess.Pope
     return subprocess.Popen(guarded, cwd=ROOT, env=environ, start_new_session=True)
 
 
-def _stop_chalice_and_workers(chalice: subprocess.Popen, workers: list[threading.Thread]) -> None:
-    """SIGTERM to chalice, then wait for it and the worker threads (told to stop already) until STOP_SECONDS
-    have passed; chalice is killed if still there, and a thread still busy is left to end with the process."""
-    deadline = time.monotonic() + STOP_SECONDS
+def _stop_chalice(chalice: subprocess.Popen) -> None:
+    """SIGTERM, and SIGKILL if it has not exited STOP_SECONDS later."""
     if chalice.poll() is None:
         chalice.terminate()
-    for worker in workers:
-        worker.join(max(0.0, deadline - time.monotonic()))
-        if worker.is_alive():
-            log.warning("stopping while the %s thread is busy: a job it runs is abandoned, and its lease "
-                        "brings it back after the next start", worker.name)
     try:
-        chalice.wait(max(0.0, deadline - time.monotonic()))
+        chalice.wait(STOP_SECONDS)
     except subprocess.TimeoutExpired:
         chalice.kill()
         chalice.wait()
@@ -241,7 +241,6 @@ def main() -> int:
     os.environ.update(environ)
     sys.path.insert(0, str(ROOT))
 
-    import boto3
     from moto.core import DEFAULT_ACCOUNT_ID
     from moto.dynamodb.models import dynamodb_backends
     from moto.s3.models import s3_backends
@@ -250,6 +249,7 @@ def main() -> int:
     from chalicelib.core.ids import new_locator
     from chalicelib.identity.service import ensure_bootstrap
     from chalicelib.settings import settings
+    from chalicelib.storage import clients
     from local.aws_server import EmulatedAws
     from local.durable_state import DurableState, watch_s3
     from local.lean_moto import lean_dynamodb
@@ -263,22 +263,23 @@ def main() -> int:
     with lean_dynamodb(on_item_change=state.item_changed), watch_s3(state.object_changed):
         aws = EmulatedAws(HOST, options.aws_port, state)
         aws.start()
-        create_all(boto3.session.Session(region_name=REGION))
+        # with the clients chalicelib.storage keeps for the worker: botocore reads each service's description once
+        create_all(SimpleNamespace(client=clients.client))
         restored = state.restore(dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(settings().table_name),
                                  settings().bucket_name, s3_backends[DEFAULT_ACCOUNT_ID]["global"])
         chalice = _start_chalice(options, environ)  # it starts while this process does the rest
         exit_code = 0
-        workers: list[threading.Thread] = []
+        job_running = threading.Event()
         try:
             ensure_bootstrap(SystemClock().now(), new_locator())
-            # daemons: a job still running at exit is abandoned, and its lease brings it back after a restart
-            workers = [threading.Thread(target=run_jobs, args=(stop,), name="jobs", daemon=True),
+            # daemons, never waited for: a job still running at a stop is abandoned, its lease brings it back
+            threads = [threading.Thread(target=run_jobs, args=(stop, job_running), name="jobs", daemon=True),
                        threading.Thread(target=fire_schedules, args=(stop, schedules()), name="schedules",
+                                        daemon=True),
+                       threading.Thread(target=merge_journal_when_due, args=(state, stop), name="snapshot",
                                         daemon=True)]
-            merger = threading.Thread(target=merge_journal_when_due, args=(state, stop), name="snapshot",
-                                      daemon=True)
             _wait_for_port(options.port, lambda: chalice.poll() is None)
-            for thread in (*workers, merger):
+            for thread in threads:
                 thread.start()
             print(_banner(options, restored), flush=True)
             while not stop.wait(1):
@@ -291,7 +292,10 @@ def main() -> int:
             exit_code = 1
         finally:
             stop.set()
-            _stop_chalice_and_workers(chalice, workers)
+            if job_running.is_set():
+                log.warning("a job is still running: it is abandoned, and its lease brings it back after the "
+                            "next start")
+            _stop_chalice(chalice)
             aws.stop()
             state.close()
     print(f"stopped; state saved in {options.state_dir}", flush=True)

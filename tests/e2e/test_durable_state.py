@@ -211,3 +211,49 @@ def test_an_unreadable_snapshot_of_the_earlier_format_stops_the_start_with_advic
     (stack.directory / FORMAT_1_SNAPSHOT).write_text("{not json")
     with pytest.raises(SystemExit, match="make reset"):
         stack.restore()
+
+
+def test_writers_waiting_at_once_share_an_fdatasync_and_none_returns_before_its_lines_are_on_disk(
+        tmp_path, monkeypatch):
+    """Group commit: each request appends its lines in one write, then waits for one fdatasync that covers them;
+    requests that append while an fdatasync runs share the next one."""
+    import os
+    import threading
+    import time
+
+    from local import durable_state
+
+    writers, line = 8, b'["dynamodb","t",{"S":"pk"},null]\tnull\n'
+    journal = durable_state.Journal(tmp_path / "journal.jsonl")
+    synced_sizes: list[int] = []
+    real_fdatasync = os.fdatasync
+
+    def slow_disk(fd: int) -> None:
+        if not synced_sizes:  # the first fdatasync lasts until every writer has appended
+            deadline = time.monotonic() + 10
+            while os.fstat(fd).st_size < writers * len(line) and time.monotonic() < deadline:
+                time.sleep(0.005)
+        size = os.fstat(fd).st_size
+        real_fdatasync(fd)
+        synced_sizes.append(size)
+
+    monkeypatch.setattr(durable_state.os, "fdatasync", slow_disk)
+    ready, late = threading.Barrier(writers), []
+
+    def write() -> None:
+        ready.wait()
+        position = journal.append(line)
+        journal.sync(position)
+        if max(synced_sizes, default=0) < position:
+            late.append(position)
+
+    threads = [threading.Thread(target=write) for _ in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    journal.close()
+
+    assert late == []
+    assert len(synced_sizes) <= 3  # at most two for the eight writers, and the close's own
+    assert (tmp_path / "journal.jsonl").read_bytes() == line * writers
