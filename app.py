@@ -11,6 +11,7 @@ from chalicelib.policies.routes import bp as policy_routes
 from chalicelib.quickquotes.routes import bp as quick_quote_routes
 from chalicelib.quotes.routes import bp as quote_routes
 from chalicelib.tables.routes import bp as table_routes
+from chalicelib.transactions.routes import bp as transaction_routes
 from chalicelib.workers.queue import bp as job_worker
 from chalicelib.workers.schedules import bp as schedules
 
@@ -27,5 +28,6 @@ app.register_blueprint(account_routes)
 app.register_blueprint(policy_routes)
 app.register_blueprint(quote_routes)
 app.register_blueprint(quick_quote_routes)
+app.register_blueprint(transaction_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)

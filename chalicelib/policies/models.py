@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from chalicelib.accounts.models import BillingLevel, ContactRole
 from chalicelib.configuration.datamodel import ValidationResult
-from chalicelib.priceable.models import Charge, DurationBasis, Element
+from chalicelib.priceable.models import Charge, DurationBasis, Element, Flag
 
 ENTITY = "policy"
 """The entity kind of policy numbers and the `code` prefix of policy errors."""
@@ -141,19 +141,25 @@ class Segment(BaseModel):
 
 
 class SegmentSummary(BaseModel):
-    """What a transaction keeps of each segment it made: enough to pick the one spanning a date."""
+    """What a transaction keeps of each segment it made (or, unissued, will make): enough to pick the
+    one spanning a date and to lay it on the policy's timeline."""
 
     locator: str
     segmentType: SegmentType
     startTime: datetime
     endTime: datetime
+    restores: str | None = None
+    """A reinstatement at the cancellation's time: the cancellation whose coverage it gives back."""
 
     def spans(self, moment: datetime) -> bool:
         return self.startTime <= moment < self.endTime
 
 
 class Transaction(BaseModel):
-    """A policy transaction; its charges are kept in it, its segments in their own records."""
+    """A policy transaction, issued or being worked on (the transactions domain advances it through the
+    priceable engine); its charges are kept in it, the segments it issued in their own records. Until it
+    is issued, `segments` holds the span it will make and `element` (once initialized) that segment's
+    tree. `version` is the optimistic lock of every change to it."""
 
     locator: str
     staticLocator: str
@@ -179,6 +185,17 @@ class Transaction(BaseModel):
     charges: list[Charge] = []
     quoteLocator: str | None = None
     configVersion: str
+    element: Element | None = None
+    duration: Decimal | None = None
+    flags: list[Flag] = []
+    expirationTime: datetime | None = None
+    newPolicyEndTime: datetime | None = None
+    aggregatedTransactionLocators: list[str] = []
+    """An aggregate's parts, in the order they apply (reversals, the transaction, reapplications)."""
+    reversedTransactionLocators: list[str] = []
+    """What a reversal (or an aggregate) undoes."""
+    updatedAt: datetime | None = None
+    updatedBy: str | None = None
     version: int = 1
 
 
@@ -251,6 +268,22 @@ class PolicySnapshot(BaseModel):
     policy: Policy
     transaction: Transaction
     segment: Segment
+
+
+class TransactionIssue(BaseModel):
+    """Everything issuing one transaction writes (policies.service.issue_transaction): the issued
+    transaction (rewritten on condition of its version), its new segments, the terms it adds and those
+    whose span it changes, the other transactions whose state it changes (invalidated, reversed: each on
+    condition of its version), the transactions it adds (an aggregate's parts) and the policy root as it
+    leaves it (on condition of the version the stack was read at)."""
+
+    transaction: Transaction
+    segments: list[Segment] = []
+    terms: list[Term] = []
+    changed_terms: list[Term] = []
+    changed: list[Transaction] = []
+    added: list[Transaction] = []
+    policy: Policy
 
 
 class IssuedStack(BaseModel):

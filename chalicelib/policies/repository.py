@@ -127,16 +127,24 @@ def terms(tenant: str, policy_locator: str, page: PageRequest) -> Page[Term]:
 
 
 def add_issue(uow: UnitOfWork, tenant: str, policy: Policy, transaction: Transaction, segments: Sequence[Segment],
-              terms: Sequence[Term] = (), *, new_policy: bool = False) -> None:
+              terms: Sequence[Term] = (), *, new_policy: bool = False, new_transaction: bool = True) -> None:
     """An issued transaction with its segments and new terms, and the policy root as the issue leaves
     it: created (`new_policy`) or rewritten on condition that it is still at `policy.version`, the
-    version of the stack the issue was computed from (409 when another issue came first)."""
+    version of the stack the issue was computed from (409 when another issue came first). The
+    transaction is added, or (`new_transaction` False: it was worked on before) rewritten on condition
+    of its version."""
     (add if new_policy else save)(uow, tenant, policy)
     for term in terms:
         add_term(uow, tenant, term)
-    add_transaction(uow, tenant, transaction)
+    (add_transaction if new_transaction else save_transaction)(uow, tenant, transaction)
     for segment in segments:
         add_segment(uow, tenant, segment)
+
+
+def save_term(uow: UnitOfWork, tenant: str, term: Term) -> None:
+    """Rewrites a term whose span an issue changed (the issue's root write guards the race)."""
+    uow.add(table.put({**keys.policy_term(tenant, term.policyLocator, term.number).as_dict(), "entity": TERM_ENTITY,
+                       **term.model_dump()}))
 
 
 def stack(tenant: str, policy_locator: str) -> IssuedStack | None:
@@ -156,19 +164,39 @@ def stack(tenant: str, policy_locator: str) -> IssuedStack | None:
 
 
 def add_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction) -> None:
+    """A new transaction and its alias (the item naming its policy, read to find it by locator)."""
     item = {**keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator).as_dict(),
-            "entity": TRANSACTION_ENTITY,
-            f"{LOOKUP_INDEX}PK": keys.transaction_lookup(tenant, transaction.locator),
-            f"{LOOKUP_INDEX}SK": transaction.policyLocator, **transaction.model_dump()}
-    if transaction.transactionState == TransactionState.ISSUED and transaction.issuedTime is not None:
-        item[f"{ISSUED_INDEX}PK"] = keys.policy_issued_index(tenant, transaction.policyLocator)
-        item[f"{ISSUED_INDEX}SK"] = f"{isoformat(transaction.issuedTime)}#{transaction.locator}"
-    uow.add(table.put_new(item, lambda: AlreadyExists("The transaction already exists")))
+            "entity": TRANSACTION_ENTITY, **_transaction_indexes(tenant, transaction), **transaction.model_dump()}
+    uow.add(table.put_new({name: value for name, value in item.items() if value is not None},
+                          lambda: AlreadyExists("The transaction already exists")),
+            table.put_new({**_transaction_alias(tenant, transaction.locator).as_dict(), "entity": "transactionAlias",
+                           "policyLocator": transaction.policyLocator}))
 
 
-def get_transaction(tenant: str, locator: str) -> Transaction | None:
-    item = _looked_up(tenant, keys.transaction_lookup(tenant, locator))
-    return Transaction.model_validate(_record(item)) if item else None
+def save_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction) -> None:
+    """Rewrites the transaction, on condition that it is still at `transaction.version` (else 409); it
+    is on the policy's issued list while it is issued."""
+    uow.add(versioned.rewrite(keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator),
+                              transaction, extra=_transaction_indexes(tenant, transaction)))
+
+
+def _transaction_indexes(tenant: str, transaction: Transaction) -> dict[str, str | None]:
+    issued = transaction.transactionState == TransactionState.ISSUED and transaction.issuedTime is not None
+    return {f"{LOOKUP_INDEX}PK": keys.transaction_lookup(tenant, transaction.locator),
+            f"{LOOKUP_INDEX}SK": transaction.policyLocator,
+            f"{ISSUED_INDEX}PK": keys.policy_issued_index(tenant, transaction.policyLocator) if issued else None,
+            f"{ISSUED_INDEX}SK": f"{isoformat(transaction.issuedTime)}#{transaction.locator}"
+            if issued and transaction.issuedTime is not None else None}
+
+
+def _transaction_alias(tenant: str, locator: str) -> keys.Key:
+    return keys.Key(keys.transaction_lookup(tenant, locator))
+
+
+def policy_of_transaction(tenant: str, locator: str) -> str | None:
+    """The locator of the transaction's policy, from its alias (one consistent GetItem)."""
+    alias = table.gateway().get(_scope(tenant), _transaction_alias(tenant, locator))
+    return str(alias["policyLocator"]) if alias else None
 
 
 def issued_transactions(tenant: str, policy_locator: str, page: PageRequest) -> Page[Transaction]:

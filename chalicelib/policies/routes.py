@@ -186,34 +186,6 @@ def list_policy_terms(tenantLocator: str, locator: str) -> schemas.TermListRespo
     return schemas.TermListResponse.of(service.terms(request_context(), locator, page))
 
 
-# --- transactions (reads) ------------------------------------------------------------------------
-
-
-@bp.route(TENANT + "/transactions/{locator}", methods=["GET"])
-@endpoint("transactions.read")
-def fetch_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    return schemas.PolicyTransactionResponse.of(service.get_transaction(request_context(), locator))
-
-
-@bp.route(TENANT + "/transactions/{locator}/segment", methods=["GET"])
-@endpoint("transactions.read")
-def fetch_transaction_segment(tenantLocator: str, locator: str) -> schemas.SegmentResponse:
-    return schemas.SegmentResponse.of(service.transaction_segment(request_context(), locator))
-
-
-@bp.route(TENANT + "/transactions/segments/{segmentLocator}", methods=["GET"])
-@endpoint("transactions.read")
-def fetch_segment(tenantLocator: str, segmentLocator: str) -> schemas.SegmentResponse:
-    return schemas.SegmentResponse.of(service.get_segment(request_context(), segmentLocator))
-
-
-@bp.route(POLICY + "/issuedTransactions/list", methods=["GET"])
-@endpoint("policies.read")
-def list_issued_transactions(tenantLocator: str, locator: str) -> schemas.PolicyTransactionListResponse:
-    page = query_as(schemas.ListQuery).page()
-    return schemas.PolicyTransactionListResponse.of(service.issued_transactions(request_context(), locator, page))
-
-
 # --- an account's policies -----------------------------------------------------------------------
 
 

@@ -21,18 +21,13 @@ from chalicelib.policies.models import (
     Policy,
     PolicySnapshot,
     PolicyStatus,
-    ProducerInfo,
-    Segment,
-    SegmentType,
     StaticDataVersion,
     Term,
-    Transaction,
     TransactionCategory,
-    TransactionState,
 )
 from chalicelib.policies.statuses import policy_statuses
 from chalicelib.priceable.models import DurationBasis
-from chalicelib.priceable.schemas import ElementResponse
+from chalicelib.priceable.schemas import SegmentResponse
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
@@ -160,62 +155,6 @@ class TermListResponse(BaseModel):
     @classmethod
     def of(cls, page: Page[Term]) -> TermListResponse:
         return cls(listCompleted=page.list_completed, items=[TermResponse.of(t) for t in page.items])
-
-
-class PolicyTransactionResponse(BaseModel):
-    locator: str
-    staticLocator: str
-    policyLocator: str
-    termLocator: str
-    effectiveTime: datetime
-    transactionState: TransactionState
-    transactionCategory: TransactionCategory
-    transactionType: str
-    data: dict[str, Any]
-    createdAt: datetime
-    createdBy: str
-    issuedTime: datetime | None = None
-    acceptedTime: datetime | None = None
-    baseTransactionLocator: str | None = None
-    aggregateTransactionLocator: str | None = None
-    reapplicationOfLocator: str | None = None
-    underwritingStatus: str | None = None
-    validationResult: ValidationResult | None = None
-    preferences: dict[str, Any] | None = None
-    changeInstructions: list[dict[str, Any]] | None = None
-
-    @classmethod
-    def of(cls, transaction: Transaction) -> PolicyTransactionResponse:
-        return cls(**transaction.model_dump(include=set(cls.model_fields)))
-
-
-class PolicyTransactionListResponse(BaseModel):
-    listCompleted: bool
-    items: list[PolicyTransactionResponse]
-
-    @classmethod
-    def of(cls, page: Page[Transaction]) -> PolicyTransactionListResponse:
-        return cls(listCompleted=page.list_completed,
-                   items=[PolicyTransactionResponse.of(t) for t in page.items])
-
-
-class SegmentResponse(BaseModel):
-    """The element tree as priceable/schemas.py answers it: the root's parent is the segment."""
-
-    locator: str
-    transactionLocator: str
-    segmentType: SegmentType
-    startTime: datetime
-    endTime: datetime
-    duration: Decimal
-    element: ElementResponse
-    basedOn: str | None = None
-    producerInfo: ProducerInfo | None = None
-
-    @classmethod
-    def of(cls, segment: Segment) -> SegmentResponse:
-        return cls(**segment.model_dump(include=set(cls.model_fields) - {"element"}),
-                   element=ElementResponse.of(segment.element, segment.locator, segment.startTime))
 
 
 class TransactionSnapshotResponse(BaseModel):

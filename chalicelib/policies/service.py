@@ -60,6 +60,7 @@ from chalicelib.policies.models import (
     Term,
     Transaction,
     TransactionCategory,
+    TransactionIssue,
     TransactionState,
 )
 from chalicelib.policies.stack import segment_at
@@ -296,22 +297,15 @@ def terms(ctx: CallContext, locator: str, page: PageRequest) -> Page[Term]:
     return repository.terms(ctx.tenant, policy.locator, page)
 
 
-def get_transaction(ctx: CallContext, locator: str) -> Transaction:
-    transaction = repository.get_transaction(ctx.tenant, locator) if _plausible(locator) else None
-    if transaction is None:
+def transaction_stack(ctx: CallContext, locator: str) -> IssuedStack:
+    """The stack of the policy holding transaction `locator` (its alias names the policy: one
+    consistent GetItem, then the collection's one strongly consistent Query); 404
+    `transaction.not_found` when this tenant has no such transaction."""
+    policy_locator = repository.policy_of_transaction(ctx.tenant, locator) if _plausible(locator) else None
+    stack = repository.stack(ctx.tenant, policy_locator) if policy_locator else None
+    if stack is None or not any(t.locator == locator for t in stack.transactions):
         raise NotFound(TRANSACTION_ENTITY, locator)
-    return transaction
-
-
-def transaction_segment(ctx: CallContext, locator: str) -> Segment:
-    """The segment the transaction made (its last, should it have made several); 404
-    `segment.not_found` for a transaction that has none yet."""
-    transaction = get_transaction(ctx, locator)
-    segment = (repository.segment_of_policy(ctx.tenant, transaction.policyLocator, transaction.segments[-1].locator)
-               if transaction.segments else None)
-    if segment is None:
-        raise NotFound(SEGMENT_ENTITY, f"of transaction {locator}")
-    return segment
+    return stack
 
 
 def get_segment(ctx: CallContext, locator: str) -> Segment:
@@ -325,6 +319,53 @@ def issued_transactions(ctx: CallContext, locator: str, page: PageRequest) -> Pa
     """The policy's local stack of issued transactions (none reversed or reapplied), in issuing order."""
     policy = get_policy(ctx, locator)
     return repository.issued_transactions(ctx.tenant, policy.locator, page)
+
+
+# --- transactions (the transactions domain works them out; they are stored here) -------------------
+
+
+def add_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, transaction: Transaction) -> None:
+    """Adds a new transaction of the policy (and its alias) to `uow`."""
+    _check_of_policy(stack, transaction)
+    repository.add_transaction(uow, ctx.tenant, transaction)
+
+
+def save_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, transaction: Transaction) -> None:
+    """Adds the rewrite of a transaction of the policy to `uow`, on condition of its version."""
+    _check_of_policy(stack, transaction)
+    repository.save_transaction(uow, ctx.tenant, transaction)
+
+
+def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, issue: TransactionIssue) -> None:
+    """Adds everything issuing a transaction writes to `uow` (the caller records the events and commits):
+    the policy root on condition that it is still at the version `stack` saw (409 when another issue
+    came first), the issued transaction and the others it changes on condition of theirs, its
+    segments, new terms (numbered by the plan's `termNumberFormat`) and changed ones, the transactions
+    it adds."""
+    model = _model(ctx, stack.policy)
+    plan = _numbering_plan(model, stack.policy.productName)
+    for record in (issue.transaction, *issue.changed, *issue.added):
+        _check_of_policy(stack, record)
+        check_size(record, code=TRANSACTION_ENTITY, noun=TRANSACTION_ENTITY)
+    for segment in issue.segments:
+        check_size(segment, code=ENTITY, noun=SEGMENT_ENTITY)
+    policy = issue.policy.model_copy(update={"version": stack.policy.version, "validationResult": None})
+    check_size(policy, code=ENTITY, noun=ENTITY)
+    terms_added = [term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
+                   for term in issue.terms]
+    repository.add_issue(uow, ctx.tenant, policy, issue.transaction, issue.segments, terms_added,
+                         new_transaction=False)
+    for term in issue.changed_terms:
+        repository.save_term(uow, ctx.tenant, term)
+    for transaction in issue.changed:
+        repository.save_transaction(uow, ctx.tenant, transaction)
+    for transaction in issue.added:
+        repository.add_transaction(uow, ctx.tenant, transaction)
+
+
+def _check_of_policy(stack: IssuedStack, transaction: Transaction) -> None:
+    if transaction.policyLocator != stack.policy.locator:
+        raise ValueError(f"transaction {transaction.locator} is not of policy {stack.policy.locator}")
 
 
 # --- changing ------------------------------------------------------------------------------------

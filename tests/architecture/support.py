@@ -115,6 +115,8 @@ def build_world(api: Any, token: str) -> World:
     policy = ok(call(api, "GET", f"{base}/policies/{issued['policyLocator']}", token))
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
                                                                                    "roles": ["primary"]}))
+    change = [{"action": "params", "effectiveTime": "2026-08-01T04:00:00Z"}]
+    draft_change = ok(call(api, "PATCH", f"{base}/policies/{policy['locator']}/change", token, change))
     quick = ok(call(api, "POST", f"{base}/quickquotes", token,
                     {k: v for k, v in auto("").items() if k != "accountLocator"}))["locator"]
 
@@ -154,6 +156,9 @@ def build_world(api: Any, token: str) -> World:
         "update_quick_quote": {k: v for k, v in quote_changes.items() if k in ("startTime", "endTime", "setData")},
         "create_own_token": {"name": "probe", "expiresAt": expires, "permissions": ["accounts.read"],
                              "tenants": [tenant]},
+        **{name: change for name in ("change_policy", "renew_policy", "reinstate_policy", "create_policy_transaction")},
+        "cancel_policy": change[0], "add_transaction_change_instruction": change[0],
+        "update_transaction_change_instruction": change[0],
     }
     return World(tenant=tenant, bodies=bodies, values={
         "tenantLocator": tenant,
@@ -164,6 +169,7 @@ def build_world(api: Any, token: str) -> World:
         "policyNumber": policy["policyNumber"], "policies/contacts": contact,
         "terms/locator": policy["latestTermLocator"], "transactions/locator": policy["issuedTransactionLocator"],
         "segmentLocator": policy["latestSegmentLocator"],
+        "transactionType": "renewal", "instructionLocator": draft_change["changeInstructions"][0]["locator"],
         "events/locator": event["locator"], "request/locator": created.headers["X-Request-Id"],
         "version": version, "pagingToken": paging_token,
         "tables/name": "BaseRates", "rangeTables/name": "ValueBands", "constraints/name": "Cities",

@@ -88,7 +88,8 @@ def test_importing_the_app_loads_no_aws_sdk_and_no_powertools():
 
 LAZY_AT_COLD_START = [
     f"chalicelib.{domain}.{module}"
-    for domain in ("identity", "accounts", "configuration", "events", "tables", "quotes", "quickquotes", "policies")
+    for domain in ("identity", "accounts", "configuration", "events", "tables", "quotes", "quickquotes", "policies",
+                   "transactions")
     for module in ("schemas", "service")
 ] + ["chalicelib.priceable.runner", "chalicelib.plugins.service", "chalicelib.tables.job_handlers"]
 """What route modules load on a request's first use (chalicelib/http/lazy.py), and the worker on its first

@@ -91,6 +91,9 @@ def _requests(world: World) -> dict[str, tuple[str, Any]]:
         "fetch_constraint_record": ("key=CA", None),
         "add_quote_elements": ("", []),
         "remove_quote_elements": ("", []),
+        "add_transaction_elements": ("", []),
+        "remove_transaction_elements": ("", []),
+        "update_transaction_elements": ("", {"locator": values["segmentLocator"]}),
     }
 
 

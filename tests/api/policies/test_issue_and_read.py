@@ -217,8 +217,8 @@ def test_fetching_a_policy_is_one_read_beyond_authentication(api, admin_token, t
 
 @pytest.mark.parametrize(("path", "reads"), [
     ("/policies/{policy}/snapshot?date=2026-06-01T00%3A00%3A00Z", ["Query"]),  # the policy's whole collection
-    ("/transactions/{transaction}", ["Query"]),  # by locator on an index
-    ("/transactions/{transaction}/segment", ["Query", "GetItem"]),  # then the segment in the policy's partition
+    ("/transactions/{transaction}", ["GetItem", "Query"]),  # its alias, then the policy's collection (consistent)
+    ("/transactions/{transaction}/segment", ["GetItem", "Query"]),  # the segment is in that collection
     ("/transactions/segments/{segment}", ["Query"]),
     ("/terms/{term}", ["GetItem", "GetItem"]),  # the term's alias, then the term
 ])
@@ -265,9 +265,9 @@ def test_issuing_writes_the_same_items_in_the_same_calls_for_1_or_50_elements(ap
         issued = service.add_issued_policy(ctx, uow, given)
         uow.commit()
         costs.append(list(ddb_calls))
-    # the plan's counter, then one transaction: the policy, its term and the term's alias, the transaction,
-    # the segment with the whole tree, the first static data version and the number's guard
+    # the plan's counter, then one transaction: the policy, its term and the term's alias, the transaction and
+    # its alias, the segment with the whole tree, the first static data version and the number's guard
     assert costs[0] == costs[1] == ["UpdateItem", "TransactWriteItems"]
-    assert transaction_sizes == [7, 7]
+    assert transaction_sizes == [8, 8]
     segment = ok(call(api, "GET", f"/policy/{tenant}/transactions/segments/{issued.segmentLocator}", admin_token))
     assert len(segment["element"]["elements"]) == 10

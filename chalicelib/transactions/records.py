@@ -1,0 +1,87 @@
+"""One transaction read with its policy, and written back: the transactions service's persistence.
+
+A transaction is found by locator through its alias (policies.service.transaction_stack: one
+consistent GetItem naming its policy, then the policy's item collection in one strongly consistent
+Query), so everything a request computes from (the policy, its terms, its issued segments, the other
+transactions) is what that read saw. A change is written conditionally on the transaction's version
+(policies.service.save_transaction, through the shared versioned save) with its events, in one
+transaction. Events are `policy.{category}.{action}` with the policy and the transaction
+(socotra-semantics.md Appendix A); `underwrite` adds the underwritingStatus.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from chalicelib.configuration import service as configuration
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import NotFound
+from chalicelib.core.records import check_size
+from chalicelib.policies import service as policies
+from chalicelib.policies.models import IssuedStack, Policy, Transaction
+from chalicelib.runtime import versioned, wiring
+from chalicelib.runtime.versioned import Event
+from chalicelib.runtime.wiring import UnitOfWork
+from chalicelib.transactions.models import ENTITY
+
+
+@dataclass(frozen=True)
+class Found:
+    """A transaction and the policy it belongs to, as one consistent read saw them."""
+
+    stack: IssuedStack
+    transaction: Transaction
+
+    @property
+    def policy(self) -> Policy:
+        return self.stack.policy
+
+    def other(self, locator: str | None) -> Transaction | None:
+        return next((t for t in self.stack.transactions if t.locator == locator), None) if locator else None
+
+
+def replaced(found: Found, transaction: Transaction) -> Found:
+    """`found` with `transaction` in place of the one of the same locator (as a request changed it)."""
+    return Found(found.stack.model_copy(update={"transactions": [
+        transaction if t.locator == transaction.locator else t for t in found.stack.transactions]}), transaction)
+
+
+def find(ctx: CallContext, locator: str) -> Found:
+    """The transaction (404 `transaction.not_found` when this tenant has none with that locator)."""
+    stack = policies.transaction_stack(ctx, locator)
+    transaction = next((t for t in stack.transactions if t.locator == locator), None)
+    if transaction is None:
+        raise NotFound(ENTITY, locator)
+    return Found(stack, transaction)
+
+
+def model_of(ctx: CallContext, transaction: Transaction) -> dict[str, Any]:
+    """The resolved model of the configuration version the transaction is bound to."""
+    return configuration.model(ctx, transaction.configVersion, resolved=True)
+
+
+def events(transaction: Transaction, actions: Iterable[str],
+           data: Mapping[str, Mapping[str, Any]] | None = None) -> list[Event]:
+    prefix = f"policy.{transaction.transactionCategory}."
+    return [(prefix + action, {"policyLocator": transaction.policyLocator, "transactionLocator": transaction.locator,
+                               **(data or {}).get(action, {})}) for action in actions]
+
+
+def save(ctx: CallContext, stack: IssuedStack, transaction: Transaction, actions: Iterable[str],
+         event_data: Mapping[str, Mapping[str, Any]] | None = None, uow: UnitOfWork | None = None) -> Transaction:
+    """Writes the changed transaction (conditional on the version it was read at) with its events."""
+    return versioned.save(ctx, uow or wiring.unit_of_work(ctx), transaction,
+                          lambda work, _, record: policies.save_transaction(ctx, work, stack, record),
+                          events(transaction, actions, event_data), code=ENTITY, noun="transaction")
+
+
+def add(ctx: CallContext, stack: IssuedStack, transaction: Transaction) -> Transaction:
+    """Writes a new transaction with its `create` event."""
+    check_size(transaction, code=ENTITY, noun="transaction")
+    uow = wiring.unit_of_work(ctx)
+    policies.add_transaction(ctx, uow, stack, transaction)
+    for event_type, data in events(transaction, ["create"]):
+        uow.record_event(event_type, data)
+    uow.commit()
+    return transaction

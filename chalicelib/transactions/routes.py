@@ -1,0 +1,362 @@
+"""Policy transactions (spec part 2, "Policy transactions"; OpenAPI definition for the shapes).
+
+Creating a transaction is group `policies` (`policies.write`); reading and advancing one is group
+`transactions`, where any one of `transactions.write` and the fine-grained action the definition pairs
+it with suffices (`transactions.price`, `transactions.elements-add`, ...). Every path below a
+transaction names it `{locator}`, below a policy the policy `{locator}` (API Gateway refuses sibling
+path variables of different names).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from chalice import Blueprint
+
+from chalicelib.core.errors import FieldError, InvalidRequest
+from chalicelib.http.endpoint import endpoint
+from chalicelib.http.lazy import lazy_modules
+from chalicelib.http.request import body_as, query_as, raw_body, request_context
+
+if TYPE_CHECKING:
+    from chalicelib.policies.models import Segment
+    from chalicelib.transactions import schemas, service
+    from chalicelib.transactions.models import Instruction
+else:
+    schemas, service = lazy_modules("chalicelib.transactions", "schemas", "service")
+
+bp = Blueprint(__name__)
+
+
+def _created(locator: str, *, route: str | None = None, transaction_type: str | None = None,
+             cancel: bool = False) -> schemas.PolicyTransactionResponse:
+    instructions: list[Instruction] = [body_as(schemas.CancelInstruction).root] if cancel \
+        else body_as(schemas.Instructions).root
+    base = query_as(schemas.BaseQuery).baseLocator
+    created = service.create_transaction(request_context(), locator, instructions, route=route,
+                                         transaction_type=transaction_type, base_locator=base)
+    return schemas.PolicyTransactionResponse.of(created)
+
+
+def _stateless() -> bool:
+    return query_as(schemas.StatelessQuery).stateless
+
+
+def _segments(segments: list[Segment]) -> list[schemas.SegmentResponse]:
+    return [schemas.SegmentResponse.of(segment) for segment in segments]
+
+
+# --- creating --------------------------------------------------------------------------------------
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/change", methods=["PATCH"])
+@endpoint("policies.write", idempotent=True)
+def change_policy(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return _created(locator, route="change")
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/renew", methods=["PATCH"])
+@endpoint("policies.write", idempotent=True)
+def renew_policy(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return _created(locator, route="renew")
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/cancel", methods=["PATCH"])
+@endpoint("policies.write", idempotent=True)
+def cancel_policy(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return _created(locator, route="cancel", cancel=True)
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/reinstate", methods=["PATCH"])
+@endpoint("policies.write", idempotent=True)
+def reinstate_policy(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return _created(locator, route="reinstate")
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}", methods=["PATCH"])
+@endpoint("policies.write", idempotent=True)
+def create_policy_transaction(tenantLocator: str, locator: str,
+                              transactionType: str) -> schemas.PolicyTransactionResponse:
+    return _created(locator, transaction_type=transactionType)
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/branches", methods=["GET"])
+@endpoint("policies.read")
+def fetch_policy_branches(tenantLocator: str, locator: str) -> schemas.BranchesResponse:
+    return schemas.BranchesResponse.of(service.branches(request_context(), locator))
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(service.get_transaction(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/segment", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_transaction_segment(tenantLocator: str, locator: str) -> schemas.SegmentResponse:
+    return schemas.SegmentResponse.of(service.segment(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/segments/{segmentLocator}", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_segment(tenantLocator: str, segmentLocator: str) -> schemas.SegmentResponse:
+    return schemas.SegmentResponse.of(service.issued_segment(request_context(), segmentLocator))
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/issuedTransactions/list", methods=["GET"])
+@endpoint("policies.read")
+def list_issued_transactions(tenantLocator: str, locator: str) -> schemas.PolicyTransactionListResponse:
+    page = query_as(schemas.ListQuery).page()
+    return schemas.PolicyTransactionListResponse.of(service.issued_transactions(request_context(), locator, page))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/elements/changes", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_transaction_changes(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(service.get_transaction(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/preferences", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_transaction_preferences(tenantLocator: str, locator: str) -> schemas.PreferencesResponse:
+    return schemas.PreferencesResponse.of(service.get_transaction(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/segments/list", methods=["GET"])
+@endpoint("transactions.read")
+def list_transaction_segments(tenantLocator: str, locator: str) -> list[schemas.SegmentResponse]:
+    return _segments(service.segments(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/segments/{segmentLocator}", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_transaction_segment_by_locator(tenantLocator: str, locator: str,
+                                         segmentLocator: str) -> schemas.SegmentResponse:
+    return schemas.SegmentResponse.of(service.segment(request_context(), locator, segmentLocator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/price", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_transaction_price(tenantLocator: str, locator: str) -> schemas.TransactionPriceResponse:
+    return schemas.TransactionPriceResponse.of(service.priced_transaction(request_context(), locator))
+
+
+# --- editing a draft -------------------------------------------------------------------------------
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/changeInstructions", methods=["PUT"])
+@endpoint("transactions.write", "transactions.change-instruction-add")
+def add_transaction_change_instruction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    instruction = body_as(schemas.OneInstruction).root
+    return schemas.PolicyTransactionResponse.of(service.add_instruction(request_context(), locator, instruction))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/changeInstructions/{instructionLocator}",
+          methods=["PATCH"])
+@endpoint("transactions.write", "transactions.change-instruction-update")
+def update_transaction_change_instruction(tenantLocator: str, locator: str,
+                                          instructionLocator: str) -> schemas.PolicyTransactionResponse:
+    instruction = body_as(schemas.OneInstruction).root
+    updated = service.update_instruction(request_context(), locator, instructionLocator, instruction)
+    return schemas.PolicyTransactionResponse.of(updated)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/changeInstructions/{instructionLocator}",
+          methods=["DELETE"])
+@endpoint("transactions.write", "transactions.change-instruction-delete")
+def delete_transaction_change_instruction(tenantLocator: str, locator: str,
+                                          instructionLocator: str) -> schemas.PolicyTransactionResponse:
+    deleted = service.delete_instruction(request_context(), locator, instructionLocator)
+    return schemas.PolicyTransactionResponse.of(deleted)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/elements", methods=["PUT"])
+@endpoint("transactions.write", "transactions.elements-add")
+def add_transaction_elements(tenantLocator: str, locator: str) -> list[schemas.SegmentResponse]:
+    additions = body_as(schemas.ElementCreateRequests).root
+    return _segments(service.add_elements(request_context(), locator, additions))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/elements", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.elements-update")
+def update_transaction_elements(tenantLocator: str, locator: str) -> list[schemas.SegmentResponse]:
+    change = body_as(schemas.ElementUpdateRequest)
+    return _segments(service.update_elements(request_context(), locator, change))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/elements", methods=["DELETE"])
+@endpoint("transactions.write", "transactions.elements-delete")
+def remove_transaction_elements(tenantLocator: str, locator: str) -> list[schemas.SegmentResponse]:
+    locators = body_as(schemas.ElementLocators).root
+    return _segments(service.remove_elements(request_context(), locator, locators))
+
+
+# --- the lifecycle ---------------------------------------------------------------------------------
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/initialize", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.initialize")
+def initialize_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(service.initialize(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/validate", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.validate")
+def validate_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    validated = service.validate(request_context(), locator, stateless=_stateless())
+    return schemas.PolicyTransactionResponse.of(validated)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/price", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.price")
+def price_transaction(tenantLocator: str, locator: str) -> schemas.TransactionPriceResponse:
+    return schemas.TransactionPriceResponse.of(service.price(request_context(), locator, stateless=_stateless()))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwrite", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.underwrite")
+def underwrite_transaction(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingResponse:
+    underwritten = service.underwrite(request_context(), locator, stateless=_stateless())
+    return schemas.TransactionUnderwritingResponse.of(underwritten)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/accept", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.accept")
+def accept_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(service.accept(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/issue", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.issue")
+def issue_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    auto_rebase = query_as(schemas.IssueQuery).autoRebase
+    return schemas.PolicyTransactionResponse.of(service.issue(request_context(), locator, auto_rebase=auto_rebase))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/reset", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.reset")
+def reset_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    options = body_as(schemas.ResetRequest) if raw_body().strip() else schemas.ResetRequest()
+    to_draft = query_as(schemas.ResetQuery).resetToDraft
+    return schemas.PolicyTransactionResponse.of(service.reset(request_context(), locator, options,
+                                                              to_draft=to_draft))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/refuse", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.refuse")
+def refuse_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(service.refuse(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/discard", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.discard")
+def discard_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(service.discard(request_context(), locator))
+
+
+# --- underwriting flags ----------------------------------------------------------------------------
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_transaction_underwriting_flags(tenantLocator: str,
+                                         locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return schemas.TransactionUnderwritingFlagsResponse.of(service.get_transaction(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags", methods=["PATCH"])
+@endpoint("transactions.write")
+def update_transaction_underwriting_flags(tenantLocator: str,
+                                          locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    body = body_as(schemas.UnderwritingFlagsUpdateRequest)
+    changed = service.change_flags(request_context(), locator, body.addFlags, body.clearFlags)
+    return schemas.TransactionUnderwritingFlagsResponse.of(changed)
+
+
+def _add_flag(locator: str, level: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    """The level is the path's; a body naming another level is a 400."""
+    flag = body_as(schemas.UnderwritingFlagCreateRequest)
+    if flag.level not in (None, level):
+        raise InvalidRequest(f"This endpoint adds {level} flags",
+                             field_errors=[FieldError("level", f"must be {level}")])
+    added = flag.model_copy(update={"level": level})
+    return schemas.TransactionUnderwritingFlagsResponse.of(service.change_flags(request_context(), locator, [added],
+                                                                                []))
+
+
+def _clear_flag(locator: str, level: str, flag_locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    cleared = service.clear_flag(request_context(), locator, level, flag_locator)
+    return schemas.TransactionUnderwritingFlagsResponse.of(cleared)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/approve", methods=["POST"])
+@endpoint("transactions.write", "transactions.approve-add")
+def add_transaction_approve_flag(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _add_flag(locator, "approve")
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/block", methods=["POST"])
+@endpoint("transactions.write", "transactions.block-add")
+def add_transaction_block_flag(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _add_flag(locator, "block")
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/decline", methods=["POST"])
+@endpoint("transactions.write", "transactions.decline-add")
+def add_transaction_decline_flag(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _add_flag(locator, "decline")
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/reject", methods=["POST"])
+@endpoint("transactions.write", "transactions.reject-add")
+def add_transaction_reject_flag(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _add_flag(locator, "reject")
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/info", methods=["POST"])
+@endpoint("transactions.write", "transactions.info-add")
+def add_transaction_info_flag(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _add_flag(locator, "info")
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/approve/{flagLocator}",
+          methods=["DELETE"])
+@endpoint("transactions.write", "transactions.approve-clear")
+def clear_transaction_approve_flag(tenantLocator: str, locator: str,
+                                   flagLocator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _clear_flag(locator, "approve", flagLocator)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/block/{flagLocator}",
+          methods=["DELETE"])
+@endpoint("transactions.write", "transactions.block-clear")
+def clear_transaction_block_flag(tenantLocator: str, locator: str,
+                                 flagLocator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _clear_flag(locator, "block", flagLocator)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/decline/{flagLocator}",
+          methods=["DELETE"])
+@endpoint("transactions.write", "transactions.decline-clear")
+def clear_transaction_decline_flag(tenantLocator: str, locator: str,
+                                   flagLocator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _clear_flag(locator, "decline", flagLocator)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/reject/{flagLocator}",
+          methods=["DELETE"])
+@endpoint("transactions.write", "transactions.reject-clear")
+def clear_transaction_reject_flag(tenantLocator: str, locator: str,
+                                  flagLocator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _clear_flag(locator, "reject", flagLocator)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/info/{flagLocator}",
+          methods=["DELETE"])
+@endpoint("transactions.write", "transactions.info-clear")
+def clear_transaction_info_flag(tenantLocator: str, locator: str,
+                                flagLocator: str) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _clear_flag(locator, "info", flagLocator)

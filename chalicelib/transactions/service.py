@@ -1,0 +1,573 @@
+"""Policy transactions: created on an issued policy, edited as drafts, advanced to issue.
+
+Creating (`create_transaction`). A transaction of a category (`/change`, `/renew`, `/cancel`,
+`/reinstate`: the tenant's first configured transaction type of it, else the category's name) or of a
+named configured type, based on the policy's latest issued transaction or on `baseLocator` (an
+unissued transaction of the policy: a chain; an issued one that is no longer the latest is a stale
+base, 409 `transaction.stale_base`). Its change instructions are checked by working out what they do
+(timeline.py: the effective time within the terms, a reinstatement of a cancelled policy only, a
+renewal of one that is not, static locators the policy has): a 4xx stores nothing. A draft keeps its
+instructions and the span of the segment it will make; it is editable (instructions, elements) until
+it is initialized.
+
+Advancing (lifecycle.py): initialize (the instructions applied: the new segment's tree), validate,
+price, underwrite, accept, issue, each running the steps before it that the transaction lacks. A step
+that fails answers 200 with the transaction as it was and the `validationResult` saying why, storing
+nothing; underwriting that does not pass stops in `underwrittenBlocked`, `declined` or `rejected`.
+Pricing rates the new segment through the plugin (a cancellation is not rated) and adds the
+adjustments (deltas.settle) that bring every charge of the policy to what the coverage held after
+this transaction earns: the reversal charges of the coverage it replaces, or for a reinstatement at
+the cancellation time the negation of the cancellation's. `?stateless=true` stores nothing.
+
+Every change bumps the transaction's `version` (a lost race answers 409) and records its event in the
+same DynamoDB transaction (records.py).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chalicelib.accounts import service as accounts
+from chalicelib.configuration import service as configuration
+from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core import durations
+from chalicelib.core.clock import utc
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
+from chalicelib.core.ids import new_locator
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.core.records import check_size
+from chalicelib.policies import service as policies
+from chalicelib.policies.models import (
+    IssuedStack,
+    Segment,
+    Transaction,
+    TransactionCategory,
+    TransactionState,
+)
+from chalicelib.priceable import elements, evaluation, underwriting
+from chalicelib.priceable.evaluation import Evaluation
+from chalicelib.priceable.models import Charge, Element, ElementChanges, ElementInput, Flag, FlagInput, ResetOptions
+from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed, Underwritten
+from chalicelib.priceable.subject import Subject, account_view
+from chalicelib.runtime import wiring
+from chalicelib.transactions import changes, coverage, deltas, issuing, records
+from chalicelib.transactions.lifecycle import ACCEPT, INITIALIZE, ISSUE, LIFECYCLE
+from chalicelib.transactions.models import (
+    ENTITY,
+    AddInstruction,
+    DeleteInstruction,
+    Instruction,
+    MigrateInstruction,
+    ModifyInstruction,
+    instruction_of,
+    stored,
+)
+from chalicelib.transactions.records import Found
+from chalicelib.transactions.timeline import CREATED, LIVE_UNISSUED, Plan, Planner
+
+CATEGORY_OF_ROUTE = {"change": "change", "renew": "renewal", "cancel": "cancellation", "reinstate": "reinstatement"}
+PRICED = frozenset({"priced", "underwritten", "accepted", "issued", "underwrittenBlocked", "declined", "rejected",
+                    "reversed"})
+NOT_RATED = frozenset({"cancellation"})
+
+# --- reading ---------------------------------------------------------------------------------------
+
+
+def get_transaction(ctx: CallContext, locator: str) -> Transaction:
+    return records.find(ctx, locator).transaction
+
+
+def priced_transaction(ctx: CallContext, locator: str) -> Transaction:
+    """The transaction with its stored price; 409 `transaction.not_priced` before it was priced."""
+    transaction = get_transaction(ctx, locator)
+    if transaction.transactionState not in PRICED:
+        raise InvalidState(f"Transaction {locator} has not been priced", code=f"{ENTITY}.not_priced")
+    return transaction
+
+
+def segments(ctx: CallContext, locator: str) -> list[Segment]:
+    """The segments the transaction made, or for one not issued yet the segment it would make."""
+    found = records.find(ctx, locator)
+    return _segments(ctx, found)
+
+
+def segment(ctx: CallContext, locator: str, segment_locator: str | None = None) -> Segment:
+    """One segment of the transaction (the last one it makes, by default); 404 `segment.not_found`."""
+    made = segments(ctx, locator)
+    chosen = made[-1] if segment_locator is None and made else next(
+        (s for s in made if s.locator == segment_locator), None)
+    if chosen is None:
+        raise NotFound("segment", segment_locator or f"of transaction {locator}")
+    return chosen
+
+
+def issued_segment(ctx: CallContext, segment_locator: str) -> Segment:
+    """An issued segment by its locator."""
+    return policies.get_segment(ctx, segment_locator)
+
+
+def issued_transactions(ctx: CallContext, policy_locator: str, page: PageRequest) -> Page[Transaction]:
+    """The policy's local stack of issued transactions (none reversed or reapplied), in issuing order."""
+    return policies.issued_transactions(ctx, policy_locator, page)
+
+
+def branches(ctx: CallContext, policy_locator: str) -> dict[str, list[Transaction]]:
+    """Each branch of the policy's unissued transactions, by its head: the head first, down to the one
+    based on an issued transaction."""
+    stack = policies.issued_stack(ctx, policy_locator)
+    live = {t.locator: t for t in stack.transactions if t.transactionState in LIVE_UNISSUED}
+    bases = {t.baseTransactionLocator for t in live.values()}
+    found: dict[str, list[Transaction]] = {}
+    for head in (t for t in live.values() if t.locator not in bases):
+        branch: list[Transaction] = []
+        current: Transaction | None = head
+        while current is not None:
+            branch.append(current)
+            current = live.get(current.baseTransactionLocator or "")
+        found[head.locator] = branch
+    return found
+
+
+# --- creating and editing drafts -------------------------------------------------------------------
+
+
+def create_transaction(ctx: CallContext, policy_locator: str, instructions: list[Instruction], *,
+                       route: str | None = None, transaction_type: str | None = None,
+                       base_locator: str | None = None) -> Transaction:
+    """A draft transaction of the category a `route` names (change, renew, cancel, reinstate) or of a
+    configured `transaction_type`."""
+    stack = policies.issued_stack(ctx, policy_locator)
+    model = configuration.model(ctx, stack.policy.configVersion, resolved=True)
+    category, type_name = _kind(model, route, transaction_type)
+    base = _base(stack, base_locator)
+    locator = new_locator()
+    draft = Transaction(
+        locator=locator, staticLocator=locator, policyLocator=stack.policy.locator, termLocator=base.termLocator,
+        effectiveTime=base.effectiveTime, transactionState=TransactionState.DRAFT,
+        transactionCategory=TransactionCategory(category), transactionType=type_name,
+        preferences=stack.policy.preferences, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
+        updatedBy=ctx.user_locator, baseTransactionLocator=base.locator,
+        changeInstructions=[stored(changes.with_static_locators(i, new_locator), new_locator())
+                            for i in instructions],
+        configVersion=stack.policy.configVersion)
+    draft = _planned(ctx, stack, draft)
+    return records.add(ctx, stack, draft)
+
+
+def add_instruction(ctx: CallContext, locator: str, instruction: Instruction) -> Transaction:
+    found = _draft(ctx, locator)
+    added = stored(changes.with_static_locators(instruction, new_locator), new_locator())
+    return _save_draft(ctx, found, [*found.transaction.changeInstructions, added])
+
+
+def update_instruction(ctx: CallContext, locator: str, instruction_locator: str,
+                       instruction: Instruction) -> Transaction:
+    found = _draft(ctx, locator)
+    _instruction_position(found.transaction, instruction_locator)
+    replaced = stored(changes.with_static_locators(instruction, new_locator), instruction_locator)
+    return _save_draft(ctx, found, [replaced if i["locator"] == instruction_locator else i
+                                    for i in found.transaction.changeInstructions])
+
+
+def delete_instruction(ctx: CallContext, locator: str, instruction_locator: str) -> Transaction:
+    found = _draft(ctx, locator)
+    _instruction_position(found.transaction, instruction_locator)
+    return _save_draft(ctx, found, [i for i in found.transaction.changeInstructions
+                                    if i["locator"] != instruction_locator])
+
+
+def add_elements(ctx: CallContext, locator: str, additions: list[ElementInput]) -> list[Segment]:
+    """Adds an `add` instruction; answers the segment the draft would make."""
+    found = _draft(ctx, locator)
+    instruction = changes.with_static_locators(AddInstruction(action="add", elements=additions), new_locator)
+    saved = _save_draft(ctx, found, [*found.transaction.changeInstructions, stored(instruction, new_locator())])
+    return _segments(ctx, records.replaced(found, saved))
+
+
+def update_elements(ctx: CallContext, locator: str, change: ElementChanges) -> list[Segment]:
+    """Adds a `modify` instruction for the element named by its locator or static locator."""
+    found = _draft(ctx, locator)
+    static = changes.static_locator_of(_plan(ctx, found).tree, change.locator)
+    if static is None:
+        raise InvalidRequest(f"{change.locator} is not an element of the transaction",
+                             code=f"{ENTITY}.invalid_element",
+                             field_errors=[FieldError("locator", "is not an element of the transaction")])
+    instruction = ModifyInstruction(action="modify", staticLocator=static, setData=change.setData,
+                                    removeData=change.removeData, setCoverageTerms=change.setCoverageTerms,
+                                    removeCoverageTerms=change.removeCoverageTerms)
+    saved = _save_draft(ctx, found, [*found.transaction.changeInstructions, stored(instruction, new_locator())])
+    return _segments(ctx, records.replaced(found, saved))
+
+
+def remove_elements(ctx: CallContext, locator: str, locators: list[str]) -> list[Segment]:
+    """Adds a `delete` instruction for the elements named by their locators or static locators."""
+    found = _draft(ctx, locator)
+    tree = _plan(ctx, found).tree
+    statics = [changes.static_locator_of(tree, each) for each in locators]
+    problems = [FieldError(f"body[{i}]", f"{each} is not an element of the transaction")
+                for i, (each, static) in enumerate(zip(locators, statics)) if static is None]
+    if problems or not locators:
+        raise InvalidRequest("Cannot remove these elements", code=f"{ENTITY}.invalid_element",
+                             field_errors=problems or [FieldError("body", "names no element")])
+    instruction = DeleteInstruction(action="delete", staticElementLocators=[s for s in statics if s])
+    saved = _save_draft(ctx, found, [*found.transaction.changeInstructions, stored(instruction, new_locator())])
+    return _segments(ctx, records.replaced(found, saved))
+
+
+def _draft(ctx: CallContext, locator: str) -> Found:
+    found = records.find(ctx, locator)
+    LIFECYCLE.check_editable(found.transaction.transactionState)
+    return found
+
+
+def _save_draft(ctx: CallContext, found: Found, instructions: list[dict[str, Any]]) -> Transaction:
+    changed = found.transaction.model_copy(update={"changeInstructions": instructions})
+    return records.save(ctx, found.stack, _planned(ctx, found.stack, changed), ["update"])
+
+
+def _instruction_position(transaction: Transaction, instruction_locator: str) -> int:
+    position = next((i for i, item in enumerate(transaction.changeInstructions)
+                     if item["locator"] == instruction_locator), None)
+    if position is None:
+        raise NotFound("changeInstruction", instruction_locator)
+    return position
+
+
+def _kind(model: dict[str, Any], route: str | None, transaction_type: str | None) -> tuple[str, str]:
+    """(category, transaction type) of a create request."""
+    configured = {name: str(definition.get("category")) for name, definition in
+                  (model.get("transactionTypes") or {}).items() if isinstance(definition, dict)}
+    if route is not None:
+        of_route = CATEGORY_OF_ROUTE[route]
+        return of_route, next((name for name, of in configured.items() if of == of_route), of_route)
+    name = transaction_type or ""
+    category = configured.get(name) or (name if name in CREATED and name not in configured else None)
+    if category is None or category not in CREATED:
+        raise InvalidRequest(f"{name[:200]} is not a transaction type of the configuration",
+                             code=f"{ENTITY}.unknown_type",
+                             field_errors=[FieldError("transactionType", "is not a configured transaction type "
+                                                                         "of category change, renewal, cancellation "
+                                                                         "or reinstatement")])
+    return str(category), name
+
+
+def _base(stack: IssuedStack, base_locator: str | None) -> Transaction:
+    """What a new transaction is based on: the latest issued transaction, or the unissued one named."""
+    head = stack.policy.issuedTransactionLocator
+    chosen = base_locator or head
+    base = next((t for t in stack.transactions if t.locator == chosen), None)
+    if base is None:
+        raise InvalidRequest(f"{chosen[:200]} is not a transaction of the policy", code=f"{ENTITY}.invalid_base",
+                             field_errors=[FieldError("baseLocator", "is not a transaction of the policy")])
+    if base.transactionState == TransactionState.ISSUED and base.locator != head:
+        raise InvalidState(f"Transaction {base.locator} is no longer the policy's latest ({head} is): base the "
+                           f"transaction on the latest", code=f"{ENTITY}.stale_base")
+    if base.transactionState != TransactionState.ISSUED and base.transactionState not in LIVE_UNISSUED:
+        raise InvalidState(f"Transaction {base.locator} is {base.transactionState}: nothing can be based on it",
+                           code=f"{ENTITY}.stale_base")
+    return base
+
+
+def _planner(ctx: CallContext, stack: IssuedStack, transaction: Transaction) -> Planner:
+    return Planner(stack, evaluation.catalog(records.model_of(ctx, transaction)), new_locator)
+
+
+def _plan(ctx: CallContext, found: Found) -> Plan:
+    return _planner(ctx, found.stack, found.transaction).plan(found.transaction)
+
+
+def _planned(ctx: CallContext, stack: IssuedStack, transaction: Transaction) -> Transaction:
+    """The transaction with what its instructions say worked out: effective time, term, the span of
+    its segment (keeping the segment locator it reserved), expiration, preferences, configuration."""
+    instructions = [instruction_of(each) for each in transaction.changeInstructions]
+    version = _config_version(ctx, stack, instructions)
+    transaction = transaction.model_copy(update={"configVersion": version})
+    plan = _planner(ctx, stack, transaction).plan(transaction)
+    params = changes.params_of(instructions)
+    reserved = transaction.segments[-1].locator if transaction.segments else new_locator()
+    term = _term_locator(stack, transaction, plan)
+    update: dict[str, Any] = {
+        "effectiveTime": plan.effect.start, "termLocator": term, "segments": [plan.summary(reserved)],
+        "newPolicyEndTime": utc(params.newPolicyEndTime) if params and params.newPolicyEndTime else None,
+        "expirationTime": utc(params.expirationTime) if params and params.expirationTime else None,
+        "preferences": params.preferences.model_dump(exclude_none=True) if params and params.preferences
+        else stack.policy.preferences}
+    return transaction.model_copy(update=update)
+
+
+def _term_locator(stack: IssuedStack, transaction: Transaction, plan: Plan) -> str:
+    """The term the transaction's segment lies in; a renewal reserves the locator of the term it adds."""
+    existing = next((t.locator for t in stack.terms if t.number == plan.term_number), None)
+    if existing is not None:
+        return existing
+    if transaction.transactionCategory == TransactionCategory.RENEWAL and transaction.termLocator not in {
+            t.locator for t in stack.terms}:
+        return transaction.termLocator
+    return new_locator()
+
+
+def _config_version(ctx: CallContext, stack: IssuedStack, instructions: list[Instruction]) -> str:
+    """The policy's configuration version, or the one a `migrate` instruction names (its default: the
+    current one); 400 for a version the tenant has not deployed."""
+    migrate = next((i for i in instructions if isinstance(i, MigrateInstruction)), None)
+    if migrate is None:
+        return stack.policy.configVersion
+    if migrate.configVersionLocator is None:
+        return configuration.current_model(ctx)[0]
+    try:
+        configuration.model(ctx, migrate.configVersionLocator)
+    except NotFound:
+        raise InvalidRequest(f"{migrate.configVersionLocator} is not a deployed configuration version",
+                             code=f"{ENTITY}.invalid_instruction", field_errors=[FieldError(
+                                 "configVersionLocator", "is not a deployed configuration version")]) from None
+    return migrate.configVersionLocator
+
+
+def _segments(ctx: CallContext, found: Found) -> list[Segment]:
+    transaction = found.transaction
+    if transaction.transactionState in (TransactionState.ISSUED, TransactionState.REVERSED):
+        return [found.stack.segments[s.locator] for s in transaction.segments if s.locator in found.stack.segments]
+    tree = transaction.element or _plan(ctx, found).tree
+    policy = found.policy
+    return [Segment(locator=s.locator, transactionLocator=transaction.locator, policyLocator=policy.locator,
+                    termLocator=transaction.termLocator, segmentType=s.segmentType, startTime=s.startTime,
+                    endTime=s.endTime, duration=durations.duration(s.startTime, s.endTime, policy.durationBasis,
+                                                                    policy.timezone),
+                    element=tree.model_copy(update={"parentLocator": s.locator}),
+                    basedOn=transaction.baseTransactionLocator) for s in transaction.segments]
+
+
+
+
+# --- advancing -------------------------------------------------------------------------------------
+
+
+def initialize(ctx: CallContext, locator: str) -> Transaction:
+    return _advance(ctx, locator, INITIALIZE)
+
+
+def validate(ctx: CallContext, locator: str, *, stateless: bool = False) -> Transaction:
+    return _advance(ctx, locator, VALIDATE, stateless=stateless)
+
+
+def price(ctx: CallContext, locator: str, *, stateless: bool = False) -> Transaction:
+    return _advance(ctx, locator, PRICE, stateless=stateless)
+
+
+def underwrite(ctx: CallContext, locator: str, *, stateless: bool = False) -> Transaction:
+    return _advance(ctx, locator, UNDERWRITE, stateless=stateless)
+
+
+def accept(ctx: CallContext, locator: str) -> Transaction:
+    return _advance(ctx, locator, ACCEPT)
+
+
+def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = False) -> Transaction:
+    found = records.find(ctx, locator)
+    transaction = found.transaction
+    steps = LIFECYCLE.steps_to(transaction.transactionState, target)
+    LIFECYCLE.check_not_expired(transaction.expirationTime, ctx.now)
+    runner, _ = _runner(ctx, found)
+    try:
+        runner.run(steps)
+    except StepFailed as stop:
+        return transaction.model_copy(update={"validationResult": stop.result})
+    if stateless:
+        return runner.record
+    return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data)
+
+
+def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False) -> Transaction:
+    """Issues the transaction (running the steps before it that it lacks) into its policy: one
+    TransactWriteItems with the policy root, conditional on the version the stack was read at. A
+    transaction whose base is no longer the policy's latest issued transaction is a 409
+    `transaction.stale_base`, or with `auto_rebase` is based on the latest again, its instructions
+    applied anew and the whole path run from initialize."""
+    found = records.find(ctx, locator)
+    LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE)
+    LIFECYCLE.check_not_expired(found.transaction.expirationTime, ctx.now)
+    head = found.policy.issuedTransactionLocator
+    if found.transaction.baseTransactionLocator != head:
+        if not auto_rebase:
+            raise InvalidState(f"Transaction {locator} is based on {found.transaction.baseTransactionLocator}, which "
+                               f"is no longer the policy's latest issued transaction ({head}): rebase it "
+                               f"(autoRebase=true) or create it anew", code=f"{ENTITY}.stale_base")
+        found = _rebased(ctx, found, head)
+    runner, plan = _runner(ctx, found)
+    _check_in_sequence(found.stack, plan)
+    try:
+        runner.run(LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE))
+    except StepFailed as stop:
+        return found.transaction.model_copy(update={"validationResult": stop.result})
+    if ISSUE not in runner.done:
+        return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data)
+    issued = runner.record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+    check_size(issued, code=ENTITY, noun="transaction")
+    uow = wiring.unit_of_work(ctx)
+    policies.issue_transaction(ctx, uow, found.stack, issuing.in_sequence(found.stack, issued, plan, ctx.now))
+    for event_type, data in records.events(issued, _actions(runner.done), runner.event_data):
+        uow.record_event(event_type, data)
+    uow.commit()
+    return issued.model_copy(update={"version": issued.version + 1})
+
+
+def _rebased(ctx: CallContext, found: Found, head: str) -> Found:
+    """The transaction based on `head` as a draft again: its span and tree worked out anew."""
+    draft = found.transaction.model_copy(update={
+        "baseTransactionLocator": head, "transactionState": TransactionState.DRAFT, "element": None, "charges": [],
+        "duration": None, "underwritingStatus": None, "validationResult": None, "acceptedTime": None})
+    return records.replaced(found, _planned(ctx, found.stack, draft))
+
+
+def _check_in_sequence(stack: IssuedStack, plan: Plan) -> None:
+    """409 `transaction.out_of_sequence` for a transaction taking effect before coverage the policy
+    already holds from a later transaction."""
+    later = [piece for piece in coverage.held(plan.spans) if piece.start > plan.effect.start]
+    if later:
+        raise InvalidState(f"The policy holds coverage from {later[0].start.isoformat()} issued after this "
+                           f"transaction's effective time {plan.effect.start.isoformat()}",
+                           code=f"{ENTITY}.out_of_sequence")
+
+
+def _actions(done: list[str]) -> list[str]:
+    return ["update" if step == INITIALIZE else step for step in done]
+
+
+def _runner(ctx: CallContext, found: Found) -> tuple[Runner[Transaction], Plan]:
+    model = records.model_of(ctx, found.transaction)
+    plan = Planner(found.stack, evaluation.catalog(model), new_locator).plan(found.transaction)
+    loader = account_view(lambda: accounts.get_account(ctx, found.policy.accountLocator))
+
+    def subject_of(working: Transaction) -> Subject:
+        return _subject(found.stack, working, loader)
+
+    def initialize_step(working: Transaction) -> None:
+        working.element = plan.tree.model_copy(update={"parentLocator": working.segments[-1].locator})
+        working.validationResult = None
+
+    def accept_step(working: Transaction) -> None:
+        working.acceptedTime = ctx.now
+
+    def issue_step(working: Transaction) -> None:
+        working.issuedTime = ctx.now
+
+    evaluator = TransactionEvaluation(Evaluation(ctx, model), found, plan)
+    return Runner(LIFECYCLE, found.transaction, evaluator, subject_of, {
+        INITIALIZE: initialize_step, ACCEPT: accept_step, ISSUE: issue_step}), plan
+
+
+def _subject(stack: IssuedStack, transaction: Transaction, account: Callable[[], Any]) -> Subject:
+    policy = stack.policy
+    span = transaction.segments[-1]
+    term_start = next((t.startTime for t in stack.terms if t.locator == transaction.termLocator), span.startTime)
+    return Subject(kind="transaction", locator=transaction.locator, product=policy.productName,
+                   start=policy.startTime, end=span.endTime, currency=policy.currency, timezone=policy.timezone,
+                   basis=policy.durationBasis, element=transaction.element or Element(
+                       locator=transaction.locator, staticLocator=transaction.locator, type=policy.productName),
+                   static=policy.static, jurisdiction=policy.jurisdiction, config_version=transaction.configVersion,
+                   account=account, category=str(transaction.transactionCategory), term_start=term_start,
+                   effective=transaction.effectiveTime, segment_start=span.startTime, segment_end=span.endTime)
+
+
+class TransactionEvaluation:
+    """The runner's Evaluator for one transaction (as read: its steps change neither its instructions
+    nor its span, so `plan` holds throughout): the tree is checked, rated and underwritten as a quote's
+    is (Evaluation), but a cancellation (a gap) and a reinstatement that restores the cancelled coverage
+    are neither checked nor rated; every price carries the adjustments of the policy's charges that the
+    coverage after this transaction makes (deltas.settle)."""
+
+    def __init__(self, evaluation: Evaluation, found: Found, plan: Plan):
+        self.evaluation, self.found, self.plan = evaluation, found, plan
+
+    def validate(self, subject: Subject) -> tuple[Element, ValidationResult]:
+        if self._unrated():
+            return subject.element, ValidationResult(success=True)
+        return self.evaluation.validate(subject)
+
+    def price(self, subject: Subject) -> list[Charge]:
+        rated = [] if self._unrated() else self.evaluation.price(subject)
+        return rated + adjustments(self.found.stack, self.plan, self.found.transaction, rated)
+
+    def underwrite(self, subject: Subject, flags: list[Flag], *, already_rejected: bool) -> Underwritten:
+        return self.evaluation.underwrite(subject, flags, already_rejected=already_rejected)
+
+    def _unrated(self) -> bool:
+        transaction = self.found.transaction
+        return transaction.transactionCategory in NOT_RATED or transaction.segments[-1].restores is not None
+
+
+def adjustments(stack: IssuedStack, plan: Plan, transaction: Transaction, rated: list[Charge]) -> list[Charge]:
+    """The adjustments of the policy's issued charges that issuing `transaction` (planned as `plan`,
+    its own charges `rated`) makes: each charge brought to what the coverage held after it earns."""
+    segment_locator = transaction.segments[-1].locator
+    issued = [t for t in stack.transactions if t.transactionState in (TransactionState.ISSUED,
+                                                                      TransactionState.REVERSED) and t.segments]
+    every_rated = [deltas.Rated(t.segments[-1].locator, t.segments[-1].startTime, t.segments[-1].endTime, charge)
+                   for t in issued for charge in t.charges if charge.reversalOfLocator is None]
+    every_rated += [deltas.Rated(segment_locator, plan.effect.start, plan.effect.end, charge) for charge in rated]
+    issued_adjustments = [charge for t in stack.transactions if t.transactionState in (
+        TransactionState.ISSUED, TransactionState.REVERSED) for charge in t.charges if charge.reversalOfLocator]
+    policy = stack.policy
+    proration = deltas.Proration(policy.durationBasis, policy.timezone, policy.currency)
+    return deltas.settle(every_rated, issued_adjustments, plan.spans_after(segment_locator, transaction.locator),
+                         proration, new_locator)
+
+
+# --- precommit, reset, refuse, discard -------------------------------------------------------------
+
+
+def reset(ctx: CallContext, locator: str, options: ResetOptions, *, to_draft: bool = False) -> Transaction:
+    """Back to draft (`to_draft`) or to initialized, without a price; flags stay unless the options
+    clear or delete them."""
+    found = records.find(ctx, locator)
+    transaction = found.transaction
+    LIFECYCLE.check(transaction.transactionState, "be reset")
+    flags = underwriting.after_reset(transaction.flags, options.resetFlags, every=options.resetAllUnderwritingFlags,
+                                     delete=options.resetFlagsAction == "delete", by=_author(ctx), code=ENTITY,
+                                     noun=ENTITY)
+    back_to_draft = to_draft or transaction.element is None
+    state = TransactionState.DRAFT if back_to_draft else TransactionState.INITIALIZED
+    reset_one = transaction.model_copy(update={
+        "transactionState": state, "charges": [], "duration": None, "underwritingStatus": None,
+        "acceptedTime": None, "validationResult": None, "flags": flags,
+        **({"element": None} if back_to_draft else {})})
+    return records.save(ctx, found.stack, reset_one, ["reset"])
+
+
+def refuse(ctx: CallContext, locator: str) -> Transaction:
+    found = records.find(ctx, locator)
+    LIFECYCLE.check(found.transaction.transactionState, "be refused")
+    refused = found.transaction.model_copy(update={"transactionState": TransactionState.REFUSED})
+    return records.save(ctx, found.stack, refused, ["refuse"])
+
+
+def discard(ctx: CallContext, locator: str) -> Transaction:
+    found = records.find(ctx, locator)
+    LIFECYCLE.check(found.transaction.transactionState, "be discarded")
+    discarded = found.transaction.model_copy(update={"transactionState": TransactionState.DISCARDED})
+    return records.save(ctx, found.stack, discarded, ["discard"])
+
+
+# --- underwriting flags ----------------------------------------------------------------------------
+
+
+def change_flags(ctx: CallContext, locator: str, add: list[FlagInput], clear: list[str]) -> Transaction:
+    """Manual flags added and flags cleared; the state is decided again at the next underwriting."""
+    found = records.find(ctx, locator)
+    transaction = found.transaction
+    LIFECYCLE.check(transaction.transactionState, "change its underwriting flags")
+    tree = transaction.element or _plan(ctx, found).tree
+    known = {element.locator for element in elements.walk(tree)}
+    flags = underwriting.changed(transaction.flags, add, clear, known, _author(ctx), code=ENTITY, noun=ENTITY)
+    return records.save(ctx, found.stack, transaction.model_copy(update={"flags": flags}), ["manualUnderwrite"])
+
+
+def clear_flag(ctx: CallContext, locator: str, level: str, flag_locator: str) -> Transaction:
+    underwriting.check_level(get_transaction(ctx, locator).flags, flag_locator, level)
+    return change_flags(ctx, locator, [], [flag_locator])
+
+
+def _author(ctx: CallContext) -> underwriting.Author:
+    return underwriting.Author(ctx.user_locator, ctx.now, new_locator)
+

@@ -1,0 +1,181 @@
+"""What a transaction is worked out from: the policy's timeline of issued segments (coverage.py's
+spans), the unissued transactions it is based on, and the element tree it starts from. Pure: reads a
+policy's stack (policies.models.IssuedStack), stores nothing.
+
+- `issued_spans`: the local stack's spans in processing order (issued transactions that are neither
+  reversed nor reapplied; reversal and aggregate records make none).
+- `Plan`: what a transaction does, by its category, effective time and change instructions: the span
+  of its segment (coverage.effect, which refuses an effective time outside the terms, a reinstatement
+  of a policy that is not cancelled, a renewal of a cancelled one, ...), its term, the tree of the
+  coverage it starts from and the tree it makes (changes.py).
+- A transaction based on an unissued one (a chain) sees the timeline as if that one were issued.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from chalicelib.core.clock import utc
+from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState
+from chalicelib.policies.models import (
+    IssuedStack,
+    SegmentSummary,
+    SegmentType,
+    Transaction,
+    TransactionCategory,
+    TransactionState,
+)
+from chalicelib.priceable.elements import Catalog
+from chalicelib.priceable.models import Element
+from chalicelib.transactions import changes, coverage
+from chalicelib.transactions.models import (
+    ENTITY,
+    AddInstruction,
+    DeleteInstruction,
+    Instruction,
+    ModifyInstruction,
+    instruction_of,
+)
+
+CREATED: dict[str, coverage.Category] = {"change": "change", "cancellation": "cancellation",
+                                         "reinstatement": "reinstatement", "renewal": "renewal"}
+"""The categories a client creates transactions of (issuance comes from a quote; reversal has its route)."""
+NO_SPAN = frozenset({TransactionCategory.REVERSAL, TransactionCategory.AGGREGATE})
+ELEMENT_ACTIONS = (AddInstruction, ModifyInstruction, DeleteInstruction)
+LIVE_UNISSUED = frozenset(TransactionState) - {TransactionState.ISSUED, TransactionState.DISCARDED,
+                                                TransactionState.REFUSED, TransactionState.INVALIDATED,
+                                                TransactionState.REVERSED}
+
+
+def term_numbers(stack: IssuedStack) -> dict[str, int]:
+    return {term.locator: term.number for term in stack.terms}
+
+
+def issued_spans(stack: IssuedStack) -> list[coverage.SegmentSpan]:
+    numbers = term_numbers(stack)
+    return [span for transaction in stack.issued() if transaction.transactionCategory not in NO_SPAN
+            for span in spans_of(transaction, numbers[transaction.termLocator])]
+
+
+def spans_of(transaction: Transaction, term: int) -> list[coverage.SegmentSpan]:
+    return [coverage.SegmentSpan(s.locator, transaction.locator, s.startTime, s.endTime, term,
+                                 s.segmentType == SegmentType.GAP, s.restores) for s in transaction.segments]
+
+
+def chain(stack: IssuedStack, transaction: Transaction) -> list[Transaction]:
+    """The unissued transactions `transaction` is based on, the oldest first."""
+    by_locator = {t.locator: t for t in stack.transactions}
+    found: list[Transaction] = []
+    base = by_locator.get(transaction.baseTransactionLocator or "")
+    while base is not None and base.transactionState in LIVE_UNISSUED and base not in found:
+        found.insert(0, base)
+        base = by_locator.get(base.baseTransactionLocator or "")
+    return found
+
+
+@dataclass(frozen=True)
+class Plan:
+    effect: coverage.Effect
+    spans: list[coverage.SegmentSpan]
+    """The timeline the transaction is applied to (issued spans, then those of the unissued chain)."""
+    base_tree: Element
+    tree: Element
+    term_number: int
+
+    @property
+    def segment_type(self) -> SegmentType:
+        return SegmentType.GAP if self.effect.gap else SegmentType.COVERAGE
+
+    def summary(self, locator: str) -> SegmentSummary:
+        return SegmentSummary(locator=locator, segmentType=self.segment_type, startTime=self.effect.start,
+                              endTime=self.effect.end, restores=self.effect.restores)
+
+    def spans_after(self, segment_locator: str, transaction_locator: str) -> list[coverage.SegmentSpan]:
+        return [*self.spans, self.effect.span(segment_locator, transaction_locator)]
+
+
+@dataclass(frozen=True)
+class Planner:
+    """Works out plans on one stack: `catalog` builds added elements, `new_locator` names them;
+    `basis`, `time_zone` and `term_duration` are the policy's."""
+
+    stack: IssuedStack
+    catalog: Catalog
+    new_locator: Callable[[], str]
+
+    def plan(self, transaction: Transaction) -> Plan:
+        spans = issued_spans(self.stack)
+        trees = {s.locator: s.element for s in self.stack.segments.values()}
+        for base in chain(self.stack, transaction):
+            based = self._plan(base, spans, trees)
+            spans = based.spans_after(base.segments[-1].locator, base.locator)
+            trees[base.segments[-1].locator] = base.element or based.tree
+        return self._plan(transaction, spans, trees)
+
+    def _plan(self, transaction: Transaction, spans: list[coverage.SegmentSpan], trees: dict[str, Element]) -> Plan:
+        instructions = [instruction_of(stored) for stored in transaction.changeInstructions]
+        category = str(transaction.transactionCategory)
+        params = changes.params_of(instructions)
+        if category in ("cancellation", "reinstatement"):
+            _check_no_element_changes(instructions, category)
+        policy = self.stack.policy
+        pieces = coverage.held(spans)
+        effective = utc(params.effectiveTime) if params is not None else _default_effective(category, spans, pieces)
+        new_end = utc(params.newPolicyEndTime) if params is not None and params.newPolicyEndTime else None
+        effect = coverage.effect(_category(category), effective, spans, basis=policy.durationBasis,
+                                 time_zone=policy.timezone, new_end=new_end,
+                                 term_duration=_term_duration(policy.termDuration))
+        base_tree = trees[_base_segment(category, effective, pieces)]
+        tree = changes.applied(self.catalog, base_tree, instructions, effective, self.new_locator)
+        return Plan(effect, spans, base_tree, tree, effect.term.number)
+
+
+def _default_effective(category: str, spans: Sequence[coverage.SegmentSpan], pieces: list[coverage.Piece]) -> datetime:
+    """A renewal takes effect at the end of the last term, a reinstatement at the cancellation; a change
+    or a cancellation must say when (a params instruction)."""
+    if category == "renewal":
+        return coverage.terms(spans)[-1].end
+    cancelled = coverage.cancellation(pieces)
+    if category == "reinstatement":
+        if cancelled is None:
+            raise InvalidState("The policy is not cancelled", code="transaction.policy_not_cancelled")
+        return cancelled.start
+    raise InvalidRequest(f"A {category} needs a params instruction with its effectiveTime",
+                         code=f"{ENTITY}.effective_time_required",
+                         field_errors=[FieldError("changeInstructions", "no params instruction")])
+
+
+def _base_segment(category: str, effective: datetime, pieces: list[coverage.Piece]) -> str:
+    """The segment whose tree the transaction starts from: the one holding the effective time; for a
+    renewal the last one; for a reinstatement the gap, which keeps the tree it cancelled."""
+    if category == "renewal":
+        return pieces[-1].segment_locator
+    if category == "reinstatement":
+        cancelled = coverage.cancellation(pieces)
+        if cancelled is not None:
+            return cancelled.segment_locator
+    at = coverage.piece_at(pieces, effective)
+    if category not in ("renewal", "reinstatement") and at is not None:
+        return at.segment_locator
+    raise InvalidState(f"The policy holds no coverage at {effective.isoformat()}", code=f"{ENTITY}.no_coverage")
+
+
+def _check_no_element_changes(instructions: Sequence[Instruction], category: str) -> None:
+    problems = [FieldError(f"changeInstructions[{i}].action", f"a {category} does not change elements")
+                for i, instruction in enumerate(instructions) if isinstance(instruction, ELEMENT_ACTIONS)]
+    if problems:
+        raise InvalidRequest(f"A {category} takes no element changes", code=f"{ENTITY}.invalid_instruction",
+                             field_errors=problems)
+
+
+def _category(name: str) -> coverage.Category:
+    known = CREATED.get(name)
+    if known is None:
+        raise InvalidRequest(f"A {name} transaction cannot be created", code=f"{ENTITY}.unknown_type")
+    return known
+
+
+def _term_duration(value: Decimal | None) -> Decimal | None:
+    return value if value is not None and value > 0 else None
