@@ -6,7 +6,7 @@ from typing import Any
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, NotFound
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.identity.models import Role, Tenant, Token, User
-from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage import codec, keys, query, table, versioned
 from chalicelib.storage.keys import SYSTEM_SCOPE as SCOPE
 from chalicelib.storage.table import ErrorFactory
 from chalicelib.storage.unit_of_work import UnitOfWork
@@ -137,9 +137,9 @@ def add_user(uow: UnitOfWork, user: User) -> None:
 
 
 def save_user(uow: UnitOfWork, user: User, expected_version: int) -> None:
-    """Replace the user record if nobody changed it since `expected_version` was read."""
-    changes = user.model_dump(exclude={"locator", "version", "createdAt", "createdBy", "userName"})
-    uow.add(table.update(keys.user(user.locator), changes, expected_version=expected_version))
+    """Rewrite the user record (a None field removed) if nobody changed it since `expected_version` was read."""
+    uow.add(versioned.rewrite(keys.user(user.locator), user.model_copy(update={"version": expected_version}),
+                              exclude={"createdAt", "createdBy", "userName"}))
 
 
 def delete_user(uow: UnitOfWork, user: User, named: list[dict[str, Any]]) -> None:
