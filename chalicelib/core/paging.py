@@ -1,14 +1,16 @@
 """Offset/count paging: the list contract of the platform we mirror."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Self, TypeVar
 
 from pydantic import BaseModel
 
 from chalicelib.core.errors import FieldError, InvalidRequest
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 DEFAULT_COUNT = 20
 MAX_COUNT = 100
@@ -49,3 +51,15 @@ class ListQuery(BaseModel):
 class Page(Generic[T]):
     items: list[T]
     list_completed: bool
+
+
+class ListResponse(BaseModel, Generic[R]):
+    """ListPageResponse<R>: one page of a list as the API answers it."""
+
+    listCompleted: bool
+    items: list[R]
+
+    @classmethod
+    def of(cls, page: Page[T], convert: Callable[[T], R]) -> Self:
+        """The page with each item converted to its response."""
+        return cls(listCompleted=page.list_completed, items=[convert(item) for item in page.items])

@@ -29,14 +29,15 @@ def get(tenant: str, locator: str) -> Quote | None:
 
 
 def list_quotes(tenant: str, page: PageRequest) -> Page[Quote]:
-    found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.quotes_index(tenant), page,
-                       index=TENANT_INDEX)
-    return Page([_quote(item) for item in found.items], found.list_completed)
+    return _listed(tenant, keys.quotes_index(tenant), TENANT_INDEX, page)
 
 
 def list_account_quotes(tenant: str, account_locator: str, page: PageRequest) -> Page[Quote]:
-    found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.account_quotes_index(tenant, account_locator),
-                       page, index=ACCOUNT_INDEX)
+    return _listed(tenant, keys.account_quotes_index(tenant, account_locator), ACCOUNT_INDEX, page)
+
+
+def _listed(tenant: str, partition: str, index: str, page: PageRequest) -> Page[Quote]:
+    found = query.page(table.gateway(), keys.tenant_scope(tenant), partition, page, index=index)
     return Page([_quote(item) for item in found.items], found.list_completed)
 
 

@@ -45,7 +45,7 @@ def create_quote(tenantLocator: str) -> schemas.QuoteResponse:
 @bp.route("/policy/{tenantLocator}/quotes/list", methods=["GET"])
 @endpoint("quotes.read", "quotes.list")
 def list_quotes(tenantLocator: str) -> schemas.QuoteListResponse:
-    return schemas.QuoteListResponse.of(service.list_quotes(request_context(), _page()))
+    return schemas.QuoteListResponse.of(service.list_quotes(request_context(), _page()), schemas.QuoteResponse.of)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/numbers/{quoteNumber}", methods=["GET"])
@@ -57,7 +57,8 @@ def fetch_quotes_by_number(tenantLocator: str, quoteNumber: str) -> list[schemas
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/quotes/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
 def list_account_quotes(tenantLocator: str, locator: str) -> schemas.QuoteListResponse:
-    return schemas.QuoteListResponse.of(service.quotes_of_account(request_context(), locator, _page()))
+    quotes = service.quotes_of_account(request_context(), locator, _page())
+    return schemas.QuoteListResponse.of(quotes, schemas.QuoteResponse.of)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/validatePreview", methods=["POST"])
@@ -310,7 +311,8 @@ def update_quote_static_data(tenantLocator: str, locator: str) -> schemas.QuoteR
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static/history/list", methods=["GET"])
 @endpoint("quotes.read")
 def list_quote_static_data_history(tenantLocator: str, locator: str) -> schemas.StaticDataHistoryListResponse:
-    return schemas.StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, _page()))
+    history = service.static_history(request_context(), locator, _page())
+    return schemas.StaticDataHistoryListResponse.of(history, schemas.StaticDataHistoryResponse.of)
 
 
 # --- constraint tables ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from pydantic import BaseModel, RootModel
 
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.core import paging
-from chalicelib.core.paging import Page
+from chalicelib.core.paging import ListResponse
 from chalicelib.priceable.schemas import ConstraintValuesRequest as ConstraintValuesRequest
 from chalicelib.priceable.schemas import ElementCreateRequests as ElementCreateRequests
 from chalicelib.priceable.schemas import ElementLocators as ElementLocators
@@ -107,13 +107,8 @@ class QuoteResponse(PriceableResponse):
     issuedTime: datetime | None = None
 
 
-class QuoteListResponse(BaseModel):
-    listCompleted: bool
-    items: list[QuoteResponse]
-
-    @classmethod
-    def of(cls, page: Page[Quote]) -> QuoteListResponse:
-        return cls(listCompleted=page.list_completed, items=[QuoteResponse.of(quote) for quote in page.items])
+class QuoteListResponse(ListResponse[QuoteResponse]):
+    pass
 
 
 class QuotePriceResponse(Pricing):
@@ -164,12 +159,10 @@ class StaticDataHistoryResponse(BaseModel):
     updatedBy: str
     updatedAt: datetime
 
-
-class StaticDataHistoryListResponse(BaseModel):
-    listCompleted: bool
-    items: list[StaticDataHistoryResponse]
-
     @classmethod
-    def of(cls, page: Page[StaticHistoryEntry]) -> StaticDataHistoryListResponse:
-        return cls(listCompleted=page.list_completed,
-                   items=[StaticDataHistoryResponse(**entry.model_dump()) for entry in page.items])
+    def of(cls, entry: StaticHistoryEntry) -> StaticDataHistoryResponse:
+        return cls(**entry.model_dump())
+
+
+class StaticDataHistoryListResponse(ListResponse[StaticDataHistoryResponse]):
+    pass

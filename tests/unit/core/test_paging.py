@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.core.errors import FieldError, InvalidRequest
-from chalicelib.core.paging import Page, PageRequest
+from chalicelib.core.paging import ListQuery, ListResponse, Page, PageRequest
 
 
 def test_missing_parameters_take_the_defaults():
@@ -40,3 +40,18 @@ def test_a_page_carries_its_items_and_whether_the_list_is_complete():
     page = Page(items=["a", "b"], list_completed=False)
 
     assert (page.items, page.list_completed) == (["a", "b"], False)
+
+
+def test_a_list_response_converts_each_item_and_keeps_whether_the_list_is_complete():
+    response = ListResponse[str].of(Page(items=[1, 22], list_completed=True), lambda item: f"#{item}")
+
+    assert response.model_dump() == {"listCompleted": True, "items": ["#1", "#22"]}
+
+
+def test_a_list_query_pages_with_its_own_offset_and_count_within_the_lists_limit():
+    assert ListQuery(offset=40, count=10).page() == PageRequest(40, 10)
+    assert ListQuery().page() == PageRequest(0, 20)
+    assert ListQuery(count=500).page(max_count=500) == PageRequest(0, 500)
+    with pytest.raises(InvalidRequest) as refused:
+        ListQuery(count=101).page()
+    assert refused.value.field_errors == [FieldError("count", "must be between 1 and 100")]
