@@ -11,7 +11,7 @@ root on condition that it is still at the version the stack was read at.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from chalicelib.core import durations
@@ -19,13 +19,16 @@ from chalicelib.policies.models import (
     IssuedStack,
     Policy,
     Segment,
+    SegmentSummary,
+    SegmentType,
     Term,
     Transaction,
+    TransactionCategory,
     TransactionIssue,
     TransactionState,
 )
 from chalicelib.priceable.models import Element
-from chalicelib.transactions import coverage
+from chalicelib.transactions import coverage, sequence
 from chalicelib.transactions.models import ProducersInstruction, instruction_of
 from chalicelib.transactions.timeline import LIVE_UNISSUED, Plan
 
@@ -57,21 +60,99 @@ def in_sequence(stack: IssuedStack, transaction: Transaction, plan: Plan, now: d
 
 def invalidated(stack: IssuedStack, issued: Transaction, now: datetime) -> list[Transaction]:
     """The unissued transactions of the policy on other branches than `issued`'s, invalidated."""
-    by_locator = {t.locator: t for t in stack.transactions}
-
-    def based_on_issued(transaction: Transaction) -> bool:
-        seen: set[str] = set()
-        current: Transaction | None = transaction
-        while current is not None and current.locator not in seen:
-            if current.baseTransactionLocator == issued.locator:
-                return True
-            seen.add(current.locator)
-            current = by_locator.get(current.baseTransactionLocator or "")
-        return False
-
+    pending = [t for t in stack.transactions if t.transactionState in LIVE_UNISSUED]
+    doomed = set(sequence.invalidated([sequence.Pending(t.locator, t.baseTransactionLocator) for t in pending],
+                                      issued.locator))
     return [t.model_copy(update={"transactionState": TransactionState.INVALIDATED, "updatedAt": now})
-            for t in stack.transactions
-            if t.transactionState in LIVE_UNISSUED and t.locator != issued.locator and not based_on_issued(t)]
+            for t in pending if t.locator in doomed]
+
+
+def aggregate(stack: IssuedStack, transaction: Transaction, outcome: sequence.Outcome, trees: Mapping[str, Element],
+              now: datetime, new_locator: Callable[[], str]) -> TransactionIssue:
+    """The issue of `transaction` out of sequence, as sequence.execute carried it out (`trees`: the
+    trees of the segments it made): an `aggregate` record naming its parts in order; a `reversal`
+    record per transaction it reversed (holding that step's adjustments; the original becomes
+    `reversed`); the transaction itself; a reapplication per transaction reapplied (a new transaction
+    keeping its original's static locator, effective and creation times and instructions, with its own
+    segment and charges). The policy root follows the coverage held afterwards."""
+    policy = stack.policy
+    by_locator = {t.locator: t for t in stack.transactions}
+    numbers = {term.number: term for term in stack.terms}
+    terms_after = outcome.ledger.terms()
+    new_terms, changed_terms = _terms(stack, transaction, terms_after)
+    numbers.update({term.number: term for term in [*new_terms, *changed_terms]})
+    head = new_locator()
+    parts: list[Transaction] = []
+    reversed_originals: list[Transaction] = []
+    segments: list[Segment] = []
+    issued = transaction
+    for step in outcome.steps:
+        if step.action == "reverse":
+            original = by_locator[step.entry.locator]
+            reversed_originals.append(original.model_copy(update={"transactionState": TransactionState.REVERSED,
+                                                                  "updatedAt": now}))
+            locator = new_locator()
+            parts.append(Transaction(
+                locator=locator, staticLocator=locator, policyLocator=policy.locator,
+                termLocator=original.termLocator, effectiveTime=original.effectiveTime,
+                transactionState=TransactionState.ISSUED, transactionCategory=TransactionCategory.REVERSAL,
+                transactionType=TransactionCategory.REVERSAL.value, createdAt=now, createdBy=issued.createdBy,
+                issuedTime=now, acceptedTime=now, baseTransactionLocator=policy.issuedTransactionLocator,
+                aggregateTransactionLocator=head, charges=list(step.charges),
+                reversedTransactionLocators=[original.locator], configVersion=issued.configVersion,
+                updatedAt=now, updatedBy=issued.updatedBy))
+        elif step.action in ("issue", "reapply"):
+            assert step.effect is not None and step.segment_locator is not None
+            term = numbers[step.effect.term.number]
+            segment = _segment(stack, step, term.locator, trees[step.segment_locator])
+            segments.append(segment)
+            summary = SegmentSummary(locator=segment.locator, segmentType=segment.segmentType,
+                                     startTime=segment.startTime, endTime=segment.endTime,
+                                     restores=step.effect.restores)
+            if step.action == "issue":
+                issued = transaction.model_copy(update={
+                    "segments": [summary], "charges": list(step.charges), "aggregateTransactionLocator": head,
+                    "element": None})
+                parts.append(issued)
+            else:
+                assert step.reapplication_of is not None
+                original = by_locator[step.reapplication_of.locator]
+                parts.append(original.model_copy(update={
+                    "locator": step.entry.locator, "termLocator": term.locator, "segments": [summary],
+                    "charges": list(step.charges), "issuedTime": now, "acceptedTime": now,
+                    "reapplicationOfLocator": original.locator, "aggregateTransactionLocator": head,
+                    "baseTransactionLocator": issued.locator, "transactionState": TransactionState.ISSUED,
+                    "element": None, "flags": [], "updatedAt": now, "updatedBy": issued.updatedBy, "version": 1}))
+    record = Transaction(
+        locator=head, staticLocator=head, policyLocator=policy.locator, termLocator=issued.termLocator,
+        effectiveTime=issued.effectiveTime, transactionState=TransactionState.ISSUED,
+        transactionCategory=TransactionCategory.AGGREGATE, transactionType=TransactionCategory.AGGREGATE.value,
+        createdAt=now, createdBy=issued.updatedBy or issued.createdBy, issuedTime=now, acceptedTime=now,
+        baseTransactionLocator=policy.issuedTransactionLocator,
+        aggregatedTransactionLocators=[part.locator for part in parts],
+        reversedTransactionLocators=[t.locator for t in reversed_originals], configVersion=issued.configVersion,
+        updatedAt=now, updatedBy=issued.updatedBy)
+    last_piece = outcome.ledger.held()[-1]
+    root = _producers(policy, transaction).model_copy(update={
+        "endTime": terms_after[-1].end, "issuedTransactionLocator": head,
+        "latestSegmentLocator": last_piece.segment_locator,
+        "latestTermLocator": numbers[terms_after[-1].number].locator, "branchHeadTransactionLocators": [head],
+        "configVersion": issued.configVersion, "updatedAt": now, "updatedBy": issued.updatedBy or policy.updatedBy})
+    others = [t for t in parts if t.locator != issued.locator]
+    return TransactionIssue(transaction=issued, segments=segments, terms=new_terms, changed_terms=changed_terms,
+                            changed=[*reversed_originals, *invalidated(stack, issued, now)], added=[record, *others],
+                            policy=root)
+
+
+def _segment(stack: IssuedStack, step: sequence.Step, term_locator: str, tree: Element) -> Segment:
+    assert step.effect is not None and step.segment_locator is not None
+    policy = stack.policy
+    done = step.effect
+    return Segment(locator=step.segment_locator, transactionLocator=step.entry.locator, policyLocator=policy.locator,
+                   termLocator=term_locator, segmentType=SegmentType.GAP if done.gap else SegmentType.COVERAGE,
+                   startTime=done.start, endTime=done.end,
+                   duration=durations.duration(done.start, done.end, policy.durationBasis, policy.timezone),
+                   element=_rooted(tree, step.segment_locator))
 
 
 def _terms(stack: IssuedStack, transaction: Transaction,

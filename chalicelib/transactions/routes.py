@@ -91,7 +91,20 @@ def fetch_policy_branches(tenantLocator: str, locator: str) -> schemas.BranchesR
 @bp.route("/policy/{tenantLocator}/transactions/{locator}", methods=["GET"])
 @endpoint("transactions.read")
 def fetch_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    return schemas.PolicyTransactionResponse.of(service.get_transaction(request_context(), locator))
+    return schemas.PolicyTransactionResponse.of(*service.transaction_with_parts(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/affectedTransactions", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_affected_transactions(tenantLocator: str, locator: str) -> list[schemas.AffectedTransaction]:
+    return service.affected(request_context(), locator)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/affectedTransactions/list", methods=["GET"])
+@endpoint("transactions.read")
+def list_affected_transactions(tenantLocator: str, locator: str) -> list[schemas.AffectedTransaction]:
+    """Deprecated: the same answer as affectedTransactions."""
+    return service.affected(request_context(), locator)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/segment", methods=["GET"])

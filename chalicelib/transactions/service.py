@@ -24,19 +24,16 @@ same DynamoDB transaction (records.py).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from chalicelib.accounts import service as accounts
 from chalicelib.configuration import service as configuration
-from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core import durations
 from chalicelib.core.clock import utc
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.core.records import check_size
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import (
     IssuedStack,
@@ -47,15 +44,17 @@ from chalicelib.policies.models import (
 )
 from chalicelib.priceable import elements, evaluation, underwriting
 from chalicelib.priceable.evaluation import Evaluation
-from chalicelib.priceable.models import Charge, Element, ElementChanges, ElementInput, Flag, FlagInput, ResetOptions
-from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed, Underwritten
+from chalicelib.priceable.models import ElementChanges, ElementInput, FlagInput, ResetOptions
+from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import Subject, account_view
 from chalicelib.runtime import wiring
-from chalicelib.transactions import changes, coverage, deltas, issuing, records
+from chalicelib.transactions import changes, execution, issuing, records, sequence, timeline
+from chalicelib.transactions.execution import TransactionEvaluation
 from chalicelib.transactions.lifecycle import ACCEPT, INITIALIZE, ISSUE, LIFECYCLE
 from chalicelib.transactions.models import (
     ENTITY,
     AddInstruction,
+    AffectedTransaction,
     DeleteInstruction,
     Instruction,
     MigrateInstruction,
@@ -76,6 +75,26 @@ NOT_RATED = frozenset({"cancellation"})
 
 def get_transaction(ctx: CallContext, locator: str) -> Transaction:
     return records.find(ctx, locator).transaction
+
+
+def transaction_with_parts(ctx: CallContext, locator: str) -> tuple[Transaction, list[Transaction]]:
+    """The transaction and, for an aggregate, its parts in the order they apply."""
+    found = records.find(ctx, locator)
+    by_locator = {t.locator: t for t in found.stack.transactions}
+    parts = [by_locator[part] for part in found.transaction.aggregatedTransactionLocators if part in by_locator]
+    return found.transaction, parts
+
+
+def affected(ctx: CallContext, locator: str) -> list[AffectedTransaction]:
+    """What issuing the transaction now would reverse (latest first) and invalidate."""
+    found = records.find(ctx, locator)
+    transaction = found.transaction
+    LIFECYCLE.check(transaction.transactionState, "be issued")
+    entries = [timeline.entry_of(t) for t in timeline.local_stack(found.stack)]
+    planned = sequence.plan(entries, timeline.entry_of(transaction))
+    doomed = [t.locator for t in issuing.invalidated(found.stack, transaction, ctx.now)]
+    return [AffectedTransaction(locator=each.locator, action=each.action)
+            for each in sequence.affected(planned, doomed)]
 
 
 def priced_transaction(ctx: CallContext, locator: str) -> Transaction:
@@ -383,33 +402,41 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False) -> Trans
     TransactWriteItems with the policy root, conditional on the version the stack was read at. A
     transaction whose base is no longer the policy's latest issued transaction is a 409
     `transaction.stale_base`, or with `auto_rebase` is based on the latest again, its instructions
-    applied anew and the whole path run from initialize."""
+    applied anew and the whole path run from initialize. Out of sequence, it is issued inside an
+    aggregate (execution.py): the later transactions reversed, it, their reapplications."""
     found = records.find(ctx, locator)
     LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE)
     LIFECYCLE.check_not_expired(found.transaction.expirationTime, ctx.now)
     head = found.policy.issuedTransactionLocator
-    if found.transaction.baseTransactionLocator != head:
-        if not auto_rebase:
-            raise InvalidState(f"Transaction {locator} is based on {found.transaction.baseTransactionLocator}, which "
-                               f"is no longer the policy's latest issued transaction ({head}): rebase it "
-                               f"(autoRebase=true) or create it anew", code=f"{ENTITY}.stale_base")
+    if sequence.rebase(found.transaction.baseTransactionLocator, head, auto_rebase=auto_rebase) != \
+            found.transaction.baseTransactionLocator:
         found = _rebased(ctx, found, head)
-    runner, plan = _runner(ctx, found)
-    _check_in_sequence(found.stack, plan)
+    runner, evaluator = _runner(ctx, found)
     try:
         runner.run(LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE))
+        if ISSUE not in runner.done:
+            return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data)
+        issued = runner.record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+        done = evaluator.last or execution.execute(
+            evaluator.evaluation, found, evaluator.plan, issued,
+            [c for c in issued.charges if c.reversalOfLocator is None], evaluator.model, evaluator.account)
     except StepFailed as stop:
         return found.transaction.model_copy(update={"validationResult": stop.result})
-    if ISSUE not in runner.done:
-        return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data)
-    issued = runner.record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
-    check_size(issued, code=ENTITY, noun="transaction")
     uow = wiring.unit_of_work(ctx)
-    policies.issue_transaction(ctx, uow, found.stack, issuing.in_sequence(found.stack, issued, plan, ctx.now))
+    if done.in_sequence:
+        bundle = issuing.in_sequence(found.stack, issued, evaluator.plan, ctx.now)
+    else:
+        bundle = issuing.aggregate(found.stack, issued, done.outcome, done.trees, ctx.now, new_locator)
+    policies.issue_transaction(ctx, uow, found.stack, bundle)
     for event_type, data in records.events(issued, _actions(runner.done), runner.event_data):
         uow.record_event(event_type, data)
+    for part in bundle.added:
+        if part.transactionCategory == TransactionCategory.AGGREGATE:
+            continue
+        for event_type, data in records.events(part, ["issue"]):
+            uow.record_event(event_type, data)
     uow.commit()
-    return issued.model_copy(update={"version": issued.version + 1})
+    return bundle.transaction.model_copy(update={"version": bundle.transaction.version + 1})
 
 
 def _rebased(ctx: CallContext, found: Found, head: str) -> Found:
@@ -420,27 +447,17 @@ def _rebased(ctx: CallContext, found: Found, head: str) -> Found:
     return records.replaced(found, _planned(ctx, found.stack, draft))
 
 
-def _check_in_sequence(stack: IssuedStack, plan: Plan) -> None:
-    """409 `transaction.out_of_sequence` for a transaction taking effect before coverage the policy
-    already holds from a later transaction."""
-    later = [piece for piece in coverage.held(plan.spans) if piece.start > plan.effect.start]
-    if later:
-        raise InvalidState(f"The policy holds coverage from {later[0].start.isoformat()} issued after this "
-                           f"transaction's effective time {plan.effect.start.isoformat()}",
-                           code=f"{ENTITY}.out_of_sequence")
-
-
 def _actions(done: list[str]) -> list[str]:
     return ["update" if step == INITIALIZE else step for step in done]
 
 
-def _runner(ctx: CallContext, found: Found) -> tuple[Runner[Transaction], Plan]:
+def _runner(ctx: CallContext, found: Found) -> tuple[Runner[Transaction], TransactionEvaluation]:
     model = records.model_of(ctx, found.transaction)
     plan = Planner(found.stack, evaluation.catalog(model), new_locator).plan(found.transaction)
     loader = account_view(lambda: accounts.get_account(ctx, found.policy.accountLocator))
 
     def subject_of(working: Transaction) -> Subject:
-        return _subject(found.stack, working, loader)
+        return execution.subject(found.stack, working, loader)
 
     def initialize_step(working: Transaction) -> None:
         working.element = plan.tree.model_copy(update={"parentLocator": working.segments[-1].locator})
@@ -452,66 +469,9 @@ def _runner(ctx: CallContext, found: Found) -> tuple[Runner[Transaction], Plan]:
     def issue_step(working: Transaction) -> None:
         working.issuedTime = ctx.now
 
-    evaluator = TransactionEvaluation(Evaluation(ctx, model), found, plan)
+    evaluator = TransactionEvaluation(Evaluation(ctx, model), found, plan, model, loader)
     return Runner(LIFECYCLE, found.transaction, evaluator, subject_of, {
-        INITIALIZE: initialize_step, ACCEPT: accept_step, ISSUE: issue_step}), plan
-
-
-def _subject(stack: IssuedStack, transaction: Transaction, account: Callable[[], Any]) -> Subject:
-    policy = stack.policy
-    span = transaction.segments[-1]
-    term_start = next((t.startTime for t in stack.terms if t.locator == transaction.termLocator), span.startTime)
-    return Subject(kind="transaction", locator=transaction.locator, product=policy.productName,
-                   start=policy.startTime, end=span.endTime, currency=policy.currency, timezone=policy.timezone,
-                   basis=policy.durationBasis, element=transaction.element or Element(
-                       locator=transaction.locator, staticLocator=transaction.locator, type=policy.productName),
-                   static=policy.static, jurisdiction=policy.jurisdiction, config_version=transaction.configVersion,
-                   account=account, category=str(transaction.transactionCategory), term_start=term_start,
-                   effective=transaction.effectiveTime, segment_start=span.startTime, segment_end=span.endTime)
-
-
-class TransactionEvaluation:
-    """The runner's Evaluator for one transaction (as read: its steps change neither its instructions
-    nor its span, so `plan` holds throughout): the tree is checked, rated and underwritten as a quote's
-    is (Evaluation), but a cancellation (a gap) and a reinstatement that restores the cancelled coverage
-    are neither checked nor rated; every price carries the adjustments of the policy's charges that the
-    coverage after this transaction makes (deltas.settle)."""
-
-    def __init__(self, evaluation: Evaluation, found: Found, plan: Plan):
-        self.evaluation, self.found, self.plan = evaluation, found, plan
-
-    def validate(self, subject: Subject) -> tuple[Element, ValidationResult]:
-        if self._unrated():
-            return subject.element, ValidationResult(success=True)
-        return self.evaluation.validate(subject)
-
-    def price(self, subject: Subject) -> list[Charge]:
-        rated = [] if self._unrated() else self.evaluation.price(subject)
-        return rated + adjustments(self.found.stack, self.plan, self.found.transaction, rated)
-
-    def underwrite(self, subject: Subject, flags: list[Flag], *, already_rejected: bool) -> Underwritten:
-        return self.evaluation.underwrite(subject, flags, already_rejected=already_rejected)
-
-    def _unrated(self) -> bool:
-        transaction = self.found.transaction
-        return transaction.transactionCategory in NOT_RATED or transaction.segments[-1].restores is not None
-
-
-def adjustments(stack: IssuedStack, plan: Plan, transaction: Transaction, rated: list[Charge]) -> list[Charge]:
-    """The adjustments of the policy's issued charges that issuing `transaction` (planned as `plan`,
-    its own charges `rated`) makes: each charge brought to what the coverage held after it earns."""
-    segment_locator = transaction.segments[-1].locator
-    issued = [t for t in stack.transactions if t.transactionState in (TransactionState.ISSUED,
-                                                                      TransactionState.REVERSED) and t.segments]
-    every_rated = [deltas.Rated(t.segments[-1].locator, t.segments[-1].startTime, t.segments[-1].endTime, charge)
-                   for t in issued for charge in t.charges if charge.reversalOfLocator is None]
-    every_rated += [deltas.Rated(segment_locator, plan.effect.start, plan.effect.end, charge) for charge in rated]
-    issued_adjustments = [charge for t in stack.transactions if t.transactionState in (
-        TransactionState.ISSUED, TransactionState.REVERSED) for charge in t.charges if charge.reversalOfLocator]
-    policy = stack.policy
-    proration = deltas.Proration(policy.durationBasis, policy.timezone, policy.currency)
-    return deltas.settle(every_rated, issued_adjustments, plan.spans_after(segment_locator, transaction.locator),
-                         proration, new_locator)
+        INITIALIZE: initialize_step, ACCEPT: accept_step, ISSUE: issue_step}), evaluator
 
 
 # --- precommit, reset, refuse, discard -------------------------------------------------------------

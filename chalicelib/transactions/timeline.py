@@ -29,7 +29,7 @@ from chalicelib.policies.models import (
 )
 from chalicelib.priceable.elements import Catalog
 from chalicelib.priceable.models import Element
-from chalicelib.transactions import changes, coverage
+from chalicelib.transactions import changes, coverage, deltas, sequence
 from chalicelib.transactions.models import (
     ENTITY,
     AddInstruction,
@@ -42,6 +42,7 @@ from chalicelib.transactions.models import (
 CREATED: dict[str, coverage.Category] = {"change": "change", "cancellation": "cancellation",
                                          "reinstatement": "reinstatement", "renewal": "renewal"}
 """The categories a client creates transactions of (issuance comes from a quote; reversal has its route)."""
+ON_TIMELINE: dict[str, coverage.Category] = {**CREATED, "issuance": "issuance"}
 NO_SPAN = frozenset({TransactionCategory.REVERSAL, TransactionCategory.AGGREGATE})
 ELEMENT_ACTIONS = (AddInstruction, ModifyInstruction, DeleteInstruction)
 LIVE_UNISSUED = frozenset(TransactionState) - {TransactionState.ISSUED, TransactionState.DISCARDED,
@@ -49,13 +50,40 @@ LIVE_UNISSUED = frozenset(TransactionState) - {TransactionState.ISSUED, Transact
                                                 TransactionState.REVERSED}
 
 
+def ledger_of(stack: IssuedStack, spans: list[coverage.SegmentSpan] | None = None) -> sequence.Ledger:
+    """The policy's coverage (`spans`, default: the issued ones) and every charge its issued transactions
+    carry (reversed ones' included): rated charges with their segment's span, and the adjustments."""
+    policy = stack.policy
+    carried = [t for t in stack.transactions if t.transactionState in (TransactionState.ISSUED,
+                                                                       TransactionState.REVERSED)]
+    rated = [deltas.Rated(t.segments[-1].locator, t.segments[-1].startTime, t.segments[-1].endTime, charge)
+             for t in carried if t.segments for charge in t.charges if charge.reversalOfLocator is None]
+    adjustments = [charge for t in carried for charge in t.charges if charge.reversalOfLocator is not None]
+    return sequence.Ledger(deltas.Proration(policy.durationBasis, policy.timezone, policy.currency),
+                           _term_duration(policy.termDuration), issued_spans(stack) if spans is None else spans,
+                           rated, adjustments)
+
+
 def term_numbers(stack: IssuedStack) -> dict[str, int]:
     return {term.locator: term.number for term in stack.terms}
 
 
+def local_stack(stack: IssuedStack) -> list[Transaction]:
+    """The issued transactions that put coverage on the timeline, neither reversed nor reapplied, in
+    processing order (sequence.py: effective time, creation time, static locator)."""
+    issued = [t for t in stack.issued() if t.transactionCategory not in NO_SPAN]
+    return sorted(issued, key=lambda t: entry_of(t).order)
+
+
+def entry_of(transaction: Transaction) -> sequence.Entry:
+    category = _category(str(transaction.transactionCategory), ON_TIMELINE)
+    return sequence.Entry(transaction.locator, transaction.staticLocator, category, transaction.effectiveTime,
+                          transaction.createdAt, transaction.newPolicyEndTime)
+
+
 def issued_spans(stack: IssuedStack) -> list[coverage.SegmentSpan]:
     numbers = term_numbers(stack)
-    return [span for transaction in stack.issued() if transaction.transactionCategory not in NO_SPAN
+    return [span for transaction in local_stack(stack)
             for span in spans_of(transaction, numbers[transaction.termLocator])]
 
 
@@ -127,7 +155,7 @@ class Planner:
         effect = coverage.effect(_category(category), effective, spans, basis=policy.durationBasis,
                                  time_zone=policy.timezone, new_end=new_end,
                                  term_duration=_term_duration(policy.termDuration))
-        base_tree = trees[_base_segment(category, effective, pieces)]
+        base_tree = trees[base_segment(category, effective, pieces)]
         tree = changes.applied(self.catalog, base_tree, instructions, effective, self.new_locator)
         return Plan(effect, spans, base_tree, tree, effect.term.number)
 
@@ -147,7 +175,7 @@ def _default_effective(category: str, spans: Sequence[coverage.SegmentSpan], pie
                          field_errors=[FieldError("changeInstructions", "no params instruction")])
 
 
-def _base_segment(category: str, effective: datetime, pieces: list[coverage.Piece]) -> str:
+def base_segment(category: str, effective: datetime, pieces: list[coverage.Piece]) -> str:
     """The segment whose tree the transaction starts from: the one holding the effective time; for a
     renewal the last one; for a reinstatement the gap, which keeps the tree it cancelled."""
     if category == "renewal":
@@ -170,8 +198,8 @@ def _check_no_element_changes(instructions: Sequence[Instruction], category: str
                              field_errors=problems)
 
 
-def _category(name: str) -> coverage.Category:
-    known = CREATED.get(name)
+def _category(name: str, known_ones: dict[str, coverage.Category] = CREATED) -> coverage.Category:
+    known = known_ones.get(name)
     if known is None:
         raise InvalidRequest(f"A {name} transaction cannot be created", code=f"{ENTITY}.unknown_type")
     return known
