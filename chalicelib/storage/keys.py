@@ -272,6 +272,12 @@ def segment_lookup(tenant_locator: str, segment_locator: str) -> str:
     return f"{tenant_scope(tenant_locator)}SEG#{segment_locator}"
 
 
+def renewals_due(tenant_locator: str) -> str:
+    """Sparse (GSI3): the roots of the tenant's policies with an auto-renewal plan, sorted by
+    `{endTime}#{policyLocator}`, which the auto-renewal job pages by term end."""
+    return f"{tenant_scope(tenant_locator)}RENEWALS"
+
+
 # --- quotes ---------------------------------------------------------------------------------------
 # A quote is one item (element tree, charges and underwriting flags inside it) at the root of its
 # collection, which also holds its static data history. The tenant's quotes are listed on GSI2, an
