@@ -4,6 +4,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,12 +21,20 @@ WIRED_VARIABLES = {"PAS_TABLE_NAME": "CoreTable", "PAS_BUCKET_NAME": "BlobBucket
 
 @pytest.fixture(scope="module")
 def packaged(tmp_path_factory) -> Path:
+    """`chalice package` of a copy of the app whose requirements.txt is empty: the template is the same, and
+    chalice neither downloads the dependencies (pip, on the network) nor zips them, nor leaves its 22 MB
+    bundle cache in .chalice/deployments for every version of the code."""
+    project = tmp_path_factory.mktemp("project")
+    shutil.copy(ROOT / "app.py", project)
+    shutil.copytree(ROOT / "chalicelib", project / "chalicelib", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / ".chalice", project / ".chalice", ignore=shutil.ignore_patterns("deployments", "venv"))
+    (project / "requirements.txt").write_text("")
     out = tmp_path_factory.mktemp("package") / "out"
     chalice = Path(sys.executable).parent / "chalice"
     env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1"}
     result = subprocess.run(
         [str(chalice), "package", "--stage", "prod", "--merge-template", str(TEMPLATE), str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        cwd=project, env=env, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     return out / "sam.json"
