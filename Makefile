@@ -63,8 +63,9 @@ $(STAMP): $(PY) requirements.txt requirements-dev.txt
 # test runs counts as surviving). Fails when a module scores below MUTATE_MIN percent.
 MUTATE_MODULES := chalicelib.core.money chalicelib.core.durations chalicelib.core.clock chalicelib.core.context \
   chalicelib.core.errors chalicelib.core.ids chalicelib.core.paging chalicelib.core.permissions \
+  chalicelib.core.contacts chalicelib.core.records \
   chalicelib.tables.constraints chalicelib.tables.versions chalicelib.priceable.lifecycle chalicelib.priceable.rating \
-  chalicelib.priceable.underwriting chalicelib.priceable.elements
+  chalicelib.priceable.underwriting chalicelib.priceable.elements chalicelib.priceable.checks
 MUTATE_WORKERS ?= 1
 MUTATE_MIN ?= 90
 

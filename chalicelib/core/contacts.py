@@ -16,6 +16,7 @@ class Contact(Protocol):
     contactLocator: str
     roles: list[str]
 
+    # pragma: no mutate block (a signature, never run: mutants of its defaults change nothing)
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self: ...
 
 

@@ -18,6 +18,7 @@ class VersionedRecord(Record, Protocol):
 
     version: int
 
+    # pragma: no mutate block (a signature, never run: mutants of its defaults change nothing)
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self: ...
 
 

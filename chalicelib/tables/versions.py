@@ -23,8 +23,6 @@ from typing import Any
 from chalicelib.core.clock import parse_datetime
 from chalicelib.tables.models import SelectionTimes, VersionEntry, latest
 
-CURRENT_TIME = "currentTime"
-
 
 def in_force(entries: Iterable[VersionEntry], at: datetime, jurisdiction: str | None = None, *,
              every_jurisdiction: bool = False) -> VersionEntry | None:
@@ -33,9 +31,9 @@ def in_force(entries: Iterable[VersionEntry], at: datetime, jurisdiction: str | 
     listed = list(enumerate(entries))
     if every_jurisdiction:
         groups = [listed]
-    else:
-        groups = [[(i, e) for i, e in listed if jurisdiction in e.jurisdictions]] if jurisdiction else []
-        groups.append([(i, e) for i, e in listed if not e.jurisdictions])
+    else:  # without a jurisdiction the first group is empty: no version lists None
+        groups = [[(i, e) for i, e in listed if jurisdiction in e.jurisdictions],
+                  [(i, e) for i, e in listed if not e.jurisdictions]]
     for group in groups:
         started = [(i, e) for i, e in group if e.effectiveFrom <= at]
         if started:
@@ -50,11 +48,10 @@ def in_force(entries: Iterable[VersionEntry], at: datetime, jurisdiction: str | 
 
 def selection_instant(basis: str, at: datetime | SelectionTimes | None, now: datetime) -> datetime:
     """The moment that selects a version: `at` itself when it is a moment; from SelectionTimes, the
-    one the table's `selectionTimeBasis` names (now for currentTime, or when the caller lacks it)."""
+    one the table's `selectionTimeBasis` names; now for `currentTime` (no moment of SelectionTimes),
+    or when the caller lacks the one named (`at` None, or its field None)."""
     if isinstance(at, datetime):
         return at if at.tzinfo is not None else at.replace(tzinfo=timezone.utc)
-    if at is None or basis == CURRENT_TIME:
-        return now
     return getattr(at, basis, None) or now
 
 
@@ -75,7 +72,7 @@ def kept(entries: Sequence[VersionEntry], since: datetime) -> set[str]:
     """The versions (locators) some lookup at `since` or later may choose: in force, by the rules above,
     at `since` or at a later version's start, for any jurisdiction or none, or by its instance's own
     name; and the latest upload of every instance (what a download answers). The others are superseded."""
-    moments = {since} | {e.effectiveFrom for e in entries if e.effectiveFrom > since}
+    moments = {since, *(max(e.effectiveFrom, since) for e in entries)}
     jurisdictions: set[str | None] = {None} | {j for e in entries for j in e.jurisdictions}
     by_instance: dict[str, list[VersionEntry]] = {}
     for entry in entries:

@@ -64,3 +64,13 @@ def test_without_configured_roles_any_role_goes():
     assert refused.value.code == "account.invalid_reference"
     assert [(e.field, e.message) for e in refused.value.field_errors] == [
         ("addRoles", "pilot not in the configured contactRoles: insured")]
+
+
+def test_a_missing_contact_is_named_and_unknown_roles_are_listed_together():
+    with pytest.raises(NotFound) as missing:
+        contacts.removed([contact(ADA)], BOB)
+    assert missing.value.message == f"contact {BOB} not found"
+    with pytest.raises(InvalidRequest) as refused:
+        contacts.check_roles(["insured"], ["pilot", "insured", "cook"], "roles", code="policy")
+    assert (refused.value.message, [e.message for e in refused.value.field_errors]) == (
+        "Unknown contact role", ["pilot, cook not in the configured contactRoles: insured"])
