@@ -3,12 +3,16 @@ steps do what it declares, underwriting outcomes stop the run, and a failed step
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, StepFailed
+from chalicelib.priceable.models import Element
+from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from tests.unit.priceable.widget import (
     COMMIT,
+    LIFECYCLE,
     PRECOMMIT,
     RATE,
     FakeEvaluator,
@@ -17,6 +21,7 @@ from tests.unit.priceable.widget import (
     advance,
     manual,
     raised,
+    subject_of,
 )
 
 
@@ -117,3 +122,20 @@ def test_a_cleared_manual_flag_does_not_stop_underwriting_and_an_uncleared_one_d
     stopped, _ = advance(standing, PRECOMMIT)
     assert (stopped.widgetState, stopped.underwritingStatus) == (WidgetState.DECLINED, "decline")
     assert [f.locator for f in stopped.flags] == ["M1"]  # manual flags are kept as they are
+
+
+class Unpriced(BaseModel):
+    """A record that holds validation but neither charges nor flags (as a quick quote holds no flags)."""
+
+    widgetState: WidgetState = WidgetState.DRAFT
+    element: Element = Widget().element
+    validationResult: Any = None
+
+
+@pytest.mark.parametrize("step", [PRICE, UNDERWRITE])
+def test_a_step_whose_fields_the_record_lacks_is_a_type_error_naming_both(step):
+    runner = Runner(LIFECYCLE, Unpriced(), FakeEvaluator(), lambda record: subject_of(Widget(element=record.element)))
+
+    assert runner.run([VALIDATE]).widgetState == WidgetState.VALIDATED
+    with pytest.raises(TypeError, match=f"^a Unpriced lacks the fields of the {step} step$"):
+        runner.run([step])
