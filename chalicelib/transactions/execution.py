@@ -28,11 +28,11 @@ from chalicelib.transactions.models import instruction_of
 from chalicelib.transactions.records import Found
 from chalicelib.transactions.timeline import Plan
 
-NOT_RATED = frozenset({TransactionCategory.CANCELLATION})
+NOT_RATED = frozenset({TransactionCategory.CANCELLATION, TransactionCategory.REVERSAL})
 
 
 def unrated(transaction: Transaction) -> bool:
-    """A cancellation, or a reinstatement that gives back what a cancellation removed."""
+    """A cancellation, a reversal, or a reinstatement that gives back what a cancellation removed."""
     return transaction.transactionCategory in NOT_RATED or (
         bool(transaction.segments) and transaction.segments[-1].restores is not None)
 
@@ -42,8 +42,12 @@ def subject(stack: IssuedStack, transaction: Transaction, account: Callable[[], 
     """What the checks and plugins see of `transaction`: its policy, and the segment it makes (`span`,
     default: its own) with `element` (default: its own tree)."""
     policy = stack.policy
-    start, end = (span.start, span.end) if span else (transaction.segments[-1].startTime,
-                                                      transaction.segments[-1].endTime)
+    if span is not None:
+        start, end = span.start, span.end
+    elif transaction.segments:
+        start, end = transaction.segments[-1].startTime, transaction.segments[-1].endTime
+    else:  # a reversal makes no segment of its own
+        start, end = transaction.effectiveTime, policy.endTime
     term_start = span.term.start if span else next(
         (t.startTime for t in stack.terms if t.locator == transaction.termLocator), start)
     tree = element or transaction.element or Element(locator=transaction.locator, staticLocator=transaction.locator,
@@ -60,7 +64,7 @@ class TransactionEvaluation:
     """The runner's Evaluator for one transaction (as read: its steps change neither its instructions
     nor its span, so `plan` holds throughout). `last` is the execution its last price worked out."""
 
-    def __init__(self, evaluation: Evaluation, found: Found, plan: Plan, model: dict[str, Any],
+    def __init__(self, evaluation: Evaluation, found: Found, plan: Plan | None, model: dict[str, Any],
                  account: Callable[[], Any]):
         self.evaluation, self.found, self.plan, self.model, self.account = evaluation, found, plan, model, account
         self.last: Execution | None = None
@@ -71,8 +75,11 @@ class TransactionEvaluation:
         return self.evaluation.validate(subject)
 
     def price(self, subject: Subject) -> list[Charge]:
-        rated = [] if unrated(self.found.transaction) else self.evaluation.price(subject)
         working = self.found.transaction.model_copy(update={"element": subject.element})
+        if self.plan is None:
+            self.last = execute_reversal(self.evaluation, self.found, working, self.model, self.account)
+            return [charge for step in self.last.outcome.steps if step.action == "reverse" for charge in step.charges]
+        rated = [] if unrated(self.found.transaction) else self.evaluation.price(subject)
         self.last = execute(self.evaluation, self.found, self.plan, working, rated, self.model, self.account)
         return list(self.last.new.charges)
 
@@ -108,12 +115,24 @@ def execute(evaluation_: Evaluation, found: Found, plan: Plan, transaction: Tran
     return Execution(outcome, maker.trees)
 
 
+def execute_reversal(evaluation_: Evaluation, found: Found, transaction: Transaction, model: dict[str, Any],
+                     account: Callable[[], Any]) -> Execution:
+    """Issuing the reversal transaction `transaction`: its targets and everything after the earliest of
+    them reversed, the later ones it does not target reapplied."""
+    stack = found.stack
+    entries = [timeline.entry_of(t) for t in timeline.local_stack(stack)]
+    planned = sequence.reversal_plan(entries, transaction.reversedTransactionLocators)
+    maker = Reapplier(evaluation_, stack, None, transaction, [], model, account)
+    outcome = sequence.execute(timeline.ledger_of(stack), entries, planned, maker, new_locator)
+    return Execution(outcome, maker.trees)
+
+
 class Reapplier:
     """sequence.execute's Maker: the segment of the transaction being issued (its own tree and rating,
     re-rated should the span differ from the one it was priced for) and of each reapplication (the
     coverage held at its effective time with its original's change instructions, rated anew)."""
 
-    def __init__(self, evaluation_: Evaluation, stack: IssuedStack, plan: Plan, transaction: Transaction,
+    def __init__(self, evaluation_: Evaluation, stack: IssuedStack, plan: Plan | None, transaction: Transaction,
                  rated: list[Charge], model: dict[str, Any], account: Callable[[], Any]):
         self.evaluation, self.stack, self.plan, self.transaction = evaluation_, stack, plan, transaction
         self.rated, self.model, self.account = rated, model, account
@@ -143,7 +162,11 @@ class Reapplier:
 
     def _new(self, done: coverage.Effect) -> sequence.Made:
         summary = self.transaction.segments[-1]
-        tree = (self.transaction.element or self.plan.tree).model_copy(update={"parentLocator": summary.locator})
+        planned = self.plan.tree if self.plan is not None else None
+        tree = (self.transaction.element or planned)
+        if tree is None:
+            raise ValueError(f"transaction {self.transaction.locator} has no tree to issue")
+        tree = tree.model_copy(update={"parentLocator": summary.locator})
         self.trees[summary.locator] = tree
         if unrated(self.transaction) or done.restores is not None:
             return sequence.Made(summary.locator)

@@ -75,73 +75,109 @@ def aggregate(stack: IssuedStack, transaction: Transaction, outcome: sequence.Ou
     `reversed`); the transaction itself; a reapplication per transaction reapplied (a new transaction
     keeping its original's static locator, effective and creation times and instructions, with its own
     segment and charges). The policy root follows the coverage held afterwards."""
-    policy = stack.policy
-    by_locator = {t.locator: t for t in stack.transactions}
-    numbers = {term.number: term for term in stack.terms}
-    terms_after = outcome.ledger.terms()
-    new_terms, changed_terms = _terms(stack, transaction, terms_after)
-    numbers.update({term.number: term for term in [*new_terms, *changed_terms]})
     head = new_locator()
-    parts: list[Transaction] = []
-    reversed_originals: list[Transaction] = []
-    segments: list[Segment] = []
-    issued = transaction
+    done = _carried_out(stack, transaction, outcome, trees, now, new_locator, head)
+    record = Transaction(
+        locator=head, staticLocator=head, policyLocator=stack.policy.locator, termLocator=done.issued.termLocator,
+        effectiveTime=done.issued.effectiveTime, transactionState=TransactionState.ISSUED,
+        transactionCategory=TransactionCategory.AGGREGATE, transactionType=TransactionCategory.AGGREGATE.value,
+        createdAt=now, createdBy=done.issued.updatedBy or done.issued.createdBy, issuedTime=now, acceptedTime=now,
+        baseTransactionLocator=stack.policy.issuedTransactionLocator,
+        aggregatedTransactionLocators=[part.locator for part in done.parts],
+        reversedTransactionLocators=[t.locator for t in done.reversed], configVersion=done.issued.configVersion,
+        updatedAt=now, updatedBy=done.issued.updatedBy)
+    others = [t for t in done.parts if t.locator != done.issued.locator]
+    return TransactionIssue(transaction=done.issued, segments=done.segments, terms=done.new_terms,
+                            changed_terms=done.changed_terms,
+                            changed=[*done.reversed, *invalidated(stack, done.issued, now)], added=[record, *others],
+                            policy=done.root(head))
+
+
+def reversal(stack: IssuedStack, transaction: Transaction, outcome: sequence.Outcome, trees: Mapping[str, Element],
+             now: datetime, new_locator: Callable[[], str]) -> TransactionIssue:
+    """The issue of a reversal transaction, as sequence.execute carried out its reversal plan: the
+    transactions it reverses become `reversed` and it holds their adjustments; the later ones it does
+    not target are reapplied (new transactions, as in an aggregate). The policy root follows."""
+    done = _carried_out(stack, transaction, outcome, trees, now, new_locator, None)
+    issued = transaction.model_copy(update={
+        "charges": [charge for step in outcome.steps if step.action == "reverse" for charge in step.charges],
+        "aggregatedTransactionLocators": [part.locator for part in done.parts]})
+    return TransactionIssue(transaction=issued, segments=done.segments, terms=done.new_terms,
+                            changed_terms=done.changed_terms,
+                            changed=[*done.reversed, *invalidated(stack, issued, now)], added=done.parts,
+                            policy=done.root(issued.locator))
+
+
+class _CarriedOut:
+    """The records an executed plan makes (shared by aggregates and reversals)."""
+
+    def __init__(self, stack: IssuedStack, transaction: Transaction, outcome: sequence.Outcome,
+                 now: datetime) -> None:
+        self.stack, self.transaction, self.outcome, self.now = stack, transaction, outcome, now
+        self.issued = transaction
+        self.parts: list[Transaction] = []
+        self.reversed: list[Transaction] = []
+        self.segments: list[Segment] = []
+        self.terms_after = outcome.ledger.terms()
+        self.new_terms, self.changed_terms = _terms(stack, transaction, self.terms_after)
+        self.numbers = {term.number: term for term in [*stack.terms, *self.new_terms, *self.changed_terms]}
+
+    def root(self, head: str) -> Policy:
+        policy = self.stack.policy
+        return _producers(policy, self.issued).model_copy(update={
+            "endTime": self.terms_after[-1].end, "issuedTransactionLocator": head,
+            "latestSegmentLocator": self.outcome.ledger.held()[-1].segment_locator,
+            "latestTermLocator": self.numbers[self.terms_after[-1].number].locator,
+            "branchHeadTransactionLocators": [head], "configVersion": self.issued.configVersion,
+            "updatedAt": self.now, "updatedBy": self.issued.updatedBy or policy.updatedBy})
+
+
+def _carried_out(stack: IssuedStack, transaction: Transaction, outcome: sequence.Outcome,
+                 trees: Mapping[str, Element], now: datetime, new_locator: Callable[[], str],
+                 aggregate_locator: str | None) -> _CarriedOut:
+    """The records of each step: with `aggregate_locator`, a reversal record per reversed transaction."""
+    done = _CarriedOut(stack, transaction, outcome, now)
+    by_locator = {t.locator: t for t in stack.transactions}
+    policy = stack.policy
     for step in outcome.steps:
         if step.action == "reverse":
             original = by_locator[step.entry.locator]
-            reversed_originals.append(original.model_copy(update={"transactionState": TransactionState.REVERSED,
-                                                                  "updatedAt": now}))
+            done.reversed.append(original.model_copy(update={"transactionState": TransactionState.REVERSED,
+                                                             "updatedAt": now}))
+            if aggregate_locator is None:
+                continue
             locator = new_locator()
-            parts.append(Transaction(
+            done.parts.append(Transaction(
                 locator=locator, staticLocator=locator, policyLocator=policy.locator,
                 termLocator=original.termLocator, effectiveTime=original.effectiveTime,
                 transactionState=TransactionState.ISSUED, transactionCategory=TransactionCategory.REVERSAL,
-                transactionType=TransactionCategory.REVERSAL.value, createdAt=now, createdBy=issued.createdBy,
-                issuedTime=now, acceptedTime=now, baseTransactionLocator=policy.issuedTransactionLocator,
-                aggregateTransactionLocator=head, charges=list(step.charges),
-                reversedTransactionLocators=[original.locator], configVersion=issued.configVersion,
-                updatedAt=now, updatedBy=issued.updatedBy))
-        elif step.action in ("issue", "reapply"):
-            assert step.effect is not None and step.segment_locator is not None
-            term = numbers[step.effect.term.number]
+                transactionType=TransactionCategory.REVERSAL.value, createdAt=now,
+                createdBy=transaction.updatedBy or transaction.createdBy, issuedTime=now, acceptedTime=now,
+                baseTransactionLocator=policy.issuedTransactionLocator, aggregateTransactionLocator=aggregate_locator,
+                charges=list(step.charges), reversedTransactionLocators=[original.locator],
+                configVersion=transaction.configVersion, updatedAt=now, updatedBy=transaction.updatedBy))
+        elif step.action in ("issue", "reapply") and step.effect is not None and step.segment_locator is not None:
+            term = done.numbers[step.effect.term.number]
             segment = _segment(stack, step, term.locator, trees[step.segment_locator])
-            segments.append(segment)
+            done.segments.append(segment)
             summary = SegmentSummary(locator=segment.locator, segmentType=segment.segmentType,
                                      startTime=segment.startTime, endTime=segment.endTime,
                                      restores=step.effect.restores)
             if step.action == "issue":
-                issued = transaction.model_copy(update={
-                    "segments": [summary], "charges": list(step.charges), "aggregateTransactionLocator": head,
-                    "element": None})
-                parts.append(issued)
-            else:
-                assert step.reapplication_of is not None
+                done.issued = transaction.model_copy(update={
+                    "segments": [summary], "charges": list(step.charges),
+                    "aggregateTransactionLocator": aggregate_locator, "element": None})
+                done.parts.append(done.issued)
+            elif step.reapplication_of is not None:
                 original = by_locator[step.reapplication_of.locator]
-                parts.append(original.model_copy(update={
+                done.parts.append(original.model_copy(update={
                     "locator": step.entry.locator, "termLocator": term.locator, "segments": [summary],
                     "charges": list(step.charges), "issuedTime": now, "acceptedTime": now,
-                    "reapplicationOfLocator": original.locator, "aggregateTransactionLocator": head,
-                    "baseTransactionLocator": issued.locator, "transactionState": TransactionState.ISSUED,
-                    "element": None, "flags": [], "updatedAt": now, "updatedBy": issued.updatedBy, "version": 1}))
-    record = Transaction(
-        locator=head, staticLocator=head, policyLocator=policy.locator, termLocator=issued.termLocator,
-        effectiveTime=issued.effectiveTime, transactionState=TransactionState.ISSUED,
-        transactionCategory=TransactionCategory.AGGREGATE, transactionType=TransactionCategory.AGGREGATE.value,
-        createdAt=now, createdBy=issued.updatedBy or issued.createdBy, issuedTime=now, acceptedTime=now,
-        baseTransactionLocator=policy.issuedTransactionLocator,
-        aggregatedTransactionLocators=[part.locator for part in parts],
-        reversedTransactionLocators=[t.locator for t in reversed_originals], configVersion=issued.configVersion,
-        updatedAt=now, updatedBy=issued.updatedBy)
-    last_piece = outcome.ledger.held()[-1]
-    root = _producers(policy, transaction).model_copy(update={
-        "endTime": terms_after[-1].end, "issuedTransactionLocator": head,
-        "latestSegmentLocator": last_piece.segment_locator,
-        "latestTermLocator": numbers[terms_after[-1].number].locator, "branchHeadTransactionLocators": [head],
-        "configVersion": issued.configVersion, "updatedAt": now, "updatedBy": issued.updatedBy or policy.updatedBy})
-    others = [t for t in parts if t.locator != issued.locator]
-    return TransactionIssue(transaction=issued, segments=segments, terms=new_terms, changed_terms=changed_terms,
-                            changed=[*reversed_originals, *invalidated(stack, issued, now)], added=[record, *others],
-                            policy=root)
+                    "reapplicationOfLocator": original.locator, "aggregateTransactionLocator": aggregate_locator,
+                    "baseTransactionLocator": transaction.locator, "transactionState": TransactionState.ISSUED,
+                    "element": None, "flags": [], "updatedAt": now, "updatedBy": transaction.updatedBy,
+                    "version": 1}))
+    return done
 
 
 def _segment(stack: IssuedStack, step: sequence.Step, term_locator: str, tree: Element) -> Segment:

@@ -72,6 +72,13 @@ def reinstate_policy(tenantLocator: str, locator: str) -> schemas.PolicyTransact
     return _created(locator, route="reinstate")
 
 
+@bp.route("/policy/{tenantLocator}/policies/{locator}/reversal", methods=["PATCH"])
+@endpoint("policies.write", idempotent=True)
+def reverse_policy_change(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    request = body_as(schemas.ReversalRequest)
+    return schemas.PolicyTransactionResponse.of(service.create_reversal(request_context(), locator, request))
+
+
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}", methods=["PATCH"])
 @endpoint("policies.write", idempotent=True)
 def create_policy_transaction(tenantLocator: str, locator: str,

@@ -44,7 +44,7 @@ from chalicelib.policies.models import (
 )
 from chalicelib.priceable import elements, evaluation, underwriting
 from chalicelib.priceable.evaluation import Evaluation
-from chalicelib.priceable.models import ElementChanges, ElementInput, FlagInput, ResetOptions
+from chalicelib.priceable.models import Element, ElementChanges, ElementInput, FlagInput, ResetOptions
 from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import Subject, account_view
 from chalicelib.runtime import wiring
@@ -59,6 +59,7 @@ from chalicelib.transactions.models import (
     Instruction,
     MigrateInstruction,
     ModifyInstruction,
+    ReversalRequest,
     instruction_of,
     stored,
 )
@@ -91,7 +92,9 @@ def affected(ctx: CallContext, locator: str) -> list[AffectedTransaction]:
     transaction = found.transaction
     LIFECYCLE.check(transaction.transactionState, "be issued")
     entries = [timeline.entry_of(t) for t in timeline.local_stack(found.stack)]
-    planned = sequence.plan(entries, timeline.entry_of(transaction))
+    planned = sequence.reversal_plan(entries, transaction.reversedTransactionLocators) \
+        if transaction.transactionCategory == TransactionCategory.REVERSAL \
+        else sequence.plan(entries, timeline.entry_of(transaction))
     doomed = [t.locator for t in issuing.invalidated(found.stack, transaction, ctx.now)]
     return [AffectedTransaction(locator=each.locator, action=each.action)
             for each in sequence.affected(planned, doomed)]
@@ -174,6 +177,35 @@ def create_transaction(ctx: CallContext, policy_locator: str, instructions: list
     return records.add(ctx, stack, draft)
 
 
+def create_reversal(ctx: CallContext, policy_locator: str, request: ReversalRequest) -> Transaction:
+    """A draft `reversal` of `reverseTransactions` (issued transactions of the policy; the later ones it
+    does not name are reapplied when it is issued), based on `baseLocator`, which must be the policy's
+    latest issued transaction; `toTransaction` must be issued before every one it reverses."""
+    stack = policies.issued_stack(ctx, policy_locator)
+    head = stack.policy.issuedTransactionLocator
+    sequence.rebase(request.baseLocator, head, auto_rebase=False)
+    entries = {entry.locator: entry for entry in map(timeline.entry_of, timeline.local_stack(stack))}
+    planned = sequence.reversal_plan(list(entries.values()), request.reverseTransactions)
+    earliest = planned.reversed[-1]
+    target = entries.get(request.toTransaction)
+    if target is None or target.order >= earliest.order:
+        raise InvalidRequest(f"{request.toTransaction} is not an issued transaction of the policy before the ones "
+                             f"reversed", code=f"{ENTITY}.invalid_reversal",
+                             field_errors=[FieldError("toTransaction", "must be issued before every transaction "
+                                                                       "reversed")])
+    first = next(t for t in stack.transactions if t.locator == earliest.locator)
+    locator = new_locator()
+    draft = Transaction(
+        locator=locator, staticLocator=locator, policyLocator=stack.policy.locator, termLocator=first.termLocator,
+        effectiveTime=first.effectiveTime, transactionState=TransactionState.DRAFT,
+        transactionCategory=TransactionCategory.REVERSAL, transactionType=TransactionCategory.REVERSAL.value,
+        preferences=stack.policy.preferences, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
+        updatedBy=ctx.user_locator, baseTransactionLocator=head,
+        reversedTransactionLocators=list(dict.fromkeys(request.reverseTransactions)),
+        configVersion=stack.policy.configVersion)
+    return records.add(ctx, stack, draft)
+
+
 def add_instruction(ctx: CallContext, locator: str, instruction: Instruction) -> Transaction:
     found = _draft(ctx, locator)
     added = stored(changes.with_static_locators(instruction, new_locator), new_locator())
@@ -241,6 +273,8 @@ def _draft(ctx: CallContext, locator: str) -> Found:
 
 
 def _save_draft(ctx: CallContext, found: Found, instructions: list[dict[str, Any]]) -> Transaction:
+    if found.transaction.transactionCategory == TransactionCategory.REVERSAL:
+        raise InvalidRequest("A reversal takes no change instructions", code=f"{ENTITY}.invalid_instruction")
     changed = found.transaction.model_copy(update={"changeInstructions": instructions})
     return records.save(ctx, found.stack, _planned(ctx, found.stack, changed), ["update"])
 
@@ -417,13 +451,13 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False) -> Trans
         if ISSUE not in runner.done:
             return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data)
         issued = runner.record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
-        done = evaluator.last or execution.execute(
-            evaluator.evaluation, found, evaluator.plan, issued,
-            [c for c in issued.charges if c.reversalOfLocator is None], evaluator.model, evaluator.account)
+        done = evaluator.last or _execution(found, evaluator, issued)
     except StepFailed as stop:
         return found.transaction.model_copy(update={"validationResult": stop.result})
     uow = wiring.unit_of_work(ctx)
-    if done.in_sequence:
+    if evaluator.plan is None:
+        bundle = issuing.reversal(found.stack, issued, done.outcome, done.trees, ctx.now, new_locator)
+    elif done.in_sequence:
         bundle = issuing.in_sequence(found.stack, issued, evaluator.plan, ctx.now)
     else:
         bundle = issuing.aggregate(found.stack, issued, done.outcome, done.trees, ctx.now, new_locator)
@@ -439,6 +473,19 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False) -> Trans
     return bundle.transaction.model_copy(update={"version": bundle.transaction.version + 1})
 
 
+def _execution(found: Found, evaluator: TransactionEvaluation, issued: Transaction) -> execution.Execution:
+    """What issuing a transaction priced in an earlier request does (its rated charges as priced)."""
+    if evaluator.plan is None:
+        return execution.execute_reversal(evaluator.evaluation, found, issued, evaluator.model, evaluator.account)
+    rated = [charge for charge in issued.charges if charge.reversalOfLocator is None]
+    return execution.execute(evaluator.evaluation, found, evaluator.plan, issued, rated, evaluator.model,
+                             evaluator.account)
+
+
+def _latest_tree(stack: IssuedStack) -> Element:
+    return stack.segments[stack.policy.latestSegmentLocator].element
+
+
 def _rebased(ctx: CallContext, found: Found, head: str) -> Found:
     """The transaction based on `head` as a draft again: its span and tree worked out anew."""
     draft = found.transaction.model_copy(update={
@@ -452,15 +499,18 @@ def _actions(done: list[str]) -> list[str]:
 
 
 def _runner(ctx: CallContext, found: Found) -> tuple[Runner[Transaction], TransactionEvaluation]:
+    """A reversal makes no segment: it is worked out on the policy's latest tree and has no plan."""
     model = records.model_of(ctx, found.transaction)
-    plan = Planner(found.stack, evaluation.catalog(model), new_locator).plan(found.transaction)
+    reversal = found.transaction.transactionCategory == TransactionCategory.REVERSAL
+    plan = None if reversal else Planner(found.stack, evaluation.catalog(model), new_locator).plan(found.transaction)
     loader = account_view(lambda: accounts.get_account(ctx, found.policy.accountLocator))
 
     def subject_of(working: Transaction) -> Subject:
         return execution.subject(found.stack, working, loader)
 
     def initialize_step(working: Transaction) -> None:
-        working.element = plan.tree.model_copy(update={"parentLocator": working.segments[-1].locator})
+        working.element = _latest_tree(found.stack) if plan is None else plan.tree.model_copy(
+            update={"parentLocator": working.segments[-1].locator})
         working.validationResult = None
 
     def accept_step(working: Transaction) -> None:
@@ -517,7 +567,8 @@ def change_flags(ctx: CallContext, locator: str, add: list[FlagInput], clear: li
     found = records.find(ctx, locator)
     transaction = found.transaction
     LIFECYCLE.check(transaction.transactionState, "change its underwriting flags")
-    tree = transaction.element or _plan(ctx, found).tree
+    tree = transaction.element or (_latest_tree(found.stack) if transaction.transactionCategory ==
+                                   TransactionCategory.REVERSAL else _plan(ctx, found).tree)
     known = {element.locator for element in elements.walk(tree)}
     flags = underwriting.changed(transaction.flags, add, clear, known, _author(ctx), code=ENTITY, noun=ENTITY)
     return records.save(ctx, found.stack, transaction.model_copy(update={"flags": flags}), ["manualUnderwrite"])

@@ -94,6 +94,8 @@ def _requests(world: World) -> dict[str, tuple[str, Any]]:
         "add_transaction_elements": ("", []),
         "remove_transaction_elements": ("", []),
         "update_transaction_elements": ("", {"locator": values["segmentLocator"]}),
+        "reverse_policy_change": ("", {"baseLocator": values["transactions/locator"], "toTransaction": values[
+            "transactions/locator"], "reverseTransactions": [values["transactions/locator"]]}),
     }
 
 
