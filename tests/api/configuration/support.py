@@ -119,14 +119,17 @@ def zip_names(data: bytes) -> list[str]:
 
 
 def blob_keys(prefix: str = "tenants/") -> list[str]:
-    from chalicelib.settings import settings
-    from chalicelib.storage import clients
+    """The S3 keys under `prefix`, read from the emulated bucket as ListObjectsV2 answers them (delete markers
+    left out): through the API, moto sorts the whole bucket for each page of 1,000, and the bucket the session
+    shares holds thousands of objects, so a listing cost seconds."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.s3.models import FakeDeleteMarker, s3_backends
 
-    keys: list[str] = []
-    pages = clients.s3().get_paginator("list_objects_v2").paginate(Bucket=settings().bucket_name, Prefix=prefix)
-    for page in pages:
-        keys += [item["Key"] for item in page.get("Contents", [])]
-    return keys
+    from chalicelib.settings import settings
+
+    bucket = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets[settings().bucket_name]
+    return sorted(name for name, key in bucket.keys.items()
+                  if name.startswith(prefix) and not isinstance(key, FakeDeleteMarker))
 
 
 def config_items(tenant: str) -> list[dict[str, Any]]:
