@@ -1,4 +1,4 @@
-"""Quotes (OpenAPI definition, see DECISIONS.md "Scope"), and the account's quotes.
+"""Quotes (OpenAPI definition, see DECISIONS.md "Scope"), the account's quotes, and a quote from a policy.
 
 Every path below a quote names it `{locator}` (API Gateway refuses sibling path variables of
 different names). Any one of an endpoint's permissions suffices: `quotes.write` or the fine-grained
@@ -40,6 +40,15 @@ def _stateless() -> bool:
 @endpoint("quotes.write", "quotes.create", idempotent=True)
 def create_quote(tenantLocator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.create_quote(request_context(), body_as(schemas.QuoteCreateRequest)))
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/quote", methods=["POST"])
+@endpoint("policies.write", "policies.create-quote", idempotent=True)
+def create_quote_from_policy(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    query = query_as(schemas.QuoteFromPolicyQuery)
+    return schemas.QuoteResponse.of(service.create_quote_from_policy(
+        request_context(), locator, query.date, by_issued_time=query.byIssuedTime,
+        include_static=query.includeStaticData))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/list", methods=["GET"])

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, RootModel
+from pydantic import AfterValidator, BaseModel, RootModel
 
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.core import paging
+from chalicelib.core.clock import utc
 from chalicelib.core.paging import ListResponse
 from chalicelib.priceable.schemas import ConstraintValuesRequest as ConstraintValuesRequest
 from chalicelib.priceable.schemas import ElementCreateRequests as ElementCreateRequests
@@ -71,6 +72,15 @@ class StaticData(RootModel[dict[str, Any]]):
 class ListQuery(paging.ListQuery):
     """Quote lists also take `includeStaticData` (a quote always shows its static data)."""
 
+    includeStaticData: bool = False
+
+
+class QuoteFromPolicyQuery(BaseModel):
+    """POST /policies/{locator}/quote: `date` picks the segment to copy (left out: the issuance's),
+    compared with segments' effective times or, with `byIssuedTime`, transactions' issued times."""
+
+    date: Annotated[datetime, AfterValidator(utc)] | None = None
+    byIssuedTime: bool = False
     includeStaticData: bool = False
 
 

@@ -8,7 +8,8 @@ product's, the tenant's defaults; months and no term when none is configured), t
 the term when not given) and the plan names (the request's, the account's, the product's default,
 the tenant's default). An element of a type its parent's `contents` does not allow is a 400
 (elements.py), as is a name of something the configuration lacks (product, plan, region, time zone,
-contact role) or an unknown account; nothing is stored.
+contact role) or an unknown account; nothing is stored. A quote may also copy a segment of a policy
+(`create_quote_from_policy`, from_policy.py), through the same creation.
 
 The data itself (datamodel.py: types, required fields, quantifiers, options, coverage terms, constraint
 tables, static data) is checked at every draft change and the result kept as `validationResult`: a
@@ -63,7 +64,7 @@ from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.models import ElementInput
 from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import AccountLoader, Subject, account_view, span_duration, span_end
-from chalicelib.quotes import repository
+from chalicelib.quotes import from_policy, repository
 from chalicelib.quotes.lifecycle import ACCEPT, ERRORS, ISSUE, LIFECYCLE
 from chalicelib.quotes.models import (
     ENTITY,
@@ -132,6 +133,27 @@ def create_quote(ctx: CallContext, fields: QuoteFields) -> Quote:
     repository.add(uow, ctx.tenant, quote)
     commit(uow, quote, ["create"])
     return quote
+
+
+def create_quote_from_policy(ctx: CallContext, policy_locator: str, moment: datetime | None = None, *,
+                             by_issued_time: bool = False, include_static: bool = False) -> Quote:
+    """A draft quote copying one segment of the policy (from_policy.py says what it copies), created as
+    create_quote creates any: checked against the current configuration (validationResult), numbered
+    when the product numbers quotes on creation, `policy.quote.create` recorded, one transaction.
+
+    The segment: without `moment`, the one the issuance transaction made; with it, the one the policy's
+    snapshot at `moment` shows (by effective time, or with `by_issued_time` the policy as issued by
+    then), a gap included: its tree is the coverage the cancellation removed. 404 `policy.not_found`
+    for an unknown policy, 404 `snapshot.not_found` when no segment answers (as GET snapshot)."""
+    if moment is None:
+        stack = policies.issued_stack(ctx, policy_locator)
+        policy, segment = stack.policy, from_policy.issuance_segment(stack)
+        if segment is None:
+            raise NotFound("snapshot", f"of the issuance of policy {policy_locator}")
+    else:
+        shown = policies.snapshot(ctx, policy_locator, moment, by_issued_time=by_issued_time)
+        policy, segment = shown.policy, shown.segment
+    return create_quote(ctx, from_policy.quote_fields(policy, segment, include_static=include_static))
 
 
 def update_quote(ctx: CallContext, locator: str, changes: QuoteChanges) -> Quote:
