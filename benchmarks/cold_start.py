@@ -5,7 +5,9 @@ route modules defer (chalicelib/http/lazy.py: request/response schemas and servi
 
 Per run, one fresh interpreter measures, in itself: the wall and CPU time of `import app`, then of loading
 every lazy module of every route module (what the first request of each domain pays, all together), and
-which known-heavy modules the import alone loaded. CPU time is the steadier figure on a shared machine.
+which known-heavy modules the import alone loaded; another measures the SQS worker function's handler module
+(`chalicelib.workers.queue`, which Lambda imports instead of app.py), then the job handlers it loads on its
+first message. CPU time is the steadier figure on a shared machine.
 `--root` measures another checkout (e.g. a `git archive` of an older commit) with this interpreter.
 """
 from __future__ import annotations
@@ -40,13 +42,27 @@ deferred = (time.perf_counter() - wall, time.process_time() - cpu)
 print(json.dumps({"import": imported, "deferred": deferred, "heavy": loaded_at_import}))
 """
 
+WORKER_PROBE = """
+import json, time
+wall, cpu = time.perf_counter(), time.process_time()
+from chalicelib.workers import queue
+imported = (time.perf_counter() - wall, time.process_time() - cpu)
+wall, cpu = time.perf_counter(), time.process_time()
+getattr(queue, "load_job_handlers", lambda: None)()  # older checkouts load the handlers with the import
+deferred = (time.perf_counter() - wall, time.process_time() - cpu)
+print(json.dumps({"worker import": imported, "worker handlers": deferred}))
+"""
+
 
 def run_once(root: Path) -> dict:
     environ = {**os.environ, "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench",
                "AWS_DEFAULT_REGION": "us-east-1", "PAS_STAGE": "test", "PYTHONPATH": str(root)}
-    result = subprocess.run([sys.executable, "-c", f"HEAVY = {HEAVY!r}\n{PROBE}"], cwd=root, env=environ,
-                            capture_output=True, text=True, check=True)
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    sample = {}
+    for probe in (f"HEAVY = {HEAVY!r}\n{PROBE}", WORKER_PROBE):
+        result = subprocess.run([sys.executable, "-c", probe], cwd=root, env=environ,
+                                capture_output=True, text=True, check=True)
+        sample.update(json.loads(result.stdout.strip().splitlines()[-1]))
+    return sample
 
 
 def main() -> None:
@@ -65,6 +81,11 @@ def main() -> None:
     print(f"  import app:            {median_ms('import', 0):7.0f} ms wall  {median_ms('import', 1):7.0f} ms CPU")
     print(f"  + every lazy module:   {median_ms('deferred', 0):7.0f} ms wall  {median_ms('deferred', 1):7.0f} ms CPU")
     print(f"  heavy modules loaded by the import: {', '.join(samples[-1]['heavy']) or 'none'}")
+    if all("worker import" in sample for sample in samples):  # the SQS worker function (another Lambda handler)
+        print(f"  worker: import:        {median_ms('worker import', 0):7.0f} ms wall  "
+              f"{median_ms('worker import', 1):7.0f} ms CPU")
+        print(f"  + its job handlers:    {median_ms('worker handlers', 0):7.0f} ms wall  "
+              f"{median_ms('worker handlers', 1):7.0f} ms CPU")
 
 
 if __name__ == "__main__":
