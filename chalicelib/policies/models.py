@@ -244,6 +244,8 @@ class Policy(BaseModel):
     latestSegmentLocator: str
     latestTermLocator: str
     branchHeadTransactionLocators: list[str] = []
+    cancellationTime: datetime | None = None
+    """The effective time of the issued cancellation the policy's coverage ends with (None: it does not)."""
     validationResult: ValidationResult | None = None
     configVersion: str
     createdAt: datetime

@@ -118,7 +118,7 @@ class PolicyResponse(BaseModel):
     def of(cls, policy: Policy, now: datetime, *, include_static: bool = True) -> PolicyResponse:
         fields = policy.model_dump(include=set(cls.model_fields) - {"statuses", "static"})
         return cls(**fields, static=policy.static if include_static else {},
-                   statuses=policy_statuses(now, policy.startTime, policy.endTime))
+                   statuses=policy_statuses(now, policy.startTime, policy.endTime, policy.cancellationTime))
 
 
 class PolicyListResponse(BaseModel):

@@ -261,7 +261,7 @@ def issued_stack(ctx: CallContext, locator: str) -> IssuedStack:
 
 def statuses(ctx: CallContext, policy: Policy) -> list[PolicyStatus]:
     """The policy's statuses now (statuses.py)."""
-    return policy_statuses(ctx.now, policy.startTime, policy.endTime)
+    return policy_statuses(ctx.now, policy.startTime, policy.endTime, policy.cancellationTime)
 
 
 def static_data(ctx: CallContext, locator: str) -> dict[str, Any]:

@@ -1,5 +1,8 @@
 """What issuing a transaction writes, worked out from the policy's stack. Pure.
 
+The policy root keeps the effective time of the cancellation its coverage ends with, if any (its
+statuses `cancelled` and `cancelPending` follow from it).
+
 In sequence (the transaction is based on the policy's latest issued transaction and takes effect no
 earlier than what the local stack holds after it): the transaction becomes `issued`; it adds its
 segment (coverage or gap; a reinstatement's keeps the tree the cancellation removed), a renewal its
@@ -49,7 +52,9 @@ def in_sequence(stack: IssuedStack, transaction: Transaction, plan: Plan, now: d
     new_terms, changed_terms = _terms(stack, transaction, terms_after)
     every_term = {t.number: t for t in [*stack.terms, *new_terms, *changed_terms]}
     last = every_term[terms_after[-1].number]
+    cancelled = coverage.cancellation(coverage.held(spans))
     root = _producers(policy, transaction).model_copy(update={
+        "cancellationTime": cancelled.start if cancelled else None,
         "endTime": terms_after[-1].end, "issuedTransactionLocator": transaction.locator,
         "latestSegmentLocator": segment.locator, "latestTermLocator": last.locator,
         "branchHeadTransactionLocators": [transaction.locator], "configVersion": transaction.configVersion,
@@ -124,7 +129,9 @@ class _CarriedOut:
 
     def root(self, head: str) -> Policy:
         policy = self.stack.policy
+        cancelled = coverage.cancellation(self.outcome.ledger.held())
         return _producers(policy, self.issued).model_copy(update={
+            "cancellationTime": cancelled.start if cancelled else None,
             "endTime": self.terms_after[-1].end, "issuedTransactionLocator": head,
             "latestSegmentLocator": self.outcome.ledger.held()[-1].segment_locator,
             "latestTermLocator": self.numbers[self.terms_after[-1].number].locator,

@@ -37,6 +37,7 @@ from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import (
     IssuedStack,
+    Policy,
     Segment,
     Transaction,
     TransactionCategory,
@@ -48,6 +49,7 @@ from chalicelib.priceable.models import Element, ElementChanges, ElementInput, F
 from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import Subject, account_view
 from chalicelib.runtime import wiring
+from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.transactions import changes, execution, issuing, records, sequence, timeline
 from chalicelib.transactions.execution import TransactionEvaluation
 from chalicelib.transactions.lifecycle import ACCEPT, INITIALIZE, ISSUE, LIFECYCLE
@@ -66,6 +68,7 @@ from chalicelib.transactions.models import (
 from chalicelib.transactions.records import Found
 from chalicelib.transactions.timeline import CREATED, LIVE_UNISSUED, Plan, Planner
 
+STATUS_EVENT = "policy.status.update"
 CATEGORY_OF_ROUTE = {"change": "change", "renew": "renewal", "cancel": "cancellation", "reinstate": "reinstatement"}
 PRICED = frozenset({"priced", "underwritten", "accepted", "issued", "underwrittenBlocked", "declined", "rejected",
                     "reversed"})
@@ -464,6 +467,7 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False) -> Trans
     policies.issue_transaction(ctx, uow, found.stack, bundle)
     for event_type, data in records.events(issued, _actions(runner.done), runner.event_data):
         uow.record_event(event_type, data)
+    _record_status_change(ctx, uow, found.policy, bundle.policy)
     for part in bundle.added:
         if part.transactionCategory == TransactionCategory.AGGREGATE:
             continue
@@ -471,6 +475,17 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False) -> Trans
             uow.record_event(event_type, data)
     uow.commit()
     return bundle.transaction.model_copy(update={"version": bundle.transaction.version + 1})
+
+
+def _record_status_change(ctx: CallContext, uow: UnitOfWork, before: Policy, after: Policy) -> None:
+    """`policy.status.update` with the statuses an issue adds and removes, when it changes them."""
+    was, now = policies.statuses(ctx, before), policies.statuses(ctx, after)
+    added = [str(status) for status in now if status not in was]
+    removed = [str(status) for status in was if status not in now]
+    if added or removed:
+        uow.record_event(STATUS_EVENT, {"policyLocator": after.locator,
+                                        "newStatuses": {"listCompleted": True, "items": added},
+                                        "removedStatuses": {"listCompleted": True, "items": removed}})
 
 
 def _execution(found: Found, evaluator: TransactionEvaluation, issued: Transaction) -> execution.Execution:

@@ -4,6 +4,7 @@ a reinstatement at the cancellation time, a renewal; and what issuing writes (se
 root, invalidated branches, events) in one TransactWriteItems."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from decimal import Decimal
 
 from tests.api.transactions.support import (
@@ -101,7 +102,8 @@ def test_cancel_then_reinstate_at_the_cancellation_time_gives_everything_back(ap
     cancelled = ok(response)
     assert event_types(api, admin_token, tenant, response) == [
         "policy.cancellation.update", "policy.cancellation.validate", "policy.cancellation.price",
-        "policy.cancellation.underwrite", "policy.cancellation.accept", "policy.cancellation.issue"]
+        "policy.cancellation.underwrite", "policy.cancellation.accept", "policy.cancellation.issue",
+        "policy.status.update"]
     priced = ok(call(api, "GET", transaction_path(tenant, cancelled["locator"], "/price"), admin_token))
     assert amounts(priced["charges"]) == [("premium", D("-600.00"), True), ("tax", D("-12.50"), True)]
     gap = segment_of_policy(api, admin_token, tenant, ok(call(api, "GET", policy_path(tenant, policy["locator"]),
@@ -162,3 +164,27 @@ def test_the_events_of_a_transaction_name_the_policy_and_the_transaction(api, ad
     (event,) = events_of(api, admin_token, tenant, response)
     assert (event["type"], event["data"]) == ("policy.change.underwrite", {
         "policyLocator": policy["locator"], "transactionLocator": draft["locator"], "underwritingStatus": "info"})
+
+
+def test_an_issued_cancellation_sets_the_policy_statuses_and_says_so(api, admin_token, tenant, policy, clock):
+    clock.set(datetime(2026, 3, 1, 12, tzinfo=timezone.utc))
+    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
+    response = step(api, admin_token, tenant, cancellation["locator"], "issue")
+    ok(response)
+
+    status_events = [e for e in events_of(api, admin_token, tenant, response) if e["type"] == "policy.status.update"]
+    assert [e["data"] for e in status_events] == [{
+        "policyLocator": policy["locator"], "newStatuses": {"listCompleted": True, "items": ["cancelPending"]},
+        "removedStatuses": {"listCompleted": True, "items": []}}]
+    fetched = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert fetched["statuses"] == ["onRisk", "cancelPending"]
+    clock.set(datetime(2026, 8, 1, 4, tzinfo=timezone.utc))
+    assert ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))["statuses"] == ["cancelled"]
+
+    reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
+    response = step(api, admin_token, tenant, reinstatement["locator"], "issue")
+    ok(response)
+    (event,) = [e for e in events_of(api, admin_token, tenant, response) if e["type"] == "policy.status.update"]
+    assert (event["data"]["newStatuses"]["items"], event["data"]["removedStatuses"]["items"]) == (["onRisk"],
+                                                                                              ["cancelled"])
+    assert ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))["statuses"] == ["onRisk"]
