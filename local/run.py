@@ -112,7 +112,7 @@ def run_jobs(stop: threading.Event, busy: threading.Event) -> None:
             continue
         for receipt, body in received:
             if stop.is_set():
-                break  # not started: the message comes back after its visibility timeout, as on AWS
+                break  # not started: SQS delivers it again (after a restart, the job reaper enqueues it)
             busy.set()
             try:
                 run_message(body)
