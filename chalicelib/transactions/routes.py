@@ -18,7 +18,7 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import body_as, query_as, raw_body, request_context
 
 if TYPE_CHECKING:
-    from chalicelib.policies.models import Segment
+    from chalicelib.policies.models import Segment, Transaction
     from chalicelib.transactions import schemas, service
     from chalicelib.transactions.models import Instruction
 else:
@@ -84,6 +84,33 @@ def reverse_policy_change(tenantLocator: str, locator: str) -> schemas.PolicyTra
 def create_policy_transaction(tenantLocator: str, locator: str,
                               transactionType: str) -> schemas.PolicyTransactionResponse:
     return _created(locator, transaction_type=transactionType)
+
+
+def _preview(locator: str, transaction_type: str, target: str) -> Transaction:
+    instructions = body_as(schemas.Instructions).root
+    base = query_as(schemas.BaseQuery).baseLocator
+    return service.preview(request_context(), locator, transaction_type, instructions, target, base_locator=base)
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/validatePreview", methods=["PATCH"])
+@endpoint("policies.read")
+def preview_transaction_validation(tenantLocator: str, locator: str,
+                                   transactionType: str) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(_preview(locator, transactionType, "validate"))
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/pricePreview", methods=["PATCH"])
+@endpoint("policies.read")
+def preview_transaction_price(tenantLocator: str, locator: str,
+                              transactionType: str) -> schemas.TransactionPriceResponse:
+    return schemas.TransactionPriceResponse.of(_preview(locator, transactionType, "price"))
+
+
+@bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/underwritePreview", methods=["PATCH"])
+@endpoint("policies.read")
+def preview_transaction_underwriting(tenantLocator: str, locator: str,
+                                    transactionType: str) -> schemas.TransactionUnderwritingResponse:
+    return schemas.TransactionUnderwritingResponse.of(_preview(locator, transactionType, "underwrite"))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/branches", methods=["GET"])

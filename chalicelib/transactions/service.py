@@ -162,6 +162,25 @@ def create_transaction(ctx: CallContext, policy_locator: str, instructions: list
                        base_locator: str | None = None) -> Transaction:
     """A draft transaction of the category a `route` names (change, renew, cancel, reinstate) or of a
     configured `transaction_type`."""
+    stack, draft = _new_draft(ctx, policy_locator, instructions, route, transaction_type, base_locator)
+    return records.add(ctx, stack, draft)
+
+
+def preview(ctx: CallContext, policy_locator: str, transaction_type: str, instructions: list[Instruction],
+            target: str, *, base_locator: str | None = None) -> Transaction:
+    """The transaction `instructions` would make, advanced to `target` (validate, price or underwrite);
+    nothing is stored. A step that fails answers the draft with its validationResult."""
+    stack, draft = _new_draft(ctx, policy_locator, instructions, None, transaction_type, base_locator)
+    found = Found(stack.model_copy(update={"transactions": [*stack.transactions, draft]}), draft)
+    runner, _ = _runner(ctx, found)
+    try:
+        return runner.run(LIFECYCLE.steps_to(draft.transactionState, target))
+    except StepFailed as stop:
+        return draft.model_copy(update={"validationResult": stop.result})
+
+
+def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruction], route: str | None,
+               transaction_type: str | None, base_locator: str | None) -> tuple[IssuedStack, Transaction]:
     stack = policies.issued_stack(ctx, policy_locator)
     model = configuration.model(ctx, stack.policy.configVersion, resolved=True)
     category, type_name = _kind(model, route, transaction_type)
@@ -176,8 +195,7 @@ def create_transaction(ctx: CallContext, policy_locator: str, instructions: list
         changeInstructions=[stored(changes.with_static_locators(i, new_locator), new_locator())
                             for i in instructions],
         configVersion=stack.policy.configVersion)
-    draft = _planned(ctx, stack, draft)
-    return records.add(ctx, stack, draft)
+    return stack, _planned(ctx, stack, draft)
 
 
 def create_reversal(ctx: CallContext, policy_locator: str, request: ReversalRequest) -> Transaction:

@@ -156,7 +156,9 @@ def build_world(api: Any, token: str) -> World:
         "update_quick_quote": {k: v for k, v in quote_changes.items() if k in ("startTime", "endTime", "setData")},
         "create_own_token": {"name": "probe", "expiresAt": expires, "permissions": ["accounts.read"],
                              "tenants": [tenant]},
-        **{name: change for name in ("change_policy", "renew_policy", "reinstate_policy", "create_policy_transaction")},
+        **{name: change for name in ("change_policy", "renew_policy", "reinstate_policy", "create_policy_transaction",
+                                     "preview_transaction_validation", "preview_transaction_price",
+                                     "preview_transaction_underwriting")},
         "cancel_policy": change[0], "add_transaction_change_instruction": change[0],
         "update_transaction_change_instruction": change[0],
     }

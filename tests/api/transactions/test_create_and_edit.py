@@ -2,6 +2,8 @@
 change instruction and element endpoints, initialize, and the bad input that stores nothing."""
 from __future__ import annotations
 
+from decimal import Decimal as D
+
 import pytest
 
 from tests.api.quotes.support import vehicle
@@ -206,3 +208,25 @@ def test_a_renewal_of_a_cancelled_policy_and_a_stale_base_are_conflicts(api, adm
     assert_error(stale, 409, "transaction.stale_base")
     for response in (renewal, stale):
         assert event_types(api, admin_token, tenant, response) == []
+
+
+def test_previews_answer_what_a_transaction_would_be_and_store_nothing(api, admin_token, tenant, policy):
+    static = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
+    body = [params(AUGUST), modify(static, value="25000")]
+    path = policy_path(tenant, policy["locator"], "/change")
+
+    validated = call(api, "PATCH", f"{path}/validatePreview", admin_token, body)
+    priced = call(api, "PATCH", f"{path}/pricePreview", admin_token, body)
+    underwritten = call(api, "PATCH", f"{path}/underwritePreview", admin_token, body)
+
+    assert ok(validated)["transactionState"] == "validated"
+    assert sorted((c["chargeType"], c["amount"]) for c in ok(priced)["charges"]) == [
+        ("premium", -600), ("premium", 900), ("tax", D("-12.5")), ("tax", 25)]
+    assert (ok(underwritten)["transactionState"], ok(underwritten)["underwritingStatus"]) == ("underwritten", "info")
+    for response in (validated, priced, underwritten):
+        assert event_types(api, admin_token, tenant, response) == []
+    assert ok(call(api, "GET", policy_path(tenant, policy["locator"], "/branches"), admin_token)) == {}
+    failing = ok(call(api, "PATCH", f"{path}/pricePreview", admin_token, [params(AUGUST), modify(static, vin="short")]))
+    assert (failing["transactionState"], failing["validationResult"]["success"]) == ("draft", False)
+    assert_error(call(api, "PATCH", f"{path}/pricePreview", admin_token, [params("2030-01-01T00:00:00Z")]), 400,
+                 "transaction.effective_time_outside_terms")
