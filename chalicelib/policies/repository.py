@@ -232,11 +232,6 @@ def get_segment(tenant: str, locator: str) -> Segment | None:
     return Segment.model_validate(_record(item)) if item else None
 
 
-def segment_of_policy(tenant: str, policy_locator: str, locator: str) -> Segment | None:
-    item = table.gateway().get(_scope(tenant), keys.policy_segment(tenant, policy_locator, locator))
-    return Segment.model_validate(_record(item)) if item else None
-
-
 def transactions_and_segments(tenant: str, transactions: Iterable[tuple[str, str]],
                               segments: Iterable[tuple[str, str]]) -> tuple[dict[str, Transaction], dict[str, Segment]]:
     """The existing ones among the given transactions and segments, each named by (policy locator,
