@@ -13,3 +13,4 @@ class JobType(StrEnum):
     REAP_JOBS = "jobs.reap"
     TABLES_BOOTSTRAP = "tables.bootstrap"
     TABLES_CLEANUP = "tables.cleanup"
+    POLICIES_AUTO_RENEW = "transactions.autoRenew"

@@ -12,5 +12,6 @@ from types import ModuleType
 def load_job_handlers() -> tuple[ModuleType, ...]:
     """Import (once) and answer every domain's job_handlers module."""
     from chalicelib.tables import job_handlers as tables
+    from chalicelib.transactions import job_handlers as transactions
 
-    return (tables,)
+    return (tables, transactions)

@@ -1,0 +1,172 @@
+"""The auto-renewal run (issue 12): one job per tenant and day (workers/schedules.py) renews the policies
+whose plan says so, through the transactions service, as renewals.py says when.
+
+A run at `as_of` pages the due index (renewal_index.py) over the term ends of `renewals.window`, up to
+STEP_POLICIES roots a job, and enqueues its continuation (a locator derived from where it continues, so
+a retried step enqueues it once). A policy whose plan has nothing due at `as_of` (from the index item
+alone) is not read; a due one is read consistently (policies.service.issued_stack) and brought to the
+due step with at most two transactions service calls (renewals.work): create (a
+`policy.renewal.create`), then price (`update`, `validate`, `price` events), accept (underwrite and
+accept) or issue (every step it lacks, issued in one TransactWriteItems), each committing its own events.
+
+Idempotent: a rerun finds the renewal of the term on the policy's stack and creates nothing; a step
+already done is not repeated. Two runs racing: a create carries a guard item named by the policy and
+its latest issued transaction (the unit of work's idempotency guard), and every later step is
+conditional on a version, so the loser's 409 counts as already done. A renewal that fails validation
+or rating, or stops in underwriting, is reported in the job's result (the event catalogue has no event
+for it) and the run goes on; so does one a DomainError refuses. Any other error is transient: the job
+step is retried from the start, which repeats nothing done.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from ulid import ULID
+
+from chalicelib.configuration import service as configuration
+from chalicelib.core.clock import isoformat
+from chalicelib.core.context import CallContext, IdempotencyClaim
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, DomainError
+from chalicelib.policies import service as policies
+from chalicelib.policies.models import Policy, Transaction
+from chalicelib.runtime import jobs, wiring
+from chalicelib.runtime.job_types import JobType
+from chalicelib.transactions import renewal_index, renewals, service
+from chalicelib.transactions.renewals import ACCEPT, CREATE, ISSUE, PRICE, UNDERWRITING_STOPS, RenewalPlan
+
+STEP_POLICIES = 100
+"""Index entries one job step works through: well inside the job lease at the slowest rate measured."""
+CREATE_GUARD = "autoRenewal.create"
+IN_PROGRESS = "idempotency.in_progress"
+DONE = {CREATE: "created", PRICE: "priced", ACCEPT: "accepted", ISSUE: "issued"}
+
+
+@dataclass
+class Outcome:
+    in_window: int = 0
+    read: int = 0
+    done: Counter[str] = field(default_factory=Counter)
+    already_done: int = 0
+    not_renewed: list[dict[str, str]] = field(default_factory=list)
+    failed: list[dict[str, Any]] = field(default_factory=list)
+
+    def result(self, as_of: datetime, continued_after: str | None) -> dict[str, Any]:
+        return {"asOf": isoformat(as_of), "policiesInWindow": self.in_window, "policiesRead": self.read,
+                **{name: self.done[name] for name in DONE.values()}, "alreadyDone": self.already_done,
+                "notRenewed": self.not_renewed, "failed": self.failed,
+                **({"continuedAfter": continued_after} if continued_after else {})}
+
+
+def run(ctx: CallContext, as_of: datetime, after: str | None = None) -> dict[str, Any]:
+    """One step of the tenant's run at `as_of`, from the index entry after `after` (the first: None)."""
+    _, model = configuration.current_model(ctx, resolved=True)
+    window = renewals.window(as_of, renewals.plans_of(model).values())
+    outcome = Outcome()
+    if window is None:
+        return outcome.result(as_of, None)
+    page = renewal_index.due(ctx.tenant, *window, after=after, limit=STEP_POLICIES)
+    renewing = Renewing(ctx, as_of, outcome)
+    for policy in page.policies:
+        renewing.renew(policy)
+    if page.after is not None:
+        _continue(ctx, as_of, page.after)
+    return outcome.result(as_of, page.after)
+
+
+class Renewing:
+    def __init__(self, ctx: CallContext, as_of: datetime, outcome: Outcome):
+        self.ctx, self.as_of, self.outcome = ctx, as_of, outcome
+        self._plans: dict[str, dict[str, RenewalPlan]] = {}
+
+    def plan(self, policy: Policy) -> RenewalPlan | None:
+        version = policy.configVersion
+        if version not in self._plans:
+            self._plans[version] = renewals.plans_of(configuration.model(self.ctx, version, resolved=True))
+        return self._plans[version].get(policy.autoRenewalPlanName or "")
+
+    def renew(self, indexed: Policy) -> None:
+        """Brings the renewal of `indexed` (a root as the index holds it) to the step due at `as_of`."""
+        self.outcome.in_window += 1
+        if renewals.due(self.plan(indexed), indexed.endTime, indexed.timezone, self.as_of) is None:
+            return
+        stack = policies.issued_stack(self.ctx, indexed.locator)
+        self.outcome.read += 1
+        policy = stack.policy
+        plan = self.plan(policy)
+        point = renewals.renewable(stack)
+        step = renewals.due(plan, point.term_end, policy.timezone, self.as_of)
+        if plan is None or step is None:
+            return
+        found = renewals.existing(stack.transactions, point.term_end)
+        if found.renewed:
+            return
+        if point.cancelled or (found.live is None and found.declined):
+            self.outcome.not_renewed.append({"policyLocator": policy.locator,
+                                             "reason": "cancelled" if point.cancelled else "declined"})
+            return
+        transaction = found.live
+        try:
+            for call in renewals.work(step, transaction.transactionState if transaction else None):
+                transaction = self._call(call, plan, policy, transaction)
+                if not self._succeeded(policy, transaction):
+                    return
+                self.outcome.done[DONE[call]] += 1
+        except DomainError as error:
+            if _raced(error):
+                self.outcome.already_done += 1
+            else:
+                self.outcome.failed.append({"policyLocator": policy.locator, "code": error.code,
+                                            "message": error.message,
+                                            **({"transactionLocator": transaction.locator} if transaction else {})})
+
+    def _call(self, call: str, plan: RenewalPlan, policy: Policy, transaction: Transaction | None) -> Transaction:
+        if call == CREATE:
+            guarded = replace(self.ctx, idempotency=IdempotencyClaim(
+                key=f"{policy.locator}#{policy.issuedTransactionLocator}", operation=CREATE_GUARD, request_hash=""))
+            # newTermDuration: the service sizes a renewal's term from the policy's termDuration (status.md)
+            if plan.renewalTransactionType:
+                return service.create_transaction(guarded, policy.locator, [],
+                                                  transaction_type=plan.renewalTransactionType)
+            return service.create_transaction(guarded, policy.locator, [], route="renew")
+        assert transaction is not None
+        if call == PRICE:
+            return service.price(self.ctx, transaction.locator)
+        if call == ACCEPT:
+            return service.accept(self.ctx, transaction.locator)
+        return service.issue(self.ctx, transaction.locator, auto_rebase=True)
+
+    def _succeeded(self, policy: Policy, transaction: Transaction) -> bool:
+        """False (and reported) for a step that failed validation or rating, or stopped in underwriting."""
+        result = transaction.validationResult
+        if result is not None and not result.success:
+            self.outcome.failed.append({"policyLocator": policy.locator, "transactionLocator": transaction.locator,
+                                        "code": "transaction.invalid", "message": "The renewal failed validation",
+                                        "validationResult": result.model_dump(mode="json")})
+            return False
+        if transaction.transactionState in UNDERWRITING_STOPS:
+            self.outcome.failed.append({"policyLocator": policy.locator, "transactionLocator": transaction.locator,
+                                        "code": f"transaction.{transaction.transactionState}",
+                                        "message": f"Underwriting stopped the renewal: {transaction.transactionState}"})
+            return False
+        return True
+
+
+def _raced(error: DomainError) -> bool:
+    """Another run did it first: a version or existence condition failed, or the create guard is taken."""
+    return isinstance(error, ConcurrentModification | AlreadyExists) or (
+        type(error) is Conflict and error.code == IN_PROGRESS)
+
+
+def _continue(ctx: CallContext, as_of: datetime, after: str) -> None:
+    uow = wiring.unit_of_work(ctx)
+    seed = hashlib.sha256(f"{JobType.POLICIES_AUTO_RENEW}#{isoformat(as_of)}#{after}".encode()).digest()
+    locator = str(ULID.from_bytes(int(as_of.timestamp() * 1000).to_bytes(6, "big") + seed[:10]))
+    jobs.enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(as_of), "after": after}, locator=locator)
+    try:
+        uow.commit()
+    except AlreadyExists:
+        pass  # an earlier attempt of this step enqueued it

@@ -1,0 +1,321 @@
+"""Auto-renewal (issue 12): the daily job creates (and prices), accepts and issues each renewal at its
+plan's lead days before the term end, through the transactions service, reading only the policies that
+are due. Time travel with the FixedClock; jobs run by the InlineJobQueue.
+
+The tenant has the quotes test configuration (tests/support/configs.py: PersonalAuto rates 100 a month
+for a vehicle under 20,000 plus a tax amount of 25; a VIN starting 000 fails validation) and these
+auto-renewal plans. Its policies run a year from 2026-02-01T05:00Z (midnight in New York) to
+2027-02-01T05:00Z, so the plan `Auto` creates the renewal on 2027-01-02 (30 days before, midnight in New
+York: 05:00Z), accepts it on 2027-01-12 and issues it on 2027-01-22.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timezone
+from decimal import Decimal as D
+
+import pytest
+
+from chalicelib.core.clock import isoformat
+from chalicelib.runtime import wiring
+from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.jobs import JobMessage, enqueue, get_job
+from chalicelib.transactions import auto_renewal
+from tests.api.policies.support import element_tree, issue, vehicle
+from tests.api.quotes.support import new_account
+from tests.api.transactions.support import (
+    END,
+    amounts,
+    create,
+    issued_policy,
+    params,
+    policy_path,
+    step,
+    transaction_path,
+)
+from tests.builders import system_ctx
+from tests.support.api import call, ok
+from tests.support.configs import quotes_model, quotes_tenant
+
+PER_RENEWAL = {"Query": 3, "GetItem": 2, "TransactWriteItems": 2}
+"""Created and priced: the job's consistent read of the stack, then the service's create (the stack again,
+one commit) and price (the transaction's alias, the stack, the account for the plugin, one commit)."""
+RUN_ITSELF = {"GetItem": 3, "Query": 1, "UpdateItem": 2, "BatchGetItem": 2}
+"""The job item (read, moved to running, then finished), the tenant's current configuration and its version
+(then cached), one page of the due index, and the rating tables (BatchGetItem; the tables domain keeps them)."""
+PLANS = {
+    "Auto": {"generateAutoRenewals": True, "renewalCreateLeadDays": 30, "renewalAcceptLeadDays": 20,
+             "renewalIssueLeadDays": 10},
+    "Loyalty": {"generateAutoRenewals": True, "renewalCreateLeadDays": 30, "renewalAcceptLeadDays": 20,
+                "renewalIssueLeadDays": 10, "renewalTransactionType": "LoyaltyRenewal"},
+    "Late": {"generateAutoRenewals": True, "renewalCreateLeadDays": 5},
+    "Manual": {"generateAutoRenewals": False},
+}
+NEXT_END = "2028-02-01T05:00:00.000Z"
+BEFORE = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
+CREATE_DAY = datetime(2027, 1, 2, 6, tzinfo=timezone.utc)
+ACCEPT_DAY = datetime(2027, 1, 12, 6, tzinfo=timezone.utc)
+ISSUE_DAY = datetime(2027, 1, 22, 6, tzinfo=timezone.utc)
+NOTHING = {"created": 0, "priced": 0, "accepted": 0, "issued": 0, "alreadyDone": 0, "notRenewed": [], "failed": []}
+
+
+def renewals_tenant(api, token) -> str:
+    model = quotes_model()
+    model["autoRenewalPlans"] = PLANS
+    model["transactionTypes"] = {"AnnualRenewal": {"category": "renewal"},
+                                 "LoyaltyRenewal": {"category": "renewal"}}
+    return quotes_tenant(api, token, model)
+
+
+@pytest.fixture
+def tenant(api, admin_token) -> str:
+    return renewals_tenant(api, admin_token)
+
+
+@pytest.fixture
+def account(api, admin_token, tenant) -> str:
+    return new_account(api, admin_token, tenant)
+
+
+def run_at(api, token, tenant, jobs, clock, moment):
+    """The job as the daily schedule enqueues it, at `moment`: (its result, the events it recorded). The
+    clock goes back to the test's start afterwards, where the admin's session token is valid."""
+    start = clock.now()
+    clock.set(moment)
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    locator = enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(moment)})
+    uow.commit()
+    request = jobs.sent[-1].correlation_id
+    jobs.drain()
+    clock.set(start)
+    job = get_job(tenant, locator)
+    assert job["status"] == "finished", job
+    events = ok(call(api, "GET", f"/event/{tenant}/events/request/{request}", token))
+    return job["result"], events
+
+
+def transactions_of(api, token, tenant, policy_locator):
+    branches = ok(call(api, "GET", policy_path(tenant, policy_locator, "/branches"), token))
+    return [t for branch in branches.values() for t in branch]
+
+
+def the_renewal(api, token, tenant, policy_locator):
+    [renewal] = [t for t in transactions_of(api, token, tenant, policy_locator)
+                 if t["transactionCategory"] == "renewal"]
+    return renewal
+
+
+def counts(result):
+    return {name: result[name] for name in NOTHING}
+
+
+def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, admin_token, tenant, account, jobs,
+                                                                         clock):
+    policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Auto")
+    assert policy["endTime"] == END
+
+    result, events = run_at(api, admin_token, tenant, jobs, clock, BEFORE)
+    assert (result["policiesInWindow"], result["policiesRead"], counts(result)) == (0, 0, NOTHING)
+    assert events == []
+
+    # 30 days before the end: created and priced
+    result, events = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
+    assert (result["policiesInWindow"], result["policiesRead"]) == (1, 1)
+    assert counts(result) == {**NOTHING, "created": 1, "priced": 1}
+    renewal = the_renewal(api, admin_token, tenant, policy["locator"])
+    assert (renewal["transactionState"], renewal["transactionType"], renewal["effectiveTime"]) == (
+        "priced", "AnnualRenewal", END)
+    assert renewal["termLocator"] != policy["latestTermLocator"]
+    price = ok(call(api, "GET", transaction_path(tenant, renewal["locator"], "/price"), admin_token))
+    assert amounts(price["charges"]) == [("premium", D("1200.00"), False), ("tax", D("25"), False)]
+    segment = ok(call(api, "GET", transaction_path(tenant, renewal["locator"], "/segment"), admin_token))
+    assert (segment["startTime"], segment["endTime"]) == (END, NEXT_END)
+    assert [(e["type"], e["data"]["transactionLocator"]) for e in events] == [
+        (f"policy.renewal.{action}", renewal["locator"]) for action in ("create", "update", "validate", "price")]
+
+    # a rerun at the same time, and one the next day, create nothing and record nothing
+    for moment in (CREATE_DAY, datetime(2027, 1, 3, 6, tzinfo=timezone.utc)):
+        result, events = run_at(api, admin_token, tenant, jobs, clock, moment)
+        assert (result["policiesRead"], counts(result), events) == (1, NOTHING, [])
+    assert the_renewal(api, admin_token, tenant, policy["locator"])["locator"] == renewal["locator"]
+
+    # 20 days before: accepted (underwritten first)
+    result, events = run_at(api, admin_token, tenant, jobs, clock, ACCEPT_DAY)
+    assert counts(result) == {**NOTHING, "accepted": 1}
+    assert [e["type"] for e in events] == ["policy.renewal.underwrite", "policy.renewal.accept"]
+    assert the_renewal(api, admin_token, tenant, policy["locator"])["transactionState"] == "accepted"
+
+    # 10 days before: issued, the next term opens and the policy's end moves a year on
+    result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
+    assert counts(result) == {**NOTHING, "issued": 1}
+    assert [e["type"] for e in events] == ["policy.renewal.issue"]
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert (after["endTime"], after["latestTermLocator"]) == (NEXT_END, renewal["termLocator"])
+    terms = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/terms/list"), admin_token))["items"]
+    assert [(t["number"], t["startTime"], t["endTime"]) for t in terms] == [
+        (0, "2026-02-01T05:00:00.000Z", END), (1, END, NEXT_END)]
+    issued = ok(call(api, "GET", transaction_path(tenant, renewal["locator"]), admin_token))
+    assert issued["transactionState"] == "issued"
+    price = ok(call(api, "GET", transaction_path(tenant, renewal["locator"], "/price"), admin_token))
+    assert amounts(price["charges"]) == [("premium", D("1200.00"), False), ("tax", D("25"), False)]
+
+    # renewed: the policy left the window (its index entry moved to the new end)
+    result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
+    assert (result["policiesInWindow"], result["policiesRead"], counts(result), events) == (0, 0, NOTHING, [])
+
+
+def test_a_run_that_finds_every_step_due_creates_and_issues_in_two_commits(api, admin_token, tenant, account, jobs,
+                                                                           clock, ddb_calls):
+    policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Loyalty")
+    ddb_calls.clear()
+
+    result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
+
+    assert counts(result) == {**NOTHING, "created": 1, "issued": 1}
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["endTime"] == NEXT_END
+    assert transactions_of(api, admin_token, tenant, policy["locator"]) == []  # nothing unissued is left
+    assert [e["type"] for e in events] == ["policy.renewal.create", "policy.renewal.update",
+                                           "policy.renewal.validate", "policy.renewal.price",
+                                           "policy.renewal.underwrite", "policy.renewal.accept",
+                                           "policy.renewal.issue"]
+    created = ok(call(api, "GET", transaction_path(tenant, events[0]["data"]["transactionLocator"]), admin_token))
+    assert (created["transactionType"], created["transactionState"]) == ("LoyaltyRenewal", "issued")
+    assert Counter(ddb_calls)["TransactWriteItems"] == 1 + 2  # the job enqueued; the renewal created, issued
+
+
+def test_a_plan_without_generateAutoRenewals_renews_nothing(api, admin_token, tenant, account, jobs, clock):
+    policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Manual")
+
+    result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
+
+    assert (result["policiesInWindow"], result["policiesRead"], counts(result), events) == (1, 0, NOTHING, [])
+    assert transactions_of(api, admin_token, tenant, policy["locator"]) == []
+
+
+def test_a_cancelled_policy_is_not_renewed(api, admin_token, tenant, account, jobs, clock):
+    policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Auto")
+    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params("2026-08-01T04:00:00Z")))
+    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+
+    result, events = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
+
+    assert counts(result) == {**NOTHING, "notRenewed": [{"policyLocator": policy["locator"], "reason": "cancelled"}]}
+    assert events == []
+    assert transactions_of(api, admin_token, tenant, policy["locator"]) == []
+
+
+def test_a_discarded_renewal_is_not_made_again(api, admin_token, tenant, account, jobs, clock):
+    policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Auto")
+    run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
+    renewal = the_renewal(api, admin_token, tenant, policy["locator"])
+    ok(step(api, admin_token, tenant, renewal["locator"], "discard"))
+
+    result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
+
+    assert counts(result) == {**NOTHING, "notRenewed": [{"policyLocator": policy["locator"], "reason": "declined"}]}
+    assert events == []
+
+
+def test_a_renewal_that_fails_validation_is_reported_and_the_run_goes_on(api, admin_token, tenant, account, jobs,
+                                                                         clock):
+    """The VIN of the first policy fails the validation plugin (it was issued before the rule, through
+    the policies service); the second renews."""
+    broken = issue(tenant, account, autoRenewalPlanName="Auto",
+                   element=element_tree().model_copy(update={"elements": [vehicle(0).model_copy(
+                       update={"data": {"vin": "000HGCM82633A0", "value": D("12000.50")}})]}))
+    fine = issue(tenant, account, autoRenewalPlanName="Auto")
+
+    result, events = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
+
+    assert (result["created"], result["priced"]) == (2, 1)
+    [failure] = result["failed"]
+    draft = the_renewal(api, admin_token, tenant, broken.policyLocator)
+    assert failure["policyLocator"] == broken.policyLocator
+    assert (failure["transactionLocator"], failure["code"]) == (draft["locator"], "transaction.invalid")
+    assert failure["validationResult"]["success"] is False
+    assert [item["errors"] for item in failure["validationResult"]["validationItems"]] == [
+        ["the VIN is not a real one"]]
+    assert draft["transactionState"] == "draft"
+    assert the_renewal(api, admin_token, tenant, fine.policyLocator)["transactionState"] == "priced"
+    assert sorted(e["type"] for e in events if e["data"]["policyLocator"] == broken.policyLocator) == [
+        "policy.renewal.create"]
+
+    # the next run tries again (nothing new is created) and reports it again
+    result, _ = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
+    assert (result["created"], [f["policyLocator"] for f in result["failed"]]) == (0, [broken.policyLocator])
+
+
+def test_a_run_that_lost_the_race_to_create_counts_it_as_already_done(api, admin_token, tenant, account, jobs, clock,
+                                                                    monkeypatch):
+    """Two runs read the policy before either created its renewal: the second's create meets the first's
+    guard (409) and counts as already done; nothing is created twice."""
+    from chalicelib.policies import service as policies
+
+    policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Auto")
+    stale = policies.issued_stack(system_ctx().for_tenant(tenant), policy["locator"])
+    run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
+    monkeypatch.setattr(auto_renewal.policies, "issued_stack", lambda ctx, locator: stale)
+
+    result, events = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
+
+    assert counts(result) == {**NOTHING, "alreadyDone": 1}
+    assert events == []
+    monkeypatch.undo()
+    the_renewal(api, admin_token, tenant, policy["locator"])  # exactly one
+
+
+def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admin_token, tenant, account, jobs,
+                                                                        clock, ddb_calls):
+    """Books of 5 and of 20 due policies (each with one policy whose renewal is not due yet, plan Late: 5
+    days before, which is seen in the index but not read, and one ending later, not seen at all): every
+    due policy costs the same DynamoDB calls, and the run's own calls do not grow with the book."""
+    def book(tenant_locator, account_locator, due):
+        for _ in range(due):
+            issue(tenant_locator, account_locator, autoRenewalPlanName="Auto")
+        issue(tenant_locator, account_locator, autoRenewalPlanName="Late")
+        issue(tenant_locator, account_locator, autoRenewalPlanName="Auto",
+              endTime=datetime(2027, 6, 1, 4, tzinfo=timezone.utc))
+        clock.set(CREATE_DAY)
+        uow = wiring.unit_of_work(system_ctx().for_tenant(tenant_locator))
+        locator = enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(CREATE_DAY)})
+        uow.commit()
+        ddb_calls.clear()
+        jobs.drain()
+        calls = Counter(ddb_calls)
+        clock.set(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
+        return get_job(tenant_locator, locator)["result"], calls
+
+    small, calls_of_5 = book(tenant, account, 5)
+    other = renewals_tenant(api, admin_token)
+    large, calls_of_20 = book(other, new_account(api, admin_token, other), 20)
+
+    assert (small["policiesInWindow"], small["policiesRead"], small["created"], small["priced"]) == (6, 5, 5, 5)
+    assert (large["policiesInWindow"], large["policiesRead"], large["created"], large["priced"]) == (21, 20, 20, 20)
+    per_renewal = {name: (calls_of_20[name] - calls_of_5[name]) / 15 for name in calls_of_20 | calls_of_5
+                   if calls_of_20[name] != calls_of_5[name]}
+    run_itself = {name: calls_of_5[name] - 5 * per_renewal.get(name, 0) for name in calls_of_5
+                  if calls_of_5[name] != 5 * per_renewal.get(name, 0)}
+    assert per_renewal == PER_RENEWAL
+    assert run_itself == RUN_ITSELF
+
+
+def test_the_daily_schedule_enqueues_one_job_per_tenant_as_of_its_own_time(api, tenant, account, jobs, clock):
+    from chalicelib.identity import service as identity
+
+    issue(tenant, account, autoRenewalPlanName="Auto")
+    clock.set(CREATE_DAY)
+
+    api.lambda_.invoke("auto_renew_policies", api.events.generate_cw_event(
+        source="aws.events", detail_type="Scheduled Event", detail={},
+        resources=["arn:aws:events:rule/auto_renew_policies"]))
+
+    sent = [m for m in jobs.sent if m.job_type == JobType.POLICIES_AUTO_RENEW]
+    assert sorted(m.tenant for m in sent) == sorted(identity.list_tenant_locators())
+    assert {m.payload["asOf"] for m in sent} == {"2027-01-02T06:00:00.000Z"}
+    jobs.messages = [m for m in jobs.messages if JobMessage.model_validate_json(m).tenant == tenant]
+    clock.set(datetime(2027, 1, 2, 7, tzinfo=timezone.utc))  # the message waited an hour: the job works as of 6:00
+    assert jobs.drain() == 1
+    [ours] = [m for m in sent if m.tenant == tenant]
+    result = get_job(tenant, ours.job_locator)["result"]
+    assert (result["asOf"], result["created"], result["priced"]) == ("2027-01-02T06:00:00.000Z", 1, 1)
