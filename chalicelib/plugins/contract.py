@@ -14,6 +14,7 @@ from chalicelib.core.clock import isoformat
 from chalicelib.core.money import round_money
 from chalicelib.plugins.models import (
     Charge,
+    ElementChange,
     FlagLevel,
     PluginFailure,
     PluginFlag,
@@ -21,8 +22,8 @@ from chalicelib.plugins.models import (
     ValidationItem,
 )
 
-Kind = Literal["validate", "rate", "underwrite"]
-KINDS: tuple[Kind, ...] = ("validate", "rate", "underwrite")
+Kind = Literal["validate", "rate", "underwrite", "precommit"]
+KINDS: tuple[Kind, ...] = ("validate", "rate", "underwrite", "precommit")
 FLAG_LEVELS: tuple[FlagLevel, ...] = ("approve", "block", "decline", "reject", "info")
 
 
@@ -210,6 +211,31 @@ def validation_errors(result: Mapping[str, Any], request: Mapping[str, Any], *,
             raise _malformed(function, f"{where}: elementType must be a string, not {_shown(element_type)}")
         grouped.setdefault((locator, element_type), []).append(message)
     return [ValidationItem(locator, element_type, tuple(messages)) for (locator, element_type), messages in grouped.items()]
+
+
+def precommit_changes(result: Mapping[str, Any], request: Mapping[str, Any], *,
+                      function: str | None = None) -> list[ElementChange]:
+    """The element changes a `precommit` answer makes (`{"elements": [{"locator", "setData",
+    "removeData", "setCoverageTerms", "removeCoverageTerms"}]}`, maps optional), each on an element of
+    the request's segment."""
+    function = function or f"precommit_{request['productName']}"
+    elements = element_index(request)
+    found = []
+    for position, item in enumerate(_list_of(result, "elements", function)):
+        where = f"elements[{position}]"
+        _require_object(item, where, function)
+        locator = _string(item, "locator", where, function)
+        if locator not in elements:
+            raise _malformed(function, f"{where}: locator {locator!r} is not an element of the request")
+        maps = {}
+        for field in ("setData", "removeData", "setCoverageTerms", "removeCoverageTerms"):
+            value = item.get(field) or {}
+            if not isinstance(value, Mapping):
+                raise _malformed(function, f"{where}: {field} must be an object, not {_shown(value)}")
+            maps[field] = dict(value)
+        found.append(ElementChange(locator, maps["setData"], maps["removeData"], maps["setCoverageTerms"],
+                                   maps["removeCoverageTerms"]))
+    return found
 
 
 # --- shape checks --------------------------------------------------------------------------------

@@ -93,6 +93,17 @@ class PluginFlag:
 
 
 @dataclass(frozen=True)
+class ElementChange:
+    """What a precommit plugin changes on one element: keys removed, then set."""
+
+    locator: str
+    set_data: dict[str, Any]
+    remove_data: dict[str, Any]
+    set_coverage_terms: dict[str, Any]
+    remove_coverage_terms: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class ValidationItem:
     """The spec's ValidationItemResponse: the messages about one element (or the quote itself)."""
 

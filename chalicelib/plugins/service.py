@@ -1,4 +1,5 @@
-"""Running a tenant's plugins for the flows that validate, rate and underwrite (quotes, transactions).
+"""Running a tenant's plugins for the flows that validate, rate and underwrite (quotes, transactions)
+and precommit (transactions).
 
 The caller builds the request with `contract.build_request(...)` and passes a HostApi that answers
 `pas` table lookups for the tenant (backed by the tables domain), the configuration version the
@@ -21,8 +22,23 @@ from typing import Any
 
 from chalicelib.configuration import service as configuration
 from chalicelib.core.context import CallContext
-from chalicelib.plugins.contract import Kind, apply_rating, function_names, underwriting_flags, validation_errors
-from chalicelib.plugins.models import Charge, HostApi, PluginFailure, PluginFlag, PluginRunner, ValidationItem
+from chalicelib.plugins.contract import (
+    Kind,
+    apply_rating,
+    function_names,
+    precommit_changes,
+    underwriting_flags,
+    validation_errors,
+)
+from chalicelib.plugins.models import (
+    Charge,
+    ElementChange,
+    HostApi,
+    PluginFailure,
+    PluginFlag,
+    PluginRunner,
+    ValidationItem,
+)
 from chalicelib.plugins.modules import defined_functions, python_modules
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
@@ -48,6 +64,12 @@ def underwrite(ctx: CallContext, version: str, request: Mapping[str, Any], host:
     """The underwriting plugin's flags (none without a plugin)."""
     called = call(ctx, version, "underwrite", request, host)
     return underwriting_flags(called[1], request, function=called[0]) if called else []
+
+
+def precommit(ctx: CallContext, version: str, request: Mapping[str, Any], host: HostApi) -> list[ElementChange]:
+    """The element changes the precommit plugin makes to a transaction's segment (none without a plugin)."""
+    called = call(ctx, version, "precommit", request, host)
+    return precommit_changes(called[1], request, function=called[0]) if called else []
 
 
 def call(ctx: CallContext, version: str, kind: Kind, request: Mapping[str, Any],

@@ -25,7 +25,7 @@ from chalicelib.plugins.contract import Kind, apply_rating, build_request, funct
 from chalicelib.plugins.models import PluginFailure, PluginFlag
 from chalicelib.priceable import elements, rating, underwriting
 from chalicelib.priceable.host import TablesHost, selection_times
-from chalicelib.priceable.models import Charge, Element, Entity, Flag
+from chalicelib.priceable.models import Charge, Element, ElementChanges, Entity, Flag
 from chalicelib.priceable.runner import StepFailed, Underwritten
 from chalicelib.priceable.subject import Subject
 from chalicelib.tables import service as tables
@@ -115,6 +115,17 @@ def underwrite(ctx: CallContext, subject: Subject) -> list[PluginFlag]:
     if not _has_plugin(ctx, subject, "underwrite"):
         return []
     return plugins.underwrite(ctx, subject.config_version, _request(ctx, subject), _host(ctx, subject))
+
+
+def precommit(ctx: CallContext, subject: Subject) -> Element:
+    """The tree after the precommit plugin's changes (raises PluginFailure); unchanged without one."""
+    if not _has_plugin(ctx, subject, "precommit"):
+        return subject.element
+    made = plugins.precommit(ctx, subject.config_version, _request(ctx, subject), _host(ctx, subject))
+    return elements.change_elements(subject.element, [ElementChanges(
+        locator=change.locator, setData=change.set_data, removeData=change.remove_data,
+        setCoverageTerms=change.set_coverage_terms, removeCoverageTerms=change.remove_coverage_terms)
+        for change in made], entity=Entity("plugin", "plugin answer"))
 
 
 def failed(subject: Subject, failure: DomainError) -> ValidationResult:

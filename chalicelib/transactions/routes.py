@@ -250,6 +250,12 @@ def initialize_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTr
     return schemas.PolicyTransactionResponse.of(service.initialize(request_context(), locator))
 
 
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/precommit", methods=["PATCH"])
+@endpoint("transactions.write", "transactions.precommit")
+def precommit_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(service.precommit(request_context(), locator))
+
+
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/validate", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.validate")
 def validate_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:

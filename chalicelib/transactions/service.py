@@ -34,6 +34,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
+from chalicelib.plugins.models import PluginFailure
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import (
     IssuedStack,
@@ -558,6 +559,28 @@ def _runner(ctx: CallContext, found: Found) -> tuple[Runner[Transaction], Transa
 
 
 # --- precommit, reset, refuse, discard -------------------------------------------------------------
+
+
+def precommit(ctx: CallContext, locator: str) -> Transaction:
+    """Runs the product's precommit plugin (`precommit_P` or `precommit`) on a draft (initializing it
+    first) or initialized transaction: its element changes are made to the segment's tree, and the
+    transaction is left initialized. A plugin that fails answers 200 with the transaction as it was and
+    the failure in its validationResult, storing nothing; without a plugin, initializing is all it does."""
+    found = records.find(ctx, locator)
+    transaction = found.transaction
+    LIFECYCLE.check(transaction.transactionState, "be precommitted")
+    LIFECYCLE.check_not_expired(transaction.expirationTime, ctx.now)
+    runner, evaluator = _runner(ctx, found)
+    steps = LIFECYCLE.steps_to(transaction.transactionState, INITIALIZE) \
+        if transaction.transactionState == TransactionState.DRAFT else []
+    working = runner.run(steps)
+    seen = execution.subject(found.stack, working, evaluator.account)
+    try:
+        tree = evaluation.precommit(ctx, seen)
+    except PluginFailure as failure:
+        return transaction.model_copy(update={"validationResult": evaluation.failed(seen, failure)})
+    return records.save(ctx, found.stack, working.model_copy(update={"element": tree}), ["update"])
+
 
 
 def reset(ctx: CallContext, locator: str, options: ResetOptions, *, to_draft: bool = False) -> Transaction:
