@@ -188,3 +188,39 @@ def test_an_issued_cancellation_sets_the_policy_statuses_and_says_so(api, admin_
     assert (event["data"]["newStatuses"]["items"], event["data"]["removedStatuses"]["items"]) == (["onRisk"],
                                                                                               ["cancelled"])
     assert ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))["statuses"] == ["onRisk"]
+
+
+def test_a_transaction_whose_base_is_no_longer_the_latest_is_refused_or_rebased(api, admin_token, tenant, policy):
+    first = ok(create(api, admin_token, tenant, policy["locator"], "change", [params(MID_MARCH)]))
+    static = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
+    chained = ok(create(api, admin_token, tenant, policy["locator"], "change",
+                        [params(AUGUST), modify(static, value="25000")], f"?baseLocator={first['locator']}"))
+    ok(step(api, admin_token, tenant, first["locator"], "discard"))
+
+    stale = step(api, admin_token, tenant, chained["locator"], "issue")
+    assert_error(stale, 409, "transaction.stale_base")
+    assert event_types(api, admin_token, tenant, stale) == []
+
+    rebased = ok(step(api, admin_token, tenant, chained["locator"], "issue", "?autoRebase=true"))
+    assert (rebased["transactionState"], rebased["baseTransactionLocator"]) == (
+        "issued", policy["issuedTransactionLocator"])
+    priced = ok(call(api, "GET", transaction_path(tenant, chained["locator"], "/price"), admin_token))
+    assert amounts(priced["charges"]) == [("premium", D("-600.00"), True), ("premium", D("900.00"), False),
+                                          ("tax", D("-12.50"), True), ("tax", D("25"), False)]
+
+
+def test_the_round_trips_of_a_change_do_not_grow_with_the_elements(api, admin_token, tenant, account, ddb_calls):
+    from tests.api.quotes.support import vehicle
+    from tests.api.transactions.support import issued_policy
+
+    counts = []
+    for vehicles in (1, 12):
+        policy = issued_policy(api, admin_token, tenant, account, elements=[
+            vehicle(vin=f"1HGCM82633A{index:06d}") for index in range(vehicles)])
+        static = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
+        ddb_calls.clear()
+        draft = ok(create(api, admin_token, tenant, policy["locator"], "change",
+                          [params(AUGUST), modify(static, value="25000")]))
+        ok(step(api, admin_token, tenant, draft["locator"], "issue"))
+        counts.append(sorted(ddb_calls))
+    assert counts[0] == counts[1]
