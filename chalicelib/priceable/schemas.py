@@ -62,7 +62,7 @@ class WithNulls(BaseModel):
 
     @model_serializer(mode="wrap")
     def _keep_nulls(self, handler: Any) -> dict[str, Any]:
-        data = handler(self)
+        data: dict[str, Any] = handler(self)
         for name in self.NULLS:
             data.setdefault(name, None)
         return data
