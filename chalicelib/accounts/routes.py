@@ -22,18 +22,15 @@ else:
 
 bp = Blueprint(__name__)
 
-ACCOUNTS = "/policy/{tenantLocator}/accounts"
-ACCOUNT = ACCOUNTS + "/{locator}"
 
-
-@bp.route(ACCOUNTS, methods=["POST"])
+@bp.route("/policy/{tenantLocator}/accounts", methods=["POST"])
 @endpoint("accounts.write", idempotent=True)
 def create_account(tenantLocator: str) -> schemas.AccountResponse:
     body = body_as(schemas.AccountCreateRequest)
     return schemas.AccountResponse.of(service.create_account(request_context(), body, auto_validate=body.autoValidate))
 
 
-@bp.route(ACCOUNTS + "/list", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/accounts/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
 def list_accounts(tenantLocator: str) -> schemas.AccountListResponse:
     query = query_as(schemas.ListQuery)
@@ -41,19 +38,19 @@ def list_accounts(tenantLocator: str) -> schemas.AccountListResponse:
     return schemas.AccountListResponse.of(page)
 
 
-@bp.route(ACCOUNTS + "/numbers/{accountNumber}", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/accounts/numbers/{accountNumber}", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
 def fetch_accounts_by_number(tenantLocator: str, accountNumber: str) -> list[schemas.AccountResponse]:
     return [schemas.AccountResponse.of(a) for a in service.accounts_with_number(request_context(), accountNumber)]
 
 
-@bp.route(ACCOUNT, methods=["GET"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["GET"])
 @endpoint("accounts.read")
 def fetch_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.get_account(request_context(), locator))
 
 
-@bp.route(ACCOUNT, methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PATCH"])
 @endpoint("accounts.write")
 def update_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
     body = body_as(schemas.AccountUpdateRequest)
@@ -61,7 +58,7 @@ def update_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
                                                              auto_validate=body.autoValidate))
 
 
-@bp.route(ACCOUNT, methods=["PUT"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PUT"])
 @endpoint("accounts.write")
 def replace_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
     body = body_as(schemas.AccountUpdateReplaceDataRequest)
@@ -69,32 +66,32 @@ def replace_account(tenantLocator: str, locator: str) -> schemas.AccountResponse
                                                               auto_validate=body.autoValidate))
 
 
-@bp.route(ACCOUNT + "/validate", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/validate", methods=["PATCH"])
 @endpoint("accounts.write")
 def validate_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.validate_account(request_context(), locator))
 
 
-@bp.route(ACCOUNT + "/billingLevel", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/billingLevel", methods=["PATCH"])
 @endpoint("accounts.write")
 def update_account_billing_level(tenantLocator: str, locator: str) -> schemas.AccountResponse:
     body = body_as(schemas.UpdateBillingLevelRequest)
     return schemas.AccountResponse.of(service.set_billing_level(request_context(), locator, body.billingLevel))
 
 
-@bp.route(ACCOUNT + "/contacts", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/contacts", methods=["POST"])
 @endpoint("accounts.write")
 def add_account_contact(tenantLocator: str, locator: str) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.add_contact(request_context(), locator, body_as(models.ContactRole)))
 
 
-@bp.route(ACCOUNT + "/contacts", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/contacts", methods=["GET"])
 @endpoint("accounts.write")
 def list_account_contacts(tenantLocator: str, locator: str) -> list[models.ContactRole]:
     return service.contacts(request_context(), locator)
 
 
-@bp.route(ACCOUNT + "/contacts/{contactLocator}", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/contacts/{contactLocator}", methods=["PATCH"])
 @endpoint("accounts.write")
 def update_account_contact(tenantLocator: str, locator: str, contactLocator: str) -> schemas.AccountResponse:
     body = body_as(schemas.ContactAssociationUpdateRequest)
@@ -103,33 +100,33 @@ def update_account_contact(tenantLocator: str, locator: str, contactLocator: str
                                                              remove_roles=body.removeRoles))
 
 
-@bp.route(ACCOUNT + "/contacts/{contactLocator}", methods=["DELETE"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/contacts/{contactLocator}", methods=["DELETE"])
 @endpoint("accounts.write")
 def delete_account_contact(tenantLocator: str, locator: str, contactLocator: str) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.delete_contact(request_context(), locator, contactLocator))
 
 
-@bp.route(ACCOUNT + "/number/set", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/number/set", methods=["POST"])
 @endpoint("accounts.write")
 def set_account_number(tenantLocator: str, locator: str) -> schemas.AccountResponse:
     number = query_as(schemas.AccountNumberQuery).accountNumber
     return schemas.AccountResponse.of(service.set_number(request_context(), locator, number))
 
 
-@bp.route(ACCOUNT + "/number/generate", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/number/generate", methods=["POST"])
 @endpoint("accounts.write")
 def generate_account_number(tenantLocator: str, locator: str) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.generate_number(request_context(), locator))
 
 
-@bp.route(ACCOUNT + "/constraints/evaluate", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/constraints/evaluate", methods=["POST"])
 @endpoint("accounts.read")
 def evaluate_account_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
     values = body_as(schemas.ConstraintValuesRequest).root
     return service.evaluate_constraints(request_context(), locator, values)
 
 
-@bp.route(ACCOUNT + "/constraints/dependency", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/constraints/dependency", methods=["GET"])
 @endpoint("accounts.read")
 def fetch_account_constraint_dependencies(tenantLocator: str, locator: str) -> dict[str, dict[str, Any]]:
     return service.constraint_dependencies(request_context(), locator)

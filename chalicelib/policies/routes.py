@@ -22,11 +22,6 @@ else:
 
 bp = Blueprint(__name__)
 
-TENANT = "/policy/{tenantLocator}"
-POLICIES = TENANT + "/policies"
-POLICY = POLICIES + "/{locator}"
-ACCOUNT = TENANT + "/accounts/{locator}"
-
 
 def _policy(policy: models.Policy) -> schemas.PolicyResponse:
     return schemas.PolicyResponse.of(policy, request_context().now)
@@ -35,53 +30,53 @@ def _policy(policy: models.Policy) -> schemas.PolicyResponse:
 # --- policies ------------------------------------------------------------------------------------
 
 
-@bp.route(POLICY, methods=["GET"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}", methods=["GET"])
 @endpoint("policies.read")
 def fetch_policy(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     return _policy(service.get_policy(request_context(), locator))
 
 
-@bp.route(POLICIES + "/numbers/{policyNumber}", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/policies/numbers/{policyNumber}", methods=["GET"])
 @endpoint("policies.read", "policies.list")
 def fetch_policies_by_number(tenantLocator: str, policyNumber: str) -> list[schemas.PolicyResponse]:
     return [_policy(p) for p in service.policies_with_number(request_context(), policyNumber)]
 
 
-@bp.route(POLICY + "/number/set", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/number/set", methods=["POST"])
 @endpoint("policies.write")
 def set_policy_number(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     number = query_as(schemas.PolicyNumberQuery).policyNumber
     return _policy(service.set_number(request_context(), locator, number))
 
 
-@bp.route(POLICY + "/number/generate", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/number/generate", methods=["POST"])
 @endpoint("policies.write")
 def generate_policy_number(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     return _policy(service.generate_number(request_context(), locator))
 
 
-@bp.route(POLICY + "/billingLevel", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/billingLevel", methods=["PATCH"])
 @endpoint("policies.write")
 def update_policy_billing_level(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     body = body_as(schemas.UpdateBillingLevelRequest)
     return _policy(service.set_billing_level(request_context(), locator, body.billingLevel))
 
 
-@bp.route(POLICY + "/delinquencyPlan", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/delinquencyPlan", methods=["PATCH"])
 @endpoint("policies.write")
 def update_policy_delinquency_plan(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     body = body_as(schemas.DelinquencyPlanUpdateRequest)
     return _policy(service.set_delinquency_plan(request_context(), locator, body.delinquencyPlanName))
 
 
-@bp.route(POLICY + "/jurisdiction", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/jurisdiction", methods=["PATCH"])
 @endpoint("policies.write")
 def update_policy_jurisdiction(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     body = body_as(schemas.UpdateJurisdictionRequest)
     return _policy(service.set_jurisdiction(request_context(), locator, body.jurisdiction))
 
 
-@bp.route(POLICY + "/holds", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/holds", methods=["GET"])
 @endpoint("policies.read")
 def list_policy_holds(tenantLocator: str, locator: str) -> list[dict[str, Any]]:
     return service.holds(request_context(), locator)
@@ -90,19 +85,19 @@ def list_policy_holds(tenantLocator: str, locator: str) -> list[dict[str, Any]]:
 # --- static data ---------------------------------------------------------------------------------
 
 
-@bp.route(POLICY + "/static", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["GET"])
 @endpoint("policies.read")
 def fetch_policy_static_data(tenantLocator: str, locator: str) -> dict[str, Any]:
     return service.static_data(request_context(), locator)
 
 
-@bp.route(POLICY + "/static", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["POST"])
 @endpoint("policies.write")
 def add_policy_static_data(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     return _policy(service.add_static_data(request_context(), locator, body_as(schemas.StaticData).root))
 
 
-@bp.route(POLICY + "/static", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["PATCH"])
 @endpoint("policies.write")
 def update_policy_static_data(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     body = body_as(schemas.StaticDataUpdateRequest)
@@ -110,13 +105,13 @@ def update_policy_static_data(tenantLocator: str, locator: str) -> schemas.Polic
                                               remove_data=body.removeData))
 
 
-@bp.route(POLICY + "/static", methods=["PUT"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["PUT"])
 @endpoint("policies.write")
 def replace_policy_static_data(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     return _policy(service.replace_static_data(request_context(), locator, body_as(schemas.StaticData).root))
 
 
-@bp.route(POLICY + "/static/history/list", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/static/history/list", methods=["GET"])
 @endpoint("policies.read")
 def list_policy_static_data_history(tenantLocator: str, locator: str) -> schemas.StaticDataHistoryListResponse:
     page = query_as(schemas.ListQuery).page()
@@ -126,7 +121,7 @@ def list_policy_static_data_history(tenantLocator: str, locator: str) -> schemas
 # --- snapshots -----------------------------------------------------------------------------------
 
 
-@bp.route(POLICY + "/snapshot", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/snapshot", methods=["GET"])
 @endpoint("policies.read")
 def fetch_policy_snapshot(tenantLocator: str, locator: str) -> schemas.PolicySnapshotResponse:
     query = query_as(schemas.SnapshotQuery)
@@ -134,7 +129,7 @@ def fetch_policy_snapshot(tenantLocator: str, locator: str) -> schemas.PolicySna
                                                       by_issued_time=query.byIssuedTime))
 
 
-@bp.route(POLICIES + "/snapshot/list", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/policies/snapshot/list", methods=["GET"])
 @endpoint("policies.read", "policies.list")
 def list_policy_snapshots(tenantLocator: str) -> schemas.PolicySnapshotListResponse:
     page = query_as(schemas.ListQuery).page()
@@ -144,19 +139,19 @@ def list_policy_snapshots(tenantLocator: str) -> schemas.PolicySnapshotListRespo
 # --- contacts ------------------------------------------------------------------------------------
 
 
-@bp.route(POLICY + "/contacts", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/contacts", methods=["GET"])
 @endpoint("policies.write")
 def list_policy_contacts(tenantLocator: str, locator: str) -> list[models.ContactRole]:
     return service.contacts(request_context(), locator)
 
 
-@bp.route(POLICY + "/contacts", methods=["POST"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/contacts", methods=["POST"])
 @endpoint("policies.write")
 def add_policy_contact(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
     return _policy(service.add_contact(request_context(), locator, body_as(models.ContactRole)))
 
 
-@bp.route(POLICY + "/contacts/{contactLocator}", methods=["PATCH"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/contacts/{contactLocator}", methods=["PATCH"])
 @endpoint("policies.write")
 def update_policy_contact(tenantLocator: str, locator: str, contactLocator: str) -> schemas.PolicyResponse:
     body = body_as(schemas.ContactAssociationUpdateRequest)
@@ -164,7 +159,7 @@ def update_policy_contact(tenantLocator: str, locator: str, contactLocator: str)
                                           remove_roles=body.removeRoles))
 
 
-@bp.route(POLICY + "/contacts/{contactLocator}", methods=["DELETE"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/contacts/{contactLocator}", methods=["DELETE"])
 @endpoint("policies.write")
 def delete_policy_contact(tenantLocator: str, locator: str, contactLocator: str) -> schemas.PolicyResponse:
     return _policy(service.delete_contact(request_context(), locator, contactLocator))
@@ -173,13 +168,13 @@ def delete_policy_contact(tenantLocator: str, locator: str, contactLocator: str)
 # --- terms ---------------------------------------------------------------------------------------
 
 
-@bp.route(TENANT + "/terms/{locator}", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/terms/{locator}", methods=["GET"])
 @endpoint("terms.read")
 def fetch_term(tenantLocator: str, locator: str) -> schemas.TermResponse:
     return schemas.TermResponse.of(service.get_term(request_context(), locator))
 
 
-@bp.route(POLICY + "/terms/list", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/policies/{locator}/terms/list", methods=["GET"])
 @endpoint("policies.read", "policies.list")
 def list_policy_terms(tenantLocator: str, locator: str) -> schemas.TermListResponse:
     page = query_as(schemas.ListQuery).page()
@@ -189,7 +184,7 @@ def list_policy_terms(tenantLocator: str, locator: str) -> schemas.TermListRespo
 # --- an account's policies -----------------------------------------------------------------------
 
 
-@bp.route(ACCOUNT + "/policies/list", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/policies/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
 def list_account_policies(tenantLocator: str, locator: str) -> schemas.PolicyListResponse:
     query = query_as(schemas.AccountPoliciesQuery)
@@ -198,7 +193,7 @@ def list_account_policies(tenantLocator: str, locator: str) -> schemas.PolicyLis
     return schemas.PolicyListResponse.of(page, ctx.now, include_static=query.includeStaticData)
 
 
-@bp.route(ACCOUNT + "/policies/snapshot/list", methods=["GET"])
+@bp.route("/policy/{tenantLocator}/accounts/{locator}/policies/snapshot/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
 def list_account_policy_snapshots(tenantLocator: str, locator: str) -> schemas.PolicySnapshotListResponse:
     page = query_as(schemas.ListQuery).page()

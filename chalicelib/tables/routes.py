@@ -23,7 +23,6 @@ bp = Blueprint(__name__)
 
 UPLOAD_TYPES = ["application/zip", "multipart/form-data", "application/octet-stream"]
 ZIP = "application/zip"
-R = "/resource/{tenantLocator}"
 
 
 def _create(kind: schemas.TableKind) -> schemas.BasicResourceResponse:
@@ -46,25 +45,25 @@ def _download(kind: schemas.TableKind, name: str) -> Binary:
 # --- lookup tables -------------------------------------------------------------------------------
 
 
-@bp.route(f"{R}/tables", methods=["POST"], content_types=UPLOAD_TYPES)
+@bp.route("/resource/{tenantLocator}/tables", methods=["POST"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", idempotent=True, upload=True)
 def create_lookup_table(tenantLocator: str) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.LOOKUP)
 
 
-@bp.route(f"{R}/tables/{{name}}", methods=["PATCH"], content_types=UPLOAD_TYPES)
+@bp.route("/resource/{tenantLocator}/tables/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", upload=True)
 def replace_lookup_table(tenantLocator: str, name: str) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.LOOKUP, name)
 
 
-@bp.route(f"{R}/tables/{{name}}", methods=["GET"])
+@bp.route("/resource/{tenantLocator}/tables/{name}", methods=["GET"])
 @endpoint("tables.read")
 def fetch_lookup_table_zip(tenantLocator: str, name: str) -> Binary:
     return _download(schemas.TableKind.LOOKUP, name)
 
 
-@bp.route(f"{R}/tables/{{name}}/record", methods=["GET"])
+@bp.route("/resource/{tenantLocator}/tables/{name}/record", methods=["GET"])
 @endpoint("tables.read")
 def fetch_table_record(tenantLocator: str, name: str) -> schemas.TableLookupResponse:
     query = query_as(schemas.RecordQuery)
@@ -76,25 +75,25 @@ def fetch_table_record(tenantLocator: str, name: str) -> schemas.TableLookupResp
 # --- range tables --------------------------------------------------------------------------------
 
 
-@bp.route(f"{R}/rangeTables", methods=["POST"], content_types=UPLOAD_TYPES)
+@bp.route("/resource/{tenantLocator}/rangeTables", methods=["POST"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", idempotent=True, upload=True)
 def create_range_table(tenantLocator: str) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.RANGE)
 
 
-@bp.route(f"{R}/rangeTables/{{name}}", methods=["PATCH"], content_types=UPLOAD_TYPES)
+@bp.route("/resource/{tenantLocator}/rangeTables/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", upload=True)
 def replace_range_table(tenantLocator: str, name: str) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.RANGE, name)
 
 
-@bp.route(f"{R}/rangeTables/{{name}}", methods=["GET"])
+@bp.route("/resource/{tenantLocator}/rangeTables/{name}", methods=["GET"])
 @endpoint("tables.read")
 def fetch_range_table_zip(tenantLocator: str, name: str) -> Binary:
     return _download(schemas.TableKind.RANGE, name)
 
 
-@bp.route(f"{R}/rangeTables/{{name}}/record", methods=["GET"])
+@bp.route("/resource/{tenantLocator}/rangeTables/{name}/record", methods=["GET"])
 @endpoint("tables.read")
 def fetch_range_table_record(tenantLocator: str, name: str) -> schemas.TableLookupResponse:
     query = query_as(schemas.RangeRecordQuery)
@@ -106,25 +105,25 @@ def fetch_range_table_record(tenantLocator: str, name: str) -> schemas.TableLook
 # --- constraint tables ---------------------------------------------------------------------------
 
 
-@bp.route(f"{R}/constraints", methods=["POST"], content_types=UPLOAD_TYPES)
+@bp.route("/resource/{tenantLocator}/constraints", methods=["POST"], content_types=UPLOAD_TYPES)
 @endpoint("constraints.upload", idempotent=True, upload=True)
 def create_constraint_table(tenantLocator: str) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.CONSTRAINT)
 
 
-@bp.route(f"{R}/constraints/{{name}}", methods=["PATCH"], content_types=UPLOAD_TYPES)
+@bp.route("/resource/{tenantLocator}/constraints/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
 @endpoint("constraints.upload", upload=True)
 def replace_constraint_table(tenantLocator: str, name: str) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.CONSTRAINT, name)
 
 
-@bp.route(f"{R}/constraints/{{name}}", methods=["GET"])
+@bp.route("/resource/{tenantLocator}/constraints/{name}", methods=["GET"])
 @endpoint("constraints.read")
 def fetch_constraint_table_zip(tenantLocator: str, name: str) -> Binary:
     return _download(schemas.TableKind.CONSTRAINT, name)
 
 
-@bp.route(f"{R}/constraints/{{name}}/record", methods=["GET"])
+@bp.route("/resource/{tenantLocator}/constraints/{name}/record", methods=["GET"])
 @endpoint("constraints.read")
 def fetch_constraint_record(tenantLocator: str, name: str) -> dict[str, list[Any]]:
     query = query_as(schemas.RecordQuery)
