@@ -284,6 +284,8 @@ class TransactionIssue(BaseModel):
     terms: list[Term] = []
     changed_terms: list[Term] = []
     changed: list[Transaction] = []
+    invalidated: list[Transaction] = []
+    """The other branches' transactions, invalidated (the part of an issue that may overflow one write)."""
     added: list[Transaction] = []
     policy: Policy
 

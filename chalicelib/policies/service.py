@@ -75,6 +75,8 @@ UPDATE_EVENT = "policy.update"
 FIRST_TERM = 0
 MAX_LOCATOR_LENGTH = 64
 DEFAULT_BILLING_LEVEL = BillingLevel.ACCOUNT
+MAX_ITEMS_PER_WRITE = 100
+"""What one DynamoDB TransactWriteItems holds."""
 
 
 # --- issuing -------------------------------------------------------------------------------------
@@ -336,15 +338,19 @@ def save_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, tran
     repository.save_transaction(uow, ctx.tenant, transaction)
 
 
-def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, issue: TransactionIssue) -> None:
+def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, issue: TransactionIssue, *,
+                      reserve: int = 0) -> list[Transaction]:
     """Adds everything issuing a transaction writes to `uow` (the caller records the events and commits):
     the policy root on condition that it is still at the version `stack` saw (409 when another issue
     came first), the issued transaction and the others it changes on condition of theirs, its
     segments, new terms (numbered by the plan's `termNumberFormat`) and changed ones, the transactions
-    it adds."""
+    it adds. Invalidations that do not fit in one TransactWriteItems beside the rest and the `reserve`
+    items the caller adds (events) are answered, in locator order, to be written once it committed
+    (`save_transactions`): a branch a failure leaves pending cannot be issued anyway, its base being no
+    longer the latest."""
     model = _model(ctx, stack.policy)
     plan = _numbering_plan(model, stack.policy.productName)
-    for record in (issue.transaction, *issue.changed, *issue.added):
+    for record in (issue.transaction, *issue.changed, *issue.invalidated, *issue.added):
         _check_of_policy(stack, record)
         check_size(record, code=TRANSACTION_ENTITY, noun=TRANSACTION_ENTITY)
     for segment in issue.segments:
@@ -361,6 +367,23 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
         repository.save_transaction(uow, ctx.tenant, transaction)
     for transaction in issue.added:
         repository.add_transaction(uow, ctx.tenant, transaction)
+    items = 2 + len(issue.segments) + 2 * len(issue.terms) + len(issue.changed_terms) + len(issue.changed) \
+        + 2 * len(issue.added) + reserve
+    invalidated = sorted(issue.invalidated, key=lambda t: t.locator)
+    room = max(MAX_ITEMS_PER_WRITE - items, 0)
+    for transaction in invalidated[:room]:
+        repository.save_transaction(uow, ctx.tenant, transaction)
+    return invalidated[room:]
+
+
+def save_transactions(ctx: CallContext, stack: IssuedStack, transactions: list[Transaction]) -> None:
+    """Rewrites transactions of the policy (each on condition of its version), as many per
+    TransactWriteItems as one holds."""
+    for start in range(0, len(transactions), MAX_ITEMS_PER_WRITE):
+        uow = wiring.unit_of_work(ctx)
+        for transaction in transactions[start:start + MAX_ITEMS_PER_WRITE]:
+            save_transaction(ctx, uow, stack, transaction)
+        uow.commit()
 
 
 def _check_of_policy(stack: IssuedStack, transaction: Transaction) -> None:

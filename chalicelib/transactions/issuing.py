@@ -60,7 +60,7 @@ def in_sequence(stack: IssuedStack, transaction: Transaction, plan: Plan, now: d
         "branchHeadTransactionLocators": [transaction.locator], "configVersion": transaction.configVersion,
         "updatedAt": now, "updatedBy": transaction.updatedBy or policy.updatedBy})
     return TransactionIssue(transaction=transaction, segments=[segment], terms=new_terms, changed_terms=changed_terms,
-                            changed=invalidated(stack, transaction, now), policy=root)
+                            invalidated=invalidated(stack, transaction, now), policy=root)
 
 
 def invalidated(stack: IssuedStack, issued: Transaction, now: datetime) -> list[Transaction]:
@@ -94,7 +94,8 @@ def aggregate(stack: IssuedStack, transaction: Transaction, outcome: sequence.Ou
     others = [t for t in done.parts if t.locator != done.issued.locator]
     return TransactionIssue(transaction=done.issued, segments=done.segments, terms=done.new_terms,
                             changed_terms=done.changed_terms,
-                            changed=[*done.reversed, *invalidated(stack, done.issued, now)], added=[record, *others],
+                            changed=done.reversed, invalidated=invalidated(stack, done.issued, now),
+                            added=[record, *others],
                             policy=done.root(head))
 
 
@@ -109,7 +110,7 @@ def reversal(stack: IssuedStack, transaction: Transaction, outcome: sequence.Out
         "aggregatedTransactionLocators": [part.locator for part in done.parts]})
     return TransactionIssue(transaction=issued, segments=done.segments, terms=done.new_terms,
                             changed_terms=done.changed_terms,
-                            changed=[*done.reversed, *invalidated(stack, issued, now)], added=done.parts,
+                            changed=done.reversed, invalidated=invalidated(stack, issued, now), added=done.parts,
                             policy=done.root(issued.locator))
 
 

@@ -50,7 +50,6 @@ from chalicelib.priceable.models import Element, ElementChanges, ElementInput, F
 from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import Subject, account_view
 from chalicelib.runtime import wiring
-from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.transactions import changes, execution, issuing, records, sequence, timeline
 from chalicelib.transactions.execution import TransactionEvaluation
 from chalicelib.transactions.lifecycle import ACCEPT, INITIALIZE, ISSUE, LIFECYCLE
@@ -455,7 +454,8 @@ def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = F
 
 def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False) -> Transaction:
     """Issues the transaction (running the steps before it that it lacks) into its policy: one
-    TransactWriteItems with the policy root, conditional on the version the stack was read at. A
+    TransactWriteItems with the policy root, conditional on the version the stack was read at (and,
+    should more branches be invalidated than it holds, the rest of them in locator order after it). A
     transaction whose base is no longer the policy's latest issued transaction is a 409
     `transaction.stale_base`, or with `auto_rebase` is based on the latest again, its instructions
     applied anew and the whole path run from initialize. Out of sequence, it is issued inside an
@@ -483,28 +483,27 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False) -> Trans
         bundle = issuing.in_sequence(found.stack, issued, evaluator.plan, ctx.now)
     else:
         bundle = issuing.aggregate(found.stack, issued, done.outcome, done.trees, ctx.now, new_locator)
-    policies.issue_transaction(ctx, uow, found.stack, bundle)
-    for event_type, data in records.events(issued, _actions(runner.done), runner.event_data):
+    events = [*records.events(issued, _actions(runner.done), runner.event_data),
+              *_status_change(ctx, found.policy, bundle.policy),
+              *(event for part in bundle.added if part.transactionCategory != TransactionCategory.AGGREGATE
+                for event in records.events(part, ["issue"]))]
+    left = policies.issue_transaction(ctx, uow, found.stack, bundle, reserve=len(events) + 1)
+    for event_type, data in events:
         uow.record_event(event_type, data)
-    _record_status_change(ctx, uow, found.policy, bundle.policy)
-    for part in bundle.added:
-        if part.transactionCategory == TransactionCategory.AGGREGATE:
-            continue
-        for event_type, data in records.events(part, ["issue"]):
-            uow.record_event(event_type, data)
     uow.commit()
+    policies.save_transactions(ctx, found.stack, left)
     return bundle.transaction.model_copy(update={"version": bundle.transaction.version + 1})
 
 
-def _record_status_change(ctx: CallContext, uow: UnitOfWork, before: Policy, after: Policy) -> None:
+def _status_change(ctx: CallContext, before: Policy, after: Policy) -> list[tuple[str, dict[str, Any]]]:
     """`policy.status.update` with the statuses an issue adds and removes, when it changes them."""
     was, now = policies.statuses(ctx, before), policies.statuses(ctx, after)
     added = [str(status) for status in now if status not in was]
     removed = [str(status) for status in was if status not in now]
-    if added or removed:
-        uow.record_event(STATUS_EVENT, {"policyLocator": after.locator,
-                                        "newStatuses": {"listCompleted": True, "items": added},
-                                        "removedStatuses": {"listCompleted": True, "items": removed}})
+    if not added and not removed:
+        return []
+    return [(STATUS_EVENT, {"policyLocator": after.locator, "newStatuses": {"listCompleted": True, "items": added},
+                            "removedStatuses": {"listCompleted": True, "items": removed}})]
 
 
 def _execution(found: Found, evaluator: TransactionEvaluation, issued: Transaction) -> execution.Execution:

@@ -224,3 +224,16 @@ def test_the_round_trips_of_a_change_do_not_grow_with_the_elements(api, admin_to
         ok(step(api, admin_token, tenant, draft["locator"], "issue"))
         counts.append(sorted(ddb_calls))
     assert counts[0] == counts[1]
+
+
+def test_an_issue_invalidating_more_branches_than_one_write_holds_writes_the_rest_after(api, admin_token, tenant,
+                                                                                     policy, ddb_calls):
+    branches = [ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)]))["locator"]
+                for _ in range(101)]
+    ddb_calls.clear()
+    ok(step(api, admin_token, tenant, branches[0], "issue"))
+
+    assert ddb_calls.count("TransactWriteItems") == 2
+    states = {ok(call(api, "GET", transaction_path(tenant, locator), admin_token))["transactionState"]
+              for locator in branches[1:]}
+    assert states == {"invalidated"}
