@@ -2,8 +2,9 @@
 whose plan says so, through the transactions service, as renewals.py says when.
 
 A run at `as_of` pages the due index (renewal_index.py) over the term ends of `renewals.window`, up to
-STEP_POLICIES roots a job, and enqueues its continuation (a locator derived from where it continues, so
-a retried step enqueues it once). A policy whose plan has nothing due at `as_of` (from the index item
+STEP_POLICIES roots a job step. A step enqueues its continuation before it works through its page, so
+as many workers as the queue feeds work on consecutive pages at once (its locator is derived from where
+it continues: a retried step enqueues it once). A policy whose plan has nothing due at `as_of` (from the index item
 alone) is not read; a due one is read consistently (policies.service.issued_stack) and brought to the
 due step with at most two transactions service calls (renewals.work): create (a
 `policy.renewal.create`), then price (`update`, `validate`, `price` events), accept (underwrite and
@@ -69,11 +70,11 @@ def run(ctx: CallContext, as_of: datetime, after: str | None = None) -> dict[str
     if window is None:
         return outcome.result(as_of, None)
     page = renewal_index.due(ctx.tenant, *window, after=after, limit=STEP_POLICIES)
+    if page.after is not None:
+        _continue(ctx, as_of, page.after)  # first: another worker takes the next page meanwhile
     renewing = Renewing(ctx, as_of, outcome)
     for policy in page.policies:
         renewing.renew(policy)
-    if page.after is not None:
-        _continue(ctx, as_of, page.after)
     return outcome.result(as_of, page.after)
 
 

@@ -319,3 +319,25 @@ def test_the_daily_schedule_enqueues_one_job_per_tenant_as_of_its_own_time(api, 
     [ours] = [m for m in sent if m.tenant == tenant]
     result = get_job(tenant, ours.job_locator)["result"]
     assert (result["asOf"], result["created"], result["priced"]) == ("2027-01-02T06:00:00.000Z", 1, 1)
+
+
+def test_a_run_pages_the_index_in_steps_each_enqueuing_the_next_once(tenant, account, jobs, clock, monkeypatch):
+    monkeypatch.setattr(auto_renewal, "STEP_POLICIES", 2)
+    policies = sorted(issue(tenant, account, autoRenewalPlanName="Auto").policyLocator for _ in range(5))
+    clock.set(CREATE_DAY)
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    first = enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(CREATE_DAY)})
+    uow.commit()
+
+    assert jobs.drain() == 3
+
+    steps = [m for m in jobs.sent if m.tenant == tenant]
+    assert [m.job_locator for m in steps][0] == first
+    results = [get_job(tenant, m.job_locator)["result"] for m in steps]
+    assert [(r["policiesRead"], r["created"], r["priced"]) for r in results] == [(2, 2, 2), (2, 2, 2), (1, 1, 1)]
+    assert [m.payload.get("after", "")[-26:] for m in steps] == ["", policies[1], policies[3]]
+    assert [r.get("continuedAfter", "")[-26:] for r in results] == [policies[1], policies[3], ""]
+    # a step run again (say, retried after a transient error) enqueues its continuation no second time
+    sent = len(jobs.sent)
+    auto_renewal.run(system_ctx().for_tenant(tenant), CREATE_DAY, steps[1].payload["after"])
+    assert len(jobs.sent) == sent
