@@ -37,7 +37,9 @@ UNDERWRITING_STOPS = frozenset({TransactionState.UNDERWRITTEN_BLOCKED, Transacti
                                 TransactionState.REJECTED})
 NOT_PRICED = frozenset({TransactionState.DRAFT, TransactionState.INITIALIZED, TransactionState.VALIDATED,
                         TransactionState.EARLY_UNDERWRITTEN})
-DECLINED_BY_A_PERSON = frozenset({TransactionState.DISCARDED, TransactionState.REFUSED})
+DECLINED_BY_A_PERSON = frozenset({TransactionState.DISCARDED, TransactionState.REFUSED, TransactionState.REVERSED})
+"""A renewal discarded, refused or reversed (by a reversal transaction; one an out-of-sequence issue
+reversed is reapplied, issued) is not made again."""
 
 
 class RenewalPlan(BaseModel):
@@ -122,7 +124,7 @@ class Existing:
     renewed: bool = False
     """An issued renewal takes effect there: nothing to do."""
     declined: bool = False
-    """A person discarded or refused it, and no other is being worked on: do not renew."""
+    """A person discarded, refused or reversed it, and no other is being worked on: do not renew."""
 
 
 def existing(transactions: Sequence[Transaction], term_end: datetime) -> Existing:

@@ -72,9 +72,10 @@ def test_the_latest_live_renewal_of_the_term_end_is_the_one_worked_on():
     assert (found.live.locator, found.renewed, found.declined) == (renewal("draft", 3).locator, False, False)
 
 
-def test_a_discarded_or_refused_renewal_declines_and_an_invalidated_one_counts_for_nothing():
+def test_a_discarded_refused_or_reversed_renewal_declines_and_an_invalidated_one_counts_for_nothing():
     assert renewals.existing([renewal("discarded", 1)], END).declined
     assert renewals.existing([renewal("refused", 1)], END).declined
+    assert renewals.existing([renewal("reversed", 1)], END).declined
     nothing = renewals.existing([renewal("invalidated", 1)], END)
     assert (nothing.live, nothing.renewed, nothing.declined) == (None, False, False)
     assert renewals.existing([renewal("issued", 1)], END).renewed
