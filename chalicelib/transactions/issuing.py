@@ -3,6 +3,8 @@
 The policy root keeps the effective time of the cancellation its coverage ends with, if any (its
 statuses `cancelled` and `cancelPending` follow from it).
 
+An issued transaction keeps no tree of its own: its segments hold them.
+
 In sequence (the transaction is based on the policy's latest issued transaction and takes effect no
 earlier than what the local stack holds after it): the transaction becomes `issued`; it adds its
 segment (coverage or gap; a reinstatement's keeps the tree the cancellation removed), a renewal its
@@ -59,7 +61,8 @@ def in_sequence(stack: IssuedStack, transaction: Transaction, plan: Plan, now: d
         "latestSegmentLocator": segment.locator, "latestTermLocator": last.locator,
         "branchHeadTransactionLocators": [transaction.locator], "configVersion": transaction.configVersion,
         "updatedAt": now, "updatedBy": transaction.updatedBy or policy.updatedBy})
-    return TransactionIssue(transaction=transaction, segments=[segment], terms=new_terms, changed_terms=changed_terms,
+    return TransactionIssue(transaction=transaction.model_copy(update={"element": None}), segments=[segment],
+                            terms=new_terms, changed_terms=changed_terms,
                             invalidated=invalidated(stack, transaction, now), policy=root)
 
 
@@ -107,6 +110,7 @@ def reversal(stack: IssuedStack, transaction: Transaction, outcome: sequence.Out
     done = _carried_out(stack, transaction, outcome, trees, now, new_locator, None)
     issued = transaction.model_copy(update={
         "charges": [charge for step in outcome.steps if step.action == "reverse" for charge in step.charges],
+        "element": None,
         "aggregatedTransactionLocators": [part.locator for part in done.parts]})
     return TransactionIssue(transaction=issued, segments=done.segments, terms=done.new_terms,
                             changed_terms=done.changed_terms,
