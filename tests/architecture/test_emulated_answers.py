@@ -1,0 +1,89 @@
+"""The tests' emulated DynamoDB answers its data operations with json.dumps (tests/conftest.py,
+dynamodb_data_answered_as_json): botocore must read the same answers as from moto's own serializer."""
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+import tests.conftest
+from chalicelib.core.ids import new_locator
+
+
+def _item(pk: str, sk: str, binary: bool) -> dict[str, Any]:
+    """Every attribute type, nested too; binary ones only if `binary` (json cannot write those: moto's way)."""
+    item = {"PK": {"S": pk}, "SK": {"S": sk}, "text": {"S": "é\u2028x"}, "empty": {"S": ""},
+            "number": {"N": "-12.50"}, "big": {"N": "9" * 38}, "flag": {"BOOL": False}, "nothing": {"NULL": True},
+            "strings": {"SS": ["a", "b"]}, "numbers": {"NS": ["1", "2.5"]},
+            "map": {"M": {"list": {"L": [{"N": "1"}, {"M": {"s": {"S": "x"}}}, {"NULL": True}]}}}}
+    if binary:
+        item.update({"binary": {"B": b"\x00\xff"}, "binaries": {"BS": [b"x", b"\x01"]},
+                     "nested": {"M": {"b": {"B": b"\x02"}}}})
+    return item
+
+
+def _calls(table: str, pk: str, binary: bool) -> list[tuple[str, dict[str, Any]]]:
+    """One call of each operation of DYNAMODB_DATA_AS_JSON whose answer is the same every time it runs."""
+    key = {"PK": {"S": pk}, "SK": {"S": "1"}}
+    return [
+        ("put_item", {"TableName": table, "Item": _item(pk, "1", binary), "ReturnValues": "ALL_OLD"}),
+        ("get_item", {"TableName": table, "Key": key}),
+        ("get_item", {"TableName": table, "Key": {"PK": {"S": pk}, "SK": {"S": "missing"}}}),
+        ("batch_get_item", {"RequestItems": {table: {"Keys": [key, {"PK": {"S": pk}, "SK": {"S": "2"}}]}}}),
+        ("query", {"TableName": table, "KeyConditionExpression": "PK = :pk", "Limit": 1,
+                   "ExpressionAttributeValues": {":pk": {"S": pk}}}),
+        ("query", {"TableName": table, "KeyConditionExpression": "PK = :pk", "Select": "COUNT",
+                   "ExpressionAttributeValues": {":pk": {"S": pk}}}),
+        ("update_item", {"TableName": table, "Key": key, "UpdateExpression": "SET #n = :n",
+                         "ExpressionAttributeNames": {"#n": "number"},
+                         "ExpressionAttributeValues": {":n": {"N": "-12.50"}}, "ReturnValues": "ALL_NEW"}),
+    ]
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["json writes them", "with binary values: moto's way"])
+def test_botocore_reads_the_same_answers_as_from_motos_serializer(aws, monkeypatch, binary):
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+
+    client, table, pk = clients.dynamodb(), settings().table_name, f"TEST#{new_locator()}"
+    for sk in ("1", "2"):
+        client.put_item(TableName=table, Item=_item(pk, sk, binary))
+    written: list[str] = []
+
+    def dumps(value: Any) -> str:
+        body = json.dumps(value)
+        written.append(body)
+        return body
+
+    def answers() -> list[dict[str, Any]]:
+        found = []
+        for operation, params in _calls(table, pk, binary):
+            answer = getattr(client, operation)(**params)
+            answer.pop("ResponseMetadata")
+            found.append(answer)
+        return found
+
+    monkeypatch.setattr(tests.conftest, "json", SimpleNamespace(dumps=dumps))
+    through_json = answers()
+    json_wrote = len(written)
+    assert json_wrote == sum(not _holds_bytes(answer) for answer in through_json)  # every answer it can write
+    assert json_wrote == (2 if binary else 7)  # with binary values: the missing item and the count
+    monkeypatch.setattr(tests.conftest, "DYNAMODB_DATA_AS_JSON", frozenset())
+    assert answers() == through_json
+    assert len(written) == json_wrote  # none the second time
+
+
+def _holds_bytes(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(_holds_bytes(v) for v in value.values())
+    if isinstance(value, list | set):
+        return any(_holds_bytes(v) for v in value)
+    return isinstance(value, bytes)
+
+
+@pytest.mark.parametrize("operation", sorted(tests.conftest.DYNAMODB_DATA_AS_JSON))
+def test_every_operation_answered_as_json_is_compared(operation):
+    called = {"".join(part.title() for part in name.split("_")) for name, _ in _calls("t", "p", binary=False)}
+    assert operation in called
