@@ -22,6 +22,9 @@ os.environ.update({
 os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
 
 
+DEPLOYED: dict[str, Any] = {}
+"""What the session's shortcuts replaced, for tests/architecture/test_test_shortcuts.py."""
+
 DYNAMODB_DATA_AS_JSON = frozenset({"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem"})
 """The operations whose answers the emulated DynamoDB writes with json.dumps (below)."""
 
@@ -31,7 +34,7 @@ def dynamodb_data_answered_as_json() -> Iterator[None]:
     """moto writes every DynamoDB answer by walking the result through the operation's output shape, member by
     member and attribute by attribute: two thirds of the CPU of a GetItem in these tests. The results of the
     operations in DYNAMODB_DATA_AS_JSON are already in the wire format, so json.dumps writes the same answer
-    (tests/architecture/test_emulated_answers.py compares them); anything json cannot write (an error, a
+    (tests/architecture/test_test_shortcuts.py compares them); anything json cannot write (an error, a
     datetime) and every other operation take moto's way."""
     from moto.dynamodb.responses import DynamoResult
 
@@ -50,6 +53,26 @@ def dynamodb_data_answered_as_json() -> Iterator[None]:
         yield
     finally:
         DynamoResult.execute_result = shape_walking  # type: ignore[method-assign]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cheap_password_hashing() -> Iterator[None]:
+    """argon2id with the least work it takes (1 pass over 64 KiB) instead of RFC 9106's (3 over 64 MiB, 4
+    lanes: a quarter of a second of CPU per hash or check): sign-in tests hash and check hundreds of times.
+    Hashes of either kind check with the other (tests/architecture/test_test_shortcuts.py, which also holds
+    the deployed parameters to RFC 9106)."""
+    from argon2 import PasswordHasher
+
+    from chalicelib.identity import passwords
+
+    cheap = PasswordHasher(time_cost=1, memory_cost=64, parallelism=1)
+    DEPLOYED["password hasher"], passwords._hasher = passwords._hasher, lambda: cheap  # type: ignore[assignment]
+    passwords._dummy_hash.cache_clear()
+    try:
+        yield
+    finally:
+        passwords._hasher = DEPLOYED.pop("password hasher")
+        passwords._dummy_hash.cache_clear()
 
 
 @pytest.fixture(scope="session")

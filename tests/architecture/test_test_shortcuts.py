@@ -1,5 +1,7 @@
-"""The tests' emulated DynamoDB answers its data operations with json.dumps (tests/conftest.py,
-dynamodb_data_answered_as_json): botocore must read the same answers as from moto's own serializer."""
+"""What tests/conftest.py shortens must behave as the real thing: the emulated DynamoDB answers its data
+operations with json.dumps (dynamodb_data_answered_as_json), and botocore reads the same answers as from
+moto's own serializer; passwords are hashed with cheap argon2id parameters (cheap_password_hashing), whose
+hashes the deployed hasher checks, and the other way round."""
 from __future__ import annotations
 
 import json
@@ -87,3 +89,25 @@ def _holds_bytes(value: Any) -> bool:
 def test_every_operation_answered_as_json_is_compared(operation):
     called = {"".join(part.title() for part in name.split("_")) for name, _ in _calls("t", "p", binary=False)}
     assert operation in called
+
+
+def test_the_deployed_password_hasher_keeps_rfc_9106_parameters():
+    from argon2 import profiles
+
+    deployed = tests.conftest.DEPLOYED["password hasher"]()
+    assert (deployed.time_cost, deployed.memory_cost, deployed.parallelism) == (
+        profiles.RFC_9106_LOW_MEMORY.time_cost, profiles.RFC_9106_LOW_MEMORY.memory_cost,
+        profiles.RFC_9106_LOW_MEMORY.parallelism)
+
+
+def test_cheap_and_deployed_hashes_check_with_either_hasher():
+    from chalicelib.identity import passwords
+
+    deployed = tests.conftest.DEPLOYED["password hasher"]()
+    cheap_hash = passwords.hash_password("correct horse")
+    assert cheap_hash.startswith("$argon2id$v=19$m=64,t=1,p=1$")
+    assert deployed.verify(cheap_hash, "correct horse")
+    deployed_hash = deployed.hash("correct horse")
+    assert passwords.verify_password(deployed_hash, "correct horse")
+    assert not passwords.verify_password(deployed_hash, "wrong horse")
+    assert not passwords.verify_password(None, "correct horse")
