@@ -17,7 +17,13 @@ nothing; underwriting that does not pass stops in `underwrittenBlocked`, `declin
 Pricing rates the new segment through the plugin (a cancellation is not rated) and adds the
 adjustments (deltas.settle) that bring every charge of the policy to what the coverage held after
 this transaction earns: the reversal charges of the coverage it replaces, or for a reinstatement at
-the cancellation time the negation of the cancellation's. `?stateless=true` stores nothing.
+the cancellation time the negation of the cancellation's. `?stateless=true` stores nothing; the
+previews do the same for a transaction that does not exist. Issuing (execution.py, issuing.py) writes
+the transaction, its segment, terms, the policy root and the other branches invalidated in one
+TransactWriteItems; out of sequence, inside an aggregate with the later transactions reversed and
+reapplied. A reversal transaction (`create_reversal`) undoes issued transactions the same way. Events
+are `policy.{category}.{action}` (`update` for draft edits, initialize and precommit) and
+`policy.status.update` when an issue changes the policy's statuses.
 
 Every change bumps the transaction's `version` (a lost race answers 409) and records its event in the
 same DynamoDB transaction (records.py).
@@ -72,7 +78,6 @@ STATUS_EVENT = "policy.status.update"
 CATEGORY_OF_ROUTE = {"change": "change", "renew": "renewal", "cancel": "cancellation", "reinstate": "reinstatement"}
 PRICED = frozenset({"priced", "underwritten", "accepted", "issued", "underwrittenBlocked", "declined", "rejected",
                     "reversed"})
-NOT_RATED = frozenset({"cancellation"})
 
 # --- reading ---------------------------------------------------------------------------------------
 
