@@ -190,6 +190,8 @@ class Transaction(BaseModel):
     flags: list[Flag] = []
     expirationTime: datetime | None = None
     newPolicyEndTime: datetime | None = None
+    termDuration: Decimal | None = None
+    """A renewal's new term length in the policy's durationBasis units (None: the policy's)."""
     aggregatedTransactionLocators: list[str] = []
     """An aggregate's parts, in the order they apply (reversals, the transaction, reapplications)."""
     reversedTransactionLocators: list[str] = []

@@ -110,8 +110,8 @@ def execute(evaluation_: Evaluation, found: Found, plan: Plan, transaction: Tran
     entries = [timeline.entry_of(t) for t in timeline.local_stack(stack)]
     new = timeline.entry_of(transaction)
     maker = Reapplier(evaluation_, stack, plan, transaction, rated, model, account)
-    outcome = sequence.execute(timeline.ledger_of(stack, list(plan.spans)), entries, sequence.plan(entries, new),
-                               maker, new_locator, new)
+    ledger = timeline.ledger_of(stack, list(plan.spans), transaction.termDuration)
+    outcome = sequence.execute(ledger, entries, sequence.plan(entries, new), maker, new_locator, new)
     return Execution(outcome, maker.trees)
 
 

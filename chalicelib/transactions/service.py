@@ -30,6 +30,7 @@ same DynamoDB transaction (records.py).
 """
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from chalicelib.accounts import service as accounts
@@ -164,10 +165,12 @@ def branches(ctx: CallContext, policy_locator: str) -> dict[str, list[Transactio
 
 def create_transaction(ctx: CallContext, policy_locator: str, instructions: list[Instruction], *,
                        route: str | None = None, transaction_type: str | None = None,
-                       base_locator: str | None = None) -> Transaction:
+                       base_locator: str | None = None, term_duration: Decimal | None = None) -> Transaction:
     """A draft transaction of the category a `route` names (change, renew, cancel, reinstate) or of a
-    configured `transaction_type`."""
-    stack, draft = _new_draft(ctx, policy_locator, instructions, route, transaction_type, base_locator)
+    configured `transaction_type`; a renewal's new term lasts `term_duration` (the policy's durationBasis
+    units; an auto-renewal plan's newTermDuration), else the policy's term."""
+    stack, draft = _new_draft(ctx, policy_locator, instructions, route, transaction_type, base_locator,
+                              term_duration)
     return records.add(ctx, stack, draft)
 
 
@@ -185,7 +188,8 @@ def preview(ctx: CallContext, policy_locator: str, transaction_type: str, instru
 
 
 def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruction], route: str | None,
-               transaction_type: str | None, base_locator: str | None) -> tuple[IssuedStack, Transaction]:
+               transaction_type: str | None, base_locator: str | None,
+               term_duration: Decimal | None = None) -> tuple[IssuedStack, Transaction]:
     stack = policies.issued_stack(ctx, policy_locator)
     model = configuration.model(ctx, stack.policy.configVersion, resolved=True)
     category, type_name = _kind(model, route, transaction_type)
@@ -199,7 +203,8 @@ def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruc
         updatedBy=ctx.user_locator, baseTransactionLocator=base.locator,
         changeInstructions=[stored(changes.with_static_locators(i, new_locator), new_locator())
                             for i in instructions],
-        configVersion=stack.policy.configVersion)
+        configVersion=stack.policy.configVersion,
+        termDuration=term_duration if category == TransactionCategory.RENEWAL else None)
     return stack, _planned(ctx, stack, draft)
 
 

@@ -50,9 +50,11 @@ LIVE_UNISSUED = frozenset(TransactionState) - {TransactionState.ISSUED, Transact
                                                 TransactionState.REVERSED}
 
 
-def ledger_of(stack: IssuedStack, spans: list[coverage.SegmentSpan] | None = None) -> sequence.Ledger:
+def ledger_of(stack: IssuedStack, spans: list[coverage.SegmentSpan] | None = None,
+              term_duration: Decimal | None = None) -> sequence.Ledger:
     """The policy's coverage (`spans`, default: the issued ones) and every charge its issued transactions
-    carry (reversed ones' included): rated charges with their segment's span, and the adjustments."""
+    carry (reversed ones' included): rated charges with their segment's span, and the adjustments. A
+    renewal's term lasts `term_duration`, else the policy's term."""
     policy = stack.policy
     carried = [t for t in stack.transactions if t.transactionState in (TransactionState.ISSUED,
                                                                        TransactionState.REVERSED)]
@@ -60,7 +62,8 @@ def ledger_of(stack: IssuedStack, spans: list[coverage.SegmentSpan] | None = Non
              for t in carried if t.segments for charge in t.charges if charge.reversalOfLocator is None]
     adjustments = [charge for t in carried for charge in t.charges if charge.reversalOfLocator is not None]
     return sequence.Ledger(deltas.Proration(policy.durationBasis, policy.timezone, policy.currency),
-                           _term_duration(policy.termDuration), issued_spans(stack) if spans is None else spans,
+                           _term_duration(term_duration or policy.termDuration),
+                           issued_spans(stack) if spans is None else spans,
                            rated, adjustments)
 
 
@@ -154,7 +157,7 @@ class Planner:
         new_end = utc(params.newPolicyEndTime) if params is not None and params.newPolicyEndTime else None
         effect = coverage.effect(_category(category), effective, spans, basis=policy.durationBasis,
                                  time_zone=policy.timezone, new_end=new_end,
-                                 term_duration=_term_duration(policy.termDuration))
+                                 term_duration=_term_duration(transaction.termDuration or policy.termDuration))
         base_tree = trees[base_segment(category, effective, pieces)]
         tree = changes.applied(self.catalog, base_tree, instructions, effective, self.new_locator)
         return Plan(effect, spans, base_tree, tree, effect.term.number)

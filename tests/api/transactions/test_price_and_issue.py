@@ -237,3 +237,17 @@ def test_an_issue_invalidating_more_branches_than_one_write_holds_writes_the_res
     states = {ok(call(api, "GET", transaction_path(tenant, locator), admin_token))["transactionState"]
               for locator in branches[1:]}
     assert states == {"invalidated"}
+
+
+def test_a_renewal_may_last_another_term_length_than_the_policys(api, admin_token, tenant, policy):
+    """What the auto-renewal job asks for (its plan's newTermDuration), through the service."""
+    from chalicelib.transactions import service
+    from tests.builders import system_ctx
+
+    renewal = service.create_transaction(system_ctx().for_tenant(tenant), policy["locator"], [], route="renew",
+                                         term_duration=D(6))
+    priced = ok(step(api, admin_token, tenant, renewal.locator, "price"))
+    segment = ok(call(api, "GET", transaction_path(tenant, renewal.locator, "/segment"), admin_token))
+
+    assert (segment["startTime"], segment["endTime"]) == (END, "2027-08-01T04:00:00.000Z")
+    assert amounts(priced["charges"]) == [("premium", D("600.00"), False), ("tax", D("25"), False)]
