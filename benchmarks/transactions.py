@@ -1,0 +1,279 @@
+"""Policy transactions' cost (issue 12, "Measured"): DynamoDB round trips and median latency of a change
+through create, initialize, price and issue, and of an out-of-sequence issue.
+
+    .venv/bin/python benchmarks/transactions.py [--requests N] [--paging 25] [--profile]
+
+In one process, against one in-process moto (local/lean_moto.py) and through `chalice.test.Client`, with
+the tests' fixed clock (2026-01-15T09:30Z); the tenant has the quotes test configuration with its rating
+plugin (tests/support/configs.py: PersonalAuto, a premium rate per vehicle from two rating tables and a
+tax of 25). A policy runs a year from 2026-02-01. Its elements: the root and vehicles, each with its
+Collision coverage and some with Glass: 50 = 1 + 17 + 17 + 15, 5 = 1 + 2 + 2. Its earlier transactions:
+the issuance and changes of the first vehicle's value effective every tenth day from 2026-03-01, each
+created and issued.
+
+- A change: for each of N fresh policies with the given elements and issued transactions, a change of
+  the first vehicle's value effective 2026-12-15 (after every earlier one), then `PATCH initialize`,
+  `PATCH price`, `PATCH issue` (underwrite, accept, issue), each request timed and its DynamoDB
+  operations counted (a botocore `before-call` hook, as the tests' `ddb_calls`).
+- An out-of-sequence issue: on each of N fresh policies with the given later changes, a change effective
+  2026-02-15 (before all of them) is created and priced, then `PATCH issue` is measured: the later
+  changes are reversed and reapplied in one aggregate.
+
+Each line also gives the size of the policy's item collection (the one strongly consistent Query every
+transaction request reads) before the measured request, and each group what the collection holds.
+`--paging 25` adds one change on a 50-element policy with 25 issued transactions, whose collection is
+past DynamoDB's 1 MB page; `--profile` only profiles the four requests of one change (50 elements, 10
+transactions) with cProfile. The counts of the first policy of each line are
+left out when they differ from the others (cold caches) and shown separately. Absolute times are moto's
+in one Python process: read the counts and the ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.update({
+    "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_SESSION_TOKEN": "bench",
+    "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "PAS_STAGE": "test", "PAS_EVENT_SETTLE_MS": "0",
+})
+os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
+sys.path.insert(0, str(ROOT))
+
+NOW = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
+START = "2026-02-01T05:00:00Z"
+LATEST_CHANGE = "2026-12-15T12:00:00Z"
+EARLY_CHANGE = "2026-02-15T12:00:00Z"
+STEPS = ("create", "initialize", "price", "issue")
+ELEMENTS = {50: (17, 15), 5: (2, 0)}
+"""elements -> (vehicles, of which with Glass)"""
+
+
+@dataclass
+class Measured:
+    """One request's latencies and DynamoDB operations over the policies of a line."""
+
+    times: list[float] = field(default_factory=list)
+    calls: list[Counter[str]] = field(default_factory=list)
+    sizes: list[tuple[int, int]] = field(default_factory=list)
+
+    def add(self, seconds: float, calls: list[str], size: tuple[int, int]) -> None:
+        self.times.append(seconds)
+        self.calls.append(Counter(calls))
+        self.sizes.append(size)
+
+
+def vehicles(count: int, with_glass: int) -> list[dict[str, Any]]:
+    return [{"type": "Vehicle", "data": {"vin": f"1HGCM82633A{n:06d}", "value": str(5000 + 3000 * n)},
+             "elements": [{"type": "Collision", "coverageTerms": {"Limit": "l50k"}}]
+             + ([{"type": "Glass"}] if n < with_glass else [])} for n in range(count)]
+
+
+def effective_times(count: int) -> list[str]:
+    """Every tenth day from 2026-03-01, `count` of them (at most 28: all before LATEST_CHANGE)."""
+    assert count <= 28, count
+    first = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
+    return [(first + timedelta(days=10 * n)).strftime("%Y-%m-%dT%H:%M:%SZ") for n in range(count)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=5, help="policies (measured requests) per line")
+    parser.add_argument("--paging", type=int, default=0, metavar="TRANSACTIONS",
+                        help="also one change on one 50-element policy with this many issued transactions (25: "
+                             "its item collection passes 1 MB, so the Query takes two pages)")
+    parser.add_argument("--profile", action="store_true",
+                        help="only profile (cProfile) each request of one change on a 50-element policy with 10 "
+                             "issued transactions")
+    options = parser.parse_args()
+
+    import boto3
+    import simplejson
+    from chalice.test import Client
+    from moto import mock_aws
+
+    from chalicelib.settings import reload
+    from chalicelib.storage import clients
+    from local.lean_moto import lean_dynamodb
+    from local.resources import create_all
+
+    reload()
+    with mock_aws(), lean_dynamodb():
+        clients.reset()
+        create_all(boto3.session.Session(region_name="us-east-1"))
+        from app import app
+        from chalicelib.core.clock import FixedClock, SystemClock
+        from chalicelib.core.ids import new_locator
+        from chalicelib.identity import service as identity
+        from chalicelib.runtime import wiring
+        from chalicelib.settings import settings
+        from chalicelib.storage import keys, query, table
+        from tests.support import configs
+
+        wiring.override(clock=FixedClock(NOW))
+        token, _ = identity.sign_in(settings().admin_username, settings().admin_password, SystemClock().now(),
+                                    new_locator())
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        calls: list[str] = []
+        clients.dynamodb().meta.events.register("before-call.dynamodb",
+                                                lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1]))
+        print(f"load average at start: {load()}; {options.requests} policies per line\n")
+
+        with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
+            def send(method: str, path: str, body: Any = None) -> dict[str, Any]:
+                response = api.http.request(method, path, headers=headers,
+                                            body=b"" if body is None else simplejson.dumps(body).encode())
+                assert response.status_code == 200, response.body
+                return simplejson.loads(response.body, use_decimal=True)
+
+            tenant = configs.quotes_tenant(api, token)
+            account = send("POST", f"/policy/{tenant}/accounts", {"type": "PersonAccount", "data": {
+                "firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
+                "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}})["locator"]
+
+            def items_of(policy: str) -> list[dict[str, Any]]:
+                return query.all_items(table.gateway(), keys.tenant_scope(tenant),
+                                       keys.policy_partition(tenant, policy), consistent=True)
+
+            def collection(policy: str) -> tuple[int, int]:
+                """(items, bytes as JSON) of the policy's item collection."""
+                items = items_of(policy)
+                return len(items), len(simplejson.dumps(items, default=str))
+
+            def composition(policy: str) -> None:
+                """What the policy's item collection holds: KiB by kind of item, and by attribute."""
+                by_entity: Counter[str] = Counter()
+                count: Counter[str] = Counter()
+                by_field: Counter[str] = Counter()
+                for item in items_of(policy):
+                    entity = str(item.get("entity"))
+                    by_entity[entity] += len(simplejson.dumps(item, default=str))
+                    count[entity] += 1
+                    for name, value in item.items():
+                        by_field[f"{entity}.{name}"] += len(simplejson.dumps(value, default=str))
+                print("  item collection: " + ", ".join(f"{count[e]} {e} {size / 1024:.0f} KiB"
+                                                        for e, size in by_entity.most_common()))
+                print("  largest attributes: " + ", ".join(f"{name} {size / 1024:.0f} KiB"
+                                                           for name, size in by_field.most_common(5)))
+
+            def change(policy: str, static: str, effective: str, value: int, base: str | None = None) -> str:
+                suffix = f"?baseLocator={base}" if base else ""
+                return send("PATCH", f"/policy/{tenant}/policies/{policy}/change{suffix}", [
+                    {"action": "params", "effectiveTime": effective},
+                    {"action": "modify", "staticLocator": static, "setData": {"value": str(value)}}])["locator"]
+
+            def policy_with(elements: int, earlier_changes: list[str]) -> tuple[str, str]:
+                """A fresh policy issued from a quote, with `earlier_changes` issued; (its locator, the first
+                vehicle's static locator)."""
+                quote = send("POST", f"/policy/{tenant}/quotes", {
+                    "productName": "PersonalAuto", "accountLocator": account, "startTime": START,
+                    "data": {"channel": "web"}, "elements": vehicles(*ELEMENTS[elements])})
+                policy = send("PATCH", f"/policy/{tenant}/quotes/{quote['locator']}/issue")["policyLocator"]
+                issuance = send("GET", f"/policy/{tenant}/policies/{policy}")["issuedTransactionLocator"]
+                segment = send("GET", f"/policy/{tenant}/transactions/{issuance}/segment")
+                static = next(e for e in segment["element"]["elements"] if e["type"] == "Vehicle")["staticLocator"]
+                for position, effective in enumerate(earlier_changes):
+                    draft = change(policy, static, effective, 6000 + 1000 * position)
+                    send("PATCH", f"/policy/{tenant}/transactions/{draft}/issue")
+                return policy, static
+
+            def timed(measured: Measured, policy: str, request: Callable[..., Any], *arguments: Any) -> Any:
+                """request(*arguments), timed and its DynamoDB operations counted."""
+                size = collection(policy)
+                calls.clear()
+                started = time.perf_counter()
+                answer = request(*arguments)
+                measured.add(time.perf_counter() - started, list(calls), size)
+                return answer
+
+            def a_change(elements: int, transactions: int, policies: int) -> tuple[dict[str, Measured], str]:
+                lines = {step: Measured() for step in STEPS}
+                policy = ""
+                for _ in range(policies):
+                    policy, static = policy_with(elements, effective_times(transactions - 1))
+                    draft = timed(lines["create"], policy, change, policy, static, LATEST_CHANGE, 30000)
+                    for step in STEPS[1:]:
+                        timed(lines[step], policy, send, "PATCH", f"/policy/{tenant}/transactions/{draft}/{step}")
+                    state = send("GET", f"/policy/{tenant}/transactions/{draft}")["transactionState"]
+                    assert state == "issued", state
+                return lines, policy
+
+            def out_of_sequence(elements: int, later: int) -> Measured:
+                measured = Measured()
+                for _ in range(options.requests):
+                    policy, static = policy_with(elements, effective_times(later))
+                    draft = change(policy, static, EARLY_CHANGE, 30000)
+                    send("PATCH", f"/policy/{tenant}/transactions/{draft}/price")
+                    issued = timed(measured, policy, send, "PATCH", f"/policy/{tenant}/transactions/{draft}/issue")
+                    assert issued["transactionState"] == "issued", issued
+                    aggregate = send("GET", f"/policy/{tenant}/policies/{policy}")["issuedTransactionLocator"]
+                    parts = send("GET", f"/policy/{tenant}/transactions/{aggregate}")
+                    assert parts["transactionCategory"] == "aggregate", parts
+                return measured
+
+            if options.profile:
+                profile(policy_with, change, send, tenant)
+                return
+            print("A change on a policy (create, initialize, price, issue); DynamoDB operations of one request")
+            print(f"  {'elements':>8} {'earlier':>7}  {'request':<10} {'median':>9}  {'calls':>5}  "
+                  f"{'operations':<60} collection")
+            shapes = [(50, 10, options.requests), (5, 10, options.requests), (50, 1, options.requests)]
+            for elements, transactions, policies in shapes + ([(50, options.paging, 1)] if options.paging else []):
+                lines, last = a_change(elements, transactions, policies)
+                for step, measured in lines.items():
+                    report(f"  {elements:>8} {transactions:>7}  {step:<10}", measured)
+                composition(last)
+            print(f"\nAn out-of-sequence issue (effective {EARLY_CHANGE[:10]}, before every later change)")
+            print(f"  {'elements':>8} {'later':>7}  {'request':<10} {'median':>9}  {'calls':>5}  "
+                  f"{'operations':<60} collection")
+            for elements, later in ((50, 5), (5, 5), (50, 1)):
+                report(f"  {elements:>8} {later:>7}  {'issue':<10}", out_of_sequence(elements, later))
+            print(f"\nload average at the end: {load()}")
+
+
+def profile(policy_with: Callable[..., tuple[str, str]], change: Callable[..., str],
+            send: Callable[..., dict[str, Any]], tenant: str) -> None:
+    import cProfile
+    import pstats
+
+    policy, static = policy_with(50, effective_times(9))
+    for step in STEPS:
+        profiler = cProfile.Profile()
+        profiler.enable()
+        if step == "create":
+            draft = change(policy, static, LATEST_CHANGE, 30000)
+        else:
+            send("PATCH", f"/policy/{tenant}/transactions/{draft}/{step}")
+        profiler.disable()
+        print(f"== {step}")
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
+
+
+def report(label: str, measured: Measured) -> None:
+    steady = measured.calls[1:] or measured.calls
+    distinct = sorted({tuple(sorted(c.items())) for c in steady})
+    shown = "; ".join(", ".join(f"{name} {count}" for name, count in each) for each in distinct)
+    totals = "/".join(str(sum(count for _, count in each)) for each in distinct)
+    items, size = measured.sizes[-1]
+    print(f"{label} {statistics.median(measured.times) * 1000:7.1f} ms  {totals:>5}  {shown:<60} "
+          f"{items} items, {size / 1024:.0f} KiB")
+    if measured.calls[0] not in steady:
+        first = ", ".join(f"{name} {count}" for name, count in sorted(measured.calls[0].items()))
+        print(f"  {'':>8} {'':>7}  {'(first)':<10} {'':>9}  {sum(measured.calls[0].values()):>5}  {first}")
+
+
+def load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+if __name__ == "__main__":
+    main()
