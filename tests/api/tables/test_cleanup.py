@@ -151,15 +151,15 @@ def test_the_daily_schedule_enqueues_one_cleanup_per_tenant(api, admin_token, cl
                                                           "rowsDeleted": 2}
 
 
-THROUGH_ADD_VERSION = repository.INLINE_ENTRIES + 5
-"""Versions the 520-version test adds through repository.add_version, one transaction each (so its records
-cross from inline to spilled versions that way); the later ones are written at once, as add_version leaves them."""
+THROUGH_ADD_VERSION = range(repository.INLINE_ENTRIES - 5, repository.INLINE_ENTRIES + 6)
+"""Versions the 520-version test adds through repository.add_version, one transaction each, so its records
+cross from inline to spilled versions that way; the others are written in bulk, as add_version leaves them."""
 
 
 def as_if_added_one_by_one(tenant: str, instance, selection, later: list[tuple[int, int, VersionEntry]]) -> None:
     """What repository.add_version leaves once it added the `later` versions (instance entry number, selection
-    entry number, entry) one by one to spilled records: their entry items in one batch write, and both
-    records' versions and revisions at the end, without a transaction per version."""
+    entry number, entry) one by one, `instance` and `selection` holding them: their entry items in one batch
+    write, and both records as they are then (versions inline or spilled), without a transaction per version."""
     scope, gateway = keys.tenant_scope(tenant), table.gateway()
     gateway.batch_write(scope, [
         item for own, shared, entry in later for item in (
@@ -172,6 +172,13 @@ def as_if_added_one_by_one(tenant: str, instance, selection, later: list[tuple[i
         gateway.write(scope, table.update(key, {**repository._selection_body(stored), "version": stored.revision}))
 
 
+def stored_spilled(tenant: str) -> tuple[bool, bool]:
+    """Whether the stored instance and selection records of Rates2026 keep their versions apart."""
+    scope, gateway = keys.tenant_scope(tenant), table.gateway()
+    return (gateway.get(scope, keys.table_instance(tenant, TableKind.LOOKUP, "Rates2026"))["spilled"],
+            gateway.get(scope, keys.table_selection(tenant, TableKind.LOOKUP, "Rates"))["spilled"])
+
+
 def test_more_than_500_versions_of_one_static_name_keep_working(api, admin_token, clock, jobs):
     tenant = tables_tenant(api, admin_token)
     ok(create(api, admin_token, tenant, "table", "Rates2026", "Rates", RATES_V1))
@@ -180,6 +187,7 @@ def test_more_than_500_versions_of_one_static_name_keep_working(api, admin_token
     schema = next(iter(selection.schemas.values()))
     start = clock.now()
     later: list[tuple[int, int, VersionEntry]] = []
+    spilled: list[tuple[bool, bool]] = []
     for number in range(1, 521):  # straight through the repository: the API would take minutes
         entry = instance.selection.entries[0].model_copy(update={
             "version": f"V{number:09d}", "effectiveFrom": start + timedelta(minutes=number),
@@ -187,19 +195,24 @@ def test_more_than_500_versions_of_one_static_name_keep_working(api, admin_token
         if number % 100 == 0:
             rows = {"CA|18": {"factor": Decimal(number), "note": None}}
             repository.write_lookup_rows(tenant, entry.version, entry.shards, rows)
+        if number in THROUGH_ADD_VERSION and later:
+            as_if_added_one_by_one(tenant, instance, selection, later)
+            later = []
         instance = instance.model_copy(update={"selection": instance.selection.with_entry(entry, schema)})
         selection = selection.with_entry(entry, schema)
-        if number <= THROUGH_ADD_VERSION:
+        if number in THROUGH_ADD_VERSION:
             repository.mark_pending_upload(tenant, TableKind.LOOKUP, entry, clock.now())
             uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
             repository.add_version(uow, tenant, instance, selection)
             uow.commit()
+            spilled.append(stored_spilled(tenant))
         else:
             later.append((instance.selection.revision + 1, selection.revision + 1, entry))
         instance = instance.model_copy(update={"selection": instance.selection.model_copy(
             update={"revision": instance.selection.revision + 1})})
         selection = selection.model_copy(update={"revision": selection.revision + 1})
     as_if_added_one_by_one(tenant, instance, selection, later)
+    assert spilled[0] == (False, False) and spilled[-1] == (True, True)  # add_version crossed over
     clock.advance(days=1)
 
     ok(replace(api, admin_token, tenant, "table", "Rates2026", RATES_V2))
