@@ -4,11 +4,14 @@ whose plan says so, through the transactions service, as renewals.py says when.
 A run at `as_of` pages the due index (renewal_index.py) over the term ends of `renewals.window`, up to
 STEP_POLICIES roots a job step. A step enqueues its continuation before it works through its page, so
 as many workers as the queue feeds work on consecutive pages at once (its locator is derived from where
-it continues: a retried step enqueues it once). A policy whose plan has nothing due at `as_of` (from the index item
-alone) is not read; a due one is read consistently (policies.service.issued_stack) and brought to the
-due step with at most two transactions service calls (renewals.work): create (a
-`policy.renewal.create`), then price (`update`, `validate`, `price` events), accept (underwrite and
-accept) or issue (every step it lacks, issued in one TransactWriteItems), each committing its own events.
+it continues: a retried step enqueues it once). A policy whose plan has nothing due at `as_of` (from the
+index item alone) is not read; a due one is read consistently (policies.service.issued_stack) and
+brought to the due step with at most two transactions service calls (renewals.work):
+- create: of the plan's `renewalTransactionType`, else the tenant's first renewal type, its new term
+  `newTermDuration` long (the policy's durationBasis units), else as long as the policy's term
+  (event `policy.renewal.create`);
+- then price (`update`, `validate`, `price`), accept (`underwrite`, `accept`) or issue (every step it
+  lacks, issued in one TransactWriteItems), each committing its own events.
 
 Idempotent: a rerun finds the renewal of the term on the policy's stack and creates nothing; a step
 already done is not repeated. Two runs racing: a create carries a guard item named by the policy and
@@ -24,6 +27,7 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from ulid import ULID
@@ -128,11 +132,11 @@ class Renewing:
         if call == CREATE:
             guarded = replace(self.ctx, idempotency=IdempotencyClaim(
                 key=f"{policy.locator}#{policy.issuedTransactionLocator}", operation=CREATE_GUARD, request_hash=""))
-            # newTermDuration: the service sizes a renewal's term from the policy's termDuration (status.md)
+            term = Decimal(plan.newTermDuration) if plan.newTermDuration else None
             if plan.renewalTransactionType:
-                return service.create_transaction(guarded, policy.locator, [],
+                return service.create_transaction(guarded, policy.locator, [], term_duration=term,
                                                   transaction_type=plan.renewalTransactionType)
-            return service.create_transaction(guarded, policy.locator, [], route="renew")
+            return service.create_transaction(guarded, policy.locator, [], route="renew", term_duration=term)
         assert transaction is not None
         if call == PRICE:
             return service.price(self.ctx, transaction.locator)

@@ -47,7 +47,7 @@ PLANS = {
     "Auto": {"generateAutoRenewals": True, "renewalCreateLeadDays": 30, "renewalAcceptLeadDays": 20,
              "renewalIssueLeadDays": 10},
     "Loyalty": {"generateAutoRenewals": True, "renewalCreateLeadDays": 30, "renewalAcceptLeadDays": 20,
-                "renewalIssueLeadDays": 10, "renewalTransactionType": "LoyaltyRenewal"},
+                "renewalIssueLeadDays": 10, "renewalTransactionType": "LoyaltyRenewal", "newTermDuration": 6},
     "Late": {"generateAutoRenewals": True, "renewalCreateLeadDays": 5},
     "Manual": {"generateAutoRenewals": False},
 }
@@ -173,14 +173,17 @@ def test_a_run_that_finds_every_step_due_creates_and_issues_in_two_commits(api, 
 
     assert counts(result) == {**NOTHING, "created": 1, "issued": 1}
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
-    assert after["endTime"] == NEXT_END
+    assert after["endTime"] == "2027-08-01T04:00:00.000Z"  # the plan's newTermDuration: 6 months
     assert transactions_of(api, admin_token, tenant, policy["locator"]) == []  # nothing unissued is left
     assert [e["type"] for e in events] == ["policy.renewal.create", "policy.renewal.update",
                                            "policy.renewal.validate", "policy.renewal.price",
                                            "policy.renewal.underwrite", "policy.renewal.accept",
                                            "policy.renewal.issue"]
-    created = ok(call(api, "GET", transaction_path(tenant, events[0]["data"]["transactionLocator"]), admin_token))
-    assert (created["transactionType"], created["transactionState"]) == ("LoyaltyRenewal", "issued")
+    created = events[0]["data"]["transactionLocator"]
+    renewal = ok(call(api, "GET", transaction_path(tenant, created), admin_token))
+    assert (renewal["transactionType"], renewal["transactionState"]) == ("LoyaltyRenewal", "issued")
+    price = ok(call(api, "GET", transaction_path(tenant, created, "/price"), admin_token))
+    assert amounts(price["charges"]) == [("premium", D("600.00"), False), ("tax", D("25"), False)]
     assert Counter(ddb_calls)["TransactWriteItems"] == 1 + 2  # the job enqueued; the renewal created, issued
 
 
