@@ -1,14 +1,14 @@
 """Policy transactions' cost (issue 12, "Measured"): DynamoDB round trips and median latency of a change
 through create, initialize, price and issue, and of an out-of-sequence issue.
 
-    .venv/bin/python benchmarks/transactions.py [--requests N] [--paging 25] [--profile]
+    .venv/bin/python benchmarks/transactions.py [--requests N] [--paging 40] [--profile]
 
 In one process, against one in-process moto (local/lean_moto.py) and through `chalice.test.Client`, with
 the tests' fixed clock (2026-01-15T09:30Z); the tenant has the quotes test configuration with its rating
 plugin (tests/support/configs.py: PersonalAuto, a premium rate per vehicle from two rating tables and a
 tax of 25). A policy runs a year from 2026-02-01. Its elements: the root and vehicles, each with its
 Collision coverage and some with Glass: 50 = 1 + 17 + 17 + 15, 5 = 1 + 2 + 2. Its earlier transactions:
-the issuance and changes of the first vehicle's value effective every tenth day from 2026-03-01, each
+the issuance and changes of the first vehicle's value effective every seventh day from 2026-03-01, each
 created and issued.
 
 - A change: for each of N fresh policies with the given elements and issued transactions, a change of
@@ -21,7 +21,9 @@ created and issued.
 
 Each line also gives the size of the policy's item collection (the one strongly consistent Query every
 transaction request reads) before the measured request, and each group what the collection holds.
-`--paging 25` adds one change on a 50-element policy with 25 issued transactions, whose collection is
+"ours" is the median of the request's time outside its DynamoDB calls (from botocore's before-call to its
+after-call: moto's work and botocore's), which is what the service itself spends.
+`--paging 40` adds one change on a 50-element policy with 40 issued transactions, whose collection is
 past DynamoDB's 1 MB page; `--profile` only profiles the four requests of one change (50 elements, 10
 transactions) with cProfile. The counts of the first policy of each line are
 left out when they differ from the others (cold caches) and shown separately. Absolute times are moto's
@@ -63,11 +65,13 @@ class Measured:
     """One request's latencies and DynamoDB operations over the policies of a line."""
 
     times: list[float] = field(default_factory=list)
+    ours: list[float] = field(default_factory=list)
     calls: list[Counter[str]] = field(default_factory=list)
     sizes: list[tuple[int, int]] = field(default_factory=list)
 
-    def add(self, seconds: float, calls: list[str], size: tuple[int, int]) -> None:
+    def add(self, seconds: float, in_dynamodb: float, calls: list[str], size: tuple[int, int]) -> None:
         self.times.append(seconds)
+        self.ours.append(seconds - in_dynamodb)
         self.calls.append(Counter(calls))
         self.sizes.append(size)
 
@@ -79,17 +83,17 @@ def vehicles(count: int, with_glass: int) -> list[dict[str, Any]]:
 
 
 def effective_times(count: int) -> list[str]:
-    """Every tenth day from 2026-03-01, `count` of them (at most 28: all before LATEST_CHANGE)."""
-    assert count <= 28, count
+    """Every seventh day from 2026-03-01, `count` of them (at most 41: all before LATEST_CHANGE)."""
+    assert count <= 41, count
     first = datetime(2026, 3, 1, 12, tzinfo=timezone.utc)
-    return [(first + timedelta(days=10 * n)).strftime("%Y-%m-%dT%H:%M:%SZ") for n in range(count)]
+    return [(first + timedelta(days=7 * n)).strftime("%Y-%m-%dT%H:%M:%SZ") for n in range(count)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=5, help="policies (measured requests) per line")
     parser.add_argument("--paging", type=int, default=0, metavar="TRANSACTIONS",
-                        help="also one change on one 50-element policy with this many issued transactions (25: "
+                        help="also one change on one 50-element policy with this many issued transactions (40: "
                              "its item collection passes 1 MB, so the Query takes two pages)")
     parser.add_argument("--profile", action="store_true",
                         help="only profile (cProfile) each request of one change on a 50-element policy with 10 "
@@ -124,8 +128,17 @@ def main() -> None:
                                     new_locator())
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         calls: list[str] = []
-        clients.dynamodb().meta.events.register("before-call.dynamodb",
-                                                lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1]))
+        inside = [0.0, 0.0]  # seconds inside DynamoDB calls since cleared; when the current call began
+
+        def before(event_name: str, **_: Any) -> None:
+            calls.append(event_name.rsplit(".", 1)[-1])
+            inside[1] = time.perf_counter()
+
+        def after(**_: Any) -> None:
+            inside[0] += time.perf_counter() - inside[1]
+
+        clients.dynamodb().meta.events.register("before-call.dynamodb", before)
+        clients.dynamodb().meta.events.register("after-call.dynamodb", after)
         print(f"load average at start: {load()}; {options.requests} policies per line\n")
 
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
@@ -190,9 +203,10 @@ def main() -> None:
                 """request(*arguments), timed and its DynamoDB operations counted."""
                 size = collection(policy)
                 calls.clear()
+                inside[0] = 0.0
                 started = time.perf_counter()
                 answer = request(*arguments)
-                measured.add(time.perf_counter() - started, list(calls), size)
+                measured.add(time.perf_counter() - started, inside[0], list(calls), size)
                 return answer
 
             def a_change(elements: int, transactions: int, policies: int) -> tuple[dict[str, Measured], str]:
@@ -224,7 +238,7 @@ def main() -> None:
                 profile(policy_with, change, send, tenant)
                 return
             print("A change on a policy (create, initialize, price, issue); DynamoDB operations of one request")
-            print(f"  {'elements':>8} {'earlier':>7}  {'request':<10} {'median':>9}  {'calls':>5}  "
+            print(f"  {'elements':>8} {'earlier':>7}  {'request':<10} {'median':>9} {'ours':>10}  {'calls':>5}  "
                   f"{'operations':<60} collection")
             shapes = [(50, 10, options.requests), (5, 10, options.requests), (50, 1, options.requests)]
             for elements, transactions, policies in shapes + ([(50, options.paging, 1)] if options.paging else []):
@@ -233,7 +247,7 @@ def main() -> None:
                     report(f"  {elements:>8} {transactions:>7}  {step:<10}", measured)
                 composition(last)
             print(f"\nAn out-of-sequence issue (effective {EARLY_CHANGE[:10]}, before every later change)")
-            print(f"  {'elements':>8} {'later':>7}  {'request':<10} {'median':>9}  {'calls':>5}  "
+            print(f"  {'elements':>8} {'later':>7}  {'request':<10} {'median':>9} {'ours':>10}  {'calls':>5}  "
                   f"{'operations':<60} collection")
             for elements, later in ((50, 5), (5, 5), (50, 1)):
                 report(f"  {elements:>8} {later:>7}  {'issue':<10}", out_of_sequence(elements, later))
@@ -264,11 +278,12 @@ def report(label: str, measured: Measured) -> None:
     shown = "; ".join(", ".join(f"{name} {count}" for name, count in each) for each in distinct)
     totals = "/".join(str(sum(count for _, count in each)) for each in distinct)
     items, size = measured.sizes[-1]
-    print(f"{label} {statistics.median(measured.times) * 1000:7.1f} ms  {totals:>5}  {shown:<60} "
+    median, ours = statistics.median(measured.times) * 1000, statistics.median(measured.ours) * 1000
+    print(f"{label} {median:7.1f} ms {ours:7.1f} ms  {totals:>5}  {shown:<60} "
           f"{items} items, {size / 1024:.0f} KiB")
     if measured.calls[0] not in steady:
         first = ", ".join(f"{name} {count}" for name, count in sorted(measured.calls[0].items()))
-        print(f"  {'':>8} {'':>7}  {'(first)':<10} {'':>9}  {sum(measured.calls[0].values()):>5}  {first}")
+        print(f"  {'':>8} {'':>7}  {'(first)':<10} {'':>20}  {sum(measured.calls[0].values()):>5}  {first}")
 
 
 def load() -> str:
