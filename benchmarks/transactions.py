@@ -1,7 +1,7 @@
 """Policy transactions' cost (issue 12, "Measured"): DynamoDB round trips and median latency of a change
 through create, initialize, price and issue, and of an out-of-sequence issue.
 
-    .venv/bin/python benchmarks/transactions.py [--requests N] [--paging 40] [--profile]
+    .venv/bin/python benchmarks/transactions.py [--requests N] [--paging 100 30] [--profile]
 
 In one process, against one in-process moto (local/lean_moto.py) and through `chalice.test.Client`, with
 the tests' fixed clock (2026-01-15T09:30Z); the tenant has the quotes test configuration with its rating
@@ -20,14 +20,16 @@ created and issued.
   changes are reversed and reapplied in one aggregate.
 
 Each line also gives the size of the policy's item collection (the one strongly consistent Query every
-transaction request reads) before the measured request, and each group what the collection holds.
-"ours" is the median of the request's time outside its DynamoDB calls (from botocore's before-call to its
-after-call: moto's work and botocore's), which is what the service itself spends.
-`--paging 40` adds one change on a 50-element policy with 40 issued transactions, whose collection is
-past DynamoDB's 1 MB page; `--profile` only profiles the four requests of one change (50 elements, 10
-transactions) with cProfile. The counts of the first policy of each line are
-left out when they differ from the others (cold caches) and shown separately. Absolute times are moto's
-in one Python process: read the counts and the ratios.
+transaction request reads; DynamoDB's item size, in which read units and the Query's 1 MB pages count)
+before the measured request, and each group what the collection holds. "ours" is the median of the
+request's time outside its DynamoDB calls (botocore's before-call to after-call: moto's work and
+botocore's), which is what the service itself spends. The counts of the first policy of a line are shown
+apart when they differ from the others' (cold caches). Absolute times are moto's in one Python process:
+read the counts and the ratios.
+
+`--paging 100 30` adds one change on a 100-element policy (1 + 34 + 34 + 31) with 30 issued transactions,
+whose item collection is past DynamoDB's 1 MB page. `--profile` only profiles (cProfile) the four
+requests of one change on a 50-element policy with 10 issued transactions.
 """
 from __future__ import annotations
 
@@ -56,7 +58,7 @@ START = "2026-02-01T05:00:00Z"
 LATEST_CHANGE = "2026-12-15T12:00:00Z"
 EARLY_CHANGE = "2026-02-15T12:00:00Z"
 STEPS = ("create", "initialize", "price", "issue")
-ELEMENTS = {50: (17, 15), 5: (2, 0)}
+ELEMENTS = {100: (34, 31), 50: (17, 15), 5: (2, 0)}
 """elements -> (vehicles, of which with Glass)"""
 
 
@@ -92,9 +94,9 @@ def effective_times(count: int) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=5, help="policies (measured requests) per line")
-    parser.add_argument("--paging", type=int, default=0, metavar="TRANSACTIONS",
-                        help="also one change on one 50-element policy with this many issued transactions (40: "
-                             "its item collection passes 1 MB, so the Query takes two pages)")
+    parser.add_argument("--paging", type=int, nargs=2, metavar=("ELEMENTS", "TRANSACTIONS"),
+                        help="also one change on one policy of 100, 50 or 5 elements with this many issued "
+                             "transactions (100 30: its item collection passes 1 MB, so the Query takes two pages)")
     parser.add_argument("--profile", action="store_true",
                         help="only profile (cProfile) each request of one change on a 50-element policy with 10 "
                              "issued transactions")
@@ -120,7 +122,7 @@ def main() -> None:
         from chalicelib.identity import service as identity
         from chalicelib.runtime import wiring
         from chalicelib.settings import settings
-        from chalicelib.storage import keys, query, table
+        from chalicelib.storage import keys, table
         from tests.support import configs
 
         wiring.override(clock=FixedClock(NOW))
@@ -154,13 +156,23 @@ def main() -> None:
                 "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}})["locator"]
 
             def items_of(policy: str) -> list[dict[str, Any]]:
-                return query.all_items(table.gateway(), keys.tenant_scope(tenant),
-                                       keys.policy_partition(tenant, policy), consistent=True)
+                """The policy's item collection as DynamoDB answers it (typed attribute values)."""
+                found: list[dict[str, Any]] = []
+                start: dict[str, Any] | None = None
+                while True:
+                    answer = clients.dynamodb().query(
+                        TableName=table.gateway().table_name, KeyConditionExpression="PK = :pk", ConsistentRead=True,
+                        ExpressionAttributeValues={":pk": {"S": keys.policy_partition(tenant, policy)}},
+                        **({"ExclusiveStartKey": start} if start else {}))
+                    found += answer["Items"]
+                    start = answer.get("LastEvaluatedKey")
+                    if not start:
+                        return found
 
             def collection(policy: str) -> tuple[int, int]:
-                """(items, bytes as JSON) of the policy's item collection."""
+                """(items, bytes by DynamoDB's item size) of the policy's item collection."""
                 items = items_of(policy)
-                return len(items), len(simplejson.dumps(items, default=str))
+                return len(items), sum(map(item_size, items))
 
             def composition(policy: str) -> None:
                 """What the policy's item collection holds: KiB by kind of item, and by attribute."""
@@ -168,11 +180,11 @@ def main() -> None:
                 count: Counter[str] = Counter()
                 by_field: Counter[str] = Counter()
                 for item in items_of(policy):
-                    entity = str(item.get("entity"))
-                    by_entity[entity] += len(simplejson.dumps(item, default=str))
+                    entity = item.get("entity", {}).get("S", "?")
+                    by_entity[entity] += item_size(item)
                     count[entity] += 1
                     for name, value in item.items():
-                        by_field[f"{entity}.{name}"] += len(simplejson.dumps(value, default=str))
+                        by_field[f"{entity}.{name}"] += len(name.encode()) + attribute_size(value)
                 print("  item collection: " + ", ".join(f"{count[e]} {e} {size / 1024:.0f} KiB"
                                                         for e, size in by_entity.most_common()))
                 print("  largest attributes: " + ", ".join(f"{name} {size / 1024:.0f} KiB"
@@ -241,7 +253,7 @@ def main() -> None:
             print(f"  {'elements':>8} {'earlier':>7}  {'request':<10} {'median':>9} {'ours':>10}  {'calls':>5}  "
                   f"{'operations':<60} collection")
             shapes = [(50, 10, options.requests), (5, 10, options.requests), (50, 1, options.requests)]
-            for elements, transactions, policies in shapes + ([(50, options.paging, 1)] if options.paging else []):
+            for elements, transactions, policies in shapes + ([(*options.paging, 1)] if options.paging else []):
                 lines, last = a_change(elements, transactions, policies)
                 for step, measured in lines.items():
                     report(f"  {elements:>8} {transactions:>7}  {step:<10}", measured)
@@ -284,6 +296,33 @@ def report(label: str, measured: Measured) -> None:
     if measured.calls[0] not in steady:
         first = ", ".join(f"{name} {count}" for name, count in sorted(measured.calls[0].items()))
         print(f"  {'':>8} {'':>7}  {'(first)':<10} {'':>20}  {sum(measured.calls[0].values()):>5}  {first}")
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """An item's size as DynamoDB counts it (what read units and the 1 MB page of a Query are counted in)."""
+    return sum(len(name.encode()) + attribute_size(value) for name, value in item.items())
+
+
+def attribute_size(value: dict[str, Any]) -> int:
+    """DynamoDB's size of a typed attribute value: strings in UTF-8, numbers about one byte per two digits
+    plus one, a map or list 3 bytes plus 1 per element (and each map key's name)."""
+    ((kind, data),) = value.items()
+    if kind == "S":
+        return len(data.encode())
+    if kind == "N":
+        digits = data.lstrip("-").replace(".", "").strip("0") or "0"
+        return (len(digits) + 1) // 2 + 1
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "B":
+        return len(data)
+    if kind == "M":
+        return 3 + sum(len(name.encode()) + attribute_size(item) + 1 for name, item in data.items())
+    if kind == "L":
+        return 3 + sum(attribute_size(item) + 1 for item in data)
+    if kind == "SS":
+        return sum(len(item.encode()) for item in data)
+    raise ValueError(f"no size for a {kind} attribute")
 
 
 def load() -> str:
