@@ -8,7 +8,7 @@ path variables of different names).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
@@ -139,6 +139,18 @@ def fetch_affected_transactions(tenantLocator: str, locator: str) -> list[schema
 def list_affected_transactions(tenantLocator: str, locator: str) -> list[schemas.AffectedTransaction]:
     """Deprecated: the same answer as affectedTransactions."""
     return service.affected(request_context(), locator)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/elements/constraints/evaluate", methods=["POST"])
+@endpoint("transactions.read")
+def evaluate_transaction_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
+    return service.evaluate_constraints(request_context(), locator, body_as(schemas.ConstraintValuesRequest).root)
+
+
+@bp.route("/policy/{tenantLocator}/transactions/{locator}/elements/constraints/dependency", methods=["GET"])
+@endpoint("transactions.read")
+def fetch_transaction_constraint_dependencies(tenantLocator: str, locator: str) -> dict[str, dict[str, Any]]:
+    return service.constraint_dependencies(request_context(), locator)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/segment", methods=["GET"])

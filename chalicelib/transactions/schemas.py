@@ -17,6 +17,7 @@ from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import Page
 from chalicelib.policies.models import Transaction, TransactionCategory, TransactionState
 from chalicelib.priceable.models import ElementChanges, FlagInput, ResetOptions
+from chalicelib.priceable.schemas import ConstraintValuesRequest as ConstraintValuesRequest
 from chalicelib.priceable.schemas import ElementCreateRequests as ElementCreateRequests
 from chalicelib.priceable.schemas import ElementLocators as ElementLocators
 from chalicelib.priceable.schemas import PolicyChargeResponse, UnderwritingFlagResponse

@@ -62,6 +62,7 @@ from chalicelib.transactions.execution import TransactionEvaluation
 from chalicelib.transactions.lifecycle import ACCEPT, INITIALIZE, ISSUE, LIFECYCLE
 from chalicelib.transactions.models import (
     ENTITY,
+    ERRORS,
     AddInstruction,
     AffectedTransaction,
     DeleteInstruction,
@@ -422,6 +423,33 @@ def _segments(ctx: CallContext, found: Found) -> list[Segment]:
                     basedOn=transaction.baseTransactionLocator) for s in transaction.segments]
 
 
+
+
+# --- constraint tables ---------------------------------------------------------------------------
+
+
+def evaluate_constraints(ctx: CallContext, locator: str,
+                         values: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, list[str]]]:
+    """The options of the constrained fields of the tree the transaction makes (`_tree`)."""
+    found = records.find(ctx, locator)
+    return evaluation.evaluate_constraints(ctx, records.model_of(ctx, found.transaction), _tree(ctx, found), values,
+                                           ERRORS)
+
+
+def constraint_dependencies(ctx: CallContext, locator: str) -> dict[str, dict[str, dict[str, Any]]]:
+    found = records.find(ctx, locator)
+    return evaluation.constraint_dependencies(ctx, records.model_of(ctx, found.transaction), _tree(ctx, found))
+
+
+def _tree(ctx: CallContext, found: Found) -> Element:
+    """The element tree the transaction makes: once initialized its own, as a draft the one its
+    instructions would make; a reversal's (and a cancellation's) is the policy's latest."""
+    transaction = found.transaction
+    if transaction.element is not None:
+        return transaction.element
+    if transaction.transactionCategory == TransactionCategory.REVERSAL:
+        return _latest_tree(found.stack)
+    return _plan(ctx, found).tree
 
 
 # --- advancing -------------------------------------------------------------------------------------
