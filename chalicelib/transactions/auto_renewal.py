@@ -6,7 +6,9 @@ STEP_POLICIES roots a job step. A step enqueues its continuation before it works
 as many workers as the queue feeds work on consecutive pages at once (its locator is derived from where
 it continues: a retried step enqueues it once). A policy whose plan has nothing due at `as_of` (from the
 index item alone) is not read; a due one is read consistently (policies.service.issued_stack) and
-brought to the due step with at most two transactions service calls (renewals.work):
+brought to the due step with at most two transactions service calls (renewals.work), each working on
+that read (and what the call before it wrote) instead of reading the policy again: one Query and one
+commit per call, plus the account when a plugin runs:
 - create: of the plan's `renewalTransactionType`, else the tenant's first renewal type, its new term
   `newTermDuration` long (the policy's durationBasis units), else as long as the policy's term
   (event `policy.renewal.create`);
@@ -37,10 +39,11 @@ from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext, IdempotencyClaim
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, DomainError
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import Policy, Transaction
+from chalicelib.policies.models import IssuedStack, Policy, Transaction
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
-from chalicelib.transactions import renewal_index, renewals, service
+from chalicelib.transactions import records, renewal_index, renewals, service
+from chalicelib.transactions.records import Found
 from chalicelib.transactions.renewals import ACCEPT, CREATE, ISSUE, PRICE, UNDERWRITING_STOPS, RenewalPlan
 
 STEP_POLICIES = 100
@@ -114,9 +117,12 @@ class Renewing:
                                              "reason": "cancelled" if point.cancelled else "declined"})
             return
         transaction = found.live
+        current = records.found_in(stack, transaction) if transaction else None
         try:
             for call in renewals.work(step, transaction.transactionState if transaction else None):
-                transaction = self._call(call, plan, policy, transaction)
+                current = records.found_in(stack if current is None else current.stack,
+                                           self._call(call, plan, stack, current))
+                transaction = current.transaction
                 if not self._succeeded(policy, transaction):
                     return
                 self.outcome.done[DONE[call]] += 1
@@ -128,21 +134,26 @@ class Renewing:
                                             "message": error.message,
                                             **({"transactionLocator": transaction.locator} if transaction else {})})
 
-    def _call(self, call: str, plan: RenewalPlan, policy: Policy, transaction: Transaction | None) -> Transaction:
+    def _call(self, call: str, plan: RenewalPlan, stack: IssuedStack, current: Found | None) -> Transaction:
+        """The service call, on the job's own consistent read of the policy (and what its calls changed of
+        it since): the service reads nothing again, and writes on condition of the versions read."""
         if call == CREATE:
+            policy = stack.policy
             guarded = replace(self.ctx, idempotency=IdempotencyClaim(
                 key=f"{policy.locator}#{policy.issuedTransactionLocator}", operation=CREATE_GUARD, request_hash=""))
             term = Decimal(plan.newTermDuration) if plan.newTermDuration else None
             if plan.renewalTransactionType:
-                return service.create_transaction(guarded, policy.locator, [], term_duration=term,
+                return service.create_transaction(guarded, policy.locator, [], term_duration=term, stack=stack,
                                                   transaction_type=plan.renewalTransactionType)
-            return service.create_transaction(guarded, policy.locator, [], route="renew", term_duration=term)
-        assert transaction is not None
+            return service.create_transaction(guarded, policy.locator, [], route="renew", term_duration=term,
+                                              stack=stack)
+        assert current is not None
+        locator = current.transaction.locator
         if call == PRICE:
-            return service.price(self.ctx, transaction.locator)
+            return service.price(self.ctx, locator, found=current)
         if call == ACCEPT:
-            return service.accept(self.ctx, transaction.locator)
-        return service.issue(self.ctx, transaction.locator, auto_rebase=True)
+            return service.accept(self.ctx, locator, found=current)
+        return service.issue(self.ctx, locator, auto_rebase=True, found=current)
 
     def _succeeded(self, policy: Policy, transaction: Transaction) -> bool:
         """False (and reported) for a step that failed validation or rating, or stopped in underwriting."""

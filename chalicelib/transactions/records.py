@@ -56,6 +56,22 @@ def find(ctx: CallContext, locator: str) -> Found:
     return Found(stack, transaction)
 
 
+def found(ctx: CallContext, locator: str, given: Found | None) -> Found:
+    """`given` (the caller's consistent read of the transaction), else the transaction read by `find`."""
+    if given is None:
+        return find(ctx, locator)
+    if given.transaction.locator != locator:
+        raise ValueError(f"the transaction given is {given.transaction.locator}, not {locator}")
+    return given
+
+
+def found_in(stack: IssuedStack, transaction: Transaction) -> Found:
+    """`transaction` in `stack`: in place of the stack's of its locator, else (just added) after the others."""
+    if any(t.locator == transaction.locator for t in stack.transactions):
+        return replaced(Found(stack, transaction), transaction)
+    return Found(stack.model_copy(update={"transactions": [*stack.transactions, transaction]}), transaction)
+
+
 def model_of(ctx: CallContext, transaction: Transaction) -> dict[str, Any]:
     """The resolved model of the configuration version the transaction is bound to."""
     return configuration.model(ctx, transaction.configVersion, resolved=True)

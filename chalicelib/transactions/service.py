@@ -166,12 +166,14 @@ def branches(ctx: CallContext, policy_locator: str) -> dict[str, list[Transactio
 
 def create_transaction(ctx: CallContext, policy_locator: str, instructions: list[Instruction], *,
                        route: str | None = None, transaction_type: str | None = None,
-                       base_locator: str | None = None, term_duration: Decimal | None = None) -> Transaction:
+                       base_locator: str | None = None, term_duration: Decimal | None = None,
+                       stack: IssuedStack | None = None) -> Transaction:
     """A draft transaction of the category a `route` names (change, renew, cancel, reinstate) or of a
     configured `transaction_type`; a renewal's new term lasts `term_duration` (the policy's durationBasis
-    units; an auto-renewal plan's newTermDuration), else the policy's term."""
+    units; an auto-renewal plan's newTermDuration), else the policy's term. A caller that has just read
+    the policy consistently (policies.service.issued_stack) passes it as `stack`, not read again."""
     stack, draft = _new_draft(ctx, policy_locator, instructions, route, transaction_type, base_locator,
-                              term_duration)
+                              term_duration, stack)
     return records.add(ctx, stack, draft)
 
 
@@ -190,8 +192,12 @@ def preview(ctx: CallContext, policy_locator: str, transaction_type: str, instru
 
 def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruction], route: str | None,
                transaction_type: str | None, base_locator: str | None,
-               term_duration: Decimal | None = None) -> tuple[IssuedStack, Transaction]:
-    stack = policies.issued_stack(ctx, policy_locator)
+               term_duration: Decimal | None = None,
+               stack: IssuedStack | None = None) -> tuple[IssuedStack, Transaction]:
+    if stack is None:
+        stack = policies.issued_stack(ctx, policy_locator)
+    elif stack.policy.locator != policy_locator:
+        raise ValueError(f"the stack given is of policy {stack.policy.locator}, not {policy_locator}")
     model = configuration.model(ctx, stack.policy.configVersion, resolved=True)
     category, type_name = _kind(model, route, transaction_type)
     base = _base(stack, base_locator)
@@ -463,20 +469,23 @@ def validate(ctx: CallContext, locator: str, *, stateless: bool = False) -> Tran
     return _advance(ctx, locator, VALIDATE, stateless=stateless)
 
 
-def price(ctx: CallContext, locator: str, *, stateless: bool = False) -> Transaction:
-    return _advance(ctx, locator, PRICE, stateless=stateless)
+def price(ctx: CallContext, locator: str, *, stateless: bool = False, found: Found | None = None) -> Transaction:
+    return _advance(ctx, locator, PRICE, stateless=stateless, found=found)
 
 
 def underwrite(ctx: CallContext, locator: str, *, stateless: bool = False) -> Transaction:
     return _advance(ctx, locator, UNDERWRITE, stateless=stateless)
 
 
-def accept(ctx: CallContext, locator: str) -> Transaction:
-    return _advance(ctx, locator, ACCEPT)
+def accept(ctx: CallContext, locator: str, *, found: Found | None = None) -> Transaction:
+    return _advance(ctx, locator, ACCEPT, found=found)
 
 
-def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = False) -> Transaction:
-    found = records.find(ctx, locator)
+def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = False,
+             found: Found | None = None) -> Transaction:
+    """`found`: the transaction as the caller just read it consistently (records.found_in), not read again;
+    the save is conditional on its version all the same."""
+    found = records.found(ctx, locator, found)
     transaction = found.transaction
     steps = LIFECYCLE.steps_to(transaction.transactionState, target)
     LIFECYCLE.check_not_expired(transaction.expirationTime, ctx.now)
@@ -490,15 +499,16 @@ def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = F
     return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data)
 
 
-def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False) -> Transaction:
+def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: Found | None = None) -> Transaction:
     """Issues the transaction (running the steps before it that it lacks) into its policy: one
     TransactWriteItems with the policy root, conditional on the version the stack was read at (and,
     should more branches be invalidated than it holds, the rest of them in locator order after it). A
     transaction whose base is no longer the policy's latest issued transaction is a 409
     `transaction.stale_base`, or with `auto_rebase` is based on the latest again, its instructions
     applied anew and the whole path run from initialize. Out of sequence, it is issued inside an
-    aggregate (execution.py): the later transactions reversed, it, their reapplications."""
-    found = records.find(ctx, locator)
+    aggregate (execution.py): the later transactions reversed, it, their reapplications. `found` as for
+    `price`."""
+    found = records.found(ctx, locator, found)
     LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE)
     LIFECYCLE.check_not_expired(found.transaction.expirationTime, ctx.now)
     head = found.policy.issuedTransactionLocator

@@ -20,7 +20,7 @@ from chalicelib.core.clock import isoformat
 from chalicelib.runtime import wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import JobMessage, enqueue, get_job
-from chalicelib.transactions import auto_renewal
+from chalicelib.transactions import auto_renewal, renewal_index
 from tests.api.policies.support import element_tree, issue, vehicle
 from tests.api.quotes.support import new_account
 from tests.api.transactions.support import (
@@ -37,12 +37,20 @@ from tests.builders import system_ctx
 from tests.support.api import call, ok
 from tests.support.configs import quotes_model, quotes_tenant
 
-PER_RENEWAL = {"Query": 3, "GetItem": 2, "TransactWriteItems": 2}
-"""Created and priced: the job's consistent read of the stack, then the service's create (the stack again,
-one commit) and price (the transaction's alias, the stack, the account for the plugin, one commit)."""
-RUN_ITSELF = {"GetItem": 3, "Query": 1, "UpdateItem": 2, "BatchGetItem": 2}
-"""The job item (read, moved to running, then finished), the tenant's current configuration and its version
-(then cached), one page of the due index, and the rating tables (BatchGetItem; the tables domain keeps them)."""
+PER_RENEWAL = {
+    "create": {"Query": 1, "TransactWriteItems": 2, "GetItem": 1},
+    "accept": {"Query": 1, "TransactWriteItems": 1, "GetItem": 1},
+    "issue": {"Query": 1, "TransactWriteItems": 1},
+}
+"""The job's consistent read of the policy's stack (one Query), on which the transactions service works
+without reading it again; one commit for each service call: created, priced (and underwritten),
+accepted, issued; the account the rating and underwriting plugin is shown (GetItem)."""
+RUN_ITSELF = {"create": {"GetItem": 3, "Query": 1, "UpdateItem": 2, "BatchGetItem": 2},
+              "accept": {"GetItem": 2, "Query": 1, "UpdateItem": 2},
+              "issue": {"GetItem": 2, "Query": 1, "UpdateItem": 2}}
+"""The job item (read, moved to running, then finished), the tenant's current configuration and (on the
+first day: the process keeps it) its version, one page of the due index, and on the first day the rating
+tables (BatchGetItem; the tables domain keeps them)."""
 PLANS = {
     "Auto": {"generateAutoRenewals": True, "renewalCreateLeadDays": 30, "renewalAcceptLeadDays": 20,
              "renewalIssueLeadDays": 10},
@@ -268,39 +276,72 @@ def test_a_run_that_lost_the_race_to_create_counts_it_as_already_done(api, admin
     the_renewal(api, admin_token, tenant, policy["locator"])  # exactly one
 
 
+@pytest.mark.parametrize("day, before", [(ACCEPT_DAY, CREATE_DAY), (ISSUE_DAY, ACCEPT_DAY)])
+def test_a_run_that_lost_the_race_to_accept_or_issue_counts_it_as_already_done(api, admin_token, tenant, account,
+                                                                              jobs, clock, monkeypatch, day, before):
+    """The transactions service works on the job's own read of the policy: a run that read it before
+    another accepted (issued) the renewal writes on condition of the versions it read (409) and counts
+    it as already done; nothing is done twice."""
+    from chalicelib.policies import service as policies
+
+    policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Auto")
+    run_at(api, admin_token, tenant, jobs, clock, before)
+    stale = policies.issued_stack(system_ctx().for_tenant(tenant), policy["locator"])
+    first, _ = run_at(api, admin_token, tenant, jobs, clock, day)
+    monkeypatch.setattr(auto_renewal.policies, "issued_stack", lambda ctx, locator: stale)
+    monkeypatch.setattr(auto_renewal.renewal_index, "due",  # once issued, the index has moved on too
+                        lambda *_, **__: renewal_index.DuePage([stale.policy], None))
+
+    result, events = run_at(api, admin_token, tenant, jobs, clock, day)
+
+    assert counts(first) == {**NOTHING, ("accepted" if day == ACCEPT_DAY else "issued"): 1}
+    assert counts(result) == {**NOTHING, "alreadyDone": 1}
+    assert events == []
+
+
 def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admin_token, tenant, account, jobs,
                                                                         clock, ddb_calls):
-    """Books of 5 and of 20 due policies (each with one policy whose renewal is not due yet, plan Late: 5
-    days before, which is seen in the index but not read, and one ending later, not seen at all): every
-    due policy costs the same DynamoDB calls, and the run's own calls do not grow with the book."""
+    """Books of 3 and of 12 due policies (each with one policy whose renewal is not due yet, plan Late: 5
+    days before, which is seen in the index but not read, and one ending later, not seen at all), renewed
+    over the plan's three days: every due policy costs the same DynamoDB calls on each day, and the run's
+    own calls do not grow with the book."""
     def book(tenant_locator, account_locator, due):
         for _ in range(due):
             issue(tenant_locator, account_locator, autoRenewalPlanName="Auto")
         issue(tenant_locator, account_locator, autoRenewalPlanName="Late")
         issue(tenant_locator, account_locator, autoRenewalPlanName="Auto",
               endTime=datetime(2027, 6, 1, 4, tzinfo=timezone.utc))
-        clock.set(CREATE_DAY)
-        uow = wiring.unit_of_work(system_ctx().for_tenant(tenant_locator))
-        locator = enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(CREATE_DAY)})
-        uow.commit()
-        ddb_calls.clear()
-        jobs.drain()
-        calls = Counter(ddb_calls)
-        clock.set(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
-        return get_job(tenant_locator, locator)["result"], calls
+        days = {}
+        for day, moment in (("create", CREATE_DAY), ("accept", ACCEPT_DAY), ("issue", ISSUE_DAY)):
+            clock.set(moment)
+            uow = wiring.unit_of_work(system_ctx().for_tenant(tenant_locator))
+            locator = enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(moment)})
+            uow.commit()
+            ddb_calls.clear()
+            jobs.drain()
+            calls = Counter(ddb_calls)
+            days[day] = (get_job(tenant_locator, locator)["result"], calls)
+            clock.set(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
+        return days
 
-    small, calls_of_5 = book(tenant, account, 5)
+    small = book(tenant, account, 3)
     other = renewals_tenant(api, admin_token)
-    large, calls_of_20 = book(other, new_account(api, admin_token, other), 20)
+    large = book(other, new_account(api, admin_token, other), 12)
 
-    assert (small["policiesInWindow"], small["policiesRead"], small["created"], small["priced"]) == (6, 5, 5, 5)
-    assert (large["policiesInWindow"], large["policiesRead"], large["created"], large["priced"]) == (21, 20, 20, 20)
-    per_renewal = {name: (calls_of_20[name] - calls_of_5[name]) / 15 for name in calls_of_20 | calls_of_5
-                   if calls_of_20[name] != calls_of_5[name]}
-    run_itself = {name: calls_of_5[name] - 5 * per_renewal.get(name, 0) for name in calls_of_5
-                  if calls_of_5[name] != 5 * per_renewal.get(name, 0)}
-    assert per_renewal == PER_RENEWAL
-    assert run_itself == RUN_ITSELF
+    done = {"create": ("created", "priced"), "accept": ("accepted",), "issue": ("issued",)}
+    for day, (result, calls_of_3) in small.items():
+        large_result, calls_of_12 = large[day]
+        assert (result["policiesInWindow"], result["policiesRead"]) == (4, 3)
+        assert (large_result["policiesInWindow"], large_result["policiesRead"]) == (13, 12)
+        assert counts(result) == {**NOTHING, **{name: 3 for name in done[day]}}
+        assert counts(large_result) == {**NOTHING, **{name: 12 for name in done[day]}}
+        per_renewal = {name: (calls_of_12[name] - calls_of_3[name]) / 9 for name in calls_of_12 | calls_of_3
+                       if calls_of_12[name] != calls_of_3[name]}
+        run_itself = {name: calls_of_3[name] - 3 * per_renewal.get(name, 0) for name in calls_of_3
+                      if calls_of_3[name] != 3 * per_renewal.get(name, 0)}
+        assert (day, per_renewal) == (day, PER_RENEWAL[day])
+        assert (day, run_itself) == (day, RUN_ITSELF[day])
+    assert sum(sum(calls.values()) for calls in PER_RENEWAL.values()) == 9
 
 
 def test_the_daily_schedule_enqueues_one_job_per_tenant_as_of_its_own_time(api, tenant, account, jobs, clock):
