@@ -112,6 +112,13 @@ def list_tenant_locators() -> list[str]:
     return [i["locator"] for i in query.all_items(table.gateway(), SCOPE, keys.TENANTS_INDEX, index="GSI2")]
 
 
+def tenant_locators_after(after: str | None, limit: int) -> tuple[list[str], bool]:
+    """Up to `limit` tenant locators in locator order, after `after` (None: from the first); and whether
+    there may be more."""
+    items, more = table.gateway().query(SCOPE, keys.TENANTS_INDEX, index="GSI2", sk_after=after, limit=limit)
+    return [str(item["locator"]) for item in items], more is not None
+
+
 def is_bootstrapped() -> bool:
     return table.gateway().get(SCOPE, keys.bootstrap_marker()) is not None
 

@@ -538,3 +538,8 @@ def get_tenant(ctx: CallContext, locator: str) -> Tenant:
 
 def list_tenant_locators() -> list[str]:
     return repository.list_tenant_locators()
+
+
+def tenant_locators_after(after: str | None, limit: int) -> tuple[list[str], bool]:
+    """A page of tenant locators in locator order, after `after`; and whether there may be more."""
+    return repository.tenant_locators_after(after, limit)

@@ -14,3 +14,4 @@ class JobType(StrEnum):
     TABLES_BOOTSTRAP = "tables.bootstrap"
     TABLES_CLEANUP = "tables.cleanup"
     POLICIES_AUTO_RENEW = "transactions.autoRenew"
+    SCHEDULE_FAN_OUT = "schedules.fanOut"

@@ -13,5 +13,6 @@ def load_job_handlers() -> tuple[ModuleType, ...]:
     """Import (once) and answer every domain's job_handlers module."""
     from chalicelib.tables import job_handlers as tables
     from chalicelib.transactions import job_handlers as transactions
+    from chalicelib.workers import job_handlers as schedules
 
-    return (tables, transactions)
+    return (tables, transactions, schedules)

@@ -36,6 +36,7 @@ from tests.api.transactions.support import (
 from tests.builders import system_ctx
 from tests.support.api import call, ok
 from tests.support.configs import quotes_model, quotes_tenant
+from tests.support.schedules import fan_out, invoke_schedule
 
 PER_RENEWAL = {
     "create": {"Query": 1, "TransactWriteItems": 2, "GetItem": 1},
@@ -350,9 +351,8 @@ def test_the_daily_schedule_enqueues_one_job_per_tenant_as_of_its_own_time(api, 
     issue(tenant, account, autoRenewalPlanName="Auto")
     clock.set(CREATE_DAY)
 
-    api.lambda_.invoke("auto_renew_policies", api.events.generate_cw_event(
-        source="aws.events", detail_type="Scheduled Event", detail={},
-        resources=["arn:aws:events:rule/auto_renew_policies"]))
+    invoke_schedule(api, "auto_renew_policies")
+    fan_out(jobs)
 
     sent = [m for m in jobs.sent if m.job_type == JobType.POLICIES_AUTO_RENEW]
     assert sorted(m.tenant for m in sent) == sorted(identity.list_tenant_locators())

@@ -21,6 +21,7 @@ from chalicelib.runtime.jobs import (
 from chalicelib.settings import settings
 from chalicelib.storage import keys, table
 from tests.builders import system_ctx
+from tests.support.schedules import fan_out, invoke_schedule
 
 ECHO = "test.jobs.echo"
 runs: Counter[str] = Counter()  # handler runs per job key
@@ -245,8 +246,8 @@ def test_the_reap_schedule_enqueues_one_reap_job_per_tenant_which_requeues_expir
     past_the_lease(clock)
     jobs.sent.clear()
 
-    api.lambda_.invoke("reap_jobs", api.events.generate_cw_event(
-        source="aws.events", detail_type="Scheduled Event", detail={}, resources=["arn:aws:events:rule/reap_jobs"]))
+    invoke_schedule(api, "reap_jobs")
+    fan_out(jobs)
 
     reaps = Counter(m.tenant for m in jobs.sent if m.job_type == "jobs.reap")
     assert set(reaps.values()) == {1}

@@ -19,6 +19,7 @@ from chalicelib.tables.models import TableKind, VersionEntry
 from tests.api.configuration.support import ok
 from tests.api.tables.support import RATES_V1, RATES_V2, create, record, replace, tables_model, tables_tenant, value_of
 from tests.builders import system_ctx
+from tests.support.schedules import fan_out, invoke_schedule
 
 RATES_V3 = "state,age,factor,note\nCA,18,1.70,\nCA,30,0.90,\n"
 SCHEDULED = "state,age,factor,note\nCA,18,1.60,\n"
@@ -138,9 +139,8 @@ def test_the_daily_schedule_enqueues_one_cleanup_per_tenant(api, admin_token, cl
 
     jobs.sent.clear()
 
-    api.lambda_.invoke("clean_up_tables", api.events.generate_cw_event(
-        source="aws.events", detail_type="Scheduled Event", detail={},
-        resources=["arn:aws:events:rule/clean_up_tables"]))
+    invoke_schedule(api, "clean_up_tables")
+    fan_out(jobs)
 
     assert Counter(m.tenant for m in jobs.sent if m.job_type == JobType.TABLES_CLEANUP)[rates] == 1
     (mine,) = [m for m in jobs.sent if m.tenant == rates]

@@ -1,0 +1,90 @@
+"""The scheduled functions (chalicelib/workers/schedules.py): one job per tenant once a period, the first
+page of tenants enqueued by the function itself, each further page by a fan-out job that first enqueues
+the one for the page after it."""
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+
+from chalicelib.identity import service as identity
+from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.jobs import get_job
+from chalicelib.workers import job_handlers, schedules
+from tests.builders import new_tenant, system_ctx
+from tests.support.schedules import fan_out, invoke_schedule
+
+DAY = datetime(2031, 3, 4, 6, tzinfo=timezone.utc)
+"""A day no other test runs a schedule on: each tenant's job of the day is enqueued once."""
+
+
+def sent(jobs, job_type):
+    return [message for message in jobs.sent if message.job_type == job_type]
+
+
+def pages_of(count: int) -> int:
+    """A page size that makes three or four pages of `count` tenants, the last one short."""
+    size = max(1, -(-count // 3))
+    while count % size == 0:
+        size += 1
+    return size
+
+
+def test_the_schedule_enqueues_a_job_for_every_tenant_a_page_at_a_time(api, tenant, jobs, clock, monkeypatch):
+    tenants = identity.list_tenant_locators()
+    size = pages_of(len(tenants))
+    monkeypatch.setattr(schedules, "TENANTS_PER_STEP", size)
+    clock.set(DAY)
+
+    invoke_schedule(api, "auto_renew_policies")
+
+    assert [m.tenant for m in sent(jobs, JobType.POLICIES_AUTO_RENEW)] == tenants[:size]
+    [first] = sent(jobs, JobType.SCHEDULE_FAN_OUT)
+    assert (first.tenant, first.payload["after"]) == (tenants[size - 1], tenants[size - 1])
+
+    clock.set(DAY + timedelta(hours=1))  # the fan-out jobs ran later: the jobs still work as of 6:00
+    ran = fan_out(jobs)
+
+    starts = range(size, len(tenants), size)
+    assert ran == len(starts)
+    renewals = sent(jobs, JobType.POLICIES_AUTO_RENEW)
+    assert sorted(m.tenant for m in renewals) == sorted(tenants)
+    assert {m.payload["asOf"] for m in renewals} == {"2031-03-04T06:00:00.000Z"}
+    fan_outs = sent(jobs, JobType.SCHEDULE_FAN_OUT)
+    assert [m.tenant for m in fan_outs] == [tenants[start - 1] for start in starts]
+    assert [get_job(m.tenant, m.job_locator)["result"] for m in fan_outs] == [
+        {"enqueued": len(tenants[start:start + size])} for start in starts]
+    assert {m.correlation_id for m in jobs.sent} == {first.correlation_id}  # one run, traceable
+
+
+def test_a_schedule_run_again_in_its_period_enqueues_nothing_more(api, jobs, clock, monkeypatch):
+    """A retried invocation and a fan-out job run again (its message delivered twice) enqueue no second job
+    for a tenant on the same day; the next day enqueues the next. Over five tenants of this test, two a page."""
+    ours = sorted(new_tenant() for _ in range(5))
+    monkeypatch.setattr(schedules, "TENANTS_PER_STEP", 2)
+    monkeypatch.setattr(identity, "tenant_locators_after", lambda after, limit: (
+        [t for t in ours if after is None or t > after][:limit],
+        len([t for t in ours if after is None or t > after]) > limit))
+    moment = DAY + timedelta(days=10)
+
+    def per_tenant():
+        return Counter(m.tenant for m in sent(jobs, JobType.POLICIES_AUTO_RENEW))
+
+    clock.set(moment)
+    invoke_schedule(api, "auto_renew_policies")
+    assert fan_out(jobs) == 2
+    assert per_tenant() == {tenant: 1 for tenant in ours}
+
+    clock.set(moment + timedelta(hours=17))  # the same UTC day
+    invoke_schedule(api, "auto_renew_policies")
+    assert fan_out(jobs) == 0
+    for message in sent(jobs, JobType.SCHEDULE_FAN_OUT):
+        assert job_handlers.fan_out_page(system_ctx().for_tenant(message.tenant), message.payload) == {"enqueued": 0}
+    assert per_tenant() == {tenant: 1 for tenant in ours}
+    assert len(sent(jobs, JobType.SCHEDULE_FAN_OUT)) == 2
+
+    clock.set(moment + timedelta(days=1))
+    invoke_schedule(api, "auto_renew_policies")
+    assert fan_out(jobs) == 2
+    assert per_tenant() == {tenant: 2 for tenant in ours}
+    assert {m.payload["asOf"] for m in sent(jobs, JobType.POLICIES_AUTO_RENEW)} == {
+        "2031-03-14T06:00:00.000Z", "2031-03-15T06:00:00.000Z"}
