@@ -301,6 +301,10 @@ class IssuedStack(BaseModel):
     transactions: list[Transaction] = []
     """In creation order, issued or not."""
     segments: dict[str, Segment] = {}
+    abandoned_transactions: list[str] = []
+    """Transactions (by locator) of issue attempts that never committed: no read shows them."""
+    abandoned_segments: list[str] = []
+    """Segments (by locator) of issue attempts that never committed."""
 
     def issued(self) -> list[Transaction]:
         """The issued transactions (neither reversed nor reapplied), in issuing order."""

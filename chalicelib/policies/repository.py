@@ -11,14 +11,25 @@
 `stack` reads the whole collection with one strongly consistent Query (one per MB), root first; every
 issue (`add_issue`) rewrites the root on condition of the version that read saw, in the same
 TransactWriteItems as the issue's items, so an issue computed from a stale stack answers 409.
+
+An issue too large for one TransactWriteItems (an out-of-sequence issue or a reversal reapplying many
+transactions) is written in two stages (`add_pending`): first the records nothing visible names yet (the
+transactions it adds, their aliases, the segments they make), in chunks, each carrying the attempt's
+token (`pendingIssue`) and the transaction whose final write commits it (`pendingIssueBy`); then the
+final write, which rewrites the root (on condition of its version) and that transaction with the token
+as its `issueToken`. Every read treats a pending record as absent unless its committing transaction
+carries its token (`visible`): a failure or a lost race leaves records no read shows (and a retry has a
+new token), which the next issue of the policy deletes once it committed (`delete_abandoned`).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.core.clock import isoformat
-from chalicelib.core.errors import AlreadyExists
+from chalicelib.core.errors import AlreadyExists, Unavailable
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies.models import (
     IssuedStack,
@@ -30,6 +41,7 @@ from chalicelib.policies.models import (
     TransactionState,
 )
 from chalicelib.storage import codec, keys, query, table, versioned
+from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, WriteOp
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 ACCOUNT_INDEX = "GSI1"
@@ -41,6 +53,14 @@ POLICY_ENTITY = "policy"
 TERM_ENTITY = "term"
 TRANSACTION_ENTITY = "transaction"
 SEGMENT_ENTITY = "segment"
+PENDING_ISSUE = "pendingIssue"
+"""The token of the issue attempt that wrote a record before its final write (absent: written in it)."""
+PENDING_ISSUE_BY = "pendingIssueBy"
+"""The transaction whose final write commits a pending record (by carrying its token)."""
+ISSUE_TOKEN = "issueToken"
+"""On a transaction: the token of the attempt its issue committed."""
+MAX_WRITE_BYTES = 3_500_000
+"""What one pre-write chunk may hold, measured as its request's JSON (DynamoDB allows 4 MB of items)."""
 
 
 def _scope(tenant: str) -> str:
@@ -139,16 +159,20 @@ def terms(tenant: str, policy_locator: str, page: PageRequest) -> Page[Term]:
 
 
 def add_issue(uow: UnitOfWork, tenant: str, policy: Policy, transaction: Transaction, segments: Sequence[Segment],
-              terms: Sequence[Term] = (), *, new_policy: bool = False, new_transaction: bool = True) -> None:
+              terms: Sequence[Term] = (), *, new_policy: bool = False, new_transaction: bool = True,
+              issue_token: str | None = None) -> None:
     """An issued transaction with its segments and new terms, and the policy root as the issue leaves
     it: created (`new_policy`) or rewritten on condition that it is still at `policy.version`, the
     version of the stack the issue was computed from (409 when another issue came first). The
     transaction is added, or (`new_transaction` False: it was worked on before) rewritten on condition
-    of its version."""
+    of its version; with `issue_token` it commits the records `add_pending` wrote with that token."""
     (add if new_policy else save)(uow, tenant, policy)
     for term in terms:
         add_term(uow, tenant, term)
-    (add_transaction if new_transaction else save_transaction)(uow, tenant, transaction)
+    if new_transaction:
+        add_transaction(uow, tenant, transaction, issue_token=issue_token)
+    else:
+        save_transaction(uow, tenant, transaction, issue_token=issue_token)
     for segment in segments:
         add_segment(uow, tenant, segment)
 
@@ -160,36 +184,56 @@ def save_term(uow: UnitOfWork, tenant: str, term: Term) -> None:
 
 
 def stack(tenant: str, policy_locator: str) -> IssuedStack | None:
-    """The policy's whole item collection, read strongly consistently; None for an unknown policy."""
+    """The policy's whole item collection, read strongly consistently; None for an unknown policy. The
+    records of issue attempts that never committed are left out (`visible`), and named as abandoned."""
     items = query.all_items(table.gateway(), _scope(tenant), keys.policy_partition(tenant, policy_locator),
                             consistent=True)
     if not items or items[0].get("entity") != POLICY_ENTITY:
         return None
+    committed = {str(item[ISSUE_TOKEN]) for item in items if ISSUE_TOKEN in item}
     by_entity: dict[str, list[dict[str, Any]]] = {}
+    abandoned: dict[str, list[str]] = {}
     for item in items[1:]:
-        by_entity.setdefault(item.get("entity", ""), []).append(_record(item))
+        entity = item.get("entity", "")
+        if visible(item, committed):
+            by_entity.setdefault(entity, []).append(_record(item))
+        else:
+            abandoned.setdefault(entity, []).append(str(item["locator"]))
     segments = [Segment.model_validate(item) for item in by_entity.get(SEGMENT_ENTITY, [])]
     transactions = [Transaction.model_validate(item) for item in by_entity.get(TRANSACTION_ENTITY, [])]
     return IssuedStack(policy=Policy.model_validate(_record(items[0])),
                        terms=[Term.model_validate(item) for item in by_entity.get(TERM_ENTITY, [])],
-                       transactions=transactions, segments={segment.locator: segment for segment in segments})
+                       transactions=transactions, segments={segment.locator: segment for segment in segments},
+                       abandoned_transactions=abandoned.get(TRANSACTION_ENTITY, []),
+                       abandoned_segments=abandoned.get(SEGMENT_ENTITY, []))
 
 
-def add_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction) -> None:
-    """A new transaction and its alias (the item naming its policy, read to find it by locator)."""
+def add_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *, issue_token: str | None = None) -> None:
+    """A new transaction and its alias (the item naming its policy, read to find it by locator); with
+    `issue_token`, the transaction whose write commits the records pending under that token."""
+    uow.add(*_new_transaction(tenant, transaction, {ISSUE_TOKEN: issue_token}))
+
+
+def _new_transaction(tenant: str, transaction: Transaction, extra: Mapping[str, str | None]) -> list[WriteOp]:
     item = {**keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator).as_dict(),
-            "entity": TRANSACTION_ENTITY, **_transaction_indexes(tenant, transaction), **transaction.model_dump()}
-    uow.add(table.put_new({name: value for name, value in item.items() if value is not None},
+            "entity": TRANSACTION_ENTITY, **_transaction_indexes(tenant, transaction), **transaction.model_dump(),
+            **extra}
+    return [table.put_new({name: value for name, value in item.items() if value is not None},
                           lambda: AlreadyExists("The transaction already exists")),
             table.put_new({**_transaction_alias(tenant, transaction.locator).as_dict(), "entity": "transactionAlias",
-                           "policyLocator": transaction.policyLocator}))
+                           "policyLocator": transaction.policyLocator})]
 
 
-def save_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction) -> None:
+def save_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *,
+                     issue_token: str | None = None) -> None:
     """Rewrites the transaction, on condition that it is still at `transaction.version` (else 409); it
-    is on the policy's issued list while it is issued."""
+    is on the policy's issued list while it is issued. With `issue_token`, it commits the records
+    pending under that token (a token, once set, stays: no rewrite names it)."""
+    extra = _transaction_indexes(tenant, transaction)
+    if issue_token is not None:
+        extra[ISSUE_TOKEN] = issue_token
     uow.add(versioned.rewrite(keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator),
-                              transaction, extra=_transaction_indexes(tenant, transaction)))
+                              transaction, extra=extra))
 
 
 def _transaction_indexes(tenant: str, transaction: Transaction) -> dict[str, str | None]:
@@ -213,23 +257,43 @@ def policy_of_transaction(tenant: str, locator: str) -> str | None:
 
 def issued_transactions(tenant: str, policy_locator: str, page: PageRequest) -> Page[Transaction]:
     """The policy's issued transactions that are neither reversed nor reapplied, in issuing order
-    (eventually consistent: a list; `stack` is the read to compute from)."""
-    found = query.page(table.gateway(), _scope(tenant), keys.policy_issued_index(tenant, policy_locator), page,
-                       index=ISSUED_INDEX)
-    return Page([Transaction.model_validate(_record(item)) for item in found.items], found.list_completed)
+    (eventually consistent: a list; `stack` is the read to compute from). A page holding pending
+    records costs one BatchGetItem more (their committing transactions)."""
+    gateway = table.gateway()
+    pk = keys.policy_issued_index(tenant, policy_locator)
+    wanted = page.offset + page.count + 1
+    shown: list[dict[str, Any]] = []
+    committed: set[str] = set()
+    start_key = None
+    while len(shown) < wanted:
+        batch, start_key = gateway.query(_scope(tenant), pk, index=ISSUED_INDEX, limit=wanted - len(shown),
+                                         start_key=start_key)
+        committed |= _committed_tokens(tenant, batch)
+        shown.extend(item for item in batch if visible(item, committed))
+        if start_key is None:
+            break
+    window = shown[page.offset:page.offset + page.count]
+    return Page([Transaction.model_validate(_record(item)) for item in window], len(shown) < wanted)
 
 
 def add_segment(uow: UnitOfWork, tenant: str, segment: Segment) -> None:
-    uow.add(table.put_new({**keys.policy_segment(tenant, segment.policyLocator, segment.locator).as_dict(),
-                           "entity": SEGMENT_ENTITY,
-                           f"{LOOKUP_INDEX}PK": keys.segment_lookup(tenant, segment.locator),
-                           f"{LOOKUP_INDEX}SK": segment.policyLocator, **segment.model_dump()},
-                          lambda: AlreadyExists("The segment already exists")))
+    uow.add(_new_segment(tenant, segment, {}))
+
+
+def _new_segment(tenant: str, segment: Segment, extra: Mapping[str, str]) -> WriteOp:
+    return table.put_new({**keys.policy_segment(tenant, segment.policyLocator, segment.locator).as_dict(),
+                          "entity": SEGMENT_ENTITY,
+                          f"{LOOKUP_INDEX}PK": keys.segment_lookup(tenant, segment.locator),
+                          f"{LOOKUP_INDEX}SK": segment.policyLocator, **segment.model_dump(), **extra},
+                         lambda: AlreadyExists("The segment already exists"))
 
 
 def get_segment(tenant: str, locator: str) -> Segment | None:
+    """The segment (a pending one only once committed: one consistent GetItem more)."""
     item = _looked_up(tenant, keys.segment_lookup(tenant, locator))
-    return Segment.model_validate(_record(item)) if item else None
+    if item is None or not visible(item, _committed_tokens(tenant, [item])):
+        return None
+    return Segment.model_validate(_record(item))
 
 
 def transactions_and_segments(tenant: str, transactions: Iterable[tuple[str, str]],
@@ -254,3 +318,93 @@ def _looked_up(tenant: str, lookup: str) -> dict[str, Any] | None:
     """The one item a lookup partition of GSI1 holds (eventually consistent, as every index)."""
     items, _ = table.gateway().query(_scope(tenant), lookup, index=LOOKUP_INDEX, limit=1)
     return items[0] if items else None
+
+
+# --- issues in two stages: pending records, then the final write -------------------------------------
+
+
+@dataclass(frozen=True)
+class IssueAttempt:
+    """One attempt at an issue too large for one write: its token (new every attempt) and the
+    transaction whose final write commits its pending records by carrying that token."""
+
+    token: str
+    committer: str
+
+
+def visible(item: Mapping[str, Any], committed: Collection[str]) -> bool:
+    """Whether a read shows the stored record: one written in its issue's final write always, a pending
+    one once its token is among the `committed` tokens."""
+    token = item.get(PENDING_ISSUE)
+    return token is None or token in committed
+
+
+def _committed_tokens(tenant: str, items: Iterable[Mapping[str, Any]]) -> set[str]:
+    """The tokens the committing transactions of the pending ones among `items` carry (one consistent
+    GetItem or BatchGetItem; none without pending items)."""
+    wanted = list(dict.fromkeys(keys.policy_transaction(tenant, str(item["policyLocator"]),
+                                                        str(item[PENDING_ISSUE_BY]))
+                                for item in items if PENDING_ISSUE in item))
+    if not wanted:
+        return set()
+    gateway = table.gateway()
+    if len(wanted) == 1:
+        found = gateway.get(_scope(tenant), wanted[0])
+        committers = [found] if found else []
+    else:
+        committers = gateway.batch_get(_scope(tenant), wanted)
+    return {str(item[ISSUE_TOKEN]) for item in committers if ISSUE_TOKEN in item}
+
+
+def add_pending(tenant: str, attempt: IssueAttempt, transactions: Sequence[Transaction],
+                segments: Sequence[Segment]) -> None:
+    """Writes the records of an issue that nothing visible names before its final write (the
+    transactions it adds with their aliases, the segments they make), pending under `attempt`, in
+    TransactWriteItems of at most 100 items in key order (`chunked`; a transaction and its alias in the
+    same one)."""
+    marker = {PENDING_ISSUE: attempt.token, PENDING_ISSUE_BY: attempt.committer}
+    groups = [_new_transaction(tenant, transaction, marker) for transaction in transactions]
+    groups += [[_new_segment(tenant, segment, marker)] for segment in segments]
+    for chunk in chunked(groups, MAX_TRANSACTION_ITEMS, MAX_WRITE_BYTES, _request_size):
+        table.gateway().transact(_scope(tenant), chunk)
+
+
+def chunked(groups: Sequence[Sequence[WriteOp]], max_items: int, max_bytes: int,
+            size: Callable[[WriteOp], int]) -> list[list[WriteOp]]:
+    """The groups' operations in key order (of each group's first), packed in order into as few chunks
+    as hold at most `max_items` operations and `max_bytes` (by `size`) each, never splitting a group.
+    Deterministic: the same groups give the same chunks."""
+    chunks: list[list[WriteOp]] = []
+    current: list[WriteOp] = []
+    used = 0
+    for group in sorted(groups, key=lambda ops: (ops[0].key.pk, ops[0].key.sk)):
+        weight = sum(size(op) for op in group)
+        if len(group) > max_items or weight > max_bytes:
+            raise ValueError(f"a group of {len(group)} operations ({weight} bytes) fits in no chunk")
+        if current and (len(current) + len(group) > max_items or used + weight > max_bytes):
+            chunks.append(current)
+            current, used = [], 0
+        current.extend(group)
+        used += weight
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _request_size(op: WriteOp) -> int:
+    """What an operation adds to a TransactWriteItems request, in bytes of JSON (above its items' size)."""
+    return len(json.dumps(op.params, default=str))
+
+
+def delete_abandoned(tenant: str, policy_locator: str, transactions: Sequence[str], segments: Sequence[str]) -> None:
+    """Deletes records of issue attempts that never committed (`stack` names them; the caller's issue
+    committed after reading them, so none of those attempts can commit any more): the transactions, their
+    aliases and the segments, 25 per BatchWriteItem. Best effort: records a throttled call leaves stay
+    invisible, and the next issue of the policy tries again."""
+    doomed = [key for locator in transactions for key in (keys.policy_transaction(tenant, policy_locator, locator),
+                                                          _transaction_alias(tenant, locator))]
+    doomed += [keys.policy_segment(tenant, policy_locator, locator) for locator in segments]
+    try:
+        table.gateway().batch_delete(_scope(tenant), doomed)
+    except Unavailable:
+        pass

@@ -347,7 +347,13 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
     it adds. Invalidations that do not fit in one TransactWriteItems beside the rest and the `reserve`
     items the caller adds (events) are answered, in locator order, to be written once it committed
     (`save_transactions`): a branch a failure leaves pending cannot be issued anyway, its base being no
-    longer the latest."""
+    longer the latest.
+
+    When the rest does not fit either (out of sequence or a reversal, past some 12 later transactions),
+    the records nothing visible names before the commit (the added transactions and the segments they
+    make) are written at once, pending under a new token (`_write_pending`), and `uow` keeps the final
+    write, in which the issued transaction carries that token: no read shows them unless it committed.
+    Records of attempts that never committed, which `stack` saw, are deleted once `uow` committed."""
     model = _model(ctx, stack.policy)
     plan = _numbering_plan(model, stack.policy.productName)
     for record in (issue.transaction, *issue.changed, *issue.invalidated, *issue.added):
@@ -359,21 +365,46 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
     check_size(policy, code=ENTITY, noun=ENTITY)
     terms_added = [term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
                    for term in issue.terms]
-    repository.add_issue(uow, ctx.tenant, policy, issue.transaction, issue.segments, terms_added,
-                         new_transaction=False)
+    final = 2 + 2 * len(issue.terms) + len(issue.changed_terms) + len(issue.changed) + reserve
+    segments, added, token = issue.segments, issue.added, None
+    if final + len(issue.segments) + 2 * len(issue.added) > MAX_ITEMS_PER_WRITE and issue.added:
+        segments, token = _write_pending(ctx, issue, final)
+        added = []
+    repository.add_issue(uow, ctx.tenant, policy, issue.transaction, segments, terms_added,
+                         new_transaction=False, issue_token=token)
     for term in issue.changed_terms:
         repository.save_term(uow, ctx.tenant, term)
     for transaction in issue.changed:
         repository.save_transaction(uow, ctx.tenant, transaction)
-    for transaction in issue.added:
+    for transaction in added:
         repository.add_transaction(uow, ctx.tenant, transaction)
-    items = 2 + len(issue.segments) + 2 * len(issue.terms) + len(issue.changed_terms) + len(issue.changed) \
-        + 2 * len(issue.added) + reserve
+    if stack.abandoned_transactions or stack.abandoned_segments:
+        uow.after_commit(lambda: repository.delete_abandoned(ctx.tenant, stack.policy.locator,
+                                                             stack.abandoned_transactions, stack.abandoned_segments))
     invalidated = sorted(issue.invalidated, key=lambda t: t.locator)
-    room = max(MAX_ITEMS_PER_WRITE - items, 0)
+    room = max(MAX_ITEMS_PER_WRITE - final - len(segments) - 2 * len(added), 0)
     for transaction in invalidated[:room]:
         repository.save_transaction(uow, ctx.tenant, transaction)
     return invalidated[room:]
+
+
+def _write_pending(ctx: CallContext, issue: TransactionIssue, final: int) -> tuple[list[Segment], str]:
+    """Writes the added transactions and their segments pending under a new token (the issued
+    transaction's own segments keep their planned locators, the same in every attempt: they stay in the
+    final write); answers those and the token. 409 `transaction.aggregate_too_large`, writing nothing,
+    when the final write (the root, the issued transaction, its terms, the transactions it changes and
+    the caller's events) would not fit in one TransactWriteItems either."""
+    own = {summary.locator for summary in issue.transaction.segments}
+    kept = [segment for segment in issue.segments if segment.locator in own]
+    if final + len(kept) > MAX_ITEMS_PER_WRITE:
+        raise InvalidState(
+            f"Issuing transaction {issue.transaction.locator} changes {len(issue.changed)} issued transactions; "
+            f"with its events that is {final + len(kept)} records to write at once, and one write holds at most "
+            f"{MAX_ITEMS_PER_WRITE}", code=f"{TRANSACTION_ENTITY}.aggregate_too_large")
+    attempt = repository.IssueAttempt(token=new_locator(), committer=issue.transaction.locator)
+    repository.add_pending(ctx.tenant, attempt, issue.added,
+                           [segment for segment in issue.segments if segment.locator not in own])
+    return kept, attempt.token
 
 
 def save_transactions(ctx: CallContext, stack: IssuedStack, transactions: list[Transaction]) -> None:
