@@ -13,6 +13,7 @@ from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
 
 from chalicelib.policies import repository
+from chalicelib.policies import service as policies
 from chalicelib.storage import keys, query, table
 from tests.api.transactions.support import (
     create,
@@ -184,7 +185,8 @@ def test_an_issue_that_fails_after_its_pending_writes_leaves_nothing_visible_and
     earlier = _change(api, admin_token, tenant, policy, OUT_OF_SEQUENCE, "60000")
     locator = policy["locator"]
     reads = [policy_path(tenant, locator), policy_path(tenant, locator, "/issuedTransactions/list?count=100"),
-             policy_path(tenant, locator, "/terms/list"), transaction_path(tenant, earlier["locator"]),
+             policy_path(tenant, locator, "/terms/list"), f"/policy/{tenant}/terms/{policy['latestTermLocator']}",
+             transaction_path(tenant, earlier["locator"]),
              transaction_path(tenant, later[0][0]["locator"]), transaction_path(tenant, later[-1][0]["locator"]),
              f"/policy/{tenant}/transactions/segments/{policy['latestSegmentLocator']}",
              policy_path(tenant, locator, f"/snapshot?date={_midnight(date(2026, 9, 1))}"),
@@ -248,3 +250,66 @@ def test_an_issue_that_fails_after_its_pending_writes_leaves_nothing_visible_and
     for day in (date(2026, 3, 20), FIRST_LATER + timedelta(weeks=5, days=3)):
         assert _value_at(api, admin_token, tenant, locator, day) == _value_at(api, admin_token, tenant,
                                                                               other["locator"], day)
+
+
+def test_an_aggregate_whose_final_write_would_not_fit_answers_409_and_stores_nothing(
+        api, admin_token, tenant, policy, monkeypatch, ddb_calls):
+    _later_changes(api, admin_token, tenant, policy, 4)
+    earlier = _change(api, admin_token, tenant, policy, OUT_OF_SEQUENCE, "60000")
+    stored = _items(tenant, policy["locator"])
+    # one write holding 20 items: the final write (the root, the change and its segment, the 4 reversed
+    # transactions, 14 events and room for the idempotency guard) would need 22
+    monkeypatch.setattr(policies, "MAX_ITEMS_PER_WRITE", 20)
+    ddb_calls.clear()
+
+    body = assert_error(step(api, admin_token, tenant, earlier["locator"], "issue"), 409,
+                        "transaction.aggregate_too_large")
+
+    assert body["message"] == f"Issuing transaction {earlier['locator']} changes 4 issued transactions; with its " \
+        "events that is 22 records to write at once, and one write holds at most 20"
+    assert "TransactWriteItems" not in ddb_calls
+    assert _items(tenant, policy["locator"]) == stored
+    monkeypatch.setattr(policies, "MAX_ITEMS_PER_WRITE", 100)
+    ddb_calls.clear()
+    assert ok(step(api, admin_token, tenant, earlier["locator"], "issue"))["transactionState"] == "issued"
+    assert ddb_calls.count("TransactWriteItems") == 1  # 44 items: one write, nothing pending
+    assert not [item for item in _items(tenant, policy["locator"]) if "pendingIssue" in item]
+
+
+def test_a_reversal_reapplying_more_than_one_write_holds_commits_them_at_once(
+        api, admin_token, tenant, policy, monkeypatch, ddb_calls):
+    later = _later_changes(api, admin_token, tenant, policy, 6)
+    target, kept = later[0][0], [draft for draft, _, _ in later[1:]]
+    draft = ok(call(api, "PATCH", policy_path(tenant, policy["locator"], "/reversal"), admin_token,
+                    {"baseLocator": kept[-1]["locator"], "toTransaction": policy["issuedTransactionLocator"],
+                     "reverseTransactions": [target["locator"]]}))
+    # one write holding 30 items: the reversal, its 5 reapplications (15 items), their segments and
+    # events, the 6 transactions it reverses, the root do not fit
+    monkeypatch.setattr(policies, "MAX_ITEMS_PER_WRITE", 30)
+    ddb_calls.clear()
+
+    issued = ok(step(api, admin_token, tenant, draft["locator"], "issue"))
+
+    assert ddb_calls.count("TransactWriteItems") == 2
+    assert issued["transactionState"] == "issued"
+    parts = ok(call(api, "GET", transaction_path(tenant, draft["locator"]), admin_token))["aggregatedTransactions"]
+    assert [p["reapplicationOfLocator"] for p in parts] == [t["locator"] for t in kept]
+    pending = [item for item in _items(tenant, policy["locator"]) if "pendingIssue" in item]
+    assert {item["locator"] for item in pending if item["entity"] == "transaction"} == {p["locator"] for p in parts}
+    assert {item["pendingIssueBy"] for item in pending} == {draft["locator"]}
+    for drafted in (target, *kept):
+        assert ok(call(api, "GET", transaction_path(tenant, drafted["locator"]), admin_token))[
+            "transactionState"] == "reversed"
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["issuedTransactionLocator"] == draft["locator"]
+    last = ok(call(api, "GET", f"/policy/{tenant}/transactions/segments/{after['latestSegmentLocator']}",
+                   admin_token))
+    assert last["transactionLocator"] == parts[-1]["locator"]
+    listed = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/issuedTransactions/list"),
+                     admin_token))["items"]
+    assert [t["locator"] for t in listed] == [policy["issuedTransactionLocator"], draft["locator"],
+                                              *(p["locator"] for p in parts)]
+    # the reversal gives back the coverage the target replaced, the later changes held as before
+    assert _value_at(api, admin_token, tenant, policy["locator"], FIRST_LATER + timedelta(days=3)) == D("12000.50")
+    assert _value_at(api, admin_token, tenant, policy["locator"], FIRST_LATER + timedelta(weeks=5, days=3)) == \
+        D("15000.00")
