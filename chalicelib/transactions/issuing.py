@@ -12,7 +12,8 @@ term; a change with a new policy end moves its term's end; the policy root follo
 term's), its latest issued transaction, segment and term, and one branch head, the issued transaction.
 Every other unissued transaction of the policy that is not based on the issued one (a parallel branch)
 is `invalidated`. policies.service.issue_transaction writes all of it in the caller's unit of work, the
-root on condition that it is still at the version the stack was read at.
+root on condition that it is still at the version the stack was read at (an aggregate too large for one
+write has its added transactions and their segments written first, invisible until that write commits).
 """
 from __future__ import annotations
 
