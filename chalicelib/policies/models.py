@@ -276,15 +276,17 @@ class PolicySnapshot(BaseModel):
 
 class TransactionIssue(BaseModel):
     """Everything issuing one transaction writes (policies.service.issue_transaction): the issued
-    transaction (rewritten on condition of its version), its new segments, the terms it adds and those
-    whose span it changes, the other transactions whose state it changes (invalidated, reversed: each on
-    condition of its version), the transactions it adds (an aggregate's parts) and the policy root as it
-    leaves it (on condition of the version the stack was read at)."""
+    transaction (rewritten on condition of its version), its new segments, the terms it adds, those
+    whose span it changes and those it removes, the other transactions whose state it changes
+    (invalidated, reversed: each on condition of its version), the transactions it adds (an aggregate's
+    parts) and the policy root as it leaves it (on condition of the version the stack was read at)."""
 
     transaction: Transaction
     segments: list[Segment] = []
     terms: list[Term] = []
     changed_terms: list[Term] = []
+    removed_terms: list[Term] = []
+    """Terms no coverage is left in (a reversed renewal's): deleted."""
     changed: list[Transaction] = []
     invalidated: list[Transaction] = []
     """The other branches' transactions, invalidated (the part of an issue that may overflow one write)."""

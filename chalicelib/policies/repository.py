@@ -183,6 +183,12 @@ def save_term(uow: UnitOfWork, tenant: str, term: Term) -> None:
                        **term.model_dump()}))
 
 
+def delete_term(uow: UnitOfWork, tenant: str, term: Term) -> None:
+    """Deletes a term no coverage is left in, and its alias (the issue's root write guards the race)."""
+    uow.add(table.delete(keys.policy_term(tenant, term.policyLocator, term.number)),
+            table.delete(keys.term_alias(tenant, term.locator)))
+
+
 def stack(tenant: str, policy_locator: str) -> IssuedStack | None:
     """The policy's whole item collection, read strongly consistently; None for an unknown policy. The
     records of issue attempts that never committed are left out (`visible`), and named as abandoned."""

@@ -343,7 +343,7 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
     """Adds everything issuing a transaction writes to `uow` (the caller records the events and commits):
     the policy root on condition that it is still at the version `stack` saw (409 when another issue
     came first), the issued transaction and the others it changes on condition of theirs, its
-    segments, new terms (numbered by the plan's `termNumberFormat`) and changed ones, the transactions
+    segments, new terms (numbered by the plan's `termNumberFormat`), changed and removed ones, the transactions
     it adds. Invalidations that do not fit in one TransactWriteItems beside the rest and the `reserve`
     items the caller adds (events) are answered, in locator order, to be written once it committed
     (`save_transactions`): a branch a failure leaves pending cannot be issued anyway, its base being no
@@ -365,7 +365,8 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
     check_size(policy, code=ENTITY, noun=ENTITY)
     terms_added = [term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
                    for term in issue.terms]
-    final = 2 + 2 * len(issue.terms) + len(issue.changed_terms) + len(issue.changed) + reserve
+    final = 2 + 2 * len(issue.terms) + len(issue.changed_terms) + 2 * len(issue.removed_terms) \
+        + len(issue.changed) + reserve
     segments, added, token = issue.segments, issue.added, None
     if final + len(issue.segments) + 2 * len(issue.added) > MAX_ITEMS_PER_WRITE and issue.added:
         segments, token = _write_pending(ctx, issue, final)
@@ -374,6 +375,8 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
                          new_transaction=False, issue_token=token)
     for term in issue.changed_terms:
         repository.save_term(uow, ctx.tenant, term)
+    for term in issue.removed_terms:
+        repository.delete_term(uow, ctx.tenant, term)
     for transaction in issue.changed:
         repository.save_transaction(uow, ctx.tenant, transaction)
     for transaction in added:

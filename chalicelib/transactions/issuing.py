@@ -63,7 +63,7 @@ def in_sequence(stack: IssuedStack, transaction: Transaction, plan: Plan, now: d
         "branchHeadTransactionLocators": [transaction.locator], "configVersion": transaction.configVersion,
         "updatedAt": now, "updatedBy": transaction.updatedBy or policy.updatedBy})
     return TransactionIssue(transaction=transaction.model_copy(update={"element": None}), segments=[segment],
-                            terms=new_terms, changed_terms=changed_terms,
+                            terms=new_terms, changed_terms=changed_terms, removed_terms=_removed(stack, terms_after),
                             invalidated=invalidated(stack, transaction, now), policy=root)
 
 
@@ -97,7 +97,7 @@ def aggregate(stack: IssuedStack, transaction: Transaction, outcome: sequence.Ou
         updatedAt=now, updatedBy=done.issued.updatedBy)
     others = [t for t in done.parts if t.locator != done.issued.locator]
     return TransactionIssue(transaction=done.issued, segments=done.segments, terms=done.new_terms,
-                            changed_terms=done.changed_terms,
+                            changed_terms=done.changed_terms, removed_terms=_removed(stack, done.terms_after),
                             changed=done.reversed, invalidated=invalidated(stack, done.issued, now),
                             added=[record, *others],
                             policy=done.root(head))
@@ -114,7 +114,7 @@ def reversal(stack: IssuedStack, transaction: Transaction, outcome: sequence.Out
         "element": None,
         "aggregatedTransactionLocators": [part.locator for part in done.parts]})
     return TransactionIssue(transaction=issued, segments=done.segments, terms=done.new_terms,
-                            changed_terms=done.changed_terms,
+                            changed_terms=done.changed_terms, removed_terms=_removed(stack, done.terms_after),
                             changed=done.reversed, invalidated=invalidated(stack, issued, now), added=done.parts,
                             policy=done.root(issued.locator))
 
@@ -219,6 +219,13 @@ def _terms(stack: IssuedStack, transaction: Transaction,
         elif (term.startTime, term.endTime) != (span.start, span.end):
             changed.append(term.model_copy(update={"startTime": span.start, "endTime": span.end}))
     return added, changed
+
+
+def _removed(stack: IssuedStack, after: list[coverage.TermSpan]) -> list[Term]:
+    """The terms no coverage is left in: a reversed renewal's, or one a reapplied renewal that no longer
+    fits left behind. A later renewal adds the term again, under a new locator."""
+    kept = {span.number for span in after}
+    return [term for term in stack.terms if term.number not in kept]
 
 
 def _producers(policy: Policy, transaction: Transaction) -> Policy:

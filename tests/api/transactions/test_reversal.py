@@ -1,6 +1,6 @@
 """Reversals (PATCH /policies/{locator}/reversal): a reversal transaction undoes issued transactions (their
 charges negated, their coverage gone), reapplying the later ones it does not name; bad requests store
-nothing."""
+nothing; a reversed renewal, or one an earlier cancellation drops, takes its term away."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -8,7 +8,9 @@ from decimal import Decimal
 
 from tests.api.transactions.support import (
     AUGUST,
+    END,
     MID_MARCH,
+    START,
     amounts,
     create,
     modify,
@@ -105,3 +107,45 @@ def test_bad_reversal_requests_are_refused_and_store_nothing(api, admin_token, t
         assert_error(response, status, code)
         assert event_types(api, admin_token, tenant, response) == []
     assert ok(call(api, "GET", policy_path(tenant, policy["locator"], "/branches"), admin_token)) == {}
+
+
+def test_reversing_a_renewal_removes_its_term_and_a_new_renewal_adds_it_again(api, admin_token, tenant, policy):
+    renewal = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
+    ok(step(api, admin_token, tenant, renewal["locator"], "issue"))
+    draft = ok(_reversal(api, admin_token, tenant, policy["locator"], renewal["locator"],
+                         policy["issuedTransactionLocator"], renewal["locator"]))
+
+    ok(step(api, admin_token, tenant, draft["locator"], "issue"))
+
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    terms = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/terms/list"), admin_token))["items"]
+    assert (after["endTime"], after["latestTermLocator"]) == (END, policy["latestTermLocator"])
+    assert [(t["number"], t["startTime"], t["endTime"]) for t in terms] == [(0, START, END)]
+    assert_error(call(api, "GET", f"/policy/{tenant}/terms/{renewal['termLocator']}", admin_token), 404,
+                 "term.not_found")
+
+    again = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
+    ok(step(api, admin_token, tenant, again["locator"], "issue"))
+    terms = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/terms/list"), admin_token))["items"]
+    assert [(t["number"], t["locator"], t["endTime"]) for t in terms] == [
+        (0, policy["latestTermLocator"], END), (1, again["termLocator"], "2028-02-01T05:00:00.000Z")]
+
+
+def test_a_cancellation_before_an_issued_renewal_drops_the_renewal_and_its_term(api, admin_token, tenant, policy):
+    renewal = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
+    ok(step(api, admin_token, tenant, renewal["locator"], "issue"))
+    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
+
+    issued = ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    terms = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/terms/list"), admin_token))["items"]
+    assert [(t["number"], t["startTime"], t["endTime"]) for t in terms] == [(0, START, END)]
+    assert (after["endTime"], after["latestTermLocator"]) == (END, policy["latestTermLocator"])
+    assert ok(call(api, "GET", transaction_path(tenant, renewal["locator"]), admin_token))["transactionState"] == \
+        "reversed"
+    aggregate = ok(call(api, "GET", transaction_path(tenant, issued["aggregateTransactionLocator"]), admin_token))
+    assert [(p["transactionCategory"], p["locator"] == issued["locator"]) for p in aggregate[
+        "aggregatedTransactions"]] == [("reversal", False), ("cancellation", True)]
+    assert_error(call(api, "GET", f"/policy/{tenant}/terms/{renewal['termLocator']}", admin_token), 404,
+                 "term.not_found")
