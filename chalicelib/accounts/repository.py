@@ -24,6 +24,12 @@ def get(tenant: str, locator: str) -> Account | None:
     return _account(item) if item else None
 
 
+def get_many(tenant: str, locators: list[str]) -> list[Account]:
+    """The existing accounts among `locators`, in as few BatchGetItem calls as DynamoDB allows."""
+    return [_account(item) for item in table.gateway().batch_get(
+        keys.tenant_scope(tenant), [keys.account(tenant, locator) for locator in locators])]
+
+
 def list_accounts(tenant: str, page: PageRequest) -> Page[Account]:
     found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.accounts_index(tenant), page,
                        index=LIST_INDEX)

@@ -8,7 +8,8 @@ it continues: a retried step enqueues it once). A policy whose plan has nothing 
 index item alone) is not read; a due one is read consistently (policies.service.issued_stack) and
 brought to the due step with at most two transactions service calls (renewals.work), each working on
 that read (and what the call before it wrote) instead of reading the policy again: one Query and one
-commit per call, plus the account when a plugin runs:
+commit per call. The accounts the plugins are shown are read together, those of a step's due policies
+in one BatchGetItem when a plugin first asks for one (AccountsOfStep):
 - create: of the plan's `renewalTransactionType`, else the tenant's first renewal type, its new term
   `newTermDuration` long (the policy's durationBasis units), else as long as the policy's term
   (event `policy.renewal.create`);
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
@@ -34,6 +36,8 @@ from typing import Any
 
 from ulid import ULID
 
+from chalicelib.accounts import service as accounts
+from chalicelib.accounts.models import Account
 from chalicelib.configuration import service as configuration
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext, IdempotencyClaim
@@ -80,15 +84,38 @@ def run(ctx: CallContext, as_of: datetime, after: str | None = None) -> dict[str
     if page.after is not None:
         _continue(ctx, as_of, page.after)  # first: another worker takes the next page meanwhile
     renewing = Renewing(ctx, as_of, outcome)
+    renewing.accounts.expect(p.accountLocator for p in page.policies if renewing.due(p) is not None)
     for policy in page.policies:
         renewing.renew(policy)
     return outcome.result(as_of, page.after)
+
+
+class AccountsOfStep:
+    """The accounts of the policies a job step expects to renew, read together (one BatchGetItem per 100)
+    the first time a plugin asks for one of them; any other one by itself."""
+
+    def __init__(self, ctx: CallContext):
+        self.ctx = ctx
+        self._expected: set[str] = set()
+        self._read: dict[str, Account] = {}
+
+    def expect(self, locators: Iterable[str]) -> None:
+        self._expected.update(locators)
+
+    def __call__(self, locator: str) -> Account:
+        if locator not in self._read and locator in self._expected:
+            self._read.update(accounts.accounts_by_locator(self.ctx, sorted(self._expected - set(self._read))))
+            self._expected.clear()
+        if locator not in self._read:
+            self._read[locator] = accounts.get_account(self.ctx, locator)
+        return self._read[locator]
 
 
 class Renewing:
     def __init__(self, ctx: CallContext, as_of: datetime, outcome: Outcome):
         self.ctx, self.as_of, self.outcome = ctx, as_of, outcome
         self._plans: dict[str, dict[str, RenewalPlan]] = {}
+        self.accounts = AccountsOfStep(ctx)
 
     def plan(self, policy: Policy) -> RenewalPlan | None:
         version = policy.configVersion
@@ -96,10 +123,14 @@ class Renewing:
             self._plans[version] = renewals.plans_of(configuration.model(self.ctx, version, resolved=True))
         return self._plans[version].get(policy.autoRenewalPlanName or "")
 
+    def due(self, indexed: Policy) -> renewals.Step | None:
+        """The step due at `as_of` as the index has the policy (its term end may be behind)."""
+        return renewals.due(self.plan(indexed), indexed.endTime, indexed.timezone, self.as_of)
+
     def renew(self, indexed: Policy) -> None:
         """Brings the renewal of `indexed` (a root as the index holds it) to the step due at `as_of`."""
         self.outcome.in_window += 1
-        if renewals.due(self.plan(indexed), indexed.endTime, indexed.timezone, self.as_of) is None:
+        if self.due(indexed) is None:
             return
         stack = policies.issued_stack(self.ctx, indexed.locator)
         self.outcome.read += 1
@@ -150,10 +181,10 @@ class Renewing:
         assert current is not None
         locator = current.transaction.locator
         if call == PRICE:
-            return service.price(self.ctx, locator, found=current)
+            return service.price(self.ctx, locator, found=current, read_account=self.accounts)
         if call == ACCEPT:
-            return service.accept(self.ctx, locator, found=current)
-        return service.issue(self.ctx, locator, auto_rebase=True, found=current)
+            return service.accept(self.ctx, locator, found=current, read_account=self.accounts)
+        return service.issue(self.ctx, locator, auto_rebase=True, found=current, read_account=self.accounts)
 
     def _succeeded(self, policy: Policy, transaction: Transaction) -> bool:
         """False (and reported) for a step that failed validation or rating, or stopped in underwriting."""

@@ -30,10 +30,13 @@ same DynamoDB transaction (records.py).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from chalicelib.accounts import service as accounts
+from chalicelib.accounts.models import Account
 from chalicelib.configuration import service as configuration
 from chalicelib.core import durations
 from chalicelib.core.clock import utc
@@ -78,6 +81,8 @@ from chalicelib.transactions.timeline import CREATED, LIVE_UNISSUED, Plan, Plann
 
 STATUS_EVENT = "policy.status.update"
 CATEGORY_OF_ROUTE = {"change": "change", "renew": "renewal", "cancel": "cancellation", "reinstate": "reinstatement"}
+AccountReader = Callable[[str], Account]
+"""An account by its locator (404 `account.not_found` when there is none)."""
 PRICED = frozenset({"priced", "underwritten", "accepted", "issued", "underwrittenBlocked", "declined", "rejected",
                     "reversed"})
 
@@ -469,27 +474,30 @@ def validate(ctx: CallContext, locator: str, *, stateless: bool = False) -> Tran
     return _advance(ctx, locator, VALIDATE, stateless=stateless)
 
 
-def price(ctx: CallContext, locator: str, *, stateless: bool = False, found: Found | None = None) -> Transaction:
-    return _advance(ctx, locator, PRICE, stateless=stateless, found=found)
+def price(ctx: CallContext, locator: str, *, stateless: bool = False, found: Found | None = None,
+          read_account: AccountReader | None = None) -> Transaction:
+    return _advance(ctx, locator, PRICE, stateless=stateless, found=found, read_account=read_account)
 
 
 def underwrite(ctx: CallContext, locator: str, *, stateless: bool = False) -> Transaction:
     return _advance(ctx, locator, UNDERWRITE, stateless=stateless)
 
 
-def accept(ctx: CallContext, locator: str, *, found: Found | None = None) -> Transaction:
-    return _advance(ctx, locator, ACCEPT, found=found)
+def accept(ctx: CallContext, locator: str, *, found: Found | None = None,
+           read_account: AccountReader | None = None) -> Transaction:
+    return _advance(ctx, locator, ACCEPT, found=found, read_account=read_account)
 
 
-def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = False,
-             found: Found | None = None) -> Transaction:
+def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = False, found: Found | None = None,
+             read_account: AccountReader | None = None) -> Transaction:
     """`found`: the transaction as the caller just read it consistently (records.found_in), not read again;
-    the save is conditional on its version all the same."""
+    the save is conditional on its version all the same. `read_account`: how the plugins' account is read
+    (by default accounts.get_account, when a plugin asks for it), say from the accounts a job read together."""
     found = records.found(ctx, locator, found)
     transaction = found.transaction
     steps = LIFECYCLE.steps_to(transaction.transactionState, target)
     LIFECYCLE.check_not_expired(transaction.expirationTime, ctx.now)
-    runner, _ = _runner(ctx, found)
+    runner, _ = _runner(ctx, found, read_account)
     try:
         runner.run(steps)
     except StepFailed as stop:
@@ -499,15 +507,16 @@ def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = F
     return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data)
 
 
-def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: Found | None = None) -> Transaction:
+def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: Found | None = None,
+          read_account: AccountReader | None = None) -> Transaction:
     """Issues the transaction (running the steps before it that it lacks) into its policy: one
     TransactWriteItems with the policy root, conditional on the version the stack was read at (and,
     should more branches be invalidated than it holds, the rest of them in locator order after it). A
     transaction whose base is no longer the policy's latest issued transaction is a 409
     `transaction.stale_base`, or with `auto_rebase` is based on the latest again, its instructions
     applied anew and the whole path run from initialize. Out of sequence, it is issued inside an
-    aggregate (execution.py): the later transactions reversed, it, their reapplications. `found` as for
-    `price`."""
+    aggregate (execution.py): the later transactions reversed, it, their reapplications. `found` and
+    `read_account` as for `_advance`."""
     found = records.found(ctx, locator, found)
     LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE)
     LIFECYCLE.check_not_expired(found.transaction.expirationTime, ctx.now)
@@ -515,7 +524,7 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
     if sequence.rebase(found.transaction.baseTransactionLocator, head, auto_rebase=auto_rebase) != \
             found.transaction.baseTransactionLocator:
         found = _rebased(ctx, found, head)
-    runner, evaluator = _runner(ctx, found)
+    runner, evaluator = _runner(ctx, found, read_account)
     try:
         runner.run(LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE))
         if ISSUE not in runner.done:
@@ -579,12 +588,13 @@ def _actions(done: list[str]) -> list[str]:
     return ["update" if step == INITIALIZE else step for step in done]
 
 
-def _runner(ctx: CallContext, found: Found) -> tuple[Runner[Transaction], TransactionEvaluation]:
+def _runner(ctx: CallContext, found: Found,
+            read_account: AccountReader | None = None) -> tuple[Runner[Transaction], TransactionEvaluation]:
     """A reversal makes no segment: it is worked out on the policy's latest tree and has no plan."""
     model = records.model_of(ctx, found.transaction)
     reversal = found.transaction.transactionCategory == TransactionCategory.REVERSAL
     plan = None if reversal else Planner(found.stack, evaluation.catalog(model), new_locator).plan(found.transaction)
-    loader = account_view(lambda: accounts.get_account(ctx, found.policy.accountLocator))
+    loader = account_view(lambda: (read_account or partial(accounts.get_account, ctx))(found.policy.accountLocator))
 
     def subject_of(working: Transaction) -> Subject:
         return execution.subject(found.stack, working, loader)
