@@ -3,7 +3,8 @@ DynamoDB calls per renewal, which must not grow with the book.
 
     .venv/bin/python benchmarks/auto_renewal.py [--books 1000 10000] [--profile]
 
-In one process, against one in-process moto (local/lean_moto.py, as the tests), with a fixed clock and
+In one process, against one in-process moto (local/lean_moto.py, and the tests' answers written as JSON:
+tests/conftest.py dynamodb_data_answered_as_json), with a fixed clock and
 the tests' InlineJobQueue (the job and its continuation steps run one after the other, as one worker
 would run them). Each book is a fresh tenant with the quotes test configuration (tests/support/configs.py:
 PersonalAuto's rating plugin reads two tables) and the plan `Auto` (create 30, accept 20, issue 10 days
@@ -13,6 +14,8 @@ job runs as the daily schedule would on the three days the plan's steps fall due
 accepted, issued. Renewals per second = policies / (the three runs' time). A last book runs once
 on the issue day with every step due at once (create, then issue: two commits per policy).
 
+Time "in moto" is moto's own work on a request (its botocore stubber, timed around each call); the rest,
+botocore writing the request and reading the answer included, is what a worker would spend itself.
 `--profile create|accept|issue` prints where that day's run of the first book spends its time (cProfile).
 Absolute times are moto's in one Python process: read the call counts and the shares.
 """
@@ -57,16 +60,22 @@ def main() -> None:
     options = parser.parse_args()
 
     import boto3
+    from botocore.client import BaseClient
     from chalice.test import Client
     from moto import mock_aws
+    from moto.core.botocore_stubber import BotocoreStubber
 
     from chalicelib.settings import reload
     from chalicelib.storage import clients
     from local.lean_moto import lean_dynamodb
     from local.resources import create_all
+    from tests.conftest import dynamodb_data_answered_as_json
 
     reload()
-    with mock_aws(), lean_dynamodb():
+    emulator, client = Stopwatch(), Stopwatch()
+    BotocoreStubber.__call__ = emulator.around(BotocoreStubber.__call__)  # type: ignore[method-assign]
+    BaseClient._make_api_call = client.around(BaseClient._make_api_call)  # type: ignore[method-assign]
+    with mock_aws(), lean_dynamodb(), dynamodb_data_answered_as_json():
         clients.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
@@ -78,17 +87,16 @@ def main() -> None:
         from chalicelib.settings import settings
         from chalicelib.workers.handlers import load_job_handlers
 
+        watches = (emulator, client)
+
         load_job_handlers()
         clock, queue = FixedClock(START), InlineJobQueue()
         wiring.override(clock=clock, job_queue=queue)
         token, _ = identity.sign_in(settings().admin_username, settings().admin_password, SystemClock().now(),
                                     new_locator())
         calls: list[str] = []
-        emulator = Stopwatch()
         events = clients.dynamodb().meta.events
         events.register("before-call.dynamodb", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1]))
-        events.register("before-call.dynamodb", emulator.start)
-        events.register("after-call.dynamodb", emulator.stop)
         print(f"load average at start: {_load()}\n")
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
             for size in options.books:
@@ -96,12 +104,12 @@ def main() -> None:
                 runs = []
                 for day, moment in DAYS.items():
                     profile = day == options.profile and size == options.books[0]
-                    runs.append(run(day, tenant, clock, queue, calls, emulator, moment, profile, options.steps))
+                    runs.append(run(day, tenant, clock, queue, calls, watches, moment, profile, options.steps))
                 report(size, runs)
             if not options.all_due_at_once:
                 return
             tenant = book(api, token, clock, options.books[0])
-            report(options.books[0], [run("all due at once", tenant, clock, queue, calls, emulator, DAYS["issue"],
+            report(options.books[0], [run("all due at once", tenant, clock, queue, calls, watches, DAYS["issue"],
                                           False, options.steps)])
 
 
@@ -132,8 +140,8 @@ def book(api: Any, token: str, clock: Any, size: int) -> str:
 
 @dataclass
 class Stopwatch:
-    """Wall and CPU time: of a run, or summed over the DynamoDB calls (botocore's before-call to after-call:
-    moto's work, and botocore parsing the answer)."""
+    """Wall and CPU time: of a run, or summed over the calls of a function (`around`): moto's work on a
+    request, or botocore's client call (writing the request, moto's work, reading the answer)."""
 
     wall: float = 0.0
     cpu: float = 0.0
@@ -146,12 +154,23 @@ class Stopwatch:
         self.wall += time.perf_counter() - self._since[0]
         self.cpu += time.process_time() - self._since[1]
 
+    def around(self, function: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            self.start()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.stop()
+        return timed
+
 
 @dataclass
 class Run:
     label: str
     took: Stopwatch
     emulated: Stopwatch
+    client: Stopwatch
+    """botocore's client calls, moto's work in them included."""
     plugins: float
     """CPU seconds of the plugin processes (production: the tenant's plugin Lambda)."""
     totals: dict[str, int]
@@ -159,8 +178,8 @@ class Run:
     load: str
 
 
-def run(label: str, tenant: str, clock: Any, queue: Any, calls: list[str], emulator: Stopwatch, moment: datetime,
-        profile: bool, steps: int) -> Run:
+def run(label: str, tenant: str, clock: Any, queue: Any, calls: list[str], watches: tuple[Stopwatch, Stopwatch],
+        moment: datetime, profile: bool, steps: int) -> Run:
     """The job as the schedule enqueues it at `moment`, and its continuations (the first `steps` of them,
     or all)."""
     from chalicelib.core.clock import isoformat
@@ -176,7 +195,8 @@ def run(label: str, tenant: str, clock: Any, queue: Any, calls: list[str], emula
     ran: list[str] = [message.job_locator for message in queue.sent[-1:]]
     sent_before = len(queue.sent)
     calls.clear()
-    emulator.wall = emulator.cpu = 0.0
+    for watch in watches:
+        watch.wall = watch.cpu = 0.0
 
     def drain() -> None:
         ran = 0
@@ -214,29 +234,33 @@ def run(label: str, tenant: str, clock: Any, queue: Any, calls: list[str], emula
         stats.print_stats(25)
         print("the same, our code only (chalicelib, below the job handler):")
         stats.print_stats(r"chalicelib/(?!runtime/jobs|transactions/job_handlers)", 40)
-        print("by own time, outside moto and botocore:")
-        stats.sort_stats("tottime").print_stats(r"^(?!.*(moto|botocore))", 25)
+        print("by own time, outside moto:")
+        stats.sort_stats("tottime").print_stats(r"^(?!.*moto)", 30)
     clock.set(START)
-    return Run(label, took, replace(emulator), plugins, {name: int(value) for name, value in totals.items()}, counted,
+    return Run(label, took, replace(watches[0]), replace(watches[1]), plugins,
+               {name: int(value) for name, value in totals.items()}, counted,
                _load())
 
 
 def report(book: int, runs: list[Run]) -> None:
     """Renewals per second: of the whole run (moto included), and of our code's CPU time alone, which
-    on 2 cores runs twice (DynamoDB's latency overlapped by more job steps in flight than cores)."""
+    on 2 cores runs twice (DynamoDB's latency overlapped by more job steps in flight than cores). Per
+    renewal: cpu ms, ours outside moto (botocore's part of it: boto ms), and the plugin processes'."""
     size = runs[0].totals["policiesRead"]  # the whole book, or the slice --steps ran
     wall = sum(r.took.wall for r in runs)
     ours_cpu = sum(r.took.cpu - r.emulated.cpu + r.plugins for r in runs)
     print(f"\nbook of {book} due policies, {size} renewed: {size / wall:.1f} renewals/s over {wall:.1f} s "
           f"(one process, moto included); our code's CPU (plugins included) {ours_cpu * 1000 / size:.1f} ms a "
           f"renewal: {size / ours_cpu:.1f} renewals/s a core, {2 * size / ours_cpu:.1f} on 2 cores")
-    print(f"  {'run':<16} {'s':>7} {'in moto':>7} {'policies/s':>10} {'cpu ms':>6} {'plugins':>7} {'wall ms':>7} "
-          f"{'calls/policy':>12}  results; DynamoDB calls; load average")
+    print(f"  {'run':<16} {'s':>7} {'in moto':>7} {'policies/s':>10} {'cpu ms':>6} {'boto ms':>7} {'plugins':>7} "
+          f"{'wall ms':>7} {'calls/policy':>12}  results; DynamoDB calls; load average")
     for r in runs:
         cpu, outside = r.took.cpu - r.emulated.cpu, r.took.wall - r.emulated.wall
+        botocore = r.client.cpu - r.emulated.cpu
         print(f"  {r.label:<16} {r.took.wall:7.1f} {r.emulated.wall:7.1f} {size / r.took.wall:10.1f} "
-              f"{cpu * 1000 / size:6.1f} {r.plugins * 1000 / size:7.1f} {outside * 1000 / size:7.1f} "
-              f"{sum(r.calls.values()) / size:12.2f}  {r.totals}; {dict(sorted(r.calls.items()))}; {r.load}")
+              f"{cpu * 1000 / size:6.1f} {botocore * 1000 / size:7.1f} {r.plugins * 1000 / size:7.1f} "
+              f"{outside * 1000 / size:7.1f} {sum(r.calls.values()) / size:12.2f}  {r.totals}; "
+              f"{dict(sorted(r.calls.items()))}; {r.load}")
 
 
 def _descendants_cpu() -> float:
