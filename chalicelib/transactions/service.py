@@ -21,9 +21,12 @@ the cancellation time the negation of the cancellation's. `?stateless=true` stor
 previews do the same for a transaction that does not exist. Issuing (execution.py, issuing.py) writes
 the transaction, its segment, terms, the policy root and the other branches invalidated in one
 TransactWriteItems; out of sequence, inside an aggregate with the later transactions reversed and
-reapplied. A reversal transaction (`create_reversal`) undoes issued transactions the same way. Events
-are `policy.{category}.{action}` (`update` for draft edits, initialize and precommit) and
-`policy.status.update` when an issue changes the policy's statuses.
+reapplied (an aggregate too large for one write goes in two stages, policies.service.issue_transaction:
+its new records first, invisible until the final write commits them; past 30 or so later
+transactions, 409 `transaction.aggregate_too_large`). A reversal transaction (`create_reversal`)
+undoes issued transactions the same way. Events are `policy.{category}.{action}` (`update` for
+draft edits, initialize and precommit) and `policy.status.update` when an issue changes the policy's
+statuses.
 
 Every change bumps the transaction's `version` (a lost race answers 409) and records its event in the
 same DynamoDB transaction (records.py).
