@@ -1,13 +1,22 @@
 """Locators: ULIDs (sortable by creation) for records, UUIDs for tenants and users."""
 from __future__ import annotations
 
+import hashlib
 import uuid
+from datetime import datetime
 
 from ulid import ULID
 
 
 def new_locator() -> str:
     return str(ULID())
+
+
+def derived_locator(moment: datetime, seed: str) -> str:
+    """A ULID of `moment` whose random part is derived from `seed`: the same seed, the same locator (a
+    job a retried step enqueues again is the same job)."""
+    milliseconds = int(moment.timestamp() * 1000)
+    return str(ULID.from_bytes(milliseconds.to_bytes(6, "big") + hashlib.sha256(seed.encode()).digest()[:10]))
 
 
 def new_uuid_locator() -> str:

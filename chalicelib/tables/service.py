@@ -14,7 +14,6 @@ selection record too, and a range key with more ranges than fit in one item may 
 """
 from __future__ import annotations
 
-import hashlib
 import io
 import zipfile
 from collections import Counter
@@ -24,12 +23,10 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from ulid import ULID
-
 from chalicelib.configuration import service as configuration
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, DomainError, FieldError, InvalidRequest, InvalidState, NotFound
-from chalicelib.core.ids import new_locator
+from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.tables import cache, constraints, layout, parser, repository, versions
@@ -472,12 +469,6 @@ def _enqueue_bootstrap_step(ctx: CallContext, created_at: datetime, record_versi
         uow.commit()
     except AlreadyExists:
         pass  # an earlier attempt of this step enqueued it
-
-
-def derived_locator(moment: datetime, seed: str) -> str:
-    """A ULID of `moment` whose random part is derived from `seed`: the same seed, the same locator."""
-    milliseconds = int(moment.timestamp() * 1000)
-    return str(ULID.from_bytes(milliseconds.to_bytes(6, "big") + hashlib.sha256(seed.encode()).digest()[:10]))
 
 
 def bootstrap_status(ctx: CallContext) -> list[BootstrapStatus]:

@@ -26,7 +26,6 @@ step is retried from the start, which repeats nothing done.
 """
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -34,14 +33,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from ulid import ULID
-
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.configuration import service as configuration
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext, IdempotencyClaim
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, DomainError
+from chalicelib.core.ids import derived_locator
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import IssuedStack, Policy, Transaction
 from chalicelib.runtime import jobs, wiring
@@ -210,8 +208,7 @@ def _raced(error: DomainError) -> bool:
 
 def _continue(ctx: CallContext, as_of: datetime, after: str) -> None:
     uow = wiring.unit_of_work(ctx)
-    seed = hashlib.sha256(f"{JobType.POLICIES_AUTO_RENEW}#{isoformat(as_of)}#{after}".encode()).digest()
-    locator = str(ULID.from_bytes(int(as_of.timestamp() * 1000).to_bytes(6, "big") + seed[:10]))
+    locator = derived_locator(as_of, f"{JobType.POLICIES_AUTO_RENEW}#{isoformat(as_of)}#{after}")
     jobs.enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(as_of), "after": after}, locator=locator)
     try:
         uow.commit()

@@ -14,18 +14,16 @@ redelivered message) enqueues nothing a second time.
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from chalice import Blueprint, Rate
-from ulid import ULID
 
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import SYSTEM, CallContext
 from chalicelib.core.errors import AlreadyExists
-from chalicelib.core.ids import new_locator
+from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
 
@@ -108,5 +106,4 @@ def _enqueue_once(ctx: CallContext, job_type: JobType, payload: dict[str, Any] |
 
 def _locator(period: datetime, seed: str) -> str:
     """A job locator of the period, the same for the same `seed` in it."""
-    digest = hashlib.sha256(f"{isoformat(period)}#{seed}".encode()).digest()
-    return str(ULID.from_bytes(int(period.timestamp() * 1000).to_bytes(6, "big") + digest[:10]))
+    return derived_locator(period, f"{isoformat(period)}#{seed}")
