@@ -29,10 +29,13 @@ class Settings(BaseModel, frozen=True):
     """The event stream lists only events committed at least this long ago (DECISIONS.md)."""
     plugin_runner: Literal["local", "lambda"] = "local"
     plugin_function_name: str = "pas-plugins-{tenant}"
+    in_lambda: bool = False
+    """Running in AWS Lambda (AWS_LAMBDA_FUNCTION_NAME set): never a local stage, whatever PAS_STAGE says,
+    so a deployed `dev` or `test` stage gets no default administrator or secret."""
 
     @model_validator(mode="after")
     def _local_defaults(self) -> Settings:
-        if self.stage in LOCAL_STAGES:
+        if self.is_local:
             # one laptop, one command: the local stages know their own admin and signing secret
             defaults = {
                 "admin_username": self.admin_username or "admin@example.com",
@@ -41,12 +44,12 @@ class Settings(BaseModel, frozen=True):
             }
             object.__setattr__(self, "__dict__", {**self.__dict__, **defaults})
         elif not self.paging_secret:
-            raise ValueError("PAS_PAGING_SECRET is required outside the local stages")
+            raise ValueError("PAS_PAGING_SECRET is required outside the local stages (and in any Lambda)")
         return self
 
     @property
     def is_local(self) -> bool:
-        return self.stage in LOCAL_STAGES
+        return self.stage in LOCAL_STAGES and not self.in_lambda
 
 
 _ENV_NAMES = {
@@ -74,7 +77,7 @@ def settings() -> Settings:
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     if region:
         values["region"] = region
-    return Settings(**values)
+    return Settings(**values, in_lambda=bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME")))
 
 
 def reload() -> Settings:

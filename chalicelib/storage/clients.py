@@ -12,8 +12,12 @@ def client(service: str) -> Any:
     import boto3  # deferred: importing boto3 costs ~100 ms of cold start
     from botocore.config import Config
 
-    config = Config(retries={"max_attempts": 4, "mode": "standard"}, connect_timeout=2, read_timeout=10)
     current = settings()
+    # Locally and in the tests botocore checks every request against the service model (moto is more
+    # lenient than AWS); deployed, AWS checks them itself, and the client-side walk of every request was
+    # 15-20 % of an auto-renewal's CPU (benchmarks/README, auto_renewal.py).
+    config = Config(retries={"max_attempts": 4, "mode": "standard"}, connect_timeout=2, read_timeout=10,
+                    parameter_validation=current.is_local)
     return boto3.session.Session().client(
         service, region_name=current.region, endpoint_url=current.aws_endpoint_url, config=config
     )
