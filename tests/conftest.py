@@ -155,8 +155,8 @@ def ddb_calls(aws) -> Iterator[list[str]]:
 @pytest.fixture(scope="session")
 def admin_token(app) -> str:
     """A session token of the bootstrap administrator (signed in once: argon2 is slow on purpose)."""
-    from tests.builders import sign_in
     from chalicelib.settings import settings
+    from tests.builders import sign_in
 
     return sign_in(settings().admin_username, settings().admin_password)
 

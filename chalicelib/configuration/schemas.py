@@ -61,7 +61,7 @@ class DeploymentMetadataResponse(BaseModel):
     staticVersionLocator: str | None = None
 
     @classmethod
-    def of(cls, metadata: DeploymentMetadata | None) -> "DeploymentMetadataResponse":
+    def of(cls, metadata: DeploymentMetadata | None) -> DeploymentMetadataResponse:
         """Nothing deployed (a createTenant whose package failed): empty versions and maps."""
         if metadata is None:
             return cls(latestVersion="", version1="", version2="", implementedPlugins={},
@@ -87,7 +87,7 @@ class TenantDeploymentResult(BaseModel):
     deploymentResult: ConfigBuilderResult
 
     @classmethod
-    def of(cls, result: TenantDeployment) -> "TenantDeploymentResult":
+    def of(cls, result: TenantDeployment) -> TenantDeploymentResult:
         deployment = result.deployment
         return cls(
             locator=result.locator,
@@ -105,7 +105,7 @@ class DeployedConfigMetadata(BaseModel):
     expectedRetirementTime: datetime | None = None
 
     @classmethod
-    def of(cls, metadata: DeploymentMetadata) -> "DeployedConfigMetadata":
+    def of(cls, metadata: DeploymentMetadata) -> DeployedConfigMetadata:
         plugins = {**metadata.implementedPlugins, **metadata.implementedAutomationPlugins}
         status = {name: PLUGIN_DEPLOYED for name in plugins}
         return cls(metadata=DeploymentMetadataResponse.of(metadata), pluginStatus=status,

@@ -108,7 +108,7 @@ class UserResponse(BaseModel):
     permissions: list[str]
 
     @classmethod
-    def of(cls, profile: UserProfile) -> "UserResponse":
+    def of(cls, profile: UserProfile) -> UserResponse:
         user = profile.user
         return cls(locator=user.locator, userName=user.userName, firstName=user.firstName,
                    lastName=user.lastName, email=user.email, serviceAccount=user.serviceAccount,
@@ -174,7 +174,7 @@ class RoleResponse(BaseModel):
     permissions: list[str]
 
     @classmethod
-    def of(cls, role: Role) -> "RoleResponse":
+    def of(cls, role: Role) -> RoleResponse:
         return cls(**role.model_dump())
 
 

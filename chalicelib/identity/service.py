@@ -6,7 +6,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
-from chalicelib.core.context import CallContext, Principal, SYSTEM
+from chalicelib.core.context import SYSTEM, CallContext, Principal
 from chalicelib.core.errors import (
     Conflict,
     FieldError,

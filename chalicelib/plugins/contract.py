@@ -210,7 +210,8 @@ def validation_errors(result: Mapping[str, Any], request: Mapping[str, Any], *,
         if not isinstance(element_type, str):
             raise _malformed(function, f"{where}: elementType must be a string, not {_shown(element_type)}")
         grouped.setdefault((locator, element_type), []).append(message)
-    return [ValidationItem(locator, element_type, tuple(messages)) for (locator, element_type), messages in grouped.items()]
+    return [ValidationItem(locator, element_type, tuple(messages))
+            for (locator, element_type), messages in grouped.items()]
 
 
 def precommit_changes(result: Mapping[str, Any], request: Mapping[str, Any], *,

@@ -107,7 +107,8 @@ class _Process:
                     close_fds=True, pass_fds=(seccomp_fd,), start_new_session=True)
         except (OSError, sandbox.SandboxUnavailable) as error:
             shutil.rmtree(self.scratch, ignore_errors=True)
-            raise _Broken(PluginFailure("(start)", "unavailable", f"the plugin process could not start: {error}"))
+            raise _Broken(PluginFailure("(start)", "unavailable",
+                                        f"the plugin process could not start: {error}")) from error
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.fd_in, self.fd_out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.fd_in, False)

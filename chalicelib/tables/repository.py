@@ -63,7 +63,8 @@ def read_selection(tenant: str, key: Key) -> Selection | None:
 
 def read_selection_and_row(tenant: str, key: Key, row: Key) -> tuple[Selection | None, dict[str, Any] | None]:
     """Both in one BatchGetItem: a selection record and a row chosen by a guess of its version."""
-    found = {(item["PK"], item["SK"]): item for item in table.gateway().batch_get(keys.tenant_scope(tenant), [key, row])}
+    items = table.gateway().batch_get(keys.tenant_scope(tenant), [key, row])
+    found = {(item["PK"], item["SK"]): item for item in items}
     selection_item, row_item = found.get((key.pk, key.sk)), found.get((row.pk, row.sk))
     return (_selection(tenant, selection_item) if selection_item else None), (_row(row_item) if row_item else None)
 

@@ -200,8 +200,9 @@ def _schema(kind: TableKind, static_name: str, model: dict[str, Any]) -> TableSc
     if not schema.columns:
         problems.append("it declares no columns")
     if kind is TableKind.RANGE:
-        problems += [f"its range column {bound} must be int, long or decimal" for bound in
-                     (schema.rangeStart, schema.rangeEnd) if bound and schema.column(bound).dataType not in NUMERIC_TYPES]
+        problems += [f"its range column {bound} must be int, long or decimal"
+                     for bound in (schema.rangeStart, schema.rangeEnd)
+                     if bound and schema.column(bound).dataType not in NUMERIC_TYPES]
     if problems:
         raise InvalidState(f"The configuration of {kind.value} {static_name} cannot hold data: {'; '.join(problems)}",
                            code=f"{kind.value}.definition_invalid")

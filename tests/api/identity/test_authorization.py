@@ -1,6 +1,8 @@
 """What a caller may do: permission wildcards, self-service, and tokens bounded by their owner."""
 from __future__ import annotations
 
+import json
+
 from chalicelib.identity import service
 from tests.api.identity.support import assert_error, role_body, token_body, whoami
 from tests.builders import new_role, new_tenant, new_user, system_ctx
@@ -104,7 +106,7 @@ def test_a_caller_cannot_hand_out_a_role_wider_than_its_own_permissions(api, ten
     target, _ = new_user([], [tenant])
 
     response = api.http.patch(f"/auth/users/{target}/roles", headers=bearer(granter),
-                              body='{"addRoles": ["%s"], "removeRoles": []}' % wide_role)
+                              body=json.dumps({"addRoles": [wide_role], "removeRoles": []}))
 
     assert response.status_code == 403
     assert response.json_body["code"] == "auth.role_not_grantable"
@@ -120,7 +122,7 @@ def test_a_caller_can_hand_out_a_role_within_its_own_permissions(api, tenant):
     target, _ = new_user([], [tenant])
 
     response = api.http.patch(f"/auth/users/{target}/roles", headers=bearer(granter),
-                              body='{"addRoles": ["%s"], "removeRoles": []}' % narrow_role)
+                              body=json.dumps({"addRoles": [narrow_role], "removeRoles": []}))
 
     assert response.status_code == 200
     assert narrow_role in response.json_body["roles"]
@@ -140,7 +142,7 @@ def test_a_caller_of_one_tenant_cannot_see_or_manage_users_of_another(api):
     assert api.http.post(f"/auth/users/{user_of_a}/revoke", headers=headers).status_code == 404
     assert api.http.delete(f"/auth/users/{user_of_a}", headers=headers).status_code == 404
     tenants = api.http.patch(f"/auth/users/{user_of_a}/tenants", headers=headers,
-                             body='{"addTenants": ["%s"], "removeTenants": []}' % tenant_b)
+                             body=json.dumps({"addTenants": [tenant_b], "removeTenants": []}))
     assert tenants.status_code == 404
 
     listed = api.http.get("/auth/users/list?count=100", headers=headers).json_body["items"]
