@@ -122,9 +122,11 @@ def priced_quote(ctx: CallContext, locator: str) -> Quote:
 # --- creating and editing drafts -------------------------------------------------------------------
 
 
-def create_quote(ctx: CallContext, fields: QuoteFields) -> Quote:
+def create_quote(ctx: CallContext, fields: QuoteFields, *, product_in_request: bool = True) -> Quote:
+    """`product_in_request` False: the product comes from a stored record (a policy), so one the
+    configuration no longer has is a 409, not the caller's 400."""
     version, model = configuration.current_model(ctx, resolved=True)
-    quote, account = _new_quote(ctx, version, model, fields)
+    quote, account = _new_quote(ctx, version, model, fields, product_in_request=product_in_request)
     quote = _checked(ctx, model, quote, account)
     uow = wiring.unit_of_work(ctx)
     if checks.configured_product(model, quote.productName, ERRORS).numbers_on_creation:
@@ -144,7 +146,8 @@ def create_quote_from_policy(ctx: CallContext, policy_locator: str, moment: date
     The segment: without `moment`, the one the issuance transaction made; with it, the one the policy's
     snapshot at `moment` shows (by effective time, or with `by_issued_time` the policy as issued by
     then), a gap included: its tree is the coverage the cancellation removed. 404 `policy.not_found`
-    for an unknown policy, 404 `snapshot.not_found` when no segment answers (as GET snapshot)."""
+    for an unknown policy, 404 `snapshot.not_found` when no segment answers (as GET snapshot), 409
+    `quote.product_not_configured` when the current configuration no longer has the policy's product."""
     if moment is None:
         stack = policies.issued_stack(ctx, policy_locator)
         policy, segment = stack.policy, from_policy.issuance_segment(stack)
@@ -153,7 +156,8 @@ def create_quote_from_policy(ctx: CallContext, policy_locator: str, moment: date
     else:
         shown = policies.snapshot(ctx, policy_locator, moment, by_issued_time=by_issued_time)
         policy, segment = shown.policy, shown.segment
-    return create_quote(ctx, from_policy.quote_fields(policy, segment, include_static=include_static))
+    return create_quote(ctx, from_policy.quote_fields(policy, segment, include_static=include_static),
+                        product_in_request=False)
 
 
 def update_quote(ctx: CallContext, locator: str, changes: QuoteChanges) -> Quote:
@@ -214,8 +218,9 @@ def _save_draft(ctx: CallContext, model: dict[str, Any], quote: Quote, account: 
     return save(ctx, wiring.unit_of_work(ctx), checked, ["update"])
 
 
-def _new_quote(ctx: CallContext, version: str, model: dict[str, Any], fields: QuoteFields) -> tuple[Quote, Account]:
-    product = checks.configured_product(model, fields.productName, ERRORS, in_request=True)
+def _new_quote(ctx: CallContext, version: str, model: dict[str, Any], fields: QuoteFields, *,
+               product_in_request: bool = True) -> tuple[Quote, Account]:
+    product = checks.configured_product(model, fields.productName, ERRORS, in_request=product_in_request)
     account = _account(ctx, fields.accountLocator)
     checks.check_eligible(product, fields.productName, account.type, ERRORS)
     checks.check_references(model, fields, fields.contacts, ERRORS)

@@ -24,7 +24,7 @@ from tests.api.quotes.support import (
 )
 from tests.builders import new_user
 from tests.support.api import assert_error, call, event_types, events_of, ok
-from tests.support.configs import quotes_model, quotes_tenant
+from tests.support.configs import package, quotes_model, quotes_tenant
 
 D = Decimal
 START = "2026-02-01T05:00:00.000Z"
@@ -246,6 +246,20 @@ def test_bad_input_is_a_clear_4xx_and_stores_nothing(api, admin_token, tenant):
                  "snapshot.not_found")
     assert_error(_from_policy(api, admin_token, tenant, policy, f"?date={END}"), 404, "snapshot.not_found")
 
+    listed = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}/quotes/list", admin_token))
+    assert len(listed["items"]) == 1  # the quote the policy was issued from
+
+
+def test_a_product_the_configuration_no_longer_has_is_a_conflict_and_stores_nothing(api, admin_token, tenant):
+    account = new_account(api, admin_token, tenant)
+    policy = _issued(api, admin_token, tenant, account)["locator"]
+    model = _model()
+    model["products"]["PrivateAuto"] = model["products"].pop("PersonalAuto")
+    response = api.http.post(f"/config/{tenant}/deployments/deploy", body=package(model), headers={
+        "Authorization": f"Bearer {admin_token}", "Content-Type": "application/zip", "Accept": "application/json"})
+    assert ok(response)["deploymentResult"]["isSuccess"] is True
+
+    assert_error(_from_policy(api, admin_token, tenant, policy), 409, "quote.product_not_configured")
     listed = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}/quotes/list", admin_token))
     assert len(listed["items"]) == 1  # the quote the policy was issued from
 
