@@ -263,3 +263,16 @@ def quotes_tenant(api: Any, token: str, model: dict[str, Any] | None = None,
     upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
     upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)
     return tenant
+
+
+def constrained_tenant(api: Any, token: str, plugins: str | None = QUOTE_PLUGINS) -> str:
+    """quotes_tenant() with a garage state and city on PersonalAuto, constrained by the Cities table
+    (CITIES_CSV, uploaded): the city's options depend on the state."""
+    model = quotes_model()
+    model["products"]["PersonalAuto"]["data"].update({
+        "garageState": {"type": "string?", "constraint": {"table": "Cities", "column": "state", "where": {}}},
+        "garageCity": {"type": "string?", "constraint": {"table": "Cities", "column": "city", "where": {
+            "state": {"key": "garageState", "values": []}}}}})
+    tenant = quotes_tenant(api, token, model, plugins=plugins)
+    upload_constraint_table(api, token, tenant, "Cities", CITIES_CSV)
+    return tenant

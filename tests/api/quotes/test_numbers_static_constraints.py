@@ -16,7 +16,7 @@ from tests.api.quotes.support import (
     quotes,
 )
 from tests.support.api import assert_error, call, event_types, ok
-from tests.support.configs import CITIES_CSV, quotes_model, quotes_tenant, upload_constraint_table
+from tests.support.configs import constrained_tenant, quotes_model, quotes_tenant
 
 # --- numbers -------------------------------------------------------------------------------------
 
@@ -156,15 +156,7 @@ def test_a_discarded_quotes_static_data_is_fixed(api, admin_token, tenant, accou
 
 @pytest.fixture
 def constrained(api, admin_token) -> str:
-    """The quotes configuration with a garage state and city on PersonalAuto, constrained by Cities."""
-    model = quotes_model()
-    model["products"]["PersonalAuto"]["data"].update({
-        "garageState": {"type": "string?", "constraint": {"table": "Cities", "column": "state", "where": {}}},
-        "garageCity": {"type": "string?", "constraint": {"table": "Cities", "column": "city", "where": {
-            "state": {"key": "garageState", "values": []}}}}})
-    tenant = quotes_tenant(api, admin_token, model, plugins=None)
-    upload_constraint_table(api, admin_token, tenant, "Cities", CITIES_CSV)
-    return tenant
+    return constrained_tenant(api, admin_token, plugins=None)
 
 
 def test_the_constraints_of_a_quote_are_evaluated_with_its_data_or_the_values_given(api, admin_token, constrained):

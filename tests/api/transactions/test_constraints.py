@@ -17,20 +17,12 @@ from tests.api.transactions.support import (
     transaction_path,
 )
 from tests.support.api import assert_error, call, ok
-from tests.support.configs import CITIES_CSV, quotes_model, quotes_tenant, upload_constraint_table
+from tests.support.configs import constrained_tenant
 
 
 @pytest.fixture
 def constrained(api, admin_token) -> str:
-    """The quotes configuration with a garage state and city on PersonalAuto, constrained by Cities."""
-    model = quotes_model()
-    model["products"]["PersonalAuto"]["data"].update({
-        "garageState": {"type": "string?", "constraint": {"table": "Cities", "column": "state", "where": {}}},
-        "garageCity": {"type": "string?", "constraint": {"table": "Cities", "column": "city", "where": {
-            "state": {"key": "garageState", "values": []}}}}})
-    tenant = quotes_tenant(api, admin_token, model)
-    upload_constraint_table(api, admin_token, tenant, "Cities", CITIES_CSV)
-    return tenant
+    return constrained_tenant(api, admin_token)
 
 
 def _change_to_california(api, admin_token, tenant) -> tuple[dict, str]:
