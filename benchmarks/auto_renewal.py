@@ -3,8 +3,7 @@ DynamoDB calls per renewal, which must not grow with the book.
 
     .venv/bin/python benchmarks/auto_renewal.py [--books 1000 10000] [--profile]
 
-In one process, against one in-process moto (local/lean_moto.py, and the tests' answers written as JSON:
-tests/conftest.py dynamodb_data_answered_as_json), with a fixed clock and
+In one process, against one in-process moto (local/lean_moto.py, as the tests), with a fixed clock and
 the tests' InlineJobQueue (the job and its continuation steps run one after the other, as one worker
 would run them). Each book is a fresh tenant with the quotes test configuration (tests/support/configs.py:
 PersonalAuto's rating plugin reads two tables) and the plan `Auto` (create 30, accept 20, issue 10 days
@@ -69,13 +68,12 @@ def main() -> None:
     from chalicelib.storage import clients
     from local.lean_moto import lean_dynamodb
     from local.resources import create_all
-    from tests.conftest import dynamodb_data_answered_as_json
 
     reload()
     emulator, client = Stopwatch(), Stopwatch()
     BotocoreStubber.__call__ = emulator.around(BotocoreStubber.__call__)  # type: ignore[method-assign]
     BaseClient._make_api_call = client.around(BaseClient._make_api_call)  # type: ignore[method-assign]
-    with mock_aws(), lean_dynamodb(), dynamodb_data_answered_as_json():
+    with mock_aws(), lean_dynamodb():
         clients.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app

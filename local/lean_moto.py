@@ -10,12 +10,19 @@ and walks the whole table, so one write on a table of 30,000 items takes seconds
 - a table's stream records nothing. Nothing reads it (the deployed template enables it for consumers to
   come; no function of the stack consumes it), and moto kept a record of every write, a JSON copy of the
   item's old and new images, for as long as the process ran: memory that only grew, and a third of the
-  cost of a bulk write. The stream is still declared, so DescribeTable answers as deployed.
+  cost of a bulk write. The stream is still declared, so DescribeTable answers as deployed;
+- the answers of the operations in DYNAMODB_DATA_AS_JSON are written with json.dumps. moto writes every
+  answer by walking its result through the operation's output shape, member by member and attribute by
+  attribute (two thirds of a GetItem's CPU in the tests, seconds for a Query of a large policy), while
+  these results are already in the wire format: json writes the same answer
+  (tests/architecture/test_test_shortcuts.py compares them). Anything json cannot write (binary values,
+  an error) and every other operation take moto's way.
 moto still filters, sorts and pages the candidates itself, so results are what moto would answer.
 """
 from __future__ import annotations
 
 import copy
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,11 +31,13 @@ from typing import Any
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import StreamShard, Table
+from moto.dynamodb.responses import DynamoResult
 
 ItemKey = tuple[DynamoType, DynamoType | None]
 ItemChange = Callable[[Table, DynamoType, DynamoType | None], None]
 
 _DIRECTORY_ATTRIBUTE = "_lean_index_directory"
+DYNAMODB_DATA_AS_JSON = frozenset({"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem"})
 
 
 def current_item(table: Table, hash_key: DynamoType, range_key: DynamoType | None) -> Item | None:
@@ -147,8 +156,8 @@ def _in_key_order(table: Table, items: list[Item]) -> list[Item]:
 @contextmanager
 def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
     original = (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item,
-                Table.delete_item, Table.query, StreamShard.add)
-    transact_write_items, update_item, put_item, delete_item, query, _ = original
+                Table.delete_item, Table.query, StreamShard.add, DynamoResult.execute_result)
+    transact_write_items, update_item, put_item, delete_item, query, _, shape_walking = original
 
     def lean_transact_write_items(backend: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
         backups = []
@@ -220,12 +229,21 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
     def no_stream_record(shard: StreamShard, old: Item | None, new: Item | None) -> None:
         return None
 
+    def as_json(result: DynamoResult, context: Any) -> Any:
+        if context.operation_model.name in DYNAMODB_DATA_AS_JSON:
+            try:
+                return 200, {"Content-Type": "application/x-amz-json-1.0"}, json.dumps(result.result)
+            except TypeError:
+                pass
+        return shape_walking(result, context)
+
     DynamoDBBackend.transact_write_items = lean_transact_write_items
     DynamoDBBackend.update_item = watched_update_item
     Table.put_item, Table.delete_item, Table.query = watched_put_item, watched_delete_item, lean_query
     StreamShard.add = no_stream_record
+    DynamoResult.execute_result = as_json  # type: ignore[method-assign]
     try:
         yield
     finally:
         (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item, Table.delete_item,
-         Table.query, StreamShard.add) = original
+         Table.query, StreamShard.add, DynamoResult.execute_result) = original  # type: ignore[method-assign]

@@ -1,10 +1,8 @@
 """Shared fixtures: one emulated AWS per test session, a fresh tenant and a fixed clock per test."""
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -24,35 +22,6 @@ os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
 
 DEPLOYED: dict[str, Any] = {}
 """What the session's shortcuts replaced, for tests/architecture/test_test_shortcuts.py."""
-
-DYNAMODB_DATA_AS_JSON = frozenset({"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem"})
-"""The operations whose answers the emulated DynamoDB writes with json.dumps (below)."""
-
-
-@contextmanager
-def dynamodb_data_answered_as_json() -> Iterator[None]:
-    """moto writes every DynamoDB answer by walking the result through the operation's output shape, member by
-    member and attribute by attribute: two thirds of the CPU of a GetItem in these tests. The results of the
-    operations in DYNAMODB_DATA_AS_JSON are already in the wire format, so json.dumps writes the same answer
-    (tests/architecture/test_test_shortcuts.py compares them); anything json cannot write (an error, a
-    datetime) and every other operation take moto's way."""
-    from moto.dynamodb.responses import DynamoResult
-
-    shape_walking = DynamoResult.execute_result
-
-    def as_json(result: DynamoResult, context: Any) -> Any:
-        if context.operation_model.name in DYNAMODB_DATA_AS_JSON:
-            try:
-                return 200, {"Content-Type": "application/x-amz-json-1.0"}, json.dumps(result.result)
-            except TypeError:
-                pass
-        return shape_walking(result, context)
-
-    DynamoResult.execute_result = as_json  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        DynamoResult.execute_result = shape_walking  # type: ignore[method-assign]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -88,7 +57,7 @@ def aws() -> Iterator[None]:
 
     reload()
     # one table serves the whole session: moto's costs that grow with it would make the suite quadratic
-    with mock_aws(), lean_dynamodb(), dynamodb_data_answered_as_json():
+    with mock_aws(), lean_dynamodb():
         clients.reset()
         queues.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))

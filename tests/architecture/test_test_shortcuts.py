@@ -1,5 +1,5 @@
-"""What tests/conftest.py shortens must behave as the real thing: the emulated DynamoDB answers its data
-operations with json.dumps (dynamodb_data_answered_as_json), and botocore reads the same answers as from
+"""What the tests shorten must behave as the real thing: the emulated DynamoDB answers its data
+operations with json.dumps (local/lean_moto.py, `make run` too), and botocore reads the same answers as from
 moto's own serializer; passwords are hashed with cheap argon2id parameters (cheap_password_hashing), whose
 hashes the deployed hasher checks, and the other way round."""
 from __future__ import annotations
@@ -12,6 +12,7 @@ import pytest
 
 import tests.conftest
 from chalicelib.core.ids import new_locator
+from local import lean_moto
 
 
 def _item(pk: str, sk: str, binary: bool) -> dict[str, Any]:
@@ -67,12 +68,12 @@ def test_botocore_reads_the_same_answers_as_from_motos_serializer(aws, monkeypat
             found.append(answer)
         return found
 
-    monkeypatch.setattr(tests.conftest, "json", SimpleNamespace(dumps=dumps))
+    monkeypatch.setattr(lean_moto, "json", SimpleNamespace(dumps=dumps))
     through_json = answers()
     json_wrote = len(written)
     assert json_wrote == sum(not _holds_bytes(answer) for answer in through_json)  # every answer it can write
     assert json_wrote == (2 if binary else 7)  # with binary values: the missing item and the count
-    monkeypatch.setattr(tests.conftest, "DYNAMODB_DATA_AS_JSON", frozenset())
+    monkeypatch.setattr(lean_moto, "DYNAMODB_DATA_AS_JSON", frozenset())
     assert answers() == through_json
     assert len(written) == json_wrote  # none the second time
 
@@ -85,7 +86,7 @@ def _holds_bytes(value: Any) -> bool:
     return isinstance(value, bytes)
 
 
-@pytest.mark.parametrize("operation", sorted(tests.conftest.DYNAMODB_DATA_AS_JSON))
+@pytest.mark.parametrize("operation", sorted(lean_moto.DYNAMODB_DATA_AS_JSON))
 def test_every_operation_answered_as_json_is_compared(operation):
     called = {"".join(part.title() for part in name.split("_")) for name, _ in _calls("t", "p", binary=False)}
     assert operation in called
