@@ -24,7 +24,6 @@ import argparse
 import cProfile
 import os
 import pstats
-import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -32,13 +31,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-os.environ.update({
-    "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_SESSION_TOKEN": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "PAS_STAGE": "test", "PAS_EVENT_SETTLE_MS": "0",
-})
-os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
-sys.path.insert(0, str(ROOT))
+from _in_process import ROOT, use_emulated_aws
+
+use_emulated_aws()
 
 START = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
 DAYS = {"create": datetime(2027, 1, 2, 6, tzinfo=timezone.utc), "accept": datetime(2027, 1, 12, 6, tzinfo=timezone.utc),

@@ -13,28 +13,15 @@ with the tree. Absolute times are moto's; read the counts and the ratios.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-os.environ.update({
-    "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_SESSION_TOKEN": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "PAS_STAGE": "test",
-})
-os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
-sys.path.insert(0, str(ROOT))
+from _in_process import ROOT, json_sender, use_emulated_aws, vehicles
 
-
-def vehicles(count: int, with_glass: int) -> list[dict[str, Any]]:
-    return [{"type": "Vehicle", "data": {"vin": f"1HGCM82633A{n:06d}", "value": str(5000 + 3000 * n)},
-             "elements": [{"type": "Collision", "coverageTerms": {"Limit": "l50k"}}]
-             + ([{"type": "Glass"}] if n < with_glass else [])} for n in range(count)]
+use_emulated_aws()
 
 
 def main() -> None:
@@ -43,7 +30,6 @@ def main() -> None:
     options = parser.parse_args()
 
     import boto3
-    import simplejson
     from chalice.test import Client
     from moto import mock_aws
 
@@ -71,11 +57,7 @@ def main() -> None:
                                                 lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1]))
 
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
-            def send(method: str, path: str, body: Any = None) -> dict[str, Any]:
-                response = api.http.request(method, path, headers=headers,
-                                            body=b"" if body is None else simplejson.dumps(body).encode())
-                assert response.status_code == 200, response.body
-                return simplejson.loads(response.body, use_decimal=True)
+            send = json_sender(api, headers)
 
             def measure(label: str, prepare: Callable[[], Any], request: Callable[[Any], Any]) -> None:
                 times, per_call = [], Counter()

@@ -36,22 +36,16 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-os.environ.update({
-    "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_SESSION_TOKEN": "bench",
-    "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "PAS_STAGE": "test", "PAS_EVENT_SETTLE_MS": "0",
-})
-os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
-sys.path.insert(0, str(ROOT))
+from _in_process import ROOT, json_sender, use_emulated_aws, vehicles
+
+use_emulated_aws()
 
 NOW = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
 START = "2026-02-01T05:00:00Z"
@@ -78,12 +72,6 @@ class Measured:
         self.sizes.append(size)
 
 
-def vehicles(count: int, with_glass: int) -> list[dict[str, Any]]:
-    return [{"type": "Vehicle", "data": {"vin": f"1HGCM82633A{n:06d}", "value": str(5000 + 3000 * n)},
-             "elements": [{"type": "Collision", "coverageTerms": {"Limit": "l50k"}}]
-             + ([{"type": "Glass"}] if n < with_glass else [])} for n in range(count)]
-
-
 def effective_times(count: int) -> list[str]:
     """Every seventh day from 2026-03-01, `count` of them (at most 41: all before LATEST_CHANGE)."""
     assert count <= 41, count
@@ -103,7 +91,6 @@ def main() -> None:
     options = parser.parse_args()
 
     import boto3
-    import simplejson
     from chalice.test import Client
     from moto import mock_aws
 
@@ -144,11 +131,7 @@ def main() -> None:
         print(f"load average at start: {load()}; {options.requests} policies per line\n")
 
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
-            def send(method: str, path: str, body: Any = None) -> dict[str, Any]:
-                response = api.http.request(method, path, headers=headers,
-                                            body=b"" if body is None else simplejson.dumps(body).encode())
-                assert response.status_code == 200, response.body
-                return simplejson.loads(response.body, use_decimal=True)
+            send = json_sender(api, headers)
 
             tenant = configs.quotes_tenant(api, token)
             account = send("POST", f"/policy/{tenant}/accounts", {"type": "PersonAccount", "data": {
