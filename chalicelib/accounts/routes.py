@@ -10,10 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
-from chalicelib.core.paging import PageRequest
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
-from chalicelib.http.request import body_as, query_as, request_context
+from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
     from chalicelib.accounts import models, schemas, service
@@ -25,17 +24,14 @@ bp = Blueprint(__name__)
 
 @bp.route("/policy/{tenantLocator}/accounts", methods=["POST"])
 @endpoint("accounts.write", idempotent=True)
-def create_account(tenantLocator: str) -> schemas.AccountResponse:
-    body = body_as(schemas.AccountCreateRequest)
+def create_account(tenantLocator: str, body: schemas.AccountCreateRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.create_account(request_context(), body, auto_validate=body.autoValidate))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
-def list_accounts(tenantLocator: str) -> schemas.AccountListResponse:
-    query = query_as(schemas.ListQuery)
-    page = service.list_accounts(request_context(), PageRequest.of(query.offset, query.count))
-    return schemas.AccountListResponse.of(page)
+def list_accounts(tenantLocator: str, query: schemas.ListQuery) -> schemas.AccountListResponse:
+    return schemas.AccountListResponse.of(service.list_accounts(request_context(), query.page()))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/numbers/{accountNumber}", methods=["GET"])
@@ -52,16 +48,15 @@ def fetch_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PATCH"])
 @endpoint("accounts.write")
-def update_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
-    body = body_as(schemas.AccountUpdateRequest)
+def update_account(tenantLocator: str, locator: str, body: schemas.AccountUpdateRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.update_account(request_context(), locator, body,
                                                              auto_validate=body.autoValidate))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PUT"])
 @endpoint("accounts.write")
-def replace_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
-    body = body_as(schemas.AccountUpdateReplaceDataRequest)
+def replace_account(tenantLocator: str, locator: str,
+                    body: schemas.AccountUpdateReplaceDataRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.replace_account(request_context(), locator, body,
                                                               auto_validate=body.autoValidate))
 
@@ -74,15 +69,15 @@ def validate_account(tenantLocator: str, locator: str) -> schemas.AccountRespons
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/billingLevel", methods=["PATCH"])
 @endpoint("accounts.write")
-def update_account_billing_level(tenantLocator: str, locator: str) -> schemas.AccountResponse:
-    body = body_as(schemas.UpdateBillingLevelRequest)
+def update_account_billing_level(tenantLocator: str, locator: str,
+                                 body: schemas.UpdateBillingLevelRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.set_billing_level(request_context(), locator, body.billingLevel))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/contacts", methods=["POST"])
 @endpoint("accounts.write")
-def add_account_contact(tenantLocator: str, locator: str) -> schemas.AccountResponse:
-    return schemas.AccountResponse.of(service.add_contact(request_context(), locator, body_as(models.ContactRole)))
+def add_account_contact(tenantLocator: str, locator: str, body: models.ContactRole) -> schemas.AccountResponse:
+    return schemas.AccountResponse.of(service.add_contact(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/contacts", methods=["GET"])
@@ -93,8 +88,8 @@ def list_account_contacts(tenantLocator: str, locator: str) -> list[models.Conta
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/contacts/{contactLocator}", methods=["PATCH"])
 @endpoint("accounts.write")
-def update_account_contact(tenantLocator: str, locator: str, contactLocator: str) -> schemas.AccountResponse:
-    body = body_as(schemas.ContactAssociationUpdateRequest)
+def update_account_contact(tenantLocator: str, locator: str, contactLocator: str,
+                           body: schemas.ContactAssociationUpdateRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.update_contact(request_context(), locator, contactLocator,
                                                              add_roles=body.addRoles,
                                                              remove_roles=body.removeRoles))
@@ -108,9 +103,8 @@ def delete_account_contact(tenantLocator: str, locator: str, contactLocator: str
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/number/set", methods=["POST"])
 @endpoint("accounts.write")
-def set_account_number(tenantLocator: str, locator: str) -> schemas.AccountResponse:
-    number = query_as(schemas.AccountNumberQuery).accountNumber
-    return schemas.AccountResponse.of(service.set_number(request_context(), locator, number))
+def set_account_number(tenantLocator: str, locator: str, query: schemas.AccountNumberQuery) -> schemas.AccountResponse:
+    return schemas.AccountResponse.of(service.set_number(request_context(), locator, query.accountNumber))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/number/generate", methods=["POST"])
@@ -121,9 +115,9 @@ def generate_account_number(tenantLocator: str, locator: str) -> schemas.Account
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/constraints/evaluate", methods=["POST"])
 @endpoint("accounts.read")
-def evaluate_account_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
-    values = body_as(schemas.ConstraintValuesRequest).root
-    return service.evaluate_constraints(request_context(), locator, values)
+def evaluate_account_constraints(tenantLocator: str, locator: str,
+                                 body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
+    return service.evaluate_constraints(request_context(), locator, body.root)
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/constraints/dependency", methods=["GET"])

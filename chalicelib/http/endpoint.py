@@ -8,15 +8,17 @@ sees them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.core import errors
 from chalicelib.core.context import CallContext, Principal
-from chalicelib.core.errors import DomainError, Forbidden, NotFound, PayloadTooLarge
+from chalicelib.core.errors import DomainError, ErrorCode, Forbidden, NotFound, PayloadTooLarge
 from chalicelib.core.ids import is_uuid, new_locator
 from chalicelib.core.permissions import grants
-from chalicelib.http import auth
+from chalicelib.http import auth, contract
+from chalicelib.http.contract import Contract
 from chalicelib.http.middleware import offer_file
 from chalicelib.http.request import current_request, raw_body, reset_context, set_context
 from chalicelib.http.responses import Binary, error_response, json_response, render
@@ -38,6 +40,41 @@ class EndpointSpec:
     public: bool = False
     idempotent: bool = False
     upload: bool = False
+    status: int = 200
+    errors: tuple[ErrorCode, ...] = ()
+    """The error codes the route answers beyond those every route may (`catalogue.COMMON`)."""
+
+
+ANY_ROUTE = (errors.AUTH_TOKEN_MISSING, errors.AUTH_TOKEN_INVALID, errors.AUTH_TOKEN_EXPIRED,
+             errors.AUTH_TOKEN_REVOKED, errors.AUTH_PASSWORD_CHANGE_REQUIRED, errors.AUTH_PERMISSION_DENIED,
+             errors.REQUEST_TOO_LARGE, errors.SERVICE_UNAVAILABLE)
+TENANT_ROUTE = (errors.AUTH_TENANT_FORBIDDEN, errors.TENANT_NOT_FOUND)
+JSON_BODY = (errors.REQUEST_INVALID, errors.REQUEST_BODY_MISSING, errors.REQUEST_MALFORMED_JSON,
+             errors.REQUEST_MALFORMED_TEXT, errors.REQUEST_TOO_DEEP, errors.REQUEST_NUMBER_OUT_OF_RANGE,
+             errors.REQUEST_DATE_OUT_OF_RANGE)
+FORM_BODY = (errors.REQUEST_MALFORMED_FORM,)
+FILE_BODY = (errors.REQUEST_MALFORMED_MULTIPART, errors.REQUEST_FILE_MISSING)
+QUERY = (errors.REQUEST_INVALID, errors.REQUEST_DATE_OUT_OF_RANGE)
+IDEMPOTENT = (errors.IDEMPOTENCY_INVALID_KEY, errors.IDEMPOTENCY_KEY_REUSED, errors.IDEMPOTENCY_IN_PROGRESS)
+
+
+def error_codes_of(spec: EndpointSpec, contract: Contract, path: str) -> list[ErrorCode]:
+    """Every error code the route may answer: those of its own, and those its contract brings."""
+    codes: list[ErrorCode] = [] if spec.public else [*ANY_ROUTE]
+    if spec.public:
+        codes.append(errors.REQUEST_TOO_LARGE)
+    if "{tenantLocator}" in path and not spec.public:
+        codes.extend(TENANT_ROUTE)
+    if contract.body is not None:
+        codes.extend(FILE_BODY if contract.body.encoding == "file" else JSON_BODY)
+        if contract.body.encoding == "form":
+            codes.extend(FORM_BODY)
+    if contract.query is not None:
+        codes.extend(QUERY)
+    if spec.idempotent:
+        codes.extend(IDEMPOTENT)
+    codes.extend(spec.errors)
+    return list(dict.fromkeys(codes))
 
 
 def declared_permissions() -> list[str]:
@@ -45,13 +82,15 @@ def declared_permissions() -> list[str]:
     return sorted(_declared_permissions)
 
 
-def endpoint(*permissions: str, public: bool = False, idempotent: bool = False,
-             upload: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, upload: bool = False,
+             status: int = 200, errors: Iterable[ErrorCode] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Any one of `permissions` suffices. `group.custom` allows the call only on the caller's own
-    `{locator}`. `upload` routes take file bodies up to the upload limit instead of the JSON limit."""
+    `{locator}`. `upload` routes take file bodies up to the upload limit instead of the JSON limit.
+    The view's `body` and `query` parameters and its return annotation are the rest of its contract
+    (`chalicelib.http.contract`); `status` is its answer's status, `errors` the codes it may answer."""
     if not permissions and not public:
         raise ValueError("an endpoint needs a permission or public=True")
-    spec = EndpointSpec(tuple(permissions), public, idempotent, upload)
+    spec = EndpointSpec(tuple(permissions), public, idempotent, upload, status, tuple(errors))
     _declared_permissions.update(permissions)
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -95,6 +134,7 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
         _check_permission(principal, spec.permissions, path)
     logger().append_keys(request_id=request_id, tenant=tenant, route=view.__name__)
     ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant)
+    arguments = contract.arguments(contract.contract_of(view))
     scope = keys.tenant_scope(tenant) if tenant else keys.SYSTEM_SCOPE
     key = current_request().headers.get("x-idempotency-key") if spec.idempotent else None
     if key is not None:
@@ -106,10 +146,10 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
                           idempotency=outcome)
     token = set_context(ctx)
     try:
-        result = view(**path)
+        result = view(**path, **arguments)
     finally:
         reset_context(token)
-    response = render(result, request_id)
+    response = render(result, request_id, spec.status)
     if isinstance(result, Binary):
         offer_file(response)
     if ctx.idempotency is not None and ctx.idempotency.claimed:
