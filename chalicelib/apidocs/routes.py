@@ -35,7 +35,7 @@ PAGE = """<!DOCTYPE html>
   <script src="docs/swagger-ui-bundle.js" charset="UTF-8"></script>
   <script>
     window.ui = SwaggerUIBundle({url: "openapi.json", dom_id: "#swagger-ui", deepLinking: true,
-                                 defaultModelsExpandDepth: 0, docExpansion: "none"});
+                                 defaultModelsExpandDepth: 0, docExpansion: "list"});
   </script>
 </body>
 </html>
