@@ -215,7 +215,11 @@ def _security(permissions: Iterable[str]) -> tuple[str, list[str]]:
 
 
 class _ResponseSchema(GenerateJsonSchema):
-    """Answers leave out the fields that are None (`exclude_none`): such a field is never required."""
+    """Answers leave out the fields that are None (`exclude_none`): such a field is never required.
+    Decimals travel as JSON numbers both ways (simplejson), never as the strings pydantic would write."""
+
+    def decimal_schema(self, schema: core_schema.DecimalSchema) -> dict[str, Any]:
+        return {"type": "number"}
 
     def field_is_required(self, field: Any, total: bool) -> bool:
         if self.mode == "serialization" and _nullable(field["schema"]):
