@@ -16,9 +16,9 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.responses import Binary
 
 if TYPE_CHECKING:
-    from chalicelib.http import openapi
+    from chalicelib.apidocs import openapi
 else:
-    (openapi,) = lazy_modules("chalicelib.http", "openapi")
+    (openapi,) = lazy_modules("chalicelib.apidocs", "openapi")
 
 bp = Blueprint(__name__)
 

@@ -7,7 +7,7 @@ from chalice import Blueprint
 
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
-from chalicelib.http.request import query_as, request_context
+from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
     from chalicelib.events import schemas, service
@@ -19,8 +19,7 @@ bp = Blueprint(__name__)
 
 @bp.route("/event/{tenantLocator}/events/list", methods=["GET"])
 @endpoint("events.read", "events.list")
-def list_events(tenantLocator: str) -> schemas.EventStreamResponse:
-    query = query_as(schemas.EventStreamQuery)
+def list_events(tenantLocator: str, query: schemas.EventStreamQuery) -> schemas.EventStreamResponse:
     page = service.stream(request_context(), start=query.startTimestamp, end=query.endTimestamp,
                           event_type=query.type, page_size=query.pageSize, paging_token=query.pagingToken)
     return schemas.EventStreamResponse(pagingToken=page.paging_token,

@@ -84,8 +84,10 @@ def contract_of(view: Callable[..., Any]) -> Contract:
 def _body(annotation: Any, parameter: inspect.Parameter) -> Body:
     encoding: Encoding = "json"
     if typing.get_origin(annotation) is Annotated:
-        annotation, *extras = typing.get_args(annotation)
+        base, *extras = typing.get_args(annotation)
         encoding = next((extra.name for extra in extras if isinstance(extra, _Encoding)), "json")
+        constraints = [extra for extra in extras if not isinstance(extra, _Encoding)]
+        annotation = Annotated[(base, *constraints)] if constraints else base
     if annotation is Upload:
         return Body(Upload, True, "file")
     members = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else ()

@@ -39,7 +39,6 @@ class EndpointSpec:
     permissions: tuple[str, ...]
     public: bool = False
     idempotent: bool = False
-    upload: bool = False
     status: int = 200
     errors: tuple[ErrorCode, ...] = ()
     """The error codes the route answers beyond those every route may (`catalogue.COMMON`)."""
@@ -82,15 +81,16 @@ def declared_permissions() -> list[str]:
     return sorted(_declared_permissions)
 
 
-def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, upload: bool = False,
-             status: int = 200, errors: Iterable[ErrorCode] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, status: int = 200,
+             errors: Iterable[ErrorCode] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Any one of `permissions` suffices. `group.custom` allows the call only on the caller's own
-    `{locator}`. `upload` routes take file bodies up to the upload limit instead of the JSON limit.
+    `{locator}`. Routes whose body is a file (`body: Upload`) take bodies up to the upload limit instead
+    of the JSON limit.
     The view's `body` and `query` parameters and its return annotation are the rest of its contract
     (`chalicelib.http.contract`); `status` is its answer's status, `errors` the codes it may answer."""
     if not permissions and not public:
         raise ValueError("an endpoint needs a permission or public=True")
-    spec = EndpointSpec(tuple(permissions), public, idempotent, upload, status, tuple(errors))
+    spec = EndpointSpec(tuple(permissions), public, idempotent, status, tuple(errors))
     _declared_permissions.update(permissions)
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -116,7 +116,9 @@ def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, 
 
 def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], request_id: str) -> Any:
     current = settings()
-    limit = current.max_upload_body_bytes if spec.upload else current.max_json_body_bytes
+    declared = contract.contract_of(view)
+    uploads = declared.body is not None and declared.body.encoding == "file"
+    limit = current.max_upload_body_bytes if uploads else current.max_json_body_bytes
     if len(raw_body()) > limit:
         raise PayloadTooLarge(f"The request body is larger than {limit} bytes")
     now = wiring.clock().now()
@@ -134,7 +136,7 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
         _check_permission(principal, spec.permissions, path)
     logger().append_keys(request_id=request_id, tenant=tenant, route=view.__name__)
     ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant)
-    arguments = contract.arguments(contract.contract_of(view))
+    arguments = contract.arguments(declared)
     scope = keys.tenant_scope(tenant) if tenant else keys.SYSTEM_SCOPE
     key = current_request().headers.get("x-idempotency-key") if spec.idempotent else None
     if key is not None:

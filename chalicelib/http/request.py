@@ -6,7 +6,6 @@ from contextvars import ContextVar
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any, TypeVar
-from urllib.parse import parse_qs
 
 import simplejson
 from pydantic import BaseModel, ValidationError
@@ -196,24 +195,6 @@ def _disposition_name(headers: bytes) -> str | None:
             if key.strip().lower() == "name":
                 return text.strip().strip('"')
     return None
-
-
-def body_as(model: type[M]) -> M:
-    return validate(model, json_value())
-
-
-def form_or_json() -> dict[str, Any]:
-    """A form-encoded or JSON object body (OAuth2 token requests come either way)."""
-    if content_type() == "application/x-www-form-urlencoded":
-        try:
-            text = raw_body().decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidRequest("The form body is not UTF-8 text", code="request.malformed_form") from None
-        return {k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()}
-    value = json_value()
-    if not isinstance(value, dict):
-        raise InvalidRequest("The request body must be a JSON object", code="request.invalid")
-    return value
 
 
 def query_as(model: type[M]) -> M:

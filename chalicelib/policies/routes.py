@@ -13,7 +13,7 @@ from chalice import Blueprint
 
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
-from chalicelib.http.request import body_as, query_as, request_context
+from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
     from chalicelib.policies import models, schemas, service
@@ -44,8 +44,8 @@ def fetch_policies_by_number(tenantLocator: str, policyNumber: str) -> list[sche
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/number/set", methods=["POST"])
 @endpoint("policies.write")
-def set_policy_number(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
-    number = query_as(schemas.PolicyNumberQuery).policyNumber
+def set_policy_number(tenantLocator: str, locator: str, query: schemas.PolicyNumberQuery) -> schemas.PolicyResponse:
+    number = query.policyNumber
     return _policy(service.set_number(request_context(), locator, number))
 
 
@@ -57,22 +57,22 @@ def generate_policy_number(tenantLocator: str, locator: str) -> schemas.PolicyRe
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/billingLevel", methods=["PATCH"])
 @endpoint("policies.write")
-def update_policy_billing_level(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
-    body = body_as(schemas.UpdateBillingLevelRequest)
+def update_policy_billing_level(tenantLocator: str, locator: str,
+                                body: schemas.UpdateBillingLevelRequest) -> schemas.PolicyResponse:
     return _policy(service.set_billing_level(request_context(), locator, body.billingLevel))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/delinquencyPlan", methods=["PATCH"])
 @endpoint("policies.write")
-def update_policy_delinquency_plan(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
-    body = body_as(schemas.DelinquencyPlanUpdateRequest)
+def update_policy_delinquency_plan(tenantLocator: str, locator: str,
+                                   body: schemas.DelinquencyPlanUpdateRequest) -> schemas.PolicyResponse:
     return _policy(service.set_delinquency_plan(request_context(), locator, body.delinquencyPlanName))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/jurisdiction", methods=["PATCH"])
 @endpoint("policies.write")
-def update_policy_jurisdiction(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
-    body = body_as(schemas.UpdateJurisdictionRequest)
+def update_policy_jurisdiction(tenantLocator: str, locator: str,
+                               body: schemas.UpdateJurisdictionRequest) -> schemas.PolicyResponse:
     return _policy(service.set_jurisdiction(request_context(), locator, body.jurisdiction))
 
 
@@ -93,28 +93,29 @@ def fetch_policy_static_data(tenantLocator: str, locator: str) -> dict[str, Any]
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["POST"])
 @endpoint("policies.write")
-def add_policy_static_data(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
-    return _policy(service.add_static_data(request_context(), locator, body_as(schemas.StaticData).root))
+def add_policy_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.PolicyResponse:
+    return _policy(service.add_static_data(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["PATCH"])
 @endpoint("policies.write")
-def update_policy_static_data(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
-    body = body_as(schemas.StaticDataUpdateRequest)
+def update_policy_static_data(tenantLocator: str, locator: str,
+                              body: schemas.StaticDataUpdateRequest) -> schemas.PolicyResponse:
     return _policy(service.update_static_data(request_context(), locator, set_data=body.setData,
                                               remove_data=body.removeData))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["PUT"])
 @endpoint("policies.write")
-def replace_policy_static_data(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
-    return _policy(service.replace_static_data(request_context(), locator, body_as(schemas.StaticData).root))
+def replace_policy_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.PolicyResponse:
+    return _policy(service.replace_static_data(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/static/history/list", methods=["GET"])
 @endpoint("policies.read")
-def list_policy_static_data_history(tenantLocator: str, locator: str) -> schemas.StaticDataHistoryListResponse:
-    page = query_as(schemas.ListQuery).page()
+def list_policy_static_data_history(tenantLocator: str, locator: str,
+                                    query: schemas.ListQuery) -> schemas.StaticDataHistoryListResponse:
+    page = query.page()
     return schemas.StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, page))
 
 
@@ -123,16 +124,16 @@ def list_policy_static_data_history(tenantLocator: str, locator: str) -> schemas
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/snapshot", methods=["GET"])
 @endpoint("policies.read")
-def fetch_policy_snapshot(tenantLocator: str, locator: str) -> schemas.PolicySnapshotResponse:
-    query = query_as(schemas.SnapshotQuery)
+def fetch_policy_snapshot(tenantLocator: str, locator: str,
+                          query: schemas.SnapshotQuery) -> schemas.PolicySnapshotResponse:
     return schemas.PolicySnapshotResponse.of(service.snapshot(request_context(), locator, query.date,
                                                       by_issued_time=query.byIssuedTime))
 
 
 @bp.route("/policy/{tenantLocator}/policies/snapshot/list", methods=["GET"])
 @endpoint("policies.read", "policies.list")
-def list_policy_snapshots(tenantLocator: str) -> schemas.PolicySnapshotListResponse:
-    page = query_as(schemas.ListQuery).page()
+def list_policy_snapshots(tenantLocator: str, query: schemas.ListQuery) -> schemas.PolicySnapshotListResponse:
+    page = query.page()
     return schemas.PolicySnapshotListResponse.of(service.policy_snapshots(request_context(), page))
 
 
@@ -147,14 +148,14 @@ def list_policy_contacts(tenantLocator: str, locator: str) -> list[models.Contac
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/contacts", methods=["POST"])
 @endpoint("policies.write")
-def add_policy_contact(tenantLocator: str, locator: str) -> schemas.PolicyResponse:
-    return _policy(service.add_contact(request_context(), locator, body_as(models.ContactRole)))
+def add_policy_contact(tenantLocator: str, locator: str, body: models.ContactRole) -> schemas.PolicyResponse:
+    return _policy(service.add_contact(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/contacts/{contactLocator}", methods=["PATCH"])
 @endpoint("policies.write")
-def update_policy_contact(tenantLocator: str, locator: str, contactLocator: str) -> schemas.PolicyResponse:
-    body = body_as(schemas.ContactAssociationUpdateRequest)
+def update_policy_contact(tenantLocator: str, locator: str, contactLocator: str,
+                          body: schemas.ContactAssociationUpdateRequest) -> schemas.PolicyResponse:
     return _policy(service.update_contact(request_context(), locator, contactLocator, add_roles=body.addRoles,
                                           remove_roles=body.removeRoles))
 
@@ -176,8 +177,8 @@ def fetch_term(tenantLocator: str, locator: str) -> schemas.TermResponse:
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/terms/list", methods=["GET"])
 @endpoint("policies.read", "policies.list")
-def list_policy_terms(tenantLocator: str, locator: str) -> schemas.TermListResponse:
-    page = query_as(schemas.ListQuery).page()
+def list_policy_terms(tenantLocator: str, locator: str, query: schemas.ListQuery) -> schemas.TermListResponse:
+    page = query.page()
     return schemas.TermListResponse.of(service.terms(request_context(), locator, page))
 
 
@@ -186,8 +187,8 @@ def list_policy_terms(tenantLocator: str, locator: str) -> schemas.TermListRespo
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/policies/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
-def list_account_policies(tenantLocator: str, locator: str) -> schemas.PolicyListResponse:
-    query = query_as(schemas.AccountPoliciesQuery)
+def list_account_policies(tenantLocator: str, locator: str,
+                          query: schemas.AccountPoliciesQuery) -> schemas.PolicyListResponse:
     ctx = request_context()
     page = service.policies_of_account(ctx, locator, query.page())
     return schemas.PolicyListResponse.of(page, ctx.now, include_static=query.includeStaticData)
@@ -195,6 +196,7 @@ def list_account_policies(tenantLocator: str, locator: str) -> schemas.PolicyLis
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/policies/snapshot/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
-def list_account_policy_snapshots(tenantLocator: str, locator: str) -> schemas.PolicySnapshotListResponse:
-    page = query_as(schemas.ListQuery).page()
+def list_account_policy_snapshots(tenantLocator: str, locator: str,
+                                  query: schemas.ListQuery) -> schemas.PolicySnapshotListResponse:
+    page = query.page()
     return schemas.PolicySnapshotListResponse.of(service.policy_snapshots_of_account(request_context(), locator, page))

@@ -9,7 +9,7 @@ from chalice import Blueprint
 
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
-from chalicelib.http.request import body_as, request_context
+from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
     from chalicelib.quickquotes import schemas, service
@@ -21,8 +21,7 @@ bp = Blueprint(__name__)
 
 @bp.route("/policy/{tenantLocator}/quickquotes", methods=["POST"])
 @endpoint("quick-quotes.write", idempotent=True)
-def create_quick_quote(tenantLocator: str) -> schemas.QuickQuoteResponse:
-    body = body_as(schemas.QuickQuoteCreateRequest)
+def create_quick_quote(tenantLocator: str, body: schemas.QuickQuoteCreateRequest) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.create_quick_quote(request_context(), body))
 
 
@@ -34,9 +33,9 @@ def fetch_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteRes
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["PATCH"])
 @endpoint("quick-quotes.write")
-def update_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteResponse:
-    changes = body_as(schemas.QuickQuoteUpdateRequest)
-    return schemas.QuickQuoteResponse.of(service.update_quick_quote(request_context(), locator, changes))
+def update_quick_quote(tenantLocator: str, locator: str,
+                       body: schemas.QuickQuoteUpdateRequest) -> schemas.QuickQuoteResponse:
+    return schemas.QuickQuoteResponse.of(service.update_quick_quote(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/validate", methods=["PATCH"])
@@ -67,8 +66,9 @@ def discard_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteR
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/constraints/evaluate", methods=["POST"])
 @endpoint("quick-quotes.read")
-def evaluate_quick_quote_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
-    return service.evaluate_constraints(request_context(), locator, body_as(schemas.ConstraintValuesRequest).root)
+def evaluate_quick_quote_constraints(tenantLocator: str, locator: str,
+                                     body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
+    return service.evaluate_constraints(request_context(), locator, body.root)
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/constraints/dependency", methods=["GET"])

@@ -11,10 +11,9 @@ from typing import TYPE_CHECKING, Any
 from chalice import Blueprint
 
 from chalicelib.core.errors import FieldError, InvalidRequest
-from chalicelib.core.paging import PageRequest
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
-from chalicelib.http.request import body_as, query_as, raw_body, request_context
+from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
     from chalicelib.quotes import schemas, service
@@ -25,27 +24,19 @@ bp = Blueprint(__name__)
 
 
 
-def _page() -> PageRequest:
-    return query_as(schemas.ListQuery).page()
-
-
-def _stateless() -> bool:
-    return query_as(schemas.StatelessQuery).stateless
-
-
 # --- quotes --------------------------------------------------------------------------------------
 
 
 @bp.route("/policy/{tenantLocator}/quotes", methods=["POST"])
 @endpoint("quotes.write", "quotes.create", idempotent=True)
-def create_quote(tenantLocator: str) -> schemas.QuoteResponse:
-    return schemas.QuoteResponse.of(service.create_quote(request_context(), body_as(schemas.QuoteCreateRequest)))
+def create_quote(tenantLocator: str, body: schemas.QuoteCreateRequest) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.create_quote(request_context(), body))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/quote", methods=["POST"])
 @endpoint("policies.write", "policies.create-quote", idempotent=True)
-def create_quote_from_policy(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    query = query_as(schemas.QuoteFromPolicyQuery)
+def create_quote_from_policy(tenantLocator: str, locator: str,
+                             query: schemas.QuoteFromPolicyQuery) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.create_quote_from_policy(
         request_context(), locator, query.date, by_issued_time=query.byIssuedTime,
         include_static=query.includeStaticData))
@@ -53,8 +44,8 @@ def create_quote_from_policy(tenantLocator: str, locator: str) -> schemas.QuoteR
 
 @bp.route("/policy/{tenantLocator}/quotes/list", methods=["GET"])
 @endpoint("quotes.read", "quotes.list")
-def list_quotes(tenantLocator: str) -> schemas.QuoteListResponse:
-    return schemas.QuoteListResponse.of(service.list_quotes(request_context(), _page()), schemas.QuoteResponse.of)
+def list_quotes(tenantLocator: str, query: schemas.ListQuery) -> schemas.QuoteListResponse:
+    return schemas.QuoteListResponse.of(service.list_quotes(request_context(), query.page()), schemas.QuoteResponse.of)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/numbers/{quoteNumber}", methods=["GET"])
@@ -65,22 +56,22 @@ def fetch_quotes_by_number(tenantLocator: str, quoteNumber: str) -> list[schemas
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/quotes/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
-def list_account_quotes(tenantLocator: str, locator: str) -> schemas.QuoteListResponse:
-    quotes = service.quotes_of_account(request_context(), locator, _page())
+def list_account_quotes(tenantLocator: str, locator: str, query: schemas.ListQuery) -> schemas.QuoteListResponse:
+    quotes = service.quotes_of_account(request_context(), locator, query.page())
     return schemas.QuoteListResponse.of(quotes, schemas.QuoteResponse.of)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/validatePreview", methods=["POST"])
 @endpoint("quotes.read")
-def preview_quote_validation(tenantLocator: str) -> schemas.QuoteResponse:
-    return schemas.QuoteResponse.of(service.validate_preview(request_context(), body_as(schemas.QuoteCreateRequest)))
+def preview_quote_validation(tenantLocator: str, body: schemas.QuoteCreateRequest) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.validate_preview(request_context(), body))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/pricePreview", methods=["POST"])
 @endpoint("quotes.read")
-def preview_quote_price(tenantLocator: str) -> schemas.QuotePriceResponse:
+def preview_quote_price(tenantLocator: str, body: schemas.QuoteCreateRequest) -> schemas.QuotePriceResponse:
     ctx = request_context()
-    return schemas.QuotePriceResponse.of(ctx.tenant, service.price_preview(ctx, body_as(schemas.QuoteCreateRequest)))
+    return schemas.QuotePriceResponse.of(ctx.tenant, service.price_preview(ctx, body))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["GET"])
@@ -91,23 +82,20 @@ def fetch_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.update")
-def update_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    changes = body_as(schemas.QuoteUpdateRequest)
-    return schemas.QuoteResponse.of(service.update_quote(request_context(), locator, changes))
+def update_quote(tenantLocator: str, locator: str, body: schemas.QuoteUpdateRequest) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.update_quote(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/elements", methods=["PUT"])
 @endpoint("quotes.write", "quotes.elements-add")
-def add_quote_elements(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    additions = body_as(schemas.ElementCreateRequests).root
-    return schemas.QuoteResponse.of(service.add_elements(request_context(), locator, additions))
+def add_quote_elements(tenantLocator: str, locator: str, body: schemas.ElementCreateRequests) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.add_elements(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/elements", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.elements-delete")
-def remove_quote_elements(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    locators = body_as(schemas.ElementLocators).root
-    return schemas.QuoteResponse.of(service.remove_elements(request_context(), locator, locators))
+def remove_quote_elements(tenantLocator: str, locator: str, body: schemas.ElementLocators) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.remove_elements(request_context(), locator, body.root))
 
 
 # --- the lifecycle -------------------------------------------------------------------------------
@@ -115,15 +103,15 @@ def remove_quote_elements(tenantLocator: str, locator: str) -> schemas.QuoteResp
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/validate", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.validate")
-def validate_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    return schemas.QuoteResponse.of(service.validate_quote(request_context(), locator, stateless=_stateless()))
+def validate_quote(tenantLocator: str, locator: str, query: schemas.StatelessQuery) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.validate_quote(request_context(), locator, stateless=query.stateless))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/price", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.price")
-def price_quote(tenantLocator: str, locator: str) -> schemas.QuotePriceResponse:
+def price_quote(tenantLocator: str, locator: str, query: schemas.StatelessQuery) -> schemas.QuotePriceResponse:
     ctx = request_context()
-    return schemas.QuotePriceResponse.of(ctx.tenant, service.price_quote(ctx, locator, stateless=_stateless()))
+    return schemas.QuotePriceResponse.of(ctx.tenant, service.price_quote(ctx, locator, stateless=query.stateless))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/price", methods=["GET"])
@@ -135,9 +123,10 @@ def fetch_quote_price(tenantLocator: str, locator: str) -> schemas.QuotePriceRes
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwrite", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.underwrite")
-def underwrite_quote(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingResponse:
+def underwrite_quote(tenantLocator: str, locator: str,
+                     query: schemas.StatelessQuery) -> schemas.QuoteUnderwritingResponse:
     ctx = request_context()
-    underwritten = service.underwrite_quote(ctx, locator, stateless=_stateless())
+    underwritten = service.underwrite_quote(ctx, locator, stateless=query.stateless)
     return schemas.QuoteUnderwritingResponse.of(ctx.tenant, underwritten)
 
 
@@ -155,9 +144,8 @@ def issue_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/reset", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.reset")
-def reset_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    options = body_as(schemas.ResetRequest) if raw_body().strip() else schemas.ResetRequest()
-    return schemas.QuoteResponse.of(service.reset_quote(request_context(), locator, options))
+def reset_quote(tenantLocator: str, locator: str, body: schemas.ResetRequest | None) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.reset_quote(request_context(), locator, body or schemas.ResetRequest()))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/refuse", methods=["PATCH"])
@@ -183,15 +171,16 @@ def fetch_quote_underwriting_flags(tenantLocator: str, locator: str) -> schemas.
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags", methods=["PATCH"])
 @endpoint("quotes.write")
-def update_quote_underwriting_flags(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
-    body = body_as(schemas.UnderwritingFlagsUpdateRequest)
+def update_quote_underwriting_flags(
+        tenantLocator: str, locator: str,
+        body: schemas.UnderwritingFlagsUpdateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
     return schemas.QuoteUnderwritingFlagsResponse.of(service.change_flags(request_context(), locator, body.addFlags,
                                                                           body.clearFlags))
 
 
-def _add_flag(locator: str, level: str) -> schemas.QuoteUnderwritingFlagsResponse:
+def _add_flag(locator: str, level: str,
+              flag: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
     """The level is the path's; a body naming another level is a 400."""
-    flag = body_as(schemas.UnderwritingFlagCreateRequest)
     if flag.level not in (None, level):
         raise InvalidRequest(f"This endpoint adds {level} flags",
                              field_errors=[FieldError("level", f"must be {level}")])
@@ -206,32 +195,37 @@ def _clear_flag(locator: str, level: str, flag_locator: str) -> schemas.QuoteUnd
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve", methods=["POST"])
 @endpoint("quotes.write", "quotes.approve-add")
-def add_quote_approve_flag(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
-    return _add_flag(locator, "approve")
+def add_quote_approve_flag(tenantLocator: str, locator: str,
+                          body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+    return _add_flag(locator, "approve", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/block", methods=["POST"])
 @endpoint("quotes.write", "quotes.block-add")
-def add_quote_block_flag(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
-    return _add_flag(locator, "block")
+def add_quote_block_flag(tenantLocator: str, locator: str,
+                          body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+    return _add_flag(locator, "block", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline", methods=["POST"])
 @endpoint("quotes.write", "quotes.decline-add")
-def add_quote_decline_flag(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
-    return _add_flag(locator, "decline")
+def add_quote_decline_flag(tenantLocator: str, locator: str,
+                          body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+    return _add_flag(locator, "decline", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject", methods=["POST"])
 @endpoint("quotes.write", "quotes.reject-add")
-def add_quote_reject_flag(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
-    return _add_flag(locator, "reject")
+def add_quote_reject_flag(tenantLocator: str, locator: str,
+                          body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+    return _add_flag(locator, "reject", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info", methods=["POST"])
 @endpoint("quotes.write", "quotes.info-add")
-def add_quote_info_flag(tenantLocator: str, locator: str) -> schemas.QuoteUnderwritingFlagsResponse:
-    return _add_flag(locator, "info")
+def add_quote_info_flag(tenantLocator: str, locator: str,
+                          body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+    return _add_flag(locator, "info", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve/{flagLocator}", methods=["DELETE"])
@@ -273,9 +267,8 @@ def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) ->
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/number/set", methods=["POST"])
 @endpoint("quotes.write")
-def set_quote_number(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    number = query_as(schemas.QuoteNumberQuery).quoteNumber
-    return schemas.QuoteResponse.of(service.set_number(request_context(), locator, number))
+def set_quote_number(tenantLocator: str, locator: str, query: schemas.QuoteNumberQuery) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.set_number(request_context(), locator, query.quoteNumber))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/number/generate", methods=["POST"])
@@ -286,8 +279,9 @@ def generate_quote_number(tenantLocator: str, locator: str) -> schemas.QuoteResp
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/reservedPolicyNumber/set", methods=["POST"])
 @endpoint("quotes.write", "quotes.reserve-policy-number-set")
-def set_quote_reserved_policy_number(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    number = query_as(schemas.ReservedPolicyNumberQuery).reservedPolicyNumber
+def set_quote_reserved_policy_number(tenantLocator: str, locator: str,
+                                     query: schemas.ReservedPolicyNumberQuery) -> schemas.QuoteResponse:
+    number = query.reservedPolicyNumber
     return schemas.QuoteResponse.of(service.set_reserved_policy_number(request_context(), locator, number))
 
 
@@ -299,28 +293,28 @@ def fetch_quote_static_data(tenantLocator: str, locator: str) -> dict[str, Any]:
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["POST"])
 @endpoint("quotes.write", "quotes.static-data-add")
-def add_quote_static_data(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    return schemas.QuoteResponse.of(service.add_static(request_context(), locator, body_as(schemas.StaticData).root))
+def add_quote_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.add_static(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PUT"])
 @endpoint("quotes.write", "quotes.static-data-add")
-def replace_quote_static_data(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    values = body_as(schemas.StaticData).root
-    return schemas.QuoteResponse.of(service.replace_static(request_context(), locator, values))
+def replace_quote_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.replace_static(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.static-data-update")
-def update_quote_static_data(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    body = body_as(schemas.StaticDataUpdateRequest)
+def update_quote_static_data(tenantLocator: str, locator: str,
+                             body: schemas.StaticDataUpdateRequest) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.update_static(request_context(), locator, body.setData, body.removeData))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static/history/list", methods=["GET"])
 @endpoint("quotes.read")
-def list_quote_static_data_history(tenantLocator: str, locator: str) -> schemas.StaticDataHistoryListResponse:
-    history = service.static_history(request_context(), locator, _page())
+def list_quote_static_data_history(tenantLocator: str, locator: str,
+                                   query: schemas.ListQuery) -> schemas.StaticDataHistoryListResponse:
+    history = service.static_history(request_context(), locator, query.page())
     return schemas.StaticDataHistoryListResponse.of(history, schemas.StaticDataHistoryResponse.of)
 
 
@@ -329,8 +323,9 @@ def list_quote_static_data_history(tenantLocator: str, locator: str) -> schemas.
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/constraints/evaluate", methods=["POST"])
 @endpoint("quotes.read")
-def evaluate_quote_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
-    return service.evaluate_constraints(request_context(), locator, body_as(schemas.ConstraintValuesRequest).root)
+def evaluate_quote_constraints(tenantLocator: str, locator: str,
+                               body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
+    return service.evaluate_constraints(request_context(), locator, body.root)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/constraints/dependency", methods=["GET"])

@@ -15,7 +15,7 @@ from chalice import Blueprint
 from chalicelib.core.errors import FieldError, InvalidRequest
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
-from chalicelib.http.request import body_as, query_as, raw_body, request_context
+from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
     from chalicelib.policies.models import Segment, Transaction
@@ -27,18 +27,11 @@ else:
 bp = Blueprint(__name__)
 
 
-def _created(locator: str, *, route: str | None = None, transaction_type: str | None = None,
-             cancel: bool = False) -> schemas.PolicyTransactionResponse:
-    instructions: list[Instruction] = [body_as(schemas.CancelInstruction).root] if cancel \
-        else body_as(schemas.Instructions).root
-    base = query_as(schemas.BaseQuery).baseLocator
+def _created(locator: str, instructions: list[Instruction], base: schemas.BaseQuery, *, route: str | None = None,
+             transaction_type: str | None = None) -> schemas.PolicyTransactionResponse:
     created = service.create_transaction(request_context(), locator, instructions, route=route,
-                                         transaction_type=transaction_type, base_locator=base)
+                                         transaction_type=transaction_type, base_locator=base.baseLocator)
     return schemas.PolicyTransactionResponse.of(created)
-
-
-def _stateless() -> bool:
-    return query_as(schemas.StatelessQuery).stateless
 
 
 def _segments(segments: list[Segment]) -> list[schemas.SegmentResponse]:
@@ -50,67 +43,72 @@ def _segments(segments: list[Segment]) -> list[schemas.SegmentResponse]:
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/change", methods=["PATCH"])
 @endpoint("policies.write", idempotent=True)
-def change_policy(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    return _created(locator, route="change")
+def change_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
+                  query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
+    return _created(locator, body.root, query, route="change")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/renew", methods=["PATCH"])
 @endpoint("policies.write", idempotent=True)
-def renew_policy(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    return _created(locator, route="renew")
+def renew_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
+                 query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
+    return _created(locator, body.root, query, route="renew")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/cancel", methods=["PATCH"])
 @endpoint("policies.write", idempotent=True)
-def cancel_policy(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    return _created(locator, route="cancel", cancel=True)
+def cancel_policy(tenantLocator: str, locator: str, body: schemas.CancelInstruction,
+                  query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
+    return _created(locator, [body.root], query, route="cancel")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/reinstate", methods=["PATCH"])
 @endpoint("policies.write", idempotent=True)
-def reinstate_policy(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    return _created(locator, route="reinstate")
+def reinstate_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
+                     query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
+    return _created(locator, body.root, query, route="reinstate")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/reversal", methods=["PATCH"])
 @endpoint("policies.write", idempotent=True)
-def reverse_policy_change(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    request = body_as(schemas.ReversalRequest)
-    return schemas.PolicyTransactionResponse.of(service.create_reversal(request_context(), locator, request))
+def reverse_policy_change(tenantLocator: str, locator: str,
+                          body: schemas.ReversalRequest) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(service.create_reversal(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}", methods=["PATCH"])
 @endpoint("policies.write", idempotent=True)
-def create_policy_transaction(tenantLocator: str, locator: str,
-                              transactionType: str) -> schemas.PolicyTransactionResponse:
-    return _created(locator, transaction_type=transactionType)
+def create_policy_transaction(tenantLocator: str, locator: str, transactionType: str, body: schemas.Instructions,
+                              query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
+    return _created(locator, body.root, query, transaction_type=transactionType)
 
 
-def _preview(locator: str, transaction_type: str, target: str) -> Transaction:
-    instructions = body_as(schemas.Instructions).root
-    base = query_as(schemas.BaseQuery).baseLocator
-    return service.preview(request_context(), locator, transaction_type, instructions, target, base_locator=base)
+def _preview(locator: str, transaction_type: str, target: str, instructions: schemas.Instructions,
+             base: schemas.BaseQuery) -> Transaction:
+    return service.preview(request_context(), locator, transaction_type, instructions.root, target,
+                           base_locator=base.baseLocator)
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/validatePreview", methods=["PATCH"])
 @endpoint("policies.read")
-def preview_transaction_validation(tenantLocator: str, locator: str,
-                                   transactionType: str) -> schemas.PolicyTransactionResponse:
-    return schemas.PolicyTransactionResponse.of(_preview(locator, transactionType, "validate"))
+def preview_transaction_validation(tenantLocator: str, locator: str, transactionType: str, body: schemas.Instructions,
+                                   query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(_preview(locator, transactionType, "validate", body, query))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/pricePreview", methods=["PATCH"])
 @endpoint("policies.read")
-def preview_transaction_price(tenantLocator: str, locator: str,
-                              transactionType: str) -> schemas.TransactionPriceResponse:
-    return schemas.TransactionPriceResponse.of(_preview(locator, transactionType, "price"))
+def preview_transaction_price(tenantLocator: str, locator: str, transactionType: str, body: schemas.Instructions,
+                              query: schemas.BaseQuery) -> schemas.TransactionPriceResponse:
+    return schemas.TransactionPriceResponse.of(_preview(locator, transactionType, "price", body, query))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/underwritePreview", methods=["PATCH"])
 @endpoint("policies.read")
-def preview_transaction_underwriting(tenantLocator: str, locator: str,
-                                    transactionType: str) -> schemas.TransactionUnderwritingResponse:
-    return schemas.TransactionUnderwritingResponse.of(_preview(locator, transactionType, "underwrite"))
+def preview_transaction_underwriting(tenantLocator: str, locator: str, transactionType: str,
+                                     body: schemas.Instructions,
+                                     query: schemas.BaseQuery) -> schemas.TransactionUnderwritingResponse:
+    return schemas.TransactionUnderwritingResponse.of(_preview(locator, transactionType, "underwrite", body, query))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/branches", methods=["GET"])
@@ -143,8 +141,9 @@ def list_affected_transactions(tenantLocator: str, locator: str) -> list[schemas
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements/constraints/evaluate", methods=["POST"])
 @endpoint("transactions.read")
-def evaluate_transaction_constraints(tenantLocator: str, locator: str) -> dict[str, dict[str, list[str]]]:
-    return service.evaluate_constraints(request_context(), locator, body_as(schemas.ConstraintValuesRequest).root)
+def evaluate_transaction_constraints(tenantLocator: str, locator: str,
+                                     body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
+    return service.evaluate_constraints(request_context(), locator, body.root)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements/constraints/dependency", methods=["GET"])
@@ -167,8 +166,9 @@ def fetch_segment(tenantLocator: str, segmentLocator: str) -> schemas.SegmentRes
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/issuedTransactions/list", methods=["GET"])
 @endpoint("policies.read")
-def list_issued_transactions(tenantLocator: str, locator: str) -> schemas.PolicyTransactionListResponse:
-    page = query_as(schemas.ListQuery).page()
+def list_issued_transactions(tenantLocator: str, locator: str,
+                             query: schemas.ListQuery) -> schemas.PolicyTransactionListResponse:
+    page = query.page()
     return schemas.PolicyTransactionListResponse.of(service.issued_transactions(request_context(), locator, page))
 
 
@@ -208,18 +208,17 @@ def fetch_transaction_price(tenantLocator: str, locator: str) -> schemas.Transac
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/changeInstructions", methods=["PUT"])
 @endpoint("transactions.write", "transactions.change-instruction-add")
-def add_transaction_change_instruction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    instruction = body_as(schemas.OneInstruction).root
-    return schemas.PolicyTransactionResponse.of(service.add_instruction(request_context(), locator, instruction))
+def add_transaction_change_instruction(tenantLocator: str, locator: str,
+                                       body: schemas.OneInstruction) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(service.add_instruction(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/changeInstructions/{instructionLocator}",
           methods=["PATCH"])
 @endpoint("transactions.write", "transactions.change-instruction-update")
-def update_transaction_change_instruction(tenantLocator: str, locator: str,
-                                          instructionLocator: str) -> schemas.PolicyTransactionResponse:
-    instruction = body_as(schemas.OneInstruction).root
-    updated = service.update_instruction(request_context(), locator, instructionLocator, instruction)
+def update_transaction_change_instruction(tenantLocator: str, locator: str, instructionLocator: str,
+                                          body: schemas.OneInstruction) -> schemas.PolicyTransactionResponse:
+    updated = service.update_instruction(request_context(), locator, instructionLocator, body.root)
     return schemas.PolicyTransactionResponse.of(updated)
 
 
@@ -234,23 +233,23 @@ def delete_transaction_change_instruction(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements", methods=["PUT"])
 @endpoint("transactions.write", "transactions.elements-add")
-def add_transaction_elements(tenantLocator: str, locator: str) -> list[schemas.SegmentResponse]:
-    additions = body_as(schemas.ElementCreateRequests).root
-    return _segments(service.add_elements(request_context(), locator, additions))
+def add_transaction_elements(tenantLocator: str, locator: str,
+                             body: schemas.ElementCreateRequests) -> list[schemas.SegmentResponse]:
+    return _segments(service.add_elements(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.elements-update")
-def update_transaction_elements(tenantLocator: str, locator: str) -> list[schemas.SegmentResponse]:
-    change = body_as(schemas.ElementUpdateRequest)
-    return _segments(service.update_elements(request_context(), locator, change))
+def update_transaction_elements(tenantLocator: str, locator: str,
+                                body: schemas.ElementUpdateRequest) -> list[schemas.SegmentResponse]:
+    return _segments(service.update_elements(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements", methods=["DELETE"])
 @endpoint("transactions.write", "transactions.elements-delete")
-def remove_transaction_elements(tenantLocator: str, locator: str) -> list[schemas.SegmentResponse]:
-    locators = body_as(schemas.ElementLocators).root
-    return _segments(service.remove_elements(request_context(), locator, locators))
+def remove_transaction_elements(tenantLocator: str, locator: str,
+                                body: schemas.ElementLocators) -> list[schemas.SegmentResponse]:
+    return _segments(service.remove_elements(request_context(), locator, body.root))
 
 
 # --- the lifecycle ---------------------------------------------------------------------------------
@@ -270,21 +269,24 @@ def precommit_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTra
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/validate", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.validate")
-def validate_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    validated = service.validate(request_context(), locator, stateless=_stateless())
+def validate_transaction(tenantLocator: str, locator: str,
+                         query: schemas.StatelessQuery) -> schemas.PolicyTransactionResponse:
+    validated = service.validate(request_context(), locator, stateless=query.stateless)
     return schemas.PolicyTransactionResponse.of(validated)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/price", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.price")
-def price_transaction(tenantLocator: str, locator: str) -> schemas.TransactionPriceResponse:
-    return schemas.TransactionPriceResponse.of(service.price(request_context(), locator, stateless=_stateless()))
+def price_transaction(tenantLocator: str, locator: str,
+                      query: schemas.StatelessQuery) -> schemas.TransactionPriceResponse:
+    return schemas.TransactionPriceResponse.of(service.price(request_context(), locator, stateless=query.stateless))
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwrite", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.underwrite")
-def underwrite_transaction(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingResponse:
-    underwritten = service.underwrite(request_context(), locator, stateless=_stateless())
+def underwrite_transaction(tenantLocator: str, locator: str,
+                           query: schemas.StatelessQuery) -> schemas.TransactionUnderwritingResponse:
+    underwritten = service.underwrite(request_context(), locator, stateless=query.stateless)
     return schemas.TransactionUnderwritingResponse.of(underwritten)
 
 
@@ -296,18 +298,17 @@ def accept_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransa
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/issue", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.issue")
-def issue_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    auto_rebase = query_as(schemas.IssueQuery).autoRebase
-    return schemas.PolicyTransactionResponse.of(service.issue(request_context(), locator, auto_rebase=auto_rebase))
+def issue_transaction(tenantLocator: str, locator: str, query: schemas.IssueQuery) -> schemas.PolicyTransactionResponse:
+    issued = service.issue(request_context(), locator, auto_rebase=query.autoRebase)
+    return schemas.PolicyTransactionResponse.of(issued)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/reset", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.reset")
-def reset_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    options = body_as(schemas.ResetRequest) if raw_body().strip() else schemas.ResetRequest()
-    to_draft = query_as(schemas.ResetQuery).resetToDraft
-    return schemas.PolicyTransactionResponse.of(service.reset(request_context(), locator, options,
-                                                              to_draft=to_draft))
+def reset_transaction(tenantLocator: str, locator: str, body: schemas.ResetRequest | None,
+                      query: schemas.ResetQuery) -> schemas.PolicyTransactionResponse:
+    reset = service.reset(request_context(), locator, body or schemas.ResetRequest(), to_draft=query.resetToDraft)
+    return schemas.PolicyTransactionResponse.of(reset)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/refuse", methods=["PATCH"])
@@ -334,16 +335,16 @@ def fetch_transaction_underwriting_flags(tenantLocator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags", methods=["PATCH"])
 @endpoint("transactions.write")
-def update_transaction_underwriting_flags(tenantLocator: str,
-                                          locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
-    body = body_as(schemas.UnderwritingFlagsUpdateRequest)
+def update_transaction_underwriting_flags(
+        tenantLocator: str, locator: str,
+        body: schemas.UnderwritingFlagsUpdateRequest) -> schemas.TransactionUnderwritingFlagsResponse:
     changed = service.change_flags(request_context(), locator, body.addFlags, body.clearFlags)
     return schemas.TransactionUnderwritingFlagsResponse.of(changed)
 
 
-def _add_flag(locator: str, level: str) -> schemas.TransactionUnderwritingFlagsResponse:
+def _add_flag(locator: str, level: str,
+              flag: schemas.UnderwritingFlagCreateRequest) -> schemas.TransactionUnderwritingFlagsResponse:
     """The level is the path's; a body naming another level is a 400."""
-    flag = body_as(schemas.UnderwritingFlagCreateRequest)
     if flag.level not in (None, level):
         raise InvalidRequest(f"This endpoint adds {level} flags",
                              field_errors=[FieldError("level", f"must be {level}")])
@@ -359,32 +360,37 @@ def _clear_flag(locator: str, level: str, flag_locator: str) -> schemas.Transact
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/approve", methods=["POST"])
 @endpoint("transactions.write", "transactions.approve-add")
-def add_transaction_approve_flag(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
-    return _add_flag(locator, "approve")
+def add_transaction_approve_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
+                                 ) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _add_flag(locator, "approve", body)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/block", methods=["POST"])
 @endpoint("transactions.write", "transactions.block-add")
-def add_transaction_block_flag(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
-    return _add_flag(locator, "block")
+def add_transaction_block_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
+                                 ) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _add_flag(locator, "block", body)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/decline", methods=["POST"])
 @endpoint("transactions.write", "transactions.decline-add")
-def add_transaction_decline_flag(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
-    return _add_flag(locator, "decline")
+def add_transaction_decline_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
+                                 ) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _add_flag(locator, "decline", body)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/reject", methods=["POST"])
 @endpoint("transactions.write", "transactions.reject-add")
-def add_transaction_reject_flag(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
-    return _add_flag(locator, "reject")
+def add_transaction_reject_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
+                                 ) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _add_flag(locator, "reject", body)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/info", methods=["POST"])
 @endpoint("transactions.write", "transactions.info-add")
-def add_transaction_info_flag(tenantLocator: str, locator: str) -> schemas.TransactionUnderwritingFlagsResponse:
-    return _add_flag(locator, "info")
+def add_transaction_info_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
+                                 ) -> schemas.TransactionUnderwritingFlagsResponse:
+    return _add_flag(locator, "info", body)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/approve/{flagLocator}",

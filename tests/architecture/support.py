@@ -176,4 +176,5 @@ def build_world(api: Any, token: str) -> World:
         "version": version, "pagingToken": paging_token,
         "tables/name": "BaseRates", "rangeTables/name": "ValueBands", "constraints/name": "Cities",
         "users/locator": user, "username": user_name, "roles/locator": role, "tokenOrName": token_name,
+        "asset": "swagger-ui.css",
     })
