@@ -39,22 +39,6 @@ def get_token_and_user(token_hash: str, user_locator: str,
     return token, user, roles_version
 
 
-def sign_in_state(user_name: str, subjects: list[tuple[str, str]], window: int) -> tuple[str | None, list[int]]:
-    """The locator of the user named `user_name` (None when unknown) and the failed sign-ins of each
-    (kind, digest) subject in `window`, in one round trip."""
-    name_key = keys.user_name(user_name)
-    failure_keys = [keys.sign_in_failures(kind, digest, window) for kind, digest in subjects]
-    counts = {k: 0 for k in failure_keys}
-    locator = None
-    for item in table.gateway().batch_get(SCOPE, [name_key, *failure_keys]):
-        found = keys.Key(item["PK"], item["SK"])
-        if found == name_key:
-            locator = item["userLocator"]
-        elif found in counts:
-            counts[found] = int(item["count"])
-    return locator, [counts[k] for k in failure_keys]
-
-
 def get_token(token_hash: str) -> Token | None:
     item = table.gateway().get(SCOPE, keys.token(token_hash))
     return Token.model_validate(codec.without_keys(item)) if item else None
@@ -237,18 +221,25 @@ def delete_named_tokens(uow: UnitOfWork, user_locator: str, named: list[dict[str
             table.delete(keys.user_named_token_count(user_locator)))
 
 
-# --- sign-in failure counters --------------------------------------------------------------------
+# --- sign-in attempt counters --------------------------------------------------------------------
 
 
-def record_sign_in_failures(subjects: list[tuple[str, str]], window: int, expires_at_epoch: int) -> None:
-    """One more failure for each (kind, digest) subject, atomically; DynamoDB's TTL removes the items of
-    a window some time after `expires_at_epoch`."""
-    table.gateway().transact(SCOPE, [_add(keys.sign_in_failures(kind, digest, window), "count", 1,
-                                          ttl=expires_at_epoch) for kind, digest in subjects])
+def count_sign_in_attempt(subjects: list[tuple[str, str, int]], window: int, expires_at_epoch: int,
+                          on_limit: ErrorFactory) -> None:
+    """One more attempt for each (kind, digest, limit) subject in `window`, all or none, and only while every
+    count is below its limit (else `on_limit()`); DynamoDB's TTL removes the items of a window some time
+    after `expires_at_epoch`."""
+    table.gateway().transact(SCOPE, [_add(keys.sign_in_failures(kind, digest, window), "count", 1, below=limit,
+                                          ttl=expires_at_epoch, on_limit=on_limit)
+                                     for kind, digest, limit in subjects])
 
 
-def forget_sign_in_failures(uow: UnitOfWork, subject: tuple[str, str], window: int) -> None:
-    uow.add(table.delete(keys.sign_in_failures(*subject, window)))
+def take_back_sign_in_attempt(uow: UnitOfWork, cleared: tuple[str, str], kept: list[tuple[str, str]], window: int,
+                              expires_at_epoch: int) -> None:
+    """After a success: the `cleared` subject's count (the user name's) goes, the `kept` ones (the source
+    address's) lose the one attempt that succeeded."""
+    uow.add(table.delete(keys.sign_in_failures(*cleared, window)),
+            *(_add(keys.sign_in_failures(*subject, window), "count", -1, ttl=expires_at_epoch) for subject in kept))
 
 
 def _add(key: keys.Key, attribute: str, delta: int, *, start: int = 0, below: int | None = None,

@@ -116,19 +116,21 @@ def _profile(ctx: CallContext, user: User) -> UserProfile:
 def sign_in(user_name: str, password: str, now: datetime, request_id: str,
             source_ip: str | None = None) -> tuple[str, int]:
     """OAuth2 password grant: a session token and its lifetime in seconds. Failures do not say why.
-    Failures are counted per user name (known or not) and per source address; past a limit in the
-    current window, sign-in answers 429 until the window ends, whatever the password."""
+    An attempt is counted per user name (known or not) and per source address before its password is
+    checked, atomically and only while both counts are below their limits; past a limit in the current
+    window, sign-in answers 429 until the window ends, whatever the password. A success takes its attempt
+    back and clears the user name's count, so the counts are the failures and the attempts under way."""
     ensure_bootstrap(now, request_id)
     window = throttle.window_of(now)
-    subjects = throttle.subjects(user_name, source_ip)
-    keyed = [(s.kind, s.digest) for s in subjects]
-    locator, failures = repository.sign_in_state(user_name, keyed, window)
-    if any(count >= subject.limit for count, subject in zip(failures, subjects)):
-        raise TooManyRequests("Too many failed sign-ins; retry later", throttle.retry_after_seconds(now),
-                              code="auth.sign_in_throttled")
-    user = repository.get_user(locator) if locator and user_name else None
+    name_subject, *source_subjects = throttle.subjects(user_name, source_ip)
+    expires_at = throttle.window_end(window) + throttle.WINDOW_SECONDS
+    repository.count_sign_in_attempt(
+        [(s.kind, s.digest, s.limit) for s in (name_subject, *source_subjects)], window, expires_at,
+        on_limit=lambda: TooManyRequests("Too many failed sign-ins; retry later", throttle.retry_after_seconds(now),
+                                         code="auth.sign_in_throttled"))
+    locator = repository.user_locator_by_name(user_name) if user_name else None
+    user = repository.get_user(locator) if locator else None
     if not passwords.verify_password(user.passwordHash if user else None, password) or not user or not user.enabled:
-        repository.record_sign_in_failures(keyed, window, throttle.window_end(window) + throttle.WINDOW_SECONDS)
         raise Unauthenticated("Invalid user name or password", code="auth.sign_in_failed")
     lifetime = settings().session_token_ttl_seconds
     token = _new_token(user.locator)
@@ -139,8 +141,8 @@ def sign_in(user_name: str, password: str, now: datetime, request_id: str,
         tokenHash=_hash(token), userLocator=user.locator, kind=TokenKind.SESSION,
         sessionGeneration=user.sessionGeneration, passwordChangeOnly=user.temporaryPassword, createdAt=now,
         expiresAt=now + timedelta(seconds=lifetime)))
-    if failures[0]:
-        repository.forget_sign_in_failures(uow, keyed[0], window)  # the user name's failures, not the source's
+    repository.take_back_sign_in_attempt(uow, (name_subject.kind, name_subject.digest),
+                                         [(s.kind, s.digest) for s in source_subjects], window, expires_at)
     uow.record_event("auth.session.create", {"userLocator": user.locator})
     uow.commit()
     return token, lifetime

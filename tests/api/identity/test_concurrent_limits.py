@@ -8,28 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
-import pytest
-
 from chalicelib.core.errors import Conflict
 from tests.api.identity.support import user_body
 from tests.builders import new_user, system_ctx
 from tests.support.api import call, ok
-
-
-@pytest.fixture
-def one_dynamodb_call_at_a_time(aws, monkeypatch):
-    """Each DynamoDB call atomic, as the service makes it (moto in process is not thread-safe)."""
-    from chalicelib.storage import clients
-
-    client = clients.dynamodb()
-    lock = threading.Lock()
-    original = client._make_api_call
-
-    def atomic(*args: Any, **kwargs: Any) -> Any:
-        with lock:
-            return original(*args, **kwargs)
-
-    monkeypatch.setattr(client, "_make_api_call", atomic)
 
 
 def after_all_parties(monkeypatch, module: Any, name: str, parties: int) -> None:
