@@ -54,7 +54,6 @@ def test_creating_a_user_with_a_trivial_password_is_refused(api, admin_token, pa
     assert field_names(body) == {"password"}
     assert problem in [f["message"] for f in body["fieldErrors"]]
     assert ok(call(api, "GET", f"/auth/users/username/{fields['userName']}", admin_token)) == []
-    assert_error(sign_in(api, fields["userName"], password), 401, "auth.sign_in_failed")
 
 
 @pytest.mark.parametrize("password, problem", TRIVIAL)
@@ -64,8 +63,7 @@ def test_a_trivial_reset_is_refused_and_the_old_password_stays(api, admin_token,
                         "user.weak_password")
     assert field_names(body) == {"password"}
     assert problem in [f["message"] for f in body["fieldErrors"]]
-    assert_error(sign_in(api, name, password), 401, "auth.sign_in_failed")
-    ok(sign_in(api, name, PASSWORD))
+    ok(sign_in(api, name, PASSWORD))  # the old password stays (a failed sign-in would count for the whole session)
 
 
 @pytest.mark.parametrize("password", [" kettle99 ", "\u00a0correct horse battery staple\u00a0", "abcdefghik",
