@@ -63,13 +63,14 @@ def authenticate(token: str, now: datetime) -> Principal:
     profile = _profile_of(user, _cached_roles(user.roleLocators, roles_version))
     session = Session(profile=profile, rolesVersion=roles_version, passwordChangeOnly=stored.passwordChangeOnly)
     if stored.passwordChangeOnly:
-        return Principal(user.locator, user.userName, frozenset({SELF_SERVICE}), frozenset(), profile=session)
+        return Principal(user.locator, user.userName, frozenset({SELF_SERVICE}), frozenset(), profile=session,
+                         credential=token_hash)
     permissions = frozenset(profile.permissions)
     tenants = frozenset(user.tenants)
     if stored.kind == TokenKind.NAMED:
         permissions = restrict(permissions, stored.permissions or [])
         tenants = _restrict_tenants(tenants, stored.tenants or [])
-    return Principal(user.locator, user.userName, permissions, tenants, profile=session)
+    return Principal(user.locator, user.userName, permissions, tenants, profile=session, credential=token_hash)
 
 
 def password_change_only(principal: Principal) -> bool:
