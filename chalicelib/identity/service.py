@@ -20,9 +20,10 @@ from chalicelib.core.ids import new_locator, new_tenant_locator, new_uuid_locato
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.permissions import ANY_TENANT, is_valid_permission, restrict, tenant_allowed
 from chalicelib.identity import passwords, repository, throttle
-from chalicelib.identity.models import Role, Session, Tenant, Token, TokenKind, User, UserProfile
+from chalicelib.identity.models import Role, RoleHolders, Session, Tenant, Token, TokenKind, User, UserProfile
 from chalicelib.identity.password_rules import password_problems
 from chalicelib.runtime import wiring
+from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.settings import settings
 
 ADMIN_ROLE = "admin"
@@ -53,7 +54,8 @@ def authenticate(token: str, now: datetime) -> Principal:
     if prefix != TOKEN_PREFIX or not user_locator or not secret or len(token) > 200:
         raise Unauthenticated("Invalid token", code="auth.token_invalid")
     token_hash = _hash(token)
-    stored, user, roles_version = repository.get_token_and_user(token_hash, user_locator, int(token_hash[:8], 16))
+    shard = int(token_hash[:8], 16)
+    stored, user, roles_version = repository.get_token_and_user(token_hash, user_locator, shard)
     if stored is None or user is None or stored.userLocator != user.locator or not user.enabled:
         raise Unauthenticated("Invalid token", code="auth.token_invalid")
     if stored.expiresAt is not None and stored.expiresAt <= now:
@@ -61,7 +63,8 @@ def authenticate(token: str, now: datetime) -> Principal:
     if stored.kind == TokenKind.SESSION and stored.sessionGeneration != user.sessionGeneration:
         raise Unauthenticated("The token was revoked", code="auth.token_revoked")
     profile = _profile_of(user, _cached_roles(user.roleLocators, roles_version))
-    session = Session(profile=profile, rolesVersion=roles_version, passwordChangeOnly=stored.passwordChangeOnly)
+    session = Session(profile=profile, rolesVersion=roles_version, rolesVersionShard=shard,
+                      passwordChangeOnly=stored.passwordChangeOnly)
     if stored.passwordChangeOnly:
         return Principal(user.locator, user.userName, frozenset({SELF_SERVICE}), frozenset(), profile=session,
                          credential=token_hash)
@@ -264,7 +267,7 @@ def create_user(ctx: CallContext, *, user_name: str, first_name: str, last_name:
         enabled=bool(password) or enable_user or service_account,
         createdAt=ctx.now, createdBy=ctx.user_locator,
     )
-    uow = wiring.system_unit_of_work(ctx)
+    uow = _user_unit_of_work(ctx)
     repository.add_user(uow, user)
     uow.record_event("auth.user.create", {"userLocator": user.locator})
     uow.commit()
@@ -323,10 +326,10 @@ def revoke_sessions(ctx: CallContext, locator: str) -> None:
 def remove_credentials(ctx: CallContext, locator: str) -> None:
     """No password, no signed-in sessions, no named tokens: the user can no longer authenticate."""
     user, _ = _load_manageable(ctx, locator)
-    uow = wiring.system_unit_of_work(ctx)
+    uow = _user_unit_of_work(ctx)
     repository.delete_named_tokens(uow, locator, repository.named_tokens(locator))
     changed = user.model_copy(update={"passwordHash": None, "sessionGeneration": user.sessionGeneration + 1})
-    repository.save_user(uow, changed, user.version)
+    repository.save_user(uow, user, changed)
     uow.record_event("auth.user.credentials.delete", {"userLocator": locator})
     uow.commit()
 
@@ -335,7 +338,7 @@ def delete_user(ctx: CallContext, locator: str) -> None:
     user, _ = _load_manageable(ctx, locator)
     if locator == ctx.user_locator:
         raise Conflict("You cannot delete yourself", code="user.delete_self")
-    uow = wiring.system_unit_of_work(ctx)
+    uow = _user_unit_of_work(ctx)
     repository.delete_user(uow, user, repository.named_tokens(locator))
     uow.record_event("auth.user.delete", {"userLocator": locator})
     uow.commit()
@@ -347,11 +350,23 @@ def user_permissions(ctx: CallContext, locator: str) -> list[str]:
 
 def _save(ctx: CallContext, user: User, changes: dict, event_type: str) -> UserProfile:
     changed = user.model_copy(update=changes)
-    uow = wiring.system_unit_of_work(ctx)
-    repository.save_user(uow, changed, user.version)
+    uow = _user_unit_of_work(ctx)
+    repository.save_user(uow, user, changed)
     uow.record_event(event_type, {"userLocator": user.locator})
     uow.commit()
     return _profile(ctx, changed.model_copy(update={"version": user.version + 1}))
+
+
+def _user_unit_of_work(ctx: CallContext) -> UnitOfWork:
+    """A unit of work for a change of a user that commits only while no role has changed since the caller
+    was authenticated (else 409), so the permissions it was checked with (its own, its target's, those of
+    the roles it grants) are still those in force. A role change that read the role's holders before this
+    change committed fails on the holders record this change bumps."""
+    uow = wiring.system_unit_of_work(ctx)
+    session = ctx.principal.profile
+    if isinstance(session, Session):
+        repository.check_roles_version(uow, session.rolesVersionShard, session.rolesVersion)
+    return uow
 
 
 def _role_locators(ctx: CallContext, names: list[str], already_held: Sequence[str] = ()) -> list[str]:
@@ -467,8 +482,36 @@ def _check_permission_names(permissions: list[str], field: str) -> None:
         raise InvalidRequest("Invalid permission names", code="role.invalid_permission", field_errors=bad)
 
 
+def _check_role_within_reach(ctx: CallContext, permissions: Iterable[str], holders: RoleHolders) -> None:
+    """Roles are global: a caller creates, changes or deletes one only if it holds every permission the role
+    has (before and after the change) and every tenant of every user who holds it, as for managing a user,
+    so a role never carries more than its changer holds nor changes what users beyond its tenants may do."""
+    caller = ctx.principal
+    if caller.is_system:
+        return
+    wanted = sorted(set(permissions) - {SELF_SERVICE})
+    beyond = sorted(set(wanted) - restrict(caller.permissions, wanted))
+    if beyond:
+        raise Forbidden(f"You cannot manage a role with permissions you do not hold: {', '.join(beyond)}",
+                        code="auth.role_outranks_caller")
+    if not all(_holds_tenant(caller.tenants, tenant) for tenant in holders.tenants):
+        raise Forbidden("You cannot manage a role held by users of tenants you do not hold",
+                        code="auth.role_outranks_caller")
+
+
+def _load_changeable_role(locator: str) -> tuple[Role, RoleHolders]:
+    """The role and its holders' tenants; never the built-in admin role, whose `*.*` keeps one way in."""
+    role, holders = repository.role_and_holders(locator)
+    if role is None:
+        raise NotFound("role", locator)
+    if role.name.lower() == ADMIN_ROLE:
+        raise Conflict(f"The built-in {ADMIN_ROLE} role cannot be changed or deleted", code="role.built_in")
+    return role, holders
+
+
 def create_role(ctx: CallContext, *, name: str, description: str, permissions: list[str]) -> Role:
     _check_permission_names(permissions, "permissions")
+    _check_role_within_reach(ctx, permissions, RoleHolders())
     role = Role(locator=new_locator(), name=name, description=description,
                 permissions=sorted(set(permissions)), createdAt=ctx.now, createdBy=ctx.user_locator)
     uow = wiring.system_unit_of_work(ctx)
@@ -487,16 +530,17 @@ def get_role(ctx: CallContext, locator: str) -> Role:
 
 def update_role(ctx: CallContext, locator: str, *, name: str, description: str, version: int,
                 add_permissions: list[str], remove_permissions: list[str]) -> Role:
-    role = get_role(ctx, locator)
+    role, holders = _load_changeable_role(locator)
+    _check_permission_names(add_permissions, "addPermissions")
+    permissions = sorted((set(role.permissions) - set(remove_permissions)) | set(add_permissions))
+    _check_role_within_reach(ctx, [*role.permissions, *permissions], holders)
     if version != role.version:
         raise Conflict(f"The role is at version {role.version}, not {version}; reload it",
                        code="conflict.concurrent_modification")
-    _check_permission_names(add_permissions, "addPermissions")
-    permissions = sorted((set(role.permissions) - set(remove_permissions)) | set(add_permissions))
     changed = role.model_copy(update={"name": name, "description": description, "permissions": permissions,
                                       "version": role.version + 1})
     uow = wiring.system_unit_of_work(ctx)
-    repository.save_role(uow, changed, role.version, role.name)
+    repository.save_role(uow, changed, role.version, role.name, holders.version)
     uow.record_event("auth.role.update", {"roleLocator": locator})
     uow.commit()
     return changed
@@ -507,9 +551,10 @@ def list_roles(ctx: CallContext, page: PageRequest) -> Page[Role]:
 
 
 def delete_role(ctx: CallContext, locator: str) -> None:
-    role = get_role(ctx, locator)
+    role, holders = _load_changeable_role(locator)
+    _check_role_within_reach(ctx, role.permissions, holders)
     uow = wiring.system_unit_of_work(ctx)
-    repository.delete_role(uow, role)
+    repository.delete_role(uow, role, holders.version)
     uow.record_event("auth.role.delete", {"roleLocator": locator})
     uow.commit()
 
@@ -525,8 +570,8 @@ def create_tenant(ctx: CallContext, *, name: str, description: str | None = None
     repository.add_tenant(uow, tenant)
     caller = repository.get_user(ctx.user_locator) if not ctx.principal.is_system else None
     if caller is not None and ANY_TENANT not in caller.tenants:
-        repository.save_user(uow, caller.model_copy(update={"tenants": sorted({*caller.tenants, tenant.locator})}),
-                             caller.version)
+        tenants = sorted({*caller.tenants, tenant.locator})
+        repository.save_user(uow, caller, caller.model_copy(update={"tenants": tenants}))
     uow.record_event("auth.tenant.create", {"tenantLocator": tenant.locator})
     uow.commit()
     return tenant

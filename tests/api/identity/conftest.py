@@ -12,17 +12,34 @@ def admin_locator(api, admin_token) -> str:
     return ok(whoami(api, admin_token))["locator"]
 
 
+class InTurns:
+    """DynamoDB calls made one at a time, as the service makes each atomically (moto in process is not
+    thread-safe); `writes_meet(n)` makes the next n TransactWriteItems wait for each other, so each of n
+    parallel requests has read all it checks before any of them writes."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.meeting: threading.Barrier | None = None
+
+    def writes_meet(self, parties: int) -> None:
+        self.meeting = threading.Barrier(parties, timeout=30)
+
+    def call(self, original: Any, operation: str, params: Any) -> Any:
+        meeting = self.meeting
+        if operation == "TransactWriteItems" and meeting is not None and meeting.wait() == 0:
+            self.meeting = None
+        with self.lock:
+            return original(operation, params)
+
+
 @pytest.fixture
-def one_dynamodb_call_at_a_time(aws, monkeypatch):
-    """Each DynamoDB call atomic, as the service makes it (moto in process is not thread-safe)."""
+def dynamodb_in_turns(aws, monkeypatch) -> InTurns:
+    from chalicelib.runtime.observability import logger
     from chalicelib.storage import clients
 
+    logger()  # built before parallel requests share it: two threads building it at once break its formatter
     client = clients.dynamodb()
-    lock = threading.Lock()
+    turns = InTurns()
     original = client._make_api_call
-
-    def atomic(*args: Any, **kwargs: Any) -> Any:
-        with lock:
-            return original(*args, **kwargs)
-
-    monkeypatch.setattr(client, "_make_api_call", atomic)
+    monkeypatch.setattr(client, "_make_api_call", lambda operation, params: turns.call(original, operation, params))
+    return turns

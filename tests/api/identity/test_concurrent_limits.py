@@ -40,7 +40,7 @@ def in_parallel(action: Callable[[int], Any], parties: int) -> list[Any]:
         return list(pool.map(attempt, range(parties)))
 
 
-def test_parallel_token_creations_never_pass_ten(api, monkeypatch, one_dynamodb_call_at_a_time):
+def test_parallel_token_creations_never_pass_ten(api, monkeypatch, dynamodb_in_turns):
     from chalicelib.identity import repository, service
 
     locator, token = new_user([], [])  # holds one named token already
@@ -73,7 +73,7 @@ def test_a_deleted_token_frees_its_slot(api, clock):
 
 
 def test_parallel_creations_of_one_user_name_create_one_user(api, admin_token, monkeypatch,
-                                                             one_dynamodb_call_at_a_time):
+                                                             dynamodb_in_turns):
     from chalicelib.identity import repository, service
 
     name = user_body()["userName"]

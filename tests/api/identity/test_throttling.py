@@ -123,7 +123,7 @@ class CountingHasher(PasswordHasher):
         return super().verify(hash, password)
 
 
-def test_parallel_wrong_passwords_are_checked_at_most_ten_times(api, clock, one_dynamodb_call_at_a_time):
+def test_parallel_wrong_passwords_are_checked_at_most_ten_times(api, clock, dynamodb_in_turns):
     from chalicelib.runtime import wiring
 
     own_window(clock, 108)
