@@ -34,10 +34,8 @@ class InTurns:
 
 @pytest.fixture
 def dynamodb_in_turns(aws, monkeypatch) -> InTurns:
-    from chalicelib.runtime.observability import logger
     from chalicelib.storage import clients
 
-    logger()  # built before parallel requests share it: two threads building it at once break its formatter
     client = clients.dynamodb()
     turns = InTurns()
     original = client._make_api_call
