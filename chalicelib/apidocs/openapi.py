@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from pydantic_core import CoreSchema, core_schema
 from chalicelib.core import errors
 from chalicelib.http.contract import Body, Contract, Upload, contract_of
 from chalicelib.http.endpoint import EndpointSpec, error_codes_of
-from chalicelib.http.responses import Binary, ErrorBody
+from chalicelib.http.responses import Binary, ErrorBody, SecretAnswer
 
 TITLE = "PAS: policy administration and billing"
 VERSION = "1"
@@ -74,7 +75,7 @@ def document(routes: dict[str, dict[str, Any]]) -> dict[str, Any]:
         if op.contract.query is not None:
             schemas.add(("query", op.operation_id), op.contract.query, "validation")
         if _has_json_answer(op.contract.response):
-            schemas.add(("response", op.operation_id), op.contract.response, "serialization")
+            schemas.add(("response", op.operation_id), _answered(op.contract.response), "serialization")
     resolved, components = schemas.generate()
 
     paths: dict[str, dict[str, Any]] = defaultdict(dict)
@@ -167,6 +168,11 @@ def _file_schema(media: str) -> dict[str, Any]:
     if media == "multipart/form-data":
         return {"type": "object", "required": ["file"], "properties": {"file": FILE_SCHEMA}}
     return {"type": "string", "contentMediaType": media}
+
+
+def _answered(response: Any) -> Any:
+    """What the route answers on the wire: a SecretAnswer[X] answers its X."""
+    return typing.get_args(response)[0] if typing.get_origin(response) is SecretAnswer else response
 
 
 def _has_json_answer(response: Any) -> bool:
