@@ -295,7 +295,7 @@ def main() -> int:
             ensure_bootstrap(started_at, new_locator())
             taken_over = take_over_jobs_of_earlier_runs(started_at)
             if taken_over:
-                log.info("re-queued %d jobs left by an earlier run", taken_over)
+                log.info("re-queued the jobs an earlier run left: %d", taken_over)
             # daemons, never waited for: a job still running at a stop is abandoned, the next start runs it again
             threads = [threading.Thread(target=run_jobs, args=(stop, job_running), name="jobs", daemon=True),
                        threading.Thread(target=fire_schedules, args=(stop, schedules()), name="schedules",

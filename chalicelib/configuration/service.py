@@ -94,7 +94,7 @@ def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
         uow.record_event(BOOTSTRAP_EVENT, {"tenantLocator": tenant.locator, "version": metadata.latestVersion,
                                            "resources": len(resources)})
         if any(resource.kind in _TABLE_RESOURCE_KINDS for resource in record.resources):
-            # its handler is chalicelib.tables', a higher domain
+            # loaded by chalicelib.tables, a higher domain
             jobs.enqueue(uow, JobType.TABLES_BOOTSTRAP, locator=bootstrap_step_locator(record, 0))
     uow.commit()
     return TenantDeployment(tenant.locator, tenant.name, DeploymentOutcome(True, [], metadata), "queued")

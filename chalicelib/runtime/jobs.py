@@ -3,7 +3,8 @@
 A job item moves queued -> running -> finished | failed by version-conditional updates, so a message
 delivered twice runs its handler once. A job whose lease runs out (a worker died, a message was lost)
 is put back on the queue by the reaper, up to MAX_ATTEMPTS times; a redelivered message of a running
-job whose lease ran out takes the job over at once. So every handler must be safe to run again from
+job whose lease ran out takes the job over at once, and so does `make run`'s start for every job an
+earlier run left (take_over). So every handler must be safe to run again from
 the start, and its work must fit the lease: the deployed worker's timeout is below the lease, and the
 queue's visibility timeout is at least six times the worker's timeout (tests/architecture checks both).
 """
@@ -203,9 +204,8 @@ def reap_expired(tenant: str, now: datetime) -> int:
     """Re-queue the tenant's jobs whose lease ran out (sending their message again), up to MAX_ATTEMPTS
     times per job, then fail them. Counting re-queues rather than handler runs bounds a job whose message
     keeps getting lost too. Answers how many jobs were re-queued or failed."""
-    gateway = table.gateway()
-    expired, _ = gateway.query(keys.tenant_scope(tenant), keys.job_leases_index(tenant), index="GSI1",
-                               sk_to=isoformat(now) + "~", limit=100)
+    expired, _ = table.gateway().query(keys.tenant_scope(tenant), keys.job_leases_index(tenant), index="GSI1",
+                                       sk_to=isoformat(now) + "~", limit=100)
     return sum(_requeue(tenant, job, now) for job in expired if parse_datetime(job["leaseUntil"]) <= now)
 
 

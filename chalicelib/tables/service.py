@@ -501,8 +501,8 @@ def bootstrap_status(ctx: CallContext) -> list[BootstrapStatus]:
 
 def _step_given_up(ctx: CallContext, record: BootstrapRecord, resources: Sequence[tuple[BootstrapFile, TableKind]],
                    stored: Mapping[str, BootstrapStatus]) -> tuple[int, dict[str, Any]] | None:
-    """(its first resource's position, its job) of the step whose job failed, if one did: the first step
-    with a resource not loaded yet, unless that step's job is still to run or running (one GetItem)."""
+    """The first step with a resource not loaded yet: (its cursor, its job) when that job failed; None when
+    it is still to run or running, or when every resource is loaded. One GetItem."""
     cursor = 0
     while cursor < len(resources):
         end = _bootstrap_step_end(resources, cursor)

@@ -47,7 +47,7 @@ def test_jobs_a_previous_run_left_on_a_lease_run_at_once_after_the_next_start(tm
 
     # not after their leases (job_lease_seconds, 15 minutes) and the next sweep of the reaper: at once
     assert local_stack.job_statuses(tenant, running, queued) == ["finished", "finished"]
-    assert "re-queued 2 jobs left by an earlier run" in local_stack.output()
+    assert "re-queued the jobs an earlier run left: 2" in local_stack.output()
 
 
 def _answers(port: int) -> bool:
