@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
-from chalicelib.core import errors
+from chalicelib.core import codes
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.responses import Binary
@@ -70,12 +70,12 @@ def fetch_docs_page() -> Html:
 
 
 @bp.route("/docs/{asset}", methods=["GET"])
-@endpoint(public=True, errors=[errors.DOCS_ASSET_NOT_FOUND])
+@endpoint(public=True, errors=[codes.DOCS_ASSET_NOT_FOUND])
 def fetch_docs_asset(asset: str) -> Asset:
     """A file of the documentation page"""
     media_type = ASSETS.get(asset)
     if media_type is None:
-        raise errors.DOCS_ASSET_NOT_FOUND(f"The docs page has no file {asset[:100]}")
+        raise codes.DOCS_ASSET_NOT_FOUND(f"The docs page has no file {asset[:100]}")
     return Asset(_asset(asset), media_type)
 
 

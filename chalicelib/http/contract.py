@@ -33,7 +33,7 @@ from urllib.parse import parse_qs
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from chalicelib.core.errors import InvalidRequest
+from chalicelib.core import codes
 from chalicelib.http import request
 
 Encoding = Literal["json", "form", "text", "file"]
@@ -125,7 +125,7 @@ def _form() -> dict[str, str]:
     try:
         text = request.raw_body().decode("utf-8")
     except UnicodeDecodeError:
-        raise InvalidRequest("The form body is not UTF-8 text", code="request.malformed_form") from None
+        raise codes.REQUEST_MALFORMED_FORM("The form body is not UTF-8 text") from None
     return {name: values[-1] for name, values in parse_qs(text, keep_blank_values=True).items()}
 
 
@@ -135,7 +135,7 @@ def validated(annotation: Any, value: Any) -> Any:
     try:
         return _adapter(annotation).validate_python(value)
     except ValidationError as error:
-        raise InvalidRequest("The request body is invalid", field_errors=request.field_errors(error)) from None
+        raise codes.REQUEST_INVALID("The request body is invalid", field_errors=request.field_errors(error)) from None
 
 
 @functools.cache

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from chalicelib.core import errors
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext, Principal
-from chalicelib.core.errors import DomainError, ErrorCode, Forbidden, NotFound, PayloadTooLarge
+from chalicelib.core.errors import DomainError, ErrorCode
 from chalicelib.core.ids import is_uuid, new_locator
 from chalicelib.core.permissions import grants
 from chalicelib.http import auth, contract
@@ -44,36 +44,36 @@ class EndpointSpec:
     """The error codes the route answers beyond those every route may (`catalogue.COMMON`)."""
 
 
-ANY_ROUTE = (errors.AUTH_TOKEN_MISSING, errors.AUTH_TOKEN_INVALID, errors.AUTH_TOKEN_EXPIRED,
-             errors.AUTH_TOKEN_REVOKED, errors.AUTH_PASSWORD_CHANGE_REQUIRED, errors.AUTH_PERMISSION_DENIED,
-             errors.REQUEST_TOO_LARGE, errors.SERVICE_UNAVAILABLE)
-TENANT_ROUTE = (errors.AUTH_TENANT_FORBIDDEN, errors.TENANT_NOT_FOUND)
-JSON_BODY = (errors.REQUEST_INVALID, errors.REQUEST_BODY_MISSING, errors.REQUEST_MALFORMED_JSON,
-             errors.REQUEST_MALFORMED_TEXT, errors.REQUEST_TOO_DEEP, errors.REQUEST_NUMBER_OUT_OF_RANGE,
-             errors.REQUEST_DATE_OUT_OF_RANGE)
-FORM_BODY = (errors.REQUEST_MALFORMED_FORM,)
-FILE_BODY = (errors.REQUEST_MALFORMED_MULTIPART, errors.REQUEST_FILE_MISSING)
-QUERY = (errors.REQUEST_INVALID, errors.REQUEST_DATE_OUT_OF_RANGE)
-IDEMPOTENT = (errors.IDEMPOTENCY_INVALID_KEY, errors.IDEMPOTENCY_KEY_REUSED, errors.IDEMPOTENCY_IN_PROGRESS)
+ANY_ROUTE = (codes.AUTH_TOKEN_MISSING, codes.AUTH_TOKEN_INVALID, codes.AUTH_TOKEN_EXPIRED,
+             codes.AUTH_TOKEN_REVOKED, codes.AUTH_PASSWORD_CHANGE_REQUIRED, codes.AUTH_PERMISSION_DENIED,
+             codes.REQUEST_TOO_LARGE, codes.SERVICE_UNAVAILABLE)
+TENANT_ROUTE = (codes.AUTH_TENANT_FORBIDDEN, codes.TENANT_NOT_FOUND)
+JSON_BODY = (codes.REQUEST_INVALID, codes.REQUEST_BODY_MISSING, codes.REQUEST_MALFORMED_JSON,
+             codes.REQUEST_MALFORMED_TEXT, codes.REQUEST_TOO_DEEP, codes.REQUEST_NUMBER_OUT_OF_RANGE,
+             codes.REQUEST_DATE_OUT_OF_RANGE)
+FORM_BODY = (codes.REQUEST_MALFORMED_FORM,)
+FILE_BODY = (codes.REQUEST_MALFORMED_MULTIPART, codes.REQUEST_FILE_MISSING)
+QUERY = (codes.REQUEST_INVALID, codes.REQUEST_DATE_OUT_OF_RANGE)
+IDEMPOTENT = (codes.IDEMPOTENCY_INVALID_KEY, codes.IDEMPOTENCY_KEY_REUSED, codes.IDEMPOTENCY_IN_PROGRESS)
 
 
 def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool) -> list[ErrorCode]:
     """Every error code the route may answer: those of its own, and those its contract brings."""
-    codes: list[ErrorCode] = [] if spec.public else [*ANY_ROUTE]
+    answered: list[ErrorCode] = [] if spec.public else [*ANY_ROUTE]
     if spec.public:
-        codes.append(errors.REQUEST_TOO_LARGE)
+        answered.append(codes.REQUEST_TOO_LARGE)
     if tenant_route and not spec.public:
-        codes.extend(TENANT_ROUTE)
+        answered.extend(TENANT_ROUTE)
     if contract.body is not None:
-        codes.extend(FILE_BODY if contract.body.encoding == "file" else JSON_BODY)
+        answered.extend(FILE_BODY if contract.body.encoding == "file" else JSON_BODY)
         if contract.body.encoding == "form":
-            codes.extend(FORM_BODY)
+            answered.extend(FORM_BODY)
     if contract.query is not None:
-        codes.extend(QUERY)
+        answered.extend(QUERY)
     if spec.idempotent:
-        codes.extend(IDEMPOTENT)
-    codes.extend(spec.errors)
-    return list(dict.fromkeys(codes))
+        answered.extend(IDEMPOTENT)
+    answered.extend(spec.errors)
+    return list(dict.fromkeys(answered))
 
 
 def declared_permissions() -> list[str]:
@@ -107,7 +107,7 @@ def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, 
             except Exception:
                 logger().exception("unhandled error", extra={"request_id": request_id})
                 return json_response(
-                    '{"httpStatus":500,"code":"internal_error","message":"Internal error",'
+                    '{"httpStatus":500,"code":"' + codes.INTERNAL_ERROR.code + '","message":"Internal error",'
                     f'"requestId":"{request_id}"}}', 500, request_id)
 
         wrapper.__endpoint__ = spec  # type: ignore[attr-defined]
@@ -132,7 +132,7 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     uploads = declared.body is not None and declared.body.encoding == "file"
     limit = current.max_upload_body_bytes if uploads else current.max_json_body_bytes
     if len(raw_body()) > limit:
-        raise PayloadTooLarge(f"The request body is larger than {limit} bytes")
+        raise codes.REQUEST_TOO_LARGE(f"The request body is larger than {limit} bytes")
     now = wiring.clock().now()
     principal = ANONYMOUS if spec.public else auth.authenticate(now)
     tenant = path.get("tenantLocator")
@@ -141,9 +141,9 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
         tenant = path["tenantLocator"] = tenant.lower()
     if tenant is not None and not spec.public:
         if not principal.may_access(tenant):
-            raise Forbidden("No access to this tenant", code="auth.tenant_forbidden")
+            raise codes.AUTH_TENANT_FORBIDDEN("No access to this tenant")
         if not is_uuid(tenant):
-            raise NotFound("tenant", tenant)
+            raise codes.not_found("tenant", tenant)
     if not spec.public:
         _check_permission(principal, spec.permissions, path)
     logger().append_keys(request_id=request_id, tenant=tenant, route=view.__name__)
@@ -191,7 +191,7 @@ def _check_permission(principal: Principal, permissions: tuple[str, ...], path: 
             continue
         if not permission.endswith(SELF_SERVICE_SUFFIX) or path.get("locator") in (None, principal.user_locator):
             return
-    raise Forbidden(f"Requires one of: {', '.join(permissions)}", code="auth.permission_denied")
+    raise codes.AUTH_PERMISSION_DENIED(f"Requires one of: {', '.join(permissions)}")
 
 
 def _fingerprint(path: dict[str, str]) -> bytes:

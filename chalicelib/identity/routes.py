@@ -5,7 +5,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from chalice import Blueprint
 
-from chalicelib.core.errors import FieldError, InvalidRequest
+from chalicelib.core import codes
+from chalicelib.core.errors import FieldError
 from chalicelib.core.paging import PageRequest
 from chalicelib.http.auth import source_ip
 from chalicelib.http.contract import FORM, TEXT
@@ -33,8 +34,8 @@ JSON_OR_TEXT = ["application/json", "text/plain"]
 def sign_in(body: Annotated[schemas.TokenGrantRequest, FORM]) -> schemas.TokenGrantResponse:
     ctx = request_context()
     if body.grant_type != "password":
-        raise InvalidRequest("Only the password grant is supported", code="auth.unsupported_grant_type",
-                             field_errors=[FieldError("grant_type", "must be 'password'")])
+        raise codes.AUTH_UNSUPPORTED_GRANT_TYPE("Only the password grant is supported",
+                                                field_errors=[FieldError("grant_type", "must be 'password'")])
     token, lifetime = service.sign_in(body.username, body.password, ctx.now, ctx.request_id, source_ip())
     return schemas.TokenGrantResponse(access_token=token, expires_in=lifetime)
 
@@ -163,8 +164,8 @@ def list_basic_users(query: schemas.ListQuery) -> schemas.BasicUserListResponse 
 @endpoint("users.update", "users.custom")
 def update_user(locator: str, body: schemas.UserUpdateRequest) -> schemas.UserResponse:
     if body.permissions:
-        raise InvalidRequest("Permissions are granted through roles", code="user.direct_permissions",
-                             field_errors=[FieldError("permissions", "assign a role that holds them")])
+        raise codes.USER_DIRECT_PERMISSIONS("Permissions are granted through roles",
+                                            field_errors=[FieldError("permissions", "assign a role that holds them")])
     profile = service.update_user(request_context(), locator, first_name=body.firstName,
                                   last_name=body.lastName, email=body.email, tenants=body.tenants,
                                   roles=body.roles)

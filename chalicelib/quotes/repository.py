@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.core.errors import AlreadyExists
+from chalicelib.core import codes
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.quotes.models import Quote, StaticHistoryEntry
 from chalicelib.storage import codec, keys, query, table, versioned
@@ -50,7 +50,7 @@ def _indexes(tenant: str, quote: Quote) -> dict[str, str]:
 def add(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
     uow.add(table.put_new({**keys.quote(tenant, quote.locator).as_dict(), "entity": "quote",
                            **_indexes(tenant, quote), **quote.model_dump()},
-                          lambda: AlreadyExists("The quote already exists")))
+                          lambda: codes.CONFLICT_ALREADY_EXISTS("The quote already exists")))
 
 
 def save(uow: UnitOfWork, tenant: str, quote: Quote) -> None:

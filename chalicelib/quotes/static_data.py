@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import InvalidState
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.priceable import elements
@@ -36,7 +36,7 @@ def update_static(ctx: CallContext, locator: str, set_data: dict[str, Any], remo
 def _change_static(ctx: CallContext, quote: Quote, static: dict[str, Any], action: str) -> Quote:
     """Static data changes in any state but discarded; each change is kept in the history."""
     if quote.quoteState == QuoteState.DISCARDED:
-        raise InvalidState("A discarded quote's static data cannot change", code="quote.invalid_state")
+        raise codes.INVALID_STATE["quote"]("A discarded quote's static data cannot change")
     uow = wiring.unit_of_work(ctx)
     repository.add_static_history(uow, ctx.tenant, quote.locator, StaticHistoryEntry(
         historyLocator=new_locator(), staticData=static, updatedBy=ctx.user_locator, updatedAt=ctx.now))

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
-from chalicelib.core.errors import FieldError, InvalidRequest
+from chalicelib.core import codes
+from chalicelib.core.errors import FieldError
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
@@ -346,8 +347,8 @@ def _add_flag(locator: str, level: str,
               flag: schemas.UnderwritingFlagCreateRequest) -> schemas.TransactionUnderwritingFlagsResponse:
     """The level is the path's; a body naming another level is a 400."""
     if flag.level not in (None, level):
-        raise InvalidRequest(f"This endpoint adds {level} flags",
-                             field_errors=[FieldError("level", f"must be {level}")])
+        raise codes.REQUEST_INVALID(f"This endpoint adds {level} flags",
+                                    field_errors=[FieldError("level", f"must be {level}")])
     added = flag.model_copy(update={"level": level})
     return schemas.TransactionUnderwritingFlagsResponse.of(service.change_flags(request_context(), locator, [added],
                                                                                 []))
