@@ -64,8 +64,9 @@ class Limits:
     disk_bytes: int = 16 * MB
     """All the plugin may write, its scratch directory being a tmpfs of this size."""
     startup_seconds: float = 10.0
-    max_message_bytes: int = 8 * MB
-    """Largest line the plugin may send (its answer, or a pas call)."""
+    max_message_bytes: int = 2 * MB
+    """Largest line the plugin may send (its answer, or a pas call): the host parses it in its own
+    process, and JSON can take 25 times its size in memory once parsed."""
 
     def for_child(self) -> dict[str, int]:
         fields = asdict(self)

@@ -227,7 +227,7 @@ def test_an_underwriting_plugin_raises_each_flag_level(runner, tenant, version, 
     ("returns_an_object", "malformed",
      "its answer is not JSON: answer.result.when is of type object, which is not JSON"),
     ("exits", "crashed", "its process exited with status 3"),
-    ("answers_too_much", "malformed", "it sent more than 8 MB at once"),
+    ("answers_too_much", "malformed", "it sent more than 2 MB at once"),
     ("not_there", "missing", "no function not_there in plugins/python"),
 ])
 def test_a_misbehaving_plugin_is_contained_and_the_runner_keeps_serving(runner, tenant, version, function,
