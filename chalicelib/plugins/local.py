@@ -1,6 +1,6 @@
 """LocalProcessRunner: tenant plugins in separate, contained, warm Python processes on this machine.
 
-Each process runs chalicelib/plugins/child.py inside the kernel boundary that sandbox.py builds
+Each process runs chalicelib/plugins/child.py inside the kernel boundary that runtime/sandbox.py builds
 (bubblewrap namespaces, an unprivileged user, seccomp filters, a fixed-size tmpfs as its only
 writable disk, read-only Python and only the tenant's `plugins/python/` files visible), under
 `python -I -S -B` with an empty environment, stdin and stdout as the JSON-lines channel and stderr
@@ -43,10 +43,12 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from chalicelib.core.clock import isoformat
-from chalicelib.plugins import protocol, sandbox
+from chalicelib.plugins import protocol
 from chalicelib.plugins.models import HostApi, PluginFailure, PluginResult
+from chalicelib.runtime import sandbox
 
 PLUGIN_FOLDER = "plugins/python/"
+CHILD = Path(__file__).with_name("child.py")
 MB = 1024 * 1024
 
 
@@ -103,7 +105,8 @@ class _Process:
             _write_plugin_files(package, module_files)
             with sandbox.seccomp_input(filters.at_start) as seccomp_fd:
                 self.proc = subprocess.Popen(
-                    sandbox.command(package, disk_bytes=limits.disk_bytes, seccomp_fd=seccomp_fd, python=python),
+                    sandbox.command(CHILD, package, disk_bytes=limits.disk_bytes, seccomp_fd=seccomp_fd,
+                                    python=python),
                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={},
                     close_fds=True, pass_fds=(seccomp_fd,), start_new_session=True)
         except (OSError, sandbox.SandboxUnavailable) as error:

@@ -15,8 +15,8 @@ import pytest
 
 from chalicelib.core.errors import NotFound, Unavailable
 from chalicelib.plugins.lambda_runner import LambdaRunner
+from chalicelib.plugins.local import CHILD
 from chalicelib.plugins.models import PluginFailure
-from chalicelib.plugins.sandbox import CHILD
 from tests.plugins.conftest import FakeHost, modules
 
 RATING = '''

@@ -14,9 +14,9 @@ from collections.abc import Iterator
 import pytest
 
 from chalicelib.core.ids import new_locator, new_tenant_locator
-from chalicelib.plugins import sandbox
 from chalicelib.plugins.local import MB, Limits, LocalProcessRunner
 from chalicelib.plugins.models import PluginFailure
+from chalicelib.runtime import sandbox
 from tests.plugins.conftest import FakeHost, modules
 
 HOSTILE = '''

@@ -1,24 +1,26 @@
-"""The kernel boundary around a local plugin process: bubblewrap namespaces plus seccomp filters.
+"""The kernel boundary around a process that handles tenant code or tenant input on this machine:
+bubblewrap namespaces plus seccomp filters. The plugins' processes (chalicelib/plugins/local.py) run in
+it; it lives here, below every domain, because configuration deployments parse tenant source in it too.
 
-A plugin process starts as `bwrap ... python -I -S -B /runner/child.py [uid gid]` and sees:
+A sandboxed process starts as `bwrap ... python -I -S -B /runner/<script> [uid gid]` and sees:
 
 - its own PID namespace (it is the only process it can see or signal), no network namespace
   (no interface but a loopback that is down), its own IPC and UTS namespaces, a new session;
 - a mount namespace holding only: /usr and the Python installation, read-only (the interpreter, the
-  standard library, the time zone database); /runner/child.py, read-only; /sandbox, a tmpfs of a
-  fixed size (the disk quota), its working directory, with the tenant's `plugins/` bound read-only
+  standard library, the time zone database); its script in /runner, read-only; /sandbox, a tmpfs of
+  a fixed size (the disk quota), its working directory, with the tenant's `plugins/` bound read-only
   inside it; a fresh /proc of its own PID namespace and a minimal /dev. No /etc, no /home, no
   /root, no /tmp of the host, no other tenant's files, no state of the service;
 - an unprivileged user id: when the service runs as root, bwrap keeps only CAP_SETUID/CAP_SETGID and
-  child.py's first statement drops to `nobody` (which also clears every capability) before it reads
+  the script's first statement drops to `nobody` (which also clears every capability) before it reads
   anything; otherwise bwrap runs it in a user namespace under the service's own unprivileged user,
   with further user namespaces disabled. NO_NEW_PRIVS is always set;
 - seccomp filter 1 (installed by bwrap before the interpreter starts): sockets, ptrace and other
   processes' memory, every way to signal a process (kill, tkill, tgkill, sigqueue, pidfds), mounts,
   namespaces, keyrings, BPF, perf, io_uring, userfaultfd, module loading, reboot, clock changes and
   handle-based opens all fail with EPERM;
-- seccomp filter 2 (installed by child.py before any plugin code is imported): execve and execveat
-  fail with EPERM, so no other program can be started even through ctypes.
+- seccomp filter 2 (installed by plugins/child.py before any plugin code is imported): execve and
+  execveat fail with EPERM, so no other program can be started even through ctypes.
 
 Both filters are built here with libseccomp (the `pyseccomp` binding) as BPF programs; once installed
 the kernel enforces them and nothing in the process can lift them. child.py keeps its audit hook as a
@@ -38,9 +40,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-CHILD = Path(__file__).with_name("child.py")
 SANDBOX_HOME = "/sandbox"
-RUNNER_SCRIPT = "/runner/child.py"
+RUNNER_FOLDER = "/runner"
 NOBODY = 65534
 
 REFUSED_AT_START = (
@@ -127,10 +128,11 @@ def _ancestors(path: str) -> Iterator[str]:
         yield "/" + "/".join(parts[:depth])
 
 
-def command(package: str, *, disk_bytes: int, seccomp_fd: int, python: str) -> list[str]:
-    """The bwrap command line that runs child.py with `package` (a folder holding `plugins/`) visible
-    read-only at /sandbox/plugins, inside a `disk_bytes` tmpfs at /sandbox."""
+def command(script: Path, package: str, *, disk_bytes: int, seccomp_fd: int, python: str) -> list[str]:
+    """The bwrap command line that runs the Python `script` with `package` (a folder holding `plugins/`)
+    visible read-only at /sandbox/plugins, inside a `disk_bytes` tmpfs at /sandbox."""
     interpreter = os.path.realpath(python)
+    runner = f"{RUNNER_FOLDER}/{script.name}"
     arguments = [bwrap(), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
                  "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if privileged():
@@ -150,11 +152,11 @@ def command(package: str, *, disk_bytes: int, seccomp_fd: int, python: str) -> l
         arguments += ["--ro-bind", root, root]
     arguments += [
         "--proc", "/proc", "--dev", "/dev",
-        "--perms", "0755", "--dir", "/runner", "--ro-bind", str(CHILD), RUNNER_SCRIPT,
+        "--perms", "0755", "--dir", RUNNER_FOLDER, "--ro-bind", str(script), runner,
         "--size", str(disk_bytes), "--perms", "0777", "--tmpfs", SANDBOX_HOME,
         "--ro-bind", os.path.join(package, "plugins"), f"{SANDBOX_HOME}/plugins",
         "--chdir", SANDBOX_HOME, "--seccomp", str(seccomp_fd),
-        interpreter, "-I", "-S", "-B", RUNNER_SCRIPT,
+        interpreter, "-I", "-S", "-B", runner,
     ]
     if privileged():
         arguments += [str(NOBODY), str(NOBODY)]
@@ -181,8 +183,8 @@ def check() -> None:
         os.chmod(package, 0o755)
         os.mkdir(os.path.join(package, "plugins"), 0o755)
         with seccomp_input(program) as fd:
-            arguments = command(package, disk_bytes=1024 * 1024, seccomp_fd=fd, python=sys.executable)
-            probe = arguments[:arguments.index(RUNNER_SCRIPT, arguments.index("-B"))] + ["-c", "pass"]
+            arguments = command(Path(__file__), package, disk_bytes=1024 * 1024, seccomp_fd=fd, python=sys.executable)
+            probe = arguments[:-1] + ["-c", "pass"]
             result = subprocess.run(probe, pass_fds=(fd,), env={}, stdin=subprocess.DEVNULL,
                                     capture_output=True, timeout=30, check=False)
     finally:
