@@ -104,11 +104,9 @@ class _Process:
         try:
             _write_plugin_files(package, module_files)
             with sandbox.seccomp_input(filters.at_start) as seccomp_fd:
-                self.proc = subprocess.Popen(
-                    sandbox.command(CHILD, package, disk_bytes=limits.disk_bytes, seccomp_fd=seccomp_fd,
-                                    python=python),
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={},
-                    close_fds=True, pass_fds=(seccomp_fd,), start_new_session=True)
+                self.proc = sandbox.launch(sandbox.command(CHILD, package, disk_bytes=limits.disk_bytes,
+                                                           seccomp_fd=seccomp_fd, python=python),
+                                           pass_fds=(seccomp_fd,))
         except (OSError, sandbox.SandboxUnavailable) as error:
             shutil.rmtree(self.scratch, ignore_errors=True)
             raise _Broken(PluginFailure("(start)", "unavailable",

@@ -31,11 +31,14 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,6 +164,46 @@ def command(script: Path, package: str, *, disk_bytes: int, seccomp_fd: int, pyt
     if privileged():
         arguments += [str(NOBODY), str(NOBODY)]
     return arguments
+
+
+def launch(arguments: list[str], *, pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
+    """Start a sandbox (a `command` line) with pipes as its stdin and stdout, an empty environment and
+    nothing else of this process, from the launcher thread (_Launcher says why)."""
+    return _launcher.popen(arguments, pass_fds)
+
+
+class _Launcher:
+    """Starts every sandbox from one thread that lives as long as the process. `--die-with-parent` asks
+    the kernel to kill the sandbox when its parent dies, and that parent is the *thread* that forked bwrap
+    (PR_SET_PDEATHSIG): started from a request's thread, a warm process died with the request."""
+
+    def __init__(self) -> None:
+        self._requests: queue.SimpleQueue[tuple[list[str], tuple[int, ...], Future[subprocess.Popen[bytes]]]] = \
+            queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def popen(self, arguments: list[str], pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._serve, name="sandbox-launcher", daemon=True)
+                self._thread.start()
+        started: Future[subprocess.Popen[bytes]] = Future()
+        self._requests.put((arguments, pass_fds, started))
+        return started.result()
+
+    def _serve(self) -> None:
+        while True:
+            arguments, pass_fds, started = self._requests.get()
+            try:
+                started.set_result(subprocess.Popen(
+                    arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={},
+                    close_fds=True, pass_fds=pass_fds, start_new_session=True))
+            except BaseException as error:  # the caller's to handle (an OSError: bwrap cannot be run)
+                started.set_exception(error)
+
+
+_launcher = _Launcher()
 
 
 @contextmanager

@@ -339,6 +339,24 @@ def test_a_process_serves_many_calls_and_a_new_version_replaces_it(runner, tenan
     assert runner.processes(tenant, second) == 1
 
 
+def test_a_warm_process_outlives_the_thread_that_started_it(runner, tenant, version):
+    """Each request of `make run` has a thread of its own; the kernel's parent-death signal follows the thread
+    that started bwrap, so a process started from a request's thread died with it."""
+    pids: list[str] = []
+
+    def call() -> None:
+        pids.append(runner.call(tenant, version, PID, "pid", {}, FakeHost())["pid"])
+
+    for _ in range(2):
+        thread = threading.Thread(target=call)
+        thread.start()
+        thread.join()
+        time.sleep(0.3)  # a signal sent as the thread ended has landed
+
+    assert len(pids) == 2 and pids[0] == pids[1]
+    assert runner.processes(tenant, version) == 1
+
+
 def test_an_idle_process_is_replaced(tenant, version):
     runner = LocalProcessRunner(idle_seconds=0)
     try:
