@@ -28,18 +28,16 @@ from __future__ import annotations
 import base64
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from decimal import Decimal
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from chalicelib.core.clock import isoformat
@@ -65,6 +63,8 @@ class Limits:
     """Largest file the plugin may write in its scratch directory (RLIMIT_FSIZE)."""
     disk_bytes: int = 16 * MB
     """All the plugin may write, its scratch directory being a tmpfs of this size."""
+    max_files: int = 4096
+    """Files and folders on that tmpfs, its package's included (run as root: sandbox.Disk)."""
     startup_seconds: float = 10.0
     max_message_bytes: int = 2 * MB
     """Largest line the plugin may send (its answer, or a pas call): the host parses it in its own
@@ -84,7 +84,7 @@ class _Broken(Exception):
 
 
 class _Process:
-    """One plugin process and its scratch directory; used by one call at a time."""
+    """One plugin process and its disk; used by one call at a time."""
 
     def __init__(self, key: tuple[str, str], module_files: Mapping[str, bytes], limits: Limits, python: str,
                  audit_hook: bool):
@@ -96,21 +96,21 @@ class _Process:
         self.last_used = time.monotonic()
         try:
             filters = sandbox.filters()
-            sandbox.check()
+            self.disk = sandbox.Disk({path: content for path, content in module_files.items()
+                                      if path.startswith(PLUGIN_FOLDER)},
+                                     size_bytes=limits.disk_bytes, max_files=limits.max_files)
         except sandbox.SandboxUnavailable as error:
             raise _Broken(PluginFailure("(start)", "unavailable", str(error))) from None
-        self.scratch = tempfile.mkdtemp(prefix="pas-plugins-")  # 0700: only this service's user enters
-        package = os.path.join(self.scratch, "package")
+        except OSError as error:
+            raise _Broken(PluginFailure("(start)", "unavailable", f"the plugin process could not start: {error}")
+                          ) from error
         try:
-            _write_plugin_files(package, module_files)
-            with sandbox.seccomp_input(filters.at_start) as seccomp_fd:
-                self.proc = sandbox.launch(sandbox.command(CHILD, package, disk_bytes=limits.disk_bytes,
-                                                           seccomp_fd=seccomp_fd, python=python),
-                                           pass_fds=(seccomp_fd,))
+            self.proc = sandbox.start(CHILD, self.disk, python=python)
         except (OSError, sandbox.SandboxUnavailable) as error:
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            raise _Broken(PluginFailure("(start)", "unavailable",
-                                        f"the plugin process could not start: {error}")) from error
+            self.disk.remove()
+            reason = str(error) if isinstance(error, sandbox.SandboxUnavailable) else \
+                f"the plugin process could not start: {error}"
+            raise _Broken(PluginFailure("(start)", "unavailable", reason)) from error
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.fd_in, self.fd_out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.fd_in, False)
@@ -121,6 +121,7 @@ class _Process:
                         "seccomp": base64.b64encode(filters.before_plugins).decode("ascii")}, "(start)", deadline)
             if self._receive("(start)", deadline) != {"ready": True}:
                 raise _Broken(PluginFailure("(start)", "unavailable", "the plugin process did not start properly"))
+            self.disk.started()
         except _Broken:
             self.stop()
             raise
@@ -233,23 +234,7 @@ class _Process:
                 stream.close()  # type: ignore[union-attr]
             except OSError:
                 pass
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
-
-def _write_plugin_files(package: str, module_files: Mapping[str, bytes]) -> None:
-    """The files under plugins/python/ (nothing else of the package), at their package paths, readable
-    by the sandbox's unprivileged user (the folder above `package` keeps everyone else out)."""
-    Path(package, PLUGIN_FOLDER).mkdir(mode=0o755, parents=True)
-    for path, content in module_files.items():
-        parts = PurePosixPath(path).parts
-        if not path.startswith(PLUGIN_FOLDER) or ".." in parts or PurePosixPath(path).is_absolute():
-            continue
-        target = Path(package, *parts)
-        target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        target.write_bytes(content)
-        target.chmod(0o644)
-    for folder, _, _ in os.walk(package):
-        os.chmod(folder, 0o755)
+        self.disk.remove()
 
 
 class LocalProcessRunner:

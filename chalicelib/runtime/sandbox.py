@@ -37,11 +37,11 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 SANDBOX_HOME = "/sandbox"
 RUNNER_FOLDER = "/runner"
@@ -118,11 +118,9 @@ def privileged() -> bool:
 
 def _python_roots() -> list[str]:
     """Folders the interpreter needs, outside /usr: its installation (a pyenv or a build in /opt)."""
-    roots = []
-    for folder in {os.path.realpath(sys.base_prefix), os.path.dirname(os.path.realpath(sys.executable))}:
-        if folder != "/usr" and not folder.startswith("/usr/"):
-            roots.append(folder)
-    return sorted(roots)
+    folders = {os.path.realpath(sys.base_prefix), os.path.dirname(os.path.realpath(sys.executable))}
+    outside = sorted(folder for folder in folders if folder != "/usr" and not folder.startswith("/usr/"))
+    return [folder for folder in outside if not any(folder.startswith(other + "/") for other in outside)]
 
 
 def _ancestors(path: str) -> Iterator[str]:
@@ -131,11 +129,94 @@ def _ancestors(path: str) -> Iterator[str]:
         yield "/" + "/".join(parts[:depth])
 
 
-def command(script: Path, package: str, *, disk_bytes: int, seccomp_fd: int, python: str) -> list[str]:
-    """The bwrap command line that runs the Python `script` with `package` (a folder holding `plugins/`)
-    visible read-only at /sandbox/plugins, inside a `disk_bytes` tmpfs at /sandbox."""
+class Disk:
+    """/sandbox, a sandbox's working directory and its only writable file system: a tmpfs of `size_bytes`
+    holding at most `max_files` files and folders, with `files` (paths under `plugins/` -> bytes) read-only
+    in /sandbox/plugins.
+
+    bwrap can give a tmpfs a size but not an inode count, and empty files take no blocks (each costs the
+    kernel about a kilobyte all the same). So, run as root, the host mounts the tmpfs itself with both
+    limits, in a folder of its own (0700), writes the files into it and binds it into the sandbox; its own
+    mount goes as soon as the sandbox runs (`started`), so none stays on the host, and the sandbox's mounts
+    name no path of the host. Run as a normal user the host cannot mount: /sandbox is then bwrap's tmpfs,
+    limited in size only, and the files are bound from the host folder."""
+
+    def __init__(self, files: Mapping[str, bytes], *, size_bytes: int, max_files: int):
+        self.size_bytes = size_bytes
+        self.folder = tempfile.mkdtemp(prefix="pas-sandbox-")
+        self.mounted = privileged()
+        self.source = os.path.join(self.folder, "disk") if self.mounted else self.folder
+        try:
+            if self.mounted:
+                os.mkdir(self.source, 0o700)
+                _mount_tmpfs(self.source, size_bytes, max_files)
+            _write_read_only(self.source, files)
+        except BaseException:
+            self.remove()
+            raise
+
+    def arguments(self) -> list[str]:
+        """What bwrap needs to mount /sandbox and /sandbox/plugins."""
+        if self.mounted:
+            disk = ["--bind", self.source, SANDBOX_HOME]
+        else:
+            disk = ["--size", str(self.size_bytes), "--perms", "0777", "--tmpfs", SANDBOX_HOME]
+        return disk + ["--ro-bind", os.path.join(self.source, "plugins"), f"{SANDBOX_HOME}/plugins"]
+
+    def started(self) -> None:
+        """The sandbox runs, with its own mount of the disk: the host's goes."""
+        if self.mounted:
+            self.mounted = False
+            _unmount(self.source)
+
+    def remove(self) -> None:
+        self.started()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_MS_NOSUID, _MS_NODEV, _MNT_DETACH = 0x2, 0x4, 0x2
+
+
+def _mount_tmpfs(target: str, size_bytes: int, max_files: int) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    options = f"size={size_bytes},nr_inodes={max_files},mode=0777".encode()
+    if libc.mount(b"tmpfs", target.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"cannot mount the sandbox's disk: {os.strerror(code)}")
+
+
+def _unmount(target: str) -> None:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.umount2(target.encode(), _MNT_DETACH) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"cannot unmount the sandbox's disk {target}: {os.strerror(code)}")
+
+
+def _write_read_only(root: str, files: Mapping[str, bytes]) -> None:
+    """`files` (paths under plugins/, never outside it) at their paths under `root`, readable by the
+    sandbox's unprivileged user and writable by nobody but the host."""
+    Path(root, "plugins").mkdir(mode=0o755)
+    for path, content in files.items():
+        parts = PurePosixPath(path).parts
+        if parts[:1] != ("plugins",) or ".." in parts or PurePosixPath(path).is_absolute():
+            continue
+        target = Path(root, *parts)
+        target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        target.write_bytes(content)
+        target.chmod(0o644)
+    for folder, _, _ in os.walk(os.path.join(root, "plugins")):
+        os.chmod(folder, 0o755)
+
+
+def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, python: str) -> list[str]:
+    """The bwrap command line that runs the Python script `/runner/<script_name>` (read from `script_fd`: a
+    copy, so no mount names the checkout) on `disk`, under the seccomp program read from `seccomp_fd`."""
     interpreter = os.path.realpath(python)
-    runner = f"{RUNNER_FOLDER}/{script.name}"
+    runner = f"{RUNNER_FOLDER}/{script_name}"
     arguments = [bwrap(), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
                  "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if privileged():
@@ -155,9 +236,8 @@ def command(script: Path, package: str, *, disk_bytes: int, seccomp_fd: int, pyt
         arguments += ["--ro-bind", root, root]
     arguments += [
         "--proc", "/proc", "--dev", "/dev",
-        "--perms", "0755", "--dir", RUNNER_FOLDER, "--ro-bind", str(script), runner,
-        "--size", str(disk_bytes), "--perms", "0777", "--tmpfs", SANDBOX_HOME,
-        "--ro-bind", os.path.join(package, "plugins"), f"{SANDBOX_HOME}/plugins",
+        "--perms", "0755", "--dir", RUNNER_FOLDER, "--perms", "0444", "--ro-bind-data", str(script_fd), runner,
+        *disk.arguments(),
         "--chdir", SANDBOX_HOME, "--seccomp", str(seccomp_fd),
         interpreter, "-I", "-S", "-B", runner,
     ]
@@ -166,10 +246,18 @@ def command(script: Path, package: str, *, disk_bytes: int, seccomp_fd: int, pyt
     return arguments
 
 
-def launch(arguments: list[str], *, pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
-    """Start a sandbox (a `command` line) with pipes as its stdin and stdout, an empty environment and
-    nothing else of this process, from the launcher thread (_Launcher says why)."""
-    return _launcher.popen(arguments, pass_fds)
+def start(script: Path, disk: Disk, *, python: str) -> subprocess.Popen[bytes]:
+    """The Python `script` running in a sandbox on `disk`, its stdin and stdout pipes to this process.
+    SandboxUnavailable when this machine cannot sandbox; OSError when bwrap cannot be started."""
+    check()
+    with _bwrap_input(filters().at_start) as seccomp_fd, _bwrap_input(_source(script)) as script_fd:
+        arguments = _command(script.name, disk, seccomp_fd=seccomp_fd, script_fd=script_fd, python=python)
+        return _launcher.popen(arguments, (seccomp_fd, script_fd))
+
+
+@functools.lru_cache(maxsize=8)
+def _source(script: Path) -> bytes:
+    return script.read_bytes()
 
 
 class _Launcher:
@@ -207,13 +295,13 @@ _launcher = _Launcher()
 
 
 @contextmanager
-def seccomp_input(program: bytes) -> Iterator[int]:
-    """A file descriptor bwrap reads the BPF program from (inheritable only for the child)."""
-    with tempfile.TemporaryFile() as bpf:
-        bpf.write(program)
-        bpf.flush()
-        bpf.seek(0)
-        yield bpf.fileno()
+def _bwrap_input(data: bytes) -> Iterator[int]:
+    """A file descriptor bwrap reads `data` from (passed to bwrap alone)."""
+    with tempfile.TemporaryFile() as file:
+        file.write(data)
+        file.flush()
+        file.seek(0)
+        yield file.fileno()
 
 
 @functools.lru_cache(maxsize=1)
@@ -221,17 +309,17 @@ def check() -> None:
     """Starts one empty sandbox (cached per process): SandboxUnavailable with the kernel's or bwrap's
     own words when namespaces, bubblewrap or libseccomp are missing."""
     program = filters().at_start
-    package = tempfile.mkdtemp(prefix="pas-sandbox-check-")
     try:
-        os.chmod(package, 0o755)
-        os.mkdir(os.path.join(package, "plugins"), 0o755)
-        with seccomp_input(program) as fd:
-            arguments = command(Path(__file__), package, disk_bytes=1024 * 1024, seccomp_fd=fd, python=sys.executable)
-            probe = arguments[:-1] + ["-c", "pass"]
-            result = subprocess.run(probe, pass_fds=(fd,), env={}, stdin=subprocess.DEVNULL,
+        disk = Disk({}, size_bytes=1024 * 1024, max_files=64)
+    except OSError as error:
+        raise SandboxUnavailable(f"the plugin sandbox cannot start on this machine ({error})") from None
+    try:
+        with _bwrap_input(program) as seccomp_fd, _bwrap_input(b"") as script_fd:
+            arguments = _command("probe.py", disk, seccomp_fd=seccomp_fd, script_fd=script_fd, python=sys.executable)
+            result = subprocess.run(arguments, pass_fds=(seccomp_fd, script_fd), env={}, stdin=subprocess.DEVNULL,
                                     capture_output=True, timeout=30, check=False)
     finally:
-        shutil.rmtree(package, ignore_errors=True)
+        disk.remove()
     if result.returncode != 0:
         said = result.stderr.decode("utf-8", "replace").strip()[-500:]
         raise SandboxUnavailable(f"the plugin sandbox cannot start on this machine ({said or result.returncode}); "
