@@ -212,47 +212,50 @@ def _write_read_only(root: str, files: Mapping[str, bytes]) -> None:
         os.chmod(folder, 0o755)
 
 
-def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, python: str) -> list[str]:
+def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, python: str,
+             arguments: Sequence[str] = ()) -> list[str]:
     """The bwrap command line that runs the Python script `/runner/<script_name>` (read from `script_fd`: a
-    copy, so no mount names the checkout) on `disk`, under the seccomp program read from `seccomp_fd`."""
+    copy, so no mount names the checkout) with `arguments` on `disk`, under the seccomp program read from
+    `seccomp_fd`. Run as root, the script gets the user and group it must drop to as two more arguments."""
     interpreter = os.path.realpath(python)
     runner = f"{RUNNER_FOLDER}/{script_name}"
-    arguments = [bwrap(), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
-                 "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    line = [bwrap(), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
+            "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     if privileged():
-        arguments += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+        line += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
-        arguments += ["--unshare-user", "--disable-userns"]
-    arguments += ["--ro-bind", "/usr", "/usr"]
+        line += ["--unshare-user", "--disable-userns"]
+    line += ["--ro-bind", "/usr", "/usr"]
     for link, target in (("/lib", "usr/lib"), ("/lib64", "usr/lib64"), ("/lib32", "usr/lib32")):
         if os.path.islink(link) or os.path.isdir(link):
-            arguments += ["--symlink", target, link] if os.path.islink(link) else ["--ro-bind", link, link]
+            line += ["--symlink", target, link] if os.path.islink(link) else ["--ro-bind", link, link]
     made: set[str] = set()
     for root in _python_roots():
         for folder in _ancestors(root + "/x"):
             if folder != root and folder not in made and not folder.startswith("/usr"):
                 made.add(folder)
-                arguments += ["--perms", "0755", "--dir", folder]
-        arguments += ["--ro-bind", root, root]
-    arguments += [
+                line += ["--perms", "0755", "--dir", folder]
+        line += ["--ro-bind", root, root]
+    line += [
         "--proc", "/proc", "--dev", "/dev",
         "--perms", "0755", "--dir", RUNNER_FOLDER, "--perms", "0444", "--ro-bind-data", str(script_fd), runner,
         *disk.arguments(),
         "--chdir", SANDBOX_HOME, "--seccomp", str(seccomp_fd),
-        interpreter, "-I", "-S", "-B", runner,
+        interpreter, "-I", "-S", "-B", runner, *arguments,
     ]
     if privileged():
-        arguments += [str(NOBODY), str(NOBODY)]
-    return arguments
+        line += [str(NOBODY), str(NOBODY)]
+    return line
 
 
-def start(script: Path, disk: Disk, *, python: str) -> subprocess.Popen[bytes]:
-    """The Python `script` running in a sandbox on `disk`, its stdin and stdout pipes to this process.
-    SandboxUnavailable when this machine cannot sandbox; OSError when bwrap cannot be started."""
+def start(script: Path, disk: Disk, *, python: str, arguments: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+    """The Python `script` running with `arguments` in a sandbox on `disk`, its stdin and stdout pipes to
+    this process. SandboxUnavailable when this machine cannot sandbox; OSError when bwrap cannot start."""
     check()
     with _bwrap_input(filters().at_start) as seccomp_fd, _bwrap_input(_source(script)) as script_fd:
-        arguments = _command(script.name, disk, seccomp_fd=seccomp_fd, script_fd=script_fd, python=python)
-        return _launcher.popen(arguments, (seccomp_fd, script_fd))
+        line = _command(script.name, disk, seccomp_fd=seccomp_fd, script_fd=script_fd, python=python,
+                        arguments=arguments)
+        return _launcher.popen(line, (seccomp_fd, script_fd))
 
 
 @functools.lru_cache(maxsize=8)
