@@ -20,12 +20,19 @@ configuration version of a tenant retires that tenant's processes of other versi
 are stopped after `idle_seconds`; a process is retired before it can run out of its lifetime CPU
 budget. Thread-safe.
 
+Fair share: a tenant may hold at most max(1, max_processes // (n + 1)) processes at once, n being the
+number of tenants with calls running or waiting: the share each would have if one more tenant came, so
+one tenant flooding the pool leaves room for the next (alone, a tenant has half the pool; sixteen
+tenants, one process each). A call beyond its tenant's share waits for one of its tenant's calls to end.
+When calls wait for a process, the one whose tenant holds the fewest goes first (then the earliest).
+
 This is the runner of `make run` and the tests. Production uses LambdaRunner, where each tenant's
 plugins run in their own function with a role that has no data access and no network.
 """
 from __future__ import annotations
 
 import base64
+import itertools
 import os
 import select
 import signal
@@ -250,6 +257,11 @@ class LocalProcessRunner:
         self.python = python
         self._idle: dict[tuple[str, str], list[_Process]] = {}
         self._counts: Counter[tuple[str, str]] = Counter()
+        self._held: Counter[str] = Counter()
+        """Processes each tenant's calls hold (starting ones included)."""
+        self._waiting: dict[int, tuple[str, str]] = {}
+        """The key of each call waiting for a process, by arrival."""
+        self._arrivals = itertools.count()
         self._versions: dict[str, str] = {}
         self._changed = threading.Condition()
 
@@ -283,27 +295,33 @@ class LocalProcessRunner:
     # --- the pool --------------------------------------------------------------------------------
 
     def _checkout(self, key: tuple[str, str], module_files: Mapping[str, bytes]) -> _Process:
+        tenant = key[0]
         deadline = time.monotonic() + self.limits.timeout_seconds
         doomed: list[_Process] = []
+        arrival = next(self._arrivals)
         try:
             with self._changed:
                 self._retire_other_versions(key, doomed)
                 self._take_stale(doomed)
-                while True:
-                    idle = self._idle.get(key)
-                    while idle:
-                        process = idle.pop()
-                        if process.alive():
-                            return process
-                        self._counts[key] -= 1
-                        doomed.append(process)
-                    if self._counts[key] < self.processes_per_version and self._make_room(doomed):
-                        self._counts[key] += 1
-                        break
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise _Broken(PluginFailure("(start)", "unavailable", "every plugin process is busy"))
-                    self._changed.wait(remaining)
+                self._waiting[arrival] = key
+                try:
+                    while True:
+                        if self._turn(arrival, key):
+                            process = self._idle_process(key, doomed)
+                            if process is not None:
+                                self._held[tenant] += 1
+                                return process
+                            if self._counts[key] < self.processes_per_version and self._make_room(doomed):
+                                self._counts[key] += 1
+                                self._held[tenant] += 1
+                                break
+                        remaining = deadline - time.monotonic()
+                        if remaining <= 0:
+                            raise _Broken(PluginFailure("(start)", "unavailable", self._busy(tenant)))
+                        self._changed.wait(remaining)
+                finally:
+                    del self._waiting[arrival]
+                    self._changed.notify_all()  # the calls behind this one may go now
         finally:
             for process in doomed:
                 process.stop()
@@ -312,11 +330,54 @@ class LocalProcessRunner:
         except BaseException:
             with self._changed:
                 self._counts[key] -= 1
+                self._release(tenant)
                 self._changed.notify_all()
             raise
 
+    def _share(self) -> int:
+        """Processes a tenant may hold at once now (the module docstring says why)."""
+        tenants = {tenant for tenant, held in self._held.items() if held} | {key[0] for key in self._waiting.values()}
+        return max(1, self.max_processes // (len(tenants) + 1))
+
+    def _turn(self, arrival: int, key: tuple[str, str]) -> bool:
+        """Whether the waiting call `arrival` may take a process: its tenant holds less than its share and no
+        waiting call that could go is ahead of it (its tenant holding fewer, or as many and it came earlier)."""
+        share = self._share()
+        if self._held[key[0]] >= share:
+            return False
+        place = (self._held[key[0]], arrival)
+        return not any((self._held[other[0]], other_arrival) < place and self._could_go(other, share)
+                       for other_arrival, other in self._waiting.items())
+
+    def _could_go(self, key: tuple[str, str], share: int) -> bool:
+        room = (sum(self._counts.values()) < self.max_processes or any(self._idle.values())) and \
+            self._counts[key] < self.processes_per_version
+        return self._held[key[0]] < share and (bool(self._idle.get(key)) or room)
+
+    def _idle_process(self, key: tuple[str, str], doomed: list[_Process]) -> _Process | None:
+        idle = self._idle.get(key)
+        while idle:
+            process = idle.pop()
+            if process.alive():
+                return process
+            self._counts[key] -= 1
+            doomed.append(process)
+        return None
+
+    def _busy(self, tenant: str) -> str:
+        share = self._share()
+        if self._held[tenant] >= share:
+            return f"the {share} plugin processes this tenant may hold at once are busy"
+        return "every plugin process is busy"
+
+    def _release(self, tenant: str) -> None:
+        self._held[tenant] -= 1
+        if not self._held[tenant]:
+            del self._held[tenant]
+
     def _give_back(self, process: _Process) -> None:
         with self._changed:
+            self._release(process.key[0])
             current = self._versions.get(process.key[0]) == process.key[1]
             keep = current and process.reusable and process.alive()
             if keep:

@@ -367,6 +367,30 @@ def test_an_idle_process_is_replaced(tenant, version):
     assert pids[0] != pids[1]
 
 
+def test_a_tenant_flooding_the_pool_leaves_room_for_another_tenants_call():
+    flooder, victim = new_tenant_locator(), new_tenant_locator()
+    plugin = modules(slow="import os, time\nPROCESS = os.urandom(8).hex()\n"
+                          "def slow(request):\n    time.sleep(30)\n"
+                          "def pid(request):\n    return {'pid': PROCESS}\n")
+    runner = LocalProcessRunner(Limits(timeout_seconds=4), max_processes=4)
+    flood = [threading.Thread(target=runner.call, args=(flooder, f"01JAAAAAAAAAAAAAAAAAAAAAA{number % 4}", plugin,
+                                                        "slow", {}, FakeHost())) for number in range(8)]
+    try:
+        for thread in flood:
+            thread.start()
+        time.sleep(1.5)  # the flooder's calls hold what they may, the rest wait
+        started = time.monotonic()
+        served = runner.call(victim, "01JBBBBBBBBBBBBBBBBBBBBBBB", plugin, "pid", {}, FakeHost())
+        elapsed = time.monotonic() - started
+    finally:
+        for thread in flood:
+            thread.join()
+        runner.close()
+
+    assert not isinstance(served, PluginFailure), served
+    assert elapsed < 2, elapsed  # a process start, not the wait for a flooder's call to time out
+
+
 def test_concurrent_calls_run_in_parallel_processes(runner, tenant, version):
     plugin = modules(slow="import os, time\nPROCESS = os.urandom(8).hex()\n"
                           "def slow(request):\n    time.sleep(0.4)\n    return {'pid': PROCESS}\n")
