@@ -1,8 +1,9 @@
 """LocalProcessRunner: tenant plugins in separate, contained, warm Python processes on this machine.
 
 Each process runs chalicelib/plugins/child.py inside the kernel boundary that runtime/sandbox.py builds
-(bubblewrap namespaces, an unprivileged user, seccomp filters, a fixed-size tmpfs as its only
-writable disk, read-only Python and only the tenant's `plugins/python/` files visible), under
+(bubblewrap namespaces, an unprivileged user, seccomp filters, a tmpfs of a fixed size and number of
+files as its only writable disk, read-only Python and only the tenant's `plugins/python/` files
+visible), under
 `python -I -S -B` with an empty environment, stdin and stdout as the JSON-lines channel and stderr
 discarded. Before it says it is ready (and so before any plugin code is imported) the child lowers
 its own resource limits (Limits below), installs its second seccomp filter (no execve) and, as a

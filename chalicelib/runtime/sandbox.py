@@ -2,15 +2,18 @@
 bubblewrap namespaces plus seccomp filters. The plugins' processes (chalicelib/plugins/local.py) run in
 it; it lives here, below every domain, because configuration deployments parse tenant source in it too.
 
-A sandboxed process starts as `bwrap ... python -I -S -B /runner/<script> [uid gid]` and sees:
+A sandboxed process starts as `bwrap ... python -I -S -B /runner/<script> [arguments] [uid gid]`, from
+one launcher thread (see _Launcher), and sees:
 
 - its own PID namespace (it is the only process it can see or signal), no network namespace
   (no interface but a loopback that is down), its own IPC and UTS namespaces, a new session;
 - a mount namespace holding only: /usr and the Python installation, read-only (the interpreter, the
-  standard library, the time zone database); its script in /runner, read-only; /sandbox, a tmpfs of
-  a fixed size (the disk quota), its working directory, with the tenant's `plugins/` bound read-only
-  inside it; a fresh /proc of its own PID namespace and a minimal /dev. No /etc, no /home, no
-  /root, no /tmp of the host, no other tenant's files, no state of the service;
+  standard library, the time zone database); a read-only copy of its script in /runner; /sandbox, a
+  tmpfs of a fixed size and (run as root) a fixed number of files (Disk), its working directory, with
+  the tenant's `plugins/` read-only inside it; a fresh /proc of its own PID namespace and a minimal
+  /dev. No /etc, no /home, no /root, no /tmp of the host, no other tenant's files, no state of the
+  service, and no mount that names the checkout or a folder of the service (the Python installation's
+  path shows in /proc/self/mountinfo, as it does in the interpreter's own sysconfig data);
 - an unprivileged user id: when the service runs as root, bwrap keeps only CAP_SETUID/CAP_SETGID and
   the script's first statement drops to `nobody` (which also clears every capability) before it reads
   anything; otherwise bwrap runs it in a user namespace under the service's own unprivileged user,
