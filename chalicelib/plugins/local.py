@@ -107,18 +107,13 @@ class _Process:
             self.disk = sandbox.Disk({path: content for path, content in module_files.items()
                                       if path.startswith(PLUGIN_FOLDER)},
                                      size_bytes=limits.disk_bytes, max_files=limits.max_files)
-        except sandbox.SandboxUnavailable as error:
-            raise _Broken(PluginFailure("(start)", "unavailable", str(error))) from None
-        except OSError as error:
-            raise _Broken(PluginFailure("(start)", "unavailable", f"the plugin process could not start: {error}")
-                          ) from error
+        except (OSError, sandbox.SandboxUnavailable) as error:
+            raise _Broken(_not_started(error)) from None
         try:
             self.proc = sandbox.start(CHILD, self.disk, python=python)
         except (OSError, sandbox.SandboxUnavailable) as error:
             self.disk.remove()
-            reason = str(error) if isinstance(error, sandbox.SandboxUnavailable) else \
-                f"the plugin process could not start: {error}"
-            raise _Broken(PluginFailure("(start)", "unavailable", reason)) from error
+            raise _Broken(_not_started(error)) from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.fd_in, self.fd_out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.fd_in, False)
@@ -243,6 +238,12 @@ class _Process:
             except OSError:
                 pass
         self.disk.remove()
+
+
+def _not_started(error: OSError | sandbox.SandboxUnavailable) -> PluginFailure:
+    if isinstance(error, sandbox.SandboxUnavailable):
+        return PluginFailure("(start)", "unavailable", str(error))
+    return PluginFailure("(start)", "unavailable", f"the plugin process could not start: {error}")
 
 
 class LocalProcessRunner:

@@ -54,21 +54,22 @@ def top_level_functions(modules: Mapping[str, bytes], limits: ParseLimits = Pars
     paths = sorted(modules)
     source = json.dumps({path: base64.b64encode(modules[path]).decode("ascii") for path in paths}).encode()
     limit_arguments = (str(limits.memory_bytes), str(limits.cpu_seconds))
-    disk = sandbox.Disk({}, size_bytes=MB, max_files=16) if sandboxed else None
+    disk: sandbox.Disk | None = None
     try:
-        if disk is not None:
+        if sandboxed:
+            disk = sandbox.Disk({}, size_bytes=MB, max_files=16)
             parser = sandbox.start(SCRIPT, disk, python=sys.executable, arguments=limit_arguments)
         else:
             parser = subprocess.Popen([sys.executable, "-I", "-S", "-B", str(SCRIPT), *limit_arguments],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                       env={}, close_fds=True, start_new_session=True, cwd="/")
-        output, ended = _run(parser, source, limits)
+        output, stopped = _run(parser, source, limits)
     except (OSError, sandbox.SandboxUnavailable) as error:
         raise Unavailable(f"the plugin modules cannot be parsed now: {error}") from None
     finally:
         if disk is not None:
             disk.remove()
-    return _results(paths, output, ended, parser.returncode, limits)
+    return _results(paths, output, stopped, parser.returncode, limits)
 
 
 def _sandbox_available() -> bool:

@@ -147,12 +147,14 @@ class Disk:
     def __init__(self, files: Mapping[str, bytes], *, size_bytes: int, max_files: int):
         self.size_bytes = size_bytes
         self.folder = tempfile.mkdtemp(prefix="pas-sandbox-")
-        self.mounted = privileged()
-        self.source = os.path.join(self.folder, "disk") if self.mounted else self.folder
+        self.own_tmpfs = privileged()
+        self.source = os.path.join(self.folder, "disk") if self.own_tmpfs else self.folder
+        self._mounted_here = False
         try:
-            if self.mounted:
+            if self.own_tmpfs:
                 os.mkdir(self.source, 0o700)
                 _mount_tmpfs(self.source, size_bytes, max_files)
+                self._mounted_here = True
             _write_read_only(self.source, files)
         except BaseException:
             self.remove()
@@ -160,17 +162,20 @@ class Disk:
 
     def arguments(self) -> list[str]:
         """What bwrap needs to mount /sandbox and /sandbox/plugins."""
-        if self.mounted:
+        if self.own_tmpfs:
             disk = ["--bind", self.source, SANDBOX_HOME]
         else:
             disk = ["--size", str(self.size_bytes), "--perms", "0777", "--tmpfs", SANDBOX_HOME]
         return disk + ["--ro-bind", os.path.join(self.source, "plugins"), f"{SANDBOX_HOME}/plugins"]
 
     def started(self) -> None:
-        """The sandbox runs, with its own mount of the disk: the host's goes."""
-        if self.mounted:
-            self.mounted = False
-            _unmount(self.source)
+        """The sandbox runs, with its own mount of the disk: the host's goes (a lazy unmount, which fails
+        only if the mount is gone already; then there is nothing to do)."""
+        if self._mounted_here:
+            self._mounted_here = False
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).umount2(self.source.encode(), _MNT_DETACH)
 
     def remove(self) -> None:
         self.started()
@@ -188,15 +193,6 @@ def _mount_tmpfs(target: str, size_bytes: int, max_files: int) -> None:
     if libc.mount(b"tmpfs", target.encode(), b"tmpfs", _MS_NOSUID | _MS_NODEV, options) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"cannot mount the sandbox's disk: {os.strerror(code)}")
-
-
-def _unmount(target: str) -> None:
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.umount2(target.encode(), _MNT_DETACH) != 0:
-        code = ctypes.get_errno()
-        raise OSError(code, f"cannot unmount the sandbox's disk {target}: {os.strerror(code)}")
 
 
 def _write_read_only(root: str, files: Mapping[str, bytes]) -> None:
