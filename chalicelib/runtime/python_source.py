@@ -5,14 +5,20 @@ service's own process, and held every other request for as long.
 The parser runs in the sandbox (sandbox.py: namespaces, seccomp, an unprivileged user) where this machine
 has one; where it has none (AWS Lambda, which has no namespaces for a function to make, or a machine
 without bubblewrap) it runs as a plain child process with an empty environment, under the same rlimits.
+What a package's modules define is remembered per process by their content (a deployment's modules are
+parsed again when the version is first used), unless the parser ran out of time, which a busy machine can
+cause.
 """
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import signal
 import subprocess
 import sys
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +28,8 @@ from chalicelib.runtime import sandbox
 
 SCRIPT = Path(__file__).with_name("python_source_child.py")
 MB = 1024 * 1024
+REMEMBERED = 64
+"""Packages whose parse results a process keeps, least recently used forgotten first."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,11 @@ def top_level_functions(modules: Mapping[str, bytes], limits: ParseLimits = Pars
         return {}
     if sandboxed is None:
         sandboxed = _sandbox_available()
+    key = _content_key(modules, limits, sandboxed)
+    with _lock:
+        if key in _remembered:
+            _remembered.move_to_end(key)
+            return dict(_remembered[key])
     paths = sorted(modules)
     source = json.dumps({path: base64.b64encode(modules[path]).decode("ascii") for path in paths}).encode()
     limit_arguments = (str(limits.memory_bytes), str(limits.cpu_seconds))
@@ -69,7 +82,26 @@ def top_level_functions(modules: Mapping[str, bytes], limits: ParseLimits = Pars
     finally:
         if disk is not None:
             disk.remove()
-    return _results(paths, output, stopped, parser.returncode, limits)
+    results = _results(paths, output, stopped, parser.returncode, limits)
+    if len(output.splitlines()) == len(paths):
+        with _lock:
+            _remembered[key] = results
+            while len(_remembered) > REMEMBERED:
+                _remembered.popitem(last=False)
+    return dict(results)
+
+
+_remembered: OrderedDict[str, dict[str, Parsed]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _content_key(modules: Mapping[str, bytes], limits: ParseLimits, sandboxed: bool) -> str:
+    digest = hashlib.sha256(repr((limits, sandboxed)).encode())
+    for path in sorted(modules):
+        for part in (path.encode(), modules[path]):
+            digest.update(len(part).to_bytes(8, "big"))
+            digest.update(part)
+    return digest.hexdigest()
 
 
 def _sandbox_available() -> bool:

@@ -1,7 +1,10 @@
 """Tenant Python source parsed in another process under kernel limits (runtime/python_source.py): what it
 finds, never running the modules, in the sandbox and, where a machine has none, in a plain child process;
-and the module that breaks the parser's memory, CPU or wall-clock limit is the one named."""
+the module that breaks the parser's memory, CPU or wall-clock limit is the one named; what a package
+defines is remembered, unless its parse was cut short."""
 from __future__ import annotations
+
+import time
 
 import pytest
 
@@ -49,3 +52,19 @@ def test_the_module_being_parsed_when_a_limit_runs_out_is_named(limits, exceeded
                                                           f"limits ({exceeded})")
     assert all(found[path] == Parsed() for path in sorted(found) if path < failed[0])
     assert len(found) < len(SLOW)
+
+
+def timed(modules: dict[str, bytes], limits: ParseLimits) -> tuple[dict[str, Parsed], float]:
+    started = time.monotonic()
+    return top_level_functions(modules, limits), time.monotonic() - started
+
+
+def test_a_package_parsed_to_the_end_is_remembered_and_one_cut_short_is_not():
+    four = dict(list(SLOW.items())[:4])
+    first, parsing = timed(four, ParseLimits())
+    again, remembering = timed(four, ParseLimits())
+    cut = [timed(SLOW, ParseLimits(memory_bytes=1024 * MB, wall_seconds=1)) for _ in range(2)]
+
+    assert again == first and all(parsed == Parsed() for parsed in first.values())
+    assert remembering < parsing / 5
+    assert [seconds >= 1 for _, seconds in cut] == [True, True]
