@@ -134,12 +134,16 @@ class _CarriedOut:
         self.numbers = {term.number: term for term in [*stack.terms, *self.new_terms, *self.changed_terms]}
 
     def root(self, head: str) -> Policy:
+        """The policy root after the issue. Its latest segment is that of the last span in processing order,
+        which is the issuing order of the local stack (sequence.py): the segment a snapshot shows at the
+        policy's last moment, a reinstatement's own where it gives back what a cancellation removed (not
+        the restored coverage `held` names)."""
         policy = self.stack.policy
         cancelled = coverage.cancellation(self.outcome.ledger.held())
         return _producers(policy, self.issued).model_copy(update={
             "cancellationTime": cancelled.start if cancelled else None,
             "endTime": self.terms_after[-1].end, "issuedTransactionLocator": head,
-            "latestSegmentLocator": self.outcome.ledger.held()[-1].segment_locator,
+            "latestSegmentLocator": self.outcome.ledger.spans[-1].locator,
             "latestTermLocator": self.numbers[self.terms_after[-1].number].locator,
             "branchHeadTransactionLocators": [head], "configVersion": self.issued.configVersion,
             "updatedAt": self.now, "updatedBy": self.issued.updatedBy or policy.updatedBy})

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from tests.api.transactions.support import (
     AUGUST,
+    END,
     MID_MARCH,
     create,
     issued_policy,
@@ -15,6 +16,7 @@ from tests.api.transactions.support import (
     params,
     policy_path,
     segment_of_policy,
+    segment_shown_last,
     step,
     transaction_path,
     vehicle_of,
@@ -108,3 +110,23 @@ def test_affected_transactions_say_beforehand_what_issuing_reverses_and_invalida
                    admin_token)) == expected
     assert ok(call(api, "GET", transaction_path(tenant, earlier["locator"], "/affectedTransactions/list"),
                    admin_token)) == expected
+
+
+def test_a_change_before_a_reinstatement_leaves_the_policy_on_the_segment_its_snapshot_shows(api, admin_token, tenant,
+                                                                                         policy):
+    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
+    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
+    ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
+
+    earlier, response = _issued_change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
+
+    aggregate = ok(call(api, "GET", transaction_path(tenant, ok(response)["aggregateTransactionLocator"]),
+                        admin_token))
+    assert [p["transactionCategory"] for p in aggregate["aggregatedTransactions"]] == [
+        "reversal", "reversal", "change", "cancellation", "reinstatement"]
+    reinstated = aggregate["aggregatedTransactions"][-1]
+    restored = ok(call(api, "GET", transaction_path(tenant, reinstated["locator"], "/segment"), admin_token))
+    assert (restored["startTime"], restored["endTime"]) == (AUGUST, END)
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["latestSegmentLocator"] == segment_shown_last(api, admin_token, tenant, after) == restored["locator"]

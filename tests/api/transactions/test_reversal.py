@@ -17,6 +17,7 @@ from tests.api.transactions.support import (
     params,
     policy_path,
     segment_of_policy,
+    segment_shown_last,
     step,
     transaction_path,
     vehicle_of,
@@ -149,3 +150,22 @@ def test_a_cancellation_before_an_issued_renewal_drops_the_renewal_and_its_term(
         "aggregatedTransactions"]] == [("reversal", False), ("cancellation", True)]
     assert_error(call(api, "GET", f"/policy/{tenant}/terms/{renewal['termLocator']}", admin_token), 404,
                  "term.not_found")
+
+
+def test_reversing_a_renewal_after_a_reinstatement_leaves_the_policy_on_the_segment_its_snapshot_shows(
+        api, admin_token, tenant, policy):
+    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
+    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
+    ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
+    restored = ok(call(api, "GET", transaction_path(tenant, reinstatement["locator"], "/segment"), admin_token))
+    renewal = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
+    ok(step(api, admin_token, tenant, renewal["locator"], "issue"))
+    draft = ok(_reversal(api, admin_token, tenant, policy["locator"], renewal["locator"],
+                         policy["issuedTransactionLocator"], renewal["locator"]))
+
+    ok(step(api, admin_token, tenant, draft["locator"], "issue"))
+
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["endTime"] == END
+    assert after["latestSegmentLocator"] == segment_shown_last(api, admin_token, tenant, after) == restored["locator"]
