@@ -118,12 +118,13 @@ def affected(ctx: CallContext, locator: str) -> list[AffectedTransaction]:
             for each in sequence.affected(planned, doomed)]
 
 
-def priced_transaction(ctx: CallContext, locator: str) -> Transaction:
-    """The transaction with its stored price; 409 `transaction.not_priced` before it was priced."""
-    transaction = get_transaction(ctx, locator)
+def priced_transaction(ctx: CallContext, locator: str) -> tuple[Transaction, list[Transaction]]:
+    """The transaction with its stored price and, for an aggregate (or a reversal that reapplied later
+    transactions), its parts with theirs; 409 `transaction.not_priced` before it was priced."""
+    transaction, parts = transaction_with_parts(ctx, locator)
     if transaction.transactionState not in PRICED:
         raise InvalidState(f"Transaction {locator} has not been priced", code=f"{ENTITY}.not_priced")
-    return transaction
+    return transaction, parts
 
 
 def segments(ctx: CallContext, locator: str) -> list[Segment]:

@@ -10,6 +10,7 @@ from tests.api.transactions.support import (
     AUGUST,
     END,
     MID_MARCH,
+    amounts,
     create,
     issued_policy,
     modify,
@@ -130,3 +131,29 @@ def test_a_change_before_a_reinstatement_leaves_the_policy_on_the_segment_its_sn
     assert (restored["startTime"], restored["endTime"]) == (AUGUST, END)
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert after["latestSegmentLocator"] == segment_shown_last(api, admin_token, tenant, after) == restored["locator"]
+
+
+def test_the_price_of_an_aggregate_shows_each_part_with_its_charges(api, admin_token, tenant, policy):
+    later, _ = _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
+    earlier, response = _issued_change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
+    aggregate = ok(response)["aggregateTransactionLocator"]
+
+    price = ok(call(api, "GET", transaction_path(tenant, aggregate, "/price"), admin_token))
+
+    parts = price.pop("aggregatedTransactions")
+    assert price == {"locator": aggregate, "policyLocator": policy["locator"], "effectiveTime": MID_MARCH,
+                     "transactionState": "issued", "transactionCategory": "aggregate", "charges": []}
+    assert [(p["transactionCategory"], amounts(p["charges"])) for p in parts] == [
+        # the later change reversed: its charges negated
+        ("reversal", [("premium", D("-900.00"), True), ("premium", D("600.00"), True), ("tax", D("-25"), True),
+                      ("tax", D("12.50"), True)]),
+        # 10 + 16/31 months at 200; the issuance's segment kept for 1 + 15/31 months
+        ("change", [("premium", D("-1051.61"), True), ("premium", D("2103.23"), False), ("tax", D("-21.91"), True),
+                    ("tax", D("25"), False)]),
+        # the later change reapplied: 6 months at 150; the new segment kept for 4 + 16/31 months
+        ("change", [("premium", D("-1200.00"), True), ("premium", D("900.00"), False), ("tax", D("-14.26"), True),
+                    ("tax", D("25"), False)]),
+    ]
+    assert parts[1]["locator"] == earlier["locator"]
+    for part in parts:
+        assert ok(call(api, "GET", transaction_path(tenant, part["locator"], "/price"), admin_token)) == part
