@@ -196,6 +196,10 @@ class Transaction(BaseModel):
     """An aggregate's parts, in the order they apply (reversals, the transaction, reapplications)."""
     reversedTransactionLocators: list[str] = []
     """What a reversal (or an aggregate) undoes."""
+    inForceSegmentLocator: str | None = None
+    """An issued reversal or aggregate, which make no segment of their own: the segment the policy showed at
+    its last moment once its own step was done (a reversal: what it gave back, before any reapplication;
+    an aggregate: after all its parts). Its segment in the API."""
     updatedAt: datetime | None = None
     updatedBy: str | None = None
     version: int = 1

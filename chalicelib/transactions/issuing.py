@@ -34,7 +34,7 @@ from chalicelib.policies.models import (
     TransactionState,
 )
 from chalicelib.priceable.models import Element
-from chalicelib.transactions import coverage, sequence
+from chalicelib.transactions import coverage, sequence, timeline
 from chalicelib.transactions.models import ProducersInstruction, instruction_of
 from chalicelib.transactions.timeline import LIVE_UNISSUED, Plan
 
@@ -93,7 +93,8 @@ def aggregate(stack: IssuedStack, transaction: Transaction, outcome: sequence.Ou
         createdAt=now, createdBy=done.issued.updatedBy or done.issued.createdBy, issuedTime=now, acceptedTime=now,
         baseTransactionLocator=stack.policy.issuedTransactionLocator,
         aggregatedTransactionLocators=[part.locator for part in done.parts],
-        reversedTransactionLocators=[t.locator for t in done.reversed], configVersion=done.issued.configVersion,
+        reversedTransactionLocators=[t.locator for t in done.reversed],
+        inForceSegmentLocator=outcome.ledger.spans[-1].locator, configVersion=done.issued.configVersion,
         updatedAt=now, updatedBy=done.issued.updatedBy)
     others = [t for t in done.parts if t.locator != done.issued.locator]
     return TransactionIssue(transaction=done.issued, segments=done.segments, terms=done.new_terms,
@@ -111,7 +112,7 @@ def reversal(stack: IssuedStack, transaction: Transaction, outcome: sequence.Out
     done = _carried_out(stack, transaction, outcome, trees, now, new_locator, None)
     issued = transaction.model_copy(update={
         "charges": [charge for step in outcome.steps if step.action == "reverse" for charge in step.charges],
-        "element": None,
+        "element": None, "inForceSegmentLocator": done.given_back,
         "aggregatedTransactionLocators": [part.locator for part in done.parts]})
     return TransactionIssue(transaction=issued, segments=done.segments, terms=done.new_terms,
                             changed_terms=done.changed_terms, removed_terms=_removed(stack, done.terms_after),
@@ -129,6 +130,10 @@ class _CarriedOut:
         self.parts: list[Transaction] = []
         self.reversed: list[Transaction] = []
         self.segments: list[Segment] = []
+        self.unreversed = timeline.issued_spans(stack)
+        """The issued spans, in processing order, that the reversals carried out so far leave."""
+        self.given_back: str | None = None
+        """The segment in force last after the last reversal carried out (the last span left)."""
         self.terms_after = outcome.ledger.terms()
         self.new_terms, self.changed_terms = _terms(stack, transaction, self.terms_after)
         self.numbers = {term.number: term for term in [*stack.terms, *self.new_terms, *self.changed_terms]}
@@ -161,6 +166,8 @@ def _carried_out(stack: IssuedStack, transaction: Transaction, outcome: sequence
             original = by_locator[step.entry.locator]
             done.reversed.append(original.model_copy(update={"transactionState": TransactionState.REVERSED,
                                                              "updatedAt": now}))
+            done.unreversed = [span for span in done.unreversed if span.transaction_locator != original.locator]
+            done.given_back = done.unreversed[-1].locator
             if aggregate_locator is None:
                 continue
             locator = new_locator()
@@ -172,7 +179,8 @@ def _carried_out(stack: IssuedStack, transaction: Transaction, outcome: sequence
                 createdBy=transaction.updatedBy or transaction.createdBy, issuedTime=now, acceptedTime=now,
                 baseTransactionLocator=policy.issuedTransactionLocator, aggregateTransactionLocator=aggregate_locator,
                 charges=list(step.charges), reversedTransactionLocators=[original.locator],
-                configVersion=transaction.configVersion, updatedAt=now, updatedBy=transaction.updatedBy))
+                inForceSegmentLocator=done.given_back, configVersion=transaction.configVersion, updatedAt=now,
+                updatedBy=transaction.updatedBy))
         elif step.action in ("issue", "reapply") and step.effect is not None and step.segment_locator is not None:
             term = done.numbers[step.effect.term.number]
             segment = _segment(stack, step, term.locator, trees[step.segment_locator])

@@ -128,7 +128,9 @@ def priced_transaction(ctx: CallContext, locator: str) -> tuple[Transaction, lis
 
 
 def segments(ctx: CallContext, locator: str) -> list[Segment]:
-    """The segments the transaction made, or for one not issued yet the segment it would make."""
+    """The segments the transaction made, or for one not issued yet the segment it would make. An issued
+    reversal or aggregate makes none: it answers the segment it left in force (inForceSegmentLocator); an
+    unissued reversal none."""
     found = records.find(ctx, locator)
     return _segments(ctx, found)
 
@@ -427,7 +429,12 @@ def _config_version(ctx: CallContext, stack: IssuedStack, instructions: list[Ins
 def _segments(ctx: CallContext, found: Found) -> list[Segment]:
     transaction = found.transaction
     if transaction.transactionState in (TransactionState.ISSUED, TransactionState.REVERSED):
-        return [found.stack.segments[s.locator] for s in transaction.segments if s.locator in found.stack.segments]
+        shown = [s.locator for s in transaction.segments]
+        if not shown and transaction.inForceSegmentLocator is not None:
+            shown = [transaction.inForceSegmentLocator]
+        return [found.stack.segments[each] for each in shown if each in found.stack.segments]
+    if transaction.transactionCategory == TransactionCategory.REVERSAL:
+        return []
     tree = transaction.element or _plan(ctx, found).tree
     policy = found.policy
     return [Segment(locator=s.locator, transactionLocator=transaction.locator, policyLocator=policy.locator,

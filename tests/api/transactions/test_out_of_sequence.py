@@ -157,3 +157,21 @@ def test_the_price_of_an_aggregate_shows_each_part_with_its_charges(api, admin_t
     assert parts[1]["locator"] == earlier["locator"]
     for part in parts:
         assert ok(call(api, "GET", transaction_path(tenant, part["locator"], "/price"), admin_token)) == part
+
+
+def test_the_parts_of_an_aggregate_that_make_no_segment_answer_the_one_they_leave_in_force(api, admin_token, tenant,
+                                                                                       policy):
+    _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
+    _, response = _issued_change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
+    aggregate = ok(call(api, "GET", transaction_path(tenant, ok(response)["aggregateTransactionLocator"]),
+                        admin_token))
+    reversal, _, reapplied = aggregate["aggregatedTransactions"]
+
+    def segment_of(locator):
+        return ok(call(api, "GET", transaction_path(tenant, locator, "/segment"), admin_token))
+
+    # the later change reversed: the issuance's segment in force again; after the aggregate, the reapplied one's
+    assert segment_of(reversal["locator"])["locator"] == policy["latestSegmentLocator"]
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert segment_of(aggregate["locator"]) == segment_of(reapplied["locator"])
+    assert segment_of(aggregate["locator"])["locator"] == after["latestSegmentLocator"]

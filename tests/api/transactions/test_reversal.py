@@ -169,3 +169,46 @@ def test_reversing_a_renewal_after_a_reinstatement_leaves_the_policy_on_the_segm
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert after["endTime"] == END
     assert after["latestSegmentLocator"] == segment_shown_last(api, admin_token, tenant, after) == restored["locator"]
+
+
+def test_a_reversal_answers_the_segment_it_leaves_in_force_before_anything_is_reapplied(api, admin_token, tenant,
+                                                                                      policy):
+    earlier = _issued_change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
+    later = _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
+    draft = ok(_reversal(api, admin_token, tenant, policy["locator"], later["locator"],
+                         policy["issuedTransactionLocator"], earlier["locator"]))
+    assert_error(call(api, "GET", transaction_path(tenant, draft["locator"], "/segment"), admin_token), 404,
+                 "segment.not_found")  # nothing is in force after it until it is issued
+
+    issued = ok(step(api, admin_token, tenant, draft["locator"], "issue"))
+
+    # both changes reversed, the issuance's segment is in force again (the later change is reapplied after)
+    segment = ok(call(api, "GET", transaction_path(tenant, issued["locator"], "/segment"), admin_token))
+    issuance = ok(call(api, "GET", f"/policy/{tenant}/transactions/segments/{policy['latestSegmentLocator']}",
+                       admin_token))
+    assert segment == issuance
+    assert (segment["transactionLocator"], segment["startTime"], segment["endTime"]) == (
+        policy["issuedTransactionLocator"], START, END)
+    assert vehicle_of(segment)["data"]["value"] == D("12000.50")
+    assert ok(call(api, "GET", transaction_path(tenant, issued["locator"], "/segments/list"), admin_token)) == [segment]
+    (reapplied,) = ok(call(api, "GET", transaction_path(tenant, issued["locator"]), admin_token))[
+        "aggregatedTransactions"]
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["latestSegmentLocator"] == ok(call(api, "GET", transaction_path(tenant, reapplied["locator"],
+                                                                                  "/segment"), admin_token))["locator"]
+
+
+def test_a_reversed_renewal_leaves_the_last_segment_of_the_term_before_it_in_force(api, admin_token, tenant, policy):
+    change = _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
+    renewal = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
+    ok(step(api, admin_token, tenant, renewal["locator"], "issue"))
+    draft = ok(_reversal(api, admin_token, tenant, policy["locator"], renewal["locator"], change["locator"],
+                         renewal["locator"]))
+
+    issued = ok(step(api, admin_token, tenant, draft["locator"], "issue"))
+
+    segment = ok(call(api, "GET", transaction_path(tenant, issued["locator"], "/segment"), admin_token))
+    assert (segment["transactionLocator"], segment["startTime"], segment["endTime"]) == (change["locator"], AUGUST,
+                                                                                         END)
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["latestSegmentLocator"] == segment["locator"]
