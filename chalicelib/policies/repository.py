@@ -96,6 +96,14 @@ def save(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
                               extra=_renewal_index(tenant, policy)))
 
 
+def save_branch_heads(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
+    """Rewrites the policy's branch heads alone, on condition that it is still at `policy.version` (else
+    409), which the write bumps."""
+    uow.add(table.update(keys.policy(tenant, policy.locator),
+                         {"branchHeadTransactionLocators": policy.branchHeadTransactionLocators},
+                         expected_version=policy.version))
+
+
 def _renewal_index(tenant: str, policy: Policy) -> dict[str, str | None]:
     """The sparse due index of the auto-renewal job (transactions/auto_renewal.py): by term end, while
     the policy has an auto-renewal plan (None: off the index)."""

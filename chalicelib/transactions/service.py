@@ -50,6 +50,7 @@ from chalicelib.core.paging import Page, PageRequest
 from chalicelib.plugins.models import PluginFailure
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import (
+    LIVE_UNISSUED,
     IssuedStack,
     Policy,
     Segment,
@@ -80,7 +81,7 @@ from chalicelib.transactions.models import (
     stored,
 )
 from chalicelib.transactions.records import Found
-from chalicelib.transactions.timeline import CREATED, LIVE_UNISSUED, Plan, Planner
+from chalicelib.transactions.timeline import CREATED, Plan, Planner
 
 STATUS_EVENT = "policy.status.update"
 CATEGORY_OF_ROUTE = {"change": "change", "renew": "renewal", "cancel": "cancellation", "reinstate": "reinstatement"}

@@ -175,3 +175,17 @@ def test_the_parts_of_an_aggregate_that_make_no_segment_answer_the_one_they_leav
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert segment_of(aggregate["locator"]) == segment_of(reapplied["locator"])
     assert segment_of(aggregate["locator"])["locator"] == after["latestSegmentLocator"]
+
+
+def test_drafts_built_on_a_transaction_issued_out_of_sequence_are_the_policys_one_branch(api, admin_token, tenant,
+                                                                                       policy):
+    _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
+    earlier = _change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
+    chained = ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)],
+                        f"?baseLocator={earlier['locator']}"))
+
+    issued = ok(step(api, admin_token, tenant, earlier["locator"], "issue"))
+
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["issuedTransactionLocator"] == issued["aggregateTransactionLocator"]
+    assert after["branchHeadTransactionLocators"] == [chained["locator"]]

@@ -179,6 +179,8 @@ def test_a_reversal_answers_the_segment_it_leaves_in_force_before_anything_is_re
                          policy["issuedTransactionLocator"], earlier["locator"]))
     assert_error(call(api, "GET", transaction_path(tenant, draft["locator"], "/segment"), admin_token), 404,
                  "segment.not_found")  # nothing is in force after it until it is issued
+    assert ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))[
+        "branchHeadTransactionLocators"] == [draft["locator"]]
 
     issued = ok(step(api, admin_token, tenant, draft["locator"], "issue"))
 
