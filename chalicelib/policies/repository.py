@@ -10,7 +10,8 @@
 
 `stack` reads the whole collection with one strongly consistent Query (one per MB), root first; every
 issue (`add_issue`) rewrites the root on condition of the version that read saw, in the same
-TransactWriteItems as the issue's items, so an issue computed from a stale stack answers 409.
+TransactWriteItems as the issue's items, so an issue computed from a stale stack answers 409; a
+transaction write that moves a branch head rewrites the root's heads the same way (`save_branch_heads`).
 
 An issue too large for one TransactWriteItems (an out-of-sequence issue or a reversal reapplying many
 transactions) is written in two stages (`add_pending`): first the records nothing visible names yet (the

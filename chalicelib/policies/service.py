@@ -6,7 +6,9 @@ whole element tree, the first static data history entry and the number guard) an
 changes are one TransactWriteItems of a fixed number of items, however large the element tree; the
 quotes service records `policy.quote.issue`. A policy is one item collection: `issued_stack` reads it
 with one strongly consistent Query, and every issue (repository.add_issue) writes the root on
-condition of the version that read saw.
+condition of the version that read saw; so does every other transaction write that moves one of the
+policy's branch heads (a new transaction, one discarded or refused: `with_transaction`), which the root
+keeps so that reading a policy stays one GetItem.
 
 Numbers: `issuance.policyNumber` is claimed as given; without one the product's numbering plan gives
 the next number (configuration/numbers.py); without a plan the policy has none until one is set or
