@@ -352,9 +352,9 @@ def with_transaction(stack: IssuedStack, transaction: Transaction) -> IssuedStac
     branch_heads: a new head, one discarded or refused), the root with the new heads at its next version,
     for the write changes the root on condition of its version. The heads before are worked out as the
     after ones are, not read from the root, so a change that moves no head never writes it."""
-    known = any(t.locator == transaction.locator for t in stack.transactions)
     after = [transaction if t.locator == transaction.locator else t for t in stack.transactions]
-    after += [] if known else [transaction]
+    if all(t.locator != transaction.locator for t in stack.transactions):
+        after.append(transaction)
     policy = stack.policy
     heads = branch_heads(after, policy.issuedTransactionLocator)
     if heads != branch_heads(stack.transactions, policy.issuedTransactionLocator):
