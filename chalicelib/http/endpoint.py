@@ -19,7 +19,7 @@ from chalicelib.core.permissions import grants
 from chalicelib.http import auth
 from chalicelib.http.middleware import offer_file
 from chalicelib.http.request import current_request, raw_body, reset_context, set_context
-from chalicelib.http.responses import Binary, error_response, json_response, render
+from chalicelib.http.responses import Binary, SecretAnswer, error_response, json_response, render
 from chalicelib.runtime import idempotency, wiring
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
@@ -98,8 +98,8 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     scope = keys.tenant_scope(tenant) if tenant else keys.SYSTEM_SCOPE
     key = current_request().headers.get("x-idempotency-key") if spec.idempotent else None
     if key is not None:
-        outcome = idempotency.claim_or_replay(scope, principal.user_locator, view.__name__, key,
-                                              _fingerprint(path))
+        outcome = idempotency.claim_or_replay(scope, principal.user_locator, principal.credential, view.__name__,
+                                              key, _fingerprint(path))
         if isinstance(outcome, idempotency.Replay):
             return json_response(outcome.body, outcome.status, request_id)
         ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant,
@@ -109,12 +109,16 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
         result = view(**path)
     finally:
         reset_context(token)
-    response = render(result, request_id)
+    secret = result if isinstance(result, SecretAnswer) else None
+    response = render(secret.value if secret else result, request_id)
     if isinstance(result, Binary):
         offer_file(response)
     if ctx.idempotency is not None and ctx.idempotency.claimed:
-        idempotency.remember_response(scope, principal.user_locator, ctx.idempotency,
-                                      response.status_code, response.body)
+        if secret:
+            idempotency.remember_secret_created(scope, principal.user_locator, ctx.idempotency, secret.created)
+        else:
+            idempotency.remember_response(scope, principal.user_locator, ctx.idempotency,
+                                          response.status_code, response.body)
     return response
 
 

@@ -24,6 +24,15 @@ class Binary:
         self.filename = filename
 
 
+class SecretAnswer:
+    """An answer that carries a secret (a new token): sent once and never stored. A replay of its
+    `X-Idempotency-Key` answers 409 naming `created` (what the request created, without the secret)."""
+
+    def __init__(self, value: Any, created: str):
+        self.value = value
+        self.created = created
+
+
 def to_json(value: Any) -> str:
     return simplejson.dumps(_plain(value), use_decimal=True, default=_default, separators=(",", ":"))
 

@@ -20,6 +20,7 @@ from chalicelib.http.request import (
     request_context,
     validate,
 )
+from chalicelib.http.responses import SecretAnswer
 
 if TYPE_CHECKING:
     from chalicelib.identity import schemas, service
@@ -50,11 +51,13 @@ def sign_in() -> schemas.TokenGrantResponse:
 # --- authentication tokens -----------------------------------------------------------------------
 
 
-def _create_token(user_locator: str) -> str:
+def _create_token(user_locator: str) -> SecretAnswer:
+    """The new token string, answered once: its idempotency guard keeps only which token it was."""
     ctx = request_context()
     request = body_as(schemas.AuthTokenCreateRequest)
-    return service.create_token(ctx, user_locator, name=request.name, expires_at=request.expiresAt,
-                                permissions=request.permissions, tenants=request.tenants)
+    token = service.create_token(ctx, user_locator, name=request.name, expires_at=request.expiresAt,
+                                 permissions=request.permissions, tenants=request.tenants)
+    return SecretAnswer(token, f"the token named '{request.name}' of user {user_locator}")
 
 
 def _tokens(user_locator: str) -> list[schemas.AuthTokenResponse]:
@@ -65,13 +68,13 @@ def _tokens(user_locator: str) -> list[schemas.AuthTokenResponse]:
 
 @bp.route("/auth/users/tokens", methods=["POST"])
 @endpoint("users.write", "users.token", idempotent=True)
-def create_own_token() -> str:
+def create_own_token() -> SecretAnswer:
     return _create_token(request_context().user_locator)
 
 
 @bp.route("/auth/users/{locator}/tokens", methods=["POST"])
 @endpoint("users.custom", "users.write", idempotent=True)
-def create_user_token(locator: str) -> str:
+def create_user_token(locator: str) -> SecretAnswer:
     return _create_token(locator)
 
 
