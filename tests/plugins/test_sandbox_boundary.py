@@ -1,7 +1,8 @@
 """The kernel's boundary around a plugin process, proven with the Python-level audit hook switched off
 (and once with the hook defeated the way a real probe did): whatever a plugin does in pure Python or
 through ctypes, it cannot read outside its package, reach a network, signal or trace another process,
-start a program, gain privileges, or write more than its disk quota."""
+start a program, gain privileges, write more than its disk quota or make more files than it may, or
+see where the service keeps its files."""
 from __future__ import annotations
 
 import os
