@@ -7,16 +7,19 @@ holding the top-level `config.json`) is the ZIP root or its single top-level fol
 whatever their name; other files that are not `config.json` are kept as bytes too.
 
 Uploads are untrusted: paths, sizes and JSON are checked before anything is believed, and sizes
-are checked twice (declared sizes before inflating, inflated bytes while reading).
+are checked twice (declared sizes before inflating, inflated bytes while reading). Before the archive
+is opened its members are counted; before anything is inflated the declared sizes of the config.json
+files and of the Python plugin folder are held to their limits (zipfile never inflates a member beyond
+its declared size). Plugin modules are never parsed here: configuration.service has them parsed in a
+sandboxed process (runtime/python_source.py) and `implemented_plugins` reads what that found.
 """
 
-import ast
 import io
 import json
 import re
 import zipfile
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import PurePosixPath
@@ -30,6 +33,19 @@ CONFIG_FILE = "config.json"
 MAX_COMPRESSED_BYTES = 50 * 1024 * 1024
 MAX_UNCOMPRESSED_BYTES = 500 * 1024 * 1024
 PYTHON_PLUGIN_FOLDER = "plugins/python/"
+MAX_MEMBERS = 10_000
+"""Files in a package (the largest real package has 361): zipfile holds an object per member once the
+archive is open, and a 50 MB archive can declare a million members."""
+MAX_CONFIG_JSON_BYTES = 2 * 1024 * 1024
+"""All config.json files of a package together (the largest real package has 145 KB): 4 MB of empty
+objects took 300 MB and 5 s to read and validate, as parsed JSON takes up to 25 times its size in
+memory and validation copies the model."""
+MAX_PLUGIN_MODULE_BYTES = 256 * 1024
+"""A Python plugin module: parsing hostile source can take 700 times its size in memory."""
+MAX_PLUGINS_BYTES = 2 * 1024 * 1024
+"""Everything under plugins/python/ together: it is copied into each plugin process's 16 MB disk."""
+MAX_PLUGIN_FILES = 1000
+"""Files under plugins/python/: each takes one of the 4,096 files a plugin process's disk may hold."""
 MAX_JSON_DEPTH = 32
 """Objects and arrays nest at most this deep in a config.json: far deeper than any ConfigurationRef,
 and shallow enough for the recursive merge, validation and formatting that follow."""
@@ -43,6 +59,8 @@ PACKAGE_INVALID_JSON = codes.CONFIG_PACKAGE_INVALID_JSON
 PACKAGE_INVALID = codes.CONFIG_PACKAGE_INVALID
 PACKAGE_TOO_LARGE = codes.CONFIG_PACKAGE_TOO_LARGE
 PLUGIN_INVALID = codes.CONFIG_PLUGIN_INVALID
+PLUGIN_TOO_LARGE = codes.CONFIG_PLUGIN_TOO_LARGE
+_CENTRAL_DIRECTORY_RECORD = b"PK\x01\x02"
 
 _READ_CHUNK_BYTES = 1024 * 1024
 _IGNORED_FILE_NAMES = frozenset({".DS_Store"})
@@ -131,10 +149,12 @@ def read_package(
             PACKAGE_TOO_LARGE,
             f"package is {len(data)} bytes; the limit is {max_compressed_bytes} bytes compressed",
         )
+    _check_member_count(data)
     with _open_zip(data) as archive:
         entries = _package_entries(archive)
         _check_declared_size(archive, max_uncompressed_bytes)
         root_depth = _package_root_depth([entry.segments for entry in entries])
+        _check_declared_content(entries, root_depth)
         budget = _Budget(max_uncompressed_bytes)
         files = {entry: _inflate(archive, entry.info, budget) for entry in entries}
     return _assemble(files, root_depth)
@@ -147,6 +167,36 @@ def _open_zip(data: bytes) -> zipfile.ZipFile:
         if data.startswith(b"PK"):
             raise PackageError(PACKAGE_CORRUPT, f"the ZIP archive is corrupt: {error}") from error
         raise PackageError(PACKAGE_NOT_ZIP, "the package is not a ZIP archive") from error
+
+
+def _check_member_count(data: bytes) -> None:
+    """Counted by their central directory records (zipfile reads one per member, whatever the end record
+    declares), before zipfile makes an object of each."""
+    members = data.count(_CENTRAL_DIRECTORY_RECORD)
+    if members > MAX_MEMBERS:
+        raise PackageError(PACKAGE_TOO_LARGE, f"the package holds {members} files; it may hold at most "
+                                              f"{MAX_MEMBERS} files")
+
+
+def _check_declared_content(entries: list[_Entry], root_depth: int) -> None:
+    """The config.json files and the Python plugin folder within their limits, by declared sizes."""
+    config_bytes = sum(entry.info.file_size for entry in entries if entry.segments[-1] == CONFIG_FILE)
+    if config_bytes > MAX_CONFIG_JSON_BYTES:
+        raise PackageError(PACKAGE_TOO_LARGE, f"the config.json files have {config_bytes} bytes; a package may "
+                                              f"have at most {MAX_CONFIG_JSON_BYTES} bytes of config.json")
+    plugin_files = [("/".join(entry.segments[root_depth:]), entry.info.file_size) for entry in entries
+                    if "/".join(entry.segments[root_depth:]).startswith(PYTHON_PLUGIN_FOLDER)]
+    if len(plugin_files) > MAX_PLUGIN_FILES:
+        raise PackageError(PLUGIN_TOO_LARGE, f"{PYTHON_PLUGIN_FOLDER} holds {len(plugin_files)} files; it may "
+                                             f"hold at most {MAX_PLUGIN_FILES} files")
+    for path, size in plugin_files:
+        if path.endswith(".py") and size > MAX_PLUGIN_MODULE_BYTES:
+            raise PackageError(PLUGIN_TOO_LARGE, f"{path} has {size} bytes; a plugin module may have at most "
+                                                 f"{MAX_PLUGIN_MODULE_BYTES}")
+    total = sum(size for _, size in plugin_files)
+    if total > MAX_PLUGINS_BYTES:
+        raise PackageError(PLUGIN_TOO_LARGE, f"the files under {PYTHON_PLUGIN_FOLDER} have {total} bytes; they "
+                                             f"may have at most {MAX_PLUGINS_BYTES} bytes in all")
 
 
 def _package_entries(archive: zipfile.ZipFile) -> list[_Entry]:
@@ -446,22 +496,24 @@ def _json_string(text: str) -> str:
 # Plugins and bootstrap resources ------------------------------------------------------------------
 
 
-def implemented_plugins(plugins: Mapping[str, bytes], product_names: Iterable[str]) -> dict[str, str]:
+def python_modules(plugins: Mapping[str, bytes]) -> dict[str, bytes]:
+    """The Python plugin modules among a package's plugin files (the .py files under plugins/python/)."""
+    return {path: content for path, content in plugins.items()
+            if path.startswith(PYTHON_PLUGIN_FOLDER) and path.endswith(".py")}
+
+
+def implemented_plugins(module_functions: Mapping[str, Sequence[str]], product_names: Iterable[str]) -> dict[str, str]:
     """`"<kind>:<Product>" -> "<module path>:<function>"` for each product that has a plugin
     function under plugins/python/ (design/DECISIONS.md, Plugins): `rate_P` -> "rating:P",
     `validate_P` -> "validation:P", `underwrite_P` -> "underwriting:P"; the generic `rate`,
-    `validate`, `underwrite` count for products without their own. Modules are parsed, never run."""
+    `validate`, `underwrite` count for products without their own. `module_functions`: the top-level
+    functions of each module, as parsing found them."""
     products = list(product_names)
     specific: dict[str, str] = {}
     generic: dict[str, str] = {}
     errors: list[str] = []
-    for path in sorted(p for p in plugins if p.startswith(PYTHON_PLUGIN_FOLDER) and p.endswith(".py")):
-        try:
-            functions = _top_level_functions(path, plugins[path])
-        except ValueError as error:
-            errors.append(str(error))
-            continue
-        for function in functions:
+    for path in sorted(module_functions):
+        for function in module_functions[path]:
             _register_plugin(function, f"{path}:{function}", products, specific, generic, errors)
     if errors:
         raise PackageError(PLUGIN_INVALID, errors[0], errors)
@@ -469,16 +521,6 @@ def implemented_plugins(plugins: Mapping[str, bytes], product_names: Iterable[st
         for kind, location in generic.items():
             specific.setdefault(f"{kind}:{product}", location)
     return specific
-
-
-def _top_level_functions(path: str, source: bytes) -> list[str]:
-    try:
-        module = ast.parse(source, filename=path)
-    except SyntaxError as error:
-        raise ValueError(f"{path} line {error.lineno}: {error.msg}") from error
-    except (ValueError, RecursionError) as error:
-        raise ValueError(f"{path}: cannot be parsed as Python: {error}") from error
-    return [node.name for node in module.body if isinstance(node, ast.FunctionDef)]
 
 
 def _register_plugin(

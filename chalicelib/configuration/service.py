@@ -39,6 +39,7 @@ from chalicelib.configuration.package import (
     bootstrap_resources,
     dumps_json,
     implemented_plugins,
+    python_modules,
     read_package,
     write_package,
 )
@@ -49,7 +50,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.identity import service as identity
-from chalicelib.runtime import jobs, wiring
+from chalicelib.runtime import jobs, python_source, wiring
 from chalicelib.runtime.job_types import JobType
 
 VALIDATION_RESULT_FILE = "validation-result.json"
@@ -214,14 +215,18 @@ def _package_call(function: Callable[[bytes], T], package_bytes: bytes) -> T:
 
 
 def _check(package: ConfigPackage) -> tuple[ValidationOutcome, dict[str, str]]:
-    """Validation of the model plus the plugin modules (a module that does not parse is an error of
-    the package, reported with the others). Answers the outcome and the implemented plugins."""
+    """Validation of the model plus the plugin modules, parsed in a sandboxed process (a module that does
+    not parse, or not within the parser's limits, is an error of the package, reported with the others).
+    Answers the outcome and the implemented plugins."""
     outcome = validate(package.model)
     errors = list(outcome.errors)
+    parsed = python_source.top_level_functions(python_modules(package.plugins))
+    errors += [module.error for _, module in sorted(parsed.items()) if module.error]
     plugins: dict[str, str] = {}
     products = outcome.model.get("products")
     try:
-        plugins = implemented_plugins(package.plugins, products if isinstance(products, dict) else {})
+        plugins = implemented_plugins({path: module.functions for path, module in parsed.items()},
+                                      products if isinstance(products, dict) else {})
     except PackageError as error:
         errors += error.errors
     return ValidationOutcome(not errors, errors, outcome.model), plugins

@@ -155,6 +155,8 @@ CONFIG_PACKAGE_INVALID = _code(InvalidRequest, "config.package_invalid",
 CONFIG_PACKAGE_TOO_LARGE = _code(PayloadTooLarge, "config.package_too_large",
                                  "The package inflates beyond its limits (size, entries, plugin source)")
 CONFIG_PLUGIN_INVALID = _code(InvalidRequest, "config.plugin_invalid", "A plugin module of the package does not parse")
+CONFIG_PLUGIN_TOO_LARGE = _code(PayloadTooLarge, "config.plugin_too_large",
+                                "A plugin module, or the package's plugins together, are larger than allowed")
 CONFIG_BOOTSTRAP_TOO_LARGE = _code(InvalidRequest, "config.bootstrap_too_large",
                                    "The package's bootstrap resources are too many to record")
 NUMBERING_INVALID_PLAN = _code(InvalidState, "numbering.invalid_plan", "The numbering plan is not configured")

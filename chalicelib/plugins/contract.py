@@ -1,6 +1,8 @@
 """The plugin contract of design/DECISIONS.md, "Plugins": what a plugin is asked and what its answers
 mean. Pure: every shape problem in an answer raises PluginFailure("malformed") naming what is wrong
-(and `function`, the plugin function that answered: by default the product-specific name).
+(and `function`, the plugin function that answered: by default the product-specific name), and so
+does an answer beyond the limits below, which are those of what a client may send for the same record
+(a flag's note and tag) or keep a response within reach of any client (errors and flags per answer).
 """
 from __future__ import annotations
 
@@ -25,6 +27,12 @@ from chalicelib.plugins.models import (
 Kind = Literal["validate", "rate", "underwrite", "precommit"]
 KINDS: tuple[Kind, ...] = ("validate", "rate", "underwrite", "precommit")
 FLAG_LEVELS: tuple[FlagLevel, ...] = ("approve", "block", "decline", "reject", "info")
+MAX_ENTRIES = 1000
+"""Validation errors or underwriting flags one answer may hold."""
+MAX_TEXT = 2000
+"""Characters of a validation message or a flag's note (a manual flag's note has the same limit)."""
+MAX_NAME = 200
+"""Characters of a tag, an elementType or a locator (a manual flag's tag has the same limit)."""
 
 
 def function_names(kind: Kind, product_name: str) -> tuple[str, str]:
@@ -162,17 +170,17 @@ def underwriting_flags(result: Mapping[str, Any], request: Mapping[str, Any], *,
     function = function or f"underwrite_{request['productName']}"
     elements = element_index(request)
     flags = []
-    for position, item in enumerate(_list_of(result, "flags", function)):
+    for position, item in enumerate(_list_of(result, "flags", function, MAX_ENTRIES)):
         where = f"flags[{position}]"
         _require_object(item, where, function)
         level = item.get("level")
         if level not in FLAG_LEVELS:
             raise _malformed(function, f"{where}: level must be one of {', '.join(FLAG_LEVELS)}, not {_shown(level)}")
         locator = item.get("elementLocator")
-        if locator is not None and locator not in elements:
+        if locator is not None and (not isinstance(locator, str) or locator not in elements):
             raise _malformed(function, f"{where}: elementLocator {_shown(locator)} is not an element of the request")
-        flags.append(PluginFlag(level, _optional_string(item, "note", where, function),
-                                _optional_string(item, "tag", where, function), locator))
+        flags.append(PluginFlag(level, _optional_string(item, "note", where, function, MAX_TEXT),
+                                _optional_string(item, "tag", where, function, MAX_NAME), locator))
     return flags
 
 
@@ -197,18 +205,20 @@ def validation_errors(result: Mapping[str, Any], request: Mapping[str, Any], *,
     function = function or f"validate_{request['productName']}"
     elements = element_index(request)
     grouped: dict[tuple[str, str], list[str]] = {}
-    for position, item in enumerate(_list_of(result, "errors", function)):
+    for position, item in enumerate(_list_of(result, "errors", function, MAX_ENTRIES)):
         where = f"errors[{position}]"
         _require_object(item, where, function)
-        message = _string(item, "message", where, function)
-        locator = item.get("locator") or request["locator"]
-        if not isinstance(locator, str):
-            raise _malformed(function, f"{where}: locator must be a string, not {_shown(locator)}")
+        message = _string(item, "message", where, function, MAX_TEXT)
+        locator = _or_default(item.get("locator"), request["locator"])
+        if not isinstance(locator, str) or len(locator) > MAX_NAME:
+            raise _malformed(function, f"{where}: locator must be a string of at most {MAX_NAME} characters, "
+                                       f"not {_shown(locator)}")
         known = elements.get(locator)
         default_type = known.type if known else request["productName"]
-        element_type = item.get("elementType") or default_type
-        if not isinstance(element_type, str):
-            raise _malformed(function, f"{where}: elementType must be a string, not {_shown(element_type)}")
+        element_type = _or_default(item.get("elementType"), default_type)
+        if not isinstance(element_type, str) or len(element_type) > MAX_NAME:
+            raise _malformed(function, f"{where}: elementType must be a string of at most {MAX_NAME} characters, "
+                                       f"not {_shown(element_type)}")
         grouped.setdefault((locator, element_type), []).append(message)
     return [ValidationItem(locator, element_type, tuple(messages))
             for (locator, element_type), messages in grouped.items()]
@@ -242,10 +252,12 @@ def precommit_changes(result: Mapping[str, Any], request: Mapping[str, Any], *,
 # --- shape checks --------------------------------------------------------------------------------
 
 
-def _list_of(result: Mapping[str, Any], field: str, function: str) -> list[Any]:
+def _list_of(result: Mapping[str, Any], field: str, function: str, limit: int | None = None) -> list[Any]:
     value = result.get(field) if isinstance(result, Mapping) else None
     if not isinstance(value, list):
         raise _malformed(function, f'the answer must be {{"{field}": [...]}}, not {_shown(result, 120)}')
+    if limit is not None and len(value) > limit:
+        raise _malformed(function, f"the answer holds {len(value)} {field}; at most {limit} are allowed")
     return value
 
 
@@ -254,20 +266,32 @@ def _require_object(item: Any, where: str, function: str) -> None:
         raise _malformed(function, f"{where} must be an object, not {_shown(item)}")
 
 
-def _string(item: Mapping[str, Any], field: str, where: str, function: str) -> str:
+def _string(item: Mapping[str, Any], field: str, where: str, function: str, limit: int = MAX_NAME) -> str:
     value = item.get(field)
     if not isinstance(value, str) or not value:
         raise _malformed(function, f"{where}: {field} must be a non-empty string, not {_shown(value)}")
+    _check_length(value, field, where, function, limit)
     return value
 
 
-def _optional_string(item: Mapping[str, Any], field: str, where: str, function: str) -> str:
+def _optional_string(item: Mapping[str, Any], field: str, where: str, function: str, limit: int) -> str:
     value = item.get(field, "")
     if value is None:
         return ""
     if not isinstance(value, str):
         raise _malformed(function, f"{where}: {field} must be a string, not {_shown(value)}")
+    _check_length(value, field, where, function, limit)
     return value
+
+
+def _or_default(value: Any, default: str) -> Any:
+    """`value`, or `default` when it is absent, null or the empty string (any other type stays, to be refused)."""
+    return default if value is None or value == "" else value
+
+
+def _check_length(value: str, field: str, where: str, function: str, limit: int) -> None:
+    if len(value) > limit:
+        raise _malformed(function, f"{where}: {field} has {len(value)} characters; at most {limit} are allowed")
 
 
 def _shown(value: Any, limit: int = 60) -> str:

@@ -82,7 +82,7 @@ class LambdaRunner:
 def _message_of(payload: bytes) -> str:
     try:
         body = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         body = None
     if not isinstance(body, dict) or not isinstance(body.get("message"), str):
         raise protocol.Malformed("the plugin function answered outside the plugin protocol")
@@ -93,10 +93,10 @@ def _function_failure(function_name: str, payload: bytes) -> PluginFailure:
     """The function failed as a whole: Lambda's error payload says how."""
     try:
         error = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         error = {}
     error = error if isinstance(error, dict) else {}
-    text = str(error.get("errorMessage") or error.get("errorType") or "no detail")[:500]
+    text = protocol.readable(str(error.get("errorMessage") or error.get("errorType") or "no detail")[:500])
     if "timed out" in text:
         return PluginFailure(function_name, "timeout", f"its Lambda function timed out ({text})")
     if error.get("errorType") == "Runtime.OutOfMemory" or "out of memory" in text.lower():

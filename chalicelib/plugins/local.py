@@ -1,8 +1,9 @@
 """LocalProcessRunner: tenant plugins in separate, contained, warm Python processes on this machine.
 
-Each process runs chalicelib/plugins/child.py inside the kernel boundary that sandbox.py builds
-(bubblewrap namespaces, an unprivileged user, seccomp filters, a fixed-size tmpfs as its only
-writable disk, read-only Python and only the tenant's `plugins/python/` files visible), under
+Each process runs chalicelib/plugins/child.py inside the kernel boundary that runtime/sandbox.py builds
+(bubblewrap namespaces, an unprivileged user, seccomp filters, a tmpfs of a fixed size and number of
+files as its only writable disk, read-only Python and only the tenant's `plugins/python/` files
+visible), under
 `python -I -S -B` with an empty environment, stdin and stdout as the JSON-lines channel and stderr
 discarded. Before it says it is ready (and so before any plugin code is imported) the child lowers
 its own resource limits (Limits below), installs its second seccomp filter (no execve) and, as a
@@ -20,33 +21,40 @@ configuration version of a tenant retires that tenant's processes of other versi
 are stopped after `idle_seconds`; a process is retired before it can run out of its lifetime CPU
 budget. Thread-safe.
 
+Fair share: a tenant may hold at most max(1, max_processes // (n + 1)) processes at once, n being the
+number of tenants with calls running or waiting: the share each would have if one more tenant came, so
+one tenant flooding the pool leaves room for the next (alone, a tenant has half the pool; sixteen
+tenants, one process each). A call beyond its tenant's share waits for one of its tenant's calls to end.
+When calls wait for a process, the one whose tenant holds the fewest goes first (then the earliest).
+
 This is the runner of `make run` and the tests. Production uses LambdaRunner, where each tenant's
 plugins run in their own function with a role that has no data access and no network.
 """
 from __future__ import annotations
 
 import base64
+import itertools
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from decimal import Decimal
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from chalicelib.core.clock import isoformat
-from chalicelib.plugins import protocol, sandbox
+from chalicelib.plugins import protocol
 from chalicelib.plugins.models import HostApi, PluginFailure, PluginResult
+from chalicelib.runtime import sandbox
 
 PLUGIN_FOLDER = "plugins/python/"
+CHILD = Path(__file__).with_name("child.py")
 MB = 1024 * 1024
 
 
@@ -63,9 +71,12 @@ class Limits:
     """Largest file the plugin may write in its scratch directory (RLIMIT_FSIZE)."""
     disk_bytes: int = 16 * MB
     """All the plugin may write, its scratch directory being a tmpfs of this size."""
+    max_files: int = 4096
+    """Files and folders on that tmpfs, its package's included (run as root: sandbox.Disk)."""
     startup_seconds: float = 10.0
-    max_message_bytes: int = 8 * MB
-    """Largest line the plugin may send (its answer, or a pas call)."""
+    max_message_bytes: int = 2 * MB
+    """Largest line the plugin may send (its answer, or a pas call): the host parses it in its own
+    process, and JSON can take 25 times its size in memory once parsed."""
 
     def for_child(self) -> dict[str, int]:
         fields = asdict(self)
@@ -81,7 +92,7 @@ class _Broken(Exception):
 
 
 class _Process:
-    """One plugin process and its scratch directory; used by one call at a time."""
+    """One plugin process and its disk; used by one call at a time."""
 
     def __init__(self, key: tuple[str, str], module_files: Mapping[str, bytes], limits: Limits, python: str,
                  audit_hook: bool):
@@ -93,22 +104,16 @@ class _Process:
         self.last_used = time.monotonic()
         try:
             filters = sandbox.filters()
-            sandbox.check()
-        except sandbox.SandboxUnavailable as error:
-            raise _Broken(PluginFailure("(start)", "unavailable", str(error))) from None
-        self.scratch = tempfile.mkdtemp(prefix="pas-plugins-")  # 0700: only this service's user enters
-        package = os.path.join(self.scratch, "package")
-        try:
-            _write_plugin_files(package, module_files)
-            with sandbox.seccomp_input(filters.at_start) as seccomp_fd:
-                self.proc = subprocess.Popen(
-                    sandbox.command(package, disk_bytes=limits.disk_bytes, seccomp_fd=seccomp_fd, python=python),
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={},
-                    close_fds=True, pass_fds=(seccomp_fd,), start_new_session=True)
+            self.disk = sandbox.Disk({path: content for path, content in module_files.items()
+                                      if path.startswith(PLUGIN_FOLDER)},
+                                     size_bytes=limits.disk_bytes, max_files=limits.max_files)
         except (OSError, sandbox.SandboxUnavailable) as error:
-            shutil.rmtree(self.scratch, ignore_errors=True)
-            raise _Broken(PluginFailure("(start)", "unavailable",
-                                        f"the plugin process could not start: {error}")) from error
+            raise _Broken(_not_started(error)) from None
+        try:
+            self.proc = sandbox.start(CHILD, self.disk, python=python)
+        except (OSError, sandbox.SandboxUnavailable) as error:
+            self.disk.remove()
+            raise _Broken(_not_started(error)) from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.fd_in, self.fd_out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self.fd_in, False)
@@ -119,6 +124,7 @@ class _Process:
                         "seccomp": base64.b64encode(filters.before_plugins).decode("ascii")}, "(start)", deadline)
             if self._receive("(start)", deadline) != {"ready": True}:
                 raise _Broken(PluginFailure("(start)", "unavailable", "the plugin process did not start properly"))
+            self.disk.started()
         except _Broken:
             self.stop()
             raise
@@ -231,23 +237,13 @@ class _Process:
                 stream.close()  # type: ignore[union-attr]
             except OSError:
                 pass
-        shutil.rmtree(self.scratch, ignore_errors=True)
+        self.disk.remove()
 
 
-def _write_plugin_files(package: str, module_files: Mapping[str, bytes]) -> None:
-    """The files under plugins/python/ (nothing else of the package), at their package paths, readable
-    by the sandbox's unprivileged user (the folder above `package` keeps everyone else out)."""
-    Path(package, PLUGIN_FOLDER).mkdir(mode=0o755, parents=True)
-    for path, content in module_files.items():
-        parts = PurePosixPath(path).parts
-        if not path.startswith(PLUGIN_FOLDER) or ".." in parts or PurePosixPath(path).is_absolute():
-            continue
-        target = Path(package, *parts)
-        target.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
-        target.write_bytes(content)
-        target.chmod(0o644)
-    for folder, _, _ in os.walk(package):
-        os.chmod(folder, 0o755)
+def _not_started(error: OSError | sandbox.SandboxUnavailable) -> PluginFailure:
+    if isinstance(error, sandbox.SandboxUnavailable):
+        return PluginFailure("(start)", "unavailable", str(error))
+    return PluginFailure("(start)", "unavailable", f"the plugin process could not start: {error}")
 
 
 class LocalProcessRunner:
@@ -263,6 +259,11 @@ class LocalProcessRunner:
         self.python = python
         self._idle: dict[tuple[str, str], list[_Process]] = {}
         self._counts: Counter[tuple[str, str]] = Counter()
+        self._held: Counter[str] = Counter()
+        """Processes each tenant's calls hold (starting ones included)."""
+        self._waiting: dict[int, tuple[str, str]] = {}
+        """The key of each call waiting for a process, by arrival."""
+        self._arrivals = itertools.count()
         self._versions: dict[str, str] = {}
         self._changed = threading.Condition()
 
@@ -296,27 +297,33 @@ class LocalProcessRunner:
     # --- the pool --------------------------------------------------------------------------------
 
     def _checkout(self, key: tuple[str, str], module_files: Mapping[str, bytes]) -> _Process:
+        tenant = key[0]
         deadline = time.monotonic() + self.limits.timeout_seconds
         doomed: list[_Process] = []
+        arrival = next(self._arrivals)
         try:
             with self._changed:
                 self._retire_other_versions(key, doomed)
                 self._take_stale(doomed)
-                while True:
-                    idle = self._idle.get(key)
-                    while idle:
-                        process = idle.pop()
-                        if process.alive():
-                            return process
-                        self._counts[key] -= 1
-                        doomed.append(process)
-                    if self._counts[key] < self.processes_per_version and self._make_room(doomed):
-                        self._counts[key] += 1
-                        break
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise _Broken(PluginFailure("(start)", "unavailable", "every plugin process is busy"))
-                    self._changed.wait(remaining)
+                self._waiting[arrival] = key
+                try:
+                    while True:
+                        if self._turn(arrival, key):
+                            process = self._idle_process(key, doomed)
+                            if process is not None:
+                                self._held[tenant] += 1
+                                return process
+                            if self._counts[key] < self.processes_per_version and self._make_room(doomed):
+                                self._counts[key] += 1
+                                self._held[tenant] += 1
+                                break
+                        remaining = deadline - time.monotonic()
+                        if remaining <= 0:
+                            raise _Broken(PluginFailure("(start)", "unavailable", self._busy(tenant)))
+                        self._changed.wait(remaining)
+                finally:
+                    del self._waiting[arrival]
+                    self._changed.notify_all()  # the calls behind this one may go now
         finally:
             for process in doomed:
                 process.stop()
@@ -325,11 +332,54 @@ class LocalProcessRunner:
         except BaseException:
             with self._changed:
                 self._counts[key] -= 1
+                self._release(tenant)
                 self._changed.notify_all()
             raise
 
+    def _share(self) -> int:
+        """Processes a tenant may hold at once now (the module docstring says why)."""
+        tenants = {tenant for tenant, held in self._held.items() if held} | {key[0] for key in self._waiting.values()}
+        return max(1, self.max_processes // (len(tenants) + 1))
+
+    def _turn(self, arrival: int, key: tuple[str, str]) -> bool:
+        """Whether the waiting call `arrival` may take a process: its tenant holds less than its share and no
+        waiting call that could go is ahead of it (its tenant holding fewer, or as many and it came earlier)."""
+        share = self._share()
+        if self._held[key[0]] >= share:
+            return False
+        place = (self._held[key[0]], arrival)
+        return not any((self._held[other[0]], other_arrival) < place and self._could_go(other, share)
+                       for other_arrival, other in self._waiting.items())
+
+    def _could_go(self, key: tuple[str, str], share: int) -> bool:
+        room = (sum(self._counts.values()) < self.max_processes or any(self._idle.values())) and \
+            self._counts[key] < self.processes_per_version
+        return self._held[key[0]] < share and (bool(self._idle.get(key)) or room)
+
+    def _idle_process(self, key: tuple[str, str], doomed: list[_Process]) -> _Process | None:
+        idle = self._idle.get(key)
+        while idle:
+            process = idle.pop()
+            if process.alive():
+                return process
+            self._counts[key] -= 1
+            doomed.append(process)
+        return None
+
+    def _busy(self, tenant: str) -> str:
+        share = self._share()
+        if self._held[tenant] >= share:
+            return f"the {share} plugin processes this tenant may hold at once are busy"
+        return "every plugin process is busy"
+
+    def _release(self, tenant: str) -> None:
+        self._held[tenant] -= 1
+        if not self._held[tenant]:
+            del self._held[tenant]
+
     def _give_back(self, process: _Process) -> None:
         with self._changed:
+            self._release(process.key[0])
             current = self._versions.get(process.key[0]) == process.key[1]
             keep = current and process.reusable and process.alive()
             if keep:

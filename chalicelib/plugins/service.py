@@ -39,7 +39,8 @@ from chalicelib.plugins.models import (
     PluginRunner,
     ValidationItem,
 )
-from chalicelib.plugins.modules import defined_functions, python_modules
+from chalicelib.plugins.modules import python_modules
+from chalicelib.runtime import python_source
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
 
@@ -100,8 +101,9 @@ _lock = threading.Lock()
 
 
 def deployed_modules(ctx: CallContext, version: str) -> DeployedModules:
-    """The plugin modules of a deployed version: read from its package once per process (a version
-    never changes), least recently used versions forgotten first."""
+    """The plugin modules of a deployed version and the functions they define (parsed in a sandboxed
+    process, as the deployment did): read from its package once per process (a version never changes),
+    least recently used versions forgotten first."""
     key = (ctx.tenant, version)
     with _lock:
         if key in _modules:
@@ -109,7 +111,9 @@ def deployed_modules(ctx: CallContext, version: str) -> DeployedModules:
             return _modules[key]
     _, package = configuration.download(ctx, version)
     files = python_modules(package)
-    found = DeployedModules(files, defined_functions(files))
+    parsed = python_source.top_level_functions({path: source for path, source in files.items()
+                                                if path.endswith(".py")})
+    found = DeployedModules(files, frozenset(name for module in parsed.values() for name in module.functions))
     with _lock:
         _modules[key] = found
         while len(_modules) > MAX_CACHED_VERSIONS:

@@ -55,6 +55,12 @@ class TransactionState(StrEnum):
     REVERSED = "reversed"
 
 
+LIVE_UNISSUED = frozenset(TransactionState) - {TransactionState.ISSUED, TransactionState.DISCARDED,
+                                                TransactionState.REFUSED, TransactionState.INVALIDATED,
+                                                TransactionState.REVERSED}
+"""The states of a transaction that is not issued and could still be."""
+
+
 class TransactionCategory(StrEnum):
     ISSUANCE = "issuance"
     CHANGE = "change"
@@ -196,6 +202,10 @@ class Transaction(BaseModel):
     """An aggregate's parts, in the order they apply (reversals, the transaction, reapplications)."""
     reversedTransactionLocators: list[str] = []
     """What a reversal (or an aggregate) undoes."""
+    inForceSegmentLocator: str | None = None
+    """An issued reversal or aggregate, which make no segment of their own: the segment the policy showed at
+    its last moment once its own step was done (a reversal: what it gave back, before any reapplication;
+    an aggregate: after all its parts). Its segment in the API."""
     updatedAt: datetime | None = None
     updatedBy: str | None = None
     version: int = 1
@@ -292,6 +302,18 @@ class TransactionIssue(BaseModel):
     """The other branches' transactions, invalidated (the part of an issue that may overflow one write)."""
     added: list[Transaction] = []
     policy: Policy
+
+
+def branch_heads(transactions: list[Transaction], issued_head: str) -> list[str]:
+    """The head of every branch of a policy (`branchHeadTransactionLocators`), in the order of
+    `transactions`: each live unissued transaction no other one is based on, and the latest issued
+    transaction (`issued_head`) while none is based on it or on a transaction it aggregates."""
+    live = {t.locator for t in transactions if t.transactionState in LIVE_UNISSUED}
+    bases = {t.baseTransactionLocator for t in transactions if t.locator in live}
+    head = next((t for t in transactions if t.locator == issued_head), None)
+    extended = head is not None and not bases.isdisjoint({head.locator, *head.aggregatedTransactionLocators})
+    return [t.locator for t in transactions if (t.locator in live and t.locator not in bases)
+            or (t.locator == issued_head and not extended)]
 
 
 class IssuedStack(BaseModel):

@@ -10,7 +10,8 @@
 
 `stack` reads the whole collection with one strongly consistent Query (one per MB), root first; every
 issue (`add_issue`) rewrites the root on condition of the version that read saw, in the same
-TransactWriteItems as the issue's items, so an issue computed from a stale stack answers 409.
+TransactWriteItems as the issue's items, so an issue computed from a stale stack answers 409; a
+transaction write that moves a branch head rewrites the root's heads the same way (`save_branch_heads`).
 
 An issue too large for one TransactWriteItems (an out-of-sequence issue or a reversal reapplying many
 transactions) is written in two stages (`add_pending`): first the records nothing visible names yet (the
@@ -95,6 +96,14 @@ def save(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
     """Rewrites the policy, on condition that it is still at `policy.version` (else 409)."""
     uow.add(versioned.rewrite(keys.policy(tenant, policy.locator), policy, exclude={"validationResult"},
                               extra=_renewal_index(tenant, policy)))
+
+
+def save_branch_heads(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
+    """Rewrites the policy's branch heads alone, on condition that it is still at `policy.version` (else
+    409), which the write bumps."""
+    uow.add(table.update(keys.policy(tenant, policy.locator),
+                         {"branchHeadTransactionLocators": policy.branchHeadTransactionLocators},
+                         expected_version=policy.version))
 
 
 def _renewal_index(tenant: str, policy: Policy) -> dict[str, str | None]:

@@ -6,7 +6,9 @@ whole element tree, the first static data history entry and the number guard) an
 changes are one TransactWriteItems of a fixed number of items, however large the element tree; the
 quotes service records `policy.quote.issue`. A policy is one item collection: `issued_stack` reads it
 with one strongly consistent Query, and every issue (repository.add_issue) writes the root on
-condition of the version that read saw.
+condition of the version that read saw; so does every other transaction write that moves one of the
+policy's branch heads (a new transaction, one discarded or refused: `with_transaction`), which the root
+keeps so that reading a policy stays one GetItem.
 
 Numbers: `issuance.policyNumber` is claimed as given; without one the product's numbering plan gives
 the next number (configuration/numbers.py); without a plan the policy has none until one is set or
@@ -62,6 +64,7 @@ from chalicelib.policies.models import (
     TransactionCategory,
     TransactionIssue,
     TransactionState,
+    branch_heads,
 )
 from chalicelib.policies.stack import segment_at
 from chalicelib.policies.statuses import policy_statuses
@@ -326,16 +329,44 @@ def issued_transactions(ctx: CallContext, locator: str, page: PageRequest) -> Pa
 # --- transactions (the transactions domain works them out; they are stored here) -------------------
 
 
-def add_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, transaction: Transaction) -> None:
-    """Adds a new transaction of the policy (and its alias) to `uow`."""
+def add_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, transaction: Transaction) -> IssuedStack:
+    """Adds a new transaction of the policy (and its alias) to `uow`, and the branch heads it changes
+    (`with_transaction`); answers the stack as the commit leaves it."""
     _check_of_policy(stack, transaction)
     repository.add_transaction(uow, ctx.tenant, transaction)
+    return _branched(uow, ctx.tenant, stack, transaction)
 
 
-def save_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, transaction: Transaction) -> None:
-    """Adds the rewrite of a transaction of the policy to `uow`, on condition of its version."""
+def save_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, transaction: Transaction) -> IssuedStack:
+    """Adds the rewrite of a transaction of the policy to `uow`, on condition of its version, and the
+    branch heads it changes (`with_transaction`: discarding or refusing a head); answers the stack as
+    the commit leaves it. An issue writes the root itself (`issue_transaction`)."""
     _check_of_policy(stack, transaction)
     repository.save_transaction(uow, ctx.tenant, transaction)
+    return _branched(uow, ctx.tenant, stack, transaction)
+
+
+def with_transaction(stack: IssuedStack, transaction: Transaction) -> IssuedStack:
+    """The stack once `transaction` (new, or changed other than by issuing it) is written: in place of its
+    earlier version, else after the others; when that changes the policy's branch heads (models.
+    branch_heads: a new head, one discarded or refused), the root with the new heads at its next version,
+    for the write changes the root on condition of its version. The heads before are worked out as the
+    after ones are, not read from the root, so a change that moves no head never writes it."""
+    after = [transaction if t.locator == transaction.locator else t for t in stack.transactions]
+    if all(t.locator != transaction.locator for t in stack.transactions):
+        after.append(transaction)
+    policy = stack.policy
+    heads = branch_heads(after, policy.issuedTransactionLocator)
+    if heads != branch_heads(stack.transactions, policy.issuedTransactionLocator):
+        policy = policy.model_copy(update={"branchHeadTransactionLocators": heads, "version": policy.version + 1})
+    return stack.model_copy(update={"policy": policy, "transactions": after})
+
+
+def _branched(uow: UnitOfWork, tenant: str, stack: IssuedStack, transaction: Transaction) -> IssuedStack:
+    after = with_transaction(stack, transaction)
+    if after.policy.version != stack.policy.version:
+        repository.save_branch_heads(uow, tenant, after.policy.model_copy(update={"version": stack.policy.version}))
+    return after
 
 
 def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, issue: TransactionIssue, *,
@@ -411,12 +442,13 @@ def _write_pending(ctx: CallContext, issue: TransactionIssue, final: int) -> tup
 
 
 def save_transactions(ctx: CallContext, stack: IssuedStack, transactions: list[Transaction]) -> None:
-    """Rewrites transactions of the policy (each on condition of its version), as many per
-    TransactWriteItems as one holds."""
+    """Rewrites the transactions an issue invalidated beyond its own write (each on condition of its
+    version), as many per TransactWriteItems as one holds; the issue's root names the branches already."""
     for start in range(0, len(transactions), MAX_ITEMS_PER_WRITE):
         uow = wiring.unit_of_work(ctx)
         for transaction in transactions[start:start + MAX_ITEMS_PER_WRITE]:
-            save_transaction(ctx, uow, stack, transaction)
+            _check_of_policy(stack, transaction)
+            repository.save_transaction(uow, ctx.tenant, transaction)
         uow.commit()
 
 

@@ -22,7 +22,14 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError, FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.plugins import service as plugins
-from chalicelib.plugins.contract import Kind, apply_rating, build_request, function_names, underwriting_outcome
+from chalicelib.plugins.contract import (
+    MAX_NAME,
+    Kind,
+    apply_rating,
+    build_request,
+    function_names,
+    underwriting_outcome,
+)
 from chalicelib.plugins.models import PluginFailure, PluginFlag
 from chalicelib.priceable import elements, rating, underwriting
 from chalicelib.priceable.host import TablesHost, selection_times
@@ -165,8 +172,9 @@ def _extras(answer: Mapping[str, Any], function: str) -> rating.Extras:
                                       or not Decimal(reference).is_finite()):
             raise PluginFailure(function, "malformed", f"items[{position}]: referenceRate must be a number, "
                                                        f"not {reference!r}"[:200])
-        if tag is not None and not isinstance(tag, str):
-            raise PluginFailure(function, "malformed", f"items[{position}]: tag must be a string, not {tag!r}"[:200])
+        if tag is not None and (not isinstance(tag, str) or len(tag) > MAX_NAME):
+            raise PluginFailure(function, "malformed", f"items[{position}]: tag must be a string of at most "
+                                                       f"{MAX_NAME} characters, not {tag!r}"[:200])
         found[(item["elementLocator"], item["chargeType"])] = (
             Decimal(reference) if reference is not None else None, tag)
     return found

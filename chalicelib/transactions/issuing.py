@@ -9,11 +9,12 @@ In sequence (the transaction is based on the policy's latest issued transaction 
 earlier than what the local stack holds after it): the transaction becomes `issued`; it adds its
 segment (coverage or gap; a reinstatement's keeps the tree the cancellation removed), a renewal its
 term; a change with a new policy end moves its term's end; the policy root follows: its end (the last
-term's), its latest issued transaction, segment and term, and one branch head, the issued transaction.
-Every other unissued transaction of the policy that is not based on the issued one (a parallel branch)
-is `invalidated`. policies.service.issue_transaction writes all of it in the caller's unit of work, the
-root on condition that it is still at the version the stack was read at (an aggregate too large for one
-write has its added transactions and their segments written first, invisible until that write commits).
+term's), its latest issued transaction, segment and term, and its branch heads (those of the unissued
+transactions built on the issued one, else the issued one). Every other unissued transaction of the
+policy that is not based on the issued one (a parallel branch) is `invalidated`.
+policies.service.issue_transaction writes all of it in the caller's unit of work, the root on condition
+that it is still at the version the stack was read at (an aggregate too large for one write has its
+added transactions and their segments written first, invisible until that write commits).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from datetime import datetime
 
 from chalicelib.core import durations
 from chalicelib.policies.models import (
+    LIVE_UNISSUED,
     IssuedStack,
     Policy,
     Segment,
@@ -32,11 +34,12 @@ from chalicelib.policies.models import (
     TransactionCategory,
     TransactionIssue,
     TransactionState,
+    branch_heads,
 )
 from chalicelib.priceable.models import Element
-from chalicelib.transactions import coverage, sequence
+from chalicelib.transactions import coverage, sequence, timeline
 from chalicelib.transactions.models import ProducersInstruction, instruction_of
-from chalicelib.transactions.timeline import LIVE_UNISSUED, Plan
+from chalicelib.transactions.timeline import Plan
 
 
 def in_sequence(stack: IssuedStack, transaction: Transaction, plan: Plan, now: datetime) -> TransactionIssue:
@@ -56,15 +59,17 @@ def in_sequence(stack: IssuedStack, transaction: Transaction, plan: Plan, now: d
     every_term = {t.number: t for t in [*stack.terms, *new_terms, *changed_terms]}
     last = every_term[terms_after[-1].number]
     cancelled = coverage.cancellation(coverage.held(spans))
+    issued = transaction.model_copy(update={"element": None})
+    others = invalidated(stack, transaction, now)
     root = _producers(policy, transaction).model_copy(update={
         "cancellationTime": cancelled.start if cancelled else None,
         "endTime": terms_after[-1].end, "issuedTransactionLocator": transaction.locator,
         "latestSegmentLocator": segment.locator, "latestTermLocator": last.locator,
-        "branchHeadTransactionLocators": [transaction.locator], "configVersion": transaction.configVersion,
-        "updatedAt": now, "updatedBy": transaction.updatedBy or policy.updatedBy})
-    return TransactionIssue(transaction=transaction.model_copy(update={"element": None}), segments=[segment],
-                            terms=new_terms, changed_terms=changed_terms, removed_terms=_removed(stack, terms_after),
-                            invalidated=invalidated(stack, transaction, now), policy=root)
+        "branchHeadTransactionLocators": _branch_heads(stack, transaction.locator, issued, *others),
+        "configVersion": transaction.configVersion, "updatedAt": now,
+        "updatedBy": transaction.updatedBy or policy.updatedBy})
+    return TransactionIssue(transaction=issued, segments=[segment], terms=new_terms, changed_terms=changed_terms,
+                            removed_terms=_removed(stack, terms_after), invalidated=others, policy=root)
 
 
 def invalidated(stack: IssuedStack, issued: Transaction, now: datetime) -> list[Transaction]:
@@ -74,6 +79,14 @@ def invalidated(stack: IssuedStack, issued: Transaction, now: datetime) -> list[
                                       issued.locator))
     return [t.model_copy(update={"transactionState": TransactionState.INVALIDATED, "updatedAt": now})
             for t in pending if t.locator in doomed]
+
+
+def _branch_heads(stack: IssuedStack, head: str, *written: Transaction) -> list[str]:
+    """The policy's branch heads once an issue wrote the transactions `written` (rewritten or added),
+    `head` its latest issued transaction: the branches built on what it issued, nothing else being live."""
+    rewritten = {t.locator: t for t in written}
+    after = [rewritten.pop(t.locator, t) for t in stack.transactions]
+    return branch_heads([*after, *rewritten.values()], head)
 
 
 def aggregate(stack: IssuedStack, transaction: Transaction, outcome: sequence.Outcome, trees: Mapping[str, Element],
@@ -93,14 +106,16 @@ def aggregate(stack: IssuedStack, transaction: Transaction, outcome: sequence.Ou
         createdAt=now, createdBy=done.issued.updatedBy or done.issued.createdBy, issuedTime=now, acceptedTime=now,
         baseTransactionLocator=stack.policy.issuedTransactionLocator,
         aggregatedTransactionLocators=[part.locator for part in done.parts],
-        reversedTransactionLocators=[t.locator for t in done.reversed], configVersion=done.issued.configVersion,
+        reversedTransactionLocators=[t.locator for t in done.reversed],
+        inForceSegmentLocator=outcome.ledger.spans[-1].locator, configVersion=done.issued.configVersion,
         updatedAt=now, updatedBy=done.issued.updatedBy)
     others = [t for t in done.parts if t.locator != done.issued.locator]
+    doomed = invalidated(stack, done.issued, now)
+    heads = _branch_heads(stack, head, done.issued, *done.reversed, *doomed, record, *others)
     return TransactionIssue(transaction=done.issued, segments=done.segments, terms=done.new_terms,
                             changed_terms=done.changed_terms, removed_terms=_removed(stack, done.terms_after),
-                            changed=done.reversed, invalidated=invalidated(stack, done.issued, now),
-                            added=[record, *others],
-                            policy=done.root(head))
+                            changed=done.reversed, invalidated=doomed, added=[record, *others],
+                            policy=done.root(head, heads))
 
 
 def reversal(stack: IssuedStack, transaction: Transaction, outcome: sequence.Outcome, trees: Mapping[str, Element],
@@ -111,12 +126,14 @@ def reversal(stack: IssuedStack, transaction: Transaction, outcome: sequence.Out
     done = _carried_out(stack, transaction, outcome, trees, now, new_locator, None)
     issued = transaction.model_copy(update={
         "charges": [charge for step in outcome.steps if step.action == "reverse" for charge in step.charges],
-        "element": None,
+        "element": None, "inForceSegmentLocator": done.given_back,
         "aggregatedTransactionLocators": [part.locator for part in done.parts]})
+    doomed = invalidated(stack, issued, now)
+    heads = _branch_heads(stack, issued.locator, issued, *done.reversed, *doomed, *done.parts)
     return TransactionIssue(transaction=issued, segments=done.segments, terms=done.new_terms,
                             changed_terms=done.changed_terms, removed_terms=_removed(stack, done.terms_after),
-                            changed=done.reversed, invalidated=invalidated(stack, issued, now), added=done.parts,
-                            policy=done.root(issued.locator))
+                            changed=done.reversed, invalidated=doomed, added=done.parts,
+                            policy=done.root(issued.locator, heads))
 
 
 class _CarriedOut:
@@ -129,19 +146,27 @@ class _CarriedOut:
         self.parts: list[Transaction] = []
         self.reversed: list[Transaction] = []
         self.segments: list[Segment] = []
+        self.unreversed = timeline.issued_spans(stack)
+        """The issued spans, in processing order, that the reversals carried out so far leave."""
+        self.given_back: str | None = None
+        """The segment in force last after the last reversal carried out (the last span left)."""
         self.terms_after = outcome.ledger.terms()
         self.new_terms, self.changed_terms = _terms(stack, transaction, self.terms_after)
         self.numbers = {term.number: term for term in [*stack.terms, *self.new_terms, *self.changed_terms]}
 
-    def root(self, head: str) -> Policy:
+    def root(self, head: str, branch_heads: list[str]) -> Policy:
+        """The policy root after the issue. Its latest segment is that of the last span in processing order,
+        which is the issuing order of the local stack (sequence.py): the segment a snapshot shows at the
+        policy's last moment, a reinstatement's own where it gives back what a cancellation removed (not
+        the restored coverage `held` names)."""
         policy = self.stack.policy
         cancelled = coverage.cancellation(self.outcome.ledger.held())
         return _producers(policy, self.issued).model_copy(update={
             "cancellationTime": cancelled.start if cancelled else None,
             "endTime": self.terms_after[-1].end, "issuedTransactionLocator": head,
-            "latestSegmentLocator": self.outcome.ledger.held()[-1].segment_locator,
+            "latestSegmentLocator": self.outcome.ledger.spans[-1].locator,
             "latestTermLocator": self.numbers[self.terms_after[-1].number].locator,
-            "branchHeadTransactionLocators": [head], "configVersion": self.issued.configVersion,
+            "branchHeadTransactionLocators": branch_heads, "configVersion": self.issued.configVersion,
             "updatedAt": self.now, "updatedBy": self.issued.updatedBy or policy.updatedBy})
 
 
@@ -157,6 +182,8 @@ def _carried_out(stack: IssuedStack, transaction: Transaction, outcome: sequence
             original = by_locator[step.entry.locator]
             done.reversed.append(original.model_copy(update={"transactionState": TransactionState.REVERSED,
                                                              "updatedAt": now}))
+            done.unreversed = [span for span in done.unreversed if span.transaction_locator != original.locator]
+            done.given_back = done.unreversed[-1].locator
             if aggregate_locator is None:
                 continue
             locator = new_locator()
@@ -168,7 +195,8 @@ def _carried_out(stack: IssuedStack, transaction: Transaction, outcome: sequence
                 createdBy=transaction.updatedBy or transaction.createdBy, issuedTime=now, acceptedTime=now,
                 baseTransactionLocator=policy.issuedTransactionLocator, aggregateTransactionLocator=aggregate_locator,
                 charges=list(step.charges), reversedTransactionLocators=[original.locator],
-                configVersion=transaction.configVersion, updatedAt=now, updatedBy=transaction.updatedBy))
+                inForceSegmentLocator=done.given_back, configVersion=transaction.configVersion, updatedAt=now,
+                updatedBy=transaction.updatedBy))
         elif step.action in ("issue", "reapply") and step.effect is not None and step.segment_locator is not None:
             term = done.numbers[step.effect.term.number]
             segment = _segment(stack, step, term.locator, trees[step.segment_locator])

@@ -66,10 +66,10 @@ def found(ctx: CallContext, locator: str, given: Found | None) -> Found:
 
 
 def found_in(stack: IssuedStack, transaction: Transaction) -> Found:
-    """`transaction` in `stack`: in place of the stack's of its locator, else (just added) after the others."""
-    if any(t.locator == transaction.locator for t in stack.transactions):
-        return replaced(Found(stack, transaction), transaction)
-    return Found(stack.model_copy(update={"transactions": [*stack.transactions, transaction]}), transaction)
+    """`transaction` in `stack` as writing it (`add`, `save`) left the stack: in place of the stack's of its
+    locator, else (just added) after the others, the policy root with the branch heads that moves
+    (policies.service.with_transaction). Not after an issue, which rewrites the root its own way."""
+    return Found(policies.with_transaction(stack, transaction), transaction)
 
 
 def model_of(ctx: CallContext, transaction: Transaction) -> dict[str, Any]:
@@ -86,14 +86,17 @@ def events(transaction: Transaction, actions: Iterable[str],
 
 def save(ctx: CallContext, stack: IssuedStack, transaction: Transaction, actions: Iterable[str],
          event_data: Mapping[str, Mapping[str, Any]] | None = None, uow: UnitOfWork | None = None) -> Transaction:
-    """Writes the changed transaction (conditional on the version it was read at) with its events."""
-    return versioned.save(ctx, uow or wiring.unit_of_work(ctx), transaction,
-                          lambda work, _, record: policies.save_transaction(ctx, work, stack, record),
+    """Writes the changed transaction (conditional on the version it was read at) with its events, and
+    the policy's branch heads when the change moves one (policies.service.save_transaction)."""
+    def write(work: UnitOfWork, _: str, record: Transaction) -> None:
+        policies.save_transaction(ctx, work, stack, record)
+
+    return versioned.save(ctx, uow or wiring.unit_of_work(ctx), transaction, write,
                           events(transaction, actions, event_data), code=ENTITY, noun="transaction")
 
 
 def add(ctx: CallContext, stack: IssuedStack, transaction: Transaction) -> Transaction:
-    """Writes a new transaction with its `create` event."""
+    """Writes a new transaction with its `create` event (and the policy's branch heads: it is one)."""
     check_size(transaction, code=ENTITY, noun="transaction")
     uow = wiring.unit_of_work(ctx)
     policies.add_transaction(ctx, uow, stack, transaction)

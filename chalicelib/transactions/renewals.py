@@ -26,9 +26,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from chalicelib.core import durations
-from chalicelib.policies.models import IssuedStack, Transaction, TransactionCategory, TransactionState
+from chalicelib.policies.models import LIVE_UNISSUED, IssuedStack, Transaction, TransactionCategory, TransactionState
 from chalicelib.transactions import coverage
-from chalicelib.transactions.timeline import LIVE_UNISSUED, issued_spans
+from chalicelib.transactions.timeline import issued_spans
 
 GRACE = timedelta(days=7)
 WALL_CLOCK_SLACK = timedelta(days=1)

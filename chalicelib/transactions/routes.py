@@ -201,7 +201,7 @@ def fetch_transaction_segment_by_locator(tenantLocator: str, locator: str,
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/price", methods=["GET"])
 @endpoint("transactions.read")
 def fetch_transaction_price(tenantLocator: str, locator: str) -> schemas.TransactionPriceResponse:
-    return schemas.TransactionPriceResponse.of(service.priced_transaction(request_context(), locator))
+    return schemas.TransactionPriceResponse.of(*service.priced_transaction(request_context(), locator))
 
 
 # --- editing a draft -------------------------------------------------------------------------------

@@ -50,6 +50,7 @@ from chalicelib.core.paging import Page, PageRequest
 from chalicelib.plugins.models import PluginFailure
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import (
+    LIVE_UNISSUED,
     IssuedStack,
     Policy,
     Segment,
@@ -80,7 +81,7 @@ from chalicelib.transactions.models import (
     stored,
 )
 from chalicelib.transactions.records import Found
-from chalicelib.transactions.timeline import CREATED, LIVE_UNISSUED, Plan, Planner
+from chalicelib.transactions.timeline import CREATED, Plan, Planner
 
 STATUS_EVENT = "policy.status.update"
 CATEGORY_OF_ROUTE = {"change": "change", "renew": "renewal", "cancel": "cancellation", "reinstate": "reinstatement"}
@@ -118,16 +119,19 @@ def affected(ctx: CallContext, locator: str) -> list[AffectedTransaction]:
             for each in sequence.affected(planned, doomed)]
 
 
-def priced_transaction(ctx: CallContext, locator: str) -> Transaction:
-    """The transaction with its stored price; 409 `transaction.not_priced` before it was priced."""
-    transaction = get_transaction(ctx, locator)
+def priced_transaction(ctx: CallContext, locator: str) -> tuple[Transaction, list[Transaction]]:
+    """The transaction with its stored price and, for an aggregate (or a reversal that reapplied later
+    transactions), its parts with theirs; 409 `transaction.not_priced` before it was priced."""
+    transaction, parts = transaction_with_parts(ctx, locator)
     if transaction.transactionState not in PRICED:
         raise codes.NOT_PRICED["transaction"](f"Transaction {locator} has not been priced")
-    return transaction
+    return transaction, parts
 
 
 def segments(ctx: CallContext, locator: str) -> list[Segment]:
-    """The segments the transaction made, or for one not issued yet the segment it would make."""
+    """The segments the transaction made, or for one not issued yet the segment it would make. An issued
+    reversal or aggregate makes none: it answers the segment it left in force (inForceSegmentLocator); an
+    unissued reversal none."""
     found = records.find(ctx, locator)
     return _segments(ctx, found)
 
@@ -429,7 +433,12 @@ def _config_version(ctx: CallContext, stack: IssuedStack, instructions: list[Ins
 def _segments(ctx: CallContext, found: Found) -> list[Segment]:
     transaction = found.transaction
     if transaction.transactionState in (TransactionState.ISSUED, TransactionState.REVERSED):
-        return [found.stack.segments[s.locator] for s in transaction.segments if s.locator in found.stack.segments]
+        shown = [s.locator for s in transaction.segments]
+        if not shown and transaction.inForceSegmentLocator is not None:
+            shown = [transaction.inForceSegmentLocator]
+        return [found.stack.segments[each] for each in shown if each in found.stack.segments]
+    if transaction.transactionCategory == TransactionCategory.REVERSAL:
+        return []
     tree = transaction.element or _plan(ctx, found).tree
     policy = found.policy
     return [Segment(locator=s.locator, transactionLocator=transaction.locator, policyLocator=policy.locator,

@@ -21,6 +21,7 @@ from chalicelib.core import codes
 from chalicelib.core.clock import utc
 from chalicelib.core.errors import FieldError
 from chalicelib.policies.models import (
+    LIVE_UNISSUED,
     IssuedStack,
     SegmentSummary,
     SegmentType,
@@ -45,9 +46,6 @@ CREATED: dict[str, coverage.Category] = {"change": "change", "cancellation": "ca
 ON_TIMELINE: dict[str, coverage.Category] = {**CREATED, "issuance": "issuance"}
 NO_SPAN = frozenset({TransactionCategory.REVERSAL, TransactionCategory.AGGREGATE})
 ELEMENT_ACTIONS = (AddInstruction, ModifyInstruction, DeleteInstruction)
-LIVE_UNISSUED = frozenset(TransactionState) - {TransactionState.ISSUED, TransactionState.DISCARDED,
-                                                TransactionState.REFUSED, TransactionState.INVALIDATED,
-                                                TransactionState.REVERSED}
 
 
 def ledger_of(stack: IssuedStack, spans: list[coverage.SegmentSpan] | None = None,

@@ -16,8 +16,8 @@ import pytest
 from chalicelib.core import codes
 from chalicelib.core.errors import NotFound, Unavailable
 from chalicelib.plugins.lambda_runner import LambdaRunner
+from chalicelib.plugins.local import CHILD
 from chalicelib.plugins.models import PluginFailure
-from chalicelib.plugins.sandbox import CHILD
 from tests.plugins.conftest import FakeHost, modules
 
 RATING = '''
@@ -124,6 +124,28 @@ def test_an_answer_outside_the_protocol_is_malformed(host, tenant, version):
     result = runner.call(tenant, version, {}, "rate", {}, host)
 
     assert (result.reason, result.detail) == ("malformed", "the plugin function answered outside the plugin protocol")
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+@pytest.mark.parametrize("payload, function_error, reason, detail", [
+    (DEEP, None, "malformed", "the plugin function answered outside the plugin protocol"),
+    (DEEP, "Unhandled", "crashed", "its Lambda function failed: no detail"),
+    (json.dumps({"message": '{"result": {"x": ' + "[" * 40 + "]" * 40 + "}}"}).encode(), None, "malformed",
+     "it sent JSON nested more than 32 deep"),
+    (json.dumps({"message": '{"result": {"x": 1E+999999}}'}).encode(), None, "malformed",
+     "it sent the number 1.000000E+999999, which DynamoDB cannot store (at most 38 significant digits, between "
+     "1E-130 and 9.9E+125 in size)"),
+    (b'{"errorMessage": "\\ud800 went wrong"}', "Unhandled", "crashed",
+     "its Lambda function failed: \\ud800 went wrong"),
+])
+def test_a_hostile_payload_is_a_plugin_failure(host, tenant, version, payload, function_error, reason, detail):
+    runner = LambdaRunner("f-{tenant}", invoke=lambda *_: Answer(payload, function_error))
+
+    result = runner.call(tenant, version, {}, "rate", {}, host)
+
+    assert (result.reason, result.detail) == (reason, detail)
 
 
 # --- storage.functions.invoke --------------------------------------------------------------------

@@ -228,7 +228,7 @@ def test_an_underwriting_plugin_raises_each_flag_level(runner, tenant, version, 
     ("returns_an_object", "malformed",
      "its answer is not JSON: answer.result.when is of type object, which is not JSON"),
     ("exits", "crashed", "its process exited with status 3"),
-    ("answers_too_much", "malformed", "it sent more than 8 MB at once"),
+    ("answers_too_much", "malformed", "it sent more than 2 MB at once"),
     ("not_there", "missing", "no function not_there in plugins/python"),
 ])
 def test_a_misbehaving_plugin_is_contained_and_the_runner_keeps_serving(runner, tenant, version, function,
@@ -340,6 +340,24 @@ def test_a_process_serves_many_calls_and_a_new_version_replaces_it(runner, tenan
     assert runner.processes(tenant, second) == 1
 
 
+def test_a_warm_process_outlives_the_thread_that_started_it(runner, tenant, version):
+    """Each request of `make run` has a thread of its own; the kernel's parent-death signal follows the thread
+    that started bwrap, so a process started from a request's thread died with it."""
+    pids: list[str] = []
+
+    def call() -> None:
+        pids.append(runner.call(tenant, version, PID, "pid", {}, FakeHost())["pid"])
+
+    for _ in range(2):
+        thread = threading.Thread(target=call)
+        thread.start()
+        thread.join()
+        time.sleep(0.3)  # a signal sent as the thread ended has landed
+
+    assert len(pids) == 2 and pids[0] == pids[1]
+    assert runner.processes(tenant, version) == 1
+
+
 def test_an_idle_process_is_replaced(tenant, version):
     runner = LocalProcessRunner(idle_seconds=0)
     try:
@@ -348,6 +366,30 @@ def test_an_idle_process_is_replaced(tenant, version):
         runner.close()
 
     assert pids[0] != pids[1]
+
+
+def test_a_tenant_flooding_the_pool_leaves_room_for_another_tenants_call():
+    flooder, victim = new_tenant_locator(), new_tenant_locator()
+    plugin = modules(slow="import os, time\nPROCESS = os.urandom(8).hex()\n"
+                          "def slow(request):\n    time.sleep(30)\n"
+                          "def pid(request):\n    return {'pid': PROCESS}\n")
+    runner = LocalProcessRunner(Limits(timeout_seconds=4), max_processes=4)
+    flood = [threading.Thread(target=runner.call, args=(flooder, f"01JAAAAAAAAAAAAAAAAAAAAAA{number % 4}", plugin,
+                                                        "slow", {}, FakeHost())) for number in range(8)]
+    try:
+        for thread in flood:
+            thread.start()
+        time.sleep(1.5)  # the flooder's calls hold what they may, the rest wait
+        started = time.monotonic()
+        served = runner.call(victim, "01JBBBBBBBBBBBBBBBBBBBBBBB", plugin, "pid", {}, FakeHost())
+        elapsed = time.monotonic() - started
+    finally:
+        for thread in flood:
+            thread.join()
+        runner.close()
+
+    assert not isinstance(served, PluginFailure), served
+    assert elapsed < 2, elapsed  # a process start, not the wait for a flooder's call to time out
 
 
 def test_concurrent_calls_run_in_parallel_processes(runner, tenant, version):

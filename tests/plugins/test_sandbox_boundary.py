@@ -1,22 +1,25 @@
 """The kernel's boundary around a plugin process, proven with the Python-level audit hook switched off
 (and once with the hook defeated the way a real probe did): whatever a plugin does in pure Python or
 through ctypes, it cannot read outside its package, reach a network, signal or trace another process,
-start a program, gain privileges, or write more than its disk quota."""
+start a program, gain privileges, write more than its disk quota or make more files than it may, or
+see where the service keeps its files."""
 from __future__ import annotations
 
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 
 import pytest
 
 from chalicelib.core.ids import new_locator, new_tenant_locator
-from chalicelib.plugins import sandbox
 from chalicelib.plugins.local import MB, Limits, LocalProcessRunner
 from chalicelib.plugins.models import PluginFailure
+from chalicelib.runtime import sandbox
+from tests.conftest import ROOT
 from tests.plugins.conftest import FakeHost, modules
 
 HOSTILE = '''
@@ -105,6 +108,16 @@ def fills_the_disk(request):
     except OSError as error:
         return {"written": written, "errno": errno.errorcode.get(error.errno)}
     return {"written": written}
+
+def creates_files(request):
+    made = 0
+    try:
+        for index in range(request["files"]):
+            open(f"/sandbox/empty-{index}", "wb").close()
+            made += 1
+    except OSError as error:
+        return {"made": made, "errno": errno.errorcode.get(error.errno)}
+    return {"made": made}
 
 def remembers(request):
     global SEEN
@@ -223,6 +236,27 @@ def test_the_disk_quota_holds_across_many_files(call):
 
     assert result["errno"] == "ENOSPC"
     assert 8 * MB <= result["written"] <= Limits().disk_bytes
+
+
+@pytest.mark.skipif(not sandbox.privileged(), reason="only root can mount a tmpfs with an inode limit")
+def test_the_file_count_quota_holds(call):
+    """Empty files take no disk blocks but each costs the kernel about a kilobyte: the tmpfs's inodes are
+    limited too."""
+    result = call("creates_files", files=20_000)
+
+    assert result["errno"] == "ENOSPC"
+    assert Limits().max_files - 100 <= result["made"] < Limits().max_files
+
+
+def test_the_mounts_name_no_path_of_the_service(call):
+    """/proc/self/mountinfo names the source of every mount: neither the checkout (the runner script) nor the
+    service's temporary folders (the package's files) may show there. The Python installation does, as its
+    path is in the interpreter's own build data anyway (README, Plugins: the sandbox)."""
+    mounts = call("read", path="/proc/self/mountinfo")["done"]
+
+    assert str(ROOT) not in mounts
+    assert os.path.realpath(tempfile.gettempdir()) + "/" not in mounts
+    assert "/runner/child.py" in mounts and "/sandbox/plugins" in mounts
 
 
 def test_state_does_not_survive_from_one_tenants_process_into_anothers(bare):

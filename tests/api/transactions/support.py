@@ -5,6 +5,7 @@ and 150 up to 50,000, plus a tax `amount` of 25 per segment), paths and bodies. 
 tests/support/api.py."""
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -58,6 +59,14 @@ def step(api: Any, token: str, tenant: str, transaction: str, name: str, query: 
 
 def segment_of_policy(api: Any, token: str, tenant: str, policy: dict[str, Any]) -> dict[str, Any]:
     return ok(call(api, "GET", f"/policy/{tenant}/transactions/segments/{policy['latestSegmentLocator']}", token))
+
+
+def segment_shown_last(api: Any, token: str, tenant: str, policy: dict[str, Any]) -> str:
+    """The locator of the segment the policy's snapshot shows at its last moment (a millisecond before its end)."""
+    end = datetime.fromisoformat(policy["endTime"]) - timedelta(milliseconds=1)
+    date = end.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    snapshot = ok(call(api, "GET", policy_path(tenant, policy["locator"], f"/snapshot?date={date}"), token))
+    return str(snapshot["transaction"]["segment"]["locator"])
 
 
 def vehicle_of(segment: dict[str, Any]) -> dict[str, Any]:

@@ -160,6 +160,35 @@ def test_branches_list_the_unissued_transactions_by_their_heads(api, admin_token
         chained["locator"]: [chained["locator"], first["locator"]], second["locator"]: [second["locator"]]}
 
 
+def test_the_policy_names_the_head_of_every_branch_drafts_too(api, admin_token, tenant, policy, ddb_calls):
+    def heads():
+        fetched = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+        return fetched["branchHeadTransactionLocators"]
+
+    issued = policy["issuedTransactionLocator"]
+    assert heads() == [issued]
+    ddb_calls.clear()
+    first = _change(api, admin_token, tenant, policy)["locator"]
+    # the policy's collection, then one write: the draft, its alias, its event and the root's branch heads
+    assert [name for name in ddb_calls if name != "BatchGetItem"] == ["Query", "TransactWriteItems"]  # auth
+    assert heads() == [first]
+    second = _change(api, admin_token, tenant, policy)["locator"]
+    assert heads() == [first, second]  # two drafts on one base: two branches
+    chained = ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)],
+                        f"?baseLocator={first}"))["locator"]
+    assert heads() == [second, chained]  # a draft based on a draft extends its branch
+
+    ddb_calls.clear()
+    ok(step(api, admin_token, tenant, chained, "discard"))
+    # its alias, the policy's collection, then one write: the transaction, its event and the branch heads
+    assert [name for name in ddb_calls if name != "BatchGetItem"] == ["GetItem", "Query", "TransactWriteItems"]
+    assert heads() == [first, second]
+    ok(step(api, admin_token, tenant, second, "refuse"))
+    assert heads() == [first]
+    ok(step(api, admin_token, tenant, first, "discard"))
+    assert heads() == [issued]
+
+
 # --- bad input: a clear 4xx and nothing stored -------------------------------------------------------
 
 

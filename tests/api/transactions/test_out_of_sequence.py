@@ -8,13 +8,16 @@ from decimal import Decimal
 
 from tests.api.transactions.support import (
     AUGUST,
+    END,
     MID_MARCH,
+    amounts,
     create,
     issued_policy,
     modify,
     params,
     policy_path,
     segment_of_policy,
+    segment_shown_last,
     step,
     transaction_path,
     vehicle_of,
@@ -108,3 +111,81 @@ def test_affected_transactions_say_beforehand_what_issuing_reverses_and_invalida
                    admin_token)) == expected
     assert ok(call(api, "GET", transaction_path(tenant, earlier["locator"], "/affectedTransactions/list"),
                    admin_token)) == expected
+
+
+def test_a_change_before_a_reinstatement_leaves_the_policy_on_the_segment_its_snapshot_shows(api, admin_token, tenant,
+                                                                                         policy):
+    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
+    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
+    ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
+
+    earlier, response = _issued_change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
+
+    aggregate = ok(call(api, "GET", transaction_path(tenant, ok(response)["aggregateTransactionLocator"]),
+                        admin_token))
+    assert [p["transactionCategory"] for p in aggregate["aggregatedTransactions"]] == [
+        "reversal", "reversal", "change", "cancellation", "reinstatement"]
+    reinstated = aggregate["aggregatedTransactions"][-1]
+    restored = ok(call(api, "GET", transaction_path(tenant, reinstated["locator"], "/segment"), admin_token))
+    assert (restored["startTime"], restored["endTime"]) == (AUGUST, END)
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["latestSegmentLocator"] == segment_shown_last(api, admin_token, tenant, after) == restored["locator"]
+
+
+def test_the_price_of_an_aggregate_shows_each_part_with_its_charges(api, admin_token, tenant, policy):
+    later, _ = _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
+    earlier, response = _issued_change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
+    aggregate = ok(response)["aggregateTransactionLocator"]
+
+    price = ok(call(api, "GET", transaction_path(tenant, aggregate, "/price"), admin_token))
+
+    parts = price.pop("aggregatedTransactions")
+    assert price == {"locator": aggregate, "policyLocator": policy["locator"], "effectiveTime": MID_MARCH,
+                     "transactionState": "issued", "transactionCategory": "aggregate", "charges": []}
+    assert [(p["transactionCategory"], amounts(p["charges"])) for p in parts] == [
+        # the later change reversed: its charges negated
+        ("reversal", [("premium", D("-900.00"), True), ("premium", D("600.00"), True), ("tax", D("-25"), True),
+                      ("tax", D("12.50"), True)]),
+        # 10 + 16/31 months at 200; the issuance's segment kept for 1 + 15/31 months
+        ("change", [("premium", D("-1051.61"), True), ("premium", D("2103.23"), False), ("tax", D("-21.91"), True),
+                    ("tax", D("25"), False)]),
+        # the later change reapplied: 6 months at 150; the new segment kept for 4 + 16/31 months
+        ("change", [("premium", D("-1200.00"), True), ("premium", D("900.00"), False), ("tax", D("-14.26"), True),
+                    ("tax", D("25"), False)]),
+    ]
+    assert parts[1]["locator"] == earlier["locator"]
+    for part in parts:
+        assert ok(call(api, "GET", transaction_path(tenant, part["locator"], "/price"), admin_token)) == part
+
+
+def test_the_parts_of_an_aggregate_that_make_no_segment_answer_the_one_they_leave_in_force(api, admin_token, tenant,
+                                                                                       policy):
+    _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
+    _, response = _issued_change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
+    aggregate = ok(call(api, "GET", transaction_path(tenant, ok(response)["aggregateTransactionLocator"]),
+                        admin_token))
+    reversal, _, reapplied = aggregate["aggregatedTransactions"]
+
+    def segment_of(locator):
+        return ok(call(api, "GET", transaction_path(tenant, locator, "/segment"), admin_token))
+
+    # the later change reversed: the issuance's segment in force again; after the aggregate, the reapplied one's
+    assert segment_of(reversal["locator"])["locator"] == policy["latestSegmentLocator"]
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert segment_of(aggregate["locator"]) == segment_of(reapplied["locator"])
+    assert segment_of(aggregate["locator"])["locator"] == after["latestSegmentLocator"]
+
+
+def test_drafts_built_on_a_transaction_issued_out_of_sequence_are_the_policys_one_branch(api, admin_token, tenant,
+                                                                                       policy):
+    _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
+    earlier = _change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
+    chained = ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)],
+                        f"?baseLocator={earlier['locator']}"))
+
+    issued = ok(step(api, admin_token, tenant, earlier["locator"], "issue"))
+
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["issuedTransactionLocator"] == issued["aggregateTransactionLocator"]
+    assert after["branchHeadTransactionLocators"] == [chained["locator"]]

@@ -96,6 +96,26 @@ def test_issuing_one_branch_invalidates_the_others(api, admin_token, tenant, pol
     assert ok(call(api, "GET", policy_path(tenant, policy["locator"], "/branches"), admin_token)) == {}
 
 
+def test_issuing_a_head_leaves_one_branch_the_drafts_based_on_it(api, admin_token, tenant, policy):
+    first, _ = _priced_change(api, admin_token, tenant, policy, MID_MARCH)
+    second = ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)]))
+    chained = ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)],
+                        f"?baseLocator={first['locator']}"))
+    assert ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))[
+        "branchHeadTransactionLocators"] == [second["locator"], chained["locator"]]
+
+    ok(step(api, admin_token, tenant, first["locator"], "issue"))
+
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["issuedTransactionLocator"] == first["locator"]
+    assert after["branchHeadTransactionLocators"] == [chained["locator"]]
+    assert ok(call(api, "GET", transaction_path(tenant, second["locator"]), admin_token))["transactionState"] == \
+        "invalidated"
+    ok(step(api, admin_token, tenant, chained["locator"], "issue"))
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["branchHeadTransactionLocators"] == [chained["locator"]] == [after["issuedTransactionLocator"]]
+
+
 def test_cancel_then_reinstate_at_the_cancellation_time_gives_everything_back(api, admin_token, tenant, policy):
     cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
     response = step(api, admin_token, tenant, cancellation["locator"], "issue")

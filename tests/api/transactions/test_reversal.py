@@ -17,6 +17,7 @@ from tests.api.transactions.support import (
     params,
     policy_path,
     segment_of_policy,
+    segment_shown_last,
     step,
     transaction_path,
     vehicle_of,
@@ -149,3 +150,67 @@ def test_a_cancellation_before_an_issued_renewal_drops_the_renewal_and_its_term(
         "aggregatedTransactions"]] == [("reversal", False), ("cancellation", True)]
     assert_error(call(api, "GET", f"/policy/{tenant}/terms/{renewal['termLocator']}", admin_token), 404,
                  "term.not_found")
+
+
+def test_reversing_a_renewal_after_a_reinstatement_leaves_the_policy_on_the_segment_its_snapshot_shows(
+        api, admin_token, tenant, policy):
+    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
+    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
+    ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
+    restored = ok(call(api, "GET", transaction_path(tenant, reinstatement["locator"], "/segment"), admin_token))
+    renewal = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
+    ok(step(api, admin_token, tenant, renewal["locator"], "issue"))
+    draft = ok(_reversal(api, admin_token, tenant, policy["locator"], renewal["locator"],
+                         policy["issuedTransactionLocator"], renewal["locator"]))
+
+    ok(step(api, admin_token, tenant, draft["locator"], "issue"))
+
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["endTime"] == END
+    assert after["latestSegmentLocator"] == segment_shown_last(api, admin_token, tenant, after) == restored["locator"]
+
+
+def test_a_reversal_answers_the_segment_it_leaves_in_force_before_anything_is_reapplied(api, admin_token, tenant,
+                                                                                      policy):
+    earlier = _issued_change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
+    later = _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
+    draft = ok(_reversal(api, admin_token, tenant, policy["locator"], later["locator"],
+                         policy["issuedTransactionLocator"], earlier["locator"]))
+    assert_error(call(api, "GET", transaction_path(tenant, draft["locator"], "/segment"), admin_token), 404,
+                 "segment.not_found")  # nothing is in force after it until it is issued
+    assert ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))[
+        "branchHeadTransactionLocators"] == [draft["locator"]]
+
+    issued = ok(step(api, admin_token, tenant, draft["locator"], "issue"))
+
+    # both changes reversed, the issuance's segment is in force again (the later change is reapplied after)
+    segment = ok(call(api, "GET", transaction_path(tenant, issued["locator"], "/segment"), admin_token))
+    issuance = ok(call(api, "GET", f"/policy/{tenant}/transactions/segments/{policy['latestSegmentLocator']}",
+                       admin_token))
+    assert segment == issuance
+    assert (segment["transactionLocator"], segment["startTime"], segment["endTime"]) == (
+        policy["issuedTransactionLocator"], START, END)
+    assert vehicle_of(segment)["data"]["value"] == D("12000.50")
+    assert ok(call(api, "GET", transaction_path(tenant, issued["locator"], "/segments/list"), admin_token)) == [segment]
+    (reapplied,) = ok(call(api, "GET", transaction_path(tenant, issued["locator"]), admin_token))[
+        "aggregatedTransactions"]
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["latestSegmentLocator"] == ok(call(api, "GET", transaction_path(tenant, reapplied["locator"],
+                                                                                  "/segment"), admin_token))["locator"]
+
+
+def test_a_reversed_renewal_leaves_the_last_segment_of_the_term_before_it_in_force(api, admin_token, tenant, policy):
+    change = _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
+    renewal = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
+    ok(step(api, admin_token, tenant, renewal["locator"], "issue"))
+    draft = ok(_reversal(api, admin_token, tenant, policy["locator"], renewal["locator"], change["locator"],
+                         renewal["locator"]))
+
+    issued = ok(step(api, admin_token, tenant, draft["locator"], "issue"))
+
+    segment = ok(call(api, "GET", transaction_path(tenant, issued["locator"], "/segment"), admin_token))
+    assert (segment["transactionLocator"], segment["startTime"], segment["endTime"]) == (change["locator"], AUGUST,
+                                                                                         END)
+    after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    assert after["latestSegmentLocator"] == segment["locator"]

@@ -25,6 +25,7 @@ from chalicelib.configuration.package import (
     bootstrap_resources,
     dumps_json,
     implemented_plugins,
+    python_modules,
     read_package,
     write_package,
 )
@@ -445,22 +446,13 @@ def test_json_is_written_in_the_servers_style_with_exact_decimals():
 # Plugins and bootstrap resources --------------------------------------------------------------------
 
 
-def test_implemented_plugins_are_found_by_parsing_never_by_running():
-    plugins = {
-        "plugins/python/auto.py": b"raise SystemExit('never imported')\n"
-        b"def rate_PersonalAuto(request):\n    return {'items': []}\n"
-        b"def validate_PersonalAuto(request):\n    def rate_Nested(r): pass\n    return {'errors': []}\n"
-        b"def rate_UnknownProduct(request):\n    pass\n"
-        b"def rate_(request):\n    pass\n",
-        "plugins/python/common.py": b"def underwrite(request):\n    return {'flags': []}\n"
-        b"def rate(request):\n    return {'items': []}\n"
-        b"class Helper:\n    def validate(self): pass\n"
-        b"async def validate(request):\n    pass\n",
-        "plugins/java/Rating.java": b"class Rating {}",
-        "plugins/python/notes.txt": b"def rate_PersonalAuto(): pass",
+def test_implemented_plugins_name_the_function_of_each_product_and_kind():
+    functions = {
+        "plugins/python/auto.py": ["rate_PersonalAuto", "validate_PersonalAuto", "rate_UnknownProduct", "rate_"],
+        "plugins/python/common.py": ["underwrite", "rate"],
     }
 
-    found = implemented_plugins(plugins, ["PersonalAuto", "Homeowners"])
+    found = implemented_plugins(functions, ["PersonalAuto", "Homeowners"])
 
     assert found == {
         "rating:PersonalAuto": "plugins/python/auto.py:rate_PersonalAuto",
@@ -471,28 +463,20 @@ def test_implemented_plugins_are_found_by_parsing_never_by_running():
     }
 
 
-def test_a_plugin_with_a_syntax_error_names_the_file_and_line():
-    plugins = {
-        "plugins/python/fine.py": b"def validate(request):\n    return {'errors': []}\n",
-        "plugins/python/rating.py": b"def rate_Auto(request):\n    return 1\n\ndef broken(:\n    pass\n",
-    }
+def test_the_python_modules_are_the_py_files_under_plugins_python():
+    plugins = {"plugins/python/auto.py": b"", "plugins/python/sub/common.py": b"", "plugins/java/Rating.java": b"",
+               "plugins/python/notes.txt": b"", "plugins/python.py": b""}
 
-    with pytest.raises(PackageError) as raised:
-        implemented_plugins(plugins, ["Auto"])
-
-    assert raised.value.code == PLUGIN_INVALID
-    assert raised.value.errors == ["plugins/python/rating.py line 4: invalid syntax"]
+    assert sorted(python_modules(plugins)) == ["plugins/python/auto.py", "plugins/python/sub/common.py"]
 
 
 def test_a_plugin_function_defined_in_two_modules_is_refused():
-    plugins = {
-        "plugins/python/a.py": b"def rate_Auto(request): pass\n",
-        "plugins/python/b.py": b"def rate_Auto(request): pass\n",
-    }
+    functions = {"plugins/python/a.py": ["rate_Auto"], "plugins/python/b.py": ["rate_Auto"]}
 
     with pytest.raises(PackageError) as raised:
-        implemented_plugins(plugins, ["Auto"])
+        implemented_plugins(functions, ["Auto"])
 
+    assert raised.value.code == PLUGIN_INVALID
     assert raised.value.errors == [
         "plugins/python/b.py:rate_Auto: rate_Auto is also defined in plugins/python/a.py"
     ]

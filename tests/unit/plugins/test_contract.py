@@ -149,6 +149,9 @@ def test_underwriting_flags_default_note_and_tag_and_name_known_elements():
     ({"level": "deny"}, "flags[0]: level must be one of approve, block, decline, reject, info, not 'deny'"),
     ({"level": "block", "elementLocator": "X"}, "flags[0]: elementLocator 'X' is not an element of the request"),
     ({"level": "block", "note": 5}, "flags[0]: note must be a string, not 5"),
+    ({"level": "block", "note": "x" * 2001}, "flags[0]: note has 2001 characters; at most 2000 are allowed"),
+    ({"level": "block", "tag": "x" * 201}, "flags[0]: tag has 201 characters; at most 200 are allowed"),
+    ({"level": "block", "elementLocator": []}, "flags[0]: elementLocator [] is not an element of the request"),
 ])
 def test_an_underwriting_answer_of_the_wrong_shape_is_a_plugin_failure(flag, problem):
     with pytest.raises(PluginFailure) as raised:
@@ -196,7 +199,12 @@ def test_no_validation_errors_is_an_empty_list():
 
 @pytest.mark.parametrize("result, problem", [
     ({"errors": [{"locator": "V1"}]}, "errors[0]: message must be a non-empty string, not None"),
-    ({"errors": [{"message": "x", "locator": 5}]}, "errors[0]: locator must be a string, not 5"),
+    ({"errors": [{"message": "x", "locator": 5}]}, "errors[0]: locator must be a string of at most 200 characters, "
+                                                   "not 5"),
+    ({"errors": [{"message": "x", "locator": []}]}, "errors[0]: locator must be a string of at most 200 characters, "
+                                                    "not []"),
+    ({"errors": [{"message": "x" * 2001}]}, "errors[0]: message has 2001 characters; at most 2000 are allowed"),
+    ({"errors": [{"message": "x"}] * 1001}, "the answer holds 1001 errors; at most 1000 are allowed"),
     ({"errors": "none"}, "the answer must be {\"errors\": [...]}, not {'errors': 'none'}"),
 ])
 def test_a_validation_answer_of_the_wrong_shape_is_a_plugin_failure(result, problem):

@@ -44,7 +44,8 @@ def test_an_amount_over_no_duration_is_its_own_rate():
 @pytest.mark.parametrize("extra, message", [
     ({"referenceRate": "90"}, "items[0]: referenceRate must be a number, not '90'"),
     ({"referenceRate": True}, "items[0]: referenceRate must be a number, not True"),
-    ({"tag": 7}, "items[0]: tag must be a string, not 7"),
+    ({"tag": 7}, "items[0]: tag must be a string of at most 200 characters, not 7"),
+    ({"tag": "x" * 201}, f"items[0]: tag must be a string of at most 200 characters, not {'x' * 201!r}"[:200]),
 ])
 def test_a_reference_rate_or_tag_of_the_wrong_type_is_a_plugin_failure(extra, message):
     answer = {"items": [{"elementLocator": "E1", "chargeType": "premium", "rate": 1, **extra}]}

@@ -4,8 +4,10 @@ out-of-sequence transactions, on several elements and charge types with rate, am
 After every issue: the charges of each element and charge type sum to what the held coverage costs, to
 the minor unit (costed here from the pieces held, independently of deltas.py); every step's charges are
 DECISIONS.md's (a cut: -(amount - kept) of whole pieces; a reinstatement at the cancellation time: the
-negation of the cancellation's; a reversal: the negation of the reversed transaction's); and the
-policy holds what issuing the same transactions in sequence holds, with the same totals.
+negation of the cancellation's; a reversal: the negation of the reversed transaction's); the policy
+holds what issuing the same transactions in sequence holds, with the same totals; and the last span in
+processing order (the policy's latest segment, transactions/issuing.py) is the one a snapshot, which
+walks the issued segments in issuing order (policies/stack.py), shows at the policy's last moment.
 """
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ from hypothesis import strategies as st
 from chalicelib.core.durations import duration
 from chalicelib.core.errors import DomainError
 from chalicelib.core.money import round_money
+from chalicelib.policies.models import SegmentSummary, SegmentType, Transaction
+from chalicelib.policies.stack import segment_at
 from chalicelib.priceable.models import Charge
 from chalicelib.transactions.coverage import Effect, Piece, SegmentSpan, TermSpan, cancellation, held, piece_at
 from chalicelib.transactions.deltas import Proration, held_cost, totals
@@ -62,6 +66,8 @@ class Policy:
     charges: list[Charge] = field(default_factory=list)
     by_transaction: dict[str, list[Charge]] = field(default_factory=dict)
     counter: Any = field(default_factory=lambda: itertools.count(1))
+    issuing_order: list[SegmentSpan] = field(default_factory=list)
+    """The spans of the transactions neither reversed nor reapplied, in the order they were issued."""
 
     def __post_init__(self) -> None:
         self.ledger = Ledger(self.proration)
@@ -70,6 +76,7 @@ class Policy:
         self.states["S0"] = dict(self.initial)
         rated = self.rate(self.initial, START, END)
         self.ledger.issue("X0", Effect("issuance", START, END, TermSpan(0, START, END)), "S0", rated, self.new_locator)
+        self.issuing_order = list(self.ledger.spans)
         self.charges.extend(rated)
         self.by_transaction["X0"] = list(rated)
 
@@ -147,8 +154,10 @@ class Policy:
             check_step(self, step, spans, outcome.ledger)
             if step.action == "reverse":
                 spans = [span for span in spans if span.transaction_locator != step.entry.locator]
+                self.issuing_order = [s for s in self.issuing_order if s.transaction_locator != step.entry.locator]
             elif step.action in ("issue", "reapply"):
                 spans.append(step.effect.span(step.segment_locator, step.entry.locator))
+                self.issuing_order.append(spans[-1])
                 self.by_transaction[step.entry.locator] = list(step.charges)
             self.charges.extend(step.charges)
         assert spans == outcome.ledger.spans
@@ -233,6 +242,21 @@ def check_step(policy: Policy, step: Any, spans: list[SegmentSpan], ledger: Ledg
 def check_invariant(policy: Policy) -> None:
     assert totals(policy.charges) == cost_of_held_coverage(policy) == held_cost(
         policy.ledger.rated, policy.ledger.spans, policy.proration)
+
+
+def check_shown_last(policy: Policy) -> None:
+    """The policy's latest segment (the last span in processing order) is what a snapshot shows just before
+    the policy's end, from the issued transactions in issuing order."""
+    issued = [Transaction(locator=span.transaction_locator, staticLocator=span.transaction_locator, policyLocator="P",
+                          termLocator=f"T{span.term}", effectiveTime=span.start, transactionState="issued",
+                          transactionCategory="change", transactionType="change", createdAt=START, createdBy="U",
+                          issuedTime=START, configVersion="C",
+                          segments=[SegmentSummary(locator=span.locator, startTime=span.start, endTime=span.end,
+                                                   segmentType=SegmentType.GAP if span.gap else SegmentType.COVERAGE)])
+              for span in policy.issuing_order]
+    shown = segment_at(issued, policy.ledger.terms()[-1].end - timedelta(microseconds=1))
+    assert shown is not None
+    assert shown[1].locator == policy.ledger.spans[-1].locator
 
 
 def check_in_sequence(policy: Policy) -> None:
@@ -371,3 +395,4 @@ def test_charges_always_sum_to_the_cost_of_the_held_coverage_and_equal_in_sequen
             continue
         check_invariant(policy)
         check_in_sequence(policy)
+        check_shown_last(policy)
