@@ -6,15 +6,16 @@
   deployed SQS Lambda, and fires the app's `@schedule` functions at their rate,
 - the emulated state kept in $PAS_LOCAL_STATE_DIR (.local/): moto keeps everything in memory, so every
   change of the table's items and the bucket's objects is journalled to disk before its request is
-  answered, and loaded again at start (local/durable_state.py). SQS is not saved: a job whose message
-  was lost keeps its item and lease, and the job reaper puts it back on the queue once the lease runs
-  out, as it would on AWS.
+  answered, and loaded again at start (local/durable_state.py). SQS is not saved: the jobs an earlier
+  run left queued (their messages lost) or running (their worker gone) keep their items and leases, and
+  the start takes them over at once (take_over_jobs_of_earlier_runs) instead of waiting for their leases
+  to run out and the reaper's next sweep.
 
 Runs until Ctrl-C (SIGINT) or SIGTERM, then stops chalice and moto, in well under a second as a rule:
-the state is on disk already, a job still running is abandoned (its lease brings it back after the next
-start), a merge of the journal into the snapshot under way is finished at the next start, and the process
-ends without the interpreter's teardown (which would free every object moto holds, one by one: seconds for
-a large state). Killed outright, it loses nothing it acknowledged, and `chalice local` dies with it.
+the state is on disk already, a job still running is abandoned (the next start runs it again), a merge of
+the journal into the snapshot under way is finished at the next start, and the process ends without the
+interpreter's teardown (which would free every object moto holds, one by one: seconds for a large state).
+Killed outright, it loses nothing it acknowledged, and `chalice local` dies with it.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -38,6 +40,7 @@ COMPACT_EVERY_SECONDS = 5
 STARTUP_TIMEOUT_SECONDS = 60
 STOP_SECONDS = 2
 """How long a stop waits for chalice to exit before it kills it."""
+TENANTS_PER_PAGE = 100
 
 log = logging.getLogger("pas.local")
 
@@ -123,6 +126,23 @@ def run_jobs(stop: threading.Event, busy: threading.Event) -> None:
             finally:
                 busy.clear()
             queue.delete(receipt)
+
+
+def take_over_jobs_of_earlier_runs(started_at: datetime) -> int:
+    """Re-queue every job whose status last moved before `started_at` and which is still queued or running:
+    an earlier run left it, its worker is gone and its message too, so its lease is dead whatever time it
+    gives. A Query of each tenant's job leases, after a Query per page of tenants; answers how many
+    jobs were re-queued (or failed, after their last attempt)."""
+    from chalicelib.identity import service as identity
+    from chalicelib.runtime import jobs, wiring
+
+    taken, after = 0, None
+    while True:
+        tenants, more = identity.tenant_locators_after(after, TENANTS_PER_PAGE)
+        taken += sum(jobs.take_over(tenant, started_at, wiring.clock().now()) for tenant in tenants)
+        if not more or not tenants:
+            return taken
+        after = tenants[-1]
 
 
 def _rate_seconds(expression: Any) -> int:
@@ -267,12 +287,16 @@ def main() -> int:
         create_all(SimpleNamespace(client=clients.client))
         restored = state.restore(dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(settings().table_name),
                                  settings().bucket_name, s3_backends[DEFAULT_ACCOUNT_ID]["global"])
+        started_at = SystemClock().now()  # every job whose status moved before now, an earlier run left
         chalice = _start_chalice(options, environ)  # it starts while this process does the rest
         exit_code = 0
         job_running = threading.Event()
         try:
-            ensure_bootstrap(SystemClock().now(), new_locator())
-            # daemons, never waited for: a job still running at a stop is abandoned, its lease brings it back
+            ensure_bootstrap(started_at, new_locator())
+            taken_over = take_over_jobs_of_earlier_runs(started_at)
+            if taken_over:
+                log.info("re-queued the jobs an earlier run left: %d", taken_over)
+            # daemons, never waited for: a job still running at a stop is abandoned, the next start runs it again
             threads = [threading.Thread(target=run_jobs, args=(stop, job_running), name="jobs", daemon=True),
                        threading.Thread(target=fire_schedules, args=(stop, schedules()), name="schedules",
                                         daemon=True),
@@ -293,8 +317,7 @@ def main() -> int:
         finally:
             stop.set()
             if job_running.is_set():
-                log.warning("a job is still running: it is abandoned, and its lease brings it back after the "
-                            "next start")
+                log.warning("a job is still running: it is abandoned, and the next start runs it again")
             _stop_chalice(chalice)
             aws.stop()
             state.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import re
+import typing
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from pydantic_core import CoreSchema, core_schema
 from chalicelib.core import errors
 from chalicelib.http.contract import Body, Contract, Upload, contract_of
 from chalicelib.http.endpoint import EndpointSpec, error_codes_of
-from chalicelib.http.responses import Binary, ErrorBody
+from chalicelib.http.responses import Binary, ErrorBody, SecretAnswer
 
 TITLE = "PAS: policy administration and billing"
 VERSION = "1"
@@ -74,7 +75,7 @@ def document(routes: dict[str, dict[str, Any]]) -> dict[str, Any]:
         if op.contract.query is not None:
             schemas.add(("query", op.operation_id), op.contract.query, "validation")
         if _has_json_answer(op.contract.response):
-            schemas.add(("response", op.operation_id), op.contract.response, "serialization")
+            schemas.add(("response", op.operation_id), _answered(op.contract.response), "serialization")
     resolved, components = schemas.generate()
 
     paths: dict[str, dict[str, Any]] = defaultdict(dict)
@@ -169,6 +170,11 @@ def _file_schema(media: str) -> dict[str, Any]:
     return {"type": "string", "contentMediaType": media}
 
 
+def _answered(response: Any) -> Any:
+    """What the route answers on the wire: a SecretAnswer[X] answers its X."""
+    return typing.get_args(response)[0] if typing.get_origin(response) is SecretAnswer else response
+
+
 def _has_json_answer(response: Any) -> bool:
     return response is not None and response is not type(None) and not _is_file(response)
 
@@ -190,7 +196,7 @@ def _success(op: Operation, resolved: dict[Any, dict[str, Any]]) -> dict[str, An
 
 def _error_responses(op: Operation) -> dict[str, Any]:
     by_status: dict[int, list[errors.ErrorCode]] = defaultdict(list)
-    for code in error_codes_of(op.spec, op.contract, op.path):
+    for code in error_codes_of(op.spec, op.contract, "{tenantLocator}" in op.path):
         by_status[code.status].append(code)
     described = {}
     for status, codes in sorted(by_status.items()):

@@ -48,7 +48,7 @@ from chalicelib.configuration.schema import lookup
 from chalicelib.configuration.validator import ValidationOutcome, validate
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError, InvalidRequest, NotFound, PayloadTooLarge
-from chalicelib.core.ids import new_locator
+from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.identity import service as identity
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
@@ -90,11 +90,13 @@ def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
     repository.store_bootstrap_files(tenant.locator, resources, record.resources if record else [])
     uow, metadata = _deployment(tenant_ctx, package, outcome.model, plugins, None, overwrite=False)
     if record is not None:
-        repository.add_bootstrap(uow, tenant.locator, record.model_copy(update={"version": metadata.latestVersion}))
+        record = record.model_copy(update={"version": metadata.latestVersion})
+        repository.add_bootstrap(uow, tenant.locator, record)
         uow.record_event(BOOTSTRAP_EVENT, {"tenantLocator": tenant.locator, "version": metadata.latestVersion,
                                            "resources": len(resources)})
         if any(resource.kind in _TABLE_RESOURCE_KINDS for resource in record.resources):
-            jobs.enqueue(uow, JobType.TABLES_BOOTSTRAP)  # loaded by chalicelib.tables, a higher domain
+            # loaded by chalicelib.tables, a higher domain
+            jobs.enqueue(uow, JobType.TABLES_BOOTSTRAP, locator=bootstrap_step_locator(record, 0))
     uow.commit()
     return TenantDeployment(tenant.locator, tenant.name, DeploymentOutcome(True, [], metadata), "queued")
 
@@ -113,6 +115,13 @@ def _bootstrap_record(ctx: CallContext, resources: list[BootstrapResource],
                              f"{MAX_BOOTSTRAP_RECORD_BYTES} are allowed (fewer resources or shorter names)",
                              code="config.bootstrap_too_large")
     return record
+
+
+def bootstrap_step_locator(record: BootstrapRecord, cursor: int) -> str:
+    """The locator of the tables.bootstrap job that loads the record's table resources from number
+    `cursor` on: derived, so a retried step enqueues its next step once, and the tables domain finds the
+    job of a step to report on it."""
+    return derived_locator(record.createdAt, f"{JobType.TABLES_BOOTSTRAP}#{record.version}#{cursor}")
 
 
 def deploy(ctx: CallContext, package_bytes: bytes, *, overwrite: bool = False) -> TenantDeployment:

@@ -19,6 +19,7 @@ class Principal:
     tenants: frozenset[str]
     is_system: bool = False
     profile: Any = field(default=None, compare=False, repr=False)  # the identity record it was built from
+    credential: str = field(default="", repr=False)  # a digest of the token presented; idempotency keys bind to it
 
     def may(self, *permissions: str) -> bool:
         return grants_any(self.permissions, permissions)
@@ -37,6 +38,7 @@ class IdempotencyClaim:
     key: str
     operation: str
     request_hash: str
+    credential: str = ""  # the caller's credential: only a request made with it is answered a replay
     claimed: bool = False
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import simplejson
 from chalice import Response
@@ -13,6 +13,7 @@ from chalicelib.core.errors import DomainError, TooManyRequests
 from chalicelib.http.errors import status_of
 
 JSON = "application/json"
+T = TypeVar("T")
 
 
 class Binary:
@@ -43,6 +44,15 @@ class ErrorBody(BaseModel):
     message: str
     requestId: str
     fieldErrors: list[FieldErrorBody] | None = None
+
+
+class SecretAnswer(Generic[T]):
+    """An answer that carries a secret (a new token): sent once and never stored. A replay of its
+    `X-Idempotency-Key` answers 409 naming `created` (what the request created, without the secret)."""
+
+    def __init__(self, value: T, created: str):
+        self.value = value
+        self.created = created
 
 
 def to_json(value: Any) -> str:

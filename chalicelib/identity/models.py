@@ -35,6 +35,14 @@ class Role(BaseModel):
     createdBy: str
 
 
+class RoleHolders(BaseModel):
+    """The tenants of the users who hold a role (`any` included), and the version of that record, which
+    every change of a holder's roles or tenants bumps."""
+
+    tenants: frozenset[str] = frozenset()
+    version: int = 0
+
+
 class TokenKind(StrEnum):
     SESSION = "session"
     NAMED = "named"
@@ -71,8 +79,10 @@ class UserProfile(BaseModel):
 
 class Session(BaseModel):
     """What a bearer token resolved to: the caller's profile, the roles version its permissions were
-    computed at (so the request can reuse cached roles), and whether it may only change the password."""
+    computed at and the copy of it that was read (so the request can reuse cached roles, and commit a change
+    of a user only while that version holds), and whether it may only change the password."""
 
     profile: UserProfile
     rolesVersion: int
+    rolesVersionShard: int
     passwordChangeOnly: bool = False

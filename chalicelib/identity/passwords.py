@@ -4,6 +4,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from chalicelib.runtime import wiring
+
 # A fixed hash to verify against when the user does not exist, so both failures take the same time.
 _DUMMY_PASSWORD = "not-a-password"
 
@@ -20,14 +22,18 @@ def _dummy_hash() -> str:
     return _hasher().hash(_DUMMY_PASSWORD)
 
 
+def _active_hasher() -> Any:
+    return wiring.password_hasher() or _hasher()
+
+
 def hash_password(password: str) -> str:
-    return _hasher().hash(password)
+    return _active_hasher().hash(password)
 
 
 def verify_password(password_hash: str | None, password: str) -> bool:
     from argon2.exceptions import InvalidHashError, VerificationError
 
     try:
-        return bool(_hasher().verify(password_hash or _dummy_hash(), password)) and password_hash is not None
+        return bool(_active_hasher().verify(password_hash or _dummy_hash(), password)) and password_hash is not None
     except (VerificationError, InvalidHashError):
         return False

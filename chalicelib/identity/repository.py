@@ -1,11 +1,12 @@
 """Persistence of users, roles, tokens and the tenant registry (system records, `SYS#` keys)."""
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from typing import Any
 
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, NotFound
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.identity.models import Role, Tenant, Token, User
+from chalicelib.identity.models import Role, RoleHolders, Tenant, Token, User
 from chalicelib.storage import codec, keys, query, table, versioned
 from chalicelib.storage.keys import SYSTEM_SCOPE as SCOPE
 from chalicelib.storage.table import ErrorFactory
@@ -39,22 +40,6 @@ def get_token_and_user(token_hash: str, user_locator: str,
     return token, user, roles_version
 
 
-def sign_in_state(user_name: str, subjects: list[tuple[str, str]], window: int) -> tuple[str | None, list[int]]:
-    """The locator of the user named `user_name` (None when unknown) and the failed sign-ins of each
-    (kind, digest) subject in `window`, in one round trip."""
-    name_key = keys.user_name(user_name)
-    failure_keys = [keys.sign_in_failures(kind, digest, window) for kind, digest in subjects]
-    counts = {k: 0 for k in failure_keys}
-    locator = None
-    for item in table.gateway().batch_get(SCOPE, [name_key, *failure_keys]):
-        found = keys.Key(item["PK"], item["SK"])
-        if found == name_key:
-            locator = item["userLocator"]
-        elif found in counts:
-            counts[found] = int(item["count"])
-    return locator, [counts[k] for k in failure_keys]
-
-
 def get_token(token_hash: str) -> Token | None:
     item = table.gateway().get(SCOPE, keys.token(token_hash))
     return Token.model_validate(codec.without_keys(item)) if item else None
@@ -73,6 +58,24 @@ def list_users(page: PageRequest) -> Page[User]:
 def get_role(locator: str) -> Role | None:
     item = table.gateway().get(SCOPE, keys.role(locator))
     return Role.model_validate(codec.without_keys(item)) if item else None
+
+
+HOLDER_TENANT = "tenant#"
+"""Prefix of a holders record's attributes, one per tenant: how many holders of the role work for it."""
+
+
+def role_and_holders(locator: str) -> tuple[Role | None, RoleHolders]:
+    """The role and the tenants of its holders, in one round trip."""
+    role_key, holders_key = keys.role(locator), keys.role_holders(locator)
+    role, holders = None, RoleHolders()
+    for item in table.gateway().batch_get(SCOPE, [role_key, holders_key]):
+        if item["SK"] == role_key.sk:
+            role = Role.model_validate(codec.without_keys(item))
+        else:
+            holders = RoleHolders(version=int(item["version"]), tenants=frozenset(
+                name.removeprefix(HOLDER_TENANT) for name, count in item.items()
+                if name.startswith(HOLDER_TENANT) and count > 0))
+    return role, holders
 
 
 def roles(locators: list[str]) -> list[Role]:
@@ -141,12 +144,14 @@ def add_user(uow: UnitOfWork, user: User) -> None:
         table.put_new({**keys.user_name(user.userName).as_dict(), "entity": "userName",
                        "userLocator": user.locator}, lambda: _name_taken(user.userName)),
     )
+    _count_holders(uow, None, user)
 
 
-def save_user(uow: UnitOfWork, user: User, expected_version: int) -> None:
-    """Rewrite the user record (a None field removed) if nobody changed it since `expected_version` was read."""
-    uow.add(versioned.rewrite(keys.user(user.locator), user.model_copy(update={"version": expected_version}),
+def save_user(uow: UnitOfWork, previous: User, changed: User) -> None:
+    """Rewrite the user record (a None field removed) if nobody changed it since `previous` was read."""
+    uow.add(versioned.rewrite(keys.user(changed.locator), changed.model_copy(update={"version": previous.version}),
                               exclude={"createdAt", "createdBy", "userName"}))
+    _count_holders(uow, previous, changed)
 
 
 def delete_user(uow: UnitOfWork, user: User, named: list[dict[str, Any]]) -> None:
@@ -155,6 +160,38 @@ def delete_user(uow: UnitOfWork, user: User, named: list[dict[str, Any]]) -> Non
         table.delete(keys.user_name(user.userName)),
     )
     delete_named_tokens(uow, user.locator, named)
+    _count_holders(uow, user, None)
+
+
+def _count_holders(uow: UnitOfWork, before: User | None, after: User | None) -> None:
+    """The holders records of the roles whose (role, tenant) pairs the user gains or loses, in the user's own
+    transaction: one more or one fewer holder per tenant. A deleted role's record is kept on, as its locator
+    stays on its holders."""
+    pairs = _role_tenant_pairs(after)
+    pairs.subtract(_role_tenant_pairs(before))
+    by_role: dict[str, dict[str, int]] = defaultdict(dict)
+    for (role, tenant), delta in pairs.items():
+        if delta:
+            by_role[role][tenant] = delta
+    uow.add(*(_add_holders(role, deltas) for role, deltas in sorted(by_role.items())))
+
+
+def _role_tenant_pairs(user: User | None) -> Counter[tuple[str, str]]:
+    if user is None:
+        return Counter()
+    return Counter((role, tenant) for role in set(user.roleLocators) for tenant in set(user.tenants))
+
+
+def _add_holders(role_locator: str, deltas: dict[str, int]) -> table.WriteOp:
+    names = {"#version": "version"}
+    values = {":one": codec.serialize_value(1)}
+    for i, (tenant, delta) in enumerate(sorted(deltas.items())):
+        names[f"#t{i}"] = HOLDER_TENANT + tenant
+        values[f":t{i}"] = codec.serialize_value(delta)
+    additions = ", ".join(["#version :one", *(f"#t{i} :t{i}" for i in range(len(deltas)))])
+    key = keys.role_holders(role_locator)
+    return table.WriteOp("Update", {"Key": codec.serialize(key.as_dict()), "UpdateExpression": f"ADD {additions}",
+                                    "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}, key)
 
 
 def add_role(uow: UnitOfWork, role: Role) -> None:
@@ -173,22 +210,49 @@ def _role_name_guard(role: Role) -> table.WriteOp:
     )
 
 
-def save_role(uow: UnitOfWork, role: Role, expected_version: int, previous_name: str) -> None:
+def save_role(uow: UnitOfWork, role: Role, expected_version: int, previous_name: str, holders_version: int) -> None:
+    """The role as changed, if neither it nor its holders changed since they were read."""
     uow.add(table.update(
         keys.role(role.locator),
         {"name": role.name, "description": role.description, "permissions": role.permissions},
         expected_version=expected_version,
         on_failure=lambda: ConcurrentModification("The role was changed by another request; reload it"),
-    ))
+    ), _holders_unchanged(role.locator, holders_version))
     if previous_name.lower() != role.name.lower():
         uow.add(table.delete(keys.role_name(previous_name)), _role_name_guard(role))
     _bump_roles_version(uow)
 
 
-def delete_role(uow: UnitOfWork, role: Role) -> None:
-    uow.add(table.delete(keys.role(role.locator), must_exist=True, on_missing=lambda: NotFound("role", role.locator)),
-            table.delete(keys.role_name(role.name)))
+def delete_role(uow: UnitOfWork, role: Role, holders_version: int) -> None:
+    """The role, if neither it nor its holders changed since they were read."""
+    key = keys.role(role.locator)
+    uow.add(table.WriteOp("Delete", {"Key": codec.serialize(key.as_dict()), **_version_condition(role.version)}, key,
+                          lambda: ConcurrentModification("The role was changed or deleted by another request")),
+            table.delete(keys.role_name(role.name)),
+            _holders_unchanged(role.locator, holders_version))
     _bump_roles_version(uow)
+
+
+def _holders_unchanged(role_locator: str, version: int) -> table.WriteOp:
+    key = keys.role_holders(role_locator)
+    return table.WriteOp("ConditionCheck", {"Key": codec.serialize(key.as_dict()), **_version_condition(version)},
+                         key, lambda: ConcurrentModification("Who holds the role changed meanwhile; retry"))
+
+
+def check_roles_version(uow: UnitOfWork, shard: int, version: int) -> None:
+    """Commit only while the roles version (the copy `shard` that was read) is still `version`."""
+    key = keys.roles_version(shard % ROLES_VERSION_SHARDS)
+    uow.add(table.WriteOp("ConditionCheck", {"Key": codec.serialize(key.as_dict()), **_version_condition(version)},
+                          key, lambda: ConcurrentModification("A role changed while this request ran; retry")))
+
+
+def _version_condition(version: int) -> dict[str, Any]:
+    """The item's `version` is `version` (0: the item or its version does not exist yet)."""
+    if version == 0:
+        return {"ConditionExpression": "attribute_not_exists(#version)",
+                "ExpressionAttributeNames": {"#version": "version"}}
+    return {"ConditionExpression": "#version = :expected", "ExpressionAttributeNames": {"#version": "version"},
+            "ExpressionAttributeValues": {":expected": codec.serialize_value(version)}}
 
 
 def _bump_roles_version(uow: UnitOfWork) -> None:
@@ -237,18 +301,25 @@ def delete_named_tokens(uow: UnitOfWork, user_locator: str, named: list[dict[str
             table.delete(keys.user_named_token_count(user_locator)))
 
 
-# --- sign-in failure counters --------------------------------------------------------------------
+# --- sign-in attempt counters --------------------------------------------------------------------
 
 
-def record_sign_in_failures(subjects: list[tuple[str, str]], window: int, expires_at_epoch: int) -> None:
-    """One more failure for each (kind, digest) subject, atomically; DynamoDB's TTL removes the items of
-    a window some time after `expires_at_epoch`."""
-    table.gateway().transact(SCOPE, [_add(keys.sign_in_failures(kind, digest, window), "count", 1,
-                                          ttl=expires_at_epoch) for kind, digest in subjects])
+def count_sign_in_attempt(subjects: list[tuple[str, str, int]], window: int, expires_at_epoch: int,
+                          on_limit: ErrorFactory) -> None:
+    """One more attempt for each (kind, digest, limit) subject in `window`, all or none, and only while every
+    count is below its limit (else `on_limit()`); DynamoDB's TTL removes the items of a window some time
+    after `expires_at_epoch`."""
+    table.gateway().transact(SCOPE, [_add(keys.sign_in_failures(kind, digest, window), "count", 1, below=limit,
+                                          ttl=expires_at_epoch, on_limit=on_limit)
+                                     for kind, digest, limit in subjects])
 
 
-def forget_sign_in_failures(uow: UnitOfWork, subject: tuple[str, str], window: int) -> None:
-    uow.add(table.delete(keys.sign_in_failures(*subject, window)))
+def take_back_sign_in_attempt(uow: UnitOfWork, cleared: tuple[str, str], kept: list[tuple[str, str]], window: int,
+                              expires_at_epoch: int) -> None:
+    """After a success: the `cleared` subject's count (the user name's) goes, the `kept` ones (the source
+    address's) lose the one attempt that succeeded."""
+    uow.add(table.delete(keys.sign_in_failures(*cleared, window)),
+            *(_add(keys.sign_in_failures(*subject, window), "count", -1, ttl=expires_at_epoch) for subject in kept))
 
 
 def _add(key: keys.Key, attribute: str, delta: int, *, start: int = 0, below: int | None = None,

@@ -12,6 +12,7 @@ from chalicelib.http.contract import FORM, TEXT
 from chalicelib.http.endpoint import declared_permissions, endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
+from chalicelib.http.responses import SecretAnswer
 
 if TYPE_CHECKING:
     from chalicelib.identity import schemas, service
@@ -41,9 +42,11 @@ def sign_in(body: Annotated[schemas.TokenGrantRequest, FORM]) -> schemas.TokenGr
 # --- authentication tokens -----------------------------------------------------------------------
 
 
-def _create_token(user_locator: str, request: schemas.AuthTokenCreateRequest) -> str:
-    return service.create_token(request_context(), user_locator, name=request.name, expires_at=request.expiresAt,
-                                permissions=request.permissions, tenants=request.tenants)
+def _create_token(user_locator: str, request: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
+    """The new token string, answered once: its idempotency guard keeps only which token it was."""
+    token = service.create_token(request_context(), user_locator, name=request.name, expires_at=request.expiresAt,
+                                 permissions=request.permissions, tenants=request.tenants)
+    return SecretAnswer(token, f"the token named '{request.name}' of user {user_locator}")
 
 
 def _tokens(user_locator: str) -> list[schemas.AuthTokenResponse]:
@@ -54,13 +57,13 @@ def _tokens(user_locator: str) -> list[schemas.AuthTokenResponse]:
 
 @bp.route("/auth/users/tokens", methods=["POST"])
 @endpoint("users.write", "users.token", idempotent=True)
-def create_own_token(body: schemas.AuthTokenCreateRequest) -> str:
+def create_own_token(body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
     return _create_token(request_context().user_locator, body)
 
 
 @bp.route("/auth/users/{locator}/tokens", methods=["POST"])
 @endpoint("users.custom", "users.write", idempotent=True)
-def create_user_token(locator: str, body: schemas.AuthTokenCreateRequest) -> str:
+def create_user_token(locator: str, body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
     return _create_token(locator, body)
 
 

@@ -20,9 +20,10 @@ from chalicelib.core.ids import new_locator, new_tenant_locator, new_uuid_locato
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.permissions import ANY_TENANT, is_valid_permission, restrict, tenant_allowed
 from chalicelib.identity import passwords, repository, throttle
-from chalicelib.identity.models import Role, Session, Tenant, Token, TokenKind, User, UserProfile
+from chalicelib.identity.models import Role, RoleHolders, Session, Tenant, Token, TokenKind, User, UserProfile
 from chalicelib.identity.password_rules import password_problems
 from chalicelib.runtime import wiring
+from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.settings import settings
 
 ADMIN_ROLE = "admin"
@@ -53,7 +54,8 @@ def authenticate(token: str, now: datetime) -> Principal:
     if prefix != TOKEN_PREFIX or not user_locator or not secret or len(token) > 200:
         raise Unauthenticated("Invalid token", code="auth.token_invalid")
     token_hash = _hash(token)
-    stored, user, roles_version = repository.get_token_and_user(token_hash, user_locator, int(token_hash[:8], 16))
+    shard = int(token_hash[:8], 16)
+    stored, user, roles_version = repository.get_token_and_user(token_hash, user_locator, shard)
     if stored is None or user is None or stored.userLocator != user.locator or not user.enabled:
         raise Unauthenticated("Invalid token", code="auth.token_invalid")
     if stored.expiresAt is not None and stored.expiresAt <= now:
@@ -61,15 +63,17 @@ def authenticate(token: str, now: datetime) -> Principal:
     if stored.kind == TokenKind.SESSION and stored.sessionGeneration != user.sessionGeneration:
         raise Unauthenticated("The token was revoked", code="auth.token_revoked")
     profile = _profile_of(user, _cached_roles(user.roleLocators, roles_version))
-    session = Session(profile=profile, rolesVersion=roles_version, passwordChangeOnly=stored.passwordChangeOnly)
+    session = Session(profile=profile, rolesVersion=roles_version, rolesVersionShard=shard,
+                      passwordChangeOnly=stored.passwordChangeOnly)
     if stored.passwordChangeOnly:
-        return Principal(user.locator, user.userName, frozenset({SELF_SERVICE}), frozenset(), profile=session)
+        return Principal(user.locator, user.userName, frozenset({SELF_SERVICE}), frozenset(), profile=session,
+                         credential=token_hash)
     permissions = frozenset(profile.permissions)
     tenants = frozenset(user.tenants)
     if stored.kind == TokenKind.NAMED:
         permissions = restrict(permissions, stored.permissions or [])
         tenants = _restrict_tenants(tenants, stored.tenants or [])
-    return Principal(user.locator, user.userName, permissions, tenants, profile=session)
+    return Principal(user.locator, user.userName, permissions, tenants, profile=session, credential=token_hash)
 
 
 def password_change_only(principal: Principal) -> bool:
@@ -116,19 +120,21 @@ def _profile(ctx: CallContext, user: User) -> UserProfile:
 def sign_in(user_name: str, password: str, now: datetime, request_id: str,
             source_ip: str | None = None) -> tuple[str, int]:
     """OAuth2 password grant: a session token and its lifetime in seconds. Failures do not say why.
-    Failures are counted per user name (known or not) and per source address; past a limit in the
-    current window, sign-in answers 429 until the window ends, whatever the password."""
+    An attempt is counted per user name (known or not) and per source address before its password is
+    checked, atomically and only while both counts are below their limits; past a limit in the current
+    window, sign-in answers 429 until the window ends, whatever the password. A success takes its attempt
+    back and clears the user name's count, so the counts are the failures and the attempts under way."""
     ensure_bootstrap(now, request_id)
     window = throttle.window_of(now)
-    subjects = throttle.subjects(user_name, source_ip)
-    keyed = [(s.kind, s.digest) for s in subjects]
-    locator, failures = repository.sign_in_state(user_name, keyed, window)
-    if any(count >= subject.limit for count, subject in zip(failures, subjects)):
-        raise TooManyRequests("Too many failed sign-ins; retry later", throttle.retry_after_seconds(now),
-                              code="auth.sign_in_throttled")
-    user = repository.get_user(locator) if locator and user_name else None
+    name_subject, *source_subjects = throttle.subjects(user_name, source_ip)
+    expires_at = throttle.window_end(window) + throttle.WINDOW_SECONDS
+    repository.count_sign_in_attempt(
+        [(s.kind, s.digest, s.limit) for s in (name_subject, *source_subjects)], window, expires_at,
+        on_limit=lambda: TooManyRequests("Too many failed sign-ins; retry later", throttle.retry_after_seconds(now),
+                                         code="auth.sign_in_throttled"))
+    locator = repository.user_locator_by_name(user_name) if user_name else None
+    user = repository.get_user(locator) if locator else None
     if not passwords.verify_password(user.passwordHash if user else None, password) or not user or not user.enabled:
-        repository.record_sign_in_failures(keyed, window, throttle.window_end(window) + throttle.WINDOW_SECONDS)
         raise Unauthenticated("Invalid user name or password", code="auth.sign_in_failed")
     lifetime = settings().session_token_ttl_seconds
     token = _new_token(user.locator)
@@ -139,8 +145,8 @@ def sign_in(user_name: str, password: str, now: datetime, request_id: str,
         tokenHash=_hash(token), userLocator=user.locator, kind=TokenKind.SESSION,
         sessionGeneration=user.sessionGeneration, passwordChangeOnly=user.temporaryPassword, createdAt=now,
         expiresAt=now + timedelta(seconds=lifetime)))
-    if failures[0]:
-        repository.forget_sign_in_failures(uow, keyed[0], window)  # the user name's failures, not the source's
+    repository.take_back_sign_in_attempt(uow, (name_subject.kind, name_subject.digest),
+                                         [(s.kind, s.digest) for s in source_subjects], window, expires_at)
     uow.record_event("auth.session.create", {"userLocator": user.locator})
     uow.commit()
     return token, lifetime
@@ -261,7 +267,7 @@ def create_user(ctx: CallContext, *, user_name: str, first_name: str, last_name:
         enabled=bool(password) or enable_user or service_account,
         createdAt=ctx.now, createdBy=ctx.user_locator,
     )
-    uow = wiring.system_unit_of_work(ctx)
+    uow = _user_unit_of_work(ctx)
     repository.add_user(uow, user)
     uow.record_event("auth.user.create", {"userLocator": user.locator})
     uow.commit()
@@ -320,10 +326,10 @@ def revoke_sessions(ctx: CallContext, locator: str) -> None:
 def remove_credentials(ctx: CallContext, locator: str) -> None:
     """No password, no signed-in sessions, no named tokens: the user can no longer authenticate."""
     user, _ = _load_manageable(ctx, locator)
-    uow = wiring.system_unit_of_work(ctx)
+    uow = _user_unit_of_work(ctx)
     repository.delete_named_tokens(uow, locator, repository.named_tokens(locator))
     changed = user.model_copy(update={"passwordHash": None, "sessionGeneration": user.sessionGeneration + 1})
-    repository.save_user(uow, changed, user.version)
+    repository.save_user(uow, user, changed)
     uow.record_event("auth.user.credentials.delete", {"userLocator": locator})
     uow.commit()
 
@@ -332,7 +338,7 @@ def delete_user(ctx: CallContext, locator: str) -> None:
     user, _ = _load_manageable(ctx, locator)
     if locator == ctx.user_locator:
         raise Conflict("You cannot delete yourself", code="user.delete_self")
-    uow = wiring.system_unit_of_work(ctx)
+    uow = _user_unit_of_work(ctx)
     repository.delete_user(uow, user, repository.named_tokens(locator))
     uow.record_event("auth.user.delete", {"userLocator": locator})
     uow.commit()
@@ -344,11 +350,23 @@ def user_permissions(ctx: CallContext, locator: str) -> list[str]:
 
 def _save(ctx: CallContext, user: User, changes: dict, event_type: str) -> UserProfile:
     changed = user.model_copy(update=changes)
-    uow = wiring.system_unit_of_work(ctx)
-    repository.save_user(uow, changed, user.version)
+    uow = _user_unit_of_work(ctx)
+    repository.save_user(uow, user, changed)
     uow.record_event(event_type, {"userLocator": user.locator})
     uow.commit()
     return _profile(ctx, changed.model_copy(update={"version": user.version + 1}))
+
+
+def _user_unit_of_work(ctx: CallContext) -> UnitOfWork:
+    """A unit of work for a change of a user that commits only while no role has changed since the caller
+    was authenticated (else 409), so the permissions it was checked with (its own, its target's, those of
+    the roles it grants) are still those in force. A role change that read the role's holders before this
+    change committed fails on the holders record this change bumps."""
+    uow = wiring.system_unit_of_work(ctx)
+    session = ctx.principal.profile
+    if isinstance(session, Session):
+        repository.check_roles_version(uow, session.rolesVersionShard, session.rolesVersion)
+    return uow
 
 
 def _role_locators(ctx: CallContext, names: list[str], already_held: Sequence[str] = ()) -> list[str]:
@@ -464,8 +482,36 @@ def _check_permission_names(permissions: list[str], field: str) -> None:
         raise InvalidRequest("Invalid permission names", code="role.invalid_permission", field_errors=bad)
 
 
+def _check_role_within_reach(ctx: CallContext, permissions: Iterable[str], holders: RoleHolders) -> None:
+    """Roles are global: a caller creates, changes or deletes one only if it holds every permission the role
+    has (before and after the change) and every tenant of every user who holds it, as for managing a user,
+    so a role never carries more than its changer holds nor changes what users beyond its tenants may do."""
+    caller = ctx.principal
+    if caller.is_system:
+        return
+    wanted = sorted(set(permissions) - {SELF_SERVICE})
+    beyond = sorted(set(wanted) - restrict(caller.permissions, wanted))
+    if beyond:
+        raise Forbidden(f"You cannot manage a role with permissions you do not hold: {', '.join(beyond)}",
+                        code="auth.role_outranks_caller")
+    if not all(_holds_tenant(caller.tenants, tenant) for tenant in holders.tenants):
+        raise Forbidden("You cannot manage a role held by users of tenants you do not hold",
+                        code="auth.role_outranks_caller")
+
+
+def _load_changeable_role(locator: str) -> tuple[Role, RoleHolders]:
+    """The role and its holders' tenants; never the built-in admin role, whose `*.*` keeps one way in."""
+    role, holders = repository.role_and_holders(locator)
+    if role is None:
+        raise NotFound("role", locator)
+    if role.name.lower() == ADMIN_ROLE:
+        raise Conflict(f"The built-in {ADMIN_ROLE} role cannot be changed or deleted", code="role.built_in")
+    return role, holders
+
+
 def create_role(ctx: CallContext, *, name: str, description: str, permissions: list[str]) -> Role:
     _check_permission_names(permissions, "permissions")
+    _check_role_within_reach(ctx, permissions, RoleHolders())
     role = Role(locator=new_locator(), name=name, description=description,
                 permissions=sorted(set(permissions)), createdAt=ctx.now, createdBy=ctx.user_locator)
     uow = wiring.system_unit_of_work(ctx)
@@ -484,16 +530,17 @@ def get_role(ctx: CallContext, locator: str) -> Role:
 
 def update_role(ctx: CallContext, locator: str, *, name: str, description: str, version: int,
                 add_permissions: list[str], remove_permissions: list[str]) -> Role:
-    role = get_role(ctx, locator)
+    role, holders = _load_changeable_role(locator)
+    _check_permission_names(add_permissions, "addPermissions")
+    permissions = sorted((set(role.permissions) - set(remove_permissions)) | set(add_permissions))
+    _check_role_within_reach(ctx, [*role.permissions, *permissions], holders)
     if version != role.version:
         raise Conflict(f"The role is at version {role.version}, not {version}; reload it",
                        code="conflict.concurrent_modification")
-    _check_permission_names(add_permissions, "addPermissions")
-    permissions = sorted((set(role.permissions) - set(remove_permissions)) | set(add_permissions))
     changed = role.model_copy(update={"name": name, "description": description, "permissions": permissions,
                                       "version": role.version + 1})
     uow = wiring.system_unit_of_work(ctx)
-    repository.save_role(uow, changed, role.version, role.name)
+    repository.save_role(uow, changed, role.version, role.name, holders.version)
     uow.record_event("auth.role.update", {"roleLocator": locator})
     uow.commit()
     return changed
@@ -504,9 +551,10 @@ def list_roles(ctx: CallContext, page: PageRequest) -> Page[Role]:
 
 
 def delete_role(ctx: CallContext, locator: str) -> None:
-    role = get_role(ctx, locator)
+    role, holders = _load_changeable_role(locator)
+    _check_role_within_reach(ctx, role.permissions, holders)
     uow = wiring.system_unit_of_work(ctx)
-    repository.delete_role(uow, role)
+    repository.delete_role(uow, role, holders.version)
     uow.record_event("auth.role.delete", {"roleLocator": locator})
     uow.commit()
 
@@ -522,8 +570,8 @@ def create_tenant(ctx: CallContext, *, name: str, description: str | None = None
     repository.add_tenant(uow, tenant)
     caller = repository.get_user(ctx.user_locator) if not ctx.principal.is_system else None
     if caller is not None and ANY_TENANT not in caller.tenants:
-        repository.save_user(uow, caller.model_copy(update={"tenants": sorted({*caller.tenants, tenant.locator})}),
-                             caller.version)
+        tenants = sorted({*caller.tenants, tenant.locator})
+        repository.save_user(uow, caller, caller.model_copy(update={"tenants": tenants}))
     uow.record_event("auth.tenant.create", {"tenantLocator": tenant.locator})
     uow.commit()
     return tenant

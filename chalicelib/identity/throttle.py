@@ -1,6 +1,7 @@
-"""Sign-in throttling arithmetic: failures counted per fixed time window, pure (the counters are stored
-by the repository). A window that ends takes its failures with it, so no lockout lasts longer than one
-window after the last counted failure; attempts refused while throttled are not counted."""
+"""Sign-in throttling arithmetic: attempts counted per fixed time window before their password is checked,
+pure (the counters are stored by the repository, and a success takes its attempt back). A window that
+ends takes its counts with it, so no lockout lasts longer than one window after the last counted failure;
+attempts refused while throttled are not counted."""
 from __future__ import annotations
 
 import hashlib

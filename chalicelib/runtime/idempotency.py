@@ -1,5 +1,9 @@
 """`X-Idempotency-Key`: the guard item is claimed inside the request's transaction (unit_of_work),
-and the response is remembered on it afterwards, so a replay answers without doing the work again."""
+and the response is remembered on it afterwards, so a replay answers without doing the work again.
+
+A key belongs to the user and is bound to the credential (the token) that made the first request: the
+same user replaying it with another token gets 409, never the stored answer. An answer that carries a
+secret (a new token) is not kept: its replay answers 409 naming what the first request created."""
 from __future__ import annotations
 
 import hashlib
@@ -16,16 +20,23 @@ class Replay:
     body: str
 
 
-def claim_or_replay(scope: str, user_locator: str, operation: str, key: str,
+def claim_or_replay(scope: str, user_locator: str, credential: str, operation: str, key: str,
                     request_fingerprint: bytes) -> IdempotencyClaim | Replay:
     if not key or len(key) > 200:
         raise Conflict("X-Idempotency-Key must be 1 to 200 characters", code="idempotency.invalid_key")
     request_hash = hashlib.sha256(request_fingerprint).hexdigest()
     guard = table.gateway().get(scope, keys.idempotency_guard(scope, user_locator, operation, key))
     if guard is None:
-        return IdempotencyClaim(key=key, operation=operation, request_hash=request_hash)
+        return IdempotencyClaim(key=key, operation=operation, request_hash=request_hash, credential=credential)
+    if guard.get("credential") != credential:
+        raise Conflict("This idempotency key was used with another of your credentials; its answer goes only to "
+                       "that one", code="idempotency.other_credential")
     if guard["requestHash"] != request_hash:
         raise Conflict("This idempotency key was used with a different request", code="idempotency.key_reused")
+    if "secretCreated" in guard:
+        raise Conflict(f"The request with this idempotency key created {guard['secretCreated']}; its secret was "
+                       "answered once and is not kept, so it cannot be answered again",
+                       code="idempotency.secret_not_replayable")
     if "responseBody" not in guard:
         raise Conflict("A request with this idempotency key is in progress", code="idempotency.in_progress")
     return Replay(status=int(guard["responseStatus"]), body=guard["responseBody"])
@@ -34,3 +45,9 @@ def claim_or_replay(scope: str, user_locator: str, operation: str, key: str,
 def remember_response(scope: str, user_locator: str, claim: IdempotencyClaim, status: int, body: str) -> None:
     key = keys.idempotency_guard(scope, user_locator, claim.operation, claim.key)
     table.gateway().write(scope, table.update(key, {"responseStatus": status, "responseBody": body}))
+
+
+def remember_secret_created(scope: str, user_locator: str, claim: IdempotencyClaim, created: str) -> None:
+    """In place of an answer that carries a secret: what it created (`created` names it, without the secret)."""
+    key = keys.idempotency_guard(scope, user_locator, claim.operation, claim.key)
+    table.gateway().write(scope, table.update(key, {"secretCreated": created}))

@@ -3,7 +3,8 @@
 A job item moves queued -> running -> finished | failed by version-conditional updates, so a message
 delivered twice runs its handler once. A job whose lease runs out (a worker died, a message was lost)
 is put back on the queue by the reaper, up to MAX_ATTEMPTS times; a redelivered message of a running
-job whose lease ran out takes the job over at once. So every handler must be safe to run again from
+job whose lease ran out takes the job over at once, and so does `make run`'s start for every job an
+earlier run left (take_over). So every handler must be safe to run again from
 the start, and its work must fit the lease: the deployed worker's timeout is below the lease, and the
 queue's visibility timeout is at least six times the worker's timeout (tests/architecture checks both).
 """
@@ -203,31 +204,46 @@ def reap_expired(tenant: str, now: datetime) -> int:
     """Re-queue the tenant's jobs whose lease ran out (sending their message again), up to MAX_ATTEMPTS
     times per job, then fail them. Counting re-queues rather than handler runs bounds a job whose message
     keeps getting lost too. Answers how many jobs were re-queued or failed."""
+    expired, _ = table.gateway().query(keys.tenant_scope(tenant), keys.job_leases_index(tenant), index="GSI1",
+                                       sk_to=isoformat(now) + "~", limit=100)
+    return sum(_requeue(tenant, job, now) for job in expired if parse_datetime(job["leaseUntil"]) <= now)
+
+
+def take_over(tenant: str, moved_before: datetime, now: datetime) -> int:
+    """Re-queue, as the reaper does, every job of the tenant on a lease whose status last moved before
+    `moved_before`, whether or not that lease has run out: `make run` at its start, when every lease an
+    earlier run took is dead and no message of it is left (SQS is not saved). Answers how many jobs were
+    re-queued or failed."""
+    scope, index = keys.tenant_scope(tenant), keys.job_leases_index(tenant)
+    handled, start_key = 0, None
+    while True:
+        leased, start_key = table.gateway().query(scope, index, index="GSI1", limit=100, start_key=start_key)
+        handled += sum(_requeue(tenant, job, now) for job in leased
+                       if parse_datetime(job["updatedAt"]) < moved_before)
+        if start_key is None:
+            return handled
+
+
+def _requeue(tenant: str, job: dict[str, Any], now: datetime) -> bool:
+    """Back to queued on a new lease, its message sent again; failed instead once it was re-queued
+    MAX_ATTEMPTS times. False when the job moved on meanwhile."""
     scope = keys.tenant_scope(tenant)
-    gateway = table.gateway()
-    expired, _ = gateway.query(scope, keys.job_leases_index(tenant), index="GSI1", sk_to=isoformat(now) + "~",
-                               limit=100)
-    handled = 0
-    for job in expired:
-        if parse_datetime(job["leaseUntil"]) > now:
-            continue
-        message = JobMessage(job_type=job["jobType"], tenant=tenant, job_locator=job["locator"],
-                             payload=dict(job.get("payload") or {}), correlation_id=job["correlationId"],
-                             attempt=int(job["attempts"]) + 1)
-        requeues = int(job.get("requeues", 0))
-        try:
-            if requeues >= MAX_ATTEMPTS:
-                _finish(scope, message, int(job["version"]), JobStatus.FAILED, now,
-                        {"error": "job.lease_expired: gave up after the last attempt"})
-            else:
-                lease_until = now + timedelta(seconds=settings().job_lease_seconds)
-                _move(scope, message, int(job["version"]), JobStatus.QUEUED, now,
-                      {**_lease_keys(tenant, job["locator"], lease_until), "requeues": requeues + 1})
-                wiring.job_queue().send(message.model_dump_json())
-        except ConcurrentModification:
-            continue  # it moved on its own meanwhile
-        handled += 1
-    return handled
+    message = JobMessage(job_type=job["jobType"], tenant=tenant, job_locator=job["locator"],
+                         payload=dict(job.get("payload") or {}), correlation_id=job["correlationId"],
+                         attempt=int(job["attempts"]) + 1)
+    requeues = int(job.get("requeues", 0))
+    try:
+        if requeues >= MAX_ATTEMPTS:
+            _finish(scope, message, int(job["version"]), JobStatus.FAILED, now,
+                    {"error": "job.lease_expired: gave up after the last attempt"})
+        else:
+            lease_until = now + timedelta(seconds=settings().job_lease_seconds)
+            _move(scope, message, int(job["version"]), JobStatus.QUEUED, now,
+                  {**_lease_keys(tenant, job["locator"], lease_until), "requeues": requeues + 1})
+            wiring.job_queue().send(message.model_dump_json())
+    except ConcurrentModification:
+        return False
+    return True
 
 
 class InlineJobQueue:

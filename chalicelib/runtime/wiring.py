@@ -12,6 +12,14 @@ class JobQueue(Protocol):
     def send(self, body: str) -> None: ...
 
 
+class PasswordHasher(Protocol):
+    """argon2-cffi's PasswordHasher: `verify` raises on a mismatch."""
+
+    def hash(self, password: str) -> str: ...
+
+    def verify(self, hash: str, password: str) -> bool: ...
+
+
 _overrides: dict[str, Any] = {}
 _defaults: dict[str, Any] = {}
 
@@ -30,6 +38,12 @@ def job_queue() -> JobQueue:
     return _defaults["job_queue"]
 
 
+def password_hasher() -> PasswordHasher | None:
+    """The hasher that replaces the identity domain's own argon2id one (tests count password checks
+    through it); None when none was wired."""
+    return _overrides.get("password_hasher")
+
+
 def unit_of_work(ctx: CallContext, scope: str | None = None) -> UnitOfWork:
     """A new unit of work in the tenant's key scope (or `scope`, for system records)."""
     from chalicelib.storage import keys, table
@@ -46,8 +60,9 @@ def system_unit_of_work(ctx: CallContext) -> UnitOfWork:
 
 
 def override(**collaborators: Any) -> None:
-    """Replace collaborators (clock=FixedClock(...), job_queue=InlineJobQueue()) until reset()."""
-    unknown = set(collaborators) - {"clock", "job_queue"}
+    """Replace collaborators (clock=FixedClock(...), job_queue=InlineJobQueue(), password_hasher=...) until
+    reset()."""
+    unknown = set(collaborators) - {"clock", "job_queue", "password_hasher"}
     if unknown:
         raise TypeError(f"cannot override {sorted(unknown)}")
     _overrides.update(collaborators)

@@ -51,6 +51,11 @@ def role(role_locator: str) -> Key:
     return Key(f"SYS#ROLE#{role_locator}")
 
 
+def role_holders(role_locator: str) -> Key:
+    """The tenants of the users who hold the role, counted, with a version every change of them bumps."""
+    return Key(f"SYS#ROLE#{role_locator}", "#HOLDERS")
+
+
 def role_name(name: str) -> Key:
     return Key(f"SYS#ROLENAME#{name.lower()}")
 

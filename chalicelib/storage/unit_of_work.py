@@ -97,6 +97,7 @@ class TransactionUnitOfWork:
             **key.as_dict(),
             "entity": "idempotencyGuard",
             "requestHash": claim.request_hash,
+            "credential": claim.credential,
             "createdAt": isoformat(now),
             "ttl": int(now.timestamp()) + IDEMPOTENCY_TTL_SECONDS,
         }

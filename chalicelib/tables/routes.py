@@ -16,9 +16,9 @@ from chalicelib.http.request import request_context
 from chalicelib.http.responses import ZipFile
 
 if TYPE_CHECKING:
-    from chalicelib.tables import schemas, service
+    from chalicelib.tables import models, schemas, service
 else:
-    schemas, service = lazy_modules("chalicelib.tables", "schemas", "service")
+    models, schemas, service = lazy_modules("chalicelib.tables", "models", "schemas", "service")
 
 bp = Blueprint(__name__)
 
@@ -129,3 +129,13 @@ def fetch_constraint_table_zip(tenantLocator: str, name: str) -> ZipFile:
 def fetch_constraint_record(tenantLocator: str, name: str, query: schemas.RecordQuery) -> dict[str, list[Any]]:
     return service.constraint_record(request_context(), name, query.key, at=query.date,
                                      jurisdiction=query.jurisdiction, by_static_name=query.byStaticName)
+
+
+# --- the tables of the package createTenant deployed ---------------------------------------------
+
+
+@bp.route("/resource/{tenantLocator}/resources/bootstrap", methods=["GET"])
+@endpoint("resources.list")
+def fetch_bootstrap_status(tenantLocator: str) -> list[models.BootstrapStatus]:
+    """How far the tables.bootstrap job has come: each table resource queued, created or failed."""
+    return service.bootstrap_status(request_context())

@@ -24,9 +24,10 @@ from decimal import Decimal
 from typing import Any
 
 from chalicelib.configuration import service as configuration
+from chalicelib.configuration.models import BootstrapFile, BootstrapRecord
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, DomainError, FieldError, InvalidRequest, InvalidState, NotFound
-from chalicelib.core.ids import derived_locator, new_locator
+from chalicelib.core.ids import new_locator
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.tables import cache, constraints, layout, parser, repository, versions
@@ -420,8 +421,7 @@ def load_bootstrap(ctx: CallContext, cursor: int = 0) -> dict[str, int]:
         return {**counts, "remaining": 0}
     model = configuration.model(ctx, record.version)
     instances = ((model.get("bootstrap") or {}).get("resources") or {}).get("resourceInstances") or {}
-    resources = [(resource, kind) for resource in record.resources
-                 if (kind := _bootstrap_kind(resource.kind, resource.staticName, model)) is not None]
+    resources = _table_resources(record, model)
     end = _bootstrap_step_end(resources, cursor)
     done = {status.name for status in repository.bootstrap_statuses(ctx.tenant)}
     for resource, kind in resources[cursor:end]:
@@ -432,8 +432,14 @@ def load_bootstrap(ctx: CallContext, cursor: int = 0) -> dict[str, int]:
         start = versions.bootstrap_start(resource.instance, record.resourceGroups) or record.createdAt
         counts[_load_bootstrap_resource(ctx, resource, kind, tuple(spec.get("jurisdictions") or ()), start, model)] += 1
     if end < len(resources):
-        _enqueue_bootstrap_step(ctx, record.createdAt, record.version, end)
+        _enqueue_bootstrap_step(ctx, record, end)
     return {**counts, "remaining": len(resources) - end}
+
+
+def _table_resources(record: BootstrapRecord, model: dict[str, Any]) -> list[tuple[BootstrapFile, TableKind]]:
+    """The record's table resources in record order, each with its kind of table."""
+    return [(resource, kind) for resource in record.resources
+            if (kind := _bootstrap_kind(resource.kind, resource.staticName, model)) is not None]
 
 
 def _bootstrap_step_end(resources: Sequence[tuple[Any, TableKind]], cursor: int) -> int:
@@ -462,10 +468,10 @@ def _load_bootstrap_resource(ctx: CallContext, resource: Any, kind: TableKind, j
         return "failed" if _record_bootstrap_failure(ctx, resource.instance, kind, error) else "skipped"
 
 
-def _enqueue_bootstrap_step(ctx: CallContext, created_at: datetime, record_version: str, cursor: int) -> None:
+def _enqueue_bootstrap_step(ctx: CallContext, record: BootstrapRecord, cursor: int) -> None:
     uow = wiring.unit_of_work(ctx)
     jobs.enqueue(uow, JobType.TABLES_BOOTSTRAP, {"cursor": cursor},
-                 locator=derived_locator(created_at, f"{JobType.TABLES_BOOTSTRAP}#{record_version}#{cursor}"))
+                 locator=configuration.bootstrap_step_locator(record, cursor))
     try:
         uow.commit()
     except AlreadyExists:
@@ -473,20 +479,38 @@ def _enqueue_bootstrap_step(ctx: CallContext, created_at: datetime, record_versi
 
 
 def bootstrap_status(ctx: CallContext) -> list[BootstrapStatus]:
-    """Each table resource of the tenant's bootstrap record: queued until the job loads it, then
-    created or failed (with the reason)."""
+    """Each table resource of the tenant's bootstrap record, in record order: queued until the job loads
+    it, then created or failed (with the reason); failed with the job's error too when the job of its step,
+    or of a step before it, gave up (no later step runs then)."""
     record = configuration.bootstrap_record(ctx)
     if record is None:
         return []
-    model = configuration.model(ctx, record.version)
+    resources = _table_resources(record, configuration.model(ctx, record.version))
     stored = {status.name: status for status in repository.bootstrap_statuses(ctx.tenant)}
+    given_up = _step_given_up(ctx, record, resources, stored)
     answer = []
-    for resource in record.resources:
-        kind = _bootstrap_kind(resource.kind, resource.staticName, model)
-        if kind is not None:
-            answer.append(stored.get(resource.instance) or BootstrapStatus(
-                name=resource.instance, resourceType=kind, status="queued", updatedAt=record.createdAt))
+    for position, (resource, kind) in enumerate(resources):
+        status = stored.get(resource.instance)
+        if status is None and given_up is not None and position >= given_up[0]:
+            status = BootstrapStatus(name=resource.instance, resourceType=kind, status="failed",
+                                     updatedAt=given_up[1]["updatedAt"], error=given_up[1]["error"])
+        answer.append(status or BootstrapStatus(name=resource.instance, resourceType=kind, status="queued",
+                                                updatedAt=record.createdAt))
     return answer
+
+
+def _step_given_up(ctx: CallContext, record: BootstrapRecord, resources: Sequence[tuple[BootstrapFile, TableKind]],
+                   stored: Mapping[str, BootstrapStatus]) -> tuple[int, dict[str, Any]] | None:
+    """The first step with a resource not loaded yet: (its cursor, its job) when that job failed; None when
+    it is still to run or running, or when every resource is loaded. One GetItem."""
+    cursor = 0
+    while cursor < len(resources):
+        end = _bootstrap_step_end(resources, cursor)
+        if any(resource.instance not in stored for resource, _ in resources[cursor:end]):
+            job = jobs.get_job(ctx.tenant, configuration.bootstrap_step_locator(record, cursor))
+            return (cursor, job) if job is not None and job["status"] == jobs.JobStatus.FAILED else None
+        cursor = end
+    return None
 
 
 def _bootstrap_kind(folder: str, static_name: str, model: dict[str, Any]) -> TableKind | None:

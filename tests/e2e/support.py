@@ -100,6 +100,53 @@ class LocalStack:
 
     def run_job_through_the_worker(self) -> str:
         """Enqueue a job against the emulated AWS from another process; answers the status it reaches."""
+        return self.run_script("""
+            tenant = service.create_tenant(ctx, name="e2e").locator
+            uow = wiring.unit_of_work(ctx.for_tenant(tenant))
+            job = jobs.enqueue(uow, JobType.REAP_JOBS)
+            uow.commit()
+            print(wait_for_job(tenant, job))
+        """)
+
+    def leave_jobs_of_a_previous_run(self) -> tuple[str, str, str]:
+        """Jobs as a run that ended leaves them: one a worker claimed and did not finish (it died here, in
+        another process), one whose message was lost (SQS is not saved); both still on a lease that has not
+        run out. Answers (tenant, running job, queued job)."""
+        tenant, running, queued = self.run_script("""
+            class WorkerDied(BaseException):
+                pass
+
+            def die(ctx, payload):
+                raise WorkerDied()
+
+            jobs.job_handler(JobType.TABLES_CLEANUP)(die)  # this process's worker claims the job and dies
+            lost = jobs.InlineJobQueue()
+            wiring.override(job_queue=lost)  # the messages never reach the stack's worker
+            tenant = service.create_tenant(ctx, name="e2e").locator
+            uow = wiring.unit_of_work(ctx.for_tenant(tenant))
+            running = jobs.enqueue(uow, JobType.TABLES_CLEANUP)
+            uow.commit()
+            try:
+                lost.drain()
+            except WorkerDied:
+                pass
+            uow = wiring.unit_of_work(ctx.for_tenant(tenant))
+            queued = jobs.enqueue(uow, JobType.TABLES_CLEANUP)
+            uow.commit()
+            print(tenant, running, queued)
+        """).split()
+        return tenant, running, queued
+
+    def job_statuses(self, tenant: str, *job_locators: str, within: float = 20) -> list[str]:
+        """The status each job reaches within `within` seconds (waiting while it is queued or running)."""
+        return self.run_script(f"""
+            print(" ".join(wait_for_job({tenant!r}, job, {within!r}) for job in {list(job_locators)!r}))
+        """).split()
+
+    def run_script(self, body: str) -> str:
+        """Run Python against the emulated AWS in another process, with `ctx` (a system call context),
+        `service` (identity), `jobs`, `wiring`, `JobType` and `wait_for_job(tenant, job, seconds=20)` at hand;
+        answers its output."""
         script = textwrap.dedent("""
             import time
             from chalicelib.core.context import SYSTEM, CallContext
@@ -110,15 +157,13 @@ class LocalStack:
             from chalicelib.runtime.job_types import JobType
 
             ctx = CallContext(principal=SYSTEM, request_id=new_locator(), now=SystemClock().now())
-            tenant = service.create_tenant(ctx, name="e2e").locator
-            uow = wiring.unit_of_work(ctx.for_tenant(tenant))
-            job = jobs.enqueue(uow, JobType.REAP_JOBS)
-            uow.commit()
-            deadline = time.monotonic() + 20
-            while jobs.get_job(tenant, job)["status"] in ("queued", "running") and time.monotonic() < deadline:
-                time.sleep(0.1)
-            print(jobs.get_job(tenant, job)["status"])
-        """)
+
+            def wait_for_job(tenant, job, seconds=20):
+                deadline = time.monotonic() + seconds
+                while jobs.get_job(tenant, job)["status"] in ("queued", "running") and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                return jobs.get_job(tenant, job)["status"]
+        """) + textwrap.dedent(body)
         aws = f"http://127.0.0.1:{self.aws_port}"
         environ = {**os.environ, "AWS_ENDPOINT_URL": aws, "PAS_AWS_ENDPOINT_URL": aws, "PAS_STAGE": "dev"}
         result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=environ, capture_output=True,

@@ -38,6 +38,18 @@ def test_make_run_serves_the_readme_example_and_keeps_its_data_across_a_restart(
     assert (kept["name"], kept["permissions"], kept["version"]) == ("e2e-underwriter", ["policies.read"], 1)
 
 
+def test_jobs_a_previous_run_left_on_a_lease_run_at_once_after_the_next_start(tmp_path, local_stack):
+    tenant, running, queued = local_stack.leave_jobs_of_a_previous_run()
+    assert local_stack.job_statuses(tenant, running, queued, within=0) == ["running", "queued"]
+    assert local_stack.stop() == 0
+
+    local_stack.start_again(tmp_path / "next.log")  # the tests after this one use the restarted stack
+
+    # not after their leases (job_lease_seconds, 15 minutes) and the next sweep of the reaper: at once
+    assert local_stack.job_statuses(tenant, running, queued) == ["finished", "finished"]
+    assert "re-queued the jobs an earlier run left: 2" in local_stack.output()
+
+
 def _answers(port: int) -> bool:
     with socket.socket() as probe:
         return probe.connect_ex(("127.0.0.1", port)) == 0

@@ -18,6 +18,7 @@ from chalicelib.runtime.jobs import (
     get_job,
     job_handler,
     reap_expired,
+    take_over,
 )
 from chalicelib.settings import settings
 from chalicelib.storage import keys, table
@@ -228,6 +229,26 @@ def test_the_reaper_gives_up_after_the_last_attempt(tenant, jobs, clock):
     assert len(jobs.sent) == sent  # no further message
     past_the_lease(clock)
     assert reap_expired(tenant, clock.now()) == 0
+
+
+def test_taking_over_requeues_the_jobs_left_before_a_moment_whatever_their_lease_and_no_later_one(
+        tenant, jobs, clock):
+    died, _ = start(tenant, jobs, die=1, say="died")
+    with pytest.raises(WorkerDied):
+        jobs.drain()
+    lost, _ = start(tenant, jobs, say="lost")
+    jobs.messages.clear()  # the run ends: its worker and its messages are gone
+    clock.advance(minutes=1)
+    started_at = clock.now()
+    mine, _ = start(tenant, jobs, say="mine")  # enqueued by the new run, its message on the queue
+
+    assert take_over(tenant, started_at, clock.now()) == 2
+
+    assert [m.job_locator for m in jobs.sent[-2:]] == [died, lost]
+    assert [get_job(tenant, job)["requeues"] for job in (died, lost, mine)] == [1, 1, 0]
+    assert take_over(tenant, started_at, clock.now()) == 0
+    assert jobs.drain() == 3
+    assert [get_job(tenant, job)["result"]["echo"] for job in (died, lost, mine)] == ["died", "lost", "mine"]
 
 
 # --- the Lambda entry points --------------------------------------------------------------------

@@ -23,7 +23,8 @@ def test_every_tenant_key_starts_with_the_tenant_prefix():
 def test_every_system_key_starts_with_the_system_prefix():
     system_keys = [
         keys.user("U1").pk, keys.user_token_name("U1", "ci").pk, keys.user_name("A@example.com").pk,
-        keys.role("R1").pk, keys.role_name("Admin").pk, keys.token("abc").pk, keys.tenant("T1").pk,
+        keys.role("R1").pk, keys.role_holders("R1").pk, keys.role_name("Admin").pk, keys.token("abc").pk,
+        keys.tenant("T1").pk,
         keys.bootstrap_marker().pk, keys.USERS_INDEX, keys.ROLES_INDEX, keys.TENANTS_INDEX,
     ]
 

@@ -8,28 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from typing import Any
 
-import pytest
-
 from chalicelib.core.errors import Conflict
 from tests.api.identity.support import user_body
 from tests.builders import new_user, system_ctx
 from tests.support.api import call, ok
-
-
-@pytest.fixture
-def one_dynamodb_call_at_a_time(aws, monkeypatch):
-    """Each DynamoDB call atomic, as the service makes it (moto in process is not thread-safe)."""
-    from chalicelib.storage import clients
-
-    client = clients.dynamodb()
-    lock = threading.Lock()
-    original = client._make_api_call
-
-    def atomic(*args: Any, **kwargs: Any) -> Any:
-        with lock:
-            return original(*args, **kwargs)
-
-    monkeypatch.setattr(client, "_make_api_call", atomic)
 
 
 def after_all_parties(monkeypatch, module: Any, name: str, parties: int) -> None:
@@ -58,7 +40,7 @@ def in_parallel(action: Callable[[int], Any], parties: int) -> list[Any]:
         return list(pool.map(attempt, range(parties)))
 
 
-def test_parallel_token_creations_never_pass_ten(api, monkeypatch, one_dynamodb_call_at_a_time):
+def test_parallel_token_creations_never_pass_ten(api, monkeypatch, dynamodb_in_turns):
     from chalicelib.identity import repository, service
 
     locator, token = new_user([], [])  # holds one named token already
@@ -91,7 +73,7 @@ def test_a_deleted_token_frees_its_slot(api, clock):
 
 
 def test_parallel_creations_of_one_user_name_create_one_user(api, admin_token, monkeypatch,
-                                                             one_dynamodb_call_at_a_time):
+                                                             dynamodb_in_turns):
     from chalicelib.identity import repository, service
 
     name = user_body()["userName"]

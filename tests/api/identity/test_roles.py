@@ -96,7 +96,7 @@ def test_role_creation_with_malformed_or_oversized_bodies(api, admin_token):
 def test_a_role_with_roles_read_cannot_create_roles(api):
     _, reader = new_user(["roles.read"], [])
     assert_error(create_role(api, reader), 403, "auth.permission_denied")
-    _, adder = new_user(["roles.add"], [])
+    _, adder = new_user(["roles.add", "accounts.read"], [])  # a role of accounts.read
     ok(create_role(api, adder))
 
 
@@ -119,8 +119,8 @@ def test_create_role_is_idempotent_with_a_key(api, admin_token):
 
 
 def test_idempotency_keys_belong_to_their_caller(api):
-    _, first_caller = new_user(["roles.add"], [])
-    _, second_caller = new_user(["roles.add"], [])
+    _, first_caller = new_user(["roles.add", "accounts.read"], [])
+    _, second_caller = new_user(["roles.add", "accounts.read"], [])
     key = {"X-Idempotency-Key": "shared-key"}
     ok(call(api, "POST", "/auth/roles", first_caller, role_body(), headers=key))
     ok(call(api, "POST", "/auth/roles", second_caller, role_body(), headers=key))

@@ -1,8 +1,14 @@
 """Sign-in throttling: 10 failures per user name (known or not) and 100 per source address in a
-15-minute window, then 429 with Retry-After until the window ends, even for the right password."""
+15-minute window, then 429 with Retry-After until the window ends, even for the right password. An attempt
+is counted before its password is checked, so parallel attempts never get more checks than the limit."""
 from __future__ import annotations
 
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
+from argon2 import PasswordHasher
 
 from tests.api.identity.support import PASSWORD, assert_error, sign_in, user_with_password, whoami
 from tests.builders import unique_name
@@ -73,6 +79,7 @@ def test_other_user_names_are_not_throttled_by_one_users_failures(api, clock):
 
 
 def test_a_source_with_too_many_failures_is_throttled_for_every_user_name(api, clock):
+    from chalicelib.core.errors import TooManyRequests
     from chalicelib.identity import repository, throttle
 
     own_window(clock, 106)
@@ -80,7 +87,8 @@ def test_a_source_with_too_many_failures_is_throttled_for_every_user_name(api, c
     window = throttle.window_of(clock.now())
     source = next(s for s in throttle.subjects(name, "127.0.0.1") if s.kind == throttle.SOURCE)
     for _ in range(throttle.MAX_FAILURES_PER_SOURCE - 1):  # what 99 failed sign-ins from it leave behind
-        repository.record_sign_in_failures([(source.kind, source.digest)], window, 0)
+        repository.count_sign_in_attempt([(source.kind, source.digest, source.limit)], window, 0,
+                                         on_limit=lambda: TooManyRequests("unexpected", 1))
     ok(sign_in(api, name))  # the source's count is not cleared by a success
     assert_error(sign_in(api, unique_name()), 401, "auth.sign_in_failed")
     assert_throttled(sign_in(api, name), 900)
@@ -97,3 +105,41 @@ def test_throttled_attempts_do_not_extend_the_lockout(api, clock):
     clock.advance(minutes=15)
     assert_error(sign_in(api, name, "guess"), 401, "auth.sign_in_failed")
     ok(sign_in(api, name))
+
+
+class CountingHasher(PasswordHasher):
+    """The tests' cheap argon2id, counting its checks, each as slow as a real one can be under load (so
+    parallel attempts overlap)."""
+
+    def __init__(self) -> None:
+        super().__init__(time_cost=1, memory_cost=64, parallelism=1)
+        self.checks = 0
+        self._lock = threading.Lock()
+
+    def verify(self, hash: str, password: str) -> bool:
+        with self._lock:
+            self.checks += 1
+        time.sleep(0.05)
+        return super().verify(hash, password)
+
+
+def test_parallel_wrong_passwords_are_checked_at_most_ten_times(api, clock, dynamodb_in_turns):
+    from chalicelib.runtime import wiring
+
+    own_window(clock, 108)
+    _, name = user_with_password([])
+    hasher = CountingHasher()
+    wiring.override(password_hasher=hasher)
+
+    with ThreadPoolExecutor(20) as pool:
+        responses = list(pool.map(lambda _: sign_in(api, name, "not the password"), range(20)))
+
+    assert hasher.checks == 10
+    assert sorted(r.status_code for r in responses) == [401] * 10 + [429] * 10
+    for response in responses:
+        if response.status_code == 429:
+            assert_throttled(response, 900)
+        else:
+            assert_error(response, 401, "auth.sign_in_failed")
+    assert_throttled(sign_in(api, name), 900)
+    assert hasher.checks == 10

@@ -9,7 +9,6 @@ from chalicelib.core.clock import isoformat
 from tests.api.identity.support import (
     assert_error,
     assert_event,
-    events_of,
     sign_in,
     token_body,
     user_with_password,
@@ -118,16 +117,6 @@ def test_a_missing_field_answers_400(api, clock):
     body = token_body(clock)
     del body["expiresAt"]
     assert_error(call(api, "POST", f"/auth/users/{locator}/tokens", token, body), 400, "request.invalid")
-
-
-def test_token_creation_honours_the_idempotency_key(api, clock):
-    locator, token = new_user(["users.token"], [])
-    key = {"X-Idempotency-Key": "create-ci-token"}
-    first = call(api, "POST", "/auth/users/tokens", token, token_body(clock, name="once"), headers=key)
-    again = call(api, "POST", "/auth/users/tokens", token, token_body(clock, name="once"), headers=key)
-    assert ok(again) == ok(first)
-    assert events_of(again) == []
-    assert [t["name"] for t in tokens_of(api, token)] == ["once", "test"]
 
 
 # --- POST /auth/users/{locator}/tokens -----------------------------------------------------------

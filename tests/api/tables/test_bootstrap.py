@@ -1,15 +1,17 @@
 """Tables that come with a tenant's configuration package load on tenant creation (the tables.bootstrap
-job createTenant enqueues), from the real packages' CSVs."""
+job createTenant enqueues), from the real packages' CSVs; GET /resource/{tenantLocator}/resources/bootstrap
+says how far loading them has come (OpenAPI getBootstrapStatus)."""
 from __future__ import annotations
 
 import json
 from decimal import Decimal
 
 from chalicelib.runtime.job_types import JobType
-from chalicelib.runtime.jobs import get_job
+from chalicelib.runtime.jobs import MAX_ATTEMPTS, get_job, reap_expired
+from chalicelib.settings import settings
 from chalicelib.tables import service
 from tests.api.configuration.support import create_tenant, json_of, ok
-from tests.api.tables.support import record, value_of
+from tests.api.tables.support import headers, record, value_of
 from tests.builders import system_ctx
 from tests.unit.configuration.zips import FIXTURES, directory_files, fixture_zip, zip_files
 
@@ -38,16 +40,19 @@ def bootstrap_results(tenant: str, jobs) -> dict[str, int]:
     return total
 
 
-def statuses(tenant: str) -> dict[str, tuple[str, str, str | None]]:
-    return {s.name: (s.resourceType.value, s.status, s.error)
-            for s in service.bootstrap_status(system_ctx().for_tenant(tenant))}
+def bootstrap(api, token, tenant) -> list[dict]:
+    return ok(api.http.get(f"/resource/{tenant}/resources/bootstrap", headers=headers(token)))
+
+
+def statuses(api, token, tenant) -> dict[str, tuple[str, str, str | None]]:
+    return {s["name"]: (s["resourceType"], s["status"], s.get("error")) for s in bootstrap(api, token, tenant)}
 
 
 def test_the_iag_package_loads_its_underwriting_rules(api, admin_token, jobs):
     tenant, result = created_tenant(api, admin_token, fixture_zip("iag-motor-demo"), jobs)
 
     assert result == {"created": 1, "failed": 0, "skipped": 0}
-    assert statuses(tenant) == {"UWRules01": ("table", "created", None)}
+    assert statuses(api, admin_token, tenant) == {"UWRules01": ("table", "created", None)}
     rule = {"key": ".driver.convictedOfFraudArsonTheft", "condition": "=", "value": "YES", "decision": "reject",
             "message": "Convicted of fraud, arson, or theft"}
     assert value_of(record(api, admin_token, tenant, "table", "UWRules", key=["uwRule", "PersonalAuto", "6"])) == rule
@@ -66,7 +71,7 @@ def test_every_csv_of_mgt_commercial_loads(api, admin_token, jobs):
     csvs = sorted(path.stem for path in MGT_TABLES.glob("*.csv"))
     assert len(csvs) == 71
     assert result == {"created": 71, "failed": 0, "skipped": 0}
-    assert statuses(tenant) == {name: ("table", "created", None) for name in csvs}
+    assert statuses(api, admin_token, tenant) == {name: ("table", "created", None) for name in csvs}
     territory = record(api, admin_token, tenant, "table", "Territory", key=["16055"], date="2021-06-01T00:00:00Z")
     assert value_of(territory) == {"city": "Sarver", "county": "Butler", "state": "PA", "territory": 513}
     assert value_of(record(api, admin_token, tenant, "table", "BaseLCv2", key=["0563", "Building", "Joisted Masonry"]))[
@@ -89,11 +94,12 @@ def test_an_itemcare_package_with_table_files_loads_its_constraint_and_lookup_ta
     tenant, result = created_tenant(api, admin_token, zip_files(files), jobs)
 
     assert result == {"created": 2, "failed": 1, "skipped": 0}
-    loaded = statuses(tenant)
+    loaded = statuses(api, admin_token, tenant)
     assert loaded["Counties01"] == ("constraintTable", "created", None)
     assert loaded["StateTaxRates01"] == ("table", "created", None)
-    assert loaded["CountyCodes01"][:2] == ("table", "failed")
-    assert loaded["CountyCodes01"][2].startswith("table.columns_mismatch: The CSV header does not match")
+    assert loaded["CountyCodes01"] == ("table", "failed", "table.columns_mismatch: The CSV header does not match "
+                                       "the columns of table CountyCodes (countyCode, county): missing county; "
+                                       "unknown 'name'")
     counties = record(api, admin_token, tenant, "constraintTable", "Counties")
     assert json_of(counties) == {"counties": ["Alameda", "Marin"]}
     assert value_of(record(api, admin_token, tenant, "table", "StateTaxRates", key=["CA"], jurisdiction="CA")) == {
@@ -107,4 +113,31 @@ def test_a_package_without_table_files_queues_no_bootstrap_job(api, admin_token,
     tenant = ok(create_tenant(api, admin_token, fixture_zip("itemcare")))["locator"]
 
     assert [m for m in jobs.sent if m.tenant == tenant] == []
-    assert service.bootstrap_status(system_ctx().for_tenant(tenant)) == []
+    assert bootstrap(api, admin_token, tenant) == []
+
+
+# --- the bootstrap's progress and outcome --------------------------------------------------------
+
+
+def test_the_bootstrap_status_says_queued_until_the_job_loads_a_table_then_created(api, admin_token, jobs, clock):
+    tenant = ok(create_tenant(api, admin_token, fixture_zip("iag-motor-demo")))["locator"]
+
+    assert bootstrap(api, admin_token, tenant) == [
+        {"name": "UWRules01", "resourceType": "table", "status": "queued", "updatedAt": "2026-01-15T09:30:00.000Z"}]
+    clock.advance(minutes=1)
+    jobs.drain()
+
+    assert bootstrap(api, admin_token, tenant) == [
+        {"name": "UWRules01", "resourceType": "table", "status": "created", "updatedAt": "2026-01-15T09:31:00.000Z"}]
+
+
+def test_tables_whose_job_gave_up_are_failed_with_the_job_s_error(api, admin_token, jobs, clock):
+    tenant = ok(create_tenant(api, admin_token, fixture_zip("iag-motor-demo")))["locator"]
+    for _ in range(MAX_ATTEMPTS + 1):  # every message is lost, until the reaper gives up
+        jobs.messages.clear()
+        clock.advance(seconds=settings().job_lease_seconds + 1)
+        assert reap_expired(tenant, clock.now()) == 1
+
+    assert bootstrap(api, admin_token, tenant) == [
+        {"name": "UWRules01", "resourceType": "table", "status": "failed", "updatedAt": "2026-01-15T11:00:06.000Z",
+         "error": "job.lease_expired: gave up after the last attempt"}]

@@ -1,5 +1,6 @@
 """The tables.bootstrap job is safe to run again: a rerun, a second job beside the first, and a step
-killed half-way through a table all end with every table loaded once and no failure recorded."""
+killed half-way through a table all end with every table loaded once and no failure recorded; a step
+the reaper gives up on fails its tables and those after it in the bootstrap status."""
 from __future__ import annotations
 
 import functools
@@ -10,12 +11,12 @@ import pytest
 
 from chalicelib.runtime import wiring
 from chalicelib.runtime.job_types import JobType
-from chalicelib.runtime.jobs import JobMessage, JobStatus, dispatch, enqueue, get_job
+from chalicelib.runtime.jobs import MAX_ATTEMPTS, JobMessage, JobStatus, dispatch, enqueue, get_job, reap_expired
 from chalicelib.settings import settings
 from chalicelib.tables import repository, service
 from tests.api.configuration.support import create_tenant, ok
 from tests.api.tables.support import headers, record, value_of
-from tests.api.tables.test_bootstrap import MGT_TABLES, bootstrap_results, statuses
+from tests.api.tables.test_bootstrap import MGT_TABLES, bootstrap, bootstrap_results, statuses
 from tests.builders import system_ctx
 from tests.unit.configuration.zips import FIXTURES, directory_files, zip_files
 
@@ -49,7 +50,7 @@ def events(api, token, tenant, event_type):
 
 
 def assert_every_table_loaded_once(api, token, tenant):
-    assert statuses(tenant) == {name: ("table", "created", None) for name in CSVS}
+    assert statuses(api, token, tenant) == {name: ("table", "created", None) for name in CSVS}
     created = [e["data"]["name"] for e in events(api, token, tenant, "resource.table.create")]
     assert sorted(created) == CSVS
     assert events(api, token, tenant, service.BOOTSTRAP_FAILED_EVENT) == []
@@ -128,6 +129,25 @@ def test_two_bootstrap_jobs_side_by_side_load_every_table_once_and_share_their_n
     assert_every_table_loaded_once(api, admin_token, tenant)
 
 
+def test_a_step_the_reaper_gives_up_on_fails_its_tables_and_the_later_ones_and_the_loaded_stay_created(
+        api, admin_token, jobs, clock, small_steps):
+    tenant, first = new_tenant(api, admin_token, jobs)
+    jobs.messages.clear()
+    assert dispatch(first) == JobStatus.FINISHED  # it enqueues the second step, whose messages all get lost
+    loaded = int(get_job(tenant, first.job_locator)["result"]["created"])
+    for _ in range(MAX_ATTEMPTS + 1):
+        jobs.messages.clear()
+        clock.advance(seconds=settings().job_lease_seconds + 1)
+        assert reap_expired(tenant, clock.now()) == 1
+
+    listed = statuses(api, admin_token, tenant)
+    gave_up = ("table", "failed", "job.lease_expired: gave up after the last attempt")
+    names = in_record_order(api, admin_token, tenant)
+    assert 0 < loaded < len(names)
+    assert [listed[name] for name in names] == [("table", "created", None)] * loaded + [gave_up] * (
+        len(names) - loaded)
+
+
 def test_a_step_killed_half_way_through_a_table_is_taken_over_and_finishes_it(api, admin_token, jobs, clock,
                                                                              small_steps, monkeypatch):
     tenant, message = new_tenant(api, admin_token, jobs)
@@ -145,8 +165,8 @@ def test_a_step_killed_half_way_through_a_table_is_taken_over_and_finishes_it(ap
         jobs.drain()
     monkeypatch.setattr(repository, "add_version", add_version)
     assert get_job(tenant, message.job_locator)["status"] == JobStatus.RUNNING.value
-    half_loaded = in_record_order(tenant)[3]
-    assert statuses(tenant)[half_loaded] == ("table", "queued", None)
+    half_loaded = in_record_order(api, admin_token, tenant)[3]
+    assert statuses(api, admin_token, tenant)[half_loaded] == ("table", "queued", None)
 
     assert dispatch(message) is None  # redelivered while the lease still runs: the worker may be alive
     clock.advance(seconds=settings().job_lease_seconds + 1)
@@ -160,8 +180,8 @@ def test_a_step_killed_half_way_through_a_table_is_taken_over_and_finishes_it(ap
     assert_every_table_loaded_once(api, admin_token, tenant)
 
 
-def in_record_order(tenant: str) -> list[str]:
-    return [s.name for s in service.bootstrap_status(system_ctx().for_tenant(tenant))]
+def in_record_order(api, token, tenant) -> list[str]:
+    return [s["name"] for s in bootstrap(api, token, tenant)]
 
 
 def test_a_failure_is_recorded_once_and_never_over_a_loaded_table(api, admin_token, jobs):
@@ -169,12 +189,12 @@ def test_a_failure_is_recorded_once_and_never_over_a_loaded_table(api, admin_tok
     jobs.drain()
     ctx = system_ctx().for_tenant(tenant)
     name = CSVS[0]
-    before = statuses(tenant)[name]
+    before = statuses(api, admin_token, tenant)[name]
 
     assert service._record_bootstrap_failure(ctx, name, service.TableKind.LOOKUP, service.AlreadyExists(
         "table x already exists", code="table.already_exists")) is False
 
-    assert statuses(tenant)[name] == before == ("table", "created", None)
+    assert statuses(api, admin_token, tenant)[name] == before == ("table", "created", None)
     assert events(api, admin_token, tenant, service.BOOTSTRAP_FAILED_EVENT) == []
     assert value_of(record(api, admin_token, tenant, "table", "Territory", key=["16055"],
                            date="2021-06-01T00:00:00Z"))["territory"] == Decimal("513")
