@@ -6,7 +6,7 @@ patched, they are "any value".
 
 Generating takes 10 to 15 seconds, so the package is kept under `.pytest_cache/platform-client/`, in a folder
 named for the patched definition and the generator's version: a rerun imports it at once, and a change of
-either generates it again."""
+either generates it again (and removes the earlier package)."""
 from __future__ import annotations
 
 import copy
@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PLATFORM_DEFINITION = ROOT / "tests" / "fixtures" / "platform" / "socotra-ec-openapi.json"
 CACHE = ROOT / ".pytest_cache" / "platform-client"
 PACKAGE = "socotra_client"
+SCRATCH_PREFIX = "generating-"
 GENERATOR = "openapi-python-client"
 GENERATOR_CONFIG = "post_hooks: []\n"
 """The generator formats its output with ruff by default: nothing reads the code, so it is left as written."""
@@ -68,7 +69,7 @@ def _generate(definition_text: str, folder: Path) -> None:
     """Generates into a scratch folder beside `folder`, then renames it: a run that stops half way, or two
     runs at once, never leave a half-written package under the name a later run imports."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(dir=CACHE, prefix="generating-"))
+    scratch = Path(tempfile.mkdtemp(dir=CACHE, prefix=SCRATCH_PREFIX))
     try:
         (scratch / "definition.json").write_text(definition_text)
         (scratch / "config.yaml").write_text(GENERATOR_CONFIG)
@@ -85,3 +86,6 @@ def _generate(definition_text: str, folder: Path) -> None:
                 raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    for earlier in CACHE.iterdir():  # packages of an earlier definition or generator
+        if earlier != folder and not earlier.name.startswith(SCRATCH_PREFIX):
+            shutil.rmtree(earlier, ignore_errors=True)
