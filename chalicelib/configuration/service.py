@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from chalicelib.configuration import cache, repository
+from chalicelib.configuration.answer import datamodel_answer
 from chalicelib.configuration.diff import diff
 from chalicelib.configuration.formatting import format_package
 from chalicelib.configuration.models import (
@@ -260,12 +261,13 @@ def model(ctx: CallContext, version: str, *, resolved: bool = False) -> dict[str
 def datamodel(ctx: CallContext, version: str | None = None, *, resolved: bool = False,
               by_static_locator: bool = False) -> dict[str, Any]:
     """The model of the current version, or of `version` (a static version locator when
-    `by_static_locator`); with `resolved`, every extend chain applied."""
+    `by_static_locator`), as the platform answers it (answer.py); with `resolved`, every extend
+    chain applied."""
     if version is None:
         configuration = _configuration(ctx, _current(ctx).metadata.latestVersion, known=True)
     else:
         configuration = _configuration(ctx, _version(ctx, version, by_static_locator))
-    return configuration.resolved if resolved else configuration.model
+    return datamodel_answer(configuration.resolved if resolved else configuration.model, configuration.resolved)
 
 
 def download(ctx: CallContext, version: str | None = None, *, by_static_locator: bool = False) -> tuple[str, bytes]:
