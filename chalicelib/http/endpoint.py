@@ -57,9 +57,12 @@ QUERY = (codes.REQUEST_INVALID, codes.REQUEST_DATE_OUT_OF_RANGE)
 IDEMPOTENT = (codes.IDEMPOTENCY_INVALID_KEY, codes.IDEMPOTENCY_KEY_REUSED, codes.IDEMPOTENCY_IN_PROGRESS)
 
 
-def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool) -> list[ErrorCode]:
-    """Every error code the route may answer: those of its own, and those its contract brings."""
+def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool, method: str) -> list[ErrorCode]:
+    """Every error code the route may answer: those of its own, and those its contract brings (a write
+    may lose a race with another request)."""
     answered: list[ErrorCode] = [] if spec.public else [*ANY_ROUTE]
+    if method.upper() != "GET" and not spec.public:
+        answered.append(codes.CONCURRENT_MODIFICATION)
     if spec.public:
         answered.append(codes.REQUEST_TOO_LARGE)
     if tenant_route and not spec.public:
@@ -122,7 +125,7 @@ set it and fail, so the description of every route stays true."""
 
 
 def _declares(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], code: str) -> bool:
-    declared = error_codes_of(spec, contract.contract_of(view), "tenantLocator" in path)
+    declared = error_codes_of(spec, contract.contract_of(view), "tenantLocator" in path, current_request().method)
     return any(entry.code == code for entry in declared)
 
 

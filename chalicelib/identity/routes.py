@@ -30,7 +30,8 @@ JSON_OR_TEXT = ["application/json", "text/plain"]
 
 
 @bp.route("/auth/token", methods=["POST"], content_types=FORM_OR_JSON)
-@endpoint(public=True)
+@endpoint(public=True, errors=[codes.AUTH_SIGN_IN_FAILED, codes.AUTH_SIGN_IN_THROTTLED,
+                               codes.AUTH_UNSUPPORTED_GRANT_TYPE])
 def sign_in(body: Annotated[schemas.TokenGrantRequest, FORM]) -> schemas.TokenGrantResponse:
     ctx = request_context()
     if body.grant_type != "password":
@@ -57,13 +58,22 @@ def _tokens(user_locator: str) -> list[schemas.AuthTokenResponse]:
 
 
 @bp.route("/auth/users/tokens", methods=["POST"])
-@endpoint("users.write", "users.token", idempotent=True)
+@endpoint("users.write", "users.token", idempotent=True, errors=[codes.IDEMPOTENCY_OTHER_CREDENTIAL,
+                                                                 codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE,
+                                                                 codes.TOKEN_TENANT_NOT_HELD])
 def create_own_token(body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
     return _create_token(request_context().user_locator, body)
 
 
 @bp.route("/auth/users/{locator}/tokens", methods=["POST"])
-@endpoint("users.custom", "users.write", idempotent=True)
+@endpoint("users.custom", "users.write", idempotent=True, errors=[codes.AUTH_USER_OUTRANKS_CALLER,
+                                                                  codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE,
+                                                                  codes.NOT_FOUND["user"],
+                                                                  codes.ROLE_INVALID_PERMISSION,
+                                                                  codes.TOKEN_LIMIT_REACHED, codes.TOKEN_NAME_TAKEN,
+                                                                  codes.TOKEN_NOT_SERVICE_ACCOUNT,
+                                                                  codes.TOKEN_PERMISSION_NOT_HELD,
+                                                                  codes.TOKEN_TENANT_NOT_HELD])
 def create_user_token(locator: str, body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
     return _create_token(locator, body)
 
@@ -75,32 +85,34 @@ def list_own_tokens() -> list[schemas.AuthTokenResponse]:
 
 
 @bp.route("/auth/users/{locator}/tokens", methods=["GET"])
-@endpoint("users.read", "users.custom")
+@endpoint("users.read", "users.custom", errors=[codes.NOT_FOUND["user"]])
 def list_user_tokens(locator: str) -> list[schemas.AuthTokenResponse]:
     return _tokens(locator)
 
 
 @bp.route("/auth/users/tokens/{tokenOrName}", methods=["DELETE"])
-@endpoint("users.write", "users.custom")
+@endpoint("users.write", "users.custom", errors=[codes.NOT_FOUND["token"]])
 def delete_own_token(tokenOrName: str) -> None:
     ctx = request_context()
     service.delete_token(ctx, ctx.user_locator, tokenOrName)
 
 
 @bp.route("/auth/users/{locator}/tokens/{tokenOrName}", methods=["DELETE"])
-@endpoint("users.write", "users.custom")
+@endpoint("users.write", "users.custom", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["token"],
+                                                 codes.NOT_FOUND["user"]])
 def delete_user_token(locator: str, tokenOrName: str) -> None:
     service.delete_token(request_context(), locator, tokenOrName)
 
 
 @bp.route("/auth/users/{locator}/revoke", methods=["POST"])
-@endpoint("users.write", "users.custom", "users.revoke")
+@endpoint("users.write", "users.custom", "users.revoke", errors=[codes.AUTH_USER_OUTRANKS_CALLER,
+                                                                 codes.NOT_FOUND["user"]])
 def revoke_user_sessions(locator: str) -> None:
     service.revoke_sessions(request_context(), locator)
 
 
 @bp.route("/auth/users/{locator}/credentials", methods=["DELETE"])
-@endpoint("users.write", "users.custom")
+@endpoint("users.write", "users.custom", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["user"]])
 def remove_user_credentials(locator: str) -> None:
     service.remove_credentials(request_context(), locator)
 
@@ -109,7 +121,8 @@ def remove_user_credentials(locator: str) -> None:
 
 
 @bp.route("/auth/users", methods=["POST"])
-@endpoint("users.add", idempotent=True)
+@endpoint("users.add", idempotent=True, errors=[codes.AUTH_TENANT_NOT_HELD, codes.ROLE_UNKNOWN, codes.USER_NAME_TAKEN,
+                                                codes.USER_WEAK_PASSWORD])
 def create_user(body: schemas.UserCreateRequest, query: schemas.CreateUserQuery) -> schemas.UserResponse:
     ctx = request_context()
     profile = service.create_user(
@@ -134,7 +147,7 @@ def fetch_users_by_name(username: str) -> list[schemas.UserResponse]:
 
 
 @bp.route("/auth/users/{locator}", methods=["GET"])
-@endpoint("users.custom", "users.read")
+@endpoint("users.custom", "users.read", errors=[codes.NOT_FOUND["user"]])
 def fetch_user(locator: str) -> schemas.UserResponse:
     return schemas.UserResponse.of(service.get_user(request_context(), locator))
 
@@ -161,7 +174,9 @@ def list_basic_users(query: schemas.ListQuery) -> schemas.BasicUserListResponse 
 
 
 @bp.route("/auth/users/{locator}", methods=["PATCH"])
-@endpoint("users.update", "users.custom")
+@endpoint("users.update", "users.custom", errors=[codes.AUTH_TENANT_NOT_HELD, codes.AUTH_USER_OUTRANKS_CALLER,
+                                                  codes.NOT_FOUND["user"], codes.ROLE_UNKNOWN,
+                                                  codes.USER_DIRECT_PERMISSIONS])
 def update_user(locator: str, body: schemas.UserUpdateRequest) -> schemas.UserResponse:
     if body.permissions:
         raise codes.USER_DIRECT_PERMISSIONS("Permissions are granted through roles",
@@ -173,7 +188,8 @@ def update_user(locator: str, body: schemas.UserUpdateRequest) -> schemas.UserRe
 
 
 @bp.route("/auth/users/{locator}/passwordreset", methods=["PATCH"], content_types=JSON_OR_TEXT)
-@endpoint("users.password-reset", "users.custom")
+@endpoint("users.password-reset", "users.custom", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["user"],
+                                                          codes.USER_WEAK_PASSWORD])
 def reset_user_password(locator: str, body: Annotated[schemas.NewPassword, TEXT],
                         query: schemas.PasswordResetQuery) -> None:
     """The body is the new password: a JSON string, or the text itself as `text/plain`"""
@@ -181,26 +197,28 @@ def reset_user_password(locator: str, body: Annotated[schemas.NewPassword, TEXT]
 
 
 @bp.route("/auth/users/{locator}", methods=["DELETE"])
-@endpoint("users.delete")
+@endpoint("users.delete", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["user"], codes.USER_DELETE_SELF])
 def delete_user(locator: str) -> None:
     service.delete_user(request_context(), locator)
 
 
 @bp.route("/auth/users/{locator}/permissions", methods=["GET"])
-@endpoint("users.read", "users.custom")
+@endpoint("users.read", "users.custom", errors=[codes.NOT_FOUND["user"]])
 def fetch_user_permissions(locator: str) -> list[str]:
     return service.user_permissions(request_context(), locator)
 
 
 @bp.route("/auth/users/{locator}/roles", methods=["PATCH"])
-@endpoint("users.update-roles")
+@endpoint("users.update-roles", errors=[codes.AUTH_ROLE_NOT_GRANTABLE, codes.AUTH_USER_OUTRANKS_CALLER,
+                                        codes.NOT_FOUND["user"], codes.ROLE_UNKNOWN])
 def update_user_roles(locator: str, body: schemas.UserRolesUpdateRequest) -> schemas.UserResponse:
     return schemas.UserResponse.of(service.update_user_roles(request_context(), locator, body.addRoles,
                                                      body.removeRoles))
 
 
 @bp.route("/auth/users/{locator}/tenants", methods=["PATCH"])
-@endpoint("users.update-tenants")
+@endpoint("users.update-tenants", errors=[codes.AUTH_TENANT_NOT_HELD, codes.AUTH_USER_OUTRANKS_CALLER,
+                                          codes.NOT_FOUND["user"]])
 def update_user_tenants(locator: str, body: schemas.UserTenantsAssignmentsUpdateRequest) -> schemas.UserResponse:
     return schemas.UserResponse.of(service.update_user_tenants(request_context(), locator, body.addTenants,
                                                        body.removeTenants))
@@ -210,7 +228,8 @@ def update_user_tenants(locator: str, body: schemas.UserTenantsAssignmentsUpdate
 
 
 @bp.route("/auth/roles", methods=["POST"])
-@endpoint("roles.add", idempotent=True)
+@endpoint("roles.add", idempotent=True, errors=[codes.AUTH_ROLE_OUTRANKS_CALLER, codes.IDEMPOTENCY_OTHER_CREDENTIAL,
+                                                codes.ROLE_INVALID_PERMISSION, codes.ROLE_NAME_TAKEN])
 def create_role(body: schemas.RoleCreateRequest) -> schemas.RoleResponse:
     return schemas.RoleResponse.of(service.create_role(request_context(), name=body.name,
                                                description=body.description, permissions=body.permissions))
@@ -233,13 +252,14 @@ def list_roles(query: schemas.ListQuery) -> schemas.RoleListResponse | list[sche
 
 
 @bp.route("/auth/roles/{locator}", methods=["GET"])
-@endpoint("roles.read")
+@endpoint("roles.read", errors=[codes.NOT_FOUND["role"]])
 def fetch_role(locator: str) -> schemas.RoleResponse:
     return schemas.RoleResponse.of(service.get_role(request_context(), locator))
 
 
 @bp.route("/auth/roles/{locator}", methods=["PATCH"])
-@endpoint("roles.update")
+@endpoint("roles.update", errors=[codes.AUTH_ROLE_OUTRANKS_CALLER, codes.NOT_FOUND["role"], codes.ROLE_BUILT_IN,
+                                  codes.ROLE_INVALID_PERMISSION, codes.ROLE_NAME_TAKEN])
 def update_role(locator: str, body: schemas.RoleUpdateRequest) -> schemas.RoleResponse:
     return schemas.RoleResponse.of(service.update_role(
         request_context(), locator, name=body.name, description=body.description, version=body.version,
@@ -247,6 +267,6 @@ def update_role(locator: str, body: schemas.RoleUpdateRequest) -> schemas.RoleRe
 
 
 @bp.route("/auth/roles/{locator}", methods=["DELETE"])
-@endpoint("roles.delete")
+@endpoint("roles.delete", errors=[codes.AUTH_ROLE_OUTRANKS_CALLER, codes.NOT_FOUND["role"], codes.ROLE_BUILT_IN])
 def delete_role(locator: str) -> None:
     service.delete_role(request_context(), locator)

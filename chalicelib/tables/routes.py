@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
+from chalicelib.core import codes
 from chalicelib.http.contract import Upload
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
@@ -45,26 +46,27 @@ def _download(kind: schemas.TableKind, name: str) -> ZipFile:
 
 
 @bp.route("/resource/{tenantLocator}/tables", methods=["POST"], content_types=UPLOAD_TYPES)
-@endpoint("tables.upload", idempotent=True)
+@endpoint("tables.upload", idempotent=True, errors=[codes.NOT_FOUND["table"], codes.TABLE_ALREADY_EXISTS["table"]])
 def create_lookup_table(tenantLocator: str, body: Upload,
                             query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.LOOKUP, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/tables/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
-@endpoint("tables.upload")
+@endpoint("tables.upload", errors=[codes.NOT_FOUND["table"], codes.TABLE_COLUMNS_MISMATCH, codes.TABLE_DUPLICATE_KEY,
+                                   codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP, codes.TABLE_INVALID_VALUE])
 def replace_lookup_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.LOOKUP, name, body)
 
 
 @bp.route("/resource/{tenantLocator}/tables/{name}", methods=["GET"])
-@endpoint("tables.read")
+@endpoint("tables.read", errors=[codes.NOT_FOUND["table"]])
 def fetch_lookup_table_zip(tenantLocator: str, name: str) -> ZipFile:
     return _download(schemas.TableKind.LOOKUP, name)
 
 
 @bp.route("/resource/{tenantLocator}/tables/{name}/record", methods=["GET"])
-@endpoint("tables.read")
+@endpoint("tables.read", errors=[codes.NOT_FOUND["table"], codes.NOT_FOUND["tableRecord"], codes.TABLE_KEY_INVALID])
 def fetch_table_record(tenantLocator: str, name: str, query: schemas.RecordQuery) -> schemas.TableLookupResponse:
     return schemas.TableLookupResponse(value=service.table_record(
         request_context(), name, query.key, at=query.date, jurisdiction=query.jurisdiction,
@@ -75,26 +77,29 @@ def fetch_table_record(tenantLocator: str, name: str, query: schemas.RecordQuery
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables", methods=["POST"], content_types=UPLOAD_TYPES)
-@endpoint("tables.upload", idempotent=True)
+@endpoint("tables.upload", idempotent=True, errors=[codes.NOT_FOUND["rangeTable"],
+                                                    codes.TABLE_DEFINITION_INVALID["rangeTable"]])
 def create_range_table(tenantLocator: str, body: Upload,
                            query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.RANGE, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
-@endpoint("tables.upload")
+@endpoint("tables.upload", errors=[codes.NOT_FOUND["rangeTable"], codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP,
+                                   codes.TABLE_OVERLAPPING_RANGES])
 def replace_range_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.RANGE, name, body)
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables/{name}", methods=["GET"])
-@endpoint("tables.read")
+@endpoint("tables.read", errors=[codes.NOT_FOUND["rangeTable"]])
 def fetch_range_table_zip(tenantLocator: str, name: str) -> ZipFile:
     return _download(schemas.TableKind.RANGE, name)
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables/{name}/record", methods=["GET"])
-@endpoint("tables.read")
+@endpoint("tables.read", errors=[codes.NOT_FOUND["rangeTable"], codes.NOT_FOUND["rangeTableRecord"],
+                                 codes.TABLE_KEY_INVALID])
 def fetch_range_table_record(tenantLocator: str, name: str,
                              query: schemas.RangeRecordQuery) -> schemas.TableLookupResponse:
     return schemas.TableLookupResponse(value=service.range_table_record(
@@ -106,26 +111,27 @@ def fetch_range_table_record(tenantLocator: str, name: str,
 
 
 @bp.route("/resource/{tenantLocator}/constraints", methods=["POST"], content_types=UPLOAD_TYPES)
-@endpoint("constraints.upload", idempotent=True)
+@endpoint("constraints.upload", idempotent=True, errors=[codes.NOT_FOUND["constraintTable"]])
 def create_constraint_table(tenantLocator: str, body: Upload,
                                 query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.CONSTRAINT, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/constraints/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
-@endpoint("constraints.upload")
+@endpoint("constraints.upload", errors=[codes.NOT_FOUND["constraintTable"], codes.TABLE_FILE_INVALID,
+                                        codes.TABLE_FILE_NOT_ZIP])
 def replace_constraint_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.CONSTRAINT, name, body)
 
 
 @bp.route("/resource/{tenantLocator}/constraints/{name}", methods=["GET"])
-@endpoint("constraints.read")
+@endpoint("constraints.read", errors=[codes.NOT_FOUND["constraintTable"]])
 def fetch_constraint_table_zip(tenantLocator: str, name: str) -> ZipFile:
     return _download(schemas.TableKind.CONSTRAINT, name)
 
 
 @bp.route("/resource/{tenantLocator}/constraints/{name}/record", methods=["GET"])
-@endpoint("constraints.read")
+@endpoint("constraints.read", errors=[codes.NOT_FOUND["constraintTable"], codes.TABLE_KEY_INVALID])
 def fetch_constraint_record(tenantLocator: str, name: str, query: schemas.RecordQuery) -> dict[str, list[Any]]:
     return service.constraint_record(request_context(), name, query.key, at=query.date,
                                      jurisdiction=query.jurisdiction, by_static_name=query.byStaticName)
