@@ -46,7 +46,7 @@ class EndpointSpec:
 
 ANY_ROUTE = (codes.AUTH_TOKEN_MISSING, codes.AUTH_TOKEN_INVALID, codes.AUTH_TOKEN_EXPIRED,
              codes.AUTH_TOKEN_REVOKED, codes.AUTH_PASSWORD_CHANGE_REQUIRED, codes.AUTH_PERMISSION_DENIED,
-             codes.REQUEST_TOO_LARGE, codes.SERVICE_UNAVAILABLE)
+             codes.REQUEST_TOO_LARGE, codes.REQUEST_UNSUPPORTED_MEDIA_TYPE, codes.SERVICE_UNAVAILABLE)
 TENANT_ROUTE = (codes.AUTH_TENANT_FORBIDDEN, codes.TENANT_NOT_FOUND)
 JSON_BODY = (codes.REQUEST_INVALID, codes.REQUEST_BODY_MISSING, codes.REQUEST_MALFORMED_JSON,
              codes.REQUEST_MALFORMED_TEXT, codes.REQUEST_TOO_DEEP, codes.REQUEST_NUMBER_OUT_OF_RANGE,
@@ -64,7 +64,7 @@ def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool, m
     if method.upper() != "GET" and not spec.public:
         answered.append(codes.CONCURRENT_MODIFICATION)
     if spec.public:
-        answered.append(codes.REQUEST_TOO_LARGE)
+        answered.extend([codes.REQUEST_TOO_LARGE, codes.REQUEST_UNSUPPORTED_MEDIA_TYPE])
     if tenant_route and not spec.public:
         answered.extend(TENANT_ROUTE)
     if contract.body is not None:

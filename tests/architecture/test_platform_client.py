@@ -92,12 +92,12 @@ class Session:
 
 
 @pytest.fixture
-def session(platform, api) -> Iterator[Session]:
+def session(platform, app) -> Iterator[Session]:
     """Signed in as the administrator: our /auth/token is not in the platform's definition, so the sign-in goes
     through plain httpx over the same transport."""
     from chalicelib.settings import settings
 
-    transport = httpx.WSGITransport(app=wsgi_app(api))
+    transport = httpx.WSGITransport(app=wsgi_app(app))
     with httpx.Client(transport=transport, base_url=BASE_URL) as plain:
         answer = plain.post("/auth/token", data={"grant_type": "password", "username": settings().admin_username,
                                                   "password": settings().admin_password})

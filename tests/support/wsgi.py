@@ -2,6 +2,7 @@
 WSGI (schemathesis) and for a real HTTP server in one thread of the test process (a browser's page)."""
 from __future__ import annotations
 
+import base64
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -13,8 +14,13 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def wsgi_app(client: Any) -> WsgiApp:
-    """`client` is a chalice.test.Client; every WSGI request becomes one of its HTTP requests."""
+def wsgi_app(app: Any) -> WsgiApp:
+    """Every WSGI request goes to the Chalice `app` through the gateway that chalice's test client and
+    `chalice local` use (the test client's own wrapper fails on a body-less answer, e.g. to OPTIONS)."""
+    from chalice.config import Config
+    from chalice.local import LocalGateway, LocalGatewayException
+
+    gateway = LocalGateway(app, Config(chalice_stage="test"))
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = quote(environ.get("PATH_INFO", "/"), safe="/:@!$&'()*+,;=%~")
@@ -26,11 +32,18 @@ def wsgi_app(client: Any) -> WsgiApp:
         body = environ["wsgi.input"].read(length) if length else b""
         if body:  # wsgiref makes up `text/plain` for a request that has no Content-Type
             headers.update({"content-type": environ.get("CONTENT_TYPE", ""), "content-length": str(length)})
-        response = client.http.request(environ["REQUEST_METHOD"], path, headers=headers, body=body)
-        content = response.body if isinstance(response.body, bytes) else str(response.body).encode()
-        status = HTTPStatus(response.status_code)
+        try:
+            answer = gateway.handle_request(method=environ["REQUEST_METHOD"], path=path, headers=headers, body=body)
+        except LocalGatewayException as refused:
+            answer = {"statusCode": refused.CODE, "headers": refused.headers, "body": refused.body or b""}
+        content = answer.get("body") or b""
+        if answer.get("isBase64Encoded"):
+            content = base64.b64decode(content)
+        elif isinstance(content, str):
+            content = content.encode()
+        status = HTTPStatus(answer["statusCode"])
         start_response(f"{status.value} {status.phrase}",
-                       [(name, str(value)) for name, value in response.headers.items()
+                       [(name, str(value)) for name, value in (answer.get("headers") or {}).items()
                         if name.lower() != "content-length"] + [("Content-Length", str(len(content)))])
         return [content]
 

@@ -14,13 +14,13 @@ CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic
                   "--virtual-time-budget=30000", "--dump-dom"]
 
 
-def test_the_docs_page_lists_every_operation_offline(api, tmp_path):
+def test_the_docs_page_lists_every_operation_offline(app, api, tmp_path):
     chromium = shutil.which("chromium")
     assert chromium, "make test installs Debian's chromium (make browser); run it once"
     operations = [(op["tags"][0], op["operationId"])
                   for methods in json.loads(api.http.get("/openapi.json").body)["paths"].values()
                   for op in methods.values()]
-    with serving(wsgi_app(api)) as base:
+    with serving(wsgi_app(app)) as base:
         page = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path}", f"{base}/docs"],
                               capture_output=True, text=True, timeout=120)
     dom = page.stdout
