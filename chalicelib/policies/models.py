@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from chalicelib.accounts.models import BillingLevel, ContactRole
 from chalicelib.configuration.datamodel import ValidationResult
-from chalicelib.priceable.models import Charge, DurationBasis, Element, Flag
+from chalicelib.priceable.models import Charge, DurationBasis, Element, Flag, SegmentType
 
 ENTITY = "policy"
 """The entity kind of policy numbers and the `code` prefix of policy errors."""
@@ -69,11 +69,6 @@ class TransactionCategory(StrEnum):
     REINSTATEMENT = "reinstatement"
     REVERSAL = "reversal"
     AGGREGATE = "aggregate"
-
-
-class SegmentType(StrEnum):
-    COVERAGE = "coverage"
-    GAP = "gap"
 
 
 # --- the issuance interface (quotes -> policies) ----------------------------------------------------

@@ -13,6 +13,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 
 FlagLevel = Literal["approve", "block", "decline", "reject", "info"]
+ElementCategory = Literal["product", "coverage", "exposure", "exposureGroup", "policyLine"]
+"""What an element's type is in the configuration: the product, or an entry of its coverages, exposures,
+exposureGroups or policyLines (configuration.datamodel.ELEMENT_CATEGORIES)."""
+ChargeCategory = Literal["none", "premium", "tax", "fee", "credit", "invoiceFee", "cededPremium", "nonFinancial",
+                         "surcharge"]
+ChargeHandling = Literal["flat", "normal", "retention"]
+ChargeInvoicing = Literal["scheduled", "next", "immediate"]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Ulid = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")]
 
@@ -31,6 +38,13 @@ class DurationBasis(StrEnum):
     WEEKS = "weeks"
     DAYS = "days"
     HOURS = "hours"
+
+
+class SegmentType(StrEnum):
+    """A policy segment's: coverage held, or a gap (a cancellation's)."""
+
+    COVERAGE = "coverage"
+    GAP = "gap"
 
 
 class Input(BaseModel):
@@ -105,7 +119,7 @@ class Element(BaseModel):
     locator: str
     staticLocator: str
     type: str
-    category: str | None = None
+    category: ElementCategory | None = None
     parentLocator: str | None = None
     originalEffectiveTime: datetime | None = None
     data: dict[str, Any] = {}
@@ -122,13 +136,13 @@ class Charge(BaseModel):
     elementLocator: str
     elementStaticLocator: str
     chargeType: str
-    chargeCategory: str
+    chargeCategory: ChargeCategory
     rate: Decimal
     amount: Decimal
     referenceRate: Decimal | None = None
     tag: str | None = None
-    handling: str = "normal"
-    invoicing: str = "scheduled"
+    handling: ChargeHandling = "normal"
+    invoicing: ChargeInvoicing = "scheduled"
     reversalOfLocator: str | None = None
     rateDifference: Decimal | None = None
 

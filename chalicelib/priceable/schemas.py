@@ -18,13 +18,19 @@ from pydantic import BaseModel, RootModel, model_serializer
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.priceable.models import (
     Charge,
+    ChargeCategory,
+    ChargeHandling,
+    ChargeInvoicing,
+    DurationBasis,
     Element,
+    ElementCategory,
     ElementInput,
     Flag,
     FlagInput,
     Input,
     Priceable,
     PriceableRecord,
+    SegmentType,
     Ulid,
 )
 
@@ -74,7 +80,7 @@ class ElementResponse(BaseModel):
     parentLocator: str
     staticLocator: str
     originalEffectiveTime: datetime
-    category: str
+    category: ElementCategory
     data: dict[str, Any]
     coverageTerms: dict[str, Any]
     elements: list[ElementResponse]
@@ -95,7 +101,7 @@ class SegmentResponse(BaseModel):
 
     locator: str
     transactionLocator: str
-    segmentType: str
+    segmentType: SegmentType
     startTime: datetime
     endTime: datetime
     duration: Decimal
@@ -115,13 +121,13 @@ class PolicyChargeResponse(BaseModel):
     elementLocator: str
     elementStaticLocator: str
     chargeType: str
-    chargeCategory: str
+    chargeCategory: ChargeCategory
     amount: Decimal
     rate: Decimal
     referenceRate: Decimal
     tag: str | None = None
-    handling: str
-    invoicing: str
+    handling: ChargeHandling
+    invoicing: ChargeInvoicing
     reversalOfLocator: str | None = None
     rateDifference: Decimal | None = None
 
@@ -160,7 +166,7 @@ class Pricing(BaseModel):
     startTime: datetime
     endTime: datetime
     duration: Decimal
-    durationBasis: str
+    durationBasis: DurationBasis
     validationResult: ValidationResult | None = None
 
 
