@@ -262,15 +262,6 @@ class Policy(BaseModel):
     version: int = 1
 
 
-class StaticDataVersion(BaseModel):
-    """StaticDataHistoryResponse: the policy's static data as one change (or issuing) left it."""
-
-    historyLocator: str
-    updatedAt: datetime
-    updatedBy: str
-    staticData: dict[str, Any] = {}
-
-
 class PolicySnapshot(BaseModel):
     """The policy as one issued transaction's segment shows it."""
 

@@ -58,7 +58,6 @@ from chalicelib.policies.models import (
     Segment,
     SegmentSummary,
     SegmentType,
-    StaticDataVersion,
     Term,
     Transaction,
     TransactionCategory,
@@ -68,6 +67,7 @@ from chalicelib.policies.models import (
 )
 from chalicelib.policies.stack import segment_at
 from chalicelib.policies.statuses import policy_statuses
+from chalicelib.priceable.models import StaticDataVersion
 from chalicelib.runtime import versioned, wiring
 from chalicelib.runtime.wiring import UnitOfWork
 

@@ -230,6 +230,15 @@ class Priceable(BaseModel):
     createdBy: str
 
 
+class StaticDataVersion(BaseModel):
+    """A quote's or a policy's static data as one change (or issuing) left it."""
+
+    historyLocator: str
+    staticData: dict[str, Any]
+    updatedBy: str
+    updatedAt: datetime
+
+
 class PriceableRecord(Priceable):
     """One as stored: one item holding its element tree and charges. `charges` is None until it is
     priced; `version` is the optimistic lock; `configVersion` the deployed configuration it was last

@@ -31,6 +31,7 @@ from chalicelib.priceable.models import (
     Priceable,
     PriceableRecord,
     SegmentType,
+    StaticDataVersion,
     Ulid,
 )
 
@@ -156,6 +157,19 @@ class UnderwritingFlagResponse(WithNulls):
     def of(cls, owner_locator: str, flag: Flag,
            reference_type: Literal["quote", "transaction"] = "quote") -> UnderwritingFlagResponse:
         return cls(**flag.model_dump(exclude={"source"}), referenceLocator=owner_locator, referenceType=reference_type)
+
+
+class StaticDataHistoryResponse(BaseModel):
+    """One version of a quote's or a policy's static data."""
+
+    historyLocator: str
+    staticData: dict[str, Any]
+    updatedBy: str
+    updatedAt: datetime
+
+    @classmethod
+    def of(cls, version: StaticDataVersion) -> StaticDataHistoryResponse:
+        return cls(**version.model_dump())
 
 
 class Pricing(BaseModel):

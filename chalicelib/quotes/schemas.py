@@ -29,6 +29,7 @@ from chalicelib.priceable.schemas import (
     pricing,
 )
 from chalicelib.priceable.schemas import StatelessQuery as StatelessQuery
+from chalicelib.priceable.schemas import StaticDataHistoryResponse as StaticDataHistoryResponse
 from chalicelib.priceable.schemas import UnderwritingFlagsUpdateRequest as UnderwritingFlagsUpdateRequest
 from chalicelib.quotes.models import (
     FlagInput,
@@ -38,7 +39,6 @@ from chalicelib.quotes.models import (
     QuoteFields,
     QuoteState,
     ResetOptions,
-    StaticHistoryEntry,
 )
 
 # --- requests --------------------------------------------------------------------------------------
@@ -161,17 +161,6 @@ class QuoteUnderwritingFlagsResponse(BaseModel):
         return cls(quoteLocator=quote.locator,
                    flags=[UnderwritingFlagResponse.of(quote.locator, f) for f in quote.flags if not f.cleared],
                    clearedFlags=[UnderwritingFlagResponse.of(quote.locator, f) for f in quote.flags if f.cleared])
-
-
-class StaticDataHistoryResponse(BaseModel):
-    historyLocator: str
-    staticData: dict[str, Any]
-    updatedBy: str
-    updatedAt: datetime
-
-    @classmethod
-    def of(cls, entry: StaticHistoryEntry) -> StaticDataHistoryResponse:
-        return cls(**entry.model_dump())
 
 
 class StaticDataHistoryListResponse(ListResponse[StaticDataHistoryResponse]):
