@@ -4,11 +4,12 @@ response schemas convert them, nothing else does. Pure.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 
@@ -62,7 +63,7 @@ class ElementInput(Input):
     staticLocator: Ulid | None = None
     data: dict[str, Any] = {}
     coverageTerms: dict[str, Any] = {}
-    elements: list[ElementInput] = []
+    elements: list[Self] = []
 
 
 class ElementChanges(Input):
@@ -192,7 +193,7 @@ class PriceableFields(Input):
     jurisdiction: Name | None = None
     coverageTerms: dict[str, Any] = {}
     data: dict[str, Any] = {}
-    elements: list[ElementInput] = []
+    elements: Sequence[ElementInput] = []
     durationBasis: DurationBasis | None = None
 
 
