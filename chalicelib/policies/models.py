@@ -125,35 +125,40 @@ class ProducerInfo(BaseModel):
     producerCodeOfRecord: str | None = None
 
 
-class Segment(BaseModel):
-    """A span of a term as one transaction left it: the whole element tree is in this one record."""
+class SegmentOutline(BaseModel):
+    """What a segment and a transaction's summary of it share: the segment, its type and its span."""
 
     locator: str
-    transactionLocator: str
-    policyLocator: str
-    termLocator: str
     segmentType: SegmentType
     startTime: datetime
     endTime: datetime
+
+    def spans(self, moment: datetime) -> bool:
+        return self.startTime <= moment < self.endTime
+
+
+class Segment(SegmentOutline):
+    """A span of a term as one transaction left it: the whole element tree is in this one record."""
+
+    transactionLocator: str
+    policyLocator: str
+    termLocator: str
     duration: Decimal
     element: Element
     basedOn: str | None = None
     producerInfo: ProducerInfo | None = None
 
 
-class SegmentSummary(BaseModel):
+class SegmentSummary(SegmentOutline):
     """What a transaction keeps of each segment it made (or, unissued, will make): enough to pick the
     one spanning a date and to lay it on the policy's timeline."""
 
-    locator: str
-    segmentType: SegmentType
-    startTime: datetime
-    endTime: datetime
     restores: str | None = None
     """A reinstatement at the cancellation's time: the cancellation whose coverage it gives back."""
 
-    def spans(self, moment: datetime) -> bool:
-        return self.startTime <= moment < self.endTime
+    @classmethod
+    def of(cls, segment: Segment, *, restores: str | None = None) -> SegmentSummary:
+        return cls(**segment.model_dump(include=set(SegmentOutline.model_fields)), restores=restores)
 
 
 class Transaction(BaseModel):

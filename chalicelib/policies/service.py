@@ -109,8 +109,7 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
         transactionCategory=TransactionCategory.ISSUANCE, transactionType=issuance.transactionType,
         preferences=issuance.preferences, createdAt=ctx.now, createdBy=ctx.user_locator, issuedTime=ctx.now,
         acceptedTime=issuance.acceptedTime or ctx.now,
-        segments=[SegmentSummary(locator=segment.locator, segmentType=segment.segmentType,
-                                 startTime=segment.startTime, endTime=segment.endTime)],
+        segments=[SegmentSummary.of(segment)],
         charges=issuance.charges,
         quoteLocator=issuance.quoteLocator, configVersion=issuance.configVersion)
     term = Term(locator=term_locator, staticLocator=term_locator, policyLocator=policy_locator, number=FIRST_TERM,
