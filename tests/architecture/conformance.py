@@ -88,11 +88,10 @@ class _Comparison:
 
     def answer(self, their: dict[str, Any], our: dict[str, Any], where: str, seen: set[tuple[str, str]]) -> None:
         """What we answer must be what a platform client parses."""
-        (their_name, their), (our_name, our) = _unwrapped(their, self.theirs), _unwrapped(our, self.ours)
-        if their_name and our_name:
-            if (their_name, our_name) in seen:
-                return
-            seen = seen | {(their_name, our_name)}
+        unwrapped = self._unwrapped(their, our, seen)
+        if unwrapped is None:
+            return
+        their, our, seen = unwrapped
         our_shapes = _members(our, self.ours)
         if our_shapes:
             # An answer of several shapes (a list or, with `extended=false`, a bare array): the shape of
@@ -127,11 +126,10 @@ class _Comparison:
 
     def request(self, their: dict[str, Any], our: dict[str, Any], where: str, seen: set[tuple[str, str]]) -> None:
         """What a platform client sends must fit ours: no field we require that it may leave out."""
-        (their_name, their), (our_name, our) = _unwrapped(their, self.theirs), _unwrapped(our, self.ours)
-        if their_name and our_name:
-            if (their_name, our_name) in seen:
-                return
-            seen = seen | {(their_name, our_name)}
+        unwrapped = self._unwrapped(their, our, seen)
+        if unwrapped is None:
+            return
+        their, our, seen = unwrapped
         their_shapes = _members(their, self.theirs)
         if their_shapes:
             self._tagged_requests(their_shapes, _members(our, self.ours) or [our], where, seen)
@@ -150,6 +148,17 @@ class _Comparison:
                     self._report(f"{where}.{name}", "the platform takes it, we refuse it")
         elif _type(their) == "array" and "items" in their and "items" in our:
             self.request(their["items"], our["items"], f"{where}[]", seen)
+
+    def _unwrapped(self, their: dict[str, Any], our: dict[str, Any], seen: set[tuple[str, str]]
+                   ) -> tuple[dict[str, Any], dict[str, Any], set[tuple[str, str]]] | None:
+        """Both schemas unwrapped, and `seen` with the pair of components they name; None when that pair is
+        being compared already (a recursive schema)."""
+        (their_name, their), (our_name, our) = _unwrapped(their, self.theirs), _unwrapped(our, self.ours)
+        if their_name and our_name:
+            if (their_name, our_name) in seen:
+                return None
+            seen = seen | {(their_name, our_name)}
+        return their, our, seen
 
     def _tagged_requests(self, their_shapes: list[dict[str, Any]], our_shapes: list[dict[str, Any]], where: str,
                          seen: set[tuple[str, str]]) -> None:
