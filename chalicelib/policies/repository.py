@@ -37,11 +37,11 @@ from chalicelib.policies.models import (
     IssuedStack,
     Policy,
     Segment,
-    StaticDataVersion,
     Term,
     Transaction,
     TransactionState,
 )
+from chalicelib.priceable.models import StaticDataVersion
 from chalicelib.storage import codec, keys, query, table, versioned
 from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, WriteOp
 from chalicelib.storage.unit_of_work import UnitOfWork

@@ -58,7 +58,6 @@ from chalicelib.policies.models import (
     Segment,
     SegmentSummary,
     SegmentType,
-    StaticDataVersion,
     Term,
     Transaction,
     TransactionCategory,
@@ -68,6 +67,7 @@ from chalicelib.policies.models import (
 )
 from chalicelib.policies.stack import segment_at
 from chalicelib.policies.statuses import policy_statuses
+from chalicelib.priceable.models import StaticDataVersion
 from chalicelib.runtime import versioned, wiring
 from chalicelib.runtime.wiring import UnitOfWork
 
@@ -109,8 +109,7 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
         transactionCategory=TransactionCategory.ISSUANCE, transactionType=issuance.transactionType,
         preferences=issuance.preferences, createdAt=ctx.now, createdBy=ctx.user_locator, issuedTime=ctx.now,
         acceptedTime=issuance.acceptedTime or ctx.now,
-        segments=[SegmentSummary(locator=segment.locator, segmentType=segment.segmentType,
-                                 startTime=segment.startTime, endTime=segment.endTime)],
+        segments=[SegmentSummary.of(segment)],
         charges=issuance.charges,
         quoteLocator=issuance.quoteLocator, configVersion=issuance.configVersion)
     term = Term(locator=term_locator, staticLocator=term_locator, policyLocator=policy_locator, number=FIRST_TERM,

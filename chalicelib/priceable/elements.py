@@ -52,7 +52,7 @@ class Catalog:
 
 
 def build_root(catalog: Catalog, product: str, data: dict[str, Any], coverage_terms: dict[str, Any],
-               children: list[ElementInput], new_locator: NewLocator, *, entity: Entity,
+               children: Sequence[ElementInput], new_locator: NewLocator, *, entity: Entity,
                field: str = "elements") -> Element:
     """The root element of product `product` with `children` below it."""
     definition = catalog.product(product)
@@ -180,7 +180,7 @@ class _Builder:
     new_locator: NewLocator
     entity: Entity
 
-    def children(self, parent_type: ElementKind, parent: Element, given: list[ElementInput],
+    def children(self, parent_type: ElementKind, parent: Element, given: Sequence[ElementInput],
                  field: str) -> list[Element]:
         children = [self.element(parent_type, parent, child, f"{field}[{position}]")
                     for position, child in enumerate(given)]

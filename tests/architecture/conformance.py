@@ -1,7 +1,13 @@
 """Our OpenAPI description against the platform's: for every operation both have (the same method and
 path, whatever the path variables are named), every field the platform marks required in its success
 answer is in ours, required, with a compatible type and no enum value the platform's clients would not
-know. Request bodies likewise: what the platform's clients send must fit ours."""
+know. Request bodies likewise: what the platform's clients send must fit ours.
+
+Both documents are read as a validator reads them: a `$ref` is the schema it names (also inside a nullable
+anyOf, which is how ours writes an optional model), an allOf is one schema with every part's properties and
+required fields, and a oneOf or anyOf of several shapes is compared shape by shape: an answer of ours with
+several shapes by the one of the platform's type, a body of the platform's with several shapes (change
+instructions) by the tag that tells them apart (`action: add`)."""
 from __future__ import annotations
 
 import re
@@ -82,17 +88,25 @@ class _Comparison:
 
     def answer(self, their: dict[str, Any], our: dict[str, Any], where: str, seen: set[tuple[str, str]]) -> None:
         """What we answer must be what a platform client parses."""
-        key = (their.get("$ref", ""), our.get("$ref", ""))
-        if key[0] and key[1]:
-            if key in seen:
+        unwrapped = self._unwrapped(their, our, seen)
+        if unwrapped is None:
+            return
+        their, our, seen = unwrapped
+        our_shapes = _members(our, self.ours)
+        if our_shapes:
+            # An answer of several shapes (a list or, with `extended=false`, a bare array): the shape of
+            # the platform's type is what its clients get; the others answer options its definition
+            # leaves out.
+            fitting = [shape for shape in our_shapes if _type(shape) == _type(their)]
+            if len(fitting) != 1:
+                self._report(where, f"the platform's type is {_type(their)}, ours is one of several shapes")
                 return
-            seen = seen | {key}
-        their, our = _plain(_resolved(their, self.theirs)), _plain(_resolved(our, self.ours))
+            our = fitting[0]
         if not self._types_fit(their, our, where):
             return
         if their.get("enum") is not None:
-            extra = sorted(set(our.get("enum", [])) - set(their["enum"]))
-            if our.get("enum") is None:
+            extra = sorted(set(_values(our) or []) - set(their["enum"]))
+            if _values(our) is None:
                 self._report(where, f"the platform's values are {their['enum']}, ours are free")
             elif extra:
                 self._report(where, f"we answer values the platform does not have: {extra}")
@@ -112,12 +126,14 @@ class _Comparison:
 
     def request(self, their: dict[str, Any], our: dict[str, Any], where: str, seen: set[tuple[str, str]]) -> None:
         """What a platform client sends must fit ours: no field we require that it may leave out."""
-        key = (their.get("$ref", ""), our.get("$ref", ""))
-        if key[0] and key[1]:
-            if key in seen:
-                return
-            seen = seen | {key}
-        their, our = _plain(_resolved(their, self.theirs)), _plain(_resolved(our, self.ours))
+        unwrapped = self._unwrapped(their, our, seen)
+        if unwrapped is None:
+            return
+        their, our, seen = unwrapped
+        their_shapes = _members(their, self.theirs)
+        if their_shapes:
+            self._tagged_requests(their_shapes, _members(our, self.ours) or [our], where, seen)
+            return
         if not self._types_fit(their, our, where):
             return
         if _type(their) == "object":
@@ -132,6 +148,31 @@ class _Comparison:
                     self._report(f"{where}.{name}", "the platform takes it, we refuse it")
         elif _type(their) == "array" and "items" in their and "items" in our:
             self.request(their["items"], our["items"], f"{where}[]", seen)
+
+    def _unwrapped(self, their: dict[str, Any], our: dict[str, Any], seen: set[tuple[str, str]]
+                   ) -> tuple[dict[str, Any], dict[str, Any], set[tuple[str, str]]] | None:
+        """Both schemas unwrapped, and `seen` with the pair of components they name; None when that pair is
+        being compared already (a recursive schema)."""
+        (their_name, their), (our_name, our) = _unwrapped(their, self.theirs), _unwrapped(our, self.ours)
+        if their_name and our_name:
+            if (their_name, our_name) in seen:
+                return None
+            seen = seen | {(their_name, our_name)}
+        return their, our, seen
+
+    def _tagged_requests(self, their_shapes: list[dict[str, Any]], our_shapes: list[dict[str, Any]], where: str,
+                         seen: set[tuple[str, str]]) -> None:
+        """A body of several shapes told apart by a tag (`action: add`, ...): each shape a platform client
+        sends must fit our shape of the same tag."""
+        ours_by_tag = {_tag(shape, self.ours): shape for shape in our_shapes}
+        for their_shape in their_shapes:
+            tag = _tag(their_shape, self.theirs)
+            if tag is None:
+                self._report(where, "the platform's body is one of several shapes without a tag")
+            elif tag not in ours_by_tag:
+                self._report(where, f"the platform takes {tag[0]}: {tag[1]}, we refuse it")
+            else:
+                self.request(their_shape, ours_by_tag[tag], f"{where}({tag[0]}: {tag[1]})", seen)
 
     def _maps(self, their: dict[str, Any], our: dict[str, Any], where: str, seen: set[tuple[str, str]],
               compare: Any) -> None:
@@ -149,21 +190,69 @@ class _Comparison:
         return False
 
 
-def _resolved(schema: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
-    while "$ref" in schema:
-        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
-    return schema
+def _unwrapped(schema: dict[str, Any], document: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The schema a value must fit, its references followed, its `null` alternatives taken off (a nullable
+    `$ref` is an anyOf of the reference and null) and its allOf merged, with the name of the last
+    component it named."""
+    name = ""
+    while True:
+        if "$ref" in schema:
+            name = schema["$ref"].rsplit("/", 1)[1]
+            schema = document["components"]["schemas"][name]
+            continue
+        plain = _plain(schema, document)
+        if plain is schema:
+            return name, schema
+        schema = plain
 
 
-def _plain(schema: dict[str, Any]) -> dict[str, Any]:
-    """A schema without `null` alternatives, and an allOf of one schema as that schema."""
+def _plain(schema: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
     for combiner in ("anyOf", "oneOf"):
         options = [option for option in schema.get(combiner, []) if option.get("type") != "null"]
         if len(options) == 1:
             return {**{k: v for k, v in schema.items() if k != combiner}, **options[0]}
-    if len(schema.get("allOf", [])) == 1:
-        return {**{k: v for k, v in schema.items() if k != "allOf"}, **schema["allOf"][0]}
+    if "allOf" in schema:
+        return _merged([{k: v for k, v in schema.items() if k != "allOf"},
+                        *(_unwrapped(part, document)[1] for part in schema["allOf"])])
     return schema
+
+
+def _merged(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """The one schema of an allOf: every part's properties and required fields."""
+    merged: dict[str, Any] = {}
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for part in parts:
+        merged.update({k: v for k, v in part.items() if k not in ("properties", "required")})
+        properties.update(part.get("properties", {}))
+        required += [name for name in part.get("required", []) if name not in required]
+    return {**merged, "properties": properties, "required": required}
+
+
+def _members(schema: dict[str, Any], document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The shapes of a schema that is one of several (anyOf, oneOf), unwrapped; none for other schemas."""
+    for combiner in ("anyOf", "oneOf"):
+        options = [option for option in schema.get(combiner, []) if option.get("type") != "null"]
+        if len(options) > 1:
+            return [_unwrapped(option, document)[1] for option in options]
+    return []
+
+
+def _tag(schema: dict[str, Any], document: dict[str, Any]) -> tuple[str, Any] | None:
+    """The property that tells this shape from the others of its union: one with a single value."""
+    for name, property_schema in schema.get("properties", {}).items():
+        values = _values(_unwrapped(property_schema, document)[1])
+        if values is not None and len(values) == 1:
+            return name, values[0]
+    return None
+
+
+def _values(schema: dict[str, Any]) -> list[Any] | None:
+    """The values an enum or a const allows; None when any value of its type is allowed."""
+    if "const" in schema:
+        return [schema["const"]]
+    enum = schema.get("enum")
+    return list(enum) if enum is not None else None
 
 
 def _type(schema: dict[str, Any]) -> str | None:
