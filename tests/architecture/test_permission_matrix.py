@@ -8,9 +8,10 @@ variables, its query, a valid body in the encoding it declares), so a refusal is
 - Self-service: a caller holding only `group.custom` is refused another user's `{locator}` (403
   `auth.permission_denied`) on every route that allows it to the caller itself.
 - A caller holding exactly one of the route's permissions, each in turn, on the world's tenant, gets past the
-  permission check: any answer but 403 `auth.permission_denied` (a 404 or a 409 where an earlier call used
-  the world's record up), never a 5xx, and never a 400 about the request itself, which would mean the
-  world's case is no valid request. With `group.custom`, the `{locator}` is the caller's own.
+  permission check: any answer but 403 `auth.permission_denied` (a 404 or a 409 where the world's record
+  does not fit the route, e.g. its one flag is an info flag of the quote, or an earlier call used it up),
+  never a 5xx, and never a 400 about the request itself, which would mean the world's case is no valid
+  request. With `group.custom`, the `{locator}` is the caller's own.
 
 Callers are service accounts whose named token carries exactly the permissions listed (every user holds
 `users.custom`; a named token carries only what it names), made through the API by the bootstrap
