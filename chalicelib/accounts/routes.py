@@ -51,15 +51,16 @@ def fetch_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PATCH"])
-@endpoint("accounts.write", errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.INVALID_REFERENCE["account"],
-                                    codes.NOT_FOUND["account"]])
+@endpoint("accounts.write", errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.ACCOUNT_UNKNOWN_TYPE,
+                                    codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"]])
 def update_account(tenantLocator: str, locator: str, body: schemas.AccountUpdateRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.update_account(request_context(), locator, body,
                                                              auto_validate=body.autoValidate))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PUT"])
-@endpoint("accounts.write", errors=[codes.NOT_FOUND["account"]])
+@endpoint("accounts.write", errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.ACCOUNT_UNKNOWN_TYPE,
+                                    codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"]])
 def replace_account(tenantLocator: str, locator: str,
                     body: schemas.AccountUpdateReplaceDataRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.replace_account(request_context(), locator, body,

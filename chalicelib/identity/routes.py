@@ -60,6 +60,7 @@ def _tokens(user_locator: str) -> list[schemas.AuthTokenResponse]:
 @bp.route("/auth/users/tokens", methods=["POST"])
 @endpoint("users.write", "users.token", idempotent=True, errors=[codes.IDEMPOTENCY_OTHER_CREDENTIAL,
                                                                  codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE,
+                                                                 codes.TOKEN_PERMISSION_NOT_HELD,
                                                                  codes.TOKEN_TENANT_NOT_HELD])
 def create_own_token(body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
     return _create_token(request_context().user_locator, body)

@@ -34,7 +34,8 @@ def fetch_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteRes
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["PATCH"])
-@endpoint("quick-quotes.write", errors=[codes.INVALID_STATE["quickQuote"], codes.NOT_FOUND["quickQuote"]])
+@endpoint("quick-quotes.write", errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_STATE["quickQuote"],
+                                        codes.NOT_FOUND["quickQuote"]])
 def update_quick_quote(tenantLocator: str, locator: str,
                        body: schemas.QuickQuoteUpdateRequest) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.update_quick_quote(request_context(), locator, body))

@@ -69,13 +69,17 @@ def list_account_quotes(tenantLocator: str, locator: str, query: schemas.ListQue
 
 
 @bp.route("/policy/{tenantLocator}/quotes/validatePreview", methods=["POST"])
-@endpoint("quotes.read", errors=[codes.QUOTE_UNKNOWN_ACCOUNT])
+@endpoint("quotes.read", errors=[codes.ACCOUNT_NOT_ELIGIBLE["quote"], codes.INVALID_ELEMENT["quote"],
+                                 codes.INVALID_REFERENCE["quote"], codes.QUOTE_UNKNOWN_ACCOUNT,
+                                 codes.UNKNOWN_PRODUCT["quote"]])
 def preview_quote_validation(tenantLocator: str, body: schemas.QuoteCreateRequest) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.validate_preview(request_context(), body))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/pricePreview", methods=["POST"])
-@endpoint("quotes.read", errors=[codes.QUOTE_UNKNOWN_ACCOUNT, codes.UNKNOWN_PRODUCT["quote"]])
+@endpoint("quotes.read", errors=[codes.ACCOUNT_NOT_ELIGIBLE["quote"], codes.INVALID_ELEMENT["quote"],
+                                 codes.INVALID_REFERENCE["quote"], codes.QUOTE_UNKNOWN_ACCOUNT,
+                                 codes.UNKNOWN_PRODUCT["quote"]])
 def preview_quote_price(tenantLocator: str, body: schemas.QuoteCreateRequest) -> schemas.QuotePriceResponse:
     ctx = request_context()
     return schemas.QuotePriceResponse.of(ctx.tenant, service.price_preview(ctx, body))
@@ -186,7 +190,7 @@ def fetch_quote_underwriting_flags(tenantLocator: str, locator: str) -> schemas.
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags", methods=["PATCH"])
-@endpoint("quotes.write", errors=[codes.INVALID_FLAG["quote"], codes.NOT_FOUND["quote"],
+@endpoint("quotes.write", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                   codes.NOT_FOUND["underwritingFlag"]])
 def update_quote_underwriting_flags(
         tenantLocator: str, locator: str,
@@ -211,7 +215,8 @@ def _clear_flag(locator: str, level: str, flag_locator: str) -> schemas.QuoteUnd
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve", methods=["POST"])
-@endpoint("quotes.write", "quotes.approve-add", errors=[codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.approve-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
+                                                        codes.NOT_FOUND["quote"]])
 def add_quote_approve_flag(tenantLocator: str, locator: str,
                           body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "approve", body)
@@ -226,36 +231,41 @@ def add_quote_block_flag(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline", methods=["POST"])
-@endpoint("quotes.write", "quotes.decline-add", errors=[codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.decline-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
+                                                        codes.NOT_FOUND["quote"]])
 def add_quote_decline_flag(tenantLocator: str, locator: str,
                           body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "decline", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject", methods=["POST"])
-@endpoint("quotes.write", "quotes.reject-add", errors=[codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.reject-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
+                                                       codes.NOT_FOUND["quote"]])
 def add_quote_reject_flag(tenantLocator: str, locator: str,
                           body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "reject", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info", methods=["POST"])
-@endpoint("quotes.write", "quotes.info-add", errors=[codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.info-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
+                                                     codes.NOT_FOUND["quote"]])
 def add_quote_info_flag(tenantLocator: str, locator: str,
                           body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "info", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.approve-clear", errors=[codes.NOT_FOUND["quote"],
-                                                          codes.NOT_FOUND["underwritingFlag"]])
+@endpoint("quotes.write", "quotes.approve-clear", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+                                                          codes.NOT_FOUND["underwritingFlag"],
+                                                          codes.UNDERWRITING_FLAG_CLEARED])
 def clear_quote_approve_flag(tenantLocator: str, locator: str,
                              flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "approve", flagLocator)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/block/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.block-clear", errors=[codes.NOT_FOUND["quote"], codes.NOT_FOUND["underwritingFlag"],
+@endpoint("quotes.write", "quotes.block-clear", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+                                                        codes.NOT_FOUND["underwritingFlag"],
                                                         codes.UNDERWRITING_FLAG_CLEARED])
 def clear_quote_block_flag(tenantLocator: str, locator: str,
                            flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
@@ -263,15 +273,18 @@ def clear_quote_block_flag(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.decline-clear", errors=[codes.NOT_FOUND["quote"],
-                                                          codes.NOT_FOUND["underwritingFlag"]])
+@endpoint("quotes.write", "quotes.decline-clear", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+                                                          codes.NOT_FOUND["underwritingFlag"],
+                                                          codes.UNDERWRITING_FLAG_CLEARED])
 def clear_quote_decline_flag(tenantLocator: str, locator: str,
                              flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "decline", flagLocator)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.reject-clear", errors=[codes.NOT_FOUND["quote"], codes.NOT_FOUND["underwritingFlag"]])
+@endpoint("quotes.write", "quotes.reject-clear", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+                                                         codes.NOT_FOUND["underwritingFlag"],
+                                                         codes.UNDERWRITING_FLAG_CLEARED])
 def clear_quote_reject_flag(tenantLocator: str, locator: str,
                             flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "reject", flagLocator)
@@ -279,7 +292,8 @@ def clear_quote_reject_flag(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info/{flagLocator}", methods=["DELETE"])
 @endpoint("quotes.write", "quotes.info-clear", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                       codes.NOT_FOUND["underwritingFlag"]])
+                                                       codes.NOT_FOUND["underwritingFlag"],
+                                                       codes.UNDERWRITING_FLAG_CLEARED])
 def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "info", flagLocator)
 
@@ -294,7 +308,8 @@ def set_quote_number(tenantLocator: str, locator: str, query: schemas.QuoteNumbe
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/number/generate", methods=["POST"])
-@endpoint("quotes.write", errors=[codes.NOT_FOUND["quote"], codes.NO_NUMBERING_PLAN["quote"]])
+@endpoint("quotes.write", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+                                  codes.NO_NUMBERING_PLAN["quote"]])
 def generate_quote_number(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.generate_number(request_context(), locator))
 

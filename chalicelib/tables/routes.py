@@ -46,7 +46,8 @@ def _download(kind: schemas.TableKind, name: str) -> ZipFile:
 
 
 @bp.route("/resource/{tenantLocator}/tables", methods=["POST"], content_types=UPLOAD_TYPES)
-@endpoint("tables.upload", idempotent=True, errors=[codes.NOT_FOUND["table"], codes.TABLE_ALREADY_EXISTS["table"]])
+@endpoint("tables.upload", idempotent=True, errors=[codes.NOT_FOUND["table"], codes.TABLE_ALREADY_EXISTS["table"],
+                                                    codes.TABLE_FILE_NOT_ZIP])
 def create_lookup_table(tenantLocator: str, body: Upload,
                             query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.LOOKUP, body, query)
@@ -54,7 +55,8 @@ def create_lookup_table(tenantLocator: str, body: Upload,
 
 @bp.route("/resource/{tenantLocator}/tables/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", errors=[codes.NOT_FOUND["table"], codes.TABLE_COLUMNS_MISMATCH, codes.TABLE_DUPLICATE_KEY,
-                                   codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP, codes.TABLE_INVALID_VALUE])
+                                   codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP, codes.TABLE_INVALID_VALUE,
+                                   codes.TABLE_OVERLAPPING_RANGES])
 def replace_lookup_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.LOOKUP, name, body)
 
@@ -78,15 +80,18 @@ def fetch_table_record(tenantLocator: str, name: str, query: schemas.RecordQuery
 
 @bp.route("/resource/{tenantLocator}/rangeTables", methods=["POST"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", idempotent=True, errors=[codes.NOT_FOUND["rangeTable"],
-                                                    codes.TABLE_DEFINITION_INVALID["rangeTable"]])
+                                                    codes.TABLE_ALREADY_EXISTS["rangeTable"],
+                                                    codes.TABLE_DEFINITION_INVALID["rangeTable"],
+                                                    codes.TABLE_FILE_NOT_ZIP])
 def create_range_table(tenantLocator: str, body: Upload,
                            query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.RANGE, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
-@endpoint("tables.upload", errors=[codes.NOT_FOUND["rangeTable"], codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP,
-                                   codes.TABLE_OVERLAPPING_RANGES])
+@endpoint("tables.upload", errors=[codes.NOT_FOUND["rangeTable"], codes.TABLE_COLUMNS_MISMATCH,
+                                   codes.TABLE_DUPLICATE_KEY, codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP,
+                                   codes.TABLE_INVALID_VALUE, codes.TABLE_OVERLAPPING_RANGES])
 def replace_range_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.RANGE, name, body)
 
@@ -111,15 +116,18 @@ def fetch_range_table_record(tenantLocator: str, name: str,
 
 
 @bp.route("/resource/{tenantLocator}/constraints", methods=["POST"], content_types=UPLOAD_TYPES)
-@endpoint("constraints.upload", idempotent=True, errors=[codes.NOT_FOUND["constraintTable"]])
+@endpoint("constraints.upload", idempotent=True, errors=[codes.NOT_FOUND["constraintTable"],
+                                                         codes.TABLE_ALREADY_EXISTS["constraintTable"],
+                                                         codes.TABLE_FILE_NOT_ZIP])
 def create_constraint_table(tenantLocator: str, body: Upload,
                                 query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.CONSTRAINT, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/constraints/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
-@endpoint("constraints.upload", errors=[codes.NOT_FOUND["constraintTable"], codes.TABLE_FILE_INVALID,
-                                        codes.TABLE_FILE_NOT_ZIP])
+@endpoint("constraints.upload", errors=[codes.NOT_FOUND["constraintTable"], codes.TABLE_COLUMNS_MISMATCH,
+                                        codes.TABLE_DUPLICATE_KEY, codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP,
+                                        codes.TABLE_INVALID_VALUE, codes.TABLE_OVERLAPPING_RANGES])
 def replace_constraint_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.CONSTRAINT, name, body)
 

@@ -46,15 +46,25 @@ def _segments(segments: list[Segment]) -> list[schemas.SegmentResponse]:
 @endpoint("policies.write", idempotent=True, errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["policy"],
                                                      codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
                                                      codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED,
-                                                     codes.TRANSACTION_INVALID_INSTRUCTION])
+                                                     codes.TRANSACTION_INVALID_INSTRUCTION,
+                                                     codes.TRANSACTION_POLICY_CANCELLED,
+                                                     codes.TRANSACTION_POLICY_NOT_CANCELLED,
+                                                     codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME,
+                                                     codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE])
 def change_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
                   query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, route="change")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/renew", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_POLICY_CANCELLED,
-                                                     codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME])
+@endpoint("policies.write", idempotent=True, errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["policy"],
+                                                     codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
+                                                     codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED,
+                                                     codes.TRANSACTION_INVALID_INSTRUCTION,
+                                                     codes.TRANSACTION_POLICY_CANCELLED,
+                                                     codes.TRANSACTION_POLICY_NOT_CANCELLED,
+                                                     codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME,
+                                                     codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE])
 def renew_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
                  query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, route="renew")
@@ -62,17 +72,22 @@ def renew_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/cancel", methods=["PATCH"])
 @endpoint("policies.write", idempotent=True, errors=[codes.NOT_FOUND["policy"],
-                                                     codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS])
+                                                     codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
+                                                     codes.TRANSACTION_POLICY_END_NOT_CHANGEABLE])
 def cancel_policy(tenantLocator: str, locator: str, body: schemas.CancelInstruction,
                   query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, [body.root], query, route="cancel")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/reinstate", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=[codes.NOT_FOUND["policy"],
+@endpoint("policies.write", idempotent=True, errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["policy"],
                                                      codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
+                                                     codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED,
+                                                     codes.TRANSACTION_INVALID_INSTRUCTION,
+                                                     codes.TRANSACTION_POLICY_CANCELLED,
                                                      codes.TRANSACTION_POLICY_NOT_CANCELLED,
-                                                     codes.TRANSACTION_STALE_BASE])
+                                                     codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME,
+                                                     codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE])
 def reinstate_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
                      query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, route="reinstate")
@@ -88,9 +103,14 @@ def reverse_policy_change(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=[codes.NOT_FOUND["policy"],
+@endpoint("policies.write", idempotent=True, errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["policy"],
+                                                     codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
+                                                     codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED,
+                                                     codes.TRANSACTION_INVALID_INSTRUCTION,
+                                                     codes.TRANSACTION_POLICY_CANCELLED,
+                                                     codes.TRANSACTION_POLICY_NOT_CANCELLED,
                                                      codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME,
-                                                     codes.TRANSACTION_UNKNOWN_TYPE])
+                                                     codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE])
 def create_policy_transaction(tenantLocator: str, locator: str, transactionType: str, body: schemas.Instructions,
                               query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, transaction_type=transactionType)
@@ -103,7 +123,8 @@ def _preview(locator: str, transaction_type: str, target: str, instructions: sch
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/validatePreview", methods=["PATCH"])
-@endpoint("policies.read", errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME])
+@endpoint("policies.read", errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
+                                   codes.TRANSACTION_INVALID_INSTRUCTION, codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME])
 def preview_transaction_validation(tenantLocator: str, locator: str, transactionType: str, body: schemas.Instructions,
                                    query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return schemas.PolicyTransactionResponse.of(_preview(locator, transactionType, "validate", body, query))
@@ -111,14 +132,15 @@ def preview_transaction_validation(tenantLocator: str, locator: str, transaction
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/pricePreview", methods=["PATCH"])
 @endpoint("policies.read", errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
-                                   codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME])
+                                   codes.TRANSACTION_INVALID_INSTRUCTION, codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME])
 def preview_transaction_price(tenantLocator: str, locator: str, transactionType: str, body: schemas.Instructions,
                               query: schemas.BaseQuery) -> schemas.TransactionPriceResponse:
     return schemas.TransactionPriceResponse.of(_preview(locator, transactionType, "price", body, query))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/underwritePreview", methods=["PATCH"])
-@endpoint("policies.read", errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME])
+@endpoint("policies.read", errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
+                                   codes.TRANSACTION_INVALID_INSTRUCTION, codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME])
 def preview_transaction_underwriting(tenantLocator: str, locator: str, transactionType: str,
                                      body: schemas.Instructions,
                                      query: schemas.BaseQuery) -> schemas.TransactionUnderwritingResponse:
@@ -154,7 +176,8 @@ def list_affected_transactions(tenantLocator: str, locator: str) -> list[schemas
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements/constraints/evaluate", methods=["POST"])
-@endpoint("transactions.read", errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["transaction"]])
+@endpoint("transactions.read", errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["transaction"],
+                                       codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED])
 def evaluate_transaction_constraints(tenantLocator: str, locator: str,
                                      body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
     return service.evaluate_constraints(request_context(), locator, body.root)
@@ -368,7 +391,7 @@ def fetch_transaction_underwriting_flags(tenantLocator: str,
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags", methods=["PATCH"])
-@endpoint("transactions.write", errors=[codes.NOT_FOUND["transaction"]])
+@endpoint("transactions.write", errors=[codes.INVALID_STATE["transaction"], codes.NOT_FOUND["transaction"]])
 def update_transaction_underwriting_flags(
         tenantLocator: str, locator: str,
         body: schemas.UnderwritingFlagsUpdateRequest) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -393,35 +416,40 @@ def _clear_flag(locator: str, level: str, flag_locator: str) -> schemas.Transact
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/approve", methods=["POST"])
-@endpoint("transactions.write", "transactions.approve-add", errors=[codes.NOT_FOUND["transaction"]])
+@endpoint("transactions.write", "transactions.approve-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                    codes.NOT_FOUND["transaction"]])
 def add_transaction_approve_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
                                  ) -> schemas.TransactionUnderwritingFlagsResponse:
     return _add_flag(locator, "approve", body)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/block", methods=["POST"])
-@endpoint("transactions.write", "transactions.block-add", errors=[codes.NOT_FOUND["transaction"]])
+@endpoint("transactions.write", "transactions.block-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                  codes.NOT_FOUND["transaction"]])
 def add_transaction_block_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
                                  ) -> schemas.TransactionUnderwritingFlagsResponse:
     return _add_flag(locator, "block", body)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/decline", methods=["POST"])
-@endpoint("transactions.write", "transactions.decline-add", errors=[codes.NOT_FOUND["transaction"]])
+@endpoint("transactions.write", "transactions.decline-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                    codes.NOT_FOUND["transaction"]])
 def add_transaction_decline_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
                                  ) -> schemas.TransactionUnderwritingFlagsResponse:
     return _add_flag(locator, "decline", body)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/reject", methods=["POST"])
-@endpoint("transactions.write", "transactions.reject-add", errors=[codes.NOT_FOUND["transaction"]])
+@endpoint("transactions.write", "transactions.reject-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                   codes.NOT_FOUND["transaction"]])
 def add_transaction_reject_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
                                  ) -> schemas.TransactionUnderwritingFlagsResponse:
     return _add_flag(locator, "reject", body)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/info", methods=["POST"])
-@endpoint("transactions.write", "transactions.info-add", errors=[codes.NOT_FOUND["transaction"]])
+@endpoint("transactions.write", "transactions.info-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                 codes.NOT_FOUND["transaction"]])
 def add_transaction_info_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
                                  ) -> schemas.TransactionUnderwritingFlagsResponse:
     return _add_flag(locator, "info", body)
