@@ -196,7 +196,8 @@ def _success(op: Operation, resolved: dict[Any, dict[str, Any]]) -> dict[str, An
 
 def _error_responses(op: Operation) -> dict[str, Any]:
     by_status: dict[int, list[errors.ErrorCode]] = defaultdict(list)
-    for code in error_codes_of(op.spec, op.contract, "{tenantLocator}" in op.path, op.method):
+    for code in error_codes_of(op.spec, op.contract, "{tenantLocator}" in op.path, op.method,
+                                "{" in op.path):
         by_status[code.status].append(code)
     described = {}
     for status, codes in sorted(by_status.items()):

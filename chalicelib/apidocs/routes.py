@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
-from chalicelib.core import codes
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.responses import Binary
@@ -22,7 +21,6 @@ else:
 
 bp = Blueprint(__name__)
 
-ASSETS = {"swagger-ui.css": "text/css; charset=utf-8", "swagger-ui-bundle.js": "text/javascript; charset=utf-8"}
 PAGE = """<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -46,8 +44,12 @@ class Html(Binary):
     media_type = "text/html; charset=utf-8"
 
 
-class Asset(Binary):
-    media_type = "text/plain; charset=utf-8"
+class Stylesheet(Binary):
+    media_type = "text/css; charset=utf-8"
+
+
+class Script(Binary):
+    media_type = "text/javascript; charset=utf-8"
 
 
 @bp.route("/openapi.json", methods=["GET"])
@@ -69,14 +71,18 @@ def fetch_docs_page() -> Html:
     return Html(PAGE)
 
 
-@bp.route("/docs/{asset}", methods=["GET"])
-@endpoint(public=True, errors=[codes.DOCS_ASSET_NOT_FOUND])
-def fetch_docs_asset(asset: str) -> Asset:
-    """A file of the documentation page"""
-    media_type = ASSETS.get(asset)
-    if media_type is None:
-        raise codes.DOCS_ASSET_NOT_FOUND(f"The docs page has no file {asset[:100]}")
-    return Asset(_asset(asset), media_type)
+@bp.route("/docs/swagger-ui.css", methods=["GET"])
+@endpoint(public=True)
+def fetch_docs_stylesheet() -> Stylesheet:
+    """The documentation page's stylesheet"""
+    return Stylesheet(_asset("swagger-ui.css"))
+
+
+@bp.route("/docs/swagger-ui-bundle.js", methods=["GET"])
+@endpoint(public=True)
+def fetch_docs_script() -> Script:
+    """The documentation page's script (Swagger UI)"""
+    return Script(_asset("swagger-ui-bundle.js"))
 
 
 @functools.cache

@@ -278,7 +278,6 @@ TRANSACTION_AGGREGATE_TOO_LARGE = _code(InvalidState, "transaction.aggregate_too
 # Tenant plugins, and jobs.
 PLUGIN_FAILED = _code(DomainError, "plugin.failed", "A plugin of the tenant did not answer usefully")
 JOB_UNKNOWN_TYPE = _code(DomainError, "job.unknown_type", "No handler is registered for the job's type")
-DOCS_ASSET_NOT_FOUND = _code(NotFound, "docs.asset_not_found", "The documentation page has no such file")
 
 
 def not_found(entity: str, what: str | None = None) -> DomainError:

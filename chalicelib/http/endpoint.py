@@ -57,10 +57,14 @@ QUERY = (codes.REQUEST_INVALID, codes.REQUEST_DATE_OUT_OF_RANGE)
 IDEMPOTENT = (codes.IDEMPOTENCY_INVALID_KEY, codes.IDEMPOTENCY_KEY_REUSED, codes.IDEMPOTENCY_IN_PROGRESS)
 
 
-def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool, method: str) -> list[ErrorCode]:
+def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool, method: str,
+                   path_variables: bool) -> list[ErrorCode]:
     """Every error code the route may answer: those of its own, and those its contract brings (a write
-    may lose a race with another request)."""
+    may lose a race with another request; a path variable's value, such as one holding an encoded `/`,
+    can make the path another route's or none)."""
     answered: list[ErrorCode] = [] if spec.public else [*ANY_ROUTE]
+    if path_variables:
+        answered.extend([codes.ROUTE_NOT_FOUND, codes.REQUEST_METHOD_NOT_ALLOWED])
     if method.upper() != "GET" and not spec.public:
         answered.append(codes.CONCURRENT_MODIFICATION)
     if spec.public:
@@ -125,7 +129,8 @@ set it and fail, so the description of every route stays true."""
 
 
 def _declares(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], code: str) -> bool:
-    declared = error_codes_of(spec, contract.contract_of(view), "tenantLocator" in path, current_request().method)
+    declared = error_codes_of(spec, contract.contract_of(view), "tenantLocator" in path, current_request().method,
+                              bool(path))
     return any(entry.code == code for entry in declared)
 
 

