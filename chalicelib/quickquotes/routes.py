@@ -35,6 +35,7 @@ def fetch_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteRes
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["PATCH"])
 @endpoint("quick-quotes.write", errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_STATE["quickQuote"],
+                                        codes.INVALID_STATE["quickQuote"], codes.NOT_FOUND["quickQuote"],
                                         codes.NOT_FOUND["quickQuote"]])
 def update_quick_quote(tenantLocator: str, locator: str,
                        body: schemas.QuickQuoteUpdateRequest) -> schemas.QuickQuoteResponse:
@@ -42,13 +43,15 @@ def update_quick_quote(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/validate", methods=["PATCH"])
-@endpoint("quick-quotes.write", errors=[codes.INVALID_STATE["quickQuote"], codes.NOT_FOUND["quickQuote"]])
+@endpoint("quick-quotes.write", errors=[codes.INVALID_STATE["quickQuote"], codes.INVALID_STATE["quickQuote"],
+                                        codes.NOT_FOUND["quickQuote"], codes.NOT_FOUND["quickQuote"]])
 def validate_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.validate_quick_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/price", methods=["PATCH"])
-@endpoint("quick-quotes.write", errors=[codes.INVALID_STATE["quickQuote"], codes.NOT_FOUND["quickQuote"]])
+@endpoint("quick-quotes.write", errors=[codes.INVALID_STATE["quickQuote"], codes.INVALID_STATE["quickQuote"],
+                                        codes.NOT_FOUND["quickQuote"], codes.NOT_FOUND["quickQuote"]])
 def price_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuotePriceResponse:
     ctx = request_context()
     return schemas.QuickQuotePriceResponse.of(ctx.tenant, service.price_quick_quote(ctx, locator))
@@ -62,7 +65,8 @@ def fetch_quick_quote_price(tenantLocator: str, locator: str) -> schemas.QuickQu
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/discard", methods=["PATCH"])
-@endpoint("quick-quotes.write", errors=[codes.INVALID_STATE["quickQuote"], codes.NOT_FOUND["quickQuote"]])
+@endpoint("quick-quotes.write", errors=[codes.INVALID_STATE["quickQuote"], codes.INVALID_STATE["quickQuote"],
+                                        codes.NOT_FOUND["quickQuote"], codes.NOT_FOUND["quickQuote"]])
 def discard_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.discard_quick_quote(request_context(), locator))
 

@@ -93,22 +93,25 @@ def fetch_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.update", errors=[codes.ACCOUNT_NOT_ELIGIBLE["quote"], codes.INVALID_ELEMENT["quote"],
-                                                   codes.INVALID_REFERENCE["quote"], codes.NOT_DRAFT["quote"],
+                                                   codes.INVALID_REFERENCE["quote"], codes.INVALID_STATE["quote"],
+                                                   codes.NOT_DRAFT["quote"], codes.NOT_FOUND["quote"],
                                                    codes.NOT_FOUND["quote"], codes.QUOTE_UNKNOWN_ACCOUNT])
 def update_quote(tenantLocator: str, locator: str, body: schemas.QuoteUpdateRequest) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.update_quote(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/elements", methods=["PUT"])
-@endpoint("quotes.write", "quotes.elements-add", errors=[codes.INVALID_ELEMENT["quote"], codes.NOT_DRAFT["quote"],
+@endpoint("quotes.write", "quotes.elements-add", errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_STATE["quote"],
+                                                         codes.NOT_DRAFT["quote"], codes.NOT_FOUND["quote"],
                                                          codes.NOT_FOUND["quote"]])
 def add_quote_elements(tenantLocator: str, locator: str, body: schemas.ElementCreateRequests) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.add_elements(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/elements", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.elements-delete", errors=[codes.INVALID_ELEMENT["quote"], codes.NOT_DRAFT["quote"],
-                                                            codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.elements-delete", errors=[codes.INVALID_ELEMENT["quote"],
+                                                            codes.INVALID_STATE["quote"], codes.NOT_DRAFT["quote"],
+                                                            codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
 def remove_quote_elements(tenantLocator: str, locator: str, body: schemas.ElementLocators) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.remove_elements(request_context(), locator, body.root))
 
@@ -117,13 +120,15 @@ def remove_quote_elements(tenantLocator: str, locator: str, body: schemas.Elemen
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/validate", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.validate", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.validate", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
+                                                     codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
 def validate_quote(tenantLocator: str, locator: str, query: schemas.StatelessQuery) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.validate_quote(request_context(), locator, stateless=query.stateless))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/price", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.price", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
+                                                  codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                                   codes.NOT_FOUND["quote"]])
 def price_quote(tenantLocator: str, locator: str, query: schemas.StatelessQuery) -> schemas.QuotePriceResponse:
     ctx = request_context()
@@ -139,6 +144,7 @@ def fetch_quote_price(tenantLocator: str, locator: str) -> schemas.QuotePriceRes
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwrite", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.underwrite", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
+                                                       codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                                        codes.NOT_FOUND["quote"]])
 def underwrite_quote(tenantLocator: str, locator: str,
                      query: schemas.StatelessQuery) -> schemas.QuoteUnderwritingResponse:
@@ -149,6 +155,7 @@ def underwrite_quote(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/accept", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.accept", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
+                                                   codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                                    codes.NOT_FOUND["quote"]])
 def accept_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.accept_quote(request_context(), locator))
@@ -156,6 +163,7 @@ def accept_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/issue", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.issue", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
+                                                  codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                                   codes.NOT_FOUND["quote"],
                                                   codes.QUOTE_RESERVED_POLICY_NUMBER_REQUIRED])
 def issue_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
@@ -163,19 +171,22 @@ def issue_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/reset", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.reset", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.reset", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
+                                                  codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
 def reset_quote(tenantLocator: str, locator: str, body: schemas.ResetRequest | None) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.reset_quote(request_context(), locator, body or schemas.ResetRequest()))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/refuse", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.refuse", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.refuse", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
+                                                   codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
 def refuse_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.refuse_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/discard", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.discard", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.discard", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
+                                                    codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
 def discard_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.discard_quote(request_context(), locator))
 
@@ -190,7 +201,8 @@ def fetch_quote_underwriting_flags(tenantLocator: str, locator: str) -> schemas.
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags", methods=["PATCH"])
-@endpoint("quotes.write", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+@endpoint("quotes.write", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
+                                  codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
                                   codes.NOT_FOUND["underwritingFlag"]])
 def update_quote_underwriting_flags(
         tenantLocator: str, locator: str,
@@ -216,6 +228,7 @@ def _clear_flag(locator: str, level: str, flag_locator: str) -> schemas.QuoteUnd
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve", methods=["POST"])
 @endpoint("quotes.write", "quotes.approve-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
+                                                        codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                                         codes.NOT_FOUND["quote"]])
 def add_quote_approve_flag(tenantLocator: str, locator: str,
                           body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
@@ -224,6 +237,7 @@ def add_quote_approve_flag(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/block", methods=["POST"])
 @endpoint("quotes.write", "quotes.block-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
+                                                      codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                                       codes.NOT_FOUND["quote"]])
 def add_quote_block_flag(tenantLocator: str, locator: str,
                           body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
@@ -232,6 +246,7 @@ def add_quote_block_flag(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline", methods=["POST"])
 @endpoint("quotes.write", "quotes.decline-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
+                                                        codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                                         codes.NOT_FOUND["quote"]])
 def add_quote_decline_flag(tenantLocator: str, locator: str,
                           body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
@@ -240,6 +255,7 @@ def add_quote_decline_flag(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject", methods=["POST"])
 @endpoint("quotes.write", "quotes.reject-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
+                                                       codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                                        codes.NOT_FOUND["quote"]])
 def add_quote_reject_flag(tenantLocator: str, locator: str,
                           body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
@@ -248,6 +264,7 @@ def add_quote_reject_flag(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info", methods=["POST"])
 @endpoint("quotes.write", "quotes.info-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
+                                                     codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                                      codes.NOT_FOUND["quote"]])
 def add_quote_info_flag(tenantLocator: str, locator: str,
                           body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
@@ -255,7 +272,8 @@ def add_quote_info_flag(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.approve-clear", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+@endpoint("quotes.write", "quotes.approve-clear", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
+                                                          codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
                                                           codes.NOT_FOUND["underwritingFlag"],
                                                           codes.UNDERWRITING_FLAG_CLEARED])
 def clear_quote_approve_flag(tenantLocator: str, locator: str,
@@ -264,7 +282,8 @@ def clear_quote_approve_flag(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/block/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.block-clear", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+@endpoint("quotes.write", "quotes.block-clear", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
+                                                        codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
                                                         codes.NOT_FOUND["underwritingFlag"],
                                                         codes.UNDERWRITING_FLAG_CLEARED])
 def clear_quote_block_flag(tenantLocator: str, locator: str,
@@ -273,7 +292,8 @@ def clear_quote_block_flag(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.decline-clear", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+@endpoint("quotes.write", "quotes.decline-clear", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
+                                                          codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
                                                           codes.NOT_FOUND["underwritingFlag"],
                                                           codes.UNDERWRITING_FLAG_CLEARED])
 def clear_quote_decline_flag(tenantLocator: str, locator: str,
@@ -282,7 +302,8 @@ def clear_quote_decline_flag(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.reject-clear", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+@endpoint("quotes.write", "quotes.reject-clear", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
+                                                         codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
                                                          codes.NOT_FOUND["underwritingFlag"],
                                                          codes.UNDERWRITING_FLAG_CLEARED])
 def clear_quote_reject_flag(tenantLocator: str, locator: str,
@@ -291,7 +312,8 @@ def clear_quote_reject_flag(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.info-clear", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+@endpoint("quotes.write", "quotes.info-clear", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
+                                                       codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
                                                        codes.NOT_FOUND["underwritingFlag"],
                                                        codes.UNDERWRITING_FLAG_CLEARED])
 def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
@@ -302,20 +324,23 @@ def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) ->
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/number/set", methods=["POST"])
-@endpoint("quotes.write", errors=[codes.NOT_FOUND["quote"], codes.NUMBER_TAKEN["quote"]])
+@endpoint("quotes.write", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
+                                  codes.NUMBER_TAKEN["quote"]])
 def set_quote_number(tenantLocator: str, locator: str, query: schemas.QuoteNumberQuery) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.set_number(request_context(), locator, query.quoteNumber))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/number/generate", methods=["POST"])
-@endpoint("quotes.write", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                  codes.NO_NUMBERING_PLAN["quote"]])
+@endpoint("quotes.write", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+                                  codes.NOT_FOUND["quote"], codes.NO_NUMBERING_PLAN["quote"]])
 def generate_quote_number(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.generate_number(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/reservedPolicyNumber/set", methods=["POST"])
-@endpoint("quotes.write", "quotes.reserve-policy-number-set", errors=[codes.NOT_FOUND["quote"],
+@endpoint("quotes.write", "quotes.reserve-policy-number-set", errors=[codes.INVALID_STATE["quote"],
+                                                                      codes.NOT_FOUND["quote"],
+                                                                      codes.NOT_FOUND["quote"],
                                                                       codes.QUOTE_POLICY_NUMBER_TAKEN])
 def set_quote_reserved_policy_number(tenantLocator: str, locator: str,
                                      query: schemas.ReservedPolicyNumberQuery) -> schemas.QuoteResponse:
@@ -330,19 +355,22 @@ def fetch_quote_static_data(tenantLocator: str, locator: str) -> dict[str, Any]:
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["POST"])
-@endpoint("quotes.write", "quotes.static-data-add", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.static-data-add", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
+                                                            codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
 def add_quote_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.add_static(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PUT"])
-@endpoint("quotes.write", "quotes.static-data-add", errors=[codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.static-data-add", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+                                                            codes.NOT_FOUND["quote"]])
 def replace_quote_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.replace_static(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.static-data-update", errors=[codes.NOT_FOUND["quote"]])
+@endpoint("quotes.write", "quotes.static-data-update", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+                                                               codes.NOT_FOUND["quote"]])
 def update_quote_static_data(tenantLocator: str, locator: str,
                              body: schemas.StaticDataUpdateRequest) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.update_static(request_context(), locator, body.setData, body.removeData))

@@ -27,6 +27,15 @@ else:
 
 bp = Blueprint(__name__)
 
+CREATING = [codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["policy"],
+            codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS, codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED,
+            codes.TRANSACTION_INVALID_BASE, codes.TRANSACTION_INVALID_INSTRUCTION, codes.TRANSACTION_NO_COVERAGE,
+            codes.TRANSACTION_POLICY_CANCELLED, codes.TRANSACTION_POLICY_END_BEFORE_EFFECTIVE_TIME,
+            codes.TRANSACTION_POLICY_END_NOT_CHANGEABLE, codes.TRANSACTION_POLICY_NOT_CANCELLED,
+            codes.TRANSACTION_REINSTATEMENT_BEFORE_CANCELLATION, codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME,
+            codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE]
+"""What a request that creates a transaction, or previews one, may be refused with."""
+
 
 def _created(locator: str, instructions: list[Instruction], base: schemas.BaseQuery, *, route: str | None = None,
              transaction_type: str | None = None) -> schemas.PolicyTransactionResponse:
@@ -43,51 +52,28 @@ def _segments(segments: list[Segment]) -> list[schemas.SegmentResponse]:
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/change", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["policy"],
-                                                     codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
-                                                     codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED,
-                                                     codes.TRANSACTION_INVALID_INSTRUCTION,
-                                                     codes.TRANSACTION_POLICY_CANCELLED,
-                                                     codes.TRANSACTION_POLICY_NOT_CANCELLED,
-                                                     codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME,
-                                                     codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE])
+@endpoint("policies.write", idempotent=True, errors=CREATING)
 def change_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
                   query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, route="change")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/renew", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["policy"],
-                                                     codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
-                                                     codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED,
-                                                     codes.TRANSACTION_INVALID_INSTRUCTION,
-                                                     codes.TRANSACTION_POLICY_CANCELLED,
-                                                     codes.TRANSACTION_POLICY_NOT_CANCELLED,
-                                                     codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME,
-                                                     codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE])
+@endpoint("policies.write", idempotent=True, errors=CREATING)
 def renew_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
                  query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, route="renew")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/cancel", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=[codes.NOT_FOUND["policy"],
-                                                     codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
-                                                     codes.TRANSACTION_POLICY_END_NOT_CHANGEABLE])
+@endpoint("policies.write", idempotent=True, errors=CREATING)
 def cancel_policy(tenantLocator: str, locator: str, body: schemas.CancelInstruction,
                   query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, [body.root], query, route="cancel")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/reinstate", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["policy"],
-                                                     codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
-                                                     codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED,
-                                                     codes.TRANSACTION_INVALID_INSTRUCTION,
-                                                     codes.TRANSACTION_POLICY_CANCELLED,
-                                                     codes.TRANSACTION_POLICY_NOT_CANCELLED,
-                                                     codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME,
-                                                     codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE])
+@endpoint("policies.write", idempotent=True, errors=CREATING)
 def reinstate_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
                      query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, route="reinstate")
@@ -103,14 +89,7 @@ def reverse_policy_change(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["policy"],
-                                                     codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
-                                                     codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED,
-                                                     codes.TRANSACTION_INVALID_INSTRUCTION,
-                                                     codes.TRANSACTION_POLICY_CANCELLED,
-                                                     codes.TRANSACTION_POLICY_NOT_CANCELLED,
-                                                     codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME,
-                                                     codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE])
+@endpoint("policies.write", idempotent=True, errors=CREATING)
 def create_policy_transaction(tenantLocator: str, locator: str, transactionType: str, body: schemas.Instructions,
                               query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, transaction_type=transactionType)
@@ -123,24 +102,21 @@ def _preview(locator: str, transaction_type: str, target: str, instructions: sch
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/validatePreview", methods=["PATCH"])
-@endpoint("policies.read", errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
-                                   codes.TRANSACTION_INVALID_INSTRUCTION, codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME])
+@endpoint("policies.read", errors=CREATING)
 def preview_transaction_validation(tenantLocator: str, locator: str, transactionType: str, body: schemas.Instructions,
                                    query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return schemas.PolicyTransactionResponse.of(_preview(locator, transactionType, "validate", body, query))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/pricePreview", methods=["PATCH"])
-@endpoint("policies.read", errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
-                                   codes.TRANSACTION_INVALID_INSTRUCTION, codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME])
+@endpoint("policies.read", errors=CREATING)
 def preview_transaction_price(tenantLocator: str, locator: str, transactionType: str, body: schemas.Instructions,
                               query: schemas.BaseQuery) -> schemas.TransactionPriceResponse:
     return schemas.TransactionPriceResponse.of(_preview(locator, transactionType, "price", body, query))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}/underwritePreview", methods=["PATCH"])
-@endpoint("policies.read", errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS,
-                                   codes.TRANSACTION_INVALID_INSTRUCTION, codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME])
+@endpoint("policies.read", errors=CREATING)
 def preview_transaction_underwriting(tenantLocator: str, locator: str, transactionType: str,
                                      body: schemas.Instructions,
                                      query: schemas.BaseQuery) -> schemas.TransactionUnderwritingResponse:
@@ -244,7 +220,9 @@ def fetch_transaction_price(tenantLocator: str, locator: str) -> schemas.Transac
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/changeInstructions", methods=["PUT"])
-@endpoint("transactions.write", "transactions.change-instruction-add", errors=[codes.NOT_DRAFT["transaction"],
+@endpoint("transactions.write", "transactions.change-instruction-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                               codes.NOT_DRAFT["transaction"],
+                                                                               codes.NOT_FOUND["transaction"],
                                                                                codes.NOT_FOUND["transaction"]])
 def add_transaction_change_instruction(tenantLocator: str, locator: str,
                                        body: schemas.OneInstruction) -> schemas.PolicyTransactionResponse:
@@ -253,7 +231,9 @@ def add_transaction_change_instruction(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/changeInstructions/{instructionLocator}",
           methods=["PATCH"])
-@endpoint("transactions.write", "transactions.change-instruction-update", errors=[codes.NOT_DRAFT["transaction"],
+@endpoint("transactions.write", "transactions.change-instruction-update", errors=[codes.INVALID_STATE["transaction"],
+                                                                                  codes.NOT_DRAFT["transaction"],
+                                                                                  codes.NOT_FOUND["transaction"],
                                                                                   codes.NOT_FOUND["transaction"]])
 def update_transaction_change_instruction(tenantLocator: str, locator: str, instructionLocator: str,
                                           body: schemas.OneInstruction) -> schemas.PolicyTransactionResponse:
@@ -263,7 +243,9 @@ def update_transaction_change_instruction(tenantLocator: str, locator: str, inst
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/changeInstructions/{instructionLocator}",
           methods=["DELETE"])
-@endpoint("transactions.write", "transactions.change-instruction-delete", errors=[codes.NOT_DRAFT["transaction"],
+@endpoint("transactions.write", "transactions.change-instruction-delete", errors=[codes.INVALID_STATE["transaction"],
+                                                                                  codes.NOT_DRAFT["transaction"],
+                                                                                  codes.NOT_FOUND["transaction"],
                                                                                   codes.NOT_FOUND["changeInstruction"],
                                                                                   codes.NOT_FOUND["transaction"]])
 def delete_transaction_change_instruction(tenantLocator: str, locator: str,
@@ -273,7 +255,9 @@ def delete_transaction_change_instruction(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements", methods=["PUT"])
-@endpoint("transactions.write", "transactions.elements-add", errors=[codes.NOT_DRAFT["transaction"],
+@endpoint("transactions.write", "transactions.elements-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                     codes.NOT_DRAFT["transaction"],
+                                                                     codes.NOT_FOUND["transaction"],
                                                                      codes.NOT_FOUND["transaction"]])
 def add_transaction_elements(tenantLocator: str, locator: str,
                              body: schemas.ElementCreateRequests) -> list[schemas.SegmentResponse]:
@@ -281,7 +265,9 @@ def add_transaction_elements(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements", methods=["PATCH"])
-@endpoint("transactions.write", "transactions.elements-update", errors=[codes.NOT_DRAFT["transaction"],
+@endpoint("transactions.write", "transactions.elements-update", errors=[codes.INVALID_STATE["transaction"],
+                                                                        codes.NOT_DRAFT["transaction"],
+                                                                        codes.NOT_FOUND["transaction"],
                                                                         codes.NOT_FOUND["transaction"]])
 def update_transaction_elements(tenantLocator: str, locator: str,
                                 body: schemas.ElementUpdateRequest) -> list[schemas.SegmentResponse]:
@@ -289,7 +275,9 @@ def update_transaction_elements(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements", methods=["DELETE"])
-@endpoint("transactions.write", "transactions.elements-delete", errors=[codes.NOT_DRAFT["transaction"],
+@endpoint("transactions.write", "transactions.elements-delete", errors=[codes.INVALID_STATE["transaction"],
+                                                                        codes.NOT_DRAFT["transaction"],
+                                                                        codes.NOT_FOUND["transaction"],
                                                                         codes.NOT_FOUND["transaction"]])
 def remove_transaction_elements(tenantLocator: str, locator: str,
                                 body: schemas.ElementLocators) -> list[schemas.SegmentResponse]:
@@ -301,6 +289,8 @@ def remove_transaction_elements(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/initialize", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.initialize", errors=[codes.INVALID_STATE["transaction"],
+                                                                   codes.INVALID_STATE["transaction"],
+                                                                   codes.NOT_FOUND["transaction"],
                                                                    codes.NOT_FOUND["transaction"]])
 def initialize_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
     return schemas.PolicyTransactionResponse.of(service.initialize(request_context(), locator))
@@ -308,6 +298,8 @@ def initialize_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTr
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/precommit", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.precommit", errors=[codes.INVALID_STATE["transaction"],
+                                                                  codes.INVALID_STATE["transaction"],
+                                                                  codes.NOT_FOUND["transaction"],
                                                                   codes.NOT_FOUND["transaction"]])
 def precommit_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
     return schemas.PolicyTransactionResponse.of(service.precommit(request_context(), locator))
@@ -316,6 +308,8 @@ def precommit_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTra
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/validate", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.validate", errors=[codes.EXPIRED["transaction"],
                                                                  codes.INVALID_STATE["transaction"],
+                                                                 codes.INVALID_STATE["transaction"],
+                                                                 codes.NOT_FOUND["transaction"],
                                                                  codes.NOT_FOUND["transaction"]])
 def validate_transaction(tenantLocator: str, locator: str,
                          query: schemas.StatelessQuery) -> schemas.PolicyTransactionResponse:
@@ -325,6 +319,8 @@ def validate_transaction(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/price", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.price", errors=[codes.INVALID_STATE["transaction"],
+                                                              codes.INVALID_STATE["transaction"],
+                                                              codes.NOT_FOUND["transaction"],
                                                               codes.NOT_FOUND["transaction"]])
 def price_transaction(tenantLocator: str, locator: str,
                       query: schemas.StatelessQuery) -> schemas.TransactionPriceResponse:
@@ -333,6 +329,8 @@ def price_transaction(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwrite", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.underwrite", errors=[codes.INVALID_STATE["transaction"],
+                                                                   codes.INVALID_STATE["transaction"],
+                                                                   codes.NOT_FOUND["transaction"],
                                                                    codes.NOT_FOUND["transaction"]])
 def underwrite_transaction(tenantLocator: str, locator: str,
                            query: schemas.StatelessQuery) -> schemas.TransactionUnderwritingResponse:
@@ -342,6 +340,8 @@ def underwrite_transaction(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/accept", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.accept", errors=[codes.INVALID_STATE["transaction"],
+                                                               codes.INVALID_STATE["transaction"],
+                                                               codes.NOT_FOUND["transaction"],
                                                                codes.NOT_FOUND["transaction"]])
 def accept_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
     return schemas.PolicyTransactionResponse.of(service.accept(request_context(), locator))
@@ -349,6 +349,8 @@ def accept_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransa
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/issue", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.issue", errors=[codes.INVALID_STATE["transaction"],
+                                                              codes.INVALID_STATE["transaction"],
+                                                              codes.NOT_FOUND["transaction"],
                                                               codes.NOT_FOUND["transaction"],
                                                               codes.TRANSACTION_AGGREGATE_TOO_LARGE,
                                                               codes.TRANSACTION_STALE_BASE])
@@ -359,6 +361,8 @@ def issue_transaction(tenantLocator: str, locator: str, query: schemas.IssueQuer
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/reset", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.reset", errors=[codes.INVALID_STATE["transaction"],
+                                                              codes.INVALID_STATE["transaction"],
+                                                              codes.NOT_FOUND["transaction"],
                                                               codes.NOT_FOUND["transaction"]])
 def reset_transaction(tenantLocator: str, locator: str, body: schemas.ResetRequest | None,
                       query: schemas.ResetQuery) -> schemas.PolicyTransactionResponse:
@@ -368,6 +372,8 @@ def reset_transaction(tenantLocator: str, locator: str, body: schemas.ResetReque
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/refuse", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.refuse", errors=[codes.INVALID_STATE["transaction"],
+                                                               codes.INVALID_STATE["transaction"],
+                                                               codes.NOT_FOUND["transaction"],
                                                                codes.NOT_FOUND["transaction"]])
 def refuse_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
     return schemas.PolicyTransactionResponse.of(service.refuse(request_context(), locator))
@@ -375,6 +381,8 @@ def refuse_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransa
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/discard", methods=["PATCH"])
 @endpoint("transactions.write", "transactions.discard", errors=[codes.INVALID_STATE["transaction"],
+                                                                codes.INVALID_STATE["transaction"],
+                                                                codes.NOT_FOUND["transaction"],
                                                                 codes.NOT_FOUND["transaction"]])
 def discard_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
     return schemas.PolicyTransactionResponse.of(service.discard(request_context(), locator))
@@ -391,7 +399,8 @@ def fetch_transaction_underwriting_flags(tenantLocator: str,
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags", methods=["PATCH"])
-@endpoint("transactions.write", errors=[codes.INVALID_STATE["transaction"], codes.NOT_FOUND["transaction"]])
+@endpoint("transactions.write", errors=[codes.INVALID_STATE["transaction"], codes.INVALID_STATE["transaction"],
+                                        codes.NOT_FOUND["transaction"], codes.NOT_FOUND["transaction"]])
 def update_transaction_underwriting_flags(
         tenantLocator: str, locator: str,
         body: schemas.UnderwritingFlagsUpdateRequest) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -417,6 +426,8 @@ def _clear_flag(locator: str, level: str, flag_locator: str) -> schemas.Transact
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/approve", methods=["POST"])
 @endpoint("transactions.write", "transactions.approve-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                    codes.INVALID_STATE["transaction"],
+                                                                    codes.NOT_FOUND["transaction"],
                                                                     codes.NOT_FOUND["transaction"]])
 def add_transaction_approve_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
                                  ) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -425,6 +436,8 @@ def add_transaction_approve_flag(tenantLocator: str, locator: str, body: schemas
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/block", methods=["POST"])
 @endpoint("transactions.write", "transactions.block-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                  codes.INVALID_STATE["transaction"],
+                                                                  codes.NOT_FOUND["transaction"],
                                                                   codes.NOT_FOUND["transaction"]])
 def add_transaction_block_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
                                  ) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -433,6 +446,8 @@ def add_transaction_block_flag(tenantLocator: str, locator: str, body: schemas.U
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/decline", methods=["POST"])
 @endpoint("transactions.write", "transactions.decline-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                    codes.INVALID_STATE["transaction"],
+                                                                    codes.NOT_FOUND["transaction"],
                                                                     codes.NOT_FOUND["transaction"]])
 def add_transaction_decline_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
                                  ) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -441,6 +456,8 @@ def add_transaction_decline_flag(tenantLocator: str, locator: str, body: schemas
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/reject", methods=["POST"])
 @endpoint("transactions.write", "transactions.reject-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                   codes.INVALID_STATE["transaction"],
+                                                                   codes.NOT_FOUND["transaction"],
                                                                    codes.NOT_FOUND["transaction"]])
 def add_transaction_reject_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
                                  ) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -449,6 +466,8 @@ def add_transaction_reject_flag(tenantLocator: str, locator: str, body: schemas.
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/info", methods=["POST"])
 @endpoint("transactions.write", "transactions.info-add", errors=[codes.INVALID_STATE["transaction"],
+                                                                 codes.INVALID_STATE["transaction"],
+                                                                 codes.NOT_FOUND["transaction"],
                                                                  codes.NOT_FOUND["transaction"]])
 def add_transaction_info_flag(tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
                                  ) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -457,7 +476,9 @@ def add_transaction_info_flag(tenantLocator: str, locator: str, body: schemas.Un
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/approve/{flagLocator}",
           methods=["DELETE"])
-@endpoint("transactions.write", "transactions.approve-clear", errors=[codes.NOT_FOUND["transaction"],
+@endpoint("transactions.write", "transactions.approve-clear", errors=[codes.INVALID_STATE["transaction"],
+                                                                      codes.NOT_FOUND["transaction"],
+                                                                      codes.NOT_FOUND["transaction"],
                                                                       codes.NOT_FOUND["underwritingFlag"]])
 def clear_transaction_approve_flag(tenantLocator: str, locator: str,
                                    flagLocator: str) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -466,7 +487,9 @@ def clear_transaction_approve_flag(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/block/{flagLocator}",
           methods=["DELETE"])
-@endpoint("transactions.write", "transactions.block-clear", errors=[codes.NOT_FOUND["transaction"],
+@endpoint("transactions.write", "transactions.block-clear", errors=[codes.INVALID_STATE["transaction"],
+                                                                    codes.NOT_FOUND["transaction"],
+                                                                    codes.NOT_FOUND["transaction"],
                                                                     codes.NOT_FOUND["underwritingFlag"]])
 def clear_transaction_block_flag(tenantLocator: str, locator: str,
                                  flagLocator: str) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -475,7 +498,9 @@ def clear_transaction_block_flag(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/decline/{flagLocator}",
           methods=["DELETE"])
-@endpoint("transactions.write", "transactions.decline-clear", errors=[codes.NOT_FOUND["transaction"],
+@endpoint("transactions.write", "transactions.decline-clear", errors=[codes.INVALID_STATE["transaction"],
+                                                                      codes.NOT_FOUND["transaction"],
+                                                                      codes.NOT_FOUND["transaction"],
                                                                       codes.NOT_FOUND["underwritingFlag"]])
 def clear_transaction_decline_flag(tenantLocator: str, locator: str,
                                    flagLocator: str) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -484,7 +509,9 @@ def clear_transaction_decline_flag(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/reject/{flagLocator}",
           methods=["DELETE"])
-@endpoint("transactions.write", "transactions.reject-clear", errors=[codes.NOT_FOUND["transaction"],
+@endpoint("transactions.write", "transactions.reject-clear", errors=[codes.INVALID_STATE["transaction"],
+                                                                     codes.NOT_FOUND["transaction"],
+                                                                     codes.NOT_FOUND["transaction"],
                                                                      codes.NOT_FOUND["underwritingFlag"]])
 def clear_transaction_reject_flag(tenantLocator: str, locator: str,
                                   flagLocator: str) -> schemas.TransactionUnderwritingFlagsResponse:
@@ -493,7 +520,9 @@ def clear_transaction_reject_flag(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/underwritingFlags/info/{flagLocator}",
           methods=["DELETE"])
-@endpoint("transactions.write", "transactions.info-clear", errors=[codes.NOT_FOUND["transaction"],
+@endpoint("transactions.write", "transactions.info-clear", errors=[codes.INVALID_STATE["transaction"],
+                                                                   codes.NOT_FOUND["transaction"],
+                                                                   codes.NOT_FOUND["transaction"],
                                                                    codes.NOT_FOUND["underwritingFlag"]])
 def clear_transaction_info_flag(tenantLocator: str, locator: str,
                                 flagLocator: str) -> schemas.TransactionUnderwritingFlagsResponse:
