@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck bench reset clean-venv sandbox browser
+.PHONY: run test fuzz lint typecheck bench reset clean-venv sandbox browser
 
 run: $(STAMP)
 	@$(MAKE) --no-print-directory sandbox || echo "make run goes on, but every plugin call will fail until the sandbox works" >&2
@@ -18,6 +18,12 @@ run: $(STAMP)
 # (`make lint typecheck` runs them alone).
 test: $(STAMP) sandbox browser $(if $(FILE),,lint typecheck)
 	$(PY) -m pytest $(if $(FILE),$(FILE),-n 2)
+
+# The fuzzing of `make test` (tests/architecture/test_fuzzing.py: schemathesis over /openapi.json, 25 examples
+# an operation) for longer: FUZZ_EXAMPLES an operation, and a hypothesis seed of its own each run.
+FUZZ_EXAMPLES ?= 500
+fuzz: $(STAMP) sandbox
+	PAS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) PAS_FUZZ_RANDOM=1 $(PY) -m pytest -n 2 tests/architecture/test_fuzzing.py
 
 # Configuration: ruff.toml, mypy.ini (strict on core, storage, priceable and the pure modules).
 lint: $(STAMP)

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"local-{os.getpid()}"
-_FOLDER = Path(tempfile.gettempdir()) / f"pas-fuzz-{_RUN}"
+_SESSION = os.getppid() if os.environ.get("PYTEST_XDIST_WORKER") else os.getpid()
+"""The process that runs the session: an xdist worker's parent, or this one."""
+_FOLDER = Path(tempfile.gettempdir()) / f"pas-fuzz-{_SESSION}"
 
 
 class Tally:
