@@ -19,6 +19,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
 from pydantic_core import CoreSchema, core_schema
 
+from chalicelib.apidocs.examples import example_of
 from chalicelib.core import errors
 from chalicelib.http.contract import Body, Contract, Upload, contract_of
 from chalicelib.http.endpoint import EndpointSpec, error_codes_of
@@ -107,8 +108,8 @@ def _operation(op: Operation, resolved: dict[Any, dict[str, Any]], components: d
     if op.view.__doc__:
         described["description"] = inspect.cleandoc(op.view.__doc__)
     if op.contract.body is not None:
-        described["requestBody"] = _request_body(op, op.contract.body, resolved)
-    described["responses"] = {str(op.spec.status): _success(op, resolved), **_error_responses(op)}
+        described["requestBody"] = _request_body(op, op.contract.body, resolved, components)
+    described["responses"] = {str(op.spec.status): _success(op, resolved, components), **_error_responses(op)}
     if op.spec.public:
         described["security"] = []
     else:
@@ -151,12 +152,13 @@ def _parameters(op: Operation, resolved: dict[Any, dict[str, Any]],
     return described
 
 
-def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]]) -> dict[str, Any]:
+def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]],
+                  components: dict[str, Any]) -> dict[str, Any]:
     if body.encoding == "file":
         content = {media: {"schema": _file_schema(media)} for media in op.content_types}
     else:
         schema = resolved[("body", op.operation_id)]
-        content = {"application/json": {"schema": schema}}
+        content = {"application/json": {"schema": schema, "example": example_of(schema, components)}}
         if body.encoding == "form":
             content["application/x-www-form-urlencoded"] = {"schema": schema}
         elif body.encoding == "text":
@@ -183,7 +185,7 @@ def _is_file(response: Any) -> bool:
     return isinstance(response, type) and issubclass(response, Binary)
 
 
-def _success(op: Operation, resolved: dict[Any, dict[str, Any]]) -> dict[str, Any]:
+def _success(op: Operation, resolved: dict[Any, dict[str, Any]], components: dict[str, Any]) -> dict[str, Any]:
     response = op.contract.response
     if _is_file(response):
         media = cast(type[Binary], response).media_type
@@ -191,7 +193,9 @@ def _success(op: Operation, resolved: dict[Any, dict[str, Any]]) -> dict[str, An
                                                                           "contentMediaType": media}}}}
     if not _has_json_answer(response):
         return {"description": "Done; no body"}
-    return {"description": "OK", "content": {"application/json": {"schema": resolved[("response", op.operation_id)]}}}
+    schema = resolved[("response", op.operation_id)]
+    return {"description": "OK", "content": {"application/json": {"schema": schema,
+                                                                  "example": example_of(schema, components)}}}
 
 
 def _error_responses(op: Operation) -> dict[str, Any]:

@@ -83,3 +83,24 @@ def test_the_description_is_built_on_first_request_not_at_import():
     probe = "import sys, app; print('chalicelib.apidocs.openapi' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "False"
+
+
+def test_every_json_body_and_answer_has_an_example_that_fits_its_schema(api):
+    from jsonschema import Draft202012Validator
+
+    document = _document(api)
+    problems = []
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            media = [operation.get("requestBody", {}).get("content", {}).get("application/json")]
+            media += [answer.get("content", {}).get("application/json")
+                      for status, answer in operation["responses"].items() if status.startswith("2")]
+            for described in filter(None, media):
+                if "example" not in described:
+                    problems.append(f"{method.upper()} {path}: no example")
+                    continue
+                schema = {**described["schema"], "components": document["components"]}  # its $refs resolve here
+                errors = [error.message for error in Draft202012Validator(schema).iter_errors(described["example"])]
+                if errors:
+                    problems.append(f"{method.upper()} {path}: example does not fit: {errors[0][:120]}")
+    assert not problems, "\n".join(problems)
