@@ -123,7 +123,7 @@ def generate_account_number(tenantLocator: str, locator: str) -> schemas.Account
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/constraints/evaluate", methods=["POST"])
-@endpoint("accounts.read", errors=[codes.NOT_FOUND["account"]])
+@endpoint("accounts.read", errors=[codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"]])
 def evaluate_account_constraints(tenantLocator: str, locator: str,
                                  body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
     return service.evaluate_constraints(request_context(), locator, body.root)

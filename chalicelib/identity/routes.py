@@ -22,6 +22,11 @@ else:
 
 bp = Blueprint(__name__)
 
+TOKEN_CREATION = [codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE, codes.NOT_FOUND["user"], codes.ROLE_INVALID_PERMISSION,
+                  codes.TOKEN_LIMIT_REACHED, codes.TOKEN_NAME_TAKEN, codes.TOKEN_PERMISSION_NOT_HELD,
+                  codes.TOKEN_TENANT_NOT_HELD]
+"""What creating a named token may be refused with."""
+
 BASIC_LIST_MAX_COUNT = 1000
 FORM_OR_JSON = ["application/x-www-form-urlencoded", "application/json"]
 JSON_OR_TEXT = ["application/json", "text/plain"]
@@ -58,23 +63,14 @@ def _tokens(user_locator: str) -> list[schemas.AuthTokenResponse]:
 
 
 @bp.route("/auth/users/tokens", methods=["POST"])
-@endpoint("users.write", "users.token", idempotent=True, errors=[codes.IDEMPOTENCY_OTHER_CREDENTIAL,
-                                                                 codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE,
-                                                                 codes.TOKEN_PERMISSION_NOT_HELD,
-                                                                 codes.TOKEN_TENANT_NOT_HELD])
+@endpoint("users.write", "users.token", idempotent=True, errors=TOKEN_CREATION)
 def create_own_token(body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
     return _create_token(request_context().user_locator, body)
 
 
 @bp.route("/auth/users/{locator}/tokens", methods=["POST"])
-@endpoint("users.custom", "users.write", idempotent=True, errors=[codes.AUTH_USER_OUTRANKS_CALLER,
-                                                                  codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE,
-                                                                  codes.NOT_FOUND["user"],
-                                                                  codes.ROLE_INVALID_PERMISSION,
-                                                                  codes.TOKEN_LIMIT_REACHED, codes.TOKEN_NAME_TAKEN,
-                                                                  codes.TOKEN_NOT_SERVICE_ACCOUNT,
-                                                                  codes.TOKEN_PERMISSION_NOT_HELD,
-                                                                  codes.TOKEN_TENANT_NOT_HELD])
+@endpoint("users.custom", "users.write", idempotent=True,
+          errors=[*TOKEN_CREATION, codes.AUTH_USER_OUTRANKS_CALLER, codes.TOKEN_NOT_SERVICE_ACCOUNT])
 def create_user_token(locator: str, body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
     return _create_token(locator, body)
 
@@ -229,7 +225,7 @@ def update_user_tenants(locator: str, body: schemas.UserTenantsAssignmentsUpdate
 
 
 @bp.route("/auth/roles", methods=["POST"])
-@endpoint("roles.add", idempotent=True, errors=[codes.AUTH_ROLE_OUTRANKS_CALLER, codes.IDEMPOTENCY_OTHER_CREDENTIAL,
+@endpoint("roles.add", idempotent=True, errors=[codes.AUTH_ROLE_OUTRANKS_CALLER,
                                                 codes.ROLE_INVALID_PERMISSION, codes.ROLE_NAME_TAKEN])
 def create_role(body: schemas.RoleCreateRequest) -> schemas.RoleResponse:
     return schemas.RoleResponse.of(service.create_role(request_context(), name=body.name,

@@ -21,7 +21,8 @@ bp = Blueprint(__name__)
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes", methods=["POST"])
-@endpoint("quick-quotes.write", idempotent=True, errors=[codes.INVALID_ELEMENT["quote"], codes.QUOTE_UNKNOWN_ACCOUNT,
+@endpoint("quick-quotes.write", idempotent=True, errors=[codes.INVALID_ELEMENT["quote"],
+                                                         codes.INVALID_REFERENCE["quote"], codes.QUOTE_UNKNOWN_ACCOUNT,
                                                          codes.UNKNOWN_PRODUCT["quote"]])
 def create_quick_quote(tenantLocator: str, body: schemas.QuickQuoteCreateRequest) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.create_quick_quote(request_context(), body))
@@ -34,9 +35,8 @@ def fetch_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteRes
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["PATCH"])
-@endpoint("quick-quotes.write", errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_STATE["quickQuote"],
-                                        codes.INVALID_STATE["quickQuote"], codes.NOT_FOUND["quickQuote"],
-                                        codes.NOT_FOUND["quickQuote"]])
+@endpoint("quick-quotes.write", errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_REFERENCE["quote"],
+                                        codes.INVALID_STATE["quickQuote"], codes.NOT_FOUND["quickQuote"]])
 def update_quick_quote(tenantLocator: str, locator: str,
                        body: schemas.QuickQuoteUpdateRequest) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.update_quick_quote(request_context(), locator, body))
@@ -72,7 +72,7 @@ def discard_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteR
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/constraints/evaluate", methods=["POST"])
-@endpoint("quick-quotes.read", errors=[codes.NOT_FOUND["quickQuote"]])
+@endpoint("quick-quotes.read", errors=[codes.INVALID_ELEMENT["quote"], codes.NOT_FOUND["quickQuote"]])
 def evaluate_quick_quote_constraints(tenantLocator: str, locator: str,
                                      body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
     return service.evaluate_constraints(request_context(), locator, body.root)

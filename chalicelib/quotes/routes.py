@@ -388,7 +388,8 @@ def list_quote_static_data_history(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/constraints/evaluate", methods=["POST"])
-@endpoint("quotes.read", errors=[codes.INVALID_ELEMENT["quote"], codes.NOT_FOUND["quote"]])
+@endpoint("quotes.read", errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_ELEMENT["quote"],
+                                 codes.NOT_FOUND["quote"]])
 def evaluate_quote_constraints(tenantLocator: str, locator: str,
                                body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
     return service.evaluate_constraints(request_context(), locator, body.root)

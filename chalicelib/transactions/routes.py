@@ -152,8 +152,8 @@ def list_affected_transactions(tenantLocator: str, locator: str) -> list[schemas
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements/constraints/evaluate", methods=["POST"])
-@endpoint("transactions.read", errors=[codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["transaction"],
-                                       codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED])
+@endpoint("transactions.read", errors=[codes.INVALID_ELEMENT["transaction"], codes.INVALID_ELEMENT["transaction"],
+                                       codes.NOT_FOUND["transaction"], codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED])
 def evaluate_transaction_constraints(tenantLocator: str, locator: str,
                                      body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
     return service.evaluate_constraints(request_context(), locator, body.root)
