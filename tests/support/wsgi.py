@@ -15,12 +15,15 @@ WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
 def wsgi_app(app: Any) -> WsgiApp:
-    """Every WSGI request goes to the Chalice `app` through the gateway that chalice's test client and
-    `chalice local` use (the test client's own wrapper fails on a body-less answer, e.g. to OPTIONS)."""
+    """Every WSGI request goes to the Chalice `app` through the gateway `make run` serves it with, which
+    answers like API Gateway (an unknown path 404 in our error body); chalice's test client would fail on a
+    body-less answer, e.g. to OPTIONS."""
     from chalice.config import Config
-    from chalice.local import LocalGateway, LocalGatewayException
+    from chalice.local import LocalGatewayException
 
-    gateway = LocalGateway(app, Config(chalice_stage="test"))
+    from local.gateway import ApiGatewayLikeGateway
+
+    gateway = ApiGatewayLikeGateway(app, Config(chalice_stage="test"))
 
     def application(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = quote(environ.get("PATH_INFO", "/"), safe="/:@!$&'()*+,;=%~")

@@ -41,5 +41,5 @@ def test_the_docs_page_and_its_files_need_no_token(api):
 
 def test_the_docs_page_serves_no_other_file(api):
     answer = api.http.get("/docs/..%2F..%2Fetc%2Fpasswd")
-    assert answer.status_code in (403, 404)  # no route: chalice local answers 403, API Gateway our 404
+    assert answer.status_code in (403, 404)  # no route: chalice's test client answers 403, make run our 404
     assert b"root:" not in answer.body
