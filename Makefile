@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint typecheck bench reset clean-venv sandbox
+.PHONY: run test fuzz lint typecheck bench reset clean-venv sandbox browser
 
 run: $(STAMP)
 	@$(MAKE) --no-print-directory sandbox || echo "make run goes on, but every plugin call will fail until the sandbox works" >&2
@@ -16,8 +16,14 @@ run: $(STAMP)
 # test runs; then the whole suite on 2 processes. `make test FILE=tests/api/accounts/test_update.py`
 # runs one file (or folder, or file::test) in one process and skips lint and type check to stay fast
 # (`make lint typecheck` runs them alone).
-test: $(STAMP) sandbox $(if $(FILE),,lint typecheck)
+test: $(STAMP) sandbox browser $(if $(FILE),,lint typecheck)
 	$(PY) -m pytest $(if $(FILE),$(FILE),-n 2)
+
+# The fuzzing of `make test` (tests/architecture/test_fuzzing.py: schemathesis over /openapi.json, 25 examples
+# an operation) for longer: FUZZ_EXAMPLES an operation, and a hypothesis seed of its own each run.
+FUZZ_EXAMPLES ?= 500
+fuzz: $(STAMP) sandbox
+	PAS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) PAS_FUZZ_RANDOM=1 $(PY) -m pytest -n 2 tests/architecture/test_fuzzing.py
 
 # Configuration: ruff.toml, mypy.ini (strict on core, storage, priceable and the pure modules).
 lint: $(STAMP)
@@ -40,6 +46,18 @@ sandbox: $(STAMP)
 	  fi; }
 	@$(PY) -c 'from chalicelib.runtime import sandbox; sandbox.check()' || { \
 	  echo "the plugin sandbox cannot start on this machine (see above)" >&2; exit 1; }
+
+# The docs page is tested in a real headless browser (tests/api/apidocs): Debian's chromium, installed here
+# when missing and we are root; otherwise a clear message says how.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium (the docs page's test runs in it)"; \
+	    apt-get update -qq >/dev/null && apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "the docs page is tested in headless chromium: install it (Debian/Ubuntu: sudo apt-get install" \
+	         "chromium) and run make again" >&2; exit 1; \
+	  fi; }
 
 bench: $(STAMP)
 	for script in benchmarks/[!_]*.py; do echo "== $$script"; $(PY) $$script || exit 1; done

@@ -2,6 +2,7 @@
 from chalice import Chalice
 
 from chalicelib.accounts.routes import bp as account_routes
+from chalicelib.apidocs.routes import bp as api_description
 from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.events.routes import bp as event_routes
 from chalicelib.http.middleware import framework_answers_in_our_shape
@@ -20,6 +21,7 @@ app.api.binary_types.extend(["application/zip", "application/octet-stream", "mul
 app.register_middleware(capture_request, "http")
 app.register_middleware(framework_answers_in_our_shape(app.routes), "http")
 
+app.register_blueprint(api_description)
 app.register_blueprint(identity_routes)
 app.register_blueprint(configuration_routes)
 app.register_blueprint(event_routes)

@@ -82,6 +82,26 @@ def jobs():
 
 
 @pytest.fixture(autouse=True)
+def declared_errors_only() -> Iterator[None]:
+    """A route that answers an error code it does not declare fails the test: the generated OpenAPI lists
+    each route's codes from its declaration, so the description stays true. With PAS_RECORD_UNDECLARED set
+    to a folder, the codes are written there instead (one file per process), to declare them at once."""
+    from chalicelib.http import endpoint
+
+    seen: list[tuple[str, str]] = []
+    endpoint.undeclared_error_seen = lambda view, code: seen.append((view, code))
+    yield
+    endpoint.undeclared_error_seen = None
+    folder = os.environ.get("PAS_RECORD_UNDECLARED")
+    if folder:
+        with open(Path(folder) / f"{os.getpid()}.tsv", "a") as record:
+            record.writelines(f"{view}\t{code}\n" for view, code in seen)
+        return
+    assert not seen, "routes answered error codes they do not declare (add them to @endpoint(errors=...)): " + \
+        ", ".join(sorted({f"{view}: {code}" for view, code in seen}))
+
+
+@pytest.fixture(autouse=True)
 def wired(request, clock, jobs) -> Iterator[None]:
     from chalicelib.runtime import wiring
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.accounts.models import Account
-from chalicelib.core.errors import AlreadyExists
+from chalicelib.core import codes
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.storage import codec, keys, query, table, versioned
 from chalicelib.storage.unit_of_work import UnitOfWork
@@ -39,7 +39,8 @@ def list_accounts(tenant: str, page: PageRequest) -> Page[Account]:
 def add(uow: UnitOfWork, tenant: str, account: Account) -> None:
     uow.add(table.put_new({**keys.account(tenant, account.locator).as_dict(), "entity": "account",
                            f"{LIST_INDEX}PK": keys.accounts_index(tenant), f"{LIST_INDEX}SK": account.locator,
-                           **account.model_dump()}, lambda: AlreadyExists("The account already exists")))
+                           **account.model_dump()}, lambda: codes.CONFLICT_ALREADY_EXISTS(
+                               "The account already exists")))
 
 
 def save(uow: UnitOfWork, tenant: str, account: Account) -> None:

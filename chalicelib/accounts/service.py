@@ -42,9 +42,10 @@ from chalicelib.accounts.models import (
 )
 from chalicelib.configuration import datamodel, numbers
 from chalicelib.configuration import service as configuration
+from chalicelib.core import codes
 from chalicelib.core import contacts as contact_list
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError, FieldError, InvalidRequest, InvalidState, NotFound
+from chalicelib.core.errors import DomainError, FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.records import check_size
@@ -66,7 +67,7 @@ def get_account(ctx: CallContext, locator: str) -> Account:
     """The account (404 `account.not_found` when this tenant has none with that locator)."""
     account = repository.get(ctx.tenant, locator) if 0 < len(locator) <= MAX_LOCATOR_LENGTH else None
     if account is None:
-        raise NotFound(ENTITY, locator)
+        raise codes.not_found(ENTITY, locator)
     return account
 
 
@@ -87,7 +88,7 @@ def accounts_with_number(ctx: CallContext, account_number: str) -> list[Account]
     owner = numbers.number_owner(ctx, ENTITY, account_number)
     account = repository.get(ctx.tenant, owner) if owner else None
     if account is None:
-        raise NotFound(ENTITY, account_number)
+        raise codes.not_found(ENTITY, account_number)
     return [account]
 
 
@@ -242,7 +243,7 @@ def generate_number(ctx: CallContext, locator: str) -> Account:
     account_type = _account_type(model, account.type, in_request=False)
     plan = account_type.get("numberingPlan")
     if not plan:
-        raise InvalidState(f"Account type {account.type} has no numbering plan", code="account.no_numbering_plan")
+        raise codes.NO_NUMBERING_PLAN["account"](f"Account type {account.type} has no numbering plan")
     return _renumbered(ctx, account, numbers.NextOfPlan(model, plan, region=account.region))
 
 
@@ -257,10 +258,9 @@ def _account_type(model: dict[str, Any], name: str, *, in_request: bool) -> dict
         return definition
     what = "is not a configured account type" if not isinstance(definition, dict) else "is abstract"
     if not in_request:
-        raise InvalidState(f"Account type {name} {what} in the current configuration",
-                           code="account.type_not_configured")
-    code = "account.unknown_type" if not isinstance(definition, dict) else "account.abstract_type"
-    raise InvalidRequest(f"Account type {name} {what}", code=code, field_errors=[FieldError("type", what)])
+        raise codes.ACCOUNT_TYPE_NOT_CONFIGURED(f"Account type {name} {what} in the current configuration")
+    code = codes.ACCOUNT_UNKNOWN_TYPE if not isinstance(definition, dict) else codes.ACCOUNT_ABSTRACT_TYPE
+    raise code(f"Account type {name} {what}", field_errors=[FieldError("type", what)])
 
 
 def _check_references(model: dict[str, Any], fields: AccountFields | AccountChanges) -> None:
@@ -275,8 +275,8 @@ def _check_references(model: dict[str, Any], fields: AccountFields | AccountChan
         problems.append(FieldError("timezone", f"'{fields.timezone}' is not an IANA time zone"))
     problems += contact_list.problems(contact_roles)
     if problems:
-        raise InvalidRequest("The account names something the configuration does not have",
-                             code="account.invalid_reference", field_errors=problems)
+        raise codes.INVALID_REFERENCE["account"](
+            "The account names something the configuration does not have", field_errors=problems)
     for index, contact in enumerate(contact_roles):
         _check_roles(model, contact.roles, f"contacts.{index}.roles")
 

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.configuration import numbering, repository
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, FieldError, InvalidRequest, InvalidState
+from chalicelib.core.errors import FieldError
 from chalicelib.runtime.wiring import UnitOfWork
 
 MAX_NUMBER_LENGTH = 128
@@ -52,7 +53,7 @@ def check_chosen(number: str, *, field: str, what: str) -> None:
     """400 for a number a caller chose that no plan could have made: empty, too long, unprintable, or
     with surrounding spaces."""
     if not 0 < len(number) <= MAX_NUMBER_LENGTH or not number.isprintable() or number != number.strip():
-        raise InvalidRequest(f"Invalid {what}", field_errors=[FieldError(
+        raise codes.REQUEST_INVALID(f"Invalid {what}", field_errors=[FieldError(
             field, f"must be 1 to {MAX_NUMBER_LENGTH} printable characters without surrounding spaces")])
 
 
@@ -65,17 +66,18 @@ def reserve_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], pla
     409 `numbering.exhausted` when its positions are used up."""
     plan = (model.get("numberingPlans") or {}).get(plan_name)
     if not isinstance(plan, dict):
-        raise InvalidState(f"The numbering plan {plan_name} is not configured", code="numbering.invalid_plan")
+        raise codes.NUMBERING_INVALID_PLAN(f"The numbering plan {plan_name} is not configured")
     values = {"product": _numbering_string(model, "products", product),
               "region": _numbering_string(model, "regions", region)}
     try:
         sequence = numbering.sequence(plan, entity_kind)
         sequence.format.render(numbering.core_at(sequence.format.positions, 0), values)
     except numbering.NumberingError as error:
-        raise InvalidState(f"The numbering plan {plan_name} cannot number this {entity_kind}: {error}",
-                           code="numbering.invalid_plan") from None
-    counter = repository.next_counter(ctx.tenant, plan_name, entity_kind, sequence.remaining, lambda: InvalidState(
-        f"The numbering plan {plan_name} has no {entity_kind} numbers left", code="numbering.exhausted"))
+        raise codes.NUMBERING_INVALID_PLAN(
+            f"The numbering plan {plan_name} cannot number this {entity_kind}: {error}") from None
+    counter = repository.next_counter(ctx.tenant, plan_name, entity_kind, sequence.remaining,
+                                      lambda: codes.NUMBERING_EXHAUSTED(
+                                          f"The numbering plan {plan_name} has no {entity_kind} numbers left"))
     number = sequence.number(counter, values)
     claim_number(ctx, uow, entity_kind, number, owner)
     return number
@@ -83,8 +85,8 @@ def reserve_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], pla
 
 def claim_number(ctx: CallContext, uow: UnitOfWork, entity_kind: str, number: str, owner: str) -> None:
     """Adds to `uow` the guard that makes `number` this `owner`'s (409 when another record has it)."""
-    repository.add_number_guard(uow, ctx.tenant, entity_kind, number, owner, lambda: AlreadyExists(
-        f"The {entity_kind} number {number} is already used", code=f"{entity_kind}.number_taken"))
+    repository.add_number_guard(uow, ctx.tenant, entity_kind, number, owner, lambda: codes.NUMBER_TAKEN[entity_kind](
+        f"The {entity_kind} number {number} is already used"))
 
 
 def release_number(ctx: CallContext, uow: UnitOfWork, entity_kind: str, number: str) -> None:

@@ -26,6 +26,8 @@ from pathlib import PurePosixPath
 from typing import IO, Any
 
 from chalicelib.configuration.schema import COLLECTIONS, lookup
+from chalicelib.core import codes
+from chalicelib.core.errors import ErrorCode
 
 CONFIG_FILE = "config.json"
 MAX_COMPRESSED_BYTES = 50 * 1024 * 1024
@@ -49,15 +51,15 @@ MAX_JSON_DEPTH = 32
 and shallow enough for the recursive merge, validation and formatting that follow."""
 RESOURCE_FILES_FOLDER = ("bootstrap", "resources", "resourceFiles")
 
-PACKAGE_NOT_ZIP = "config.package_not_zip"
-PACKAGE_CORRUPT = "config.package_corrupt"
-PACKAGE_UNSAFE_PATH = "config.package_unsafe_path"
-PACKAGE_LAYOUT_INVALID = "config.package_layout_invalid"
-PACKAGE_INVALID_JSON = "config.package_invalid_json"
-PACKAGE_INVALID = "config.package_invalid"
-PACKAGE_TOO_LARGE = "config.package_too_large"
-PLUGIN_INVALID = "config.plugin_invalid"
-PLUGIN_TOO_LARGE = "config.plugin_too_large"
+PACKAGE_NOT_ZIP = codes.CONFIG_PACKAGE_NOT_ZIP
+PACKAGE_CORRUPT = codes.CONFIG_PACKAGE_CORRUPT
+PACKAGE_UNSAFE_PATH = codes.CONFIG_PACKAGE_UNSAFE_PATH
+PACKAGE_LAYOUT_INVALID = codes.CONFIG_PACKAGE_LAYOUT_INVALID
+PACKAGE_INVALID_JSON = codes.CONFIG_PACKAGE_INVALID_JSON
+PACKAGE_INVALID = codes.CONFIG_PACKAGE_INVALID
+PACKAGE_TOO_LARGE = codes.CONFIG_PACKAGE_TOO_LARGE
+PLUGIN_INVALID = codes.CONFIG_PLUGIN_INVALID
+PLUGIN_TOO_LARGE = codes.CONFIG_PLUGIN_TOO_LARGE
 _CENTRAL_DIRECTORY_RECORD = b"PK\x01\x02"
 
 _READ_CHUNK_BYTES = 1024 * 1024
@@ -92,9 +94,9 @@ the server's download does."""
 
 
 class PackageError(Exception):
-    """A package that cannot be read. `code` is stable; `errors` lists every problem found."""
+    """A package that cannot be read. `code` says why; `errors` lists every problem found."""
 
-    def __init__(self, code: str, message: str, errors: list[str] | None = None) -> None:
+    def __init__(self, code: ErrorCode, message: str, errors: list[str] | None = None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message

@@ -23,15 +23,16 @@ from chalicelib.configuration.models import (
     DeploymentMetadata,
 )
 from chalicelib.configuration.package import RESOURCE_FILES_FOLDER, BootstrapResource
-from chalicelib.core.errors import ConcurrentModification
+from chalicelib.core import codes
+from chalicelib.core.errors import DomainError
 from chalicelib.storage import blobs, codec, keys, table
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 UPLOAD_THREADS = 8
 
 
-def _concurrent_deployment() -> ConcurrentModification:
-    return ConcurrentModification("Another deployment of this tenant finished first; deploy again")
+def _concurrent_deployment() -> DomainError:
+    return codes.CONCURRENT_MODIFICATION("Another deployment of this tenant finished first; deploy again")
 
 
 # --- reads ---------------------------------------------------------------------------------------

@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
+from chalicelib.core import codes
+from chalicelib.http.contract import Upload
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
-from chalicelib.http.request import query_as, request_context, uploaded_file
-from chalicelib.http.responses import Binary
+from chalicelib.http.request import request_context
+from chalicelib.http.responses import ZipFile
 
 if TYPE_CHECKING:
     from chalicelib.configuration import schemas, service
@@ -23,82 +25,103 @@ else:
 bp = Blueprint(__name__)
 
 PACKAGE_TYPES = ["application/zip", "multipart/form-data", "application/octet-stream"]
-ZIP = "application/zip"
 
 
 @bp.route("/config/createTenant", methods=["POST"], content_types=PACKAGE_TYPES)
-@endpoint("tenants.create-tenant", idempotent=True, upload=True)
-def create_tenant_from_package() -> schemas.TenantDeploymentResult:
-    query = query_as(schemas.CreateTenantQuery)
-    result = service.create_tenant(request_context(), uploaded_file(), name=query.name,
+@endpoint("tenants.create-tenant", idempotent=True, errors=[codes.CONFIG_BOOTSTRAP_TOO_LARGE,
+                                                            codes.CONFIG_PACKAGE_CORRUPT,
+                                                            codes.CONFIG_PACKAGE_INVALID_JSON,
+                                                            codes.CONFIG_PACKAGE_LAYOUT_INVALID,
+                                                            codes.CONFIG_PACKAGE_NOT_ZIP,
+                                                            codes.CONFIG_PACKAGE_TOO_LARGE,
+                                                            codes.CONFIG_PACKAGE_UNSAFE_PATH,
+                                                            codes.CONFIG_PLUGIN_TOO_LARGE])
+def create_tenant_from_package(body: Upload, query: schemas.CreateTenantQuery) -> schemas.TenantDeploymentResult:
+    result = service.create_tenant(request_context(), body, name=query.name,
                                    description=query.description)
     return schemas.TenantDeploymentResult.of(result)
 
 
 @bp.route("/config/validateConfig", methods=["POST"], content_types=PACKAGE_TYPES)
-@endpoint("tenants.create-tenant", "tenants.validate-config", upload=True)
-def validate_configuration() -> Binary:
-    return Binary(service.validation_report(uploaded_file()), ZIP, "validation-result.zip")
+@endpoint("tenants.create-tenant", "tenants.validate-config", errors=[codes.CONFIG_PACKAGE_CORRUPT,
+                                                                      codes.CONFIG_PACKAGE_INVALID_JSON,
+                                                                      codes.CONFIG_PACKAGE_LAYOUT_INVALID,
+                                                                      codes.CONFIG_PACKAGE_NOT_ZIP,
+                                                                      codes.CONFIG_PACKAGE_TOO_LARGE,
+                                                                      codes.CONFIG_PACKAGE_UNSAFE_PATH,
+                                                                      codes.CONFIG_PLUGIN_TOO_LARGE])
+def validate_configuration(body: Upload) -> ZipFile:
+    return ZipFile(service.validation_report(body), filename="validation-result.zip")
 
 
 @bp.route("/config/formatConfig", methods=["POST"], content_types=PACKAGE_TYPES)
-@endpoint("tenants.create-tenant", "tenants.validate-config", upload=True)
-def format_configuration() -> Binary:
-    return Binary(service.formatted(uploaded_file()), ZIP, "config.zip")
+@endpoint("tenants.create-tenant", "tenants.validate-config", errors=[codes.CONFIG_PACKAGE_CORRUPT,
+                                                                      codes.CONFIG_PACKAGE_INVALID_JSON,
+                                                                      codes.CONFIG_PACKAGE_LAYOUT_INVALID,
+                                                                      codes.CONFIG_PACKAGE_NOT_ZIP,
+                                                                      codes.CONFIG_PACKAGE_TOO_LARGE,
+                                                                      codes.CONFIG_PACKAGE_UNSAFE_PATH,
+                                                                      codes.CONFIG_PLUGIN_TOO_LARGE])
+def format_configuration(body: Upload) -> ZipFile:
+    return ZipFile(service.formatted(body), filename="config.zip")
 
 
 @bp.route("/config/{tenantLocator}/deployments", methods=["GET"])
-@endpoint("deployments.read")
+@endpoint("deployments.read", errors=[codes.NOT_FOUND["configuration"]])
 def fetch_deployment_metadata(tenantLocator: str) -> schemas.DeployedConfigMetadata:
     return schemas.DeployedConfigMetadata.of(service.deployment_metadata(request_context()))
 
 
 @bp.route("/config/{tenantLocator}/deployments/deploy", methods=["POST"], content_types=PACKAGE_TYPES)
-@endpoint("deployments.deploy", idempotent=True, upload=True)
-def deploy_configuration(tenantLocator: str) -> schemas.TenantDeploymentResult:
-    query = query_as(schemas.DeployQuery)
-    result = service.deploy(request_context(), uploaded_file(), overwrite=query.overwrite)
+@endpoint("deployments.deploy", idempotent=True, errors=[codes.CONFIG_PACKAGE_CORRUPT,
+                                                         codes.CONFIG_PACKAGE_INVALID_JSON,
+                                                         codes.CONFIG_PACKAGE_LAYOUT_INVALID,
+                                                         codes.CONFIG_PACKAGE_NOT_ZIP, codes.CONFIG_PACKAGE_TOO_LARGE,
+                                                         codes.CONFIG_PACKAGE_UNSAFE_PATH,
+                                                         codes.CONFIG_PLUGIN_TOO_LARGE])
+def deploy_configuration(tenantLocator: str, body: Upload,
+                         query: schemas.DeployQuery) -> schemas.TenantDeploymentResult:
+    result = service.deploy(request_context(), body, overwrite=query.overwrite)
     return schemas.TenantDeploymentResult.of(result)
 
 
 @bp.route("/config/{tenantLocator}/deployments/validate", methods=["POST"], content_types=PACKAGE_TYPES)
-@endpoint("deployments.deploy", upload=True)
-def validate_tenant_configuration(tenantLocator: str) -> Binary:
-    return Binary(service.tenant_validation_report(request_context(), uploaded_file()), ZIP,
-                  "validation-result.zip")
+@endpoint("deployments.deploy", errors=[codes.CONFIG_PACKAGE_CORRUPT, codes.CONFIG_PACKAGE_INVALID_JSON,
+                                        codes.CONFIG_PACKAGE_LAYOUT_INVALID, codes.CONFIG_PACKAGE_NOT_ZIP,
+                                        codes.CONFIG_PACKAGE_TOO_LARGE, codes.CONFIG_PACKAGE_UNSAFE_PATH,
+                                        codes.CONFIG_PLUGIN_TOO_LARGE])
+def validate_tenant_configuration(tenantLocator: str, body: Upload) -> ZipFile:
+    return ZipFile(service.tenant_validation_report(request_context(), body), filename="validation-result.zip")
 
 
 @bp.route("/config/{tenantLocator}/deployments/download", methods=["GET"])
-@endpoint("deployments.deploy")
-def download_current_configuration(tenantLocator: str) -> Binary:
+@endpoint("deployments.deploy", errors=[codes.NOT_FOUND["configuration"]])
+def download_current_configuration(tenantLocator: str) -> ZipFile:
     version, package = service.download(request_context())
-    return Binary(package, ZIP, f"config-{version}.zip")
+    return ZipFile(package, filename=f"config-{version}.zip")
 
 
 @bp.route("/config/{tenantLocator}/deployments/download/{version}", methods=["GET"])
-@endpoint("deployments.deploy")
-def download_configuration_version(tenantLocator: str, version: str) -> Binary:
-    query = query_as(schemas.DownloadQuery)
+@endpoint("deployments.deploy", errors=[codes.NOT_FOUND["configuration"]])
+def download_configuration_version(tenantLocator: str, version: str, query: schemas.DownloadQuery) -> ZipFile:
     found, package = service.download(request_context(), version, by_static_locator=query.byStaticLocator)
-    return Binary(package, ZIP, f"config-{found}.zip")
+    return ZipFile(package, filename=f"config-{found}.zip")
 
 
 @bp.route("/config/{tenantLocator}/deployments/datamodel", methods=["GET"])
-@endpoint("deployments.deploy", "deployments.datamodel")
-def fetch_datamodel(tenantLocator: str) -> dict[str, Any]:
-    query = query_as(schemas.DatamodelQuery)
+@endpoint("deployments.deploy", "deployments.datamodel", errors=[codes.NOT_FOUND["configuration"]])
+def fetch_datamodel(tenantLocator: str, query: schemas.DatamodelQuery) -> dict[str, Any]:
     return service.datamodel(request_context(), resolved=query.resolve)
 
 
 @bp.route("/config/{tenantLocator}/deployments/datamodel/{version}", methods=["GET"])
-@endpoint("deployments.deploy", "deployments.datamodel")
-def fetch_datamodel_version(tenantLocator: str, version: str) -> dict[str, Any]:
-    query = query_as(schemas.DatamodelQuery)
+@endpoint("deployments.deploy", "deployments.datamodel", errors=[codes.NOT_FOUND["configuration"]])
+def fetch_datamodel_version(tenantLocator: str, version: str, query: schemas.DatamodelQuery) -> dict[str, Any]:
     return service.datamodel(request_context(), version, resolved=query.resolve,
                              by_static_locator=query.byStaticLocator)
 
 
 @bp.route("/config/{tenantLocator}/deployments/diff", methods=["GET"])
-@endpoint("deployments.deploy")
-def fetch_deployment_diff(tenantLocator: str) -> dict[str, Any]:
-    return service.difference(request_context(), query_as(schemas.DiffQuery).config)
+@endpoint("deployments.deploy", errors=[codes.NOT_FOUND["configuration"], codes.REQUEST_MALFORMED_JSON])
+def fetch_deployment_diff(tenantLocator: str, query: schemas.DiffQuery) -> dict[str, Any]:
+    return service.difference(request_context(), query.config)

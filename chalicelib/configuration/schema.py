@@ -95,11 +95,16 @@ Default = Any | Callable[[dict[str, Any], dict[str, Any]], Any]
 @dataclass(frozen=True)
 class Schema:
     """An object type. `defaults` values are either the value itself or a function
-    (object, configuration root) -> value | NO_DEFAULT, applied in order to absent fields."""
+    (object, configuration root) -> value | NO_DEFAULT, applied in order to absent fields.
+    `answered`: fields the platform's definition requires in the data model's answer (answer.py) that
+    an entity may leave out (no default, or one that an entity extending another does not get), and
+    the value answered when neither the entity nor what it inherits gives one. The model and its
+    download go on leaving them out, as the platform's download does."""
 
     fields: dict[str, Kind]
     required: frozenset[str] = frozenset()
     defaults: dict[str, Default] = field(default_factory=dict)
+    answered: dict[str, Any] = field(default_factory=dict)
     _by_lower: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -176,6 +181,8 @@ _ENTITY_BASE: dict[str, Kind] = {
     "abstract": BOOLEAN,
     "defaultSearchable": BOOLEAN,
 }
+
+_PRODUCER_ANSWERED = {"abstract": False, "defaultSearchable": False, "extend": ""}
 
 SCHEMAS: dict[str, Schema] = {
     "ConfigurationRef": Schema(
@@ -449,6 +456,7 @@ SCHEMAS: dict[str, Schema] = {
             "displayName": STRING,
         },
         required=frozenset({"consolidateInvoicesOnCancellation", "invoiceFeeHandling", "invoiceFeeAmounts"}),
+        answered={"installmentGrouping": {"matching": "generateTime", "window": "startAndEnd"}},
     ),
     "InstallmentGroupingDetails": Schema(
         fields={
@@ -481,6 +489,8 @@ SCHEMAS: dict[str, Schema] = {
             "data": PROPERTIES,
         },
         defaults={"defaultSearchable": False, "numberingTrigger": "validation"},
+        answered={"abstract": False, "defaultSearchable": False, "extend": "", "numberingPlan": "",
+                  "numberingTrigger": "validation"},
     ),
     "DisbursementRef": Schema(
         fields={
@@ -521,6 +531,7 @@ SCHEMAS: dict[str, Schema] = {
             "negativeInvoiceHandling": {},
             "disbursementThresholds": {},
         },
+        answered={"disbursementType": ""},
     ),
     "NegativeInvoiceHandlingRef": Schema(
         fields={
@@ -794,12 +805,13 @@ SCHEMAS: dict[str, Schema] = {
             "tag": STRING,
         }
     ),
-    "ProducerRef": Schema(fields={**_ENTITY_BASE, "data": PROPERTIES}),
+    "ProducerRef": Schema(fields={**_ENTITY_BASE, "data": PROPERTIES}, answered=_PRODUCER_ANSWERED),
     "ProducerCodeRef": Schema(
-        fields={**_ENTITY_BASE, "data": PROPERTIES, "numberingPlan": NUMBERING_PLAN, "numberingString": STRING}
+        fields={**_ENTITY_BASE, "data": PROPERTIES, "numberingPlan": NUMBERING_PLAN, "numberingString": STRING},
+        answered={**_PRODUCER_ANSWERED, "numberingPlan": "", "numberingString": ""},
     ),
-    "ProducerLicenseRef": Schema(fields={**_ENTITY_BASE, "data": PROPERTIES}),
-    "ProducerAppointmentRef": Schema(fields={**_ENTITY_BASE, "data": PROPERTIES}),
+    "ProducerLicenseRef": Schema(fields={**_ENTITY_BASE, "data": PROPERTIES}, answered=_PRODUCER_ANSWERED),
+    "ProducerAppointmentRef": Schema(fields={**_ENTITY_BASE, "data": PROPERTIES}, answered=_PRODUCER_ANSWERED),
     "BootstrapRef": Schema(fields={"resources": Obj("ResourcesRef")}, required=frozenset({"resources"})),
     "ResourcesRef": Schema(
         fields={

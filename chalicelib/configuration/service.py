@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from chalicelib.configuration import cache, repository
+from chalicelib.configuration.answer import datamodel_answer
 from chalicelib.configuration.diff import diff
 from chalicelib.configuration.formatting import format_package
 from chalicelib.configuration.models import (
@@ -32,8 +33,6 @@ from chalicelib.configuration.models import (
     TenantDeployment,
 )
 from chalicelib.configuration.package import (
-    PACKAGE_TOO_LARGE,
-    PLUGIN_TOO_LARGE,
     RESOURCE_FILES_FOLDER,
     BootstrapResource,
     ConfigPackage,
@@ -47,8 +46,9 @@ from chalicelib.configuration.package import (
 )
 from chalicelib.configuration.schema import lookup
 from chalicelib.configuration.validator import ValidationOutcome, validate
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError, InvalidRequest, NotFound, PayloadTooLarge
+from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.identity import service as identity
 from chalicelib.runtime import jobs, python_source, wiring
@@ -112,9 +112,9 @@ def _bootstrap_record(ctx: CallContext, resources: list[BootstrapResource],
                              resourceGroups=groups if isinstance(groups, dict) else {}, createdAt=ctx.now)
     size = len(record.model_dump_json())
     if size > MAX_BOOTSTRAP_RECORD_BYTES:
-        raise InvalidRequest(f"The bootstrap resources of the package take {size} bytes to record; at most "
-                             f"{MAX_BOOTSTRAP_RECORD_BYTES} are allowed (fewer resources or shorter names)",
-                             code="config.bootstrap_too_large")
+        raise codes.CONFIG_BOOTSTRAP_TOO_LARGE(
+            f"The bootstrap resources of the package take {size} bytes to record; at most "
+            f"{MAX_BOOTSTRAP_RECORD_BYTES} are allowed (fewer resources or shorter names)")
     return record
 
 
@@ -210,11 +210,9 @@ def _package_call(function: Callable[[bytes], T], package_bytes: bytes) -> T:
     try:
         return function(package_bytes)
     except PackageError as error:
-        if error.code in (PACKAGE_TOO_LARGE, PLUGIN_TOO_LARGE):
-            raise PayloadTooLarge(error.message, code=error.code) from None
         shown = error.errors[:MAX_ERRORS_SHOWN]
         message = error.message if len(error.errors) <= 1 else f"{error.message}. Problems: {'; '.join(shown)}"
-        raise InvalidRequest(message, code=error.code) from None
+        raise error.code(message) from None
 
 
 def _check(package: ConfigPackage) -> tuple[ValidationOutcome, dict[str, str]]:
@@ -263,12 +261,13 @@ def model(ctx: CallContext, version: str, *, resolved: bool = False) -> dict[str
 def datamodel(ctx: CallContext, version: str | None = None, *, resolved: bool = False,
               by_static_locator: bool = False) -> dict[str, Any]:
     """The model of the current version, or of `version` (a static version locator when
-    `by_static_locator`); with `resolved`, every extend chain applied."""
+    `by_static_locator`), as the platform answers it (answer.py); with `resolved`, every extend
+    chain applied."""
     if version is None:
         configuration = _configuration(ctx, _current(ctx).metadata.latestVersion, known=True)
     else:
         configuration = _configuration(ctx, _version(ctx, version, by_static_locator))
-    return configuration.resolved if resolved else configuration.model
+    return datamodel_answer(configuration.resolved if resolved else configuration.model, configuration.resolved)
 
 
 def download(ctx: CallContext, version: str | None = None, *, by_static_locator: bool = False) -> tuple[str, bytes]:
@@ -278,10 +277,10 @@ def download(ctx: CallContext, version: str | None = None, *, by_static_locator:
     else:
         version = _version(ctx, version, by_static_locator)
         if repository.get_version(ctx.tenant, version) is None:
-            raise NotFound("configuration", version)
+            raise codes.not_found("configuration", version)
     package = repository.read_package(ctx.tenant, version)
     if package is None:
-        raise NotFound("configuration", version)
+        raise codes.not_found("configuration", version)
     return version, package
 
 
@@ -291,11 +290,12 @@ def difference(ctx: CallContext, config_json: str) -> dict[str, dict[str, dict[s
     try:
         config = json.loads(config_json, parse_float=Decimal)
     except ValueError as error:
-        raise InvalidRequest(f"The config parameter is not JSON: {error}", code="request.malformed_json",
-                             field_errors=[FieldError("config", "must be a ConfigurationRef as JSON")]) from None
+        raise codes.REQUEST_MALFORMED_JSON(
+            f"The config parameter is not JSON: {error}",
+            field_errors=[FieldError("config", "must be a ConfigurationRef as JSON")]) from None
     if not isinstance(config, dict):
-        raise InvalidRequest("The config parameter must be a JSON object", code="request.invalid",
-                             field_errors=[FieldError("config", "must be a ConfigurationRef as JSON")])
+        raise codes.REQUEST_INVALID("The config parameter must be a JSON object",
+                                    field_errors=[FieldError("config", "must be a ConfigurationRef as JSON")])
     _, deployed = current_model(ctx)
     return diff(validate(config).model, deployed)
 
@@ -304,19 +304,19 @@ def _current(ctx: CallContext) -> CurrentDeployment:
     current = repository.current(ctx.tenant)
     if current is None:
         identity.get_tenant(ctx, ctx.tenant)
-        raise NotFound("configuration")
+        raise codes.not_found("configuration")
     return current
 
 
 def _version(ctx: CallContext, version: str, by_static_locator: bool) -> str:
     """The version a path names: itself, or the latest version of a static version locator."""
     if not _VERSION.fullmatch(version):
-        raise NotFound("configuration", version)
+        raise codes.not_found("configuration", version)
     if not by_static_locator:
         return version
     latest = repository.latest_of_static(ctx.tenant, version)
     if latest is None:
-        raise NotFound("configuration", version)
+        raise codes.not_found("configuration", version)
     return latest
 
 
@@ -326,10 +326,10 @@ def _configuration(ctx: CallContext, version: str, *, known: bool = False) -> De
     if cached is not None:
         return cached
     if not _VERSION.fullmatch(version) or not known and repository.get_version(ctx.tenant, version) is None:
-        raise NotFound("configuration", version)
+        raise codes.not_found("configuration", version)
     model_json = repository.read_model(ctx.tenant, version)
     if model_json is None:
-        raise NotFound("configuration", version)
+        raise codes.not_found("configuration", version)
     configuration = DeployedConfiguration(version, model_json)
     cache.put(ctx.tenant, configuration)
     return configuration

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, Self, TypeVar
 
-from chalicelib.core.errors import AlreadyExists, FieldError, InvalidRequest, NotFound
+from chalicelib.core import codes
+from chalicelib.core.errors import FieldError
 
 
 class Contact(Protocol):
@@ -26,7 +27,7 @@ C = TypeVar("C", bound=Contact)
 def added(contacts: Sequence[C], contact: C, *, code: str, noun: str) -> list[C]:
     """`contact` added; 409 when it is there already (its roles change with `with_roles`)."""
     if _find(contacts, contact.contactLocator) is not None:
-        raise AlreadyExists(f"Contact {contact.contactLocator} is on the {noun} already", code=f"{code}.contact_exists")
+        raise codes.CONTACT_EXISTS[code](f"Contact {contact.contactLocator} is on the {noun} already")
     return [*contacts, contact]
 
 
@@ -73,8 +74,8 @@ def problems(contacts: Iterable[Contact], configured_roles: Sequence[str] | None
 def check_roles(configured_roles: Sequence[str], roles: Iterable[str], field: str, *, code: str) -> None:
     unknown = _unknown_roles(configured_roles, roles)
     if unknown:
-        raise InvalidRequest("Unknown contact role", code=f"{code}.invalid_reference",
-                             field_errors=[FieldError(field, _roles_problem(unknown, configured_roles))])
+        raise codes.INVALID_REFERENCE[code]("Unknown contact role",
+                                            field_errors=[FieldError(field, _roles_problem(unknown, configured_roles))])
 
 
 def _unknown_roles(configured: Sequence[str], roles: Iterable[str]) -> list[str]:
@@ -92,5 +93,5 @@ def _find(contacts: Sequence[C], contact_locator: str) -> C | None:
 def _existing(contacts: Sequence[C], contact_locator: str) -> C:
     found = _find(contacts, contact_locator)
     if found is None:
-        raise NotFound("contact", contact_locator)
+        raise codes.not_found("contact", contact_locator)
     return found

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from chalicelib.core.errors import Forbidden
+from chalicelib.core import codes
 from chalicelib.core.permissions import grants_any, tenant_allowed
 
 SYSTEM_USER_LOCATOR = "00000000-0000-0000-0000-000000000000"
@@ -53,7 +53,7 @@ class CallContext:
     @property
     def tenant(self) -> str:
         if self.tenant_locator is None:
-            raise Forbidden("This operation needs a tenant")
+            raise codes.AUTH_FORBIDDEN("This operation needs a tenant")
         return self.tenant_locator
 
     @property

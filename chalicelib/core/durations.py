@@ -24,7 +24,8 @@ from datetime import MAXYEAR, MINYEAR, datetime, timedelta, timezone
 from decimal import Decimal
 from functools import lru_cache
 
-from chalicelib.core.errors import InvalidRequest
+from chalicelib.core import codes
+from chalicelib.core.errors import DomainError
 
 BASES = ("years", "months", "weeks", "days", "hours")
 _MICROSECONDS = timedelta(microseconds=1)
@@ -123,8 +124,8 @@ def _add_months(local: datetime, months: int) -> datetime:
     return local.replace(year=year, month=month + 1, day=day)
 
 
-def _out_of_range() -> InvalidRequest:
-    return InvalidRequest(f"The dates fall outside the years {MINYEAR} to {MAXYEAR}", code="request.date_out_of_range")
+def _out_of_range() -> DomainError:
+    return codes.REQUEST_DATE_OUT_OF_RANGE(f"The dates fall outside the years {MINYEAR} to {MAXYEAR}")
 
 
 def _check(start: datetime, end: datetime, basis: str) -> None:

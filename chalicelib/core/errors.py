@@ -1,11 +1,13 @@
 """One error tree for the whole service.
 
-Every error carries a stable `code` (``domain.problem``) that clients may switch on. The HTTP status is
-chosen in exactly one place, ``chalicelib.http.errors``, from the error's class.
+Every error carries a stable code (``domain.problem``) that clients may switch on, an entry of the one
+catalogue, `chalicelib.core.codes`: raises name its entries (`raise codes.QUOTE_NOT_PRICED("...")`). An
+entry's class decides the HTTP status, here and nowhere else.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 @dataclass(frozen=True)
@@ -14,78 +16,94 @@ class FieldError:
     message: str
 
 
+@dataclass(frozen=True)
+class ErrorCode:
+    """A stable error code: what it means, and the class (so the status) it is raised as."""
+
+    code: str
+    kind: type[DomainError]
+    meaning: str
+
+    @property
+    def status(self) -> int:
+        return self.kind.status
+
+    def __call__(self, message: str, field_errors: list[FieldError] | None = None) -> DomainError:
+        """The error to raise, of this entry's class."""
+        return self.kind(message, self, field_errors)
+
+
 class DomainError(Exception):
     """Base of every error the service raises on purpose."""
 
-    default_code = "error"
+    status: ClassVar[int] = 400
 
-    def __init__(self, message: str, code: str | None = None, field_errors: list[FieldError] | None = None):
+    def __init__(self, message: str, code: ErrorCode, field_errors: list[FieldError] | None = None):
         super().__init__(message)
         self.message = message
-        self.code = code or self.default_code
+        self.entry = code
+        self.code = code.code
         self.field_errors = field_errors or []
 
 
 class InvalidRequest(DomainError):
     """Malformed body, wrong types, unknown enum values, limits exceeded."""
 
-    default_code = "request.invalid"
-
 
 class Unauthenticated(DomainError):
-    default_code = "auth.unauthenticated"
-
-    def __init__(self, message: str = "Authentication required", code: str | None = None):
-        super().__init__(message, code)
+    status = 401
 
 
 class Forbidden(DomainError):
-    default_code = "auth.forbidden"
+    status = 403
 
 
 class NotFound(DomainError):
-    def __init__(self, entity: str, locator: str | None = None):
-        what = f"{entity} {locator}" if locator else entity
-        super().__init__(f"{what} not found", code=f"{entity}.not_found")
-        self.entity = entity
+    status = 404
+
+
+class MethodNotAllowed(DomainError):
+    status = 405
 
 
 class Conflict(DomainError):
     """A duplicate name or number, or a state that does not allow the operation."""
 
-    default_code = "conflict"
+    status = 409
 
 
 class AlreadyExists(Conflict):
-    default_code = "conflict.already_exists"
+    pass
 
 
 class ConcurrentModification(Conflict):
-    default_code = "conflict.concurrent_modification"
-
-    def __init__(self, message: str = "The record was changed by another request; reload and retry"):
-        super().__init__(message)
+    """A write lost a race with another request (its version moved); retrying may succeed."""
 
 
 class InvalidState(Conflict):
-    default_code = "conflict.invalid_state"
+    pass
 
 
 class PayloadTooLarge(DomainError):
-    default_code = "request.too_large"
+    status = 413
 
 
-class Unavailable(DomainError):
-    """A dependency is throttled or down; the caller may retry."""
-
-    default_code = "service.unavailable"
+class UnsupportedMediaType(DomainError):
+    status = 415
 
 
 class TooManyRequests(DomainError):
     """The caller must wait `retry_after_seconds` before trying again (answered with Retry-After)."""
 
-    default_code = "request.throttled"
+    status = 429
 
-    def __init__(self, message: str, retry_after_seconds: int, code: str | None = None):
-        super().__init__(message, code)
+    def __init__(self, message: str, code: ErrorCode, field_errors: list[FieldError] | None = None, *,
+                 retry_after_seconds: int = 60):
+        super().__init__(message, code, field_errors)
         self.retry_after_seconds = retry_after_seconds
+
+
+class Unavailable(DomainError):
+    """A dependency is throttled or down; the caller may retry."""
+
+    status = 503

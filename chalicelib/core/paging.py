@@ -7,7 +7,8 @@ from typing import Generic, Self, TypeVar
 
 from pydantic import BaseModel
 
-from chalicelib.core.errors import FieldError, InvalidRequest
+from chalicelib.core import codes
+from chalicelib.core.errors import FieldError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -32,7 +33,7 @@ class PageRequest:
         if not 1 <= count <= max_count:
             problems.append(FieldError("count", f"must be between 1 and {max_count}"))
         if problems:
-            raise InvalidRequest("Invalid paging parameters", field_errors=problems)
+            raise codes.REQUEST_INVALID("Invalid paging parameters", field_errors=problems)
         return cls(offset, count)
 
 

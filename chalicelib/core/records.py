@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol, Self
 
-from chalicelib.core.errors import PayloadTooLarge
+from chalicelib.core import codes
 
 MAX_RECORD_BYTES = 300_000
 
@@ -26,5 +26,4 @@ def check_size(record: Record, *, code: str, noun: str) -> None:
     """413 `{code}.too_large` for a record that would not fit in one item."""
     size = len(record.model_dump_json())
     if size > MAX_RECORD_BYTES:
-        raise PayloadTooLarge(f"The {noun} would take {size} bytes; at most {MAX_RECORD_BYTES} are allowed",
-                              code=f"{code}.too_large")
+        raise codes.TOO_LARGE[code](f"The {noun} would take {size} bytes; at most {MAX_RECORD_BYTES} are allowed")

@@ -5,9 +5,10 @@ from typing import TYPE_CHECKING
 
 from chalice import Blueprint
 
+from chalicelib.core import codes
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
-from chalicelib.http.request import query_as, request_context
+from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
     from chalicelib.events import schemas, service
@@ -18,9 +19,9 @@ bp = Blueprint(__name__)
 
 
 @bp.route("/event/{tenantLocator}/events/list", methods=["GET"])
-@endpoint("events.read", "events.list")
-def list_events(tenantLocator: str) -> schemas.EventStreamResponse:
-    query = query_as(schemas.EventStreamQuery)
+@endpoint("events.read", "events.list", errors=[codes.EVENT_INVALID_PAGING_TOKEN,
+                                                codes.EVENT_PAGING_TOKEN_WITH_FILTERS])
+def list_events(tenantLocator: str, query: schemas.EventStreamQuery) -> schemas.EventStreamResponse:
     page = service.stream(request_context(), start=query.startTimestamp, end=query.endTimestamp,
                           event_type=query.type, page_size=query.pageSize, paging_token=query.pagingToken)
     return schemas.EventStreamResponse(pagingToken=page.paging_token,
@@ -34,13 +35,13 @@ def fetch_request_events(tenantLocator: str, locator: str) -> list[schemas.Event
 
 
 @bp.route("/event/{tenantLocator}/events/schedules/policy/{policyLocator}", methods=["GET"])
-@endpoint("events.read")
+@endpoint("events.read", errors=[codes.NOT_FOUND["policy"]])
 def fetch_scheduled_policy_events(tenantLocator: str, policyLocator: str) -> list[schemas.ScheduledPolicyEventResponse]:
     return [schemas.ScheduledPolicyEventResponse.of(e)
             for e in service.scheduled_policy_events(request_context(), policyLocator)]
 
 
 @bp.route("/event/{tenantLocator}/events/{locator}", methods=["GET"])
-@endpoint("events.read")
+@endpoint("events.read", errors=[codes.NOT_FOUND["event"]])
 def fetch_event(tenantLocator: str, locator: str) -> schemas.EventResponse:
     return schemas.EventResponse.of(service.get_event(request_context(), locator))

@@ -17,9 +17,10 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 
 from chalicelib.configuration import service as configuration
+from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError, InvalidRequest, NotFound
+from chalicelib.core.errors import FieldError
 from chalicelib.events import policy_schedule, repository
 from chalicelib.events.models import (
     DEFAULT_PAGE_SIZE,
@@ -39,7 +40,7 @@ TOKEN_VERSION = 1
 def get_event(ctx: CallContext, locator: str) -> Event:
     event = repository.get_event(ctx.tenant, locator) if _plausible(locator) else None
     if event is None:
-        raise NotFound("event", locator)
+        raise codes.not_found("event", locator)
     return event
 
 
@@ -65,20 +66,20 @@ def stream(ctx: CallContext, *, start: datetime | None = None, end: datetime | N
            paging_token: str | None = None) -> StreamPage:
     """Events in ascending completion order; one Query per page."""
     if not 1 <= page_size <= MAX_PAGE_SIZE:
-        raise InvalidRequest("Invalid page size", field_errors=[
+        raise codes.REQUEST_INVALID("Invalid page size", field_errors=[
             FieldError("pageSize", f"must be between 1 and {MAX_PAGE_SIZE}")])
     if paging_token is not None:
         given = [name for name, value in (("startTimestamp", start), ("endTimestamp", end), ("type", event_type))
                  if value is not None]
         if given:
-            raise InvalidRequest("A pagingToken carries the filters of the first call; send it alone",
-                                 code="event.paging_token_with_filters",
-                                 field_errors=[FieldError(name, "cannot be combined with pagingToken")
+            raise codes.EVENT_PAGING_TOKEN_WITH_FILTERS(
+                "A pagingToken carries the filters of the first call; send it alone",
+                field_errors=[FieldError(name, "cannot be combined with pagingToken")
                                                for name in given])
         cursor = _read_token(ctx.tenant, paging_token)
     else:
         if start is not None and end is not None and start > end:
-            raise InvalidRequest("startTimestamp is after endTimestamp", field_errors=[
+            raise codes.REQUEST_INVALID("startTimestamp is after endTimestamp", field_errors=[
                 FieldError("startTimestamp", "must not be after endTimestamp")])
         # no stored sort key equals a bare timestamp: `after` it means at or after that millisecond
         cursor = _Cursor(after=isoformat(start) if start else None, until=isoformat(end) if end else None,
@@ -113,7 +114,7 @@ def _write_token(tenant: str, cursor: _Cursor) -> str:
 
 
 def _read_token(tenant: str, token: str) -> _Cursor:
-    invalid = InvalidRequest("The pagingToken is not valid for this tenant", code="event.invalid_paging_token")
+    invalid = codes.EVENT_INVALID_PAGING_TOKEN("The pagingToken is not valid for this tenant")
     try:
         fields = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
     except (binascii.Error, ValueError):

@@ -4,8 +4,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from chalicelib.core import codes
 from chalicelib.core.context import Principal
-from chalicelib.core.errors import Forbidden, Unauthenticated
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import current_request, header
 
@@ -20,14 +20,14 @@ PASSWORD_CHANGE_ROUTE = ("PATCH", "/auth/users/{locator}/passwordreset")
 def authenticate(now: datetime) -> Principal:
     value = header("authorization")
     if not value:
-        raise Unauthenticated("Missing Authorization header", code="auth.token_missing")
+        raise codes.AUTH_TOKEN_MISSING("Missing Authorization header")
     scheme, _, token = value.strip().partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise Unauthenticated("The Authorization header must be 'Bearer <token>'", code="auth.token_invalid")
+        raise codes.AUTH_TOKEN_INVALID("The Authorization header must be 'Bearer <token>'")
     principal = identity.authenticate(token.strip(), now)
     if identity.password_change_only(principal) and not _is_own_password_change(principal):
-        raise Forbidden("Change your temporary password first (PATCH /auth/users/{your locator}/passwordreset)",
-                        code="auth.password_change_required")
+        raise codes.AUTH_PASSWORD_CHANGE_REQUIRED(
+            "Change your temporary password first (PATCH /auth/users/{your locator}/passwordreset)")
     return principal
 
 

@@ -8,15 +8,17 @@ sees them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext, Principal
-from chalicelib.core.errors import DomainError, Forbidden, NotFound, PayloadTooLarge
+from chalicelib.core.errors import DomainError, ErrorCode
 from chalicelib.core.ids import is_uuid, new_locator
 from chalicelib.core.permissions import grants
-from chalicelib.http import auth
+from chalicelib.http import auth, contract
+from chalicelib.http.contract import Contract
 from chalicelib.http.middleware import offer_file
 from chalicelib.http.request import current_request, raw_body, reset_context, set_context
 from chalicelib.http.responses import Binary, SecretAnswer, error_response, json_response, render
@@ -37,7 +39,49 @@ class EndpointSpec:
     permissions: tuple[str, ...]
     public: bool = False
     idempotent: bool = False
-    upload: bool = False
+    status: int = 200
+    errors: tuple[ErrorCode, ...] = ()
+    """The error codes the route answers beyond those every route may (`catalogue.COMMON`)."""
+
+
+ANY_ROUTE = (codes.AUTH_TOKEN_MISSING, codes.AUTH_TOKEN_INVALID, codes.AUTH_TOKEN_EXPIRED,
+             codes.AUTH_TOKEN_REVOKED, codes.AUTH_PASSWORD_CHANGE_REQUIRED, codes.AUTH_PERMISSION_DENIED,
+             codes.REQUEST_TOO_LARGE, codes.REQUEST_UNSUPPORTED_MEDIA_TYPE, codes.SERVICE_UNAVAILABLE)
+TENANT_ROUTE = (codes.AUTH_TENANT_FORBIDDEN, codes.TENANT_NOT_FOUND)
+JSON_BODY = (codes.REQUEST_INVALID, codes.REQUEST_BODY_MISSING, codes.REQUEST_MALFORMED_JSON,
+             codes.REQUEST_MALFORMED_TEXT, codes.REQUEST_TOO_DEEP, codes.REQUEST_NUMBER_OUT_OF_RANGE,
+             codes.REQUEST_DATE_OUT_OF_RANGE)
+FORM_BODY = (codes.REQUEST_MALFORMED_FORM,)
+FILE_BODY = (codes.REQUEST_MALFORMED_MULTIPART, codes.REQUEST_FILE_MISSING)
+QUERY = (codes.REQUEST_INVALID, codes.REQUEST_DATE_OUT_OF_RANGE)
+IDEMPOTENT = (codes.IDEMPOTENCY_INVALID_KEY, codes.IDEMPOTENCY_KEY_REUSED, codes.IDEMPOTENCY_IN_PROGRESS,
+              codes.IDEMPOTENCY_OTHER_CREDENTIAL)
+
+
+def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool, method: str,
+                   path_variables: bool) -> list[ErrorCode]:
+    """Every error code the route may answer: those of its own, and those its contract brings (a write
+    may lose a race with another request; a path variable's value, such as one holding an encoded `/`,
+    can make the path another route's or none)."""
+    answered: list[ErrorCode] = [] if spec.public else [*ANY_ROUTE]
+    if path_variables:
+        answered.extend([codes.ROUTE_NOT_FOUND, codes.REQUEST_METHOD_NOT_ALLOWED])
+    if method.upper() != "GET" and not spec.public:
+        answered.append(codes.CONCURRENT_MODIFICATION)
+    if spec.public:
+        answered.extend([codes.REQUEST_TOO_LARGE, codes.REQUEST_UNSUPPORTED_MEDIA_TYPE])
+    if tenant_route and not spec.public:
+        answered.extend(TENANT_ROUTE)
+    if contract.body is not None:
+        answered.extend(FILE_BODY if contract.body.encoding == "file" else JSON_BODY)
+        if contract.body.encoding == "form":
+            answered.extend(FORM_BODY)
+    if contract.query is not None:
+        answered.extend(QUERY)
+    if spec.idempotent:
+        answered.extend(IDEMPOTENT)
+    answered.extend(spec.errors)
+    return list(dict.fromkeys(answered))
 
 
 def declared_permissions() -> list[str]:
@@ -45,13 +89,16 @@ def declared_permissions() -> list[str]:
     return sorted(_declared_permissions)
 
 
-def endpoint(*permissions: str, public: bool = False, idempotent: bool = False,
-             upload: bool = False) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, status: int = 200,
+             errors: Iterable[ErrorCode] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Any one of `permissions` suffices. `group.custom` allows the call only on the caller's own
-    `{locator}`. `upload` routes take file bodies up to the upload limit instead of the JSON limit."""
+    `{locator}`. Routes whose body is a file (`body: Upload`) take bodies up to the upload limit instead
+    of the JSON limit.
+    The view's `body` and `query` parameters and its return annotation are the rest of its contract
+    (`chalicelib.http.contract`); `status` is its answer's status, `errors` the codes it may answer."""
     if not permissions and not public:
         raise ValueError("an endpoint needs a permission or public=True")
-    spec = EndpointSpec(tuple(permissions), public, idempotent, upload)
+    spec = EndpointSpec(tuple(permissions), public, idempotent, status, tuple(errors))
     _declared_permissions.update(permissions)
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -62,11 +109,13 @@ def endpoint(*permissions: str, public: bool = False, idempotent: bool = False,
                 return _handle(view, spec, path, request_id)
             except DomainError as error:
                 error.message = _shortened_echoes(error.message, path)
+                if undeclared_error_seen is not None and not _declares(view, spec, path, error.code):
+                    undeclared_error_seen(view.__name__, error.code)
                 return error_response(error, request_id)
             except Exception:
                 logger().exception("unhandled error", extra={"request_id": request_id})
                 return json_response(
-                    '{"httpStatus":500,"code":"internal_error","message":"Internal error",'
+                    '{"httpStatus":500,"code":"' + codes.INTERNAL_ERROR.code + '","message":"Internal error",'
                     f'"requestId":"{request_id}"}}', 500, request_id)
 
         wrapper.__endpoint__ = spec  # type: ignore[attr-defined]
@@ -75,11 +124,24 @@ def endpoint(*permissions: str, public: bool = False, idempotent: bool = False,
     return decorate
 
 
+undeclared_error_seen: Callable[[str, str], None] | None = None
+"""Told (view name, code) when a route answers an error code its contract does not declare: the tests
+set it and fail, so the description of every route stays true."""
+
+
+def _declares(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], code: str) -> bool:
+    declared = error_codes_of(spec, contract.contract_of(view), "tenantLocator" in path, current_request().method,
+                              bool(path))
+    return any(entry.code == code for entry in declared)
+
+
 def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], request_id: str) -> Any:
     current = settings()
-    limit = current.max_upload_body_bytes if spec.upload else current.max_json_body_bytes
+    declared = contract.contract_of(view)
+    uploads = declared.body is not None and declared.body.encoding == "file"
+    limit = current.max_upload_body_bytes if uploads else current.max_json_body_bytes
     if len(raw_body()) > limit:
-        raise PayloadTooLarge(f"The request body is larger than {limit} bytes")
+        raise codes.REQUEST_TOO_LARGE(f"The request body is larger than {limit} bytes")
     now = wiring.clock().now()
     principal = ANONYMOUS if spec.public else auth.authenticate(now)
     tenant = path.get("tenantLocator")
@@ -88,13 +150,14 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
         tenant = path["tenantLocator"] = tenant.lower()
     if tenant is not None and not spec.public:
         if not principal.may_access(tenant):
-            raise Forbidden("No access to this tenant", code="auth.tenant_forbidden")
+            raise codes.AUTH_TENANT_FORBIDDEN("No access to this tenant")
         if not is_uuid(tenant):
-            raise NotFound("tenant", tenant)
+            raise codes.not_found("tenant", tenant)
     if not spec.public:
         _check_permission(principal, spec.permissions, path)
     logger().append_keys(request_id=request_id, tenant=tenant, route=view.__name__)
     ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant)
+    arguments = contract.arguments(declared)
     scope = keys.tenant_scope(tenant) if tenant else keys.SYSTEM_SCOPE
     key = current_request().headers.get("x-idempotency-key") if spec.idempotent else None
     if key is not None:
@@ -106,11 +169,11 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
                           idempotency=outcome)
     token = set_context(ctx)
     try:
-        result = view(**path)
+        result = view(**path, **arguments)
     finally:
         reset_context(token)
     secret = result if isinstance(result, SecretAnswer) else None
-    response = render(secret.value if secret else result, request_id)
+    response = render(secret.value if secret else result, request_id, spec.status)
     if isinstance(result, Binary):
         offer_file(response)
     if ctx.idempotency is not None and ctx.idempotency.claimed:
@@ -137,7 +200,7 @@ def _check_permission(principal: Principal, permissions: tuple[str, ...], path: 
             continue
         if not permission.endswith(SELF_SERVICE_SUFFIX) or path.get("locator") in (None, principal.user_locator):
             return
-    raise Forbidden(f"Requires one of: {', '.join(permissions)}", code="auth.permission_denied")
+    raise codes.AUTH_PERMISSION_DENIED(f"Requires one of: {', '.join(permissions)}")
 
 
 def _fingerprint(path: dict[str, str]) -> bytes:

@@ -15,6 +15,7 @@ from typing import Any
 
 from chalice import Response
 
+from chalicelib.core import codes
 from chalicelib.core.ids import new_locator
 from chalicelib.http.responses import json_response, to_json
 
@@ -23,8 +24,8 @@ MAX_ECHOED = 100
 
 _offered_file: ContextVar[Response | None] = ContextVar("offered_file", default=None)
 
-_CODES = {"MethodNotAllowedError": "request.method_not_allowed",
-          "UnsupportedMediaType": "request.unsupported_media_type"}
+_CODES = {"MethodNotAllowedError": codes.REQUEST_METHOD_NOT_ALLOWED.code,
+          "UnsupportedMediaType": codes.REQUEST_UNSUPPORTED_MEDIA_TYPE.code}
 
 
 def offer_file(response: Response) -> None:
@@ -66,7 +67,7 @@ def _in_our_shape(response: Response, event: Any, routes: dict[str, dict[str, An
     method = getattr(event, "method", "") or ""
     resource = ((getattr(event, "context", None) or {}).get("resourcePath")) or ""
     if status >= 500:
-        return error_body_response(500, "internal_error", "Internal error")
+        return error_body_response(500, codes.INTERNAL_ERROR.code, "Internal error")
     if status == 405:
         allowed = response.headers.get("Allow", "")
         answer = error_body_response(405, _CODES[chalice_code], f"{method[:MAX_ECHOED]} is not a method of this path; "
@@ -79,4 +80,4 @@ def _in_our_shape(response: Response, event: Any, routes: dict[str, dict[str, An
         accepted = ", ".join(entry.content_types) if entry is not None else "another type"
         return error_body_response(415, _CODES[chalice_code],
                                    f"This route does not take Content-Type {sent}; send {accepted}")
-    return error_body_response(status, _CODES.get(chalice_code, "request.invalid"), "The request was refused")
+    return error_body_response(status, _CODES.get(chalice_code, codes.REQUEST_INVALID.code), "The request was refused")

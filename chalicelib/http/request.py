@@ -6,13 +6,13 @@ from contextvars import ContextVar
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any, TypeVar
-from urllib.parse import parse_qs
 
 import simplejson
 from pydantic import BaseModel, ValidationError
 
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError, InvalidRequest
+from chalicelib.core.errors import DomainError, FieldError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -67,14 +67,13 @@ def json_value() -> Any:
     (see `refuse_unkeepable`)."""
     body = raw_body()
     if not body.strip():
-        raise InvalidRequest("A JSON request body is required", code="request.body_missing")
+        raise codes.REQUEST_BODY_MISSING("A JSON request body is required")
     try:
         value = simplejson.loads(body, use_decimal=True)
     except RecursionError:
         raise _too_deep() from None
     except (ValueError, UnicodeDecodeError) as error:
-        raise InvalidRequest(f"The request body is not valid JSON: {_json_problem(error)}",
-                             code="request.malformed_json") from None
+        raise codes.REQUEST_MALFORMED_JSON(f"The request body is not valid JSON: {_json_problem(error)}") from None
     refuse_unkeepable(value)
     return value
 
@@ -98,24 +97,24 @@ def refuse_unkeepable(value: Any) -> None:
             if not _is_text(item):
                 raise _not_text(path or "body")
         elif isinstance(item, (Decimal, float, int)) and not isinstance(item, bool) and not _is_storable_number(item):
-            raise InvalidRequest("The request body holds a number that cannot be stored",
-                                 code="request.number_out_of_range", field_errors=[FieldError(
+            raise codes.REQUEST_NUMBER_OUT_OF_RANGE(
+                "The request body holds a number that cannot be stored", field_errors=[FieldError(
                                      path or "body", "must be a finite number of at most 38 significant digits, "
-                                                     "between 1E-130 and 9.9E+125 in size")])
+                 "between 1E-130 and 9.9E+125 in size")])
 
 
 MAX_JSON_DEPTH = 32
 """Objects and arrays nest at most this deep in a request body: the depth DynamoDB stores a document to."""
 
 
-def _too_deep() -> InvalidRequest:
-    return InvalidRequest(f"The request body nests objects and arrays more than {MAX_JSON_DEPTH} deep",
-                          code="request.too_deep")
+def _too_deep() -> DomainError:
+    return codes.REQUEST_TOO_DEEP(f"The request body nests objects and arrays more than {MAX_JSON_DEPTH} deep")
 
 
-def _not_text(path: str) -> InvalidRequest:
-    return InvalidRequest("The request body holds a string that is not Unicode text (a lone surrogate escape)",
-                          code="request.malformed_text", field_errors=[FieldError(path, "must be Unicode text")])
+def _not_text(path: str) -> DomainError:
+    return codes.REQUEST_MALFORMED_TEXT(
+        "The request body holds a string that is not Unicode text (a lone surrogate escape)",
+        field_errors=[FieldError(path, "must be Unicode text")])
 
 
 def _is_text(text: str) -> bool:
@@ -153,7 +152,7 @@ def uploaded_file(part: str = "file") -> bytes:
     for headers, content in _multipart_parts(raw_body(), boundary):
         if _disposition_name(headers) == part:
             return content
-    raise InvalidRequest(f"The multipart body has no part named '{part}'", code="request.file_missing")
+    raise codes.REQUEST_FILE_MISSING(f"The multipart body has no part named '{part}'")
 
 
 def _multipart_boundary() -> bytes:
@@ -161,7 +160,7 @@ def _multipart_boundary() -> bytes:
         name, _, value = parameter.strip().partition("=")
         if name.strip().lower() == "boundary" and value.strip().strip('"'):
             return value.strip().strip('"').encode("latin-1")
-    raise InvalidRequest("The multipart body has no boundary", code="request.malformed_multipart")
+    raise codes.REQUEST_MALFORMED_MULTIPART("The multipart body has no boundary")
 
 
 def _multipart_parts(body: bytes, boundary: bytes) -> list[tuple[bytes, bytes]]:
@@ -171,16 +170,16 @@ def _multipart_parts(body: bytes, boundary: bytes) -> list[tuple[bytes, bytes]]:
     first = body.find(b"\r\n" + delimiter)
     start = 0 if body.startswith(delimiter) else first + 2
     if first < 0 and start != 0:
-        raise InvalidRequest("The multipart body does not match its boundary", code="request.malformed_multipart")
+        raise codes.REQUEST_MALFORMED_MULTIPART("The multipart body does not match its boundary")
     parts: list[tuple[bytes, bytes]] = []
     position = start + len(delimiter)
     while not body.startswith(b"--", position):
         end = body.find(b"\r\n" + delimiter, position)
         if end < 0:
-            raise InvalidRequest("The multipart body is not terminated", code="request.malformed_multipart")
+            raise codes.REQUEST_MALFORMED_MULTIPART("The multipart body is not terminated")
         headers, separator, content = body[position:end].removeprefix(b"\r\n").partition(b"\r\n\r\n")
         if not separator:
-            raise InvalidRequest("A multipart part has no header block", code="request.malformed_multipart")
+            raise codes.REQUEST_MALFORMED_MULTIPART("A multipart part has no header block")
         parts.append((headers, content))
         position = end + 2 + len(delimiter)
     return parts
@@ -196,24 +195,6 @@ def _disposition_name(headers: bytes) -> str | None:
             if key.strip().lower() == "name":
                 return text.strip().strip('"')
     return None
-
-
-def body_as(model: type[M]) -> M:
-    return validate(model, json_value())
-
-
-def form_or_json() -> dict[str, Any]:
-    """A form-encoded or JSON object body (OAuth2 token requests come either way)."""
-    if content_type() == "application/x-www-form-urlencoded":
-        try:
-            text = raw_body().decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidRequest("The form body is not UTF-8 text", code="request.malformed_form") from None
-        return {k: v[-1] for k, v in parse_qs(text, keep_blank_values=True).items()}
-    value = json_value()
-    if not isinstance(value, dict):
-        raise InvalidRequest("The request body must be a JSON object", code="request.invalid")
-    return value
 
 
 def query_as(model: type[M]) -> M:
@@ -232,7 +213,7 @@ def validate(model: type[M], value: Any, source: str = "body") -> M:
     try:
         parsed = model.model_validate(value)
     except ValidationError as error:
-        raise InvalidRequest(f"The request {source} is invalid", field_errors=field_errors(error)) from None
+        raise codes.REQUEST_INVALID(f"The request {source} is invalid", field_errors=field_errors(error)) from None
     except OverflowError:  # a validator moved a datetime past year 1 or 9999 (to UTC)
         raise _dates_out_of_range(source, []) from None
     far = list(_far_datetimes(parsed, ""))
@@ -259,10 +240,10 @@ def _far_datetimes(value: Any, path: str) -> Iterator[str]:
             yield from _far_datetimes(item, f"{path}.{key}".lstrip("."))
 
 
-def _dates_out_of_range(source: str, paths: list[str]) -> InvalidRequest:
-    return InvalidRequest(f"The request {source} holds a date at the edge of the calendar (years 1 to 9999)",
-                          code="request.date_out_of_range",
-                          field_errors=[FieldError(path, "must lie a day or more inside the years 1 to 9999")
+def _dates_out_of_range(source: str, paths: list[str]) -> DomainError:
+    return codes.REQUEST_DATE_OUT_OF_RANGE(
+        f"The request {source} holds a date at the edge of the calendar (years 1 to 9999)",
+        field_errors=[FieldError(path, "must lie a day or more inside the years 1 to 9999")
                                         for path in paths])
 
 

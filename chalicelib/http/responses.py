@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import simplejson
 from chalice import Response
@@ -13,22 +13,44 @@ from chalicelib.core.errors import DomainError, TooManyRequests
 from chalicelib.http.errors import status_of
 
 JSON = "application/json"
+T = TypeVar("T")
 
 
 class Binary:
-    """A file answer (ZIP downloads)."""
+    """A file answer; `media_type` is what the route's description says it answers."""
 
-    def __init__(self, body: bytes, content_type: str = "application/zip", filename: str | None = None):
+    media_type = "application/octet-stream"
+
+    def __init__(self, body: bytes | str, content_type: str | None = None, filename: str | None = None):
         self.body = body
-        self.content_type = content_type
+        self.content_type = content_type or self.media_type
         self.filename = filename
 
 
-class SecretAnswer:
+class ZipFile(Binary):
+    media_type = "application/zip"
+
+
+class FieldErrorBody(BaseModel):
+    field: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every error answer (DECISIONS.md, "Errors")."""
+
+    httpStatus: int
+    code: str
+    message: str
+    requestId: str
+    fieldErrors: list[FieldErrorBody] | None = None
+
+
+class SecretAnswer(Generic[T]):
     """An answer that carries a secret (a new token): sent once and never stored. A replay of its
     `X-Idempotency-Key` answers 409 naming `created` (what the request created, without the secret)."""
 
-    def __init__(self, value: Any, created: str):
+    def __init__(self, value: T, created: str):
         self.value = value
         self.created = created
 
@@ -55,16 +77,16 @@ def _default(value: Any) -> Any:
     raise TypeError(f"cannot serialise {type(value).__name__}")
 
 
-def render(value: Any, request_id: str) -> Response:
+def render(value: Any, request_id: str, status: int = 200) -> Response:
     headers: dict[str, str | list[str]] = {"X-Request-Id": request_id}
     if value is None:
-        return Response(body="", status_code=200, headers=headers)
+        return Response(body="", status_code=status, headers=headers)
     if isinstance(value, Binary):
         headers["Content-Type"] = value.content_type
         if value.filename:
             headers["Content-Disposition"] = f'attachment; filename="{value.filename}"'
-        return Response(body=value.body, status_code=200, headers=headers)
-    return json_response(to_json(value), 200, request_id)
+        return Response(body=value.body, status_code=status, headers=headers)
+    return json_response(to_json(value), status, request_id)
 
 
 def json_response(body: str, status: int, request_id: str) -> Response:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
-from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, NotFound
+from chalicelib.core import codes
+from chalicelib.core.errors import DomainError
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.identity.models import Role, RoleHolders, Tenant, Token, User
 from chalicelib.storage import codec, keys, query, table, versioned
@@ -134,13 +135,13 @@ def _user_item(user: User) -> dict[str, Any]:
             "entity": "user", **user.model_dump()}
 
 
-def _name_taken(user_name: str) -> Conflict:
-    return AlreadyExists(f"The user name {user_name} is already taken", code="user.name_taken")
+def _name_taken(user_name: str) -> DomainError:
+    return codes.USER_NAME_TAKEN(f"The user name {user_name} is already taken")
 
 
 def add_user(uow: UnitOfWork, user: User) -> None:
     uow.add(
-        table.put_new(_user_item(user), lambda: AlreadyExists("The user already exists")),
+        table.put_new(_user_item(user), lambda: codes.CONFLICT_ALREADY_EXISTS("The user already exists")),
         table.put_new({**keys.user_name(user.userName).as_dict(), "entity": "userName",
                        "userLocator": user.locator}, lambda: _name_taken(user.userName)),
     )
@@ -156,7 +157,8 @@ def save_user(uow: UnitOfWork, previous: User, changed: User) -> None:
 
 def delete_user(uow: UnitOfWork, user: User, named: list[dict[str, Any]]) -> None:
     uow.add(
-        table.delete(keys.user(user.locator), must_exist=True, on_missing=lambda: NotFound("user", user.locator)),
+        table.delete(keys.user(user.locator), must_exist=True, on_missing=lambda: codes.not_found(
+            "user", user.locator)),
         table.delete(keys.user_name(user.userName)),
     )
     delete_named_tokens(uow, user.locator, named)
@@ -206,7 +208,7 @@ def _role_name_guard(role: Role) -> table.WriteOp:
     return table.put_new(
         {**keys.role_name(role.name).as_dict(), "entity": "roleName", "roleName": role.name,
          "roleLocator": role.locator},
-        lambda: AlreadyExists(f"A role named {role.name} already exists", code="role.name_taken"),
+        lambda: codes.ROLE_NAME_TAKEN(f"A role named {role.name} already exists"),
     )
 
 
@@ -216,7 +218,7 @@ def save_role(uow: UnitOfWork, role: Role, expected_version: int, previous_name:
         keys.role(role.locator),
         {"name": role.name, "description": role.description, "permissions": role.permissions},
         expected_version=expected_version,
-        on_failure=lambda: ConcurrentModification("The role was changed by another request; reload it"),
+        on_failure=lambda: codes.CONCURRENT_MODIFICATION("The role was changed by another request; reload it"),
     ), _holders_unchanged(role.locator, holders_version))
     if previous_name.lower() != role.name.lower():
         uow.add(table.delete(keys.role_name(previous_name)), _role_name_guard(role))
@@ -227,7 +229,7 @@ def delete_role(uow: UnitOfWork, role: Role, holders_version: int) -> None:
     """The role, if neither it nor its holders changed since they were read."""
     key = keys.role(role.locator)
     uow.add(table.WriteOp("Delete", {"Key": codec.serialize(key.as_dict()), **_version_condition(role.version)}, key,
-                          lambda: ConcurrentModification("The role was changed or deleted by another request")),
+                          lambda: codes.CONCURRENT_MODIFICATION("The role was changed or deleted by another request")),
             table.delete(keys.role_name(role.name)),
             _holders_unchanged(role.locator, holders_version))
     _bump_roles_version(uow)
@@ -236,14 +238,14 @@ def delete_role(uow: UnitOfWork, role: Role, holders_version: int) -> None:
 def _holders_unchanged(role_locator: str, version: int) -> table.WriteOp:
     key = keys.role_holders(role_locator)
     return table.WriteOp("ConditionCheck", {"Key": codec.serialize(key.as_dict()), **_version_condition(version)},
-                         key, lambda: ConcurrentModification("Who holds the role changed meanwhile; retry"))
+                         key, lambda: codes.CONCURRENT_MODIFICATION("Who holds the role changed meanwhile; retry"))
 
 
 def check_roles_version(uow: UnitOfWork, shard: int, version: int) -> None:
     """Commit only while the roles version (the copy `shard` that was read) is still `version`."""
     key = keys.roles_version(shard % ROLES_VERSION_SHARDS)
     uow.add(table.WriteOp("ConditionCheck", {"Key": codec.serialize(key.as_dict()), **_version_condition(version)},
-                          key, lambda: ConcurrentModification("A role changed while this request ran; retry")))
+                          key, lambda: codes.CONCURRENT_MODIFICATION("A role changed while this request ran; retry")))
 
 
 def _version_condition(version: int) -> dict[str, Any]:
@@ -280,7 +282,7 @@ def add_named_token(uow: UnitOfWork, token: Token, *, held: int, limit: int, on_
             {**keys.user_token_name(token.userLocator, token.name or "").as_dict(), "entity": "tokenName",
              "name": token.name, "tokenHash": token.tokenHash, "createdAt": token.createdAt,
              "expiresAt": token.expiresAt, "permissions": token.permissions, "tenants": token.tenants},
-            lambda: AlreadyExists(f"A token named {token.name} already exists", code="token.name_taken"),
+            lambda: codes.TOKEN_NAME_TAKEN(f"A token named {token.name} already exists"),
         ),
         _add(keys.user_named_token_count(token.userLocator), "count", 1, start=held, below=limit,
              on_limit=on_limit),
@@ -289,7 +291,7 @@ def add_named_token(uow: UnitOfWork, token: Token, *, held: int, limit: int, on_
 
 def delete_named_token(uow: UnitOfWork, user_locator: str, name: str, token_hash: str, *, held: int) -> None:
     uow.add(table.delete(keys.user_token_name(user_locator, name), must_exist=True,
-                         on_missing=lambda: NotFound("token", name)),
+                         on_missing=lambda: codes.not_found("token", name)),
             table.delete(keys.token(token_hash)),
             _add(keys.user_named_token_count(user_locator), "count", -1, start=held))
 
@@ -338,7 +340,8 @@ def _add(key: keys.Key, attribute: str, delta: int, *, start: int = 0, below: in
     if below is not None:
         values[":below"] = codec.serialize_value(below)
         params["ConditionExpression"] = "attribute_not_exists(#counter) OR #counter < :below"
-    return table.WriteOp("Update", params, key, on_limit or (lambda: ConcurrentModification()))
+    return table.WriteOp("Update", params, key, on_limit or (lambda: codes.CONCURRENT_MODIFICATION(
+        "The record was changed by another request; reload it and retry")))
 
 
 def add_tenant(uow: UnitOfWork, tenant: Tenant) -> None:
@@ -349,4 +352,4 @@ def add_tenant(uow: UnitOfWork, tenant: Tenant) -> None:
 def mark_bootstrapped(uow: UnitOfWork, admin_locator: str) -> None:
     uow.add(table.put_new({**keys.bootstrap_marker().as_dict(), "entity": "bootstrap",
                            "adminLocator": admin_locator},
-                          lambda: Conflict("Already bootstrapped", code="identity.already_bootstrapped")))
+                          lambda: codes.IDENTITY_ALREADY_BOOTSTRAPPED("Already bootstrapped")))

@@ -1,25 +1,18 @@
 """Sign-in, authentication tokens, users and roles (spec part 1)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from chalice import Blueprint
 
-from chalicelib.core.errors import FieldError, InvalidRequest
+from chalicelib.core import codes
+from chalicelib.core.errors import FieldError
 from chalicelib.core.paging import PageRequest
 from chalicelib.http.auth import source_ip
+from chalicelib.http.contract import FORM, TEXT
 from chalicelib.http.endpoint import declared_permissions, endpoint
 from chalicelib.http.lazy import lazy_modules
-from chalicelib.http.request import (
-    body_as,
-    content_type,
-    form_or_json,
-    json_value,
-    query_as,
-    raw_body,
-    request_context,
-    validate,
-)
+from chalicelib.http.request import request_context
 from chalicelib.http.responses import SecretAnswer
 
 if TYPE_CHECKING:
@@ -29,6 +22,11 @@ else:
 
 bp = Blueprint(__name__)
 
+TOKEN_CREATION = [codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE, codes.NOT_FOUND["user"], codes.ROLE_INVALID_PERMISSION,
+                  codes.TOKEN_LIMIT_REACHED, codes.TOKEN_NAME_TAKEN, codes.TOKEN_PERMISSION_NOT_HELD,
+                  codes.TOKEN_TENANT_NOT_HELD]
+"""What creating a named token may be refused with."""
+
 BASIC_LIST_MAX_COUNT = 1000
 FORM_OR_JSON = ["application/x-www-form-urlencoded", "application/json"]
 JSON_OR_TEXT = ["application/json", "text/plain"]
@@ -37,25 +35,23 @@ JSON_OR_TEXT = ["application/json", "text/plain"]
 
 
 @bp.route("/auth/token", methods=["POST"], content_types=FORM_OR_JSON)
-@endpoint(public=True)
-def sign_in() -> schemas.TokenGrantResponse:
+@endpoint(public=True, errors=[codes.AUTH_SIGN_IN_FAILED, codes.AUTH_SIGN_IN_THROTTLED,
+                               codes.AUTH_UNSUPPORTED_GRANT_TYPE])
+def sign_in(body: Annotated[schemas.TokenGrantRequest, FORM]) -> schemas.TokenGrantResponse:
     ctx = request_context()
-    grant = validate(schemas.TokenGrantRequest, form_or_json())
-    if grant.grant_type != "password":
-        raise InvalidRequest("Only the password grant is supported", code="auth.unsupported_grant_type",
-                             field_errors=[FieldError("grant_type", "must be 'password'")])
-    token, lifetime = service.sign_in(grant.username, grant.password, ctx.now, ctx.request_id, source_ip())
+    if body.grant_type != "password":
+        raise codes.AUTH_UNSUPPORTED_GRANT_TYPE("Only the password grant is supported",
+                                                field_errors=[FieldError("grant_type", "must be 'password'")])
+    token, lifetime = service.sign_in(body.username, body.password, ctx.now, ctx.request_id, source_ip())
     return schemas.TokenGrantResponse(access_token=token, expires_in=lifetime)
 
 
 # --- authentication tokens -----------------------------------------------------------------------
 
 
-def _create_token(user_locator: str) -> SecretAnswer:
+def _create_token(user_locator: str, request: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
     """The new token string, answered once: its idempotency guard keeps only which token it was."""
-    ctx = request_context()
-    request = body_as(schemas.AuthTokenCreateRequest)
-    token = service.create_token(ctx, user_locator, name=request.name, expires_at=request.expiresAt,
+    token = service.create_token(request_context(), user_locator, name=request.name, expires_at=request.expiresAt,
                                  permissions=request.permissions, tenants=request.tenants)
     return SecretAnswer(token, f"the token named '{request.name}' of user {user_locator}")
 
@@ -67,15 +63,16 @@ def _tokens(user_locator: str) -> list[schemas.AuthTokenResponse]:
 
 
 @bp.route("/auth/users/tokens", methods=["POST"])
-@endpoint("users.write", "users.token", idempotent=True)
-def create_own_token() -> SecretAnswer:
-    return _create_token(request_context().user_locator)
+@endpoint("users.write", "users.token", idempotent=True, errors=TOKEN_CREATION)
+def create_own_token(body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
+    return _create_token(request_context().user_locator, body)
 
 
 @bp.route("/auth/users/{locator}/tokens", methods=["POST"])
-@endpoint("users.custom", "users.write", idempotent=True)
-def create_user_token(locator: str) -> SecretAnswer:
-    return _create_token(locator)
+@endpoint("users.custom", "users.write", idempotent=True,
+          errors=[*TOKEN_CREATION, codes.AUTH_USER_OUTRANKS_CALLER, codes.TOKEN_NOT_SERVICE_ACCOUNT])
+def create_user_token(locator: str, body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
+    return _create_token(locator, body)
 
 
 @bp.route("/auth/users/tokens", methods=["GET"])
@@ -85,32 +82,34 @@ def list_own_tokens() -> list[schemas.AuthTokenResponse]:
 
 
 @bp.route("/auth/users/{locator}/tokens", methods=["GET"])
-@endpoint("users.read", "users.custom")
+@endpoint("users.read", "users.custom", errors=[codes.NOT_FOUND["user"]])
 def list_user_tokens(locator: str) -> list[schemas.AuthTokenResponse]:
     return _tokens(locator)
 
 
 @bp.route("/auth/users/tokens/{tokenOrName}", methods=["DELETE"])
-@endpoint("users.write", "users.custom")
+@endpoint("users.write", "users.custom", errors=[codes.NOT_FOUND["token"]])
 def delete_own_token(tokenOrName: str) -> None:
     ctx = request_context()
     service.delete_token(ctx, ctx.user_locator, tokenOrName)
 
 
 @bp.route("/auth/users/{locator}/tokens/{tokenOrName}", methods=["DELETE"])
-@endpoint("users.write", "users.custom")
+@endpoint("users.write", "users.custom", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["token"],
+                                                 codes.NOT_FOUND["user"]])
 def delete_user_token(locator: str, tokenOrName: str) -> None:
     service.delete_token(request_context(), locator, tokenOrName)
 
 
 @bp.route("/auth/users/{locator}/revoke", methods=["POST"])
-@endpoint("users.write", "users.custom", "users.revoke")
+@endpoint("users.write", "users.custom", "users.revoke", errors=[codes.AUTH_USER_OUTRANKS_CALLER,
+                                                                 codes.NOT_FOUND["user"]])
 def revoke_user_sessions(locator: str) -> None:
     service.revoke_sessions(request_context(), locator)
 
 
 @bp.route("/auth/users/{locator}/credentials", methods=["DELETE"])
-@endpoint("users.write", "users.custom")
+@endpoint("users.write", "users.custom", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["user"]])
 def remove_user_credentials(locator: str) -> None:
     service.remove_credentials(request_context(), locator)
 
@@ -119,15 +118,14 @@ def remove_user_credentials(locator: str) -> None:
 
 
 @bp.route("/auth/users", methods=["POST"])
-@endpoint("users.add", idempotent=True)
-def create_user() -> schemas.UserResponse:
+@endpoint("users.add", idempotent=True, errors=[codes.AUTH_TENANT_NOT_HELD, codes.ROLE_UNKNOWN, codes.USER_NAME_TAKEN,
+                                                codes.USER_WEAK_PASSWORD])
+def create_user(body: schemas.UserCreateRequest, query: schemas.CreateUserQuery) -> schemas.UserResponse:
     ctx = request_context()
-    request = body_as(schemas.UserCreateRequest)
-    query = query_as(schemas.CreateUserQuery)
     profile = service.create_user(
-        ctx, user_name=request.userName, first_name=request.firstName, last_name=request.lastName,
-        email=request.email, password=request.password, temporary_password=request.temporaryPassword,
-        service_account=request.serviceAccount, roles=request.roles, tenants=request.tenants,
+        ctx, user_name=body.userName, first_name=body.firstName, last_name=body.lastName,
+        email=body.email, password=body.password, temporary_password=body.temporaryPassword,
+        service_account=body.serviceAccount, roles=body.roles, tenants=body.tenants,
         enable_user=query.enableUser,
     )
     return schemas.UserResponse.of(profile)
@@ -146,15 +144,14 @@ def fetch_users_by_name(username: str) -> list[schemas.UserResponse]:
 
 
 @bp.route("/auth/users/{locator}", methods=["GET"])
-@endpoint("users.custom", "users.read")
+@endpoint("users.custom", "users.read", errors=[codes.NOT_FOUND["user"]])
 def fetch_user(locator: str) -> schemas.UserResponse:
     return schemas.UserResponse.of(service.get_user(request_context(), locator))
 
 
 @bp.route("/auth/users/list", methods=["GET"])
 @endpoint("users.read", "users.list")
-def list_users() -> schemas.UserListResponse | list[schemas.UserResponse]:
-    query = query_as(schemas.ListQuery)
+def list_users(query: schemas.ListQuery) -> schemas.UserListResponse | list[schemas.UserResponse]:
     page = service.list_users(request_context(), PageRequest.of(query.offset, query.count))
     items = [schemas.UserResponse.of(p) for p in page.items]
     if query.extended is False:
@@ -164,8 +161,7 @@ def list_users() -> schemas.UserListResponse | list[schemas.UserResponse]:
 
 @bp.route("/auth/users/basic/list", methods=["GET"])
 @endpoint("users.read", "users.list")
-def list_basic_users() -> schemas.BasicUserListResponse | list[schemas.BasicUserResponse]:
-    query = query_as(schemas.ListQuery)
+def list_basic_users(query: schemas.ListQuery) -> schemas.BasicUserListResponse | list[schemas.BasicUserResponse]:
     page = service.list_users(request_context(), PageRequest.of(query.offset, query.count, BASIC_LIST_MAX_COUNT))
     items = [schemas.BasicUserResponse(locator=p.user.locator, userName=p.user.userName,
                                        firstName=p.user.firstName, lastName=p.user.lastName) for p in page.items]
@@ -175,66 +171,65 @@ def list_basic_users() -> schemas.BasicUserListResponse | list[schemas.BasicUser
 
 
 @bp.route("/auth/users/{locator}", methods=["PATCH"])
-@endpoint("users.update", "users.custom")
-def update_user(locator: str) -> schemas.UserResponse:
-    request = body_as(schemas.UserUpdateRequest)
-    if request.permissions:
-        raise InvalidRequest("Permissions are granted through roles", code="user.direct_permissions",
-                             field_errors=[FieldError("permissions", "assign a role that holds them")])
-    profile = service.update_user(request_context(), locator, first_name=request.firstName,
-                                  last_name=request.lastName, email=request.email, tenants=request.tenants,
-                                  roles=request.roles)
+@endpoint("users.update", "users.custom", errors=[codes.AUTH_TENANT_NOT_HELD, codes.AUTH_USER_OUTRANKS_CALLER,
+                                                  codes.NOT_FOUND["user"], codes.ROLE_UNKNOWN,
+                                                  codes.USER_DIRECT_PERMISSIONS])
+def update_user(locator: str, body: schemas.UserUpdateRequest) -> schemas.UserResponse:
+    if body.permissions:
+        raise codes.USER_DIRECT_PERMISSIONS("Permissions are granted through roles",
+                                            field_errors=[FieldError("permissions", "assign a role that holds them")])
+    profile = service.update_user(request_context(), locator, first_name=body.firstName,
+                                  last_name=body.lastName, email=body.email, tenants=body.tenants,
+                                  roles=body.roles)
     return schemas.UserResponse.of(profile)
 
 
 @bp.route("/auth/users/{locator}/passwordreset", methods=["PATCH"], content_types=JSON_OR_TEXT)
-@endpoint("users.password-reset", "users.custom")
-def reset_user_password(locator: str) -> None:
-    query = query_as(schemas.PasswordResetQuery)
-    password = raw_body().decode("utf-8", "replace") if content_type() == "text/plain" else json_value()
-    if not isinstance(password, str) or not password or len(password) > 1000:
-        raise InvalidRequest("The body must be the new password as a non-empty string",
-                             code="user.invalid_password")
-    service.reset_password(request_context(), locator, password, temporary=query.temporaryPassword)
+@endpoint("users.password-reset", "users.custom", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["user"],
+                                                          codes.USER_WEAK_PASSWORD])
+def reset_user_password(locator: str, body: Annotated[schemas.NewPassword, TEXT],
+                        query: schemas.PasswordResetQuery) -> None:
+    """The body is the new password: a JSON string, or the text itself as `text/plain`"""
+    service.reset_password(request_context(), locator, body, temporary=query.temporaryPassword)
 
 
 @bp.route("/auth/users/{locator}", methods=["DELETE"])
-@endpoint("users.delete")
+@endpoint("users.delete", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["user"], codes.USER_DELETE_SELF])
 def delete_user(locator: str) -> None:
     service.delete_user(request_context(), locator)
 
 
 @bp.route("/auth/users/{locator}/permissions", methods=["GET"])
-@endpoint("users.read", "users.custom")
+@endpoint("users.read", "users.custom", errors=[codes.NOT_FOUND["user"]])
 def fetch_user_permissions(locator: str) -> list[str]:
     return service.user_permissions(request_context(), locator)
 
 
 @bp.route("/auth/users/{locator}/roles", methods=["PATCH"])
-@endpoint("users.update-roles")
-def update_user_roles(locator: str) -> schemas.UserResponse:
-    request = body_as(schemas.UserRolesUpdateRequest)
-    return schemas.UserResponse.of(service.update_user_roles(request_context(), locator, request.addRoles,
-                                                     request.removeRoles))
+@endpoint("users.update-roles", errors=[codes.AUTH_ROLE_NOT_GRANTABLE, codes.AUTH_USER_OUTRANKS_CALLER,
+                                        codes.NOT_FOUND["user"], codes.ROLE_UNKNOWN])
+def update_user_roles(locator: str, body: schemas.UserRolesUpdateRequest) -> schemas.UserResponse:
+    return schemas.UserResponse.of(service.update_user_roles(request_context(), locator, body.addRoles,
+                                                     body.removeRoles))
 
 
 @bp.route("/auth/users/{locator}/tenants", methods=["PATCH"])
-@endpoint("users.update-tenants")
-def update_user_tenants(locator: str) -> schemas.UserResponse:
-    request = body_as(schemas.UserTenantsAssignmentsUpdateRequest)
-    return schemas.UserResponse.of(service.update_user_tenants(request_context(), locator, request.addTenants,
-                                                       request.removeTenants))
+@endpoint("users.update-tenants", errors=[codes.AUTH_TENANT_NOT_HELD, codes.AUTH_USER_OUTRANKS_CALLER,
+                                          codes.NOT_FOUND["user"]])
+def update_user_tenants(locator: str, body: schemas.UserTenantsAssignmentsUpdateRequest) -> schemas.UserResponse:
+    return schemas.UserResponse.of(service.update_user_tenants(request_context(), locator, body.addTenants,
+                                                       body.removeTenants))
 
 
 # --- roles ---------------------------------------------------------------------------------------
 
 
 @bp.route("/auth/roles", methods=["POST"])
-@endpoint("roles.add", idempotent=True)
-def create_role() -> schemas.RoleResponse:
-    request = body_as(schemas.RoleCreateRequest)
-    return schemas.RoleResponse.of(service.create_role(request_context(), name=request.name,
-                                               description=request.description, permissions=request.permissions))
+@endpoint("roles.add", idempotent=True, errors=[codes.AUTH_ROLE_OUTRANKS_CALLER,
+                                                codes.ROLE_INVALID_PERMISSION, codes.ROLE_NAME_TAKEN])
+def create_role(body: schemas.RoleCreateRequest) -> schemas.RoleResponse:
+    return schemas.RoleResponse.of(service.create_role(request_context(), name=body.name,
+                                               description=body.description, permissions=body.permissions))
 
 
 @bp.route("/auth/roles/permissions", methods=["GET"])
@@ -245,8 +240,7 @@ def list_permissions() -> list[str]:
 
 @bp.route("/auth/roles/list", methods=["GET"])
 @endpoint("roles.read", "roles.list")
-def list_roles() -> schemas.RoleListResponse | list[schemas.RoleResponse]:
-    query = query_as(schemas.ListQuery)
+def list_roles(query: schemas.ListQuery) -> schemas.RoleListResponse | list[schemas.RoleResponse]:
     page = service.list_roles(request_context(), PageRequest.of(query.offset, query.count))
     items = [schemas.RoleResponse.of(r) for r in page.items]
     if query.extended is False:
@@ -255,21 +249,21 @@ def list_roles() -> schemas.RoleListResponse | list[schemas.RoleResponse]:
 
 
 @bp.route("/auth/roles/{locator}", methods=["GET"])
-@endpoint("roles.read")
+@endpoint("roles.read", errors=[codes.NOT_FOUND["role"]])
 def fetch_role(locator: str) -> schemas.RoleResponse:
     return schemas.RoleResponse.of(service.get_role(request_context(), locator))
 
 
 @bp.route("/auth/roles/{locator}", methods=["PATCH"])
-@endpoint("roles.update")
-def update_role(locator: str) -> schemas.RoleResponse:
-    request = body_as(schemas.RoleUpdateRequest)
+@endpoint("roles.update", errors=[codes.AUTH_ROLE_OUTRANKS_CALLER, codes.NOT_FOUND["role"], codes.ROLE_BUILT_IN,
+                                  codes.ROLE_INVALID_PERMISSION, codes.ROLE_NAME_TAKEN])
+def update_role(locator: str, body: schemas.RoleUpdateRequest) -> schemas.RoleResponse:
     return schemas.RoleResponse.of(service.update_role(
-        request_context(), locator, name=request.name, description=request.description, version=request.version,
-        add_permissions=request.addPermissions, remove_permissions=request.removePermissions))
+        request_context(), locator, name=body.name, description=body.description, version=body.version,
+        add_permissions=body.addPermissions, remove_permissions=body.removePermissions))
 
 
 @bp.route("/auth/roles/{locator}", methods=["DELETE"])
-@endpoint("roles.delete")
+@endpoint("roles.delete", errors=[codes.AUTH_ROLE_OUTRANKS_CALLER, codes.NOT_FOUND["role"], codes.ROLE_BUILT_IN])
 def delete_role(locator: str) -> None:
     service.delete_role(request_context(), locator)

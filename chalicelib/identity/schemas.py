@@ -52,6 +52,10 @@ class AuthTokenResponse(BaseModel):
     tenants: list[str] = []
 
 
+NewPassword = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+"""A password as a request body carries it (the password rules are the service's)."""
+
+
 class TokenGrantRequest(BaseModel):
     grant_type: str
     username: str = ""

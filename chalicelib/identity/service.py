@@ -6,15 +6,13 @@ import secrets
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
+from chalicelib.core import codes
 from chalicelib.core.context import SYSTEM, CallContext, Principal
 from chalicelib.core.errors import (
     Conflict,
+    DomainError,
     FieldError,
-    Forbidden,
-    InvalidRequest,
-    NotFound,
     TooManyRequests,
-    Unauthenticated,
 )
 from chalicelib.core.ids import new_locator, new_tenant_locator, new_uuid_locator
 from chalicelib.core.paging import Page, PageRequest
@@ -52,16 +50,16 @@ def authenticate(token: str, now: datetime) -> Principal:
     prefix, _, rest = token.partition(".")
     user_locator, _, secret = rest.partition(".")
     if prefix != TOKEN_PREFIX or not user_locator or not secret or len(token) > 200:
-        raise Unauthenticated("Invalid token", code="auth.token_invalid")
+        raise codes.AUTH_TOKEN_INVALID("Invalid token")
     token_hash = _hash(token)
     shard = int(token_hash[:8], 16)
     stored, user, roles_version = repository.get_token_and_user(token_hash, user_locator, shard)
     if stored is None or user is None or stored.userLocator != user.locator or not user.enabled:
-        raise Unauthenticated("Invalid token", code="auth.token_invalid")
+        raise codes.AUTH_TOKEN_INVALID("Invalid token")
     if stored.expiresAt is not None and stored.expiresAt <= now:
-        raise Unauthenticated("The token has expired", code="auth.token_expired")
+        raise codes.AUTH_TOKEN_EXPIRED("The token has expired")
     if stored.kind == TokenKind.SESSION and stored.sessionGeneration != user.sessionGeneration:
-        raise Unauthenticated("The token was revoked", code="auth.token_revoked")
+        raise codes.AUTH_TOKEN_REVOKED("The token was revoked")
     profile = _profile_of(user, _cached_roles(user.roleLocators, roles_version))
     session = Session(profile=profile, rolesVersion=roles_version, rolesVersionShard=shard,
                       passwordChangeOnly=stored.passwordChangeOnly)
@@ -130,12 +128,12 @@ def sign_in(user_name: str, password: str, now: datetime, request_id: str,
     expires_at = throttle.window_end(window) + throttle.WINDOW_SECONDS
     repository.count_sign_in_attempt(
         [(s.kind, s.digest, s.limit) for s in (name_subject, *source_subjects)], window, expires_at,
-        on_limit=lambda: TooManyRequests("Too many failed sign-ins; retry later", throttle.retry_after_seconds(now),
-                                         code="auth.sign_in_throttled"))
+        on_limit=lambda: TooManyRequests("Too many failed sign-ins; retry later", codes.AUTH_SIGN_IN_THROTTLED,
+                                         retry_after_seconds=throttle.retry_after_seconds(now)))
     locator = repository.user_locator_by_name(user_name) if user_name else None
     user = repository.get_user(locator) if locator else None
     if not passwords.verify_password(user.passwordHash if user else None, password) or not user or not user.enabled:
-        raise Unauthenticated("Invalid user name or password", code="auth.sign_in_failed")
+        raise codes.AUTH_SIGN_IN_FAILED("Invalid user name or password")
     lifetime = settings().session_token_ttl_seconds
     token = _new_token(user.locator)
     ctx = CallContext(principal=Principal(user.locator, user.userName, frozenset(), frozenset()),
@@ -201,7 +199,7 @@ def _load_user(ctx: CallContext, locator: str) -> User:
     """The user, if the caller may see it (404 otherwise, as for a user that does not exist)."""
     user = repository.get_user(locator)
     if user is None or not _within_reach(ctx, user):
-        raise NotFound("user", locator)
+        raise codes.not_found("user", locator)
     return user
 
 
@@ -225,8 +223,8 @@ def _load_manageable(ctx: CallContext, locator: str) -> tuple[User, UserProfile]
     wanted = [p for p in profile.permissions if p != SELF_SERVICE]
     beyond = sorted(set(wanted) - restrict(caller.permissions, wanted))
     if beyond:
-        raise Forbidden(f"You cannot manage a user holding permissions you do not hold: {', '.join(beyond)}",
-                        code="auth.user_outranks_caller")
+        raise codes.AUTH_USER_OUTRANKS_CALLER(
+            f"You cannot manage a user holding permissions you do not hold: {', '.join(beyond)}")
     return user, profile
 
 
@@ -314,8 +312,8 @@ def reset_password(ctx: CallContext, locator: str, password: str, temporary: boo
 def _check_password(password: str, user_name: str) -> None:
     problems = password_problems(password, user_name)
     if problems:
-        raise InvalidRequest("The password is too weak", code="user.weak_password",
-                             field_errors=[FieldError("password", p) for p in problems])
+        raise codes.USER_WEAK_PASSWORD("The password is too weak",
+                                       field_errors=[FieldError("password", p) for p in problems])
 
 
 def revoke_sessions(ctx: CallContext, locator: str) -> None:
@@ -337,7 +335,7 @@ def remove_credentials(ctx: CallContext, locator: str) -> None:
 def delete_user(ctx: CallContext, locator: str) -> None:
     user, _ = _load_manageable(ctx, locator)
     if locator == ctx.user_locator:
-        raise Conflict("You cannot delete yourself", code="user.delete_self")
+        raise codes.USER_DELETE_SELF("You cannot delete yourself")
     uow = _user_unit_of_work(ctx)
     repository.delete_user(uow, user, repository.named_tokens(locator))
     uow.record_event("auth.user.delete", {"userLocator": locator})
@@ -374,16 +372,16 @@ def _role_locators(ctx: CallContext, names: list[str], already_held: Sequence[st
     found = repository.role_locators_by_name(names)
     missing = [n for n in names if n.lower() not in found]
     if missing:
-        raise InvalidRequest("Unknown role", code="role.unknown",
-                             field_errors=[FieldError("roles", f"no role named {n}") for n in missing])
+        raise codes.ROLE_UNKNOWN("Unknown role",
+                                 field_errors=[FieldError("roles", f"no role named {n}") for n in missing])
     locators = list(dict.fromkeys(found[n.lower()] for n in names))
     new = [r for r in locators if r not in already_held]
     if new and not ctx.principal.is_system:
         too_wide = [role.name for role in repository.roles(new)
                     if restrict(ctx.principal.permissions, role.permissions) != frozenset(role.permissions)]
         if too_wide:
-            raise Forbidden(f"You cannot grant roles with permissions you do not hold: {', '.join(too_wide)}",
-                            code="auth.role_not_grantable")
+            raise codes.AUTH_ROLE_NOT_GRANTABLE(
+                f"You cannot grant roles with permissions you do not hold: {', '.join(too_wide)}")
     return locators
 
 
@@ -392,13 +390,12 @@ def _check_grantable_tenants(ctx: CallContext, tenants: list[str]) -> None:
     refused = [t for t in tenants if not (ctx.principal.is_system or tenant_allowed(ctx.principal.tenants, t))
                or (t == ANY_TENANT and ANY_TENANT not in ctx.principal.tenants)]
     if refused:
-        raise Forbidden(f"You cannot grant access to tenants you do not hold: {', '.join(refused)}",
-                        code="auth.tenant_not_held")
+        raise codes.AUTH_TENANT_NOT_HELD(f"You cannot grant access to tenants you do not hold: {', '.join(refused)}")
 
 
 def _require_any(ctx: CallContext, action: str, *permissions: str) -> None:
     if not ctx.principal.may(*permissions):
-        raise Forbidden(f"{action} requires one of: {', '.join(permissions)}", code="auth.permission_denied")
+        raise codes.AUTH_PERMISSION_DENIED(f"{action} requires one of: {', '.join(permissions)}")
 
 
 # --- named tokens --------------------------------------------------------------------------------
@@ -412,22 +409,21 @@ def create_token(ctx: CallContext, user_locator: str, *, name: str, expires_at: 
     if user_locator != ctx.user_locator and not ctx.principal.is_system:
         _require_any(ctx, "A token for another user", "users.write")
         if not user.serviceAccount:
-            raise Forbidden("Tokens can be created for yourself or for service accounts only",
-                            code="token.not_service_account")
+            raise codes.TOKEN_NOT_SERVICE_ACCOUNT("Tokens can be created for yourself or for service accounts only")
     if expires_at <= ctx.now:
-        raise InvalidRequest("expiresAt must be in the future",
-                             field_errors=[FieldError("expiresAt", "must be in the future")])
+        raise codes.REQUEST_INVALID("expiresAt must be in the future",
+                                    field_errors=[FieldError("expiresAt", "must be in the future")])
     _check_permission_names(permissions, "permissions")
     # bounded by the owner and by the calling credential, so a restricted token cannot mint a wider one
     not_held = [p for p in permissions if restrict(owner.permissions, [p]) != frozenset([p])
                 or restrict(ctx.principal.permissions, [p]) != frozenset([p])]
     if not_held:
-        raise Forbidden(f"The token cannot carry permissions its owner does not hold: {', '.join(not_held)}",
-                        code="token.permission_not_held")
+        raise codes.TOKEN_PERMISSION_NOT_HELD(
+            f"The token cannot carry permissions its owner does not hold: {', '.join(not_held)}")
     foreign = [t for t in tenants if not (_holds_tenant(user.tenants, t) and _holds_tenant(ctx.principal.tenants, t))]
     if foreign:
-        raise Forbidden(f"The token cannot cover tenants its owner does not hold: {', '.join(foreign)}",
-                        code="token.tenant_not_held")
+        raise codes.TOKEN_TENANT_NOT_HELD(
+            f"The token cannot cover tenants its owner does not hold: {', '.join(foreign)}")
     held = len(repository.named_tokens(user_locator))
     if held >= MAX_NAMED_TOKENS:
         raise _token_limit_reached()
@@ -442,8 +438,8 @@ def create_token(ctx: CallContext, user_locator: str, *, name: str, expires_at: 
     return token
 
 
-def _token_limit_reached() -> Conflict:
-    return Conflict(f"A user can hold at most {MAX_NAMED_TOKENS} named tokens", code="token.limit_reached")
+def _token_limit_reached() -> DomainError:
+    return codes.TOKEN_LIMIT_REACHED(f"A user can hold at most {MAX_NAMED_TOKENS} named tokens")
 
 
 def _holds_tenant(held: Iterable[str], tenant: str) -> bool:
@@ -465,7 +461,7 @@ def delete_token(ctx: CallContext, user_locator: str, token_or_name: str) -> Non
         if stored and stored.kind == TokenKind.NAMED and stored.userLocator == user_locator:
             entry = by_name.get(stored.name or "")
     if entry is None:
-        raise NotFound("token", None)
+        raise codes.not_found("token", None)
     uow = wiring.system_unit_of_work(ctx)
     repository.delete_named_token(uow, user_locator, entry["name"], entry["tokenHash"], held=len(by_name))
     uow.record_event("auth.token.delete", {"userLocator": user_locator, "name": entry["name"]})
@@ -479,7 +475,7 @@ def _check_permission_names(permissions: list[str], field: str) -> None:
     bad = [FieldError(f"{field}[{i}]", f"'{p}' is not group.action, group.* or *.*")
            for i, p in enumerate(permissions) if not is_valid_permission(p)]
     if bad:
-        raise InvalidRequest("Invalid permission names", code="role.invalid_permission", field_errors=bad)
+        raise codes.ROLE_INVALID_PERMISSION("Invalid permission names", field_errors=bad)
 
 
 def _check_role_within_reach(ctx: CallContext, permissions: Iterable[str], holders: RoleHolders) -> None:
@@ -492,20 +488,19 @@ def _check_role_within_reach(ctx: CallContext, permissions: Iterable[str], holde
     wanted = sorted(set(permissions) - {SELF_SERVICE})
     beyond = sorted(set(wanted) - restrict(caller.permissions, wanted))
     if beyond:
-        raise Forbidden(f"You cannot manage a role with permissions you do not hold: {', '.join(beyond)}",
-                        code="auth.role_outranks_caller")
+        raise codes.AUTH_ROLE_OUTRANKS_CALLER(
+            f"You cannot manage a role with permissions you do not hold: {', '.join(beyond)}")
     if not all(_holds_tenant(caller.tenants, tenant) for tenant in holders.tenants):
-        raise Forbidden("You cannot manage a role held by users of tenants you do not hold",
-                        code="auth.role_outranks_caller")
+        raise codes.AUTH_ROLE_OUTRANKS_CALLER("You cannot manage a role held by users of tenants you do not hold")
 
 
 def _load_changeable_role(locator: str) -> tuple[Role, RoleHolders]:
     """The role and its holders' tenants; never the built-in admin role, whose `*.*` keeps one way in."""
     role, holders = repository.role_and_holders(locator)
     if role is None:
-        raise NotFound("role", locator)
+        raise codes.not_found("role", locator)
     if role.name.lower() == ADMIN_ROLE:
-        raise Conflict(f"The built-in {ADMIN_ROLE} role cannot be changed or deleted", code="role.built_in")
+        raise codes.ROLE_BUILT_IN(f"The built-in {ADMIN_ROLE} role cannot be changed or deleted")
     return role, holders
 
 
@@ -524,7 +519,7 @@ def create_role(ctx: CallContext, *, name: str, description: str, permissions: l
 def get_role(ctx: CallContext, locator: str) -> Role:
     role = repository.get_role(locator)
     if role is None:
-        raise NotFound("role", locator)
+        raise codes.not_found("role", locator)
     return role
 
 
@@ -535,8 +530,7 @@ def update_role(ctx: CallContext, locator: str, *, name: str, description: str, 
     permissions = sorted((set(role.permissions) - set(remove_permissions)) | set(add_permissions))
     _check_role_within_reach(ctx, [*role.permissions, *permissions], holders)
     if version != role.version:
-        raise Conflict(f"The role is at version {role.version}, not {version}; reload it",
-                       code="conflict.concurrent_modification")
+        raise codes.CONCURRENT_MODIFICATION(f"The role is at version {role.version}, not {version}; reload it")
     changed = role.model_copy(update={"name": name, "description": description, "permissions": permissions,
                                       "version": role.version + 1})
     uow = wiring.system_unit_of_work(ctx)
@@ -580,7 +574,7 @@ def create_tenant(ctx: CallContext, *, name: str, description: str | None = None
 def get_tenant(ctx: CallContext, locator: str) -> Tenant:
     tenant = repository.get_tenant(locator)
     if tenant is None:
-        raise NotFound("tenant", locator)
+        raise codes.not_found("tenant", locator)
     return tenant
 
 

@@ -7,6 +7,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
+from chalicelib.core import codes
 from chalicelib.core.errors import DomainError
 
 FailureReason = Literal[
@@ -27,10 +28,8 @@ class PluginFailure(DomainError):
     outcome, never an exception escaping the service); the service helpers raise it, and the flow
     that ran the plugin reports `message` as a validation error and keeps its previous state."""
 
-    default_code = "plugin.failed"
-
     def __init__(self, function: str, reason: FailureReason, detail: str):
-        super().__init__(f"The plugin function {function} failed: {detail}")
+        super().__init__(f"The plugin function {function} failed: {detail}", codes.PLUGIN_FAILED)
         self.function = function
         self.reason = reason
         self.detail = detail

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from chalicelib.accounts.models import BillingLevel, ContactRole
 from chalicelib.configuration.datamodel import ValidationResult
-from chalicelib.priceable.models import Charge, DurationBasis, Element, Flag
+from chalicelib.priceable.models import Charge, DurationBasis, Element, Flag, SegmentType
 
 ENTITY = "policy"
 """The entity kind of policy numbers and the `code` prefix of policy errors."""
@@ -69,11 +69,6 @@ class TransactionCategory(StrEnum):
     REINSTATEMENT = "reinstatement"
     REVERSAL = "reversal"
     AGGREGATE = "aggregate"
-
-
-class SegmentType(StrEnum):
-    COVERAGE = "coverage"
-    GAP = "gap"
 
 
 # --- the issuance interface (quotes -> policies) ----------------------------------------------------
@@ -130,35 +125,40 @@ class ProducerInfo(BaseModel):
     producerCodeOfRecord: str | None = None
 
 
-class Segment(BaseModel):
-    """A span of a term as one transaction left it: the whole element tree is in this one record."""
+class SegmentOutline(BaseModel):
+    """What a segment and a transaction's summary of it share: the segment, its type and its span."""
 
     locator: str
-    transactionLocator: str
-    policyLocator: str
-    termLocator: str
     segmentType: SegmentType
     startTime: datetime
     endTime: datetime
+
+    def spans(self, moment: datetime) -> bool:
+        return self.startTime <= moment < self.endTime
+
+
+class Segment(SegmentOutline):
+    """A span of a term as one transaction left it: the whole element tree is in this one record."""
+
+    transactionLocator: str
+    policyLocator: str
+    termLocator: str
     duration: Decimal
     element: Element
     basedOn: str | None = None
     producerInfo: ProducerInfo | None = None
 
 
-class SegmentSummary(BaseModel):
+class SegmentSummary(SegmentOutline):
     """What a transaction keeps of each segment it made (or, unissued, will make): enough to pick the
     one spanning a date and to lay it on the policy's timeline."""
 
-    locator: str
-    segmentType: SegmentType
-    startTime: datetime
-    endTime: datetime
     restores: str | None = None
     """A reinstatement at the cancellation's time: the cancellation whose coverage it gives back."""
 
-    def spans(self, moment: datetime) -> bool:
-        return self.startTime <= moment < self.endTime
+    @classmethod
+    def of(cls, segment: Segment, *, restores: str | None = None) -> SegmentSummary:
+        return cls(**segment.model_dump(include=set(SegmentOutline.model_fields)), restores=restores)
 
 
 class Transaction(BaseModel):
@@ -265,15 +265,6 @@ class Policy(BaseModel):
     updatedAt: datetime
     updatedBy: str
     version: int = 1
-
-
-class StaticDataVersion(BaseModel):
-    """StaticDataHistoryResponse: the policy's static data as one change (or issuing) left it."""
-
-    historyLocator: str
-    updatedAt: datetime
-    updatedBy: str
-    staticData: dict[str, Any] = {}
 
 
 class PolicySnapshot(BaseModel):

@@ -29,18 +29,19 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
-from chalicelib.core.errors import AlreadyExists, Unavailable
+from chalicelib.core.errors import Unavailable
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies.models import (
     IssuedStack,
     Policy,
     Segment,
-    StaticDataVersion,
     Term,
     Transaction,
     TransactionState,
 )
+from chalicelib.priceable.models import StaticDataVersion
 from chalicelib.storage import codec, keys, query, table, versioned
 from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, WriteOp
 from chalicelib.storage.unit_of_work import UnitOfWork
@@ -88,7 +89,7 @@ def add(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
         f"{TENANT_INDEX}PK": keys.policies_index(tenant), f"{TENANT_INDEX}SK": policy.locator,
         **{name: value for name, value in _renewal_index(tenant, policy).items() if value is not None},
         **policy.model_dump(exclude={"validationResult"}),
-    }, lambda: AlreadyExists("The policy already exists")))
+    }, lambda: codes.CONFLICT_ALREADY_EXISTS("The policy already exists")))
 
 
 def save(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
@@ -144,7 +145,7 @@ def static_history(tenant: str, policy_locator: str, page: PageRequest) -> Page[
 def add_term(uow: UnitOfWork, tenant: str, term: Term) -> None:
     uow.add(
         table.put_new({**keys.policy_term(tenant, term.policyLocator, term.number).as_dict(), "entity": TERM_ENTITY,
-                       **term.model_dump()}, lambda: AlreadyExists("The term already exists")),
+                       **term.model_dump()}, lambda: codes.CONFLICT_ALREADY_EXISTS("The term already exists")),
         table.put_new({**keys.term_alias(tenant, term.locator).as_dict(), "entity": "termAlias",
                        "policyLocator": term.policyLocator, "number": term.number}),
     )
@@ -234,7 +235,7 @@ def _new_transaction(tenant: str, transaction: Transaction, extra: Mapping[str, 
             "entity": TRANSACTION_ENTITY, **_transaction_indexes(tenant, transaction), **transaction.model_dump(),
             **extra}
     return [table.put_new({name: value for name, value in item.items() if value is not None},
-                          lambda: AlreadyExists("The transaction already exists")),
+                          lambda: codes.CONFLICT_ALREADY_EXISTS("The transaction already exists")),
             table.put_new({**_transaction_alias(tenant, transaction.locator).as_dict(), "entity": "transactionAlias",
                            "policyLocator": transaction.policyLocator})]
 
@@ -300,7 +301,7 @@ def _new_segment(tenant: str, segment: Segment, extra: Mapping[str, str]) -> Wri
                           "entity": SEGMENT_ENTITY,
                           f"{LOOKUP_INDEX}PK": keys.segment_lookup(tenant, segment.locator),
                           f"{LOOKUP_INDEX}SK": segment.policyLocator, **segment.model_dump(), **extra},
-                         lambda: AlreadyExists("The segment already exists"))
+                         lambda: codes.CONFLICT_ALREADY_EXISTS("The segment already exists"))
 
 
 def get_segment(tenant: str, locator: str) -> Segment | None:

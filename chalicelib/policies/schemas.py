@@ -21,13 +21,12 @@ from chalicelib.policies.models import (
     Policy,
     PolicySnapshot,
     PolicyStatus,
-    StaticDataVersion,
     Term,
     TransactionCategory,
 )
 from chalicelib.policies.statuses import policy_statuses
-from chalicelib.priceable.models import DurationBasis
-from chalicelib.priceable.schemas import SegmentResponse
+from chalicelib.priceable.models import DurationBasis, StaticDataVersion
+from chalicelib.priceable.schemas import SegmentResponse, StaticDataHistoryResponse
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
@@ -203,11 +202,9 @@ class PolicySnapshotListResponse(BaseModel):
 
 
 class StaticDataHistoryListResponse(BaseModel):
-    """ListPageResponseStaticDataHistoryResponse: the stored versions are StaticDataHistoryResponse."""
-
     listCompleted: bool
-    items: list[StaticDataVersion]
+    items: list[StaticDataHistoryResponse]
 
     @classmethod
     def of(cls, page: Page[StaticDataVersion]) -> StaticDataHistoryListResponse:
-        return cls(listCompleted=page.list_completed, items=page.items)
+        return cls(listCompleted=page.list_completed, items=[StaticDataHistoryResponse.of(v) for v in page.items])

@@ -31,11 +31,11 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.configuration import datamodel, numbering, numbers, products
 from chalicelib.configuration import service as configuration
+from chalicelib.core import codes, durations
 from chalicelib.core import contacts as contact_list
-from chalicelib.core import durations
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
+from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.records import check_size
@@ -58,7 +58,6 @@ from chalicelib.policies.models import (
     Segment,
     SegmentSummary,
     SegmentType,
-    StaticDataVersion,
     Term,
     Transaction,
     TransactionCategory,
@@ -68,6 +67,7 @@ from chalicelib.policies.models import (
 )
 from chalicelib.policies.stack import segment_at
 from chalicelib.policies.statuses import policy_statuses
+from chalicelib.priceable.models import StaticDataVersion
 from chalicelib.runtime import versioned, wiring
 from chalicelib.runtime.wiring import UnitOfWork
 
@@ -109,8 +109,7 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
         transactionCategory=TransactionCategory.ISSUANCE, transactionType=issuance.transactionType,
         preferences=issuance.preferences, createdAt=ctx.now, createdBy=ctx.user_locator, issuedTime=ctx.now,
         acceptedTime=issuance.acceptedTime or ctx.now,
-        segments=[SegmentSummary(locator=segment.locator, segmentType=segment.segmentType,
-                                 startTime=segment.startTime, endTime=segment.endTime)],
+        segments=[SegmentSummary.of(segment)],
         charges=issuance.charges,
         quoteLocator=issuance.quoteLocator, configVersion=issuance.configVersion)
     term = Term(locator=term_locator, staticLocator=term_locator, policyLocator=policy_locator, number=FIRST_TERM,
@@ -194,7 +193,7 @@ def get_policy(ctx: CallContext, locator: str) -> Policy:
     """The policy (404 `policy.not_found` when this tenant has none with that locator)."""
     policy = repository.get(ctx.tenant, locator) if _plausible(locator) else None
     if policy is None:
-        raise NotFound(ENTITY, locator)
+        raise codes.not_found(ENTITY, locator)
     return policy
 
 
@@ -203,7 +202,7 @@ def policies_with_number(ctx: CallContext, policy_number: str) -> list[Policy]:
     owner = numbers.number_owner(ctx, ENTITY, policy_number)
     policy = repository.get(ctx.tenant, owner) if owner else None
     if policy is None:
-        raise NotFound(ENTITY, policy_number)
+        raise codes.not_found(ENTITY, policy_number)
     return [policy]
 
 
@@ -251,7 +250,7 @@ def snapshot(ctx: CallContext, locator: str, moment: datetime, *, by_issued_time
     found = segment_at(stack.issued(), moment, by_issued_time=by_issued_time)
     segment = stack.segments.get(found[1].locator) if found else None
     if found is None or segment is None:
-        raise NotFound("snapshot", f"of policy {locator} at {isoformat(moment)}")
+        raise codes.not_found("snapshot", f"of policy {locator} at {isoformat(moment)}")
     return PolicySnapshot(policy=stack.policy, transaction=found[0], segment=segment)
 
 
@@ -260,7 +259,7 @@ def issued_stack(ctx: CallContext, locator: str) -> IssuedStack:
     transaction is computed from (and its issue written on condition of `policy.version`)."""
     stack = repository.stack(ctx.tenant, locator) if _plausible(locator) else None
     if stack is None:
-        raise NotFound(ENTITY, locator)
+        raise codes.not_found(ENTITY, locator)
     return stack
 
 
@@ -292,7 +291,7 @@ def holds(ctx: CallContext, locator: str) -> list[dict[str, Any]]:
 def get_term(ctx: CallContext, locator: str) -> Term:
     term = repository.get_term(ctx.tenant, locator) if _plausible(locator) else None
     if term is None:
-        raise NotFound(TERM_ENTITY, locator)
+        raise codes.not_found(TERM_ENTITY, locator)
     return term
 
 
@@ -309,14 +308,14 @@ def transaction_stack(ctx: CallContext, locator: str) -> IssuedStack:
     policy_locator = repository.policy_of_transaction(ctx.tenant, locator) if _plausible(locator) else None
     stack = repository.stack(ctx.tenant, policy_locator) if policy_locator else None
     if stack is None or not any(t.locator == locator for t in stack.transactions):
-        raise NotFound(TRANSACTION_ENTITY, locator)
+        raise codes.not_found(TRANSACTION_ENTITY, locator)
     return stack
 
 
 def get_segment(ctx: CallContext, locator: str) -> Segment:
     segment = repository.get_segment(ctx.tenant, locator) if _plausible(locator) else None
     if segment is None:
-        raise NotFound(SEGMENT_ENTITY, locator)
+        raise codes.not_found(SEGMENT_ENTITY, locator)
     return segment
 
 
@@ -431,10 +430,10 @@ def _write_pending(ctx: CallContext, issue: TransactionIssue, final: int) -> tup
     own = {summary.locator for summary in issue.transaction.segments}
     kept = [segment for segment in issue.segments if segment.locator in own]
     if final + len(kept) > MAX_ITEMS_PER_WRITE:
-        raise InvalidState(
+        raise codes.TRANSACTION_AGGREGATE_TOO_LARGE(
             f"Issuing transaction {issue.transaction.locator} changes {len(issue.changed)} issued transactions; "
             f"with its events that is {final + len(kept)} records to write at once, and one write holds at most "
-            f"{MAX_ITEMS_PER_WRITE}", code=f"{TRANSACTION_ENTITY}.aggregate_too_large")
+            f"{MAX_ITEMS_PER_WRITE}")
     attempt = repository.IssueAttempt(token=new_locator(), committer=issue.transaction.locator)
     repository.add_pending(ctx.tenant, attempt, issue.added,
                            [segment for segment in issue.segments if segment.locator not in own])
@@ -557,7 +556,7 @@ def generate_number(ctx: CallContext, locator: str) -> Policy:
     model = _model(ctx, policy)
     plan = _numbering_plan(model, policy.productName)
     if plan is None:
-        raise InvalidState(f"Product {policy.productName} has no numbering plan", code="policy.no_numbering_plan")
+        raise codes.NO_NUMBERING_PLAN["policy"](f"Product {policy.productName} has no numbering plan")
     return _renumbered(ctx, policy, numbers.NextOfPlan(model, plan, product=policy.productName,
                                                        region=policy.region))
 
@@ -582,9 +581,9 @@ def _numbering_plan(model: dict[str, Any], product_name: str) -> str | None:
 
 def _check_reference(model: dict[str, Any], collection: str, field: str, name: str) -> None:
     if name not in (model.get(collection) or {}):
-        raise InvalidRequest(f"'{name}' is not defined in the configuration's {collection}",
-                             code="policy.invalid_reference",
-                             field_errors=[FieldError(field, f"'{name}' is not defined in {collection}")])
+        raise codes.INVALID_REFERENCE["policy"](
+            f"'{name}' is not defined in the configuration's {collection}",
+            field_errors=[FieldError(field, f"'{name}' is not defined in {collection}")])
 
 
 def _check_roles(model: dict[str, Any], roles: Iterable[str], field: str) -> None:

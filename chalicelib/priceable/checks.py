@@ -15,9 +15,10 @@ from pydantic import BaseModel
 
 from chalicelib.configuration import products
 from chalicelib.configuration.products import Product
+from chalicelib.core import codes
 from chalicelib.core import contacts as contact_list
 from chalicelib.core.contacts import Contact
-from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState
+from chalicelib.core.errors import FieldError
 from chalicelib.core.records import check_size as check_record_size
 from chalicelib.priceable.models import Entity
 
@@ -34,16 +35,16 @@ def configured_product(model: dict[str, Any], name: str, entity: Entity, *, in_r
         return found
     what = "is not a configured product" if found is None else "is abstract"
     if not in_request:
-        raise InvalidState(f"Product {name} {what} in this configuration", code=f"{entity.code}.product_not_configured")
-    code = f"{entity.code}.unknown_product" if found is None else f"{entity.code}.abstract_product"
-    raise InvalidRequest(f"Product {name} {what}", code=code, field_errors=[FieldError("productName", what)])
+        raise codes.PRODUCT_NOT_CONFIGURED[entity.code](f"Product {name} {what} in this configuration")
+    code = codes.UNKNOWN_PRODUCT if found is None else codes.ABSTRACT_PRODUCT
+    raise code[entity.code](f"Product {name} {what}", field_errors=[FieldError("productName", what)])
 
 
 def check_eligible(product: Product, name: str, account_type: str, entity: Entity) -> None:
     eligible = product.eligible_account_types
     if eligible and account_type not in eligible:
-        raise InvalidRequest(f"Product {name} is not available to {account_type} accounts",
-                             code=f"{entity.code}.account_not_eligible", field_errors=[FieldError(
+        raise codes.ACCOUNT_NOT_ELIGIBLE[entity.code](
+            f"Product {name} is not available to {account_type} accounts", field_errors=[FieldError(
                                  "accountLocator", f"its type {account_type} is not among {', '.join(eligible)}")])
 
 
@@ -65,8 +66,8 @@ def check_references(model: dict[str, Any], fields: Any, contacts: Iterable[Cont
         problems.append(FieldError("timezone", f"'{zone}' is not an IANA time zone"))
     problems += contact_list.problems(contacts, model.get("contactRoles") or [])
     if problems:
-        raise InvalidRequest(f"The {entity.noun} names something the configuration does not have",
-                             code=f"{entity.code}.invalid_reference", field_errors=problems)
+        raise codes.INVALID_REFERENCE[entity.code](
+            f"The {entity.noun} names something the configuration does not have", field_errors=problems)
 
 
 def default_time_zone(model: dict[str, Any]) -> str:

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from chalicelib.core.errors import FieldError, InvalidRequest
+from chalicelib.core import codes
+from chalicelib.core.errors import DomainError, FieldError
 from chalicelib.priceable.models import Element, ElementChanges, ElementInput, Entity
 
 NewLocator = Callable[[], str]
@@ -51,7 +52,7 @@ class Catalog:
 
 
 def build_root(catalog: Catalog, product: str, data: dict[str, Any], coverage_terms: dict[str, Any],
-               children: list[ElementInput], new_locator: NewLocator, *, entity: Entity,
+               children: Sequence[ElementInput], new_locator: NewLocator, *, entity: Entity,
                field: str = "elements") -> Element:
     """The root element of product `product` with `children` below it."""
     definition = catalog.product(product)
@@ -93,8 +94,8 @@ def remove_elements(root: Element, locators: list[str], *, entity: Entity) -> El
     problems += [FieldError(f"body[{i}]", f"{locator} is not an element of the {entity.noun}")
                  for i, locator in enumerate(locators) if locator not in known]
     if problems:
-        raise InvalidRequest("Cannot remove these elements", code=f"{entity.code}.invalid_element",
-                             field_errors=problems)
+        raise codes.INVALID_ELEMENT[entity.code]("Cannot remove these elements",
+                                                 field_errors=problems)
     doomed = set(locators)
     tree = root.model_copy(deep=True)
     for element in walk(tree):
@@ -179,7 +180,7 @@ class _Builder:
     new_locator: NewLocator
     entity: Entity
 
-    def children(self, parent_type: ElementKind, parent: Element, given: list[ElementInput],
+    def children(self, parent_type: ElementKind, parent: Element, given: Sequence[ElementInput],
                  field: str) -> list[Element]:
         children = [self.element(parent_type, parent, child, f"{field}[{position}]")
                     for position, child in enumerate(given)]
@@ -206,6 +207,6 @@ class _Builder:
         return element
 
 
-def _invalid(entity: Entity, field: str, message: str) -> InvalidRequest:
-    return InvalidRequest(f"Invalid element: {message}", code=f"{entity.code}.invalid_element",
-                          field_errors=[FieldError(field, message)])
+def _invalid(entity: Entity, field: str, message: str) -> DomainError:
+    return codes.INVALID_ELEMENT[entity.code](f"Invalid element: {message}",
+                                              field_errors=[FieldError(field, message)])

@@ -17,8 +17,9 @@ from typing import Any
 
 from chalicelib.configuration import datamodel, products
 from chalicelib.configuration.datamodel import ValidationItem, ValidationResult
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError, FieldError, InvalidRequest
+from chalicelib.core.errors import DomainError, FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.plugins import service as plugins
 from chalicelib.plugins.contract import (
@@ -252,7 +253,7 @@ def evaluate_constraints(ctx: CallContext, model: dict[str, Any], tree: Element,
     found = {element.locator: (element, properties) for element, properties in constrained(model, tree)}
     unknown = [key for key in values if key not in found]
     if unknown:
-        raise InvalidRequest("Unknown element", code=f"{entity.code}.invalid_element", field_errors=[
+        raise codes.INVALID_ELEMENT[entity.code]("Unknown element", field_errors=[
             FieldError(key, f"is not an element of the {entity.noun} with constrained fields") for key in unknown])
     answer = {}
     for locator in list(values) or list(found):

@@ -12,9 +12,10 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from chalicelib.core import codes
 from chalicelib.core.clock import parse_datetime
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError, InvalidRequest
+from chalicelib.core.errors import FieldError
 from chalicelib.priceable.subject import Subject
 from chalicelib.tables import service as tables
 from chalicelib.tables.models import SelectionTimes
@@ -45,5 +46,5 @@ class TablesHost:
         try:
             return parse_datetime(date)
         except (TypeError, ValueError):
-            raise InvalidRequest(f"{date!r} is not an ISO-8601 date-time",
-                                 field_errors=[FieldError("date", "must be ISO-8601")]) from None
+            raise codes.REQUEST_INVALID(f"{date!r} is not an ISO-8601 date-time",
+                                        field_errors=[FieldError("date", "must be ISO-8601")]) from None

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from chalicelib.core.errors import InvalidState
+from chalicelib.core import codes
+from chalicelib.core.errors import DomainError
 from chalicelib.priceable.models import Entity
 
 
@@ -79,13 +80,13 @@ class Lifecycle:
 
     def check_editable(self, state: str) -> None:
         if state not in self.editable:
-            raise InvalidState(f"Only a draft {self.entity.noun} can be changed; this one is {state}",
-                               code=f"{self.entity.code}.not_draft")
+            raise codes.NOT_DRAFT[self.entity.code](
+                f"Only a draft {self.entity.noun} can be changed; this one is {state}")
 
     def check_not_expired(self, expiration: datetime | None, now: datetime) -> None:
         if expiration is not None and expiration <= now:
             named = self.expiry or self.entity
-            raise InvalidState(f"The {named.noun} has expired and cannot advance", code=f"{named.code}.expired")
+            raise codes.EXPIRED[named.code](f"The {named.noun} has expired and cannot advance")
 
     def check(self, state: str, doing: str) -> None:
         """Refuses `doing` ("be reset", "change its underwriting flags") in a final state, or in one the
@@ -93,5 +94,5 @@ class Lifecycle:
         if state in self.final or state in self.also_closed.get(doing, ()):
             raise self._invalid(f"A {self.entity.noun} that is {state} cannot {doing}")
 
-    def _invalid(self, message: str) -> InvalidState:
-        return InvalidState(message, code=f"{self.entity.code}.invalid_state")
+    def _invalid(self, message: str) -> DomainError:
+        return codes.INVALID_STATE[self.entity.code](message)

@@ -4,15 +4,23 @@ response schemas convert them, nothing else does. Pure.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
 
 FlagLevel = Literal["approve", "block", "decline", "reject", "info"]
+ElementCategory = Literal["product", "coverage", "exposure", "exposureGroup", "policyLine"]
+"""What an element's type is in the configuration: the product, or an entry of its coverages, exposures,
+exposureGroups or policyLines (configuration.datamodel.ELEMENT_CATEGORIES)."""
+ChargeCategory = Literal["none", "premium", "tax", "fee", "credit", "invoiceFee", "cededPremium", "nonFinancial",
+                         "surcharge"]
+ChargeHandling = Literal["flat", "normal", "retention"]
+ChargeInvoicing = Literal["scheduled", "next", "immediate"]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Ulid = Annotated[str, StringConstraints(pattern=r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")]
 
@@ -33,6 +41,13 @@ class DurationBasis(StrEnum):
     HOURS = "hours"
 
 
+class SegmentType(StrEnum):
+    """A policy segment's: coverage held, or a gap (a cancellation's)."""
+
+    COVERAGE = "coverage"
+    GAP = "gap"
+
+
 class Input(BaseModel):
     """What clients send: unknown fields are a 400."""
 
@@ -48,7 +63,7 @@ class ElementInput(Input):
     staticLocator: Ulid | None = None
     data: dict[str, Any] = {}
     coverageTerms: dict[str, Any] = {}
-    elements: list[ElementInput] = []
+    elements: list[Self] = []
 
 
 class ElementChanges(Input):
@@ -105,7 +120,7 @@ class Element(BaseModel):
     locator: str
     staticLocator: str
     type: str
-    category: str | None = None
+    category: ElementCategory | None = None
     parentLocator: str | None = None
     originalEffectiveTime: datetime | None = None
     data: dict[str, Any] = {}
@@ -122,13 +137,13 @@ class Charge(BaseModel):
     elementLocator: str
     elementStaticLocator: str
     chargeType: str
-    chargeCategory: str
+    chargeCategory: ChargeCategory
     rate: Decimal
     amount: Decimal
     referenceRate: Decimal | None = None
     tag: str | None = None
-    handling: str = "normal"
-    invoicing: str = "scheduled"
+    handling: ChargeHandling = "normal"
+    invoicing: ChargeInvoicing = "scheduled"
     reversalOfLocator: str | None = None
     rateDifference: Decimal | None = None
 
@@ -178,7 +193,7 @@ class PriceableFields(Input):
     jurisdiction: Name | None = None
     coverageTerms: dict[str, Any] = {}
     data: dict[str, Any] = {}
-    elements: list[ElementInput] = []
+    elements: Sequence[ElementInput] = []
     durationBasis: DurationBasis | None = None
 
 
@@ -214,6 +229,15 @@ class Priceable(BaseModel):
     jurisdiction: str | None = None
     createdAt: datetime
     createdBy: str
+
+
+class StaticDataVersion(BaseModel):
+    """A quote's or a policy's static data as one change (or issuing) left it."""
+
+    historyLocator: str
+    staticData: dict[str, Any]
+    updatedBy: str
+    updatedAt: datetime
 
 
 class PriceableRecord(Priceable):

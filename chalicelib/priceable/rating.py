@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Protocol, get_args
 
-from chalicelib.priceable.models import Charge
+from chalicelib.priceable.models import Charge, ChargeCategory
 
-CATEGORIES = frozenset({"none", "premium", "tax", "fee", "credit", "invoiceFee", "cededPremium", "nonFinancial",
-                        "surcharge"})
+CATEGORIES: tuple[ChargeCategory, ...] = get_args(ChargeCategory)
 Extras = Mapping[tuple[str, str], tuple[Decimal | None, str | None]]
 """(referenceRate, tag) by (elementLocator, chargeType)."""
 
@@ -60,7 +59,7 @@ def charges(rated: Iterable[Rated], extras: Extras, charge_types: Mapping[str, M
     return stored
 
 
-def category(configured: str | None) -> str:
+def category(configured: str | None) -> ChargeCategory:
     """The response's chargeCategory: the configured one in the enum's casing ("Premium" -> premium)."""
     if not configured:
         return "none"

@@ -18,13 +18,20 @@ from pydantic import BaseModel, RootModel, model_serializer
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.priceable.models import (
     Charge,
+    ChargeCategory,
+    ChargeHandling,
+    ChargeInvoicing,
+    DurationBasis,
     Element,
+    ElementCategory,
     ElementInput,
     Flag,
     FlagInput,
     Input,
     Priceable,
     PriceableRecord,
+    SegmentType,
+    StaticDataVersion,
     Ulid,
 )
 
@@ -74,7 +81,7 @@ class ElementResponse(BaseModel):
     parentLocator: str
     staticLocator: str
     originalEffectiveTime: datetime
-    category: str
+    category: ElementCategory
     data: dict[str, Any]
     coverageTerms: dict[str, Any]
     elements: list[ElementResponse]
@@ -95,7 +102,7 @@ class SegmentResponse(BaseModel):
 
     locator: str
     transactionLocator: str
-    segmentType: str
+    segmentType: SegmentType
     startTime: datetime
     endTime: datetime
     duration: Decimal
@@ -115,13 +122,13 @@ class PolicyChargeResponse(BaseModel):
     elementLocator: str
     elementStaticLocator: str
     chargeType: str
-    chargeCategory: str
+    chargeCategory: ChargeCategory
     amount: Decimal
     rate: Decimal
     referenceRate: Decimal
     tag: str | None = None
-    handling: str
-    invoicing: str
+    handling: ChargeHandling
+    invoicing: ChargeInvoicing
     reversalOfLocator: str | None = None
     rateDifference: Decimal | None = None
 
@@ -152,6 +159,19 @@ class UnderwritingFlagResponse(WithNulls):
         return cls(**flag.model_dump(exclude={"source"}), referenceLocator=owner_locator, referenceType=reference_type)
 
 
+class StaticDataHistoryResponse(BaseModel):
+    """One version of a quote's or a policy's static data."""
+
+    historyLocator: str
+    staticData: dict[str, Any]
+    updatedBy: str
+    updatedAt: datetime
+
+    @classmethod
+    def of(cls, version: StaticDataVersion) -> StaticDataHistoryResponse:
+        return cls(**version.model_dump())
+
+
 class Pricing(BaseModel):
     """What every price and underwriting response starts with."""
 
@@ -160,7 +180,7 @@ class Pricing(BaseModel):
     startTime: datetime
     endTime: datetime
     duration: Decimal
-    durationBasis: str
+    durationBasis: DurationBasis
     validationResult: ValidationResult | None = None
 
 

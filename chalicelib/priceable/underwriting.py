@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
+from chalicelib.core import codes
+from chalicelib.core.errors import FieldError
 from chalicelib.priceable.models import Flag, FlagLevel
 
 FLAG_ENTITY = "underwritingFlag"
@@ -89,14 +90,14 @@ def changed(flags: list[Flag], add: Sequence[FlagRequest], clear: list[str], ele
                 for i, flag in enumerate(add) if flag.elementLocator and flag.elementLocator not in elements]
     problems += [FieldError(f"addFlags[{i}].level", "is required") for i, flag in enumerate(add) if not flag.level]
     if problems:
-        raise InvalidRequest("Invalid underwriting flags", code=f"{code}.invalid_flag", field_errors=problems)
+        raise codes.INVALID_FLAG[code]("Invalid underwriting flags", field_errors=problems)
     unknown = _unknown(flags, clear)
     if unknown:
-        raise NotFound(FLAG_ENTITY, unknown[0])
+        raise codes.not_found(FLAG_ENTITY, unknown[0])
     doomed = set(clear)
     already = [flag.locator for flag in flags if flag.locator in doomed and flag.cleared]
     if already:
-        raise InvalidState(f"Underwriting flag {already[0]} is cleared already", code=f"{FLAG_ENTITY}.cleared")
+        raise codes.UNDERWRITING_FLAG_CLEARED(f"Underwriting flag {already[0]} is cleared already")
     kept = [cleared(flag, by) if flag.locator in doomed else flag for flag in flags]
     return kept + [Flag(locator=by.new_locator(), level=flag.level, note=flag.note, tag=flag.tag,
                         elementLocator=flag.elementLocator, source="manual", createdBy=by.user, createdTime=by.now)
@@ -108,8 +109,9 @@ def after_reset(flags: list[Flag], chosen: list[str], *, every: bool, delete: bo
     """Reset's flag options: the chosen flags (or `every` one) cleared, or deleted with `delete`."""
     unknown = _unknown(flags, chosen)
     if unknown:
-        raise InvalidRequest("Unknown underwriting flag", code=f"{code}.invalid_flag",
-                             field_errors=[FieldError("resetFlags", f"{unknown[0]} is not a flag of the {noun}")])
+        raise codes.INVALID_FLAG[code](
+            "Unknown underwriting flag",
+            field_errors=[FieldError("resetFlags", f"{unknown[0]} is not a flag of the {noun}")])
     wanted = {flag.locator for flag in flags} if every else set(chosen)
     if delete:
         return [flag for flag in flags if flag.locator not in wanted]
@@ -119,7 +121,7 @@ def after_reset(flags: list[Flag], chosen: list[str], *, every: bool, delete: bo
 def check_level(flags: Iterable[Flag], locator: str, level: str) -> None:
     """404 unless the record has flag `locator` of `level`."""
     if not any(flag.locator == locator and flag.level == level for flag in flags):
-        raise NotFound(FLAG_ENTITY, locator)
+        raise codes.not_found(FLAG_ENTITY, locator)
 
 
 def _unknown(flags: Iterable[Flag], locators: Iterable[str]) -> list[str]:

@@ -3,7 +3,7 @@
 """
 from __future__ import annotations
 
-from chalicelib.core.errors import AlreadyExists
+from chalicelib.core import codes
 from chalicelib.quickquotes.models import QuickQuote
 from chalicelib.storage import codec, keys, table, versioned
 from chalicelib.storage.unit_of_work import UnitOfWork
@@ -19,7 +19,8 @@ def get(tenant: str, locator: str) -> QuickQuote | None:
 def add(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
     uow.add(table.put_new({**keys.quick_quote(tenant, quick.locator).as_dict(), "entity": "quickQuote",
                            f"{TENANT_INDEX}PK": keys.quick_quotes_index(tenant), f"{TENANT_INDEX}SK": quick.locator,
-                           **quick.model_dump()}, lambda: AlreadyExists("The quick quote already exists")))
+                           **quick.model_dump()}, lambda: codes.CONFLICT_ALREADY_EXISTS(
+                               "The quick quote already exists")))
 
 
 def save(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:

@@ -14,10 +14,11 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.configuration import service as configuration
+from chalicelib.core import codes
 from chalicelib.core import contacts as contact_list
 from chalicelib.core.clock import utc
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
+from chalicelib.core.errors import FieldError, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.priceable import checks, elements, evaluation
 from chalicelib.priceable.evaluation import Evaluation
@@ -41,14 +42,14 @@ MAX_LOCATOR_LENGTH = 64
 def get_quick_quote(ctx: CallContext, locator: str) -> QuickQuote:
     quick = repository.get(ctx.tenant, locator) if 0 < len(locator) <= MAX_LOCATOR_LENGTH else None
     if quick is None:
-        raise NotFound(ENTITY, locator)
+        raise codes.not_found(ENTITY, locator)
     return quick
 
 
 def priced_quick_quote(ctx: CallContext, locator: str) -> QuickQuote:
     quick = get_quick_quote(ctx, locator)
     if quick.charges is None:
-        raise InvalidState(f"Quick quote {locator} has not been priced", code=f"{ENTITY}.not_priced")
+        raise codes.NOT_PRICED["quickQuote"](f"Quick quote {locator} has not been priced")
     return quick
 
 
@@ -149,8 +150,9 @@ def _account(ctx: CallContext, locator: str) -> Account:
     try:
         return accounts.get_account(ctx, locator)
     except NotFound:
-        raise InvalidRequest(f"Account {locator} does not exist", code=f"{ERRORS.code}.unknown_account",
-                             field_errors=[FieldError("accountLocator", "is not an account of this tenant")]) from None
+        raise codes.QUOTE_UNKNOWN_ACCOUNT(
+            f"Account {locator} does not exist",
+            field_errors=[FieldError("accountLocator", "is not an account of this tenant")]) from None
 
 
 def _checked(ctx: CallContext, model: dict[str, Any], quick: QuickQuote) -> QuickQuote:

@@ -6,7 +6,7 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.configuration.datamodel import ValidationResult
@@ -110,10 +110,3 @@ class Quote(PriceableRecord):
     acceptedTime: datetime | None = None
     issuedTime: datetime | None = None
     flags: list[Flag] = []
-
-
-class StaticHistoryEntry(BaseModel):
-    historyLocator: str
-    staticData: dict[str, Any]
-    updatedBy: str
-    updatedAt: datetime

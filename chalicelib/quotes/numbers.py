@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.configuration import numbers
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import InvalidState
 from chalicelib.policies.models import ENTITY as POLICY_ENTITY
 from chalicelib.priceable import checks
 from chalicelib.quotes.lifecycle import ERRORS, LIFECYCLE
@@ -35,7 +35,7 @@ def generate_number(ctx: CallContext, locator: str) -> Quote:
     model = model_of(ctx, quote)
     plan = checks.configured_product(model, quote.productName, ERRORS).numbering_plan
     if plan is None:
-        raise InvalidState(f"Product {quote.productName} has no numbering plan", code="quote.no_numbering_plan")
+        raise codes.NO_NUMBERING_PLAN["quote"](f"Product {quote.productName} has no numbering plan")
     return _renumbered(ctx, quote, numbers.NextOfPlan(model, plan, product=quote.productName, region=quote.region))
 
 
@@ -49,7 +49,7 @@ def set_reserved_policy_number(ctx: CallContext, locator: str, policy_number: st
         return quote
     if numbers.number_owner(ctx, POLICY_ENTITY, policy_number) is not None \
             or numbers.number_owner(ctx, RESERVED_POLICY_NUMBER_KIND, policy_number) is not None:
-        raise InvalidState(f"Policy number {policy_number} is in use or reserved", code="quote.policy_number_taken")
+        raise codes.QUOTE_POLICY_NUMBER_TAKEN(f"Policy number {policy_number} is in use or reserved")
     uow = wiring.unit_of_work(ctx)
     numbers.renumber(ctx, uow, RESERVED_POLICY_NUMBER_KIND, quote.locator, quote.reservedPolicyNumber, policy_number)
     return save(ctx, uow, quote.model_copy(update={"reservedPolicyNumber": policy_number}), ["update"],

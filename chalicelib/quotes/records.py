@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from chalicelib.configuration import service as configuration
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import NotFound
 from chalicelib.quotes import repository
 from chalicelib.quotes.lifecycle import ERRORS
 from chalicelib.quotes.models import ENTITY, Quote, QuoteState
@@ -22,7 +22,7 @@ def get_quote(ctx: CallContext, locator: str) -> Quote:
     """The quote (404 `quote.not_found` when this tenant has none with that locator)."""
     quote = repository.get(ctx.tenant, locator) if 0 < len(locator) <= MAX_LOCATOR_LENGTH else None
     if quote is None:
-        raise NotFound(ENTITY, locator)
+        raise codes.not_found(ENTITY, locator)
     return quote
 
 

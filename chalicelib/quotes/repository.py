@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.core.errors import AlreadyExists
+from chalicelib.core import codes
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.quotes.models import Quote, StaticHistoryEntry
+from chalicelib.priceable.models import StaticDataVersion
+from chalicelib.quotes.models import Quote
 from chalicelib.storage import codec, keys, query, table, versioned
 from chalicelib.storage.unit_of_work import UnitOfWork
 
@@ -50,7 +51,7 @@ def _indexes(tenant: str, quote: Quote) -> dict[str, str]:
 def add(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
     uow.add(table.put_new({**keys.quote(tenant, quote.locator).as_dict(), "entity": "quote",
                            **_indexes(tenant, quote), **quote.model_dump()},
-                          lambda: AlreadyExists("The quote already exists")))
+                          lambda: codes.CONFLICT_ALREADY_EXISTS("The quote already exists")))
 
 
 def save(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
@@ -58,13 +59,13 @@ def save(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
     uow.add(versioned.rewrite(keys.quote(tenant, quote.locator), quote, extra=_indexes(tenant, quote)))
 
 
-def add_static_history(uow: UnitOfWork, tenant: str, quote_locator: str, entry: StaticHistoryEntry) -> None:
+def add_static_history(uow: UnitOfWork, tenant: str, quote_locator: str, entry: StaticDataVersion) -> None:
     uow.add(table.put_new({**keys.quote_static_history(tenant, quote_locator, entry.historyLocator).as_dict(),
                            "entity": "quoteStaticHistory", **entry.model_dump()}))
 
 
-def static_history(tenant: str, quote_locator: str, page: PageRequest) -> Page[StaticHistoryEntry]:
+def static_history(tenant: str, quote_locator: str, page: PageRequest) -> Page[StaticDataVersion]:
     found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.quote(tenant, quote_locator).pk, page,
                        sk_prefix=keys.QUOTE_STATIC_HISTORY_PREFIX)
-    return Page([StaticHistoryEntry.model_validate(codec.without_keys(item)) for item in found.items],
+    return Page([StaticDataVersion.model_validate(codec.without_keys(item)) for item in found.items],
                 found.list_completed)

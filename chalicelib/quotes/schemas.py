@@ -29,6 +29,7 @@ from chalicelib.priceable.schemas import (
     pricing,
 )
 from chalicelib.priceable.schemas import StatelessQuery as StatelessQuery
+from chalicelib.priceable.schemas import StaticDataHistoryResponse as StaticDataHistoryResponse
 from chalicelib.priceable.schemas import UnderwritingFlagsUpdateRequest as UnderwritingFlagsUpdateRequest
 from chalicelib.quotes.models import (
     FlagInput,
@@ -38,7 +39,6 @@ from chalicelib.quotes.models import (
     QuoteFields,
     QuoteState,
     ResetOptions,
-    StaticHistoryEntry,
 )
 
 # --- requests --------------------------------------------------------------------------------------
@@ -121,32 +121,38 @@ class QuoteListResponse(ListResponse[QuoteResponse]):
     pass
 
 
-class QuotePriceResponse(Pricing):
+class QuotePricing(Pricing):
+    """What a quote's price and underwriting responses share."""
+
     quoteLocator: str
     accountLocator: str
     quoteState: QuoteState
+
+
+def quote_pricing(tenant: str, quote: Quote) -> dict[str, Any]:
+    """QuotePricing's fields of a quote."""
+    return {**pricing(tenant, quote), "quoteLocator": quote.locator, "accountLocator": quote.accountLocator,
+            "quoteState": quote.quoteState}
+
+
+class QuotePriceResponse(QuotePricing):
     quoteNumber: str | None = None
     items: list[PolicyChargeResponse]
 
     @classmethod
     def of(cls, tenant: str, quote: Quote) -> QuotePriceResponse:
-        return cls(**pricing(tenant, quote), quoteLocator=quote.locator, accountLocator=quote.accountLocator,
-                   quoteState=quote.quoteState, quoteNumber=quote.quoteNumber,
+        return cls(**quote_pricing(tenant, quote), quoteNumber=quote.quoteNumber,
                    items=[PolicyChargeResponse.of(charge) for charge in quote.charges or []])
 
 
-class QuoteUnderwritingResponse(Pricing):
-    quoteLocator: str
-    accountLocator: str
-    quoteState: QuoteState
+class QuoteUnderwritingResponse(QuotePricing):
     underwritingStatus: str
     underwritingFlags: list[UnderwritingFlagResponse]
 
     @classmethod
     def of(cls, tenant: str, quote: Quote) -> QuoteUnderwritingResponse:
         """`underwritingStatus` is "" until the quote was underwritten (the field is required)."""
-        return cls(**pricing(tenant, quote), quoteLocator=quote.locator, accountLocator=quote.accountLocator,
-                   quoteState=quote.quoteState, underwritingStatus=quote.underwritingStatus or "",
+        return cls(**quote_pricing(tenant, quote), underwritingStatus=quote.underwritingStatus or "",
                    underwritingFlags=[UnderwritingFlagResponse.of(quote.locator, flag) for flag in quote.flags
                                       if not flag.cleared])
 
@@ -161,17 +167,6 @@ class QuoteUnderwritingFlagsResponse(BaseModel):
         return cls(quoteLocator=quote.locator,
                    flags=[UnderwritingFlagResponse.of(quote.locator, f) for f in quote.flags if not f.cleared],
                    clearedFlags=[UnderwritingFlagResponse.of(quote.locator, f) for f in quote.flags if f.cleared])
-
-
-class StaticDataHistoryResponse(BaseModel):
-    historyLocator: str
-    staticData: dict[str, Any]
-    updatedBy: str
-    updatedAt: datetime
-
-    @classmethod
-    def of(cls, entry: StaticHistoryEntry) -> StaticDataHistoryResponse:
-        return cls(**entry.model_dump())
 
 
 class StaticDataHistoryListResponse(ListResponse[StaticDataHistoryResponse]):

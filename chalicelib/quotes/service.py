@@ -51,10 +51,11 @@ from chalicelib.accounts.models import Account, BillingLevel
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.products import Product
+from chalicelib.core import codes
 from chalicelib.core import contacts as contact_list
 from chalicelib.core.clock import utc
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
+from chalicelib.core.errors import FieldError, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
@@ -107,7 +108,7 @@ def quotes_with_number(ctx: CallContext, quote_number: str) -> list[Quote]:
     owner = numbers.number_owner(ctx, ENTITY, quote_number)
     quote = repository.get(ctx.tenant, owner) if owner else None
     if quote is None:
-        raise NotFound(ENTITY, quote_number)
+        raise codes.not_found(ENTITY, quote_number)
     return [quote]
 
 
@@ -115,7 +116,7 @@ def priced_quote(ctx: CallContext, locator: str) -> Quote:
     """The quote with its stored price; 409 `quote.not_priced` when it has none."""
     quote = get_quote(ctx, locator)
     if quote.charges is None:
-        raise InvalidState(f"Quote {locator} has not been priced", code="quote.not_priced")
+        raise codes.NOT_PRICED["quote"](f"Quote {locator} has not been priced")
     return quote
 
 
@@ -152,7 +153,7 @@ def create_quote_from_policy(ctx: CallContext, policy_locator: str, moment: date
         stack = policies.issued_stack(ctx, policy_locator)
         policy, segment = stack.policy, from_policy.issuance_segment(stack)
         if segment is None:
-            raise NotFound("snapshot", f"of the issuance of policy {policy_locator}")
+            raise codes.not_found("snapshot", f"of the issuance of policy {policy_locator}")
     else:
         shown = policies.snapshot(ctx, policy_locator, moment, by_issued_time=by_issued_time)
         policy, segment = shown.policy, shown.segment
@@ -312,8 +313,8 @@ def _runner(ctx: CallContext, quote: Quote, current: tuple[str, dict[str, Any]] 
     def issue(working: Quote) -> None:
         if checks.configured_product(model, working.productName, ERRORS).reserved_policy_number_required \
                 and not working.reservedPolicyNumber:
-            raise InvalidState(f"{working.productName} policies need a reserved policy number before issue",
-                               code="quote.reserved_policy_number_required")
+            raise codes.QUOTE_RESERVED_POLICY_NUMBER_REQUIRED(
+                f"{working.productName} policies need a reserved policy number before issue")
         working.issuedTime = ctx.now
 
     def accept(working: Quote) -> None:
@@ -393,7 +394,7 @@ def change_flags(ctx: CallContext, locator: str, add: list[FlagInput], clear: li
     quote = get_quote(ctx, locator)
     LIFECYCLE.check(quote.quoteState, "change its underwriting flags")
     if quote.quoteState == QuoteState.ACCEPTED:
-        raise InvalidState("An accepted quote's underwriting flags cannot change", code="quote.invalid_state")
+        raise codes.INVALID_STATE["quote"]("An accepted quote's underwriting flags cannot change")
     known = {element.locator for element in elements.walk(quote.element)}
     flags = underwriting.changed(quote.flags, add, clear, known, _author(ctx), code=ENTITY, noun=ENTITY)
     return save(ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"flags": flags}), ["manualunderwrite"])
@@ -440,8 +441,9 @@ def _account(ctx: CallContext, locator: str) -> Account:
     try:
         return accounts.get_account(ctx, locator)
     except NotFound:
-        raise InvalidRequest(f"Account {locator} does not exist", code="quote.unknown_account",
-                             field_errors=[FieldError("accountLocator", "is not an account of this tenant")]) from None
+        raise codes.QUOTE_UNKNOWN_ACCOUNT(
+            f"Account {locator} does not exist",
+            field_errors=[FieldError("accountLocator", "is not an account of this tenant")]) from None
 
 
 def _installment_plan(product: Product, preferences: dict[str, Any]) -> str | None:

@@ -3,18 +3,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import InvalidState
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.priceable import elements
+from chalicelib.priceable.models import StaticDataVersion
 from chalicelib.quotes import repository
-from chalicelib.quotes.models import Quote, QuoteState, StaticHistoryEntry
+from chalicelib.quotes.models import Quote, QuoteState
 from chalicelib.quotes.records import get_quote, save
 from chalicelib.runtime import wiring
 
 
-def static_history(ctx: CallContext, locator: str, page: PageRequest) -> Page[StaticHistoryEntry]:
+def static_history(ctx: CallContext, locator: str, page: PageRequest) -> Page[StaticDataVersion]:
     get_quote(ctx, locator)
     return repository.static_history(ctx.tenant, locator, page)
 
@@ -36,8 +37,8 @@ def update_static(ctx: CallContext, locator: str, set_data: dict[str, Any], remo
 def _change_static(ctx: CallContext, quote: Quote, static: dict[str, Any], action: str) -> Quote:
     """Static data changes in any state but discarded; each change is kept in the history."""
     if quote.quoteState == QuoteState.DISCARDED:
-        raise InvalidState("A discarded quote's static data cannot change", code="quote.invalid_state")
+        raise codes.INVALID_STATE["quote"]("A discarded quote's static data cannot change")
     uow = wiring.unit_of_work(ctx)
-    repository.add_static_history(uow, ctx.tenant, quote.locator, StaticHistoryEntry(
+    repository.add_static_history(uow, ctx.tenant, quote.locator, StaticDataVersion(
         historyLocator=new_locator(), staticData=static, updatedBy=ctx.user_locator, updatedAt=ctx.now))
     return save(ctx, uow, quote.model_copy(update={"static": static}), [f"staticdata.{action}"])

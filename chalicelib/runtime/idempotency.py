@@ -9,8 +9,8 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 
+from chalicelib.core import codes
 from chalicelib.core.context import IdempotencyClaim
-from chalicelib.core.errors import Conflict
 from chalicelib.storage import keys, table
 
 
@@ -23,22 +23,23 @@ class Replay:
 def claim_or_replay(scope: str, user_locator: str, credential: str, operation: str, key: str,
                     request_fingerprint: bytes) -> IdempotencyClaim | Replay:
     if not key or len(key) > 200:
-        raise Conflict("X-Idempotency-Key must be 1 to 200 characters", code="idempotency.invalid_key")
+        raise codes.IDEMPOTENCY_INVALID_KEY("X-Idempotency-Key must be 1 to 200 characters")
     request_hash = hashlib.sha256(request_fingerprint).hexdigest()
     guard = table.gateway().get(scope, keys.idempotency_guard(scope, user_locator, operation, key))
     if guard is None:
         return IdempotencyClaim(key=key, operation=operation, request_hash=request_hash, credential=credential)
     if guard.get("credential") != credential:
-        raise Conflict("This idempotency key was used with another of your credentials; its answer goes only to "
-                       "that one", code="idempotency.other_credential")
+        raise codes.IDEMPOTENCY_OTHER_CREDENTIAL(
+            "This idempotency key was used with another of your credentials; its answer goes only to "
+            "that one")
     if guard["requestHash"] != request_hash:
-        raise Conflict("This idempotency key was used with a different request", code="idempotency.key_reused")
+        raise codes.IDEMPOTENCY_KEY_REUSED("This idempotency key was used with a different request")
     if "secretCreated" in guard:
-        raise Conflict(f"The request with this idempotency key created {guard['secretCreated']}; its secret was "
-                       "answered once and is not kept, so it cannot be answered again",
-                       code="idempotency.secret_not_replayable")
+        raise codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE(
+            f"The request with this idempotency key created {guard['secretCreated']}; its secret was "
+            "answered once and is not kept, so it cannot be answered again")
     if "responseBody" not in guard:
-        raise Conflict("A request with this idempotency key is in progress", code="idempotency.in_progress")
+        raise codes.IDEMPOTENCY_IN_PROGRESS("A request with this idempotency key is in progress")
     return Replay(status=int(guard["responseStatus"]), body=guard["responseBody"])
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from chalicelib.core import codes
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import SYSTEM, CallContext
 from chalicelib.core.errors import ConcurrentModification, DomainError
@@ -165,7 +166,7 @@ def _run(ctx: CallContext, scope: str, message: JobMessage, job: dict[str, Any],
          version: int) -> JobStatus:
     try:
         if handler is None:
-            raise DomainError(f"no handler for job type {job['jobType']}", code="job.unknown_type")
+            raise codes.JOB_UNKNOWN_TYPE(f"no handler for job type {job['jobType']}")
         result = handler(ctx, dict(job.get("payload") or {}))
     except DomainError as error:
         _finish(scope, message, version, JobStatus.FAILED, ctx.now, {"error": f"{error.code}: {error.message}"})

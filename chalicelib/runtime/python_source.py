@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from chalicelib.core.errors import Unavailable
+from chalicelib.core import codes
 from chalicelib.runtime import sandbox
 
 SCRIPT = Path(__file__).with_name("python_source_child.py")
@@ -78,7 +78,7 @@ def top_level_functions(modules: Mapping[str, bytes], limits: ParseLimits = Pars
                                       env={}, close_fds=True, start_new_session=True, cwd="/")
         output, stopped = _run(parser, source, limits)
     except (OSError, sandbox.SandboxUnavailable) as error:
-        raise Unavailable(f"the plugin modules cannot be parsed now: {error}") from None
+        raise codes.SERVICE_UNAVAILABLE(f"the plugin modules cannot be parsed now: {error}") from None
     finally:
         if disk is not None:
             disk.remove()

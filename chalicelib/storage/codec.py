@@ -7,8 +7,9 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
+from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
-from chalicelib.core.errors import InvalidRequest
+from chalicelib.core.errors import DomainError
 
 KEY_ATTRIBUTES = frozenset({"PK", "SK", "GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK", "GSI3PK", "GSI3SK"})
 
@@ -66,11 +67,11 @@ def serialize_value(value: Any) -> dict[str, Any]:
     return attribute
 
 
-def _unstorable_number() -> InvalidRequest:
+def _unstorable_number() -> DomainError:
     """DynamoDB stores numbers of at most 38 significant digits, magnitudes from 1E-130 to below 1E+126
     (boto3's serializer traps anything else); only a number a client sent can be another."""
-    return InvalidRequest("A number has more than 38 significant digits or is too large or too small to store",
-                          code="request.number_out_of_range")
+    return codes.REQUEST_NUMBER_OUT_OF_RANGE(
+        "A number has more than 38 significant digits or is too large or too small to store")
 
 
 def deserialize(item: dict[str, Any]) -> dict[str, Any]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chalicelib.core.errors import NotFound, Unavailable
+from chalicelib.core import codes
 from chalicelib.storage import clients
 
 _RETRYABLE = frozenset({"TooManyRequestsException", "ServiceException", "ResourceNotReadyException",
@@ -33,8 +33,10 @@ def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> 
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code", "")
         if code == "ResourceNotFoundException":
-            raise NotFound("plugin_function", f"{function_name}:{qualifier}" if qualifier else function_name) from None
+            raise codes.not_found(
+                "plugin_function", f"{function_name}:{qualifier}" if qualifier else function_name) from None
         if code in _RETRYABLE:
-            raise Unavailable(f"The plugin function {function_name} cannot be invoked now ({code})") from None
+            raise codes.SERVICE_UNAVAILABLE(
+                f"The plugin function {function_name} cannot be invoked now ({code})") from None
         raise
     return Invocation(response["Payload"].read(), response.get("FunctionError"))

@@ -8,13 +8,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from chalicelib.core import codes
 from chalicelib.core.errors import (
-    AlreadyExists,
-    ConcurrentModification,
-    Conflict,
     DomainError,
-    InvalidRequest,
-    Unavailable,
 )
 from chalicelib.settings import settings
 from chalicelib.storage import clients, codec
@@ -45,7 +41,8 @@ class WriteOp:
     action: str  # Put | Update | Delete | ConditionCheck
     params: dict[str, Any]
     key: Key
-    on_condition_failure: ErrorFactory = field(default=lambda: ConcurrentModification())
+    on_condition_failure: ErrorFactory = field(default=lambda: codes.CONCURRENT_MODIFICATION(
+        "The record was changed by another request; reload it and retry"))
 
 
 def put_new(item: dict[str, Any], on_exists: ErrorFactory | None = None) -> WriteOp:
@@ -53,7 +50,7 @@ def put_new(item: dict[str, Any], on_exists: ErrorFactory | None = None) -> Writ
         "Put",
         {"Item": codec.serialize(item), "ConditionExpression": "attribute_not_exists(PK)"},
         Key(item["PK"], item["SK"]),
-        on_exists or (lambda: AlreadyExists("The record already exists")),
+        on_exists or (lambda: codes.CONFLICT_ALREADY_EXISTS("The record already exists")),
     )
 
 
@@ -100,14 +97,16 @@ def update(
         params["ExpressionAttributeValues"] = values
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
-    return WriteOp("Update", params, key, on_failure or (lambda: ConcurrentModification()))
+    return WriteOp("Update", params, key, on_failure or (lambda: codes.CONCURRENT_MODIFICATION(
+        "The record was changed by another request; reload it and retry")))
 
 
 def delete(key: Key, *, must_exist: bool = False, on_missing: ErrorFactory | None = None) -> WriteOp:
     params: dict[str, Any] = {"Key": codec.serialize(key.as_dict())}
     if must_exist:
         params["ConditionExpression"] = "attribute_exists(PK)"
-    return WriteOp("Delete", params, key, on_missing or (lambda: ConcurrentModification()))
+    return WriteOp("Delete", params, key, on_missing or (lambda: codes.CONCURRENT_MODIFICATION(
+        "The record was changed by another request; reload it and retry")))
 
 
 def check_version(key: Key, expected_version: int, on_failure: ErrorFactory | None = None) -> WriteOp:
@@ -120,7 +119,8 @@ def check_version(key: Key, expected_version: int, on_failure: ErrorFactory | No
             "ExpressionAttributeValues": {":expected": codec.serialize_value(expected_version)},
         },
         key,
-        on_failure or (lambda: ConcurrentModification()),
+        on_failure or (lambda: codes.CONCURRENT_MODIFICATION(
+            "The record was changed by another request; reload it and retry")),
     )
 
 
@@ -275,7 +275,7 @@ class TableGateway:
         try:
             response = self._call(self._client.update_item, **params)
         except _ConditionFailed:
-            raise (on_limit or (lambda: Conflict("The counter reached its limit")))() from None
+            raise (on_limit or (lambda: codes.CONFLICT_LIMIT_REACHED("The counter reached its limit")))() from None
         return int(codec.deserialize(response["Attributes"])[attribute])
 
     def batch_write(self, scope: str, items: Iterable[dict[str, Any]]) -> None:
@@ -310,13 +310,13 @@ class TableGateway:
                 if not pending:
                     break
             else:
-                raise Unavailable("The data store is busy; retry shortly")
+                raise codes.SERVICE_UNAVAILABLE("The data store is busy; retry shortly")
 
     def transact(self, scope: str, ops: list[WriteOp], token: str | None = None) -> None:
         if not ops:
             return
         if len(ops) > MAX_TRANSACTION_ITEMS:
-            raise InvalidRequest(f"One change may touch at most {MAX_TRANSACTION_ITEMS} records")
+            raise codes.REQUEST_INVALID(f"One change may touch at most {MAX_TRANSACTION_ITEMS} records")
         seen: set[Key] = set()
         for op in ops:
             _check_op(scope, op)
@@ -346,7 +346,7 @@ class TableGateway:
             if code == "TransactionCanceledException":
                 raise _Cancelled(error.response.get("CancellationReasons") or []) from None
             if code in _THROTTLING or code == "TransactionInProgressException":
-                raise Unavailable("The data store is busy; retry shortly") from None
+                raise codes.SERVICE_UNAVAILABLE("The data store is busy; retry shortly") from None
             raise
 
 
@@ -365,8 +365,8 @@ def _cancellation_error(ops: list[WriteOp], reasons: list[dict[str, Any]]) -> Do
         if reason.get("Code") == "ConditionalCheckFailed":
             return op.on_condition_failure()
     if any(r.get("Code") in _THROTTLING for r in reasons):
-        return Unavailable("The data store is busy; retry shortly")
-    return ConcurrentModification()
+        return codes.SERVICE_UNAVAILABLE("The data store is busy; retry shortly")
+    return codes.CONCURRENT_MODIFICATION("The record was changed by another request; reload it and retry")
 
 
 def _check_key(scope: str, key: Key) -> None:
@@ -388,7 +388,7 @@ def _check_op(scope: str, op: WriteOp) -> None:
     index_keys = [(item.get(f"{index}{part}", {}).get("S"), limit) for index in INDEXES
                   for part, limit in (("PK", HASH_KEY_MAX_BYTES), ("SK", RANGE_KEY_MAX_BYTES))]
     if not _storable(op.key) or any(_too_long(value, limit) for value, limit in index_keys):
-        raise InvalidRequest("A value is too long to be stored", code="request.value_too_long")
+        raise codes.REQUEST_VALUE_TOO_LONG("A value is too long to be stored")
     partition_values = [item.get(f"{index}PK", {}).get("S") for index in INDEXES]
     names = op.params.get("ExpressionAttributeNames", {})
     values = op.params.get("ExpressionAttributeValues", {})

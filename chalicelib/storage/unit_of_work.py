@@ -8,9 +8,9 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
 
+from chalicelib.core import codes
 from chalicelib.core.clock import Clock, isoformat
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import Conflict, InvalidRequest
 from chalicelib.core.ids import new_locator
 from chalicelib.storage import keys, table
 from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, TableGateway, WriteOp
@@ -59,7 +59,7 @@ class TransactionUnitOfWork:
         if guard is not None:
             ops.append(guard)
         if len(ops) > MAX_TRANSACTION_ITEMS:
-            raise InvalidRequest(f"One change may touch at most {MAX_TRANSACTION_ITEMS} records")
+            raise codes.REQUEST_INVALID(f"One change may touch at most {MAX_TRANSACTION_ITEMS} records")
         self._gateway.transact(self.scope, ops)
         self._ops, self._events = [], []
         actions, self._after_commit = self._after_commit, []
@@ -101,5 +101,5 @@ class TransactionUnitOfWork:
             "createdAt": isoformat(now),
             "ttl": int(now.timestamp()) + IDEMPOTENCY_TTL_SECONDS,
         }
-        return table.put_new(item, lambda: Conflict(
-            "A request with this idempotency key is in progress", code="idempotency.in_progress"))
+        return table.put_new(item, lambda: codes.IDEMPOTENCY_IN_PROGRESS(
+            "A request with this idempotency key is in progress"))

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chalicelib.core.errors import InvalidState
+from chalicelib.core import codes
 from chalicelib.tables.models import TableSchema
 from chalicelib.tables.parser import canonical, normalised
 
@@ -130,6 +130,6 @@ def _require_columns(constraint: FieldConstraint, schema: TableSchema) -> None:
     names = {c.name for c in schema.columns}
     missing = [column for column in (constraint.column, *(c.column for c in constraint.where)) if column not in names]
     if missing:
-        raise InvalidState(f"The constraint of field '{constraint.field}' names column(s) {', '.join(missing)}, "
-                           f"which constraint table {constraint.table} does not have",
-                           code="constraintTable.column_unknown")
+        raise codes.CONSTRAINT_TABLE_COLUMN_UNKNOWN(
+            f"The constraint of field '{constraint.field}' names column(s) {', '.join(missing)}, "
+            f"which constraint table {constraint.table} does not have")

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from chalicelib.core.errors import FieldError
-from chalicelib.tables import parser
+from chalicelib.core import codes
+from chalicelib.core.errors import ErrorCode, FieldError
 from chalicelib.tables.models import ParsedRow, TableSchema
 from chalicelib.tables.parser import MAX_KEY_BYTES, MAX_REPORTED, canonical, invalid, row_key
 
@@ -29,12 +29,8 @@ MAX_SHARDS = 32
 MAX_ITEM_BYTES = 300_000
 """A stored item's budget (DynamoDB allows 400 KB, with the key and attribute names)."""
 
-DUPLICATE_KEY = "table.duplicate_key"
-OVERLAPPING_RANGES = "table.overlapping_ranges"
-INVALID_RANGE = "table.invalid_range"
-ROW_TOO_LARGE = "table.row_too_large"
 
-_Problems = list[tuple[str, FieldError]]
+_Problems = list[tuple[ErrorCode, FieldError]]
 """(code, problem) pairs; the first problem's code is the answer's."""
 
 
@@ -66,13 +62,13 @@ def lookup_rows(rows: list[ParsedRow], schema: TableSchema) -> dict[str, dict[st
         if joined is None:
             continue
         if joined in first_row:
-            problems.append((DUPLICATE_KEY, FieldError(f"rows[{row.number}]", (
+            problems.append((codes.TABLE_DUPLICATE_KEY, FieldError(f"rows[{row.number}]", (
                 f"row {row.number}: the key {_shown_key(row, schema)} is already on row {first_row[joined]}"))))
         else:
             first_row[joined] = row.number
             values = {name: value for name, value in row.values.items() if name not in key_names}
             if _size(values) > MAX_ITEM_BYTES:
-                problems.append((ROW_TOO_LARGE, FieldError(f"rows[{row.number}]", (
+                problems.append((codes.TABLE_ROW_TOO_LARGE, FieldError(f"rows[{row.number}]", (
                     f"row {row.number}: the row is larger than {MAX_ITEM_BYTES} bytes"))))
             by_key[joined] = values
         if len(problems) >= MAX_REPORTED:
@@ -94,7 +90,7 @@ def range_rows(rows: list[ParsedRow], schema: TableSchema) -> dict[str, RangeKey
             continue
         low, high = row.values[start], row.values.get(end) if end else None
         if high is not None and not low < high:
-            problems.append((INVALID_RANGE, FieldError(f"rows[{row.number}].{end}", (
+            problems.append((codes.TABLE_INVALID_RANGE, FieldError(f"rows[{row.number}].{end}", (
                 f"row {row.number}: the range [{low}, {high}) is empty; its end must be greater than its start"))))
         else:
             grouped.setdefault(joined, []).append(row)
@@ -104,7 +100,7 @@ def range_rows(rows: list[ParsedRow], schema: TableSchema) -> dict[str, RangeKey
         for before, after in zip(members, members[1:]):
             before_end = before.values.get(end) if end else None
             if before_end is None or after.values[start] < before_end:
-                problems.append((OVERLAPPING_RANGES, FieldError(f"rows[{after.number}].{start}", (
+                problems.append((codes.TABLE_OVERLAPPING_RANGES, FieldError(f"rows[{after.number}].{start}", (
                     f"row {after.number}: the range starting at {after.values[start]} overlaps the range of row "
                     f"{before.number} ({_shown_range(before, start, end)}) for the key "
                     f"{_shown_key(after, schema)}"))))
@@ -171,7 +167,7 @@ def _raise_if_any(problems: _Problems, what: str) -> None:
 def _checked_key(row: ParsedRow, schema: TableSchema, problems: _Problems) -> str | None:
     joined = row_key(row.values, schema)
     if len(joined.encode("utf-8")) > MAX_KEY_BYTES:
-        problems.append((parser.KEY_INVALID, FieldError(f"rows[{row.number}]", (
+        problems.append((codes.TABLE_KEY_INVALID, FieldError(f"rows[{row.number}]", (
             f"row {row.number}: the key values are longer than {MAX_KEY_BYTES} bytes together"))))
         return None
     return joined

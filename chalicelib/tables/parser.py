@@ -17,8 +17,9 @@ from decimal import Context, Decimal
 from pathlib import PurePosixPath
 from typing import Any
 
+from chalicelib.core import codes
 from chalicelib.core.clock import isoformat, parse_datetime
-from chalicelib.core.errors import FieldError, InvalidRequest, PayloadTooLarge
+from chalicelib.core.errors import DomainError, ErrorCode, FieldError
 from chalicelib.tables.models import Column, ParsedRow, TableSchema
 
 MAX_UNCOMPRESSED_BYTES = 256 * 1024 * 1024
@@ -26,11 +27,6 @@ MAX_REPORTED = 20
 MAX_KEY_BYTES = 1000
 """A joined key ends up in a sort key, which DynamoDB caps at 1,024 bytes."""
 
-FILE_NOT_ZIP = "table.file_not_zip"
-FILE_INVALID = "table.file_invalid"
-COLUMNS_MISMATCH = "table.columns_mismatch"
-INVALID_VALUE = "table.invalid_value"
-KEY_INVALID = "table.key_invalid"
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _INTEGER_BOUNDS = {"int": 2 ** 31, "long": 2 ** 63}
@@ -46,26 +42,25 @@ def read_zip(data: bytes) -> tuple[str, bytes]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except (zipfile.BadZipFile, ValueError, OSError, EOFError):
-        raise InvalidRequest("The uploaded file is not a ZIP archive", code=FILE_NOT_ZIP) from None
+        raise codes.TABLE_FILE_NOT_ZIP("The uploaded file is not a ZIP archive") from None
     with archive:
         entries = [info for info in archive.infolist() if not info.is_dir()
                    and not info.filename.startswith("__MACOSX/")
                    and PurePosixPath(info.filename).name not in _IGNORED_NAMES]
         if len(entries) != 1 or not entries[0].filename.lower().endswith(".csv"):
             names = ", ".join(info.filename for info in entries) or "nothing"
-            raise InvalidRequest(f"The ZIP must hold exactly one .csv file; it holds {names}", code=FILE_INVALID)
+            raise codes.TABLE_FILE_INVALID(f"The ZIP must hold exactly one .csv file; it holds {names}")
         (entry,) = entries
         if entry.file_size > MAX_UNCOMPRESSED_BYTES:
-            raise PayloadTooLarge(f"The CSV inflates to {entry.file_size} bytes; at most "
-                                  f"{MAX_UNCOMPRESSED_BYTES} are allowed", code="table.file_too_large")
+            raise codes.TABLE_FILE_TOO_LARGE(f"The CSV inflates to {entry.file_size} bytes; at most "
+                                             f"{MAX_UNCOMPRESSED_BYTES} are allowed")
         try:
             with archive.open(entry) as stream:
                 content = stream.read(MAX_UNCOMPRESSED_BYTES + 1)
         except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as error:
-            raise InvalidRequest(f"{entry.filename}: the ZIP entry is corrupt ({error})", code=FILE_INVALID) from None
+            raise codes.TABLE_FILE_INVALID(f"{entry.filename}: the ZIP entry is corrupt ({error})") from None
     if len(content) > MAX_UNCOMPRESSED_BYTES:
-        raise PayloadTooLarge(f"The CSV inflates to more than {MAX_UNCOMPRESSED_BYTES} bytes",
-                              code="table.file_too_large")
+        raise codes.TABLE_FILE_TOO_LARGE(f"The CSV inflates to more than {MAX_UNCOMPRESSED_BYTES} bytes")
     return PurePosixPath(entry.filename).name, content
 
 
@@ -76,13 +71,12 @@ def parse_csv(content: bytes, schema: TableSchema, table: str) -> list[ParsedRow
     try:
         text = content.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise InvalidRequest(f"The CSV is not UTF-8 text (byte {error.start})", code=FILE_INVALID) from None
+        raise codes.TABLE_FILE_INVALID(f"The CSV is not UTF-8 text (byte {error.start})") from None
     records = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(records, None)
         if header is None:
-            raise InvalidRequest("The CSV is empty: a header row naming the columns is required",
-                                 code=COLUMNS_MISMATCH)
+            raise codes.TABLE_COLUMNS_MISMATCH("The CSV is empty: a header row naming the columns is required")
         columns = _columns_of_header([name.strip() for name in header], schema, table)
         required = frozenset({c.name for c in schema.key_columns} | {schema.rangeStart or ""})
         rows: list[ParsedRow] = []
@@ -98,17 +92,17 @@ def parse_csv(content: bytes, schema: TableSchema, table: str) -> list[ParsedRow
             if len(problems) >= MAX_REPORTED:
                 break
     except csv.Error as error:
-        raise InvalidRequest(f"The CSV is malformed at line {records.line_num}: {error}", code=FILE_INVALID) from None
+        raise codes.TABLE_FILE_INVALID(f"The CSV is malformed at line {records.line_num}: {error}") from None
     if problems:
-        raise invalid(problems, INVALID_VALUE, "values that do not fit their column")
+        raise invalid(problems, codes.TABLE_INVALID_VALUE, "values that do not fit their column")
     return rows
 
 
-def invalid(problems: list[FieldError], code: str, what: str) -> InvalidRequest:
+def invalid(problems: list[FieldError], code: ErrorCode, what: str) -> DomainError:
     """One 400 for several problems (at most MAX_REPORTED are looked for): the message names the
     first, fieldErrors list them all."""
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-    return InvalidRequest(f"The CSV has {what}: {problems[0].message}{more}", code=code, field_errors=problems)
+    return code(f"The CSV has {what}: {problems[0].message}{more}", field_errors=problems)
 
 
 def _columns_of_header(header: list[str], schema: TableSchema, table: str) -> list[Column]:
@@ -120,10 +114,10 @@ def _columns_of_header(header: list[str], schema: TableSchema, table: str) -> li
         problems = [f"missing {', '.join(missing)}" if missing else "",
                     f"unknown {', '.join(repr(name) for name in unknown)}" if unknown else "",
                     f"repeated {', '.join(twice)}" if twice else ""]
-        raise InvalidRequest(
+        raise codes.TABLE_COLUMNS_MISMATCH(
             f"The CSV header does not match the columns of {schema.kind.value} {table} "
             f"({', '.join(expected)}): {'; '.join(p for p in problems if p)}",
-            code=COLUMNS_MISMATCH, field_errors=[FieldError("rows[1]", "the header row names the columns")])
+            field_errors=[FieldError("rows[1]", "the header row names the columns")])
     return [schema.column(name) for name in header]
 
 
@@ -244,14 +238,14 @@ def query_key(key: Sequence[str], schema: TableSchema) -> str:
     columns = schema.key_columns
     if len(key) != len(columns):
         names = ", ".join(c.name for c in columns) or "none"
-        raise InvalidRequest(f"The key needs {len(columns)} value(s), one per key column ({names}); "
-                             f"{len(key)} given", code=KEY_INVALID,
-                             field_errors=[FieldError("key", f"needs {len(columns)} value(s)")])
+        raise codes.TABLE_KEY_INVALID(f"The key needs {len(columns)} value(s), one per key column ({names}); "
+                                      f"{len(key)} given",
+                                      field_errors=[FieldError("key", f"needs {len(columns)} value(s)")])
     parts = []
     for index, (text, column) in enumerate(zip(key, columns)):
         try:
             parts.append(canonical(parse_value(text, column.dataType)))
         except ValueError as error:
-            raise InvalidRequest(f"key[{index}] (column '{column.name}'): {error}", code=KEY_INVALID,
-                                 field_errors=[FieldError(f"key[{index}]", str(error))]) from None
+            raise codes.TABLE_KEY_INVALID(f"key[{index}] (column '{column.name}'): {error}",
+                                          field_errors=[FieldError(f"key[{index}]", str(error))]) from None
     return join_key(parts)

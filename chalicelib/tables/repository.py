@@ -30,8 +30,9 @@ from typing import Any
 
 import simplejson
 
+from chalicelib.core import codes
 from chalicelib.core.clock import parse_datetime
-from chalicelib.core.errors import AlreadyExists, ConcurrentModification
+from chalicelib.core.errors import ConcurrentModification, DomainError
 from chalicelib.storage import blobs, codec, keys, query, table
 from chalicelib.storage.keys import Key
 from chalicelib.storage.unit_of_work import UnitOfWork
@@ -44,8 +45,8 @@ INLINE_ENTRIES = 100
 """Versions a selection or instance record lists inline: well below the 400 KB of one item."""
 
 
-def _concurrent_upload() -> ConcurrentModification:
-    return ConcurrentModification("Another upload of this table finished first; upload again")
+def _concurrent_upload() -> DomainError:
+    return codes.CONCURRENT_MODIFICATION("Another upload of this table finished first; upload again")
 
 
 # --- reads ---------------------------------------------------------------------------------------
@@ -196,8 +197,8 @@ def add_version(uow: UnitOfWork, tenant: str, instance: TableInstance, selection
     if own.revision == 0:  # first, so a create that lost answers already_exists (the first failed condition)
         uow.add(table.put_new({**instance_key.as_dict(), "entity": "tableInstance", **_instance_body(instance),
                                "version": 1},
-                              lambda: AlreadyExists(f"{kind.value} {instance.name} already exists",
-                                                    code=f"{kind.value}.already_exists")))
+                              lambda: codes.TABLE_ALREADY_EXISTS[kind.value](
+                                  f"{kind.value} {instance.name} already exists")))
     else:
         uow.add(table.update(instance_key, _selection_body(own), expected_version=own.revision,
                              on_failure=_concurrent_upload))

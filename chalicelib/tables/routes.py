@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from chalice import Blueprint
 
+from chalicelib.core import codes
+from chalicelib.http.contract import Upload
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
-from chalicelib.http.request import query_as, request_context, uploaded_file
-from chalicelib.http.responses import Binary
+from chalicelib.http.request import request_context
+from chalicelib.http.responses import ZipFile
 
 if TYPE_CHECKING:
     from chalicelib.tables import models, schemas, service
@@ -22,51 +24,52 @@ else:
 bp = Blueprint(__name__)
 
 UPLOAD_TYPES = ["application/zip", "multipart/form-data", "application/octet-stream"]
-ZIP = "application/zip"
 
 
-def _create(kind: schemas.TableKind) -> schemas.BasicResourceResponse:
-    query = query_as(schemas.CreateTableQuery)
+def _create(kind: schemas.TableKind, upload: Upload, query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return schemas.BasicResourceResponse.of(service.create_table(request_context(), kind, name=query.name,
                                                                  static_name=query.staticName,
                                                                  jurisdictions=query.jurisdiction,
-                                                                 upload=uploaded_file()))
+                                                                 upload=upload))
 
 
-def _replace(kind: schemas.TableKind, name: str) -> schemas.BasicResourceResponse:
-    return schemas.BasicResourceResponse.of(service.replace_table(request_context(), kind, name, uploaded_file()))
+def _replace(kind: schemas.TableKind, name: str, upload: Upload) -> schemas.BasicResourceResponse:
+    return schemas.BasicResourceResponse.of(service.replace_table(request_context(), kind, name, upload))
 
 
-def _download(kind: schemas.TableKind, name: str) -> Binary:
+def _download(kind: schemas.TableKind, name: str) -> ZipFile:
     file_name, content = service.download_table(request_context(), kind, name)
-    return Binary(content, ZIP, file_name)
+    return ZipFile(content, filename=file_name)
 
 
 # --- lookup tables -------------------------------------------------------------------------------
 
 
 @bp.route("/resource/{tenantLocator}/tables", methods=["POST"], content_types=UPLOAD_TYPES)
-@endpoint("tables.upload", idempotent=True, upload=True)
-def create_lookup_table(tenantLocator: str) -> schemas.BasicResourceResponse:
-    return _create(schemas.TableKind.LOOKUP)
+@endpoint("tables.upload", idempotent=True, errors=[codes.NOT_FOUND["table"], codes.TABLE_ALREADY_EXISTS["table"],
+                                                    codes.TABLE_FILE_NOT_ZIP])
+def create_lookup_table(tenantLocator: str, body: Upload,
+                            query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
+    return _create(schemas.TableKind.LOOKUP, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/tables/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
-@endpoint("tables.upload", upload=True)
-def replace_lookup_table(tenantLocator: str, name: str) -> schemas.BasicResourceResponse:
-    return _replace(schemas.TableKind.LOOKUP, name)
+@endpoint("tables.upload", errors=[codes.NOT_FOUND["table"], codes.TABLE_COLUMNS_MISMATCH, codes.TABLE_DUPLICATE_KEY,
+                                   codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP, codes.TABLE_INVALID_VALUE,
+                                   codes.TABLE_OVERLAPPING_RANGES])
+def replace_lookup_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
+    return _replace(schemas.TableKind.LOOKUP, name, body)
 
 
 @bp.route("/resource/{tenantLocator}/tables/{name}", methods=["GET"])
-@endpoint("tables.read")
-def fetch_lookup_table_zip(tenantLocator: str, name: str) -> Binary:
+@endpoint("tables.read", errors=[codes.NOT_FOUND["table"]])
+def fetch_lookup_table_zip(tenantLocator: str, name: str) -> ZipFile:
     return _download(schemas.TableKind.LOOKUP, name)
 
 
 @bp.route("/resource/{tenantLocator}/tables/{name}/record", methods=["GET"])
-@endpoint("tables.read")
-def fetch_table_record(tenantLocator: str, name: str) -> schemas.TableLookupResponse:
-    query = query_as(schemas.RecordQuery)
+@endpoint("tables.read", errors=[codes.NOT_FOUND["table"], codes.NOT_FOUND["tableRecord"], codes.TABLE_KEY_INVALID])
+def fetch_table_record(tenantLocator: str, name: str, query: schemas.RecordQuery) -> schemas.TableLookupResponse:
     return schemas.TableLookupResponse(value=service.table_record(
         request_context(), name, query.key, at=query.date, jurisdiction=query.jurisdiction,
         by_static_name=query.byStaticName))
@@ -76,27 +79,34 @@ def fetch_table_record(tenantLocator: str, name: str) -> schemas.TableLookupResp
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables", methods=["POST"], content_types=UPLOAD_TYPES)
-@endpoint("tables.upload", idempotent=True, upload=True)
-def create_range_table(tenantLocator: str) -> schemas.BasicResourceResponse:
-    return _create(schemas.TableKind.RANGE)
+@endpoint("tables.upload", idempotent=True, errors=[codes.NOT_FOUND["rangeTable"],
+                                                    codes.TABLE_ALREADY_EXISTS["rangeTable"],
+                                                    codes.TABLE_DEFINITION_INVALID["rangeTable"],
+                                                    codes.TABLE_FILE_NOT_ZIP])
+def create_range_table(tenantLocator: str, body: Upload,
+                           query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
+    return _create(schemas.TableKind.RANGE, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
-@endpoint("tables.upload", upload=True)
-def replace_range_table(tenantLocator: str, name: str) -> schemas.BasicResourceResponse:
-    return _replace(schemas.TableKind.RANGE, name)
+@endpoint("tables.upload", errors=[codes.NOT_FOUND["rangeTable"], codes.TABLE_COLUMNS_MISMATCH,
+                                   codes.TABLE_DUPLICATE_KEY, codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP,
+                                   codes.TABLE_INVALID_VALUE, codes.TABLE_OVERLAPPING_RANGES])
+def replace_range_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
+    return _replace(schemas.TableKind.RANGE, name, body)
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables/{name}", methods=["GET"])
-@endpoint("tables.read")
-def fetch_range_table_zip(tenantLocator: str, name: str) -> Binary:
+@endpoint("tables.read", errors=[codes.NOT_FOUND["rangeTable"]])
+def fetch_range_table_zip(tenantLocator: str, name: str) -> ZipFile:
     return _download(schemas.TableKind.RANGE, name)
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables/{name}/record", methods=["GET"])
-@endpoint("tables.read")
-def fetch_range_table_record(tenantLocator: str, name: str) -> schemas.TableLookupResponse:
-    query = query_as(schemas.RangeRecordQuery)
+@endpoint("tables.read", errors=[codes.NOT_FOUND["rangeTable"], codes.NOT_FOUND["rangeTableRecord"],
+                                 codes.TABLE_KEY_INVALID])
+def fetch_range_table_record(tenantLocator: str, name: str,
+                             query: schemas.RangeRecordQuery) -> schemas.TableLookupResponse:
     return schemas.TableLookupResponse(value=service.range_table_record(
         request_context(), name, query.key, query.boundValue, at=query.date, jurisdiction=query.jurisdiction,
         by_static_name=query.byStaticName))
@@ -106,27 +116,31 @@ def fetch_range_table_record(tenantLocator: str, name: str) -> schemas.TableLook
 
 
 @bp.route("/resource/{tenantLocator}/constraints", methods=["POST"], content_types=UPLOAD_TYPES)
-@endpoint("constraints.upload", idempotent=True, upload=True)
-def create_constraint_table(tenantLocator: str) -> schemas.BasicResourceResponse:
-    return _create(schemas.TableKind.CONSTRAINT)
+@endpoint("constraints.upload", idempotent=True, errors=[codes.NOT_FOUND["constraintTable"],
+                                                         codes.TABLE_ALREADY_EXISTS["constraintTable"],
+                                                         codes.TABLE_FILE_NOT_ZIP])
+def create_constraint_table(tenantLocator: str, body: Upload,
+                                query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
+    return _create(schemas.TableKind.CONSTRAINT, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/constraints/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
-@endpoint("constraints.upload", upload=True)
-def replace_constraint_table(tenantLocator: str, name: str) -> schemas.BasicResourceResponse:
-    return _replace(schemas.TableKind.CONSTRAINT, name)
+@endpoint("constraints.upload", errors=[codes.NOT_FOUND["constraintTable"], codes.TABLE_COLUMNS_MISMATCH,
+                                        codes.TABLE_DUPLICATE_KEY, codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP,
+                                        codes.TABLE_INVALID_VALUE, codes.TABLE_OVERLAPPING_RANGES])
+def replace_constraint_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
+    return _replace(schemas.TableKind.CONSTRAINT, name, body)
 
 
 @bp.route("/resource/{tenantLocator}/constraints/{name}", methods=["GET"])
-@endpoint("constraints.read")
-def fetch_constraint_table_zip(tenantLocator: str, name: str) -> Binary:
+@endpoint("constraints.read", errors=[codes.NOT_FOUND["constraintTable"]])
+def fetch_constraint_table_zip(tenantLocator: str, name: str) -> ZipFile:
     return _download(schemas.TableKind.CONSTRAINT, name)
 
 
 @bp.route("/resource/{tenantLocator}/constraints/{name}/record", methods=["GET"])
-@endpoint("constraints.read")
-def fetch_constraint_record(tenantLocator: str, name: str) -> dict[str, list[Any]]:
-    query = query_as(schemas.RecordQuery)
+@endpoint("constraints.read", errors=[codes.NOT_FOUND["constraintTable"], codes.TABLE_KEY_INVALID])
+def fetch_constraint_record(tenantLocator: str, name: str, query: schemas.RecordQuery) -> dict[str, list[Any]]:
     return service.constraint_record(request_context(), name, query.key, at=query.date,
                                      jurisdiction=query.jurisdiction, by_static_name=query.byStaticName)
 

@@ -41,7 +41,7 @@ class BasicResourceResponse(BaseModel):
 
     name: str
     staticName: str
-    resourceType: str
+    resourceType: TableKind
     lookupTableLocator: str | None = None
     rangeTableLocator: str | None = None
     constraintTableLocator: str | None = None
@@ -54,7 +54,7 @@ class BasicResourceResponse(BaseModel):
         locator = {TableKind.LOOKUP: "lookupTableLocator", TableKind.RANGE: "rangeTableLocator",
                    TableKind.CONSTRAINT: "constraintTableLocator"}[resource.kind]
         return cls.model_validate({
-            "name": resource.name, "staticName": resource.staticName, "resourceType": resource.kind.value,
+            "name": resource.name, "staticName": resource.staticName, "resourceType": resource.kind,
             locator: resource.version, "createdBy": resource.createdBy, "createdAt": resource.createdAt,
             "jurisdictions": list(resource.jurisdictions)})
 

@@ -25,8 +25,9 @@ from typing import Any
 
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.models import BootstrapFile, BootstrapRecord
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, DomainError, FieldError, InvalidRequest, InvalidState, NotFound
+from chalicelib.core.errors import AlreadyExists, DomainError, FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
@@ -86,7 +87,7 @@ def replace_table(ctx: CallContext, kind: TableKind, name: str, upload: bytes) -
     """A new version of the instance `name`, in force from now; earlier moments keep the old one."""
     instance = repository.get_instance(ctx.tenant, kind, name)
     if instance is None:
-        raise NotFound(kind.value, name)
+        raise codes.not_found(kind.value, name)
     _, content = parser.read_zip(upload)
     _, model = configuration.current_model(ctx)
     return _store(ctx, kind, name, instance.staticName, instance.jurisdictions, content, ctx.now, model,
@@ -98,7 +99,7 @@ def download_table(ctx: CallContext, kind: TableKind, name: str) -> tuple[str, b
     instance = repository.get_instance(ctx.tenant, kind, name)
     content = repository.read_csv(ctx.tenant, name, instance.latest.version) if instance else None
     if content is None:
-        raise NotFound(kind.value, name)
+        raise codes.not_found(kind.value, name)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(f"{name}.csv", content)
@@ -110,8 +111,9 @@ def _store(ctx: CallContext, kind: TableKind, name: str, static_name: str, juris
            replacing: TableInstance | None = None, bootstrap: bool = False) -> TableResource:
     """Check `content` whole, write its rows, then make it the newest version of instance `name`."""
     if not RESOURCE_NAME.fullmatch(name) or len(name) > 128:
-        raise InvalidRequest(f"{name!r} is not a valid table name (a letter, then letters, digits, _ or $; at most "
-                             "128 characters)", code=f"{kind.value}.name_invalid")
+        raise codes.TABLE_NAME_INVALID[kind.value](
+            f"{name!r} is not a valid table name (a letter, then letters, digits, _ or $; at most "
+            "128 characters)")
     schema = _schema(kind, static_name, model)
     rows = parser.parse_csv(content, schema, static_name)
     by_key = _laid_out(kind, rows, schema)
@@ -160,8 +162,8 @@ def _versions_so_far(tenant: str, kind: TableKind, name: str, static_name: str,
     if replacing is None:
         existing, selection = repository.instance_and_selection(tenant, kind, name, static_name)
         if existing is not None:
-            raise AlreadyExists(f"{kind.value} {name} already exists; replace it to upload a new version",
-                                code=f"{kind.value}.already_exists")
+            raise codes.TABLE_ALREADY_EXISTS[kind.value](
+                f"{kind.value} {name} already exists; replace it to upload a new version")
         own = Selection()
     else:
         selection, own = repository.get_selection(tenant, kind, static_name), replacing.selection
@@ -194,7 +196,7 @@ def _schema(kind: TableKind, static_name: str, model: dict[str, Any]) -> TableSc
     """The table as the configuration declares it; 404 when it declares no such table of this kind."""
     definition = (model.get(kind.collection) or {}).get(static_name)
     if not isinstance(definition, dict):
-        raise NotFound(kind.value, static_name)
+        raise codes.not_found(kind.value, static_name)
     schema = TableSchema.of_definition(kind, definition)
     problems = [f"column {c.name} has dataType {c.dataType!r}, which tables do not support"
                 for c in schema.columns if c.dataType not in DATA_TYPES]
@@ -205,8 +207,8 @@ def _schema(kind: TableKind, static_name: str, model: dict[str, Any]) -> TableSc
                      for bound in (schema.rangeStart, schema.rangeEnd)
                      if bound and schema.column(bound).dataType not in NUMERIC_TYPES]
     if problems:
-        raise InvalidState(f"The configuration of {kind.value} {static_name} cannot hold data: {'; '.join(problems)}",
-                           code=f"{kind.value}.definition_invalid")
+        raise codes.TABLE_DEFINITION_INVALID[kind.value](
+            f"The configuration of {kind.value} {static_name} cannot hold data: {'; '.join(problems)}")
     return schema
 
 
@@ -246,7 +248,7 @@ def table_record(ctx: CallContext, table: str, key: Sequence[str], *, at: At = N
     """lookup, with 404 (`tableRecord.not_found`) when no row has the key."""
     found = lookup(ctx, table, key, at=at, jurisdiction=jurisdiction, by_static_name=by_static_name)
     if found is None:
-        raise NotFound("tableRecord", parser.join_key(key))
+        raise codes.not_found("tableRecord", parser.join_key(key))
     return found
 
 
@@ -255,7 +257,7 @@ def range_table_record(ctx: CallContext, table: str, key: Sequence[str], bound: 
     """range_lookup, with 404 (`rangeTableRecord.not_found`) when no range holds the bound."""
     found = range_lookup(ctx, table, key, bound, at=at, jurisdiction=jurisdiction, by_static_name=by_static_name)
     if found is None:
-        raise NotFound("rangeTableRecord", f"{parser.join_key(key)} at {bound}")
+        raise codes.not_found("rangeTableRecord", f"{parser.join_key(key)} at {bound}")
     return found
 
 
@@ -267,9 +269,9 @@ def constraint_record(ctx: CallContext, table: str, filters: Sequence[str] = (),
     found = _constraint_table(ctx, table, at, jurisdiction, by_static_name)
     columns = found.schema.columns
     if len(filters) > len(columns):
-        raise InvalidRequest(f"At most {len(columns)} key filter(s), one per column of {table} "
-                             f"({', '.join(c.name for c in columns)}); {len(filters)} given",
-                             code=parser.KEY_INVALID, field_errors=[FieldError("key", "too many values")])
+        raise codes.TABLE_KEY_INVALID(f"At most {len(columns)} key filter(s), one per column of {table} "
+                                      f"({', '.join(c.name for c in columns)}); {len(filters)} given",
+                                      field_errors=[FieldError("key", "too many values")])
     wanted = [parser.normalised(text, column.dataType) if text else "" for text, column in zip(filters, columns)]
     return layout.constraint_values(found.rows, found.schema, wanted)
 
@@ -328,7 +330,7 @@ def _row_lookup(ctx: CallContext, kind: TableKind, name: str, key: Sequence[str]
     else:
         selection = repository.read_selection(tenant, record)
     if selection is None:
-        raise NotFound(kind.value, name)
+        raise codes.not_found(kind.value, name)
     cache.put_selection(tenant, record.sk, selection, ctx.now)
     target = _target(ctx, kind, name, selection, key, at, jurisdiction, by_static_name)
     return target, _read_row(tenant, target.entry.version, target.row)
@@ -354,12 +356,12 @@ def _target(ctx: CallContext, kind: TableKind, name: str, selection: Selection, 
 def _version_in_force(ctx: CallContext, kind: TableKind, name: str, selection: Selection, at: At,
                       jurisdiction: str | None, by_static_name: bool) -> tuple[VersionEntry, TableSchema]:
     if not selection.entries:
-        raise NotFound(kind.value, name)
+        raise codes.not_found(kind.value, name)
     newest = max(selection.entries, key=lambda e: e.createdAt)
     moment = versions.selection_instant(selection.schemas[newest.schemaDigest].selectionTimeBasis, at, ctx.now)
     entry = versions.in_force(selection.entries, moment, jurisdiction, every_jurisdiction=not by_static_name)
     if entry is None:
-        raise NotFound(kind.value, f"{name} (jurisdiction {jurisdiction or 'none'})")
+        raise codes.not_found(kind.value, f"{name} (jurisdiction {jurisdiction or 'none'})")
     return entry, selection.schemas[entry.schemaDigest]
 
 
@@ -384,7 +386,7 @@ def _constraint_table(ctx: CallContext, name: str, at: At, jurisdiction: str | N
     else:
         read = repository.read_selection(tenant, record)
         if read is None:
-            raise NotFound(TableKind.CONSTRAINT.value, name)
+            raise codes.not_found(TableKind.CONSTRAINT.value, name)
         cache.put_selection(tenant, record.sk, read, ctx.now)
         selection = read
     entry, schema = _version_in_force(ctx, TableKind.CONSTRAINT, name, selection, at, jurisdiction, by_static_name)
@@ -392,7 +394,7 @@ def _constraint_table(ctx: CallContext, name: str, at: At, jurisdiction: str | N
     if found is None:
         rows = repository.read_constraint_rows(tenant, entry.name, entry.version)
         if rows is None:
-            raise NotFound(TableKind.CONSTRAINT.value, name)
+            raise codes.not_found(TableKind.CONSTRAINT.value, name)
         found = constraints.ConstraintTable(schema, tuple(rows))
         cache.put_constraint_table(tenant, entry.version, found)
     return found
@@ -458,7 +460,7 @@ def _load_bootstrap_resource(ctx: CallContext, resource: Any, kind: TableKind, j
     try:
         content = repository.read_bootstrap_file(ctx.tenant, resource.path)
         if content is None:
-            raise InvalidState(f"The file {resource.path} is missing", code="table.bootstrap_file_missing")
+            raise codes.TABLE_BOOTSTRAP_FILE_MISSING(f"The file {resource.path} is missing")
         _store(ctx, kind, resource.instance, resource.staticName, jurisdictions, content, start, model,
                bootstrap=True)
         return "created"

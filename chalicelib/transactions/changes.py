@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-from chalicelib.core.errors import FieldError, InvalidRequest
+from chalicelib.core import codes
+from chalicelib.core.errors import DomainError, FieldError, InvalidRequest
 from chalicelib.priceable import elements
 from chalicelib.priceable.elements import Catalog
 from chalicelib.priceable.models import Element, ElementChanges, ElementInput
@@ -54,8 +55,9 @@ def params_of(instructions: Sequence[Instruction]) -> ParamsInstruction | None:
     """The one `params` instruction (400 for a second one)."""
     found = [(i, item) for i, item in enumerate(instructions) if isinstance(item, ParamsInstruction)]
     if len(found) > 1:
-        raise InvalidRequest("A transaction takes one params instruction", code=f"{ERRORS.code}.invalid_instruction",
-                             field_errors=[FieldError(f"{FIELD}[{found[1][0]}]", "a second params instruction")])
+        raise codes.TRANSACTION_INVALID_INSTRUCTION(
+            "A transaction takes one params instruction",
+            field_errors=[FieldError(f"{FIELD}[{found[1][0]}]", "a second params instruction")])
     return found[0][1] if found else None
 
 
@@ -130,8 +132,8 @@ def _deleted(tree: Element, instruction: DeleteInstruction, where: str) -> Eleme
     problems += [FieldError(f"{where}.staticElementLocators[{i}]", "the root element cannot be deleted")
                  for i, static in enumerate(instruction.staticElementLocators) if static == tree.staticLocator]
     if problems:
-        raise InvalidRequest("Cannot delete these elements", code=f"{ERRORS.code}.invalid_element",
-                             field_errors=problems)
+        raise codes.INVALID_ELEMENT["transaction"]("Cannot delete these elements",
+                                                   field_errors=problems)
     doomed = {index[static].locator for static in instruction.staticElementLocators}
     pruned = tree.model_copy(deep=True)
     for element in elements.walk(pruned):
@@ -139,6 +141,6 @@ def _deleted(tree: Element, instruction: DeleteInstruction, where: str) -> Eleme
     return pruned
 
 
-def _invalid(field: str, message: str) -> InvalidRequest:
-    return InvalidRequest(f"Invalid change instruction: {message}", code=f"{ERRORS.code}.invalid_element",
-                          field_errors=[FieldError(field, message)])
+def _invalid(field: str, message: str) -> DomainError:
+    return codes.INVALID_ELEMENT["transaction"](f"Invalid change instruction: {message}",
+                                                field_errors=[FieldError(field, message)])

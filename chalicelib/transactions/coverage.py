@@ -47,8 +47,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
-from chalicelib.core import durations
-from chalicelib.core.errors import InvalidRequest, InvalidState
+from chalicelib.core import codes, durations
 
 Category = Literal["issuance", "change", "cancellation", "reinstatement", "renewal"]
 """The categories that put a span on the timeline (reversal and aggregate do not)."""
@@ -183,7 +182,7 @@ def effect(category: Category, effective: datetime, spans: Sequence[SegmentSpan]
     if not known:
         raise ValueError("a policy has at least its first term")
     if new_end is not None and category != "change":
-        raise InvalidRequest(f"A {category} cannot set a new policy end", code="transaction.policy_end_not_changeable")
+        raise codes.TRANSACTION_POLICY_END_NOT_CHANGEABLE(f"A {category} cannot set a new policy end")
     pieces = held(spans)
     cancelled = cancellation(pieces)
     if category == "renewal":
@@ -195,33 +194,34 @@ def effect(category: Category, effective: datetime, spans: Sequence[SegmentSpan]
         raise ValueError("a policy is issued once, from its quote")
     at = piece_at(pieces, effective)
     if at is not None and at.gap:
-        raise InvalidState(f"The policy is cancelled from {at.start.isoformat()}: no {category} can take effect "
-                           f"at {effective.isoformat()}", code="transaction.policy_cancelled")
+        raise codes.TRANSACTION_POLICY_CANCELLED(
+            f"The policy is cancelled from {at.start.isoformat()}: no {category} can take effect "
+            f"at {effective.isoformat()}")
     if category == "cancellation":
         return Effect(category, effective, term.end, term, gap=True)
     if new_end is None:
         return Effect(category, effective, term.end, term)
     if new_end <= effective:
-        raise InvalidRequest("The new policy end must be after the effective time",
-                             code="transaction.policy_end_before_effective_time")
+        raise codes.TRANSACTION_POLICY_END_BEFORE_EFFECTIVE_TIME("The new policy end must be after the effective time")
     return Effect(category, effective, new_end, TermSpan(term.number, term.start, new_end))
 
 
 def _term_of(effective: datetime, known: Sequence[TermSpan]) -> TermSpan:
     term = next((term for term in known if term.start <= effective < term.end), None)
     if term is None:
-        raise InvalidRequest(f"The effective time {effective.isoformat()} is outside the policy's terms "
-                             f"({known[0].start.isoformat()} to {known[-1].end.isoformat()})",
-                             code="transaction.effective_time_outside_terms")
+        raise codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS(
+            f"The effective time {effective.isoformat()} is outside the policy's terms "
+            f"({known[0].start.isoformat()} to {known[-1].end.isoformat()})")
     return term
 
 
 def _reinstatement(effective: datetime, term: TermSpan, cancelled: Piece | None) -> Effect:
     if cancelled is None:
-        raise InvalidState("The policy is not cancelled", code="transaction.policy_not_cancelled")
+        raise codes.TRANSACTION_POLICY_NOT_CANCELLED("The policy is not cancelled")
     if effective < cancelled.start:
-        raise InvalidRequest(f"A reinstatement cannot take effect before the cancellation "
-                             f"({cancelled.start.isoformat()})", code="transaction.reinstatement_before_cancellation")
+        raise codes.TRANSACTION_REINSTATEMENT_BEFORE_CANCELLATION(
+            f"A reinstatement cannot take effect before the cancellation "
+            f"({cancelled.start.isoformat()})")
     if effective == cancelled.start:
         return Effect("reinstatement", effective, cancelled.end, term, restores=cancelled.transaction_locator)
     return Effect("reinstatement", effective, term.end, term)
@@ -230,10 +230,10 @@ def _reinstatement(effective: datetime, term: TermSpan, cancelled: Piece | None)
 def _renewal(effective: datetime, last: TermSpan, cancelled: Piece | None, basis: str, time_zone: str,
              term_duration: Decimal | None) -> Effect:
     if effective != last.end:
-        raise InvalidRequest(f"A renewal takes effect at the end of the last term ({last.end.isoformat()})",
-                             code="transaction.renewal_effective_time")
+        raise codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME(
+            f"A renewal takes effect at the end of the last term ({last.end.isoformat()})")
     if cancelled is not None:
-        raise InvalidState("A cancelled policy cannot be renewed", code="transaction.policy_cancelled")
+        raise codes.TRANSACTION_POLICY_CANCELLED("A cancelled policy cannot be renewed")
     length = term_duration if term_duration is not None else durations.duration(last.start, last.end, basis,
                                                                                  time_zone)
     end = durations.add(last.end, length, basis, time_zone)

@@ -201,9 +201,7 @@ def _carried_out(stack: IssuedStack, transaction: Transaction, outcome: sequence
             term = done.numbers[step.effect.term.number]
             segment = _segment(stack, step, term.locator, trees[step.segment_locator])
             done.segments.append(segment)
-            summary = SegmentSummary(locator=segment.locator, segmentType=segment.segmentType,
-                                     startTime=segment.startTime, endTime=segment.endTime,
-                                     restores=step.effect.restores)
+            summary = SegmentSummary.of(segment, restores=step.effect.restores)
             if step.action == "issue":
                 done.issued = transaction.model_copy(update={
                     "segments": [summary], "charges": list(step.charges),

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.configuration import service as configuration
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import NotFound
 from chalicelib.core.records import check_size
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import IssuedStack, Policy, Transaction
@@ -52,7 +52,7 @@ def find(ctx: CallContext, locator: str) -> Found:
     stack = policies.transaction_stack(ctx, locator)
     transaction = next((t for t in stack.transactions if t.locator == locator), None)
     if transaction is None:
-        raise NotFound(ENTITY, locator)
+        raise codes.not_found(ENTITY, locator)
     return Found(stack, transaction)
 
 

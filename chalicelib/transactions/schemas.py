@@ -8,7 +8,7 @@ A segment's element tree answers as ElementResponse: the root's parent is the se
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel, RootModel
 
@@ -100,42 +100,44 @@ class PolicyTransactionListResponse(BaseModel):
         return cls(listCompleted=page.list_completed, items=[PolicyTransactionResponse.of(t) for t in page.items])
 
 
-class TransactionPriceResponse(BaseModel):
+class TransactionPricing(BaseModel):
+    """What a transaction's price and underwriting responses share; an aggregate's also answers each of its
+    parts the same way (`aggregatedTransactions`)."""
+
     locator: str
     policyLocator: str
     effectiveTime: datetime
     transactionState: TransactionState
     transactionCategory: TransactionCategory
-    charges: list[PolicyChargeResponse]
     validationResult: ValidationResult | None = None
-    aggregatedTransactions: list[TransactionPriceResponse] | None = None
+    aggregatedTransactions: list[Self] | None = None
+
+
+def transaction_pricing(transaction: Transaction) -> dict[str, Any]:
+    """TransactionPricing's fields of a transaction, but its parts."""
+    return transaction.model_dump(include=set(TransactionPricing.model_fields) - {"aggregatedTransactions"})
+
+
+class TransactionPriceResponse(TransactionPricing):
+    charges: list[PolicyChargeResponse]
 
     @classmethod
     def of(cls, transaction: Transaction,
            aggregated: list[Transaction] | None = None) -> TransactionPriceResponse:
-        return cls(**transaction.model_dump(include={"locator", "policyLocator", "effectiveTime", "transactionState",
-                                                     "transactionCategory", "validationResult"}),
+        return cls(**transaction_pricing(transaction),
                    charges=[PolicyChargeResponse.of(charge) for charge in transaction.charges],
                    aggregatedTransactions=[cls.of(t) for t in aggregated] if aggregated else None)
 
 
-class TransactionUnderwritingResponse(BaseModel):
-    locator: str
-    policyLocator: str
-    effectiveTime: datetime
-    transactionState: TransactionState
-    transactionCategory: TransactionCategory
+class TransactionUnderwritingResponse(TransactionPricing):
     underwritingStatus: str
     underwritingFlags: list[UnderwritingFlagResponse]
-    validationResult: ValidationResult | None = None
-    aggregatedTransactions: list[TransactionUnderwritingResponse] | None = None
 
     @classmethod
     def of(cls, transaction: Transaction,
            aggregated: list[Transaction] | None = None) -> TransactionUnderwritingResponse:
         """`underwritingStatus` is "" until the transaction was underwritten (the field is required)."""
-        return cls(**transaction.model_dump(include={"locator", "policyLocator", "effectiveTime", "transactionState",
-                                                     "transactionCategory", "validationResult"}),
+        return cls(**transaction_pricing(transaction),
                    underwritingStatus=transaction.underwritingStatus or "",
                    underwritingFlags=[UnderwritingFlagResponse.of(transaction.locator, flag, "transaction")
                                       for flag in transaction.flags if not flag.cleared],

@@ -43,7 +43,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal, Protocol
 
-from chalicelib.core.errors import DomainError, InvalidRequest, InvalidState
+from chalicelib.core import codes
+from chalicelib.core.errors import DomainError
 from chalicelib.priceable.models import Charge
 from chalicelib.transactions.coverage import Category, Effect, Piece, SegmentSpan, TermSpan, effect, held, terms
 from chalicelib.transactions.deltas import Proration, Rated, settle
@@ -103,15 +104,15 @@ def reversal_plan(issued: Sequence[Entry], targets: Collection[str]) -> Plan:
     """400 `transaction.nothing_to_reverse` without targets, 409 `transaction.not_reversible` for a
     target that is not in the local stack, 409 `transaction.issuance_not_reversible` for the issuance."""
     if not targets:
-        raise InvalidRequest("Name at least one transaction to reverse", code="transaction.nothing_to_reverse")
+        raise codes.TRANSACTION_NOTHING_TO_REVERSE("Name at least one transaction to reverse")
     stack = sorted(issued, key=lambda entry: entry.order)
     positions = {entry.locator: position for position, entry in enumerate(stack)}
     unknown = sorted(set(targets) - positions.keys())
     if unknown:
-        raise InvalidState(f"Only issued transactions of the policy's stack can be reversed, not {', '.join(unknown)}",
-                           code="transaction.not_reversible")
+        raise codes.TRANSACTION_NOT_REVERSIBLE(
+            f"Only issued transactions of the policy's stack can be reversed, not {', '.join(unknown)}")
     if any(stack[positions[target]].category == "issuance" for target in targets):
-        raise InvalidState("The issuance cannot be reversed", code="transaction.issuance_not_reversible")
+        raise codes.TRANSACTION_ISSUANCE_NOT_REVERSIBLE("The issuance cannot be reversed")
     later = stack[min(positions[target] for target in targets):]
     return Plan(tuple(reversed(later)), tuple(entry for entry in later if entry.locator not in targets))
 
@@ -144,8 +145,9 @@ def rebase(base: str | None, head: str, *, auto_rebase: bool) -> str:
         return head
     if auto_rebase:
         return head
-    raise InvalidState(f"The transaction is based on {base}, which is no longer the head of the policy ({head}); "
-                       "issue it with autoRebase=true or create it again", code="transaction.stale_base")
+    raise codes.TRANSACTION_STALE_BASE(
+        f"The transaction is based on {base}, which is no longer the head of the policy ({head}); "
+        "issue it with autoRebase=true or create it again")
 
 
 @dataclass

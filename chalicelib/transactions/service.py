@@ -41,10 +41,10 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.configuration import service as configuration
-from chalicelib.core import durations
+from chalicelib.core import codes, durations
 from chalicelib.core.clock import utc
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState, NotFound
+from chalicelib.core.errors import FieldError, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.plugins.models import PluginFailure
@@ -124,7 +124,7 @@ def priced_transaction(ctx: CallContext, locator: str) -> tuple[Transaction, lis
     transactions), its parts with theirs; 409 `transaction.not_priced` before it was priced."""
     transaction, parts = transaction_with_parts(ctx, locator)
     if transaction.transactionState not in PRICED:
-        raise InvalidState(f"Transaction {locator} has not been priced", code=f"{ENTITY}.not_priced")
+        raise codes.NOT_PRICED["transaction"](f"Transaction {locator} has not been priced")
     return transaction, parts
 
 
@@ -142,7 +142,7 @@ def segment(ctx: CallContext, locator: str, segment_locator: str | None = None) 
     chosen = made[-1] if segment_locator is None and made else next(
         (s for s in made if s.locator == segment_locator), None)
     if chosen is None:
-        raise NotFound("segment", segment_locator or f"of transaction {locator}")
+        raise codes.not_found("segment", segment_locator or f"of transaction {locator}")
     return chosen
 
 
@@ -239,10 +239,11 @@ def create_reversal(ctx: CallContext, policy_locator: str, request: ReversalRequ
     earliest = planned.reversed[-1]
     target = entries.get(request.toTransaction)
     if target is None or target.order >= earliest.order:
-        raise InvalidRequest(f"{request.toTransaction} is not an issued transaction of the policy before the ones "
-                             f"reversed", code=f"{ENTITY}.invalid_reversal",
-                             field_errors=[FieldError("toTransaction", "must be issued before every transaction "
-                                                                       "reversed")])
+        raise codes.TRANSACTION_INVALID_REVERSAL(
+            f"{request.toTransaction} is not an issued transaction of the policy before the ones "
+            f"reversed",
+            field_errors=[FieldError("toTransaction", "must be issued before every transaction "
+                                  "reversed")])
     first = next(t for t in stack.transactions if t.locator == earliest.locator)
     locator = new_locator()
     draft = Transaction(
@@ -291,9 +292,9 @@ def update_elements(ctx: CallContext, locator: str, change: ElementChanges) -> l
     found = _draft(ctx, locator)
     static = changes.static_locator_of(_plan(ctx, found).tree, change.locator)
     if static is None:
-        raise InvalidRequest(f"{change.locator} is not an element of the transaction",
-                             code=f"{ENTITY}.invalid_element",
-                             field_errors=[FieldError("locator", "is not an element of the transaction")])
+        raise codes.INVALID_ELEMENT["transaction"](
+            f"{change.locator} is not an element of the transaction",
+            field_errors=[FieldError("locator", "is not an element of the transaction")])
     instruction = ModifyInstruction(action="modify", staticLocator=static, setData=change.setData,
                                     removeData=change.removeData, setCoverageTerms=change.setCoverageTerms,
                                     removeCoverageTerms=change.removeCoverageTerms)
@@ -309,8 +310,8 @@ def remove_elements(ctx: CallContext, locator: str, locators: list[str]) -> list
     problems = [FieldError(f"body[{i}]", f"{each} is not an element of the transaction")
                 for i, (each, static) in enumerate(zip(locators, statics)) if static is None]
     if problems or not locators:
-        raise InvalidRequest("Cannot remove these elements", code=f"{ENTITY}.invalid_element",
-                             field_errors=problems or [FieldError("body", "names no element")])
+        raise codes.INVALID_ELEMENT["transaction"]("Cannot remove these elements",
+                                                   field_errors=problems or [FieldError("body", "names no element")])
     instruction = DeleteInstruction(action="delete", staticElementLocators=[s for s in statics if s])
     saved = _save_draft(ctx, found, [*found.transaction.changeInstructions, stored(instruction, new_locator())])
     return _segments(ctx, records.replaced(found, saved))
@@ -324,7 +325,7 @@ def _draft(ctx: CallContext, locator: str) -> Found:
 
 def _save_draft(ctx: CallContext, found: Found, instructions: list[dict[str, Any]]) -> Transaction:
     if found.transaction.transactionCategory == TransactionCategory.REVERSAL:
-        raise InvalidRequest("A reversal takes no change instructions", code=f"{ENTITY}.invalid_instruction")
+        raise codes.TRANSACTION_INVALID_INSTRUCTION("A reversal takes no change instructions")
     changed = found.transaction.model_copy(update={"changeInstructions": instructions})
     return records.save(ctx, found.stack, _planned(ctx, found.stack, changed), ["update"])
 
@@ -333,7 +334,7 @@ def _instruction_position(transaction: Transaction, instruction_locator: str) ->
     position = next((i for i, item in enumerate(transaction.changeInstructions)
                      if item["locator"] == instruction_locator), None)
     if position is None:
-        raise NotFound("changeInstruction", instruction_locator)
+        raise codes.not_found("changeInstruction", instruction_locator)
     return position
 
 
@@ -347,11 +348,11 @@ def _kind(model: dict[str, Any], route: str | None, transaction_type: str | None
     name = transaction_type or ""
     category = configured.get(name) or (name if name in CREATED and name not in configured else None)
     if category is None or category not in CREATED:
-        raise InvalidRequest(f"{name[:200]} is not a transaction type of the configuration",
-                             code=f"{ENTITY}.unknown_type",
-                             field_errors=[FieldError("transactionType", "is not a configured transaction type "
-                                                                         "of category change, renewal, cancellation "
-                                                                         "or reinstatement")])
+        raise codes.TRANSACTION_UNKNOWN_TYPE(
+            f"{name[:200]} is not a transaction type of the configuration",
+            field_errors=[FieldError("transactionType", "is not a configured transaction type "
+                                        "of category change, renewal, cancellation "
+                                        "or reinstatement")])
     return str(category), name
 
 
@@ -361,14 +362,16 @@ def _base(stack: IssuedStack, base_locator: str | None) -> Transaction:
     chosen = base_locator or head
     base = next((t for t in stack.transactions if t.locator == chosen), None)
     if base is None:
-        raise InvalidRequest(f"{chosen[:200]} is not a transaction of the policy", code=f"{ENTITY}.invalid_base",
-                             field_errors=[FieldError("baseLocator", "is not a transaction of the policy")])
+        raise codes.TRANSACTION_INVALID_BASE(
+            f"{chosen[:200]} is not a transaction of the policy",
+            field_errors=[FieldError("baseLocator", "is not a transaction of the policy")])
     if base.transactionState == TransactionState.ISSUED and base.locator != head:
-        raise InvalidState(f"Transaction {base.locator} is no longer the policy's latest ({head} is): base the "
-                           f"transaction on the latest", code=f"{ENTITY}.stale_base")
+        raise codes.TRANSACTION_STALE_BASE(
+            f"Transaction {base.locator} is no longer the policy's latest ({head} is): base the "
+            f"transaction on the latest")
     if base.transactionState != TransactionState.ISSUED and base.transactionState not in LIVE_UNISSUED:
-        raise InvalidState(f"Transaction {base.locator} is {base.transactionState}: nothing can be based on it",
-                           code=f"{ENTITY}.stale_base")
+        raise codes.TRANSACTION_STALE_BASE(
+            f"Transaction {base.locator} is {base.transactionState}: nothing can be based on it")
     return base
 
 
@@ -421,8 +424,8 @@ def _config_version(ctx: CallContext, stack: IssuedStack, instructions: list[Ins
     try:
         configuration.model(ctx, migrate.configVersionLocator)
     except NotFound:
-        raise InvalidRequest(f"{migrate.configVersionLocator} is not a deployed configuration version",
-                             code=f"{ENTITY}.invalid_instruction", field_errors=[FieldError(
+        raise codes.TRANSACTION_INVALID_INSTRUCTION(
+            f"{migrate.configVersionLocator} is not a deployed configuration version", field_errors=[FieldError(
                                  "configVersionLocator", "is not a deployed configuration version")]) from None
     return migrate.configVersionLocator
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from chalicelib.core import codes
 from chalicelib.core.clock import utc
-from chalicelib.core.errors import FieldError, InvalidRequest, InvalidState
+from chalicelib.core.errors import FieldError
 from chalicelib.policies.models import (
     LIVE_UNISSUED,
     IssuedStack,
@@ -32,7 +33,6 @@ from chalicelib.priceable.elements import Catalog
 from chalicelib.priceable.models import Element
 from chalicelib.transactions import changes, coverage, deltas, sequence
 from chalicelib.transactions.models import (
-    ENTITY,
     AddInstruction,
     DeleteInstruction,
     Instruction,
@@ -169,11 +169,11 @@ def _default_effective(category: str, spans: Sequence[coverage.SegmentSpan], pie
     cancelled = coverage.cancellation(pieces)
     if category == "reinstatement":
         if cancelled is None:
-            raise InvalidState("The policy is not cancelled", code="transaction.policy_not_cancelled")
+            raise codes.TRANSACTION_POLICY_NOT_CANCELLED("The policy is not cancelled")
         return cancelled.start
-    raise InvalidRequest(f"A {category} needs a params instruction with its effectiveTime",
-                         code=f"{ENTITY}.effective_time_required",
-                         field_errors=[FieldError("changeInstructions", "no params instruction")])
+    raise codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED(
+        f"A {category} needs a params instruction with its effectiveTime",
+        field_errors=[FieldError("changeInstructions", "no params instruction")])
 
 
 def base_segment(category: str, effective: datetime, pieces: list[coverage.Piece]) -> str:
@@ -188,21 +188,21 @@ def base_segment(category: str, effective: datetime, pieces: list[coverage.Piece
     at = coverage.piece_at(pieces, effective)
     if category not in ("renewal", "reinstatement") and at is not None:
         return at.segment_locator
-    raise InvalidState(f"The policy holds no coverage at {effective.isoformat()}", code=f"{ENTITY}.no_coverage")
+    raise codes.TRANSACTION_NO_COVERAGE(f"The policy holds no coverage at {effective.isoformat()}")
 
 
 def _check_no_element_changes(instructions: Sequence[Instruction], category: str) -> None:
     problems = [FieldError(f"changeInstructions[{i}].action", f"a {category} does not change elements")
                 for i, instruction in enumerate(instructions) if isinstance(instruction, ELEMENT_ACTIONS)]
     if problems:
-        raise InvalidRequest(f"A {category} takes no element changes", code=f"{ENTITY}.invalid_instruction",
-                             field_errors=problems)
+        raise codes.TRANSACTION_INVALID_INSTRUCTION(f"A {category} takes no element changes",
+                                                    field_errors=problems)
 
 
 def _category(name: str, known_ones: dict[str, coverage.Category] = CREATED) -> coverage.Category:
     known = known_ones.get(name)
     if known is None:
-        raise InvalidRequest(f"A {name} transaction cannot be created", code=f"{ENTITY}.unknown_type")
+        raise codes.TRANSACTION_UNKNOWN_TYPE(f"A {name} transaction cannot be created")
     return known
 
 

@@ -1,16 +1,36 @@
 """Shared by the sweeps over the whole route table: a configured tenant holding one record of every kind
-(built through the API), the real value of every path variable, and the route table itself."""
+(built through the API), the real value of every path variable, a valid request for every route (its query
+and its body, encoded as the route's contract declares), the route table itself, and callers made through
+the API."""
 from __future__ import annotations
 
+import inspect
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
+from urllib.parse import urlencode
+
+import simplejson
 
 from chalicelib.core.ids import new_locator
+from chalicelib.http.contract import Contract, Encoding, contract_of
+from chalicelib.http.endpoint import EndpointSpec
 from tests.api.quotes.support import auto, new_account, vehicle
 from tests.builders import unique_name
 from tests.support.api import call, ok
-from tests.support.configs import CITIES_CSV, quotes_tenant, upload_constraint_table
+from tests.support.configs import (
+    BASE_RATES_CSV,
+    CITIES_CSV,
+    QUOTE_PLUGINS,
+    VALUE_BANDS_CSV,
+    deployed_tenant,
+    package_with_files,
+    quotes_model,
+    table_zip,
+    upload_table,
+)
 
 CONSUMING_SUFFIXES = ("/issue", "/accept", "/refuse", "/discard", "/reset", "/revoke", "/credentials")
 """Routes that, when they succeed, use a record up (an issued or discarded quote takes no more changes):
@@ -25,6 +45,17 @@ def routes(app: Any) -> list[tuple[str, str, Any]]:
 
 def route_id(route: tuple[str, str, Any]) -> str:
     return f"{route[1]} {route[0]}"
+
+
+def spec_of(entry: Any) -> EndpointSpec:
+    """What the route's @endpoint declares: its permissions, whether it is public, ..."""
+    spec: EndpointSpec = entry.view_function.__endpoint__
+    return spec
+
+
+def contract(entry: Any) -> Contract:
+    """What the route's view declares: its body (and the body's encoding), its query, its answer."""
+    return contract_of(inspect.unwrap(entry.view_function))
 
 
 def variables(path: str) -> list[str]:
@@ -56,29 +87,110 @@ def fill(path: str, values: dict[str, str], **overrides: str) -> str:
     return filled
 
 
+CONTENT_TYPES: dict[Encoding, str] = {"json": "application/json", "file": "application/zip",
+                                      "form": "application/x-www-form-urlencoded", "text": "text/plain"}
+"""The Content-Type a request body is sent in, by the encoding the route's contract declares."""
+TOKEN_LIFETIME = timedelta(days=3650)
+
+
 @dataclass
 class World:
-    """A configured tenant with an account, a draft and an issued quote, the issued policy, a quick quote,
-    an underwriting flag, contacts, lookup/range/constraint tables and a deployed configuration; plus a
-    user, a role and a named token of the caller, outside the tenant."""
+    """A configured tenant with an account, a draft and an issued quote, the issued policy, a draft change, a
+    quick quote, an underwriting flag, contacts, lookup/range/constraint tables and a deployed configuration;
+    plus a user, a role and a named token of the builder, outside the tenant. The account's, quote's and
+    policy's numbers and the tables' names are this world's only (another world's tenant holds none of them)."""
 
     tenant: str
     values: dict[str, str] = field(default_factory=dict)
     bodies: dict[str, Any] = field(default_factory=dict)
-    """A valid request body by route function name, for the routes whose bodies carry typed values."""
+    """A valid request body by route function name, for every route that takes one: a JSON value, the bytes
+    of an upload, the text of a text body, the fields of a form."""
+    queries: dict[str, str] = field(default_factory=dict)
+    """A valid query string by route function name, for every route whose query has a required field (and a
+    few more, where the answer depends on it)."""
 
     @property
     def tenant_records(self) -> dict[str, str]:
-        """The values that belong to the tenant's data (locators and numbers), not to the user directory
-        or to the configuration's names."""
-        shared = {"tenantLocator", "users/locator", "roles/locator", "username", "tokenOrName", "tables/name",
-                  "rangeTables/name", "constraints/name"}
+        """The values that belong to the tenant's data (locators, numbers, table names), not to the user
+        directory, to the configuration's names or to the public pages."""
+        shared = {"tenantLocator", "users/locator", "roles/locator", "username", "tokenOrName", "transactionType"}
         return {key: value for key, value in self.values.items() if key not in shared}
 
 
-def make_world(app: Any, token: str) -> World:
-    """build_world() for a module-scoped fixture: those run before the per-test clock and job queue are
-    wired, so this wires the same ones (the clock at the conftest instant) for the time it builds."""
+@dataclass(frozen=True)
+class Request:
+    """A route's query and body, the body encoded as the route's contract declares."""
+
+    query: str
+    content_type: str
+    body: bytes
+
+    def url(self, path: str) -> str:
+        return f"{path}?{self.query}" if self.query else path
+
+
+def request_for(world: World, entry: Any) -> Request:
+    """The world's valid request for the route. A route whose query has a required field, or whose body is
+    required, and for which the world has none, fails here, naming the route and what to add to build_world()."""
+    declared = contract(entry)
+    name, route = entry.view_name, f"{entry.method} {entry.uri_pattern}"
+    required = [n for n, f in declared.query.model_fields.items() if f.is_required()] if declared.query else []
+    assert not required or name in world.queries, (
+        f"{route}: no query with its required {', '.join(required)}; add World.queries[{name!r}] in build_world()")
+    query = world.queries.get(name, "")
+    if declared.body is None:
+        return Request(query, CONTENT_TYPES["json"], b"")
+    encoding = declared.body.encoding
+    assert name in world.bodies or not declared.body.required, (
+        f"{route}: no valid {encoding} body; add World.bodies[{name!r}] in build_world()")
+    return Request(query, CONTENT_TYPES[encoding], _encoded(world.bodies.get(name), encoding))
+
+
+def _encoded(body: Any, encoding: Encoding) -> bytes:
+    if body is None:
+        return b""
+    if encoding == "file":
+        return bytes(body)
+    if encoding == "text":
+        return str(body).encode()
+    if encoding == "form":
+        return urlencode(body).encode()
+    return simplejson.dumps(body, use_decimal=True).encode()
+
+
+def send(api: Any, method: str, url: str, token: str, request: Request) -> Any:
+    return api.http.request(method, url, body=request.body, headers={
+        "Authorization": f"Bearer {token}", "Content-Type": request.content_type, "Accept": "*/*"})
+
+
+@dataclass(frozen=True)
+class Caller:
+    locator: str
+    token: str
+
+
+def new_caller(api: Any, admin: str, permissions: Iterable[str], tenants: list[str],
+               token_tenants: list[str] | None = None) -> Caller:
+    """A service account holding `permissions` (through a role of its own) on `tenants`, and a named token of it
+    carrying exactly `permissions` (so not the `users.custom` every user holds, unless asked) on `token_tenants`
+    (default: `tenants`). Made through the API by `admin`, who must hold all of it (the outranking rules)."""
+    held = sorted(permissions)
+    role = ok(call(api, "POST", "/auth/roles", admin, {"name": f"role-{new_locator().lower()}",
+                                                       "description": "a sweep's caller", "permissions": held}))
+    user = ok(call(api, "POST", "/auth/users", admin, {
+        "userName": unique_name("caller"), "firstName": "Sweep", "lastName": "Caller", "serviceAccount": True,
+        "roles": [role["name"]], "tenants": tenants}))["locator"]
+    token = ok(call(api, "POST", f"/auth/users/{user}/tokens", admin, {
+        "name": "sweep", "expiresAt": (datetime.now(timezone.utc) + TOKEN_LIFETIME).isoformat(),
+        "permissions": held, "tenants": tenants if token_tenants is None else token_tenants}))
+    return Caller(user, token)
+
+
+@contextmanager
+def module_client(app: Any) -> Iterator[Any]:
+    """A test client for a module-scoped fixture: those run before the per-test clock and job queue are wired,
+    so this wires the same ones (the clock at the conftest instant) while it is open, and runs the jobs its
+    requests queued when it closes."""
     from chalice.test import Client
 
     from chalicelib.core.clock import FixedClock
@@ -90,20 +202,34 @@ def make_world(app: Any, token: str) -> World:
     wiring.override(clock=FixedClock(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)), job_queue=jobs)
     try:
         with Client(app, stage_name="test", project_dir=str(ROOT)) as client:
-            world = build_world(client, token)
+            yield client
         jobs.drain()
-        return world
     finally:
         wiring.reset()
 
 
+def make_world(app: Any, token: str) -> World:
+    """build_world() for a module-scoped fixture (module_client)."""
+    with module_client(app) as client:
+        return build_world(client, token)
+
+
 def build_world(api: Any, token: str) -> World:
-    tenant = quotes_tenant(api, token)
-    upload_constraint_table(api, token, tenant, "Cities", CITIES_CSV)
+    """Every record through the API, by `token` (holding every permission on every tenant; a builder builds one
+    world: its named token "spare" has a name a user holds once)."""
+    suffix = new_locator()
+    package_bytes = package_with_files(quotes_model(), {"plugins/python/auto.py": QUOTE_PLUGINS.encode()})
+    tenant = deployed_tenant(api, token, package_bytes)
+    tables = {"tables": ("BaseRates", BASE_RATES_CSV), "rangeTables": ("ValueBands", VALUE_BANDS_CSV),
+              "constraints": ("Cities", CITIES_CSV)}
+    for collection, (static_name, csv_text) in tables.items():
+        upload_table(api, token, tenant, collection, f"{static_name}{suffix}", csv_text, static_name=static_name)
     base = f"/policy/{tenant}"
 
     account = new_account(api, token, tenant)
-    account_number = ok(call(api, "PATCH", f"{base}/accounts/{account}/validate", token))["accountNumber"]
+    ok(call(api, "PATCH", f"{base}/accounts/{account}/validate", token))
+    account_number = ok(call(api, "POST", f"{base}/accounts/{account}/number/set?accountNumber=A-{suffix}",
+                             token))["accountNumber"]
     contact = new_locator()
     ok(call(api, "POST", f"{base}/accounts/{account}/contacts", token, {"contactLocator": contact,
                                                                          "roles": ["primary"]}))
@@ -111,6 +237,9 @@ def build_world(api: Any, token: str) -> World:
     draft = ok(call(api, "POST", f"{base}/quotes", token, auto(account)))["locator"]
     flag = ok(call(api, "POST", f"{base}/quotes/{draft}/underwritingFlags/info", token, {"note": "look"}))
     to_issue = ok(call(api, "POST", f"{base}/quotes", token, auto(account)))["locator"]
+    ok(call(api, "POST", f"{base}/quotes/{to_issue}/number/set?quoteNumber=Q-{suffix}", token))
+    ok(call(api, "POST", f"{base}/quotes/{to_issue}/reservedPolicyNumber/set?reservedPolicyNumber=P-{suffix}",
+            token))
     issued = ok(call(api, "PATCH", f"{base}/quotes/{to_issue}/issue", token))
     policy = ok(call(api, "GET", f"{base}/policies/{issued['policyLocator']}", token))
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
@@ -130,7 +259,7 @@ def build_world(api: Any, token: str) -> World:
     user = ok(call(api, "POST", "/auth/users", token, {"userName": user_name, "firstName": "Throw", "lastName": "Away",
                                                        "tenants": [tenant]}))["locator"]
     role = ok(call(api, "POST", "/auth/roles", token, {"name": f"role-{new_locator().lower()}", "description": "spare",
-                                                       "permissions": ["accounts.read"]}))["locator"]
+                                                       "permissions": ["accounts.read"]}))
     token_name = "spare"
     expires = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
     ok(call(api, "POST", "/auth/users/tokens", token, {"name": token_name, "expiresAt": expires,
@@ -147,33 +276,85 @@ def build_world(api: Any, token: str) -> World:
     quote_changes = {"startTime": "2026-02-01T05:00:00Z", "endTime": "2027-02-01T05:00:00Z",
                      "expirationTime": "2026-01-31T05:00:00Z", "invoiceFeeAmount": 5, "setData": {"channel": "agent"},
                      "preferences": person["preferences"]}
+    token_request = {"name": "probe", "expiresAt": expires, "permissions": ["accounts.read"], "tenants": [tenant]}
+    flag_changes = {"addFlags": [{"level": "info", "note": "look again"}], "clearFlags": []}
+    transaction = policy["issuedTransactionLocator"]
+    levels = ("approve", "block", "decline", "reject", "info")
     bodies = {
+        "create_own_token": token_request, "create_user_token": token_request,
+        "create_user": {"userName": unique_name("created"), "firstName": "New", "lastName": "User",
+                        "tenants": [tenant]},
+        "update_user": {"firstName": "Throw", "lastName": "Away", "tenants": [tenant]},
+        "reset_user_password": "a-long-and-unusual-passphrase-42",
+        "update_user_roles": {"addRoles": [role["name"]], "removeRoles": []},
+        "update_user_tenants": {"addTenants": [tenant], "removeTenants": []},
+        "create_role": {"name": f"role-{new_locator().lower()}", "description": "created",
+                        "permissions": ["accounts.read"]},
+        "update_role": {"name": role["name"], "description": "changed", "version": role["version"],
+                        "addPermissions": ["accounts.list"], "removePermissions": []},
+        **{name: package_bytes for name in ("create_tenant_from_package", "validate_configuration",
+                                            "format_configuration", "deploy_configuration",
+                                            "validate_tenant_configuration")},
+        **{f"{verb}_{kind}_table": table_zip(static_name, csv_text)
+           for verb in ("create", "replace")
+           for kind, (static_name, csv_text) in zip(("lookup", "range", "constraint"), tables.values())},
         "create_account": person, "replace_account": person,
         "update_account": {"setData": {"income": "20.25", "lastContact": "2026-01-03T00:00:00Z"}},
+        "update_account_billing_level": {"billingLevel": "account"},
+        "add_account_contact": {"contactLocator": contact, "roles": ["billing"]},
+        "update_account_contact": {"addRoles": ["billing"], "removeRoles": []},
+        "evaluate_account_constraints": {account: {"email": "ada@example.com"}},
+        "update_policy_billing_level": {"billingLevel": "account"},
+        "update_policy_delinquency_plan": {"delinquencyPlanName": "Lenient"},
+        "update_policy_jurisdiction": {"jurisdiction": "CA"},
+        "add_policy_static_data": {}, "replace_policy_static_data": {}, "update_policy_static_data": {"setData": {}},
+        "add_policy_contact": {"contactLocator": contact, "roles": ["billing"]},
+        "update_policy_contact": {"addRoles": ["billing"], "removeRoles": []},
         "create_quote": quote, "preview_quote_validation": quote, "preview_quote_price": quote,
-        "update_quote": quote_changes, "add_quote_elements": [vehicle()],
+        "update_quote": quote_changes, "add_quote_elements": [vehicle()], "remove_quote_elements": [],
+        "update_quote_underwriting_flags": flag_changes,
+        **{f"add_quote_{level}_flag": {"note": "look"} for level in levels},
+        "add_quote_static_data": {}, "replace_quote_static_data": {}, "update_quote_static_data": {"setData": {}},
+        "evaluate_quote_constraints": {}, "evaluate_quick_quote_constraints": {},
         "create_quick_quote": {k: v for k, v in quote.items() if k != "accountLocator"},
         "update_quick_quote": {k: v for k, v in quote_changes.items() if k in ("startTime", "endTime", "setData")},
-        "create_own_token": {"name": "probe", "expiresAt": expires, "permissions": ["accounts.read"],
-                             "tenants": [tenant]},
         **{name: change for name in ("change_policy", "renew_policy", "reinstate_policy", "create_policy_transaction",
                                      "preview_transaction_validation", "preview_transaction_price",
                                      "preview_transaction_underwriting")},
-        "cancel_policy": change[0], "add_transaction_change_instruction": change[0],
-        "update_transaction_change_instruction": change[0],
+        "cancel_policy": change[0],
+        "reverse_policy_change": {"baseLocator": transaction, "toTransaction": transaction,
+                                  "reverseTransactions": [transaction]},
+        "evaluate_transaction_constraints": {},
+        "add_transaction_change_instruction": change[0], "update_transaction_change_instruction": change[0],
+        "add_transaction_elements": [], "remove_transaction_elements": [],
+        "update_transaction_elements": {"locator": policy["latestSegmentLocator"]},
+        "update_transaction_underwriting_flags": flag_changes,
+        **{f"add_transaction_{level}_flag": {"note": "look"} for level in levels},
     }
-    return World(tenant=tenant, bodies=bodies, values={
+    queries = {
+        **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
+           for kind, (static_name, _) in zip(("lookup", "range", "constraint"), tables.values())},
+        "fetch_table_record": "key=web&byStaticName=false",
+        "fetch_range_table_record": "key=auto&boundValue=3&byStaticName=false",
+        "fetch_constraint_record": "key=CA&byStaticName=false",
+        "fetch_deployment_diff": urlencode({"config": simplejson.dumps(quotes_model())}),
+        "list_events": urlencode({"pagingToken": paging_token}),
+        "set_account_number": "accountNumber=N-1", "set_policy_number": "policyNumber=N-1",
+        "set_quote_number": "quoteNumber=N-1", "set_quote_reserved_policy_number": "reservedPolicyNumber=N-1",
+        "fetch_policy_snapshot": "date=2026-06-01T00:00:00Z",
+    }
+    return World(tenant=tenant, bodies=bodies, queries=queries, values={
         "tenantLocator": tenant,
         "accounts/locator": account, "accountNumber": account_number, "accounts/contacts": contact,
         "quotes/locator": draft, "quoteNumber": issued["quoteNumber"], "flagLocator": flags[-1]["locator"],
         "quickquotes/locator": quick,
         "policies/locator": policy["locator"], "policyLocator": policy["locator"],
         "policyNumber": policy["policyNumber"], "policies/contacts": contact,
-        "terms/locator": policy["latestTermLocator"], "transactions/locator": policy["issuedTransactionLocator"],
+        "terms/locator": policy["latestTermLocator"], "transactions/locator": transaction,
         "segmentLocator": policy["latestSegmentLocator"],
         "transactionType": "renewal", "instructionLocator": draft_change["changeInstructions"][0]["locator"],
         "events/locator": event["locator"], "request/locator": created.headers["X-Request-Id"],
         "version": version, "pagingToken": paging_token,
-        "tables/name": "BaseRates", "rangeTables/name": "ValueBands", "constraints/name": "Cities",
-        "users/locator": user, "username": user_name, "roles/locator": role, "tokenOrName": token_name,
+        **{f"{collection}/name": f"{static_name}{suffix}" for collection, (static_name, _) in tables.items()},
+        "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
     })

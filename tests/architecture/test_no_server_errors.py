@@ -5,8 +5,8 @@ to the status, a `code`, a `message` and the `requestId` of the X-Request-Id hea
 Per route, in one test (the records are built once per module): no body; an empty, malformed (`{`),
 array (`[]`) and non-UTF-8 body, JSON nested 1,000 deep, a lone surrogate (`"\ud800"`), a number beyond
 DynamoDB's range (`1e400`) and a ZIP whose config.json nests 100,000 deep, in each Content-Type it
-declares; its request models with every field a nested list, null or a long string; for the routes the
-records come with a valid body of, that body with one value at a time made wrong-typed, too long, a lone
+declares; its declared body model with every field a nested list, null or a long string; for the routes the
+records come with a valid JSON body of, that body with one value at a time made wrong-typed, too long, a lone
 surrogate, a date at the edge of the calendar or a number DynamoDB cannot store (38 nines included); each
 path variable as a 300- and a 2,000-character string, `..%2F`, an unknown ULID and another tenant's
 locator; garbage query parameters, and every field of its query model as a long string.
@@ -20,7 +20,6 @@ import inspect
 import io
 import json
 import re
-import sys
 import zipfile
 from collections.abc import Iterator
 from decimal import Decimal, InvalidOperation
@@ -32,7 +31,8 @@ from pydantic import BaseModel, RootModel
 
 from app import app as chalice_app
 from chalicelib.core.ids import new_locator
-from tests.architecture.support import World, fill, make_world, route_id, routes, variables
+from chalicelib.http.contract import contract_of
+from tests.architecture.support import World, contract, fill, make_world, route_id, routes, variables
 from tests.builders import new_tenant, new_user
 
 ROUTES = routes(chalice_app)
@@ -132,43 +132,26 @@ def other_tenant(app) -> str:
     return new_tenant()
 
 
-def _helpers_and_view(view: Any) -> str:
-    """The source of the view and of the module's own helpers it calls (`_create_token`, `_page`, ...)."""
-    original = inspect.unwrap(view)
-    module = sys.modules[original.__module__]
-    source = inspect.getsource(original)
-    helpers = [getattr(module, name, None) for name in re.findall(r"\b(_\w+)\(", source)]
-    return "\n".join([source, *(inspect.getsource(h) for h in helpers if inspect.isfunction(h))])
-
-
-def _models(view: Any, readers: str) -> list[type[BaseModel]]:
-    module = sys.modules[inspect.unwrap(view).__module__]
-    names = re.findall(rf"\b(?:{readers})\((\w+)", _helpers_and_view(view))
-    found = [getattr(module, name, None) for name in names]
-    return [m for m in found if isinstance(m, type) and issubclass(m, BaseModel)]
-
-
 def _fields(model: type[BaseModel]) -> list[str]:
     return [info.alias or name for name, info in model.model_fields.items()]
 
 
 def wrong_bodies(view: Any) -> list[Any]:
-    """For each request model the route reads: every field a nested list, every field null, every field a
-    long string; `{"x": [[1]]}` when the route reads no model."""
-    bodies: list[Any] = []
-    for model in _models(view, "body_as|validate"):
-        if issubclass(model, RootModel):
-            bodies.append([[[1]]] if get_origin(model.model_fields["root"].annotation) is list else {"x": [[1]]})
-            continue
-        for value in ([[1]], None, LONGER):
-            bodies.append({name: value for name in _fields(model)})
-    return bodies or [{"x": [[1]]}]
+    """For the route's declared body model: every field a nested list, every field null, every field a
+    long string; `{"x": [[1]]}` when the route declares no model body."""
+    body = contract_of(inspect.unwrap(view)).body
+    model = body.annotation if body is not None else None
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return [{"x": [[1]]}]
+    if issubclass(model, RootModel):
+        return [[[[1]]] if get_origin(model.model_fields["root"].annotation) is list else {"x": [[1]]}]
+    return [{name: value for name in _fields(model)} for value in ([[1]], None, LONGER)]
 
 
 def wrong_queries(view: Any) -> list[str]:
-    """The fixed garbage, plus every field of the route's query model at once as a long string."""
-    extra = ["&".join(f"{name}={text}" for name in _fields(model))
-             for model in _models(view, "query_as") for text in (LONG, LONGER)]
+    """The fixed garbage, plus every field of the route's declared query model at once as a long string."""
+    query = contract_of(inspect.unwrap(view)).query
+    extra = ["&".join(f"{name}={text}" for name in _fields(query)) for text in (LONG, LONGER)] if query else []
     return GARBAGE_QUERIES + [q for q in extra if q]
 
 
@@ -240,7 +223,9 @@ def test_bad_input_never_answers_a_server_error(api, caller, world, other_tenant
     for content_type in types:
         for body in [*MALFORMED_BODIES, *(json.dumps(b).encode() for b in wrong_bodies(entry.view_function))]:
             calls.append((real, f"{content_type} {body[:60]!r}", {"Content-Type": content_type}, body))
-    for leaf, body in leaf_mutations(world.bodies.get(entry.view_name, {})):
+    declared = contract(entry).body
+    valid = world.bodies.get(entry.view_name, {}) if declared is not None and declared.encoding == "json" else {}
+    for leaf, body in leaf_mutations(valid):
         calls.append((real, f"{leaf} = {simplejson.dumps(_at(body, leaf), use_decimal=True)[:40]}",
                       {"Content-Type": types[0]}, simplejson.dumps(body, use_decimal=True).encode()))
     for variable in variables(path):

@@ -6,7 +6,8 @@ from datetime import timedelta
 
 import pytest
 
-from chalicelib.core.errors import AlreadyExists, InvalidState
+from chalicelib.core import codes
+from chalicelib.core.errors import AlreadyExists
 from chalicelib.runtime import wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import (
@@ -44,7 +45,7 @@ def echo(ctx, payload):
     runs[key] += 1
     seen_status[key] = get_job(ctx.tenant, locator)["status"]
     if payload.get("refuse"):
-        raise InvalidState("no thanks", code="test.refused")
+        raise codes.TRANSACTION_POLICY_NOT_CANCELLED("no thanks")
     if runs[key] <= payload.get("crash", 0):
         raise RuntimeError("the network blinked")
     if runs[key] <= payload.get("die", 0):
@@ -136,7 +137,7 @@ def test_a_domain_error_fails_the_job_and_consumes_the_message(tenant, jobs):
 
     job = get_job(tenant, locator)
     assert job["status"] == "failed"
-    assert job["error"] == "test.refused: no thanks"
+    assert job["error"] == "transaction.policy_not_cancelled: no thanks"
     assert jobs.messages == []
     assert dispatch(message) is None  # a redelivery finds nothing to do
     assert runs_of(tenant, locator) == 1

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.core.errors import NotFound
+from chalicelib.core import codes
 from chalicelib.core.ids import new_locator, new_tenant_locator
 from chalicelib.plugins.local import Limits, LocalProcessRunner
 
@@ -28,13 +28,13 @@ class FakeHost:
     def lookup(self, table: str, key: list[str], date: str | None) -> dict[str, Any] | None:
         self.calls.append(("lookup", table, tuple(key), date))
         if table not in self.tables:
-            raise NotFound("table", table)
+            raise codes.not_found("table", table)
         return self.tables[table].get(tuple(key))
 
     def range_lookup(self, table: str, key: list[str], bound: Decimal, date: str | None) -> dict[str, Any] | None:
         self.calls.append(("range_lookup", table, tuple(key), bound, date))
         if table not in self.ranges:
-            raise NotFound("table", table)
+            raise codes.not_found("table", table)
         return next((row for row_key, low, high, row in self.ranges[table]
                      if row_key == tuple(key) and low <= bound < high), None)
 

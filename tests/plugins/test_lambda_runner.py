@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from chalicelib.core import codes
 from chalicelib.core.errors import NotFound, Unavailable
 from chalicelib.plugins.lambda_runner import LambdaRunner
 from chalicelib.plugins.local import CHILD
@@ -109,7 +110,7 @@ def test_a_failed_invocation_says_how_the_function_failed(host, tenant, version,
 
 def test_a_function_not_deployed_for_the_version_is_unavailable(host, tenant, version):
     def missing(*_):
-        raise NotFound("plugin_function", "x")
+        raise codes.not_found("plugin_function", "x")
 
     result = LambdaRunner("pas-plugins-{tenant}", invoke=missing).call(tenant, version, {}, "rate", {}, host)
 

@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import pytest
 
+from chalicelib.core import codes
 from chalicelib.core.errors import Unavailable
 from chalicelib.core.ids import new_tenant_locator
 from chalicelib.plugins import protocol
@@ -310,7 +311,7 @@ def test_a_plugin_looping_over_lookups_is_cut_short(runner, tenant, version):
 def test_a_host_api_failure_propagates_and_the_process_is_replaced(runner, tenant, version):
     class Down(FakeHost):
         def lookup(self, table, key, date):
-            raise Unavailable("DynamoDB is throttling")
+            raise codes.SERVICE_UNAVAILABLE("DynamoDB is throttling")
 
     plugin = modules(rating="import pas, os\ndef rate(request):\n    return {'row': pas.lookup('T', ['k'])}\n"
                             "PROCESS = os.urandom(8).hex()\ndef pid(request):\n    return {'pid': PROCESS}\n")

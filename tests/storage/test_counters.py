@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from chalicelib.core import codes
 from chalicelib.core.errors import Conflict, InvalidState
 from chalicelib.storage import keys, table
 from chalicelib.storage.table import ScopeViolation
@@ -22,7 +23,7 @@ def test_a_limited_counter_stops_below_its_limit(aws, tenant):
     assert [gateway.increment(scope, key(tenant, "seq"), "issued", below=2) for _ in range(2)] == [1, 2]
     with pytest.raises(InvalidState):
         gateway.increment(scope, key(tenant, "seq"), "issued", below=2,
-                          on_limit=lambda: InvalidState("used up"))
+                          on_limit=lambda: codes.NUMBERING_EXHAUSTED("used up"))
     with pytest.raises(Conflict):
         gateway.increment(scope, key(tenant, "seq"), "issued", below=2)
     assert gateway.get(scope, key(tenant, "seq"))["issued"] == 2

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from chalicelib.core import codes
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, InvalidRequest, InvalidState
 from chalicelib.core.paging import PageRequest
 from chalicelib.http.errors import status_of
@@ -166,12 +167,12 @@ def test_a_cancelled_transaction_raises_the_error_of_the_op_that_failed(gateway,
     scope = keys.tenant_scope(tenant)
     gateway.write(scope, table.put_new(item(tenant, "root", version=3)))
     stale = table.update(key(tenant, "root"), {"x": 1}, expected_version=2,
-                         on_failure=lambda: InvalidState("the root moved", code="test.root_moved"))
+                         on_failure=lambda: codes.TRANSACTION_STALE_BASE("the root moved"))
 
     with pytest.raises(InvalidState) as raised:
         gateway.transact(scope, [table.put_new(item(tenant, "child")), stale])
 
-    assert raised.value.code == "test.root_moved"
+    assert raised.value.code == "transaction.stale_base"
     assert gateway.get(scope, key(tenant, "child")) is None  # all or nothing
     assert gateway.get(scope, key(tenant, "root"))["version"] == 3
 

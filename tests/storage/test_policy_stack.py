@@ -19,13 +19,12 @@ from chalicelib.policies.models import (
     Segment,
     SegmentSummary,
     SegmentType,
-    StaticDataVersion,
     Term,
     Transaction,
     TransactionCategory,
     TransactionState,
 )
-from chalicelib.priceable.models import Charge
+from chalicelib.priceable.models import Charge, StaticDataVersion
 from chalicelib.runtime import wiring
 from chalicelib.storage import clients
 from tests.builders import system_ctx

@@ -143,15 +143,17 @@ def configured_tenant(api: Any, token: str, model: dict[str, Any] | None = None,
     return result["locator"]
 
 
-def upload_constraint_table(api: Any, token: str, tenant: str, name: str, csv_text: str) -> None:
-    """A constraint table (a ZIP holding one CSV) uploaded as `name`, implementing the static name `name`."""
+def table_zip(name: str, csv_text: str) -> bytes:
+    """A table upload: a ZIP holding one CSV, `name`.csv."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(f"{name}.csv", csv_text)
-    response = api.http.post(f"/resource/{tenant}/constraints?{urlencode({'name': name, 'staticName': name})}",
-                             body=buffer.getvalue(), headers={"Authorization": f"Bearer {token}",
-                                                              "Content-Type": "application/zip"})
-    assert response.status_code == 200, response.body
+    return buffer.getvalue()
+
+
+def upload_constraint_table(api: Any, token: str, tenant: str, name: str, csv_text: str) -> None:
+    """A constraint table (a ZIP holding one CSV) uploaded as `name`, implementing the static name `name`."""
+    upload_table(api, token, tenant, "constraints", name, csv_text)
 
 
 # --- quotes: the shared configuration plus rating tables and Python plugins ------------------------
@@ -242,15 +244,13 @@ def deployed_tenant(api: Any, token: str, package_bytes: bytes, name: str = "Tes
     return result["locator"]
 
 
-def upload_table(api: Any, token: str, tenant: str, collection: str, name: str, csv_text: str) -> None:
+def upload_table(api: Any, token: str, tenant: str, collection: str, name: str, csv_text: str,
+                 static_name: str | None = None) -> None:
     """A lookup (`tables`), range (`rangeTables`) or constraint (`constraints`) table uploaded as `name`,
-    implementing the static name `name`."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr(f"{name}.csv", csv_text)
-    response = api.http.post(f"/resource/{tenant}/{collection}?{urlencode({'name': name, 'staticName': name})}",
-                             body=buffer.getvalue(), headers={"Authorization": f"Bearer {token}",
-                                                              "Content-Type": "application/zip"})
+    implementing the static name `static_name` (default: `name`)."""
+    query = urlencode({"name": name, "staticName": static_name or name})
+    response = api.http.post(f"/resource/{tenant}/{collection}?{query}", body=table_zip(name, csv_text), headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/zip"})
     assert response.status_code == 200, response.body
 
 

@@ -7,7 +7,9 @@ from decimal import Decimal
 import pytest
 
 from chalicelib.configuration import service
+from chalicelib.configuration.answer import datamodel_answer
 from chalicelib.configuration.package import read_package
+from chalicelib.configuration.resolve import resolve
 from chalicelib.core.ids import is_uuid
 from chalicelib.storage import blobs
 from tests.api.configuration.support import (
@@ -46,7 +48,8 @@ def test_a_real_package_creates_a_tenant_and_downloads_as_the_model_it_deployed(
     assert result["deploymentResult"]["isSuccess"] is True
     assert result["deploymentResult"]["errors"] == []
     deployed = datamodel(api, admin_token, tenant)
-    assert read_package(download(api, admin_token, tenant)).model == deployed
+    downloaded = read_package(download(api, admin_token, tenant)).model
+    assert datamodel_answer(downloaded, resolve(downloaded)) == deployed
     assert deployed["products"].keys() == fixture_model(name)["products"].keys()
 
 

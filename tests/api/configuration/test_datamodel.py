@@ -5,7 +5,15 @@ import json
 from urllib.parse import quote
 
 from chalicelib.configuration import cache, service
-from tests.api.configuration.support import datamodel, get, minimal_model, new_configured_tenant, package
+from tests.api.configuration.support import (
+    datamodel,
+    download,
+    get,
+    minimal_model,
+    new_configured_tenant,
+    package,
+    zip_json,
+)
 from tests.builders import system_ctx
 from tests.support.api import assert_error, ok
 
@@ -123,3 +131,28 @@ def test_diff_needs_a_json_configuration(api, admin_token):
     assert [error["field"] for error in missing["fieldErrors"]] == ["config"]
     assert_error(diff(api, admin_token, tenant, "{not json"), 400, "request.malformed_json")
     assert_error(diff(api, admin_token, tenant, "[1, 2]"), 400, "request.invalid")
+
+
+def test_the_data_model_carries_every_field_the_platform_requires_in_it(api, admin_token):
+    """The platform's definition requires of a payment type its parent, numbering plan and `abstract`, of an
+    excess credit plan its disbursement type, of an invoicing plan its installment grouping: a package may
+    leave them out, and the answer (as deployed or resolved) carries them, where the download does not. It
+    types a property's bounds as strings: one the package wrote as a number is answered as its text."""
+    model = minimal_model()
+    model["payments"] = {"Card": {"displayName": "Card"}}
+    model["excessCreditPlans"] = {"Standard": {"disburseExcess": False}}
+    model["invoicingPlans"] = {"Monthly": {"consolidateInvoicesOnCancellation": "none", "invoiceFeeHandling": "sum",
+                                           "invoiceFeeAmounts": {}}}
+    model["accounts"]["Person"]["data"]["age"] = {"type": "int?", "min": 18}
+    tenant, _ = new_configured_tenant(api, admin_token, package(model))
+
+    for answer in (datamodel(api, admin_token, tenant), datamodel(api, admin_token, tenant, "?resolve=true")):
+        assert answer["payments"]["Card"] == {"displayName": "Card", "abstract": False, "defaultSearchable": False,
+                                              "extend": "", "numberingPlan": "", "numberingTrigger": "validation"}
+        assert answer["excessCreditPlans"]["Standard"]["disbursementType"] == ""
+        assert answer["invoicingPlans"]["Monthly"]["installmentGrouping"] == {"matching": "generateTime",
+                                                                              "window": "startAndEnd"}
+        assert answer["accounts"]["Person"]["data"]["age"] == {"type": "int?", "min": "18"}
+    downloaded = download(api, admin_token, tenant)
+    assert "extend" not in zip_json(downloaded, "payments/Card/config.json")
+    assert zip_json(downloaded, "accounts/Person/config.json")["data"]["age"]["min"] == 18

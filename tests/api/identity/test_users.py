@@ -355,7 +355,7 @@ def test_password_reset_refusals(api, admin_token):
     path = f"/auth/users/{locator}/passwordreset"
     assert_error(call(api, "PATCH", path, stranger, "a long enough secret"), 403, "auth.permission_denied")
     for bad in ("", 42, ["x"], {"password": "x"}):
-        assert_error(call(api, "PATCH", path, admin_token, bad), 400, "user.invalid_password")
+        assert_error(call(api, "PATCH", path, admin_token, bad), 400, "request.invalid")
     assert_error(call(api, "PATCH", f"/auth/users/{UNKNOWN_USER}/passwordreset", admin_token, "secret"), 404,
                  "user.not_found")
 

@@ -42,6 +42,22 @@ def test_a_quick_quote_is_priced_without_an_account(api, admin_token, tenant):
     assert ok(call(api, "GET", quick(tenant, f"/{locator}"), admin_token))["quickQuoteState"] == "priced"
 
 
+def test_elements_sent_as_the_definition_types_them_keep_none_of_their_answer_fields(api, admin_token, tenant):
+    # QuickQuoteCreateRequest's elements are ElementResponses: a platform client sends their locator,
+    # originalEffectiveTime and category too
+    answered = {"locator": "01J00000000000000000000001", "originalEffectiveTime": START, "category": "exposure"}
+    given = vehicle(**answered)
+    given["elements"][0].update(answered, locator="01J00000000000000000000002", category="coverage")
+    created = ok(call(api, "POST", quick(tenant), admin_token, body(elements=[given])))
+
+    [exposure] = created["element"]["elements"]
+    [coverage] = exposure["elements"]
+    assert (exposure["type"], coverage["type"]) == ("Vehicle", "Collision")
+    assert {exposure["locator"], coverage["locator"]}.isdisjoint({"01J00000000000000000000001",
+                                                                  "01J00000000000000000000002"})
+    assert exposure["originalEffectiveTime"] == created["startTime"]
+
+
 def test_pricing_a_draft_validates_it_first_and_records_both(api, admin_token, tenant):
     locator = ok(call(api, "POST", quick(tenant), admin_token, body()))["locator"]
     response = call(api, "PATCH", quick(tenant, f"/{locator}/price"), admin_token)

@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 
 import pytest
 
+from chalicelib.core import codes
 from chalicelib.runtime import wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import MAX_ATTEMPTS, JobMessage, JobStatus, dispatch, enqueue, get_job, reap_expired
@@ -191,8 +192,8 @@ def test_a_failure_is_recorded_once_and_never_over_a_loaded_table(api, admin_tok
     name = CSVS[0]
     before = statuses(api, admin_token, tenant)[name]
 
-    assert service._record_bootstrap_failure(ctx, name, service.TableKind.LOOKUP, service.AlreadyExists(
-        "table x already exists", code="table.already_exists")) is False
+    assert service._record_bootstrap_failure(ctx, name, service.TableKind.LOOKUP, codes.TABLE_ALREADY_EXISTS["table"](
+        "table x already exists")) is False
 
     assert statuses(api, admin_token, tenant)[name] == before == ("table", "created", None)
     assert events(api, admin_token, tenant, service.BOOTSTRAP_FAILED_EVENT) == []

@@ -15,12 +15,12 @@ class Note(BaseModel):
 
 
 def test_a_record_of_exactly_the_limit_fits():
-    check_size(Note(text="x" * (MAX_RECORD_BYTES - OVERHEAD)), code="note", noun="note")
+    check_size(Note(text="x" * (MAX_RECORD_BYTES - OVERHEAD)), code="quote", noun="note")
 
 
 def test_one_byte_more_is_a_413_saying_how_large_it_would_be():
     with pytest.raises(PayloadTooLarge) as refused:
-        check_size(Note(text="x" * (MAX_RECORD_BYTES - OVERHEAD + 1)), code="note", noun="note")
+        check_size(Note(text="x" * (MAX_RECORD_BYTES - OVERHEAD + 1)), code="quote", noun="note")
 
     assert (refused.value.code, refused.value.message) == (
-        "note.too_large", f"The note would take {MAX_RECORD_BYTES + 1} bytes; at most {MAX_RECORD_BYTES} are allowed")
+        "quote.too_large", f"The note would take {MAX_RECORD_BYTES + 1} bytes; at most {MAX_RECORD_BYTES} are allowed")

@@ -15,7 +15,7 @@ from chalicelib.http.errors import status_of
 from chalicelib.priceable import checks
 from chalicelib.priceable.models import Entity
 
-WIDGET = Entity("widget", "widget")
+WIDGET = Entity("quote", "widget")
 MODEL: dict[str, Any] = {
     "products": {"Box": {"eligibleAccountTypes": ["business", "trust"]}, "Open": {},
                  "Shape": {"abstract": True}},
@@ -46,8 +46,8 @@ def test_a_configured_product_is_answered_typed():
     assert checks.configured_product(MODEL, "Open", WIDGET).name == "Open"
 
 
-@pytest.mark.parametrize("name, code, what", [("Nope", "widget.unknown_product", "is not a configured product"),
-                                              ("Shape", "widget.abstract_product", "is abstract")])
+@pytest.mark.parametrize("name, code, what", [("Nope", "quote.unknown_product", "is not a configured product"),
+                                              ("Shape", "quote.abstract_product", "is abstract")])
 def test_a_request_naming_an_unknown_or_abstract_product_is_a_400(name, code, what):
     with pytest.raises(InvalidRequest) as raised:
         checks.configured_product(MODEL, name, WIDGET, in_request=True)
@@ -60,7 +60,7 @@ def test_a_stored_record_whose_product_is_gone_is_a_409(name, what):
     with pytest.raises(InvalidState) as raised:
         checks.configured_product(MODEL, name, WIDGET)
     assert (status_of(raised.value), raised.value.code, raised.value.message) == (
-        409, "widget.product_not_configured", f"Product {name} {what} in this configuration")
+        409, "quote.product_not_configured", f"Product {name} {what} in this configuration")
 
 
 def test_a_product_for_some_account_types_refuses_the_others():
@@ -71,7 +71,7 @@ def test_a_product_for_some_account_types_refuses_the_others():
     with pytest.raises(InvalidRequest) as raised:
         checks.check_eligible(box, "Box", "person", WIDGET)
 
-    assert (raised.value.code, raised.value.message) == ("widget.account_not_eligible",
+    assert (raised.value.code, raised.value.message) == ("quote.account_not_eligible",
                                                          "Product Box is not available to person accounts")
     assert [(e.field, e.message) for e in raised.value.field_errors] == [
         ("accountLocator", "its type person is not among business, trust")]
@@ -94,7 +94,7 @@ def test_every_reference_the_configuration_lacks_is_named():
             [Contact("C1", ["payer"]), Contact("C1", ["pilot"])], WIDGET)
 
     assert (raised.value.code, raised.value.message) == (
-        "widget.invalid_reference", "The widget names something the configuration does not have")
+        "quote.invalid_reference", "The widget names something the configuration does not have")
     assert [(e.field, e.message) for e in raised.value.field_errors] == [
         ("delinquencyPlanName", "'Strict' is not defined in the configuration's delinquencyPlans"),
         ("autoRenewalPlanName", "'Never' is not defined in the configuration's autoRenewalPlans"),
@@ -138,5 +138,5 @@ def test_a_record_too_large_for_one_item_is_a_413_named_after_the_user():
     checks.check_size(Blob(text="x" * (MAX_RECORD_BYTES - 20)), WIDGET)
     with pytest.raises(PayloadTooLarge) as raised:
         checks.check_size(Blob(text="x" * MAX_RECORD_BYTES), WIDGET)
-    assert (status_of(raised.value), raised.value.code) == (413, "widget.too_large")
+    assert (status_of(raised.value), raised.value.code) == (413, "quote.too_large")
     assert raised.value.message.startswith("The widget would take ")

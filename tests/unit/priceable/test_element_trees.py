@@ -12,7 +12,7 @@ from chalicelib.core.errors import InvalidRequest
 from chalicelib.priceable import elements
 from chalicelib.priceable.models import Element, ElementChanges, ElementInput, Entity
 
-WIDGET = Entity("widget", "widget")
+WIDGET = Entity("quote", "widget")
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def test_a_name_that_is_not_a_product_is_a_programming_error():
 ])
 def test_a_tree_no_configuration_allows_is_a_400_naming_the_place_and_the_reason(child, where, message):
     error = invalid(box, child)
-    assert (error.code, error.message) == ("widget.invalid_element", f"Invalid element: {message}")
+    assert (error.code, error.message) == ("quote.invalid_element", f"Invalid element: {message}")
     assert [(e.field, e.message) for e in error.field_errors] == [(where, message)]
 
 
@@ -109,9 +109,9 @@ def test_added_elements_are_refused_with_the_users_code_and_their_place_in_the_b
         ElementInput(type="Part", parentLocator=L(2)), ElementInput(type="Part")], lambda: L(7), entity=WIDGET)
 
     assert (unknown_parent.code, [(e.field, e.message) for e in unknown_parent.field_errors]) == (
-        "widget.invalid_element", [("body[0].parentLocator", f"{L(9)} is not an element of the widget")])
+        "quote.invalid_element", [("body[0].parentLocator", f"{L(9)} is not an element of the widget")])
     assert (not_allowed.code, [(e.field, e.message) for e in not_allowed.field_errors]) == (
-        "widget.invalid_element", [("body[1].type", "Part is not allowed in Box (contents: Item, Lid, Shape)")])
+        "quote.invalid_element", [("body[1].type", "Part is not allowed in Box (contents: Item, Lid, Shape)")])
 
 
 def test_an_element_under_a_type_the_configuration_no_longer_has_takes_no_children():
@@ -122,7 +122,7 @@ def test_an_element_under_a_type_the_configuration_no_longer_has_takes_no_childr
     error = invalid(elements.add_elements, CATALOG, root, [ElementInput(type="Part", parentLocator=L(5))],
                     locators(), entity=WIDGET)
 
-    assert (error.code, error.message) == ("widget.invalid_element",
+    assert (error.code, error.message) == ("quote.invalid_element",
                                            "Invalid element: Gone is not a configured element type")
     assert [(e.field, e.message) for e in error.field_errors] == [
         ("body[0].parentLocator", "Gone is not a configured element type")]
@@ -134,7 +134,7 @@ def test_removing_says_which_locators_cannot_go_and_leaves_the_original_tree():
     error = invalid(elements.remove_elements, root, [L(1), L(2), L(9)], entity=WIDGET)
     pruned = elements.remove_elements(root, [L(3)], entity=WIDGET)
 
-    assert (error.code, error.message) == ("widget.invalid_element", "Cannot remove these elements")
+    assert (error.code, error.message) == ("quote.invalid_element", "Cannot remove these elements")
     assert [(e.field, e.message) for e in error.field_errors] == [
         ("body[0]", "the root element cannot be removed"), ("body[2]", f"{L(9)} is not an element of the widget")]
     assert [e.type for e in elements.walk(pruned)] == ["Box", "Item", "Lid"]

@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 from itertools import count
+from typing import get_args
 
 import pytest
 
+from chalicelib.configuration.datamodel import ELEMENT_CATEGORIES, PRODUCT_CATEGORY
 from chalicelib.configuration.resolve import resolve
 from chalicelib.core.errors import InvalidRequest
 from chalicelib.priceable import elements
 from chalicelib.priceable.evaluation import catalog
-from chalicelib.priceable.models import ElementChanges, ElementInput, Entity
+from chalicelib.priceable.models import ElementCategory, ElementChanges, ElementInput, Entity
 from tests.support.configs import policy_model
 
 MODEL = catalog(resolve(policy_model()))
@@ -110,3 +112,7 @@ def test_ancestors_and_the_tree_as_plugins_read_it():
 
 def test_merged_removes_then_sets_and_drops_nulls():
     assert elements.merged({"a": 1, "b": 2, "c": 3}, {"a": None}, {"b": None, "d": 4}) == {"c": 3, "d": 4}
+
+
+def test_an_element_answers_exactly_the_categories_a_configuration_gives_its_types():
+    assert set(get_args(ElementCategory)) == {*ELEMENT_CATEGORIES.values(), PRODUCT_CATEGORY}

@@ -47,13 +47,13 @@ def test_a_step_declared_to_run_first_precedes_its_step_even_from_past_it():
 
 def test_a_state_declared_not_repeatable_refuses_its_own_step_with_the_entitys_code():
     error = refused(LIFECYCLE.steps_to, "precommitted", PRECOMMIT)
-    assert error.code == "widget.invalid_state"
+    assert error.code == "quote.invalid_state"
     assert error.message == "A widget that is precommitted cannot precommit"
 
 
 def test_an_earlier_step_is_refused_with_advice_to_reset_where_the_state_allows_it():
     error = refused(LIFECYCLE.steps_to, "underwritten", PRICE)
-    assert (error.code, error.message) == ("widget.invalid_state",
+    assert (error.code, error.message) == ("quote.invalid_state",
                                            "A widget that is underwritten cannot price: reset it to draft first")
     assert refused(LIFECYCLE.steps_to, "precommitted", VALIDATE).message == \
         "A widget that is precommitted cannot validate"
@@ -63,14 +63,14 @@ def test_an_earlier_step_is_refused_with_advice_to_reset_where_the_state_allows_
 def test_from_an_underwriting_stop_only_underwriting_and_the_steps_after_it_run(stop):
     assert LIFECYCLE.steps_to(stop, UNDERWRITE) == [UNDERWRITE]
     assert LIFECYCLE.steps_to(stop, COMMIT) == [UNDERWRITE, PRECOMMIT, COMMIT]
-    assert refused(LIFECYCLE.steps_to, stop, PRICE).code == "widget.invalid_state"
+    assert refused(LIFECYCLE.steps_to, stop, PRICE).code == "quote.invalid_state"
 
 
 @pytest.mark.parametrize("state", ["committed", "scrapped"])
 @pytest.mark.parametrize("target", [VALIDATE, PRICE, COMMIT])
 def test_nothing_advances_from_a_final_state(state, target):
     error = refused(LIFECYCLE.steps_to, state, target)
-    assert (error.code, error.message) == ("widget.invalid_state", f"A widget that is {state} cannot {target}")
+    assert (error.code, error.message) == ("quote.invalid_state", f"A widget that is {state} cannot {target}")
 
 
 def test_a_step_the_declaration_lacks_is_a_programming_error_not_a_409():
@@ -80,7 +80,7 @@ def test_a_step_the_declaration_lacks_is_a_programming_error_not_a_409():
 
 def test_operations_are_refused_in_final_states_and_where_the_declaration_closes_them():
     assert refused(LIFECYCLE.check, "committed", "be reset").message == "A widget that is committed cannot be reset"
-    assert refused(LIFECYCLE.check, "precommitted", "be scrapped").code == "widget.invalid_state"
+    assert refused(LIFECYCLE.check, "precommitted", "be scrapped").code == "quote.invalid_state"
     LIFECYCLE.check("precommitted", "be reset")  # closed only to scrapping
     LIFECYCLE.check("priced", "be scrapped")
 
@@ -88,19 +88,19 @@ def test_operations_are_refused_in_final_states_and_where_the_declaration_closes
 def test_only_a_draft_is_editable():
     LIFECYCLE.check_editable("draft")
     error = refused(LIFECYCLE.check_editable, "priced")
-    assert (error.code, error.message) == ("widget.not_draft", "Only a draft widget can be changed; this one is priced")
+    assert (error.code, error.message) == ("quote.not_draft", "Only a draft widget can be changed; this one is priced")
 
 
 def test_a_record_advances_until_its_expiration_time_not_at_it():
     LIFECYCLE.check_not_expired(None, NOW)
     LIFECYCLE.check_not_expired(NOW + timedelta(seconds=1), NOW)
     error = refused(LIFECYCLE.check_not_expired, NOW, NOW)
-    assert (error.code, error.message) == ("widget.expired", "The widget has expired and cannot advance")
+    assert (error.code, error.message) == ("quote.expired", "The widget has expired and cannot advance")
 
 
 def test_the_expiry_error_names_the_entity_the_declaration_says():
-    lent = replace(LIFECYCLE, expiry=Entity("gadget", "gadget"))
-    assert refused(lent.check_not_expired, NOW - timedelta(days=1), NOW).code == "gadget.expired"
+    lent = replace(LIFECYCLE, expiry=Entity("quickQuote", "gadget"))
+    assert refused(lent.check_not_expired, NOW - timedelta(days=1), NOW).code == "quickQuote.expired"
 
 
 def test_each_step_leads_to_its_declared_state():

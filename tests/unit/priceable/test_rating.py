@@ -3,13 +3,16 @@ from __future__ import annotations
 
 from decimal import Decimal
 from itertools import count
+from typing import get_args
 
 import pytest
 
+from chalicelib.configuration.schema import SCHEMAS
 from chalicelib.plugins.models import Charge as Rated
 from chalicelib.plugins.models import PluginFailure
 from chalicelib.priceable import rating
 from chalicelib.priceable.evaluation import _extras
+from chalicelib.priceable.models import Charge
 
 CHARGE_TYPES = {"premium": {"category": "premium", "handling": "normal", "invoicing": "scheduled"},
                 "fee": {"category": "Fee", "handling": "flat", "invoicing": "next"}}
@@ -74,3 +77,11 @@ def test_handling_and_invoicing_default_to_normal_and_scheduled(charge_types):
     rated = [Rated("E1", "S1", "surcharge", "surcharge", Decimal("12.00"), Decimal(2))]
     [charge] = rating.charges(rated, {}, charge_types, Decimal(6), locators())
     assert (charge.handling, charge.invoicing) == ("normal", "scheduled")
+
+
+def test_a_charge_answers_exactly_the_categories_handling_and_invoicing_a_configuration_may_give():
+    charge_ref = SCHEMAS["ChargeRef"].fields
+    assert {field: set(get_args(Charge.model_fields[field].annotation))
+            for field in ("chargeCategory", "handling", "invoicing")} == {
+        "chargeCategory": set(charge_ref["category"].values), "handling": set(charge_ref["handling"].values),
+        "invoicing": set(charge_ref["invoicing"].values)}

@@ -63,7 +63,7 @@ def test_underwriters_add_and_clear_flags():
     flags = [manual("M1", "block")]
 
     changed = underwriting.changed(flags, [Requested("approve", "E1", "checked")], ["M1"], {"E1"}, author(),
-                                   code="widget", noun="widget")
+                                   code="quote", noun="widget")
 
     assert [(f.locator, f.level, f.clearedBy, f.createdBy, f.elementLocator) for f in changed] == [
         ("M1", "block", "U2", "U1", None), ("N1", "approve", None, "U2", "E1")]
@@ -74,17 +74,17 @@ def test_flag_changes_are_refused_with_the_declaring_entitys_codes():
 
     with pytest.raises(InvalidRequest) as bad:
         underwriting.changed(flags, [Requested("block", "E9"), Requested(None)], [], {"E1"}, author(),
-                             code="widget", noun="widget")
-    assert (status_of(bad.value), bad.value.code) == (400, "widget.invalid_flag")
+                             code="quote", noun="widget")
+    assert (status_of(bad.value), bad.value.code) == (400, "quote.invalid_flag")
     assert [(e.field, e.message) for e in bad.value.field_errors] == [
         ("addFlags[0].elementLocator", "E9 is not an element of the widget"), ("addFlags[1].level", "is required")]
 
     with pytest.raises(NotFound) as unknown:
-        underwriting.changed(flags, [], ["M9"], set(), author(), code="widget", noun="widget")
+        underwriting.changed(flags, [], ["M9"], set(), author(), code="quote", noun="widget")
     assert (status_of(unknown.value), unknown.value.code) == (404, "underwritingFlag.not_found")
 
     with pytest.raises(InvalidState) as twice:
-        underwriting.changed(flags, [], ["M2"], set(), author(), code="widget", noun="widget")
+        underwriting.changed(flags, [], ["M2"], set(), author(), code="quote", noun="widget")
     assert (status_of(twice.value), twice.value.code) == (409, "underwritingFlag.cleared")
 
 
@@ -92,12 +92,12 @@ def test_reset_clears_or_deletes_the_chosen_flags():
     flags = [manual("M1", "block"), manual("M2", "decline")]
 
     assert [f.cleared for f in underwriting.after_reset(flags, ["M1"], every=False, delete=False, by=author(),
-                                                        code="widget", noun="widget")] == [True, False]
-    assert underwriting.after_reset(flags, [], every=True, delete=True, by=author(), code="widget",
+                                                        code="quote", noun="widget")] == [True, False]
+    assert underwriting.after_reset(flags, [], every=True, delete=True, by=author(), code="quote",
                                     noun="widget") == []
     with pytest.raises(InvalidRequest) as unknown:
-        underwriting.after_reset(flags, ["M9"], every=False, delete=False, by=author(), code="widget", noun="widget")
-    assert unknown.value.code == "widget.invalid_flag"
+        underwriting.after_reset(flags, ["M9"], every=False, delete=False, by=author(), code="quote", noun="widget")
+    assert unknown.value.code == "quote.invalid_flag"
 
 
 def test_a_new_plugin_flag_holds_what_the_plugin_raised_and_who_ran_it():
@@ -123,7 +123,7 @@ def test_clearing_a_flag_leaves_the_others_and_an_added_flag_keeps_its_note_and_
     flags = [manual("M1", "block"), manual("M3", "decline")]
 
     changed = underwriting.changed(flags, [Requested("info", note="seen", tag="t")], ["M1"], set(), author(),
-                                   code="widget", noun="widget")
+                                   code="quote", noun="widget")
 
     assert [(f.locator, f.cleared, f.note, f.tag) for f in changed] == [
         ("M1", True, "", ""), ("M3", False, "", ""), ("N1", False, "seen", "t")]
@@ -132,21 +132,21 @@ def test_clearing_a_flag_leaves_the_others_and_an_added_flag_keeps_its_note_and_
 def test_refused_flag_changes_say_what_is_wrong():
     flags = [manual("M2", "info", cleared=True)]
     with pytest.raises(InvalidRequest) as bad:
-        underwriting.changed(flags, [Requested(None)], [], set(), author(), code="widget", noun="widget")
+        underwriting.changed(flags, [Requested(None)], [], set(), author(), code="quote", noun="widget")
     assert bad.value.message == "Invalid underwriting flags"
     with pytest.raises(NotFound) as unknown:
-        underwriting.changed(flags, [], ["M9"], set(), author(), code="widget", noun="widget")
+        underwriting.changed(flags, [], ["M9"], set(), author(), code="quote", noun="widget")
     assert unknown.value.message == "underwritingFlag M9 not found"
     with pytest.raises(InvalidState) as twice:
-        underwriting.changed(flags, [], ["M2"], set(), author(), code="widget", noun="widget")
+        underwriting.changed(flags, [], ["M2"], set(), author(), code="quote", noun="widget")
     assert twice.value.message == "Underwriting flag M2 is cleared already"
 
 
 def test_reset_of_an_unknown_flag_names_it():
     with pytest.raises(InvalidRequest) as unknown:
         underwriting.after_reset([manual("M1", "block")], ["M1", "M9"], every=False, delete=False, by=author(),
-                                 code="widget", noun="widget")
-    assert (unknown.value.message, unknown.value.code) == ("Unknown underwriting flag", "widget.invalid_flag")
+                                 code="quote", noun="widget")
+    assert (unknown.value.message, unknown.value.code) == ("Unknown underwriting flag", "quote.invalid_flag")
     assert [(e.field, e.message) for e in unknown.value.field_errors] == [
         ("resetFlags", "M9 is not a flag of the widget")]
 
@@ -154,10 +154,10 @@ def test_reset_of_an_unknown_flag_names_it():
 def test_reset_clears_every_flag_once_and_deletes_only_the_chosen():
     flags = [manual("M1", "block"), manual("M2", "decline", cleared=True), manual("M3", "info")]
 
-    every = underwriting.after_reset(flags, [], every=True, delete=False, by=author(), code="widget", noun="widget")
+    every = underwriting.after_reset(flags, [], every=True, delete=False, by=author(), code="quote", noun="widget")
     assert [(f.locator, f.clearedBy) for f in every] == [("M1", "U2"), ("M2", "U1"), ("M3", "U2")]
     assert [f.locator for f in underwriting.after_reset(flags, ["M1", "M3"], every=False, delete=True, by=author(),
-                                                        code="widget", noun="widget")] == ["M2"]
+                                                        code="quote", noun="widget")] == ["M2"]
 
 
 def test_a_flag_of_a_level_is_found_only_by_its_locator_and_level():

@@ -26,7 +26,7 @@ START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 END = datetime(2027, 1, 1, tzinfo=timezone.utc)
 NOW = datetime(2025, 12, 1, tzinfo=timezone.utc)
 PRECOMMIT, COMMIT = "precommit", "commit"
-WIDGET = Entity("widget", "widget")
+WIDGET = Entity("quote", "widget")
 RATE = Decimal("10.00")
 _flag_numbers = count(1)
 

@@ -6,8 +6,10 @@ from datetime import datetime, timezone
 import pytest
 
 from chalicelib.core.errors import InvalidState
+from chalicelib.policies.models import TransactionState
 from chalicelib.quickquotes.lifecycle import LIFECYCLE as QUICK
 from chalicelib.quotes.lifecycle import LIFECYCLE
+from chalicelib.quotes.models import QuoteState
 
 V, P, U, A, I = LIFECYCLE.steps  # noqa: E741 (I: issue)
 
@@ -77,3 +79,9 @@ def test_quick_quotes_validate_and_price(state, target, steps):
 def test_quick_quotes_refuse_going_back_and_final_states(state, target):
     with pytest.raises(InvalidState):
         QUICK.steps_to(state, target)
+
+
+def test_a_quote_is_in_the_states_of_a_transaction_but_the_three_only_a_transaction_reaches():
+    # Python's enums cannot extend one another, so the two enums list their states each; a state the platform
+    # adds to both must be added to both
+    assert set(QuoteState) == set(TransactionState) - {"initialized", "invalidated", "reversed"}

@@ -1,0 +1,274 @@
+"""The OpenAPI 3.1 description of the service, generated from the route table.
+
+Every route's contract is declared once: its permissions, status and error codes on @endpoint, its body,
+query and answer in its view's signature (`chalicelib.http.contract`). This module turns those into the
+document served at `/openapi.json`; the JSON schemas come from the pydantic models. It runs on the first
+request for the document, never at import (cold start): resolving every contract imports every schema.
+"""
+from __future__ import annotations
+
+import inspect
+import re
+import typing
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from pydantic import BaseModel, TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaMode
+from pydantic_core import CoreSchema, core_schema
+
+from chalicelib.apidocs.examples import example_of
+from chalicelib.core import errors
+from chalicelib.http.contract import Body, Contract, Upload, contract_of
+from chalicelib.http.endpoint import EndpointSpec, error_codes_of
+from chalicelib.http.responses import Binary, ErrorBody, SecretAnswer
+
+TITLE = "PAS: policy administration and billing"
+VERSION = "1"
+REF_TEMPLATE = "#/components/schemas/{model}"
+SECURITY_SCHEME = "bearerAuth"
+_VARIABLE = re.compile(r"{([^}]+)}")
+FILE_SCHEMA = {"type": "string", "contentMediaType": "application/octet-stream"}
+
+
+@dataclass(frozen=True)
+class Operation:
+    path: str
+    method: str
+    view: Any
+    spec: EndpointSpec
+    contract: Contract
+    content_types: tuple[str, ...]
+
+    @property
+    def operation_id(self) -> str:
+        head, *rest = self.view.__name__.split("_")
+        return head + "".join(word[:1].upper() + word[1:] for word in rest)
+
+    @property
+    def tag(self) -> str:
+        """The domain: the package of the route module (`chalicelib.accounts.routes` -> accounts)."""
+        return str(self.view.__module__.split(".")[-2])
+
+
+def operations(routes: dict[str, dict[str, Any]]) -> list[Operation]:
+    """Every route of the table (path -> method -> Chalice route entry) that goes through @endpoint."""
+    found = []
+    for path, methods in routes.items():
+        for method, entry in methods.items():
+            spec = getattr(entry.view_function, "__endpoint__", None)
+            if spec is None:
+                continue
+            view = inspect.unwrap(entry.view_function)
+            found.append(Operation(path, method.lower(), view, spec, contract_of(view), tuple(entry.content_types)))
+    return sorted(found, key=lambda o: (o.path, o.method))
+
+
+def document(routes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    ops = operations(routes)
+    schemas = _Schemas()
+    schemas.add("ErrorBody", ErrorBody, "serialization")
+    for op in ops:
+        if op.contract.body is not None and op.contract.body.encoding != "file":
+            schemas.add(("body", op.operation_id), op.contract.body.annotation, "validation")
+        if op.contract.query is not None:
+            schemas.add(("query", op.operation_id), op.contract.query, "validation")
+        if _has_json_answer(op.contract.response):
+            schemas.add(("response", op.operation_id), _answered(op.contract.response), "serialization")
+    resolved, components = schemas.generate()
+
+    paths: dict[str, dict[str, Any]] = defaultdict(dict)
+    for op in ops:
+        paths[op.path][op.method] = _operation(op, resolved, components)
+    tags = sorted({op.tag for op in ops})
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": TITLE, "version": VERSION, "description": (
+            "Every operation answers errors in one body (`ErrorBody`); its `code` is stable and listed per "
+            "operation. Sign in with `POST /auth/token` (OAuth2 password grant) and send the token as "
+            "`Authorization: Bearer <token>`.")},
+        "tags": [{"name": tag} for tag in tags],
+        "paths": dict(paths),
+        "components": {
+            "schemas": components,
+            "securitySchemes": {SECURITY_SCHEME: {"type": "http", "scheme": "bearer"}},
+        },
+    }
+
+
+def _operation(op: Operation, resolved: dict[Any, dict[str, Any]], components: dict[str, Any]) -> dict[str, Any]:
+    described: dict[str, Any] = {
+        "operationId": op.operation_id,
+        "tags": [op.tag],
+        "summary": _summary(op),
+        "parameters": _parameters(op, resolved, components),
+    }
+    if op.view.__doc__:
+        described["description"] = inspect.cleandoc(op.view.__doc__)
+    if op.contract.body is not None:
+        described["requestBody"] = _request_body(op, op.contract.body, resolved, components)
+    described["responses"] = {str(op.spec.status): _success(op, resolved, components), **_error_responses(op)}
+    if op.spec.public:
+        described["security"] = []
+    else:
+        group, permissions = _security(op.spec.permissions)
+        described["security"] = [{SECURITY_SCHEME: []}]
+        described["x-securityGroup"] = group
+        described["x-securityPermission"] = permissions
+    return described
+
+
+def _summary(op: Operation) -> str:
+    doc = inspect.getdoc(op.view)
+    if doc:
+        return doc.splitlines()[0].rstrip(".")
+    words = op.view.__name__.split("_")
+    return " ".join([words[0].capitalize(), *words[1:]])
+
+
+def _dereferenced(schema: dict[str, Any], components: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        schema = components[schema["$ref"].rsplit("/", 1)[1]]
+    return schema
+
+
+def _parameters(op: Operation, resolved: dict[Any, dict[str, Any]],
+                components: dict[str, Any]) -> list[dict[str, Any]]:
+    described = [{"name": name, "in": "path", "required": True,
+                  "schema": {"type": "string", "format": "uuid"} if name == "tenantLocator" else {"type": "string"}}
+                 for name in _VARIABLE.findall(op.path)]
+    query = op.contract.query
+    if query is not None:
+        properties = _dereferenced(resolved[("query", op.operation_id)], components)["properties"]
+        for name, field in query.model_fields.items():
+            parameter: dict[str, Any] = {"name": field.alias or name, "in": "query",
+                                         "required": field.is_required(),
+                                         "schema": properties[field.alias or name]}
+            if field.description:
+                parameter["description"] = field.description
+            described.append(parameter)
+    return described
+
+
+def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]],
+                  components: dict[str, Any]) -> dict[str, Any]:
+    if body.encoding == "file":
+        content = {media: {"schema": _file_schema(media)} for media in op.content_types}
+    else:
+        schema = resolved[("body", op.operation_id)]
+        content = {"application/json": {"schema": schema, "example": example_of(schema, components)}}
+        if body.encoding == "form":
+            content["application/x-www-form-urlencoded"] = {"schema": schema}
+        elif body.encoding == "text":
+            content["text/plain"] = {"schema": {"type": "string"}}
+    return {"required": body.required, "content": content}
+
+
+def _file_schema(media: str) -> dict[str, Any]:
+    if media == "multipart/form-data":
+        return {"type": "object", "required": ["file"], "properties": {"file": FILE_SCHEMA}}
+    return {"type": "string", "contentMediaType": media}
+
+
+def _answered(response: Any) -> Any:
+    """What the route answers on the wire: a SecretAnswer[X] answers its X."""
+    return typing.get_args(response)[0] if typing.get_origin(response) is SecretAnswer else response
+
+
+def _has_json_answer(response: Any) -> bool:
+    return response is not None and response is not type(None) and not _is_file(response)
+
+
+def _is_file(response: Any) -> bool:
+    return isinstance(response, type) and issubclass(response, Binary)
+
+
+def _success(op: Operation, resolved: dict[Any, dict[str, Any]], components: dict[str, Any]) -> dict[str, Any]:
+    response = op.contract.response
+    if _is_file(response):
+        media = cast(type[Binary], response).media_type
+        return {"description": "The file", "content": {media: {"schema": {"type": "string",
+                                                                          "contentMediaType": media}}}}
+    if not _has_json_answer(response):
+        return {"description": "Done; no body"}
+    schema = resolved[("response", op.operation_id)]
+    return {"description": "OK", "content": {"application/json": {"schema": schema,
+                                                                  "example": example_of(schema, components)}}}
+
+
+def _error_responses(op: Operation) -> dict[str, Any]:
+    by_status: dict[int, list[errors.ErrorCode]] = defaultdict(list)
+    for code in error_codes_of(op.spec, op.contract, "{tenantLocator}" in op.path, op.method,
+                                "{" in op.path):
+        by_status[code.status].append(code)
+    described = {}
+    for status, codes in sorted(by_status.items()):
+        codes = sorted(codes, key=lambda c: c.code)
+        described[str(status)] = {
+            "description": "\n".join(f"- `{c.code}`: {c.meaning}" for c in codes),
+            "content": {"application/json": {"schema": {
+                "allOf": [{"$ref": REF_TEMPLATE.format(model="ErrorBody")}],
+                "properties": {"httpStatus": {"const": status}, "code": {"enum": [c.code for c in codes]}},
+            }}},
+        }
+    return described
+
+
+def _security(permissions: Iterable[str]) -> tuple[str, list[str]]:
+    """x-securityGroup and x-securityPermission as the platform's definition spells them: the group of
+    the first permission, and the actions (`group.action` of another group is given whole)."""
+    permissions = list(permissions)
+    group = permissions[0].split(".", 1)[0]
+    actions = [p.split(".", 1)[1] if p.startswith(group + ".") else p for p in permissions]
+    return group, actions
+
+
+class _ResponseSchema(GenerateJsonSchema):
+    """Answers leave out the fields that are None (`exclude_none`): such a field is never required.
+    Decimals travel as JSON numbers both ways (simplejson), never as the strings pydantic would write."""
+
+    def decimal_schema(self, schema: core_schema.DecimalSchema) -> dict[str, Any]:
+        return {"type": "number"}
+
+    def field_is_required(self, field: Any, total: bool) -> bool:
+        if self.mode == "serialization" and _nullable(field["schema"]):
+            return False
+        return super().field_is_required(field, total)
+
+
+def _nullable(schema: CoreSchema) -> bool:
+    kind = schema["type"]
+    if kind == "nullable":
+        return True
+    if kind in ("default", "function-after", "function-before", "function-wrap"):
+        inner = schema.get("schema")
+        return inner is not None and _nullable(inner)
+    return False
+
+
+class _Schemas:
+    """Every annotation the document needs a schema of, generated together so the models they share
+    become one component each."""
+
+    def __init__(self) -> None:
+        self._inputs: list[tuple[Any, JsonSchemaMode, CoreSchema]] = []
+
+    def add(self, key: Any, annotation: Any, mode: JsonSchemaMode) -> None:
+        self._inputs.append((key, mode, _core_schema(annotation)))
+
+    def generate(self) -> tuple[dict[Any, dict[str, Any]], dict[str, Any]]:
+        generator = _ResponseSchema(ref_template=REF_TEMPLATE)
+        by_key, definitions = generator.generate_definitions(self._inputs)
+        resolved = {key: dict(schema) for (key, _), schema in by_key.items()}
+        return resolved, dict(sorted(definitions.items()))
+
+
+def _core_schema(annotation: Any) -> CoreSchema:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation.__pydantic_core_schema__
+    if annotation is Upload:
+        return core_schema.bytes_schema()
+    return TypeAdapter(annotation).core_schema
+

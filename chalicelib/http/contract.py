@@ -1,0 +1,143 @@
+"""What a route accepts and answers, read from its view's signature.
+
+A view declares its request body as a parameter named `body` and its query as a parameter named `query`,
+and its answer as its return annotation:
+
+    @bp.route("/policy/{tenantLocator}/accounts", methods=["POST"])
+    @endpoint("accounts.write", errors=[codes.ACCOUNT_TYPE_NOT_CONFIGURED])
+    def create_account(tenantLocator: str, body: schemas.AccountCreateRequest) -> schemas.AccountResponse:
+        ...
+
+@endpoint parses and validates both before the view runs (400 with the fields named when they do not
+fit) and hands the view its models; the generated OpenAPI reads the same contract. The annotations name
+schema modules that route modules load lazily (cold start), so a contract is resolved on first use.
+
+Bodies other than JSON:
+
+- `body: Upload` is a file: the raw body, or the `file` part of a `multipart/form-data` body.
+- `body: Annotated[Model, FORM]` may also come form-encoded (OAuth2 token requests).
+- `body: Annotated[str, TEXT]` may also come as `text/plain`, taken as the string it is.
+- `body: Model | None` may be left out (an empty body is None).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+from urllib.parse import parse_qs
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from chalicelib.core import codes
+from chalicelib.http import request
+
+Encoding = Literal["json", "form", "text", "file"]
+
+
+class Upload(bytes):
+    """An uploaded file: the raw request body, or the `file` part of a multipart/form-data body."""
+
+
+@dataclass(frozen=True)
+class _Encoding:
+    name: Encoding
+
+
+FORM = _Encoding("form")
+"""The body may be form-encoded (`application/x-www-form-urlencoded`) as well as JSON."""
+TEXT = _Encoding("text")
+"""The body may be `text/plain`, taken as the string it is, as well as a JSON string."""
+
+
+@dataclass(frozen=True)
+class Body:
+    annotation: Any
+    """The type the body validates to (a pydantic model, or any type pydantic validates)."""
+    required: bool
+    encoding: Encoding
+
+
+@dataclass(frozen=True)
+class Contract:
+    body: Body | None
+    query: type[BaseModel] | None
+    response: Any
+    """The return annotation: a model, a list or dict of them, `str`, `None` (no body) or `Binary`."""
+
+
+@functools.cache
+def contract_of(view: Callable[..., Any]) -> Contract:
+    hints = typing.get_type_hints(view, include_extras=True)
+    parameters = inspect.signature(view).parameters
+    body = _body(hints["body"], parameters["body"]) if "body" in parameters else None
+    query = hints["query"] if "query" in parameters else None
+    if query is not None and not (isinstance(query, type) and issubclass(query, BaseModel)):
+        raise TypeError(f"{view.__name__}: the query must be a pydantic model, not {query!r}")
+    return Contract(body=body, query=query, response=hints.get("return"))
+
+
+def _body(annotation: Any, parameter: inspect.Parameter) -> Body:
+    encoding: Encoding = "json"
+    if typing.get_origin(annotation) is Annotated:
+        base, *extras = typing.get_args(annotation)
+        encoding = next((extra.name for extra in extras if isinstance(extra, _Encoding)), "json")
+        constraints = [extra for extra in extras if not isinstance(extra, _Encoding)]
+        annotation = Annotated[(base, *constraints)] if constraints else base
+    if annotation is Upload:
+        return Body(Upload, True, "file")
+    members = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else ()
+    if type(None) in members:
+        inner = [member for member in members if member is not type(None)]
+        return Body(inner[0] if len(inner) == 1 else functools.reduce(operator.or_, inner), False, encoding)
+    return Body(annotation, parameter.default is inspect.Parameter.empty, encoding)
+
+
+def arguments(contract: Contract) -> dict[str, Any]:
+    """The view's `body` and `query`, parsed from the current request (400 when they do not fit)."""
+    parsed: dict[str, Any] = {}
+    if contract.body is not None:
+        parsed["body"] = _parse_body(contract.body)
+    if contract.query is not None:
+        parsed["query"] = request.query_as(contract.query)
+    return parsed
+
+
+def _parse_body(body: Body) -> Any:
+    if body.encoding == "file":
+        return Upload(request.uploaded_file())
+    if not body.required and not request.raw_body().strip():
+        return None
+    if body.encoding == "form" and request.content_type() == "application/x-www-form-urlencoded":
+        value: Any = _form()
+    elif body.encoding == "text" and request.content_type() == "text/plain":
+        value = request.raw_body().decode("utf-8", "replace")
+    else:
+        value = request.json_value()
+    return validated(body.annotation, value)
+
+
+def _form() -> dict[str, str]:
+    try:
+        text = request.raw_body().decode("utf-8")
+    except UnicodeDecodeError:
+        raise codes.REQUEST_MALFORMED_FORM("The form body is not UTF-8 text") from None
+    return {name: values[-1] for name, values in parse_qs(text, keep_blank_values=True).items()}
+
+
+def validated(annotation: Any, value: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return request.validate(annotation, value)
+    try:
+        return _adapter(annotation).validate_python(value)
+    except ValidationError as error:
+        raise codes.REQUEST_INVALID("The request body is invalid", field_errors=request.field_errors(error)) from None
+
+
+@functools.cache
+def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(annotation)

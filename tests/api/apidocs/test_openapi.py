@@ -1,0 +1,106 @@
+"""`GET /openapi.json`: the OpenAPI 3.1 description of every route the app serves, generated from the
+route table (no token needed); valid by openapi-spec-validator, with every $ref resolving; each operation
+with its id, tag, security, request and answer schemas and the error codes it may answer."""
+from __future__ import annotations
+
+import inspect
+import json
+import subprocess
+import sys
+
+from openapi_spec_validator import validate
+
+from tests.conftest import ROOT
+
+ERROR_STATUSES = {"400", "401", "403", "404", "405", "409", "413", "415", "429", "503"}
+
+
+def _document(api) -> dict:
+    answer = api.http.get("/openapi.json")
+    assert (answer.status_code, answer.headers["Content-Type"]) == (200, "application/json")
+    return json.loads(answer.body)
+
+
+def test_the_description_is_valid_openapi_3_1_and_needs_no_token(api):
+    document = _document(api)
+    assert document["openapi"] == "3.1.0"
+    validate(document)  # the 3.1 schema, and every $ref resolves
+
+
+def test_every_route_of_the_app_is_described(app, api):
+    described = {(path, method.upper()) for path, methods in _document(api)["paths"].items() for method in methods}
+    served = {(path, method) for path, methods in app.routes.items() for method in methods}
+    assert described == served
+
+
+def test_every_operation_says_who_may_call_it_what_it_takes_and_what_it_answers(app, api):
+    document = _document(api)
+    ids, problems = set(), []
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            name = f"{method.upper()} {path}"
+            ids.add(operation["operationId"])
+            if not operation.get("tags") or not operation.get("summary"):
+                problems.append(f"{name}: no tag or summary")
+            view = inspect.unwrap(app.routes[path][method.upper()].view_function)
+            spec = app.routes[path][method.upper()].view_function.__endpoint__
+            if not spec.public:
+                if operation["security"] != [{"bearerAuth": []}] or not operation.get("x-securityGroup") \
+                        or not operation.get("x-securityPermission"):
+                    problems.append(f"{name}: no bearer security or platform security extensions")
+            success = [status for status in operation["responses"] if status.startswith("2")]
+            if len(success) != 1:
+                problems.append(f"{name}: {success} success answers")
+            elif inspect.signature(view).return_annotation not in (None, "None") \
+                    and "content" not in operation["responses"][success[0]]:
+                problems.append(f"{name}: its answer has no schema")
+            for status in set(operation["responses"]) - set(success):
+                codes = operation["responses"][status]["content"]["application/json"]["schema"]["properties"]["code"]
+                if status not in ERROR_STATUSES or not codes["enum"]:
+                    problems.append(f"{name}: answer {status} without error codes")
+            if "body" in inspect.signature(view).parameters and "requestBody" not in operation:
+                problems.append(f"{name}: takes a body it does not describe")
+    assert not problems, "\n".join(problems)
+    assert len(ids) == sum(len(methods) for methods in document["paths"].values())  # unique operationIds
+
+
+def test_an_operation_lists_the_codes_its_route_declares(api):
+    operation = _document(api)["paths"]["/policy/{tenantLocator}/transactions/{locator}/issue"]["patch"]
+    conflicts = operation["responses"]["409"]["content"]["application/json"]["schema"]["properties"]["code"]["enum"]
+    assert {"transaction.stale_base", "transaction.invalid_state", "conflict.concurrent_modification"} <= set(conflicts)
+    assert "`transaction.stale_base`: The transaction's base is no longer the policy's head" in \
+        operation["responses"]["409"]["description"]
+
+
+def test_answers_leave_out_what_is_none_so_such_fields_are_not_required(api):
+    account = _document(api)["components"]["schemas"]["AccountResponse"]
+    assert {"locator", "accountState", "data", "createdAt"} <= set(account["required"])
+    assert not {"timezone", "preferences", "validationResult"} & set(account["required"])
+
+
+def test_the_description_is_built_on_first_request_not_at_import():
+    """Cold start: importing the app builds no document (and imports no schema module)."""
+    probe = "import sys, app; print('chalicelib.apidocs.openapi' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_every_json_body_and_answer_has_an_example_that_fits_its_schema(api):
+    from jsonschema import Draft202012Validator
+
+    document = _document(api)
+    problems = []
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            media = [operation.get("requestBody", {}).get("content", {}).get("application/json")]
+            media += [answer.get("content", {}).get("application/json")
+                      for status, answer in operation["responses"].items() if status.startswith("2")]
+            for described in filter(None, media):
+                if "example" not in described:
+                    problems.append(f"{method.upper()} {path}: no example")
+                    continue
+                schema = {**described["schema"], "components": document["components"]}  # its $refs resolve here
+                errors = [error.message for error in Draft202012Validator(schema).iter_errors(described["example"])]
+                if errors:
+                    problems.append(f"{method.upper()} {path}: example does not fit: {errors[0][:120]}")
+    assert not problems, "\n".join(problems)
