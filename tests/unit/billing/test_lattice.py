@@ -34,7 +34,8 @@ def local_dates(frames, zone: str = "UTC") -> list[str]:
 
 def test_a_monthly_year_has_twelve_frames_on_the_term_start_day_with_their_lead_days():
     frames = term_frames(at("2026-01-15T00:00"), at("2027-01-15T00:00"),
-                         Schedule(cadence="monthly", generate_lead_days=10, due_lead_days=5, autopay_lead_days=2), "UTC")
+                         Schedule(cadence="monthly", generate_lead_days=10, due_lead_days=5, autopay_lead_days=2),
+                         "UTC")
     assert local_dates(frames) == [f"2026-{m:02d}-15" for m in range(1, 13)]
     assert frames[-1].end == at("2027-01-15T00:00")
     second = frames[1]
