@@ -103,7 +103,7 @@ TOO_LARGE = _family(PayloadTooLarge, "too_large", "The {entity} would be larger 
 
 # Records that are not there (in the path's tenant).
 NOT_FOUND = _family(NotFound, "not_found", "No {entity} with this locator or name",
-                    "account", "changeInstruction", "configuration", "constraintTable", "contact", "event",
+                    "account", "changeInstruction", "installment", "installmentLattice", "invoice", "payment", "configuration", "constraintTable", "contact", "event",
                     "plugin_function", "policy", "quickQuote", "quote", "rangeTable", "rangeTableRecord", "role",
                     "segment", "snapshot", "table", "tableRecord", "term", "token", "transaction",
                     "underwritingFlag", "user")
@@ -162,9 +162,9 @@ CONFIG_BOOTSTRAP_TOO_LARGE = _code(InvalidRequest, "config.bootstrap_too_large",
 NUMBERING_INVALID_PLAN = _code(InvalidState, "numbering.invalid_plan", "The numbering plan is not configured")
 NUMBERING_EXHAUSTED = _code(InvalidState, "numbering.exhausted", "The numbering plan has no numbers left")
 NUMBER_TAKEN = _family(AlreadyExists, "number_taken", "The {entity} number is used already",
-                       "account", "quote", "policy")
+                       "account", "quote", "policy", "invoice")
 NO_NUMBERING_PLAN = _family(InvalidState, "no_numbering_plan", "The {entity}'s type or product has no numbering plan",
-                            "account", "quote", "policy")
+                            "account", "quote", "policy", "invoice")
 
 # Tables.
 TABLE_FILE_NOT_ZIP = _code(InvalidRequest, "table.file_not_zip", "The uploaded file is not a ZIP archive")
@@ -274,6 +274,19 @@ TRANSACTION_POLICY_END_BEFORE_EFFECTIVE_TIME = _code(InvalidRequest, "transactio
                                                      "The new policy end must be after the effective time")
 TRANSACTION_AGGREGATE_TOO_LARGE = _code(InvalidState, "transaction.aggregate_too_large",
                                         "Issuing out of sequence would reverse more than 30 later transactions")
+
+# Billing: installments, invoices, payments, the credit balance.
+PAYMENT_INVALID_AMOUNT = _code(InvalidRequest, "payment.invalid_amount",
+                               "A payment's amount is positive, in the currency's minor unit at most")
+PAYMENT_UNKNOWN_TYPE = _code(InvalidRequest, "payment.unknown_type", "The configuration has no payment type of this name")
+PAYMENT_INVALID_TARGET = _code(InvalidRequest, "payment.invalid_target",
+                               "A target is not an open invoice, item or the account of the payment, or not in its currency")
+PAYMENT_ACCOUNT_REQUIRED = _code(InvalidRequest, "payment.account_required",
+                                 "The payment names no account and no target that belongs to one")
+PAYMENT_INVALID_STATE = _code(InvalidState, "payment.invalid_state", "The payment's state does not allow this")
+INVOICE_NOT_SETTLEABLE = _code(InvalidState, "invoice.not_settleable",
+                               "An invoice with a positive remaining amount settles only with `forced`")
+INVOICE_SETTLED = _code(InvalidState, "invoice.settled", "The invoice is settled")
 
 # Tenant plugins, and jobs.
 PLUGIN_FAILED = _code(DomainError, "plugin.failed", "A plugin of the tenant did not answer usefully")

@@ -36,7 +36,7 @@ from chalicelib.core import contacts as contact_list
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
-from chalicelib.core.ids import new_locator
+from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.records import check_size
 from chalicelib.policies import repository
@@ -68,7 +68,8 @@ from chalicelib.policies.models import (
 from chalicelib.policies.stack import segment_at
 from chalicelib.policies.statuses import policy_statuses
 from chalicelib.priceable.models import StaticDataVersion
-from chalicelib.runtime import versioned, wiring
+from chalicelib.runtime import jobs, versioned, wiring
+from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.wiring import UnitOfWork
 
 STATIC_ADD_EVENT = "policy.staticdata.add"
@@ -132,6 +133,7 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
     check_size(policy, code=ENTITY, noun=ENTITY)
 
     repository.add_issue(uow, ctx.tenant, policy, transaction, [segment], [term], new_policy=True)
+    _bill(uow, transaction)
     repository.add_static_version(uow, ctx.tenant, policy.locator, _static_version(ctx, policy.static))
     return PolicyIssued(policyLocator=policy_locator, policyNumber=number, termLocator=term_locator,
                         transactionLocator=transaction_locator, segmentLocator=segment_locator)
@@ -395,14 +397,15 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
     check_size(policy, code=ENTITY, noun=ENTITY)
     terms_added = [term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
                    for term in issue.terms]
-    final = 2 + 2 * len(issue.terms) + len(issue.changed_terms) + 2 * len(issue.removed_terms) \
-        + len(issue.changed) + reserve
+    final = 3 + 2 * len(issue.terms) + len(issue.changed_terms) + 2 * len(issue.removed_terms) \
+        + len(issue.changed) + reserve  # the root, the transaction, the billing job
     segments, added, token = issue.segments, issue.added, None
     if final + len(issue.segments) + 2 * len(issue.added) > MAX_ITEMS_PER_WRITE and issue.added:
         segments, token = _write_pending(ctx, issue, final)
         added = []
     repository.add_issue(uow, ctx.tenant, policy, issue.transaction, segments, terms_added,
                          new_transaction=False, issue_token=token)
+    _bill(uow, issue.transaction)
     for term in issue.changed_terms:
         repository.save_term(uow, ctx.tenant, term)
     for term in issue.removed_terms:
@@ -419,6 +422,13 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
     for transaction in invalidated[:room]:
         repository.save_transaction(uow, ctx.tenant, transaction)
     return invalidated[room:]
+
+
+def _bill(uow: UnitOfWork, transaction: Transaction) -> None:
+    """Billing turns the issued transaction's charges into installments, asynchronously (the job is
+    enqueued in the issue's own write, so an issue is billed exactly when it committed)."""
+    jobs.enqueue(uow, JobType.BILLING_INSTALLMENTS, {"transactionLocator": transaction.locator},
+                 locator=derived_locator(transaction.issuedTime or uow.ctx.now, f"billing:{transaction.locator}"))
 
 
 def _write_pending(ctx: CallContext, issue: TransactionIssue, final: int) -> tuple[list[Segment], str]:

@@ -15,3 +15,4 @@ class JobType(StrEnum):
     TABLES_CLEANUP = "tables.cleanup"
     POLICIES_AUTO_RENEW = "transactions.autoRenew"
     SCHEDULE_FAN_OUT = "schedules.fanOut"
+    BILLING_INSTALLMENTS = "billing.installments"

@@ -11,8 +11,9 @@ from types import ModuleType
 @cache
 def load_job_handlers() -> tuple[ModuleType, ...]:
     """Import (once) and answer every domain's job_handlers module."""
+    from chalicelib.billing import job_handlers as billing
     from chalicelib.tables import job_handlers as tables
     from chalicelib.transactions import job_handlers as transactions
     from chalicelib.workers import job_handlers as schedules
 
-    return (tables, transactions, schedules)
+    return (billing, tables, transactions, schedules)

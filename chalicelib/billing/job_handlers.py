@@ -1,0 +1,18 @@
+"""Asynchronous work of the billing domain."""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.billing import service
+from chalicelib.core.context import CallContext
+from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.jobs import job_handler
+
+
+@job_handler(JobType.BILLING_INSTALLMENTS)
+def bill_transaction(ctx: CallContext, payload: dict[str, Any]) -> dict[str, Any]:
+    """Enqueued by every issue of a transaction (payload `transactionLocator`): its lattice and
+    installments, then the invoices already due to be generated."""
+    accounts = service.bill_transaction(ctx, payload["transactionLocator"])
+    invoices = [invoice.locator for account in accounts for invoice in service.generate_invoices(ctx, account)]
+    return {"invoiceLocators": invoices}

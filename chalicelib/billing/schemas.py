@@ -1,0 +1,386 @@
+"""The billing API contract (spec part 3, "Invoices"; the OpenAPI definition's Installment,
+InstallmentLatticeResponse, PaymentResponse, PaymentCreateRequest, PaymentUpdateRequest,
+LedgerAccountResponse). Field names are the platform's."""
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chalicelib.billing.models import (
+    Application,
+    ContainerType,
+    CreditBalance,
+    Installment,
+    InstallmentItem,
+    InstallmentLattice,
+    Invoice,
+    InvoiceItem,
+    InvoiceState,
+    LatticeFrame,
+    LedgerLine,
+    Payment,
+    PaymentState,
+    SourceType,
+)
+from chalicelib.core.paging import ListQuery as ListQuery
+from chalicelib.core.paging import ListResponse, Page
+
+TransactionMethod = Literal["ach", "cash", "eft", "standard", "wire"]
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- lattices and installments ----------------------------------------------------------------------
+
+class InstallmentLatticeResponse(BaseModel):
+    locator: str
+    accountLocator: str
+    policyLocator: str | None = None
+    termLocator: str | None = None
+    quoteLocator: str | None = None
+    basedOnLocator: str | None = None
+    currency: str
+    timezone: str
+    termStartTime: datetime
+    termEndTime: datetime
+    effectiveTime: datetime
+    reversalLattice: bool
+    frames: list[LatticeFrame]
+    createdAt: datetime
+    createdBy: str
+
+    @classmethod
+    def of(cls, record: InstallmentLattice) -> InstallmentLatticeResponse:
+        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
+
+
+class InstallmentLatticeListResponse(ListResponse[InstallmentLatticeResponse]):
+    @classmethod
+    def of_page(cls, page: Page[InstallmentLattice]) -> InstallmentLatticeListResponse:
+        return cls(listCompleted=page.list_completed, items=[InstallmentLatticeResponse.of(r) for r in page.items])
+
+
+class InstallmentItemResponse(BaseModel):
+    locator: str
+    installmentLocator: str
+    chargeLocator: str
+    elementLocator: str
+    elementStaticLocator: str
+    chargeType: str
+    chargeCategory: str
+    amount: Decimal
+    invoiceItemLocator: str | None = None
+    createdAt: datetime
+    createdBy: str
+
+    @classmethod
+    def of(cls, item: InstallmentItem) -> InstallmentItemResponse:
+        return cls.model_validate(item.model_dump(include=set(cls.model_fields)))
+
+
+class InstallmentResponse(BaseModel):
+    locator: str
+    installmentLatticeLocator: str
+    accountLocator: str
+    currency: str
+    timezone: str
+    installmentFrameIndex: int
+    quoteLocator: str | None = None
+    policyLocator: str | None = None
+    transactionLocator: str | None = None
+    termLocator: str | None = None
+    installmentStartTime: datetime
+    installmentEndTime: datetime
+    coverageStartTime: datetime
+    coverageEndTime: datetime
+    installmentDuration: Decimal
+    coverageDuration: Decimal
+    generateTime: datetime
+    dueTime: datetime
+    autopayTime: datetime | None = None
+    invoiceLocator: str | None = None
+    installmentItems: list[InstallmentItemResponse]
+    createdAt: datetime
+    createdBy: str
+    updatedAt: datetime
+    updatedBy: str
+
+    @classmethod
+    def of(cls, record: Installment) -> InstallmentResponse:
+        fields = record.model_dump(include=set(cls.model_fields) - {"installmentItems"})
+        return cls(**fields, installmentItems=[InstallmentItemResponse.of(i) for i in record.installmentItems])
+
+
+class InstallmentListResponse(ListResponse[InstallmentResponse]):
+    @classmethod
+    def of_page(cls, page: Page[Installment]) -> InstallmentListResponse:
+        return cls(listCompleted=page.list_completed, items=[InstallmentResponse.of(r) for r in page.items])
+
+
+# --- invoices -----------------------------------------------------------------------------------------
+
+class InvoiceListQuery(ListQuery):
+    includeZeroAmountInvoices: bool = False
+
+
+class IncludeReversedQuery(ListQuery):
+    includeReversed: bool = False
+
+
+class SettleQuery(BaseModel):
+    forced: bool = False
+
+
+class InvoiceNumberQuery(BaseModel):
+    invoiceNumber: str
+
+
+class InvoiceItemResponse(BaseModel):
+    locator: str
+    invoiceLocator: str
+    timezone: str
+    chargeCategory: str
+    chargeType: str
+    amount: Decimal
+    remainingAmount: Decimal | None = None
+    installmentItemLocators: list[str]
+    transactionLocators: list[str]
+    policyLocator: str | None = None
+    quoteLocator: str | None = None
+    elementStaticLocator: str | None = None
+    elementType: str | None = None
+    settlementTime: datetime | None = None
+    unsettledTime: datetime | None = None
+
+    @classmethod
+    def of(cls, item: InvoiceItem) -> InvoiceItemResponse:
+        return cls.model_validate(item.model_dump(include=set(cls.model_fields)))
+
+
+class InvoiceSummary(BaseModel):
+    """An invoice without its items (InvoiceSummaryView: what lists answer)."""
+
+    locator: str
+    accountLocator: str
+    invoiceState: InvoiceState
+    invoiceType: Literal["normal", "aggregate"] = "normal"
+    generatedTime: datetime
+    dueTime: datetime
+    startTime: datetime
+    endTime: datetime
+    currency: str
+    timezone: str
+    autopayTime: datetime | None = None
+    settledTime: datetime | None = None
+    unsettledTime: datetime | None = None
+    invoiceNumber: str | None = None
+    totalAmount: Decimal
+    totalRemainingAmount: Decimal
+
+    @classmethod
+    def of(cls, record: Invoice) -> InvoiceSummary:
+        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
+
+
+class InvoiceResponse(InvoiceSummary):
+    invoiceItems: list[InvoiceItemResponse]
+
+    @classmethod
+    def of(cls, record: Invoice) -> InvoiceResponse:
+        fields = record.model_dump(include=set(InvoiceSummary.model_fields))
+        return cls(**fields, invoiceItems=[InvoiceItemResponse.of(i) for i in record.invoiceItems])
+
+
+class InvoiceListResponse(ListResponse[InvoiceSummary]):
+    @classmethod
+    def of_page(cls, page: Page[Invoice]) -> InvoiceListResponse:
+        return cls(listCompleted=page.list_completed, items=[InvoiceSummary.of(r) for r in page.items])
+
+
+class InvoiceDetailsResponse(BaseModel):
+    accountLocator: str
+    invoiceLocator: str
+    currency: str
+    timezone: str
+    startTime: datetime
+    endTime: datetime
+    dueTime: datetime
+    generatedTime: datetime
+    invoiceState: InvoiceState
+    totalAmount: Decimal
+    totalRemainingAmount: Decimal
+    autopayTime: datetime | None = None
+    settledTime: datetime | None = None
+    unsettledTime: datetime | None = None
+    invoiceNumber: str | None = None
+    invoiceSummaries: list[InvoiceSummary]
+
+    @classmethod
+    def of(cls, record: Invoice) -> InvoiceDetailsResponse:
+        fields = record.model_dump(include=set(cls.model_fields))
+        return cls(**fields, invoiceLocator=record.locator, invoiceSummaries=[InvoiceSummary.of(record)])
+
+
+class InvoiceUpdateRequest(Input):
+    autopayTime: datetime
+    suppressAutopay: bool
+
+
+class CreditResponse(BaseModel):
+    """Money an invoice received (CreditResponse): a payment, or the credit balance."""
+
+    locator: str
+    creditState: Literal["posted", "reversed"]
+    creditType: Literal["payment", "creditDistribution"]
+    currency: str
+    amount: Decimal
+    createdAt: datetime
+    accountLocator: str
+    realizedAt: datetime | None = None
+    reversedAt: datetime | None = None
+
+    @classmethod
+    def of(cls, application: Application, account: str, currency: str) -> CreditResponse:
+        return cls(locator=application.sourceLocator, creditState="reversed" if application.reversed else "posted",
+                   creditType="payment" if application.sourceType == SourceType.PAYMENT else "creditDistribution",
+                   currency=currency, amount=application.amount, createdAt=application.createdAt,
+                   accountLocator=account, realizedAt=application.createdAt, reversedAt=application.reversedAt)
+
+
+class CreditListResponse(ListResponse[CreditResponse]):
+    pass
+
+
+class DebitResponse(BaseModel):
+    invoiceLocator: str
+    targetLocator: str
+    amount: Decimal
+    targetType: Literal["account", "invoice", "invoiceItem", "subpayment"]
+    reversed: bool | None = None
+    reversedAt: datetime | None = None
+
+
+class DebitListResponse(ListResponse[DebitResponse]):
+    pass
+
+
+# --- payments and the credit balance ------------------------------------------------------------------
+
+class CreditItem(Input):
+    containerLocator: str = Field(min_length=1, max_length=64)
+    containerType: ContainerType
+    amount: Decimal | None = None
+
+
+class PaymentCreateRequest(Input):
+    accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
+    type: str = Field(min_length=1, max_length=128)
+    amount: Decimal
+    currency: str | None = Field(default=None, pattern="^[A-Za-z]{3}$")
+    data: dict[str, Any] = {}
+    targets: list[CreditItem] = Field(default=[], max_length=100)
+    transactionMethod: TransactionMethod | None = None
+    transactionNumber: str | None = Field(default=None, max_length=128)
+    useDefaultFinancialInstrument: bool | None = None
+    financialInstrumentLocator: str | None = None
+    paymentMode: Literal["normal"] | None = None
+    retryPlanName: str | None = None
+
+
+class PaymentUpdateRequest(Input):
+    type: str | None = Field(default=None, min_length=1, max_length=128)
+    amount: Decimal | None = None
+    currency: str | None = Field(default=None, pattern="^[A-Za-z]{3}$")
+    setData: dict[str, Any] = {}
+    removeData: dict[str, Any] = {}
+    addTargets: list[CreditItem] = Field(default=[], max_length=100)
+    removeTargets: list[str] = Field(default=[], max_length=100)
+    transactionMethod: TransactionMethod | None = None
+    transactionNumber: str | None = Field(default=None, max_length=128)
+
+
+class PaymentReverseRequest(Input):
+    reversalType: str | None = Field(default=None, max_length=128)
+    reversalReason: str | None = Field(default=None, max_length=1000)
+
+
+class PaymentTargetResponse(BaseModel):
+    containerLocator: str
+    containerType: ContainerType
+    amount: Decimal | None = None
+
+
+class PaymentResponse(BaseModel):
+    locator: str
+    accountLocator: str
+    paymentState: PaymentState
+    type: str
+    currency: str
+    amount: Decimal
+    remainingAmount: Decimal | None = None
+    data: dict[str, Any] = {}
+    targets: list[PaymentTargetResponse]
+    transactionMethod: str | None = None
+    transactionNumber: str | None = None
+    paymentNumber: str | None = None
+    paymentMode: Literal["normal"] = "normal"
+    postedAt: datetime | None = None
+    reversedAt: datetime | None = None
+    reversedBy: str | None = None
+    reversalReason: str | None = None
+    shortfallCreditLocators: list[str] = []
+    subpayments: list[dict[str, Any]] = []
+    executionLog: list[dict[str, Any]] = []
+    createdAt: datetime
+    createdBy: str
+
+    @classmethod
+    def of(cls, record: Payment) -> PaymentResponse:
+        fields = record.model_dump(include=set(cls.model_fields) - {"targets", "remainingAmount"})
+        return cls(**fields, targets=[PaymentTargetResponse.model_validate(t.model_dump()) for t in record.targets],
+                   remainingAmount=record.creditedAmount if record.paymentState == PaymentState.POSTED else None)
+
+
+class PaymentListResponse(ListResponse[PaymentResponse]):
+    @classmethod
+    def of_page(cls, page: Page[Payment]) -> PaymentListResponse:
+        return cls(listCompleted=page.list_completed, items=[PaymentResponse.of(r) for r in page.items])
+
+
+class PaymentListQuery(ListQuery):
+    accountLocator: str = Field(min_length=1, max_length=64)
+
+
+class LedgerQuery(ListQuery):
+    currency: str | None = Field(default=None, pattern="^[A-Za-z]{3}$")
+
+
+class LedgerAccountLineItem(BaseModel):
+    faTransactionLocator: str
+    faTransactionTime: datetime
+    faTransactionNote: str
+    accountingType: Literal["credit", "debit"]
+    amount: Decimal
+
+    @classmethod
+    def of(cls, line: LedgerLine) -> LedgerAccountLineItem:
+        return cls(faTransactionLocator=line.locator, faTransactionTime=line.time, faTransactionNote=line.note,
+                   accountingType=line.accountingType, amount=line.amount)  # type: ignore[arg-type]
+
+
+class LedgerAccountResponse(BaseModel):
+    referenceLocator: str
+    referenceType: Literal["accountCreditBalance"] = "accountCreditBalance"
+    balance: Decimal
+    currency: str
+    lineItems: list[LedgerAccountLineItem]
+
+    @classmethod
+    def of(cls, balance: CreditBalance, lines: list[LedgerLine]) -> LedgerAccountResponse:
+        return cls(referenceLocator=balance.accountLocator, balance=balance.balance, currency=balance.currency,
+                   lineItems=[LedgerAccountLineItem.of(line) for line in lines])

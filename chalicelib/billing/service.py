@@ -1,0 +1,610 @@
+"""Billing use cases (DECISIONS.md "Billing"): an issued transaction's charges become an installment
+lattice and installments; installments become invoices at their generate time; payments settle
+invoices, oldest due first, and what they leave goes to the account's credit balance.
+
+Every write of an account's billing carries the bump of its billing root (repository.bump_root), so two
+writers never interleave: the later one fails with 409 and, in a job, is retried.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from chalicelib.accounts import service as accounts
+from chalicelib.accounts.models import Account, BillingLevel
+from chalicelib.billing import plans, repository
+from chalicelib.billing.installments import allocation, lattice
+from chalicelib.billing.invoices import generator
+from chalicelib.billing.models import (
+    Application,
+    ContainerType,
+    CreditBalance,
+    Installment,
+    InstallmentItem,
+    InstallmentLattice,
+    Invoice,
+    InvoiceState,
+    LatticeFrame,
+    LedgerLine,
+    Payment,
+    PaymentState,
+    PaymentTarget,
+    SourceType,
+)
+from chalicelib.billing.payments import allocation as payments
+from chalicelib.configuration import numbers
+from chalicelib.configuration import service as configuration
+from chalicelib.core import codes, money
+from chalicelib.core.clock import isoformat
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import AlreadyExists, FieldError
+from chalicelib.core.ids import derived_locator, new_locator
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.policies import service as policies
+from chalicelib.policies.models import Policy, Transaction, TransactionCategory
+from chalicelib.runtime import wiring
+from chalicelib.transactions import service as transactions
+
+LATTICE_EVENT = "billing.installmentlattice.create"
+INVOICE_ENTITY = "invoice"
+INSTALLMENTS_PER_WRITE = 12
+"""Installments written in one TransactWriteItems (each is its item, alias, marker and up to three
+references: 6 actions)."""
+INSTALLMENTS_PER_INVOICE = 40
+"""An invoice and the installments it invoices are one write (2 actions each): a due time with more
+installments in one container makes several invoices."""
+
+
+# --- installments ------------------------------------------------------------------------------------
+
+def lattice_locator(transaction: Transaction) -> str:
+    """Derived from the transaction: billing it twice finds the lattice of the first time."""
+    return derived_locator(transaction.issuedTime or transaction.createdAt, f"lattice:{transaction.locator}")
+
+
+def bill_transaction(ctx: CallContext, transaction_locator: str) -> list[str]:
+    """Spread the charges of an issued transaction over its installment lattice (once: a second call
+    finds the lattice and does nothing). Answers the account locators whose invoicing it may have
+    made due now."""
+    transaction, parts = transactions.transaction_with_parts(ctx, transaction_locator)
+    locator = lattice_locator(transaction)
+    if repository.lattice_exists(ctx.tenant, locator):
+        return []
+    policy = policies.get_policy(ctx, transaction.policyLocator)
+    account = accounts.get_account(ctx, policy.accountLocator)
+    model = configuration.model(ctx, policy.configVersion, resolved=True)
+    term = policies.get_term(ctx, transaction.termLocator)
+    plan_name, schedule = plans.schedule(model, policy.installmentPlanName,
+                                         transaction.preferences or policy.preferences)
+    frames = lattice.from_effective(
+        lattice.term_frames(term.startTime, term.endTime, schedule, policy.timezone),
+        max(min(transaction.effectiveTime, term.endTime), term.startTime))
+    frames = allocation.backdated(frames, ctx.now, defer_due_date=plans.defer_due_date(model),
+                                  due_lead_days=schedule.due_lead_days)
+    charges = [charge for part in (transaction, *parts) for charge in part.charges]
+    window_start, window_end = frames[0].start, frames[-1].end
+    billables = [allocation.Billable(
+        charge_locator=charge.locator, amount=charge.amount, coverage_start=window_start, coverage_end=window_end,
+        spread=charge.invoicing == "scheduled" and charge.handling != "flat") for charge in charges]
+    shares = allocation.spread(billables, frames, policy.currency)
+    weights = allocation.normalized_weights(frames)
+    record = InstallmentLattice(
+        locator=locator, accountLocator=account.locator, policyLocator=policy.locator,
+        transactionLocator=transaction.locator, termLocator=term.locator, quoteLocator=transaction.quoteLocator,
+        currency=policy.currency, timezone=policy.timezone, termStartTime=term.startTime, termEndTime=term.endTime,
+        effectiveTime=transaction.effectiveTime,
+        reversalLattice=transaction.transactionCategory in (TransactionCategory.CANCELLATION,
+                                                            TransactionCategory.REVERSAL),
+        installmentPlanName=plan_name, createdAt=ctx.now, createdBy=ctx.user_locator,
+        frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)])
+    by_charge = {charge.locator: charge for charge in charges}
+    container = policy.locator if _billing_level(policy, account) == BillingLevel.POLICY else account.locator
+    installments = [_installment(ctx, record, transaction, frame, share, by_charge, container)
+                    for frame, share in zip(frames, shares) if share]
+    _write_installments(ctx, account.locator, record, installments)
+    return [account.locator]
+
+
+def _billing_level(policy: Policy, account: Account) -> BillingLevel:
+    if policy.billingLevel in (BillingLevel.ACCOUNT, BillingLevel.POLICY):
+        return BillingLevel(policy.billingLevel)
+    return BillingLevel.POLICY if account.billingLevel == BillingLevel.POLICY else BillingLevel.ACCOUNT
+
+
+def _frame(frame: lattice.Frame, weight: Decimal) -> LatticeFrame:
+    seconds = Decimal((frame.end - frame.start).total_seconds())
+    return LatticeFrame(
+        installmentStartTime=frame.start, installmentEndTime=frame.end, coverageStartTime=frame.start,
+        coverageEndTime=frame.end, installmentDuration=seconds, coverageDuration=seconds, normalizedWeight=weight,
+        generateTime=frame.generate_time, dueTime=frame.due_time, autopayTime=frame.autopay_time)
+
+
+def _installment(ctx: CallContext, record: InstallmentLattice, transaction: Transaction, frame: lattice.Frame,
+                 share: dict[str, Decimal], charges: dict[str, Any], container: str) -> Installment:
+    moment = ctx.now + timedelta(milliseconds=frame.index)  # the lattice's installments list in frame order
+    locator = derived_locator(moment, f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}")
+    seconds = Decimal((frame.end - frame.start).total_seconds())
+    items = [InstallmentItem(
+        locator=derived_locator(moment, f"installmentItem:{locator}:{charge_locator}"), installmentLocator=locator,
+        chargeLocator=charge_locator, elementLocator=charges[charge_locator].elementLocator,
+        elementStaticLocator=charges[charge_locator].elementStaticLocator,
+        chargeType=charges[charge_locator].chargeType, chargeCategory=str(charges[charge_locator].chargeCategory),
+        amount=amount, createdAt=ctx.now, createdBy=ctx.user_locator) for charge_locator, amount in share.items()]
+    return Installment(
+        locator=locator, installmentLatticeLocator=record.locator, accountLocator=record.accountLocator,
+        policyLocator=record.policyLocator, transactionLocator=transaction.locator, termLocator=record.termLocator,
+        quoteLocator=record.quoteLocator, currency=record.currency, timezone=record.timezone,
+        installmentFrameIndex=frame.index, installmentStartTime=frame.start, installmentEndTime=frame.end,
+        coverageStartTime=frame.start, coverageEndTime=frame.end, installmentDuration=seconds,
+        coverageDuration=seconds, generateTime=frame.generate_time, dueTime=frame.due_time,
+        autopayTime=frame.autopay_time, installmentItems=items, billingContainer=container,
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+
+
+def _write_installments(ctx: CallContext, account: str, record: InstallmentLattice,
+                        installments: list[Installment]) -> None:
+    """Installments in chunks (a chunk an earlier attempt wrote is skipped: they are deterministic), then
+    the lattice with the root bump and the event: until it commits, nothing lists the lattice, and its
+    installments are invoiced like any other once it does."""
+    for start in range(0, len(installments), INSTALLMENTS_PER_WRITE):
+        uow = wiring.unit_of_work(ctx)
+        for installment in installments[start:start + INSTALLMENTS_PER_WRITE]:
+            uow.add(*repository.installment_writes(ctx.tenant, installment))
+        try:
+            uow.commit()
+        except AlreadyExists:
+            pass
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+    repository.add_lattice(uow, ctx.tenant, record)
+    uow.record_event(LATTICE_EVENT, {"installmentLatticeLocator": record.locator})
+    try:
+        uow.commit()
+    except AlreadyExists:
+        pass  # an earlier attempt committed the lattice
+
+
+def lattice_of(ctx: CallContext, locator: str) -> InstallmentLattice:
+    found = repository.get(ctx.tenant, "lattice", locator, InstallmentLattice)
+    if found is None:
+        raise codes.not_found("installmentLattice", locator)
+    return found
+
+
+def latest_lattice_of_quote(ctx: CallContext, quote_locator: str) -> InstallmentLattice:
+    found = repository.all_of(ctx.tenant, "quote", quote_locator, "LAT", "lattice", InstallmentLattice)
+    if not found:
+        raise codes.not_found("installmentLattice", f"of quote {quote_locator}")
+    return found[-1]
+
+
+def lattices_of_policy(ctx: CallContext, policy_locator: str, page: PageRequest) -> Page[InstallmentLattice]:
+    return repository.page_of(ctx.tenant, "policy", policy_locator, "LAT", "lattice", InstallmentLattice, page)
+
+
+def installment(ctx: CallContext, locator: str) -> Installment:
+    found = repository.get(ctx.tenant, "installment", locator, Installment)
+    if found is None:
+        raise codes.not_found("installment", locator)
+    return found
+
+
+def installments_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest) -> Page[Installment]:
+    return repository.page_of(ctx.tenant, owner_kind, owner, "INST", "installment", Installment, page)
+
+
+# --- invoices ----------------------------------------------------------------------------------------
+
+def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | None = None) -> list[Invoice]:
+    """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
+    `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing."""
+    account = accounts.get_account(ctx, account_locator)
+    due = repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now))
+    if not due:
+        return []
+    model = configuration.current_model(ctx, resolved=True)[1]
+    numbering = plans.invoice_numbering_plan(model, account.type)
+    version = repository.root_version(ctx.tenant, account_locator)
+    created = []
+    for chunk in _chunks(due):
+        for invoice in generator.generate(chunk, ctx.now, ctx.user_locator):
+            invoiced = [i for i in chunk if i.invoiceLocator == invoice.locator]
+            created.append(_write_invoice(ctx, model, numbering, invoice, invoiced, version))
+            version += 1
+    return created
+
+
+def _chunks(installments: list[Installment]) -> Iterable[list[Installment]]:
+    """Installments grouped as the generator groups them, at most INSTALLMENTS_PER_INVOICE a group."""
+    groups: dict[tuple[str, str, datetime], list[Installment]] = {}
+    for installment in installments:
+        groups.setdefault((installment.billingContainer, installment.currency, installment.dueTime),
+                          []).append(installment)
+    for group in groups.values():
+        for start in range(0, len(group), INSTALLMENTS_PER_INVOICE):
+            yield group[start:start + INSTALLMENTS_PER_INVOICE]
+
+
+def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,
+                   invoiced: list[Installment], version: int) -> Invoice:
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, invoice.accountLocator, version)
+    if numbering:
+        invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
+    credit = None
+    if invoice.totalAmount <= 0:
+        credit = payments.settle_into_credit(invoice, ctx.now)
+    for installment in invoiced:
+        installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
+        uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
+    uow.add(*repository.invoice_writes(ctx.tenant, invoice))
+    uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
+    if credit is not None:
+        uow.record_event("billing.invoice.settle", _invoice_event(invoice))
+        if credit:
+            _credit(ctx, uow, invoice.accountLocator, invoice.currency, credit, "negative invoice",
+                    SourceType.CREDIT_BALANCE, invoice.locator)
+    uow.commit()
+    return invoice
+
+
+def _invoice_event(invoice: Invoice) -> dict[str, Any]:
+    return {"invoiceLocator": invoice.locator, "accountLocator": invoice.accountLocator,
+            "invoiceType": invoice.invoiceType,
+            "policyLocators": {"listCompleted": True, "items": invoice.policyLocators}}
+
+
+def _credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal, note: str,
+            source_type: str, source: str) -> None:
+    """Move the account's credit balance by `amount` (negative: down), with its ledger line."""
+    balance = repository.credit_balance(ctx.tenant, account, currency)
+    line = LedgerLine(locator=new_locator(), currency=currency, accountingType="credit" if amount > 0 else "debit",
+                      amount=abs(amount), note=note, sourceType=source_type, sourceLocator=source, time=ctx.now)
+    uow.add(*repository.credit_writes(ctx.tenant, CreditBalance(
+        accountLocator=account, currency=currency, balance=balance.balance + amount), line))
+
+
+def invoice(ctx: CallContext, locator: str) -> Invoice:
+    found = repository.get(ctx.tenant, "invoice", locator, Invoice)
+    if found is None:
+        raise codes.not_found("invoice", locator)
+    return found
+
+
+def invoices_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest, *,
+                include_zero: bool) -> Page[Invoice]:
+    if owner_kind == "account":
+        return repository.account_invoices(ctx.tenant, owner, page, include_zero=include_zero)
+    kind = "INV" if include_zero else repository.NONZERO_INVOICES
+    return repository.page_of(ctx.tenant, owner_kind, owner, kind, "invoice", Invoice, page)
+
+
+def invoices_with_number(ctx: CallContext, number: str) -> list[Invoice]:
+    owner = numbers.number_owner(ctx, INVOICE_ENTITY, number)
+    found = repository.get(ctx.tenant, "invoice", owner, Invoice) if owner else None
+    if found is None:
+        raise codes.not_found("invoice", f"numbered {number}")
+    return [found]
+
+
+def update_invoice(ctx: CallContext, locator: str, autopay_time: datetime, suppress_autopay: bool) -> Invoice:
+    current = invoice(ctx, locator)
+    changed = current.model_copy(update={"autopayTime": autopay_time, "suppressAutopay": suppress_autopay})
+    return _save_invoice(ctx, current, changed, [])
+
+
+def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> Invoice:
+    """Settle a zero or negative invoice into the credit balance; a positive remaining amount only with
+    `forced` (it is then written off the invoice, not paid: its items keep what they still owe)."""
+    current = invoice(ctx, locator)
+    if current.invoiceState == InvoiceState.SETTLED:
+        raise codes.INVOICE_SETTLED(f"Invoice {locator} is settled")
+    if current.totalRemainingAmount > 0 and not forced:
+        raise codes.INVOICE_NOT_SETTLEABLE(
+            f"Invoice {locator} has {current.totalRemainingAmount} remaining; settle it with forced=true")
+    changed = current.model_copy(deep=True)
+    credit = Decimal(0)
+    if changed.totalRemainingAmount <= 0:
+        credit = payments.settle_into_credit(changed, ctx.now)
+    else:
+        changed.invoiceState, changed.settledTime = InvoiceState.SETTLED, ctx.now
+    return _save_invoice(ctx, current, changed, [("billing.invoice.settle", _invoice_event(changed))], credit=credit)
+
+
+def set_invoice_number(ctx: CallContext, locator: str, number: str) -> Invoice:
+    numbers.check_chosen(number, field="invoiceNumber", what="invoice number")
+    current = invoice(ctx, locator)
+    uow = wiring.unit_of_work(ctx)
+    assigned = numbers.renumber(ctx, uow, INVOICE_ENTITY, locator, current.invoiceNumber, number)
+    return _save_invoice(ctx, current, current.model_copy(update={"invoiceNumber": assigned}), [], uow=uow)
+
+
+def generate_invoice_number(ctx: CallContext, locator: str) -> Invoice:
+    current = invoice(ctx, locator)
+    account = accounts.get_account(ctx, current.accountLocator)
+    model = configuration.current_model(ctx, resolved=True)[1]
+    plan = plans.invoice_numbering_plan(model, account.type)
+    if plan is None:
+        raise codes.NO_NUMBERING_PLAN["invoice"](f"Account type {account.type} has no invoiceNumberingPlan")
+    uow = wiring.unit_of_work(ctx)
+    assigned = numbers.renumber(ctx, uow, INVOICE_ENTITY, locator, current.invoiceNumber,
+                                numbers.NextOfPlan(model, plan))
+    return _save_invoice(ctx, current, current.model_copy(update={"invoiceNumber": assigned}), [], uow=uow)
+
+
+def _save_invoice(ctx: CallContext, current: Invoice, changed: Invoice, events: list[tuple[str, dict[str, Any]]],
+                  *, credit: Decimal = Decimal(0), uow: Any = None) -> Invoice:
+    uow = uow or wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, current.accountLocator,
+                         repository.root_version(ctx.tenant, current.accountLocator))
+    uow.add(*repository.invoice_update_writes(ctx.tenant, changed, current.invoiceState == InvoiceState.OPEN))
+    if credit:
+        _credit(ctx, uow, changed.accountLocator, changed.currency, credit, "settled invoice",
+                SourceType.CREDIT_BALANCE, changed.locator)
+    for event_type, data in events:
+        uow.record_event(event_type, data)
+    if not events:
+        uow.record_event("billing.invoice.update", _invoice_event(changed))
+    uow.commit()
+    return changed.model_copy(update={"version": changed.version + 1})
+
+
+def applications_of_invoice(ctx: CallContext, locator: str, *, include_reversed: bool) -> list[Application]:
+    found = invoice(ctx, locator)
+    return [a for a in repository.applications_of(ctx.tenant, found.accountLocator, locator)
+            if include_reversed or not a.reversed]
+
+
+def payments_of_invoice(ctx: CallContext, locator: str, page: PageRequest, *,
+                        include_reversed: bool) -> Page[Payment]:
+    found = invoice(ctx, locator)
+    sources = [a.sourceLocator for a in applications_of_invoice(ctx, locator, include_reversed=include_reversed)
+               if a.sourceType == SourceType.PAYMENT]
+    paid = repository.get_many(ctx.tenant, found.accountLocator, "payment", sources, Payment)
+    return _window(paid, page)
+
+
+def invoices_of_payment(ctx: CallContext, locator: str, page: PageRequest, *,
+                        include_reversed: bool) -> Page[Invoice]:
+    found = payment(ctx, locator)
+    pairs = [tuple(ref.split("/", 1)) for ref in found.applications]
+    applied = [a for a in repository.applications(ctx.tenant, found.accountLocator, pairs)  # type: ignore[arg-type]
+               if include_reversed or not a.reversed]
+    invoices = repository.get_many(ctx.tenant, found.accountLocator, "invoice",
+                                   sorted({a.invoiceLocator for a in applied}), Invoice)
+    return _window(invoices, page)
+
+
+def _window(items: list[Any], page: PageRequest) -> Page[Any]:
+    return Page(items[page.offset:page.offset + page.count], page.offset + page.count >= len(items))
+
+
+# --- payments and the credit balance ------------------------------------------------------------------
+
+def create_payment(ctx: CallContext, fields: Any) -> Payment:
+    """A draft payment: amount, type, currency and targets checked (all targets of its account and
+    currency)."""
+    account_locator = fields.accountLocator or _account_of_targets(ctx, fields.targets)
+    account = accounts.get_account(ctx, account_locator)
+    model = configuration.current_model(ctx, resolved=True)[1]
+    currency = (fields.currency or model.get("defaultCurrency") or "USD").upper()
+    payment_type = plans.payment_type(model, fields.type)
+    if payment_type is None:
+        raise codes.PAYMENT_UNKNOWN_TYPE(f"No payment type {fields.type!r} is configured",
+                                         field_errors=[FieldError("type", "unknown payment type")])
+    _check_amount(fields.amount, currency)
+    targets = [PaymentTarget.model_validate(t.model_dump()) for t in fields.targets]
+    _check_targets(ctx, account.locator, currency, targets)
+    record = Payment(
+        locator=new_locator(), accountLocator=account.locator, paymentState=PaymentState.DRAFT, type=payment_type,
+        currency=currency, amount=fields.amount, data=fields.data or {}, targets=targets,
+        transactionMethod=fields.transactionMethod, transactionNumber=fields.transactionNumber,
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, account.locator, repository.root_version(ctx.tenant, account.locator))
+    repository.add_payment(uow, ctx.tenant, record)
+    uow.record_event("billing.payment.create", _payment_event(record))
+    uow.commit()
+    return record
+
+
+def _account_of_targets(ctx: CallContext, targets: list[Any]) -> str:
+    for target in targets:
+        if target.containerType == ContainerType.ACCOUNT:
+            return str(target.containerLocator)
+        if target.containerType == ContainerType.INVOICE:
+            owner = repository.account_of(ctx.tenant, "invoice", target.containerLocator)
+            if owner:
+                return owner
+    raise codes.PAYMENT_ACCOUNT_REQUIRED("Name the payment's accountLocator, or target an account or invoice",
+                                         field_errors=[FieldError("accountLocator", "required")])
+
+
+def _check_amount(amount: Decimal, currency: str) -> None:
+    if not amount.is_finite() or amount <= 0 or money.round_money(amount, currency) != amount:
+        raise codes.PAYMENT_INVALID_AMOUNT(
+            f"A payment's amount is positive with at most {money.minor_units(currency)} decimals in {currency}",
+            field_errors=[FieldError("amount", "must be a positive amount of the currency")])
+
+
+def _check_targets(ctx: CallContext, account: str, currency: str, targets: list[PaymentTarget]) -> None:
+    invoice_locators = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
+    found = {i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice", invoice_locators, Invoice)}
+    for index, target in enumerate(targets):
+        field = f"targets[{index}]"
+        if target.amount is not None and (not target.amount.is_finite() or target.amount <= 0
+                                          or money.round_money(target.amount, currency) != target.amount):
+            raise codes.PAYMENT_INVALID_TARGET("A target's amount is positive, in the currency's minor unit",
+                                               field_errors=[FieldError(f"{field}.amount", "invalid amount")])
+        if target.containerType == ContainerType.ACCOUNT and target.containerLocator != account:
+            raise codes.PAYMENT_INVALID_TARGET(f"Target account {target.containerLocator} is not the payment's",
+                                               field_errors=[FieldError(field, "another account")])
+        if target.containerType == ContainerType.INVOICE:
+            target_invoice = found.get(target.containerLocator)
+            if target_invoice is None or target_invoice.currency != currency:
+                raise codes.PAYMENT_INVALID_TARGET(
+                    f"Invoice {target.containerLocator} is not one of account {account} in {currency}",
+                    field_errors=[FieldError(field, "not an invoice of the payment's account and currency")])
+        if target.containerType in (ContainerType.SUBPAYMENT, ContainerType.INVOICE_ITEM):
+            raise codes.PAYMENT_INVALID_TARGET(f"A payment cannot target a {target.containerType.value} here",
+                                               field_errors=[FieldError(field, "unsupported target type")])
+
+
+def payment(ctx: CallContext, locator: str) -> Payment:
+    found = repository.get(ctx.tenant, "payment", locator, Payment)
+    if found is None:
+        raise codes.not_found("payment", locator)
+    return found
+
+
+def payments_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Payment]:
+    return repository.account_payments(ctx.tenant, account_locator, page)
+
+
+def update_payment(ctx: CallContext, locator: str, changes: Any) -> Payment:
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.DRAFT,), "be changed")
+    model = configuration.current_model(ctx, resolved=True)[1]
+    updated = current.model_copy(deep=True)
+    if changes.type is not None:
+        updated.type = plans.payment_type(model, changes.type) or _unknown_type(changes.type)
+    if changes.currency is not None:
+        updated.currency = changes.currency.upper()
+    if changes.amount is not None:
+        updated.amount = changes.amount
+    _check_amount(updated.amount, updated.currency)
+    updated.data = {k: v for k, v in {**updated.data, **(changes.setData or {})}.items()
+                    if k not in (changes.removeData or {})}
+    removed = set(changes.removeTargets or [])
+    updated.targets = [t for t in updated.targets if t.containerLocator not in removed] + [
+        PaymentTarget.model_validate(t.model_dump()) for t in changes.addTargets or []]
+    for name in ("transactionMethod", "transactionNumber"):
+        if getattr(changes, name) is not None:
+            setattr(updated, name, getattr(changes, name))
+    _check_targets(ctx, updated.accountLocator, updated.currency, updated.targets)
+    return _save_payment(ctx, updated, "billing.payment.update")
+
+
+def _unknown_type(name: str) -> str:
+    raise codes.PAYMENT_UNKNOWN_TYPE(f"No payment type {name!r} is configured",
+                                     field_errors=[FieldError("type", "unknown payment type")])
+
+
+def validate_payment(ctx: CallContext, locator: str) -> Payment:
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.DRAFT,), "be validated")
+    _check_targets(ctx, current.accountLocator, current.currency, current.targets)
+    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.VALIDATED,
+                                                         "validationResult": {"success": True}}),
+                         "billing.payment.validate")
+
+
+def reset_payment(ctx: CallContext, locator: str) -> Payment:
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.VALIDATED,), "be reset")
+    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.DRAFT,
+                                                         "validationResult": None}), "billing.payment.reset")
+
+
+def discard_payment(ctx: CallContext, locator: str) -> Payment:
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED), "be discarded")
+    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.DISCARDED}),
+                         "billing.payment.discard")
+
+
+def post_payment(ctx: CallContext, locator: str) -> Payment:
+    """Apply a draft or validated payment to its targets (none: the account's open invoices, oldest due
+    first); what is left raises the account's credit balance. Every invoice it settles is `settled`."""
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED), "be posted")
+    _check_targets(ctx, current.accountLocator, current.currency, current.targets)
+    account = current.accountLocator
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+    open_invoices = [i for i in repository.open_invoices(ctx.tenant, account) if i.currency == current.currency]
+    named = [t.containerLocator for t in current.targets if t.containerType == ContainerType.INVOICE]
+    by_locator = {i.locator: i for i in open_invoices}
+    by_locator.update({i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice", named, Invoice)
+                       if i.locator not in by_locator})
+    before = {locator: state.invoiceState for locator, state in by_locator.items()}
+    targets = current.targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
+    applied, left = payments.post(current.amount, targets, by_locator, open_invoices, ctx.now)
+    posted = current.model_copy(update={"paymentState": PaymentState.POSTED, "postedAt": ctx.now,
+                                        "creditedAmount": left})
+    for each in applied:
+        application = Application(locator=new_locator(), invoiceLocator=each.invoice.locator,
+                                  sourceType=SourceType.PAYMENT, sourceLocator=current.locator, amount=each.amount,
+                                  itemAmounts=each.item_amounts, createdAt=ctx.now)
+        repository.add_application(uow, ctx.tenant, account, application)
+        posted.applications.append(f"{each.invoice.locator}/{application.locator}")
+        uow.add(*repository.invoice_update_writes(ctx.tenant, each.invoice,
+                                                  before[each.invoice.locator] == InvoiceState.OPEN))
+        if each.invoice.invoiceState == InvoiceState.SETTLED:
+            uow.record_event("billing.invoice.settle", _invoice_event(each.invoice))
+    if left:
+        _credit(ctx, uow, account, current.currency, left, "payment in excess of its targets", SourceType.PAYMENT,
+                current.locator)
+    return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True)
+
+
+def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payment:
+    """Take a posted payment back: every invoice it paid gets back what it took (a settled one is open
+    again), and what it credited leaves the credit balance."""
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.POSTED,), "be reversed")
+    account = current.accountLocator
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+    pairs = [tuple(ref.split("/", 1)) for ref in current.applications]
+    applied = repository.applications(ctx.tenant, account, pairs)  # type: ignore[arg-type]
+    invoices = {i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice",
+                                                          [a.invoiceLocator for a in applied], Invoice)}
+    for application in applied:
+        target = invoices[application.invoiceLocator]
+        was_open = target.invoiceState == InvoiceState.OPEN
+        payments.take_back(target, application.itemAmounts, ctx.now)
+        repository.save_application(uow, ctx.tenant, account, application.model_copy(
+            update={"reversed": True, "reversedAt": ctx.now}))
+        uow.add(*repository.invoice_update_writes(ctx.tenant, target, was_open))
+        target.version += 1
+        if not was_open and target.invoiceState == InvoiceState.OPEN:
+            uow.record_event("billing.invoice.unsettle", _invoice_event(target))
+    if current.creditedAmount:
+        _credit(ctx, uow, account, current.currency, -current.creditedAmount, "payment reversed",
+                SourceType.PAYMENT, current.locator)
+    reversed_payment = current.model_copy(update={"paymentState": PaymentState.REVERSED, "reversedAt": ctx.now,
+                                                  "reversedBy": ctx.user_locator, "reversalReason": reason})
+    return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True)
+
+
+def _require_state(record: Payment, allowed: tuple[PaymentState, ...], what: str) -> None:
+    if record.paymentState not in allowed:
+        raise codes.PAYMENT_INVALID_STATE(
+            f"Payment {record.locator} is {record.paymentState.value} and cannot {what}")
+
+
+def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = None, bumped: bool = False) -> Payment:
+    uow = uow or wiring.unit_of_work(ctx)
+    if not bumped:
+        repository.bump_root(uow, ctx.tenant, record.accountLocator,
+                             repository.root_version(ctx.tenant, record.accountLocator))
+    changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+    repository.save_payment(uow, ctx.tenant, changed)
+    uow.record_event(event, _payment_event(changed))
+    uow.commit()
+    return changed.model_copy(update={"version": changed.version + 1})
+
+
+def _payment_event(record: Payment) -> dict[str, Any]:
+    return {"paymentLocator": record.locator, "policyLocators": {"listCompleted": True, "items": []}}
+
+
+def credit_balance(ctx: CallContext, account_locator: str, currency: str | None,
+                   page: PageRequest) -> tuple[CreditBalance, list[LedgerLine]]:
+    account = accounts.get_account(ctx, account_locator)
+    chosen = (currency or configuration.current_model(ctx, resolved=True)[1].get("defaultCurrency") or "USD").upper()
+    balance = repository.credit_balance(ctx.tenant, account.locator, chosen)
+    return balance, repository.ledger_lines(ctx.tenant, account.locator, chosen, page).items
