@@ -209,7 +209,7 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
     version = repository.root_version(ctx.tenant, account_locator)
     created = []
     for chunk in _chunks(due):
-        for invoice in generator.generate(chunk, ctx.now, ctx.user_locator):
+        for invoice in generator.generate(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator()):
             invoiced = [i for i in chunk if i.invoiceLocator == invoice.locator]
             created.append(_write_invoice(ctx, model, numbering, invoice, invoiced, version))
             version += 1
@@ -422,8 +422,13 @@ def _account_of_targets(ctx: CallContext, targets: list[Any]) -> str:
                                          field_errors=[FieldError("accountLocator", "required")])
 
 
+def _is_amount(amount: Decimal, currency: str) -> bool:
+    """Positive, below the limit of money and in the currency's minor unit."""
+    return amount.is_finite() and 0 < amount < money.MAX_AMOUNT and money.round_money(amount, currency) == amount
+
+
 def _check_amount(amount: Decimal, currency: str) -> None:
-    if not amount.is_finite() or amount <= 0 or money.round_money(amount, currency) != amount:
+    if not _is_amount(amount, currency):
         raise codes.PAYMENT_INVALID_AMOUNT(
             f"A payment's amount is positive with at most {money.minor_units(currency)} decimals in {currency}",
             field_errors=[FieldError("amount", "must be a positive amount of the currency")])
@@ -434,8 +439,7 @@ def _check_targets(ctx: CallContext, account: str, currency: str, targets: list[
     found = {i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice", invoice_locators, Invoice)}
     for index, target in enumerate(targets):
         field = f"targets[{index}]"
-        if target.amount is not None and (not target.amount.is_finite() or target.amount <= 0
-                                          or money.round_money(target.amount, currency) != target.amount):
+        if target.amount is not None and not _is_amount(target.amount, currency):
             raise codes.PAYMENT_INVALID_TARGET("A target's amount is positive, in the currency's minor unit",
                                                field_errors=[FieldError(f"{field}.amount", "invalid amount")])
         if target.containerType == ContainerType.ACCOUNT and target.containerLocator != account:

@@ -4,12 +4,12 @@ At a generate moment, the uninvoiced installments of one billing container (the 
 billed on its own) with the same currency and due time form one invoice; installment items of the same
 policy, element and charge type are summed into one invoice item. Locators derive from what the
 invoice is made of, so generating the same installments again makes the same invoice (a retried run
-collides instead of billing twice).
+collides instead of billing twice) unless the caller names them (`locate`: seed -> locator).
 """
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from decimal import Decimal
 
@@ -17,20 +17,25 @@ from chalicelib.billing.models import Installment, Invoice, InvoiceItem, Invoice
 from chalicelib.core.ids import derived_locator
 
 
-def generate(installments: Iterable[Installment], now: datetime, created_by: str) -> list[Invoice]:
+Locate = Callable[[str], str]
+
+
+def generate(installments: Iterable[Installment], now: datetime, created_by: str,
+             locate: Locate | None = None) -> list[Invoice]:
     """The invoices of `installments` (all of one account, uninvoiced), oldest due first. The
     installments and their items are given the locators of their invoice and invoice item."""
     groups: dict[tuple[str, str, datetime], list[Installment]] = defaultdict(list)
     for installment in installments:
         groups[(installment.billingContainer, installment.currency, installment.dueTime)].append(installment)
-    invoices = [_invoice(sorted(group, key=lambda i: i.locator), now, created_by)
+    chosen = locate or (lambda seed: derived_locator(now, seed))
+    invoices = [_invoice(sorted(group, key=lambda i: i.locator), now, created_by, chosen)
                 for _, group in sorted(groups.items(), key=lambda entry: (entry[0][2], entry[0][0], entry[0][1]))]
     return invoices
 
 
-def _invoice(installments: list[Installment], now: datetime, created_by: str) -> Invoice:
+def _invoice(installments: list[Installment], now: datetime, created_by: str, locate: Locate) -> Invoice:
     first = installments[0]
-    locator = derived_locator(now, "invoice:" + ",".join(i.locator for i in installments))
+    locator = locate("invoice:" + ",".join(i.locator for i in installments))
     items: dict[tuple[str, str, str, str], list[tuple[Installment, int]]] = defaultdict(list)
     for installment in installments:
         installment.invoiceLocator = locator
@@ -39,7 +44,7 @@ def _invoice(installments: list[Installment], now: datetime, created_by: str) ->
                    item.chargeCategory)].append((installment, index))
     invoice_items = []
     for (policy, element, charge_type, category), parts in items.items():
-        item_locator = derived_locator(now, f"invoiceItem:{locator}:{policy}:{element}:{charge_type}:{category}")
+        item_locator = locate(f"invoiceItem:{locator}:{policy}:{element}:{charge_type}:{category}")
         amount = Decimal(0)
         for installment, index in parts:
             installment_item = installment.installmentItems[index]
