@@ -24,6 +24,7 @@ from chalicelib.billing.models import (
 )
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
+from chalicelib.core.errors import DomainError
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.storage import codec, keys, query, table
 from chalicelib.storage.keys import Key
@@ -46,6 +47,10 @@ def _scope(tenant: str) -> str:
     return keys.tenant_scope(tenant)
 
 
+def _locator(record: BaseModel) -> str:
+    return str(record.__dict__["locator"])
+
+
 def _model(model: type[M], item: dict[str, Any]) -> M:
     return model.model_validate(codec.without_keys(item))
 
@@ -61,8 +66,10 @@ def bump_root(uow: UnitOfWork, tenant: str, account: str, version: int) -> None:
     """The write every billing unit of work carries: the root moves from `version` to the next, or
     the whole unit of work fails with 409 because another billing write of the account came first."""
     key = keys.billing_root(tenant, account)
-    conflict = (lambda: codes.CONCURRENT_MODIFICATION(
-        f"Another billing change of account {account} came first; retry"))
+
+    def conflict() -> DomainError:
+        return codes.CONCURRENT_MODIFICATION(f"Another billing change of account {account} came first; retry")
+
     if version == 0:
         uow.add(table.put_new({**key.as_dict(), "entity": "billingRoot", "accountLocator": account, "version": 1},
                               conflict))
@@ -123,7 +130,7 @@ def page_of(tenant: str, owner_kind: str, owner: str, record_kind: str, kind: st
         by_account.setdefault(ref["accountLocator"], []).append(ref["locator"])
     found: dict[str, M] = {}
     for account, locators in by_account.items():
-        found.update({getattr(r, "locator"): r for r in get_many(tenant, account, kind, locators, model)})
+        found.update({_locator(r): r for r in get_many(tenant, account, kind, locators, model)})
     return Page([found[ref["locator"]] for ref in refs.items if ref["locator"] in found], refs.list_completed)
 
 
@@ -135,7 +142,7 @@ def all_of(tenant: str, owner_kind: str, owner: str, record_kind: str, kind: str
         by_account.setdefault(ref["accountLocator"], []).append(ref["locator"])
     for account, locators in by_account.items():
         records.extend(get_many(tenant, account, kind, locators, model))
-    return sorted(records, key=lambda r: getattr(r, "locator"))
+    return sorted(records, key=_locator)
 
 
 # --- lattices and installments ---------------------------------------------------------------------

@@ -370,7 +370,7 @@ class LedgerAccountLineItem(BaseModel):
     @classmethod
     def of(cls, line: LedgerLine) -> LedgerAccountLineItem:
         return cls(faTransactionLocator=line.locator, faTransactionTime=line.time, faTransactionNote=line.note,
-                   accountingType=line.accountingType, amount=line.amount)  # type: ignore[arg-type]
+                   accountingType=line.accountingType, amount=line.amount)
 
 
 class LedgerAccountResponse(BaseModel):

@@ -36,6 +36,7 @@ from chalicelib.billing.models import (
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
+from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling
 from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
@@ -74,15 +75,15 @@ def bill_transaction(ctx: CallContext, transaction_locator: str) -> list[str]:
         return []
     policy = policies.get_policy(ctx, transaction.policyLocator)
     account = accounts.get_account(ctx, policy.accountLocator)
-    model = configuration.model(ctx, policy.configVersion, resolved=True)
+    billing_plans = configuration.billing_plans(ctx, policy.configVersion)
     term = policies.get_term(ctx, transaction.termLocator)
-    plan_name, schedule = plans.schedule(model, policy.installmentPlanName,
+    plan_name, schedule = plans.schedule(billing_plans, policy.installmentPlanName,
                                          transaction.preferences or policy.preferences)
     frames = lattice.from_effective(
         lattice.term_frames(term.startTime, term.endTime, schedule, policy.timezone),
         max(min(transaction.effectiveTime, term.endTime), term.startTime))
-    frames = allocation.backdated(frames, ctx.now, defer_due_date=plans.defer_due_date(model),
-                                  due_lead_days=schedule.due_lead_days)
+    defer = billing_plans.backdated_installments_billing == BackdatedInstallmentsBilling.DEFER_DUE_DATE
+    frames = allocation.backdated(frames, ctx.now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
     charges = [charge for part in (transaction, *parts) for charge in part.charges]
     window_start, window_end = frames[0].start, frames[-1].end
     billables = [allocation.Billable(
@@ -205,7 +206,7 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
     if not due:
         return []
     model = configuration.current_model(ctx, resolved=True)[1]
-    numbering = plans.invoice_numbering_plan(model, account.type)
+    numbering = _invoice_numbering_plan(ctx, account)
     version = repository.root_version(ctx.tenant, account_locator)
     created = []
     for chunk in _chunks(due):
@@ -325,7 +326,7 @@ def generate_invoice_number(ctx: CallContext, locator: str) -> Invoice:
     current = invoice(ctx, locator)
     account = accounts.get_account(ctx, current.accountLocator)
     model = configuration.current_model(ctx, resolved=True)[1]
-    plan = plans.invoice_numbering_plan(model, account.type)
+    plan = _invoice_numbering_plan(ctx, account)
     if plan is None:
         raise codes.NO_NUMBERING_PLAN["invoice"](f"Account type {account.type} has no invoiceNumberingPlan")
     uow = wiring.unit_of_work(ctx)
@@ -390,10 +391,7 @@ def create_payment(ctx: CallContext, fields: Any) -> Payment:
     account = accounts.get_account(ctx, account_locator)
     model = configuration.current_model(ctx, resolved=True)[1]
     currency = (fields.currency or model.get("defaultCurrency") or "USD").upper()
-    payment_type = plans.payment_type(model, fields.type)
-    if payment_type is None:
-        raise codes.PAYMENT_UNKNOWN_TYPE(f"No payment type {fields.type!r} is configured",
-                                         field_errors=[FieldError("type", "unknown payment type")])
+    payment_type = _payment_type(ctx, fields.type)
     _check_amount(fields.amount, currency)
     targets = [PaymentTarget.model_validate(t.model_dump()) for t in fields.targets]
     _check_targets(ctx, account.locator, currency, targets)
@@ -470,10 +468,9 @@ def payments_of_account(ctx: CallContext, account_locator: str, page: PageReques
 def update_payment(ctx: CallContext, locator: str, changes: Any) -> Payment:
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.DRAFT,), "be changed")
-    model = configuration.current_model(ctx, resolved=True)[1]
     updated = current.model_copy(deep=True)
     if changes.type is not None:
-        updated.type = plans.payment_type(model, changes.type) or _unknown_type(changes.type)
+        updated.type = _payment_type(ctx, changes.type)
     if changes.currency is not None:
         updated.currency = changes.currency.upper()
     if changes.amount is not None:
@@ -491,9 +488,18 @@ def update_payment(ctx: CallContext, locator: str, changes: Any) -> Payment:
     return _save_payment(ctx, updated, "billing.payment.update")
 
 
-def _unknown_type(name: str) -> str:
-    raise codes.PAYMENT_UNKNOWN_TYPE(f"No payment type {name!r} is configured",
-                                     field_errors=[FieldError("type", "unknown payment type")])
+def _payment_type(ctx: CallContext, name: str) -> str:
+    """The configured payment type's name as configured; 400 for one the configuration lacks."""
+    found = configuration.billing_plans(ctx).payment_type(name)
+    if found is None or found.abstract:
+        raise codes.PAYMENT_UNKNOWN_TYPE(f"No payment type {name!r} is configured",
+                                         field_errors=[FieldError("type", "unknown payment type")])
+    return found.name
+
+
+def _invoice_numbering_plan(ctx: CallContext, account: Account) -> str | None:
+    account_type = configuration.billing_plans(ctx).account_type(account.type)
+    return account_type.invoice_numbering_plan if account_type else None
 
 
 def validate_payment(ctx: CallContext, locator: str) -> Payment:

@@ -16,7 +16,6 @@ from decimal import Decimal
 from chalicelib.billing.models import Installment, Invoice, InvoiceItem, InvoiceState
 from chalicelib.core.ids import derived_locator
 
-
 Locate = Callable[[str], str]
 
 
