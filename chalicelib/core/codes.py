@@ -103,7 +103,8 @@ TOO_LARGE = _family(PayloadTooLarge, "too_large", "The {entity} would be larger 
 
 # Records that are not there (in the path's tenant).
 NOT_FOUND = _family(NotFound, "not_found", "No {entity} with this locator or name",
-                    "account", "changeInstruction", "installment", "installmentLattice", "invoice", "payment", "configuration", "constraintTable", "contact", "event",
+                    "account", "changeInstruction", "configuration", "constraintTable", "contact", "event",
+                    "installment", "installmentLattice", "invoice", "payment",
                     "plugin_function", "policy", "quickQuote", "quote", "rangeTable", "rangeTableRecord", "role",
                     "segment", "snapshot", "table", "tableRecord", "term", "token", "transaction",
                     "underwritingFlag", "user")
@@ -278,7 +279,8 @@ TRANSACTION_AGGREGATE_TOO_LARGE = _code(InvalidState, "transaction.aggregate_too
 # Billing: installments, invoices, payments, the credit balance.
 PAYMENT_INVALID_AMOUNT = _code(InvalidRequest, "payment.invalid_amount",
                                "A payment's amount is positive, in the currency's minor unit at most")
-PAYMENT_UNKNOWN_TYPE = _code(InvalidRequest, "payment.unknown_type", "The configuration has no payment type of this name")
+PAYMENT_UNKNOWN_TYPE = _code(InvalidRequest, "payment.unknown_type",
+                             "The configuration has no payment type of this name")
 PAYMENT_INVALID_TARGET = _code(InvalidRequest, "payment.invalid_target",
                                "A target is not an open invoice, item or the account of the payment, or not in its currency")
 PAYMENT_ACCOUNT_REQUIRED = _code(InvalidRequest, "payment.account_required",
