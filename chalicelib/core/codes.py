@@ -282,7 +282,7 @@ PAYMENT_INVALID_AMOUNT = _code(InvalidRequest, "payment.invalid_amount",
 PAYMENT_UNKNOWN_TYPE = _code(InvalidRequest, "payment.unknown_type",
                              "The configuration has no payment type of this name")
 PAYMENT_INVALID_TARGET = _code(InvalidRequest, "payment.invalid_target",
-                               "A target is not an open invoice, item or the account of the payment, or not in its currency")
+                               "A target is not an invoice or the account of the payment, or not in its currency")
 PAYMENT_ACCOUNT_REQUIRED = _code(InvalidRequest, "payment.account_required",
                                  "The payment names no account and no target that belongs to one")
 PAYMENT_INVALID_STATE = _code(InvalidState, "payment.invalid_state", "The payment's state does not allow this")
