@@ -193,7 +193,7 @@ def create_payment(tenantLocator: str, body: schemas.PaymentCreateRequest) -> sc
 
 
 @bp.route("/billing/{tenantLocator}/payments/list", methods=["GET"])
-@endpoint("payments.read", "payments.list")
+@endpoint("payments.read", "payments.list", errors=[codes.NOT_FOUND["account"]])
 def list_payments(tenantLocator: str, query: schemas.PaymentListQuery) -> schemas.PaymentListResponse:
     return schemas.PaymentListResponse.of_page(
         service.payments_of_account(request_context(), query.accountLocator, query.page()))

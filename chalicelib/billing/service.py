@@ -462,7 +462,9 @@ def payment(ctx: CallContext, locator: str) -> Payment:
 
 
 def payments_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Payment]:
-    return repository.account_payments(ctx.tenant, account_locator, page)
+    """404 for an account the tenant does not have (a list naming it in its query is not a parent's list)."""
+    account = accounts.get_account(ctx, account_locator)
+    return repository.account_payments(ctx.tenant, account.locator, page)
 
 
 def update_payment(ctx: CallContext, locator: str, changes: Any) -> Payment:
