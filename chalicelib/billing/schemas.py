@@ -281,7 +281,7 @@ class PaymentCreateRequest(Input):
     accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
     type: str = Field(min_length=1, max_length=128)
     amount: Decimal
-    currency: str | None = Field(default=None, pattern="^[A-Za-z]{3}$")
+    currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
     data: dict[str, Any] = {}
     targets: list[CreditItem] = Field(default=[], max_length=100)
     transactionMethod: TransactionMethod | None = None
@@ -295,7 +295,7 @@ class PaymentCreateRequest(Input):
 class PaymentUpdateRequest(Input):
     type: str | None = Field(default=None, min_length=1, max_length=128)
     amount: Decimal | None = None
-    currency: str | None = Field(default=None, pattern="^[A-Za-z]{3}$")
+    currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
     setData: dict[str, Any] = {}
     removeData: dict[str, Any] = {}
     addTargets: list[CreditItem] = Field(default=[], max_length=100)
@@ -357,7 +357,7 @@ class PaymentListQuery(ListQuery):
 
 
 class LedgerQuery(ListQuery):
-    currency: str | None = Field(default=None, pattern="^[A-Za-z]{3}$")
+    currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
 
 
 class LedgerAccountLineItem(BaseModel):

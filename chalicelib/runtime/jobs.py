@@ -258,15 +258,20 @@ class InlineJobQueue:
         self.messages.append(body)
         self.sent.append(JobMessage.model_validate_json(body))
 
-    def drain(self, max_rounds: int = 1000) -> int:
-        """Dispatch until the queue is empty (jobs that enqueue jobs included). Answers how many ran."""
+    def drain(self, max_rounds: int = 1000, *, job_types: frozenset[str] | None = None) -> int:
+        """Dispatch until the queue is empty (jobs that enqueue jobs included), or, with `job_types`, until
+        no message of those types is left (the others stay queued). Answers how many ran."""
         ran = 0
-        while self.messages:
+        while True:
+            waiting = [m for m in self.messages
+                       if job_types is None or JobMessage.model_validate_json(m).job_type in job_types]
+            if not waiting:
+                return ran
             if ran >= max_rounds:
                 raise RuntimeError("jobs keep enqueueing jobs: more than max_rounds dispatched")
-            dispatch(JobMessage.model_validate_json(self.messages.pop(0)))
+            self.messages.remove(waiting[0])
+            dispatch(JobMessage.model_validate_json(waiting[0]))
             ran += 1
-        return ran
 
 
 @job_handler(JobType.REAP_JOBS)
