@@ -156,6 +156,8 @@ class Invoice(BaseModel):
     endTime: datetime
     dueTime: datetime
     generatedTime: datetime
+    generateTime: datetime | None = None
+    """When its installments were to be generated (their earliest generate time)."""
     autopayTime: datetime | None = None
     suppressAutopay: bool = False
     settledTime: datetime | None = None

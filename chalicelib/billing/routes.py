@@ -106,6 +106,28 @@ def list_account_invoices(tenantLocator: str, accountLocator: str,
         request_context(), "account", accountLocator, query.page(), include_zero=query.includeZeroAmountInvoices))
 
 
+@bp.route("/billing/{tenantLocator}/invoices/quotes/{quoteLocator}/previewInvoices", methods=["GET"])
+@endpoint("invoices.read", errors=[codes.NOT_FOUND["quote"], codes.NOT_PRICED["quote"], codes.NOT_FOUND["account"]])
+def preview_quote_invoices(tenantLocator: str, quoteLocator: str,
+                           query: schemas.PreviewQuery) -> list[schemas.InvoicePreviewResponse]:
+    return schemas.InvoicePreviewResponse.listed(service.preview_quote(request_context(), quoteLocator), query)
+
+
+@bp.route("/billing/{tenantLocator}/invoices/transactions/{locator}/previewInvoices", methods=["GET"])
+@endpoint("invoices.read", errors=[codes.NOT_FOUND["transaction"], codes.NOT_PRICED["transaction"]])
+def preview_transaction_invoices(tenantLocator: str, locator: str,
+                                 query: schemas.PreviewQuery) -> list[schemas.InvoicePreviewResponse]:
+    return schemas.InvoicePreviewResponse.listed(service.preview_transaction(request_context(), locator), query)
+
+
+@bp.route("/billing/{tenantLocator}/invoices/quotes/statelessPreview", methods=["GET"])
+@endpoint("invoices.read", errors=[codes.NOT_FOUND["account"], codes.INVALID_REFERENCE["quote"]])
+def preview_stateless_invoices(tenantLocator: str,
+                               query: schemas.StatelessPreviewQuery) -> list[schemas.InvoicePreviewResponse]:
+    return schemas.InvoicePreviewResponse.listed(
+        service.preview_stateless(request_context(), query.quotePreviewRequest), query)
+
+
 @bp.route("/billing/{tenantLocator}/invoices/numbers/{invoiceNumber}", methods=["GET"])
 @endpoint("invoices.read", errors=INVOICE)
 def fetch_invoices_by_number(tenantLocator: str, invoiceNumber: str) -> list[schemas.InvoiceResponse]:

@@ -7,8 +7,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Json
 
+from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.billing.models import (
     Application,
     ContainerType,
@@ -384,3 +385,74 @@ class LedgerAccountResponse(BaseModel):
     def of(cls, balance: CreditBalance, lines: list[LedgerLine]) -> LedgerAccountResponse:
         return cls(referenceLocator=balance.accountLocator, balance=balance.balance, currency=balance.currency,
                    lineItems=[LedgerAccountLineItem.of(line) for line in lines])
+
+
+# --- previews -----------------------------------------------------------------------------------------
+
+class PreviewQuery(BaseModel):
+    includeZeroAmountInvoices: bool = False
+    count: int | None = Field(default=None, ge=0, le=1000)
+
+
+class PreviewChargeRequest(Input):
+    amount: Decimal
+    chargeType: str = Field(min_length=1, max_length=128)
+    elementLocator: str | None = Field(default=None, max_length=64)
+    elementStaticLocator: str | None = Field(default=None, max_length=64)
+
+
+class QuoteBillingPreviewRequest(Input):
+    accountLocator: str = Field(min_length=1, max_length=64)
+    productName: str = Field(min_length=1, max_length=128)
+    termStartTime: datetime
+    termEndTime: datetime
+    timezone: str | None = None
+    durationBasis: Literal["years", "months", "weeks", "days", "hours"] | None = None
+    currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
+    invoiceFeeAmount: Decimal | None = None
+    installmentPreferences: InstallmentPreferences | None = None
+    charges: list[PreviewChargeRequest] = Field(max_length=1000)
+
+
+class StatelessPreviewQuery(PreviewQuery):
+    quotePreviewRequest: Json[QuoteBillingPreviewRequest]
+
+
+class InvoiceItemPreview(BaseModel):
+    elementStaticLocator: str
+    chargeCategory: str
+    chargeType: str
+    elementType: str
+    amount: Decimal
+    transactionLocators: list[str]
+    policyLocator: str | None = None
+    quoteLocator: str | None = None
+
+
+class InvoicePreviewResponse(BaseModel):
+    startTime: datetime
+    endTime: datetime
+    dueTime: datetime
+    generateTime: datetime
+    autopayTime: datetime
+    totalAmount: Decimal
+    installmentLocators: list[str]
+    invoiceItems: list[InvoiceItemPreview]
+
+    @classmethod
+    def listed(cls, invoices: list[Invoice], query: PreviewQuery) -> list[InvoicePreviewResponse]:
+        shown = [cls.of(i) for i in invoices if query.includeZeroAmountInvoices or i.totalAmount != 0]
+        return shown if query.count is None else shown[:query.count]
+
+    @classmethod
+    def of(cls, invoice: Invoice) -> InvoicePreviewResponse:
+        return cls(startTime=invoice.startTime, endTime=invoice.endTime, dueTime=invoice.dueTime,
+                   generateTime=invoice.generateTime or invoice.generatedTime,
+                   autopayTime=invoice.autopayTime or invoice.dueTime, totalAmount=invoice.totalAmount,
+                   installmentLocators=[],  # a preview's installments are made up: nothing to fetch
+                   invoiceItems=[InvoiceItemPreview(
+                       elementStaticLocator=item.elementStaticLocator or "", chargeCategory=item.chargeCategory,
+                       chargeType=item.chargeType, elementType=item.elementType or "", amount=item.amount,
+                       transactionLocators=[t for t in item.transactionLocators if t],
+                       policyLocator=item.policyLocator or None, quoteLocator=item.quoteLocator)
+                       for item in invoice.invoiceItems])

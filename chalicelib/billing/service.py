@@ -8,6 +8,7 @@ writers never interleave: the later one fails with 409 and, in a job, is retried
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -36,15 +37,17 @@ from chalicelib.billing.models import (
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
-from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling
+from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling, BillingPlans
 from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, FieldError
+from chalicelib.core.errors import AlreadyExists, FieldError, NotFound
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import Policy, Transaction, TransactionCategory
+from chalicelib.policies.models import Transaction, TransactionCategory
+from chalicelib.priceable.models import Charge
+from chalicelib.quotes import service as quotes
 from chalicelib.runtime import wiring
 from chalicelib.transactions import service as transactions
 
@@ -65,6 +68,35 @@ def lattice_locator(transaction: Transaction) -> str:
     return derived_locator(transaction.issuedTime or transaction.createdAt, f"lattice:{transaction.locator}")
 
 
+@dataclass
+class Billed:
+    """What billing some charges over a term makes: the lattice and its installments."""
+
+    lattice: InstallmentLattice
+    installments: list[Installment]
+
+
+@dataclass(frozen=True)
+class Billing:
+    """Who and what is billed: the account, the policy, transaction and quote (the latter three may be
+    stand-ins for a preview), the container invoices group by, the term and the effective time."""
+
+    account: Account
+    policy_locator: str
+    transaction_locator: str
+    term_locator: str
+    quote_locator: str | None
+    container: str
+    term_start: datetime
+    term_end: datetime
+    effective: datetime
+    currency: str
+    timezone: str
+    plan_name: str | None
+    preferences: dict[str, Any] | None
+    reversal: bool = False
+
+
 def bill_transaction(ctx: CallContext, transaction_locator: str) -> list[str]:
     """Spread the charges of an issued transaction over its installment lattice (once: a second call
     finds the lattice and does nothing). Answers the account locators whose invoicing it may have
@@ -73,44 +105,62 @@ def bill_transaction(ctx: CallContext, transaction_locator: str) -> list[str]:
     locator = lattice_locator(transaction)
     if repository.lattice_exists(ctx.tenant, locator):
         return []
+    billing = _of_transaction(ctx, transaction)
+    charges = [charge for part in (transaction, *parts) for charge in part.charges]
+    billed = _billed(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges, locator)
+    _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments)
+    return [billing.account.locator]
+
+
+def _of_transaction(ctx: CallContext, transaction: Transaction) -> Billing:
     policy = policies.get_policy(ctx, transaction.policyLocator)
     account = accounts.get_account(ctx, policy.accountLocator)
-    billing_plans = configuration.billing_plans(ctx, policy.configVersion)
-    term = policies.get_term(ctx, transaction.termLocator)
-    plan_name, schedule = plans.schedule(billing_plans, policy.installmentPlanName,
-                                         transaction.preferences or policy.preferences)
-    frames = lattice.from_effective(
-        lattice.term_frames(term.startTime, term.endTime, schedule, policy.timezone),
-        max(min(transaction.effectiveTime, term.endTime), term.startTime))
+    try:
+        term = policies.get_term(ctx, transaction.termLocator)
+        start, end = term.startTime, term.endTime
+    except NotFound:  # an unissued renewal's term: the span its segment will have
+        start, end = transaction.segments[0].startTime, transaction.segments[-1].endTime
+    container = _container(policy.billingLevel, account, policy.locator)
+    return Billing(account=account, policy_locator=policy.locator, transaction_locator=transaction.locator,
+                   term_locator=transaction.termLocator, quote_locator=transaction.quoteLocator, container=container,
+                   term_start=start, term_end=end, effective=max(min(transaction.effectiveTime, end), start),
+                   currency=policy.currency, timezone=policy.timezone, plan_name=policy.installmentPlanName,
+                   preferences=transaction.preferences or policy.preferences,
+                   reversal=transaction.transactionCategory in (TransactionCategory.CANCELLATION,
+                                                                TransactionCategory.REVERSAL))
+
+
+def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, charges: list[Charge],
+            locator: str) -> Billed:
+    """The lattice of `billing` and the installments that spread `charges` over it (nothing stored)."""
+    plan_name, schedule = plans.schedule(billing_plans, billing.plan_name, billing.preferences)
+    frames = lattice.from_effective(lattice.term_frames(billing.term_start, billing.term_end, schedule,
+                                                        billing.timezone), billing.effective)
     defer = billing_plans.backdated_installments_billing == BackdatedInstallmentsBilling.DEFER_DUE_DATE
     frames = allocation.backdated(frames, ctx.now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
-    charges = [charge for part in (transaction, *parts) for charge in part.charges]
     window_start, window_end = frames[0].start, frames[-1].end
     billables = [allocation.Billable(
         charge_locator=charge.locator, amount=charge.amount, coverage_start=window_start, coverage_end=window_end,
         spread=charge.invoicing == "scheduled" and charge.handling != "flat") for charge in charges]
-    shares = allocation.spread(billables, frames, policy.currency)
+    shares = allocation.spread(billables, frames, billing.currency)
     weights = allocation.normalized_weights(frames)
     record = InstallmentLattice(
-        locator=locator, accountLocator=account.locator, policyLocator=policy.locator,
-        transactionLocator=transaction.locator, termLocator=term.locator, quoteLocator=transaction.quoteLocator,
-        currency=policy.currency, timezone=policy.timezone, termStartTime=term.startTime, termEndTime=term.endTime,
-        effectiveTime=transaction.effectiveTime,
-        reversalLattice=transaction.transactionCategory in (TransactionCategory.CANCELLATION,
-                                                            TransactionCategory.REVERSAL),
-        installmentPlanName=plan_name, createdAt=ctx.now, createdBy=ctx.user_locator,
-        frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)])
+        locator=locator, accountLocator=billing.account.locator, policyLocator=billing.policy_locator,
+        transactionLocator=billing.transaction_locator, termLocator=billing.term_locator,
+        quoteLocator=billing.quote_locator, currency=billing.currency, timezone=billing.timezone,
+        termStartTime=billing.term_start, termEndTime=billing.term_end, effectiveTime=billing.effective,
+        reversalLattice=billing.reversal, installmentPlanName=plan_name, createdAt=ctx.now,
+        createdBy=ctx.user_locator, frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)])
     by_charge = {charge.locator: charge for charge in charges}
-    container = policy.locator if _billing_level(policy, account) == BillingLevel.POLICY else account.locator
-    installments = [_installment(ctx, record, transaction, frame, share, by_charge, container)
-                    for frame, share in zip(frames, shares) if share]
-    _write_installments(ctx, account.locator, record, installments)
-    return [account.locator]
+    return Billed(record, [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge,
+                                        billing.container)
+                           for frame, share in zip(frames, shares) if share])
 
 
-def _billing_level(policy: Policy, account: Account) -> BillingLevel:
-    if policy.billingLevel in (BillingLevel.ACCOUNT, BillingLevel.POLICY):
-        return BillingLevel(policy.billingLevel)
+def _billing_level(chosen: BillingLevel | None, account: Account) -> BillingLevel:
+    """A policy's (or quote's) billing level; `inherit` (or none) takes the account's."""
+    if chosen in (BillingLevel.ACCOUNT, BillingLevel.POLICY):
+        return BillingLevel(chosen)
     return BillingLevel.POLICY if account.billingLevel == BillingLevel.POLICY else BillingLevel.ACCOUNT
 
 
@@ -122,8 +172,8 @@ def _frame(frame: lattice.Frame, weight: Decimal) -> LatticeFrame:
         generateTime=frame.generate_time, dueTime=frame.due_time, autopayTime=frame.autopay_time)
 
 
-def _installment(ctx: CallContext, record: InstallmentLattice, transaction: Transaction, frame: lattice.Frame,
-                 share: dict[str, Decimal], charges: dict[str, Any], container: str) -> Installment:
+def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locator: str, frame: lattice.Frame,
+                 share: dict[str, Decimal], charges: dict[str, Charge], container: str) -> Installment:
     moment = ctx.now + timedelta(milliseconds=frame.index)  # the lattice's installments list in frame order
     locator = derived_locator(moment, f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}")
     seconds = Decimal((frame.end - frame.start).total_seconds())
@@ -135,7 +185,7 @@ def _installment(ctx: CallContext, record: InstallmentLattice, transaction: Tran
         amount=amount, createdAt=ctx.now, createdBy=ctx.user_locator) for charge_locator, amount in share.items()]
     return Installment(
         locator=locator, installmentLatticeLocator=record.locator, accountLocator=record.accountLocator,
-        policyLocator=record.policyLocator, transactionLocator=transaction.locator, termLocator=record.termLocator,
+        policyLocator=record.policyLocator, transactionLocator=transaction_locator, termLocator=record.termLocator,
         quoteLocator=record.quoteLocator, currency=record.currency, timezone=record.timezone,
         installmentFrameIndex=frame.index, installmentStartTime=frame.start, installmentEndTime=frame.end,
         coverageStartTime=frame.start, coverageEndTime=frame.end, installmentDuration=seconds,
@@ -620,3 +670,76 @@ def credit_balance(ctx: CallContext, account_locator: str, currency: str | None,
     chosen = (currency or configuration.current_model(ctx, resolved=True)[1].get("defaultCurrency") or "USD").upper()
     balance = repository.credit_balance(ctx.tenant, account.locator, chosen)
     return balance, repository.ledger_lines(ctx.tenant, account.locator, chosen, page).items
+
+
+# --- previews ---------------------------------------------------------------------------------------------
+
+PREVIEW = "preview"
+"""The locator prefix of what a preview makes up (a lattice, installments): none of it is stored."""
+
+
+def preview_quote(ctx: CallContext, quote_locator: str) -> list[Invoice]:
+    """The invoices the priced quote would be billed on if it were issued now."""
+    quote = quotes.priced_quote(ctx, quote_locator)
+    account = accounts.get_account(ctx, quote.accountLocator)
+    end = quote.endTime or quote.startTime
+    billing = Billing(account=account, policy_locator=quote.policyLocator or "", transaction_locator="",
+                      term_locator="", quote_locator=quote.locator,
+                      container=_container(quote.billingLevel, account, quote.locator),
+                      term_start=quote.startTime, term_end=end, effective=quote.startTime, currency=quote.currency,
+                      timezone=quote.timezone, plan_name=quote.installmentPlanName,
+                      preferences=quote.preferences.model_dump(exclude_none=True) if quote.preferences else None)
+    return _previewed(ctx, configuration.billing_plans(ctx, quote.configVersion), billing, quote.charges or [])
+
+
+def preview_transaction(ctx: CallContext, transaction_locator: str) -> list[Invoice]:
+    """The invoices the priced transaction's charges would add if it were issued now."""
+    transaction, parts = transactions.priced_transaction(ctx, transaction_locator)
+    billing = _of_transaction(ctx, transaction)
+    charges = [charge for part in (transaction, *parts) for charge in part.charges]
+    return _previewed(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges)
+
+
+def preview_stateless(ctx: CallContext, request: Any) -> list[Invoice]:
+    """The invoices charges given in the request would be billed on: nothing is read but the account
+    and the configuration."""
+    account = accounts.get_account(ctx, request.accountLocator)
+    billing_plans = configuration.billing_plans(ctx)
+    model = configuration.current_model(ctx, resolved=True)[1]
+    if not any(name.lower() == request.productName.lower() for name in (model.get("products") or {})):
+        raise codes.INVALID_REFERENCE["quote"](f"No product {request.productName!r} is configured",
+                                                 field_errors=[FieldError("productName", "unknown product")])
+    if request.termEndTime <= request.termStartTime:
+        raise codes.REQUEST_INVALID("The term ends after it starts",
+                                    field_errors=[FieldError("termEndTime", "must be after termStartTime")])
+    currency = (request.currency or model.get("defaultCurrency") or "USD").upper()
+    categories = {name.lower(): str((body or {}).get("category") or name)
+                  for name, body in (model.get("charges") or {}).items()}
+    charges = []
+    for index, given in enumerate(request.charges):
+        if not given.amount.is_finite() or money.round_money(given.amount, currency) != given.amount:
+            raise codes.REQUEST_INVALID(f"A charge's amount has at most {money.minor_units(currency)} decimals",
+                                        field_errors=[FieldError(f"charges[{index}].amount", "not an amount")])
+        element = given.elementStaticLocator or given.elementLocator or ""
+        charges.append(Charge(locator=f"{PREVIEW}-{index}", elementLocator=given.elementLocator or element,
+                              elementStaticLocator=element, chargeType=given.chargeType,
+                              chargeCategory=categories.get(given.chargeType.lower(), given.chargeType),
+                              rate=Decimal(0), amount=given.amount))
+    preferences = {"installmentPreferences": request.installmentPreferences.model_dump(exclude_none=True)} \
+        if request.installmentPreferences else None
+    billing = Billing(account=account, policy_locator="", transaction_locator="", term_locator="",
+                      quote_locator=None, container=account.locator, term_start=request.termStartTime,
+                      term_end=request.termEndTime, effective=request.termStartTime, currency=currency,
+                      timezone=request.timezone or account.timezone, plan_name=None, preferences=preferences)
+    return _previewed(ctx, billing_plans, billing, charges)
+
+
+def _container(chosen: BillingLevel | None, account: Account, own: str) -> str:
+    return own if _billing_level(chosen, account) == BillingLevel.POLICY else account.locator
+
+
+def _previewed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, charges: list[Charge]) -> list[Invoice]:
+    if billing.term_end <= billing.term_start:
+        return []
+    billed = _billed(ctx, billing_plans, billing, charges, f"{PREVIEW}-lattice")
+    return generator.generate(billed.installments, ctx.now, ctx.user_locator)

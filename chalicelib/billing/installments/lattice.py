@@ -28,7 +28,8 @@ CADENCE_MONTHS = {"monthly": 1, "quarterly": 3, "semiannually": 6, "annually": 1
 CADENCE_DAYS = {"weekly": 7, "everyOtherWeek": 14, "thirtyDays": 30}
 SINGLE_FRAME = ("none", "fullPay")
 WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-WEEKS_OF_MONTH = ("first", "second", "third", "fourth", "last")
+WEEKS_OF_MONTH = ("first", "second", "third", "fourth", "fifth", "last")
+"""A month without a fifth such weekday takes its last; `none` (the platform allows it) means the first."""
 
 
 @dataclass(frozen=True)
@@ -172,8 +173,8 @@ def _nth_weekday(moment: datetime, schedule: Schedule, time_zone: str) -> dateti
     weekday = WEEKDAYS.index(schedule.day_of_week or "monday")
     days = [day for day in range(1, calendar.monthrange(local.year, local.month)[1] + 1)
             if calendar.weekday(local.year, local.month, day) == weekday]
-    which = WEEKS_OF_MONTH.index(schedule.week_of_month or "first")
-    day = days[-1] if which == len(WEEKS_OF_MONTH) - 1 else days[which]
+    week = schedule.week_of_month if schedule.week_of_month in WEEKS_OF_MONTH else "first"
+    day = days[-1] if week == "last" else days[min(WEEKS_OF_MONTH.index(week), len(days) - 1)]
     return local.replace(day=day).astimezone(timezone.utc)
 
 

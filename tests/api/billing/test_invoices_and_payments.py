@@ -237,3 +237,46 @@ def test_unknown_billing_records_answer_404(api, admin_token, full_pay):
                        (f"/installments/{unknown}", "installment.not_found"),
                        (f"/installmentLattices/{unknown}", "installmentLattice.not_found")]:
         assert_error(call(api, "GET", billing(full_pay, path), admin_token), 404, code)
+
+
+def test_previews_show_the_invoices_a_quote_a_transaction_and_bare_charges_would_make(api, admin_token, jobs):
+    import json
+    from urllib.parse import quote as escape
+
+    from tests.api.quotes.support import auto, new_account, quotes
+
+    tenant = billing_tenant(api, admin_token)
+    account = new_account(api, admin_token, tenant)
+    quote = ok(call(api, "POST", quotes(tenant), admin_token, auto(account)))
+    ok(call(api, "PATCH", quotes(tenant, f"/{quote['locator']}/price"), admin_token))
+    previews = ok(call(api, "GET", billing(tenant, f"/invoices/quotes/{quote['locator']}/previewInvoices"),
+                       admin_token))
+    assert len(previews) == 12 and sum(amounts(previews)) == Decimal("1225.00")
+    assert previews[0]["dueTime"] == FIRST_DUE and previews[0]["generateTime"] == "2026-01-22T05:00:00.000Z"
+    two = ok(call(api, "GET", billing(tenant, f"/invoices/quotes/{quote['locator']}/previewInvoices?count=2"),
+                  admin_token))
+    assert two == previews[:2]
+    assert invoices_of_account(api, admin_token, tenant, account, zero=True) == []  # nothing stored
+
+    _, policy = billed_policy(api, admin_token, tenant, jobs)
+    change = ok(create(api, admin_token, tenant, policy["locator"], "change", [params("2026-08-01T04:00:00.000Z")]))
+    ok(step(api, admin_token, tenant, change["locator"], "price"))
+    changed = ok(call(api, "GET", billing(tenant, f"/invoices/transactions/{change['locator']}/previewInvoices"
+                                                 "?includeZeroAmountInvoices=true"), admin_token))
+    assert [p["dueTime"][:7] for p in changed] == ["2026-08", "2026-09", "2026-10", "2026-11", "2026-12", "2027-01"]
+    # the premium's reversal and new charge cancel out; the new segment's tax (25) less the half reversed
+    assert sum(amounts(changed)) == Decimal("12.50")
+
+    request = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
+               "termEndTime": "2027-02-01T05:00:00Z", "installmentPreferences": {
+                   "installmentWeights": [], "cadence": "quarterly"},
+               "charges": [{"chargeType": "premium", "amount": "1000.00"}]}
+    stateless = ok(call(api, "GET", billing(
+        tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(request))}"),
+        admin_token))
+    assert len(stateless) == 4 and sum(amounts(stateless)) == Decimal("1000.00")
+    assert {item["chargeCategory"] for p in stateless for item in p["invoiceItems"]} == {"premium"}
+    bad = {**request, "productName": "Nothing"}
+    assert_error(call(api, "GET", billing(
+        tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(bad))}"),
+        admin_token), 400, "quote.invalid_reference")
