@@ -188,8 +188,10 @@ def list_invoice_debits(tenantLocator: str, locator: str,
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/settle", methods=["POST"])
 @endpoint("invoices.write", errors=[*INVOICE, codes.INVOICE_NOT_SETTLEABLE, codes.INVOICE_SETTLED])
-def settle_invoice(tenantLocator: str, locator: str, query: schemas.SettleQuery) -> schemas.InvoiceResponse:
-    return schemas.InvoiceResponse.of(service.settle_invoice(request_context(), locator, forced=query.forced))
+def settle_invoice(tenantLocator: str, locator: str,
+                   query: schemas.SettleQuery) -> schemas.CreditDistributionListResponse:
+    return schemas.CreditDistributionListResponse.of_settled(
+        *service.settle_invoice(request_context(), locator, forced=query.forced))
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/number/set", methods=["POST"])

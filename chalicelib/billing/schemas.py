@@ -232,6 +232,39 @@ class InvoiceUpdateRequest(Input):
     suppressAutopay: bool
 
 
+class CreditDistributionResponse(BaseModel):
+    """Credit moved by settling a zero or negative invoice: from the invoice to the account's credit balance."""
+
+    locator: str
+    creditDistributionState: Literal["executed"] = "executed"
+    currency: str
+    amount: Decimal
+    accountLocator: str
+    createdAt: datetime
+    createdBy: str
+    executedAt: datetime
+    sources: list[PaymentTargetResponse]
+    targets: list[PaymentTargetResponse]
+    shortfallCreditLocators: list[str] = []
+
+    @classmethod
+    def of_settled(cls, invoice: Invoice, credit: Decimal, at: datetime, by: str) -> CreditDistributionResponse:
+        return cls(locator=invoice.locator, currency=invoice.currency, amount=credit,
+                   accountLocator=invoice.accountLocator, createdAt=at, createdBy=by, executedAt=at,
+                   sources=[PaymentTargetResponse(containerLocator=invoice.locator,
+                                                  containerType=ContainerType.INVOICE, amount=credit)],
+                   targets=[PaymentTargetResponse(containerLocator=invoice.accountLocator,
+                                                  containerType=ContainerType.ACCOUNT, amount=credit)])
+
+
+class CreditDistributionListResponse(ListResponse[CreditDistributionResponse]):
+    @classmethod
+    def of_settled(cls, invoice: Invoice, credit: Decimal) -> CreditDistributionListResponse:
+        items = [CreditDistributionResponse.of_settled(invoice, credit, invoice.settledTime or invoice.createdAt,
+                                                       invoice.createdBy)] if credit else []
+        return cls(listCompleted=True, items=items)
+
+
 class CreditResponse(BaseModel):
     """Money an invoice received (CreditResponse): a payment, or the credit balance."""
 

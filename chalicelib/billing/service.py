@@ -346,9 +346,10 @@ def update_invoice(ctx: CallContext, locator: str, autopay_time: datetime, suppr
     return _save_invoice(ctx, current, changed, [])
 
 
-def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> Invoice:
+def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> tuple[Invoice, Decimal]:
     """Settle a zero or negative invoice into the credit balance; a positive remaining amount only with
-    `forced` (it is then written off the invoice, not paid: its items keep what they still owe)."""
+    `forced` (it is then written off the invoice, not paid: its items keep what they still owe). Answers
+    the invoice and what it put on the credit balance."""
     current = invoice(ctx, locator)
     if current.invoiceState == InvoiceState.SETTLED:
         raise codes.INVOICE_SETTLED(f"Invoice {locator} is settled")
@@ -361,7 +362,8 @@ def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> Invoice:
         credit = payments.settle_into_credit(changed, ctx.now)
     else:
         changed.invoiceState, changed.settledTime = InvoiceState.SETTLED, ctx.now
-    return _save_invoice(ctx, current, changed, [("billing.invoice.settle", _invoice_event(changed))], credit=credit)
+    saved = _save_invoice(ctx, current, changed, [("billing.invoice.settle", _invoice_event(changed))], credit=credit)
+    return saved, credit
 
 
 def set_invoice_number(ctx: CallContext, locator: str, number: str) -> Invoice:
