@@ -241,3 +241,29 @@ class CreditBalance(BaseModel):
     accountLocator: str
     currency: str
     balance: Decimal = Decimal(0)
+
+
+class JobStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+
+class InstallmentJob(BaseModel):
+    """What the billing of one issued transaction did (InstallmentJobData): its lattice and installments,
+    or why it failed (a failed one can be retried)."""
+
+    locator: str
+    referenceLocator: str
+    referenceType: str = "transaction"
+    policyLocator: str | None = None
+    quoteLocator: str | None = None
+    latticeLocator: str = ""
+    installmentLocators: list[str] = []
+    jobStatus: JobStatus
+    jobType: str = "createOrUpdate"
+    processingErrors: str = ""
+    retries: int = 0
+    createdAt: datetime
+    completedAt: datetime | None = None

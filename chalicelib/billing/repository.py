@@ -16,6 +16,7 @@ from chalicelib.billing.models import (
     Application,
     CreditBalance,
     Installment,
+    InstallmentJob,
     InstallmentLattice,
     Invoice,
     InvoiceState,
@@ -40,6 +41,7 @@ KIND_PREFIX = {
     "payment": keys.BILLING_PAYMENT_PREFIX,
 }
 REF_KIND = {"lattice": "LAT", "installment": "INST", "invoice": "INV"}
+INSTALLMENT_JOBS = "IJOB"
 NONZERO_INVOICES = "NZINV"
 
 
@@ -321,3 +323,25 @@ def ledger_lines(tenant: str, account: str, currency: str, page: PageRequest) ->
     found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
                        sk_prefix=f"{keys.BILLING_LEDGER_PREFIX}{currency}#")
     return Page([_model(LedgerLine, item) for item in found.items], found.list_completed)
+
+
+# --- installment jobs ---------------------------------------------------------------------------------
+
+def installment_job_writes(tenant: str, job: InstallmentJob) -> list[WriteOp]:
+    """The job's record under each of its transaction, policy and quote (lists read one partition)."""
+    owners = [("transaction", job.referenceLocator), ("policy", job.policyLocator), ("quote", job.quoteLocator)]
+    return [table.put({**keys.billing_ref(tenant, kind, owner, INSTALLMENT_JOBS, job.locator).as_dict(),
+                       "entity": "installmentJob", **job.model_dump(exclude_none=True)})
+            for kind, owner in owners if owner]
+
+
+def installment_jobs(tenant: str, owner_kind: str, owner: str, page: PageRequest) -> Page[InstallmentJob]:
+    found = query.page(table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, INSTALLMENT_JOBS),
+                       page)
+    return Page([_model(InstallmentJob, item) for item in found.items], found.list_completed)
+
+
+def all_installment_jobs(tenant: str, owner_kind: str, owner: str) -> list[InstallmentJob]:
+    items = query.all_items(table.gateway(), _scope(tenant),
+                            keys.billing_refs(tenant, owner_kind, owner, INSTALLMENT_JOBS), consistent=True)
+    return [_model(InstallmentJob, item) for item in items]

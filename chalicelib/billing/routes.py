@@ -282,3 +282,29 @@ def fetch_credit_balance(tenantLocator: str, refLocator: str,
                          query: schemas.LedgerQuery) -> schemas.LedgerAccountResponse:
     balance, lines = service.credit_balance(request_context(), refLocator, query.currency, query.page())
     return schemas.LedgerAccountResponse.of(balance, lines)
+
+
+# --- billing jobs -------------------------------------------------------------------------------------
+
+@bp.route("/billing/{tenantLocator}/jobs/installments/quotes/{locator}/list", methods=["GET"])
+@endpoint("jobs.read", "jobs.list")
+def list_quote_installment_jobs(tenantLocator: str, locator: str,
+                                query: schemas.ListQuery) -> schemas.InstallmentJobDataListResponse:
+    return schemas.InstallmentJobDataListResponse.of_page(
+        service.installment_jobs(request_context(), "quote", locator, query.page()))
+
+
+@bp.route("/billing/{tenantLocator}/jobs/installments/transactions/{locator}/list", methods=["GET"])
+@endpoint("jobs.read", "jobs.list")
+def list_transaction_installment_jobs(tenantLocator: str, locator: str,
+                                      query: schemas.ListQuery) -> schemas.InstallmentJobDataListResponse:
+    return schemas.InstallmentJobDataListResponse.of_page(
+        service.installment_jobs(request_context(), "transaction", locator, query.page()))
+
+
+@bp.route("/billing/{tenantLocator}/retryJobs/{policyLocator}/retryFailedTransactions", methods=["POST"])
+@endpoint("retry-jobs.write", errors=[codes.NOT_FOUND["policy"]])
+def retry_failed_transactions(tenantLocator: str, policyLocator: str) -> schemas.InstallmentJobDataListResponse:
+    retried = service.retry_failed(request_context(), policyLocator)
+    return schemas.InstallmentJobDataListResponse(listCompleted=True,
+                                                  items=[schemas.InstallmentJobData.of(j) for j in retried])

@@ -16,10 +16,12 @@ from chalicelib.billing.models import (
     CreditBalance,
     Installment,
     InstallmentItem,
+    InstallmentJob,
     InstallmentLattice,
     Invoice,
     InvoiceItem,
     InvoiceState,
+    JobStatus,
     LatticeFrame,
     LedgerLine,
     Payment,
@@ -489,3 +491,33 @@ class InvoicePreviewResponse(BaseModel):
                        transactionLocators=[t for t in item.transactionLocators if t],
                        policyLocator=item.policyLocator or None, quoteLocator=item.quoteLocator)
                        for item in invoice.invoiceItems])
+
+
+# --- billing jobs -------------------------------------------------------------------------------------
+
+class InstallmentJobData(BaseModel):
+    locator: str
+    latticeLocator: str
+    referenceLocator: str
+    referenceType: Literal["quote", "transaction"]
+    installmentLocators: str
+    """Comma-separated, as the platform's definition types it (a string)."""
+    processingErrors: str
+    jobStatus: JobStatus
+    jobType: Literal["createOrUpdate", "invalidate", "unbill"]
+    createdAt: datetime
+    completedAt: datetime
+    """A job not finished yet shows its creation time (the platform's definition requires the field)."""
+
+    @classmethod
+    def of(cls, job: InstallmentJob) -> InstallmentJobData:
+        return cls(locator=job.locator, latticeLocator=job.latticeLocator, referenceLocator=job.referenceLocator,
+                   referenceType="transaction", installmentLocators=",".join(job.installmentLocators),
+                   processingErrors=job.processingErrors, jobStatus=job.jobStatus, jobType="createOrUpdate",
+                   createdAt=job.createdAt, completedAt=job.completedAt or job.createdAt)
+
+
+class InstallmentJobDataListResponse(ListResponse[InstallmentJobData]):
+    @classmethod
+    def of_page(cls, page: Page[InstallmentJob]) -> InstallmentJobDataListResponse:
+        return cls(listCompleted=page.list_completed, items=[InstallmentJobData.of(j) for j in page.items])

@@ -24,9 +24,11 @@ from chalicelib.billing.models import (
     CreditBalance,
     Installment,
     InstallmentItem,
+    InstallmentJob,
     InstallmentLattice,
     Invoice,
     InvoiceState,
+    JobStatus,
     LatticeFrame,
     LedgerLine,
     Payment,
@@ -48,7 +50,8 @@ from chalicelib.policies import service as policies
 from chalicelib.policies.models import Transaction, TransactionCategory
 from chalicelib.priceable.models import Charge
 from chalicelib.quotes import service as quotes
-from chalicelib.runtime import wiring
+from chalicelib.runtime import jobs, wiring
+from chalicelib.runtime.job_types import JobType
 from chalicelib.transactions import service as transactions
 
 LATTICE_EVENT = "billing.installmentlattice.create"
@@ -97,10 +100,10 @@ class Billing:
     reversal: bool = False
 
 
-def bill_transaction(ctx: CallContext, transaction_locator: str) -> list[str]:
+def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: str | None = None) -> list[str]:
     """Spread the charges of an issued transaction over its installment lattice (once: a second call
-    finds the lattice and does nothing). Answers the account locators whose invoicing it may have
-    made due now."""
+    finds the lattice and does nothing), recording the job `job_locator` that did it. Answers the
+    account locators whose invoicing it may have made due now."""
     transaction, parts = transactions.transaction_with_parts(ctx, transaction_locator)
     locator = lattice_locator(transaction)
     if repository.lattice_exists(ctx.tenant, locator):
@@ -108,8 +111,49 @@ def bill_transaction(ctx: CallContext, transaction_locator: str) -> list[str]:
     billing = _of_transaction(ctx, transaction)
     charges = [charge for part in (transaction, *parts) for charge in part.charges]
     billed = _billed(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges, locator)
-    _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments)
+    job = InstallmentJob(
+        locator=job_locator or locator, referenceLocator=transaction.locator, policyLocator=transaction.policyLocator,
+        quoteLocator=transaction.quoteLocator, latticeLocator=locator,
+        installmentLocators=[i.locator for i in billed.installments], jobStatus=JobStatus.FINISHED,
+        createdAt=transaction.issuedTime or ctx.now, completedAt=ctx.now)
+    _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments, job)
     return [billing.account.locator]
+
+
+def billing_failed(ctx: CallContext, transaction_locator: str, policy_locator: str | None, job_locator: str,
+                   error: str, retries: int = 0) -> None:
+    """Record that billing the transaction failed (the job fails; `retry_failed` enqueues it again)."""
+    job = InstallmentJob(locator=job_locator, referenceLocator=transaction_locator, policyLocator=policy_locator,
+                         jobStatus=JobStatus.FAILED, processingErrors=error, retries=retries, createdAt=ctx.now,
+                         completedAt=ctx.now)
+    uow = wiring.unit_of_work(ctx)
+    uow.add(*repository.installment_job_writes(ctx.tenant, job))
+    uow.commit()
+
+
+def installment_jobs(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest) -> Page[InstallmentJob]:
+    return repository.installment_jobs(ctx.tenant, owner_kind, owner, page)
+
+
+def retry_failed(ctx: CallContext, policy_locator: str) -> list[InstallmentJob]:
+    """Enqueue again the billing of every transaction of the policy whose billing failed."""
+    policy = policies.get_policy(ctx, policy_locator)
+    failed = [job for job in repository.all_installment_jobs(ctx.tenant, "policy", policy.locator)
+              if job.jobStatus == JobStatus.FAILED]
+    queued = []
+    uow = wiring.unit_of_work(ctx)
+    for job in failed:
+        retried = job.model_copy(update={"jobStatus": JobStatus.QUEUED, "processingErrors": "", "completedAt": None,
+                                         "retries": job.retries + 1})
+        uow.add(*repository.installment_job_writes(ctx.tenant, retried))
+        jobs.enqueue(uow, JobType.BILLING_INSTALLMENTS, {
+            "transactionLocator": job.referenceLocator, "policyLocator": policy.locator, "jobLocator": job.locator,
+            "retries": retried.retries},
+            locator=derived_locator(ctx.now, f"billing-retry:{job.locator}:{retried.retries}"))
+        queued.append(retried)
+    if queued:
+        uow.commit()
+    return queued
 
 
 def _of_transaction(ctx: CallContext, transaction: Transaction) -> Billing:
@@ -195,7 +239,7 @@ def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locat
 
 
 def _write_installments(ctx: CallContext, account: str, record: InstallmentLattice,
-                        installments: list[Installment]) -> None:
+                        installments: list[Installment], job: InstallmentJob) -> None:
     """Installments in chunks (a chunk an earlier attempt wrote is skipped: they are deterministic), then
     the lattice with the root bump and the event: until it commits, nothing lists the lattice, and its
     installments are invoiced like any other once it does."""
@@ -210,6 +254,7 @@ def _write_installments(ctx: CallContext, account: str, record: InstallmentLatti
     uow = wiring.unit_of_work(ctx)
     repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
     repository.add_lattice(uow, ctx.tenant, record)
+    uow.add(*repository.installment_job_writes(ctx.tenant, job))
     uow.record_event(LATTICE_EVENT, {"installmentLatticeLocator": record.locator})
     try:
         uow.commit()

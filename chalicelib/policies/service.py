@@ -427,8 +427,10 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
 def _bill(uow: UnitOfWork, transaction: Transaction) -> None:
     """Billing turns the issued transaction's charges into installments, asynchronously (the job is
     enqueued in the issue's own write, so an issue is billed exactly when it committed)."""
-    jobs.enqueue(uow, JobType.BILLING_INSTALLMENTS, {"transactionLocator": transaction.locator},
-                 locator=derived_locator(transaction.issuedTime or uow.ctx.now, f"billing:{transaction.locator}"))
+    locator = derived_locator(transaction.issuedTime or uow.ctx.now, f"billing:{transaction.locator}")
+    jobs.enqueue(uow, JobType.BILLING_INSTALLMENTS, {"transactionLocator": transaction.locator,
+                                                     "policyLocator": transaction.policyLocator,
+                                                     "jobLocator": locator}, locator=locator)
 
 
 def _write_pending(ctx: CallContext, issue: TransactionIssue, final: int) -> tuple[list[Segment], str]:

@@ -282,3 +282,38 @@ def test_previews_show_the_invoices_a_quote_a_transaction_and_bare_charges_would
     assert_error(call(api, "GET", billing(
         tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(bad))}"),
         admin_token), 400, "quote.invalid_reference")
+
+
+def test_installment_jobs_are_listed_per_transaction_and_quote_and_failed_ones_retried(api, admin_token, jobs):
+    from chalicelib.runtime import wiring
+    from chalicelib.runtime.job_types import JobType
+    from chalicelib.runtime.jobs import enqueue
+    from tests.builders import system_ctx
+
+    tenant = billing_tenant(api, admin_token)
+    _, policy = billed_policy(api, admin_token, tenant, jobs)
+    [job] = ok(call(api, "GET", billing(tenant, f"/jobs/installments/transactions/"
+                                                f"{policy['issuedTransactionLocator']}/list"), admin_token))["items"]
+    assert (job["jobStatus"], job["jobType"], job["referenceType"]) == ("finished", "createOrUpdate", "transaction")
+    assert job["referenceLocator"] == policy["issuedTransactionLocator"]
+    assert len(job["installmentLocators"].split(",")) == 12
+    quote = installments_of(api, admin_token, tenant, policy)[0]["quoteLocator"]
+    by_quote = ok(call(api, "GET", billing(tenant, f"/jobs/installments/quotes/{quote}/list"), admin_token))["items"]
+    assert by_quote == [job]
+
+    unknown = "01J00000000000000000000000"
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    enqueue(uow, JobType.BILLING_INSTALLMENTS, {"transactionLocator": unknown, "policyLocator": policy["locator"],
+                                                "jobLocator": "01J00000000000000000000001"},
+            locator="01J00000000000000000000001")
+    uow.commit()
+    jobs.drain()
+    [failed] = ok(call(api, "GET", billing(tenant, f"/jobs/installments/transactions/{unknown}/list"),
+                       admin_token))["items"]
+    assert failed["jobStatus"] == "failed" and failed["processingErrors"].startswith("transaction.not_found")
+    retried = ok(call(api, "POST", billing(tenant, f"/retryJobs/{policy['locator']}/retryFailedTransactions"),
+                      admin_token))["items"]
+    assert [(j["locator"], j["jobStatus"]) for j in retried] == [(failed["locator"], "queued")]
+    assert jobs.drain() == 1  # runs, fails again
+    assert ok(call(api, "POST", billing(tenant, f"/retryJobs/{policy['locator']}/retryFailedTransactions"),
+                   admin_token))["items"][0]["jobStatus"] == "queued"
