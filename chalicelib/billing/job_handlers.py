@@ -23,3 +23,10 @@ def bill_transaction(ctx: CallContext, payload: dict[str, Any]) -> dict[str, Any
         raise
     invoices = [invoice.locator for account in accounts for invoice in service.generate_invoices(ctx, account)]
     return {"invoiceLocators": invoices}
+
+
+@job_handler(JobType.BILLING_EARLY_INVOICING)
+def invoice_early(ctx: CallContext, payload: dict[str, Any]) -> dict[str, Any]:
+    """Enqueued by POST /invoices/earlyInvoicing (payload `accountLocator`, `jobLocator`)."""
+    job = service.run_early_invoicing(ctx, payload["accountLocator"], payload["jobLocator"])
+    return {"invoiceLocators": job.invoiceLocators}

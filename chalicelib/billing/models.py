@@ -267,3 +267,21 @@ class InstallmentJob(BaseModel):
     retries: int = 0
     createdAt: datetime
     completedAt: datetime | None = None
+
+
+class InvoicingJob(BaseModel):
+    """An early invoicing (InvoicingJobData): what it was asked to invoice and the invoices it made."""
+
+    locator: str
+    accountLocator: str
+    jobStatus: JobStatus
+    invoicingType: str
+    installmentsToBeInvoiced: list[str]
+    invoiceLocators: list[str] = []
+    timezone: str | None = None
+    invoiceDueTime: datetime | None = None
+    invoiceThroughTime: datetime | None = None
+    ignoreHolds: bool = False
+    processingErrors: str | None = None
+    createdAt: datetime
+    completedAt: datetime | None = None

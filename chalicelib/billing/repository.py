@@ -20,6 +20,7 @@ from chalicelib.billing.models import (
     InstallmentLattice,
     Invoice,
     InvoiceState,
+    InvoicingJob,
     LedgerLine,
     Payment,
 )
@@ -39,6 +40,7 @@ KIND_PREFIX = {
     "installment": keys.BILLING_INSTALLMENT_PREFIX,
     "invoice": keys.BILLING_INVOICE_PREFIX,
     "payment": keys.BILLING_PAYMENT_PREFIX,
+    "invoicingJob": keys.BILLING_INVOICING_JOB_PREFIX,
 }
 REF_KIND = {"lattice": "LAT", "installment": "INST", "invoice": "INV"}
 INSTALLMENT_JOBS = "IJOB"
@@ -345,3 +347,25 @@ def all_installment_jobs(tenant: str, owner_kind: str, owner: str) -> list[Insta
     items = query.all_items(table.gateway(), _scope(tenant),
                             keys.billing_refs(tenant, owner_kind, owner, INSTALLMENT_JOBS), consistent=True)
     return [_model(InstallmentJob, item) for item in items]
+
+
+# --- invoicing jobs -----------------------------------------------------------------------------------
+
+def add_invoicing_job(uow: UnitOfWork, tenant: str, job: InvoicingJob) -> None:
+    uow.add(table.put_new(_item(tenant, job.accountLocator, "invoicingJob", job)),
+            _alias(tenant, "invoicingJob", job.locator, job.accountLocator))
+
+
+def save_invoicing_job(uow: UnitOfWork, tenant: str, job: InvoicingJob) -> None:
+    uow.add(table.put(_item(tenant, job.accountLocator, "invoicingJob", job)))
+
+
+def invoicing_job(tenant: str, account: str, locator: str) -> InvoicingJob | None:
+    item = table.gateway().get(_scope(tenant), _key(tenant, account, "invoicingJob", locator))
+    return _model(InvoicingJob, item) if item else None
+
+
+def invoicing_jobs(tenant: str, account: str, page: PageRequest) -> Page[InvoicingJob]:
+    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
+                       sk_prefix=keys.BILLING_INVOICING_JOB_PREFIX)
+    return Page([_model(InvoicingJob, item) for item in found.items], found.list_completed)

@@ -308,3 +308,21 @@ def retry_failed_transactions(tenantLocator: str, policyLocator: str) -> schemas
     retried = service.retry_failed(request_context(), policyLocator)
     return schemas.InstallmentJobDataListResponse(listCompleted=True,
                                                   items=[schemas.InstallmentJobData.of(j) for j in retried])
+
+
+@bp.route("/billing/{tenantLocator}/invoices/earlyInvoicing", methods=["POST"])
+@endpoint("invoices.write", idempotent=True, errors=[codes.NOT_FOUND["account"], codes.INSTALLMENT_NOT_INVOICEABLE])
+def request_early_invoicing(tenantLocator: str, body: schemas.EarlyInvoicingRequest) -> schemas.EarlyInvoicingResponse:
+    return schemas.EarlyInvoicingResponse.of(service.request_early_invoicing(request_context(), body))
+
+
+@bp.route("/billing/{tenantLocator}/jobs/invoicing/{jobLocator}", methods=["GET"])
+@endpoint("jobs.read", errors=[codes.NOT_FOUND["invoicingJob"]])
+def fetch_invoicing_job(tenantLocator: str, jobLocator: str) -> schemas.InvoicingJobData:
+    return schemas.InvoicingJobData.of(service.invoicing_job(request_context(), jobLocator))
+
+
+@bp.route("/billing/{tenantLocator}/jobs/invoicing/accounts/{locator}/list", methods=["GET"])
+@endpoint("jobs.read", "jobs.list", errors=[codes.NOT_FOUND["account"]])
+def list_invoicing_jobs(tenantLocator: str, locator: str, query: schemas.ListQuery) -> schemas.InvoicingJobListResponse:
+    return schemas.InvoicingJobListResponse.of_page(service.invoicing_jobs(request_context(), locator, query.page()))

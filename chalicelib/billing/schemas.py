@@ -21,6 +21,7 @@ from chalicelib.billing.models import (
     Invoice,
     InvoiceItem,
     InvoiceState,
+    InvoicingJob,
     JobStatus,
     LatticeFrame,
     LedgerLine,
@@ -521,3 +522,56 @@ class InstallmentJobDataListResponse(ListResponse[InstallmentJobData]):
     @classmethod
     def of_page(cls, page: Page[InstallmentJob]) -> InstallmentJobDataListResponse:
         return cls(listCompleted=page.list_completed, items=[InstallmentJobData.of(j) for j in page.items])
+
+
+class EarlyInvoicingRequest(Input):
+    ignoreHolds: bool = False
+    installmentLocators: list[str] = Field(default=[], max_length=1000)
+    accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
+    timezone: str | None = Field(default=None, max_length=64)
+    invoiceDueTime: datetime | None = None
+    invoiceThroughTime: datetime | None = None
+
+
+class EarlyInvoicingResponse(BaseModel):
+    jobLocator: str
+    candidateInstallmentsCount: int
+
+    @classmethod
+    def of(cls, job: InvoicingJob) -> EarlyInvoicingResponse:
+        return cls(jobLocator=job.locator, candidateInstallmentsCount=len(job.installmentsToBeInvoiced))
+
+
+class EarlyInvoicingGenerationData(BaseModel):
+    accountLocator: str
+    invoicingType: str
+    installmentsToBeInvoiced: list[str]
+    timezone: str | None = None
+    invoiceDueTime: datetime | None = None
+    invoiceThroughTime: datetime | None = None
+
+
+class InvoicingJobData(BaseModel):
+    locator: str
+    accountLocator: str
+    jobStatus: JobStatus
+    createdAt: datetime
+    completedAt: datetime | None = None
+    invoiceLocators: list[str]
+    invoicingData: EarlyInvoicingGenerationData
+    processingErrors: str | None = None
+
+    @classmethod
+    def of(cls, job: InvoicingJob) -> InvoicingJobData:
+        return cls(locator=job.locator, accountLocator=job.accountLocator, jobStatus=job.jobStatus,
+                   createdAt=job.createdAt, completedAt=job.completedAt, invoiceLocators=job.invoiceLocators,
+                   processingErrors=job.processingErrors, invoicingData=EarlyInvoicingGenerationData(
+                       accountLocator=job.accountLocator, invoicingType=job.invoicingType,
+                       installmentsToBeInvoiced=job.installmentsToBeInvoiced, timezone=job.timezone,
+                       invoiceDueTime=job.invoiceDueTime, invoiceThroughTime=job.invoiceThroughTime))
+
+
+class InvoicingJobListResponse(ListResponse[InvoicingJobData]):
+    @classmethod
+    def of_page(cls, page: Page[InvoicingJob]) -> InvoicingJobListResponse:
+        return cls(listCompleted=page.list_completed, items=[InvoicingJobData.of(j) for j in page.items])

@@ -28,6 +28,7 @@ from chalicelib.billing.models import (
     InstallmentLattice,
     Invoice,
     InvoiceState,
+    InvoicingJob,
     JobStatus,
     LatticeFrame,
     LedgerLine,
@@ -297,9 +298,14 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
     """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
     `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing."""
     account = accounts.get_account(ctx, account_locator)
-    due = repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now))
+    return _invoice(ctx, account, repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now)))
+
+
+def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list[Invoice]:
+    """Invoice `due` (uninvoiced installments of the account) at `ctx.now`."""
     if not due:
         return []
+    account_locator = account.locator
     model = configuration.current_model(ctx, resolved=True)[1]
     numbering = _invoice_numbering_plan(ctx, account)
     version = repository.root_version(ctx.tenant, account_locator)
@@ -790,3 +796,80 @@ def _previewed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, 
         return []
     billed = _billed(ctx, billing_plans, billing, charges, f"{PREVIEW}-lattice")
     return generator.generate(billed.installments, ctx.now, ctx.user_locator)
+
+
+# --- early invoicing -------------------------------------------------------------------------------------
+
+def request_early_invoicing(ctx: CallContext, request: Any) -> InvoicingJob:
+    """Check what an early invoicing names and queue its job: the named installments (uninvoiced, of one
+    account), or, naming none, the account's uninvoiced installments starting before `invoiceThroughTime`."""
+    account_locator = request.accountLocator or (
+        repository.account_of(ctx.tenant, "installment", request.installmentLocators[0])
+        if request.installmentLocators else None)
+    if account_locator is None:
+        raise codes.REQUEST_INVALID("Name the account or its installments",
+                                    field_errors=[FieldError("accountLocator", "required without installments")])
+    account = accounts.get_account(ctx, account_locator)
+    candidates = _early_candidates(ctx, account.locator, request.installmentLocators, request.invoiceThroughTime)
+    job = InvoicingJob(
+        locator=new_locator(), accountLocator=account.locator, jobStatus=JobStatus.QUEUED, createdAt=ctx.now,
+        invoicingType="early", installmentsToBeInvoiced=[i.locator for i in candidates],
+        timezone=request.timezone, invoiceDueTime=request.invoiceDueTime,
+        invoiceThroughTime=request.invoiceThroughTime, ignoreHolds=request.ignoreHolds)
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, account.locator, repository.root_version(ctx.tenant, account.locator))
+    repository.add_invoicing_job(uow, ctx.tenant, job)
+    jobs.enqueue(uow, JobType.BILLING_EARLY_INVOICING, {"accountLocator": account.locator, "jobLocator": job.locator},
+                 locator=job.locator)
+    uow.commit()
+    return job
+
+
+def _early_candidates(ctx: CallContext, account: str, named: list[str], through: datetime | None) -> list[Installment]:
+    if not named:
+        if through is None:
+            raise codes.REQUEST_INVALID("Name the installments, or invoiceThroughTime",
+                                        field_errors=[FieldError("invoiceThroughTime", "required")])
+        return [i for i in repository.uninvoiced(ctx.tenant, account) if i.installmentStartTime < through]
+    found = {i.locator: i for i in repository.get_many(ctx.tenant, account, "installment", named, Installment)}
+    for index, locator in enumerate(named):
+        if locator not in found or found[locator].invoiceLocator:
+            raise codes.INSTALLMENT_NOT_INVOICEABLE(
+                f"Installment {locator} is not an uninvoiced installment of account {account}",
+                field_errors=[FieldError(f"installmentLocators[{index}]", "not invoiceable")])
+    return [found[locator] for locator in dict.fromkeys(named)]
+
+
+def run_early_invoicing(ctx: CallContext, account_locator: str, job_locator: str) -> InvoicingJob:
+    """Invoice now what the job names and is still uninvoiced (with its due time when it gives one)."""
+    job = repository.invoicing_job(ctx.tenant, account_locator, job_locator)
+    if job is None:
+        raise codes.not_found("invoicingJob", job_locator)
+    if job.jobStatus == JobStatus.FINISHED:
+        return job
+    account = accounts.get_account(ctx, account_locator)
+    still = [i for i in repository.get_many(ctx.tenant, account.locator, "installment", job.installmentsToBeInvoiced,
+                                            Installment) if not i.invoiceLocator]
+    if job.invoiceDueTime is not None:
+        for installment in still:
+            installment.dueTime = job.invoiceDueTime
+    invoices = _invoice(ctx, account, still)
+    done = job.model_copy(update={"jobStatus": JobStatus.FINISHED, "completedAt": ctx.now,
+                                  "invoiceLocators": [i.locator for i in invoices]})
+    uow = wiring.unit_of_work(ctx)
+    repository.save_invoicing_job(uow, ctx.tenant, done)
+    uow.commit()
+    return done
+
+
+def invoicing_job(ctx: CallContext, job_locator: str) -> InvoicingJob:
+    account = repository.account_of(ctx.tenant, "invoicingJob", job_locator)
+    found = repository.invoicing_job(ctx.tenant, account, job_locator) if account else None
+    if found is None:
+        raise codes.not_found("invoicingJob", job_locator)
+    return found
+
+
+def invoicing_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoicingJob]:
+    account = accounts.get_account(ctx, account_locator)
+    return repository.invoicing_jobs(ctx.tenant, account.locator, page)

@@ -104,7 +104,7 @@ TOO_LARGE = _family(PayloadTooLarge, "too_large", "The {entity} would be larger 
 # Records that are not there (in the path's tenant).
 NOT_FOUND = _family(NotFound, "not_found", "No {entity} with this locator or name",
                     "account", "changeInstruction", "configuration", "constraintTable", "contact", "event",
-                    "installment", "installmentLattice", "invoice", "payment",
+                    "installment", "installmentLattice", "invoice", "invoicingJob", "payment",
                     "plugin_function", "policy", "quickQuote", "quote", "rangeTable", "rangeTableRecord", "role",
                     "segment", "snapshot", "table", "tableRecord", "term", "token", "transaction",
                     "underwritingFlag", "user")
@@ -286,6 +286,8 @@ PAYMENT_INVALID_TARGET = _code(InvalidRequest, "payment.invalid_target",
 PAYMENT_ACCOUNT_REQUIRED = _code(InvalidRequest, "payment.account_required",
                                  "The payment names no account and no target that belongs to one")
 PAYMENT_INVALID_STATE = _code(InvalidState, "payment.invalid_state", "The payment's state does not allow this")
+INSTALLMENT_NOT_INVOICEABLE = _code(InvalidRequest, "installment.not_invoiceable",
+                                    "The installment is invoiced already, or not of the account")
 INVOICE_NOT_SETTLEABLE = _code(InvalidState, "invoice.not_settleable",
                                "An invoice with a positive remaining amount settles only with `forced`")
 INVOICE_SETTLED = _code(InvalidState, "invoice.settled", "The invoice is settled")

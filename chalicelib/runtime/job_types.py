@@ -16,3 +16,4 @@ class JobType(StrEnum):
     POLICIES_AUTO_RENEW = "transactions.autoRenew"
     SCHEDULE_FAN_OUT = "schedules.fanOut"
     BILLING_INSTALLMENTS = "billing.installments"
+    BILLING_EARLY_INVOICING = "billing.earlyInvoicing"

@@ -386,6 +386,7 @@ BILLING_PAYMENT_PREFIX = "PAY#"
 BILLING_UNINVOICED_PREFIX = "UNINV#"
 BILLING_OPEN_PREFIX = "OPEN#"
 BILLING_LEDGER_PREFIX = "LEDGER#"
+BILLING_INVOICING_JOB_PREFIX = "IVJOB#"
 
 
 def billing_partition(tenant_locator: str, account_locator: str) -> str:
@@ -435,7 +436,3 @@ def billing_refs(tenant_locator: str, owner_kind: str, owner_locator: str, recor
 def billing_ref(tenant_locator: str, owner_kind: str, owner_locator: str, record_kind: str, locator: str) -> Key:
     return Key(billing_refs(tenant_locator, owner_kind, owner_locator, record_kind), locator)
 
-
-def billing_invoice_number(tenant_locator: str, number: str) -> Key:
-    """The invoices with one number (numbers are unique, but set numbers may repeat an old one's)."""
-    return Key(f"{tenant_scope(tenant_locator)}INVNUM#{number}")

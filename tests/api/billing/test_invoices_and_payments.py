@@ -317,3 +317,37 @@ def test_installment_jobs_are_listed_per_transaction_and_quote_and_failed_ones_r
     assert jobs.drain() == 1  # runs, fails again
     assert ok(call(api, "POST", billing(tenant, f"/retryJobs/{policy['locator']}/retryFailedTransactions"),
                    admin_token))["items"][0]["jobStatus"] == "queued"
+
+
+def test_early_invoicing_invoices_named_installments_now_once(api, admin_token, jobs):
+    tenant = billing_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    installments = installments_of(api, admin_token, tenant, policy)
+    body = {"ignoreHolds": False, "installmentLocators": [installments[0]["locator"], installments[1]["locator"]],
+            "invoiceDueTime": "2026-01-20T05:00:00Z"}
+    first = call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, body,
+                 headers={"X-Idempotency-Key": "early-1"})
+    again = call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, body,
+                 headers={"X-Idempotency-Key": "early-1"})
+    answer = ok(first)
+    assert answer["candidateInstallmentsCount"] == 2 and ok(again) == answer
+    assert jobs.drain() == 1
+
+    [invoice] = invoices_of_account(api, admin_token, tenant, account)
+    assert invoice["dueTime"] == "2026-01-20T05:00:00.000Z"
+    assert invoice["totalAmount"] == sum(
+        Decimal(str(item["amount"])) for i in installments[:2] for item in i["installmentItems"])
+    job = ok(call(api, "GET", billing(tenant, f"/jobs/invoicing/{answer['jobLocator']}"), admin_token))
+    assert (job["jobStatus"], job["invoiceLocators"]) == ("finished", [invoice["locator"]])
+    assert job["invoicingData"]["installmentsToBeInvoiced"] == body["installmentLocators"]
+    listed = ok(call(api, "GET", billing(tenant, f"/jobs/invoicing/accounts/{account}/list"), admin_token))["items"]
+    assert [j["locator"] for j in listed] == [answer["jobLocator"]]
+    assert_error(call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, body),
+                 400, "installment.not_invoiceable")
+
+    through = ok(call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, {
+        "ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
+        "invoiceThroughTime": "2026-05-01T04:00:00Z"}))
+    assert through["candidateInstallmentsCount"] == 1  # April's; Feb and March are invoiced
+    jobs.drain()
+    assert len(invoices_of_account(api, admin_token, tenant, account)) == 2
