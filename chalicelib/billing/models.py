@@ -285,3 +285,16 @@ class InvoicingJob(BaseModel):
     processingErrors: str | None = None
     createdAt: datetime
     completedAt: datetime | None = None
+
+
+class InvoiceGenerationJob(BaseModel):
+    """One run that generated an account's invoices at their generate time (InvoiceGenerationJob)."""
+
+    locator: str
+    accountLocator: str
+    generateTime: datetime
+    invoiceLocators: list[str]
+    jobStatus: JobStatus = JobStatus.FINISHED
+    createdAt: datetime
+    createdBy: str
+    completedAt: datetime

@@ -19,6 +19,7 @@ from chalicelib.billing.models import (
     InstallmentJob,
     InstallmentLattice,
     Invoice,
+    InvoiceGenerationJob,
     InvoiceState,
     InvoicingJob,
     LedgerLine,
@@ -41,6 +42,7 @@ KIND_PREFIX = {
     "invoice": keys.BILLING_INVOICE_PREFIX,
     "payment": keys.BILLING_PAYMENT_PREFIX,
     "invoicingJob": keys.BILLING_INVOICING_JOB_PREFIX,
+    "generationJob": keys.BILLING_GENERATION_JOB_PREFIX,
 }
 REF_KIND = {"lattice": "LAT", "installment": "INST", "invoice": "INV"}
 INSTALLMENT_JOBS = "IJOB"
@@ -369,3 +371,13 @@ def invoicing_jobs(tenant: str, account: str, page: PageRequest) -> Page[Invoici
     found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
                        sk_prefix=keys.BILLING_INVOICING_JOB_PREFIX)
     return Page([_model(InvoicingJob, item) for item in found.items], found.list_completed)
+
+
+def add_generation_job(uow: UnitOfWork, tenant: str, job: InvoiceGenerationJob) -> None:
+    uow.add(table.put_new(_item(tenant, job.accountLocator, "generationJob", job)))
+
+
+def generation_jobs(tenant: str, account: str, page: PageRequest) -> Page[InvoiceGenerationJob]:
+    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
+                       sk_prefix=keys.BILLING_GENERATION_JOB_PREFIX)
+    return Page([_model(InvoiceGenerationJob, item) for item in found.items], found.list_completed)

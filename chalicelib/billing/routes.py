@@ -326,3 +326,18 @@ def fetch_invoicing_job(tenantLocator: str, jobLocator: str) -> schemas.Invoicin
 @endpoint("jobs.read", "jobs.list", errors=[codes.NOT_FOUND["account"]])
 def list_invoicing_jobs(tenantLocator: str, locator: str, query: schemas.ListQuery) -> schemas.InvoicingJobListResponse:
     return schemas.InvoicingJobListResponse.of_page(service.invoicing_jobs(request_context(), locator, query.page()))
+
+
+@bp.route("/billing/{tenantLocator}/jobs/invoices/accounts/{locator}/list", methods=["GET"])
+@endpoint("jobs.read", "jobs.list", errors=[codes.NOT_FOUND["account"]])
+def list_invoice_generation_jobs(tenantLocator: str, locator: str,
+                                 query: schemas.ListQuery) -> schemas.InvoiceGenerationJobListResponse:
+    return schemas.InvoiceGenerationJobListResponse.of_page(
+        service.generation_jobs(request_context(), locator, query.page()))
+
+
+@bp.route("/billing/{tenantLocator}/jobs/invoicesLifecycle/{locator}", methods=["GET"])
+@endpoint("jobs.read", errors=INVOICE)
+def fetch_invoice_lifecycle(tenantLocator: str, locator: str) -> schemas.InvoiceLifecycleResponse:
+    """`locator`: the invoice's (its lifecycle has no locator of its own)."""
+    return schemas.InvoiceLifecycleResponse.of(service.invoice(request_context(), locator))

@@ -19,6 +19,7 @@ from chalicelib.billing.models import (
     InstallmentJob,
     InstallmentLattice,
     Invoice,
+    InvoiceGenerationJob,
     InvoiceItem,
     InvoiceState,
     InvoicingJob,
@@ -575,3 +576,78 @@ class InvoicingJobListResponse(ListResponse[InvoicingJobData]):
     @classmethod
     def of_page(cls, page: Page[InvoicingJob]) -> InvoicingJobListResponse:
         return cls(listCompleted=page.list_completed, items=[InvoicingJobData.of(j) for j in page.items])
+
+
+class InvoiceGenerationInstance(BaseModel):
+    locator: str
+    invoiceGenerationJobLocator: str
+    invoiceLocator: str
+    processingErrors: str = ""
+    generateTime: datetime
+    completedAt: datetime
+    jobStatus: JobStatus
+    createdAt: datetime
+    createdBy: str
+
+
+class InvoiceGenerationJobResponse(BaseModel):
+    locator: str
+    invoiceGenerationScheduleLocator: str
+    processingErrors: str = ""
+    generateTime: datetime
+    completedAt: datetime
+    createdAt: datetime
+    jobStatus: JobStatus
+    createdBy: str
+    invoiceGenerationInstances: list[InvoiceGenerationInstance]
+
+    @classmethod
+    def of(cls, job: InvoiceGenerationJob) -> InvoiceGenerationJobResponse:
+        return cls(locator=job.locator, invoiceGenerationScheduleLocator=job.accountLocator,
+                   generateTime=job.generateTime, completedAt=job.completedAt, createdAt=job.createdAt,
+                   jobStatus=job.jobStatus, createdBy=job.createdBy, invoiceGenerationInstances=[
+                       InvoiceGenerationInstance(locator=invoice, invoiceGenerationJobLocator=job.locator,
+                                                 invoiceLocator=invoice, generateTime=job.generateTime,
+                                                 completedAt=job.completedAt, jobStatus=job.jobStatus,
+                                                 createdAt=job.createdAt, createdBy=job.createdBy)
+                       for invoice in job.invoiceLocators])
+
+
+class InvoiceGenerationJobListResponse(ListResponse[InvoiceGenerationJobResponse]):
+    @classmethod
+    def of_page(cls, page: Page[InvoiceGenerationJob]) -> InvoiceGenerationJobListResponse:
+        return cls(listCompleted=page.list_completed, items=[InvoiceGenerationJobResponse.of(j) for j in page.items])
+
+
+class InvoiceLifecycleTrigger(BaseModel):
+    triggerTime: datetime
+    triggerType: Literal["autopay", "due"]
+
+
+class InvoiceLifecycleJobData(BaseModel):
+    invoiceLocator: str
+    results: list[dict[str, Any]] = []
+    triggers: list[InvoiceLifecycleTrigger]
+    triggersHistory: list[dict[str, Any]] = []
+    processingErrors: str | None = None
+
+
+class InvoiceLifecycleResponse(BaseModel):
+    """WorkflowContextInvoiceLifecycleJobData: what happens to an invoice once generated (its due and,
+    unless suppressed, autopay moments)."""
+
+    workflowJobLocator: str
+    contextData: InvoiceLifecycleJobData
+    workflowType: Literal["INVOICE_LIFECYCLE"] = "INVOICE_LIFECYCLE"
+    createdAt: datetime
+    completedAt: datetime | None = None
+
+    @classmethod
+    def of(cls, invoice: Invoice) -> InvoiceLifecycleResponse:
+        triggers = [InvoiceLifecycleTrigger(triggerTime=invoice.dueTime, triggerType="due")]
+        if invoice.autopayTime and not invoice.suppressAutopay:
+            triggers.append(InvoiceLifecycleTrigger(triggerTime=invoice.autopayTime, triggerType="autopay"))
+        return cls(workflowJobLocator=invoice.locator, createdAt=invoice.generatedTime,
+                   completedAt=invoice.settledTime if invoice.invoiceState == InvoiceState.SETTLED else None,
+                   contextData=InvoiceLifecycleJobData(invoiceLocator=invoice.locator,
+                                                       triggers=sorted(triggers, key=lambda t: t.triggerTime)))

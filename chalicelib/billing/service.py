@@ -27,6 +27,7 @@ from chalicelib.billing.models import (
     InstallmentJob,
     InstallmentLattice,
     Invoice,
+    InvoiceGenerationJob,
     InvoiceState,
     InvoicingJob,
     JobStatus,
@@ -298,7 +299,20 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
     """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
     `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing."""
     account = accounts.get_account(ctx, account_locator)
-    return _invoice(ctx, account, repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now)))
+    invoices = _invoice(ctx, account, repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now)))
+    if invoices:
+        uow = wiring.unit_of_work(ctx)
+        repository.add_generation_job(uow, ctx.tenant, InvoiceGenerationJob(
+            locator=new_locator(), accountLocator=account.locator, generateTime=ctx.now,
+            invoiceLocators=[i.locator for i in invoices], createdAt=ctx.now, createdBy=ctx.user_locator,
+            completedAt=ctx.now))
+        uow.commit()
+    return invoices
+
+
+def generation_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoiceGenerationJob]:
+    account = accounts.get_account(ctx, account_locator)
+    return repository.generation_jobs(ctx.tenant, account.locator, page)
 
 
 def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list[Invoice]:

@@ -351,3 +351,20 @@ def test_early_invoicing_invoices_named_installments_now_once(api, admin_token, 
     assert through["candidateInstallmentsCount"] == 1  # April's; Feb and March are invoiced
     jobs.drain()
     assert len(invoices_of_account(api, admin_token, tenant, account)) == 2
+
+
+def test_generation_runs_and_an_invoices_lifecycle_are_readable(api, admin_token, jobs, full_pay):
+    account, _ = billed_policy(api, admin_token, full_pay, jobs)
+    [invoice] = invoices_of_account(api, admin_token, full_pay, account)
+    [run] = ok(call(api, "GET", billing(full_pay, f"/jobs/invoices/accounts/{account}/list"), admin_token))["items"]
+    assert run["jobStatus"] == "finished" and run["generateTime"] == "2026-01-15T09:30:00.000Z"
+    assert [i["invoiceLocator"] for i in run["invoiceGenerationInstances"]] == [invoice["locator"]]
+    lifecycle = ok(call(api, "GET", billing(full_pay, f"/jobs/invoicesLifecycle/{invoice['locator']}"), admin_token))
+    assert lifecycle["contextData"]["triggers"] == [{"triggerTime": FIRST_DUE, "triggerType": "due"},
+                                                    {"triggerTime": FIRST_DUE, "triggerType": "autopay"}]
+    ok(call(api, "PATCH", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token,
+            {"autopayTime": "2026-01-30T05:00:00Z", "suppressAutopay": True}))
+    lifecycle = ok(call(api, "GET", billing(full_pay, f"/jobs/invoicesLifecycle/{invoice['locator']}"), admin_token))
+    assert lifecycle["contextData"]["triggers"] == [{"triggerTime": FIRST_DUE, "triggerType": "due"}]
+    updated = ok(call(api, "GET", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token))
+    assert updated["autopayTime"] == "2026-01-30T05:00:00.000Z"
