@@ -46,6 +46,7 @@ KIND_PREFIX = {
 }
 REF_KIND = {"lattice": "LAT", "installment": "INST", "invoice": "INV"}
 INSTALLMENT_JOBS = "IJOB"
+CREDITS = "CREDIT"
 NONZERO_INVOICES = "NZINV"
 
 
@@ -282,6 +283,16 @@ def account_payments(tenant: str, account: str, page: PageRequest) -> Page[Payme
     found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
                        sk_prefix=keys.BILLING_PAYMENT_PREFIX)
     return Page([_model(Payment, item) for item in found.items], found.list_completed)
+
+
+def credit_ref_writes(tenant: str, payment: Payment) -> list[WriteOp]:
+    """A posted payment is one of its account's credits (listed in posting order)."""
+    account = payment.accountLocator
+    return _refs(tenant, "payment", CREDITS, payment.locator, account, [("account", account)])
+
+
+def account_credits(tenant: str, account: str, page: PageRequest) -> Page[Payment]:
+    return page_of(tenant, "account", account, CREDITS, "payment", Payment, page)
 
 
 def add_application(uow: UnitOfWork, tenant: str, account: str, application: Application) -> None:

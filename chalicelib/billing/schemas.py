@@ -290,6 +290,14 @@ class CreditResponse(BaseModel):
                    accountLocator=account, realizedAt=application.createdAt, reversedAt=application.reversedAt)
 
 
+    @classmethod
+    def of_payment(cls, payment: Payment) -> CreditResponse:
+        return cls(locator=payment.locator, creditType="payment",
+                   creditState="reversed" if payment.paymentState == PaymentState.REVERSED else "posted",
+                   currency=payment.currency, amount=payment.amount, createdAt=payment.createdAt,
+                   accountLocator=payment.accountLocator, realizedAt=payment.postedAt, reversedAt=payment.reversedAt)
+
+
 class CreditListResponse(ListResponse[CreditResponse]):
     pass
 

@@ -584,6 +584,12 @@ def payments_of_account(ctx: CallContext, account_locator: str, page: PageReques
     return repository.account_payments(ctx.tenant, account.locator, page)
 
 
+def credits_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Payment]:
+    """The account's posted (and reversed) payments, oldest first."""
+    account = accounts.get_account(ctx, account_locator)
+    return repository.account_credits(ctx.tenant, account.locator, page)
+
+
 def update_payment(ctx: CallContext, locator: str, changes: Any) -> Payment:
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.DRAFT,), "be changed")
@@ -676,6 +682,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     if left:
         _credit(ctx, uow, account, current.currency, left, "payment in excess of its targets", SourceType.PAYMENT,
                 current.locator)
+    uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
     return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True)
 
 

@@ -139,6 +139,9 @@ def test_a_payment_without_targets_pays_open_invoices_oldest_due_first(api, admi
     assert other["totalRemainingAmount"] == Decimal("1225.00")
     listed = ok(call(api, "GET", billing(tenant, f"/payments/list?accountLocator={account}"), admin_token))["items"]
     assert [(p["locator"], p["paymentState"]) for p in listed] == [(payment["locator"], "posted")]
+    credits = ok(call(api, "GET", billing(tenant, f"/credits/list?accountLocator={account}"), admin_token))["items"]
+    assert [(c["locator"], c["creditType"], c["creditState"], c["amount"]) for c in credits] == [
+        (payment["locator"], "payment", "posted", Decimal("1000.00"))]
 
 
 @pytest.mark.parametrize("amount", [-5, 0, "12.345", "abc", "NaN", "1E+40"])
