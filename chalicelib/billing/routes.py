@@ -150,7 +150,7 @@ def update_invoice(tenantLocator: str, locator: str, body: schemas.InvoiceUpdate
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/details", methods=["GET"])
 @endpoint("invoices.read", errors=INVOICE)
 def fetch_invoice_details(tenantLocator: str, locator: str) -> schemas.InvoiceDetailsResponse:
-    return schemas.InvoiceDetailsResponse.of(service.invoice(request_context(), locator))
+    return schemas.InvoiceDetailsResponse.of(*service.invoice_with_installments(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/payments/list", methods=["GET"])

@@ -40,9 +40,15 @@ class Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class Response(BaseModel):
+    """An answer: a field with a default is always written, so the description marks it required."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+
 # --- lattices and installments ----------------------------------------------------------------------
 
-class InstallmentLatticeResponse(BaseModel):
+class InstallmentLatticeResponse(Response):
     locator: str
     accountLocator: str
     policyLocator: str | None = None
@@ -70,7 +76,7 @@ class InstallmentLatticeListResponse(ListResponse[InstallmentLatticeResponse]):
         return cls(listCompleted=page.list_completed, items=[InstallmentLatticeResponse.of(r) for r in page.items])
 
 
-class InstallmentItemResponse(BaseModel):
+class InstallmentItemResponse(Response):
     locator: str
     installmentLocator: str
     chargeLocator: str
@@ -88,7 +94,7 @@ class InstallmentItemResponse(BaseModel):
         return cls.model_validate(item.model_dump(include=set(cls.model_fields)))
 
 
-class InstallmentResponse(BaseModel):
+class InstallmentResponse(Response):
     locator: str
     installmentLatticeLocator: str
     accountLocator: str
@@ -145,7 +151,7 @@ class InvoiceNumberQuery(BaseModel):
     invoiceNumber: str
 
 
-class InvoiceItemResponse(BaseModel):
+class InvoiceItemResponse(Response):
     locator: str
     invoiceLocator: str
     timezone: str
@@ -167,7 +173,7 @@ class InvoiceItemResponse(BaseModel):
         return cls.model_validate(item.model_dump(include=set(cls.model_fields)))
 
 
-class InvoiceSummary(BaseModel):
+class InvoiceSummary(Response):
     """An invoice without its items (InvoiceSummaryView: what lists answer)."""
 
     locator: str
@@ -207,7 +213,51 @@ class InvoiceListResponse(ListResponse[InvoiceSummary]):
         return cls(listCompleted=page.list_completed, items=[InvoiceSummary.of(r) for r in page.items])
 
 
-class InvoiceDetailsResponse(BaseModel):
+class InstallmentItemSummary(Response):
+    installmentItemLocator: str
+    installmentLocator: str
+    elementLocator: str
+    transactionLocator: str
+    amount: Decimal
+
+
+class InvoiceItemSummary(Response):
+    """An invoice item as the details show it: with the installment items it sums."""
+
+    invoiceItemLocator: str
+    chargeType: str
+    chargeCategory: str
+    elementType: str | None = None
+    elementStaticLocator: str | None = None
+    amount: Decimal
+    remainingAmount: Decimal
+    settlementTime: datetime | None = None
+    unsettledTime: datetime | None = None
+    installmentItemSummaries: list[InstallmentItemSummary]
+
+
+class InvoiceSummaryWithItems(InvoiceSummary):
+    invoiceItemSummaries: list[InvoiceItemSummary]
+
+    @classmethod
+    def of_installments(cls, record: Invoice, installments: list[Installment]) -> InvoiceSummaryWithItems:
+        parts: dict[str, list[InstallmentItemSummary]] = {}
+        for installment in installments:
+            for item in installment.installmentItems:
+                parts.setdefault(item.invoiceItemLocator or "", []).append(InstallmentItemSummary(
+                    installmentItemLocator=item.locator, installmentLocator=installment.locator,
+                    elementLocator=item.elementLocator, transactionLocator=installment.transactionLocator,
+                    amount=item.amount))
+        fields = record.model_dump(include=set(InvoiceSummary.model_fields))
+        return cls(**fields, invoiceItemSummaries=[InvoiceItemSummary(
+            invoiceItemLocator=item.locator, chargeType=item.chargeType, chargeCategory=item.chargeCategory,
+            elementType=item.elementType, elementStaticLocator=item.elementStaticLocator, amount=item.amount,
+            remainingAmount=item.remainingAmount, settlementTime=item.settlementTime,
+            unsettledTime=item.unsettledTime, installmentItemSummaries=parts.get(item.locator, []))
+            for item in record.invoiceItems])
+
+
+class InvoiceDetailsResponse(Response):
     accountLocator: str
     invoiceLocator: str
     currency: str
@@ -223,12 +273,14 @@ class InvoiceDetailsResponse(BaseModel):
     settledTime: datetime | None = None
     unsettledTime: datetime | None = None
     invoiceNumber: str | None = None
-    invoiceSummaries: list[InvoiceSummary]
+    invoiceType: Literal["normal", "aggregate"] = "normal"
+    invoiceSummaries: list[InvoiceSummaryWithItems]
 
     @classmethod
-    def of(cls, record: Invoice) -> InvoiceDetailsResponse:
-        fields = record.model_dump(include=set(cls.model_fields))
-        return cls(**fields, invoiceLocator=record.locator, invoiceSummaries=[InvoiceSummary.of(record)])
+    def of(cls, record: Invoice, installments: list[Installment]) -> InvoiceDetailsResponse:
+        fields = record.model_dump(include=set(cls.model_fields) - {"invoiceSummaries"})
+        return cls(**fields, invoiceLocator=record.locator,
+                   invoiceSummaries=[InvoiceSummaryWithItems.of_installments(record, installments)])
 
 
 class InvoiceUpdateRequest(Input):
@@ -236,7 +288,7 @@ class InvoiceUpdateRequest(Input):
     suppressAutopay: bool
 
 
-class CreditDistributionResponse(BaseModel):
+class CreditDistributionResponse(Response):
     """Credit moved by settling a zero or negative invoice: from the invoice to the account's credit balance."""
 
     locator: str
@@ -269,7 +321,7 @@ class CreditDistributionListResponse(ListResponse[CreditDistributionResponse]):
         return cls(listCompleted=True, items=items)
 
 
-class CreditResponse(BaseModel):
+class CreditResponse(Response):
     """Money an invoice received (CreditResponse): a payment, or the credit balance."""
 
     locator: str
@@ -302,7 +354,7 @@ class CreditListResponse(ListResponse[CreditResponse]):
     pass
 
 
-class DebitResponse(BaseModel):
+class DebitResponse(Response):
     invoiceLocator: str
     targetLocator: str
     amount: Decimal
@@ -339,6 +391,15 @@ class PaymentCreateRequest(Input):
 
 
 class PaymentUpdateRequest(Input):
+    """The platform's fields of financial instruments, modes and retries are taken and left alone: this
+    service executes no payment requests."""
+
+    accountLocator: str | None = Field(default=None, max_length=64)
+    useDefaultFinancialInstrument: bool | None = None
+    financialInstrumentLocator: str | None = Field(default=None, max_length=64)
+    paymentMode: Literal["normal"] | None = None
+    retryPlanName: str | None = Field(default=None, max_length=128)
+    nextRequestTime: datetime | None = None
     type: str | None = Field(default=None, min_length=1, max_length=128)
     amount: Decimal | None = None
     currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
@@ -355,13 +416,13 @@ class PaymentReverseRequest(Input):
     reversalReason: str | None = Field(default=None, max_length=1000)
 
 
-class PaymentTargetResponse(BaseModel):
+class PaymentTargetResponse(Response):
     containerLocator: str
     containerType: ContainerType
     amount: Decimal | None = None
 
 
-class PaymentResponse(BaseModel):
+class PaymentResponse(Response):
     locator: str
     accountLocator: str
     paymentState: PaymentState
@@ -406,7 +467,7 @@ class LedgerQuery(ListQuery):
     currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
 
 
-class LedgerAccountLineItem(BaseModel):
+class LedgerAccountLineItem(Response):
     faTransactionLocator: str
     faTransactionTime: datetime
     faTransactionNote: str
@@ -419,7 +480,7 @@ class LedgerAccountLineItem(BaseModel):
                    accountingType=line.accountingType, amount=line.amount)
 
 
-class LedgerAccountResponse(BaseModel):
+class LedgerAccountResponse(Response):
     referenceLocator: str
     referenceType: Literal["accountCreditBalance"] = "accountCreditBalance"
     balance: Decimal
@@ -463,7 +524,7 @@ class StatelessPreviewQuery(PreviewQuery):
     quotePreviewRequest: Json[QuoteBillingPreviewRequest]
 
 
-class InvoiceItemPreview(BaseModel):
+class InvoiceItemPreview(Response):
     elementStaticLocator: str
     chargeCategory: str
     chargeType: str
@@ -474,7 +535,7 @@ class InvoiceItemPreview(BaseModel):
     quoteLocator: str | None = None
 
 
-class InvoicePreviewResponse(BaseModel):
+class InvoicePreviewResponse(Response):
     startTime: datetime
     endTime: datetime
     dueTime: datetime
@@ -505,7 +566,7 @@ class InvoicePreviewResponse(BaseModel):
 
 # --- billing jobs -------------------------------------------------------------------------------------
 
-class InstallmentJobData(BaseModel):
+class InstallmentJobData(Response):
     locator: str
     latticeLocator: str
     referenceLocator: str
@@ -542,7 +603,7 @@ class EarlyInvoicingRequest(Input):
     invoiceThroughTime: datetime | None = None
 
 
-class EarlyInvoicingResponse(BaseModel):
+class EarlyInvoicingResponse(Response):
     jobLocator: str
     candidateInstallmentsCount: int
 
@@ -551,7 +612,7 @@ class EarlyInvoicingResponse(BaseModel):
         return cls(jobLocator=job.locator, candidateInstallmentsCount=len(job.installmentsToBeInvoiced))
 
 
-class EarlyInvoicingGenerationData(BaseModel):
+class EarlyInvoicingGenerationData(Response):
     accountLocator: str
     invoicingType: str
     installmentsToBeInvoiced: list[str]
@@ -560,7 +621,7 @@ class EarlyInvoicingGenerationData(BaseModel):
     invoiceThroughTime: datetime | None = None
 
 
-class InvoicingJobData(BaseModel):
+class InvoicingJobData(Response):
     locator: str
     accountLocator: str
     jobStatus: JobStatus
@@ -586,7 +647,7 @@ class InvoicingJobListResponse(ListResponse[InvoicingJobData]):
         return cls(listCompleted=page.list_completed, items=[InvoicingJobData.of(j) for j in page.items])
 
 
-class InvoiceGenerationInstance(BaseModel):
+class InvoiceGenerationInstance(Response):
     locator: str
     invoiceGenerationJobLocator: str
     invoiceLocator: str
@@ -598,7 +659,7 @@ class InvoiceGenerationInstance(BaseModel):
     createdBy: str
 
 
-class InvoiceGenerationJobResponse(BaseModel):
+class InvoiceGenerationJobResponse(Response):
     locator: str
     invoiceGenerationScheduleLocator: str
     processingErrors: str = ""
@@ -627,12 +688,12 @@ class InvoiceGenerationJobListResponse(ListResponse[InvoiceGenerationJobResponse
         return cls(listCompleted=page.list_completed, items=[InvoiceGenerationJobResponse.of(j) for j in page.items])
 
 
-class InvoiceLifecycleTrigger(BaseModel):
+class InvoiceLifecycleTrigger(Response):
     triggerTime: datetime
     triggerType: Literal["autopay", "due"]
 
 
-class InvoiceLifecycleJobData(BaseModel):
+class InvoiceLifecycleJobData(Response):
     invoiceLocator: str
     results: list[dict[str, Any]] = []
     triggers: list[InvoiceLifecycleTrigger]
@@ -640,7 +701,7 @@ class InvoiceLifecycleJobData(BaseModel):
     processingErrors: str | None = None
 
 
-class InvoiceLifecycleResponse(BaseModel):
+class InvoiceLifecycleResponse(Response):
     """WorkflowContextInvoiceLifecycleJobData: what happens to an invoice once generated (its due and,
     unless suppressed, autopay moments)."""
 

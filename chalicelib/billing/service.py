@@ -389,6 +389,12 @@ def invoice(ctx: CallContext, locator: str) -> Invoice:
     return found
 
 
+def invoice_with_installments(ctx: CallContext, locator: str) -> tuple[Invoice, list[Installment]]:
+    found = invoice(ctx, locator)
+    return found, repository.get_many(ctx.tenant, found.accountLocator, "installment", found.installmentLocators,
+                                      Installment)
+
+
 def invoices_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest, *,
                 include_zero: bool) -> Page[Invoice]:
     if owner_kind == "account":
@@ -434,6 +440,8 @@ def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> tuple[Inv
 def set_invoice_number(ctx: CallContext, locator: str, number: str) -> Invoice:
     numbers.check_chosen(number, field="invoiceNumber", what="invoice number")
     current = invoice(ctx, locator)
+    if number == current.invoiceNumber:
+        return current
     uow = wiring.unit_of_work(ctx)
     assigned = numbers.renumber(ctx, uow, INVOICE_ENTITY, locator, current.invoiceNumber, number)
     return _save_invoice(ctx, current, current.model_copy(update={"invoiceNumber": assigned}), [], uow=uow)

@@ -35,7 +35,7 @@ from chalicelib.core import codes, durations
 from chalicelib.core import contacts as contact_list
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError
+from chalicelib.core.errors import AlreadyExists, FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.records import check_size
@@ -397,15 +397,19 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
     check_size(policy, code=ENTITY, noun=ENTITY)
     terms_added = [term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
                    for term in issue.terms]
-    final = 3 + 2 * len(issue.terms) + len(issue.changed_terms) + 2 * len(issue.removed_terms) \
-        + len(issue.changed) + reserve  # the root, the transaction, the billing job
+    final = 2 + 2 * len(issue.terms) + len(issue.changed_terms) + 2 * len(issue.removed_terms) \
+        + len(issue.changed) + reserve
     segments, added, token = issue.segments, issue.added, None
     if final + len(issue.segments) + 2 * len(issue.added) > MAX_ITEMS_PER_WRITE and issue.added:
         segments, token = _write_pending(ctx, issue, final)
         added = []
     repository.add_issue(uow, ctx.tenant, policy, issue.transaction, segments, terms_added,
                          new_transaction=False, issue_token=token)
-    _bill(uow, issue.transaction)
+    if final + len(segments) + 2 * len(added) < MAX_ITEMS_PER_WRITE:
+        _bill(uow, issue.transaction)
+        final += 1
+    else:  # the largest out-of-sequence issues: billed by a write of its own once the issue committed
+        uow.after_commit(lambda: _bill_alone(ctx, issue.transaction))
     for term in issue.changed_terms:
         repository.save_term(uow, ctx.tenant, term)
     for term in issue.removed_terms:
@@ -425,12 +429,22 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
 
 
 def _bill(uow: UnitOfWork, transaction: Transaction) -> None:
-    """Billing turns the issued transaction's charges into installments, asynchronously (the job is
-    enqueued in the issue's own write, so an issue is billed exactly when it committed)."""
+    """Billing turns the issued transaction's charges into installments, asynchronously: the job is
+    enqueued in the issue's own write, so an issue is billed exactly when it committed (but for an issue
+    that fills its write: its job follows in a write of its own, `_bill_alone`)."""
     locator = derived_locator(transaction.issuedTime or uow.ctx.now, f"billing:{transaction.locator}")
     jobs.enqueue(uow, JobType.BILLING_INSTALLMENTS, {"transactionLocator": transaction.locator,
                                                      "policyLocator": transaction.policyLocator,
                                                      "jobLocator": locator}, locator=locator)
+
+
+def _bill_alone(ctx: CallContext, transaction: Transaction) -> None:
+    uow = wiring.unit_of_work(ctx)
+    _bill(uow, transaction)
+    try:
+        uow.commit()
+    except AlreadyExists:
+        pass  # an earlier attempt enqueued it
 
 
 def _write_pending(ctx: CallContext, issue: TransactionIssue, final: int) -> tuple[list[Segment], str]:

@@ -67,6 +67,12 @@ def test_an_invoice_due_at_issue_is_generated_numbered_and_paid(api, admin_token
         ("premium", Decimal("1200.00")), ("tax", Decimal("25.00"))]
     assert [i["locator"] for i in ok(call(api, "GET", billing(
         tenant, f"/invoices/policies/{policy['locator']}/list"), admin_token))["items"]] == [invoice["locator"]]
+    details = ok(call(api, "GET", billing(tenant, f"/invoices/{invoice['locator']}/details"), admin_token))
+    [summary] = details["invoiceSummaries"]
+    assert details["invoiceLocator"] == invoice["locator"] and details["totalAmount"] == Decimal("1225.00")
+    assert sorted((i["chargeType"], [part["amount"] for part in i["installmentItemSummaries"]])
+                  for i in summary["invoiceItemSummaries"]) == [("premium", [Decimal("1200.00")]),
+                                                                 ("tax", [Decimal("25.00")])]
     by_number = ok(call(api, "GET", billing(tenant, "/invoices/numbers/INV-000001"), admin_token))
     assert [i["locator"] for i in by_number] == [invoice["locator"]]
 
