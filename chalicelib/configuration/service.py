@@ -6,8 +6,8 @@ layout, holding the normal-form model) and the model JSON to S3 first, then make
 one transaction: the immutable version item, the moved current pointer with its DeploymentMetadata,
 the static-locator item and the event. S3 objects of a transaction that then fails stay unreachable.
 
-`current_model(ctx)` and `model(ctx, version)` are the domain's surface for later domains: one
-GetItem for the current pointer, and the model itself at most once per process (cache.py).
+`current_model(ctx)`, `model(ctx, version)` and `billing_plans(ctx)` are the domain's surface for later
+domains: one GetItem for the current pointer, and the model itself at most once per process (cache.py).
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from chalicelib.configuration import cache, repository
 from chalicelib.configuration.answer import datamodel_answer
+from chalicelib.configuration.billing_plans import BillingPlans
 from chalicelib.configuration.diff import diff
 from chalicelib.configuration.formatting import format_package
 from chalicelib.configuration.models import (
@@ -268,6 +269,14 @@ def datamodel(ctx: CallContext, version: str | None = None, *, resolved: bool = 
     else:
         configuration = _configuration(ctx, _version(ctx, version, by_static_locator))
     return datamodel_answer(configuration.resolved if resolved else configuration.model, configuration.resolved)
+
+
+def billing_plans(ctx: CallContext, version: str | None = None) -> BillingPlans:
+    """The billing settings (plans, payment types, account types' billing, defaults) of the current
+    version, or of `version` (404 for an unknown one), typed once per version and process."""
+    if version is None:
+        return _configuration(ctx, _current(ctx).metadata.latestVersion, known=True).billing_plans
+    return _configuration(ctx, version).billing_plans
 
 
 def download(ctx: CallContext, version: str | None = None, *, by_static_locator: bool = False) -> tuple[str, bytes]:
