@@ -25,7 +25,6 @@ from chalicelib.http.responses import Binary, SecretAnswer, error_response, json
 from chalicelib.runtime import idempotency, wiring
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
-from chalicelib.storage import keys
 
 SELF_SERVICE_SUFFIX = ".custom"
 MAX_ECHOED = 200
@@ -158,7 +157,7 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     logger().append_keys(request_id=request_id, tenant=tenant, route=view.__name__)
     ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant)
     arguments = contract.arguments(declared)
-    scope = keys.tenant_scope(tenant) if tenant else keys.SYSTEM_SCOPE
+    scope = idempotency.scope_of(tenant)
     key = current_request().headers.get("x-idempotency-key") if spec.idempotent else None
     if key is not None:
         outcome = idempotency.claim_or_replay(scope, principal.user_locator, principal.credential, view.__name__,

@@ -59,6 +59,14 @@ def system_unit_of_work(ctx: CallContext) -> UnitOfWork:
     return unit_of_work(ctx, SYSTEM_SCOPE)
 
 
+def invoke_function(function_name: str, payload: bytes, qualifier: str | None = None) -> Any:
+    """Invoke a Lambda function and wait for its answer (storage.functions.invoke: the per-tenant plugin
+    functions of production)."""
+    from chalicelib.storage import functions
+
+    return functions.invoke(function_name, payload, qualifier)
+
+
 def override(**collaborators: Any) -> None:
     """Replace collaborators (clock=FixedClock(...), job_queue=InlineJobQueue(), password_hasher=...) until
     reset()."""
