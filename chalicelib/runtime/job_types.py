@@ -13,5 +13,6 @@ class JobType(StrEnum):
     REAP_JOBS = "jobs.reap"
     TABLES_BOOTSTRAP = "tables.bootstrap"
     TABLES_CLEANUP = "tables.cleanup"
-    POLICIES_AUTO_RENEW = "transactions.autoRenew"
     SCHEDULE_FAN_OUT = "schedules.fanOut"
+    DUE_RUN = "due.run"
+    CLOCK_ADVANCE = "clock.advance"

@@ -471,13 +471,8 @@ def _load_bootstrap_resource(ctx: CallContext, resource: Any, kind: TableKind, j
 
 
 def _enqueue_bootstrap_step(ctx: CallContext, record: BootstrapRecord, cursor: int) -> None:
-    uow = wiring.unit_of_work(ctx)
-    jobs.enqueue(uow, JobType.TABLES_BOOTSTRAP, {"cursor": cursor},
-                 locator=configuration.bootstrap_step_locator(record, cursor))
-    try:
-        uow.commit()
-    except AlreadyExists:
-        pass  # an earlier attempt of this step enqueued it
+    jobs.enqueue_once(ctx, JobType.TABLES_BOOTSTRAP, {"cursor": cursor},
+                      locator=configuration.bootstrap_step_locator(record, cursor))
 
 
 def bootstrap_status(ctx: CallContext) -> list[BootstrapStatus]:
