@@ -30,7 +30,7 @@ from chalicelib.runtime import due, jobs, tenant_clock, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.tenant_clock import ClockState, ClockStatus
 
-ADVANCE_EVENT = "clock.advance"
+ADVANCE_EVENT = "clock.advance.start"
 ADVANCED_EVENT = "clock.advance.finish"
 
 
@@ -56,7 +56,7 @@ def advance(ctx: CallContext, to: datetime) -> TenantTime:
     uow = wiring.unit_of_work(ctx)
     uow.add(tenant_clock.begin_advance(found, to, advance_locator))
     jobs.enqueue(uow, JobType.CLOCK_ADVANCE, AdvanceStep(advance=advance_locator, to=to),
-                 locator=_step_locator(advance_locator, to, due.Cursor()))
+                 locator=_step_locator(advance_locator, to, 0))
     uow.record_event(ADVANCE_EVENT, {"tenantLocator": ctx.tenant, "from": isoformat(found.now), "to": isoformat(to)})
     uow.commit()
     return TenantTime(tenantLocator=ctx.tenant, testClock=True, now=found.now, status="advancing", advancingTo=to)
@@ -67,24 +67,24 @@ class AdvanceStep(BaseModel):
 
     advance: str
     to: datetime
-    after: str | None = None
-    sweep: int = 0
+    step: int = 0
 
 
 def advance_step(ctx: CallContext, step: AdvanceStep) -> dict[str, Any]:
-    """One page of the advance `step.advance`: runs the due entries of the page, then moves the clock to
-    the last one's due time and enqueues the next page, or, when nothing more is due up to `to`, puts the
-    clock at `to` and ready. A job of an advance that is over (a redelivered message) does nothing."""
+    """One step of the advance `step.advance`: runs up to a step's worth of due entries (runtime/due.py),
+    then, when more may be due, moves the clock to the last one's due time and enqueues the next step, or
+    else puts the clock at `to` and ready. A job of an advance that is over (a redelivered message) does
+    nothing."""
     found = tenant_clock.read(ctx.tenant)
     if found is None or found.status != ClockStatus.ADVANCING or found.advanceLocator != step.advance:
         return {"advance": step.advance, "over": True}
-    ran = due.run_step(ctx, step.to, due.Cursor(step.after, step.sweep), floor=found.advanceStartedAt)
+    ran = due.run_step(ctx, step.to, floor=found.advanceStartedAt)
     uow = wiring.unit_of_work(ctx)
-    if ran.next is not None:
+    if ran.more:
         if ran.last_run_at is not None and ran.last_run_at > found.now:
             uow.add(tenant_clock.moved(found, ran.last_run_at))
-        follow = AdvanceStep(advance=step.advance, to=step.to, after=ran.next.after, sweep=ran.next.sweep)
-        jobs.enqueue(uow, JobType.CLOCK_ADVANCE, follow, locator=_step_locator(step.advance, step.to, ran.next))
+        follow = AdvanceStep(advance=step.advance, to=step.to, step=step.step + 1)
+        jobs.enqueue(uow, JobType.CLOCK_ADVANCE, follow, locator=_step_locator(step.advance, step.to, follow.step))
     else:
         uow.add(tenant_clock.finish_advance(found))
         uow.record_event(ADVANCED_EVENT, {"tenantLocator": ctx.tenant, "to": isoformat(step.to)})
@@ -92,11 +92,11 @@ def advance_step(ctx: CallContext, step: AdvanceStep) -> dict[str, Any]:
         uow.commit()
     except (AlreadyExists, ConcurrentModification):
         pass  # an earlier attempt of this step committed it
-    return {"advance": step.advance, **ran.result, "done": ran.next is None}
+    return {"advance": step.advance, **ran.result, "done": not ran.more}
 
 
-def _step_locator(advance_locator: str, to: datetime, cursor: due.Cursor) -> str:
-    return derived_locator(to, f"{JobType.CLOCK_ADVANCE}#{advance_locator}#{cursor.sweep}#{cursor.after or ''}")
+def _step_locator(advance_locator: str, to: datetime, step: int) -> str:
+    return derived_locator(to, f"{JobType.CLOCK_ADVANCE}#{advance_locator}#{step}")
 
 
 def _time(found: ClockState) -> TenantTime:

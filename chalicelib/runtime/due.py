@@ -16,10 +16,10 @@ pager commits after it returns together with the entry's settlement: the entry i
 (`work.reschedule(at)`), on condition that nobody put it again since it was read, so the effect of an
 entry happens once however many runs race for it (the loser's commit fails and counts as `alreadyDone`).
 A handler whose effect commits through other units of work (a service that commits its own) must be
-idempotent by itself; it calls `work.handled()` when that effect put or removed the entry already. A
-DomainError of a handler is reported in the run's result and the entry is tried again RETRY_AFTER later,
-up to MAX_ATTEMPTS runs, then dropped; any other error propagates (the job runs again from the start,
-which repeats nothing settled).
+idempotent by itself; when that effect put the entry again (an issue moving a policy's end), the
+settlement finds it changed and leaves it. A DomainError of a handler is reported in the run's result and
+the entry is tried again RETRY_AFTER later, up to MAX_ATTEMPTS runs, then dropped; any other error
+propagates (the job runs again from the start, which repeats nothing settled).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
@@ -45,9 +45,6 @@ STEP_ENTRIES = 100
 RETRY_AFTER = timedelta(days=1)
 MAX_ATTEMPTS = 3
 """Runs of an entry whose handler refused it (a DomainError) before it is dropped."""
-MAX_SWEEPS = 3
-"""Times a run goes back to the start for entries put behind its cursor while it ran (the next run takes
-what is left)."""
 
 __all__ = ["DueEntry", "DueKind", "DueWork", "due_handler", "schedule", "cancel", "entry", "run_step"]
 
@@ -95,50 +92,78 @@ def entry(ctx: CallContext, kind: DueKind, ref: str) -> DueEntry | None:
 
 
 @dataclass
-class PageState:
-    """What the handlers of one page share: its entries (to read together what they need), and a place to
-    keep what they read."""
+class Batch:
+    """What the handlers of one batch (the entries due at one moment, run together) share: its entries (to
+    read together what they need), and a place to keep what they read."""
 
     entries: list[DueEntry]
     shared: dict[str, Any] = field(default_factory=dict)
 
 
+class _EffectsCounted:
+    """The unit of work of an entry's effect, counting what the handler adds to it (the pager tells an
+    effect that did not commit from a settlement alone that found the entry changed)."""
+
+    def __init__(self, inner: UnitOfWork):
+        self._inner = inner
+        self.ctx = inner.ctx
+        self.effects = 0
+
+    def add(self, *ops: Any) -> None:
+        self.effects += len(ops)
+        self._inner.add(*ops)
+
+    def after_commit(self, action: Callable[[], None]) -> None:
+        self._inner.after_commit(action)
+
+    def record_event(self, event_type: str, data: dict[str, Any]) -> None:
+        self.effects += 1
+        self._inner.record_event(event_type, data)
+
+    def commit(self) -> list[dict[str, Any]]:
+        return self._inner.commit()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 class DueWork:
     """One entry being run: the entry, the unit of work its effect goes in (the pager commits it with the
-    entry's settlement), and the page it came in."""
+    entry's settlement), and the batch it runs in."""
 
-    def __init__(self, entry: DueEntry, uow: UnitOfWork, page: PageState):
+    def __init__(self, entry: DueEntry, uow: UnitOfWork, batch: Batch):
         self.entry = entry
-        self.uow = uow
-        self.page = page
-        self._settlement: Literal["settle", "move", "handled"] = "settle"
+        self.uow: UnitOfWork = _EffectsCounted(uow)
+        self.batch = batch
         self._next: tuple[datetime, Mapping[str, Any] | None] | None = None
 
     @property
     def shared(self) -> dict[str, Any]:
-        """Shared by the handlers of the entries of one page (e.g. records read for the whole page at once)."""
-        return self.page.shared
+        """Shared by the handlers of the entries of one batch (e.g. records read for all of them at once)."""
+        return self.batch.shared
 
-    def of_page(self) -> list[DueEntry]:
-        """The entries of this entry's kind in its page, in time order (itself included)."""
-        return [other for other in self.page.entries if other.kind == self.entry.kind]
+    def of_batch(self) -> list[DueEntry]:
+        """The entries of this entry's kind in its batch (itself included)."""
+        return [other for other in self.batch.entries if other.kind == self.entry.kind]
 
     def reschedule(self, at: datetime, payload: Mapping[str, Any] | None = None) -> None:
         """Move the entry to `at` (after its due time) instead of removing it; `payload` replaces its own."""
         if at <= self.entry.due_at:
-            raise ValueError(f"an entry moves only forward: {isoformat(at)} is not after {isoformat(self.entry.due_at)}")
-        self._settlement, self._next = "move", (at, payload)
+            raise ValueError(f"an entry moves only forward: {isoformat(at)} is not after "
+                             f"{isoformat(self.entry.due_at)}")
+        self._next = (at, payload)
 
-    def handled(self) -> None:
-        """The handler's effect put or removed the entry itself (in a unit of work of its own): leave it."""
-        self._settlement = "handled"
+    def effects(self) -> int:
+        """How many writes and events the handler added to `uow`."""
+        return self.uow.effects if isinstance(self.uow, _EffectsCounted) else 0
 
     def settle(self) -> None:
-        """Add the entry's settlement to the unit of work (the pager does, once the handler returned)."""
-        if self._settlement == "settle":
+        """Add the entry's settlement to the unit of work (the pager does, once the handler returned):
+        removed, or moved where the handler said, on condition that nobody put it again meanwhile (an
+        effect that put it again, such as an issue moving a policy's end, wins)."""
+        if self._next is None:
             self.uow.add(due_index.settle(self.entry))
-        elif self._settlement == "move":
-            assert self._next is not None
+        else:
             at, payload = self._next
             self.uow.add(due_index.move(self.entry, at, payload, attempts=0))
 
@@ -146,21 +171,13 @@ class DueWork:
 # --- the pager ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Cursor:
-    """Where a run goes on: after the sort key `after` (None: from the start), on its `sweep`th pass."""
-
-    after: str | None = None
-    sweep: int = 0
-
-
 @dataclass
 class DueStep:
     result: dict[str, Any]
     """What the step did: `entries` run, `alreadyDone`, `failed` (with their codes), and what the handlers
     answered, summed (numbers) and joined (lists)."""
-    next: Cursor | None
-    """Where the run goes on, or None: nothing more is due up to the moment it runs to."""
+    more: bool
+    """The step stopped at its limit: more may be due up to the moment it runs to."""
     last_run_at: datetime | None
     """The business time of the last entry the step ran."""
 
@@ -184,38 +201,50 @@ class _Outcome:
         return dict(self.merged)
 
 
-def run_step(ctx: CallContext, until: datetime, cursor: Cursor = Cursor(), *, floor: datetime | None = None,
-             limit: int = STEP_ENTRIES) -> DueStep:
-    """Runs one page (up to `limit`) of the tenant's entries due at or before `until`, after `cursor`, in
-    time order, each at its own due time (not before `floor`). One Query and one BatchGetItem for the
-    page, then per entry what its handler does and one commit of its unit of work."""
-    page = due_index.page(ctx.tenant, until, after=cursor.after, limit=limit)
-    state = PageState(page.entries)
+def run_step(ctx: CallContext, until: datetime, *, floor: datetime | None = None,
+             limit: int | None = None) -> DueStep:
+    """Runs up to `limit` (STEP_ENTRIES) of the tenant's entries due at or before `until`, in time order, each at its own
+    due time (not before `floor`). It reads the earliest entries (one Query of the index and one consistent
+    BatchGetItem), runs those due at the earliest moment together (a batch), and reads again from the
+    start: what a batch settled is gone, what it moved or put (an entry moved to the renewal's next step, a
+    billing entry an issue put) is read in its place, so the entries run in time order however the
+    handlers change the index. Per entry: what its handler does, and one commit of its unit of work."""
+    limit = limit or STEP_ENTRIES
     outcome = _Outcome()
-    last_run_at = None
-    for found in page.entries:
-        at = max(found.due_at, floor) if floor is not None else found.due_at
-        _run_entry(replace(ctx, now=at), found, state, outcome)
-        last_run_at = at
-    if page.after is not None:
-        follow: Cursor | None = Cursor(page.after, cursor.sweep)
-    elif cursor.after is not None and cursor.sweep + 1 < MAX_SWEEPS:
-        follow = Cursor(None, cursor.sweep + 1)  # once more from the start: entries put behind the cursor
-    else:
-        follow = None
-    return DueStep(outcome.result(), follow, last_run_at)
+    ran, skip_after, last_run_at = 0, None, None
+    while ran < limit:
+        page = due_index.page(ctx.tenant, until, after=skip_after, limit=limit - ran)
+        if not page.entries:
+            if page.after is None:
+                return DueStep(outcome.result(), False, last_run_at)
+            skip_after = page.after  # the index still shows entries just settled: read past them
+            continue
+        moment = page.entries[0].due_at
+        batch = Batch([found for found in page.entries if found.due_at == moment])
+        at = max(moment, floor) if floor is not None else moment
+        for found in batch.entries:
+            _run_entry(replace(ctx, now=at), found, batch, outcome)
+        ran += len(batch.entries)
+        last_run_at, skip_after = at, None
+    return DueStep(outcome.result(), True, last_run_at)
 
 
-def _run_entry(ctx: CallContext, found: DueEntry, page: PageState, outcome: _Outcome) -> None:
+def _run_entry(ctx: CallContext, found: DueEntry, batch: Batch, outcome: _Outcome) -> None:
     outcome.add({"entries": 1})
-    work = DueWork(found, wiring.unit_of_work(ctx), page)
+    work = DueWork(found, wiring.unit_of_work(ctx), batch)
     try:
         handler = _handlers.get(found.kind)
         if handler is None:
             raise codes.DUE_UNKNOWN_KIND(f"no handler for due entries of kind {found.kind}")
         answer = handler(ctx, work)
+        effects = work.effects()
         work.settle()
-        work.uow.commit()
+        try:
+            work.uow.commit()
+        except due_index.EntryMoved:
+            if effects:
+                raise  # the effect did not commit either: another run got there first
+            # the handler's own commits put the entry again (an issue moved the policy's end): that stands
     except (ConcurrentModification, AlreadyExists):
         outcome.add({"alreadyDone": 1})  # another run settled or moved it, or did its effect first
         return

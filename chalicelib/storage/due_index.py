@@ -24,6 +24,7 @@ from typing import Any
 
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat, parse_datetime
+from chalicelib.core.errors import ConcurrentModification
 from chalicelib.core.ids import new_locator
 from chalicelib.storage import codec, keys, table
 from chalicelib.storage.table import WriteOp
@@ -136,6 +137,10 @@ def _same_token(entry: DueEntry) -> dict[str, Any]:
             "ExpressionAttributeValues": {":token": codec.serialize_value(entry.token)}}
 
 
+class EntryMoved(ConcurrentModification):
+    """A settle or move found the entry settled or put again since it was read."""
+
+
 def _moved(entry: DueEntry) -> Any:
-    return lambda: codes.CONCURRENT_MODIFICATION(
-        f"The due entry {entry.kind} {entry.ref} was settled or moved by another run")
+    return lambda: EntryMoved(f"The due entry {entry.kind} {entry.ref} was settled or moved meanwhile",
+                              codes.CONCURRENT_MODIFICATION)

@@ -8,7 +8,7 @@ The policy is read consistently (policies.service.issued_stack) and brought to t
 entry's time (ctx.now) with at most two transactions service calls (renewals.work), each working on that
 read (and what the call before it wrote) instead of reading the policy again: one Query and one commit per
 call. The accounts the plugins are shown are read together, those of a page's entries in one
-BatchGetItem when a plugin first asks for one (AccountsOfStep, kept for the page in `work.shared`):
+BatchGetItem when a plugin first asks for one (AccountsOfStep, kept for the batch in `work.shared`):
 - create: of the plan's `renewalTransactionType`, else the tenant's first renewal type, its new term
   `newTermDuration` long (the policy's durationBasis units), else as long as the policy's term
   (event `policy.renewal.create`);
@@ -44,11 +44,11 @@ from chalicelib.configuration import service as configuration
 from chalicelib.core.context import CallContext, IdempotencyClaim
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, DomainError, NotFound
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import IssuedStack, Policy, Transaction
+from chalicelib.policies.models import IssuedStack, Policy, RenewalPlan, Transaction
 from chalicelib.runtime.due import DueWork
 from chalicelib.transactions import records, renewals, service
 from chalicelib.transactions.records import Found
-from chalicelib.transactions.renewals import ACCEPT, CREATE, ISSUE, PRICE, UNDERWRITING_STOPS, RenewalPlan
+from chalicelib.transactions.renewals import ACCEPT, CREATE, ISSUE, PRICE, UNDERWRITING_STOPS
 
 CREATE_GUARD = "autoRenewal.create"
 IN_PROGRESS = "idempotency.in_progress"
@@ -76,7 +76,7 @@ def renew_due(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     renewing = work.shared.get(SHARED)
     if renewing is None:
         renewing = work.shared[SHARED] = Renewing(ctx)
-        renewing.accounts.expect(str(entry.payload["accountLocator"]) for entry in work.of_page()
+        renewing.accounts.expect(str(entry.payload["accountLocator"]) for entry in work.of_batch()
                                  if entry.payload.get("accountLocator"))
     outcome = Outcome()
     renewing.renew(ctx, work, outcome)
@@ -105,7 +105,7 @@ class AccountsOfStep:
 
 
 class Renewing:
-    """What the renewals of one page share: the plans of each configuration version, the page's accounts."""
+    """What the renewals of one batch share: the plans of each configuration version, the batch's accounts."""
 
     def __init__(self, ctx: CallContext):
         self._plans: dict[str, dict[str, RenewalPlan]] = {}
@@ -119,7 +119,7 @@ class Renewing:
 
     def renew(self, ctx: CallContext, work: DueWork, outcome: Outcome) -> None:
         """Brings the renewal of the entry's policy to the step due at ctx.now, and says what becomes of the
-        entry (`work`: moved on, left as the issue put it, else removed)."""
+        entry (`work`: moved on, else removed; the pager leaves it as an issue put it)."""
         try:
             stack = policies.issued_stack(ctx, work.entry.ref)
         except NotFound:
@@ -153,8 +153,7 @@ class Renewing:
                     return
                 outcome.done[DONE[call]] += 1
                 if call == ISSUE:
-                    work.handled()  # the issue moved the policy's end: its commit put the next term's entry
-                    return
+                    return  # the issue moved the policy's end: its commit put the next term's entry, which stands
         except DomainError as error:
             if _raced(error):
                 outcome.already_done += 1

@@ -28,11 +28,13 @@ from chalicelib.policies.models import (
     LIVE_UNISSUED,
     RENEWAL_GRACE,
     IssuedStack,
-    RenewalPlan,
     Transaction,
     TransactionCategory,
     TransactionState,
     renewal_plans,
+)
+from chalicelib.policies.models import (
+    RenewalPlan as RenewalPlan,
 )
 from chalicelib.transactions import coverage
 from chalicelib.transactions.timeline import issued_spans

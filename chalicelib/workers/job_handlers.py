@@ -26,20 +26,19 @@ def fan_out_page(ctx: CallContext, payload: FanOut) -> dict[str, Any]:
 class DueRun(BaseModel):
     asOf: datetime
     """The schedule's time: the entries due up to it run (each at its own due time)."""
-    after: str | None = None
-    """The due entry this step continues after (None: from the start)."""
-    sweep: int = 0
+    step: int = 0
+    """Which step of the run this is (each reads the index from the start: what earlier steps ran is gone)."""
 
 
 @job_handler(JobType.DUE_RUN, payload=DueRun)
 def run_due(ctx: CallContext, payload: DueRun) -> dict[str, Any]:
     """Enqueued every quarter hour for every tenant without a test clock (schedules.py), then by each step
-    for the next page, once the step is done: entries run in time order, one page after another. A
-    retried step enqueues its continuation once (its locator derives from the run and where it goes on)."""
-    step = due.run_step(ctx, payload.asOf, due.Cursor(payload.after, payload.sweep))
-    if step.next is not None:
-        follow = DueRun(asOf=payload.asOf, after=step.next.after, sweep=step.next.sweep)
-        jobs.enqueue_once(ctx, JobType.DUE_RUN, follow, locator=derived_locator(
-            payload.asOf, f"{JobType.DUE_RUN}#{isoformat(payload.asOf)}#{follow.sweep}#{follow.after or ''}"))
-    return {"asOf": isoformat(payload.asOf), **step.result,
-            **({"continuedAfter": step.next.after or "", "sweep": step.next.sweep} if step.next else {})}
+    that stopped at its limit for the next, once the step is done: the entries run in time order, one step
+    after another. A retried step enqueues its continuation once (its locator derives from the run and the
+    step's number)."""
+    ran = due.run_step(ctx, payload.asOf)
+    if ran.more:
+        jobs.enqueue_once(ctx, JobType.DUE_RUN, DueRun(asOf=payload.asOf, step=payload.step + 1),
+                          locator=derived_locator(payload.asOf, f"{JobType.DUE_RUN}#{isoformat(payload.asOf)}#"
+                                                                f"{payload.step + 1}"))
+    return {"asOf": isoformat(payload.asOf), **ran.result, **({"continued": True} if ran.more else {})}

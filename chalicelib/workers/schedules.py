@@ -22,7 +22,6 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from chalice import Blueprint, Rate
-
 from pydantic import BaseModel
 
 from chalicelib.core.clock import isoformat
