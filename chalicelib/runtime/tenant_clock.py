@@ -71,6 +71,12 @@ def remember(tenant: str, has_test_clock: bool) -> None:
             _known.popitem(last=False)
 
 
+def forget(tenant: str) -> None:
+    """Drop what this process knows of `tenant` (tests: a process that never saw it)."""
+    with _lock:
+        _known.pop(tenant, None)
+
+
 def known(tenant: str) -> bool | None:
     """Whether this process knows `tenant` has a test clock (None: it does not know yet)."""
     with _lock:
