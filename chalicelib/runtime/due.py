@@ -203,12 +203,13 @@ class _Outcome:
 
 def run_step(ctx: CallContext, until: datetime, *, floor: datetime | None = None,
              limit: int | None = None) -> DueStep:
-    """Runs up to `limit` (STEP_ENTRIES) of the tenant's entries due at or before `until`, in time order, each at its own
-    due time (not before `floor`). It reads the earliest entries (one Query of the index and one consistent
-    BatchGetItem), runs those due at the earliest moment together (a batch), and reads again from the
-    start: what a batch settled is gone, what it moved or put (an entry moved to the renewal's next step, a
-    billing entry an issue put) is read in its place, so the entries run in time order however the
-    handlers change the index. Per entry: what its handler does, and one commit of its unit of work."""
+    """Runs up to `limit` (STEP_ENTRIES) of the tenant's entries due at or before `until`, in time order,
+    each at its own due time (not before `floor`). It reads the earliest entries (one Query of the index
+    and one consistent BatchGetItem), runs those due at the earliest moment together (a batch), and reads
+    again from the start: what a batch settled is gone, what it moved or put (an entry moved to the
+    renewal's next step, a billing entry an issue put) is read in its place, so the entries run in time
+    order however the handlers change the index. Per entry: what its handler does, and one commit of its
+    unit of work."""
     limit = limit or STEP_ENTRIES
     outcome = _Outcome()
     ran, skip_after, last_run_at = 0, None, None

@@ -89,7 +89,8 @@ def test_settling_or_moving_an_entry_put_again_since_it_was_read_fails_and_chang
 
 def test_an_entry_the_index_still_shows_after_it_was_settled_or_moved_is_not_answered(tenant, monkeypatch):
     """The index is read eventually consistently: the page reads its entries again, consistently."""
-    write(tenant, due_index.put(tenant, "policy.autoRenew", "P1", T0), due_index.put(tenant, "policy.autoRenew", "P2", T0))
+    write(tenant, due_index.put(tenant, "policy.autoRenew", "P1", T0),
+          due_index.put(tenant, "policy.autoRenew", "P2", T0))
     stale, _ = table.gateway().query(keys.tenant_scope(tenant), keys.due_index(tenant), index="GSI3")
     [p1] = [e for e in due_index.page(tenant, T0).entries if e.ref == "P1"]
     write(tenant, due_index.settle(p1), due_index.put(tenant, "policy.autoRenew", "P2", T0 + timedelta(days=1)))
