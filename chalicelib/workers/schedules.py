@@ -49,7 +49,10 @@ def clean_up_tables(event: Any) -> None:
     enqueue_for_every_tenant(JobType.TABLES_CLEANUP, DAILY)
 
 
-@bp.schedule(Rate(15, unit=Rate.MINUTES), name="run_due_work")
+DUE_SCHEDULE = "run_due_work"
+
+
+@bp.schedule(Rate(15, unit=Rate.MINUTES), name=DUE_SCHEDULE)
 def run_due_work(event: Any) -> None:
     """Every quarter hour, each tenant's due entries up to the schedule's time (runtime/due.py): renewal
     steps, and billing's invoice generation, due and grace moments. Work falls due at local midnights
