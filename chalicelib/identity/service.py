@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from chalicelib.core import codes
@@ -563,7 +564,8 @@ def create_tenant(ctx: CallContext, *, name: str, description: str | None = None
     tenant = Tenant(locator=new_tenant_locator(), name=name, description=description, createdAt=ctx.now,
                     createdBy=ctx.user_locator, testClock=test_clock)
     if test_clock:
-        clock_uow = wiring.unit_of_work(ctx.for_tenant(tenant.locator))
+        # the request's idempotency guard goes with the tenant's registration (system records), not here
+        clock_uow = wiring.unit_of_work(replace(ctx.for_tenant(tenant.locator), idempotency=None))
         clock_uow.add(tenant_clock.start(tenant.locator, wiring.clock().now()))
         clock_uow.commit()
     uow = wiring.system_unit_of_work(ctx)

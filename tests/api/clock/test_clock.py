@@ -120,17 +120,7 @@ def test_of_two_parallel_advances_one_wins_and_the_other_answers_409(api, admin_
     monkeypatch.undo()
     assert clock_of(api, admin_token, sandbox)["advancingTo"] == "2026-03-01T00:00:00.000Z"
     assert len(jobs.sent) == 1
-
-
-def test_two_advances_sent_at_once_let_exactly_one_through(api, admin_token, sandbox, jobs):
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        answers = list(pool.map(lambda to: advance(api, admin_token, sandbox, to).status_code,
-                                ["2026-03-01T00:00:00Z", "2026-04-01T00:00:00Z"]))
-
-    assert sorted(answers) == [200, 409]
-    assert len(jobs.sent) == 1
+    # (requests really sent at once: tests/e2e/test_parallel_writes.py, through the local stack)
 
 
 @pytest.mark.parametrize("body", [{}, {"to": "soon"}, {"to": "2027-01-01T00:00:00Z", "from": "now"}, []])
@@ -176,3 +166,16 @@ def test_reading_the_clock_of_an_ordinary_tenant_costs_no_call_once_the_process_
     assert gets(tenant) == known
     assert gets(sandbox) == known + 1
     assert gets(sandbox) == known + 1
+
+
+def test_creating_a_tenant_with_a_test_clock_honours_an_idempotency_key(api, admin_token):
+    from tests.support.configs import package, policy_model
+
+    headers = {"Authorization": f"Bearer {admin_token}", "Content-Type": "application/zip",
+               "X-Idempotency-Key": "sandbox-1"}
+    first = api.http.post("/config/createTenant?testClock=true", body=package(policy_model()), headers=headers)
+    again = api.http.post("/config/createTenant?testClock=true", body=package(policy_model()), headers=headers)
+
+    created = ok(first)
+    assert ok(again) == created
+    assert clock_of(api, admin_token, created["locator"])["testClock"] is True
