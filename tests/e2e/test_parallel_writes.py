@@ -107,7 +107,7 @@ def test_of_parallel_issues_of_one_accepted_quote_one_makes_the_policy_and_the_o
         == [quote]
 
 
-def test_of_parallel_advances_of_one_test_clock_one_goes_through_and_the_others_answer_409(stack, token):
+def test_parallel_advances_of_one_test_clock_never_overlap_and_the_others_answer_409(stack, token):
     status, body = stack.request("POST", "/config/createTenant?name=parallel-advances&testClock=true", token=token,
                                  package=package(policy_model()))
     assert status == 200, body
@@ -116,11 +116,13 @@ def test_of_parallel_advances_of_one_test_clock_one_goes_through_and_the_others_
     answers = in_parallel(ADVANCERS, lambda client: stack.request(
         "POST", f"/clock/{sandbox}/advance", token=token, json_body={"to": f"20{30 + client}-01-01T00:00:00Z"}))
 
-    through = [body for status, body in answers if status == 200]
-    assert len(through) == 1, answers
+    # The advance that goes through runs at once (no due work): a request that arrives after it finished may
+    # start the next one. Advances never overlap: each began where the one before it ended.
+    through = sorted((body for status, body in answers if status == 200), key=lambda body: body["now"])
+    assert through, answers
+    assert all(body["status"] == "advancing" for body in through)
+    assert [body["now"] for body in through[1:]] == [body["advancingTo"] for body in through[:-1]]
     for status, body in answers:
         if status != 200:
-            assert (status, body["code"]) == (409, "clock.advancing"), body
-    status, clock = stack.request("GET", f"/clock/{sandbox}", token=token)
-    assert status == 200, clock
-    assert clock.get("advancingTo", clock["now"]) == through[0]["advancingTo"]
+            assert (status, body["code"]) in {(409, "clock.advancing"), (400, "clock.not_forward")}, body
+    assert len(through) < ADVANCERS
