@@ -169,12 +169,14 @@ def test_reading_the_clock_of_an_ordinary_tenant_costs_no_call_once_the_process_
 
 
 def test_creating_a_tenant_with_a_test_clock_honours_an_idempotency_key(api, admin_token):
+    from chalicelib.core.ids import new_locator
     from tests.support.configs import package, policy_model
 
     headers = {"Authorization": f"Bearer {admin_token}", "Content-Type": "application/zip",
-               "X-Idempotency-Key": "sandbox-1"}
-    first = api.http.post("/config/createTenant?testClock=true", body=package(policy_model()), headers=headers)
-    again = api.http.post("/config/createTenant?testClock=true", body=package(policy_model()), headers=headers)
+               "X-Idempotency-Key": f"sandbox-{new_locator()}"}
+    body = package(policy_model())  # once: a ZIP stamps its files with the time it is made
+    first = api.http.post("/config/createTenant?testClock=true", body=body, headers=headers)
+    again = api.http.post("/config/createTenant?testClock=true", body=body, headers=headers)
 
     created = ok(first)
     assert ok(again) == created
