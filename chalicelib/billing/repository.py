@@ -202,6 +202,14 @@ def uninvoiced(tenant: str, account: str, up_to: str | None = None) -> list[Inst
     return get_many(tenant, account, "installment", [item["locator"] for item in items], Installment)
 
 
+def next_uninvoiced_time(tenant: str, account: str, after: str) -> str | None:
+    """The earliest generate time (ISO) of the account's uninvoiced installments later than `after`."""
+    items, _ = table.gateway().query(_scope(tenant), keys.billing_partition(tenant, account),
+                                     sk_after=f"{keys.BILLING_UNINVOICED_PREFIX}{after}#~",
+                                     sk_to=f"{keys.BILLING_UNINVOICED_PREFIX}~", limit=1, consistent=True)
+    return items[0]["SK"][len(keys.BILLING_UNINVOICED_PREFIX):].split("#", 1)[0] if items else None
+
+
 def invoiced_installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
     account = installment.accountLocator
     return [table.put(_item(tenant, account, "installment", installment)),

@@ -43,7 +43,7 @@ from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling, BillingPlans
 from chalicelib.core import codes, money
-from chalicelib.core.clock import isoformat
+from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, FieldError, NotFound
 from chalicelib.core.ids import derived_locator, new_locator
@@ -52,7 +52,8 @@ from chalicelib.policies import service as policies
 from chalicelib.policies.models import Transaction, TransactionCategory
 from chalicelib.priceable.models import Charge
 from chalicelib.quotes import service as quotes
-from chalicelib.runtime import jobs, wiring
+from chalicelib.runtime import due, jobs, wiring
+from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.job_types import JobType
 from chalicelib.transactions import service as transactions
 
@@ -255,6 +256,11 @@ def _write_installments(ctx: CallContext, account: str, record: InstallmentLatti
             pass
     uow = wiring.unit_of_work(ctx)
     repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+    if installments:
+        earliest = min(i.generateTime for i in installments)
+        current = due.entry(ctx, DueKind.INVOICE_GENERATE, account)
+        if current is None or current.due_at > earliest:
+            due.schedule(uow, DueKind.INVOICE_GENERATE, account, earliest)
     repository.add_lattice(uow, ctx.tenant, record)
     uow.add(*repository.installment_job_writes(ctx.tenant, job))
     uow.record_event(LATTICE_EVENT, {"installmentLatticeLocator": record.locator})
@@ -308,6 +314,12 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
             completedAt=ctx.now))
         uow.commit()
     return invoices
+
+
+def next_generate_time(ctx: CallContext, account_locator: str) -> datetime | None:
+    """When the account's next uninvoiced installment is to be generated, after now."""
+    found = repository.next_uninvoiced_time(ctx.tenant, account_locator, isoformat(ctx.now))
+    return parse_datetime(found) if found else None
 
 
 def generation_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoiceGenerationJob]:

@@ -54,6 +54,7 @@ from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.identity import service as identity
 from chalicelib.runtime import jobs, python_source, wiring
 from chalicelib.runtime.job_types import JobType
+from chalicelib.settings import settings
 
 VALIDATION_RESULT_FILE = "validation-result.json"
 NO_TENANT = "00000000-0000-0000-0000-000000000000"
@@ -77,9 +78,12 @@ T = TypeVar("T")
 
 
 def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
-                  description: str | None) -> TenantDeployment:
-    """Validate the package; only when it passes, register the tenant (the caller gets access),
-    deploy the package as its first version and store its bootstrap resources."""
+                  description: str | None, test_clock: bool = False) -> TenantDeployment:
+    """Validate the package; only when it passes, register the tenant (the caller gets access; with
+    `test_clock`, a test clock: 403 `clock.test_clocks_disabled` where the stage allows none), deploy the
+    package as its first version and store its bootstrap resources."""
+    if test_clock and not settings().test_clocks:
+        raise codes.CLOCK_TEST_CLOCKS_DISABLED("This stage does not allow test clocks (PAS_TEST_CLOCKS is false)")
     package = _read(package_bytes)
     outcome, plugins = _check(package)
     tenant_name = name or DEFAULT_TENANT_NAME
@@ -87,7 +91,7 @@ def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
         return _failed(NO_TENANT, tenant_name, outcome.errors, None)
     resources = bootstrap_resources(package)
     record = _bootstrap_record(ctx, resources, outcome.model)
-    tenant = identity.create_tenant(ctx, name=tenant_name, description=description)
+    tenant = identity.create_tenant(ctx, name=tenant_name, description=description, test_clock=test_clock)
     tenant_ctx = ctx.for_tenant(tenant.locator)
     repository.store_bootstrap_files(tenant.locator, resources, record.resources if record else [])
     uow, metadata = _deployment(tenant_ctx, package, outcome.model, plugins, None, overwrite=False)

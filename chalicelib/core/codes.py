@@ -295,6 +295,17 @@ INVOICE_SETTLED = _code(InvalidState, "invoice.settled", "The invoice is settled
 # Tenant plugins, and jobs.
 PLUGIN_FAILED = _code(DomainError, "plugin.failed", "A plugin of the tenant did not answer usefully")
 JOB_UNKNOWN_TYPE = _code(DomainError, "job.unknown_type", "No handler is registered for the job's type")
+JOB_INVALID_PAYLOAD = _code(DomainError, "job.invalid_payload", "The job's payload does not fit its handler's model")
+DUE_UNKNOWN_KIND = _code(DomainError, "due.unknown_kind", "No handler is registered for the due entry's kind")
+
+# Test clocks (DECISIONS.md "Test clocks").
+CLOCK_TEST_CLOCKS_DISABLED = _code(Forbidden, "clock.test_clocks_disabled",
+                                   "This stage does not allow test clocks (PAS_TEST_CLOCKS)")
+CLOCK_NOT_A_TEST_CLOCK = _code(Conflict, "clock.not_a_test_clock",
+                               "The tenant has no test clock: its time is the real time and cannot be moved")
+CLOCK_ADVANCING = _code(Conflict, "clock.advancing", "The test clock is advancing already")
+CLOCK_NOT_FORWARD = _code(InvalidRequest, "clock.not_forward",
+                          "A test clock moves only forward: `to` must be after the clock's now")
 
 
 def not_found(entity: str, what: str | None = None) -> DomainError:

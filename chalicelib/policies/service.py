@@ -64,11 +64,14 @@ from chalicelib.policies.models import (
     TransactionIssue,
     TransactionState,
     branch_heads,
+    renewal_due,
+    renewal_plans,
 )
 from chalicelib.policies.stack import segment_at
 from chalicelib.policies.statuses import policy_statuses
 from chalicelib.priceable.models import StaticDataVersion
-from chalicelib.runtime import jobs, versioned, wiring
+from chalicelib.runtime import due, jobs, versioned, wiring
+from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.wiring import UnitOfWork
 
@@ -133,6 +136,9 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
     repository.add_issue(uow, ctx.tenant, policy, transaction, [segment], [term], new_policy=True)
     _bill(uow, transaction)
     repository.add_static_version(uow, ctx.tenant, policy.locator, _static_version(ctx, policy.static))
+    renewal = _renewal_due(ctx, model, policy)
+    if renewal is not None:
+        _put_renewal_entry(uow, policy, renewal)
     return PolicyIssued(policyLocator=policy_locator, policyNumber=number, termLocator=term_locator,
                         transactionLocator=transaction_locator, segmentLocator=segment_locator)
 
@@ -394,15 +400,24 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
     check_size(policy, code=ENTITY, noun=ENTITY)
     terms_added = [term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
                    for term in issue.terms]
+    renewal = _renewal_due(ctx, model if policy.configVersion == stack.policy.configVersion else _model(ctx, policy),
+                           policy)
+    renewal_moves = renewal != _renewal_due(ctx, model, stack.policy)
     # the final write's own records: the root, the issued transaction, each new term with its alias, the
-    # changed terms, each removed term with its alias, the changed transactions
-    final = 2 + 2 * len(issue.terms) + len(issue.changed_terms) + 2 * len(issue.removed_terms) + len(issue.changed)
+    # changed terms, each removed term with its alias, the changed transactions, the moved renewal entry
+    final = 2 + 2 * len(issue.terms) + len(issue.changed_terms) + 2 * len(issue.removed_terms) \
+        + len(issue.changed) + int(renewal_moves)
     segments, added, token = issue.segments, issue.added, None
     if final + len(issue.segments) + 2 * len(issue.added) > uow.remaining and issue.added:
         segments, token = _write_pending(ctx, uow, issue, final)
         added = []
     repository.add_issue(uow, ctx.tenant, policy, issue.transaction, segments, terms_added,
                          new_transaction=False, issue_token=token)
+    if renewal_moves:
+        if renewal is None:
+            due.cancel(uow, DueKind.POLICY_AUTO_RENEW, policy.locator)
+        else:
+            _put_renewal_entry(uow, policy, renewal)
     for term in issue.changed_terms:
         repository.save_term(uow, ctx.tenant, term)
     for term in issue.removed_terms:
@@ -600,6 +615,17 @@ def _plausible(locator: str) -> bool:
 def _model(ctx: CallContext, policy: Policy) -> dict[str, Any]:
     """The resolved model of the configuration version the policy was issued under."""
     return configuration.model(ctx, policy.configVersion, resolved=True)
+
+
+def _renewal_due(ctx: CallContext, model: dict[str, Any], policy: Policy) -> datetime | None:
+    """When the renewal of the policy as it stands falls due (models.renewal_due), by its configuration's plan."""
+    return renewal_due(renewal_plans(model).get(policy.autoRenewalPlanName or ""), policy, ctx.now)
+
+
+def _put_renewal_entry(uow: UnitOfWork, policy: Policy, at: datetime) -> None:
+    """The policy's `policy.autoRenew` due entry at `at`, wherever the auto-renewal job had moved it (the
+    transactions domain handles it; its account is kept for the job to read a page's accounts at once)."""
+    due.schedule(uow, DueKind.POLICY_AUTO_RENEW, policy.locator, at, {"accountLocator": policy.accountLocator})
 
 
 def _numbering_plan(model: dict[str, Any], product_name: str) -> str | None:

@@ -25,7 +25,16 @@ _defaults: dict[str, Any] = {}
 
 
 def clock() -> Clock:
+    """Real time: authentication, token expiry, job leases, the event stream's commit order."""
     return _overrides.get("clock") or _defaults.setdefault("clock", SystemClock())
+
+
+def clock_for(tenant: str) -> Clock:
+    """The tenant's business time: its test clock where it has one, else real time (runtime/tenant_clock.py:
+    no DynamoDB call for a tenant this process knows to be an ordinary one)."""
+    from chalicelib.runtime import tenant_clock
+
+    return tenant_clock.clock_for(tenant)
 
 
 def job_queue() -> JobQueue:

@@ -119,6 +119,31 @@ def bootstrap_marker() -> Key:
     return Key("SYS#BOOTSTRAP")
 
 
+# --- the tenant's clock and its due work ---------------------------------------------------------
+# A test-clock tenant has one clock item (runtime/tenant_clock.py); an ordinary tenant has none.
+# A due entry (storage/due_index.py) is one item, keyed by its kind and the record it is about, so it is
+# put, moved and removed by that name alone; while it exists it sits on GSI3 under `due_index(t)`,
+# sorted by `{dueAt}#{kind}#{ref}`: a tenant's entries up to a moment, in time order, are one Query.
+
+
+def tenant_clock(tenant_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}CLOCK")
+
+
+def due_entry(tenant_locator: str, kind: str, ref: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}DUE#{kind}#{ref}")
+
+
+def due_index(tenant_locator: str) -> str:
+    """GSI3: the tenant's due entries, sorted by `due_sort_key`."""
+    return f"{tenant_scope(tenant_locator)}DUE"
+
+
+def due_sort_key(due_at: str, kind: str, ref: str) -> str:
+    """`due_at`: the entry's due time as `core.clock.isoformat` writes it (fixed width: sorts as it reads)."""
+    return f"{due_at}#{kind}#{ref}"
+
+
 # --- configuration deployments -------------------------------------------------------------------
 # One partition per tenant: the immutable version items, the pointer to the current version (with its
 # DeploymentMetadata), one item per static version locator naming its latest version, and the record
@@ -275,12 +300,6 @@ def policy_segment(tenant_locator: str, policy_locator: str, segment_locator: st
 
 def segment_lookup(tenant_locator: str, segment_locator: str) -> str:
     return f"{tenant_scope(tenant_locator)}SEG#{segment_locator}"
-
-
-def renewals_due(tenant_locator: str) -> str:
-    """Sparse (GSI3): the roots of the tenant's policies with an auto-renewal plan, sorted by
-    `{endTime}#{policyLocator}`, which the auto-renewal job pages by term end."""
-    return f"{tenant_scope(tenant_locator)}RENEWALS"
 
 
 # --- quotes ---------------------------------------------------------------------------------------

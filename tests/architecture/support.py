@@ -343,6 +343,7 @@ def build_world(api: Any, token: str) -> World:
         "update_transaction_elements": {"locator": policy["latestSegmentLocator"]},
         "update_transaction_underwriting_flags": flag_changes,
         **{f"add_transaction_{level}_flag": {"note": "look"} for level in levels},
+        "advance_clock": {"to": "2030-01-01T00:00:00Z"},  # the world's tenant has no test clock: 409
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
