@@ -30,8 +30,8 @@ def billing_model(default_plan: str = "Monthly") -> dict[str, Any]:
     return model
 
 
-def billing_tenant(api: Any, token: str, default_plan: str = "Monthly") -> str:
-    return quotes_tenant(api, token, billing_model(default_plan))
+def billing_tenant(api: Any, token: str, default_plan: str = "Monthly", *, test_clock: bool = False) -> str:
+    return quotes_tenant(api, token, billing_model(default_plan), test_clock=test_clock)
 
 
 def billed_policy(api: Any, token: str, tenant: str, jobs: Any, **fields: Any) -> tuple[str, dict[str, Any]]:
