@@ -7,7 +7,15 @@ from decimal import Decimal
 import pytest
 
 from tests.api.billing.support import amounts, billed_policy, billing, billing_tenant, invoices_of_account
-from tests.api.transactions.support import create, params, step
+from tests.api.transactions.support import (
+    create,
+    issued_policy,
+    modify,
+    params,
+    segment_of_policy,
+    step,
+    vehicle_of,
+)
 from tests.support.api import assert_error, call, event_types, ok
 
 FIRST_DUE = "2026-02-01T05:00:00.000Z"
@@ -377,3 +385,47 @@ def test_generation_runs_and_an_invoices_lifecycle_are_readable(api, admin_token
     assert lifecycle["contextData"]["triggers"] == [{"triggerTime": FIRST_DUE, "triggerType": "due"}]
     updated = ok(call(api, "GET", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token))
     assert updated["autopayTime"] == "2026-01-30T05:00:00.000Z"
+
+
+def test_policies_billed_at_account_level_share_invoices_and_one_at_policy_level_has_its_own(api, admin_token, jobs):
+    from tests.api.quotes.support import new_account
+
+    tenant = billing_tenant(api, admin_token, "FullPay", test_clock=True)
+    account = new_account(api, admin_token, tenant)
+    first = issued_policy(api, admin_token, tenant, account, startTime="2026-03-01T05:00:00Z")
+    second = issued_policy(api, admin_token, tenant, account, startTime="2026-03-01T05:00:00Z")
+    alone = issued_policy(api, admin_token, tenant, account, startTime="2026-03-01T05:00:00Z", billingLevel="policy")
+    jobs.drain()
+    assert invoices_of_account(api, admin_token, tenant, account) == []  # generated 30 days ahead: 2026-01-30
+    ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-02-01T00:00:00Z"}))
+    jobs.drain()
+
+    invoices = invoices_of_account(api, admin_token, tenant, account)
+    assert sorted(amounts(invoices)) == [Decimal("1225.00"), Decimal("2450.00")]
+    shared = next(i for i in invoices if i["totalAmount"] == Decimal("2450.00"))
+    own = next(i for i in invoices if i["totalAmount"] == Decimal("1225.00"))
+    for policy, expected in ((first, shared), (second, shared), (alone, own)):
+        listed = ok(call(api, "GET", billing(tenant, f"/invoices/policies/{policy['locator']}/list"),
+                         admin_token))["items"]
+        assert [i["locator"] for i in listed] == [expected["locator"]]
+    items = ok(call(api, "GET", billing(tenant, f"/invoices/{shared['locator']}"), admin_token))["invoiceItems"]
+    assert sorted(i["policyLocator"] for i in items) == sorted([first["locator"]] * 2 + [second["locator"]] * 2)
+
+
+def test_a_reversal_bills_exactly_what_it_takes_back(api, admin_token, jobs, full_pay):
+    tenant = full_pay
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
+    change = ok(create(api, admin_token, tenant, policy["locator"], "change",
+                       [params("2026-08-01T04:00:00.000Z"), modify(vehicle, value="25000")]))
+    ok(step(api, admin_token, tenant, change["locator"], "issue"))
+    jobs.drain()
+    after_change = sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True)))
+    assert after_change == Decimal("1225.00") + Decimal("300.00") + Decimal("25.00") - Decimal("12.50")
+
+    reversal = ok(call(api, "PATCH", f"/policy/{tenant}/policies/{policy['locator']}/reversal", admin_token,
+                       {"baseLocator": change["locator"], "toTransaction": policy["issuedTransactionLocator"],
+                        "reverseTransactions": [change["locator"]]}))
+    ok(step(api, admin_token, tenant, reversal["locator"], "issue"))
+    jobs.drain()
+    assert sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True))) == Decimal("1225.00")
