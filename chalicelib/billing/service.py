@@ -17,7 +17,7 @@ from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
 from chalicelib.billing import plans, repository
 from chalicelib.billing.installments import allocation, lattice
-from chalicelib.billing.invoices import generator
+from chalicelib.billing.invoices import fees, generator
 from chalicelib.billing.models import (
     Application,
     ContainerType,
@@ -41,7 +41,7 @@ from chalicelib.billing.models import (
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
-from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling, BillingPlans
+from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling, BillingPlans, InvoiceFeeHandling
 from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import CallContext
@@ -335,10 +335,18 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list
     model = configuration.current_model(ctx, resolved=True)[1]
     numbering = _invoice_numbering_plan(ctx, account)
     version = repository.root_version(ctx.tenant, account_locator)
+    plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    own_fees: dict[str, Decimal | None] = {}
     created = []
     for chunk in _chunks(due):
         for invoice in generator.generate(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator()):
             invoiced = [i for i in chunk if i.invoiceLocator == invoice.locator]
+            if plan is not None and plan.invoice_fee_handling != InvoiceFeeHandling.WAIVE:
+                for policy in invoice.policyLocators:
+                    if policy not in own_fees:
+                        own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
+                amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
+                invoice = fees.with_fee(invoice, amount, new_locator())
             created.append(_write_invoice(ctx, model, numbering, invoice, invoiced, version))
             version += 1
     return created

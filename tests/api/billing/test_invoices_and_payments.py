@@ -429,3 +429,29 @@ def test_a_reversal_bills_exactly_what_it_takes_back(api, admin_token, jobs, ful
     ok(step(api, admin_token, tenant, reversal["locator"], "issue"))
     jobs.drain()
     assert sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True))) == Decimal("1225.00")
+
+
+@pytest.mark.parametrize("handling, expected", [("max", "7.50"), ("min", "5.00"), ("sum", "12.50"), ("waive", "0")])
+def test_an_invoice_carries_one_fee_for_its_policies_as_the_plan_combines_them(api, admin_token, jobs, handling,
+                                                                              expected):
+    from tests.api.billing.support import billing_model
+    from tests.api.quotes.support import new_account
+    from tests.support.configs import quotes_tenant
+
+    model = billing_model("FullPay")
+    model["invoicingPlans"] = {"Fees": {"invoiceFeeHandling": handling, "invoiceFeeAmounts": {"USD": 5},
+                                        "consolidateInvoicesOnCancellation": "none"}}
+    model["defaultInvoicingPlan"] = "Fees"
+    tenant = quotes_tenant(api, admin_token, model, test_clock=True)
+    account = new_account(api, admin_token, tenant)
+    issued_policy(api, admin_token, tenant, account, startTime="2026-03-01T05:00:00Z")
+    issued_policy(api, admin_token, tenant, account, startTime="2026-03-01T05:00:00Z", invoiceFeeAmount="7.50")
+    jobs.drain()
+    ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-02-01T00:00:00Z"}))
+    jobs.drain()
+
+    [invoice] = invoices_of_account(api, admin_token, tenant, account)
+    items = ok(call(api, "GET", billing(tenant, f"/invoices/{invoice['locator']}"), admin_token))["invoiceItems"]
+    fee_items = [i["amount"] for i in items if i["chargeType"] == "invoiceFee"]
+    assert fee_items == ([] if handling == "waive" else [Decimal(expected)])
+    assert invoice["totalAmount"] == Decimal("2450.00") + Decimal(expected)
