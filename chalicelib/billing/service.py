@@ -70,6 +70,9 @@ def bill_transaction(ctx: CallContext, transaction_locator: str) -> list[str]:
     finds the lattice and does nothing). Answers the account locators whose invoicing it may have
     made due now."""
     transaction, parts = transactions.transaction_with_parts(ctx, transaction_locator)
+    if transaction.aggregateTransactionLocator:  # issued out of sequence: billed with the reversals and
+        # reapplications around it, which its aggregate names (no job bills them on their own)
+        transaction, parts = transactions.transaction_with_parts(ctx, transaction.aggregateTransactionLocator)
     locator = lattice_locator(transaction)
     if repository.lattice_exists(ctx.tenant, locator):
         return []
