@@ -40,7 +40,7 @@ from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling
 from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, FieldError
+from chalicelib.core.errors import AlreadyExists, FieldError, NotFound
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
@@ -79,12 +79,12 @@ def bill_transaction(ctx: CallContext, transaction_locator: str) -> list[str]:
     policy = policies.get_policy(ctx, transaction.policyLocator)
     account = accounts.get_account(ctx, policy.accountLocator)
     billing_plans = configuration.billing_plans(ctx, policy.configVersion)
-    term = policies.get_term(ctx, transaction.termLocator)
+    term_start, term_end = _term_span(ctx, transaction)
     plan_name, schedule = plans.schedule(billing_plans, policy.installmentPlanName,
                                          transaction.preferences or policy.preferences)
     frames = lattice.from_effective(
-        lattice.term_frames(term.startTime, term.endTime, schedule, policy.timezone),
-        max(min(transaction.effectiveTime, term.endTime), term.startTime))
+        lattice.term_frames(term_start, term_end, schedule, policy.timezone),
+        max(min(transaction.effectiveTime, term_end), term_start))
     defer = billing_plans.backdated_installments_billing == BackdatedInstallmentsBilling.DEFER_DUE_DATE
     frames = allocation.backdated(frames, ctx.now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
     charges = [charge for part in (transaction, *parts) for charge in part.charges]
@@ -96,8 +96,9 @@ def bill_transaction(ctx: CallContext, transaction_locator: str) -> list[str]:
     weights = allocation.normalized_weights(frames)
     record = InstallmentLattice(
         locator=locator, accountLocator=account.locator, policyLocator=policy.locator,
-        transactionLocator=transaction.locator, termLocator=term.locator, quoteLocator=transaction.quoteLocator,
-        currency=policy.currency, timezone=policy.timezone, termStartTime=term.startTime, termEndTime=term.endTime,
+        transactionLocator=transaction.locator, termLocator=transaction.termLocator,
+        quoteLocator=transaction.quoteLocator, currency=policy.currency, timezone=policy.timezone,
+        termStartTime=term_start, termEndTime=term_end,
         effectiveTime=transaction.effectiveTime,
         reversalLattice=transaction.transactionCategory in (TransactionCategory.CANCELLATION,
                                                             TransactionCategory.REVERSAL),
@@ -109,6 +110,21 @@ def bill_transaction(ctx: CallContext, transaction_locator: str) -> list[str]:
                     for frame, share in zip(frames, shares) if share]
     _write_installments(ctx, account.locator, record, installments)
     return [account.locator]
+
+
+def _term_span(ctx: CallContext, transaction: Transaction) -> tuple[datetime, datetime]:
+    """The start and end of the transaction's term. Reversing a renewal deletes its term: the reversal's
+    refund is billed over the span the reversed transactions' segments had in that term."""
+    try:
+        term = policies.get_term(ctx, transaction.termLocator)
+    except NotFound:
+        reversed_ = [transactions.get_transaction(ctx, locator) for locator in transaction.reversedTransactionLocators]
+        spans = [segment for each in reversed_ if each.termLocator == transaction.termLocator
+                 for segment in each.segments]
+        if not spans:
+            raise
+        return min(s.startTime for s in spans), max(s.endTime for s in spans)
+    return term.startTime, term.endTime
 
 
 def _billing_level(policy: Policy, account: Account) -> BillingLevel:

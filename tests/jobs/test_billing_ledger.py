@@ -482,6 +482,27 @@ def test_an_out_of_sequence_change_is_billed_with_the_reversal_and_reapplication
     check(history)
 
 
+def test_the_reversal_of_a_renewal_is_billed_though_its_term_is_gone(tenant, clock, jobs):
+    """Reversing a renewal deletes its term; the reversal's refund is billed over the renewal's frames
+    (so each of the renewal's installments has its negation, due at the same time)."""
+    history = History(tenant, clock, jobs, eager=False)
+    history.start("Quarterly", "account", "12000.50")
+    history.apply(("renew",))
+    history.apply(("reverse", 0))
+
+    ctx = history.ctx()
+    assert failed_jobs(tenant, jobs) == []
+    installments = billing.installments_of(ctx, "policy", history.policy, PageRequest(0, 100)).items
+    by_due: dict[datetime, Decimal] = defaultdict(Decimal)
+    for installment in installments:
+        by_due[installment.dueTime] += installment.amount
+    first_term = [due for due in by_due if due < datetime(2027, 2, 1, 5, tzinfo=UTC)]
+    assert sum(by_due.values(), ZERO) == Decimal("1225.00") == sum((by_due[due] for due in first_term), ZERO)
+    assert all(not amount for due, amount in by_due.items() if due not in first_term)
+    billing.generate_invoices(ctx, history.account, up_to=FAR)
+    check(history)
+
+
 def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: bool) -> None:
     clock.set(NOW)
     jobs.drain()
