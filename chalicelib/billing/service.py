@@ -108,6 +108,9 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
     finds the lattice and does nothing), recording the job `job_locator` that did it. Answers the
     account locators whose invoicing it may have made due now."""
     transaction, parts = transactions.transaction_with_parts(ctx, transaction_locator)
+    if transaction.aggregateTransactionLocator:  # issued out of sequence: billed with the reversals and
+        # reapplications around it, which its aggregate names (no job bills them on their own)
+        transaction, parts = transactions.transaction_with_parts(ctx, transaction.aggregateTransactionLocator)
     locator = lattice_locator(transaction)
     if repository.lattice_exists(ctx.tenant, locator):
         return []
@@ -162,11 +165,7 @@ def retry_failed(ctx: CallContext, policy_locator: str) -> list[InstallmentJob]:
 def _of_transaction(ctx: CallContext, transaction: Transaction) -> Billing:
     policy = policies.get_policy(ctx, transaction.policyLocator)
     account = accounts.get_account(ctx, policy.accountLocator)
-    try:
-        term = policies.get_term(ctx, transaction.termLocator)
-        start, end = term.startTime, term.endTime
-    except NotFound:  # an unissued renewal's term: the span its segment will have
-        start, end = transaction.segments[0].startTime, transaction.segments[-1].endTime
+    start, end = _term_span(ctx, transaction)
     container = _container(policy.billingLevel, account, policy.locator)
     return Billing(account=account, policy_locator=policy.locator, transaction_locator=transaction.locator,
                    term_locator=transaction.termLocator, quote_locator=transaction.quoteLocator, container=container,
@@ -202,6 +201,22 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
     return Billed(record, [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge,
                                         billing.container)
                            for frame, share in zip(frames, shares) if share])
+
+
+def _term_span(ctx: CallContext, transaction: Transaction) -> tuple[datetime, datetime]:
+    """The start and end of the transaction's term. An unissued renewal's term does not exist yet: the
+    span its segments will have. Reversing a renewal deletes its term: the reversal's refund is billed
+    over the span the reversed transactions' segments had in that term."""
+    try:
+        term = policies.get_term(ctx, transaction.termLocator)
+    except NotFound:
+        reversed_ = [transactions.get_transaction(ctx, locator) for locator in transaction.reversedTransactionLocators]
+        spans = [segment for each in reversed_ if each.termLocator == transaction.termLocator
+                 for segment in each.segments] or list(transaction.segments)
+        if not spans:
+            raise
+        return min(s.startTime for s in spans), max(s.endTime for s in spans)
+    return term.startTime, term.endTime
 
 
 def _billing_level(chosen: BillingLevel | None, account: Account) -> BillingLevel:
