@@ -53,7 +53,7 @@ def allocate(amount: Decimal, weights: Sequence[Decimal | int], currency: str) -
     if round_money(amount, currency) != amount:
         raise ValueError(f"{amount} is not a whole number of {currency} minor units (10^-{digits})")
     shares = [_weight(weight) for weight in weights]
-    total = sum(shares, Fraction(0))
+    total = sum(shares)
     if total == 0:
         raise ValueError("at least one weight must be positive" if shares else "there is nothing to allocate to")
     units = Fraction(amount) * 10 ** digits  # a whole number, checked above

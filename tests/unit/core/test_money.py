@@ -92,7 +92,9 @@ def test_allocate_refuses_what_it_cannot_spread(amount, weights, reason):
     assert str(refused.value) == reason
 
 
-@pytest.mark.parametrize("weight", [1.5, True, "1"])
-def test_allocate_refuses_a_weight_that_is_no_decimal(weight):
-    with pytest.raises(ValueError, match="a weight is a Decimal or an int"):
+@pytest.mark.parametrize("weight, kind", [(1.5, "float"), (True, "bool"), ("1", "str")])
+def test_allocate_refuses_a_weight_that_is_no_decimal(weight, kind):
+    with pytest.raises(ValueError) as refused:
         allocate(Decimal("1.00"), [weight], "USD")
+
+    assert str(refused.value) == f"a weight is a Decimal or an int, not {kind}"
