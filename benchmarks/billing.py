@@ -3,7 +3,7 @@ second of our own CPU), the due run that generates the invoices (DynamoDB calls 
 grow with the book) and its rerun (which must create nothing), a payment against many open invoices, and a
 five-year advance of a test clock (calls per due entry).
 
-    .venv/bin/python benchmarks/billing.py [--books 1000 10000] [--open-invoices 2 24]
+    .venv/bin/python benchmarks/billing.py [--books 1000 3000] [--open-invoices 2 24]
                                            [--clock-policies 10 100] [--profile billing|invoices|advance]
 
 In one process, against one in-process moto (local/lean_moto.py, as the tests), with a fixed clock and the
@@ -67,7 +67,7 @@ WRITES = {"TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem", "BatchWri
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--books", type=int, nargs="+", default=[1000, 10000],
+    parser.add_argument("--books", type=int, nargs="+", default=[1000, 3000],
                         help="policies (each on its own account) of each invoice run's book")
     parser.add_argument("--open-invoices", type=int, nargs="+", default=[2, 24],
                         help="open invoices of the account a payment settles (even: two policies)")
