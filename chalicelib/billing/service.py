@@ -106,7 +106,8 @@ class Billing:
 def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: str | None = None) -> list[str]:
     """Spread the charges of an issued transaction over its installment lattice (once: a second call
     finds the lattice and does nothing), recording the job `job_locator` that did it. Answers the
-    account locators whose invoicing it may have made due now."""
+    account whose invoicing it made due now (none when every installment is to be generated later: its
+    due entry does that at the time)."""
     transaction, parts = transactions.transaction_with_parts(ctx, transaction_locator)
     if transaction.aggregateTransactionLocator:  # issued out of sequence: billed with the reversals and
         # reapplications around it, which its aggregate names (no job bills them on their own)
@@ -123,7 +124,8 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
         installmentLocators=[i.locator for i in billed.installments], jobStatus=JobStatus.FINISHED,
         createdAt=transaction.issuedTime or ctx.now, completedAt=ctx.now)
     _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments, job)
-    return [billing.account.locator]
+    due_now = any(installment.generateTime <= ctx.now for installment in billed.installments)
+    return [billing.account.locator] if due_now else []
 
 
 def billing_failed(ctx: CallContext, transaction_locator: str, policy_locator: str | None, job_locator: str,
