@@ -253,6 +253,11 @@ def build_world(api: Any, token: str) -> World:
     payment_body = {"accountLocator": account, "type": "Check", "amount": 10, "data": {},
                     "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}
     payment = ok(call(api, "POST", f"{billing}/payments", token, payment_body))
+    early_body = {"ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
+                  "invoiceThroughTime": "2026-02-01T05:00:00Z"}
+    early = ok(call(api, "POST", f"{billing}/invoices/earlyInvoicing", token, early_body))
+    stateless = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
+                 "termEndTime": "2027-02-01T05:00:00Z", "charges": [{"chargeType": "premium", "amount": "100.00"}]}
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
                                                                                    "roles": ["primary"]}))
     change = [{"action": "params", "effectiveTime": "2026-08-01T04:00:00Z"}]
@@ -336,7 +341,7 @@ def build_world(api: Any, token: str) -> World:
         "reverse_policy_change": {"baseLocator": transaction, "toTransaction": transaction,
                                   "reverseTransactions": [transaction]},
         "evaluate_transaction_constraints": {},
-        "create_payment": payment_body, "update_payment": {"amount": 11},
+        "create_payment": payment_body, "update_payment": {"amount": 11}, "request_early_invoicing": early_body,
         "update_invoice": {"autopayTime": "2026-02-01T05:00:00Z", "suppressAutopay": True},
         "add_transaction_change_instruction": change[0], "update_transaction_change_instruction": change[0],
         "add_transaction_elements": [], "remove_transaction_elements": [],
@@ -357,6 +362,8 @@ def build_world(api: Any, token: str) -> World:
         "set_quote_number": "quoteNumber=N-1", "set_quote_reserved_policy_number": "reservedPolicyNumber=N-1",
         "fetch_policy_snapshot": "date=2026-06-01T00:00:00Z",
         "list_payments": urlencode({"accountLocator": account}), "set_invoice_number": "invoiceNumber=N-1",
+        "list_credits": urlencode({"accountLocator": account}),
+        "preview_stateless_invoices": urlencode({"quotePreviewRequest": simplejson.dumps(stateless)}),
     }
     return World(tenant=tenant, bodies=bodies, queries=queries, values={
         "tenantLocator": tenant,
@@ -375,5 +382,6 @@ def build_world(api: Any, token: str) -> World:
         "installmentLocator": installment["locator"], "quoteLocator": to_issue, "transactionLocator": transaction,
         "accountLocator": account, "refLocator": account, "invoices/locator": invoice["locator"],
         "invoiceNumber": invoice["invoiceNumber"], "payments/locator": payment["locator"],
+        "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
     })

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chalicelib.billing.installments import allocation, lattice
@@ -36,6 +36,7 @@ def billable(locator: str, amount: str, spread: bool = True) -> allocation.Billa
 cents = st.integers(min_value=-10**9, max_value=10**9).map(lambda c: Decimal(c).scaleb(-2))
 
 
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(cents, min_size=1, max_size=6), st.integers(min_value=0, max_value=11))
 def test_every_charge_is_billed_whole_over_the_frames_it_is_spread_on(amounts, effective_month):
     billed = lattice.from_effective(frames(), frames()[effective_month].start + timedelta(days=3))
