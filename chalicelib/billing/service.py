@@ -274,10 +274,13 @@ def _write_installments(ctx: CallContext, account: str, record: InstallmentLatti
     uow = wiring.unit_of_work(ctx)
     repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
     if installments:
+        # put even where an entry stands earlier (there again, with a new token): a run of that entry that
+        # read the account's next generate time before these installments were written then finds it moved
+        # and leaves it, instead of removing (or moving past them) the entry they count on
         earliest = min(i.generateTime for i in installments)
         current = due.entry(ctx, DueKind.INVOICE_GENERATE, account)
-        if current is None or current.due_at > earliest:
-            due.schedule(uow, DueKind.INVOICE_GENERATE, account, earliest)
+        due.schedule(uow, DueKind.INVOICE_GENERATE, account,
+                     earliest if current is None else min(current.due_at, earliest))
     repository.add_lattice(uow, ctx.tenant, record)
     uow.add(*repository.installment_job_writes(ctx.tenant, job))
     uow.record_event(LATTICE_EVENT, {"installmentLatticeLocator": record.locator})

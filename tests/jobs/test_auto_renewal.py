@@ -12,12 +12,12 @@ York: 05:00Z), accepts it on 2027-01-12 and issues it on 2027-01-22.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal as D
 
 import pytest
 
-from chalicelib.core.clock import isoformat
+from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.runtime import due, wiring
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.job_types import JobType
@@ -74,6 +74,9 @@ NOTHING = {"created": 0, "priced": 0, "accepted": 0, "issued": 0, "alreadyDone":
 CREATE_AT, ACCEPT_AT = datetime(2027, 1, 2, 5, tzinfo=timezone.utc), datetime(2027, 1, 12, 5, tzinfo=timezone.utc)
 ISSUE_AT = datetime(2027, 1, 22, 5, tzinfo=timezone.utc)
 """Midnight in New York: where the policy's due entry stands before each step."""
+TERM_START = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
+"""Where the account's invoice generation entry stands once its policy is billed: the test configuration has
+no installment plans, so each policy is billed on one full-pay frame generated at the term start."""
 
 
 def renewals_tenant(api, token) -> str:
@@ -117,6 +120,12 @@ def entry_of(tenant, policy_locator):
     return found.due_at if found else None
 
 
+def invoicing_of(tenant, account_locator):
+    """Where the account's invoice generation entry stands (None: nothing left to invoice)."""
+    found = due.entry(system_ctx().for_tenant(tenant), DueKind.INVOICE_GENERATE, account_locator)
+    return found.due_at if found else None
+
+
 def transactions_of(api, token, tenant, policy_locator):
     branches = ok(call(api, "GET", policy_path(tenant, policy_locator, "/branches"), token))
     return [t for branch in branches.values() for t in branch]
@@ -136,6 +145,23 @@ def put_entry_back(tenant, policy_locator, at):
     uow.commit()
 
 
+def billing_at_rest(tenant, jobs, until=TERM_START):
+    """Billing brought to rest before the run a test measures: the billing jobs of what was issued run (the
+    installments, and each account's invoice generation entry put at their earliest generate time), then the
+    due pager runs the tenant's entries up to `until` (just before the measured run), which generates the
+    invoices due by then and moves each entry on to its account's next generate time, after `until`. Answers
+    what the pager did, summed over its steps: billing entries only, no renewal."""
+    jobs.drain(job_types=frozenset({JobType.BILLING_INSTALLMENTS}))
+    ctx = system_ctx().for_tenant(tenant)
+    summed: Counter = Counter()
+    while True:
+        step = due.run_step(ctx, until)
+        assert (counts(step.result), step.result.get("policiesRead", 0)) == (NOTHING, 0), step.result
+        summed.update({name: value for name, value in step.result.items() if isinstance(value, int | D)})
+        if not step.more:
+            return dict(summed)
+
+
 def counts(result):
     """What the renewals did (a run that ran no entry answers none of it)."""
     return {name: result.get(name, NOTHING[name]) for name in NOTHING}
@@ -151,6 +177,9 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Auto")
     assert policy["endTime"] == END
     assert entry_of(tenant, policy["locator"]) == CREATE_AT
+    billed = billing_at_rest(tenant, jobs)
+    assert (billed["entries"], billed["invoicesGenerated"]) == (1, 1)  # the term's full-pay invoice
+    assert invoicing_of(tenant, account) is None  # nothing more to invoice this term
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, BEFORE)
     assert (read(result), counts(result)) == ((0, 0), NOTHING)
@@ -190,7 +219,10 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     # 10 days before: issued, the next term opens and the policy's end moves a year on
     result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
     assert counts(result) == {**NOTHING, "issued": 1}
-    assert [e["type"] for e in events] == ["policy.renewal.issue"]
+    # the issue enqueued its billing job in its own write (the run's request): it spread the renewal's charges
+    # on the new term's lattice, whose full-pay invoice is generated at the new term's start
+    assert [e["type"] for e in events] == ["policy.renewal.issue", "billing.installmentlattice.create"]
+    assert invoicing_of(tenant, account) == parse_datetime(END)
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert (after["endTime"], after["latestTermLocator"]) == (NEXT_END, renewal["termLocator"])
     terms = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/terms/list"), admin_token))["items"]
@@ -212,6 +244,7 @@ def test_a_run_that_finds_every_step_due_runs_each_at_its_own_time(api, admin_to
     """A run that comes late (the scheduler was down: nothing ran since before the create step) catches
     up in time order, each step at its own moment, as the runs it missed would have."""
     policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Loyalty")
+    billing_at_rest(tenant, jobs)
     ddb_calls.clear()
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
@@ -224,7 +257,8 @@ def test_a_run_that_finds_every_step_due_runs_each_at_its_own_time(api, admin_to
     assert [e["type"] for e in events] == ["policy.renewal.create", "policy.renewal.update",
                                            "policy.renewal.validate", "policy.renewal.price",
                                            "policy.renewal.underwrite", "policy.renewal.accept",
-                                           "policy.renewal.issue"]
+                                           "policy.renewal.issue",
+                                           "billing.installmentlattice.create"]  # the issue's billing job
     created = events[0]["data"]["transactionLocator"]
     renewal = ok(call(api, "GET", transaction_path(tenant, created), admin_token))
     assert (renewal["transactionType"], renewal["transactionState"]) == ("LoyaltyRenewal", "issued")
@@ -233,13 +267,16 @@ def test_a_run_that_finds_every_step_due_runs_each_at_its_own_time(api, admin_to
     price = ok(call(api, "GET", transaction_path(tenant, created, "/price"), admin_token))
     assert amounts(price["charges"]) == [("premium", D("600.00"), False), ("tax", D("25"), False)]
     # the job enqueued; the renewal created, priced, accepted, issued; the entry moved twice, then found
-    # moved by the issue
-    assert Counter(ddb_calls)["TransactWriteItems"] == 1 + 4 + 3
+    # moved by the issue; and the billing job the issue enqueued: the renewal's installments (one write), then
+    # its lattice (nothing to invoice before the new term starts)
+    assert Counter(ddb_calls)["TransactWriteItems"] == 1 + 4 + 3 + 2
+    assert invoicing_of(tenant, account) == parse_datetime(END)
 
 
 def test_a_plan_without_generateAutoRenewals_renews_nothing(api, admin_token, tenant, account, jobs, clock):
     policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Manual")
     assert entry_of(tenant, policy["locator"]) is None
+    billing_at_rest(tenant, jobs)
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
 
@@ -253,6 +290,8 @@ def test_a_cancelled_policy_is_not_renewed_and_a_reinstated_one_is(api, admin_to
     cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params("2026-08-01T04:00:00Z")))
     ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
     assert entry_of(tenant, policy["locator"]) is None
+    billing_at_rest(tenant, jobs, BEFORE)  # the issue and the cancellation billed, and invoiced at the term start
+    assert invoicing_of(tenant, account) is None
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
 
@@ -262,6 +301,8 @@ def test_a_cancelled_policy_is_not_renewed_and_a_reinstated_one_is(api, admin_to
     reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
     ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
     assert entry_of(tenant, policy["locator"]) == CREATE_AT
+    billing_at_rest(tenant, jobs, BEFORE)
+    assert invoicing_of(tenant, account) is None
 
     result, _ = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
 
@@ -361,13 +402,19 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admi
     """Books of 3 and of 12 due policies (each with one policy whose renewal is not due yet, plan Late: 5
     days before, and one ending later, neither seen at all), renewed over the plan's three days: every due
     policy costs the same DynamoDB calls on each day, and the run's own calls do not grow with the book
-    (the accounts of its due policies are read in one call)."""
+    (the accounts of its due policies are read in one call). Billing is at rest before the first day (the
+    policies billed and invoiced at their term start); the billing jobs the renewals' issues enqueue run
+    after the issue day's run, outside what it measures."""
     def book(tenant_locator, account_locator, due):
         for _ in range(due):  # each of its own account
             issue(tenant_locator, new_account(api, admin_token, tenant_locator), autoRenewalPlanName="Auto")
         issue(tenant_locator, account_locator, autoRenewalPlanName="Late")
         issue(tenant_locator, account_locator, autoRenewalPlanName="Auto",
               endTime=datetime(2027, 6, 1, 4, tzinfo=timezone.utc))
+        # the policies of this test (policies/support.py) are billed monthly: an invoice per account and month
+        # from the term start to just before the create day
+        billed = billing_at_rest(tenant_locator, jobs, CREATE_AT - timedelta(seconds=1))
+        assert (billed["entries"], billed["invoicesGenerated"]) == ((due + 1) * 12, (due + 1) * 12)
         days = {}
         for day, moment in (("create", CREATE_DAY), ("accept", ACCEPT_DAY), ("issue", ISSUE_DAY)):
             clock.set(moment)
@@ -375,9 +422,11 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admi
             locator = enqueue(uow, JobType.DUE_RUN, {"asOf": isoformat(moment)})
             uow.commit()
             ddb_calls.clear()
-            jobs.drain()
+            jobs.drain(job_types=frozenset({JobType.DUE_RUN}))
             calls = Counter(ddb_calls)
             days[day] = (get_job(tenant_locator, locator)["result"], calls)
+            # the billing of the renewals the run issued
+            assert jobs.drain() == (due if day == "issue" else 0)
             clock.set(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
         return days
 
@@ -405,6 +454,7 @@ def test_the_schedule_enqueues_one_due_run_per_tenant_as_of_its_own_time(api, te
     from chalicelib.identity import service as identity
 
     issue(tenant, account, autoRenewalPlanName="Auto")
+    billing_at_rest(tenant, jobs, CREATE_AT - timedelta(seconds=1))  # billed, and invoiced monthly until then
     clock.set(CREATE_DAY)
 
     invoke_schedule(api, "run_due_work")
@@ -428,6 +478,7 @@ def test_a_run_works_in_steps_each_enqueuing_the_next_once(tenant, account, jobs
     monkeypatch.setattr(due, "STEP_ENTRIES", 2)
     for _ in range(5):
         issue(tenant, account, autoRenewalPlanName="Auto")
+    billing_at_rest(tenant, jobs, CREATE_AT - timedelta(seconds=1))  # billed, and invoiced monthly until then
     clock.set(CREATE_DAY)
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
     first = enqueue(uow, JobType.DUE_RUN, {"asOf": isoformat(CREATE_DAY)})
@@ -442,7 +493,7 @@ def test_a_run_works_in_steps_each_enqueuing_the_next_once(tenant, account, jobs
     assert len(jobs.sent) == sent
     jobs.drain()
 
-    steps = [m for m in jobs.sent if m.tenant == tenant]
+    steps = [m for m in jobs.sent if m.tenant == tenant and m.job_type == JobType.DUE_RUN]
     assert [m.job_locator for m in steps][0] == first
     assert [m.payload.get("step", 0) for m in steps] == [0, 1]
     results = [get_job(tenant, m.job_locator)["result"] for m in steps]

@@ -28,6 +28,7 @@ from tests.support.configs import quotes_model, quotes_tenant
 from tests.support.schedules import fan_out, invoke_schedule
 
 REAL_NOW = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
+TERM_START = "2026-02-01T05:00:00Z"
 
 
 @pytest.fixture
@@ -44,6 +45,26 @@ def sandbox(api, admin_token) -> str:
 def policy(api, admin_token, sandbox) -> dict:
     return issued_policy(api, admin_token, sandbox, new_account(api, admin_token, sandbox),
                          autoRenewalPlanName="Auto")
+
+
+def invoiced(api, token, tenant, jobs):
+    """Billing brought to rest before the advance a test measures: the issue's billing job runs (the account's
+    invoice generation entry put at the term start, where the test configuration's full-pay frame is
+    generated), and an advance to the term start generates the invoice, the entry's only run."""
+    jobs.drain()
+    advance(api, token, tenant, TERM_START)
+    jobs.drain()
+    [step] = [m for m in jobs.sent if m.job_type == JobType.CLOCK_ADVANCE]
+    result = get_job(tenant, step.job_locator)["result"]
+    assert (result["entries"], result["invoicesGenerated"], result.get("created", 0), result["done"]) == (
+        1, 1, 0, True)
+    assert clock_of(api, token, tenant)["now"] == "2026-02-01T05:00:00.000Z"
+
+
+def steps_of(jobs, first):
+    """The steps of the advance whose first step's message is `first`."""
+    return [m.payload.get("step", 0) for m in jobs.sent
+            if m.job_type == JobType.CLOCK_ADVANCE and m.payload["advance"] == first.payload["advance"]]
 
 
 def advance(api, token, tenant, to):
@@ -90,6 +111,7 @@ def test_a_policy_advanced_three_years_renews_three_times_each_at_its_own_time(a
 
 def test_an_advance_shows_its_progress_step_by_step_and_a_late_step_message_does_nothing(api, admin_token, sandbox,
                                                                                         policy, jobs, monkeypatch):
+    invoiced(api, admin_token, sandbox, jobs)
     monkeypatch.setattr(due, "STEP_ENTRIES", 1)
     advance(api, admin_token, sandbox, "2027-03-01T00:00:00Z")
     first = jobs.sent[-1]
@@ -102,7 +124,9 @@ def test_an_advance_shows_its_progress_step_by_step_and_a_late_step_message_does
     result = get_job(sandbox, first.job_locator)["result"]
     assert (result["entries"], result["created"], result["done"]) == (1, 1, False)
     jobs.drain()
-    assert [m.payload.get("step", 0) for m in jobs.sent if m.job_type == JobType.CLOCK_ADVANCE] == [0, 1, 2, 3]
+    # create, accept, issue; then the invoice generation of the renewal's term at its start (2027-02-01), which
+    # the issue's billing job put; then nothing more
+    assert steps_of(jobs, first) == [0, 1, 2, 3, 4]
     assert clock_of(api, admin_token, sandbox)["status"] == "ready"
     assert len(renewals_of(api, admin_token, sandbox, policy["locator"])) == 1
 
@@ -113,6 +137,7 @@ def test_an_advance_shows_its_progress_step_by_step_and_a_late_step_message_does
 
 def test_requests_while_an_advance_runs_see_the_clocks_position(api, admin_token, sandbox, policy, jobs, monkeypatch):
     """The position moves with the advance's steps: requests made between them carry it."""
+    invoiced(api, admin_token, sandbox, jobs)
     monkeypatch.setattr(due, "STEP_ENTRIES", 1)
     advance(api, admin_token, sandbox, "2027-03-01T00:00:00Z")
     dispatch(JobMessage.model_validate_json(jobs.messages.pop(0)))
@@ -135,7 +160,10 @@ def test_jobs_of_a_test_clock_tenant_work_in_its_time_and_keep_their_leases_on_r
     renewal = renewals_of(api, admin_token, sandbox, policy["locator"])
     assert renewal == []  # created, not issued yet
     result = job["result"]
-    assert (result["entries"], result["created"], result["priced"], result["done"]) == (1, 1, 1, True)
+    # the advance passed the term start: it generated the term's invoice (the account's invoice generation
+    # entry, put by the issue's billing job), then created and priced the renewal
+    assert (result["entries"], result["invoicesGenerated"], result["created"], result["priced"], result["done"]) == (
+        2, 1, 1, 1, True)
 
 
 def test_the_real_schedules_pass_test_clock_tenants_over_but_the_reaper_visits_them(api, sandbox, jobs, clock):
