@@ -52,6 +52,7 @@ from hypothesis import strategies as st
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import AccountFields
+from chalicelib.billing import repository
 from chalicelib.billing import service as billing
 from chalicelib.billing.models import (
     Application,
@@ -67,7 +68,7 @@ from chalicelib.billing.models import (
 )
 from chalicelib.billing.schemas import PaymentCreateRequest
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError
+from chalicelib.core.errors import DomainError, InvalidRequest
 from chalicelib.core.paging import PageRequest
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import Transaction, TransactionCategory
@@ -95,6 +96,8 @@ VALUES = ("9000", "12000.50", "25000", "60000")
 """Vehicle values: premium rate 100, 100, 150 and 200 a month."""
 REVERSIBLE = {TransactionCategory.CHANGE, TransactionCategory.CANCELLATION, TransactionCategory.REINSTATEMENT,
               TransactionCategory.RENEWAL}
+MOST_INVOICES_ONE_POSTING_WRITES = 20
+"""Posting writes 4 records for each invoice it settles in one TransactWriteItems of at most 100."""
 HISTORIES_PER_TEST = int(__import__("os").environ.get("LEDGER_N", "250"))
 """Two tests (invoicing after every transaction, or at random moments): 500 histories a run."""
 
@@ -257,11 +260,10 @@ class History:
         if amount in ("open", "half"):
             chosen = owed if amount == "open" else (owed / 2).quantize(CENT)
             amount = str(max(chosen, CENT))
-        all_invoices = [i.locator for i in invoices]
         chosen_targets: list[dict[str, Any]] = []
-        if target[0] in ("invoice", "invoice+account") and all_invoices:
+        if target[0] in ("invoice", "invoice+account") and invoices:
             chosen_targets.append({"containerType": "invoice",
-                                   "containerLocator": all_invoices[target[1] % len(all_invoices)],
+                                   "containerLocator": invoices[target[1] % len(invoices)].locator,
                                    "amount": target[2]})
         if target[0] in ("account", "invoice+account"):
             chosen_targets.append({"containerType": "account", "containerLocator": self.account,
@@ -269,16 +271,22 @@ class History:
         payment = billing.create_payment(ctx, PaymentCreateRequest.model_validate({
             "accountLocator": self.account, "type": "Check", "amount": amount,
             "targets": [{k: v for k, v in t.items() if v is not None} for t in chosen_targets]}))
+        self.payments.append(payment.locator)
         if validate:
             billing.validate_payment(ctx, payment.locator)
-        remaining = {locator: left for _, locator, left in open_invoices}
         expected_applied, expected_credit = expected_posting(
-            Decimal(amount), payment.targets, self.account, [locator for _, locator, _ in open_invoices], remaining)
-        posted = billing.post_payment(ctx, payment.locator)
-        self.payments.append(posted.locator)
+            Decimal(amount), payment.targets, self.account, [locator for _, locator, _ in open_invoices],
+            {locator: left for _, locator, left in open_invoices})
+        try:
+            posted = billing.post_payment(ctx, payment.locator)
+        except InvalidRequest:  # a defect: test_a_payment_of_more_invoices_than_one_write_holds_is_posted
+            assert len(expected_applied) > MOST_INVOICES_ONE_POSTING_WRITES, (amount, target, open_invoices)
+            self.log.append((("pay", amount, target), "refused: too many invoices for one write"))
+            return
         self.posted[posted.locator] = Decimal(amount)
         applied: dict[str, Decimal] = defaultdict(Decimal)
-        for application in applications_of(ctx.tenant, self.account, posted):
+        for application in repository.applications(ctx.tenant, self.account,
+                                                   [ref.split("/", 1) for ref in posted.applications]):
             applied[application.invoiceLocator] += application.amount
         assert dict(applied) == expected_applied, (amount, target, open_invoices)
         assert posted.creditedAmount == expected_credit
@@ -328,11 +336,6 @@ def partition(tenant: str, account: str) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
-def applications_of(tenant: str, account: str, payment: Payment) -> list[Application]:
-    return [Application.model_validate(item) for item in partition(tenant, account)["application"]
-            if item["sourceLocator"] == payment.locator]
-
-
 # --- the invariants -----------------------------------------------------------------------------------
 
 def check(history: History) -> None:
@@ -348,6 +351,8 @@ def check(history: History) -> None:
     check_installments(ctx, history, lattices, installments)
     check_invoices(installments, invoices, stored)
     check_ledger(history, invoices, payments, applications, lines, balances)
+    open_markers = {m["locator"] for m in stored["openInvoice"]}
+    assert open_markers == {i.locator for i in invoices if i.invoiceState == InvoiceState.OPEN}
 
 
 def check_installments(ctx: CallContext, history: History, lattices: list[InstallmentLattice],
@@ -429,8 +434,6 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
                 assert item.amount == on_item[item.locator] + item.remainingAmount, item.locator
         else:
             assert invoice.invoiceState == InvoiceState.SETTLED and invoice.creditedAmount == -invoice.totalAmount
-    open_markers = {m["locator"] for m in partition(history.tenant, history.account)["openInvoice"]}
-    assert open_markers == {i.locator for i in invoices if i.invoiceState == InvoiceState.OPEN}
 
     by_source: dict[str, list[Application]] = defaultdict(list)
     for application in applications:
@@ -443,9 +446,10 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
             assert payment.locator in history.posted and payment.amount == history.posted[payment.locator]
             assert not any(a.reversed for a in mine)
             assert payment.amount == sum((a.amount for a in mine), ZERO) + payment.creditedAmount
-        else:
-            assert payment.paymentState == PaymentState.REVERSED and payment.locator not in history.posted
-            assert all(a.reversed for a in mine)
+        elif payment.paymentState == PaymentState.REVERSED:
+            assert payment.locator not in history.posted and all(a.reversed for a in mine)
+        else:  # refused (see pay)
+            assert payment.paymentState in (PaymentState.DRAFT, PaymentState.VALIDATED) and not mine
     assert not by_source, "applications of no payment"
 
     posted = [p for p in payments if p.paymentState == PaymentState.POSTED]
@@ -503,7 +507,38 @@ def test_the_reversal_of_a_renewal_is_billed_though_its_term_is_gone(tenant, clo
     check(history)
 
 
+@pytest.mark.xfail(raises=InvalidRequest, strict=True, reason=(
+    "defect: posting writes 4 records for each invoice it settles in one TransactWriteItems (at most 100): "
+    "a payment of more than some 23 open invoices is refused with request.invalid"))
+def test_a_payment_of_more_invoices_than_one_write_holds_is_posted(tenant, clock, jobs):
+    history = History(tenant, clock, jobs, eager=True)
+    history.start("Monthly", "account", "12000.50")
+    history.apply(("renew",))
+    history.apply(("renew",))
+    ctx = history.ctx()
+    invoices = history.invoices(ctx)
+    assert len(invoices) == 36
+    owed = sum((i.totalRemainingAmount for i in invoices), ZERO)
+    payment = billing.create_payment(ctx, PaymentCreateRequest.model_validate({
+        "accountLocator": history.account, "type": "Check", "amount": owed, "targets": []}))
+
+    billing.post_payment(ctx, payment.locator)
+
+    assert all(i.invoiceState == InvoiceState.SETTLED for i in history.invoices(ctx))
+
+
 def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: bool) -> None:
+    import time
+    began, cpu = time.perf_counter(), time.process_time()
+    try:
+        _run(tenant, clock, jobs, history, eager=eager)
+    finally:
+        with open(__import__("os").environ.get("LEDGER_TIMING", "/dev/null"), "a") as out:
+            out.write(f"{eager}\t{time.perf_counter() - began:.2f}\t{time.process_time() - cpu:.2f}\t"
+                      f"{history['plan']}\t{len(history['operations'])}\t{history['operations']}\n")
+
+
+def _run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: bool) -> None:
     clock.set(NOW)
     jobs.drain()
     jobs.sent.clear()
