@@ -165,20 +165,25 @@ class History:
         return system_ctx().for_tenant(self.tenant)
 
     def start(self, plan: str, billing_level: str, value: str) -> None:
-        ctx = self.ctx()
-        self.account = accounts.create_account(ctx, AccountFields.model_validate({
+        self.account = accounts.create_account(self.ctx(), AccountFields.model_validate({
             "type": "PersonAccount", "data": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
                                               "address": {"line1": "1 Main St", "city": "Springfield",
                                                           "postcode": "12345"}}})).locator
+        self.policy = self.issue_policy(plan, billing_level, value)
+        ctx = self.ctx()
+        segment = policies.get_segment(ctx, policies.get_policy(ctx, self.policy).latestSegmentLocator)
+        self.vehicle = next(e.staticLocator for e in segment.element.elements if e.type == "Vehicle")
+        self.billed()
+
+    def issue_policy(self, plan: str, billing_level: str, value: str) -> str:
+        """A PersonalAuto policy of the account, issued (its billing job not run yet)."""
+        ctx = self.ctx()
         quote = quotes.create_quote(ctx, QuoteFields.model_validate(auto(
             self.account, vehicle(value=value), billingLevel=billing_level,
             preferences={"installmentPreferences": {"installmentPlanName": plan, "installmentWeights": []}})))
         issued = quotes.issue_quote(ctx, quote.locator)
         assert issued.policyLocator, issued.validationResult
-        self.policy = issued.policyLocator
-        segment = policies.get_segment(ctx, policies.get_policy(ctx, self.policy).latestSegmentLocator)
-        self.vehicle = next(e.staticLocator for e in segment.element.elements if e.type == "Vehicle")
-        self.billed()
+        return issued.policyLocator
 
     def billed(self) -> None:
         self.jobs.drain()
@@ -527,6 +532,24 @@ def test_a_payment_of_more_invoices_than_one_write_holds_is_posted(tenant, clock
     assert all(i.invoiceState == InvoiceState.SETTLED for i in history.invoices(ctx))
 
 
+def test_an_account_with_many_policies_due_together_is_invoiced(tenant, clock, jobs):
+    """Every policy of an invoice adds its references to the invoice's write: the installments of 17
+    policies due at the same time are more than one write holds, so they make two invoices."""
+    history = History(tenant, clock, jobs, eager=False)
+    history.start("Monthly", "account", "12000.50")
+    for _ in range(16):
+        history.issue_policy("Monthly", "account", "12000.50")
+    jobs.drain()
+
+    made = billing.generate_invoices(history.ctx(), history.account, up_to=FAR)
+
+    assert sum((i.totalAmount for i in made), ZERO) == 17 * Decimal("1225.00")
+    assert len(made) == 24 and len({i.dueTime for i in made}) == 12
+    stored = partition(tenant, history.account)
+    installments = [Installment.model_validate(i) for i in stored["installment"]]
+    check_invoices(installments, [Invoice.model_validate(i) for i in stored["invoice"]], stored)
+
+
 def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: bool) -> None:
     import time
     began, cpu = time.perf_counter(), time.process_time()
@@ -543,13 +566,25 @@ def _run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: 
     jobs.drain()
     jobs.sent.clear()
     done = History(tenant, clock, jobs, eager)
+    import time
+    phases = []
+    c = time.process_time()
     done.start(history["plan"], history["billingLevel"], history["value"])
+    phases.append(("start", time.process_time() - c))
     for operation in history["operations"]:
+        c = time.process_time()
         done.apply(operation)
+        phases.append((operation[0], time.process_time() - c))
+    c = time.process_time()
     billing.generate_invoices(done.ctx(), done.account, up_to=FAR)
+    phases.append(("final", time.process_time() - c))
     note(f"what the policy made of the transactions: {done.log}")
     note(f"billing jobs: {failed_jobs(tenant, jobs)}")
+    c = time.process_time()
     check(done)
+    phases.append(("check", time.process_time() - c))
+    with open(__import__("os").environ.get("LEDGER_PHASES", "/dev/null"), "a") as out:
+        out.writelines(f"{eager}\t{history['plan']}\t{k}\t{v:.3f}\n" for k, v in phases)
 
 
 def failed_jobs(tenant: str, jobs: Any) -> list[Any]:
