@@ -219,6 +219,20 @@ def invoiced_installment_writes(tenant: str, installment: Installment) -> list[W
 
 # --- invoices ---------------------------------------------------------------------------------------
 
+INVOICE_WRITE_RECORDS = 12
+"""What the write of an invoice holds besides its installments and references: the billing root, the
+invoice, its alias, its number's guard, the account's reference of nonzero invoices, the open marker,
+two events, the credit balance and its ledger line, and two to spare."""
+
+
+def fits_one_invoice_write(installments: list[Installment]) -> bool:
+    """Whether one TransactWriteItems holds the invoice of `installments`: two records for each (it is
+    rewritten, its uninvoiced marker deleted) and two for each policy and quote (their references, and
+    their references of nonzero invoices)."""
+    owners = {i.policyLocator for i in installments} | {i.quoteLocator for i in installments if i.quoteLocator}
+    return INVOICE_WRITE_RECORDS + 2 * len(installments) + 2 * len(owners) <= table.MAX_TRANSACTION_ITEMS
+
+
 def invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
     """A new invoice: itself, its alias, its open marker (when open) and its references."""
     account = invoice.accountLocator

@@ -63,8 +63,8 @@ INSTALLMENTS_PER_WRITE = 12
 """Installments written in one TransactWriteItems (each is its item, alias, marker and up to three
 references: 6 actions)."""
 INSTALLMENTS_PER_INVOICE = 40
-"""An invoice and the installments it invoices are one write (2 actions each): a due time with more
-installments in one container makes several invoices."""
+"""An invoice and the installments it invoices are one write (2 actions each, and 2 for each policy):
+a due time with more installments (or policies) in one container makes several invoices."""
 
 
 # --- installments ------------------------------------------------------------------------------------
@@ -373,14 +373,21 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list
 
 
 def _chunks(installments: list[Installment]) -> Iterable[list[Installment]]:
-    """Installments grouped as the generator groups them, at most INSTALLMENTS_PER_INVOICE a group."""
+    """Installments grouped as the generator groups them, at most INSTALLMENTS_PER_INVOICE a group and
+    no more than the write of one invoice holds."""
     groups: dict[tuple[str, str, datetime], list[Installment]] = {}
     for installment in installments:
         groups.setdefault((installment.billingContainer, installment.currency, installment.dueTime),
                           []).append(installment)
     for group in groups.values():
-        for start in range(0, len(group), INSTALLMENTS_PER_INVOICE):
-            yield group[start:start + INSTALLMENTS_PER_INVOICE]
+        chunk: list[Installment] = []
+        for installment in group:
+            grown = [*chunk, installment]
+            if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not repository.fits_one_invoice_write(grown)):
+                yield chunk
+                chunk = []
+            chunk.append(installment)
+        yield chunk
 
 
 def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,

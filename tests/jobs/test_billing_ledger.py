@@ -40,6 +40,7 @@ After every history, to the cent (Decimal):
 """
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -47,11 +48,12 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import AccountFields
+from chalicelib.billing import repository
 from chalicelib.billing import service as billing
 from chalicelib.billing.models import (
     Application,
@@ -67,7 +69,7 @@ from chalicelib.billing.models import (
 )
 from chalicelib.billing.schemas import PaymentCreateRequest
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError
+from chalicelib.core.errors import DomainError, InvalidRequest
 from chalicelib.core.paging import PageRequest
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import Transaction, TransactionCategory
@@ -95,8 +97,14 @@ VALUES = ("9000", "12000.50", "25000", "60000")
 """Vehicle values: premium rate 100, 100, 150 and 200 a month."""
 REVERSIBLE = {TransactionCategory.CHANGE, TransactionCategory.CANCELLATION, TransactionCategory.REINSTATEMENT,
               TransactionCategory.RENEWAL}
-HISTORIES_PER_TEST = int(__import__("os").environ.get("LEDGER_N", "250"))
-"""Two tests (invoicing after every transaction, or at random moments): 500 histories a run."""
+OPERATIONS = 6
+"""At most this many operations after the issue (one to six: a history costs some 0.8 s of CPU before its
+first operation, 0.2 s an operation; see HISTORIES_PER_TEST)."""
+MOST_INVOICES_ONE_POSTING_WRITES = 20
+"""Posting writes 4 records for each invoice it settles in one TransactWriteItems of at most 100."""
+HISTORIES_PER_TEST = int(os.environ.get("PAS_LEDGER_HISTORIES", "500")) // 4
+"""Four tests (invoicing after every transaction or at random moments; the account billed, or the policy
+on its own): 500 histories a run, or PAS_LEDGER_HISTORIES."""
 
 moments = st.builds(lambda days, hours: TERM_START + timedelta(days=days, hours=hours),
                     st.one_of(st.integers(0, 364), st.integers(365, 729)), st.sampled_from([0, 0, 7, 19]))
@@ -128,10 +136,9 @@ time_operations = st.one_of(
 )
 histories = st.fixed_dictionaries({
     "plan": st.sampled_from(PLANS),
-    "billingLevel": st.sampled_from(["account", "account", "policy"]),
     "value": st.sampled_from(VALUES),
     "operations": st.lists(st.one_of(transaction_operations, transaction_operations, money_operations,
-                                     time_operations), min_size=1, max_size=8),
+                                     time_operations), min_size=1, max_size=OPERATIONS),
 })
 
 
@@ -162,20 +169,25 @@ class History:
         return system_ctx().for_tenant(self.tenant)
 
     def start(self, plan: str, billing_level: str, value: str) -> None:
-        ctx = self.ctx()
-        self.account = accounts.create_account(ctx, AccountFields.model_validate({
+        self.account = accounts.create_account(self.ctx(), AccountFields.model_validate({
             "type": "PersonAccount", "data": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
                                               "address": {"line1": "1 Main St", "city": "Springfield",
                                                           "postcode": "12345"}}})).locator
+        self.policy = self.issue_policy(plan, billing_level, value)
+        ctx = self.ctx()
+        segment = policies.get_segment(ctx, policies.get_policy(ctx, self.policy).latestSegmentLocator)
+        self.vehicle = next(e.staticLocator for e in segment.element.elements if e.type == "Vehicle")
+        self.billed()
+
+    def issue_policy(self, plan: str, billing_level: str, value: str) -> str:
+        """A PersonalAuto policy of the account, issued (its billing job not run yet)."""
+        ctx = self.ctx()
         quote = quotes.create_quote(ctx, QuoteFields.model_validate(auto(
             self.account, vehicle(value=value), billingLevel=billing_level,
             preferences={"installmentPreferences": {"installmentPlanName": plan, "installmentWeights": []}})))
         issued = quotes.issue_quote(ctx, quote.locator)
         assert issued.policyLocator, issued.validationResult
-        self.policy = issued.policyLocator
-        segment = policies.get_segment(ctx, policies.get_policy(ctx, self.policy).latestSegmentLocator)
-        self.vehicle = next(e.staticLocator for e in segment.element.elements if e.type == "Vehicle")
-        self.billed()
+        return issued.policyLocator
 
     def billed(self) -> None:
         self.jobs.drain()
@@ -257,11 +269,10 @@ class History:
         if amount in ("open", "half"):
             chosen = owed if amount == "open" else (owed / 2).quantize(CENT)
             amount = str(max(chosen, CENT))
-        all_invoices = [i.locator for i in invoices]
         chosen_targets: list[dict[str, Any]] = []
-        if target[0] in ("invoice", "invoice+account") and all_invoices:
+        if target[0] in ("invoice", "invoice+account") and invoices:
             chosen_targets.append({"containerType": "invoice",
-                                   "containerLocator": all_invoices[target[1] % len(all_invoices)],
+                                   "containerLocator": invoices[target[1] % len(invoices)].locator,
                                    "amount": target[2]})
         if target[0] in ("account", "invoice+account"):
             chosen_targets.append({"containerType": "account", "containerLocator": self.account,
@@ -269,16 +280,22 @@ class History:
         payment = billing.create_payment(ctx, PaymentCreateRequest.model_validate({
             "accountLocator": self.account, "type": "Check", "amount": amount,
             "targets": [{k: v for k, v in t.items() if v is not None} for t in chosen_targets]}))
+        self.payments.append(payment.locator)
         if validate:
             billing.validate_payment(ctx, payment.locator)
-        remaining = {locator: left for _, locator, left in open_invoices}
         expected_applied, expected_credit = expected_posting(
-            Decimal(amount), payment.targets, self.account, [locator for _, locator, _ in open_invoices], remaining)
-        posted = billing.post_payment(ctx, payment.locator)
-        self.payments.append(posted.locator)
+            Decimal(amount), payment.targets, self.account, [locator for _, locator, _ in open_invoices],
+            {locator: left for _, locator, left in open_invoices})
+        try:
+            posted = billing.post_payment(ctx, payment.locator)
+        except InvalidRequest:  # a defect: test_a_payment_of_more_invoices_than_one_write_holds_is_posted
+            assert len(expected_applied) > MOST_INVOICES_ONE_POSTING_WRITES, (amount, target, open_invoices)
+            self.log.append((("pay", amount, target), "refused: too many invoices for one write"))
+            return
         self.posted[posted.locator] = Decimal(amount)
         applied: dict[str, Decimal] = defaultdict(Decimal)
-        for application in applications_of(ctx.tenant, self.account, posted):
+        for application in repository.applications(ctx.tenant, self.account,
+                                                   [ref.split("/", 1) for ref in posted.applications]):
             applied[application.invoiceLocator] += application.amount
         assert dict(applied) == expected_applied, (amount, target, open_invoices)
         assert posted.creditedAmount == expected_credit
@@ -328,11 +345,6 @@ def partition(tenant: str, account: str) -> dict[str, list[dict[str, Any]]]:
     return found
 
 
-def applications_of(tenant: str, account: str, payment: Payment) -> list[Application]:
-    return [Application.model_validate(item) for item in partition(tenant, account)["application"]
-            if item["sourceLocator"] == payment.locator]
-
-
 # --- the invariants -----------------------------------------------------------------------------------
 
 def check(history: History) -> None:
@@ -348,6 +360,8 @@ def check(history: History) -> None:
     check_installments(ctx, history, lattices, installments)
     check_invoices(installments, invoices, stored)
     check_ledger(history, invoices, payments, applications, lines, balances)
+    open_markers = {m["locator"] for m in stored["openInvoice"]}
+    assert open_markers == {i.locator for i in invoices if i.invoiceState == InvoiceState.OPEN}
 
 
 def check_installments(ctx: CallContext, history: History, lattices: list[InstallmentLattice],
@@ -429,8 +443,6 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
                 assert item.amount == on_item[item.locator] + item.remainingAmount, item.locator
         else:
             assert invoice.invoiceState == InvoiceState.SETTLED and invoice.creditedAmount == -invoice.totalAmount
-    open_markers = {m["locator"] for m in partition(history.tenant, history.account)["openInvoice"]}
-    assert open_markers == {i.locator for i in invoices if i.invoiceState == InvoiceState.OPEN}
 
     by_source: dict[str, list[Application]] = defaultdict(list)
     for application in applications:
@@ -443,9 +455,10 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
             assert payment.locator in history.posted and payment.amount == history.posted[payment.locator]
             assert not any(a.reversed for a in mine)
             assert payment.amount == sum((a.amount for a in mine), ZERO) + payment.creditedAmount
-        else:
-            assert payment.paymentState == PaymentState.REVERSED and payment.locator not in history.posted
-            assert all(a.reversed for a in mine)
+        elif payment.paymentState == PaymentState.REVERSED:
+            assert payment.locator not in history.posted and all(a.reversed for a in mine)
+        else:  # refused (see pay)
+            assert payment.paymentState in (PaymentState.DRAFT, PaymentState.VALIDATED) and not mine
     assert not by_source, "applications of no payment"
 
     posted = [p for p in payments if p.paymentState == PaymentState.POSTED]
@@ -503,17 +516,55 @@ def test_the_reversal_of_a_renewal_is_billed_though_its_term_is_gone(tenant, clo
     check(history)
 
 
-def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: bool) -> None:
-    clock.set(NOW)
+@pytest.mark.xfail(raises=InvalidRequest, strict=True, reason=(
+    "defect: posting writes 4 records for each invoice it settles in one TransactWriteItems (at most 100): "
+    "a payment of more than some 23 open invoices is refused with request.invalid"))
+def test_a_payment_of_more_invoices_than_one_write_holds_is_posted(tenant, clock, jobs):
+    history = History(tenant, clock, jobs, eager=True)
+    history.start("Monthly", "account", "12000.50")
+    history.apply(("renew",))
+    history.apply(("renew",))
+    ctx = history.ctx()
+    invoices = history.invoices(ctx)
+    assert len(invoices) == 36
+    owed = sum((i.totalRemainingAmount for i in invoices), ZERO)
+    payment = billing.create_payment(ctx, PaymentCreateRequest.model_validate({
+        "accountLocator": history.account, "type": "Check", "amount": owed, "targets": []}))
+
+    billing.post_payment(ctx, payment.locator)
+
+    assert all(i.invoiceState == InvoiceState.SETTLED for i in history.invoices(ctx))
+
+
+def test_an_account_with_many_policies_due_together_is_invoiced(tenant, clock, jobs):
+    """Every policy of an invoice adds its references to the invoice's write: the installments of 17
+    policies due at the same time are more than one write holds, so they make two invoices."""
+    history = History(tenant, clock, jobs, eager=False)
+    history.start("Monthly", "account", "12000.50")
+    for _ in range(16):
+        history.issue_policy("Monthly", "account", "12000.50")
+    jobs.drain()
+
+    made = billing.generate_invoices(history.ctx(), history.account, up_to=FAR)
+
+    assert sum((i.totalAmount for i in made), ZERO) == 17 * Decimal("1225.00")
+    assert len(made) == 24 and len({i.dueTime for i in made}) == 12
+    stored = partition(tenant, history.account)
+    installments = [Installment.model_validate(i) for i in stored["installment"]]
+    check_invoices(installments, [Invoice.model_validate(i) for i in stored["invoice"]], stored)
+
+
+def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: bool, billing_level: str) -> None:
+    clock.set(NOW)  # every history starts at the same time, on a fresh account of the test's tenant
     jobs.drain()
     jobs.sent.clear()
     done = History(tenant, clock, jobs, eager)
-    done.start(history["plan"], history["billingLevel"], history["value"])
+    done.start(history["plan"], billing_level, history["value"])
     for operation in history["operations"]:
         done.apply(operation)
     billing.generate_invoices(done.ctx(), done.account, up_to=FAR)
-    note(f"what the policy made of the transactions: {done.log}")
-    note(f"billing jobs: {failed_jobs(tenant, jobs)}")
+    note(f"what the policy made of the operations: {done.log}")
+    note(f"billing jobs that failed: {failed_jobs(tenant, jobs)}")
     check(done)
 
 
@@ -522,20 +573,32 @@ def failed_jobs(tenant: str, jobs: Any) -> list[Any]:
     return [(job["jobType"], job.get("error")) for job in found if job and job["status"] != "finished"]
 
 
-SETTINGS = settings(max_examples=HISTORIES_PER_TEST, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                           HealthCheck.data_too_large],
-                    phases=[Phase.explicit, Phase.generate] if __import__("os").environ.get("LEDGER_NO_SHRINK")
-                    else list(Phase))
+LEDGER = settings(max_examples=HISTORIES_PER_TEST, deadline=None, derandomize=True,
+                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                         HealthCheck.data_too_large])
 
 
-@SETTINGS
+@LEDGER
 @given(history=histories)
 def test_the_ledger_balances_invoicing_after_every_transaction(tenant, clock, jobs, history):
-    run(tenant, clock, jobs, history, eager=True)
+    run(tenant, clock, jobs, history, eager=True, billing_level="account")
 
 
-@SETTINGS
+@LEDGER
+@given(history=histories)
+def test_the_ledger_balances_invoicing_after_every_transaction_of_a_policy_billed_on_its_own(tenant, clock, jobs,
+                                                                                           history):
+    run(tenant, clock, jobs, history, eager=True, billing_level="policy")
+
+
+@LEDGER
 @given(history=histories)
 def test_the_ledger_balances_invoicing_at_random_moments(tenant, clock, jobs, history):
-    run(tenant, clock, jobs, history, eager=False)
+    run(tenant, clock, jobs, history, eager=False, billing_level="account")
+
+
+@LEDGER
+@given(history=histories)
+def test_the_ledger_balances_invoicing_at_random_moments_of_a_policy_billed_on_its_own(tenant, clock, jobs,
+                                                                                     history):
+    run(tenant, clock, jobs, history, eager=False, billing_level="policy")
