@@ -3,6 +3,8 @@ from chalice import Chalice
 
 from chalicelib.accounts.routes import bp as account_routes
 from chalicelib.apidocs.routes import bp as api_description
+from chalicelib.billing.routes import bp as billing_routes
+from chalicelib.clock.routes import bp as clock_routes
 from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.events.routes import bp as event_routes
 from chalicelib.http.middleware import framework_answers_in_our_shape
@@ -31,5 +33,7 @@ app.register_blueprint(policy_routes)
 app.register_blueprint(quote_routes)
 app.register_blueprint(quick_quote_routes)
 app.register_blueprint(transaction_routes)
+app.register_blueprint(billing_routes)
+app.register_blueprint(clock_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)

@@ -8,10 +8,11 @@ the tests' InlineJobQueue (the job and its continuation steps run one after the 
 would run them). Each book is a fresh tenant with the quotes test configuration (tests/support/configs.py:
 PersonalAuto's rating plugin reads two tables) and the plan `Auto` (create 30, accept 20, issue 10 days
 before the term end); its policies (one vehicle, one account) are issued through
-policies.service.add_issued_policy, ten to a TransactWriteItems, all ending 2027-02-01T05:00Z. Then the
-job runs as the daily schedule would on the three days the plan's steps fall due: created and priced,
-accepted, issued. Renewals per second = policies / (the three runs' time). A last book runs once
-on the issue day with every step due at once (create, then issue: two commits per policy).
+policies.service.add_issued_policy, ten to a TransactWriteItems, all ending 2027-02-01T05:00Z (issuing
+puts each policy's `policy.autoRenew` due entry). Then the due run (runtime/due.py) runs as the
+quarter-hourly schedule would on the three days the plan's steps fall due: created and priced, accepted,
+issued. Renewals per second = policies / (the three runs' time). A last book runs once on the issue day
+with every step due (each runs at its own due time, in time order: create, accept, issue).
 
 Time "in moto" is moto's own work on a request (its botocore stubber, timed around each call); the rest,
 botocore writing the request and reading the answer included, is what a worker would spend itself.
@@ -183,7 +184,7 @@ def run(label: str, tenant: str, clock: Any, queue: Any, calls: list[str], watch
 
     clock.set(moment)
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
-    enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(moment)})
+    enqueue(uow, JobType.DUE_RUN, {"asOf": isoformat(moment)})
     uow.commit()
     ran: list[str] = [message.job_locator for message in queue.sent[-1:]]
     sent_before = len(queue.sent)
@@ -219,14 +220,14 @@ def run(label: str, tenant: str, clock: Any, queue: Any, calls: list[str], watch
         totals["jobSteps"] += 1
         result = job["result"]
         assert not result["failed"], result["failed"][:3]
-        totals.update({name: result[name] for name in ("policiesRead", "created", "priced", "accepted", "issued",
-                                                       "alreadyDone")})
+        totals.update({name: result.get(name, 0) for name in ("policiesRead", "created", "priced", "accepted",
+                                                              "issued", "alreadyDone")})
     if profile:
         print(f"\n{moment:%Y-%m-%d}, first book: where the time goes")
         stats = pstats.Stats(profiler).sort_stats("cumulative")
         stats.print_stats(25)
         print("the same, our code only (chalicelib, below the job handler):")
-        stats.print_stats(r"chalicelib/(?!runtime/jobs|transactions/job_handlers)", 40)
+        stats.print_stats(r"chalicelib/(?!runtime/jobs|runtime/due|transactions/job_handlers)", 40)
         print("by own time, outside moto:")
         stats.sort_stats("tottime").print_stats(r"^(?!.*moto)", 30)
     clock.set(START)

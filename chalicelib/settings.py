@@ -27,6 +27,9 @@ class Settings(BaseModel, frozen=True):
     job_lease_seconds: int = Field(900, ge=10)
     event_settle_ms: int = Field(2000, ge=0)
     """The event stream lists only events committed at least this long ago (DECISIONS.md)."""
+    test_clocks: bool | None = None
+    """Tenants may be created with a test clock (`createTenant?testClock=true`, DECISIONS.md "Test clocks"):
+    true by default on the local stages (tests, `make run`), false elsewhere unless PAS_TEST_CLOCKS says so."""
     plugin_runner: Literal["local", "lambda"] = "local"
     plugin_function_name: str = "pas-plugins-{tenant}"
     in_lambda: bool = False
@@ -41,10 +44,13 @@ class Settings(BaseModel, frozen=True):
                 "admin_username": self.admin_username or "admin@example.com",
                 "admin_password": self.admin_password or "admin",
                 "paging_secret": self.paging_secret or f"pas-{self.stage}-paging-secret",
+                "test_clocks": True if self.test_clocks is None else self.test_clocks,
             }
             object.__setattr__(self, "__dict__", {**self.__dict__, **defaults})
         elif not self.paging_secret:
             raise ValueError("PAS_PAGING_SECRET is required outside the local stages (and in any Lambda)")
+        if not self.is_local and self.test_clocks is None:
+            object.__setattr__(self, "__dict__", {**self.__dict__, "test_clocks": False})
         return self
 
     @property
@@ -66,6 +72,7 @@ _ENV_NAMES = {
     "paging_secret": "PAS_PAGING_SECRET",
     "job_lease_seconds": "PAS_JOB_LEASE_SECONDS",
     "event_settle_ms": "PAS_EVENT_SETTLE_MS",
+    "test_clocks": "PAS_TEST_CLOCKS",
     "plugin_runner": "PAS_PLUGIN_RUNNER",
     "plugin_function_name": "PAS_PLUGIN_FUNCTION_NAME",
 }

@@ -182,13 +182,19 @@ def _scheduled_event(name: str) -> dict[str, Any]:
 
 
 def fire_schedules(stop: threading.Event, plan: list[tuple[str, int, Callable[..., Any]]]) -> None:
-    """Call each schedule once per period (the first time one period after start, as EventBridge does)."""
-    due = {name: time.monotonic() + period for name, period, _ in plan}
+    """Call each schedule once per period, at the boundaries of its period counted from the epoch (as the
+    schedules count their periods: the quarter-hourly due run at :00, :15, :30 and :45, when local midnights
+    fall, so `make run` bills on time), and the due run once at start too: what fell due while `make run`
+    was stopped runs at once."""
+    from chalicelib.workers.schedules import DUE_SCHEDULE
+
+    now = time.time()
+    due = {name: (now if name == DUE_SCHEDULE else (now // period + 1) * period) for name, period, _ in plan}
     while not stop.wait(1):
         for name, period, handler in plan:
-            if time.monotonic() < due[name]:
+            if time.time() < due[name]:
                 continue
-            due[name] += period
+            due[name] = (time.time() // period + 1) * period
             try:
                 handler(_scheduled_event(name), None)
             except Exception:

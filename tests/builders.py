@@ -24,10 +24,10 @@ def sign_in(user_name: str, password: str) -> str:
     return token
 
 
-def new_tenant(name: str = "Test insurer") -> str:
+def new_tenant(name: str = "Test insurer", *, test_clock: bool = False) -> str:
     from chalicelib.identity import service
 
-    return service.create_tenant(system_ctx(), name=name).locator
+    return service.create_tenant(system_ctx(), name=name, test_clock=test_clock).locator
 
 
 def unique_name(prefix: str = "user") -> str:

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from chalicelib.configuration.billing_plans import BillingPlans
 from chalicelib.configuration.resolve import resolve
 
 
@@ -94,3 +95,8 @@ class DeployedConfiguration:
     def resolved(self) -> dict[str, Any]:
         """The model with every `extend` chain applied (computed once)."""
         return resolve(self.model)
+
+    @cached_property
+    def billing_plans(self) -> BillingPlans:
+        """The billing settings of the resolved model, typed (computed once)."""
+        return BillingPlans.of(self.resolved)

@@ -35,10 +35,11 @@ PACKAGE_TYPES = ["application/zip", "multipart/form-data", "application/octet-st
                                                             codes.CONFIG_PACKAGE_NOT_ZIP,
                                                             codes.CONFIG_PACKAGE_TOO_LARGE,
                                                             codes.CONFIG_PACKAGE_UNSAFE_PATH,
-                                                            codes.CONFIG_PLUGIN_TOO_LARGE])
+                                                            codes.CONFIG_PLUGIN_TOO_LARGE,
+                                                            codes.CLOCK_TEST_CLOCKS_DISABLED])
 def create_tenant_from_package(body: Upload, query: schemas.CreateTenantQuery) -> schemas.TenantDeploymentResult:
     result = service.create_tenant(request_context(), body, name=query.name,
-                                   description=query.description)
+                                   description=query.description, test_clock=query.testClock)
     return schemas.TenantDeploymentResult.of(result)
 
 

@@ -21,6 +21,8 @@ deployed version is ready as soon as the version is."""
 class CreateTenantQuery(BaseModel):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)] | None = None
     description: Annotated[str, StringConstraints(max_length=2000)] | None = None
+    testClock: bool = False
+    """Our extension (DECISIONS.md "Test clocks"): the tenant gets a test clock, where the stage allows them."""
 
 
 class DeployQuery(BaseModel):

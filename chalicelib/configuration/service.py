@@ -6,8 +6,8 @@ layout, holding the normal-form model) and the model JSON to S3 first, then make
 one transaction: the immutable version item, the moved current pointer with its DeploymentMetadata,
 the static-locator item and the event. S3 objects of a transaction that then fails stay unreachable.
 
-`current_model(ctx)` and `model(ctx, version)` are the domain's surface for later domains: one
-GetItem for the current pointer, and the model itself at most once per process (cache.py).
+`current_model(ctx)`, `model(ctx, version)` and `billing_plans(ctx)` are the domain's surface for later
+domains: one GetItem for the current pointer, and the model itself at most once per process (cache.py).
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from chalicelib.configuration import cache, repository
 from chalicelib.configuration.answer import datamodel_answer
+from chalicelib.configuration.billing_plans import BillingPlans
 from chalicelib.configuration.diff import diff
 from chalicelib.configuration.formatting import format_package
 from chalicelib.configuration.models import (
@@ -53,6 +54,7 @@ from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.identity import service as identity
 from chalicelib.runtime import jobs, python_source, wiring
 from chalicelib.runtime.job_types import JobType
+from chalicelib.settings import settings
 
 VALIDATION_RESULT_FILE = "validation-result.json"
 NO_TENANT = "00000000-0000-0000-0000-000000000000"
@@ -76,9 +78,12 @@ T = TypeVar("T")
 
 
 def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
-                  description: str | None) -> TenantDeployment:
-    """Validate the package; only when it passes, register the tenant (the caller gets access),
-    deploy the package as its first version and store its bootstrap resources."""
+                  description: str | None, test_clock: bool = False) -> TenantDeployment:
+    """Validate the package; only when it passes, register the tenant (the caller gets access; with
+    `test_clock`, a test clock: 403 `clock.test_clocks_disabled` where the stage allows none), deploy the
+    package as its first version and store its bootstrap resources."""
+    if test_clock and not settings().test_clocks:
+        raise codes.CLOCK_TEST_CLOCKS_DISABLED("This stage does not allow test clocks (PAS_TEST_CLOCKS is false)")
     package = _read(package_bytes)
     outcome, plugins = _check(package)
     tenant_name = name or DEFAULT_TENANT_NAME
@@ -86,7 +91,7 @@ def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
         return _failed(NO_TENANT, tenant_name, outcome.errors, None)
     resources = bootstrap_resources(package)
     record = _bootstrap_record(ctx, resources, outcome.model)
-    tenant = identity.create_tenant(ctx, name=tenant_name, description=description)
+    tenant = identity.create_tenant(ctx, name=tenant_name, description=description, test_clock=test_clock)
     tenant_ctx = ctx.for_tenant(tenant.locator)
     repository.store_bootstrap_files(tenant.locator, resources, record.resources if record else [])
     uow, metadata = _deployment(tenant_ctx, package, outcome.model, plugins, None, overwrite=False)
@@ -268,6 +273,14 @@ def datamodel(ctx: CallContext, version: str | None = None, *, resolved: bool = 
     else:
         configuration = _configuration(ctx, _version(ctx, version, by_static_locator))
     return datamodel_answer(configuration.resolved if resolved else configuration.model, configuration.resolved)
+
+
+def billing_plans(ctx: CallContext, version: str | None = None) -> BillingPlans:
+    """The billing settings (plans, payment types, account types' billing, defaults) of the current
+    version, or of `version` (404 for an unknown one), typed once per version and process."""
+    if version is None:
+        return _configuration(ctx, _current(ctx).metadata.latestVersion, known=True).billing_plans
+    return _configuration(ctx, version).billing_plans
 
 
 def download(ctx: CallContext, version: str | None = None, *, by_static_locator: bool = False) -> tuple[str, bytes]:

@@ -104,6 +104,7 @@ TOO_LARGE = _family(PayloadTooLarge, "too_large", "The {entity} would be larger 
 # Records that are not there (in the path's tenant).
 NOT_FOUND = _family(NotFound, "not_found", "No {entity} with this locator or name",
                     "account", "changeInstruction", "configuration", "constraintTable", "contact", "event",
+                    "installment", "installmentLattice", "invoice", "invoicingJob", "payment",
                     "plugin_function", "policy", "quickQuote", "quote", "rangeTable", "rangeTableRecord", "role",
                     "segment", "snapshot", "table", "tableRecord", "term", "token", "transaction",
                     "underwritingFlag", "user")
@@ -162,9 +163,9 @@ CONFIG_BOOTSTRAP_TOO_LARGE = _code(InvalidRequest, "config.bootstrap_too_large",
 NUMBERING_INVALID_PLAN = _code(InvalidState, "numbering.invalid_plan", "The numbering plan is not configured")
 NUMBERING_EXHAUSTED = _code(InvalidState, "numbering.exhausted", "The numbering plan has no numbers left")
 NUMBER_TAKEN = _family(AlreadyExists, "number_taken", "The {entity} number is used already",
-                       "account", "quote", "policy")
+                       "account", "quote", "policy", "invoice")
 NO_NUMBERING_PLAN = _family(InvalidState, "no_numbering_plan", "The {entity}'s type or product has no numbering plan",
-                            "account", "quote", "policy")
+                            "account", "quote", "policy", "invoice")
 
 # Tables.
 TABLE_FILE_NOT_ZIP = _code(InvalidRequest, "table.file_not_zip", "The uploaded file is not a ZIP archive")
@@ -275,9 +276,36 @@ TRANSACTION_POLICY_END_BEFORE_EFFECTIVE_TIME = _code(InvalidRequest, "transactio
 TRANSACTION_AGGREGATE_TOO_LARGE = _code(InvalidState, "transaction.aggregate_too_large",
                                         "Issuing out of sequence would reverse more than 30 later transactions")
 
+# Billing: installments, invoices, payments, the credit balance.
+PAYMENT_INVALID_AMOUNT = _code(InvalidRequest, "payment.invalid_amount",
+                               "A payment's amount is positive, in the currency's minor unit at most")
+PAYMENT_UNKNOWN_TYPE = _code(InvalidRequest, "payment.unknown_type",
+                             "The configuration has no payment type of this name")
+PAYMENT_INVALID_TARGET = _code(InvalidRequest, "payment.invalid_target",
+                               "A target is not an invoice or the account of the payment, or not in its currency")
+PAYMENT_ACCOUNT_REQUIRED = _code(InvalidRequest, "payment.account_required",
+                                 "The payment names no account and no target that belongs to one")
+PAYMENT_INVALID_STATE = _code(InvalidState, "payment.invalid_state", "The payment's state does not allow this")
+INSTALLMENT_NOT_INVOICEABLE = _code(InvalidRequest, "installment.not_invoiceable",
+                                    "The installment is invoiced already, or not of the account")
+INVOICE_NOT_SETTLEABLE = _code(InvalidState, "invoice.not_settleable",
+                               "An invoice with a positive remaining amount settles only with `forced`")
+INVOICE_SETTLED = _code(InvalidState, "invoice.settled", "The invoice is settled")
+
 # Tenant plugins, and jobs.
 PLUGIN_FAILED = _code(DomainError, "plugin.failed", "A plugin of the tenant did not answer usefully")
 JOB_UNKNOWN_TYPE = _code(DomainError, "job.unknown_type", "No handler is registered for the job's type")
+JOB_INVALID_PAYLOAD = _code(DomainError, "job.invalid_payload", "The job's payload does not fit its handler's model")
+DUE_UNKNOWN_KIND = _code(DomainError, "due.unknown_kind", "No handler is registered for the due entry's kind")
+
+# Test clocks (DECISIONS.md "Test clocks").
+CLOCK_TEST_CLOCKS_DISABLED = _code(Forbidden, "clock.test_clocks_disabled",
+                                   "This stage does not allow test clocks (PAS_TEST_CLOCKS)")
+CLOCK_NOT_A_TEST_CLOCK = _code(Conflict, "clock.not_a_test_clock",
+                               "The tenant has no test clock: its time is the real time and cannot be moved")
+CLOCK_ADVANCING = _code(Conflict, "clock.advancing", "The test clock is advancing already")
+CLOCK_NOT_FORWARD = _code(InvalidRequest, "clock.not_forward",
+                          "A test clock moves only forward: `to` must be after the clock's now")
 
 
 def not_found(entity: str, what: str | None = None) -> DomainError:

@@ -31,6 +31,7 @@ from chalicelib.events.models import (
     TriggerState,
 )
 from chalicelib.policies import service as policies
+from chalicelib.runtime import wiring
 from chalicelib.settings import settings
 
 MAX_LOCATOR_LENGTH = 200
@@ -93,11 +94,13 @@ def stream(ctx: CallContext, *, start: datetime | None = None, end: datetime | N
 
 def _settled(ctx: CallContext, until: str | None) -> str | None:
     """The stream's upper bound: the caller's `until`, but never closer to now than the settle window, so
-    an event stamped before a later one but committed after it is never skipped by a resuming poller."""
+    an event stamped before a later one but committed after it is never skipped by a resuming poller.
+    Events are stamped with their real commit time (the stream's order), so the window is on real time,
+    whatever the tenant's (test) clock says."""
     window = settings().event_settle_ms
     if not window:
         return until
-    settled = isoformat(ctx.now - timedelta(milliseconds=window))
+    settled = isoformat(wiring.clock().now() - timedelta(milliseconds=window))
     return settled if until is None or settled < until else until
 
 

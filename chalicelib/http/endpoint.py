@@ -1,6 +1,7 @@
 """@endpoint: the one wrapper every route goes through.
 
-It authenticates, checks tenant access and then the permission, builds the CallContext, honours
+It authenticates (on real time), checks tenant access and then the permission, builds the CallContext
+(whose `now` is the tenant's clock: runtime/tenant_clock.py), honours
 `X-Idempotency-Key`, turns DomainErrors into the error body, and serialises the answer. It is a
 decorator rather than middleware because Chalice turns view exceptions into 500s before middleware
 sees them.
@@ -25,7 +26,6 @@ from chalicelib.http.responses import Binary, SecretAnswer, error_response, json
 from chalicelib.runtime import idempotency, wiring
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
-from chalicelib.storage import keys
 
 SELF_SERVICE_SUFFIX = ".custom"
 MAX_ECHOED = 200
@@ -142,8 +142,8 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     limit = current.max_upload_body_bytes if uploads else current.max_json_body_bytes
     if len(raw_body()) > limit:
         raise codes.REQUEST_TOO_LARGE(f"The request body is larger than {limit} bytes")
-    now = wiring.clock().now()
-    principal = ANONYMOUS if spec.public else auth.authenticate(now)
+    real_now = wiring.clock().now()
+    principal = ANONYMOUS if spec.public else auth.authenticate(real_now)
     tenant = path.get("tenantLocator")
     if tenant is not None:
         # a UUID is the same whatever its case (RFC 4122); stored locators are lower case
@@ -156,9 +156,11 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     if not spec.public:
         _check_permission(principal, spec.permissions, path)
     logger().append_keys(request_id=request_id, tenant=tenant, route=view.__name__)
+    # business time is the tenant's clock (its test clock, if it has one); authentication was on real time
+    now = wiring.clock_for(tenant).now() if tenant is not None and not spec.public else real_now
     ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant)
     arguments = contract.arguments(declared)
-    scope = keys.tenant_scope(tenant) if tenant else keys.SYSTEM_SCOPE
+    scope = idempotency.scope_of(tenant)
     key = current_request().headers.get("x-idempotency-key") if spec.idempotent else None
     if key is not None:
         outcome = idempotency.claim_or_replay(scope, principal.user_locator, principal.credential, view.__name__,

@@ -67,6 +67,8 @@ class Tenant(BaseModel):
     description: str | None = None
     createdAt: datetime
     createdBy: str
+    testClock: bool = False
+    """Created with a test clock (runtime/tenant_clock.py): the schedules pass it over."""
 
 
 class UserProfile(BaseModel):

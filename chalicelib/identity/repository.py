@@ -123,6 +123,13 @@ def tenant_locators_after(after: str | None, limit: int) -> tuple[list[str], boo
     return [str(item["locator"]) for item in items], more is not None
 
 
+def tenants_after(after: str | None, limit: int) -> tuple[list[Tenant], bool]:
+    """Up to `limit` tenants in locator order, after `after` (None: from the first); and whether there may
+    be more."""
+    items, more = table.gateway().query(SCOPE, keys.TENANTS_INDEX, index="GSI2", sk_after=after, limit=limit)
+    return [Tenant.model_validate(codec.without_keys(item)) for item in items], more is not None
+
+
 def is_bootstrapped() -> bool:
     return table.gateway().get(SCOPE, keys.bootstrap_marker()) is not None
 

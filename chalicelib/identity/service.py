@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from chalicelib.core import codes
@@ -20,7 +21,7 @@ from chalicelib.core.permissions import ANY_TENANT, is_valid_permission, restric
 from chalicelib.identity import passwords, repository, throttle
 from chalicelib.identity.models import Role, RoleHolders, Session, Tenant, Token, TokenKind, User, UserProfile
 from chalicelib.identity.password_rules import password_problems
-from chalicelib.runtime import wiring
+from chalicelib.runtime import tenant_clock, wiring
 from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.settings import settings
 
@@ -556,10 +557,17 @@ def delete_role(ctx: CallContext, locator: str) -> None:
 # --- tenant registry -----------------------------------------------------------------------------
 
 
-def create_tenant(ctx: CallContext, *, name: str, description: str | None = None) -> Tenant:
-    """Register a tenant and give the caller access to it (unless it already has every tenant)."""
+def create_tenant(ctx: CallContext, *, name: str, description: str | None = None, test_clock: bool = False) -> Tenant:
+    """Register a tenant and give the caller access to it (unless it already has every tenant). With
+    `test_clock`, the tenant gets a test clock standing at the real time of now (runtime/tenant_clock.py),
+    written before the tenant is, so no request on the tenant can see it without its clock."""
     tenant = Tenant(locator=new_tenant_locator(), name=name, description=description, createdAt=ctx.now,
-                    createdBy=ctx.user_locator)
+                    createdBy=ctx.user_locator, testClock=test_clock)
+    if test_clock:
+        # the request's idempotency guard goes with the tenant's registration (system records), not here
+        clock_uow = wiring.unit_of_work(replace(ctx.for_tenant(tenant.locator), idempotency=None))
+        clock_uow.add(tenant_clock.start(tenant.locator, wiring.clock().now()))
+        clock_uow.commit()
     uow = wiring.system_unit_of_work(ctx)
     repository.add_tenant(uow, tenant)
     caller = repository.get_user(ctx.user_locator) if not ctx.principal.is_system else None
@@ -568,6 +576,7 @@ def create_tenant(ctx: CallContext, *, name: str, description: str | None = None
         repository.save_user(uow, caller, caller.model_copy(update={"tenants": tenants}))
     uow.record_event("auth.tenant.create", {"tenantLocator": tenant.locator})
     uow.commit()
+    tenant_clock.remember(tenant.locator, test_clock)
     return tenant
 
 
@@ -580,6 +589,12 @@ def get_tenant(ctx: CallContext, locator: str) -> Tenant:
 
 def list_tenant_locators() -> list[str]:
     return repository.list_tenant_locators()
+
+
+def tenants_after(after: str | None, limit: int) -> tuple[list[Tenant], bool]:
+    """A page of tenants in locator order, after `after`; and whether there may be more (the schedules'
+    fan-out: `testClock` says which to pass over)."""
+    return repository.tenants_after(after, limit)
 
 
 def tenant_locators_after(after: str | None, limit: int) -> tuple[list[str], bool]:

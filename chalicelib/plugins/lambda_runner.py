@@ -32,19 +32,14 @@ from chalicelib.core.clock import isoformat
 from chalicelib.core.errors import NotFound
 from chalicelib.plugins import protocol
 from chalicelib.plugins.models import HostApi, PluginFailure, PluginResult
+from chalicelib.runtime import wiring
 
 Invoke = Callable[[str, bytes, str | None], Any]
 """(function name, payload, qualifier) -> an object with `payload` and `function_error`."""
 
 
-def _storage_invoke(function_name: str, payload: bytes, qualifier: str | None) -> Any:
-    from chalicelib.storage import functions
-
-    return functions.invoke(function_name, payload, qualifier)
-
-
 class LambdaRunner:
-    def __init__(self, function_name_template: str, *, invoke: Invoke = _storage_invoke):
+    def __init__(self, function_name_template: str, *, invoke: Invoke = wiring.invoke_function):
         self.function_name_template = function_name_template
         self.invoke = invoke
 

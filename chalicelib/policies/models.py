@@ -8,15 +8,17 @@ are not stored: statuses.py derives them from the clock.
 """
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Mapping
+from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from chalicelib.accounts.models import BillingLevel, ContactRole
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core import durations
 from chalicelib.priceable.models import Charge, DurationBasis, Element, Flag, SegmentType
 
 ENTITY = "policy"
@@ -326,3 +328,58 @@ class IssuedStack(BaseModel):
         issued = [(t.issuedTime, t.locator, t) for t in self.transactions
                   if t.transactionState == TransactionState.ISSUED and t.issuedTime is not None]
         return [transaction for _, _, transaction in sorted(issued, key=lambda entry: entry[:2])]
+
+
+# --- auto-renewal plans (the transactions domain renews; issuing here puts the due entry) ---------------
+
+
+RENEWAL_GRACE = timedelta(days=7)
+"""A renewal a run missed (say, while the scheduler was down) is still made up to a week after the term
+ended, effective at the end; a later one needs a person."""
+
+
+class RenewalPlan(BaseModel):
+    """An AutoRenewalPlanRef as the configuration holds it. A plan that omits a lead takes the next step's:
+    no issue lead is 0 (issued at the term end), no accept lead is the issue lead, no create lead is the
+    accept lead."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    generateAutoRenewals: bool
+    newTermDuration: int | None = None
+    renewalCreateLeadDays: int | None = None
+    renewalAcceptLeadDays: int | None = None
+    renewalIssueLeadDays: int | None = None
+    renewalTransactionType: str | None = None
+
+    @property
+    def issue_lead(self) -> int:
+        return max(self.renewalIssueLeadDays or 0, 0)
+
+    @property
+    def accept_lead(self) -> int:
+        return max(self.renewalAcceptLeadDays, 0) if self.renewalAcceptLeadDays is not None else self.issue_lead
+
+    @property
+    def create_lead(self) -> int:
+        return max(self.renewalCreateLeadDays, 0) if self.renewalCreateLeadDays is not None else self.accept_lead
+
+
+def renewal_plans(model: Mapping[str, Any]) -> dict[str, RenewalPlan]:
+    """The configuration's auto-renewal plans by name."""
+    return {name: RenewalPlan.model_validate(definition)
+            for name, definition in (model.get("autoRenewalPlans") or {}).items() if isinstance(definition, dict)}
+
+
+def renewal_due(plan: RenewalPlan | None, policy: Policy, now: datetime) -> datetime | None:
+    """When the renewal of the policy's last term falls due (the due entry `policy.autoRenew`): its plan's
+    earliest step (the create lead, unless another lead is longer) before the term end, in calendar days
+    on the policy's wall clock. None when the plan renews
+    nothing, the policy is cancelled (a cancellation holds to the end of the term) or its term ended more
+    than RENEWAL_GRACE before `now`."""
+    if plan is None or not plan.generateAutoRenewals or policy.cancellationTime is not None:
+        return None
+    if now - policy.endTime > RENEWAL_GRACE:
+        return None
+    earliest = max(plan.create_lead, plan.accept_lead, plan.issue_lead)  # a later step brings the earlier ones
+    return durations.shift(policy.endTime, -earliest, "days", policy.timezone)

@@ -1,7 +1,7 @@
 """Persistence of a policy as one item collection (storage/keys.py), partition `T#{t}#POL#{p}`:
 
 - `#ROOT`: the policy (GSI1 `T#{t}#ACC#{a}#POLS` and GSI2 `T#{t}#POLICIES`, sort key its locator, a
-  ULID: creation order; while it has an auto-renewal plan, GSI3 `T#{t}#RENEWALS` by `{endTime}#{p}`);
+  ULID: creation order);
   `SEG#{s}`: a segment, its element tree included (GSI1 `T#{t}#SEG#{s}`: found by locator);
   `STATIC#{h}`: its static data history; `TERM#{n:04}`: its terms; `TX#{x}`: a transaction (GSI1
   `T#{t}#TXN#{x}`: found by locator; while issued, GSI2 `T#{t}#POL#{p}#ISSUED` by issued time: the
@@ -50,7 +50,6 @@ ACCOUNT_INDEX = "GSI1"
 TENANT_INDEX = "GSI2"
 LOOKUP_INDEX = "GSI1"
 ISSUED_INDEX = "GSI2"
-RENEWALS_INDEX = "GSI3"
 POLICY_ENTITY = "policy"
 TERM_ENTITY = "term"
 TRANSACTION_ENTITY = "transaction"
@@ -87,15 +86,13 @@ def add(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
         f"{ACCOUNT_INDEX}PK": keys.account_policies_index(tenant, policy.accountLocator),
         f"{ACCOUNT_INDEX}SK": policy.locator,
         f"{TENANT_INDEX}PK": keys.policies_index(tenant), f"{TENANT_INDEX}SK": policy.locator,
-        **{name: value for name, value in _renewal_index(tenant, policy).items() if value is not None},
         **policy.model_dump(exclude={"validationResult"}),
     }, lambda: codes.CONFLICT_ALREADY_EXISTS("The policy already exists")))
 
 
 def save(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
     """Rewrites the policy, on condition that it is still at `policy.version` (else 409)."""
-    uow.add(versioned.rewrite(keys.policy(tenant, policy.locator), policy, exclude={"validationResult"},
-                              extra=_renewal_index(tenant, policy)))
+    uow.add(versioned.rewrite(keys.policy(tenant, policy.locator), policy, exclude={"validationResult"}))
 
 
 def save_branch_heads(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
@@ -104,14 +101,6 @@ def save_branch_heads(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
     uow.add(table.update(keys.policy(tenant, policy.locator),
                          {"branchHeadTransactionLocators": policy.branchHeadTransactionLocators},
                          expected_version=policy.version))
-
-
-def _renewal_index(tenant: str, policy: Policy) -> dict[str, str | None]:
-    """The sparse due index of the auto-renewal job (transactions/auto_renewal.py): by term end, while
-    the policy has an auto-renewal plan (None: off the index)."""
-    renews = policy.autoRenewalPlanName is not None
-    return {f"{RENEWALS_INDEX}PK": keys.renewals_due(tenant) if renews else None,
-            f"{RENEWALS_INDEX}SK": f"{isoformat(policy.endTime)}#{policy.locator}" if renews else None}
 
 
 def policies_of_account(tenant: str, account_locator: str, page: PageRequest) -> Page[Policy]:

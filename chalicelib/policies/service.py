@@ -35,8 +35,8 @@ from chalicelib.core import codes, durations
 from chalicelib.core import contacts as contact_list
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError
-from chalicelib.core.ids import new_locator
+from chalicelib.core.errors import AlreadyExists, FieldError
+from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.records import check_size
 from chalicelib.policies import repository
@@ -64,11 +64,15 @@ from chalicelib.policies.models import (
     TransactionIssue,
     TransactionState,
     branch_heads,
+    renewal_due,
+    renewal_plans,
 )
 from chalicelib.policies.stack import segment_at
 from chalicelib.policies.statuses import policy_statuses
 from chalicelib.priceable.models import StaticDataVersion
-from chalicelib.runtime import versioned, wiring
+from chalicelib.runtime import due, jobs, versioned, wiring
+from chalicelib.runtime.due_kinds import DueKind
+from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.wiring import UnitOfWork
 
 STATIC_ADD_EVENT = "policy.staticdata.add"
@@ -78,8 +82,6 @@ UPDATE_EVENT = "policy.update"
 FIRST_TERM = 0
 MAX_LOCATOR_LENGTH = 64
 DEFAULT_BILLING_LEVEL = BillingLevel.ACCOUNT
-MAX_ITEMS_PER_WRITE = 100
-"""What one DynamoDB TransactWriteItems holds."""
 
 
 # --- issuing -------------------------------------------------------------------------------------
@@ -132,7 +134,11 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
     check_size(policy, code=ENTITY, noun=ENTITY)
 
     repository.add_issue(uow, ctx.tenant, policy, transaction, [segment], [term], new_policy=True)
+    _bill(uow, transaction)
     repository.add_static_version(uow, ctx.tenant, policy.locator, _static_version(ctx, policy.static))
+    renewal = _renewal_due(ctx, model, policy)
+    if renewal is not None:
+        _put_renewal_entry(uow, policy, renewal)
     return PolicyIssued(policyLocator=policy_locator, policyNumber=number, termLocator=term_locator,
                         transactionLocator=transaction_locator, segmentLocator=segment_locator)
 
@@ -368,16 +374,15 @@ def _branched(uow: UnitOfWork, tenant: str, stack: IssuedStack, transaction: Tra
     return after
 
 
-def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, issue: TransactionIssue, *,
-                      reserve: int = 0) -> list[Transaction]:
-    """Adds everything issuing a transaction writes to `uow` (the caller records the events and commits):
-    the policy root on condition that it is still at the version `stack` saw (409 when another issue
-    came first), the issued transaction and the others it changes on condition of theirs, its
-    segments, new terms (numbered by the plan's `termNumberFormat`), changed and removed ones, the transactions
-    it adds. Invalidations that do not fit in one TransactWriteItems beside the rest and the `reserve`
-    items the caller adds (events) are answered, in locator order, to be written once it committed
-    (`save_transactions`): a branch a failure leaves pending cannot be issued anyway, its base being no
-    longer the latest.
+def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
+                      issue: TransactionIssue) -> list[Transaction]:
+    """Adds everything issuing a transaction writes to `uow` (the caller has recorded the events in it
+    already, and commits): the policy root on condition that it is still at the version `stack` saw (409
+    when another issue came first), the issued transaction and the others it changes on condition of
+    theirs, its segments, new terms (numbered by the plan's `termNumberFormat`), changed and removed ones,
+    the transactions it adds. Invalidations that do not fit in what `uow` has left are answered, in
+    locator order, to be written once it committed (`save_transactions`): a branch a failure leaves
+    pending cannot be issued anyway, its base being no longer the latest.
 
     When the rest does not fit either (out of sequence or a reversal, past some 12 later transactions),
     the records nothing visible names before the commit (the added transactions and the segments they
@@ -395,14 +400,24 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
     check_size(policy, code=ENTITY, noun=ENTITY)
     terms_added = [term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
                    for term in issue.terms]
+    renewal = _renewal_due(ctx, model if policy.configVersion == stack.policy.configVersion else _model(ctx, policy),
+                           policy)
+    renewal_moves = renewal != _renewal_due(ctx, model, stack.policy)
+    # the final write's own records: the root, the issued transaction, each new term with its alias, the
+    # changed terms, each removed term with its alias, the changed transactions, the moved renewal entry
     final = 2 + 2 * len(issue.terms) + len(issue.changed_terms) + 2 * len(issue.removed_terms) \
-        + len(issue.changed) + reserve
+        + len(issue.changed) + int(renewal_moves)
     segments, added, token = issue.segments, issue.added, None
-    if final + len(issue.segments) + 2 * len(issue.added) > MAX_ITEMS_PER_WRITE and issue.added:
-        segments, token = _write_pending(ctx, issue, final)
+    if final + len(issue.segments) + 2 * len(issue.added) > uow.remaining and issue.added:
+        segments, token = _write_pending(ctx, uow, issue, final)
         added = []
     repository.add_issue(uow, ctx.tenant, policy, issue.transaction, segments, terms_added,
                          new_transaction=False, issue_token=token)
+    if renewal_moves:
+        if renewal is None:
+            due.cancel(uow, DueKind.POLICY_AUTO_RENEW, policy.locator)
+        else:
+            _put_renewal_entry(uow, policy, renewal)
     for term in issue.changed_terms:
         repository.save_term(uow, ctx.tenant, term)
     for term in issue.removed_terms:
@@ -411,29 +426,54 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack, iss
         repository.save_transaction(uow, ctx.tenant, transaction)
     for transaction in added:
         repository.add_transaction(uow, ctx.tenant, transaction)
+    if uow.remaining > 0:
+        _bill(uow, issue.transaction)
+    else:  # the largest out-of-sequence issues: billed by a write of its own once the issue committed
+        uow.after_commit(lambda: _bill_alone(ctx, issue.transaction))
     if stack.abandoned_transactions or stack.abandoned_segments:
         uow.after_commit(lambda: repository.delete_abandoned(ctx.tenant, stack.policy.locator,
                                                              stack.abandoned_transactions, stack.abandoned_segments))
     invalidated = sorted(issue.invalidated, key=lambda t: t.locator)
-    room = max(MAX_ITEMS_PER_WRITE - final - len(segments) - 2 * len(added), 0)
+    room = max(uow.remaining, 0)
     for transaction in invalidated[:room]:
         repository.save_transaction(uow, ctx.tenant, transaction)
     return invalidated[room:]
 
 
-def _write_pending(ctx: CallContext, issue: TransactionIssue, final: int) -> tuple[list[Segment], str]:
+def _bill(uow: UnitOfWork, transaction: Transaction) -> None:
+    """Billing turns the issued transaction's charges into installments, asynchronously: the job is
+    enqueued in the issue's own write, so an issue is billed exactly when it committed (but for an issue
+    that fills its write: its job follows in a write of its own, `_bill_alone`)."""
+    locator = derived_locator(transaction.issuedTime or uow.ctx.now, f"billing:{transaction.locator}")
+    jobs.enqueue(uow, JobType.BILLING_INSTALLMENTS, {"transactionLocator": transaction.locator,
+                                                     "policyLocator": transaction.policyLocator,
+                                                     "jobLocator": locator}, locator=locator)
+
+
+def _bill_alone(ctx: CallContext, transaction: Transaction) -> None:
+    uow = wiring.unit_of_work(ctx)
+    _bill(uow, transaction)
+    try:
+        uow.commit()
+    except AlreadyExists:
+        pass  # an earlier attempt enqueued it
+
+
+def _write_pending(ctx: CallContext, uow: UnitOfWork, issue: TransactionIssue,
+                   final: int) -> tuple[list[Segment], str]:
     """Writes the added transactions and their segments pending under a new token (the issued
     transaction's own segments keep their planned locators, the same in every attempt: they stay in the
     final write); answers those and the token. 409 `transaction.aggregate_too_large`, writing nothing,
-    when the final write (the root, the issued transaction, its terms, the transactions it changes and
-    the caller's events) would not fit in one TransactWriteItems either."""
+    when the final write (its `final` own records and those segments, beside the caller's events in
+    `uow`) would not fit in one TransactWriteItems either."""
     own = {summary.locator for summary in issue.transaction.segments}
     kept = [segment for segment in issue.segments if segment.locator in own]
-    if final + len(kept) > MAX_ITEMS_PER_WRITE:
+    if final + len(kept) > uow.remaining:
+        needed = uow.capacity - uow.remaining + final + len(kept)
         raise codes.TRANSACTION_AGGREGATE_TOO_LARGE(
             f"Issuing transaction {issue.transaction.locator} changes {len(issue.changed)} issued transactions; "
-            f"with its events that is {final + len(kept)} records to write at once, and one write holds at most "
-            f"{MAX_ITEMS_PER_WRITE}")
+            f"with its events that is {needed} records to write at once, and one write holds at most "
+            f"{uow.capacity}")
     attempt = repository.IssueAttempt(token=new_locator(), committer=issue.transaction.locator)
     repository.add_pending(ctx.tenant, attempt, issue.added,
                            [segment for segment in issue.segments if segment.locator not in own])
@@ -443,12 +483,15 @@ def _write_pending(ctx: CallContext, issue: TransactionIssue, final: int) -> tup
 def save_transactions(ctx: CallContext, stack: IssuedStack, transactions: list[Transaction]) -> None:
     """Rewrites the transactions an issue invalidated beyond its own write (each on condition of its
     version), as many per TransactWriteItems as one holds; the issue's root names the branches already."""
-    for start in range(0, len(transactions), MAX_ITEMS_PER_WRITE):
+    start = 0
+    while start < len(transactions):
         uow = wiring.unit_of_work(ctx)
-        for transaction in transactions[start:start + MAX_ITEMS_PER_WRITE]:
+        batch = transactions[start:start + max(uow.remaining, 1)]
+        for transaction in batch:
             _check_of_policy(stack, transaction)
             repository.save_transaction(uow, ctx.tenant, transaction)
         uow.commit()
+        start += len(batch)
 
 
 def _check_of_policy(stack: IssuedStack, transaction: Transaction) -> None:
@@ -572,6 +615,17 @@ def _plausible(locator: str) -> bool:
 def _model(ctx: CallContext, policy: Policy) -> dict[str, Any]:
     """The resolved model of the configuration version the policy was issued under."""
     return configuration.model(ctx, policy.configVersion, resolved=True)
+
+
+def _renewal_due(ctx: CallContext, model: dict[str, Any], policy: Policy) -> datetime | None:
+    """When the renewal of the policy as it stands falls due (models.renewal_due), by its configuration's plan."""
+    return renewal_due(renewal_plans(model).get(policy.autoRenewalPlanName or ""), policy, ctx.now)
+
+
+def _put_renewal_entry(uow: UnitOfWork, policy: Policy, at: datetime) -> None:
+    """The policy's `policy.autoRenew` due entry at `at`, wherever the auto-renewal job had moved it (the
+    transactions domain handles it; its account is kept for the job to read a page's accounts at once)."""
+    due.schedule(uow, DueKind.POLICY_AUTO_RENEW, policy.locator, at, {"accountLocator": policy.accountLocator})
 
 
 def _numbering_plan(model: dict[str, Any], product_name: str) -> str | None:

@@ -14,6 +14,11 @@ from chalicelib.core.context import IdempotencyClaim
 from chalicelib.storage import keys, table
 
 
+def scope_of(tenant: str | None) -> str:
+    """The key scope of a request's guard: its tenant's, or the system's for a request outside any tenant."""
+    return keys.tenant_scope(tenant) if tenant else keys.SYSTEM_SCOPE
+
+
 @dataclass(frozen=True)
 class Replay:
     status: int

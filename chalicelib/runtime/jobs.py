@@ -7,20 +7,28 @@ job whose lease ran out takes the job over at once, and so does `make run`'s sta
 earlier run left (take_over). So every handler must be safe to run again from
 the start, and its work must fit the lease: the deployed worker's timeout is below the lease, and the
 queue's visibility timeout is at least six times the worker's timeout (tests/architecture checks both).
+
+A handler declares the model of its payload (`@job_handler(JobType.X, payload=Model)`): dispatch parses
+the stored payload with it before calling the handler, and a payload that does not parse fails the job
+at once (`job.invalid_payload`), since running it again would not make it parse.
+
+Time: the job item's bookkeeping (leases, status moves, `updatedAt`) is on real time (`wiring.clock()`),
+which the reaper and `take_over` compare against; the handler's `CallContext.now` is the tenant's
+business time (`wiring.clock_for`: its test clock, if it has one).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import SYSTEM, CallContext
-from chalicelib.core.errors import ConcurrentModification, DomainError
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
 from chalicelib.core.ids import new_locator
 from chalicelib.runtime import wiring
 from chalicelib.runtime.job_types import JobType
@@ -48,21 +56,31 @@ class JobMessage(BaseModel):
     attempt: int = 1
 
 
-Handler = Callable[[CallContext, dict[str, Any]], dict[str, Any] | None]
-_handlers: dict[str, Handler] = {}
+class NoPayload(BaseModel):
+    """The payload model of a job that takes none (anything it is given is ignored)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+P = TypeVar("P", bound=BaseModel)
+Handler = Callable[[CallContext, Any], dict[str, Any] | None]
+_handlers: dict[str, tuple[Handler, type[BaseModel]]] = {}
 """Filled by @job_handler as the handler modules load: the worker loads them all on its first message
 (chalicelib/workers/handlers.py), so an API request that enqueues a job loads none of them."""
 _JOB_TYPES = frozenset(JobType)
 """What enqueue accepts without a handler in this process: the worker has one for each (tests/jobs)."""
 
 
-def job_handler(job_type: JobType) -> Callable[[Handler], Handler]:
-    """Register `fn(ctx, payload) -> result | None` as the handler of `job_type`."""
+def job_handler(job_type: JobType, *, payload: type[P]) -> Callable[
+        [Callable[[CallContext, P], dict[str, Any] | None]], Callable[[CallContext, P], dict[str, Any] | None]]:
+    """Register `fn(ctx, payload) -> result | None` as the handler of `job_type`; dispatch gives it the job's
+    payload parsed with the model `payload` (one that does not parse fails the job: `job.invalid_payload`)."""
 
-    def register(fn: Handler) -> Handler:
-        if job_type in _handlers and _handlers[job_type] is not fn:
+    def register(fn: Callable[[CallContext, P], dict[str, Any] | None]) -> Callable[
+            [CallContext, P], dict[str, Any] | None]:
+        if job_type in _handlers and _handlers[job_type][0] is not fn:
             raise ValueError(f"two handlers for job type {job_type}")
-        _handlers[job_type] = fn
+        _handlers[job_type] = (fn, payload)
         return fn
 
     return register
@@ -72,25 +90,52 @@ def registered_job_types() -> list[str]:
     return sorted(_handlers)
 
 
-def enqueue(uow: Any, job_type: JobType, payload: dict[str, Any] | None = None, *, locator: str | None = None) -> str:
-    """Add a queued job item to `uow`; its message is sent once the unit of work commits. A job that
-    continues another passes a `locator` derived from where it continues, so a retried step that
-    enqueues its continuation again makes the commit fail with AlreadyExists instead of a second job."""
+def enqueue(uow: Any, job_type: JobType, payload: BaseModel | dict[str, Any] | None = None, *,
+            locator: str | None = None) -> str:
+    """Add a queued job item to `uow`; its message is sent once the unit of work commits. `payload`: the
+    handler's payload model (or its JSON form). A job that continues another passes a `locator` derived
+    from where it continues (`enqueue_once`), so a retried step that enqueues its continuation again makes
+    the commit fail with AlreadyExists instead of a second job."""
     if job_type not in _JOB_TYPES and job_type not in _handlers:
         raise ValueError(f"no handler registered for job type {job_type}")
     ctx: CallContext = uow.ctx
+    body = _payload_body(payload)
     locator = locator or new_locator()
-    lease_until = ctx.now + timedelta(seconds=settings().job_lease_seconds)
-    uow.add(table.put_new(_job_item(ctx, locator, str(job_type), payload or {}, lease_until)))
+    now = wiring.clock().now()
+    lease_until = now + timedelta(seconds=settings().job_lease_seconds)
+    uow.add(table.put_new(_job_item(ctx, locator, str(job_type), body, now, lease_until)))
     message = JobMessage(
         job_type=str(job_type), tenant=ctx.tenant, job_locator=locator,
-        payload=payload or {}, correlation_id=ctx.request_id,
+        payload=body, correlation_id=ctx.request_id,
     )
     uow.after_commit(lambda: wiring.job_queue().send(message.model_dump_json()))
     return locator
 
 
-def _job_item(ctx: CallContext, locator: str, job_type: str, payload: dict[str, Any],
+def enqueue_once(ctx: CallContext, job_type: JobType, payload: BaseModel | dict[str, Any] | None = None, *,
+                 locator: str) -> bool:
+    """Enqueue a job under `locator` in a unit of work of its own, unless a job of that locator exists: a
+    step that continues another (the next page of a run, a fan-out's next tenant) passes a locator derived
+    from where it continues (`core.ids.derived_locator(moment, seed)`), so a retried step enqueues its
+    continuation once. Answers whether this call enqueued it."""
+    uow = wiring.unit_of_work(ctx)
+    enqueue(uow, job_type, payload, locator=locator)
+    try:
+        uow.commit()
+    except AlreadyExists:
+        return False  # an earlier attempt of the step enqueued it
+    return True
+
+
+def _payload_body(payload: BaseModel | dict[str, Any] | None) -> dict[str, Any]:
+    if payload is None:
+        return {}
+    if isinstance(payload, BaseModel):
+        return payload.model_dump(mode="json", exclude_none=True)
+    return dict(payload)
+
+
+def _job_item(ctx: CallContext, locator: str, job_type: str, payload: dict[str, Any], now: datetime,
               lease_until: datetime) -> dict[str, Any]:
     return {
         **keys.job(ctx.tenant, locator).as_dict(),
@@ -106,9 +151,9 @@ def _job_item(ctx: CallContext, locator: str, job_type: str, payload: dict[str, 
         "requeues": 0,
         "version": 1,
         "correlationId": ctx.request_id,
-        "createdAt": ctx.now,
+        "createdAt": now,
         "createdBy": ctx.user_locator,
-        "updatedAt": ctx.now,
+        "updatedAt": now,
     }
 
 
@@ -131,12 +176,13 @@ def dispatch(message: JobMessage) -> JobStatus | None:
     transient: the job goes back to queued and the exception propagates, so SQS delivers it again.
     """
     now = wiring.clock().now()
-    ctx = CallContext(principal=SYSTEM, request_id=message.correlation_id, now=now, tenant_locator=message.tenant)
     scope = keys.tenant_scope(message.tenant)
     job = table.gateway().get(scope, keys.job(message.tenant, message.job_locator))
     if job is None or not _claimable(job, now):
         return None
     handler = _handlers.get(job["jobType"])
+    ctx = CallContext(principal=SYSTEM, request_id=message.correlation_id,
+                      now=wiring.clock_for(message.tenant).now(), tenant_locator=message.tenant)
     version = int(job["version"])
     lease_until = now + timedelta(seconds=settings().job_lease_seconds)
     try:
@@ -162,21 +208,33 @@ def _claimable(job: dict[str, Any], now: datetime) -> bool:
         job["leaseUntil"]) <= now
 
 
-def _run(ctx: CallContext, scope: str, message: JobMessage, job: dict[str, Any], handler: Handler | None,
-         version: int) -> JobStatus:
+def _run(ctx: CallContext, scope: str, message: JobMessage, job: dict[str, Any],
+         handler: tuple[Handler, type[BaseModel]] | None, version: int) -> JobStatus:
     try:
         if handler is None:
             raise codes.JOB_UNKNOWN_TYPE(f"no handler for job type {job['jobType']}")
-        result = handler(ctx, dict(job.get("payload") or {}))
+        run, model = handler
+        result = run(ctx, _parsed(model, job))
     except DomainError as error:
-        _finish(scope, message, version, JobStatus.FAILED, ctx.now, {"error": f"{error.code}: {error.message}"})
+        _finish(scope, message, version, JobStatus.FAILED, wiring.clock().now(),
+                {"error": f"{error.code}: {error.message}"})
         return JobStatus.FAILED
     except Exception:
         logger().exception("job failed with a transient error")
-        _move(scope, message, version, JobStatus.QUEUED, ctx.now, {})
+        _move(scope, message, version, JobStatus.QUEUED, wiring.clock().now(), {})
         raise
-    _finish(scope, message, version, JobStatus.FINISHED, ctx.now, {"result": result or {}})
+    _finish(scope, message, version, JobStatus.FINISHED, wiring.clock().now(), {"result": result or {}})
     return JobStatus.FINISHED
+
+
+def _parsed(model: type[BaseModel], job: dict[str, Any]) -> BaseModel:
+    try:
+        return model.model_validate(dict(job.get("payload") or {}))
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(str(part) for part in e['loc']) or 'payload'}: {e['msg']}"
+                             for e in error.errors())
+        raise codes.JOB_INVALID_PAYLOAD(
+            f"The payload of this {job['jobType']} job does not fit {model.__name__}: {problems}") from None
 
 
 def _move(scope: str, message: JobMessage, version: int, status: JobStatus, now: datetime,
@@ -258,17 +316,23 @@ class InlineJobQueue:
         self.messages.append(body)
         self.sent.append(JobMessage.model_validate_json(body))
 
-    def drain(self, max_rounds: int = 1000) -> int:
-        """Dispatch until the queue is empty (jobs that enqueue jobs included). Answers how many ran."""
+    def drain(self, max_rounds: int = 1000, *, job_types: frozenset[str] | None = None) -> int:
+        """Dispatch until the queue is empty (jobs that enqueue jobs included), or, with `job_types`, until
+        no message of those types is left (the others stay queued). Answers how many ran."""
         ran = 0
-        while self.messages:
+        while True:
+            waiting = [m for m in self.messages
+                       if job_types is None or JobMessage.model_validate_json(m).job_type in job_types]
+            if not waiting:
+                return ran
             if ran >= max_rounds:
                 raise RuntimeError("jobs keep enqueueing jobs: more than max_rounds dispatched")
-            dispatch(JobMessage.model_validate_json(self.messages.pop(0)))
+            self.messages.remove(waiting[0])
+            dispatch(JobMessage.model_validate_json(waiting[0]))
             ran += 1
-        return ran
 
 
-@job_handler(JobType.REAP_JOBS)
-def _reap(ctx: CallContext, payload: dict[str, Any]) -> dict[str, Any]:
-    return {"requeuedOrFailed": reap_expired(ctx.tenant, ctx.now)}
+@job_handler(JobType.REAP_JOBS, payload=NoPayload)
+def _reap(ctx: CallContext, payload: NoPayload) -> dict[str, Any]:
+    """Leases are real time: the reaper compares them with the real clock, whatever the tenant's clock says."""
+    return {"requeuedOrFailed": reap_expired(ctx.tenant, wiring.clock().now())}

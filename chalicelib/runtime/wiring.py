@@ -25,7 +25,16 @@ _defaults: dict[str, Any] = {}
 
 
 def clock() -> Clock:
+    """Real time: authentication, token expiry, job leases, the event stream's commit order."""
     return _overrides.get("clock") or _defaults.setdefault("clock", SystemClock())
+
+
+def clock_for(tenant: str) -> Clock:
+    """The tenant's business time: its test clock where it has one, else real time (runtime/tenant_clock.py:
+    no DynamoDB call for a tenant this process knows to be an ordinary one)."""
+    from chalicelib.runtime import tenant_clock
+
+    return tenant_clock.clock_for(tenant)
 
 
 def job_queue() -> JobQueue:
@@ -57,6 +66,14 @@ def system_unit_of_work(ctx: CallContext) -> UnitOfWork:
     from chalicelib.storage.keys import SYSTEM_SCOPE
 
     return unit_of_work(ctx, SYSTEM_SCOPE)
+
+
+def invoke_function(function_name: str, payload: bytes, qualifier: str | None = None) -> Any:
+    """Invoke a Lambda function and wait for its answer (storage.functions.invoke: the per-tenant plugin
+    functions of production)."""
+    from chalicelib.storage import functions
+
+    return functions.invoke(function_name, payload, qualifier)
 
 
 def override(**collaborators: Any) -> None:

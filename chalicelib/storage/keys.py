@@ -119,6 +119,31 @@ def bootstrap_marker() -> Key:
     return Key("SYS#BOOTSTRAP")
 
 
+# --- the tenant's clock and its due work ---------------------------------------------------------
+# A test-clock tenant has one clock item (runtime/tenant_clock.py); an ordinary tenant has none.
+# A due entry (storage/due_index.py) is one item, keyed by its kind and the record it is about, so it is
+# put, moved and removed by that name alone; while it exists it sits on GSI3 under `due_index(t)`,
+# sorted by `{dueAt}#{kind}#{ref}`: a tenant's entries up to a moment, in time order, are one Query.
+
+
+def tenant_clock(tenant_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}CLOCK")
+
+
+def due_entry(tenant_locator: str, kind: str, ref: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}DUE#{kind}#{ref}")
+
+
+def due_index(tenant_locator: str) -> str:
+    """GSI3: the tenant's due entries, sorted by `due_sort_key`."""
+    return f"{tenant_scope(tenant_locator)}DUE"
+
+
+def due_sort_key(due_at: str, kind: str, ref: str) -> str:
+    """`due_at`: the entry's due time as `core.clock.isoformat` writes it (fixed width: sorts as it reads)."""
+    return f"{due_at}#{kind}#{ref}"
+
+
 # --- configuration deployments -------------------------------------------------------------------
 # One partition per tenant: the immutable version items, the pointer to the current version (with its
 # DeploymentMetadata), one item per static version locator naming its latest version, and the record
@@ -277,12 +302,6 @@ def segment_lookup(tenant_locator: str, segment_locator: str) -> str:
     return f"{tenant_scope(tenant_locator)}SEG#{segment_locator}"
 
 
-def renewals_due(tenant_locator: str) -> str:
-    """Sparse (GSI3): the roots of the tenant's policies with an auto-renewal plan, sorted by
-    `{endTime}#{policyLocator}`, which the auto-renewal job pages by term end."""
-    return f"{tenant_scope(tenant_locator)}RENEWALS"
-
-
 # --- quotes ---------------------------------------------------------------------------------------
 # A quote is one item (element tree, charges and underwriting flags inside it) at the root of its
 # collection, which also holds its static data history. The tenant's quotes are listed on GSI2, an
@@ -370,3 +389,70 @@ TABLE_PENDING_UPLOAD_PREFIX = "P#"
 def table_pending_upload(tenant_locator: str, version: str) -> Key:
     """A table version whose rows are being written; its final transaction deletes this record."""
     return Key(tables_partition(tenant_locator), f"{TABLE_PENDING_UPLOAD_PREFIX}{version}")
+
+
+# --- billing ----------------------------------------------------------------------------------------
+# Every billing record of an account lives in the account's billing partition, whose root item is the
+# billing root every billing write bumps. Uninvoiced installments and open invoices are found there
+# through marker items sorted by time (`UNINV#{generateTime}#...`, `OPEN#{dueTime}#...`); a record by
+# locator through an alias item naming its account. Lists per policy, transaction and quote page a
+# reference partition of their own (`billing_refs`), whose items name the record and its account.
+
+BILLING_LATTICE_PREFIX = "LAT#"
+BILLING_INSTALLMENT_PREFIX = "INST#"
+BILLING_INVOICE_PREFIX = "INV#"
+BILLING_PAYMENT_PREFIX = "PAY#"
+BILLING_UNINVOICED_PREFIX = "UNINV#"
+BILLING_OPEN_PREFIX = "OPEN#"
+BILLING_LEDGER_PREFIX = "LEDGER#"
+BILLING_INVOICING_JOB_PREFIX = "IVJOB#"
+BILLING_GENERATION_JOB_PREFIX = "IGJOB#"
+
+
+def billing_partition(tenant_locator: str, account_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}BILL#{account_locator}"
+
+
+def billing_root(tenant_locator: str, account_locator: str) -> Key:
+    return Key(billing_partition(tenant_locator, account_locator))
+
+
+def billing_record(tenant_locator: str, account_locator: str, prefix: str, locator: str) -> Key:
+    return Key(billing_partition(tenant_locator, account_locator), f"{prefix}{locator}")
+
+
+def billing_alias(tenant_locator: str, locator: str) -> Key:
+    """Names the account whose billing partition holds the lattice, installment, invoice or payment."""
+    return Key(f"{tenant_scope(tenant_locator)}BILLREF#{locator}")
+
+
+def billing_uninvoiced(tenant_locator: str, account_locator: str, generate_time: str, installment: str) -> Key:
+    return Key(billing_partition(tenant_locator, account_locator),
+               f"{BILLING_UNINVOICED_PREFIX}{generate_time}#{installment}")
+
+
+def billing_open_invoice(tenant_locator: str, account_locator: str, due_time: str, invoice: str) -> Key:
+    return Key(billing_partition(tenant_locator, account_locator), f"{BILLING_OPEN_PREFIX}{due_time}#{invoice}")
+
+
+def billing_application(tenant_locator: str, account_locator: str, invoice: str, application: str) -> Key:
+    return Key(billing_partition(tenant_locator, account_locator), f"APP#{invoice}#{application}")
+
+
+def billing_credit_balance(tenant_locator: str, account_locator: str, currency: str) -> Key:
+    return Key(billing_partition(tenant_locator, account_locator), f"CREDIT#{currency}")
+
+
+def billing_ledger_line(tenant_locator: str, account_locator: str, currency: str, line: str) -> Key:
+    return Key(billing_partition(tenant_locator, account_locator), f"{BILLING_LEDGER_PREFIX}{currency}#{line}")
+
+
+def billing_refs(tenant_locator: str, owner_kind: str, owner_locator: str, record_kind: str) -> str:
+    """The partition listing the billing records of one kind (`INST`, `LAT`, `INV`, `NZINV` for invoices
+    of a nonzero amount) of a policy, transaction or quote, in creation order."""
+    return f"{tenant_scope(tenant_locator)}BILLOF#{owner_kind}#{owner_locator}#{record_kind}"
+
+
+def billing_ref(tenant_locator: str, owner_kind: str, owner_locator: str, record_kind: str, locator: str) -> Key:
+    return Key(billing_refs(tenant_locator, owner_kind, owner_locator, record_kind), locator)
+

@@ -1,7 +1,9 @@
 """All writes of one request in one TransactWriteItems, with its event items and idempotency guard.
 
 `UnitOfWork` is what repositories and services see (services get one from `runtime.wiring`);
-`TransactionUnitOfWork` is the DynamoDB implementation."""
+`TransactionUnitOfWork` is the DynamoDB implementation. A unit of work says how many actions it has
+left (`remaining`), so that work too large for one transaction is split by what it holds, never by a
+count kept by hand."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -20,6 +22,15 @@ IDEMPOTENCY_TTL_SECONDS = 48 * 3600
 
 class UnitOfWork(Protocol):
     ctx: CallContext
+    capacity: int
+    """The actions one commit holds: writes, event items and the idempotency guard together."""
+
+    @property
+    def remaining(self) -> int:
+        """How many more writes or events the caller may add and still commit: `capacity` less what it
+        holds and one action kept for the idempotency guard. The guard's action is kept whether or not
+        the request carries a key (until the request's first commit has written it), so what fits in a
+        request does not depend on the client sending X-Idempotency-Key. Negative when it holds too much."""
 
     def add(self, *ops: WriteOp) -> None: ...
 
@@ -41,6 +52,13 @@ class TransactionUnitOfWork:
         self._ops: list[WriteOp] = []
         self._events: list[tuple[str, dict[str, Any]]] = []
         self._after_commit: list[Callable[[], None]] = []
+        self.capacity = MAX_TRANSACTION_ITEMS
+
+    @property
+    def remaining(self) -> int:
+        claim = self.ctx.idempotency
+        guard = 0 if claim is not None and claim.claimed else 1
+        return self.capacity - len(self._ops) - len(self._events) - guard
 
     def add(self, *ops: WriteOp) -> None:
         self._ops.extend(ops)
@@ -58,8 +76,8 @@ class TransactionUnitOfWork:
         guard = self._idempotency_guard(now)
         if guard is not None:
             ops.append(guard)
-        if len(ops) > MAX_TRANSACTION_ITEMS:
-            raise codes.REQUEST_INVALID(f"One change may touch at most {MAX_TRANSACTION_ITEMS} records")
+        if len(ops) > self.capacity:
+            raise codes.REQUEST_INVALID(f"One change may touch at most {self.capacity} records")
         self._gateway.transact(self.scope, ops)
         self._ops, self._events = [], []
         actions, self._after_commit = self._after_commit, []

@@ -121,7 +121,7 @@ def _store(ctx: CallContext, kind: TableKind, name: str, static_name: str, juris
     entry = VersionEntry(name=name, version=new_locator(), effectiveFrom=effective_from, createdAt=ctx.now,
                          createdBy=ctx.user_locator, jurisdictions=jurisdictions, schemaDigest=schema.digest(),
                          shards=layout.shard_count(len(by_key)), rows=len(rows))
-    repository.mark_pending_upload(ctx.tenant, kind, entry, ctx.now)
+    repository.mark_pending_upload(ctx.tenant, kind, entry, _real_now())
     _write_rows(ctx.tenant, kind, entry, content, rows, by_key)
 
     instance = TableInstance(kind=kind, name=name, staticName=static_name, jurisdictions=jurisdictions,
@@ -189,7 +189,7 @@ def _remember(ctx: CallContext, kind: TableKind, instance: TableInstance, select
                            (repository.selection_key(ctx.tenant, kind, instance.name, by_static_name=False),
                             instance.selection)):
         cache.put_selection(ctx.tenant, record.sk, stored.model_copy(update={"revision": stored.revision + 1}),
-                            ctx.now)
+                            _real_now())
 
 
 def _schema(kind: TableKind, static_name: str, model: dict[str, Any]) -> TableSchema:
@@ -320,7 +320,7 @@ def _row_lookup(ctx: CallContext, kind: TableKind, name: str, key: Sequence[str]
     tenant = ctx.tenant
     record = repository.selection_key(tenant, kind, name, by_static_name=by_static_name)
     cached = cache.selection(tenant, record.sk)
-    if cached is not None and cached.fresh(ctx.now):
+    if cached is not None and cached.fresh(_real_now()):
         target = _target(ctx, kind, name, cached.selection, key, at, jurisdiction, by_static_name)
         return target, _read_row(tenant, target.entry.version, target.row)
     guess = _guess(ctx, kind, name, cached.selection if cached else None, key, at, jurisdiction, by_static_name)
@@ -331,9 +331,17 @@ def _row_lookup(ctx: CallContext, kind: TableKind, name: str, key: Sequence[str]
         selection = repository.read_selection(tenant, record)
     if selection is None:
         raise codes.not_found(kind.value, name)
-    cache.put_selection(tenant, record.sk, selection, ctx.now)
+    cache.put_selection(tenant, record.sk, selection, _real_now())
     target = _target(ctx, kind, name, selection, key, at, jurisdiction, by_static_name)
     return target, _read_row(tenant, target.entry.version, target.row)
+
+
+def _real_now() -> datetime:
+    """Real time, for what counts how long ago something happened in this system rather than in the
+    tenant's business: a cached selection's age, an upload in flight, garbage's grace. A test clock may
+    stand still or jump years; the business moments (a version's createdAt, what a lookup dated 400 days
+    back may choose) stay on the tenant's clock."""
+    return wiring.clock().now()
 
 
 def _guess(ctx: CallContext, kind: TableKind, name: str, selection: Selection | None, key: Sequence[str], at: At,
@@ -381,13 +389,13 @@ def _constraint_table(ctx: CallContext, name: str, at: At, jurisdiction: str | N
     tenant = ctx.tenant
     record = repository.selection_key(tenant, TableKind.CONSTRAINT, name, by_static_name=by_static_name)
     cached = cache.selection(tenant, record.sk)
-    if cached is not None and cached.fresh(ctx.now):
+    if cached is not None and cached.fresh(_real_now()):
         selection = cached.selection
     else:
         read = repository.read_selection(tenant, record)
         if read is None:
             raise codes.not_found(TableKind.CONSTRAINT.value, name)
-        cache.put_selection(tenant, record.sk, read, ctx.now)
+        cache.put_selection(tenant, record.sk, read, _real_now())
         selection = read
     entry, schema = _version_in_force(ctx, TableKind.CONSTRAINT, name, selection, at, jurisdiction, by_static_name)
     found = cache.constraint_table(tenant, entry.version)
@@ -471,13 +479,8 @@ def _load_bootstrap_resource(ctx: CallContext, resource: Any, kind: TableKind, j
 
 
 def _enqueue_bootstrap_step(ctx: CallContext, record: BootstrapRecord, cursor: int) -> None:
-    uow = wiring.unit_of_work(ctx)
-    jobs.enqueue(uow, JobType.TABLES_BOOTSTRAP, {"cursor": cursor},
-                 locator=configuration.bootstrap_step_locator(record, cursor))
-    try:
-        uow.commit()
-    except AlreadyExists:
-        pass  # an earlier attempt of this step enqueued it
+    jobs.enqueue_once(ctx, JobType.TABLES_BOOTSTRAP, {"cursor": cursor},
+                      locator=configuration.bootstrap_step_locator(record, cursor))
 
 
 def bootstrap_status(ctx: CallContext) -> list[BootstrapStatus]:
@@ -546,8 +549,8 @@ def clean_up(ctx: CallContext, kind: TableKind | None = None, static_name: str |
     Safe to run again and beside an upload (which wins: the cleanup's transaction fails and it runs again)."""
     names = [(kind, static_name)] if kind is not None and static_name else repository.static_names(ctx.tenant)
     retired = sum(_retire_superseded(ctx, table_kind, name) for table_kind, name in names)
-    lost = repository.claim_lost_uploads(ctx.tenant, ctx.now - GARBAGE_GRACE)
-    deleted, rows = repository.delete_garbage(ctx.tenant, ctx.now - GARBAGE_GRACE)
+    lost = repository.claim_lost_uploads(ctx.tenant, _real_now() - GARBAGE_GRACE)
+    deleted, rows = repository.delete_garbage(ctx.tenant, _real_now() - GARBAGE_GRACE)
     return {"retired": retired, "lostUploads": lost, "versionsDeleted": deleted, "rowsDeleted": rows}
 
 
@@ -555,4 +558,4 @@ def _retire_superseded(ctx: CallContext, kind: TableKind, static_name: str) -> i
     selection = repository.get_selection(ctx.tenant, kind, static_name)
     kept = versions.kept(selection.entries, ctx.now - VERSION_RETENTION)
     retired = {entry.version for entry in selection.entries} - kept
-    return repository.retire(ctx.tenant, kind, static_name, retired, ctx.now) if retired else 0
+    return repository.retire(ctx.tenant, kind, static_name, retired, _real_now()) if retired else 0

@@ -1,91 +1,86 @@
-"""The auto-renewal run (issue 12): one job per tenant and day (workers/schedules.py) renews the policies
-whose plan says so, through the transactions service, as renewals.py says when.
+"""Auto-renewal (issue 12) on the due index: a policy's `policy.autoRenew` due entry (put by the policies
+domain whenever an issue moves the policy's end, its cancellation or its plan: policies.models.renewal_due)
+falls due at its renewal's first step; this handler (registered in job_handlers.py, run by the due pager,
+runtime/due.py, at the entry's due time) renews the policy through the transactions service, as renewals.py
+says when, and moves the entry on to the next step.
 
-A run at `as_of` pages the due index (renewal_index.py) over the term ends of `renewals.window`, up to
-STEP_POLICIES roots a job step. A step enqueues its continuation before it works through its page, so
-as many workers as the queue feeds work on consecutive pages at once (its locator is derived from where
-it continues: a retried step enqueues it once). A policy whose plan has nothing due at `as_of` (from the
-index item alone) is not read; a due one is read consistently (policies.service.issued_stack) and
-brought to the due step with at most two transactions service calls (renewals.work), each working on
-that read (and what the call before it wrote) instead of reading the policy again: one Query and one
-commit per call. The accounts the plugins are shown are read together, those of a step's due policies
-in one BatchGetItem when a plugin first asks for one (AccountsOfStep):
+The policy is read consistently (policies.service.issued_stack) and brought to the step due at the
+entry's time (ctx.now) with at most two transactions service calls (renewals.work), each working on that
+read (and what the call before it wrote) instead of reading the policy again: one Query and one commit per
+call. The accounts the plugins are shown are read together, those of a page's entries in one
+BatchGetItem when a plugin first asks for one (AccountsOfStep, kept for the batch in `work.shared`):
 - create: of the plan's `renewalTransactionType`, else the tenant's first renewal type, its new term
   `newTermDuration` long (the policy's durationBasis units), else as long as the policy's term
   (event `policy.renewal.create`);
 - then price (`update`, `validate`, `price`), accept (`underwrite`, `accept`) or issue (every step it
   lacks, issued in one TransactWriteItems), each committing its own events.
 
+Then the entry: moved to the renewal's next step moment; left as the issue left it (issuing the renewal
+moved the policy's end, so the policies domain put the entry of the next term in that same commit); or
+removed (nothing more to do: renewed, cancelled, declined by a person, past the grace). A step that failed
+(validation, rating, underwriting) is reported and tried again at the next step's moment, or daily until
+the grace ends.
+
 Idempotent: a rerun finds the renewal of the term on the policy's stack and creates nothing; a step
 already done is not repeated. Two runs racing: a create carries a guard item named by the policy and
 its latest issued transaction (the unit of work's idempotency guard), and every later step is
 conditional on a version, so the loser's 409 counts as already done. A renewal that fails validation
 or rating, or stops in underwriting, is reported in the job's result (the event catalogue has no event
-for it) and the run goes on; so does one a DomainError refuses. Any other error is transient: the job
-step is retried from the start, which repeats nothing done.
+for it); so is one a DomainError refuses. Any other error is transient: the job step is retried from the
+start, which repeats nothing done.
 """
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.configuration import service as configuration
-from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext, IdempotencyClaim
-from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, DomainError
-from chalicelib.core.ids import derived_locator
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, DomainError, NotFound
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import IssuedStack, Policy, Transaction
-from chalicelib.runtime import jobs, wiring
-from chalicelib.runtime.job_types import JobType
-from chalicelib.transactions import records, renewal_index, renewals, service
+from chalicelib.policies.models import IssuedStack, Policy, RenewalPlan, Transaction
+from chalicelib.runtime.due import DueWork
+from chalicelib.transactions import records, renewals, service
 from chalicelib.transactions.records import Found
-from chalicelib.transactions.renewals import ACCEPT, CREATE, ISSUE, PRICE, UNDERWRITING_STOPS, RenewalPlan
+from chalicelib.transactions.renewals import ACCEPT, CREATE, ISSUE, PRICE, UNDERWRITING_STOPS
 
-STEP_POLICIES = 100
-"""Index entries one job step works through: well inside the job lease at the slowest rate measured."""
 CREATE_GUARD = "autoRenewal.create"
 IN_PROGRESS = "idempotency.in_progress"
 DONE = {CREATE: "created", PRICE: "priced", ACCEPT: "accepted", ISSUE: "issued"}
+RETRY_AFTER = timedelta(days=1)
+"""A renewal step that failed with no further step to wait for is tried again daily, until the grace ends."""
+SHARED = "autoRenewal"
 
 
 @dataclass
 class Outcome:
-    in_window: int = 0
     read: int = 0
     done: Counter[str] = field(default_factory=Counter)
     already_done: int = 0
     not_renewed: list[dict[str, str]] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
 
-    def result(self, as_of: datetime, continued_after: str | None) -> dict[str, Any]:
-        return {"asOf": isoformat(as_of), "policiesInWindow": self.in_window, "policiesRead": self.read,
-                **{name: self.done[name] for name in DONE.values()}, "alreadyDone": self.already_done,
-                "notRenewed": self.not_renewed, "failed": self.failed,
-                **({"continuedAfter": continued_after} if continued_after else {})}
+    def result(self) -> dict[str, Any]:
+        return {"policiesRead": self.read, **{name: self.done[name] for name in DONE.values()},
+                "alreadyDone": self.already_done, "notRenewed": self.not_renewed, "failed": self.failed}
 
 
-def run(ctx: CallContext, as_of: datetime, after: str | None = None) -> dict[str, Any]:
-    """One step of the tenant's run at `as_of`, from the index entry after `after` (the first: None)."""
-    _, model = configuration.current_model(ctx, resolved=True)
-    window = renewals.window(as_of, renewals.plans_of(model).values())
+def renew_due(ctx: CallContext, work: DueWork) -> dict[str, Any]:
+    """Runs the due entry of the renewal of policy `work.entry.ref` at ctx.now (its due time)."""
+    renewing = work.shared.get(SHARED)
+    if renewing is None:
+        renewing = work.shared[SHARED] = Renewing(ctx)
+        renewing.accounts.expect(str(entry.payload["accountLocator"]) for entry in work.of_batch()
+                                 if entry.payload.get("accountLocator"))
     outcome = Outcome()
-    if window is None:
-        return outcome.result(as_of, None)
-    page = renewal_index.due(ctx.tenant, *window, after=after, limit=STEP_POLICIES)
-    if page.after is not None:
-        _continue(ctx, as_of, page.after)  # first: another worker takes the next page meanwhile
-    renewing = Renewing(ctx, as_of, outcome)
-    renewing.accounts.expect(p.accountLocator for p in page.policies if renewing.due(p) is not None)
-    for policy in page.policies:
-        renewing.renew(policy)
-    return outcome.result(as_of, page.after)
+    renewing.renew(ctx, work, outcome)
+    return outcome.result()
 
 
 class AccountsOfStep:
@@ -110,65 +105,83 @@ class AccountsOfStep:
 
 
 class Renewing:
-    def __init__(self, ctx: CallContext, as_of: datetime, outcome: Outcome):
-        self.ctx, self.as_of, self.outcome = ctx, as_of, outcome
+    """What the renewals of one batch share: the plans of each configuration version, the batch's accounts."""
+
+    def __init__(self, ctx: CallContext):
         self._plans: dict[str, dict[str, RenewalPlan]] = {}
         self.accounts = AccountsOfStep(ctx)
 
-    def plan(self, policy: Policy) -> RenewalPlan | None:
+    def plan(self, ctx: CallContext, policy: Policy) -> RenewalPlan | None:
         version = policy.configVersion
         if version not in self._plans:
-            self._plans[version] = renewals.plans_of(configuration.model(self.ctx, version, resolved=True))
+            self._plans[version] = renewals.plans_of(configuration.model(ctx, version, resolved=True))
         return self._plans[version].get(policy.autoRenewalPlanName or "")
 
-    def due(self, indexed: Policy) -> renewals.Step | None:
-        """The step due at `as_of` as the index has the policy (its term end may be behind)."""
-        return renewals.due(self.plan(indexed), indexed.endTime, indexed.timezone, self.as_of)
-
-    def renew(self, indexed: Policy) -> None:
-        """Brings the renewal of `indexed` (a root as the index holds it) to the step due at `as_of`."""
-        self.outcome.in_window += 1
-        if self.due(indexed) is None:
-            return
-        stack = policies.issued_stack(self.ctx, indexed.locator)
-        self.outcome.read += 1
+    def renew(self, ctx: CallContext, work: DueWork, outcome: Outcome) -> None:
+        """Brings the renewal of the entry's policy to the step due at ctx.now, and says what becomes of the
+        entry (`work`: moved on, else removed; the pager leaves it as an issue put it)."""
+        try:
+            stack = policies.issued_stack(ctx, work.entry.ref)
+        except NotFound:
+            return  # no such policy (any more): the entry goes
+        outcome.read += 1
         policy = stack.policy
-        plan = self.plan(policy)
+        plan = self.plan(ctx, policy)
         point = renewals.renewable(stack)
-        step = renewals.due(plan, point.term_end, policy.timezone, self.as_of)
-        if plan is None or step is None:
+        if plan is None or not plan.generateAutoRenewals:
             return
         found = renewals.existing(stack.transactions, point.term_end)
         if found.renewed:
             return
         if point.cancelled or (found.live is None and found.declined):
-            self.outcome.not_renewed.append({"policyLocator": policy.locator,
-                                             "reason": "cancelled" if point.cancelled else "declined"})
+            outcome.not_renewed.append({"policyLocator": policy.locator,
+                                        "reason": "cancelled" if point.cancelled else "declined"})
+            return
+        step = renewals.due(plan, point.term_end, policy.timezone, ctx.now)
+        if step is None:
+            self._wait(ctx, work, plan, policy, point.term_end, failed=False)
             return
         transaction = found.live
         current = records.found_in(stack, transaction) if transaction else None
         try:
             for call in renewals.work(step, transaction.transactionState if transaction else None):
                 current = records.found_in(stack if current is None else current.stack,
-                                           self._call(call, plan, stack, current))
+                                           self._call(ctx, call, plan, stack, current))
                 transaction = current.transaction
-                if not self._succeeded(policy, transaction):
+                if not self._succeeded(outcome, policy, transaction):
+                    self._wait(ctx, work, plan, policy, point.term_end, failed=True)
                     return
-                self.outcome.done[DONE[call]] += 1
+                outcome.done[DONE[call]] += 1
+                if call == ISSUE:
+                    return  # the issue moved the policy's end: its commit put the next term's entry, which stands
         except DomainError as error:
             if _raced(error):
-                self.outcome.already_done += 1
+                outcome.already_done += 1
             else:
-                self.outcome.failed.append({"policyLocator": policy.locator, "code": error.code,
-                                            "message": error.message,
-                                            **({"transactionLocator": transaction.locator} if transaction else {})})
+                outcome.failed.append({"policyLocator": policy.locator, "code": error.code, "message": error.message,
+                                       **({"transactionLocator": transaction.locator} if transaction else {})})
+            self._wait(ctx, work, plan, policy, point.term_end, failed=not _raced(error))
+            return
+        self._wait(ctx, work, plan, policy, point.term_end, failed=False)
 
-    def _call(self, call: str, plan: RenewalPlan, stack: IssuedStack, current: Found | None) -> Transaction:
+    @staticmethod
+    def _wait(ctx: CallContext, work: DueWork, plan: RenewalPlan, policy: Policy, term_end: datetime, *,
+              failed: bool) -> None:
+        """The entry moved to the renewal's next step; after a failure with none to wait for, to the next
+        day while the grace lasts; else removed."""
+        following = renewals.next_step_time(plan, term_end, policy.timezone, ctx.now)
+        if following is None and failed and ctx.now + RETRY_AFTER - term_end <= renewals.GRACE:
+            following = ctx.now + RETRY_AFTER
+        if following is not None and following > work.entry.due_at:
+            work.reschedule(following)
+
+    def _call(self, ctx: CallContext, call: str, plan: RenewalPlan, stack: IssuedStack,
+              current: Found | None) -> Transaction:
         """The service call, on the job's own consistent read of the policy (and what its calls changed of
         it since): the service reads nothing again, and writes on condition of the versions read."""
         if call == CREATE:
             policy = stack.policy
-            guarded = replace(self.ctx, idempotency=IdempotencyClaim(
+            guarded = replace(ctx, idempotency=IdempotencyClaim(
                 key=f"{policy.locator}#{policy.issuedTransactionLocator}", operation=CREATE_GUARD, request_hash=""))
             term = Decimal(plan.newTermDuration) if plan.newTermDuration else None
             if plan.renewalTransactionType:
@@ -179,23 +192,24 @@ class Renewing:
         assert current is not None
         locator = current.transaction.locator
         if call == PRICE:
-            return service.price(self.ctx, locator, found=current, read_account=self.accounts)
+            return service.price(ctx, locator, found=current, read_account=self.accounts)
         if call == ACCEPT:
-            return service.accept(self.ctx, locator, found=current, read_account=self.accounts)
-        return service.issue(self.ctx, locator, auto_rebase=True, found=current, read_account=self.accounts)
+            return service.accept(ctx, locator, found=current, read_account=self.accounts)
+        return service.issue(ctx, locator, auto_rebase=True, found=current, read_account=self.accounts)
 
-    def _succeeded(self, policy: Policy, transaction: Transaction) -> bool:
+    @staticmethod
+    def _succeeded(outcome: Outcome, policy: Policy, transaction: Transaction) -> bool:
         """False (and reported) for a step that failed validation or rating, or stopped in underwriting."""
         result = transaction.validationResult
         if result is not None and not result.success:
-            self.outcome.failed.append({"policyLocator": policy.locator, "transactionLocator": transaction.locator,
-                                        "code": "transaction.invalid", "message": "The renewal failed validation",
-                                        "validationResult": result.model_dump(mode="json")})
+            outcome.failed.append({"policyLocator": policy.locator, "transactionLocator": transaction.locator,
+                                   "code": "transaction.invalid", "message": "The renewal failed validation",
+                                   "validationResult": result.model_dump(mode="json")})
             return False
         if transaction.transactionState in UNDERWRITING_STOPS:
-            self.outcome.failed.append({"policyLocator": policy.locator, "transactionLocator": transaction.locator,
-                                        "code": f"transaction.{transaction.transactionState}",
-                                        "message": f"Underwriting stopped the renewal: {transaction.transactionState}"})
+            outcome.failed.append({"policyLocator": policy.locator, "transactionLocator": transaction.locator,
+                                   "code": f"transaction.{transaction.transactionState}",
+                                   "message": f"Underwriting stopped the renewal: {transaction.transactionState}"})
             return False
         return True
 
@@ -204,13 +218,3 @@ def _raced(error: DomainError) -> bool:
     """Another run did it first: a version or existence condition failed, or the create guard is taken."""
     return isinstance(error, ConcurrentModification | AlreadyExists) or (
         type(error) is Conflict and error.code == IN_PROGRESS)
-
-
-def _continue(ctx: CallContext, as_of: datetime, after: str) -> None:
-    uow = wiring.unit_of_work(ctx)
-    locator = derived_locator(as_of, f"{JobType.POLICIES_AUTO_RENEW}#{isoformat(as_of)}#{after}")
-    jobs.enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(as_of), "after": after}, locator=locator)
-    try:
-        uow.commit()
-    except AlreadyExists:
-        pass  # an earlier attempt of this step enqueued it

@@ -1,18 +1,16 @@
-"""Asynchronous work of the transactions domain."""
+"""Asynchronous work of the transactions domain: the auto-renewal of a policy when its due entry falls due."""
 from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.core.clock import parse_datetime
 from chalicelib.core.context import CallContext
-from chalicelib.runtime.job_types import JobType
-from chalicelib.runtime.jobs import job_handler
+from chalicelib.runtime.due import DueWork, due_handler
+from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.transactions import auto_renewal
 
 
-@job_handler(JobType.POLICIES_AUTO_RENEW)
-def auto_renew(ctx: CallContext, payload: dict[str, Any]) -> dict[str, Any]:
-    """Enqueued daily for every tenant by workers/schedules.py (payload `asOf`: the schedule's time), then
-    by each step for the next one (`after`: the index entry it continues after)."""
-    as_of = parse_datetime(payload["asOf"]) if payload.get("asOf") else ctx.now
-    return auto_renewal.run(ctx, as_of, payload.get("after"))
+@due_handler(DueKind.POLICY_AUTO_RENEW)
+def auto_renew(ctx: CallContext, work: DueWork) -> dict[str, Any]:
+    """Put by the policies domain at the renewal's first step, moved on to each next one here
+    (auto_renewal.py); run by the due pager (every quarter hour, or a test clock's advance) at its due time."""
+    return auto_renewal.renew_due(ctx, work)

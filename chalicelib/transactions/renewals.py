@@ -10,29 +10,36 @@ issue lead, no create lead is the accept lead. A step falls due once its moment 
 later step that falls due brings the earlier ones with it (a plan that says create 10 days before and
 accept 20 days before creates and accepts 20 days before).
 
-The job looks at the policies whose term ends in `window(as_of, plans)`: from `GRACE` before `as_of`
-(a renewal a run missed, say while the scheduler was down, is still made up to a week after the term
-ended, effective at the end; a later one needs a person) up to the largest create lead of the plans
-after it.
+The policy's due entry (`policy.autoRenew`, put by the policies domain when an issue moves the term end,
+policies.models.renewal_due) falls due at the earliest step; the job (auto_renewal.py) moves it to each
+next step (`next_step_time`). A renewal a run missed (say, while the scheduler was down) is still made up
+to `GRACE` (a week) after the term ended, effective at the end; a later one needs a person.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from enum import IntEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from chalicelib.core import durations
-from chalicelib.policies.models import LIVE_UNISSUED, IssuedStack, Transaction, TransactionCategory, TransactionState
+from chalicelib.policies.models import (
+    LIVE_UNISSUED,
+    RENEWAL_GRACE,
+    IssuedStack,
+    Transaction,
+    TransactionCategory,
+    TransactionState,
+    renewal_plans,
+)
+from chalicelib.policies.models import (
+    RenewalPlan as RenewalPlan,
+)
 from chalicelib.transactions import coverage
 from chalicelib.transactions.timeline import issued_spans
 
-GRACE = timedelta(days=7)
-WALL_CLOCK_SLACK = timedelta(days=1)
-"""Lead days are counted on the policy's wall clock, the index by UTC: a day more covers any offset."""
+GRACE = RENEWAL_GRACE
 UNDERWRITING_STOPS = frozenset({TransactionState.UNDERWRITTEN_BLOCKED, TransactionState.DECLINED,
                                 TransactionState.REJECTED})
 NOT_PRICED = frozenset({TransactionState.DRAFT, TransactionState.INITIALIZED, TransactionState.VALIDATED,
@@ -42,35 +49,9 @@ DECLINED_BY_A_PERSON = frozenset({TransactionState.DISCARDED, TransactionState.R
 reversed is reapplied, issued) is not made again."""
 
 
-class RenewalPlan(BaseModel):
-    """An AutoRenewalPlanRef as the configuration holds it."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    generateAutoRenewals: bool
-    newTermDuration: int | None = None
-    renewalCreateLeadDays: int | None = None
-    renewalAcceptLeadDays: int | None = None
-    renewalIssueLeadDays: int | None = None
-    renewalTransactionType: str | None = None
-
-    @property
-    def issue_lead(self) -> int:
-        return max(self.renewalIssueLeadDays or 0, 0)
-
-    @property
-    def accept_lead(self) -> int:
-        return max(self.renewalAcceptLeadDays, 0) if self.renewalAcceptLeadDays is not None else self.issue_lead
-
-    @property
-    def create_lead(self) -> int:
-        return max(self.renewalCreateLeadDays, 0) if self.renewalCreateLeadDays is not None else self.accept_lead
-
-
 def plans_of(model: Mapping[str, Any]) -> dict[str, RenewalPlan]:
     """The configuration's auto-renewal plans by name."""
-    return {name: RenewalPlan.model_validate(definition)
-            for name, definition in (model.get("autoRenewalPlans") or {}).items() if isinstance(definition, dict)}
+    return renewal_plans(model)
 
 
 class Step(IntEnum):
@@ -93,12 +74,10 @@ def due(plan: RenewalPlan | None, term_end: datetime, time_zone: str, as_of: dat
     return max(passed) if passed else None
 
 
-def window(as_of: datetime, plans: Iterable[RenewalPlan]) -> tuple[datetime, datetime] | None:
-    """The term ends the job looks at (inclusive), or None when no plan renews anything."""
-    leads = [plan.create_lead for plan in plans if plan.generateAutoRenewals]
-    if not leads:
-        return None
-    return as_of - GRACE, as_of + timedelta(days=max(leads)) + WALL_CLOCK_SLACK
+def next_step_time(plan: RenewalPlan, term_end: datetime, time_zone: str, after: datetime) -> datetime | None:
+    """The first moment after `after` at which a further step of the renewal falls due, or None."""
+    later = [moment for moment in step_times(plan, term_end, time_zone).values() if moment > after]
+    return min(later) if later else None
 
 
 @dataclass(frozen=True)

@@ -559,9 +559,9 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
               *_status_change(ctx, found.policy, bundle.policy),
               *(event for part in bundle.added if part.transactionCategory != TransactionCategory.AGGREGATE
                 for event in records.events(part, ["issue"]))]
-    left = policies.issue_transaction(ctx, uow, found.stack, bundle, reserve=len(events) + 1)
     for event_type, data in events:
         uow.record_event(event_type, data)
+    left = policies.issue_transaction(ctx, uow, found.stack, bundle)
     uow.commit()
     policies.save_transactions(ctx, found.stack, left)
     return bundle.transaction.model_copy(update={"version": bundle.transaction.version + 1})

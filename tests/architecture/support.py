@@ -17,6 +17,8 @@ import simplejson
 from chalicelib.core.ids import new_locator
 from chalicelib.http.contract import Contract, Encoding, contract_of
 from chalicelib.http.endpoint import EndpointSpec
+from chalicelib.runtime import wiring
+from tests.api.billing.support import billing_model
 from tests.api.quotes.support import auto, new_account, vehicle
 from tests.builders import unique_name
 from tests.support.api import call, ok
@@ -218,7 +220,7 @@ def build_world(api: Any, token: str) -> World:
     """Every record through the API, by `token` (holding every permission on every tenant; a builder builds one
     world: its named token "spare" has a name a user holds once)."""
     suffix = new_locator()
-    package_bytes = package_with_files(quotes_model(), {"plugins/python/auto.py": QUOTE_PLUGINS.encode()})
+    package_bytes = package_with_files(billing_model("FullPay"), {"plugins/python/auto.py": QUOTE_PLUGINS.encode()})
     tenant = deployed_tenant(api, token, package_bytes)
     tables = {"tables": ("BaseRates", BASE_RATES_CSV), "rangeTables": ("ValueBands", VALUE_BANDS_CSV),
               "constraints": ("Cities", CITIES_CSV)}
@@ -242,6 +244,20 @@ def build_world(api: Any, token: str) -> World:
             token))
     issued = ok(call(api, "PATCH", f"{base}/quotes/{to_issue}/issue", token))
     policy = ok(call(api, "GET", f"{base}/policies/{issued['policyLocator']}", token))
+    wiring.job_queue().drain()  # type: ignore[attr-defined]  # billing: the invoice of the full-pay plan
+    billing = f"/billing/{tenant}"
+    invoice = ok(call(api, "GET", f"{billing}/invoices/accounts/{account}/list", token))["items"][0]
+    invoice = ok(call(api, "POST", f"{billing}/invoices/{invoice['locator']}/number/set?invoiceNumber=I-{suffix}",
+                      token))
+    installment = ok(call(api, "GET", f"{billing}/installments/policies/{policy['locator']}/list", token))["items"][0]
+    payment_body = {"accountLocator": account, "type": "Check", "amount": 10, "data": {},
+                    "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}
+    payment = ok(call(api, "POST", f"{billing}/payments", token, payment_body))
+    early_body = {"ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
+                  "invoiceThroughTime": "2026-02-01T05:00:00Z"}
+    early = ok(call(api, "POST", f"{billing}/invoices/earlyInvoicing", token, early_body))
+    stateless = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
+                 "termEndTime": "2027-02-01T05:00:00Z", "charges": [{"chargeType": "premium", "amount": "100.00"}]}
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
                                                                                    "roles": ["primary"]}))
     change = [{"action": "params", "effectiveTime": "2026-08-01T04:00:00Z"}]
@@ -325,11 +341,14 @@ def build_world(api: Any, token: str) -> World:
         "reverse_policy_change": {"baseLocator": transaction, "toTransaction": transaction,
                                   "reverseTransactions": [transaction]},
         "evaluate_transaction_constraints": {},
+        "create_payment": payment_body, "update_payment": {"amount": 11}, "request_early_invoicing": early_body,
+        "update_invoice": {"autopayTime": "2026-02-01T05:00:00Z", "suppressAutopay": True},
         "add_transaction_change_instruction": change[0], "update_transaction_change_instruction": change[0],
         "add_transaction_elements": [], "remove_transaction_elements": [],
         "update_transaction_elements": {"locator": policy["latestSegmentLocator"]},
         "update_transaction_underwriting_flags": flag_changes,
         **{f"add_transaction_{level}_flag": {"note": "look"} for level in levels},
+        "advance_clock": {"to": "2030-01-01T00:00:00Z"},  # the world's tenant has no test clock: 409
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -342,6 +361,9 @@ def build_world(api: Any, token: str) -> World:
         "set_account_number": "accountNumber=N-1", "set_policy_number": "policyNumber=N-1",
         "set_quote_number": "quoteNumber=N-1", "set_quote_reserved_policy_number": "reservedPolicyNumber=N-1",
         "fetch_policy_snapshot": "date=2026-06-01T00:00:00Z",
+        "list_payments": urlencode({"accountLocator": account}), "set_invoice_number": "invoiceNumber=N-1",
+        "list_credits": urlencode({"accountLocator": account}),
+        "preview_stateless_invoices": urlencode({"quotePreviewRequest": simplejson.dumps(stateless)}),
     }
     return World(tenant=tenant, bodies=bodies, queries=queries, values={
         "tenantLocator": tenant,
@@ -356,5 +378,10 @@ def build_world(api: Any, token: str) -> World:
         "events/locator": event["locator"], "request/locator": created.headers["X-Request-Id"],
         "version": version, "pagingToken": paging_token,
         **{f"{collection}/name": f"{static_name}{suffix}" for collection, (static_name, _) in tables.items()},
+        "installmentLatticeLocator": installment["installmentLatticeLocator"],
+        "installmentLocator": installment["locator"], "quoteLocator": to_issue, "transactionLocator": transaction,
+        "accountLocator": account, "refLocator": account, "invoices/locator": invoice["locator"],
+        "invoiceNumber": invoice["invoiceNumber"], "payments/locator": payment["locator"],
+        "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
     })

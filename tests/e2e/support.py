@@ -119,7 +119,8 @@ class LocalStack:
             def die(ctx, payload):
                 raise WorkerDied()
 
-            jobs.job_handler(JobType.TABLES_CLEANUP)(die)  # this process's worker claims the job and dies
+            # this process's worker claims the job and dies
+            jobs.job_handler(JobType.TABLES_CLEANUP, payload=jobs.NoPayload)(die)
             lost = jobs.InlineJobQueue()
             wiring.override(job_queue=lost)  # the messages never reach the stack's worker
             tenant = service.create_tenant(ctx, name="e2e").locator

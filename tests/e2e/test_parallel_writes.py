@@ -13,6 +13,7 @@ from tests.support.configs import package, policy_model
 
 PATCHERS = 9
 ISSUERS = 20
+ADVANCERS = 8
 LOST_RACE_CODES = {"conflict.concurrent_modification", "quote.invalid_state"}
 """A loser read the quote before the winner wrote it (its conditional write fails), or after (the quote
 is no longer in a state its request may change)."""
@@ -104,3 +105,24 @@ def test_of_parallel_issues_of_one_accepted_quote_one_makes_the_policy_and_the_o
     assert [policy["locator"] for policy in policies["items"]] == [issued[0]["policyLocator"]]
     assert [event["data"]["quoteLocator"] for event in _events(stack, token, tenant, "policy.quote.issue")] \
         == [quote]
+
+
+def test_parallel_advances_of_one_test_clock_never_overlap_and_the_others_answer_409(stack, token):
+    status, body = stack.request("POST", "/config/createTenant?name=parallel-advances&testClock=true", token=token,
+                                 package=package(policy_model()))
+    assert status == 200, body
+    sandbox = body["locator"]
+
+    answers = in_parallel(ADVANCERS, lambda client: stack.request(
+        "POST", f"/clock/{sandbox}/advance", token=token, json_body={"to": f"20{30 + client}-01-01T00:00:00Z"}))
+
+    # The advance that goes through runs at once (no due work): a request that arrives after it finished may
+    # start the next one. Advances never overlap: each began where the one before it ended.
+    through = sorted((body for status, body in answers if status == 200), key=lambda body: body["now"])
+    assert through, answers
+    assert all(body["status"] == "advancing" for body in through)
+    assert [body["now"] for body in through[1:]] == [body["advancingTo"] for body in through[:-1]]
+    for status, body in answers:
+        if status != 200:
+            assert (status, body["code"]) in {(409, "clock.advancing"), (400, "clock.not_forward")}, body
+    assert len(through) < ADVANCERS

@@ -1,6 +1,7 @@
-"""Auto-renewal (issue 12): the daily job creates (and prices), accepts and issues each renewal at its
-plan's lead days before the term end, through the transactions service, reading only the policies that
-are due. Time travel with the FixedClock; jobs run by the InlineJobQueue.
+"""Auto-renewal (issue 12) on the due index: a policy's `policy.autoRenew` entry falls due at its plan's
+first lead day before the term end, and the due run (runtime/due.py, every quarter hour) creates (and
+prices), accepts and issues the renewal through the transactions service, each step at its own due time,
+reading only the policies that are due. Time travel with the FixedClock; jobs run by the InlineJobQueue.
 
 The tenant has the quotes test configuration (tests/support/configs.py: PersonalAuto rates 100 a month
 for a vehicle under 20,000 plus a tax amount of 25; a VIN starting 000 fails validation) and these
@@ -11,16 +12,17 @@ York: 05:00Z), accepts it on 2027-01-12 and issues it on 2027-01-22.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal as D
 
 import pytest
 
-from chalicelib.core.clock import isoformat
-from chalicelib.runtime import wiring
+from chalicelib.core.clock import isoformat, parse_datetime
+from chalicelib.runtime import due, wiring
+from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.job_types import JobType
-from chalicelib.runtime.jobs import JobMessage, enqueue, get_job
-from chalicelib.transactions import auto_renewal, renewal_index
+from chalicelib.runtime.jobs import JobMessage, dispatch, enqueue, get_job
+from chalicelib.transactions import auto_renewal
 from tests.api.policies.support import element_tree, issue, vehicle
 from tests.api.quotes.support import new_account
 from tests.api.transactions.support import (
@@ -39,18 +41,20 @@ from tests.support.configs import quotes_model, quotes_tenant
 from tests.support.schedules import fan_out, invoke_schedule
 
 PER_RENEWAL = {
-    "create": {"Query": 1, "TransactWriteItems": 2},
-    "accept": {"Query": 1, "TransactWriteItems": 1},
-    "issue": {"Query": 1, "TransactWriteItems": 1},
+    "create": {"Query": 1, "TransactWriteItems": 3},
+    "accept": {"Query": 1, "TransactWriteItems": 2},
+    "issue": {"Query": 1, "TransactWriteItems": 2},
 }
 """The job's consistent read of the policy's stack (one Query), on which the transactions service works
 without reading it again; one commit for each service call: created, priced (and underwritten),
-accepted, issued."""
-RUN_ITSELF = {"create": {"GetItem": 3, "Query": 1, "UpdateItem": 2, "BatchGetItem": 3},
-              "accept": {"GetItem": 2, "Query": 1, "UpdateItem": 2, "BatchGetItem": 1},
-              "issue": {"GetItem": 2, "Query": 1, "UpdateItem": 2}}
-"""The job item (read, moved to running, then finished), the tenant's current configuration and (on the
-first day: the process keeps it) its version, one page of the due index, the accounts of the page's due
+accepted, issued; and the due entry's own commit (moved on to the next step; after the issue, found moved
+by the issue itself, which put the next term's entry)."""
+RUN_ITSELF = {"create": {"GetItem": 2, "Query": 2, "UpdateItem": 2, "BatchGetItem": 4},
+              "accept": {"GetItem": 1, "Query": 2, "UpdateItem": 2, "BatchGetItem": 2},
+              "issue": {"GetItem": 1, "Query": 2, "UpdateItem": 2, "BatchGetItem": 1}}
+"""The job item (read, moved to running, then finished), (on the first day: the process keeps it) the
+policies' configuration version, the due index read twice (the batch of entries due at the moment, then
+nothing more: a Query and a consistent BatchGetItem of what it found), the accounts of the batch's
 policies when the rating or underwriting plugin first asks for one (BatchGetItem), and on the first day
 the rating tables (BatchGetItem; the tables domain keeps them)."""
 PLANS = {
@@ -67,6 +71,12 @@ CREATE_DAY = datetime(2027, 1, 2, 6, tzinfo=timezone.utc)
 ACCEPT_DAY = datetime(2027, 1, 12, 6, tzinfo=timezone.utc)
 ISSUE_DAY = datetime(2027, 1, 22, 6, tzinfo=timezone.utc)
 NOTHING = {"created": 0, "priced": 0, "accepted": 0, "issued": 0, "alreadyDone": 0, "notRenewed": [], "failed": []}
+CREATE_AT, ACCEPT_AT = datetime(2027, 1, 2, 5, tzinfo=timezone.utc), datetime(2027, 1, 12, 5, tzinfo=timezone.utc)
+ISSUE_AT = datetime(2027, 1, 22, 5, tzinfo=timezone.utc)
+"""Midnight in New York: where the policy's due entry stands before each step."""
+TERM_START = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
+"""Where the account's invoice generation entry stands once its policy is billed: the test configuration has
+no installment plans, so each policy is billed on one full-pay frame generated at the term start."""
 
 
 def renewals_tenant(api, token) -> str:
@@ -88,12 +98,12 @@ def account(api, admin_token, tenant) -> str:
 
 
 def run_at(api, token, tenant, jobs, clock, moment):
-    """The job as the daily schedule enqueues it, at `moment`: (its result, the events it recorded). The
-    clock goes back to the test's start afterwards, where the admin's session token is valid."""
+    """The due run as the quarter-hourly schedule enqueues it, at `moment`: (its result, the events it
+    recorded). The clock goes back to the test's start afterwards, where the admin's session token is valid."""
     start = clock.now()
     clock.set(moment)
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
-    locator = enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(moment)})
+    locator = enqueue(uow, JobType.DUE_RUN, {"asOf": isoformat(moment)})
     uow.commit()
     request = jobs.sent[-1].correlation_id
     jobs.drain()
@@ -102,6 +112,18 @@ def run_at(api, token, tenant, jobs, clock, moment):
     assert job["status"] == "finished", job
     events = ok(call(api, "GET", f"/event/{tenant}/events/request/{request}", token))
     return job["result"], events
+
+
+def entry_of(tenant, policy_locator):
+    """Where the policy's due entry stands (None: it has none)."""
+    found = due.entry(system_ctx().for_tenant(tenant), DueKind.POLICY_AUTO_RENEW, policy_locator)
+    return found.due_at if found else None
+
+
+def invoicing_of(tenant, account_locator):
+    """Where the account's invoice generation entry stands (None: nothing left to invoice)."""
+    found = due.entry(system_ctx().for_tenant(tenant), DueKind.INVOICE_GENERATE, account_locator)
+    return found.due_at if found else None
 
 
 def transactions_of(api, token, tenant, policy_locator):
@@ -115,26 +137,63 @@ def the_renewal(api, token, tenant, policy_locator):
     return renewal
 
 
+def put_entry_back(tenant, policy_locator, at):
+    """The policy's due entry at `at` again, as a run that read it before another run moved it sees it."""
+    ctx = system_ctx().for_tenant(tenant)
+    uow = wiring.unit_of_work(ctx)
+    due.schedule(uow, DueKind.POLICY_AUTO_RENEW, policy_locator, at, {"accountLocator": "unused"})
+    uow.commit()
+
+
+def billing_at_rest(tenant, jobs, until=TERM_START):
+    """Billing brought to rest before the run a test measures: the billing jobs of what was issued run (the
+    installments, and each account's invoice generation entry put at their earliest generate time), then the
+    due pager runs the tenant's entries up to `until` (just before the measured run), which generates the
+    invoices due by then and moves each entry on to its account's next generate time, after `until`. Answers
+    what the pager did, summed over its steps: billing entries only, no renewal."""
+    jobs.drain(job_types=frozenset({JobType.BILLING_INSTALLMENTS}))
+    ctx = system_ctx().for_tenant(tenant)
+    summed: Counter = Counter()
+    while True:
+        step = due.run_step(ctx, until)
+        assert (counts(step.result), step.result.get("policiesRead", 0)) == (NOTHING, 0), step.result
+        summed.update({name: value for name, value in step.result.items() if isinstance(value, int | D)})
+        if not step.more:
+            return dict(summed)
+
+
 def counts(result):
-    return {name: result[name] for name in NOTHING}
+    """What the renewals did (a run that ran no entry answers none of it)."""
+    return {name: result.get(name, NOTHING[name]) for name in NOTHING}
+
+
+def read(result):
+    """(entries run, policies read)."""
+    return result["entries"], result.get("policiesRead", 0)
 
 
 def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, admin_token, tenant, account, jobs,
                                                                          clock):
     policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Auto")
     assert policy["endTime"] == END
+    assert entry_of(tenant, policy["locator"]) == CREATE_AT
+    billed = billing_at_rest(tenant, jobs)
+    assert (billed["entries"], billed["invoicesGenerated"]) == (1, 1)  # the term's full-pay invoice
+    assert invoicing_of(tenant, account) is None  # nothing more to invoice this term
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, BEFORE)
-    assert (result["policiesInWindow"], result["policiesRead"], counts(result)) == (0, 0, NOTHING)
+    assert (read(result), counts(result)) == ((0, 0), NOTHING)
     assert events == []
 
-    # 30 days before the end: created and priced
+    # 30 days before the end: created and priced, at the entry's own due time
     result, events = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
-    assert (result["policiesInWindow"], result["policiesRead"]) == (1, 1)
+    assert read(result) == (1, 1)
     assert counts(result) == {**NOTHING, "created": 1, "priced": 1}
+    assert entry_of(tenant, policy["locator"]) == ACCEPT_AT
     renewal = the_renewal(api, admin_token, tenant, policy["locator"])
     assert (renewal["transactionState"], renewal["transactionType"], renewal["effectiveTime"]) == (
         "priced", "AnnualRenewal", END)
+    assert renewal["createdAt"] == isoformat(CREATE_AT)
     assert renewal["termLocator"] != policy["latestTermLocator"]
     price = ok(call(api, "GET", transaction_path(tenant, renewal["locator"], "/price"), admin_token))
     assert amounts(price["charges"]) == [("premium", D("1200.00"), False), ("tax", D("25"), False)]
@@ -143,10 +202,11 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     assert [(e["type"], e["data"]["transactionLocator"]) for e in events] == [
         (f"policy.renewal.{action}", renewal["locator"]) for action in ("create", "update", "validate", "price")]
 
-    # a rerun at the same time, and one the next day, create nothing and record nothing
+    # a rerun at the same time, and one the next day, read nothing, create nothing and record nothing: the
+    # entry waits for the accept step
     for moment in (CREATE_DAY, datetime(2027, 1, 3, 6, tzinfo=timezone.utc)):
         result, events = run_at(api, admin_token, tenant, jobs, clock, moment)
-        assert (result["policiesRead"], counts(result), events) == (1, NOTHING, [])
+        assert (read(result), counts(result), events) == ((0, 0), NOTHING, [])
     assert the_renewal(api, admin_token, tenant, policy["locator"])["locator"] == renewal["locator"]
 
     # 20 days before: accepted (underwritten first)
@@ -154,11 +214,15 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     assert counts(result) == {**NOTHING, "accepted": 1}
     assert [e["type"] for e in events] == ["policy.renewal.underwrite", "policy.renewal.accept"]
     assert the_renewal(api, admin_token, tenant, policy["locator"])["transactionState"] == "accepted"
+    assert entry_of(tenant, policy["locator"]) == ISSUE_AT
 
     # 10 days before: issued, the next term opens and the policy's end moves a year on
     result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
     assert counts(result) == {**NOTHING, "issued": 1}
-    assert [e["type"] for e in events] == ["policy.renewal.issue"]
+    # the issue enqueued its billing job in its own write (the run's request): it spread the renewal's charges
+    # on the new term's lattice, whose full-pay invoice is generated at the new term's start
+    assert [e["type"] for e in events] == ["policy.renewal.issue", "billing.installmentlattice.create"]
+    assert invoicing_of(tenant, account) == parse_datetime(END)
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert (after["endTime"], after["latestTermLocator"]) == (NEXT_END, renewal["termLocator"])
     terms = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/terms/list"), admin_token))["items"]
@@ -169,53 +233,80 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     price = ok(call(api, "GET", transaction_path(tenant, renewal["locator"], "/price"), admin_token))
     assert amounts(price["charges"]) == [("premium", D("1200.00"), False), ("tax", D("25"), False)]
 
-    # renewed: the policy left the window (its index entry moved to the new end)
+    # renewed: the issue put the entry of the next term, 30 days before its end
+    assert entry_of(tenant, policy["locator"]) == datetime(2028, 1, 2, 5, tzinfo=timezone.utc)
     result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
-    assert (result["policiesInWindow"], result["policiesRead"], counts(result), events) == (0, 0, NOTHING, [])
+    assert (read(result), counts(result), events) == ((0, 0), NOTHING, [])
 
 
-def test_a_run_that_finds_every_step_due_creates_and_issues_in_two_commits(api, admin_token, tenant, account, jobs,
-                                                                           clock, ddb_calls):
+def test_a_run_that_finds_every_step_due_runs_each_at_its_own_time(api, admin_token, tenant, account, jobs, clock,
+                                                                  ddb_calls):
+    """A run that comes late (the scheduler was down: nothing ran since before the create step) catches
+    up in time order, each step at its own moment, as the runs it missed would have."""
     policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Loyalty")
+    billing_at_rest(tenant, jobs)
     ddb_calls.clear()
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
 
-    assert counts(result) == {**NOTHING, "created": 1, "issued": 1}
+    assert read(result) == (3, 3)
+    assert counts(result) == {**NOTHING, "created": 1, "priced": 1, "accepted": 1, "issued": 1}
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert after["endTime"] == "2027-08-01T04:00:00.000Z"  # the plan's newTermDuration: 6 months
     assert transactions_of(api, admin_token, tenant, policy["locator"]) == []  # nothing unissued is left
     assert [e["type"] for e in events] == ["policy.renewal.create", "policy.renewal.update",
                                            "policy.renewal.validate", "policy.renewal.price",
                                            "policy.renewal.underwrite", "policy.renewal.accept",
-                                           "policy.renewal.issue"]
+                                           "policy.renewal.issue",
+                                           "billing.installmentlattice.create"]  # the issue's billing job
     created = events[0]["data"]["transactionLocator"]
     renewal = ok(call(api, "GET", transaction_path(tenant, created), admin_token))
     assert (renewal["transactionType"], renewal["transactionState"]) == ("LoyaltyRenewal", "issued")
+    assert (renewal["createdAt"], renewal["acceptedTime"], renewal["issuedTime"]) == (
+        isoformat(CREATE_AT), isoformat(ACCEPT_AT), isoformat(ISSUE_AT))
     price = ok(call(api, "GET", transaction_path(tenant, created, "/price"), admin_token))
     assert amounts(price["charges"]) == [("premium", D("600.00"), False), ("tax", D("25"), False)]
-    assert Counter(ddb_calls)["TransactWriteItems"] == 1 + 2  # the job enqueued; the renewal created, issued
+    # the job enqueued; the renewal created, priced, accepted, issued; the entry moved twice, then found
+    # moved by the issue; and the billing job the issue enqueued: the renewal's installments (one write), then
+    # its lattice (nothing to invoice before the new term starts)
+    assert Counter(ddb_calls)["TransactWriteItems"] == 1 + 4 + 3 + 2
+    assert invoicing_of(tenant, account) == parse_datetime(END)
 
 
 def test_a_plan_without_generateAutoRenewals_renews_nothing(api, admin_token, tenant, account, jobs, clock):
     policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Manual")
+    assert entry_of(tenant, policy["locator"]) is None
+    billing_at_rest(tenant, jobs)
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, ISSUE_DAY)
 
-    assert (result["policiesInWindow"], result["policiesRead"], counts(result), events) == (1, 0, NOTHING, [])
+    assert (read(result), counts(result), events) == ((0, 0), NOTHING, [])
     assert transactions_of(api, admin_token, tenant, policy["locator"]) == []
 
 
-def test_a_cancelled_policy_is_not_renewed(api, admin_token, tenant, account, jobs, clock):
+def test_a_cancelled_policy_is_not_renewed_and_a_reinstated_one_is(api, admin_token, tenant, account, jobs, clock):
+    """Issuing the cancellation removes the policy's due entry; issuing the reinstatement puts it back."""
     policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Auto")
     cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params("2026-08-01T04:00:00Z")))
     ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    assert entry_of(tenant, policy["locator"]) is None
+    billing_at_rest(tenant, jobs, BEFORE)  # the issue and the cancellation billed, and invoiced at the term start
+    assert invoicing_of(tenant, account) is None
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
 
-    assert counts(result) == {**NOTHING, "notRenewed": [{"policyLocator": policy["locator"], "reason": "cancelled"}]}
-    assert events == []
+    assert (read(result), counts(result), events) == ((0, 0), NOTHING, [])
     assert transactions_of(api, admin_token, tenant, policy["locator"]) == []
+
+    reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
+    ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
+    assert entry_of(tenant, policy["locator"]) == CREATE_AT
+    billing_at_rest(tenant, jobs, BEFORE)
+    assert invoicing_of(tenant, account) is None
+
+    result, _ = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
+
+    assert counts(result) == {**NOTHING, "created": 1, "priced": 1}
 
 
 def test_a_discarded_renewal_is_not_made_again(api, admin_token, tenant, account, jobs, clock):
@@ -228,6 +319,7 @@ def test_a_discarded_renewal_is_not_made_again(api, admin_token, tenant, account
 
     assert counts(result) == {**NOTHING, "notRenewed": [{"policyLocator": policy["locator"], "reason": "declined"}]}
     assert events == []
+    assert entry_of(tenant, policy["locator"]) is None  # nothing more to do for this term
 
 
 def test_a_renewal_that_fails_validation_is_reported_and_the_run_goes_on(api, admin_token, tenant, account, jobs,
@@ -254,8 +346,11 @@ def test_a_renewal_that_fails_validation_is_reported_and_the_run_goes_on(api, ad
     assert sorted(e["type"] for e in events if e["data"]["policyLocator"] == broken.policyLocator) == [
         "policy.renewal.create"]
 
-    # the next run tries again (nothing new is created) and reports it again
+    # the entry waits for the next step, whose run tries again (nothing new is created) and reports it again
+    assert entry_of(tenant, broken.policyLocator) == ACCEPT_AT
     result, _ = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
+    assert read(result) == (0, 0)
+    result, _ = run_at(api, admin_token, tenant, jobs, clock, ACCEPT_DAY)
     assert (result["created"], [f["policyLocator"] for f in result["failed"]]) == (0, [broken.policyLocator])
 
 
@@ -269,6 +364,7 @@ def test_a_run_that_lost_the_race_to_create_counts_it_as_already_done(api, admin
     stale = policies.issued_stack(system_ctx().for_tenant(tenant), policy["locator"])
     run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
     monkeypatch.setattr(auto_renewal.policies, "issued_stack", lambda ctx, locator: stale)
+    put_entry_back(tenant, policy["locator"], CREATE_AT)
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
 
@@ -278,9 +374,10 @@ def test_a_run_that_lost_the_race_to_create_counts_it_as_already_done(api, admin
     the_renewal(api, admin_token, tenant, policy["locator"])  # exactly one
 
 
-@pytest.mark.parametrize("day, before", [(ACCEPT_DAY, CREATE_DAY), (ISSUE_DAY, ACCEPT_DAY)])
+@pytest.mark.parametrize("day, before, at", [(ACCEPT_DAY, CREATE_DAY, ACCEPT_AT), (ISSUE_DAY, ACCEPT_DAY, ISSUE_AT)])
 def test_a_run_that_lost_the_race_to_accept_or_issue_counts_it_as_already_done(api, admin_token, tenant, account,
-                                                                              jobs, clock, monkeypatch, day, before):
+                                                                              jobs, clock, monkeypatch, day, before,
+                                                                              at):
     """The transactions service works on the job's own read of the policy: a run that read it before
     another accepted (issued) the renewal writes on condition of the versions it read (409) and counts
     it as already done; nothing is done twice."""
@@ -291,8 +388,7 @@ def test_a_run_that_lost_the_race_to_accept_or_issue_counts_it_as_already_done(a
     stale = policies.issued_stack(system_ctx().for_tenant(tenant), policy["locator"])
     first, _ = run_at(api, admin_token, tenant, jobs, clock, day)
     monkeypatch.setattr(auto_renewal.policies, "issued_stack", lambda ctx, locator: stale)
-    monkeypatch.setattr(auto_renewal.renewal_index, "due",  # once issued, the index has moved on too
-                        lambda *_, **__: renewal_index.DuePage([stale.policy], None))
+    put_entry_back(tenant, policy["locator"], at)  # as the racing run read it
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, day)
 
@@ -304,25 +400,33 @@ def test_a_run_that_lost_the_race_to_accept_or_issue_counts_it_as_already_done(a
 def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admin_token, tenant, account, jobs,
                                                                         clock, ddb_calls):
     """Books of 3 and of 12 due policies (each with one policy whose renewal is not due yet, plan Late: 5
-    days before, which is seen in the index but not read, and one ending later, not seen at all), renewed
-    over the plan's three days: every due policy costs the same DynamoDB calls on each day, and the run's
-    own calls do not grow with the book (the accounts of its due policies are read in one call)."""
+    days before, and one ending later, neither seen at all), renewed over the plan's three days: every due
+    policy costs the same DynamoDB calls on each day, and the run's own calls do not grow with the book
+    (the accounts of its due policies are read in one call). Billing is at rest before the first day (the
+    policies billed and invoiced at their term start); the billing jobs the renewals' issues enqueue run
+    after the issue day's run, outside what it measures."""
     def book(tenant_locator, account_locator, due):
         for _ in range(due):  # each of its own account
             issue(tenant_locator, new_account(api, admin_token, tenant_locator), autoRenewalPlanName="Auto")
         issue(tenant_locator, account_locator, autoRenewalPlanName="Late")
         issue(tenant_locator, account_locator, autoRenewalPlanName="Auto",
               endTime=datetime(2027, 6, 1, 4, tzinfo=timezone.utc))
+        # the policies of this test (policies/support.py) are billed monthly: an invoice per account and month
+        # from the term start to just before the create day
+        billed = billing_at_rest(tenant_locator, jobs, CREATE_AT - timedelta(seconds=1))
+        assert (billed["entries"], billed["invoicesGenerated"]) == ((due + 1) * 12, (due + 1) * 12)
         days = {}
         for day, moment in (("create", CREATE_DAY), ("accept", ACCEPT_DAY), ("issue", ISSUE_DAY)):
             clock.set(moment)
             uow = wiring.unit_of_work(system_ctx().for_tenant(tenant_locator))
-            locator = enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(moment)})
+            locator = enqueue(uow, JobType.DUE_RUN, {"asOf": isoformat(moment)})
             uow.commit()
             ddb_calls.clear()
-            jobs.drain()
+            jobs.drain(job_types=frozenset({JobType.DUE_RUN}))
             calls = Counter(ddb_calls)
             days[day] = (get_job(tenant_locator, locator)["result"], calls)
+            # the billing of the renewals the run issued
+            assert jobs.drain() == (due if day == "issue" else 0)
             clock.set(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
         return days
 
@@ -333,8 +437,8 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admi
     done = {"create": ("created", "priced"), "accept": ("accepted",), "issue": ("issued",)}
     for day, (result, calls_of_3) in small.items():
         large_result, calls_of_12 = large[day]
-        assert (result["policiesInWindow"], result["policiesRead"]) == (4, 3)
-        assert (large_result["policiesInWindow"], large_result["policiesRead"]) == (13, 12)
+        assert read(result) == (3, 3)
+        assert read(large_result) == (12, 12)
         assert counts(result) == {**NOTHING, **{name: 3 for name in done[day]}}
         assert counts(large_result) == {**NOTHING, **{name: 12 for name in done[day]}}
         per_renewal = {name: (calls_of_12[name] - calls_of_3[name]) / 9 for name in calls_of_12 | calls_of_3
@@ -343,20 +447,22 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admi
                       if calls_of_3[name] != 3 * per_renewal.get(name, 0)}
         assert (day, per_renewal) == (day, PER_RENEWAL[day])
         assert (day, run_itself) == (day, RUN_ITSELF[day])
-    assert sum(sum(calls.values()) for calls in PER_RENEWAL.values()) == 7
+    assert sum(sum(calls.values()) for calls in PER_RENEWAL.values()) == 10
 
 
-def test_the_daily_schedule_enqueues_one_job_per_tenant_as_of_its_own_time(api, tenant, account, jobs, clock):
+def test_the_schedule_enqueues_one_due_run_per_tenant_as_of_its_own_time(api, tenant, account, jobs, clock):
     from chalicelib.identity import service as identity
 
     issue(tenant, account, autoRenewalPlanName="Auto")
+    billing_at_rest(tenant, jobs, CREATE_AT - timedelta(seconds=1))  # billed, and invoiced monthly until then
     clock.set(CREATE_DAY)
 
-    invoke_schedule(api, "auto_renew_policies")
+    invoke_schedule(api, "run_due_work")
     fan_out(jobs)
 
-    sent = [m for m in jobs.sent if m.job_type == JobType.POLICIES_AUTO_RENEW]
-    assert sorted(m.tenant for m in sent) == sorted(identity.list_tenant_locators())
+    sent = [m for m in jobs.sent if m.job_type == JobType.DUE_RUN]
+    assert sorted(m.tenant for m in sent) == sorted(
+        t.locator for t in identity.tenants_after(None, 100_000)[0] if not t.testClock)
     assert {m.payload["asOf"] for m in sent} == {"2027-01-02T06:00:00.000Z"}
     jobs.messages = [m for m in jobs.messages if JobMessage.model_validate_json(m).tenant == tenant]
     clock.set(datetime(2027, 1, 2, 7, tzinfo=timezone.utc))  # the message waited an hour: the job works as of 6:00
@@ -366,23 +472,30 @@ def test_the_daily_schedule_enqueues_one_job_per_tenant_as_of_its_own_time(api, 
     assert (result["asOf"], result["created"], result["priced"]) == ("2027-01-02T06:00:00.000Z", 1, 1)
 
 
-def test_a_run_pages_the_index_in_steps_each_enqueuing_the_next_once(tenant, account, jobs, clock, monkeypatch):
-    monkeypatch.setattr(auto_renewal, "STEP_POLICIES", 2)
-    policies = sorted(issue(tenant, account, autoRenewalPlanName="Auto").policyLocator for _ in range(5))
+def test_a_run_works_in_steps_each_enqueuing_the_next_once(tenant, account, jobs, clock, monkeypatch):
+    from chalicelib.workers import job_handlers
+
+    monkeypatch.setattr(due, "STEP_ENTRIES", 2)
+    for _ in range(5):
+        issue(tenant, account, autoRenewalPlanName="Auto")
+    billing_at_rest(tenant, jobs, CREATE_AT - timedelta(seconds=1))  # billed, and invoiced monthly until then
     clock.set(CREATE_DAY)
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
-    first = enqueue(uow, JobType.POLICIES_AUTO_RENEW, {"asOf": isoformat(CREATE_DAY)})
+    first = enqueue(uow, JobType.DUE_RUN, {"asOf": isoformat(CREATE_DAY)})
     uow.commit()
 
-    assert jobs.drain() == 3
-
-    steps = [m for m in jobs.sent if m.tenant == tenant]
-    assert [m.job_locator for m in steps][0] == first
-    results = [get_job(tenant, m.job_locator)["result"] for m in steps]
-    assert [(r["policiesRead"], r["created"], r["priced"]) for r in results] == [(2, 2, 2), (2, 2, 2), (1, 1, 1)]
-    assert [m.payload.get("after", "")[-26:] for m in steps] == ["", policies[1], policies[3]]
-    assert [r.get("continuedAfter", "")[-26:] for r in results] == [policies[1], policies[3], ""]
-    # a step run again (say, retried after a transient error) enqueues its continuation no second time
+    dispatch(JobMessage.model_validate_json(jobs.messages.pop(0)))  # the first step: two entries, and the next
+    # the first step run again (say, retried after a transient error) runs the next two entries and enqueues
+    # its continuation no second time
     sent = len(jobs.sent)
-    auto_renewal.run(system_ctx().for_tenant(tenant), CREATE_DAY, steps[1].payload["after"])
+    again = job_handlers.run_due(system_ctx().for_tenant(tenant), job_handlers.DueRun(asOf=CREATE_DAY))
+    assert (again["entries"], again["created"], again.get("continued")) == (2, 2, True)
     assert len(jobs.sent) == sent
+    jobs.drain()
+
+    steps = [m for m in jobs.sent if m.tenant == tenant and m.job_type == JobType.DUE_RUN]
+    assert [m.job_locator for m in steps][0] == first
+    assert [m.payload.get("step", 0) for m in steps] == [0, 1]
+    results = [get_job(tenant, m.job_locator)["result"] for m in steps]
+    assert [(r["entries"], r["policiesRead"], r["created"], r["priced"], r.get("continued", False))
+            for r in results] == [(2, 2, 2, 2, True), (1, 1, 1, 1, False)]

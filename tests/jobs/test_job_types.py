@@ -83,3 +83,16 @@ def test_the_app_imports_no_job_handlers_module():
     ]
     assert "chalicelib.workers.queue.bp" in imported
     assert [name for name in imported if "job_handlers" in name] == []
+
+
+def test_the_worker_loads_a_handler_for_every_due_kind_and_no_other():
+    """runtime/due_kinds.py names every kind of due entry; the domains' job_handlers modules handle them."""
+    from chalicelib.runtime.due_kinds import DueKind
+
+    handled = _probe(
+        "import json\n"
+        "from chalicelib.runtime import due\n"
+        "from chalicelib.workers.handlers import load_job_handlers\n"
+        "load_job_handlers()\n"
+        "print(json.dumps(due.registered_kinds()))\n")
+    assert handled == sorted(kind.value for kind in DueKind)

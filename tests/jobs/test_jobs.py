@@ -5,6 +5,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from pydantic import BaseModel
 
 from chalicelib.core import codes
 from chalicelib.core.errors import AlreadyExists
@@ -36,23 +37,32 @@ class WorkerDied(BaseException):
     """Stands in for a worker killed mid-job (a Lambda timeout): nothing in dispatch can catch it."""
 
 
-@job_handler(ECHO)
-def echo(ctx, payload):
+class Echo(BaseModel):
+    key: str
+    say: str | None = None
+    crash: int = 0
+    die: int = 0
+    refuse: bool = False
+    redeliver: bool = False
+
+
+@job_handler(ECHO, payload=Echo)
+def echo(ctx, payload: Echo):
     """Behaves as the payload says: `crash` (transient) or `die` for the first runs, `refuse`, or
     `redeliver` (the same message arrives again while the job runs)."""
-    key = payload["key"]
+    key = payload.key
     locator, message = started[key]
     runs[key] += 1
     seen_status[key] = get_job(ctx.tenant, locator)["status"]
-    if payload.get("refuse"):
+    if payload.refuse:
         raise codes.TRANSACTION_POLICY_NOT_CANCELLED("no thanks")
-    if runs[key] <= payload.get("crash", 0):
+    if runs[key] <= payload.crash:
         raise RuntimeError("the network blinked")
-    if runs[key] <= payload.get("die", 0):
+    if runs[key] <= payload.die:
         raise WorkerDied()
-    if payload.get("redeliver"):
+    if payload.redeliver:
         assert dispatch(message) is None
-    return {"echo": payload.get("say"), "tenant": ctx.tenant}
+    return {"echo": payload.say, "tenant": ctx.tenant, "now": ctx.now}
 
 
 def start(tenant, queue, **payload):
@@ -124,7 +134,7 @@ def test_a_job_runs_queued_then_running_then_finished_with_its_result(tenant, jo
     job = get_job(tenant, locator)
     assert seen_status[job["payload"]["key"]] == "running"
     assert job["status"] == "finished"
-    assert job["result"] == {"echo": "hello", "tenant": tenant}
+    assert job["result"] == {"echo": "hello", "tenant": tenant, "now": "2026-01-15T09:31:00.000Z"}
     assert job["attempts"] == 1
     assert job["finishedAt"] == "2026-01-15T09:31:00.000Z"
     assert "leaseUntil" not in job and "GSI1PK" not in job  # off the reaper's index
@@ -141,6 +151,34 @@ def test_a_domain_error_fails_the_job_and_consumes_the_message(tenant, jobs):
     assert jobs.messages == []
     assert dispatch(message) is None  # a redelivery finds nothing to do
     assert runs_of(tenant, locator) == 1
+
+
+@pytest.mark.parametrize("payload", [{}, {"key": ["not", "a", "string"]}, {"key": "k", "crash": "twice"}])
+def test_a_payload_that_does_not_fit_the_handlers_model_fails_the_job_at_once(tenant, jobs, payload):
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    locator = enqueue(uow, ECHO, payload)
+    uow.commit()
+
+    assert jobs.drain() == 1
+
+    job = get_job(tenant, locator)
+    assert job["status"] == "failed"
+    assert job["error"].startswith("job.invalid_payload: The payload of this test.jobs.echo job does not fit Echo: ")
+    assert jobs.messages == []
+
+
+def test_a_payload_model_is_enqueued_as_its_json(tenant, jobs):
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    locator = enqueue(uow, ECHO, Echo(key="model", say="typed"))
+    uow.commit()
+    started["model"] = (locator, jobs.sent[-1])
+
+    jobs.drain()
+
+    job = get_job(tenant, locator)
+    assert job["payload"] == {"key": "model", "say": "typed", "crash": 0, "die": 0, "refuse": False,
+                              "redeliver": False}
+    assert job["result"]["echo"] == "typed"
 
 
 def test_any_other_error_puts_the_job_back_and_propagates_for_redelivery(tenant, jobs):

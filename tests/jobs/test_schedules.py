@@ -29,62 +29,72 @@ def pages_of(count: int) -> int:
     return size
 
 
+def ordinary(tenants):
+    """The tenants without a test clock: the schedules' (test-clock tenants are advanced by hand)."""
+    with_test_clock = {t.locator for t in identity.tenants_after(None, 100_000)[0] if t.testClock}
+    return [t for t in tenants if t not in with_test_clock]
+
+
 def test_the_schedule_enqueues_a_job_for_every_tenant_a_page_at_a_time(api, tenant, jobs, clock, monkeypatch):
+    new_tenant(test_clock=True)  # passed over
     tenants = identity.list_tenant_locators()
     size = pages_of(len(tenants))
     monkeypatch.setattr(schedules, "TENANTS_PER_STEP", size)
     clock.set(DAY)
 
-    invoke_schedule(api, "auto_renew_policies")
+    invoke_schedule(api, "run_due_work")
 
-    assert [m.tenant for m in sent(jobs, JobType.POLICIES_AUTO_RENEW)] == tenants[:size]
+    assert [m.tenant for m in sent(jobs, JobType.DUE_RUN)] == ordinary(tenants[:size])
     [first] = sent(jobs, JobType.SCHEDULE_FAN_OUT)
     assert (first.tenant, first.payload["after"]) == (tenants[size - 1], tenants[size - 1])
 
-    clock.set(DAY + timedelta(hours=1))  # the fan-out jobs ran later: the jobs still work as of 6:00
+    clock.set(DAY + timedelta(minutes=10))  # the fan-out jobs ran later: the jobs still work as of 6:00
     ran = fan_out(jobs)
 
     starts = range(size, len(tenants), size)
     assert ran == len(starts)
-    renewals = sent(jobs, JobType.POLICIES_AUTO_RENEW)
-    assert sorted(m.tenant for m in renewals) == sorted(tenants)
-    assert {m.payload["asOf"] for m in renewals} == {"2031-03-04T06:00:00.000Z"}
+    runs = sent(jobs, JobType.DUE_RUN)
+    assert sorted(m.tenant for m in runs) == sorted(ordinary(tenants))
+    assert {m.payload["asOf"] for m in runs} == {"2031-03-04T06:00:00.000Z"}
     fan_outs = sent(jobs, JobType.SCHEDULE_FAN_OUT)
     assert [m.tenant for m in fan_outs] == [tenants[start - 1] for start in starts]
     assert [get_job(m.tenant, m.job_locator)["result"] for m in fan_outs] == [
-        {"enqueued": len(tenants[start:start + size])} for start in starts]
+        {"enqueued": len(ordinary(tenants[start:start + size]))} for start in starts]
     assert {m.correlation_id for m in jobs.sent} == {first.correlation_id}  # one run, traceable
 
 
 def test_a_schedule_run_again_in_its_period_enqueues_nothing_more(api, jobs, clock, monkeypatch):
     """A retried invocation and a fan-out job run again (its message delivered twice) enqueue no second job
-    for a tenant on the same day; the next day enqueues the next. Over five tenants of this test, two a page."""
+    for a tenant in the same quarter hour; the next quarter hour enqueues the next. Over five tenants of this
+    test, two a page."""
     ours = sorted(new_tenant() for _ in range(5))
     monkeypatch.setattr(schedules, "TENANTS_PER_STEP", 2)
-    monkeypatch.setattr(identity, "tenant_locators_after", lambda after, limit: (
-        [t for t in ours if after is None or t > after][:limit],
+    everyone = {t.locator: t for t in identity.tenants_after(None, 100_000)[0]}
+    monkeypatch.setattr(identity, "tenants_after", lambda after, limit: (
+        [everyone[t] for t in ours if after is None or t > after][:limit],
         len([t for t in ours if after is None or t > after]) > limit))
     moment = DAY + timedelta(days=10)
 
     def per_tenant():
-        return Counter(m.tenant for m in sent(jobs, JobType.POLICIES_AUTO_RENEW))
+        return Counter(m.tenant for m in sent(jobs, JobType.DUE_RUN))
 
     clock.set(moment)
-    invoke_schedule(api, "auto_renew_policies")
+    invoke_schedule(api, "run_due_work")
     assert fan_out(jobs) == 2
     assert per_tenant() == {tenant: 1 for tenant in ours}
 
-    clock.set(moment + timedelta(hours=17))  # the same UTC day
-    invoke_schedule(api, "auto_renew_policies")
+    clock.set(moment + timedelta(minutes=14))  # the same quarter hour
+    invoke_schedule(api, "run_due_work")
     assert fan_out(jobs) == 0
     for message in sent(jobs, JobType.SCHEDULE_FAN_OUT):
-        assert job_handlers.fan_out_page(system_ctx().for_tenant(message.tenant), message.payload) == {"enqueued": 0}
+        assert job_handlers.fan_out_page(system_ctx().for_tenant(message.tenant),
+                                         schedules.FanOut.model_validate(message.payload)) == {"enqueued": 0}
     assert per_tenant() == {tenant: 1 for tenant in ours}
     assert len(sent(jobs, JobType.SCHEDULE_FAN_OUT)) == 2
 
-    clock.set(moment + timedelta(days=1))
-    invoke_schedule(api, "auto_renew_policies")
+    clock.set(moment + timedelta(minutes=15))
+    invoke_schedule(api, "run_due_work")
     assert fan_out(jobs) == 2
     assert per_tenant() == {tenant: 2 for tenant in ours}
-    assert {m.payload["asOf"] for m in sent(jobs, JobType.POLICIES_AUTO_RENEW)} == {
-        "2031-03-14T06:00:00.000Z", "2031-03-15T06:00:00.000Z"}
+    assert {m.payload["asOf"] for m in sent(jobs, JobType.DUE_RUN)} == {
+        "2031-03-14T06:00:00.000Z", "2031-03-14T06:15:00.000Z"}

@@ -10,7 +10,7 @@ from chalicelib.core.context import SYSTEM_USER_LOCATOR, CallContext, Idempotenc
 from chalicelib.core.errors import AlreadyExists, Conflict, InvalidRequest
 from chalicelib.core.ids import new_locator
 from chalicelib.runtime import wiring
-from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage import codec, keys, query, table, unit_of_work
 from tests.builders import system_ctx
 from tests.storage.support import item, key
 
@@ -138,3 +138,41 @@ def test_a_change_with_more_than_100_records_including_its_events_is_refused(ten
         uow.commit()
 
     assert ddb_calls == []
+
+
+def test_a_unit_of_work_says_how_many_actions_it_has_left_keeping_one_for_the_idempotency_guard(tenant, clock):
+    uow = wiring.unit_of_work(user_ctx(tenant, clock))
+    assert (uow.capacity, uow.remaining) == (100, 99)
+
+    uow.add(*(table.put(item(tenant, f"i{n}")) for n in range(90)))
+    uow.record_event("test.bulk", {})
+    assert uow.remaining == 8
+
+    uow.add(*(table.put(item(tenant, f"j{n}")) for n in range(uow.remaining)))
+    assert uow.remaining == 0
+    uow.commit()  # what it said fits, fits
+    assert uow.remaining == 99
+
+
+def test_the_guard_is_kept_whatever_the_request_claims_until_a_commit_has_written_it(tenant, clock):
+    claim = IdempotencyClaim(key="k", operation="op", request_hash="h")
+    ctx = user_ctx(tenant, clock, claim)
+    keyed, keyless = wiring.unit_of_work(ctx), wiring.unit_of_work(user_ctx(tenant, clock))
+    assert keyed.remaining == keyless.remaining == 99
+
+    keyed.add(*(table.put(item(tenant, f"i{n}")) for n in range(keyed.remaining)))
+    keyed.commit()  # 99 records and the guard
+
+    assert wiring.unit_of_work(ctx).remaining == 100  # the request's next write carries no guard
+    assert table.gateway().get(keys.tenant_scope(tenant), key(tenant, "i98")) is not None
+
+
+def test_a_unit_of_work_holding_too_much_has_negative_room_and_refuses_to_commit(tenant, clock, monkeypatch):
+    monkeypatch.setattr(unit_of_work, "MAX_TRANSACTION_ITEMS", 5)
+    uow = wiring.unit_of_work(user_ctx(tenant, clock))
+    uow.add(*(table.put(item(tenant, f"i{n}")) for n in range(5)))
+    uow.record_event("test.bulk", {})
+
+    assert (uow.capacity, uow.remaining) == (5, -2)
+    with pytest.raises(InvalidRequest, match="at most 5 records"):
+        uow.commit()

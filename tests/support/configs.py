@@ -131,10 +131,12 @@ def package(model: dict[str, Any]) -> bytes:
     return buffer.getvalue()
 
 
-def configured_tenant(api: Any, token: str, model: dict[str, Any] | None = None, name: str = "Test insurer") -> str:
-    """A fresh tenant with `model` (default: `policy_model()`) deployed through POST /config/createTenant;
-    `token`'s user gets access to it. Answers the tenant locator."""
-    response = api.http.post(f"/config/createTenant?{urlencode({'name': name})}", body=package(
+def configured_tenant(api: Any, token: str, model: dict[str, Any] | None = None, name: str = "Test insurer", *,
+                      test_clock: bool = False) -> str:
+    """A fresh tenant with `model` (default: `policy_model()`) deployed through POST /config/createTenant
+    (`test_clock`: with a test clock); `token`'s user gets access to it. Answers the tenant locator."""
+    query = urlencode({"name": name, **({"testClock": "true"} if test_clock else {})})
+    response = api.http.post(f"/config/createTenant?{query}", body=package(
         policy_model() if model is None else model), headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"})
     assert response.status_code == 200, response.body
@@ -234,9 +236,12 @@ def package_with_files(model: dict[str, Any], files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def deployed_tenant(api: Any, token: str, package_bytes: bytes, name: str = "Test insurer") -> str:
-    """A fresh tenant with the package deployed through POST /config/createTenant."""
-    response = api.http.post(f"/config/createTenant?{urlencode({'name': name})}", body=package_bytes, headers={
+def deployed_tenant(api: Any, token: str, package_bytes: bytes, name: str = "Test insurer", *,
+                    test_clock: bool = False) -> str:
+    """A fresh tenant with the package deployed through POST /config/createTenant (`test_clock`: with a test
+    clock)."""
+    query = urlencode({"name": name, **({"testClock": "true"} if test_clock else {})})
+    response = api.http.post(f"/config/createTenant?{query}", body=package_bytes, headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"})
     assert response.status_code == 200, response.body
     result = simplejson.loads(response.body)
@@ -255,11 +260,12 @@ def upload_table(api: Any, token: str, tenant: str, collection: str, name: str, 
 
 
 def quotes_tenant(api: Any, token: str, model: dict[str, Any] | None = None,
-                  plugins: str | None = QUOTE_PLUGINS) -> str:
+                  plugins: str | None = QUOTE_PLUGINS, *, test_clock: bool = False) -> str:
     """A fresh tenant with quotes_model() (or `model`) and `plugins` as plugins/python/auto.py deployed, and
-    the rating tables uploaded."""
+    the rating tables uploaded (`test_clock`: with a test clock)."""
     files = {"plugins/python/auto.py": plugins.encode()} if plugins else {}
-    tenant = deployed_tenant(api, token, package_with_files(quotes_model() if model is None else model, files))
+    tenant = deployed_tenant(api, token, package_with_files(quotes_model() if model is None else model, files),
+                             test_clock=test_clock)
     upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
     upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)
     return tenant

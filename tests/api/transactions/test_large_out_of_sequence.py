@@ -13,8 +13,7 @@ from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
 
 from chalicelib.policies import repository
-from chalicelib.policies import service as policies
-from chalicelib.storage import keys, query, table
+from chalicelib.storage import keys, query, table, unit_of_work
 from tests.api.transactions.support import (
     create,
     issued_policy,
@@ -136,7 +135,8 @@ def test_a_change_before_30_issued_later_ones_issues_in_three_writes_as_issuing_
     issued = ok(response)
     writes = [call_ for call_ in ddb_calls if not call_.startswith(("Get", "BatchGet", "Query"))]
 
-    assert writes == ["TransactWriteItems"] * 3  # 152 pending records in two, then the final write
+    # 152 pending records in two, then the final write, full: the job that bills it follows in its own
+    assert writes == ["TransactWriteItems"] * 4
     assert issued["transactionState"] == "issued"
     aggregate = ok(call(api, "GET", transaction_path(tenant, issued["aggregateTransactionLocator"]), admin_token))
     parts = aggregate["aggregatedTransactions"]
@@ -259,7 +259,7 @@ def test_an_aggregate_whose_final_write_would_not_fit_answers_409_and_stores_not
     stored = _items(tenant, policy["locator"])
     # one write holding 20 items: the final write (the root, the change and its segment, the 4 reversed
     # transactions, 14 events and room for the idempotency guard) would need 22
-    monkeypatch.setattr(policies, "MAX_ITEMS_PER_WRITE", 20)
+    monkeypatch.setattr(unit_of_work, "MAX_TRANSACTION_ITEMS", 20)
     ddb_calls.clear()
 
     body = assert_error(step(api, admin_token, tenant, earlier["locator"], "issue"), 409,
@@ -269,7 +269,7 @@ def test_an_aggregate_whose_final_write_would_not_fit_answers_409_and_stores_not
         "events that is 22 records to write at once, and one write holds at most 20"
     assert "TransactWriteItems" not in ddb_calls
     assert _items(tenant, policy["locator"]) == stored
-    monkeypatch.setattr(policies, "MAX_ITEMS_PER_WRITE", 100)
+    monkeypatch.setattr(unit_of_work, "MAX_TRANSACTION_ITEMS", 100)
     ddb_calls.clear()
     assert ok(step(api, admin_token, tenant, earlier["locator"], "issue"))["transactionState"] == "issued"
     assert ddb_calls.count("TransactWriteItems") == 1  # 44 items: one write, nothing pending
@@ -285,7 +285,7 @@ def test_a_reversal_reapplying_more_than_one_write_holds_commits_them_at_once(
                      "reverseTransactions": [target["locator"]]}))
     # one write holding 30 items: the reversal, its 5 reapplications (15 items), their segments and
     # events, the 6 transactions it reverses, the root do not fit
-    monkeypatch.setattr(policies, "MAX_ITEMS_PER_WRITE", 30)
+    monkeypatch.setattr(unit_of_work, "MAX_TRANSACTION_ITEMS", 30)
     ddb_calls.clear()
 
     issued = ok(step(api, admin_token, tenant, draft["locator"], "issue"))

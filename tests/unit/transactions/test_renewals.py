@@ -1,5 +1,5 @@
-"""renewals.py: when each step of an auto-renewal falls due, the job's window, what a stack holds of a
-renewal and which service calls bring it to the due step."""
+"""renewals.py: when each step of an auto-renewal falls due, where the policy's due entry stands, what a
+stack holds of a renewal and which service calls bring it to the due step."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -51,12 +51,28 @@ def test_a_missing_lead_takes_the_next_steps_and_a_later_step_brings_the_earlier
     assert renewals.due(inverted, END, NY, at(3, 12, 5)) == Step.ACCEPT
 
 
-def test_the_window_reaches_a_week_back_and_the_largest_create_lead_ahead():
-    as_of = at(1, 10, 12)
-    late = RenewalPlan(generateAutoRenewals=True, renewalCreateLeadDays=60)
-    silent = RenewalPlan(generateAutoRenewals=False, renewalCreateLeadDays=90)
-    assert renewals.window(as_of, [PLAN, late, silent]) == (at(1, 3, 12), at(3, 12, 12))
-    assert renewals.window(as_of, [silent]) is None
+def test_the_next_step_is_the_first_step_moment_after_a_moment():
+    assert renewals.next_step_time(PLAN, END, NY, at(3, 1, 0)) == at(3, 2, 5)
+    assert renewals.next_step_time(PLAN, END, NY, at(3, 2, 5)) == at(3, 12, 5)
+    assert renewals.next_step_time(PLAN, END, NY, at(3, 12, 5)) == at(3, 22, 4)
+    assert renewals.next_step_time(PLAN, END, NY, at(3, 22, 4)) is None
+
+
+def test_the_due_entry_stands_at_the_earliest_step_unless_nothing_renews():
+    from chalicelib.policies.models import Policy, renewal_due
+
+    policy = Policy(locator="p", accountLocator="a", productName="Auto", currency="USD", timezone=NY,
+                    durationBasis="months", billingLevel="account", startTime=at(1, 1, 5), endTime=END,
+                    issuedTransactionLocator="t", latestSegmentLocator="s", latestTermLocator="t", configVersion="v",
+                    createdAt=at(1, 1, 5), createdBy="u", updatedAt=at(1, 1, 5), updatedBy="u")
+    assert renewal_due(PLAN, policy, at(1, 1, 5)) == at(3, 2, 5)
+    inverted = RenewalPlan(generateAutoRenewals=True, renewalCreateLeadDays=10, renewalAcceptLeadDays=20)
+    assert renewal_due(inverted, policy, at(1, 1, 5)) == at(3, 12, 5)
+    assert renewal_due(RenewalPlan(generateAutoRenewals=False, renewalCreateLeadDays=30), policy, at(1, 1, 5)) is None
+    assert renewal_due(None, policy, at(1, 1, 5)) is None
+    assert renewal_due(PLAN, policy.model_copy(update={"cancellationTime": at(2, 1, 5)}), at(1, 1, 5)) is None
+    assert renewal_due(PLAN, policy, END + timedelta(days=7)) == at(3, 2, 5)
+    assert renewal_due(PLAN, policy, END + timedelta(days=7, seconds=1)) is None  # past the grace
 
 
 def renewal(state, created, effective=END, category="renewal"):

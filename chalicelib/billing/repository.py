@@ -1,0 +1,416 @@
+"""Persistence of billing records (storage/keys.py, "billing"): all of an account's billing lives in its
+billing partition, whose root item (`version`) every billing write bumps through `bump_root`, so two
+writers of one account's billing never interleave: the one that loses answers 409 (a job retries).
+
+Reads by locator go through an alias item naming the account; lists per policy, transaction and quote
+page a reference partition and fetch the records in one BatchGetItem per hundred.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from chalicelib.billing.models import (
+    Application,
+    CreditBalance,
+    Installment,
+    InstallmentJob,
+    InstallmentLattice,
+    Invoice,
+    InvoiceGenerationJob,
+    InvoiceState,
+    InvoicingJob,
+    LedgerLine,
+    Payment,
+)
+from chalicelib.core import codes
+from chalicelib.core.clock import isoformat
+from chalicelib.core.errors import DomainError
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage.keys import Key
+from chalicelib.storage.table import WriteOp
+from chalicelib.storage.unit_of_work import UnitOfWork
+
+M = TypeVar("M", bound=BaseModel)
+
+KIND_PREFIX = {
+    "lattice": keys.BILLING_LATTICE_PREFIX,
+    "installment": keys.BILLING_INSTALLMENT_PREFIX,
+    "invoice": keys.BILLING_INVOICE_PREFIX,
+    "payment": keys.BILLING_PAYMENT_PREFIX,
+    "invoicingJob": keys.BILLING_INVOICING_JOB_PREFIX,
+    "generationJob": keys.BILLING_GENERATION_JOB_PREFIX,
+}
+REF_KIND = {"lattice": "LAT", "installment": "INST", "invoice": "INV"}
+INSTALLMENT_JOBS = "IJOB"
+CREDITS = "CREDIT"
+NONZERO_INVOICES = "NZINV"
+
+
+def _scope(tenant: str) -> str:
+    return keys.tenant_scope(tenant)
+
+
+def _locator(record: BaseModel) -> str:
+    return str(record.__dict__["locator"])
+
+
+def _model(model: type[M], item: dict[str, Any]) -> M:
+    return model.model_validate(codec.without_keys(item))
+
+
+# --- the billing root -------------------------------------------------------------------------------
+
+def root_version(tenant: str, account: str) -> int:
+    item = table.gateway().get(_scope(tenant), keys.billing_root(tenant, account))
+    return int(item["version"]) if item else 0
+
+
+def bump_root(uow: UnitOfWork, tenant: str, account: str, version: int) -> None:
+    """The write every billing unit of work carries: the root moves from `version` to the next, or
+    the whole unit of work fails with 409 because another billing write of the account came first."""
+    key = keys.billing_root(tenant, account)
+
+    def conflict() -> DomainError:
+        return codes.CONCURRENT_MODIFICATION(f"Another billing change of account {account} came first; retry")
+
+    if version == 0:
+        uow.add(table.put_new({**key.as_dict(), "entity": "billingRoot", "accountLocator": account, "version": 1},
+                              conflict))
+    else:
+        uow.add(table.update(key, {}, expected_version=version, on_failure=conflict))
+
+
+# --- records by locator -----------------------------------------------------------------------------
+
+def _alias(tenant: str, kind: str, locator: str, account: str) -> WriteOp:
+    return table.put_new({**keys.billing_alias(tenant, locator).as_dict(), "entity": "billingAlias",
+                          "kind": kind, "accountLocator": account})
+
+
+def account_of(tenant: str, kind: str, locator: str) -> str | None:
+    item = table.gateway().get(_scope(tenant), keys.billing_alias(tenant, locator))
+    return item["accountLocator"] if item and item["kind"] == kind else None
+
+
+def _key(tenant: str, account: str, kind: str, locator: str) -> Key:
+    return keys.billing_record(tenant, account, KIND_PREFIX[kind], locator)
+
+
+def get(tenant: str, kind: str, locator: str, model: type[M]) -> M | None:
+    account = account_of(tenant, kind, locator)
+    if account is None:
+        return None
+    item = table.gateway().get(_scope(tenant), _key(tenant, account, kind, locator))
+    return _model(model, item) if item else None
+
+
+def get_many(tenant: str, account: str, kind: str, locators: Iterable[str], model: type[M]) -> list[M]:
+    """The records among `locators` of one account, in the order given."""
+    wanted = list(dict.fromkeys(locators))
+    found = {item["locator"]: _model(model, item) for item in table.gateway().batch_get(
+        _scope(tenant), [_key(tenant, account, kind, locator) for locator in wanted])}
+    return [found[locator] for locator in wanted if locator in found]
+
+
+def _item(tenant: str, account: str, kind: str, record: BaseModel, **extra: Any) -> dict[str, Any]:
+    dumped = record.model_dump(exclude_none=True)
+    return {**_key(tenant, account, kind, dumped["locator"]).as_dict(), "entity": kind, **dumped, **extra}
+
+
+def _refs(tenant: str, kind: str, record_kind: str, locator: str, account: str,
+          owners: Iterable[tuple[str, str | None]]) -> list[WriteOp]:
+    return [table.put({**keys.billing_ref(tenant, owner_kind, owner, record_kind, locator).as_dict(),
+                       "entity": "billingRef", "kind": kind, "locator": locator, "accountLocator": account})
+            for owner_kind, owner in owners if owner]
+
+
+def page_of(tenant: str, owner_kind: str, owner: str, record_kind: str, kind: str, model: type[M],
+            page: PageRequest) -> Page[M]:
+    """One page of the records of `kind` a policy, transaction, quote or account has, oldest first."""
+    refs = query.page(table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, record_kind), page)
+    by_account: dict[str, list[str]] = {}
+    for ref in refs.items:
+        by_account.setdefault(ref["accountLocator"], []).append(ref["locator"])
+    found: dict[str, M] = {}
+    for account, locators in by_account.items():
+        found.update({_locator(r): r for r in get_many(tenant, account, kind, locators, model)})
+    return Page([found[ref["locator"]] for ref in refs.items if ref["locator"] in found], refs.list_completed)
+
+
+def all_of(tenant: str, owner_kind: str, owner: str, record_kind: str, kind: str, model: type[M]) -> list[M]:
+    refs = query.all_items(table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, record_kind))
+    records: list[M] = []
+    by_account: dict[str, list[str]] = {}
+    for ref in refs:
+        by_account.setdefault(ref["accountLocator"], []).append(ref["locator"])
+    for account, locators in by_account.items():
+        records.extend(get_many(tenant, account, kind, locators, model))
+    return sorted(records, key=_locator)
+
+
+# --- lattices and installments ---------------------------------------------------------------------
+
+def lattice_exists(tenant: str, locator: str) -> bool:
+    return account_of(tenant, "lattice", locator) is not None
+
+
+def add_lattice(uow: UnitOfWork, tenant: str, lattice: InstallmentLattice) -> None:
+    account = lattice.accountLocator
+    uow.add(table.put_new(_item(tenant, account, "lattice", lattice)),
+            _alias(tenant, "lattice", lattice.locator, account),
+            *_refs(tenant, "lattice", REF_KIND["lattice"], lattice.locator, account,
+                   [("policy", lattice.policyLocator), ("quote", lattice.quoteLocator)]))
+
+
+def installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
+    """The writes of a new installment: itself, its alias, its uninvoiced marker and its references."""
+    account = installment.accountLocator
+    return [
+        table.put_new(_item(tenant, account, "installment", installment)),
+        _alias(tenant, "installment", installment.locator, account),
+        table.put({**keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime),
+                                             installment.locator).as_dict(),
+                   "entity": "uninvoicedInstallment", "locator": installment.locator}),
+        *_refs(tenant, "installment", REF_KIND["installment"], installment.locator, account,
+               [("policy", installment.policyLocator), ("transaction", installment.transactionLocator),
+                ("quote", installment.quoteLocator)]),
+    ]
+
+
+def uninvoiced(tenant: str, account: str, up_to: str | None = None) -> list[Installment]:
+    """The account's uninvoiced installments to generate by `up_to` (an ISO moment; None: all)."""
+    gateway = table.gateway()
+    items: list[dict[str, Any]] = []
+    start_key = None
+    while True:
+        if up_to is None:
+            batch, start_key = gateway.query(_scope(tenant), keys.billing_partition(tenant, account),
+                                             sk_prefix=keys.BILLING_UNINVOICED_PREFIX, start_key=start_key,
+                                             consistent=True)
+        else:
+            batch, start_key = gateway.query(_scope(tenant), keys.billing_partition(tenant, account),
+                                             sk_from=keys.BILLING_UNINVOICED_PREFIX,
+                                             sk_to=f"{keys.BILLING_UNINVOICED_PREFIX}{up_to}#~", start_key=start_key,
+                                             consistent=True)
+        items.extend(batch)
+        if start_key is None:
+            break
+    return get_many(tenant, account, "installment", [item["locator"] for item in items], Installment)
+
+
+def next_uninvoiced_time(tenant: str, account: str, after: str) -> str | None:
+    """The earliest generate time (ISO) of the account's uninvoiced installments later than `after`."""
+    items, _ = table.gateway().query(_scope(tenant), keys.billing_partition(tenant, account),
+                                     sk_after=f"{keys.BILLING_UNINVOICED_PREFIX}{after}#~",
+                                     sk_to=f"{keys.BILLING_UNINVOICED_PREFIX}~", limit=1, consistent=True)
+    return items[0]["SK"][len(keys.BILLING_UNINVOICED_PREFIX):].split("#", 1)[0] if items else None
+
+
+def invoiced_installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
+    account = installment.accountLocator
+    return [table.put(_item(tenant, account, "installment", installment)),
+            table.delete(keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime),
+                                                 installment.locator))]
+
+
+# --- invoices ---------------------------------------------------------------------------------------
+
+INVOICE_WRITE_RECORDS = 12
+"""What the write of an invoice holds besides its installments and references: the billing root, the
+invoice, its alias, its number's guard, the account's reference of nonzero invoices, the open marker,
+two events, the credit balance and its ledger line, and two to spare."""
+
+
+def fits_one_invoice_write(installments: list[Installment]) -> bool:
+    """Whether one TransactWriteItems holds the invoice of `installments`: two records for each (it is
+    rewritten, its uninvoiced marker deleted) and two for each policy and quote (their references, and
+    their references of nonzero invoices)."""
+    owners = {i.policyLocator for i in installments} | {i.quoteLocator for i in installments if i.quoteLocator}
+    return INVOICE_WRITE_RECORDS + 2 * len(installments) + 2 * len(owners) <= table.MAX_TRANSACTION_ITEMS
+
+
+def invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
+    """A new invoice: itself, its alias, its open marker (when open) and its references."""
+    account = invoice.accountLocator
+    owners: list[tuple[str, str | None]] = [("policy", p) for p in invoice.policyLocators]
+    owners += [("quote", q) for q in invoice.quoteLocators]
+    writes = [table.put_new(_item(tenant, account, "invoice", invoice)),
+              _alias(tenant, "invoice", invoice.locator, account),
+              *_refs(tenant, "invoice", REF_KIND["invoice"], invoice.locator, account, owners)]
+    if invoice.totalAmount != 0:
+        writes += _refs(tenant, "invoice", NONZERO_INVOICES, invoice.locator, account,
+                        [*owners, ("account", account)])
+    if invoice.invoiceState == InvoiceState.OPEN:
+        writes.append(table.put(_open_marker(tenant, invoice)))
+    return writes
+
+
+def _open_marker(tenant: str, invoice: Invoice) -> dict[str, Any]:
+    return {**keys.billing_open_invoice(tenant, invoice.accountLocator, isoformat(invoice.dueTime),
+                                        invoice.locator).as_dict(),
+            "entity": "openInvoice", "locator": invoice.locator}
+
+
+def invoice_update_writes(tenant: str, invoice: Invoice, was_open: bool) -> list[WriteOp]:
+    """The rewrite of a changed invoice (conditional on its version) and of its open marker."""
+    writes = [table.update(_key(tenant, invoice.accountLocator, "invoice", invoice.locator),
+                           {name: value for name, value in invoice.model_dump(exclude={"locator", "version"}).items()
+                            if value is not None},
+                           remove=[name for name, value in invoice.model_dump(exclude={"locator", "version"}).items()
+                                   if value is None],
+                           expected_version=invoice.version)]
+    is_open = invoice.invoiceState == InvoiceState.OPEN
+    marker = keys.billing_open_invoice(tenant, invoice.accountLocator, isoformat(invoice.dueTime), invoice.locator)
+    if is_open and not was_open:
+        writes.append(table.put(_open_marker(tenant, invoice)))
+    elif was_open and not is_open:
+        writes.append(table.delete(marker))
+    return writes
+
+
+def open_invoices(tenant: str, account: str) -> list[Invoice]:
+    """The account's open invoices, oldest due first."""
+    markers = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
+                              sk_prefix=keys.BILLING_OPEN_PREFIX, consistent=True)
+    return get_many(tenant, account, "invoice", [m["locator"] for m in markers], Invoice)
+
+
+def account_invoices(tenant: str, account: str, page: PageRequest, *, include_zero: bool) -> Page[Invoice]:
+    if not include_zero:
+        return page_of(tenant, "account", account, NONZERO_INVOICES, "invoice", Invoice, page)
+    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
+                       sk_prefix=keys.BILLING_INVOICE_PREFIX)
+    return Page([_model(Invoice, item) for item in found.items], found.list_completed)
+
+
+# --- payments, applications, the credit balance ------------------------------------------------------
+
+def add_payment(uow: UnitOfWork, tenant: str, payment: Payment) -> None:
+    uow.add(table.put_new(_item(tenant, payment.accountLocator, "payment", payment)),
+            _alias(tenant, "payment", payment.locator, payment.accountLocator))
+
+
+def save_payment(uow: UnitOfWork, tenant: str, payment: Payment) -> None:
+    fields = payment.model_dump(exclude={"locator", "version"})
+    uow.add(table.update(_key(tenant, payment.accountLocator, "payment", payment.locator),
+                         {k: v for k, v in fields.items() if v is not None},
+                         remove=[k for k, v in fields.items() if v is None], expected_version=payment.version))
+
+
+def account_payments(tenant: str, account: str, page: PageRequest) -> Page[Payment]:
+    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
+                       sk_prefix=keys.BILLING_PAYMENT_PREFIX)
+    return Page([_model(Payment, item) for item in found.items], found.list_completed)
+
+
+def credit_ref_writes(tenant: str, payment: Payment) -> list[WriteOp]:
+    """A posted payment is one of its account's credits (listed in posting order)."""
+    account = payment.accountLocator
+    return _refs(tenant, "payment", CREDITS, payment.locator, account, [("account", account)])
+
+
+def account_credits(tenant: str, account: str, page: PageRequest) -> Page[Payment]:
+    return page_of(tenant, "account", account, CREDITS, "payment", Payment, page)
+
+
+def add_application(uow: UnitOfWork, tenant: str, account: str, application: Application) -> None:
+    uow.add(table.put_new({**keys.billing_application(tenant, account, application.invoiceLocator,
+                                                      application.locator).as_dict(),
+                           "entity": "application", **application.model_dump(exclude_none=True)}))
+
+
+def save_application(uow: UnitOfWork, tenant: str, account: str, application: Application) -> None:
+    uow.add(table.put({**keys.billing_application(tenant, account, application.invoiceLocator,
+                                                  application.locator).as_dict(),
+                       "entity": "application", **application.model_dump(exclude_none=True)}))
+
+
+def applications_of(tenant: str, account: str, invoice: str) -> list[Application]:
+    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
+                            sk_prefix=f"APP#{invoice}#", consistent=True)
+    return [_model(Application, item) for item in items]
+
+
+def applications(tenant: str, account: str, pairs: Iterable[tuple[str, str]]) -> list[Application]:
+    """The applications named by (invoice locator, application locator)."""
+    return [_model(Application, item) for item in table.gateway().batch_get(
+        _scope(tenant), [keys.billing_application(tenant, account, invoice, application)
+                         for invoice, application in pairs])]
+
+
+def credit_balance(tenant: str, account: str, currency: str) -> CreditBalance:
+    item = table.gateway().get(_scope(tenant), keys.billing_credit_balance(tenant, account, currency))
+    return _model(CreditBalance, item) if item else CreditBalance(accountLocator=account, currency=currency)
+
+
+def credit_writes(tenant: str, balance: CreditBalance, line: LedgerLine) -> list[WriteOp]:
+    """The new balance and the ledger line that moved it (the billing root serialises the writers)."""
+    return [table.put({**keys.billing_credit_balance(tenant, balance.accountLocator, balance.currency).as_dict(),
+                       "entity": "creditBalance", **balance.model_dump()}),
+            table.put_new({**keys.billing_ledger_line(tenant, balance.accountLocator, balance.currency,
+                                                      line.locator).as_dict(),
+                           "entity": "ledgerLine", **line.model_dump(exclude_none=True)})]
+
+
+def ledger_lines(tenant: str, account: str, currency: str, page: PageRequest) -> Page[LedgerLine]:
+    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
+                       sk_prefix=f"{keys.BILLING_LEDGER_PREFIX}{currency}#")
+    return Page([_model(LedgerLine, item) for item in found.items], found.list_completed)
+
+
+# --- installment jobs ---------------------------------------------------------------------------------
+
+def installment_job_writes(tenant: str, job: InstallmentJob) -> list[WriteOp]:
+    """The job's record under each of its transaction, policy and quote (lists read one partition)."""
+    owners = [("transaction", job.referenceLocator), ("policy", job.policyLocator), ("quote", job.quoteLocator)]
+    return [table.put({**keys.billing_ref(tenant, kind, owner, INSTALLMENT_JOBS, job.locator).as_dict(),
+                       "entity": "installmentJob", **job.model_dump(exclude_none=True)})
+            for kind, owner in owners if owner]
+
+
+def installment_jobs(tenant: str, owner_kind: str, owner: str, page: PageRequest) -> Page[InstallmentJob]:
+    found = query.page(table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, INSTALLMENT_JOBS),
+                       page)
+    return Page([_model(InstallmentJob, item) for item in found.items], found.list_completed)
+
+
+def all_installment_jobs(tenant: str, owner_kind: str, owner: str) -> list[InstallmentJob]:
+    items = query.all_items(table.gateway(), _scope(tenant),
+                            keys.billing_refs(tenant, owner_kind, owner, INSTALLMENT_JOBS), consistent=True)
+    return [_model(InstallmentJob, item) for item in items]
+
+
+# --- invoicing jobs -----------------------------------------------------------------------------------
+
+def add_invoicing_job(uow: UnitOfWork, tenant: str, job: InvoicingJob) -> None:
+    uow.add(table.put_new(_item(tenant, job.accountLocator, "invoicingJob", job)),
+            _alias(tenant, "invoicingJob", job.locator, job.accountLocator))
+
+
+def save_invoicing_job(uow: UnitOfWork, tenant: str, job: InvoicingJob) -> None:
+    uow.add(table.put(_item(tenant, job.accountLocator, "invoicingJob", job)))
+
+
+def invoicing_job(tenant: str, account: str, locator: str) -> InvoicingJob | None:
+    item = table.gateway().get(_scope(tenant), _key(tenant, account, "invoicingJob", locator))
+    return _model(InvoicingJob, item) if item else None
+
+
+def invoicing_jobs(tenant: str, account: str, page: PageRequest) -> Page[InvoicingJob]:
+    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
+                       sk_prefix=keys.BILLING_INVOICING_JOB_PREFIX)
+    return Page([_model(InvoicingJob, item) for item in found.items], found.list_completed)
+
+
+def add_generation_job(uow: UnitOfWork, tenant: str, job: InvoiceGenerationJob) -> None:
+    uow.add(table.put_new(_item(tenant, job.accountLocator, "generationJob", job)))
+
+
+def generation_jobs(tenant: str, account: str, page: PageRequest) -> Page[InvoiceGenerationJob]:
+    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
+                       sk_prefix=keys.BILLING_GENERATION_JOB_PREFIX)
+    return Page([_model(InvoiceGenerationJob, item) for item in found.items], found.list_completed)

@@ -1,0 +1,951 @@
+"""Billing use cases (DECISIONS.md "Billing"): an issued transaction's charges become an installment
+lattice and installments; installments become invoices at their generate time; payments settle
+invoices, oldest due first, and what they leave goes to the account's credit balance.
+
+Every write of an account's billing carries the bump of its billing root (repository.bump_root), so two
+writers never interleave: the later one fails with 409 and, in a job, is retried.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from chalicelib.accounts import service as accounts
+from chalicelib.accounts.models import Account, BillingLevel
+from chalicelib.billing import plans, repository
+from chalicelib.billing.installments import allocation, lattice
+from chalicelib.billing.invoices import fees, generator
+from chalicelib.billing.models import (
+    Application,
+    ContainerType,
+    CreditBalance,
+    Installment,
+    InstallmentItem,
+    InstallmentJob,
+    InstallmentLattice,
+    Invoice,
+    InvoiceGenerationJob,
+    InvoiceState,
+    InvoicingJob,
+    JobStatus,
+    LatticeFrame,
+    LedgerLine,
+    Payment,
+    PaymentState,
+    PaymentTarget,
+    SourceType,
+)
+from chalicelib.billing.payments import allocation as payments
+from chalicelib.configuration import numbers
+from chalicelib.configuration import service as configuration
+from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling, BillingPlans, InvoiceFeeHandling
+from chalicelib.core import codes, money
+from chalicelib.core.clock import isoformat, parse_datetime
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import AlreadyExists, FieldError, NotFound
+from chalicelib.core.ids import derived_locator, new_locator
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.policies import service as policies
+from chalicelib.policies.models import Transaction, TransactionCategory
+from chalicelib.priceable.models import Charge
+from chalicelib.quotes import service as quotes
+from chalicelib.runtime import due, jobs, wiring
+from chalicelib.runtime.due_kinds import DueKind
+from chalicelib.runtime.job_types import JobType
+from chalicelib.transactions import service as transactions
+
+LATTICE_EVENT = "billing.installmentlattice.create"
+INVOICE_ENTITY = "invoice"
+INSTALLMENTS_PER_WRITE = 12
+"""Installments written in one TransactWriteItems (each is its item, alias, marker and up to three
+references: 6 actions)."""
+INSTALLMENTS_PER_INVOICE = 40
+"""An invoice and the installments it invoices are one write (2 actions each, and 2 for each policy):
+a due time with more installments (or policies) in one container makes several invoices."""
+
+
+# --- installments ------------------------------------------------------------------------------------
+
+def lattice_locator(transaction: Transaction) -> str:
+    """Derived from the transaction: billing it twice finds the lattice of the first time."""
+    return derived_locator(transaction.issuedTime or transaction.createdAt, f"lattice:{transaction.locator}")
+
+
+@dataclass
+class Billed:
+    """What billing some charges over a term makes: the lattice and its installments."""
+
+    lattice: InstallmentLattice
+    installments: list[Installment]
+
+
+@dataclass(frozen=True)
+class Billing:
+    """Who and what is billed: the account, the policy, transaction and quote (the latter three may be
+    stand-ins for a preview), the container invoices group by, the term and the effective time."""
+
+    account: Account
+    policy_locator: str
+    transaction_locator: str
+    term_locator: str
+    quote_locator: str | None
+    container: str
+    term_start: datetime
+    term_end: datetime
+    effective: datetime
+    currency: str
+    timezone: str
+    plan_name: str | None
+    preferences: dict[str, Any] | None
+    reversal: bool = False
+
+
+def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: str | None = None) -> list[str]:
+    """Spread the charges of an issued transaction over its installment lattice (once: a second call
+    finds the lattice and does nothing), recording the job `job_locator` that did it. Answers the
+    account whose invoicing it made due now (none when every installment is to be generated later: its
+    due entry does that at the time)."""
+    transaction, parts = transactions.transaction_with_parts(ctx, transaction_locator)
+    if transaction.aggregateTransactionLocator:  # issued out of sequence: billed with the reversals and
+        # reapplications around it, which its aggregate names (no job bills them on their own)
+        transaction, parts = transactions.transaction_with_parts(ctx, transaction.aggregateTransactionLocator)
+    locator = lattice_locator(transaction)
+    if repository.lattice_exists(ctx.tenant, locator):
+        return []
+    billing = _of_transaction(ctx, transaction)
+    charges = [charge for part in (transaction, *parts) for charge in part.charges]
+    billed = _billed(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges, locator)
+    job = InstallmentJob(
+        locator=job_locator or locator, referenceLocator=transaction.locator, policyLocator=transaction.policyLocator,
+        quoteLocator=transaction.quoteLocator, latticeLocator=locator,
+        installmentLocators=[i.locator for i in billed.installments], jobStatus=JobStatus.FINISHED,
+        createdAt=transaction.issuedTime or ctx.now, completedAt=ctx.now)
+    _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments, job)
+    due_now = any(installment.generateTime <= ctx.now for installment in billed.installments)
+    return [billing.account.locator] if due_now else []
+
+
+def billing_failed(ctx: CallContext, transaction_locator: str, policy_locator: str | None, job_locator: str,
+                   error: str, retries: int = 0) -> None:
+    """Record that billing the transaction failed (the job fails; `retry_failed` enqueues it again)."""
+    job = InstallmentJob(locator=job_locator, referenceLocator=transaction_locator, policyLocator=policy_locator,
+                         jobStatus=JobStatus.FAILED, processingErrors=error, retries=retries, createdAt=ctx.now,
+                         completedAt=ctx.now)
+    uow = wiring.unit_of_work(ctx)
+    uow.add(*repository.installment_job_writes(ctx.tenant, job))
+    uow.commit()
+
+
+def installment_jobs(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest) -> Page[InstallmentJob]:
+    return repository.installment_jobs(ctx.tenant, owner_kind, owner, page)
+
+
+def retry_failed(ctx: CallContext, policy_locator: str) -> list[InstallmentJob]:
+    """Enqueue again the billing of every transaction of the policy whose billing failed."""
+    policy = policies.get_policy(ctx, policy_locator)
+    failed = [job for job in repository.all_installment_jobs(ctx.tenant, "policy", policy.locator)
+              if job.jobStatus == JobStatus.FAILED]
+    queued = []
+    uow = wiring.unit_of_work(ctx)
+    for job in failed:
+        retried = job.model_copy(update={"jobStatus": JobStatus.QUEUED, "processingErrors": "", "completedAt": None,
+                                         "retries": job.retries + 1})
+        uow.add(*repository.installment_job_writes(ctx.tenant, retried))
+        jobs.enqueue(uow, JobType.BILLING_INSTALLMENTS, {
+            "transactionLocator": job.referenceLocator, "policyLocator": policy.locator, "jobLocator": job.locator,
+            "retries": retried.retries},
+            locator=derived_locator(ctx.now, f"billing-retry:{job.locator}:{retried.retries}"))
+        queued.append(retried)
+    if queued:
+        uow.commit()
+    return queued
+
+
+def _of_transaction(ctx: CallContext, transaction: Transaction) -> Billing:
+    policy = policies.get_policy(ctx, transaction.policyLocator)
+    account = accounts.get_account(ctx, policy.accountLocator)
+    start, end = _term_span(ctx, transaction)
+    container = _container(policy.billingLevel, account, policy.locator)
+    return Billing(account=account, policy_locator=policy.locator, transaction_locator=transaction.locator,
+                   term_locator=transaction.termLocator, quote_locator=transaction.quoteLocator, container=container,
+                   term_start=start, term_end=end, effective=max(min(transaction.effectiveTime, end), start),
+                   currency=policy.currency, timezone=policy.timezone, plan_name=policy.installmentPlanName,
+                   preferences=transaction.preferences or policy.preferences,
+                   reversal=transaction.transactionCategory in (TransactionCategory.CANCELLATION,
+                                                                TransactionCategory.REVERSAL))
+
+
+def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, charges: list[Charge],
+            locator: str) -> Billed:
+    """The lattice of `billing` and the installments that spread `charges` over it (nothing stored)."""
+    plan_name, schedule = plans.schedule(billing_plans, billing.plan_name, billing.preferences)
+    frames = lattice.from_effective(lattice.term_frames(billing.term_start, billing.term_end, schedule,
+                                                        billing.timezone), billing.effective)
+    defer = billing_plans.backdated_installments_billing == BackdatedInstallmentsBilling.DEFER_DUE_DATE
+    frames = allocation.backdated(frames, ctx.now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
+    window_start, window_end = frames[0].start, frames[-1].end
+    billables = [allocation.Billable(
+        charge_locator=charge.locator, amount=charge.amount, coverage_start=window_start, coverage_end=window_end,
+        spread=charge.invoicing == "scheduled" and charge.handling != "flat") for charge in charges]
+    shares = allocation.spread(billables, frames, billing.currency)
+    weights = allocation.normalized_weights(frames)
+    record = InstallmentLattice(
+        locator=locator, accountLocator=billing.account.locator, policyLocator=billing.policy_locator,
+        transactionLocator=billing.transaction_locator, termLocator=billing.term_locator,
+        quoteLocator=billing.quote_locator, currency=billing.currency, timezone=billing.timezone,
+        termStartTime=billing.term_start, termEndTime=billing.term_end, effectiveTime=billing.effective,
+        reversalLattice=billing.reversal, installmentPlanName=plan_name, createdAt=ctx.now,
+        createdBy=ctx.user_locator, frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)])
+    by_charge = {charge.locator: charge for charge in charges}
+    return Billed(record, [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge,
+                                        billing.container)
+                           for frame, share in zip(frames, shares) if share])
+
+
+def _term_span(ctx: CallContext, transaction: Transaction) -> tuple[datetime, datetime]:
+    """The start and end of the transaction's term. An unissued renewal's term does not exist yet: the
+    span its segments will have. Reversing a renewal deletes its term: the reversal's refund is billed
+    over the span the reversed transactions' segments had in that term."""
+    try:
+        term = policies.get_term(ctx, transaction.termLocator)
+    except NotFound:
+        reversed_ = [transactions.get_transaction(ctx, locator) for locator in transaction.reversedTransactionLocators]
+        spans = [segment for each in reversed_ if each.termLocator == transaction.termLocator
+                 for segment in each.segments] or list(transaction.segments)
+        if not spans:
+            raise
+        return min(s.startTime for s in spans), max(s.endTime for s in spans)
+    return term.startTime, term.endTime
+
+
+def _billing_level(chosen: BillingLevel | None, account: Account) -> BillingLevel:
+    """A policy's (or quote's) billing level; `inherit` (or none) takes the account's."""
+    if chosen in (BillingLevel.ACCOUNT, BillingLevel.POLICY):
+        return BillingLevel(chosen)
+    return BillingLevel.POLICY if account.billingLevel == BillingLevel.POLICY else BillingLevel.ACCOUNT
+
+
+def _frame(frame: lattice.Frame, weight: Decimal) -> LatticeFrame:
+    seconds = Decimal((frame.end - frame.start).total_seconds())
+    return LatticeFrame(
+        installmentStartTime=frame.start, installmentEndTime=frame.end, coverageStartTime=frame.start,
+        coverageEndTime=frame.end, installmentDuration=seconds, coverageDuration=seconds, normalizedWeight=weight,
+        generateTime=frame.generate_time, dueTime=frame.due_time, autopayTime=frame.autopay_time)
+
+
+def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locator: str, frame: lattice.Frame,
+                 share: dict[str, Decimal], charges: dict[str, Charge], container: str) -> Installment:
+    moment = ctx.now + timedelta(milliseconds=frame.index)  # the lattice's installments list in frame order
+    locator = derived_locator(moment, f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}")
+    seconds = Decimal((frame.end - frame.start).total_seconds())
+    items = [InstallmentItem(
+        locator=derived_locator(moment, f"installmentItem:{locator}:{charge_locator}"), installmentLocator=locator,
+        chargeLocator=charge_locator, elementLocator=charges[charge_locator].elementLocator,
+        elementStaticLocator=charges[charge_locator].elementStaticLocator,
+        chargeType=charges[charge_locator].chargeType, chargeCategory=str(charges[charge_locator].chargeCategory),
+        amount=amount, createdAt=ctx.now, createdBy=ctx.user_locator) for charge_locator, amount in share.items()]
+    return Installment(
+        locator=locator, installmentLatticeLocator=record.locator, accountLocator=record.accountLocator,
+        policyLocator=record.policyLocator, transactionLocator=transaction_locator, termLocator=record.termLocator,
+        quoteLocator=record.quoteLocator, currency=record.currency, timezone=record.timezone,
+        installmentFrameIndex=frame.index, installmentStartTime=frame.start, installmentEndTime=frame.end,
+        coverageStartTime=frame.start, coverageEndTime=frame.end, installmentDuration=seconds,
+        coverageDuration=seconds, generateTime=frame.generate_time, dueTime=frame.due_time,
+        autopayTime=frame.autopay_time, installmentItems=items, billingContainer=container,
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+
+
+def _write_installments(ctx: CallContext, account: str, record: InstallmentLattice,
+                        installments: list[Installment], job: InstallmentJob) -> None:
+    """Installments in chunks (a chunk an earlier attempt wrote is skipped: they are deterministic), then
+    the lattice with the root bump and the event: until it commits, nothing lists the lattice, and its
+    installments are invoiced like any other once it does."""
+    for start in range(0, len(installments), INSTALLMENTS_PER_WRITE):
+        uow = wiring.unit_of_work(ctx)
+        for installment in installments[start:start + INSTALLMENTS_PER_WRITE]:
+            uow.add(*repository.installment_writes(ctx.tenant, installment))
+        try:
+            uow.commit()
+        except AlreadyExists:
+            pass
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+    if installments:
+        # put even where an entry stands earlier (there again, with a new token): a run of that entry that
+        # read the account's next generate time before these installments were written then finds it moved
+        # and leaves it, instead of removing (or moving past them) the entry they count on
+        earliest = min(i.generateTime for i in installments)
+        current = due.entry(ctx, DueKind.INVOICE_GENERATE, account)
+        due.schedule(uow, DueKind.INVOICE_GENERATE, account,
+                     earliest if current is None else min(current.due_at, earliest))
+    repository.add_lattice(uow, ctx.tenant, record)
+    uow.add(*repository.installment_job_writes(ctx.tenant, job))
+    uow.record_event(LATTICE_EVENT, {"installmentLatticeLocator": record.locator})
+    try:
+        uow.commit()
+    except AlreadyExists:
+        pass  # an earlier attempt committed the lattice
+
+
+def lattice_of(ctx: CallContext, locator: str) -> InstallmentLattice:
+    found = repository.get(ctx.tenant, "lattice", locator, InstallmentLattice)
+    if found is None:
+        raise codes.not_found("installmentLattice", locator)
+    return found
+
+
+def latest_lattice_of_quote(ctx: CallContext, quote_locator: str) -> InstallmentLattice:
+    found = repository.all_of(ctx.tenant, "quote", quote_locator, "LAT", "lattice", InstallmentLattice)
+    if not found:
+        raise codes.not_found("installmentLattice", f"of quote {quote_locator}")
+    return found[-1]
+
+
+def lattices_of_policy(ctx: CallContext, policy_locator: str, page: PageRequest) -> Page[InstallmentLattice]:
+    return repository.page_of(ctx.tenant, "policy", policy_locator, "LAT", "lattice", InstallmentLattice, page)
+
+
+def installment(ctx: CallContext, locator: str) -> Installment:
+    found = repository.get(ctx.tenant, "installment", locator, Installment)
+    if found is None:
+        raise codes.not_found("installment", locator)
+    return found
+
+
+def installments_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest) -> Page[Installment]:
+    return repository.page_of(ctx.tenant, owner_kind, owner, "INST", "installment", Installment, page)
+
+
+# --- invoices ----------------------------------------------------------------------------------------
+
+def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | None = None) -> list[Invoice]:
+    """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
+    `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing."""
+    account = accounts.get_account(ctx, account_locator)
+    invoices = _invoice(ctx, account, repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now)))
+    if invoices:
+        uow = wiring.unit_of_work(ctx)
+        repository.add_generation_job(uow, ctx.tenant, InvoiceGenerationJob(
+            locator=new_locator(), accountLocator=account.locator, generateTime=ctx.now,
+            invoiceLocators=[i.locator for i in invoices], createdAt=ctx.now, createdBy=ctx.user_locator,
+            completedAt=ctx.now))
+        uow.commit()
+    return invoices
+
+
+def next_generate_time(ctx: CallContext, account_locator: str) -> datetime | None:
+    """When the account's next uninvoiced installment is to be generated, after now."""
+    found = repository.next_uninvoiced_time(ctx.tenant, account_locator, isoformat(ctx.now))
+    return parse_datetime(found) if found else None
+
+
+def generation_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoiceGenerationJob]:
+    account = accounts.get_account(ctx, account_locator)
+    return repository.generation_jobs(ctx.tenant, account.locator, page)
+
+
+def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list[Invoice]:
+    """Invoice `due` (uninvoiced installments of the account) at `ctx.now`."""
+    if not due:
+        return []
+    account_locator = account.locator
+    model = configuration.current_model(ctx, resolved=True)[1]
+    numbering = _invoice_numbering_plan(ctx, account)
+    version = repository.root_version(ctx.tenant, account_locator)
+    plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    own_fees: dict[str, Decimal | None] = {}
+    created = []
+    for chunk in _chunks(due):
+        for invoice in generator.generate(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator()):
+            invoiced = [i for i in chunk if i.invoiceLocator == invoice.locator]
+            if plan is not None and plan.invoice_fee_handling != InvoiceFeeHandling.WAIVE:
+                for policy in invoice.policyLocators:
+                    if policy not in own_fees:
+                        own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
+                amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
+                invoice = fees.with_fee(invoice, amount, new_locator())
+            created.append(_write_invoice(ctx, model, numbering, invoice, invoiced, version))
+            version += 1
+    return created
+
+
+def _chunks(installments: list[Installment]) -> Iterable[list[Installment]]:
+    """Installments grouped as the generator groups them, at most INSTALLMENTS_PER_INVOICE a group and
+    no more than the write of one invoice holds."""
+    groups: dict[tuple[str, str, datetime], list[Installment]] = {}
+    for installment in installments:
+        groups.setdefault((installment.billingContainer, installment.currency, installment.dueTime),
+                          []).append(installment)
+    for group in groups.values():
+        chunk: list[Installment] = []
+        for installment in group:
+            grown = [*chunk, installment]
+            if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not repository.fits_one_invoice_write(grown)):
+                yield chunk
+                chunk = []
+            chunk.append(installment)
+        yield chunk
+
+
+def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,
+                   invoiced: list[Installment], version: int) -> Invoice:
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, invoice.accountLocator, version)
+    if numbering:
+        invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
+    credit = None
+    if invoice.totalAmount <= 0:
+        credit = payments.settle_into_credit(invoice, ctx.now)
+    for installment in invoiced:
+        installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
+        uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
+    uow.add(*repository.invoice_writes(ctx.tenant, invoice))
+    uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
+    if credit is not None:
+        uow.record_event("billing.invoice.settle", _invoice_event(invoice))
+        if credit:
+            _credit(ctx, uow, invoice.accountLocator, invoice.currency, credit, "negative invoice",
+                    SourceType.CREDIT_BALANCE, invoice.locator)
+    uow.commit()
+    return invoice
+
+
+def _invoice_event(invoice: Invoice) -> dict[str, Any]:
+    return {"invoiceLocator": invoice.locator, "accountLocator": invoice.accountLocator,
+            "invoiceType": invoice.invoiceType,
+            "policyLocators": {"listCompleted": True, "items": invoice.policyLocators}}
+
+
+def _credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal, note: str,
+            source_type: str, source: str) -> None:
+    """Move the account's credit balance by `amount` (negative: down), with its ledger line."""
+    balance = repository.credit_balance(ctx.tenant, account, currency)
+    line = LedgerLine(locator=new_locator(), currency=currency, accountingType="credit" if amount > 0 else "debit",
+                      amount=abs(amount), note=note, sourceType=source_type, sourceLocator=source, time=ctx.now)
+    uow.add(*repository.credit_writes(ctx.tenant, CreditBalance(
+        accountLocator=account, currency=currency, balance=balance.balance + amount), line))
+
+
+def invoice(ctx: CallContext, locator: str) -> Invoice:
+    found = repository.get(ctx.tenant, "invoice", locator, Invoice)
+    if found is None:
+        raise codes.not_found("invoice", locator)
+    return found
+
+
+def invoice_with_installments(ctx: CallContext, locator: str) -> tuple[Invoice, list[Installment]]:
+    found = invoice(ctx, locator)
+    return found, repository.get_many(ctx.tenant, found.accountLocator, "installment", found.installmentLocators,
+                                      Installment)
+
+
+def invoices_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest, *,
+                include_zero: bool) -> Page[Invoice]:
+    if owner_kind == "account":
+        return repository.account_invoices(ctx.tenant, owner, page, include_zero=include_zero)
+    kind = "INV" if include_zero else repository.NONZERO_INVOICES
+    return repository.page_of(ctx.tenant, owner_kind, owner, kind, "invoice", Invoice, page)
+
+
+def invoices_with_number(ctx: CallContext, number: str) -> list[Invoice]:
+    owner = numbers.number_owner(ctx, INVOICE_ENTITY, number)
+    found = repository.get(ctx.tenant, "invoice", owner, Invoice) if owner else None
+    if found is None:
+        raise codes.not_found("invoice", f"numbered {number}")
+    return [found]
+
+
+def update_invoice(ctx: CallContext, locator: str, autopay_time: datetime, suppress_autopay: bool) -> Invoice:
+    current = invoice(ctx, locator)
+    changed = current.model_copy(update={"autopayTime": autopay_time, "suppressAutopay": suppress_autopay})
+    return _save_invoice(ctx, current, changed, [])
+
+
+def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> tuple[Invoice, Decimal]:
+    """Settle a zero or negative invoice into the credit balance; a positive remaining amount only with
+    `forced` (it is then written off the invoice, not paid: its items keep what they still owe). Answers
+    the invoice and what it put on the credit balance."""
+    current = invoice(ctx, locator)
+    if current.invoiceState == InvoiceState.SETTLED:
+        raise codes.INVOICE_SETTLED(f"Invoice {locator} is settled")
+    if current.totalRemainingAmount > 0 and not forced:
+        raise codes.INVOICE_NOT_SETTLEABLE(
+            f"Invoice {locator} has {current.totalRemainingAmount} remaining; settle it with forced=true")
+    changed = current.model_copy(deep=True)
+    credit = Decimal(0)
+    if changed.totalRemainingAmount <= 0:
+        credit = payments.settle_into_credit(changed, ctx.now)
+    else:
+        changed.invoiceState, changed.settledTime = InvoiceState.SETTLED, ctx.now
+    saved = _save_invoice(ctx, current, changed, [("billing.invoice.settle", _invoice_event(changed))], credit=credit)
+    return saved, credit
+
+
+def set_invoice_number(ctx: CallContext, locator: str, number: str) -> Invoice:
+    numbers.check_chosen(number, field="invoiceNumber", what="invoice number")
+    current = invoice(ctx, locator)
+    if number == current.invoiceNumber:
+        return current
+    uow = wiring.unit_of_work(ctx)
+    assigned = numbers.renumber(ctx, uow, INVOICE_ENTITY, locator, current.invoiceNumber, number)
+    return _save_invoice(ctx, current, current.model_copy(update={"invoiceNumber": assigned}), [], uow=uow)
+
+
+def generate_invoice_number(ctx: CallContext, locator: str) -> Invoice:
+    current = invoice(ctx, locator)
+    account = accounts.get_account(ctx, current.accountLocator)
+    model = configuration.current_model(ctx, resolved=True)[1]
+    plan = _invoice_numbering_plan(ctx, account)
+    if plan is None:
+        raise codes.NO_NUMBERING_PLAN["invoice"](f"Account type {account.type} has no invoiceNumberingPlan")
+    uow = wiring.unit_of_work(ctx)
+    assigned = numbers.renumber(ctx, uow, INVOICE_ENTITY, locator, current.invoiceNumber,
+                                numbers.NextOfPlan(model, plan))
+    return _save_invoice(ctx, current, current.model_copy(update={"invoiceNumber": assigned}), [], uow=uow)
+
+
+def _save_invoice(ctx: CallContext, current: Invoice, changed: Invoice, events: list[tuple[str, dict[str, Any]]],
+                  *, credit: Decimal = Decimal(0), uow: Any = None) -> Invoice:
+    uow = uow or wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, current.accountLocator,
+                         repository.root_version(ctx.tenant, current.accountLocator))
+    uow.add(*repository.invoice_update_writes(ctx.tenant, changed, current.invoiceState == InvoiceState.OPEN))
+    if credit:
+        _credit(ctx, uow, changed.accountLocator, changed.currency, credit, "settled invoice",
+                SourceType.CREDIT_BALANCE, changed.locator)
+    for event_type, data in events:
+        uow.record_event(event_type, data)
+    if not events:
+        uow.record_event("billing.invoice.update", _invoice_event(changed))
+    uow.commit()
+    return changed.model_copy(update={"version": changed.version + 1})
+
+
+def applications_of_invoice(ctx: CallContext, locator: str, *, include_reversed: bool) -> list[Application]:
+    found = invoice(ctx, locator)
+    return [a for a in repository.applications_of(ctx.tenant, found.accountLocator, locator)
+            if include_reversed or not a.reversed]
+
+
+def payments_of_invoice(ctx: CallContext, locator: str, page: PageRequest, *,
+                        include_reversed: bool) -> Page[Payment]:
+    found = invoice(ctx, locator)
+    sources = [a.sourceLocator for a in applications_of_invoice(ctx, locator, include_reversed=include_reversed)
+               if a.sourceType == SourceType.PAYMENT]
+    paid = repository.get_many(ctx.tenant, found.accountLocator, "payment", sources, Payment)
+    return _window(paid, page)
+
+
+def invoices_of_payment(ctx: CallContext, locator: str, page: PageRequest, *,
+                        include_reversed: bool) -> Page[Invoice]:
+    found = payment(ctx, locator)
+    pairs = [tuple(ref.split("/", 1)) for ref in found.applications]
+    applied = [a for a in repository.applications(ctx.tenant, found.accountLocator, pairs)  # type: ignore[arg-type]
+               if include_reversed or not a.reversed]
+    invoices = repository.get_many(ctx.tenant, found.accountLocator, "invoice",
+                                   sorted({a.invoiceLocator for a in applied}), Invoice)
+    return _window(invoices, page)
+
+
+def _window(items: list[Any], page: PageRequest) -> Page[Any]:
+    return Page(items[page.offset:page.offset + page.count], page.offset + page.count >= len(items))
+
+
+# --- payments and the credit balance ------------------------------------------------------------------
+
+def create_payment(ctx: CallContext, fields: Any) -> Payment:
+    """A draft payment: amount, type, currency and targets checked (all targets of its account and
+    currency)."""
+    account_locator = fields.accountLocator or _account_of_targets(ctx, fields.targets)
+    account = accounts.get_account(ctx, account_locator)
+    model = configuration.current_model(ctx, resolved=True)[1]
+    currency = (fields.currency or model.get("defaultCurrency") or "USD").upper()
+    payment_type = _payment_type(ctx, fields.type)
+    _check_amount(fields.amount, currency)
+    targets = [PaymentTarget.model_validate(t.model_dump()) for t in fields.targets]
+    _check_targets(ctx, account.locator, currency, targets)
+    record = Payment(
+        locator=new_locator(), accountLocator=account.locator, paymentState=PaymentState.DRAFT, type=payment_type,
+        currency=currency, amount=fields.amount, data=fields.data or {}, targets=targets,
+        transactionMethod=fields.transactionMethod, transactionNumber=fields.transactionNumber,
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, account.locator, repository.root_version(ctx.tenant, account.locator))
+    repository.add_payment(uow, ctx.tenant, record)
+    uow.record_event("billing.payment.create", _payment_event(record))
+    uow.commit()
+    return record
+
+
+def _account_of_targets(ctx: CallContext, targets: list[Any]) -> str:
+    for target in targets:
+        if target.containerType == ContainerType.ACCOUNT:
+            return str(target.containerLocator)
+        if target.containerType == ContainerType.INVOICE:
+            owner = repository.account_of(ctx.tenant, "invoice", target.containerLocator)
+            if owner:
+                return owner
+    raise codes.PAYMENT_ACCOUNT_REQUIRED("Name the payment's accountLocator, or target an account or invoice",
+                                         field_errors=[FieldError("accountLocator", "required")])
+
+
+def _is_amount(amount: Decimal, currency: str) -> bool:
+    """Positive, below the limit of money and in the currency's minor unit."""
+    return amount.is_finite() and 0 < amount < money.MAX_AMOUNT and money.round_money(amount, currency) == amount
+
+
+def _check_amount(amount: Decimal, currency: str) -> None:
+    if not _is_amount(amount, currency):
+        raise codes.PAYMENT_INVALID_AMOUNT(
+            f"A payment's amount is positive with at most {money.minor_units(currency)} decimals in {currency}",
+            field_errors=[FieldError("amount", "must be a positive amount of the currency")])
+
+
+def _check_targets(ctx: CallContext, account: str, currency: str, targets: list[PaymentTarget]) -> None:
+    invoice_locators = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
+    found = {i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice", invoice_locators, Invoice)}
+    for index, target in enumerate(targets):
+        field = f"targets[{index}]"
+        if target.amount is not None and not _is_amount(target.amount, currency):
+            raise codes.PAYMENT_INVALID_TARGET("A target's amount is positive, in the currency's minor unit",
+                                               field_errors=[FieldError(f"{field}.amount", "invalid amount")])
+        if target.containerType == ContainerType.ACCOUNT and target.containerLocator != account:
+            raise codes.PAYMENT_INVALID_TARGET(f"Target account {target.containerLocator} is not the payment's",
+                                               field_errors=[FieldError(field, "another account")])
+        if target.containerType == ContainerType.INVOICE:
+            target_invoice = found.get(target.containerLocator)
+            if target_invoice is None or target_invoice.currency != currency:
+                raise codes.PAYMENT_INVALID_TARGET(
+                    f"Invoice {target.containerLocator} is not one of account {account} in {currency}",
+                    field_errors=[FieldError(field, "not an invoice of the payment's account and currency")])
+        if target.containerType in (ContainerType.SUBPAYMENT, ContainerType.INVOICE_ITEM):
+            raise codes.PAYMENT_INVALID_TARGET(f"A payment cannot target a {target.containerType.value} here",
+                                               field_errors=[FieldError(field, "unsupported target type")])
+
+
+def payment(ctx: CallContext, locator: str) -> Payment:
+    found = repository.get(ctx.tenant, "payment", locator, Payment)
+    if found is None:
+        raise codes.not_found("payment", locator)
+    return found
+
+
+def payments_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Payment]:
+    """404 for an account the tenant does not have (a list naming it in its query is not a parent's list)."""
+    account = accounts.get_account(ctx, account_locator)
+    return repository.account_payments(ctx.tenant, account.locator, page)
+
+
+def credits_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Payment]:
+    """The account's posted (and reversed) payments, oldest first."""
+    account = accounts.get_account(ctx, account_locator)
+    return repository.account_credits(ctx.tenant, account.locator, page)
+
+
+def update_payment(ctx: CallContext, locator: str, changes: Any) -> Payment:
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.DRAFT,), "be changed")
+    updated = current.model_copy(deep=True)
+    if changes.type is not None:
+        updated.type = _payment_type(ctx, changes.type)
+    if changes.currency is not None:
+        updated.currency = changes.currency.upper()
+    if changes.amount is not None:
+        updated.amount = changes.amount
+    _check_amount(updated.amount, updated.currency)
+    updated.data = {k: v for k, v in {**updated.data, **(changes.setData or {})}.items()
+                    if k not in (changes.removeData or {})}
+    removed = set(changes.removeTargets or [])
+    updated.targets = [t for t in updated.targets if t.containerLocator not in removed] + [
+        PaymentTarget.model_validate(t.model_dump()) for t in changes.addTargets or []]
+    for name in ("transactionMethod", "transactionNumber"):
+        if getattr(changes, name) is not None:
+            setattr(updated, name, getattr(changes, name))
+    _check_targets(ctx, updated.accountLocator, updated.currency, updated.targets)
+    return _save_payment(ctx, updated, "billing.payment.update")
+
+
+def _payment_type(ctx: CallContext, name: str) -> str:
+    """The configured payment type's name as configured; 400 for one the configuration lacks."""
+    found = configuration.billing_plans(ctx).payment_type(name)
+    if found is None or found.abstract:
+        raise codes.PAYMENT_UNKNOWN_TYPE(f"No payment type {name!r} is configured",
+                                         field_errors=[FieldError("type", "unknown payment type")])
+    return found.name
+
+
+def _invoice_numbering_plan(ctx: CallContext, account: Account) -> str | None:
+    account_type = configuration.billing_plans(ctx).account_type(account.type)
+    return account_type.invoice_numbering_plan if account_type else None
+
+
+def validate_payment(ctx: CallContext, locator: str) -> Payment:
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.DRAFT,), "be validated")
+    _check_targets(ctx, current.accountLocator, current.currency, current.targets)
+    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.VALIDATED,
+                                                         "validationResult": {"success": True}}),
+                         "billing.payment.validate")
+
+
+def reset_payment(ctx: CallContext, locator: str) -> Payment:
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.VALIDATED,), "be reset")
+    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.DRAFT,
+                                                         "validationResult": None}), "billing.payment.reset")
+
+
+def discard_payment(ctx: CallContext, locator: str) -> Payment:
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED), "be discarded")
+    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.DISCARDED}),
+                         "billing.payment.discard")
+
+
+def post_payment(ctx: CallContext, locator: str) -> Payment:
+    """Apply a draft or validated payment to its targets (none: the account's open invoices, oldest due
+    first); what is left raises the account's credit balance. Every invoice it settles is `settled`."""
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED), "be posted")
+    _check_targets(ctx, current.accountLocator, current.currency, current.targets)
+    account = current.accountLocator
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+    open_invoices = [i for i in repository.open_invoices(ctx.tenant, account) if i.currency == current.currency]
+    named = [t.containerLocator for t in current.targets if t.containerType == ContainerType.INVOICE]
+    by_locator = {i.locator: i for i in open_invoices}
+    by_locator.update({i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice", named, Invoice)
+                       if i.locator not in by_locator})
+    before = {locator: state.invoiceState for locator, state in by_locator.items()}
+    targets = current.targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
+    applied, left = payments.post(current.amount, targets, by_locator, open_invoices, ctx.now)
+    posted = current.model_copy(update={"paymentState": PaymentState.POSTED, "postedAt": ctx.now,
+                                        "creditedAmount": left})
+    for each in applied:
+        application = Application(locator=new_locator(), invoiceLocator=each.invoice.locator,
+                                  sourceType=SourceType.PAYMENT, sourceLocator=current.locator, amount=each.amount,
+                                  itemAmounts=each.item_amounts, createdAt=ctx.now)
+        repository.add_application(uow, ctx.tenant, account, application)
+        posted.applications.append(f"{each.invoice.locator}/{application.locator}")
+        uow.add(*repository.invoice_update_writes(ctx.tenant, each.invoice,
+                                                  before[each.invoice.locator] == InvoiceState.OPEN))
+        if each.invoice.invoiceState == InvoiceState.SETTLED:
+            uow.record_event("billing.invoice.settle", _invoice_event(each.invoice))
+    if left:
+        _credit(ctx, uow, account, current.currency, left, "payment in excess of its targets", SourceType.PAYMENT,
+                current.locator)
+    uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
+    return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True)
+
+
+def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payment:
+    """Take a posted payment back: every invoice it paid gets back what it took (a settled one is open
+    again), and what it credited leaves the credit balance."""
+    current = payment(ctx, locator)
+    _require_state(current, (PaymentState.POSTED,), "be reversed")
+    account = current.accountLocator
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+    pairs = [tuple(ref.split("/", 1)) for ref in current.applications]
+    applied = repository.applications(ctx.tenant, account, pairs)  # type: ignore[arg-type]
+    invoices = {i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice",
+                                                          [a.invoiceLocator for a in applied], Invoice)}
+    for application in applied:
+        target = invoices[application.invoiceLocator]
+        was_open = target.invoiceState == InvoiceState.OPEN
+        payments.take_back(target, application.itemAmounts, ctx.now)
+        repository.save_application(uow, ctx.tenant, account, application.model_copy(
+            update={"reversed": True, "reversedAt": ctx.now}))
+        uow.add(*repository.invoice_update_writes(ctx.tenant, target, was_open))
+        target.version += 1
+        if not was_open and target.invoiceState == InvoiceState.OPEN:
+            uow.record_event("billing.invoice.unsettle", _invoice_event(target))
+    if current.creditedAmount:
+        _credit(ctx, uow, account, current.currency, -current.creditedAmount, "payment reversed",
+                SourceType.PAYMENT, current.locator)
+    reversed_payment = current.model_copy(update={"paymentState": PaymentState.REVERSED, "reversedAt": ctx.now,
+                                                  "reversedBy": ctx.user_locator, "reversalReason": reason})
+    return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True)
+
+
+def _require_state(record: Payment, allowed: tuple[PaymentState, ...], what: str) -> None:
+    if record.paymentState not in allowed:
+        raise codes.PAYMENT_INVALID_STATE(
+            f"Payment {record.locator} is {record.paymentState.value} and cannot {what}")
+
+
+def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = None, bumped: bool = False) -> Payment:
+    uow = uow or wiring.unit_of_work(ctx)
+    if not bumped:
+        repository.bump_root(uow, ctx.tenant, record.accountLocator,
+                             repository.root_version(ctx.tenant, record.accountLocator))
+    changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+    repository.save_payment(uow, ctx.tenant, changed)
+    uow.record_event(event, _payment_event(changed))
+    uow.commit()
+    return changed.model_copy(update={"version": changed.version + 1})
+
+
+def _payment_event(record: Payment) -> dict[str, Any]:
+    return {"paymentLocator": record.locator, "policyLocators": {"listCompleted": True, "items": []}}
+
+
+def credit_balance(ctx: CallContext, account_locator: str, currency: str | None,
+                   page: PageRequest) -> tuple[CreditBalance, list[LedgerLine]]:
+    account = accounts.get_account(ctx, account_locator)
+    chosen = (currency or configuration.current_model(ctx, resolved=True)[1].get("defaultCurrency") or "USD").upper()
+    balance = repository.credit_balance(ctx.tenant, account.locator, chosen)
+    return balance, repository.ledger_lines(ctx.tenant, account.locator, chosen, page).items
+
+
+# --- previews ---------------------------------------------------------------------------------------------
+
+PREVIEW = "preview"
+"""The locator prefix of what a preview makes up (a lattice, installments): none of it is stored."""
+
+
+def preview_quote(ctx: CallContext, quote_locator: str) -> list[Invoice]:
+    """The invoices the priced quote would be billed on if it were issued now."""
+    quote = quotes.priced_quote(ctx, quote_locator)
+    account = accounts.get_account(ctx, quote.accountLocator)
+    end = quote.endTime or quote.startTime
+    billing = Billing(account=account, policy_locator=quote.policyLocator or "", transaction_locator="",
+                      term_locator="", quote_locator=quote.locator,
+                      container=_container(quote.billingLevel, account, quote.locator),
+                      term_start=quote.startTime, term_end=end, effective=quote.startTime, currency=quote.currency,
+                      timezone=quote.timezone, plan_name=quote.installmentPlanName,
+                      preferences=quote.preferences.model_dump(exclude_none=True) if quote.preferences else None)
+    return _previewed(ctx, configuration.billing_plans(ctx, quote.configVersion), billing, quote.charges or [])
+
+
+def preview_transaction(ctx: CallContext, transaction_locator: str) -> list[Invoice]:
+    """The invoices the priced transaction's charges would add if it were issued now."""
+    transaction, parts = transactions.priced_transaction(ctx, transaction_locator)
+    billing = _of_transaction(ctx, transaction)
+    charges = [charge for part in (transaction, *parts) for charge in part.charges]
+    return _previewed(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges)
+
+
+def preview_stateless(ctx: CallContext, request: Any) -> list[Invoice]:
+    """The invoices charges given in the request would be billed on: nothing is read but the account
+    and the configuration."""
+    account = accounts.get_account(ctx, request.accountLocator)
+    billing_plans = configuration.billing_plans(ctx)
+    model = configuration.current_model(ctx, resolved=True)[1]
+    if not any(name.lower() == request.productName.lower() for name in (model.get("products") or {})):
+        raise codes.INVALID_REFERENCE["quote"](f"No product {request.productName!r} is configured",
+                                                 field_errors=[FieldError("productName", "unknown product")])
+    if request.termEndTime <= request.termStartTime:
+        raise codes.REQUEST_INVALID("The term ends after it starts",
+                                    field_errors=[FieldError("termEndTime", "must be after termStartTime")])
+    currency = (request.currency or model.get("defaultCurrency") or "USD").upper()
+    categories = {name.lower(): str((body or {}).get("category") or name)
+                  for name, body in (model.get("charges") or {}).items()}
+    charges = []
+    for index, given in enumerate(request.charges):
+        if not given.amount.is_finite() or money.round_money(given.amount, currency) != given.amount:
+            raise codes.REQUEST_INVALID(f"A charge's amount has at most {money.minor_units(currency)} decimals",
+                                        field_errors=[FieldError(f"charges[{index}].amount", "not an amount")])
+        element = given.elementStaticLocator or given.elementLocator or ""
+        charges.append(Charge(locator=f"{PREVIEW}-{index}", elementLocator=given.elementLocator or element,
+                              elementStaticLocator=element, chargeType=given.chargeType,
+                              chargeCategory=categories.get(given.chargeType.lower(), given.chargeType),
+                              rate=Decimal(0), amount=given.amount))
+    preferences = {"installmentPreferences": request.installmentPreferences.model_dump(exclude_none=True)} \
+        if request.installmentPreferences else None
+    billing = Billing(account=account, policy_locator="", transaction_locator="", term_locator="",
+                      quote_locator=None, container=account.locator, term_start=request.termStartTime,
+                      term_end=request.termEndTime, effective=request.termStartTime, currency=currency,
+                      timezone=request.timezone or account.timezone, plan_name=None, preferences=preferences)
+    return _previewed(ctx, billing_plans, billing, charges)
+
+
+def _container(chosen: BillingLevel | None, account: Account, own: str) -> str:
+    return own if _billing_level(chosen, account) == BillingLevel.POLICY else account.locator
+
+
+def _previewed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, charges: list[Charge]) -> list[Invoice]:
+    if billing.term_end <= billing.term_start:
+        return []
+    billed = _billed(ctx, billing_plans, billing, charges, f"{PREVIEW}-lattice")
+    return generator.generate(billed.installments, ctx.now, ctx.user_locator)
+
+
+# --- early invoicing -------------------------------------------------------------------------------------
+
+def request_early_invoicing(ctx: CallContext, request: Any) -> InvoicingJob:
+    """Check what an early invoicing names and queue its job: the named installments (uninvoiced, of one
+    account), or, naming none, the account's uninvoiced installments starting before `invoiceThroughTime`."""
+    account_locator = request.accountLocator or (
+        repository.account_of(ctx.tenant, "installment", request.installmentLocators[0])
+        if request.installmentLocators else None)
+    if account_locator is None:
+        raise codes.REQUEST_INVALID("Name the account or its installments",
+                                    field_errors=[FieldError("accountLocator", "required without installments")])
+    account = accounts.get_account(ctx, account_locator)
+    candidates = _early_candidates(ctx, account.locator, request.installmentLocators, request.invoiceThroughTime)
+    job = InvoicingJob(
+        locator=new_locator(), accountLocator=account.locator, jobStatus=JobStatus.QUEUED, createdAt=ctx.now,
+        invoicingType="early", installmentsToBeInvoiced=[i.locator for i in candidates],
+        timezone=request.timezone, invoiceDueTime=request.invoiceDueTime,
+        invoiceThroughTime=request.invoiceThroughTime, ignoreHolds=request.ignoreHolds)
+    uow = wiring.unit_of_work(ctx)
+    repository.bump_root(uow, ctx.tenant, account.locator, repository.root_version(ctx.tenant, account.locator))
+    repository.add_invoicing_job(uow, ctx.tenant, job)
+    jobs.enqueue(uow, JobType.BILLING_EARLY_INVOICING, {"accountLocator": account.locator, "jobLocator": job.locator},
+                 locator=job.locator)
+    uow.commit()
+    return job
+
+
+def _early_candidates(ctx: CallContext, account: str, named: list[str], through: datetime | None) -> list[Installment]:
+    if not named:
+        if through is None:
+            raise codes.REQUEST_INVALID("Name the installments, or invoiceThroughTime",
+                                        field_errors=[FieldError("invoiceThroughTime", "required")])
+        return [i for i in repository.uninvoiced(ctx.tenant, account) if i.installmentStartTime < through]
+    found = {i.locator: i for i in repository.get_many(ctx.tenant, account, "installment", named, Installment)}
+    for index, locator in enumerate(named):
+        if locator not in found or found[locator].invoiceLocator:
+            raise codes.INSTALLMENT_NOT_INVOICEABLE(
+                f"Installment {locator} is not an uninvoiced installment of account {account}",
+                field_errors=[FieldError(f"installmentLocators[{index}]", "not invoiceable")])
+    return [found[locator] for locator in dict.fromkeys(named)]
+
+
+def run_early_invoicing(ctx: CallContext, account_locator: str, job_locator: str) -> InvoicingJob:
+    """Invoice now what the job names and is still uninvoiced (with its due time when it gives one)."""
+    job = repository.invoicing_job(ctx.tenant, account_locator, job_locator)
+    if job is None:
+        raise codes.not_found("invoicingJob", job_locator)
+    if job.jobStatus == JobStatus.FINISHED:
+        return job
+    account = accounts.get_account(ctx, account_locator)
+    still = [i for i in repository.get_many(ctx.tenant, account.locator, "installment", job.installmentsToBeInvoiced,
+                                            Installment) if not i.invoiceLocator]
+    if job.invoiceDueTime is not None:
+        for installment in still:
+            installment.dueTime = job.invoiceDueTime
+    invoices = _invoice(ctx, account, still)
+    done = job.model_copy(update={"jobStatus": JobStatus.FINISHED, "completedAt": ctx.now,
+                                  "invoiceLocators": [i.locator for i in invoices]})
+    uow = wiring.unit_of_work(ctx)
+    repository.save_invoicing_job(uow, ctx.tenant, done)
+    uow.commit()
+    return done
+
+
+def invoicing_job(ctx: CallContext, job_locator: str) -> InvoicingJob:
+    account = repository.account_of(ctx.tenant, "invoicingJob", job_locator)
+    found = repository.invoicing_job(ctx.tenant, account, job_locator) if account else None
+    if found is None:
+        raise codes.not_found("invoicingJob", job_locator)
+    return found
+
+
+def invoicing_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoicingJob]:
+    account = accounts.get_account(ctx, account_locator)
+    return repository.invoicing_jobs(ctx.tenant, account.locator, page)

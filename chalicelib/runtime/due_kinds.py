@@ -1,0 +1,20 @@
+"""Every due entry kind's name, in one place (as job_types.py names every job): the domain that makes
+an entry due puts it by its kind here, the domain that handles it registers `@due_handler(kind)`
+(runtime/due.py), and neither imports the other.
+
+The value is the name stored in the entry (`storage/due_index.py`): renaming one strands the entries
+already written. Billing adds its kinds here (`invoice.generate`, `invoice.due`, ...).
+"""
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class DueKind(StrEnum):
+    POLICY_AUTO_RENEW = "policy.autoRenew"
+    """A policy's renewal: due at its plan's create lead before the term end, then moved to each next step
+    (accept, issue) by the transactions domain; put by the policies domain whenever an issue moves the
+    policy's end, its cancellation or its plan."""
+    INVOICE_GENERATE = "billing.invoiceGenerate"
+    """An account's invoice generation: due at its earliest uninvoiced installment's generate time; put (or
+    moved earlier) by billing a transaction, moved on to the next generate time by its run."""

@@ -1,0 +1,55 @@
+"""Helpers of the billing API tests: the quotes test configuration (tests/support/configs.py) with
+installment plans, an invoice numbering plan and a payment type; a PersonalAuto policy issued for a year
+from 2026-02-01 (midnight in New York): premium 100 a month for one vehicle (1,200.00) plus a tax of
+25. The clock stands at 2026-01-15T09:30Z."""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from tests.api.quotes.support import new_account
+from tests.api.transactions.support import issued_policy
+from tests.support.api import call, ok
+from tests.support.configs import quotes_model, quotes_tenant
+
+
+def billing_model(default_plan: str = "Monthly") -> dict[str, Any]:
+    model = quotes_model()
+    model["defaultInstallmentPlan"] = default_plan
+    model["installmentPlans"] = {
+        "Monthly": {"cadence": "monthly", "anchorMode": "termStartDay", "generateLeadDays": 10, "dueLeadDays": 0,
+                    "maxInstallmentsPerTerm": 12},
+        "Quarterly": {"cadence": "quarterly", "installmentWeights": [3, 2], "generateLeadDays": 10,
+                      "dueLeadDays": 0},
+        "FullPay": {"cadence": "fullPay", "generateLeadDays": 30, "dueLeadDays": 0},
+    }
+    model["numberingPlans"]["InvoiceNumbers"] = {"format": "\\I\\N\\V-######", "initialCoreNumber": "1",
+                                                 "copyFromQuote": False}
+    model["accounts"]["PersonAccount"]["invoiceNumberingPlan"] = "InvoiceNumbers"
+    model["payments"] = {"Check": {}, "Card": {}}
+    return model
+
+
+def billing_tenant(api: Any, token: str, default_plan: str = "Monthly", *, test_clock: bool = False) -> str:
+    return quotes_tenant(api, token, billing_model(default_plan), test_clock=test_clock)
+
+
+def billed_policy(api: Any, token: str, tenant: str, jobs: Any, **fields: Any) -> tuple[str, dict[str, Any]]:
+    """A new account and a policy issued on it, its billing jobs run: (account locator, policy)."""
+    account = new_account(api, token, tenant)
+    policy = issued_policy(api, token, tenant, account, **fields)
+    jobs.drain()
+    return account, policy
+
+
+def billing(tenant: str, suffix: str) -> str:
+    return f"/billing/{tenant}{suffix}"
+
+
+def invoices_of_account(api: Any, token: str, tenant: str, account: str, *, zero: bool = False) -> list[dict[str, Any]]:
+    query = "?includeZeroAmountInvoices=true&count=100" if zero else "?count=100"
+    return ok(call(api, "GET", billing(tenant, f"/invoices/accounts/{account}/list{query}"), token))["items"]
+
+
+def amounts(items: list[dict[str, Any]], field: str = "totalAmount") -> list[Decimal]:
+    return [Decimal(str(item[field])) for item in items]

@@ -1,0 +1,147 @@
+"""Billing over time on test-clock tenants (Kill Bill style: every invoice, amount and state at each step).
+
+The tenants have the billing test configuration (tests/api/billing/support.py: plans Monthly, Quarterly
+with weights [3, 2] and FullPay, each generating 10 or 30 days ahead, due at the installment's start);
+the policy runs a year from 2026-02-01 (midnight in New York): premium 100.00 a month (1,200.00), tax 25.00.
+The tenant's clock starts at the real time of the tests, 2026-01-15T09:30Z; advancing it runs every
+invoice generation at its own time, through the due pager.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from tests.api.billing.support import amounts, billed_policy, billing, billing_tenant, invoices_of_account
+from tests.api.transactions.support import create, modify, params, policy_path, segment_of_policy, step, vehicle_of
+from tests.support.api import call, ok
+
+DUE_DAYS = ["2026-02-01T05:00:00.000Z", "2026-03-01T05:00:00.000Z", "2026-04-01T04:00:00.000Z",
+            "2026-05-01T04:00:00.000Z", "2026-06-01T04:00:00.000Z", "2026-07-01T04:00:00.000Z",
+            "2026-08-01T04:00:00.000Z", "2026-09-01T04:00:00.000Z", "2026-10-01T04:00:00.000Z",
+            "2026-11-01T04:00:00.000Z", "2026-12-01T05:00:00.000Z", "2027-01-01T05:00:00.000Z"]
+
+
+def advance(api, token, tenant, jobs, to):
+    ok(call(api, "POST", f"/clock/{tenant}/advance", token, {"to": to}))
+    jobs.drain()
+    assert ok(call(api, "GET", f"/clock/{tenant}", token))["status"] == "ready"
+
+
+def test_a_monthly_plan_invoices_each_month_ten_days_ahead_for_a_year(api, admin_token, jobs):
+    tenant = billing_tenant(api, admin_token, test_clock=True)
+    account, _ = billed_policy(api, admin_token, tenant, jobs)
+    assert invoices_of_account(api, admin_token, tenant, account) == []
+
+    advance(api, admin_token, tenant, jobs, "2026-03-20T00:00:00Z")
+    invoices = invoices_of_account(api, admin_token, tenant, account)
+    assert [i["dueTime"] for i in invoices] == DUE_DAYS[:2]
+    assert [i["generatedTime"] for i in invoices] == ["2026-01-22T05:00:00.000Z", "2026-02-19T05:00:00.000Z"]
+    assert [i["invoiceNumber"] for i in invoices] == ["INV-000001", "INV-000002"]
+
+    advance(api, admin_token, tenant, jobs, "2027-03-01T00:00:00Z")
+    invoices = invoices_of_account(api, admin_token, tenant, account)
+    assert [i["dueTime"] for i in invoices] == DUE_DAYS
+    assert [i["invoiceState"] for i in invoices] == ["open"] * 12
+    assert sum(amounts(invoices)) == Decimal("1225.00")
+    assert [i["invoiceNumber"] for i in invoices] == [f"INV-{n:06d}" for n in range(1, 13)]
+    runs = ok(call(api, "GET", billing(tenant, f"/jobs/invoices/accounts/{account}/list?count=100"),
+                   admin_token))["items"]
+    assert len(runs) == 12  # one generation a month, none twice
+
+
+def test_a_quarterly_plan_with_weights_bills_the_first_quarters_more(api, admin_token, jobs):
+    tenant = billing_tenant(api, admin_token, "Quarterly", test_clock=True)
+    account, _ = billed_policy(api, admin_token, tenant, jobs)
+    advance(api, admin_token, tenant, jobs, "2027-03-01T00:00:00Z")
+    invoices = invoices_of_account(api, admin_token, tenant, account)
+    assert [i["dueTime"] for i in invoices] == DUE_DAYS[0::3]
+    totals = amounts(invoices)
+    assert sum(totals) == Decimal("1225.00")
+    # weights 3, 2, 1, 1 times each quarter's length: the first near 3/7 of the year, the last two near 1/7
+    assert totals[0] > totals[1] > totals[2] and abs(totals[2] - totals[3]) < Decimal("5")
+    assert abs(totals[0] - Decimal("1225") * 3 / 7) < Decimal("15")  # Q1 is 89 days, Q2 and Q3 92
+
+
+def test_a_mid_term_increase_raises_the_coming_invoices_and_a_decrease_lowers_them(api, admin_token, jobs):
+    tenant = billing_tenant(api, admin_token, test_clock=True)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    advance(api, admin_token, tenant, jobs, "2026-07-25T00:00:00Z")  # February to August invoiced
+    before = amounts(invoices_of_account(api, admin_token, tenant, account))
+    assert len(before) == 7
+
+    vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
+    change = ok(create(api, admin_token, tenant, policy["locator"], "change",
+                       [params("2026-09-01T04:00:00.000Z"), modify(vehicle, value="25000")]))
+    ok(step(api, admin_token, tenant, change["locator"], "issue"))
+    jobs.drain()
+    advance(api, admin_token, tenant, jobs, "2027-03-01T00:00:00Z")
+
+    invoices = invoices_of_account(api, admin_token, tenant, account)
+    assert [i["dueTime"] for i in invoices] == DUE_DAYS
+    totals = amounts(invoices)
+    assert totals[:7] == before
+    # September on: premium 150 a month instead of 100 (a band of 1.5), so about 50 more each month
+    assert all(Decimal("90") < total < Decimal("106") for total in totals[:7])
+    assert all(Decimal("150") < total < Decimal("160") for total in totals[7:])
+    # seven months at 100, five at 150; the tax of 25 on the first segment with 5/12 of it (10.42) reversed,
+    # and 25 on the new segment
+    assert sum(totals) == Decimal("700.00") + Decimal("750.00") + Decimal("25.00") - Decimal("10.42") + Decimal("25.00")
+
+    decrease = ok(create(api, admin_token, tenant, policy["locator"], "change",
+                         [params("2026-11-01T04:00:00.000Z"), modify(vehicle, value="12000")]))
+    ok(step(api, admin_token, tenant, decrease["locator"], "issue"))
+    jobs.drain()
+    # November to January are invoiced already: their refunds are negative invoices (one per due time),
+    # settled into credit at once: 3 x 50 of premium, and the second segment's tax (25, 3/5 reversed: 15)
+    # against the third's (25)
+    refunds = invoices_of_account(api, admin_token, tenant, account)[12:]
+    assert [r["dueTime"] for r in refunds] == DUE_DAYS[9:]
+    assert {r["invoiceState"] for r in refunds} == {"settled"} and sum(amounts(refunds)) == Decimal("-140.00")
+    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
+                      admin_token))
+    assert balance["balance"] == Decimal("140.00")
+
+
+def test_paying_each_invoice_and_a_cancellation_refund_into_credit(api, admin_token, jobs):
+    tenant = billing_tenant(api, admin_token, test_clock=True)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    advance(api, admin_token, tenant, jobs, "2026-05-25T00:00:00Z")  # February to May invoiced
+    for invoice in invoices_of_account(api, admin_token, tenant, account):
+        payment = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
+            "accountLocator": account, "type": "Card", "amount": invoice["totalAmount"], "data": {},
+            "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}))
+        ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
+    assert {i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)} == {"settled"}
+
+    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[4])))
+    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    jobs.drain()
+    advance(api, admin_token, tenant, jobs, "2027-03-01T00:00:00Z")
+
+    invoices = invoices_of_account(api, admin_token, tenant, account, zero=True)
+    # the cancellation's reversals fall on the frames from June on, netting them to zero: June's invoice,
+    # generated before the cancellation, is refunded by a negative invoice; the later months are zero
+    paid = sum(amounts([i for i in invoices if i["invoiceState"] == "settled" and i["totalAmount"] > 0]))
+    assert sum(amounts(invoices)) == Decimal("400.00") + Decimal("25.00") - Decimal("16.67")
+    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
+                      admin_token))
+    open_amount = sum(Decimal(str(i["totalRemainingAmount"])) for i in invoices)
+    assert paid - balance["balance"] + open_amount == sum(amounts(invoices))  # the ledger balances
+
+
+def test_a_policy_status_follows_its_clock_past_the_cancellation_and_the_term_end(api, admin_token, jobs):
+    tenant = billing_tenant(api, admin_token, test_clock=True)
+    _, policy = billed_policy(api, admin_token, tenant, jobs)
+    _, other = billed_policy(api, admin_token, tenant, jobs)
+    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[6])))
+    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    jobs.drain()
+
+    def statuses(locator):
+        return ok(call(api, "GET", policy_path(tenant, locator), admin_token))["statuses"]
+
+    advance(api, admin_token, tenant, jobs, "2026-03-01T00:00:00Z")
+    assert "cancelPending" in statuses(policy["locator"]) and "onRisk" in statuses(other["locator"])
+    advance(api, admin_token, tenant, jobs, "2026-08-02T00:00:00Z")
+    assert "cancelled" in statuses(policy["locator"])
+    advance(api, admin_token, tenant, jobs, "2027-02-02T00:00:00Z")
+    assert "expired" in statuses(other["locator"])

@@ -1,0 +1,131 @@
+"""The pure billing calculators: spreading charges over frames, grouping installments into invoices,
+putting payments on invoices and taking them back."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from chalicelib.billing.installments import allocation, lattice
+from chalicelib.billing.invoices import generator
+from chalicelib.billing.models import (
+    ContainerType,
+    Installment,
+    InstallmentItem,
+    InvoiceState,
+    PaymentTarget,
+)
+from chalicelib.billing.payments import allocation as payments
+
+START = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
+END = datetime(2027, 2, 1, 5, tzinfo=timezone.utc)
+NOW = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
+MONTHLY = lattice.Schedule(cadence="monthly", max_installments=12)
+
+
+def frames():
+    return lattice.term_frames(START, END, MONTHLY, "America/New_York")
+
+
+def billable(locator: str, amount: str, spread: bool = True) -> allocation.Billable:
+    return allocation.Billable(locator, Decimal(amount), START, END, spread)
+
+
+cents = st.integers(min_value=-10**9, max_value=10**9).map(lambda c: Decimal(c).scaleb(-2))
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(cents, min_size=1, max_size=6), st.integers(min_value=0, max_value=11))
+def test_every_charge_is_billed_whole_over_the_frames_it_is_spread_on(amounts, effective_month):
+    billed = lattice.from_effective(frames(), frames()[effective_month].start + timedelta(days=3))
+    shares = allocation.spread([billable(f"c{i}", str(a)) for i, a in enumerate(amounts)], billed, "USD")
+    for index, amount in enumerate(amounts):
+        parts = [share.get(f"c{index}", Decimal(0)) for share in shares]
+        assert sum(parts) == amount
+        assert all(part == part.quantize(Decimal("0.01")) for part in parts)
+
+
+def test_a_charge_billed_whole_falls_on_the_first_frame():
+    shares = allocation.spread([billable("flat", "25.00", spread=False), billable("premium", "1200.00")],
+                               frames(), "USD")
+    assert shares[0]["flat"] == Decimal("25.00")
+    assert all("flat" not in share for share in shares[1:])
+    assert sum(share["premium"] for share in shares) == Decimal("1200.00")
+
+
+def test_backdated_frames_are_generated_now_and_deferred_due_dates_move_after_now():
+    late = NOW + timedelta(days=60)
+    immediate = allocation.backdated(frames(), late, defer_due_date=False, due_lead_days=5)
+    assert immediate[0].generate_time == late and immediate[0].due_time == frames()[0].due_time
+    assert immediate[3].generate_time == frames()[3].generate_time
+    deferred = allocation.backdated(frames(), late, defer_due_date=True, due_lead_days=5)
+    assert deferred[0].due_time == late + timedelta(days=5)
+
+
+def installment(locator: str, due: datetime, items: list[tuple[str, str, str]], container: str = "A",
+                policy: str = "P1") -> Installment:
+    return Installment(
+        locator=locator, installmentLatticeLocator="L", accountLocator="A", policyLocator=policy,
+        transactionLocator=f"T{locator}", termLocator="TERM", currency="USD", timezone="America/New_York",
+        installmentFrameIndex=0, installmentStartTime=due, installmentEndTime=due + timedelta(days=30),
+        coverageStartTime=due, coverageEndTime=due + timedelta(days=30), installmentDuration=Decimal(1),
+        coverageDuration=Decimal(1), generateTime=due - timedelta(days=10), dueTime=due, autopayTime=due,
+        billingContainer=container, createdAt=NOW, createdBy="u", updatedAt=NOW, updatedBy="u",
+        installmentItems=[InstallmentItem(
+            locator=f"{locator}-{n}", installmentLocator=locator, chargeLocator=f"C{n}", elementLocator=element,
+            elementStaticLocator=element, chargeType=charge_type, chargeCategory=charge_type, amount=Decimal(amount),
+            createdAt=NOW, createdBy="u") for n, (element, charge_type, amount) in enumerate(items)])
+
+
+def test_installments_due_together_in_one_container_make_one_invoice_with_summed_items():
+    first = installment("I1", START, [("E1", "premium", "100.00"), ("E2", "tax", "2.00")])
+    change = installment("I2", START, [("E1", "premium", "-30.00")])
+    later = installment("I3", START + timedelta(days=31), [("E1", "premium", "100.00")])
+    other_policy = installment("I4", START, [("E9", "premium", "50.00")], container="P2", policy="P2")
+    invoices = generator.generate([later, change, first, other_policy], NOW, "u")
+    assert [(i.billingContainer, i.dueTime, i.totalAmount) for i in invoices] == [
+        ("A", START, Decimal("72.00")), ("P2", START, Decimal("50.00")),
+        ("A", START + timedelta(days=31), Decimal("100.00"))]
+    premium = next(item for item in invoices[0].invoiceItems if item.chargeType == "premium")
+    assert premium.amount == Decimal("70.00")
+    assert premium.installmentItemLocators == ["I1-0", "I2-0"]
+    assert premium.transactionLocators == ["TI1", "TI2"]
+    assert first.invoiceLocator == change.invoiceLocator == invoices[0].locator
+    assert first.installmentItems[0].invoiceItemLocator == premium.locator
+    again = generator.generate([installment("I1", START, [("E1", "premium", "100.00"), ("E2", "tax", "2.00")]),
+                                installment("I2", START, [("E1", "premium", "-30.00")])], NOW, "u")
+    assert again[0].locator == invoices[0].locator  # the same installments make the same invoice
+
+
+def test_a_payment_pays_targets_in_order_and_leaves_the_rest_for_credit():
+    older, newer = generator.generate([installment("I1", START, [("E1", "premium", "100.00")]),
+                                       installment("I2", START + timedelta(days=31), [("E1", "premium", "80.00")])],
+                                      NOW, "u")
+    invoices = {older.locator: older, newer.locator: newer}
+    applied, left = payments.post(Decimal("200.00"), [PaymentTarget(containerLocator="A",
+                                                                    containerType=ContainerType.ACCOUNT)],
+                                  invoices, [older, newer], NOW)
+    assert [(a.invoice.locator, a.amount) for a in applied] == [(older.locator, Decimal("100.00")),
+                                                                 (newer.locator, Decimal("80.00"))]
+    assert left == Decimal("20.00")
+    assert older.invoiceState == newer.invoiceState == InvoiceState.SETTLED
+    payments.take_back(newer, applied[1].item_amounts, NOW)
+    assert newer.invoiceState == InvoiceState.OPEN and newer.totalRemainingAmount == Decimal("80.00")
+
+
+def test_an_invoice_takes_no_more_than_it_owes_when_an_item_is_negative():
+    [invoice] = generator.generate([installment("I1", START, [("E1", "premium", "100.00"), ("E1", "tax", "-30.00")])],
+                                   NOW, "u")
+    applied, left = payments.post(Decimal("100.00"), [PaymentTarget(containerLocator=invoice.locator,
+                                                                    containerType=ContainerType.INVOICE)],
+                                  {invoice.locator: invoice}, [invoice], NOW)
+    assert applied[0].amount == Decimal("70.00") and left == Decimal("30.00")
+    assert invoice.invoiceState == InvoiceState.SETTLED and invoice.totalRemainingAmount == 0
+
+
+def test_a_negative_invoice_settles_into_credit():
+    [invoice] = generator.generate([installment("I1", START, [("E1", "premium", "-40.00")])], NOW, "u")
+    assert payments.settle_into_credit(invoice, NOW) == Decimal("40.00")
+    assert invoice.invoiceState == InvoiceState.SETTLED and invoice.creditedAmount == Decimal("40.00")
