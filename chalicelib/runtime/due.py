@@ -248,6 +248,9 @@ def _run_entry(ctx: CallContext, found: DueEntry, batch: Batch, outcome: _Outcom
             # the handler's own commits put the entry again (an issue moved the policy's end): that stands
     except (ConcurrentModification, AlreadyExists):
         outcome.add({"alreadyDone": 1})  # another run settled or moved it, or did its effect first
+        # if nothing moved the entry, the conflict is its own (a record its handler keeps meeting): read from the
+        # start again, it would run again at once, in this step and every next one; it waits RETRY_AFTER instead
+        _retry_later(ctx, found)
         return
     except DomainError as error:
         outcome.add({"failed": [{"kind": found.kind, "ref": found.ref, "dueAt": isoformat(found.due_at),

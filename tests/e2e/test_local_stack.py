@@ -3,6 +3,7 @@ HTTP, stopped and started again on the same state directory, written to by paral
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import time
@@ -47,7 +48,9 @@ def test_jobs_a_previous_run_left_on_a_lease_run_at_once_after_the_next_start(tm
 
     # not after their leases (job_lease_seconds, 15 minutes) and the next sweep of the reaper: at once
     assert local_stack.job_statuses(tenant, running, queued) == ["finished", "finished"]
-    assert "re-queued the jobs an earlier run left: 2" in local_stack.output()
+    # these two at least: a job the schedules enqueued (the due run at each start) may still be queued at the stop
+    taken_over = re.search(r"re-queued the jobs an earlier run left: (\d+)", local_stack.output())
+    assert taken_over and int(taken_over.group(1)) >= 2, local_stack.output()
 
 
 def _answers(port: int) -> bool:

@@ -15,7 +15,8 @@ from chalicelib.storage import due_index, keys, table
 from tests.builders import system_ctx
 
 T0 = datetime(2028, 5, 1, 4, tzinfo=timezone.utc)
-ECHO, CHAIN, PUT, REFUSE, WRITE = "test.echo", "test.chain", "test.put", "test.refuse", "test.write"
+ECHO, CHAIN, PUT, REFUSE, WRITE, CLASH = (
+    "test.echo", "test.chain", "test.put", "test.refuse", "test.write", "test.clash")
 ran: list[tuple[str, str, datetime]] = []
 
 
@@ -53,6 +54,13 @@ def write(ctx, work: DueWork) -> None:
     ran.append((ctx.tenant, work.entry.ref, ctx.now))
     work.uow.add(table.update(keys.Key(f"{keys.tenant_scope(ctx.tenant)}TEST#effects"), {"last": work.entry.ref},
                               must_exist=False))
+
+
+@due_handler(CLASH)  # type: ignore[arg-type]
+def clash(ctx, work: DueWork) -> None:
+    """Creates a record that is already there, every time (a conflict nobody else will resolve)."""
+    ran.append((ctx.tenant, work.entry.ref, ctx.now))
+    work.uow.add(table.put_new({**keys.Key(f"{keys.tenant_scope(ctx.tenant)}TEST#clash").as_dict(), "by": "run"}))
 
 
 @pytest.fixture(autouse=True)
@@ -159,3 +167,19 @@ def test_an_entry_of_a_kind_nobody_handles_is_reported(tenant):
 
     assert [f["code"] for f in step.result["failed"]] == ["due.unknown_kind"]
     assert due_index.get(tenant, "test.nobody", "x").due_at == T0 + due.RETRY_AFTER
+
+
+def test_an_entry_whose_handler_keeps_meeting_a_conflict_waits_a_day_each_time_and_is_dropped(tenant):
+    """A conflict that did not move the entry is its own: read from the start, the entry would run again at
+    once, in this step and every next one, for ever."""
+    ctx = system_ctx().for_tenant(tenant)
+    uow = wiring.unit_of_work(ctx)
+    uow.add(table.put_new({**keys.Key(f"{keys.tenant_scope(tenant)}TEST#clash").as_dict(), "by": "earlier"}))
+    uow.commit()
+    make_due(tenant, CLASH, "stuck", T0)
+
+    step = run(tenant, T0 + timedelta(days=10))
+
+    assert [at - T0 for _, _, at in ran] == [timedelta(0), timedelta(days=1), timedelta(days=2)]
+    assert (step.result["entries"], step.result["alreadyDone"], step.more) == (3, 3, False)
+    assert due_index.get(tenant, CLASH, "stuck") is None
