@@ -78,6 +78,33 @@ def test_botocore_reads_the_same_answers_as_from_motos_serializer(aws, monkeypat
     assert len(written) == json_wrote  # none the second time
 
 
+@pytest.mark.parametrize("write", ["put_item", "transact_write_items"])
+def test_an_item_is_refused_past_motos_size_limit_as_moto_refuses_it(aws, write):
+    """lean_moto sums an item's size once, not once per attribute added: the limit stays moto's own."""
+    from botocore.exceptions import ClientError
+
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+
+    client, table, pk = clients.dynamodb(), settings().table_name, f"TEST#{new_locator()}"
+
+    def put(sk: str, attribute_bytes: int) -> None:
+        item = {"PK": {"S": pk}, "SK": {"S": sk},
+                **{f"a{n:03d}": {"S": "x" * (attribute_bytes - 4)} for n in range(100)}}
+        if write == "put_item":
+            client.put_item(TableName=table, Item=item)
+        else:
+            client.transact_write_items(TransactItems=[{"Put": {"TableName": table, "Item": item}}])
+
+    put("fits", 4_000)  # 100 attributes of 4,000 bytes and the key: 400,000 and some
+    with pytest.raises(ClientError) as refused:
+        put("too-large", 4_060)  # 406,000 and some
+    assert "Item size has exceeded the maximum allowed size" in str(refused.value)
+    found = client.query(TableName=table, KeyConditionExpression="PK = :pk",
+                         ExpressionAttributeValues={":pk": {"S": pk}})["Items"]
+    assert [item["SK"]["S"] for item in found] == ["fits"]
+
+
 def _holds_bytes(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_holds_bytes(v) for v in value.values())
