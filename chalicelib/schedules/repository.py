@@ -40,7 +40,7 @@ def partition(tenant: str, owner: Owner) -> str:
 
 def _item_record(partition_key: str, item: ScheduleItem) -> dict[str, Any]:
     return {**keys.schedule_item(partition_key, item.locator).as_dict(), "entity": "scheduleItem",
-            **item.model_dump(mode="json")}
+            **item.model_dump()}
 
 
 def item_ops(partition_key: str, items: Iterable[ScheduleItem]) -> list[WriteOp]:
@@ -162,7 +162,7 @@ def _job_record(tenant: str, job: DeserializationJob) -> dict[str, Any]:
     return {**keys.deserialization_job(tenant, job.locator).as_dict(), "entity": "deserializationJob",
             "GSI2PK": keys.deserialization_jobs_index(tenant, job.jobType), "GSI2SK": job.locator,
             "GSI1PK": keys.deserialization_jobs_by_state(tenant, job.jobType, job.jobState), "GSI1SK": job.locator,
-            **job.model_dump(mode="json", exclude_none=True)}
+            **job.model_dump(exclude_none=True)}
 
 
 def add_job(uow: UnitOfWork, job: DeserializationJob) -> None:

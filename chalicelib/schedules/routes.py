@@ -43,8 +43,8 @@ def _owner(kind: models.OwnerKind, locator: str, static_element_locator: str) ->
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/schedules", methods=["GET"])
 @endpoint("quotes.read", "quotes.schedule-read", errors=[codes.NOT_FOUND["quote"]])
-def list_quote_schedules(tenantLocator: str, locator: str) -> dict[str, schemas.ElementScheduleResponse]:
-    return schemas.ElementScheduleResponse.mapped(service.descriptions(request_context(), "quote", locator))
+def list_quote_schedules(tenantLocator: str, locator: str) -> schemas.ElementSchedules:
+    return schemas.ElementSchedules.of(service.descriptions(request_context(), "quote", locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/schedules/{staticElementLocator}", methods=["GET"])
@@ -102,8 +102,8 @@ def update_quote_schedule_items(tenantLocator: str, locator: str, staticElementL
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/schedules", methods=["GET"])
 @endpoint("transactions.read", "transactions.schedule-read",
           errors=[codes.NOT_FOUND["transaction"], codes.NOT_FOUND["segment"]])
-def list_transaction_schedules(tenantLocator: str, locator: str) -> dict[str, schemas.ElementScheduleResponse]:
-    return schemas.ElementScheduleResponse.mapped(service.descriptions(request_context(), "transaction", locator))
+def list_transaction_schedules(tenantLocator: str, locator: str) -> schemas.ElementSchedules:
+    return schemas.ElementSchedules.of(service.descriptions(request_context(), "transaction", locator))
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/schedules/{staticElementLocator}", methods=["GET"])

@@ -26,13 +26,17 @@ class ElementScheduleResponse(BaseModel):
     maxValidationErrors: int
     scheduleItemType: str
 
+
+
+class ElementSchedules(RootModel[dict[str, ElementScheduleResponse]]):
+    """The schedules of a quote's or transaction's elements, by static element locator."""
+
     @classmethod
-    def mapped(cls, described: list[ScheduleDescription]) -> dict[str, ElementScheduleResponse]:
-        """By static element locator."""
-        return {each.staticElementLocator: cls(
+    def of(cls, described: list[ScheduleDescription]) -> ElementSchedules:
+        return cls({each.staticElementLocator: ElementScheduleResponse(
             staticElementLocator=each.staticElementLocator, complexData=each.complex_data,
             elementType=each.elementType, maxValidationErrors=each.maxValidationErrors,
-            scheduleItemType=each.scheduleItemType) for each in described}
+            scheduleItemType=each.scheduleItemType) for each in described})
 
 
 class ScheduleItemResponse(BaseModel):
