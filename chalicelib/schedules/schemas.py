@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Json, RootModel
 
 from chalicelib.configuration.datamodel import ValidationResult as ValidationResult
 from chalicelib.core.paging import ListQuery, ListResponse, Page
+from chalicelib.priceable.models import Ulid
 from chalicelib.schedules.models import (
     DeserializationJob,
     DeserializationJobState,
@@ -64,7 +65,7 @@ class ScheduleItemsResponse(BaseModel):
 
 
 class ItemsQuery(BaseModel):
-    lastSeenLocator: str | None = None
+    lastSeenLocator: Ulid | None = None
 
 
 class AddScheduleItemRequest(BaseModel):
@@ -76,7 +77,7 @@ class AddScheduleItemRequests(RootModel[list[AddScheduleItemRequest]]):
 
 
 class PatchScheduleItemRequest(BaseModel):
-    locator: str
+    locator: Ulid
     removeData: dict[str, Any]
     setData: dict[str, Any]
 
@@ -88,7 +89,7 @@ class PatchScheduleItemRequests(RootModel[list[PatchScheduleItemRequest]]):
     pass
 
 
-class ItemLocators(RootModel[list[str]]):
+class ItemLocators(RootModel[list[Ulid]]):
     pass
 
 
@@ -117,7 +118,7 @@ class DeserializationRequestMetadata(BaseModel):
 class DeserializationJobResponse(BaseModel):
     locator: str
     jobState: DeserializationJobState
-    jobType: str
+    jobType: Literal["scheduleItems"]
     metadata: DeserializationRequestMetadata
     retryCount: int
     updatedAt: datetime
@@ -127,7 +128,7 @@ class DeserializationJobResponse(BaseModel):
 
     @classmethod
     def of(cls, job: DeserializationJob) -> DeserializationJobResponse:
-        return cls(locator=job.locator, jobState=job.jobState, jobType=job.jobType,
+        return cls(locator=job.locator, jobState=job.jobState, jobType="scheduleItems",
                    metadata=DeserializationRequestMetadata.of(job.metadata), retryCount=job.retryCount,
                    updatedAt=job.updatedAt, createdAt=job.createdAt, createdBy=job.createdBy,
                    processingErrors=job.processingErrors)
