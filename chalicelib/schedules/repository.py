@@ -17,7 +17,7 @@ from chalicelib.core.clock import isoformat
 from chalicelib.core.errors import DomainError
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.schedules.models import DeserializationJob, Owner, ScheduleItem
-from chalicelib.storage import codec, keys, table
+from chalicelib.storage import blobs, codec, keys, table
 from chalicelib.storage.keys import Key
 from chalicelib.storage.table import WriteOp
 from chalicelib.storage.unit_of_work import UnitOfWork
@@ -106,6 +106,18 @@ def every_visible(tenant: str, partition_key: str, page_size: int = 1000) -> Ite
         last_seen = page[-1][0].locator
 
 
+def is_owned(tenant: str, partition_key: str) -> bool:
+    """Whether a write ever committed to this schedule (before that, a transaction's schedule is its
+    base's)."""
+    root = table.gateway().get(_scope(tenant), keys.schedule_root(partition_key))
+    return bool(root and root.get("owned"))
+
+
+def mark_owned(uow: UnitOfWork, partition_key: str) -> None:
+    uow.add(table.update(keys.schedule_root(partition_key), {"owned": True, "entity": "scheduleRoot"},
+                         must_exist=False))
+
+
 def add_commit(uow: UnitOfWork, partition_key: str, token: str, kind: str, count: int) -> None:
     """The commit record of the write `token` (its items show from this transaction on)."""
     uow.add(table.put_new({**keys.schedule_commit(partition_key, token).as_dict(), "entity": "scheduleCommit",
@@ -134,22 +146,31 @@ def _release(partition_key: str, holder: str) -> WriteOp:
     key = keys.schedule_root(partition_key)
     return WriteOp("Update", {
         "Key": codec.serialize(key.as_dict()),
-        "UpdateExpression": "REMOVE #holder, #until",
+        "UpdateExpression": "SET #owned = :owned REMOVE #holder, #until",
         "ConditionExpression": "#holder = :holder",
-        "ExpressionAttributeNames": {"#holder": "lockHolder", "#until": "lockUntil"},
-        "ExpressionAttributeValues": {":holder": {"S": holder}},
+        "ExpressionAttributeNames": {"#holder": "lockHolder", "#until": "lockUntil", "#owned": "owned"},
+        "ExpressionAttributeValues": {":holder": {"S": holder}, ":owned": {"BOOL": True}},
     }, key, lambda: codes.SCHEDULE_BUSY("The change took too long: another writer took the schedule over"))
 
 
 def release_in(uow: UnitOfWork, partition_key: str, holder: str) -> None:
-    """Release the lock in the commit's transaction (which fails if the lease was taken over)."""
+    """Release the lock in the commit's transaction (which fails if the lease was taken over), marking the
+    schedule written."""
     uow.add(_release(partition_key, holder))
 
 
 def unlock(tenant: str, partition_key: str, holder: str) -> None:
     """Release the lock after a change that stored nothing."""
+    key = keys.schedule_root(partition_key)
+    op = WriteOp("Update", {
+        "Key": codec.serialize(key.as_dict()),
+        "UpdateExpression": "REMOVE #holder, #until",
+        "ConditionExpression": "#holder = :holder",
+        "ExpressionAttributeNames": {"#holder": "lockHolder", "#until": "lockUntil"},
+        "ExpressionAttributeValues": {":holder": {"S": holder}},
+    }, key, lambda: codes.SCHEDULE_BUSY("Another writer holds the schedule"))
     try:
-        table.gateway().write(_scope(tenant), _release(partition_key, holder))
+        table.gateway().write(_scope(tenant), op)
     except DomainError as error:
         if error.code != codes.SCHEDULE_BUSY.code:
             raise  # else the lease ran out and another writer holds the schedule now
@@ -213,3 +234,22 @@ def jobs(tenant: str, job_type: str, states: list[str], request: PageRequest) ->
     window = found[request.offset:request.offset + request.count]
     return Page(items=[DeserializationJob.model_validate(codec.without_keys(item)) for item in window],
                 list_completed=len(found) < wanted)
+
+
+# --- the files of deserialization jobs (S3: tenants/{t}/jobs/{job}/schedule-items) ---------------------
+
+
+def _file_path(job_locator: str) -> str:
+    return f"jobs/{job_locator}/schedule-items"
+
+
+def put_file(tenant: str, job_locator: str, content: bytes) -> None:
+    blobs.put(tenant, _file_path(job_locator), content)
+
+
+def file_range(tenant: str, job_locator: str, start: int, length: int) -> bytes:
+    return blobs.get_range(tenant, _file_path(job_locator), start, length)
+
+
+def whole_file(tenant: str, job_locator: str) -> bytes:
+    return blobs.get(tenant, _file_path(job_locator)) or b""

@@ -27,6 +27,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import ConcurrentModification, InvalidRequest, InvalidState, NotFound
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
+from chalicelib.policies.models import TransactionCategory
 from chalicelib.priceable import elements
 from chalicelib.priceable.models import Element
 from chalicelib.quotes import service as quotes
@@ -55,7 +56,6 @@ from chalicelib.schedules.models import (
     result_of,
     sequential_locators,
 )
-from chalicelib.storage import blobs
 from chalicelib.transactions import service as transactions
 
 CHUNK_ROWS = 2000
@@ -120,14 +120,48 @@ def _schedule(ctx: CallContext, owner: Owner, *, editable: bool) -> ScheduleDesc
 
 def items_page(ctx: CallContext, owner: Owner, last_seen: str | None) -> ItemsPage:
     """Up to ITEMS_PAGE items after `last_seen`, by locator (creation order)."""
-    _schedule(ctx, owner, editable=False)
-    found = repository.visible_page(ctx.tenant, repository.partition(ctx.tenant, owner), last_seen, ITEMS_PAGE)
+    source = _source(ctx, owner, _schedule(ctx, owner, editable=False))
+    found = [] if source is None else repository.visible_page(
+        ctx.tenant, repository.partition(ctx.tenant, source), last_seen, ITEMS_PAGE)
     return ItemsPage(items=found, lastSeenLocator=found[-1][0].locator if found else (last_seen or ""))
+
+
+def _source(ctx: CallContext, owner: Owner, schedule: ScheduleDescription) -> Owner | None:
+    """Whose items the schedule shows: its own once a write committed to it; before that, an issuance's
+    are its quote's (copied on issue: an issued quote's schedule changes no more, so the issuance shares
+    it), and another transaction's are its base transaction's, none for a renewal of a schedule that
+    `resetOnRenewal`. A quote's are its own."""
+    current = owner
+    while not repository.is_owned(ctx.tenant, repository.partition(ctx.tenant, current)):
+        if current.kind == "quote":
+            return current
+        transaction = transactions.get_transaction(ctx, current.locator)
+        static = owner.staticElementLocator
+        if transaction.transactionCategory == TransactionCategory.ISSUANCE and transaction.quoteLocator:
+            return Owner(kind="quote", locator=transaction.quoteLocator, staticElementLocator=static)
+        if transaction.transactionCategory == TransactionCategory.RENEWAL and schedule.resetOnRenewal:
+            return None
+        if transaction.baseTransactionLocator is None:
+            return None
+        current = Owner(kind="transaction", locator=transaction.baseTransactionLocator, staticElementLocator=static)
+    return current
+
+
+def _adopted(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, token: str) -> list[ScheduleItem]:
+    """The items a schedule not yet written shows from elsewhere (`_source`), copied under `token` with
+    their locators: its first write makes them its own along with what it changes."""
+    source = _source(ctx, owner, schedule)
+    if source is None or source == owner:
+        return []
+    return [item.model_copy(update={"versions": [ItemVersion(token=token, data=data)]})
+            for item, data in repository.every_visible(ctx.tenant, repository.partition(ctx.tenant, source))]
 
 
 def visible_items(ctx: CallContext, owner: Owner) -> Iterator[tuple[ScheduleItem, dict[str, Any]]]:
     """Every item of the schedule, by locator (for other domains: copying, plugins)."""
-    return repository.every_visible(ctx.tenant, repository.partition(ctx.tenant, owner))
+    source = _source(ctx, owner, _schedule(ctx, owner, editable=False))
+    return iter(()) if source is None else repository.every_visible(ctx.tenant, repository.partition(ctx.tenant,
+                                                                                                     source))
 
 
 # --- adding, patching, deleting ------------------------------------------------------------------------
@@ -183,12 +217,14 @@ def _validated(model: dict[str, Any], schedule: ScheduleDescription,
 
 def _add(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, checked: list[dict[str, Any]]) -> None:
     token = new_locator()
-    items = [_new_item(schedule, locator, data, token, ctx.now, ctx.user_locator)
+    added = [_new_item(schedule, locator, data, token, ctx.now, ctx.user_locator)
              for locator, data in zip(sequential_locators(new_locator(), len(checked)), checked)]
+    items = _adopted(ctx, owner, schedule, token) + added
     partition = repository.partition(ctx.tenant, owner)
     uow = wiring.unit_of_work(ctx)
     repository.add_commit(uow, partition, token, "add", len(items))
-    uow.record_event("schedule.items.add", _event_data(owner, [item.locator for item in items]))
+    repository.mark_owned(uow, partition)
+    uow.record_event("schedule.items.add", _event_data(owner, [item.locator for item in added]))
     if len(items) <= uow.remaining:
         uow.add(*repository.item_ops(partition, items))
     else:
@@ -236,8 +272,12 @@ def _rewrite(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, chan
     token = new_locator()
     repository.lock(ctx.tenant, partition, token, wiring.clock().now())
     try:
-        found = repository.items_by_locator(ctx.tenant, partition, [locator for locator, _ in changes])
-        committed = repository.committed_tokens(ctx.tenant, partition, found.values())
+        adopted = {item.locator: item for item in _adopted(ctx, owner, schedule, token)}
+        if adopted:
+            found, committed = adopted, {token}
+        else:
+            found = repository.items_by_locator(ctx.tenant, partition, [locator for locator, _ in changes])
+            committed = repository.committed_tokens(ctx.tenant, partition, found.values())
         rewritten: dict[str, ScheduleItem] = {}
         messages: list[str] = []
         for row, (locator, change) in enumerate(changes, start=1):
@@ -257,14 +297,15 @@ def _rewrite(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, chan
         if messages:
             repository.unlock(ctx.tenant, partition, token)
             return result_of(messages[:schedule.maxValidationErrors], schedule)
+        written = {**adopted, **rewritten}
         uow = wiring.unit_of_work(ctx)
-        repository.add_commit(uow, partition, token, kind, len(rewritten))
+        repository.add_commit(uow, partition, token, kind, len(written))
         repository.release_in(uow, partition, token)
         uow.record_event(f"schedule.items.{kind}", _event_data(owner, list(rewritten)))
-        if len(rewritten) <= uow.remaining:
-            uow.add(*repository.item_ops(partition, rewritten.values()))
+        if len(written) <= uow.remaining:
+            uow.add(*repository.item_ops(partition, written.values()))
         else:
-            repository.write_items(ctx.tenant, partition, rewritten.values())
+            repository.write_items(ctx.tenant, partition, written.values())
         uow.commit()
     except BaseException:
         repository.unlock(ctx.tenant, partition, token)
@@ -295,7 +336,7 @@ def start_deserialization(ctx: CallContext, owner: Owner, content: bytes, file_n
     if file_format == "csv":
         header, _ = parsing.header_length(content[:CHUNK_BYTES], at_end=len(content) <= CHUNK_BYTES)
         parsing.check_flat(header, schedule)
-    blobs.put(ctx.tenant, _file_path(locator), content)
+    repository.put_file(ctx.tenant, locator, content)
     job = DeserializationJob(
         locator=locator, jobState=DeserializationJobState.INITIALIZED, fileFormat=file_format, createdAt=ctx.now,
         createdBy=ctx.user_locator, updatedAt=ctx.now, firstItemLocator=new_locator(), metadata=DeserializationMetadata(
@@ -307,10 +348,6 @@ def start_deserialization(ctx: CallContext, owner: Owner, content: bytes, file_n
     uow.record_event("schedule.deserialize.start", _job_event(job))
     uow.commit()
     return locator
-
-
-def _file_path(job_locator: str) -> str:
-    return f"jobs/{job_locator}/schedule-items"
 
 
 def _enqueue_step(uow: Any, job: DeserializationJob) -> None:
@@ -402,7 +439,9 @@ def run_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
     if at_end:
         moved.jobState = DeserializationJobState.COMPLETED
         partition = repository.partition(ctx.tenant, job.owner)
+        repository.write_items(ctx.tenant, partition, _adopted(ctx, job.owner, schedule, job.token))
         repository.add_commit(uow, partition, job.token, "deserialize", moved.itemsWritten)
+        repository.mark_owned(uow, partition)
         uow.record_event("schedule.deserialize.complete", _job_event(moved))
     else:
         _enqueue_step(uow, moved)
@@ -418,19 +457,19 @@ def _chunk(ctx: CallContext, job: DeserializationJob,
            schedule: ScheduleDescription) -> tuple[list[dict[str, Any] | str], int, list[str], bool]:
     """The entries of the job's next chunk, the bytes of the file it takes (CSV), the CSV header, and
     whether the chunk ends the file."""
-    path, size = _file_path(job.locator), job.metadata.fileSize
+    size = job.metadata.fileSize
     if job.fileFormat == "json":
-        every = parsing.json_items(blobs.get(ctx.tenant, path) or b"")
+        every = parsing.json_items(repository.whole_file(ctx.tenant, job.locator))
         entries = every[job.rowsRead:job.rowsRead + CHUNK_ROWS]
         return ([parsing.json_item_data(entry) for entry in entries], 0, [],
                 job.rowsRead + len(entries) >= len(every))
     header, offset, consumed = job.header, job.byteOffset, 0
     if job.step == 0:
-        header, consumed = parsing.header_length(blobs.get_range(ctx.tenant, path, 0, CHUNK_BYTES),
+        header, consumed = parsing.header_length(repository.file_range(ctx.tenant, job.locator, 0, CHUNK_BYTES),
                                                  at_end=size <= CHUNK_BYTES)
         parsing.check_flat(header, schedule)
         offset = consumed
-    window = blobs.get_range(ctx.tenant, path, offset, CHUNK_BYTES)
+    window = repository.file_range(ctx.tenant, job.locator, offset, CHUNK_BYTES)
     ends = parsing.row_ends(window, CHUNK_ROWS, at_end=offset + len(window) >= size)
     if not ends and window.strip():
         raise codes.SCHEDULE_FILE_INVALID(f"A row after byte {offset} is longer than {CHUNK_BYTES} bytes")
