@@ -7,6 +7,11 @@ patches or deletes at most 500 items; one invalid item fails the whole request, 
 ValidationResult naming each failed row (up to `maxValidationErrors`) and stores nothing. Only a draft
 quote or transaction takes changes.
 
+Copies without copying (`_source`): an issuance shows its issued quote's items (frozen once issued), a
+transaction its base's until its first write, which adopts them (same locators) in the same commit;
+a renewal starts empty for a schedule that `resetOnRenewal`. Plugins see the items of the subject's own
+schedules in the request's `schedules` (priceable.repository).
+
 Large files go through a deserialization job: the file is kept in S3 and read in chunks, each chunk a
 job step that validates its rows, writes them (invisible) and records its progress together with the
 next step; the last step commits every item at once. A terminated, failed or restarted run leaves its
@@ -15,7 +20,6 @@ restart|complete|fail`.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 from pydantic import BaseModel
@@ -155,13 +159,6 @@ def _adopted(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, toke
         return []
     return [item.model_copy(update={"versions": [ItemVersion(token=token, data=data)]})
             for item, data in repository.every_visible(ctx.tenant, repository.partition(ctx.tenant, source))]
-
-
-def visible_items(ctx: CallContext, owner: Owner) -> Iterator[tuple[ScheduleItem, dict[str, Any]]]:
-    """Every item of the schedule, by locator (for other domains: copying, plugins)."""
-    source = _source(ctx, owner, _schedule(ctx, owner, editable=False))
-    return iter(()) if source is None else repository.every_visible(ctx.tenant, repository.partition(ctx.tenant,
-                                                                                                     source))
 
 
 # --- adding, patching, deleting ------------------------------------------------------------------------
