@@ -13,6 +13,7 @@ from chalicelib.identity.routes import bp as identity_routes
 from chalicelib.policies.routes import bp as policy_routes
 from chalicelib.quickquotes.routes import bp as quick_quote_routes
 from chalicelib.quotes.routes import bp as quote_routes
+from chalicelib.schedules.routes import bp as schedule_routes
 from chalicelib.tables.routes import bp as table_routes
 from chalicelib.transactions.routes import bp as transaction_routes
 from chalicelib.workers.queue import bp as job_worker
@@ -37,3 +38,4 @@ app.register_blueprint(billing_routes)
 app.register_blueprint(clock_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)
+app.register_blueprint(schedule_routes)

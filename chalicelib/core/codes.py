@@ -311,3 +311,19 @@ CLOCK_NOT_FORWARD = _code(InvalidRequest, "clock.not_forward",
 def not_found(entity: str, what: str | None = None) -> DomainError:
     """404 `{entity}.not_found`, saying what was looked for (a locator, a name)."""
     return CATALOGUE[f"{entity}.not_found"](f"{entity} {what} not found" if what else f"{entity} not found")
+
+
+# Schedules and their deserialization jobs (DECISIONS.md "Schedules").
+SCHEDULE_NOT_FOUND = _code(NotFound, "schedule.not_found",
+                           "The quote's or transaction's element has no schedule (or no such element)")
+SCHEDULE_ITEM_NOT_FOUND = _code(NotFound, "scheduleItem.not_found", "No item of the schedule has this locator")
+SCHEDULE_TOO_MANY_ITEMS = _code(InvalidRequest, "schedule.too_many_items",
+                                "A request adds, changes or deletes at most 500 schedule items")
+SCHEDULE_FILE_INVALID = _code(InvalidRequest, "schedule.file_invalid",
+                              "The uploaded file is not UTF-8 CSV with a header row (or a JSON array of objects)")
+SCHEDULE_NESTED_COLUMN = _code(InvalidRequest, "schedule.nested_column",
+                               "A CSV column names a nested or list field: CSV uploads take flat items only")
+SCHEDULE_BUSY = _code(Conflict, "schedule.busy", "Another change of the schedule's items is in progress")
+DESERIALIZATION_JOB_NOT_FOUND = _code(NotFound, "deserializeJob.not_found", "No deserialization job with this locator")
+DESERIALIZATION_JOB_INVALID_STATE = _code(InvalidState, "deserializeJob.invalid_state",
+                                          "The deserialization job's state does not allow this")

@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from chalicelib.configuration import datamodel, products
+from chalicelib.configuration import service as configuration
 from chalicelib.configuration.datamodel import ValidationItem, ValidationResult
 from chalicelib.core import codes
 from chalicelib.core.context import CallContext
@@ -31,7 +32,7 @@ from chalicelib.plugins.contract import (
     underwriting_outcome,
 )
 from chalicelib.plugins.models import PluginFailure, PluginFlag
-from chalicelib.priceable import elements, rating, underwriting
+from chalicelib.priceable import elements, rating, repository, underwriting
 from chalicelib.priceable.host import TablesHost, selection_times
 from chalicelib.priceable.models import Charge, Element, ElementChanges, Entity, Flag
 from chalicelib.priceable.runner import StepFailed, Underwritten
@@ -149,13 +150,25 @@ def _has_plugin(ctx: CallContext, subject: Subject, kind: Kind) -> bool:
 
 def _request(ctx: CallContext, subject: Subject) -> dict[str, Any]:
     segment_start, segment_end = subject.segment
-    return build_request(
+    request = build_request(
         tenant_locator=ctx.tenant, product_name=subject.product, kind=subject.kind, locator=subject.locator,
         transaction_category=subject.category, start_time=subject.start, end_time=subject.end or subject.start,
         currency=subject.currency, timezone=subject.timezone, duration_basis=subject.basis,
         account=subject.account(), static=subject.static, segment_start=segment_start,
         segment_end=segment_end or segment_start, duration=subject.duration,
         element=elements.as_tree(subject.element))
+    scheduled = _scheduled(ctx, subject)
+    if scheduled:
+        request["schedules"] = repository.schedule_items(ctx.tenant, subject.kind, subject.locator, scheduled)
+    return request
+
+
+def _scheduled(ctx: CallContext, subject: Subject) -> list[str]:
+    """The static locators of the subject's elements whose types name a schedule (the plugin request's
+    `schedules` gives each one's items: a quote's, or a transaction's once written to)."""
+    types = datamodel.element_types(configuration.model(ctx, subject.config_version, resolved=True))
+    return [element.staticLocator for element in elements.walk(subject.element)
+            if element.type in types and types[element.type].definition.get("schedule")]
 
 
 def _host(ctx: CallContext, subject: Subject) -> TablesHost:

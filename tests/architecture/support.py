@@ -220,7 +220,10 @@ def build_world(api: Any, token: str) -> World:
     """Every record through the API, by `token` (holding every permission on every tenant; a builder builds one
     world: its named token "spare" has a name a user holds once)."""
     suffix = new_locator()
-    package_bytes = package_with_files(billing_model("FullPay"), {"plugins/python/auto.py": QUOTE_PLUGINS.encode()})
+    model = billing_model("FullPay")
+    model["schedules"] = {"Equipment": {"resetOnRenewal": False, "data": {"serial": {"type": "string"}}}}
+    model["exposures"]["Vehicle"]["schedule"] = "Equipment"
+    package_bytes = package_with_files(model, {"plugins/python/auto.py": QUOTE_PLUGINS.encode()})
     tenant = deployed_tenant(api, token, package_bytes)
     tables = {"tables": ("BaseRates", BASE_RATES_CSV), "rangeTables": ("ValueBands", VALUE_BANDS_CSV),
               "constraints": ("Cities", CITIES_CSV)}
@@ -264,6 +267,12 @@ def build_world(api: Any, token: str) -> World:
     draft_change = ok(call(api, "PATCH", f"{base}/policies/{policy['locator']}/change", token, change))
     quick = ok(call(api, "POST", f"{base}/quickquotes", token,
                     {k: v for k, v in auto("").items() if k != "accountLocator"}))["locator"]
+    equipment = ok(call(api, "GET", f"{base}/quotes/{draft}", token))["element"]["elements"][0]["staticLocator"]
+    schedule = f"{base}/quotes/{draft}/schedules/{equipment}"
+    ok(call(api, "PUT", schedule, token, [{"data": {"serial": "S1"}}, {"data": {"serial": "S2"}}]))
+    scheduled = ok(call(api, "GET", schedule, token))["items"]
+    deserialize_job = ok(call(api, "POST", f"{schedule}/deserialize?params=%7B%7D", token, raw=b"serial\nS3\n",
+                              headers={"Content-Type": "text/csv"}))["jobLocator"]
 
     created = call(api, "POST", f"{base}/accounts/{account}/contacts", token,
                    {"contactLocator": new_locator(), "roles": ["billing"]})
@@ -349,6 +358,12 @@ def build_world(api: Any, token: str) -> World:
         "update_transaction_underwriting_flags": flag_changes,
         **{f"add_transaction_{level}_flag": {"note": "look"} for level in levels},
         "advance_clock": {"to": "2030-01-01T00:00:00Z"},  # the world's tenant has no test clock: 409
+        **{f"add_{kind}_schedule_items": [{"data": {"serial": "S4"}}] for kind in ("quote", "transaction")},
+        **{f"{verb}_{kind}_schedule{suffix}": b"serial\nS5\n" for kind in ("quote", "transaction")
+           for verb, suffix in (("upload", "_items"), ("deserialize", ""))},
+        **{f"update_{kind}_schedule_items": [{"locator": scheduled[0]["locator"], "setData": {"serial": "S6"},
+                                              "removeData": {}}] for kind in ("quote", "transaction")},
+        **{f"delete_{kind}_schedule_items": [scheduled[1]["locator"]] for kind in ("quote", "transaction")},
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -364,6 +379,7 @@ def build_world(api: Any, token: str) -> World:
         "list_payments": urlencode({"accountLocator": account}), "set_invoice_number": "invoiceNumber=N-1",
         "list_credits": urlencode({"accountLocator": account}),
         "preview_stateless_invoices": urlencode({"quotePreviewRequest": simplejson.dumps(stateless)}),
+        **{f"deserialize_{kind}_schedule": urlencode({"params": "{}"}) for kind in ("quote", "transaction")},
     }
     return World(tenant=tenant, bodies=bodies, queries=queries, values={
         "tenantLocator": tenant,
@@ -383,5 +399,6 @@ def build_world(api: Any, token: str) -> World:
         "accountLocator": account, "refLocator": account, "invoices/locator": invoice["locator"],
         "invoiceNumber": invoice["invoiceNumber"], "payments/locator": payment["locator"],
         "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
+        "staticElementLocator": equipment, "deserializeJobs/locator": deserialize_job,
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
     })
