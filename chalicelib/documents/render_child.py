@@ -84,7 +84,7 @@ def render_liquid(template: str, snippets: dict[str, str], data: dict[str, Any])
 
 
 def render_velocity(template: str, snippets: dict[str, str], data: dict[str, Any]) -> str:
-    import airspeed
+    import airspeed  # type: ignore[import-untyped]
 
     calculate = airspeed.NameOrCall.calculate
 
@@ -93,7 +93,7 @@ def render_velocity(template: str, snippets: dict[str, str], data: dict[str, Any
             return None
         return calculate(self, current_object, loader, top_namespace)
 
-    airspeed.NameOrCall.calculate = guarded  # type: ignore[method-assign]
+    airspeed.NameOrCall.calculate = guarded
 
     class Snippets:
         def load_template(self, name: str) -> Any:
@@ -117,14 +117,14 @@ def page_style(page: dict[str, Any]) -> str:
 
 
 def to_pdf(html: str, page: dict[str, Any]) -> bytes:
-    from xhtml2pdf import files, pisa
+    from xhtml2pdf import files, pisa  # type: ignore[import-untyped]
 
     def fetch_nothing(uri: Any, basepath: Any = None, policy: Any = None) -> Any:
         if isinstance(uri, str) and uri.startswith("data:"):
             return files.B64InlineURI(uri, None, policy)
         return files.LocalTmpFile(None, None, policy)
 
-    files.FileNetworkManager.get_manager = staticmethod(fetch_nothing)  # type: ignore[method-assign]
+    files.FileNetworkManager.get_manager = staticmethod(fetch_nothing)
     output = io.BytesIO()
     result = pisa.CreatePDF(page_style(page) + html, dest=output, link_callback=lambda uri, rel: "",
                             encoding="utf-8")

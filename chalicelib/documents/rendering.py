@@ -77,8 +77,9 @@ def render(engine: Engine, template: str, data: dict[str, Any], output_format: s
         return answer
     if "error" in answer:
         error = answer["error"]
-        stage = "conversion" if error.get("stage") == "conversion" else "render"
-        return RenderFailed(stage, str(error.get("message", "the renderer failed")))
+        if error.get("stage") == "conversion":
+            return RenderFailed("conversion", str(error.get("message", "the conversion failed")))
+        return RenderFailed("render", str(error.get("message", "the renderer failed")))
     if "pdf" in answer:
         return Rendered(base64.b64decode(answer["pdf"]), "application/pdf")
     text = str(answer.get("text", ""))

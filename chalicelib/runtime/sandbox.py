@@ -287,7 +287,7 @@ def libraries(names: tuple[str, ...], *, size_bytes: int = 256 * 1024 * 1024) ->
             shutil.copytree(source, os.path.join(target, name), ignore=shutil.ignore_patterns("tests"))
         elif os.path.isfile(source):
             shutil.copy2(source, os.path.join(target, name))
-    for root, folders, files in os.walk(target):
+    for root, _, files in os.walk(target):
         os.chmod(root, 0o755)
         for file in files:
             os.chmod(os.path.join(root, file), 0o444)
