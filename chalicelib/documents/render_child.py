@@ -165,7 +165,9 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
 
 def serve() -> None:
     channel_out = os.dup(1)
-    request = json.loads(sys.stdin.buffer.read())
+    from decimal import Decimal
+
+    request = json.loads(sys.stdin.buffer.read(), parse_float=Decimal)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # a library printing must not touch the answer
     apply_limits(request["limits"])

@@ -29,9 +29,19 @@ FILE_TYPES = ["multipart/form-data", "application/octet-stream", "application/pd
 DOCUMENT = [codes.DOCUMENT_NOT_FOUND]
 REFERENCES = [codes.NOT_FOUND[entity] for entity in ("quote", "transaction", "segment", "term", "policy", "invoice")]
 JOB = [codes.DOCUMENTS_JOB_NOT_FOUND]
+BINARY_TYPES = ["application/pdf", "application/msword", "application/vnd.ms-excel",
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"]
+"""Media types of documents the app must answer base64-encoded through API Gateway (app.py adds them)."""
 
 
 def _file(found: service.File) -> schemas.DocumentFile:
+    """Text goes out as text; text that is not UTF-8 (an uploaded file) as the bytes it is."""
+    if found.media_type.startswith("text/"):
+        try:
+            return schemas.DocumentFile(found.content.decode("utf-8"), found.media_type, found.filename)
+        except UnicodeDecodeError:
+            return schemas.DocumentFile(found.content, "application/octet-stream", found.filename)
     return schemas.DocumentFile(found.content, found.media_type, found.filename)
 
 

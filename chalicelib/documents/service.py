@@ -413,6 +413,9 @@ def rendering_data(ctx: CallContext, document: Document | Reference) -> dict[str
     policy = policies.get_policy(ctx, transaction.policyLocator)
     account = accounts.get_account(ctx, policy.accountLocator)
     segment = transaction.segments[-1] if transaction.segments else None
+    element = transaction.element  # once issued, the tree lives in the segment alone
+    if element is None and segment is not None:
+        element = policies.get_segment(ctx, segment.locator).element
     return _plain({
         "tenantLocator": ctx.tenant, "kind": "transaction", "locator": transaction.locator,
         "productName": policy.productName, "policyLocator": policy.locator, "policyNumber": policy.policyNumber,
@@ -424,7 +427,7 @@ def rendering_data(ctx: CallContext, document: Document | Reference) -> dict[str
         "segment": {"locator": segment.locator if segment else None,
                     "startTime": segment.startTime if segment else None,
                     "endTime": segment.endTime if segment else None,
-                    "element": elements.as_tree(transaction.element) if transaction.element else None},
+                    "element": elements.as_tree(element) if element else None},
         "charges": transaction.charges, "totalAmount": _total(transaction.charges)})
 
 
