@@ -7,8 +7,15 @@ from __future__ import annotations
 from typing import Any
 
 from tests.support.api import call, ok
-from tests.support.configs import package_with_files, quotes_model
-from tests.support.configs import QUOTE_PLUGINS, BASE_RATES_CSV, VALUE_BANDS_CSV, deployed_tenant, upload_table
+from tests.support.configs import (
+    BASE_RATES_CSV,
+    QUOTE_PLUGINS,
+    VALUE_BANDS_CSV,
+    deployed_tenant,
+    package_with_files,
+    quotes_model,
+    upload_table,
+)
 
 QUOTATION = """<html><body><h1>Quotation for {{ account.data.firstName }} {{ account.data.lastName }}</h1>
 <p>{{ productName }} quote {{ locator }}: {% for charge in charges %}{{ charge.chargeType }} {{ charge.amount }};
