@@ -476,6 +476,8 @@ class Attachment:
 def attach(ctx: CallContext, attachment: Attachment, content: bytes) -> Document:
     """Stores an uploaded file as a ready external document of an existing record. A policy reference
     names one of the policy's transactions or segments."""
+    if not content:
+        raise codes.REQUEST_FILE_MISSING("The document to attach is empty")
     reference = _attach_reference(ctx, attachment)
     locator = new_locator()
     media_type = MEDIA_TYPES[attachment.documentFormat]
@@ -523,6 +525,8 @@ def _attach_reference(ctx: CallContext, attachment: Attachment) -> Reference:
 def replace(ctx: CallContext, locator: str, content: bytes, metadata: dict[str, Any] | None,
             category: str | None) -> Document:
     """A new file for an external document (and, when given, new metadata and category)."""
+    if not content:
+        raise codes.REQUEST_FILE_MISSING("The replacing document is empty")
     document = _external(ctx, locator)
     stored = repository.store_artifact(ctx.tenant, new_locator_path(document), f"document.{document.documentFormat}",
                                        content, MEDIA_TYPES[document.documentFormat])
