@@ -34,7 +34,8 @@ def test_a_file_is_attached_to_a_quote_replaced_and_deleted(api, admin_token, jo
                       name="Signed proposal", documentFormat="pdf", category="proposal",
                       metadata='{"signedBy": "Ada"}', copyOnIssuance="true")
     attached = ok(response)
-    assert (attached["external"], attached["documentInstanceState"], attached["documentFormat"]) == (True, "ready", "pdf")
+    assert (attached["external"], attached["documentInstanceState"], attached["documentFormat"]) == (
+        True, "ready", "pdf")
     assert (attached["name"], attached["category"], attached["metadata"]) == ("Signed proposal", "proposal",
                                                                               {"signedBy": "Ada"})
     assert attached["size"] == len(PDF)
