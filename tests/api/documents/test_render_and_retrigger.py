@@ -15,8 +15,8 @@ from tests.api.documents.support import (
     download,
     events_of_type,
     listed,
-    redeploy,
     pdf_text,
+    redeploy,
 )
 from tests.api.quotes.support import advance, auto, create, new_account
 from tests.api.transactions.support import UNKNOWN
