@@ -226,7 +226,7 @@ def add_invoice_document(ctx: CallContext, uow: UnitOfWork, model: Mapping[str, 
     if plan is None:
         return None
     reference = Reference(referenceType=ReferenceType.INVOICE, referenceLocator=invoice_locator)
-    job = _new_job(ctx, uow, reference, DocumentTrigger.GENERATED, [plan], rendering_data)
+    job = _new_job(ctx, uow, reference, DocumentTrigger.GENERATED, [plan], _plain(rendering_data))
     _enqueue(uow, job)
     return job.locator
 
