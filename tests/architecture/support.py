@@ -264,6 +264,9 @@ def build_world(api: Any, token: str) -> World:
     draft_change = ok(call(api, "PATCH", f"{base}/policies/{policy['locator']}/change", token, change))
     quick = ok(call(api, "POST", f"{base}/quickquotes", token,
                     {k: v for k, v in auto("").items() if k != "accountLocator"}))["locator"]
+    attached = ok(call(api, "POST", f"/document/{tenant}/documents/attach?referenceType=quote&referenceLocator="
+                            f"{to_issue}&name=Proposal&documentFormat=txt", token, raw=b"a proposal",
+                       headers={"Content-Type": "text/plain"}))
 
     created = call(api, "POST", f"{base}/accounts/{account}/contacts", token,
                    {"contactLocator": new_locator(), "roles": ["billing"]})
@@ -349,6 +352,7 @@ def build_world(api: Any, token: str) -> World:
         "update_transaction_underwriting_flags": flag_changes,
         **{f"add_transaction_{level}_flag": {"note": "look"} for level in levels},
         "advance_clock": {"to": "2030-01-01T00:00:00Z"},  # the world's tenant has no test clock: 409
+        "attach_document": b"a letter", "replace_document": b"a new letter",
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -364,6 +368,9 @@ def build_world(api: Any, token: str) -> World:
         "list_payments": urlencode({"accountLocator": account}), "set_invoice_number": "invoiceNumber=N-1",
         "list_credits": urlencode({"accountLocator": account}),
         "preview_stateless_invoices": urlencode({"quotePreviewRequest": simplejson.dumps(stateless)}),
+        "attach_document": urlencode({"referenceType": "quote", "referenceLocator": to_issue, "name": "Letter",
+                                      "documentFormat": "txt"}),
+        "render_document": urlencode({"referenceType": "quote", "referenceLocator": to_issue}),
     }
     return World(tenant=tenant, bodies=bodies, queries=queries, values={
         "tenantLocator": tenant,
@@ -384,4 +391,6 @@ def build_world(api: Any, token: str) -> World:
         "invoiceNumber": invoice["invoiceNumber"], "payments/locator": payment["locator"],
         "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
+        "documents/locator": attached["locator"], "quote/locator": to_issue, "transaction/locator": transaction,
+        "segment/locator": policy["latestSegmentLocator"], "termLocator": policy["latestTermLocator"],
     })
