@@ -23,7 +23,6 @@ else:
 
 bp = Blueprint(__name__)
 
-D = "/document/{tenantLocator}/documents"
 FILE_TYPES = ["multipart/form-data", "application/octet-stream", "application/pdf", "application/zip", "text/plain",
               "text/html", "text/csv", "image/jpeg"]
 DOCUMENT = [codes.DOCUMENT_NOT_FOUND]
@@ -47,25 +46,25 @@ def _file(found: service.File) -> schemas.DocumentFile:
 
 # --- documents -----------------------------------------------------------------------------------------
 
-@bp.route(D + "/{locator}", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/{locator}", methods=["GET"])
 @endpoint("documents.read", errors=DOCUMENT)
 def fetch_document(tenantLocator: str, locator: str) -> schemas.DocumentInstanceResponse:
     return schemas.DocumentInstanceResponse.of(service.get_document(request_context(), locator))
 
 
-@bp.route(D + "/{locator}/document", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/{locator}/document", methods=["GET"])
 @endpoint("documents.read", errors=[*DOCUMENT, codes.DOCUMENT_NOT_READY])
 def fetch_document_file(tenantLocator: str, locator: str) -> schemas.DocumentFile:
     return _file(service.artifact(request_context(), locator))
 
 
-@bp.route(D + "/{locator}/source", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/{locator}/source", methods=["GET"])
 @endpoint("documents.read", errors=[*DOCUMENT, codes.DOCUMENT_NOT_READY])
 def fetch_document_source(tenantLocator: str, locator: str) -> schemas.DocumentFile:
     return _file(service.source(request_context(), locator))
 
 
-@bp.route(D + "/policy/{policyLocator}/term/{termLocator}/summary", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/policy/{policyLocator}/term/{termLocator}/summary", methods=["GET"])
 @endpoint("documents.read", errors=[codes.NOT_FOUND["term"]])
 def list_term_documents(tenantLocator: str, policyLocator: str, termLocator: str,
                         query: schemas.TermSummaryQuery) -> schemas.DocumentListResponse:
@@ -73,7 +72,7 @@ def list_term_documents(tenantLocator: str, policyLocator: str, termLocator: str
     return schemas.DocumentListResponse.of_page(page, query.as_list_query())
 
 
-@bp.route(D + "/segment/{locator}/list", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/segment/{locator}/list", methods=["GET"])
 @endpoint("documents.read", errors=[codes.NOT_FOUND["segment"]])
 def list_segment_documents(tenantLocator: str, locator: str,
                            query: schemas.DocumentListQuery) -> schemas.DocumentListResponse:
@@ -81,7 +80,7 @@ def list_segment_documents(tenantLocator: str, locator: str,
     return schemas.DocumentListResponse.of_page(page, query)
 
 
-@bp.route(D + "/transaction/{locator}/list", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/transaction/{locator}/list", methods=["GET"])
 @endpoint("documents.read", errors=[codes.NOT_FOUND["transaction"]])
 def list_transaction_documents(tenantLocator: str, locator: str,
                                query: schemas.DocumentListQuery) -> schemas.DocumentListResponse:
@@ -89,7 +88,7 @@ def list_transaction_documents(tenantLocator: str, locator: str,
     return schemas.DocumentListResponse.of_page(page, query)
 
 
-@bp.route(D + "/quote/{locator}/list", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/quote/{locator}/list", methods=["GET"])
 @endpoint("documents.read", errors=[codes.NOT_FOUND["quote"]])
 def list_quote_documents(tenantLocator: str, locator: str,
                          query: schemas.DocumentListQuery) -> schemas.DocumentListResponse:
@@ -97,20 +96,20 @@ def list_quote_documents(tenantLocator: str, locator: str,
     return schemas.DocumentListResponse.of_page(page, query)
 
 
-@bp.route(D + "/invoices/{locator}", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/invoices/{locator}", methods=["GET"])
 @endpoint("documents.read", errors=DOCUMENT)
 def fetch_invoice_document(tenantLocator: str, locator: str) -> schemas.DocumentInstanceResponse:
     return schemas.DocumentInstanceResponse.of(service.invoice_document(request_context(), locator))
 
 
-@bp.route(D + "/quote/{locator}/copyOnIssue", methods=["POST"])
+@bp.route("/document/{tenantLocator}/documents/quote/{locator}/copyOnIssue", methods=["POST"])
 @endpoint("documents.trigger", errors=[codes.NOT_FOUND["quote"], codes.NOT_FOUND["policy"],
                                        codes.NOT_FOUND["transaction"], codes.DOCUMENT_QUOTE_NOT_ISSUED])
 def copy_documents_on_issue(tenantLocator: str, locator: str, query: schemas.CopyOnIssueQuery) -> None:
     service.copy_on_issue(request_context(), locator, delete_all=query.deleteAllDocuments)
 
 
-@bp.route(D + "/attach", methods=["POST"], content_types=FILE_TYPES)
+@bp.route("/document/{tenantLocator}/documents/attach", methods=["POST"], content_types=FILE_TYPES)
 @endpoint("documents.upload-external", errors=[*REFERENCES, codes.DOCUMENT_REFERENCE_INVALID])
 def attach_document(tenantLocator: str, body: schemas.DocumentUpload,
                     query: schemas.AttachQuery) -> schemas.DocumentInstanceResponse:
@@ -118,7 +117,7 @@ def attach_document(tenantLocator: str, body: schemas.DocumentUpload,
     return schemas.DocumentInstanceResponse.of(service.attach(request_context(), attachment, body))
 
 
-@bp.route(D + "/{locator}", methods=["PATCH"], content_types=FILE_TYPES)
+@bp.route("/document/{tenantLocator}/documents/{locator}", methods=["PATCH"], content_types=FILE_TYPES)
 @endpoint("documents.replace-external", errors=[*DOCUMENT, codes.DOCUMENT_NOT_EXTERNAL])
 def replace_document(tenantLocator: str, locator: str, body: schemas.DocumentUpload,
                      query: schemas.ReplaceQuery) -> schemas.DocumentInstanceResponse:
@@ -126,13 +125,13 @@ def replace_document(tenantLocator: str, locator: str, body: schemas.DocumentUpl
         service.replace(request_context(), locator, body, query.metadata, query.category))
 
 
-@bp.route(D + "/{locator}", methods=["DELETE"])
+@bp.route("/document/{tenantLocator}/documents/{locator}", methods=["DELETE"])
 @endpoint("documents.delete-external", errors=[*DOCUMENT, codes.DOCUMENT_NOT_EXTERNAL])
 def delete_document(tenantLocator: str, locator: str) -> None:
     service.delete(request_context(), locator)
 
 
-@bp.route(D + "/render", methods=["POST"])
+@bp.route("/document/{tenantLocator}/documents/render", methods=["POST"])
 @endpoint("documents.render-external", errors=[*REFERENCES, codes.NOT_FOUND["configuration"],
                                                codes.DOCUMENT_REFERENCE_INVALID, codes.DOCUMENT_TEMPLATE_MISSING,
                                                codes.DOCUMENT_RENDER_FAILED])
@@ -166,86 +165,86 @@ def _failed(kind: ReferenceType, locator: str, job_locator: str) -> schemas.Docu
     return schemas.DocumentsJobSummary.of(service.retrigger_failed(request_context(), kind, locator, job_locator))
 
 
-@bp.route(D + "/transaction/{locator}/jobs/{jobLocator}", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/transaction/{locator}/jobs/{jobLocator}", methods=["GET"])
 @endpoint("documents.read", errors=JOB)
 def fetch_transaction_documents_job(tenantLocator: str, locator: str,
                                     jobLocator: str) -> schemas.DocumentsJobResponse:
     return _job(ReferenceType.TRANSACTION, locator, jobLocator)
 
 
-@bp.route(D + "/segment/{locator}/jobs/{jobLocator}", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/segment/{locator}/jobs/{jobLocator}", methods=["GET"])
 @endpoint("documents.read", errors=JOB)
 def fetch_segment_documents_job(tenantLocator: str, locator: str, jobLocator: str) -> schemas.DocumentsJobResponse:
     return _job(ReferenceType.SEGMENT, locator, jobLocator)
 
 
-@bp.route(D + "/quote/{locator}/jobs/{jobLocator}", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/quote/{locator}/jobs/{jobLocator}", methods=["GET"])
 @endpoint("documents.read", errors=JOB)
 def fetch_quote_documents_job(tenantLocator: str, locator: str, jobLocator: str) -> schemas.DocumentsJobResponse:
     return _job(ReferenceType.QUOTE, locator, jobLocator)
 
 
-@bp.route(D + "/transaction/{locator}/jobs/list", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/transaction/{locator}/jobs/list", methods=["GET"])
 @endpoint("documents.read")
 def list_transaction_documents_jobs(tenantLocator: str, locator: str,
                                     query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
     return _jobs(ReferenceType.TRANSACTION, locator, query)
 
 
-@bp.route(D + "/segment/{locator}/jobs/list", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/segment/{locator}/jobs/list", methods=["GET"])
 @endpoint("documents.read")
 def list_segment_documents_jobs(tenantLocator: str, locator: str,
                                 query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
     return _jobs(ReferenceType.SEGMENT, locator, query)
 
 
-@bp.route(D + "/quote/{locator}/jobs/list", methods=["GET"])
+@bp.route("/document/{tenantLocator}/documents/quote/{locator}/jobs/list", methods=["GET"])
 @endpoint("documents.read")
 def list_quote_documents_jobs(tenantLocator: str, locator: str,
                               query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
     return _jobs(ReferenceType.QUOTE, locator, query)
 
 
-@bp.route(D + "/transaction/{locator}/trigger", methods=["POST"])
+@bp.route("/document/{tenantLocator}/documents/transaction/{locator}/trigger", methods=["POST"])
 @endpoint("documents.trigger")
 def retrigger_transaction_documents_jobs(tenantLocator: str, locator: str) -> list[schemas.DocumentsJobSummary]:
     return _timed_out(ReferenceType.TRANSACTION, locator)
 
 
-@bp.route(D + "/segment/{locator}/trigger", methods=["POST"])
+@bp.route("/document/{tenantLocator}/documents/segment/{locator}/trigger", methods=["POST"])
 @endpoint("documents.trigger")
 def retrigger_segment_documents_jobs(tenantLocator: str, locator: str) -> list[schemas.DocumentsJobSummary]:
     return _timed_out(ReferenceType.SEGMENT, locator)
 
 
-@bp.route(D + "/quote/{locator}/trigger", methods=["POST"])
+@bp.route("/document/{tenantLocator}/documents/quote/{locator}/trigger", methods=["POST"])
 @endpoint("documents.trigger")
 def retrigger_quote_documents_jobs(tenantLocator: str, locator: str) -> list[schemas.DocumentsJobSummary]:
     return _timed_out(ReferenceType.QUOTE, locator)
 
 
-@bp.route(D + "/transaction/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
+@bp.route("/document/{tenantLocator}/documents/transaction/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[*JOB, codes.DOCUMENTS_JOB_NOT_FAILED])
 def retrigger_failed_transaction_documents_job(tenantLocator: str, locator: str,
                                                jobLocator: str) -> schemas.DocumentsJobSummary:
     return _failed(ReferenceType.TRANSACTION, locator, jobLocator)
 
 
-@bp.route(D + "/segment/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
+@bp.route("/document/{tenantLocator}/documents/segment/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[*JOB, codes.DOCUMENTS_JOB_NOT_FAILED])
 def retrigger_failed_segment_documents_job(tenantLocator: str, locator: str,
                                            jobLocator: str) -> schemas.DocumentsJobSummary:
     return _failed(ReferenceType.SEGMENT, locator, jobLocator)
 
 
-@bp.route(D + "/quote/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
+@bp.route("/document/{tenantLocator}/documents/quote/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[*JOB, codes.DOCUMENTS_JOB_NOT_FAILED])
 def retrigger_failed_quote_documents_job(tenantLocator: str, locator: str,
                                          jobLocator: str) -> schemas.DocumentsJobSummary:
     return _failed(ReferenceType.QUOTE, locator, jobLocator)
 
 
-@bp.route(D + "/invoices/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
+@bp.route("/document/{tenantLocator}/documents/invoices/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[*JOB, codes.DOCUMENTS_JOB_NOT_FAILED])
 def retrigger_failed_invoice_documents_job(tenantLocator: str, locator: str,
                                            jobLocator: str) -> schemas.DocumentsJobSummary:

@@ -19,9 +19,10 @@ def test_the_iag_motor_demo_documents_are_generated_on_issue(api, admin_token, j
     tree = element_for(model, "PersonalAuto", definition)
     quote = create(api, admin_token, tenant, {"productName": "PersonalAuto", "accountLocator": account["locator"],
                                                "startTime": START, "data": tree["data"],
-                                               "coverageTerms": tree["coverageTerms"], "elements": tree["elements"]})
+                                               "coverageTerms": tree["coverageTerms"], "elements": tree["elements"],
+                                               "static": data_for(model, definition.get("staticData") or {})})
     issued = ok(advance(api, admin_token, tenant, quote["locator"], "issue"))
-    assert issued["quoteState"] == "issued"
+    assert issued["quoteState"] == "issued", issued.get("validationResult")
     assert sorted(m.payload["trigger"] for m in jobs.sent if m.job_type == "documents.generate") == [
         "accepted", "issued"]
     jobs.drain()
