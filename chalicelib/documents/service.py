@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -63,12 +63,19 @@ MAX_LOCATOR_LENGTH = 64
 MAX_PROCESSING_ERRORS = 2000
 
 _limits = rendering.Limits()
+_render: Callable[..., rendering.Rendered | rendering.RenderFailed] = rendering.render
 
 
 def use_limits(limits: rendering.Limits | None) -> None:
     """The renderer's limits (tests make the wall clock short); None restores the defaults."""
     global _limits
     _limits = limits or rendering.Limits()
+
+
+def use_renderer(renderer: Callable[..., rendering.Rendered | rendering.RenderFailed] | None) -> None:
+    """Another renderer (a test's, say one whose worker dies mid-job); None restores the sandboxed one."""
+    global _render
+    _render = renderer or rendering.render
 
 
 # --- reading -------------------------------------------------------------------------------------------
@@ -306,7 +313,7 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
                        f"the configuration has no document {document.staticName} any more")
     template = sources.template(plan.static_name)
     data = {**document.renderingData, "documentName": plan.display_name}
-    result = rendering.render(template.engine, template.source, data, plan.output_format,
+    result = _render(template.engine, template.source, data, plan.output_format,
                               snippets=sources.snippets(plan.snippets), page=plan.page, limits=_limits)
     if isinstance(result, rendering.RenderFailed):
         state = DocumentState.CONVERSION_ERROR if result.stage == "conversion" else DocumentState.RENDER_ERROR
@@ -625,7 +632,7 @@ def render_ad_hoc(ctx: CallContext, request: RenderRequest) -> File:
         raise codes.DOCUMENT_TEMPLATE_MISSING("Send a template, or name a configured document (documentConfig)")
     data = rendering_data(ctx, reference)
     output_format = plan.output_format if plan else DocumentFormat.HTML
-    result = rendering.render(template.engine, template.source, {**data, "documentName": name or "Document"},
+    result = _render(template.engine, template.source, {**data, "documentName": name or "Document"},
                               output_format, snippets=sources.snippets(plan.snippets) if plan else {},
                               page=plan.page if plan else None, limits=_limits)
     if isinstance(result, rendering.RenderFailed):

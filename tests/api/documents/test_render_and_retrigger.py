@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 import pytest
 
 from chalicelib.documents import rendering, service
+from chalicelib.settings import settings
 from tests.api.documents.support import (
     QUOTATION,
     documents,
@@ -133,3 +134,35 @@ def test_a_template_that_loops_forever_lands_in_render_error(api, admin_token, j
     by_name = {d["staticName"]: d for d in listed(api, admin_token, tenant, "quote", quote["locator"])}
     assert by_name["Broken"]["documentInstanceState"] == "renderError"
     assert by_name["Quotation"]["documentInstanceState"] == "ready"
+
+
+def test_a_job_whose_worker_went_away_is_retriggered_once_its_lease_ran_out(api, admin_token, jobs, clock):
+    tenant = documents_tenant(api, admin_token)
+    account = new_account(api, admin_token, tenant)
+    quote = create(api, admin_token, tenant, auto(account))
+    ok(advance(api, admin_token, tenant, quote["locator"], "price"))
+
+    def dying(*_: object, **__: object) -> rendering.Rendered:
+        raise RuntimeError("the worker was killed")
+
+    service.use_renderer(dying)
+    try:
+        with pytest.raises(RuntimeError):
+            jobs.drain()
+    finally:
+        service.use_renderer(None)
+    jobs.messages.clear()  # its message is lost with the worker
+    [stuck] = ok(call(api, "GET", documents(tenant, f"/quote/{quote['locator']}/jobs/list"), admin_token))["items"]
+    assert stuck["status"] == "running"
+    assert ok(call(api, "POST", documents(tenant, f"/quote/{quote['locator']}/trigger"), admin_token)) == []
+
+    clock.advance(seconds=settings().job_lease_seconds + 1)
+    retriggered = ok(call(api, "POST", documents(tenant, f"/quote/{quote['locator']}/trigger"), admin_token))
+    assert [(job["locator"], job["status"]) for job in retriggered] == [(stuck["locator"], "running")]
+    jobs.drain()
+
+    [document] = listed(api, admin_token, tenant, "quote", quote["locator"])
+    assert document["documentInstanceState"] == "ready"
+    assert b"Quotation for Ada Lovelace" in download(api, admin_token, tenant, document["locator"]).body
+    [done] = ok(call(api, "GET", documents(tenant, f"/quote/{quote['locator']}/jobs/list"), admin_token))["items"]
+    assert done["status"] == "finished"
