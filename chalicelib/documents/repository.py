@@ -82,6 +82,12 @@ def add_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
                            **_document_indexes(tenant, document), **document.model_dump(exclude_none=True)}))
 
 
+def put_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
+    """Writes a draft whose locator is derived from its job's, whether or not an earlier attempt did."""
+    uow.add(table.put({**_document_key(tenant, document.locator).as_dict(), "entity": "document",
+                       **_document_indexes(tenant, document), **document.model_dump(exclude_none=True)}))
+
+
 def save_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
     """Rewrites a changed instance on the version it was read at (409 when another change came first)."""
     uow.add(rewrite(_document_key(tenant, document.locator), document, extra=_document_indexes(tenant, document)))

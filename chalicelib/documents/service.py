@@ -27,14 +27,15 @@ from enum import Enum
 from typing import Any
 
 from pydantic import BaseModel
+from ulid import ULID
 
 from chalicelib.accounts import service as accounts
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError, NotFound
-from chalicelib.core.ids import new_locator
+from chalicelib.core.errors import AlreadyExists, DomainError, NotFound
+from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.documents import rendering, repository, templates
 from chalicelib.documents.models import (
@@ -245,11 +246,9 @@ def generate(ctx: CallContext, job_locator: str, reference_type: ReferenceType, 
     job = repository.get_job(ctx.tenant, job_locator)
     if job is None:
         reference = _existing(ctx, reference_type, reference_locator)
-        version, model = configuration.current_model(ctx, resolved=True)
+        _, model = configuration.current_model(ctx, resolved=True)
         plans = templates.for_product(model, reference.productName or _product_of(ctx, reference), trigger)
-        uow = wiring.unit_of_work(ctx)
-        job = _new_job(ctx, uow, reference, trigger, plans, None, locator=job_locator)
-        uow.commit()
+        job = _record_job(ctx, reference, trigger, plans, job_locator)
     if job.status == JobStatus.FINISHED:
         return {"documents": len(job.documents), "status": str(job.status)}
     documents = repository.get_documents(ctx.tenant, job.documents)
@@ -272,12 +271,44 @@ def _product_of(ctx: CallContext, reference: Reference) -> str | None:
     return None
 
 
+def _record_job(ctx: CallContext, reference: Reference, trigger: DocumentTrigger, plans: list[templates.Planned],
+                job_locator: str) -> DocumentsJob:
+    """The job's drafts, as many units of work as they need (a product may have a hundred documents), then
+    the job naming them. A draft's locator derives from the job's and its document's name, so an attempt
+    that dies half-way leaves drafts the next attempt writes again, and nothing lists them meanwhile."""
+    job, documents = _job_and_drafts(ctx, reference, trigger, plans, None, job_locator,
+                                     lambda plan: derived_locator(ULID.from_str(job_locator).datetime,
+                                                                  f"{job_locator}#{plan.static_name}"))
+    uow = wiring.unit_of_work(ctx)
+    for document in documents:
+        if uow.remaining < 2:
+            uow.commit()
+            uow = wiring.unit_of_work(ctx)
+        repository.put_document(uow, ctx.tenant, document)
+    repository.add_job(uow, ctx.tenant, job)
+    try:
+        uow.commit()
+    except AlreadyExists:  # another delivery of the message recorded it first
+        return repository.get_job(ctx.tenant, job_locator) or job
+    return job
+
+
 def _new_job(ctx: CallContext, uow: UnitOfWork, reference: Reference, trigger: DocumentTrigger,
-             plans: list[templates.Planned], rendering_data: dict[str, Any] | None, *,
-             locator: str | None = None) -> DocumentsJob:
-    job_locator = locator or new_locator()
+             plans: list[templates.Planned], rendering_data: dict[str, Any] | None) -> DocumentsJob:
+    """A documents job and its drafts in the caller's unit of work (billing's, for an invoice)."""
+    job, documents = _job_and_drafts(ctx, reference, trigger, plans, rendering_data, new_locator(),
+                                     lambda _: new_locator())
+    for document in documents:
+        repository.add_document(uow, ctx.tenant, document)
+    repository.add_job(uow, ctx.tenant, job)
+    return job
+
+
+def _job_and_drafts(ctx: CallContext, reference: Reference, trigger: DocumentTrigger,
+                    plans: list[templates.Planned], rendering_data: dict[str, Any] | None, job_locator: str,
+                    locator_of: Callable[[templates.Planned], str]) -> tuple[DocumentsJob, list[Document]]:
     documents = [Document(
-        locator=new_locator(), referenceType=reference.referenceType, referenceLocator=reference.referenceLocator,
+        locator=locator_of(plan), referenceType=reference.referenceType, referenceLocator=reference.referenceLocator,
         documentInstanceState=DocumentState.DRAFT, documentFormat=plan.output_format, external=False,
         createdAt=ctx.now, createdBy=ctx.user_locator, policyLocator=reference.policyLocator,
         termLocator=reference.termLocator, transactionLocator=reference.transactionLocator,
@@ -288,10 +319,7 @@ def _new_job(ctx: CallContext, uow: UnitOfWork, reference: Reference, trigger: D
                        status=JobStatus.RUNNING, documents=[document.locator for document in documents],
                        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
                        transactionLocator=reference.transactionLocator, segmentLocator=reference.segmentLocator)
-    for document in documents:
-        repository.add_document(uow, ctx.tenant, document)
-    repository.add_job(uow, ctx.tenant, job)
-    return job
+    return job, documents
 
 
 def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_cache: dict[str, Any]) -> Document:
@@ -574,7 +602,9 @@ def _external(ctx: CallContext, locator: str) -> Document:
 
 def copy_on_issue(ctx: CallContext, quote_locator: str, *, delete_all: bool) -> list[Document]:
     """Copies the issued quote's documents (all but those marked `copyOnIssuance: false`) to its policy's
-    issuance transaction; `delete_all` deletes the quote's documents as well. Answers the copies."""
+    issuance transaction; `delete_all` deletes the quote's documents as well. Answers the copies. Many
+    documents take several units of work: the copies first, the deletes last, so a failure half-way loses
+    nothing (calling it again makes more copies rather than fewer documents)."""
     quote = quotes.get_quote(ctx, quote_locator)
     if quote.policyLocator is None:
         raise codes.DOCUMENT_QUOTE_NOT_ISSUED(f"quote {quote_locator} is {quote.quoteState}, not issued")
@@ -586,6 +616,9 @@ def copy_on_issue(ctx: CallContext, quote_locator: str, *, delete_all: bool) -> 
     for original in originals:
         if original.copyOnIssuance is False or original.artifact is None:
             continue
+        if uow.remaining < 3:  # room for this copy, its original's delete and the event
+            uow.commit()
+            uow = wiring.unit_of_work(ctx)
         copy = original.model_copy(update={
             "locator": new_locator(), "referenceType": ReferenceType.TRANSACTION,
             "referenceLocator": target.referenceLocator, "policyLocator": target.policyLocator,
@@ -596,6 +629,9 @@ def copy_on_issue(ctx: CallContext, quote_locator: str, *, delete_all: bool) -> 
         copies.append(copy)
     if delete_all:
         for original in originals:
+            if uow.remaining < 2:
+                uow.commit()
+                uow = wiring.unit_of_work(ctx)
             repository.delete_document(uow, ctx.tenant, original)
     uow.record_event("document.copyOnIssue", {"quoteLocator": quote_locator, "policyLocator": policy.locator,
                                               "copied": len(copies), "deleted": len(originals) if delete_all else 0})
