@@ -156,9 +156,12 @@ def get_job(tenant: str, locator: str) -> DocumentsJob | None:
 
 
 def add_job(uow: UnitOfWork, tenant: str, job: DocumentsJob) -> None:
+    """Listed under its record (GSI1) and, a transaction's, under the segment it makes (GSI2)."""
+    by_segment = {"GSI2PK": _jobs_of(tenant, "segment", job.segmentLocator), "GSI2SK": job.locator} \
+        if job.segmentLocator else {}
     uow.add(table.put_new({**_job_key(tenant, job.locator).as_dict(), "entity": "documentsJob",
                            "GSI1PK": _jobs_of(tenant, job.referenceType, job.referenceLocator),
-                           "GSI1SK": job.locator, **job.model_dump(exclude_none=True)}))
+                           "GSI1SK": job.locator, **by_segment, **job.model_dump(exclude_none=True)}))
 
 
 def save_job(uow: UnitOfWork, tenant: str, job: DocumentsJob) -> None:
@@ -167,12 +170,16 @@ def save_job(uow: UnitOfWork, tenant: str, job: DocumentsJob) -> None:
 
 def jobs_of(tenant: str, reference_type: str, reference_locator: str, page: PageRequest) -> Page[DocumentsJob]:
     found = query.page(table.gateway(), _scope(tenant), _jobs_of(tenant, reference_type, reference_locator), page,
-                       index="GSI1")
+                       index=_jobs_index(reference_type))
     return Page(items=[DocumentsJob.model_validate(codec.without_keys(item)) for item in found.items],
                 list_completed=found.list_completed)
 
 
 def all_jobs_of(tenant: str, reference_type: str, reference_locator: str) -> list[DocumentsJob]:
     items = query.all_items(table.gateway(), _scope(tenant), _jobs_of(tenant, reference_type, reference_locator),
-                            index="GSI1")
+                            index=_jobs_index(reference_type))
     return [DocumentsJob.model_validate(codec.without_keys(item)) for item in items]
+
+
+def _jobs_index(reference_type: str) -> str:
+    return "GSI2" if reference_type == "segment" else "GSI1"

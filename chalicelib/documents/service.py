@@ -173,7 +173,10 @@ def _existing(ctx: CallContext, reference_type: ReferenceType, locator: str) -> 
 
 def job_of(ctx: CallContext, reference_type: ReferenceType, locator: str, job_locator: str) -> DocumentsJob:
     job = repository.get_job(ctx.tenant, job_locator) if 0 < len(job_locator) <= MAX_LOCATOR_LENGTH else None
-    if job is None or job.referenceType != reference_type or job.referenceLocator != locator:
+    of_record = job is not None and (
+        (job.referenceType, job.referenceLocator) == (reference_type, locator)
+        or (reference_type == ReferenceType.SEGMENT and job.segmentLocator == locator))
+    if job is None or not of_record:
         raise codes.DOCUMENTS_JOB_NOT_FOUND(f"{reference_type} {locator} has no documents job {job_locator}")
     return job
 

@@ -93,3 +93,13 @@ def test_a_velocity_pdf_is_generated_when_a_transaction_is_issued(api, admin_tok
     summary = ok(call(api, "GET", documents(tenant, f"/policy/{policy['locator']}/term/{document['termLocator']}"
                                                     "/summary"), admin_token))
     assert [d["locator"] for d in summary["items"]] == [d["locator"] for d in generated]
+    of_transaction = ok(call(api, "GET", documents(tenant, f"/transaction/{change['locator']}/jobs/list"),
+                             admin_token))["items"]
+    of_segment = ok(call(api, "GET", documents(tenant, f"/segment/{document['segmentLocator']}/jobs/list"),
+                         admin_token))["items"]
+    assert [job["locator"] for job in of_segment] == [job["locator"] for job in of_transaction]
+    assert [job["status"] for job in of_segment] == ["finished", "finished"]
+    job = ok(call(api, "GET", documents(tenant, f"/segment/{document['segmentLocator']}/jobs/"
+                                                f"{of_segment[1]['locator']}"), admin_token))
+    assert (job["documentTrigger"], job["transactionLocator"]) == ("issued", change["locator"])
+    assert [d["locator"] for d in job["documents"]] == [document["locator"]]
