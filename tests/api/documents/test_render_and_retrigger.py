@@ -166,3 +166,28 @@ def test_a_job_whose_worker_went_away_is_retriggered_once_its_lease_ran_out(api,
     assert b"Quotation for Ada Lovelace" in download(api, admin_token, tenant, document["locator"]).body
     [done] = ok(call(api, "GET", documents(tenant, f"/quote/{quote['locator']}/jobs/list"), admin_token))["items"]
     assert done["status"] == "finished"
+
+
+def test_template_snippets_of_the_configuration_are_available_to_templates(api, admin_token, jobs):
+    model = documents_model(Letter={
+        "format": "text", "rendering": "dynamic", "scope": "policy", "trigger": "priced",
+        "selectionTimeBasis": "currentTime", "templateSnippets": ["Greeting", "Signature"]})
+    model["templateSnippets"] = {"Greeting": {"selectionTimeBasis": "currentTime"},
+                                 "Signature": {"selectionTimeBasis": "currentTime"}}
+    tenant = documents_tenant(api, admin_token, model, {
+        "documents/Letter/template.vm": '#parse("Greeting")We insure your car.#parse("Signature")',
+        "templateSnippets/Greeting/template.vm": "Dear $account.data.firstName, ",
+        "templateSnippets/Signature/template.vm": " Yours, the insurer"})
+    account = new_account(api, admin_token, tenant)
+    quote = create(api, admin_token, tenant, auto(account))
+    ok(advance(api, admin_token, tenant, quote["locator"], "price"))
+    jobs.drain()
+
+    letter = next(d for d in listed(api, admin_token, tenant, "quote", quote["locator"]) if d["staticName"] == "Letter")
+    assert letter["documentInstanceState"] == "ready", letter.get("processingErrors")
+    assert download(api, admin_token, tenant, letter["locator"]).body == \
+        b"Dear Ada, We insure your car. Yours, the insurer"
+    ad_hoc = render(api, admin_token, tenant, None, referenceType="quote", referenceLocator=quote["locator"],
+                    documentConfig="Letter")
+    assert (ad_hoc.body, ad_hoc.headers["Content-Type"]) == (b"Dear Ada, We insure your car. Yours, the insurer",
+                                                             "text/plain; charset=utf-8")
