@@ -294,9 +294,9 @@ def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = F
     uow = wiring.unit_of_work(ctx)
     if VALIDATE in runner.done:
         assign_number(ctx, uow, model, runner.record)
-    if ISSUE in runner.done:
-        _add_policy(ctx, uow, model, runner.record)
     document_jobs.enqueue_generation(uow, model, quote.productName, "quote", quote.locator, runner.done)
+    if ISSUE in runner.done:
+        _add_policy(ctx, uow, model, runner.record)  # after the jobs: it sizes its writes by what is left
     return save(ctx, uow, runner.record, runner.done, runner.event_data)
 
 
