@@ -261,26 +261,34 @@ def start(script: Path, disk: Disk, *, python: str, arguments: Sequence[str] = (
         return _launcher.popen(line, (seccomp_fd, script_fd))
 
 
+LIBRARIES_PREFIX = "pas-libraries-"
+
+
 @functools.lru_cache(maxsize=4)
 def libraries(names: tuple[str, ...], *, size_bytes: int = 256 * 1024 * 1024) -> str:
     """A host folder holding read-only copies of the installed top-level packages and modules `names`
     (entries of the environment's site-packages: `liquid`, `six.py`, `pillow.libs`), for `start` to bind
     at /libs: tenant code that needs a library (a template engine) gets it without the sandbox seeing
-    the service's environment. Made once per process and set of names. Run as root the copies live on a
-    tmpfs the host mounts for the life of the process, so the sandbox's mounts name no host path (as
-    with Disk); otherwise in a temporary folder. Names not installed are left out."""
+    the service's environment. Made once per process and set of names, and removed when the process
+    exits. Run as root the copies live on a tmpfs the host mounts for the life of the process, so the
+    sandbox's mounts name no host path (as with Disk); otherwise in a temporary folder. The folder's name
+    carries the process id: one a killed process left is removed by the next process that makes one.
+    Names not installed are left out."""
+    import atexit
     import importlib.util
 
     spec = importlib.util.find_spec("pydantic")
     if spec is None or not spec.submodule_search_locations:
         raise SandboxUnavailable("cannot find the environment's site-packages")
     site_packages = os.path.dirname(list(spec.submodule_search_locations)[0])
-    folder = tempfile.mkdtemp(prefix="pas-libraries-")
+    _remove_orphaned_libraries()
+    folder = tempfile.mkdtemp(prefix=f"{LIBRARIES_PREFIX}{os.getpid()}-")
     target = folder
     if privileged():
         target = os.path.join(folder, "libs")
         os.mkdir(target, 0o700)
         _mount_tmpfs(target, size_bytes, 100_000)
+    atexit.register(_remove_libraries, folder)
     for name in names:
         source = os.path.join(site_packages, name)
         if os.path.isdir(source):
@@ -292,6 +300,33 @@ def libraries(names: tuple[str, ...], *, size_bytes: int = 256 * 1024 * 1024) ->
         for file in files:
             os.chmod(os.path.join(root, file), 0o444)
     return target
+
+
+def _remove_libraries(folder: str) -> None:
+    target = os.path.join(folder, "libs")
+    if os.path.ismount(target):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).umount2(target.encode(), _MNT_DETACH)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove_orphaned_libraries() -> None:
+    """The library folders of processes that are gone (killed before their exit handlers ran)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{LIBRARIES_PREFIX}*-*"):
+        pid = folder.name[len(LIBRARIES_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            _remove_libraries(str(folder))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @functools.lru_cache(maxsize=8)
