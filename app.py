@@ -6,6 +6,8 @@ from chalicelib.apidocs.routes import bp as api_description
 from chalicelib.billing.routes import bp as billing_routes
 from chalicelib.clock.routes import bp as clock_routes
 from chalicelib.configuration.routes import bp as configuration_routes
+from chalicelib.documents.routes import BINARY_TYPES as DOCUMENT_BINARY_TYPES
+from chalicelib.documents.routes import bp as document_routes
 from chalicelib.events.routes import bp as event_routes
 from chalicelib.http.middleware import framework_answers_in_our_shape
 from chalicelib.http.request import capture_request
@@ -39,3 +41,5 @@ app.register_blueprint(clock_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)
 app.register_blueprint(schedule_routes)
+app.register_blueprint(document_routes)
+app.api.binary_types.extend(DOCUMENT_BINARY_TYPES)

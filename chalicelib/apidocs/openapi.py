@@ -155,7 +155,7 @@ def _parameters(op: Operation, resolved: dict[Any, dict[str, Any]],
 def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]],
                   components: dict[str, Any]) -> dict[str, Any]:
     if body.encoding == "file":
-        content = {media: {"schema": _file_schema(media)} for media in op.content_types}
+        content = {media: {"schema": _file_schema(media, body.annotation.part)} for media in op.content_types}
     else:
         schema = resolved[("body", op.operation_id)]
         content = {"application/json": {"schema": schema, "example": example_of(schema, components)}}
@@ -166,9 +166,9 @@ def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]]
     return {"required": body.required, "content": content}
 
 
-def _file_schema(media: str) -> dict[str, Any]:
+def _file_schema(media: str, part: str) -> dict[str, Any]:
     if media == "multipart/form-data":
-        return {"type": "object", "required": ["file"], "properties": {"file": FILE_SCHEMA}}
+        return {"type": "object", "required": [part], "properties": {part: FILE_SCHEMA}}
     return {"type": "string", "contentMediaType": media}
 
 
@@ -268,7 +268,7 @@ class _Schemas:
 def _core_schema(annotation: Any) -> CoreSchema:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation.__pydantic_core_schema__
-    if annotation is Upload:
+    if isinstance(annotation, type) and issubclass(annotation, Upload):
         return core_schema.bytes_schema()
     return TypeAdapter(annotation).core_schema
 

@@ -219,10 +219,11 @@ def invoiced_installment_writes(tenant: str, installment: Installment) -> list[W
 
 # --- invoices ---------------------------------------------------------------------------------------
 
-INVOICE_WRITE_RECORDS = 12
+INVOICE_WRITE_RECORDS = 15
 """What the write of an invoice holds besides its installments and references: the billing root, the
 invoice, its alias, its number's guard, the account's reference of nonzero invoices, the open marker,
-two events, the credit balance and its ledger line, and two to spare."""
+two events, the credit balance and its ledger line, its document's job, documents job and instance,
+and two to spare."""
 
 
 def fits_one_invoice_write(installments: list[Installment]) -> bool:

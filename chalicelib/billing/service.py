@@ -48,6 +48,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, FieldError, NotFound
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
+from chalicelib.documents import service as documents
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import Transaction, TransactionCategory
 from chalicelib.priceable.models import Charge
@@ -367,7 +368,7 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list
                         own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
                 amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
                 invoice = fees.with_fee(invoice, amount, new_locator())
-            created.append(_write_invoice(ctx, model, numbering, invoice, invoiced, version))
+            created.append(_write_invoice(ctx, model, numbering, invoice, invoiced, version, account))
             version += 1
     return created
 
@@ -391,7 +392,7 @@ def _chunks(installments: list[Installment]) -> Iterable[list[Installment]]:
 
 
 def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,
-                   invoiced: list[Installment], version: int) -> Invoice:
+                   invoiced: list[Installment], version: int, account: Account) -> Invoice:
     uow = wiring.unit_of_work(ctx)
     repository.bump_root(uow, ctx.tenant, invoice.accountLocator, version)
     if numbering:
@@ -404,6 +405,9 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
         uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
     uow.add(*repository.invoice_writes(ctx.tenant, invoice))
     uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
+    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator, {
+        **invoice.model_dump(exclude_none=True), "kind": "invoice",
+        "account": {"locator": account.locator, "type": account.type, "data": account.data}})
     if credit is not None:
         uow.record_event("billing.invoice.settle", _invoice_event(invoice))
         if credit:

@@ -327,3 +327,20 @@ SCHEDULE_BUSY = _code(Conflict, "schedule.busy", "Another change of the schedule
 DESERIALIZATION_JOB_NOT_FOUND = _code(NotFound, "deserializeJob.not_found", "No deserialization job with this locator")
 DESERIALIZATION_JOB_INVALID_STATE = _code(InvalidState, "deserializeJob.invalid_state",
                                           "The deserialization job's state does not allow this")
+# Documents (DECISIONS.md "Documents").
+DOCUMENT_NOT_FOUND = _code(NotFound, "document.not_found", "No document with this locator")
+DOCUMENTS_JOB_NOT_FOUND = _code(NotFound, "documentsJob.not_found",
+                                "No documents job with this locator for this record")
+DOCUMENT_NOT_EXTERNAL = _code(InvalidState, "document.not_external",
+                              "Only an attached (external) document can be replaced or deleted")
+DOCUMENT_NOT_READY = _code(InvalidState, "document.not_ready", "The document has no artifact (it is not ready)")
+DOCUMENT_REFERENCE_INVALID = _code(InvalidRequest, "document.reference_invalid",
+                                   "The reference does not fit: a policy needs a transactionLocator or a "
+                                   "segmentLocator of that policy")
+DOCUMENT_TEMPLATE_MISSING = _code(InvalidRequest, "document.template_missing",
+                                  "No template to render: send one, or name a configured document that has one")
+DOCUMENT_RENDER_FAILED = _code(InvalidRequest, "document.render_failed",
+                               "The template does not parse or does not render (the message says why)")
+DOCUMENT_QUOTE_NOT_ISSUED = _code(InvalidState, "document.quote_not_issued",
+                                  "Documents are copied on issue only from an issued quote")
+DOCUMENTS_JOB_NOT_FAILED = _code(InvalidState, "documentsJob.not_failed", "Only a failed documents job is retriggered")

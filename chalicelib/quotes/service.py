@@ -86,7 +86,7 @@ from chalicelib.quotes.static_data import add_static as add_static
 from chalicelib.quotes.static_data import replace_static as replace_static
 from chalicelib.quotes.static_data import static_history as static_history
 from chalicelib.quotes.static_data import update_static as update_static
-from chalicelib.runtime import wiring
+from chalicelib.runtime import document_jobs, wiring
 from chalicelib.runtime.wiring import UnitOfWork
 
 # --- reading -------------------------------------------------------------------------------------
@@ -294,8 +294,9 @@ def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = F
     uow = wiring.unit_of_work(ctx)
     if VALIDATE in runner.done:
         assign_number(ctx, uow, model, runner.record)
+    document_jobs.enqueue_generation(uow, model, quote.productName, "quote", quote.locator, runner.done)
     if ISSUE in runner.done:
-        _add_policy(ctx, uow, model, runner.record)
+        _add_policy(ctx, uow, model, runner.record)  # after the jobs: it sizes its writes by what is left
     return save(ctx, uow, runner.record, runner.done, runner.event_data)
 
 

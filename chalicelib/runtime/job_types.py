@@ -19,3 +19,4 @@ class JobType(StrEnum):
     DUE_RUN = "due.run"
     CLOCK_ADVANCE = "clock.advance"
     SCHEDULE_ITEMS_DESERIALIZE = "scheduleItems.deserialize"
+    DOCUMENTS_GENERATE = "documents.generate"

@@ -273,6 +273,9 @@ def build_world(api: Any, token: str) -> World:
     scheduled = ok(call(api, "GET", schedule, token))["items"]
     deserialize_job = ok(call(api, "POST", f"{schedule}/deserialize?params=%7B%7D", token, raw=b"serial\nS3\n",
                               headers={"Content-Type": "text/csv"}))["jobLocator"]
+    attached = ok(call(api, "POST", f"/document/{tenant}/documents/attach?referenceType=quote&referenceLocator="
+                            f"{to_issue}&name=Proposal&documentFormat=txt", token, raw=b"a proposal",
+                       headers={"Content-Type": "text/plain"}))
 
     created = call(api, "POST", f"{base}/accounts/{account}/contacts", token,
                    {"contactLocator": new_locator(), "roles": ["billing"]})
@@ -364,6 +367,7 @@ def build_world(api: Any, token: str) -> World:
         **{f"update_{kind}_schedule_items": [{"locator": scheduled[0]["locator"], "setData": {"serial": "S6"},
                                               "removeData": {}}] for kind in ("quote", "transaction")},
         **{f"delete_{kind}_schedule_items": [scheduled[1]["locator"]] for kind in ("quote", "transaction")},
+        "attach_document": b"a letter", "replace_document": b"a new letter",
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -380,6 +384,9 @@ def build_world(api: Any, token: str) -> World:
         "list_credits": urlencode({"accountLocator": account}),
         "preview_stateless_invoices": urlencode({"quotePreviewRequest": simplejson.dumps(stateless)}),
         **{f"deserialize_{kind}_schedule": urlencode({"params": "{}"}) for kind in ("quote", "transaction")},
+        "attach_document": urlencode({"referenceType": "quote", "referenceLocator": to_issue, "name": "Letter",
+                                      "documentFormat": "txt"}),
+        "render_document": urlencode({"referenceType": "quote", "referenceLocator": to_issue}),
     }
     return World(tenant=tenant, bodies=bodies, queries=queries, values={
         "tenantLocator": tenant,
@@ -401,4 +408,6 @@ def build_world(api: Any, token: str) -> World:
         "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
         "staticElementLocator": equipment, "deserializeJobs/locator": deserialize_job,
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
+        "documents/locator": attached["locator"], "quote/locator": to_issue, "transaction/locator": transaction,
+        "segment/locator": policy["latestSegmentLocator"], "termLocator": policy["latestTermLocator"],
     })
