@@ -311,3 +311,12 @@ CLOCK_NOT_FORWARD = _code(InvalidRequest, "clock.not_forward",
 def not_found(entity: str, what: str | None = None) -> DomainError:
     """404 `{entity}.not_found`, saying what was looked for (a locator, a name)."""
     return CATALOGUE[f"{entity}.not_found"](f"{entity} {what} not found" if what else f"{entity} not found")
+
+# Delinquencies and billing holds (issue 20).
+NOT_FOUND_DELINQUENCY_AND_HOLDS = _family(NotFound, "not_found", "No {entity} with this locator",
+                                          "delinquency", "delinquencyEvent", "hold")
+DELINQUENCY_INVALID_STATE = _code(InvalidState, "delinquency.invalid_state",
+                                  "The delinquency's (or its event's) state does not allow this")
+DELINQUENCY_INVALID_TIME = _code(InvalidRequest, "delinquency.invalid_time",
+                                 "A delinquency's grace end or an event's trigger time must lie ahead")
+HOLD_INVALID_STATE = _code(InvalidState, "hold.invalid_state", "The hold's state does not allow this")

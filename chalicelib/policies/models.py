@@ -260,6 +260,8 @@ class Policy(BaseModel):
     branchHeadTransactionLocators: list[str] = []
     cancellationTime: datetime | None = None
     """The effective time of the issued cancellation the policy's coverage ends with (None: it does not)."""
+    delinquencyLocators: list[str] = []
+    """The billing domain's delinquencies of the policy that are in grace (its status `delinquent`)."""
     validationResult: ValidationResult | None = None
     configVersion: str
     createdAt: datetime
