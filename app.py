@@ -3,6 +3,8 @@ from chalice import Chalice
 
 from chalicelib.accounts.routes import bp as account_routes
 from chalicelib.apidocs.routes import bp as api_description
+from chalicelib.billing.delinquency.routes import bp as delinquency_routes
+from chalicelib.billing.holds.routes import bp as hold_routes
 from chalicelib.billing.routes import bp as billing_routes
 from chalicelib.clock.routes import bp as clock_routes
 from chalicelib.configuration.routes import bp as configuration_routes
@@ -37,3 +39,5 @@ app.register_blueprint(billing_routes)
 app.register_blueprint(clock_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)
+app.register_blueprint(delinquency_routes)
+app.register_blueprint(hold_routes)
