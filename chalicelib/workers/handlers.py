@@ -12,10 +12,9 @@ from types import ModuleType
 def load_job_handlers() -> tuple[ModuleType, ...]:
     """Import (once) and answer every domain's job_handlers module."""
     from chalicelib.billing import job_handlers as billing
-    from chalicelib.billing.delinquency import job_handlers as delinquency
     from chalicelib.clock import job_handlers as clock
     from chalicelib.tables import job_handlers as tables
     from chalicelib.transactions import job_handlers as transactions
     from chalicelib.workers import job_handlers as schedules
 
-    return (billing, tables, transactions, schedules, clock, delinquency)
+    return (billing, tables, transactions, schedules, clock)

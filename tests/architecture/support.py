@@ -17,10 +17,10 @@ import simplejson
 from chalicelib.core.ids import new_locator
 from chalicelib.http.contract import Contract, Encoding, contract_of
 from chalicelib.http.endpoint import EndpointSpec
-from chalicelib.runtime import wiring
+from chalicelib.runtime import due, wiring
 from tests.api.billing.support import billing_model
 from tests.api.quotes.support import auto, new_account, vehicle
-from tests.builders import unique_name
+from tests.builders import system_ctx, unique_name
 from tests.support.api import call, ok
 from tests.support.configs import (
     BASE_RATES_CSV,
@@ -256,6 +256,13 @@ def build_world(api: Any, token: str) -> World:
     early_body = {"ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
                   "invoiceThroughTime": "2026-02-01T05:00:00Z"}
     early = ok(call(api, "POST", f"{billing}/invoices/earlyInvoicing", token, early_body))
+    ok(call(api, "PATCH", f"{base}/policies/{policy['locator']}/delinquencyPlan", token,
+            {"delinquencyPlanName": "Lenient"}))
+    due.run_step(system_ctx().for_tenant(tenant), datetime(2026, 2, 2, tzinfo=timezone.utc))  # the invoice falls due
+    delinquency = ok(call(api, "GET", f"{billing}/delinquencies/accounts/{account}/list", token))["items"][0]
+    reminder = ok(call(api, "GET", f"{billing}/delinquencies/{delinquency['locator']}/events/list", token))["items"][0]
+    billing_hold = ok(call(api, "POST", f"{billing}/holds", token, {"accountLocator": account,
+                                                                    "targetType": "delinquency"}))
     stateless = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
                  "termEndTime": "2027-02-01T05:00:00Z", "charges": [{"chargeType": "premium", "amount": "100.00"}]}
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
@@ -349,6 +356,10 @@ def build_world(api: Any, token: str) -> World:
         "update_transaction_underwriting_flags": flag_changes,
         **{f"add_transaction_{level}_flag": {"note": "look"} for level in levels},
         "advance_clock": {"to": "2030-01-01T00:00:00Z"},  # the world's tenant has no test clock: 409
+        "create_hold": {"accountLocator": account, "targetType": "invoicing"},
+        "update_hold": {"targetType": "invoicing"},
+        "update_delinquency": {"graceEndAt": "2026-03-15T05:00:00Z"},
+        "update_delinquency_event": {"triggerTime": "2026-03-01T05:00:00Z"},
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -384,4 +395,7 @@ def build_world(api: Any, token: str) -> World:
         "invoiceNumber": invoice["invoiceNumber"], "payments/locator": payment["locator"],
         "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
+        "delinquencies/locator": delinquency["locator"], "delinquencyLocator": delinquency["locator"],
+        "delinquencyEventLocator": reminder["locator"], "invoiceLocator": invoice["locator"],
+        "holds/locator": billing_hold["locator"],
     })
