@@ -128,3 +128,53 @@ def test_a_payment_during_the_grace_settles_the_delinquency_and_nothing_lapses(a
                                                                     "billing.delinquency.create")] == [
         opened["locator"]]
     assert events_of_type(api, admin_token, tenant, "billing.delinquency.lapse") == []
+
+
+def test_at_policy_level_a_later_unpaid_invoice_joins_the_grace_and_both_must_be_paid(api, admin_token, jobs):
+    tenant = delinquency_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs, delinquencyPlanName="LongPolicy")
+    advance(api, admin_token, tenant, jobs, "2026-03-02T00:00:00Z")
+    february, march = invoices_of_account(api, admin_token, tenant, account)
+    [opened] = delinquencies_of_account(api, admin_token, tenant, account)
+    assert (opened["delinquencyState"], opened["graceEndAt"]) == ("inGrace", "2026-03-13T04:00:00.000Z")
+    assert sorted(r["referenceLocator"] for r in opened["references"] if r["referenceType"] == "invoice") == sorted(
+        [february["locator"], march["locator"]])
+    joined = ok(call(api, "GET", billing(tenant, f"/jobs/delinquencies/invoices/{march['locator']}/list"),
+                     admin_token))["items"]
+    assert [j["delinquencyLocators"] for j in joined] == [[opened["locator"]]]
+
+    pay(api, admin_token, tenant, account, february, Decimal(str(february["totalAmount"])))
+    assert delinquencies_of_account(api, admin_token, tenant, account)[0]["delinquencyState"] == "inGrace"
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk", "delinquent"]
+    pay(api, admin_token, tenant, account, march, Decimal(str(march["totalAmount"])))
+    assert delinquencies_of_account(api, admin_token, tenant, account)[0]["delinquencyState"] == "settled"
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk"]
+
+
+def test_at_invoice_level_each_unpaid_invoice_has_its_own_delinquency_and_the_lapse_stops_where_the_plan_says(
+        api, admin_token, jobs):
+    tenant = delinquency_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs, delinquencyPlanName="LongInvoice")
+    advance(api, admin_token, tenant, jobs, "2026-03-02T00:00:00Z")
+    february, march = invoices_of_account(api, admin_token, tenant, account)
+    first, second = delinquencies_of_account(api, admin_token, tenant, account)
+    assert [[r["referenceLocator"] for r in d["references"] if r["referenceType"] == "invoice"]
+            for d in (first, second)] == [[february["locator"]], [march["locator"]]]
+    assert ok(call(api, "GET", billing(tenant, f"/delinquencies/invoices/{march['locator']}/list"),
+                   admin_token))["items"] == [second]
+
+    pay(api, admin_token, tenant, account, february, Decimal(str(february["totalAmount"])))
+    first, second = delinquencies_of_account(api, admin_token, tenant, account)
+    assert (first["delinquencyState"], second["delinquencyState"]) == ("settled", "inGrace")
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk", "delinquent"]
+
+    advance(api, admin_token, tenant, jobs, "2026-04-11T00:00:00Z")  # March's grace ends on April 10th
+    second = ok(call(api, "GET", billing(tenant, f"/delinquencies/{second['locator']}"), admin_token))
+    assert second["delinquencyState"] == "lapseTransactionCreated"
+    [lapse] = [r["transactionLocator"] for r in second["references"] if r["referenceType"] == "policy"]
+    transaction = ok(call(api, "GET", f"/policy/{tenant}/transactions/{lapse}", admin_token))
+    assert (transaction["transactionState"], transaction["effectiveTime"]) == ("accepted", "2026-03-01T05:00:00.000Z")
+    # accepted, not issued: still covered, and delinquent again by April's unpaid invoice, in a grace of its own
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk", "delinquent"]
+    assert [d["delinquencyState"] for d in delinquencies_of_account(api, admin_token, tenant, account)] == [
+        "settled", "lapseTransactionCreated", "inGrace"]

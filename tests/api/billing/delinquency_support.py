@@ -1,5 +1,7 @@
 """Helpers of the delinquency and hold tests: the billing test configuration with delinquency plans
-(Standard by default: 10 days of grace, a reminder 3 days before its end; Brief: 5 days, invoice level)."""
+(Standard by default: 10 days of grace, a reminder 3 days before its end; LongPolicy and LongInvoice: 40 days,
+so that the next month's invoice falls due within the grace, of level policy and invoice, the latter's lapse
+only accepted)."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -18,7 +20,8 @@ def delinquency_model(default_plan: str | None = "Standard") -> dict[str, Any]:
     model["delinquencyPlans"] = {
         "Standard": {"gracePeriodDays": 10, "advanceLapseTo": "issued", "delinquencyLevel": "policy",
                      "events": {"Reminder": {"offsetBasis": "gracePeriodEnd", "offsetDays": -3}}},
-        "Brief": {"gracePeriodDays": 5, "advanceLapseTo": "issued", "delinquencyLevel": "invoice"},
+        "LongPolicy": {"gracePeriodDays": 40, "advanceLapseTo": "issued", "delinquencyLevel": "policy"},
+        "LongInvoice": {"gracePeriodDays": 40, "advanceLapseTo": "accepted", "delinquencyLevel": "invoice"},
     }
     if default_plan:
         model["defaultDelinquencyPlan"] = default_plan
