@@ -9,6 +9,7 @@ from chalicelib.billing.routes import bp as billing_routes
 from chalicelib.clock.routes import bp as clock_routes
 from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.events.routes import bp as event_routes
+from chalicelib.holds.routes import bp as entity_hold_routes
 from chalicelib.http.middleware import framework_answers_in_our_shape
 from chalicelib.http.request import capture_request
 from chalicelib.identity.routes import bp as identity_routes
@@ -41,3 +42,4 @@ app.register_blueprint(job_worker)
 app.register_blueprint(schedules)
 app.register_blueprint(delinquency_routes)
 app.register_blueprint(hold_routes)
+app.register_blueprint(entity_hold_routes)

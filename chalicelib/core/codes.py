@@ -320,3 +320,11 @@ DELINQUENCY_INVALID_STATE = _code(InvalidState, "delinquency.invalid_state",
 DELINQUENCY_INVALID_TIME = _code(InvalidRequest, "delinquency.invalid_time",
                                  "A delinquency's grace end or an event's trigger time must lie ahead")
 HOLD_INVALID_STATE = _code(InvalidState, "hold.invalid_state", "The hold's state does not allow this")
+QUOTE_HELD = _code(InvalidState, "quote.held", "An active entity hold keeps the quote from this step")
+TRANSACTION_HELD = _code(InvalidState, "transaction.held",
+                         "An active entity hold on the policy blocks transactions of this category or type")
+ENTITY_HOLD_INVALID_STATE = _code(InvalidState, "entityHold.invalid_state",
+                                  "The entity hold's state does not allow this")
+ENTITY_HOLD_INVALID_SCOPE = _code(InvalidRequest, "entityHold.invalid_scope",
+                                  "A quote's hold takes a quoteHoldScope, a policy's a policyHoldScope")
+NOT_FOUND_ENTITY_HOLD = _family(NotFound, "not_found", "No {entity} with this locator", "entityHold")

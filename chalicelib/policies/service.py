@@ -49,6 +49,7 @@ from chalicelib.policies.models import (
     ContactRole,
     DurationBasis,
     Element,
+    HeldScope,
     IssuedStack,
     Policy,
     PolicyIssuance,
@@ -288,12 +289,6 @@ def static_history(ctx: CallContext, locator: str, page: PageRequest) -> Page[St
 
 def contacts(ctx: CallContext, locator: str) -> list[ContactRole]:
     return get_policy(ctx, locator).contacts
-
-
-def holds(ctx: CallContext, locator: str) -> list[dict[str, Any]]:
-    """The policy's entity holds. No hold can exist before the holds domain does: an empty list."""
-    get_policy(ctx, locator)
-    return []
 
 
 def get_term(ctx: CallContext, locator: str) -> Term:
@@ -571,6 +566,16 @@ def mark_delinquencies(ctx: CallContext, uow: UnitOfWork, locator: str, *, in_gr
         empty = {"listCompleted": True, "items": []}
         uow.record_event(STATUS_EVENT, {"policyLocator": locator, "newStatuses": moved if held else empty,
                                         "removedStatuses": empty if held else moved})
+
+
+def set_entity_hold(ctx: CallContext, uow: UnitOfWork, locator: str, scope: HeldScope, *, active: bool) -> None:
+    """Adds to the caller's unit of work (the holds domain's) the policy with the hold's scope in force, or
+    no longer (conditional on the policy's version)."""
+    policy = get_policy(ctx, locator)
+    kept = [held for held in policy.entityHolds if held.holdLocator != scope.holdLocator]
+    repository.save(uow, ctx.tenant, policy.model_copy(update={
+        "entityHolds": [*kept, scope] if active else kept, "updatedAt": ctx.now, "updatedBy": ctx.user_locator,
+        "validationResult": None}))
 
 
 def set_jurisdiction(ctx: CallContext, locator: str, jurisdiction: str | None) -> Policy:

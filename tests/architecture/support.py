@@ -263,6 +263,8 @@ def build_world(api: Any, token: str) -> World:
     reminder = ok(call(api, "GET", f"{billing}/delinquencies/{delinquency['locator']}/events/list", token))["items"][0]
     billing_hold = ok(call(api, "POST", f"{billing}/holds", token, {"accountLocator": account,
                                                                     "targetType": "delinquency"}))
+    quote_hold = {"referenceType": "quote", "referenceLocator": draft, "quoteHoldScope": {"quoteState": "priced"}}
+    entity_hold = ok(call(api, "PUT", f"{base}/holds", token, quote_hold))  # a draft: it holds nothing
     stateless = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
                  "termEndTime": "2027-02-01T05:00:00Z", "charges": [{"chargeType": "premium", "amount": "100.00"}]}
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
@@ -360,6 +362,7 @@ def build_world(api: Any, token: str) -> World:
         "update_hold": {"targetType": "invoicing"},
         "update_delinquency": {"graceEndAt": "2026-03-15T05:00:00Z"},
         "update_delinquency_event": {"triggerTime": "2026-03-01T05:00:00Z"},
+        "create_entity_hold": quote_hold,
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -397,5 +400,5 @@ def build_world(api: Any, token: str) -> World:
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
         "delinquencies/locator": delinquency["locator"], "delinquencyLocator": delinquency["locator"],
         "delinquencyEventLocator": reminder["locator"], "invoiceLocator": invoice["locator"],
-        "holds/locator": billing_hold["locator"],
+        "holds/locator": billing_hold["locator"], "holdLocator": entity_hold["locator"],
     })
