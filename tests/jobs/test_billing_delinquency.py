@@ -23,7 +23,7 @@ from tests.api.billing.delinquency_support import (
 from tests.api.billing.support import amounts, billed_policy, billing, invoices_of_account
 from tests.api.transactions.support import policy_path
 from tests.jobs.test_billing_time_travel import advance
-from tests.support.api import call, event_types, ok
+from tests.support.api import assert_error, call, event_types, ok
 
 
 def statuses(api, token, tenant, policy):
@@ -178,3 +178,35 @@ def test_at_invoice_level_each_unpaid_invoice_has_its_own_delinquency_and_the_la
     assert statuses(api, admin_token, tenant, policy) == ["onRisk", "delinquent"]
     assert [d["delinquencyState"] for d in delinquencies_of_account(api, admin_token, tenant, account)] == [
         "settled", "lapseTransactionCreated", "inGrace"]
+
+
+def test_a_grace_end_moved_later_delays_the_lapse_and_a_cancelled_event_never_triggers(api, admin_token, jobs):
+    tenant = delinquency_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    advance(api, admin_token, tenant, jobs, "2026-02-02T00:00:00Z")
+    [opened] = delinquencies_of_account(api, admin_token, tenant, account)
+    path = billing(tenant, f"/delinquencies/{opened['locator']}")
+    assert_error(call(api, "PATCH", path, admin_token, {"graceEndAt": "2026-02-01T00:00:00Z"}), 400,
+                 "delinquency.invalid_time")
+    moved = call(api, "PATCH", path, admin_token, {"graceEndAt": "2026-02-15T05:00:00Z"})
+    assert ok(moved)["graceEndAt"] == "2026-02-15T05:00:00.000Z"
+    assert event_types(api, admin_token, tenant, moved) == ["billing.delinquency.update"]
+    [reminder] = events_of(api, admin_token, tenant, opened["locator"])
+    event_path = billing(tenant, f"/delinquencies/events/{reminder['locator']}")
+    assert_error(call(api, "PATCH", event_path, admin_token, {"delinquencyEventState": "triggered"}), 409,
+                 "delinquency.invalid_state")
+    cancelled = ok(call(api, "PATCH", event_path, admin_token, {"delinquencyEventState": "cancelled"}))
+    assert cancelled["delinquencyEventState"] == "cancelled"
+    assert ok(call(api, "GET", event_path, admin_token)) == cancelled
+
+    advance(api, admin_token, tenant, jobs, "2026-02-12T00:00:00Z")  # past the grace end first planned
+    assert delinquencies_of_account(api, admin_token, tenant, account)[0]["delinquencyState"] == "inGrace"
+    assert [(j["cancelled"], j["cancellationType"]) for j in event_jobs(api, admin_token, tenant, opened["locator"])] \
+        == [(True, "cancellationRequested")]
+    advance(api, admin_token, tenant, jobs, "2026-02-16T00:00:00Z")
+    assert delinquencies_of_account(api, admin_token, tenant, account)[0]["delinquencyState"] == \
+        "lapseTransactionCreated"
+    assert events_of(api, admin_token, tenant, opened["locator"])[0]["delinquencyEventState"] == "cancelled"
+    assert_error(call(api, "PATCH", path, admin_token, {"graceEndAt": "2026-03-15T05:00:00Z"}), 409,
+                 "delinquency.invalid_state")
+    assert statuses(api, admin_token, tenant, policy) == ["cancelled"]

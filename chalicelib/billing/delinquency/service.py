@@ -57,6 +57,8 @@ from chalicelib.transactions.models import ParamsInstruction
 
 CREATE_EVENT, SETTLE_EVENT, LAPSE_EVENT = "billing.delinquency.create", "billing.delinquency.settle", \
     "billing.delinquency.lapse"
+UPDATE_EVENT = "billing.delinquency.update"
+"""Our own (the catalogue has no event for a moved grace end)."""
 EVENT_EVENT = "billing.delinquency.delinquencyevent"
 ADVANCES: dict[TransactionState, Callable[[CallContext, str], Transaction]] = {
     TransactionState.VALIDATED: transactions.validate, TransactionState.PRICED: transactions.price,
@@ -416,6 +418,7 @@ def update_delinquency(ctx: CallContext, locator: str, grace_end_at: datetime | 
                                          "updatedBy": ctx.user_locator})
     uow.add(*repository.delinquency_writes(ctx.tenant, changed))
     due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, locator, grace_end_at)
+    uow.record_event(UPDATE_EVENT, _event_data(changed))
     uow.commit()
     return changed
 
@@ -425,6 +428,8 @@ def update_event(ctx: CallContext, locator: str, trigger_time: datetime | None,
     """An active event moved to another trigger time ahead, or cancelled (`state: cancelled`); a
     triggered or cancelled one changes no more."""
     current = delinquency_event(ctx, locator)
+    if trigger_time is None and state in (None, DelinquencyEventState.ACTIVE):
+        return current
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
     billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
