@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from chalicelib.billing.delinquency.models import (
+    OPEN_STATES,
     Delinquency,
     DelinquencyCreateJob,
     DelinquencyEvent,
@@ -27,6 +28,8 @@ M = TypeVar("M", bound=BaseModel)
 
 DELINQUENCY_PREFIX = "DLQ#"
 EVENT_PREFIX = "DLQEV#"
+OPEN_PREFIX = "DLQOPEN#"
+"""The account's open delinquencies (in grace), each a marker naming it: what payments and holds read."""
 DELINQUENCIES = "DLQ"
 """Reference kind: the delinquencies of a policy or an invoice."""
 CREATE_JOBS, GRACE_JOBS, EVENT_JOBS = "DCJOB", "GJOB", "DEJOB"
@@ -61,10 +64,14 @@ def _alias_of(tenant: str, kind: str, locator: str) -> dict[str, Any] | None:
 # --- delinquencies ----------------------------------------------------------------------------------
 
 def delinquency_writes(tenant: str, record: Delinquency, *, new: bool = False) -> list[WriteOp]:
-    """The record; a new one also its alias and its references under each of its policies and invoices."""
+    """The record and its open marker (put while it is open, deleted after); a new one also its alias and
+    its references under each of its policies and invoices."""
     account = record.accountLocator
+    marker = keys.billing_record(tenant, account, OPEN_PREFIX, record.locator)
     writes = [table.put({**_delinquency_key(tenant, account, record.locator).as_dict(), "entity": "delinquency",
-                         **record.model_dump(exclude_none=True)})]
+                         **record.model_dump(exclude_none=True)}),
+              table.put({**marker.as_dict(), "entity": "openDelinquency", "locator": record.locator})
+              if record.delinquencyState in OPEN_STATES else table.delete(marker)]
     if new:
         writes.append(_alias(tenant, "delinquency", record.locator, account))
     return writes + reference_writes(tenant, record, record.references if new else [])
@@ -112,16 +119,12 @@ def delinquencies_of(tenant: str, owner_kind: str, owner: str, page: PageRequest
     return Page([found[ref["locator"]] for ref in refs.items if ref["locator"] in found], refs.list_completed)
 
 
-def all_delinquency_locators_of(tenant: str, owner_kind: str, owner: str) -> list[str]:
-    items = query.all_items(table.gateway(), _scope(tenant),
-                            keys.billing_refs(tenant, owner_kind, owner, DELINQUENCIES), consistent=True)
-    return [item["locator"] for item in items]
-
-
-def all_delinquencies_of_account(tenant: str, account: str) -> list[Delinquency]:
-    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
-                            sk_prefix=DELINQUENCY_PREFIX, consistent=True)
-    return [_model(Delinquency, item) for item in items]
+def open_delinquencies(tenant: str, account: str) -> list[Delinquency]:
+    """The account's delinquencies in grace: one Query of its open markers (none: nothing more read),
+    then one BatchGetItem per hundred."""
+    markers = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
+                              sk_prefix=OPEN_PREFIX, consistent=True)
+    return delinquencies(tenant, account, [m["locator"] for m in markers]) if markers else []
 
 
 # --- delinquency events -------------------------------------------------------------------------------

@@ -226,10 +226,8 @@ def settle_paid(ctx: CallContext, uow: UnitOfWork, account: str, settled_invoice
     settled = set(settled_invoices)
     if not settled:
         return
-    candidates = {locator for invoice in sorted(settled)
-                  for locator in repository.all_delinquency_locators_of(ctx.tenant, "invoice", invoice)}
-    waiting = [d for d in repository.delinquencies(ctx.tenant, account, sorted(candidates))
-               if d.delinquencyState in OPEN_STATES]
+    waiting = [d for d in repository.open_delinquencies(ctx.tenant, account)
+               if settled.intersection(d.invoice_locators)]
     others = sorted({i for d in waiting for i in d.invoice_locators} - settled)
     still_open = {i.locator for i in billing.get_many(ctx.tenant, account, "invoice", others, Invoice)
                   if i.invoiceState == InvoiceState.OPEN}
@@ -280,17 +278,15 @@ def _cancel_events(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reaso
 def hold_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
     """Adds to `uow` (a delinquency hold's activation) the cancellation of the waiting events of the
     account's delinquencies in grace (`delinquencyHeld`); their grace ends wait for the hold's release."""
-    for record in repository.all_delinquencies_of_account(ctx.tenant, account):
-        if record.delinquencyState in OPEN_STATES:
-            _cancel_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
+    for record in repository.open_delinquencies(ctx.tenant, account):
+        _cancel_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
 
 
 def release_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
     """Adds to `uow` (a delinquency hold's release) the grace end of each of the account's delinquencies
     in grace again: at its time, or now when it passed during the hold."""
-    for record in repository.all_delinquencies_of_account(ctx.tenant, account):
-        if record.delinquencyState in OPEN_STATES:
-            due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, max(record.graceEndAt, ctx.now))
+    for record in repository.open_delinquencies(ctx.tenant, account):
+        due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, max(record.graceEndAt, ctx.now))
 
 
 # --- the grace ends -------------------------------------------------------------------------------------
