@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from chalicelib.billing import service
+from chalicelib.billing.delinquency import due_work as delinquency_due_work  # noqa: F401 (registers its handlers)
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError
 from chalicelib.runtime.due import DueWork, due_handler

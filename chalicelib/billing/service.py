@@ -16,6 +16,8 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
 from chalicelib.billing import plans, repository
+from chalicelib.billing.delinquency import service as delinquencies
+from chalicelib.billing.holds import service as holds
 from chalicelib.billing.installments import allocation, lattice
 from chalicelib.billing.invoices import fees, generator
 from chalicelib.billing.models import (
@@ -326,6 +328,8 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
     """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
     `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing."""
     account = accounts.get_account(ctx, account_locator)
+    if holds.invoicing_held(ctx, account.locator):
+        return []  # releasing the hold makes the account's invoice generation due again
     invoices = _invoice(ctx, account, repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now)))
     if invoices:
         uow = wiring.unit_of_work(ctx)
@@ -404,6 +408,8 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
         uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
     uow.add(*repository.invoice_writes(ctx.tenant, invoice))
+    if invoice.invoiceState == InvoiceState.OPEN:  # unsettled at its due time, it opens a delinquency
+        due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)
     uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
     documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator, {
         **invoice.model_dump(exclude_none=True), "kind": "invoice",
@@ -741,6 +747,8 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     if left:
         _credit(ctx, uow, account, current.currency, left, "payment in excess of its targets", SourceType.PAYMENT,
                 current.locator)
+    delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
+                                                  if each.invoice.invoiceState == InvoiceState.SETTLED])
     uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
     return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True)
 
@@ -933,9 +941,11 @@ def run_early_invoicing(ctx: CallContext, account_locator: str, job_locator: str
     if job.invoiceDueTime is not None:
         for installment in still:
             installment.dueTime = job.invoiceDueTime
-    invoices = _invoice(ctx, account, still)
+    held = not job.ignoreHolds and holds.invoicing_held(ctx, account.locator)
+    invoices = [] if held else _invoice(ctx, account, still)
     done = job.model_copy(update={"jobStatus": JobStatus.FINISHED, "completedAt": ctx.now,
-                                  "invoiceLocators": [i.locator for i in invoices]})
+                                  "invoiceLocators": [i.locator for i in invoices],
+                                  "processingErrors": "the account's invoicing is held" if held else None})
     uow = wiring.unit_of_work(ctx)
     repository.save_invoicing_job(uow, ctx.tenant, done)
     uow.commit()

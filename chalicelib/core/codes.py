@@ -344,3 +344,19 @@ DOCUMENT_RENDER_FAILED = _code(InvalidRequest, "document.render_failed",
 DOCUMENT_QUOTE_NOT_ISSUED = _code(InvalidState, "document.quote_not_issued",
                                   "Documents are copied on issue only from an issued quote")
 DOCUMENTS_JOB_NOT_FAILED = _code(InvalidState, "documentsJob.not_failed", "Only a failed documents job is retriggered")
+# Delinquencies and billing holds (issue 20).
+NOT_FOUND_DELINQUENCY_AND_HOLDS = _family(NotFound, "not_found", "No {entity} with this locator",
+                                          "delinquency", "delinquencyEvent", "hold")
+DELINQUENCY_INVALID_STATE = _code(InvalidState, "delinquency.invalid_state",
+                                  "The delinquency's (or its event's) state does not allow this")
+DELINQUENCY_INVALID_TIME = _code(InvalidRequest, "delinquency.invalid_time",
+                                 "A delinquency's grace end or an event's trigger time must lie ahead")
+HOLD_INVALID_STATE = _code(InvalidState, "hold.invalid_state", "The hold's state does not allow this")
+QUOTE_HELD = _code(InvalidState, "quote.held", "An active entity hold keeps the quote from this step")
+TRANSACTION_HELD = _code(InvalidState, "transaction.held",
+                         "An active entity hold on the policy blocks transactions of this category or type")
+ENTITY_HOLD_INVALID_STATE = _code(InvalidState, "entityHold.invalid_state",
+                                  "The entity hold's state does not allow this")
+ENTITY_HOLD_INVALID_SCOPE = _code(InvalidRequest, "entityHold.invalid_scope",
+                                  "A quote's hold takes a quoteHoldScope, a policy's a policyHoldScope")
+NOT_FOUND_ENTITY_HOLD = _family(NotFound, "not_found", "No {entity} with this locator", "entityHold")

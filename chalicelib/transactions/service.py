@@ -212,6 +212,7 @@ def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruc
         raise ValueError(f"the stack given is of policy {stack.policy.locator}, not {policy_locator}")
     model = configuration.model(ctx, stack.policy.configVersion, resolved=True)
     category, type_name = _kind(model, route, transaction_type)
+    _check_not_held(stack.policy, category, type_name)
     base = _base(stack, base_locator)
     locator = new_locator()
     draft = Transaction(
@@ -227,11 +228,20 @@ def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruc
     return stack, _planned(ctx, stack, draft)
 
 
+def _check_not_held(policy: Policy, category: str, transaction_type: str) -> None:
+    """409 `transaction.held` when an active entity hold on the policy blocks the category or type."""
+    for held in policy.entityHolds:
+        if held.blocks_transaction(str(category), transaction_type):
+            raise codes.TRANSACTION_HELD(f"Hold {held.holdLocator} on policy {policy.locator} blocks "
+                                         f"{category} transactions ({transaction_type})")
+
+
 def create_reversal(ctx: CallContext, policy_locator: str, request: ReversalRequest) -> Transaction:
     """A draft `reversal` of `reverseTransactions` (issued transactions of the policy; the later ones it
     does not name are reapplied when it is issued), based on `baseLocator`, which must be the policy's
     latest issued transaction; `toTransaction` must be issued before every one it reverses."""
     stack = policies.issued_stack(ctx, policy_locator)
+    _check_not_held(stack.policy, TransactionCategory.REVERSAL, TransactionCategory.REVERSAL.value)
     head = stack.policy.issuedTransactionLocator
     sequence.rebase(request.baseLocator, head, auto_rebase=False)
     entries = {entry.locator: entry for entry in map(timeline.entry_of, timeline.local_stack(stack))}
@@ -535,6 +545,7 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
     found = records.found(ctx, locator, found)
     LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE)
     LIFECYCLE.check_not_expired(found.transaction.expirationTime, ctx.now)
+    _check_not_held(found.policy, found.transaction.transactionCategory, found.transaction.transactionType)
     head = found.policy.issuedTransactionLocator
     if sequence.rebase(found.transaction.baseTransactionLocator, head, auto_rebase=auto_rebase) != \
             found.transaction.baseTransactionLocator:

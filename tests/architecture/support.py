@@ -17,10 +17,10 @@ import simplejson
 from chalicelib.core.ids import new_locator
 from chalicelib.http.contract import Contract, Encoding, contract_of
 from chalicelib.http.endpoint import EndpointSpec
-from chalicelib.runtime import wiring
+from chalicelib.runtime import due, wiring
 from tests.api.billing.support import billing_model
 from tests.api.quotes.support import auto, new_account, vehicle
-from tests.builders import unique_name
+from tests.builders import system_ctx, unique_name
 from tests.support.api import call, ok
 from tests.support.configs import (
     BASE_RATES_CSV,
@@ -259,6 +259,15 @@ def build_world(api: Any, token: str) -> World:
     early_body = {"ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
                   "invoiceThroughTime": "2026-02-01T05:00:00Z"}
     early = ok(call(api, "POST", f"{billing}/invoices/earlyInvoicing", token, early_body))
+    ok(call(api, "PATCH", f"{base}/policies/{policy['locator']}/delinquencyPlan", token,
+            {"delinquencyPlanName": "Lenient"}))
+    due.run_step(system_ctx().for_tenant(tenant), datetime(2026, 2, 2, tzinfo=timezone.utc))  # the invoice falls due
+    delinquency = ok(call(api, "GET", f"{billing}/delinquencies/accounts/{account}/list", token))["items"][0]
+    reminder = ok(call(api, "GET", f"{billing}/delinquencies/{delinquency['locator']}/events/list", token))["items"][0]
+    billing_hold = ok(call(api, "POST", f"{billing}/holds", token, {"accountLocator": account,
+                                                                    "targetType": "delinquency"}))
+    quote_hold = {"referenceType": "quote", "referenceLocator": draft, "quoteHoldScope": {"quoteState": "priced"}}
+    entity_hold = ok(call(api, "PUT", f"{base}/holds", token, quote_hold))  # a draft: it holds nothing
     stateless = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
                  "termEndTime": "2027-02-01T05:00:00Z", "charges": [{"chargeType": "premium", "amount": "100.00"}]}
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
@@ -368,6 +377,11 @@ def build_world(api: Any, token: str) -> World:
                                               "removeData": {}}] for kind in ("quote", "transaction")},
         **{f"delete_{kind}_schedule_items": [scheduled[1]["locator"]] for kind in ("quote", "transaction")},
         "attach_document": b"a letter", "replace_document": b"a new letter",
+        "create_hold": {"accountLocator": account, "targetType": "invoicing"},
+        "update_hold": {"targetType": "invoicing"},
+        "update_delinquency": {"graceEndAt": "2026-03-15T05:00:00Z"},
+        "update_delinquency_event": {"triggerTime": "2026-03-01T05:00:00Z"},
+        "create_entity_hold": quote_hold,
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -410,4 +424,7 @@ def build_world(api: Any, token: str) -> World:
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
         "documents/locator": attached["locator"], "quote/locator": to_issue, "transaction/locator": transaction,
         "segment/locator": policy["latestSegmentLocator"], "termLocator": policy["latestTermLocator"],
+        "delinquencies/locator": delinquency["locator"], "delinquencyLocator": delinquency["locator"],
+        "delinquencyEventLocator": reminder["locator"], "invoiceLocator": invoice["locator"],
+        "holds/locator": billing_hold["locator"], "holdLocator": entity_hold["locator"],
     })
