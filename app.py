@@ -4,6 +4,7 @@ from chalice import Chalice
 from chalicelib.accounts.routes import bp as account_routes
 from chalicelib.apidocs.routes import bp as api_description
 from chalicelib.billing.routes import bp as billing_routes
+from chalicelib.billing.writeoffs.routes import bp as write_off_routes
 from chalicelib.clock.routes import bp as clock_routes
 from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.events.routes import bp as event_routes
@@ -37,3 +38,4 @@ app.register_blueprint(billing_routes)
 app.register_blueprint(clock_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)
+app.register_blueprint(write_off_routes)

@@ -949,3 +949,8 @@ def invoicing_job(ctx: CallContext, job_locator: str) -> InvoicingJob:
 def invoicing_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoicingJob]:
     account = accounts.get_account(ctx, account_locator)
     return repository.invoicing_jobs(ctx.tenant, account.locator, page)
+
+
+def invoice_event(invoice: Invoice) -> dict[str, Any]:
+    """The data of a `billing.invoice.*` event (settle, unsettle) for other billing modules."""
+    return _invoice_event(invoice)

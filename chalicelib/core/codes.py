@@ -311,3 +311,18 @@ CLOCK_NOT_FORWARD = _code(InvalidRequest, "clock.not_forward",
 def not_found(entity: str, what: str | None = None) -> DomainError:
     """404 `{entity}.not_found`, saying what was looked for (a locator, a name)."""
     return CATALOGUE[f"{entity}.not_found"](f"{entity} {what} not found" if what else f"{entity} not found")
+
+
+# Billing II: write-offs, credit distributions, disbursements (DECISIONS.md "Billing").
+NOT_FOUND.update(_family(NotFound, "not_found", "No {entity} with this locator or name",
+                         "writeOff", "creditDistribution", "disbursement"))
+WRITEOFF_INVALID_TARGET = _code(InvalidRequest, "writeOff.invalid_target",
+                                "A target is not an open invoice, invoice item or the account of the write-off, "
+                                "in its currency, or its amount is not a positive amount of the currency")
+WRITEOFF_EXCEEDS_REMAINING = _code(InvalidRequest, "writeOff.exceeds_remaining",
+                                   "A target's amount is more than remains to be paid on it (or nothing remains)")
+WRITEOFF_INVALID_STATE = _code(InvalidState, "writeOff.invalid_state", "The write-off is reversed already")
+WRITEOFF_INVALID_REVERSAL = _code(InvalidRequest, "writeOff.invalid_reversal",
+                                  "A reversal's amount is positive and at most what is written off and not reversed")
+WRITEOFF_TOO_LARGE = _code(InvalidRequest, "writeOff.too_large",
+                           "The write-off touches more invoices than one change holds; split it")

@@ -456,3 +456,9 @@ def billing_refs(tenant_locator: str, owner_kind: str, owner_locator: str, recor
 def billing_ref(tenant_locator: str, owner_kind: str, owner_locator: str, record_kind: str, locator: str) -> Key:
     return Key(billing_refs(tenant_locator, owner_kind, owner_locator, record_kind), locator)
 
+
+
+# Billing II: write-offs, credit distributions and disbursements (records of the billing partition).
+BILLING_WRITEOFF_PREFIX = "WOFF#"
+BILLING_CREDIT_DISTRIBUTION_PREFIX = "CDIST#"
+BILLING_DISBURSEMENT_PREFIX = "DISB#"

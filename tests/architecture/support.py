@@ -256,6 +256,9 @@ def build_world(api: Any, token: str) -> World:
     early_body = {"ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
                   "invoiceThroughTime": "2026-02-01T05:00:00Z"}
     early = ok(call(api, "POST", f"{billing}/invoices/earlyInvoicing", token, early_body))
+    write_off_body = {"accountLocator": account,
+                      "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"], "amount": 1}]}
+    write_off = ok(call(api, "POST", f"{billing}/writeOffs", token, write_off_body))
     stateless = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
                  "termEndTime": "2027-02-01T05:00:00Z", "charges": [{"chargeType": "premium", "amount": "100.00"}]}
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
@@ -349,6 +352,7 @@ def build_world(api: Any, token: str) -> World:
         "update_transaction_underwriting_flags": flag_changes,
         **{f"add_transaction_{level}_flag": {"note": "look"} for level in levels},
         "advance_clock": {"to": "2030-01-01T00:00:00Z"},  # the world's tenant has no test clock: 409
+        "create_write_off": write_off_body, "reverse_write_off": {"amount": "0.50"},
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -383,5 +387,6 @@ def build_world(api: Any, token: str) -> World:
         "accountLocator": account, "refLocator": account, "invoices/locator": invoice["locator"],
         "invoiceNumber": invoice["invoiceNumber"], "payments/locator": payment["locator"],
         "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
+        "writeOffs/locator": write_off["locator"],
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
     })
