@@ -3,6 +3,7 @@ from chalice import Chalice
 
 from chalicelib.accounts.routes import bp as account_routes
 from chalicelib.apidocs.routes import bp as api_description
+from chalicelib.billing.credit.routes import bp as credit_routes
 from chalicelib.billing.routes import bp as billing_routes
 from chalicelib.billing.writeoffs.routes import bp as write_off_routes
 from chalicelib.clock.routes import bp as clock_routes
@@ -39,3 +40,4 @@ app.register_blueprint(clock_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)
 app.register_blueprint(write_off_routes)
+app.register_blueprint(credit_routes)

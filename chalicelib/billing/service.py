@@ -954,3 +954,9 @@ def invoicing_jobs(ctx: CallContext, account_locator: str, page: PageRequest) ->
 def invoice_event(invoice: Invoice) -> dict[str, Any]:
     """The data of a `billing.invoice.*` event (settle, unsettle) for other billing modules."""
     return _invoice_event(invoice)
+
+
+def move_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal, note: str,
+                source_type: str, source: str) -> None:
+    """Move the account's credit balance by `amount` in `uow` (for other billing modules)."""
+    _credit(ctx, uow, account, currency, amount, note, source_type, source)

@@ -326,3 +326,19 @@ WRITEOFF_INVALID_REVERSAL = _code(InvalidRequest, "writeOff.invalid_reversal",
                                   "A reversal's amount is positive and at most what is written off and not reversed")
 WRITEOFF_TOO_LARGE = _code(InvalidRequest, "writeOff.too_large",
                            "The write-off touches more invoices than one change holds; split it")
+CREDIT_INVALID_AMOUNT = _code(InvalidRequest, "credit.invalid_amount",
+                              "The amount is not a positive amount of the currency")
+CREDIT_INVALID_SOURCE = _code(InvalidRequest, "credit.invalid_source",
+                              "A source is not the account's credit balance (the account itself)")
+CREDIT_INVALID_TARGET = _code(InvalidRequest, "credit.invalid_target",
+                              "A target is not an invoice or the account of the distribution, or not in its currency")
+CREDIT_ACCOUNT_REQUIRED = _code(InvalidRequest, "credit.account_required",
+                                "The request names no account and no source or target that belongs to one")
+CREDIT_INSUFFICIENT_BALANCE = _code(InvalidState, "credit.insufficient_balance",
+                                    "The account's credit balance is less than the amount to draw")
+CREDIT_DISTRIBUTION_INVALID_STATE = _code(InvalidState, "creditDistribution.invalid_state",
+                                          "The credit distribution's state does not allow this")
+DISBURSEMENT_INVALID_STATE = _code(InvalidState, "disbursement.invalid_state",
+                                   "The disbursement's state does not allow this")
+DISBURSEMENT_UNKNOWN_TYPE = _code(InvalidRequest, "disbursement.unknown_type",
+                                  "The configuration has no disbursement type of this name")

@@ -259,6 +259,11 @@ def build_world(api: Any, token: str) -> World:
     write_off_body = {"accountLocator": account,
                       "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"], "amount": 1}]}
     write_off = ok(call(api, "POST", f"{billing}/writeOffs", token, write_off_body))
+    distribution_body = {"accountLocator": account, "amount": 1, "sources": [], "targets": []}
+    distribution = ok(call(api, "POST", f"{billing}/creditDistributions", token, distribution_body))
+    disbursement_body = {"accountLocator": account, "type": "Refund", "amount": 1, "data": {}, "sources": [],
+                         "useDefaultFinancialInstrument": False}
+    disbursement = ok(call(api, "POST", f"{billing}/disbursements", token, disbursement_body))
     stateless = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
                  "termEndTime": "2027-02-01T05:00:00Z", "charges": [{"chargeType": "premium", "amount": "100.00"}]}
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
@@ -353,6 +358,8 @@ def build_world(api: Any, token: str) -> World:
         **{f"add_transaction_{level}_flag": {"note": "look"} for level in levels},
         "advance_clock": {"to": "2030-01-01T00:00:00Z"},  # the world's tenant has no test clock: 409
         "create_write_off": write_off_body, "reverse_write_off": {"amount": "0.50"},
+        "create_credit_distribution": distribution_body, "reverse_credit_distribution": {"reversalType": "test"},
+        "create_disbursement": disbursement_body,
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -387,6 +394,7 @@ def build_world(api: Any, token: str) -> World:
         "accountLocator": account, "refLocator": account, "invoices/locator": invoice["locator"],
         "invoiceNumber": invoice["invoiceNumber"], "payments/locator": payment["locator"],
         "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
-        "writeOffs/locator": write_off["locator"],
+        "writeOffs/locator": write_off["locator"], "creditDistributions/locator": distribution["locator"],
+        "disbursements/locator": disbursement["locator"],
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
     })

@@ -27,6 +27,7 @@ def billing_model(default_plan: str = "Monthly") -> dict[str, Any]:
                                                  "copyFromQuote": False}
     model["accounts"]["PersonAccount"]["invoiceNumberingPlan"] = "InvoiceNumbers"
     model["payments"] = {"Check": {}, "Card": {}}
+    model["disbursements"] = {"Refund": {"data": {}}}
     return model
 
 
