@@ -18,3 +18,4 @@ class JobType(StrEnum):
     BILLING_EARLY_INVOICING = "billing.earlyInvoicing"
     DUE_RUN = "due.run"
     CLOCK_ADVANCE = "clock.advance"
+    BILLING_EXCESS_CREDIT = "billing.excessCredit"

@@ -369,3 +369,56 @@ def _moved(ctx: CallContext, uow: Any, current: Disbursement, move: str) -> Disb
 
 def _disbursement_event(record: Disbursement) -> dict[str, Any]:
     return {"disbursementLocator": record.locator}
+
+
+# --- excess credit plans -------------------------------------------------------------------------------
+
+def settle_excess_credit(ctx: CallContext, account_locator: str, currency: str, *,
+                         apply_to_invoices: bool) -> tuple[str | None, str | None]:
+    """What the account's excess credit plan does with its credit balance in `currency`: with
+    `apply_to_invoices` and `autoApplyExcessToInvoicesEnabled`, apply it to the open invoices, oldest due
+    first (an executed credit distribution); then, with `disburseExcess`, pay out what exceeds the
+    currency's `disbursementThresholds` and the disbursements still pending (a disbursement of
+    `disbursementType` advanced to `advanceDisbursementTo`). Answers their locators (None: not made)."""
+    account = accounts.get_account(ctx, account_locator)
+    plan = configuration.billing_plans(ctx).excess_credit_plan(account.excessCreditPlanName)
+    if plan is None:
+        return None, None
+    applied = _auto_apply(ctx, account.locator, currency) \
+        if apply_to_invoices and plan.auto_apply_excess_to_invoices else None
+    if not (plan.disburse_excess and plan.disbursement_type):
+        return applied, None
+    held = billing_repository.credit_balance(ctx.tenant, account.locator, currency).balance
+    pending = sum((d.amount for d in billing_repository.all_of(ctx.tenant, "account", account.locator,
+                                                               repository.LIST[DISBURSEMENT], DISBURSEMENT,
+                                                               Disbursement)
+                   if d.currency == currency and d.disbursementState in DISBURSEMENT_STEPS[:-1]), ZERO)
+    excess = held - plan.disbursement_thresholds.get(currency, ZERO) - pending
+    if excess <= 0:
+        return applied, None
+    made = create_disbursement(ctx, account.locator, plan.disbursement_type, excess, currency, [], {},
+                               advance_to=DisbursementState(plan.advance_disbursement_to.value))
+    return applied, made.locator
+
+
+def _auto_apply(ctx: CallContext, account: str, currency: str) -> str | None:
+    """Apply the whole credit balance to the open invoices: an executed distribution of what they took."""
+    uow = _bumped(ctx, account)
+    held = billing_repository.credit_balance(ctx.tenant, account, currency).balance
+    if held <= 0:
+        return None
+    record = CreditDistribution(
+        locator=new_locator(), accountLocator=account, currency=currency,
+        creditDistributionState=CreditDistributionState.EXECUTED, amount=held,
+        sources=[PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)], targets=[],
+        executedAt=ctx.now, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
+        updatedBy=ctx.user_locator)
+    record.applications, record.appliedAmount = apply_credit(ctx, uow, account, currency, held, [], record.locator)
+    if not record.appliedAmount:
+        return None
+    record.amount = record.appliedAmount
+    repository.add(uow, ctx.tenant, DISTRIBUTION, account, record)
+    uow.record_event("billing.creditdistribution.create", _distribution_event(record))
+    uow.record_event("billing.creditdistribution.distribute", _distribution_event(record))
+    uow.commit()
+    return record.locator

@@ -17,14 +17,13 @@ from chalicelib.accounts import service as accounts
 from chalicelib.billing import repository as billing_repository
 from chalicelib.billing import service as billing
 from chalicelib.billing.models import ContainerType, Invoice, InvoiceState, PaymentTarget
-from chalicelib.billing.writeoffs import allocation
+from chalicelib.billing.writeoffs import allocation, settling
 from chalicelib.billing.writeoffs import repository as write_offs
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffCreditType, WriteOffState
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, money
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
-from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.runtime import wiring
 
@@ -64,37 +63,24 @@ def write_off_invoice(ctx: CallContext, invoice_locator: str) -> WriteOff:
 
 
 def distribute(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTarget],
-               credit_type: WriteOffCreditType, currency: str | None,
-               open_invoices: list[Invoice] | None = None) -> WriteOff:
+               credit_type: WriteOffCreditType, currency: str | None) -> WriteOff:
     """Add to `uow` (which bumped the account's billing root) a write-off of the targets and the changes
-    of the invoices it settles. `open_invoices`: the account's, oldest due first, as the caller holds
-    them (a posting writes off what its payment left short); else read now."""
-    open_invoices = billing_repository.open_invoices(ctx.tenant, account) if open_invoices is None else open_invoices
+    of the invoices it settles."""
+    open_invoices = billing_repository.open_invoices(ctx.tenant, account)
     by_locator = {i.locator: i for i in open_invoices}
     named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
     by_locator.update({i.locator: i for i in billing_repository.get_many(
         ctx.tenant, account, "invoice", [n for n in named if n not in by_locator], Invoice)})
     currency = currency or _currency(ctx, targets, by_locator)
     _check_targets(account, currency, targets, by_locator)
-    open_oldest_first = [i for i in open_invoices if i.currency == currency]
     before = {locator: invoice.invoiceState for locator, invoice in by_locator.items()}
-    allocations, taken = allocation.write_off(targets, by_locator, open_oldest_first, ctx.now)
-    touched = [by_locator[a.invoiceLocator] for a in allocations]
-    record = WriteOff(
-        locator=new_locator(), accountLocator=account, currency=currency, writeOffState=WriteOffState.DISTRIBUTED,
-        creditType=credit_type, amount=sum(taken, ZERO), allocations=allocations,
-        targets=[t.model_copy(update={"amount": amount}) for t, amount in zip(targets, taken)],
-        policyLocators=sorted({p for i in touched for p in i.policyLocators}), createdAt=ctx.now,
-        createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+    record, touched = settling.settle(ctx, uow, account, targets, credit_type, currency, by_locator,
+                               [i for i in open_invoices if i.currency == currency])
     for invoice in touched:
-        was_open = before[invoice.locator] == InvoiceState.OPEN
-        uow.add(*billing_repository.invoice_update_writes(ctx.tenant, invoice, was_open))
-        invoice.version += 1
+        uow.add(*billing_repository.invoice_update_writes(ctx.tenant, invoice,
+                                                          before[invoice.locator] == InvoiceState.OPEN))
         if invoice.invoiceState == InvoiceState.SETTLED:
             uow.record_event("billing.invoice.settle", billing.invoice_event(invoice))
-    write_offs.add(uow, ctx.tenant, record)
-    uow.record_event("billing.writeoff.create", _event(record))
-    uow.record_event("billing.writeoff.distribute", _event(record))
     if uow.remaining < 0:
         raise codes.WRITEOFF_TOO_LARGE(f"The write-off settles {len(touched)} invoices: more than one change holds")
     return record
@@ -129,7 +115,7 @@ def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, re
     changed.reversedAt, changed.reversalReason = ctx.now, reason or current.reversalReason
     changed.updatedAt, changed.updatedBy = ctx.now, ctx.user_locator
     write_offs.save(uow, ctx.tenant, changed)
-    uow.record_event("billing.writeoff.reverse", _event(changed))
+    uow.record_event("billing.writeoff.reverse", settling.event(changed))
     uow.commit()
     return changed.model_copy(update={"version": changed.version + 1})
 
@@ -175,8 +161,3 @@ def _check_targets(account: str, currency: str, targets: list[PaymentTarget], in
 
 def _is_amount(amount: Decimal, currency: str) -> bool:
     return amount.is_finite() and 0 < amount < money.MAX_AMOUNT and money.round_money(amount, currency) == amount
-
-
-def _event(record: WriteOff) -> dict[str, Any]:
-    return {"writeOffLocator": record.locator,
-            "policyLocators": {"listCompleted": True, "items": record.policyLocators}}

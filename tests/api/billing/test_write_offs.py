@@ -67,7 +67,7 @@ def test_a_write_off_settles_its_targets_in_order_and_reversals_reopen_exactly_t
     large = ok(created)
     assert large["amount"] == Decimal("1500.00")
     assert event_types(api, token, tenant, created) == [
-        "billing.invoice.settle", "billing.writeoff.create", "billing.writeoff.distribute"]
+        "billing.writeoff.create", "billing.writeoff.distribute", "billing.invoice.settle"]
     assert remaining(api, token, tenant, first, second) == [("settled", 0), ("open", Decimal("825.00"))]
 
     partly = call(api, "PATCH", billing(tenant, f"/writeOffs/{large['locator']}/reverse"), token,
@@ -109,7 +109,7 @@ def test_an_invoice_write_off_takes_all_that_remains_once(api, admin_token, jobs
     assert [(t["containerType"], t["containerLocator"], t["amount"]) for t in ok(written)["targets"]] == [
         ("invoice", open_invoice["locator"], Decimal("1000.00"))]
     assert event_types(api, token, tenant, written) == [
-        "billing.invoice.settle", "billing.writeoff.create", "billing.writeoff.distribute"]
+        "billing.writeoff.create", "billing.writeoff.distribute", "billing.invoice.settle"]
     assert remaining(api, token, tenant, open_invoice["locator"]) == [("settled", 0)]
     assert_error(call(api, "PATCH", billing(tenant, f"/invoices/{open_invoice['locator']}/writeOff"), token),
                  409, "invoice.settled")
