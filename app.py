@@ -5,7 +5,9 @@ from chalicelib.accounts.routes import bp as account_routes
 from chalicelib.apidocs.routes import bp as api_description
 from chalicelib.billing.delinquency.routes import bp as delinquency_routes
 from chalicelib.billing.holds.routes import bp as hold_routes
+from chalicelib.billing.credit.routes import bp as credit_routes
 from chalicelib.billing.routes import bp as billing_routes
+from chalicelib.billing.writeoffs.routes import bp as write_off_routes
 from chalicelib.clock.routes import bp as clock_routes
 from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.documents.routes import BINARY_TYPES as DOCUMENT_BINARY_TYPES
@@ -49,3 +51,5 @@ app.api.binary_types.extend(DOCUMENT_BINARY_TYPES)
 app.register_blueprint(delinquency_routes)
 app.register_blueprint(hold_routes)
 app.register_blueprint(entity_hold_routes)
+app.register_blueprint(write_off_routes)
+app.register_blueprint(credit_routes)

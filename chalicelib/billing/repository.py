@@ -43,6 +43,9 @@ KIND_PREFIX = {
     "payment": keys.BILLING_PAYMENT_PREFIX,
     "invoicingJob": keys.BILLING_INVOICING_JOB_PREFIX,
     "generationJob": keys.BILLING_GENERATION_JOB_PREFIX,
+    "writeOff": keys.BILLING_WRITEOFF_PREFIX,
+    "creditDistribution": keys.BILLING_CREDIT_DISTRIBUTION_PREFIX,
+    "disbursement": keys.BILLING_DISBURSEMENT_PREFIX,
 }
 REF_KIND = {"lattice": "LAT", "installment": "INST", "invoice": "INV"}
 INSTALLMENT_JOBS = "IJOB"

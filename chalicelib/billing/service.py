@@ -41,6 +41,7 @@ from chalicelib.billing.models import (
     SourceType,
 )
 from chalicelib.billing.payments import allocation as payments
+from chalicelib.billing.writeoffs import settling
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling, BillingPlans, InvoiceFeeHandling
@@ -337,6 +338,8 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
             locator=new_locator(), accountLocator=account.locator, generateTime=ctx.now,
             invoiceLocators=[i.locator for i in invoices], createdAt=ctx.now, createdBy=ctx.user_locator,
             completedAt=ctx.now))
+        for currency in sorted({i.currency for i in invoices}):
+            _excess_credit_job(ctx, uow, account, currency, apply_to_invoices=True)
         uow.commit()
     return invoices
 
@@ -732,6 +735,8 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     before = {locator: state.invoiceState for locator, state in by_locator.items()}
     targets = current.targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
     applied, left = payments.post(current.amount, targets, by_locator, open_invoices, ctx.now)
+    settling.settle_shortfalls(ctx, uow, account, current.currency, [each.invoice for each in applied], by_locator,
+                               open_invoices)
     posted = current.model_copy(update={"paymentState": PaymentState.POSTED, "postedAt": ctx.now,
                                         "creditedAmount": left})
     for each in applied:
@@ -749,6 +754,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
                 current.locator)
     delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
                                                   if each.invoice.invoiceState == InvoiceState.SETTLED])
+        _excess_credit_job(ctx, uow, account, current.currency, apply_to_invoices=False)
     uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
     return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True)
 
@@ -963,3 +969,30 @@ def invoicing_job(ctx: CallContext, job_locator: str) -> InvoicingJob:
 def invoicing_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoicingJob]:
     account = accounts.get_account(ctx, account_locator)
     return repository.invoicing_jobs(ctx.tenant, account.locator, page)
+
+
+def invoice_event(invoice: Invoice) -> dict[str, Any]:
+    """The data of a `billing.invoice.*` event (settle, unsettle) for other billing modules."""
+    return _invoice_event(invoice)
+
+
+def move_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal, note: str,
+                source_type: str, source: str) -> None:
+    """Move the account's credit balance by `amount` in `uow` (for other billing modules)."""
+    _credit(ctx, uow, account, currency, amount, note, source_type, source)
+
+
+def _excess_credit_job(ctx: CallContext, uow: Any, account: Account | str, currency: str, *,
+                       apply_to_invoices: bool) -> None:
+    """Enqueue in `uow` what the account's excess credit plan does with its credit (credit/job_handlers.py):
+    after a posting that left credit, disburse the excess; after invoice generation, apply the credit to the
+    open invoices too. Nothing (and no read) for a tenant without excess credit plans."""
+    plans = configuration.billing_plans(ctx)
+    if not plans.excess_credit_plans:
+        return
+    found = accounts.get_account(ctx, account) if isinstance(account, str) else account
+    plan = plans.excess_credit_plan(found.excessCreditPlanName)
+    if plan is None or not (plan.disburse_excess or (apply_to_invoices and plan.auto_apply_excess_to_invoices)):
+        return
+    jobs.enqueue(uow, JobType.BILLING_EXCESS_CREDIT, {"accountLocator": found.locator, "currency": currency,
+                                                      "applyToInvoices": apply_to_invoices})

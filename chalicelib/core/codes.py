@@ -360,3 +360,32 @@ ENTITY_HOLD_INVALID_STATE = _code(InvalidState, "entityHold.invalid_state",
 ENTITY_HOLD_INVALID_SCOPE = _code(InvalidRequest, "entityHold.invalid_scope",
                                   "A quote's hold takes a quoteHoldScope, a policy's a policyHoldScope")
 NOT_FOUND_ENTITY_HOLD = _family(NotFound, "not_found", "No {entity} with this locator", "entityHold")
+# Billing II: write-offs, credit distributions, disbursements (DECISIONS.md "Billing").
+NOT_FOUND.update(_family(NotFound, "not_found", "No {entity} with this locator or name",
+                         "writeOff", "creditDistribution", "disbursement"))
+WRITEOFF_INVALID_TARGET = _code(InvalidRequest, "writeOff.invalid_target",
+                                "A target is not an open invoice, invoice item or the account of the write-off, "
+                                "in its currency, or its amount is not a positive amount of the currency")
+WRITEOFF_EXCEEDS_REMAINING = _code(InvalidRequest, "writeOff.exceeds_remaining",
+                                   "A target's amount is more than remains to be paid on it (or nothing remains)")
+WRITEOFF_INVALID_STATE = _code(InvalidState, "writeOff.invalid_state", "The write-off is reversed already")
+WRITEOFF_INVALID_REVERSAL = _code(InvalidRequest, "writeOff.invalid_reversal",
+                                  "A reversal's amount is positive and at most what is written off and not reversed")
+WRITEOFF_TOO_LARGE = _code(InvalidRequest, "writeOff.too_large",
+                           "The write-off touches more invoices than one change holds; split it")
+CREDIT_INVALID_AMOUNT = _code(InvalidRequest, "credit.invalid_amount",
+                              "The amount is not a positive amount of the currency")
+CREDIT_INVALID_SOURCE = _code(InvalidRequest, "credit.invalid_source",
+                              "A source is not the account's credit balance (the account itself)")
+CREDIT_INVALID_TARGET = _code(InvalidRequest, "credit.invalid_target",
+                              "A target is not an invoice or the account of the distribution, or not in its currency")
+CREDIT_ACCOUNT_REQUIRED = _code(InvalidRequest, "credit.account_required",
+                                "The request names no account and no source or target that belongs to one")
+CREDIT_INSUFFICIENT_BALANCE = _code(InvalidState, "credit.insufficient_balance",
+                                    "The account's credit balance is less than the amount to draw")
+CREDIT_DISTRIBUTION_INVALID_STATE = _code(InvalidState, "creditDistribution.invalid_state",
+                                          "The credit distribution's state does not allow this")
+DISBURSEMENT_INVALID_STATE = _code(InvalidState, "disbursement.invalid_state",
+                                   "The disbursement's state does not allow this")
+DISBURSEMENT_UNKNOWN_TYPE = _code(InvalidRequest, "disbursement.unknown_type",
+                                  "The configuration has no disbursement type of this name")

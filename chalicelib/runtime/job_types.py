@@ -20,3 +20,4 @@ class JobType(StrEnum):
     CLOCK_ADVANCE = "clock.advance"
     SCHEDULE_ITEMS_DESERIALIZE = "scheduleItems.deserialize"
     DOCUMENTS_GENERATE = "documents.generate"
+    BILLING_EXCESS_CREDIT = "billing.excessCredit"

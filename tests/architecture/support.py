@@ -268,6 +268,14 @@ def build_world(api: Any, token: str) -> World:
                                                                     "targetType": "delinquency"}))
     quote_hold = {"referenceType": "quote", "referenceLocator": draft, "quoteHoldScope": {"quoteState": "priced"}}
     entity_hold = ok(call(api, "PUT", f"{base}/holds", token, quote_hold))  # a draft: it holds nothing
+    write_off_body = {"accountLocator": account,
+                      "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"], "amount": 1}]}
+    write_off = ok(call(api, "POST", f"{billing}/writeOffs", token, write_off_body))
+    distribution_body = {"accountLocator": account, "amount": 1, "sources": [], "targets": []}
+    distribution = ok(call(api, "POST", f"{billing}/creditDistributions", token, distribution_body))
+    disbursement_body = {"accountLocator": account, "type": "Refund", "amount": 1, "data": {}, "sources": [],
+                         "useDefaultFinancialInstrument": False}
+    disbursement = ok(call(api, "POST", f"{billing}/disbursements", token, disbursement_body))
     stateless = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
                  "termEndTime": "2027-02-01T05:00:00Z", "charges": [{"chargeType": "premium", "amount": "100.00"}]}
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
@@ -382,6 +390,9 @@ def build_world(api: Any, token: str) -> World:
         "update_delinquency": {"graceEndAt": "2026-03-15T05:00:00Z"},
         "update_delinquency_event": {"triggerTime": "2026-03-01T05:00:00Z"},
         "create_entity_hold": quote_hold,
+        "create_write_off": write_off_body, "reverse_write_off": {"amount": "0.50"},
+        "create_credit_distribution": distribution_body, "reverse_credit_distribution": {"reversalType": "test"},
+        "create_disbursement": disbursement_body,
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -421,6 +432,8 @@ def build_world(api: Any, token: str) -> World:
         "invoiceNumber": invoice["invoiceNumber"], "payments/locator": payment["locator"],
         "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
         "staticElementLocator": equipment, "deserializeJobs/locator": deserialize_job,
+        "writeOffs/locator": write_off["locator"], "creditDistributions/locator": distribution["locator"],
+        "disbursements/locator": disbursement["locator"],
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
         "documents/locator": attached["locator"], "quote/locator": to_issue, "transaction/locator": transaction,
         "segment/locator": policy["latestSegmentLocator"], "termLocator": policy["latestTermLocator"],
