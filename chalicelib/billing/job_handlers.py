@@ -39,6 +39,7 @@ def bill_transaction(ctx: CallContext, payload: BillTransaction) -> dict[str, An
                                f"{error.code}: {error.message}", payload.retries)
         raise
     invoices = [invoice.locator for account in accounts for invoice in service.generate_invoices(ctx, account)]
+    invoices += [invoice.locator for invoice in service.consolidate_on_cancellation(ctx, payload.transactionLocator)]
     return {"invoiceLocators": invoices}
 
 

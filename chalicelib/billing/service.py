@@ -8,7 +8,7 @@ writers never interleave: the later one fails with 409 and, in a job, is retried
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -17,9 +17,10 @@ from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
 from chalicelib.billing import plans, repository
 from chalicelib.billing.installments import allocation, lattice
-from chalicelib.billing.invoices import fees, generator
+from chalicelib.billing.invoices import consolidation, fees, generator
 from chalicelib.billing.models import (
     Application,
+    ChargeInvoicing,
     ContainerType,
     CreditBalance,
     Installment,
@@ -41,7 +42,14 @@ from chalicelib.billing.models import (
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
-from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling, BillingPlans, InvoiceFeeHandling
+from chalicelib.configuration.billing_plans import (
+    BackdatedInstallmentsBilling,
+    BillingPlans,
+    CancellationConsolidation,
+    GroupingMatch,
+    InstallmentGrouping,
+    InvoiceFeeHandling,
+)
 from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import CallContext
@@ -128,6 +136,23 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
     return [billing.account.locator] if due_now else []
 
 
+def consolidate_on_cancellation(ctx: CallContext, transaction_locator: str) -> list[Invoice]:
+    """After a cancellation is billed: its policy's uninvoiced installments on one invoice now, as the
+    account's invoicing plan's `consolidateInvoicesOnCancellation` says (invoices/consolidation.py)."""
+    transaction = transactions.get_transaction(ctx, transaction_locator)
+    if transaction.transactionCategory != TransactionCategory.CANCELLATION:
+        return []
+    account = accounts.get_account(ctx, policies.get_policy(ctx, transaction.policyLocator).accountLocator)
+    plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    if plan is None or plan.consolidate_invoices_on_cancellation == CancellationConsolidation.NONE:
+        return []
+    uninvoiced = [i for i in repository.all_of(ctx.tenant, "policy", transaction.policyLocator, "INST",
+                                               "installment", Installment) if i.invoiceLocator is None]
+    chosen = consolidation.consolidated(uninvoiced, plan.consolidate_invoices_on_cancellation,
+                                        transaction.effectiveTime, ctx.now)
+    return _invoice(ctx, account, chosen, riders=False, grouping=InstallmentGrouping(matching=GroupingMatch.ALL))
+
+
 def billing_failed(ctx: CallContext, transaction_locator: str, policy_locator: str | None, job_locator: str,
                    error: str, retries: int = 0) -> None:
     """Record that billing the transaction failed (the job fails; `retry_failed` enqueues it again)."""
@@ -187,9 +212,11 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
     defer = billing_plans.backdated_installments_billing == BackdatedInstallmentsBilling.DEFER_DUE_DATE
     frames = allocation.backdated(frames, ctx.now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
     window_start, window_end = frames[0].start, frames[-1].end
+    scheduled = [charge for charge in charges if charge.invoicing not in (ChargeInvoicing.NEXT,
+                                                                           ChargeInvoicing.IMMEDIATE)]
     billables = [allocation.Billable(
         charge_locator=charge.locator, amount=charge.amount, coverage_start=window_start, coverage_end=window_end,
-        spread=charge.invoicing == "scheduled" and charge.handling != "flat") for charge in charges]
+        spread=charge.handling != "flat") for charge in scheduled]
     shares = allocation.spread(billables, frames, billing.currency)
     weights = allocation.normalized_weights(frames)
     record = InstallmentLattice(
@@ -200,9 +227,15 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
         reversalLattice=billing.reversal, installmentPlanName=plan_name, createdAt=ctx.now,
         createdBy=ctx.user_locator, frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)])
     by_charge = {charge.locator: charge for charge in charges}
-    return Billed(record, [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge,
-                                        billing.container)
-                           for frame, share in zip(frames, shares) if share])
+    installments = [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge, billing.container,
+                                 schedule.autopay) for frame, share in zip(frames, shares) if share]
+    for mode in (ChargeInvoicing.NEXT, ChargeInvoicing.IMMEDIATE):
+        whole = {charge.locator: charge.amount for charge in charges if charge.invoicing == mode and charge.amount}
+        if whole:  # billed whole with the first frame's times; an immediate one is invoiced now
+            first = frames[0] if mode == ChargeInvoicing.NEXT else replace(frames[0], generate_time=ctx.now)
+            installments.append(_installment(ctx, record, billing.transaction_locator, first, whole, by_charge,
+                                             billing.container, schedule.autopay, mode))
+    return Billed(record, installments)
 
 
 def _term_span(ctx: CallContext, transaction: Transaction) -> tuple[datetime, datetime]:
@@ -237,9 +270,11 @@ def _frame(frame: lattice.Frame, weight: Decimal) -> LatticeFrame:
 
 
 def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locator: str, frame: lattice.Frame,
-                 share: dict[str, Decimal], charges: dict[str, Charge], container: str) -> Installment:
+                 share: dict[str, Decimal], charges: dict[str, Charge], container: str, autopay: bool,
+                 invoicing: ChargeInvoicing = ChargeInvoicing.SCHEDULED) -> Installment:
     moment = ctx.now + timedelta(milliseconds=frame.index)  # the lattice's installments list in frame order
-    locator = derived_locator(moment, f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}")
+    seed = f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}"
+    locator = derived_locator(moment, seed if invoicing == ChargeInvoicing.SCHEDULED else f"{seed}:{invoicing}")
     seconds = Decimal((frame.end - frame.start).total_seconds())
     items = [InstallmentItem(
         locator=derived_locator(moment, f"installmentItem:{locator}:{charge_locator}"), installmentLocator=locator,
@@ -255,7 +290,8 @@ def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locat
         coverageStartTime=frame.start, coverageEndTime=frame.end, installmentDuration=seconds,
         coverageDuration=seconds, generateTime=frame.generate_time, dueTime=frame.due_time,
         autopayTime=frame.autopay_time, installmentItems=items, billingContainer=container,
-        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator,
+        invoicing=invoicing, autopay=autopay)
 
 
 def _write_installments(ctx: CallContext, account: str, record: InstallmentLattice,
@@ -347,8 +383,11 @@ def generation_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -
     return repository.generation_jobs(ctx.tenant, account.locator, page)
 
 
-def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list[Invoice]:
-    """Invoice `due` (uninvoiced installments of the account) at `ctx.now`."""
+def _invoice(ctx: CallContext, account: Account, due: list[Installment], *, riders: bool = True,
+             grouping: InstallmentGrouping | None = None) -> list[Invoice]:
+    """Invoice `due` (uninvoiced installments of the account) at `ctx.now`, grouped as the account's
+    invoicing plan says (or by `grouping`), with the account's pending `next` installments riding on
+    them (`riders`)."""
     if not due:
         return []
     account_locator = account.locator
@@ -356,38 +395,37 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list
     numbering = _invoice_numbering_plan(ctx, account)
     version = repository.root_version(ctx.tenant, account_locator)
     plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    taken = {i.locator for i in due}
+    waiting = [i for i in repository.pending_riders(ctx.tenant, account_locator) if i.locator not in taken] \
+        if riders else []
     own_fees: dict[str, Decimal | None] = {}
     created = []
-    for chunk in _chunks(due):
-        for invoice in generator.generate(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator()):
-            invoiced = [i for i in chunk if i.invoiceLocator == invoice.locator]
+    for group in generator.groups(due, ctx.now, grouping or (plan.installment_grouping if plan else
+                                                             InstallmentGrouping()), waiting):
+        for chunk in _chunks(group):
+            invoice = generator.invoice(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator())
             if plan is not None and plan.invoice_fee_handling != InvoiceFeeHandling.WAIVE:
                 for policy in invoice.policyLocators:
                     if policy not in own_fees:
                         own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
                 amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
                 invoice = fees.with_fee(invoice, amount, new_locator())
-            created.append(_write_invoice(ctx, model, numbering, invoice, invoiced, version))
+            created.append(_write_invoice(ctx, model, numbering, invoice, chunk, version))
             version += 1
     return created
 
 
-def _chunks(installments: list[Installment]) -> Iterable[list[Installment]]:
-    """Installments grouped as the generator groups them, at most INSTALLMENTS_PER_INVOICE a group and
-    no more than the write of one invoice holds."""
-    groups: dict[tuple[str, str, datetime], list[Installment]] = {}
-    for installment in installments:
-        groups.setdefault((installment.billingContainer, installment.currency, installment.dueTime),
-                          []).append(installment)
-    for group in groups.values():
-        chunk: list[Installment] = []
-        for installment in group:
-            grown = [*chunk, installment]
-            if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not repository.fits_one_invoice_write(grown)):
-                yield chunk
-                chunk = []
-            chunk.append(installment)
-        yield chunk
+def _chunks(group: list[Installment]) -> Iterable[list[Installment]]:
+    """The installments of one invoice's group, at most INSTALLMENTS_PER_INVOICE a chunk and no more than
+    the write of one invoice holds (a larger group makes several invoices)."""
+    chunk: list[Installment] = []
+    for installment in group:
+        grown = [*chunk, installment]
+        if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not repository.fits_one_invoice_write(grown)):
+            yield chunk
+            chunk = []
+        chunk.append(installment)
+    yield chunk
 
 
 def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,
@@ -871,7 +909,9 @@ def _previewed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, 
     if billing.term_end <= billing.term_start:
         return []
     billed = _billed(ctx, billing_plans, billing, charges, f"{PREVIEW}-lattice")
-    return generator.generate(billed.installments, ctx.now, ctx.user_locator)
+    plan = billing_plans.invoicing_plan(billing.account.invoicingPlanName)
+    return generator.generate(billed.installments, ctx.now, ctx.user_locator,
+                              grouping=plan.installment_grouping if plan else InstallmentGrouping())
 
 
 # --- early invoicing -------------------------------------------------------------------------------------
