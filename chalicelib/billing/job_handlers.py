@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from chalicelib.billing import service
+from chalicelib.billing import autopay, service
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError
 from chalicelib.runtime.due import DueWork, due_handler
@@ -59,3 +59,10 @@ def generate_invoices(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     if following is not None:
         work.reschedule(following)
     return {"invoicesGenerated": len(invoices)}
+
+
+@due_handler(DueKind.INVOICE_AUTOPAY)
+def autopay_invoice(ctx: CallContext, work: DueWork) -> dict[str, Any]:
+    """An invoice's autopay (ref: the invoice), due at its autopay time: a payment of what it owes, posted."""
+    paid = autopay.pay(ctx, work.entry.ref, work.uow)
+    return {"autopayments": [paid.locator] if paid else []}

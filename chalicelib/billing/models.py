@@ -25,6 +25,10 @@ class PaymentState(StrEnum):
     POSTED = "posted"
     REVERSED = "reversed"
     DISCARDED = "discarded"
+    REQUESTED = "requested"
+    """Its execution is asked of the payment provider: it is posted, or fails, when the provider answers."""
+    FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 class ContainerType(StrEnum):

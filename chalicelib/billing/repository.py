@@ -215,6 +215,28 @@ def next_uninvoiced_time(tenant: str, account: str, after: str) -> str | None:
     return items[0]["SK"][len(keys.BILLING_UNINVOICED_PREFIX):].split("#", 1)[0] if items else None
 
 
+def accounts_of(tenant: str, kind: str, locators: Iterable[str]) -> dict[str, str]:
+    """The account of each record of `kind` among `locators` that exists (one BatchGetItem of the aliases
+    per hundred)."""
+    by_partition = {keys.billing_alias(tenant, locator).as_dict()["PK"]: locator for locator in locators}
+    items = table.gateway().batch_get(_scope(tenant), [keys.billing_alias(tenant, locator)
+                                                       for locator in by_partition.values()])
+    return {by_partition[item["PK"]]: item["accountLocator"] for item in items if item["kind"] == kind}
+
+
+def retimed_installment_writes(tenant: str, installment: Installment, generated_before: str) -> list[WriteOp]:
+    """The rewrite of an uninvoiced installment whose times changed, its uninvoiced marker moved with its
+    generate time (`generated_before`: the time, ISO, it was filed under)."""
+    account = installment.accountLocator
+    writes = [table.put(_item(tenant, account, "installment", installment))]
+    generated = isoformat(installment.generateTime)
+    if generated != generated_before:
+        writes += [table.delete(keys.billing_uninvoiced(tenant, account, generated_before, installment.locator)),
+                   table.put({**keys.billing_uninvoiced(tenant, account, generated, installment.locator).as_dict(),
+                              "entity": "uninvoicedInstallment", "locator": installment.locator})]
+    return writes
+
+
 def invoiced_installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
     account = installment.accountLocator
     writes = [table.put(_item(tenant, account, "installment", installment)),

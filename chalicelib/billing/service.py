@@ -40,6 +40,7 @@ from chalicelib.billing.models import (
     SourceType,
 )
 from chalicelib.billing.payments import allocation as payments
+from chalicelib.billing.payments import lifecycle as payment_lifecycle
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import (
@@ -441,6 +442,8 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
         uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
     uow.add(*repository.invoice_writes(ctx.tenant, invoice))
+    if not invoice.suppressAutopay:
+        arm_autopay(uow, invoice)
     uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
     if credit is not None:
         uow.record_event("billing.invoice.settle", _invoice_event(invoice))
@@ -499,7 +502,19 @@ def invoices_with_number(ctx: CallContext, number: str) -> list[Invoice]:
 def update_invoice(ctx: CallContext, locator: str, autopay_time: datetime, suppress_autopay: bool) -> Invoice:
     current = invoice(ctx, locator)
     changed = current.model_copy(update={"autopayTime": autopay_time, "suppressAutopay": suppress_autopay})
-    return _save_invoice(ctx, current, changed, [])
+    uow = wiring.unit_of_work(ctx)
+    arm_autopay(uow, changed)
+    return _save_invoice(ctx, current, changed, [], uow=uow)
+
+
+def arm_autopay(uow: Any, record: Invoice) -> None:
+    """The invoice's autopay entry at its autopay time (billing/autopay.py runs it), or none when autopay
+    is suppressed or nothing is owed."""
+    if record.suppressAutopay or record.autopayTime is None or record.invoiceState != InvoiceState.OPEN \
+            or record.totalRemainingAmount <= 0:
+        due.cancel(uow, DueKind.INVOICE_AUTOPAY, record.locator)
+    else:
+        due.schedule(uow, DueKind.INVOICE_AUTOPAY, record.locator, record.autopayTime)
 
 
 def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> tuple[Invoice, Decimal]:
@@ -594,9 +609,9 @@ def _window(items: list[Any], page: PageRequest) -> Page[Any]:
 
 # --- payments and the credit balance ------------------------------------------------------------------
 
-def create_payment(ctx: CallContext, fields: Any) -> Payment:
+def create_payment(ctx: CallContext, fields: Any, locator: str | None = None) -> Payment:
     """A draft payment: amount, type, currency and targets checked (all targets of its account and
-    currency)."""
+    currency). `locator`: chosen by the caller (autopay derives it, so a rerun finds the payment)."""
     account_locator = fields.accountLocator or _account_of_targets(ctx, fields.targets)
     account = accounts.get_account(ctx, account_locator)
     model = configuration.current_model(ctx, resolved=True)[1]
@@ -606,11 +621,13 @@ def create_payment(ctx: CallContext, fields: Any) -> Payment:
     targets = [PaymentTarget.model_validate(t.model_dump()) for t in fields.targets]
     _check_targets(ctx, account.locator, currency, targets)
     record = Payment(
-        locator=new_locator(), accountLocator=account.locator, paymentState=PaymentState.DRAFT, type=payment_type,
+        locator=locator or new_locator(), accountLocator=account.locator, paymentState=PaymentState.DRAFT,
+        type=payment_type,
         currency=currency, amount=fields.amount, data=fields.data or {}, targets=targets,
         transactionMethod=fields.transactionMethod, transactionNumber=fields.transactionNumber,
         createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
     uow = wiring.unit_of_work(ctx)
+    record = payment_lifecycle.number_on(ctx, uow, record, payment_lifecycle.CREATION)
     repository.bump_root(uow, ctx.tenant, account.locator, repository.root_version(ctx.tenant, account.locator))
     repository.add_payment(uow, ctx.tenant, record)
     uow.record_event("billing.payment.create", _payment_event(record))
@@ -724,9 +741,11 @@ def validate_payment(ctx: CallContext, locator: str) -> Payment:
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.DRAFT,), "be validated")
     _check_targets(ctx, current.accountLocator, current.currency, current.targets)
-    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.VALIDATED,
-                                                         "validationResult": {"success": True}}),
-                         "billing.payment.validate")
+    uow = wiring.unit_of_work(ctx)
+    validated = payment_lifecycle.number_on(ctx, uow, current, payment_lifecycle.VALIDATION)
+    return _save_payment(ctx, validated.model_copy(update={"paymentState": PaymentState.VALIDATED,
+                                                           "validationResult": {"success": True}}),
+                         "billing.payment.validate", uow=uow)
 
 
 def reset_payment(ctx: CallContext, locator: str) -> Payment:
@@ -747,7 +766,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     """Apply a draft or validated payment to its targets (none: the account's open invoices, oldest due
     first); what is left raises the account's credit balance. Every invoice it settles is `settled`."""
     current = payment(ctx, locator)
-    _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED), "be posted")
+    _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED, PaymentState.REQUESTED), "be posted")
     _check_targets(ctx, current.accountLocator, current.currency, current.targets)
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)

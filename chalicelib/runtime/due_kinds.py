@@ -18,3 +18,6 @@ class DueKind(StrEnum):
     INVOICE_GENERATE = "billing.invoiceGenerate"
     """An account's invoice generation: due at its earliest uninvoiced installment's generate time; put (or
     moved earlier) by billing a transaction, moved on to the next generate time by its run."""
+    INVOICE_AUTOPAY = "billing.invoiceAutopay"
+    """An invoice's autopay (ref: the invoice): due at its autopay time; put when an invoice of an autopay
+    plan is generated or an update asks for autopay, removed when an update suppresses it."""
