@@ -8,7 +8,7 @@ writers never interleave: the later one fails with 409 and, in a job, is retried
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -19,9 +19,10 @@ from chalicelib.billing import plans, repository
 from chalicelib.billing.delinquency import service as delinquencies
 from chalicelib.billing.holds import service as holds
 from chalicelib.billing.installments import allocation, lattice
-from chalicelib.billing.invoices import fees, generator
+from chalicelib.billing.invoices import consolidation, fees, generator
 from chalicelib.billing.models import (
     Application,
+    ChargeInvoicing,
     ContainerType,
     CreditBalance,
     Installment,
@@ -42,9 +43,17 @@ from chalicelib.billing.models import (
 )
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.billing.writeoffs import settling
+from chalicelib.billing.payments import lifecycle as payment_lifecycle
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
-from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling, BillingPlans, InvoiceFeeHandling
+from chalicelib.configuration.billing_plans import (
+    BackdatedInstallmentsBilling,
+    BillingPlans,
+    CancellationConsolidation,
+    GroupingMatch,
+    InstallmentGrouping,
+    InvoiceFeeHandling,
+)
 from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import CallContext
@@ -132,6 +141,23 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
     return [billing.account.locator] if due_now else []
 
 
+def consolidate_on_cancellation(ctx: CallContext, transaction_locator: str) -> list[Invoice]:
+    """After a cancellation is billed: its policy's uninvoiced installments on one invoice now, as the
+    account's invoicing plan's `consolidateInvoicesOnCancellation` says (invoices/consolidation.py)."""
+    transaction = transactions.get_transaction(ctx, transaction_locator)
+    if transaction.transactionCategory != TransactionCategory.CANCELLATION:
+        return []
+    account = accounts.get_account(ctx, policies.get_policy(ctx, transaction.policyLocator).accountLocator)
+    plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    if plan is None or plan.consolidate_invoices_on_cancellation == CancellationConsolidation.NONE:
+        return []
+    uninvoiced = [i for i in repository.all_of(ctx.tenant, "policy", transaction.policyLocator, "INST",
+                                               "installment", Installment) if i.invoiceLocator is None]
+    chosen = consolidation.consolidated(uninvoiced, plan.consolidate_invoices_on_cancellation,
+                                        transaction.effectiveTime, ctx.now)
+    return _invoice(ctx, account, chosen, riders=False, grouping=InstallmentGrouping(matching=GroupingMatch.ALL))
+
+
 def billing_failed(ctx: CallContext, transaction_locator: str, policy_locator: str | None, job_locator: str,
                    error: str, retries: int = 0) -> None:
     """Record that billing the transaction failed (the job fails; `retry_failed` enqueues it again)."""
@@ -191,9 +217,11 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
     defer = billing_plans.backdated_installments_billing == BackdatedInstallmentsBilling.DEFER_DUE_DATE
     frames = allocation.backdated(frames, ctx.now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
     window_start, window_end = frames[0].start, frames[-1].end
+    scheduled = [charge for charge in charges if charge.invoicing not in (ChargeInvoicing.NEXT,
+                                                                           ChargeInvoicing.IMMEDIATE)]
     billables = [allocation.Billable(
         charge_locator=charge.locator, amount=charge.amount, coverage_start=window_start, coverage_end=window_end,
-        spread=charge.invoicing == "scheduled" and charge.handling != "flat") for charge in charges]
+        spread=charge.handling != "flat") for charge in scheduled]
     shares = allocation.spread(billables, frames, billing.currency)
     weights = allocation.normalized_weights(frames)
     record = InstallmentLattice(
@@ -204,9 +232,15 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
         reversalLattice=billing.reversal, installmentPlanName=plan_name, createdAt=ctx.now,
         createdBy=ctx.user_locator, frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)])
     by_charge = {charge.locator: charge for charge in charges}
-    return Billed(record, [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge,
-                                        billing.container)
-                           for frame, share in zip(frames, shares) if share])
+    installments = [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge, billing.container,
+                                 schedule.autopay) for frame, share in zip(frames, shares) if share]
+    for mode in (ChargeInvoicing.NEXT, ChargeInvoicing.IMMEDIATE):
+        whole = {charge.locator: charge.amount for charge in charges if charge.invoicing == mode and charge.amount}
+        if whole:  # billed whole with the first frame's times; an immediate one is invoiced now
+            first = frames[0] if mode == ChargeInvoicing.NEXT else replace(frames[0], generate_time=ctx.now)
+            installments.append(_installment(ctx, record, billing.transaction_locator, first, whole, by_charge,
+                                             billing.container, schedule.autopay, mode))
+    return Billed(record, installments)
 
 
 def _term_span(ctx: CallContext, transaction: Transaction) -> tuple[datetime, datetime]:
@@ -241,9 +275,11 @@ def _frame(frame: lattice.Frame, weight: Decimal) -> LatticeFrame:
 
 
 def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locator: str, frame: lattice.Frame,
-                 share: dict[str, Decimal], charges: dict[str, Charge], container: str) -> Installment:
+                 share: dict[str, Decimal], charges: dict[str, Charge], container: str, autopay: bool,
+                 invoicing: ChargeInvoicing = ChargeInvoicing.SCHEDULED) -> Installment:
     moment = ctx.now + timedelta(milliseconds=frame.index)  # the lattice's installments list in frame order
-    locator = derived_locator(moment, f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}")
+    seed = f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}"
+    locator = derived_locator(moment, seed if invoicing == ChargeInvoicing.SCHEDULED else f"{seed}:{invoicing}")
     seconds = Decimal((frame.end - frame.start).total_seconds())
     items = [InstallmentItem(
         locator=derived_locator(moment, f"installmentItem:{locator}:{charge_locator}"), installmentLocator=locator,
@@ -259,7 +295,8 @@ def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locat
         coverageStartTime=frame.start, coverageEndTime=frame.end, installmentDuration=seconds,
         coverageDuration=seconds, generateTime=frame.generate_time, dueTime=frame.due_time,
         autopayTime=frame.autopay_time, installmentItems=items, billingContainer=container,
-        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator,
+        invoicing=invoicing, autopay=autopay)
 
 
 def _write_installments(ctx: CallContext, account: str, record: InstallmentLattice,
@@ -355,8 +392,11 @@ def generation_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -
     return repository.generation_jobs(ctx.tenant, account.locator, page)
 
 
-def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list[Invoice]:
-    """Invoice `due` (uninvoiced installments of the account) at `ctx.now`."""
+def _invoice(ctx: CallContext, account: Account, due: list[Installment], *, riders: bool = True,
+             grouping: InstallmentGrouping | None = None) -> list[Invoice]:
+    """Invoice `due` (uninvoiced installments of the account) at `ctx.now`, grouped as the account's
+    invoicing plan says (or by `grouping`), with the account's pending `next` installments riding on
+    them (`riders`)."""
     if not due:
         return []
     account_locator = account.locator
@@ -364,11 +404,15 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list
     numbering = _invoice_numbering_plan(ctx, account)
     version = repository.root_version(ctx.tenant, account_locator)
     plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    taken = {i.locator for i in due}
+    waiting = [i for i in repository.pending_riders(ctx.tenant, account_locator) if i.locator not in taken] \
+        if riders else []
     own_fees: dict[str, Decimal | None] = {}
     created = []
-    for chunk in _chunks(due):
-        for invoice in generator.generate(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator()):
-            invoiced = [i for i in chunk if i.invoiceLocator == invoice.locator]
+    for group in generator.groups(due, ctx.now, grouping or (plan.installment_grouping if plan else
+                                                             InstallmentGrouping()), waiting):
+        for chunk in _chunks(group):
+            invoice = generator.invoice(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator())
             if plan is not None and plan.invoice_fee_handling != InvoiceFeeHandling.WAIVE:
                 for policy in invoice.policyLocators:
                     if policy not in own_fees:
@@ -376,26 +420,22 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list
                 amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
                 invoice = fees.with_fee(invoice, amount, new_locator())
             created.append(_write_invoice(ctx, model, numbering, invoice, invoiced, version, account))
+            created.append(_write_invoice(ctx, model, numbering, invoice, chunk, version))
             version += 1
     return created
 
 
-def _chunks(installments: list[Installment]) -> Iterable[list[Installment]]:
-    """Installments grouped as the generator groups them, at most INSTALLMENTS_PER_INVOICE a group and
-    no more than the write of one invoice holds."""
-    groups: dict[tuple[str, str, datetime], list[Installment]] = {}
-    for installment in installments:
-        groups.setdefault((installment.billingContainer, installment.currency, installment.dueTime),
-                          []).append(installment)
-    for group in groups.values():
-        chunk: list[Installment] = []
-        for installment in group:
-            grown = [*chunk, installment]
-            if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not repository.fits_one_invoice_write(grown)):
-                yield chunk
-                chunk = []
-            chunk.append(installment)
-        yield chunk
+def _chunks(group: list[Installment]) -> Iterable[list[Installment]]:
+    """The installments of one invoice's group, at most INSTALLMENTS_PER_INVOICE a chunk and no more than
+    the write of one invoice holds (a larger group makes several invoices)."""
+    chunk: list[Installment] = []
+    for installment in group:
+        grown = [*chunk, installment]
+        if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not repository.fits_one_invoice_write(grown)):
+            yield chunk
+            chunk = []
+        chunk.append(installment)
+    yield chunk
 
 
 def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,
@@ -413,6 +453,8 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
     uow.add(*repository.invoice_writes(ctx.tenant, invoice))
     if invoice.invoiceState == InvoiceState.OPEN:  # unsettled at its due time, it opens a delinquency
         due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)
+    if not invoice.suppressAutopay:
+        arm_autopay(uow, invoice)
     uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
     documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator, {
         **invoice.model_dump(exclude_none=True), "kind": "invoice",
@@ -474,7 +516,19 @@ def invoices_with_number(ctx: CallContext, number: str) -> list[Invoice]:
 def update_invoice(ctx: CallContext, locator: str, autopay_time: datetime, suppress_autopay: bool) -> Invoice:
     current = invoice(ctx, locator)
     changed = current.model_copy(update={"autopayTime": autopay_time, "suppressAutopay": suppress_autopay})
-    return _save_invoice(ctx, current, changed, [])
+    uow = wiring.unit_of_work(ctx)
+    arm_autopay(uow, changed)
+    return _save_invoice(ctx, current, changed, [], uow=uow)
+
+
+def arm_autopay(uow: Any, record: Invoice) -> None:
+    """The invoice's autopay entry at its autopay time (billing/autopay.py runs it), or none when autopay
+    is suppressed or nothing is owed."""
+    if record.suppressAutopay or record.autopayTime is None or record.invoiceState != InvoiceState.OPEN \
+            or record.totalRemainingAmount <= 0:
+        due.cancel(uow, DueKind.INVOICE_AUTOPAY, record.locator)
+    else:
+        due.schedule(uow, DueKind.INVOICE_AUTOPAY, record.locator, record.autopayTime)
 
 
 def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> tuple[Invoice, Decimal]:
@@ -569,9 +623,9 @@ def _window(items: list[Any], page: PageRequest) -> Page[Any]:
 
 # --- payments and the credit balance ------------------------------------------------------------------
 
-def create_payment(ctx: CallContext, fields: Any) -> Payment:
+def create_payment(ctx: CallContext, fields: Any, locator: str | None = None) -> Payment:
     """A draft payment: amount, type, currency and targets checked (all targets of its account and
-    currency)."""
+    currency). `locator`: chosen by the caller (autopay derives it, so a rerun finds the payment)."""
     account_locator = fields.accountLocator or _account_of_targets(ctx, fields.targets)
     account = accounts.get_account(ctx, account_locator)
     model = configuration.current_model(ctx, resolved=True)[1]
@@ -581,11 +635,13 @@ def create_payment(ctx: CallContext, fields: Any) -> Payment:
     targets = [PaymentTarget.model_validate(t.model_dump()) for t in fields.targets]
     _check_targets(ctx, account.locator, currency, targets)
     record = Payment(
-        locator=new_locator(), accountLocator=account.locator, paymentState=PaymentState.DRAFT, type=payment_type,
+        locator=locator or new_locator(), accountLocator=account.locator, paymentState=PaymentState.DRAFT,
+        type=payment_type,
         currency=currency, amount=fields.amount, data=fields.data or {}, targets=targets,
         transactionMethod=fields.transactionMethod, transactionNumber=fields.transactionNumber,
         createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
     uow = wiring.unit_of_work(ctx)
+    record = payment_lifecycle.number_on(ctx, uow, record, payment_lifecycle.CREATION)
     repository.bump_root(uow, ctx.tenant, account.locator, repository.root_version(ctx.tenant, account.locator))
     repository.add_payment(uow, ctx.tenant, record)
     uow.record_event("billing.payment.create", _payment_event(record))
@@ -699,9 +755,11 @@ def validate_payment(ctx: CallContext, locator: str) -> Payment:
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.DRAFT,), "be validated")
     _check_targets(ctx, current.accountLocator, current.currency, current.targets)
-    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.VALIDATED,
-                                                         "validationResult": {"success": True}}),
-                         "billing.payment.validate")
+    uow = wiring.unit_of_work(ctx)
+    validated = payment_lifecycle.number_on(ctx, uow, current, payment_lifecycle.VALIDATION)
+    return _save_payment(ctx, validated.model_copy(update={"paymentState": PaymentState.VALIDATED,
+                                                           "validationResult": {"success": True}}),
+                         "billing.payment.validate", uow=uow)
 
 
 def reset_payment(ctx: CallContext, locator: str) -> Payment:
@@ -722,7 +780,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     """Apply a draft or validated payment to its targets (none: the account's open invoices, oldest due
     first); what is left raises the account's credit balance. Every invoice it settles is `settled`."""
     current = payment(ctx, locator)
-    _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED), "be posted")
+    _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED, PaymentState.REQUESTED), "be posted")
     _check_targets(ctx, current.accountLocator, current.currency, current.targets)
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
@@ -889,7 +947,9 @@ def _previewed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, 
     if billing.term_end <= billing.term_start:
         return []
     billed = _billed(ctx, billing_plans, billing, charges, f"{PREVIEW}-lattice")
-    return generator.generate(billed.installments, ctx.now, ctx.user_locator)
+    plan = billing_plans.invoicing_plan(billing.account.invoicingPlanName)
+    return generator.generate(billed.installments, ctx.now, ctx.user_locator,
+                              grouping=plan.installment_grouping if plan else InstallmentGrouping())
 
 
 # --- early invoicing -------------------------------------------------------------------------------------

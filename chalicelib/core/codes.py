@@ -307,6 +307,13 @@ CLOCK_ADVANCING = _code(Conflict, "clock.advancing", "The test clock is advancin
 CLOCK_NOT_FORWARD = _code(InvalidRequest, "clock.not_forward",
                           "A test clock moves only forward: `to` must be after the clock's now")
 
+# Billing: payment numbers, installments' times.
+NUMBER_TAKEN["payment"] = _code(AlreadyExists, "payment.number_taken", "The payment number is used already")
+NO_NUMBERING_PLAN["payment"] = _code(InvalidState, "payment.no_numbering_plan",
+                                     "The payment's type names no numbering plan, nor does the configuration")
+INSTALLMENT_INVOICED = _code(InvalidState, "installment.invoiced",
+                             "The installment is invoiced: its times are its invoice's now")
+
 
 def not_found(entity: str, what: str | None = None) -> DomainError:
     """404 `{entity}.not_found`, saying what was looked for (a locator, a name)."""

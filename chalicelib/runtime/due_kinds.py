@@ -26,3 +26,6 @@ class DueKind(StrEnum):
     active delinquency hold pauses it (releasing the hold puts the entry again)."""
     DELINQUENCY_EVENT = "billing.delinquencyEvent"
     """A configured delinquency event's trigger time (ref: the event)."""
+    INVOICE_AUTOPAY = "billing.invoiceAutopay"
+    """An invoice's autopay (ref: the invoice): due at its autopay time; put when an invoice of an autopay
+    plan is generated or an update asks for autopay, removed when an update suppresses it."""
