@@ -3,9 +3,9 @@ from chalice import Chalice
 
 from chalicelib.accounts.routes import bp as account_routes
 from chalicelib.apidocs.routes import bp as api_description
+from chalicelib.billing.credit.routes import bp as credit_routes
 from chalicelib.billing.delinquency.routes import bp as delinquency_routes
 from chalicelib.billing.holds.routes import bp as hold_routes
-from chalicelib.billing.credit.routes import bp as credit_routes
 from chalicelib.billing.routes import bp as billing_routes
 from chalicelib.billing.writeoffs.routes import bp as write_off_routes
 from chalicelib.clock.routes import bp as clock_routes

@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.exceptions import ItemSizeTooLarge
+from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import StreamShard, Table
 from moto.dynamodb.responses import DynamoResult

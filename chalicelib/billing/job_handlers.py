@@ -7,10 +7,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from chalicelib.billing import service
-from chalicelib.billing.delinquency import due_work as delinquency_due_work  # noqa: F401 (registers its handlers)
-from chalicelib.billing.credit import service as credit
 from chalicelib.billing import autopay, service
+from chalicelib.billing.credit import service as credit
+from chalicelib.billing.delinquency import due_work as delinquency_due_work  # noqa: F401 (registers its handlers)
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError
 from chalicelib.runtime.due import DueWork, due_handler
@@ -79,6 +78,8 @@ def settle_excess_credit(ctx: CallContext, payload: ExcessCredit) -> dict[str, A
     distribution, disbursement = credit.settle_excess_credit(ctx, payload.accountLocator, payload.currency,
                                                              apply_to_invoices=payload.applyToInvoices)
     return {"creditDistributionLocator": distribution, "disbursementLocator": disbursement}
+
+
 @due_handler(DueKind.INVOICE_AUTOPAY)
 def autopay_invoice(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     """An invoice's autopay (ref: the invoice), due at its autopay time: a payment of what it owes, posted."""

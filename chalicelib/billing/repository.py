@@ -260,15 +260,11 @@ def pending_riders(tenant: str, account: str) -> list[Installment]:
 
 # --- invoices ---------------------------------------------------------------------------------------
 
-INVOICE_WRITE_RECORDS = 15
+INVOICE_WRITE_RECORDS = 17
 """What the write of an invoice holds besides its installments and references: the billing root, the
 invoice, its alias, its number's guard, the account's reference of nonzero invoices, the open marker,
-two events, the credit balance and its ledger line, its document's job, documents job and instance,
-and two to spare."""
-INVOICE_WRITE_RECORDS = 13
-"""What the write of an invoice holds besides its installments and references: the billing root, the
-invoice, its alias, its number's guard, the account's reference of nonzero invoices, the open marker,
-two events, the credit balance and its ledger line, its autopay entry, and two to spare."""
+two events, the credit balance and its ledger line, its due entry (delinquency), its autopay entry, its
+document's job, documents job and instance, and two to spare."""
 
 
 def fits_one_invoice_write(installments: list[Installment]) -> bool:

@@ -42,8 +42,8 @@ from chalicelib.billing.models import (
     SourceType,
 )
 from chalicelib.billing.payments import allocation as payments
-from chalicelib.billing.writeoffs import settling
 from chalicelib.billing.payments import lifecycle as payment_lifecycle
+from chalicelib.billing.writeoffs import settling
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import (
@@ -419,8 +419,7 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment], *, ride
                         own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
                 amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
                 invoice = fees.with_fee(invoice, amount, new_locator())
-            created.append(_write_invoice(ctx, model, numbering, invoice, invoiced, version, account))
-            created.append(_write_invoice(ctx, model, numbering, invoice, chunk, version))
+            created.append(_write_invoice(ctx, model, numbering, invoice, chunk, version, account))
             version += 1
     return created
 
@@ -810,9 +809,9 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     if left:
         _credit(ctx, uow, account, current.currency, left, "payment in excess of its targets", SourceType.PAYMENT,
                 current.locator)
+        _excess_credit_job(ctx, uow, account, current.currency, apply_to_invoices=False)
     delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
                                                   if each.invoice.invoiceState == InvoiceState.SETTLED])
-        _excess_credit_job(ctx, uow, account, current.currency, apply_to_invoices=False)
     uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
     return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True)
 

@@ -495,6 +495,8 @@ def deserialization_jobs_index(tenant_locator: str, job_type: str) -> str:
 
 def deserialization_jobs_by_state(tenant_locator: str, job_type: str, state: str) -> str:
     return f"{tenant_scope(tenant_locator)}DSJOBS#{job_type}#{state}"
+
+
 # Billing II: write-offs, credit distributions and disbursements (records of the billing partition).
 BILLING_WRITEOFF_PREFIX = "WOFF#"
 BILLING_CREDIT_DISTRIBUTION_PREFIX = "CDIST#"
