@@ -253,6 +253,7 @@ def build_world(api: Any, token: str) -> World:
     payment_body = {"accountLocator": account, "type": "Check", "amount": 10, "data": {},
                     "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}
     payment = ok(call(api, "POST", f"{billing}/payments", token, payment_body))
+    ok(call(api, "POST", f"{billing}/payments/{payment['locator']}/number/set?paymentNumber=P-{suffix}", token))
     early_body = {"ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
                   "invoiceThroughTime": "2026-02-01T05:00:00Z"}
     early = ok(call(api, "POST", f"{billing}/invoices/earlyInvoicing", token, early_body))
@@ -349,6 +350,7 @@ def build_world(api: Any, token: str) -> World:
         "update_transaction_underwriting_flags": flag_changes,
         **{f"add_transaction_{level}_flag": {"note": "look"} for level in levels},
         "advance_clock": {"to": "2030-01-01T00:00:00Z"},  # the world's tenant has no test clock: 409
+        "update_installments": {"installmentLocators": [installment["locator"]], "dueTime": "2026-02-01T05:00:00Z"},
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -364,6 +366,7 @@ def build_world(api: Any, token: str) -> World:
         "list_payments": urlencode({"accountLocator": account}), "set_invoice_number": "invoiceNumber=N-1",
         "list_credits": urlencode({"accountLocator": account}),
         "preview_stateless_invoices": urlencode({"quotePreviewRequest": simplejson.dumps(stateless)}),
+        "set_payment_number": "paymentNumber=N-2",
     }
     return World(tenant=tenant, bodies=bodies, queries=queries, values={
         "tenantLocator": tenant,
@@ -384,4 +387,5 @@ def build_world(api: Any, token: str) -> World:
         "invoiceNumber": invoice["invoiceNumber"], "payments/locator": payment["locator"],
         "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
+        "paymentNumber": f"P-{suffix}",
     })
