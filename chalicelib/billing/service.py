@@ -15,7 +15,7 @@ from typing import Any
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
-from chalicelib.billing import plans, repository
+from chalicelib.billing import payment_lifecycle, plans, repository
 from chalicelib.billing.installments import allocation, lattice
 from chalicelib.billing.invoices import consolidation, fees, generator
 from chalicelib.billing.models import (
@@ -40,7 +40,6 @@ from chalicelib.billing.models import (
     SourceType,
 )
 from chalicelib.billing.payments import allocation as payments
-from chalicelib.billing.payments import lifecycle as payment_lifecycle
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import (
