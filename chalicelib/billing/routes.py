@@ -17,11 +17,10 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
-    from chalicelib.billing import installment_times, schemas, service
-    from chalicelib.billing.payments import lifecycle as payment_lifecycle
+    from chalicelib.billing import installment_times, payment_lifecycle, schemas, service
 else:
-    schemas, service, installment_times = lazy_modules("chalicelib.billing", "schemas", "service", "installment_times")
-    (payment_lifecycle,) = lazy_modules("chalicelib.billing.payments", "lifecycle")
+    schemas, service, installment_times, payment_lifecycle = lazy_modules(
+        "chalicelib.billing", "schemas", "service", "installment_times", "payment_lifecycle")
 
 bp = Blueprint(__name__)
 

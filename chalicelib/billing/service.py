@@ -15,7 +15,7 @@ from typing import Any
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
-from chalicelib.billing import plans, repository
+from chalicelib.billing import payment_lifecycle, plans, repository
 from chalicelib.billing.delinquency import service as delinquencies
 from chalicelib.billing.holds import service as holds
 from chalicelib.billing.installments import allocation, lattice
@@ -42,7 +42,6 @@ from chalicelib.billing.models import (
     SourceType,
 )
 from chalicelib.billing.payments import allocation as payments
-from chalicelib.billing.payments import lifecycle as payment_lifecycle
 from chalicelib.billing.writeoffs import settling
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration

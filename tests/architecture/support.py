@@ -256,6 +256,7 @@ def build_world(api: Any, token: str) -> World:
     payment_body = {"accountLocator": account, "type": "Check", "amount": 10, "data": {},
                     "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}
     payment = ok(call(api, "POST", f"{billing}/payments", token, payment_body))
+    ok(call(api, "POST", f"{billing}/payments/{payment['locator']}/number/set?paymentNumber=P-{suffix}", token))
     early_body = {"ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
                   "invoiceThroughTime": "2026-02-01T05:00:00Z"}
     early = ok(call(api, "POST", f"{billing}/invoices/earlyInvoicing", token, early_body))
@@ -393,6 +394,7 @@ def build_world(api: Any, token: str) -> World:
         "create_write_off": write_off_body, "reverse_write_off": {"amount": "0.50"},
         "create_credit_distribution": distribution_body, "reverse_credit_distribution": {"reversalType": "test"},
         "create_disbursement": disbursement_body,
+        "update_installments": {"installmentLocators": [installment["locator"]], "dueTime": "2026-02-01T05:00:00Z"},
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -412,6 +414,7 @@ def build_world(api: Any, token: str) -> World:
         "attach_document": urlencode({"referenceType": "quote", "referenceLocator": to_issue, "name": "Letter",
                                       "documentFormat": "txt"}),
         "render_document": urlencode({"referenceType": "quote", "referenceLocator": to_issue}),
+        "set_payment_number": "paymentNumber=N-2",
     }
     return World(tenant=tenant, bodies=bodies, queries=queries, values={
         "tenantLocator": tenant,
@@ -440,4 +443,5 @@ def build_world(api: Any, token: str) -> World:
         "delinquencies/locator": delinquency["locator"], "delinquencyLocator": delinquency["locator"],
         "delinquencyEventLocator": reminder["locator"], "invoiceLocator": invoice["locator"],
         "holds/locator": billing_hold["locator"], "holdLocator": entity_hold["locator"],
+        "paymentNumber": f"P-{suffix}",
     })
