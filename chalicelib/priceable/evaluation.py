@@ -36,7 +36,7 @@ from chalicelib.priceable import elements, rating, repository, underwriting
 from chalicelib.priceable.host import TablesHost, selection_times
 from chalicelib.priceable.models import Charge, Element, ElementChanges, Entity, Flag
 from chalicelib.priceable.runner import StepFailed, Underwritten
-from chalicelib.priceable.subject import Subject
+from chalicelib.priceable.subject import ScheduleOwner, Subject
 from chalicelib.tables import service as tables
 
 
@@ -159,16 +159,20 @@ def _request(ctx: CallContext, subject: Subject) -> dict[str, Any]:
         element=elements.as_tree(subject.element))
     scheduled = _scheduled(ctx, subject)
     if scheduled:
-        request["schedules"] = repository.schedule_items(ctx.tenant, subject.kind, subject.locator, scheduled)
+        owners = subject.schedule_owners or (ScheduleOwner(subject.kind, subject.locator),)
+        request["schedules"] = repository.schedule_items(ctx.tenant, owners, scheduled)
     return request
 
 
-def _scheduled(ctx: CallContext, subject: Subject) -> list[str]:
-    """The static locators of the subject's elements whose types name a schedule (the plugin request's
-    `schedules` gives each one's items: a quote's, or a transaction's once written to)."""
-    types = datamodel.element_types(configuration.model(ctx, subject.config_version, resolved=True))
-    return [element.staticLocator for element in elements.walk(subject.element)
-            if element.type in types and types[element.type].definition.get("schedule")]
+def _scheduled(ctx: CallContext, subject: Subject) -> list[tuple[str, bool]]:
+    """(static locator, resetOnRenewal) of each of the subject's elements whose type names a schedule: the
+    plugin request's `schedules` gives each one's items."""
+    model = configuration.model(ctx, subject.config_version, resolved=True)
+    types, schedules = datamodel.element_types(model), model.get("schedules") or {}
+    named = [(element.staticLocator, types[element.type].definition.get("schedule"))
+             for element in elements.walk(subject.element) if element.type in types]
+    return [(static, bool((schedules.get(name) or {}).get("resetOnRenewal")))
+            for static, name in named if isinstance(name, str) and name in schedules]
 
 
 def _host(ctx: CallContext, subject: Subject) -> TablesHost:
