@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -19,6 +20,7 @@ from chalicelib.billing.delinquency.models import (
     GraceJob,
 )
 from chalicelib.billing.models import JobStatus
+from chalicelib.configuration.billing_plans import DelinquencyLevel, GraceOffsetBasis, LapseTarget
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse, Page
 
@@ -34,21 +36,21 @@ class Response(BaseModel):
 class DelinquencySettingsResponse(Response):
     lapseTransactionType: str
     gracePeriodDays: int
-    advanceLapseTo: str
-    delinquencyLevel: str
+    advanceLapseTo: LapseTarget
+    delinquencyLevel: DelinquencyLevel
 
 
 class ConfiguredDelinquencyEventResponse(Response):
     name: str
     offsetDays: Decimal
-    offsetBasis: str
+    offsetBasis: GraceOffsetBasis
 
 
 class DelinquencyReferenceResponse(Response):
     locator: str
     delinquencyLocator: str
     referenceLocator: str
-    referenceType: str
+    referenceType: Literal["policy", "invoice"]
     transactionLocator: str | None = None
 
 
