@@ -62,16 +62,21 @@ def split_template(template: dict[str, Any], limit: int = GROUP_LIMIT) -> dict[s
         for name, output in outputs.items():
             renamed = name.replace(CHALICE_API, api) if CHALICE_API in name else f"{api}{name}"
             split["Outputs"][renamed] = _retarget(output, api)
-    _add_custom_domain(split, [api for api in groups])
+    _add_custom_domain(split, list(groups))
     return split
+
+
+def api_of(path: str) -> str:
+    """The logical id of the API that serves `path`."""
+    segment = _first_segment(path)
+    return next((api for api, segments in API_GROUPS.items() if segment in segments), CHALICE_API)
 
 
 def _group_paths(paths: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The paths of each API, in a fixed order: `RestAPI` first, then `API_GROUPS`'s order; empty APIs left out."""
-    api_of_segment = {segment: api for api, segments in API_GROUPS.items() for segment in segments}
     groups: dict[str, dict[str, Any]] = {CHALICE_API: {}, **{api: {} for api in API_GROUPS}}
     for path in sorted(paths):
-        groups[api_of_segment.get(_first_segment(path), CHALICE_API)][path] = paths[path]
+        groups[api_of(path)][path] = paths[path]
     return {api: group for api, group in groups.items() if group}
 
 
