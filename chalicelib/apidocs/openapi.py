@@ -156,6 +156,8 @@ def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]]
                   components: dict[str, Any]) -> dict[str, Any]:
     if body.encoding == "file":
         content = {media: {"schema": _file_schema(media, body.annotation.part)} for media in op.content_types}
+        if "application/json" in content:  # a JSON file: described, and given an example, as JSON
+            content["application/json"]["example"] = example_of(content["application/json"]["schema"], components)
     else:
         schema = resolved[("body", op.operation_id)]
         content = {"application/json": {"schema": schema, "example": example_of(schema, components)}}
@@ -169,6 +171,8 @@ def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]]
 def _file_schema(media: str, part: str) -> dict[str, Any]:
     if media == "multipart/form-data":
         return {"type": "object", "required": [part], "properties": {part: FILE_SCHEMA}}
+    if media == "application/json":  # files of records (schedule items): an array of objects
+        return {"type": "array", "items": {"type": "object"}}
     return {"type": "string", "contentMediaType": media}
 
 
