@@ -3,16 +3,24 @@ from chalice import Chalice
 
 from chalicelib.accounts.routes import bp as account_routes
 from chalicelib.apidocs.routes import bp as api_description
+from chalicelib.billing.credit.routes import bp as credit_routes
+from chalicelib.billing.delinquency.routes import bp as delinquency_routes
+from chalicelib.billing.holds.routes import bp as hold_routes
 from chalicelib.billing.routes import bp as billing_routes
+from chalicelib.billing.writeoffs.routes import bp as write_off_routes
 from chalicelib.clock.routes import bp as clock_routes
 from chalicelib.configuration.routes import bp as configuration_routes
+from chalicelib.documents.routes import BINARY_TYPES as DOCUMENT_BINARY_TYPES
+from chalicelib.documents.routes import bp as document_routes
 from chalicelib.events.routes import bp as event_routes
+from chalicelib.holds.routes import bp as entity_hold_routes
 from chalicelib.http.middleware import framework_answers_in_our_shape
 from chalicelib.http.request import capture_request
 from chalicelib.identity.routes import bp as identity_routes
 from chalicelib.policies.routes import bp as policy_routes
 from chalicelib.quickquotes.routes import bp as quick_quote_routes
 from chalicelib.quotes.routes import bp as quote_routes
+from chalicelib.schedules.routes import bp as schedule_routes
 from chalicelib.tables.routes import bp as table_routes
 from chalicelib.transactions.routes import bp as transaction_routes
 from chalicelib.workers.queue import bp as job_worker
@@ -37,3 +45,11 @@ app.register_blueprint(billing_routes)
 app.register_blueprint(clock_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)
+app.register_blueprint(schedule_routes)
+app.register_blueprint(document_routes)
+app.api.binary_types.extend(DOCUMENT_BINARY_TYPES)
+app.register_blueprint(delinquency_routes)
+app.register_blueprint(hold_routes)
+app.register_blueprint(entity_hold_routes)
+app.register_blueprint(write_off_routes)
+app.register_blueprint(credit_routes)

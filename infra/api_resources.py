@@ -3,7 +3,9 @@
 API Gateway creates one resource per distinct path prefix: `/policy/{tenantLocator}/quotes/{locator}`
 needs `/`, `/policy`, `/policy/{tenantLocator}`, `/policy/{tenantLocator}/quotes` and itself.
 
-    .venv/bin/python infra/api_resources.py     # the spec's endpoints and the app as it is now
+    .venv/bin/python infra/api_resources.py     # the spec's endpoints, the app, and its APIs once split
+
+infra/split_api.py splits the app's routes into several REST APIs; the last lines count each of them.
 """
 from __future__ import annotations
 
@@ -51,10 +53,24 @@ def _report(title: str, paths: set[str]) -> None:
         print(f"  {segment:<14}{count:>4}")
 
 
+def _report_split(paths: set[str]) -> None:
+    from split_api import GROUP_LIMIT, api_of
+
+    apis: dict[str, set[str]] = {}
+    for path in paths:
+        apis.setdefault(api_of(path), set()).add(path)
+    print(f"app.py split by infra/split_api.py (at most {GROUP_LIMIT} resources per API):")
+    for api, api_paths in sorted(apis.items()):
+        segments = ", ".join(sorted(set(by_top_segment(resource_paths(api_paths))) - {"/"}))
+        print(f"  {api:<12}{len(api_paths):>4} paths {len(resource_paths(api_paths)):>4} resources  {segments}")
+
+
 def main() -> None:
     if SPEC_ENDPOINTS.exists():
         _report(f"spec ({SPEC_ENDPOINTS.name})", spec_paths())
-    _report("app.py now", app_paths())
+    paths = app_paths()
+    _report("app.py now", paths)
+    _report_split(paths)
 
 
 if __name__ == "__main__":

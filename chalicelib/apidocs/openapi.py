@@ -155,7 +155,9 @@ def _parameters(op: Operation, resolved: dict[Any, dict[str, Any]],
 def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]],
                   components: dict[str, Any]) -> dict[str, Any]:
     if body.encoding == "file":
-        content = {media: {"schema": _file_schema(media)} for media in op.content_types}
+        content = {media: {"schema": _file_schema(media, body.annotation.part)} for media in op.content_types}
+        if "application/json" in content:  # a JSON file: described, and given an example, as JSON
+            content["application/json"]["example"] = example_of(content["application/json"]["schema"], components)
     else:
         schema = resolved[("body", op.operation_id)]
         content = {"application/json": {"schema": schema, "example": example_of(schema, components)}}
@@ -166,9 +168,11 @@ def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]]
     return {"required": body.required, "content": content}
 
 
-def _file_schema(media: str) -> dict[str, Any]:
+def _file_schema(media: str, part: str) -> dict[str, Any]:
     if media == "multipart/form-data":
-        return {"type": "object", "required": ["file"], "properties": {"file": FILE_SCHEMA}}
+        return {"type": "object", "required": [part], "properties": {part: FILE_SCHEMA}}
+    if media == "application/json":  # files of records (schedule items): an array of objects
+        return {"type": "array", "items": {"type": "object"}}
     return {"type": "string", "contentMediaType": media}
 
 
@@ -268,7 +272,7 @@ class _Schemas:
 def _core_schema(annotation: Any) -> CoreSchema:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation.__pydantic_core_schema__
-    if annotation is Upload:
+    if isinstance(annotation, type) and issubclass(annotation, Upload):
         return core_schema.bytes_schema()
     return TypeAdapter(annotation).core_schema
 

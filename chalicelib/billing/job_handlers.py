@@ -1,12 +1,15 @@
-"""Asynchronous work of the billing domain: billing an issued transaction, early invoicing, and the
-generation of an account's invoices when their due entry falls due."""
+"""Asynchronous work of the billing domain: billing an issued transaction, early invoicing, the
+generation of an account's invoices when their due entry falls due, and what an excess credit plan does
+with an account's credit."""
 from __future__ import annotations
 
 from typing import Any
 
 from pydantic import BaseModel
 
-from chalicelib.billing import service
+from chalicelib.billing import autopay, service
+from chalicelib.billing.credit import service as credit
+from chalicelib.billing.delinquency import due_work as delinquency_due_work  # noqa: F401 (registers its handlers)
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError
 from chalicelib.runtime.due import DueWork, due_handler
@@ -39,6 +42,7 @@ def bill_transaction(ctx: CallContext, payload: BillTransaction) -> dict[str, An
                                f"{error.code}: {error.message}", payload.retries)
         raise
     invoices = [invoice.locator for account in accounts for invoice in service.generate_invoices(ctx, account)]
+    invoices += [invoice.locator for invoice in service.consolidate_on_cancellation(ctx, payload.transactionLocator)]
     return {"invoiceLocators": invoices}
 
 
@@ -58,3 +62,26 @@ def generate_invoices(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     if following is not None:
         work.reschedule(following)
     return {"invoicesGenerated": len(invoices)}
+
+
+class ExcessCredit(BaseModel):
+    accountLocator: str
+    currency: str
+    applyToInvoices: bool = False
+    """Enqueued by invoice generation: apply the credit to open invoices first, when the plan says so."""
+
+
+@job_handler(JobType.BILLING_EXCESS_CREDIT, payload=ExcessCredit)
+def settle_excess_credit(ctx: CallContext, payload: ExcessCredit) -> dict[str, Any]:
+    """Enqueued by a posting that left credit, or an invoice generation: what the account's excess credit
+    plan does with its credit (credit/service.py)."""
+    distribution, disbursement = credit.settle_excess_credit(ctx, payload.accountLocator, payload.currency,
+                                                             apply_to_invoices=payload.applyToInvoices)
+    return {"creditDistributionLocator": distribution, "disbursementLocator": disbursement}
+
+
+@due_handler(DueKind.INVOICE_AUTOPAY)
+def autopay_invoice(ctx: CallContext, work: DueWork) -> dict[str, Any]:
+    """An invoice's autopay (ref: the invoice), due at its autopay time: a payment of what it owes, posted."""
+    paid = autopay.pay(ctx, work.entry.ref, work.uow)
+    return {"autopayments": [paid.locator] if paid else []}

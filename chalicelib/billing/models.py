@@ -25,6 +25,10 @@ class PaymentState(StrEnum):
     POSTED = "posted"
     REVERSED = "reversed"
     DISCARDED = "discarded"
+    REQUESTED = "requested"
+    """Its execution is asked of the payment provider: it is posted, or fails, when the provider answers."""
+    FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 class ContainerType(StrEnum):
@@ -32,6 +36,15 @@ class ContainerType(StrEnum):
     ACCOUNT = "account"
     SUBPAYMENT = "subpayment"
     INVOICE_ITEM = "invoiceItem"
+
+
+class ChargeInvoicing(StrEnum):
+    """When a charge is invoiced (`ChargeRef.invoicing`): spread over the installments (`scheduled`), on
+    the next invoice of its container (`next`), or at once on an invoice of its own (`immediate`)."""
+
+    SCHEDULED = "scheduled"
+    NEXT = "next"
+    IMMEDIATE = "immediate"
 
 
 class SourceType(StrEnum):
@@ -119,6 +132,12 @@ class Installment(BaseModel):
     createdBy: str
     updatedAt: datetime
     updatedBy: str
+    invoicing: ChargeInvoicing = ChargeInvoicing.SCHEDULED
+    """How the charges it bills are invoiced: a lattice's frames bill its `scheduled` charges, and one
+    more installment each its `next` and its `immediate` ones (invoices/generator.py)."""
+    autopay: bool = False
+    """Its installment plan (or the preferences) sets `autopayLeadDays`: its invoice is paid at its autopay
+    time (billing/autopay.py)."""
 
     @property
     def amount(self) -> Decimal:

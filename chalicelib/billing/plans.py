@@ -22,7 +22,7 @@ def schedule(plans: BillingPlans, plan_name: str | None,
         cadence=plan.cadence.value, max_installments=plan.max_installments_per_term,
         weights=plan.installment_weights, generate_lead_days=plan.generate_lead_days,
         due_lead_days=plan.due_lead_days, autopay_lead_days=int(plan.autopay_lead_days),
-        anchor_mode=plan.anchor_mode.value)
+        anchor_mode=plan.anchor_mode.value, autopay=plan.autopay)
     return (plan.name if plan else None), Schedule(
         cadence=chosen.get("cadence", base.cadence),
         max_installments=_cap(chosen.get("maxInstallmentsPerTerm", base.max_installments)),
@@ -37,6 +37,7 @@ def schedule(plans: BillingPlans, plan_name: str | None,
         week_of_month=chosen.get("weekOfMonth"),
         anchor_time=_moment(chosen.get("anchorTime")),
         every_n_days=_cap(chosen.get("installmentDays")),
+        autopay=base.autopay or "autopayLeadDays" in chosen,
     )
 
 

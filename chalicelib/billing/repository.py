@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from chalicelib.billing.models import (
     Application,
+    ChargeInvoicing,
     CreditBalance,
     Installment,
     InstallmentJob,
@@ -43,8 +44,13 @@ KIND_PREFIX = {
     "payment": keys.BILLING_PAYMENT_PREFIX,
     "invoicingJob": keys.BILLING_INVOICING_JOB_PREFIX,
     "generationJob": keys.BILLING_GENERATION_JOB_PREFIX,
+    "writeOff": keys.BILLING_WRITEOFF_PREFIX,
+    "creditDistribution": keys.BILLING_CREDIT_DISTRIBUTION_PREFIX,
+    "disbursement": keys.BILLING_DISBURSEMENT_PREFIX,
 }
 REF_KIND = {"lattice": "LAT", "installment": "INST", "invoice": "INV"}
+RIDERS = "NEXT"
+"""The account's reference of its uninvoiced installments invoiced `next`."""
 INSTALLMENT_JOBS = "IJOB"
 CREDITS = "CREDIT"
 NONZERO_INVOICES = "NZINV"
@@ -178,6 +184,8 @@ def installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
         *_refs(tenant, "installment", REF_KIND["installment"], installment.locator, account,
                [("policy", installment.policyLocator), ("transaction", installment.transactionLocator),
                 ("quote", installment.quoteLocator)]),
+        *_refs(tenant, "installment", RIDERS, installment.locator, account,
+               [("account", account if installment.invoicing == ChargeInvoicing.NEXT else None)]),
     ]
 
 
@@ -210,19 +218,53 @@ def next_uninvoiced_time(tenant: str, account: str, after: str) -> str | None:
     return items[0]["SK"][len(keys.BILLING_UNINVOICED_PREFIX):].split("#", 1)[0] if items else None
 
 
+def accounts_of(tenant: str, kind: str, locators: Iterable[str]) -> dict[str, str]:
+    """The account of each record of `kind` among `locators` that exists (one BatchGetItem of the aliases
+    per hundred)."""
+    by_partition = {keys.billing_alias(tenant, locator).as_dict()["PK"]: locator for locator in locators}
+    items = table.gateway().batch_get(_scope(tenant), [keys.billing_alias(tenant, locator)
+                                                       for locator in by_partition.values()])
+    return {by_partition[item["PK"]]: item["accountLocator"] for item in items if item["kind"] == kind}
+
+
+def retimed_installment_writes(tenant: str, installment: Installment, generated_before: str) -> list[WriteOp]:
+    """The rewrite of an uninvoiced installment whose times changed, its uninvoiced marker moved with its
+    generate time (`generated_before`: the time, ISO, it was filed under)."""
+    account = installment.accountLocator
+    writes = [table.put(_item(tenant, account, "installment", installment))]
+    generated = isoformat(installment.generateTime)
+    if generated != generated_before:
+        writes += [table.delete(keys.billing_uninvoiced(tenant, account, generated_before, installment.locator)),
+                   table.put({**keys.billing_uninvoiced(tenant, account, generated, installment.locator).as_dict(),
+                              "entity": "uninvoicedInstallment", "locator": installment.locator})]
+    return writes
+
+
 def invoiced_installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
     account = installment.accountLocator
-    return [table.put(_item(tenant, account, "installment", installment)),
-            table.delete(keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime),
-                                                 installment.locator))]
+    writes = [table.put(_item(tenant, account, "installment", installment)),
+              table.delete(keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime),
+                                                   installment.locator))]
+    if installment.invoicing == ChargeInvoicing.NEXT:
+        writes.append(table.delete(keys.billing_ref(tenant, "account", account, RIDERS, installment.locator)))
+    return writes
+
+
+def pending_riders(tenant: str, account: str) -> list[Installment]:
+    """The account's uninvoiced installments of charges invoiced `next`: they ride on the next invoice of
+    their container (one Query, and a BatchGetItem when there are any)."""
+    refs = query.all_items(table.gateway(), _scope(tenant), keys.billing_refs(tenant, "account", account, RIDERS),
+                           consistent=True)
+    return get_many(tenant, account, "installment", [ref["locator"] for ref in refs], Installment)
 
 
 # --- invoices ---------------------------------------------------------------------------------------
 
-INVOICE_WRITE_RECORDS = 12
+INVOICE_WRITE_RECORDS = 17
 """What the write of an invoice holds besides its installments and references: the billing root, the
 invoice, its alias, its number's guard, the account's reference of nonzero invoices, the open marker,
-two events, the credit balance and its ledger line, and two to spare."""
+two events, the credit balance and its ledger line, its due entry (delinquency), its autopay entry, its
+document's job, documents job and instance, and two to spare."""
 
 
 def fits_one_invoice_write(installments: list[Installment]) -> bool:
@@ -230,7 +272,8 @@ def fits_one_invoice_write(installments: list[Installment]) -> bool:
     rewritten, its uninvoiced marker deleted) and two for each policy and quote (their references, and
     their references of nonzero invoices)."""
     owners = {i.policyLocator for i in installments} | {i.quoteLocator for i in installments if i.quoteLocator}
-    return INVOICE_WRITE_RECORDS + 2 * len(installments) + 2 * len(owners) <= table.MAX_TRANSACTION_ITEMS
+    riders = sum(1 for i in installments if i.invoicing == ChargeInvoicing.NEXT)  # and their reference deleted
+    return INVOICE_WRITE_RECORDS + 2 * len(installments) + riders + 2 * len(owners) <= table.MAX_TRANSACTION_ITEMS
 
 
 def invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:

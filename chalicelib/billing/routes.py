@@ -17,9 +17,10 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
-    from chalicelib.billing import schemas, service
+    from chalicelib.billing import installment_times, payment_lifecycle, schemas, service
 else:
-    schemas, service = lazy_modules("chalicelib.billing", "schemas", "service")
+    schemas, service, installment_times, payment_lifecycle = lazy_modules(
+        "chalicelib.billing", "schemas", "service", "installment_times", "payment_lifecycle")
 
 bp = Blueprint(__name__)
 
@@ -350,3 +351,50 @@ def list_credits(tenantLocator: str, query: schemas.PaymentListQuery) -> schemas
     page = service.credits_of_account(request_context(), query.accountLocator, query.page())
     return schemas.CreditListResponse(listCompleted=page.list_completed,
                                       items=[schemas.CreditResponse.of_payment(p) for p in page.items])
+
+
+# --- payment numbers and requests, installments' times ------------------------------------------------
+
+@bp.route("/billing/{tenantLocator}/payments/{locator}/number/set", methods=["POST"])
+@endpoint("payments.write", errors=[*PAYMENT, codes.NUMBER_TAKEN["payment"]])
+def set_payment_number(tenantLocator: str, locator: str, query: schemas.PaymentNumberQuery) -> schemas.PaymentResponse:
+    return schemas.PaymentResponse.of(payment_lifecycle.set_number(request_context(), locator, query.paymentNumber))
+
+
+@bp.route("/billing/{tenantLocator}/payments/{locator}/number/generate", methods=["POST"])
+@endpoint("payments.write", errors=[*PAYMENT, codes.NO_NUMBERING_PLAN["payment"], codes.NUMBERING_EXHAUSTED,
+                                    codes.NUMBERING_INVALID_PLAN])
+def generate_payment_number(tenantLocator: str, locator: str) -> schemas.PaymentResponse:
+    return schemas.PaymentResponse.of(payment_lifecycle.generate_number(request_context(), locator))
+
+
+@bp.route("/billing/{tenantLocator}/payments/numbers/{paymentNumber}", methods=["GET"])
+@endpoint("payments.read", errors=PAYMENT)
+def fetch_payments_by_number(tenantLocator: str, paymentNumber: str) -> list[schemas.PaymentResponse]:
+    return [schemas.PaymentResponse.of(p) for p in payment_lifecycle.with_number(request_context(), paymentNumber)]
+
+
+@bp.route("/billing/{tenantLocator}/payments/{locator}/request", methods=["PATCH"])
+@endpoint("payments.write", errors=[*PAYMENT, codes.PAYMENT_INVALID_STATE])
+def request_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse:
+    return schemas.PaymentResponse.of(payment_lifecycle.request(request_context(), locator))
+
+
+@bp.route("/billing/{tenantLocator}/payments/{locator}/fail", methods=["PATCH"])
+@endpoint("payments.write", errors=[*PAYMENT, codes.PAYMENT_INVALID_STATE])
+def fail_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse:
+    return schemas.PaymentResponse.of(payment_lifecycle.fail(request_context(), locator))
+
+
+@bp.route("/billing/{tenantLocator}/payments/{locator}/cancel", methods=["PATCH"])
+@endpoint("payments.write", errors=[*PAYMENT, codes.PAYMENT_INVALID_STATE])
+def cancel_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse:
+    return schemas.PaymentResponse.of(payment_lifecycle.cancel(request_context(), locator))
+
+
+@bp.route("/billing/{tenantLocator}/installments", methods=["PATCH"])
+@endpoint("installments.write", errors=[codes.NOT_FOUND["installment"], codes.INSTALLMENT_INVOICED])
+def update_installments(tenantLocator: str,
+                        body: schemas.PatchInstallmentsRequest) -> list[schemas.InstallmentResponse]:
+    return [schemas.InstallmentResponse.of(i) for i in installment_times.retime(
+        request_context(), body.installmentLocators, body.generateTime, body.dueTime, body.autopayTime)]

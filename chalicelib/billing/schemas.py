@@ -720,3 +720,16 @@ class InvoiceLifecycleResponse(Response):
                    completedAt=invoice.settledTime if invoice.invoiceState == InvoiceState.SETTLED else None,
                    contextData=InvoiceLifecycleJobData(invoiceLocator=invoice.locator,
                                                        triggers=sorted(triggers, key=lambda t: t.triggerTime)))
+
+
+# --- payment numbers, installments' times -------------------------------------------------------------
+
+class PaymentNumberQuery(BaseModel):
+    paymentNumber: str
+
+
+class PatchInstallmentsRequest(Input):
+    installmentLocators: list[str] = Field(min_length=1, max_length=100)
+    generateTime: datetime | None = None
+    dueTime: datetime | None = None
+    autopayTime: datetime | None = None

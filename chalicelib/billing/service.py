@@ -8,18 +8,21 @@ writers never interleave: the later one fails with 409 and, in a job, is retried
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
-from chalicelib.billing import plans, repository
+from chalicelib.billing import payment_lifecycle, plans, repository
+from chalicelib.billing.delinquency import service as delinquencies
+from chalicelib.billing.holds import service as holds
 from chalicelib.billing.installments import allocation, lattice
-from chalicelib.billing.invoices import fees, generator
+from chalicelib.billing.invoices import consolidation, fees, generator
 from chalicelib.billing.models import (
     Application,
+    ChargeInvoicing,
     ContainerType,
     CreditBalance,
     Installment,
@@ -39,15 +42,24 @@ from chalicelib.billing.models import (
     SourceType,
 )
 from chalicelib.billing.payments import allocation as payments
+from chalicelib.billing.writeoffs import settling
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
-from chalicelib.configuration.billing_plans import BackdatedInstallmentsBilling, BillingPlans, InvoiceFeeHandling
+from chalicelib.configuration.billing_plans import (
+    BackdatedInstallmentsBilling,
+    BillingPlans,
+    CancellationConsolidation,
+    GroupingMatch,
+    InstallmentGrouping,
+    InvoiceFeeHandling,
+)
 from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, FieldError, NotFound
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
+from chalicelib.documents import service as documents
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import Transaction, TransactionCategory
 from chalicelib.priceable.models import Charge
@@ -128,6 +140,23 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
     return [billing.account.locator] if due_now else []
 
 
+def consolidate_on_cancellation(ctx: CallContext, transaction_locator: str) -> list[Invoice]:
+    """After a cancellation is billed: its policy's uninvoiced installments on one invoice now, as the
+    account's invoicing plan's `consolidateInvoicesOnCancellation` says (invoices/consolidation.py)."""
+    transaction = transactions.get_transaction(ctx, transaction_locator)
+    if transaction.transactionCategory != TransactionCategory.CANCELLATION:
+        return []
+    account = accounts.get_account(ctx, policies.get_policy(ctx, transaction.policyLocator).accountLocator)
+    plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    if plan is None or plan.consolidate_invoices_on_cancellation == CancellationConsolidation.NONE:
+        return []
+    uninvoiced = [i for i in repository.all_of(ctx.tenant, "policy", transaction.policyLocator, "INST",
+                                               "installment", Installment) if i.invoiceLocator is None]
+    chosen = consolidation.consolidated(uninvoiced, plan.consolidate_invoices_on_cancellation,
+                                        transaction.effectiveTime, ctx.now)
+    return _invoice(ctx, account, chosen, riders=False, grouping=InstallmentGrouping(matching=GroupingMatch.ALL))
+
+
 def billing_failed(ctx: CallContext, transaction_locator: str, policy_locator: str | None, job_locator: str,
                    error: str, retries: int = 0) -> None:
     """Record that billing the transaction failed (the job fails; `retry_failed` enqueues it again)."""
@@ -187,9 +216,11 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
     defer = billing_plans.backdated_installments_billing == BackdatedInstallmentsBilling.DEFER_DUE_DATE
     frames = allocation.backdated(frames, ctx.now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
     window_start, window_end = frames[0].start, frames[-1].end
+    scheduled = [charge for charge in charges if charge.invoicing not in (ChargeInvoicing.NEXT,
+                                                                           ChargeInvoicing.IMMEDIATE)]
     billables = [allocation.Billable(
         charge_locator=charge.locator, amount=charge.amount, coverage_start=window_start, coverage_end=window_end,
-        spread=charge.invoicing == "scheduled" and charge.handling != "flat") for charge in charges]
+        spread=charge.handling != "flat") for charge in scheduled]
     shares = allocation.spread(billables, frames, billing.currency)
     weights = allocation.normalized_weights(frames)
     record = InstallmentLattice(
@@ -200,9 +231,15 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
         reversalLattice=billing.reversal, installmentPlanName=plan_name, createdAt=ctx.now,
         createdBy=ctx.user_locator, frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)])
     by_charge = {charge.locator: charge for charge in charges}
-    return Billed(record, [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge,
-                                        billing.container)
-                           for frame, share in zip(frames, shares) if share])
+    installments = [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge, billing.container,
+                                 schedule.autopay) for frame, share in zip(frames, shares) if share]
+    for mode in (ChargeInvoicing.NEXT, ChargeInvoicing.IMMEDIATE):
+        whole = {charge.locator: charge.amount for charge in charges if charge.invoicing == mode and charge.amount}
+        if whole:  # billed whole with the first frame's times; an immediate one is invoiced now
+            first = frames[0] if mode == ChargeInvoicing.NEXT else replace(frames[0], generate_time=ctx.now)
+            installments.append(_installment(ctx, record, billing.transaction_locator, first, whole, by_charge,
+                                             billing.container, schedule.autopay, mode))
+    return Billed(record, installments)
 
 
 def _term_span(ctx: CallContext, transaction: Transaction) -> tuple[datetime, datetime]:
@@ -237,9 +274,11 @@ def _frame(frame: lattice.Frame, weight: Decimal) -> LatticeFrame:
 
 
 def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locator: str, frame: lattice.Frame,
-                 share: dict[str, Decimal], charges: dict[str, Charge], container: str) -> Installment:
+                 share: dict[str, Decimal], charges: dict[str, Charge], container: str, autopay: bool,
+                 invoicing: ChargeInvoicing = ChargeInvoicing.SCHEDULED) -> Installment:
     moment = ctx.now + timedelta(milliseconds=frame.index)  # the lattice's installments list in frame order
-    locator = derived_locator(moment, f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}")
+    seed = f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}"
+    locator = derived_locator(moment, seed if invoicing == ChargeInvoicing.SCHEDULED else f"{seed}:{invoicing}")
     seconds = Decimal((frame.end - frame.start).total_seconds())
     items = [InstallmentItem(
         locator=derived_locator(moment, f"installmentItem:{locator}:{charge_locator}"), installmentLocator=locator,
@@ -255,7 +294,8 @@ def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locat
         coverageStartTime=frame.start, coverageEndTime=frame.end, installmentDuration=seconds,
         coverageDuration=seconds, generateTime=frame.generate_time, dueTime=frame.due_time,
         autopayTime=frame.autopay_time, installmentItems=items, billingContainer=container,
-        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator,
+        invoicing=invoicing, autopay=autopay)
 
 
 def _write_installments(ctx: CallContext, account: str, record: InstallmentLattice,
@@ -325,6 +365,8 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
     """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
     `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing."""
     account = accounts.get_account(ctx, account_locator)
+    if holds.invoicing_held(ctx, account.locator):
+        return []  # releasing the hold makes the account's invoice generation due again
     invoices = _invoice(ctx, account, repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now)))
     if invoices:
         uow = wiring.unit_of_work(ctx)
@@ -332,6 +374,8 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
             locator=new_locator(), accountLocator=account.locator, generateTime=ctx.now,
             invoiceLocators=[i.locator for i in invoices], createdAt=ctx.now, createdBy=ctx.user_locator,
             completedAt=ctx.now))
+        for currency in sorted({i.currency for i in invoices}):
+            _excess_credit_job(ctx, uow, account, currency, apply_to_invoices=True)
         uow.commit()
     return invoices
 
@@ -347,8 +391,11 @@ def generation_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -
     return repository.generation_jobs(ctx.tenant, account.locator, page)
 
 
-def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list[Invoice]:
-    """Invoice `due` (uninvoiced installments of the account) at `ctx.now`."""
+def _invoice(ctx: CallContext, account: Account, due: list[Installment], *, riders: bool = True,
+             grouping: InstallmentGrouping | None = None) -> list[Invoice]:
+    """Invoice `due` (uninvoiced installments of the account) at `ctx.now`, grouped as the account's
+    invoicing plan says (or by `grouping`), with the account's pending `next` installments riding on
+    them (`riders`)."""
     if not due:
         return []
     account_locator = account.locator
@@ -356,42 +403,41 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment]) -> list
     numbering = _invoice_numbering_plan(ctx, account)
     version = repository.root_version(ctx.tenant, account_locator)
     plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    taken = {i.locator for i in due}
+    waiting = [i for i in repository.pending_riders(ctx.tenant, account_locator) if i.locator not in taken] \
+        if riders else []
     own_fees: dict[str, Decimal | None] = {}
     created = []
-    for chunk in _chunks(due):
-        for invoice in generator.generate(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator()):
-            invoiced = [i for i in chunk if i.invoiceLocator == invoice.locator]
+    for group in generator.groups(due, ctx.now, grouping or (plan.installment_grouping if plan else
+                                                             InstallmentGrouping()), waiting):
+        for chunk in _chunks(group):
+            invoice = generator.invoice(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator())
             if plan is not None and plan.invoice_fee_handling != InvoiceFeeHandling.WAIVE:
                 for policy in invoice.policyLocators:
                     if policy not in own_fees:
                         own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
                 amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
                 invoice = fees.with_fee(invoice, amount, new_locator())
-            created.append(_write_invoice(ctx, model, numbering, invoice, invoiced, version))
+            created.append(_write_invoice(ctx, model, numbering, invoice, chunk, version, account))
             version += 1
     return created
 
 
-def _chunks(installments: list[Installment]) -> Iterable[list[Installment]]:
-    """Installments grouped as the generator groups them, at most INSTALLMENTS_PER_INVOICE a group and
-    no more than the write of one invoice holds."""
-    groups: dict[tuple[str, str, datetime], list[Installment]] = {}
-    for installment in installments:
-        groups.setdefault((installment.billingContainer, installment.currency, installment.dueTime),
-                          []).append(installment)
-    for group in groups.values():
-        chunk: list[Installment] = []
-        for installment in group:
-            grown = [*chunk, installment]
-            if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not repository.fits_one_invoice_write(grown)):
-                yield chunk
-                chunk = []
-            chunk.append(installment)
-        yield chunk
+def _chunks(group: list[Installment]) -> Iterable[list[Installment]]:
+    """The installments of one invoice's group, at most INSTALLMENTS_PER_INVOICE a chunk and no more than
+    the write of one invoice holds (a larger group makes several invoices)."""
+    chunk: list[Installment] = []
+    for installment in group:
+        grown = [*chunk, installment]
+        if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not repository.fits_one_invoice_write(grown)):
+            yield chunk
+            chunk = []
+        chunk.append(installment)
+    yield chunk
 
 
 def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,
-                   invoiced: list[Installment], version: int) -> Invoice:
+                   invoiced: list[Installment], version: int, account: Account) -> Invoice:
     uow = wiring.unit_of_work(ctx)
     repository.bump_root(uow, ctx.tenant, invoice.accountLocator, version)
     if numbering:
@@ -403,7 +449,14 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
         uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
     uow.add(*repository.invoice_writes(ctx.tenant, invoice))
+    if invoice.invoiceState == InvoiceState.OPEN:  # unsettled at its due time, it opens a delinquency
+        due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)
+    if not invoice.suppressAutopay:
+        arm_autopay(uow, invoice)
     uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
+    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator, {
+        **invoice.model_dump(exclude_none=True), "kind": "invoice",
+        "account": {"locator": account.locator, "type": account.type, "data": account.data}})
     if credit is not None:
         uow.record_event("billing.invoice.settle", _invoice_event(invoice))
         if credit:
@@ -461,7 +514,19 @@ def invoices_with_number(ctx: CallContext, number: str) -> list[Invoice]:
 def update_invoice(ctx: CallContext, locator: str, autopay_time: datetime, suppress_autopay: bool) -> Invoice:
     current = invoice(ctx, locator)
     changed = current.model_copy(update={"autopayTime": autopay_time, "suppressAutopay": suppress_autopay})
-    return _save_invoice(ctx, current, changed, [])
+    uow = wiring.unit_of_work(ctx)
+    arm_autopay(uow, changed)
+    return _save_invoice(ctx, current, changed, [], uow=uow)
+
+
+def arm_autopay(uow: Any, record: Invoice) -> None:
+    """The invoice's autopay entry at its autopay time (billing/autopay.py runs it), or none when autopay
+    is suppressed or nothing is owed."""
+    if record.suppressAutopay or record.autopayTime is None or record.invoiceState != InvoiceState.OPEN \
+            or record.totalRemainingAmount <= 0:
+        due.cancel(uow, DueKind.INVOICE_AUTOPAY, record.locator)
+    else:
+        due.schedule(uow, DueKind.INVOICE_AUTOPAY, record.locator, record.autopayTime)
 
 
 def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> tuple[Invoice, Decimal]:
@@ -556,9 +621,9 @@ def _window(items: list[Any], page: PageRequest) -> Page[Any]:
 
 # --- payments and the credit balance ------------------------------------------------------------------
 
-def create_payment(ctx: CallContext, fields: Any) -> Payment:
+def create_payment(ctx: CallContext, fields: Any, locator: str | None = None) -> Payment:
     """A draft payment: amount, type, currency and targets checked (all targets of its account and
-    currency)."""
+    currency). `locator`: chosen by the caller (autopay derives it, so a rerun finds the payment)."""
     account_locator = fields.accountLocator or _account_of_targets(ctx, fields.targets)
     account = accounts.get_account(ctx, account_locator)
     model = configuration.current_model(ctx, resolved=True)[1]
@@ -568,11 +633,13 @@ def create_payment(ctx: CallContext, fields: Any) -> Payment:
     targets = [PaymentTarget.model_validate(t.model_dump()) for t in fields.targets]
     _check_targets(ctx, account.locator, currency, targets)
     record = Payment(
-        locator=new_locator(), accountLocator=account.locator, paymentState=PaymentState.DRAFT, type=payment_type,
+        locator=locator or new_locator(), accountLocator=account.locator, paymentState=PaymentState.DRAFT,
+        type=payment_type,
         currency=currency, amount=fields.amount, data=fields.data or {}, targets=targets,
         transactionMethod=fields.transactionMethod, transactionNumber=fields.transactionNumber,
         createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
     uow = wiring.unit_of_work(ctx)
+    record = payment_lifecycle.number_on(ctx, uow, record, payment_lifecycle.CREATION)
     repository.bump_root(uow, ctx.tenant, account.locator, repository.root_version(ctx.tenant, account.locator))
     repository.add_payment(uow, ctx.tenant, record)
     uow.record_event("billing.payment.create", _payment_event(record))
@@ -686,9 +753,11 @@ def validate_payment(ctx: CallContext, locator: str) -> Payment:
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.DRAFT,), "be validated")
     _check_targets(ctx, current.accountLocator, current.currency, current.targets)
-    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.VALIDATED,
-                                                         "validationResult": {"success": True}}),
-                         "billing.payment.validate")
+    uow = wiring.unit_of_work(ctx)
+    validated = payment_lifecycle.number_on(ctx, uow, current, payment_lifecycle.VALIDATION)
+    return _save_payment(ctx, validated.model_copy(update={"paymentState": PaymentState.VALIDATED,
+                                                           "validationResult": {"success": True}}),
+                         "billing.payment.validate", uow=uow)
 
 
 def reset_payment(ctx: CallContext, locator: str) -> Payment:
@@ -709,7 +778,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     """Apply a draft or validated payment to its targets (none: the account's open invoices, oldest due
     first); what is left raises the account's credit balance. Every invoice it settles is `settled`."""
     current = payment(ctx, locator)
-    _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED), "be posted")
+    _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED, PaymentState.REQUESTED), "be posted")
     _check_targets(ctx, current.accountLocator, current.currency, current.targets)
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
@@ -722,6 +791,8 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     before = {locator: state.invoiceState for locator, state in by_locator.items()}
     targets = current.targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
     applied, left = payments.post(current.amount, targets, by_locator, open_invoices, ctx.now)
+    settling.settle_shortfalls(ctx, uow, account, current.currency, [each.invoice for each in applied], by_locator,
+                               open_invoices)
     posted = current.model_copy(update={"paymentState": PaymentState.POSTED, "postedAt": ctx.now,
                                         "creditedAmount": left})
     for each in applied:
@@ -737,6 +808,9 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     if left:
         _credit(ctx, uow, account, current.currency, left, "payment in excess of its targets", SourceType.PAYMENT,
                 current.locator)
+        _excess_credit_job(ctx, uow, account, current.currency, apply_to_invoices=False)
+    delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
+                                                  if each.invoice.invoiceState == InvoiceState.SETTLED])
     uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
     return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True)
 
@@ -871,7 +945,9 @@ def _previewed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, 
     if billing.term_end <= billing.term_start:
         return []
     billed = _billed(ctx, billing_plans, billing, charges, f"{PREVIEW}-lattice")
-    return generator.generate(billed.installments, ctx.now, ctx.user_locator)
+    plan = billing_plans.invoicing_plan(billing.account.invoicingPlanName)
+    return generator.generate(billed.installments, ctx.now, ctx.user_locator,
+                              grouping=plan.installment_grouping if plan else InstallmentGrouping())
 
 
 # --- early invoicing -------------------------------------------------------------------------------------
@@ -929,9 +1005,11 @@ def run_early_invoicing(ctx: CallContext, account_locator: str, job_locator: str
     if job.invoiceDueTime is not None:
         for installment in still:
             installment.dueTime = job.invoiceDueTime
-    invoices = _invoice(ctx, account, still)
+    held = not job.ignoreHolds and holds.invoicing_held(ctx, account.locator)
+    invoices = [] if held else _invoice(ctx, account, still)
     done = job.model_copy(update={"jobStatus": JobStatus.FINISHED, "completedAt": ctx.now,
-                                  "invoiceLocators": [i.locator for i in invoices]})
+                                  "invoiceLocators": [i.locator for i in invoices],
+                                  "processingErrors": "the account's invoicing is held" if held else None})
     uow = wiring.unit_of_work(ctx)
     repository.save_invoicing_job(uow, ctx.tenant, done)
     uow.commit()
@@ -949,3 +1027,30 @@ def invoicing_job(ctx: CallContext, job_locator: str) -> InvoicingJob:
 def invoicing_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoicingJob]:
     account = accounts.get_account(ctx, account_locator)
     return repository.invoicing_jobs(ctx.tenant, account.locator, page)
+
+
+def invoice_event(invoice: Invoice) -> dict[str, Any]:
+    """The data of a `billing.invoice.*` event (settle, unsettle) for other billing modules."""
+    return _invoice_event(invoice)
+
+
+def move_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal, note: str,
+                source_type: str, source: str) -> None:
+    """Move the account's credit balance by `amount` in `uow` (for other billing modules)."""
+    _credit(ctx, uow, account, currency, amount, note, source_type, source)
+
+
+def _excess_credit_job(ctx: CallContext, uow: Any, account: Account | str, currency: str, *,
+                       apply_to_invoices: bool) -> None:
+    """Enqueue in `uow` what the account's excess credit plan does with its credit (credit/job_handlers.py):
+    after a posting that left credit, disburse the excess; after invoice generation, apply the credit to the
+    open invoices too. Nothing (and no read) for a tenant without excess credit plans."""
+    plans = configuration.billing_plans(ctx)
+    if not plans.excess_credit_plans:
+        return
+    found = accounts.get_account(ctx, account) if isinstance(account, str) else account
+    plan = plans.excess_credit_plan(found.excessCreditPlanName)
+    if plan is None or not (plan.disburse_excess or (apply_to_invoices and plan.auto_apply_excess_to_invoices)):
+        return
+    jobs.enqueue(uow, JobType.BILLING_EXCESS_CREDIT, {"accountLocator": found.locator, "currency": currency,
+                                                      "applyToInvoices": apply_to_invoices})

@@ -157,6 +157,8 @@ class InstallmentPlan:
     due_lead_days: int
     autopay_lead_days: Decimal
     anchor_mode: AnchorMode
+    autopay: bool = False
+    """`autopayLeadDays` is configured: invoices of the plan's installments are paid at their autopay time."""
 
     def weight(self, index: int) -> Decimal:
         """The weight of the term's installment number `index` (from 0): configured ones in order, then 1."""
@@ -382,6 +384,7 @@ def _installment_plan(name: str, plan: Mapping[str, Any], root: Mapping[str, Any
         autopay_lead_days=_number(plan.get("autopayLeadDays") or 0),
         anchor_mode=_choice(AnchorMode, plan.get("anchorMode"),
                             _choice(AnchorMode, root.get("defaultAnchorMode"), AnchorMode.TERM_START_DAY)),
+        autopay=plan.get("autopayLeadDays") is not None,
     )
 
 

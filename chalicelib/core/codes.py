@@ -307,7 +307,92 @@ CLOCK_ADVANCING = _code(Conflict, "clock.advancing", "The test clock is advancin
 CLOCK_NOT_FORWARD = _code(InvalidRequest, "clock.not_forward",
                           "A test clock moves only forward: `to` must be after the clock's now")
 
+# Billing: payment numbers, installments' times.
+NUMBER_TAKEN["payment"] = _code(AlreadyExists, "payment.number_taken", "The payment number is used already")
+NO_NUMBERING_PLAN["payment"] = _code(InvalidState, "payment.no_numbering_plan",
+                                     "The payment's type names no numbering plan, nor does the configuration")
+INSTALLMENT_INVOICED = _code(InvalidState, "installment.invoiced",
+                             "The installment is invoiced: its times are its invoice's now")
+
 
 def not_found(entity: str, what: str | None = None) -> DomainError:
     """404 `{entity}.not_found`, saying what was looked for (a locator, a name)."""
     return CATALOGUE[f"{entity}.not_found"](f"{entity} {what} not found" if what else f"{entity} not found")
+
+
+# Schedules and their deserialization jobs (DECISIONS.md "Schedules").
+SCHEDULE_NOT_FOUND = _code(NotFound, "schedule.not_found",
+                           "The quote's or transaction's element has no schedule (or no such element)")
+SCHEDULE_ITEM_NOT_FOUND = _code(NotFound, "scheduleItem.not_found", "No item of the schedule has this locator")
+SCHEDULE_TOO_MANY_ITEMS = _code(InvalidRequest, "schedule.too_many_items",
+                                "A request adds, changes or deletes at most 500 schedule items")
+SCHEDULE_FILE_INVALID = _code(InvalidRequest, "schedule.file_invalid",
+                              "The uploaded file is not UTF-8 CSV with a header row (or a JSON array of objects)")
+SCHEDULE_NESTED_COLUMN = _code(InvalidRequest, "schedule.nested_column",
+                               "A CSV column names a nested or list field: CSV uploads take flat items only")
+SCHEDULE_BUSY = _code(Conflict, "schedule.busy", "Another change of the schedule's items is in progress")
+DESERIALIZATION_JOB_NOT_FOUND = _code(NotFound, "deserializeJob.not_found", "No deserialization job with this locator")
+DESERIALIZATION_JOB_INVALID_STATE = _code(InvalidState, "deserializeJob.invalid_state",
+                                          "The deserialization job's state does not allow this")
+# Documents (DECISIONS.md "Documents").
+DOCUMENT_NOT_FOUND = _code(NotFound, "document.not_found", "No document with this locator")
+DOCUMENTS_JOB_NOT_FOUND = _code(NotFound, "documentsJob.not_found",
+                                "No documents job with this locator for this record")
+DOCUMENT_NOT_EXTERNAL = _code(InvalidState, "document.not_external",
+                              "Only an attached (external) document can be replaced or deleted")
+DOCUMENT_NOT_READY = _code(InvalidState, "document.not_ready", "The document has no artifact (it is not ready)")
+DOCUMENT_REFERENCE_INVALID = _code(InvalidRequest, "document.reference_invalid",
+                                   "The reference does not fit: a policy needs a transactionLocator or a "
+                                   "segmentLocator of that policy")
+DOCUMENT_TEMPLATE_MISSING = _code(InvalidRequest, "document.template_missing",
+                                  "No template to render: send one, or name a configured document that has one")
+DOCUMENT_RENDER_FAILED = _code(InvalidRequest, "document.render_failed",
+                               "The template does not parse or does not render (the message says why)")
+DOCUMENT_QUOTE_NOT_ISSUED = _code(InvalidState, "document.quote_not_issued",
+                                  "Documents are copied on issue only from an issued quote")
+DOCUMENTS_JOB_NOT_FAILED = _code(InvalidState, "documentsJob.not_failed", "Only a failed documents job is retriggered")
+# Delinquencies and billing holds (issue 20).
+NOT_FOUND_DELINQUENCY_AND_HOLDS = _family(NotFound, "not_found", "No {entity} with this locator",
+                                          "delinquency", "delinquencyEvent", "hold")
+DELINQUENCY_INVALID_STATE = _code(InvalidState, "delinquency.invalid_state",
+                                  "The delinquency's (or its event's) state does not allow this")
+DELINQUENCY_INVALID_TIME = _code(InvalidRequest, "delinquency.invalid_time",
+                                 "A delinquency's grace end or an event's trigger time must lie ahead")
+HOLD_INVALID_STATE = _code(InvalidState, "hold.invalid_state", "The hold's state does not allow this")
+QUOTE_HELD = _code(InvalidState, "quote.held", "An active entity hold keeps the quote from this step")
+TRANSACTION_HELD = _code(InvalidState, "transaction.held",
+                         "An active entity hold on the policy blocks transactions of this category or type")
+ENTITY_HOLD_INVALID_STATE = _code(InvalidState, "entityHold.invalid_state",
+                                  "The entity hold's state does not allow this")
+ENTITY_HOLD_INVALID_SCOPE = _code(InvalidRequest, "entityHold.invalid_scope",
+                                  "A quote's hold takes a quoteHoldScope, a policy's a policyHoldScope")
+NOT_FOUND_ENTITY_HOLD = _family(NotFound, "not_found", "No {entity} with this locator", "entityHold")
+# Billing II: write-offs, credit distributions, disbursements (DECISIONS.md "Billing").
+NOT_FOUND.update(_family(NotFound, "not_found", "No {entity} with this locator or name",
+                         "writeOff", "creditDistribution", "disbursement"))
+WRITEOFF_INVALID_TARGET = _code(InvalidRequest, "writeOff.invalid_target",
+                                "A target is not an open invoice, invoice item or the account of the write-off, "
+                                "in its currency, or its amount is not a positive amount of the currency")
+WRITEOFF_EXCEEDS_REMAINING = _code(InvalidRequest, "writeOff.exceeds_remaining",
+                                   "A target's amount is more than remains to be paid on it (or nothing remains)")
+WRITEOFF_INVALID_STATE = _code(InvalidState, "writeOff.invalid_state", "The write-off is reversed already")
+WRITEOFF_INVALID_REVERSAL = _code(InvalidRequest, "writeOff.invalid_reversal",
+                                  "A reversal's amount is positive and at most what is written off and not reversed")
+WRITEOFF_TOO_LARGE = _code(InvalidRequest, "writeOff.too_large",
+                           "The write-off touches more invoices than one change holds; split it")
+CREDIT_INVALID_AMOUNT = _code(InvalidRequest, "credit.invalid_amount",
+                              "The amount is not a positive amount of the currency")
+CREDIT_INVALID_SOURCE = _code(InvalidRequest, "credit.invalid_source",
+                              "A source is not the account's credit balance (the account itself)")
+CREDIT_INVALID_TARGET = _code(InvalidRequest, "credit.invalid_target",
+                              "A target is not an invoice or the account of the distribution, or not in its currency")
+CREDIT_ACCOUNT_REQUIRED = _code(InvalidRequest, "credit.account_required",
+                                "The request names no account and no source or target that belongs to one")
+CREDIT_INSUFFICIENT_BALANCE = _code(InvalidState, "credit.insufficient_balance",
+                                    "The account's credit balance is less than the amount to draw")
+CREDIT_DISTRIBUTION_INVALID_STATE = _code(InvalidState, "creditDistribution.invalid_state",
+                                          "The credit distribution's state does not allow this")
+DISBURSEMENT_INVALID_STATE = _code(InvalidState, "disbursement.invalid_state",
+                                   "The disbursement's state does not allow this")
+DISBURSEMENT_UNKNOWN_TYPE = _code(InvalidRequest, "disbursement.unknown_type",
+                                  "The configuration has no disbursement type of this name")

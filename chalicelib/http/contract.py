@@ -28,7 +28,7 @@ import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 from urllib.parse import parse_qs
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -40,7 +40,10 @@ Encoding = Literal["json", "form", "text", "file"]
 
 
 class Upload(bytes):
-    """An uploaded file: the raw request body, or the `file` part of a multipart/form-data body."""
+    """An uploaded file: the raw request body, or the `part` part of a multipart/form-data body (a
+    subclass names another part: documents take theirs as `document`)."""
+
+    part: ClassVar[str] = "file"
 
 
 @dataclass(frozen=True)
@@ -88,8 +91,8 @@ def _body(annotation: Any, parameter: inspect.Parameter) -> Body:
         encoding = next((extra.name for extra in extras if isinstance(extra, _Encoding)), "json")
         constraints = [extra for extra in extras if not isinstance(extra, _Encoding)]
         annotation = Annotated[(base, *constraints)] if constraints else base
-    if annotation is Upload:
-        return Body(Upload, True, "file")
+    if isinstance(annotation, type) and issubclass(annotation, Upload):
+        return Body(annotation, True, "file")
     members = typing.get_args(annotation) if isinstance(annotation, types.UnionType) else ()
     if type(None) in members:
         inner = [member for member in members if member is not type(None)]
@@ -109,7 +112,7 @@ def arguments(contract: Contract) -> dict[str, Any]:
 
 def _parse_body(body: Body) -> Any:
     if body.encoding == "file":
-        return Upload(request.uploaded_file())
+        return body.annotation(request.uploaded_file(body.annotation.part))
     if not body.required and not request.raw_body().strip():
         return None
     if body.encoding == "form" and request.content_type() == "application/x-www-form-urlencoded":

@@ -257,3 +257,25 @@ def field_errors(error: ValidationError) -> list[FieldError]:
 
 def decimal_or_none(text: str | None) -> Decimal | None:
     return Decimal(text) if text is not None else None
+
+
+def uploaded_file_name(part: str = "file") -> str | None:
+    """The `filename` the multipart part named `part` declares (None for a raw body, or without one)."""
+    if content_type() != "multipart/form-data":
+        return None
+    for headers, _ in _multipart_parts(raw_body(), _multipart_boundary()):
+        if _disposition_name(headers) == part:
+            return _disposition_parameter(headers, "filename")
+    return None
+
+
+def _disposition_parameter(headers: bytes, wanted: str) -> str | None:
+    for line in headers.decode("latin-1").split("\r\n"):
+        name, _, value = line.partition(":")
+        if name.strip().lower() != "content-disposition":
+            continue
+        for parameter in value.split(";")[1:]:
+            key, _, text = parameter.strip().partition("=")
+            if key.strip().lower() == wanted:
+                return text.strip().strip('"')
+    return None

@@ -226,6 +226,19 @@ class Term(BaseModel):
     autoRenewalLocator: str | None = None
 
 
+class HeldScope(BaseModel):
+    """What an active entity hold (chalicelib/holds) blocks on its quote or policy: a quote advancing past
+    `quoteState`, or the policy's transactions of `transactionCategories` or `transactionTypes`."""
+
+    holdLocator: str
+    quoteState: str | None = None
+    transactionCategories: list[str] = []
+    transactionTypes: list[str] = []
+
+    def blocks_transaction(self, category: str, transaction_type: str) -> bool:
+        return category in self.transactionCategories or transaction_type in self.transactionTypes
+
+
 class Policy(BaseModel):
     """The policy root. `startTime`, `endTime` and the `latest*`/`issued*` locators follow issued
     transactions only; `version` is the optimistic lock of every change to the policy."""
@@ -260,6 +273,10 @@ class Policy(BaseModel):
     branchHeadTransactionLocators: list[str] = []
     cancellationTime: datetime | None = None
     """The effective time of the issued cancellation the policy's coverage ends with (None: it does not)."""
+    delinquencyLocators: list[str] = []
+    """The billing domain's delinquencies of the policy that are in grace (its status `delinquent`)."""
+    entityHolds: list[HeldScope] = []
+    """What the policy's active entity holds block."""
     validationResult: ValidationResult | None = None
     configVersion: str
     createdAt: datetime

@@ -77,12 +77,6 @@ def update_policy_jurisdiction(tenantLocator: str, locator: str,
     return _policy(service.set_jurisdiction(request_context(), locator, body.jurisdiction))
 
 
-@bp.route("/policy/{tenantLocator}/policies/{locator}/holds", methods=["GET"])
-@endpoint("policies.read", errors=[codes.NOT_FOUND["policy"]])
-def list_policy_holds(tenantLocator: str, locator: str) -> list[dict[str, Any]]:
-    return service.holds(request_context(), locator)
-
-
 # --- static data ---------------------------------------------------------------------------------
 
 

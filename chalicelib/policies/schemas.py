@@ -117,7 +117,8 @@ class PolicyResponse(BaseModel):
     def of(cls, policy: Policy, now: datetime, *, include_static: bool = True) -> PolicyResponse:
         fields = policy.model_dump(include=set(cls.model_fields) - {"statuses", "static"})
         return cls(**fields, static=policy.static if include_static else {},
-                   statuses=policy_statuses(now, policy.startTime, policy.endTime, policy.cancellationTime))
+                   statuses=policy_statuses(now, policy.startTime, policy.endTime, policy.cancellationTime,
+                                            delinquent=bool(policy.delinquencyLocators)))
 
 
 class PolicyListResponse(BaseModel):

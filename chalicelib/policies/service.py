@@ -49,6 +49,7 @@ from chalicelib.policies.models import (
     ContactRole,
     DurationBasis,
     Element,
+    HeldScope,
     IssuedStack,
     Policy,
     PolicyIssuance,
@@ -79,6 +80,7 @@ STATIC_ADD_EVENT = "policy.staticdata.add"
 STATIC_UPDATE_EVENT = "policy.staticdata.update"
 STATIC_REPLACE_EVENT = "policy.staticdata.replace"
 UPDATE_EVENT = "policy.update"
+STATUS_EVENT = "policy.status.update"
 FIRST_TERM = 0
 MAX_LOCATOR_LENGTH = 64
 DEFAULT_BILLING_LEVEL = BillingLevel.ACCOUNT
@@ -271,7 +273,8 @@ def issued_stack(ctx: CallContext, locator: str) -> IssuedStack:
 
 def statuses(ctx: CallContext, policy: Policy) -> list[PolicyStatus]:
     """The policy's statuses now (statuses.py)."""
-    return policy_statuses(ctx.now, policy.startTime, policy.endTime, policy.cancellationTime)
+    return policy_statuses(ctx.now, policy.startTime, policy.endTime, policy.cancellationTime,
+                           delinquent=bool(policy.delinquencyLocators))
 
 
 def static_data(ctx: CallContext, locator: str) -> dict[str, Any]:
@@ -286,12 +289,6 @@ def static_history(ctx: CallContext, locator: str, page: PageRequest) -> Page[St
 
 def contacts(ctx: CallContext, locator: str) -> list[ContactRole]:
     return get_policy(ctx, locator).contacts
-
-
-def holds(ctx: CallContext, locator: str) -> list[dict[str, Any]]:
-    """The policy's entity holds. No hold can exist before the holds domain does: an empty list."""
-    get_policy(ctx, locator)
-    return []
 
 
 def get_term(ctx: CallContext, locator: str) -> Term:
@@ -549,6 +546,36 @@ def set_delinquency_plan(ctx: CallContext, locator: str, plan_name: str) -> Poli
     policy = get_policy(ctx, locator)
     _check_reference(_model(ctx, policy), "delinquencyPlans", "delinquencyPlanName", plan_name)
     return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"delinquencyPlanName": plan_name}))
+
+
+def mark_delinquencies(ctx: CallContext, uow: UnitOfWork, locator: str, *, in_grace: Iterable[str] = (),
+                       ended: Iterable[str] = ()) -> None:
+    """Adds to the caller's unit of work (billing's, with its delinquencies) the policy's record of which of
+    its delinquencies are in grace: `in_grace` join it, `ended` (settled, lapsed) leave it; with
+    `policy.status.update` when that adds or removes its status `delinquent`. Nothing when it is so already."""
+    policy = get_policy(ctx, locator)
+    gone = set(ended)
+    held = [d for d in dict.fromkeys([*policy.delinquencyLocators, *in_grace]) if d not in gone]
+    if held == policy.delinquencyLocators:
+        return
+    changed = policy.model_copy(update={"delinquencyLocators": held, "updatedAt": ctx.now,
+                                        "updatedBy": ctx.user_locator, "validationResult": None})
+    repository.save(uow, ctx.tenant, changed)
+    if bool(held) != bool(policy.delinquencyLocators):
+        moved = {"listCompleted": True, "items": [PolicyStatus.DELINQUENT.value]}
+        empty = {"listCompleted": True, "items": []}
+        uow.record_event(STATUS_EVENT, {"policyLocator": locator, "newStatuses": moved if held else empty,
+                                        "removedStatuses": empty if held else moved})
+
+
+def set_entity_hold(ctx: CallContext, uow: UnitOfWork, locator: str, scope: HeldScope, *, active: bool) -> None:
+    """Adds to the caller's unit of work (the holds domain's) the policy with the hold's scope in force, or
+    no longer (conditional on the policy's version)."""
+    policy = get_policy(ctx, locator)
+    kept = [held for held in policy.entityHolds if held.holdLocator != scope.holdLocator]
+    repository.save(uow, ctx.tenant, policy.model_copy(update={
+        "entityHolds": [*kept, scope] if active else kept, "updatedAt": ctx.now, "updatedBy": ctx.user_locator,
+        "validationResult": None}))
 
 
 def set_jurisdiction(ctx: CallContext, locator: str, jurisdiction: str | None) -> Policy:

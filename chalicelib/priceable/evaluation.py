@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from chalicelib.configuration import datamodel, products
+from chalicelib.configuration import service as configuration
 from chalicelib.configuration.datamodel import ValidationItem, ValidationResult
 from chalicelib.core import codes
 from chalicelib.core.context import CallContext
@@ -31,11 +32,11 @@ from chalicelib.plugins.contract import (
     underwriting_outcome,
 )
 from chalicelib.plugins.models import PluginFailure, PluginFlag
-from chalicelib.priceable import elements, rating, underwriting
+from chalicelib.priceable import elements, rating, repository, underwriting
 from chalicelib.priceable.host import TablesHost, selection_times
 from chalicelib.priceable.models import Charge, Element, ElementChanges, Entity, Flag
 from chalicelib.priceable.runner import StepFailed, Underwritten
-from chalicelib.priceable.subject import Subject
+from chalicelib.priceable.subject import ScheduleOwner, Subject
 from chalicelib.tables import service as tables
 
 
@@ -149,13 +150,29 @@ def _has_plugin(ctx: CallContext, subject: Subject, kind: Kind) -> bool:
 
 def _request(ctx: CallContext, subject: Subject) -> dict[str, Any]:
     segment_start, segment_end = subject.segment
-    return build_request(
+    request = build_request(
         tenant_locator=ctx.tenant, product_name=subject.product, kind=subject.kind, locator=subject.locator,
         transaction_category=subject.category, start_time=subject.start, end_time=subject.end or subject.start,
         currency=subject.currency, timezone=subject.timezone, duration_basis=subject.basis,
         account=subject.account(), static=subject.static, segment_start=segment_start,
         segment_end=segment_end or segment_start, duration=subject.duration,
         element=elements.as_tree(subject.element))
+    scheduled = _scheduled(ctx, subject)
+    if scheduled:
+        owners = subject.schedule_owners or (ScheduleOwner(subject.kind, subject.locator),)
+        request["schedules"] = repository.schedule_items(ctx.tenant, owners, scheduled)
+    return request
+
+
+def _scheduled(ctx: CallContext, subject: Subject) -> list[tuple[str, bool]]:
+    """(static locator, resetOnRenewal) of each of the subject's elements whose type names a schedule: the
+    plugin request's `schedules` gives each one's items."""
+    model = configuration.model(ctx, subject.config_version, resolved=True)
+    types, schedules = datamodel.element_types(model), model.get("schedules") or {}
+    named = [(element.staticLocator, types[element.type].definition.get("schedule"))
+             for element in elements.walk(subject.element) if element.type in types]
+    return [(static, bool((schedules.get(name) or {}).get("resetOnRenewal")))
+            for static, name in named if isinstance(name, str) and name in schedules]
 
 
 def _host(ctx: CallContext, subject: Subject) -> TablesHost:

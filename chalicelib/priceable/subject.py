@@ -19,6 +19,13 @@ from chalicelib.core.clock import utc
 from chalicelib.priceable.models import Element
 
 AccountLoader = Callable[[], Mapping[str, Any]]
+
+
+@dataclass(frozen=True)
+class ScheduleOwner:
+    kind: Literal["quote", "transaction"]
+    locator: str
+    category: str | None = None
 NO_ACCOUNT: Mapping[str, Any] = {"locator": "", "type": "", "data": {}}
 
 
@@ -43,6 +50,9 @@ class Subject:
     effective: datetime | None = None
     segment_start: datetime | None = None
     segment_end: datetime | None = None
+    schedule_owners: tuple[ScheduleOwner, ...] = ()
+    """Where the subject's schedules may come from, nearest first: a transaction, its base, ..., the
+    issuance and its quote (empty: the subject's own)."""
 
     def moments(self) -> tuple[datetime, datetime, datetime]:
         """The moments table versions are chosen by: policy start, term start, effective time."""

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.policies.models import HeldScope
 from chalicelib.priceable.models import (
     Flag,
     Input,
@@ -110,3 +111,5 @@ class Quote(PriceableRecord):
     acceptedTime: datetime | None = None
     issuedTime: datetime | None = None
     flags: list[Flag] = []
+    entityHolds: list[HeldScope] = []
+    """What the quote's active entity holds block (chalicelib/holds)."""

@@ -121,7 +121,8 @@ def remove_quote_elements(tenantLocator: str, locator: str, body: schemas.Elemen
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/validate", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.validate", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                     codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
+                                                     codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
+                                                     codes.QUOTE_HELD])
 def validate_quote(tenantLocator: str, locator: str, query: schemas.StatelessQuery) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.validate_quote(request_context(), locator, stateless=query.stateless))
 
@@ -129,7 +130,7 @@ def validate_quote(tenantLocator: str, locator: str, query: schemas.StatelessQue
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/price", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.price", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
                                                   codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                  codes.NOT_FOUND["quote"]])
+                                                  codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
 def price_quote(tenantLocator: str, locator: str, query: schemas.StatelessQuery) -> schemas.QuotePriceResponse:
     ctx = request_context()
     return schemas.QuotePriceResponse.of(ctx.tenant, service.price_quote(ctx, locator, stateless=query.stateless))
@@ -145,7 +146,7 @@ def fetch_quote_price(tenantLocator: str, locator: str) -> schemas.QuotePriceRes
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwrite", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.underwrite", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
                                                        codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                       codes.NOT_FOUND["quote"]])
+                                                       codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
 def underwrite_quote(tenantLocator: str, locator: str,
                      query: schemas.StatelessQuery) -> schemas.QuoteUnderwritingResponse:
     ctx = request_context()
@@ -156,7 +157,7 @@ def underwrite_quote(tenantLocator: str, locator: str,
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/accept", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.accept", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
                                                    codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                   codes.NOT_FOUND["quote"]])
+                                                   codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
 def accept_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.accept_quote(request_context(), locator))
 
@@ -165,7 +166,7 @@ def accept_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
 @endpoint("quotes.write", "quotes.issue", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
                                                   codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
                                                   codes.NOT_FOUND["quote"],
-                                                  codes.QUOTE_RESERVED_POLICY_NUMBER_REQUIRED])
+                                                  codes.QUOTE_RESERVED_POLICY_NUMBER_REQUIRED, codes.QUOTE_HELD])
 def issue_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.issue_quote(request_context(), locator))
 

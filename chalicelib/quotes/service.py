@@ -59,7 +59,7 @@ from chalicelib.core.errors import FieldError, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import PolicyIssuance
+from chalicelib.policies.models import HeldScope, PolicyIssuance
 from chalicelib.priceable import checks, elements, evaluation, underwriting
 from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.models import ElementInput
@@ -86,7 +86,7 @@ from chalicelib.quotes.static_data import add_static as add_static
 from chalicelib.quotes.static_data import replace_static as replace_static
 from chalicelib.quotes.static_data import static_history as static_history
 from chalicelib.quotes.static_data import update_static as update_static
-from chalicelib.runtime import wiring
+from chalicelib.runtime import document_jobs, wiring
 from chalicelib.runtime.wiring import UnitOfWork
 
 # --- reading -------------------------------------------------------------------------------------
@@ -284,6 +284,7 @@ def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = F
     quote = get_quote(ctx, locator)
     steps = LIFECYCLE.steps_to(quote.quoteState, target)
     LIFECYCLE.check_not_expired(quote.expirationTime, ctx.now)
+    _check_not_held(quote, steps)
     runner, model = _runner(ctx, quote)
     try:
         runner.run(steps)
@@ -294,9 +295,37 @@ def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = F
     uow = wiring.unit_of_work(ctx)
     if VALIDATE in runner.done:
         assign_number(ctx, uow, model, runner.record)
+    document_jobs.enqueue_generation(uow, model, quote.productName, "quote", quote.locator, runner.done)
     if ISSUE in runner.done:
-        _add_policy(ctx, uow, model, runner.record)
+        _add_policy(ctx, uow, model, runner.record)  # after the jobs: it sizes its writes by what is left
     return save(ctx, uow, runner.record, runner.done, runner.event_data)
+
+
+HELD_STATE_STEPS = {"validated": "validate", "priced": "price", "underwritten": "underwrite", "accepted": "accept"}
+"""The step that reaches each state an entity hold's quote scope names: the quote goes no step past it."""
+
+
+def _check_not_held(quote: Quote, steps: list[str]) -> None:
+    """409 `quote.held` when an active entity hold keeps the quote from a step of `steps`."""
+    for held in quote.entityHolds:
+        last = HELD_STATE_STEPS.get(held.quoteState or "")
+        if last is None:
+            continue
+        beyond = LIFECYCLE.steps[LIFECYCLE.steps.index(last) + 1:]
+        blocked = [step for step in steps if step in beyond]
+        if blocked:
+            raise codes.QUOTE_HELD(f"Hold {held.holdLocator} keeps quote {quote.locator} from going past "
+                                   f"{held.quoteState} (it cannot {blocked[0]})")
+
+
+def set_entity_hold(ctx: CallContext, uow: UnitOfWork, locator: str, scope: HeldScope, *, active: bool) -> None:
+    """Adds to the caller's unit of work (the holds domain's) the quote with the hold's scope in force, or
+    no longer (conditional on the quote's version)."""
+    quote = get_quote(ctx, locator)
+    kept = [held for held in quote.entityHolds if held.holdLocator != scope.holdLocator]
+    changed = quote.model_copy(update={"entityHolds": [*kept, scope] if active else kept, "updatedAt": ctx.now,
+                                       "updatedBy": ctx.user_locator})
+    repository.save(uow, ctx.tenant, changed)
 
 
 def _runner(ctx: CallContext, quote: Quote, current: tuple[str, dict[str, Any]] | None = None,

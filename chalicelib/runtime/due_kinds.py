@@ -18,3 +18,14 @@ class DueKind(StrEnum):
     INVOICE_GENERATE = "billing.invoiceGenerate"
     """An account's invoice generation: due at its earliest uninvoiced installment's generate time; put (or
     moved earlier) by billing a transaction, moved on to the next generate time by its run."""
+    INVOICE_DUE = "billing.invoiceDue"
+    """An open invoice's due time (ref: the invoice): unsettled then, it opens or joins a delinquency; put by
+    billing when it generates the invoice."""
+    DELINQUENCY_GRACE_END = "billing.delinquencyGraceEnd"
+    """A delinquency's grace end (ref: the delinquency): its policies lapse unless it was settled or an
+    active delinquency hold pauses it (releasing the hold puts the entry again)."""
+    DELINQUENCY_EVENT = "billing.delinquencyEvent"
+    """A configured delinquency event's trigger time (ref: the event)."""
+    INVOICE_AUTOPAY = "billing.invoiceAutopay"
+    """An invoice's autopay (ref: the invoice): due at its autopay time; put when an invoice of an autopay
+    plan is generated or an update asks for autopay, removed when an update suppresses it."""

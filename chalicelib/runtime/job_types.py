@@ -18,3 +18,6 @@ class JobType(StrEnum):
     BILLING_EARLY_INVOICING = "billing.earlyInvoicing"
     DUE_RUN = "due.run"
     CLOCK_ADVANCE = "clock.advance"
+    SCHEDULE_ITEMS_DESERIALIZE = "scheduleItems.deserialize"
+    DOCUMENTS_GENERATE = "documents.generate"
+    BILLING_EXCESS_CREDIT = "billing.excessCredit"

@@ -48,6 +48,7 @@ from pathlib import Path, PurePosixPath
 
 SANDBOX_HOME = "/sandbox"
 RUNNER_FOLDER = "/runner"
+LIBRARIES_FOLDER = "/libs"
 NOBODY = 65534
 
 REFUSED_AT_START = (
@@ -212,7 +213,7 @@ def _write_read_only(root: str, files: Mapping[str, bytes]) -> None:
 
 
 def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, python: str,
-             arguments: Sequence[str] = ()) -> list[str]:
+             arguments: Sequence[str] = (), libraries: str | None = None) -> list[str]:
     """The bwrap command line that runs the Python script `/runner/<script_name>` (read from `script_fd`: a
     copy, so no mount names the checkout) with `arguments` on `disk`, under the seccomp program read from
     `seccomp_fd`. Run as root, the script gets the user and group it must drop to as two more arguments."""
@@ -239,6 +240,7 @@ def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, p
         "--proc", "/proc", "--dev", "/dev",
         "--perms", "0755", "--dir", RUNNER_FOLDER, "--perms", "0444", "--ro-bind-data", str(script_fd), runner,
         *disk.arguments(),
+        *(["--ro-bind", libraries, LIBRARIES_FOLDER] if libraries else []),
         "--chdir", SANDBOX_HOME, "--seccomp", str(seccomp_fd),
         interpreter, "-I", "-S", "-B", runner, *arguments,
     ]
@@ -247,14 +249,84 @@ def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, p
     return line
 
 
-def start(script: Path, disk: Disk, *, python: str, arguments: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+def start(script: Path, disk: Disk, *, python: str, arguments: Sequence[str] = (),
+          libraries: str | None = None) -> subprocess.Popen[bytes]:
     """The Python `script` running with `arguments` in a sandbox on `disk`, its stdin and stdout pipes to
-    this process. SandboxUnavailable when this machine cannot sandbox; OSError when bwrap cannot start."""
+    this process; `libraries` (a folder from `libraries()`) read-only at /libs. SandboxUnavailable when
+    this machine cannot sandbox; OSError when bwrap cannot start."""
     check()
     with _bwrap_input(filters().at_start) as seccomp_fd, _bwrap_input(_source(script)) as script_fd:
         line = _command(script.name, disk, seccomp_fd=seccomp_fd, script_fd=script_fd, python=python,
-                        arguments=arguments)
+                        arguments=arguments, libraries=libraries)
         return _launcher.popen(line, (seccomp_fd, script_fd))
+
+
+LIBRARIES_PREFIX = "pas-libraries-"
+
+
+@functools.lru_cache(maxsize=4)
+def libraries(names: tuple[str, ...], *, size_bytes: int = 256 * 1024 * 1024) -> str:
+    """A host folder holding read-only copies of the installed top-level packages and modules `names`
+    (entries of the environment's site-packages: `liquid`, `six.py`, `pillow.libs`), for `start` to bind
+    at /libs: tenant code that needs a library (a template engine) gets it without the sandbox seeing
+    the service's environment. Made once per process and set of names, and removed when the process
+    exits. Run as root the copies live on a tmpfs the host mounts for the life of the process, so the
+    sandbox's mounts name no host path (as with Disk); otherwise in a temporary folder. The folder's name
+    carries the process id: one a killed process left is removed by the next process that makes one.
+    Names not installed are left out."""
+    import atexit
+    import importlib.util
+
+    spec = importlib.util.find_spec("pydantic")
+    if spec is None or not spec.submodule_search_locations:
+        raise SandboxUnavailable("cannot find the environment's site-packages")
+    site_packages = os.path.dirname(list(spec.submodule_search_locations)[0])
+    _remove_orphaned_libraries()
+    folder = tempfile.mkdtemp(prefix=f"{LIBRARIES_PREFIX}{os.getpid()}-")
+    target = folder
+    if privileged():
+        target = os.path.join(folder, "libs")
+        os.mkdir(target, 0o700)
+        _mount_tmpfs(target, size_bytes, 100_000)
+    atexit.register(_remove_libraries, folder)
+    for name in names:
+        source = os.path.join(site_packages, name)
+        if os.path.isdir(source):
+            shutil.copytree(source, os.path.join(target, name), ignore=shutil.ignore_patterns("tests"))
+        elif os.path.isfile(source):
+            shutil.copy2(source, os.path.join(target, name))
+    for root, _, files in os.walk(target):
+        os.chmod(root, 0o755)
+        for file in files:
+            os.chmod(os.path.join(root, file), 0o444)
+    return target
+
+
+def _remove_libraries(folder: str) -> None:
+    target = os.path.join(folder, "libs")
+    if os.path.ismount(target):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).umount2(target.encode(), _MNT_DETACH)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _remove_orphaned_libraries() -> None:
+    """The library folders of processes that are gone (killed before their exit handlers ran)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{LIBRARIES_PREFIX}*-*"):
+        pid = folder.name[len(LIBRARIES_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            _remove_libraries(str(folder))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @functools.lru_cache(maxsize=8)

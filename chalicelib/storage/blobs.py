@@ -28,3 +28,20 @@ def get(tenant_locator: str, path: str) -> bytes | None:
         raise
     body: bytes = response["Body"].read()
     return body
+
+
+def get_range(tenant_locator: str, path: str, start: int, length: int) -> bytes:
+    """`length` bytes of an object from byte `start` on (fewer at its end; none past it)."""
+    if length <= 0:
+        return b""
+    from botocore.exceptions import ClientError
+
+    try:
+        response = clients.s3().get_object(Bucket=settings().bucket_name, Key=_tenant_key(tenant_locator, path),
+                                           Range=f"bytes={start}-{start + length - 1}")
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "InvalidRange":
+            return b""
+        raise
+    body: bytes = response["Body"].read()
+    return body

@@ -456,3 +456,48 @@ def billing_refs(tenant_locator: str, owner_kind: str, owner_locator: str, recor
 def billing_ref(tenant_locator: str, owner_kind: str, owner_locator: str, record_kind: str, locator: str) -> Key:
     return Key(billing_refs(tenant_locator, owner_kind, owner_locator, record_kind), locator)
 
+
+
+# --- schedules ------------------------------------------------------------------------------------
+# One partition per schedule (a quote's or transaction's element that names a schedule): its root item
+# (the writer lock of patches and deletes), one item per schedule item (`SI#{locator}`, so the items page
+# by locator with one Query) holding the item's versions, and one commit record per write (`SC#{token}`):
+# an item version is visible once the commit record of its write token exists. A deserialization job is
+# one item, listed per job type on GSI2 and per job type and state on GSI1.
+
+SCHEDULE_ITEM_PREFIX = "SI#"
+SCHEDULE_COMMIT_PREFIX = "SC#"
+
+
+def schedule_partition(tenant_locator: str, owner_kind: str, owner_locator: str, static_element_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}SCHED#{owner_kind}#{owner_locator}#{static_element_locator}"
+
+
+def schedule_root(partition: str) -> Key:
+    return Key(partition)
+
+
+def schedule_item(partition: str, item_locator: str) -> Key:
+    return Key(partition, f"{SCHEDULE_ITEM_PREFIX}{item_locator}")
+
+
+def schedule_commit(partition: str, token: str) -> Key:
+    return Key(partition, f"{SCHEDULE_COMMIT_PREFIX}{token}")
+
+
+def deserialization_job(tenant_locator: str, job_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}DSJOB#{job_locator}")
+
+
+def deserialization_jobs_index(tenant_locator: str, job_type: str) -> str:
+    return f"{tenant_scope(tenant_locator)}DSJOBS#{job_type}"
+
+
+def deserialization_jobs_by_state(tenant_locator: str, job_type: str, state: str) -> str:
+    return f"{tenant_scope(tenant_locator)}DSJOBS#{job_type}#{state}"
+
+
+# Billing II: write-offs, credit distributions and disbursements (records of the billing partition).
+BILLING_WRITEOFF_PREFIX = "WOFF#"
+BILLING_CREDIT_DISTRIBUTION_PREFIX = "CDIST#"
+BILLING_DISBURSEMENT_PREFIX = "DISB#"

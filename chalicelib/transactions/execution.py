@@ -22,7 +22,7 @@ from chalicelib.priceable import evaluation
 from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.models import Charge, Element, Flag
 from chalicelib.priceable.runner import Underwritten
-from chalicelib.priceable.subject import Subject
+from chalicelib.priceable.subject import ScheduleOwner, Subject
 from chalicelib.transactions import changes, coverage, sequence, timeline
 from chalicelib.transactions.models import instruction_of
 from chalicelib.transactions.records import Found
@@ -57,7 +57,23 @@ def subject(stack: IssuedStack, transaction: Transaction, account: Callable[[], 
                    basis=policy.durationBasis, element=tree, static=policy.static, jurisdiction=policy.jurisdiction,
                    config_version=transaction.configVersion, account=account,
                    category=str(transaction.transactionCategory), term_start=term_start,
-                   effective=transaction.effectiveTime, segment_start=start, segment_end=end)
+                   effective=transaction.effectiveTime, segment_start=start, segment_end=end,
+                   schedule_owners=_schedule_owners(stack, transaction))
+
+
+def _schedule_owners(stack: IssuedStack, transaction: Transaction) -> tuple[ScheduleOwner, ...]:
+    """The transaction, its base, its base's base, ..., down to the issuance and its quote: where its
+    schedules' items come from until it writes its own (schedules/service.py)."""
+    by_locator = {t.locator: t for t in stack.transactions}
+    owners: list[ScheduleOwner] = []
+    current: Transaction | None = transaction
+    while current is not None and len(owners) <= len(by_locator):
+        owners.append(ScheduleOwner("transaction", current.locator, str(current.transactionCategory)))
+        if current.transactionCategory == TransactionCategory.ISSUANCE and current.quoteLocator:
+            owners.append(ScheduleOwner("quote", current.quoteLocator))
+            break
+        current = by_locator.get(current.baseTransactionLocator or "")
+    return tuple(owners)
 
 
 class TransactionEvaluation:

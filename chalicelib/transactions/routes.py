@@ -33,7 +33,7 @@ CREATING = [codes.INVALID_ELEMENT["transaction"], codes.NOT_FOUND["policy"],
             codes.TRANSACTION_POLICY_CANCELLED, codes.TRANSACTION_POLICY_END_BEFORE_EFFECTIVE_TIME,
             codes.TRANSACTION_POLICY_END_NOT_CHANGEABLE, codes.TRANSACTION_POLICY_NOT_CANCELLED,
             codes.TRANSACTION_REINSTATEMENT_BEFORE_CANCELLATION, codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME,
-            codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE]
+            codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_UNKNOWN_TYPE, codes.TRANSACTION_HELD]
 """What a request that creates a transaction, or previews one, may be refused with."""
 
 
@@ -82,7 +82,7 @@ def reinstate_policy(tenantLocator: str, locator: str, body: schemas.Instruction
 @bp.route("/policy/{tenantLocator}/policies/{locator}/reversal", methods=["PATCH"])
 @endpoint("policies.write", idempotent=True, errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_INVALID_REVERSAL,
                                                      codes.TRANSACTION_ISSUANCE_NOT_REVERSIBLE,
-                                                     codes.TRANSACTION_STALE_BASE])
+                                                     codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_HELD])
 def reverse_policy_change(tenantLocator: str, locator: str,
                           body: schemas.ReversalRequest) -> schemas.PolicyTransactionResponse:
     return schemas.PolicyTransactionResponse.of(service.create_reversal(request_context(), locator, body))
@@ -353,7 +353,7 @@ def accept_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransa
                                                               codes.NOT_FOUND["transaction"],
                                                               codes.NOT_FOUND["transaction"],
                                                               codes.TRANSACTION_AGGREGATE_TOO_LARGE,
-                                                              codes.TRANSACTION_STALE_BASE])
+                                                              codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_HELD])
 def issue_transaction(tenantLocator: str, locator: str, query: schemas.IssueQuery) -> schemas.PolicyTransactionResponse:
     issued = service.issue(request_context(), locator, auto_rebase=query.autoRebase)
     return schemas.PolicyTransactionResponse.of(issued)

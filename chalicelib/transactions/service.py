@@ -63,7 +63,7 @@ from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.models import Element, ElementChanges, ElementInput, FlagInput, ResetOptions
 from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import Subject, account_view
-from chalicelib.runtime import wiring
+from chalicelib.runtime import document_jobs, wiring
 from chalicelib.transactions import changes, execution, issuing, records, sequence, timeline
 from chalicelib.transactions.execution import TransactionEvaluation
 from chalicelib.transactions.lifecycle import ACCEPT, INITIALIZE, ISSUE, LIFECYCLE
@@ -212,6 +212,7 @@ def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruc
         raise ValueError(f"the stack given is of policy {stack.policy.locator}, not {policy_locator}")
     model = configuration.model(ctx, stack.policy.configVersion, resolved=True)
     category, type_name = _kind(model, route, transaction_type)
+    _check_not_held(stack.policy, category, type_name)
     base = _base(stack, base_locator)
     locator = new_locator()
     draft = Transaction(
@@ -227,11 +228,20 @@ def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruc
     return stack, _planned(ctx, stack, draft)
 
 
+def _check_not_held(policy: Policy, category: str, transaction_type: str) -> None:
+    """409 `transaction.held` when an active entity hold on the policy blocks the category or type."""
+    for held in policy.entityHolds:
+        if held.blocks_transaction(str(category), transaction_type):
+            raise codes.TRANSACTION_HELD(f"Hold {held.holdLocator} on policy {policy.locator} blocks "
+                                         f"{category} transactions ({transaction_type})")
+
+
 def create_reversal(ctx: CallContext, policy_locator: str, request: ReversalRequest) -> Transaction:
     """A draft `reversal` of `reverseTransactions` (issued transactions of the policy; the later ones it
     does not name are reapplied when it is issued), based on `baseLocator`, which must be the policy's
     latest issued transaction; `toTransaction` must be issued before every one it reverses."""
     stack = policies.issued_stack(ctx, policy_locator)
+    _check_not_held(stack.policy, TransactionCategory.REVERSAL, TransactionCategory.REVERSAL.value)
     head = stack.policy.issuedTransactionLocator
     sequence.rebase(request.baseLocator, head, auto_rebase=False)
     entries = {entry.locator: entry for entry in map(timeline.entry_of, timeline.local_stack(stack))}
@@ -512,14 +522,14 @@ def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = F
     transaction = found.transaction
     steps = LIFECYCLE.steps_to(transaction.transactionState, target)
     LIFECYCLE.check_not_expired(transaction.expirationTime, ctx.now)
-    runner, _ = _runner(ctx, found, read_account)
+    runner, evaluator = _runner(ctx, found, read_account)
     try:
         runner.run(steps)
     except StepFailed as stop:
         return transaction.model_copy(update={"validationResult": stop.result})
     if stateless:
         return runner.record
-    return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data)
+    return _save_with_documents(ctx, found, runner, evaluator)
 
 
 def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: Found | None = None,
@@ -535,6 +545,7 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
     found = records.found(ctx, locator, found)
     LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE)
     LIFECYCLE.check_not_expired(found.transaction.expirationTime, ctx.now)
+    _check_not_held(found.policy, found.transaction.transactionCategory, found.transaction.transactionType)
     head = found.policy.issuedTransactionLocator
     if sequence.rebase(found.transaction.baseTransactionLocator, head, auto_rebase=auto_rebase) != \
             found.transaction.baseTransactionLocator:
@@ -543,7 +554,7 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
     try:
         runner.run(LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE))
         if ISSUE not in runner.done:
-            return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data)
+            return _save_with_documents(ctx, found, runner, evaluator)
         issued = runner.record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
         done = evaluator.last or _execution(found, evaluator, issued)
     except StepFailed as stop:
@@ -561,10 +572,21 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
                 for event in records.events(part, ["issue"]))]
     for event_type, data in events:
         uow.record_event(event_type, data)
+    document_jobs.enqueue_generation(uow, evaluator.model, found.policy.productName, "transaction",
+                                     bundle.transaction.locator, runner.done)
     left = policies.issue_transaction(ctx, uow, found.stack, bundle)
     uow.commit()
     policies.save_transactions(ctx, found.stack, left)
     return bundle.transaction.model_copy(update={"version": bundle.transaction.version + 1})
+
+
+def _save_with_documents(ctx: CallContext, found: Found, runner: Runner[Transaction],
+                         evaluator: TransactionEvaluation) -> Transaction:
+    """Saves what the steps did, with a documents job for each document trigger they reached."""
+    uow = wiring.unit_of_work(ctx)
+    document_jobs.enqueue_generation(uow, evaluator.model, found.policy.productName, "transaction",
+                                     runner.record.locator, runner.done)
+    return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data, uow=uow)
 
 
 def _status_change(ctx: CallContext, before: Policy, after: Policy) -> list[tuple[str, dict[str, Any]]]:

@@ -13,8 +13,10 @@ def load_job_handlers() -> tuple[ModuleType, ...]:
     """Import (once) and answer every domain's job_handlers module."""
     from chalicelib.billing import job_handlers as billing
     from chalicelib.clock import job_handlers as clock
+    from chalicelib.documents import job_handlers as documents
+    from chalicelib.schedules import job_handlers as schedule_items
     from chalicelib.tables import job_handlers as tables
     from chalicelib.transactions import job_handlers as transactions
     from chalicelib.workers import job_handlers as schedules
 
-    return (billing, tables, transactions, schedules, clock)
+    return (billing, tables, transactions, schedules, clock, schedule_items, documents)

@@ -1,7 +1,8 @@
 """What infra/template.json tells API Gateway (merged into Chalice's REST API by `chalice package`): the
 answers the gateway gives itself are our error body and echo nothing of the request, an unknown path is
 404, and every client gets files as files (issue 10). tests/architecture/test_package.py packages the
-merged template and lints it."""
+merged template, splits it (infra/split_api.py copies these settings to every API), checks that each API
+carries them, and lints it."""
 from __future__ import annotations
 
 import json

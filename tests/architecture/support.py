@@ -17,10 +17,10 @@ import simplejson
 from chalicelib.core.ids import new_locator
 from chalicelib.http.contract import Contract, Encoding, contract_of
 from chalicelib.http.endpoint import EndpointSpec
-from chalicelib.runtime import wiring
+from chalicelib.runtime import due, wiring
 from tests.api.billing.support import billing_model
 from tests.api.quotes.support import auto, new_account, vehicle
-from tests.builders import unique_name
+from tests.builders import system_ctx, unique_name
 from tests.support.api import call, ok
 from tests.support.configs import (
     BASE_RATES_CSV,
@@ -220,7 +220,10 @@ def build_world(api: Any, token: str) -> World:
     """Every record through the API, by `token` (holding every permission on every tenant; a builder builds one
     world: its named token "spare" has a name a user holds once)."""
     suffix = new_locator()
-    package_bytes = package_with_files(billing_model("FullPay"), {"plugins/python/auto.py": QUOTE_PLUGINS.encode()})
+    model = billing_model("FullPay")
+    model["schedules"] = {"Equipment": {"resetOnRenewal": False, "data": {"serial": {"type": "string"}}}}
+    model["exposures"]["Vehicle"]["schedule"] = "Equipment"
+    package_bytes = package_with_files(model, {"plugins/python/auto.py": QUOTE_PLUGINS.encode()})
     tenant = deployed_tenant(api, token, package_bytes)
     tables = {"tables": ("BaseRates", BASE_RATES_CSV), "rangeTables": ("ValueBands", VALUE_BANDS_CSV),
               "constraints": ("Cities", CITIES_CSV)}
@@ -253,9 +256,27 @@ def build_world(api: Any, token: str) -> World:
     payment_body = {"accountLocator": account, "type": "Check", "amount": 10, "data": {},
                     "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}
     payment = ok(call(api, "POST", f"{billing}/payments", token, payment_body))
+    ok(call(api, "POST", f"{billing}/payments/{payment['locator']}/number/set?paymentNumber=P-{suffix}", token))
     early_body = {"ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
                   "invoiceThroughTime": "2026-02-01T05:00:00Z"}
     early = ok(call(api, "POST", f"{billing}/invoices/earlyInvoicing", token, early_body))
+    ok(call(api, "PATCH", f"{base}/policies/{policy['locator']}/delinquencyPlan", token,
+            {"delinquencyPlanName": "Lenient"}))
+    due.run_step(system_ctx().for_tenant(tenant), datetime(2026, 2, 2, tzinfo=timezone.utc))  # the invoice falls due
+    delinquency = ok(call(api, "GET", f"{billing}/delinquencies/accounts/{account}/list", token))["items"][0]
+    reminder = ok(call(api, "GET", f"{billing}/delinquencies/{delinquency['locator']}/events/list", token))["items"][0]
+    billing_hold = ok(call(api, "POST", f"{billing}/holds", token, {"accountLocator": account,
+                                                                    "targetType": "delinquency"}))
+    quote_hold = {"referenceType": "quote", "referenceLocator": draft, "quoteHoldScope": {"quoteState": "priced"}}
+    entity_hold = ok(call(api, "PUT", f"{base}/holds", token, quote_hold))  # a draft: it holds nothing
+    write_off_body = {"accountLocator": account,
+                      "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"], "amount": 1}]}
+    write_off = ok(call(api, "POST", f"{billing}/writeOffs", token, write_off_body))
+    distribution_body = {"accountLocator": account, "amount": 1, "sources": [], "targets": []}
+    distribution = ok(call(api, "POST", f"{billing}/creditDistributions", token, distribution_body))
+    disbursement_body = {"accountLocator": account, "type": "Refund", "amount": 1, "data": {}, "sources": [],
+                         "useDefaultFinancialInstrument": False}
+    disbursement = ok(call(api, "POST", f"{billing}/disbursements", token, disbursement_body))
     stateless = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
                  "termEndTime": "2027-02-01T05:00:00Z", "charges": [{"chargeType": "premium", "amount": "100.00"}]}
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
@@ -264,6 +285,15 @@ def build_world(api: Any, token: str) -> World:
     draft_change = ok(call(api, "PATCH", f"{base}/policies/{policy['locator']}/change", token, change))
     quick = ok(call(api, "POST", f"{base}/quickquotes", token,
                     {k: v for k, v in auto("").items() if k != "accountLocator"}))["locator"]
+    equipment = ok(call(api, "GET", f"{base}/quotes/{draft}", token))["element"]["elements"][0]["staticLocator"]
+    schedule = f"{base}/quotes/{draft}/schedules/{equipment}"
+    ok(call(api, "PUT", schedule, token, [{"data": {"serial": "S1"}}, {"data": {"serial": "S2"}}]))
+    scheduled = ok(call(api, "GET", schedule, token))["items"]
+    deserialize_job = ok(call(api, "POST", f"{schedule}/deserialize?params=%7B%7D", token, raw=b"serial\nS3\n",
+                              headers={"Content-Type": "text/csv"}))["jobLocator"]
+    attached = ok(call(api, "POST", f"/document/{tenant}/documents/attach?referenceType=quote&referenceLocator="
+                            f"{to_issue}&name=Proposal&documentFormat=txt", token, raw=b"a proposal",
+                       headers={"Content-Type": "text/plain"}))
 
     created = call(api, "POST", f"{base}/accounts/{account}/contacts", token,
                    {"contactLocator": new_locator(), "roles": ["billing"]})
@@ -349,6 +379,22 @@ def build_world(api: Any, token: str) -> World:
         "update_transaction_underwriting_flags": flag_changes,
         **{f"add_transaction_{level}_flag": {"note": "look"} for level in levels},
         "advance_clock": {"to": "2030-01-01T00:00:00Z"},  # the world's tenant has no test clock: 409
+        **{f"add_{kind}_schedule_items": [{"data": {"serial": "S4"}}] for kind in ("quote", "transaction")},
+        **{f"{verb}_{kind}_schedule{suffix}": b"serial\nS5\n" for kind in ("quote", "transaction")
+           for verb, suffix in (("upload", "_items"), ("deserialize", ""))},
+        **{f"update_{kind}_schedule_items": [{"locator": scheduled[0]["locator"], "setData": {"serial": "S6"},
+                                              "removeData": {}}] for kind in ("quote", "transaction")},
+        **{f"delete_{kind}_schedule_items": [scheduled[1]["locator"]] for kind in ("quote", "transaction")},
+        "attach_document": b"a letter", "replace_document": b"a new letter",
+        "create_hold": {"accountLocator": account, "targetType": "invoicing"},
+        "update_hold": {"targetType": "invoicing"},
+        "update_delinquency": {"graceEndAt": "2026-03-15T05:00:00Z"},
+        "update_delinquency_event": {"triggerTime": "2026-03-01T05:00:00Z"},
+        "create_entity_hold": quote_hold,
+        "create_write_off": write_off_body, "reverse_write_off": {"amount": "0.50"},
+        "create_credit_distribution": distribution_body, "reverse_credit_distribution": {"reversalType": "test"},
+        "create_disbursement": disbursement_body,
+        "update_installments": {"installmentLocators": [installment["locator"]], "dueTime": "2026-02-01T05:00:00Z"},
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
@@ -364,6 +410,11 @@ def build_world(api: Any, token: str) -> World:
         "list_payments": urlencode({"accountLocator": account}), "set_invoice_number": "invoiceNumber=N-1",
         "list_credits": urlencode({"accountLocator": account}),
         "preview_stateless_invoices": urlencode({"quotePreviewRequest": simplejson.dumps(stateless)}),
+        **{f"deserialize_{kind}_schedule": urlencode({"params": "{}"}) for kind in ("quote", "transaction")},
+        "attach_document": urlencode({"referenceType": "quote", "referenceLocator": to_issue, "name": "Letter",
+                                      "documentFormat": "txt"}),
+        "render_document": urlencode({"referenceType": "quote", "referenceLocator": to_issue}),
+        "set_payment_number": "paymentNumber=N-2",
     }
     return World(tenant=tenant, bodies=bodies, queries=queries, values={
         "tenantLocator": tenant,
@@ -383,5 +434,14 @@ def build_world(api: Any, token: str) -> World:
         "accountLocator": account, "refLocator": account, "invoices/locator": invoice["locator"],
         "invoiceNumber": invoice["invoiceNumber"], "payments/locator": payment["locator"],
         "jobLocator": early["jobLocator"], "invoicesLifecycle/locator": invoice["locator"],
+        "staticElementLocator": equipment, "deserializeJobs/locator": deserialize_job,
+        "writeOffs/locator": write_off["locator"], "creditDistributions/locator": distribution["locator"],
+        "disbursements/locator": disbursement["locator"],
         "users/locator": user, "username": user_name, "roles/locator": role["locator"], "tokenOrName": token_name,
+        "documents/locator": attached["locator"], "quote/locator": to_issue, "transaction/locator": transaction,
+        "segment/locator": policy["latestSegmentLocator"], "termLocator": policy["latestTermLocator"],
+        "delinquencies/locator": delinquency["locator"], "delinquencyLocator": delinquency["locator"],
+        "delinquencyEventLocator": reminder["locator"], "invoiceLocator": invoice["locator"],
+        "holds/locator": billing_hold["locator"], "holdLocator": entity_hold["locator"],
+        "paymentNumber": f"P-{suffix}",
     })

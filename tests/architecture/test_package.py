@@ -1,4 +1,5 @@
-"""`chalice package` merged with infra/template.json is a valid stack that wires the app to its resources."""
+"""`chalice package` merged with infra/template.json and split by infra/split_api.py is a valid stack that wires
+the app to its resources."""
 from __future__ import annotations
 
 import importlib.util
@@ -21,7 +22,8 @@ WIRED_VARIABLES = {"PAS_TABLE_NAME": "CoreTable", "PAS_BUCKET_NAME": "BlobBucket
 
 @pytest.fixture(scope="module")
 def packaged(tmp_path_factory) -> Path:
-    """`chalice package` of a copy of the app whose requirements.txt is empty: the template is the same, and
+    """`chalice package` (then infra/split_api.py, as infra/README.md deploys it) of a copy of the app whose
+    requirements.txt is empty: the template is the same, and
     chalice neither downloads the dependencies (pip, on the network) nor zips them, nor leaves its 22 MB
     bundle cache in .chalice/deployments for every version of the code."""
     project = tmp_path_factory.mktemp("project")
@@ -37,6 +39,9 @@ def packaged(tmp_path_factory) -> Path:
         cwd=project, env=env, capture_output=True, text=True, timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    split = subprocess.run([sys.executable, str(ROOT / "infra" / "split_api.py"), str(out / "sam.json")],
+                           capture_output=True, text=True, timeout=60)
+    assert split.returncode == 0, split.stdout + split.stderr
     return out / "sam.json"
 
 
@@ -109,15 +114,71 @@ def test_functions_may_touch_only_the_stacks_table_bucket_and_queue(stack):
                     assert len(named) == 1 and named <= OWN_RESOURCES, f"{role_name}: {target}"
 
 
-def _api_resources_module() -> Any:
-    spec = importlib.util.spec_from_file_location("api_resources", ROOT / "infra" / "api_resources.py")
+def _infra_module(name: str) -> Any:
+    """A module of infra/ (a folder of scripts, not a package: its modules import each other by name)."""
+    if str(ROOT / "infra") not in sys.path:
+        sys.path.insert(0, str(ROOT / "infra"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "infra" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def test_the_rest_api_fits_the_resources_per_api_quota(stack):
+def _apis(stack: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {name: r for name, r in stack["Resources"].items() if r["Type"] == "AWS::Serverless::Api"}
+
+
+def test_every_rest_api_fits_the_resources_per_api_quota(stack):
     """API Gateway refuses a REST API with more path resources than its quota: infra/README.md."""
-    counter = _api_resources_module()
-    paths = stack["Resources"]["RestAPI"]["Properties"]["DefinitionBody"]["paths"]
-    assert len(counter.resource_paths(paths)) <= counter.DEFAULT_QUOTA
+    counter, limit = _infra_module("api_resources"), _infra_module("split_api").GROUP_LIMIT
+    apis = _apis(stack)
+    assert set(apis) == {"RestAPI", "PolicyAPI", "BillingAPI"}
+    for name, api in apis.items():
+        paths = api["Properties"]["DefinitionBody"]["paths"]
+        assert len(counter.resource_paths(paths)) <= limit < counter.DEFAULT_QUOTA, name
+
+
+def test_the_split_apis_serve_every_route_of_the_app_once(stack):
+    from app import app
+
+    served: dict[tuple[str, str], list[str]] = {}
+    for name, api in _apis(stack).items():
+        for path, operations in api["Properties"]["DefinitionBody"]["paths"].items():
+            for method in operations:
+                served.setdefault((path, method.upper()), []).append(name)
+    assert set(served) == {(path, method) for path, entries in app.routes.items() for method in entries}
+    assert [route for route, apis in served.items() if len(apis) > 1] == []
+    assert {path.split("/")[1] for (path, _), (api,) in served.items() if api == "PolicyAPI"} == {"policy"}
+    assert {path.split("/")[1] for (path, _), (api,) in served.items() if api == "BillingAPI"} == {"billing"}
+
+
+def test_every_api_integrates_with_the_api_handler_and_may_invoke_it(stack):
+    permissions = [r["Properties"] for r in stack["Resources"].values() if r["Type"] == "AWS::Lambda::Permission"]
+    for name, api in _apis(stack).items():
+        body = api["Properties"]["DefinitionBody"]
+        uris = {json.dumps(operation["x-amazon-apigateway-integration"]["uri"])
+                for operations in body["paths"].values() for operation in operations.values()}
+        assert len(uris) == 1 and "${APIHandler.Arn}" in uris.pop(), name
+        assert body["x-amazon-apigateway-gateway-responses"] == resources()["RestAPI"]["Properties"][
+            "DefinitionBody"]["x-amazon-apigateway-gateway-responses"], name
+        assert body["x-amazon-apigateway-binary-media-types"] == ["*/*"], name
+        invokers = [p for p in permissions if p["FunctionName"] == {"Ref": "APIHandler"}
+                    and {"Ref": name} in p["SourceArn"]["Fn::Sub"][1].values()]
+        assert len(invokers) == 1, name
+        assert stack["Outputs"][f"{name}Id"]["Value"] == {"Ref": name}
+
+
+def test_the_custom_domain_routes_each_api_its_segments_with_the_full_path(stack):
+    assert stack["Parameters"]["DomainName"]["Default"] == ""
+    domain = stack["Resources"]["ApiDomainName"]
+    assert domain["Condition"] == "HasCustomDomain"
+    assert domain["Properties"]["EndpointConfiguration"] == {"Types": ["REGIONAL"]}
+    rules = {name: r for name, r in stack["Resources"].items() if r["Type"] == "AWS::ApiGatewayV2::RoutingRule"}
+    routed = {}
+    for rule in rules.values():
+        assert rule["Condition"] == "HasCustomDomain"
+        (action,) = rule["Properties"]["Actions"]
+        assert action["InvokeApi"]["StripBasePath"] is False
+        base_paths = [c["MatchBasePaths"]["AnyOf"] for c in rule["Properties"]["Conditions"]]
+        routed[action["InvokeApi"]["ApiId"]["Ref"]] = (rule["Properties"]["Priority"], base_paths)
+    assert routed == {"PolicyAPI": (10, [["policy"]]), "BillingAPI": (20, [["billing"]]), "RestAPI": (1000, [])}

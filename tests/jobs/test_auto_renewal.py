@@ -178,7 +178,8 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     assert policy["endTime"] == END
     assert entry_of(tenant, policy["locator"]) == CREATE_AT
     billed = billing_at_rest(tenant, jobs)
-    assert (billed["entries"], billed["invoicesGenerated"]) == (1, 1)  # the term's full-pay invoice
+    # the term's full-pay invoice, and its due time (where an unpaid invoice would open a delinquency)
+    assert (billed["entries"], billed["invoicesGenerated"]) == (2, 1)
     assert invoicing_of(tenant, account) is None  # nothing more to invoice this term
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, BEFORE)
@@ -414,7 +415,8 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admi
         # the policies of this test (policies/support.py) are billed monthly: an invoice per account and month
         # from the term start to just before the create day
         billed = billing_at_rest(tenant_locator, jobs, CREATE_AT - timedelta(seconds=1))
-        assert (billed["entries"], billed["invoicesGenerated"]) == ((due + 1) * 12, (due + 1) * 12)
+        # each invoice's generation and due time
+        assert (billed["entries"], billed["invoicesGenerated"]) == ((due + 1) * 24, (due + 1) * 12)
         days = {}
         for day, moment in (("create", CREATE_DAY), ("accept", ACCEPT_DAY), ("issue", ISSUE_DAY)):
             clock.set(moment)

@@ -4,10 +4,13 @@ FullPay: tests/api/billing/support.py), then one to six random operations: chang
 a random time of either term, or out of sequence: before the latest issued transaction), cancellations,
 reinstatements, renewals, reversals (of the latest reversible transaction or an earlier one), payments
 (a random amount, exactly what is open or half of it; no target, the account, an invoice, an invoice then
-the account; capped or not; validated first or not), payment reversals, invoice generation and the clock
-moving on. The billing jobs run after every issue (`jobs.drain()`). Four tests of 125 histories each:
-invoices generated after every transaction up to a far future, or only at random moments up to a random
-horizon (and up to the far future at the end); the account billed, or the policy on its own. Driven
+the account; capped or not; validated first or not), payment reversals, write-offs (of an invoice, an
+invoice item or the account; all that remains, half of it, a random amount, or more than remains, which
+is refused), write-off reversals (whole, half or a random amount of what the write-off still holds),
+invoice generation and the clock moving on. The billing jobs run after every issue (`jobs.drain()`). Four
+tests of 125 histories each: invoices generated after every transaction up to a far future, or only at
+random moments up to a random horizon (and up to the far future at the end); the account billed, or the
+policy on its own. Driven
 through the services, one tenant per test, a fresh account per history. What a history costs is mostly
 moto's DynamoDB: some 0.8 s of CPU before its first operation (the policy issued and billed, a term of
 monthly invoices, the checks), 0.2 s to 0.6 s an operation.
@@ -25,15 +28,22 @@ After every history, to the cent (Decimal):
    uninvoiced marker is left), by exactly one invoice, which lists it, and which it names; every invoice
    item sums the installment items that name it (and lists exactly those); every invoice's totalAmount ==
    the sum of its items == the sum of the items of the installments it lists.
-3. The account's ledger (chalicelib/billing/service.py; no write-offs here, so none in the equations).
-   An application is money a posted payment put on an invoice (its amount > 0, the sum of its item
-   amounts); reversing the payment marks it reversed.
-   - per invoice: totalAmount == sum(its non-reversed applications) - creditedAmount + totalRemainingAmount,
-     where creditedAmount is what settling it (zero or negative, at generation) moved into the credit
-     balance, and totalRemainingAmount == sum(its items' remainingAmount). A positive invoice credits
-     nothing, is open iff totalRemainingAmount > 0 (else settled at 0), and each item's amount == its
-     non-reversed applications + its remainingAmount; a zero or negative one is settled with
-     creditedAmount == -totalAmount. The open markers name exactly the open invoices.
+3. The account's ledger (chalicelib/billing/service.py, billing/writeoffs/). An application is money a
+   posted payment put on an invoice (its amount > 0, the sum of its item amounts); reversing the payment
+   marks it reversed. A write-off holds, per invoice item, what it settled less what its reversals gave
+   back ("written off" below).
+   - per invoice: totalAmount == sum(its non-reversed applications) - creditedAmount + written off
+     + totalRemainingAmount, where creditedAmount is what settling it (zero or negative, at generation)
+     moved into the credit balance, and totalRemainingAmount == sum(its items' remainingAmount). A
+     positive invoice credits nothing, is open iff totalRemainingAmount > 0 (else settled at 0), and each
+     item's amount == its non-reversed applications + written off + its remainingAmount; a zero or
+     negative one is settled with creditedAmount == -totalAmount and nothing written off. The open
+     markers name exactly the open invoices.
+   - per write-off (each one this test made; a refused one is none): amount == the sum of its targets'
+     amounts == what it settled, which is what this test works out on its own (targets in order, the
+     account's open invoices oldest due first); reversedAmount == what its reversals gave back, as this
+     test sent them; it is `reversed` iff that is all of it. Written off money never reaches the credit
+     balance.
    - per payment (each one this test created): posted: the amount this test sent == sum(its applications,
      none reversed) + creditedAmount (what it left for the credit balance); reversed: all its applications
      reversed; the applications it names are exactly those of its source. Posting applies what this test
@@ -42,7 +52,8 @@ After every history, to the cent (Decimal):
      more invoices than one write holds is refused and changes nothing (a defect:
      test_a_payment_of_more_invoices_than_one_write_holds_is_posted).
    - the account: sum(invoice totalAmount) == sum(amount of posted, not reversed, payments)
-     - sum(their creditedAmount) - sum(invoice creditedAmount) + sum(invoice totalRemainingAmount); and
+     - sum(their creditedAmount) - sum(invoice creditedAmount) + written off + sum(invoice
+     totalRemainingAmount); and
      the credit balance (as stored and as the service answers it) == sum(creditedAmount of posted, not
      reversed, payments) + sum(invoice creditedAmount) == sum(credit ledger lines) - sum(debit ledger
      lines) >= 0.
@@ -75,8 +86,11 @@ from chalicelib.billing.models import (
     LedgerLine,
     Payment,
     PaymentState,
+    PaymentTarget,
 )
 from chalicelib.billing.schemas import PaymentCreateRequest
+from chalicelib.billing.writeoffs import service as write_offs
+from chalicelib.billing.writeoffs.models import WriteOff, WriteOffState
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError, InvalidRequest
 from chalicelib.core.paging import PageRequest
@@ -136,9 +150,18 @@ transaction_operations = st.one_of(
     st.tuples(st.just("renew")),
     st.tuples(st.just("reverse"), st.sampled_from([0, 0, 0, 1, 2])),
 )
+write_off_amounts = st.one_of(st.sampled_from([None, None, None, "half", "half", "more"]),
+                              st.decimals(min_value=CENT, max_value=Decimal(700), places=2))
+"""All that remains on the target, half of it, a cent more than remains (refused), or a random amount."""
+reversal_amounts = st.one_of(st.sampled_from([None, None, "half"]),
+                             st.decimals(min_value=CENT, max_value=Decimal(300), places=2))
+"""All the write-off still holds, half of it, or a random amount (refused when more than it holds)."""
 money_operations = st.one_of(
     st.tuples(st.just("pay"), amounts, targets, st.booleans()),
     st.tuples(st.just("reverse payment"), st.integers(0, 5)),
+    st.tuples(st.just("write off"), st.sampled_from(["invoice", "item", "account"]), st.integers(0, 30),
+              write_off_amounts, st.one_of(st.just("keep"), st.just("keep"), reversal_amounts)),
+    st.tuples(st.just("reverse write-off"), st.integers(0, 5), reversal_amounts),
 )
 time_operations = st.one_of(
     st.tuples(st.just("advance"), st.integers(1, 120)),
@@ -173,6 +196,10 @@ class History:
     payments: list[str] = field(default_factory=list)
     posted: dict[str, Decimal] = field(default_factory=dict)
     """Payments posted and not reversed: their amounts, as this test sent them."""
+    written_off: dict[str, Decimal] = field(default_factory=dict)
+    """Write-offs made: what this test worked out each settled."""
+    reversed_off: dict[str, Decimal] = field(default_factory=dict)
+    """Write-offs made: what their reversals gave back, as this test sent it."""
     log: list[Any] = field(default_factory=list)
 
     def ctx(self) -> CallContext:
@@ -213,6 +240,10 @@ class History:
             billing.generate_invoices(self.ctx(), self.account, up_to=horizon)
         elif kind == "pay":
             self.pay(*operation[1:])
+        elif kind == "write off":
+            self.write_off(*operation[1:])
+        elif kind == "reverse write-off":
+            self.reverse_write_off(*operation[1:])
         elif kind == "reverse payment":
             posted = list(self.posted)
             if posted:
@@ -310,6 +341,67 @@ class History:
         assert dict(applied) == expected_applied, (amount, target, open_invoices)
         assert posted.creditedAmount == expected_credit
 
+    # --- write-offs
+
+    def write_off(self, kind: str, index: int, amount: Decimal | str | None, then: Decimal | str | None) -> None:
+        """Write off a target; then (unless `then` is "keep") reverse the write-off, whole or partly."""
+        ctx = self.ctx()
+        open_invoices = sorted((i for i in self.invoices(ctx) if i.invoiceState == InvoiceState.OPEN),
+                               key=lambda i: (i.dueTime, i.locator))
+        remaining = {i.locator: i.totalRemainingAmount for i in open_invoices}
+        if kind == "account":
+            target, available = {"containerType": "account", "containerLocator": self.account}, \
+                sum((max(left, ZERO) for left in remaining.values()), ZERO)
+        elif not open_invoices:
+            return
+        else:
+            chosen = open_invoices[index % len(open_invoices)]
+            if kind == "invoice":
+                target, available = {"containerType": "invoice", "containerLocator": chosen.locator}, \
+                    max(chosen.totalRemainingAmount, ZERO)
+            else:
+                item = chosen.invoiceItems[index % len(chosen.invoiceItems)]
+                target, available = {"containerType": "invoiceItem", "containerLocator": item.locator}, \
+                    max(min(item.remainingAmount, chosen.totalRemainingAmount), ZERO)
+        if amount == "half":
+            amount = max((available / 2).quantize(CENT), CENT)
+        elif amount == "more":
+            amount = available + CENT
+        wanted = available if amount is None else Decimal(amount)
+        request = [{**target, "amount": amount}] if amount is not None else [target]
+        targets = [PaymentTarget.model_validate(t) for t in request]
+        if wanted <= 0 or wanted > available:
+            with pytest.raises(InvalidRequest) as refused:
+                write_offs.create_write_off(ctx, self.account, targets)
+            assert refused.value.code == "writeOff.exceeds_remaining"
+            self.log.append((("write off", kind, amount), "refused: more than remains"))
+            return
+        made = write_offs.create_write_off(ctx, self.account, targets)
+        expected = expected_write_off(wanted, target, open_invoices)
+        assert {a.invoiceLocator: a.amount for a in made.allocations} == expected, (kind, amount, remaining)
+        assert made.amount == wanted
+        self.written_off[made.locator] = wanted
+        self.reversed_off[made.locator] = ZERO
+        if then != "keep":
+            self.reverse_write_off(0, then)
+
+    def reverse_write_off(self, index: int, amount: Decimal | str | None) -> None:
+        live = [w for w in self.written_off if self.reversed_off[w] < self.written_off[w]]
+        if not live:
+            return
+        locator = live[-1 - index % len(live)]
+        held = self.written_off[locator] - self.reversed_off[locator]
+        if amount == "half":
+            amount = max((held / 2).quantize(CENT), CENT)
+        given = held if amount is None else Decimal(amount)
+        if given > held:
+            with pytest.raises(InvalidRequest):
+                write_offs.reverse_write_off(self.ctx(), locator, given, "test")
+            return
+        reversed_ = write_offs.reverse_write_off(self.ctx(), locator, None if amount is None else given, "test")
+        self.reversed_off[locator] += given
+        assert reversed_.reversedAmount == self.reversed_off[locator]
+
     def invoices(self, ctx: CallContext) -> list[Invoice]:
         return billing.invoices_of(ctx, "account", self.account, PageRequest(0, 1000), include_zero=True).items
 
@@ -335,6 +427,22 @@ def expected_posting(amount: Decimal, targets: list[Any], account: str, open_old
                 cap -= taken
                 left -= taken
     return dict(applied), left
+
+
+def expected_write_off(wanted: Decimal, target: dict[str, str], open_oldest_first: list[Invoice]) -> dict[str, Decimal]:
+    """What a write-off of one target should settle on each invoice: an account target the open invoices
+    oldest due first, each at most its remaining amount; an invoice or item target its own invoice."""
+    if target["containerType"] == "account":
+        left, settled = wanted, {}
+        for invoice in open_oldest_first:
+            taken = max(min(left, invoice.totalRemainingAmount), ZERO)
+            if taken:
+                settled[invoice.locator] = taken
+                left -= taken
+        return settled
+    owner = next(i for i in open_oldest_first if target["containerLocator"] in
+                 (i.locator, *(item.locator for item in i.invoiceItems)))
+    return {owner.locator: wanted}
 
 
 @dataclass
@@ -367,9 +475,10 @@ def check(history: History) -> None:
     applications = [Application.model_validate(i) for i in stored["application"]]
     lines = [LedgerLine.model_validate(i) for i in stored["ledgerLine"]]
     balances = [CreditBalance.model_validate(i) for i in stored["creditBalance"]]
+    written = [WriteOff.model_validate(i) for i in stored["writeOff"]]
     check_installments(ctx, history, lattices, installments)
     check_invoices(installments, invoices, stored)
-    check_ledger(history, invoices, payments, applications, lines, balances)
+    check_ledger(history, invoices, payments, applications, lines, balances, written)
     open_markers = {m["locator"] for m in stored["openInvoice"]}
     assert open_markers == {i.locator for i in invoices if i.invoiceState == InvoiceState.OPEN}
 
@@ -429,8 +538,29 @@ def check_invoices(installments: list[Installment], invoices: list[Invoice], sto
     assert not stored["uninvoicedInstallment"]
 
 
+def check_write_offs(history: History, written: list[WriteOff]) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
+    """Each write-off as this test made and reversed it; answers what they still hold per invoice and item."""
+    assert {w.locator for w in written} == set(history.written_off)
+    off_invoice: dict[str, Decimal] = defaultdict(Decimal)
+    off_item: dict[str, Decimal] = defaultdict(Decimal)
+    for write_off in written:
+        assert write_off.amount == history.written_off[write_off.locator] == \
+            sum((t.amount or ZERO for t in write_off.targets), ZERO) == \
+            sum((a.amount for a in write_off.allocations), ZERO), write_off.locator
+        given_back = sum((sum(a.reversedItemAmounts.values(), ZERO) for a in write_off.allocations), ZERO)
+        assert write_off.reversedAmount == history.reversed_off[write_off.locator] == given_back
+        assert (write_off.writeOffState == WriteOffState.REVERSED) == (write_off.reversedAmount == write_off.amount)
+        for allocation in write_off.allocations:
+            for item in allocation.itemAmounts:
+                assert 0 <= allocation.held(item) <= allocation.itemAmounts[item]
+                off_item[item] += allocation.held(item)
+            off_invoice[allocation.invoiceLocator] += allocation.held_amount
+    return off_invoice, off_item
+
+
 def check_ledger(history: History, invoices: list[Invoice], payments: list[Payment],
-                 applications: list[Application], lines: list[LedgerLine], balances: list[CreditBalance]) -> None:
+                 applications: list[Application], lines: list[LedgerLine], balances: list[CreditBalance],
+                 written: list[WriteOff]) -> None:
     live = [a for a in applications if not a.reversed]
     on_invoice: dict[str, Decimal] = defaultdict(Decimal)
     on_item: dict[str, Decimal] = defaultdict(Decimal)
@@ -439,9 +569,10 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
         assert application.amount == sum(application.itemAmounts.values(), ZERO) and application.amount > 0
         for item, amount in application.itemAmounts.items():
             on_item[item] += amount
+    off_invoice, off_item = check_write_offs(history, written)
     for invoice in invoices:
         assert invoice.totalAmount == on_invoice[invoice.locator] - invoice.creditedAmount \
-            + invoice.totalRemainingAmount, invoice.locator
+            + off_invoice[invoice.locator] + invoice.totalRemainingAmount, invoice.locator
         assert invoice.totalRemainingAmount == sum((i.remainingAmount for i in invoice.invoiceItems), ZERO)
         if invoice.invoiceState == InvoiceState.OPEN:
             assert invoice.totalRemainingAmount > 0 and not invoice.creditedAmount, invoice.locator
@@ -450,9 +581,11 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
         if invoice.totalAmount > 0:
             assert not invoice.creditedAmount
             for item in invoice.invoiceItems:
-                assert item.amount == on_item[item.locator] + item.remainingAmount, item.locator
+                assert item.amount == on_item[item.locator] + off_item[item.locator] + item.remainingAmount, \
+                    item.locator
         else:
             assert invoice.invoiceState == InvoiceState.SETTLED and invoice.creditedAmount == -invoice.totalAmount
+            assert not off_invoice[invoice.locator]
 
     by_source: dict[str, list[Application]] = defaultdict(list)
     for application in applications:
@@ -475,8 +608,8 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
     paid = sum((p.amount for p in posted), ZERO)
     overpaid = sum((p.creditedAmount for p in posted), ZERO)
     credited = sum((i.creditedAmount for i in invoices), ZERO)
-    assert sum((i.totalAmount for i in invoices), ZERO) == \
-        paid - overpaid - credited + sum((i.totalRemainingAmount for i in invoices), ZERO)
+    assert sum((i.totalAmount for i in invoices), ZERO) == paid - overpaid - credited \
+        + sum(off_invoice.values(), ZERO) + sum((i.totalRemainingAmount for i in invoices), ZERO)
     balance = sum((b.balance for b in balances), ZERO)
     assert balance == overpaid + credited >= 0
     assert balance == sum((line.amount if line.accountingType == "credit" else -line.amount for line in lines), ZERO)

@@ -50,14 +50,15 @@ def policy(api, admin_token, sandbox) -> dict:
 def invoiced(api, token, tenant, jobs):
     """Billing brought to rest before the advance a test measures: the issue's billing job runs (the account's
     invoice generation entry put at the term start, where the test configuration's full-pay frame is
-    generated), and an advance to the term start generates the invoice, the entry's only run."""
+    generated), and an advance to the term start generates the invoice, the entry's only run, and runs the
+    invoice's due entry (unpaid, it would open a delinquency: this configuration has no delinquency plan)."""
     jobs.drain()
     advance(api, token, tenant, TERM_START)
     jobs.drain()
     [step] = [m for m in jobs.sent if m.job_type == JobType.CLOCK_ADVANCE]
     result = get_job(tenant, step.job_locator)["result"]
     assert (result["entries"], result["invoicesGenerated"], result.get("created", 0), result["done"]) == (
-        1, 1, 0, True)
+        2, 1, 0, True)
     assert clock_of(api, token, tenant)["now"] == "2026-02-01T05:00:00.000Z"
 
 
@@ -125,8 +126,8 @@ def test_an_advance_shows_its_progress_step_by_step_and_a_late_step_message_does
     assert (result["entries"], result["created"], result["done"]) == (1, 1, False)
     jobs.drain()
     # create, accept, issue; then the invoice generation of the renewal's term at its start (2027-02-01), which
-    # the issue's billing job put; then nothing more
-    assert steps_of(jobs, first) == [0, 1, 2, 3, 4]
+    # the issue's billing job put, and that invoice's due time; then nothing more
+    assert steps_of(jobs, first) == [0, 1, 2, 3, 4, 5]
     assert clock_of(api, admin_token, sandbox)["status"] == "ready"
     assert len(renewals_of(api, admin_token, sandbox, policy["locator"])) == 1
 
@@ -161,9 +162,9 @@ def test_jobs_of_a_test_clock_tenant_work_in_its_time_and_keep_their_leases_on_r
     assert renewal == []  # created, not issued yet
     result = job["result"]
     # the advance passed the term start: it generated the term's invoice (the account's invoice generation
-    # entry, put by the issue's billing job), then created and priced the renewal
+    # entry, put by the issue's billing job) and ran its due time, then created and priced the renewal
     assert (result["entries"], result["invoicesGenerated"], result["created"], result["priced"], result["done"]) == (
-        2, 1, 1, 1, True)
+        3, 1, 1, 1, True)
 
 
 def test_the_real_schedules_pass_test_clock_tenants_over_but_the_reaper_visits_them(api, sandbox, jobs, clock):

@@ -49,6 +49,8 @@ class Schedule:
     week_of_month: str | None = None
     anchor_time: datetime | None = None
     every_n_days: int | None = None
+    autopay: bool = False
+    """`autopayLeadDays` is set (by the plan or the preferences): the installments' invoices are autopaid."""
 
 
 @dataclass(frozen=True)

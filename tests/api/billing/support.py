@@ -27,6 +27,9 @@ def billing_model(default_plan: str = "Monthly") -> dict[str, Any]:
                                                  "copyFromQuote": False}
     model["accounts"]["PersonAccount"]["invoiceNumberingPlan"] = "InvoiceNumbers"
     model["payments"] = {"Check": {}, "Card": {}}
+    model["delinquencyPlans"] = {"Lenient": {"gracePeriodDays": 30, "events": {
+        "Reminder": {"offsetBasis": "gracePeriodEnd", "offsetDays": -5}}}}  # a policy's own choice: no default
+    model["disbursements"] = {"Refund": {"data": {}}}
     return model
 
 

@@ -377,8 +377,14 @@ def test_generation_runs_and_an_invoices_lifecycle_are_readable(api, admin_token
     assert run["jobStatus"] == "finished" and run["generateTime"] == "2026-01-15T09:30:00.000Z"
     assert [i["invoiceLocator"] for i in run["invoiceGenerationInstances"]] == [invoice["locator"]]
     lifecycle = ok(call(api, "GET", billing(full_pay, f"/jobs/invoicesLifecycle/{invoice['locator']}"), admin_token))
-    assert lifecycle["contextData"]["triggers"] == [{"triggerTime": FIRST_DUE, "triggerType": "due"},
-                                                    {"triggerTime": FIRST_DUE, "triggerType": "autopay"}]
+    # FullPay sets no autopayLeadDays: no autopay until an update asks for one
+    assert lifecycle["contextData"]["triggers"] == [{"triggerTime": FIRST_DUE, "triggerType": "due"}]
+    ok(call(api, "PATCH", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token,
+            {"autopayTime": "2026-01-30T05:00:00Z", "suppressAutopay": False}))
+    lifecycle = ok(call(api, "GET", billing(full_pay, f"/jobs/invoicesLifecycle/{invoice['locator']}"), admin_token))
+    assert lifecycle["contextData"]["triggers"] == [{"triggerTime": "2026-01-30T05:00:00.000Z",
+                                                     "triggerType": "autopay"},
+                                                    {"triggerTime": FIRST_DUE, "triggerType": "due"}]
     ok(call(api, "PATCH", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token,
             {"autopayTime": "2026-01-30T05:00:00Z", "suppressAutopay": True}))
     lifecycle = ok(call(api, "GET", billing(full_pay, f"/jobs/invoicesLifecycle/{invoice['locator']}"), admin_token))

@@ -1,0 +1,424 @@
+"""Drawing on an account's credit balance (socotra-semantics.md §4.4; the OpenAPI definition's credit
+distributions and disbursements). A credit distribution applies the balance to invoices (its targets
+in order, an account target the open invoices oldest due first, as a payment posts); a disbursement
+pays it out. Each goes draft -> validated (-> approved, a disbursement) -> executed, and only executing
+moves money: more than the balance holds is refused with 409 and nothing moves. Reversing an executed
+one puts back exactly what it moved. Every write bumps the account's billing root, read before the
+balance and the invoices, so a concurrent billing write makes one of them fail with 409.
+"""
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, TypeVar
+
+from chalicelib.accounts import service as accounts
+from chalicelib.billing import repository as billing_repository
+from chalicelib.billing import service as billing
+from chalicelib.billing.credit import repository
+from chalicelib.billing.credit.models import (
+    DISBURSEMENT_STEPS,
+    CreditDistribution,
+    CreditDistributionState,
+    Disbursement,
+    DisbursementState,
+)
+from chalicelib.billing.models import Application, ContainerType, Invoice, InvoiceState, PaymentTarget, SourceType
+from chalicelib.billing.payments import allocation as payments
+from chalicelib.configuration import service as configuration
+from chalicelib.core import codes, money
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import FieldError
+from chalicelib.core.ids import new_locator
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.runtime import wiring
+
+DISTRIBUTION = "creditDistribution"
+DISBURSEMENT = "disbursement"
+ZERO = Decimal(0)
+R = TypeVar("R", CreditDistribution, Disbursement)
+
+
+# --- shared -------------------------------------------------------------------------------------------
+
+def _account(ctx: CallContext, named: str | None, items: list[Any]) -> str:
+    """The account the request names, or the one its first account or invoice item belongs to."""
+    for item in items:
+        if named:
+            break
+        if item.containerType == ContainerType.ACCOUNT:
+            named = item.containerLocator
+        elif item.containerType == ContainerType.INVOICE:
+            named = billing_repository.account_of(ctx.tenant, "invoice", item.containerLocator)
+    if not named:
+        raise codes.CREDIT_ACCOUNT_REQUIRED("Name the accountLocator, or a source or target of the account",
+                                            field_errors=[FieldError("accountLocator", "required")])
+    return accounts.get_account(ctx, named).locator
+
+
+def _currency(ctx: CallContext, given: str | None) -> str:
+    return (given or configuration.current_model(ctx, resolved=True)[1].get("defaultCurrency") or "USD").upper()
+
+
+def _check_amount(amount: Decimal, currency: str) -> None:
+    if not (amount.is_finite() and 0 < amount < money.MAX_AMOUNT and money.round_money(amount, currency) == amount):
+        raise codes.CREDIT_INVALID_AMOUNT(f"The amount is a positive amount of {currency}",
+                                          field_errors=[FieldError("amount", "must be a positive amount")])
+
+
+def _check_sources(account: str, sources: list[PaymentTarget]) -> list[PaymentTarget]:
+    """The sources: the account's credit balance (the account itself), which is also what none means."""
+    for index, source in enumerate(sources):
+        if source.containerType != ContainerType.ACCOUNT or source.containerLocator != account:
+            raise codes.CREDIT_INVALID_SOURCE(f"Source {source.containerLocator} is not account {account}",
+                                              field_errors=[FieldError(f"sources[{index}]", "not the account")])
+    return sources or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
+
+
+def _balance(ctx: CallContext, account: str, currency: str, wanted: Decimal) -> None:
+    held = billing_repository.credit_balance(ctx.tenant, account, currency).balance
+    if wanted > held:
+        raise codes.CREDIT_INSUFFICIENT_BALANCE(
+            f"Account {account} holds {held} {currency} of credit; {wanted} cannot be drawn")
+
+
+def _found(ctx: CallContext, kind: str, locator: str, model: type[R]) -> R:
+    found = repository.get(ctx.tenant, kind, locator, model)
+    if found is None:
+        raise codes.not_found(kind, locator)
+    return found
+
+
+def _bumped(ctx: CallContext, account: str) -> Any:
+    uow = wiring.unit_of_work(ctx)
+    billing_repository.bump_root(uow, ctx.tenant, account, billing_repository.root_version(ctx.tenant, account))
+    return uow
+
+
+def _save(ctx: CallContext, uow: Any, kind: str, record: R, event: str, data: dict[str, Any]) -> R:
+    changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+    repository.save(uow, ctx.tenant, kind, changed.accountLocator, changed, changed.version)
+    uow.record_event(event, data)
+    uow.commit()
+    return changed.model_copy(update={"version": changed.version + 1})
+
+
+# --- credit distributions ------------------------------------------------------------------------------
+
+def distribution(ctx: CallContext, locator: str) -> CreditDistribution:
+    return _found(ctx, DISTRIBUTION, locator, CreditDistribution)
+
+
+def distributions_of(ctx: CallContext, account_locator: str | None, page: PageRequest) -> Page[CreditDistribution]:
+    account = accounts.get_account(ctx, account_locator).locator if account_locator else None
+    return repository.page(ctx.tenant, DISTRIBUTION, CreditDistribution, account, page)
+
+
+def create_distribution(ctx: CallContext, account_locator: str | None, amount: Decimal, currency: str | None,
+                        sources: list[PaymentTarget], targets: list[PaymentTarget]) -> CreditDistribution:
+    """A draft distribution of at most `amount` of the credit balance to the targets (checked now, and
+    again when validated and executed)."""
+    account = _account(ctx, account_locator, [*sources, *targets])
+    chosen = _currency(ctx, currency)
+    _check_amount(amount, chosen)
+    record = CreditDistribution(
+        locator=new_locator(), accountLocator=account, currency=chosen,
+        creditDistributionState=CreditDistributionState.DRAFT, amount=amount,
+        sources=_check_sources(account, sources), targets=_check_targets(ctx, account, chosen, targets),
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+    uow = _bumped(ctx, account)
+    repository.add(uow, ctx.tenant, DISTRIBUTION, account, record)
+    uow.record_event("billing.creditdistribution.create", _distribution_event(record))
+    uow.commit()
+    return record
+
+
+def _check_targets(ctx: CallContext, account: str, currency: str, targets: list[PaymentTarget]) -> list[PaymentTarget]:
+    named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
+    found = {i.locator: i for i in billing_repository.get_many(ctx.tenant, account, "invoice", named, Invoice)}
+    for index, target in enumerate(targets):
+        problem = None
+        if target.amount is not None and not (target.amount.is_finite() and target.amount > 0
+                                              and money.round_money(target.amount, currency) == target.amount):
+            problem = "its amount is not a positive amount of the currency"
+        elif target.containerType == ContainerType.ACCOUNT:
+            problem = None if target.containerLocator == account else "another account"
+        elif target.containerType == ContainerType.INVOICE:
+            invoice = found.get(target.containerLocator)
+            problem = None if invoice is not None and invoice.currency == currency else \
+                f"not an invoice of account {account} in {currency}"
+        else:
+            problem = f"a credit distribution cannot target a {target.containerType.value}"
+        if problem:
+            raise codes.CREDIT_INVALID_TARGET(f"Target {target.containerLocator}: {problem}",
+                                              field_errors=[FieldError(f"targets[{index}]", problem)])
+    return targets
+
+
+def _require_distribution(record: CreditDistribution, allowed: tuple[CreditDistributionState, ...],
+                          what: str) -> None:
+    if record.creditDistributionState not in allowed:
+        raise codes.CREDIT_DISTRIBUTION_INVALID_STATE(
+            f"Credit distribution {record.locator} is {record.creditDistributionState.value} and cannot {what}")
+
+
+def validate_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
+    current = distribution(ctx, locator)
+    _require_distribution(current, (CreditDistributionState.DRAFT,), "be validated")
+    _check_targets(ctx, current.accountLocator, current.currency, current.targets)
+    changed = current.model_copy(update={"creditDistributionState": CreditDistributionState.VALIDATED,
+                                         "validationResult": {"success": True}})
+    return _save(ctx, _bumped(ctx, current.accountLocator), DISTRIBUTION, changed,
+                 "billing.creditdistribution.validate", _distribution_event(changed))
+
+
+def reset_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
+    current = distribution(ctx, locator)
+    _require_distribution(current, (CreditDistributionState.VALIDATED,), "be reset")
+    changed = current.model_copy(update={"creditDistributionState": CreditDistributionState.DRAFT,
+                                         "validationResult": None})
+    return _save(ctx, _bumped(ctx, current.accountLocator), DISTRIBUTION, changed,
+                 "billing.creditdistribution.reset", _distribution_event(changed))
+
+
+def discard_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
+    current = distribution(ctx, locator)
+    _require_distribution(current, (CreditDistributionState.DRAFT, CreditDistributionState.VALIDATED),
+                          "be discarded")
+    changed = current.model_copy(update={"creditDistributionState": CreditDistributionState.DISCARDED})
+    return _save(ctx, _bumped(ctx, current.accountLocator), DISTRIBUTION, changed,
+                 "billing.creditdistribution.discard", _distribution_event(changed))
+
+
+def execute_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
+    """Apply up to `amount` of the credit balance to the targets; the balance gives what they took."""
+    current = distribution(ctx, locator)
+    _require_distribution(current, (CreditDistributionState.DRAFT, CreditDistributionState.VALIDATED),
+                          "be executed")
+    account = current.accountLocator
+    uow = _bumped(ctx, account)
+    _check_targets(ctx, account, current.currency, current.targets)
+    _balance(ctx, account, current.currency, current.amount)
+    changed = current.model_copy(deep=True)
+    changed.applications, changed.appliedAmount = apply_credit(ctx, uow, account, current.currency, current.amount,
+                                                               current.targets, locator)
+    changed.creditDistributionState, changed.executedAt = CreditDistributionState.EXECUTED, ctx.now
+    return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.distribute",
+                 _distribution_event(changed))
+
+
+def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal,
+                 targets: list[PaymentTarget], source: str) -> tuple[list[str], Decimal]:
+    """Add to `uow` (which bumped the account's billing root) the application of up to `amount` of the
+    credit balance to the targets (none: the open invoices oldest due first) and the balance's debit.
+    Answers the applications (`invoice/application`) and what they took."""
+    open_invoices = [i for i in billing_repository.open_invoices(ctx.tenant, account) if i.currency == currency]
+    by_locator = {i.locator: i for i in open_invoices}
+    named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
+    by_locator.update({i.locator: i for i in billing_repository.get_many(
+        ctx.tenant, account, "invoice", [n for n in named if n not in by_locator], Invoice)})
+    before = {locator: invoice.invoiceState for locator, invoice in by_locator.items()}
+    chosen = targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
+    applied, left = payments.post(amount, chosen, by_locator, open_invoices, ctx.now)
+    made = []
+    for each in applied:
+        application = Application(locator=new_locator(), invoiceLocator=each.invoice.locator,
+                                  sourceType=SourceType.CREDIT_BALANCE, sourceLocator=source, amount=each.amount,
+                                  itemAmounts=each.item_amounts, createdAt=ctx.now)
+        billing_repository.add_application(uow, ctx.tenant, account, application)
+        made.append(f"{each.invoice.locator}/{application.locator}")
+        uow.add(*billing_repository.invoice_update_writes(ctx.tenant, each.invoice,
+                                                          before[each.invoice.locator] == InvoiceState.OPEN))
+        if each.invoice.invoiceState == InvoiceState.SETTLED:
+            uow.record_event("billing.invoice.settle", billing.invoice_event(each.invoice))
+    taken = amount - left
+    if taken:
+        billing.move_credit(ctx, uow, account, currency, -taken, "credit applied to invoices",
+                            SourceType.CREDIT_BALANCE, source)
+    return made, taken
+
+
+def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> CreditDistribution:
+    """Take back what executing it applied (a settled invoice is open again); the balance gets it back."""
+    current = distribution(ctx, locator)
+    _require_distribution(current, (CreditDistributionState.EXECUTED,), "be reversed")
+    account = current.accountLocator
+    uow = _bumped(ctx, account)
+    pairs = [tuple(ref.split("/", 1)) for ref in current.applications]
+    applied = billing_repository.applications(ctx.tenant, account, pairs)  # type: ignore[arg-type]
+    invoices = {i.locator: i for i in billing_repository.get_many(
+        ctx.tenant, account, "invoice", [a.invoiceLocator for a in applied], Invoice)}
+    for application in applied:
+        target = invoices[application.invoiceLocator]
+        was_open = target.invoiceState == InvoiceState.OPEN
+        payments.take_back(target, application.itemAmounts, ctx.now)
+        billing_repository.save_application(uow, ctx.tenant, account, application.model_copy(
+            update={"reversed": True, "reversedAt": ctx.now}))
+        uow.add(*billing_repository.invoice_update_writes(ctx.tenant, target, was_open))
+        target.version += 1
+        if not was_open and target.invoiceState == InvoiceState.OPEN:
+            uow.record_event("billing.invoice.unsettle", billing.invoice_event(target))
+    if current.appliedAmount:
+        billing.move_credit(ctx, uow, account, current.currency, current.appliedAmount,
+                            "credit distribution reversed", SourceType.CREDIT_BALANCE, locator)
+    changed = current.model_copy(update={"creditDistributionState": CreditDistributionState.REVERSED,
+                                         "reversedAt": ctx.now, "reversalReason": reason})
+    return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.reverse", _distribution_event(changed))
+
+
+def _distribution_event(record: CreditDistribution) -> dict[str, Any]:
+    return {"creditLocator": record.locator}
+
+
+# --- disbursements -------------------------------------------------------------------------------------
+
+def disbursement(ctx: CallContext, locator: str) -> Disbursement:
+    return _found(ctx, DISBURSEMENT, locator, Disbursement)
+
+
+def disbursements_of(ctx: CallContext, account_locator: str | None, page: PageRequest) -> Page[Disbursement]:
+    account = accounts.get_account(ctx, account_locator).locator if account_locator else None
+    return repository.page(ctx.tenant, DISBURSEMENT, Disbursement, account, page)
+
+
+def disbursement_type(ctx: CallContext, name: str) -> str:
+    """The configured disbursement type's name as configured; 400 for one the configuration lacks."""
+    types = configuration.current_model(ctx, resolved=True)[1].get("disbursements") or {}
+    found = name if name in types else next((each for each in types if each.lower() == name.lower()), None)
+    if found is None or (types[found] or {}).get("abstract") is True:
+        raise codes.DISBURSEMENT_UNKNOWN_TYPE(f"No disbursement type {name!r} is configured",
+                                              field_errors=[FieldError("type", "unknown disbursement type")])
+    return str(found)
+
+
+def create_disbursement(ctx: CallContext, account_locator: str | None, type_name: str, amount: Decimal,
+                        currency: str | None, sources: list[PaymentTarget], data: dict[str, Any],
+                        transaction_method: str | None = None, transaction_number: str | None = None,
+                        advance_to: DisbursementState = DisbursementState.DRAFT) -> Disbursement:
+    """A disbursement of `amount` of the credit balance, taken along its steps up to `advance_to` (an
+    excess credit plan's `advanceDisbursementTo`; a state off the way, such as rejected, stays draft)."""
+    account = _account(ctx, account_locator, sources)
+    chosen = _currency(ctx, currency)
+    _check_amount(amount, chosen)
+    record = Disbursement(
+        locator=new_locator(), accountLocator=account, currency=chosen, disbursementState=DisbursementState.DRAFT,
+        type=disbursement_type(ctx, type_name), amount=amount, data=data, sources=_check_sources(account, sources),
+        transactionMethod=transaction_method, transactionNumber=transaction_number, createdAt=ctx.now,
+        createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+    uow = _bumped(ctx, account)
+    uow.record_event("billing.disbursement.create", _disbursement_event(record))
+    if advance_to in DISBURSEMENT_STEPS:
+        while record.disbursementState != advance_to:
+            record = _moved(ctx, uow, record, NEXT_STEP[record.disbursementState])
+    repository.add(uow, ctx.tenant, DISBURSEMENT, account, record)
+    uow.commit()
+    return record
+
+
+MOVES: dict[str, tuple[tuple[DisbursementState, ...], DisbursementState, str]] = {
+    "validate": ((DisbursementState.DRAFT,), DisbursementState.VALIDATED, "billing.disbursement.validate"),
+    "reset": ((DisbursementState.VALIDATED,), DisbursementState.DRAFT, "billing.disbursement.reset"),
+    "approve": ((DisbursementState.VALIDATED,), DisbursementState.APPROVED, "billing.disbursement.approve"),
+    "execute": ((DisbursementState.APPROVED,), DisbursementState.EXECUTED, "billing.disbursement.execute"),
+    "reject": ((DisbursementState.VALIDATED, DisbursementState.APPROVED), DisbursementState.REJECTED,
+               "billing.disbursement.reject"),
+    "reverse": ((DisbursementState.EXECUTED,), DisbursementState.REVERSED, "billing.disbursement.reverse"),
+    "discard": ((DisbursementState.DRAFT, DisbursementState.VALIDATED), DisbursementState.DISCARDED,
+                "billing.disbursement.discard"),
+}
+"""What each operation on a disbursement takes it from, to, and the event it records."""
+NEXT_STEP = {DisbursementState.DRAFT: "validate", DisbursementState.VALIDATED: "approve",
+             DisbursementState.APPROVED: "execute"}
+
+
+def move_disbursement(ctx: CallContext, locator: str, move: str) -> Disbursement:
+    """One step of a disbursement (MOVES). Executing pays the amount out of the credit balance (409 when
+    it holds less); reversing puts it back."""
+    current = disbursement(ctx, locator)
+    uow = _bumped(ctx, current.accountLocator)
+    changed = _moved(ctx, uow, current, move)
+    repository.save(uow, ctx.tenant, DISBURSEMENT, changed.accountLocator, changed, current.version)
+    uow.commit()
+    return changed.model_copy(update={"version": current.version + 1})
+
+
+def _moved(ctx: CallContext, uow: Any, current: Disbursement, move: str) -> Disbursement:
+    """Add to `uow` the money and event of one step, and answer the disbursement after it (not saved)."""
+    allowed, to, event = MOVES[move]
+    if current.disbursementState not in allowed:
+        raise codes.DISBURSEMENT_INVALID_STATE(
+            f"Disbursement {current.locator} is {current.disbursementState.value} and cannot {move}")
+    changes: dict[str, Any] = {"disbursementState": to, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
+    if move == "validate":
+        disbursement_type(ctx, current.type)
+        changes["validationResult"] = {"success": True}
+    elif move == "reset":
+        changes["validationResult"] = None
+    elif move == "execute":
+        _balance(ctx, current.accountLocator, current.currency, current.amount)
+        billing.move_credit(ctx, uow, current.accountLocator, current.currency, -current.amount, "disbursement",
+                            DISBURSEMENT, current.locator)
+        changes["executedAt"] = ctx.now
+    elif move == "reverse":
+        billing.move_credit(ctx, uow, current.accountLocator, current.currency, current.amount,
+                            "disbursement reversed", DISBURSEMENT, current.locator)
+        changes["reversedAt"] = ctx.now
+    changed = current.model_copy(update=changes)
+    uow.record_event(event, _disbursement_event(changed))
+    return changed
+
+
+def _disbursement_event(record: Disbursement) -> dict[str, Any]:
+    return {"disbursementLocator": record.locator}
+
+
+# --- excess credit plans -------------------------------------------------------------------------------
+
+def settle_excess_credit(ctx: CallContext, account_locator: str, currency: str, *,
+                         apply_to_invoices: bool) -> tuple[str | None, str | None]:
+    """What the account's excess credit plan does with its credit balance in `currency`: with
+    `apply_to_invoices` and `autoApplyExcessToInvoicesEnabled`, apply it to the open invoices, oldest due
+    first (an executed credit distribution); then, with `disburseExcess`, pay out what exceeds the
+    currency's `disbursementThresholds` and the disbursements still pending (a disbursement of
+    `disbursementType` advanced to `advanceDisbursementTo`). Answers their locators (None: not made)."""
+    account = accounts.get_account(ctx, account_locator)
+    plan = configuration.billing_plans(ctx).excess_credit_plan(account.excessCreditPlanName)
+    if plan is None:
+        return None, None
+    applied = _auto_apply(ctx, account.locator, currency) \
+        if apply_to_invoices and plan.auto_apply_excess_to_invoices else None
+    if not (plan.disburse_excess and plan.disbursement_type):
+        return applied, None
+    held = billing_repository.credit_balance(ctx.tenant, account.locator, currency).balance
+    pending = sum((d.amount for d in billing_repository.all_of(ctx.tenant, "account", account.locator,
+                                                               repository.LIST[DISBURSEMENT], DISBURSEMENT,
+                                                               Disbursement)
+                   if d.currency == currency and d.disbursementState in DISBURSEMENT_STEPS[:-1]), ZERO)
+    excess = held - plan.disbursement_thresholds.get(currency, ZERO) - pending
+    if excess <= 0:
+        return applied, None
+    made = create_disbursement(ctx, account.locator, plan.disbursement_type, excess, currency, [], {},
+                               advance_to=DisbursementState(plan.advance_disbursement_to.value))
+    return applied, made.locator
+
+
+def _auto_apply(ctx: CallContext, account: str, currency: str) -> str | None:
+    """Apply the whole credit balance to the open invoices: an executed distribution of what they took."""
+    uow = _bumped(ctx, account)
+    held = billing_repository.credit_balance(ctx.tenant, account, currency).balance
+    if held <= 0:
+        return None
+    record = CreditDistribution(
+        locator=new_locator(), accountLocator=account, currency=currency,
+        creditDistributionState=CreditDistributionState.EXECUTED, amount=held,
+        sources=[PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)], targets=[],
+        executedAt=ctx.now, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
+        updatedBy=ctx.user_locator)
+    record.applications, record.appliedAmount = apply_credit(ctx, uow, account, currency, held, [], record.locator)
+    if not record.appliedAmount:
+        return None
+    record.amount = record.appliedAmount
+    repository.add(uow, ctx.tenant, DISTRIBUTION, account, record)
+    uow.record_event("billing.creditdistribution.create", _distribution_event(record))
+    uow.record_event("billing.creditdistribution.distribute", _distribution_event(record))
+    uow.commit()
+    return record.locator

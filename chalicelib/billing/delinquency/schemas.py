@@ -1,0 +1,172 @@
+"""The delinquency API contract (OpenAPI definition: DelinquencyResponse, DelinquencyEventResponse,
+DelinquencyUpdateRequest, DelinquencyEventUpdateRequest; spec part 3: GraceJobData,
+DelinquencyCreateJobData, DelinquencyEventJobData). Field names are the platform's."""
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from chalicelib.billing.delinquency.models import (
+    CancellationType,
+    Delinquency,
+    DelinquencyCreateJob,
+    DelinquencyEvent,
+    DelinquencyEventJob,
+    DelinquencyEventState,
+    DelinquencyState,
+    GraceJob,
+)
+from chalicelib.billing.models import JobStatus
+from chalicelib.configuration.billing_plans import DelinquencyLevel, GraceOffsetBasis, LapseTarget
+from chalicelib.core.paging import ListQuery as ListQuery
+from chalicelib.core.paging import ListResponse, Page
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Response(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+
+class DelinquencySettingsResponse(Response):
+    lapseTransactionType: str
+    gracePeriodDays: int
+    advanceLapseTo: LapseTarget
+    delinquencyLevel: DelinquencyLevel
+
+
+class ConfiguredDelinquencyEventResponse(Response):
+    name: str
+    offsetDays: Decimal
+    offsetBasis: GraceOffsetBasis
+
+
+class DelinquencyReferenceResponse(Response):
+    locator: str
+    delinquencyLocator: str
+    referenceLocator: str
+    referenceType: Literal["policy", "invoice"]
+    transactionLocator: str | None = None
+
+
+class DelinquencyResponse(Response):
+    locator: str
+    accountLocator: str
+    delinquencyState: DelinquencyState
+    settings: DelinquencySettingsResponse
+    timezone: str
+    references: list[DelinquencyReferenceResponse]
+    graceStartedAt: datetime
+    graceEndAt: datetime
+    lapseTransactionEffectiveDate: datetime | None = None
+    configuredDelinquencyEvents: list[ConfiguredDelinquencyEventResponse]
+    createdAt: datetime
+    updatedAt: datetime
+
+    @classmethod
+    def of(cls, record: Delinquency) -> DelinquencyResponse:
+        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
+
+
+class DelinquencyListResponse(ListResponse[DelinquencyResponse]):
+    @classmethod
+    def of_page(cls, page: Page[Delinquency]) -> DelinquencyListResponse:
+        return cls(listCompleted=page.list_completed, items=[DelinquencyResponse.of(r) for r in page.items])
+
+
+class DelinquencyUpdateRequest(Input):
+    graceEndAt: datetime | None = None
+
+
+class DelinquencyEventResponse(Response):
+    locator: str
+    delinquencyLocator: str
+    name: str
+    delinquencyEventState: DelinquencyEventState
+    triggerTime: datetime
+    triggeredAt: datetime | None = None
+    createdAt: datetime
+    createdBy: str
+    updatedAt: datetime
+    updatedBy: str
+
+    @classmethod
+    def of(cls, record: DelinquencyEvent) -> DelinquencyEventResponse:
+        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
+
+
+class DelinquencyEventsResponse(ListResponse[DelinquencyEventResponse]):
+    accountLocator: str
+    delinquencyLocator: str
+
+    @classmethod
+    def of_page(cls, record: Delinquency, page: Page[DelinquencyEvent]) -> DelinquencyEventsResponse:
+        return cls(accountLocator=record.accountLocator, delinquencyLocator=record.locator,
+                   listCompleted=page.list_completed, items=[DelinquencyEventResponse.of(e) for e in page.items])
+
+
+class DelinquencyEventUpdateRequest(Input):
+    triggerTime: datetime | None = None
+    delinquencyEventState: DelinquencyEventState | None = None
+
+
+class GraceJobData(Response):
+    locator: str
+    delinquencyLocator: str
+    jobStatus: JobStatus
+    outcome: str | None = None
+    processingErrors: str | None = None
+    createdAt: datetime
+    updatedAt: datetime
+
+
+class GraceJobDataListResponse(ListResponse[GraceJobData]):
+    @classmethod
+    def of_page(cls, page: Page[GraceJob]) -> GraceJobDataListResponse:
+        return cls(listCompleted=page.list_completed,
+                   items=[GraceJobData.model_validate(j.model_dump()) for j in page.items])
+
+
+class DelinquencyCreateJobData(Response):
+    locator: str
+    invoiceLocator: str
+    dueTime: datetime
+    jobStatus: JobStatus
+    delinquencyLocators: list[str]
+    processingErrors: str | None = None
+    createdAt: datetime
+    updatedAt: datetime
+
+
+class DelinquencyCreateJobDataListResponse(ListResponse[DelinquencyCreateJobData]):
+    @classmethod
+    def of_page(cls, page: Page[DelinquencyCreateJob]) -> DelinquencyCreateJobDataListResponse:
+        return cls(listCompleted=page.list_completed,
+                   items=[DelinquencyCreateJobData.model_validate(j.model_dump()) for j in page.items])
+
+
+class DelinquencyEventJobData(Response):
+    locator: str
+    delinquencyEventLocator: str
+    delinquencyLocator: str
+    jobStatus: JobStatus
+    triggerTime: datetime
+    updatedDelinquencyEventLocators: list[str]
+    cancelled: bool
+    cancellationType: CancellationType | None = None
+    rescheduledByLocator: str | None = None
+    processingErrors: str | None = None
+    createdAt: datetime
+    updatedAt: datetime
+
+
+class DelinquencyEventJobDataListResponse(ListResponse[DelinquencyEventJobData]):
+    @classmethod
+    def of_page(cls, page: Page[DelinquencyEventJob]) -> DelinquencyEventJobDataListResponse:
+        return cls(listCompleted=page.list_completed,
+                   items=[DelinquencyEventJobData.model_validate(j.model_dump()) for j in page.items])

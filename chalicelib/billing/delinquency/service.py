@@ -1,0 +1,463 @@
+"""Delinquency (DECISIONS.md "Billing"; socotra-semantics.md §4.5), driven by the due index:
+
+- an open invoice's due entry (`billing.invoiceDue`, put when billing generates it) finds it unsettled:
+  its policies' delinquency plans open a delinquency `inGrace` from the due time for `gracePeriodDays`
+  (policy status `delinquent`), with its configured events at their offsets; with `delinquencyLevel:
+  policy` a policy's later unsettled invoices join its delinquency still in grace;
+- a payment that settles every invoice of a delinquency in grace settles it (`settle_paid`, in the
+  payment's own unit of work): its grace end and events are cancelled, the policies are not delinquent;
+- the grace end (`billing.delinquencyGraceEnd`) lapses each policy: a transaction of the plan's
+  `lapseTransactionType` effective at the grace start, advanced to `advanceLapseTo` through the
+  transactions service (an issued lapse is billed like any cancellation: its refund into credit);
+- an active delinquency hold on the account pauses all of it: events are cancelled (`delinquencyHeld`)
+  and the grace end waits; releasing the hold puts the grace end again (holds/service.py).
+
+Every write carries the bump of the account's billing root, so it never interleaves with invoicing and
+payments of the account; a due run repeated at the same time finds the work done and does nothing.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from chalicelib.billing import repository as billing
+from chalicelib.billing.delinquency import calculator, repository
+from chalicelib.billing.delinquency.models import (
+    OPEN_STATES,
+    CancellationType,
+    ConfiguredDelinquencyEvent,
+    Delinquency,
+    DelinquencyCreateJob,
+    DelinquencyEvent,
+    DelinquencyEventJob,
+    DelinquencyEventState,
+    DelinquencyReference,
+    DelinquencySettings,
+    DelinquencyState,
+    GraceJob,
+)
+from chalicelib.billing.holds import repository as holds
+from chalicelib.billing.holds.models import HoldTarget
+from chalicelib.billing.models import Invoice, InvoiceState, JobStatus
+from chalicelib.configuration import service as configuration
+from chalicelib.configuration.billing_plans import BUILTIN_LAPSE_TRANSACTION_TYPE, DelinquencyLevel, DelinquencyPlan
+from chalicelib.core import codes
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import DomainError, FieldError
+from chalicelib.core.ids import new_locator
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.policies import service as policies
+from chalicelib.policies.models import Policy, Transaction, TransactionState
+from chalicelib.runtime import due, wiring
+from chalicelib.runtime.due_kinds import DueKind
+from chalicelib.runtime.wiring import UnitOfWork
+from chalicelib.transactions import service as transactions
+from chalicelib.transactions.models import ParamsInstruction
+
+CREATE_EVENT, SETTLE_EVENT, LAPSE_EVENT = "billing.delinquency.create", "billing.delinquency.settle", \
+    "billing.delinquency.lapse"
+UPDATE_EVENT = "billing.delinquency.update"
+"""Our own (the catalogue has no event for a moved grace end)."""
+EVENT_EVENT = "billing.delinquency.delinquencyevent"
+ADVANCES: dict[TransactionState, Callable[[CallContext, str], Transaction]] = {
+    TransactionState.VALIDATED: transactions.validate, TransactionState.PRICED: transactions.price,
+    TransactionState.UNDERWRITTEN: transactions.underwrite, TransactionState.ACCEPTED: transactions.accept,
+    TransactionState.ISSUED: transactions.issue}
+"""How a lapse transaction is advanced to each state `advanceLapseTo` may name (a draft stays a draft)."""
+
+
+# --- reads ----------------------------------------------------------------------------------------
+
+def delinquency(ctx: CallContext, locator: str) -> Delinquency:
+    found = repository.delinquency(ctx.tenant, locator)
+    if found is None:
+        raise codes.not_found("delinquency", locator)
+    return found
+
+
+def delinquencies_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Delinquency]:
+    return repository.delinquencies_of_account(ctx.tenant, account_locator, page)
+
+
+def delinquencies_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest) -> Page[Delinquency]:
+    """Of a policy or an invoice."""
+    return repository.delinquencies_of(ctx.tenant, owner_kind, owner, page)
+
+
+def events_of(ctx: CallContext, delinquency_locator: str, page: PageRequest) -> tuple[Delinquency,
+                                                                                       Page[DelinquencyEvent]]:
+    record = delinquency(ctx, delinquency_locator)
+    events = repository.events_of(ctx.tenant, record.accountLocator, record.locator)
+    return record, Page(events[page.offset:page.offset + page.count], page.offset + page.count >= len(events))
+
+
+def delinquency_event(ctx: CallContext, locator: str) -> DelinquencyEvent:
+    found = repository.delinquency_event(ctx.tenant, locator)
+    if found is None:
+        raise codes.not_found("delinquencyEvent", locator)
+    return found
+
+
+def create_jobs(ctx: CallContext, invoice_locator: str, page: PageRequest) -> Page[DelinquencyCreateJob]:
+    return repository.create_jobs(ctx.tenant, invoice_locator, page)
+
+
+def grace_jobs(ctx: CallContext, delinquency_locator: str, page: PageRequest) -> Page[GraceJob]:
+    return repository.grace_jobs(ctx.tenant, delinquency_locator, page)
+
+
+def event_jobs(ctx: CallContext, delinquency_locator: str, page: PageRequest) -> Page[DelinquencyEventJob]:
+    return repository.event_jobs(ctx.tenant, delinquency_locator, page)
+
+
+# --- an invoice falls due -------------------------------------------------------------------------------
+
+def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list[str]:
+    """At the invoice's due time (ctx.now), in `uow` (the due entry's): unsettled, it opens a delinquency
+    for its policies, or joins the one in grace of a policy whose plan's level is `policy`. Answers the
+    delinquencies it opened or joined (none: settled, or no policy of it has a delinquency plan)."""
+    account = billing.account_of(ctx.tenant, "invoice", invoice_locator)
+    if account is None:
+        return []
+    version = billing.root_version(ctx.tenant, account)
+    found = billing.get_many(ctx.tenant, account, "invoice", [invoice_locator], Invoice)
+    if not found:
+        return []
+    invoice = found[0]
+    touched: list[Delinquency] = []
+    if invoice.invoiceState == InvoiceState.OPEN and invoice.totalRemainingAmount > 0:
+        touched = _open_or_join(ctx, uow, invoice)
+    billing.bump_root(uow, ctx.tenant, account, version)
+    uow.add(*repository.create_job_writes(ctx.tenant, DelinquencyCreateJob(
+        locator=new_locator(), invoiceLocator=invoice.locator, dueTime=invoice.dueTime, jobStatus=JobStatus.FINISHED,
+        delinquencyLocators=[d.locator for d in touched], createdAt=ctx.now, updatedAt=ctx.now)))
+    return [d.locator for d in touched]
+
+
+def _open_or_join(ctx: CallContext, uow: UnitOfWork, invoice: Invoice) -> list[Delinquency]:
+    by_plan: dict[str, tuple[DelinquencyPlan, list[Policy]]] = {}
+    joined: dict[str, Delinquency] = {}
+    for policy in (policies.get_policy(ctx, locator) for locator in invoice.policyLocators):
+        plan = configuration.billing_plans(ctx, policy.configVersion).delinquency_plan(policy.delinquencyPlanName)
+        if plan is None:
+            continue
+        current = _in_grace_of(ctx, invoice.accountLocator, policy) \
+            if plan.delinquency_level == DelinquencyLevel.POLICY else None
+        if current is not None:
+            joined.setdefault(current.locator, current)
+        else:
+            by_plan.setdefault(plan.name, (plan, []))[1].append(policy)
+    touched = []
+    for record in joined.values():
+        reference = _reference(record.locator, "invoice", invoice.locator)
+        record = record.model_copy(update={"references": [*record.references, reference], "updatedAt": ctx.now,
+                                           "updatedBy": ctx.user_locator})
+        uow.add(*repository.delinquency_writes(ctx.tenant, record), *repository.reference_writes(
+            ctx.tenant, record, [reference]))
+        touched.append(record)
+    for plan, held in by_plan.values():
+        touched.append(_open(ctx, uow, invoice, plan, held))
+    return touched
+
+
+def _in_grace_of(ctx: CallContext, account: str, policy: Policy) -> Delinquency | None:
+    """The policy's delinquency in grace (it records them), if any."""
+    found = repository.delinquencies(ctx.tenant, account, policy.delinquencyLocators)
+    return next((d for d in found if d.delinquencyState in OPEN_STATES), None)
+
+
+def _reference(delinquency_locator: str, kind: str, locator: str) -> DelinquencyReference:
+    return DelinquencyReference(locator=new_locator(), delinquencyLocator=delinquency_locator, referenceLocator=locator,
+                                referenceType=kind)
+
+
+def _open(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, plan: DelinquencyPlan,
+          held: list[Policy]) -> Delinquency:
+    locator = new_locator()
+    start = invoice.dueTime
+    end = calculator.grace_end(start, plan.grace_period_days, invoice.timezone)
+    record = Delinquency(
+        locator=locator, accountLocator=invoice.accountLocator, delinquencyState=DelinquencyState.IN_GRACE,
+        settings=DelinquencySettings(lapseTransactionType=plan.lapse_transaction_type,
+                                     gracePeriodDays=plan.grace_period_days, advanceLapseTo=plan.advance_lapse_to,
+                                     delinquencyLevel=plan.delinquency_level),
+        timezone=invoice.timezone,
+        references=[*(_reference(locator, "policy", p.locator) for p in held),
+                    _reference(locator, "invoice", invoice.locator)],
+        graceStartedAt=start, graceEndAt=end,
+        configuredDelinquencyEvents=[ConfiguredDelinquencyEvent(name=e.name, offsetDays=e.offset_days,
+                                                                offsetBasis=e.offset_basis)
+                                     for e in plan.events.values()],
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+    uow.add(*repository.delinquency_writes(ctx.tenant, record, new=True))
+    due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, locator, end)
+    uow.record_event(CREATE_EVENT, _event_data(record))
+    for configured in plan.events.values():
+        event = DelinquencyEvent(
+            locator=new_locator(), delinquencyLocator=locator, accountLocator=record.accountLocator,
+            name=configured.name, delinquencyEventState=DelinquencyEventState.ACTIVE,
+            triggerTime=calculator.trigger_time(configured, start, end, record.timezone), createdAt=ctx.now,
+            createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+        uow.add(*repository.event_writes(ctx.tenant, event, new=True), *repository.event_job_writes(
+            ctx.tenant, DelinquencyEventJob(
+                locator=new_locator(), delinquencyEventLocator=event.locator, delinquencyLocator=locator,
+                jobStatus=JobStatus.QUEUED, triggerTime=event.triggerTime, createdAt=ctx.now, updatedAt=ctx.now)))
+        due.schedule(uow, DueKind.DELINQUENCY_EVENT, event.locator, max(event.triggerTime, ctx.now))
+        uow.record_event(f"{EVENT_EVENT}.create", _event_data(record, event))
+    for policy in held:
+        policies.mark_delinquencies(ctx, uow, policy.locator, in_grace=[locator])
+    return record
+
+
+def _event_data(record: Delinquency, event: DelinquencyEvent | None = None) -> dict[str, Any]:
+    data: dict[str, Any] = {"delinquencyLocator": record.locator,
+                            "policyLocators": {"listCompleted": True, "items": record.policy_locators}}
+    if event is not None:
+        data["delinquencyEventLocator"] = event.locator
+    return data
+
+
+# --- payments settle ----------------------------------------------------------------------------------
+
+def settle_paid(ctx: CallContext, uow: UnitOfWork, account: str, settled_invoices: Iterable[str]) -> None:
+    """Adds to `uow` (a payment's, which bumps the billing root) the settlement of every delinquency in
+    grace whose invoices the payment leaves all settled (`settled_invoices`: those it settled)."""
+    settled = set(settled_invoices)
+    if not settled:
+        return
+    waiting = [d for d in repository.open_delinquencies(ctx.tenant, account)
+               if settled.intersection(d.invoice_locators)]
+    others = sorted({i for d in waiting for i in d.invoice_locators} - settled)
+    still_open = {i.locator for i in billing.get_many(ctx.tenant, account, "invoice", others, Invoice)
+                  if i.invoiceState == InvoiceState.OPEN}
+    ended: dict[str, list[str]] = {}
+    for record in waiting:
+        if any(invoice in still_open for invoice in record.invoice_locators):
+            continue
+        _end(ctx, uow, record, DelinquencyState.SETTLED, CancellationType.DELINQUENCY_SETTLED)
+        uow.record_event(SETTLE_EVENT, _event_data(record))
+        for policy in record.policy_locators:
+            ended.setdefault(policy, []).append(record.locator)
+    for policy, locators in ended.items():
+        policies.mark_delinquencies(ctx, uow, policy, ended=locators)
+
+
+def _end(ctx: CallContext, uow: UnitOfWork, record: Delinquency, state: DelinquencyState,
+         reason: CancellationType | None, **changes: Any) -> Delinquency:
+    """The delinquency in `state`, its grace end cancelled, and with a `reason` the events still waiting
+    (a lapsed delinquency is still unsettled: its events after the grace end still trigger)."""
+    changed = record.model_copy(update={"delinquencyState": state, "updatedAt": ctx.now,
+                                        "updatedBy": ctx.user_locator, **changes})
+    uow.add(*repository.delinquency_writes(ctx.tenant, changed))
+    due.cancel(uow, DueKind.DELINQUENCY_GRACE_END, record.locator)
+    if reason is not None:
+        _cancel_events(ctx, uow, record, reason)
+    return changed
+
+
+def _cancel_events(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reason: CancellationType) -> None:
+    jobs = {job.delinquencyEventLocator: job for job in repository.all_event_jobs(ctx.tenant, record.locator)}
+    for event in repository.events_of(ctx.tenant, record.accountLocator, record.locator):
+        if event.delinquencyEventState != DelinquencyEventState.ACTIVE:
+            continue
+        uow.add(*repository.event_writes(ctx.tenant, event.model_copy(update={
+            "delinquencyEventState": DelinquencyEventState.CANCELLED, "updatedAt": ctx.now,
+            "updatedBy": ctx.user_locator})))
+        job = jobs.get(event.locator)
+        if job is not None:
+            uow.add(*repository.event_job_writes(ctx.tenant, job.model_copy(update={
+                "jobStatus": JobStatus.FINISHED, "cancelled": True, "cancellationType": reason,
+                "updatedAt": ctx.now})))
+        due.cancel(uow, DueKind.DELINQUENCY_EVENT, event.locator)
+        uow.record_event(f"{EVENT_EVENT}.cancel", _event_data(record, event))
+
+
+# --- holds --------------------------------------------------------------------------------------------
+
+def hold_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
+    """Adds to `uow` (a delinquency hold's activation) the cancellation of the waiting events of the
+    account's delinquencies in grace (`delinquencyHeld`); their grace ends wait for the hold's release."""
+    for record in repository.open_delinquencies(ctx.tenant, account):
+        _cancel_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
+
+
+def release_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
+    """Adds to `uow` (a delinquency hold's release) the grace end of each of the account's delinquencies
+    in grace again: at its time, or now when it passed during the hold."""
+    for record in repository.open_delinquencies(ctx.tenant, account):
+        due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, max(record.graceEndAt, ctx.now))
+
+
+# --- the grace ends -------------------------------------------------------------------------------------
+
+def grace_ended(ctx: CallContext, delinquency_locator: str) -> str:
+    """At the delinquency's grace end: its policies lapse (each a transaction of the plan's lapse type
+    effective at the grace start, advanced to `advanceLapseTo`), unless it is settled or the account's
+    delinquency is held. Answers the outcome. Commits its own units of work: first the delinquency
+    `lapseTriggered` (a rerun does not lapse it again), then each lapse through the transactions service,
+    then `lapseTransactionCreated` with the lapse transactions (and the errors of those that failed)."""
+    record = repository.delinquency(ctx.tenant, delinquency_locator)
+    if record is None:
+        return "missing"
+    account = record.accountLocator
+    if record.delinquencyState in OPEN_STATES:
+        uow = wiring.unit_of_work(ctx)
+        billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
+        record = repository.delinquency(ctx.tenant, delinquency_locator) or record  # read after the root
+        if record.delinquencyState not in OPEN_STATES:
+            return record.delinquencyState.value
+        if holds.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
+            uow.add(*repository.grace_job_writes(ctx.tenant, _grace_job(ctx, record, "held")))
+            uow.commit()
+            return "held"
+        record = _end(ctx, uow, record, DelinquencyState.LAPSE_TRIGGERED, None,
+                      lapseTransactionEffectiveDate=record.graceStartedAt)
+        uow.record_event(LAPSE_EVENT, _event_data(record))
+        for policy in record.policy_locators:
+            policies.mark_delinquencies(ctx, uow, policy, ended=[record.locator])
+        uow.commit()
+    if record.delinquencyState != DelinquencyState.LAPSE_TRIGGERED:
+        return record.delinquencyState.value
+    references, errors = [], []
+    for reference in record.references:
+        if reference.referenceType == "policy" and reference.transactionLocator is None:
+            try:
+                reference = reference.model_copy(update={"transactionLocator": _lapse(ctx, record, reference)})
+            except DomainError as error:
+                errors.append(f"{reference.referenceLocator}: {error.code}: {error.message}")
+        references.append(reference)
+    uow = wiring.unit_of_work(ctx)
+    billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
+    lapsed = record.model_copy(update={"delinquencyState": DelinquencyState.LAPSE_TRANSACTION_CREATED,
+                                       "references": references, "processingErrors": "; ".join(errors) or None,
+                                       "updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+    uow.add(*repository.delinquency_writes(ctx.tenant, lapsed),
+            *repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed", "; ".join(errors) or None)))
+    uow.commit()
+    return "lapsed"
+
+
+def _lapse(ctx: CallContext, record: Delinquency, reference: DelinquencyReference) -> str:
+    """The policy's lapse transaction, created and advanced as the plan says; its locator."""
+    settings = record.settings
+    instruction = ParamsInstruction(action="params", effectiveTime=record.graceStartedAt)
+    if settings.lapseTransactionType == BUILTIN_LAPSE_TRANSACTION_TYPE:
+        draft = transactions.create_transaction(ctx, reference.referenceLocator, [instruction], route="cancel")
+    else:
+        draft = transactions.create_transaction(ctx, reference.referenceLocator, [instruction],
+                                                transaction_type=settings.lapseTransactionType)
+    advance = ADVANCES.get(TransactionState(settings.advanceLapseTo))
+    if advance is not None:
+        advanced = advance(ctx, draft.locator)
+        if advanced.transactionState != settings.advanceLapseTo:
+            raise codes.DELINQUENCY_INVALID_STATE(
+                f"lapse transaction {draft.locator} stopped at {advanced.transactionState}, "
+                f"not {settings.advanceLapseTo}")
+    return draft.locator
+
+
+def _grace_job(ctx: CallContext, record: Delinquency, outcome: str, errors: str | None = None) -> GraceJob:
+    return GraceJob(locator=new_locator(), delinquencyLocator=record.locator,
+                    jobStatus=JobStatus.FAILED if errors else JobStatus.FINISHED, outcome=outcome,
+                    processingErrors=errors, createdAt=ctx.now, updatedAt=ctx.now)
+
+
+# --- delinquency events ---------------------------------------------------------------------------------
+
+def event_due(ctx: CallContext, uow: UnitOfWork, event_locator: str) -> str:
+    """At an event's trigger time, in `uow` (the due entry's): triggered while its delinquency is
+    unsettled (in grace, or lapsed) and not held; cancelled (`delinquencyHeld`) when held. Answers the
+    outcome."""
+    event = repository.delinquency_event(ctx.tenant, event_locator)
+    if event is None or event.delinquencyEventState != DelinquencyEventState.ACTIVE:
+        return "none"
+    account = event.accountLocator
+    billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
+    record = repository.delinquency(ctx.tenant, event.delinquencyLocator)
+    if record is None or record.delinquencyState == DelinquencyState.SETTLED:
+        return "none"
+    if holds.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
+        _cancel_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
+        return "held"
+    triggered = event.model_copy(update={"delinquencyEventState": DelinquencyEventState.TRIGGERED,
+                                         "triggeredAt": ctx.now, "updatedAt": ctx.now,
+                                         "updatedBy": ctx.user_locator})
+    uow.add(*repository.event_writes(ctx.tenant, triggered))
+    job = next((j for j in repository.all_event_jobs(ctx.tenant, record.locator)
+                if j.delinquencyEventLocator == event.locator), None)
+    if job is not None:
+        uow.add(*repository.event_job_writes(ctx.tenant, job.model_copy(update={
+            "jobStatus": JobStatus.FINISHED, "updatedDelinquencyEventLocators": [event.locator],
+            "updatedAt": ctx.now})))
+    uow.record_event(f"{EVENT_EVENT}.trigger", _event_data(record, event))
+    return "triggered"
+
+
+# --- updates ------------------------------------------------------------------------------------------
+
+def update_delinquency(ctx: CallContext, locator: str, grace_end_at: datetime | None) -> Delinquency:
+    """Moves the grace end of a delinquency in grace (to a moment ahead); its events keep their times."""
+    current = delinquency(ctx, locator)
+    if grace_end_at is None:
+        return current
+    account = current.accountLocator
+    uow = wiring.unit_of_work(ctx)
+    billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
+    current = delinquency(ctx, locator)
+    if current.delinquencyState not in OPEN_STATES:
+        raise codes.DELINQUENCY_INVALID_STATE(f"Delinquency {locator} is {current.delinquencyState.value}")
+    if grace_end_at <= ctx.now or grace_end_at <= current.graceStartedAt:
+        raise codes.DELINQUENCY_INVALID_TIME("The grace end must be after now and after the grace start",
+                                             field_errors=[FieldError("graceEndAt", "must lie ahead")])
+    changed = current.model_copy(update={"graceEndAt": grace_end_at, "updatedAt": ctx.now,
+                                         "updatedBy": ctx.user_locator})
+    uow.add(*repository.delinquency_writes(ctx.tenant, changed))
+    due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, locator, grace_end_at)
+    uow.record_event(UPDATE_EVENT, _event_data(changed))
+    uow.commit()
+    return changed
+
+
+def update_event(ctx: CallContext, locator: str, trigger_time: datetime | None,
+                 state: DelinquencyEventState | None) -> DelinquencyEvent:
+    """An active event moved to another trigger time ahead, or cancelled (`state: cancelled`); a
+    triggered or cancelled one changes no more."""
+    current = delinquency_event(ctx, locator)
+    if trigger_time is None and state in (None, DelinquencyEventState.ACTIVE):
+        return current
+    account = current.accountLocator
+    uow = wiring.unit_of_work(ctx)
+    billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
+    current = delinquency_event(ctx, locator)
+    if current.delinquencyEventState != DelinquencyEventState.ACTIVE:
+        raise codes.DELINQUENCY_INVALID_STATE(f"Delinquency event {locator} is {current.delinquencyEventState.value}")
+    if state not in (None, DelinquencyEventState.ACTIVE, DelinquencyEventState.CANCELLED):
+        raise codes.DELINQUENCY_INVALID_STATE("An event is triggered by its time, not by a request",
+                                              field_errors=[FieldError("delinquencyEventState",
+                                                                       "active or cancelled")])
+    if trigger_time is not None and trigger_time <= ctx.now:
+        raise codes.DELINQUENCY_INVALID_TIME("The trigger time must lie ahead",
+                                             field_errors=[FieldError("triggerTime", "must lie ahead")])
+    job = next((j for j in repository.all_event_jobs(ctx.tenant, current.delinquencyLocator)
+                if j.delinquencyEventLocator == locator), None)
+    record = delinquency(ctx, current.delinquencyLocator)
+    changed = current.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+    if state == DelinquencyEventState.CANCELLED:
+        changed.delinquencyEventState = DelinquencyEventState.CANCELLED
+        due.cancel(uow, DueKind.DELINQUENCY_EVENT, locator)
+        if job is not None:
+            uow.add(*repository.event_job_writes(ctx.tenant, job.model_copy(update={
+                "jobStatus": JobStatus.FINISHED, "cancelled": True,
+                "cancellationType": CancellationType.CANCELLATION_REQUESTED, "updatedAt": ctx.now})))
+        uow.record_event(f"{EVENT_EVENT}.cancel", _event_data(record, changed))
+    elif trigger_time is not None:
+        changed.triggerTime = trigger_time
+        due.schedule(uow, DueKind.DELINQUENCY_EVENT, locator, trigger_time)
+        if job is not None:
+            uow.add(*repository.event_job_writes(ctx.tenant, job.model_copy(update={
+                "triggerTime": trigger_time, "updatedAt": ctx.now})))
+        uow.record_event(f"{EVENT_EVENT}.activate", _event_data(record, changed))
+    uow.add(*repository.event_writes(ctx.tenant, changed))
+    uow.commit()
+    return changed

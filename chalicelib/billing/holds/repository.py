@@ -1,0 +1,68 @@
+"""Persistence of billing holds: `HOLD#{locator}` in the account's billing partition (found by locator
+through the billing alias), so an account's holds are one Query of its partition and every change bumps
+the account's billing root with the invoicing and delinquency work the hold governs."""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.billing import repository as billing
+from chalicelib.billing.holds.models import Hold, HoldState, HoldTarget
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage.table import WriteOp
+from chalicelib.storage.unit_of_work import UnitOfWork
+
+HOLD_PREFIX = "HOLD#"
+MAX_HOLDS_READ = 1000
+"""An account's holds filtered by state are read whole (a filtered page must count only the matching)."""
+
+
+def _scope(tenant: str) -> str:
+    return keys.tenant_scope(tenant)
+
+
+def _model(item: dict[str, Any]) -> Hold:
+    return Hold.model_validate(codec.without_keys(item))
+
+
+def hold_writes(tenant: str, hold: Hold, *, new: bool = False) -> list[WriteOp]:
+    writes = [table.put({**keys.billing_record(tenant, hold.accountLocator, HOLD_PREFIX, hold.locator).as_dict(),
+                         "entity": "hold", **hold.model_dump(exclude_none=True)})]
+    if new:
+        writes.append(table.put_new({**keys.billing_alias(tenant, hold.locator).as_dict(), "entity": "billingAlias",
+                                     "kind": "hold", "accountLocator": hold.accountLocator}))
+    return writes
+
+
+def hold(tenant: str, locator: str) -> Hold | None:
+    alias = table.gateway().get(_scope(tenant), keys.billing_alias(tenant, locator))
+    if not alias or alias["kind"] != "hold":
+        return None
+    item = table.gateway().get(_scope(tenant), keys.billing_record(tenant, alias["accountLocator"], HOLD_PREFIX,
+                                                                    locator))
+    return _model(item) if item else None
+
+
+def holds_of_account(tenant: str, account: str, page: PageRequest, state: HoldState | None) -> Page[Hold]:
+    if state is None:
+        found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
+                           sk_prefix=HOLD_PREFIX)
+        return Page([_model(item) for item in found.items], found.list_completed)
+    matching = [h for h in _all(tenant, account) if h.holdState == state]
+    return Page(matching[page.offset:page.offset + page.count], page.offset + page.count >= len(matching))
+
+
+def is_held(tenant: str, account: str, target: HoldTarget) -> bool:
+    """Whether an active hold of `target` stands on the account (one Query of its holds)."""
+    return any(h.holdState == HoldState.ACTIVE and h.targetType == target for h in _all(tenant, account))
+
+
+def _all(tenant: str, account: str) -> list[Hold]:
+    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
+                            sk_prefix=HOLD_PREFIX, consistent=True)
+    return [_model(item) for item in items[:MAX_HOLDS_READ]]
+
+
+def bump_root(uow: UnitOfWork, tenant: str, account: str) -> None:
+    """The bump of the account's billing root, from the version it has now."""
+    billing.bump_root(uow, tenant, account, billing.root_version(tenant, account))

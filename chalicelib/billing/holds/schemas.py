@@ -1,0 +1,51 @@
+"""The billing holds API contract (OpenAPI definition: HoldCreateRequest, HoldUpdateRequest,
+HoldResponse; spec part 3: HoldListResponse)."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chalicelib.billing.holds.models import Hold, HoldState, HoldTarget
+from chalicelib.core.paging import ListQuery, ListResponse, Page
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HoldCreateRequest(Input):
+    accountLocator: str = Field(min_length=1, max_length=64)
+    targetType: HoldTarget
+
+
+class HoldUpdateRequest(Input):
+    accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
+    targetType: HoldTarget | None = None
+
+
+class HoldResponse(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    locator: str
+    accountLocator: str
+    targetType: HoldTarget
+    holdState: HoldState
+    validationResult: dict[str, Any] | None = None
+    createdAt: datetime
+    updatedAt: datetime
+
+    @classmethod
+    def of(cls, record: Hold) -> HoldResponse:
+        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
+
+
+class HoldListResponse(ListResponse[HoldResponse]):
+    @classmethod
+    def of_page(cls, page: Page[Hold]) -> HoldListResponse:
+        return cls(listCompleted=page.list_completed, items=[HoldResponse.of(h) for h in page.items])
+
+
+class HoldListQuery(ListQuery):
+    state: HoldState | None = None

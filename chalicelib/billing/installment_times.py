@@ -1,0 +1,70 @@
+"""Moving uninvoiced installments' times (OpenAPI `PATCH /installments`, `PatchInstallmentsRequest`): the
+generate, due and autopay times of up to 100 installments at once, as the platform's installments plugin
+would set them.
+
+Only uninvoiced installments move (an invoiced one's times are its invoice's: 409 `installment.invoiced`);
+a new generate time refiles the installment's uninvoiced marker and moves its account's invoice
+generation entry earlier when it now comes first. Each account's installments are rewritten in chunks that
+fit one TransactWriteItems, each with the account's billing root bumped and a `billing.installment.update`
+event: everything is checked before the first chunk is written.
+"""
+from __future__ import annotations
+
+from datetime import datetime
+
+from chalicelib.billing import repository
+from chalicelib.billing.models import Installment
+from chalicelib.core import codes
+from chalicelib.core.clock import isoformat
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import FieldError
+from chalicelib.runtime import due, wiring
+from chalicelib.runtime.due_kinds import DueKind
+
+PER_WRITE = 30
+"""Installments rewritten in one TransactWriteItems (three writes each at most, the root, the entry, the
+event)."""
+
+
+def retime(ctx: CallContext, locators: list[str], generate_time: datetime | None, due_time: datetime | None,
+           autopay_time: datetime | None) -> list[Installment]:
+    """The installments with their new times, in the order named."""
+    if generate_time is None and due_time is None and autopay_time is None:
+        raise codes.REQUEST_INVALID("Name a generateTime, dueTime or autopayTime to set",
+                                    field_errors=[FieldError("generateTime", "one of the times is required")])
+    owners = repository.accounts_of(ctx.tenant, "installment", locators)
+    for locator in locators:
+        if locator not in owners:
+            raise codes.not_found("installment", locator)
+    found: dict[str, Installment] = {}
+    for account in sorted(set(owners.values())):
+        mine = [locator for locator in locators if owners[locator] == account]
+        found.update({i.locator: i for i in repository.get_many(ctx.tenant, account, "installment", mine,
+                                                                 Installment)})
+    for index, locator in enumerate(locators):
+        if found[locator].invoiceLocator:
+            raise codes.INSTALLMENT_INVOICED(f"Installment {locator} is invoiced on {found[locator].invoiceLocator}",
+                                             field_errors=[FieldError(f"installmentLocators[{index}]", "invoiced")])
+    changes = {"generateTime": generate_time, "dueTime": due_time, "autopayTime": autopay_time}
+    changed = {locator: found[locator].model_copy(update={
+        **{name: value for name, value in changes.items() if value is not None},
+        "updatedAt": ctx.now, "updatedBy": ctx.user_locator}) for locator in dict.fromkeys(locators)}
+    for account in sorted(set(owners.values())):
+        _write(ctx, account, [changed[locator] for locator in changed if owners[locator] == account], found)
+    return [changed[locator] for locator in locators]
+
+
+def _write(ctx: CallContext, account: str, installments: list[Installment], before: dict[str, Installment]) -> None:
+    for start in range(0, len(installments), PER_WRITE):
+        chunk = installments[start:start + PER_WRITE]
+        uow = wiring.unit_of_work(ctx)
+        repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+        for installment in chunk:
+            uow.add(*repository.retimed_installment_writes(ctx.tenant, installment,
+                                                           isoformat(before[installment.locator].generateTime)))
+        earliest = min(i.generateTime for i in chunk)
+        current = due.entry(ctx, DueKind.INVOICE_GENERATE, account)
+        if current is None or earliest < current.due_at:
+            due.schedule(uow, DueKind.INVOICE_GENERATE, account, earliest)
+        uow.record_event("billing.installment.update", {"installmentLocators": [i.locator for i in chunk]})
+        uow.commit()

@@ -1,0 +1,196 @@
+"""The documents API's requests and answers (spec part 2 "Document records", part 3 "Document jobs"; the
+OpenAPI file's DocumentInstanceResponse, DocumentsJob, DocumentsJobSummary)."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Json
+
+from chalicelib.core.paging import ListQuery as ListQuery
+from chalicelib.core.paging import ListResponse, Page
+from chalicelib.documents.models import (
+    Document,
+    DocumentFormat,
+    DocumentsJob,
+    DocumentState,
+    DocumentTrigger,
+    JobStatus,
+    ReferenceType,
+)
+from chalicelib.http.contract import Upload
+from chalicelib.http.responses import Binary
+
+
+class Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Response(BaseModel):
+    """An answer: a field with a default is always written, so the description marks it required."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+
+class DocumentUpload(Upload):
+    """The file of an attach or replace: the raw body, or the multipart part `document`."""
+
+    part = "document"
+
+
+class DocumentFile(Binary):
+    """A rendered or uploaded document (its own media type on the wire)."""
+
+
+class DocumentListQuery(ListQuery):
+    suppressRenderingData: bool = False
+
+
+class TermSummaryQuery(BaseModel):
+    offset: int | None = None
+    count: int | None = None
+    suppressRenderingData: bool = False
+
+    def as_list_query(self) -> DocumentListQuery:
+        return DocumentListQuery(offset=self.offset, count=self.count,
+                                 suppressRenderingData=self.suppressRenderingData)
+
+
+class DocumentInstanceResponse(Response):
+    locator: str
+    referenceLocator: str
+    referenceType: ReferenceType
+    documentInstanceState: DocumentState
+    documentFormat: DocumentFormat
+    external: bool
+    createdAt: datetime
+    consolidatedFrom: list[str] = []
+    consolidatedTo: list[str] = []
+    metadata: dict[str, Any] = {}
+    renderingData: dict[str, Any] = {}
+    policyLocator: str | None = None
+    termLocator: str | None = None
+    transactionLocator: str | None = None
+    segmentLocator: str | None = None
+    referenceDocumentLocator: str | None = None
+    staticName: str | None = None
+    name: str | None = None
+    category: str | None = None
+    processingErrors: str | None = None
+    copyOnIssuance: bool | None = None
+    readyAt: datetime | None = None
+    createdBy: str | None = None
+    size: int | None = None
+    """Our extension: the artifact's size in bytes."""
+    checksum: str | None = None
+    """Our extension: `sha256:` and the artifact's hex digest."""
+
+    @classmethod
+    def of(cls, document: Document, *, suppress_rendering_data: bool = False) -> DocumentInstanceResponse:
+        fields = document.model_dump(include=set(cls.model_fields))
+        if suppress_rendering_data:
+            fields["renderingData"] = {}
+        if document.artifact is not None:
+            fields.update(size=document.artifact.size, checksum=document.artifact.checksum)
+        return cls(**fields)
+
+
+class DocumentListResponse(ListResponse[DocumentInstanceResponse]):
+    @classmethod
+    def of_page(cls, page: Page[Document], query: DocumentListQuery) -> DocumentListResponse:
+        return cls(listCompleted=page.list_completed, items=[DocumentInstanceResponse.of(
+            document, suppress_rendering_data=query.suppressRenderingData) for document in page.items])
+
+
+class AttachQuery(BaseModel):
+    referenceLocator: str
+    referenceType: ReferenceType
+    name: str
+    documentFormat: DocumentFormat
+    staticName: str | None = None
+    metadata: Json[dict[str, Any]] | None = None
+    transactionLocator: str | None = None
+    segmentLocator: str | None = None
+    category: str | None = None
+    copyOnIssuance: bool | None = None
+
+
+class ReplaceQuery(BaseModel):
+    metadata: Json[dict[str, Any]] | None = None
+    category: str | None = None
+
+
+class CopyOnIssueQuery(BaseModel):
+    deleteAllDocuments: bool = False
+
+
+class RenderQuery(BaseModel):
+    referenceType: ReferenceType
+    referenceLocator: str
+    productName: str | None = None
+    templateFormat: Literal["liquid", "velocity"] | None = None
+    documentConfig: str | None = None
+    staticName: str | None = None
+    templateName: str | None = None
+
+
+class TemplateRequest(Input):
+    """TemplateResponse in the OpenAPI file: the template to render (left out: the named document's)."""
+
+    template: str | None = None
+
+
+class DocumentJobInfo(Response):
+    locator: str
+    staticName: str
+    name: str
+    documentInstanceState: DocumentState
+    processingErrors: str
+    state: DocumentState
+    """Deprecated in the platform: the same as documentInstanceState."""
+
+    @classmethod
+    def of(cls, document: Document) -> DocumentJobInfo:
+        return cls(locator=document.locator, staticName=document.staticName or "", name=document.name or "",
+                   documentInstanceState=document.documentInstanceState,
+                   processingErrors=document.processingErrors or "", state=document.documentInstanceState)
+
+
+class DocumentsJobResponse(Response):
+    locator: str
+    referenceType: ReferenceType
+    referenceLocator: str
+    documentTrigger: DocumentTrigger
+    status: JobStatus
+    childrenJobs: list[str] = []
+    documents: list[DocumentJobInfo]
+    processingErrors: str
+    createdAt: datetime
+    createdBy: str | None = None
+    completedAt: datetime | None = None
+    transactionLocator: str | None = None
+    segmentLocator: str | None = None
+    isConsolidation: bool = False
+
+    @classmethod
+    def of(cls, job: DocumentsJob, documents: list[Document]) -> DocumentsJobResponse:
+        fields = job.model_dump(include=set(cls.model_fields) - {"documents", "processingErrors"})
+        return cls(**fields, documents=[DocumentJobInfo.of(document) for document in documents],
+                   processingErrors=job.processingErrors or "")
+
+
+class DocumentsJobSummary(Response):
+    locator: str
+    referenceType: ReferenceType
+    status: JobStatus
+    createdAt: datetime
+
+    @classmethod
+    def of(cls, job: DocumentsJob) -> DocumentsJobSummary:
+        return cls.model_validate(job.model_dump(include=set(cls.model_fields)))
+
+
+class DocumentJobListResponse(ListResponse[DocumentsJobSummary]):
+    @classmethod
+    def of_page(cls, page: Page[DocumentsJob]) -> DocumentJobListResponse:
+        return cls(listCompleted=page.list_completed, items=[DocumentsJobSummary.of(job) for job in page.items])

@@ -1,0 +1,70 @@
+"""Entity holds on quotes and policies (OpenAPI definition: EntityHold; socotra-semantics.md §4.7):
+`draft -> validated -> active -> released`, a draft or validated one discarded. While active, a quote's
+hold keeps the quote from advancing past its `quoteHoldScope.quoteState`, a policy's blocks the policy's
+transactions of its `policyHoldScope` categories and types: the hold puts its scope on the quote or policy
+(policies.models.HeldScope), which checks it itself."""
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from chalicelib.policies.models import HeldScope
+
+
+class EntityHoldState(StrEnum):
+    DRAFT = "draft"
+    VALIDATED = "validated"
+    ACTIVE = "active"
+    DISCARDED = "discarded"
+    RELEASED = "released"
+
+
+MOVES: dict[str, tuple[tuple[EntityHoldState, ...], EntityHoldState]] = {
+    "validate": ((EntityHoldState.DRAFT,), EntityHoldState.VALIDATED),
+    "activate": ((EntityHoldState.DRAFT, EntityHoldState.VALIDATED), EntityHoldState.ACTIVE),
+    "release": ((EntityHoldState.ACTIVE,), EntityHoldState.RELEASED),
+    "discard": ((EntityHoldState.DRAFT, EntityHoldState.VALIDATED), EntityHoldState.DISCARDED),
+}
+"""Each move: the states it starts from and the state it leaves (activating a draft validates it)."""
+
+QuoteHeldState = Literal["validated", "underwritten", "accepted", "priced"]
+TransactionCategoryName = Literal["issuance", "change", "renewal", "cancellation", "reinstatement", "reversal",
+                                  "aggregate"]
+
+
+class QuoteHoldScope(BaseModel):
+    quoteState: QuoteHeldState
+
+
+class PolicyHoldScope(BaseModel):
+    transactionCategory: list[TransactionCategoryName] = []
+    transactionType: list[str] = []
+    allowStaticData: bool = False
+
+
+class EntityHold(BaseModel):
+    locator: str
+    referenceLocator: str
+    referenceType: Literal["quote", "policy"]
+    state: EntityHoldState
+    holdStaticData: bool = False
+    description: str = ""
+    quoteHoldScope: QuoteHoldScope | None = None
+    policyHoldScope: PolicyHoldScope | None = None
+    validationResult: dict[str, Any] | None = None
+    createdAt: datetime
+    createdBy: str
+    updatedAt: datetime
+    updatedBy: str
+    version: int = 1
+
+    def scope(self) -> HeldScope:
+        """What the hold blocks, as its quote or policy keeps it while the hold is active."""
+        policy = self.policyHoldScope or PolicyHoldScope()
+        return HeldScope(holdLocator=self.locator,
+                         quoteState=self.quoteHoldScope.quoteState if self.quoteHoldScope else None,
+                         transactionCategories=list(policy.transactionCategory),
+                         transactionTypes=list(policy.transactionType))

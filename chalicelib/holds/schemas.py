@@ -1,0 +1,41 @@
+"""The entity holds API contract (OpenAPI definition: CreateEntityHoldRequest, EntityHold)."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chalicelib.holds.models import EntityHold, EntityHoldState, PolicyHoldScope, QuoteHoldScope
+from chalicelib.priceable.schemas import WithNulls
+
+
+class CreateEntityHoldRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    referenceType: Literal["quote", "policy"]
+    referenceLocator: str = Field(min_length=1, max_length=64)
+    description: str | None = Field(default=None, max_length=2000)
+    quoteHoldScope: QuoteHoldScope | None = None
+    policyHoldScope: PolicyHoldScope | None = None
+    holdStaticData: bool = False
+
+
+class EntityHoldResponse(WithNulls):
+    NULLS: ClassVar[tuple[str, ...]] = ("quoteHoldScope", "policyHoldScope")  # required: null where not its kind
+
+    locator: str
+    referenceLocator: str
+    referenceType: Literal["quote", "policy"]
+    state: EntityHoldState
+    holdStaticData: bool
+    description: str
+    quoteHoldScope: QuoteHoldScope | None
+    policyHoldScope: PolicyHoldScope | None
+    validationResult: dict[str, Any] | None = None
+    createdAt: datetime
+    createdBy: str
+
+    @classmethod
+    def of(cls, record: EntityHold) -> EntityHoldResponse:
+        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))

@@ -1,0 +1,88 @@
+"""Entity holds (models.py): created as drafts on a quote or a policy of the tenant, moved through their
+states; activating one puts its scope on its quote or policy and releasing it takes it off, in the same
+unit of work as the hold (conditional on both versions), so the quote and transaction lifecycles check
+what they hold themselves."""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from chalicelib.core import codes
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import FieldError
+from chalicelib.core.ids import new_locator
+from chalicelib.holds import repository
+from chalicelib.holds.models import MOVES, EntityHold, EntityHoldState, PolicyHoldScope, QuoteHoldScope
+from chalicelib.policies import service as policies
+from chalicelib.quotes import service as quotes
+from chalicelib.runtime import wiring
+
+EVENT = "policy.hold"
+ReferenceType = Literal["quote", "policy"]
+
+
+def hold(ctx: CallContext, locator: str) -> EntityHold:
+    found = repository.get(ctx.tenant, locator)
+    if found is None:
+        raise codes.not_found("entityHold", locator)
+    return found
+
+
+def holds_of(ctx: CallContext, reference_type: ReferenceType, locator: str) -> list[EntityHold]:
+    """The holds of a quote or policy of the tenant (404 for another), oldest first."""
+    _reference(ctx, reference_type, locator)
+    return repository.of_reference(ctx.tenant, locator)
+
+
+def _reference(ctx: CallContext, reference_type: ReferenceType, locator: str) -> Any:
+    if reference_type == "quote":
+        return quotes.get_quote(ctx, locator)
+    return policies.get_policy(ctx, locator)
+
+
+def create_hold(ctx: CallContext, reference_type: ReferenceType, reference_locator: str, *,
+                description: str | None, quote_scope: QuoteHoldScope | None, policy_scope: PolicyHoldScope | None,
+                hold_static_data: bool) -> EntityHold:
+    """A draft hold; a quote's takes a quoteHoldScope, a policy's a policyHoldScope (400 otherwise)."""
+    if reference_type == "quote" and (quote_scope is None or policy_scope is not None):
+        raise codes.ENTITY_HOLD_INVALID_SCOPE("A quote's hold takes a quoteHoldScope (and no policyHoldScope)",
+                                              field_errors=[FieldError("quoteHoldScope", "required for a quote")])
+    if reference_type == "policy" and (policy_scope is None or quote_scope is not None):
+        raise codes.ENTITY_HOLD_INVALID_SCOPE("A policy's hold takes a policyHoldScope (and no quoteHoldScope)",
+                                              field_errors=[FieldError("policyHoldScope", "required for a policy")])
+    reference = _reference(ctx, reference_type, reference_locator)
+    record = EntityHold(
+        locator=new_locator(), referenceLocator=reference.locator, referenceType=reference_type,
+        state=EntityHoldState.DRAFT, holdStaticData=hold_static_data, description=description or "",
+        quoteHoldScope=quote_scope, policyHoldScope=policy_scope, createdAt=ctx.now, createdBy=ctx.user_locator,
+        updatedAt=ctx.now, updatedBy=ctx.user_locator)
+    uow = wiring.unit_of_work(ctx)
+    repository.add(uow, ctx.tenant, record)
+    uow.record_event(f"{EVENT}.create", _event(record))
+    uow.commit()
+    return record
+
+
+def move_hold(ctx: CallContext, locator: str, move: str) -> EntityHold:
+    """`validate`, `activate`, `release` or `discard` the hold (models.MOVES); 409 from any other state,
+    nothing changed. Activating puts its scope on the quote or policy, releasing takes it off."""
+    current = hold(ctx, locator)
+    allowed, target = MOVES[move]
+    if current.state not in allowed:
+        raise codes.ENTITY_HOLD_INVALID_STATE(f"Hold {locator} is {current.state.value}: {move} is not allowed")
+    uow = wiring.unit_of_work(ctx)
+    if target in (EntityHoldState.ACTIVE, EntityHoldState.RELEASED):
+        setter = quotes.set_entity_hold if current.referenceType == "quote" else policies.set_entity_hold
+        setter(ctx, uow, current.referenceLocator, current.scope(), active=target == EntityHoldState.ACTIVE)
+    validation = {"success": True} if target in (EntityHoldState.VALIDATED, EntityHoldState.ACTIVE) \
+        else current.validationResult
+    changed = current.model_copy(update={"state": target, "validationResult": validation, "updatedAt": ctx.now,
+                                         "updatedBy": ctx.user_locator})
+    repository.save(uow, ctx.tenant, changed)
+    uow.record_event(f"{EVENT}.{move}", _event(changed))
+    uow.commit()
+    return changed.model_copy(update={"version": changed.version + 1})
+
+
+def _event(record: EntityHold) -> dict[str, Any]:
+    return {"holdLocator": record.locator, "referenceLocator": record.referenceLocator,
+            "referenceType": record.referenceType}

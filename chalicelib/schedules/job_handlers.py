@@ -1,0 +1,15 @@
+"""The deserialization job's steps: each reads one chunk of the file and queues the next."""
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.core.context import CallContext
+from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.jobs import job_handler
+from chalicelib.schedules import service
+from chalicelib.schedules.service import DeserializeStep
+
+
+@job_handler(JobType.SCHEDULE_ITEMS_DESERIALIZE, payload=DeserializeStep)
+def deserialize_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
+    return service.run_step(ctx, step)

@@ -1,0 +1,169 @@
+"""Drawing on the credit balance through the API: credit distributions apply it to invoices,
+disbursements pay it out; only executing moves money, never more than the balance holds, and a
+reversal puts back exactly what moved. Full-pay policies of tests/api/billing/support.py (one invoice of
+1,225.00 each); the clock at 2026-01-15T09:30Z."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account
+from tests.api.transactions.support import issued_policy
+from tests.support.api import assert_error, call, event_types, ok
+
+
+@pytest.fixture
+def full_pay(api, admin_token):
+    return billing_tenant(api, admin_token, "FullPay")
+
+
+def in_credit(api, token, tenant, jobs):
+    """An account with two invoices of 1,225.00: the first paid with 1,300.00 (75.00 into credit), the
+    second open."""
+    account, _ = billed_policy(api, token, tenant, jobs)
+    issued_policy(api, token, tenant, account)
+    jobs.drain()
+    first, second = invoices_of_account(api, token, tenant, account)
+    payment = ok(call(api, "POST", billing(tenant, "/payments"), token, {
+        "accountLocator": account, "type": "Check", "amount": 1300, "data": {},
+        "targets": [{"containerType": "invoice", "containerLocator": first["locator"]}]}))
+    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    assert balance(api, token, tenant, account) == Decimal("75.00")
+    return account, second["locator"]
+
+
+def balance(api, token, tenant, account):
+    return ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
+                   token))["balance"]
+
+
+def remaining(api, token, tenant, invoice):
+    found = ok(call(api, "GET", billing(tenant, f"/invoices/{invoice}"), token))
+    return found["invoiceState"], found["totalRemainingAmount"]
+
+
+def test_a_credit_distribution_applies_the_balance_to_invoices_and_its_reversal_gives_it_back(api, admin_token,
+                                                                                             jobs, full_pay):
+    tenant, token = full_pay, admin_token
+    account, second = in_credit(api, token, tenant, jobs)
+    path = billing(tenant, "/creditDistributions")
+
+    created = call(api, "POST", path, token, {"accountLocator": account, "amount": 50, "sources": [],
+                                              "targets": [{"containerType": "invoice", "containerLocator": second}]})
+    draft = ok(created)
+    assert (draft["creditDistributionState"], draft["amount"], draft["currency"]) == ("draft", Decimal("50.00"), "USD")
+    assert [(s["containerType"], s["containerLocator"]) for s in draft["sources"]] == [("account", account)]
+    assert event_types(api, token, tenant, created) == ["billing.creditdistribution.create"]
+    assert balance(api, token, tenant, account) == Decimal("75.00")  # a draft moves nothing
+    assert ok(call(api, "PATCH", f"{path}/{draft['locator']}/validate", token))["creditDistributionState"] == \
+        "validated"
+
+    executed = call(api, "PATCH", f"{path}/{draft['locator']}/execute", token)
+    assert (ok(executed)["creditDistributionState"], ok(executed)["appliedAmount"]) == ("executed", Decimal("50.00"))
+    assert ok(executed)["executedAt"] == "2026-01-15T09:30:00.000Z"
+    assert event_types(api, token, tenant, executed) == ["billing.creditdistribution.distribute"]
+    assert remaining(api, token, tenant, second) == ("open", Decimal("1175.00"))
+    assert balance(api, token, tenant, account) == Decimal("25.00")
+    credits = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list"), token))["items"]
+    assert [(c["creditType"], c["locator"], c["amount"]) for c in credits] == [
+        ("creditDistribution", draft["locator"], Decimal("50.00"))]
+
+    too_much = ok(call(api, "POST", path, token, {"accountLocator": account, "amount": "25.01", "targets": []}))
+    assert_error(call(api, "PATCH", f"{path}/{too_much['locator']}/execute", token),
+                 409, "credit.insufficient_balance")
+    assert remaining(api, token, tenant, second) == ("open", Decimal("1175.00"))
+    assert balance(api, token, tenant, account) == Decimal("25.00")
+    assert ok(call(api, "GET", f"{path}/{too_much['locator']}", token))["creditDistributionState"] == "draft"
+    assert ok(call(api, "PATCH", f"{path}/{too_much['locator']}/discard", token))["creditDistributionState"] == \
+        "discarded"
+    assert_error(call(api, "PATCH", f"{path}/{too_much['locator']}/execute", token),
+                 409, "creditDistribution.invalid_state")
+
+    reversed_ = call(api, "PATCH", f"{path}/{draft['locator']}/reverse", token, {"reversalType": "mistake"})
+    assert (ok(reversed_)["creditDistributionState"], ok(reversed_)["reversalReason"]) == ("reversed", "mistake")
+    assert event_types(api, token, tenant, reversed_) == ["billing.creditdistribution.reverse"]
+    assert remaining(api, token, tenant, second) == ("open", Decimal("1225.00"))
+    assert balance(api, token, tenant, account) == Decimal("75.00")
+    assert_error(call(api, "PATCH", f"{path}/{draft['locator']}/reverse", token), 409,
+                 "creditDistribution.invalid_state")
+
+    whole = ok(call(api, "POST", path, token, {"accountLocator": account, "amount": 75, "targets": []}))
+    settled = ok(call(api, "PATCH", f"{path}/{whole['locator']}/execute", token))
+    assert settled["appliedAmount"] == Decimal("75.00") and balance(api, token, tenant, account) == 0
+    listed = ok(call(api, "GET", f"{path}/list?accountLocator={account}", token))["items"]
+    assert [(d["locator"], d["creditDistributionState"]) for d in listed] == [
+        (draft["locator"], "reversed"), (too_much["locator"], "discarded"), (whole["locator"], "executed")]
+
+
+def test_a_credit_distribution_refuses_foreign_sources_and_targets(api, admin_token, jobs, full_pay):
+    tenant, token = full_pay, admin_token
+    account, second = in_credit(api, token, tenant, jobs)
+    other, _ = billed_policy(api, token, tenant, jobs)
+    [foreign] = invoices_of_account(api, token, tenant, other)
+    path = billing(tenant, "/creditDistributions")
+    body = {"accountLocator": account, "amount": 10, "targets": []}
+    assert_error(call(api, "POST", path, token, {**body, "sources": [{"containerType": "account",
+                                                                      "containerLocator": other}]}),
+                 400, "credit.invalid_source")
+    assert_error(call(api, "POST", path, token, {**body, "targets": [{"containerType": "invoice",
+                                                                      "containerLocator": foreign["locator"]}]}),
+                 400, "credit.invalid_target")
+    assert_error(call(api, "POST", path, token, {**body, "amount": "0.001"}), 400, "credit.invalid_amount")
+    assert_error(call(api, "POST", path, token, {"amount": 10, "targets": []}), 400, "credit.account_required")
+    assert ok(call(api, "GET", f"{path}/list?accountLocator={account}", token))["items"] == []
+    elsewhere = billing_tenant(api, token, "FullPay")
+    made = ok(call(api, "POST", path, token, body))
+    assert_error(call(api, "PATCH", billing(elsewhere, f"/creditDistributions/{made['locator']}/execute"), token),
+                 404, "creditDistribution.not_found")
+    assert balance(api, token, tenant, account) == Decimal("75.00")
+    assert remaining(api, token, tenant, second) == ("open", Decimal("1225.00"))
+
+
+def test_a_disbursement_pays_out_credit_only_once_approved_and_never_more_than_the_balance(api, admin_token,
+                                                                                         jobs, full_pay):
+    tenant, token = full_pay, admin_token
+    account, _ = in_credit(api, token, tenant, jobs)
+    path = billing(tenant, "/disbursements")
+    body = {"accountLocator": account, "type": "refund", "amount": 60, "data": {}, "sources": [],
+            "useDefaultFinancialInstrument": False, "transactionMethod": "ach"}
+
+    created = call(api, "POST", path, token, body)
+    refund = ok(created)
+    assert (refund["disbursementState"], refund["type"], refund["amount"]) == ("draft", "Refund", Decimal("60.00"))
+    assert event_types(api, token, tenant, created) == ["billing.disbursement.create"]
+    assert_error(call(api, "PATCH", f"{path}/{refund['locator']}/execute", token), 409, "disbursement.invalid_state")
+    for step, state in (("validate", "validated"), ("approve", "approved")):
+        assert ok(call(api, "PATCH", f"{path}/{refund['locator']}/{step}", token))["disbursementState"] == state
+    assert balance(api, token, tenant, account) == Decimal("75.00")
+    executed = call(api, "PATCH", f"{path}/{refund['locator']}/execute", token)
+    assert ok(executed)["disbursementState"] == "executed"
+    assert event_types(api, token, tenant, executed) == ["billing.disbursement.execute"]
+    assert balance(api, token, tenant, account) == Decimal("15.00")
+
+    big = ok(call(api, "POST", path, token, {**body, "amount": "15.01"}))
+    ok(call(api, "PATCH", f"{path}/{big['locator']}/validate", token))
+    ok(call(api, "PATCH", f"{path}/{big['locator']}/approve", token))
+    assert_error(call(api, "PATCH", f"{path}/{big['locator']}/execute", token), 409, "credit.insufficient_balance")
+    assert ok(call(api, "GET", f"{path}/{big['locator']}", token))["disbursementState"] == "approved"
+    assert balance(api, token, tenant, account) == Decimal("15.00")
+    assert ok(call(api, "PATCH", f"{path}/{big['locator']}/reject", token))["disbursementState"] == "rejected"
+    assert_error(call(api, "PATCH", f"{path}/{big['locator']}/reject", token), 409, "disbursement.invalid_state")
+
+    reversed_ = call(api, "PATCH", f"{path}/{refund['locator']}/reverse", token)
+    assert ok(reversed_)["disbursementState"] == "reversed"
+    assert event_types(api, token, tenant, reversed_) == ["billing.disbursement.reverse"]
+    assert balance(api, token, tenant, account) == Decimal("75.00")
+    assert_error(call(api, "PATCH", f"{path}/{refund['locator']}/reverse", token), 409, "disbursement.invalid_state")
+
+    spare = ok(call(api, "POST", path, token, body))
+    assert ok(call(api, "PATCH", f"{path}/{spare['locator']}/discard", token))["disbursementState"] == "discarded"
+    assert_error(call(api, "POST", path, token, {**body, "type": "Barter"}), 400, "disbursement.unknown_type")
+    assert_error(call(api, "POST", path, token, {**body, "amount": -1}), 400, "credit.invalid_amount")
+    listed = ok(call(api, "GET", f"{path}/list?accountLocator={account}", token))["items"]
+    assert [(d["locator"], d["disbursementState"]) for d in listed] == [
+        (refund["locator"], "reversed"), (big["locator"], "rejected"), (spare["locator"], "discarded")]
+    ledger = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
+                     token))["lineItems"]
+    assert [(line["accountingType"], line["amount"]) for line in ledger] == [
+        ("credit", Decimal("75.00")), ("debit", Decimal("60.00")), ("credit", Decimal("60.00"))]

@@ -1,0 +1,62 @@
+"""An invoice's document, rendered when billing generates the invoice (the configuration's
+`defaultInvoiceDocument`), fetched through the invoice document endpoint; its failed job retriggered."""
+from __future__ import annotations
+
+from tests.api.billing.support import billing_model, invoices_of_account
+from tests.api.documents.support import documents, documents_tenant, download, pdf_text, redeploy
+from tests.api.quotes.support import new_account
+from tests.api.transactions.support import issued_policy
+from tests.support.api import assert_error, call, ok
+
+INVOICE = """<html><body><h1>Invoice {{ invoiceNumber }} for {{ account.data.firstName }} {{ account.data.lastName }}
+</h1>{% for item in invoiceItems %}<p>{{ item.chargeType }} {{ item.amount }}</p>{% endfor %}
+<p>Total {{ totalAmount }} {{ currency }} due {{ dueTime }}</p></body></html>"""
+
+
+def invoice_model():
+    model = billing_model("FullPay")
+    model["documents"] = {"InvoiceDoc": {"format": "pdf", "rendering": "dynamic", "scope": "invoice",
+                                         "trigger": "generated", "selectionTimeBasis": "currentTime"}}
+    model["defaultInvoiceDocument"] = "InvoiceDoc"
+    return model
+
+
+def test_an_invoice_document_is_rendered_when_the_invoice_is_generated(api, admin_token, jobs):
+    tenant = documents_tenant(api, admin_token, invoice_model(), {"documents/InvoiceDoc/template.liquid": INVOICE})
+    account = new_account(api, admin_token, tenant)
+    issued_policy(api, admin_token, tenant, account)
+    jobs.drain()  # the installments, then the invoice (a full-pay term is invoiced at once), then its document
+
+    [invoice] = invoices_of_account(api, admin_token, tenant, account)
+    document = ok(call(api, "GET", documents(tenant, f"/invoices/{invoice['locator']}"), admin_token))
+    assert (document["referenceType"], document["referenceLocator"], document["staticName"]) == (
+        "invoice", invoice["locator"], "InvoiceDoc")
+    assert (document["documentInstanceState"], document["documentFormat"]) == ("ready", "pdf")
+    assert document["renderingData"]["totalAmount"] == invoice["totalAmount"]
+    text = pdf_text(download(api, admin_token, tenant, document["locator"]).body)
+    assert f"Invoice {invoice['invoiceNumber']} for Ada Lovelace" in text
+    assert "premium 1200.00" in text and "Total 1225.00 USD" in text
+
+
+def test_a_failed_invoice_document_is_retriggered(api, admin_token, jobs):
+    model = invoice_model()
+    tenant = documents_tenant(api, admin_token, model, {"documents/InvoiceDoc/template.liquid": "{{ oops"})
+    account = new_account(api, admin_token, tenant)
+    issued_policy(api, admin_token, tenant, account)
+    jobs.drain()
+    [invoice] = invoices_of_account(api, admin_token, tenant, account)
+    failed = ok(call(api, "GET", documents(tenant, f"/invoices/{invoice['locator']}"), admin_token))
+    assert failed["documentInstanceState"] == "renderError"
+    job_locator = next(m.payload["jobLocator"] for m in jobs.sent if m.payload.get("referenceType") == "invoice")
+
+    redeploy(api, admin_token, tenant, model, {"documents/InvoiceDoc/template.liquid": "Invoice {{ invoiceNumber }}"})
+    retriggered = ok(call(api, "POST", documents(tenant, f"/invoices/{invoice['locator']}/jobs/{job_locator}/trigger"),
+                          admin_token))
+    assert (retriggered["referenceType"], retriggered["status"]) == ("invoice", "running")
+    jobs.drain()
+
+    fixed = ok(call(api, "GET", documents(tenant, f"/invoices/{invoice['locator']}"), admin_token))
+    assert (fixed["locator"], fixed["documentInstanceState"]) == (failed["locator"], "ready")
+    assert f"Invoice {invoice['invoiceNumber']}" in pdf_text(download(api, admin_token, tenant, fixed["locator"]).body)
+    assert_error(call(api, "POST", documents(tenant, f"/invoices/{invoice['locator']}/jobs/{job_locator}/trigger"),
+                      admin_token), 409, "documentsJob.not_failed")

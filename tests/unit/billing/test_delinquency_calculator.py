@@ -1,0 +1,30 @@
+"""The moments of a delinquency (billing/delinquency/calculator.py): days are local calendar days of the
+time zone, across a DST change too; a fraction of a day is elapsed time."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from decimal import Decimal
+
+from chalicelib.billing.delinquency.calculator import grace_end, plus_days, trigger_time
+from chalicelib.configuration.billing_plans import DelinquencyEvent, GraceOffsetBasis
+
+NEW_YORK = "America/New_York"
+MARCH_FIRST = datetime(2026, 3, 1, 5, tzinfo=timezone.utc)  # midnight in New York, DST begins on March 8th
+
+
+def test_a_grace_across_the_dst_change_ends_at_local_midnight():
+    assert grace_end(MARCH_FIRST, 10, NEW_YORK) == datetime(2026, 3, 11, 4, tzinfo=timezone.utc)
+    assert grace_end(MARCH_FIRST, 10, "UTC") == datetime(2026, 3, 11, 5, tzinfo=timezone.utc)
+
+
+def test_events_count_from_the_grace_start_or_end_and_may_precede_it():
+    end = grace_end(MARCH_FIRST, 10, NEW_YORK)
+    before_end = DelinquencyEvent("Reminder", GraceOffsetBasis.GRACE_PERIOD_END, Decimal(-3))
+    after_start = DelinquencyEvent("Notice", GraceOffsetBasis.GRACE_PERIOD_START, Decimal(2))
+    assert trigger_time(before_end, MARCH_FIRST, end, NEW_YORK) == datetime(2026, 3, 8, 5, tzinfo=timezone.utc)
+    assert trigger_time(after_start, MARCH_FIRST, end, NEW_YORK) == datetime(2026, 3, 3, 5, tzinfo=timezone.utc)
+
+
+def test_a_fraction_of_a_day_is_elapsed_time():
+    assert plus_days(MARCH_FIRST, Decimal("1.5"), NEW_YORK) == datetime(2026, 3, 2, 17, tzinfo=timezone.utc)
+    assert plus_days(MARCH_FIRST, Decimal("-0.5"), NEW_YORK) == datetime(2026, 2, 28, 17, tzinfo=timezone.utc)

@@ -1,0 +1,70 @@
+"""Grouping installments into invoices (invoices/generator.py): the invoicing plan's installmentGrouping,
+immediate installments on invoices of their own, `next` installments riding on the next invoice; and the
+installments a cancellation consolidates (invoices/consolidation.py)."""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from chalicelib.billing.invoices import consolidation, generator
+from chalicelib.billing.models import ChargeInvoicing
+from chalicelib.configuration.billing_plans import (
+    CancellationConsolidation,
+    GroupingMatch,
+    GroupingWindow,
+    InstallmentGrouping,
+)
+from tests.unit.billing.test_invoicing import NOW, START, installment
+
+MONTH = timedelta(days=31)
+
+
+def three_months():
+    """February, March and April: one installment each, due at its start."""
+    return [installment(f"I{n}", START + n * MONTH, [("E1", "premium", "100.00")]) for n in range(3)]
+
+
+@pytest.mark.parametrize("matching, window, sizes", [
+    (GroupingMatch.GENERATE_TIME, GroupingWindow.START_AND_END, [1, 1, 1]),
+    (GroupingMatch.START_TIME, GroupingWindow.START, [1, 1, 1]),
+    (GroupingMatch.GENERATE_TIME, GroupingWindow.START, [3]),
+    (GroupingMatch.ALL, GroupingWindow.START_AND_END, [3]),
+])
+def test_the_plans_grouping_decides_the_invoices_of_a_run(matching, window, sizes):
+    groups = generator.groups(three_months(), NOW, InstallmentGrouping(matching, window))
+    assert [len(group) for group in groups] == sizes
+    invoices = generator.generate(three_months(), NOW, "u", grouping=InstallmentGrouping(matching, window))
+    assert invoices[0].dueTime == START  # an invoice is due at its earliest installment's due time
+
+
+def test_a_catch_up_window_joins_what_is_due_already_and_keeps_the_rest_apart():
+    later = NOW + 20 * MONTH
+    groups = generator.groups(three_months() + [installment("I9", later, [("E1", "premium", "1.00")])],
+                              START + 3 * MONTH, InstallmentGrouping(window=GroupingWindow.CATCH_UP))
+    assert [[i.locator for i in group] for group in groups] == [["I0", "I1", "I2"], ["I9"]]
+
+
+def test_an_immediate_installment_is_never_grouped_and_a_rider_joins_the_earliest_group_of_its_container():
+    scheduled = installment("I1", START, [("E1", "premium", "100.00")])
+    immediate = installment("I2", START, [("E1", "fee", "5.00")]).model_copy(
+        update={"invoicing": ChargeInvoicing.IMMEDIATE})
+    rider = installment("I3", START + 5 * MONTH, [("E1", "tax", "2.00")]).model_copy(
+        update={"invoicing": ChargeInvoicing.NEXT})
+    elsewhere = installment("I4", START, [("E1", "tax", "3.00")], container="P2").model_copy(
+        update={"invoicing": ChargeInvoicing.NEXT})
+    groups = generator.groups([scheduled, immediate], NOW, riders=[rider, elsewhere])
+    assert sorted([i.locator for i in group] for group in groups) == [["I1", "I3"], ["I2"]]
+    assert rider.dueTime == START and elsewhere.invoiceLocator is None
+
+
+@pytest.mark.parametrize("mode, chosen", [(CancellationConsolidation.NONE, []),
+                                          (CancellationConsolidation.FUTURE, ["I1", "I2"]),
+                                          (CancellationConsolidation.ALL, ["I0", "I1", "I2"])])
+def test_a_cancellation_consolidates_the_frames_after_it_or_all(mode, chosen):
+    uninvoiced = three_months()
+    picked = consolidation.consolidated(uninvoiced, mode, START + MONTH + timedelta(days=3), NOW)
+    assert [i.locator for i in picked] == chosen
+    assert {i.dueTime for i in picked} <= {START, START + MONTH}
+    if picked:
+        assert {i.dueTime for i in picked} == {min(i.dueTime for i in three_months() if i.locator in chosen)}
