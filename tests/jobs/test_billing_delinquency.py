@@ -210,3 +210,27 @@ def test_a_grace_end_moved_later_delays_the_lapse_and_a_cancelled_event_never_tr
     assert_error(call(api, "PATCH", path, admin_token, {"graceEndAt": "2026-03-15T05:00:00Z"}), 409,
                  "delinquency.invalid_state")
     assert statuses(api, admin_token, tenant, policy) == ["cancelled"]
+
+
+def test_writing_off_the_unpaid_invoice_during_the_grace_settles_the_delinquency_and_nothing_lapses(
+        api, admin_token, jobs):
+    tenant = delinquency_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    advance(api, admin_token, tenant, jobs, "2026-02-05T00:00:00Z")
+    [invoice] = invoices_of_account(api, admin_token, tenant, account)
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk", "delinquent"]
+
+    written_off = call(api, "POST", billing(tenant, "/writeOffs"), admin_token, {"accountLocator": account, "targets": [
+        {"containerLocator": invoice["locator"], "containerType": "invoice"}]})
+    assert written_off.status_code == 200, written_off.body
+    assert {"billing.delinquency.settle", "billing.invoice.settle", "policy.status.update"} <= set(
+        event_types(api, admin_token, tenant, written_off))
+    [settled] = delinquencies_of_account(api, admin_token, tenant, account)
+    assert settled["delinquencyState"] == "settled"
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk"]
+
+    advance(api, admin_token, tenant, jobs, "2026-02-28T00:00:00Z")
+    transactions = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/issuedTransactions/list"),
+                           admin_token))["items"]
+    assert [t["transactionCategory"] for t in transactions] == ["issuance"]
+    assert events_of_type(api, admin_token, tenant, "billing.delinquency.lapse") == []

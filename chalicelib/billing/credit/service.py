@@ -22,6 +22,7 @@ from chalicelib.billing.credit.models import (
     Disbursement,
     DisbursementState,
 )
+from chalicelib.billing.delinquency import service as delinquencies
 from chalicelib.billing.models import Application, ContainerType, Invoice, InvoiceState, PaymentTarget, SourceType
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.configuration import service as configuration
@@ -230,6 +231,8 @@ def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount
                                                           before[each.invoice.locator] == InvoiceState.OPEN))
         if each.invoice.invoiceState == InvoiceState.SETTLED:
             uow.record_event("billing.invoice.settle", billing.invoice_event(each.invoice))
+    delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
+                                                  if each.invoice.invoiceState == InvoiceState.SETTLED])
     taken = amount - left
     if taken:
         billing.move_credit(ctx, uow, account, currency, -taken, "credit applied to invoices",

@@ -16,6 +16,7 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.billing import repository as billing_repository
 from chalicelib.billing import service as billing
+from chalicelib.billing.delinquency import service as delinquencies
 from chalicelib.billing.models import ContainerType, Invoice, InvoiceState, PaymentTarget
 from chalicelib.billing.writeoffs import allocation, settling
 from chalicelib.billing.writeoffs import repository as write_offs
@@ -81,6 +82,8 @@ def distribute(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTa
                                                           before[invoice.locator] == InvoiceState.OPEN))
         if invoice.invoiceState == InvoiceState.SETTLED:
             uow.record_event("billing.invoice.settle", billing.invoice_event(invoice))
+    delinquencies.settle_paid(ctx, uow, account, [invoice.locator for invoice in touched
+                                                  if invoice.invoiceState == InvoiceState.SETTLED])
     if uow.remaining < 0:
         raise codes.WRITEOFF_TOO_LARGE(f"The write-off settles {len(touched)} invoices: more than one change holds")
     return record
