@@ -14,6 +14,11 @@ and walks the whole table, so one write on a table of 30,000 items takes seconds
 - an item built from a request checks its size once, not once per attribute (moto's LimitedSizeDict sums
   every attribute already set on each one added: quadratic in the attributes, a sixth of the CPU of a
   test's DynamoDB for the policy and billing records): an item over 405,000 bytes is refused all the same;
+- an item's size is kept from that check until an update changes the item (moto sums it again, attribute
+  by attribute, twice for every item a Query returns and once for each of a BatchGetItem: a tenth of the
+  CPU of the billing ledger test);
+- the names of a responses class's methods, which moto lists with inspect.getmembers on every request,
+  are listed once per class;
 - the answers of the operations in DYNAMODB_DATA_AS_JSON are written with json.dumps. moto writes every
   answer by walking its result through the operation's output shape, member by member and attribute by
   attribute (two thirds of a GetItem's CPU in the tests, seconds for a Query of a large policy), while
@@ -31,6 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from moto.core import responses as core_responses
 from moto.dynamodb.exceptions import ItemSizeTooLarge
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
@@ -43,6 +49,7 @@ MOST_ITEM_BYTES = 405_000
 ItemChange = Callable[[Table, DynamoType, DynamoType | None], None]
 
 _DIRECTORY_ATTRIBUTE = "_lean_index_directory"
+_SIZE_ATTRIBUTE = "_lean_size"
 DYNAMODB_DATA_AS_JSON = frozenset({"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem"})
 
 
@@ -71,6 +78,12 @@ def built_item(item: Item, hash_key: DynamoType, range_key: DynamoType | None, a
         dict.__setitem__(item.attrs, name, DynamoType(value))
     if item.size() > MOST_ITEM_BYTES:
         raise ItemSizeTooLarge
+
+
+def _forget_size(table: Table, key: ItemKey | None) -> None:
+    item = current_item(table, *key) if key is not None else None
+    if item is not None:
+        item.__dict__.pop(_SIZE_ATTRIBUTE, None)
 
 
 def every_item(table: Table) -> list[Item]:
@@ -172,8 +185,10 @@ def _in_key_order(table: Table, items: list[Item]) -> list[Item]:
 @contextmanager
 def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
     original = (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item,
-                Table.delete_item, Table.query, StreamShard.add, DynamoResult.execute_result, Item.__init__)
-    transact_write_items, update_item, put_item, delete_item, query, _, shape_walking, _ = original
+                Table.delete_item, Table.query, StreamShard.add, DynamoResult.execute_result, Item.__init__,
+                Item.size, core_responses.method_names_from_class)
+    (transact_write_items, update_item, put_item, delete_item, query, _, shape_walking, _, item_size,
+     method_names) = original
 
     def lean_transact_write_items(backend: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
         backups = []
@@ -205,11 +220,14 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
 
     def watched_update_item(backend: DynamoDBBackend, table_name: str, key: dict[str, Any], *args: Any,
                             **kwargs: Any) -> Item:
+        table = backend.tables.get(table_name)
+        if table is not None:
+            _forget_size(table, key_of(table, key))
         try:
             return update_item(backend, table_name, key, *args, **kwargs)
         finally:  # a failed update may have created the item already
-            table = backend.tables.get(table_name)
             if table is not None:
+                _forget_size(table, key_of(table, key))  # a size taken halfway through the update
                 _notify(on_item_change, table, key_of(table, key))
 
     def watched_put_item(table: Table, item_attrs: dict[str, Any], *args: Any, **kwargs: Any) -> Item:
@@ -242,6 +260,19 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
         finally:
             table.__dict__.pop("all_items", None)  # gone already when lean_dynamodb() is nested
 
+    def kept_size(item: Item) -> int:
+        size = item.__dict__.get(_SIZE_ATTRIBUTE)
+        if size is None:
+            size = item.__dict__[_SIZE_ATTRIBUTE] = item_size(item)
+        return int(size)
+
+    method_names_of: dict[object, list[str]] = {}
+
+    def listed_once(clazz: object) -> list[str]:
+        if clazz not in method_names_of:
+            method_names_of[clazz] = method_names(clazz)
+        return method_names_of[clazz]
+
     def no_stream_record(shard: StreamShard, old: Item | None, new: Item | None) -> None:
         return None
 
@@ -259,9 +290,11 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
     StreamShard.add = no_stream_record
     DynamoResult.execute_result = as_json  # type: ignore[method-assign]
     Item.__init__ = built_item  # type: ignore[method-assign,assignment]
+    Item.size = kept_size  # type: ignore[method-assign]
+    core_responses.method_names_from_class = listed_once
     try:
         yield
     finally:
         (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item, Table.delete_item,
-         Table.query, StreamShard.add, DynamoResult.execute_result,
-         Item.__init__) = original  # type: ignore[method-assign]
+         Table.query, StreamShard.add, DynamoResult.execute_result, Item.__init__, Item.size,
+         core_responses.method_names_from_class) = original  # type: ignore[method-assign]

@@ -105,6 +105,39 @@ def test_an_item_is_refused_past_motos_size_limit_as_moto_refuses_it(aws, write)
     assert [item["SK"]["S"] for item in found] == ["fits"]
 
 
+@pytest.mark.parametrize("write", ["update_item", "transact_write_items"])
+def test_a_query_pages_by_the_sizes_items_have_after_their_updates(aws, write):
+    """lean_moto keeps an item's size until an update changes it: a Query stops at 1 MB by today's sizes."""
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+
+    client, table, pk = clients.dynamodb(), settings().table_name, f"TEST#{new_locator()}"
+    big = {f"a{n:03d}": {"S": "x" * 3_900} for n in range(100)}  # ~390,000 bytes: two fit in a 1 MB page
+
+    def skeys() -> list[str]:
+        page = client.query(TableName=table, KeyConditionExpression="PK = :pk",
+                            ExpressionAttributeValues={":pk": {"S": pk}})
+        return [item["SK"]["S"] for item in page["Items"]]
+
+    def update(sk: str, expression: str, values: dict[str, Any] | None = None) -> None:
+        request = {"TableName": table, "Key": {"PK": {"S": pk}, "SK": {"S": sk}}, "UpdateExpression": expression,
+                   **({"ExpressionAttributeValues": values} if values else {})}
+        if write == "update_item":
+            client.update_item(**request)
+        else:
+            client.transact_write_items(TransactItems=[{"Update": request}])
+
+    for sk in ("a", "b", "c"):
+        client.put_item(TableName=table, Item={"PK": {"S": pk}, "SK": {"S": sk}, **big})
+    assert skeys() == ["a", "b"]
+    for sk in ("a", "b"):
+        update(sk, "REMOVE " + ", ".join(sorted(big)))
+    assert skeys() == ["a", "b", "c"]
+    for sk in ("a", "b"):
+        update(sk, "SET " + ", ".join(f"{name} = :v" for name in sorted(big)), {":v": {"S": "x" * 3_900}})
+    assert skeys() == ["a", "b"]
+
+
 def _holds_bytes(value: Any) -> bool:
     if isinstance(value, dict):
         return any(_holds_bytes(v) for v in value.values())
