@@ -25,7 +25,7 @@ Errors). Statuses are not stored: statuses.py derives them from the clock when a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from chalicelib.accounts import service as accounts
@@ -35,7 +35,7 @@ from chalicelib.core import codes, durations
 from chalicelib.core import contacts as contact_list
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, FieldError
+from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.records import check_size
@@ -426,7 +426,8 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
     if uow.remaining > 0:
         _bill(uow, issue.transaction)
     else:  # the largest out-of-sequence issues: billed by a write of its own once the issue committed
-        uow.after_commit(lambda: _bill_alone(ctx, issue.transaction))
+        _put_billing_safety_net(ctx, issue.transaction)
+        uow.after_commit(lambda: enqueue_billing(ctx, issue.transaction))
     if stack.abandoned_transactions or stack.abandoned_segments:
         uow.after_commit(lambda: repository.delete_abandoned(ctx.tenant, stack.policy.locator,
                                                              stack.abandoned_transactions, stack.abandoned_segments))
@@ -440,20 +441,36 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
 def _bill(uow: UnitOfWork, transaction: Transaction) -> None:
     """Billing turns the issued transaction's charges into installments, asynchronously: the job is
     enqueued in the issue's own write, so an issue is billed exactly when it committed (but for an issue
-    that fills its write: its job follows in a write of its own, `_bill_alone`)."""
-    locator = derived_locator(transaction.issuedTime or uow.ctx.now, f"billing:{transaction.locator}")
-    jobs.enqueue(uow, JobType.BILLING_INSTALLMENTS, {"transactionLocator": transaction.locator,
-                                                     "policyLocator": transaction.policyLocator,
-                                                     "jobLocator": locator}, locator=locator)
+    that fills its write: its job follows in a write of its own, `enqueue_billing`)."""
+    locator, payload = _billing_job(transaction)
+    jobs.enqueue(uow, JobType.BILLING_INSTALLMENTS, payload, locator=locator)
 
 
-def _bill_alone(ctx: CallContext, transaction: Transaction) -> None:
+def _billing_job(transaction: Transaction) -> tuple[str, dict[str, str]]:
+    """The locator and payload of the transaction's billing job: the same for every path that enqueues it."""
+    locator = derived_locator(transaction.issuedTime or transaction.createdAt, f"billing:{transaction.locator}")
+    return locator, {"transactionLocator": transaction.locator, "policyLocator": transaction.policyLocator,
+                     "jobLocator": locator}
+
+
+def enqueue_billing(ctx: CallContext, transaction: Transaction) -> bool:
+    """Enqueue the issued transaction's billing job in a write of its own, unless it exists: answers whether
+    this call enqueued it."""
+    locator, payload = _billing_job(transaction)
+    return jobs.enqueue_once(ctx, JobType.BILLING_INSTALLMENTS, payload, locator=locator)
+
+
+BILLING_SAFETY_NET_DELAY = timedelta(minutes=15)
+"""How long after an issue too large for its billing job its safety net looks for that job."""
+
+
+def _put_billing_safety_net(ctx: CallContext, transaction: Transaction) -> None:
+    """Written before the issue's final write, in a write of its own: a due entry that bills the
+    transaction if the issue committed but the process died before `enqueue_billing` (and does nothing if
+    the issue never committed: transactions/job_handlers.py), so an issued transaction is always billed."""
     uow = wiring.unit_of_work(ctx)
-    _bill(uow, transaction)
-    try:
-        uow.commit()
-    except AlreadyExists:
-        pass  # an earlier attempt enqueued it
+    due.schedule(uow, DueKind.TRANSACTION_BILLING, transaction.locator, ctx.now + BILLING_SAFETY_NET_DELAY)
+    uow.commit()
 
 
 def _write_pending(ctx: CallContext, uow: UnitOfWork, issue: TransactionIssue,

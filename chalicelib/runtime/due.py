@@ -113,7 +113,7 @@ class _EffectsCounted:
         self.effects += len(ops)
         self._inner.add(*ops)
 
-    def after_commit(self, action: Callable[[], None]) -> None:
+    def after_commit(self, action: Callable[[], object]) -> None:
         self._inner.after_commit(action)
 
     def record_event(self, event_type: str, data: dict[str, Any]) -> None:

@@ -29,3 +29,7 @@ class DueKind(StrEnum):
     INVOICE_AUTOPAY = "billing.invoiceAutopay"
     """An invoice's autopay (ref: the invoice): due at its autopay time; put when an invoice of an autopay
     plan is generated or an update asks for autopay, removed when an update suppresses it."""
+    TRANSACTION_BILLING = "policy.transactionBilling"
+    """The safety net of an issue too large to carry its billing job in its own write (ref: the transaction):
+    put before that write, due a quarter of an hour later; it enqueues the billing job if the issue committed
+    and the job is not there yet (the process that committed it may have died before enqueueing it)."""

@@ -34,7 +34,7 @@ class UnitOfWork(Protocol):
 
     def add(self, *ops: WriteOp) -> None: ...
 
-    def after_commit(self, action: Callable[[], None]) -> None:
+    def after_commit(self, action: Callable[[], object]) -> None:
         """Run `action` once the transaction succeeded (e.g. send the queue message of a new job)."""
 
     def record_event(self, event_type: str, data: dict[str, Any]) -> None: ...
@@ -51,7 +51,7 @@ class TransactionUnitOfWork:
         self._clock = clock
         self._ops: list[WriteOp] = []
         self._events: list[tuple[str, dict[str, Any]]] = []
-        self._after_commit: list[Callable[[], None]] = []
+        self._after_commit: list[Callable[[], object]] = []
         self.capacity = MAX_TRANSACTION_ITEMS
 
     @property
@@ -63,7 +63,7 @@ class TransactionUnitOfWork:
     def add(self, *ops: WriteOp) -> None:
         self._ops.extend(ops)
 
-    def after_commit(self, action: Callable[[], None]) -> None:
+    def after_commit(self, action: Callable[[], object]) -> None:
         self._after_commit.append(action)
 
     def record_event(self, event_type: str, data: dict[str, Any]) -> None:

@@ -1,12 +1,16 @@
-"""Asynchronous work of the transactions domain: the auto-renewal of a policy when its due entry falls due."""
+"""Asynchronous work of the transactions domain: the auto-renewal of a policy when its due entry falls due, and
+the billing safety net of the largest issues."""
 from __future__ import annotations
 
 from typing import Any
 
 from chalicelib.core.context import CallContext
+from chalicelib.core.errors import NotFound
+from chalicelib.policies import service as policies
 from chalicelib.runtime.due import DueWork, due_handler
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.transactions import auto_renewal
+from chalicelib.transactions import service as transactions
 
 
 @due_handler(DueKind.POLICY_AUTO_RENEW)
@@ -14,3 +18,17 @@ def auto_renew(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     """Put by the policies domain at the renewal's first step, moved on to each next one here
     (auto_renewal.py); run by the due pager (every quarter hour, or a test clock's advance) at its due time."""
     return auto_renewal.renew_due(ctx, work)
+
+
+@due_handler(DueKind.TRANSACTION_BILLING)
+def bill_committed_issue(ctx: CallContext, work: DueWork) -> dict[str, Any]:
+    """Put by the policies domain before the final write of an issue too large to carry its billing job:
+    once the issue committed, its billing job exists (enqueued after the commit) or is enqueued here; an
+    issue that never committed has no issued time and nothing is billed."""
+    try:
+        transaction = transactions.get_transaction(ctx, work.entry.ref)
+    except NotFound:
+        return {"billingJobsEnqueued": 0}
+    if transaction.issuedTime is None:
+        return {"billingJobsEnqueued": 0}
+    return {"billingJobsEnqueued": int(policies.enqueue_billing(ctx, transaction))}

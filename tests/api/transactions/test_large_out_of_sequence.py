@@ -13,6 +13,8 @@ from decimal import ROUND_HALF_UP, Decimal, localcontext
 from fractions import Fraction
 
 from chalicelib.policies import repository
+from chalicelib.runtime import due
+from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.storage import keys, query, table, unit_of_work
 from tests.api.transactions.support import (
     create,
@@ -25,6 +27,7 @@ from tests.api.transactions.support import (
     transaction_path,
     vehicle_of,
 )
+from tests.builders import system_ctx
 from tests.support.api import assert_error, call, event_types, ok
 
 D = Decimal
@@ -127,7 +130,7 @@ def _items(tenant, policy_locator):
 
 
 def test_a_change_before_30_issued_later_ones_issues_in_three_writes_as_issuing_in_sequence_would(
-        api, admin_token, tenant, policy, ddb_calls):
+        api, admin_token, tenant, policy, ddb_calls, jobs):
     later = _later_changes(api, admin_token, tenant, policy, 30)
     earlier = _change(api, admin_token, tenant, policy, OUT_OF_SEQUENCE, "60000")
     ddb_calls.clear()
@@ -135,8 +138,9 @@ def test_a_change_before_30_issued_later_ones_issues_in_three_writes_as_issuing_
     issued = ok(response)
     writes = [call_ for call_ in ddb_calls if not call_.startswith(("Get", "BatchGet", "Query"))]
 
-    # 152 pending records in two, then the final write, full: the job that bills it follows in its own
-    assert writes == ["TransactWriteItems"] * 4
+    # 152 pending records in two, the billing safety net, then the final write, full: the job that bills
+    # it follows in its own
+    assert writes == ["TransactWriteItems"] * 5
     assert issued["transactionState"] == "issued"
     aggregate = ok(call(api, "GET", transaction_path(tenant, issued["aggregateTransactionLocator"]), admin_token))
     parts = aggregate["aggregatedTransactions"]
@@ -162,6 +166,16 @@ def test_a_change_before_30_issued_later_ones_issues_in_three_writes_as_issuing_
                    admin_token))
     assert (last["transactionLocator"], vehicle_of(last)["data"]["value"]) == (reapplications[-1]["locator"],
                                                                                D("15000.00"))
+
+    # the billing job was enqueued after the commit; its safety net, due a quarter of an hour later, finds it
+    billing_jobs = [m for m in jobs.sent if m.job_type == "billing.installments"
+                    and m.payload["transactionLocator"] == issued["locator"]]
+    assert len(billing_jobs) == 1
+    net = due.entry(system_ctx().for_tenant(tenant), DueKind.TRANSACTION_BILLING, issued["locator"])
+    assert net is not None and net.due_at == datetime(2026, 1, 15, 9, 45, tzinfo=timezone.utc)
+    assert due.run_step(system_ctx().for_tenant(tenant), net.due_at).result == \
+        {"entries": 1, "alreadyDone": 0, "failed": [], "billingJobsEnqueued": 0}
+    assert due.entry(system_ctx().for_tenant(tenant), DueKind.TRANSACTION_BILLING, issued["locator"]) is None
 
     # the money: every charge of the policy sums to what the coverage held costs, to the cent
     changes = [(OUT_OF_SEQUENCE, "60000"), *((day, value) for _, day, value in later)]
@@ -313,3 +327,31 @@ def test_a_reversal_reapplying_more_than_one_write_holds_commits_them_at_once(
     assert _value_at(api, admin_token, tenant, policy["locator"], FIRST_LATER + timedelta(days=3)) == D("12000.50")
     assert _value_at(api, admin_token, tenant, policy["locator"], FIRST_LATER + timedelta(weeks=5, days=3)) == \
         D("15000.00")
+
+
+def test_the_billing_safety_net_bills_an_issue_whose_job_was_lost_and_nothing_that_never_committed(
+        api, admin_token, tenant, policy, jobs, monkeypatch):
+    """What the safety net of an issue too large for its billing job does at its due time, when the process
+    died between the issue's commit and enqueueing the job, and when the issue never committed."""
+    from chalicelib.policies import service as policies
+    from chalicelib.transactions import service as transactions
+
+    monkeypatch.setattr(policies, "_bill", lambda uow, transaction: None)  # the job is lost
+    lost = ok(step(api, admin_token, tenant, _change(api, admin_token, tenant, policy, FIRST_LATER, "25000")["locator"],
+                   "issue"))
+    never = _change(api, admin_token, tenant, policy, FIRST_LATER + timedelta(weeks=1), "15000")
+    ctx = system_ctx().for_tenant(tenant)
+    for locator in (lost["locator"], never["locator"]):
+        policies._put_billing_safety_net(ctx, transactions.get_transaction(ctx, locator))
+    assert not [m for m in jobs.sent if m.job_type == "billing.installments" and
+                m.payload["transactionLocator"] in (lost["locator"], never["locator"])]
+
+    assert due.run_step(ctx, datetime(2026, 1, 15, 9, 44, tzinfo=timezone.utc)).result["entries"] == 0
+    ran = due.run_step(ctx, datetime(2026, 1, 15, 9, 45, tzinfo=timezone.utc)).result
+
+    assert ran == {"entries": 2, "alreadyDone": 0, "failed": [], "billingJobsEnqueued": 1}
+    billed = [m for m in jobs.sent if m.job_type == "billing.installments"
+              and m.payload["transactionLocator"] in (lost["locator"], never["locator"])]
+    assert [m.payload["transactionLocator"] for m in billed] == [lost["locator"]]
+    for locator in (lost["locator"], never["locator"]):
+        assert due.entry(ctx, DueKind.TRANSACTION_BILLING, locator) is None
