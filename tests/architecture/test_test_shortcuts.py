@@ -172,3 +172,88 @@ def test_cheap_and_deployed_hashes_check_with_either_hasher():
     assert passwords.verify_password(deployed_hash, "correct horse")
     assert not passwords.verify_password(deployed_hash, "wrong horse")
     assert not passwords.verify_password(None, "correct horse")
+
+
+_BEFORE = {"version": {"N": "3"}, "status": {"S": "open"}, "amount": {"N": "12.50"},
+           "lines": {"L": [{"S": "a"}]}, "GSI1PK": {"S": "IDX#1"}, "GSI1SK": {"S": "1"}}
+_PLAIN_CASES = {
+    "set and bump the version": ("SET #s0 = :s0, #s1 = :s1, #version = :next", "#version = :expected",
+                                 {"#s0": "status", "#s1": "fresh", "#version": "version"},
+                                 {":s0": {"S": "settled"}, ":s1": {"M": {"x": {"N": "1"}}}, ":next": {"N": "4"},
+                                  ":expected": {"N": "3"}}, True, True),
+    "set and remove": ("SET #s0 = :s0 REMOVE #r0, #r1", "attribute_exists(PK)",
+                       {"#s0": "amount", "#r0": "lines", "#r1": "GSI1PK"}, {":s0": {"N": "0"}}, True, True),
+    "remove only": ("REMOVE #r0", None, {"#r0": "status"}, None, True, True),
+    "a version that moved": ("SET #version = :next", "#version = :expected", {"#version": "version"},
+                             {":next": {"N": "3"}, ":expected": {"N": "2"}}, True, True),
+    "a missing item, created": ("SET #s0 = :s0", None, {"#s0": "status"}, {":s0": {"S": "new"}}, False, True),
+    "a missing item that must exist": ("SET #s0 = :s0", "attribute_exists(PK)", {"#s0": "status"},
+                                       {":s0": {"S": "new"}}, False, True),
+    "an index key": ("SET #s0 = :s0, #s1 = :s1", None, {"#s0": "GSI2PK", "#s1": "GSI2SK"},
+                     {":s0": {"S": "IDX#2"}, ":s1": {"S": "b"}}, True, True),
+    "an index key of the wrong type": ("SET #s0 = :s0", None, {"#s0": "GSI2PK"}, {":s0": {"N": "2"}}, True, False),
+    "an empty index key": ("SET #s0 = :s0", None, {"#s0": "GSI2PK"}, {":s0": {"S": ""}}, True, False),
+    "an empty set": ("SET #s0 = :s0", None, {"#s0": "tags"}, {":s0": {"SS": []}}, True, False),
+    "the table's key": ("SET #s0 = :s0", None, {"#s0": "SK"}, {":s0": {"S": "other"}}, True, False),
+    "the same attribute twice": ("SET #s0 = :s0, #s1 = :s1", None, {"#s0": "status", "#s1": "status"},
+                                 {":s0": {"S": "a"}, ":s1": {"S": "b"}}, True, False),
+    "a nested path": ("SET #s0.#s1 = :s0", None, {"#s0": "fresh", "#s1": "x"}, {":s0": {"S": "a"}}, True, False),
+    "a function": ("SET #s0 = if_not_exists(#s0, :s0)", None, {"#s0": "status"}, {":s0": {"S": "a"}}, True, False),
+    "an item past the size limit": ("SET #s0 = :s0", None, {"#s0": "blob"}, {":s0": {"S": "x" * 405_000}}, True,
+                                    False),
+}
+
+
+_CONDITION_FAILS = {"a version that moved", "a missing item that must exist"}
+
+
+@pytest.mark.parametrize("how", ["update_item", "transact_write_items"])
+@pytest.mark.parametrize("case", sorted(_PLAIN_CASES))
+def test_a_plain_update_applied_directly_ends_as_motos_own(aws, monkeypatch, how, case):
+    """lean_moto applies the plain updates chalicelib/storage writes itself: the item, the answer and the
+    error are moto's, and every other shape goes moto's way."""
+    from botocore.exceptions import ClientError
+
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+
+    expression, condition, names, values, exists, plain = _PLAIN_CASES[case]
+    client, table = clients.dynamodb(), settings().table_name
+    applied_directly = []
+    direct = lean_moto.plain_update
+
+    def spied(backend, arguments):
+        try:
+            item = direct(backend, arguments)
+        except Exception:
+            applied_directly.append(True)  # refused by moto's own condition, directly
+            raise
+        applied_directly.append(item is not None)
+        return item
+
+    monkeypatch.setattr(lean_moto, "plain_update", spied)
+
+    def run(shortcut: bool) -> tuple[Any, Any, Any]:
+        monkeypatch.setattr(lean_moto, "PLAIN_UPDATES", shortcut)
+        key = {"PK": {"S": f"TEST#{new_locator()}"}, "SK": {"S": "1"}}
+        if exists:
+            client.put_item(TableName=table, Item={**key, **_BEFORE})
+        request = {"TableName": table, "Key": key, "UpdateExpression": expression, "ExpressionAttributeNames": names,
+                   **({"ExpressionAttributeValues": values} if values else {}),
+                   **({"ConditionExpression": condition} if condition else {})}
+        answer, error = None, None
+        try:
+            if how == "update_item":
+                answer = client.update_item(**request, ReturnValues="ALL_NEW")["Attributes"]
+            else:
+                client.transact_write_items(TransactItems=[{"Update": request}])
+        except ClientError as refused:
+            error = (refused.response["Error"]["Code"], refused.response["Error"]["Message"])
+        stored = client.get_item(TableName=table, Key=key).get("Item")
+        without_key = lambda item: {k: v for k, v in item.items() if k != "PK"} if item else item  # noqa: E731
+        return without_key(answer), error, without_key(stored)
+
+    direct_outcome = run(True)
+    refused_first = how == "transact_write_items" and case in _CONDITION_FAILS  # moto's transaction checks it first
+    assert applied_directly == ([] if refused_first else [plain])
+    assert direct_outcome == run(False)
