@@ -398,9 +398,12 @@ def test_a_run_that_lost_the_race_to_accept_or_issue_counts_it_as_already_done(a
     assert events == []
 
 
+SMALL, LARGE = 2, 5
+
+
 def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admin_token, tenant, account, jobs,
                                                                         clock, ddb_calls):
-    """Books of 3 and of 12 due policies (each with one policy whose renewal is not due yet, plan Late: 5
+    """Books of 2 and of 5 due policies (each with one policy whose renewal is not due yet, plan Late: 5
     days before, and one ending later, neither seen at all), renewed over the plan's three days: every due
     policy costs the same DynamoDB calls on each day, and the run's own calls do not grow with the book
     (the accounts of its due policies are read in one call). Billing is at rest before the first day (the
@@ -432,21 +435,21 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admi
             clock.set(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
         return days
 
-    small = book(tenant, account, 3)
+    small = book(tenant, account, SMALL)
     other = renewals_tenant(api, admin_token)
-    large = book(other, new_account(api, admin_token, other), 12)
+    large = book(other, new_account(api, admin_token, other), LARGE)
 
     done = {"create": ("created", "priced"), "accept": ("accepted",), "issue": ("issued",)}
-    for day, (result, calls_of_3) in small.items():
-        large_result, calls_of_12 = large[day]
-        assert read(result) == (3, 3)
-        assert read(large_result) == (12, 12)
-        assert counts(result) == {**NOTHING, **{name: 3 for name in done[day]}}
-        assert counts(large_result) == {**NOTHING, **{name: 12 for name in done[day]}}
-        per_renewal = {name: (calls_of_12[name] - calls_of_3[name]) / 9 for name in calls_of_12 | calls_of_3
-                       if calls_of_12[name] != calls_of_3[name]}
-        run_itself = {name: calls_of_3[name] - 3 * per_renewal.get(name, 0) for name in calls_of_3
-                      if calls_of_3[name] != 3 * per_renewal.get(name, 0)}
+    for day, (result, calls_of_small) in small.items():
+        large_result, calls_of_large = large[day]
+        assert read(result) == (SMALL, SMALL)
+        assert read(large_result) == (LARGE, LARGE)
+        assert counts(result) == {**NOTHING, **{name: SMALL for name in done[day]}}
+        assert counts(large_result) == {**NOTHING, **{name: LARGE for name in done[day]}}
+        per_renewal = {name: (calls_of_large[name] - calls_of_small[name]) / (LARGE - SMALL)
+                       for name in calls_of_large | calls_of_small if calls_of_large[name] != calls_of_small[name]}
+        run_itself = {name: calls_of_small[name] - SMALL * per_renewal.get(name, 0) for name in calls_of_small
+                      if calls_of_small[name] != SMALL * per_renewal.get(name, 0)}
         assert (day, per_renewal) == (day, PER_RENEWAL[day])
         assert (day, run_itself) == (day, RUN_ITSELF[day])
     assert sum(sum(calls.values()) for calls in PER_RENEWAL.values()) == 10

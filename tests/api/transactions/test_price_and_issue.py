@@ -247,9 +247,13 @@ def test_the_round_trips_of_a_change_do_not_grow_with_the_elements(api, admin_to
 
 
 def test_an_issue_invalidating_more_branches_than_one_write_holds_writes_the_rest_after(api, admin_token, tenant,
-                                                                                     policy, ddb_calls):
+                                                                                     policy, ddb_calls, monkeypatch):
+    """With a write of 40 records instead of DynamoDB's 100: the same steps, 41 branches instead of 101."""
+    from chalicelib.storage import unit_of_work
+
+    monkeypatch.setattr(unit_of_work, "MAX_TRANSACTION_ITEMS", 40)
     branches = [ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)]))["locator"]
-                for _ in range(101)]
+                for _ in range(41)]
     ddb_calls.clear()
     ok(step(api, admin_token, tenant, branches[0], "issue"))
 
