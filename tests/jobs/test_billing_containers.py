@@ -14,6 +14,7 @@ the first write with 409.
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
@@ -277,3 +278,51 @@ def test_a_payment_whose_policys_invoice_run_commits_first_answers_409_and_moves
     assert book.credit(api, admin_token) == Decimal("0")
     assert book.roots() == {book.account: before[book.account] + 1, book.a: before[book.a] + 2,
                             book.b: before[book.b] + 1}
+
+
+# --- account-level billing, the common case, is as it was ----------------------------------------------
+
+def test_account_level_billing_keeps_one_root_and_its_round_trips(api, admin_token, jobs, ddb_calls):
+    """A policy billed at account level: every billing write bumps the account's one root, and an invoice
+    run, a payment's posting, a write-off and an invoice's update make the DynamoDB calls they made with one
+    root per account (counted on the code before per-container roots)."""
+    from chalicelib.storage import keys, table
+
+    tenant = billing_tenant(api, admin_token, test_clock=True)
+    account = new_account(api, admin_token, tenant)
+    issued_policy(api, admin_token, tenant, account)
+    jobs.drain()
+    ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-03-10T00:00:00Z"}))
+    jobs.drain()
+    february, march = ok(call(api, "GET", billing(tenant, f"/invoices/accounts/{account}/list"), admin_token))["items"]
+    payment = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
+        "accountLocator": account, "type": "Check", "amount": february["totalAmount"], "data": {},
+        "targets": [{"containerType": "invoice", "containerLocator": february["locator"]}]}))
+    calls = {}
+
+    ddb_calls.clear()
+    step_ = due.run_step(replace(system_ctx().for_tenant(tenant), now=wiring.clock_for(tenant).now()),
+                         A_APRIL_GENERATED)
+    calls["run"] = dict(Counter(ddb_calls))
+    ddb_calls.clear()
+    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
+    calls["post"] = dict(Counter(ddb_calls))
+    ddb_calls.clear()
+    ok(call(api, "PATCH", billing(tenant, f"/invoices/{march['locator']}/writeOff"), admin_token))
+    calls["writeOff"] = dict(Counter(ddb_calls))
+    ddb_calls.clear()
+    ok(call(api, "PATCH", billing(tenant, f"/invoices/{march['locator']}"), admin_token, {
+        "autopayTime": "2026-03-20T00:00:00Z", "suppressAutopay": True}))
+    calls["update"] = dict(Counter(ddb_calls))
+
+    assert step_.result["invoicesGenerated"] == 1
+    assert calls == {
+        "run": {"GetItem": 7, "Query": 6, "BatchGetItem": 2, "UpdateItem": 1, "TransactWriteItems": 3},
+        "post": {"GetItem": 5, "Query": 2, "BatchGetItem": 4, "TransactWriteItems": 1},
+        "writeOff": {"GetItem": 5, "Query": 2, "BatchGetItem": 2, "TransactWriteItems": 1},
+        "update": {"GetItem": 4, "BatchGetItem": 1, "TransactWriteItems": 1}}
+    roots, _ = table.gateway().query(keys.tenant_scope(tenant), keys.billing_partition(tenant, account),
+                                     sk_prefix=keys.ROOT)
+    # the lattice, three invoices, the payment's creation and posting, two invoices falling due, the
+    # write-off and the update: ten bumps of the one root there is
+    assert [(root["SK"], root["version"]) for root in roots] == [(keys.ROOT, 10)]
