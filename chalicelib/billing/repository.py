@@ -12,7 +12,9 @@ entry tries again). Which roots a write bumps:
 - a write that changes the records of one container only (its lattice and installments, installment
   times, its invoices from an invoice run, an invoice's update, number or settlement without credit, a
   write-off of its invoices, its delinquencies and their events) bumps that container's root, read
-  before what the write decides on; an invoice run bumps each container's root with its invoices;
+  before what the write decides on; an invoice run bumps each container's root with its invoices (it
+  reads the installments first, to know their containers: each is invoiced on condition that it is
+  still uninvoiced);
 - a write of the account's own records or money (payments and their states, the credit balance, credit
   distributions, disbursements, holds, invoicing jobs) bumps the account's root, read first; when it also
   changes records of containers (a posting or its reversal settles or re-opens invoices, a distribution
@@ -103,11 +105,13 @@ def root_versions(tenant: str, account: str, containers: Iterable[str]) -> dict[
     """The version of the billing root of each of the account's `containers` (the account itself names its
     own root), 0 for one never bumped: one GetItem for one root, one BatchGetItem for more, none for none."""
     wanted = list(dict.fromkeys(containers))
+    if not wanted:
+        return {}
     if len(wanted) == 1:
         item = table.gateway().get(_scope(tenant), _root_key(tenant, account, wanted[0]))
         return {wanted[0]: int(item["version"]) if item else 0}
     found = {item["SK"]: int(item["version"]) for item in table.gateway().batch_get(
-        _scope(tenant), [_root_key(tenant, account, container) for container in wanted])} if wanted else {}
+        _scope(tenant), [_root_key(tenant, account, container) for container in wanted])}
     return {container: found.get(_root_key(tenant, account, container).sk, 0) for container in wanted}
 
 
@@ -133,7 +137,7 @@ def bump_container_roots(uow: UnitOfWork, tenant: str, account: str, containers:
     """For a write that bumps the account's root already (it moves the account's money): the bumps of the
     roots of the other containers whose records it changes, read now in one call (none when they are all
     the account's)."""
-    bump_roots(uow, tenant, account, root_versions(tenant, account, set(containers) - {account}))
+    bump_roots(uow, tenant, account, root_versions(tenant, account, sorted(set(containers) - {account})))
 
 
 # --- records by locator -----------------------------------------------------------------------------
@@ -297,10 +301,15 @@ def retimed_installment_writes(tenant: str, installment: Installment, generated_
 
 
 def invoiced_installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
+    """The rewrite of an installment an invoice takes, on condition that it is still uninvoiced (its marker
+    stands): an invoice run reads its installments before their containers' roots, so one that read them
+    before another run invoiced them fails with 409 instead of invoicing them twice."""
     account = installment.accountLocator
     writes = [table.put(_item(tenant, account, "installment", installment)),
               table.delete(keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime),
-                                                   installment.locator))]
+                                                   installment.locator), must_exist=True,
+                           on_missing=lambda: codes.CONCURRENT_MODIFICATION(
+                               f"Installment {installment.locator} was invoiced meanwhile; retry"))]
     if installment.invoicing == ChargeInvoicing.NEXT:
         writes.append(table.delete(keys.billing_ref(tenant, "account", account, RIDERS, installment.locator)))
     return writes

@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.billing import repository
+from chalicelib.billing import repository, service
+from chalicelib.core.errors import ConcurrentModification
 from chalicelib.runtime import due, wiring
 from chalicelib.runtime.due_kinds import DueKind
 from tests.api.billing.support import billing, billing_tenant
@@ -220,6 +221,29 @@ def test_two_policies_bringing_the_generation_entry_forward_at_once_keep_the_ear
     step_ = due.run_step(book.ctx(), earlier)
     assert step_.result["invoicesGenerated"] == 1
     assert book.states(api, admin_token, book.b)[1][2] == "open"  # B's April, invoiced at its new time
+
+
+def test_two_invoice_runs_that_read_the_same_installments_invoice_them_once(api, admin_token, book, monkeypatch):
+    """An invoice run reads the installments due before their containers' roots: one that read them while
+    another run invoiced them finds them invoiced when it commits (409), whatever the roots say."""
+    ctx = replace(book.ctx(), now=A_APRIL_GENERATED)
+    real, other, started = repository.uninvoiced, [], []
+
+    def reading(*args: Any) -> Any:
+        found = real(*args)
+        if not started:
+            started.append(True)
+            other.append(service.generate_invoices(ctx, book.account))  # the other run, before the roots' read
+        return found
+
+    monkeypatch.setattr(repository, "uninvoiced", reading)
+    with pytest.raises(ConcurrentModification):
+        service.generate_invoices(ctx, book.account)
+
+    assert [[invoice.totalAmount for invoice in run] for run in other] == [[Decimal("100.68")]]
+    assert book.states(api, admin_token, book.a) == [(Decimal("93.97"), Decimal("93.97"), "open"),
+                                                     (Decimal("103.90"), Decimal("103.90"), "open"),
+                                                     (Decimal("100.68"), Decimal("100.68"), "open")]
 
 
 # --- a payment and its policy's invoice run never interleave -------------------------------------------
