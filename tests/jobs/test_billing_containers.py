@@ -350,3 +350,47 @@ def test_account_level_billing_keeps_one_root_and_its_round_trips(api, admin_tok
     # the lattice, three invoices, the payment's creation and posting, two invoices falling due, the
     # write-off and the update: ten bumps of the one root there is
     assert [(root["SK"], root["version"]) for root in roots] == [(keys.ROOT, 10)]
+
+
+# --- delinquencies live in their invoices' container; a hold changes them all -------------------------
+
+def test_delinquencies_of_two_policies_change_apart_and_a_hold_bumps_the_account_and_both(api, admin_token, jobs,
+                                                                                         monkeypatch):
+    """Two policies billed at policy level, both from 2026-02-01, with the Standard delinquency plan (10 days
+    of grace, a reminder 3 days before its end): their February invoices fall due unsettled on 2026-02-01 and
+    each opens a delinquency of its own container. Moving A's grace end commits after B's was moved in
+    between; activating a delinquency hold cancels both reminders and bumps the account's root and both."""
+    from chalicelib.billing.delinquency import repository as delinquencies
+    from tests.api.billing.delinquency_support import delinquencies_of_account, delinquency_tenant, events_of
+
+    tenant = delinquency_tenant(api, admin_token)
+    account = new_account(api, admin_token, tenant)
+    a = issued_policy(api, admin_token, tenant, account, billingLevel="policy")["locator"]
+    b = issued_policy(api, admin_token, tenant, account, billingLevel="policy")["locator"]
+    jobs.drain()
+    ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-02-03T00:00:00Z"}))
+    jobs.drain()
+    book = Book(tenant, account, a, b)
+    found = {d["locator"]: delinquencies.delinquency(tenant, d["locator"])
+             for d in delinquencies_of_account(api, admin_token, tenant, account)}
+    of = {record.billingContainer: locator for locator, record in found.items()}
+    assert sorted(of) == sorted([a, b]) and {r.delinquencyState for r in found.values()} == {"inGrace"}
+    before = book.roots()
+
+    def move_grace_end(policy: str, to: str) -> Any:
+        return ok(call(api, "PATCH", billing(tenant, f"/delinquencies/{of[policy]}"), admin_token, {"graceEndAt": to}))
+
+    moved_b = after_reading_roots(monkeypatch, [a], lambda: move_grace_end(b, "2026-02-20T05:00:00Z"))
+    moved_a = move_grace_end(a, "2026-02-18T05:00:00Z")
+    monkeypatch.undo()
+
+    assert [m["graceEndAt"] for m in (*moved_b, moved_a)] == ["2026-02-20T05:00:00.000Z", "2026-02-18T05:00:00.000Z"]
+    assert book.roots() == {account: before[account], a: before[a] + 1, b: before[b] + 1}
+
+    hold = ok(call(api, "POST", billing(tenant, "/holds"), admin_token, {"accountLocator": account,
+                                                                        "targetType": "delinquency"}))
+    ok(call(api, "PATCH", billing(tenant, f"/holds/{hold['locator']}/activate"), admin_token))
+
+    assert book.roots() == {account: before[account] + 2, a: before[a] + 2, b: before[b] + 2}
+    for locator in of.values():
+        assert [e["delinquencyEventState"] for e in events_of(api, admin_token, tenant, locator)] == ["cancelled"]
