@@ -304,6 +304,33 @@ def test_a_payment_whose_policys_invoice_run_commits_first_answers_409_and_moves
                             book.b: before[book.b] + 1}
 
 
+def test_money_moves_bump_the_account_root_and_only_the_containers_whose_invoices_they_change(api, admin_token,
+                                                                                              book):
+    """150.00 posted to A's February (93.97) leaves 56.03 of credit; a credit distribution of 50.00 to B's
+    March and its reversal: each bumps the account's root and the one container it changes."""
+    a_february = book.invoices(api, admin_token, book.a)[0]
+    [b_march] = book.invoices(api, admin_token, book.b)
+    before = book.roots()
+    payment = payment_of(api, admin_token, book, {**a_february, "totalRemainingAmount": "150.00"})
+    ok(post(api, admin_token, book, payment))
+    assert book.credit(api, admin_token) == Decimal("56.03")
+    assert book.roots() == {book.account: before[book.account] + 2, book.a: before[book.a] + 1,
+                            book.b: before[book.b]}  # created, posted (A's February settled)
+
+    path = billing(book.tenant, "/creditDistributions")
+    made = ok(call(api, "POST", path, admin_token, {"accountLocator": book.account, "amount": 50, "targets": [
+        {"containerType": "invoice", "containerLocator": b_march["locator"]}]}))
+    ok(call(api, "PATCH", f"{path}/{made['locator']}/execute", admin_token))
+    assert book.states(api, admin_token, book.b) == [(Decimal("104.04"), Decimal("54.04"), "open")]
+    assert book.roots() == {book.account: before[book.account] + 4, book.a: before[book.a] + 1,
+                            book.b: before[book.b] + 1}
+    ok(call(api, "PATCH", f"{path}/{made['locator']}/reverse", admin_token, {}))
+    assert book.states(api, admin_token, book.b) == [(Decimal("104.04"), Decimal("104.04"), "open")]
+    assert book.credit(api, admin_token) == Decimal("56.03")
+    assert book.roots() == {book.account: before[book.account] + 5, book.a: before[book.a] + 1,
+                            book.b: before[book.b] + 2}
+
+
 # --- account-level billing, the common case, is as it was ----------------------------------------------
 
 def test_account_level_billing_keeps_one_root_and_its_round_trips(api, admin_token, jobs, ddb_calls):
