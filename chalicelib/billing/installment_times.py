@@ -5,8 +5,8 @@ would set them.
 Only uninvoiced installments move (an invoiced one's times are its invoice's: 409 `installment.invoiced`);
 a new generate time refiles the installment's uninvoiced marker and moves its account's invoice
 generation entry earlier when it now comes first. Each account's installments are rewritten in chunks that
-fit one TransactWriteItems, each with the account's billing root bumped and a `billing.installment.update`
-event: everything is checked before the first chunk is written.
+fit one TransactWriteItems, one container's each, with its billing root bumped and a
+`billing.installment.update` event: everything is checked before the first chunk is written.
 """
 from __future__ import annotations
 
@@ -55,16 +55,18 @@ def retime(ctx: CallContext, locators: list[str], generate_time: datetime | None
 
 
 def _write(ctx: CallContext, account: str, installments: list[Installment], before: dict[str, Installment]) -> None:
-    for start in range(0, len(installments), PER_WRITE):
-        chunk = installments[start:start + PER_WRITE]
-        uow = wiring.unit_of_work(ctx)
-        repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
-        for installment in chunk:
-            uow.add(*repository.retimed_installment_writes(ctx.tenant, installment,
-                                                           isoformat(before[installment.locator].generateTime)))
-        earliest = min(i.generateTime for i in chunk)
-        current = due.entry(ctx, DueKind.INVOICE_GENERATE, account)
-        if current is None or earliest < current.due_at:
-            due.schedule(uow, DueKind.INVOICE_GENERATE, account, earliest)
-        uow.record_event("billing.installment.update", {"installmentLocators": [i.locator for i in chunk]})
-        uow.commit()
+    """Each container's installments in chunks, each with its container's root bumped."""
+    by_container: dict[str, list[Installment]] = {}
+    for installment in installments:
+        by_container.setdefault(installment.billingContainer, []).append(installment)
+    for container, mine in by_container.items():
+        for start in range(0, len(mine), PER_WRITE):
+            chunk = mine[start:start + PER_WRITE]
+            uow = wiring.unit_of_work(ctx)
+            repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [container]))
+            for installment in chunk:
+                uow.add(*repository.retimed_installment_writes(ctx.tenant, installment,
+                                                               isoformat(before[installment.locator].generateTime)))
+            due.bring_forward(uow, DueKind.INVOICE_GENERATE, account, min(i.generateTime for i in chunk))
+            uow.record_event("billing.installment.update", {"installmentLocators": [i.locator for i in chunk]})
+            uow.commit()

@@ -1,8 +1,8 @@
 """Billing records as stored (DECISIONS.md "Billing"; socotra-semantics.md §4): installment lattices,
 installments, invoices, payments, the applications of money to invoices and the account's credit
-balance with its ledger lines. Every record of an account lives in the account's billing partition and
-every write of it bumps the account's billing root (repository.py), so invoicing and payments of one
-account never interleave. Field names are the platform's (the responses are these models, mostly).
+balance with its ledger lines. Every record of an account lives in the account's billing partition; its
+writes bump the billing roots of the containers they change (repository.py), so invoicing and payments
+of one container never interleave. Field names are the platform's (the responses are these models, mostly).
 """
 from __future__ import annotations
 
@@ -74,6 +74,7 @@ class InstallmentLattice(BaseModel):
     locator: str
     accountLocator: str
     policyLocator: str
+    billingContainer: str
     transactionLocator: str
     termLocator: str
     quoteLocator: str | None = None

@@ -108,8 +108,8 @@ def _numbering_plan(ctx: CallContext, payment_type: str) -> tuple[str | None, di
 
 def _save(ctx: CallContext, uow: UnitOfWork, record: Payment, event: str) -> Payment:
     """The changed payment, its account's billing root bumped and its event, committed."""
-    repository.bump_root(uow, ctx.tenant, record.accountLocator,
-                         repository.root_version(ctx.tenant, record.accountLocator))
+    account = record.accountLocator
+    repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [account]))
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
     repository.save_payment(uow, ctx.tenant, changed)
     uow.record_event(event, {"paymentLocator": changed.locator, "policyLocators": {"listCompleted": True, "items": []}})

@@ -1,13 +1,38 @@
 """Persistence of billing records (storage/keys.py, "billing"): all of an account's billing lives in its
-billing partition, whose root item (`version`) every billing write bumps through `bump_root`, so two
-writers of one account's billing never interleave: the one that loses answers 409 (a job retries).
+billing partition. Reads by locator go through an alias item naming the account (an invoice's also its
+billing container); lists per policy, transaction and quote page a reference partition and fetch the
+records in one BatchGetItem per hundred.
 
-Reads by locator go through an alias item naming the account; lists per policy, transaction and quote
-page a reference partition and fetch the records in one BatchGetItem per hundred.
+The billing roots. Every billing container (the account, or a policy whose `billingLevel` is `policy`:
+the `billingContainer` of lattices, installments, invoices and delinquencies) has a root item whose
+`version` billing writes bump in their own transaction (`bump_roots`, at the versions `root_versions`
+read), so two writers of one container never interleave: the one that loses answers 409 (a job or a due
+entry tries again). Which roots a write bumps:
+
+- a write that changes the records of one container only (its lattice and installments, installment
+  times, its invoices from an invoice run, an invoice's update, number or settlement without credit, a
+  write-off of its invoices, its delinquencies and their events) bumps that container's root, read
+  before what the write decides on; an invoice run bumps each container's root with its invoices (it
+  reads the installments first, to know their containers: each is invoiced on condition that it is
+  still uninvoiced);
+- a write of the account's own records or money (payments and their states, the credit balance, credit
+  distributions, disbursements, holds, invoicing jobs) bumps the account's root, read first; when it also
+  changes records of containers (a posting or its reversal settles or re-opens invoices, a distribution
+  applies credit to them, a negative or settled invoice puts credit on the balance, a delinquency hold
+  cancels events) it bumps the root of every container it changes too, read in one BatchGetItem
+  (`bump_container_roots`) as soon as it knows them: after their invoices, whose own writes are
+  conditional on their versions, and before anything else of theirs (their delinquencies);
+- with account-level billing, the common case, the container is the account: one root, one GetItem.
+
+So the invoice runs, installment jobs, write-offs and delinquencies of two policies billed at policy level
+never fail each other, and none of them interleaves with a payment or credit move that touches its
+invoices. A container's root lives in its account's partition beside the account's (`#ROOT#{container}`).
+The account's invoice generation entry is shared by its containers: writers bring it forward on
+condition that nobody moved it since they read it (`runtime.due.bring_forward`).
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -68,38 +93,73 @@ def _model(model: type[M], item: dict[str, Any]) -> M:
     return model.model_validate(codec.without_keys(item))
 
 
-# --- the billing root -------------------------------------------------------------------------------
+# --- the billing roots ------------------------------------------------------------------------------
 
-def root_version(tenant: str, account: str) -> int:
-    item = table.gateway().get(_scope(tenant), keys.billing_root(tenant, account))
-    return int(item["version"]) if item else 0
+def _root_key(tenant: str, account: str, container: str) -> Key:
+    if container == account:
+        return keys.billing_root(tenant, account)
+    return keys.billing_container_root(tenant, account, container)
 
 
-def bump_root(uow: UnitOfWork, tenant: str, account: str, version: int) -> None:
-    """The write every billing unit of work carries: the root moves from `version` to the next, or
-    the whole unit of work fails with 409 because another billing write of the account came first."""
-    key = keys.billing_root(tenant, account)
+def root_versions(tenant: str, account: str, containers: Iterable[str]) -> dict[str, int]:
+    """The version of the billing root of each of the account's `containers` (the account itself names its
+    own root), 0 for one never bumped: one GetItem for one root, one BatchGetItem for more, none for none."""
+    wanted = list(dict.fromkeys(containers))
+    if not wanted:
+        return {}
+    if len(wanted) == 1:
+        item = table.gateway().get(_scope(tenant), _root_key(tenant, account, wanted[0]))
+        return {wanted[0]: int(item["version"]) if item else 0}
+    found = {item["SK"]: int(item["version"]) for item in table.gateway().batch_get(
+        _scope(tenant), [_root_key(tenant, account, container) for container in wanted])}
+    return {container: found.get(_root_key(tenant, account, container).sk, 0) for container in wanted}
 
-    def conflict() -> DomainError:
-        return codes.CONCURRENT_MODIFICATION(f"Another billing change of account {account} came first; retry")
 
-    if version == 0:
-        uow.add(table.put_new({**key.as_dict(), "entity": "billingRoot", "accountLocator": account, "version": 1},
-                              conflict))
-    else:
-        uow.add(table.update(key, {}, expected_version=version, on_failure=conflict))
+def bump_roots(uow: UnitOfWork, tenant: str, account: str, versions: Mapping[str, int]) -> None:
+    """The writes every billing unit of work carries: each root of `versions` moves from its version to the
+    next, or the whole unit of work fails with 409 because another billing write of that container came
+    first."""
+    for container, version in versions.items():
+        key = _root_key(tenant, account, container)
+        what = f"account {account}" if container == account else f"billing container {container}"
+
+        def conflict(what: str = what) -> DomainError:
+            return codes.CONCURRENT_MODIFICATION(f"Another billing change of {what} came first; retry")
+
+        if version == 0:
+            uow.add(table.put_new({**key.as_dict(), "entity": "billingRoot", "accountLocator": account,
+                                   "containerLocator": container, "version": 1}, conflict))
+        else:
+            uow.add(table.update(key, {}, expected_version=version, on_failure=conflict))
+
+
+def bump_container_roots(uow: UnitOfWork, tenant: str, account: str, containers: Iterable[str]) -> None:
+    """For a write that bumps the account's root already (it moves the account's money): the bumps of the
+    roots of the other containers whose records it changes, read now in one call (none when they are all
+    the account's)."""
+    bump_roots(uow, tenant, account, root_versions(tenant, account, sorted(set(containers) - {account})))
 
 
 # --- records by locator -----------------------------------------------------------------------------
 
-def _alias(tenant: str, kind: str, locator: str, account: str) -> WriteOp:
+def _alias(tenant: str, kind: str, locator: str, account: str, container: str | None = None) -> WriteOp:
+    named = {"billingContainer": container} if container else {}
     return table.put_new({**keys.billing_alias(tenant, locator).as_dict(), "entity": "billingAlias",
-                          "kind": kind, "accountLocator": account})
+                          "kind": kind, "accountLocator": account, **named})
 
 
 def account_of(tenant: str, kind: str, locator: str) -> str | None:
     item = table.gateway().get(_scope(tenant), keys.billing_alias(tenant, locator))
     return item["accountLocator"] if item and item["kind"] == kind else None
+
+
+def container_of(tenant: str, kind: str, locator: str) -> tuple[str, str] | None:
+    """The account and billing container of a record of `kind` (an alias naming no container: the
+    account's), read from its alias."""
+    item = table.gateway().get(_scope(tenant), keys.billing_alias(tenant, locator))
+    if not item or item["kind"] != kind:
+        return None
+    return item["accountLocator"], item.get("billingContainer") or item["accountLocator"]
 
 
 def _key(tenant: str, account: str, kind: str, locator: str) -> Key:
@@ -241,10 +301,15 @@ def retimed_installment_writes(tenant: str, installment: Installment, generated_
 
 
 def invoiced_installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
+    """The rewrite of an installment an invoice takes, on condition that it is still uninvoiced (its marker
+    stands): an invoice run reads its installments before their containers' roots, so one that read them
+    before another run invoiced them fails with 409 instead of invoicing them twice."""
     account = installment.accountLocator
     writes = [table.put(_item(tenant, account, "installment", installment)),
               table.delete(keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime),
-                                                   installment.locator))]
+                                                   installment.locator), must_exist=True,
+                           on_missing=lambda: codes.CONCURRENT_MODIFICATION(
+                               f"Installment {installment.locator} was invoiced meanwhile; retry"))]
     if installment.invoicing == ChargeInvoicing.NEXT:
         writes.append(table.delete(keys.billing_ref(tenant, "account", account, RIDERS, installment.locator)))
     return writes
@@ -261,10 +326,11 @@ def pending_riders(tenant: str, account: str) -> list[Installment]:
 # --- invoices ---------------------------------------------------------------------------------------
 
 INVOICE_WRITE_RECORDS = 17
-"""What the write of an invoice holds besides its installments and references: the billing root, the
-invoice, its alias, its number's guard, the account's reference of nonzero invoices, the open marker,
-two events, the credit balance and its ledger line, its due entry (delinquency), its autopay entry, its
-document's job, documents job and instance, and two to spare."""
+"""What the write of an invoice holds besides its installments and references: its container's billing
+root, the invoice, its alias, its number's guard, the account's reference of nonzero invoices, the open
+marker, two events, the credit balance and its ledger line, its due entry (delinquency), its autopay
+entry, its document's job, documents job and instance, and two to spare (an invoice that puts credit on
+the balance also bumps the account's root, and has neither open marker nor due entries)."""
 
 
 def fits_one_invoice_write(installments: list[Installment]) -> bool:
@@ -282,7 +348,7 @@ def invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
     owners: list[tuple[str, str | None]] = [("policy", p) for p in invoice.policyLocators]
     owners += [("quote", q) for q in invoice.quoteLocators]
     writes = [table.put_new(_item(tenant, account, "invoice", invoice)),
-              _alias(tenant, "invoice", invoice.locator, account),
+              _alias(tenant, "invoice", invoice.locator, account, invoice.billingContainer),
               *_refs(tenant, "invoice", REF_KIND["invoice"], invoice.locator, account, owners)]
     if invoice.totalAmount != 0:
         writes += _refs(tenant, "invoice", NONZERO_INVOICES, invoice.locator, account,
@@ -391,7 +457,7 @@ def credit_balance(tenant: str, account: str, currency: str) -> CreditBalance:
 
 
 def credit_writes(tenant: str, balance: CreditBalance, line: LedgerLine) -> list[WriteOp]:
-    """The new balance and the ledger line that moved it (the billing root serialises the writers)."""
+    """The new balance and the ledger line that moved it (the account's billing root serialises the writers)."""
     return [table.put({**keys.billing_credit_balance(tenant, balance.accountLocator, balance.currency).as_dict(),
                        "entity": "creditBalance", **balance.model_dump()}),
             table.put_new({**keys.billing_ledger_line(tenant, balance.accountLocator, balance.currency,

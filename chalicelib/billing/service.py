@@ -2,8 +2,9 @@
 lattice and installments; installments become invoices at their generate time; payments settle
 invoices, oldest due first, and what they leave goes to the account's credit balance.
 
-Every write of an account's billing carries the bump of its billing root (repository.bump_root), so two
-writers never interleave: the later one fails with 409 and, in a job, is retried.
+Every billing write carries the bumps of the billing roots of the containers it changes (repository.py
+says which), so two writers of one container never interleave: the later one fails with 409 and, in a
+job, is retried.
 """
 from __future__ import annotations
 
@@ -225,9 +226,10 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
     weights = allocation.normalized_weights(frames)
     record = InstallmentLattice(
         locator=locator, accountLocator=billing.account.locator, policyLocator=billing.policy_locator,
-        transactionLocator=billing.transaction_locator, termLocator=billing.term_locator,
-        quoteLocator=billing.quote_locator, currency=billing.currency, timezone=billing.timezone,
-        termStartTime=billing.term_start, termEndTime=billing.term_end, effectiveTime=billing.effective,
+        billingContainer=billing.container, transactionLocator=billing.transaction_locator,
+        termLocator=billing.term_locator, quoteLocator=billing.quote_locator, currency=billing.currency,
+        timezone=billing.timezone, termStartTime=billing.term_start, termEndTime=billing.term_end,
+        effectiveTime=billing.effective,
         reversalLattice=billing.reversal, installmentPlanName=plan_name, createdAt=ctx.now,
         createdBy=ctx.user_locator, frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)])
     by_charge = {charge.locator: charge for charge in charges}
@@ -312,15 +314,14 @@ def _write_installments(ctx: CallContext, account: str, record: InstallmentLatti
         except AlreadyExists:
             pass
     uow = wiring.unit_of_work(ctx)
-    repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+    repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account,
+                                                                             [record.billingContainer]))
     if installments:
         # put even where an entry stands earlier (there again, with a new token): a run of that entry that
         # read the account's next generate time before these installments were written then finds it moved
         # and leaves it, instead of removing (or moving past them) the entry they count on
         earliest = min(i.generateTime for i in installments)
-        current = due.entry(ctx, DueKind.INVOICE_GENERATE, account)
-        due.schedule(uow, DueKind.INVOICE_GENERATE, account,
-                     earliest if current is None else min(current.due_at, earliest))
+        due.bring_forward(uow, DueKind.INVOICE_GENERATE, account, earliest, put_again=True)
     repository.add_lattice(uow, ctx.tenant, record)
     uow.add(*repository.installment_job_writes(ctx.tenant, job))
     uow.record_event(LATTICE_EVENT, {"installmentLatticeLocator": record.locator})
@@ -401,7 +402,9 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment], *, ride
     account_locator = account.locator
     model = configuration.current_model(ctx, resolved=True)[1]
     numbering = _invoice_numbering_plan(ctx, account)
-    version = repository.root_version(ctx.tenant, account_locator)
+    # the account's root too: an invoice that puts credit on the balance bumps it (one call all the same)
+    versions = repository.root_versions(ctx.tenant, account_locator,
+                                        [account_locator, *sorted({i.billingContainer for i in due})])
     plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
     taken = {i.locator for i in due}
     waiting = [i for i in repository.pending_riders(ctx.tenant, account_locator) if i.locator not in taken] \
@@ -418,8 +421,7 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment], *, ride
                         own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
                 amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
                 invoice = fees.with_fee(invoice, amount, new_locator())
-            created.append(_write_invoice(ctx, model, numbering, invoice, chunk, version, account))
-            version += 1
+            created.append(_write_invoice(ctx, model, numbering, invoice, chunk, versions, account))
     return created
 
 
@@ -437,14 +439,17 @@ def _chunks(group: list[Installment]) -> Iterable[list[Installment]]:
 
 
 def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,
-                   invoiced: list[Installment], version: int, account: Account) -> Invoice:
+                   invoiced: list[Installment], versions: dict[str, int], account: Account) -> Invoice:
+    """Write the invoice with the bump of its container's root (and of the account's when it puts credit on
+    the balance) from `versions`, which then holds their versions after the commit."""
     uow = wiring.unit_of_work(ctx)
-    repository.bump_root(uow, ctx.tenant, invoice.accountLocator, version)
-    if numbering:
-        invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
     credit = None
     if invoice.totalAmount <= 0:
         credit = payments.settle_into_credit(invoice, ctx.now)
+    bumped = {root: versions[root] for root in (invoice.billingContainer, *([account.locator] if credit else []))}
+    repository.bump_roots(uow, ctx.tenant, account.locator, bumped)
+    if numbering:
+        invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
     for installment in invoiced:
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
         uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
@@ -463,6 +468,7 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
             _credit(ctx, uow, invoice.accountLocator, invoice.currency, credit, "negative invoice",
                     SourceType.CREDIT_BALANCE, invoice.locator)
     uow.commit()
+    versions.update({root: version + 1 for root, version in bumped.items()})
     return invoice
 
 
@@ -575,8 +581,9 @@ def generate_invoice_number(ctx: CallContext, locator: str) -> Invoice:
 def _save_invoice(ctx: CallContext, current: Invoice, changed: Invoice, events: list[tuple[str, dict[str, Any]]],
                   *, credit: Decimal = Decimal(0), uow: Any = None) -> Invoice:
     uow = uow or wiring.unit_of_work(ctx)
-    repository.bump_root(uow, ctx.tenant, current.accountLocator,
-                         repository.root_version(ctx.tenant, current.accountLocator))
+    account = current.accountLocator
+    roots = [current.billingContainer, *([account] if credit else [])]
+    repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, roots))
     uow.add(*repository.invoice_update_writes(ctx.tenant, changed, current.invoiceState == InvoiceState.OPEN))
     if credit:
         _credit(ctx, uow, changed.accountLocator, changed.currency, credit, "settled invoice",
@@ -640,7 +647,8 @@ def create_payment(ctx: CallContext, fields: Any, locator: str | None = None) ->
         createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
     uow = wiring.unit_of_work(ctx)
     record = payment_lifecycle.number_on(ctx, uow, record, payment_lifecycle.CREATION)
-    repository.bump_root(uow, ctx.tenant, account.locator, repository.root_version(ctx.tenant, account.locator))
+    repository.bump_roots(uow, ctx.tenant, account.locator,
+                          repository.root_versions(ctx.tenant, account.locator, [account.locator]))
     repository.add_payment(uow, ctx.tenant, record)
     uow.record_event("billing.payment.create", _payment_event(record))
     uow.commit()
@@ -782,7 +790,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     _check_targets(ctx, current.accountLocator, current.currency, current.targets)
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
-    repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+    repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [account]))
     open_invoices = [i for i in repository.open_invoices(ctx.tenant, account) if i.currency == current.currency]
     named = [t.containerLocator for t in current.targets if t.containerType == ContainerType.INVOICE]
     by_locator = {i.locator: i for i in open_invoices}
@@ -791,6 +799,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     before = {locator: state.invoiceState for locator, state in by_locator.items()}
     targets = current.targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
     applied, left = payments.post(current.amount, targets, by_locator, open_invoices, ctx.now)
+    repository.bump_container_roots(uow, ctx.tenant, account, [each.invoice.billingContainer for each in applied])
     settling.settle_shortfalls(ctx, uow, account, current.currency, [each.invoice for each in applied], by_locator,
                                open_invoices)
     posted = current.model_copy(update={"paymentState": PaymentState.POSTED, "postedAt": ctx.now,
@@ -822,11 +831,12 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
     _require_state(current, (PaymentState.POSTED,), "be reversed")
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
-    repository.bump_root(uow, ctx.tenant, account, repository.root_version(ctx.tenant, account))
+    repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [account]))
     pairs = [tuple(ref.split("/", 1)) for ref in current.applications]
     applied = repository.applications(ctx.tenant, account, pairs)  # type: ignore[arg-type]
     invoices = {i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice",
                                                           [a.invoiceLocator for a in applied], Invoice)}
+    repository.bump_container_roots(uow, ctx.tenant, account, [i.billingContainer for i in invoices.values()])
     for application in applied:
         target = invoices[application.invoiceLocator]
         was_open = target.invoiceState == InvoiceState.OPEN
@@ -854,8 +864,8 @@ def _require_state(record: Payment, allowed: tuple[PaymentState, ...], what: str
 def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = None, bumped: bool = False) -> Payment:
     uow = uow or wiring.unit_of_work(ctx)
     if not bumped:
-        repository.bump_root(uow, ctx.tenant, record.accountLocator,
-                             repository.root_version(ctx.tenant, record.accountLocator))
+        account = record.accountLocator
+        repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [account]))
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
     repository.save_payment(uow, ctx.tenant, changed)
     uow.record_event(event, _payment_event(changed))
@@ -969,7 +979,8 @@ def request_early_invoicing(ctx: CallContext, request: Any) -> InvoicingJob:
         timezone=request.timezone, invoiceDueTime=request.invoiceDueTime,
         invoiceThroughTime=request.invoiceThroughTime, ignoreHolds=request.ignoreHolds)
     uow = wiring.unit_of_work(ctx)
-    repository.bump_root(uow, ctx.tenant, account.locator, repository.root_version(ctx.tenant, account.locator))
+    repository.bump_roots(uow, ctx.tenant, account.locator,
+                          repository.root_versions(ctx.tenant, account.locator, [account.locator]))
     repository.add_invoicing_job(uow, ctx.tenant, job)
     jobs.enqueue(uow, JobType.BILLING_EARLY_INVOICING, {"accountLocator": account.locator, "jobLocator": job.locator},
                  locator=job.locator)

@@ -46,7 +46,7 @@ RETRY_AFTER = timedelta(days=1)
 MAX_ATTEMPTS = 3
 """Runs of an entry whose handler refused it (a DomainError) before it is dropped."""
 
-__all__ = ["DueEntry", "DueKind", "DueWork", "due_handler", "schedule", "cancel", "entry", "run_step"]
+__all__ = ["DueEntry", "DueKind", "DueWork", "due_handler", "schedule", "cancel", "entry", "run_step", "bring_forward"]
 
 DueHandler = Callable[[CallContext, "DueWork"], Mapping[str, Any] | None]
 _handlers: dict[str, DueHandler] = {}
@@ -86,6 +86,19 @@ def cancel(uow: UnitOfWork, kind: DueKind, ref: str) -> None:
 def entry(ctx: CallContext, kind: DueKind, ref: str) -> DueEntry | None:
     """The entry (kind, ref) as stored now (one consistent GetItem)."""
     return due_index.get(ctx.tenant, kind, ref)
+
+
+def bring_forward(uow: UnitOfWork, kind: DueKind, ref: str, at: datetime, *, put_again: bool = False) -> None:
+    """Adds to `uow` the entry (kind, ref) due at `at`, or left at its own time where that is earlier, on
+    condition that nobody put, moved or settled it since this read it (one consistent GetItem): writers that
+    bring one entry forward at once (two billing containers of an account) never lose each other's time, the
+    later commit fails with 409. `put_again`: rewrite it where it stands earlier too (with a new token, so a
+    run that read it before this write finds it moved and leaves it)."""
+    current = entry(uow.ctx, kind, ref)
+    if current is None:
+        uow.add(due_index.put_new(uow.ctx.tenant, kind, ref, at))
+    elif at < current.due_at or put_again:
+        uow.add(due_index.move(current, min(at, current.due_at), attempts=0))
 
 
 # --- what a handler is given --------------------------------------------------------------------------

@@ -66,6 +66,12 @@ def put(tenant: str, kind: str, ref: str, due_at: datetime, payload: Mapping[str
     return table.put(_item(tenant, kind, ref, due_at, payload, attempts))
 
 
+def put_new(tenant: str, kind: str, ref: str, due_at: datetime) -> WriteOp:
+    """The entry (kind, ref) due at `due_at`, on condition that there is none (else 409: one was put meanwhile)."""
+    return table.put_new(_item(tenant, kind, ref, due_at, None, 0), lambda: EntryMoved(
+        f"The due entry {kind} {ref} was put meanwhile", codes.CONCURRENT_MODIFICATION))
+
+
 def remove(tenant: str, kind: str, ref: str) -> WriteOp:
     """No entry (kind, ref), whether or not there was one."""
     return table.delete(keys.due_entry(tenant, kind, ref))

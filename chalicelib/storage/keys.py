@@ -501,3 +501,9 @@ def deserialization_jobs_by_state(tenant_locator: str, job_type: str, state: str
 BILLING_WRITEOFF_PREFIX = "WOFF#"
 BILLING_CREDIT_DISTRIBUTION_PREFIX = "CDIST#"
 BILLING_DISBURSEMENT_PREFIX = "DISB#"
+
+
+def billing_container_root(tenant_locator: str, account_locator: str, container_locator: str) -> Key:
+    """The billing root of a container other than the account (a policy billed at policy level), in its
+    account's billing partition beside the account's own root (`billing_root`)."""
+    return Key(billing_partition(tenant_locator, account_locator), f"{ROOT}#{container_locator}")

@@ -4,7 +4,8 @@ in order, an account target the open invoices oldest due first, as a payment pos
 pays it out. Each goes draft -> validated (-> approved, a disbursement) -> executed, and only executing
 moves money: more than the balance holds is refused with 409 and nothing moves. Reversing an executed
 one puts back exactly what it moved. Every write bumps the account's billing root, read before the
-balance and the invoices, so a concurrent billing write makes one of them fail with 409.
+balance and the invoices, and the roots of the containers whose invoices it changes (billing/repository.py),
+so a concurrent billing write of the account or of those containers makes one of them fail with 409.
 """
 from __future__ import annotations
 
@@ -91,7 +92,8 @@ def _found(ctx: CallContext, kind: str, locator: str, model: type[R]) -> R:
 
 def _bumped(ctx: CallContext, account: str) -> Any:
     uow = wiring.unit_of_work(ctx)
-    billing_repository.bump_root(uow, ctx.tenant, account, billing_repository.root_version(ctx.tenant, account))
+    billing_repository.bump_roots(uow, ctx.tenant, account,
+                                  billing_repository.root_versions(ctx.tenant, account, [account]))
     return uow
 
 
@@ -210,8 +212,9 @@ def execute_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
 def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal,
                  targets: list[PaymentTarget], source: str) -> tuple[list[str], Decimal]:
     """Add to `uow` (which bumped the account's billing root) the application of up to `amount` of the
-    credit balance to the targets (none: the open invoices oldest due first) and the balance's debit.
-    Answers the applications (`invoice/application`) and what they took."""
+    credit balance to the targets (none: the open invoices oldest due first), the bumps of the roots of
+    their containers and the balance's debit. Answers the applications (`invoice/application`) and what
+    they took."""
     open_invoices = [i for i in billing_repository.open_invoices(ctx.tenant, account) if i.currency == currency]
     by_locator = {i.locator: i for i in open_invoices}
     named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
@@ -220,6 +223,8 @@ def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount
     before = {locator: invoice.invoiceState for locator, invoice in by_locator.items()}
     chosen = targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
     applied, left = payments.post(amount, chosen, by_locator, open_invoices, ctx.now)
+    billing_repository.bump_container_roots(uow, ctx.tenant, account,
+                                            [each.invoice.billingContainer for each in applied])
     made = []
     for each in applied:
         application = Application(locator=new_locator(), invoiceLocator=each.invoice.locator,
@@ -250,6 +255,7 @@ def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> 
     applied = billing_repository.applications(ctx.tenant, account, pairs)  # type: ignore[arg-type]
     invoices = {i.locator: i for i in billing_repository.get_many(
         ctx.tenant, account, "invoice", [a.invoiceLocator for a in applied], Invoice)}
+    billing_repository.bump_container_roots(uow, ctx.tenant, account, [i.billingContainer for i in invoices.values()])
     for application in applied:
         target = invoices[application.invoiceLocator]
         was_open = target.invoiceState == InvoiceState.OPEN

@@ -70,6 +70,8 @@ class DelinquencyReference(BaseModel):
 class Delinquency(BaseModel):
     locator: str
     accountLocator: str
+    billingContainer: str | None = None
+    """The billing container of its invoices (None: the account's)."""
     delinquencyState: DelinquencyState
     settings: DelinquencySettings
     timezone: str
@@ -89,6 +91,11 @@ class Delinquency(BaseModel):
         return [r.referenceLocator for r in self.references if r.referenceType == reference_type]
 
     @property
+    def container(self) -> str:
+        """Whose billing root its writes bump (billing/repository.py)."""
+        return self.billingContainer or self.accountLocator
+
+    @property
     def policy_locators(self) -> list[str]:
         return self.of_type("policy")
 
@@ -101,6 +108,8 @@ class DelinquencyEvent(BaseModel):
     locator: str
     delinquencyLocator: str
     accountLocator: str
+    billingContainer: str | None = None
+    """Its delinquency's (None: the account's)."""
     name: str
     delinquencyEventState: DelinquencyEventState
     triggerTime: datetime
@@ -110,6 +119,10 @@ class DelinquencyEvent(BaseModel):
     updatedAt: datetime
     updatedBy: str
     version: int = 1
+
+    @property
+    def container(self) -> str:
+        return self.billingContainer or self.accountLocator
 
 
 class DelinquencyCreateJob(BaseModel):

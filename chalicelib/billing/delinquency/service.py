@@ -12,8 +12,10 @@
 - an active delinquency hold on the account pauses all of it: events are cancelled (`delinquencyHeld`)
   and the grace end waits; releasing the hold puts the grace end again (holds/service.py).
 
-Every write carries the bump of the account's billing root, so it never interleaves with invoicing and
-payments of the account; a due run repeated at the same time finds the work done and does nothing.
+Every write carries the bump of the billing root of the delinquency's container (its invoices'), so it
+never interleaves with invoicing and payments of that container; a hold, which changes the delinquencies
+of the whole account, bumps the account's root and theirs (billing/repository.py). A due run repeated at
+the same time finds the work done and does nothing.
 """
 from __future__ import annotations
 
@@ -117,10 +119,11 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
     """At the invoice's due time (ctx.now), in `uow` (the due entry's): unsettled, it opens a delinquency
     for its policies, or joins the one in grace of a policy whose plan's level is `policy`. Answers the
     delinquencies it opened or joined (none: settled, or no policy of it has a delinquency plan)."""
-    account = billing.account_of(ctx.tenant, "invoice", invoice_locator)
-    if account is None:
+    owner = billing.container_of(ctx.tenant, "invoice", invoice_locator)
+    if owner is None:
         return []
-    version = billing.root_version(ctx.tenant, account)
+    account, container = owner
+    versions = billing.root_versions(ctx.tenant, account, [container])
     found = billing.get_many(ctx.tenant, account, "invoice", [invoice_locator], Invoice)
     if not found:
         return []
@@ -128,7 +131,7 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
     touched: list[Delinquency] = []
     if invoice.invoiceState == InvoiceState.OPEN and invoice.totalRemainingAmount > 0:
         touched = _open_or_join(ctx, uow, invoice)
-    billing.bump_root(uow, ctx.tenant, account, version)
+    billing.bump_roots(uow, ctx.tenant, account, versions)
     uow.add(*repository.create_job_writes(ctx.tenant, DelinquencyCreateJob(
         locator=new_locator(), invoiceLocator=invoice.locator, dueTime=invoice.dueTime, jobStatus=JobStatus.FINISHED,
         delinquencyLocators=[d.locator for d in touched], createdAt=ctx.now, updatedAt=ctx.now)))
@@ -178,7 +181,8 @@ def _open(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, plan: Delinquency
     start = invoice.dueTime
     end = calculator.grace_end(start, plan.grace_period_days, invoice.timezone)
     record = Delinquency(
-        locator=locator, accountLocator=invoice.accountLocator, delinquencyState=DelinquencyState.IN_GRACE,
+        locator=locator, accountLocator=invoice.accountLocator, billingContainer=invoice.billingContainer,
+        delinquencyState=DelinquencyState.IN_GRACE,
         settings=DelinquencySettings(lapseTransactionType=plan.lapse_transaction_type,
                                      gracePeriodDays=plan.grace_period_days, advanceLapseTo=plan.advance_lapse_to,
                                      delinquencyLevel=plan.delinquency_level),
@@ -196,6 +200,7 @@ def _open(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, plan: Delinquency
     for configured in plan.events.values():
         event = DelinquencyEvent(
             locator=new_locator(), delinquencyLocator=locator, accountLocator=record.accountLocator,
+            billingContainer=record.billingContainer,
             name=configured.name, delinquencyEventState=DelinquencyEventState.ACTIVE,
             triggerTime=calculator.trigger_time(configured, start, end, record.timezone), createdAt=ctx.now,
             createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
@@ -276,16 +281,22 @@ def _cancel_events(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reaso
 # --- holds --------------------------------------------------------------------------------------------
 
 def hold_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
-    """Adds to `uow` (a delinquency hold's activation) the cancellation of the waiting events of the
-    account's delinquencies in grace (`delinquencyHeld`); their grace ends wait for the hold's release."""
-    for record in repository.open_delinquencies(ctx.tenant, account):
+    """Adds to `uow` (a delinquency hold's activation, which bumps the account's root) the cancellation of
+    the waiting events of the account's delinquencies in grace (`delinquencyHeld`), with the bumps of their
+    containers' roots; their grace ends wait for the hold's release."""
+    records = repository.open_delinquencies(ctx.tenant, account)
+    billing.bump_container_roots(uow, ctx.tenant, account, [record.container for record in records])
+    for record in records:
         _cancel_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
 
 
 def release_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
-    """Adds to `uow` (a delinquency hold's release) the grace end of each of the account's delinquencies
-    in grace again: at its time, or now when it passed during the hold."""
-    for record in repository.open_delinquencies(ctx.tenant, account):
+    """Adds to `uow` (a delinquency hold's release, which bumps the account's root) the grace end of each of
+    the account's delinquencies in grace again, at its time or now when it passed during the hold, with the
+    bumps of their containers' roots."""
+    records = repository.open_delinquencies(ctx.tenant, account)
+    billing.bump_container_roots(uow, ctx.tenant, account, [record.container for record in records])
+    for record in records:
         due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, max(record.graceEndAt, ctx.now))
 
 
@@ -303,7 +314,7 @@ def grace_ended(ctx: CallContext, delinquency_locator: str) -> str:
     account = record.accountLocator
     if record.delinquencyState in OPEN_STATES:
         uow = wiring.unit_of_work(ctx)
-        billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
+        billing.bump_roots(uow, ctx.tenant, account, billing.root_versions(ctx.tenant, account, [record.container]))
         record = repository.delinquency(ctx.tenant, delinquency_locator) or record  # read after the root
         if record.delinquencyState not in OPEN_STATES:
             return record.delinquencyState.value
@@ -328,7 +339,7 @@ def grace_ended(ctx: CallContext, delinquency_locator: str) -> str:
                 errors.append(f"{reference.referenceLocator}: {error.code}: {error.message}")
         references.append(reference)
     uow = wiring.unit_of_work(ctx)
-    billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
+    billing.bump_roots(uow, ctx.tenant, account, billing.root_versions(ctx.tenant, account, [record.container]))
     lapsed = record.model_copy(update={"delinquencyState": DelinquencyState.LAPSE_TRANSACTION_CREATED,
                                        "references": references, "processingErrors": "; ".join(errors) or None,
                                        "updatedAt": ctx.now, "updatedBy": ctx.user_locator})
@@ -373,7 +384,7 @@ def event_due(ctx: CallContext, uow: UnitOfWork, event_locator: str) -> str:
     if event is None or event.delinquencyEventState != DelinquencyEventState.ACTIVE:
         return "none"
     account = event.accountLocator
-    billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
+    billing.bump_roots(uow, ctx.tenant, account, billing.root_versions(ctx.tenant, account, [event.container]))
     record = repository.delinquency(ctx.tenant, event.delinquencyLocator)
     if record is None or record.delinquencyState == DelinquencyState.SETTLED:
         return "none"
@@ -403,7 +414,7 @@ def update_delinquency(ctx: CallContext, locator: str, grace_end_at: datetime | 
         return current
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
-    billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
+    billing.bump_roots(uow, ctx.tenant, account, billing.root_versions(ctx.tenant, account, [current.container]))
     current = delinquency(ctx, locator)
     if current.delinquencyState not in OPEN_STATES:
         raise codes.DELINQUENCY_INVALID_STATE(f"Delinquency {locator} is {current.delinquencyState.value}")
@@ -428,7 +439,7 @@ def update_event(ctx: CallContext, locator: str, trigger_time: datetime | None,
         return current
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
-    billing.bump_root(uow, ctx.tenant, account, billing.root_version(ctx.tenant, account))
+    billing.bump_roots(uow, ctx.tenant, account, billing.root_versions(ctx.tenant, account, [current.container]))
     current = delinquency_event(ctx, locator)
     if current.delinquencyEventState != DelinquencyEventState.ACTIVE:
         raise codes.DELINQUENCY_INVALID_STATE(f"Delinquency event {locator} is {current.delinquencyEventState.value}")

@@ -65,4 +65,4 @@ def _all(tenant: str, account: str) -> list[Hold]:
 
 def bump_root(uow: UnitOfWork, tenant: str, account: str) -> None:
     """The bump of the account's billing root, from the version it has now."""
-    billing.bump_root(uow, tenant, account, billing.root_version(tenant, account))
+    billing.bump_roots(uow, tenant, account, billing.root_versions(tenant, account, [account]))

@@ -5,8 +5,10 @@ of it or (our extension) a given `amount` of it, the last settled first. Written
 touches the credit balance: an account's ledger reads invoiced = paid + credited + written off +
 remaining.
 
-Every write bumps the account's billing root (billing/repository.py), read before the invoices, so a
-payment or invoicing of the account in between makes this one fail with 409 and change nothing.
+Every write bumps the billing roots of the containers whose invoices it changes (billing/repository.py),
+read once it has read those invoices (whose writes are conditional on their versions) and before their
+delinquencies, so a payment, invoicing or delinquency change of those containers in between makes this one
+fail with 409 and change nothing; write-offs of two policies billed at policy level do not meet.
 """
 from __future__ import annotations
 
@@ -48,7 +50,6 @@ def create_write_off(ctx: CallContext, account_locator: str, targets: list[Payme
     """Settle the targets in order, each for its amount or all that remains on it."""
     account = accounts.get_account(ctx, account_locator).locator
     uow = wiring.unit_of_work(ctx)
-    billing_repository.bump_root(uow, ctx.tenant, account, billing_repository.root_version(ctx.tenant, account))
     record = distribute(ctx, uow, account, targets, WriteOffCreditType.WRITE_OFF, None)
     uow.commit()
     return record
@@ -65,8 +66,8 @@ def write_off_invoice(ctx: CallContext, invoice_locator: str) -> WriteOff:
 
 def distribute(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTarget],
                credit_type: WriteOffCreditType, currency: str | None) -> WriteOff:
-    """Add to `uow` (which bumped the account's billing root) a write-off of the targets and the changes
-    of the invoices it settles."""
+    """Add to `uow` a write-off of the targets, the changes of the invoices it settles and the bumps of
+    their containers' roots."""
     open_invoices = billing_repository.open_invoices(ctx.tenant, account)
     by_locator = {i.locator: i for i in open_invoices}
     named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
@@ -77,6 +78,8 @@ def distribute(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTa
     before = {locator: invoice.invoiceState for locator, invoice in by_locator.items()}
     record, touched = settling.settle(ctx, uow, account, targets, credit_type, currency, by_locator,
                                [i for i in open_invoices if i.currency == currency])
+    billing_repository.bump_roots(uow, ctx.tenant, account, billing_repository.root_versions(
+        ctx.tenant, account, sorted({invoice.billingContainer for invoice in touched})))
     for invoice in touched:
         uow.add(*billing_repository.invoice_update_writes(ctx.tenant, invoice,
                                                           before[invoice.locator] == InvoiceState.OPEN))
@@ -102,10 +105,11 @@ def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, re
             field_errors=[FieldError("amount", f"at most {held}")])
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
-    billing_repository.bump_root(uow, ctx.tenant, account, billing_repository.root_version(ctx.tenant, account))
     changed = current.model_copy(deep=True)
     invoices = {i.locator: i for i in billing_repository.get_many(
         ctx.tenant, account, "invoice", [a.invoiceLocator for a in changed.allocations], Invoice)}
+    billing_repository.bump_roots(uow, ctx.tenant, account, billing_repository.root_versions(
+        ctx.tenant, account, sorted({invoice.billingContainer for invoice in invoices.values()})))
     before = {locator: invoice.invoiceState for locator, invoice in invoices.items()}
     for invoice in allocation.take_back(changed.allocations, given, invoices, ctx.now):
         was_open = before[invoice.locator] == InvoiceState.OPEN
