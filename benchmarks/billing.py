@@ -5,6 +5,7 @@ five-year advance of a test clock (calls per due entry).
 
     .venv/bin/python benchmarks/billing.py [--books 1000 3000] [--open-invoices 2 24]
                                            [--clock-policies 10 100] [--profile billing|invoices|advance]
+                                           [--parameter-validation]
 
 In one process, against one in-process moto (local/lean_moto.py, as the tests), with a fixed clock and the
 tests' InlineJobQueue (a job and its continuations run one after the other, as one worker would run them).
@@ -30,7 +31,8 @@ issue enqueues its `billing.installments` job.
 
 Time "in moto" is moto's own work on a request (its botocore stubber, timed around each call); the rest,
 botocore writing the request and reading the answer included, is what a worker would spend itself ("our
-CPU"). `--profile` prints where the first book's billing jobs, due run, or the first advance spend their
+CPU"). Its DynamoDB client does not validate requests, as deployed (`--parameter-validation`: as in the
+tests). `--profile` prints where the first book's billing jobs, due run, or the first advance spend their
 time (cProfile). Absolute times are moto's in one Python process: read the call counts and the shares.
 """
 from __future__ import annotations
@@ -73,6 +75,9 @@ def main() -> None:
                         help="open invoices of the account a payment settles (even: two policies)")
     parser.add_argument("--clock-policies", type=int, nargs="+", default=[10, 100],
                         help="monthly policies of each test-clock tenant advanced five years")
+    parser.add_argument("--parameter-validation", action=argparse.BooleanOptionalAction, default=False,
+                        help="botocore validates each request against the service model, as in the local stages "
+                             "and the tests (default: not, as deployed)")
     parser.add_argument("--profile", choices=["billing", "invoices", "advance"],
                         help="profile the first book's billing jobs or due run, or the first advance (cProfile)")
     options = parser.parse_args()
@@ -94,6 +99,8 @@ def main() -> None:
     BaseClient._make_api_call = client.around(BaseClient._make_api_call)  # type: ignore[method-assign]
     with mock_aws(), lean_dynamodb():
         clients.reset()
+        if not options.parameter_validation:
+            as_deployed(clients.dynamodb())
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
         from chalicelib.core.clock import FixedClock, SystemClock
@@ -121,6 +128,15 @@ def main() -> None:
                 payment(api, token, bench, count)
             for index, size in enumerate(options.clock_policies):
                 advance(api, token, bench, size, options.profile == "advance" and index == 0)
+
+
+def as_deployed(client: Any) -> None:
+    """The client's serializer without botocore's check of each request against the service model: what
+    `parameter_validation=False` gives a deployed client (storage/clients.py), here where the stage is
+    `test` (whose clients validate)."""
+    from botocore.serialize import create_serializer
+
+    client._serializer = create_serializer(client.meta.service_model.resolved_protocol, include_validation=False)
 
 
 @dataclass
