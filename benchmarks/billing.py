@@ -5,6 +5,7 @@ five-year advance of a test clock (calls per due entry).
 
     .venv/bin/python benchmarks/billing.py [--books 1000 3000] [--open-invoices 2 24]
                                            [--clock-policies 10 100] [--profile billing|invoices|advance]
+                                           [--parameter-validation]
 
 In one process, against one in-process moto (local/lean_moto.py, as the tests), with a fixed clock and the
 tests' InlineJobQueue (a job and its continuations run one after the other, as one worker would run them).
@@ -30,7 +31,8 @@ issue enqueues its `billing.installments` job.
 
 Time "in moto" is moto's own work on a request (its botocore stubber, timed around each call); the rest,
 botocore writing the request and reading the answer included, is what a worker would spend itself ("our
-CPU"). `--profile` prints where the first book's billing jobs, due run, or the first advance spend their
+CPU"). Its DynamoDB client does not validate requests, as deployed (`--parameter-validation`: as in the
+tests). `--profile` prints where the first book's billing jobs, due run, or the first advance spend their
 time (cProfile). Absolute times are moto's in one Python process: read the call counts and the shares.
 """
 from __future__ import annotations
@@ -73,6 +75,9 @@ def main() -> None:
                         help="open invoices of the account a payment settles (even: two policies)")
     parser.add_argument("--clock-policies", type=int, nargs="+", default=[10, 100],
                         help="monthly policies of each test-clock tenant advanced five years")
+    parser.add_argument("--parameter-validation", action=argparse.BooleanOptionalAction, default=False,
+                        help="botocore validates each request against the service model, as in the local stages "
+                             "and the tests (default: not, as deployed)")
     parser.add_argument("--profile", choices=["billing", "invoices", "advance"],
                         help="profile the first book's billing jobs or due run, or the first advance (cProfile)")
     options = parser.parse_args()
@@ -94,6 +99,8 @@ def main() -> None:
     BaseClient._make_api_call = client.around(BaseClient._make_api_call)  # type: ignore[method-assign]
     with mock_aws(), lean_dynamodb():
         clients.reset()
+        if not options.parameter_validation:
+            as_deployed(clients.dynamodb())
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
         from chalicelib.core.clock import FixedClock, SystemClock
@@ -121,6 +128,15 @@ def main() -> None:
                 payment(api, token, bench, count)
             for index, size in enumerate(options.clock_policies):
                 advance(api, token, bench, size, options.profile == "advance" and index == 0)
+
+
+def as_deployed(client: Any) -> None:
+    """The client's serializer without botocore's check of each request against the service model: what
+    `parameter_validation=False` gives a deployed client (storage/clients.py), here where the stage is
+    `test` (whose clients validate)."""
+    from botocore.serialize import create_serializer
+
+    client._serializer = create_serializer(client.meta.service_model.resolved_protocol, include_validation=False)
 
 
 @dataclass
@@ -190,6 +206,13 @@ def measure(bench: Bench, work: Any, profile: str | None = None) -> tuple[Any, M
 def drain(bench: Bench) -> list[dict[str, Any]]:
     """Dispatches every queued message (and what they enqueue), in order; answers the results of the jobs
     that ran, each asserted finished."""
+    return ran_results(dispatch_all(bench))
+
+
+def dispatch_all(bench: Bench) -> list[tuple[str, str]]:
+    """What a worker does: dispatch every queued message (and what they enqueue), in order; answers the
+    jobs that ran (tenant, locator), whose results `ran_results` reads (outside a measured stretch: a
+    worker does not read them)."""
     from chalicelib.runtime.jobs import JobMessage, dispatch
 
     ran: list[tuple[str, str]] = []
@@ -197,7 +220,7 @@ def drain(bench: Bench) -> list[dict[str, Any]]:
         message = JobMessage.model_validate_json(bench.queue.messages.pop(0))
         dispatch(message)
         ran.append((message.tenant, message.job_locator))
-    return ran_results(ran)
+    return ran
 
 
 def ran_results(ran: list[tuple[str, str]]) -> list[dict[str, Any]]:
@@ -239,8 +262,8 @@ def book(api: Any, token: str, bench: Bench, size: int, *, test_clock: bool = Fa
     return tenant, made
 
 
-def due_run(bench: Bench, tenant: str, moment: datetime) -> list[dict[str, Any]]:
-    """The due run the schedule enqueues at `moment`, and its continuations."""
+def due_run(bench: Bench, tenant: str, moment: datetime) -> list[tuple[str, str]]:
+    """The due run the schedule enqueues at `moment`, and its continuations: the jobs that ran."""
     from chalicelib.core.clock import isoformat
     from chalicelib.runtime import wiring
     from chalicelib.runtime.job_types import JobType
@@ -251,7 +274,7 @@ def due_run(bench: Bench, tenant: str, moment: datetime) -> list[dict[str, Any]]
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
     enqueue(uow, JobType.DUE_RUN, {"asOf": isoformat(moment)})
     uow.commit()
-    return drain(bench)
+    return dispatch_all(bench)
 
 
 def invoice_run(api: Any, token: str, bench: Bench, size: int, profile: str | None) -> None:
@@ -260,21 +283,23 @@ def invoice_run(api: Any, token: str, bench: Bench, size: int, profile: str | No
     from tests.builders import system_ctx
 
     tenant, accounts = book(api, token, bench, size)
-    jobs, billed = measure(bench, lambda: drain(bench), "billing jobs" if profile == "billing" else None)
-    assert len(jobs) == size, len(jobs)
+    ran, billed = measure(bench, lambda: dispatch_all(bench), "billing jobs" if profile == "billing" else None)
+    assert len(ran_results(ran)) == size, len(ran)
     ctx = system_ctx().for_tenant(tenant)
     sample = repository.uninvoiced(ctx.tenant, accounts[-1])
     assert len(sample) == INSTALLMENTS_PER_POLICY, len(sample)
     installments = INSTALLMENTS_PER_POLICY * size
 
-    runs, generated = measure(bench, lambda: due_run(bench, tenant, FIRST_GENERATE),
-                              "due run" if profile == "invoices" else None)
+    ran, generated = measure(bench, lambda: due_run(bench, tenant, FIRST_GENERATE),
+                             "due run" if profile == "invoices" else None)
+    runs = ran_results(ran)
     invoices = int(sum(r.get("invoicesGenerated", 0) for r in runs))
     entries = int(sum(r.get("entries", 0) for r in runs))
     assert invoices == size and entries == size, (invoices, entries)
     assert not any(r.get("failed") for r in runs)
 
-    again, rerun = measure(bench, lambda: due_run(bench, tenant, FIRST_GENERATE))
+    ran, rerun = measure(bench, lambda: due_run(bench, tenant, FIRST_GENERATE))
+    again = ran_results(ran)
     assert sum(r.get("invoicesGenerated", 0) for r in again) == 0 and sum(r.get("entries", 0) for r in again) == 0
 
     def generate_again() -> int:
@@ -346,11 +371,12 @@ def advance(api: Any, token: str, bench: Bench, size: int, profile: bool) -> Non
     tenant, _ = book(api, token, bench, size, test_clock=True)
     drain(bench)
 
-    def run() -> list[dict[str, Any]]:
+    def run() -> list[tuple[str, str]]:
         ok(call(api, "POST", f"/clock/{tenant}/advance", token, {"to": ADVANCE_TO.isoformat()}))
-        return drain(bench)
+        return dispatch_all(bench)
 
-    steps, advanced = measure(bench, run, "five-year advance" if profile else None)
+    ran, advanced = measure(bench, run, "five-year advance" if profile else None)
+    steps = ran_results(ran)
     state = ok(call(api, "GET", f"/clock/{tenant}", token))
     assert state["status"] == "ready", state
     entries = int(sum(s.get("entries", 0) for s in steps))

@@ -36,13 +36,14 @@ def bill_transaction(ctx: CallContext, payload: BillTransaction) -> dict[str, An
     due to be generated (the later ones follow at their time: the account's invoice generation entry)."""
     job = payload.jobLocator or payload.transactionLocator
     try:
-        accounts = service.bill_transaction(ctx, payload.transactionLocator, job)
+        billed = service.bill_transaction(ctx, payload.transactionLocator, job)
     except DomainError as error:
         service.billing_failed(ctx, payload.transactionLocator, payload.policyLocator, job,
                                f"{error.code}: {error.message}", payload.retries)
         raise
-    invoices = [invoice.locator for account in accounts for invoice in service.generate_invoices(ctx, account)]
-    invoices += [invoice.locator for invoice in service.consolidate_on_cancellation(ctx, payload.transactionLocator)]
+    invoices = [invoice.locator for account in billed.due_accounts
+                for invoice in service.generate_invoices(ctx, account)]
+    invoices += [invoice.locator for invoice in service.consolidate_on_cancellation(ctx, billed.transaction)]
     return {"invoiceLocators": invoices}
 
 

@@ -29,6 +29,11 @@ never fail each other, and none of them interleaves with a payment or credit mov
 invoices. A container's root lives in its account's partition beside the account's (`#ROOT#{container}`).
 The account's invoice generation entry is shared by its containers: writers bring it forward on
 condition that nobody moved it since they read it (`runtime.due.bring_forward`).
+
+An installment is its own alias (it names its account): the record lives at the alias key, so writing one
+is one action and fetching it one GetItem; the installments of a policy, transaction or quote are listed
+by their lattices' references, each naming the lattice's installments (a lattice's installments never
+change).
 """
 from __future__ import annotations
 
@@ -73,7 +78,13 @@ KIND_PREFIX = {
     "creditDistribution": keys.BILLING_CREDIT_DISTRIBUTION_PREFIX,
     "disbursement": keys.BILLING_DISBURSEMENT_PREFIX,
 }
-REF_KIND = {"lattice": "LAT", "installment": "INST", "invoice": "INV"}
+REF_KIND = {"lattice": "LAT", "invoice": "INV"}
+SELF_ALIASED = frozenset({"installment"})
+"""Kinds whose record is stored at its alias key instead of the account's billing partition, packed: the
+record is one JSON attribute (`PACKED`) besides the attributes that find it (locator, kind, account). It is
+only ever written and read whole, never updated in place nor filtered on, and one string costs botocore
+and DynamoDB far less to pass than the ~60 typed attributes of an installment and its items."""
+PACKED = "record"
 RIDERS = "NEXT"
 """The account's reference of its uninvoiced installments invoiced `next`."""
 INSTALLMENT_JOBS = "IJOB"
@@ -90,6 +101,8 @@ def _locator(record: BaseModel) -> str:
 
 
 def _model(model: type[M], item: dict[str, Any]) -> M:
+    if PACKED in item:
+        return model.model_validate_json(item[PACKED])
     return model.model_validate(codec.without_keys(item))
 
 
@@ -163,10 +176,15 @@ def container_of(tenant: str, kind: str, locator: str) -> tuple[str, str] | None
 
 
 def _key(tenant: str, account: str, kind: str, locator: str) -> Key:
+    if kind in SELF_ALIASED:
+        return keys.billing_alias(tenant, locator)
     return keys.billing_record(tenant, account, KIND_PREFIX[kind], locator)
 
 
 def get(tenant: str, kind: str, locator: str, model: type[M]) -> M | None:
+    if kind in SELF_ALIASED:
+        item = table.gateway().get(_scope(tenant), keys.billing_alias(tenant, locator))
+        return _model(model, item) if item and item.get("kind") == kind else None
     account = account_of(tenant, kind, locator)
     if account is None:
         return None
@@ -178,19 +196,24 @@ def get_many(tenant: str, account: str, kind: str, locators: Iterable[str], mode
     """The records among `locators` of one account, in the order given."""
     wanted = list(dict.fromkeys(locators))
     found = {item["locator"]: _model(model, item) for item in table.gateway().batch_get(
-        _scope(tenant), [_key(tenant, account, kind, locator) for locator in wanted])}
+        _scope(tenant), [_key(tenant, account, kind, locator) for locator in wanted])
+        if kind not in SELF_ALIASED or (item.get("kind") == kind and item["accountLocator"] == account)}
     return [found[locator] for locator in wanted if locator in found]
 
 
 def _item(tenant: str, account: str, kind: str, record: BaseModel, **extra: Any) -> dict[str, Any]:
-    dumped = record.model_dump(exclude_none=True)
-    return {**_key(tenant, account, kind, dumped["locator"]).as_dict(), "entity": kind, **dumped, **extra}
+    locator = _locator(record)
+    if kind in SELF_ALIASED:
+        return {**_key(tenant, account, kind, locator).as_dict(), "entity": kind, "kind": kind, "locator": locator,
+                "accountLocator": account, PACKED: record.model_dump_json(exclude_none=True), **extra}
+    return {**_key(tenant, account, kind, locator).as_dict(), "entity": kind, **record.model_dump(exclude_none=True),
+            **extra}
 
 
 def _refs(tenant: str, kind: str, record_kind: str, locator: str, account: str,
-          owners: Iterable[tuple[str, str | None]]) -> list[WriteOp]:
+          owners: Iterable[tuple[str, str | None]], **extra: Any) -> list[WriteOp]:
     return [table.put({**keys.billing_ref(tenant, owner_kind, owner, record_kind, locator).as_dict(),
-                       "entity": "billingRef", "kind": kind, "locator": locator, "accountLocator": account})
+                       "entity": "billingRef", "kind": kind, "locator": locator, "accountLocator": account, **extra})
             for owner_kind, owner in owners if owner]
 
 
@@ -224,29 +247,55 @@ def lattice_exists(tenant: str, locator: str) -> bool:
     return account_of(tenant, "lattice", locator) is not None
 
 
-def add_lattice(uow: UnitOfWork, tenant: str, lattice: InstallmentLattice) -> None:
+def add_lattice(uow: UnitOfWork, tenant: str, lattice: InstallmentLattice, installments: list[str]) -> None:
+    """The lattice, its alias and its references of its policy, transaction and quote, each naming the
+    lattice's `installments` (the lists of installments per owner read them)."""
     account = lattice.accountLocator
     uow.add(table.put_new(_item(tenant, account, "lattice", lattice)),
             _alias(tenant, "lattice", lattice.locator, account),
             *_refs(tenant, "lattice", REF_KIND["lattice"], lattice.locator, account,
-                   [("policy", lattice.policyLocator), ("quote", lattice.quoteLocator)]))
+                   [("policy", lattice.policyLocator), ("transaction", lattice.transactionLocator),
+                    ("quote", lattice.quoteLocator)], installments=installments))
 
 
 def installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
-    """The writes of a new installment: itself, its alias, its uninvoiced marker and its references."""
+    """The writes of a new installment: itself (its own alias), its uninvoiced marker and, invoiced `next`,
+    the account's reference of it."""
     account = installment.accountLocator
     return [
         table.put_new(_item(tenant, account, "installment", installment)),
-        _alias(tenant, "installment", installment.locator, account),
         table.put({**keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime),
                                              installment.locator).as_dict(),
                    "entity": "uninvoicedInstallment", "locator": installment.locator}),
-        *_refs(tenant, "installment", REF_KIND["installment"], installment.locator, account,
-               [("policy", installment.policyLocator), ("transaction", installment.transactionLocator),
-                ("quote", installment.quoteLocator)]),
         *_refs(tenant, "installment", RIDERS, installment.locator, account,
                [("account", account if installment.invoicing == ChargeInvoicing.NEXT else None)]),
     ]
+
+
+def installments_of(tenant: str, owner_kind: str, owner: str, page: PageRequest) -> Page[Installment]:
+    """One page of the installments of a policy, transaction or quote, oldest first (one Query of its
+    lattices' references, one BatchGetItem of the page)."""
+    locators = _installment_locators(tenant, owner_kind, owner)
+    window = locators[page.offset:page.offset + page.count]
+    return Page(_installments(tenant, window), page.offset + page.count >= len(locators))
+
+
+def all_installments_of(tenant: str, owner_kind: str, owner: str) -> list[Installment]:
+    return _installments(tenant, _installment_locators(tenant, owner_kind, owner))
+
+
+def _installment_locators(tenant: str, owner_kind: str, owner: str) -> list[str]:
+    refs = query.all_items(table.gateway(), _scope(tenant),
+                           keys.billing_refs(tenant, owner_kind, owner, REF_KIND["lattice"]))
+    return sorted(locator for ref in refs for locator in ref.get("installments", ()))
+
+
+def _installments(tenant: str, locators: list[str]) -> list[Installment]:
+    """The installments of `locators`, in that order (of any account: they are stored at their aliases)."""
+    found = {item["locator"]: _model(Installment, item) for item in table.gateway().batch_get(
+        _scope(tenant), [keys.billing_alias(tenant, locator) for locator in locators])
+        if item.get("kind") == "installment"}
+    return [found[locator] for locator in locators if locator in found]
 
 
 def uninvoiced(tenant: str, account: str, up_to: str | None = None) -> list[Installment]:

@@ -62,7 +62,7 @@ from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.documents import service as documents
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import Transaction, TransactionCategory
+from chalicelib.policies.models import IssuedStack, Transaction, TransactionCategory
 from chalicelib.priceable.models import Charge
 from chalicelib.quotes import service as quotes
 from chalicelib.runtime import due, jobs, wiring
@@ -72,9 +72,6 @@ from chalicelib.transactions import service as transactions
 
 LATTICE_EVENT = "billing.installmentlattice.create"
 INVOICE_ENTITY = "invoice"
-INSTALLMENTS_PER_WRITE = 12
-"""Installments written in one TransactWriteItems (each is its item, alias, marker and up to three
-references: 6 actions)."""
 INSTALLMENTS_PER_INVOICE = 40
 """An invoice and the installments it invoices are one write (2 actions each, and 2 for each policy):
 a due time with more installments (or policies) in one container makes several invoices."""
@@ -116,19 +113,30 @@ class Billing:
     reversal: bool = False
 
 
-def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: str | None = None) -> list[str]:
+@dataclass(frozen=True)
+class TransactionBilled:
+    """What billing an issued transaction did: the transaction asked for (its category says whether a
+    cancellation's consolidation follows), and the accounts whose invoicing it made due now."""
+
+    transaction: Transaction
+    due_accounts: list[str]
+
+
+def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: str | None = None) -> TransactionBilled:
     """Spread the charges of an issued transaction over its installment lattice (once: a second call
-    finds the lattice and does nothing), recording the job `job_locator` that did it. Answers the
-    account whose invoicing it made due now (none when every installment is to be generated later: its
-    due entry does that at the time)."""
-    transaction, parts = transactions.transaction_with_parts(ctx, transaction_locator)
+    finds the lattice and writes nothing), recording the job `job_locator` that did it. The accounts due
+    now are none when every installment is to be generated later (its due entry does that at the time)."""
+    stack = policies.transaction_stack(ctx, transaction_locator)
+    by_locator = {t.locator: t for t in stack.transactions}
+    asked = transaction = by_locator[transaction_locator]
     if transaction.aggregateTransactionLocator:  # issued out of sequence: billed with the reversals and
-        # reapplications around it, which its aggregate names (no job bills them on their own)
-        transaction, parts = transactions.transaction_with_parts(ctx, transaction.aggregateTransactionLocator)
+        # reapplications around it, which its aggregate (of the same policy) names (no job bills them alone)
+        if transaction.aggregateTransactionLocator not in by_locator:
+            raise codes.not_found("transaction", transaction.aggregateTransactionLocator)
+        transaction = by_locator[transaction.aggregateTransactionLocator]
+    parts = [by_locator[part] for part in transaction.aggregatedTransactionLocators if part in by_locator]
     locator = lattice_locator(transaction)
-    if repository.lattice_exists(ctx.tenant, locator):
-        return []
-    billing = _of_transaction(ctx, transaction)
+    billing = _of_transaction(ctx, transaction, stack)
     charges = [charge for part in (transaction, *parts) for charge in part.charges]
     billed = _billed(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges, locator)
     job = InstallmentJob(
@@ -136,23 +144,23 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
         quoteLocator=transaction.quoteLocator, latticeLocator=locator,
         installmentLocators=[i.locator for i in billed.installments], jobStatus=JobStatus.FINISHED,
         createdAt=transaction.issuedTime or ctx.now, completedAt=ctx.now)
-    _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments, job)
+    if not _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments, job):
+        return TransactionBilled(asked, [])
     due_now = any(installment.generateTime <= ctx.now for installment in billed.installments)
-    return [billing.account.locator] if due_now else []
+    return TransactionBilled(asked, [billing.account.locator] if due_now else [])
 
 
-def consolidate_on_cancellation(ctx: CallContext, transaction_locator: str) -> list[Invoice]:
+def consolidate_on_cancellation(ctx: CallContext, transaction: Transaction) -> list[Invoice]:
     """After a cancellation is billed: its policy's uninvoiced installments on one invoice now, as the
     account's invoicing plan's `consolidateInvoicesOnCancellation` says (invoices/consolidation.py)."""
-    transaction = transactions.get_transaction(ctx, transaction_locator)
     if transaction.transactionCategory != TransactionCategory.CANCELLATION:
         return []
     account = accounts.get_account(ctx, policies.get_policy(ctx, transaction.policyLocator).accountLocator)
     plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
     if plan is None or plan.consolidate_invoices_on_cancellation == CancellationConsolidation.NONE:
         return []
-    uninvoiced = [i for i in repository.all_of(ctx.tenant, "policy", transaction.policyLocator, "INST",
-                                               "installment", Installment) if i.invoiceLocator is None]
+    uninvoiced = [i for i in repository.all_installments_of(ctx.tenant, "policy", transaction.policyLocator)
+                  if i.invoiceLocator is None]
     chosen = consolidation.consolidated(uninvoiced, plan.consolidate_invoices_on_cancellation,
                                         transaction.effectiveTime, ctx.now)
     return _invoice(ctx, account, chosen, riders=False, grouping=InstallmentGrouping(matching=GroupingMatch.ALL))
@@ -194,10 +202,12 @@ def retry_failed(ctx: CallContext, policy_locator: str) -> list[InstallmentJob]:
     return queued
 
 
-def _of_transaction(ctx: CallContext, transaction: Transaction) -> Billing:
-    policy = policies.get_policy(ctx, transaction.policyLocator)
+def _of_transaction(ctx: CallContext, transaction: Transaction, stack: IssuedStack | None = None) -> Billing:
+    """Who and what billing `transaction` bills; `stack` (its policy's, read already) spares reading the
+    policy and the term."""
+    policy = stack.policy if stack is not None else policies.get_policy(ctx, transaction.policyLocator)
     account = accounts.get_account(ctx, policy.accountLocator)
-    start, end = _term_span(ctx, transaction)
+    start, end = _term_span(ctx, transaction, stack)
     container = _container(policy.billingLevel, account, policy.locator)
     return Billing(account=account, policy_locator=policy.locator, transaction_locator=transaction.locator,
                    term_locator=transaction.termLocator, quote_locator=transaction.quoteLocator, container=container,
@@ -244,20 +254,27 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
     return Billed(record, installments)
 
 
-def _term_span(ctx: CallContext, transaction: Transaction) -> tuple[datetime, datetime]:
-    """The start and end of the transaction's term. An unissued renewal's term does not exist yet: the
-    span its segments will have. Reversing a renewal deletes its term: the reversal's refund is billed
-    over the span the reversed transactions' segments had in that term."""
-    try:
-        term = policies.get_term(ctx, transaction.termLocator)
-    except NotFound:
-        reversed_ = [transactions.get_transaction(ctx, locator) for locator in transaction.reversedTransactionLocators]
-        spans = [segment for each in reversed_ if each.termLocator == transaction.termLocator
-                 for segment in each.segments] or list(transaction.segments)
-        if not spans:
-            raise
-        return min(s.startTime for s in spans), max(s.endTime for s in spans)
-    return term.startTime, term.endTime
+def _term_span(ctx: CallContext, transaction: Transaction,
+               stack: IssuedStack | None = None) -> tuple[datetime, datetime]:
+    """The start and end of the transaction's term (looked up among the `stack`'s terms, when given). An
+    unissued renewal's term does not exist yet: the span its segments will have. Reversing a renewal
+    deletes its term: the reversal's refund is billed over the span the reversed transactions' segments
+    had in that term."""
+    if stack is not None:
+        term = next((t for t in stack.terms if t.locator == transaction.termLocator), None)
+    else:
+        try:
+            term = policies.get_term(ctx, transaction.termLocator)
+        except NotFound:
+            term = None
+    if term is not None:
+        return term.startTime, term.endTime
+    reversed_ = [transactions.get_transaction(ctx, locator) for locator in transaction.reversedTransactionLocators]
+    spans = [segment for each in reversed_ if each.termLocator == transaction.termLocator
+             for segment in each.segments] or list(transaction.segments)
+    if not spans:
+        raise codes.not_found("term", transaction.termLocator)
+    return min(s.startTime for s in spans), max(s.endTime for s in spans)
 
 
 def _billing_level(chosen: BillingLevel | None, account: Account) -> BillingLevel:
@@ -301,18 +318,13 @@ def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locat
 
 
 def _write_installments(ctx: CallContext, account: str, record: InstallmentLattice,
-                        installments: list[Installment], job: InstallmentJob) -> None:
-    """Installments in chunks (a chunk an earlier attempt wrote is skipped: they are deterministic), then
-    the lattice with the root bump and the event: until it commits, nothing lists the lattice, and its
-    installments are invoiced like any other once it does."""
-    for start in range(0, len(installments), INSTALLMENTS_PER_WRITE):
-        uow = wiring.unit_of_work(ctx)
-        for installment in installments[start:start + INSTALLMENTS_PER_WRITE]:
-            uow.add(*repository.installment_writes(ctx.tenant, installment))
-        try:
-            uow.commit()
-        except AlreadyExists:
-            pass
+                        installments: list[Installment], job: InstallmentJob) -> bool:
+    """The lattice with its installments, the root bump, the account's generation entry and the event,
+    in one TransactWriteItems when they fit (a lattice of up to ~30 installments): answers False, writing
+    nothing, when the lattice exists already (billed before: its put fails). A larger lattice's
+    installments go first in chunks (a chunk an earlier attempt wrote is skipped), then the lattice: until
+    it commits, nothing lists the lattice, and its installments are invoiced like any other once it does;
+    its existence is checked first, since a retry at another time derives other installment locators."""
     uow = wiring.unit_of_work(ctx)
     repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account,
                                                                              [record.billingContainer]))
@@ -322,13 +334,40 @@ def _write_installments(ctx: CallContext, account: str, record: InstallmentLatti
         # and leaves it, instead of removing (or moving past them) the entry they count on
         earliest = min(i.generateTime for i in installments)
         due.bring_forward(uow, DueKind.INVOICE_GENERATE, account, earliest, put_again=True)
-    repository.add_lattice(uow, ctx.tenant, record)
+    repository.add_lattice(uow, ctx.tenant, record, [i.locator for i in installments])
     uow.add(*repository.installment_job_writes(ctx.tenant, job))
     uow.record_event(LATTICE_EVENT, {"installmentLatticeLocator": record.locator})
+    writes = [repository.installment_writes(ctx.tenant, installment) for installment in installments]
+    if sum(len(each) for each in writes) <= uow.remaining:
+        uow.add(*(write for each in writes for write in each))
+    else:
+        if repository.lattice_exists(ctx.tenant, record.locator):
+            return False
+        _write_in_chunks(ctx, writes)
     try:
         uow.commit()
     except AlreadyExists:
-        pass  # an earlier attempt committed the lattice
+        return False  # an earlier attempt committed the lattice
+    return True
+
+
+def _write_in_chunks(ctx: CallContext, writes: list[list[Any]]) -> None:
+    """The writes of each installment, as many installments to a TransactWriteItems as it holds (a chunk
+    that exists already is skipped)."""
+    uow = wiring.unit_of_work(ctx)
+    for each in writes:
+        if len(each) > uow.remaining:
+            _commit_new(uow)
+            uow = wiring.unit_of_work(ctx)
+        uow.add(*each)
+    _commit_new(uow)
+
+
+def _commit_new(uow: Any) -> None:
+    try:
+        uow.commit()
+    except AlreadyExists:
+        pass
 
 
 def lattice_of(ctx: CallContext, locator: str) -> InstallmentLattice:
@@ -357,7 +396,7 @@ def installment(ctx: CallContext, locator: str) -> Installment:
 
 
 def installments_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest) -> Page[Installment]:
-    return repository.page_of(ctx.tenant, owner_kind, owner, "INST", "installment", Installment, page)
+    return repository.installments_of(ctx.tenant, owner_kind, owner, page)
 
 
 # --- invoices ----------------------------------------------------------------------------------------

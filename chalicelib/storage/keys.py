@@ -395,8 +395,10 @@ def table_pending_upload(tenant_locator: str, version: str) -> Key:
 # Every billing record of an account lives in the account's billing partition, whose root item is the
 # billing root every billing write bumps. Uninvoiced installments and open invoices are found there
 # through marker items sorted by time (`UNINV#{generateTime}#...`, `OPEN#{dueTime}#...`); a record by
-# locator through an alias item naming its account. Lists per policy, transaction and quote page a
-# reference partition of their own (`billing_refs`), whose items name the record and its account.
+# locator through an alias item naming its account, except an installment, which is stored at its alias
+# key (one item, naming its account). Lists per policy, transaction and quote page a reference partition
+# of their own (`billing_refs`), whose items name the record and its account; a lattice's references also
+# name its installments, which is how installments are listed.
 
 BILLING_LATTICE_PREFIX = "LAT#"
 BILLING_INSTALLMENT_PREFIX = "INST#"
