@@ -10,7 +10,9 @@
   `lapseTransactionType` effective at the grace start, advanced to `advanceLapseTo` through the
   transactions service (an issued lapse is billed like any cancellation: its refund into credit);
 - an active delinquency hold on the account pauses all of it: events are cancelled (`delinquencyHeld`)
-  and the grace end waits; releasing the hold puts the grace end again (holds/service.py).
+  and the grace end waits; releasing the hold puts the grace end and those events again (holds/service.py);
+- a reversal that re-opens an invoice past its due time re-opens its settled delinquency, or opens a new
+  one from the reversal (`reopen_unsettled`).
 
 Every write carries the bump of the account's billing root, so it never interleaves with invoicing and
 payments of the account; a due run repeated at the same time finds the work done and does nothing.
@@ -135,7 +137,9 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
     return [d.locator for d in touched]
 
 
-def _open_or_join(ctx: CallContext, uow: UnitOfWork, invoice: Invoice) -> list[Delinquency]:
+def _open_or_join(ctx: CallContext, uow: UnitOfWork, invoice: Invoice,
+                  start: datetime | None = None) -> list[Delinquency]:
+    """A new delinquency's grace starts at `start`, by default the invoice's due time."""
     by_plan: dict[str, tuple[DelinquencyPlan, list[Policy]]] = {}
     joined: dict[str, Delinquency] = {}
     for policy in (policies.get_policy(ctx, locator) for locator in invoice.policyLocators):
@@ -157,7 +161,7 @@ def _open_or_join(ctx: CallContext, uow: UnitOfWork, invoice: Invoice) -> list[D
             ctx.tenant, record, [reference]))
         touched.append(record)
     for plan, held in by_plan.values():
-        touched.append(_open(ctx, uow, invoice, plan, held))
+        touched.append(_open(ctx, uow, invoice, plan, held, start or invoice.dueTime))
     return touched
 
 
@@ -173,9 +177,8 @@ def _reference(delinquency_locator: str, kind: str, locator: str) -> Delinquency
 
 
 def _open(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, plan: DelinquencyPlan,
-          held: list[Policy]) -> Delinquency:
+          held: list[Policy], start: datetime) -> Delinquency:
     locator = new_locator()
-    start = invoice.dueTime
     end = calculator.grace_end(start, plan.grace_period_days, invoice.timezone)
     record = Delinquency(
         locator=locator, accountLocator=invoice.accountLocator, delinquencyState=DelinquencyState.IN_GRACE,
@@ -243,6 +246,68 @@ def settle_paid(ctx: CallContext, uow: UnitOfWork, account: str, settled_invoice
         policies.mark_delinquencies(ctx, uow, policy, ended=locators)
 
 
+# --- reversals unsettle -------------------------------------------------------------------------------
+
+LAPSED_STATES = (DelinquencyState.LAPSE_TRIGGERED, DelinquencyState.LAPSE_TRANSACTION_CREATED)
+
+
+def reopen_unsettled(ctx: CallContext, uow: UnitOfWork, account: str, reopened: Iterable[Invoice]) -> None:
+    """Adds to `uow` (a reversal's: payment, write-off or credit distribution, which bumps the billing root)
+    the delinquency of each invoice it re-opened past its due time and that no delinquency in grace holds:
+    - its settled delinquency whose grace end still lies ahead is in grace again, as if never settled: the
+      grace end and the events its settlement cancelled come back at their times (events whose time
+      passed meanwhile trigger now), its policies delinquent again;
+    - otherwise (paid before its due time, or its delinquency's grace end passed) a new delinquency opens
+      (or joins one in grace at `delinquencyLevel: policy`) in grace from the reversal;
+    - an invoice whose delinquency lapsed its policies opens nothing more."""
+    past_due = [i for i in reopened if i.invoiceState == InvoiceState.OPEN and i.dueTime <= ctx.now]
+    if not past_due:
+        return
+    held = {i for d in repository.open_delinquencies(ctx.tenant, account) for i in d.invoice_locators}
+    for invoice in past_due:
+        if invoice.locator in held:
+            continue
+        records = repository.delinquencies_of(ctx.tenant, "invoice", invoice.locator, PageRequest(0, 100)).items
+        if any(d.delinquencyState in LAPSED_STATES for d in records):
+            continue
+        settled = [d for d in records if d.delinquencyState == DelinquencyState.SETTLED and d.graceEndAt > ctx.now]
+        if settled:
+            touched = [_reopen(ctx, uow, settled[-1])]
+        else:
+            touched = _open_or_join(ctx, uow, invoice, start=ctx.now)
+        held.update(i for d in touched for i in d.invoice_locators)
+
+
+def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency) -> Delinquency:
+    reopened = record.model_copy(update={"delinquencyState": DelinquencyState.IN_GRACE, "updatedAt": ctx.now,
+                                         "updatedBy": ctx.user_locator})
+    uow.add(*repository.delinquency_writes(ctx.tenant, reopened))
+    due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
+    _rearm_events(ctx, uow, reopened, CancellationType.DELINQUENCY_SETTLED)
+    uow.record_event(UPDATE_EVENT, _event_data(reopened))
+    for policy in record.policy_locators:
+        policies.mark_delinquencies(ctx, uow, policy, in_grace=[record.locator])
+    return reopened
+
+
+def _rearm_events(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reason: CancellationType) -> None:
+    """The events cancelled for `reason` active again at their trigger times (now, for those passed) and
+    their jobs queued again; events cancelled for another reason (a request) stay cancelled."""
+    rearmed = {job.delinquencyEventLocator: job for job in repository.all_event_jobs(ctx.tenant, record.locator)
+               if job.cancelled and job.cancellationType == reason}
+    for event in repository.events_of(ctx.tenant, record.accountLocator, record.locator):
+        job = rearmed.get(event.locator)
+        if job is None or event.delinquencyEventState != DelinquencyEventState.CANCELLED:
+            continue
+        active = event.model_copy(update={"delinquencyEventState": DelinquencyEventState.ACTIVE,
+                                          "updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+        uow.add(*repository.event_writes(ctx.tenant, active), *repository.event_job_writes(
+            ctx.tenant, job.model_copy(update={"jobStatus": JobStatus.QUEUED, "cancelled": False,
+                                               "cancellationType": None, "updatedAt": ctx.now})))
+        due.schedule(uow, DueKind.DELINQUENCY_EVENT, event.locator, max(event.triggerTime, ctx.now))
+        uow.record_event(f"{EVENT_EVENT}.activate", _event_data(record, active))
+
+
 def _end(ctx: CallContext, uow: UnitOfWork, record: Delinquency, state: DelinquencyState,
          reason: CancellationType | None, **changes: Any) -> Delinquency:
     """The delinquency in `state`, its grace end cancelled, and with a `reason` the events still waiting
@@ -284,9 +349,11 @@ def hold_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
 
 def release_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
     """Adds to `uow` (a delinquency hold's release) the grace end of each of the account's delinquencies
-    in grace again: at its time, or now when it passed during the hold."""
+    in grace again, and the events the hold cancelled (`delinquencyHeld`): each at its time, or now when
+    it passed during the hold."""
     for record in repository.open_delinquencies(ctx.tenant, account):
         due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, max(record.graceEndAt, ctx.now))
+        _rearm_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
 
 
 # --- the grace ends -------------------------------------------------------------------------------------
