@@ -76,25 +76,27 @@ def delinquency_run(api: Any, token: str, bench: Bench, size: int) -> None:
     generated = due_run(bench, tenant, FIRST_GENERATE)
     assert int(sum(r.get("invoicesGenerated", 0) for r in generated)) == size
 
+    def report(label: str, measured: Any) -> None:
+        print(f"  {label}: {size} in {measured.took.wall:.1f} s ({measured.emulated.wall:.1f} s in moto); our CPU "
+              f"{measured.ours * 1000 / size:.1f} ms each ({measured.botocore * 1000 / size:.1f} ms botocore); "
+              f"{measured.count / size:.2f} calls each ({measured.per(size)}); load average {measured.load}",
+              flush=True)
+
+    print(f"\nbook of {size} monthly policies, one account each, February unpaid:", flush=True)
     runs, opened = measure(bench, lambda: due_run(bench, tenant, DUE))
     assert int(sum(r.get("delinquenciesOpened", 0) for r in runs if "delinquenciesOpened" in r)) == size, runs[:3]
+    report("due time: delinquencies opened", opened)
     events, triggered = measure(bench, lambda: due_run(bench, tenant, REMINDER))
     assert sum(r.get("delinquencyEvents", []).count("triggered") for r in events) == size, events[:3]
+    report("reminder: events triggered", triggered)
     ended, lapsed = measure(bench, lambda: due_run(bench, tenant, GRACE_END))
     outcomes = [o for r in ended for o in r.get("graceEnded", [])]
     assert outcomes.count("lapsed") == size and not any(r.get("failed") for r in ended), (outcomes[:3], ended[:3])
+    report("grace end: lapses issued and billed", lapsed)
     [sample] = repository.delinquencies_of_account(tenant, accounts[-1], PageRequest(0, 10)).items
     assert sample.delinquencyState == DelinquencyState.LAPSE_TRANSACTION_CREATED, sample
     assert all(r.transactionLocator for r in sample.references if r.referenceType == "policy"), sample
     bench.clock.set(START)
-
-    print(f"\nbook of {size} monthly policies, one account each, February unpaid: load average {opened.load} / "
-          f"{triggered.load} / {lapsed.load}")
-    for label, measured in (("due time: delinquencies opened", opened), ("reminder: events triggered", triggered),
-                            ("grace end: lapses issued and billed", lapsed)):
-        print(f"  {label}: {size} in {measured.took.wall:.1f} s ({measured.emulated.wall:.1f} s in moto); "
-              f"our CPU {measured.ours * 1000 / size:.1f} ms each ({measured.botocore * 1000 / size:.1f} ms "
-              f"botocore); {measured.count / size:.2f} calls each ({measured.per(size)})")
 
 
 def write_off(api: Any, token: str, bench: Bench, count: int) -> None:
