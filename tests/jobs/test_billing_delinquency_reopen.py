@@ -18,7 +18,7 @@ from tests.api.billing.delinquency_support import (
     hold,
     pay,
 )
-from tests.api.billing.support import billed_policy, billing, invoices_of_account
+from tests.api.billing.support import amounts, billed_policy, billing, invoices_of_account
 from tests.api.transactions.support import policy_path
 from tests.jobs.test_billing_time_travel import advance
 from tests.support.api import call, event_types, ok
@@ -156,3 +156,31 @@ def test_releasing_a_delinquency_hold_brings_back_the_events_it_cancelled_at_the
     [reminder] = events_of(api, admin_token, tenant, opened["locator"])
     assert (reminder["delinquencyEventState"], reminder["triggeredAt"]) == ("triggered", "2026-02-08T05:00:00.000Z")
     assert delinquencies_of_account(api, admin_token, tenant, account)[0]["delinquencyState"] == "inGrace"
+
+
+def test_a_payment_of_two_invoices_reversed_after_their_due_times_opens_one_grace_of_both(api, admin_token, jobs):
+    """At `delinquencyLevel: policy` both re-opened invoices join one delinquency (the policy written once)."""
+    tenant = delinquency_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    early = {"ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
+             "invoiceThroughTime": "2026-03-01T06:00:00Z"}
+    ok(call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, early))  # February's and March's
+    jobs.drain()
+    february, march = invoices_of_account(api, admin_token, tenant, account)
+    payment = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
+        "accountLocator": account, "type": "Card", "amount": sum(amounts([february, march])), "data": {},
+        "targets": []}))
+    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
+    assert [i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)] == ["settled"] * 2
+    advance(api, admin_token, tenant, jobs, "2026-03-03T00:00:00Z")
+    assert delinquencies_of_account(api, admin_token, tenant, account) == []  # paid before their due times
+
+    reversed_payment = call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/reverse"), admin_token)
+    assert ok(reversed_payment)["paymentState"] == "reversed"
+    [opened] = delinquencies_of_account(api, admin_token, tenant, account)
+    assert (opened["delinquencyState"], opened["graceStartedAt"], opened["graceEndAt"]) == (
+        "inGrace", "2026-03-03T00:00:00.000Z", "2026-03-12T23:00:00.000Z")  # 10 local days, over the DST change
+    assert sorted(r["referenceLocator"] for r in opened["references"] if r["referenceType"] == "invoice") == sorted(
+        [february["locator"], march["locator"]])
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk", "delinquent"]
+    assert event_types(api, admin_token, tenant, reversed_payment).count("policy.status.update") == 1

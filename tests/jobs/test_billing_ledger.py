@@ -7,7 +7,14 @@ reinstatements, renewals, reversals (of the latest reversible transaction or an 
 the account; capped or not; validated first or not), payment reversals, write-offs (of an invoice, an
 invoice item or the account; all that remains, half of it, a random amount, or more than remains, which
 is refused), write-off reversals (whole, half or a random amount of what the write-off still holds),
-invoice generation and the clock moving on. The billing jobs run after every issue (`jobs.drain()`). Four
+billing holds (invoicing, delinquency) and their release, credit distributions of the credit balance (all,
+half, a random amount or more than it holds, which is refused; to the open invoices, the account or an
+invoice) and disbursements (taken to executed at once; more than the balance is refused), their reversals,
+invoice generation and the clock moving on, which runs what fell due meanwhile as a test clock's advance
+does (runtime/due.py: invoice generation, unpaid invoices falling due open delinquencies under the default
+plan Ledger, 10 days of grace, whose ends lapse the policy: a cancellation issued and billed, its refund
+into credit). The billing jobs run after every issue (`jobs.drain()`). Active holds are released before the
+last generation. Four
 tests of 125 histories each: invoices generated after every transaction up to a far future, or only at
 random moments up to a random horizon (and up to the far future at the end); the account billed, or the
 policy on its own. Driven
@@ -51,12 +58,17 @@ After every history, to the cent (Decimal):
      taking at most its remaining amount and the target's cap, the rest credited. A posting that touches
      more invoices than one write holds is refused and changes nothing (a defect:
      test_a_payment_of_more_invoices_than_one_write_holds_is_posted).
+   - per credit distribution (each one this test created): executed: it applied what this test works out
+     (as a posting of its amount to its targets), in applications of its own, none reversed; reversed: all
+     of them reversed; refused: none. Per disbursement: executed or reversed as this test left it.
    - the account: sum(invoice totalAmount) == sum(amount of posted, not reversed, payments)
-     - sum(their creditedAmount) - sum(invoice creditedAmount) + written off + sum(invoice
-     totalRemainingAmount); and
+     - sum(their creditedAmount) + what executed distributions applied - sum(invoice creditedAmount)
+     + written off + sum(invoice totalRemainingAmount); and
      the credit balance (as stored and as the service answers it) == sum(creditedAmount of posted, not
-     reversed, payments) + sum(invoice creditedAmount) == sum(credit ledger lines) - sum(debit ledger
-     lines) >= 0.
+     reversed, payments) + sum(invoice creditedAmount) - what executed distributions applied - executed
+     disbursements == sum(credit ledger lines) - sum(debit ledger lines) >= 0.
+4. Delinquencies: one in grace has an open invoice and its open marker, and the policy is delinquent by
+   exactly those of it in grace.
 """
 from __future__ import annotations
 

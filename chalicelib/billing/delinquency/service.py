@@ -129,7 +129,9 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
     invoice = found[0]
     touched: list[Delinquency] = []
     if invoice.invoiceState == InvoiceState.OPEN and invoice.totalRemainingAmount > 0:
-        touched = _open_or_join(ctx, uow, invoice)
+        marks: dict[str, list[str]] = {}
+        touched = _open_or_join(ctx, uow, [invoice], invoice.dueTime, marks)
+        _mark(ctx, uow, marks)
     billing.bump_root(uow, ctx.tenant, account, version)
     uow.add(*repository.create_job_writes(ctx.tenant, DelinquencyCreateJob(
         locator=new_locator(), invoiceLocator=invoice.locator, dueTime=invoice.dueTime, jobStatus=JobStatus.FINISHED,
@@ -137,32 +139,47 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
     return [d.locator for d in touched]
 
 
-def _open_or_join(ctx: CallContext, uow: UnitOfWork, invoice: Invoice,
-                  start: datetime | None = None) -> list[Delinquency]:
-    """A new delinquency's grace starts at `start`, by default the invoice's due time."""
-    by_plan: dict[str, tuple[DelinquencyPlan, list[Policy]]] = {}
-    joined: dict[str, Delinquency] = {}
-    for policy in (policies.get_policy(ctx, locator) for locator in invoice.policyLocators):
-        plan = configuration.billing_plans(ctx, policy.configVersion).delinquency_plan(policy.delinquencyPlanName)
-        if plan is None:
-            continue
-        current = _in_grace_of(ctx, invoice.accountLocator, policy) \
-            if plan.delinquency_level == DelinquencyLevel.POLICY else None
-        if current is not None:
-            joined.setdefault(current.locator, current)
-        else:
-            by_plan.setdefault(plan.name, (plan, []))[1].append(policy)
+def _open_or_join(ctx: CallContext, uow: UnitOfWork, invoices: list[Invoice], start: datetime,
+                  marks: dict[str, list[str]]) -> list[Delinquency]:
+    """The delinquencies of unsettled `invoices` (of one account), a new one's grace from `start`: at
+    `delinquencyLevel: policy` a policy's delinquency in grace takes them, else one opens for the plan's
+    policies of them all; at `invoice` level one opens per invoice and plan. Collects in `marks` the
+    delinquencies each policy is now in grace by (one policy write each, whatever the invoices)."""
+    joined: dict[str, tuple[Delinquency, list[str]]] = {}
+    opening: dict[tuple[str, str], tuple[DelinquencyPlan, dict[str, Policy], list[Invoice]]] = {}
+    for invoice in invoices:
+        for policy in (policies.get_policy(ctx, locator) for locator in invoice.policyLocators):
+            plan = configuration.billing_plans(ctx, policy.configVersion).delinquency_plan(policy.delinquencyPlanName)
+            if plan is None:
+                continue
+            by_policy = plan.delinquency_level == DelinquencyLevel.POLICY
+            current = _in_grace_of(ctx, invoice.accountLocator, policy) if by_policy else None
+            if current is not None:
+                added = joined.setdefault(current.locator, (current, []))[1]
+                added.extend([] if invoice.locator in added else [invoice.locator])
+                continue
+            _, held, of = opening.setdefault((plan.name, "" if by_policy else invoice.locator), (plan, {}, []))
+            held[policy.locator] = policy
+            of.extend([] if invoice in of else [invoice])
     touched = []
-    for record in joined.values():
-        reference = _reference(record.locator, "invoice", invoice.locator)
-        record = record.model_copy(update={"references": [*record.references, reference], "updatedAt": ctx.now,
+    for record, added in joined.values():
+        references = [_reference(record.locator, "invoice", locator) for locator in added]
+        record = record.model_copy(update={"references": [*record.references, *references], "updatedAt": ctx.now,
                                            "updatedBy": ctx.user_locator})
         uow.add(*repository.delinquency_writes(ctx.tenant, record), *repository.reference_writes(
-            ctx.tenant, record, [reference]))
+            ctx.tenant, record, references))
         touched.append(record)
-    for plan, held in by_plan.values():
-        touched.append(_open(ctx, uow, invoice, plan, held, start or invoice.dueTime))
+    for plan, held, of in opening.values():
+        record = _open(ctx, uow, of, plan, list(held.values()), start)
+        touched.append(record)
+        for locator in held:
+            marks.setdefault(locator, []).append(record.locator)
     return touched
+
+
+def _mark(ctx: CallContext, uow: UnitOfWork, marks: dict[str, list[str]]) -> None:
+    for policy, locators in marks.items():
+        policies.mark_delinquencies(ctx, uow, policy, in_grace=locators)
 
 
 def _in_grace_of(ctx: CallContext, account: str, policy: Policy) -> Delinquency | None:
@@ -176,9 +193,11 @@ def _reference(delinquency_locator: str, kind: str, locator: str) -> Delinquency
                                 referenceType=kind)
 
 
-def _open(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, plan: DelinquencyPlan,
+def _open(ctx: CallContext, uow: UnitOfWork, invoices: list[Invoice], plan: DelinquencyPlan,
           held: list[Policy], start: datetime) -> Delinquency:
+    """A delinquency in grace of `held` and `invoices` (its policies are marked by the caller)."""
     locator = new_locator()
+    invoice = invoices[0]
     end = calculator.grace_end(start, plan.grace_period_days, invoice.timezone)
     record = Delinquency(
         locator=locator, accountLocator=invoice.accountLocator, delinquencyState=DelinquencyState.IN_GRACE,
@@ -187,7 +206,7 @@ def _open(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, plan: Delinquency
                                      delinquencyLevel=plan.delinquency_level),
         timezone=invoice.timezone,
         references=[*(_reference(locator, "policy", p.locator) for p in held),
-                    _reference(locator, "invoice", invoice.locator)],
+                    *(_reference(locator, "invoice", i.locator) for i in invoices)],
         graceStartedAt=start, graceEndAt=end,
         configuredDelinquencyEvents=[ConfiguredDelinquencyEvent(name=e.name, offsetDays=e.offset_days,
                                                                 offsetBasis=e.offset_basis)
@@ -208,8 +227,6 @@ def _open(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, plan: Delinquency
                 jobStatus=JobStatus.QUEUED, triggerTime=event.triggerTime, createdAt=ctx.now, updatedAt=ctx.now)))
         due.schedule(uow, DueKind.DELINQUENCY_EVENT, event.locator, max(event.triggerTime, ctx.now))
         uow.record_event(f"{EVENT_EVENT}.create", _event_data(record, event))
-    for policy in held:
-        policies.mark_delinquencies(ctx, uow, policy.locator, in_grace=[locator])
     return record
 
 
@@ -264,6 +281,8 @@ def reopen_unsettled(ctx: CallContext, uow: UnitOfWork, account: str, reopened: 
     if not past_due:
         return
     held = {i for d in repository.open_delinquencies(ctx.tenant, account) for i in d.invoice_locators}
+    marks: dict[str, list[str]] = {}
+    fresh = []
     for invoice in past_due:
         if invoice.locator in held:
             continue
@@ -272,13 +291,15 @@ def reopen_unsettled(ctx: CallContext, uow: UnitOfWork, account: str, reopened: 
             continue
         settled = [d for d in records if d.delinquencyState == DelinquencyState.SETTLED and d.graceEndAt > ctx.now]
         if settled:
-            touched = [_reopen(ctx, uow, settled[-1])]
+            held.update(_reopen(ctx, uow, settled[-1], marks).invoice_locators)
         else:
-            touched = _open_or_join(ctx, uow, invoice, start=ctx.now)
-        held.update(i for d in touched for i in d.invoice_locators)
+            fresh.append(invoice)
+    if fresh:
+        _open_or_join(ctx, uow, fresh, ctx.now, marks)
+    _mark(ctx, uow, marks)
 
 
-def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency) -> Delinquency:
+def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency, marks: dict[str, list[str]]) -> Delinquency:
     reopened = record.model_copy(update={"delinquencyState": DelinquencyState.IN_GRACE, "updatedAt": ctx.now,
                                          "updatedBy": ctx.user_locator})
     uow.add(*repository.delinquency_writes(ctx.tenant, reopened))
@@ -286,7 +307,7 @@ def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency) -> Delinquen
     _rearm_events(ctx, uow, reopened, CancellationType.DELINQUENCY_SETTLED)
     uow.record_event(UPDATE_EVENT, _event_data(reopened))
     for policy in record.policy_locators:
-        policies.mark_delinquencies(ctx, uow, policy, in_grace=[record.locator])
+        marks.setdefault(policy, []).append(record.locator)
     return reopened
 
 
