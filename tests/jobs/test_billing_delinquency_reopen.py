@@ -180,3 +180,31 @@ def test_a_payment_of_two_invoices_reversed_after_their_due_times_opens_one_grac
         [february["locator"], march["locator"]])
     assert statuses(api, admin_token, tenant, policy) == ["onRisk", "delinquent"]
     assert event_types(api, admin_token, tenant, reversed_payment).count("policy.status.update") == 1
+
+
+def test_a_credit_distribution_reversed_during_the_grace_re_opens_the_delinquency(api, admin_token, jobs):
+    """A prepayment goes into credit; the credit distributed settles February's delinquency, its reversal
+    re-opens it, and the policy lapses at the grace end."""
+    tenant = delinquency_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    prepaid = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
+        "accountLocator": account, "type": "Card", "amount": Decimal("93.97"), "data": {}, "targets": []}))
+    ok(call(api, "PATCH", billing(tenant, f"/payments/{prepaid['locator']}/post"), admin_token))  # all into credit
+    advance(api, admin_token, tenant, jobs, "2026-02-05T00:00:00Z")
+    [opened] = delinquencies_of_account(api, admin_token, tenant, account)
+    distribution = ok(call(api, "POST", billing(tenant, "/creditDistributions"), admin_token, {
+        "accountLocator": account, "amount": Decimal("93.97"), "sources": [], "targets": []}))
+    path = billing(tenant, f"/creditDistributions/{distribution['locator']}")
+    ok(call(api, "PATCH", f"{path}/execute", admin_token))
+    assert delinquencies_of_account(api, admin_token, tenant, account)[0]["delinquencyState"] == "settled"
+
+    reversed_distribution = call(api, "PATCH", f"{path}/reverse", admin_token, {"reversalType": "test"})
+    assert ok(reversed_distribution)["creditDistributionState"] == "reversed"
+    assert {"billing.delinquency.update", "billing.invoice.unsettle", "policy.status.update"} <= set(
+        event_types(api, admin_token, tenant, reversed_distribution))
+    [reopened] = delinquencies_of_account(api, admin_token, tenant, account)
+    assert (reopened["locator"], reopened["delinquencyState"]) == (opened["locator"], "inGrace")
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk", "delinquent"]
+    advance(api, admin_token, tenant, jobs, "2026-02-12T00:00:00Z")
+    assert delinquencies_of_account(api, admin_token, tenant, account)[0]["delinquencyState"] == \
+        "lapseTransactionCreated"
