@@ -42,6 +42,8 @@ import cProfile
 import pstats
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -81,7 +83,20 @@ def main() -> None:
     parser.add_argument("--profile", choices=["billing", "invoices", "advance"],
                         help="profile the first book's billing jobs or due run, or the first advance (cProfile)")
     options = parser.parse_args()
+    with session(options.parameter_validation) as (api, token, bench):
+        for index, size in enumerate(options.books):
+            invoice_run(api, token, bench, size, options.profile if index == 0 else None)
+        for count in options.open_invoices:
+            payment(api, token, bench, count)
+        for index, size in enumerate(options.clock_policies):
+            advance(api, token, bench, size, options.profile == "advance" and index == 0)
 
+
+@contextmanager
+def session(parameter_validation: bool = False) -> Iterator[tuple[Any, str, Bench]]:
+    """The emulated AWS with the stopwatches around moto and botocore, the app's test client, the admin's
+    token and the bench (fixed clock at START, inline job queue, DynamoDB calls counted); botocore validates
+    requests only with `parameter_validation` (as in the tests; deployed, it does not)."""
     import boto3
     from botocore.client import BaseClient
     from chalice.test import Client
@@ -99,7 +114,7 @@ def main() -> None:
     BaseClient._make_api_call = client.around(BaseClient._make_api_call)  # type: ignore[method-assign]
     with mock_aws(), lean_dynamodb():
         clients.reset()
-        if not options.parameter_validation:
+        if not parameter_validation:
             as_deployed(clients.dynamodb())
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
@@ -122,12 +137,7 @@ def main() -> None:
         bench = Bench(clock, queue, calls, emulator, client)
         print(f"load average at start: {_load()}\n")
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
-            for index, size in enumerate(options.books):
-                invoice_run(api, token, bench, size, options.profile if index == 0 else None)
-            for count in options.open_invoices:
-                payment(api, token, bench, count)
-            for index, size in enumerate(options.clock_policies):
-                advance(api, token, bench, size, options.profile == "advance" and index == 0)
+            yield api, token, bench
 
 
 def as_deployed(client: Any) -> None:
@@ -234,9 +244,10 @@ def ran_results(ran: list[tuple[str, str]]) -> list[dict[str, Any]]:
     return results
 
 
-def book(api: Any, token: str, bench: Bench, size: int, *, test_clock: bool = False) -> tuple[str, list[str]]:
-    """A fresh tenant with the billing configuration and `size` monthly policies, each on its own account,
-    issued at START (their billing jobs queued, not run): (tenant, account locators)."""
+def book(api: Any, token: str, bench: Bench, size: int, *, test_clock: bool = False,
+         model: dict[str, Any] | None = None) -> tuple[str, list[str]]:
+    """A fresh tenant with the billing configuration (or `model`) and `size` monthly policies, each on its
+    own account, issued at START (their billing jobs queued, not run): (tenant, account locators)."""
     from chalicelib.accounts import service as accounts
     from chalicelib.accounts.models import AccountFields
     from chalicelib.policies import service as policies
@@ -244,9 +255,11 @@ def book(api: Any, token: str, bench: Bench, size: int, *, test_clock: bool = Fa
     from tests.api.billing.support import billing_tenant
     from tests.api.policies.support import issuance
     from tests.builders import system_ctx
+    from tests.support.configs import quotes_tenant
 
     bench.clock.set(START)
-    tenant = billing_tenant(api, token, test_clock=test_clock)
+    tenant = quotes_tenant(api, token, model, test_clock=test_clock) if model else \
+        billing_tenant(api, token, test_clock=test_clock)
     bench.queue.messages.clear()
     started = time.perf_counter()
     ctx = system_ctx().for_tenant(tenant)
@@ -328,13 +341,12 @@ def invoice_run(api: Any, token: str, bench: Bench, size: int, profile: str | No
           f"write, {direct.count / size:.2f} calls an account ({direct.per(size)})")
 
 
-def payment(api: Any, token: str, bench: Bench, count: int) -> None:
-    """An account with `count` open invoices (two policies at policy level, count / 2 months generated), paid
-    in full by one Check payment targeting the account."""
+def account_with_open_invoices(api: Any, token: str, bench: Bench, count: int) -> tuple[str, str, list[Any]]:
+    """A fresh tenant's account with `count` open invoices (two policies at policy level, count / 2 months
+    generated): (tenant, account, invoices); the clock stands after the last generation."""
     from chalicelib.accounts import service as accounts
     from chalicelib.accounts.models import AccountFields
     from chalicelib.billing import service as billing
-    from chalicelib.billing.schemas import PaymentCreateRequest
     from chalicelib.policies import service as policies
     from chalicelib.runtime import wiring
     from tests.api.policies.support import issuance
@@ -353,6 +365,16 @@ def payment(api: Any, token: str, bench: Bench, count: int) -> None:
     bench.clock.set(datetime(2026, count // 2, 23, 6, tzinfo=timezone.utc))
     invoices = billing.generate_invoices(system_ctx().for_tenant(tenant), account)
     assert len(invoices) == count, (len(invoices), count)
+    return tenant, account, invoices
+
+
+def payment(api: Any, token: str, bench: Bench, count: int) -> None:
+    """An account with `count` open invoices, paid in full by one Check payment targeting the account."""
+    from chalicelib.billing import service as billing
+    from chalicelib.billing.schemas import PaymentCreateRequest
+    from tests.builders import system_ctx
+
+    tenant, account, invoices = account_with_open_invoices(api, token, bench, count)
     total = sum((i.totalAmount for i in invoices), Decimal(0))
     request = PaymentCreateRequest(accountLocator=account, type="Check", amount=total, currency="USD")
     made, created = measure(bench, lambda: billing.create_payment(system_ctx().for_tenant(tenant), request))

@@ -876,6 +876,7 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
     invoices = {i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice",
                                                           [a.invoiceLocator for a in applied], Invoice)}
     repository.bump_container_roots(uow, ctx.tenant, account, [i.billingContainer for i in invoices.values()])
+    unsettled = []
     for application in applied:
         target = invoices[application.invoiceLocator]
         was_open = target.invoiceState == InvoiceState.OPEN
@@ -886,6 +887,8 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
         target.version += 1
         if not was_open and target.invoiceState == InvoiceState.OPEN:
             uow.record_event("billing.invoice.unsettle", _invoice_event(target))
+            unsettled.append(target)
+    delinquencies.reopen_unsettled(ctx, uow, account, unsettled)
     if current.creditedAmount:
         _credit(ctx, uow, account, current.currency, -current.creditedAmount, "payment reversed",
                 SourceType.PAYMENT, current.locator)

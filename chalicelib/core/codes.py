@@ -396,3 +396,7 @@ DISBURSEMENT_INVALID_STATE = _code(InvalidState, "disbursement.invalid_state",
                                    "The disbursement's state does not allow this")
 DISBURSEMENT_UNKNOWN_TYPE = _code(InvalidRequest, "disbursement.unknown_type",
                                   "The configuration has no disbursement type of this name")
+# Billing II: entity holds on static data, and their update.
+POLICY_HELD = _code(InvalidState, "policy.held", "An active entity hold keeps the policy's static data as it is")
+ENTITY_HOLD_INVALID_REFERENCE = _code(InvalidRequest, "entityHold.invalid_reference",
+                                      "A hold's reference changes only with referenceUpdate")

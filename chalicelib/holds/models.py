@@ -62,9 +62,14 @@ class EntityHold(BaseModel):
     version: int = 1
 
     def scope(self) -> HeldScope:
-        """What the hold blocks, as its quote or policy keeps it while the hold is active."""
+        """What the hold blocks, as its quote or policy keeps it while the hold is active. Static data is
+        held when the hold says so (`holdStaticData`), and by a policy hold that blocks `change`
+        transactions unless its scope allows static data (`allowStaticData`: a static-data change is a
+        change of the policy outside any transaction)."""
         policy = self.policyHoldScope or PolicyHoldScope()
+        blocks_changes = "change" in policy.transactionCategory and not policy.allowStaticData
         return HeldScope(holdLocator=self.locator,
                          quoteState=self.quoteHoldScope.quoteState if self.quoteHoldScope else None,
                          transactionCategories=list(policy.transactionCategory),
-                         transactionTypes=list(policy.transactionType))
+                         transactionTypes=list(policy.transactionType),
+                         staticData=self.holdStaticData or (self.policyHoldScope is not None and blocks_changes))

@@ -27,10 +27,13 @@ def add(uow: UnitOfWork, tenant: str, hold: EntityHold) -> None:
                            **hold.model_dump(exclude_none=True)}), _copy(tenant, hold))
 
 
-def save(uow: UnitOfWork, tenant: str, hold: EntityHold) -> None:
-    """Rewrites the hold on condition that it is still at `hold.version` (else 409), and its copy."""
+def save(uow: UnitOfWork, tenant: str, hold: EntityHold, *, moved_from: str | None = None) -> None:
+    """Rewrites the hold on condition that it is still at `hold.version` (else 409), and its copy (taken
+    away from the quote or policy it `moved_from`)."""
     uow.add(versioned.rewrite(_key(tenant, hold.locator), hold),
             _copy(tenant, hold.model_copy(update={"version": hold.version + 1})))
+    if moved_from is not None:
+        uow.add(table.delete(Key(_of_reference(tenant, moved_from), hold.locator)))
 
 
 def _copy(tenant: str, hold: EntityHold) -> Any:

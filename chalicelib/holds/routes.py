@@ -1,5 +1,5 @@
-"""Entity holds on quotes and policies (OpenAPI definition: create, fetch, validate, activate, release,
-discard; the holds of a policy and of a quote). Paths below `/policy/{t}/holds/` name the hold
+"""Entity holds on quotes and policies (OpenAPI definition: create, fetch, update, validate, activate,
+release, discard; the holds of a policy and of a quote). Paths below `/policy/{t}/holds/` name the hold
 `{holdLocator}` (a billing hold is `{locator}`: the route sweeps tell the two apart by name)."""
 from __future__ import annotations
 
@@ -36,6 +36,17 @@ def create_entity_hold(tenantLocator: str, body: schemas.CreateEntityHoldRequest
 @endpoint("holds.read", errors=[codes.NOT_FOUND_ENTITY_HOLD["entityHold"]])
 def fetch_entity_hold(tenantLocator: str, holdLocator: str) -> schemas.EntityHoldResponse:
     return schemas.EntityHoldResponse.of(service.hold(request_context(), holdLocator))
+
+
+@bp.route("/policy/{tenantLocator}/holds/{holdLocator}", methods=["PATCH"])
+@endpoint("holds.write", errors=[*MOVING, codes.ENTITY_HOLD_INVALID_SCOPE, codes.ENTITY_HOLD_INVALID_REFERENCE,
+                                 codes.NOT_FOUND["quote"], codes.NOT_FOUND["policy"]])
+def update_entity_hold(tenantLocator: str, holdLocator: str,
+                       body: schemas.UpdateEntityHoldRequest) -> schemas.EntityHoldResponse:
+    return schemas.EntityHoldResponse.of(service.update_hold(
+        request_context(), holdLocator, body.referenceType, body.referenceLocator,
+        reference_update=body.referenceUpdate, description=body.description, quote_scope=body.quoteHoldScope,
+        policy_scope=body.policyHoldScope, hold_static_data=body.holdStaticData))
 
 
 @bp.route("/policy/{tenantLocator}/holds/{holdLocator}/validate", methods=["PATCH"])

@@ -21,6 +21,21 @@ class CreateEntityHoldRequest(BaseModel):
     holdStaticData: bool = False
 
 
+class UpdateEntityHoldRequest(BaseModel):
+    """Every field required (the definition's): the scope of the other kind is null; the reference moves
+    only with `referenceUpdate` (else it is the hold's own)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    referenceType: Literal["quote", "policy"]
+    referenceLocator: str = Field(min_length=1, max_length=64)
+    description: str = Field(max_length=2000)
+    holdStaticData: bool
+    quoteHoldScope: QuoteHoldScope | None
+    policyHoldScope: PolicyHoldScope | None
+    referenceUpdate: bool
+
+
 class EntityHoldResponse(WithNulls):
     NULLS: ClassVar[tuple[str, ...]] = ("quoteHoldScope", "policyHoldScope")  # required: null where not its kind
 

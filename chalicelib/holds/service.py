@@ -39,16 +39,22 @@ def _reference(ctx: CallContext, reference_type: ReferenceType, locator: str) ->
     return policies.get_policy(ctx, locator)
 
 
-def create_hold(ctx: CallContext, reference_type: ReferenceType, reference_locator: str, *,
-                description: str | None, quote_scope: QuoteHoldScope | None, policy_scope: PolicyHoldScope | None,
-                hold_static_data: bool) -> EntityHold:
-    """A draft hold; a quote's takes a quoteHoldScope, a policy's a policyHoldScope (400 otherwise)."""
+def _check_scope(reference_type: ReferenceType, quote_scope: QuoteHoldScope | None,
+                 policy_scope: PolicyHoldScope | None) -> None:
+    """400 unless a quote's hold takes a quoteHoldScope and a policy's a policyHoldScope."""
     if reference_type == "quote" and (quote_scope is None or policy_scope is not None):
         raise codes.ENTITY_HOLD_INVALID_SCOPE("A quote's hold takes a quoteHoldScope (and no policyHoldScope)",
                                               field_errors=[FieldError("quoteHoldScope", "required for a quote")])
     if reference_type == "policy" and (policy_scope is None or quote_scope is not None):
         raise codes.ENTITY_HOLD_INVALID_SCOPE("A policy's hold takes a policyHoldScope (and no quoteHoldScope)",
                                               field_errors=[FieldError("policyHoldScope", "required for a policy")])
+
+
+def create_hold(ctx: CallContext, reference_type: ReferenceType, reference_locator: str, *,
+                description: str | None, quote_scope: QuoteHoldScope | None, policy_scope: PolicyHoldScope | None,
+                hold_static_data: bool) -> EntityHold:
+    """A draft hold; a quote's takes a quoteHoldScope, a policy's a policyHoldScope (400 otherwise)."""
+    _check_scope(reference_type, quote_scope, policy_scope)
     reference = _reference(ctx, reference_type, reference_locator)
     record = EntityHold(
         locator=new_locator(), referenceLocator=reference.locator, referenceType=reference_type,
@@ -60,6 +66,35 @@ def create_hold(ctx: CallContext, reference_type: ReferenceType, reference_locat
     uow.record_event(f"{EVENT}.create", _event(record))
     uow.commit()
     return record
+
+
+def update_hold(ctx: CallContext, locator: str, reference_type: ReferenceType, reference_locator: str, *,
+                reference_update: bool, description: str, quote_scope: QuoteHoldScope | None,
+                policy_scope: PolicyHoldScope | None, hold_static_data: bool) -> EntityHold:
+    """A draft or validated hold rewritten (a validated one is a draft again: its validation no longer
+    holds); with `referenceUpdate` it moves to another quote or policy of the tenant, without it the
+    request names the hold's own reference (400 otherwise). An active hold does not change: release it."""
+    current = hold(ctx, locator)
+    if current.state not in (EntityHoldState.DRAFT, EntityHoldState.VALIDATED):
+        raise codes.ENTITY_HOLD_INVALID_STATE(f"Hold {locator} is {current.state.value}: only a draft or a "
+                                              f"validated hold changes")
+    same = (reference_type, reference_locator) == (current.referenceType, current.referenceLocator)
+    if not same and not reference_update:
+        raise codes.ENTITY_HOLD_INVALID_REFERENCE(
+            f"Hold {locator} holds {current.referenceType} {current.referenceLocator}; set referenceUpdate to move it",
+            field_errors=[FieldError("referenceUpdate", "true to change the reference")])
+    _check_scope(reference_type, quote_scope, policy_scope)
+    reference = current.referenceLocator if same else _reference(ctx, reference_type, reference_locator).locator
+    changed = current.model_copy(update={
+        "referenceType": reference_type, "referenceLocator": reference, "description": description,
+        "holdStaticData": hold_static_data, "quoteHoldScope": quote_scope, "policyHoldScope": policy_scope,
+        "state": EntityHoldState.DRAFT, "validationResult": None,
+        "updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+    uow = wiring.unit_of_work(ctx)
+    repository.save(uow, ctx.tenant, changed, moved_from=None if same else current.referenceLocator)
+    uow.record_event(f"{EVENT}.update", _event(changed))
+    uow.commit()
+    return changed.model_copy(update={"version": changed.version + 1})
 
 
 def move_hold(ctx: CallContext, locator: str, move: str) -> EntityHold:

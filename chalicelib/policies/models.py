@@ -228,12 +228,14 @@ class Term(BaseModel):
 
 class HeldScope(BaseModel):
     """What an active entity hold (chalicelib/holds) blocks on its quote or policy: a quote advancing past
-    `quoteState`, or the policy's transactions of `transactionCategories` or `transactionTypes`."""
+    `quoteState`, or the policy's transactions of `transactionCategories` or `transactionTypes`; with
+    `staticData`, changes of the quote's or policy's static data."""
 
     holdLocator: str
     quoteState: str | None = None
     transactionCategories: list[str] = []
     transactionTypes: list[str] = []
+    staticData: bool = False
 
     def blocks_transaction(self, category: str, transaction_type: str) -> bool:
         return category in self.transactionCategories or transaction_type in self.transactionTypes

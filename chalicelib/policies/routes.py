@@ -87,13 +87,13 @@ def fetch_policy_static_data(tenantLocator: str, locator: str) -> dict[str, Any]
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["POST"])
-@endpoint("policies.write", errors=[codes.NOT_FOUND["policy"]])
+@endpoint("policies.write", errors=[codes.NOT_FOUND["policy"], codes.POLICY_HELD])
 def add_policy_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.PolicyResponse:
     return _policy(service.add_static_data(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["PATCH"])
-@endpoint("policies.write", errors=[codes.NOT_FOUND["policy"]])
+@endpoint("policies.write", errors=[codes.NOT_FOUND["policy"], codes.POLICY_HELD])
 def update_policy_static_data(tenantLocator: str, locator: str,
                               body: schemas.StaticDataUpdateRequest) -> schemas.PolicyResponse:
     return _policy(service.update_static_data(request_context(), locator, set_data=body.setData,
@@ -101,7 +101,7 @@ def update_policy_static_data(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["PUT"])
-@endpoint("policies.write", errors=[codes.NOT_FOUND["policy"]])
+@endpoint("policies.write", errors=[codes.NOT_FOUND["policy"], codes.POLICY_HELD])
 def replace_policy_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.PolicyResponse:
     return _policy(service.replace_static_data(request_context(), locator, body.root))
 

@@ -535,6 +535,9 @@ def replace_static_data(ctx: CallContext, locator: str, values: dict[str, Any]) 
 
 
 def _change_static(ctx: CallContext, policy: Policy, static: dict[str, Any], event: str) -> Policy:
+    held = next((h for h in policy.entityHolds if h.staticData), None)
+    if held is not None:
+        raise codes.POLICY_HELD(f"Hold {held.holdLocator} keeps policy {policy.locator}'s static data as it is")
     model = _model(ctx, policy)
     product = datamodel.product_type(model, policy.productName)
     properties = (product.definition.get("staticData") or {}) if product else {}

@@ -357,21 +357,22 @@ def fetch_quote_static_data(tenantLocator: str, locator: str) -> dict[str, Any]:
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["POST"])
 @endpoint("quotes.write", "quotes.static-data-add", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                            codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
+                                                            codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
+                                                            codes.QUOTE_HELD])
 def add_quote_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.add_static(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PUT"])
 @endpoint("quotes.write", "quotes.static-data-add", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                            codes.NOT_FOUND["quote"]])
+                                                            codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
 def replace_quote_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.replace_static(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PATCH"])
 @endpoint("quotes.write", "quotes.static-data-update", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                               codes.NOT_FOUND["quote"]])
+                                                               codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
 def update_quote_static_data(tenantLocator: str, locator: str,
                              body: schemas.StaticDataUpdateRequest) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.update_static(request_context(), locator, body.setData, body.removeData))

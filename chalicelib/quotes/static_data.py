@@ -38,6 +38,9 @@ def _change_static(ctx: CallContext, quote: Quote, static: dict[str, Any], actio
     """Static data changes in any state but discarded; each change is kept in the history."""
     if quote.quoteState == QuoteState.DISCARDED:
         raise codes.INVALID_STATE["quote"]("A discarded quote's static data cannot change")
+    held = next((h for h in quote.entityHolds if h.staticData), None)
+    if held is not None:
+        raise codes.QUOTE_HELD(f"Hold {held.holdLocator} keeps quote {quote.locator}'s static data as it is")
     uow = wiring.unit_of_work(ctx)
     repository.add_static_history(uow, ctx.tenant, quote.locator, StaticDataVersion(
         historyLocator=new_locator(), staticData=static, updatedBy=ctx.user_locator, updatedAt=ctx.now))

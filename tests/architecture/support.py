@@ -395,6 +395,8 @@ def build_world(api: Any, token: str) -> World:
         "create_credit_distribution": distribution_body, "reverse_credit_distribution": {"reversalType": "test"},
         "create_disbursement": disbursement_body,
         "update_installments": {"installmentLocators": [installment["locator"]], "dueTime": "2026-02-01T05:00:00Z"},
+        "update_entity_hold": {**quote_hold, "description": "", "holdStaticData": False, "policyHoldScope": None,
+                               "referenceUpdate": False},
     }
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})

@@ -19,15 +19,12 @@ from tests.api.billing.delinquency_support import (
     events_of,
     events_of_type,
     pay,
+    statuses,
 )
 from tests.api.billing.support import amounts, billed_policy, billing, invoices_of_account
 from tests.api.transactions.support import policy_path
 from tests.jobs.test_billing_time_travel import advance
 from tests.support.api import assert_error, call, event_types, ok
-
-
-def statuses(api, token, tenant, policy):
-    return ok(call(api, "GET", policy_path(tenant, policy["locator"]), token))["statuses"]
 
 
 def credit_balance(api, token, tenant, account):

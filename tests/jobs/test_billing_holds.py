@@ -44,8 +44,11 @@ def test_a_delinquency_hold_pauses_the_lapse_until_it_is_released(api, admin_tok
 
     released = call(api, "PATCH", billing(tenant, f"/holds/{held['locator']}/release"), admin_token)
     assert ok(released)["holdState"] == "released"
-    assert event_types(api, admin_token, tenant, released) == ["billing.hold.release"]
+    assert sorted(event_types(api, admin_token, tenant, released)) == [
+        "billing.delinquency.delinquencyevent.activate", "billing.hold.release"]
     advance(api, admin_token, tenant, jobs, "2026-02-20T01:00:00Z")
+    [reminder] = events_of(api, admin_token, tenant, opened["locator"])  # its time passed in the hold: now
+    assert (reminder["delinquencyEventState"], reminder["triggeredAt"]) == ("triggered", "2026-02-20T00:00:00.000Z")
     [lapsed] = delinquencies_of_account(api, admin_token, tenant, account)
     assert (lapsed["delinquencyState"], lapsed["lapseTransactionEffectiveDate"]) == ("lapseTransactionCreated",
                                                                                        FEB_DUE)

@@ -256,6 +256,7 @@ def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> 
     invoices = {i.locator: i for i in billing_repository.get_many(
         ctx.tenant, account, "invoice", [a.invoiceLocator for a in applied], Invoice)}
     billing_repository.bump_container_roots(uow, ctx.tenant, account, [i.billingContainer for i in invoices.values()])
+    unsettled = []
     for application in applied:
         target = invoices[application.invoiceLocator]
         was_open = target.invoiceState == InvoiceState.OPEN
@@ -266,6 +267,8 @@ def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> 
         target.version += 1
         if not was_open and target.invoiceState == InvoiceState.OPEN:
             uow.record_event("billing.invoice.unsettle", billing.invoice_event(target))
+            unsettled.append(target)
+    delinquencies.reopen_unsettled(ctx, uow, account, unsettled)
     if current.appliedAmount:
         billing.move_credit(ctx, uow, account, current.currency, current.appliedAmount,
                             "credit distribution reversed", SourceType.CREDIT_BALANCE, locator)

@@ -10,7 +10,9 @@
   `lapseTransactionType` effective at the grace start, advanced to `advanceLapseTo` through the
   transactions service (an issued lapse is billed like any cancellation: its refund into credit);
 - an active delinquency hold on the account pauses all of it: events are cancelled (`delinquencyHeld`)
-  and the grace end waits; releasing the hold puts the grace end again (holds/service.py).
+  and the grace end waits; releasing the hold puts the grace end and those events again (holds/service.py);
+- a reversal that re-opens an invoice past its due time re-opens its settled delinquency, or opens a new
+  one from the reversal (`reopen_unsettled`).
 
 Every write carries the bump of the billing root of the delinquency's container (its invoices'), so it
 never interleaves with invoicing and payments of that container; a hold, which changes the delinquencies
@@ -130,7 +132,9 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
     invoice = found[0]
     touched: list[Delinquency] = []
     if invoice.invoiceState == InvoiceState.OPEN and invoice.totalRemainingAmount > 0:
-        touched = _open_or_join(ctx, uow, invoice)
+        marks: dict[str, list[str]] = {}
+        touched = _open_or_join(ctx, uow, [invoice], invoice.dueTime, marks)
+        _mark(ctx, uow, marks)
     billing.bump_roots(uow, ctx.tenant, account, versions)
     uow.add(*repository.create_job_writes(ctx.tenant, DelinquencyCreateJob(
         locator=new_locator(), invoiceLocator=invoice.locator, dueTime=invoice.dueTime, jobStatus=JobStatus.FINISHED,
@@ -138,30 +142,47 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
     return [d.locator for d in touched]
 
 
-def _open_or_join(ctx: CallContext, uow: UnitOfWork, invoice: Invoice) -> list[Delinquency]:
-    by_plan: dict[str, tuple[DelinquencyPlan, list[Policy]]] = {}
-    joined: dict[str, Delinquency] = {}
-    for policy in (policies.get_policy(ctx, locator) for locator in invoice.policyLocators):
-        plan = configuration.billing_plans(ctx, policy.configVersion).delinquency_plan(policy.delinquencyPlanName)
-        if plan is None:
-            continue
-        current = _in_grace_of(ctx, invoice.accountLocator, policy) \
-            if plan.delinquency_level == DelinquencyLevel.POLICY else None
-        if current is not None:
-            joined.setdefault(current.locator, current)
-        else:
-            by_plan.setdefault(plan.name, (plan, []))[1].append(policy)
+def _open_or_join(ctx: CallContext, uow: UnitOfWork, invoices: list[Invoice], start: datetime,
+                  marks: dict[str, list[str]]) -> list[Delinquency]:
+    """The delinquencies of unsettled `invoices` (of one account), a new one's grace from `start`: at
+    `delinquencyLevel: policy` a policy's delinquency in grace takes them, else one opens for the plan's
+    policies of them all; at `invoice` level one opens per invoice and plan. Collects in `marks` the
+    delinquencies each policy is now in grace by (one policy write each, whatever the invoices)."""
+    joined: dict[str, tuple[Delinquency, list[str]]] = {}
+    opening: dict[tuple[str, str], tuple[DelinquencyPlan, dict[str, Policy], list[Invoice]]] = {}
+    for invoice in invoices:
+        for policy in (policies.get_policy(ctx, locator) for locator in invoice.policyLocators):
+            plan = configuration.billing_plans(ctx, policy.configVersion).delinquency_plan(policy.delinquencyPlanName)
+            if plan is None:
+                continue
+            by_policy = plan.delinquency_level == DelinquencyLevel.POLICY
+            current = _in_grace_of(ctx, invoice.accountLocator, policy) if by_policy else None
+            if current is not None:
+                added = joined.setdefault(current.locator, (current, []))[1]
+                added.extend([] if invoice.locator in added else [invoice.locator])
+                continue
+            _, held, of = opening.setdefault((plan.name, "" if by_policy else invoice.locator), (plan, {}, []))
+            held[policy.locator] = policy
+            of.extend([] if invoice in of else [invoice])
     touched = []
-    for record in joined.values():
-        reference = _reference(record.locator, "invoice", invoice.locator)
-        record = record.model_copy(update={"references": [*record.references, reference], "updatedAt": ctx.now,
+    for record, added in joined.values():
+        references = [_reference(record.locator, "invoice", locator) for locator in added]
+        record = record.model_copy(update={"references": [*record.references, *references], "updatedAt": ctx.now,
                                            "updatedBy": ctx.user_locator})
         uow.add(*repository.delinquency_writes(ctx.tenant, record), *repository.reference_writes(
-            ctx.tenant, record, [reference]))
+            ctx.tenant, record, references))
         touched.append(record)
-    for plan, held in by_plan.values():
-        touched.append(_open(ctx, uow, invoice, plan, held))
+    for plan, held, of in opening.values():
+        record = _open(ctx, uow, of, plan, list(held.values()), start)
+        touched.append(record)
+        for locator in held:
+            marks.setdefault(locator, []).append(record.locator)
     return touched
+
+
+def _mark(ctx: CallContext, uow: UnitOfWork, marks: dict[str, list[str]]) -> None:
+    for policy, locators in marks.items():
+        policies.mark_delinquencies(ctx, uow, policy, in_grace=locators)
 
 
 def _in_grace_of(ctx: CallContext, account: str, policy: Policy) -> Delinquency | None:
@@ -175,10 +196,11 @@ def _reference(delinquency_locator: str, kind: str, locator: str) -> Delinquency
                                 referenceType=kind)
 
 
-def _open(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, plan: DelinquencyPlan,
-          held: list[Policy]) -> Delinquency:
+def _open(ctx: CallContext, uow: UnitOfWork, invoices: list[Invoice], plan: DelinquencyPlan,
+          held: list[Policy], start: datetime) -> Delinquency:
+    """A delinquency in grace of `held` and `invoices` (its policies are marked by the caller)."""
     locator = new_locator()
-    start = invoice.dueTime
+    invoice = invoices[0]
     end = calculator.grace_end(start, plan.grace_period_days, invoice.timezone)
     record = Delinquency(
         locator=locator, accountLocator=invoice.accountLocator, billingContainer=invoice.billingContainer,
@@ -188,7 +210,7 @@ def _open(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, plan: Delinquency
                                      delinquencyLevel=plan.delinquency_level),
         timezone=invoice.timezone,
         references=[*(_reference(locator, "policy", p.locator) for p in held),
-                    _reference(locator, "invoice", invoice.locator)],
+                    *(_reference(locator, "invoice", i.locator) for i in invoices)],
         graceStartedAt=start, graceEndAt=end,
         configuredDelinquencyEvents=[ConfiguredDelinquencyEvent(name=e.name, offsetDays=e.offset_days,
                                                                 offsetBasis=e.offset_basis)
@@ -210,8 +232,6 @@ def _open(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, plan: Delinquency
                 jobStatus=JobStatus.QUEUED, triggerTime=event.triggerTime, createdAt=ctx.now, updatedAt=ctx.now)))
         due.schedule(uow, DueKind.DELINQUENCY_EVENT, event.locator, max(event.triggerTime, ctx.now))
         uow.record_event(f"{EVENT_EVENT}.create", _event_data(record, event))
-    for policy in held:
-        policies.mark_delinquencies(ctx, uow, policy.locator, in_grace=[locator])
     return record
 
 
@@ -246,6 +266,72 @@ def settle_paid(ctx: CallContext, uow: UnitOfWork, account: str, settled_invoice
             ended.setdefault(policy, []).append(record.locator)
     for policy, locators in ended.items():
         policies.mark_delinquencies(ctx, uow, policy, ended=locators)
+
+
+# --- reversals unsettle -------------------------------------------------------------------------------
+
+LAPSED_STATES = (DelinquencyState.LAPSE_TRIGGERED, DelinquencyState.LAPSE_TRANSACTION_CREATED)
+
+
+def reopen_unsettled(ctx: CallContext, uow: UnitOfWork, account: str, reopened: Iterable[Invoice]) -> None:
+    """Adds to `uow` (a reversal's: payment, write-off or credit distribution, which bumps the billing root)
+    the delinquency of each invoice it re-opened past its due time and that no delinquency in grace holds:
+    - its settled delinquency whose grace end still lies ahead is in grace again, as if never settled: the
+      grace end and the events its settlement cancelled come back at their times (events whose time
+      passed meanwhile trigger now), its policies delinquent again;
+    - otherwise (paid before its due time, or its delinquency's grace end passed) a new delinquency opens
+      (or joins one in grace at `delinquencyLevel: policy`) in grace from the reversal;
+    - an invoice whose delinquency lapsed its policies opens nothing more."""
+    past_due = [i for i in reopened if i.invoiceState == InvoiceState.OPEN and i.dueTime <= ctx.now]
+    if not past_due:
+        return
+    held = {i for d in repository.open_delinquencies(ctx.tenant, account) for i in d.invoice_locators}
+    marks: dict[str, list[str]] = {}
+    fresh = []
+    for invoice in past_due:
+        if invoice.locator in held:
+            continue
+        records = repository.delinquencies_of(ctx.tenant, "invoice", invoice.locator, PageRequest(0, 100)).items
+        if any(d.delinquencyState in LAPSED_STATES for d in records):
+            continue
+        settled = [d for d in records if d.delinquencyState == DelinquencyState.SETTLED and d.graceEndAt > ctx.now]
+        if settled:
+            held.update(_reopen(ctx, uow, settled[-1], marks).invoice_locators)
+        else:
+            fresh.append(invoice)
+    if fresh:
+        _open_or_join(ctx, uow, fresh, ctx.now, marks)
+    _mark(ctx, uow, marks)
+
+
+def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency, marks: dict[str, list[str]]) -> Delinquency:
+    reopened = record.model_copy(update={"delinquencyState": DelinquencyState.IN_GRACE, "updatedAt": ctx.now,
+                                         "updatedBy": ctx.user_locator})
+    uow.add(*repository.delinquency_writes(ctx.tenant, reopened))
+    due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
+    _rearm_events(ctx, uow, reopened, CancellationType.DELINQUENCY_SETTLED)
+    uow.record_event(UPDATE_EVENT, _event_data(reopened))
+    for policy in record.policy_locators:
+        marks.setdefault(policy, []).append(record.locator)
+    return reopened
+
+
+def _rearm_events(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reason: CancellationType) -> None:
+    """The events cancelled for `reason` active again at their trigger times (now, for those passed) and
+    their jobs queued again; events cancelled for another reason (a request) stay cancelled."""
+    rearmed = {job.delinquencyEventLocator: job for job in repository.all_event_jobs(ctx.tenant, record.locator)
+               if job.cancelled and job.cancellationType == reason}
+    for event in repository.events_of(ctx.tenant, record.accountLocator, record.locator):
+        job = rearmed.get(event.locator)
+        if job is None or event.delinquencyEventState != DelinquencyEventState.CANCELLED:
+            continue
+        active = event.model_copy(update={"delinquencyEventState": DelinquencyEventState.ACTIVE,
+                                          "updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+        uow.add(*repository.event_writes(ctx.tenant, active), *repository.event_job_writes(
+            ctx.tenant, job.model_copy(update={"jobStatus": JobStatus.QUEUED, "cancelled": False,
+                                               "cancellationType": None, "updatedAt": ctx.now})))
+        due.schedule(uow, DueKind.DELINQUENCY_EVENT, event.locator, max(event.triggerTime, ctx.now))
+        uow.record_event(f"{EVENT_EVENT}.activate", _event_data(record, active))
 
 
 def _end(ctx: CallContext, uow: UnitOfWork, record: Delinquency, state: DelinquencyState,
@@ -292,12 +378,13 @@ def hold_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
 
 def release_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
     """Adds to `uow` (a delinquency hold's release, which bumps the account's root) the grace end of each of
-    the account's delinquencies in grace again, at its time or now when it passed during the hold, with the
-    bumps of their containers' roots."""
+    the account's delinquencies in grace again, and the events the hold cancelled (`delinquencyHeld`): each
+    at its time, or now when it passed during the hold; with the bumps of their containers' roots."""
     records = repository.open_delinquencies(ctx.tenant, account)
     billing.bump_container_roots(uow, ctx.tenant, account, [record.container for record in records])
     for record in records:
         due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, max(record.graceEndAt, ctx.now))
+        _rearm_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
 
 
 # --- the grace ends -------------------------------------------------------------------------------------

@@ -116,6 +116,8 @@ def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, re
         uow.add(*billing_repository.invoice_update_writes(ctx.tenant, invoice, was_open))
         if before[invoice.locator] == InvoiceState.SETTLED and invoice.invoiceState == InvoiceState.OPEN:
             uow.record_event("billing.invoice.unsettle", billing.invoice_event(invoice))
+    delinquencies.reopen_unsettled(ctx, uow, account, [invoices[locator] for locator, state in before.items()
+                                                       if state == InvoiceState.SETTLED])
     changed.reversedAmount += given
     if changed.reversedAmount == changed.amount:
         changed.writeOffState = WriteOffState.REVERSED

@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from tests.api.billing.support import billing, billing_model
+from tests.api.transactions.support import policy_path
 from tests.support.api import call, ok
 from tests.support.configs import quotes_tenant
 
@@ -64,3 +65,7 @@ def hold(api: Any, token: str, tenant: str, account: str, target: str) -> dict[s
     created = ok(call(api, "POST", billing(tenant, "/holds"), token, {"accountLocator": account,
                                                                       "targetType": target}))
     return ok(call(api, "PATCH", billing(tenant, f"/holds/{created['locator']}/activate"), token))
+
+
+def statuses(api: Any, token: str, tenant: str, policy: dict[str, Any]) -> list[str]:
+    return ok(call(api, "GET", policy_path(tenant, policy["locator"]), token))["statuses"]
