@@ -172,7 +172,9 @@ def get_job(tenant: str, locator: str) -> dict[str, Any] | None:
 def dispatch(message: JobMessage) -> JobStatus | None:
     """Run one delivered message. Answers the job's new status, or None when there was nothing to do.
 
-    A DomainError is permanent: the job fails and the message is consumed. Any other exception is
+    A DomainError is permanent: the job fails and the message is consumed, but for a lost race
+    (ConcurrentModification: another write of the same records committed first), after which the job is
+    queued again and its message sent again at once, up to MAX_ATTEMPTS runs. Any other exception is
     transient: the job goes back to queued and the exception propagates, so SQS delivers it again.
     """
     now = wiring.clock().now()
@@ -215,6 +217,14 @@ def _run(ctx: CallContext, scope: str, message: JobMessage, job: dict[str, Any],
             raise codes.JOB_UNKNOWN_TYPE(f"no handler for job type {job['jobType']}")
         run, model = handler
         result = run(ctx, _parsed(model, job))
+    except ConcurrentModification as error:
+        if int(job["attempts"]) + 1 < MAX_ATTEMPTS:  # lost a race: the other writer committed, run again
+            _move(scope, message, version, JobStatus.QUEUED, wiring.clock().now(), {})
+            wiring.job_queue().send(message.model_dump_json())
+            return JobStatus.QUEUED
+        _finish(scope, message, version, JobStatus.FAILED, wiring.clock().now(),
+                {"error": f"{error.code}: {error.message}"})
+        return JobStatus.FAILED
     except DomainError as error:
         _finish(scope, message, version, JobStatus.FAILED, wiring.clock().now(),
                 {"error": f"{error.code}: {error.message}"})

@@ -44,6 +44,7 @@ class Echo(BaseModel):
     die: int = 0
     refuse: bool = False
     redeliver: bool = False
+    race: int = 0
 
 
 @job_handler(ECHO, payload=Echo)
@@ -56,6 +57,8 @@ def echo(ctx, payload: Echo):
     seen_status[key] = get_job(ctx.tenant, locator)["status"]
     if payload.refuse:
         raise codes.TRANSACTION_POLICY_NOT_CANCELLED("no thanks")
+    if runs[key] <= payload.race:
+        raise codes.CONCURRENT_MODIFICATION("another write came first")
     if runs[key] <= payload.crash:
         raise RuntimeError("the network blinked")
     if runs[key] <= payload.die:
@@ -153,6 +156,27 @@ def test_a_domain_error_fails_the_job_and_consumes_the_message(tenant, jobs):
     assert runs_of(tenant, locator) == 1
 
 
+def test_a_job_that_lost_a_race_is_queued_again_and_runs_once_the_other_write_committed(tenant, jobs):
+    locator, _ = start(tenant, jobs, race=2, say="third time")
+
+    assert jobs.drain() == 3
+
+    job = get_job(tenant, locator)
+    assert (job["status"], job["result"]["echo"], int(job["attempts"])) == ("finished", "third time", 3)
+    assert runs_of(tenant, locator) == 3 and jobs.messages == []
+
+
+def test_a_job_that_keeps_losing_races_fails_after_the_last_attempt(tenant, jobs):
+    locator, _ = start(tenant, jobs, race=100)
+
+    assert jobs.drain() == MAX_ATTEMPTS
+
+    job = get_job(tenant, locator)
+    assert job["status"] == "failed"
+    assert job["error"] == "conflict.concurrent_modification: another write came first"
+    assert runs_of(tenant, locator) == MAX_ATTEMPTS and jobs.messages == []
+
+
 @pytest.mark.parametrize("payload", [{}, {"key": ["not", "a", "string"]}, {"key": "k", "crash": "twice"}])
 def test_a_payload_that_does_not_fit_the_handlers_model_fails_the_job_at_once(tenant, jobs, payload):
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
@@ -177,7 +201,7 @@ def test_a_payload_model_is_enqueued_as_its_json(tenant, jobs):
 
     job = get_job(tenant, locator)
     assert job["payload"] == {"key": "model", "say": "typed", "crash": 0, "die": 0, "refuse": False,
-                              "redeliver": False}
+                              "redeliver": False, "race": 0}
     assert job["result"]["echo"] == "typed"
 
 
