@@ -138,7 +138,8 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
     locator = lattice_locator(transaction)
     billing = _of_transaction(ctx, transaction, stack)
     charges = [charge for part in (transaction, *parts) for charge in part.charges]
-    billed = _billed(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges, locator)
+    billed = _billed(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges, locator,
+                     named_at=transaction.issuedTime)
     job = InstallmentJob(
         locator=job_locator or locator, referenceLocator=transaction.locator, policyLocator=transaction.policyLocator,
         quoteLocator=transaction.quoteLocator, latticeLocator=locator,
@@ -219,8 +220,10 @@ def _of_transaction(ctx: CallContext, transaction: Transaction, stack: IssuedSta
 
 
 def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, charges: list[Charge],
-            locator: str) -> Billed:
-    """The lattice of `billing` and the installments that spread `charges` over it (nothing stored)."""
+            locator: str, *, named_at: datetime | None = None) -> Billed:
+    """The lattice of `billing` and the installments that spread `charges` over it (nothing stored). The
+    installments' locators derive from `named_at` (the transaction's issue time: the same in every attempt
+    of its billing job, so a retry writes a chunk an earlier attempt wrote under the same keys) or now."""
     plan_name, schedule = plans.schedule(billing_plans, billing.plan_name, billing.preferences)
     frames = lattice.from_effective(lattice.term_frames(billing.term_start, billing.term_end, schedule,
                                                         billing.timezone), billing.effective)
@@ -244,13 +247,13 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
         createdBy=ctx.user_locator, frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)])
     by_charge = {charge.locator: charge for charge in charges}
     installments = [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge, billing.container,
-                                 schedule.autopay) for frame, share in zip(frames, shares) if share]
+                                 schedule.autopay, named_at=named_at) for frame, share in zip(frames, shares) if share]
     for mode in (ChargeInvoicing.NEXT, ChargeInvoicing.IMMEDIATE):
         whole = {charge.locator: charge.amount for charge in charges if charge.invoicing == mode and charge.amount}
         if whole:  # billed whole with the first frame's times; an immediate one is invoiced now
             first = frames[0] if mode == ChargeInvoicing.NEXT else replace(frames[0], generate_time=ctx.now)
             installments.append(_installment(ctx, record, billing.transaction_locator, first, whole, by_charge,
-                                             billing.container, schedule.autopay, mode))
+                                             billing.container, schedule.autopay, mode, named_at=named_at))
     return Billed(record, installments)
 
 
@@ -294,8 +297,9 @@ def _frame(frame: lattice.Frame, weight: Decimal) -> LatticeFrame:
 
 def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locator: str, frame: lattice.Frame,
                  share: dict[str, Decimal], charges: dict[str, Charge], container: str, autopay: bool,
-                 invoicing: ChargeInvoicing = ChargeInvoicing.SCHEDULED) -> Installment:
-    moment = ctx.now + timedelta(milliseconds=frame.index)  # the lattice's installments list in frame order
+                 invoicing: ChargeInvoicing = ChargeInvoicing.SCHEDULED, *,
+                 named_at: datetime | None = None) -> Installment:
+    moment = (named_at or ctx.now) + timedelta(milliseconds=frame.index)  # they list in frame order
     seed = f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}"
     locator = derived_locator(moment, seed if invoicing == ChargeInvoicing.SCHEDULED else f"{seed}:{invoicing}")
     seconds = Decimal((frame.end - frame.start).total_seconds())

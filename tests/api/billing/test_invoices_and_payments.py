@@ -461,3 +461,43 @@ def test_an_invoice_carries_one_fee_for_its_policies_as_the_plan_combines_them(a
     fee_items = [i["amount"] for i in items if i["chargeType"] == "invoiceFee"]
     assert fee_items == ([] if handling == "waive" else [Decimal(expected)])
     assert invoice["totalAmount"] == Decimal("2450.00") + Decimal(expected)
+
+
+def test_a_billing_job_that_died_between_its_chunks_writes_each_installment_once_when_run_again_later(
+        api, admin_token, jobs, clock, monkeypatch):
+    """A lattice too large for one write goes in chunks, then the lattice: an attempt that died after its first
+    chunk, run again later (another `now`), writes the same installments under the same keys, not a second set
+    (their locators derive from the transaction's issue time, not from the job's now)."""
+    from chalicelib.billing import service
+    from chalicelib.runtime.jobs import dispatch
+    from chalicelib.storage import keys, query, table, unit_of_work
+    from tests.api.quotes.support import new_account
+
+    tenant = billing_tenant(api, admin_token)
+    monkeypatch.setattr(unit_of_work, "MAX_TRANSACTION_ITEMS", 20)  # 12 installments x 2 writes do not fit
+    written, real_commit = [], service._commit_new
+
+    def dies_after_one_chunk(uow):
+        if written:
+            raise RuntimeError("the worker died")
+        real_commit(uow)
+        written.append(uow)
+
+    monkeypatch.setattr(service, "_commit_new", dies_after_one_chunk)
+    account = new_account(api, admin_token, tenant)
+    policy = issued_policy(api, admin_token, tenant, account)
+    with pytest.raises(RuntimeError):
+        jobs.drain()
+    monkeypatch.setattr(service, "_commit_new", real_commit)
+    clock.advance(seconds=90)
+    [message] = [m for m in jobs.sent if m.job_type == "billing.installments"]
+    assert dispatch(message) == "finished"  # SQS delivers it again
+
+    listed = ok(call(api, "GET", billing(tenant, f"/installments/policies/{policy['locator']}/list?count=100"),
+                     admin_token))["items"]
+    assert len(listed) == 12 and len({i["locator"] for i in listed}) == 12
+    assert sum(Decimal(str(item["amount"])) for i in listed for item in i["installmentItems"]) == Decimal("1225.00")
+    uninvoiced = [item for item in query.all_items(table.gateway(), keys.tenant_scope(tenant),
+                                                   keys.billing_partition(tenant, account), consistent=True)
+                  if item.get("entity") == "uninvoicedInstallment"]
+    assert sorted(item["locator"] for item in uninvoiced) == sorted(i["locator"] for i in listed)
