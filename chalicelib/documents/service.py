@@ -37,7 +37,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, DomainError, NotFound
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.documents import rendering, repository, templates
+from chalicelib.documents import consolidation, rendering, repository, templates
 from chalicelib.documents.models import (
     MEDIA_TYPES,
     Document,
@@ -258,6 +258,9 @@ def generate(ctx: CallContext, job_locator: str, reference_type: ReferenceType, 
     sources = _Sources(ctx)
     data_cache: dict[str, Any] = {}
     outcomes = [_generate_one(ctx, document, sources, data_cache) for document in documents]
+    if all(document.documentInstanceState == DocumentState.READY for document in outcomes):
+        outcomes += [_consolidate(ctx, job, consolidated, outcomes) for consolidated in
+                     consolidation.consolidations(sources.model, {d.staticName or "" for d in outcomes})]
     failed = [document for document in outcomes if document.documentInstanceState != DocumentState.READY]
     errors = "; ".join(f"{document.staticName}: {document.processingErrors}" for document in failed)
     uow = wiring.unit_of_work(ctx)
@@ -353,6 +356,54 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
                                        result.content, MEDIA_TYPES[plan.output_format])
     return _finish(ctx, document.model_copy(update={"artifact": stored, "source": template.source,
                                                     "readyAt": ctx.now}), DocumentState.READY, None)
+
+
+def _consolidate(ctx: CallContext, job: DocumentsJob, consolidated: consolidation.Consolidation,
+                 generated: list[Document]) -> Document:
+    """The job's consolidated document joining its ready parts (its locator derives from the job's, so a
+    rerun finds it); the parts name it in consolidatedTo."""
+    locator = derived_locator(ULID.from_str(job.locator).datetime, f"{job.locator}#{consolidated.static_name}")
+    existing = repository.get_document(ctx.tenant, locator)
+    if existing is not None and existing.documentInstanceState == DocumentState.READY:
+        return existing
+    by_name = {document.staticName: document for document in generated}
+    parts = [by_name[name] for name in consolidated.parts]
+    first = parts[0]
+    document = existing or _put_draft(ctx, Document(
+        locator=locator, referenceType=first.referenceType, referenceLocator=first.referenceLocator,
+        documentInstanceState=DocumentState.DRAFT, documentFormat=first.documentFormat, external=False,
+        createdAt=ctx.now, createdBy=ctx.user_locator, policyLocator=first.policyLocator,
+        termLocator=first.termLocator, transactionLocator=first.transactionLocator,
+        segmentLocator=first.segmentLocator, staticName=consolidated.static_name, name=consolidated.display_name,
+        jobLocator=job.locator, consolidatedFrom=[part.locator for part in parts]))
+    contents = [repository.read_artifact(ctx.tenant, part.artifact) if part.artifact else None for part in parts]
+    try:
+        if any(content is None for content in contents):
+            raise consolidation.CannotJoin("a part's file is missing")
+        output_format, content = consolidation.joined([part.documentFormat for part in parts],
+                                                      [content for content in contents if content is not None])
+    except consolidation.CannotJoin as error:
+        return _finish(ctx, document, DocumentState.CONVERSION_ERROR, str(error)[:MAX_PROCESSING_ERRORS])
+    stored = repository.store_artifact(ctx.tenant, locator, f"document.{output_format}", content,
+                                       MEDIA_TYPES[output_format])
+    ready = document.model_copy(update={"documentInstanceState": DocumentState.READY, "processingErrors": None,
+                                        "documentFormat": output_format, "artifact": stored, "readyAt": ctx.now})
+    uow = wiring.unit_of_work(ctx)
+    repository.save_document(uow, ctx.tenant, ready)
+    for part in parts:
+        if locator not in part.consolidatedTo:
+            repository.save_document(uow, ctx.tenant, part.model_copy(
+                update={"consolidatedTo": [*part.consolidatedTo, locator]}))
+    uow.record_event(READY_EVENT, _event_data(ready))
+    uow.commit()
+    return ready.model_copy(update={"version": ready.version + 1})
+
+
+def _put_draft(ctx: CallContext, document: Document) -> Document:
+    uow = wiring.unit_of_work(ctx)
+    repository.put_document(uow, ctx.tenant, document)
+    uow.commit()
+    return document
 
 
 def _moved(ctx: CallContext, document: Document, changes: dict[str, Any]) -> Document:
