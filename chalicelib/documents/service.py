@@ -346,9 +346,14 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
         return _finish(ctx, document, DocumentState.DATA_ERROR,
                        f"the configuration has no document {document.staticName} any more")
     template = sources.template(plan.static_name)
+    fonts = sources.fonts(plan.fonts) if plan.output_format == DocumentFormat.PDF else {}
+    missing = [name for name in plan.fonts if name not in fonts] if plan.output_format == DocumentFormat.PDF else []
+    if missing:
+        return _finish(ctx, document.model_copy(update={"source": template.source}), DocumentState.CONVERSION_ERROR,
+                       f"the package has no font file for {', '.join(missing)} (fonts/<Name>.ttf)")
     data = {**document.renderingData, "documentName": plan.display_name}
     result = _render(template.engine, template.source, data, plan.output_format,
-                              snippets=sources.snippets(plan.snippets), page=plan.page, limits=_limits)
+                     snippets=sources.snippets(plan.snippets), page=plan.page, fonts=fonts, limits=_limits)
     if isinstance(result, rendering.RenderFailed):
         state = DocumentState.CONVERSION_ERROR if result.stage == "conversion" else DocumentState.RENDER_ERROR
         return _finish(ctx, document.model_copy(update={"source": template.source}), state, result.message)
@@ -463,6 +468,11 @@ class _Sources:
             "documentTemplatesSnippets", name) for name in names}
         return {name: snippet.source for name, snippet in found.items() if snippet is not None}
 
+    def fonts(self, names: tuple[str, ...]) -> dict[str, bytes]:
+        """The package's files of the custom fonts `names` that it holds."""
+        paths = {name: templates.font_path(name) for name in names}
+        return {name: self.files()[path] for name, path in paths.items() if path and path in self.files()}
+
     def _resource(self, kind: str, name: str) -> templates.Template | None:
         path = self.bootstrap().get((kind, name))
         engine = templates.engine_of(path) if path else None
@@ -471,10 +481,11 @@ class _Sources:
 
 
 def _template_files(package: bytes) -> dict[str, bytes]:
-    """The package's files under documents/ and templateSnippets/ that are templates."""
+    """The package's files under documents/ and templateSnippets/ that are templates, and its fonts."""
     with zipfile.ZipFile(io.BytesIO(package)) as archive:
         return {name: archive.read(name) for name in archive.namelist()
-                if name.startswith(("documents/", "templateSnippets/")) and templates.engine_of(name)}
+                if (name.startswith(("documents/", "templateSnippets/")) and templates.engine_of(name))
+                or (name.startswith("fonts/") and name.endswith(".ttf"))}
 
 
 # --- rendering data ------------------------------------------------------------------------------------
@@ -723,8 +734,9 @@ def render_ad_hoc(ctx: CallContext, request: RenderRequest) -> File:
     data = rendering_data(ctx, reference)
     output_format = plan.output_format if plan else DocumentFormat.HTML
     result = _render(template.engine, template.source, {**data, "documentName": name or "Document"},
-                              output_format, snippets=sources.snippets(plan.snippets) if plan else {},
-                              page=plan.page if plan else None, limits=_limits)
+                     output_format, snippets=sources.snippets(plan.snippets) if plan else {},
+                     page=plan.page if plan else None, fonts=sources.fonts(plan.fonts) if plan else {},
+                     limits=_limits)
     if isinstance(result, rendering.RenderFailed):
         raise codes.DOCUMENT_RENDER_FAILED(f"The template did not render: {result.message}"[:MAX_PROCESSING_ERRORS])
     return File(result.content, result.media_type, f"{name or 'document'}.{output_format}")
