@@ -165,6 +165,8 @@ def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]]
             content["application/x-www-form-urlencoded"] = {"schema": schema}
         elif body.encoding == "text":
             content["text/plain"] = {"schema": {"type": "string"}}
+        elif body.encoding == "multipart":
+            content["multipart/form-data"] = {"schema": schema}
     return {"required": body.required, "content": content}
 
 

@@ -9,13 +9,15 @@ plugin process does (plugins/child.py; the three helpers are repeated here becau
 is the only file of the service its sandbox sees).
 
 Protocol: one JSON request on stdin (`engine`, `template`, `snippets`, `data`, `format`, `page`,
-`limits`, `seccomp`), one JSON answer on stdout: `{"text": ...}` or `{"pdf": base64}`, or
+`fonts` (family -> path of its file on the read-only disk), `limits`, `seccomp`), one JSON answer on
+stdout: `{"text": ...}` or `{"pdf": base64}`, or
 `{"error": {"stage": "render" | "conversion", "message": ...}}`.
 
 Templates are hostile. Velocity (airspeed) resolves names with getattr, so names starting with `_` are
 refused (`$x.__class__` renders nothing); Liquid reaches no Python attribute by design. The PDF converter
 is given a resource policy that fetches nothing: every URL (http, file, relative, CSS @import, fonts,
-images) resolves to nothing, and only `data:` URIs are read. The kernel boundary holds whatever happens.
+images) resolves to nothing, and only `data:` URIs and the custom fonts' files the host put on the
+read-only disk are read. The kernel boundary holds whatever happens.
 """
 from __future__ import annotations
 
@@ -116,18 +118,28 @@ def page_style(page: dict[str, Any]) -> str:
     return f"<style>@page {{ size: {size} {orientation}; margin: {margin}; }}</style>"
 
 
-def to_pdf(html: str, page: dict[str, Any]) -> bytes:
+def font_faces(fonts: dict[str, str]) -> str:
+    """@font-face rules naming the custom fonts' files on the read-only disk."""
+    rules = "".join(f'@font-face {{ font-family: "{name}"; src: url("{path}"); }}' for name, path in fonts.items())
+    return f"<style>{rules}</style>" if rules else ""
+
+
+def to_pdf(html: str, page: dict[str, Any], fonts: dict[str, str]) -> bytes:
     from xhtml2pdf import files, pisa  # type: ignore[import-untyped]
+
+    readable = frozenset(fonts.values())
 
     def fetch_nothing(uri: Any, basepath: Any = None, policy: Any = None) -> Any:
         if isinstance(uri, str) and uri.startswith("data:"):
             return files.B64InlineURI(uri, None, policy)
+        if isinstance(uri, str) and uri in readable:
+            return files.LocalFileURI(uri, None, policy)
         return files.LocalTmpFile(None, None, policy)
 
     files.FileNetworkManager.get_manager = staticmethod(fetch_nothing)
     output = io.BytesIO()
-    result = pisa.CreatePDF(page_style(page) + html, dest=output, link_callback=lambda uri, rel: "",
-                            encoding="utf-8")
+    result = pisa.CreatePDF(page_style(page) + font_faces(fonts) + html, dest=output,
+                            link_callback=lambda uri, rel: "", encoding="utf-8")
     if result.err:
         raise Failed("conversion", f"the HTML could not be converted to PDF ({result.err} errors)")
     return output.getvalue()
@@ -151,7 +163,7 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     if request["format"] != "pdf":
         return {"text": text}
     try:
-        pdf = to_pdf(text, request.get("page") or {})
+        pdf = to_pdf(text, request.get("page") or {}, request.get("fonts") or {})
     except Failed:
         raise
     except MemoryError:

@@ -30,6 +30,8 @@ LIBRARIES = (
     "cachetools", "dateutil", "importlib_resources", "typing_extensions.py", "charset_normalizer",
 )
 """What the template engines and the PDF converter import, copied read-only into every renderer's /libs."""
+FONTS = "plugins/fonts"
+"""Where a render's custom fonts lie on its disk (read-only)."""
 
 
 @dataclass(frozen=True)
@@ -62,17 +64,21 @@ Engine = Literal["liquid", "velocity"]
 
 def render(engine: Engine, template: str, data: dict[str, Any], output_format: str, *,
            snippets: dict[str, str] | None = None, page: dict[str, Any] | None = None,
-           limits: Limits = Limits()) -> Rendered | RenderFailed:
+           fonts: dict[str, bytes] | None = None, limits: Limits = Limits()) -> Rendered | RenderFailed:
     """`template` rendered with `data` (its top-level keys are the template's variables) as `output_format`
-    (`pdf`: the HTML converted; anything else: the text as rendered)."""
+    (`pdf`: the HTML converted, with the TrueType `fonts` by family name, read-only on the sandbox's disk,
+    as its @font-face families; anything else: the text as rendered)."""
+    font_files = {name: f"{FONTS}/{name}.ttf" for name in fonts or {}}
     request = {
         "engine": engine, "template": template, "snippets": snippets or {}, "data": data, "format": output_format,
-        "page": page or {}, "seccomp": base64.b64encode(sandbox.filters().before_plugins).decode("ascii"),
+        "page": page or {}, "fonts": {name: f"{sandbox.SANDBOX_HOME}/{path}" for name, path in font_files.items()},
+        "seccomp": base64.b64encode(sandbox.filters().before_plugins).decode("ascii"),
         "limits": {"memory_bytes": limits.memory_bytes, "cpu_seconds": limits.cpu_seconds,
                    "max_open_files": limits.max_open_files, "max_file_bytes": limits.max_output_bytes * 2,
                    "max_output_bytes": limits.max_output_bytes},
     }
-    answer = _run(simplejson.dumps(request, use_decimal=True).encode("utf-8"), limits)
+    disk_files = {path: (fonts or {})[name] for name, path in font_files.items()}
+    answer = _run(simplejson.dumps(request, use_decimal=True).encode("utf-8"), disk_files, limits)
     if isinstance(answer, RenderFailed):
         return answer
     if "error" in answer:
@@ -87,8 +93,8 @@ def render(engine: Engine, template: str, data: dict[str, Any], output_format: s
                     "text/plain; charset=utf-8")
 
 
-def _run(request: bytes, limits: Limits) -> dict[str, Any] | RenderFailed:
-    disk = sandbox.Disk({}, size_bytes=limits.disk_bytes, max_files=1024)
+def _run(request: bytes, files: dict[str, bytes], limits: Limits) -> dict[str, Any] | RenderFailed:
+    disk = sandbox.Disk(files, size_bytes=limits.disk_bytes + sum(map(len, files.values())), max_files=1024)
     try:
         try:
             process = sandbox.start(CHILD, disk, python=sys.executable, libraries=sandbox.libraries(LIBRARIES))

@@ -6,12 +6,13 @@ which have a level of their own).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 from chalice import Blueprint
 
 from chalicelib.core import codes
 from chalicelib.documents.models import ReferenceType
+from chalicelib.http.contract import MULTIPART
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
@@ -131,15 +132,16 @@ def delete_document(tenantLocator: str, locator: str) -> None:
     service.delete(request_context(), locator)
 
 
-@bp.route("/document/{tenantLocator}/documents/render", methods=["POST"])
+@bp.route("/document/{tenantLocator}/documents/render", methods=["POST"],
+          content_types=["application/json", "multipart/form-data"])
 @endpoint("documents.render-external", errors=[*REFERENCES, codes.NOT_FOUND["configuration"],
                                                codes.DOCUMENT_REFERENCE_INVALID, codes.DOCUMENT_TEMPLATE_MISSING,
                                                codes.DOCUMENT_RENDER_FAILED])
 def render_document(tenantLocator: str, query: schemas.RenderQuery,
-                    body: schemas.TemplateRequest | None = None) -> schemas.DocumentFile:
+                    body: Annotated[schemas.TemplateRequest | None, MULTIPART] = None) -> schemas.DocumentFile:
     request = service.RenderRequest(
         referenceType=query.referenceType, referenceLocator=query.referenceLocator,
-        template=body.template if body else None, templateFormat=query.templateFormat,
+        template=body.source if body else None, templateFormat=query.templateFormat,
         documentConfig=query.documentConfig or query.templateName, staticName=query.staticName)
     return _file(service.render_ad_hoc(request_context(), request))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Json
+from pydantic import BaseModel, ConfigDict, Json, model_validator
 
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse, Page
@@ -135,9 +135,22 @@ class RenderQuery(BaseModel):
 
 
 class TemplateRequest(Input):
-    """TemplateResponse in the OpenAPI file: the template to render (left out: the named document's)."""
+    """TemplateResponse in the OpenAPI file: the template to render (left out: the named document's), as
+    JSON or as the multipart parts `template` (text) or `file` (the template file)."""
 
     template: str | None = None
+    file: str | None = None
+    """The template file's text (a multipart part); JSON clients send `template`."""
+
+    @model_validator(mode="after")
+    def _one_template(self) -> TemplateRequest:
+        if self.template is not None and self.file is not None:
+            raise ValueError("send the template once: as `template` or as the file `file`")
+        return self
+
+    @property
+    def source(self) -> str | None:
+        return self.template if self.template is not None else self.file
 
 
 class DocumentJobInfo(Response):

@@ -37,7 +37,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, DomainError, NotFound
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.documents import rendering, repository, templates
+from chalicelib.documents import consolidation, rendering, repository, templates
 from chalicelib.documents.models import (
     MEDIA_TYPES,
     Document,
@@ -258,6 +258,9 @@ def generate(ctx: CallContext, job_locator: str, reference_type: ReferenceType, 
     sources = _Sources(ctx)
     data_cache: dict[str, Any] = {}
     outcomes = [_generate_one(ctx, document, sources, data_cache) for document in documents]
+    if all(document.documentInstanceState == DocumentState.READY for document in outcomes):
+        outcomes += [_consolidate(ctx, job, consolidated, outcomes) for consolidated in
+                     consolidation.consolidations(sources.model, {d.staticName or "" for d in outcomes})]
     failed = [document for document in outcomes if document.documentInstanceState != DocumentState.READY]
     errors = "; ".join(f"{document.staticName}: {document.processingErrors}" for document in failed)
     uow = wiring.unit_of_work(ctx)
@@ -343,9 +346,14 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
         return _finish(ctx, document, DocumentState.DATA_ERROR,
                        f"the configuration has no document {document.staticName} any more")
     template = sources.template(plan.static_name)
+    fonts = sources.fonts(plan.fonts) if plan.output_format == DocumentFormat.PDF else {}
+    missing = [name for name in plan.fonts if name not in fonts] if plan.output_format == DocumentFormat.PDF else []
+    if missing:
+        return _finish(ctx, document.model_copy(update={"source": template.source}), DocumentState.CONVERSION_ERROR,
+                       f"the package has no font file for {', '.join(missing)} (fonts/<Name>.ttf)")
     data = {**document.renderingData, "documentName": plan.display_name}
     result = _render(template.engine, template.source, data, plan.output_format,
-                              snippets=sources.snippets(plan.snippets), page=plan.page, limits=_limits)
+                     snippets=sources.snippets(plan.snippets), page=plan.page, fonts=fonts, limits=_limits)
     if isinstance(result, rendering.RenderFailed):
         state = DocumentState.CONVERSION_ERROR if result.stage == "conversion" else DocumentState.RENDER_ERROR
         return _finish(ctx, document.model_copy(update={"source": template.source}), state, result.message)
@@ -353,6 +361,54 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
                                        result.content, MEDIA_TYPES[plan.output_format])
     return _finish(ctx, document.model_copy(update={"artifact": stored, "source": template.source,
                                                     "readyAt": ctx.now}), DocumentState.READY, None)
+
+
+def _consolidate(ctx: CallContext, job: DocumentsJob, consolidated: consolidation.Consolidation,
+                 generated: list[Document]) -> Document:
+    """The job's consolidated document joining its ready parts (its locator derives from the job's, so a
+    rerun finds it); the parts name it in consolidatedTo."""
+    locator = derived_locator(ULID.from_str(job.locator).datetime, f"{job.locator}#{consolidated.static_name}")
+    existing = repository.get_document(ctx.tenant, locator)
+    if existing is not None and existing.documentInstanceState == DocumentState.READY:
+        return existing
+    by_name = {document.staticName: document for document in generated}
+    parts = [by_name[name] for name in consolidated.parts]
+    first = parts[0]
+    document = existing or _put_draft(ctx, Document(
+        locator=locator, referenceType=first.referenceType, referenceLocator=first.referenceLocator,
+        documentInstanceState=DocumentState.DRAFT, documentFormat=first.documentFormat, external=False,
+        createdAt=ctx.now, createdBy=ctx.user_locator, policyLocator=first.policyLocator,
+        termLocator=first.termLocator, transactionLocator=first.transactionLocator,
+        segmentLocator=first.segmentLocator, staticName=consolidated.static_name, name=consolidated.display_name,
+        jobLocator=job.locator, consolidatedFrom=[part.locator for part in parts]))
+    contents = [repository.read_artifact(ctx.tenant, part.artifact) if part.artifact else None for part in parts]
+    try:
+        if any(content is None for content in contents):
+            raise consolidation.CannotJoin("a part's file is missing")
+        output_format, content = consolidation.joined([part.documentFormat for part in parts],
+                                                      [content for content in contents if content is not None])
+    except consolidation.CannotJoin as error:
+        return _finish(ctx, document, DocumentState.CONVERSION_ERROR, str(error)[:MAX_PROCESSING_ERRORS])
+    stored = repository.store_artifact(ctx.tenant, locator, f"document.{output_format}", content,
+                                       MEDIA_TYPES[output_format])
+    ready = document.model_copy(update={"documentInstanceState": DocumentState.READY, "processingErrors": None,
+                                        "documentFormat": output_format, "artifact": stored, "readyAt": ctx.now})
+    uow = wiring.unit_of_work(ctx)
+    repository.save_document(uow, ctx.tenant, ready)
+    for part in parts:
+        if locator not in part.consolidatedTo:
+            repository.save_document(uow, ctx.tenant, part.model_copy(
+                update={"consolidatedTo": [*part.consolidatedTo, locator]}))
+    uow.record_event(READY_EVENT, _event_data(ready))
+    uow.commit()
+    return ready.model_copy(update={"version": ready.version + 1})
+
+
+def _put_draft(ctx: CallContext, document: Document) -> Document:
+    uow = wiring.unit_of_work(ctx)
+    repository.put_document(uow, ctx.tenant, document)
+    uow.commit()
+    return document
 
 
 def _moved(ctx: CallContext, document: Document, changes: dict[str, Any]) -> Document:
@@ -412,6 +468,11 @@ class _Sources:
             "documentTemplatesSnippets", name) for name in names}
         return {name: snippet.source for name, snippet in found.items() if snippet is not None}
 
+    def fonts(self, names: tuple[str, ...]) -> dict[str, bytes]:
+        """The package's files of the custom fonts `names` that it holds."""
+        paths = {name: templates.font_path(name) for name in names}
+        return {name: self.files()[path] for name, path in paths.items() if path and path in self.files()}
+
     def _resource(self, kind: str, name: str) -> templates.Template | None:
         path = self.bootstrap().get((kind, name))
         engine = templates.engine_of(path) if path else None
@@ -420,10 +481,11 @@ class _Sources:
 
 
 def _template_files(package: bytes) -> dict[str, bytes]:
-    """The package's files under documents/ and templateSnippets/ that are templates."""
+    """The package's files under documents/ and templateSnippets/ that are templates, and its fonts."""
     with zipfile.ZipFile(io.BytesIO(package)) as archive:
         return {name: archive.read(name) for name in archive.namelist()
-                if name.startswith(("documents/", "templateSnippets/")) and templates.engine_of(name)}
+                if (name.startswith(("documents/", "templateSnippets/")) and templates.engine_of(name))
+                or (name.startswith("fonts/") and name.endswith(".ttf"))}
 
 
 # --- rendering data ------------------------------------------------------------------------------------
@@ -672,8 +734,9 @@ def render_ad_hoc(ctx: CallContext, request: RenderRequest) -> File:
     data = rendering_data(ctx, reference)
     output_format = plan.output_format if plan else DocumentFormat.HTML
     result = _render(template.engine, template.source, {**data, "documentName": name or "Document"},
-                              output_format, snippets=sources.snippets(plan.snippets) if plan else {},
-                              page=plan.page if plan else None, limits=_limits)
+                     output_format, snippets=sources.snippets(plan.snippets) if plan else {},
+                     page=plan.page if plan else None, fonts=sources.fonts(plan.fonts) if plan else {},
+                     limits=_limits)
     if isinstance(result, rendering.RenderFailed):
         raise codes.DOCUMENT_RENDER_FAILED(f"The template did not render: {result.message}"[:MAX_PROCESSING_ERRORS])
     return File(result.content, result.media_type, f"{name or 'document'}.{output_format}")

@@ -7,11 +7,13 @@ Invoice documents (`scope: invoice`) are those of the account type's `invoiceDoc
 tenant's `defaultInvoiceDocument`. A document's template is `documents/<Name>/template.liquid` or
 `template.vm` / `template.velocity` in the package, else the bootstrap resource (`documentTemplates`)
 whose staticName is the document's; a snippet's likewise under `templateSnippets/<Name>/` or the
-`documentTemplatesSnippets` resources. A document without a template, a `prerendered` one included,
+`documentTemplatesSnippets` resources. A custom font (`customFonts`) is the package's `fonts/<Name>.ttf`.
+A document without a template, a `prerendered` one included,
 renders DEFAULT_SUMMARY: the record's own summary rather than a failure.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -23,6 +25,7 @@ from chalicelib.documents.models import DocumentFormat, DocumentTrigger
 Engine = Literal["liquid", "velocity"]
 TEMPLATE_SUFFIXES: dict[str, Engine] = {".liquid": "liquid", ".vm": "velocity", ".velocity": "velocity"}
 RENDERED_FORMATS = frozenset({DocumentFormat.TEXT, DocumentFormat.TXT, DocumentFormat.HTML, DocumentFormat.PDF})
+FONT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 STEP_TRIGGERS = {"validate": DocumentTrigger.VALIDATED, "price": DocumentTrigger.PRICED,
                  "underwrite": DocumentTrigger.UNDERWRITTEN, "accept": DocumentTrigger.ACCEPTED,
                  "issue": DocumentTrigger.ISSUED}
@@ -59,6 +62,8 @@ class Planned:
     page: dict[str, Any]
     scope: str
     snippets: tuple[str, ...] = field(default=())
+    fonts: tuple[str, ...] = field(default=())
+    """The custom fonts the PDF may use: the document's `customFonts`, then the tenant's."""
 
 
 def configured(model: Mapping[str, Any], name: str) -> Planned | None:
@@ -73,8 +78,10 @@ def configured(model: Mapping[str, Any], name: str) -> Planned | None:
     if output_format not in RENDERED_FORMATS:
         output_format = DocumentFormat.PDF
     snippets = tuple(str(snippet) for snippet in config.get("templateSnippets") or [] if isinstance(snippet, str))
+    fonts = tuple(dict.fromkeys(str(font) for font in [*(config.get("customFonts") or []),
+                                                       *(model.get("customFonts") or [])] if isinstance(font, str)))
     return Planned(name, str(config.get("displayName") or name), output_format, trigger, page_of(config),
-                   str(config.get("scope", "policy")), snippets)
+                   str(config.get("scope", "policy")), snippets, fonts)
 
 
 def for_product(model: Mapping[str, Any], product: str | None, trigger: DocumentTrigger) -> list[Planned]:
@@ -112,6 +119,12 @@ def template_in_package(files: Mapping[str, bytes], folder: str, name: str) -> T
         if content is not None:
             return Template(engine, content.decode("utf-8", "replace"))
     return None
+
+
+def font_path(name: str) -> str | None:
+    """Where the package holds the custom font `name` (a TrueType file); None for a name that is no
+    identifier (it becomes a file name and a CSS family)."""
+    return f"fonts/{name}.ttf" if FONT_NAME.fullmatch(name) else None
 
 
 def engine_of(path: str) -> Engine | None:

@@ -17,6 +17,7 @@ Bodies other than JSON:
 - `body: Upload` is a file: the raw body, or the `file` part of a `multipart/form-data` body.
 - `body: Annotated[Model, FORM]` may also come form-encoded (OAuth2 token requests).
 - `body: Annotated[str, TEXT]` may also come as `text/plain`, taken as the string it is.
+- `body: Annotated[Model, MULTIPART]` may also come as `multipart/form-data`, each part a field (text).
 - `body: Model | None` may be left out (an empty body is None).
 """
 from __future__ import annotations
@@ -36,7 +37,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from chalicelib.core import codes
 from chalicelib.http import request
 
-Encoding = Literal["json", "form", "text", "file"]
+Encoding = Literal["json", "form", "text", "file", "multipart"]
 
 
 class Upload(bytes):
@@ -55,6 +56,8 @@ FORM = _Encoding("form")
 """The body may be form-encoded (`application/x-www-form-urlencoded`) as well as JSON."""
 TEXT = _Encoding("text")
 """The body may be `text/plain`, taken as the string it is, as well as a JSON string."""
+MULTIPART = _Encoding("multipart")
+"""The body may be `multipart/form-data` (its parts the model's fields, as text) as well as JSON."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,8 @@ def _parse_body(body: Body) -> Any:
         return None
     if body.encoding == "form" and request.content_type() == "application/x-www-form-urlencoded":
         value: Any = _form()
+    elif body.encoding == "multipart" and request.content_type() == "multipart/form-data":
+        value = request.multipart_fields()
     elif body.encoding == "text" and request.content_type() == "text/plain":
         value = request.raw_body().decode("utf-8", "replace")
     else:

@@ -76,6 +76,8 @@ def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool, m
         answered.extend(FILE_BODY if contract.body.encoding == "file" else JSON_BODY)
         if contract.body.encoding == "form":
             answered.extend(FORM_BODY)
+        if contract.body.encoding == "multipart":
+            answered.append(codes.REQUEST_MALFORMED_MULTIPART)
     if contract.query is not None:
         answered.extend(QUERY)
     if spec.idempotent:

@@ -155,6 +155,20 @@ def uploaded_file(part: str = "file") -> bytes:
     raise codes.REQUEST_FILE_MISSING(f"The multipart body has no part named '{part}'")
 
 
+def multipart_fields() -> dict[str, str]:
+    """The parts of a `multipart/form-data` body as text fields by name (a file part is its content)."""
+    fields: dict[str, str] = {}
+    for headers, content in _multipart_parts(raw_body(), _multipart_boundary()):
+        name = _disposition_name(headers)
+        if name is None:
+            raise codes.REQUEST_MALFORMED_MULTIPART("A multipart part has no name")
+        try:
+            fields[name] = content.decode("utf-8")
+        except UnicodeDecodeError:
+            raise codes.REQUEST_MALFORMED_MULTIPART(f"The multipart part '{name}' is not UTF-8 text") from None
+    return fields
+
+
 def _multipart_boundary() -> bytes:
     for parameter in (header("content-type") or "").split(";")[1:]:
         name, _, value = parameter.strip().partition("=")

@@ -90,8 +90,10 @@ def fill(path: str, values: dict[str, str], **overrides: str) -> str:
 
 
 CONTENT_TYPES: dict[Encoding, str] = {"json": "application/json", "file": "application/zip",
-                                      "form": "application/x-www-form-urlencoded", "text": "text/plain"}
-"""The Content-Type a request body is sent in, by the encoding the route's contract declares."""
+                                      "form": "application/x-www-form-urlencoded", "text": "text/plain",
+                                      "multipart": "application/json"}
+"""The Content-Type a request body is sent in, by the encoding the route's contract declares (a multipart
+route's JSON form)."""
 TOKEN_LIFETIME = timedelta(days=3650)
 
 

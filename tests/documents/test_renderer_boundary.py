@@ -7,6 +7,7 @@ import base64
 import glob
 import http.server
 import io
+import os
 import threading
 from collections.abc import Iterator
 
@@ -152,3 +153,22 @@ def test_page_size_orientation_and_margins_are_honoured():
     assert box({"pageSize": "letter", "portrait": True}) == (612, 792)
     assert text_origin("10mm 10mm 10mm 10mm")[0] == 28  # 10 mm is 28.3 points from the left edge
     assert text_origin("50mm 50mm 50mm 50mm")[0] == 142
+
+
+def test_the_converter_reads_the_custom_fonts_it_is_given_and_no_other_font_file():
+    import reportlab
+
+    fonts = os.path.join(os.path.dirname(reportlab.__file__), "fonts")
+    with open(os.path.join(fonts, "Vera.ttf"), "rb") as vera:
+        given = {"Brand": vera.read()}
+    template = ('<style>@font-face { font-family: Bold; src: url("/libs/reportlab/fonts/VeraBd.ttf"); }'
+                ' @font-face { font-family: Other; src: url("/sandbox/plugins/fonts/../fonts/Brand.ttf"); }</style>'
+                '<p style="font-family: Bold">b</p><p style="font-family: Other">o</p>'
+                '<p style="font-family: Brand">x</p>')
+
+    result = rendering.render("liquid", template, DATA, "pdf", fonts=given, limits=SHORT)
+
+    assert isinstance(result, Rendered), result
+    embedded = sorted(str(font["/BaseFont"]) for page in PdfReader(io.BytesIO(result.content)).pages
+                      for font in page["/Resources"]["/Font"].values())
+    assert embedded == ["/AAAAAA+BitstreamVeraSans-Roman", "/Helvetica"]  # Brand alone, not VeraBd
