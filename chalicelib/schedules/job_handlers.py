@@ -10,6 +10,6 @@ from chalicelib.schedules import service
 from chalicelib.schedules.service import DeserializeStep
 
 
-@job_handler(JobType.SCHEDULE_ITEMS_DESERIALIZE, payload=DeserializeStep)
+@job_handler(JobType.SCHEDULE_ITEMS_DESERIALIZE, payload=DeserializeStep, on_give_up=service.interrupt)
 def deserialize_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
     return service.run_step(ctx, step)
