@@ -39,7 +39,7 @@ from chalicelib.priceable.models import Element
 from chalicelib.quotes import service as quotes
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
-from chalicelib.schedules import parsing, repository
+from chalicelib.schedules import cleanup, parsing, repository
 from chalicelib.schedules.models import (
     ACTIVE_STATES,
     DEFAULT_MAX_VALIDATION_ERRORS,
@@ -301,6 +301,7 @@ def _rewrite(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, chan
         repository.add_commit(uow, partition, token, kind, len(written))
         repository.release_in(uow, partition, token)
         uow.record_event(f"schedule.items.{kind}", _event_data(owner, list(rewritten)))
+        cleanup.enqueue(uow, owner, list(rewritten))
         if len(written) <= uow.remaining:
             uow.add(*repository.item_ops(partition, written.values()))
         else:
