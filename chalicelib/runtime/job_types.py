@@ -22,3 +22,4 @@ class JobType(StrEnum):
     DOCUMENTS_GENERATE = "documents.generate"
     BILLING_EXCESS_CREDIT = "billing.excessCredit"
     SCHEDULE_ITEMS_CLEANUP = "scheduleItems.cleanup"
+    SCHEDULE_ITEMS_DROP_RUN = "scheduleItems.dropRun"

@@ -1,5 +1,7 @@
 """Cleaning up after a committed patch or delete of schedule items (a `scheduleItems.cleanup` job the
-commit enqueues): each item it rewrote keeps only its visible version, and an item it deleted goes.
+commit enqueues): each item it rewrote keeps only its visible version, and an item it deleted goes. And
+after a deserialization run that will never commit (terminated or failed): its items go
+(`scheduleItems.dropRun`).
 
 A rewrite leaves the item's previous version beside the new one (readers need it until the commit shows),
 so without this every patch would grow the item and every deleted item would stay as a tombstone. The job
@@ -20,7 +22,7 @@ from chalicelib.core.ids import new_locator
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.schedules import repository
-from chalicelib.schedules.models import Owner
+from chalicelib.schedules.models import Owner, sequential_locators
 
 
 class ItemsCleanup(BaseModel):
@@ -65,3 +67,25 @@ def clean(ctx: CallContext, cleanup: ItemsCleanup) -> dict[str, Any]:
     finally:
         repository.unlock(ctx.tenant, partition, holder)
     return {"trimmed": len(trimmed), "deleted": len(deleted)}
+
+
+class RunItems(BaseModel):
+    """The items a deserialization run wrote: `count` locators from `first` on (models.sequential_locators)."""
+
+    owner: Owner
+    first: str
+    count: int
+
+
+def enqueue_drop_run(uow: Any, owner: Owner, first: str, count: int) -> None:
+    """Deleting a run's `count` items once `uow` (which ends the run: terminate, fail) commits. Its token
+    never commits after that, so no reader ever shows them; a step of the run still in flight deletes what
+    it writes itself (service.run_step)."""
+    if count:
+        jobs.enqueue(uow, JobType.SCHEDULE_ITEMS_DROP_RUN, RunItems(owner=owner, first=first, count=count))
+
+
+def drop_run(ctx: CallContext, run: RunItems) -> dict[str, Any]:
+    repository.delete_items(ctx.tenant, repository.partition(ctx.tenant, run.owner),
+                            sequential_locators(run.first, run.count))
+    return {"deleted": run.count}

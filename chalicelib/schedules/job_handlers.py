@@ -1,5 +1,5 @@
-"""The deserialization job's steps (each reads one chunk of the file and queues the next), and the cleanup
-after a committed patch or delete."""
+"""The deserialization job's steps (each reads one chunk of the file and queues the next), and the cleanups
+after a committed patch or delete and after a run that never commits."""
 from __future__ import annotations
 
 from typing import Any
@@ -19,3 +19,8 @@ def deserialize_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
 @job_handler(JobType.SCHEDULE_ITEMS_CLEANUP, payload=cleanup.ItemsCleanup)
 def clean_items(ctx: CallContext, payload: cleanup.ItemsCleanup) -> dict[str, Any]:
     return cleanup.clean(ctx, payload)
+
+
+@job_handler(JobType.SCHEDULE_ITEMS_DROP_RUN, payload=cleanup.RunItems)
+def drop_run_items(ctx: CallContext, payload: cleanup.RunItems) -> dict[str, Any]:
+    return cleanup.drop_run(ctx, payload)

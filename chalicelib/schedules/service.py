@@ -390,6 +390,7 @@ def terminate(ctx: CallContext, locator: str) -> None:
     stopped = job.model_copy(update={"jobState": DeserializationJobState.TERMINATED, "updatedAt": ctx.now})
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.job_ops(ctx.tenant, stopped, job.version))
+    cleanup.enqueue_drop_run(uow, job.owner, job.firstItemLocator, job.itemsWritten)
     uow.record_event("schedule.deserialize.terminate", _job_event(stopped))
     uow.commit()
 
@@ -452,12 +453,12 @@ def run_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
         return _fail(ctx, job, [error.message])  # the file, or the quote or transaction it is for
     checked, messages = _validated(model, schedule, enumerate(entries, start=job.rowsRead + 1))
     errors = (job.errors + messages)[:schedule.maxValidationErrors]
-    if not errors:
-        locators = sequential_locators(job.firstItemLocator, job.rowsRead + len(checked))[job.rowsRead:]
-        partition = repository.partition(ctx.tenant, job.owner)
-        repository.write_items(ctx.tenant, partition, (
-            _new_item(schedule, locator, data, job.token, job.createdAt, job.createdBy)
-            for locator, data in zip(locators, checked)))
+    partition = repository.partition(ctx.tenant, job.owner)
+    locators = [] if errors else sequential_locators(job.firstItemLocator, job.rowsRead + len(checked))[
+        job.rowsRead:]
+    repository.write_items(ctx.tenant, partition, (
+        _new_item(schedule, locator, data, job.token, job.createdAt, job.createdBy)
+        for locator, data in zip(locators, checked)))
     moved = job.model_copy(update={
         "jobState": DeserializationJobState.RUNNING, "rowsRead": job.rowsRead + len(entries),
         "byteOffset": job.byteOffset + consumed, "header": header, "errors": errors, "step": job.step + 1,
@@ -467,7 +468,6 @@ def run_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
     uow = wiring.unit_of_work(ctx)
     if at_end:
         moved.jobState = DeserializationJobState.COMPLETED
-        partition = repository.partition(ctx.tenant, job.owner)
         repository.write_items(ctx.tenant, partition, _adopted(ctx, job.owner, schedule, job.token))
         repository.add_commit(uow, partition, job.token, "deserialize", moved.itemsWritten)
         repository.mark_owned(uow, partition)
@@ -477,8 +477,9 @@ def run_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
     uow.add(repository.job_ops(ctx.tenant, moved, job.version))
     try:
         uow.commit()
-    except ConcurrentModification:
-        return {"superseded": True}  # terminated or restarted while this step ran
+    except ConcurrentModification:  # terminated or restarted while this step ran: its items never show
+        repository.delete_items(ctx.tenant, partition, locators)
+        return {"superseded": True}
     return {"rowsRead": moved.rowsRead, "jobState": moved.jobState.value}
 
 
@@ -515,6 +516,7 @@ def _fail(ctx: CallContext, job: DeserializationJob, errors: list[str],
         "updatedAt": ctx.now})
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.job_ops(ctx.tenant, failed, job.version))
+    cleanup.enqueue_drop_run(uow, job.owner, job.firstItemLocator, job.itemsWritten)
     uow.record_event("schedule.deserialize.fail", _job_event(failed))
     try:
         uow.commit()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import MAX_ATTEMPTS, reap_expired
 from chalicelib.schedules import service
 from chalicelib.settings import settings
@@ -78,7 +79,7 @@ def test_an_interrupted_job_can_be_terminated_and_then_restarted_from_the_start(
 
     assert call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/restart", admin_token).status_code == 200
     assert _job(api, admin_token, tenant, locator)["jobState"] == "initialized"
-    assert jobs.drain() == 3  # from the first row again
+    assert jobs.drain() == 4  # the terminated run's 250 items dropped, then three steps from the first row
     assert _job(api, admin_token, tenant, locator)["jobState"] == "completed"
     assert len(every_item(api, admin_token, schedule_path(tenant, *quote))) == ROWS
 
@@ -90,6 +91,7 @@ def test_a_step_given_up_after_the_job_moved_on_changes_nothing(api, admin_token
     _run_one_step(jobs)
     assert call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/terminate",
                 admin_token).status_code == 200
+    assert jobs.drain(job_types=frozenset({JobType.SCHEDULE_ITEMS_DROP_RUN.value})) == 1  # its items go
     _give_up_the_queued_step(tenant, jobs, clock)
     job = _job(api, admin_token, tenant, locator)
     assert job["jobState"] == "terminated"

@@ -1,17 +1,21 @@
 """After a patch or a delete commits, its cleanup job drops what no reader can show any more: a patched
 item keeps only its visible version, a deleted item's record goes. A cleanup that stops halfway leaves
-the committed items as they were, and runs again to the end."""
+the committed items as they were, and runs again to the end. A deserialization run that never commits
+(terminated, failed) has its items dropped too."""
 from __future__ import annotations
 
 import pytest
 
 from chalicelib.runtime.job_types import JobType
-from chalicelib.schedules import repository
-from chalicelib.schedules.models import Owner
+from chalicelib.runtime.jobs import get_job
+from chalicelib.schedules import repository, service
+from chalicelib.schedules.models import Owner, sequential_locators
 from tests.api.schedules.support import every_item, item, schedule_path
+from tests.api.schedules.test_deserialization import _csv, _job, _run_one_step, _start
 from tests.support.api import call, ok
 
 CLEANUP = frozenset({JobType.SCHEDULE_ITEMS_CLEANUP.value})
+DROP_RUN = frozenset({JobType.SCHEDULE_ITEMS_DROP_RUN.value})
 
 
 def _stored(tenant: str, quote: tuple[str, str], locators: list[str]) -> dict[str, int]:
@@ -67,3 +71,63 @@ def test_a_cleanup_that_fails_halfway_leaves_the_committed_items_and_finishes_wh
     assert jobs.drain(job_types=CLEANUP) == 1
     assert _stored(tenant, quote, locators) == {locator: 1 for locator in locators[:40]}
     assert every_item(api, admin_token, schedule_path(tenant, *quote)) == visible
+
+
+# --- the items of deserialization runs that never commit ------------------------------------------------
+
+RUN_ROWS = 600
+"""Three steps of 250 rows."""
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(service, "CHUNK_ROWS", 250)
+
+
+def _run_items(tenant: str, job_locator: str, count: int = RUN_ROWS) -> int:
+    """How many of the first `count` items of the job's current run are stored, visible or not."""
+    job = repository.get_job(tenant, job_locator)
+    assert job is not None
+    return len(repository.items_by_locator(tenant, repository.partition(tenant, job.owner),
+                                           sequential_locators(job.firstItemLocator, count)))
+
+
+def test_a_terminated_run_drops_its_items_and_a_step_in_flight_drops_its_own(
+        api, admin_token, tenant, quote, jobs, small_chunks, monkeypatch):
+    locator = ok(_start(api, admin_token, tenant, quote, _csv(RUN_ROWS)))["jobLocator"]
+    _run_one_step(jobs)
+    assert _run_items(tenant, locator) == 250
+    validated = service._validated
+
+    def terminated_meanwhile(*args):
+        assert call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/terminate",
+                    admin_token).status_code == 200
+        return validated(*args)
+
+    monkeypatch.setattr(service, "_validated", terminated_meanwhile)
+    _run_one_step(jobs)  # rows 251-500 written, then its commit fails: it deletes them
+    monkeypatch.setattr(service, "_validated", validated)
+    assert _run_items(tenant, locator) == 250
+    assert _job(api, admin_token, tenant, locator)["jobState"] == "terminated"
+
+    assert jobs.drain(job_types=DROP_RUN) == 1
+    assert _run_items(tenant, locator) == 0
+    [dropped] = [m for m in jobs.sent if m.job_type == JobType.SCHEDULE_ITEMS_DROP_RUN]
+    assert get_job(tenant, dropped.job_locator)["result"] == {"deleted": 250}
+
+    assert call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/restart", admin_token).status_code == 200
+    jobs.drain()
+    assert _run_items(tenant, locator) == RUN_ROWS
+    assert len(every_item(api, admin_token, schedule_path(tenant, *quote))) == RUN_ROWS
+
+
+def test_a_failed_run_drops_the_items_it_wrote(api, admin_token, tenant, quote, jobs, small_chunks):
+    locator = ok(_start(api, admin_token, tenant, quote, _csv(RUN_ROWS, {400: "EQ0400,tablet,1,false"})))[
+        "jobLocator"]
+    _run_one_step(jobs)
+    assert _run_items(tenant, locator) == 250
+    jobs.drain()
+    job = _job(api, admin_token, tenant, locator)
+    assert (job["jobState"], job["processingErrors"]) == ("failed", "row 400: data.kind: must be one of: laptop, phone")
+    assert _run_items(tenant, locator) == 0
+    assert every_item(api, admin_token, schedule_path(tenant, *quote)) == []
