@@ -21,3 +21,5 @@ class JobType(StrEnum):
     SCHEDULE_ITEMS_DESERIALIZE = "scheduleItems.deserialize"
     DOCUMENTS_GENERATE = "documents.generate"
     BILLING_EXCESS_CREDIT = "billing.excessCredit"
+    SCHEDULE_ITEMS_CLEANUP = "scheduleItems.cleanup"
+    SCHEDULE_ITEMS_DROP_RUN = "scheduleItems.dropRun"

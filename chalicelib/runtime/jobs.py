@@ -71,16 +71,25 @@ _JOB_TYPES = frozenset(JobType)
 """What enqueue accepts without a handler in this process: the worker has one for each (tests/jobs)."""
 
 
-def job_handler(job_type: JobType, *, payload: type[P]) -> Callable[
+_given_up: dict[str, Callable[[CallContext, Any], None]] = {}
+"""By job type, what to do when the reaper gives a job up (`on_give_up` of @job_handler)."""
+
+
+def job_handler(job_type: JobType, *, payload: type[P],
+                on_give_up: Callable[[CallContext, P], None] | None = None) -> Callable[
         [Callable[[CallContext, P], dict[str, Any] | None]], Callable[[CallContext, P], dict[str, Any] | None]]:
     """Register `fn(ctx, payload) -> result | None` as the handler of `job_type`; dispatch gives it the job's
-    payload parsed with the model `payload` (one that does not parse fails the job: `job.invalid_payload`)."""
+    payload parsed with the model `payload` (one that does not parse fails the job: `job.invalid_payload`).
+    `on_give_up(ctx, payload)` runs when the reaper fails the job after its last lease ran out, so a job
+    that keeps state of its own can record that its work stopped."""
 
     def register(fn: Callable[[CallContext, P], dict[str, Any] | None]) -> Callable[
             [CallContext, P], dict[str, Any] | None]:
         if job_type in _handlers and _handlers[job_type][0] is not fn:
             raise ValueError(f"two handlers for job type {job_type}")
         _handlers[job_type] = (fn, payload)
+        if on_give_up is not None:
+            _given_up[job_type] = on_give_up
         return fn
 
     return register
@@ -305,6 +314,7 @@ def _requeue(tenant: str, job: dict[str, Any], now: datetime) -> bool:
         if requeues >= MAX_ATTEMPTS:
             _finish(scope, message, int(job["version"]), JobStatus.FAILED, now,
                     {"error": "job.lease_expired: gave up after the last attempt"})
+            _give_up(message, job)
         else:
             lease_until = now + timedelta(seconds=settings().job_lease_seconds)
             _move(scope, message, int(job["version"]), JobStatus.QUEUED, now,
@@ -313,6 +323,19 @@ def _requeue(tenant: str, job: dict[str, Any], now: datetime) -> bool:
     except ConcurrentModification:
         return False
     return True
+
+
+def _give_up(message: JobMessage, job: dict[str, Any]) -> None:
+    """The job type's `on_give_up`, if it has one (a payload that does not parse has nothing to tell it)."""
+    hook, handler = _given_up.get(message.job_type), _handlers.get(message.job_type)
+    if hook is None or handler is None:
+        return
+    try:
+        parsed = _parsed(handler[1], job)
+    except DomainError:
+        return
+    hook(CallContext(principal=SYSTEM, request_id=message.correlation_id,
+                     now=wiring.clock_for(message.tenant).now(), tenant_locator=message.tenant), parsed)
 
 
 class InlineJobQueue:

@@ -53,6 +53,11 @@ def write_items(tenant: str, partition_key: str, items: Iterable[ScheduleItem]) 
     table.gateway().batch_write(_scope(tenant), (_item_record(partition_key, item) for item in items))
 
 
+def delete_items(tenant: str, partition_key: str, locators: Collection[str]) -> None:
+    """Deletes of items no reader shows any more (tombstones), by BatchWriteItem: 25 a call."""
+    table.gateway().batch_delete(_scope(tenant), (keys.schedule_item(partition_key, locator) for locator in locators))
+
+
 def items_by_locator(tenant: str, partition_key: str, locators: Collection[str]) -> dict[str, ScheduleItem]:
     found = table.gateway().batch_get(_scope(tenant), [keys.schedule_item(partition_key, locator)
                                                        for locator in locators])

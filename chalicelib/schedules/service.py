@@ -15,8 +15,10 @@ schedules in the request's `schedules` (priceable.repository).
 Large files go through a deserialization job: the file is kept in S3 and read in chunks, each chunk a
 job step that validates its rows, writes them (invisible) and records its progress together with the
 next step; the last step commits every item at once. A terminated, failed or restarted run leaves its
-items invisible. Events: `schedule.items.add|update|delete`, `schedule.deserialize.start|terminate|
-restart|complete|fail`.
+items invisible. A step the job reaper gives up (its worker died or its message was lost on every lease)
+leaves the job `interrupted`, and a restart then continues that run from the step that stopped.
+Events: `schedule.items.add|update|delete`, `schedule.deserialize.start|terminate|restart|complete|fail|
+interrupt`.
 """
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ from chalicelib.priceable.models import Element
 from chalicelib.quotes import service as quotes
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
-from chalicelib.schedules import parsing, repository
+from chalicelib.schedules import cleanup, parsing, repository
 from chalicelib.schedules.models import (
     ACTIVE_STATES,
     DEFAULT_MAX_VALIDATION_ERRORS,
@@ -299,6 +301,7 @@ def _rewrite(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, chan
         repository.add_commit(uow, partition, token, kind, len(written))
         repository.release_in(uow, partition, token)
         uow.record_event(f"schedule.items.{kind}", _event_data(owner, list(rewritten)))
+        cleanup.enqueue(uow, owner, list(rewritten))
         if len(written) <= uow.remaining:
             uow.add(*repository.item_ops(partition, written.values()))
         else:
@@ -348,9 +351,11 @@ def start_deserialization(ctx: CallContext, owner: Owner, content: bytes, file_n
 
 
 def _enqueue_step(uow: Any, job: DeserializationJob) -> None:
+    """The job's next step; its locator is derived from the run, the step and the restarts (a continued
+    interrupted run queues the step that stopped once more)."""
     jobs.enqueue(uow, JobType.SCHEDULE_ITEMS_DESERIALIZE, DeserializeStep(job=job.locator, attempt=job.attempt,
                                                                          step=job.step),
-                 locator=derived_locator(job.createdAt, f"{job.token}#{job.step}"))
+                 locator=derived_locator(job.createdAt, f"{job.token}#{job.step}#{job.retryCount}"))
 
 
 def _job_event(job: DeserializationJob) -> dict[str, Any]:
@@ -385,24 +390,52 @@ def terminate(ctx: CallContext, locator: str) -> None:
     stopped = job.model_copy(update={"jobState": DeserializationJobState.TERMINATED, "updatedAt": ctx.now})
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.job_ops(ctx.tenant, stopped, job.version))
+    cleanup.enqueue_drop_run(uow, job.owner, job.firstItemLocator, job.itemsWritten)
     uow.record_event("schedule.deserialize.terminate", _job_event(stopped))
     uow.commit()
 
 
 def restart(ctx: CallContext, locator: str) -> None:
-    """Read the file again from its start in a new run (`retryCount` + 1)."""
+    """Read the file again from its start in a new run (`retryCount` + 1); an interrupted job continues
+    its run from the step that stopped (the rows before it are written already)."""
     job = deserialization_job(ctx, locator)
     if job.jobState not in RESTARTABLE_STATES:
         raise codes.DESERIALIZATION_JOB_INVALID_STATE(f"A {job.jobState} deserialization job cannot be restarted")
-    again = job.model_copy(update={
-        "jobState": DeserializationJobState.INITIALIZED, "retryCount": job.retryCount + 1, "attempt": job.attempt + 1,
-        "updatedAt": ctx.now, "processingErrors": None, "rowsRead": 0, "byteOffset": 0, "header": [], "errors": [],
-        "itemsWritten": 0, "step": 0, "firstItemLocator": new_locator()})
+    if job.jobState == DeserializationJobState.INTERRUPTED:
+        again = job.model_copy(update={
+            "jobState": DeserializationJobState.RUNNING, "retryCount": job.retryCount + 1, "updatedAt": ctx.now,
+            "processingErrors": None})
+    else:
+        again = job.model_copy(update={
+            "jobState": DeserializationJobState.INITIALIZED, "retryCount": job.retryCount + 1,
+            "attempt": job.attempt + 1, "updatedAt": ctx.now, "processingErrors": None, "rowsRead": 0,
+            "byteOffset": 0, "header": [], "errors": [], "itemsWritten": 0, "step": 0,
+            "firstItemLocator": new_locator()})
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.job_ops(ctx.tenant, again, job.version))
     _enqueue_step(uow, again)
     uow.record_event("schedule.deserialize.restart", _job_event(again))
     uow.commit()
+
+
+def interrupt(ctx: CallContext, step: DeserializeStep) -> None:
+    """The step's worker never finished (the reaper gave its job up): the job is `interrupted` where it
+    stopped, until a restart continues it or a terminate ends it. Nothing for a step of an earlier run
+    or one the job has moved past."""
+    job = repository.get_job(ctx.tenant, step.job)
+    if job is None or job.attempt != step.attempt or job.step != step.step or job.jobState not in ACTIVE_STATES:
+        return
+    stopped = job.model_copy(update={
+        "jobState": DeserializationJobState.INTERRUPTED, "updatedAt": ctx.now,
+        "processingErrors": f"Reading stopped after row {job.rowsRead}: the step did not finish in "
+                            f"{jobs.MAX_ATTEMPTS} attempts; restart continues from row {job.rowsRead + 1}"})
+    uow = wiring.unit_of_work(ctx)
+    uow.add(repository.job_ops(ctx.tenant, stopped, job.version))
+    uow.record_event("schedule.deserialize.interrupt", _job_event(stopped))
+    try:
+        uow.commit()
+    except ConcurrentModification:
+        pass  # the job moved meanwhile (a terminate, or a late step that did finish)
 
 
 def run_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
@@ -420,12 +453,12 @@ def run_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
         return _fail(ctx, job, [error.message])  # the file, or the quote or transaction it is for
     checked, messages = _validated(model, schedule, enumerate(entries, start=job.rowsRead + 1))
     errors = (job.errors + messages)[:schedule.maxValidationErrors]
-    if not errors:
-        locators = sequential_locators(job.firstItemLocator, job.rowsRead + len(checked))[job.rowsRead:]
-        partition = repository.partition(ctx.tenant, job.owner)
-        repository.write_items(ctx.tenant, partition, (
-            _new_item(schedule, locator, data, job.token, job.createdAt, job.createdBy)
-            for locator, data in zip(locators, checked)))
+    partition = repository.partition(ctx.tenant, job.owner)
+    locators = [] if errors else sequential_locators(job.firstItemLocator, job.rowsRead + len(checked))[
+        job.rowsRead:]
+    repository.write_items(ctx.tenant, partition, (
+        _new_item(schedule, locator, data, job.token, job.createdAt, job.createdBy)
+        for locator, data in zip(locators, checked)))
     moved = job.model_copy(update={
         "jobState": DeserializationJobState.RUNNING, "rowsRead": job.rowsRead + len(entries),
         "byteOffset": job.byteOffset + consumed, "header": header, "errors": errors, "step": job.step + 1,
@@ -435,7 +468,6 @@ def run_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
     uow = wiring.unit_of_work(ctx)
     if at_end:
         moved.jobState = DeserializationJobState.COMPLETED
-        partition = repository.partition(ctx.tenant, job.owner)
         repository.write_items(ctx.tenant, partition, _adopted(ctx, job.owner, schedule, job.token))
         repository.add_commit(uow, partition, job.token, "deserialize", moved.itemsWritten)
         repository.mark_owned(uow, partition)
@@ -445,8 +477,9 @@ def run_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
     uow.add(repository.job_ops(ctx.tenant, moved, job.version))
     try:
         uow.commit()
-    except ConcurrentModification:
-        return {"superseded": True}  # terminated or restarted while this step ran
+    except ConcurrentModification:  # terminated or restarted while this step ran: its items never show
+        repository.delete_items(ctx.tenant, partition, locators)
+        return {"superseded": True}
     return {"rowsRead": moved.rowsRead, "jobState": moved.jobState.value}
 
 
@@ -483,6 +516,7 @@ def _fail(ctx: CallContext, job: DeserializationJob, errors: list[str],
         "updatedAt": ctx.now})
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.job_ops(ctx.tenant, failed, job.version))
+    cleanup.enqueue_drop_run(uow, job.owner, job.firstItemLocator, job.itemsWritten)
     uow.record_event("schedule.deserialize.fail", _job_event(failed))
     try:
         uow.commit()
