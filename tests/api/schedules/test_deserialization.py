@@ -1,6 +1,6 @@
 """Deserialization jobs through the API: a file of 1,200 rows read in chunks of 250 (one job step each),
 terminated and restarted, its items shown only when the run completes; files that fail; the job list by
-type and state. (A 100,000-row file: benchmarks/schedules.py.)"""
+type and state. (A 100,000-row file: test_large_file.py, and benchmarks/schedules.py for its rate.)"""
 from __future__ import annotations
 
 import json
