@@ -101,6 +101,15 @@ def test_a_method_the_path_lacks_is_405_in_our_error_body(base_url, admin_token)
     assert admin_token.encode() not in body
 
 
+@pytest.mark.parametrize("method", [b"TRACE", b"CONNECT"])
+def test_trace_and_connect_are_405_in_our_error_body_as_any_method_a_path_lacks(base_url, method):
+    answer = _raw(base_url, method + b" /auth/token HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+
+    body = _assert_our_error(*answer, 405, "request.method_not_allowed")
+    assert answer[1]["Allow"] == "POST"
+    assert body["message"] == f"{method.decode()} is not a method of this path; it has POST"
+
+
 def test_too_many_headers_is_431_as_json_not_an_html_page(base_url):
     headers = b"".join(b"X-Filler-%d: y\r\n" % number for number in range(120))
     answer = _raw(base_url, b"GET /auth/users/whoami HTTP/1.1\r\nHost: x\r\n" + headers + b"\r\n")
