@@ -3,6 +3,7 @@ answer 404 in our error body without echoing the token, the HTTP layer's refusal
 HTML pages, and files download with urllib, which sends no Accept header."""
 from __future__ import annotations
 
+import gzip
 import http.client
 import io
 import json
@@ -89,6 +90,18 @@ def test_a_configuration_downloads_with_urllib(base_url, api, admin_token):
 
     assert (status, headers["Content-Type"]) == (200, "application/zip")
     assert "config.json" in zipfile.ZipFile(io.BytesIO(body)).namelist()
+
+
+def test_the_description_comes_gzip_compressed_over_http_and_a_revalidation_is_304(base_url):
+    request = urllib.request.Request(f"{base_url}/openapi.json", headers={"Accept-Encoding": "gzip"})
+
+    status, headers, body = _open(request)
+
+    assert (status, headers["Content-Encoding"], headers["Content-Type"]) == (200, "gzip", "application/json")
+    assert int(headers["Content-Length"]) == len(body) < 300_000
+    assert json.loads(gzip.decompress(body))["openapi"] == "3.1.0"
+    revalidated = urllib.request.Request(f"{base_url}/openapi.json", headers={"If-None-Match": headers["ETag"]})
+    assert _open(revalidated)[0] == 304
 
 
 def test_a_method_the_path_lacks_is_405_in_our_error_body(base_url, admin_token):
