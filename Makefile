@@ -70,11 +70,15 @@ clean-venv:
 
 $(PY):
 	@$(PYTHON_FOR_VENV) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required: install python3.11")'
+	@echo "creating $(VENV) (Python 3.11)"
 	$(PYTHON_FOR_VENV) -m venv $(VENV)
 
+# pip's own output, a line a package and its progress bars: a first install takes minutes
 $(STAMP): $(PY) requirements.txt requirements-dev.txt
-	$(PY) -m pip install --quiet -r requirements-dev.txt
+	@echo "installing requirements-dev.txt (and requirements.txt) into $(VENV): a few minutes on a first run"
+	$(PY) -m pip install --progress-bar on -r requirements-dev.txt
 	touch $(STAMP)
+	@echo "$(VENV) is ready"
 
 # Mutation testing (mutmut, settings in setup.cfg) of the pure modules against their unit tests: one
 # module at a time, MUTATE_WORKERS processes, then the score per module (killed / mutants; a mutant no

@@ -28,6 +28,7 @@ from chalice.local import (
     LocalDevServer,
     LocalGateway,
     LocalGatewayException,
+    ThreadedHTTPServer,
 )
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,7 +97,8 @@ class ApiGatewayLikeHandler(ChaliceRequestHandler):
             return
         super()._generic_handle()
 
-    do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = _generic_handle
+    # TRACE and CONNECT are HTTP methods no route has: the app answers them 405 as any method a path lacks
+    do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _generic_handle
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """Instead of http.server's HTML page (which repeats the offending method or version)."""
@@ -117,11 +119,19 @@ class ApiGatewayLikeHandler(ChaliceRequestHandler):
             self.wfile.write(body)
 
 
+class QueueingServer(ThreadedHTTPServer):
+    """Chalice's threaded server with a listen backlog for a burst: socketserver's is 5, and the kernel
+    reset the connections of a burst beyond it (5 to 7 of 20 parallel sign-ins) where API Gateway queues
+    them. The kernel caps it at net.core.somaxconn."""
+
+    request_queue_size = 1024
+
+
 def create_server(app: Chalice, config: Config, host: str, port: int) -> LocalDevServer:
     """The local server for `app`; like chalice.local.create_local_server, with ApiGatewayLikeHandler."""
     CustomLocalChalice.__bases__ = (LocalChalice, app.__class__)
     app.__class__ = CustomLocalChalice
-    return LocalDevServer(app, config, host, port, handler_cls=ApiGatewayLikeHandler)
+    return LocalDevServer(app, config, host, port, handler_cls=ApiGatewayLikeHandler, server_cls=QueueingServer)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -23,7 +23,7 @@ from chalicelib.apidocs.examples import example_of
 from chalicelib.core import errors
 from chalicelib.http.contract import Body, Contract, Upload, contract_of
 from chalicelib.http.endpoint import EndpointSpec, error_codes_of
-from chalicelib.http.responses import Binary, ErrorBody, SecretAnswer
+from chalicelib.http.responses import JSON, Binary, ErrorBody, SecretAnswer
 
 TITLE = "PAS: policy administration and billing"
 VERSION = "1"
@@ -195,6 +195,8 @@ def _success(op: Operation, resolved: dict[Any, dict[str, Any]], components: dic
     response = op.contract.response
     if _is_file(response):
         media = cast(type[Binary], response).media_type
+        if media == JSON:  # a JSON document built once (the description itself): an object, whatever it holds
+            return {"description": "The document", "content": {JSON: {"schema": {"type": "object"}, "example": {}}}}
         return {"description": "The file", "content": {media: {"schema": {"type": "string",
                                                                           "contentMediaType": media}}}}
     if not _has_json_answer(response):

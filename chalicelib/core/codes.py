@@ -82,7 +82,7 @@ REQUEST_MALFORMED_MULTIPART = _code(InvalidRequest, "request.malformed_multipart
 REQUEST_FILE_MISSING = _code(InvalidRequest, "request.file_missing", "The multipart body has no `file` part")
 
 # X-Idempotency-Key (the routes that create a record or move money).
-IDEMPOTENCY_INVALID_KEY = _code(Conflict, "idempotency.invalid_key", "The idempotency key is empty or too long")
+IDEMPOTENCY_INVALID_KEY = _code(InvalidRequest, "idempotency.invalid_key", "The idempotency key is empty or too long")
 IDEMPOTENCY_KEY_REUSED = _code(Conflict, "idempotency.key_reused",
                                "The idempotency key was used before with another request")
 IDEMPOTENCY_IN_PROGRESS = _code(Conflict, "idempotency.in_progress",

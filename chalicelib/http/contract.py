@@ -14,7 +14,8 @@ schema modules that route modules load lazily (cold start), so a contract is res
 
 Bodies other than JSON:
 
-- `body: Upload` is a file: the raw body, or the `file` part of a `multipart/form-data` body.
+- `body: Upload` is a file: the raw body, or the `file` part of a `multipart/form-data` body (its bytes,
+  not copied into an `Upload`).
 - `body: Annotated[Model, FORM]` may also come form-encoded (OAuth2 token requests).
 - `body: Annotated[str, TEXT]` may also come as `text/plain`, taken as the string it is.
 - `body: Annotated[Model, MULTIPART]` may also come as `multipart/form-data`, each part a field (text).
@@ -114,8 +115,8 @@ def arguments(contract: Contract) -> dict[str, Any]:
 
 
 def _parse_body(body: Body) -> Any:
-    if body.encoding == "file":
-        return body.annotation(request.uploaded_file(body.annotation.part))
+    if body.encoding == "file":  # the bytes as they came: `Upload(...)` would copy a body of up to the upload limit
+        return request.uploaded_file(body.annotation.part)
     if not body.required and not request.raw_body().strip():
         return None
     if body.encoding == "form" and request.content_type() == "application/x-www-form-urlencoded":

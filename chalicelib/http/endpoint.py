@@ -21,8 +21,16 @@ from chalicelib.core.permissions import grants
 from chalicelib.http import auth, contract
 from chalicelib.http.contract import Contract
 from chalicelib.http.middleware import offer_file
-from chalicelib.http.request import current_request, raw_body, reset_context, set_context
-from chalicelib.http.responses import Binary, SecretAnswer, error_response, json_response, render
+from chalicelib.http.request import current_request, header, raw_body, reset_context, set_context
+from chalicelib.http.responses import (
+    Binary,
+    SecretAnswer,
+    Static,
+    error_response,
+    json_response,
+    render,
+    static_response,
+)
 from chalicelib.runtime import idempotency, wiring
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
@@ -177,7 +185,8 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     finally:
         reset_context(token)
     secret = result if isinstance(result, SecretAnswer) else None
-    response = render(secret.value if secret else result, request_id, spec.status)
+    response = (static_response(result, request_id, header("accept-encoding"), header("if-none-match"))
+                if isinstance(result, Static) else render(secret.value if secret else result, request_id, spec.status))
     if isinstance(result, Binary):
         offer_file(response)
     if ctx.idempotency is not None and ctx.idempotency.claimed:

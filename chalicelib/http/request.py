@@ -191,10 +191,11 @@ def _multipart_parts(body: bytes, boundary: bytes) -> list[tuple[bytes, bytes]]:
         end = body.find(b"\r\n" + delimiter, position)
         if end < 0:
             raise codes.REQUEST_MALFORMED_MULTIPART("The multipart body is not terminated")
-        headers, separator, content = body[position:end].removeprefix(b"\r\n").partition(b"\r\n\r\n")
-        if not separator:
+        position += 2 if body.startswith(b"\r\n", position) else 0
+        separator = body.find(b"\r\n\r\n", position, end)
+        if separator < 0:
             raise codes.REQUEST_MALFORMED_MULTIPART("A multipart part has no header block")
-        parts.append((headers, content))
+        parts.append((body[position:separator], body[separator + 4:end]))  # one copy of a file's content
         position = end + 2 + len(delimiter)
     return parts
 

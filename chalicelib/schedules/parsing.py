@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+import itertools
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import simplejson
@@ -29,26 +30,49 @@ def decoded(content: bytes) -> str:
         raise codes.SCHEDULE_FILE_INVALID("The file is not UTF-8 text") from None
 
 
-def csv_rows(text: str) -> tuple[list[str], list[list[str]]]:
-    """The header and the rows of a whole CSV text (blank lines skipped)."""
-    rows = list(_rows(text))
-    if not rows:
+def csv_rows(content: bytes, limit: int) -> tuple[list[str], list[list[str]]]:
+    """The header and at most `limit + 1` rows of a CSV file (blank lines skipped). Decoding and
+    splitting stop at that row, so a caller refuses a file of more than `limit` rows for the cost of
+    `limit` rows, whatever the file's size."""
+    rows = _rows(io.TextIOWrapper(io.BufferedReader(_BytesReader(content)), encoding="utf-8-sig", newline=""))
+    header = next(rows, None)
+    if header is None:
         raise codes.SCHEDULE_FILE_INVALID("The CSV has no header row")
-    return checked_header(rows[0]), rows[1:]
+    return checked_header(header), list(itertools.islice(rows, limit + 1))
 
 
-def _rows(text: str) -> Iterator[list[str]]:
+class _BytesReader(io.RawIOBase):
+    """Bytes read in place (io.BytesIO copies a `bytes` subclass whole)."""
+
+    def __init__(self, content: bytes) -> None:
+        super().__init__()
+        self._view = memoryview(content)
+        self._position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        taken = self._view[self._position:self._position + len(buffer)]
+        buffer[:len(taken)] = taken
+        self._position += len(taken)
+        return len(taken)
+
+
+def _rows(lines: Iterable[str]) -> Iterator[list[str]]:
     try:
-        for row in csv.reader(io.StringIO(text, newline=""), strict=True):
+        for row in csv.reader(lines, strict=True):
             if any(cell.strip() for cell in row):
                 yield row
     except csv.Error as error:
         raise codes.SCHEDULE_FILE_INVALID(f"The CSV is malformed: {error}") from None
+    except UnicodeDecodeError:
+        raise codes.SCHEDULE_FILE_INVALID("The file is not UTF-8 text") from None
 
 
 def body_rows(text: str) -> list[list[str]]:
     """The rows of a piece of CSV that starts at a row boundary and holds no header."""
-    return list(_rows(text))
+    return list(_rows(io.StringIO(text, newline="")))
 
 
 def checked_header(header: list[str]) -> list[str]:
@@ -90,7 +114,7 @@ def header_length(start: bytes, *, at_end: bool) -> tuple[list[str], int]:
     break (and a UTF-8 byte order mark); 400 when `start` holds no complete header row."""
     bom = 3 if start.startswith(b"\xef\xbb\xbf") else 0
     ends = row_ends(start[bom:], 1, at_end=at_end)
-    rows = list(_rows(decoded(start[bom:bom + ends[0]]))) if ends else []
+    rows = body_rows(decoded(start[bom:bom + ends[0]])) if ends else []
     if not rows:
         raise codes.SCHEDULE_FILE_INVALID("The CSV has no header row (or a header longer than a chunk)")
     return checked_header(rows[0]), bom + ends[0]

@@ -180,9 +180,12 @@ def add_items(ctx: CallContext, owner: Owner, additions: list[dict[str, Any]]) -
 def upload_csv(ctx: CallContext, owner: Owner, content: bytes) -> ValidationResult:
     """A CSV file of flat items (a header row of field names), added as PUT adds them."""
     schedule = _schedule(ctx, owner, editable=True)
-    header, rows = parsing.csv_rows(parsing.decoded(content))
+    header, rows = parsing.csv_rows(content, MAX_ITEMS_PER_REQUEST)
     parsing.check_flat(header, schedule)
-    _check_count(len(rows))
+    if len(rows) > MAX_ITEMS_PER_REQUEST:
+        raise codes.SCHEDULE_TOO_MANY_ITEMS(
+            f"A request takes at most {MAX_ITEMS_PER_REQUEST} schedule items and the file has more; "
+            "larger files go through the deserialize endpoint")
     _, model = configuration.current_model(ctx, resolved=True)
     parsed = [parsing.row_data(header, row, schedule) for row in rows]
     checked, messages = _validated(model, schedule, enumerate(parsed, start=1))

@@ -3,6 +3,7 @@ answer 404 in our error body without echoing the token, the HTTP layer's refusal
 HTML pages, and files download with urllib, which sends no Accept header."""
 from __future__ import annotations
 
+import gzip
 import http.client
 import io
 import json
@@ -91,6 +92,18 @@ def test_a_configuration_downloads_with_urllib(base_url, api, admin_token):
     assert "config.json" in zipfile.ZipFile(io.BytesIO(body)).namelist()
 
 
+def test_the_description_comes_gzip_compressed_over_http_and_a_revalidation_is_304(base_url):
+    request = urllib.request.Request(f"{base_url}/openapi.json", headers={"Accept-Encoding": "gzip"})
+
+    status, headers, body = _open(request)
+
+    assert (status, headers["Content-Encoding"], headers["Content-Type"]) == (200, "gzip", "application/json")
+    assert int(headers["Content-Length"]) == len(body) < 300_000
+    assert json.loads(gzip.decompress(body))["openapi"] == "3.1.0"
+    revalidated = urllib.request.Request(f"{base_url}/openapi.json", headers={"If-None-Match": headers["ETag"]})
+    assert _open(revalidated)[0] == 304
+
+
 def test_a_method_the_path_lacks_is_405_in_our_error_body(base_url, admin_token):
     request = urllib.request.Request(f"{base_url}/auth/token", method="DELETE",
                                      headers={"Authorization": f"Bearer {admin_token}"})
@@ -99,6 +112,15 @@ def test_a_method_the_path_lacks_is_405_in_our_error_body(base_url, admin_token)
 
     _assert_our_error(status, headers, body, 405, "request.method_not_allowed")
     assert admin_token.encode() not in body
+
+
+@pytest.mark.parametrize("method", [b"TRACE", b"CONNECT"])
+def test_trace_and_connect_are_405_in_our_error_body_as_any_method_a_path_lacks(base_url, method):
+    answer = _raw(base_url, method + b" /auth/token HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+
+    body = _assert_our_error(*answer, 405, "request.method_not_allowed")
+    assert answer[1]["Allow"] == "POST"
+    assert body["message"] == f"{method.decode()} is not a method of this path; it has POST"
 
 
 def test_too_many_headers_is_431_as_json_not_an_html_page(base_url):

@@ -59,6 +59,7 @@ def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any]) -> An
 def test_every_operation_answers_as_it_is_described(case):
     if case.method.upper() == "OPTIONS":
         return  # a CORS preflight is the gateway's to answer, not an operation's
-    headers = {"Authorization": f"Bearer {_state['token']}"}
+    # schemathesis asks for gzip as requests does, but its WSGI client does not undo a Content-Encoding
+    headers = {"Authorization": f"Bearer {_state['token']}", "Accept-Encoding": "identity"}
     case.call_and_validate(app=_state["wsgi"], headers=headers, checks=CHECKS)
     _state["tally"].request(case.operation.label)

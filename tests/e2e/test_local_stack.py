@@ -107,3 +107,28 @@ def test_parallel_writers_get_no_error_and_a_kill_9_loses_nothing_they_were_told
     assert second.stop() == 0
     assert time.monotonic() - stopping < 5
     assert "stopped; state saved in" in second.output()
+
+
+def test_a_burst_of_parallel_sign_ins_is_queued_and_every_one_answered(local_stack):
+    """API Gateway queues a burst; the local server's listen backlog was socketserver's 5, so 5 to 7 of 20
+    parallel sign-ins had their connection reset. Five users sign in four times each, all at once (a user
+    name takes at most 10 attempts under way: more answer 429 by design, chalicelib/identity/throttle.py)."""
+    from chalicelib.core.ids import new_locator
+
+    token, users, password = local_stack.sign_in(), 5, "a burst of sign-ins"
+    names = [f"burst-{new_locator().lower()}@example.com" for _ in range(users)]
+    created = in_parallel(users, lambda user: local_stack.request("POST", "/auth/users", token=token, json_body={
+        "userName": names[user], "firstName": "Burst", "lastName": "Test", "password": password}))
+    assert [status for status, _ in created] == [200] * users, created
+
+    def sign_in(client: int) -> Any:
+        try:
+            return local_stack.request("POST", "/auth/token", form={
+                "grant_type": "password", "username": names[client % users], "password": password})
+        except OSError as error:  # a reset or refused connection (urllib wraps it in URLError, an OSError)
+            return error
+
+    answers = in_parallel(4 * users, sign_in)
+    assert [answer for answer in answers if isinstance(answer, OSError) or answer[0] != 200] == []
+    status, me = local_stack.request("GET", "/auth/users/whoami", token=answers[-1][1]["access_token"])
+    assert (status, me["userName"]) == (200, names[-1]), me

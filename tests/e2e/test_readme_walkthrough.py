@@ -1,7 +1,8 @@
 """The README's first request and walkthrough, run as a reader runs them: its shell blocks, in order, in one
 bash against the local stack (its URL for http://127.0.0.1:8000, a directory of the test's for /tmp/). Each
 value the README's answer after a block shows (a `"name":value` pair; values abbreviated with `...` aside)
-must be in what that block printed."""
+must be in what that block printed. The walkthrough ends with billing on the tenant's test clock: the
+term's invoice generated, paid in full and settled."""
 from __future__ import annotations
 
 import re
@@ -47,3 +48,7 @@ def test_the_walkthrough_runs_and_answers_what_the_readme_shows(tmp_path, local_
         assert missing == [], (shell, output)
     checked = {value for _, answer in blocks for value in shown_values(answer)}
     assert {'"status":"created"', '"amount":54.00', '"amount":-6.00', '"transactionState":"issued"'} <= checked
+    # billing to a paid invoice: the clock advanced, the term's invoice (issuance 66.00, change 49.50) generated,
+    # paid in full and settled
+    assert {'"invoiceState":"open"', '"totalAmount":115.50', '"paymentState":"posted"', '"remainingAmount":0.00',
+            '"invoiceState":"settled"', '"totalRemainingAmount":0.00', '"balance":0'} <= checked

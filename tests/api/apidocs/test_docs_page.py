@@ -20,7 +20,8 @@ def test_the_docs_page_lists_every_operation_offline(app, api, tmp_path):
     operations = [(op["tags"][0], op["operationId"])
                   for methods in json.loads(api.http.get("/openapi.json").body)["paths"].values()
                   for op in methods.values()]
-    with serving(wsgi_app(app)) as base:
+    encodings: dict[str, str | None] = {}
+    with serving(_recording_encodings(wsgi_app(app), encodings)) as base:
         page = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path}", f"{base}/docs"],
                               capture_output=True, text=True, timeout=120)
     dom = page.stdout
@@ -28,6 +29,21 @@ def test_the_docs_page_lists_every_operation_offline(app, api, tmp_path):
     missing = [f"{tag}/{operation}" for tag, operation in operations
                if f'id="operations-{tag}-{operation}"' not in dom]
     assert not missing, f"{len(missing)} of {len(operations)} operations are not on the page: {missing[:10]}"
+    # the browser asked for gzip and read the compressed description and script
+    assert encodings["/openapi.json"] == encodings["/docs/swagger-ui-bundle.js"] == "gzip", encodings
+
+
+def _recording_encodings(application, encodings: dict[str, str | None]):
+    """`application`, noting the Content-Encoding of each path's answer in `encodings`."""
+
+    def recording(environ, start_response):
+        def start(status, headers, *rest):
+            encodings[environ["PATH_INFO"]] = dict(headers).get("Content-Encoding")
+            return start_response(status, headers, *rest)
+
+        return application(environ, start)
+
+    return recording
 
 
 def test_the_docs_page_and_its_files_need_no_token(api):

@@ -94,3 +94,14 @@ def test_a_token_created_for_a_service_account_is_not_kept_either(api, admin_tok
                         "idempotency.secret_not_replayable")
     assert "'robot'" in body["message"] and account in body["message"]
     assert token not in repr(guard_of(admin_locator, "create_user_token", "robot-token"))
+
+
+def test_an_empty_or_over_long_key_is_a_malformed_request_400_and_changes_nothing(api, admin_token):
+    body = role_body()
+    for malformed in ("", "k" * 201):
+        answer = call(api, "POST", "/auth/roles", admin_token, body, headers={"X-Idempotency-Key": malformed})
+        refused = assert_error(answer, 400, "idempotency.invalid_key")
+        assert refused["message"] == "X-Idempotency-Key must be 1 to 200 characters"
+    created = call(api, "POST", "/auth/roles", admin_token, body, headers={"X-Idempotency-Key": "k" * 200})
+    assert ok(created)["name"] == body["name"]  # the refused requests created no role of this name
+    assert events_of(created) != []
