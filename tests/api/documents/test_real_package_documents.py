@@ -68,18 +68,6 @@ def test_the_prerendered_documents_are_the_packages_pdfs_byte_for_byte(api, admi
     assert (sr22.status_code, sr22.body) == (200, (STATIC_DOCUMENTS / "SR2201.pdf").read_bytes())
 
 
-def test_the_bootstrap_status_lists_every_resource_of_the_package(api, admin_token, jobs):
-    tenant = deployed_tenant(api, admin_token, fixture_zip("iag-motor-demo"))
-    jobs.drain()
-
-    statuses = ok(call(api, "GET", f"/resource/{tenant}/resources/bootstrap", admin_token))
-    assert sorted((s["name"], s["resourceType"], s["status"]) for s in statuses) == [
-        ("Disclosure01", "staticDocument", "created"), ("Forms01", "staticDocument", "created"),
-        ("SR2201", "staticDocument", "created"), ("UWRules01", "table", "created"),
-        ("invoiceDoc_v1", "documentTemplate", "created")]
-    assert all(not s.get("error") and s["updatedAt"] for s in statuses)
-
-
 def invoice_tenant(api: Any, token: str, template: str | None = None) -> str:
     """The iag package with a rating plugin (its own plugins are Java) and its invoice template as given, on
     a test clock tenant."""
