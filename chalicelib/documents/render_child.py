@@ -13,11 +13,14 @@ Protocol: one JSON request on stdin (`engine`, `template`, `snippets`, `data`, `
 stdout: `{"text": ...}` or `{"pdf": base64}`, or
 `{"error": {"stage": "render" | "conversion", "message": ...}}`.
 
-Templates are hostile. Velocity (airspeed) resolves names with getattr, so names starting with `_` are
-refused (`$x.__class__` renders nothing); Liquid reaches no Python attribute by design. The PDF converter
-is given a resource policy that fetches nothing: every URL (http, file, relative, CSS @import, fonts,
-images) resolves to nothing, and only `data:` URIs and the custom fonts' files the host put on the
-read-only disk are read. The kernel boundary holds whatever happens.
+Both engines see the rendering data as `data` (the platform's name) and its top-level keys as variables.
+
+Templates are hostile. Velocity (airspeed) resolves names with getattr; here it resolves map keys and a
+fixed set of Java methods over plain data instead (velocity_as_java), so no route leads from a value to
+a Python attribute; Liquid reads items only by design (its loop drops expose their listed keys). The
+PDF converter is given a resource policy that fetches nothing: every URL (http, file, relative, CSS
+@import, fonts, images) resolves to nothing, and only `data:` URIs and the custom fonts' files the host
+put on the read-only disk are read. The kernel boundary holds whatever happens.
 """
 from __future__ import annotations
 

@@ -7,7 +7,11 @@ job with a `draft` instance per configured document, gathers the rendering data 
 record as a plugin sees it, its account and charges), renders the template of the tenant's *current*
 deployment in the sandbox (rendering.py) and stores the artifact in S3 with its size and checksum:
 the instance becomes `ready` (`document.ready`), or `dataError` / `renderError` / `conversionError`
-with `processingErrors` (`document.failed`), and the job `finished` or `failed`. A template error
+with `processingErrors` (`document.failed`), and the job `finished` or `failed`. A `prerendered`
+document is its `staticDocuments` bootstrap file as stored with the deployment, not rendered; a dynamic
+one without a template is a renderError naming what is missing. An invoice's rendering data comes from
+billing (with the invoice's job, or for the ad-hoc render through runtime/rendering_sources.py, which
+app.py wires: billing is above documents). A template error
 never fails the record's own request: it happened in that request's unit of work only as a job.
 Retriggering a failed job (after a redeploy that fixes the template) renders its unfinished
 instances again; retriggering timed-out jobs does so for running jobs whose worker went away.
