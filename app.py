@@ -1,4 +1,6 @@
-"""The Chalice application: middleware and blueprints, no logic."""
+"""The Chalice application: middleware, blueprints and the wiring of ports between domains, no logic."""
+from typing import Any
+
 from chalice import Chalice
 
 from chalicelib.accounts.routes import bp as account_routes
@@ -10,6 +12,7 @@ from chalicelib.billing.routes import bp as billing_routes
 from chalicelib.billing.writeoffs.routes import bp as write_off_routes
 from chalicelib.clock.routes import bp as clock_routes
 from chalicelib.configuration.routes import bp as configuration_routes
+from chalicelib.core.context import CallContext
 from chalicelib.documents.routes import BINARY_TYPES as DOCUMENT_BINARY_TYPES
 from chalicelib.documents.routes import bp as document_routes
 from chalicelib.events.routes import bp as event_routes
@@ -20,11 +23,23 @@ from chalicelib.identity.routes import bp as identity_routes
 from chalicelib.policies.routes import bp as policy_routes
 from chalicelib.quickquotes.routes import bp as quick_quote_routes
 from chalicelib.quotes.routes import bp as quote_routes
+from chalicelib.runtime import rendering_sources
 from chalicelib.schedules.routes import bp as schedule_routes
 from chalicelib.tables.routes import bp as table_routes
 from chalicelib.transactions.routes import bp as transaction_routes
 from chalicelib.workers.queue import bp as job_worker
 from chalicelib.workers.schedules import bp as schedules
+
+
+def _invoice_rendering_data(ctx: CallContext, locator: str) -> dict[str, Any]:
+    """Billing's, for the documents domain below it (runtime/rendering_sources.py); billing loads on the
+    first invoice rendered, not at a cold start."""
+    from chalicelib.billing import service as billing
+
+    return billing.invoice_rendering_data(ctx, locator)
+
+
+rendering_sources.wire("invoice", _invoice_rendering_data)
 
 app = Chalice(app_name="pas")
 app.api.binary_types.extend(["application/zip", "application/octet-stream", "multipart/form-data"])

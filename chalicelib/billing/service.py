@@ -502,9 +502,8 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
     if not invoice.suppressAutopay:
         arm_autopay(uow, invoice)
     uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
-    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator, {
-        **invoice.model_dump(exclude_none=True), "kind": "invoice",
-        "account": {"locator": account.locator, "type": account.type, "data": account.data}})
+    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator,
+                                   _rendering_data(invoice, account))
     if credit is not None:
         uow.record_event("billing.invoice.settle", _invoice_event(invoice))
         if credit:
@@ -513,6 +512,18 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
     uow.commit()
     versions.update({root: version + 1 for root, version in bumped.items()})
     return invoice
+
+
+def _rendering_data(invoice: Invoice, account: Account) -> dict[str, Any]:
+    """The invoice as its documents render it (documents adds the platform's summary shape)."""
+    return {**invoice.model_dump(exclude_none=True), "kind": "invoice",
+            "account": {"locator": account.locator, "type": account.type, "data": account.data}}
+
+
+def invoice_rendering_data(ctx: CallContext, locator: str) -> dict[str, Any]:
+    """What documents' ad-hoc render of the invoice reads (wired in app.py: documents is below billing)."""
+    found = invoice(ctx, locator)
+    return _rendering_data(found, accounts.get_account(ctx, found.accountLocator))
 
 
 def _invoice_event(invoice: Invoice) -> dict[str, Any]:

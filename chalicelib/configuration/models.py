@@ -45,8 +45,20 @@ class CurrentDeployment(BaseModel):
     revision: int
 
 
+BootstrapResourceType = Literal["constraintTable", "customFont", "documentTemplate", "documentTemplateSnippet",
+                                "rangeTable", "secret", "staticDocument", "table"]
+"""The OpenAPI BootstrapResource.resourceType values."""
+RESOURCE_TYPES: dict[str, BootstrapResourceType] = {
+    "tables": "table", "rangeTables": "rangeTable", "constraintTables": "constraintTable",
+    "documentTemplates": "documentTemplate", "documentTemplatesSnippets": "documentTemplateSnippet",
+    "staticDocuments": "staticDocument", "customFonts": "customFont", "secrets": "secret"}
+"""The resourceType of the files of each folder of bootstrap/resources/resourceFiles/ (a table of the
+`tables` folder may be declared a range table: the tables domain decides)."""
+
+
 class BootstrapFile(BaseModel):
-    """A bootstrap resource instance as stored: `path` is the blob path under the tenant."""
+    """A bootstrap resource instance as stored: `path` is the blob path under the tenant, `kind` its
+    folder in the package."""
 
     instance: str
     staticName: str
@@ -54,10 +66,15 @@ class BootstrapFile(BaseModel):
     path: str
     size: int
 
+    @property
+    def resource_type(self) -> BootstrapResourceType | None:
+        return RESOURCE_TYPES.get(self.kind)
+
 
 class BootstrapRecord(BaseModel):
-    """The bootstrap resources createTenant stored, waiting for the tables capability to load them.
-    `resourceGroups` is the package's `bootstrap.resources.resourceGroups`, as deployed."""
+    """The bootstrap resources createTenant stored with the tenant's first deployment: the tables domain
+    loads the tables among them, documents reads its templates and static documents. `resourceGroups` is
+    the package's `bootstrap.resources.resourceGroups`, as deployed."""
 
     version: str
     status: Literal["queued"] = "queued"

@@ -5,7 +5,7 @@ Table (partition `T#{t}#CFG`, storage/keys.py): `V#{version}` one item per deplo
 `S#{staticVersionLocator}` the latest version of each static locator, `#BOOTSTRAP` the bootstrap
 resources createTenant stored. Blobs (`tenants/{t}/...`): `config/{version}.zip` the package as
 downloaded, `config/{version}.model.json` its normal-form model (so reading a model never re-reads
-the ZIP), `bootstrap/{kind}/{file}` the bootstrap resource files.
+the ZIP), `config/bootstrap/{kind}/{file}` the bootstrap resource files.
 """
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def store_version_files(tenant: str, version: str, package: bytes, model: dict[s
 
 
 def bootstrap_files(resources: list[BootstrapResource]) -> list[BootstrapFile]:
-    """Where each resource file is kept: `bootstrap/{kind}/{file}` under the tenant."""
+    """Where each resource file is kept: `config/bootstrap/{kind}/{file}` under the tenant."""
     return [BootstrapFile(instance=r.instance, staticName=r.static_name, kind=r.kind, path=_bootstrap_path(r.path),
                           size=len(r.content)) for r in resources]
 
@@ -107,8 +107,9 @@ def _model_path(version: str) -> str:
 
 
 def _bootstrap_path(package_path: str) -> str:
-    """`bootstrap/resources/resourceFiles/tables/A.csv` -> `bootstrap/tables/A.csv`."""
-    return "/".join(("bootstrap", *package_path.split("/")[len(RESOURCE_FILES_FOLDER):]))
+    """`bootstrap/resources/resourceFiles/tables/A.csv` -> `config/bootstrap/tables/A.csv`: with the
+    tenant's configuration (the record names the path, so a tenant created before keeps its own)."""
+    return "/".join(("config", "bootstrap", *package_path.split("/")[len(RESOURCE_FILES_FOLDER):]))
 
 
 # --- writes in the caller's unit of work ---------------------------------------------------------

@@ -128,6 +128,11 @@ def store_artifact(tenant: str, document_locator: str, name: str, content: bytes
     harmless, an instance naming no file would not be."""
     path = f"documents/{document_locator}/{name}"
     blobs.put(tenant, path, content, media_type)
+    return artifact_of(path, content, media_type)
+
+
+def artifact_of(path: str, content: bytes, media_type: str) -> Artifact:
+    """The artifact of the stored object at `path` holding `content`."""
     return Artifact(path=path, size=len(content), checksum="sha256:" + hashlib.sha256(content).hexdigest(),
                     mediaType=media_type)
 

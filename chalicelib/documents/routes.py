@@ -208,19 +208,19 @@ def list_quote_documents_jobs(tenantLocator: str, locator: str,
 
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/trigger", methods=["POST"])
-@endpoint("documents.trigger")
+@endpoint("documents.trigger", errors=[codes.NOT_FOUND["transaction"]])
 def retrigger_transaction_documents_jobs(tenantLocator: str, locator: str) -> list[schemas.DocumentsJobSummary]:
     return _timed_out(ReferenceType.TRANSACTION, locator)
 
 
 @bp.route("/document/{tenantLocator}/documents/segment/{locator}/trigger", methods=["POST"])
-@endpoint("documents.trigger")
+@endpoint("documents.trigger", errors=[codes.NOT_FOUND["segment"]])
 def retrigger_segment_documents_jobs(tenantLocator: str, locator: str) -> list[schemas.DocumentsJobSummary]:
     return _timed_out(ReferenceType.SEGMENT, locator)
 
 
 @bp.route("/document/{tenantLocator}/documents/quote/{locator}/trigger", methods=["POST"])
-@endpoint("documents.trigger")
+@endpoint("documents.trigger", errors=[codes.NOT_FOUND["quote"]])
 def retrigger_quote_documents_jobs(tenantLocator: str, locator: str) -> list[schemas.DocumentsJobSummary]:
     return _timed_out(ReferenceType.QUOTE, locator)
 

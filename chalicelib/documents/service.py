@@ -7,7 +7,11 @@ job with a `draft` instance per configured document, gathers the rendering data 
 record as a plugin sees it, its account and charges), renders the template of the tenant's *current*
 deployment in the sandbox (rendering.py) and stores the artifact in S3 with its size and checksum:
 the instance becomes `ready` (`document.ready`), or `dataError` / `renderError` / `conversionError`
-with `processingErrors` (`document.failed`), and the job `finished` or `failed`. A template error
+with `processingErrors` (`document.failed`), and the job `finished` or `failed`. A `prerendered`
+document is its `staticDocuments` bootstrap file as stored with the deployment, not rendered; a dynamic
+one without a template is a renderError naming what is missing. An invoice's rendering data comes from
+billing (with the invoice's job, or for the ad-hoc render through runtime/rendering_sources.py, which
+app.py wires: billing is above documents). A template error
 never fails the record's own request: it happened in that request's unit of work only as a job.
 Retriggering a failed job (after a redeploy that fixes the template) renders its unfinished
 instances again; retriggering timed-out jobs does so for running jobs whose worker went away.
@@ -24,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import Enum
-from typing import Any
+from typing import Any, NoReturn
 
 from pydantic import BaseModel
 from ulid import ULID
@@ -40,6 +44,7 @@ from chalicelib.core.paging import Page, PageRequest
 from chalicelib.documents import consolidation, rendering, repository, templates
 from chalicelib.documents.models import (
     MEDIA_TYPES,
+    Artifact,
     Document,
     DocumentFormat,
     DocumentsJob,
@@ -52,7 +57,7 @@ from chalicelib.documents.models import (
 from chalicelib.policies import service as policies
 from chalicelib.priceable import elements
 from chalicelib.quotes import service as quotes
-from chalicelib.runtime import jobs, wiring
+from chalicelib.runtime import jobs, rendering_sources, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.settings import settings
@@ -106,9 +111,10 @@ def artifact(ctx: CallContext, locator: str) -> File:
 
 
 def source(ctx: CallContext, locator: str) -> File:
-    """The template a generated document was rendered from; an external document is its own source."""
+    """The template a generated document was rendered from; a document made of no template (external,
+    prerendered, consolidated) is its own source."""
     document = get_document(ctx, locator)
-    if document.external:
+    if document.external or (document.source is None and document.artifact is not None):
         return artifact(ctx, locator)
     if document.source is None:
         raise codes.DOCUMENT_NOT_READY(f"document {locator} has not been rendered yet")
@@ -202,7 +208,9 @@ def retrigger_failed(ctx: CallContext, reference_type: ReferenceType, locator: s
 
 
 def retrigger_timed_out(ctx: CallContext, reference_type: ReferenceType, locator: str) -> list[DocumentsJob]:
-    """Runs again each job of the record still running after a job lease: its worker went away."""
+    """Runs again each job of the record still running after a job lease: its worker went away (404 for
+    a record this tenant does not have)."""
+    _existing(ctx, reference_type, locator)
     horizon = ctx.now - timedelta(seconds=settings().job_lease_seconds)
     stale = [job for job in repository.all_jobs_of(ctx.tenant, reference_type, locator)
              if job.status == JobStatus.RUNNING and (job.updatedAt or job.createdAt) <= horizon]
@@ -237,7 +245,7 @@ def add_invoice_document(ctx: CallContext, uow: UnitOfWork, model: Mapping[str, 
     if plan is None:
         return None
     reference = Reference(referenceType=ReferenceType.INVOICE, referenceLocator=invoice_locator)
-    job = _new_job(ctx, uow, reference, DocumentTrigger.GENERATED, [plan], _plain(rendering_data))
+    job = _new_job(ctx, uow, reference, DocumentTrigger.GENERATED, [plan], _invoice_data(rendering_data))
     _enqueue(uow, job)
     return job.locator
 
@@ -345,7 +353,11 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
     if plan is None:
         return _finish(ctx, document, DocumentState.DATA_ERROR,
                        f"the configuration has no document {document.staticName} any more")
+    if plan.prerendered:
+        return _deliver_static(ctx, document, sources, plan)
     template = sources.template(plan.static_name)
+    if template is None:
+        return _finish(ctx, document, DocumentState.RENDER_ERROR, templates.missing_template(plan.static_name))
     fonts = sources.fonts(plan.fonts) if plan.output_format == DocumentFormat.PDF else {}
     missing = [name for name in plan.fonts if name not in fonts] if plan.output_format == DocumentFormat.PDF else []
     if missing:
@@ -360,6 +372,16 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
     stored = repository.store_artifact(ctx.tenant, document.locator, f"document.{plan.output_format}",
                                        result.content, MEDIA_TYPES[plan.output_format])
     return _finish(ctx, document.model_copy(update={"artifact": stored, "source": template.source,
+                                                    "readyAt": ctx.now}), DocumentState.READY, None)
+
+
+def _deliver_static(ctx: CallContext, document: Document, sources: _Sources, plan: templates.Planned) -> Document:
+    """A prerendered document: the package's file, as is (the bootstrap object itself, not a copy)."""
+    found = sources.static_document(plan.static_name)
+    if found is None:
+        return _finish(ctx, document, DocumentState.RENDER_ERROR, templates.missing_static_document(plan.static_name))
+    stored, output_format, _ = found
+    return _finish(ctx, document.model_copy(update={"artifact": stored, "documentFormat": output_format,
                                                     "readyAt": ctx.now}), DocumentState.READY, None)
 
 
@@ -450,18 +472,27 @@ class _Sources:
         return self._files
 
     def bootstrap(self) -> dict[tuple[str, str], str]:
-        """(kind, staticName) -> blob path of each bootstrap template resource."""
+        """(kind, staticName) -> blob path of each bootstrap resource."""
         if self._bootstrap is None:
             record = configuration.bootstrap_record(self.ctx)
             self._bootstrap = {(resource.kind, resource.staticName): resource.path
-                               for resource in (record.resources if record else [])
-                               if templates.engine_of(resource.path)}
+                               for resource in (record.resources if record else [])}
         return self._bootstrap
 
-    def template(self, name: str) -> templates.Template:
-        found = templates.template_in_package(self.files(), "documents", name) or self._resource(
+    def template(self, name: str) -> templates.Template | None:
+        return templates.template_in_package(self.files(), "documents", name) or self._resource(
             "documentTemplates", name)
-        return found or templates.Template("liquid", templates.DEFAULT_SUMMARY)
+
+    def static_document(self, name: str) -> tuple[Artifact, DocumentFormat, bytes] | None:
+        """The prerendered file of the document `name` as stored with the deployment: its artifact, its
+        format (by its extension, else the configured one) and its bytes."""
+        path = self.bootstrap().get((templates.STATIC_DOCUMENTS, name))
+        content = repository.read_bootstrap_file(self.ctx.tenant, path) if path else None
+        if path is None or content is None:
+            return None
+        configured = templates.configured(self.model, name)
+        output_format = templates.format_of(path) or (configured.output_format if configured else DocumentFormat.PDF)
+        return repository.artifact_of(path, content, MEDIA_TYPES[output_format]), output_format, content
 
     def snippets(self, names: tuple[str, ...]) -> dict[str, str]:
         found = {name: templates.template_in_package(self.files(), "templateSnippets", name) or self._resource(
@@ -504,6 +535,11 @@ def rendering_data(ctx: CallContext, document: Document | Reference) -> dict[str
             "segment": {"startTime": quote.startTime, "endTime": quote.endTime,
                         "element": elements.as_tree(quote.element)},
             "charges": quote.charges or [], "totalAmount": _total(quote.charges or [])})
+    if document.referenceType == ReferenceType.INVOICE:
+        invoice = rendering_sources.rendering_data(ctx, ReferenceType.INVOICE, document.referenceLocator)
+        if invoice is None:
+            raise codes.DOCUMENT_REFERENCE_INVALID("this process has no rendering data for invoices")
+        return _invoice_data(invoice)
     transaction_locator = document.transactionLocator or document.referenceLocator
     if document.referenceType not in (ReferenceType.TRANSACTION, ReferenceType.SEGMENT, ReferenceType.POLICY):
         raise codes.DOCUMENT_REFERENCE_INVALID(f"a {document.referenceType} document has no rendering data here")
@@ -529,6 +565,25 @@ def rendering_data(ctx: CallContext, document: Document | Reference) -> dict[str
                     "endTime": segment.endTime if segment else None,
                     "element": elements.as_tree(element) if element else None},
         "charges": transaction.charges, "totalAmount": _total(transaction.charges)})
+
+
+SUMMARIZED_ITEM_FIELDS = ("elementType", "elementStaticLocator", "chargeType", "chargeCategory", "amount",
+                          "remainingAmount", "settlementTime", "unsettledTime")
+
+
+def _invoice_data(invoice: Mapping[str, Any]) -> dict[str, Any]:
+    """An invoice's rendering data as billing gives it, plus the platform's summary shape that invoice
+    templates iterate: `policyInvoiceSummaries`, one per policy (or quote) with its `invoiceItemSummaries`
+    (the OpenAPI InvoiceSummary and InvoiceItemSummary)."""
+    summaries: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for item in invoice.get("invoiceItems") or []:
+        owner = (item.get("policyLocator"), item.get("quoteLocator"))
+        summary = summaries.setdefault(owner, {"policyLocator": owner[0], "quoteLocator": owner[1],
+                                               "invoiceItemSummaries": []})
+        summary["invoiceItemSummaries"].append({"invoiceItemLocator": item.get("locator"), **{
+            name: item[name] for name in SUMMARIZED_ITEM_FIELDS if name in item}})
+    return _plain({**invoice, "invoiceLocator": invoice.get("locator"),
+                   "policyInvoiceSummaries": list(summaries.values())})
 
 
 def _account(account: Any) -> dict[str, Any]:
@@ -718,19 +773,22 @@ class RenderRequest:
 
 def render_ad_hoc(ctx: CallContext, request: RenderRequest) -> File:
     """Renders a template (the body's, else the configured document's) with the record's rendering data,
-    storing nothing: as the document's format when a document is named, else as HTML."""
+    storing nothing: as the document's format when a document is named, else as HTML. A named prerendered
+    document is its file."""
     reference = _existing(ctx, request.referenceType, request.referenceLocator)
     sources = _Sources(ctx)
     name = request.documentConfig or request.staticName
     plan = templates.configured(sources.model, name) if name else None
     if name and plan is None:
         raise codes.not_found("configuration", f"document {name}")
+    if request.template is None and plan is not None and plan.prerendered:
+        return _static_file(sources, plan)
     if request.template is not None:
         template = templates.Template(request.templateFormat or "liquid", request.template)
     elif plan is not None:
-        template = sources.template(plan.static_name)
+        template = sources.template(plan.static_name) or _no_template(templates.missing_template(plan.static_name))
     else:
-        raise codes.DOCUMENT_TEMPLATE_MISSING("Send a template, or name a configured document (documentConfig)")
+        template = _no_template("Send a template, or name a configured document (documentConfig)")
     data = rendering_data(ctx, reference)
     output_format = plan.output_format if plan else DocumentFormat.HTML
     result = _render(template.engine, template.source, {**data, "documentName": name or "Document"},
@@ -740,3 +798,15 @@ def render_ad_hoc(ctx: CallContext, request: RenderRequest) -> File:
     if isinstance(result, rendering.RenderFailed):
         raise codes.DOCUMENT_RENDER_FAILED(f"The template did not render: {result.message}"[:MAX_PROCESSING_ERRORS])
     return File(result.content, result.media_type, f"{name or 'document'}.{output_format}")
+
+
+def _static_file(sources: _Sources, plan: templates.Planned) -> File:
+    found = sources.static_document(plan.static_name)
+    if found is None:
+        raise codes.DOCUMENT_TEMPLATE_MISSING(templates.missing_static_document(plan.static_name))
+    stored, output_format, content = found
+    return File(content, stored.mediaType, f"{plan.static_name}.{output_format}")
+
+
+def _no_template(message: str) -> NoReturn:
+    raise codes.DOCUMENT_TEMPLATE_MISSING(message)

@@ -8,8 +8,8 @@ tenant's `defaultInvoiceDocument`. A document's template is `documents/<Name>/te
 `template.vm` / `template.velocity` in the package, else the bootstrap resource (`documentTemplates`)
 whose staticName is the document's; a snippet's likewise under `templateSnippets/<Name>/` or the
 `documentTemplatesSnippets` resources. A custom font (`customFonts`) is the package's `fonts/<Name>.ttf`.
-A document without a template, a `prerendered` one included,
-renders DEFAULT_SUMMARY: the record's own summary rather than a failure.
+A `prerendered` document has no template: it is the `staticDocuments` bootstrap resource of its name,
+delivered as is.
 """
 from __future__ import annotations
 
@@ -26,23 +26,11 @@ Engine = Literal["liquid", "velocity"]
 TEMPLATE_SUFFIXES: dict[str, Engine] = {".liquid": "liquid", ".vm": "velocity", ".velocity": "velocity"}
 RENDERED_FORMATS = frozenset({DocumentFormat.TEXT, DocumentFormat.TXT, DocumentFormat.HTML, DocumentFormat.PDF})
 FONT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+STATIC_DOCUMENTS = "staticDocuments"
+"""The bootstrap folder of prerendered documents' files."""
 STEP_TRIGGERS = {"validate": DocumentTrigger.VALIDATED, "price": DocumentTrigger.PRICED,
                  "underwrite": DocumentTrigger.UNDERWRITTEN, "accept": DocumentTrigger.ACCEPTED,
                  "issue": DocumentTrigger.ISSUED}
-
-DEFAULT_SUMMARY = """<html><body>
-<h1>{{ documentName }}</h1>
-<p>{{ kind }} {{ locator }}{% if productName %} &middot; {{ productName }}{% endif %}</p>
-{% if account %}<p>Account {{ account.locator }}:
-{% for entry in account.data %}{{ entry[0] }} {{ entry[1] }}; {% endfor %}</p>{% endif %}
-{% if startTime %}<p>From {{ startTime }}{% if endTime %} to {{ endTime }}{% endif %}</p>{% endif %}
-{% if charges %}<table>{% for charge in charges %}
-<tr><td>{{ charge.chargeType }}</td><td>{{ charge.amount }}</td></tr>{% endfor %}</table>{% endif %}
-{% if totalAmount %}<p>Total {{ totalAmount }} {{ currency }}</p>{% endif %}
-</body></html>
-"""
-"""What a document without a template renders (Liquid): the record's kind, locator, product, account data,
-span and charges."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +52,8 @@ class Planned:
     snippets: tuple[str, ...] = field(default=())
     fonts: tuple[str, ...] = field(default=())
     """The custom fonts the PDF may use: the document's `customFonts`, then the tenant's."""
+    prerendered: bool = False
+    """`rendering: prerendered`: the package's file, delivered as is."""
 
 
 def configured(model: Mapping[str, Any], name: str) -> Planned | None:
@@ -75,13 +65,14 @@ def configured(model: Mapping[str, Any], name: str) -> Planned | None:
         trigger = DocumentTrigger(str(config.get("trigger", "issued")))
     except ValueError:
         return None
-    if output_format not in RENDERED_FORMATS:
+    prerendered = config.get("rendering") == "prerendered"
+    if output_format not in RENDERED_FORMATS and not prerendered:
         output_format = DocumentFormat.PDF
     snippets = tuple(str(snippet) for snippet in config.get("templateSnippets") or [] if isinstance(snippet, str))
     fonts = tuple(dict.fromkeys(str(font) for font in [*(config.get("customFonts") or []),
                                                        *(model.get("customFonts") or [])] if isinstance(font, str)))
     return Planned(name, str(config.get("displayName") or name), output_format, trigger, page_of(config),
-                   str(config.get("scope", "policy")), snippets, fonts)
+                   str(config.get("scope", "policy")), snippets, fonts, prerendered)
 
 
 def for_product(model: Mapping[str, Any], product: str | None, trigger: DocumentTrigger) -> list[Planned]:
@@ -129,3 +120,24 @@ def font_path(name: str) -> str | None:
 
 def engine_of(path: str) -> Engine | None:
     return TEMPLATE_SUFFIXES.get(PurePosixPath(path).suffix)
+
+
+def format_of(path: str) -> DocumentFormat | None:
+    """The format a file's extension names (`Forms01.pdf` -> pdf), if it names one."""
+    try:
+        return DocumentFormat(PurePosixPath(path).suffix.lstrip(".").lower())
+    except ValueError:
+        return None
+
+
+def missing_template(name: str) -> str:
+    """What a dynamic document without a template lacks (its renderError)."""
+    return (f"document {name} has no template: the package holds neither documents/{name}/template.liquid "
+            f"(or template.vm, template.velocity) nor a bootstrap resource in documentTemplates/ whose staticName "
+            f"is {name}")
+
+
+def missing_static_document(name: str) -> str:
+    """What a prerendered document without its file lacks (its renderError)."""
+    return (f"document {name} is prerendered but has no file: the tenant's package held no bootstrap resource "
+            f"in {STATIC_DOCUMENTS}/ whose staticName is {name}")

@@ -17,6 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from chalicelib.configuration.models import BootstrapResourceType
+
 DATA_TYPES = ("string", "int", "long", "decimal", "date", "datetime", "boolean", "guid")
 NUMERIC_TYPES = frozenset({"int", "long", "decimal"})
 DEFAULT_SELECTION_TIME_BASIS = "termStartTime"
@@ -159,7 +161,7 @@ class BootstrapStatus(BaseModel):
     """How loading one bootstrap resource of the tenant's package went (OpenAPI BootstrapResource)."""
 
     name: str
-    resourceType: TableKind
+    resourceType: BootstrapResourceType
     status: Literal["queued", "created", "failed"]
     updatedAt: datetime
     error: str | None = None

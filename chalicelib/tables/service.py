@@ -484,23 +484,32 @@ def _enqueue_bootstrap_step(ctx: CallContext, record: BootstrapRecord, cursor: i
 
 
 def bootstrap_status(ctx: CallContext) -> list[BootstrapStatus]:
-    """Each table resource of the tenant's bootstrap record, in record order: queued until the job loads
-    it, then created or failed (with the reason); failed with the job's error too when the job of its step,
-    or of a step before it, gave up (no later step runs then)."""
+    """Each resource of the tenant's bootstrap record, in record order. A table is queued until the job
+    loads it, then created or failed (with the reason); failed with the job's error too when the job of its
+    step, or of a step before it, gave up (no later step runs then). Any other resource (document
+    templates and snippets, static documents, fonts) was stored with the deployment: created then."""
     record = configuration.bootstrap_record(ctx)
     if record is None:
         return []
     resources = _table_resources(record, configuration.model(ctx, record.version))
     stored = {status.name: status for status in repository.bootstrap_statuses(ctx.tenant)}
     given_up = _step_given_up(ctx, record, resources, stored)
-    answer = []
+    tables: dict[str, BootstrapStatus] = {}
     for position, (resource, kind) in enumerate(resources):
         status = stored.get(resource.instance)
         if status is None and given_up is not None and position >= given_up[0]:
-            status = BootstrapStatus(name=resource.instance, resourceType=kind, status="failed",
+            status = BootstrapStatus(name=resource.instance, resourceType=kind.value, status="failed",
                                      updatedAt=given_up[1]["updatedAt"], error=given_up[1]["error"])
-        answer.append(status or BootstrapStatus(name=resource.instance, resourceType=kind, status="queued",
-                                                updatedAt=record.createdAt))
+        tables[resource.instance] = status or BootstrapStatus(name=resource.instance, resourceType=kind.value,
+                                                              status="queued", updatedAt=record.createdAt)
+    answer = []
+    for resource in record.resources:
+        resource_type = resource.resource_type
+        if resource.instance in tables:
+            answer.append(tables[resource.instance])
+        elif resource_type is not None:
+            answer.append(BootstrapStatus(name=resource.instance, resourceType=resource_type, status="created",
+                                          updatedAt=record.createdAt))
     return answer
 
 

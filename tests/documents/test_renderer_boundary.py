@@ -10,6 +10,7 @@ import io
 import os
 import threading
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pytest
 from pypdf import PdfReader
@@ -75,6 +76,96 @@ def test_velocity_walks_from_a_value_to_its_class_reach_nothing_of_the_host():
 
     assert text == " | ".join(walks)  # unresolved names render as written, and nothing else
     assert rendered("velocity", "$account.data.firstName has $items.size() items") == b"Ada has 3 items"
+
+
+# Every route from a value to Python that a template could try: each renders as written (a name Velocity
+# does not resolve stays in the text, as in Java's engine) or fails, and shows nothing of Python.
+VELOCITY_ROUTES_TO_PYTHON = {
+    "str.format": ("#set($f='{0.__class__.__mro__}')$f.format($account)", "$f.format($account)"),
+    "str.format_map": ("#set($f='{__class__}')$f.format_map($account)", "$f.format_map($account)"),
+    "str.join of objects": ("#set($s=', ')$s.join($items)", "$s.join($items)"),
+    "dict.get of a dunder key": ("$account.get('__class__') $account.get('__init__')",
+                                 "$account.get('__class__') $account.get('__init__')"),
+    "Python's dict methods": ("$account.items() $account.keys() $account.setdefault('x', 1) $account.pop('data')",
+                              "$account.items() $account.keys() $account.setdefault('x', 1) $account.pop('data')"),
+    "mro": ("$account.mro() $items.mro", "$account.mro() $items.mro"),
+    "a method object's attributes": ("$items.size.__self__ $items.index.__self__.__class__",
+                                     "$items.size.__self__ $items.index.__self__.__class__"),
+    "__getattribute__": ("$account.__getattribute__('__class__') $account.data.firstName.__getattribute__('upper')",
+                         "$account.__getattribute__('__class__') $account.data.firstName.__getattribute__('upper')"),
+    "Java's getClass": ("$account.getClass() $account.class.name $items.getClass().forName('os')",
+                        "$account.getClass() $account.class.name $items.getClass().forName('os')"),
+    "a Java method's answer walked on": ("$account.data.firstName.toUpperCase().format($account)",
+                                         "$account.data.firstName.toUpperCase().format($account)"),
+    "#evaluate": ("#evaluate('$account.__class__')#evaluate(\"$items.__class__.__name__\")",
+                  "$account.__class__$items.__class__.__name__"),
+    "a #define block": ("#define($block)x#end$block.__class__ $block.format($account)",
+                        "$block.__class__ $block.format($account)"),
+    "the loop's variables": ("#foreach($i in $items)$foreach.getClass()$velocityCount.__class__#end",
+                             "$foreach.getClass()$velocityCount.__class__" * 3),
+    "a method without its parentheses": ("#set($m = $items.size)$m $account.data.firstName.upper",
+                                         "$m $account.data.firstName.upper"),
+}
+
+
+@pytest.mark.parametrize("template", ["#set($x = '%s' % $account)$x", "#set($x = '%(data)s' % $account)$x",
+                                      "#set($x = '%r' % $items)$x", "#set($x = 'x' * 100000000)$x",
+                                      "#set($x = $items * 3)$x", "#set($x = $items + $items)$x"])
+def test_velocity_operators_take_numbers_not_python_formatting(template):
+    result = rendering.render("velocity", template, DATA, "text", limits=SHORT)
+
+    assert isinstance(result, RenderFailed) and "is not a number" in result.message, result
+    assert "<class" not in result.message and "0x" not in result.message
+
+
+def test_velocity_renders_platform_templates_as_java_does():
+    """`data` is the whole rendering data (a top-level key of that name does not hide it)."""
+    data = {**DATA, "data": "shadowed", "amount": Decimal("12.345"), "flag": True, "start": "2026-02-01T05:00:00Z"}
+    template = ("$data.account.data.firstName.toUpperCase() ${data.start.substring(0, 10)} $${data.amount} "
+                "$amount.setScale(2, 4) $flag $items $account #set($r = -7 % 3)$r #set($q = -7 / 2)$q "
+                "#foreach($v in $account.data)$v#end $items.get(1) $account.data.keySet() "
+                "$account.data.firstName.length()")
+    result = rendering.render("velocity", template, data, "text", limits=SHORT)
+
+    assert isinstance(result, Rendered), result
+    assert result.content.decode() == ("ADA 2026-02-01 $12.345 12.35 true [1, 2, 3] {data={firstName=Ada}} -1 -3 "
+                                       "Ada 2 [firstName] 3")
+
+
+LIQUID_ROUTES_TO_PYTHON = {
+    "attributes": ('{{ account.__class__ }}|{{ account["__class__"] }}|{{ account.data.firstName.__class__.__mro__ }}'
+                   "|{{ account.data.items }}|{{ account.data.get }}|{{ account.keys }}", "|||||"),
+    "the loop's drop": ('{% for i in items %}{{ forloop.__class__ }}{{ forloop["__init__"] }}'
+                        "{{ forloop.parentloop.__class__ }}{{ forloop.it }}{% endfor %}", ""),
+    "a range": ("{% assign r = (1..3) %}{{ r.__class__ }}{{ r.start }}{{ r.step }}", ""),
+    "map over attributes": ('{{ account.data | map: "__class__" | join }}|{{ account | map: "__init__" }}', "|"),
+    "sort over attributes": ('{{ items | sort: "__class__" | join: "," }}', None),
+    "where over attributes": ('{{ items | where: "__class__" }}', None),
+    "a captured value": ("{% capture c %}{{ account.data.firstName }}{% endcapture %}{{ c.__class__ }}{{ c.upper }}",
+                         ""),
+}
+
+
+ROUTES_TO_PYTHON = {**{("velocity", route): case for route, case in VELOCITY_ROUTES_TO_PYTHON.items()},
+                    **{("liquid", route): case for route, case in LIQUID_ROUTES_TO_PYTHON.items()}}
+"""Each template and what it renders (Velocity leaves what it does not resolve as written, Liquid renders it
+empty), or None when the engine refuses it."""
+
+
+@pytest.mark.parametrize("engine, route", ROUTES_TO_PYTHON)
+def test_templates_reach_no_python_attribute_by_any_route(engine, route):
+    template, expected = ROUTES_TO_PYTHON[engine, route]
+
+    if expected is None:  # the engine refuses it
+        result = rendering.render(engine, template, DATA, "text", limits=SHORT)
+        assert isinstance(result, RenderFailed) and "<class" not in result.message, result
+    else:
+        assert rendered(engine, template, "text").decode() == expected
+
+
+def test_the_routes_control_what_resolves():
+    assert rendered("liquid", "{{ data.account.data.firstName }} {{ items | size }}", "text") == b"Ada 3"
+    assert rendered("velocity", "$account.data.firstName.toUpperCase() $data.items.size()", "text") == b"ADA 3"
 
 
 def test_templates_read_no_file_through_includes():

@@ -141,7 +141,7 @@ def test_a_package_that_fails_validation_creates_no_tenant_and_stores_nothing(ap
     assert stored_state() == before
 
 
-def test_bootstrap_resources_are_stored_and_recorded_for_the_tables_capability(api, admin_token):
+def test_bootstrap_resources_are_stored_with_the_configuration_and_recorded(api, admin_token):
     response = create_tenant(api, admin_token, fixture_zip("iag-motor-demo", "socotra-config"))
 
     result = ok(response)
@@ -151,16 +151,17 @@ def test_bootstrap_resources_are_stored_and_recorded_for_the_tables_capability(a
     record = service.bootstrap_record(system_ctx().for_tenant(tenant))
     assert record.version == version and record.status == "queued"
     assert {(r.instance, r.staticName, r.kind, r.path) for r in record.resources} == {
-        ("UWRules01", "UWRules", "tables", "bootstrap/tables/UWRules01.csv"),
-        ("invoiceDoc_v1", "InvoiceDoc", "documentTemplates", "bootstrap/documentTemplates/invoiceDoc_v1.velocity"),
-        ("Forms01", "Forms", "staticDocuments", "bootstrap/staticDocuments/Forms01.pdf"),
-        ("Disclosure01", "Disclosure", "staticDocuments", "bootstrap/staticDocuments/Disclosure01.pdf"),
-        ("SR2201", "SR22", "staticDocuments", "bootstrap/staticDocuments/SR2201.pdf"),
+        ("UWRules01", "UWRules", "tables", "config/bootstrap/tables/UWRules01.csv"),
+        ("invoiceDoc_v1", "InvoiceDoc", "documentTemplates",
+         "config/bootstrap/documentTemplates/invoiceDoc_v1.velocity"),
+        ("Forms01", "Forms", "staticDocuments", "config/bootstrap/staticDocuments/Forms01.pdf"),
+        ("Disclosure01", "Disclosure", "staticDocuments", "config/bootstrap/staticDocuments/Disclosure01.pdf"),
+        ("SR2201", "SR22", "staticDocuments", "config/bootstrap/staticDocuments/SR2201.pdf"),
     }
     assert record.resourceGroups == fixture_model("iag-motor-demo")["bootstrap"]["resources"]["resourceGroups"]
-    assert sorted(blob_keys(f"tenants/{tenant}/bootstrap/")) == sorted(
+    assert sorted(blob_keys(f"tenants/{tenant}/config/bootstrap/")) == sorted(
         f"tenants/{tenant}/{r.path}" for r in record.resources)
-    assert blobs.get(tenant, "bootstrap/tables/UWRules01.csv") == (
+    assert blobs.get(tenant, "config/bootstrap/tables/UWRules01.csv") == (
         FIXTURES / "iag-motor-demo" / "bootstrap" / "resources" / "resourceFiles" / "tables" / "UWRules01.csv"
     ).read_bytes()
     downloaded = read_package(download(api, admin_token, tenant))
@@ -173,7 +174,7 @@ def test_a_package_without_bootstrap_records_no_bootstrap(api, admin_token):
     tenant = ok(create_tenant(api, admin_token))["locator"]
 
     assert service.bootstrap_record(system_ctx().for_tenant(tenant)) is None
-    assert blob_keys(f"tenants/{tenant}/bootstrap/") == []
+    assert blob_keys(f"tenants/{tenant}/config/bootstrap/") == []
 
 
 def test_create_tenant_records_its_events_with_the_request_id(api, admin_token):

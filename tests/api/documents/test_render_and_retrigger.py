@@ -191,3 +191,58 @@ def test_template_snippets_of_the_configuration_are_available_to_templates(api, 
                     documentConfig="Letter")
     assert (ad_hoc.body, ad_hoc.headers["Content-Type"]) == (b"Dear Ada, We insure your car. Yours, the insurer",
                                                              "text/plain; charset=utf-8")
+
+
+def test_a_document_without_its_template_or_file_is_a_render_error_naming_what_is_missing(api, admin_token, jobs):
+    model = documents_model(
+        Letter={"format": "text", "rendering": "dynamic", "scope": "policy", "trigger": "priced",
+                "selectionTimeBasis": "currentTime"},
+        Leaflet={"format": "pdf", "rendering": "prerendered", "scope": "policy", "trigger": "priced",
+                 "selectionTimeBasis": "currentTime"})
+    tenant = documents_tenant(api, admin_token, model)
+    account = new_account(api, admin_token, tenant)
+    quote = create(api, admin_token, tenant, auto(account))
+    ok(advance(api, admin_token, tenant, quote["locator"], "price"))
+    jobs.drain()
+
+    by_name = {d["staticName"]: d for d in listed(api, admin_token, tenant, "quote", quote["locator"])}
+    assert {name: d["documentInstanceState"] for name, d in by_name.items()} == {
+        "Letter": "renderError", "Leaflet": "renderError", "Quotation": "ready"}
+    assert "documents/Letter/template.liquid" in by_name["Letter"]["processingErrors"]
+    assert "staticDocuments/ whose staticName is Leaflet" in by_name["Leaflet"]["processingErrors"]
+    [job] = ok(call(api, "GET", documents(tenant, f"/quote/{quote['locator']}/jobs/list"), admin_token))["items"]
+    assert job["status"] == "failed"
+    reference = {"referenceType": "quote", "referenceLocator": quote["locator"]}
+    for name, missing in (("Letter", "documents/Letter/template.liquid"), ("Leaflet", "staticDocuments/")):
+        error = assert_error(render(api, admin_token, tenant, None, **reference, documentConfig=name), 400,
+                             "document.template_missing")
+        assert missing in error["message"]
+
+
+def test_templates_written_for_the_platform_read_the_rendering_data_as_data(api, admin_token, jobs):
+    model = documents_model(**BROKEN)
+    template = "{{ data.productName }} {{ productName }} {{ data.account.data.firstName }}"
+    tenant = documents_tenant(api, admin_token, model, {"documents/Broken/template.liquid": template})
+    account = new_account(api, admin_token, tenant)
+    quote = create(api, admin_token, tenant, auto(account))
+    ok(advance(api, admin_token, tenant, quote["locator"], "price"))
+    jobs.drain()
+
+    letter = next(d for d in listed(api, admin_token, tenant, "quote", quote["locator"]) if d["staticName"] == "Broken")
+    assert download(api, admin_token, tenant, letter["locator"]).body == b"PersonalAuto PersonalAuto Ada"
+    velocity = render(api, admin_token, tenant, {"template": "Summary for Product $data.productName, $productName"},
+                      referenceType="quote", referenceLocator=quote["locator"], templateFormat="velocity")
+    assert velocity.body == b"Summary for Product PersonalAuto, PersonalAuto"
+
+
+def test_retriggering_timed_out_jobs_of_a_record_this_tenant_lacks_answers_404(api, admin_token, jobs):
+    tenant = documents_tenant(api, admin_token)
+    other = documents_tenant(api, admin_token)
+    quote = create(api, admin_token, other, auto(new_account(api, admin_token, other)))
+    ok(advance(api, admin_token, other, quote["locator"], "price"))
+
+    for kind in ("quote", "transaction", "segment"):
+        for locator in (UNKNOWN, "not-a-locator", quote["locator"]):
+            assert_error(call(api, "POST", documents(tenant, f"/{kind}/{locator}/trigger"), admin_token), 404,
+                         f"{kind}.not_found")
+    assert ok(call(api, "POST", documents(other, f"/quote/{quote['locator']}/trigger"), admin_token)) == []

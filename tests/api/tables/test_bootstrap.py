@@ -52,7 +52,9 @@ def test_the_iag_package_loads_its_underwriting_rules(api, admin_token, jobs):
     tenant, result = created_tenant(api, admin_token, fixture_zip("iag-motor-demo"), jobs)
 
     assert result == {"created": 1, "failed": 0, "skipped": 0}
-    assert statuses(api, admin_token, tenant) == {"UWRules01": ("table", "created", None)}
+    assert statuses(api, admin_token, tenant) == {
+        "UWRules01": ("table", "created", None), "invoiceDoc_v1": ("documentTemplate", "created", None),
+        **{name: ("staticDocument", "created", None) for name in ("Disclosure01", "Forms01", "SR2201")}}
     rule = {"key": ".driver.convictedOfFraudArsonTheft", "condition": "=", "value": "YES", "decision": "reject",
             "message": "Convicted of fraud, arson, or theft"}
     assert value_of(record(api, admin_token, tenant, "table", "UWRules", key=["uwRule", "PersonalAuto", "6"])) == rule
@@ -119,16 +121,23 @@ def test_a_package_without_table_files_queues_no_bootstrap_job(api, admin_token,
 # --- the bootstrap's progress and outcome --------------------------------------------------------
 
 
+IAG_DOCUMENT_RESOURCES = [
+    {"name": name, "resourceType": kind, "status": "created", "updatedAt": "2026-01-15T09:30:00.000Z"}
+    for name, kind in (("invoiceDoc_v1", "documentTemplate"), ("Disclosure01", "staticDocument"),
+                       ("Forms01", "staticDocument"), ("SR2201", "staticDocument"))]
+"""The iag package's other resources, in the record's order: stored with the deployment, so created then."""
+
+
 def test_the_bootstrap_status_says_queued_until_the_job_loads_a_table_then_created(api, admin_token, jobs, clock):
     tenant = ok(create_tenant(api, admin_token, fixture_zip("iag-motor-demo")))["locator"]
 
-    assert bootstrap(api, admin_token, tenant) == [
-        {"name": "UWRules01", "resourceType": "table", "status": "queued", "updatedAt": "2026-01-15T09:30:00.000Z"}]
+    assert bootstrap(api, admin_token, tenant) == [*IAG_DOCUMENT_RESOURCES, {
+        "name": "UWRules01", "resourceType": "table", "status": "queued", "updatedAt": "2026-01-15T09:30:00.000Z"}]
     clock.advance(minutes=1)
     jobs.drain()
 
-    assert bootstrap(api, admin_token, tenant) == [
-        {"name": "UWRules01", "resourceType": "table", "status": "created", "updatedAt": "2026-01-15T09:31:00.000Z"}]
+    assert bootstrap(api, admin_token, tenant) == [*IAG_DOCUMENT_RESOURCES, {
+        "name": "UWRules01", "resourceType": "table", "status": "created", "updatedAt": "2026-01-15T09:31:00.000Z"}]
 
 
 def test_tables_whose_job_gave_up_are_failed_with_the_job_s_error(api, admin_token, jobs, clock):
@@ -138,6 +147,6 @@ def test_tables_whose_job_gave_up_are_failed_with_the_job_s_error(api, admin_tok
         clock.advance(seconds=settings().job_lease_seconds + 1)
         assert reap_expired(tenant, clock.now()) == 1
 
-    assert bootstrap(api, admin_token, tenant) == [
-        {"name": "UWRules01", "resourceType": "table", "status": "failed", "updatedAt": "2026-01-15T11:00:06.000Z",
-         "error": "job.lease_expired: gave up after the last attempt"}]
+    assert bootstrap(api, admin_token, tenant) == [*IAG_DOCUMENT_RESOURCES, {
+        "name": "UWRules01", "resourceType": "table", "status": "failed", "updatedAt": "2026-01-15T11:00:06.000Z",
+        "error": "job.lease_expired: gave up after the last attempt"}]
