@@ -47,16 +47,17 @@ def test_a_monthly_plan_spreads_each_charge_over_twelve_installments_to_the_cent
         for item in installment["installmentItems"]:
             by_type[item["chargeType"]] = by_type.get(item["chargeType"], Decimal(0)) + Decimal(str(item["amount"]))
     assert by_type == {"premium": Decimal("1200.00"), "tax": Decimal("25.00")}
-    # February (28 days) pays less than March (31 days, one hour short for summer time)
-    assert Decimal(str(installments[0]["installmentItems"][0]["amount"])) < Decimal(
-        str(installments[1]["installmentItems"][0]["amount"]))
+    # a months-basis policy: every month is one twelfth, February (28 days) as much as March (31 days, one
+    # hour short for summer time); the tax's 25.00 / 12 = 2.0833 rounds to 2.08, 2.12 left for the last
+    assert [{item["chargeType"]: Decimal(str(item["amount"])) for item in i["installmentItems"]}
+            for i in installments] == [{"premium": Decimal("100.00"), "tax": Decimal("2.08")}] * 11 + [
+        {"premium": Decimal("100.00"), "tax": Decimal("2.12")}]
     assert invoices_of_account(api, admin_token, tenant, account, zero=True) == []  # first generated 2026-01-22
 
     lattices = ok(call(api, "GET", billing(tenant, f"/installmentLattices/policies/{policy['locator']}/list"),
                        admin_token))["items"]
     assert len(lattices) == 1 and len(lattices[0]["frames"]) == 12
-    assert sum(Decimal(str(f["normalizedWeight"])) for f in lattices[0]["frames"]) == pytest.approx(Decimal(1),
-                                                                                                      abs=Decimal("0.0001"))
+    assert [Decimal(str(f["normalizedWeight"])) for f in lattices[0]["frames"]] == [Decimal("0.083333")] * 12
     fetched = ok(call(api, "GET", billing(tenant, f"/installments/{installments[3]['locator']}"), admin_token))
     assert fetched == installments[3]
 
@@ -228,18 +229,24 @@ def test_settling_an_invoice_with_money_left_needs_forced(api, admin_token, jobs
     assert_error(call(api, "POST", path + "?forced=true", admin_token), 409, "invoice.settled")
 
 
-def test_a_cancellation_refund_is_a_negative_invoice_settled_into_credit(api, admin_token, jobs, full_pay):
-    tenant = full_pay
+def test_a_cancellation_refund_is_a_negative_invoice_settled_into_credit(api, admin_token, jobs):
+    """The cancellation effective Aug 1 is billed over its own frame from then: its refund is invoiced at
+    that frame's generate time (30 days ahead, Jul 2), due Aug 1, not at once with the term's times."""
+    tenant = billing_tenant(api, admin_token, "FullPay", test_clock=True)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel",
                              params("2026-08-01T04:00:00.000Z")))
     ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    jobs.drain()
+    assert [i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)] == ["open"]
+    ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-07-02T04:00:00Z"}))
     jobs.drain()
 
     invoices = invoices_of_account(api, admin_token, tenant, account)
     assert [i["invoiceState"] for i in invoices] == ["open", "settled"]
     refund = invoices[1]
     assert refund["totalAmount"] < 0 and refund["totalRemainingAmount"] == 0
+    assert (refund["generatedTime"], refund["dueTime"]) == ("2026-07-02T04:00:00.000Z", "2026-08-01T04:00:00.000Z")
     balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
                       admin_token))
     assert balance["balance"] == -refund["totalAmount"]
@@ -418,13 +425,18 @@ def test_policies_billed_at_account_level_share_invoices_and_one_at_policy_level
     assert sorted(i["policyLocator"] for i in items) == sorted([first["locator"]] * 2 + [second["locator"]] * 2)
 
 
-def test_a_reversal_bills_exactly_what_it_takes_back(api, admin_token, jobs, full_pay):
-    tenant = full_pay
+def test_a_reversal_bills_exactly_what_it_takes_back(api, admin_token, jobs):
+    """The change effective Aug 1 is invoiced at its frame's generate time (Jul 2); its reversal, billed
+    after that, at once."""
+    tenant = billing_tenant(api, admin_token, "FullPay", test_clock=True)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
     change = ok(create(api, admin_token, tenant, policy["locator"], "change",
                        [params("2026-08-01T04:00:00.000Z"), modify(vehicle, value="25000")]))
     ok(step(api, admin_token, tenant, change["locator"], "issue"))
+    jobs.drain()
+    assert sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True))) == Decimal("1225.00")
+    ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-07-02T04:00:00Z"}))
     jobs.drain()
     after_change = sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True)))
     assert after_change == Decimal("1225.00") + Decimal("300.00") + Decimal("25.00") - Decimal("12.50")
