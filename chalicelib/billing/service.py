@@ -228,8 +228,8 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
     installments' locators derive from `named_at` (the transaction's issue time: the same in every attempt
     of its billing job, so a retry writes a chunk an earlier attempt wrote under the same keys) or now."""
     plan_name, schedule = plans.schedule(billing_plans, billing.plan_name, billing.preferences)
-    frames = lattice.from_effective(lattice.term_frames(billing.term_start, billing.term_end, schedule,
-                                                        billing.timezone), billing.effective, schedule, billing.timezone)
+    term = lattice.term_frames(billing.term_start, billing.term_end, schedule, billing.timezone)
+    frames = lattice.from_effective(term, billing.effective, schedule, billing.timezone)
     defer = billing_plans.backdated_installments_billing == BackdatedInstallmentsBilling.DEFER_DUE_DATE
     frames = allocation.backdated(frames, ctx.now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
     window_start, window_end = frames[0].start, frames[-1].end

@@ -8,9 +8,9 @@ account has two policies billed at policy level: A from 2026-02-01 and B from 20
 each 100.00 of premium a month and 25.00 of tax spread over its year, a twelfth a month (months basis):
 102.08 a month (100.00 and 2.08 of tax). The clock is advanced to 2026-03-10: A's February and March and
 B's March (from 03-15) are invoiced, open (B's falls due on 03-15); A's April installment is generated on
-2026-03-22, where the account's invoice generation entry waits. An interleaving runs the other write right after a unit of work read its billing roots
-(`repository.root_versions`), before it commits: with one root per account (before), each of them failed
-the first write with 409.
+2026-03-22, where the account's invoice generation entry waits. An interleaving runs the other write right
+after a unit of work read its billing roots (`repository.root_versions`), before it commits: with one root
+per account (before), each of them failed the first write with 409.
 """
 from __future__ import annotations
 

@@ -34,7 +34,6 @@ from tests.api.transactions.support import (
 from tests.jobs.test_billing_time_travel import advance
 from tests.support.api import assert_error, call, event_types, ok
 
-
 FEB_20 = "2026-02-20T05:00:00.000Z"
 
 

@@ -2,10 +2,11 @@
 
 A `scheduled` charge is spread over the frames in proportion to `weight x coverage in the frame`, the
 coverage measured in the policy's durationBasis (lattice.coverage: every whole month of a months-basis
-policy on a monthly plan carries the same amount), the rounding remainder on the last frame it touches, so the parts add up to the charge to the cent. A
-charge invoiced `immediate` or `next`, or of `handling: flat`, falls whole on the first frame. A charge
-whose coverage touches no frame (a reversal of coverage before the lattice) falls on the first frame
-too: every charge is billed exactly once, whatever its coverage.
+policy on a monthly plan carries the same amount), the rounding remainder on the last frame it touches,
+so the parts add up to the charge to the cent. A charge invoiced `immediate` or `next`, or of `handling:
+flat`, falls whole on the first frame. A charge whose coverage touches no frame (a reversal of coverage
+before the lattice) falls on the first frame too: every charge is billed exactly once, whatever its
+coverage.
 """
 from __future__ import annotations
 

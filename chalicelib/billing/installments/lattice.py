@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
+from functools import lru_cache
 
 from chalicelib.core import durations
 
@@ -205,12 +206,18 @@ def coverage(frame: Frame, start: datetime, end: datetime, basis: str, time_zone
     if high <= low:
         return Decimal(0)
     unit, per = _COUNTED_IN.get(basis, (basis, 1))
-    origin = frame.measured_from
-    measured = (durations.duration(origin, high, unit, time_zone)
-                - durations.duration(origin, low, unit, time_zone))
+    measured = (_since(frame.measured_from, high, unit, time_zone)
+                - _since(frame.measured_from, low, unit, time_zone))
     return max(measured, Decimal(0)) / per
 
 
 _COUNTED_IN = {"years": ("months", 12), "weeks": ("days", 7)}
 """Years are months / 12 and weeks days / 7 (core/durations.py): counted in months and days, whole frames of
 equal length measure exactly alike."""
+
+
+@lru_cache(maxsize=4096)
+def _since(origin: datetime, moment: datetime, unit: str, time_zone: str) -> Decimal:
+    """The duration from a lattice's origin to one of its bounds (each bound ends one frame and starts the
+    next, and the spread and the weights measure the same frames: computed once)."""
+    return durations.duration(origin, moment, unit, time_zone)

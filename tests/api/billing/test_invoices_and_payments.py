@@ -277,7 +277,8 @@ def test_previews_show_the_invoices_a_quote_a_transaction_and_bare_charges_would
     ok(call(api, "PATCH", quotes(tenant, f"/{quote['locator']}/price"), admin_token))
     previews = ok(call(api, "GET", billing(tenant, f"/invoices/quotes/{quote['locator']}/previewInvoices"),
                        admin_token))
-    assert len(previews) == 12 and sum(amounts(previews)) == Decimal("1225.00")
+    # as the policy would be billed: a twelfth of 1,200.00 and of 25.00 a month (2.12 of tax in the last)
+    assert amounts(previews) == [Decimal("102.08")] * 11 + [Decimal("102.12")]
     assert previews[0]["dueTime"] == FIRST_DUE and previews[0]["generateTime"] == "2026-01-22T05:00:00.000Z"
     two = ok(call(api, "GET", billing(tenant, f"/invoices/quotes/{quote['locator']}/previewInvoices?count=2"),
                   admin_token))
@@ -290,8 +291,10 @@ def test_previews_show_the_invoices_a_quote_a_transaction_and_bare_charges_would
     changed = ok(call(api, "GET", billing(tenant, f"/invoices/transactions/{change['locator']}/previewInvoices"
                                                  "?includeZeroAmountInvoices=true"), admin_token))
     assert [p["dueTime"][:7] for p in changed] == ["2026-08", "2026-09", "2026-10", "2026-11", "2026-12", "2027-01"]
-    # the premium's reversal and new charge cancel out; the new segment's tax (25) less the half reversed
-    assert sum(amounts(changed)) == Decimal("12.50")
+    # the premium's reversal and new charge cancel out (100.00 a month each); the new segment's tax, 25.00 a
+    # sixth a month (4.17, the last 4.15), less the half of the old one reversed, 12.50 a sixth a month (2.08,
+    # the last 2.10)
+    assert amounts(changed) == [Decimal("2.09")] * 5 + [Decimal("2.05")]
 
     request = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
                "termEndTime": "2027-02-01T05:00:00Z", "installmentPreferences": {
@@ -300,8 +303,13 @@ def test_previews_show_the_invoices_a_quote_a_transaction_and_bare_charges_would
     stateless = ok(call(api, "GET", billing(
         tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(request))}"),
         admin_token))
-    assert len(stateless) == 4 and sum(amounts(stateless)) == Decimal("1000.00")
+    # the product's durationBasis (months): every quarter is three months, though the first has 89 days
+    assert amounts(stateless) == [Decimal("250.00")] * 4
     assert {item["chargeCategory"] for p in stateless for item in p["invoiceItems"]} == {"premium"}
+    by_days = {**request, "durationBasis": "days"}  # 89, 92, 92 and 92 of 365 days
+    assert amounts(ok(call(api, "GET", billing(
+        tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(by_days))}"),
+        admin_token))) == [Decimal("243.84"), Decimal("252.05"), Decimal("252.05"), Decimal("252.06")]
     bad = {**request, "productName": "Nothing"}
     assert_error(call(api, "GET", billing(
         tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(bad))}"),
