@@ -44,7 +44,7 @@ from chalicelib.billing.models import (
 )
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.billing.writeoffs import settling
-from chalicelib.configuration import numbers
+from chalicelib.configuration import numbers, products
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import (
     BackdatedInstallmentsBilling,
@@ -108,6 +108,8 @@ class Billing:
     effective: datetime
     currency: str
     timezone: str
+    duration_basis: str
+    """The policy's (or quote's) durationBasis: the unit the frames' coverage is weighted in."""
     plan_name: str | None
     preferences: dict[str, Any] | None
     reversal: bool = False
@@ -213,7 +215,8 @@ def _of_transaction(ctx: CallContext, transaction: Transaction, stack: IssuedSta
     return Billing(account=account, policy_locator=policy.locator, transaction_locator=transaction.locator,
                    term_locator=transaction.termLocator, quote_locator=transaction.quoteLocator, container=container,
                    term_start=start, term_end=end, effective=max(min(transaction.effectiveTime, end), start),
-                   currency=policy.currency, timezone=policy.timezone, plan_name=policy.installmentPlanName,
+                   currency=policy.currency, timezone=policy.timezone, duration_basis=policy.durationBasis,
+                   plan_name=policy.installmentPlanName,
                    preferences=transaction.preferences or policy.preferences,
                    reversal=transaction.transactionCategory in (TransactionCategory.CANCELLATION,
                                                                 TransactionCategory.REVERSAL))
@@ -225,8 +228,8 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
     installments' locators derive from `named_at` (the transaction's issue time: the same in every attempt
     of its billing job, so a retry writes a chunk an earlier attempt wrote under the same keys) or now."""
     plan_name, schedule = plans.schedule(billing_plans, billing.plan_name, billing.preferences)
-    frames = lattice.from_effective(lattice.term_frames(billing.term_start, billing.term_end, schedule,
-                                                        billing.timezone), billing.effective)
+    term = lattice.term_frames(billing.term_start, billing.term_end, schedule, billing.timezone)
+    frames = lattice.from_effective(term, billing.effective, schedule, billing.timezone)
     defer = billing_plans.backdated_installments_billing == BackdatedInstallmentsBilling.DEFER_DUE_DATE
     frames = allocation.backdated(frames, ctx.now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
     window_start, window_end = frames[0].start, frames[-1].end
@@ -235,8 +238,9 @@ def _billed(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, cha
     billables = [allocation.Billable(
         charge_locator=charge.locator, amount=charge.amount, coverage_start=window_start, coverage_end=window_end,
         spread=charge.handling != "flat") for charge in scheduled]
-    shares = allocation.spread(billables, frames, billing.currency)
-    weights = allocation.normalized_weights(frames)
+    shares = allocation.spread(billables, frames, billing.currency, basis=billing.duration_basis,
+                               time_zone=billing.timezone)
+    weights = allocation.normalized_weights(frames, basis=billing.duration_basis, time_zone=billing.timezone)
     record = InstallmentLattice(
         locator=locator, accountLocator=billing.account.locator, policyLocator=billing.policy_locator,
         billingContainer=billing.container, transactionLocator=billing.transaction_locator,
@@ -957,7 +961,7 @@ def preview_quote(ctx: CallContext, quote_locator: str) -> list[Invoice]:
                       term_locator="", quote_locator=quote.locator,
                       container=_container(quote.billingLevel, account, quote.locator),
                       term_start=quote.startTime, term_end=end, effective=quote.startTime, currency=quote.currency,
-                      timezone=quote.timezone, plan_name=quote.installmentPlanName,
+                      timezone=quote.timezone, duration_basis=quote.durationBasis, plan_name=quote.installmentPlanName,
                       preferences=quote.preferences.model_dump(exclude_none=True) if quote.preferences else None)
     return _previewed(ctx, configuration.billing_plans(ctx, quote.configVersion), billing, quote.charges or [])
 
@@ -976,7 +980,9 @@ def preview_stateless(ctx: CallContext, request: Any) -> list[Invoice]:
     account = accounts.get_account(ctx, request.accountLocator)
     billing_plans = configuration.billing_plans(ctx)
     model = configuration.current_model(ctx, resolved=True)[1]
-    if not any(name.lower() == request.productName.lower() for name in (model.get("products") or {})):
+    product = next((products.product(model, name) for name in (model.get("products") or {})
+                    if name.lower() == request.productName.lower()), None)
+    if product is None:
         raise codes.INVALID_REFERENCE["quote"](f"No product {request.productName!r} is configured",
                                                  field_errors=[FieldError("productName", "unknown product")])
     if request.termEndTime <= request.termStartTime:
@@ -1000,7 +1006,9 @@ def preview_stateless(ctx: CallContext, request: Any) -> list[Invoice]:
     billing = Billing(account=account, policy_locator="", transaction_locator="", term_locator="",
                       quote_locator=None, container=account.locator, term_start=request.termStartTime,
                       term_end=request.termEndTime, effective=request.termStartTime, currency=currency,
-                      timezone=request.timezone or account.timezone, plan_name=None, preferences=preferences)
+                      timezone=request.timezone or account.timezone,
+                      duration_basis=request.durationBasis or product.duration_basis, plan_name=None,
+                      preferences=preferences)
     return _previewed(ctx, billing_plans, billing, charges)
 
 

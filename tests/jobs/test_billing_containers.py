@@ -5,12 +5,12 @@ invoice generation never interleave (one of them answers 409, the due entry retr
 The tenant has the billing test configuration (tests/api/billing/support.py: a Monthly plan generating each
 installment 10 days before its month, due at its start), on a test clock standing at 2026-01-15T09:30Z. One
 account has two policies billed at policy level: A from 2026-02-01 and B from 2026-03-15 (New York midnight),
-each 100.00 of premium a month and 25.00 of tax spread over its year. The clock is advanced to 2026-03-10:
-A's February (93.97) and March (103.90) and B's March (104.04) are invoiced, open (B's falls due on 03-15);
-A's April installment (100.68) is generated on 2026-03-22, where the account's invoice generation entry
-waits. An interleaving runs the other write right after a unit of work read its billing roots
-(`repository.root_versions`), before it commits: with one root per account (before), each of them failed
-the first write with 409.
+each 100.00 of premium a month and 25.00 of tax spread over its year, a twelfth a month (months basis):
+102.08 a month (100.00 and 2.08 of tax). The clock is advanced to 2026-03-10: A's February and March and
+B's March (from 03-15) are invoiced, open (B's falls due on 03-15); A's April installment is generated on
+2026-03-22, where the account's invoice generation entry waits. An interleaving runs the other write right
+after a unit of work read its billing roots (`repository.root_versions`), before it commits: with one root
+per account (before), each of them failed the first write with 409.
 """
 from __future__ import annotations
 
@@ -87,9 +87,9 @@ def book(api, admin_token, jobs) -> Book:
     ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-03-10T00:00:00Z"}))
     jobs.drain()
     found = Book(tenant, account, a, b)
-    assert found.states(api, admin_token, a) == [(Decimal("93.97"), Decimal("93.97"), "open"),
-                                                 (Decimal("103.90"), Decimal("103.90"), "open")]
-    assert found.states(api, admin_token, b) == [(Decimal("104.04"), Decimal("104.04"), "open")]
+    assert found.states(api, admin_token, a) == [(Decimal("102.08"), Decimal("102.08"), "open"),
+                                                 (Decimal("102.08"), Decimal("102.08"), "open")]
+    assert found.states(api, admin_token, b) == [(Decimal("102.08"), Decimal("102.08"), "open")]
     assert found.generation_entry().due_at == A_APRIL_GENERATED
     return found
 
@@ -136,13 +136,13 @@ def test_one_policys_invoice_run_commits_after_the_other_policys_write_off(api, 
 
     step_ = due.run_step(book.ctx(), A_APRIL_GENERATED)
 
-    assert [w["amount"] for w in written] == [Decimal("104.04")]  # B's write-off, between the run's read and commit
+    assert [w["amount"] for w in written] == [Decimal("102.08")]  # B's write-off, between the run's read and commit
     # B's March invoice fell due on 2026-03-15 (no delinquency plan), then A's April was generated
     assert (step_.result["entries"], step_.result["alreadyDone"], step_.result["invoicesGenerated"]) == (2, 0, 1)
-    assert book.states(api, admin_token, book.a) == [(Decimal("93.97"), Decimal("93.97"), "open"),
-                                                     (Decimal("103.90"), Decimal("103.90"), "open"),
-                                                     (Decimal("100.68"), Decimal("100.68"), "open")]
-    assert book.states(api, admin_token, book.b) == [(Decimal("104.04"), Decimal("0.00"), "settled")]
+    assert book.states(api, admin_token, book.a) == [(Decimal("102.08"), Decimal("102.08"), "open"),
+                                                     (Decimal("102.08"), Decimal("102.08"), "open"),
+                                                     (Decimal("102.08"), Decimal("102.08"), "open")]
+    assert book.states(api, admin_token, book.b) == [(Decimal("102.08"), Decimal("0.00"), "settled")]
     # each wrote its own container's root (B's twice: its invoice fell due, then its write-off); the account's
     # (a payment's) was not touched
     assert book.roots() == {book.account: before[book.account], book.a: before[book.a] + 1,
@@ -163,7 +163,7 @@ def test_one_policys_installment_job_commits_after_the_other_policys_write_off(a
 
     jobs.drain()
 
-    assert [w["amount"] for w in written] == [Decimal("104.04")]
+    assert [w["amount"] for w in written] == [Decimal("102.08")]
     [job] = ok(call(api, "GET", billing(book.tenant, f"/jobs/installments/transactions/{change['locator']}/list"),
                     admin_token))["items"]
     assert job["jobStatus"] == "finished"
@@ -173,7 +173,7 @@ def test_one_policys_installment_job_commits_after_the_other_policys_write_off(a
         "2026-06-01T04:00:00.000Z", "2026-07-01T04:00:00.000Z", "2026-08-01T04:00:00.000Z",
         "2026-09-01T04:00:00.000Z", "2026-10-01T04:00:00.000Z", "2026-11-01T04:00:00.000Z",
         "2026-12-01T05:00:00.000Z", "2027-01-01T05:00:00.000Z"]
-    assert book.states(api, admin_token, book.b) == [(Decimal("104.04"), Decimal("0.00"), "settled")]
+    assert book.states(api, admin_token, book.b) == [(Decimal("102.08"), Decimal("0.00"), "settled")]
     assert book.roots() == {book.account: before[book.account], book.a: before[book.a] + 1,
                             book.b: before[book.b] + 1}
 
@@ -235,10 +235,10 @@ def test_two_invoice_runs_that_read_the_same_installments_invoice_them_once(api,
     with pytest.raises(ConcurrentModification):
         service.generate_invoices(ctx, book.account)
 
-    assert [[invoice.totalAmount for invoice in run] for run in other] == [[Decimal("100.68")]]
-    assert book.states(api, admin_token, book.a) == [(Decimal("93.97"), Decimal("93.97"), "open"),
-                                                     (Decimal("103.90"), Decimal("103.90"), "open"),
-                                                     (Decimal("100.68"), Decimal("100.68"), "open")]
+    assert [[invoice.totalAmount for invoice in run] for run in other] == [[Decimal("102.08")]]
+    assert book.states(api, admin_token, book.a) == [(Decimal("102.08"), Decimal("102.08"), "open"),
+                                                     (Decimal("102.08"), Decimal("102.08"), "open"),
+                                                     (Decimal("102.08"), Decimal("102.08"), "open")]
 
 
 # --- a payment and its policy's invoice run never interleave -------------------------------------------
@@ -254,17 +254,17 @@ def test_a_payment_posted_during_its_policys_invoice_run_fails_the_run_which_ret
     assert [ok(p)["paymentState"] for p in posted] == ["posted"]
     assert (step_.result["entries"], step_.result["alreadyDone"]) == (2, 1)  # B's March fell due, A's run lost
     assert "invoicesGenerated" not in step_.result  # the run's invoice did not commit
-    assert book.states(api, admin_token, book.a) == [(Decimal("93.97"), Decimal("0.00"), "settled"),
-                                                     (Decimal("103.90"), Decimal("103.90"), "open")]
+    assert book.states(api, admin_token, book.a) == [(Decimal("102.08"), Decimal("0.00"), "settled"),
+                                                     (Decimal("102.08"), Decimal("102.08"), "open")]
     retry = book.generation_entry()
     assert (retry.due_at, retry.attempts) == (A_APRIL_GENERATED + timedelta(days=1), 1)
 
     step_ = due.run_step(book.ctx(), retry.due_at)
 
     assert (step_.result["alreadyDone"], step_.result["invoicesGenerated"]) == (0, 1)
-    assert book.states(api, admin_token, book.a) == [(Decimal("93.97"), Decimal("0.00"), "settled"),
-                                                     (Decimal("103.90"), Decimal("103.90"), "open"),
-                                                     (Decimal("100.68"), Decimal("100.68"), "open")]
+    assert book.states(api, admin_token, book.a) == [(Decimal("102.08"), Decimal("0.00"), "settled"),
+                                                     (Decimal("102.08"), Decimal("102.08"), "open"),
+                                                     (Decimal("102.08"), Decimal("102.08"), "open")]
     paid = ok(call(api, "GET", billing(book.tenant, f"/payments/{payment['locator']}/invoices/list"), admin_token))
     assert [i["locator"] for i in paid["items"]] == [a_february["locator"]]
     assert book.credit(api, admin_token) == Decimal("0")
@@ -283,9 +283,9 @@ def test_a_payment_whose_policys_invoice_run_commits_first_answers_409_and_moves
     assert_error(refused, 409, "conflict.concurrent_modification")
     assert ok(call(api, "GET", billing(book.tenant, f"/payments/{payment['locator']}"), admin_token))[
         "paymentState"] == "draft"
-    assert book.states(api, admin_token, book.a) == [(Decimal("93.97"), Decimal("93.97"), "open"),
-                                                     (Decimal("103.90"), Decimal("103.90"), "open"),
-                                                     (Decimal("100.68"), Decimal("100.68"), "open")]
+    assert book.states(api, admin_token, book.a) == [(Decimal("102.08"), Decimal("102.08"), "open"),
+                                                     (Decimal("102.08"), Decimal("102.08"), "open"),
+                                                     (Decimal("102.08"), Decimal("102.08"), "open")]
     assert book.credit(api, admin_token) == Decimal("0")
     assert book.roots() == {book.account: before[book.account], book.a: before[book.a] + 1,
                             book.b: before[book.b] + 1}  # A's run and B's invoice falling due in its step
@@ -293,7 +293,7 @@ def test_a_payment_whose_policys_invoice_run_commits_first_answers_409_and_moves
     again = post(api, admin_token, book, payment)
 
     assert event_types(api, admin_token, book.tenant, again) == ["billing.invoice.settle", "billing.payment.post"]
-    assert book.states(api, admin_token, book.a)[0] == (Decimal("93.97"), Decimal("0.00"), "settled")
+    assert book.states(api, admin_token, book.a)[0] == (Decimal("102.08"), Decimal("0.00"), "settled")
     assert book.credit(api, admin_token) == Decimal("0")
     assert book.roots() == {book.account: before[book.account] + 1, book.a: before[book.a] + 2,
                             book.b: before[book.b] + 1}
@@ -301,14 +301,14 @@ def test_a_payment_whose_policys_invoice_run_commits_first_answers_409_and_moves
 
 def test_money_moves_bump_the_account_root_and_only_the_containers_whose_invoices_they_change(api, admin_token,
                                                                                               book):
-    """150.00 posted to A's February (93.97) leaves 56.03 of credit; a credit distribution of 50.00 to B's
+    """160.00 posted to A's February (102.08) leaves 57.92 of credit; a credit distribution of 50.00 to B's
     March and its reversal: each bumps the account's root and the one container it changes."""
     a_february = book.invoices(api, admin_token, book.a)[0]
     [b_march] = book.invoices(api, admin_token, book.b)
     before = book.roots()
-    payment = payment_of(api, admin_token, book, {**a_february, "totalRemainingAmount": "150.00"})
+    payment = payment_of(api, admin_token, book, {**a_february, "totalRemainingAmount": "160.00"})
     ok(post(api, admin_token, book, payment))
-    assert book.credit(api, admin_token) == Decimal("56.03")
+    assert book.credit(api, admin_token) == Decimal("57.92")
     assert book.roots() == {book.account: before[book.account] + 2, book.a: before[book.a] + 1,
                             book.b: before[book.b]}  # created, posted (A's February settled)
 
@@ -316,12 +316,12 @@ def test_money_moves_bump_the_account_root_and_only_the_containers_whose_invoice
     made = ok(call(api, "POST", path, admin_token, {"accountLocator": book.account, "amount": 50, "targets": [
         {"containerType": "invoice", "containerLocator": b_march["locator"]}]}))
     ok(call(api, "PATCH", f"{path}/{made['locator']}/execute", admin_token))
-    assert book.states(api, admin_token, book.b) == [(Decimal("104.04"), Decimal("54.04"), "open")]
+    assert book.states(api, admin_token, book.b) == [(Decimal("102.08"), Decimal("52.08"), "open")]
     assert book.roots() == {book.account: before[book.account] + 4, book.a: before[book.a] + 1,
                             book.b: before[book.b] + 1}
     ok(call(api, "PATCH", f"{path}/{made['locator']}/reverse", admin_token, {}))
-    assert book.states(api, admin_token, book.b) == [(Decimal("104.04"), Decimal("104.04"), "open")]
-    assert book.credit(api, admin_token) == Decimal("56.03")
+    assert book.states(api, admin_token, book.b) == [(Decimal("102.08"), Decimal("102.08"), "open")]
+    assert book.credit(api, admin_token) == Decimal("57.92")
     assert book.roots() == {book.account: before[book.account] + 5, book.a: before[book.a] + 1,
                             book.b: before[book.b] + 2}
 

@@ -22,9 +22,19 @@ from tests.api.billing.delinquency_support import (
     statuses,
 )
 from tests.api.billing.support import amounts, billed_policy, billing, invoices_of_account
-from tests.api.transactions.support import policy_path
+from tests.api.transactions.support import (
+    create,
+    modify,
+    params,
+    policy_path,
+    segment_of_policy,
+    step,
+    vehicle_of,
+)
 from tests.jobs.test_billing_time_travel import advance
 from tests.support.api import assert_error, call, event_types, ok
+
+FEB_20 = "2026-02-20T05:00:00.000Z"
 
 
 def credit_balance(api, token, tenant, account):
@@ -80,17 +90,17 @@ def test_an_unpaid_invoice_opens_a_grace_then_the_policy_lapses_and_its_refund_g
                              "policyLocators": {"listCompleted": True, "items": [policy["locator"]]}}
     grace = ok(call(api, "GET", billing(tenant, f"/jobs/delinquencies/{opened['locator']}/list"), admin_token))
     assert [(j["jobStatus"], j["outcome"]) for j in grace["items"]] == [("finished", "lapsed")]
-    # the whole term is refunded from its start: February's invoice stays open (93.97 unpaid: its month of
+    # the whole term is refunded from its start: February's invoice stays open (102.08 unpaid: its month of
     # premium and tax), its refund is a negative invoice settled into credit, and the later months net to zero
     invoices = invoices_of_account(api, admin_token, tenant, account)
     assert [(i["invoiceState"], Decimal(str(i["totalAmount"]))) for i in invoices] == [
-        ("open", Decimal("93.97")), ("settled", Decimal("-93.97"))]
-    assert credit_balance(api, admin_token, tenant, account) == Decimal("93.97")
+        ("open", Decimal("102.08")), ("settled", Decimal("-102.08"))]
+    assert credit_balance(api, admin_token, tenant, account) == Decimal("102.08")
 
     advance(api, admin_token, tenant, jobs, "2026-04-01T00:00:00Z")  # reruns nothing
     assert sum(amounts(invoices_of_account(api, admin_token, tenant, account))) == Decimal("0.00")
     assert len(delinquencies_of_account(api, admin_token, tenant, account)) == 1
-    assert credit_balance(api, admin_token, tenant, account) == Decimal("93.97")
+    assert credit_balance(api, admin_token, tenant, account) == Decimal("102.08")
 
 
 def test_a_payment_during_the_grace_settles_the_delinquency_and_nothing_lapses(api, admin_token, jobs):
@@ -101,9 +111,9 @@ def test_a_payment_during_the_grace_settles_the_delinquency_and_nothing_lapses(a
     [opened] = delinquencies_of_account(api, admin_token, tenant, account)
     assert statuses(api, admin_token, tenant, policy) == ["onRisk", "delinquent"]
 
-    pay(api, admin_token, tenant, account, invoice, Decimal("90.00"))  # of 93.97: still in grace
+    pay(api, admin_token, tenant, account, invoice, Decimal("90.00"))  # of 102.08: still in grace
     assert delinquencies_of_account(api, admin_token, tenant, account)[0]["delinquencyState"] == "inGrace"
-    posted = pay(api, admin_token, tenant, account, invoice, Decimal("3.97"))
+    posted = pay(api, admin_token, tenant, account, invoice, Decimal("12.08"))
     assert sorted(event_types(api, admin_token, tenant, posted)) == [
         "billing.delinquency.delinquencyevent.cancel", "billing.delinquency.settle", "billing.invoice.settle",
         "billing.payment.post", "policy.status.update"]
@@ -231,3 +241,47 @@ def test_writing_off_the_unpaid_invoice_during_the_grace_settles_the_delinquency
                            admin_token))["items"]
     assert [t["transactionCategory"] for t in transactions] == ["issuance"]
     assert events_of_type(api, admin_token, tenant, "billing.delinquency.lapse") == []
+
+
+def test_a_change_that_applies_later_in_the_month_is_invoiced_at_its_own_times_and_never_overdue(
+        api, admin_token, jobs):
+    """The repro of issue 26: February's invoice paid, the clock at Feb 5, a change effective Feb 20 raises the
+    premium. Its first frame is Feb 20 to Mar 1, generated 10 days ahead of its start (Feb 10) and due at it:
+    nothing is invoiced on Feb 5, nothing is overdue, the policy is not delinquent; unpaid, the grace opens on
+    Feb 20, when the change applies."""
+    tenant = delinquency_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    advance(api, admin_token, tenant, jobs, "2026-01-23T00:00:00Z")
+    [february] = invoices_of_account(api, admin_token, tenant, account)
+    pay(api, admin_token, tenant, account, february, february["totalAmount"])
+    advance(api, admin_token, tenant, jobs, "2026-02-05T00:00:00Z")
+
+    vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
+    change = ok(create(api, admin_token, tenant, policy["locator"], "change",
+                       [params("2026-02-20T05:00:00.000Z"), modify(vehicle, value="25000")]))
+    ok(step(api, admin_token, tenant, change["locator"], "issue"))
+    jobs.drain()
+    assert [i["locator"] for i in invoices_of_account(api, admin_token, tenant, account)] == [february["locator"]]
+    first = next(i for i in ok(call(api, "GET", billing(
+        tenant, f"/installments/policies/{policy['locator']}/list?count=100"), admin_token))["items"]
+        if i["transactionLocator"] == change["locator"] and i["installmentFrameIndex"] == 0)
+    assert (first["installmentStartTime"], first["installmentEndTime"]) == (FEB_20, "2026-03-01T05:00:00.000Z")
+    assert (first["generateTime"], first["dueTime"]) == ("2026-02-10T05:00:00.000Z", FEB_20)
+    assert delinquencies_of_account(api, admin_token, tenant, account) == []
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk"]
+
+    advance(api, admin_token, tenant, jobs, "2026-02-19T00:00:00Z")
+    [_, changed] = invoices_of_account(api, admin_token, tenant, account)
+    assert (changed["generatedTime"], changed["dueTime"]) == ("2026-02-10T05:00:00.000Z", FEB_20)
+    # the change's charges, each spread over 9/28 of a month and eleven whole months (9/317 on the first
+    # frame): the new premium, 150.00 a month (the band of 1.5) for Feb 20 to Feb 1 (11 + 12/31 months),
+    # 1,708.06: 48.49; the old premium's 1,200.00 less its 19/28 of February, -1,132.14: -32.14; the new
+    # segment's tax of 25.00: 0.71; the old tax less its 19/28 of a twelfth, -23.59: -0.67
+    assert changed["totalAmount"] == Decimal("48.49") - Decimal("32.14") + Decimal("0.71") - Decimal("0.67")
+    assert delinquencies_of_account(api, admin_token, tenant, account) == []
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk"]
+
+    advance(api, admin_token, tenant, jobs, "2026-02-21T00:00:00Z")
+    [opened] = delinquencies_of_account(api, admin_token, tenant, account)
+    assert (opened["graceStartedAt"], opened["graceEndAt"]) == (FEB_20, "2026-03-02T05:00:00.000Z")
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk", "delinquent"]

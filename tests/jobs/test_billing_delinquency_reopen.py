@@ -1,5 +1,5 @@
 """Reversals re-open delinquency on test-clock tenants (the configuration of test_billing_delinquency.py:
-February's invoice of 93.97 due 2026-02-01T05:00Z, 10 days of grace, a reminder 3 days before its end):
+February's invoice of 102.08 due 2026-02-01T05:00Z, 10 days of grace, a reminder 3 days before its end):
 a reversed payment, write-off or credit distribution that re-opens an invoice past its due time puts its
 settled delinquency back in grace (grace end and reminder at their times) when that grace end lies ahead,
 else opens a new delinquency in grace from the reversal; a delinquency hold's release brings back the
@@ -36,7 +36,7 @@ def test_a_payment_reversed_during_the_grace_re_opens_the_delinquency_and_the_po
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-02-05T00:00:00Z")
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
-    posted = ok(pay(api, admin_token, tenant, account, invoice, Decimal("93.97")))
+    posted = ok(pay(api, admin_token, tenant, account, invoice, Decimal("102.08")))
     [settled] = delinquencies_of_account(api, admin_token, tenant, account)
     assert settled["delinquencyState"] == "settled"
     assert statuses(api, admin_token, tenant, policy) == ["onRisk"]
@@ -77,7 +77,7 @@ def test_a_payment_made_before_the_due_time_and_reversed_after_it_opens_a_grace_
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-01-25T00:00:00Z")
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
-    posted = ok(pay(api, admin_token, tenant, account, invoice, Decimal("93.97")))
+    posted = ok(pay(api, admin_token, tenant, account, invoice, Decimal("102.08")))
     advance(api, admin_token, tenant, jobs, "2026-02-03T12:00:00Z")
     assert delinquencies_of_account(api, admin_token, tenant, account) == []
 
@@ -188,12 +188,12 @@ def test_a_credit_distribution_reversed_during_the_grace_re_opens_the_delinquenc
     tenant = delinquency_tenant(api, admin_token)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     prepaid = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Card", "amount": Decimal("93.97"), "data": {}, "targets": []}))
+        "accountLocator": account, "type": "Card", "amount": Decimal("102.08"), "data": {}, "targets": []}))
     ok(call(api, "PATCH", billing(tenant, f"/payments/{prepaid['locator']}/post"), admin_token))  # all into credit
     advance(api, admin_token, tenant, jobs, "2026-02-05T00:00:00Z")
     [opened] = delinquencies_of_account(api, admin_token, tenant, account)
     distribution = ok(call(api, "POST", billing(tenant, "/creditDistributions"), admin_token, {
-        "accountLocator": account, "amount": Decimal("93.97"), "sources": [], "targets": []}))
+        "accountLocator": account, "amount": Decimal("102.08"), "sources": [], "targets": []}))
     path = billing(tenant, f"/creditDistributions/{distribution['locator']}")
     ok(call(api, "PATCH", f"{path}/execute", admin_token))
     assert delinquencies_of_account(api, admin_token, tenant, account)[0]["delinquencyState"] == "settled"

@@ -69,6 +69,11 @@ After every history, to the cent (Decimal):
      disbursements == sum(credit ledger lines) - sum(debit ledger lines) >= 0.
 4. Delinquencies: one in grace has an open invoice and its open marker, and the policy is delinquent by
    exactly those of it in grace.
+5. The spread (DECISIONS.md "Billing"): a frame's coverage is measured in the policy's durationBasis
+   (months), so every whole frame of a lattice (all but its first, which may start mid-frame, and its last,
+   which takes the rounding remainder) bills each scheduled charge the same amount per unit of its plan
+   weight, to the cent: February as much as March. A frame that had not started when it was billed is
+   never due before its generate time.
 """
 from __future__ import annotations
 
@@ -99,6 +104,7 @@ from chalicelib.billing.holds import service as billing_holds
 from chalicelib.billing.holds.models import HoldTarget
 from chalicelib.billing.models import (
     Application,
+    ChargeInvoicing,
     ContainerType,
     CreditBalance,
     Installment,
@@ -646,6 +652,7 @@ def check(history: History) -> None:
     drawn = [CreditDistribution.model_validate(i) for i in stored["creditDistribution"]]
     paid_out = [Disbursement.model_validate(i) for i in stored["disbursement"]]
     check_installments(ctx, history, lattices, installments)
+    check_spread(lattices, installments)
     check_invoices(installments, invoices, stored)
     check_ledger(history, invoices, payments, applications, lines, balances, written, drawn, paid_out)
     open_markers = {m["locator"] for m in stored["openInvoice"]}
@@ -693,6 +700,34 @@ def check_installments(ctx: CallContext, history: History, lattices: list[Instal
         own = {c.locator for t in (transaction, *(by_locator[p] for p in transaction.aggregatedTransactionLocators))
                for c in t.charges}
         assert {item.chargeLocator for item in installment.installmentItems} <= own, installment.locator
+
+
+PLAN_WEIGHTS = {name: [Decimal(w) for w in plan.get("installmentWeights", [])]
+                for name, plan in ledger_model()["installmentPlans"].items()}
+
+
+def check_spread(lattices: list[InstallmentLattice], installments: list[Installment]) -> None:
+    scheduled: dict[str, list[Installment]] = defaultdict(list)
+    for installment in installments:
+        if installment.invoicing == ChargeInvoicing.SCHEDULED:
+            scheduled[installment.installmentLatticeLocator].append(installment)
+    for lattice in lattices:
+        for frame in lattice.frames:
+            if frame.installmentStartTime >= lattice.createdAt:
+                assert frame.dueTime >= frame.generateTime, (lattice.locator, frame)
+        weights = PLAN_WEIGHTS.get(lattice.installmentPlanName or "", [])
+        whole = {frame.installmentStartTime for frame in lattice.frames[1:-1]}
+        per_weight: dict[str, list[Decimal]] = defaultdict(list)
+        mine = [i for i in scheduled[lattice.locator] if i.installmentStartTime in whole]
+        charges = {item.chargeLocator for installment in mine for item in installment.installmentItems}
+        for installment in mine:
+            index = installment.installmentFrameIndex
+            weight = weights[index] if index < len(weights) else Decimal(1)
+            amounts = {item.chargeLocator: item.amount for item in installment.installmentItems}
+            for charge in charges:
+                per_weight[charge].append(amounts.get(charge, ZERO) / weight)
+        uneven = {charge: parts for charge, parts in per_weight.items() if max(parts) - min(parts) > CENT}
+        assert not uneven, f"whole frames of lattice {lattice.locator} billing a charge unevenly: {uneven}"
 
 
 def check_invoices(installments: list[Installment], invoices: list[Invoice], stored: dict[str, Any]) -> None:

@@ -54,11 +54,10 @@ def test_a_quarterly_plan_with_weights_bills_the_first_quarters_more(api, admin_
     advance(api, admin_token, tenant, jobs, "2027-03-01T00:00:00Z")
     invoices = invoices_of_account(api, admin_token, tenant, account)
     assert [i["dueTime"] for i in invoices] == DUE_DAYS[0::3]
-    totals = amounts(invoices)
-    assert sum(totals) == Decimal("1225.00")
-    # weights 3, 2, 1, 1 times each quarter's length: the first near 3/7 of the year, the last two near 1/7
-    assert totals[0] > totals[1] > totals[2] and abs(totals[2] - totals[3]) < Decimal("5")
-    assert abs(totals[0] - Decimal("1225") * 3 / 7) < Decimal("15")  # Q1 is 89 days, Q2 and Q3 92
+    # weights 3, 2, 1, 1 times each quarter's three months: 3/7, 2/7, 1/7 and 1/7 of 1,225.00 (of the
+    # premium 514.29, 342.86, 171.43 and the remainder 171.42; of the tax 10.71, 7.14, 3.57 and 3.58), though
+    # the first quarter has 89 days and the next two 92
+    assert amounts(invoices) == [Decimal("525.00"), Decimal("350.00"), Decimal("175.00"), Decimal("175.00")]
 
 
 def test_a_mid_term_increase_raises_the_coming_invoices_and_a_decrease_lowers_them(api, admin_token, jobs):
@@ -78,10 +77,10 @@ def test_a_mid_term_increase_raises_the_coming_invoices_and_a_decrease_lowers_th
     invoices = invoices_of_account(api, admin_token, tenant, account)
     assert [i["dueTime"] for i in invoices] == DUE_DAYS
     totals = amounts(invoices)
-    assert totals[:7] == before
-    # September on: premium 150 a month instead of 100 (a band of 1.5), so about 50 more each month
-    assert all(Decimal("90") < total < Decimal("106") for total in totals[:7])
-    assert all(Decimal("150") < total < Decimal("160") for total in totals[7:])
+    assert totals[:7] == before == [Decimal("102.08")] * 7  # 100.00 and a twelfth of the tax, 2.08
+    # September on: premium 150 a month instead of 100 (a band of 1.5), the new segment's tax of 25 a fifth a
+    # month (5.00) and 5/12 of the old one's (10.42) reversed a fifth a month (2.08, the last 2.10)
+    assert totals[7:] == [Decimal("155.00")] * 4 + [Decimal("155.02")]
     # seven months at 100, five at 150; the tax of 25 on the first segment with 5/12 of it (10.42) reversed,
     # and 25 on the new segment
     assert sum(totals) == Decimal("700.00") + Decimal("750.00") + Decimal("25.00") - Decimal("10.42") + Decimal("25.00")

@@ -8,19 +8,25 @@ the term start, the term's first frame is partial and does not count toward `max
 past the cap, the last frame runs to the term end. `anchorMode` says which moment of an installment is
 pinned to the anchor, when there is one: its start (`termStartDay`), its generate time (`generateDay`)
 or its due time (`dueDay`). A transaction effective mid-term takes the frames from its effective time on, the first
-one partial.
+one partial, with the times of its own start.
 
 generateTime = start of the local day of (frame start - generateLeadDays days); dueTime = frame start -
-dueLeadDays days; autopayTime = dueTime - autopayLeadDays days; days are local calendar days.
+dueLeadDays days, never before the generate time; autopayTime = dueTime - autopayLeadDays days; days are
+local calendar days.
+
+A frame's coverage is measured in the policy's durationBasis (core/durations.py), from the lattice's first
+cut: every whole step of the cadence measures the same (a month from Jan 31: Feb 28 to Mar 31 is one), a
+partial frame its fraction.
 """
 from __future__ import annotations
 
 import calendar
 import zoneinfo
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from decimal import Decimal
+from functools import lru_cache
 
 from chalicelib.core import durations
 
@@ -64,6 +70,9 @@ class Frame:
     generate_time: datetime
     due_time: datetime
     autopay_time: datetime
+    measured_from: datetime
+    """Where `coverage` measures the frame from: the lattice's first cut (the term start without an anchor),
+    or its own start for the partial frame before an anchor."""
 
 
 def term_frames(term_start: datetime, term_end: datetime, schedule: Schedule, time_zone: str) -> list[Frame]:
@@ -77,25 +86,29 @@ def term_frames(term_start: datetime, term_end: datetime, schedule: Schedule, ti
         kept = schedule.max_installments + (1 if partial_first and len(bounds) > 2 else 0)
         if len(bounds) - 1 > kept:
             bounds = [*bounds[:kept], term_end]
-    return [_frame(index, start, end, schedule, time_zone)
+    origin = bounds[1] if partial_first and len(bounds) > 2 else term_start
+    return [_frame(index, start, end, schedule, time_zone, min(start, origin))
             for index, (start, end) in enumerate(zip(bounds, bounds[1:]))]
 
 
-def from_effective(frames: list[Frame], effective: datetime) -> list[Frame]:
+def from_effective(frames: list[Frame], effective: datetime, schedule: Schedule, time_zone: str) -> list[Frame]:
     """The frames a transaction effective at `effective` is billed over: those ending after it, the
-    first one starting at it (its invoice, due and autopay times stay those of the frame)."""
+    first one starting at it, with the generate, due and autopay times of that start (DECISIONS.md
+    "Billing": a change effective in the future is not due before it applies)."""
     kept = [frame for frame in frames if frame.end > effective]
     if kept and kept[0].start < effective:
-        kept[0] = replace(kept[0], start=effective)
+        first = kept[0]
+        kept[0] = _frame(first.index, effective, first.end, schedule, time_zone, first.measured_from)
     return kept
 
 
-def _frame(index: int, start: datetime, end: datetime, schedule: Schedule, time_zone: str) -> Frame:
+def _frame(index: int, start: datetime, end: datetime, schedule: Schedule, time_zone: str,
+           measured_from: datetime) -> Frame:
     weight = schedule.weights[index] if index < len(schedule.weights) else Decimal(1)
     generate = _start_of_day(durations.shift(start, -schedule.generate_lead_days, "days", time_zone), time_zone)
-    due = durations.shift(start, -schedule.due_lead_days, "days", time_zone)
+    due = max(durations.shift(start, -schedule.due_lead_days, "days", time_zone), generate)
     autopay = durations.shift(due, -schedule.autopay_lead_days, "days", time_zone)
-    return Frame(index, start, end, weight, generate, due, autopay)
+    return Frame(index, start, end, weight, generate, due, autopay, measured_from)
 
 
 def _cuts(term_start: datetime, term_end: datetime, schedule: Schedule, time_zone: str) -> Iterator[datetime]:
@@ -186,7 +199,25 @@ def _start_of_day(moment: datetime, time_zone: str) -> datetime:
     return datetime(local.year, local.month, local.day, tzinfo=zone).astimezone(timezone.utc)
 
 
-def coverage_seconds(frame: Frame, start: datetime, end: datetime) -> Decimal:
-    """How much of [start, end) lies in the frame, in seconds (the weight of a charge's share)."""
-    overlap = min(frame.end, end) - max(frame.start, start)
-    return Decimal(max(overlap, timedelta(0)) // timedelta(microseconds=1)) / Decimal(1_000_000)
+def coverage(frame: Frame, start: datetime, end: datetime, basis: str, time_zone: str) -> Decimal:
+    """How much of [start, end) lies in the frame, in `basis` units measured from the frame's
+    `measured_from` (the weight of a charge's share)."""
+    low, high = max(frame.start, start), min(frame.end, end)
+    if high <= low:
+        return Decimal(0)
+    unit, per = _COUNTED_IN.get(basis, (basis, 1))
+    measured = (_since(frame.measured_from, high, unit, time_zone)
+                - _since(frame.measured_from, low, unit, time_zone))
+    return max(measured, Decimal(0)) / per
+
+
+_COUNTED_IN = {"years": ("months", 12), "weeks": ("days", 7)}
+"""Years are months / 12 and weeks days / 7 (core/durations.py): counted in months and days, whole frames of
+equal length measure exactly alike."""
+
+
+@lru_cache(maxsize=4096)
+def _since(origin: datetime, moment: datetime, unit: str, time_zone: str) -> Decimal:
+    """The duration from a lattice's origin to one of its bounds (each bound ends one frame and starts the
+    next, and the spread and the weights measure the same frames: computed once)."""
+    return durations.duration(origin, moment, unit, time_zone)

@@ -47,16 +47,17 @@ def test_a_monthly_plan_spreads_each_charge_over_twelve_installments_to_the_cent
         for item in installment["installmentItems"]:
             by_type[item["chargeType"]] = by_type.get(item["chargeType"], Decimal(0)) + Decimal(str(item["amount"]))
     assert by_type == {"premium": Decimal("1200.00"), "tax": Decimal("25.00")}
-    # February (28 days) pays less than March (31 days, one hour short for summer time)
-    assert Decimal(str(installments[0]["installmentItems"][0]["amount"])) < Decimal(
-        str(installments[1]["installmentItems"][0]["amount"]))
+    # a months-basis policy: every month is one twelfth, February (28 days) as much as March (31 days, one
+    # hour short for summer time); the tax's 25.00 / 12 = 2.0833 rounds to 2.08, 2.12 left for the last
+    assert [{item["chargeType"]: Decimal(str(item["amount"])) for item in i["installmentItems"]}
+            for i in installments] == [{"premium": Decimal("100.00"), "tax": Decimal("2.08")}] * 11 + [
+        {"premium": Decimal("100.00"), "tax": Decimal("2.12")}]
     assert invoices_of_account(api, admin_token, tenant, account, zero=True) == []  # first generated 2026-01-22
 
     lattices = ok(call(api, "GET", billing(tenant, f"/installmentLattices/policies/{policy['locator']}/list"),
                        admin_token))["items"]
     assert len(lattices) == 1 and len(lattices[0]["frames"]) == 12
-    assert sum(Decimal(str(f["normalizedWeight"])) for f in lattices[0]["frames"]) == pytest.approx(Decimal(1),
-                                                                                                      abs=Decimal("0.0001"))
+    assert [Decimal(str(f["normalizedWeight"])) for f in lattices[0]["frames"]] == [Decimal("0.083333")] * 12
     fetched = ok(call(api, "GET", billing(tenant, f"/installments/{installments[3]['locator']}"), admin_token))
     assert fetched == installments[3]
 
@@ -228,18 +229,24 @@ def test_settling_an_invoice_with_money_left_needs_forced(api, admin_token, jobs
     assert_error(call(api, "POST", path + "?forced=true", admin_token), 409, "invoice.settled")
 
 
-def test_a_cancellation_refund_is_a_negative_invoice_settled_into_credit(api, admin_token, jobs, full_pay):
-    tenant = full_pay
+def test_a_cancellation_refund_is_a_negative_invoice_settled_into_credit(api, admin_token, jobs):
+    """The cancellation effective Aug 1 is billed over its own frame from then: its refund is invoiced at
+    that frame's generate time (30 days ahead, Jul 2), due Aug 1, not at once with the term's times."""
+    tenant = billing_tenant(api, admin_token, "FullPay", test_clock=True)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel",
                              params("2026-08-01T04:00:00.000Z")))
     ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    jobs.drain()
+    assert [i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)] == ["open"]
+    ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-07-02T04:00:00Z"}))
     jobs.drain()
 
     invoices = invoices_of_account(api, admin_token, tenant, account)
     assert [i["invoiceState"] for i in invoices] == ["open", "settled"]
     refund = invoices[1]
     assert refund["totalAmount"] < 0 and refund["totalRemainingAmount"] == 0
+    assert (refund["generatedTime"], refund["dueTime"]) == ("2026-07-02T04:00:00.000Z", "2026-08-01T04:00:00.000Z")
     balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
                       admin_token))
     assert balance["balance"] == -refund["totalAmount"]
@@ -270,7 +277,8 @@ def test_previews_show_the_invoices_a_quote_a_transaction_and_bare_charges_would
     ok(call(api, "PATCH", quotes(tenant, f"/{quote['locator']}/price"), admin_token))
     previews = ok(call(api, "GET", billing(tenant, f"/invoices/quotes/{quote['locator']}/previewInvoices"),
                        admin_token))
-    assert len(previews) == 12 and sum(amounts(previews)) == Decimal("1225.00")
+    # as the policy would be billed: a twelfth of 1,200.00 and of 25.00 a month (2.12 of tax in the last)
+    assert amounts(previews) == [Decimal("102.08")] * 11 + [Decimal("102.12")]
     assert previews[0]["dueTime"] == FIRST_DUE and previews[0]["generateTime"] == "2026-01-22T05:00:00.000Z"
     two = ok(call(api, "GET", billing(tenant, f"/invoices/quotes/{quote['locator']}/previewInvoices?count=2"),
                   admin_token))
@@ -283,8 +291,10 @@ def test_previews_show_the_invoices_a_quote_a_transaction_and_bare_charges_would
     changed = ok(call(api, "GET", billing(tenant, f"/invoices/transactions/{change['locator']}/previewInvoices"
                                                  "?includeZeroAmountInvoices=true"), admin_token))
     assert [p["dueTime"][:7] for p in changed] == ["2026-08", "2026-09", "2026-10", "2026-11", "2026-12", "2027-01"]
-    # the premium's reversal and new charge cancel out; the new segment's tax (25) less the half reversed
-    assert sum(amounts(changed)) == Decimal("12.50")
+    # the premium's reversal and new charge cancel out (100.00 a month each); the new segment's tax, 25.00 a
+    # sixth a month (4.17, the last 4.15), less the half of the old one reversed, 12.50 a sixth a month (2.08,
+    # the last 2.10)
+    assert amounts(changed) == [Decimal("2.09")] * 5 + [Decimal("2.05")]
 
     request = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
                "termEndTime": "2027-02-01T05:00:00Z", "installmentPreferences": {
@@ -293,8 +303,13 @@ def test_previews_show_the_invoices_a_quote_a_transaction_and_bare_charges_would
     stateless = ok(call(api, "GET", billing(
         tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(request))}"),
         admin_token))
-    assert len(stateless) == 4 and sum(amounts(stateless)) == Decimal("1000.00")
+    # the product's durationBasis (months): every quarter is three months, though the first has 89 days
+    assert amounts(stateless) == [Decimal("250.00")] * 4
     assert {item["chargeCategory"] for p in stateless for item in p["invoiceItems"]} == {"premium"}
+    by_days = {**request, "durationBasis": "days"}  # 89, 92, 92 and 92 of 365 days
+    assert amounts(ok(call(api, "GET", billing(
+        tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(by_days))}"),
+        admin_token))) == [Decimal("243.84"), Decimal("252.05"), Decimal("252.05"), Decimal("252.06")]
     bad = {**request, "productName": "Nothing"}
     assert_error(call(api, "GET", billing(
         tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(bad))}"),
@@ -418,13 +433,18 @@ def test_policies_billed_at_account_level_share_invoices_and_one_at_policy_level
     assert sorted(i["policyLocator"] for i in items) == sorted([first["locator"]] * 2 + [second["locator"]] * 2)
 
 
-def test_a_reversal_bills_exactly_what_it_takes_back(api, admin_token, jobs, full_pay):
-    tenant = full_pay
+def test_a_reversal_bills_exactly_what_it_takes_back(api, admin_token, jobs):
+    """The change effective Aug 1 is invoiced at its frame's generate time (Jul 2); its reversal, billed
+    after that, at once."""
+    tenant = billing_tenant(api, admin_token, "FullPay", test_clock=True)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
     change = ok(create(api, admin_token, tenant, policy["locator"], "change",
                        [params("2026-08-01T04:00:00.000Z"), modify(vehicle, value="25000")]))
     ok(step(api, admin_token, tenant, change["locator"], "issue"))
+    jobs.drain()
+    assert sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True))) == Decimal("1225.00")
+    ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-07-02T04:00:00Z"}))
     jobs.drain()
     after_change = sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True)))
     assert after_change == Decimal("1225.00") + Decimal("300.00") + Decimal("25.00") - Decimal("12.50")

@@ -25,8 +25,11 @@ NOW = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
 MONTHLY = lattice.Schedule(cadence="monthly", max_installments=12)
 
 
+ZONE = "America/New_York"
+
+
 def frames():
-    return lattice.term_frames(START, END, MONTHLY, "America/New_York")
+    return lattice.term_frames(START, END, MONTHLY, ZONE)
 
 
 def billable(locator: str, amount: str, spread: bool = True) -> allocation.Billable:
@@ -37,10 +40,12 @@ cents = st.integers(min_value=-10**9, max_value=10**9).map(lambda c: Decimal(c).
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(cents, min_size=1, max_size=6), st.integers(min_value=0, max_value=11))
-def test_every_charge_is_billed_whole_over_the_frames_it_is_spread_on(amounts, effective_month):
-    billed = lattice.from_effective(frames(), frames()[effective_month].start + timedelta(days=3))
-    shares = allocation.spread([billable(f"c{i}", str(a)) for i, a in enumerate(amounts)], billed, "USD")
+@given(st.lists(cents, min_size=1, max_size=6), st.integers(min_value=0, max_value=11),
+       st.sampled_from(["years", "months", "weeks", "days", "hours"]))
+def test_every_charge_is_billed_whole_over_the_frames_it_is_spread_on(amounts, effective_month, basis):
+    billed = lattice.from_effective(frames(), frames()[effective_month].start + timedelta(days=3), MONTHLY, ZONE)
+    shares = allocation.spread([billable(f"c{i}", str(a)) for i, a in enumerate(amounts)], billed, "USD",
+                               basis=basis, time_zone=ZONE)
     for index, amount in enumerate(amounts):
         parts = [share.get(f"c{index}", Decimal(0)) for share in shares]
         assert sum(parts) == amount
@@ -49,10 +54,32 @@ def test_every_charge_is_billed_whole_over_the_frames_it_is_spread_on(amounts, e
 
 def test_a_charge_billed_whole_falls_on_the_first_frame():
     shares = allocation.spread([billable("flat", "25.00", spread=False), billable("premium", "1200.00")],
-                               frames(), "USD")
+                               frames(), "USD", basis="months", time_zone=ZONE)
     assert shares[0]["flat"] == Decimal("25.00")
     assert all("flat" not in share for share in shares[1:])
     assert sum(share["premium"] for share in shares) == Decimal("1200.00")
+
+
+def test_each_whole_month_of_a_months_basis_policy_carries_the_same_amount():
+    """648.00 over twelve months from Feb 1 (New York): 54.00 each, February as much as March. Weighted by
+    days (a days-basis policy), February's 28 of 365 are 49.71 and March's 31 are 55.04; by hours, March
+    loses the hour of daylight saving: 743 of 8760 are 54.96 (what weighting by seconds gave every basis)."""
+    shares = allocation.spread([billable("premium", "648.00")], frames(), "USD", basis="months", time_zone=ZONE)
+    assert [share["premium"] for share in shares] == [Decimal("54.00")] * 12
+    assert allocation.normalized_weights(frames(), basis="months", time_zone=ZONE) == [Decimal("0.083333")] * 12
+    by_days = allocation.spread([billable("premium", "648.00")], frames(), "USD", basis="days", time_zone=ZONE)
+    assert [share["premium"] for share in by_days[:3]] == [Decimal("49.71"), Decimal("55.04"), Decimal("53.26")]
+    by_hours = allocation.spread([billable("premium", "648.00")], frames(), "USD", basis="hours", time_zone=ZONE)
+    assert [share["premium"] for share in by_hours[:3]] == [Decimal("49.71"), Decimal("54.96"), Decimal("53.26")]
+
+
+def test_a_change_effective_mid_month_bills_its_fraction_of_the_month_then_whole_months():
+    """A 100.00 change effective Feb 20 to the term end (Feb 1 next year): Feb 20 to Mar 1 is 9/28 of a month,
+    then eleven whole months: 100 x 9/317 = 2.84, 100 x 28/317 = 8.83 each, the remainder 8.86 on the last."""
+    change = lattice.from_effective(frames(), START + timedelta(days=19), MONTHLY, ZONE)
+    span = allocation.Billable("change", Decimal("100.00"), change[0].start, END, True)
+    shares = allocation.spread([span], change, "USD", basis="months", time_zone=ZONE)
+    assert [share["change"] for share in shares] == [Decimal("2.84"), *[Decimal("8.83")] * 10, Decimal("8.86")]
 
 
 def test_backdated_frames_are_generated_now_and_deferred_due_dates_move_after_now():
@@ -62,6 +89,19 @@ def test_backdated_frames_are_generated_now_and_deferred_due_dates_move_after_no
     assert immediate[3].generate_time == frames()[3].generate_time
     deferred = allocation.backdated(frames(), late, defer_due_date=True, due_lead_days=5)
     assert deferred[0].due_time == late + timedelta(days=5)
+
+
+def test_a_frame_starting_later_whose_generate_time_passed_is_due_no_earlier_than_now():
+    """Generated 30 days ahead and due 20: billed 10 days before it starts, a frame is invoiced now and due
+    now (not 10 days ago); one already started keeps its own due time."""
+    schedule = lattice.Schedule(cadence="monthly", generate_lead_days=30, due_lead_days=20)
+    planned = lattice.term_frames(START, END, schedule, ZONE)
+    now = planned[2].start - timedelta(days=10)
+    billed = allocation.backdated(planned, now, defer_due_date=False, due_lead_days=20)
+    assert (billed[2].generate_time, billed[2].due_time, billed[2].autopay_time) == (now, now, now)
+    assert (billed[1].generate_time, billed[1].due_time) == (now, planned[1].due_time)
+    assert billed[1].due_time < now
+    assert billed[3] == planned[3]
 
 
 def installment(locator: str, due: datetime, items: list[tuple[str, str, str]], container: str = "A",

@@ -1,8 +1,9 @@
 """The installment lattice of a term: frames cut at the cadence from the anchor, the cap, the lead days,
-a mid-term transaction's frames, and (for random plans) frames that always tile the term exactly."""
+a mid-term transaction's frames, their coverage in the policy's durationBasis, and (for random plans)
+frames that always tile the term exactly, measure the term, and are never due before they are generated."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from zoneinfo import ZoneInfo
 
@@ -10,15 +11,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chalicelib.billing.installments.allocation import backdated
 from chalicelib.billing.installments.lattice import (
     CADENCE_DAYS,
     CADENCE_MONTHS,
     WEEKDAYS,
     Schedule,
-    coverage_seconds,
+    coverage,
     from_effective,
     term_frames,
 )
+from chalicelib.core import durations
 
 UTC = timezone.utc
 NY = "America/New_York"
@@ -109,18 +112,53 @@ def test_frames_are_local_midnights_across_a_daylight_saving_change():
     assert [f.start.astimezone(ZoneInfo(NY)).hour for f in frames] == [0] * 5
 
 
-def test_a_transaction_effective_mid_term_takes_the_frames_from_its_effective_time():
-    frames = term_frames(at("2026-01-15T00:00"), at("2027-01-15T00:00"), Schedule(cadence="monthly"), "UTC")
-    later = from_effective(frames, at("2026-06-20T00:00"))
+def test_a_transaction_effective_mid_term_takes_the_frames_from_its_effective_time_with_its_times():
+    schedule = Schedule(cadence="monthly", generate_lead_days=10, due_lead_days=3, autopay_lead_days=1)
+    frames = term_frames(at("2026-01-15T00:00"), at("2027-01-15T00:00"), schedule, "UTC")
+    later = from_effective(frames, at("2026-06-20T12:00"), schedule, "UTC")
     assert [f.index for f in later] == list(range(5, 12))
-    assert (later[0].start, later[0].end) == (at("2026-06-20T00:00"), at("2026-07-15T00:00"))
-    assert later[0].due_time == frames[5].due_time
+    assert (later[0].start, later[0].end) == (at("2026-06-20T12:00"), at("2026-07-15T00:00"))
+    assert (later[0].generate_time, later[0].due_time, later[0].autopay_time) == (
+        at("2026-06-10T00:00"), at("2026-06-17T12:00"), at("2026-06-16T12:00"))
+    assert later[1:] == frames[6:]
 
 
-def test_coverage_seconds_is_the_overlap():
+def test_a_due_time_is_never_before_the_generate_time():
+    frames = term_frames(at("2026-01-15T09:00"), at("2026-04-15T09:00"),
+                         Schedule(cadence="monthly", generate_lead_days=2, due_lead_days=5), "UTC")
+    assert [(f.generate_time, f.due_time) for f in frames] == [
+        (at("2026-01-13T00:00"), at("2026-01-13T00:00")), (at("2026-02-13T00:00"), at("2026-02-13T00:00")),
+        (at("2026-03-13T00:00"), at("2026-03-13T00:00"))]
+
+
+def test_coverage_is_the_overlap_in_the_duration_basis():
     frame = term_frames(at("2026-01-01T00:00"), at("2026-01-03T00:00"), Schedule(), "UTC")[0]
-    assert coverage_seconds(frame, at("2026-01-02T00:00"), at("2026-02-01T00:00")) == Decimal(86400)
-    assert coverage_seconds(frame, at("2026-02-01T00:00"), at("2026-03-01T00:00")) == Decimal(0)
+    assert coverage(frame, at("2026-01-02T00:00"), at("2026-02-01T00:00"), "hours", "UTC") == Decimal(24)
+    assert coverage(frame, at("2026-01-02T00:00"), at("2026-02-01T00:00"), "days", "UTC") == Decimal(1)
+    assert coverage(frame, at("2026-02-01T00:00"), at("2026-03-01T00:00"), "days", "UTC") == Decimal(0)
+
+
+def test_every_whole_month_is_one_month_and_a_partial_one_its_fraction():
+    frames = term_frames(at("2026-02-01T00:00", NY), at("2027-02-01T00:00", NY), Schedule(cadence="monthly"), NY)
+    assert [coverage(f, f.start, f.end, "months", NY) for f in frames] == [Decimal(1)] * 12
+    assert [coverage(f, f.start, f.end, "years", NY) for f in frames] == [Decimal(1) / 12] * 12
+    assert [coverage(f, f.start, f.end, "days", NY) for f in frames[:3]] == [Decimal(28), Decimal(31), Decimal(30)]
+    change = from_effective(frames, at("2026-02-20T00:00", NY), Schedule(cadence="monthly"), NY)
+    assert coverage(change[0], change[0].start, change[0].end, "months", NY) == Decimal(9) / 28  # Feb 20 to Mar 1
+    assert coverage(change[1], change[1].start, change[1].end, "months", NY) == Decimal(1)
+
+
+def test_frames_from_a_month_end_are_whole_months_though_their_days_differ():
+    frames = term_frames(at("2026-01-31T00:00"), at("2027-01-31T00:00"), Schedule(cadence="monthly"), "UTC")
+    assert local_dates(frames)[:3] == ["2026-01-31", "2026-02-28", "2026-03-31"]
+    assert [coverage(f, f.start, f.end, "months", "UTC") for f in frames] == [Decimal(1)] * 12
+
+
+def test_the_partial_frame_before_an_anchor_is_its_own_fraction_and_the_rest_whole_months():
+    frames = term_frames(at("2026-01-15T00:00"), at("2026-04-15T00:00"),
+                         Schedule(cadence="monthly", anchor_type="dayOfMonth", day_of_month=1), "UTC")
+    assert [round(coverage(f, f.start, f.end, "months", "UTC"), 20) for f in frames] == [
+        round(Decimal(17) / 31, 20), 1, 1, round(Decimal(14) / 30, 20)]  # 17 days of Jan 15 to Feb 15, 14 of April
 
 
 def test_a_term_must_end_after_it_starts():
@@ -151,3 +189,63 @@ def test_frames_tile_the_term_in_order(schedule, start, days, zone):
     if schedule.max_installments:
         assert len(frames) <= schedule.max_installments + (1 if schedule.anchor_type != "none" else 0)
     assert all(f.generate_time <= f.start and f.autopay_time <= f.due_time for f in frames)
+    assert all(f.generate_time <= f.due_time for f in frames)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schedule=schedules, start=st.datetimes(datetime(2020, 1, 1), datetime(2030, 1, 1)),
+       days=st.integers(1, 800), zone=st.sampled_from(["UTC", NY, "Australia/Sydney"]),
+       basis=st.sampled_from(durations.BASES))
+def test_the_frames_measure_the_term(schedule, start, days, zone, basis):
+    """Without an anchor the frames are measured from the term start, so together they are the term's
+    duration in any basis; days, weeks and hours add up whatever the anchor."""
+    term_start = start.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
+    term_end = term_start + timedelta(days=days)
+    frames = term_frames(term_start, term_end, schedule, zone)
+    measured = [coverage(f, f.start, f.end, basis, zone) for f in frames]
+    assert all(m >= 0 for m in measured)
+    if schedule.anchor_type == "none" or basis in ("days", "weeks", "hours"):
+        assert abs(sum(measured) - durations.duration(term_start, term_end, basis, zone)) < Decimal("1e-20")
+
+
+@settings(max_examples=200, deadline=None)
+@given(cadence=st.sampled_from(list(CADENCE_MONTHS)), day=st.dates(date(2020, 1, 1), date(2030, 1, 1)),
+       hour=st.sampled_from([0, 9, 12, 23]), steps=st.integers(1, 8),
+       zone=st.sampled_from(["UTC", NY, "Australia/Sydney"]))
+def test_every_whole_step_of_a_month_cadence_is_the_same_number_of_months(cadence, day, hour, steps, zone):
+    """From any day of the month (the 29th to the 31st too) at an hour every day has on the wall clock (a cut
+    in the hour a clock skips would read an hour late)."""
+    months = CADENCE_MONTHS[cadence]
+    term_start = datetime(day.year, day.month, day.day, hour, tzinfo=ZoneInfo(zone)).astimezone(UTC)
+    term_end = durations.shift(term_start, months * steps, "months", zone)
+    frames = term_frames(term_start, term_end, Schedule(cadence=cadence), zone)
+    assert [coverage(f, f.start, f.end, "months", zone) for f in frames] == [Decimal(months)] * steps
+
+
+@settings(max_examples=400, deadline=None)
+@given(schedule=schedules, start=st.datetimes(datetime(2020, 1, 1), datetime(2030, 1, 1)),
+       days=st.integers(1, 800), zone=st.sampled_from(["UTC", NY, "Australia/Sydney"]),
+       effective_seconds=st.integers(0, 800 * 86_400), clock_days=st.integers(-60, 860),
+       clock_seconds=st.integers(0, 86_399), defer=st.booleans())
+def test_a_frame_not_already_past_is_never_due_before_it_is_generated(schedule, start, days, zone, effective_seconds,
+                                                                      clock_days, clock_seconds, defer):
+    """Any plan, any effective time in the term, any clock: billed now, a frame that starts now or later is
+    generated at its time (or now, when that passed) and due no earlier; the first frame of a change is due
+    at its start minus dueLeadDays unless that is before its generate time."""
+    term_start = start.replace(tzinfo=ZoneInfo(zone)).astimezone(UTC)
+    term_end = term_start + timedelta(days=days)
+    effective = term_start + timedelta(seconds=effective_seconds % (days * 86_400))
+    now = term_start + timedelta(days=clock_days, seconds=clock_seconds)
+    frames = from_effective(term_frames(term_start, term_end, schedule, zone), effective, schedule, zone)
+    first = frames[0]
+    assert first.start == effective
+    own_due = durations.shift(effective, -schedule.due_lead_days, "days", zone)
+    assert first.due_time == max(own_due, first.generate_time)
+    billed = backdated(frames, now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
+    for before, frame in zip(frames, billed):
+        assert frame.generate_time == max(before.generate_time, now)
+        if frame.start >= now:
+            assert frame.due_time >= frame.generate_time
+            assert frame.due_time == max(before.due_time, now) or (defer and before.due_time < now)
+        elif not defer:
+            assert frame.due_time == before.due_time  # already past: billed with its own due time
