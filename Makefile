@@ -72,8 +72,12 @@ $(PY):
 	@$(PYTHON_FOR_VENV) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "Python 3.11 is required: install python3.11")'
 	$(PYTHON_FOR_VENV) -m venv $(VENV)
 
-$(STAMP): $(PY) requirements.txt requirements-dev.txt
+# The service's and the tools' requirements, then the command-line tool `pas` (pas_cli/, pyproject.toml) as an
+# editable install: .venv/bin/pas. Its dependencies are pinned in requirements-dev.txt, and the build uses the
+# venv's own setuptools (no isolated build environment to download).
+$(STAMP): $(PY) requirements.txt requirements-dev.txt pyproject.toml
 	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation --editable .
 	touch $(STAMP)
 
 # Mutation testing (mutmut, settings in setup.cfg) of the pure modules against their unit tests: one
