@@ -3,7 +3,6 @@ error answer (ApiError, a 5xx with its own exit code), a 401 or an expired token
 `pas login` that fixes it), and a service that cannot be reached (NetworkError)."""
 from __future__ import annotations
 
-import socket
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -86,7 +85,7 @@ class Client:
                               dict(response.headers.items()))
         except urllib.error.HTTPError as error:
             return Answer(error.code, error.read(), error.headers.get("Content-Type", ""), dict(error.headers.items()))
-        except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError) as error:
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
             reason = getattr(error, "reason", error)
             raise NetworkError(f"cannot reach {self.url}: {reason}") from None
 

@@ -25,6 +25,9 @@ class CliError(Exception):
         super().__init__(message)
         self.message = message
 
+    def line(self) -> str:
+        return self.message
+
 
 class NetworkError(CliError):
     exit_code = NETWORK

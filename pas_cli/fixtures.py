@@ -66,7 +66,8 @@ def load(file: Path) -> list[dict[str, Any]]:
         if len({"body", "form", "package"} & set(step)) > 1:
             raise FixtureError(f"{where}: one of body, form and package at most")
         if step.get("name") == "env" or step.get("name") in names:
-            raise FixtureError(f"{where}: the name '{step['name']}' is {'reserved' if step['name'] == 'env' else 'taken'}")
+            why = "reserved" if step["name"] == "env" else "taken"
+            raise FixtureError(f"{where}: the name '{step['name']}' is {why}")
         if step.get("name"):
             names.add(step["name"])
     return steps

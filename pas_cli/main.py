@@ -63,7 +63,7 @@ def _run(as_json: bool, action: Callable[[Output], int | None]) -> None:
     try:
         code = action(out) or errors.OK
     except CliError as error:
-        out.error(error.line() if isinstance(error, errors.ApiError) else error.message)
+        out.error(error.line())
         code = error.exit_code
     except KeyboardInterrupt:
         code = errors.OK

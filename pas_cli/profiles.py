@@ -53,8 +53,9 @@ def load_all() -> dict[str, Profile]:
 def load(name: str) -> Profile:
     found = load_all().get(name)
     if found is None:
+        option = "" if name == DEFAULT_PROFILE else f" --profile {name}"
         raise NotSignedIn(f"no profile '{name}' in {profiles_file()}: sign in first with "
-                          f"pas login --url URL --username USER{'' if name == DEFAULT_PROFILE else f' --profile {name}'}")
+                          f"pas login --url URL --username USER{option}")
     return found
 
 

@@ -62,7 +62,8 @@ def test_tables_upload_and_get(signed_in, tenant, tmp_path):
     assert shipped.returncode == 0, shipped.stderr
     assert shipped.stdout == "category,monthlyRate,maxValue\nphone,4.50,1500\nlaptop,7.25,3000\n"
     record = signed_in("tables", "get", "GadgetRates", "--key", "laptop", "--tenant", tenant)  # by static name
-    assert (record.returncode, record.stdout) == (0, '{\n  "value": {\n    "monthlyRate": 7.25,\n    "maxValue": 3000\n  }\n}\n')
+    assert (record.returncode, record.stdout) == (
+        0, '{\n  "value": {\n    "monthlyRate": 7.25,\n    "maxValue": 3000\n  }\n}\n')
 
     rates = tmp_path / "GadgetRates2031.csv"
     rates.write_text("category,monthlyRate,maxValue\nphone,5.00,1500\ncamera,3.10,900\n")

@@ -10,6 +10,7 @@ from decimal import Decimal
 from tests.e2e.support import ROOT
 
 FIRST_YEAR = ROOT / "docs" / "examples" / "fixtures" / "first-year.json"
+PACKAGE = ROOT / "docs" / "examples" / "gadgetcover"
 
 
 def amounts(items, field="amount"):
@@ -71,10 +72,11 @@ SCRIPT = """\
 def test_a_yaml_file_refers_to_earlier_answers_and_the_environment(signed_in, tmp_path):
     folder = tmp_path / "a" / "b" / "c"
     folder.mkdir(parents=True)
+    (tmp_path / "docs").symlink_to(ROOT / "docs")  # the default package path is relative to the file
     script = folder / "script.yaml"
-    script.write_text(SCRIPT.replace("../../../docs/examples/gadgetcover", str(ROOT / "docs/examples/gadgetcover")))
+    script.write_text(SCRIPT)
 
-    done = signed_in("fixtures", str(script), env={"TENANT_NAME": "From YAML"})
+    done = signed_in("fixtures", str(script), env={"TENANT_NAME": "From YAML", "PACKAGE": str(PACKAGE)})
 
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
@@ -83,7 +85,7 @@ def test_a_yaml_file_refers_to_earlier_answers_and_the_environment(signed_in, tm
     assert lines[1].startswith("[2/5] tenant  POST /config/createTenant  200  locator=")
     tenant = lines[1].rsplit("locator=", 1)[1]
     assert lines[3] == f"[4/5] -  POST /clock/{tenant}/advance  409"
-    verbose = signed_in("fixtures", str(script), "--verbose", env={"TENANT_NAME": "Again"})
+    verbose = signed_in("fixtures", str(script), "--verbose", env={"TENANT_NAME": "Again"})  # the default package
     assert '"name": "Again",' in verbose.stdout
     assert '"name": "admin@example.com",\n    "email": ""' in verbose.stdout
 
@@ -92,9 +94,8 @@ def test_a_yaml_file_refers_to_earlier_answers_and_the_environment(signed_in, tm
     assert unset.stderr.strip() == "error: step 2 (tenant): ${env.TENANT_NAME}: the environment has no TENANT_NAME"
     assert unset.stdout.startswith("[1/5] who ")
 
-    script.write_text(SCRIPT.replace("status: 409", "status: 200").replace("${env.PACKAGE:-../../../docs/examples/"
-                                                                           "gadgetcover}", str(ROOT / "docs/examples/gadgetcover")))
-    unexpected = signed_in("fixtures", str(script), env={"TENANT_NAME": "Unexpected"})
+    script.write_text(SCRIPT.replace("status: 409", "status: 200"))
+    unexpected = signed_in("fixtures", str(script), env={"TENANT_NAME": "Unexpected", "PACKAGE": str(PACKAGE)})
     assert unexpected.returncode == 1
     assert "error: step 4: POST /clock/" in unexpected.stderr
     assert "answered 409, not 200: 409 clock.not_a_test_clock: " in unexpected.stderr
