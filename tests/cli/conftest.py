@@ -5,28 +5,20 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.support import ROOT, LocalStack
+from tests.e2e import conftest as e2e
+from tests.e2e.support import ROOT
 
 PAS = Path(sys.executable).with_name("pas")
 GADGETCOVER = ROOT / "docs" / "examples" / "gadgetcover"
 
 Pas = Callable[..., subprocess.CompletedProcess[str]]
-
-
-@pytest.fixture(scope="session")
-def stack(tmp_path_factory) -> Iterator[LocalStack]:
-    assert PAS.exists(), f"{PAS} is missing: `make` installs pas into .venv (pip install -e . of pyproject.toml)"
-    directory = tmp_path_factory.mktemp("cli-stack")
-    started = LocalStack(directory / "state", directory / "stack.log")
-    try:
-        yield started
-    finally:
-        started.kill()
+local_stack = e2e.local_stack
+"""The e2e tests' session-stack fixture: one `make run` for the session's CLI tests."""
 
 
 def environment(config_home: Path, **extra: str) -> dict[str, str]:
@@ -45,6 +37,8 @@ def pas(config_home) -> Pas:
     """Runs `pas ARGS...` (stdout piped: not a terminal), answering the completed process; `new_session`: without
     a controlling terminal (a password prompt then reads stdin)."""
 
+    assert PAS.exists(), f"{PAS} is missing: `make` installs pas into .venv (pip install -e . of pyproject.toml)"
+
     def run(*args: str, timeout: float = 300, env: dict[str, str] | None = None, input: str | None = None,
             new_session: bool = False) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(PAS), *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
@@ -55,8 +49,9 @@ def pas(config_home) -> Pas:
 
 
 @pytest.fixture
-def signed_in(pas, stack) -> Pas:
+def signed_in(pas, local_stack) -> Pas:
     """`pas` with the default profile signed in to the stack as the administrator."""
-    done = pas("login", "--url", stack.base_url, "--username", "admin@example.com", env={"PAS_PASSWORD": "admin"})
+    done = pas("login", "--url", local_stack.base_url, "--username", "admin@example.com",
+               env={"PAS_PASSWORD": "admin"})
     assert done.returncode == 0, done.stderr
     return pas

@@ -34,7 +34,7 @@ def test_the_clock_advances_with_progress_until_ready(signed_in, tenant):
     assert backwards.stderr.startswith("error: 400 clock.not_forward: The clock stands at 2031-03-01T00:00:00.000Z")
 
 
-def test_events_tail_reads_the_stream_then_follows_it(signed_in, stack, tenant, config_home):
+def test_events_tail_reads_the_stream_then_follows_it(signed_in, local_stack, tenant, config_home):
     everything = signed_in("events", "tail", "--tenant", tenant, "--no-follow", "--json")
     assert everything.returncode == 0, everything.stderr
     types = [json.loads(line)["type"] for line in everything.stdout.splitlines()]
@@ -46,7 +46,7 @@ def test_events_tail_reads_the_stream_then_follows_it(signed_in, stack, tenant, 
                                   "--limit", "1", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  text=True, env=environment(config_home))
     try:
-        status, account = stack.request("POST", f"/policy/{tenant}/accounts", token=stack.sign_in(),
+        status, account = local_stack.request("POST", f"/policy/{tenant}/accounts", token=local_stack.sign_in(),
                                         json_body={"type": "Customer", "data": {"name": "Ada Lovelace"}})
         assert status == 200
         out, err = following.communicate(timeout=60)

@@ -12,7 +12,7 @@ from tests.e2e.support import ROOT
 IAG = ROOT / "tests" / "fixtures" / "socotra-configs" / "iag-motor-demo"
 
 
-def test_a_real_package_deploys_and_its_table_loads_with_progress(signed_in, stack):
+def test_a_real_package_deploys_and_its_table_loads_with_progress(signed_in, local_stack):
     done = signed_in("config", "deploy", str(IAG), "--create", "IAG Motor")
 
     assert done.returncode == 0, done.stdout + done.stderr
@@ -21,11 +21,12 @@ def test_a_real_package_deploys_and_its_table_loads_with_progress(signed_in, sta
     tenant = first.rsplit("(", 1)[1].rstrip(")")
     assert progress[-1] == "table UWRules01: created"
     assert set(progress) <= {"table UWRules01: queued", "table UWRules01: created"}
-    status, tables = stack.request("GET", f"/resource/{tenant}/resources/bootstrap", token=stack.sign_in())
+    status, tables = local_stack.request("GET", f"/resource/{tenant}/resources/bootstrap", token=local_stack.sign_in())
     assert (status, [(t["name"], t["status"]) for t in tables]) == (200, [("UWRules01", "created")])
 
 
-def test_with_json_it_prints_the_deployment_result_as_answered_and_redeploys_to_a_tenant(signed_in, stack, tmp_path):
+def test_with_json_it_prints_the_deployment_result_as_answered_and_redeploys_to_a_tenant(signed_in, local_stack,
+                                                                                        tmp_path):
     created = signed_in("config", "deploy", str(GADGETCOVER), "--create", "GadgetCover", "--json")
 
     assert created.returncode == 0, created.stderr
@@ -35,8 +36,8 @@ def test_with_json_it_prints_the_deployment_result_as_answered_and_redeploys_to_
         "GadgetCover", {"status": "queued", "error": ""}, True)
     assert result["deploymentResult"]["metadata"]["implementedPlugins"]["rating:GadgetCover"] == \
         "plugins/python/gadgets.py:rate_GadgetCover"
-    token = stack.sign_in()
-    _, tables = stack.request("GET", f"/resource/{result['locator']}/resources/bootstrap", token=token)
+    token = local_stack.sign_in()
+    _, tables = local_stack.request("GET", f"/resource/{result['locator']}/resources/bootstrap", token=token)
     assert [t["status"] for t in tables] == ["created"]  # waited for before printing
 
     wrapped = tmp_path / "gadgetcover.zip"  # as `python3 -m zipfile -c` makes it: one wrapping folder
@@ -50,7 +51,7 @@ def test_with_json_it_prints_the_deployment_result_as_answered_and_redeploys_to_
     assert redeployed["locator"] == result["locator"]
     assert redeployed["deploymentResult"]["metadata"]["latestVersion"] != \
         result["deploymentResult"]["metadata"]["latestVersion"]
-    _, metadata = stack.request("GET", f"/config/{result['locator']}/deployments", token=token)
+    _, metadata = local_stack.request("GET", f"/config/{result['locator']}/deployments", token=token)
     assert metadata["metadata"]["latestVersion"] == redeployed["deploymentResult"]["metadata"]["latestVersion"]
 
 
@@ -80,7 +81,7 @@ EXPECTED_ERRORS = [
 ]
 
 
-def test_a_broken_package_names_the_file_and_field_of_each_error(signed_in, stack, tmp_path):
+def test_a_broken_package_names_the_file_and_field_of_each_error(signed_in, local_stack, tmp_path):
     package = broken_package(tmp_path)
 
     validated = signed_in("config", "deploy", str(package), "--validate-only")

@@ -25,8 +25,8 @@ def test_every_command_answers_help(pas):
     assert pas("clock", "advance").returncode == 2  # --to and --tenant missing
 
 
-def test_login_keeps_a_named_profile_readable_by_its_owner_alone(pas, stack, config_home):
-    done = pas("login", "--url", stack.base_url + "/", "--username", "admin@example.com", "--password", "admin",
+def test_login_keeps_a_named_profile_readable_by_its_owner_alone(pas, local_stack, config_home):
+    done = pas("login", "--url", local_stack.base_url + "/", "--username", "admin@example.com", "--password", "admin",
                "--profile", "local")
     assert done.returncode == 0, done.stderr
     stored = config_home / "pas" / "profiles.json"
@@ -34,24 +34,25 @@ def test_login_keeps_a_named_profile_readable_by_its_owner_alone(pas, stack, con
     assert stat.S_IMODE(stored.parent.stat().st_mode) == 0o700
     assert "profile 'local'" in done.stdout
 
-    prompted = pas("login", "--url", stack.base_url, "--username", "admin@example.com", "--json",
+    prompted = pas("login", "--url", local_stack.base_url, "--username", "admin@example.com", "--json",
                    input="admin\n", new_session=True)  # no terminal: the prompt reads stdin
     assert prompted.returncode == 0, prompted.stderr
     assert json.loads(prompted.stdout.splitlines()[-1])["profile"] == "default"
 
     listed = json.loads(pas("profiles", "--json").stdout)
+    url = local_stack.base_url
     assert [(p["profile"], p["url"], p["username"], p["expired"]) for p in listed] == [
-        ("default", stack.base_url, "admin@example.com", False), ("local", stack.base_url, "admin@example.com", False)]
+        ("default", url, "admin@example.com", False), ("local", url, "admin@example.com", False)]
     assert json.loads(stored.read_text())["profiles"]["local"]["token"]
-    assert f"local    {stack.base_url}  admin@example.com  valid until " in pas("profiles").stdout
+    assert f"local    {local_stack.base_url}  admin@example.com  valid until " in pas("profiles").stdout
 
-    wrong = pas("login", "--url", stack.base_url, "--username", "admin@example.com", "--password", "wrong")
+    wrong = pas("login", "--url", local_stack.base_url, "--username", "admin@example.com", "--password", "wrong")
     assert wrong.returncode == 1
     assert wrong.stderr.startswith("error: 401 auth.sign_in_failed: ")
     assert "[request " in wrong.stderr
 
 
-def test_failures_have_exit_codes_of_their_own(signed_in, stack, config_home):
+def test_failures_have_exit_codes_of_their_own(signed_in, local_stack, config_home):
     pas = signed_in
     deployed = pas("config", "deploy", str(GADGETCOVER), "--create", "Errors", "--json")
     assert deployed.returncode == 0, deployed.stderr
@@ -78,7 +79,7 @@ def test_failures_have_exit_codes_of_their_own(signed_in, stack, config_home):
     expired = pas("clock", "show", "--tenant", tenant, "--profile", "expired")
     assert expired.returncode == 4
     assert "expired at 2020-01-01T00:00:00+00:00: log in again with pas login --url " \
-           f"{stack.base_url} --username admin@example.com --profile expired" in expired.stderr
+           f"{local_stack.base_url} --username admin@example.com --profile expired" in expired.stderr
 
     forged = pas("clock", "show", "--tenant", tenant, "--profile", "forged")
     assert forged.returncode == 4
