@@ -73,10 +73,14 @@ $(PY):
 	@echo "creating $(VENV) (Python 3.11)"
 	$(PYTHON_FOR_VENV) -m venv $(VENV)
 
-# pip's own output, a line a package and its progress bars: a first install takes minutes
-$(STAMP): $(PY) requirements.txt requirements-dev.txt
+# pip's own output, a line a package and its progress bars: a first install takes minutes. Then the command-line
+# tool `pas` (pas_cli/, pyproject.toml) as an editable install: .venv/bin/pas. Its dependencies are pinned in
+# requirements-dev.txt, and the build uses the venv's own setuptools (no isolated build environment to download).
+$(STAMP): $(PY) requirements.txt requirements-dev.txt pyproject.toml
 	@echo "installing requirements-dev.txt (and requirements.txt) into $(VENV): a few minutes on a first run"
 	$(PY) -m pip install --progress-bar on -r requirements-dev.txt
+	@echo "installing the command-line tool pas into $(VENV)/bin"
+	$(PY) -m pip install --quiet --no-deps --no-build-isolation --editable .
 	touch $(STAMP)
 	@echo "$(VENV) is ready"
 

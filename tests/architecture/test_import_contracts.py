@@ -14,7 +14,8 @@ from pathlib import Path
 from tests.conftest import ROOT
 
 VIOLATIONS = {
-    # contract id: (module of the copy, created with its packages when missing; the import appended to it)
+    # contract id: (module of the copy, relative to chalicelib/, created with its packages when missing; the import
+    # appended to it)
     "layers": ("billing/invoices/generator.py", "import chalicelib.events.service"),
     "aws-only-in-storage": ("billing/invoices/repository.py", "import boto3"),
     "chalice-only-at-the-edge": ("billing/invoices/service.py", "import chalice"),
@@ -26,6 +27,7 @@ VIOLATIONS = {
     "typed-configuration-is-pure": ("configuration/billing_plans.py", "import chalicelib.core.money"),
     "pure-modules": ("billing/delinquency/models.py", "import chalicelib.accounts.service"),
     "priceable-host-is-internal": ("quotes/service.py", "import chalicelib.priceable.host"),
+    "cli-through-the-api": ("../pas_cli/client.py", "import chalicelib.core.money"),
 }
 
 WILDCARD_OPTIONS = ("source_modules", "forbidden_modules", "protected_modules", "allowed_importers", "modules",
@@ -50,16 +52,20 @@ def _values(section: configparser.SectionProxy, option: str) -> list[str]:
 
 
 def _copy_of_chalicelib(tmp_path: Path) -> Path:
-    shutil.copytree(ROOT / "chalicelib", tmp_path / "chalicelib", ignore=shutil.ignore_patterns("__pycache__"))
+    """chalicelib and pas_cli (the other root package the contracts name) copied; answers chalicelib's copy."""
+    for package in ("chalicelib", "pas_cli"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path / "chalicelib"
 
 
 def _add_import(package: Path, relative: str, line: str) -> None:
-    """Appends `line` to the module, creating it and the packages above it when missing."""
-    module = package / relative
+    """Appends `line` to the module, creating it and the packages above it (up to the copy's root) when missing."""
+    root = package.parent
+    module = Path(os.path.normpath(package / relative))
     module.parent.mkdir(parents=True, exist_ok=True)
-    for directory in module.relative_to(package).parents:
-        (package / directory / "__init__.py").touch()
+    for directory in module.relative_to(root).parents:
+        if directory != Path("."):
+            (root / directory / "__init__.py").touch()
     with open(module, "a") as source:
         source.write(f"\n{line}\n")
 

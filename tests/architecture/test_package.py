@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,12 @@ def packaged(tmp_path_factory) -> Path:
     """`chalice package` (then infra/split_api.py, as infra/README.md deploys it) of a copy of the app whose
     requirements.txt is empty: the template is the same, and
     chalice neither downloads the dependencies (pip, on the network) nor zips them, nor leaves its 22 MB
-    bundle cache in .chalice/deployments for every version of the code."""
+    bundle cache in .chalice/deployments for every version of the code. The command-line tool (pas_cli/,
+    pyproject.toml) is copied too: the bundle must leave it out."""
     project = tmp_path_factory.mktemp("project")
     shutil.copy(ROOT / "app.py", project)
+    shutil.copy(ROOT / "pyproject.toml", project)
+    shutil.copytree(ROOT / "pas_cli", project / "pas_cli", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "chalicelib", project / "chalicelib", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / ".chalice", project / ".chalice", ignore=shutil.ignore_patterns("deployments", "venv"))
     (project / "requirements.txt").write_text("")
@@ -48,6 +52,13 @@ def packaged(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def stack(packaged) -> dict[str, Any]:
     return json.loads(packaged.read_text())
+
+
+def test_the_lambda_bundle_holds_the_service_and_not_the_command_line_tool(packaged):
+    with zipfile.ZipFile(packaged.parent / "deployment.zip") as bundle:
+        names = bundle.namelist()
+    assert "app.py" in names and "chalicelib/core/money.py" in names
+    assert [name for name in names if name.startswith("pas_cli/") or name == "pyproject.toml"] == []
 
 
 def test_the_merged_template_passes_cfn_lint(packaged):

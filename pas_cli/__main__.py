@@ -1,0 +1,3 @@
+from pas_cli.main import main
+
+main()
