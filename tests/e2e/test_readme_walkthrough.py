@@ -48,7 +48,7 @@ def test_the_walkthrough_runs_and_answers_what_the_readme_shows(tmp_path, local_
         assert missing == [], (shell, output)
     checked = {value for _, answer in blocks for value in shown_values(answer)}
     assert {'"status":"created"', '"amount":54.00', '"amount":-6.00', '"transactionState":"issued"'} <= checked
-    # billing to a paid invoice: the clock advanced, the issuance's invoice (66.00; the change's 49.50 is generated in July),
-    # paid in full and settled
+    # billing to a paid invoice: the clock advanced, the issuance's invoice generated (66.00; the change's 49.50 is
+    # generated in July), paid in full and settled
     assert {'"invoiceState":"open"', '"totalAmount":66.00', '"paymentState":"posted"', '"remainingAmount":0.00',
             '"invoiceState":"settled"', '"totalRemainingAmount":0.00', '"balance":0'} <= checked
