@@ -110,6 +110,10 @@ def test_a_year_of_billing_stamps_every_event_record_and_job_with_business_time(
         for moment in times_in(record)} | {renewed["startTime"]}
     assert (delinquency["graceStartedAt"], delinquency["graceEndAt"], renewal["issuedTime"]) == (
         "2026-02-01T05:00:00.000Z", "2026-03-03T05:00:00.000Z", "2027-01-22T05:00:00.000Z")
+    # the billing jobs of the lapse and the renewal ran after the advance's step, at the time of their issue
+    assert [e["timestamp"] for e in ran if e["type"] == "billing.installmentlattice.create"] == [
+        lapse["issuedTime"], renewal["issuedTime"]]
+    assert max(i["generatedTime"] for i in invoices.values()) == "2027-01-22T05:00:00.000Z"  # not the target
     # twelve months invoiced and autopaid, the lapse's refund and the renewed term's first month invoiced
     assert (len(payments), [e["type"] for e in ran].count("billing.invoice.generate")) == (12, 14)
 
