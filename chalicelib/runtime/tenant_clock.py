@@ -3,10 +3,10 @@
 Business time (the `now` of records, events and their timestamps, statuses, schedules:
 `CallContext.now`) is the tenant's clock; authentication, token expiry, job leases and the event
 stream's settle window stay on real time (`wiring.clock()`). A job works at the business time of what
-enqueued it (`business_now`), a due entry at its due time (runtime/due.py). An ordinary tenant's clock is the real one. A tenant created with
-`createTenant?testClock=true` has a test clock: one item (`storage/keys.tenant_clock`) holding its
-position, which starts at the real time of creation and moves only forward, only when an advance
-(chalicelib/clock) moves it.
+enqueued it (`business_now`), a due entry at its due time (runtime/due.py). An ordinary tenant's clock
+is the real one. A tenant created with `createTenant?testClock=true` has a test clock: one item
+(`storage/keys.tenant_clock`) holding its position, which starts at the real time of creation and moves
+only forward, only when an advance (chalicelib/clock) moves it.
 
 While a clock advances, requests on its tenant see the clock's position, which the advance moves page
 by page: the due time of the last due entry it has run (never behind where the advance started), and
