@@ -232,16 +232,60 @@ def _security(permissions: Iterable[str]) -> tuple[str, list[str]]:
 
 
 class _ResponseSchema(GenerateJsonSchema):
-    """Answers leave out the fields that are None (`exclude_none`): such a field is never required.
-    Decimals travel as JSON numbers both ways (simplejson), never as the strings pydantic would write."""
+    """Answers leave out the fields that are None (`exclude_none`): such a field is never required, and never
+    null; every other field is required, whether it has a default or not. A response that answers some of its
+    fields as null when empty (their names in its `NULLS`, kept by its serializer: priceable.schemas.WithNulls)
+    has them required and nullable, and is described by its fields, not as the free-form object its
+    serializer returns. Decimals travel as JSON numbers both ways (simplejson), never as the strings pydantic
+    would write."""
 
     def decimal_schema(self, schema: core_schema.DecimalSchema) -> dict[str, Any]:
         return {"type": "number"}
 
+    def generate_inner(self, schema: Any) -> Any:
+        if self.mode == "serialization" and schema.get("type") == "model" and _nulls(schema["cls"]):
+            schema = {key: value for key, value in schema.items() if key != "serialization"}
+        return super().generate_inner(schema)
+
+    def model_schema(self, schema: core_schema.ModelSchema) -> dict[str, Any]:
+        described = super().model_schema(schema)
+        if self.mode == "serialization":
+            _answered_nulls(described, schema["cls"])
+        return described
+
     def field_is_required(self, field: Any, total: bool) -> bool:
-        if self.mode == "serialization" and _nullable(field["schema"]):
-            return False
+        """An answer has every field that is not None, a field with a default too."""
+        if self.mode == "serialization":
+            return not _nullable(field["schema"])
         return super().field_is_required(field, total)
+
+
+def _nulls(cls: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(getattr(cls, "NULLS", ()))
+
+
+def _answered_nulls(described: dict[str, Any], cls: type[BaseModel]) -> None:
+    """The model's answer as sent: its NULLS fields required (null when empty), its other fields without
+    the null they are left out for."""
+    nulls = {cls.model_fields[name].serialization_alias or name for name in _nulls(cls)}
+    required = described.setdefault("required", [])
+    for name, property_schema in described.get("properties", {}).items():
+        if name in nulls:
+            if name not in required:
+                required.append(name)
+        elif name not in required:
+            described["properties"][name] = _without_null(property_schema)
+    if not required:
+        del described["required"]
+
+
+def _without_null(schema: dict[str, Any]) -> dict[str, Any]:
+    options = schema.get("anyOf")
+    if options is None or {"type": "null"} not in options:
+        return schema
+    rest = [option for option in options if option != {"type": "null"}]
+    plain = {key: value for key, value in schema.items() if key != "anyOf" and not (key == "default" and value is None)}
+    return {**plain, **rest[0]} if len(rest) == 1 else {**plain, "anyOf": rest}
 
 
 def _nullable(schema: CoreSchema) -> bool:

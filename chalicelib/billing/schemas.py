@@ -422,6 +422,22 @@ class PaymentTargetResponse(Response):
     amount: Decimal | None = None
 
 
+class SubpaymentResponse(Response):
+    subpaymentLocator: str
+    amount: Decimal
+
+
+class PaymentRequestExecutionLogItem(Response):
+    """One request of the payment to a payment provider (none is logged: the service calls no provider)."""
+
+    paymentRequestLocator: str
+    paymentRequestState: Literal["pending", "completed", "failed", "error"]
+    requestTime: datetime | None = None
+    transactionId: str | None = None
+    note: str | None = None
+    data: dict[str, Any]
+
+
 class PaymentResponse(Response):
     locator: str
     accountLocator: str
@@ -441,8 +457,8 @@ class PaymentResponse(Response):
     reversedBy: str | None = None
     reversalReason: str | None = None
     shortfallCreditLocators: list[str] = []
-    subpayments: list[dict[str, Any]] = []
-    executionLog: list[dict[str, Any]] = []
+    subpayments: list[SubpaymentResponse] = []
+    executionLog: list[PaymentRequestExecutionLogItem] = []
     createdAt: datetime
     createdBy: str
 
@@ -693,11 +709,23 @@ class InvoiceLifecycleTrigger(Response):
     triggerType: Literal["autopay", "due"]
 
 
+class InvoiceLifecycleResult(Response):
+    resultType: Literal["autopay", "due"]
+    resultLocator: str
+
+
+class InvoiceLifecycleTriggerUpdate(Response):
+    triggerType: Literal["autopay", "due"]
+    oldTriggerTime: datetime
+    newTriggerTime: datetime
+    comment: str
+
+
 class InvoiceLifecycleJobData(Response):
     invoiceLocator: str
-    results: list[dict[str, Any]] = []
+    results: list[InvoiceLifecycleResult] = []
     triggers: list[InvoiceLifecycleTrigger]
-    triggersHistory: list[dict[str, Any]] = []
+    triggersHistory: list[InvoiceLifecycleTriggerUpdate] = []
     processingErrors: str | None = None
 
 

@@ -111,15 +111,16 @@ def download_configuration_version(tenantLocator: str, version: str, query: sche
 
 @bp.route("/config/{tenantLocator}/deployments/datamodel", methods=["GET"])
 @endpoint("deployments.deploy", "deployments.datamodel", errors=[codes.NOT_FOUND["configuration"]])
-def fetch_datamodel(tenantLocator: str, query: schemas.DatamodelQuery) -> dict[str, Any]:
-    return service.datamodel(request_context(), resolved=query.resolve)
+def fetch_datamodel(tenantLocator: str, query: schemas.DatamodelQuery) -> schemas.DataModelResponse:
+    return schemas.DataModelResponse.model_construct(**service.datamodel(request_context(), resolved=query.resolve))
 
 
 @bp.route("/config/{tenantLocator}/deployments/datamodel/{version}", methods=["GET"])
 @endpoint("deployments.deploy", "deployments.datamodel", errors=[codes.NOT_FOUND["configuration"]])
-def fetch_datamodel_version(tenantLocator: str, version: str, query: schemas.DatamodelQuery) -> dict[str, Any]:
-    return service.datamodel(request_context(), version, resolved=query.resolve,
-                             by_static_locator=query.byStaticLocator)
+def fetch_datamodel_version(tenantLocator: str, version: str,
+                            query: schemas.DatamodelQuery) -> schemas.DataModelResponse:
+    return schemas.DataModelResponse.model_construct(**service.datamodel(
+        request_context(), version, resolved=query.resolve, by_static_locator=query.byStaticLocator))
 
 
 @bp.route("/config/{tenantLocator}/deployments/diff", methods=["GET"])

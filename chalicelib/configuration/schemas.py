@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 from chalicelib.configuration.models import DeploymentMetadata, TenantDeployment
 from chalicelib.configuration.package import MAX_JSON_DEPTH
@@ -39,7 +39,9 @@ class DatamodelQuery(BaseModel):
 
 
 class DiffQuery(BaseModel):
-    config: str
+    config: str = Field(json_schema_extra={"contentMediaType": "application/json",
+                                           "contentSchema": {"type": "object"}})
+    """A ConfigurationRef as JSON (the service parses it: service.difference)."""
 
     @field_validator("config")
     @classmethod
@@ -52,6 +54,17 @@ class DiffQuery(BaseModel):
         if deepest > MAX_JSON_DEPTH:
             raise ValueError(f"nests objects and arrays more than {MAX_JSON_DEPTH} deep")
         return value
+
+
+class DataModelResponse(BaseModel):
+    """The data model (a ConfigurationRef, answer.py): the maps the definition requires named, every other
+    field of the model kept as it is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    accounts: dict[str, Any]
+    charges: dict[str, Any]
+    products: dict[str, Any]
 
 
 class DeploymentMetadataResponse(BaseModel):

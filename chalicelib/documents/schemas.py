@@ -179,7 +179,7 @@ class DocumentsJobResponse(Response):
     documents: list[DocumentJobInfo]
     processingErrors: str
     createdAt: datetime
-    createdBy: str | None = None
+    createdBy: str
     completedAt: datetime | None = None
     transactionLocator: str | None = None
     segmentLocator: str | None = None

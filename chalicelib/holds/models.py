@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
 
@@ -43,6 +43,11 @@ class PolicyHoldScope(BaseModel):
     transactionCategory: list[TransactionCategoryName] = []
     transactionType: list[str] = []
     allowStaticData: bool = False
+
+
+WHOLE_POLICY = PolicyHoldScope(transactionCategory=list(get_args(TransactionCategoryName)))
+"""The scope of a policy's hold created without one (the definition makes it optional): every transaction
+of the policy, and its static data."""
 
 
 class EntityHold(BaseModel):

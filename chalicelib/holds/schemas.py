@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.holds.models import EntityHold, EntityHoldState, PolicyHoldScope, QuoteHoldScope
 from chalicelib.priceable.schemas import WithNulls
 
@@ -22,8 +23,9 @@ class CreateEntityHoldRequest(BaseModel):
 
 
 class UpdateEntityHoldRequest(BaseModel):
-    """Every field required (the definition's): the scope of the other kind is null; the reference moves
-    only with `referenceUpdate` (else it is the hold's own)."""
+    """Every field required (the definition's): the scope of the other kind is null, and a policy's may be
+    null too (the whole policy held); the reference moves only with `referenceUpdate` (else it is the
+    hold's own)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -47,7 +49,7 @@ class EntityHoldResponse(WithNulls):
     description: str
     quoteHoldScope: QuoteHoldScope | None
     policyHoldScope: PolicyHoldScope | None
-    validationResult: dict[str, Any] | None = None
+    validationResult: ValidationResult | None = None
     createdAt: datetime
     createdBy: str
 

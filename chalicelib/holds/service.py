@@ -11,7 +11,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.holds import repository
-from chalicelib.holds.models import MOVES, EntityHold, EntityHoldState, PolicyHoldScope, QuoteHoldScope
+from chalicelib.holds.models import MOVES, WHOLE_POLICY, EntityHold, EntityHoldState, PolicyHoldScope, QuoteHoldScope
 from chalicelib.policies import service as policies
 from chalicelib.quotes import service as quotes
 from chalicelib.runtime import wiring
@@ -39,22 +39,25 @@ def _reference(ctx: CallContext, reference_type: ReferenceType, locator: str) ->
     return policies.get_policy(ctx, locator)
 
 
-def _check_scope(reference_type: ReferenceType, quote_scope: QuoteHoldScope | None,
-                 policy_scope: PolicyHoldScope | None) -> None:
-    """400 unless a quote's hold takes a quoteHoldScope and a policy's a policyHoldScope."""
+def _scopes(reference_type: ReferenceType, quote_scope: QuoteHoldScope | None, policy_scope: PolicyHoldScope | None
+            ) -> tuple[QuoteHoldScope | None, PolicyHoldScope | None]:
+    """The hold's scopes: a quote's takes a quoteHoldScope, a policy's no quoteHoldScope (400 otherwise);
+    a policy's without a policyHoldScope holds the whole policy (WHOLE_POLICY)."""
     if reference_type == "quote" and (quote_scope is None or policy_scope is not None):
         raise codes.ENTITY_HOLD_INVALID_SCOPE("A quote's hold takes a quoteHoldScope (and no policyHoldScope)",
                                               field_errors=[FieldError("quoteHoldScope", "required for a quote")])
-    if reference_type == "policy" and (policy_scope is None or quote_scope is not None):
-        raise codes.ENTITY_HOLD_INVALID_SCOPE("A policy's hold takes a policyHoldScope (and no quoteHoldScope)",
-                                              field_errors=[FieldError("policyHoldScope", "required for a policy")])
+    if reference_type == "policy" and quote_scope is not None:
+        raise codes.ENTITY_HOLD_INVALID_SCOPE("A policy's hold takes no quoteHoldScope",
+                                              field_errors=[FieldError("quoteHoldScope", "not for a policy")])
+    return quote_scope, (policy_scope or WHOLE_POLICY) if reference_type == "policy" else None
 
 
 def create_hold(ctx: CallContext, reference_type: ReferenceType, reference_locator: str, *,
                 description: str | None, quote_scope: QuoteHoldScope | None, policy_scope: PolicyHoldScope | None,
                 hold_static_data: bool) -> EntityHold:
-    """A draft hold; a quote's takes a quoteHoldScope, a policy's a policyHoldScope (400 otherwise)."""
-    _check_scope(reference_type, quote_scope, policy_scope)
+    """A draft hold; a quote's takes a quoteHoldScope (400 otherwise), a policy's holds its policyHoldScope
+    or, without one, the whole policy."""
+    quote_scope, policy_scope = _scopes(reference_type, quote_scope, policy_scope)
     reference = _reference(ctx, reference_type, reference_locator)
     record = EntityHold(
         locator=new_locator(), referenceLocator=reference.locator, referenceType=reference_type,
@@ -83,7 +86,7 @@ def update_hold(ctx: CallContext, locator: str, reference_type: ReferenceType, r
         raise codes.ENTITY_HOLD_INVALID_REFERENCE(
             f"Hold {locator} holds {current.referenceType} {current.referenceLocator}; set referenceUpdate to move it",
             field_errors=[FieldError("referenceUpdate", "true to change the reference")])
-    _check_scope(reference_type, quote_scope, policy_scope)
+    quote_scope, policy_scope = _scopes(reference_type, quote_scope, policy_scope)
     reference = current.referenceLocator if same else _reference(ctx, reference_type, reference_locator).locator
     changed = current.model_copy(update={
         "referenceType": reference_type, "referenceLocator": reference, "description": description,

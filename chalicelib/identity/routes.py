@@ -151,22 +151,18 @@ def fetch_user(locator: str) -> schemas.UserResponse:
 
 @bp.route("/auth/users/list", methods=["GET"])
 @endpoint("users.read", "users.list")
-def list_users(query: schemas.ListQuery) -> schemas.UserListResponse | list[schemas.UserResponse]:
+def list_users(query: schemas.ListQuery) -> schemas.UserListResponse:
     page = service.list_users(request_context(), PageRequest.of(query.offset, query.count))
-    items = [schemas.UserResponse.of(p) for p in page.items]
-    if query.extended is False:
-        return items
-    return schemas.UserListResponse(listCompleted=page.list_completed, items=items)
+    return schemas.UserListResponse(listCompleted=page.list_completed,
+                                    items=[schemas.UserResponse.of(p) for p in page.items])
 
 
 @bp.route("/auth/users/basic/list", methods=["GET"])
 @endpoint("users.read", "users.list")
-def list_basic_users(query: schemas.ListQuery) -> schemas.BasicUserListResponse | list[schemas.BasicUserResponse]:
+def list_basic_users(query: schemas.ListQuery) -> schemas.BasicUserListResponse:
     page = service.list_users(request_context(), PageRequest.of(query.offset, query.count, BASIC_LIST_MAX_COUNT))
     items = [schemas.BasicUserResponse(locator=p.user.locator, userName=p.user.userName,
                                        firstName=p.user.firstName, lastName=p.user.lastName) for p in page.items]
-    if query.extended is False:
-        return items
     return schemas.BasicUserListResponse(listCompleted=page.list_completed, items=items)
 
 
@@ -240,12 +236,10 @@ def list_permissions() -> list[str]:
 
 @bp.route("/auth/roles/list", methods=["GET"])
 @endpoint("roles.read", "roles.list")
-def list_roles(query: schemas.ListQuery) -> schemas.RoleListResponse | list[schemas.RoleResponse]:
+def list_roles(query: schemas.ListQuery) -> schemas.RoleListResponse:
     page = service.list_roles(request_context(), PageRequest.of(query.offset, query.count))
-    items = [schemas.RoleResponse.of(r) for r in page.items]
-    if query.extended is False:
-        return items
-    return schemas.RoleListResponse(listCompleted=page.list_completed, items=items)
+    return schemas.RoleListResponse(listCompleted=page.list_completed,
+                                    items=[schemas.RoleResponse.of(r) for r in page.items])
 
 
 @bp.route("/auth/roles/{locator}", methods=["GET"])

@@ -137,6 +137,9 @@ class BasicUserListResponse(BaseModel):
 
 
 class ListQuery(Request):
+    """`extended` is taken and changes nothing: every list answers the `listCompleted`/`items` envelope
+    (spec part 1, "A response listing is an envelope")."""
+
     offset: int | None = None
     count: int | None = None
     extended: bool | None = None

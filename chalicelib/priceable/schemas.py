@@ -27,6 +27,7 @@ from chalicelib.priceable.models import (
     ElementInput,
     Flag,
     FlagInput,
+    FlagLevel,
     Input,
     Priceable,
     PriceableRecord,
@@ -137,11 +138,18 @@ class PolicyChargeResponse(BaseModel):
         return cls(**charge.model_dump())
 
 
+class TaskCreationResponse(BaseModel):
+    """The task a flag created (none is: flags create no tasks here)."""
+
+    taskLocator: str
+    status: Literal["succeeded", "failed"]
+
+
 class UnderwritingFlagResponse(WithNulls):
     NULLS: ClassVar[tuple[str, ...]] = ("clearedBy", "clearedTime", "taskCreationResponse")
 
     locator: str
-    level: str
+    level: FlagLevel
     referenceType: Literal["quote", "transaction"] = "quote"
     referenceLocator: str
     note: str
@@ -151,7 +159,7 @@ class UnderwritingFlagResponse(WithNulls):
     createdTime: datetime
     clearedBy: str | None = None
     clearedTime: datetime | None = None
-    taskCreationResponse: dict[str, Any] | None = None
+    taskCreationResponse: TaskCreationResponse | None = None
 
     @classmethod
     def of(cls, owner_locator: str, flag: Flag,

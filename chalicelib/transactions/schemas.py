@@ -12,6 +12,7 @@ from typing import Any, Self
 
 from pydantic import BaseModel, RootModel
 
+from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import Page
@@ -160,7 +161,7 @@ class TransactionUnderwritingFlagsResponse(BaseModel):
 
 
 class PreferencesResponse(BaseModel):
-    installmentPreferences: dict[str, Any] | None = None
+    installmentPreferences: InstallmentPreferences | None = None
 
     @classmethod
     def of(cls, transaction: Transaction) -> PreferencesResponse:

@@ -1,7 +1,16 @@
 """Our OpenAPI description against the platform's: for every operation both have (the same method and
 path, whatever the path variables are named), every field the platform marks required in its success
 answer is in ours, required, with a compatible type and no enum value the platform's clients would not
-know. Request bodies likewise: what the platform's clients send must fit ours.
+know, and null nowhere the platform does not allow it. Request bodies and query parameters likewise: what
+the platform's clients send must fit ours.
+
+Every JSON answer is compared, whether the platform declares it `application/json` or `*/*` (its document
+operations); a `StreamingResponseBody` is a file. A free-form object of ours (a map) where the platform names
+required properties is reported like any object: each property it requires is missing. Null is compared
+as answered: our description says null only where we answer it (a field left out when it has no value is
+optional, not nullable), and the platform's says where it allows it (OpenAPI 3.0 `nullable: true`, or a
+3.1 `null` type). A query parameter the platform's clients send must be one of ours, of a compatible type,
+and we require none they may leave out.
 
 Both documents are read as a validator reads them: a `$ref` is the schema it names (also inside a nullable
 anyOf, which is how ours writes an optional model), an allOf is one schema with every part's properties and
@@ -17,6 +26,10 @@ from typing import Any
 
 _VARIABLE = re.compile(r"{[^}]+}")
 JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object")
+JSON_MEDIA = ("application/json", "*/*")
+"""The media types of a JSON answer or body: the platform declares some JSON answers as `*/*`."""
+FILE_SCHEMAS = ("StreamingResponseBody",)
+"""The platform's components that stand for a stream of bytes (a file answer), not a JSON object."""
 
 
 @dataclass(frozen=True)
@@ -49,33 +62,63 @@ def differences(ours: dict[str, Any], theirs: dict[str, Any]) -> list[Difference
     for key in common_operations(ours, theirs):
         name = f"{key[0]} {our_ops[key][0]}"
         our_op, their_op = our_ops[key][1], their_ops[key][1]
+        comparison = _Comparison(theirs, ours, name)
         their_answer, our_answer = _success_schema(their_op), _success_schema(our_op)
         if their_answer is not None:
             if our_answer is None:
-                found.append(Difference(name, "answer", "the platform answers JSON, we answer none"))
+                comparison.found.append(Difference(name, "answer", "the platform answers JSON, we answer none"))
             else:
-                comparison = _Comparison(theirs, ours, name)
                 comparison.answer(their_answer, our_answer, "answer", set())
-                found.extend(comparison.found)
         their_body, our_body = _body_schema(their_op), _body_schema(our_op)
         if their_body is not None and our_body is not None:
-            comparison = _Comparison(theirs, ours, name)
             comparison.request(their_body, our_body, "body", set())
-            found.extend(comparison.found)
+        comparison.query(_query_parameters(their_op), _query_parameters(our_op))
+        found.extend(comparison.found)
     return found
 
 
+def compared_operations(ours: dict[str, Any], theirs: dict[str, Any]) -> list[tuple[str, str]]:
+    """The operations both have where the platform answers JSON, takes a JSON body or takes query
+    parameters: those `differences` compares."""
+    their_ops = operations(theirs)
+    return [key for key in common_operations(ours, theirs)
+            if _success_schema(their_ops[key][1]) is not None or _body_schema(their_ops[key][1]) is not None
+            or _query_parameters(their_ops[key][1])]
+
+
 def _success_schema(op: dict[str, Any]) -> dict[str, Any] | None:
+    """The schema of the JSON answer of the operation's success; None when it answers none or a file."""
     for status, response in sorted(op.get("responses", {}).items()):
         if status.startswith("2"):
-            schema = response.get("content", {}).get("application/json", {}).get("schema")
-            return schema if schema else None
+            schema = _json_schema(response.get("content", {}))
+            if schema is None or schema.get("$ref", "").rsplit("/", 1)[-1] in FILE_SCHEMAS:
+                return None
+            return schema
     return None
 
 
 def _body_schema(op: dict[str, Any]) -> dict[str, Any] | None:
-    body = op.get("requestBody", {}).get("content", {}).get("application/json", {})
-    return body.get("schema") or None
+    return _json_schema(op.get("requestBody", {}).get("content", {}))
+
+
+def _json_schema(content: dict[str, Any]) -> dict[str, Any] | None:
+    for media in JSON_MEDIA:
+        schema = content.get(media, {}).get("schema")
+        if schema:
+            return dict(schema)
+    return None
+
+
+def _query_parameters(op: dict[str, Any]) -> dict[str, tuple[bool, dict[str, Any]]]:
+    """Name -> (required, schema) of each query parameter. A parameter that carries an object (the
+    platform's `config`, `quotePreviewRequest`, `params`) is named as the spec names it; ours carries it as
+    JSON (`contentSchema`), which is compared as the object."""
+    found: dict[str, tuple[bool, dict[str, Any]]] = {}
+    for parameter in op.get("parameters", []):
+        if parameter.get("in") == "query":
+            schema = parameter.get("schema", {})
+            found[parameter["name"]] = (bool(parameter.get("required")), schema.get("contentSchema", schema))
+    return found
 
 
 class _Comparison:
@@ -88,15 +131,16 @@ class _Comparison:
 
     def answer(self, their: dict[str, Any], our: dict[str, Any], where: str, seen: set[tuple[str, str]]) -> None:
         """What we answer must be what a platform client parses."""
+        if _allows_null(our, self.ours) and not _allows_null(their, self.theirs):
+            self._report(where, "we answer null, the platform does not allow it")
         unwrapped = self._unwrapped(their, our, seen)
         if unwrapped is None:
             return
         their, our, seen = unwrapped
         our_shapes = _members(our, self.ours)
         if our_shapes:
-            # An answer of several shapes (a list or, with `extended=false`, a bare array): the shape of
-            # the platform's type is what its clients get; the others answer options its definition
-            # leaves out.
+            # An answer of several shapes (one for each option a request may choose): the shape of the
+            # platform's type is what its clients get; the others answer options its definition leaves out.
             fitting = [shape for shape in our_shapes if _type(shape) == _type(their)]
             if len(fitting) != 1:
                 self._report(where, f"the platform's type is {_type(their)}, ours is one of several shapes")
@@ -113,9 +157,9 @@ class _Comparison:
         if _type(their) == "object":
             our_properties = our.get("properties", {})
             for name in their.get("required", []):
-                if name not in our_properties and not _is_map(our):
+                if name not in our_properties:
                     self._report(f"{where}.{name}", "required by the platform, missing in ours")
-                elif name not in our.get("required", []) and not _is_map(our):
+                elif name not in our.get("required", []):
                     self._report(f"{where}.{name}", "required by the platform, optional in ours")
             for name, their_property in their.get("properties", {}).items():
                 if name in our_properties:
@@ -148,6 +192,19 @@ class _Comparison:
                     self._report(f"{where}.{name}", "the platform takes it, we refuse it")
         elif _type(their) == "array" and "items" in their and "items" in our:
             self.request(their["items"], our["items"], f"{where}[]", seen)
+
+    def query(self, their: dict[str, tuple[bool, dict[str, Any]]], our: dict[str, tuple[bool, dict[str, Any]]]
+              ) -> None:
+        """The query parameters a platform client sends must be ours, of a fitting type; we require none it
+        may leave out."""
+        for name, (_, their_schema) in sorted(their.items()):
+            if name not in our:
+                self._report(f"query.{name}", "the platform takes it, we do not")
+            else:
+                self.request(their_schema, our[name][1], f"query.{name}", set())
+        for name, (our_required, _) in sorted(our.items()):
+            if our_required and not their.get(name, (False, {}))[0]:
+                self._report(f"query.{name}", "we require it, the platform's clients may leave it out")
 
     def _unwrapped(self, their: dict[str, Any], our: dict[str, Any], seen: set[tuple[str, str]]
                    ) -> tuple[dict[str, Any], dict[str, Any], set[tuple[str, str]]] | None:
@@ -265,8 +322,18 @@ def _type(schema: dict[str, Any]) -> str | None:
     return kind if kind in JSON_TYPES else None
 
 
-def _is_map(schema: dict[str, Any]) -> bool:
-    return "properties" not in schema and schema.get("additionalProperties") not in (None, False)
+def _allows_null(schema: dict[str, Any], document: dict[str, Any]) -> bool:
+    """Whether a value of the schema may be null: a `null` type or alternative (3.1), `nullable` (3.0), or
+    a reference to a schema that allows it."""
+    seen: set[str] = set()
+    while "$ref" in schema and schema["$ref"] not in seen:
+        seen.add(schema["$ref"])
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    kind = schema.get("type")
+    if schema.get("nullable") is True or kind == "null" or (isinstance(kind, list) and "null" in kind):
+        return True
+    return any(_allows_null(option, document) for combiner in ("anyOf", "oneOf")
+               for option in schema.get(combiner, []))
 
 
 def report(found: list[Difference]) -> Iterator[str]:

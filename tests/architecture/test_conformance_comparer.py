@@ -1,5 +1,6 @@
-"""The comparer of two OpenAPI documents (conformance.py), on small documents: what it must report, and the
-ways of writing one schema it must not mistake for a difference."""
+"""The comparer of two OpenAPI documents (conformance.py), on small documents: what it must report (also in
+answers the platform declares as `*/*`, in free-form objects of ours, where we answer null, and in query
+parameters), and the ways of writing one schema it must not mistake for a difference."""
 from __future__ import annotations
 
 from typing import Any
@@ -39,14 +40,18 @@ def test_a_nullable_reference_is_compared_with_what_it_names() -> None:
     result = {"type": "object", "required": ["success"], "properties": {"success": {"type": "boolean"}}}
     thing = {"type": "object", "required": ["locator"],
              "properties": {"locator": {"type": "string"}, "result": nullable(ref("Result"))}}
+    theirs = document(ref("Thing"), Result=THEIR_RESULT, Thing={**THEIR_THING, "properties": {
+        **THEIR_THING["properties"], "result": {"allOf": [ref("Result")], "nullable": True}}})
 
-    assert found(document(ref("Thing"), Thing=thing, Result=result), THEIRS) == []
-    assert found(document(ref("Thing"), Thing=thing, Result={**result, "required": []}), THEIRS) == [
+    assert found(document(ref("Thing"), Thing=thing, Result=result), theirs) == []
+    assert found(document(ref("Thing"), Thing=thing, Result={**result, "required": []}), theirs) == [
         "answer.result.success: required by the platform, optional in ours"]
+    assert found(document(ref("Thing"), Thing=thing, Result=result), THEIRS) == [
+        "answer.result: we answer null, the platform does not allow it"]
 
 
 def test_an_optional_field_the_platform_requires_is_reported() -> None:
-    thing = {"type": "object", "properties": {"locator": nullable({"type": "string"})}}
+    thing = {"type": "object", "properties": {"locator": {"type": "string"}}}
 
     assert found(document(thing), THEIRS) == ["answer.locator: required by the platform, optional in ours"]
 
@@ -113,3 +118,70 @@ def test_recursive_schemas_are_compared_once() -> None:
                                                                    "elements": {"type": "array", "items": ref("Tree")}}}
 
     assert found(document(ref("Tree"), Tree=tree), document(ref("Tree"), Tree=tree)) == []
+
+
+def test_an_answer_the_platform_declares_as_any_media_type_is_compared_and_a_stream_is_a_file() -> None:
+    def any_media(schema: dict[str, Any], **components: Any) -> dict[str, Any]:
+        theirs = document(schema, **components)
+        content = theirs["paths"][PATH]["patch"]["responses"]["200"]["content"]
+        content["*/*"] = content.pop("application/json")
+        return theirs
+
+    ours = {"type": "object", "properties": {"locator": {"type": "string"}}}
+
+    assert found(document(ours), any_media(ref("Thing"), Thing=THEIR_THING, Result=THEIR_RESULT)) == [
+        "answer.locator: required by the platform, optional in ours"]
+    assert found(document(ours), any_media(ref("StreamingResponseBody"), StreamingResponseBody={"type": "object"})) \
+        == []
+
+
+def test_a_free_form_object_of_ours_lacks_every_property_the_platform_requires() -> None:
+    free_form = {"type": "object", "required": ["locator", "result"], "properties": {
+        "locator": {"type": "string"}, "result": {"type": "object", "additionalProperties": True}}}
+
+    assert found(document(free_form), THEIRS) == ["answer.result.success: required by the platform, missing in ours"]
+
+
+def test_null_is_answered_only_where_the_platform_allows_it() -> None:
+    def ours(locator: dict[str, Any], required: list[str]) -> dict[str, Any]:
+        return document({"type": "object", "required": required, "properties": {"locator": locator}})
+
+    theirs_nullable = document(ref("Thing"), Thing={**THEIR_THING, "properties": {
+        "locator": {"type": "string", "nullable": True}}})
+    answered_null = {"anyOf": [{"type": "string"}, {"type": "null"}]}
+
+    assert found(ours(answered_null, ["locator"]), THEIRS) == [
+        "answer.locator: we answer null, the platform does not allow it"]
+    assert found(ours(answered_null, ["locator"]), theirs_nullable) == []
+    assert found(ours({"type": ["string", "null"]}, ["locator"]), THEIRS) == [
+        "answer.locator: we answer null, the platform does not allow it"]
+    assert found(ours({"type": "string"}, []), THEIRS) == [
+        "answer.locator: required by the platform, optional in ours"]  # left out, never null
+
+
+def test_query_parameters_are_compared_by_name_type_and_whether_they_are_required() -> None:
+    def with_query(**parameters: tuple[bool, dict[str, Any]]) -> dict[str, Any]:
+        described = document({"type": "object"})
+        described["paths"][PATH]["patch"]["parameters"] = [
+            {"name": "locator", "in": "path", "required": True, "schema": {"type": "string"}},
+            *({"name": name, "in": "query", "required": required, "schema": schema}
+              for name, (required, schema) in parameters.items())]
+        return described
+
+    theirs = with_query(count=(False, {"type": "integer", "format": "int32"}),
+                        state=(False, {"type": "array", "items": {"type": "string"}}),
+                        config=(True, ref("Config")))
+    theirs["components"]["schemas"]["Config"] = {"type": "object", "required": ["products"],
+                                                 "properties": {"products": {"type": "object"}}}
+    as_json = {"type": "string", "contentMediaType": "application/json", "contentSchema": {"type": "object"}}
+
+    assert found(with_query(count=(False, {"anyOf": [{"type": "integer"}, {"type": "null"}]}),
+                            state=(False, {"type": "array", "items": {"type": "string"}}),
+                            config=(True, as_json), extra=(False, {"type": "boolean"})), theirs) == []
+    assert found(with_query(count=(True, {"type": "string"}), config=(True, {"type": "string"}),
+                            owner=(True, {"type": "string"})), theirs) == [
+        "query.config: the platform's type is object, ours is string",
+        "query.count: the platform's type is integer, ours is string",
+        "query.state: the platform takes it, we do not",
+        "query.count: we require it, the platform's clients may leave it out",
+        "query.owner: we require it, the platform's clients may leave it out"]

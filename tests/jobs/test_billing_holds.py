@@ -103,7 +103,8 @@ def test_a_hold_moves_only_as_its_state_allows_and_never_across_tenants(api, adm
                       {"targetType": "invoicing"}))
     assert changed["targetType"] == "invoicing"
     validated = ok(call(api, "PATCH", billing(tenant, f"/holds/{draft['locator']}/validate"), admin_token))
-    assert (validated["holdState"], validated["validationResult"]) == ("validated", {"success": True})
+    assert (validated["holdState"], validated["validationResult"]) == ("validated", {"success": True,
+                                                                                "validationItems": []})
     error(call(api, "PATCH", billing(tenant, f"/holds/{draft['locator']}"), admin_token, {"targetType": "delinquency"}),
           409, "hold.invalid_state")
     reset = ok(call(api, "PATCH", billing(tenant, f"/holds/{draft['locator']}/reset"), admin_token))

@@ -18,6 +18,7 @@ from chalicelib.billing.credit.models import (
 )
 from chalicelib.billing.models import PaymentTarget
 from chalicelib.billing.schemas import CreditItem, Input, PaymentTargetResponse, Response, TransactionMethod
+from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.paging import ListQuery, ListResponse, Page
 
 
@@ -56,7 +57,7 @@ class DistributionResponse(Response):
     sources: list[PaymentTargetResponse]
     targets: list[PaymentTargetResponse]
     shortfallCreditLocators: list[str] = []
-    validationResult: dict[str, Any] | None = None
+    validationResult: ValidationResult | None = None
     executedAt: datetime | None = None
     reversedAt: datetime | None = None
     reversalReason: str | None = None
@@ -101,7 +102,7 @@ class DisbursementResponse(Response):
     sources: list[PaymentTargetResponse]
     transactionMethod: str | None = None
     transactionNumber: str | None = None
-    validationResult: dict[str, Any] | None = None
+    validationResult: ValidationResult | None = None
     executedAt: datetime | None = None
     reversedAt: datetime | None = None
     createdAt: datetime

@@ -3,11 +3,11 @@ HoldResponse; spec part 3: HoldListResponse)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chalicelib.billing.holds.models import Hold, HoldState, HoldTarget
+from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.paging import ListQuery, ListResponse, Page
 
 
@@ -32,7 +32,7 @@ class HoldResponse(BaseModel):
     accountLocator: str
     targetType: HoldTarget
     holdState: HoldState
-    validationResult: dict[str, Any] | None = None
+    validationResult: ValidationResult | None = None
     createdAt: datetime
     updatedAt: datetime
 

@@ -78,6 +78,25 @@ def test_answers_leave_out_what_is_none_so_such_fields_are_not_required(api):
     assert not {"timezone", "preferences", "validationResult"} & set(account["required"])
 
 
+def test_a_field_left_out_when_none_is_never_null_and_one_answered_as_null_says_so(api):
+    """Null is described where it is answered: never for a field left out when it has no value; always for
+    one a response keeps as null (WithNulls), which is then required, and described by its fields."""
+    schemas = _document(api)["components"]["schemas"]
+    account = schemas["AccountResponse"]["properties"]
+    assert account["timezone"] == {"title": "Timezone", "type": "string"}
+    flag = schemas["UnderwritingFlagResponse"]
+    assert {"locator", "level", "referenceType", "clearedBy", "clearedTime", "taskCreationResponse"} <= set(
+        flag["required"])
+    assert flag["properties"]["clearedBy"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
+    assert flag["properties"]["taskCreationResponse"]["anyOf"] == [
+        {"$ref": "#/components/schemas/TaskCreationResponse"}, {"type": "null"}]
+    assert "elementLocator" not in flag["required"]
+    assert flag["properties"]["elementLocator"] == {"title": "Elementlocator", "type": "string"}
+    hold = schemas["EntityHoldResponse"]
+    assert {"quoteHoldScope", "policyHoldScope", "holdStaticData"} <= set(hold["required"])
+    assert hold["properties"]["validationResult"] == {"$ref": "#/components/schemas/ValidationResult"}
+
+
 def test_the_description_is_built_on_first_request_not_at_import():
     """Cold start: importing the app builds no document (and imports no schema module)."""
     probe = "import sys, app; print('chalicelib.apidocs.openapi' in sys.modules)"

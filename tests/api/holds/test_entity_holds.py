@@ -29,7 +29,7 @@ def test_an_active_quote_hold_keeps_the_quote_from_going_past_its_state_until_re
     assert event_types(api, admin_token, tenant, created) == ["policy.hold.create"]
     assert ok(call(api, "PATCH", holds(tenant, f"/{draft['locator']}/validate"), admin_token))["state"] == "validated"
     active = ok(call(api, "PATCH", holds(tenant, f"/{draft['locator']}/activate"), admin_token))
-    assert (active["state"], active["validationResult"]) == ("active", {"success": True})
+    assert (active["state"], active["validationResult"]) == ("active", {"success": True, "validationItems": []})
 
     assert ok(advance(api, admin_token, tenant, quote["locator"], "price"))["quoteState"] == "priced"
     refused = assert_error(advance(api, admin_token, tenant, quote["locator"], "underwrite"), 409, "quote.held")
@@ -98,3 +98,28 @@ def test_a_hold_names_what_it_holds_in_its_own_tenant_and_moves_only_as_its_stat
     assert_error(call(api, "PATCH", holds(other, f"/{foreign_hold['locator']}/activate"), admin_token), 409,
                  "entityHold.invalid_state")
     assert ok(call(api, "GET", holds(other, f"/{foreign_hold['locator']}"), admin_token))["state"] == "discarded"
+
+
+def test_a_policy_hold_without_a_scope_holds_the_whole_policy(api, admin_token):
+    """The definition makes both scopes optional: a policy's hold that names none blocks every transaction
+    of the policy, and its static data."""
+    tenant = quotes_tenant(api, admin_token)
+    policy = issued_policy(api, admin_token, tenant, new_account(api, admin_token, tenant))
+    created = call(api, "PUT", holds(tenant), admin_token,
+                   {"referenceType": "policy", "referenceLocator": policy["locator"]})
+    hold = ok(created)
+    assert (hold["state"], hold["quoteHoldScope"], hold["policyHoldScope"]) == ("draft", None, {
+        "transactionCategory": ["issuance", "change", "renewal", "cancellation", "reinstatement", "reversal",
+                                "aggregate"], "transactionType": [], "allowStaticData": False})
+    assert event_types(api, admin_token, tenant, created) == ["policy.hold.create"]
+    ok(call(api, "PATCH", holds(tenant, f"/{hold['locator']}/activate"), admin_token))
+
+    for kind, body in (("cancel", params(CANCEL_AT)), ("change", [params(CANCEL_AT)]), ("renew", [])):
+        assert_error(create_transaction(api, admin_token, tenant, policy["locator"], kind, body), 409,
+                     "transaction.held")
+    assert_error(call(api, "POST", policy_path(tenant, policy["locator"], "/static"), admin_token, {"agency": "X"}),
+                 409, "policy.held")
+
+    ok(call(api, "PATCH", holds(tenant, f"/{hold['locator']}/release"), admin_token))
+    cancellation = ok(create_transaction(api, admin_token, tenant, policy["locator"], "cancel", params(CANCEL_AT)))
+    assert cancellation["transactionCategory"] == "cancellation"

@@ -102,6 +102,9 @@ def test_the_issuance_transaction_is_issued(api, admin_token, tenant, issued):
     assert transaction["data"] == {}
     assert transaction["preferences"] == {"installmentPreferences": {"installmentWeights": [1],
                                                                      "cadence": "monthly"}}
+    preferences = call(api, "GET", f"/policy/{tenant}/transactions/{issued.transactionLocator}/preferences",
+                       admin_token)
+    assert ok(preferences) == transaction["preferences"]
 
 
 def test_the_segment_holds_the_element_tree(api, admin_token, tenant, account):
