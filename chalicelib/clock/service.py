@@ -15,6 +15,7 @@ job puts the clock at `to` and ready again.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -79,7 +80,9 @@ def advance_step(ctx: CallContext, step: AdvanceStep) -> dict[str, Any]:
     if found is None or found.status != ClockStatus.ADVANCING or found.advanceLocator != step.advance:
         return {"advance": step.advance, "over": True}
     ran = due.run_step(ctx, step.to, floor=found.advanceStartedAt)
-    uow = wiring.unit_of_work(ctx)
+    # the step's own writes happen where it leaves the clock: at its last entry's time, or at the target
+    at = step.to if not ran.more else max(ran.last_run_at or found.now, found.now)
+    uow = wiring.unit_of_work(replace(ctx, now=at))
     if ran.more:
         if ran.last_run_at is not None and ran.last_run_at > found.now:
             uow.add(tenant_clock.moved(found, ran.last_run_at))

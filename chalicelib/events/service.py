@@ -31,7 +31,7 @@ from chalicelib.events.models import (
     TriggerState,
 )
 from chalicelib.policies import service as policies
-from chalicelib.runtime import wiring
+from chalicelib.runtime import tenant_clock, wiring
 from chalicelib.settings import settings
 
 MAX_LOCATOR_LENGTH = 200
@@ -65,7 +65,8 @@ class _Cursor:
 def stream(ctx: CallContext, *, start: datetime | None = None, end: datetime | None = None,
            event_type: str | None = None, page_size: int = DEFAULT_PAGE_SIZE,
            paging_token: str | None = None) -> StreamPage:
-    """Events in ascending completion order; one Query per page."""
+    """Events in ascending completion order (a test-clock tenant's: business time, then completion, so its
+    time filters select by the events' timestamps too); one Query per page."""
     if not 1 <= page_size <= MAX_PAGE_SIZE:
         raise codes.REQUEST_INVALID("Invalid page size", field_errors=[
             FieldError("pageSize", f"must be between 1 and {MAX_PAGE_SIZE}")])
@@ -85,23 +86,30 @@ def stream(ctx: CallContext, *, start: datetime | None = None, end: datetime | N
         # no stored sort key equals a bare timestamp: `after` it means at or after that millisecond
         cursor = _Cursor(after=isoformat(start) if start else None, until=isoformat(end) if end else None,
                          type=event_type)
-    events, last = repository.stream(ctx.tenant, event_type=cursor.type, after=cursor.after,
-                                     until=_settled(ctx, cursor.until), limit=page_size)
+    if tenant_clock.has_test_clock(ctx.tenant):  # sorted by business time first: settled by commit time
+        events, last = repository.stream(ctx.tenant, event_type=cursor.type, after=cursor.after, until=cursor.until,
+                                         limit=page_size, committed_before=_settle_line())
+    else:
+        events, last = repository.stream(ctx.tenant, event_type=cursor.type, after=cursor.after,
+                                         until=_settled(cursor.until), limit=page_size)
     if last is not None:
         cursor = replace(cursor, after=last)
     return StreamPage(events=events, paging_token=_write_token(ctx.tenant, cursor))
 
 
-def _settled(ctx: CallContext, until: str | None) -> str | None:
-    """The stream's upper bound: the caller's `until`, but never closer to now than the settle window, so
-    an event stamped before a later one but committed after it is never skipped by a resuming poller.
-    Events are stamped with their real commit time (the stream's order), so the window is on real time,
-    whatever the tenant's (test) clock says."""
+def _settled(until: str | None) -> str | None:
+    """The stream's upper bound on an ordinary tenant (whose events sort by their commit time): the
+    caller's `until`, but never closer to now than the settle window, so an event stamped before a later
+    one but committed after it is never skipped by a resuming poller."""
+    settled = _settle_line()
+    return settled if settled is not None and (until is None or settled < until) else until
+
+
+def _settle_line() -> str | None:
+    """The commit time the stream shows events up to (None: no window). The window is on real time,
+    whatever the tenant's (test) clock says: it is about commits becoming visible."""
     window = settings().event_settle_ms
-    if not window:
-        return until
-    settled = isoformat(wiring.clock().now() - timedelta(milliseconds=window))
-    return settled if until is None or settled < until else until
+    return isoformat(wiring.clock().now() - timedelta(milliseconds=window)) if window else None
 
 
 def _signature(tenant: str, fields: dict[str, object]) -> str:

@@ -80,6 +80,12 @@ def get(tenant: str, locator: str) -> Policy | None:
     return Policy.model_validate(_record(item)) if item else None
 
 
+def policies(tenant: str, locators: Iterable[str]) -> dict[str, Policy]:
+    """The existing ones of the given policies, by locator (one consistent BatchGetItem per 100)."""
+    items = table.gateway().batch_get(_scope(tenant), [keys.policy(tenant, locator) for locator in locators])
+    return {policy.locator: policy for policy in (Policy.model_validate(_record(item)) for item in items)}
+
+
 def add(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
     uow.add(table.put_new({
         **keys.policy(tenant, policy.locator).as_dict(), "entity": POLICY_ENTITY,

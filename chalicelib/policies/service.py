@@ -21,6 +21,14 @@ replace` for static data, and `policy.update` for the others, which the platform
 does not cover. Static data is validated against the product's `staticData` properties; data that
 fails changes nothing and answers the policy as it is with the failed `validationResult` (DECISIONS.md,
 Errors). Statuses are not stored: statuses.py derives them from the clock when a policy is shown.
+
+Statuses that time changes (DECISIONS.md "Statuses that change with time") emit `policy.status.update`
+at their moment of business time, as a change a request makes does: the policy's due entry
+`policy.statusChange` stands at its next such moment (statuses.next_change), put by issuing the policy and
+moved by every issue that moves that moment (start, end, cancellation), in the issue's own write; at its
+moment (the due pager's run, or a test clock's advance) `run_status_change` records the event in the
+entry's unit of work, committed with the entry's move to the moment after (or its removal), so it is
+emitted once however often the run is repeated.
 """
 from __future__ import annotations
 
@@ -69,9 +77,10 @@ from chalicelib.policies.models import (
     renewal_plans,
 )
 from chalicelib.policies.stack import segment_at
-from chalicelib.policies.statuses import policy_statuses
+from chalicelib.policies.statuses import JUST_BEFORE, next_change, policy_statuses
 from chalicelib.priceable.models import StaticDataVersion
 from chalicelib.runtime import due, jobs, versioned, wiring
+from chalicelib.runtime.due import DueWork
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.wiring import UnitOfWork
@@ -141,6 +150,9 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
     renewal = _renewal_due(ctx, model, policy)
     if renewal is not None:
         _put_renewal_entry(uow, policy, renewal)
+    status_change = _status_change_due(ctx, policy)
+    if status_change is not None:
+        _plan_status_change(uow, policy, status_change)
     return PolicyIssued(policyLocator=policy_locator, policyNumber=number, termLocator=term_locator,
                         transactionLocator=transaction_locator, segmentLocator=segment_locator)
 
@@ -273,8 +285,63 @@ def issued_stack(ctx: CallContext, locator: str) -> IssuedStack:
 
 def statuses(ctx: CallContext, policy: Policy) -> list[PolicyStatus]:
     """The policy's statuses now (statuses.py)."""
-    return policy_statuses(ctx.now, policy.startTime, policy.endTime, policy.cancellationTime,
+    return _statuses_at(ctx.now, policy)
+
+
+def _statuses_at(moment: datetime, policy: Policy) -> list[PolicyStatus]:
+    return policy_statuses(moment, policy.startTime, policy.endTime, policy.cancellationTime,
                            delinquent=bool(policy.delinquencyLocators))
+
+
+def status_update(locator: str, before: list[PolicyStatus],
+                  after: list[PolicyStatus]) -> tuple[str, dict[str, Any]] | None:
+    """The event `policy.status.update` of a change of the policy's statuses from `before` to `after`:
+    what it adds and removes (None when it changes none)."""
+    added = [str(status) for status in after if status not in before]
+    removed = [str(status) for status in before if status not in after]
+    if not added and not removed:
+        return None
+    return STATUS_EVENT, {"policyLocator": locator, "newStatuses": {"listCompleted": True, "items": added},
+                          "removedStatuses": {"listCompleted": True, "items": removed}}
+
+
+# --- statuses that time changes ---------------------------------------------------------------------
+
+
+STATUS_BATCH = "policyStatusChange"
+"""Where the status entries of one batch keep their policies (read together: one BatchGetItem)."""
+
+
+def run_status_change(ctx: CallContext, work: DueWork) -> dict[str, Any]:
+    """The policy's due entry `policy.statusChange` at its moment (ctx.now): `policy.status.update` with
+    what time changed since just before the entry's due time, in the entry's unit of work; the entry then
+    moves to the next such moment, or goes (none left, or the policy is gone)."""
+    found: dict[str, Policy] | None = work.shared.get(STATUS_BATCH)
+    if found is None:
+        found = work.shared[STATUS_BATCH] = repository.policies(ctx.tenant, [e.ref for e in work.of_batch()])
+    policy = found.get(work.entry.ref)
+    if policy is None:
+        return {"statusUpdates": 0}
+    event = status_update(policy.locator, _statuses_at(work.entry.due_at - JUST_BEFORE, policy),
+                          statuses(ctx, policy))
+    if event is not None:
+        work.uow.record_event(*event)
+    following = _status_change_due(ctx, policy)
+    if following is not None:
+        work.reschedule(following)
+    return {"statusUpdates": int(event is not None)}
+
+
+def _status_change_due(ctx: CallContext, policy: Policy) -> datetime | None:
+    return next_change(ctx.now, policy.startTime, policy.endTime, policy.cancellationTime)
+
+
+def _plan_status_change(uow: UnitOfWork, policy: Policy, at: datetime | None) -> None:
+    """The policy's `policy.statusChange` entry at `at`, or none (time changes its statuses no more)."""
+    if at is None:
+        due.cancel(uow, DueKind.POLICY_STATUS_CHANGE, policy.locator)
+    else:
+        due.schedule(uow, DueKind.POLICY_STATUS_CHANGE, policy.locator, at)
 
 
 def static_data(ctx: CallContext, locator: str) -> dict[str, Any]:
@@ -400,10 +467,13 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
     renewal = _renewal_due(ctx, model if policy.configVersion == stack.policy.configVersion else _model(ctx, policy),
                            policy)
     renewal_moves = renewal != _renewal_due(ctx, model, stack.policy)
+    status_change = _status_change_due(ctx, policy)
+    status_moves = status_change != _status_change_due(ctx, stack.policy)
     # the final write's own records: the root, the issued transaction, each new term with its alias, the
-    # changed terms, each removed term with its alias, the changed transactions, the moved renewal entry
+    # changed terms, each removed term with its alias, the changed transactions, the moved renewal and
+    # status entries
     final = 2 + 2 * len(issue.terms) + len(issue.changed_terms) + 2 * len(issue.removed_terms) \
-        + len(issue.changed) + int(renewal_moves)
+        + len(issue.changed) + int(renewal_moves) + int(status_moves)
     segments, added, token = issue.segments, issue.added, None
     if final + len(issue.segments) + 2 * len(issue.added) > uow.remaining and issue.added:
         segments, token = _write_pending(ctx, uow, issue, final)
@@ -415,6 +485,8 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
             due.cancel(uow, DueKind.POLICY_AUTO_RENEW, policy.locator)
         else:
             _put_renewal_entry(uow, policy, renewal)
+    if status_moves:
+        _plan_status_change(uow, policy, status_change)
     for term in issue.changed_terms:
         repository.save_term(uow, ctx.tenant, term)
     for term in issue.removed_terms:
@@ -572,7 +644,8 @@ def mark_delinquencies(ctx: CallContext, uow: UnitOfWork, locator: str, *, in_gr
                        ended: Iterable[str] = ()) -> None:
     """Adds to the caller's unit of work (billing's, with its delinquencies) the policy's record of which of
     its delinquencies are in grace: `in_grace` join it, `ended` (settled, lapsed) leave it; with
-    `policy.status.update` when that adds or removes its status `delinquent`. Nothing when it is so already."""
+    `policy.status.update` when that adds or removes its status `delinquent` (a cancelled policy shows
+    `cancelled` alone). Nothing when it is so already."""
     policy = get_policy(ctx, locator)
     gone = set(ended)
     held = [d for d in dict.fromkeys([*policy.delinquencyLocators, *in_grace]) if d not in gone]
@@ -581,11 +654,9 @@ def mark_delinquencies(ctx: CallContext, uow: UnitOfWork, locator: str, *, in_gr
     changed = policy.model_copy(update={"delinquencyLocators": held, "updatedAt": ctx.now,
                                         "updatedBy": ctx.user_locator, "validationResult": None})
     repository.save(uow, ctx.tenant, changed)
-    if bool(held) != bool(policy.delinquencyLocators):
-        moved = {"listCompleted": True, "items": [PolicyStatus.DELINQUENT.value]}
-        empty = {"listCompleted": True, "items": []}
-        uow.record_event(STATUS_EVENT, {"policyLocator": locator, "newStatuses": moved if held else empty,
-                                        "removedStatuses": empty if held else moved})
+    event = status_update(locator, statuses(ctx, policy), statuses(ctx, changed))
+    if event is not None:
+        uow.record_event(*event)
 
 
 def set_entity_hold(ctx: CallContext, uow: UnitOfWork, locator: str, scope: HeldScope, *, active: bool) -> None:

@@ -15,6 +15,10 @@ class DueKind(StrEnum):
     """A policy's renewal: due at its plan's create lead before the term end, then moved to each next step
     (accept, issue) by the transactions domain; put by the policies domain whenever an issue moves the
     policy's end, its cancellation or its plan."""
+    POLICY_STATUS_CHANGE = "policy.statusChange"
+    """The next moment time changes a policy's statuses (its start, end or cancellation: ref the policy), where
+    its `policy.status.update` is emitted; put by the policies domain when it issues the policy and whenever
+    an issue moves that moment, moved on to the next one by its run."""
     INVOICE_GENERATE = "billing.invoiceGenerate"
     """An account's invoice generation: due at its earliest uninvoiced installment's generate time; put (or
     moved earlier) by billing a transaction, moved on to the next generate time by its run."""

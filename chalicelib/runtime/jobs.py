@@ -14,7 +14,9 @@ at once (`job.invalid_payload`), since running it again would not make it parse.
 
 Time: the job item's bookkeeping (leases, status moves, `updatedAt`) is on real time (`wiring.clock()`),
 which the reaper and `take_over` compare against; the handler's `CallContext.now` is the tenant's
-business time (`wiring.clock_for`: its test clock, if it has one).
+business time: the real time for an ordinary tenant, and for a test-clock tenant the business time of the
+unit of work that enqueued the job (`businessTime`, kept on the job item: `tenant_clock.business_now`),
+so what a job records reads the moment that caused it, however far the clock moved before it ran.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import SYSTEM, CallContext
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
 from chalicelib.core.ids import new_locator
-from chalicelib.runtime import wiring
+from chalicelib.runtime import tenant_clock, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
@@ -146,6 +148,7 @@ def _payload_body(payload: BaseModel | dict[str, Any] | None) -> dict[str, Any]:
 
 def _job_item(ctx: CallContext, locator: str, job_type: str, payload: dict[str, Any], now: datetime,
               lease_until: datetime) -> dict[str, Any]:
+    """`createdAt`, `updatedAt`: real time (the job's bookkeeping); `businessTime`: the enqueuer's `now`."""
     return {
         **keys.job(ctx.tenant, locator).as_dict(),
         "GSI2PK": keys.jobs_index(ctx.tenant),
@@ -163,6 +166,7 @@ def _job_item(ctx: CallContext, locator: str, job_type: str, payload: dict[str, 
         "createdAt": now,
         "createdBy": ctx.user_locator,
         "updatedAt": now,
+        "businessTime": ctx.now,
     }
 
 
@@ -192,8 +196,7 @@ def dispatch(message: JobMessage) -> JobStatus | None:
     if job is None or not _claimable(job, now):
         return None
     handler = _handlers.get(job["jobType"])
-    ctx = CallContext(principal=SYSTEM, request_id=message.correlation_id,
-                      now=wiring.clock_for(message.tenant).now(), tenant_locator=message.tenant)
+    ctx = _job_context(message, job)
     version = int(job["version"])
     lease_until = now + timedelta(seconds=settings().job_lease_seconds)
     try:
@@ -334,8 +337,14 @@ def _give_up(message: JobMessage, job: dict[str, Any]) -> None:
         parsed = _parsed(handler[1], job)
     except DomainError:
         return
-    hook(CallContext(principal=SYSTEM, request_id=message.correlation_id,
-                     now=wiring.clock_for(message.tenant).now(), tenant_locator=message.tenant), parsed)
+    hook(_job_context(message, job), parsed)
+
+
+def _job_context(message: JobMessage, job: dict[str, Any]) -> CallContext:
+    """The handler's context: the tenant's business time for the job (`businessTime`, see the module)."""
+    caused_at = parse_datetime(job["businessTime"]) if job.get("businessTime") else None
+    return CallContext(principal=SYSTEM, request_id=message.correlation_id,
+                       now=tenant_clock.business_now(message.tenant, caused_at), tenant_locator=message.tenant)
 
 
 class InlineJobQueue:

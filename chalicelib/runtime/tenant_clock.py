@@ -1,11 +1,12 @@
 """The tenant's clock (DECISIONS.md "Test clocks"): where a tenant's business time comes from.
 
-Business time (the `now` of records, events' data, statuses, schedules: `CallContext.now`) is the
-tenant's clock; authentication, token expiry, job leases and the event stream's commit order stay on
-real time (`wiring.clock()`). An ordinary tenant's clock is the real one. A tenant created with
-`createTenant?testClock=true` has a test clock: one item (`storage/keys.tenant_clock`) holding its
-position, which starts at the real time of creation and moves only forward, only when an advance
-(chalicelib/clock) moves it.
+Business time (the `now` of records, events and their timestamps, statuses, schedules:
+`CallContext.now`) is the tenant's clock; authentication, token expiry, job leases and the event
+stream's settle window stay on real time (`wiring.clock()`). A job works at the business time of what
+enqueued it (`business_now`), a due entry at its due time (runtime/due.py). An ordinary tenant's clock
+is the real one. A tenant created with `createTenant?testClock=true` has a test clock: one item
+(`storage/keys.tenant_clock`) holding its position, which starts at the real time of creation and moves
+only forward, only when an advance (chalicelib/clock) moves it.
 
 While a clock advances, requests on its tenant see the clock's position, which the advance moves page
 by page: the due time of the last due entry it has run (never behind where the advance started), and
@@ -93,6 +94,13 @@ def read(tenant: str) -> ClockState | None:
     return ClockState.model_validate(codec.without_keys(item)) if item else None
 
 
+def has_test_clock(tenant: str) -> bool:
+    """Whether `tenant` has a test clock (no read once this process knows: every request and job on the
+    tenant asked its clock before)."""
+    found = known(tenant)
+    return read(tenant) is not None if found is None else found
+
+
 def clock_for(tenant: str) -> Clock:
     """The tenant's clock: the real one for an ordinary tenant (no read once this process knows it is one),
     else one standing at the test clock's position."""
@@ -100,6 +108,20 @@ def clock_for(tenant: str) -> Clock:
         return wiring.clock()
     found = read(tenant)
     return wiring.clock() if found is None else FixedClock(found.now)
+
+
+def business_now(tenant: str, caused_at: datetime | None) -> datetime:
+    """The business time of work that `caused_at` caused (a job, at the business time of the unit of work
+    that enqueued it): the real time for an ordinary tenant, else `caused_at` itself, so a job works at the
+    moment of what caused it, as it would have run at once, however far the clock moved before it ran (an
+    advance's due work enqueues jobs that run after its step: a renewal's billing at the renewal's time, not
+    at the advance's target). Work with no such time takes the clock's position."""
+    if caused_at is not None and known(tenant) is True:
+        return caused_at
+    found = None if known(tenant) is False else read(tenant)
+    if found is None:
+        return wiring.clock().now()
+    return caused_at or found.now
 
 
 # --- writes (the identity domain starts a clock, the clock domain advances it) --------------------------

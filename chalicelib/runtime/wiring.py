@@ -54,11 +54,16 @@ def password_hasher() -> PasswordHasher | None:
 
 
 def unit_of_work(ctx: CallContext, scope: str | None = None) -> UnitOfWork:
-    """A new unit of work in the tenant's key scope (or `scope`, for system records)."""
+    """A new unit of work in the tenant's key scope (or `scope`, for system records). Its events take the
+    business time `ctx.now` on a test-clock tenant, else their real commit time (storage/unit_of_work.py)."""
+    from chalicelib.runtime import tenant_clock
     from chalicelib.storage import keys, table
     from chalicelib.storage.unit_of_work import TransactionUnitOfWork
 
-    return TransactionUnitOfWork(ctx, table.gateway(), clock(), scope or keys.tenant_scope(ctx.tenant))
+    if scope is not None:
+        return TransactionUnitOfWork(ctx, table.gateway(), clock(), scope)
+    return TransactionUnitOfWork(ctx, table.gateway(), clock(), keys.tenant_scope(ctx.tenant),
+                                 business_time=lambda: tenant_clock.has_test_clock(ctx.tenant))
 
 
 def system_unit_of_work(ctx: CallContext) -> UnitOfWork:

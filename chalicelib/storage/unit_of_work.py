@@ -3,7 +3,15 @@
 `UnitOfWork` is what repositories and services see (services get one from `runtime.wiring`);
 `TransactionUnitOfWork` is the DynamoDB implementation. A unit of work says how many actions it has
 left (`remaining`), so that work too large for one transaction is split by what it holds, never by a
-count kept by hand."""
+count kept by hand.
+
+An event's `timestamp` is its business time: the real time of its commit for an ordinary tenant, the
+context's `now` (the tenant's test clock, or the due time of the work it records) for a test-clock
+tenant, whose every event reads its clock (DECISIONS.md "Test clocks"). The stream sorts an ordinary
+tenant's events by their commit time (`{committed}#{locator}`) and a test-clock tenant's by business
+time, then commit time (`{timestamp}#{committed}#{locator}`): the business moments of a test clock's
+tenant are few (its clock stands still between advances), so its commit order breaks the ties; either
+way `committedAt` keeps the real commit time that the stream's settle window is measured on."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -44,11 +52,15 @@ class UnitOfWork(Protocol):
 
 
 class TransactionUnitOfWork:
-    def __init__(self, ctx: CallContext, gateway: TableGateway, clock: Clock, scope: str):
+    def __init__(self, ctx: CallContext, gateway: TableGateway, clock: Clock, scope: str, *,
+                 business_time: Callable[[], bool] = lambda: False):
+        """`clock`: real time (the commit's). `business_time`: whether the events take `ctx.now` as their
+        timestamp (a test-clock tenant); asked only when there are events to write."""
         self.ctx = ctx
         self.scope = scope
         self._gateway = gateway
         self._clock = clock
+        self._business_time = business_time
         self._ops: list[WriteOp] = []
         self._events: list[tuple[str, dict[str, Any]]] = []
         self._after_commit: list[Callable[[], object]] = []
@@ -71,7 +83,8 @@ class TransactionUnitOfWork:
 
     def commit(self) -> list[dict[str, Any]]:
         now = self._clock.now()
-        events = [self._event_item(event_type, data, now) for event_type, data in self._events]
+        business = self.ctx.now if self._events and self._business_time() else None
+        events = [self._event_item(event_type, data, now, business) for event_type, data in self._events]
         ops = self._ops + [table.put_new(item) for item in events]
         guard = self._idempotency_guard(now)
         if guard is not None:
@@ -85,15 +98,18 @@ class TransactionUnitOfWork:
             action()
         return events
 
-    def _event_item(self, event_type: str, data: dict[str, Any], now: datetime) -> dict[str, Any]:
+    def _event_item(self, event_type: str, data: dict[str, Any], now: datetime,
+                    business: datetime | None) -> dict[str, Any]:
         locator = new_locator()
-        stamp = isoformat(now)
+        committed = isoformat(now)
+        stamp = committed if business is None else isoformat(business)
+        position = f"{committed}#{locator}" if business is None else f"{stamp}#{committed}#{locator}"
         return {
             **keys.event(self.scope, locator).as_dict(),
             "GSI1PK": keys.events_stream(self.scope),
-            "GSI1SK": f"{stamp}#{locator}",
+            "GSI1SK": position,
             "GSI2PK": keys.events_by_type(self.scope, event_type),
-            "GSI2SK": f"{stamp}#{locator}",
+            "GSI2SK": position,
             "GSI3PK": keys.events_by_request(self.scope, self.ctx.request_id),
             "GSI3SK": locator,
             "entity": "event",
@@ -103,6 +119,7 @@ class TransactionUnitOfWork:
             "requestId": self.ctx.request_id,
             "userLocator": self.ctx.user_locator,
             "timestamp": stamp,
+            "committedAt": committed,
         }
 
     def _idempotency_guard(self, now: datetime) -> WriteOp | None:

@@ -83,7 +83,6 @@ from chalicelib.transactions.models import (
 from chalicelib.transactions.records import Found
 from chalicelib.transactions.timeline import CREATED, Plan, Planner
 
-STATUS_EVENT = "policy.status.update"
 CATEGORY_OF_ROUTE = {"change": "change", "renew": "renewal", "cancel": "cancellation", "reinstate": "reinstatement"}
 AccountReader = Callable[[str], Account]
 """An account by its locator (404 `account.not_found` when there is none)."""
@@ -591,13 +590,8 @@ def _save_with_documents(ctx: CallContext, found: Found, runner: Runner[Transact
 
 def _status_change(ctx: CallContext, before: Policy, after: Policy) -> list[tuple[str, dict[str, Any]]]:
     """`policy.status.update` with the statuses an issue adds and removes, when it changes them."""
-    was, now = policies.statuses(ctx, before), policies.statuses(ctx, after)
-    added = [str(status) for status in now if status not in was]
-    removed = [str(status) for status in was if status not in now]
-    if not added and not removed:
-        return []
-    return [(STATUS_EVENT, {"policyLocator": after.locator, "newStatuses": {"listCompleted": True, "items": added},
-                            "removedStatuses": {"listCompleted": True, "items": removed}})]
+    event = policies.status_update(after.locator, policies.statuses(ctx, before), policies.statuses(ctx, after))
+    return [] if event is None else [event]
 
 
 def _execution(found: Found, evaluator: TransactionEvaluation, issued: Transaction) -> execution.Execution:

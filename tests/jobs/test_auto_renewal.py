@@ -178,8 +178,9 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     assert policy["endTime"] == END
     assert entry_of(tenant, policy["locator"]) == CREATE_AT
     billed = billing_at_rest(tenant, jobs)
-    # the term's full-pay invoice, and its due time (where an unpaid invoice would open a delinquency)
-    assert (billed["entries"], billed["invoicesGenerated"]) == (2, 1)
+    # the term's full-pay invoice, its due time (where an unpaid invoice would open a delinquency) and the
+    # policy's start (pending to onRisk)
+    assert (billed["entries"], billed["invoicesGenerated"], billed["statusUpdates"]) == (3, 1, 1)
     assert invoicing_of(tenant, account) is None  # nothing more to invoice this term
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, BEFORE)
@@ -344,8 +345,9 @@ def test_a_renewal_that_fails_validation_is_reported_and_the_run_goes_on(api, ad
         ["the VIN is not a real one"]]
     assert draft["transactionState"] == "draft"
     assert the_renewal(api, admin_token, tenant, fine.policyLocator)["transactionState"] == "priced"
+    # (the run passed the policy's start too: pending to onRisk)
     assert sorted(e["type"] for e in events if e["data"]["policyLocator"] == broken.policyLocator) == [
-        "policy.renewal.create"]
+        "policy.renewal.create", "policy.status.update"]
 
     # the entry waits for the next step, whose run tries again (nothing new is created) and reports it again
     assert entry_of(tenant, broken.policyLocator) == ACCEPT_AT
@@ -418,8 +420,9 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admi
         # the policies of this test (policies/support.py) are billed monthly: an invoice per account and month
         # from the term start to just before the create day
         billed = billing_at_rest(tenant_locator, jobs, CREATE_AT - timedelta(seconds=1))
-        # each invoice's generation and due time
-        assert (billed["entries"], billed["invoicesGenerated"]) == ((due + 1) * 24, (due + 1) * 12)
+        # each invoice's generation and due time, and each policy's start
+        assert (billed["entries"], billed["invoicesGenerated"], billed["statusUpdates"]) == (
+            (due + 1) * 24 + due + 2, (due + 1) * 12, due + 2)
         days = {}
         for day, moment in (("create", CREATE_DAY), ("accept", ACCEPT_DAY), ("issue", ISSUE_DAY)):
             clock.set(moment)

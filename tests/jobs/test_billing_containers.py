@@ -137,8 +137,9 @@ def test_one_policys_invoice_run_commits_after_the_other_policys_write_off(api, 
     step_ = due.run_step(book.ctx(), A_APRIL_GENERATED)
 
     assert [w["amount"] for w in written] == [Decimal("102.08")]  # B's write-off, between the run's read and commit
-    # B's March invoice fell due on 2026-03-15 (no delinquency plan), then A's April was generated
-    assert (step_.result["entries"], step_.result["alreadyDone"], step_.result["invoicesGenerated"]) == (2, 0, 1)
+    # B's March invoice fell due on 2026-03-15 (no delinquency plan), as B started, then A's April was generated
+    assert (step_.result["entries"], step_.result["alreadyDone"], step_.result["invoicesGenerated"],
+            step_.result["statusUpdates"]) == (3, 0, 1, 1)
     assert book.states(api, admin_token, book.a) == [(Decimal("102.08"), Decimal("102.08"), "open"),
                                                      (Decimal("102.08"), Decimal("102.08"), "open"),
                                                      (Decimal("102.08"), Decimal("102.08"), "open")]
@@ -252,7 +253,8 @@ def test_a_payment_posted_during_its_policys_invoice_run_fails_the_run_which_ret
     step_ = due.run_step(book.ctx(), A_APRIL_GENERATED)
 
     assert [ok(p)["paymentState"] for p in posted] == ["posted"]
-    assert (step_.result["entries"], step_.result["alreadyDone"]) == (2, 1)  # B's March fell due, A's run lost
+    # B's March fell due as B started, A's run lost
+    assert (step_.result["entries"], step_.result["alreadyDone"], step_.result["statusUpdates"]) == (3, 1, 1)
     assert "invoicesGenerated" not in step_.result  # the run's invoice did not commit
     assert book.states(api, admin_token, book.a) == [(Decimal("102.08"), Decimal("0.00"), "settled"),
                                                      (Decimal("102.08"), Decimal("102.08"), "open")]

@@ -51,14 +51,15 @@ def invoiced(api, token, tenant, jobs):
     """Billing brought to rest before the advance a test measures: the issue's billing job runs (the account's
     invoice generation entry put at the term start, where the test configuration's full-pay frame is
     generated), and an advance to the term start generates the invoice, the entry's only run, and runs the
-    invoice's due entry (unpaid, it would open a delinquency: this configuration has no delinquency plan)."""
+    invoice's due entry (unpaid, it would open a delinquency: this configuration has no delinquency plan) and
+    the policy's status change (pending to onRisk)."""
     jobs.drain()
     advance(api, token, tenant, TERM_START)
     jobs.drain()
     [step] = [m for m in jobs.sent if m.job_type == JobType.CLOCK_ADVANCE]
     result = get_job(tenant, step.job_locator)["result"]
-    assert (result["entries"], result["invoicesGenerated"], result.get("created", 0), result["done"]) == (
-        2, 1, 0, True)
+    assert (result["entries"], result["invoicesGenerated"], result["statusUpdates"], result.get("created", 0),
+            result["done"]) == (3, 1, 1, 0, True)
     assert clock_of(api, token, tenant)["now"] == "2026-02-01T05:00:00.000Z"
 
 
@@ -162,9 +163,10 @@ def test_jobs_of_a_test_clock_tenant_work_in_its_time_and_keep_their_leases_on_r
     assert renewal == []  # created, not issued yet
     result = job["result"]
     # the advance passed the term start: it generated the term's invoice (the account's invoice generation
-    # entry, put by the issue's billing job) and ran its due time, then created and priced the renewal
-    assert (result["entries"], result["invoicesGenerated"], result["created"], result["priced"], result["done"]) == (
-        3, 1, 1, 1, True)
+    # entry, put by the issue's billing job), ran its due time and the policy's start (pending to onRisk), then
+    # created and priced the renewal
+    assert (result["entries"], result["invoicesGenerated"], result["statusUpdates"], result["created"],
+            result["priced"], result["done"]) == (4, 1, 1, 1, 1, True)
 
 
 def test_the_real_schedules_pass_test_clock_tenants_over_but_the_reaper_visits_them(api, sandbox, jobs, clock):

@@ -352,3 +352,46 @@ def test_fetching_by_locator_and_by_request_is_not_delayed(api, admin_token, ten
     assert stream(api, admin_token, tenant).json_body["events"] == []
     fetched = api.http.get(f"/event/{tenant}/events/{event['locator']}", headers=bearer(admin_token))
     assert fetched.status_code == 200 and fetched.json_body["locator"] == event["locator"]
+
+
+# --- a test-clock tenant: business time ------------------------------------------------------------------
+
+
+def commit_in_business_time(tenant, business, event_type):
+    """One event of a unit of work working at the business time `business` (a request or a due entry of a
+    test-clock tenant), committed at the real time the clock shows."""
+    from dataclasses import replace
+
+    uow = wiring.unit_of_work(replace(system_ctx().for_tenant(tenant), now=business))
+    uow.record_event(event_type, {})
+    return shown(uow.commit()[0])
+
+
+def test_a_test_clock_tenants_events_take_its_business_time_and_the_stream_sorts_and_filters_by_it(
+        api, admin_token, clock):
+    from datetime import datetime, timezone
+
+    sandbox = new_tenant(test_clock=True)
+    later = commit_in_business_time(sandbox, datetime(2027, 3, 1, tzinfo=timezone.utc), "test.later")
+    clock.advance(seconds=1)
+    earlier = commit_in_business_time(sandbox, datetime(2026, 7, 1, tzinfo=timezone.utc), "test.earlier")
+
+    assert (earlier["timestamp"], later["timestamp"]) == ("2026-07-01T00:00:00.000Z", "2027-03-01T00:00:00.000Z")
+    assert stream(api, admin_token, sandbox).json_body["events"] == [earlier, later]
+    assert stream(api, admin_token, sandbox, startTimestamp="2026-06-01T00:00:00Z",
+                  endTimestamp="2027-03-01T00:00:00Z").json_body["events"] == [earlier]
+
+
+def test_a_test_clock_tenants_stream_settles_by_real_commit_time(api, admin_token, clock, settle_window):
+    from datetime import datetime, timedelta, timezone
+
+    sandbox = new_tenant(test_clock=True)
+    clock.advance(seconds=3)
+    event = commit_in_business_time(sandbox, datetime(2027, 3, 1, tzinfo=timezone.utc), "test.late")
+    shown_now = stream(api, admin_token, sandbox).json_body["events"]
+    clock.advance(seconds=2, milliseconds=1)
+    settled = stream(api, admin_token, sandbox).json_body["events"]
+
+    assert shown_now == []  # committed less than 2 s ago, however far its business time
+    assert settled == [event] and event["timestamp"] == "2027-03-01T00:00:00.000Z"
+    assert datetime.fromisoformat(event["timestamp"]) - clock.now() > timedelta(days=300)

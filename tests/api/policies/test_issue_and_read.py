@@ -269,9 +269,9 @@ def test_issuing_writes_the_same_items_in_the_same_calls_for_1_or_50_elements(ap
         uow.commit()
         costs.append(list(ddb_calls))
     # the plan's counter, then one transaction: the policy, its term and the term's alias, the transaction and
-    # its alias, the segment with the whole tree, the first static data version, the number's guard and the
-    # job that bills the issuance
+    # its alias, the segment with the whole tree, the first static data version, the number's guard, the
+    # job that bills the issuance and the due entry of the policy's next status change
     assert costs[0] == costs[1] == ["UpdateItem", "TransactWriteItems"]
-    assert transaction_sizes == [9, 9]
+    assert transaction_sizes == [10, 10]
     segment = ok(call(api, "GET", f"/policy/{tenant}/transactions/segments/{issued.segmentLocator}", admin_token))
     assert len(segment["element"]["elements"]) == 10
