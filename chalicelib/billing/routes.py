@@ -26,7 +26,8 @@ bp = Blueprint(__name__)
 
 INVOICE = [codes.NOT_FOUND["invoice"]]
 PAYMENT = [codes.NOT_FOUND["payment"]]
-PAYMENT_CHECKS = [codes.PAYMENT_INVALID_AMOUNT, codes.PAYMENT_UNKNOWN_TYPE, codes.PAYMENT_INVALID_TARGET]
+PAYMENT_CHECKS = [codes.PAYMENT_INVALID_AMOUNT, codes.PAYMENT_UNKNOWN_TYPE, codes.PAYMENT_INVALID_TARGET,
+                  codes.PAYMENT_INVALID_CURRENCY]
 
 
 # --- installment lattices and installments ----------------------------------------------------------

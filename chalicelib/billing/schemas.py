@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Json
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Json
+from pydantic_core import PydanticCustomError
 
 from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.billing.models import (
@@ -38,6 +39,18 @@ TransactionMethod = Literal["ach", "cash", "eft", "standard", "wire"]
 
 class Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _json_number(value: Any) -> Any:
+    """A request body's numbers arrive as Decimal or int (http/request.py): money given as a string ("10",
+    "1e2"), a boolean or anything else is the wrong type, a 400 (DECISIONS.md "Errors"), never converted."""
+    if isinstance(value, bool) or not isinstance(value, Decimal | int):
+        raise PydanticCustomError("decimal_type", "Input should be a JSON number")
+    return value
+
+
+Amount = Annotated[Decimal, BeforeValidator(_json_number)]
+"""Money in a request body: a JSON number only (DECISIONS.md "Identifiers, time, money")."""
 
 
 class Response(BaseModel):
@@ -372,13 +385,13 @@ class DebitListResponse(ListResponse[DebitResponse]):
 class CreditItem(Input):
     containerLocator: str = Field(min_length=1, max_length=64)
     containerType: ContainerType
-    amount: Decimal | None = None
+    amount: Amount | None = None
 
 
 class PaymentCreateRequest(Input):
     accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
     type: str = Field(min_length=1, max_length=128)
-    amount: Decimal
+    amount: Amount
     currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
     data: dict[str, Any] = {}
     targets: list[CreditItem] = Field(default=[], max_length=100)
@@ -401,7 +414,7 @@ class PaymentUpdateRequest(Input):
     retryPlanName: str | None = Field(default=None, max_length=128)
     nextRequestTime: datetime | None = None
     type: str | None = Field(default=None, min_length=1, max_length=128)
-    amount: Decimal | None = None
+    amount: Amount | None = None
     currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
     setData: dict[str, Any] = {}
     removeData: dict[str, Any] = {}
