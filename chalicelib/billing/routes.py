@@ -348,7 +348,7 @@ def fetch_invoice_lifecycle(tenantLocator: str, locator: str) -> schemas.Invoice
 @bp.route("/billing/{tenantLocator}/credits/list", methods=["GET"])
 @endpoint("credits.read", "credits.list", errors=[codes.NOT_FOUND["account"]])
 def list_credits(tenantLocator: str, query: schemas.PaymentListQuery) -> schemas.CreditListResponse:
-    """The account's credits: its payments once posted (reversed ones too, marked so)."""
+    """The account's credits (without one, the tenant's): payments once posted (reversed ones too, marked so)."""
     page = service.credits_of_account(request_context(), query.accountLocator, query.page())
     return schemas.CreditListResponse(listCompleted=page.list_completed,
                                       items=[schemas.CreditResponse.of_payment(p) for p in page.items])

@@ -489,7 +489,8 @@ class PaymentListResponse(ListResponse[PaymentResponse]):
 
 
 class PaymentListQuery(ListQuery):
-    accountLocator: str = Field(min_length=1, max_length=64)
+    accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
+    """None: the tenant's."""
 
 
 class LedgerQuery(ListQuery):

@@ -785,14 +785,19 @@ def payment(ctx: CallContext, locator: str) -> Payment:
     return found
 
 
-def payments_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Payment]:
-    """404 for an account the tenant does not have (a list naming it in its query is not a parent's list)."""
+def payments_of_account(ctx: CallContext, account_locator: str | None, page: PageRequest) -> Page[Payment]:
+    """The account's payments, or without one the tenant's, oldest first. 404 for an account the tenant does not
+    have (a list naming it in its query is not a parent's list)."""
+    if account_locator is None:
+        return repository.tenant_payments(ctx.tenant, page)
     account = accounts.get_account(ctx, account_locator)
     return repository.account_payments(ctx.tenant, account.locator, page)
 
 
-def credits_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Payment]:
-    """The account's posted (and reversed) payments, oldest first."""
+def credits_of_account(ctx: CallContext, account_locator: str | None, page: PageRequest) -> Page[Payment]:
+    """The account's posted (and reversed) payments, or without one the tenant's, oldest first."""
+    if account_locator is None:
+        return repository.tenant_credits(ctx.tenant, page)
     account = accounts.get_account(ctx, account_locator)
     return repository.account_credits(ctx.tenant, account.locator, page)
 
