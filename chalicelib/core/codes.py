@@ -98,6 +98,9 @@ CONFLICT_LIMIT_REACHED = _code(Conflict, "conflict.limit_reached", "A counted li
 AUTH_FORBIDDEN = _code(Forbidden, "auth.forbidden", "The operation is not allowed here (it needs a tenant)")
 CONCURRENT_MODIFICATION = _code(ConcurrentModification, "conflict.concurrent_modification",
                                 "The record was changed by another request; reload it and retry")
+RECORD_TOO_LARGE = _code(PayloadTooLarge, "record.too_large",
+                        "The record would be larger than one stored item holds (DynamoDB's 400 KB): its `data` "
+                        "or the text it is given is too large")
 TOO_LARGE = _family(PayloadTooLarge, "too_large", "The {entity} would be larger than one record can hold",
                     "account", "policy", "quote", "quickQuote", "transaction")
 
