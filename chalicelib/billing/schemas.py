@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Json
 from pydantic_core import PydanticCustomError
@@ -33,6 +33,10 @@ from chalicelib.billing.models import (
 )
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse, Page
+from chalicelib.priceable.models import ChargeCategory, ChargeInvoicing
+
+if TYPE_CHECKING:
+    from chalicelib.billing.charges import BilledCharge
 
 TransactionMethod = Literal["ach", "cash", "eft", "standard", "wire"]
 
@@ -775,3 +779,46 @@ class PatchInstallmentsRequest(Input):
     generateTime: datetime | None = None
     dueTime: datetime | None = None
     autopayTime: datetime | None = None
+
+
+# --- charges --------------------------------------------------------------------------------------------
+
+class TransactionChargesQuery(ListQuery):
+    includeAll: bool = False
+    """An aggregate's charges with those of the transactions it bundles (all it billed)."""
+
+
+class ChargeResponse(Response):
+    """A charge as billing billed it (ChargeResponse): `bundleTransactionLocator` names the aggregate that
+    billed its transaction, when one did."""
+
+    locator: str
+    accountLocator: str
+    currency: str
+    amount: Decimal
+    chargeCategory: ChargeCategory
+    chargeInvoicing: ChargeInvoicing
+    chargeType: str
+    tag: str | None = None
+    policyLocator: str
+    transactionLocator: str
+    elementLocator: str
+    elementStaticLocator: str
+    reversalOfLocator: str | None = None
+    bundleTransactionLocator: str | None = None
+
+    @classmethod
+    def of(cls, billed: BilledCharge) -> ChargeResponse:
+        charge = billed.charge
+        return cls(locator=charge.locator, accountLocator=billed.account_locator, currency=billed.currency,
+                   amount=charge.amount, chargeCategory=charge.chargeCategory, chargeInvoicing=charge.invoicing,
+                   chargeType=charge.chargeType, tag=charge.tag or None, policyLocator=billed.policy_locator,
+                   transactionLocator=billed.transaction_locator, elementLocator=charge.elementLocator,
+                   elementStaticLocator=charge.elementStaticLocator, reversalOfLocator=charge.reversalOfLocator,
+                   bundleTransactionLocator=billed.bundle_transaction_locator)
+
+
+class ChargeListResponse(ListResponse[ChargeResponse]):
+    @classmethod
+    def of_page(cls, page: Page[BilledCharge]) -> ChargeListResponse:
+        return cls(listCompleted=page.list_completed, items=[ChargeResponse.of(c) for c in page.items])
