@@ -447,8 +447,14 @@ def account_invoices(tenant: str, account: str, page: PageRequest, *, include_ze
 
 # --- payments, applications, the credit balance ------------------------------------------------------
 
+TENANT_INDEX = "GSI2"
+"""The tenant's payments and credits, listed without an account (`keys.tenant_payments_index`, ...)."""
+
+
 def add_payment(uow: UnitOfWork, tenant: str, payment: Payment) -> None:
-    uow.add(table.put_new(_item(tenant, payment.accountLocator, "payment", payment)),
+    """The payment (on the tenant's list of payments: the index sorts it by locator), and its alias."""
+    listed = {f"{TENANT_INDEX}PK": keys.tenant_payments_index(tenant), f"{TENANT_INDEX}SK": payment.locator}
+    uow.add(table.put_new(_item(tenant, payment.accountLocator, "payment", payment, **listed)),
             _alias(tenant, "payment", payment.locator, payment.accountLocator))
 
 
@@ -465,14 +471,31 @@ def account_payments(tenant: str, account: str, page: PageRequest) -> Page[Payme
     return Page([_model(Payment, item) for item in found.items], found.list_completed)
 
 
+def tenant_payments(tenant: str, page: PageRequest) -> Page[Payment]:
+    """The tenant's payments, oldest first (one Query of the index)."""
+    found = query.page(table.gateway(), _scope(tenant), keys.tenant_payments_index(tenant), page, index=TENANT_INDEX)
+    return Page([_model(Payment, item) for item in found.items], found.list_completed)
+
+
 def credit_ref_writes(tenant: str, payment: Payment) -> list[WriteOp]:
-    """A posted payment is one of its account's credits (listed in posting order)."""
+    """A posted payment is one of its account's credits (listed by payment locator) and of the tenant's (the
+    same reference, on the index)."""
     account = payment.accountLocator
-    return _refs(tenant, "payment", CREDITS, payment.locator, account, [("account", account)])
+    return _refs(tenant, "payment", CREDITS, payment.locator, account, [("account", account)],
+                 **{f"{TENANT_INDEX}PK": keys.tenant_credits_index(tenant), f"{TENANT_INDEX}SK": payment.locator})
 
 
 def account_credits(tenant: str, account: str, page: PageRequest) -> Page[Payment]:
     return page_of(tenant, "account", account, CREDITS, "payment", Payment, page)
+
+
+def tenant_credits(tenant: str, page: PageRequest) -> Page[Payment]:
+    """The tenant's credits, oldest payment first: one Query of the index and one BatchGetItem of the payments
+    of the page, whatever their accounts."""
+    refs = query.page(table.gateway(), _scope(tenant), keys.tenant_credits_index(tenant), page, index=TENANT_INDEX)
+    found = {item["locator"]: _model(Payment, item) for item in table.gateway().batch_get(_scope(tenant), [
+        _key(tenant, ref["accountLocator"], "payment", ref["locator"]) for ref in refs.items])}
+    return Page([found[ref["locator"]] for ref in refs.items if ref["locator"] in found], refs.list_completed)
 
 
 def add_application(uow: UnitOfWork, tenant: str, account: str, application: Application) -> None:

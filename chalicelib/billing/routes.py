@@ -17,16 +17,17 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
-    from chalicelib.billing import installment_times, payment_lifecycle, schemas, service
+    from chalicelib.billing import charges, installment_times, payment_lifecycle, schemas, service
 else:
-    schemas, service, installment_times, payment_lifecycle = lazy_modules(
-        "chalicelib.billing", "schemas", "service", "installment_times", "payment_lifecycle")
+    schemas, service, installment_times, payment_lifecycle, charges = lazy_modules(
+        "chalicelib.billing", "schemas", "service", "installment_times", "payment_lifecycle", "charges")
 
 bp = Blueprint(__name__)
 
 INVOICE = [codes.NOT_FOUND["invoice"]]
 PAYMENT = [codes.NOT_FOUND["payment"]]
-PAYMENT_CHECKS = [codes.PAYMENT_INVALID_AMOUNT, codes.PAYMENT_UNKNOWN_TYPE, codes.PAYMENT_INVALID_TARGET]
+PAYMENT_CHECKS = [codes.PAYMENT_INVALID_AMOUNT, codes.PAYMENT_UNKNOWN_TYPE, codes.PAYMENT_INVALID_TARGET,
+                  codes.PAYMENT_INVALID_CURRENCY]
 
 
 # --- installment lattices and installments ----------------------------------------------------------
@@ -347,7 +348,7 @@ def fetch_invoice_lifecycle(tenantLocator: str, locator: str) -> schemas.Invoice
 @bp.route("/billing/{tenantLocator}/credits/list", methods=["GET"])
 @endpoint("credits.read", "credits.list", errors=[codes.NOT_FOUND["account"]])
 def list_credits(tenantLocator: str, query: schemas.PaymentListQuery) -> schemas.CreditListResponse:
-    """The account's credits: its payments once posted (reversed ones too, marked so)."""
+    """The account's credits (without one, the tenant's): payments once posted (reversed ones too, marked so)."""
     page = service.credits_of_account(request_context(), query.accountLocator, query.page())
     return schemas.CreditListResponse(listCompleted=page.list_completed,
                                       items=[schemas.CreditResponse.of_payment(p) for p in page.items])
@@ -398,3 +399,27 @@ def update_installments(tenantLocator: str,
                         body: schemas.PatchInstallmentsRequest) -> list[schemas.InstallmentResponse]:
     return [schemas.InstallmentResponse.of(i) for i in installment_times.retime(
         request_context(), body.installmentLocators, body.generateTime, body.dueTime, body.autopayTime)]
+
+
+# --- charges ------------------------------------------------------------------------------------------
+
+@bp.route("/billing/{tenantLocator}/accounts/{accountLocator}/charges/list", methods=["GET"])
+@endpoint("charges.read", "charges.list", errors=[codes.NOT_FOUND["account"]])
+def list_account_charges(tenantLocator: str, accountLocator: str,
+                         query: schemas.ListQuery) -> schemas.ChargeListResponse:
+    return schemas.ChargeListResponse.of_page(charges.of_account(request_context(), accountLocator, query.page()))
+
+
+@bp.route("/billing/{tenantLocator}/policies/{policyLocator}/charges/list", methods=["GET"])
+@endpoint("charges.read", "charges.list", errors=[codes.NOT_FOUND["policy"]])
+def list_policy_charges(tenantLocator: str, policyLocator: str,
+                        query: schemas.ListQuery) -> schemas.ChargeListResponse:
+    return schemas.ChargeListResponse.of_page(charges.of_policy(request_context(), policyLocator, query.page()))
+
+
+@bp.route("/billing/{tenantLocator}/transactions/{transactionLocator}/charges/list", methods=["GET"])
+@endpoint("charges.read", "charges.list", errors=[codes.NOT_FOUND["transaction"]])
+def list_transaction_charges(tenantLocator: str, transactionLocator: str,
+                             query: schemas.TransactionChargesQuery) -> schemas.ChargeListResponse:
+    return schemas.ChargeListResponse.of_page(charges.of_transaction(
+        request_context(), transactionLocator, query.page(), include_all=query.includeAll))

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Json
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Json
+from pydantic_core import PydanticCustomError
 
 from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.billing.models import (
@@ -32,12 +33,28 @@ from chalicelib.billing.models import (
 )
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse, Page
+from chalicelib.priceable.models import ChargeCategory, ChargeInvoicing
+
+if TYPE_CHECKING:
+    from chalicelib.billing.charges import BilledCharge
 
 TransactionMethod = Literal["ach", "cash", "eft", "standard", "wire"]
 
 
 class Input(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _json_number(value: Any) -> Any:
+    """A request body's numbers arrive as Decimal or int (http/request.py): money given as a string ("10",
+    "1e2"), a boolean or anything else is the wrong type, a 400 (DECISIONS.md "Errors"), never converted."""
+    if isinstance(value, bool) or not isinstance(value, Decimal | int):
+        raise PydanticCustomError("decimal_type", "Input should be a JSON number")
+    return value
+
+
+Amount = Annotated[Decimal, BeforeValidator(_json_number)]
+"""Money in a request body: a JSON number only (DECISIONS.md "Identifiers, time, money")."""
 
 
 class Response(BaseModel):
@@ -372,13 +389,13 @@ class DebitListResponse(ListResponse[DebitResponse]):
 class CreditItem(Input):
     containerLocator: str = Field(min_length=1, max_length=64)
     containerType: ContainerType
-    amount: Decimal | None = None
+    amount: Amount | None = None
 
 
 class PaymentCreateRequest(Input):
     accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
     type: str = Field(min_length=1, max_length=128)
-    amount: Decimal
+    amount: Amount
     currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
     data: dict[str, Any] = {}
     targets: list[CreditItem] = Field(default=[], max_length=100)
@@ -401,7 +418,7 @@ class PaymentUpdateRequest(Input):
     retryPlanName: str | None = Field(default=None, max_length=128)
     nextRequestTime: datetime | None = None
     type: str | None = Field(default=None, min_length=1, max_length=128)
-    amount: Decimal | None = None
+    amount: Amount | None = None
     currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
     setData: dict[str, Any] = {}
     removeData: dict[str, Any] = {}
@@ -476,7 +493,8 @@ class PaymentListResponse(ListResponse[PaymentResponse]):
 
 
 class PaymentListQuery(ListQuery):
-    accountLocator: str = Field(min_length=1, max_length=64)
+    accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
+    """None: the tenant's."""
 
 
 class LedgerQuery(ListQuery):
@@ -761,3 +779,46 @@ class PatchInstallmentsRequest(Input):
     generateTime: datetime | None = None
     dueTime: datetime | None = None
     autopayTime: datetime | None = None
+
+
+# --- charges --------------------------------------------------------------------------------------------
+
+class TransactionChargesQuery(ListQuery):
+    includeAll: bool = False
+    """An aggregate's charges with those of the transactions it bundles (all it billed)."""
+
+
+class ChargeResponse(Response):
+    """A charge as billing billed it (ChargeResponse): `bundleTransactionLocator` names the aggregate that
+    billed its transaction, when one did."""
+
+    locator: str
+    accountLocator: str
+    currency: str
+    amount: Decimal
+    chargeCategory: ChargeCategory
+    chargeInvoicing: ChargeInvoicing
+    chargeType: str
+    tag: str | None = None
+    policyLocator: str
+    transactionLocator: str
+    elementLocator: str
+    elementStaticLocator: str
+    reversalOfLocator: str | None = None
+    bundleTransactionLocator: str | None = None
+
+    @classmethod
+    def of(cls, billed: BilledCharge) -> ChargeResponse:
+        charge = billed.charge
+        return cls(locator=charge.locator, accountLocator=billed.account_locator, currency=billed.currency,
+                   amount=charge.amount, chargeCategory=charge.chargeCategory, chargeInvoicing=charge.invoicing,
+                   chargeType=charge.chargeType, tag=charge.tag or None, policyLocator=billed.policy_locator,
+                   transactionLocator=billed.transaction_locator, elementLocator=charge.elementLocator,
+                   elementStaticLocator=charge.elementStaticLocator, reversalOfLocator=charge.reversalOfLocator,
+                   bundleTransactionLocator=billed.bundle_transaction_locator)
+
+
+class ChargeListResponse(ListResponse[ChargeResponse]):
+    @classmethod
+    def of_page(cls, page: Page[BilledCharge]) -> ChargeListResponse:
+        return cls(listCompleted=page.list_completed, items=[ChargeResponse.of(c) for c in page.items])

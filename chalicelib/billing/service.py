@@ -57,9 +57,9 @@ from chalicelib.configuration.billing_plans import (
 from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, FieldError, NotFound
+from chalicelib.core.errors import AlreadyExists, ErrorCode, FieldError, NotFound
 from chalicelib.core.ids import derived_locator, new_locator
-from chalicelib.core.paging import Page, PageRequest
+from chalicelib.core.paging import MAX_COUNT, Page, PageRequest
 from chalicelib.documents import service as documents
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import IssuedStack, Transaction, TransactionCategory
@@ -695,6 +695,7 @@ def create_payment(ctx: CallContext, fields: Any, locator: str | None = None) ->
     currency = (fields.currency or model.get("defaultCurrency") or "USD").upper()
     payment_type = _payment_type(ctx, fields.type)
     _check_amount(fields.amount, currency)
+    check_currency(ctx, account.locator, currency, codes.PAYMENT_INVALID_CURRENCY)
     targets = [PaymentTarget.model_validate(t.model_dump()) for t in fields.targets]
     _check_targets(ctx, account.locator, currency, targets)
     record = Payment(
@@ -737,6 +738,24 @@ def _check_amount(amount: Decimal, currency: str) -> None:
             field_errors=[FieldError("amount", "must be a positive amount of the currency")])
 
 
+def check_currency(ctx: CallContext, account: str, currency: str, code: ErrorCode) -> None:
+    """400 `code` for money in a currency the account is not billed in: the tenant's default currency and
+    the currencies of the account's policies and quotes are its currencies (the default costs no read; another
+    one pages the account's policies, then its quotes, until one is in it)."""
+    default = (configuration.current_model(ctx, resolved=True)[1].get("defaultCurrency") or "USD").upper()
+    if currency == default:
+        return
+    for listed in (policies.policies_of_account, quotes.quotes_of_account):
+        page, offset = None, 0
+        while page is None or not page.list_completed:
+            page = listed(ctx, account, PageRequest(offset, MAX_COUNT))
+            if any(each.currency == currency for each in page.items):
+                return
+            offset += MAX_COUNT
+    raise code(f"Account {account} is billed in {default} and the currencies of its policies and quotes, "
+               f"not in {currency}", field_errors=[FieldError("currency", "not a currency of the account")])
+
+
 def _check_targets(ctx: CallContext, account: str, currency: str, targets: list[PaymentTarget]) -> None:
     invoice_locators = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
     found = {i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice", invoice_locators, Invoice)}
@@ -766,14 +785,19 @@ def payment(ctx: CallContext, locator: str) -> Payment:
     return found
 
 
-def payments_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Payment]:
-    """404 for an account the tenant does not have (a list naming it in its query is not a parent's list)."""
+def payments_of_account(ctx: CallContext, account_locator: str | None, page: PageRequest) -> Page[Payment]:
+    """The account's payments, or without one the tenant's, oldest first. 404 for an account the tenant does not
+    have (a list naming it in its query is not a parent's list)."""
+    if account_locator is None:
+        return repository.tenant_payments(ctx.tenant, page)
     account = accounts.get_account(ctx, account_locator)
     return repository.account_payments(ctx.tenant, account.locator, page)
 
 
-def credits_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Payment]:
-    """The account's posted (and reversed) payments, oldest first."""
+def credits_of_account(ctx: CallContext, account_locator: str | None, page: PageRequest) -> Page[Payment]:
+    """The account's posted (and reversed) payments, or without one the tenant's, oldest first."""
+    if account_locator is None:
+        return repository.tenant_credits(ctx.tenant, page)
     account = accounts.get_account(ctx, account_locator)
     return repository.account_credits(ctx.tenant, account.locator, page)
 
@@ -786,6 +810,7 @@ def update_payment(ctx: CallContext, locator: str, changes: Any) -> Payment:
         updated.type = _payment_type(ctx, changes.type)
     if changes.currency is not None:
         updated.currency = changes.currency.upper()
+        check_currency(ctx, updated.accountLocator, updated.currency, codes.PAYMENT_INVALID_CURRENCY)
     if changes.amount is not None:
         updated.amount = changes.amount
     _check_amount(updated.amount, updated.currency)

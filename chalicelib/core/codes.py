@@ -98,6 +98,9 @@ CONFLICT_LIMIT_REACHED = _code(Conflict, "conflict.limit_reached", "A counted li
 AUTH_FORBIDDEN = _code(Forbidden, "auth.forbidden", "The operation is not allowed here (it needs a tenant)")
 CONCURRENT_MODIFICATION = _code(ConcurrentModification, "conflict.concurrent_modification",
                                 "The record was changed by another request; reload it and retry")
+RECORD_TOO_LARGE = _code(PayloadTooLarge, "record.too_large",
+                        "The record would be larger than one stored item holds (DynamoDB's 400 KB): its `data` "
+                        "or the text it is given is too large")
 TOO_LARGE = _family(PayloadTooLarge, "too_large", "The {entity} would be larger than one record can hold",
                     "account", "policy", "quote", "quickQuote", "transaction")
 
@@ -283,6 +286,9 @@ PAYMENT_UNKNOWN_TYPE = _code(InvalidRequest, "payment.unknown_type",
                              "The configuration has no payment type of this name")
 PAYMENT_INVALID_TARGET = _code(InvalidRequest, "payment.invalid_target",
                                "A target is not an invoice or the account of the payment, or not in its currency")
+PAYMENT_INVALID_CURRENCY = _code(InvalidRequest, "payment.invalid_currency",
+                                 "The currency is not one the account is billed in (the tenant's default, or "
+                                 "that of one of its policies or quotes)")
 PAYMENT_ACCOUNT_REQUIRED = _code(InvalidRequest, "payment.account_required",
                                  "The payment names no account and no target that belongs to one")
 PAYMENT_INVALID_STATE = _code(InvalidState, "payment.invalid_state", "The payment's state does not allow this")
@@ -386,6 +392,9 @@ CREDIT_INVALID_SOURCE = _code(InvalidRequest, "credit.invalid_source",
                               "A source is not the account's credit balance (the account itself)")
 CREDIT_INVALID_TARGET = _code(InvalidRequest, "credit.invalid_target",
                               "A target is not an invoice or the account of the distribution, or not in its currency")
+CREDIT_INVALID_CURRENCY = _code(InvalidRequest, "credit.invalid_currency",
+                                "The currency is not one the account is billed in (the tenant's default, or "
+                                "that of one of its policies or quotes)")
 CREDIT_ACCOUNT_REQUIRED = _code(InvalidRequest, "credit.account_required",
                                 "The request names no account and no source or target that belongs to one")
 CREDIT_INSUFFICIENT_BALANCE = _code(InvalidState, "credit.insufficient_balance",

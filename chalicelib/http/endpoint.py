@@ -69,13 +69,13 @@ IDEMPOTENT = (codes.IDEMPOTENCY_INVALID_KEY, codes.IDEMPOTENCY_KEY_REUSED, codes
 def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool, method: str,
                    path_variables: bool) -> list[ErrorCode]:
     """Every error code the route may answer: those of its own, and those its contract brings (a write
-    may lose a race with another request; a path variable's value, such as one holding an encoded `/`,
-    can make the path another route's or none)."""
+    may lose a race with another request or make a record larger than an item holds; a path variable's
+    value, such as one holding an encoded `/`, can make the path another route's or none)."""
     answered: list[ErrorCode] = [] if spec.public else [*ANY_ROUTE]
     if path_variables:
         answered.extend([codes.ROUTE_NOT_FOUND, codes.REQUEST_METHOD_NOT_ALLOWED])
     if method.upper() != "GET" and not spec.public:
-        answered.append(codes.CONCURRENT_MODIFICATION)
+        answered.extend([codes.CONCURRENT_MODIFICATION, codes.RECORD_TOO_LARGE])
     if spec.public:
         answered.extend([codes.REQUEST_TOO_LARGE, codes.REQUEST_UNSUPPORTED_MEDIA_TYPE])
     if tenant_route and not spec.public:

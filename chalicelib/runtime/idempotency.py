@@ -6,7 +6,9 @@ same user replaying it with another token gets 409, never the stored answer. An 
 secret (a new token) is not kept: its replay answers 409 naming what the first request created."""
 from __future__ import annotations
 
+import base64
 import hashlib
+import zlib
 from dataclasses import dataclass
 
 from chalicelib.core import codes
@@ -43,14 +45,25 @@ def claim_or_replay(scope: str, user_locator: str, credential: str, operation: s
         raise codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE(
             f"The request with this idempotency key created {guard['secretCreated']}; its secret was "
             "answered once and is not kept, so it cannot be answered again")
-    if "responseBody" not in guard:
-        raise codes.IDEMPOTENCY_IN_PROGRESS("A request with this idempotency key is in progress")
-    return Replay(status=int(guard["responseStatus"]), body=guard["responseBody"])
+    if "responseBody" in guard:
+        return Replay(status=int(guard["responseStatus"]), body=guard["responseBody"])
+    if COMPRESSED in guard:
+        return Replay(status=int(guard["responseStatus"]),
+                      body=zlib.decompress(base64.b64decode(guard[COMPRESSED])).decode("utf-8"))
+    raise codes.IDEMPOTENCY_IN_PROGRESS("A request with this idempotency key is in progress")
+
+
+PLAIN_ANSWER_CHARACTERS = 100_000
+"""A longer answer is kept compressed (`COMPRESSED`): a record as large as an item holds answers a body larger
+still (JSON spells a map's keys and strings longer than DynamoDB counts them), which the guard item must hold."""
+COMPRESSED = "responseBodyZ"
 
 
 def remember_response(scope: str, user_locator: str, claim: IdempotencyClaim, status: int, body: str) -> None:
     key = keys.idempotency_guard(scope, user_locator, claim.operation, claim.key)
-    table.gateway().write(scope, table.update(key, {"responseStatus": status, "responseBody": body}))
+    kept = {"responseBody": body} if len(body) <= PLAIN_ANSWER_CHARACTERS else {
+        COMPRESSED: base64.b64encode(zlib.compress(body.encode("utf-8"))).decode("ascii")}
+    table.gateway().write(scope, table.update(key, {"responseStatus": status, **kept}))
 
 
 def remember_secret_created(scope: str, user_locator: str, claim: IdempotencyClaim, created: str) -> None:

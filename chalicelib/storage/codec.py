@@ -90,6 +90,35 @@ def _unstorable_number() -> DomainError:
         "A number has more than 38 significant digits or is too large or too small to store")
 
 
+MAX_ITEM_BYTES = 400 * 1024
+"""DynamoDB's limit on one item, as `item_size` counts it."""
+
+
+def item_size(attributes: dict[str, Any]) -> int:
+    """The size DynamoDB counts for serialized attributes (its "Item sizes and formats"): each attribute's name
+    and value, a string's UTF-8 bytes, a number's one byte per two significant digits and one more, a list or
+    map 3 bytes and each element one more (a map's keys are names), a boolean or null one byte."""
+    return sum(len(name.encode("utf-8")) + _value_size(value) for name, value in attributes.items())
+
+
+def _value_size(value: dict[str, Any]) -> int:
+    [(kind, content)] = value.items()
+    if kind == "S":
+        return len(content.encode("utf-8"))
+    if kind == "N":
+        significant = content.lstrip("+-").upper().split("E", 1)[0].replace(".", "").strip("0")
+        return (len(significant) + 1) // 2 + 1
+    if kind == "M":
+        return 3 + sum(len(name.encode("utf-8")) + 1 + _value_size(each) for name, each in content.items())
+    if kind == "L":
+        return 3 + sum(1 + _value_size(each) for each in content)
+    if kind in ("SS", "NS", "BS"):
+        return sum(_value_size({kind[0]: each}) for each in content)
+    if kind == "B":
+        return len(content)
+    return 1  # BOOL, NULL
+
+
 def deserialize(item: dict[str, Any]) -> dict[str, Any]:
     de = _deserializer()
     return {k: de.deserialize(v) for k, v in item.items()}

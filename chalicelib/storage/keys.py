@@ -459,6 +459,16 @@ def billing_ref(tenant_locator: str, owner_kind: str, owner_locator: str, record
     return Key(billing_refs(tenant_locator, owner_kind, owner_locator, record_kind), locator)
 
 
+def tenant_payments_index(tenant_locator: str) -> str:
+    """GSI2: the tenant's payments (the payment items themselves), by locator: creation order."""
+    return f"{tenant_scope(tenant_locator)}PAYMENTS"
+
+
+def tenant_credits_index(tenant_locator: str) -> str:
+    """GSI2: the tenant's credits (the account's reference of each posted payment), by payment locator."""
+    return f"{tenant_scope(tenant_locator)}CREDITS"
+
+
 
 # --- schedules ------------------------------------------------------------------------------------
 # One partition per schedule (a quote's or transaction's element that names a schedule): its root item

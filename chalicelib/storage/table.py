@@ -341,6 +341,8 @@ class TableGateway:
             return method(**params)
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code", "")
+            if code == "ValidationException" and "Item size" in error.response.get("Error", {}).get("Message", ""):
+                raise _too_large("The record would be larger than DynamoDB stores") from None
             if code == "ConditionalCheckFailedException":
                 raise _ConditionFailed() from None
             if code == "TransactionCanceledException":
@@ -364,6 +366,8 @@ def _cancellation_error(ops: list[WriteOp], reasons: list[dict[str, Any]]) -> Do
     for op, reason in zip(ops, reasons):
         if reason.get("Code") == "ConditionalCheckFailed":
             return op.on_condition_failure()
+        if reason.get("Code") == "ValidationError" and "Item size" in (reason.get("Message") or ""):
+            return _too_large("The record would be larger than DynamoDB stores")
     if any(r.get("Code") in _THROTTLING for r in reasons):
         return codes.SERVICE_UNAVAILABLE("The data store is busy; retry shortly")
     return codes.CONCURRENT_MODIFICATION("The record was changed by another request; reload it and retry")
@@ -385,6 +389,7 @@ def _storable(key: Key) -> bool:
 def _check_op(scope: str, op: WriteOp) -> None:
     _check_key(scope, op.key)
     item = op.params.get("Item", {})
+    _check_size(op, item)
     index_keys = [(item.get(f"{index}{part}", {}).get("S"), limit) for index in INDEXES
                   for part, limit in (("PK", HASH_KEY_MAX_BYTES), ("SK", RANGE_KEY_MAX_BYTES))]
     if not _storable(op.key) or any(_too_long(value, limit) for value, limit in index_keys):
@@ -400,6 +405,30 @@ def _check_op(scope: str, op: WriteOp) -> None:
     for value in partition_values:
         if value is not None and not value.startswith(scope):
             raise ScopeViolation(f"index partition {value!r} is outside scope {scope!r}")
+
+
+def _check_size(op: WriteOp, item: dict[str, Any]) -> None:
+    """413 `record.too_large` for a put whose item, or an update whose key and values, DynamoDB would refuse as
+    larger than an item holds (an update that grows an item by less than it sets is caught by DynamoDB's own
+    refusal, which `_call` answers the same way)."""
+    if op.action == "Put":
+        size = codec.item_size(item)
+    elif op.action == "Update":
+        names = op.params.get("ExpressionAttributeNames", {})
+        values = op.params.get("ExpressionAttributeValues", {})
+        size = codec.item_size(op.params["Key"]) + sum(
+            len(names.get("#" + placeholder[1:], "").encode("utf-8")) + codec.item_size({"": value})
+            for placeholder, value in values.items() if placeholder.startswith(":s"))
+    else:
+        return
+    if size > codec.MAX_ITEM_BYTES:
+        entity = item.get("entity", {}).get("S", "record")
+        raise _too_large(f"The {entity} would take {size:,} bytes stored")
+
+
+def _too_large(what: str) -> DomainError:
+    return codes.RECORD_TOO_LARGE(f"{what}; one record holds at most {codec.MAX_ITEM_BYTES:,} bytes (DynamoDB's "
+                                  "400 KB item limit): send less data")
 
 
 @lru_cache(maxsize=1)

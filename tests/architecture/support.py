@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from decimal import Decimal
 from typing import Any
 from urllib.parse import urlencode
 
@@ -393,7 +394,7 @@ def build_world(api: Any, token: str) -> World:
         "update_delinquency": {"graceEndAt": "2026-03-15T05:00:00Z"},
         "update_delinquency_event": {"triggerTime": "2026-03-01T05:00:00Z"},
         "create_entity_hold": quote_hold,
-        "create_write_off": write_off_body, "reverse_write_off": {"amount": "0.50"},
+        "create_write_off": write_off_body, "reverse_write_off": {"amount": Decimal("0.50")},
         "create_credit_distribution": distribution_body, "reverse_credit_distribution": {"reversalType": "test"},
         "create_disbursement": disbursement_body,
         "update_installments": {"installmentLocators": [installment["locator"]], "dueTime": "2026-02-01T05:00:00Z"},

@@ -38,11 +38,8 @@ ALLOWED = (
     # completedAt (a running job): left out when they have no value, as every answer leaves out what is None.
     r"GET /document/\{tenantLocator\}/documents/(quote|segment|transaction)/\{locator\}/jobs/\{jobLocator\} "
     r"answer\.(transactionLocator|segmentLocator|completedAt): required by the platform, optional in ours",
-    # Not in the spec: our payments and credits lists are one account's (billing records live under their
-    # account's billing root, ARCHITECTURE.md "Storage"; a tenant-wide list or one by target container would
-    # need an index of its own), so they require the accountLocator the platform's clients may leave out.
-    r"GET /billing/\{tenantLocator\}/(payments|credits)/list query\.accountLocator: we require it, the "
-    r"platform's clients may leave it out",
+    # Not in the spec: the payments list pages one account's payments, or the tenant's (an index of each); a list
+    # by target container would need an index of its own.
     r"GET /billing/\{tenantLocator\}/payments/list query\.targetContainerLocator: the platform takes it, we do not",
 )
 """The differences our API decided on, or that the definition leaves no way around: each a pattern that matches

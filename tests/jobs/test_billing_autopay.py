@@ -76,7 +76,7 @@ def test_autopay_pays_what_is_left_and_leaves_a_settled_invoice_alone(api, admin
     advance(api, admin_token, tenant, jobs, "2026-01-29T00:00:00Z")
     [february] = invoices_of_account(api, admin_token, tenant, account)
     part = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Card", "amount": "40.00", "data": {},
+        "accountLocator": account, "type": "Card", "amount": Decimal("40.00"), "data": {},
         "targets": [{"containerType": "invoice", "containerLocator": february["locator"]}]}))
     ok(call(api, "PATCH", billing(tenant, f"/payments/{part['locator']}/post"), admin_token))
 

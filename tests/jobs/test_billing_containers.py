@@ -308,7 +308,7 @@ def test_money_moves_bump_the_account_root_and_only_the_containers_whose_invoice
     a_february = book.invoices(api, admin_token, book.a)[0]
     [b_march] = book.invoices(api, admin_token, book.b)
     before = book.roots()
-    payment = payment_of(api, admin_token, book, {**a_february, "totalRemainingAmount": "160.00"})
+    payment = payment_of(api, admin_token, book, {**a_february, "totalRemainingAmount": Decimal("160.00")})
     ok(post(api, admin_token, book, payment))
     assert book.credit(api, admin_token) == Decimal("57.92")
     assert book.roots() == {book.account: before[book.account] + 2, book.a: before[book.a] + 1,

@@ -113,7 +113,7 @@ def test_a_write_off_reversed_after_the_grace_end_opens_a_new_grace_and_a_lapsed
 
     advance(api, admin_token, tenant, jobs, "2026-02-12T00:00:00Z")  # past the settled one's grace end
     partly = call(api, "PATCH", billing(tenant, f"/writeOffs/{written_off['locator']}/reverse"), admin_token,
-                  {"amount": "10.00"})
+                  {"amount": Decimal("10.00")})
     assert ok(partly)["writeOffState"] == "distributed"
     assert {"billing.delinquency.create", "billing.delinquency.delinquencyevent.create",
             "policy.status.update"} <= set(event_types(api, admin_token, tenant, partly))

@@ -21,7 +21,7 @@ bp = Blueprint(__name__)
 DISTRIBUTION = [codes.NOT_FOUND["creditDistribution"], codes.CREDIT_DISTRIBUTION_INVALID_STATE]
 DISBURSEMENT = [codes.NOT_FOUND["disbursement"], codes.DISBURSEMENT_INVALID_STATE]
 CREATION = [codes.NOT_FOUND["account"], codes.CREDIT_ACCOUNT_REQUIRED, codes.CREDIT_INVALID_AMOUNT,
-            codes.CREDIT_INVALID_SOURCE]
+            codes.CREDIT_INVALID_SOURCE, codes.CREDIT_INVALID_CURRENCY]
 
 
 # --- credit distributions ------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from chalicelib.billing.credit.models import (
     DisbursementState,
 )
 from chalicelib.billing.models import PaymentTarget
-from chalicelib.billing.schemas import CreditItem, Input, PaymentTargetResponse, Response, TransactionMethod
+from chalicelib.billing.schemas import Amount, CreditItem, Input, PaymentTargetResponse, Response, TransactionMethod
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.paging import ListQuery, ListResponse, Page
 
@@ -36,7 +36,7 @@ class AccountListQuery(ListQuery):
 
 class CreditDistributionCreateRequest(Input):
     accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
-    amount: Decimal
+    amount: Amount
     currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
     sources: list[CreditItem] = Field(default=[], max_length=100)
     targets: list[CreditItem] = Field(default=[], max_length=100)
@@ -81,7 +81,7 @@ class DisbursementCreateRequest(Input):
 
     accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
     type: str = Field(min_length=1, max_length=128)
-    amount: Decimal
+    amount: Amount
     currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
     data: dict[str, Any] = {}
     sources: list[CreditItem] = Field(default=[], max_length=100)

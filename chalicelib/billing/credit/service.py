@@ -57,8 +57,11 @@ def _account(ctx: CallContext, named: str | None, items: list[Any]) -> str:
     return accounts.get_account(ctx, named).locator
 
 
-def _currency(ctx: CallContext, given: str | None) -> str:
-    return (given or configuration.current_model(ctx, resolved=True)[1].get("defaultCurrency") or "USD").upper()
+def _currency(ctx: CallContext, given: str | None, account: str) -> str:
+    """The currency given (else the tenant's default), 400 when the account is not billed in it."""
+    chosen = (given or configuration.current_model(ctx, resolved=True)[1].get("defaultCurrency") or "USD").upper()
+    billing.check_currency(ctx, account, chosen, codes.CREDIT_INVALID_CURRENCY)
+    return chosen
 
 
 def _check_amount(amount: Decimal, currency: str) -> None:
@@ -121,7 +124,7 @@ def create_distribution(ctx: CallContext, account_locator: str | None, amount: D
     """A draft distribution of at most `amount` of the credit balance to the targets (checked now, and
     again when validated and executed)."""
     account = _account(ctx, account_locator, [*sources, *targets])
-    chosen = _currency(ctx, currency)
+    chosen = _currency(ctx, currency, account)
     _check_amount(amount, chosen)
     record = CreditDistribution(
         locator=new_locator(), accountLocator=account, currency=chosen,
@@ -309,7 +312,7 @@ def create_disbursement(ctx: CallContext, account_locator: str | None, type_name
     """A disbursement of `amount` of the credit balance, taken along its steps up to `advance_to` (an
     excess credit plan's `advanceDisbursementTo`; a state off the way, such as rejected, stays draft)."""
     account = _account(ctx, account_locator, sources)
-    chosen = _currency(ctx, currency)
+    chosen = _currency(ctx, currency, account)
     _check_amount(amount, chosen)
     record = Disbursement(
         locator=new_locator(), accountLocator=account, currency=chosen, disbursementState=DisbursementState.DRAFT,

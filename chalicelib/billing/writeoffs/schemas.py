@@ -9,7 +9,7 @@ from decimal import Decimal
 from pydantic import Field
 
 from chalicelib.billing.models import ContainerType, PaymentTarget
-from chalicelib.billing.schemas import Input, PaymentTargetResponse, Response
+from chalicelib.billing.schemas import Amount, Input, PaymentTargetResponse, Response
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffCreditType, WriteOffState
 from chalicelib.core.paging import ListQuery, ListResponse, Page
 
@@ -17,7 +17,7 @@ from chalicelib.core.paging import ListQuery, ListResponse, Page
 class WriteOffTarget(Input):
     containerLocator: str = Field(min_length=1, max_length=64)
     containerType: ContainerType
-    amount: Decimal | None = None
+    amount: Amount | None = None
 
     def target(self) -> PaymentTarget:
         return PaymentTarget.model_validate(self.model_dump())
@@ -29,7 +29,7 @@ class WriteOffRequest(Input):
 
 
 class WriteOffReverseRequest(Input):
-    amount: Decimal | None = None
+    amount: Amount | None = None
     """Give back only this much (the last settled first); none: all the write-off still holds."""
     reversalReason: str | None = Field(default=None, max_length=1000)
 

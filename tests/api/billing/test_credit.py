@@ -69,7 +69,8 @@ def test_a_credit_distribution_applies_the_balance_to_invoices_and_its_reversal_
     assert [(c["creditType"], c["locator"], c["amount"]) for c in credits] == [
         ("creditDistribution", draft["locator"], Decimal("50.00"))]
 
-    too_much = ok(call(api, "POST", path, token, {"accountLocator": account, "amount": "25.01", "targets": []}))
+    too_much = ok(call(api, "POST", path, token, {"accountLocator": account, "amount": Decimal("25.01"),
+                                                  "targets": []}))
     assert_error(call(api, "PATCH", f"{path}/{too_much['locator']}/execute", token),
                  409, "credit.insufficient_balance")
     assert remaining(api, token, tenant, second) == ("open", Decimal("1175.00"))
@@ -109,7 +110,7 @@ def test_a_credit_distribution_refuses_foreign_sources_and_targets(api, admin_to
     assert_error(call(api, "POST", path, token, {**body, "targets": [{"containerType": "invoice",
                                                                       "containerLocator": foreign["locator"]}]}),
                  400, "credit.invalid_target")
-    assert_error(call(api, "POST", path, token, {**body, "amount": "0.001"}), 400, "credit.invalid_amount")
+    assert_error(call(api, "POST", path, token, {**body, "amount": Decimal("0.001")}), 400, "credit.invalid_amount")
     assert_error(call(api, "POST", path, token, {"amount": 10, "targets": []}), 400, "credit.account_required")
     assert ok(call(api, "GET", f"{path}/list?accountLocator={account}", token))["items"] == []
     elsewhere = billing_tenant(api, token, "FullPay")
@@ -141,7 +142,7 @@ def test_a_disbursement_pays_out_credit_only_once_approved_and_never_more_than_t
     assert event_types(api, token, tenant, executed) == ["billing.disbursement.execute"]
     assert balance(api, token, tenant, account) == Decimal("15.00")
 
-    big = ok(call(api, "POST", path, token, {**body, "amount": "15.01"}))
+    big = ok(call(api, "POST", path, token, {**body, "amount": Decimal("15.01")}))
     ok(call(api, "PATCH", f"{path}/{big['locator']}/validate", token))
     ok(call(api, "PATCH", f"{path}/{big['locator']}/approve", token))
     assert_error(call(api, "PATCH", f"{path}/{big['locator']}/execute", token), 409, "credit.insufficient_balance")

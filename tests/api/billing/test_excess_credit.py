@@ -61,7 +61,7 @@ def test_an_overpayment_above_the_threshold_is_disbursed_and_executed(api, admin
     assert [(line["accountingType"], line["amount"]) for line in lines] == [
         ("credit", Decimal("75.00")), ("debit", Decimal("65.00"))]
 
-    pay(api, admin_token, tenant, account, "5.00")  # credit 15.00: within the threshold
+    pay(api, admin_token, tenant, account, Decimal("5.00"))  # credit 15.00: within the threshold
     jobs.drain()
     assert disbursements(api, admin_token, tenant, account) == [
         ("Refund", Decimal("65.00"), "executed"), ("Refund", Decimal("5.00"), "executed")]
@@ -127,7 +127,7 @@ def test_a_shortfall_within_the_tolerance_is_written_off(api, admin_token, jobs)
     jobs.drain()
     first, second = invoices_of_account(api, admin_token, tenant, account)
 
-    posted = pay(api, admin_token, tenant, account, "1221.00", first["locator"])
+    posted = pay(api, admin_token, tenant, account, Decimal("1221.00"), first["locator"])
     assert event_types(api, admin_token, tenant, posted) == [
         "billing.writeoff.create", "billing.writeoff.distribute", "billing.invoice.settle", "billing.payment.post"]
     settled = ok(call(api, "GET", billing(tenant, f"/invoices/{first['locator']}"), admin_token))
@@ -138,7 +138,7 @@ def test_a_shortfall_within_the_tolerance_is_written_off(api, admin_token, jobs)
         "shortfallWriteOff", Decimal("4.00"), "distributed")
     assert [(t["containerLocator"], t["amount"]) for t in shortfall["targets"]] == [(first["locator"], Decimal("4.00"))]
 
-    pay(api, admin_token, tenant, account, "1219.00", second["locator"])  # 6.00 short: more than the tolerance
+    pay(api, admin_token, tenant, account, Decimal("1219.00"), second["locator"])  # 6.00 short: more than the tolerance
     still = ok(call(api, "GET", billing(tenant, f"/invoices/{second['locator']}"), admin_token))
     assert (still["invoiceState"], still["totalRemainingAmount"]) == ("open", Decimal("6.00"))
     assert len(ok(call(api, "GET", billing(tenant, f"/writeOffs/list?accountLocator={account}"),

@@ -112,7 +112,7 @@ def test_an_overpayment_goes_to_the_credit_balance_and_a_reversal_takes_it_all_b
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
     payment = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Card", "amount": "1300.00", "data": {},
+        "accountLocator": account, "type": "Card", "amount": Decimal("1300.00"), "data": {},
         "targets": [{"containerType": "account", "containerLocator": account}]}))
     ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
 
@@ -159,7 +159,7 @@ def test_a_payment_without_targets_pays_open_invoices_oldest_due_first(api, admi
         (payment["locator"], "payment", "posted", Decimal("1000.00"))]
 
 
-@pytest.mark.parametrize("amount", [-5, 0, "12.345", "abc", "NaN", "1E+40"])
+@pytest.mark.parametrize("amount", [-5, 0, Decimal("12.345"), "abc", "NaN", Decimal("1E+40")])
 def test_a_payment_with_a_bad_amount_is_refused(api, admin_token, jobs, full_pay, amount):
     account, _ = billed_policy(api, admin_token, full_pay, jobs)
     response = call(api, "POST", billing(full_pay, "/payments"), admin_token, {
@@ -185,7 +185,7 @@ def test_payments_refuse_unknown_types_foreign_targets_and_a_second_post(api, ad
         400, "payment.invalid_target")
     assert_error(call(api, "POST", billing(tenant, "/payments"), admin_token, {**body, "currency": "EUR", "targets": [
         {"containerType": "invoice", "containerLocator": invoices_of_account(
-            api, admin_token, tenant, account)[0]["locator"]}]}), 400, "payment.invalid_target")
+            api, admin_token, tenant, account)[0]["locator"]}]}), 400, "payment.invalid_currency")
     payment = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, body))
     ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
     assert_error(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token),
@@ -205,7 +205,7 @@ def test_a_payment_is_changed_only_as_a_draft_and_idempotent_on_its_key(api, adm
     assert ok(first)["locator"] == ok(again)["locator"]
     locator = ok(first)["locator"]
     changed = ok(call(api, "PATCH", billing(tenant, f"/payments/{locator}"), admin_token,
-                      {"amount": "12.50", "setData": {"b": 2}, "removeData": {"a": None}}))
+                      {"amount": Decimal("12.50"), "setData": {"b": 2}, "removeData": {"a": None}}))
     assert changed["amount"] == Decimal("12.50") and changed["data"] == {"b": 2}
     ok(call(api, "PATCH", billing(tenant, f"/payments/{locator}/validate"), admin_token))
     assert_error(call(api, "PATCH", billing(tenant, f"/payments/{locator}"), admin_token, {"amount": 5}),

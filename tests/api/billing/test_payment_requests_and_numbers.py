@@ -21,7 +21,7 @@ def numbered_tenant(api, token, plan="FullPay", *, test_clock=False):
     return quotes_tenant(api, token, model, test_clock=test_clock)
 
 
-def new_payment(api, token, tenant, account, payment_type, amount="10.00", targets=None):
+def new_payment(api, token, tenant, account, payment_type, amount=Decimal("10.00"), targets=None):
     return call(api, "POST", billing(tenant, "/payments"), token, {
         "accountLocator": account, "type": payment_type, "amount": amount, "data": {},
         "targets": targets or [{"containerType": "account", "containerLocator": account}]})
@@ -67,7 +67,7 @@ def test_a_requested_payment_is_posted_or_fails_when_its_provider_answers(api, a
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
     target = [{"containerType": "invoice", "containerLocator": invoice["locator"]}]
 
-    paid = ok(new_payment(api, admin_token, tenant, account, "Check", "1225.00", target))
+    paid = ok(new_payment(api, admin_token, tenant, account, "Check", Decimal("1225.00"), target))
     assert_error(patch(api, admin_token, tenant, paid["locator"], "request"), 409, "payment.invalid_state")
     ok(patch(api, admin_token, tenant, paid["locator"], "validate"))
     requested = patch(api, admin_token, tenant, paid["locator"], "request")
@@ -80,7 +80,7 @@ def test_a_requested_payment_is_posted_or_fails_when_its_provider_answers(api, a
     assert event_types(api, admin_token, tenant, posted) == ["billing.invoice.settle", "billing.payment.post"]
     assert_error(patch(api, admin_token, tenant, paid["locator"], "fail"), 409, "payment.invalid_state")
 
-    bounced = ok(new_payment(api, admin_token, tenant, account, "Cash", "50.00"))
+    bounced = ok(new_payment(api, admin_token, tenant, account, "Cash", Decimal("50.00")))
     ok(patch(api, admin_token, tenant, bounced["locator"], "validate"))
     ok(patch(api, admin_token, tenant, bounced["locator"], "request"))
     failed = patch(api, admin_token, tenant, bounced["locator"], "fail")

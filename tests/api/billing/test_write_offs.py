@@ -51,7 +51,7 @@ def test_a_write_off_settles_its_targets_in_order_and_reversals_reopen_exactly_t
 
     created = call(api, "POST", billing(tenant, "/writeOffs"), token, {"accountLocator": account, "targets": [
         {"containerType": "invoiceItem", "containerLocator": tax},
-        {"containerType": "invoice", "containerLocator": first, "amount": "100.00"}]})
+        {"containerType": "invoice", "containerLocator": first, "amount": Decimal("100.00")}]})
     small = ok(created)
     assert (small["writeOffState"], small["amount"], small["creditType"], small["currency"]) == (
         "distributed", Decimal("125.00"), "writeOff", "USD")
@@ -71,7 +71,7 @@ def test_a_write_off_settles_its_targets_in_order_and_reversals_reopen_exactly_t
     assert remaining(api, token, tenant, first, second) == [("settled", 0), ("open", Decimal("825.00"))]
 
     partly = call(api, "PATCH", billing(tenant, f"/writeOffs/{large['locator']}/reverse"), token,
-                  {"amount": "500.00", "reversalReason": "customer paid part"})
+                  {"amount": Decimal("500.00"), "reversalReason": "customer paid part"})
     assert (ok(partly)["writeOffState"], ok(partly)["reversedAmount"]) == ("distributed", Decimal("500.00"))
     assert ok(partly)["reversalReason"] == "customer paid part" and ok(partly)["reversedAt"] == NOW
     assert event_types(api, token, tenant, partly) == ["billing.invoice.unsettle", "billing.writeoff.reverse"]
@@ -129,11 +129,11 @@ def test_bad_write_offs_and_reversals_are_refused_and_move_nothing(api, admin_to
                           {"accountLocator": who, "targets": targets}), status, code)
 
     invoice_target = {"containerType": "invoice", "containerLocator": first}
-    refused([{**invoice_target, "amount": "1225.01"}], 400, "writeOff.exceeds_remaining")
+    refused([{**invoice_target, "amount": Decimal("1225.01")}], 400, "writeOff.exceeds_remaining")
     refused([invoice_target, {**invoice_target, "amount": 1}], 400, "writeOff.exceeds_remaining")  # none left
-    refused([{"containerType": "account", "containerLocator": account, "amount": "2450.01"}], 400,
+    refused([{"containerType": "account", "containerLocator": account, "amount": Decimal("2450.01")}], 400,
             "writeOff.exceeds_remaining")
-    refused([{**invoice_target, "amount": "12.345"}], 400, "writeOff.invalid_target")
+    refused([{**invoice_target, "amount": Decimal("12.345")}], 400, "writeOff.invalid_target")
     refused([{**invoice_target, "amount": 0}], 400, "writeOff.invalid_target")
     refused([{"containerType": "invoice", "containerLocator": foreign["locator"]}], 400, "writeOff.invalid_target")
     refused([{"containerType": "account", "containerLocator": other_account}], 400, "writeOff.invalid_target")
@@ -145,7 +145,7 @@ def test_bad_write_offs_and_reversals_are_refused_and_move_nothing(api, admin_to
 
     written = ok(call(api, "POST", billing(tenant, "/writeOffs"), token,
                       {"accountLocator": account, "targets": [{**invoice_target, "amount": 300}]}))
-    for amount in ("300.01", 0, -1, "0.001"):
+    for amount in (Decimal("300.01"), 0, -1, Decimal("0.001")):
         assert_error(call(api, "PATCH", billing(tenant, f"/writeOffs/{written['locator']}/reverse"), token,
                           {"amount": amount}), 400, "writeOff.invalid_reversal")
     assert remaining(api, token, tenant, first) == [("open", Decimal("925.00"))]
