@@ -56,7 +56,8 @@ class Upload(bytes):
 
 UPLOAD_LOCATOR = "uploadLocator"
 """The query parameter that names an upload in place of a file body."""
-_UPLOAD_LOCATOR_SHAPE = re.compile(r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$")
+UPLOAD_LOCATOR_PATTERN = r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$"
+"""An upload's locator: a ULID, in either case."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,7 @@ def upload_reference(contract: Contract) -> str | None:
         raise codes.REQUEST_INVALID("Send the file as the body, or name its upload with ?uploadLocator= and an "
                                     "empty body, not both", field_errors=[FieldError(
                                         UPLOAD_LOCATOR, "must come with an empty body")])
-    if not _UPLOAD_LOCATOR_SHAPE.match(locator):
+    if not re.match(UPLOAD_LOCATOR_PATTERN, locator):
         raise codes.REQUEST_INVALID("The query is invalid", field_errors=[FieldError(
             UPLOAD_LOCATOR, "must be the uploadLocator POST /uploads answered")])
     return locator.upper()
