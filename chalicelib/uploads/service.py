@@ -9,6 +9,7 @@ not a file (migration start, spec part 3, when it is built) calls `referenced_fi
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -98,14 +99,14 @@ def _verified(intent: UploadIntent) -> bytes:
     if size != intent.size:
         raise codes.UPLOAD_SIZE_MISMATCH(f"The file of upload {intent.locator} is {size} bytes; the upload "
                                          f"announced {intent.size}")
-    digest, chunks = hashlib.sha256(), []
+    digest, content = hashlib.sha256(), io.BytesIO()
     for chunk in repository.object_chunks(intent):
         digest.update(chunk)
-        chunks.append(chunk)
+        content.write(chunk)
     if digest.hexdigest() != intent.sha256:
         raise codes.UPLOAD_CHECKSUM_MISMATCH(f"The SHA-256 of the file of upload {intent.locator} is "
                                              f"{digest.hexdigest()}; the upload announced {intent.sha256}")
-    return b"".join(chunks)
+    return content.getvalue()  # BytesIO hands over its buffer: the file is in memory once
 
 
 def _release(claimed: UploadIntent) -> None:
