@@ -90,10 +90,11 @@ class Client:
         "Uploads"): announced with POST /uploads, then PUT to the URL it answers."""
         if len(content) <= DIRECT_LIMIT_BYTES:
             answer = self.call(method, path, query=query, data=content, content_type=content_type, accept_errors=True)
-            if not (answer.status == 413 and self.error_of(answer).code == "request.too_large"):
-                if answer.status >= 400:
-                    raise self.error_of(answer)
+            if answer.status < 400:
                 return answer
+            error = self.error_of(answer)
+            if not (isinstance(error, ApiError) and error.status == 413 and error.code == "request.too_large"):
+                raise error
         locator = self.upload(content, purpose=purpose, tenant=tenant, content_type=content_type)
         return self.call(method, path, query={**(query or {}), "uploadLocator": locator}, data=b"",
                          content_type=content_type)
