@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import pytest
 
 from chalicelib.settings import reload
+from chalicelib.uploads.schemas import SHA256_EXAMPLE
 from tests.api.configuration.support import create_tenant, new_configured_tenant, package, stored_state
 from tests.api.documents.support import documents, download
 from tests.api.schedules.support import draft_quote, every_item, schedule_path, schedules_tenant
@@ -289,3 +290,26 @@ def test_documents_take_uploads_to_attach_and_replace(api, admin_token):
 
     assert replaced["size"] == len(b"%PDF-1.4 the signed one")
     assert download(api, admin_token, tenant, attached["locator"]).body == b"%PDF-1.4 the signed one"
+
+
+def test_the_description_offers_an_upload_on_every_file_route_but_format_config(api):
+    paths = ok(api.http.get("/openapi.json"))["paths"]
+    by_reference_routes = sorted(f"{method.upper()} {path}" for path, methods in paths.items()
+                                 for method, operation in methods.items()
+                                 if any(p["name"] == "uploadLocator" for p in operation["parameters"]))
+
+    assert by_reference_routes == sorted([
+        "POST /config/createTenant", "POST /config/validateConfig", "POST /config/{tenantLocator}/deployments/deploy",
+        "POST /config/{tenantLocator}/deployments/validate",
+        *[f"{method} /resource/{{tenantLocator}}/{kind}{suffix}" for kind in ("tables", "rangeTables", "constraints")
+          for method, suffix in (("POST", ""), ("PATCH", "/{name}"))],
+        *[f"POST /policy/{{tenantLocator}}/{owner}s/{{locator}}/schedules/{{staticElementLocator}}{suffix}"
+          for owner in ("quote", "transaction") for suffix in ("", "/deserialize")],
+        "POST /document/{tenantLocator}/documents/attach", "PATCH /document/{tenantLocator}/documents/{locator}"])
+    deploy = paths["/config/{tenantLocator}/deployments/deploy"]["post"]
+    assert deploy["requestBody"]["required"] is False
+    assert {"upload.not_found", "upload.already_used", "upload.checksum_mismatch"} <= set(
+        json.dumps(deploy["responses"]).replace('"', " ").split())
+    assert paths["/config/formatConfig"]["post"]["requestBody"]["required"] is True
+    create = paths["/uploads"]["post"]
+    assert create["requestBody"]["content"]["application/json"]["example"]["sha256"] == SHA256_EXAMPLE
