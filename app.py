@@ -1,4 +1,6 @@
 """The Chalice application: middleware, blueprints and the wiring of ports between domains, no logic."""
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from chalice import Chalice
@@ -17,6 +19,7 @@ from chalicelib.documents.routes import BINARY_TYPES as DOCUMENT_BINARY_TYPES
 from chalicelib.documents.routes import bp as document_routes
 from chalicelib.events.routes import bp as event_routes
 from chalicelib.holds.routes import bp as entity_hold_routes
+from chalicelib.http import uploads as uploaded_files
 from chalicelib.http.middleware import framework_answers_in_our_shape
 from chalicelib.http.request import capture_request
 from chalicelib.identity.routes import bp as identity_routes
@@ -27,6 +30,7 @@ from chalicelib.runtime import rendering_sources
 from chalicelib.schedules.routes import bp as schedule_routes
 from chalicelib.tables.routes import bp as table_routes
 from chalicelib.transactions.routes import bp as transaction_routes
+from chalicelib.uploads.routes import bp as upload_routes
 from chalicelib.workers.queue import bp as job_worker
 from chalicelib.workers.schedules import bp as schedules
 
@@ -40,6 +44,19 @@ def _invoice_rendering_data(ctx: CallContext, locator: str) -> dict[str, Any]:
 
 
 rendering_sources.wire("invoice", _invoice_rendering_data)
+
+
+@contextmanager
+def _referenced_file(ctx: CallContext, purpose: str, locator: str) -> Iterator[bytes]:
+    """The uploads domain's, for the edge below it (http/uploads.py): the file a route takes by `?uploadLocator=`;
+    uploads load on the first request that names one."""
+    from chalicelib.uploads import service as uploads
+
+    with uploads.referenced_file(ctx, purpose, locator) as content:
+        yield content
+
+
+uploaded_files.wire(_referenced_file)
 
 app = Chalice(app_name="pas")
 app.api.binary_types.extend(["application/zip", "application/octet-stream", "multipart/form-data"])
@@ -68,3 +85,4 @@ app.register_blueprint(hold_routes)
 app.register_blueprint(entity_hold_routes)
 app.register_blueprint(write_off_routes)
 app.register_blueprint(credit_routes)
+app.register_blueprint(upload_routes)

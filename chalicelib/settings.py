@@ -22,7 +22,11 @@ class Settings(BaseModel, frozen=True):
     admin_password: str | None = None
     session_token_ttl_seconds: int = Field(3600, ge=60)
     max_json_body_bytes: int = Field(1024 * 1024, ge=1024)
-    max_upload_body_bytes: int = Field(50 * 1024 * 1024, ge=1024)
+    max_upload_body_bytes: int = Field(10 * 1024 * 1024, ge=1024)
+    """The direct limit of a file body: API Gateway takes at most 10 MB a request. A larger file goes through
+    `POST /uploads` (DECISIONS.md "Uploads")."""
+    max_upload_object_bytes: int = Field(100 * 1024 * 1024, ge=1024)
+    """The largest file an upload intent may announce."""
     paging_secret: str | None = None
     job_lease_seconds: int = Field(900, ge=10)
     event_settle_ms: int = Field(2000, ge=0)
@@ -69,6 +73,7 @@ _ENV_NAMES = {
     "session_token_ttl_seconds": "PAS_TOKEN_TTL_SECONDS",
     "max_json_body_bytes": "PAS_MAX_JSON_BODY_BYTES",
     "max_upload_body_bytes": "PAS_MAX_UPLOAD_BODY_BYTES",
+    "max_upload_object_bytes": "PAS_MAX_UPLOAD_OBJECT_BYTES",
     "paging_secret": "PAS_PAGING_SECRET",
     "job_lease_seconds": "PAS_JOB_LEASE_SECONDS",
     "event_settle_ms": "PAS_EVENT_SETTLE_MS",

@@ -3,6 +3,7 @@ error answer (ApiError, a 5xx with its own exit code), a 401 or an expired token
 `pas login` that fixes it), and a service that cannot be reached (NetworkError)."""
 from __future__ import annotations
 
+import hashlib
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -11,11 +12,15 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from pas_cli import jsonio
-from pas_cli.errors import ApiError, NetworkError, NotSignedIn
+from pas_cli.errors import ApiError, CliError, NetworkError, NotSignedIn
 from pas_cli.profiles import Profile
 
 TIMEOUT_SECONDS = 60
+UPLOAD_TIMEOUT_SECONDS = 900
+"""A file PUT to an upload's URL: as long as the URL is valid (15 minutes)."""
 ZIP = "application/zip"
+DIRECT_LIMIT_BYTES = 10 * 1024 * 1024
+"""The largest body API Gateway takes; a larger file goes through an upload (POST /uploads)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,38 @@ class Client:
         if answer.status >= 400 and not accept_errors:
             raise self.error_of(answer)
         return answer
+
+    def send_file(self, method: str, path: str, content: bytes, *, purpose: str, tenant: str | None = None,
+                  query: dict[str, Any] | None = None, content_type: str = ZIP) -> Answer:
+        """`content` as the body of the request, or, over the direct limit of a body (or when the service answers
+        413 `request.too_large`), as an upload that the request names with `?uploadLocator=` (DECISIONS.md
+        "Uploads"): announced with POST /uploads, then PUT to the URL it answers."""
+        if len(content) <= DIRECT_LIMIT_BYTES:
+            answer = self.call(method, path, query=query, data=content, content_type=content_type, accept_errors=True)
+            if answer.status < 400:
+                return answer
+            error = self.error_of(answer)
+            if not (isinstance(error, ApiError) and error.status == 413 and error.code == "request.too_large"):
+                raise error
+        locator = self.upload(content, purpose=purpose, tenant=tenant, content_type=content_type)
+        return self.call(method, path, query={**(query or {}), "uploadLocator": locator}, data=b"",
+                         content_type=content_type)
+
+    def upload(self, content: bytes, *, purpose: str, tenant: str | None, content_type: str) -> str:
+        """An upload of `content` (POST /uploads, then the file PUT to its URL): its locator."""
+        made = self.call("POST", "/uploads", json_body={
+            "purpose": purpose, "size": len(content), "sha256": hashlib.sha256(content).hexdigest(),
+            "contentType": content_type, **({"tenantLocator": tenant} if tenant else {})}).json()
+        put = urllib.request.Request(made["url"], data=content, headers=made["headers"], method=made["method"])
+        try:
+            with urllib.request.urlopen(put, timeout=UPLOAD_TIMEOUT_SECONDS):
+                pass
+        except urllib.error.HTTPError as error:
+            raise CliError(f"the upload of {len(content)} bytes was refused: {error.code} "
+                           f"{error.read()[:300].decode('utf-8', 'replace')}") from None
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
+            raise NetworkError(f"cannot reach the upload URL: {getattr(error, 'reason', error)}") from None
+        return str(made["uploadLocator"])
 
     def _send(self, request: urllib.request.Request) -> Answer:
         try:

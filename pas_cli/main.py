@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 
 from pas_cli import errors, fixtures, jsonio, packages, profiles
-from pas_cli.client import ZIP, Client
+from pas_cli.client import Client
 from pas_cli.errors import CliError
 from pas_cli.output import Output, plain_wanted
 
@@ -157,10 +157,11 @@ def config_deploy(
         if validate_only:
             return _validate(client, out, source, body, tenant)
         if create is not None:
-            answer = client.call("POST", "/config/createTenant", query={"name": create, "testClock": test_clock},
-                                 data=body, content_type=ZIP)
+            answer = client.send_file("POST", "/config/createTenant", body, purpose="configuration",
+                                      query={"name": create, "testClock": test_clock})
         else:
-            answer = client.call("POST", f"/config/{tenant}/deployments/deploy", data=body, content_type=ZIP)
+            answer = client.send_file("POST", f"/config/{tenant}/deployments/deploy", body, purpose="configuration",
+                                      tenant=tenant)
         result = answer.json()
         deployment = result["deploymentResult"]
         if not deployment["isSuccess"]:
@@ -182,7 +183,7 @@ def config_deploy(
 
 def _validate(client: Client, out: Output, source: Path, body: bytes, tenant: str | None) -> int:
     path = f"/config/{tenant}/deployments/validate" if tenant else "/config/validateConfig"
-    answer = client.call("POST", path, data=body, content_type=ZIP)
+    answer = client.send_file("POST", path, body, purpose="configuration", tenant=tenant)
     with zipfile.ZipFile(io.BytesIO(answer.raw)) as archive:
         raw = archive.read("validation-result.json")
     report = jsonio.loads(raw)
@@ -265,11 +266,10 @@ def tables_upload(
             archive.write(csv, csv.name)
         client, path = _client(profile), _table_path(tenant, kind)
         if replace:
-            answer = client.call("PATCH", f"{path}/{name}", data=buffer.getvalue(), content_type=ZIP)
+            answer = client.send_file("PATCH", f"{path}/{name}", buffer.getvalue(), purpose="table", tenant=tenant)
         else:
-            answer = client.call("POST", path, query={"name": name, "staticName": static_name,
-                                                      "jurisdiction": jurisdiction or []},
-                                 data=buffer.getvalue(), content_type=ZIP)
+            answer = client.send_file("POST", path, buffer.getvalue(), purpose="table", tenant=tenant, query={
+                "name": name, "staticName": static_name, "jurisdiction": jurisdiction or []})
         if out.as_json:
             out.raw_json(answer.raw)
         stored = answer.json()

@@ -21,7 +21,7 @@ from pydantic_core import CoreSchema, core_schema
 
 from chalicelib.apidocs.examples import example_of
 from chalicelib.core import errors
-from chalicelib.http.contract import Body, Contract, Upload, contract_of
+from chalicelib.http.contract import UPLOAD_LOCATOR, UPLOAD_LOCATOR_PATTERN, Body, Contract, Upload, contract_of
 from chalicelib.http.endpoint import EndpointSpec, error_codes_of
 from chalicelib.http.responses import JSON, Binary, ErrorBody, SecretAnswer
 
@@ -149,6 +149,13 @@ def _parameters(op: Operation, resolved: dict[Any, dict[str, Any]],
             if field.description:
                 parameter["description"] = field.description
             described.append(parameter)
+    purpose = op.contract.upload_purpose
+    if purpose is not None:
+        described.append({"name": UPLOAD_LOCATOR, "in": "query", "required": False,
+                          "schema": {"type": "string", "pattern": UPLOAD_LOCATOR_PATTERN},
+                          "description": f"In place of the body (then empty): the file of an upload of purpose "
+                                         f"`{purpose}` made with POST /uploads, for a file over the direct limit "
+                                         "of a request body (10 MB)."})
     return described
 
 
@@ -167,7 +174,8 @@ def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]]
             content["text/plain"] = {"schema": {"type": "string"}}
         elif body.encoding == "multipart":
             content["multipart/form-data"] = {"schema": schema}
-    return {"required": body.required, "content": content}
+    # a route that takes `?uploadLocator=` in place of its file takes an empty body then
+    return {"required": body.required and op.contract.upload_purpose is None, "content": content}
 
 
 def _file_schema(media: str, part: str) -> dict[str, Any]:

@@ -37,7 +37,8 @@ PACKAGE_TYPES = ["application/zip", "multipart/form-data", "application/octet-st
                                                             codes.CONFIG_PACKAGE_UNSAFE_PATH,
                                                             codes.CONFIG_PLUGIN_TOO_LARGE,
                                                             codes.CLOCK_TEST_CLOCKS_DISABLED])
-def create_tenant_from_package(body: Upload, query: schemas.CreateTenantQuery) -> schemas.TenantDeploymentResult:
+def create_tenant_from_package(body: schemas.ConfigurationPackage,
+                               query: schemas.CreateTenantQuery) -> schemas.TenantDeploymentResult:
     result = service.create_tenant(request_context(), body, name=query.name,
                                    description=query.description, test_clock=query.testClock)
     return schemas.TenantDeploymentResult.of(result)
@@ -51,7 +52,7 @@ def create_tenant_from_package(body: Upload, query: schemas.CreateTenantQuery) -
                                                                       codes.CONFIG_PACKAGE_TOO_LARGE,
                                                                       codes.CONFIG_PACKAGE_UNSAFE_PATH,
                                                                       codes.CONFIG_PLUGIN_TOO_LARGE])
-def validate_configuration(body: Upload) -> ZipFile:
+def validate_configuration(body: schemas.ConfigurationPackage) -> ZipFile:
     return ZipFile(service.validation_report(body), filename="validation-result.zip")
 
 
@@ -80,7 +81,7 @@ def fetch_deployment_metadata(tenantLocator: str) -> schemas.DeployedConfigMetad
                                                          codes.CONFIG_PACKAGE_NOT_ZIP, codes.CONFIG_PACKAGE_TOO_LARGE,
                                                          codes.CONFIG_PACKAGE_UNSAFE_PATH,
                                                          codes.CONFIG_PLUGIN_TOO_LARGE])
-def deploy_configuration(tenantLocator: str, body: Upload,
+def deploy_configuration(tenantLocator: str, body: schemas.ConfigurationPackage,
                          query: schemas.DeployQuery) -> schemas.TenantDeploymentResult:
     result = service.deploy(request_context(), body, overwrite=query.overwrite)
     return schemas.TenantDeploymentResult.of(result)
@@ -91,7 +92,7 @@ def deploy_configuration(tenantLocator: str, body: Upload,
                                         codes.CONFIG_PACKAGE_LAYOUT_INVALID, codes.CONFIG_PACKAGE_NOT_ZIP,
                                         codes.CONFIG_PACKAGE_TOO_LARGE, codes.CONFIG_PACKAGE_UNSAFE_PATH,
                                         codes.CONFIG_PLUGIN_TOO_LARGE])
-def validate_tenant_configuration(tenantLocator: str, body: Upload) -> ZipFile:
+def validate_tenant_configuration(tenantLocator: str, body: schemas.ConfigurationPackage) -> ZipFile:
     return ZipFile(service.tenant_validation_report(request_context(), body), filename="validation-result.zip")
 
 

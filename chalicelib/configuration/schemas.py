@@ -10,12 +10,19 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from chalicelib.configuration.models import DeploymentMetadata, TenantDeployment
 from chalicelib.configuration.package import MAX_JSON_DEPTH
+from chalicelib.http.contract import Upload
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 PLUGIN_DEPLOYED = "deployed"
 """pluginStatus of every implemented plugin: Python plugins need no build step, so a plugin of a
 deployed version is ready as soon as the version is."""
+
+
+class ConfigurationPackage(Upload):
+    """A package: the raw ZIP body, its `file` part of a multipart body, or an upload (`?uploadLocator=`)."""
+
+    purpose = "configuration"
 
 
 class CreateTenantQuery(BaseModel):

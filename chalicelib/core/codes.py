@@ -409,3 +409,17 @@ DISBURSEMENT_UNKNOWN_TYPE = _code(InvalidRequest, "disbursement.unknown_type",
 POLICY_HELD = _code(InvalidState, "policy.held", "An active entity hold keeps the policy's static data as it is")
 ENTITY_HOLD_INVALID_REFERENCE = _code(InvalidRequest, "entityHold.invalid_reference",
                                       "A hold's reference changes only with referenceUpdate")
+
+# Uploads: files over the direct limit, by reference (DECISIONS.md "Uploads").
+NOT_FOUND.update(_family(NotFound, "not_found", "No {entity} with this locator (for this tenant, or this caller)",
+                         "upload"))
+UPLOAD_TOO_LARGE = _code(PayloadTooLarge, "upload.too_large", "The upload announces a file larger than uploads take")
+UPLOAD_WRONG_PURPOSE = _code(InvalidRequest, "upload.wrong_purpose",
+                             "The upload was made for another purpose than this operation's")
+UPLOAD_EXPIRED = _code(InvalidState, "upload.expired", "The upload's URL and intent have expired; make a new upload")
+UPLOAD_NOT_RECEIVED = _code(InvalidState, "upload.not_received", "No file was put to the upload's URL")
+UPLOAD_SIZE_MISMATCH = _code(InvalidState, "upload.size_mismatch",
+                             "The uploaded file's length is not the size the upload announced")
+UPLOAD_CHECKSUM_MISMATCH = _code(InvalidState, "upload.checksum_mismatch",
+                                 "The uploaded file's SHA-256 is not the one the upload announced")
+UPLOAD_ALREADY_USED = _code(InvalidState, "upload.already_used", "The upload was used by an operation already")

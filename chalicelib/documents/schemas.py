@@ -33,9 +33,11 @@ class Response(BaseModel):
 
 
 class DocumentUpload(Upload):
-    """The file of an attach or replace: the raw body, or the multipart part `document`."""
+    """The file of an attach or replace: the raw body, the multipart part `document`, or an upload
+    (`?uploadLocator=`)."""
 
     part = "document"
+    purpose = "document"
 
 
 class DocumentFile(Binary):

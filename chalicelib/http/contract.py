@@ -15,7 +15,8 @@ schema modules that route modules load lazily (cold start), so a contract is res
 Bodies other than JSON:
 
 - `body: Upload` is a file: the raw body, or the `file` part of a `multipart/form-data` body (its bytes,
-  not copied into an `Upload`).
+  not copied into an `Upload`). A subclass that names a `purpose` also takes, instead of the body, the file
+  of an upload of that purpose (`POST /uploads`) named by `?uploadLocator=` (http/uploads.py).
 - `body: Annotated[Model, FORM]` may also come form-encoded (OAuth2 token requests).
 - `body: Annotated[str, TEXT]` may also come as `text/plain`, taken as the string it is.
 - `body: Annotated[Model, MULTIPART]` may also come as `multipart/form-data`, each part a field (text).
@@ -26,6 +27,7 @@ from __future__ import annotations
 import functools
 import inspect
 import operator
+import re
 import types
 import typing
 from collections.abc import Callable
@@ -36,6 +38,7 @@ from urllib.parse import parse_qs
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from chalicelib.core import codes
+from chalicelib.core.errors import FieldError
 from chalicelib.http import request
 
 Encoding = Literal["json", "form", "text", "file", "multipart"]
@@ -46,6 +49,15 @@ class Upload(bytes):
     subclass names another part: documents take theirs as `document`)."""
 
     part: ClassVar[str] = "file"
+    purpose: ClassVar[str | None] = None
+    """The `POST /uploads` purpose whose upload the route takes by `?uploadLocator=` in place of the body;
+    None: the body only."""
+
+
+UPLOAD_LOCATOR = "uploadLocator"
+"""The query parameter that names an upload in place of a file body."""
+UPLOAD_LOCATOR_PATTERN = r"^[0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{26}$"
+"""An upload's locator: a ULID, in either case."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +88,14 @@ class Contract:
     response: Any
     """The return annotation: a model, a list or dict of them, `str`, `None` (no body) or `Binary`."""
 
+    @property
+    def upload_purpose(self) -> str | None:
+        """The upload purpose the route takes by `?uploadLocator=` (None: it takes none)."""
+        if self.body is None or self.body.encoding != "file":
+            return None
+        purpose: str | None = self.body.annotation.purpose
+        return purpose
+
 
 @functools.cache
 def contract_of(view: Callable[..., Any]) -> Contract:
@@ -104,10 +124,29 @@ def _body(annotation: Any, parameter: inspect.Parameter) -> Body:
     return Body(annotation, parameter.default is inspect.Parameter.empty, encoding)
 
 
+def upload_reference(contract: Contract) -> str | None:
+    """The upload the request names in place of its file body (`?uploadLocator=`), on a route that takes one;
+    400 when it also sends a body, or names no upload's locator."""
+    if contract.upload_purpose is None:
+        return None
+    locator = (request.current_request().query_params or {}).get(UPLOAD_LOCATOR)
+    if locator is None:
+        return None
+    if request.raw_body():
+        raise codes.REQUEST_INVALID("Send the file as the body, or name its upload with ?uploadLocator= and an "
+                                    "empty body, not both", field_errors=[FieldError(
+                                        UPLOAD_LOCATOR, "must come with an empty body")])
+    if not re.match(UPLOAD_LOCATOR_PATTERN, locator):
+        raise codes.REQUEST_INVALID("The query is invalid", field_errors=[FieldError(
+            UPLOAD_LOCATOR, "must be the uploadLocator POST /uploads answered")])
+    return locator.upper()
+
+
 def arguments(contract: Contract) -> dict[str, Any]:
-    """The view's `body` and `query`, parsed from the current request (400 when they do not fit)."""
+    """The view's `body` and `query`, parsed from the current request (400 when they do not fit); a body named
+    by `?uploadLocator=` is left to the caller (`upload_reference`)."""
     parsed: dict[str, Any] = {}
-    if contract.body is not None:
+    if contract.body is not None and upload_reference(contract) is None:
         parsed["body"] = _parse_body(contract.body)
     if contract.query is not None:
         parsed["query"] = request.query_as(contract.query)

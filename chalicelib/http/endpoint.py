@@ -8,6 +8,7 @@ sees them.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from chalicelib.core.context import CallContext, Principal
 from chalicelib.core.errors import DomainError, ErrorCode
 from chalicelib.core.ids import is_uuid, new_locator
 from chalicelib.core.permissions import grants
-from chalicelib.http import auth, contract
+from chalicelib.http import auth, contract, uploads
 from chalicelib.http.contract import Contract
 from chalicelib.http.middleware import offer_file
 from chalicelib.http.request import current_request, header, raw_body, reset_context, set_context
@@ -62,6 +63,10 @@ JSON_BODY = (codes.REQUEST_INVALID, codes.REQUEST_BODY_MISSING, codes.REQUEST_MA
 FORM_BODY = (codes.REQUEST_MALFORMED_FORM,)
 FILE_BODY = (codes.REQUEST_MALFORMED_MULTIPART, codes.REQUEST_FILE_MISSING)
 QUERY = (codes.REQUEST_INVALID, codes.REQUEST_DATE_OUT_OF_RANGE)
+BY_UPLOAD = (codes.NOT_FOUND["upload"], codes.UPLOAD_WRONG_PURPOSE, codes.UPLOAD_ALREADY_USED, codes.UPLOAD_EXPIRED,
+             codes.UPLOAD_NOT_RECEIVED, codes.UPLOAD_SIZE_MISMATCH, codes.UPLOAD_CHECKSUM_MISMATCH,
+             codes.REQUEST_INVALID)
+"""What a route that takes `?uploadLocator=` in place of its file answers when the upload does not fit."""
 IDEMPOTENT = (codes.IDEMPOTENCY_INVALID_KEY, codes.IDEMPOTENCY_KEY_REUSED, codes.IDEMPOTENCY_IN_PROGRESS,
               codes.IDEMPOTENCY_OTHER_CREDENTIAL)
 
@@ -88,6 +93,8 @@ def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool, m
             answered.append(codes.REQUEST_MALFORMED_MULTIPART)
     if contract.query is not None:
         answered.extend(QUERY)
+    if contract.upload_purpose is not None:
+        answered.extend(BY_UPLOAD)
     if spec.idempotent:
         answered.extend(IDEMPOTENT)
     answered.extend(spec.errors)
@@ -148,10 +155,13 @@ def _declares(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str]
 def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], request_id: str) -> Any:
     current = settings()
     declared = contract.contract_of(view)
-    uploads = declared.body is not None and declared.body.encoding == "file"
-    limit = current.max_upload_body_bytes if uploads else current.max_json_body_bytes
+    file_body = declared.body is not None and declared.body.encoding == "file"
+    limit = current.max_upload_body_bytes if file_body else current.max_json_body_bytes
     if len(raw_body()) > limit:
-        raise codes.REQUEST_TOO_LARGE(f"The request body is larger than {limit} bytes")
+        instead = (f": make an upload of it with POST /uploads (purpose {declared.upload_purpose}), put the file to "
+                   "the URL it answers, and send this request with ?uploadLocator= and no body"
+                   if declared.upload_purpose else "")
+        raise codes.REQUEST_TOO_LARGE(f"The request body is larger than {limit} bytes{instead}")
     real_now = wiring.clock().now()
     principal = ANONYMOUS if spec.public else auth.authenticate(real_now)
     tenant = path.get("tenantLocator")
@@ -181,7 +191,12 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
                           idempotency=outcome)
     token = set_context(ctx)
     try:
-        result = view(**path, **arguments)
+        with contextlib.ExitStack() as files:
+            reference = contract.upload_reference(declared)
+            if reference is not None:
+                arguments["body"] = files.enter_context(
+                    uploads.referenced_file(ctx, declared.upload_purpose or "", reference))
+            result = view(**path, **arguments)
     finally:
         reset_context(token)
     secret = result if isinstance(result, SecretAnswer) else None

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from chalice import Blueprint
 
 from chalicelib.core import codes
-from chalicelib.http.contract import Upload
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context, uploaded_file_name
@@ -58,7 +57,7 @@ def fetch_quote_schedule_items(tenantLocator: str, locator: str, staticElementLo
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/schedules/{staticElementLocator}/deserialize",
           methods=["POST"], content_types=UPLOAD_TYPES)
 @endpoint("quotes.write", "quotes.schedule-add", idempotent=True, errors=[*QUOTE_WRITE, *FILES])
-def deserialize_quote_schedule(tenantLocator: str, locator: str, staticElementLocator: str, body: Upload,
+def deserialize_quote_schedule(tenantLocator: str, locator: str, staticElementLocator: str, body: schemas.ScheduleFile,
                                query: schemas.DeserializeQuery) -> schemas.DeserializationResponse:
     return schemas.DeserializationResponse(jobLocator=service.start_deserialization(
         request_context(), _owner("quote", locator, staticElementLocator), body, uploaded_file_name(),
@@ -77,7 +76,7 @@ def add_quote_schedule_items(tenantLocator: str, locator: str, staticElementLoca
           content_types=UPLOAD_TYPES)
 @endpoint("quotes.write", "quotes.schedule-add", idempotent=True, errors=[*QUOTE_WRITE, *FILES])
 def upload_quote_schedule_items(tenantLocator: str, locator: str, staticElementLocator: str,
-                                body: Upload) -> schemas.ValidationResult:
+                                body: schemas.ScheduleFile) -> schemas.ValidationResult:
     return service.upload_csv(request_context(), _owner("quote", locator, staticElementLocator), body)
 
 
@@ -117,7 +116,8 @@ def fetch_transaction_schedule_items(tenantLocator: str, locator: str, staticEle
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/schedules/{staticElementLocator}/deserialize",
           methods=["POST"], content_types=UPLOAD_TYPES)
 @endpoint("transactions.write", "transactions.schedule-add", idempotent=True, errors=[*TRANSACTION_WRITE, *FILES])
-def deserialize_transaction_schedule(tenantLocator: str, locator: str, staticElementLocator: str, body: Upload,
+def deserialize_transaction_schedule(tenantLocator: str, locator: str, staticElementLocator: str,
+                                     body: schemas.ScheduleFile,
                                      query: schemas.DeserializeQuery) -> schemas.DeserializationResponse:
     return schemas.DeserializationResponse(jobLocator=service.start_deserialization(
         request_context(), _owner("transaction", locator, staticElementLocator), body, uploaded_file_name(),
@@ -136,7 +136,7 @@ def add_transaction_schedule_items(tenantLocator: str, locator: str, staticEleme
           content_types=UPLOAD_TYPES)
 @endpoint("transactions.write", "transactions.schedule-add", idempotent=True, errors=[*TRANSACTION_WRITE, *FILES])
 def upload_transaction_schedule_items(tenantLocator: str, locator: str, staticElementLocator: str,
-                                      body: Upload) -> schemas.ValidationResult:
+                                      body: schemas.ScheduleFile) -> schemas.ValidationResult:
     return service.upload_csv(request_context(), _owner("transaction", locator, staticElementLocator), body)
 
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel, Json, RootModel
 
 from chalicelib.configuration.datamodel import ValidationResult as ValidationResult
 from chalicelib.core.paging import ListQuery, ListResponse, Page
+from chalicelib.http.contract import Upload
 from chalicelib.priceable.models import Ulid
 from chalicelib.schedules.models import (
     DeserializationJob,
@@ -18,6 +19,13 @@ from chalicelib.schedules.models import (
     ScheduleDescription,
     ScheduleItem,
 )
+
+
+class ScheduleFile(Upload):
+    """A schedule's CSV (or JSON): the raw body, its `file` part of a multipart body, or an upload
+    (`?uploadLocator=`)."""
+
+    purpose = "schedule"
 
 
 class ElementScheduleResponse(BaseModel):

@@ -1,5 +1,8 @@
-"""S3 objects under tenant-prefixed keys (`tenants/{t}/...`)."""
+"""S3 objects under tenant-prefixed keys (`tenants/{t}/...`), and the objects of uploads (`uploads/...`,
+storage/keys.py), which clients put through presigned URLs."""
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 from chalicelib.settings import settings
 from chalicelib.storage import clients
@@ -45,3 +48,49 @@ def get_range(tenant_locator: str, path: str, start: int, length: int) -> bytes:
         raise
     body: bytes = response["Body"].read()
     return body
+
+
+# --- objects put by clients through a presigned URL (uploads: keys.upload_object) -------------------
+
+READ_CHUNK_BYTES = 1024 * 1024
+
+
+def upload_url(key: str, size: int, sha256_base64: str, content_type: str,
+               expires_seconds: int) -> tuple[str, dict[str, str]]:
+    """A URL that lets its holder PUT one object at `key`, for `expires_seconds`, and the headers it must send:
+    Content-Length, Content-Type and x-amz-checksum-sha256 are signed, so S3 refuses a body of another
+    length and stores none whose SHA-256 is not `sha256_base64`."""
+    params = {"Bucket": settings().bucket_name, "Key": key, "ContentLength": size, "ContentType": content_type,
+              "ChecksumSHA256": sha256_base64}
+    url: str = clients.s3_presigner().generate_presigned_url("put_object", Params=params, ExpiresIn=expires_seconds,
+                                                             HttpMethod="PUT")
+    return url, {"Content-Length": str(size), "Content-Type": content_type, "x-amz-checksum-sha256": sha256_base64}
+
+
+def object_size(key: str) -> int | None:
+    """The stored object's length (HeadObject); None when there is none."""
+    from botocore.exceptions import ClientError
+
+    try:
+        response = clients.s3().head_object(Bucket=settings().bucket_name, Key=key)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404", "NotFound"}:
+            return None
+        raise
+    size: int = response["ContentLength"]
+    return size
+
+
+def read_chunks(key: str, limit: int) -> Iterator[bytes]:
+    """The object's bytes as they stream in, at most `limit` of them (a HeadObject said how many there are)."""
+    response = clients.s3().get_object(Bucket=settings().bucket_name, Key=key, Range=f"bytes=0-{max(limit, 1) - 1}")
+    body = response["Body"]
+    try:
+        while chunk := body.read(READ_CHUNK_BYTES):
+            yield chunk
+    finally:
+        body.close()
+
+
+def delete(key: str) -> None:
+    clients.s3().delete_object(Bucket=settings().bucket_name, Key=key)

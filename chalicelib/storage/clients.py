@@ -16,17 +16,19 @@ _session: Any = None
 _clients: dict[str, Any] = {}
 
 
-def client(service: str) -> Any:
-    made = _clients.get(service)
+def client(service: str, **options: Any) -> Any:
+    """The client of `service`; `options` (botocore Config settings) make a client of their own."""
+    name = service + "".join(f" {key}={value}" for key, value in sorted(options.items()))
+    made = _clients.get(name)
     if made is None:
         with _lock:
-            made = _clients.get(service)
+            made = _clients.get(name)
             if made is None:
-                made = _clients[service] = _new_client(service)
+                made = _clients[name] = _new_client(service, options)
     return made
 
 
-def _new_client(service: str) -> Any:
+def _new_client(service: str, options: dict[str, Any]) -> Any:
     global _session
     import boto3  # deferred: importing boto3 costs ~100 ms of cold start
     from botocore.config import Config
@@ -36,7 +38,7 @@ def _new_client(service: str) -> Any:
     # lenient than AWS); deployed, AWS checks them itself, and the client-side walk of every request was
     # 15-20 % of an auto-renewal's CPU (benchmarks/README, auto_renewal.py).
     config = Config(retries={"max_attempts": 4, "mode": "standard"}, connect_timeout=2, read_timeout=10,
-                    parameter_validation=current.is_local)
+                    parameter_validation=current.is_local, **options)
     if _session is None:
         _session = boto3.session.Session()
     return _session.client(service, region_name=current.region, endpoint_url=current.aws_endpoint_url,
@@ -49,6 +51,12 @@ def dynamodb() -> Any:
 
 def s3() -> Any:
     return client("s3")
+
+
+def s3_presigner() -> Any:
+    """The S3 client that signs upload URLs: Signature Version 4, which signs the headers a client must send
+    (Content-Length, the checksum); botocore would presign with version 2 in us-east-1."""
+    return client("s3", signature_version="s3v4")
 
 
 def sqs() -> Any:

@@ -519,3 +519,28 @@ def billing_container_root(tenant_locator: str, account_locator: str, container_
     """The billing root of a container other than the account (a policy billed at policy level), in its
     account's billing partition beside the account's own root (`billing_root`)."""
     return Key(billing_partition(tenant_locator, account_locator), f"{ROOT}#{container_locator}")
+
+
+# --- uploads (bodies over the direct limit, DECISIONS.md "Uploads") --------------------------------
+# An upload intent is one item: a tenant's under the tenant's scope, one made for no tenant (a package for
+# createTenant or validateConfig) under the system scope of the user who made it, whom alone it serves. Its
+# object lies under `uploads/` of the blob bucket, where the bucket's lifecycle rule removes it after a day.
+
+UPLOADS_OBJECT_PREFIX = "uploads/"
+
+
+def tenant_upload(tenant_locator: str, upload_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}UPLOAD#{upload_locator}")
+
+
+def user_upload(user_locator: str, upload_locator: str) -> Key:
+    return Key(f"SYS#USER#{user_locator}#UPLOAD#{upload_locator}")
+
+
+def upload_object(tenant_locator: str | None, user_locator: str, upload_locator: str) -> str:
+    """The S3 key of an upload's object: the tenant's, or (for no tenant) the user's."""
+    if tenant_locator:
+        return f"{UPLOADS_OBJECT_PREFIX}tenants/{tenant_locator}/{upload_locator}"
+    if not user_locator:
+        raise ValueError("an upload for no tenant needs its user")
+    return f"{UPLOADS_OBJECT_PREFIX}users/{user_locator}/{upload_locator}"

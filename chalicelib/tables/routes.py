@@ -48,7 +48,7 @@ def _download(kind: schemas.TableKind, name: str) -> ZipFile:
 @bp.route("/resource/{tenantLocator}/tables", methods=["POST"], content_types=UPLOAD_TYPES)
 @endpoint("tables.upload", idempotent=True, errors=[codes.NOT_FOUND["table"], codes.TABLE_ALREADY_EXISTS["table"],
                                                     codes.TABLE_FILE_NOT_ZIP])
-def create_lookup_table(tenantLocator: str, body: Upload,
+def create_lookup_table(tenantLocator: str, body: schemas.TableFile,
                             query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.LOOKUP, body, query)
 
@@ -57,7 +57,7 @@ def create_lookup_table(tenantLocator: str, body: Upload,
 @endpoint("tables.upload", errors=[codes.NOT_FOUND["table"], codes.TABLE_COLUMNS_MISMATCH, codes.TABLE_DUPLICATE_KEY,
                                    codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP, codes.TABLE_INVALID_VALUE,
                                    codes.TABLE_OVERLAPPING_RANGES])
-def replace_lookup_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
+def replace_lookup_table(tenantLocator: str, name: str, body: schemas.TableFile) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.LOOKUP, name, body)
 
 
@@ -83,7 +83,7 @@ def fetch_table_record(tenantLocator: str, name: str, query: schemas.RecordQuery
                                                     codes.TABLE_ALREADY_EXISTS["rangeTable"],
                                                     codes.TABLE_DEFINITION_INVALID["rangeTable"],
                                                     codes.TABLE_FILE_NOT_ZIP])
-def create_range_table(tenantLocator: str, body: Upload,
+def create_range_table(tenantLocator: str, body: schemas.TableFile,
                            query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.RANGE, body, query)
 
@@ -92,7 +92,7 @@ def create_range_table(tenantLocator: str, body: Upload,
 @endpoint("tables.upload", errors=[codes.NOT_FOUND["rangeTable"], codes.TABLE_COLUMNS_MISMATCH,
                                    codes.TABLE_DUPLICATE_KEY, codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP,
                                    codes.TABLE_INVALID_VALUE, codes.TABLE_OVERLAPPING_RANGES])
-def replace_range_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
+def replace_range_table(tenantLocator: str, name: str, body: schemas.TableFile) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.RANGE, name, body)
 
 
@@ -119,7 +119,7 @@ def fetch_range_table_record(tenantLocator: str, name: str,
 @endpoint("constraints.upload", idempotent=True, errors=[codes.NOT_FOUND["constraintTable"],
                                                          codes.TABLE_ALREADY_EXISTS["constraintTable"],
                                                          codes.TABLE_FILE_NOT_ZIP])
-def create_constraint_table(tenantLocator: str, body: Upload,
+def create_constraint_table(tenantLocator: str, body: schemas.TableFile,
                                 query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return _create(schemas.TableKind.CONSTRAINT, body, query)
 
@@ -128,7 +128,7 @@ def create_constraint_table(tenantLocator: str, body: Upload,
 @endpoint("constraints.upload", errors=[codes.NOT_FOUND["constraintTable"], codes.TABLE_COLUMNS_MISMATCH,
                                         codes.TABLE_DUPLICATE_KEY, codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP,
                                         codes.TABLE_INVALID_VALUE, codes.TABLE_OVERLAPPING_RANGES])
-def replace_constraint_table(tenantLocator: str, name: str, body: Upload) -> schemas.BasicResourceResponse:
+def replace_constraint_table(tenantLocator: str, name: str, body: schemas.TableFile) -> schemas.BasicResourceResponse:
     return _replace(schemas.TableKind.CONSTRAINT, name, body)
 
 

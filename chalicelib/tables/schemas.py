@@ -7,9 +7,16 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, StringConstraints, field_validator
 
+from chalicelib.http.contract import Upload
 from chalicelib.tables.models import RESOURCE_NAME, TableKind, TableResource
 
 ResourceName = Annotated[str, StringConstraints(pattern=f"^{RESOURCE_NAME.pattern}$", max_length=128)]
+
+
+class TableFile(Upload):
+    """A table's ZIP: the raw body, its `file` part of a multipart body, or an upload (`?uploadLocator=`)."""
+
+    purpose = "table"
 
 
 class CreateTableQuery(BaseModel):

@@ -19,6 +19,7 @@ from chalicelib.core.ids import new_locator
 from chalicelib.http.contract import Contract, Encoding, contract_of
 from chalicelib.http.endpoint import EndpointSpec
 from chalicelib.runtime import due, wiring
+from chalicelib.uploads.purposes import Purpose, permissions_for
 from tests.api.billing.support import billing_model
 from tests.api.quotes.support import auto, new_account, vehicle
 from tests.builders import system_ctx, unique_name
@@ -113,6 +114,9 @@ class World:
     queries: dict[str, str] = field(default_factory=dict)
     """A valid query string by route function name, for every route whose query has a required field (and a
     few more, where the answer depends on it)."""
+    bodies_by_permission: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """By route function name, then permission: the valid body for a caller holding that permission alone, where
+    the body decides which of the route's permissions it needs (an upload's purpose)."""
 
     @property
     def tenant_records(self) -> dict[str, str]:
@@ -134,9 +138,10 @@ class Request:
         return f"{path}?{self.query}" if self.query else path
 
 
-def request_for(world: World, entry: Any) -> Request:
-    """The world's valid request for the route. A route whose query has a required field, or whose body is
-    required, and for which the world has none, fails here, naming the route and what to add to build_world()."""
+def request_for(world: World, entry: Any, permission: str | None = None) -> Request:
+    """The world's valid request for the route (for a caller holding `permission` alone, when the body decides
+    what it needs). A route whose query has a required field, or whose body is required, and for which the
+    world has none, fails here, naming the route and what to add to build_world()."""
     declared = contract(entry)
     name, route = entry.view_name, f"{entry.method} {entry.uri_pattern}"
     required = [n for n, f in declared.query.model_fields.items() if f.is_required()] if declared.query else []
@@ -148,7 +153,8 @@ def request_for(world: World, entry: Any) -> Request:
     encoding = declared.body.encoding
     assert name in world.bodies or not declared.body.required, (
         f"{route}: no valid {encoding} body; add World.bodies[{name!r}] in build_world()")
-    return Request(query, CONTENT_TYPES[encoding], _encoded(world.bodies.get(name), encoding))
+    body = world.bodies_by_permission.get(name, {}).get(permission or "", world.bodies.get(name))
+    return Request(query, CONTENT_TYPES[encoding], _encoded(body, encoding))
 
 
 def _encoded(body: Any, encoding: Encoding) -> bytes:
@@ -211,6 +217,11 @@ def module_client(app: Any) -> Iterator[Any]:
         jobs.drain()
     finally:
         wiring.reset()
+
+
+def _upload_body(purpose: str, tenant: str | None) -> dict[str, Any]:
+    """POST /uploads of a small file for `purpose`, for `tenant` (None: for no tenant)."""
+    return {"purpose": purpose, "size": 10, "sha256": "0" * 64, **({"tenantLocator": tenant} if tenant else {})}
 
 
 def make_world(app: Any, token: str) -> World:
@@ -400,7 +411,13 @@ def build_world(api: Any, token: str) -> World:
         "update_installments": {"installmentLocators": [installment["locator"]], "dueTime": "2026-02-01T05:00:00Z"},
         "update_entity_hold": {**quote_hold, "description": "", "holdStaticData": False, "policyHoldScope": None,
                                "referenceUpdate": False},
+        "create_upload": _upload_body("configuration", tenant),
     }
+    bodies_by_permission = {"create_upload": {  # an upload needs the permission of its purpose's operation
+        permission: _upload_body(purpose, tenant if for_tenant else None)
+        for purpose in Purpose for for_tenant in (True, False)
+        for permission in permissions_for(purpose, for_tenant) or ()
+    }}
     queries = {
         **{f"create_{kind}_table": urlencode({"name": f"{static_name}New{suffix}", "staticName": static_name})
            for kind, (static_name, _) in zip(("lookup", "range", "constraint"), tables.values())},
@@ -421,7 +438,7 @@ def build_world(api: Any, token: str) -> World:
         "render_document": urlencode({"referenceType": "quote", "referenceLocator": to_issue}),
         "set_payment_number": "paymentNumber=N-2",
     }
-    return World(tenant=tenant, bodies=bodies, queries=queries, values={
+    return World(tenant=tenant, bodies=bodies, queries=queries, bodies_by_permission=bodies_by_permission, values={
         "tenantLocator": tenant,
         "accounts/locator": account, "accountNumber": account_number, "accounts/contacts": contact,
         "quotes/locator": draft, "quoteNumber": issued["quoteNumber"], "flagLocator": flags[-1]["locator"],

@@ -93,9 +93,10 @@ def _answer(response: Any) -> tuple[int, str | None]:
     return response.status_code, json.loads(response.body).get("code")
 
 
-def _call(api: Any, world: World, route: tuple[str, str, Any], caller: Caller, **overrides: str) -> Any:
+def _call(api: Any, world: World, route: tuple[str, str, Any], caller: Caller, permission: str | None = None,
+          **overrides: str) -> Any:
     path, method, entry = route
-    request = request_for(world, entry)
+    request = request_for(world, entry, permission)
     return send(api, method, request.url(fill(path, world.values, **overrides)), caller.token, request)
 
 
@@ -130,7 +131,7 @@ def test_each_declared_permission_gets_past_the_permission_check(api, world, cal
     else:
         caller, overrides = callers.holding(api, [permission], [world.tenant]), {}
 
-    response = _call(api, world, route, caller, **overrides)
+    response = _call(api, world, route, caller, permission, **overrides)
 
     status, code = _answer(response)
     seen = f"{route_id(route)} with {permission}: {status} {response.body[:300]!r}"

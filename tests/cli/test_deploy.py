@@ -8,6 +8,7 @@ import zipfile
 
 from tests.cli.conftest import GADGETCOVER
 from tests.e2e.support import ROOT
+from tests.e2e.test_uploads import _big_package
 
 IAG = ROOT / "tests" / "fixtures" / "socotra-configs" / "iag-motor-demo"
 
@@ -111,3 +112,24 @@ def test_a_broken_package_names_the_file_and_field_of_each_error(signed_in, loca
     neither = signed_in("config", "deploy", str(GADGETCOVER))
     assert neither.returncode == 1
     assert "give either --tenant LOCATOR or --create NAME" in neither.stderr
+
+
+def test_a_package_over_the_direct_limit_is_validated_created_and_deployed_through_uploads(signed_in, local_stack,
+                                                                                          tmp_path):
+    big, notes = _big_package()  # 11 MB: the service refuses it as a body (tests/e2e/test_uploads.py)
+    source = tmp_path / "big.zip"
+    source.write_bytes(big)
+
+    valid = signed_in("config", "deploy", str(source), "--validate-only")
+    assert valid.returncode == 0, valid.stdout + valid.stderr
+    assert valid.stdout.strip() == "the package is valid"
+    created = signed_in("config", "deploy", str(source), "--create", "Big tables", "--json")
+    assert created.returncode == 0, created.stderr
+    result = json.loads(created.stdout)
+    token = local_stack.sign_in()
+    _, row = local_stack.request("GET", f"/resource/{result['locator']}/tables/GadgetRates2026/record?key=gadget3&"
+                                        "byStaticName=false", token=token)
+    assert row["value"]["note"] == notes["gadget3"]  # the bootstrap table of the uploaded package, waited for
+    deployed = signed_in("config", "deploy", str(source), "--tenant", result["locator"], "--json")
+    assert deployed.returncode == 0, deployed.stderr
+    assert json.loads(deployed.stdout)["deploymentResult"]["isSuccess"] is True
