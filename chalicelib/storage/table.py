@@ -409,8 +409,8 @@ def _check_op(scope: str, op: WriteOp) -> None:
 
 def _check_size(op: WriteOp, item: dict[str, Any]) -> None:
     """413 `record.too_large` for a put whose item, or an update whose key and values, DynamoDB would refuse as
-    larger than an item holds (an update that grows an item by less than it sets is caught by DynamoDB's own
-    refusal, which `_call` answers the same way)."""
+    larger than an item holds. An update counts only what it sets: one that makes an item too large with what
+    the item keeps besides is refused by DynamoDB, which `_call` answers the same way."""
     if op.action == "Put":
         size = codec.item_size(item)
     elif op.action == "Update":
