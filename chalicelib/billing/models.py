@@ -210,6 +210,19 @@ class Application(BaseModel):
     reversedAt: datetime | None = None
 
 
+class InvoiceCredit(BaseModel):
+    """One credit of an invoice as its credits list shows it (CreditResponse): a payment's or a credit
+    distribution's application, or what a write-off settled of it."""
+
+    locator: str
+    """The payment, credit distribution or write-off."""
+    creditType: str
+    creditState: str
+    amount: Decimal
+    createdAt: datetime
+    reversedAt: datetime | None = None
+
+
 class PaymentTarget(BaseModel):
     containerLocator: str
     containerType: ContainerType

@@ -488,9 +488,16 @@ def save_application(uow: UnitOfWork, tenant: str, account: str, application: Ap
 
 
 def applications_of(tenant: str, account: str, invoice: str) -> list[Application]:
+    return credits_of(tenant, account, invoice)[0]
+
+
+def credits_of(tenant: str, account: str, invoice: str) -> tuple[list[Application], list[str]]:
+    """What put money on the invoice: its applications, and the locators of the write-offs that settled
+    some of it (writeoffs/repository.py files them beside the applications): one Query."""
     items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
                             sk_prefix=f"APP#{invoice}#", consistent=True)
-    return [_model(Application, item) for item in items]
+    return ([_model(Application, item) for item in items if item.get("entity") == "application"],
+            [item["locator"] for item in items if item.get("entity") != "application"])
 
 
 def applications(tenant: str, account: str, pairs: Iterable[tuple[str, str]]) -> list[Application]:

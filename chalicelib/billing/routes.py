@@ -166,10 +166,8 @@ def list_invoice_payments(tenantLocator: str, locator: str,
 @endpoint("invoices.read", "invoices.list", errors=INVOICE)
 def list_invoice_credits(tenantLocator: str, locator: str,
                          query: schemas.IncludeReversedQuery) -> schemas.CreditListResponse:
-    ctx = request_context()
-    found = service.invoice(ctx, locator)
-    credits = [schemas.CreditResponse.of(a, found.accountLocator, found.currency)
-               for a in service.applications_of_invoice(ctx, locator, include_reversed=query.includeReversed)]
+    found, made = service.credits_of_invoice(request_context(), locator, include_reversed=query.includeReversed)
+    credits = [schemas.CreditResponse.of(c, found.accountLocator, found.currency) for c in made]
     page = query.page()
     return schemas.CreditListResponse(listCompleted=page.offset + page.count >= len(credits),
                                       items=credits[page.offset:page.offset + page.count])

@@ -31,6 +31,7 @@ from chalicelib.billing.models import (
     InstallmentJob,
     InstallmentLattice,
     Invoice,
+    InvoiceCredit,
     InvoiceGenerationJob,
     InvoiceState,
     InvoicingJob,
@@ -43,6 +44,7 @@ from chalicelib.billing.models import (
     SourceType,
 )
 from chalicelib.billing.payments import allocation as payments
+from chalicelib.billing.writeoffs import repository as write_off_records
 from chalicelib.billing.writeoffs import settling
 from chalicelib.configuration import numbers, products
 from chalicelib.configuration import service as configuration
@@ -658,6 +660,28 @@ def applications_of_invoice(ctx: CallContext, locator: str, *, include_reversed:
     found = invoice(ctx, locator)
     return [a for a in repository.applications_of(ctx.tenant, found.accountLocator, locator)
             if include_reversed or not a.reversed]
+
+
+def credits_of_invoice(ctx: CallContext, locator: str, *,
+                       include_reversed: bool) -> tuple[Invoice, list[InvoiceCredit]]:
+    """The invoice and what settled (some of) it, oldest first: the applications of payments and credit
+    distributions, and the write-offs (a write-off's amount is what it still holds of the invoice; all
+    of it reversed, it is `reversed` with what it had settled)."""
+    found = invoice(ctx, locator)
+    applied, written = repository.credits_of(ctx.tenant, found.accountLocator, locator)
+    credits = [InvoiceCredit(
+        locator=a.sourceLocator, creditType="payment" if a.sourceType == SourceType.PAYMENT else "creditDistribution",
+        creditState="reversed" if a.reversed else "posted", amount=a.amount, createdAt=a.createdAt,
+        reversedAt=a.reversedAt) for a in applied]
+    for write_off in write_off_records.get_many(ctx.tenant, found.accountLocator, written) if written else []:
+        allocation = next(a for a in write_off.allocations if a.invoiceLocator == locator)
+        held = allocation.held_amount
+        credits.append(InvoiceCredit(
+            locator=write_off.locator, creditType=write_off.creditType.value,
+            creditState="distributed" if held else "reversed", amount=held or allocation.amount,
+            createdAt=write_off.createdAt, reversedAt=None if held else write_off.reversedAt))
+    credits.sort(key=lambda c: c.createdAt)
+    return found, [c for c in credits if include_reversed or c.creditState != "reversed"]
 
 
 def payments_of_invoice(ctx: CallContext, locator: str, page: PageRequest, *,

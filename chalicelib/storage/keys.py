@@ -441,6 +441,12 @@ def billing_application(tenant_locator: str, account_locator: str, invoice: str,
     return Key(billing_partition(tenant_locator, account_locator), f"APP#{invoice}#{application}")
 
 
+def billing_invoice_write_off(tenant_locator: str, account_locator: str, invoice: str, write_off: str) -> Key:
+    """Names a write-off that settled (some of) the invoice, beside the invoice's applications: one Query
+    lists every credit of the invoice."""
+    return Key(billing_partition(tenant_locator, account_locator), f"APP#{invoice}#WOFF#{write_off}")
+
+
 def billing_credit_balance(tenant_locator: str, account_locator: str, currency: str) -> Key:
     return Key(billing_partition(tenant_locator, account_locator), f"CREDIT#{currency}")
 

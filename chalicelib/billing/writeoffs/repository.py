@@ -1,6 +1,7 @@
 """Persistence of write-offs: the record in its account's billing partition (storage/keys.py
-BILLING_WRITEOFF_PREFIX), its alias (billing/repository.py reads by locator through it) and its
-references in the account's and the tenant's lists of write-offs, in creation order."""
+BILLING_WRITEOFF_PREFIX), its alias (billing/repository.py reads by locator through it), its
+references in the account's and the tenant's lists of write-offs, in creation order, and one reference
+beside the applications of each invoice it settled (the invoice's credits list it)."""
 from __future__ import annotations
 
 from chalicelib.billing import repository as billing
@@ -11,6 +12,7 @@ from chalicelib.storage.unit_of_work import UnitOfWork
 
 KIND = "writeOff"
 LIST = "WOFF"
+INVOICE_REF = "invoiceWriteOff"
 
 
 def get(tenant: str, locator: str) -> WriteOff | None:
@@ -28,7 +30,10 @@ def add(uow: UnitOfWork, tenant: str, record: WriteOff) -> None:
                            "kind": KIND, "accountLocator": account}),
             *[table.put({**keys.billing_ref(tenant, owner_kind, owner, LIST, record.locator).as_dict(),
                          "entity": "billingRef", "kind": KIND, "locator": record.locator, "accountLocator": account})
-              for owner_kind, owner in (("account", account), ("tenant", tenant))])
+              for owner_kind, owner in (("account", account), ("tenant", tenant))],
+            *[table.put({**keys.billing_invoice_write_off(tenant, account, invoice, record.locator).as_dict(),
+                         "entity": INVOICE_REF, "locator": record.locator, "invoiceLocator": invoice})
+              for invoice in dict.fromkeys(a.invoiceLocator for a in record.allocations)])
 
 
 def save(uow: UnitOfWork, tenant: str, record: WriteOff) -> None:
@@ -36,6 +41,10 @@ def save(uow: UnitOfWork, tenant: str, record: WriteOff) -> None:
     fields = record.model_dump(exclude={"locator", "version"})
     uow.add(table.update(_key(tenant, record), {k: v for k, v in fields.items() if v is not None},
                          remove=[k for k, v in fields.items() if v is None], expected_version=record.version))
+
+
+def get_many(tenant: str, account: str, locators: list[str]) -> list[WriteOff]:
+    return billing.get_many(tenant, account, KIND, locators, WriteOff)
 
 
 def page(tenant: str, account: str | None, request: PageRequest) -> Page[WriteOff]:

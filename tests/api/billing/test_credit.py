@@ -167,3 +167,44 @@ def test_a_disbursement_pays_out_credit_only_once_approved_and_never_more_than_t
                      token))["lineItems"]
     assert [(line["accountingType"], line["amount"]) for line in ledger] == [
         ("credit", Decimal("75.00")), ("debit", Decimal("60.00")), ("credit", Decimal("60.00"))]
+
+
+def test_an_invoices_credits_list_its_payments_credit_distributions_and_write_offs(api, admin_token, jobs, full_pay):
+    tenant, token = full_pay, admin_token
+    account, second = in_credit(api, token, tenant, jobs)
+    payment = ok(call(api, "POST", billing(tenant, "/payments"), token, {
+        "accountLocator": account, "type": "Check", "amount": "1149.12", "data": {},
+        "targets": [{"containerType": "invoice", "containerLocator": second}]}))
+    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    path = billing(tenant, "/creditDistributions")
+    distribution = ok(call(api, "POST", path, token, {"accountLocator": account, "amount": 75, "targets": [
+        {"containerType": "invoice", "containerLocator": second}]}))
+    ok(call(api, "PATCH", f"{path}/{distribution['locator']}/execute", token))
+    assert remaining(api, token, tenant, second) == ("open", Decimal("0.88"))
+    written = ok(call(api, "PATCH", billing(tenant, f"/invoices/{second}/writeOff"), token))
+    assert remaining(api, token, tenant, second) == ("settled", 0)
+
+    credits = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list"), token))
+    assert [(c["creditType"], c["locator"], c["creditState"], c["amount"]) for c in credits["items"]] == [
+        ("payment", payment["locator"], "posted", Decimal("1149.12")),
+        ("creditDistribution", distribution["locator"], "posted", Decimal("75.00")),
+        ("writeOff", written["locator"], "distributed", Decimal("0.88"))]
+    assert credits["listCompleted"] is True
+    assert {(c["accountLocator"], c["currency"], c["createdAt"]) for c in credits["items"]} == {
+        (account, "USD", "2026-01-15T09:30:00.000Z")}
+
+    ok(call(api, "PATCH", billing(tenant, f"/writeOffs/{written['locator']}/reverse"), token,
+            {"amount": "0.50"}))
+    credits = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list"), token))["items"]
+    assert (credits[-1]["creditType"], credits[-1]["creditState"], credits[-1]["amount"]) == (
+        "writeOff", "distributed", Decimal("0.38"))
+    ok(call(api, "PATCH", billing(tenant, f"/writeOffs/{written['locator']}/reverse"), token))
+    credits = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list"), token))["items"]
+    assert [c["creditType"] for c in credits] == ["payment", "creditDistribution"]
+    every = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list?includeReversed=true"),
+                    token))["items"]
+    assert [(c["creditType"], c["creditState"], c["amount"], c["reversedAt"]) for c in every[2:]] == [
+        ("writeOff", "reversed", Decimal("0.88"), "2026-01-15T09:30:00.000Z")]
+    paged = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list?includeReversed=true&offset=2"),
+                    token))
+    assert [c["locator"] for c in paged["items"]] == [written["locator"]] and paged["listCompleted"] is True
