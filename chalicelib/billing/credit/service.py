@@ -76,11 +76,16 @@ def _check_sources(account: str, sources: list[PaymentTarget]) -> list[PaymentTa
     return sources or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
 
 
-def _balance(ctx: CallContext, account: str, currency: str, wanted: Decimal) -> None:
-    held = billing_repository.credit_balance(ctx.tenant, account, currency).balance
+def _balance(ctx: CallContext, account: str, currency: str, wanted: Decimal, what: str,
+             held: Decimal | None = None) -> None:
+    """409 when the account's credit balance in `currency` (`held`, when read already) holds less than
+    `wanted`, naming the balance and what it has available."""
+    if held is None:
+        held = billing_repository.credit_balance(ctx.tenant, account, currency).balance
     if wanted > held:
         raise codes.CREDIT_INSUFFICIENT_BALANCE(
-            f"Account {account} holds {held} {currency} of credit; {wanted} cannot be drawn")
+            f"The {what} of {money.round_money(wanted, currency)} {currency} exceeds the credit balance of "
+            f"account {account}: {money.round_money(held, currency)} {currency} available")
 
 
 def _found(ctx: CallContext, kind: str, locator: str, model: type[R]) -> R:
@@ -200,7 +205,7 @@ def execute_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
     account = current.accountLocator
     uow = _bumped(ctx, account)
     _check_targets(ctx, account, current.currency, current.targets)
-    _balance(ctx, account, current.currency, current.amount)
+    _balance(ctx, account, current.currency, current.amount, "credit distribution")
     changed = current.model_copy(deep=True)
     changed.applications, changed.appliedAmount = apply_credit(ctx, uow, account, current.currency, current.amount,
                                                                current.targets, locator)
@@ -319,8 +324,10 @@ def create_disbursement(ctx: CallContext, account_locator: str | None, type_name
     uow = _bumped(ctx, account)
     uow.record_event("billing.disbursement.create", _disbursement_event(record))
     if advance_to in DISBURSEMENT_STEPS:
+        held = billing_repository.credit_balance(ctx.tenant, account, chosen).balance \
+            if advance_to != DisbursementState.DRAFT else None
         while record.disbursementState != advance_to:
-            record = _moved(ctx, uow, record, NEXT_STEP[record.disbursementState])
+            record = _moved(ctx, uow, record, NEXT_STEP[record.disbursementState], held)
     repository.add(uow, ctx.tenant, DISBURSEMENT, account, record)
     uow.commit()
     return record
@@ -343,8 +350,9 @@ NEXT_STEP = {DisbursementState.DRAFT: "validate", DisbursementState.VALIDATED: "
 
 
 def move_disbursement(ctx: CallContext, locator: str, move: str) -> Disbursement:
-    """One step of a disbursement (MOVES). Executing pays the amount out of the credit balance (409 when
-    it holds less); reversing puts it back."""
+    """One step of a disbursement (MOVES). Validating, approving and executing it are refused with 409
+    when the credit balance holds less than its amount; executing pays the amount out of the balance,
+    reversing puts it back."""
     current = disbursement(ctx, locator)
     uow = _bumped(ctx, current.accountLocator)
     changed = _moved(ctx, uow, current, move)
@@ -353,20 +361,23 @@ def move_disbursement(ctx: CallContext, locator: str, move: str) -> Disbursement
     return changed.model_copy(update={"version": current.version + 1})
 
 
-def _moved(ctx: CallContext, uow: Any, current: Disbursement, move: str) -> Disbursement:
-    """Add to `uow` the money and event of one step, and answer the disbursement after it (not saved)."""
+def _moved(ctx: CallContext, uow: Any, current: Disbursement, move: str,
+           held: Decimal | None = None) -> Disbursement:
+    """Add to `uow` the money and event of one step, and answer the disbursement after it (not saved);
+    `held`: the credit balance, when read already."""
     allowed, to, event = MOVES[move]
     if current.disbursementState not in allowed:
         raise codes.DISBURSEMENT_INVALID_STATE(
             f"Disbursement {current.locator} is {current.disbursementState.value} and cannot {move}")
     changes: dict[str, Any] = {"disbursementState": to, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
+    if move in ("validate", "approve", "execute"):  # never validated nor approved beyond what it can draw
+        _balance(ctx, current.accountLocator, current.currency, current.amount, "disbursement", held)
     if move == "validate":
         disbursement_type(ctx, current.type)
         changes["validationResult"] = {"success": True}
     elif move == "reset":
         changes["validationResult"] = None
     elif move == "execute":
-        _balance(ctx, current.accountLocator, current.currency, current.amount)
         billing.move_credit(ctx, uow, current.accountLocator, current.currency, -current.amount, "disbursement",
                             DISBURSEMENT, current.locator)
         changes["executedAt"] = ctx.now

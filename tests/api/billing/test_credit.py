@@ -142,12 +142,27 @@ def test_a_disbursement_pays_out_credit_only_once_approved_and_never_more_than_t
     assert balance(api, token, tenant, account) == Decimal("15.00")
 
     big = ok(call(api, "POST", path, token, {**body, "amount": "15.01"}))
-    ok(call(api, "PATCH", f"{path}/{big['locator']}/validate", token))
-    ok(call(api, "PATCH", f"{path}/{big['locator']}/approve", token))
-    assert_error(call(api, "PATCH", f"{path}/{big['locator']}/execute", token), 409, "credit.insufficient_balance")
-    assert ok(call(api, "GET", f"{path}/{big['locator']}", token))["disbursementState"] == "approved"
+    refused = assert_error(call(api, "PATCH", f"{path}/{big['locator']}/validate", token), 409,
+                           "credit.insufficient_balance")
+    assert refused["message"] == (f"The disbursement of 15.01 USD exceeds the credit balance of account {account}: "
+                                  "15.00 USD available")
+    assert ok(call(api, "GET", f"{path}/{big['locator']}", token))["disbursementState"] == "draft"
+    small = ok(call(api, "POST", path, token, {**body, "amount": "10.00"}))
+    ok(call(api, "PATCH", f"{path}/{small['locator']}/validate", token))
+    rival = ok(call(api, "POST", path, token, {**body, "amount": "6.00"}))
+    for step in ("validate", "approve", "execute"):
+        ok(call(api, "PATCH", f"{path}/{rival['locator']}/{step}", token))
+    assert balance(api, token, tenant, account) == Decimal("9.00")
+    refused = call(api, "PATCH", f"{path}/{small['locator']}/approve", token)
+    assert assert_error(refused, 409, "credit.insufficient_balance")["message"] == (
+        f"The disbursement of 10.00 USD exceeds the credit balance of account {account}: 9.00 USD available")
+    assert event_types(api, token, tenant, refused) == []
+    assert ok(call(api, "GET", f"{path}/{small['locator']}", token))["disbursementState"] == "validated"
+    ok(call(api, "PATCH", f"{path}/{rival['locator']}/reverse", token))
+    ok(call(api, "PATCH", f"{path}/{small['locator']}/approve", token))
+    assert ok(call(api, "PATCH", f"{path}/{small['locator']}/reject", token))["disbursementState"] == "rejected"
     assert balance(api, token, tenant, account) == Decimal("15.00")
-    assert ok(call(api, "PATCH", f"{path}/{big['locator']}/reject", token))["disbursementState"] == "rejected"
+    ok(call(api, "PATCH", f"{path}/{big['locator']}/discard", token))
     assert_error(call(api, "PATCH", f"{path}/{big['locator']}/reject", token), 409, "disbursement.invalid_state")
 
     reversed_ = call(api, "PATCH", f"{path}/{refund['locator']}/reverse", token)
@@ -162,11 +177,13 @@ def test_a_disbursement_pays_out_credit_only_once_approved_and_never_more_than_t
     assert_error(call(api, "POST", path, token, {**body, "amount": -1}), 400, "credit.invalid_amount")
     listed = ok(call(api, "GET", f"{path}/list?accountLocator={account}", token))["items"]
     assert [(d["locator"], d["disbursementState"]) for d in listed] == [
-        (refund["locator"], "reversed"), (big["locator"], "rejected"), (spare["locator"], "discarded")]
+        (refund["locator"], "reversed"), (big["locator"], "discarded"), (small["locator"], "rejected"),
+        (rival["locator"], "reversed"), (spare["locator"], "discarded")]
     ledger = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
                      token))["lineItems"]
     assert [(line["accountingType"], line["amount"]) for line in ledger] == [
-        ("credit", Decimal("75.00")), ("debit", Decimal("60.00")), ("credit", Decimal("60.00"))]
+        ("credit", Decimal("75.00")), ("debit", Decimal("60.00")), ("debit", Decimal("6.00")),
+        ("credit", Decimal("6.00")), ("credit", Decimal("60.00"))]
 
 
 def test_an_invoices_credits_list_its_payments_credit_distributions_and_write_offs(api, admin_token, jobs, full_pay):
