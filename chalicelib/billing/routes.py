@@ -186,11 +186,11 @@ def list_invoice_debits(tenantLocator: str, locator: str,
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/settle", methods=["POST"])
-@endpoint("invoices.write", errors=[*INVOICE, codes.INVOICE_NOT_SETTLEABLE, codes.INVOICE_SETTLED])
+@endpoint("invoices.write", errors=[*INVOICE, codes.INVOICE_AMOUNT_REMAINING, codes.INVOICE_SETTLED])
 def settle_invoice(tenantLocator: str, locator: str,
                    query: schemas.SettleQuery) -> schemas.CreditDistributionListResponse:
-    return schemas.CreditDistributionListResponse.of_settled(
-        *service.settle_invoice(request_context(), locator, forced=query.forced))
+    # `forced` is the platform's; a positive remaining amount is refused with it too (service.py)
+    return schemas.CreditDistributionListResponse.of_settled(*service.settle_invoice(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/number/set", methods=["POST"])

@@ -595,22 +595,21 @@ def arm_autopay(uow: Any, record: Invoice) -> None:
         due.schedule(uow, DueKind.INVOICE_AUTOPAY, record.locator, record.autopayTime)
 
 
-def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> tuple[Invoice, Decimal]:
-    """Settle a zero or negative invoice into the credit balance; a positive remaining amount only with
-    `forced` (it is then written off the invoice, not paid: its items keep what they still owe). Answers
-    the invoice and what it put on the credit balance."""
+def settle_invoice(ctx: CallContext, locator: str) -> tuple[Invoice, Decimal]:
+    """Settle a zero or negative invoice into the credit balance (spec: settle is for those, `forced` or
+    not); one with a positive remaining amount is refused with 409, since settling it would leave money
+    owed that no record accounts for: a payment or a write-off settles it. Answers the invoice and what it
+    put on the credit balance."""
     current = invoice(ctx, locator)
     if current.invoiceState == InvoiceState.SETTLED:
         raise codes.INVOICE_SETTLED(f"Invoice {locator} is settled")
-    if current.totalRemainingAmount > 0 and not forced:
-        raise codes.INVOICE_NOT_SETTLEABLE(
-            f"Invoice {locator} has {current.totalRemainingAmount} remaining; settle it with forced=true")
+    if current.totalRemainingAmount > 0:
+        left = money.round_money(current.totalRemainingAmount, current.currency)
+        raise codes.INVOICE_AMOUNT_REMAINING(
+            f"Invoice {locator} has {left} {current.currency} remaining: only an invoice of zero or negative "
+            f"total is settled; pay it, or write the remainder off (PATCH /invoices/{locator}/writeOff)")
     changed = current.model_copy(deep=True)
-    credit = Decimal(0)
-    if changed.totalRemainingAmount <= 0:
-        credit = payments.settle_into_credit(changed, ctx.now)
-    else:
-        changed.invoiceState, changed.settledTime = InvoiceState.SETTLED, ctx.now
+    credit = payments.settle_into_credit(changed, ctx.now)
     saved = _save_invoice(ctx, current, changed, [("billing.invoice.settle", _invoice_event(changed))], credit=credit)
     return saved, credit
 

@@ -288,8 +288,8 @@ PAYMENT_ACCOUNT_REQUIRED = _code(InvalidRequest, "payment.account_required",
 PAYMENT_INVALID_STATE = _code(InvalidState, "payment.invalid_state", "The payment's state does not allow this")
 INSTALLMENT_NOT_INVOICEABLE = _code(InvalidRequest, "installment.not_invoiceable",
                                     "The installment is invoiced already, or not of the account")
-INVOICE_NOT_SETTLEABLE = _code(InvalidState, "invoice.not_settleable",
-                               "An invoice with a positive remaining amount settles only with `forced`")
+INVOICE_AMOUNT_REMAINING = _code(InvalidState, "invoice.amount_remaining",
+                                 "The invoice has money remaining: only a payment or a write-off settles it")
 INVOICE_SETTLED = _code(InvalidState, "invoice.settled", "The invoice is settled")
 
 # Tenant plugins, and jobs.
