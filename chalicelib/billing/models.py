@@ -186,6 +186,9 @@ class Invoice(BaseModel):
     totalRemainingAmount: Decimal
     creditedAmount: Decimal = Decimal(0)
     """What settling the invoice (zero or negative) put on the account's credit balance."""
+    owedFor: str | None = None
+    """Our extension: the payment whose reversal made this invoice of what was disbursed of its credit
+    (the account owes it; the invoice bills no installment)."""
     invoiceItems: list[InvoiceItem]
     installmentLocators: list[str]
     policyLocators: list[str]
@@ -246,6 +249,8 @@ class Payment(BaseModel):
     creditedAmount: Decimal = Decimal(0)
     """What posting put on the account's credit balance."""
     postedAt: datetime | None = None
+    postedVersion: int | None = None
+    """The version posting it bumped its account's billing root to (credit/models.py executedVersion)."""
     reversedAt: datetime | None = None
     reversedBy: str | None = None
     reversalReason: str | None = None

@@ -512,13 +512,13 @@ def credit_balance(tenant: str, account: str, currency: str) -> CreditBalance:
     return _model(CreditBalance, item) if item else CreditBalance(accountLocator=account, currency=currency)
 
 
-def credit_writes(tenant: str, balance: CreditBalance, line: LedgerLine) -> list[WriteOp]:
-    """The new balance and the ledger line that moved it (the account's billing root serialises the writers)."""
+def credit_writes(tenant: str, balance: CreditBalance, *lines: LedgerLine) -> list[WriteOp]:
+    """The new balance and the ledger lines that moved it (the account's billing root serialises the writers)."""
     return [table.put({**keys.billing_credit_balance(tenant, balance.accountLocator, balance.currency).as_dict(),
                        "entity": "creditBalance", **balance.model_dump()}),
-            table.put_new({**keys.billing_ledger_line(tenant, balance.accountLocator, balance.currency,
-                                                      line.locator).as_dict(),
-                           "entity": "ledgerLine", **line.model_dump(exclude_none=True)})]
+            *[table.put_new({**keys.billing_ledger_line(tenant, balance.accountLocator, balance.currency,
+                                                        line.locator).as_dict(),
+                             "entity": "ledgerLine", **line.model_dump(exclude_none=True)}) for line in lines]]
 
 
 def ledger_lines(tenant: str, account: str, currency: str, page: PageRequest) -> Page[LedgerLine]:

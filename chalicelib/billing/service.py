@@ -8,7 +8,7 @@ job, is retried.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -17,6 +17,8 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
 from chalicelib.billing import payment_lifecycle, plans, repository
+from chalicelib.billing.credit import repository as credit_records
+from chalicelib.billing.credit.models import CreditDistribution, CreditDistributionState
 from chalicelib.billing.delinquency import service as delinquencies
 from chalicelib.billing.holds import service as holds
 from chalicelib.billing.installments import allocation, lattice
@@ -33,6 +35,7 @@ from chalicelib.billing.models import (
     Invoice,
     InvoiceCredit,
     InvoiceGenerationJob,
+    InvoiceItem,
     InvoiceState,
     InvoicingJob,
     JobStatus,
@@ -74,6 +77,8 @@ from chalicelib.transactions import service as transactions
 
 LATTICE_EVENT = "billing.installmentlattice.create"
 INVOICE_ENTITY = "invoice"
+OWED = "owed"
+"""The charge type and category of an owed invoice's one item (reverse_payment)."""
 INSTALLMENTS_PER_INVOICE = 40
 """An invoice and the installments it invoices are one write (2 actions each, and 2 for each policy):
 a due time with more installments (or policies) in one container makes several invoices."""
@@ -497,19 +502,7 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
         credit = payments.settle_into_credit(invoice, ctx.now)
     bumped = {root: versions[root] for root in (invoice.billingContainer, *([account.locator] if credit else []))}
     repository.bump_roots(uow, ctx.tenant, account.locator, bumped)
-    if numbering:
-        invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
-    for installment in invoiced:
-        installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
-        uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
-    uow.add(*repository.invoice_writes(ctx.tenant, invoice))
-    if invoice.invoiceState == InvoiceState.OPEN:  # unsettled at its due time, it opens a delinquency
-        due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)
-    if not invoice.suppressAutopay:
-        arm_autopay(uow, invoice)
-    uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
-    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator,
-                                   _rendering_data(invoice, account))
+    _add_invoice(ctx, uow, model, numbering, invoice, invoiced, account)
     if credit is not None:
         uow.record_event("billing.invoice.settle", _invoice_event(invoice))
         if credit:
@@ -518,6 +511,25 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
     uow.commit()
     versions.update({root: version + 1 for root, version in bumped.items()})
     return invoice
+
+
+def _add_invoice(ctx: CallContext, uow: Any, model: dict[str, Any], numbering: str | None, invoice: Invoice,
+                 invoiced: list[Installment], account: Account) -> None:
+    """Add to `uow` (which bumps the roots) a new invoice of the `invoiced` installments: its number, its
+    due and autopay entries (an owed invoice has neither), its event and its document."""
+    if numbering:
+        invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
+    for installment in invoiced:
+        installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
+        uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
+    uow.add(*repository.invoice_writes(ctx.tenant, invoice))
+    if invoice.invoiceState == InvoiceState.OPEN and invoice.owedFor is None:
+        due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)  # unsettled then: delinquent
+    if not invoice.suppressAutopay:
+        arm_autopay(uow, invoice)
+    uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
+    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator,
+                                   _rendering_data(invoice, account))
 
 
 def _rendering_data(invoice: Invoice, account: Account) -> dict[str, Any]:
@@ -542,10 +554,18 @@ def _credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Dec
             source_type: str, source: str) -> None:
     """Move the account's credit balance by `amount` (negative: down), with its ledger line."""
     balance = repository.credit_balance(ctx.tenant, account, currency)
-    line = LedgerLine(locator=new_locator(), currency=currency, accountingType="credit" if amount > 0 else "debit",
-                      amount=abs(amount), note=note, sourceType=source_type, sourceLocator=source, time=ctx.now)
+    _credit_moves(ctx, uow, account, currency, balance.balance, [(amount, note, source_type, source)])
+
+
+def _credit_moves(ctx: CallContext, uow: Any, account: str, currency: str, held: Decimal,
+                  moves: Sequence[tuple[Decimal, str, str, str]]) -> None:
+    """Move the account's credit balance (`held` now) by each (amount, note, source type, source) of
+    `moves`, a ledger line each, in one write of the balance."""
+    lines = [LedgerLine(locator=new_locator(), currency=currency, accountingType="credit" if amount > 0 else "debit",
+                        amount=abs(amount), note=note, sourceType=source_type, sourceLocator=source, time=ctx.now)
+             for amount, note, source_type, source in moves]
     uow.add(*repository.credit_writes(ctx.tenant, CreditBalance(
-        accountLocator=account, currency=currency, balance=balance.balance + amount), line))
+        accountLocator=account, currency=currency, balance=held + sum((m[0] for m in moves), Decimal(0))), *lines))
 
 
 def invoice(ctx: CallContext, locator: str) -> Invoice:
@@ -871,7 +891,8 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     _check_targets(ctx, current.accountLocator, current.currency, current.targets)
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
-    repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [account]))
+    versions = repository.root_versions(ctx.tenant, account, [account])
+    repository.bump_roots(uow, ctx.tenant, account, versions)
     open_invoices = [i for i in repository.open_invoices(ctx.tenant, account) if i.currency == current.currency]
     named = [t.containerLocator for t in current.targets if t.containerType == ContainerType.INVOICE]
     by_locator = {i.locator: i for i in open_invoices}
@@ -884,7 +905,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     settling.settle_shortfalls(ctx, uow, account, current.currency, [each.invoice for each in applied], by_locator,
                                open_invoices)
     posted = current.model_copy(update={"paymentState": PaymentState.POSTED, "postedAt": ctx.now,
-                                        "creditedAmount": left})
+                                        "postedVersion": versions[account] + 1, "creditedAmount": left})
     for each in applied:
         application = Application(locator=new_locator(), invoiceLocator=each.invoice.locator,
                                   sourceType=SourceType.PAYMENT, sourceLocator=current.locator, amount=each.amount,
@@ -907,36 +928,100 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
 
 def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payment:
     """Take a posted payment back: every invoice it paid gets back what it took (a settled one is open
-    again), and what it credited leaves the credit balance."""
+    again), and what it credited leaves the credit balance, which never goes negative: when the balance
+    holds less than that (the credit was used since), the credit distributions executed since the
+    posting are reversed too, the latest first, until it holds enough (their invoices open again), and
+    what is still missing was disbursed: the account owes it, on an invoice of its own made now
+    (`owedFor` the payment). Delinquencies re-open for every invoice it re-opens past its due time."""
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.POSTED,), "be reversed")
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
     repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [account]))
-    pairs = [tuple(ref.split("/", 1)) for ref in current.applications]
-    applied = repository.applications(ctx.tenant, account, pairs)  # type: ignore[arg-type]
+    credited = current.creditedAmount
+    held = repository.credit_balance(ctx.tenant, account, current.currency).balance if credited else Decimal(0)
+    funded = _distributions_funded(ctx, current, held)
+    refs = [*current.applications, *(ref for d in funded for ref in d.applications)]
+    applied = repository.applications(ctx.tenant, account, [tuple(ref.split("/", 1)) for ref in refs])  # type: ignore[misc]
     invoices = {i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice",
                                                           [a.invoiceLocator for a in applied], Invoice)}
     repository.bump_container_roots(uow, ctx.tenant, account, [i.billingContainer for i in invoices.values()])
-    unsettled = []
+    was_open = {locator: i.invoiceState == InvoiceState.OPEN for locator, i in invoices.items()}
     for application in applied:
-        target = invoices[application.invoiceLocator]
-        was_open = target.invoiceState == InvoiceState.OPEN
-        payments.take_back(target, application.itemAmounts, ctx.now)
+        payments.take_back(invoices[application.invoiceLocator], application.itemAmounts, ctx.now)
         repository.save_application(uow, ctx.tenant, account, application.model_copy(
             update={"reversed": True, "reversedAt": ctx.now}))
-        uow.add(*repository.invoice_update_writes(ctx.tenant, target, was_open))
+    unsettled = []
+    for target in invoices.values():
+        uow.add(*repository.invoice_update_writes(ctx.tenant, target, was_open[target.locator]))
         target.version += 1
-        if not was_open and target.invoiceState == InvoiceState.OPEN:
+        if not was_open[target.locator] and target.invoiceState == InvoiceState.OPEN:
             uow.record_event("billing.invoice.unsettle", _invoice_event(target))
             unsettled.append(target)
     delinquencies.reopen_unsettled(ctx, uow, account, unsettled)
-    if current.creditedAmount:
-        _credit(ctx, uow, account, current.currency, -current.creditedAmount, "payment reversed",
-                SourceType.PAYMENT, current.locator)
+    moves = []
+    for record in funded:
+        credit_records.save(uow, ctx.tenant, credit_records.DISTRIBUTION, account, record.model_copy(update={
+            "creditDistributionState": CreditDistributionState.REVERSED, "reversedAt": ctx.now,
+            "reversalReason": f"payment {current.locator} reversed", "updatedAt": ctx.now,
+            "updatedBy": ctx.user_locator}), record.version)
+        uow.record_event("billing.creditdistribution.reverse", {"creditLocator": record.locator})
+        moves.append((record.appliedAmount, "credit distribution reversed", SourceType.CREDIT_BALANCE, record.locator))
+    restored = held + sum((record.appliedAmount for record in funded), Decimal(0))
+    owed = max(credited - restored, Decimal(0))
+    if credited - owed:
+        moves.append((owed - credited, "payment reversed", SourceType.PAYMENT, current.locator))
+    if moves:
+        _credit_moves(ctx, uow, account, current.currency, held, moves)
+    if owed:
+        _add_owed_invoice(ctx, uow, current, owed)
     reversed_payment = current.model_copy(update={"paymentState": PaymentState.REVERSED, "reversedAt": ctx.now,
                                                   "reversedBy": ctx.user_locator, "reversalReason": reason})
     return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True)
+
+
+def _distributions_funded(ctx: CallContext, record: Payment, held: Decimal) -> list[CreditDistribution]:
+    """The executed credit distributions of the account a reversal of `record` takes back because its
+    credit balance (`held`) holds less than the payment credited: those executed since it was posted, in
+    its currency, the latest first, as many as make up the difference (none, and nothing read, when the
+    balance holds enough)."""
+    short = record.creditedAmount - held
+    if short <= 0:
+        return []
+    executed = [d for d in repository.all_of(ctx.tenant, "account", record.accountLocator,
+                                             credit_records.LIST[credit_records.DISTRIBUTION],
+                                             credit_records.DISTRIBUTION, CreditDistribution)
+                if d.creditDistributionState == CreditDistributionState.EXECUTED and d.currency == record.currency
+                and (d.executedVersion or 0) > (record.postedVersion or 0)]
+    chosen = []
+    for distribution in sorted(executed, key=lambda d: d.executedVersion or 0, reverse=True):
+        if short <= 0:
+            break
+        if distribution.appliedAmount:
+            chosen.append(distribution)
+            short -= distribution.appliedAmount
+    return chosen
+
+
+def _add_owed_invoice(ctx: CallContext, uow: Any, reversed_payment: Payment, amount: Decimal) -> Invoice:
+    """Add to `uow` an invoice of `amount` the account owes now: what was disbursed of the credit of the
+    payment being reversed. It bills no installment and no policy (so no delinquency lapses a policy for
+    it); it is numbered, rendered and paid like any other invoice."""
+    account = accounts.get_account(ctx, reversed_payment.accountLocator)
+    locator = new_locator()
+    item = InvoiceItem(locator=new_locator(), invoiceLocator=locator, timezone=account.timezone,
+                       chargeCategory=OWED, chargeType=OWED, amount=amount, remainingAmount=amount,
+                       installmentItemLocators=[], transactionLocators=[])
+    owed = Invoice(
+        locator=locator, accountLocator=account.locator, billingContainer=account.locator,
+        invoiceState=InvoiceState.OPEN, currency=reversed_payment.currency, timezone=account.timezone,
+        startTime=ctx.now, endTime=ctx.now, dueTime=ctx.now, generatedTime=ctx.now, generateTime=ctx.now,
+        suppressAutopay=True, totalAmount=amount, totalRemainingAmount=amount, invoiceItems=[item],
+        installmentLocators=[], policyLocators=[], owedFor=reversed_payment.locator, createdAt=ctx.now,
+        createdBy=ctx.user_locator)
+    model = configuration.current_model(ctx, resolved=True)[1]
+    _add_invoice(ctx, uow, model, _invoice_numbering_plan(ctx, account), owed, [], account)
+    return owed
 
 
 def _require_state(record: Payment, allowed: tuple[PaymentState, ...], what: str) -> None:

@@ -96,10 +96,15 @@ def _found(ctx: CallContext, kind: str, locator: str, model: type[R]) -> R:
 
 
 def _bumped(ctx: CallContext, account: str) -> Any:
+    return _bumped_to(ctx, account)[0]
+
+
+def _bumped_to(ctx: CallContext, account: str) -> tuple[Any, int]:
+    """A unit of work bumping the account's billing root, and the version it bumps it to."""
     uow = wiring.unit_of_work(ctx)
-    billing_repository.bump_roots(uow, ctx.tenant, account,
-                                  billing_repository.root_versions(ctx.tenant, account, [account]))
-    return uow
+    versions = billing_repository.root_versions(ctx.tenant, account, [account])
+    billing_repository.bump_roots(uow, ctx.tenant, account, versions)
+    return uow, versions[account] + 1
 
 
 def _save(ctx: CallContext, uow: Any, kind: str, record: R, event: str, data: dict[str, Any]) -> R:
@@ -203,10 +208,11 @@ def execute_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
     _require_distribution(current, (CreditDistributionState.DRAFT, CreditDistributionState.VALIDATED),
                           "be executed")
     account = current.accountLocator
-    uow = _bumped(ctx, account)
+    uow, version = _bumped_to(ctx, account)
     _check_targets(ctx, account, current.currency, current.targets)
     _balance(ctx, account, current.currency, current.amount, "credit distribution")
     changed = current.model_copy(deep=True)
+    changed.executedVersion = version
     changed.applications, changed.appliedAmount = apply_credit(ctx, uow, account, current.currency, current.amount,
                                                                current.targets, locator)
     changed.creditDistributionState, changed.executedAt = CreditDistributionState.EXECUTED, ctx.now
@@ -426,11 +432,11 @@ def settle_excess_credit(ctx: CallContext, account_locator: str, currency: str, 
 
 def _auto_apply(ctx: CallContext, account: str, currency: str) -> str | None:
     """Apply the whole credit balance to the open invoices: an executed distribution of what they took."""
-    uow = _bumped(ctx, account)
+    uow, version = _bumped_to(ctx, account)
     held = billing_repository.credit_balance(ctx.tenant, account, currency).balance
     if held <= 0:
         return None
-    record = CreditDistribution(
+    record = CreditDistribution(executedVersion=version,
         locator=new_locator(), accountLocator=account, currency=currency,
         creditDistributionState=CreditDistributionState.EXECUTED, amount=held,
         sources=[PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)], targets=[],
