@@ -34,7 +34,8 @@ After every history, to the cent (Decimal):
 2. Invoices. Every installment is invoiced (the last generation reaches every generate time; no
    uninvoiced marker is left), by exactly one invoice, which lists it, and which it names; every invoice
    item sums the installment items that name it (and lists exactly those); every invoice's totalAmount ==
-   the sum of its items == the sum of the items of the installments it lists.
+   the sum of its items == the sum of the items of the installments it lists (but an owed invoice's,
+   which lists none: see 3).
 3. The account's ledger (chalicelib/billing/service.py, billing/writeoffs/). An application is money a
    posted payment put on an invoice (its amount > 0, the sum of its item amounts); reversing the payment
    marks it reversed. A write-off holds, per invoice item, what it settled less what its reversals gave
@@ -66,7 +67,13 @@ After every history, to the cent (Decimal):
      + written off + sum(invoice totalRemainingAmount); and
      the credit balance (as stored and as the service answers it) == sum(creditedAmount of posted, not
      reversed, payments) + sum(invoice creditedAmount) - what executed distributions applied - executed
-     disbursements == sum(credit ledger lines) - sum(debit ledger lines) >= 0.
+     disbursements + owed == sum(credit ledger lines) - sum(debit ledger lines) >= 0: never negative.
+   - per payment reversal: when the balance holds less than the payment credited (its credit was used),
+     the credit distributions executed since its posting are reversed too, the latest first, until it
+     holds enough, and what is still missing (it was disbursed) is owed: one owed invoice of exactly that
+     (`owedFor` the payment, no installments), open. "pay, use the credit, reverse" draws these: a
+     payment of the oldest open invoice with more than it needs, the credit distributed, disbursed or
+     half each, the payment reversed.
 4. Delinquencies: one in grace has an open invoice and its open marker, and the policy is delinquent by
    exactly those of it in grace.
 5. The spread (DECISIONS.md "Billing"): a frame's coverage is measured in the policy's durationBasis
@@ -188,6 +195,8 @@ reversal_amounts = st.one_of(st.sampled_from([None, None, "half"]),
 money_operations = st.one_of(
     st.tuples(st.just("pay"), amounts, targets, st.booleans()),
     st.tuples(st.just("reverse payment"), st.integers(0, 5)),
+    st.tuples(st.just("pay, use the credit, reverse"), st.decimals(min_value=CENT, max_value=Decimal(300), places=2),
+              st.sampled_from(["distribute", "disburse", "both"])),
     st.tuples(st.just("write off"), st.sampled_from(["invoice", "item", "account"]), st.integers(0, 30),
               write_off_amounts, st.one_of(st.just("keep"), st.just("keep"), reversal_amounts)),
     st.tuples(st.just("reverse write-off"), st.integers(0, 5), reversal_amounts),
@@ -263,6 +272,10 @@ class History:
     disbursements: list[str] = field(default_factory=list)
     holds: list[str] = field(default_factory=list)
     """Billing holds active on the account."""
+    owed: dict[str, Decimal] = field(default_factory=dict)
+    """Payments reversed after their credit was disbursed: what the account owes for it (an owed invoice)."""
+    order: dict[str, int] = field(default_factory=dict)
+    """Payments posted and credit distributions executed: in the order they were."""
     log: list[Any] = field(default_factory=list)
 
     def ctx(self) -> CallContext:
@@ -313,9 +326,9 @@ class History:
         elif kind == "reverse payment":
             posted = list(self.posted)
             if posted:
-                locator = posted[-1 - operation[1] % len(posted)]
-                billing.reverse_payment(self.ctx(), locator, "test")
-                del self.posted[locator]
+                self.reverse_payment(posted[-1 - operation[1] % len(posted)])
+        elif kind == "pay, use the credit, reverse":
+            self.pay_use_and_reverse(*operation[1:])
         else:
             self.transact(operation)
 
@@ -408,12 +421,60 @@ class History:
             self.log.append((("pay", amount, target), "refused: too many invoices for one write"))
             return
         self.posted[posted.locator] = Decimal(amount)
+        self.order[posted.locator] = len(self.order)
         applied: dict[str, Decimal] = defaultdict(Decimal)
         for application in repository.applications(ctx.tenant, self.account,
                                                    [ref.split("/", 1) for ref in posted.applications]):
             applied[application.invoiceLocator] += application.amount
         assert dict(applied) == expected_applied, (amount, target, open_invoices)
         assert posted.creditedAmount == expected_credit
+
+    def reverse_payment(self, locator: str) -> None:
+        """Reverse a posted payment: when the credit balance holds less than it credited, the distributions
+        executed since it was posted are reversed too, the latest first, until it holds enough, and what is
+        still missing (disbursed) is owed, on an invoice of its own; the balance never goes negative."""
+        ctx = self.ctx()
+        credited = billing.payment(ctx, locator).creditedAmount
+        short = credited - repository.credit_balance(ctx.tenant, self.account, "USD").balance
+        funded = []
+        for distribution in sorted((d for d in self.distributed if self.order[d] > self.order[locator]),
+                                   key=self.order.__getitem__, reverse=True):
+            if short <= 0:
+                break
+            if self.distributed[distribution]:
+                funded.append(distribution)
+                short -= self.distributed[distribution]
+        before = {i.locator for i in self.invoices(ctx)}
+        billing.reverse_payment(ctx, locator, "test")
+        del self.posted[locator]
+        for distribution in funded:
+            del self.distributed[distribution]
+            assert credit.distribution(ctx, distribution).creditDistributionState == CreditDistributionState.REVERSED
+        made = [i for i in self.invoices(ctx) if i.locator not in before]
+        if short > 0:
+            [owed] = made
+            assert (owed.owedFor, owed.totalAmount, owed.invoiceState) == (locator, short, InvoiceState.OPEN)
+            self.owed[locator] = short
+        else:
+            assert not made
+        assert repository.credit_balance(ctx.tenant, self.account, "USD").balance >= 0
+
+    def pay_use_and_reverse(self, extra: Decimal, use: str) -> None:
+        """Pay the oldest open invoice with `extra` more than it needs (into credit), use the credit (a
+        distribution to the open invoices, a disbursement, or half each), then reverse the payment."""
+        ctx = self.ctx()
+        invoices = self.invoices(ctx)
+        open_invoices = sorted((i for i in invoices if i.invoiceState == InvoiceState.OPEN),
+                               key=lambda i: (i.dueTime, i.locator))
+        if not open_invoices:
+            return
+        oldest = open_invoices[0]
+        self.pay(str(oldest.totalRemainingAmount + extra), ("invoice", invoices.index(oldest), None), False)
+        if use in ("distribute", "both"):
+            self.distribute("half" if use == "both" else "all", "none", 0)
+        if use in ("disburse", "both"):
+            self.disburse("all")
+        self.reverse_payment(self.payments[-1])
 
     # --- write-offs
 
@@ -526,6 +587,7 @@ class History:
             applied[application.invoiceLocator] += application.amount
         assert dict(applied) == expected and executed.appliedAmount == wanted - left, (wanted, target)
         self.distributed[made.locator] = wanted - left
+        self.order[made.locator] = len(self.order)
 
     def reverse_distribution(self, index: int) -> None:
         live = list(self.distributed)
@@ -736,6 +798,9 @@ def check_invoices(installments: list[Installment], invoices: list[Invoice], sto
     for invoice in invoices:
         items = {item.locator: item for item in invoice.invoiceItems}
         assert invoice.totalAmount == sum((item.amount for item in invoice.invoiceItems), ZERO), invoice.locator
+        if invoice.owedFor is not None:  # what a payment's reversal found disbursed of its credit: no installments
+            assert not invoice.installmentLocators and not invoice.policyLocators and invoice.totalAmount > 0
+            continue
         of_items: dict[str, list[str]] = defaultdict(list)
         sums: dict[str, Decimal] = defaultdict(Decimal)
         total = ZERO
@@ -830,8 +895,11 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
     disbursed = sum(history.disbursed.values(), ZERO)
     assert sum((i.totalAmount for i in invoices), ZERO) == paid - overpaid + distributed - credited \
         + sum(off_invoice.values(), ZERO) + sum((i.totalRemainingAmount for i in invoices), ZERO)
+    owed = {i.owedFor: i.totalAmount for i in invoices if i.owedFor is not None}
+    assert owed == history.owed
     balance = sum((b.balance for b in balances), ZERO)
-    assert balance == overpaid + credited - distributed - disbursed >= 0
+    assert all(b.balance >= 0 for b in balances), "a negative credit balance"
+    assert balance == overpaid + credited - distributed - disbursed + sum(owed.values(), ZERO) >= 0
     assert balance == sum((line.amount if line.accountingType == "credit" else -line.amount for line in lines), ZERO)
     shown, _ = billing.credit_balance(history.ctx(), history.account, None, PageRequest(0, 1))
     assert shown.balance == balance
@@ -933,6 +1001,32 @@ def test_a_payment_of_more_invoices_than_one_write_holds_is_posted(tenant, clock
     billing.post_payment(ctx, payment.locator)
 
     assert all(i.invoiceState == InvoiceState.SETTLED for i in history.invoices(ctx))
+
+
+@pytest.mark.parametrize("use", ["distribute", "disburse", "both"])
+def test_reversing_a_payment_takes_back_every_use_of_its_credit(tenant, clock, jobs, use):
+    """February's invoice falls due unpaid (a delinquency in grace); a payment of it with 150.00 more
+    settles it, its credit is used; reversing the payment re-opens February (its delinquency in grace
+    again) and what the credit paid, and owes what was disbursed: the balance never goes negative."""
+    history = History(tenant, clock, jobs, eager=True)
+    history.start("Monthly", "account", "12000.50")
+    history.apply(("advance", 20))
+    ctx = history.ctx()
+    [delinquency] = billing_delinquencies(ctx, history)
+    assert delinquency.delinquencyState in OPEN_STATES
+
+    history.apply(("pay, use the credit, reverse", Decimal("150.00"), use))
+
+    assert not history.posted and not history.distributed
+    assert history.owed == ({} if use == "distribute" else
+                            {history.payments[-1]: Decimal("150.00") if use == "disburse" else Decimal("75.00")})
+    assert repository.credit_balance(ctx.tenant, history.account, "USD").balance == 0
+    assert [d.delinquencyState in OPEN_STATES for d in billing_delinquencies(ctx, history)][:1] == [True]
+    check(history)
+
+
+def billing_delinquencies(ctx: CallContext, history: History) -> list[Delinquency]:
+    return [Delinquency.model_validate(i) for i in partition(ctx.tenant, history.account)["delinquency"]]
 
 
 def test_an_account_with_many_policies_due_together_is_invoiced(tenant, clock, jobs):
