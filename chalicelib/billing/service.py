@@ -16,7 +16,7 @@ from typing import Any
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
-from chalicelib.billing import payment_lifecycle, plans, repository
+from chalicelib.billing import payment_lifecycle, plans, repository, staging
 from chalicelib.billing.credit import repository as credit_records
 from chalicelib.billing.credit.models import CreditDistribution, CreditDistributionState
 from chalicelib.billing.delinquency import service as delinquencies
@@ -902,20 +902,25 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     targets = current.targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
     applied, left = payments.post(current.amount, targets, by_locator, open_invoices, ctx.now)
     repository.bump_container_roots(uow, ctx.tenant, account, [each.invoice.billingContainer for each in applied])
-    settling.settle_shortfalls(ctx, uow, account, current.currency, [each.invoice for each in applied], by_locator,
-                               open_invoices)
+    shortfall = settling.settle_shortfalls(ctx, uow, account, current.currency, [each.invoice for each in applied],
+                                           by_locator, open_invoices)
+    written_off = {a.invoiceLocator for a in shortfall.allocations} if shortfall else set()
     posted = current.model_copy(update={"paymentState": PaymentState.POSTED, "postedAt": ctx.now,
                                         "postedVersion": versions[account] + 1, "creditedAmount": left})
+    changes = []
     for each in applied:
         application = Application(locator=new_locator(), invoiceLocator=each.invoice.locator,
                                   sourceType=SourceType.PAYMENT, sourceLocator=current.locator, amount=each.amount,
                                   itemAmounts=each.item_amounts, createdAt=ctx.now)
-        repository.add_application(uow, ctx.tenant, account, application)
         posted.applications.append(f"{each.invoice.locator}/{application.locator}")
-        uow.add(*repository.invoice_update_writes(ctx.tenant, each.invoice,
-                                                  before[each.invoice.locator] == InvoiceState.OPEN))
-        if each.invoice.invoiceState == InvoiceState.SETTLED:
-            uow.record_event("billing.invoice.settle", _invoice_event(each.invoice))
+        added = [repository.application_item(ctx.tenant, account, application)]
+        if shortfall is not None and each.invoice.locator in written_off:
+            added.append(write_off_records.invoice_ref_item(ctx.tenant, shortfall, each.invoice.locator))
+        settled = each.invoice.invoiceState == InvoiceState.SETTLED
+        changes.append(staging.InvoiceChange(
+            each.invoice, before[each.invoice.locator] == InvoiceState.OPEN, added=added,
+            events=[("billing.invoice.settle", _invoice_event(each.invoice))] if settled else []))
+    staged = staging.add(ctx, uow, account, changes)
     if left:
         _credit(ctx, uow, account, current.currency, left, "payment in excess of its targets", SourceType.PAYMENT,
                 current.locator)
@@ -923,7 +928,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
                                                   if each.invoice.invoiceState == InvoiceState.SETTLED])
     uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
-    return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True)
+    return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True, staged=staged)
 
 
 def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payment:
@@ -947,17 +952,16 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
                                                           [a.invoiceLocator for a in applied], Invoice)}
     repository.bump_container_roots(uow, ctx.tenant, account, [i.billingContainer for i in invoices.values()])
     was_open = {locator: i.invoiceState == InvoiceState.OPEN for locator, i in invoices.items()}
+    changes = {locator: staging.InvoiceChange(target, was_open[locator]) for locator, target in invoices.items()}
     for application in applied:
         payments.take_back(invoices[application.invoiceLocator], application.itemAmounts, ctx.now)
-        repository.save_application(uow, ctx.tenant, account, application.model_copy(
-            update={"reversed": True, "reversedAt": ctx.now}))
-    unsettled = []
-    for target in invoices.values():
-        uow.add(*repository.invoice_update_writes(ctx.tenant, target, was_open[target.locator]))
-        target.version += 1
-        if not was_open[target.locator] and target.invoiceState == InvoiceState.OPEN:
-            uow.record_event("billing.invoice.unsettle", _invoice_event(target))
-            unsettled.append(target)
+        changes[application.invoiceLocator].rewritten.append(repository.application_item(
+            ctx.tenant, account, application.model_copy(update={"reversed": True, "reversedAt": ctx.now})))
+    unsettled = [target for target in invoices.values()
+                 if not was_open[target.locator] and target.invoiceState == InvoiceState.OPEN]
+    for target in unsettled:
+        changes[target.locator].events.append(("billing.invoice.unsettle", _invoice_event(target)))
+    staged = staging.add(ctx, uow, account, list(changes.values()))
     delinquencies.reopen_unsettled(ctx, uow, account, unsettled)
     moves = []
     for record in funded:
@@ -977,7 +981,7 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
         _add_owed_invoice(ctx, uow, current, owed)
     reversed_payment = current.model_copy(update={"paymentState": PaymentState.REVERSED, "reversedAt": ctx.now,
                                                   "reversedBy": ctx.user_locator, "reversalReason": reason})
-    return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True)
+    return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True, staged=staged)
 
 
 def _distributions_funded(ctx: CallContext, record: Payment, held: Decimal) -> list[CreditDistribution]:
@@ -1030,7 +1034,10 @@ def _require_state(record: Payment, allowed: tuple[PaymentState, ...], what: str
             f"Payment {record.locator} is {record.paymentState.value} and cannot {what}")
 
 
-def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = None, bumped: bool = False) -> Payment:
+def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = None, bumped: bool = False,
+                  staged: staging.Staged | None = None) -> Payment:
+    """Save the payment with its event in `uow` (bumping the account's root unless `bumped`) and commit it,
+    with the invoices' changes `staged` (billing/staging.py)."""
     uow = uow or wiring.unit_of_work(ctx)
     if not bumped:
         account = record.accountLocator
@@ -1038,7 +1045,10 @@ def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = N
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
     repository.save_payment(uow, ctx.tenant, changed)
     uow.record_event(event, _payment_event(changed))
-    uow.commit()
+    if staged is not None:
+        staging.commit(ctx, uow, staged)
+    else:
+        uow.commit()
     return changed.model_copy(update={"version": changed.version + 1})
 
 

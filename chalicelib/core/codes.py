@@ -378,8 +378,6 @@ WRITEOFF_EXCEEDS_REMAINING = _code(InvalidRequest, "writeOff.exceeds_remaining",
 WRITEOFF_INVALID_STATE = _code(InvalidState, "writeOff.invalid_state", "The write-off is reversed already")
 WRITEOFF_INVALID_REVERSAL = _code(InvalidRequest, "writeOff.invalid_reversal",
                                   "A reversal's amount is positive and at most what is written off and not reversed")
-WRITEOFF_TOO_LARGE = _code(InvalidRequest, "writeOff.too_large",
-                           "The write-off touches more invoices than one change holds; split it")
 CREDIT_INVALID_AMOUNT = _code(InvalidRequest, "credit.invalid_amount",
                               "The amount is not a positive amount of the currency")
 CREDIT_INVALID_SOURCE = _code(InvalidRequest, "credit.invalid_source",

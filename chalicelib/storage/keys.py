@@ -441,6 +441,12 @@ def billing_application(tenant_locator: str, account_locator: str, invoice: str,
     return Key(billing_partition(tenant_locator, account_locator), f"APP#{invoice}#{application}")
 
 
+def billing_staged_commit(tenant_locator: str, account_locator: str, token: str) -> Key:
+    """Written by the final write of a billing change staged over several writes (billing/staging.py):
+    what that change staged is visible once this exists."""
+    return Key(billing_partition(tenant_locator, account_locator), f"STAGED#{token}")
+
+
 def billing_invoice_write_off(tenant_locator: str, account_locator: str, invoice: str, write_off: str) -> Key:
     """Names a write-off that settled (some of) the invoice, beside the invoice's applications: one Query
     lists every credit of the invoice."""

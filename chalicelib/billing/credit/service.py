@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from chalicelib.accounts import service as accounts
 from chalicelib.billing import repository as billing_repository
 from chalicelib.billing import service as billing
+from chalicelib.billing import staging
 from chalicelib.billing.credit import repository
 from chalicelib.billing.credit.models import (
     DISBURSEMENT_STEPS,
@@ -107,11 +108,15 @@ def _bumped_to(ctx: CallContext, account: str) -> tuple[Any, int]:
     return uow, versions[account] + 1
 
 
-def _save(ctx: CallContext, uow: Any, kind: str, record: R, event: str, data: dict[str, Any]) -> R:
+def _save(ctx: CallContext, uow: Any, kind: str, record: R, event: str, data: dict[str, Any],
+          staged: staging.Staged | None = None) -> R:
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
     repository.save(uow, ctx.tenant, kind, changed.accountLocator, changed, changed.version)
     uow.record_event(event, data)
-    uow.commit()
+    if staged is not None:
+        staging.commit(ctx, uow, staged)
+    else:
+        uow.commit()
     return changed.model_copy(update={"version": changed.version + 1})
 
 
@@ -213,19 +218,19 @@ def execute_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
     _balance(ctx, account, current.currency, current.amount, "credit distribution")
     changed = current.model_copy(deep=True)
     changed.executedVersion = version
-    changed.applications, changed.appliedAmount = apply_credit(ctx, uow, account, current.currency, current.amount,
-                                                               current.targets, locator)
+    changed.applications, changed.appliedAmount, staged = apply_credit(ctx, uow, account, current.currency,
+                                                                       current.amount, current.targets, locator)
     changed.creditDistributionState, changed.executedAt = CreditDistributionState.EXECUTED, ctx.now
     return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.distribute",
-                 _distribution_event(changed))
+                 _distribution_event(changed), staged)
 
 
 def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal,
-                 targets: list[PaymentTarget], source: str) -> tuple[list[str], Decimal]:
+                 targets: list[PaymentTarget], source: str) -> tuple[list[str], Decimal, staging.Staged]:
     """Add to `uow` (which bumped the account's billing root) the application of up to `amount` of the
     credit balance to the targets (none: the open invoices oldest due first), the bumps of the roots of
-    their containers and the balance's debit. Answers the applications (`invoice/application`) and what
-    they took."""
+    their containers and the balance's debit. Answers the applications (`invoice/application`), what
+    they took and the invoices' changes to commit with `uow` (billing/staging.py)."""
     open_invoices = [i for i in billing_repository.open_invoices(ctx.tenant, account) if i.currency == currency]
     by_locator = {i.locator: i for i in open_invoices}
     named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
@@ -236,24 +241,25 @@ def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount
     applied, left = payments.post(amount, chosen, by_locator, open_invoices, ctx.now)
     billing_repository.bump_container_roots(uow, ctx.tenant, account,
                                             [each.invoice.billingContainer for each in applied])
-    made = []
+    made, changes = [], []
     for each in applied:
         application = Application(locator=new_locator(), invoiceLocator=each.invoice.locator,
                                   sourceType=SourceType.CREDIT_BALANCE, sourceLocator=source, amount=each.amount,
                                   itemAmounts=each.item_amounts, createdAt=ctx.now)
-        billing_repository.add_application(uow, ctx.tenant, account, application)
         made.append(f"{each.invoice.locator}/{application.locator}")
-        uow.add(*billing_repository.invoice_update_writes(ctx.tenant, each.invoice,
-                                                          before[each.invoice.locator] == InvoiceState.OPEN))
-        if each.invoice.invoiceState == InvoiceState.SETTLED:
-            uow.record_event("billing.invoice.settle", billing.invoice_event(each.invoice))
+        settled = each.invoice.invoiceState == InvoiceState.SETTLED
+        changes.append(staging.InvoiceChange(
+            each.invoice, before[each.invoice.locator] == InvoiceState.OPEN,
+            added=[billing_repository.application_item(ctx.tenant, account, application)],
+            events=[("billing.invoice.settle", billing.invoice_event(each.invoice))] if settled else []))
+    staged = staging.add(ctx, uow, account, changes)
     delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
                                                   if each.invoice.invoiceState == InvoiceState.SETTLED])
     taken = amount - left
     if taken:
         billing.move_credit(ctx, uow, account, currency, -taken, "credit applied to invoices",
                             SourceType.CREDIT_BALANCE, source)
-    return made, taken
+    return made, taken, staged
 
 
 def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> CreditDistribution:
@@ -267,25 +273,25 @@ def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> 
     invoices = {i.locator: i for i in billing_repository.get_many(
         ctx.tenant, account, "invoice", [a.invoiceLocator for a in applied], Invoice)}
     billing_repository.bump_container_roots(uow, ctx.tenant, account, [i.billingContainer for i in invoices.values()])
-    unsettled = []
+    changes = {locator: staging.InvoiceChange(target, target.invoiceState == InvoiceState.OPEN)
+               for locator, target in invoices.items()}
     for application in applied:
-        target = invoices[application.invoiceLocator]
-        was_open = target.invoiceState == InvoiceState.OPEN
-        payments.take_back(target, application.itemAmounts, ctx.now)
-        billing_repository.save_application(uow, ctx.tenant, account, application.model_copy(
-            update={"reversed": True, "reversedAt": ctx.now}))
-        uow.add(*billing_repository.invoice_update_writes(ctx.tenant, target, was_open))
-        target.version += 1
-        if not was_open and target.invoiceState == InvoiceState.OPEN:
-            uow.record_event("billing.invoice.unsettle", billing.invoice_event(target))
-            unsettled.append(target)
+        payments.take_back(invoices[application.invoiceLocator], application.itemAmounts, ctx.now)
+        changes[application.invoiceLocator].rewritten.append(billing_repository.application_item(
+            ctx.tenant, account, application.model_copy(update={"reversed": True, "reversedAt": ctx.now})))
+    unsettled = [change.invoice for change in changes.values()
+                 if not change.was_open and change.invoice.invoiceState == InvoiceState.OPEN]
+    for target in unsettled:
+        changes[target.locator].events.append(("billing.invoice.unsettle", billing.invoice_event(target)))
+    staged = staging.add(ctx, uow, account, list(changes.values()))
     delinquencies.reopen_unsettled(ctx, uow, account, unsettled)
     if current.appliedAmount:
         billing.move_credit(ctx, uow, account, current.currency, current.appliedAmount,
                             "credit distribution reversed", SourceType.CREDIT_BALANCE, locator)
     changed = current.model_copy(update={"creditDistributionState": CreditDistributionState.REVERSED,
                                          "reversedAt": ctx.now, "reversalReason": reason})
-    return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.reverse", _distribution_event(changed))
+    return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.reverse", _distribution_event(changed),
+                 staged)
 
 
 def _distribution_event(record: CreditDistribution) -> dict[str, Any]:
@@ -442,12 +448,13 @@ def _auto_apply(ctx: CallContext, account: str, currency: str) -> str | None:
         sources=[PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)], targets=[],
         executedAt=ctx.now, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
         updatedBy=ctx.user_locator)
-    record.applications, record.appliedAmount = apply_credit(ctx, uow, account, currency, held, [], record.locator)
+    record.applications, record.appliedAmount, staged = apply_credit(ctx, uow, account, currency, held, [],
+                                                                     record.locator)
     if not record.appliedAmount:
         return None
     record.amount = record.appliedAmount
     repository.add(uow, ctx.tenant, DISTRIBUTION, account, record)
     uow.record_event("billing.creditdistribution.create", _distribution_event(record))
     uow.record_event("billing.creditdistribution.distribute", _distribution_event(record))
-    uow.commit()
+    staging.commit(ctx, uow, staged)
     return record.locator

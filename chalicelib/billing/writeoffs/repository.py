@@ -4,6 +4,8 @@ references in the account's and the tenant's lists of write-offs, in creation or
 beside the applications of each invoice it settled (the invoice's credits list it)."""
 from __future__ import annotations
 
+from typing import Any
+
 from chalicelib.billing import repository as billing
 from chalicelib.billing.writeoffs.models import WriteOff
 from chalicelib.core.paging import Page, PageRequest
@@ -30,10 +32,14 @@ def add(uow: UnitOfWork, tenant: str, record: WriteOff) -> None:
                            "kind": KIND, "accountLocator": account}),
             *[table.put({**keys.billing_ref(tenant, owner_kind, owner, LIST, record.locator).as_dict(),
                          "entity": "billingRef", "kind": KIND, "locator": record.locator, "accountLocator": account})
-              for owner_kind, owner in (("account", account), ("tenant", tenant))],
-            *[table.put({**keys.billing_invoice_write_off(tenant, account, invoice, record.locator).as_dict(),
-                         "entity": INVOICE_REF, "locator": record.locator, "invoiceLocator": invoice})
-              for invoice in dict.fromkeys(a.invoiceLocator for a in record.allocations)])
+              for owner_kind, owner in (("account", account), ("tenant", tenant))])
+
+
+def invoice_ref_item(tenant: str, record: WriteOff, invoice: str) -> dict[str, Any]:
+    """The item beside the invoice's applications that names a write-off that settled some of it (written
+    with the invoice's change: billing/staging.py)."""
+    return {**keys.billing_invoice_write_off(tenant, record.accountLocator, invoice, record.locator).as_dict(),
+            "entity": INVOICE_REF, "locator": record.locator, "invoiceLocator": invoice}
 
 
 def save(uow: UnitOfWork, tenant: str, record: WriteOff) -> None:
