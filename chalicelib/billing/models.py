@@ -186,6 +186,8 @@ class Invoice(BaseModel):
     totalRemainingAmount: Decimal
     creditedAmount: Decimal = Decimal(0)
     """What settling the invoice (zero or negative) put on the account's credit balance."""
+    writeOffLocators: list[str] = []
+    """The write-offs that settled some of it (its credits list them)."""
     owedFor: str | None = None
     """Our extension: the payment whose reversal made this invoice of what was disbursed of its credit
     (the account owes it; the invoice bills no installment)."""

@@ -566,17 +566,9 @@ def application_item(tenant: str, account: str, application: Application) -> dic
 
 
 def applications_of(tenant: str, account: str, invoice: str) -> list[Application]:
-    return credits_of(tenant, account, invoice)[0]
-
-
-def credits_of(tenant: str, account: str, invoice: str) -> tuple[list[Application], list[str]]:
-    """What put money on the invoice: its applications, and the locators of the write-offs that settled
-    some of it (writeoffs/repository.py files them beside the applications): one Query."""
-    items = _visible(tenant, account, query.all_items(table.gateway(), _scope(tenant),
-                                                      keys.billing_partition(tenant, account),
-                                                      sk_prefix=f"APP#{invoice}#", consistent=True))
-    return ([_model(Application, item) for item in items if item.get("entity") == "application"],
-            [item["locator"] for item in items if item.get("entity") != "application"])
+    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
+                            sk_prefix=f"APP#{invoice}#", consistent=True)
+    return [_model(Application, item) for item in _visible(tenant, account, items)]
 
 
 def applications(tenant: str, account: str, pairs: Iterable[tuple[str, str]]) -> list[Application]:

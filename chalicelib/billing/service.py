@@ -687,7 +687,8 @@ def credits_of_invoice(ctx: CallContext, locator: str, *,
     distributions, and the write-offs (a write-off's amount is what it still holds of the invoice; all
     of it reversed, it is `reversed` with what it had settled)."""
     found = invoice(ctx, locator)
-    applied, written = repository.credits_of(ctx.tenant, found.accountLocator, locator)
+    applied = repository.applications_of(ctx.tenant, found.accountLocator, locator)
+    written = found.writeOffLocators
     credits = [InvoiceCredit(
         locator=a.sourceLocator, creditType="payment" if a.sourceType == SourceType.PAYMENT else "creditDistribution",
         creditState="reversed" if a.reversed else "posted", amount=a.amount, createdAt=a.createdAt,
@@ -902,9 +903,8 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     targets = current.targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
     applied, left = payments.post(current.amount, targets, by_locator, open_invoices, ctx.now)
     repository.bump_container_roots(uow, ctx.tenant, account, [each.invoice.billingContainer for each in applied])
-    shortfall = settling.settle_shortfalls(ctx, uow, account, current.currency, [each.invoice for each in applied],
-                                           by_locator, open_invoices)
-    written_off = {a.invoiceLocator for a in shortfall.allocations} if shortfall else set()
+    settling.settle_shortfalls(ctx, uow, account, current.currency, [each.invoice for each in applied], by_locator,
+                               open_invoices)
     posted = current.model_copy(update={"paymentState": PaymentState.POSTED, "postedAt": ctx.now,
                                         "postedVersion": versions[account] + 1, "creditedAmount": left})
     changes = []
@@ -913,14 +913,11 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
                                   sourceType=SourceType.PAYMENT, sourceLocator=current.locator, amount=each.amount,
                                   itemAmounts=each.item_amounts, createdAt=ctx.now)
         posted.applications.append(f"{each.invoice.locator}/{application.locator}")
-        added = [repository.application_item(ctx.tenant, account, application)]
-        if shortfall is not None and each.invoice.locator in written_off:
-            added.append(write_off_records.invoice_ref_item(ctx.tenant, shortfall, each.invoice.locator))
         settled = each.invoice.invoiceState == InvoiceState.SETTLED
         changes.append(staging.InvoiceChange(
-            each.invoice, before[each.invoice.locator] == InvoiceState.OPEN, added=added,
+            each.invoice, before[each.invoice.locator] == InvoiceState.OPEN,
+            added=[repository.application_item(ctx.tenant, account, application)],
             events=[("billing.invoice.settle", _invoice_event(each.invoice))] if settled else []))
-    staged = staging.add(ctx, uow, account, changes)
     if left:
         _credit(ctx, uow, account, current.currency, left, "payment in excess of its targets", SourceType.PAYMENT,
                 current.locator)
@@ -928,6 +925,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
                                                   if each.invoice.invoiceState == InvoiceState.SETTLED])
     uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
+    staged = staging.add(ctx, uow, account, changes, after=SAVED_PAYMENT)
     return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True, staged=staged)
 
 
@@ -961,7 +959,6 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
                  if not was_open[target.locator] and target.invoiceState == InvoiceState.OPEN]
     for target in unsettled:
         changes[target.locator].events.append(("billing.invoice.unsettle", _invoice_event(target)))
-    staged = staging.add(ctx, uow, account, list(changes.values()))
     delinquencies.reopen_unsettled(ctx, uow, account, unsettled)
     moves = []
     for record in funded:
@@ -979,6 +976,7 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
         _credit_moves(ctx, uow, account, current.currency, held, moves)
     if owed:
         _add_owed_invoice(ctx, uow, current, owed)
+    staged = staging.add(ctx, uow, account, list(changes.values()), after=SAVED_PAYMENT)
     reversed_payment = current.model_copy(update={"paymentState": PaymentState.REVERSED, "reversedAt": ctx.now,
                                                   "reversedBy": ctx.user_locator, "reversalReason": reason})
     return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True, staged=staged)
@@ -1032,6 +1030,10 @@ def _require_state(record: Payment, allowed: tuple[PaymentState, ...], what: str
     if record.paymentState not in allowed:
         raise codes.PAYMENT_INVALID_STATE(
             f"Payment {record.locator} is {record.paymentState.value} and cannot {what}")
+
+
+SAVED_PAYMENT = 2
+"""The actions `_save_payment` adds to a unit of work: the payment and its event."""
 
 
 def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = None, bumped: bool = False,

@@ -3,11 +3,11 @@ write-off): one unit of work when they fit in one TransactWriteItems, else stage
 
 Every change of an invoice is an `InvoiceChange`: the invoice as changed, the records it adds beside it
 (an application, a write-off's reference) or rewrites (an application reversed) and its events. The caller
-`add`s them to its unit of work where it writes its invoices (so the events keep their order), adds what
-else it writes (the payment, the credit balance, delinquencies) and `commit`s through here:
+`add`s them to its unit of work once it holds all else the change writes (the credit balance, the
+delinquencies, a write-off) but its own record and event (`after`: what it adds after them), and
+`commit`s through here:
 
-- they fit, with `RESERVE` actions kept for what the caller adds after them: they join the unit of work,
-  which commits as it always did;
+- they fit: they join the unit of work, which commits as it always did;
 - else the change is staged under a new token: its rewrites of invoices and applications are written
   beside the records as they were (each invoice's on condition of the version it was read at, one more
   for the staged record), the records it adds carry the token; then the caller's unit of work commits with
@@ -35,10 +35,6 @@ from chalicelib.core.ids import new_locator
 from chalicelib.runtime import wiring
 from chalicelib.runtime.wiring import UnitOfWork
 
-RESERVE = 30
-"""Actions of a unit of work kept for what its caller adds after the invoices' changes (the payment, the
-credit balance and its lines, a write-off's record, delinquencies, events) when deciding whether they fit."""
-
 
 @dataclass
 class InvoiceChange:
@@ -60,12 +56,12 @@ class Staged:
     changes: list[InvoiceChange]
 
 
-def add(ctx: CallContext, uow: UnitOfWork, account: str, changes: list[InvoiceChange]) -> Staged:
-    """Add the changes to `uow` when they fit in it (keeping RESERVE), else keep them to be staged by
-    `commit`."""
+def add(ctx: CallContext, uow: UnitOfWork, account: str, changes: list[InvoiceChange], *, after: int = 0) -> Staged:
+    """Add the changes to `uow` when they fit in it with the `after` actions its caller adds before it
+    commits, else keep them to be staged by `commit`."""
     direct = [_direct(ctx.tenant, change) for change in changes]
     needed = sum(len(ops) for ops in direct) + sum(len(change.events) for change in changes)
-    if needed <= uow.remaining - RESERVE:
+    if needed <= uow.remaining - after:
         for change, ops in zip(changes, direct):
             uow.add(*ops)
             for event_type, data in change.events:

@@ -447,12 +447,6 @@ def billing_staged_commit(tenant_locator: str, account_locator: str, token: str)
     return Key(billing_partition(tenant_locator, account_locator), f"STAGED#{token}")
 
 
-def billing_invoice_write_off(tenant_locator: str, account_locator: str, invoice: str, write_off: str) -> Key:
-    """Names a write-off that settled (some of) the invoice, beside the invoice's applications: one Query
-    lists every credit of the invoice."""
-    return Key(billing_partition(tenant_locator, account_locator), f"APP#{invoice}#WOFF#{write_off}")
-
-
 def billing_credit_balance(tenant_locator: str, account_locator: str, currency: str) -> Key:
     return Key(billing_partition(tenant_locator, account_locator), f"CREDIT#{currency}")
 

@@ -1035,6 +1035,32 @@ def test_a_payment_and_a_write_off_of_more_than_a_hundred_invoices(tenant, clock
     check(history, other_policies=True)
 
 
+@pytest.mark.parametrize("use", ["distribute", "disburse", "both"])
+def test_reversing_a_payment_takes_back_every_use_of_its_credit(tenant, clock, jobs, use):
+    """February's invoice falls due unpaid (a delinquency in grace); a payment of it with 150.00 more
+    settles it, its credit is used; reversing the payment re-opens February (its delinquency in grace
+    again) and what the credit paid, and owes what was disbursed: the balance never goes negative."""
+    history = History(tenant, clock, jobs, eager=True)
+    history.start("Monthly", "account", "12000.50")
+    history.apply(("advance", 20))
+    ctx = history.ctx()
+    [delinquency] = billing_delinquencies(ctx, history)
+    assert delinquency.delinquencyState in OPEN_STATES
+
+    history.apply(("pay, use the credit, reverse", Decimal("150.00"), use))
+
+    assert not history.posted and not history.distributed
+    assert history.owed == ({} if use == "distribute" else
+                            {history.payments[-1]: Decimal("150.00") if use == "disburse" else Decimal("75.00")})
+    assert repository.credit_balance(ctx.tenant, history.account, "USD").balance == 0
+    assert [d.delinquencyState in OPEN_STATES for d in billing_delinquencies(ctx, history)][:1] == [True]
+    check(history)
+
+
+def billing_delinquencies(ctx: CallContext, history: History) -> list[Delinquency]:
+    return [Delinquency.model_validate(i) for i in partition(ctx.tenant, history.account)["delinquency"]]
+
+
 def test_an_account_with_many_policies_due_together_is_invoiced(tenant, clock, jobs):
     """Every policy of an invoice adds its references to the invoice's write: the installments of 17
     policies due at the same time are more than one write holds, so they make two invoices."""

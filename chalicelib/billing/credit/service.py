@@ -108,6 +108,10 @@ def _bumped_to(ctx: CallContext, account: str) -> tuple[Any, int]:
     return uow, versions[account] + 1
 
 
+SAVED = 2
+"""The actions `_save` adds to a unit of work: the record and its event."""
+
+
 def _save(ctx: CallContext, uow: Any, kind: str, record: R, event: str, data: dict[str, Any],
           staged: staging.Staged | None = None) -> R:
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
@@ -218,19 +222,19 @@ def execute_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
     _balance(ctx, account, current.currency, current.amount, "credit distribution")
     changed = current.model_copy(deep=True)
     changed.executedVersion = version
-    changed.applications, changed.appliedAmount, staged = apply_credit(ctx, uow, account, current.currency,
-                                                                       current.amount, current.targets, locator)
+    changed.applications, changed.appliedAmount, changes = apply_credit(ctx, uow, account, current.currency,
+                                                                        current.amount, current.targets, locator)
     changed.creditDistributionState, changed.executedAt = CreditDistributionState.EXECUTED, ctx.now
     return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.distribute",
-                 _distribution_event(changed), staged)
+                 _distribution_event(changed), staging.add(ctx, uow, account, changes, after=SAVED))
 
 
 def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal,
-                 targets: list[PaymentTarget], source: str) -> tuple[list[str], Decimal, staging.Staged]:
+                 targets: list[PaymentTarget], source: str) -> tuple[list[str], Decimal, list[staging.InvoiceChange]]:
     """Add to `uow` (which bumped the account's billing root) the application of up to `amount` of the
     credit balance to the targets (none: the open invoices oldest due first), the bumps of the roots of
     their containers and the balance's debit. Answers the applications (`invoice/application`), what
-    they took and the invoices' changes to commit with `uow` (billing/staging.py)."""
+    they took and the invoices' changes, for the caller to add to `uow` (billing/staging.py)."""
     open_invoices = [i for i in billing_repository.open_invoices(ctx.tenant, account) if i.currency == currency]
     by_locator = {i.locator: i for i in open_invoices}
     named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
@@ -252,14 +256,13 @@ def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount
             each.invoice, before[each.invoice.locator] == InvoiceState.OPEN,
             added=[billing_repository.application_item(ctx.tenant, account, application)],
             events=[("billing.invoice.settle", billing.invoice_event(each.invoice))] if settled else []))
-    staged = staging.add(ctx, uow, account, changes)
     delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
                                                   if each.invoice.invoiceState == InvoiceState.SETTLED])
     taken = amount - left
     if taken:
         billing.move_credit(ctx, uow, account, currency, -taken, "credit applied to invoices",
                             SourceType.CREDIT_BALANCE, source)
-    return made, taken, staged
+    return made, taken, changes
 
 
 def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> CreditDistribution:
@@ -283,7 +286,6 @@ def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> 
                  if not change.was_open and change.invoice.invoiceState == InvoiceState.OPEN]
     for target in unsettled:
         changes[target.locator].events.append(("billing.invoice.unsettle", billing.invoice_event(target)))
-    staged = staging.add(ctx, uow, account, list(changes.values()))
     delinquencies.reopen_unsettled(ctx, uow, account, unsettled)
     if current.appliedAmount:
         billing.move_credit(ctx, uow, account, current.currency, current.appliedAmount,
@@ -291,7 +293,7 @@ def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> 
     changed = current.model_copy(update={"creditDistributionState": CreditDistributionState.REVERSED,
                                          "reversedAt": ctx.now, "reversalReason": reason})
     return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.reverse", _distribution_event(changed),
-                 staged)
+                 staging.add(ctx, uow, account, list(changes.values()), after=SAVED))
 
 
 def _distribution_event(record: CreditDistribution) -> dict[str, Any]:
@@ -448,13 +450,13 @@ def _auto_apply(ctx: CallContext, account: str, currency: str) -> str | None:
         sources=[PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)], targets=[],
         executedAt=ctx.now, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
         updatedBy=ctx.user_locator)
-    record.applications, record.appliedAmount, staged = apply_credit(ctx, uow, account, currency, held, [],
-                                                                     record.locator)
+    record.applications, record.appliedAmount, changes = apply_credit(ctx, uow, account, currency, held, [],
+                                                                      record.locator)
     if not record.appliedAmount:
         return None
     record.amount = record.appliedAmount
     repository.add(uow, ctx.tenant, DISTRIBUTION, account, record)
     uow.record_event("billing.creditdistribution.create", _distribution_event(record))
     uow.record_event("billing.creditdistribution.distribute", _distribution_event(record))
-    staging.commit(ctx, uow, staged)
+    staging.commit(ctx, uow, staging.add(ctx, uow, account, changes))
     return record.locator

@@ -1,10 +1,7 @@
 """Persistence of write-offs: the record in its account's billing partition (storage/keys.py
-BILLING_WRITEOFF_PREFIX), its alias (billing/repository.py reads by locator through it), its
-references in the account's and the tenant's lists of write-offs, in creation order, and one reference
-beside the applications of each invoice it settled (the invoice's credits list it)."""
+BILLING_WRITEOFF_PREFIX), its alias (billing/repository.py reads by locator through it) and its
+references in the account's and the tenant's lists of write-offs, in creation order."""
 from __future__ import annotations
-
-from typing import Any
 
 from chalicelib.billing import repository as billing
 from chalicelib.billing.writeoffs.models import WriteOff
@@ -14,7 +11,6 @@ from chalicelib.storage.unit_of_work import UnitOfWork
 
 KIND = "writeOff"
 LIST = "WOFF"
-INVOICE_REF = "invoiceWriteOff"
 
 
 def get(tenant: str, locator: str) -> WriteOff | None:
@@ -33,13 +29,6 @@ def add(uow: UnitOfWork, tenant: str, record: WriteOff) -> None:
             *[table.put({**keys.billing_ref(tenant, owner_kind, owner, LIST, record.locator).as_dict(),
                          "entity": "billingRef", "kind": KIND, "locator": record.locator, "accountLocator": account})
               for owner_kind, owner in (("account", account), ("tenant", tenant))])
-
-
-def invoice_ref_item(tenant: str, record: WriteOff, invoice: str) -> dict[str, Any]:
-    """The item beside the invoice's applications that names a write-off that settled some of it (written
-    with the invoice's change: billing/staging.py)."""
-    return {**keys.billing_invoice_write_off(tenant, record.accountLocator, invoice, record.locator).as_dict(),
-            "entity": INVOICE_REF, "locator": record.locator, "invoiceLocator": invoice}
 
 
 def save(uow: UnitOfWork, tenant: str, record: WriteOff) -> None:

@@ -83,14 +83,12 @@ def distribute(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTa
                                [i for i in open_invoices if i.currency == currency])
     billing_repository.bump_roots(uow, ctx.tenant, account, billing_repository.root_versions(
         ctx.tenant, account, sorted({invoice.billingContainer for invoice in touched})))
-    staged = staging.add(ctx, uow, account, [staging.InvoiceChange(
-        invoice, before[invoice.locator] == InvoiceState.OPEN,
-        added=[write_offs.invoice_ref_item(ctx.tenant, record, invoice.locator)],
-        events=[("billing.invoice.settle", billing.invoice_event(invoice))]
-        if invoice.invoiceState == InvoiceState.SETTLED else []) for invoice in touched])
+    changes = [staging.InvoiceChange(invoice, before[invoice.locator] == InvoiceState.OPEN,
+                                     events=[("billing.invoice.settle", billing.invoice_event(invoice))]
+                                     if invoice.invoiceState == InvoiceState.SETTLED else []) for invoice in touched]
     delinquencies.settle_paid(ctx, uow, account, [invoice.locator for invoice in touched
                                                   if invoice.invoiceState == InvoiceState.SETTLED])
-    return record, staged
+    return record, staging.add(ctx, uow, account, changes)
 
 
 def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, reason: str | None) -> WriteOff:
@@ -112,11 +110,11 @@ def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, re
     billing_repository.bump_roots(uow, ctx.tenant, account, billing_repository.root_versions(
         ctx.tenant, account, sorted({invoice.billingContainer for invoice in invoices.values()})))
     before = {locator: invoice.invoiceState for locator, invoice in invoices.items()}
-    staged = staging.add(ctx, uow, account, [staging.InvoiceChange(
+    changes = [staging.InvoiceChange(
         invoice, before[invoice.locator] == InvoiceState.OPEN,
         events=[("billing.invoice.unsettle", billing.invoice_event(invoice))]
         if before[invoice.locator] == InvoiceState.SETTLED and invoice.invoiceState == InvoiceState.OPEN else [])
-        for invoice in allocation.take_back(changed.allocations, given, invoices, ctx.now)])
+        for invoice in allocation.take_back(changed.allocations, given, invoices, ctx.now)]
     delinquencies.reopen_unsettled(ctx, uow, account, [invoices[locator] for locator, state in before.items()
                                                        if state == InvoiceState.SETTLED])
     changed.reversedAmount += given
@@ -124,6 +122,7 @@ def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, re
         changed.writeOffState = WriteOffState.REVERSED
     changed.reversedAt, changed.reversalReason = ctx.now, reason or current.reversalReason
     changed.updatedAt, changed.updatedBy = ctx.now, ctx.user_locator
+    staged = staging.add(ctx, uow, account, changes, after=2)  # the write-off and its event
     write_offs.save(uow, ctx.tenant, changed)
     uow.record_event("billing.writeoff.reverse", settling.event(changed))
     staging.commit(ctx, uow, staged)

@@ -255,7 +255,7 @@ def test_reversing_a_payment_whose_credit_was_distributed_reverses_the_distribut
     reversed_ = call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), token, {"reversalType": "bounced"})
     assert ok(reversed_)["paymentState"] == "reversed"
     assert event_types(api, token, tenant, reversed_) == [
-        "billing.invoice.unsettle", "billing.creditdistribution.reverse", "billing.payment.reverse"]
+        "billing.creditdistribution.reverse", "billing.invoice.unsettle", "billing.payment.reverse"]
     assert remaining(api, token, tenant, first) == ("open", Decimal("1225.00"))
     assert remaining(api, token, tenant, second) == ("open", Decimal("1225.00"))
     assert balance(api, token, tenant, account) == 0
@@ -288,7 +288,7 @@ def test_reversing_a_payment_whose_credit_was_disbursed_invoices_what_the_accoun
 
     reversed_ = call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), token)
     assert event_types(api, token, tenant, reversed_) == [
-        "billing.invoice.unsettle", "billing.creditdistribution.reverse", "billing.invoice.generate",
+        "billing.creditdistribution.reverse", "billing.invoice.generate", "billing.invoice.unsettle",
         "billing.payment.reverse"]
     assert balance(api, token, tenant, account) == 0
     assert remaining(api, token, tenant, second) == ("open", Decimal("1225.00"))
