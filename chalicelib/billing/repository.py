@@ -129,8 +129,7 @@ def _visible(tenant: str, account: str, items: list[dict[str, Any]]) -> list[dic
     tokens |= {item[STAGED_TOKEN] for item in items if STAGED_TOKEN in item}
     if not tokens:
         return items
-    committed = {item["token"] for item in table.gateway().batch_get(
-        _scope(tenant), [keys.billing_staged_commit(tenant, account, token) for token in sorted(tokens)])}
+    committed = _committed(tenant, account, tokens)
     shown = []
     for item in items:
         if STAGED_TOKEN in item and item[STAGED_TOKEN] not in committed:
@@ -141,19 +140,47 @@ def _visible(tenant: str, account: str, items: list[dict[str, Any]]) -> list[dic
     return shown
 
 
+def _committed(tenant: str, account: str, tokens: Iterable[str]) -> set[str]:
+    return {item["token"] for item in table.gateway().batch_get(
+        _scope(tenant), [keys.billing_staged_commit(tenant, account, token) for token in sorted(tokens)])}
+
+
+def shown_invoices(tenant: str, account: str, locators: list[str]) -> dict[str, tuple[dict[str, Any], list[str]]]:
+    """For each of the invoices that carries the staged rewrite of a committed change not rolled forward
+    yet: the record as that change has it (what readers see) and the attributes stored beside it that it
+    lacks. A staged rewrite of such an invoice writes that record too: should the new change never commit,
+    readers still see the committed one (nothing is read for invoices without a staged rewrite but the
+    invoices themselves)."""
+    items = [item for item in table.gateway().batch_get(
+        _scope(tenant), [_key(tenant, account, "invoice", locator) for locator in locators]) if STAGED in item]
+    committed = _committed(tenant, account, {item[STAGED]["token"] for item in items}) if items else set()
+    shown = {}
+    for item in items:
+        if item[STAGED]["token"] in committed:
+            record = item[STAGED]["item"]
+            shown[item["locator"]] = (record, [name for name in item
+                                               if name not in record and name not in ("PK", "SK", STAGED)])
+    return shown
+
+
 def staged_commit_write(tenant: str, account: str, token: str) -> WriteOp:
     return table.put_new({**keys.billing_staged_commit(tenant, account, token).as_dict(),
                           "entity": "stagedCommit", "token": token})
 
 
-def staged_rewrite(item: dict[str, Any], token: str, expected_version: int | None = None) -> WriteOp:
+def staged_rewrite(item: dict[str, Any], token: str, expected_version: int | None = None,
+                   shown: tuple[dict[str, Any], list[str]] | None = None) -> WriteOp:
     """A record's rewrite staged beside it (`item`: the whole record as the change has it, keys included;
-    `expected_version`: the version it was read at, which the staged record has one more of)."""
+    `expected_version`: the version it was read at, which the staged record has one more of; `shown`: the
+    record readers see now and the attributes it lacks, written in place of the stored one)."""
     key = Key(item["PK"], item["SK"])
     rest = {name: value for name, value in item.items() if name not in ("PK", "SK")}
     if expected_version is not None:
         rest["version"] = expected_version + 1
-    return table.update(key, {STAGED: {"token": token, "item": rest}}, expected_version=expected_version)
+    record, hidden = shown or ({}, [])
+    return table.update(key, {**{name: value for name, value in record.items() if name != "version"},
+                              STAGED: {"token": token, "item": rest}},
+                        remove=[name for name in hidden if name != "version"], expected_version=expected_version)
 
 
 def record_write(item: dict[str, Any], *, new: bool = False) -> WriteOp:

@@ -10,7 +10,8 @@ delinquencies, a write-off) but its own record and event (`after`: what it adds 
 - they fit: they join the unit of work, which commits as it always did;
 - else the change is staged under a new token: its rewrites of invoices and applications are written
   beside the records as they were (each invoice's on condition of the version it was read at, one more
-  for the staged record), the records it adds carry the token; then the caller's unit of work commits with
+  for the staged record; an invoice carrying the staged rewrite of a committed change not rolled forward
+  gets that one's record in place), the records it adds carry the token; then the caller's unit of work commits with
   the commit marker of the token: the bumps of the billing roots it read before anything else (any billing
   write of those containers meanwhile makes it fail with 409, and what was staged is never seen), the
   payment or write-off, the balance, the delinquencies, the caller's events. From that write on, every read
@@ -75,7 +76,9 @@ def commit(ctx: CallContext, uow: UnitOfWork, staged: Staged) -> list[dict[str, 
     if not staged.changes:
         return uow.commit()
     token = new_locator()
-    repository.write_staged(ctx.tenant, [_staged(ctx.tenant, change, token) for change in staged.changes])
+    shown = repository.shown_invoices(ctx.tenant, staged.account, [c.invoice.locator for c in staged.changes])
+    repository.write_staged(ctx.tenant, [_staged(ctx.tenant, change, token, shown.get(change.invoice.locator))
+                                         for change in staged.changes])
     uow.add(repository.staged_commit_write(ctx.tenant, staged.account, token))
     committed = uow.commit()
     _roll_forward(ctx, staged.changes)
@@ -88,10 +91,11 @@ def _direct(tenant: str, change: InvoiceChange) -> list[Any]:
             *(repository.record_write(item) for item in change.rewritten)]
 
 
-def _staged(tenant: str, change: InvoiceChange, token: str) -> list[Any]:
+def _staged(tenant: str, change: InvoiceChange, token: str,
+            shown: tuple[dict[str, Any], list[str]] | None) -> list[Any]:
     invoice = change.invoice
     return [repository.staged_rewrite(repository.invoice_item(tenant, invoice), token,
-                                      expected_version=invoice.version),
+                                      expected_version=invoice.version, shown=shown),
             *(repository.staged_add(item, token) for item in change.added),
             *(repository.staged_rewrite(item, token) for item in change.rewritten)]
 

@@ -139,7 +139,8 @@ def test_a_posting_that_fails_before_its_final_write_shows_nothing_and_a_retry_p
 
 def test_a_committed_posting_not_rolled_forward_yet_shows_whole(api, admin_token, jobs, monthly, monkeypatch):
     """The process dies after the posting's final write, before it rolls the invoices forward: every read
-    shows the posting whole, and the next write of those invoices (the payment's reversal) builds on it."""
+    shows the posting whole; a reversal that fails before its final write leaves it so, and the next
+    write of those invoices (the reversal again) builds on it."""
     tenant, token = monthly, admin_token
     account, invoices = many_invoices(api, token, tenant, jobs)
     payment = new_payment(api, token, tenant, account, TOTAL)
@@ -156,6 +157,19 @@ def test_a_committed_posting_not_rolled_forward_yet_shows_whole(api, admin_token
     another = new_payment(api, token, tenant, account, 5)
     assert ok(call(api, "PATCH", billing(tenant, f"/payments/{another}/post"), token))["remainingAmount"] == \
         Decimal("5.00")  # no open invoice left to pay
+
+    write_staged = repository.write_staged
+
+    def then_another_write(tenant_, groups):
+        write_staged(tenant_, groups)
+        new_payment(api, token, tenant, account, 1)
+
+    monkeypatch.setattr(repository, "write_staged", then_another_write)
+    failed = call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), token)
+    assert_error(failed, 409, "conflict.concurrent_modification")
+    assert states(api, token, tenant, account) == {("settled", True): 36}  # the posting's, still
+    credits = ok(call(api, "GET", billing(tenant, f"/invoices/{invoices[5]}/credits/list"), token))["items"]
+    assert [(c["locator"], c["creditState"]) for c in credits] == [(payment, "posted")]
 
     monkeypatch.undo()
     ok(call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), token))
