@@ -186,6 +186,11 @@ class Invoice(BaseModel):
     totalRemainingAmount: Decimal
     creditedAmount: Decimal = Decimal(0)
     """What settling the invoice (zero or negative) put on the account's credit balance."""
+    writeOffLocators: list[str] = []
+    """The write-offs that settled some of it (its credits list them)."""
+    owedFor: str | None = None
+    """Our extension: the payment whose reversal made this invoice of what was disbursed of its credit
+    (the account owes it; the invoice bills no installment)."""
     invoiceItems: list[InvoiceItem]
     installmentLocators: list[str]
     policyLocators: list[str]
@@ -207,6 +212,19 @@ class Application(BaseModel):
     """Invoice item locator -> the part of `amount` it took."""
     createdAt: datetime
     reversed: bool = False
+    reversedAt: datetime | None = None
+
+
+class InvoiceCredit(BaseModel):
+    """One credit of an invoice as its credits list shows it (CreditResponse): a payment's or a credit
+    distribution's application, or what a write-off settled of it."""
+
+    locator: str
+    """The payment, credit distribution or write-off."""
+    creditType: str
+    creditState: str
+    amount: Decimal
+    createdAt: datetime
     reversedAt: datetime | None = None
 
 
@@ -233,6 +251,8 @@ class Payment(BaseModel):
     creditedAmount: Decimal = Decimal(0)
     """What posting put on the account's credit balance."""
     postedAt: datetime | None = None
+    postedVersion: int | None = None
+    """The version posting it bumped its account's billing root to (credit/models.py executedVersion)."""
     reversedAt: datetime | None = None
     reversedBy: str | None = None
     reversalReason: str | None = None

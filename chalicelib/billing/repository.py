@@ -30,6 +30,14 @@ invoices. A container's root lives in its account's partition beside the account
 The account's invoice generation entry is shared by its containers: writers bring it forward on
 condition that nobody moved it since they read it (`runtime.due.bring_forward`).
 
+A change of more invoices than one TransactWriteItems holds is staged (billing/staging.py): its rewrites of
+invoices and applications first stand beside the records as they were (`staged`: the token and the new
+record), the records it adds carry its token (`stagedToken`), then its final write (the roots bumped, the
+payment or write-off, the commit marker of its token) makes all of it visible at once, and it is rolled
+forward into the records. Every read here shows a record as a committed token has it, and none of an
+uncommitted one (one more BatchGetItem only when a record read carries a token); every rewrite of an
+invoice drops what was staged on it (it was written from the record as read, staged change included).
+
 An installment is its own alias (it names its account): the record lives at the alias key, so writing one
 is one action and fetching it one GetItem; the installments of a policy, transaction or quote are listed
 by their lattices' references, each naming the lattice's installments (a lattice's installments never
@@ -104,6 +112,105 @@ def _model(model: type[M], item: dict[str, Any]) -> M:
     if PACKED in item:
         return model.model_validate_json(item[PACKED])
     return model.model_validate(codec.without_keys(item))
+
+
+# --- staged changes (billing/staging.py) ----------------------------------------------------------------
+
+STAGED = "staged"
+"""On a record a staged change rewrites: {"token": ..., "item": the record as the change has it}."""
+STAGED_TOKEN = "stagedToken"
+"""On a record a staged change adds: its token (the record exists once the token is committed)."""
+
+
+def _visible(tenant: str, account: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The `items` (of the account's billing partition) as a reader sees them: a staged rewrite of a
+    committed change in place of the record, no record a change added that is not committed (yet)."""
+    tokens = {item[STAGED]["token"] for item in items if STAGED in item}
+    tokens |= {item[STAGED_TOKEN] for item in items if STAGED_TOKEN in item}
+    if not tokens:
+        return items
+    committed = _committed(tenant, account, tokens)
+    shown = []
+    for item in items:
+        if STAGED_TOKEN in item and item[STAGED_TOKEN] not in committed:
+            continue
+        if STAGED in item and item[STAGED]["token"] in committed:
+            item = {"PK": item["PK"], "SK": item["SK"], **item[STAGED]["item"]}
+        shown.append(item)
+    return shown
+
+
+def _committed(tenant: str, account: str, tokens: Iterable[str]) -> set[str]:
+    return {item["token"] for item in table.gateway().batch_get(
+        _scope(tenant), [keys.billing_staged_commit(tenant, account, token) for token in sorted(tokens)])}
+
+
+def shown_invoices(tenant: str, account: str, locators: list[str]) -> dict[str, tuple[dict[str, Any], list[str]]]:
+    """For each of the invoices that carries the staged rewrite of a committed change not rolled forward
+    yet: the record as that change has it (what readers see) and the attributes stored beside it that it
+    lacks. A staged rewrite of such an invoice writes that record too: should the new change never commit,
+    readers still see the committed one (nothing is read for invoices without a staged rewrite but the
+    invoices themselves)."""
+    items = [item for item in table.gateway().batch_get(
+        _scope(tenant), [_key(tenant, account, "invoice", locator) for locator in locators]) if STAGED in item]
+    committed = _committed(tenant, account, {item[STAGED]["token"] for item in items}) if items else set()
+    shown = {}
+    for item in items:
+        if item[STAGED]["token"] in committed:
+            record = item[STAGED]["item"]
+            shown[item["locator"]] = (record, [name for name in item
+                                               if name not in record and name not in ("PK", "SK", STAGED)])
+    return shown
+
+
+def staged_commit_write(tenant: str, account: str, token: str) -> WriteOp:
+    return table.put_new({**keys.billing_staged_commit(tenant, account, token).as_dict(),
+                          "entity": "stagedCommit", "token": token})
+
+
+def staged_rewrite(item: dict[str, Any], token: str, expected_version: int | None = None,
+                   shown: tuple[dict[str, Any], list[str]] | None = None) -> WriteOp:
+    """A record's rewrite staged beside it (`item`: the whole record as the change has it, keys included;
+    `expected_version`: the version it was read at, which the staged record has one more of; `shown`: the
+    record readers see now and the attributes it lacks, written in place of the stored one)."""
+    key = Key(item["PK"], item["SK"])
+    rest = {name: value for name, value in item.items() if name not in ("PK", "SK")}
+    if expected_version is not None:
+        rest["version"] = expected_version + 1
+    record, hidden = shown or ({}, [])
+    return table.update(key, {**{name: value for name, value in record.items() if name != "version"},
+                              STAGED: {"token": token, "item": rest}},
+                        remove=[name for name in hidden if name != "version"], expected_version=expected_version)
+
+
+def record_write(item: dict[str, Any], *, new: bool = False) -> WriteOp:
+    """The write of a whole record (`new`: on condition that it does not exist yet)."""
+    return table.put_new(item) if new else table.put(item)
+
+
+def invoice_item(tenant: str, invoice: Invoice) -> dict[str, Any]:
+    """The whole item of an invoice, as stored."""
+    return _item(tenant, invoice.accountLocator, "invoice", invoice)
+
+
+def staged_add(item: dict[str, Any], token: str) -> WriteOp:
+    return table.put_new({**item, STAGED_TOKEN: token})
+
+
+def rolled_forward_add(item: dict[str, Any]) -> WriteOp:
+    """The record a committed change added, its token dropped."""
+    return table.update(Key(item["PK"], item["SK"]), {}, remove=[STAGED_TOKEN])
+
+
+def write_staged(tenant: str, groups: list[list[WriteOp]]) -> None:
+    """The staged writes, each group whole in one TransactWriteItems, as many to one as it holds."""
+    chunk: list[WriteOp] = []
+    for group in groups:
+        if chunk and len(chunk) + len(group) > table.MAX_TRANSACTION_ITEMS:
+            table.gateway().transact(_scope(tenant), chunk)
+            chunk = []
+        chunk.extend(group)
+    table.gateway().transact(_scope(tenant), chunk)
 
 
 # --- the billing roots ------------------------------------------------------------------------------
@@ -189,14 +296,16 @@ def get(tenant: str, kind: str, locator: str, model: type[M]) -> M | None:
     if account is None:
         return None
     item = table.gateway().get(_scope(tenant), _key(tenant, account, kind, locator))
-    return _model(model, item) if item else None
+    shown = _visible(tenant, account, [item]) if item else []
+    return _model(model, shown[0]) if shown else None
 
 
 def get_many(tenant: str, account: str, kind: str, locators: Iterable[str], model: type[M]) -> list[M]:
     """The records among `locators` of one account, in the order given."""
     wanted = list(dict.fromkeys(locators))
-    found = {item["locator"]: _model(model, item) for item in table.gateway().batch_get(
-        _scope(tenant), [_key(tenant, account, kind, locator) for locator in wanted])
+    items = table.gateway().batch_get(_scope(tenant), [_key(tenant, account, kind, locator) for locator in wanted])
+    found = {item["locator"]: _model(model, item) for item in (
+        items if kind in SELF_ALIASED else _visible(tenant, account, items))
         if kind not in SELF_ALIASED or (item.get("kind") == kind and item["accountLocator"] == account)}
     return [found[locator] for locator in wanted if locator in found]
 
@@ -418,8 +527,8 @@ def invoice_update_writes(tenant: str, invoice: Invoice, was_open: bool) -> list
     writes = [table.update(_key(tenant, invoice.accountLocator, "invoice", invoice.locator),
                            {name: value for name, value in invoice.model_dump(exclude={"locator", "version"}).items()
                             if value is not None},
-                           remove=[name for name, value in invoice.model_dump(exclude={"locator", "version"}).items()
-                                   if value is None],
+                           remove=[*(name for name, value in invoice.model_dump(exclude={"locator", "version"}).items()
+                                     if value is None), STAGED],
                            expected_version=invoice.version)]
     is_open = invoice.invoiceState == InvoiceState.OPEN
     marker = keys.billing_open_invoice(tenant, invoice.accountLocator, isoformat(invoice.dueTime), invoice.locator)
@@ -431,10 +540,12 @@ def invoice_update_writes(tenant: str, invoice: Invoice, was_open: bool) -> list
 
 
 def open_invoices(tenant: str, account: str) -> list[Invoice]:
-    """The account's open invoices, oldest due first."""
+    """The account's open invoices, oldest due first (a marker a staged change has not rolled forward yet
+    may name one it settled)."""
     markers = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
                               sk_prefix=keys.BILLING_OPEN_PREFIX, consistent=True)
-    return get_many(tenant, account, "invoice", [m["locator"] for m in markers], Invoice)
+    return [i for i in get_many(tenant, account, "invoice", [m["locator"] for m in markers], Invoice)
+            if i.invoiceState == InvoiceState.OPEN]
 
 
 def account_invoices(tenant: str, account: str, page: PageRequest, *, include_zero: bool) -> Page[Invoice]:
@@ -442,7 +553,7 @@ def account_invoices(tenant: str, account: str, page: PageRequest, *, include_ze
         return page_of(tenant, "account", account, NONZERO_INVOICES, "invoice", Invoice, page)
     found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
                        sk_prefix=keys.BILLING_INVOICE_PREFIX)
-    return Page([_model(Invoice, item) for item in found.items], found.list_completed)
+    return Page([_model(Invoice, item) for item in _visible(tenant, account, found.items)], found.list_completed)
 
 
 # --- payments, applications, the credit balance ------------------------------------------------------
@@ -498,29 +609,23 @@ def tenant_credits(tenant: str, page: PageRequest) -> Page[Payment]:
     return Page([found[ref["locator"]] for ref in refs.items if ref["locator"] in found], refs.list_completed)
 
 
-def add_application(uow: UnitOfWork, tenant: str, account: str, application: Application) -> None:
-    uow.add(table.put_new({**keys.billing_application(tenant, account, application.invoiceLocator,
-                                                      application.locator).as_dict(),
-                           "entity": "application", **application.model_dump(exclude_none=True)}))
-
-
-def save_application(uow: UnitOfWork, tenant: str, account: str, application: Application) -> None:
-    uow.add(table.put({**keys.billing_application(tenant, account, application.invoiceLocator,
-                                                  application.locator).as_dict(),
-                       "entity": "application", **application.model_dump(exclude_none=True)}))
+def application_item(tenant: str, account: str, application: Application) -> dict[str, Any]:
+    """The whole item of an application (billing/staging.py writes it, or stages it)."""
+    return {**keys.billing_application(tenant, account, application.invoiceLocator, application.locator).as_dict(),
+            "entity": "application", **application.model_dump(exclude_none=True)}
 
 
 def applications_of(tenant: str, account: str, invoice: str) -> list[Application]:
     items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
                             sk_prefix=f"APP#{invoice}#", consistent=True)
-    return [_model(Application, item) for item in items]
+    return [_model(Application, item) for item in _visible(tenant, account, items)]
 
 
 def applications(tenant: str, account: str, pairs: Iterable[tuple[str, str]]) -> list[Application]:
     """The applications named by (invoice locator, application locator)."""
-    return [_model(Application, item) for item in table.gateway().batch_get(
+    return [_model(Application, item) for item in _visible(tenant, account, table.gateway().batch_get(
         _scope(tenant), [keys.billing_application(tenant, account, invoice, application)
-                         for invoice, application in pairs])]
+                         for invoice, application in pairs]))]
 
 
 def credit_balance(tenant: str, account: str, currency: str) -> CreditBalance:
@@ -528,13 +633,13 @@ def credit_balance(tenant: str, account: str, currency: str) -> CreditBalance:
     return _model(CreditBalance, item) if item else CreditBalance(accountLocator=account, currency=currency)
 
 
-def credit_writes(tenant: str, balance: CreditBalance, line: LedgerLine) -> list[WriteOp]:
-    """The new balance and the ledger line that moved it (the account's billing root serialises the writers)."""
+def credit_writes(tenant: str, balance: CreditBalance, *lines: LedgerLine) -> list[WriteOp]:
+    """The new balance and the ledger lines that moved it (the account's billing root serialises the writers)."""
     return [table.put({**keys.billing_credit_balance(tenant, balance.accountLocator, balance.currency).as_dict(),
                        "entity": "creditBalance", **balance.model_dump()}),
-            table.put_new({**keys.billing_ledger_line(tenant, balance.accountLocator, balance.currency,
-                                                      line.locator).as_dict(),
-                           "entity": "ledgerLine", **line.model_dump(exclude_none=True)})]
+            *[table.put_new({**keys.billing_ledger_line(tenant, balance.accountLocator, balance.currency,
+                                                        line.locator).as_dict(),
+                             "entity": "ledgerLine", **line.model_dump(exclude_none=True)}) for line in lines]]
 
 
 def ledger_lines(tenant: str, account: str, currency: str, page: PageRequest) -> Page[LedgerLine]:

@@ -167,10 +167,8 @@ def list_invoice_payments(tenantLocator: str, locator: str,
 @endpoint("invoices.read", "invoices.list", errors=INVOICE)
 def list_invoice_credits(tenantLocator: str, locator: str,
                          query: schemas.IncludeReversedQuery) -> schemas.CreditListResponse:
-    ctx = request_context()
-    found = service.invoice(ctx, locator)
-    credits = [schemas.CreditResponse.of(a, found.accountLocator, found.currency)
-               for a in service.applications_of_invoice(ctx, locator, include_reversed=query.includeReversed)]
+    found, made = service.credits_of_invoice(request_context(), locator, include_reversed=query.includeReversed)
+    credits = [schemas.CreditResponse.of(c, found.accountLocator, found.currency) for c in made]
     page = query.page()
     return schemas.CreditListResponse(listCompleted=page.offset + page.count >= len(credits),
                                       items=credits[page.offset:page.offset + page.count])
@@ -189,11 +187,11 @@ def list_invoice_debits(tenantLocator: str, locator: str,
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/settle", methods=["POST"])
-@endpoint("invoices.write", errors=[*INVOICE, codes.INVOICE_NOT_SETTLEABLE, codes.INVOICE_SETTLED])
+@endpoint("invoices.write", errors=[*INVOICE, codes.INVOICE_AMOUNT_REMAINING, codes.INVOICE_SETTLED])
 def settle_invoice(tenantLocator: str, locator: str,
                    query: schemas.SettleQuery) -> schemas.CreditDistributionListResponse:
-    return schemas.CreditDistributionListResponse.of_settled(
-        *service.settle_invoice(request_context(), locator, forced=query.forced))
+    # `forced` is the platform's; a positive remaining amount is refused with it too (service.py)
+    return schemas.CreditDistributionListResponse.of_settled(*service.settle_invoice(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/number/set", methods=["POST"])

@@ -12,7 +12,6 @@ from pydantic_core import PydanticCustomError
 
 from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.billing.models import (
-    Application,
     ContainerType,
     CreditBalance,
     Installment,
@@ -20,6 +19,7 @@ from chalicelib.billing.models import (
     InstallmentJob,
     InstallmentLattice,
     Invoice,
+    InvoiceCredit,
     InvoiceGenerationJob,
     InvoiceItem,
     InvoiceState,
@@ -29,7 +29,6 @@ from chalicelib.billing.models import (
     LedgerLine,
     Payment,
     PaymentState,
-    SourceType,
 )
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse, Page
@@ -339,11 +338,11 @@ class CreditDistributionListResponse(ListResponse[CreditDistributionResponse]):
 
 
 class CreditResponse(Response):
-    """Money an invoice received (CreditResponse): a payment, or the credit balance."""
+    """Money an invoice received (CreditResponse): a payment, the credit balance, or a write-off."""
 
     locator: str
-    creditState: Literal["posted", "reversed"]
-    creditType: Literal["payment", "creditDistribution"]
+    creditState: Literal["posted", "distributed", "reversed"]
+    creditType: Literal["payment", "creditDistribution", "writeOff", "shortfallWriteOff"]
     currency: str
     amount: Decimal
     createdAt: datetime
@@ -352,11 +351,11 @@ class CreditResponse(Response):
     reversedAt: datetime | None = None
 
     @classmethod
-    def of(cls, application: Application, account: str, currency: str) -> CreditResponse:
-        return cls(locator=application.sourceLocator, creditState="reversed" if application.reversed else "posted",
-                   creditType="payment" if application.sourceType == SourceType.PAYMENT else "creditDistribution",
-                   currency=currency, amount=application.amount, createdAt=application.createdAt,
-                   accountLocator=account, realizedAt=application.createdAt, reversedAt=application.reversedAt)
+    def of(cls, credit: InvoiceCredit, account: str, currency: str) -> CreditResponse:
+        return cls(locator=credit.locator, creditState=credit.creditState,
+                   creditType=credit.creditType,
+                   currency=currency, amount=credit.amount, createdAt=credit.createdAt,
+                   accountLocator=account, realizedAt=credit.createdAt, reversedAt=credit.reversedAt)
 
 
     @classmethod

@@ -8,7 +8,7 @@ job, is retried.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -16,7 +16,9 @@ from typing import Any
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
-from chalicelib.billing import payment_lifecycle, plans, repository
+from chalicelib.billing import payment_lifecycle, plans, repository, staging
+from chalicelib.billing.credit import repository as credit_records
+from chalicelib.billing.credit.models import CreditDistribution, CreditDistributionState
 from chalicelib.billing.delinquency import service as delinquencies
 from chalicelib.billing.holds import service as holds
 from chalicelib.billing.installments import allocation, lattice
@@ -31,7 +33,9 @@ from chalicelib.billing.models import (
     InstallmentJob,
     InstallmentLattice,
     Invoice,
+    InvoiceCredit,
     InvoiceGenerationJob,
+    InvoiceItem,
     InvoiceState,
     InvoicingJob,
     JobStatus,
@@ -43,6 +47,7 @@ from chalicelib.billing.models import (
     SourceType,
 )
 from chalicelib.billing.payments import allocation as payments
+from chalicelib.billing.writeoffs import repository as write_off_records
 from chalicelib.billing.writeoffs import settling
 from chalicelib.configuration import numbers, products
 from chalicelib.configuration import service as configuration
@@ -72,6 +77,8 @@ from chalicelib.transactions import service as transactions
 
 LATTICE_EVENT = "billing.installmentlattice.create"
 INVOICE_ENTITY = "invoice"
+OWED = "owed"
+"""The charge type and category of an owed invoice's one item (reverse_payment)."""
 INSTALLMENTS_PER_INVOICE = 40
 """An invoice and the installments it invoices are one write (2 actions each, and 2 for each policy):
 a due time with more installments (or policies) in one container makes several invoices."""
@@ -495,19 +502,7 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
         credit = payments.settle_into_credit(invoice, ctx.now)
     bumped = {root: versions[root] for root in (invoice.billingContainer, *([account.locator] if credit else []))}
     repository.bump_roots(uow, ctx.tenant, account.locator, bumped)
-    if numbering:
-        invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
-    for installment in invoiced:
-        installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
-        uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
-    uow.add(*repository.invoice_writes(ctx.tenant, invoice))
-    if invoice.invoiceState == InvoiceState.OPEN:  # unsettled at its due time, it opens a delinquency
-        due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)
-    if not invoice.suppressAutopay:
-        arm_autopay(uow, invoice)
-    uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
-    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator,
-                                   _rendering_data(invoice, account))
+    _add_invoice(ctx, uow, model, numbering, invoice, invoiced, account)
     if credit is not None:
         uow.record_event("billing.invoice.settle", _invoice_event(invoice))
         if credit:
@@ -516,6 +511,25 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
     uow.commit()
     versions.update({root: version + 1 for root, version in bumped.items()})
     return invoice
+
+
+def _add_invoice(ctx: CallContext, uow: Any, model: dict[str, Any], numbering: str | None, invoice: Invoice,
+                 invoiced: list[Installment], account: Account) -> None:
+    """Add to `uow` (which bumps the roots) a new invoice of the `invoiced` installments: its number, its
+    due and autopay entries (an owed invoice has neither), its event and its document."""
+    if numbering:
+        invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
+    for installment in invoiced:
+        installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
+        uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
+    uow.add(*repository.invoice_writes(ctx.tenant, invoice))
+    if invoice.invoiceState == InvoiceState.OPEN and invoice.owedFor is None:
+        due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)  # unsettled then: delinquent
+    if not invoice.suppressAutopay:
+        arm_autopay(uow, invoice)
+    uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
+    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator,
+                                   _rendering_data(invoice, account))
 
 
 def _rendering_data(invoice: Invoice, account: Account) -> dict[str, Any]:
@@ -540,10 +554,18 @@ def _credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Dec
             source_type: str, source: str) -> None:
     """Move the account's credit balance by `amount` (negative: down), with its ledger line."""
     balance = repository.credit_balance(ctx.tenant, account, currency)
-    line = LedgerLine(locator=new_locator(), currency=currency, accountingType="credit" if amount > 0 else "debit",
-                      amount=abs(amount), note=note, sourceType=source_type, sourceLocator=source, time=ctx.now)
+    _credit_moves(ctx, uow, account, currency, balance.balance, [(amount, note, source_type, source)])
+
+
+def _credit_moves(ctx: CallContext, uow: Any, account: str, currency: str, held: Decimal,
+                  moves: Sequence[tuple[Decimal, str, str, str]]) -> None:
+    """Move the account's credit balance (`held` now) by each (amount, note, source type, source) of
+    `moves`, a ledger line each, in one write of the balance."""
+    lines = [LedgerLine(locator=new_locator(), currency=currency, accountingType="credit" if amount > 0 else "debit",
+                        amount=abs(amount), note=note, sourceType=source_type, sourceLocator=source, time=ctx.now)
+             for amount, note, source_type, source in moves]
     uow.add(*repository.credit_writes(ctx.tenant, CreditBalance(
-        accountLocator=account, currency=currency, balance=balance.balance + amount), line))
+        accountLocator=account, currency=currency, balance=held + sum((m[0] for m in moves), Decimal(0))), *lines))
 
 
 def invoice(ctx: CallContext, locator: str) -> Invoice:
@@ -593,22 +615,21 @@ def arm_autopay(uow: Any, record: Invoice) -> None:
         due.schedule(uow, DueKind.INVOICE_AUTOPAY, record.locator, record.autopayTime)
 
 
-def settle_invoice(ctx: CallContext, locator: str, *, forced: bool) -> tuple[Invoice, Decimal]:
-    """Settle a zero or negative invoice into the credit balance; a positive remaining amount only with
-    `forced` (it is then written off the invoice, not paid: its items keep what they still owe). Answers
-    the invoice and what it put on the credit balance."""
+def settle_invoice(ctx: CallContext, locator: str) -> tuple[Invoice, Decimal]:
+    """Settle a zero or negative invoice into the credit balance (spec: settle is for those, `forced` or
+    not); one with a positive remaining amount is refused with 409, since settling it would leave money
+    owed that no record accounts for: a payment or a write-off settles it. Answers the invoice and what it
+    put on the credit balance."""
     current = invoice(ctx, locator)
     if current.invoiceState == InvoiceState.SETTLED:
         raise codes.INVOICE_SETTLED(f"Invoice {locator} is settled")
-    if current.totalRemainingAmount > 0 and not forced:
-        raise codes.INVOICE_NOT_SETTLEABLE(
-            f"Invoice {locator} has {current.totalRemainingAmount} remaining; settle it with forced=true")
+    if current.totalRemainingAmount > 0:
+        left = money.round_money(current.totalRemainingAmount, current.currency)
+        raise codes.INVOICE_AMOUNT_REMAINING(
+            f"Invoice {locator} has {left} {current.currency} remaining: only an invoice of zero or negative "
+            f"total is settled; pay it, or write the remainder off (PATCH /invoices/{locator}/writeOff)")
     changed = current.model_copy(deep=True)
-    credit = Decimal(0)
-    if changed.totalRemainingAmount <= 0:
-        credit = payments.settle_into_credit(changed, ctx.now)
-    else:
-        changed.invoiceState, changed.settledTime = InvoiceState.SETTLED, ctx.now
+    credit = payments.settle_into_credit(changed, ctx.now)
     saved = _save_invoice(ctx, current, changed, [("billing.invoice.settle", _invoice_event(changed))], credit=credit)
     return saved, credit
 
@@ -658,6 +679,29 @@ def applications_of_invoice(ctx: CallContext, locator: str, *, include_reversed:
     found = invoice(ctx, locator)
     return [a for a in repository.applications_of(ctx.tenant, found.accountLocator, locator)
             if include_reversed or not a.reversed]
+
+
+def credits_of_invoice(ctx: CallContext, locator: str, *,
+                       include_reversed: bool) -> tuple[Invoice, list[InvoiceCredit]]:
+    """The invoice and what settled (some of) it, oldest first: the applications of payments and credit
+    distributions, and the write-offs (a write-off's amount is what it still holds of the invoice; all
+    of it reversed, it is `reversed` with what it had settled)."""
+    found = invoice(ctx, locator)
+    applied = repository.applications_of(ctx.tenant, found.accountLocator, locator)
+    written = found.writeOffLocators
+    credits = [InvoiceCredit(
+        locator=a.sourceLocator, creditType="payment" if a.sourceType == SourceType.PAYMENT else "creditDistribution",
+        creditState="reversed" if a.reversed else "posted", amount=a.amount, createdAt=a.createdAt,
+        reversedAt=a.reversedAt) for a in applied]
+    for write_off in write_off_records.get_many(ctx.tenant, found.accountLocator, written) if written else []:
+        allocation = next(a for a in write_off.allocations if a.invoiceLocator == locator)
+        held = allocation.held_amount
+        credits.append(InvoiceCredit(
+            locator=write_off.locator, creditType=write_off.creditType.value,
+            creditState="distributed" if held else "reversed", amount=held or allocation.amount,
+            createdAt=write_off.createdAt, reversedAt=None if held else write_off.reversedAt))
+    credits.sort(key=lambda c: c.createdAt)
+    return found, [c for c in credits if include_reversed or c.creditState != "reversed"]
 
 
 def payments_of_invoice(ctx: CallContext, locator: str, page: PageRequest, *,
@@ -873,7 +917,8 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     _check_targets(ctx, current.accountLocator, current.currency, current.targets)
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
-    repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [account]))
+    versions = repository.root_versions(ctx.tenant, account, [account])
+    repository.bump_roots(uow, ctx.tenant, account, versions)
     open_invoices = [i for i in repository.open_invoices(ctx.tenant, account) if i.currency == current.currency]
     named = [t.containerLocator for t in current.targets if t.containerType == ContainerType.INVOICE]
     by_locator = {i.locator: i for i in open_invoices}
@@ -886,17 +931,18 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     settling.settle_shortfalls(ctx, uow, account, current.currency, [each.invoice for each in applied], by_locator,
                                open_invoices)
     posted = current.model_copy(update={"paymentState": PaymentState.POSTED, "postedAt": ctx.now,
-                                        "creditedAmount": left})
+                                        "postedVersion": versions[account] + 1, "creditedAmount": left})
+    changes = []
     for each in applied:
         application = Application(locator=new_locator(), invoiceLocator=each.invoice.locator,
                                   sourceType=SourceType.PAYMENT, sourceLocator=current.locator, amount=each.amount,
                                   itemAmounts=each.item_amounts, createdAt=ctx.now)
-        repository.add_application(uow, ctx.tenant, account, application)
         posted.applications.append(f"{each.invoice.locator}/{application.locator}")
-        uow.add(*repository.invoice_update_writes(ctx.tenant, each.invoice,
-                                                  before[each.invoice.locator] == InvoiceState.OPEN))
-        if each.invoice.invoiceState == InvoiceState.SETTLED:
-            uow.record_event("billing.invoice.settle", _invoice_event(each.invoice))
+        settled = each.invoice.invoiceState == InvoiceState.SETTLED
+        changes.append(staging.InvoiceChange(
+            each.invoice, before[each.invoice.locator] == InvoiceState.OPEN,
+            added=[repository.application_item(ctx.tenant, account, application)],
+            events=[("billing.invoice.settle", _invoice_event(each.invoice))] if settled else []))
     if left:
         _credit(ctx, uow, account, current.currency, left, "payment in excess of its targets", SourceType.PAYMENT,
                 current.locator)
@@ -904,41 +950,105 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
                                                   if each.invoice.invoiceState == InvoiceState.SETTLED])
     uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
-    return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True)
+    staged = staging.add(ctx, uow, account, changes, after=SAVED_PAYMENT)
+    return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True, staged=staged)
 
 
 def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payment:
     """Take a posted payment back: every invoice it paid gets back what it took (a settled one is open
-    again), and what it credited leaves the credit balance."""
+    again), and what it credited leaves the credit balance, which never goes negative: when the balance
+    holds less than that (the credit was used since), the credit distributions executed since the
+    posting are reversed too, the latest first, until it holds enough (their invoices open again), and
+    what is still missing was disbursed: the account owes it, on an invoice of its own made now
+    (`owedFor` the payment). Delinquencies re-open for every invoice it re-opens past its due time."""
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.POSTED,), "be reversed")
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
     repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [account]))
-    pairs = [tuple(ref.split("/", 1)) for ref in current.applications]
-    applied = repository.applications(ctx.tenant, account, pairs)  # type: ignore[arg-type]
+    credited = current.creditedAmount
+    held = repository.credit_balance(ctx.tenant, account, current.currency).balance if credited else Decimal(0)
+    funded = _distributions_funded(ctx, current, held)
+    refs = [*current.applications, *(ref for d in funded for ref in d.applications)]
+    applied = repository.applications(ctx.tenant, account, [tuple(ref.split("/", 1)) for ref in refs])  # type: ignore[misc]
     invoices = {i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice",
                                                           [a.invoiceLocator for a in applied], Invoice)}
     repository.bump_container_roots(uow, ctx.tenant, account, [i.billingContainer for i in invoices.values()])
-    unsettled = []
+    was_open = {locator: i.invoiceState == InvoiceState.OPEN for locator, i in invoices.items()}
+    changes = {locator: staging.InvoiceChange(target, was_open[locator]) for locator, target in invoices.items()}
     for application in applied:
-        target = invoices[application.invoiceLocator]
-        was_open = target.invoiceState == InvoiceState.OPEN
-        payments.take_back(target, application.itemAmounts, ctx.now)
-        repository.save_application(uow, ctx.tenant, account, application.model_copy(
-            update={"reversed": True, "reversedAt": ctx.now}))
-        uow.add(*repository.invoice_update_writes(ctx.tenant, target, was_open))
-        target.version += 1
-        if not was_open and target.invoiceState == InvoiceState.OPEN:
-            uow.record_event("billing.invoice.unsettle", _invoice_event(target))
-            unsettled.append(target)
+        payments.take_back(invoices[application.invoiceLocator], application.itemAmounts, ctx.now)
+        changes[application.invoiceLocator].rewritten.append(repository.application_item(
+            ctx.tenant, account, application.model_copy(update={"reversed": True, "reversedAt": ctx.now})))
+    unsettled = [target for target in invoices.values()
+                 if not was_open[target.locator] and target.invoiceState == InvoiceState.OPEN]
+    for target in unsettled:
+        changes[target.locator].events.append(("billing.invoice.unsettle", _invoice_event(target)))
     delinquencies.reopen_unsettled(ctx, uow, account, unsettled)
-    if current.creditedAmount:
-        _credit(ctx, uow, account, current.currency, -current.creditedAmount, "payment reversed",
-                SourceType.PAYMENT, current.locator)
+    moves = []
+    for record in funded:
+        credit_records.save(uow, ctx.tenant, credit_records.DISTRIBUTION, account, record.model_copy(update={
+            "creditDistributionState": CreditDistributionState.REVERSED, "reversedAt": ctx.now,
+            "reversalReason": f"payment {current.locator} reversed", "updatedAt": ctx.now,
+            "updatedBy": ctx.user_locator}), record.version)
+        uow.record_event("billing.creditdistribution.reverse", {"creditLocator": record.locator})
+        moves.append((record.appliedAmount, "credit distribution reversed", SourceType.CREDIT_BALANCE, record.locator))
+    restored = held + sum((record.appliedAmount for record in funded), Decimal(0))
+    owed = max(credited - restored, Decimal(0))
+    if credited - owed:
+        moves.append((owed - credited, "payment reversed", SourceType.PAYMENT, current.locator))
+    if moves:
+        _credit_moves(ctx, uow, account, current.currency, held, moves)
+    if owed:
+        _add_owed_invoice(ctx, uow, current, owed)
+    staged = staging.add(ctx, uow, account, list(changes.values()), after=SAVED_PAYMENT)
     reversed_payment = current.model_copy(update={"paymentState": PaymentState.REVERSED, "reversedAt": ctx.now,
                                                   "reversedBy": ctx.user_locator, "reversalReason": reason})
-    return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True)
+    return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True, staged=staged)
+
+
+def _distributions_funded(ctx: CallContext, record: Payment, held: Decimal) -> list[CreditDistribution]:
+    """The executed credit distributions of the account a reversal of `record` takes back because its
+    credit balance (`held`) holds less than the payment credited: those executed since it was posted, in
+    its currency, the latest first, as many as make up the difference (none, and nothing read, when the
+    balance holds enough)."""
+    short = record.creditedAmount - held
+    if short <= 0:
+        return []
+    executed = [d for d in repository.all_of(ctx.tenant, "account", record.accountLocator,
+                                             credit_records.LIST[credit_records.DISTRIBUTION],
+                                             credit_records.DISTRIBUTION, CreditDistribution)
+                if d.creditDistributionState == CreditDistributionState.EXECUTED and d.currency == record.currency
+                and (d.executedVersion or 0) > (record.postedVersion or 0)]
+    chosen = []
+    for distribution in sorted(executed, key=lambda d: d.executedVersion or 0, reverse=True):
+        if short <= 0:
+            break
+        if distribution.appliedAmount:
+            chosen.append(distribution)
+            short -= distribution.appliedAmount
+    return chosen
+
+
+def _add_owed_invoice(ctx: CallContext, uow: Any, reversed_payment: Payment, amount: Decimal) -> Invoice:
+    """Add to `uow` an invoice of `amount` the account owes now: what was disbursed of the credit of the
+    payment being reversed. It bills no installment and no policy (so no delinquency lapses a policy for
+    it); it is numbered, rendered and paid like any other invoice."""
+    account = accounts.get_account(ctx, reversed_payment.accountLocator)
+    locator = new_locator()
+    item = InvoiceItem(locator=new_locator(), invoiceLocator=locator, timezone=account.timezone,
+                       chargeCategory=OWED, chargeType=OWED, amount=amount, remainingAmount=amount,
+                       installmentItemLocators=[], transactionLocators=[])
+    owed = Invoice(
+        locator=locator, accountLocator=account.locator, billingContainer=account.locator,
+        invoiceState=InvoiceState.OPEN, currency=reversed_payment.currency, timezone=account.timezone,
+        startTime=ctx.now, endTime=ctx.now, dueTime=ctx.now, generatedTime=ctx.now, generateTime=ctx.now,
+        suppressAutopay=True, totalAmount=amount, totalRemainingAmount=amount, invoiceItems=[item],
+        installmentLocators=[], policyLocators=[], owedFor=reversed_payment.locator, createdAt=ctx.now,
+        createdBy=ctx.user_locator)
+    model = configuration.current_model(ctx, resolved=True)[1]
+    _add_invoice(ctx, uow, model, _invoice_numbering_plan(ctx, account), owed, [], account)
+    return owed
 
 
 def _require_state(record: Payment, allowed: tuple[PaymentState, ...], what: str) -> None:
@@ -947,7 +1057,14 @@ def _require_state(record: Payment, allowed: tuple[PaymentState, ...], what: str
             f"Payment {record.locator} is {record.paymentState.value} and cannot {what}")
 
 
-def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = None, bumped: bool = False) -> Payment:
+SAVED_PAYMENT = 2
+"""The actions `_save_payment` adds to a unit of work: the payment and its event."""
+
+
+def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = None, bumped: bool = False,
+                  staged: staging.Staged | None = None) -> Payment:
+    """Save the payment with its event in `uow` (bumping the account's root unless `bumped`) and commit it,
+    with the invoices' changes `staged` (billing/staging.py)."""
     uow = uow or wiring.unit_of_work(ctx)
     if not bumped:
         account = record.accountLocator
@@ -955,7 +1072,10 @@ def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = N
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
     repository.save_payment(uow, ctx.tenant, changed)
     uow.record_event(event, _payment_event(changed))
-    uow.commit()
+    if staged is not None:
+        staging.commit(ctx, uow, staged)
+    else:
+        uow.commit()
     return changed.model_copy(update={"version": changed.version + 1})
 
 

@@ -294,8 +294,8 @@ PAYMENT_ACCOUNT_REQUIRED = _code(InvalidRequest, "payment.account_required",
 PAYMENT_INVALID_STATE = _code(InvalidState, "payment.invalid_state", "The payment's state does not allow this")
 INSTALLMENT_NOT_INVOICEABLE = _code(InvalidRequest, "installment.not_invoiceable",
                                     "The installment is invoiced already, or not of the account")
-INVOICE_NOT_SETTLEABLE = _code(InvalidState, "invoice.not_settleable",
-                               "An invoice with a positive remaining amount settles only with `forced`")
+INVOICE_AMOUNT_REMAINING = _code(InvalidState, "invoice.amount_remaining",
+                                 "The invoice has money remaining: only a payment or a write-off settles it")
 INVOICE_SETTLED = _code(InvalidState, "invoice.settled", "The invoice is settled")
 
 # Tenant plugins, and jobs.
@@ -384,8 +384,6 @@ WRITEOFF_EXCEEDS_REMAINING = _code(InvalidRequest, "writeOff.exceeds_remaining",
 WRITEOFF_INVALID_STATE = _code(InvalidState, "writeOff.invalid_state", "The write-off is reversed already")
 WRITEOFF_INVALID_REVERSAL = _code(InvalidRequest, "writeOff.invalid_reversal",
                                   "A reversal's amount is positive and at most what is written off and not reversed")
-WRITEOFF_TOO_LARGE = _code(InvalidRequest, "writeOff.too_large",
-                           "The write-off touches more invoices than one change holds; split it")
 CREDIT_INVALID_AMOUNT = _code(InvalidRequest, "credit.invalid_amount",
                               "The amount is not a positive amount of the currency")
 CREDIT_INVALID_SOURCE = _code(InvalidRequest, "credit.invalid_source",

@@ -441,6 +441,12 @@ def billing_application(tenant_locator: str, account_locator: str, invoice: str,
     return Key(billing_partition(tenant_locator, account_locator), f"APP#{invoice}#{application}")
 
 
+def billing_staged_commit(tenant_locator: str, account_locator: str, token: str) -> Key:
+    """Written by the final write of a billing change staged over several writes (billing/staging.py):
+    what that change staged is visible once this exists."""
+    return Key(billing_partition(tenant_locator, account_locator), f"STAGED#{token}")
+
+
 def billing_credit_balance(tenant_locator: str, account_locator: str, currency: str) -> Key:
     return Key(billing_partition(tenant_locator, account_locator), f"CREDIT#{currency}")
 

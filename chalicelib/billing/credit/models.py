@@ -37,6 +37,9 @@ class CreditDistribution(BaseModel):
     """What executing it took from the credit balance (the targets may hold less than `amount`)."""
     validationResult: dict[str, Any] | None = None
     executedAt: datetime | None = None
+    executedVersion: int | None = None
+    """The version executing it bumped its account's billing root to: billing writes of an account in
+    the order they were made (a payment's reversal takes back the distributions executed after it)."""
     reversedAt: datetime | None = None
     reversalReason: str | None = None
     createdAt: datetime

@@ -15,6 +15,7 @@ from chalicelib.storage.unit_of_work import UnitOfWork
 M = TypeVar("M", bound=BaseModel)
 PREFIX = {"creditDistribution": keys.BILLING_CREDIT_DISTRIBUTION_PREFIX,
           "disbursement": keys.BILLING_DISBURSEMENT_PREFIX}
+DISTRIBUTION = "creditDistribution"
 LIST = {"creditDistribution": "CDIST", "disbursement": "DISB"}
 
 

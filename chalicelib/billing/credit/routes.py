@@ -106,7 +106,8 @@ def fetch_disbursement(tenantLocator: str, locator: str) -> schemas.Disbursement
 
 
 @bp.route("/billing/{tenantLocator}/disbursements/{locator}/validate", methods=["PATCH"])
-@endpoint("disbursements.write", errors=[*DISBURSEMENT, codes.DISBURSEMENT_UNKNOWN_TYPE])
+@endpoint("disbursements.write", errors=[*DISBURSEMENT, codes.DISBURSEMENT_UNKNOWN_TYPE,
+                                         codes.CREDIT_INSUFFICIENT_BALANCE])
 def validate_disbursement(tenantLocator: str, locator: str) -> schemas.DisbursementResponse:
     return schemas.DisbursementResponse.of(service.move_disbursement(request_context(), locator, "validate"))
 
@@ -118,7 +119,7 @@ def reset_disbursement(tenantLocator: str, locator: str) -> schemas.Disbursement
 
 
 @bp.route("/billing/{tenantLocator}/disbursements/{locator}/approve", methods=["PATCH"])
-@endpoint("disbursements.write", errors=DISBURSEMENT)
+@endpoint("disbursements.write", errors=[*DISBURSEMENT, codes.CREDIT_INSUFFICIENT_BALANCE])
 def approve_disbursement(tenantLocator: str, locator: str) -> schemas.DisbursementResponse:
     return schemas.DisbursementResponse.of(service.move_disbursement(request_context(), locator, "approve"))
 

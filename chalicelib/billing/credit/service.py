@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from chalicelib.accounts import service as accounts
 from chalicelib.billing import repository as billing_repository
 from chalicelib.billing import service as billing
+from chalicelib.billing import staging
 from chalicelib.billing.credit import repository
 from chalicelib.billing.credit.models import (
     DISBURSEMENT_STEPS,
@@ -79,11 +80,16 @@ def _check_sources(account: str, sources: list[PaymentTarget]) -> list[PaymentTa
     return sources or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
 
 
-def _balance(ctx: CallContext, account: str, currency: str, wanted: Decimal) -> None:
-    held = billing_repository.credit_balance(ctx.tenant, account, currency).balance
+def _balance(ctx: CallContext, account: str, currency: str, wanted: Decimal, what: str,
+             held: Decimal | None = None) -> None:
+    """409 when the account's credit balance in `currency` (`held`, when read already) holds less than
+    `wanted`, naming the balance and what it has available."""
+    if held is None:
+        held = billing_repository.credit_balance(ctx.tenant, account, currency).balance
     if wanted > held:
         raise codes.CREDIT_INSUFFICIENT_BALANCE(
-            f"Account {account} holds {held} {currency} of credit; {wanted} cannot be drawn")
+            f"The {what} of {money.round_money(wanted, currency)} {currency} exceeds the credit balance of "
+            f"account {account}: {money.round_money(held, currency)} {currency} available")
 
 
 def _found(ctx: CallContext, kind: str, locator: str, model: type[R]) -> R:
@@ -94,17 +100,30 @@ def _found(ctx: CallContext, kind: str, locator: str, model: type[R]) -> R:
 
 
 def _bumped(ctx: CallContext, account: str) -> Any:
+    return _bumped_to(ctx, account)[0]
+
+
+def _bumped_to(ctx: CallContext, account: str) -> tuple[Any, int]:
+    """A unit of work bumping the account's billing root, and the version it bumps it to."""
     uow = wiring.unit_of_work(ctx)
-    billing_repository.bump_roots(uow, ctx.tenant, account,
-                                  billing_repository.root_versions(ctx.tenant, account, [account]))
-    return uow
+    versions = billing_repository.root_versions(ctx.tenant, account, [account])
+    billing_repository.bump_roots(uow, ctx.tenant, account, versions)
+    return uow, versions[account] + 1
 
 
-def _save(ctx: CallContext, uow: Any, kind: str, record: R, event: str, data: dict[str, Any]) -> R:
+SAVED = 2
+"""The actions `_save` adds to a unit of work: the record and its event."""
+
+
+def _save(ctx: CallContext, uow: Any, kind: str, record: R, event: str, data: dict[str, Any],
+          staged: staging.Staged | None = None) -> R:
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
     repository.save(uow, ctx.tenant, kind, changed.accountLocator, changed, changed.version)
     uow.record_event(event, data)
-    uow.commit()
+    if staged is not None:
+        staging.commit(ctx, uow, staged)
+    else:
+        uow.commit()
     return changed.model_copy(update={"version": changed.version + 1})
 
 
@@ -201,23 +220,24 @@ def execute_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
     _require_distribution(current, (CreditDistributionState.DRAFT, CreditDistributionState.VALIDATED),
                           "be executed")
     account = current.accountLocator
-    uow = _bumped(ctx, account)
+    uow, version = _bumped_to(ctx, account)
     _check_targets(ctx, account, current.currency, current.targets)
-    _balance(ctx, account, current.currency, current.amount)
+    _balance(ctx, account, current.currency, current.amount, "credit distribution")
     changed = current.model_copy(deep=True)
-    changed.applications, changed.appliedAmount = apply_credit(ctx, uow, account, current.currency, current.amount,
-                                                               current.targets, locator)
+    changed.executedVersion = version
+    changed.applications, changed.appliedAmount, changes = apply_credit(ctx, uow, account, current.currency,
+                                                                        current.amount, current.targets, locator)
     changed.creditDistributionState, changed.executedAt = CreditDistributionState.EXECUTED, ctx.now
     return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.distribute",
-                 _distribution_event(changed))
+                 _distribution_event(changed), staging.add(ctx, uow, account, changes, after=SAVED))
 
 
 def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal,
-                 targets: list[PaymentTarget], source: str) -> tuple[list[str], Decimal]:
+                 targets: list[PaymentTarget], source: str) -> tuple[list[str], Decimal, list[staging.InvoiceChange]]:
     """Add to `uow` (which bumped the account's billing root) the application of up to `amount` of the
     credit balance to the targets (none: the open invoices oldest due first), the bumps of the roots of
-    their containers and the balance's debit. Answers the applications (`invoice/application`) and what
-    they took."""
+    their containers and the balance's debit. Answers the applications (`invoice/application`), what
+    they took and the invoices' changes, for the caller to add to `uow` (billing/staging.py)."""
     open_invoices = [i for i in billing_repository.open_invoices(ctx.tenant, account) if i.currency == currency]
     by_locator = {i.locator: i for i in open_invoices}
     named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
@@ -228,24 +248,24 @@ def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount
     applied, left = payments.post(amount, chosen, by_locator, open_invoices, ctx.now)
     billing_repository.bump_container_roots(uow, ctx.tenant, account,
                                             [each.invoice.billingContainer for each in applied])
-    made = []
+    made, changes = [], []
     for each in applied:
         application = Application(locator=new_locator(), invoiceLocator=each.invoice.locator,
                                   sourceType=SourceType.CREDIT_BALANCE, sourceLocator=source, amount=each.amount,
                                   itemAmounts=each.item_amounts, createdAt=ctx.now)
-        billing_repository.add_application(uow, ctx.tenant, account, application)
         made.append(f"{each.invoice.locator}/{application.locator}")
-        uow.add(*billing_repository.invoice_update_writes(ctx.tenant, each.invoice,
-                                                          before[each.invoice.locator] == InvoiceState.OPEN))
-        if each.invoice.invoiceState == InvoiceState.SETTLED:
-            uow.record_event("billing.invoice.settle", billing.invoice_event(each.invoice))
+        settled = each.invoice.invoiceState == InvoiceState.SETTLED
+        changes.append(staging.InvoiceChange(
+            each.invoice, before[each.invoice.locator] == InvoiceState.OPEN,
+            added=[billing_repository.application_item(ctx.tenant, account, application)],
+            events=[("billing.invoice.settle", billing.invoice_event(each.invoice))] if settled else []))
     delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
                                                   if each.invoice.invoiceState == InvoiceState.SETTLED])
     taken = amount - left
     if taken:
         billing.move_credit(ctx, uow, account, currency, -taken, "credit applied to invoices",
                             SourceType.CREDIT_BALANCE, source)
-    return made, taken
+    return made, taken, changes
 
 
 def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> CreditDistribution:
@@ -259,25 +279,24 @@ def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> 
     invoices = {i.locator: i for i in billing_repository.get_many(
         ctx.tenant, account, "invoice", [a.invoiceLocator for a in applied], Invoice)}
     billing_repository.bump_container_roots(uow, ctx.tenant, account, [i.billingContainer for i in invoices.values()])
-    unsettled = []
+    changes = {locator: staging.InvoiceChange(target, target.invoiceState == InvoiceState.OPEN)
+               for locator, target in invoices.items()}
     for application in applied:
-        target = invoices[application.invoiceLocator]
-        was_open = target.invoiceState == InvoiceState.OPEN
-        payments.take_back(target, application.itemAmounts, ctx.now)
-        billing_repository.save_application(uow, ctx.tenant, account, application.model_copy(
-            update={"reversed": True, "reversedAt": ctx.now}))
-        uow.add(*billing_repository.invoice_update_writes(ctx.tenant, target, was_open))
-        target.version += 1
-        if not was_open and target.invoiceState == InvoiceState.OPEN:
-            uow.record_event("billing.invoice.unsettle", billing.invoice_event(target))
-            unsettled.append(target)
+        payments.take_back(invoices[application.invoiceLocator], application.itemAmounts, ctx.now)
+        changes[application.invoiceLocator].rewritten.append(billing_repository.application_item(
+            ctx.tenant, account, application.model_copy(update={"reversed": True, "reversedAt": ctx.now})))
+    unsettled = [change.invoice for change in changes.values()
+                 if not change.was_open and change.invoice.invoiceState == InvoiceState.OPEN]
+    for target in unsettled:
+        changes[target.locator].events.append(("billing.invoice.unsettle", billing.invoice_event(target)))
     delinquencies.reopen_unsettled(ctx, uow, account, unsettled)
     if current.appliedAmount:
         billing.move_credit(ctx, uow, account, current.currency, current.appliedAmount,
                             "credit distribution reversed", SourceType.CREDIT_BALANCE, locator)
     changed = current.model_copy(update={"creditDistributionState": CreditDistributionState.REVERSED,
                                          "reversedAt": ctx.now, "reversalReason": reason})
-    return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.reverse", _distribution_event(changed))
+    return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.reverse", _distribution_event(changed),
+                 staging.add(ctx, uow, account, list(changes.values()), after=SAVED))
 
 
 def _distribution_event(record: CreditDistribution) -> dict[str, Any]:
@@ -322,8 +341,10 @@ def create_disbursement(ctx: CallContext, account_locator: str | None, type_name
     uow = _bumped(ctx, account)
     uow.record_event("billing.disbursement.create", _disbursement_event(record))
     if advance_to in DISBURSEMENT_STEPS:
+        held = billing_repository.credit_balance(ctx.tenant, account, chosen).balance \
+            if advance_to != DisbursementState.DRAFT else None
         while record.disbursementState != advance_to:
-            record = _moved(ctx, uow, record, NEXT_STEP[record.disbursementState])
+            record = _moved(ctx, uow, record, NEXT_STEP[record.disbursementState], held)
     repository.add(uow, ctx.tenant, DISBURSEMENT, account, record)
     uow.commit()
     return record
@@ -346,8 +367,9 @@ NEXT_STEP = {DisbursementState.DRAFT: "validate", DisbursementState.VALIDATED: "
 
 
 def move_disbursement(ctx: CallContext, locator: str, move: str) -> Disbursement:
-    """One step of a disbursement (MOVES). Executing pays the amount out of the credit balance (409 when
-    it holds less); reversing puts it back."""
+    """One step of a disbursement (MOVES). Validating, approving and executing it are refused with 409
+    when the credit balance holds less than its amount; executing pays the amount out of the balance,
+    reversing puts it back."""
     current = disbursement(ctx, locator)
     uow = _bumped(ctx, current.accountLocator)
     changed = _moved(ctx, uow, current, move)
@@ -356,20 +378,23 @@ def move_disbursement(ctx: CallContext, locator: str, move: str) -> Disbursement
     return changed.model_copy(update={"version": current.version + 1})
 
 
-def _moved(ctx: CallContext, uow: Any, current: Disbursement, move: str) -> Disbursement:
-    """Add to `uow` the money and event of one step, and answer the disbursement after it (not saved)."""
+def _moved(ctx: CallContext, uow: Any, current: Disbursement, move: str,
+           held: Decimal | None = None) -> Disbursement:
+    """Add to `uow` the money and event of one step, and answer the disbursement after it (not saved);
+    `held`: the credit balance, when read already."""
     allowed, to, event = MOVES[move]
     if current.disbursementState not in allowed:
         raise codes.DISBURSEMENT_INVALID_STATE(
             f"Disbursement {current.locator} is {current.disbursementState.value} and cannot {move}")
     changes: dict[str, Any] = {"disbursementState": to, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
+    if move in ("validate", "approve", "execute"):  # never validated nor approved beyond what it can draw
+        _balance(ctx, current.accountLocator, current.currency, current.amount, "disbursement", held)
     if move == "validate":
         disbursement_type(ctx, current.type)
         changes["validationResult"] = {"success": True}
     elif move == "reset":
         changes["validationResult"] = None
     elif move == "execute":
-        _balance(ctx, current.accountLocator, current.currency, current.amount)
         billing.move_credit(ctx, uow, current.accountLocator, current.currency, -current.amount, "disbursement",
                             DISBURSEMENT, current.locator)
         changes["executedAt"] = ctx.now
@@ -418,22 +443,23 @@ def settle_excess_credit(ctx: CallContext, account_locator: str, currency: str, 
 
 def _auto_apply(ctx: CallContext, account: str, currency: str) -> str | None:
     """Apply the whole credit balance to the open invoices: an executed distribution of what they took."""
-    uow = _bumped(ctx, account)
+    uow, version = _bumped_to(ctx, account)
     held = billing_repository.credit_balance(ctx.tenant, account, currency).balance
     if held <= 0:
         return None
-    record = CreditDistribution(
+    record = CreditDistribution(executedVersion=version,
         locator=new_locator(), accountLocator=account, currency=currency,
         creditDistributionState=CreditDistributionState.EXECUTED, amount=held,
         sources=[PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)], targets=[],
         executedAt=ctx.now, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
         updatedBy=ctx.user_locator)
-    record.applications, record.appliedAmount = apply_credit(ctx, uow, account, currency, held, [], record.locator)
+    record.applications, record.appliedAmount, changes = apply_credit(ctx, uow, account, currency, held, [],
+                                                                      record.locator)
     if not record.appliedAmount:
         return None
     record.amount = record.appliedAmount
     repository.add(uow, ctx.tenant, DISTRIBUTION, account, record)
     uow.record_event("billing.creditdistribution.create", _distribution_event(record))
     uow.record_event("billing.creditdistribution.distribute", _distribution_event(record))
-    uow.commit()
+    staging.commit(ctx, uow, staging.add(ctx, uow, account, changes))
     return record.locator

@@ -38,6 +38,10 @@ def save(uow: UnitOfWork, tenant: str, record: WriteOff) -> None:
                          remove=[k for k, v in fields.items() if v is None], expected_version=record.version))
 
 
+def get_many(tenant: str, account: str, locators: list[str]) -> list[WriteOff]:
+    return billing.get_many(tenant, account, KIND, locators, WriteOff)
+
+
 def page(tenant: str, account: str | None, request: PageRequest) -> Page[WriteOff]:
     """The write-offs of the account (or of the tenant), oldest first."""
     owner_kind, owner = ("account", account) if account else ("tenant", tenant)

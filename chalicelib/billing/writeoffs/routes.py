@@ -19,7 +19,7 @@ else:
 bp = Blueprint(__name__)
 
 WRITE_OFF = [codes.NOT_FOUND["writeOff"]]
-DISTRIBUTION = [codes.WRITEOFF_INVALID_TARGET, codes.WRITEOFF_EXCEEDS_REMAINING, codes.WRITEOFF_TOO_LARGE]
+DISTRIBUTION = [codes.WRITEOFF_INVALID_TARGET, codes.WRITEOFF_EXCEEDS_REMAINING]
 
 
 @bp.route("/billing/{tenantLocator}/writeOffs", methods=["POST"])

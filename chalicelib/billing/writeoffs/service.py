@@ -1,14 +1,16 @@
 """Write-offs (spec part 3 "Write-offs"; DECISIONS.md "Billing"): settle invoices, invoice items or the
 account's open balance without money, and give it back. A write-off is `distributed` at once (its
-targets settled in one unit of work with its events); a reversal re-opens exactly what it settled, all
+targets settled with its events); a reversal re-opens exactly what it settled, all
 of it or (our extension) a given `amount` of it, the last settled first. Written-off money never
 touches the credit balance: an account's ledger reads invoiced = paid + credited + written off +
 remaining.
 
-Every write bumps the billing roots of the containers whose invoices it changes (billing/repository.py),
-read once it has read those invoices (whose writes are conditional on their versions) and before their
-delinquencies, so a payment, invoicing or delinquency change of those containers in between makes this one
-fail with 409 and change nothing; write-offs of two policies billed at policy level do not meet.
+A write-off settles (and its reversal re-opens) any number of invoices: what one write does not hold is
+staged (billing/staging.py). Every write bumps the billing roots of the containers whose invoices it
+changes (billing/repository.py), read once it has read those invoices (whose writes are conditional on
+their versions) and before their delinquencies, so a payment, invoicing or delinquency change of those
+containers in between makes this one fail with 409 and change nothing; write-offs of two policies billed at
+policy level do not meet.
 """
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.billing import repository as billing_repository
 from chalicelib.billing import service as billing
+from chalicelib.billing import staging
 from chalicelib.billing.delinquency import service as delinquencies
 from chalicelib.billing.models import ContainerType, Invoice, InvoiceState, PaymentTarget
 from chalicelib.billing.writeoffs import allocation, settling
@@ -50,8 +53,8 @@ def create_write_off(ctx: CallContext, account_locator: str, targets: list[Payme
     """Settle the targets in order, each for its amount or all that remains on it."""
     account = accounts.get_account(ctx, account_locator).locator
     uow = wiring.unit_of_work(ctx)
-    record = distribute(ctx, uow, account, targets, WriteOffCreditType.WRITE_OFF, None)
-    uow.commit()
+    record, staged = distribute(ctx, uow, account, targets, WriteOffCreditType.WRITE_OFF, None)
+    staging.commit(ctx, uow, staged)
     return record
 
 
@@ -65,9 +68,9 @@ def write_off_invoice(ctx: CallContext, invoice_locator: str) -> WriteOff:
 
 
 def distribute(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTarget],
-               credit_type: WriteOffCreditType, currency: str | None) -> WriteOff:
-    """Add to `uow` a write-off of the targets, the changes of the invoices it settles and the bumps of
-    their containers' roots."""
+               credit_type: WriteOffCreditType, currency: str | None) -> tuple[WriteOff, staging.Staged]:
+    """Add to `uow` a write-off of the targets, the changes of the invoices it settles (any number of them:
+    what `uow` does not hold is staged, billing/staging.py) and the bumps of their containers' roots."""
     open_invoices = billing_repository.open_invoices(ctx.tenant, account)
     by_locator = {i.locator: i for i in open_invoices}
     named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
@@ -80,16 +83,12 @@ def distribute(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTa
                                [i for i in open_invoices if i.currency == currency])
     billing_repository.bump_roots(uow, ctx.tenant, account, billing_repository.root_versions(
         ctx.tenant, account, sorted({invoice.billingContainer for invoice in touched})))
-    for invoice in touched:
-        uow.add(*billing_repository.invoice_update_writes(ctx.tenant, invoice,
-                                                          before[invoice.locator] == InvoiceState.OPEN))
-        if invoice.invoiceState == InvoiceState.SETTLED:
-            uow.record_event("billing.invoice.settle", billing.invoice_event(invoice))
+    changes = [staging.InvoiceChange(invoice, before[invoice.locator] == InvoiceState.OPEN,
+                                     events=[("billing.invoice.settle", billing.invoice_event(invoice))]
+                                     if invoice.invoiceState == InvoiceState.SETTLED else []) for invoice in touched]
     delinquencies.settle_paid(ctx, uow, account, [invoice.locator for invoice in touched
                                                   if invoice.invoiceState == InvoiceState.SETTLED])
-    if uow.remaining < 0:
-        raise codes.WRITEOFF_TOO_LARGE(f"The write-off settles {len(touched)} invoices: more than one change holds")
-    return record
+    return record, staging.add(ctx, uow, account, changes)
 
 
 def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, reason: str | None) -> WriteOff:
@@ -111,11 +110,11 @@ def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, re
     billing_repository.bump_roots(uow, ctx.tenant, account, billing_repository.root_versions(
         ctx.tenant, account, sorted({invoice.billingContainer for invoice in invoices.values()})))
     before = {locator: invoice.invoiceState for locator, invoice in invoices.items()}
-    for invoice in allocation.take_back(changed.allocations, given, invoices, ctx.now):
-        was_open = before[invoice.locator] == InvoiceState.OPEN
-        uow.add(*billing_repository.invoice_update_writes(ctx.tenant, invoice, was_open))
-        if before[invoice.locator] == InvoiceState.SETTLED and invoice.invoiceState == InvoiceState.OPEN:
-            uow.record_event("billing.invoice.unsettle", billing.invoice_event(invoice))
+    changes = [staging.InvoiceChange(
+        invoice, before[invoice.locator] == InvoiceState.OPEN,
+        events=[("billing.invoice.unsettle", billing.invoice_event(invoice))]
+        if before[invoice.locator] == InvoiceState.SETTLED and invoice.invoiceState == InvoiceState.OPEN else [])
+        for invoice in allocation.take_back(changed.allocations, given, invoices, ctx.now)]
     delinquencies.reopen_unsettled(ctx, uow, account, [invoices[locator] for locator, state in before.items()
                                                        if state == InvoiceState.SETTLED])
     changed.reversedAmount += given
@@ -123,9 +122,10 @@ def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, re
         changed.writeOffState = WriteOffState.REVERSED
     changed.reversedAt, changed.reversalReason = ctx.now, reason or current.reversalReason
     changed.updatedAt, changed.updatedBy = ctx.now, ctx.user_locator
+    staged = staging.add(ctx, uow, account, changes, after=2)  # the write-off and its event
     write_offs.save(uow, ctx.tenant, changed)
     uow.record_event("billing.writeoff.reverse", settling.event(changed))
-    uow.commit()
+    staging.commit(ctx, uow, staged)
     return changed.model_copy(update={"version": changed.version + 1})
 
 

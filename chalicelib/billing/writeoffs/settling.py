@@ -50,6 +50,9 @@ def settle(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTarget
         targets=[t.model_copy(update={"amount": amount}) for t, amount in zip(targets, taken)],
         policyLocators=sorted({p for i in touched for p in i.policyLocators}), createdAt=ctx.now,
         createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+    for invoice in touched:
+        if record.locator not in invoice.writeOffLocators:
+            invoice.writeOffLocators.append(record.locator)
     write_offs.add(uow, ctx.tenant, record)
     uow.record_event("billing.writeoff.create", event(record))
     uow.record_event("billing.writeoff.distribute", event(record))

@@ -143,12 +143,27 @@ def test_a_disbursement_pays_out_credit_only_once_approved_and_never_more_than_t
     assert balance(api, token, tenant, account) == Decimal("15.00")
 
     big = ok(call(api, "POST", path, token, {**body, "amount": Decimal("15.01")}))
-    ok(call(api, "PATCH", f"{path}/{big['locator']}/validate", token))
-    ok(call(api, "PATCH", f"{path}/{big['locator']}/approve", token))
-    assert_error(call(api, "PATCH", f"{path}/{big['locator']}/execute", token), 409, "credit.insufficient_balance")
-    assert ok(call(api, "GET", f"{path}/{big['locator']}", token))["disbursementState"] == "approved"
+    refused = assert_error(call(api, "PATCH", f"{path}/{big['locator']}/validate", token), 409,
+                           "credit.insufficient_balance")
+    assert refused["message"] == (f"The disbursement of 15.01 USD exceeds the credit balance of account {account}: "
+                                  "15.00 USD available")
+    assert ok(call(api, "GET", f"{path}/{big['locator']}", token))["disbursementState"] == "draft"
+    small = ok(call(api, "POST", path, token, {**body, "amount": Decimal("10.00")}))
+    ok(call(api, "PATCH", f"{path}/{small['locator']}/validate", token))
+    rival = ok(call(api, "POST", path, token, {**body, "amount": Decimal("6.00")}))
+    for step in ("validate", "approve", "execute"):
+        ok(call(api, "PATCH", f"{path}/{rival['locator']}/{step}", token))
+    assert balance(api, token, tenant, account) == Decimal("9.00")
+    refused = call(api, "PATCH", f"{path}/{small['locator']}/approve", token)
+    assert assert_error(refused, 409, "credit.insufficient_balance")["message"] == (
+        f"The disbursement of 10.00 USD exceeds the credit balance of account {account}: 9.00 USD available")
+    assert event_types(api, token, tenant, refused) == []
+    assert ok(call(api, "GET", f"{path}/{small['locator']}", token))["disbursementState"] == "validated"
+    ok(call(api, "PATCH", f"{path}/{rival['locator']}/reverse", token))
+    ok(call(api, "PATCH", f"{path}/{small['locator']}/approve", token))
+    assert ok(call(api, "PATCH", f"{path}/{small['locator']}/reject", token))["disbursementState"] == "rejected"
     assert balance(api, token, tenant, account) == Decimal("15.00")
-    assert ok(call(api, "PATCH", f"{path}/{big['locator']}/reject", token))["disbursementState"] == "rejected"
+    ok(call(api, "PATCH", f"{path}/{big['locator']}/discard", token))
     assert_error(call(api, "PATCH", f"{path}/{big['locator']}/reject", token), 409, "disbursement.invalid_state")
 
     reversed_ = call(api, "PATCH", f"{path}/{refund['locator']}/reverse", token)
@@ -163,8 +178,139 @@ def test_a_disbursement_pays_out_credit_only_once_approved_and_never_more_than_t
     assert_error(call(api, "POST", path, token, {**body, "amount": -1}), 400, "credit.invalid_amount")
     listed = ok(call(api, "GET", f"{path}/list?accountLocator={account}", token))["items"]
     assert [(d["locator"], d["disbursementState"]) for d in listed] == [
-        (refund["locator"], "reversed"), (big["locator"], "rejected"), (spare["locator"], "discarded")]
+        (refund["locator"], "reversed"), (big["locator"], "discarded"), (small["locator"], "rejected"),
+        (rival["locator"], "reversed"), (spare["locator"], "discarded")]
     ledger = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
                      token))["lineItems"]
     assert [(line["accountingType"], line["amount"]) for line in ledger] == [
-        ("credit", Decimal("75.00")), ("debit", Decimal("60.00")), ("credit", Decimal("60.00"))]
+        ("credit", Decimal("75.00")), ("debit", Decimal("60.00")), ("debit", Decimal("6.00")),
+        ("credit", Decimal("6.00")), ("credit", Decimal("60.00"))]
+
+
+def test_an_invoices_credits_list_its_payments_credit_distributions_and_write_offs(api, admin_token, jobs, full_pay):
+    tenant, token = full_pay, admin_token
+    account, second = in_credit(api, token, tenant, jobs)
+    payment = ok(call(api, "POST", billing(tenant, "/payments"), token, {
+        "accountLocator": account, "type": "Check", "amount": Decimal("1149.12"), "data": {},
+        "targets": [{"containerType": "invoice", "containerLocator": second}]}))
+    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    path = billing(tenant, "/creditDistributions")
+    distribution = ok(call(api, "POST", path, token, {"accountLocator": account, "amount": 75, "targets": [
+        {"containerType": "invoice", "containerLocator": second}]}))
+    ok(call(api, "PATCH", f"{path}/{distribution['locator']}/execute", token))
+    assert remaining(api, token, tenant, second) == ("open", Decimal("0.88"))
+    written = ok(call(api, "PATCH", billing(tenant, f"/invoices/{second}/writeOff"), token))
+    assert remaining(api, token, tenant, second) == ("settled", 0)
+
+    credits = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list"), token))
+    assert [(c["creditType"], c["locator"], c["creditState"], c["amount"]) for c in credits["items"]] == [
+        ("payment", payment["locator"], "posted", Decimal("1149.12")),
+        ("creditDistribution", distribution["locator"], "posted", Decimal("75.00")),
+        ("writeOff", written["locator"], "distributed", Decimal("0.88"))]
+    assert credits["listCompleted"] is True
+    assert {(c["accountLocator"], c["currency"], c["createdAt"]) for c in credits["items"]} == {
+        (account, "USD", "2026-01-15T09:30:00.000Z")}
+
+    ok(call(api, "PATCH", billing(tenant, f"/writeOffs/{written['locator']}/reverse"), token,
+            {"amount": Decimal("0.50")}))
+    credits = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list"), token))["items"]
+    assert (credits[-1]["creditType"], credits[-1]["creditState"], credits[-1]["amount"]) == (
+        "writeOff", "distributed", Decimal("0.38"))
+    ok(call(api, "PATCH", billing(tenant, f"/writeOffs/{written['locator']}/reverse"), token))
+    credits = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list"), token))["items"]
+    assert [c["creditType"] for c in credits] == ["payment", "creditDistribution"]
+    every = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list?includeReversed=true"),
+                    token))["items"]
+    assert [(c["creditType"], c["creditState"], c["amount"], c["reversedAt"]) for c in every[2:]] == [
+        ("writeOff", "reversed", Decimal("0.88"), "2026-01-15T09:30:00.000Z")]
+    paged = ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list?includeReversed=true&offset=2"),
+                    token))
+    assert [c["locator"] for c in paged["items"]] == [written["locator"]] and paged["listCompleted"] is True
+
+
+def overpaid(api, token, tenant, jobs, amount):
+    """An account with two open invoices of 1,225.00; the first paid with `amount` (the rest into credit):
+    (account, first, second, payment)."""
+    account, _ = billed_policy(api, token, tenant, jobs)
+    issued_policy(api, token, tenant, account)
+    jobs.drain()
+    first, second = (i["locator"] for i in invoices_of_account(api, token, tenant, account))
+    payment = ok(call(api, "POST", billing(tenant, "/payments"), token, {
+        "accountLocator": account, "type": "Check", "amount": amount, "data": {},
+        "targets": [{"containerType": "invoice", "containerLocator": first}]}))
+    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    return account, first, second, payment["locator"]
+
+
+def test_reversing_a_payment_whose_credit_was_distributed_reverses_the_distribution(api, admin_token, jobs,
+                                                                                    full_pay):
+    tenant, token = full_pay, admin_token
+    account, first, second, payment = overpaid(api, token, tenant, jobs, "1325.00")
+    path = billing(tenant, "/creditDistributions")
+    distribution = ok(call(api, "POST", path, token, {"accountLocator": account, "amount": 100, "targets": [
+        {"containerType": "invoice", "containerLocator": second}]}))
+    ok(call(api, "PATCH", f"{path}/{distribution['locator']}/execute", token))
+    assert remaining(api, token, tenant, second) == ("open", Decimal("1125.00"))
+    assert balance(api, token, tenant, account) == 0
+
+    reversed_ = call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), token, {"reversalType": "bounced"})
+    assert ok(reversed_)["paymentState"] == "reversed"
+    assert event_types(api, token, tenant, reversed_) == [
+        "billing.creditdistribution.reverse", "billing.invoice.unsettle", "billing.payment.reverse"]
+    assert remaining(api, token, tenant, first) == ("open", Decimal("1225.00"))
+    assert remaining(api, token, tenant, second) == ("open", Decimal("1225.00"))
+    assert balance(api, token, tenant, account) == 0
+    found = ok(call(api, "GET", f"{path}/{distribution['locator']}", token))
+    assert (found["creditDistributionState"], found["reversalReason"]) == ("reversed", f"payment {payment} reversed")
+    assert ok(call(api, "GET", billing(tenant, f"/invoices/{second}/credits/list"), token))["items"] == []
+    ledger = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
+                     token))["lineItems"]
+    assert [(line["accountingType"], line["amount"]) for line in ledger] == [
+        ("credit", Decimal("100.00")), ("debit", Decimal("100.00")), ("credit", Decimal("100.00")),
+        ("debit", Decimal("100.00"))]
+    assert [i["locator"] for i in invoices_of_account(api, token, tenant, account)] == [first, second]
+
+
+def test_reversing_a_payment_whose_credit_was_disbursed_invoices_what_the_account_owes(api, admin_token, jobs,
+                                                                                       full_pay):
+    """Credit 100.00: 30.00 distributed, 50.00 disbursed, 20.00 left. The reversal takes back the
+    distribution (50.00 in credit then) and the 50.00 paid out is owed: invoiced at once."""
+    tenant, token = full_pay, admin_token
+    account, first, second, payment = overpaid(api, token, tenant, jobs, "1325.00")
+    path = billing(tenant, "/creditDistributions")
+    distribution = ok(call(api, "POST", path, token, {"accountLocator": account, "amount": 30, "targets": [
+        {"containerType": "invoice", "containerLocator": second}]}))
+    ok(call(api, "PATCH", f"{path}/{distribution['locator']}/execute", token))
+    refund = ok(call(api, "POST", billing(tenant, "/disbursements"), token, {
+        "accountLocator": account, "type": "Refund", "amount": 50, "data": {}, "sources": []}))
+    for step in ("validate", "approve", "execute"):
+        ok(call(api, "PATCH", billing(tenant, f"/disbursements/{refund['locator']}/{step}"), token))
+    assert balance(api, token, tenant, account) == Decimal("20.00")
+
+    reversed_ = call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), token)
+    assert event_types(api, token, tenant, reversed_) == [
+        "billing.creditdistribution.reverse", "billing.invoice.generate", "billing.invoice.unsettle",
+        "billing.payment.reverse"]
+    assert balance(api, token, tenant, account) == 0
+    assert remaining(api, token, tenant, second) == ("open", Decimal("1225.00"))
+    listed = invoices_of_account(api, token, tenant, account)
+    assert [i["locator"] for i in listed[:2]] == [first, second]
+    [owed] = listed[2:]
+    assert (owed["invoiceState"], owed["totalAmount"], owed["totalRemainingAmount"]) == (
+        "open", Decimal("50.00"), Decimal("50.00"))
+    assert owed["dueTime"] == owed["generatedTime"] == "2026-01-15T09:30:00.000Z"
+    [item] = ok(call(api, "GET", billing(tenant, f"/invoices/{owed['locator']}"), token))["invoiceItems"]
+    assert (item["chargeType"], item["amount"]) == ("owed", Decimal("50.00"))
+    assert ok(call(api, "GET", billing(tenant, f"/disbursements/{refund['locator']}"), token))["disbursementState"] == \
+        "executed"
+    ledger = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
+                     token))["lineItems"]
+    assert [(line["accountingType"], line["amount"]) for line in ledger][-2:] == [
+        ("credit", Decimal("30.00")), ("debit", Decimal("50.00"))]
+
+    payment = ok(call(api, "POST", billing(tenant, "/payments"), token, {
+        "accountLocator": account, "type": "Check", "amount": 50, "data": {},
+        "targets": [{"containerType": "invoice", "containerLocator": owed["locator"]}]}))
+    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    assert remaining(api, token, tenant, owed["locator"]) == ("settled", 0)
+    assert balance(api, token, tenant, account) == 0

@@ -137,6 +137,9 @@ def test_a_shortfall_within_the_tolerance_is_written_off(api, admin_token, jobs)
     assert (shortfall["creditType"], shortfall["amount"], shortfall["writeOffState"]) == (
         "shortfallWriteOff", Decimal("4.00"), "distributed")
     assert [(t["containerLocator"], t["amount"]) for t in shortfall["targets"]] == [(first["locator"], Decimal("4.00"))]
+    credits = ok(call(api, "GET", billing(tenant, f"/invoices/{first['locator']}/credits/list"), admin_token))["items"]
+    assert [(c["creditType"], c["creditState"], c["amount"]) for c in credits] == [
+        ("payment", "posted", Decimal("1221.00")), ("shortfallWriteOff", "distributed", Decimal("4.00"))]
 
     pay(api, admin_token, tenant, account, Decimal("1219.00"), second["locator"])  # 6.00 short: more than the tolerance
     still = ok(call(api, "GET", billing(tenant, f"/invoices/{second['locator']}"), admin_token))

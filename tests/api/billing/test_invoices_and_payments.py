@@ -216,16 +216,31 @@ def test_a_payment_is_changed_only_as_a_draft_and_idempotent_on_its_key(api, adm
     assert ok(call(api, "GET", billing(tenant, f"/payments/{locator}"), admin_token))["paymentState"] == "discarded"
 
 
-def test_settling_an_invoice_with_money_left_needs_forced(api, admin_token, jobs, full_pay):
+def test_an_invoice_with_money_left_is_not_settled_forced_or_not(api, admin_token, jobs, full_pay):
+    """Settle is for invoices of zero or negative total (spec): a positive remainder is a payment's or a
+    write-off's to settle, never marked settled with money owed."""
     account, _ = billed_policy(api, admin_token, full_pay, jobs)
     [invoice] = invoices_of_account(api, admin_token, full_pay, account)
+    payment = ok(call(api, "POST", billing(full_pay, "/payments"), admin_token, {
+        "accountLocator": account, "type": "Check", "amount": Decimal("1224.00"), "data": {},
+        "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}))
+    ok(call(api, "PATCH", billing(full_pay, f"/payments/{payment['locator']}/post"), admin_token))
     path = billing(full_pay, f"/invoices/{invoice['locator']}/settle")
-    assert_error(call(api, "POST", path, admin_token), 409, "invoice.not_settleable")
-    settled = call(api, "POST", path + "?forced=true", admin_token)
-    assert ok(settled) == {"listCompleted": True, "items": []}  # nothing went to the credit balance
-    assert ok(call(api, "GET", billing(full_pay, f"/invoices/{invoice['locator']}"),
-                   admin_token))["invoiceState"] == "settled"
-    assert event_types(api, admin_token, full_pay, settled) == ["billing.invoice.settle"]
+    for query in ("", "?forced=true", "?forced=false"):
+        refused = call(api, "POST", path + query, admin_token)
+        body = assert_error(refused, 409, "invoice.amount_remaining")
+        assert body["message"] == (
+            f"Invoice {invoice['locator']} has 1.00 USD remaining: only an invoice of zero or negative total is "
+            f"settled; pay it, or write the remainder off (PATCH /invoices/{invoice['locator']}/writeOff)")
+        assert event_types(api, admin_token, full_pay, refused) == []
+    found = ok(call(api, "GET", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token))
+    assert (found["invoiceState"], found["totalRemainingAmount"]) == ("open", Decimal("1.00"))
+    assert "settledTime" not in found
+
+    written = ok(call(api, "PATCH", billing(full_pay, f"/invoices/{invoice['locator']}/writeOff"), admin_token))
+    assert written["amount"] == Decimal("1.00")
+    assert ok(call(api, "GET", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token))["invoiceState"] == \
+        "settled"
     assert_error(call(api, "POST", path + "?forced=true", admin_token), 409, "invoice.settled")
 
 
