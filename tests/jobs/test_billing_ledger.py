@@ -167,7 +167,7 @@ moments = st.builds(lambda days, hours: TERM_START + timedelta(days=days, hours=
                     st.one_of(st.integers(0, 364), st.integers(365, 729)), st.sampled_from([0, 0, 7, 19]))
 """An effective time in the first term, or (once renewed) in the second; at midnight or not."""
 amounts = st.one_of(st.sampled_from(["open", "half"]),
-                    st.decimals(min_value=CENT, max_value=Decimal(2000), places=2).map(str))
+                    st.decimals(min_value=CENT, max_value=Decimal(2000), places=2))
 caps = st.one_of(st.none(), st.decimals(min_value=CENT, max_value=Decimal(500), places=2))
 targets = st.one_of(
     st.tuples(st.just("none")),
@@ -385,7 +385,7 @@ class History:
 
     # --- payments
 
-    def pay(self, amount: str, target: tuple[Any, ...], validate: bool) -> None:
+    def pay(self, amount: Decimal | str, target: tuple[Any, ...], validate: bool) -> None:
         ctx = self.ctx()
         invoices = self.invoices(ctx)
         open_invoices = sorted((i.dueTime, i.locator, i.totalRemainingAmount) for i in invoices
@@ -393,7 +393,7 @@ class History:
         owed = sum((remaining for _, _, remaining in open_invoices), ZERO)
         if amount in ("open", "half"):
             chosen = owed if amount == "open" else (owed / 2).quantize(CENT)
-            amount = str(max(chosen, CENT))
+            amount = max(chosen, CENT)
         chosen_targets: list[dict[str, Any]] = []
         if target[0] in ("invoice", "invoice+account") and invoices:
             chosen_targets.append({"containerType": "invoice",
