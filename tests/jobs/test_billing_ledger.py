@@ -461,7 +461,7 @@ class History:
         if not open_invoices:
             return
         oldest = open_invoices[0]
-        self.pay(str(oldest.totalRemainingAmount + extra), ("invoice", invoices.index(oldest), None), False)
+        self.pay(oldest.totalRemainingAmount + extra, ("invoice", invoices.index(oldest), None), False)
         if use in ("distribute", "both"):
             self.distribute("half" if use == "both" else "all", "none", 0)
         if use in ("disburse", "both"):
@@ -993,7 +993,7 @@ def test_a_payment_of_more_invoices_than_one_write_holds_is_posted_and_reversed(
     assert len(invoices) == 36
     owed = sum((i.totalRemainingAmount for i in invoices), ZERO)
 
-    history.apply(("pay", str(owed + 10), ("none",), False))
+    history.apply(("pay", owed + 10, ("none",), False))
 
     assert all(i.invoiceState == InvoiceState.SETTLED for i in history.invoices(ctx))
     check(history)
@@ -1017,7 +1017,7 @@ def test_a_payment_and_a_write_off_of_more_than_a_hundred_invoices(tenant, clock
     owed = sum((i.totalRemainingAmount for i in invoices), ZERO)
     assert owed == 9 * Decimal("1225.00")
 
-    history.apply(("pay", str(owed + 25), ("account", None), True))
+    history.apply(("pay", owed + 25, ("account", None), True))
     assert all(i.invoiceState == InvoiceState.SETTLED for i in history.invoices(ctx))
     [payment] = [billing.payment(ctx, locator) for locator in history.posted]
     assert len(payment.applications) == 108 and payment.creditedAmount == Decimal("25.00")

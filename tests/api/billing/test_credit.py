@@ -245,7 +245,7 @@ def overpaid(api, token, tenant, jobs, amount):
 def test_reversing_a_payment_whose_credit_was_distributed_reverses_the_distribution(api, admin_token, jobs,
                                                                                     full_pay):
     tenant, token = full_pay, admin_token
-    account, first, second, payment = overpaid(api, token, tenant, jobs, "1325.00")
+    account, first, second, payment = overpaid(api, token, tenant, jobs, Decimal("1325.00"))
     path = billing(tenant, "/creditDistributions")
     distribution = ok(call(api, "POST", path, token, {"accountLocator": account, "amount": 100, "targets": [
         {"containerType": "invoice", "containerLocator": second}]}))
@@ -276,7 +276,7 @@ def test_reversing_a_payment_whose_credit_was_disbursed_invoices_what_the_accoun
     """Credit 100.00: 30.00 distributed, 50.00 disbursed, 20.00 left. The reversal takes back the
     distribution (50.00 in credit then) and the 50.00 paid out is owed: invoiced at once."""
     tenant, token = full_pay, admin_token
-    account, first, second, payment = overpaid(api, token, tenant, jobs, "1325.00")
+    account, first, second, payment = overpaid(api, token, tenant, jobs, Decimal("1325.00"))
     path = billing(tenant, "/creditDistributions")
     distribution = ok(call(api, "POST", path, token, {"accountLocator": account, "amount": 30, "targets": [
         {"containerType": "invoice", "containerLocator": second}]}))

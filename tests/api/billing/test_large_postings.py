@@ -50,7 +50,7 @@ def balance(api, token, tenant, account):
 
 def new_payment(api, token, tenant, account, amount):
     return ok(call(api, "POST", billing(tenant, "/payments"), token, {
-        "accountLocator": account, "type": "Check", "amount": str(amount), "data": {},
+        "accountLocator": account, "type": "Check", "amount": Decimal(amount), "data": {},
         "targets": [{"containerType": "account", "containerLocator": account}]}))["locator"]
 
 
