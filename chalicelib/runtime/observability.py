@@ -8,7 +8,8 @@ start's import).
   enqueue; a schedule's run has one of its own. Keys are per thread (Powertools' thread-safe keys), so
   parallel requests of `make run` never share them.
 - **Metrics** (`emit`, `count`): one CloudWatch EMF document per unit of work, written as a line to stdout
-  (CloudWatch Logs turns it into metrics; under `make run` it is in the log), namespace `PAS`, dimensions
+  (CloudWatch Logs turns it into metrics; under `make run` it is in the log), namespace `PAS` (deployed:
+  `PAS/<stack name>`, from POWERTOOLS_METRICS_NAMESPACE, so two stacks of one account keep theirs), dimensions
   `service` plus the unit's own, each document built by a Powertools EMF provider of its own (Powertools'
   `Metrics` keeps one metric set per process, which parallel requests would share). The tenant, the
   correlation id and the invocation's other keys are properties of the document, never dimensions.
@@ -170,7 +171,8 @@ def emit(metrics: Mapping[str, tuple[float, str]], dimensions: Mapping[str, str]
         return
     from aws_lambda_powertools.metrics.provider.cloudwatch_emf.cloudwatch import AmazonCloudWatchEMFProvider
 
-    provider = AmazonCloudWatchEMFProvider(namespace=NAMESPACE, service=SERVICE)
+    provider = AmazonCloudWatchEMFProvider(service=SERVICE)  # POWERTOOLS_METRICS_NAMESPACE: the stack's own
+    provider.namespace = provider.namespace or NAMESPACE
     for name, (amount, unit) in metrics.items():
         provider.add_metric(name=name, unit=unit, value=amount)
     for name, dimension in dimensions.items():
