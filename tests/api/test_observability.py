@@ -288,7 +288,11 @@ def traces():
     observability.use_tracer(None)
 
 
-def test_the_api_job_and_schedule_functions_are_traced_without_their_answers(api, admin_token, tenant, jobs, traces):
+def test_the_api_job_and_schedule_functions_are_traced_without_their_answers(api, admin_token, tenant, jobs, traces,
+                                                                            monkeypatch):
+    from chalicelib.workers import schedules
+
+    monkeypatch.setattr(schedules, "TENANTS_PER_STEP", 1)  # the schedule's first page: one tenant's job
     assert call(api, "GET", f"/clock/{tenant}", admin_token).status_code == 200
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
     job_runtime.enqueue(uow, RELAY, Relay(hop=3))
