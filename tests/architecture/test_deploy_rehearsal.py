@@ -10,6 +10,7 @@ and keeps them (build/rehearsal/, its .chalice/deployments); the app's code is p
 run downloads about 55 MB; later ones take seconds."""
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -35,16 +36,23 @@ LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
 
 
 @pytest.fixture(scope="module")
-def packaged() -> Path:
+def packaged(tmp_path_factory) -> Path:
     """`chalice package --stage prod` and `infra/split_api.py`, as the README's Deploying section says, of a copy
-    of the app kept under build/rehearsal/<hash of requirements.txt>/ (so chalice reuses its dependency bundle);
-    answers the output folder (sam.json, deployment.zip)."""
+    of the app kept under build/rehearsal/<hash of requirements.txt>/ (so chalice reuses its dependency bundle),
+    one test process at a time; answers the output folder (sam.json, deployment.zip)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with (CACHE / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other pytest-xdist worker may package the same copy
+        return _package(tmp_path_factory.mktemp("package") / "out")
+
+
+def _package(out: Path) -> Path:
     requirements = (ROOT / "requirements.txt").read_bytes()
     home = CACHE / hashlib.sha256(requirements).hexdigest()[:16]
-    for stale in CACHE.glob("*") if CACHE.exists() else ():
-        if stale != home:
+    for stale in CACHE.iterdir():
+        if stale.is_dir() and stale != home:
             shutil.rmtree(stale, ignore_errors=True)  # the bundle of an earlier requirements.txt
-    project, out = home / "project", home / "out"
+    project = home / "project"
     for copied in ("chalicelib", "app.py", "requirements.txt"):
         target = project / copied
         if target.is_dir():
@@ -56,7 +64,6 @@ def packaged() -> Path:
             shutil.copy(ROOT / copied, target)
     shutil.copytree(ROOT / ".chalice", project / ".chalice", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("deployments", "venv"))
-    shutil.rmtree(out, ignore_errors=True)
     chalice = Path(sys.executable).parent / "chalice"
     result = subprocess.run([str(chalice), "package", "--stage", "prod", "--merge-template", str(TEMPLATE), str(out)],
                             cwd=project, env={**os.environ, "AWS_DEFAULT_REGION": "us-east-1"}, capture_output=True,
