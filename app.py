@@ -20,7 +20,7 @@ from chalicelib.documents.routes import bp as document_routes
 from chalicelib.events.routes import bp as event_routes
 from chalicelib.holds.routes import bp as entity_hold_routes
 from chalicelib.http import uploads as uploaded_files
-from chalicelib.http.middleware import framework_answers_in_our_shape
+from chalicelib.http.middleware import framework_answers_in_our_shape, observe_requests
 from chalicelib.http.request import capture_request
 from chalicelib.identity.routes import bp as identity_routes
 from chalicelib.policies.routes import bp as policy_routes
@@ -58,8 +58,12 @@ def _referenced_file(ctx: CallContext, purpose: str, locator: str) -> Iterator[b
 
 uploaded_files.wire(_referenced_file)
 
-app = Chalice(app_name="pas")
+# Chalice's logger is named after the app, as the Powertools Logger is after the service: one logger, "pas",
+# which Powertools configures (runtime/observability.py). Chalice's own would print each line a second time
+# and drop everything below ERROR.
+app = Chalice(app_name="pas", configure_logs=False)
 app.api.binary_types.extend(["application/zip", "application/octet-stream", "multipart/form-data"])
+app.register_middleware(observe_requests, "http")  # outermost: the request's id, trace and metrics
 app.register_middleware(capture_request, "http")
 app.register_middleware(framework_answers_in_our_shape(app.routes), "http")
 

@@ -5,7 +5,9 @@ the full paths and integrates with the same `APIHandler` function (Chalice dispa
 path), so the code does not change. Routes are grouped by their first path segment: each entry of
 `API_GROUPS` is one API, every other segment stays in Chalice's `RestAPI`. With the `DomainName` and
 `DomainCertificateArn` parameters the stack also creates one regional custom domain whose routing rules
-send each segment to its API without stripping the base path, so clients see one base URL.
+send each segment to its API without stripping the base path, so clients see one base URL. Each API is named
+after the stack (`<stack>-RestAPI`, ...), and two alarms watch them all: the share of 5xx answers and the p90
+latency, from API Gateway's metrics (`_add_api_alarms`).
 
     .venv/bin/python infra/split_api.py out/sam.json [out/split.json]   # in place without an output path
 """
@@ -29,6 +31,8 @@ GROUP_LIMIT = 250
 DOMAIN_CONDITION = "HasCustomDomain"
 DOMAIN_RESOURCE = "ApiDomainName"
 CATCH_ALL_PRIORITY = 1000
+ALARM_PERIOD = 300
+"""Seconds of one datapoint of the API alarms; each alarms when 2 of 3 datapoints breach."""
 
 
 class SplitError(ValueError):
@@ -62,7 +66,10 @@ def split_template(template: dict[str, Any], limit: int = GROUP_LIMIT) -> dict[s
         for name, output in outputs.items():
             renamed = name.replace(CHALICE_API, api) if CHALICE_API in name else f"{api}{name}"
             split["Outputs"][renamed] = _retarget(output, api)
+    for api in groups:
+        resources[api]["Properties"]["Name"] = {"Fn::Sub": f"${{AWS::StackName}}-{api}"}
     _add_custom_domain(split, list(groups))
+    _add_api_alarms(split, list(groups))
     return split
 
 
@@ -170,6 +177,50 @@ def _routing_rule(api: str, priority: int, conditions: list[dict[str, Any]]) -> 
                                        "StripBasePath": False}}],
         },
     }
+
+
+def _add_api_alarms(template: dict[str, Any], apis: list[str]) -> None:
+    """`ApiServerErrorRateAlarm`: the 5xx answers of every API as a percentage of their requests;
+    `ApiLatencyAlarm`: the highest p90 latency of the APIs. API Gateway's metrics, by API name and stage, so
+    they include what never reached the function (its timeouts, throttles, a crash)."""
+    template.setdefault("Parameters", {}).update({
+        "ApiServerErrorRateAlarmPercent": {
+            "Type": "Number", "Default": 1, "MinValue": 0,
+            "Description": "ApiServerErrorRateAlarm: the share of 5xx answers (percent of all requests) that alarms"},
+        "ApiLatencyAlarmMilliseconds": {
+            "Type": "Number", "Default": 3000, "MinValue": 1,
+            "Description": "ApiLatencyAlarm: the p90 latency of an API (milliseconds) that alarms"},
+    })
+
+    def metric(name: str, api: str, stat: str) -> dict[str, Any]:
+        stage = template["Resources"][api]["Properties"]["StageName"]
+        dimensions = [{"Name": "ApiName", "Value": {"Fn::Sub": f"${{AWS::StackName}}-{api}"}},
+                      {"Name": "Stage", "Value": stage}]
+        return {"Metric": {"Namespace": "AWS/ApiGateway", "MetricName": name, "Dimensions": dimensions},
+                "Period": ALARM_PERIOD, "Stat": stat}
+
+    errors = [{"Id": f"errors{i}", "MetricStat": metric("5XXError", api, "Sum"), "ReturnData": False}
+              for i, api in enumerate(apis)]
+    requests = [{"Id": f"requests{i}", "MetricStat": metric("Count", api, "Sum"), "ReturnData": False}
+                for i, api in enumerate(apis)]
+    latencies = [{"Id": f"latency{i}", "MetricStat": metric("Latency", api, "p90"), "ReturnData": False}
+                 for i, api in enumerate(apis)]
+
+    def total(series: list[dict[str, Any]]) -> str:
+        return "SUM([" + ", ".join(f"FILL({m['Id']}, 0)" for m in series) + "])"
+
+    every = {"EvaluationPeriods": 3, "DatapointsToAlarm": 2, "ComparisonOperator": "GreaterThanThreshold",
+             "TreatMissingData": "notBreaching"}
+    template["Resources"]["ApiServerErrorRateAlarm"] = {"Type": "AWS::CloudWatch::Alarm", "Properties": {
+        "AlarmDescription": f"5xx answers of {', '.join(apis)} above ApiServerErrorRateAlarmPercent of their requests",
+        "Metrics": [*errors, *requests, {"Id": "rate", "Label": "5xx answers, percent of requests", "ReturnData": True,
+                                         "Expression": f"100 * {total(errors)} / {total(requests)}"}],
+        "Threshold": {"Ref": "ApiServerErrorRateAlarmPercent"}, **every}}
+    template["Resources"]["ApiLatencyAlarm"] = {"Type": "AWS::CloudWatch::Alarm", "Properties": {
+        "AlarmDescription": f"The p90 latency of one of {', '.join(apis)} above ApiLatencyAlarmMilliseconds",
+        "Metrics": [*latencies, {"Id": "slowest", "Label": "highest p90 latency of the APIs", "ReturnData": True,
+                                 "Expression": "MAX([" + ", ".join(m["Id"] for m in latencies) + "])"}],
+        "Threshold": {"Ref": "ApiLatencyAlarmMilliseconds"}, **every}}
 
 
 def main(argv: list[str]) -> None:

@@ -69,6 +69,8 @@ def service_environment(options: Options) -> dict[str, str]:
         "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION,
         # every boto3 client of both processes talks to moto, never to AWS
         "AWS_ENDPOINT_URL": options.aws_url, "PAS_AWS_ENDPOINT_URL": options.aws_url, "PAS_STAGE": "dev",
+        # the Tracer runs without X-Ray (no daemon here); the EMF metrics and the JSON logs go to this output
+        "POWERTOOLS_TRACE_DISABLED": "1",
     })
     return environ
 

@@ -70,7 +70,7 @@ from chalicelib.policies import service as policies
 from chalicelib.policies.models import IssuedStack, Transaction, TransactionCategory
 from chalicelib.priceable.models import Charge
 from chalicelib.quotes import service as quotes
-from chalicelib.runtime import due, jobs, wiring
+from chalicelib.runtime import due, jobs, observability, wiring
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.job_types import JobType
 from chalicelib.transactions import service as transactions
@@ -528,6 +528,8 @@ def _add_invoice(ctx: CallContext, uow: Any, model: dict[str, Any], numbering: s
     if not invoice.suppressAutopay:
         arm_autopay(uow, invoice)
     uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
+    uow.after_commit(lambda: observability.count("InvoicesGenerated", {"currency": invoice.currency},
+                                                 invoice_locator=invoice.locator))
     documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator,
                                    _rendering_data(invoice, account))
 
@@ -951,6 +953,8 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
                                                   if each.invoice.invoiceState == InvoiceState.SETTLED])
     uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
     staged = staging.add(ctx, uow, account, changes, after=SAVED_PAYMENT)
+    uow.after_commit(lambda: observability.count("PaymentsPosted", {"currency": posted.currency},
+                                                 payment_locator=posted.locator))
     return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True, staged=staged)
 
 

@@ -57,7 +57,7 @@ from chalicelib.documents.models import (
 from chalicelib.policies import service as policies
 from chalicelib.priceable import elements
 from chalicelib.quotes import service as quotes
-from chalicelib.runtime import jobs, rendering_sources, wiring
+from chalicelib.runtime import jobs, observability, rendering_sources, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.settings import settings
@@ -82,6 +82,17 @@ def use_renderer(renderer: Callable[..., rendering.Rendered | rendering.RenderFa
     """Another renderer (a test's, say one whose worker dies mid-job); None restores the sandboxed one."""
     global _render
     _render = renderer or rendering.render
+
+
+def _rendered(engine: rendering.Engine, source: str, data: dict[str, Any], output_format: str,
+              **options: Any) -> rendering.Rendered | rendering.RenderFailed:
+    """`_render(...)`, measured: `Renders` and `RenderDuration` by engine, format and outcome (`ok`, or the
+    stage that failed)."""
+    with observability.timed("Render", {"engine": engine, "format": str(output_format)}) as outcome:
+        result = _render(engine, source, data, output_format, **options)
+        if isinstance(result, rendering.RenderFailed):
+            outcome["outcome"] = f"{result.stage}_failed"
+    return result
 
 
 # --- reading -------------------------------------------------------------------------------------------
@@ -364,8 +375,8 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
         return _finish(ctx, document.model_copy(update={"source": template.source}), DocumentState.CONVERSION_ERROR,
                        f"the package has no font file for {', '.join(missing)} (fonts/<Name>.ttf)")
     data = {**document.renderingData, "documentName": plan.display_name}
-    result = _render(template.engine, template.source, data, plan.output_format,
-                     snippets=sources.snippets(plan.snippets), page=plan.page, fonts=fonts, limits=_limits)
+    result = _rendered(template.engine, template.source, data, plan.output_format,
+                       snippets=sources.snippets(plan.snippets), page=plan.page, fonts=fonts, limits=_limits)
     if isinstance(result, rendering.RenderFailed):
         state = DocumentState.CONVERSION_ERROR if result.stage == "conversion" else DocumentState.RENDER_ERROR
         return _finish(ctx, document.model_copy(update={"source": template.source}), state, result.message)
@@ -791,10 +802,10 @@ def render_ad_hoc(ctx: CallContext, request: RenderRequest) -> File:
         template = _no_template("Send a template, or name a configured document (documentConfig)")
     data = rendering_data(ctx, reference)
     output_format = plan.output_format if plan else DocumentFormat.HTML
-    result = _render(template.engine, template.source, {**data, "documentName": name or "Document"},
-                     output_format, snippets=sources.snippets(plan.snippets) if plan else {},
-                     page=plan.page if plan else None, fonts=sources.fonts(plan.fonts) if plan else {},
-                     limits=_limits)
+    result = _rendered(template.engine, template.source, {**data, "documentName": name or "Document"},
+                       output_format, snippets=sources.snippets(plan.snippets) if plan else {},
+                       page=plan.page if plan else None, fonts=sources.fonts(plan.fonts) if plan else {},
+                       limits=_limits)
     if isinstance(result, rendering.RenderFailed):
         raise codes.DOCUMENT_RENDER_FAILED(f"The template did not render: {result.message}"[:MAX_PROCESSING_ERRORS])
     return File(result.content, result.media_type, f"{name or 'document'}.{output_format}")

@@ -23,6 +23,7 @@ from chalicelib.http import auth, contract, uploads
 from chalicelib.http.contract import Contract
 from chalicelib.http.middleware import offer_file
 from chalicelib.http.request import current_request, header, raw_body, reset_context, set_context
+from chalicelib.http.request import request_id as current_request_id
 from chalicelib.http.responses import (
     Binary,
     SecretAnswer,
@@ -32,7 +33,7 @@ from chalicelib.http.responses import (
     render,
     static_response,
 )
-from chalicelib.runtime import idempotency, wiring
+from chalicelib.runtime import idempotency, observability, wiring
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
 
@@ -121,7 +122,7 @@ def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(view)
         def wrapper(**path: str) -> Any:
-            request_id = new_locator()
+            request_id = current_request_id() or new_locator()
             try:
                 return _handle(view, spec, path, request_id)
             except DomainError as error:
@@ -175,7 +176,7 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
             raise codes.not_found("tenant", tenant)
     if not spec.public:
         _check_permission(principal, spec.permissions, path)
-    logger().append_keys(request_id=request_id, tenant=tenant, route=view.__name__)
+    observability.tag(tenant=tenant, operation=view.__name__)
     # business time is the tenant's clock (its test clock, if it has one); authentication was on real time
     now = wiring.clock_for(tenant).now() if tenant is not None and not spec.public else real_now
     ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant)

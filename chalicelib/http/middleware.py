@@ -1,4 +1,5 @@
-"""The app's HTTP middleware: Chalice's own answers rewritten into our error body.
+"""The app's HTTP middleware: every request observed (`observe_requests`), and Chalice's own answers
+rewritten into our error body.
 
 Chalice answers some requests itself, before or after the view, with `{"Code", "Message"}`: 405 for a
 method the path does not have, 415 for a Content-Type the route does not declare, 500 for what it
@@ -9,6 +10,8 @@ media type, so API Gateway delivers binary answers whatever the client accepts (
 """
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
@@ -17,7 +20,10 @@ from chalice import Response
 
 from chalicelib.core import codes
 from chalicelib.core.ids import new_locator
+from chalicelib.http.request import request_id as current_request_id
+from chalicelib.http.request import reset_request_id, set_request_id
 from chalicelib.http.responses import json_response, to_json
+from chalicelib.runtime import observability
 
 MAX_ECHOED = 100
 """Characters of a request's own text (a Content-Type) an error message repeats."""
@@ -33,8 +39,52 @@ def offer_file(response: Response) -> None:
     _offered_file.set(response)
 
 
+def observe_requests(event: Any, get_response: Callable[[Any], Response]) -> Response:
+    """The outermost middleware: gives the request its id (the answer's `requestId` and `X-Request-Id`, the
+    correlation id of its log lines, its metrics and the jobs it enqueues), traces it, and emits its metrics:
+    `Requests` and `Latency` by `route` (method and resource path) and `status`, and for an error answer
+    `Errors` by `route` and `code` (the error body's)."""
+    request_id = new_locator()
+    resource = (getattr(event, "context", None) or {}).get("resourcePath") or ""
+    route = f"{getattr(event, 'method', '') or ''} {resource}"
+    started = time.perf_counter()
+    token = set_request_id(request_id)
+    answered: list[Response] = []
+    try:
+        with observability.invocation(request_id, getattr(event, "lambda_context", None), route=route):
+            try:
+                answered.append(observability.traced("api_handler", lambda: get_response(event), route=route))
+            finally:
+                _emit_request(route, answered[0] if answered else None, (time.perf_counter() - started) * 1000)
+    finally:
+        reset_request_id(token)
+    return answered[0]
+
+
+def _emit_request(route: str, response: Response | None, elapsed_ms: float) -> None:
+    status = response.status_code if response is not None else 500
+    observability.emit({"Requests": (1, observability.COUNT), "Latency": (elapsed_ms, observability.MILLISECONDS)},
+                       {"route": route, "status": str(status)}, rollups=({"status": str(status)},))
+    if status >= 400:
+        code = _error_code(response) if response is not None else codes.INTERNAL_ERROR.code
+        observability.emit({"Errors": (1, observability.COUNT)}, {"route": route, "code": code},
+                           rollups=({"code": code},), status=status)
+
+
+def _error_code(response: Response) -> str:
+    """The `code` of an error answer's body (ours, or Chalice's `Code` when one slipped through)."""
+    body = response.body
+    try:
+        parsed = json.loads(body) if isinstance(body, (str, bytes)) else body
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        return str(parsed.get("code") or parsed.get("Code") or "unknown")
+    return "unknown"
+
+
 def error_body_response(status: int, code: str, message: str, request_id: str | None = None) -> Response:
-    request_id = request_id or new_locator()
+    request_id = request_id or current_request_id() or new_locator()
     return json_response(to_json({"httpStatus": status, "code": code, "message": message, "requestId": request_id}),
                          status, request_id)
 

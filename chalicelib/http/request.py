@@ -21,6 +21,7 @@ _LATEST = datetime.max.replace(tzinfo=timezone.utc) - timedelta(days=1)
 
 _request: ContextVar[Any] = ContextVar("chalice_request")
 _context: ContextVar[CallContext] = ContextVar("call_context")
+_request_id: ContextVar[str | None] = ContextVar("request_id", default=None)
 
 
 def capture_request(event: Any, get_response: Any) -> Any:
@@ -34,6 +35,20 @@ def capture_request(event: Any, get_response: Any) -> Any:
 
 def current_request() -> Any:
     return _request.get()
+
+
+def request_id() -> str | None:
+    """The id of the request being answered (its answer's `requestId`, its logs' and metrics' correlation
+    id), set by the outermost middleware (`middleware.observe_requests`)."""
+    return _request_id.get()
+
+
+def set_request_id(value: str | None) -> Any:
+    return _request_id.set(value)
+
+
+def reset_request_id(token: Any) -> None:
+    _request_id.reset(token)
 
 
 def request_context() -> CallContext:

@@ -40,7 +40,7 @@ from chalicelib.plugins.models import (
     ValidationItem,
 )
 from chalicelib.plugins.modules import python_modules
-from chalicelib.runtime import python_source
+from chalicelib.runtime import observability, python_source
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
 
@@ -81,7 +81,10 @@ def call(ctx: CallContext, version: str, kind: Kind, request: Mapping[str, Any],
     function = next((name for name in function_names(kind, request["productName"]) if name in modules.functions), None)
     if function is None:
         return None
-    result = runner().call(ctx.tenant, version, modules.files, function, request, host)
+    with observability.timed("PluginCall", {"kind": kind}, function=function, version=version) as call_outcome:
+        result = runner().call(ctx.tenant, version, modules.files, function, request, host)
+        if isinstance(result, PluginFailure):
+            call_outcome.update(outcome="failed", reason=result.reason)
     if isinstance(result, PluginFailure):
         logger().warning("plugin failed", extra={"tenant": ctx.tenant, "version": version, "function": function,
                                                  "reason": result.reason, "detail": result.detail})

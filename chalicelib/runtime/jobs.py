@@ -20,6 +20,7 @@ so what a job records reads the moment that caused it, however far the clock mov
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -32,7 +33,7 @@ from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import SYSTEM, CallContext
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
 from chalicelib.core.ids import new_locator
-from chalicelib.runtime import tenant_clock, wiring
+from chalicelib.runtime import observability, tenant_clock, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
@@ -206,12 +207,18 @@ def dispatch(message: JobMessage) -> JobStatus | None:
         })
     except ConcurrentModification:
         return None  # another delivery of the same message won the race
-    log = logger()
-    log.append_keys(job_type=job["jobType"], job_locator=message.job_locator, correlation_id=message.correlation_id)
-    try:
-        return _run(ctx, scope, message, job, handler, version + 1)
-    finally:
-        log.remove_keys(["job_type", "job_locator", "correlation_id"])
+    with observability.invocation(message.correlation_id, tenant=message.tenant, job_type=job["jobType"],
+                                  job_locator=message.job_locator):
+        outcome, started = "error", time.perf_counter()
+        try:
+            status = _run(ctx, scope, message, job, handler, version + 1)
+            outcome = "retried" if status == JobStatus.QUEUED else status.value
+            return status
+        finally:
+            observability.emit({"Jobs": (1, observability.COUNT),
+                                "JobDuration": ((time.perf_counter() - started) * 1000, observability.MILLISECONDS)},
+                               {"jobType": job["jobType"], "outcome": outcome}, rollups=({"outcome": outcome},),
+                               attempt=int(job["attempts"]) + 1)
 
 
 def _claimable(job: dict[str, Any], now: datetime) -> bool:
@@ -317,6 +324,9 @@ def _requeue(tenant: str, job: dict[str, Any], now: datetime) -> bool:
         if requeues >= MAX_ATTEMPTS:
             _finish(scope, message, int(job["version"]), JobStatus.FAILED, now,
                     {"error": "job.lease_expired: gave up after the last attempt"})
+            observability.emit({"Jobs": (1, observability.COUNT)}, {"jobType": job["jobType"], "outcome": "failed"},
+                               rollups=({"outcome": "failed"},), job_locator=job["locator"],
+                               error="job.lease_expired")
             _give_up(message, job)
         else:
             lease_until = now + timedelta(seconds=settings().job_lease_seconds)

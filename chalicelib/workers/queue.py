@@ -5,6 +5,7 @@ from typing import Any
 
 from chalice import Blueprint
 
+from chalicelib.runtime import observability
 from chalicelib.runtime.jobs import JobMessage, dispatch
 from chalicelib.workers.handlers import load_job_handlers
 
@@ -14,6 +15,7 @@ bp = Blueprint(__name__)
 # `chalice package` writes the queue name into an Fn::Sub ARN: this names the JobsQueue resource of
 # infra/template.json, so the deployed trigger reads the queue the stack creates.
 @bp.on_sqs_message(queue="${JobsQueue.QueueName}", batch_size=1)
+@observability.handler  # traced; each job's log lines and metrics carry the correlation id of its message
 def run_job(event: Any) -> None:
     for record in event:
         run_message(record.body)

@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import SYSTEM, CallContext
 from chalicelib.core.ids import derived_locator, new_locator
-from chalicelib.runtime import jobs, wiring
+from chalicelib.runtime import jobs, observability, wiring
 from chalicelib.runtime.job_types import JobType
 
 bp = Blueprint(__name__)
@@ -39,12 +39,14 @@ EVERY_5_MINUTES, EVERY_15_MINUTES, DAILY = timedelta(minutes=5), timedelta(minut
 
 
 @bp.schedule(Rate(5, unit=Rate.MINUTES), name="reap_jobs")
+@observability.handler
 def reap_jobs(event: Any) -> None:
     """Every tenant, test-clock ones included: leases are real time (a test clock's advance is a job too)."""
     enqueue_for_every_tenant(JobType.REAP_JOBS, EVERY_5_MINUTES, test_clocks=True)
 
 
 @bp.schedule(Rate(1, unit=Rate.DAYS), name="clean_up_tables")
+@observability.handler
 def clean_up_tables(event: Any) -> None:
     enqueue_for_every_tenant(JobType.TABLES_CLEANUP, DAILY)
 
@@ -53,6 +55,7 @@ DUE_SCHEDULE = "run_due_work"
 
 
 @bp.schedule(Rate(15, unit=Rate.MINUTES), name=DUE_SCHEDULE)
+@observability.handler
 def run_due_work(event: Any) -> None:
     """Every quarter hour, each tenant's due entries up to the schedule's time (runtime/due.py): renewal
     steps, and billing's invoice generation, due and grace moments. Work falls due at local midnights
@@ -69,7 +72,8 @@ def enqueue_for_every_tenant(job_type: JobType, every: timedelta, *, with_as_of:
     """One job of `job_type` per registered tenant (`test_clocks`: test-clock tenants too, else not), once
     in each period `every` long (`with_as_of`: payload `asOf`, the time of this run): the first page here,
     the rest by fan-out jobs. Answers how many this call enqueued."""
-    run = CallContext(principal=SYSTEM, request_id=new_locator(), now=wiring.clock().now())
+    run = CallContext(principal=SYSTEM, request_id=observability.correlation_id() or new_locator(),
+                      now=wiring.clock().now())
     period = EPOCH + (run.now - EPOCH) // every * every
     return fan_out(run, FanOut(jobType=str(job_type), payload={"asOf": isoformat(run.now)} if with_as_of else {},
                                period=period, testClocks=test_clocks))

@@ -19,6 +19,7 @@ from local.resources import TEMPLATE, resources, table_definition
 ROOT = Path(__file__).resolve().parents[2]
 OWN_RESOURCES = {"CoreTable", "BlobBucket", "JobsQueue"}
 WIRED_VARIABLES = {"PAS_TABLE_NAME": "CoreTable", "PAS_BUCKET_NAME": "BlobBucket", "PAS_JOBS_QUEUE_NAME": "JobsQueue"}
+TRACE_ACTIONS = ["xray:PutTelemetryRecords", "xray:PutTraceSegments"]
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +119,9 @@ def test_functions_may_touch_only_the_stacks_table_bucket_and_queue(stack):
                 services = {a.split(":")[0] for a in actions}
                 if services == {"logs"}:
                     continue
+                if services == {"xray"}:  # X-Ray's actions take no resource: "*", and only these two
+                    assert (sorted(actions), statement["Resource"]) == (TRACE_ACTIONS, "*"), role_name
+                    continue
                 assert services <= {"dynamodb", "s3", "sqs"}, f"{role_name}: {services}"
                 targets = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
                 for target in targets:
@@ -193,3 +197,34 @@ def test_the_custom_domain_routes_each_api_its_segments_with_the_full_path(stack
         base_paths = [c["MatchBasePaths"]["AnyOf"] for c in rule["Properties"]["Conditions"]]
         routed[action["InvokeApi"]["ApiId"]["Ref"]] = (rule["Properties"]["Priority"], base_paths)
     assert routed == {"PolicyAPI": (10, [["policy"]]), "BillingAPI": (20, [["billing"]]), "RestAPI": (1000, [])}
+
+
+def test_every_function_and_api_is_traced(stack):
+    assert {name: f["Properties"]["Tracing"] for name, f in _functions(stack).items()} == {
+        name: "Active" for name in _functions(stack)}
+    assert {name: api["Properties"]["TracingEnabled"] for name, api in _apis(stack).items()} == {
+        name: True for name in _apis(stack)}
+
+
+def test_the_alarms_watch_the_apis_the_dead_letter_queue_and_the_jobs_metrics_as_emitted(stack):
+    from chalicelib.runtime import observability
+
+    resources = stack["Resources"]
+    alarms = {name for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+    assert alarms == {"JobsDeadLetterAlarm", "JobsDeadLetterAgeAlarm", "JobFailuresAlarm", "ApiServerErrorRateAlarm",
+                      "ApiLatencyAlarm"}
+    age = resources["JobsDeadLetterAgeAlarm"]["Properties"]
+    assert (age["Namespace"], age["MetricName"], age["Dimensions"][0]["Value"]) == (
+        "AWS/SQS", "ApproximateAgeOfOldestMessage", {"Fn::GetAtt": ["JobsDeadLetterQueue", "QueueName"]})
+    # the metric the worker emits (runtime/jobs.py), in the namespace the functions are told
+    failures = resources["JobFailuresAlarm"]["Properties"]
+    namespace = stack["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"]
+    assert (failures["Namespace"], failures["MetricName"], failures["Dimensions"]) == (namespace, "Jobs", [
+        {"Name": "service", "Value": observability.SERVICE}, {"Name": "outcome", "Value": "failed"}])
+    assert "${AWS::StackName}" in namespace["Fn::Sub"]  # two stacks of one account keep their metrics apart
+    # API Gateway's metrics of every API, by the names the APIs are given
+    names = {json.dumps(api["Properties"]["Name"]) for api in _apis(stack).values()}
+    for alarm in ("ApiServerErrorRateAlarm", "ApiLatencyAlarm"):
+        watched = [m["MetricStat"]["Metric"] for m in resources[alarm]["Properties"]["Metrics"] if "MetricStat" in m]
+        assert {m["Namespace"] for m in watched} == {"AWS/ApiGateway"}
+        assert {json.dumps(m["Dimensions"][0]["Value"]) for m in watched} == names, alarm

@@ -2,6 +2,7 @@
 HTTP, stopped and started again on the same state directory, written to by parallel clients, killed."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -25,6 +26,11 @@ def test_make_run_serves_the_readme_example_and_keeps_its_data_across_a_restart(
         "name": "e2e-underwriter", "description": "survives a restart", "permissions": ["policies.read"]})
     assert status == 200, role
     assert first.run_job_through_the_worker() == "finished"
+    # its log shows the metrics CloudWatch would make of it: EMF documents of the requests and of the job
+    emf = [json.loads(line) for line in first.output().splitlines() if line.startswith('{"_aws"')]
+    assert {(d["route"], d["status"]) for d in emf if "Requests" in d} >= {("GET /auth/users/whoami", "200"),
+                                                                           ("POST /auth/roles", "200")}
+    assert ("jobs.reap", "finished") in [(d["jobType"], d["outcome"]) for d in emf if "Jobs" in d]
 
     assert first.stop() == 0
     assert b"e2e-underwriter" in (state / "journal.jsonl").read_bytes()

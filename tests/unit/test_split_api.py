@@ -121,6 +121,30 @@ def test_the_domain_is_optional_and_routes_by_base_path_without_stripping_it():
     }
 
 
+def test_each_api_is_named_after_the_stack_and_two_alarms_watch_them_all():
+    split = split_api.split_template(_template(PATHS))
+    resources = split["Resources"]
+
+    names = {api: resources[api]["Properties"]["Name"] for api in ("RestAPI", "PolicyAPI", "BillingAPI")}
+    assert names == {api: {"Fn::Sub": f"${{AWS::StackName}}-{api}"} for api in names}
+    errors = resources["ApiServerErrorRateAlarm"]["Properties"]
+    watched = [(m["Id"], m["MetricStat"]["Metric"]["MetricName"], m["MetricStat"]["Stat"],
+                m["MetricStat"]["Metric"]["Dimensions"]) for m in errors["Metrics"] if "MetricStat" in m]
+    assert watched == [(f"{kind}{i}", metric, "Sum", [{"Name": "ApiName", "Value": names[api]},
+                                                      {"Name": "Stage", "Value": "api"}])
+                       for kind, metric in (("errors", "5XXError"), ("requests", "Count"))
+                       for i, api in enumerate(("RestAPI", "PolicyAPI", "BillingAPI"))]
+    (rate,) = [m for m in errors["Metrics"] if m["ReturnData"]]
+    assert rate["Expression"] == ("100 * SUM([FILL(errors0, 0), FILL(errors1, 0), FILL(errors2, 0)]) / "
+                                  "SUM([FILL(requests0, 0), FILL(requests1, 0), FILL(requests2, 0)])")
+    assert errors["Threshold"] == {"Ref": "ApiServerErrorRateAlarmPercent"}
+    latency = resources["ApiLatencyAlarm"]["Properties"]
+    assert [m["MetricStat"]["Stat"] for m in latency["Metrics"] if "MetricStat" in m] == ["p90"] * 3
+    assert [m["Expression"] for m in latency["Metrics"] if m["ReturnData"]] == ["MAX([latency0, latency1, latency2])"]
+    assert (split["Parameters"]["ApiServerErrorRateAlarmPercent"]["Default"],
+            split["Parameters"]["ApiLatencyAlarmMilliseconds"]["Default"]) == (1, 3000)
+
+
 def _rule(api: str, priority: int, conditions: list[dict[str, Any]]) -> dict[str, Any]:
     return {"DomainNameArn": {"Fn::GetAtt": ["ApiDomainName", "DomainNameArn"]}, "Priority": priority,
             "Conditions": conditions,
