@@ -147,7 +147,7 @@ class LocalStack:
     def run_script(self, body: str) -> str:
         """Run Python against the emulated AWS in another process, with `ctx` (a system call context),
         `service` (identity), `jobs`, `wiring`, `JobType` and `wait_for_job(tenant, job, seconds=20)` at hand;
-        answers its output."""
+        answers the last line it printed (the service's own log lines, JSON on stdout as on Lambda, come first)."""
         script = textwrap.dedent("""
             import time
             from chalicelib.core.context import SYSTEM, CallContext
@@ -170,7 +170,7 @@ class LocalStack:
         result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=environ, capture_output=True,
                                 text=True, timeout=60)
         assert result.returncode == 0, result.stderr
-        return result.stdout.strip()
+        return result.stdout.strip().splitlines()[-1]
 
     def stop(self, timeout: float = 30) -> int:
         """Ctrl-C, as a person stops `make run`."""
