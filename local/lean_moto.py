@@ -31,11 +31,19 @@ and walks the whole table, so one write on a table of 30,000 items takes seconds
   these results are already in the wire format: json writes the same answer
   (tests/architecture/test_test_shortcuts.py compares them). Anything json cannot write (binary values,
   an error) and every other operation take moto's way.
+- an UpdateExpression is parsed once per text: moto parses it into a syntax tree on every UpdateItem and
+  on every Update of a transaction, and again when it applies it (a quarter of the CPU of a
+  TransactWriteItems in moto); the same text gives the same tree, which moto only reads, or deep-copies
+  before it changes it;
+- a ConditionExpression is parsed once per text, names and values: moto parses it once to validate a
+  transaction and again for every write it checks. The tree it parses to is moto's own and only read
+  (tests/architecture/test_test_shortcuts.py compares both with moto's way, and the tree with a fresh one);
 moto still filters, sorts and pages the candidates itself, so results are what moto would answer.
 """
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 import json
 import re
@@ -45,12 +53,13 @@ from contextlib import contextmanager
 from typing import Any
 
 from moto.core import responses as core_responses
-from moto.dynamodb.comparisons import create_condition_expression_parser
+from moto.dynamodb.comparisons import ConditionExpressionParser, create_condition_expression_parser
 from moto.dynamodb.exceptions import ConditionalCheckFailed, ItemSizeTooLarge
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import StreamShard, Table
 from moto.dynamodb.models.utilities import bytesize
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.responses import DynamoResult
 
 ItemKey = tuple[DynamoType, DynamoType | None]
@@ -65,6 +74,10 @@ _PLAIN_UPDATE = re.compile(r"(?:SET (?P<sets>#\w+ = :\w+(?:, #\w+ = :\w+)*))?"
 PLAIN_UPDATES = True
 """Whether plain updates skip moto's expression machinery (the comparison test turns it off for moto's answer)."""
 DYNAMODB_DATA_AS_JSON = frozenset({"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem"})
+PARSE_ONCE = True
+"""Whether update and condition expressions are parsed once (the comparison test turns it off for moto's way)."""
+EXPRESSIONS_KEPT = 4096
+"""Parsed expressions kept, the least recently used dropped first (a condition's values are part of its key)."""
 
 
 def current_item(table: Table, hash_key: DynamoType, range_key: DynamoType | None) -> Item | None:
@@ -247,13 +260,50 @@ def _in_key_order(table: Table, items: list[Item]) -> list[Item]:
     return sorted(items, key=lambda item: (item.hash_key, item.range_key))
 
 
+def _condition_key(parser: ConditionExpressionParser) -> tuple[str, Any, Any] | None:
+    """What a condition's syntax tree depends on, hashable; None when it cannot be told (moto's way then)."""
+    names, values = parser.expression_attribute_names, parser.expression_attribute_values
+    try:
+        key = (parser.condition_expression, None if names is None else tuple(sorted(names.items())),
+               None if values is None else json.dumps(values, sort_keys=True))
+        hash(key)
+    except (TypeError, AttributeError):
+        return None
+    return key
+
+
 @contextmanager
 def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
     original = (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item,
                 Table.delete_item, Table.query, StreamShard.add, DynamoResult.execute_result, Item.__init__,
-                Item.size, core_responses.method_names_from_class)
+                Item.size, core_responses.method_names_from_class, UpdateExpressionParser.__dict__["make"],
+                ConditionExpressionParser.parse)
     (transact_write_items, update_item, put_item, delete_item, query, _, shape_walking, _, item_size,
-     method_names) = original
+     method_names, _, condition_parse) = original
+    update_parse = UpdateExpressionParser.make
+
+    @functools.lru_cache(maxsize=EXPRESSIONS_KEPT)
+    def update_tree(expression: str) -> Any:
+        return update_parse(expression)
+
+    def parsed_update(parser_class: type, expression: str) -> Any:
+        return update_tree(expression) if PARSE_ONCE and isinstance(expression, str) else update_parse(expression)
+
+    @functools.lru_cache(maxsize=EXPRESSIONS_KEPT)
+    def condition_tree(expression: str, names: Any, values: Any) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
+        parser = ConditionExpressionParser(expression, None if names is None else dict(names),
+                                           None if values is None else json.loads(values))
+        tree = condition_parse(parser)
+        return tree, tuple(parser.expr_attr_names_found), tuple(parser.expr_attr_values_found)
+
+    def parsed_condition(parser: ConditionExpressionParser) -> Any:
+        key = _condition_key(parser) if PARSE_ONCE and parser.condition_expression else None
+        if key is None:
+            return condition_parse(parser)
+        tree, names_found, values_found = condition_tree(*key)
+        parser.expr_attr_names_found.extend(names_found)
+        parser.expr_attr_values_found.extend(values_found)
+        return tree
 
     def lean_transact_write_items(backend: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
         backups = []
@@ -364,9 +414,12 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
     Item.__init__ = built_item  # type: ignore[method-assign,assignment]
     Item.size = kept_size  # type: ignore[method-assign]
     core_responses.method_names_from_class = listed_once
+    UpdateExpressionParser.make = classmethod(parsed_update)  # type: ignore[method-assign,assignment]
+    ConditionExpressionParser.parse = parsed_condition  # type: ignore[method-assign]
     try:
         yield
     finally:
         (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item, Table.delete_item,
          Table.query, StreamShard.add, DynamoResult.execute_result, Item.__init__, Item.size,
-         core_responses.method_names_from_class) = original  # type: ignore[method-assign]
+         core_responses.method_names_from_class, UpdateExpressionParser.make,
+         ConditionExpressionParser.parse) = original  # type: ignore[method-assign]

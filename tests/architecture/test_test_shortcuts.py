@@ -1,6 +1,7 @@
 """What the tests shorten must behave as the real thing: the emulated DynamoDB answers its data
 operations with json.dumps (local/lean_moto.py, `make run` too), and botocore reads the same answers as from
-moto's own serializer; passwords are hashed with cheap argon2id parameters (cheap_password_hashing), whose
+moto's own serializer; it applies plain updates directly and parses each expression once, with moto's
+outcome; passwords are hashed with cheap argon2id parameters (cheap_password_hashing), whose
 hashes the deployed hasher checks, and the other way round."""
 from __future__ import annotations
 
@@ -257,3 +258,89 @@ def test_a_plain_update_applied_directly_ends_as_motos_own(aws, monkeypatch, how
     refused_first = how == "transact_write_items" and case in _CONDITION_FAILS  # moto's transaction checks it first
     assert applied_directly == ([] if refused_first else [plain])
     assert direct_outcome == run(False)
+
+
+def _tree(node: Any) -> Any:
+    """A syntax tree of moto's as nested tuples, to compare one with another."""
+    if isinstance(node, list | tuple):
+        return [_tree(child) for child in node]
+    if hasattr(node, "children"):
+        return type(node).__name__, _tree(node.children)
+    return repr(node)
+
+
+_EXPRESSION_BEFORE = {"count": {"N": "4"}, "status": {"S": "open"}, "lines": {"L": [{"S": "a"}, {"S": "b"}]},
+                      "fresh": {"M": {"x": {"N": "1"}}}}
+_EXPRESSION_CASES = {
+    "a counter below its ceiling": ("ADD #c :one", "attribute_not_exists(#c) OR #c < :below", {"#c": "count"},
+                                    {":one": {"N": "1"}, ":below": {"N": "5"}}),
+    "a counter at its ceiling": ("ADD #c :one", "attribute_not_exists(#c) OR #c < :below", {"#c": "count"},
+                                 {":one": {"N": "1"}, ":below": {"N": "4"}}),
+    "list_append and if_not_exists": ("SET #l = list_append(if_not_exists(#l, :empty), :more), #n = :n", None,
+                                      {"#l": "lines", "#n": "other"},
+                                      {":empty": {"L": []}, ":more": {"L": [{"S": "c"}]}, ":n": {"N": "2"}}),
+    "a nested path where the map exists": ("SET #m.#k = :v", "attribute_exists(#m)", {"#m": "fresh", "#k": "y"},
+                                           {":v": {"S": "z"}}),
+    "a list element removed": ("REMOVE #l[0] SET #s = :s", "#s IN (:s, :t)", {"#l": "lines", "#s": "status"},
+                               {":s": {"S": "open"}, ":t": {"S": "settled"}}),
+    "a version that moved": ("SET #s = :s", "#s = :expected AND size(#l) > :two", {"#s": "status", "#l": "lines"},
+                             {":s": {"S": "x"}, ":expected": {"S": "closed"}, ":two": {"N": "2"}}),
+    "a syntax error": ("SET #s = = :s", None, {"#s": "status"}, {":s": {"S": "x"}}),
+    "a condition syntax error": ("SET #s = :s", "#s = :s AND", {"#s": "status"}, {":s": {"S": "x"}}),
+    "an undeclared name": ("SET #t = :s", None, {"#s": "status"}, {":s": {"S": "x"}}),
+    "an undeclared value": ("SET #s = :s", "#s = :nothing", {"#s": "status"}, {":s": {"S": "x"}}),
+}
+
+
+@pytest.mark.parametrize("how", ["update_item", "transact_write_items"])
+@pytest.mark.parametrize("case", sorted(_EXPRESSION_CASES))
+def test_expressions_parsed_once_update_and_refuse_as_motos_own(aws, monkeypatch, how, case):
+    """lean_moto parses an UpdateExpression once per text and a ConditionExpression once per text, names and
+    values: each update (the first, which parses, and the next, which finds it parsed) ends as moto's own,
+    and what moto later does with a tree it found parsed leaves that tree as it was."""
+    from botocore.exceptions import ClientError
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+
+    expression, condition, names, values = _EXPRESSION_CASES[case]
+    client, table = clients.dynamodb(), settings().table_name
+
+    def run(parse_once: bool) -> tuple[Any, Any, Any]:
+        monkeypatch.setattr(lean_moto, "PARSE_ONCE", parse_once)
+        key = {"PK": {"S": f"TEST#{new_locator()}"}, "SK": {"S": "1"}}
+        client.put_item(TableName=table, Item={**key, **_EXPRESSION_BEFORE})
+        request = {"TableName": table, "Key": key, "UpdateExpression": expression, "ExpressionAttributeNames": names,
+                   "ExpressionAttributeValues": values, **({"ConditionExpression": condition} if condition else {})}
+        answer, error = None, None
+        try:
+            if how == "update_item":
+                answer = client.update_item(**request, ReturnValues="ALL_NEW")["Attributes"]
+            else:
+                client.transact_write_items(TransactItems=[{"Update": request}])
+        except ClientError as refused:
+            error = (refused.response["Error"]["Code"], refused.response["Error"]["Message"])
+        except (ValueError, KeyError) as failed:  # moto raises some of its errors instead of answering them
+            error = (type(failed).__name__, str(failed))
+        stored = client.get_item(TableName=table, Key=key)["Item"]
+        return ({k: v for k, v in answer.items() if k != "PK"} if answer else answer), error, \
+            {k: v for k, v in stored.items() if k != "PK"}
+
+    motos = run(False)
+    assert run(True) == motos  # parsed here
+    assert run(True) == motos  # found parsed
+    try:
+        parsed = UpdateExpressionParser.make(expression)
+    except Exception:  # noqa: BLE001 - a syntax error is parsed again each time, and refused again
+        return
+    assert parsed is UpdateExpressionParser.make(expression)
+    monkeypatch.setattr(lean_moto, "PARSE_ONCE", False)
+    assert _tree(parsed) == _tree(UpdateExpressionParser.make(expression))  # as fresh after the updates
+    if condition and case not in ("a condition syntax error", "an undeclared value"):
+        monkeypatch.setattr(lean_moto, "PARSE_ONCE", True)
+        tree = ConditionExpressionParser(condition, names, values).parse()
+        assert ConditionExpressionParser(condition, dict(names), json.loads(json.dumps(values))).parse() is tree
+        other = {**values, next(iter(values)): {"S": "another value"}}
+        assert ConditionExpressionParser(condition, names, other).parse() is not tree  # values are its key too
