@@ -38,6 +38,13 @@ and walks the whole table, so one write on a table of 30,000 items takes seconds
 - a ConditionExpression is parsed once per text, names and values: moto parses it once to validate a
   transaction and again for every write it checks. The tree it parses to is moto's own and only read
   (tests/architecture/test_test_shortcuts.py compares both with moto's way, and the tree with a fresh one);
+- a Query does not deep-copy the items it found before it answers them: moto copies them so that a
+  projection cannot change the stored items, but a projection builds new items, and the answer is written
+  from the items at once (a fifth of a large partition's Query). The candidates are sorted by their keys'
+  values cast once (moto casts both keys of every comparison), so moto's own sort only confirms the order,
+  and a page of a partition that starts after an ExclusiveStartKey skips the items before it by bisection,
+  with moto's own test, instead of moto's walk past each one (moto paged a partition of 100,000 items in
+  minutes). test_test_shortcuts compares the pages with moto's;
 moto still filters, sorts and pages the candidates itself, so results are what moto would answer.
 """
 from __future__ import annotations
@@ -50,12 +57,14 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import SimpleNamespace
 from typing import Any
 
 from moto.core import responses as core_responses
 from moto.dynamodb.comparisons import ConditionExpressionParser, create_condition_expression_parser
 from moto.dynamodb.exceptions import ConditionalCheckFailed, ItemSizeTooLarge
 from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models import table as moto_table
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import StreamShard, Table
 from moto.dynamodb.models.utilities import bytesize
@@ -76,8 +85,11 @@ PLAIN_UPDATES = True
 DYNAMODB_DATA_AS_JSON = frozenset({"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem"})
 PARSE_ONCE = True
 """Whether update and condition expressions are parsed once (the comparison test turns it off for moto's way)."""
+LEAN_QUERIES = True
+"""Whether a Query skips moto's copy of its items and its walk to the ExclusiveStartKey (as PARSE_ONCE)."""
 EXPRESSIONS_KEPT = 4096
 """Parsed expressions kept, the least recently used dropped first (a condition's values are part of its key)."""
+_SHALLOW_COPY = SimpleNamespace(deepcopy=list)
 
 
 def current_item(table: Table, hash_key: DynamoType, range_key: DynamoType | None) -> Item | None:
@@ -254,10 +266,27 @@ def _notify(on_item_change: ItemChange | None, table: Table, key: ItemKey | None
 
 
 def _in_key_order(table: Table, items: list[Item]) -> list[Item]:
-    """Candidates in moto's own order (by table key), so ties after moto's sort stay as moto leaves them."""
+    """Candidates in moto's own order (by table key), so ties after moto's sort stay as moto leaves them.
+    moto compares keys by their cast_value: each is cast once here, not once per comparison."""
     if table.range_key_attr is None:
-        return sorted(items, key=lambda item: item.hash_key)
-    return sorted(items, key=lambda item: (item.hash_key, item.range_key))
+        return sorted(items, key=lambda item: item.hash_key.cast_value)
+    return sorted(items, key=lambda item: (item.hash_key.cast_value, item.range_key.cast_value))  # type: ignore[union-attr]
+
+
+def _after_start(table: Table, ascending: list[Item], start: dict[str, Any], forward: bool) -> list[Item]:
+    """The items of one partition of the table (in key order) that moto's Query does not skip as being at or
+    before the ExclusiveStartKey `start`: moto's own test, by bisection of the order moto walks them in."""
+    order = ascending if forward else ascending[::-1]
+    low, high = 0, len(order)
+    while low < high:
+        middle = (low + high) // 2
+        if table._item_comes_before_dct(order[middle], start, [table.hash_key_attr], [table.range_key_attr],
+                                        forward):
+            low = middle + 1
+        else:
+            high = middle
+    kept = order[low:]
+    return kept if forward else kept[::-1]
 
 
 def _condition_key(parser: ConditionExpressionParser) -> tuple[str, Any, Any] | None:
@@ -365,6 +394,8 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
 
     def lean_query(table: Table, hash_key: DynamoType | None, *args: Any, **kwargs: Any) -> Any:
         index_name = args[6] if len(args) > 6 else kwargs.get("index_name")
+        start = args[3] if len(args) > 3 else kwargs.get("exclusive_start_key")
+        forward = args[4] if len(args) > 4 else kwargs.get("scan_index_forward", True)
         candidates = None
         if index_name:
             candidates = IndexDirectory.of(table).candidates(table, index_name,
@@ -376,10 +407,19 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
             else:
                 candidates = list((partition or {}).values())
         found = _in_key_order(table, every_item(table) if candidates is None else candidates)
+        if LEAN_QUERIES and start and not index_name and hash_key is not None and table.range_key_attr is not None:
+            try:
+                found = _after_start(table, found, start, forward is not False)
+            except Exception:  # a key moto cannot compare: its own walk answers with its own error
+                pass
         table.all_items = lambda: found
+        outer_copy = moto_table.copy
+        if LEAN_QUERIES:
+            moto_table.copy = _SHALLOW_COPY  # type: ignore[assignment]
         try:
             return query(table, hash_key, *args, **kwargs)
         finally:
+            moto_table.copy = outer_copy
             table.__dict__.pop("all_items", None)  # gone already when lean_dynamodb() is nested
 
     def kept_size(item: Item) -> int:

@@ -344,3 +344,52 @@ def test_expressions_parsed_once_update_and_refuse_as_motos_own(aws, monkeypatch
         assert ConditionExpressionParser(condition, dict(names), json.loads(json.dumps(values))).parse() is tree
         other = {**values, next(iter(values)): {"S": "another value"}}
         assert ConditionExpressionParser(condition, names, other).parse() is not tree  # values are its key too
+
+
+def _page_through(client: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
+    pages, start = [], None
+    while True:
+        page = client.query(**request, **({"ExclusiveStartKey": start} if start else {}))
+        page.pop("ResponseMetadata")
+        pages.append(page)
+        start = page.get("LastEvaluatedKey")
+        if start is None:
+            return pages
+
+
+@pytest.mark.parametrize("query", [
+    {}, {"ScanIndexForward": False}, {"Limit": 7}, {"Limit": 7, "ScanIndexForward": False},
+    {"Limit": 5, "Select": "COUNT"}, {"Limit": 4, "ProjectionExpression": "SK, #n", "ExpressionAttributeNames": {
+        "#n": "n"}},
+    {"Limit": 6, "FilterExpression": "#n > :three", "ExpressionAttributeNames": {"#n": "n"}},
+    {"Limit": 3, "KeyConditionExpression": "PK = :pk AND begins_with(SK, :b)"},
+    {"Limit": 3, "KeyConditionExpression": "PK = :pk AND SK BETWEEN :b AND :c", "ScanIndexForward": False},
+    {"Limit": 4, "IndexName": "GSI1", "KeyConditionExpression": "GSI1PK = :pk"},
+    {"Limit": 4, "IndexName": "GSI1", "KeyConditionExpression": "GSI1PK = :pk", "ScanIndexForward": False},
+], ids=lambda query: ", ".join(f"{k}={v}" for k, v in query.items() if k != "ExpressionAttributeNames") or "all")
+def test_a_lean_query_pages_as_motos_own_and_leaves_the_items_as_they_were(aws, monkeypatch, query):
+    """lean_moto's Query copies no item and skips to the ExclusiveStartKey by bisection: every page is moto's
+    own, and no answer changes the stored items (a projection, a filter)."""
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+
+    client, table, pk = clients.dynamodb(), settings().table_name, f"TEST#{new_locator()}"
+    sort_keys = ["a", "b", "b#1", "b#10", "b#2", "B", "c", "é", "z" * 40, "\u4e2d", "a#", "0", "9", "b#", "ba"]
+    for number, sk in enumerate(sort_keys):
+        client.put_item(TableName=table, Item={"PK": {"S": pk}, "SK": {"S": sk}, "n": {"N": str(number % 6)},
+                                               "GSI1PK": {"S": pk}, "GSI1SK": {"S": str(number % 4)},
+                                               "big": {"L": [{"M": {"x": {"S": sk * 3}}}]}})
+    stored = _page_through(client, {"TableName": table, "KeyConditionExpression": "PK = :pk",
+                                    "ExpressionAttributeValues": {":pk": {"S": pk}}, "ConsistentRead": True})
+    values = {":pk": {"S": pk}, ":b": {"S": "b"}, ":c": {"S": "b#2"}, ":three": {"N": "3"}}
+    condition = query.get("KeyConditionExpression", "PK = :pk")
+    request = {"TableName": table, "KeyConditionExpression": condition, **query, "ExpressionAttributeValues": {
+        name: value for name, value in values.items() if name in condition or name in query.get(
+            "FilterExpression", "")}}
+
+    lean = _page_through(client, request)
+    monkeypatch.setattr(lean_moto, "LEAN_QUERIES", False)
+    assert lean == _page_through(client, request)
+    assert len(lean) > 1 or "Limit" not in query
+    assert _page_through(client, {"TableName": table, "KeyConditionExpression": "PK = :pk",
+                                  "ExpressionAttributeValues": {":pk": {"S": pk}}, "ConsistentRead": True}) == stored
