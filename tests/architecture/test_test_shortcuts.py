@@ -393,3 +393,83 @@ def test_a_lean_query_pages_as_motos_own_and_leaves_the_items_as_they_were(aws, 
     assert len(lean) > 1 or "Limit" not in query
     assert _page_through(client, {"TableName": table, "KeyConditionExpression": "PK = :pk",
                                   "ExpressionAttributeValues": {":pk": {"S": pk}}, "ConsistentRead": True}) == stored
+
+
+def _requests(table: str, pk: str, binary: bool) -> list[tuple[str, dict[str, Any]]]:
+    """A call of each operation of DYNAMODB_REQUESTS_AS_JSON, with every attribute type (binary ones too if
+    `binary`), keys, conditions, names and values."""
+    key = {"PK": {"S": pk}, "SK": {"S": "1"}}
+    other = {"PK": {"S": pk}, "SK": {"S": "2"}}
+    names, values = {"#n": "number", "#f": "flag"}, {":n": {"N": "-12.50"}, ":f": {"BOOL": False}}
+    return [
+        ("put_item", {"TableName": table, "Item": _item(pk, "1", binary), "ReturnValues": "ALL_OLD",
+                      "ConditionExpression": "attribute_not_exists(PK)"}),
+        ("batch_write_item", {"RequestItems": {table: [{"PutRequest": {"Item": _item(pk, "2", binary)}},
+                                                       {"PutRequest": {"Item": _item(pk, "3", binary)}},
+                                                       {"DeleteRequest": {"Key": {**key, "SK": {"S": "3"}}}}]}}),
+        ("get_item", {"TableName": table, "Key": key, "ConsistentRead": True, "ProjectionExpression": "#n, #f",
+                      "ExpressionAttributeNames": names}),
+        ("batch_get_item", {"RequestItems": {table: {"Keys": [key, other], "ConsistentRead": True}}}),
+        ("query", {"TableName": table, "KeyConditionExpression": "PK = :pk AND SK > :low", "Limit": 1,
+                   "ExclusiveStartKey": key, "ScanIndexForward": True, "FilterExpression": "#f = :f",
+                   "ExpressionAttributeNames": {"#f": "flag"},
+                   "ExpressionAttributeValues": {":pk": {"S": pk}, ":low": {"S": "0"}, ":f": {"BOOL": False}}}),
+        ("update_item", {"TableName": table, "Key": key, "UpdateExpression": "SET #n = :n, #f = :f",
+                         "ConditionExpression": "attribute_exists(PK)", "ExpressionAttributeNames": names,
+                         "ExpressionAttributeValues": values, "ReturnValues": "UPDATED_NEW"}),
+        ("transact_write_items", {"TransactItems": [
+            {"Put": {"TableName": table, "Item": _item(pk, "4", binary)}},
+            {"Update": {"TableName": table, "Key": other, "UpdateExpression": "ADD #c :one",
+                        "ExpressionAttributeNames": {"#c": "count"},
+                        "ExpressionAttributeValues": {":one": {"N": "1"}}}},
+            {"ConditionCheck": {"TableName": table, "Key": key, "ConditionExpression": "#n = :n",
+                                "ExpressionAttributeNames": {"#n": "number"},
+                                "ExpressionAttributeValues": {":n": {"N": "-12.50"}}}}]}),
+        ("transact_get_items", {"TransactItems": [{"Get": {"TableName": table, "Key": key}},
+                                                  {"Get": {"TableName": table, "Key": other}}]}),
+        ("delete_item", {"TableName": table, "Key": other, "ReturnValues": "ALL_OLD"}),
+    ]
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["json reads them", "with binary values: moto's way"])
+def test_requests_read_as_json_and_results_walked_read_and_write_as_motos_own(aws, monkeypatch, binary):
+    """lean_moto reads a DynamoDB request with json.loads and turns a result into the wire form by a walk of its
+    own: on every request and result of a call of each operation, the same as moto's parser and dynamo_to_dict."""
+    from moto.core.responses import BaseResponse
+    from moto.dynamodb import responses as dynamodb_responses
+    from moto.dynamodb.models.utilities import dynamo_to_dict
+
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+
+    client, table, pk = clients.dynamodb(), settings().table_name, f"TEST#{new_locator()}"
+    read_as_json, walked, differing = [], [], []
+    reads, walks = lean_moto.request_as_json, dynamodb_responses.dynamo_to_dict
+
+    def read(handler: Any, request: Any) -> Any:
+        parsed = reads(handler, request)
+        if parsed is not None:
+            BaseResponse.parse_parameters(handler, request)
+            read_as_json.append(handler._get_action())
+            if handler.params != parsed:
+                differing.append((handler._get_action(), handler.params, parsed))
+        return parsed
+
+    def walk(result: Any) -> Any:
+        found = walks(result)
+        walked.append(result)
+        if found != dynamo_to_dict(result):
+            differing.append(("result", dynamo_to_dict(result), found))
+        return found
+
+    monkeypatch.setattr(lean_moto, "request_as_json", read)
+    monkeypatch.setattr(dynamodb_responses, "dynamo_to_dict", walk)
+    calls = _requests(table, pk, binary)
+    for operation, params in calls:
+        getattr(client, operation)(**params)
+    assert differing == []
+    operations = {"".join(part.title() for part in name.split("_")) for name, _ in calls}
+    assert operations == lean_moto.DYNAMODB_REQUESTS_AS_JSON
+    with_binary = {"PutItem", "BatchWriteItem", "TransactWriteItems"}  # those whose requests carry an item
+    assert set(read_as_json) == (operations - with_binary if binary else operations)
+    assert len(walked) >= 5  # GetItem, BatchGetItem, Query, UpdateItem and TransactGetItems answer data at least
