@@ -1,6 +1,7 @@
 """What the tests shorten must behave as the real thing: the emulated DynamoDB answers its data
 operations with json.dumps (local/lean_moto.py, `make run` too), and botocore reads the same answers as from
-moto's own serializer; passwords are hashed with cheap argon2id parameters (cheap_password_hashing), whose
+moto's own serializer; it applies plain updates directly and parses each expression once, with moto's
+outcome; passwords are hashed with cheap argon2id parameters (cheap_password_hashing), whose
 hashes the deployed hasher checks, and the other way round."""
 from __future__ import annotations
 
@@ -257,3 +258,218 @@ def test_a_plain_update_applied_directly_ends_as_motos_own(aws, monkeypatch, how
     refused_first = how == "transact_write_items" and case in _CONDITION_FAILS  # moto's transaction checks it first
     assert applied_directly == ([] if refused_first else [plain])
     assert direct_outcome == run(False)
+
+
+def _tree(node: Any) -> Any:
+    """A syntax tree of moto's as nested tuples, to compare one with another."""
+    if isinstance(node, list | tuple):
+        return [_tree(child) for child in node]
+    if hasattr(node, "children"):
+        return type(node).__name__, _tree(node.children)
+    return repr(node)
+
+
+_EXPRESSION_BEFORE = {"count": {"N": "4"}, "status": {"S": "open"}, "lines": {"L": [{"S": "a"}, {"S": "b"}]},
+                      "fresh": {"M": {"x": {"N": "1"}}}}
+_EXPRESSION_CASES = {
+    "a counter below its ceiling": ("ADD #c :one", "attribute_not_exists(#c) OR #c < :below", {"#c": "count"},
+                                    {":one": {"N": "1"}, ":below": {"N": "5"}}),
+    "a counter at its ceiling": ("ADD #c :one", "attribute_not_exists(#c) OR #c < :below", {"#c": "count"},
+                                 {":one": {"N": "1"}, ":below": {"N": "4"}}),
+    "list_append and if_not_exists": ("SET #l = list_append(if_not_exists(#l, :empty), :more), #n = :n", None,
+                                      {"#l": "lines", "#n": "other"},
+                                      {":empty": {"L": []}, ":more": {"L": [{"S": "c"}]}, ":n": {"N": "2"}}),
+    "a nested path where the map exists": ("SET #m.#k = :v", "attribute_exists(#m)", {"#m": "fresh", "#k": "y"},
+                                           {":v": {"S": "z"}}),
+    "a list element removed": ("REMOVE #l[0] SET #s = :s", "#s IN (:s, :t)", {"#l": "lines", "#s": "status"},
+                               {":s": {"S": "open"}, ":t": {"S": "settled"}}),
+    "a version that moved": ("SET #s = :s", "#s = :expected AND size(#l) > :two", {"#s": "status", "#l": "lines"},
+                             {":s": {"S": "x"}, ":expected": {"S": "closed"}, ":two": {"N": "2"}}),
+    "a syntax error": ("SET #s = = :s", None, {"#s": "status"}, {":s": {"S": "x"}}),
+    "a condition syntax error": ("SET #s = :s", "#s = :s AND", {"#s": "status"}, {":s": {"S": "x"}}),
+    "an undeclared name": ("SET #t = :s", None, {"#s": "status"}, {":s": {"S": "x"}}),
+    "an undeclared value": ("SET #s = :s", "#s = :nothing", {"#s": "status"}, {":s": {"S": "x"}}),
+}
+
+
+@pytest.mark.parametrize("how", ["update_item", "transact_write_items"])
+@pytest.mark.parametrize("case", sorted(_EXPRESSION_CASES))
+def test_expressions_parsed_once_update_and_refuse_as_motos_own(aws, monkeypatch, how, case):
+    """lean_moto parses an UpdateExpression once per text and a ConditionExpression once per text, names and
+    values: each update (the first, which parses, and the next, which finds it parsed) ends as moto's own,
+    and what moto later does with a tree it found parsed leaves that tree as it was."""
+    from botocore.exceptions import ClientError
+    from moto.dynamodb.comparisons import ConditionExpressionParser
+    from moto.dynamodb.parsing.expressions import UpdateExpressionParser
+
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+
+    expression, condition, names, values = _EXPRESSION_CASES[case]
+    client, table = clients.dynamodb(), settings().table_name
+
+    def run(parse_once: bool) -> tuple[Any, Any, Any]:
+        monkeypatch.setattr(lean_moto, "PARSE_ONCE", parse_once)
+        key = {"PK": {"S": f"TEST#{new_locator()}"}, "SK": {"S": "1"}}
+        client.put_item(TableName=table, Item={**key, **_EXPRESSION_BEFORE})
+        request = {"TableName": table, "Key": key, "UpdateExpression": expression, "ExpressionAttributeNames": names,
+                   "ExpressionAttributeValues": values, **({"ConditionExpression": condition} if condition else {})}
+        answer, error = None, None
+        try:
+            if how == "update_item":
+                answer = client.update_item(**request, ReturnValues="ALL_NEW")["Attributes"]
+            else:
+                client.transact_write_items(TransactItems=[{"Update": request}])
+        except ClientError as refused:
+            error = (refused.response["Error"]["Code"], refused.response["Error"]["Message"])
+        except (ValueError, KeyError) as failed:  # moto raises some of its errors instead of answering them
+            error = (type(failed).__name__, str(failed))
+        stored = client.get_item(TableName=table, Key=key)["Item"]
+        return ({k: v for k, v in answer.items() if k != "PK"} if answer else answer), error, \
+            {k: v for k, v in stored.items() if k != "PK"}
+
+    motos = run(False)
+    assert run(True) == motos  # parsed here
+    assert run(True) == motos  # found parsed
+    try:
+        parsed = UpdateExpressionParser.make(expression)
+    except Exception:  # noqa: BLE001 - a syntax error is parsed again each time, and refused again
+        return
+    assert parsed is UpdateExpressionParser.make(expression)
+    monkeypatch.setattr(lean_moto, "PARSE_ONCE", False)
+    assert _tree(parsed) == _tree(UpdateExpressionParser.make(expression))  # as fresh after the updates
+    if condition and case not in ("a condition syntax error", "an undeclared value"):
+        monkeypatch.setattr(lean_moto, "PARSE_ONCE", True)
+        tree = ConditionExpressionParser(condition, names, values).parse()
+        assert ConditionExpressionParser(condition, dict(names), json.loads(json.dumps(values))).parse() is tree
+        other = {**values, next(iter(values)): {"S": "another value"}}
+        assert ConditionExpressionParser(condition, names, other).parse() is not tree  # values are its key too
+
+
+def _page_through(client: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
+    pages, start = [], None
+    while True:
+        page = client.query(**request, **({"ExclusiveStartKey": start} if start else {}))
+        page.pop("ResponseMetadata")
+        pages.append(page)
+        start = page.get("LastEvaluatedKey")
+        if start is None:
+            return pages
+
+
+@pytest.mark.parametrize("query", [
+    {}, {"ScanIndexForward": False}, {"Limit": 7}, {"Limit": 7, "ScanIndexForward": False},
+    {"Limit": 5, "Select": "COUNT"}, {"Limit": 4, "ProjectionExpression": "SK, #n", "ExpressionAttributeNames": {
+        "#n": "n"}},
+    {"Limit": 6, "FilterExpression": "#n > :three", "ExpressionAttributeNames": {"#n": "n"}},
+    {"Limit": 3, "KeyConditionExpression": "PK = :pk AND begins_with(SK, :b)"},
+    {"Limit": 3, "KeyConditionExpression": "PK = :pk AND SK BETWEEN :b AND :c", "ScanIndexForward": False},
+    {"Limit": 4, "IndexName": "GSI1", "KeyConditionExpression": "GSI1PK = :pk"},
+    {"Limit": 4, "IndexName": "GSI1", "KeyConditionExpression": "GSI1PK = :pk", "ScanIndexForward": False},
+], ids=lambda query: ", ".join(f"{k}={v}" for k, v in query.items() if k != "ExpressionAttributeNames") or "all")
+def test_a_lean_query_pages_as_motos_own_and_leaves_the_items_as_they_were(aws, monkeypatch, query):
+    """lean_moto's Query copies no item and skips to the ExclusiveStartKey by bisection: every page is moto's
+    own, and no answer changes the stored items (a projection, a filter)."""
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+
+    client, table, pk = clients.dynamodb(), settings().table_name, f"TEST#{new_locator()}"
+    sort_keys = ["a", "b", "b#1", "b#10", "b#2", "B", "c", "é", "z" * 40, "\u4e2d", "a#", "0", "9", "b#", "ba"]
+    for number, sk in enumerate(sort_keys):
+        client.put_item(TableName=table, Item={"PK": {"S": pk}, "SK": {"S": sk}, "n": {"N": str(number % 6)},
+                                               "GSI1PK": {"S": pk}, "GSI1SK": {"S": str(number % 4)},
+                                               "big": {"L": [{"M": {"x": {"S": sk * 3}}}]}})
+    stored = _page_through(client, {"TableName": table, "KeyConditionExpression": "PK = :pk",
+                                    "ExpressionAttributeValues": {":pk": {"S": pk}}, "ConsistentRead": True})
+    values = {":pk": {"S": pk}, ":b": {"S": "b"}, ":c": {"S": "b#2"}, ":three": {"N": "3"}}
+    condition = query.get("KeyConditionExpression", "PK = :pk")
+    request = {"TableName": table, "KeyConditionExpression": condition, **query, "ExpressionAttributeValues": {
+        name: value for name, value in values.items() if name in condition or name in query.get(
+            "FilterExpression", "")}}
+
+    lean = _page_through(client, request)
+    monkeypatch.setattr(lean_moto, "LEAN_QUERIES", False)
+    assert lean == _page_through(client, request)
+    assert len(lean) > 1 or "Limit" not in query
+    assert _page_through(client, {"TableName": table, "KeyConditionExpression": "PK = :pk",
+                                  "ExpressionAttributeValues": {":pk": {"S": pk}}, "ConsistentRead": True}) == stored
+
+
+def _requests(table: str, pk: str, binary: bool) -> list[tuple[str, dict[str, Any]]]:
+    """A call of each operation of DYNAMODB_REQUESTS_AS_JSON, with every attribute type (binary ones too if
+    `binary`), keys, conditions, names and values."""
+    key = {"PK": {"S": pk}, "SK": {"S": "1"}}
+    other = {"PK": {"S": pk}, "SK": {"S": "2"}}
+    names, values = {"#n": "number", "#f": "flag"}, {":n": {"N": "-12.50"}, ":f": {"BOOL": False}}
+    return [
+        ("put_item", {"TableName": table, "Item": _item(pk, "1", binary), "ReturnValues": "ALL_OLD",
+                      "ConditionExpression": "attribute_not_exists(PK)"}),
+        ("batch_write_item", {"RequestItems": {table: [{"PutRequest": {"Item": _item(pk, "2", binary)}},
+                                                       {"PutRequest": {"Item": _item(pk, "3", binary)}},
+                                                       {"DeleteRequest": {"Key": {**key, "SK": {"S": "3"}}}}]}}),
+        ("get_item", {"TableName": table, "Key": key, "ConsistentRead": True, "ProjectionExpression": "#n, #f",
+                      "ExpressionAttributeNames": names}),
+        ("batch_get_item", {"RequestItems": {table: {"Keys": [key, other], "ConsistentRead": True}}}),
+        ("query", {"TableName": table, "KeyConditionExpression": "PK = :pk AND SK > :low", "Limit": 1,
+                   "ExclusiveStartKey": key, "ScanIndexForward": True, "FilterExpression": "#f = :f",
+                   "ExpressionAttributeNames": {"#f": "flag"},
+                   "ExpressionAttributeValues": {":pk": {"S": pk}, ":low": {"S": "0"}, ":f": {"BOOL": False}}}),
+        ("update_item", {"TableName": table, "Key": key, "UpdateExpression": "SET #n = :n, #f = :f",
+                         "ConditionExpression": "attribute_exists(PK)", "ExpressionAttributeNames": names,
+                         "ExpressionAttributeValues": values, "ReturnValues": "UPDATED_NEW"}),
+        ("transact_write_items", {"TransactItems": [
+            {"Put": {"TableName": table, "Item": _item(pk, "4", binary)}},
+            {"Update": {"TableName": table, "Key": other, "UpdateExpression": "ADD #c :one",
+                        "ExpressionAttributeNames": {"#c": "count"},
+                        "ExpressionAttributeValues": {":one": {"N": "1"}}}},
+            {"ConditionCheck": {"TableName": table, "Key": key, "ConditionExpression": "#n = :n",
+                                "ExpressionAttributeNames": {"#n": "number"},
+                                "ExpressionAttributeValues": {":n": {"N": "-12.50"}}}}]}),
+        ("transact_get_items", {"TransactItems": [{"Get": {"TableName": table, "Key": key}},
+                                                  {"Get": {"TableName": table, "Key": other}}]}),
+        ("delete_item", {"TableName": table, "Key": other, "ReturnValues": "ALL_OLD"}),
+    ]
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["json reads them", "with binary values: moto's way"])
+def test_requests_read_as_json_and_results_walked_read_and_write_as_motos_own(aws, monkeypatch, binary):
+    """lean_moto reads a DynamoDB request with json.loads and turns a result into the wire form by a walk of its
+    own: on every request and result of a call of each operation, the same as moto's parser and dynamo_to_dict."""
+    from moto.core.responses import BaseResponse
+    from moto.dynamodb import responses as dynamodb_responses
+    from moto.dynamodb.models.utilities import dynamo_to_dict
+
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+
+    client, table, pk = clients.dynamodb(), settings().table_name, f"TEST#{new_locator()}"
+    read_as_json, walked, differing = [], [], []
+    reads, walks = lean_moto.request_as_json, dynamodb_responses.dynamo_to_dict
+
+    def read(handler: Any, request: Any) -> Any:
+        parsed = reads(handler, request)
+        if parsed is not None:
+            BaseResponse.parse_parameters(handler, request)
+            read_as_json.append(handler._get_action())
+            if handler.params != parsed:
+                differing.append((handler._get_action(), handler.params, parsed))
+        return parsed
+
+    def walk(result: Any) -> Any:
+        found = walks(result)
+        walked.append(result)
+        if found != dynamo_to_dict(result):
+            differing.append(("result", dynamo_to_dict(result), found))
+        return found
+
+    monkeypatch.setattr(lean_moto, "request_as_json", read)
+    monkeypatch.setattr(dynamodb_responses, "dynamo_to_dict", walk)
+    calls = _requests(table, pk, binary)
+    for operation, params in calls:
+        getattr(client, operation)(**params)
+    assert differing == []
+    operations = {"".join(part.title() for part in name.split("_")) for name, _ in calls}
+    assert operations == lean_moto.DYNAMODB_REQUESTS_AS_JSON
+    with_binary = {"PutItem", "BatchWriteItem", "TransactWriteItems"}  # those whose requests carry an item
+    assert set(read_as_json) == (operations - with_binary if binary else operations)
+    assert len(walked) >= 5  # GetItem, BatchGetItem, Query, UpdateItem and TransactGetItems answer data at least
