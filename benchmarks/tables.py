@@ -109,12 +109,12 @@ def main() -> None:
     from chalicelib.tables import cache, service
     from chalicelib.tables.models import TableKind
     from local.resources import create_all
-    from tests.conftest import _lean_moto_dynamodb
+    from local.lean_moto import lean_dynamodb
 
     reload()
     # moto copies the whole table before each TransactWriteItems (its rollback copy): with 100,000 rows
     # stored that copy, not the service, would dominate; the tests' lean variant backs up touched items only
-    with mock_aws(), _lean_moto_dynamodb():
+    with mock_aws(), lean_dynamodb():
         clients.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))
         import app  # noqa: F401  (registers every job handler, as the deployed app does)
