@@ -108,8 +108,8 @@ def main() -> None:
     from chalicelib.storage import clients
     from chalicelib.tables import cache, service
     from chalicelib.tables.models import TableKind
-    from local.resources import create_all
     from local.lean_moto import lean_dynamodb
+    from local.resources import create_all
 
     reload()
     # moto copies the whole table before each TransactWriteItems (its rollback copy): with 100,000 rows
