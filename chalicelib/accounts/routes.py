@@ -27,7 +27,7 @@ bp = Blueprint(__name__)
 @endpoint("accounts.write", idempotent=True, errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.ACCOUNT_UNKNOWN_TYPE,
                                                      codes.INVALID_REFERENCE["account"],
                                                      codes.NOT_FOUND["configuration"], codes.NUMBERING_EXHAUSTED,
-                                                     codes.NUMBERING_INVALID_PLAN])
+                                                     codes.NUMBERING_INVALID_PLAN, codes.TOO_LARGE["account"]])
 def create_account(tenantLocator: str, body: schemas.AccountCreateRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.create_account(request_context(), body, auto_validate=body.autoValidate))
 
@@ -52,7 +52,8 @@ def fetch_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PATCH"])
 @endpoint("accounts.write", errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.ACCOUNT_UNKNOWN_TYPE,
-                                    codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"]])
+                                    codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"],
+                                    codes.TOO_LARGE["account"]])
 def update_account(tenantLocator: str, locator: str, body: schemas.AccountUpdateRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.update_account(request_context(), locator, body,
                                                              auto_validate=body.autoValidate))
@@ -60,7 +61,8 @@ def update_account(tenantLocator: str, locator: str, body: schemas.AccountUpdate
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PUT"])
 @endpoint("accounts.write", errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.ACCOUNT_UNKNOWN_TYPE,
-                                    codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"]])
+                                    codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"],
+                                    codes.TOO_LARGE["account"]])
 def replace_account(tenantLocator: str, locator: str,
                     body: schemas.AccountUpdateReplaceDataRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.replace_account(request_context(), locator, body,
