@@ -335,10 +335,15 @@ class TableGateway:
     # --- error translation ---------------------------------------------------------------------
 
     def _call(self, method: Callable[..., dict[str, Any]], **params: Any) -> dict[str, Any]:
-        from botocore.exceptions import ClientError
+        from botocore.exceptions import ClientError, HTTPClientError
+        from botocore.exceptions import ConnectionError as LostConnection
 
         try:
             return method(**params)
+        except (HTTPClientError, LostConnection):
+            # botocore's retries ran out on timeouts or lost connections: a write may or may not have been
+            # applied, which only a retry of the whole request (with its idempotency key) can settle
+            raise codes.SERVICE_UNAVAILABLE("The data store did not answer in time; retry shortly") from None
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code", "")
             if code == "ValidationException" and "Item size" in error.response.get("Error", {}).get("Message", ""):
