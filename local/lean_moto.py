@@ -55,14 +55,22 @@ and walks the whole table, so one write on a table of 30,000 items takes seconds
   CPU); anything else, binary values among them, goes moto's way
   (test_test_shortcuts compares both with moto's on every request and result of a set of calls);
 moto still filters, sorts and pages the candidates itself, so results are what moto would answer.
+
+And one thing of DynamoDB's that moto lacks (`idempotent_transactions`): a TransactWriteItems with a
+`ClientRequestToken` that succeeded answers success again, without applying anything, when the same token
+comes back with the same items within ten minutes (a retry of a call whose answer was lost), and
+`IdempotentParameterMismatchException` when it comes back with other items.
 """
 from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import inspect
 import json
 import re
+import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -72,7 +80,7 @@ from typing import Any
 from moto.core import responses as core_responses
 from moto.dynamodb import responses as dynamodb_responses
 from moto.dynamodb.comparisons import ConditionExpressionParser, create_condition_expression_parser
-from moto.dynamodb.exceptions import ConditionalCheckFailed, ItemSizeTooLarge
+from moto.dynamodb.exceptions import ConditionalCheckFailed, DynamodbException, ItemSizeTooLarge
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models import table as moto_table
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
@@ -522,7 +530,8 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
     DynamoHandler.parse_parameters = parsed_as_json  # type: ignore[method-assign]
     dynamodb_responses.dynamo_to_dict = lean_wire_form
     try:
-        yield
+        with idempotent_transactions():
+            yield
     finally:
         (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item, Table.delete_item,
          Table.query, StreamShard.add, DynamoResult.execute_result, Item.__init__, Item.size,
@@ -532,3 +541,46 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
             del DynamoHandler.parse_parameters  # inherited from BaseResponse again
         else:
             DynamoHandler.parse_parameters = original[12]  # type: ignore[method-assign]
+
+
+TOKEN_SECONDS = 600
+"""How long DynamoDB remembers a TransactWriteItems' ClientRequestToken."""
+
+
+class IdempotentParameterMismatch(DynamodbException):
+    def __init__(self) -> None:
+        super().__init__("com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException",
+                         message="The ClientRequestToken was used with other transaction items")
+
+
+@contextmanager
+def idempotent_transactions() -> Iterator[None]:
+    transact = DynamoHandler.transact_write_items
+    succeeded: dict[str, tuple[str, float]] = {}
+    lock = threading.Lock()
+
+    def idempotent_transact(handler: DynamoHandler) -> Any:
+        token = handler.body.get("ClientRequestToken")
+        if token is None:
+            return transact(handler)
+        written = _write_json(handler.body["TransactItems"], sort_keys=True, default=str)
+        items = hashlib.sha256(written.encode()).hexdigest()
+        now = time.monotonic()
+        with lock:
+            for old in [t for t, (_, at) in succeeded.items() if now - at > TOKEN_SECONDS]:
+                del succeeded[old]
+            seen = succeeded.get(token)
+        if seen is not None:
+            if seen[0] != items:
+                raise IdempotentParameterMismatch()
+            return core_responses.ActionResult({"ConsumedCapacity": [], "ItemCollectionMetrics": {}})
+        answer = transact(handler)
+        with lock:
+            succeeded[token] = (items, now)
+        return answer
+
+    DynamoHandler.transact_write_items = idempotent_transact  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        DynamoHandler.transact_write_items = transact  # type: ignore[method-assign]

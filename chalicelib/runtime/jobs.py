@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import SYSTEM, CallContext
-from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError, Unavailable
 from chalicelib.core.ids import new_locator
 from chalicelib.runtime import observability, tenant_clock, wiring
 from chalicelib.runtime.job_types import JobType
@@ -188,8 +188,9 @@ def dispatch(message: JobMessage) -> JobStatus | None:
 
     A DomainError is permanent: the job fails and the message is consumed, but for a lost race
     (ConcurrentModification: another write of the same records committed first), after which the job is
-    queued again and its message sent again at once, up to MAX_ATTEMPTS runs. Any other exception is
-    transient: the job goes back to queued and the exception propagates, so SQS delivers it again.
+    queued again and its message sent again at once, up to MAX_ATTEMPTS runs, and for Unavailable (503: a
+    busy or silent dependency), which is transient. A transient error puts the job back to queued and
+    propagates, so SQS delivers the message again.
     """
     now = wiring.clock().now()
     scope = keys.tenant_scope(message.tenant)
@@ -244,6 +245,11 @@ def _run(ctx: CallContext, scope: str, message: JobMessage, job: dict[str, Any],
         _finish(scope, message, version, JobStatus.FAILED, wiring.clock().now(),
                 {"error": f"{error.code}: {error.message}"})
         return JobStatus.FAILED
+    except Unavailable:
+        # a dependency was busy or did not answer (DynamoDB throttled, a timeout): transient, as SQS sees it
+        logger().warning("job step unavailable: delivered again", exc_info=True)
+        _move(scope, message, version, JobStatus.QUEUED, wiring.clock().now(), {})
+        raise
     except DomainError as error:
         _finish(scope, message, version, JobStatus.FAILED, wiring.clock().now(),
                 {"error": f"{error.code}: {error.message}"})

@@ -12,6 +12,7 @@ from chalicelib.core import codes
 from chalicelib.core.errors import (
     DomainError,
 )
+from chalicelib.core.ids import new_locator
 from chalicelib.settings import settings
 from chalicelib.storage import clients, codec
 from chalicelib.storage.keys import Key
@@ -244,16 +245,27 @@ class TableGateway:
     # --- writes --------------------------------------------------------------------------------
 
     def write(self, scope: str, op: WriteOp) -> None:
-        """A single conditional write outside a transaction (job status moves, guard snapshots)."""
+        """A single conditional write outside a transaction (job status moves, guard snapshots).
+
+        A conditional put or update carries a token of its own (`WRITE_TOKEN`): when botocore resends it
+        because an attempt's answer was lost, the resend's condition fails against what the first attempt
+        wrote, and the item DynamoDB answers with (ALL_OLD) holds our token, so the write is the success it
+        was rather than a lost race."""
         _check_op(scope, op)
         method = {
             "Put": self._client.put_item,
             "Update": self._client.update_item,
             "Delete": self._client.delete_item,
         }[op.action]
+        params, token = op.params, None
+        if op.action in ("Put", "Update") and "ConditionExpression" in params:
+            token = new_locator()
+            params = {**_with_write_token(op.action, params, token), "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}
         try:
-            self._call(method, TableName=self.table_name, **op.params)
-        except _ConditionFailed:
+            self._call(method, TableName=self.table_name, **params)
+        except _ConditionFailed as failed:
+            if token is not None and _written_by(failed.item, token):
+                return
             raise op.on_condition_failure() from None
 
     def increment(self, scope: str, key: Key, attribute: str, *, below: int | None = None,
@@ -272,9 +284,20 @@ class TableGateway:
         if below is not None:
             params["ConditionExpression"] = "attribute_not_exists(#counter) OR #counter < :below"
             params["ExpressionAttributeValues"][":below"] = codec.serialize_value(below)
+        # a token, as write() gives its conditional writes: a resend of an increment that was applied (its answer
+        # lost) fails on it and answers the value the first attempt left, where ADD would count it twice
+        token = new_locator()
+        params["UpdateExpression"] = "SET #token = :token ADD #counter :one"
+        params["ExpressionAttributeNames"]["#token"] = WRITE_TOKEN
+        params["ExpressionAttributeValues"][":token"] = {"S": token}
+        once = "(attribute_not_exists(#token) OR #token <> :token)"
+        params["ConditionExpression"] = f"{once} AND ({params['ConditionExpression']})" if below is not None else once
+        params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         try:
             response = self._call(self._client.update_item, **params)
-        except _ConditionFailed:
+        except _ConditionFailed as failed:
+            if _written_by(failed.item, token):
+                return int(codec.deserialize(failed.item or {})[attribute])
             raise (on_limit or (lambda: codes.CONFLICT_LIMIT_REACHED("The counter reached its limit")))() from None
         return int(codec.deserialize(response["Attributes"])[attribute])
 
@@ -312,7 +335,7 @@ class TableGateway:
             else:
                 raise codes.SERVICE_UNAVAILABLE("The data store is busy; retry shortly")
 
-    def transact(self, scope: str, ops: list[WriteOp], token: str | None = None) -> None:
+    def transact(self, scope: str, ops: list[WriteOp]) -> None:
         if not ops:
             return
         if len(ops) > MAX_TRANSACTION_ITEMS:
@@ -324,9 +347,9 @@ class TableGateway:
                 raise ValueError(f"two actions on the same item {op.key} in one transaction")
             seen.add(op.key)
         items = [{op.action: {"TableName": self.table_name, **op.params}} for op in ops]
+        # botocore gives the call a ClientRequestToken (the operation's idempotency token) and resends it with
+        # the same token when an attempt's answer is lost, which DynamoDB answers as the success it was
         params: dict[str, Any] = {"TransactItems": items}
-        if token:
-            params["ClientRequestToken"] = token
         try:
             self._call(self._client.transact_write_items, **params)
         except _Cancelled as cancelled:
@@ -349,7 +372,7 @@ class TableGateway:
             if code == "ValidationException" and "Item size" in error.response.get("Error", {}).get("Message", ""):
                 raise _too_large("The record would be larger than DynamoDB stores") from None
             if code == "ConditionalCheckFailedException":
-                raise _ConditionFailed() from None
+                raise _ConditionFailed(error.response.get("Item")) from None
             if code == "TransactionCanceledException":
                 raise _Cancelled(error.response.get("CancellationReasons") or []) from None
             if code in _THROTTLING or code == "TransactionInProgressException":
@@ -358,7 +381,30 @@ class TableGateway:
 
 
 class _ConditionFailed(Exception):
-    pass
+    def __init__(self, item: dict[str, Any] | None):
+        super().__init__("condition failed")
+        self.item = item
+        """The item as it is (DynamoDB's ALL_OLD), when the call asked for it and the item exists."""
+
+
+WRITE_TOKEN = "writeToken"
+"""The attribute in which a single conditional write leaves its token (TableGateway.write)."""
+
+
+def _with_write_token(action: str, params: dict[str, Any], token: str) -> dict[str, Any]:
+    if action == "Put":
+        return {**params, "Item": {**params["Item"], WRITE_TOKEN: {"S": token}}}
+    expression = params["UpdateExpression"]
+    setting = "SET #writeToken = :writeToken"
+    return {**params,
+            "UpdateExpression": setting + ", " + expression[4:] if expression.startswith("SET ")
+            else f"{setting} {expression}",
+            "ExpressionAttributeNames": {**params.get("ExpressionAttributeNames", {}), "#writeToken": WRITE_TOKEN},
+            "ExpressionAttributeValues": {**params.get("ExpressionAttributeValues", {}), ":writeToken": {"S": token}}}
+
+
+def _written_by(item: dict[str, Any] | None, token: str) -> bool:
+    return (item or {}).get(WRITE_TOKEN) == {"S": token}
 
 
 class _Cancelled(Exception):

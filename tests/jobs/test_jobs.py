@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from chalicelib.core import codes
-from chalicelib.core.errors import AlreadyExists
+from chalicelib.core.errors import AlreadyExists, Unavailable
 from chalicelib.runtime import wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import (
@@ -45,6 +45,7 @@ class Echo(BaseModel):
     refuse: bool = False
     redeliver: bool = False
     race: int = 0
+    busy: int = 0
 
 
 @job_handler(ECHO, payload=Echo)
@@ -61,6 +62,8 @@ def echo(ctx, payload: Echo):
         raise codes.CONCURRENT_MODIFICATION("another write came first")
     if runs[key] <= payload.crash:
         raise RuntimeError("the network blinked")
+    if runs[key] <= payload.busy:
+        raise codes.SERVICE_UNAVAILABLE("The data store is busy; retry shortly")
     if runs[key] <= payload.die:
         raise WorkerDied()
     if payload.redeliver:
@@ -201,7 +204,7 @@ def test_a_payload_model_is_enqueued_as_its_json(tenant, jobs):
 
     job = get_job(tenant, locator)
     assert job["payload"] == {"key": "model", "say": "typed", "crash": 0, "die": 0, "refuse": False,
-                              "redeliver": False, "race": 0}
+                              "redeliver": False, "race": 0, "busy": 0}
     assert job["result"]["echo"] == "typed"
 
 
@@ -215,6 +218,20 @@ def test_any_other_error_puts_the_job_back_and_propagates_for_redelivery(tenant,
     assert dispatch(message) == JobStatus.FINISHED  # SQS delivers it again
     job = get_job(tenant, locator)
     assert (job["status"], job["attempts"], job["result"]["echo"]) == ("finished", 2, "again")
+
+
+def test_a_busy_dependency_is_transient_though_a_domain_error(tenant, jobs):
+    """503 service.unavailable (DynamoDB throttled past botocore's retries, a timeout) fails nothing: the job
+    goes back to queued and SQS delivers it again, where any other domain error fails the job for good."""
+    locator, message = start(tenant, jobs, busy=1, say="later")
+
+    with pytest.raises(Unavailable):
+        jobs.drain()
+    assert get_job(tenant, locator)["status"] == "queued"
+
+    assert dispatch(message) == JobStatus.FINISHED
+    job = get_job(tenant, locator)
+    assert (job["status"], job["attempts"], job["result"]["echo"]) == ("finished", 2, "later")
 
 
 def test_a_duplicate_delivery_runs_the_handler_once(tenant, jobs):

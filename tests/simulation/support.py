@@ -1,0 +1,95 @@
+"""The simulation's client and job delivery (issue 31): what a careful API client and SQS do when calls fail.
+
+`Client` sends every write with an `X-Idempotency-Key` and, when the answer is 503 (retryable) or lost,
+sends the same request with the same key again; it records every answer and fails the run on a 500 or an
+answer outside the error body. `Delivery` runs the queued job messages as SQS would under the plan's seed:
+in a random order, some twice, and a message whose run raised goes back to be delivered again."""
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from chalicelib.core.ids import new_locator
+from chalicelib.runtime.jobs import InlineJobQueue, JobMessage, dispatch
+from local.faults import FaultPlan
+from tests.support.api import call
+
+ATTEMPTS = 8
+"""Sends of one request before the client gives up on the faults (the plan then pauses for a last send)."""
+RETRYABLE = 503
+
+
+class SimulationFailure(AssertionError):
+    pass
+
+
+@dataclass
+class Client:
+    api: Any
+    token: str
+    plan: FaultPlan
+    statuses: Counter[int] = field(default_factory=Counter)
+    retried: int = 0
+
+    def send(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        key = new_locator()
+        headers = {"X-Idempotency-Key": key} if method != "GET" else {}
+        for attempt in range(ATTEMPTS + 1):
+            if attempt == ATTEMPTS:
+                with self.plan.paused():  # the faults stop at last: the request must go through now
+                    response = call(self.api, method, path, self.token, body, headers=headers)
+            else:
+                response = call(self.api, method, path, self.token, body, headers=headers)
+            status = response.status_code
+            self.statuses[status] += 1
+            answer = json.loads(response.body, parse_float=Decimal) if response.body else None
+            if status >= 400 and not (isinstance(answer, dict) and answer.get("httpStatus") == status
+                                      and answer.get("code") and answer.get("message")):
+                raise SimulationFailure(f"{method} {path}: {status} without the error body: {response.body!r}")
+            if status >= 500 and status != RETRYABLE:
+                raise SimulationFailure(f"{method} {path}: {status} {answer}")
+            if status != RETRYABLE:
+                return status, answer
+            self.retried += 1
+        raise SimulationFailure(f"{method} {path}: still 503 with the faults paused: {answer}")
+
+    def ok(self, method: str, path: str, body: Any = None) -> Any:
+        status, answer = self.send(method, path, body)
+        if status != 200:
+            raise SimulationFailure(f"{method} {path}: {status} {answer}")
+        return answer
+
+
+@dataclass
+class Delivery:
+    """SQS under the plan: `run(queue)` delivers every message until none is left."""
+
+    rng: random.Random
+    duplicate_rate: float = 0.1
+    delivered: Counter[str] = field(default_factory=Counter)
+    redelivered: int = 0
+
+    def run(self, queue: InlineJobQueue, plan: FaultPlan, max_deliveries: int = 5000) -> None:
+        deliveries = 0
+        while queue.messages:
+            deliveries += 1
+            if deliveries > max_deliveries:
+                raise SimulationFailure(f"jobs are still queued after {max_deliveries} deliveries")
+            body = queue.messages.pop(self.rng.randrange(len(queue.messages)))  # any order
+            if self.rng.random() < self.duplicate_rate:
+                queue.messages.append(body)  # delivered again later
+            message = JobMessage.model_validate_json(body)
+            self.delivered[message.job_type] += 1
+            try:
+                if deliveries > max_deliveries // 2:
+                    with plan.paused():
+                        dispatch(message)
+                else:
+                    dispatch(message)
+            except Exception:  # noqa: BLE001 - SQS delivers a message again whatever its run raised
+                self.redelivered += 1
+                queue.messages.append(body)
