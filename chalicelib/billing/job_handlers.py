@@ -7,9 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from chalicelib.billing import autopay, service
+from chalicelib.billing import service
 from chalicelib.billing.credit import service as credit
 from chalicelib.billing.delinquency import due_work as delinquency_due_work  # noqa: F401 (registers its handlers)
+from chalicelib.billing.payments import autopay
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError
 from chalicelib.runtime.due import DueWork, due_handler

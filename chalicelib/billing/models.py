@@ -138,7 +138,7 @@ class Installment(BaseModel):
     more installment each its `next` and its `immediate` ones (invoices/generator.py)."""
     autopay: bool = False
     """Its installment plan (or the preferences) sets `autopayLeadDays`: its invoice is paid at its autopay
-    time (billing/autopay.py)."""
+    time (billing/payments/autopay.py)."""
 
     @property
     def amount(self) -> Decimal:

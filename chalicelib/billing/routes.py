@@ -17,10 +17,13 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
-    from chalicelib.billing import charges, installment_times, payment_lifecycle, schemas, service
+    from chalicelib.billing import schemas, service
+    from chalicelib.billing.installments import charges, installment_times
+    from chalicelib.billing.payments import payment_lifecycle
 else:
-    schemas, service, installment_times, payment_lifecycle, charges = lazy_modules(
-        "chalicelib.billing", "schemas", "service", "installment_times", "payment_lifecycle", "charges")
+    schemas, service = lazy_modules("chalicelib.billing", "schemas", "service")
+    installment_times, charges = lazy_modules("chalicelib.billing.installments", "installment_times", "charges")
+    (payment_lifecycle,) = lazy_modules("chalicelib.billing.payments", "payment_lifecycle")
 
 bp = Blueprint(__name__)
 

@@ -35,7 +35,7 @@ from chalicelib.core.paging import ListResponse, Page
 from chalicelib.priceable.models import ChargeCategory, ChargeInvoicing
 
 if TYPE_CHECKING:
-    from chalicelib.billing.charges import BilledCharge
+    from chalicelib.billing.installments.charges import BilledCharge
 
 TransactionMethod = Literal["ach", "cash", "eft", "standard", "wire"]
 

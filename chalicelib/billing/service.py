@@ -16,12 +16,12 @@ from typing import Any
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
-from chalicelib.billing import payment_lifecycle, plans, repository, staging
+from chalicelib.billing import repository, staging
 from chalicelib.billing.credit import repository as credit_records
 from chalicelib.billing.credit.models import CreditDistribution, CreditDistributionState
 from chalicelib.billing.delinquency import service as delinquencies
 from chalicelib.billing.holds import service as holds
-from chalicelib.billing.installments import allocation, lattice
+from chalicelib.billing.installments import allocation, lattice, plans
 from chalicelib.billing.invoices import consolidation, fees, generator
 from chalicelib.billing.models import (
     Application,
@@ -47,6 +47,7 @@ from chalicelib.billing.models import (
     SourceType,
 )
 from chalicelib.billing.payments import allocation as payments
+from chalicelib.billing.payments import payment_lifecycle
 from chalicelib.billing.writeoffs import repository as write_off_records
 from chalicelib.billing.writeoffs import settling
 from chalicelib.configuration import numbers, products
@@ -608,7 +609,7 @@ def update_invoice(ctx: CallContext, locator: str, autopay_time: datetime, suppr
 
 
 def arm_autopay(uow: Any, record: Invoice) -> None:
-    """The invoice's autopay entry at its autopay time (billing/autopay.py runs it), or none when autopay
+    """The invoice's autopay entry at its autopay time (billing/payments/autopay.py runs it), or none when autopay
     is suppressed or nothing is owed."""
     if record.suppressAutopay or record.autopayTime is None or record.invoiceState != InvoiceState.OPEN \
             or record.totalRemainingAmount <= 0:
