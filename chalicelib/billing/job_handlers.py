@@ -7,9 +7,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from chalicelib.billing import service
 from chalicelib.billing.credit import service as credit
 from chalicelib.billing.delinquency import due_work as delinquency_due_work  # noqa: F401 (registers its handlers)
+from chalicelib.billing.installments import service as installments
+from chalicelib.billing.invoices import service as invoicing
 from chalicelib.billing.payments import autopay
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError
@@ -37,21 +38,21 @@ def bill_transaction(ctx: CallContext, payload: BillTransaction) -> dict[str, An
     due to be generated (the later ones follow at their time: the account's invoice generation entry)."""
     job = payload.jobLocator or payload.transactionLocator
     try:
-        billed = service.bill_transaction(ctx, payload.transactionLocator, job)
+        billed = installments.bill_transaction(ctx, payload.transactionLocator, job)
     except DomainError as error:
-        service.billing_failed(ctx, payload.transactionLocator, payload.policyLocator, job,
+        installments.billing_failed(ctx, payload.transactionLocator, payload.policyLocator, job,
                                f"{error.code}: {error.message}", payload.retries)
         raise
     invoices = [invoice.locator for account in billed.due_accounts
-                for invoice in service.generate_invoices(ctx, account)]
-    invoices += [invoice.locator for invoice in service.consolidate_on_cancellation(ctx, billed.transaction)]
+                for invoice in invoicing.generate_invoices(ctx, account)]
+    invoices += [invoice.locator for invoice in invoicing.consolidate_on_cancellation(ctx, billed.transaction)]
     return {"invoiceLocators": invoices}
 
 
 @job_handler(JobType.BILLING_EARLY_INVOICING, payload=EarlyInvoicing)
 def invoice_early(ctx: CallContext, payload: EarlyInvoicing) -> dict[str, Any]:
     """Enqueued by POST /invoices/earlyInvoicing."""
-    job = service.run_early_invoicing(ctx, payload.accountLocator, payload.jobLocator)
+    job = invoicing.run_early_invoicing(ctx, payload.accountLocator, payload.jobLocator)
     return {"invoiceLocators": job.invoiceLocators}
 
 
@@ -59,8 +60,8 @@ def invoice_early(ctx: CallContext, payload: EarlyInvoicing) -> dict[str, Any]:
 def generate_invoices(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     """An account's invoice generation (ref: the account), due at its earliest uninvoiced generate time:
     invoices what is due now, then moves on to the next generate time (none left: removed)."""
-    invoices = service.generate_invoices(ctx, work.entry.ref)
-    following = service.next_generate_time(ctx, work.entry.ref)
+    invoices = invoicing.generate_invoices(ctx, work.entry.ref)
+    following = invoicing.next_generate_time(ctx, work.entry.ref)
     if following is not None:
         work.reschedule(following)
     return {"invoicesGenerated": len(invoices)}

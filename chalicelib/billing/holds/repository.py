@@ -5,12 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.billing import repository as billing
 from chalicelib.billing.holds.models import Hold, HoldState, HoldTarget
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.storage import codec, keys, query, table
 from chalicelib.storage.table import WriteOp
-from chalicelib.storage.unit_of_work import UnitOfWork
 
 HOLD_PREFIX = "HOLD#"
 MAX_HOLDS_READ = 1000
@@ -61,8 +59,3 @@ def _all(tenant: str, account: str) -> list[Hold]:
     items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
                             sk_prefix=HOLD_PREFIX, consistent=True)
     return [_model(item) for item in items[:MAX_HOLDS_READ]]
-
-
-def bump_root(uow: UnitOfWork, tenant: str, account: str) -> None:
-    """The bump of the account's billing root, from the version it has now."""
-    billing.bump_roots(uow, tenant, account, billing.root_versions(tenant, account, [account]))
