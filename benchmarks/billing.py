@@ -371,7 +371,7 @@ def account_with_open_invoices(api: Any, token: str, bench: Bench, count: int) -
 def payment(api: Any, token: str, bench: Bench, count: int) -> None:
     """An account with `count` open invoices, paid in full by one Check payment targeting the account."""
     from chalicelib.billing.payments import service as billing
-    from chalicelib.billing.schemas import PaymentCreateRequest
+    from chalicelib.billing.payments.schemas import PaymentCreateRequest
     from tests.builders import system_ctx
 
     tenant, account, invoices = account_with_open_invoices(api, token, bench, count)

@@ -338,3 +338,20 @@ class InvoiceGenerationJob(BaseModel):
     createdAt: datetime
     createdBy: str
     completedAt: datetime
+
+
+class HoldState(StrEnum):
+    """The states of a billing hold (holds/models.py)."""
+
+    DRAFT = "draft"
+    VALIDATED = "validated"
+    ACTIVE = "active"
+    DISCARDED = "discarded"
+    RELEASED = "released"
+
+
+class HoldTarget(StrEnum):
+    """What a billing hold holds: the account's invoicing or its delinquency handling."""
+
+    INVOICING = "invoicing"
+    DELINQUENCY = "delinquency"

@@ -125,7 +125,7 @@ from chalicelib.billing.models import (
     PaymentTarget,
 )
 from chalicelib.billing.payments import service as payments
-from chalicelib.billing.schemas import PaymentCreateRequest
+from chalicelib.billing.payments.schemas import PaymentCreateRequest
 from chalicelib.billing.writeoffs import service as write_offs
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffState
 from chalicelib.core.context import CallContext

@@ -42,9 +42,7 @@ from chalicelib.billing.delinquency.models import (
     DelinquencyState,
     GraceJob,
 )
-from chalicelib.billing.holds import repository as holds
-from chalicelib.billing.holds.models import HoldTarget
-from chalicelib.billing.models import Invoice, InvoiceState, JobStatus
+from chalicelib.billing.models import HoldTarget, Invoice, InvoiceState, JobStatus
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import BUILTIN_LAPSE_TRANSACTION_TYPE, DelinquencyLevel, DelinquencyPlan
 from chalicelib.core import codes
@@ -405,7 +403,7 @@ def grace_ended(ctx: CallContext, delinquency_locator: str) -> str:
         record = repository.delinquency(ctx.tenant, delinquency_locator) or record  # read after the root
         if record.delinquencyState not in OPEN_STATES:
             return record.delinquencyState.value
-        if holds.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
+        if billing.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
             uow.add(*repository.grace_job_writes(ctx.tenant, _grace_job(ctx, record, "held")))
             uow.commit()
             return "held"
@@ -474,7 +472,7 @@ def event_due(ctx: CallContext, uow: UnitOfWork, event_locator: str) -> str:
     record = repository.delinquency(ctx.tenant, event.delinquencyLocator)
     if record is None or record.delinquencyState == DelinquencyState.SETTLED:
         return "none"
-    if holds.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
+    if billing.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
         _cancel_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
         return "held"
     triggered = event.model_copy(update={"delinquencyEventState": DelinquencyEventState.TRIGGERED,

@@ -12,12 +12,10 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
-    from chalicelib.billing import schemas
-    from chalicelib.billing.installments import charges, installment_times, service
+    from chalicelib.billing.installments import charges, installment_times, schemas, service
 else:
-    (schemas,) = lazy_modules("chalicelib.billing", "schemas")
-    charges, installment_times, service = lazy_modules("chalicelib.billing.installments", "charges",
-                                                       "installment_times", "service")
+    charges, installment_times, schemas, service = lazy_modules("chalicelib.billing.installments", "charges",
+                                                                "installment_times", "schemas", "service")
 
 bp = Blueprint(__name__)
 

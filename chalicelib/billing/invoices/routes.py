@@ -17,11 +17,11 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
-    from chalicelib.billing import schemas
-    from chalicelib.billing.invoices import previews, service
+    from chalicelib.billing import schemas as billing_schemas
+    from chalicelib.billing.invoices import previews, schemas, service
 else:
-    (schemas,) = lazy_modules("chalicelib.billing", "schemas")
-    previews, service = lazy_modules("chalicelib.billing.invoices", "previews", "service")
+    (billing_schemas,) = lazy_modules("chalicelib.billing", "schemas")
+    previews, schemas, service = lazy_modules("chalicelib.billing.invoices", "previews", "schemas", "service")
 
 bp = Blueprint(__name__)
 
@@ -102,7 +102,7 @@ def fetch_invoice_details(tenantLocator: str, locator: str) -> schemas.InvoiceDe
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/debits/list", methods=["GET"])
 @endpoint("invoices.read", "invoices.list", errors=INVOICE)
 def list_invoice_debits(tenantLocator: str, locator: str,
-                        query: schemas.IncludeReversedQuery) -> schemas.DebitListResponse:
+                        query: billing_schemas.IncludeReversedQuery) -> schemas.DebitListResponse:
     found = service.invoice(request_context(), locator)
     debits = [schemas.DebitResponse(invoiceLocator=found.locator, targetLocator=found.accountLocator,
                                     amount=found.creditedAmount, targetType="account")] if found.creditedAmount else []

@@ -12,10 +12,10 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.billing import account_root, ledger, repository
-from chalicelib.billing.holds import service as holds
 from chalicelib.billing.invoices import consolidation, fees, generator
 from chalicelib.billing.models import (
     Application,
+    HoldTarget,
     Installment,
     Invoice,
     InvoiceGenerationJob,
@@ -74,7 +74,7 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
     """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
     `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing."""
     account = accounts.get_account(ctx, account_locator)
-    if holds.invoicing_held(ctx, account.locator):
+    if repository.is_held(ctx.tenant, account.locator, HoldTarget.INVOICING):
         return []  # releasing the hold makes the account's invoice generation due again
     invoices = _invoice(ctx, account, repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now)))
     if invoices:
@@ -376,7 +376,7 @@ def run_early_invoicing(ctx: CallContext, account_locator: str, job_locator: str
     if job.invoiceDueTime is not None:
         for installment in still:
             installment.dueTime = job.invoiceDueTime
-    held = not job.ignoreHolds and holds.invoicing_held(ctx, account.locator)
+    held = not job.ignoreHolds and repository.is_held(ctx.tenant, account.locator, HoldTarget.INVOICING)
     invoices = [] if held else _invoice(ctx, account, still)
     done = job.model_copy(update={"jobStatus": JobStatus.FINISHED, "completedAt": ctx.now,
                                   "invoiceLocators": [i.locator for i in invoices],

@@ -12,11 +12,14 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
-    from chalicelib.billing import schemas
-    from chalicelib.billing.payments import payment_lifecycle, service
+    from chalicelib.billing import schemas as billing_schemas
+    from chalicelib.billing.invoices import schemas as invoice_schemas
+    from chalicelib.billing.payments import payment_lifecycle, schemas, service
 else:
-    (schemas,) = lazy_modules("chalicelib.billing", "schemas")
-    payment_lifecycle, service = lazy_modules("chalicelib.billing.payments", "payment_lifecycle", "service")
+    (billing_schemas,) = lazy_modules("chalicelib.billing", "schemas")
+    (invoice_schemas,) = lazy_modules("chalicelib.billing.invoices", "schemas")
+    payment_lifecycle, schemas, service = lazy_modules("chalicelib.billing.payments", "payment_lifecycle", "schemas",
+                                                       "service")
 
 bp = Blueprint(__name__)
 
@@ -29,7 +32,7 @@ PAYMENT_CHECKS = [codes.PAYMENT_INVALID_AMOUNT, codes.PAYMENT_UNKNOWN_TYPE, code
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/payments/list", methods=["GET"])
 @endpoint("invoices.read", "invoices.list", errors=INVOICE)
 def list_invoice_payments(tenantLocator: str, locator: str,
-                          query: schemas.IncludeReversedQuery) -> schemas.PaymentListResponse:
+                          query: billing_schemas.IncludeReversedQuery) -> schemas.PaymentListResponse:
     return schemas.PaymentListResponse.of_page(service.payments_of_invoice(
         request_context(), locator, query.page(), include_reversed=query.includeReversed))
 
@@ -96,18 +99,18 @@ def discard_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse
 @bp.route("/billing/{tenantLocator}/payments/{locator}/invoices/list", methods=["GET"])
 @endpoint("payments.read", "payments.list", errors=PAYMENT)
 def list_payment_invoices(tenantLocator: str, locator: str,
-                          query: schemas.IncludeReversedQuery) -> schemas.InvoiceListResponse:
-    return schemas.InvoiceListResponse.of_page(service.invoices_of_payment(
+                          query: billing_schemas.IncludeReversedQuery) -> invoice_schemas.InvoiceListResponse:
+    return invoice_schemas.InvoiceListResponse.of_page(service.invoices_of_payment(
         request_context(), locator, query.page(), include_reversed=query.includeReversed))
 
 
 @bp.route("/billing/{tenantLocator}/credits/list", methods=["GET"])
 @endpoint("credits.read", "credits.list", errors=[codes.NOT_FOUND["account"]])
-def list_credits(tenantLocator: str, query: schemas.PaymentListQuery) -> schemas.CreditListResponse:
+def list_credits(tenantLocator: str, query: schemas.PaymentListQuery) -> billing_schemas.CreditListResponse:
     """The account's credits (without one, the tenant's): payments once posted (reversed ones too, marked so)."""
     page = service.credits_of_account(request_context(), query.accountLocator, query.page())
-    return schemas.CreditListResponse(listCompleted=page.list_completed,
-                                      items=[schemas.CreditResponse.of_payment(p) for p in page.items])
+    return billing_schemas.CreditListResponse(listCompleted=page.list_completed,
+                                      items=[billing_schemas.CreditResponse.of_payment(p) for p in page.items])
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}/number/set", methods=["POST"])
