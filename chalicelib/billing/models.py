@@ -340,9 +340,7 @@ class InvoiceGenerationJob(BaseModel):
     completedAt: datetime
 
 
-class HoldState(StrEnum):
-    """The states of a billing hold (holds/models.py)."""
-
+class HoldState(StrEnum):  # the states of a billing hold (holds/models.py)
     DRAFT = "draft"
     VALIDATED = "validated"
     ACTIVE = "active"
@@ -350,8 +348,6 @@ class HoldState(StrEnum):
     RELEASED = "released"
 
 
-class HoldTarget(StrEnum):
-    """What a billing hold holds: the account's invoicing or its delinquency handling."""
-
+class HoldTarget(StrEnum):  # what a billing hold holds: the account's invoicing or its delinquency handling
     INVOICING = "invoicing"
     DELINQUENCY = "delinquency"

@@ -15,11 +15,13 @@ if TYPE_CHECKING:
     from chalicelib.billing import schemas as billing_schemas
     from chalicelib.billing.invoices import schemas as invoice_schemas
     from chalicelib.billing.payments import payment_lifecycle, schemas, service
+    from chalicelib.billing.writeoffs import service as write_offs
 else:
     (billing_schemas,) = lazy_modules("chalicelib.billing", "schemas")
     (invoice_schemas,) = lazy_modules("chalicelib.billing.invoices", "schemas")
     payment_lifecycle, schemas, service = lazy_modules("chalicelib.billing.payments", "payment_lifecycle", "schemas",
                                                        "service")
+    (write_offs,) = lazy_modules("chalicelib.billing.writeoffs", "service")
 
 bp = Blueprint(__name__)
 
@@ -35,6 +37,17 @@ def list_invoice_payments(tenantLocator: str, locator: str,
                           query: billing_schemas.IncludeReversedQuery) -> schemas.PaymentListResponse:
     return schemas.PaymentListResponse.of_page(service.payments_of_invoice(
         request_context(), locator, query.page(), include_reversed=query.includeReversed))
+
+
+@bp.route("/billing/{tenantLocator}/invoices/{locator}/credits/list", methods=["GET"])
+@endpoint("invoices.read", "invoices.list", errors=INVOICE)
+def list_invoice_credits(tenantLocator: str, locator: str,
+                         query: billing_schemas.IncludeReversedQuery) -> billing_schemas.CreditListResponse:
+    found, made = write_offs.credits_of_invoice(request_context(), locator, include_reversed=query.includeReversed)
+    credits = [billing_schemas.CreditResponse.of(c, found.accountLocator, found.currency) for c in made]
+    page = query.page()
+    return billing_schemas.CreditListResponse(listCompleted=page.offset + page.count >= len(credits),
+                                              items=credits[page.offset:page.offset + page.count])
 
 
 @bp.route("/billing/{tenantLocator}/payments", methods=["POST"])

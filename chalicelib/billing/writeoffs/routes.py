@@ -12,16 +12,13 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
-    from chalicelib.billing import schemas as billing_schemas
     from chalicelib.billing.writeoffs import schemas, service
 else:
-    (billing_schemas,) = lazy_modules("chalicelib.billing", "schemas")
     schemas, service = lazy_modules("chalicelib.billing.writeoffs", "schemas", "service")
 
 bp = Blueprint(__name__)
 
 WRITE_OFF = [codes.NOT_FOUND["writeOff"]]
-INVOICE = [codes.NOT_FOUND["invoice"]]
 DISTRIBUTION = [codes.WRITEOFF_INVALID_TARGET, codes.WRITEOFF_EXCEEDS_REMAINING]
 
 
@@ -59,14 +56,3 @@ def reverse_write_off(tenantLocator: str, locator: str,
                                                      *DISTRIBUTION])
 def write_off_invoice(tenantLocator: str, locator: str) -> schemas.WriteOffResponse:
     return schemas.WriteOffResponse.of(service.write_off_invoice(request_context(), locator))
-
-
-@bp.route("/billing/{tenantLocator}/invoices/{locator}/credits/list", methods=["GET"])
-@endpoint("invoices.read", "invoices.list", errors=INVOICE)
-def list_invoice_credits(tenantLocator: str, locator: str,
-                         query: billing_schemas.IncludeReversedQuery) -> billing_schemas.CreditListResponse:
-    found, made = service.credits_of_invoice(request_context(), locator, include_reversed=query.includeReversed)
-    credits = [billing_schemas.CreditResponse.of(c, found.accountLocator, found.currency) for c in made]
-    page = query.page()
-    return billing_schemas.CreditListResponse(listCompleted=page.offset + page.count >= len(credits),
-                                      items=credits[page.offset:page.offset + page.count])
