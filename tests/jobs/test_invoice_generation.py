@@ -1,4 +1,4 @@
-"""An account's invoice generation on the due index (billing/job_handlers.py `generate_invoices`): billing a
+"""An account's invoice generation on the due index (billing/invoices/job_handlers.py `generate_invoices`): billing a
 transaction puts the account's `billing.invoiceGenerate` entry at its earliest uninvoiced generate time,
 and each run invoices what is due and moves the entry on to the next generate time (none left: removed).
 
