@@ -91,7 +91,11 @@ MUTATE_MODULES := chalicelib.core.money chalicelib.core.durations chalicelib.cor
   chalicelib.core.errors chalicelib.core.ids chalicelib.core.paging chalicelib.core.permissions \
   chalicelib.core.contacts chalicelib.core.records \
   chalicelib.tables.constraints chalicelib.tables.versions chalicelib.priceable.lifecycle chalicelib.priceable.rating \
-  chalicelib.priceable.underwriting chalicelib.priceable.elements chalicelib.priceable.checks
+  chalicelib.priceable.underwriting chalicelib.priceable.elements chalicelib.priceable.checks \
+  chalicelib.billing.delinquency.calculator chalicelib.billing.installments.lattice \
+  chalicelib.billing.installments.allocation chalicelib.billing.installments.plans chalicelib.billing.invoices.generator \
+  chalicelib.billing.invoices.fees chalicelib.billing.invoices.consolidation chalicelib.billing.payments.allocation \
+  chalicelib.billing.writeoffs.allocation
 MUTATE_WORKERS ?= 1
 MUTATE_MIN ?= 90
 

@@ -10,7 +10,9 @@ from chalicelib.apidocs.routes import bp as api_description
 from chalicelib.billing.credit.routes import bp as credit_routes
 from chalicelib.billing.delinquency.routes import bp as delinquency_routes
 from chalicelib.billing.holds.routes import bp as hold_routes
-from chalicelib.billing.routes import bp as billing_routes
+from chalicelib.billing.installments.routes import bp as installment_routes
+from chalicelib.billing.invoices.routes import bp as invoice_routes
+from chalicelib.billing.payments.routes import bp as payment_routes
 from chalicelib.billing.writeoffs.routes import bp as write_off_routes
 from chalicelib.clock.routes import bp as clock_routes
 from chalicelib.configuration.routes import bp as configuration_routes
@@ -38,9 +40,9 @@ from chalicelib.workers.schedules import bp as schedules
 def _invoice_rendering_data(ctx: CallContext, locator: str) -> dict[str, Any]:
     """Billing's, for the documents domain below it (runtime/rendering_sources.py); billing loads on the
     first invoice rendered, not at a cold start."""
-    from chalicelib.billing import service as billing
+    from chalicelib.billing.invoices import service as invoices
 
-    return billing.invoice_rendering_data(ctx, locator)
+    return invoices.invoice_rendering_data(ctx, locator)
 
 
 rendering_sources.wire("invoice", _invoice_rendering_data)
@@ -77,7 +79,9 @@ app.register_blueprint(policy_routes)
 app.register_blueprint(quote_routes)
 app.register_blueprint(quick_quote_routes)
 app.register_blueprint(transaction_routes)
-app.register_blueprint(billing_routes)
+app.register_blueprint(installment_routes)
+app.register_blueprint(invoice_routes)
+app.register_blueprint(payment_routes)
 app.register_blueprint(clock_routes)
 app.register_blueprint(job_worker)
 app.register_blueprint(schedules)

@@ -23,7 +23,7 @@ issue enqueues its `billing.installments` job.
 2. The due run (`due.run`, runtime/due.py's pager) at the first generate time, 2026-01-22T05:00Z: every
    account's entry runs `billing.invoiceGenerate` (invoice February, move the entry on to March's generate
    time). Then the same due run again at the same moment (0 entries, 0 invoices: asserted), and
-   billing.service.generate_invoices again for every account at that moment (no invoice, no write: asserted).
+   billing.invoices.service.generate_invoices again for every account at that moment (no invoice, no write: asserted).
 3. A payment of type Check against one account with N open invoices (two policies billed at policy level:
    each has its own invoices), amount their total: create_payment, then post_payment (settles them all).
 4. A tenant with a test clock and P monthly policies (own accounts), advanced five years by
@@ -292,7 +292,7 @@ def due_run(bench: Bench, tenant: str, moment: datetime) -> list[tuple[str, str]
 
 def invoice_run(api: Any, token: str, bench: Bench, size: int, profile: str | None) -> None:
     from chalicelib.billing import repository
-    from chalicelib.billing import service as billing
+    from chalicelib.billing.invoices import service as billing
     from tests.builders import system_ctx
 
     tenant, accounts = book(api, token, bench, size)
@@ -346,7 +346,7 @@ def account_with_open_invoices(api: Any, token: str, bench: Bench, count: int) -
     generated): (tenant, account, invoices); the clock stands after the last generation."""
     from chalicelib.accounts import service as accounts
     from chalicelib.accounts.models import AccountFields
-    from chalicelib.billing import service as billing
+    from chalicelib.billing.invoices import service as billing
     from chalicelib.policies import service as policies
     from chalicelib.runtime import wiring
     from tests.api.policies.support import issuance
@@ -370,8 +370,8 @@ def account_with_open_invoices(api: Any, token: str, bench: Bench, count: int) -
 
 def payment(api: Any, token: str, bench: Bench, count: int) -> None:
     """An account with `count` open invoices, paid in full by one Check payment targeting the account."""
-    from chalicelib.billing import service as billing
-    from chalicelib.billing.schemas import PaymentCreateRequest
+    from chalicelib.billing.payments import service as billing
+    from chalicelib.billing.payments.schemas import PaymentCreateRequest
     from tests.builders import system_ctx
 
     tenant, account, invoices = account_with_open_invoices(api, token, bench, count)

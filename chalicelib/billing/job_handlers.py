@@ -1,88 +1,10 @@
-"""Asynchronous work of the billing domain: billing an issued transaction, early invoicing, the
-generation of an account's invoices when their due entry falls due, and what an excess credit plan does
-with an account's credit."""
+"""Asynchronous work of the billing domain, registered as its packages' job_handlers modules are imported:
+billing an issued transaction, early invoicing and the generation of an account's invoices
+(invoices/job_handlers.py), an invoice's autopay (payments/job_handlers.py), what an excess credit plan does
+with an account's credit (credit/job_handlers.py) and delinquency's due work (delinquency/due_work.py)."""
 from __future__ import annotations
 
-from typing import Any
-
-from pydantic import BaseModel
-
-from chalicelib.billing import autopay, service
-from chalicelib.billing.credit import service as credit
-from chalicelib.billing.delinquency import due_work as delinquency_due_work  # noqa: F401 (registers its handlers)
-from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError
-from chalicelib.runtime.due import DueWork, due_handler
-from chalicelib.runtime.due_kinds import DueKind
-from chalicelib.runtime.job_types import JobType
-from chalicelib.runtime.jobs import job_handler
-
-
-class BillTransaction(BaseModel):
-    transactionLocator: str
-    policyLocator: str | None = None
-    jobLocator: str | None = None
-    retries: int = 0
-
-
-class EarlyInvoicing(BaseModel):
-    accountLocator: str
-    jobLocator: str
-
-
-@job_handler(JobType.BILLING_INSTALLMENTS, payload=BillTransaction)
-def bill_transaction(ctx: CallContext, payload: BillTransaction) -> dict[str, Any]:
-    """Enqueued by every issue of a transaction: its lattice and installments, then the invoices already
-    due to be generated (the later ones follow at their time: the account's invoice generation entry)."""
-    job = payload.jobLocator or payload.transactionLocator
-    try:
-        billed = service.bill_transaction(ctx, payload.transactionLocator, job)
-    except DomainError as error:
-        service.billing_failed(ctx, payload.transactionLocator, payload.policyLocator, job,
-                               f"{error.code}: {error.message}", payload.retries)
-        raise
-    invoices = [invoice.locator for account in billed.due_accounts
-                for invoice in service.generate_invoices(ctx, account)]
-    invoices += [invoice.locator for invoice in service.consolidate_on_cancellation(ctx, billed.transaction)]
-    return {"invoiceLocators": invoices}
-
-
-@job_handler(JobType.BILLING_EARLY_INVOICING, payload=EarlyInvoicing)
-def invoice_early(ctx: CallContext, payload: EarlyInvoicing) -> dict[str, Any]:
-    """Enqueued by POST /invoices/earlyInvoicing."""
-    job = service.run_early_invoicing(ctx, payload.accountLocator, payload.jobLocator)
-    return {"invoiceLocators": job.invoiceLocators}
-
-
-@due_handler(DueKind.INVOICE_GENERATE)
-def generate_invoices(ctx: CallContext, work: DueWork) -> dict[str, Any]:
-    """An account's invoice generation (ref: the account), due at its earliest uninvoiced generate time:
-    invoices what is due now, then moves on to the next generate time (none left: removed)."""
-    invoices = service.generate_invoices(ctx, work.entry.ref)
-    following = service.next_generate_time(ctx, work.entry.ref)
-    if following is not None:
-        work.reschedule(following)
-    return {"invoicesGenerated": len(invoices)}
-
-
-class ExcessCredit(BaseModel):
-    accountLocator: str
-    currency: str
-    applyToInvoices: bool = False
-    """Enqueued by invoice generation: apply the credit to open invoices first, when the plan says so."""
-
-
-@job_handler(JobType.BILLING_EXCESS_CREDIT, payload=ExcessCredit)
-def settle_excess_credit(ctx: CallContext, payload: ExcessCredit) -> dict[str, Any]:
-    """Enqueued by a posting that left credit, or an invoice generation: what the account's excess credit
-    plan does with its credit (credit/service.py)."""
-    distribution, disbursement = credit.settle_excess_credit(ctx, payload.accountLocator, payload.currency,
-                                                             apply_to_invoices=payload.applyToInvoices)
-    return {"creditDistributionLocator": distribution, "disbursementLocator": disbursement}
-
-
-@due_handler(DueKind.INVOICE_AUTOPAY)
-def autopay_invoice(ctx: CallContext, work: DueWork) -> dict[str, Any]:
-    """An invoice's autopay (ref: the invoice), due at its autopay time: a payment of what it owes, posted."""
-    paid = autopay.pay(ctx, work.entry.ref, work.uow)
-    return {"autopayments": [paid.locator] if paid else []}
+from chalicelib.billing.credit import job_handlers as credit  # noqa: F401 (registers its handlers)
+from chalicelib.billing.delinquency import due_work as delinquency  # noqa: F401 (registers its handlers)
+from chalicelib.billing.invoices import job_handlers as invoices  # noqa: F401 (registers its handlers)
+from chalicelib.billing.payments import job_handlers as payments  # noqa: F401 (registers its handlers)

@@ -138,7 +138,7 @@ class Installment(BaseModel):
     more installment each its `next` and its `immediate` ones (invoices/generator.py)."""
     autopay: bool = False
     """Its installment plan (or the preferences) sets `autopayLeadDays`: its invoice is paid at its autopay
-    time (billing/autopay.py)."""
+    time (billing/payments/autopay.py)."""
 
     @property
     def amount(self) -> Decimal:
@@ -338,3 +338,16 @@ class InvoiceGenerationJob(BaseModel):
     createdAt: datetime
     createdBy: str
     completedAt: datetime
+
+
+class HoldState(StrEnum):  # the states of a billing hold (holds/models.py)
+    DRAFT = "draft"
+    VALIDATED = "validated"
+    ACTIVE = "active"
+    DISCARDED = "discarded"
+    RELEASED = "released"
+
+
+class HoldTarget(StrEnum):  # what a billing hold holds: the account's invoicing or its delinquency handling
+    INVOICING = "invoicing"
+    DELINQUENCY = "delinquency"

@@ -54,6 +54,8 @@ from chalicelib.billing.models import (
     Application,
     ChargeInvoicing,
     CreditBalance,
+    HoldState,
+    HoldTarget,
     Installment,
     InstallmentJob,
     InstallmentLattice,
@@ -700,3 +702,24 @@ def generation_jobs(tenant: str, account: str, page: PageRequest) -> Page[Invoic
     found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
                        sk_prefix=keys.BILLING_GENERATION_JOB_PREFIX)
     return Page([_model(InvoiceGenerationJob, item) for item in found.items], found.list_completed)
+
+
+# --- billing holds, as those they hold ask about them --------------------------------------------------
+
+HOLD_PREFIX = "HOLD#"
+MAX_HOLDS_READ = 1000
+"""An account's holds are read whole (a filtered page must count only the matching): at most this many."""
+
+
+def hold_items(tenant: str, account: str) -> list[dict[str, Any]]:
+    """The account's billing holds (`HOLD#{locator}` in its billing partition), one consistent Query."""
+    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
+                            sk_prefix=HOLD_PREFIX, consistent=True)
+    return items[:MAX_HOLDS_READ]
+
+
+def is_held(tenant: str, account: str, target: HoldTarget) -> bool:
+    """Whether an active hold of `target` stands on the account (one Query of its holds): what invoicing
+    and delinquency ask, below the holds package (holds/repository.py writes them)."""
+    return any(item.get("holdState") == HoldState.ACTIVE and item.get("targetType") == target
+               for item in hold_items(tenant, account))

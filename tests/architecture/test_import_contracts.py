@@ -28,6 +28,8 @@ VIOLATIONS = {
     "pure-modules": ("billing/delinquency/models.py", "import chalicelib.accounts.service"),
     "priceable-host-is-internal": ("quotes/service.py", "import chalicelib.priceable.host"),
     "cli-through-the-api": ("../pas_cli/client.py", "import chalicelib.core.money"),
+    "billing-layers": ("billing/delinquency/service.py", "import chalicelib.billing.holds.service"),
+    "billing-through-their-surface": ("billing/writeoffs/service.py", "import chalicelib.billing.invoices.previews"),
 }
 
 WILDCARD_OPTIONS = ("source_modules", "forbidden_modules", "protected_modules", "allowed_importers", "modules",

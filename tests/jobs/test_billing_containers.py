@@ -23,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.billing import repository, service
+from chalicelib.billing import repository
+from chalicelib.billing.invoices import service as invoicing
 from chalicelib.core.errors import ConcurrentModification
 from chalicelib.runtime import due, wiring
 from chalicelib.runtime.due_kinds import DueKind
@@ -229,12 +230,12 @@ def test_two_invoice_runs_that_read_the_same_installments_invoice_them_once(api,
         found = real(*args)
         if not started:
             started.append(True)
-            other.append(service.generate_invoices(ctx, book.account))  # the other run, before the roots' read
+            other.append(invoicing.generate_invoices(ctx, book.account))  # the other run, before the roots' read
         return found
 
     monkeypatch.setattr(repository, "uninvoiced", reading)
     with pytest.raises(ConcurrentModification):
-        service.generate_invoices(ctx, book.account)
+        invoicing.generate_invoices(ctx, book.account)
 
     assert [[invoice.totalAmount for invoice in run] for run in other] == [[Decimal("102.08")]]
     assert book.states(api, admin_token, book.a) == [(Decimal("102.08"), Decimal("102.08"), "open"),

@@ -36,7 +36,7 @@ After every history, to the cent (Decimal):
    item sums the installment items that name it (and lists exactly those); every invoice's totalAmount ==
    the sum of its items == the sum of the items of the installments it lists (but an owed invoice's,
    which lists none: see 3).
-3. The account's ledger (chalicelib/billing/service.py, billing/writeoffs/). An application is money a
+3. The account's ledger (chalicelib/billing/ledger.py, billing/payments/, billing/writeoffs/). An application is money a
    posted payment put on an invoice (its amount > 0, the sum of its item amounts); reversing the payment
    marks it reversed. A write-off holds, per invoice item, what it settled less what its reversals gave
    back ("written off" below).
@@ -97,8 +97,7 @@ from hypothesis import strategies as st
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import AccountFields
-from chalicelib.billing import repository
-from chalicelib.billing import service as billing
+from chalicelib.billing import ledger, repository
 from chalicelib.billing.credit import service as credit
 from chalicelib.billing.credit.models import (
     CreditDistribution,
@@ -109,6 +108,8 @@ from chalicelib.billing.credit.models import (
 from chalicelib.billing.delinquency.models import OPEN_STATES, Delinquency
 from chalicelib.billing.holds import service as billing_holds
 from chalicelib.billing.holds.models import HoldTarget
+from chalicelib.billing.installments import service as installment_service
+from chalicelib.billing.invoices import service as invoicing
 from chalicelib.billing.models import (
     Application,
     ChargeInvoicing,
@@ -123,7 +124,8 @@ from chalicelib.billing.models import (
     PaymentState,
     PaymentTarget,
 )
-from chalicelib.billing.schemas import PaymentCreateRequest
+from chalicelib.billing.payments import service as payments
+from chalicelib.billing.payments.schemas import PaymentCreateRequest
 from chalicelib.billing.writeoffs import service as write_offs
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffState
 from chalicelib.core.context import CallContext
@@ -302,7 +304,7 @@ class History:
     def billed(self) -> None:
         self.jobs.drain()
         if self.eager:
-            billing.generate_invoices(self.ctx(), self.account, up_to=FAR)
+            invoicing.generate_invoices(self.ctx(), self.account, up_to=FAR)
 
     def apply(self, operation: tuple[Any, ...]) -> None:
         kind = operation[0]
@@ -313,7 +315,7 @@ class History:
             getattr(self, CREDIT_OPERATIONS[kind])(*operation[1:])
         elif kind == "invoice":
             horizon = FAR if operation[1] is None else self.clock.now() + timedelta(days=operation[1])
-            billing.generate_invoices(self.ctx(), self.account, up_to=horizon)
+            invoicing.generate_invoices(self.ctx(), self.account, up_to=horizon)
         elif kind == "pay":
             self.pay(*operation[1:])
         elif kind == "write off":
@@ -402,16 +404,16 @@ class History:
         if target[0] in ("account", "invoice+account"):
             chosen_targets.append({"containerType": "account", "containerLocator": self.account,
                                    "amount": target[-1] if target[0] == "account" else None})
-        payment = billing.create_payment(ctx, PaymentCreateRequest.model_validate({
+        payment = payments.create_payment(ctx, PaymentCreateRequest.model_validate({
             "accountLocator": self.account, "type": "Check", "amount": amount,
             "targets": [{k: v for k, v in t.items() if v is not None} for t in chosen_targets]}))
         self.payments.append(payment.locator)
         if validate:
-            billing.validate_payment(ctx, payment.locator)
+            payments.validate_payment(ctx, payment.locator)
         expected_applied, expected_credit = expected_posting(
             Decimal(amount), payment.targets, self.account, [locator for _, locator, _ in open_invoices],
             {locator: left for _, locator, left in open_invoices})
-        posted = billing.post_payment(ctx, payment.locator)
+        posted = payments.post_payment(ctx, payment.locator)
         self.posted[posted.locator] = Decimal(amount)
         self.order[posted.locator] = len(self.order)
         applied: dict[str, Decimal] = defaultdict(Decimal)
@@ -426,7 +428,7 @@ class History:
         executed since it was posted are reversed too, the latest first, until it holds enough, and what is
         still missing (disbursed) is owed, on an invoice of its own; the balance never goes negative."""
         ctx = self.ctx()
-        credited = billing.payment(ctx, locator).creditedAmount
+        credited = payments.payment(ctx, locator).creditedAmount
         short = credited - repository.credit_balance(ctx.tenant, self.account, "USD").balance
         funded = []
         for distribution in sorted((d for d in self.distributed if self.order[d] > self.order[locator]),
@@ -437,7 +439,7 @@ class History:
                 funded.append(distribution)
                 short -= self.distributed[distribution]
         before = {i.locator for i in self.invoices(ctx)}
-        billing.reverse_payment(ctx, locator, "test")
+        payments.reverse_payment(ctx, locator, "test")
         del self.posted[locator]
         for distribution in funded:
             del self.distributed[distribution]
@@ -614,7 +616,7 @@ class History:
             del self.disbursed[locator]
 
     def invoices(self, ctx: CallContext) -> list[Invoice]:
-        return billing.invoices_of(ctx, "account", self.account, PageRequest(0, 1000), include_zero=True).items
+        return invoicing.invoices_of(ctx, "account", self.account, PageRequest(0, 1000), include_zero=True).items
 
 
 CREDIT_OPERATIONS = {"hold": "hold", "release hold": "release_hold", "distribute": "distribute",
@@ -899,7 +901,7 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
     assert all(b.balance >= 0 for b in balances), "a negative credit balance"
     assert balance == overpaid + credited - distributed - disbursed + sum(owed.values(), ZERO) >= 0
     assert balance == sum((line.amount if line.accountingType == "credit" else -line.amount for line in lines), ZERO)
-    shown, _ = billing.credit_balance(history.ctx(), history.account, None, PageRequest(0, 1))
+    shown, _ = ledger.credit_balance(history.ctx(), history.account, None, PageRequest(0, 1))
     assert shown.balance == balance
 
 
@@ -954,7 +956,7 @@ def test_an_out_of_sequence_change_is_billed_with_the_reversal_and_reapplication
     stack = policies.issued_stack(ctx, history.policy)
     [aggregate] = [t for t in stack.transactions if t.transactionCategory == TransactionCategory.AGGREGATE]
     charged = sum((c.amount for t in stack.transactions if t.issuedTime for c in t.charges), ZERO)
-    installments = billing.installments_of(ctx, "policy", history.policy, PageRequest(0, 100)).items
+    installments = installment_service.installments_of(ctx, "policy", history.policy, PageRequest(0, 100)).items
     assert sum((i.amount for i in installments), ZERO) == charged
     assert {i.transactionLocator for i in installments} >= {aggregate.locator}
     check(history)
@@ -970,14 +972,14 @@ def test_the_reversal_of_a_renewal_is_billed_though_its_term_is_gone(tenant, clo
 
     ctx = history.ctx()
     assert failed_jobs(tenant, jobs) == []
-    installments = billing.installments_of(ctx, "policy", history.policy, PageRequest(0, 100)).items
+    installments = installment_service.installments_of(ctx, "policy", history.policy, PageRequest(0, 100)).items
     by_due: dict[datetime, Decimal] = defaultdict(Decimal)
     for installment in installments:
         by_due[installment.dueTime] += installment.amount
     first_term = [due for due in by_due if due < datetime(2027, 2, 1, 5, tzinfo=UTC)]
     assert sum(by_due.values(), ZERO) == Decimal("1225.00") == sum((by_due[due] for due in first_term), ZERO)
     assert all(not amount for due, amount in by_due.items() if due not in first_term)
-    billing.generate_invoices(ctx, history.account, up_to=FAR)
+    invoicing.generate_invoices(ctx, history.account, up_to=FAR)
     check(history)
 
 
@@ -1019,7 +1021,7 @@ def test_a_payment_and_a_write_off_of_more_than_a_hundred_invoices(tenant, clock
 
     history.apply(("pay", owed + 25, ("account", None), True))
     assert all(i.invoiceState == InvoiceState.SETTLED for i in history.invoices(ctx))
-    [payment] = [billing.payment(ctx, locator) for locator in history.posted]
+    [payment] = [payments.payment(ctx, locator) for locator in history.posted]
     assert len(payment.applications) == 108 and payment.creditedAmount == Decimal("25.00")
     check(history, other_policies=True)
 
@@ -1070,7 +1072,7 @@ def test_an_account_with_many_policies_due_together_is_invoiced(tenant, clock, j
         history.issue_policy("Monthly", "account", "12000.50")
     jobs.drain()
 
-    made = billing.generate_invoices(history.ctx(), history.account, up_to=FAR)
+    made = invoicing.generate_invoices(history.ctx(), history.account, up_to=FAR)
 
     assert sum((i.totalAmount for i in made), ZERO) == 17 * Decimal("1225.00")
     assert len(made) == 24 and len({i.dueTime for i in made}) == 12
@@ -1090,7 +1092,7 @@ def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: b
         done.apply(operation)
     while done.holds:  # what an invoicing hold kept back is invoiced below
         done.release_hold(0)
-    billing.generate_invoices(done.ctx(), done.account, up_to=FAR)
+    invoicing.generate_invoices(done.ctx(), done.account, up_to=FAR)
     note(f"what the policy made of the operations: {done.log}")
     note(f"billing jobs that failed: {failed_jobs(tenant, jobs)}")
     check(done)

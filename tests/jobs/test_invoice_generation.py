@@ -1,4 +1,4 @@
-"""An account's invoice generation on the due index (billing/job_handlers.py `generate_invoices`): billing a
+"""An account's invoice generation on the due index (billing/invoices/job_handlers.py `generate_invoices`): billing a
 transaction puts the account's `billing.invoiceGenerate` entry at its earliest uninvoiced generate time,
 and each run invoices what is due and moves the entry on to the next generate time (none left: removed).
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from chalicelib.billing import repository, service
+from chalicelib.billing import repository
+from chalicelib.billing.invoices import service as invoicing
 from chalicelib.core.clock import isoformat
 from chalicelib.runtime import due
 from chalicelib.runtime.due_kinds import DueKind
@@ -39,15 +40,15 @@ def test_a_transaction_billed_while_its_accounts_generation_runs_is_invoiced_lat
     assert due.entry(ctx, DueKind.INVOICE_GENERATE, account).due_at == TERM_START
     issue(tenant, account)  # billed monthly from the term start: its job waits
 
-    real = service.next_generate_time
+    real = invoicing.next_generate_time
 
     def racing(run_ctx, account_locator):
         found = real(run_ctx, account_locator)  # before the second policy's installments exist
-        monkeypatch.setattr(service, "next_generate_time", real)
+        monkeypatch.setattr(invoicing, "next_generate_time", real)
         assert jobs.drain(job_types=BILLING) == 1  # billed now, between the run's read and its settlement
         return found
 
-    monkeypatch.setattr(service, "next_generate_time", racing)
+    monkeypatch.setattr(invoicing, "next_generate_time", racing)
     due.run_step(ctx, TERM_START)
 
     # the billing put the entry again: the run found it moved and left it, read it again still due, and

@@ -12,8 +12,11 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
+    from chalicelib.billing import ledger
+    from chalicelib.billing import schemas as billing_schemas
     from chalicelib.billing.credit import schemas, service
 else:
+    ledger, billing_schemas = lazy_modules("chalicelib.billing", "ledger", "schemas")
     schemas, service = lazy_modules("chalicelib.billing.credit", "schemas", "service")
 
 bp = Blueprint(__name__)
@@ -146,3 +149,11 @@ def reverse_disbursement(tenantLocator: str, locator: str) -> schemas.Disburseme
 @endpoint("disbursements.write", errors=DISBURSEMENT)
 def discard_disbursement(tenantLocator: str, locator: str) -> schemas.DisbursementResponse:
     return schemas.DisbursementResponse.of(service.move_disbursement(request_context(), locator, "discard"))
+
+
+@bp.route("/billing/{tenantLocator}/accounting/ledgerAccounts/accountCreditBalance/{refLocator}", methods=["GET"])
+@endpoint("accounting.read", errors=[codes.NOT_FOUND["account"]])
+def fetch_credit_balance(tenantLocator: str, refLocator: str,
+                         query: billing_schemas.LedgerQuery) -> billing_schemas.LedgerAccountResponse:
+    balance, lines = ledger.credit_balance(request_context(), refLocator, query.currency, query.page())
+    return billing_schemas.LedgerAccountResponse.of(balance, lines)

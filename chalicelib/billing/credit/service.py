@@ -13,9 +13,8 @@ from decimal import Decimal
 from typing import Any, TypeVar
 
 from chalicelib.accounts import service as accounts
+from chalicelib.billing import account_root, ledger, staging
 from chalicelib.billing import repository as billing_repository
-from chalicelib.billing import service as billing
-from chalicelib.billing import staging
 from chalicelib.billing.credit import repository
 from chalicelib.billing.credit.models import (
     DISBURSEMENT_STEPS,
@@ -25,6 +24,7 @@ from chalicelib.billing.credit.models import (
     DisbursementState,
 )
 from chalicelib.billing.delinquency import service as delinquencies
+from chalicelib.billing.invoices import service as invoicing
 from chalicelib.billing.models import Application, ContainerType, Invoice, InvoiceState, PaymentTarget, SourceType
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.configuration import service as configuration
@@ -61,7 +61,7 @@ def _account(ctx: CallContext, named: str | None, items: list[Any]) -> str:
 def _currency(ctx: CallContext, given: str | None, account: str) -> str:
     """The currency given (else the tenant's default), 400 when the account is not billed in it."""
     chosen = (given or configuration.current_model(ctx, resolved=True)[1].get("defaultCurrency") or "USD").upper()
-    billing.check_currency(ctx, account, chosen, codes.CREDIT_INVALID_CURRENCY)
+    ledger.check_currency(ctx, account, chosen, codes.CREDIT_INVALID_CURRENCY)
     return chosen
 
 
@@ -106,8 +106,7 @@ def _bumped(ctx: CallContext, account: str) -> Any:
 def _bumped_to(ctx: CallContext, account: str) -> tuple[Any, int]:
     """A unit of work bumping the account's billing root, and the version it bumps it to."""
     uow = wiring.unit_of_work(ctx)
-    versions = billing_repository.root_versions(ctx.tenant, account, [account])
-    billing_repository.bump_roots(uow, ctx.tenant, account, versions)
+    versions = account_root.bump(ctx, uow, account, [account])
     return uow, versions[account] + 1
 
 
@@ -246,7 +245,7 @@ def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount
     before = {locator: invoice.invoiceState for locator, invoice in by_locator.items()}
     chosen = targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
     applied, left = payments.post(amount, chosen, by_locator, open_invoices, ctx.now)
-    billing_repository.bump_container_roots(uow, ctx.tenant, account,
+    account_root.bump_containers(ctx, uow, account,
                                             [each.invoice.billingContainer for each in applied])
     made, changes = [], []
     for each in applied:
@@ -258,12 +257,12 @@ def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount
         changes.append(staging.InvoiceChange(
             each.invoice, before[each.invoice.locator] == InvoiceState.OPEN,
             added=[billing_repository.application_item(ctx.tenant, account, application)],
-            events=[("billing.invoice.settle", billing.invoice_event(each.invoice))] if settled else []))
+            events=[("billing.invoice.settle", invoicing.invoice_event(each.invoice))] if settled else []))
     delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
                                                   if each.invoice.invoiceState == InvoiceState.SETTLED])
     taken = amount - left
     if taken:
-        billing.move_credit(ctx, uow, account, currency, -taken, "credit applied to invoices",
+        ledger.move_credit(ctx, uow, account, currency, -taken, "credit applied to invoices",
                             SourceType.CREDIT_BALANCE, source)
     return made, taken, changes
 
@@ -274,11 +273,27 @@ def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> 
     _require_distribution(current, (CreditDistributionState.EXECUTED,), "be reversed")
     account = current.accountLocator
     uow = _bumped(ctx, account)
-    pairs = [tuple(ref.split("/", 1)) for ref in current.applications]
-    applied = billing_repository.applications(ctx.tenant, account, pairs)  # type: ignore[arg-type]
+    changes = take_back_applications(ctx, uow, account, current.applications)
+    if current.appliedAmount:
+        ledger.move_credit(ctx, uow, account, current.currency, current.appliedAmount,
+                            "credit distribution reversed", SourceType.CREDIT_BALANCE, locator)
+    changed = current.model_copy(update={"creditDistributionState": CreditDistributionState.REVERSED,
+                                         "reversedAt": ctx.now, "reversalReason": reason})
+    return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.reverse", _distribution_event(changed),
+                 staging.add(ctx, uow, account, changes, after=SAVED))
+
+
+def take_back_applications(ctx: CallContext, uow: Any, account: str, refs: list[str]) -> list[staging.InvoiceChange]:
+    """Add to `uow` (which bumped the account's billing root) the taking back of the applications `refs`
+    (`invoice/application`, of payments and credit distributions) and the bumps of the roots of their
+    invoices' containers: each invoice gets back what its application took, the application is marked
+    reversed, and an invoice settled before is open again (`billing.invoice.unsettle`, its delinquency
+    re-opened past its due time). Answers the invoices' changes, for the caller to stage (billing/staging.py)."""
+    pairs = [(invoice, application) for invoice, application in (ref.split("/", 1) for ref in refs)]
+    applied = billing_repository.applications(ctx.tenant, account, pairs)
     invoices = {i.locator: i for i in billing_repository.get_many(
         ctx.tenant, account, "invoice", [a.invoiceLocator for a in applied], Invoice)}
-    billing_repository.bump_container_roots(uow, ctx.tenant, account, [i.billingContainer for i in invoices.values()])
+    account_root.bump_containers(ctx, uow, account, [i.billingContainer for i in invoices.values()])
     changes = {locator: staging.InvoiceChange(target, target.invoiceState == InvoiceState.OPEN)
                for locator, target in invoices.items()}
     for application in applied:
@@ -288,15 +303,45 @@ def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> 
     unsettled = [change.invoice for change in changes.values()
                  if not change.was_open and change.invoice.invoiceState == InvoiceState.OPEN]
     for target in unsettled:
-        changes[target.locator].events.append(("billing.invoice.unsettle", billing.invoice_event(target)))
+        changes[target.locator].events.append(("billing.invoice.unsettle", invoicing.invoice_event(target)))
     delinquencies.reopen_unsettled(ctx, uow, account, unsettled)
-    if current.appliedAmount:
-        billing.move_credit(ctx, uow, account, current.currency, current.appliedAmount,
-                            "credit distribution reversed", SourceType.CREDIT_BALANCE, locator)
-    changed = current.model_copy(update={"creditDistributionState": CreditDistributionState.REVERSED,
-                                         "reversedAt": ctx.now, "reversalReason": reason})
-    return _save(ctx, uow, DISTRIBUTION, changed, "billing.creditdistribution.reverse", _distribution_event(changed),
-                 staging.add(ctx, uow, account, list(changes.values()), after=SAVED))
+    return list(changes.values())
+
+
+def distributions_funded(ctx: CallContext, account: str, currency: str, short: Decimal,
+                         posted_version: int | None) -> list[CreditDistribution]:
+    """The executed credit distributions of the account a payment's reversal takes back because its credit
+    balance holds `short` less than the payment credited: those in its currency executed since the payment
+    was posted (at `posted_version` of the account's root), the latest first, as many as make up the
+    difference (none, and nothing read, when the balance holds enough)."""
+    if short <= 0:
+        return []
+    executed = [d for d in billing_repository.all_of(ctx.tenant, "account", account, repository.LIST[DISTRIBUTION],
+                                                     DISTRIBUTION, CreditDistribution)
+                if d.creditDistributionState == CreditDistributionState.EXECUTED and d.currency == currency
+                and (d.executedVersion or 0) > (posted_version or 0)]
+    chosen = []
+    for distribution in sorted(executed, key=lambda d: d.executedVersion or 0, reverse=True):
+        if short <= 0:
+            break
+        if distribution.appliedAmount:
+            chosen.append(distribution)
+            short -= distribution.appliedAmount
+    return chosen
+
+
+def reverse_funding(ctx: CallContext, uow: Any, account: str, funded: list[CreditDistribution],
+                    reason: str) -> list[tuple[Decimal, str, str, str]]:
+    """Add to `uow` the reversal of the credit distributions `funded` (distributions_funded), each with its
+    event; answers the moves of the credit balance that give back what they applied (billing/ledger.py)."""
+    moves: list[tuple[Decimal, str, str, str]] = []
+    for record in funded:
+        repository.save(uow, ctx.tenant, DISTRIBUTION, account, record.model_copy(update={
+            "creditDistributionState": CreditDistributionState.REVERSED, "reversedAt": ctx.now,
+            "reversalReason": reason, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}), record.version)
+        uow.record_event("billing.creditdistribution.reverse", {"creditLocator": record.locator})
+        moves.append((record.appliedAmount, "credit distribution reversed", SourceType.CREDIT_BALANCE, record.locator))
+    return moves
 
 
 def _distribution_event(record: CreditDistribution) -> dict[str, Any]:
@@ -395,11 +440,11 @@ def _moved(ctx: CallContext, uow: Any, current: Disbursement, move: str,
     elif move == "reset":
         changes["validationResult"] = None
     elif move == "execute":
-        billing.move_credit(ctx, uow, current.accountLocator, current.currency, -current.amount, "disbursement",
+        ledger.move_credit(ctx, uow, current.accountLocator, current.currency, -current.amount, "disbursement",
                             DISBURSEMENT, current.locator)
         changes["executedAt"] = ctx.now
     elif move == "reverse":
-        billing.move_credit(ctx, uow, current.accountLocator, current.currency, current.amount,
+        ledger.move_credit(ctx, uow, current.accountLocator, current.currency, current.amount,
                             "disbursement reversed", DISBURSEMENT, current.locator)
         changes["reversedAt"] = ctx.now
     changed = current.model_copy(update=changes)

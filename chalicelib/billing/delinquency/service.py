@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
+from chalicelib.billing import account_root
 from chalicelib.billing import repository as billing
 from chalicelib.billing.delinquency import calculator, repository
 from chalicelib.billing.delinquency.models import (
@@ -41,9 +42,7 @@ from chalicelib.billing.delinquency.models import (
     DelinquencyState,
     GraceJob,
 )
-from chalicelib.billing.holds import repository as holds
-from chalicelib.billing.holds.models import HoldTarget
-from chalicelib.billing.models import Invoice, InvoiceState, JobStatus
+from chalicelib.billing.models import HoldTarget, Invoice, InvoiceState, JobStatus
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import BUILTIN_LAPSE_TRANSACTION_TYPE, DelinquencyLevel, DelinquencyPlan
 from chalicelib.core import codes
@@ -53,7 +52,7 @@ from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import Policy, Transaction, TransactionState
-from chalicelib.runtime import due, wiring
+from chalicelib.runtime import due
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.transactions import service as transactions
@@ -125,7 +124,7 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
     if owner is None:
         return []
     account, container = owner
-    versions = billing.root_versions(ctx.tenant, account, [container])
+    versions = account_root.versions(ctx, account, [container])
     found = billing.get_many(ctx.tenant, account, "invoice", [invoice_locator], Invoice)
     if not found:
         return []
@@ -135,7 +134,7 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
         marks: dict[str, list[str]] = {}
         touched = _open_or_join(ctx, uow, [invoice], invoice.dueTime, marks)
         _mark(ctx, uow, marks)
-    billing.bump_roots(uow, ctx.tenant, account, versions)
+    account_root.bump_at(ctx, uow, account, versions)
     uow.add(*repository.create_job_writes(ctx.tenant, DelinquencyCreateJob(
         locator=new_locator(), invoiceLocator=invoice.locator, dueTime=invoice.dueTime, jobStatus=JobStatus.FINISHED,
         delinquencyLocators=[d.locator for d in touched], createdAt=ctx.now, updatedAt=ctx.now)))
@@ -371,7 +370,7 @@ def hold_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
     the waiting events of the account's delinquencies in grace (`delinquencyHeld`), with the bumps of their
     containers' roots; their grace ends wait for the hold's release."""
     records = repository.open_delinquencies(ctx.tenant, account)
-    billing.bump_container_roots(uow, ctx.tenant, account, [record.container for record in records])
+    account_root.bump_containers(ctx, uow, account, [record.container for record in records])
     for record in records:
         _cancel_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
 
@@ -381,7 +380,7 @@ def release_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
     the account's delinquencies in grace again, and the events the hold cancelled (`delinquencyHeld`): each
     at its time, or now when it passed during the hold; with the bumps of their containers' roots."""
     records = repository.open_delinquencies(ctx.tenant, account)
-    billing.bump_container_roots(uow, ctx.tenant, account, [record.container for record in records])
+    account_root.bump_containers(ctx, uow, account, [record.container for record in records])
     for record in records:
         due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, max(record.graceEndAt, ctx.now))
         _rearm_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
@@ -400,12 +399,11 @@ def grace_ended(ctx: CallContext, delinquency_locator: str) -> str:
         return "missing"
     account = record.accountLocator
     if record.delinquencyState in OPEN_STATES:
-        uow = wiring.unit_of_work(ctx)
-        billing.bump_roots(uow, ctx.tenant, account, billing.root_versions(ctx.tenant, account, [record.container]))
+        uow = account_root.open_write(ctx, account, [record.container])
         record = repository.delinquency(ctx.tenant, delinquency_locator) or record  # read after the root
         if record.delinquencyState not in OPEN_STATES:
             return record.delinquencyState.value
-        if holds.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
+        if billing.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
             uow.add(*repository.grace_job_writes(ctx.tenant, _grace_job(ctx, record, "held")))
             uow.commit()
             return "held"
@@ -425,8 +423,7 @@ def grace_ended(ctx: CallContext, delinquency_locator: str) -> str:
             except DomainError as error:
                 errors.append(f"{reference.referenceLocator}: {error.code}: {error.message}")
         references.append(reference)
-    uow = wiring.unit_of_work(ctx)
-    billing.bump_roots(uow, ctx.tenant, account, billing.root_versions(ctx.tenant, account, [record.container]))
+    uow = account_root.open_write(ctx, account, [record.container])
     lapsed = record.model_copy(update={"delinquencyState": DelinquencyState.LAPSE_TRANSACTION_CREATED,
                                        "references": references, "processingErrors": "; ".join(errors) or None,
                                        "updatedAt": ctx.now, "updatedBy": ctx.user_locator})
@@ -471,11 +468,11 @@ def event_due(ctx: CallContext, uow: UnitOfWork, event_locator: str) -> str:
     if event is None or event.delinquencyEventState != DelinquencyEventState.ACTIVE:
         return "none"
     account = event.accountLocator
-    billing.bump_roots(uow, ctx.tenant, account, billing.root_versions(ctx.tenant, account, [event.container]))
+    account_root.bump(ctx, uow, account, [event.container])
     record = repository.delinquency(ctx.tenant, event.delinquencyLocator)
     if record is None or record.delinquencyState == DelinquencyState.SETTLED:
         return "none"
-    if holds.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
+    if billing.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
         _cancel_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
         return "held"
     triggered = event.model_copy(update={"delinquencyEventState": DelinquencyEventState.TRIGGERED,
@@ -500,8 +497,7 @@ def update_delinquency(ctx: CallContext, locator: str, grace_end_at: datetime | 
     if grace_end_at is None:
         return current
     account = current.accountLocator
-    uow = wiring.unit_of_work(ctx)
-    billing.bump_roots(uow, ctx.tenant, account, billing.root_versions(ctx.tenant, account, [current.container]))
+    uow = account_root.open_write(ctx, account, [current.container])
     current = delinquency(ctx, locator)
     if current.delinquencyState not in OPEN_STATES:
         raise codes.DELINQUENCY_INVALID_STATE(f"Delinquency {locator} is {current.delinquencyState.value}")
@@ -525,8 +521,7 @@ def update_event(ctx: CallContext, locator: str, trigger_time: datetime | None,
     if trigger_time is None and state in (None, DelinquencyEventState.ACTIVE):
         return current
     account = current.accountLocator
-    uow = wiring.unit_of_work(ctx)
-    billing.bump_roots(uow, ctx.tenant, account, billing.root_versions(ctx.tenant, account, [current.container]))
+    uow = account_root.open_write(ctx, account, [current.container])
     current = delinquency_event(ctx, locator)
     if current.delinquencyEventState != DelinquencyEventState.ACTIVE:
         raise codes.DELINQUENCY_INVALID_STATE(f"Delinquency event {locator} is {current.delinquencyEventState.value}")

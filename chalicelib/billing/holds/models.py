@@ -1,27 +1,19 @@
 """Billing holds (socotra-semantics.md §4.7): a hold on an account targets its invoicing or its
 delinquency handling. `draft -> validated -> active -> released`; a draft or validated hold may be
 discarded, a validated one reset to draft. While active, an invoicing hold stops the account's invoice
-generation and a delinquency hold pauses its delinquencies (no event triggers, no lapse)."""
+generation and a delinquency hold pauses its delinquencies (no event triggers, no lapse). The states and
+targets are billing/models.py's: delinquency and invoicing ask whether a hold stands (billing/repository.py
+`is_held`) without importing holds."""
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel
 
+from chalicelib.billing.models import HoldState, HoldTarget
 
-class HoldState(StrEnum):
-    DRAFT = "draft"
-    VALIDATED = "validated"
-    ACTIVE = "active"
-    DISCARDED = "discarded"
-    RELEASED = "released"
-
-
-class HoldTarget(StrEnum):
-    INVOICING = "invoicing"
-    DELINQUENCY = "delinquency"
+__all__ = ["MOVES", "Hold", "HoldState", "HoldTarget"]
 
 
 MOVES: dict[str, tuple[tuple[HoldState, ...], HoldState]] = {

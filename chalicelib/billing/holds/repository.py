@@ -10,11 +10,8 @@ from chalicelib.billing.holds.models import Hold, HoldState, HoldTarget
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.storage import codec, keys, query, table
 from chalicelib.storage.table import WriteOp
-from chalicelib.storage.unit_of_work import UnitOfWork
 
-HOLD_PREFIX = "HOLD#"
-MAX_HOLDS_READ = 1000
-"""An account's holds filtered by state are read whole (a filtered page must count only the matching)."""
+HOLD_PREFIX = billing.HOLD_PREFIX
 
 
 def _scope(tenant: str) -> str:
@@ -54,15 +51,8 @@ def holds_of_account(tenant: str, account: str, page: PageRequest, state: HoldSt
 
 def is_held(tenant: str, account: str, target: HoldTarget) -> bool:
     """Whether an active hold of `target` stands on the account (one Query of its holds)."""
-    return any(h.holdState == HoldState.ACTIVE and h.targetType == target for h in _all(tenant, account))
+    return billing.is_held(tenant, account, target)
 
 
 def _all(tenant: str, account: str) -> list[Hold]:
-    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
-                            sk_prefix=HOLD_PREFIX, consistent=True)
-    return [_model(item) for item in items[:MAX_HOLDS_READ]]
-
-
-def bump_root(uow: UnitOfWork, tenant: str, account: str) -> None:
-    """The bump of the account's billing root, from the version it has now."""
-    billing.bump_roots(uow, tenant, account, billing.root_versions(tenant, account, [account]))
+    return [_model(item) for item in billing.hold_items(tenant, account)]

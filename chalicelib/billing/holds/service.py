@@ -6,6 +6,7 @@ account's billing root with its event."""
 from __future__ import annotations
 
 from chalicelib.accounts import service as accounts
+from chalicelib.billing import account_root
 from chalicelib.billing.delinquency import service as delinquencies
 from chalicelib.billing.holds import repository
 from chalicelib.billing.holds.models import MOVES, Hold, HoldState, HoldTarget
@@ -13,7 +14,7 @@ from chalicelib.core import codes
 from chalicelib.core.context import CallContext
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.runtime import due, wiring
+from chalicelib.runtime import due
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.wiring import UnitOfWork
 
@@ -106,6 +107,4 @@ def _others_active(ctx: CallContext, released: Hold) -> bool:
 def _unit_of_work(ctx: CallContext, account: str) -> UnitOfWork:
     """A unit of work carrying the bump of the account's billing root (read first: what is read after it
     is what the commit is conditional on)."""
-    uow = wiring.unit_of_work(ctx)
-    repository.bump_root(uow, ctx.tenant, account)
-    return uow
+    return account_root.open_write(ctx, account, [account])

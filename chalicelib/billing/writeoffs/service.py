@@ -18,11 +18,11 @@ from decimal import Decimal
 from typing import Any
 
 from chalicelib.accounts import service as accounts
+from chalicelib.billing import account_root, staging
 from chalicelib.billing import repository as billing_repository
-from chalicelib.billing import service as billing
-from chalicelib.billing import staging
 from chalicelib.billing.delinquency import service as delinquencies
-from chalicelib.billing.models import ContainerType, Invoice, InvoiceState, PaymentTarget
+from chalicelib.billing.invoices import service as invoicing
+from chalicelib.billing.models import ContainerType, Invoice, InvoiceCredit, InvoiceState, PaymentTarget, SourceType
 from chalicelib.billing.writeoffs import allocation, settling
 from chalicelib.billing.writeoffs import repository as write_offs
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffCreditType, WriteOffState
@@ -60,7 +60,7 @@ def create_write_off(ctx: CallContext, account_locator: str, targets: list[Payme
 
 def write_off_invoice(ctx: CallContext, invoice_locator: str) -> WriteOff:
     """Write off all that remains on the invoice (409 for a settled one)."""
-    found = billing.invoice(ctx, invoice_locator)
+    found = invoicing.invoice(ctx, invoice_locator)
     if found.invoiceState == InvoiceState.SETTLED:
         raise codes.INVOICE_SETTLED(f"Invoice {invoice_locator} is settled: nothing remains to write off")
     return create_write_off(ctx, found.accountLocator, [PaymentTarget(containerLocator=found.locator,
@@ -81,10 +81,9 @@ def distribute(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTa
     before = {locator: invoice.invoiceState for locator, invoice in by_locator.items()}
     record, touched = settling.settle(ctx, uow, account, targets, credit_type, currency, by_locator,
                                [i for i in open_invoices if i.currency == currency])
-    billing_repository.bump_roots(uow, ctx.tenant, account, billing_repository.root_versions(
-        ctx.tenant, account, sorted({invoice.billingContainer for invoice in touched})))
+    account_root.bump(ctx, uow, account, sorted({invoice.billingContainer for invoice in touched}))
     changes = [staging.InvoiceChange(invoice, before[invoice.locator] == InvoiceState.OPEN,
-                                     events=[("billing.invoice.settle", billing.invoice_event(invoice))]
+                                     events=[("billing.invoice.settle", invoicing.invoice_event(invoice))]
                                      if invoice.invoiceState == InvoiceState.SETTLED else []) for invoice in touched]
     delinquencies.settle_paid(ctx, uow, account, [invoice.locator for invoice in touched
                                                   if invoice.invoiceState == InvoiceState.SETTLED])
@@ -107,12 +106,11 @@ def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, re
     changed = current.model_copy(deep=True)
     invoices = {i.locator: i for i in billing_repository.get_many(
         ctx.tenant, account, "invoice", [a.invoiceLocator for a in changed.allocations], Invoice)}
-    billing_repository.bump_roots(uow, ctx.tenant, account, billing_repository.root_versions(
-        ctx.tenant, account, sorted({invoice.billingContainer for invoice in invoices.values()})))
+    account_root.bump(ctx, uow, account, sorted({invoice.billingContainer for invoice in invoices.values()}))
     before = {locator: invoice.invoiceState for locator, invoice in invoices.items()}
     changes = [staging.InvoiceChange(
         invoice, before[invoice.locator] == InvoiceState.OPEN,
-        events=[("billing.invoice.unsettle", billing.invoice_event(invoice))]
+        events=[("billing.invoice.unsettle", invoicing.invoice_event(invoice))]
         if before[invoice.locator] == InvoiceState.SETTLED and invoice.invoiceState == InvoiceState.OPEN else [])
         for invoice in allocation.take_back(changed.allocations, given, invoices, ctx.now)]
     delinquencies.reopen_unsettled(ctx, uow, account, [invoices[locator] for locator, state in before.items()
@@ -170,3 +168,33 @@ def _check_targets(account: str, currency: str, targets: list[PaymentTarget], in
 
 def _is_amount(amount: Decimal, currency: str) -> bool:
     return amount.is_finite() and 0 < amount < money.MAX_AMOUNT and money.round_money(amount, currency) == amount
+
+
+def credits_of_invoice(ctx: CallContext, locator: str, *,
+                       include_reversed: bool) -> tuple[Invoice, list[InvoiceCredit]]:
+    """The invoice and what settled (some of) it, oldest first: the applications of payments and credit
+    distributions, and the write-offs (a write-off's amount is what it still holds of the invoice; all
+    of it reversed, it is `reversed` with what it had settled)."""
+    found = invoicing.invoice(ctx, locator)
+    applied = billing_repository.applications_of(ctx.tenant, found.accountLocator, locator)
+    written = found.writeOffLocators
+    credits = [InvoiceCredit(
+        locator=a.sourceLocator, creditType="payment" if a.sourceType == SourceType.PAYMENT else "creditDistribution",
+        creditState="reversed" if a.reversed else "posted", amount=a.amount, createdAt=a.createdAt,
+        reversedAt=a.reversedAt) for a in applied]
+    for write_off in write_offs.get_many(ctx.tenant, found.accountLocator, written) if written else []:
+        allocation = next(a for a in write_off.allocations if a.invoiceLocator == locator)
+        held = allocation.held_amount
+        credits.append(InvoiceCredit(
+            locator=write_off.locator, creditType=write_off.creditType.value,
+            creditState="distributed" if held else "reversed", amount=held or allocation.amount,
+            createdAt=write_off.createdAt, reversedAt=None if held else write_off.reversedAt))
+    credits.sort(key=lambda c: c.createdAt)
+    return found, [c for c in credits if include_reversed or c.creditState != "reversed"]
+
+
+def settle_shortfalls(ctx: CallContext, uow: Any, account: str, currency: str, paid: list[Invoice],
+                      invoices: dict[str, Invoice], open_oldest_first: list[Invoice]) -> WriteOff | None:
+    """What a payment's posting left on the invoices it paid, written off in `uow` when within the
+    account's shortfall tolerance (settling.py)."""
+    return settling.settle_shortfalls(ctx, uow, account, currency, paid, invoices, open_oldest_first)

@@ -1,6 +1,6 @@
 """Settling invoices by a write-off, in a unit of work its caller commits: a write-off asked for
 (service.py), or the shortfall a payment's posting leaves within the account's tolerance
-(billing/service.py post_payment, which writes the invoices it paid). Imports nothing of billing's
+(payments/service.py post_payment, which writes the invoices it paid). Imports nothing of payments'
 service, which builds on it."""
 from __future__ import annotations
 

@@ -503,7 +503,7 @@ def test_a_billing_job_that_died_between_its_chunks_writes_each_installment_once
     """A lattice too large for one write goes in chunks, then the lattice: an attempt that died after its first
     chunk, run again later (another `now`), writes the same installments under the same keys, not a second set
     (their locators derive from the transaction's issue time, not from the job's now)."""
-    from chalicelib.billing import service
+    from chalicelib.billing.installments import service
     from chalicelib.runtime.jobs import dispatch
     from chalicelib.storage import keys, query, table, unit_of_work
     from tests.api.quotes.support import new_account

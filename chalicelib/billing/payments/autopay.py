@@ -4,7 +4,7 @@ to it (DECISIONS.md "Test clocks" lists autopay among the scheduled work; socotr
 Which invoices: those of installments whose plan (or preferences) sets `autopayLeadDays` (the platform
 runs autopay only where the lead days are configured), unless an update suppressed it; an update with
 `suppressAutopay: false` asks for it on any invoice. The entry (DueKind.INVOICE_AUTOPAY) is put when such
-an invoice is generated or updated (service.arm_autopay). With no payment instrument in scope, the
+an invoice is generated or updated (invoices/service.py arm_autopay). With no payment instrument in scope, the
 payment is of the configuration's payment type first by name (real packages configure one), transaction
 method `standard`, targeting the invoice. An invoice settled, or owing nothing, by then is left alone; one
 whose tenant configures no payment type records `billing.invoice.autopayfailed`.
@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from chalicelib.billing import repository, service
+from chalicelib.billing import repository
 from chalicelib.billing.models import ContainerType, Invoice, InvoiceState, Payment, PaymentState, PaymentTarget
+from chalicelib.billing.payments import service
 from chalicelib.configuration import service as configuration
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from chalicelib.billing import repository
+from chalicelib.billing import account_root, repository
 from chalicelib.billing.models import Installment
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
-from chalicelib.runtime import due, wiring
+from chalicelib.runtime import due
 from chalicelib.runtime.due_kinds import DueKind
 
 PER_WRITE = 30
@@ -62,8 +62,7 @@ def _write(ctx: CallContext, account: str, installments: list[Installment], befo
     for container, mine in by_container.items():
         for start in range(0, len(mine), PER_WRITE):
             chunk = mine[start:start + PER_WRITE]
-            uow = wiring.unit_of_work(ctx)
-            repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [container]))
+            uow = account_root.open_write(ctx, account, [container])
             for installment in chunk:
                 uow.add(*repository.retimed_installment_writes(ctx.tenant, installment,
                                                                isoformat(before[installment.locator].generateTime)))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.billing import repository
+from chalicelib.billing import account_root, repository
 from chalicelib.billing.models import Payment, PaymentState
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
@@ -109,7 +109,7 @@ def _numbering_plan(ctx: CallContext, payment_type: str) -> tuple[str | None, di
 def _save(ctx: CallContext, uow: UnitOfWork, record: Payment, event: str) -> Payment:
     """The changed payment, its account's billing root bumped and its event, committed."""
     account = record.accountLocator
-    repository.bump_roots(uow, ctx.tenant, account, repository.root_versions(ctx.tenant, account, [account]))
+    account_root.bump(ctx, uow, account, [account])
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
     repository.save_payment(uow, ctx.tenant, changed)
     uow.record_event(event, {"paymentLocator": changed.locator, "policyLocators": {"listCompleted": True, "items": []}})

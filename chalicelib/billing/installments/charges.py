@@ -1,7 +1,7 @@
 """The charges billing bills (the OpenAPI definition's `fetchChargesByAccount`, `fetchChargesByPolicy` and
 `fetchChargesByTransaction`): a finance user reconciles them against the installments they were spread over.
 
-Billing bills the charges of every transaction once issued (billing/service.py `bill_transaction`: an
+Billing bills the charges of every transaction once issued (installments/service.py `bill_transaction`: an
 aggregate's parts with it), so the charges of a policy are those of its transactions that were issued, a
 reversed one's too (the reversal's charges take them back), in issue order and each transaction's charges in
 its own order; an account's are those of its policies, oldest policy first. They are read where they are

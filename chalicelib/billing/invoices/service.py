@@ -1,0 +1,405 @@
+"""Invoices (DECISIONS.md "Billing"): installments become invoices at their generate time (generator.py
+groups them, fees.py adds the invoice fee), numbered as the account type says; an invoice is settled
+into the credit balance when it owes nothing; early invoicing invoices installments before their time.
+Every write carries the bumps of the billing roots of the containers it changes (account_root.py)."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from chalicelib.accounts import service as accounts
+from chalicelib.accounts.models import Account
+from chalicelib.billing import account_root, ledger, repository
+from chalicelib.billing.invoices import consolidation, fees, generator
+from chalicelib.billing.models import (
+    Application,
+    HoldTarget,
+    Installment,
+    Invoice,
+    InvoiceGenerationJob,
+    InvoiceState,
+    InvoicingJob,
+    JobStatus,
+    SourceType,
+)
+from chalicelib.billing.payments import allocation as payments
+from chalicelib.configuration import numbers
+from chalicelib.configuration import service as configuration
+from chalicelib.configuration.billing_plans import (
+    CancellationConsolidation,
+    GroupingMatch,
+    InstallmentGrouping,
+    InvoiceFeeHandling,
+)
+from chalicelib.core import codes, money
+from chalicelib.core.clock import isoformat, parse_datetime
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import FieldError
+from chalicelib.core.ids import new_locator
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.documents import service as documents
+from chalicelib.policies import service as policies
+from chalicelib.policies.models import Transaction, TransactionCategory
+from chalicelib.runtime import due, jobs, observability, wiring
+from chalicelib.runtime.due_kinds import DueKind
+from chalicelib.runtime.job_types import JobType
+
+INVOICE_ENTITY = "invoice"
+
+
+INSTALLMENTS_PER_INVOICE = 40
+"""An invoice and the installments it invoices are one write (2 actions each, and 2 for each policy):
+a due time with more installments (or policies) in one container makes several invoices."""
+
+
+def consolidate_on_cancellation(ctx: CallContext, transaction: Transaction) -> list[Invoice]:
+    """After a cancellation is billed: its policy's uninvoiced installments on one invoice now, as the
+    account's invoicing plan's `consolidateInvoicesOnCancellation` says (invoices/consolidation.py)."""
+    if transaction.transactionCategory != TransactionCategory.CANCELLATION:
+        return []
+    account = accounts.get_account(ctx, policies.get_policy(ctx, transaction.policyLocator).accountLocator)
+    plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    if plan is None or plan.consolidate_invoices_on_cancellation == CancellationConsolidation.NONE:
+        return []
+    uninvoiced = [i for i in repository.all_installments_of(ctx.tenant, "policy", transaction.policyLocator)
+                  if i.invoiceLocator is None]
+    chosen = consolidation.consolidated(uninvoiced, plan.consolidate_invoices_on_cancellation,
+                                        transaction.effectiveTime, ctx.now)
+    return _invoice(ctx, account, chosen, riders=False, grouping=InstallmentGrouping(matching=GroupingMatch.ALL))
+
+
+def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | None = None) -> list[Invoice]:
+    """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
+    `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing."""
+    account = accounts.get_account(ctx, account_locator)
+    if repository.is_held(ctx.tenant, account.locator, HoldTarget.INVOICING):
+        return []  # releasing the hold makes the account's invoice generation due again
+    invoices = _invoice(ctx, account, repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now)))
+    if invoices:
+        uow = wiring.unit_of_work(ctx)
+        repository.add_generation_job(uow, ctx.tenant, InvoiceGenerationJob(
+            locator=new_locator(), accountLocator=account.locator, generateTime=ctx.now,
+            invoiceLocators=[i.locator for i in invoices], createdAt=ctx.now, createdBy=ctx.user_locator,
+            completedAt=ctx.now))
+        for currency in sorted({i.currency for i in invoices}):
+            ledger.excess_credit_job(ctx, uow, account, currency, apply_to_invoices=True)
+        uow.commit()
+    return invoices
+
+
+def next_generate_time(ctx: CallContext, account_locator: str) -> datetime | None:
+    """When the account's next uninvoiced installment is to be generated, after now."""
+    found = repository.next_uninvoiced_time(ctx.tenant, account_locator, isoformat(ctx.now))
+    return parse_datetime(found) if found else None
+
+
+def generation_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoiceGenerationJob]:
+    account = accounts.get_account(ctx, account_locator)
+    return repository.generation_jobs(ctx.tenant, account.locator, page)
+
+
+def _invoice(ctx: CallContext, account: Account, due: list[Installment], *, riders: bool = True,
+             grouping: InstallmentGrouping | None = None) -> list[Invoice]:
+    """Invoice `due` (uninvoiced installments of the account) at `ctx.now`, grouped as the account's
+    invoicing plan says (or by `grouping`), with the account's pending `next` installments riding on
+    them (`riders`)."""
+    if not due:
+        return []
+    account_locator = account.locator
+    model = configuration.current_model(ctx, resolved=True)[1]
+    numbering = invoice_numbering_plan(ctx, account)
+    # the account's root too: an invoice that puts credit on the balance bumps it (one call all the same)
+    versions = account_root.versions(ctx, account_locator,
+                                     [account_locator, *sorted({i.billingContainer for i in due})])
+    plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    taken = {i.locator for i in due}
+    waiting = [i for i in repository.pending_riders(ctx.tenant, account_locator) if i.locator not in taken] \
+        if riders else []
+    own_fees: dict[str, Decimal | None] = {}
+    created = []
+    for group in generator.groups(due, ctx.now, grouping or (plan.installment_grouping if plan else
+                                                             InstallmentGrouping()), waiting):
+        for chunk in _chunks(group):
+            invoice = generator.invoice(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator())
+            if plan is not None and plan.invoice_fee_handling != InvoiceFeeHandling.WAIVE:
+                for policy in invoice.policyLocators:
+                    if policy not in own_fees:
+                        own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
+                amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
+                invoice = fees.with_fee(invoice, amount, new_locator())
+            created.append(_write_invoice(ctx, model, numbering, invoice, chunk, versions, account))
+    return created
+
+
+def _chunks(group: list[Installment]) -> Iterable[list[Installment]]:
+    """The installments of one invoice's group, at most INSTALLMENTS_PER_INVOICE a chunk and no more than
+    the write of one invoice holds (a larger group makes several invoices)."""
+    chunk: list[Installment] = []
+    for installment in group:
+        grown = [*chunk, installment]
+        if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not repository.fits_one_invoice_write(grown)):
+            yield chunk
+            chunk = []
+        chunk.append(installment)
+    yield chunk
+
+
+def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,
+                   invoiced: list[Installment], versions: dict[str, int], account: Account) -> Invoice:
+    """Write the invoice with the bump of its container's root (and of the account's when it puts credit on
+    the balance) from `versions`, which then holds their versions after the commit."""
+    uow = wiring.unit_of_work(ctx)
+    credit = None
+    if invoice.totalAmount <= 0:
+        credit = payments.settle_into_credit(invoice, ctx.now)
+    bumped = {root: versions[root] for root in (invoice.billingContainer, *([account.locator] if credit else []))}
+    account_root.bump_at(ctx, uow, account.locator, bumped)
+    add_invoice(ctx, uow, model, numbering, invoice, invoiced, account)
+    if credit is not None:
+        uow.record_event("billing.invoice.settle", _invoice_event(invoice))
+        if credit:
+            ledger.move_credit(ctx, uow, invoice.accountLocator, invoice.currency, credit, "negative invoice",
+                    SourceType.CREDIT_BALANCE, invoice.locator)
+    uow.commit()
+    versions.update({root: version + 1 for root, version in bumped.items()})
+    return invoice
+
+
+def add_invoice(ctx: CallContext, uow: Any, model: dict[str, Any], numbering: str | None, invoice: Invoice,
+                 invoiced: list[Installment], account: Account) -> None:
+    """Add to `uow` (which bumps the roots) a new invoice of the `invoiced` installments: its number, its
+    due and autopay entries (an owed invoice has neither), its event and its document."""
+    if numbering:
+        invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
+    for installment in invoiced:
+        installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
+        uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
+    uow.add(*repository.invoice_writes(ctx.tenant, invoice))
+    if invoice.invoiceState == InvoiceState.OPEN and invoice.owedFor is None:
+        due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)  # unsettled then: delinquent
+    if not invoice.suppressAutopay:
+        arm_autopay(uow, invoice)
+    uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
+    uow.after_commit(lambda: observability.count("InvoicesGenerated", {"currency": invoice.currency},
+                                                 invoice_locator=invoice.locator))
+    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator,
+                                   _rendering_data(invoice, account))
+
+
+def _rendering_data(invoice: Invoice, account: Account) -> dict[str, Any]:
+    """The invoice as its documents render it (documents adds the platform's summary shape)."""
+    return {**invoice.model_dump(exclude_none=True), "kind": "invoice",
+            "account": {"locator": account.locator, "type": account.type, "data": account.data}}
+
+
+def invoice_rendering_data(ctx: CallContext, locator: str) -> dict[str, Any]:
+    """What documents' ad-hoc render of the invoice reads (wired in app.py: documents is below billing)."""
+    found = invoice(ctx, locator)
+    return _rendering_data(found, accounts.get_account(ctx, found.accountLocator))
+
+
+def _invoice_event(invoice: Invoice) -> dict[str, Any]:
+    return {"invoiceLocator": invoice.locator, "accountLocator": invoice.accountLocator,
+            "invoiceType": invoice.invoiceType,
+            "policyLocators": {"listCompleted": True, "items": invoice.policyLocators}}
+
+
+def invoice(ctx: CallContext, locator: str) -> Invoice:
+    found = repository.get(ctx.tenant, "invoice", locator, Invoice)
+    if found is None:
+        raise codes.not_found("invoice", locator)
+    return found
+
+
+def invoice_with_installments(ctx: CallContext, locator: str) -> tuple[Invoice, list[Installment]]:
+    found = invoice(ctx, locator)
+    return found, repository.get_many(ctx.tenant, found.accountLocator, "installment", found.installmentLocators,
+                                      Installment)
+
+
+def invoices_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest, *,
+                include_zero: bool) -> Page[Invoice]:
+    if owner_kind == "account":
+        return repository.account_invoices(ctx.tenant, owner, page, include_zero=include_zero)
+    kind = "INV" if include_zero else repository.NONZERO_INVOICES
+    return repository.page_of(ctx.tenant, owner_kind, owner, kind, "invoice", Invoice, page)
+
+
+def invoices_with_number(ctx: CallContext, number: str) -> list[Invoice]:
+    owner = numbers.number_owner(ctx, INVOICE_ENTITY, number)
+    found = repository.get(ctx.tenant, "invoice", owner, Invoice) if owner else None
+    if found is None:
+        raise codes.not_found("invoice", f"numbered {number}")
+    return [found]
+
+
+def update_invoice(ctx: CallContext, locator: str, autopay_time: datetime, suppress_autopay: bool) -> Invoice:
+    current = invoice(ctx, locator)
+    changed = current.model_copy(update={"autopayTime": autopay_time, "suppressAutopay": suppress_autopay})
+    uow = wiring.unit_of_work(ctx)
+    arm_autopay(uow, changed)
+    return _save_invoice(ctx, current, changed, [], uow=uow)
+
+
+def arm_autopay(uow: Any, record: Invoice) -> None:
+    """The invoice's autopay entry at its autopay time (billing/payments/autopay.py runs it), or none when autopay
+    is suppressed or nothing is owed."""
+    if record.suppressAutopay or record.autopayTime is None or record.invoiceState != InvoiceState.OPEN \
+            or record.totalRemainingAmount <= 0:
+        due.cancel(uow, DueKind.INVOICE_AUTOPAY, record.locator)
+    else:
+        due.schedule(uow, DueKind.INVOICE_AUTOPAY, record.locator, record.autopayTime)
+
+
+def settle_invoice(ctx: CallContext, locator: str) -> tuple[Invoice, Decimal]:
+    """Settle a zero or negative invoice into the credit balance (spec: settle is for those, `forced` or
+    not); one with a positive remaining amount is refused with 409, since settling it would leave money
+    owed that no record accounts for: a payment or a write-off settles it. Answers the invoice and what it
+    put on the credit balance."""
+    current = invoice(ctx, locator)
+    if current.invoiceState == InvoiceState.SETTLED:
+        raise codes.INVOICE_SETTLED(f"Invoice {locator} is settled")
+    if current.totalRemainingAmount > 0:
+        left = money.round_money(current.totalRemainingAmount, current.currency)
+        raise codes.INVOICE_AMOUNT_REMAINING(
+            f"Invoice {locator} has {left} {current.currency} remaining: only an invoice of zero or negative "
+            f"total is settled; pay it, or write the remainder off (PATCH /invoices/{locator}/writeOff)")
+    changed = current.model_copy(deep=True)
+    credit = payments.settle_into_credit(changed, ctx.now)
+    saved = _save_invoice(ctx, current, changed, [("billing.invoice.settle", _invoice_event(changed))], credit=credit)
+    return saved, credit
+
+
+def set_invoice_number(ctx: CallContext, locator: str, number: str) -> Invoice:
+    numbers.check_chosen(number, field="invoiceNumber", what="invoice number")
+    current = invoice(ctx, locator)
+    if number == current.invoiceNumber:
+        return current
+    uow = wiring.unit_of_work(ctx)
+    assigned = numbers.renumber(ctx, uow, INVOICE_ENTITY, locator, current.invoiceNumber, number)
+    return _save_invoice(ctx, current, current.model_copy(update={"invoiceNumber": assigned}), [], uow=uow)
+
+
+def generate_invoice_number(ctx: CallContext, locator: str) -> Invoice:
+    current = invoice(ctx, locator)
+    account = accounts.get_account(ctx, current.accountLocator)
+    model = configuration.current_model(ctx, resolved=True)[1]
+    plan = invoice_numbering_plan(ctx, account)
+    if plan is None:
+        raise codes.NO_NUMBERING_PLAN["invoice"](f"Account type {account.type} has no invoiceNumberingPlan")
+    uow = wiring.unit_of_work(ctx)
+    assigned = numbers.renumber(ctx, uow, INVOICE_ENTITY, locator, current.invoiceNumber,
+                                numbers.NextOfPlan(model, plan))
+    return _save_invoice(ctx, current, current.model_copy(update={"invoiceNumber": assigned}), [], uow=uow)
+
+
+def _save_invoice(ctx: CallContext, current: Invoice, changed: Invoice, events: list[tuple[str, dict[str, Any]]],
+                  *, credit: Decimal = Decimal(0), uow: Any = None) -> Invoice:
+    uow = uow or wiring.unit_of_work(ctx)
+    account = current.accountLocator
+    roots = [current.billingContainer, *([account] if credit else [])]
+    account_root.bump(ctx, uow, account, roots)
+    uow.add(*repository.invoice_update_writes(ctx.tenant, changed, current.invoiceState == InvoiceState.OPEN))
+    if credit:
+        ledger.move_credit(ctx, uow, changed.accountLocator, changed.currency, credit, "settled invoice",
+                SourceType.CREDIT_BALANCE, changed.locator)
+    for event_type, data in events:
+        uow.record_event(event_type, data)
+    if not events:
+        uow.record_event("billing.invoice.update", _invoice_event(changed))
+    uow.commit()
+    return changed.model_copy(update={"version": changed.version + 1})
+
+
+def applications_of_invoice(ctx: CallContext, locator: str, *, include_reversed: bool) -> list[Application]:
+    found = invoice(ctx, locator)
+    return [a for a in repository.applications_of(ctx.tenant, found.accountLocator, locator)
+            if include_reversed or not a.reversed]
+
+
+def invoice_numbering_plan(ctx: CallContext, account: Account) -> str | None:
+    account_type = configuration.billing_plans(ctx).account_type(account.type)
+    return account_type.invoice_numbering_plan if account_type else None
+
+
+def request_early_invoicing(ctx: CallContext, request: Any) -> InvoicingJob:
+    """Check what an early invoicing names and queue its job: the named installments (uninvoiced, of one
+    account), or, naming none, the account's uninvoiced installments starting before `invoiceThroughTime`."""
+    account_locator = request.accountLocator or (
+        repository.account_of(ctx.tenant, "installment", request.installmentLocators[0])
+        if request.installmentLocators else None)
+    if account_locator is None:
+        raise codes.REQUEST_INVALID("Name the account or its installments",
+                                    field_errors=[FieldError("accountLocator", "required without installments")])
+    account = accounts.get_account(ctx, account_locator)
+    candidates = _early_candidates(ctx, account.locator, request.installmentLocators, request.invoiceThroughTime)
+    job = InvoicingJob(
+        locator=new_locator(), accountLocator=account.locator, jobStatus=JobStatus.QUEUED, createdAt=ctx.now,
+        invoicingType="early", installmentsToBeInvoiced=[i.locator for i in candidates],
+        timezone=request.timezone, invoiceDueTime=request.invoiceDueTime,
+        invoiceThroughTime=request.invoiceThroughTime, ignoreHolds=request.ignoreHolds)
+    uow = account_root.open_write(ctx, account.locator, [account.locator])
+    repository.add_invoicing_job(uow, ctx.tenant, job)
+    jobs.enqueue(uow, JobType.BILLING_EARLY_INVOICING, {"accountLocator": account.locator, "jobLocator": job.locator},
+                 locator=job.locator)
+    uow.commit()
+    return job
+
+
+def _early_candidates(ctx: CallContext, account: str, named: list[str], through: datetime | None) -> list[Installment]:
+    if not named:
+        if through is None:
+            raise codes.REQUEST_INVALID("Name the installments, or invoiceThroughTime",
+                                        field_errors=[FieldError("invoiceThroughTime", "required")])
+        return [i for i in repository.uninvoiced(ctx.tenant, account) if i.installmentStartTime < through]
+    found = {i.locator: i for i in repository.get_many(ctx.tenant, account, "installment", named, Installment)}
+    for index, locator in enumerate(named):
+        if locator not in found or found[locator].invoiceLocator:
+            raise codes.INSTALLMENT_NOT_INVOICEABLE(
+                f"Installment {locator} is not an uninvoiced installment of account {account}",
+                field_errors=[FieldError(f"installmentLocators[{index}]", "not invoiceable")])
+    return [found[locator] for locator in dict.fromkeys(named)]
+
+
+def run_early_invoicing(ctx: CallContext, account_locator: str, job_locator: str) -> InvoicingJob:
+    """Invoice now what the job names and is still uninvoiced (with its due time when it gives one)."""
+    job = repository.invoicing_job(ctx.tenant, account_locator, job_locator)
+    if job is None:
+        raise codes.not_found("invoicingJob", job_locator)
+    if job.jobStatus == JobStatus.FINISHED:
+        return job
+    account = accounts.get_account(ctx, account_locator)
+    still = [i for i in repository.get_many(ctx.tenant, account.locator, "installment", job.installmentsToBeInvoiced,
+                                            Installment) if not i.invoiceLocator]
+    if job.invoiceDueTime is not None:
+        for installment in still:
+            installment.dueTime = job.invoiceDueTime
+    held = not job.ignoreHolds and repository.is_held(ctx.tenant, account.locator, HoldTarget.INVOICING)
+    invoices = [] if held else _invoice(ctx, account, still)
+    done = job.model_copy(update={"jobStatus": JobStatus.FINISHED, "completedAt": ctx.now,
+                                  "invoiceLocators": [i.locator for i in invoices],
+                                  "processingErrors": "the account's invoicing is held" if held else None})
+    uow = wiring.unit_of_work(ctx)
+    repository.save_invoicing_job(uow, ctx.tenant, done)
+    uow.commit()
+    return done
+
+
+def invoicing_job(ctx: CallContext, job_locator: str) -> InvoicingJob:
+    account = repository.account_of(ctx.tenant, "invoicingJob", job_locator)
+    found = repository.invoicing_job(ctx.tenant, account, job_locator) if account else None
+    if found is None:
+        raise codes.not_found("invoicingJob", job_locator)
+    return found
+
+
+def invoicing_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoicingJob]:
+    account = accounts.get_account(ctx, account_locator)
+    return repository.invoicing_jobs(ctx.tenant, account.locator, page)
+
+
+def invoice_event(invoice: Invoice) -> dict[str, Any]:
+    """The data of a `billing.invoice.*` event (settle, unsettle) for other billing modules."""
+    return _invoice_event(invoice)
