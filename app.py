@@ -19,6 +19,7 @@ from chalicelib.documents.routes import BINARY_TYPES as DOCUMENT_BINARY_TYPES
 from chalicelib.documents.routes import bp as document_routes
 from chalicelib.events.routes import bp as event_routes
 from chalicelib.holds.routes import bp as entity_hold_routes
+from chalicelib.http import auth
 from chalicelib.http import uploads as uploaded_files
 from chalicelib.http.middleware import framework_answers_in_our_shape, observe_requests
 from chalicelib.http.request import capture_request
@@ -57,6 +58,17 @@ def _referenced_file(ctx: CallContext, purpose: str, locator: str) -> Iterator[b
 
 
 uploaded_files.wire(_referenced_file)
+
+
+def _authenticator() -> auth.Authenticator:
+    """The identity domain's, for the edge below it (http/auth.py): identity's service loads on the first
+    authenticated request, not at a cold start."""
+    from chalicelib.identity import service as identity
+
+    return identity
+
+
+auth.wire(_authenticator)
 
 # Chalice's logger is named after the app, as the Powertools Logger is after the service: one logger, "pas",
 # which Powertools configures (runtime/observability.py). Chalice's own would print each line a second time
