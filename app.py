@@ -27,7 +27,7 @@ from chalicelib.identity.routes import bp as identity_routes
 from chalicelib.policies.routes import bp as policy_routes
 from chalicelib.quickquotes.routes import bp as quick_quote_routes
 from chalicelib.quotes.routes import bp as quote_routes
-from chalicelib.runtime import rendering_sources
+from chalicelib.runtime import rendering_sources, wiring
 from chalicelib.schedules.routes import bp as schedule_routes
 from chalicelib.tables.routes import bp as table_routes
 from chalicelib.transactions.routes import bp as transaction_routes
@@ -69,6 +69,17 @@ def _authenticator() -> auth.Authenticator:
 
 
 auth.wire(_authenticator)
+
+
+def _tenant_clocks() -> wiring.TenantClocks:
+    """The clock domain's, for the runtime below it (runtime/wiring.py): a tenant's business time; the clock
+    domain loads on the first request or job, not at a cold start."""
+    from chalicelib.clock import service as clocks
+
+    return clocks
+
+
+wiring.wire_tenant_clocks(_tenant_clocks)
 
 # Chalice's logger is named after the app, as the Powertools Logger is after the service: one logger, "pas",
 # which Powertools configures (runtime/observability.py). Chalice's own would print each line a second time

@@ -15,7 +15,7 @@ import pytest
 from chalicelib.clock import service as clock_service
 from chalicelib.core.clock import isoformat
 from chalicelib.identity import service as identity
-from chalicelib.runtime import due, tenant_clock
+from chalicelib.runtime import due
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import JobMessage, dispatch, get_job
@@ -196,4 +196,4 @@ def test_a_test_clock_tenants_due_work_waits_for_its_clock(api, admin_token, san
     clock.set(REAL_NOW)
 
     assert renewals_of(api, admin_token, sandbox, policy["locator"]) == []
-    assert tenant_clock.read(sandbox).now == REAL_NOW
+    assert clock_service.read(sandbox).now == REAL_NOW

@@ -9,7 +9,6 @@ from datetime import datetime, timezone
 import pytest
 
 from chalicelib.clock import service as clock_service
-from chalicelib.runtime import tenant_clock
 from chalicelib.runtime.job_types import JobType
 from tests.support.api import assert_error, call, event_types, ok
 from tests.support.configs import configured_tenant
@@ -111,9 +110,9 @@ def test_a_clock_that_is_advancing_cannot_be_advanced_again(api, admin_token, sa
 
 def test_of_two_parallel_advances_one_wins_and_the_other_answers_409(api, admin_token, sandbox, jobs, monkeypatch):
     """Both read the clock ready before either marked it advancing: the conditional write lets one through."""
-    before = tenant_clock.read(sandbox)
+    before = clock_service.read(sandbox)
     ok(advance(api, admin_token, sandbox, "2026-03-01T00:00:00Z"))
-    monkeypatch.setattr(clock_service.tenant_clock, "read", lambda tenant: before)
+    monkeypatch.setattr(clock_service, "read", lambda tenant: before)
 
     assert_error(advance(api, admin_token, sandbox, "2026-04-01T00:00:00Z"), 409, "clock.advancing")
 
@@ -161,7 +160,7 @@ def test_reading_the_clock_of_an_ordinary_tenant_costs_no_call_once_the_process_
         return Counter(ddb_calls)["GetItem"]
 
     known = gets(tenant)
-    tenant_clock.forget(tenant)  # as a process that never saw the tenant
+    clock_service.forget(tenant)  # as a process that never saw the tenant
     assert gets(tenant) == known + 1
     assert gets(tenant) == known
     assert gets(sandbox) == known + 1
