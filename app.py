@@ -17,8 +17,8 @@ from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.core.context import CallContext
 from chalicelib.documents.routes import BINARY_TYPES as DOCUMENT_BINARY_TYPES
 from chalicelib.documents.routes import bp as document_routes
+from chalicelib.entity_holds.routes import bp as entity_hold_routes
 from chalicelib.events.routes import bp as event_routes
-from chalicelib.holds.routes import bp as entity_hold_routes
 from chalicelib.http import auth
 from chalicelib.http import uploads as uploaded_files
 from chalicelib.http.middleware import framework_answers_in_our_shape, observe_requests
