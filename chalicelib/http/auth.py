@@ -36,7 +36,7 @@ def wire(authenticator: Callable[[], Authenticator]) -> None:
 
 def _identity() -> Authenticator:
     if not _authenticator:
-        raise RuntimeError("no authenticator is wired: app.py wires identity's")
+        raise RuntimeError("no authenticator is wired: import app (the composition root) first, which wires it")
     return _authenticator[0]()
 
 

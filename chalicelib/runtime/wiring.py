@@ -48,7 +48,7 @@ def wire_tenant_clocks(tenant_clocks: Callable[[], TenantClocks]) -> None:
 
 def tenant_clocks() -> TenantClocks:
     if not _tenant_clocks:
-        raise RuntimeError("no tenant clocks are wired: app.py wires the clock domain's")
+        raise RuntimeError("no tenant clocks are wired: import app (the composition root) first, which wires them")
     return _tenant_clocks[0]()
 
 
