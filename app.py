@@ -19,8 +19,9 @@ from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.core.context import CallContext
 from chalicelib.documents.routes import BINARY_TYPES as DOCUMENT_BINARY_TYPES
 from chalicelib.documents.routes import bp as document_routes
+from chalicelib.entity_holds.routes import bp as entity_hold_routes
 from chalicelib.events.routes import bp as event_routes
-from chalicelib.holds.routes import bp as entity_hold_routes
+from chalicelib.http import auth
 from chalicelib.http import uploads as uploaded_files
 from chalicelib.http.middleware import framework_answers_in_our_shape, observe_requests
 from chalicelib.http.request import capture_request
@@ -28,7 +29,7 @@ from chalicelib.identity.routes import bp as identity_routes
 from chalicelib.policies.routes import bp as policy_routes
 from chalicelib.quickquotes.routes import bp as quick_quote_routes
 from chalicelib.quotes.routes import bp as quote_routes
-from chalicelib.runtime import rendering_sources
+from chalicelib.runtime import rendering_sources, wiring
 from chalicelib.schedules.routes import bp as schedule_routes
 from chalicelib.tables.routes import bp as table_routes
 from chalicelib.transactions.routes import bp as transaction_routes
@@ -59,6 +60,28 @@ def _referenced_file(ctx: CallContext, purpose: str, locator: str) -> Iterator[b
 
 
 uploaded_files.wire(_referenced_file)
+
+
+def _authenticator() -> auth.Authenticator:
+    """The identity domain's, for the edge below it (http/auth.py): identity's service loads on the first
+    authenticated request, not at a cold start."""
+    from chalicelib.identity import service as identity
+
+    return identity
+
+
+auth.wire(_authenticator)
+
+
+def _tenant_clocks() -> wiring.TenantClocks:
+    """The clock domain's, for the runtime below it (runtime/wiring.py): a tenant's business time; the clock
+    domain loads on the first request or job, not at a cold start."""
+    from chalicelib.clock import service as clocks
+
+    return clocks
+
+
+wiring.wire_tenant_clocks(_tenant_clocks)
 
 # Chalice's logger is named after the app, as the Powertools Logger is after the service: one logger, "pas",
 # which Powertools configures (runtime/observability.py). Chalice's own would print each line a second time

@@ -273,6 +273,7 @@ def main() -> int:
     from moto.dynamodb.models import dynamodb_backends
     from moto.s3.models import s3_backends
 
+    import app  # noqa: F401  the composition root: the worker's jobs need its ports wired (runtime/wiring.py)
     from chalicelib.core.clock import SystemClock
     from chalicelib.core.ids import new_locator
     from chalicelib.identity.service import ensure_bootstrap

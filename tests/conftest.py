@@ -50,6 +50,7 @@ def aws() -> Iterator[None]:
     import boto3
     from moto import mock_aws
 
+    import app  # noqa: F401  the composition root wires the ports (the tenant's clock, the authenticator)
     from chalicelib.settings import reload
     from chalicelib.storage import clients, queues
     from chalicelib.workers.handlers import load_job_handlers

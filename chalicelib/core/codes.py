@@ -279,6 +279,15 @@ TRANSACTION_POLICY_END_BEFORE_EFFECTIVE_TIME = _code(InvalidRequest, "transactio
 TRANSACTION_AGGREGATE_TOO_LARGE = _code(InvalidState, "transaction.aggregate_too_large",
                                         "Issuing out of sequence would reverse more than 30 later transactions")
 
+# What an auto-renewal reports for a policy it could not renew: the renewal job's result (`failed[].code`), not an
+# answer of a route.
+RENEWAL_INVALID = _code(InvalidState, "transaction.invalid", "The renewal failed validation (an auto-renewal's result)")
+RENEWAL_STOPPED = {state: _code(InvalidState, f"transaction.{problem}",
+                                f"Underwriting stopped the renewal in state {state} (an auto-renewal's result)")
+                   for state, problem in (("underwrittenBlocked", "underwritten_blocked"), ("declined", "declined"),
+                                          ("rejected", "rejected"))}
+"""By the transaction state underwriting left the renewal in (transactions.renewals.UNDERWRITING_STOPS)."""
+
 # Billing: installments, invoices, payments, the credit balance.
 PAYMENT_INVALID_AMOUNT = _code(InvalidRequest, "payment.invalid_amount",
                                "A payment's amount is positive, in the currency's minor unit at most")

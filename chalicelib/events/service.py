@@ -16,6 +16,7 @@ import json
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 
+from chalicelib.clock import service as clocks
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
@@ -31,7 +32,7 @@ from chalicelib.events.models import (
     TriggerState,
 )
 from chalicelib.policies import service as policies
-from chalicelib.runtime import tenant_clock, wiring
+from chalicelib.runtime import wiring
 from chalicelib.settings import settings
 
 MAX_LOCATOR_LENGTH = 200
@@ -86,7 +87,7 @@ def stream(ctx: CallContext, *, start: datetime | None = None, end: datetime | N
         # no stored sort key equals a bare timestamp: `after` it means at or after that millisecond
         cursor = _Cursor(after=isoformat(start) if start else None, until=isoformat(end) if end else None,
                          type=event_type)
-    if tenant_clock.has_test_clock(ctx.tenant):  # sorted by business time first: settled by commit time
+    if clocks.has_test_clock(ctx.tenant):  # sorted by business time first: settled by commit time
         events, last = repository.stream(ctx.tenant, event_type=cursor.type, after=cursor.after, until=cursor.until,
                                          limit=page_size, committed_before=_settle_line())
     else:

@@ -1,7 +1,7 @@
 """@endpoint: the one wrapper every route goes through.
 
 It authenticates (on real time), checks tenant access and then the permission, builds the CallContext
-(whose `now` is the tenant's clock: runtime/tenant_clock.py), honours
+(whose `now` is the tenant's clock: clock/service.py, through runtime.wiring), honours
 `X-Idempotency-Key`, turns DomainErrors into the error body, and serialises the answer. It is a
 decorator rather than middleware because Chalice turns view exceptions into 500s before middleware
 sees them.

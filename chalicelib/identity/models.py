@@ -68,7 +68,7 @@ class Tenant(BaseModel):
     createdAt: datetime
     createdBy: str
     testClock: bool = False
-    """Created with a test clock (runtime/tenant_clock.py): the schedules pass it over."""
+    """Created with a test clock (clock/service.py): the schedules pass it over."""
 
 
 class UserProfile(BaseModel):

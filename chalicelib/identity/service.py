@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
+from chalicelib.clock import service as clocks
 from chalicelib.core import codes
 from chalicelib.core.context import SYSTEM, CallContext, Principal
 from chalicelib.core.errors import (
@@ -21,7 +22,7 @@ from chalicelib.core.permissions import ANY_TENANT, is_valid_permission, restric
 from chalicelib.identity import passwords, repository, throttle
 from chalicelib.identity.models import Role, RoleHolders, Session, Tenant, Token, TokenKind, User, UserProfile
 from chalicelib.identity.password_rules import password_problems
-from chalicelib.runtime import tenant_clock, wiring
+from chalicelib.runtime import wiring
 from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.settings import settings
 
@@ -559,14 +560,14 @@ def delete_role(ctx: CallContext, locator: str) -> None:
 
 def create_tenant(ctx: CallContext, *, name: str, description: str | None = None, test_clock: bool = False) -> Tenant:
     """Register a tenant and give the caller access to it (unless it already has every tenant). With
-    `test_clock`, the tenant gets a test clock standing at the real time of now (runtime/tenant_clock.py),
+    `test_clock`, the tenant gets a test clock standing at the real time of now (clock/service.py),
     written before the tenant is, so no request on the tenant can see it without its clock."""
     tenant = Tenant(locator=new_tenant_locator(), name=name, description=description, createdAt=ctx.now,
                     createdBy=ctx.user_locator, testClock=test_clock)
     if test_clock:
         # the request's idempotency guard goes with the tenant's registration (system records), not here
         clock_uow = wiring.unit_of_work(replace(ctx.for_tenant(tenant.locator), idempotency=None))
-        clock_uow.add(tenant_clock.start(tenant.locator, wiring.clock().now()))
+        clocks.start(clock_uow, tenant.locator, wiring.clock().now())
         clock_uow.commit()
     uow = wiring.system_unit_of_work(ctx)
     repository.add_tenant(uow, tenant)
@@ -576,7 +577,7 @@ def create_tenant(ctx: CallContext, *, name: str, description: str | None = None
         repository.save_user(uow, caller, caller.model_copy(update={"tenants": tenants}))
     uow.record_event("auth.tenant.create", {"tenantLocator": tenant.locator})
     uow.commit()
-    tenant_clock.remember(tenant.locator, test_clock)
+    clocks.remember(tenant.locator, test_clock)
     return tenant
 
 

@@ -227,7 +227,7 @@ class Term(BaseModel):
 
 
 class HeldScope(BaseModel):
-    """What an active entity hold (chalicelib/holds) blocks on its quote or policy: a quote advancing past
+    """What an active entity hold (chalicelib/entity_holds) blocks on its quote or policy: a quote advancing past
     `quoteState`, or the policy's transactions of `transactionCategories` or `transactionTypes`; with
     `staticData`, changes of the quote's or policy's static data."""
 

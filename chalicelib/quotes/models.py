@@ -112,4 +112,4 @@ class Quote(PriceableRecord):
     issuedTime: datetime | None = None
     flags: list[Flag] = []
     entityHolds: list[HeldScope] = []
-    """What the quote's active entity holds block (chalicelib/holds)."""
+    """What the quote's active entity holds block (chalicelib/entity_holds)."""

@@ -15,7 +15,7 @@ at once (`job.invalid_payload`), since running it again would not make it parse.
 Time: the job item's bookkeeping (leases, status moves, `updatedAt`) is on real time (`wiring.clock()`),
 which the reaper and `take_over` compare against; the handler's `CallContext.now` is the tenant's
 business time: the real time for an ordinary tenant, and for a test-clock tenant the business time of the
-unit of work that enqueued the job (`businessTime`, kept on the job item: `tenant_clock.business_now`),
+unit of work that enqueued the job (`businessTime`, kept on the job item: `wiring.tenant_clocks().business_now`),
 so what a job records reads the moment that caused it, however far the clock moved before it ran.
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import SYSTEM, CallContext
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError, Unavailable
 from chalicelib.core.ids import new_locator
-from chalicelib.runtime import observability, tenant_clock, wiring
+from chalicelib.runtime import observability, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
@@ -359,8 +359,8 @@ def _give_up(message: JobMessage, job: dict[str, Any]) -> None:
 def _job_context(message: JobMessage, job: dict[str, Any]) -> CallContext:
     """The handler's context: the tenant's business time for the job (`businessTime`, see the module)."""
     caused_at = parse_datetime(job["businessTime"]) if job.get("businessTime") else None
-    return CallContext(principal=SYSTEM, request_id=message.correlation_id,
-                       now=tenant_clock.business_now(message.tenant, caused_at), tenant_locator=message.tenant)
+    now = wiring.tenant_clocks().business_now(message.tenant, caused_at)
+    return CallContext(principal=SYSTEM, request_id=message.correlation_id, now=now, tenant_locator=message.tenant)
 
 
 class InlineJobQueue:

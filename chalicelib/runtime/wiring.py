@@ -1,6 +1,9 @@
-"""Composition root: the process-wide collaborators, built lazily, replaceable in tests."""
+"""Composition root: the process-wide collaborators, built lazily, replaceable in tests, and the ports the
+runtime needs of the domains above it (the tenant's clock), which app.py wires."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any, Protocol
 
 from chalicelib.core.clock import Clock, SystemClock
@@ -20,6 +23,35 @@ class PasswordHasher(Protocol):
     def verify(self, hash: str, password: str) -> bool: ...
 
 
+class TenantClocks(Protocol):
+    """Where a tenant's business time comes from (chalicelib/clock/service.py is the one: DECISIONS.md "Test
+    clocks"); the runtime asks it for requests (`clock_for`), units of work and jobs."""
+
+    def clock_for(self, tenant: str) -> Clock:
+        """The tenant's clock: the real one (`clock()`) for an ordinary tenant, else its test clock's position."""
+        ...
+
+    def has_test_clock(self, tenant: str) -> bool: ...
+
+    def business_now(self, tenant: str, caused_at: datetime | None) -> datetime:
+        """The business time of work (a job) that `caused_at` caused."""
+        ...
+
+
+_tenant_clocks: list[Callable[[], TenantClocks]] = []
+
+
+def wire_tenant_clocks(tenant_clocks: Callable[[], TenantClocks]) -> None:
+    """Wire the tenant clocks (app.py); asked for on each use, so the clock domain may load on first use."""
+    _tenant_clocks[:] = [tenant_clocks]
+
+
+def tenant_clocks() -> TenantClocks:
+    if not _tenant_clocks:
+        raise RuntimeError("no tenant clocks are wired: import app (the composition root) first, which wires them")
+    return _tenant_clocks[0]()
+
+
 _overrides: dict[str, Any] = {}
 _defaults: dict[str, Any] = {}
 
@@ -30,11 +62,9 @@ def clock() -> Clock:
 
 
 def clock_for(tenant: str) -> Clock:
-    """The tenant's business time: its test clock where it has one, else real time (runtime/tenant_clock.py:
-    no DynamoDB call for a tenant this process knows to be an ordinary one)."""
-    from chalicelib.runtime import tenant_clock
-
-    return tenant_clock.clock_for(tenant)
+    """The tenant's business time: its test clock where it has one, else real time (clock/service.py: no
+    DynamoDB call for a tenant this process knows to be an ordinary one)."""
+    return tenant_clocks().clock_for(tenant)
 
 
 def job_queue() -> JobQueue:
@@ -56,14 +86,13 @@ def password_hasher() -> PasswordHasher | None:
 def unit_of_work(ctx: CallContext, scope: str | None = None) -> UnitOfWork:
     """A new unit of work in the tenant's key scope (or `scope`, for system records). Its events take the
     business time `ctx.now` on a test-clock tenant, else their real commit time (storage/unit_of_work.py)."""
-    from chalicelib.runtime import tenant_clock
     from chalicelib.storage import keys, table
     from chalicelib.storage.unit_of_work import TransactionUnitOfWork
 
     if scope is not None:
         return TransactionUnitOfWork(ctx, table.gateway(), clock(), scope)
     return TransactionUnitOfWork(ctx, table.gateway(), clock(), keys.tenant_scope(ctx.tenant),
-                                 business_time=lambda: tenant_clock.has_test_clock(ctx.tenant))
+                                 business_time=lambda: tenant_clocks().has_test_clock(ctx.tenant))
 
 
 def system_unit_of_work(ctx: CallContext) -> UnitOfWork:

@@ -120,7 +120,7 @@ def bootstrap_marker() -> Key:
 
 
 # --- the tenant's clock and its due work ---------------------------------------------------------
-# A test-clock tenant has one clock item (runtime/tenant_clock.py); an ordinary tenant has none.
+# A test-clock tenant has one clock item (clock/repository.py); an ordinary tenant has none.
 # A due entry (storage/due_index.py) is one item, keyed by its kind and the record it is about, so it is
 # put, moved and removed by that name alone; while it exists it sits on GSI3 under `due_index(t)`,
 # sorted by `{dueAt}#{kind}#{ref}`: a tenant's entries up to a moment, in time order, are one Query.

@@ -41,6 +41,7 @@ from typing import Any
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.configuration import service as configuration
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext, IdempotencyClaim
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Conflict, DomainError, NotFound
 from chalicelib.policies import service as policies
@@ -51,7 +52,6 @@ from chalicelib.transactions.records import Found
 from chalicelib.transactions.renewals import ACCEPT, CREATE, ISSUE, PRICE, UNDERWRITING_STOPS
 
 CREATE_GUARD = "autoRenewal.create"
-IN_PROGRESS = "idempotency.in_progress"
 DONE = {CREATE: "created", PRICE: "priced", ACCEPT: "accepted", ISSUE: "issued"}
 RETRY_AFTER = timedelta(days=1)
 """A renewal step that failed with no further step to wait for is tried again daily, until the grace ends."""
@@ -203,12 +203,12 @@ class Renewing:
         result = transaction.validationResult
         if result is not None and not result.success:
             outcome.failed.append({"policyLocator": policy.locator, "transactionLocator": transaction.locator,
-                                   "code": "transaction.invalid", "message": "The renewal failed validation",
+                                   "code": codes.RENEWAL_INVALID.code, "message": "The renewal failed validation",
                                    "validationResult": result.model_dump(mode="json")})
             return False
         if transaction.transactionState in UNDERWRITING_STOPS:
             outcome.failed.append({"policyLocator": policy.locator, "transactionLocator": transaction.locator,
-                                   "code": f"transaction.{transaction.transactionState}",
+                                   "code": codes.RENEWAL_STOPPED[transaction.transactionState].code,
                                    "message": f"Underwriting stopped the renewal: {transaction.transactionState}"})
             return False
         return True
@@ -217,4 +217,4 @@ class Renewing:
 def _raced(error: DomainError) -> bool:
     """Another run did it first: a version or existence condition failed, or the create guard is taken."""
     return isinstance(error, ConcurrentModification | AlreadyExists) or (
-        type(error) is Conflict and error.code == IN_PROGRESS)
+        type(error) is Conflict and error.code == codes.IDEMPOTENCY_IN_PROGRESS.code)

@@ -184,7 +184,7 @@ def test_plugin_calls_emit_their_kind_outcome_and_duration(api, admin_token, cap
     from chalicelib.plugins.local import Limits, LocalProcessRunner
     from chalicelib.plugins.models import PluginFailure
     from tests.plugins.conftest import FakeHost
-    from tests.plugins.test_service import deployed, request
+    from tests.plugins.support import deployed, request
 
     source = (b"def validate(request):\n    return {'errors': []}\n\n"
               b"def underwrite_Auto(request):\n    raise ValueError()\n")

@@ -35,7 +35,7 @@ def fuzz_tally() -> Iterator[Tally]:
 def pytest_sessionfinish(session: Any, exitstatus: int) -> None:
     if hasattr(session.config, "workerinput") or not _FOLDER.exists():
         return
-    from tests.architecture.test_fuzzing import MIN_REQUESTS, OPERATIONS
+    from tests.architecture.fuzzing import MIN_REQUESTS, OPERATIONS
 
     counted: dict[str, int] = {}
     for part in _FOLDER.glob("*.json"):

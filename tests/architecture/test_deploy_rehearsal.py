@@ -27,7 +27,8 @@ import pytest
 
 from local.resources import TEMPLATE
 
-pytestmark = pytest.mark.rehearsal
+# the one test module allowed off loopback (pytest.ini): `chalice package` downloads the dependencies' wheels
+pytestmark = [pytest.mark.rehearsal, pytest.mark.enable_socket]
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "build" / "rehearsal"

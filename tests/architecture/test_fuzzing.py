@@ -4,30 +4,20 @@ No answer is a 5xx, and every answer fits the operation's description: a documen
 type, its schema (an error's `code` among those the operation declares). `make fuzz` runs it longer."""
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import schemathesis
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from schemathesis import checks as general
 from schemathesis.specs.openapi import checks as openapi_checks
 
-from app import app as chalice_app
-from chalicelib.apidocs import openapi
+from tests.architecture.fuzzing import EXAMPLES_PER_OPERATION, schema
 from tests.architecture.support import World, make_world, value_key
 from tests.support.wsgi import wsgi_app
 
-MIN_REQUESTS = 5000
-"""A whole run (every operation) sends at least this many requests: tests/architecture/conftest.py counts."""
-schema = schemathesis.openapi.from_dict(openapi.document(chalice_app.routes))
-OPERATIONS = sum(1 for _ in schema.get_all_operations())
-EXAMPLES_PER_OPERATION = int(os.environ.get("PAS_FUZZ_EXAMPLES") or math.ceil(MIN_REQUESTS * 1.25 / OPERATIONS))
-"""A quarter more than MIN_REQUESTS asks (an operation with few inputs has fewer examples than this): as routes
-are added, each gets fewer, and `make test` spends the same time fuzzing. `make fuzz` runs 500 an operation."""
 CHECKS = [general.not_a_server_error, openapi_checks.status_code_conformance,
           openapi_checks.content_type_conformance, openapi_checks.response_schema_conformance]
 

@@ -7,8 +7,7 @@ import shutil
 import zipfile
 
 from tests.cli.conftest import GADGETCOVER
-from tests.e2e.support import ROOT
-from tests.e2e.test_uploads import _big_package
+from tests.e2e.support import ROOT, big_package
 
 IAG = ROOT / "tests" / "fixtures" / "socotra-configs" / "iag-motor-demo"
 
@@ -116,7 +115,7 @@ def test_a_broken_package_names_the_file_and_field_of_each_error(signed_in, loca
 
 def test_a_package_over_the_direct_limit_is_validated_created_and_deployed_through_uploads(signed_in, local_stack,
                                                                                           tmp_path):
-    big, notes = _big_package()  # 11 MB: the service refuses it as a body (tests/e2e/test_uploads.py)
+    big, notes = big_package()  # 11 MB: the service refuses it as a body (tests/e2e/test_uploads.py)
     source = tmp_path / "big.zip"
     source.write_bytes(big)
 

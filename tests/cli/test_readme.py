@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 from tests.cli.conftest import environment
-from tests.e2e.support import ROOT
-from tests.e2e.test_readme_walkthrough import BLOCK, README
+from tests.e2e.support import BLOCK, README, ROOT
 
 FIXTURES_RUN = "pas fixtures docs/examples/fixtures/first-year.json"
 

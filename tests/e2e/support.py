@@ -2,8 +2,11 @@
 ports, talked to over HTTP, plus a helper that runs clients on threads at once."""
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -14,6 +17,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -150,6 +154,8 @@ class LocalStack:
         answers the last line it printed (the service's own log lines, JSON on stdout as on Lambda, come first)."""
         script = textwrap.dedent("""
             import time
+
+            import app  # the composition root: wires the ports (the tenant's clock) as every entry point does
             from chalicelib.core.context import SYSTEM, CallContext
             from chalicelib.core.clock import SystemClock
             from chalicelib.core.ids import new_locator
@@ -201,3 +207,38 @@ def in_parallel(clients: int, work: Callable[[int], Any]) -> list[Any]:
     for thread in threads:
         thread.join()
     return results
+
+
+TABLE = "bootstrap/resources/resourceFiles/tables/GadgetRates2026.csv"
+TABLE_CONFIG = "tables/GadgetRates/config.json"
+ROWS = 120
+NOTE_BYTES = 90_000
+"""120 rows of 120 KB (a random note each in base64, under the CSV reader's field limit; the zip keeps about three
+quarters of it): an 11 MB package."""
+
+
+def big_package() -> tuple[bytes, dict[str, str]]:
+    """The example package whose GadgetRates table has a `note` column, and its bootstrap table ROWS rows with a
+    long random note each; answers it and the notes by category."""
+    from tests.cli.conftest import GADGETCOVER  # which imports this module
+
+    notes = {f"gadget{n}": base64.b64encode(os.urandom(NOTE_BYTES)).decode() for n in range(ROWS)}
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(GADGETCOVER.rglob("*")):
+            name = path.relative_to(GADGETCOVER).as_posix()
+            if name == TABLE:
+                archive.writestr(name, "category,monthlyRate,maxValue,note\n" + "".join(
+                    f"{category},4.50,1500,{note}\n" for category, note in notes.items()))
+            elif name == TABLE_CONFIG:
+                table = json.loads(path.read_text())
+                table["columns"]["note"] = {"dataType": "string", "isKey": False}
+                archive.writestr(name, json.dumps(table))
+            elif path.is_file():
+                archive.write(path, name)
+    return buffer.getvalue(), notes
+
+
+README = ROOT / "README.md"
+BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
+"""A fenced block of the README: (its language, its text)."""

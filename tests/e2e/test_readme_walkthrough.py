@@ -8,10 +8,8 @@ from __future__ import annotations
 import re
 import subprocess
 
-from tests.e2e.support import ROOT
+from tests.e2e.support import BLOCK, README, ROOT
 
-README = ROOT / "README.md"
-BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
 SHOWN_VALUE = re.compile(r'"\w+":(?:"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)')
 BLOCK_MARK = "@@ next block @@"
 

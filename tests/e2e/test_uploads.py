@@ -4,47 +4,15 @@ client to the presigned URL, which points at the stack's emulated S3 (moto's ser
 `?uploadLocator=`, it is the tenant's configuration, its large table file byte for byte."""
 from __future__ import annotations
 
-import base64
 import hashlib
-import io
-import json
-import os
 import time
-import zipfile
 
 import boto3
 import requests
 
-from tests.cli.conftest import GADGETCOVER
-from tests.e2e.support import LocalStack
+from tests.e2e.support import LocalStack, big_package
 
 DIRECT_LIMIT = 10 * 1024 * 1024
-TABLE = "bootstrap/resources/resourceFiles/tables/GadgetRates2026.csv"
-TABLE_CONFIG = "tables/GadgetRates/config.json"
-ROWS = 120
-NOTE_BYTES = 90_000
-"""120 rows of 120 KB (a random note each in base64, under the CSV reader's field limit; the zip keeps about three
-quarters of it): an 11 MB package."""
-
-
-def _big_package() -> tuple[bytes, dict[str, str]]:
-    """The example package whose GadgetRates table has a `note` column, and its bootstrap table ROWS rows with a
-    long random note each; answers it and the notes by category."""
-    notes = {f"gadget{n}": base64.b64encode(os.urandom(NOTE_BYTES)).decode() for n in range(ROWS)}
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for path in sorted(GADGETCOVER.rglob("*")):
-            name = path.relative_to(GADGETCOVER).as_posix()
-            if name == TABLE:
-                archive.writestr(name, "category,monthlyRate,maxValue,note\n" + "".join(
-                    f"{category},4.50,1500,{note}\n" for category, note in notes.items()))
-            elif name == TABLE_CONFIG:
-                table = json.loads(path.read_text())
-                table["columns"]["note"] = {"dataType": "string", "isKey": False}
-                archive.writestr(name, json.dumps(table))
-            elif path.is_file():
-                archive.write(path, name)
-    return buffer.getvalue(), notes
 
 
 def _raw(stack: LocalStack, method: str, path: str, token: str, body: bytes = b"") -> requests.Response:
@@ -79,7 +47,7 @@ def _bootstrap(stack: LocalStack, token: str, tenant: str, within: float = 120) 
 
 def test_a_configuration_over_10_mb_creates_a_tenant_and_deploys_through_uploads(local_stack):
     token = local_stack.sign_in()
-    big, notes = _big_package()
+    big, notes = big_package()
     assert len(big) > DIRECT_LIMIT
 
     direct = _raw(local_stack, "POST", "/config/createTenant?name=Direct", token, big)

@@ -36,6 +36,7 @@ from tests.api.transactions.support import (
     transaction_path,
 )
 from tests.builders import system_ctx
+from tests.jobs.support import PLANS
 from tests.support.api import call, ok
 from tests.support.configs import quotes_model, quotes_tenant
 from tests.support.schedules import fan_out, invoke_schedule
@@ -57,14 +58,6 @@ policies' configuration version, the due index read twice (the batch of entries 
 nothing more: a Query and a consistent BatchGetItem of what it found), the accounts of the batch's
 policies when the rating or underwriting plugin first asks for one (BatchGetItem), and on the first day
 the rating tables (BatchGetItem; the tables domain keeps them)."""
-PLANS = {
-    "Auto": {"generateAutoRenewals": True, "renewalCreateLeadDays": 30, "renewalAcceptLeadDays": 20,
-             "renewalIssueLeadDays": 10},
-    "Loyalty": {"generateAutoRenewals": True, "renewalCreateLeadDays": 30, "renewalAcceptLeadDays": 20,
-                "renewalIssueLeadDays": 10, "renewalTransactionType": "LoyaltyRenewal", "newTermDuration": 6},
-    "Late": {"generateAutoRenewals": True, "renewalCreateLeadDays": 5},
-    "Manual": {"generateAutoRenewals": False},
-}
 NEXT_END = "2028-02-01T05:00:00.000Z"
 BEFORE = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
 CREATE_DAY = datetime(2027, 1, 2, 6, tzinfo=timezone.utc)

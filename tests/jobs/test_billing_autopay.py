@@ -7,8 +7,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 from tests.api.billing.support import billed_policy, billing, billing_model, invoices_of_account
-from tests.jobs.test_billing_time_travel import DUE_DAYS
+from tests.jobs.support import DUE_DAYS
 from tests.support.api import call, event_types, ok
+from tests.support.clock import advance
 from tests.support.configs import quotes_tenant
 
 
@@ -18,15 +19,6 @@ def autopay_tenant(api, token, payments=None):
     if payments is not None:
         model["payments"] = payments
     return quotes_tenant(api, token, model, test_clock=True)
-
-
-def advance(api, token, tenant, jobs, to):
-    """The advance's response (its request id names the events of the work it ran)."""
-    response = call(api, "POST", f"/clock/{tenant}/advance", token, {"to": to})
-    ok(response)
-    jobs.drain()
-    assert ok(call(api, "GET", f"/clock/{tenant}", token))["status"] == "ready"
-    return response
 
 
 def payments_of(api, token, tenant, account):

@@ -31,8 +31,8 @@ from tests.api.transactions.support import (
     step,
     vehicle_of,
 )
-from tests.jobs.test_billing_time_travel import advance
 from tests.support.api import assert_error, call, event_types, ok
+from tests.support.clock import advance
 
 FEB_20 = "2026-02-20T05:00:00.000Z"
 

@@ -20,8 +20,8 @@ from tests.api.billing.delinquency_support import (
     statuses,
 )
 from tests.api.billing.support import amounts, billed_policy, billing, invoices_of_account
-from tests.jobs.test_billing_time_travel import advance
 from tests.support.api import call, event_types, ok
+from tests.support.clock import advance
 
 
 def lapse_of(api, token, tenant, delinquency):

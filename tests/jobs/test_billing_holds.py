@@ -15,9 +15,9 @@ from tests.api.billing.delinquency_support import (
 )
 from tests.api.billing.support import billed_policy, billing, invoices_of_account
 from tests.api.quotes.support import new_account
-from tests.jobs.test_billing_time_travel import advance
 from tests.support.api import assert_error as error
 from tests.support.api import call, event_types, ok
+from tests.support.clock import advance
 
 
 def test_a_delinquency_hold_pauses_the_lapse_until_it_is_released(api, admin_token, jobs):

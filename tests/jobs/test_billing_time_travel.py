@@ -12,18 +12,9 @@ from decimal import Decimal
 
 from tests.api.billing.support import amounts, billed_policy, billing, billing_tenant, invoices_of_account
 from tests.api.transactions.support import create, modify, params, policy_path, segment_of_policy, step, vehicle_of
+from tests.jobs.support import DUE_DAYS
 from tests.support.api import call, ok
-
-DUE_DAYS = ["2026-02-01T05:00:00.000Z", "2026-03-01T05:00:00.000Z", "2026-04-01T04:00:00.000Z",
-            "2026-05-01T04:00:00.000Z", "2026-06-01T04:00:00.000Z", "2026-07-01T04:00:00.000Z",
-            "2026-08-01T04:00:00.000Z", "2026-09-01T04:00:00.000Z", "2026-10-01T04:00:00.000Z",
-            "2026-11-01T04:00:00.000Z", "2026-12-01T05:00:00.000Z", "2027-01-01T05:00:00.000Z"]
-
-
-def advance(api, token, tenant, jobs, to):
-    ok(call(api, "POST", f"/clock/{tenant}/advance", token, {"to": to}))
-    jobs.drain()
-    assert ok(call(api, "GET", f"/clock/{tenant}", token))["status"] == "ready"
+from tests.support.clock import advance
 
 
 def test_a_monthly_plan_invoices_each_month_ten_days_ahead_for_a_year(api, admin_token, jobs):

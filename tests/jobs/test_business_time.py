@@ -18,7 +18,7 @@ from typing import Any
 from chalicelib.core.clock import isoformat
 from tests.api.billing.support import billed_policy, billing, billing_model, invoices_of_account
 from tests.api.transactions.support import policy_path
-from tests.jobs.test_auto_renewal import PLANS
+from tests.jobs.support import PLANS
 from tests.support.api import call, ok
 from tests.support.configs import quotes_tenant
 

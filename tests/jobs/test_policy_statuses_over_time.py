@@ -24,8 +24,8 @@ from tests.api.billing.delinquency_support import pay
 from tests.api.billing.support import billed_policy, billing_tenant, invoices_of_account
 from tests.api.transactions.support import create, params, step
 from tests.builders import system_ctx
-from tests.jobs.test_billing_time_travel import advance
 from tests.support.api import call, event_types, ok
+from tests.support.clock import advance
 
 START, END = "2026-02-01T05:00:00.000Z", "2027-02-01T05:00:00.000Z"
 CANCELLED_AT = "2026-06-01T04:00:00.000Z"

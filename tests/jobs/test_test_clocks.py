@@ -15,15 +15,16 @@ import pytest
 from chalicelib.clock import service as clock_service
 from chalicelib.core.clock import isoformat
 from chalicelib.identity import service as identity
-from chalicelib.runtime import due, tenant_clock
+from chalicelib.runtime import due
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import JobMessage, dispatch, get_job
 from tests.api.quotes.support import new_account
 from tests.api.transactions.support import issued_policy, policy_path
 from tests.builders import new_tenant, system_ctx
-from tests.jobs.test_auto_renewal import PLANS
+from tests.jobs.support import PLANS
 from tests.support.api import call, ok
+from tests.support.clock import request_advance
 from tests.support.configs import quotes_model, quotes_tenant
 from tests.support.schedules import fan_out, invoke_schedule
 
@@ -54,7 +55,7 @@ def invoiced(api, token, tenant, jobs):
     invoice's due entry (unpaid, it would open a delinquency: this configuration has no delinquency plan) and
     the policy's status change (pending to onRisk)."""
     jobs.drain()
-    advance(api, token, tenant, TERM_START)
+    ok(request_advance(api, token, tenant, TERM_START))
     jobs.drain()
     [step] = [m for m in jobs.sent if m.job_type == JobType.CLOCK_ADVANCE]
     result = get_job(tenant, step.job_locator)["result"]
@@ -69,10 +70,6 @@ def steps_of(jobs, first):
             if m.job_type == JobType.CLOCK_ADVANCE and m.payload["advance"] == first.payload["advance"]]
 
 
-def advance(api, token, tenant, to):
-    return ok(call(api, "POST", f"/clock/{tenant}/advance", token, {"to": to}))
-
-
 def clock_of(api, token, tenant):
     return ok(call(api, "GET", f"/clock/{tenant}", token))
 
@@ -84,7 +81,7 @@ def renewals_of(api, token, tenant, policy_locator):
 
 def test_a_policy_advanced_three_years_renews_three_times_each_at_its_own_time(api, admin_token, sandbox, policy,
                                                                                 jobs, clock):
-    advance(api, admin_token, sandbox, "2029-03-01T00:00:00Z")
+    ok(request_advance(api, admin_token, sandbox, "2029-03-01T00:00:00Z"))
     jobs.drain()
 
     assert clock_of(api, admin_token, sandbox) == {"tenantLocator": sandbox, "testClock": True,
@@ -115,7 +112,7 @@ def test_an_advance_shows_its_progress_step_by_step_and_a_late_step_message_does
                                                                                         policy, jobs, monkeypatch):
     invoiced(api, admin_token, sandbox, jobs)
     monkeypatch.setattr(due, "STEP_ENTRIES", 1)
-    advance(api, admin_token, sandbox, "2027-03-01T00:00:00Z")
+    ok(request_advance(api, admin_token, sandbox, "2027-03-01T00:00:00Z"))
     first = jobs.sent[-1]
 
     dispatch(JobMessage.model_validate_json(jobs.messages.pop(0)))  # one entry: the renewal created
@@ -141,7 +138,7 @@ def test_requests_while_an_advance_runs_see_the_clocks_position(api, admin_token
     """The position moves with the advance's steps: requests made between them carry it."""
     invoiced(api, admin_token, sandbox, jobs)
     monkeypatch.setattr(due, "STEP_ENTRIES", 1)
-    advance(api, admin_token, sandbox, "2027-03-01T00:00:00Z")
+    ok(request_advance(api, admin_token, sandbox, "2027-03-01T00:00:00Z"))
     dispatch(JobMessage.model_validate_json(jobs.messages.pop(0)))
 
     account = ok(call(api, "POST", f"/policy/{sandbox}/accounts", admin_token, {"type": "PersonAccount", "data": {
@@ -153,7 +150,7 @@ def test_requests_while_an_advance_runs_see_the_clocks_position(api, admin_token
 
 def test_jobs_of_a_test_clock_tenant_work_in_its_time_and_keep_their_leases_on_real_time(api, admin_token, sandbox,
                                                                                          policy, jobs):
-    advance(api, admin_token, sandbox, "2027-01-05T00:00:00Z")
+    ok(request_advance(api, admin_token, sandbox, "2027-01-05T00:00:00Z"))
     jobs.drain()
     [step] = [m for m in jobs.sent if m.job_type == JobType.CLOCK_ADVANCE]
 
@@ -196,4 +193,4 @@ def test_a_test_clock_tenants_due_work_waits_for_its_clock(api, admin_token, san
     clock.set(REAL_NOW)
 
     assert renewals_of(api, admin_token, sandbox, policy["locator"]) == []
-    assert tenant_clock.read(sandbox).now == REAL_NOW
+    assert clock_service.read(sandbox).now == REAL_NOW

@@ -9,12 +9,11 @@ from decimal import Decimal
 import pytest
 
 from chalicelib.plugins import service
-from chalicelib.plugins.contract import build_request
 from chalicelib.plugins.local import Limits, LocalProcessRunner
 from chalicelib.plugins.models import Charge, PluginFailure, ValidationItem
-from tests.api.configuration.support import deploy, minimal_model, new_configured_tenant, package
-from tests.builders import system_ctx
-from tests.plugins.conftest import NOW, FakeHost
+from tests.api.configuration.support import deploy, minimal_model, package
+from tests.plugins.conftest import FakeHost
+from tests.plugins.support import deployed, request
 from tests.support.api import ok
 
 PLUGINS = '''
@@ -44,21 +43,6 @@ def runner() -> Iterator[LocalProcessRunner]:
     yield local
     service.use_runner(None)
     local.close()
-
-
-def request(tenant: str, vin: str) -> dict:
-    return build_request(
-        tenant_locator=tenant, product_name="Auto", kind="quote", locator="Q1", transaction_category=None,
-        start_time=NOW, end_time="2027-01-15T09:30:00.000Z", currency="USD", timezone="UTC", duration_basis="years",
-        account={"locator": "A1", "type": "Person", "data": {"name": "Ann"}}, static={}, segment_start=NOW,
-        segment_end="2027-01-15T09:30:00.000Z", duration=Decimal("0.5"),
-        element={"locator": "P1", "type": "Auto", "elements": [
-            {"locator": "V1", "staticLocator": "SV1", "type": "Vehicle", "data": {"vin": vin}}]})
-
-
-def deployed(api, admin_token, files: dict[str, bytes] | None) -> tuple:
-    tenant, created = new_configured_tenant(api, admin_token, package(files=files))
-    return system_ctx().for_tenant(tenant), created["deploymentResult"]["metadata"]["latestVersion"]
 
 
 def test_the_deployed_plugins_validate_rate_and_underwrite(api, admin_token, runner):

@@ -11,8 +11,8 @@ from typing import Any
 
 from tests.api.billing.support import billed_policy, billing, billing_model, invoices_of_account
 from tests.api.transactions.support import issued_policy
-from tests.jobs.test_billing_time_travel import advance
 from tests.support.api import call, event_types, ok
+from tests.support.clock import advance
 from tests.support.configs import quotes_tenant
 
 

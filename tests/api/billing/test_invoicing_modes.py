@@ -12,8 +12,9 @@ import pytest
 
 from tests.api.billing.support import amounts, billed_policy, billing, billing_model, invoices_of_account
 from tests.api.transactions.support import create, modify, params, segment_of_policy, step, vehicle_of
-from tests.jobs.test_billing_time_travel import DUE_DAYS, advance
+from tests.jobs.support import DUE_DAYS
 from tests.support.api import call, ok
+from tests.support.clock import advance
 from tests.support.configs import quotes_tenant
 
 NOW = "2026-01-15T09:30:00.000Z"

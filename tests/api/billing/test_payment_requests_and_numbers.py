@@ -6,8 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 from tests.api.billing.support import billed_policy, billing, billing_model, invoices_of_account
-from tests.jobs.test_billing_time_travel import DUE_DAYS, advance
+from tests.jobs.support import DUE_DAYS
 from tests.support.api import assert_error, call, event_types, ok
+from tests.support.clock import advance
 from tests.support.configs import quotes_tenant
 
 

@@ -9,9 +9,9 @@ from datetime import datetime, timezone
 import pytest
 
 from chalicelib.clock import service as clock_service
-from chalicelib.runtime import tenant_clock
 from chalicelib.runtime.job_types import JobType
 from tests.support.api import assert_error, call, event_types, ok
+from tests.support.clock import request_advance
 from tests.support.configs import configured_tenant
 
 CREATED = "2026-01-15T09:30:00.000Z"
@@ -26,10 +26,6 @@ def sandbox(api, admin_token) -> str:
 
 def clock_of(api, token, tenant):
     return ok(call(api, "GET", f"/clock/{tenant}", token))
-
-
-def advance(api, token, tenant, to):
-    return call(api, "POST", f"/clock/{tenant}/advance", token, {"to": to})
 
 
 def test_a_tenant_created_with_a_test_clock_shows_it_standing_at_its_creation(api, admin_token, sandbox, clock):
@@ -49,7 +45,7 @@ def test_a_tenant_without_a_test_clock_shows_the_real_time(api, admin_token, clo
 
 def test_an_advance_answers_the_clock_advancing_then_runs_and_leaves_it_ready_at_its_target(api, admin_token, sandbox,
                                                                                           jobs):
-    response = advance(api, admin_token, sandbox, "2026-06-01T00:00:00Z")
+    response = request_advance(api, admin_token, sandbox, "2026-06-01T00:00:00Z")
 
     assert ok(response) == {"tenantLocator": sandbox, "testClock": True, "now": CREATED, "status": "advancing",
                             "advancingTo": "2026-06-01T00:00:00.000Z"}
@@ -68,7 +64,7 @@ def test_records_made_after_an_advance_carry_the_tenants_time_and_the_token_stil
                                                                                          jobs, clock):
     """Business time is the tenant's clock; the token is checked on real time (the FixedClock, where the
     session token of the administrator is valid), however far the tenant's clock went."""
-    advance(api, admin_token, sandbox, "2029-03-01T12:00:00+01:00")
+    request_advance(api, admin_token, sandbox, "2029-03-01T12:00:00+01:00")
     jobs.drain()
 
     account = ok(call(api, "POST", f"/policy/{sandbox}/accounts", admin_token, {"type": "PersonAccount", "data": {
@@ -86,7 +82,7 @@ def test_records_made_after_an_advance_carry_the_tenants_time_and_the_token_stil
 
 @pytest.mark.parametrize("to", ["2026-01-15T09:30:00Z", "2026-01-15T10:29:59+01:00", "2025-12-31T00:00:00Z"])
 def test_an_advance_to_the_clocks_now_or_before_is_refused_and_changes_nothing(api, admin_token, sandbox, jobs, to):
-    assert_error(advance(api, admin_token, sandbox, to), 400, "clock.not_forward")
+    assert_error(request_advance(api, admin_token, sandbox, to), 400, "clock.not_forward")
 
     assert clock_of(api, admin_token, sandbox)["status"] == "ready"
     assert jobs.sent == []
@@ -95,27 +91,27 @@ def test_an_advance_to_the_clocks_now_or_before_is_refused_and_changes_nothing(a
 def test_a_tenant_without_a_test_clock_cannot_be_advanced(api, admin_token, jobs):
     tenant = configured_tenant(api, admin_token)
 
-    assert_error(advance(api, admin_token, tenant, "2030-01-01T00:00:00Z"), 409, "clock.not_a_test_clock")
+    assert_error(request_advance(api, admin_token, tenant, "2030-01-01T00:00:00Z"), 409, "clock.not_a_test_clock")
     assert jobs.sent == []
 
 
 def test_a_clock_that_is_advancing_cannot_be_advanced_again(api, admin_token, sandbox, jobs):
-    ok(advance(api, admin_token, sandbox, "2026-03-01T00:00:00Z"))
+    ok(request_advance(api, admin_token, sandbox, "2026-03-01T00:00:00Z"))
 
-    assert_error(advance(api, admin_token, sandbox, "2027-01-01T00:00:00Z"), 409, "clock.advancing")
+    assert_error(request_advance(api, admin_token, sandbox, "2027-01-01T00:00:00Z"), 409, "clock.advancing")
     assert len(jobs.sent) == 1
 
     jobs.drain()
-    ok(advance(api, admin_token, sandbox, "2027-01-01T00:00:00Z"))  # once ready, it can
+    ok(request_advance(api, admin_token, sandbox, "2027-01-01T00:00:00Z"))  # once ready, it can
 
 
 def test_of_two_parallel_advances_one_wins_and_the_other_answers_409(api, admin_token, sandbox, jobs, monkeypatch):
     """Both read the clock ready before either marked it advancing: the conditional write lets one through."""
-    before = tenant_clock.read(sandbox)
-    ok(advance(api, admin_token, sandbox, "2026-03-01T00:00:00Z"))
-    monkeypatch.setattr(clock_service.tenant_clock, "read", lambda tenant: before)
+    before = clock_service.read(sandbox)
+    ok(request_advance(api, admin_token, sandbox, "2026-03-01T00:00:00Z"))
+    monkeypatch.setattr(clock_service, "read", lambda tenant: before)
 
-    assert_error(advance(api, admin_token, sandbox, "2026-04-01T00:00:00Z"), 409, "clock.advancing")
+    assert_error(request_advance(api, admin_token, sandbox, "2026-04-01T00:00:00Z"), 409, "clock.advancing")
 
     monkeypatch.undo()
     assert clock_of(api, admin_token, sandbox)["advancingTo"] == "2026-03-01T00:00:00.000Z"
@@ -161,7 +157,7 @@ def test_reading_the_clock_of_an_ordinary_tenant_costs_no_call_once_the_process_
         return Counter(ddb_calls)["GetItem"]
 
     known = gets(tenant)
-    tenant_clock.forget(tenant)  # as a process that never saw the tenant
+    clock_service.forget(tenant)  # as a process that never saw the tenant
     assert gets(tenant) == known + 1
     assert gets(tenant) == known
     assert gets(sandbox) == known + 1

@@ -153,3 +153,7 @@ def stored_state(tenant: str | None = None) -> tuple[Any, ...]:
 def request_events(api: Any, token: str, tenant: str, response: Any) -> list[dict[str, Any]]:
     rid = response.headers["X-Request-Id"]
     return ok(api.http.get(f"/event/{tenant}/events/request/{rid}", headers=auth(token, "application/json")))
+
+
+def validation_paths(tenant: str) -> list[str]:
+    return ["/config/validateConfig", f"/config/{tenant}/deployments/validate"]

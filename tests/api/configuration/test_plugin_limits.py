@@ -20,9 +20,9 @@ from tests.api.configuration.support import (
     package,
     stored_state,
     upload,
+    validation_paths,
     zip_json,
 )
-from tests.api.configuration.test_validate_and_format import validation_paths
 from tests.support.api import assert_error, ok
 from tests.unit.configuration.zips import zip_files
 

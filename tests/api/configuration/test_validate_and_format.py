@@ -14,6 +14,7 @@ from tests.api.configuration.support import (
     package,
     stored_state,
     upload,
+    validation_paths,
     zip_json,
     zip_names,
 )
@@ -33,10 +34,6 @@ def model_without_premium() -> dict:
 def configured(api, admin_token) -> str:
     tenant, _ = new_configured_tenant(api, admin_token)
     return tenant
-
-
-def validation_paths(tenant: str) -> list[str]:
-    return ["/config/validateConfig", f"/config/{tenant}/deployments/validate"]
 
 
 def test_validation_answers_a_zip_with_the_result_and_stores_nothing(api, admin_token, configured):

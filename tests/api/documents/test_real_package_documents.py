@@ -14,7 +14,7 @@ from tests.api.billing.support import billing, invoices_of_account
 from tests.api.documents.support import documents, download, listed, pdf_text
 from tests.api.quotes.samples import data_for, element_for
 from tests.api.quotes.support import START, advance, create
-from tests.api.transactions.test_real_packages import CASES, issued_policy, with_plugin
+from tests.api.transactions.real_packages import CASES, issued_policy, with_plugin
 from tests.support.api import call, ok
 from tests.support.configs import deployed_tenant
 from tests.unit.configuration.zips import FIXTURES, directory_files, fixture_zip, zip_files

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.builders import unique_name
+from tests.builders import system_ctx, unique_name
 from tests.support.api import assert_error as assert_error_body
 from tests.support.api import call, ok
 
@@ -138,3 +138,13 @@ def user_with_role(role: str, token_permissions: list[str]) -> tuple[str, str]:
     token = service.create_token(ctx, profile.user.locator, name="holder", permissions=token_permissions,
                                  tenants=[], expires_at=ctx.now + timedelta(days=1))
     return profile.user.locator, token
+
+
+def user_holding(roles: list[str], tenants: list[str], *, password: str | None = None,
+                 service_account: bool = False, name: str | None = None) -> str:
+    from chalicelib.identity import service
+
+    return service.create_user(system_ctx(), user_name=name or unique_name(), first_name="Tar", last_name="Get",
+                               email=None, password=password, temporary_password=False,
+                               service_account=service_account, roles=roles, tenants=tenants,
+                               enable_user=True).user.locator

@@ -6,19 +6,9 @@ from typing import Any
 
 import pytest
 
-from tests.api.identity.support import PASSWORD, assert_error, sign_in, token_body, whoami
-from tests.builders import new_tenant, new_user, system_ctx, unique_name
+from tests.api.identity.support import PASSWORD, assert_error, sign_in, token_body, user_holding, whoami
+from tests.builders import new_tenant, new_user, unique_name
 from tests.support.api import call, ok
-
-
-def user_holding(roles: list[str], tenants: list[str], *, password: str | None = None,
-                 service_account: bool = False, name: str | None = None) -> str:
-    from chalicelib.identity import service
-
-    return service.create_user(system_ctx(), user_name=name or unique_name(), first_name="Tar", last_name="Get",
-                               email=None, password=password, temporary_password=False,
-                               service_account=service_account, roles=roles, tenants=tenants,
-                               enable_user=True).user.locator
 
 
 def management_calls(target: str, tenant: str, clock: Any) -> list[tuple[str, str, Any]]:

@@ -83,7 +83,7 @@ def test_a_token_creation_is_not_replayed_and_its_token_is_not_kept(api, clock, 
 
 
 def test_a_token_created_for_a_service_account_is_not_kept_either(api, admin_token, admin_locator, clock):
-    from tests.api.identity.test_escalation import user_holding
+    from tests.api.identity.support import user_holding
 
     account = user_holding([], [], service_account=True)
     key = {"X-Idempotency-Key": "robot-token"}

@@ -3,8 +3,7 @@ only for a service account whose every tenant the caller holds, with `users.writ
 person's interactive account."""
 from __future__ import annotations
 
-from tests.api.identity.support import assert_error, assert_event, token_body, whoami
-from tests.api.identity.test_escalation import user_holding
+from tests.api.identity.support import assert_error, assert_event, token_body, user_holding, whoami
 from tests.builders import new_role, new_tenant, new_user
 from tests.support.api import call, ok
 

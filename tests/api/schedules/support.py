@@ -3,8 +3,11 @@
 phone, a value of two decimals, optional flags, dates and a list of tags), and paths."""
 from __future__ import annotations
 
+import json
 from typing import Any
+from urllib.parse import quote as escaped
 
+from chalicelib.runtime.jobs import JobMessage, dispatch
 from tests.api.quotes.support import auto, new_account, quote_path, vehicle
 from tests.support.api import call, ok
 from tests.support.configs import quotes_model, quotes_tenant
@@ -62,3 +65,31 @@ def csv_body(text: str, boundary: str = "sched-boundary", name: str = "items.csv
     body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
             f"Content-Type: text/csv\r\n\r\n{text}\r\n--{boundary}--\r\n").encode()
     return body, f"multipart/form-data; boundary={boundary}"
+
+
+PARAMS = "params=" + escaped(json.dumps({"source": "fleet"}))
+"""The `?params=` of every deserialization these tests start."""
+
+
+def equipment_csv(rows: int, bad: dict[int, str] | None = None) -> str:
+    """A CSV of `rows` Equipment items, the rows numbered in `bad` (from 1) replaced by their text."""
+    lines = ["serial,kind,value,insured"]
+    for n in range(rows):
+        lines.append((bad or {}).get(n + 1, f"EQ{n % 10000:04d},{'laptop' if n % 2 else 'phone'},{n}.5,{n % 3 == 0}"))
+    return "\n".join(lines) + "\n"
+
+
+def deserialize(api: Any, token: str, tenant: str, quote: tuple[str, str], text: str, name: str = "fleet.csv") -> Any:
+    """Starts a deserialization job of `text` on the quote (quote locator, vehicle's static locator)."""
+    body, content_type = csv_body(text, name=name)
+    return api.http.post(schedule_path(tenant, quote[0], quote[1], f"/deserialize?{PARAMS}"), body=body,
+                         headers={"Authorization": f"Bearer {token}", "Content-Type": content_type})
+
+
+def deserialize_job(api: Any, token: str, tenant: str, locator: str) -> dict[str, Any]:
+    return ok(call(api, "GET", f"/policy/{tenant}/deserializeJobs/{locator}", token))
+
+
+def run_one_step(jobs: Any) -> None:
+    """Runs the first queued job (one step of a deserialization), leaving the rest queued."""
+    dispatch(JobMessage.model_validate_json(jobs.messages.pop(0)))

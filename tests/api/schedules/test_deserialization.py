@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from typing import Any
-from urllib.parse import quote as escaped
 
 import pytest
 
-from chalicelib.runtime.jobs import JobMessage, dispatch
 from chalicelib.schedules import service
 from tests.api.quotes.support import UNKNOWN
-from tests.api.schedules.support import csv_body, every_item, schedule_path
+from tests.api.schedules.support import (
+    PARAMS,
+    deserialize,
+    deserialize_job,
+    equipment_csv,
+    every_item,
+    run_one_step,
+    schedule_path,
+)
 from tests.support.api import assert_error, call, event_types, ok
 
 ROWS = 1200
@@ -24,63 +29,41 @@ CHUNK_ROWS = 250
 @pytest.fixture(autouse=True)
 def small_chunks(monkeypatch):
     monkeypatch.setattr(service, "CHUNK_ROWS", CHUNK_ROWS)
-PARAMS = "params=" + escaped(json.dumps({"source": "fleet"}))
-
-
-def _csv(rows: int, bad: dict[int, str] | None = None) -> str:
-    lines = ["serial,kind,value,insured"]
-    for n in range(rows):
-        lines.append((bad or {}).get(n + 1, f"EQ{n % 10000:04d},{'laptop' if n % 2 else 'phone'},{n}.5,{n % 3 == 0}"))
-    return "\n".join(lines) + "\n"
-
-
-def _start(api: Any, token: str, tenant: str, quote: tuple[str, str], text: str, name: str = "fleet.csv") -> Any:
-    body, content_type = csv_body(text, name=name)
-    return api.http.post(schedule_path(tenant, quote[0], quote[1], f"/deserialize?{PARAMS}"), body=body,
-                         headers={"Authorization": f"Bearer {token}", "Content-Type": content_type})
-
-
-def _job(api: Any, token: str, tenant: str, locator: str) -> dict[str, Any]:
-    return ok(call(api, "GET", f"/policy/{tenant}/deserializeJobs/{locator}", token))
-
-
-def _run_one_step(jobs: Any) -> None:
-    dispatch(JobMessage.model_validate_json(jobs.messages.pop(0)))
 
 
 def test_a_file_is_read_in_chunks_terminated_restarted_and_shown_whole_when_done(api, admin_token, tenant, quote,
                                                                                   jobs):
     path = schedule_path(tenant, *quote)
-    started = _start(api, admin_token, tenant, quote, _csv(ROWS))
+    started = deserialize(api, admin_token, tenant, quote, equipment_csv(ROWS))
     locator = ok(started)["jobLocator"]
     assert event_types(api, admin_token, tenant, started) == ["schedule.deserialize.start"]
-    job = _job(api, admin_token, tenant, locator)
+    job = deserialize_job(api, admin_token, tenant, locator)
     assert job["jobState"] == "initialized" and job["retryCount"] == 0 and job["jobType"] == "scheduleItems"
     assert job["metadata"] == {"referenceLocator": quote[0], "staticElementLocator": quote[1],
-                               "fileName": "fleet.csv", "referenceType": "quote", "fileSize": len(_csv(ROWS)),
+                               "fileName": "fleet.csv", "referenceType": "quote", "fileSize": len(equipment_csv(ROWS)),
                                "params": {"source": "fleet"}}
 
-    _run_one_step(jobs)  # the first CHUNK_ROWS rows, written but not shown
-    assert _job(api, admin_token, tenant, locator)["jobState"] == "running"
+    run_one_step(jobs)  # the first CHUNK_ROWS rows, written but not shown
+    assert deserialize_job(api, admin_token, tenant, locator)["jobState"] == "running"
     assert every_item(api, admin_token, path) == []
 
     terminated = call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/terminate", admin_token)
     assert terminated.status_code == 200, terminated.body
     assert event_types(api, admin_token, tenant, terminated) == ["schedule.deserialize.terminate"]
     jobs.drain()  # the queued step of the terminated run does nothing
-    assert _job(api, admin_token, tenant, locator)["jobState"] == "terminated"
+    assert deserialize_job(api, admin_token, tenant, locator)["jobState"] == "terminated"
     assert every_item(api, admin_token, path) == []
     assert_error(call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/terminate", admin_token), 409,
                  "deserializeJob.invalid_state")
 
     restarted = call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/restart", admin_token)
     assert restarted.status_code == 200, restarted.body
-    job = _job(api, admin_token, tenant, locator)
+    job = deserialize_job(api, admin_token, tenant, locator)
     assert (job["jobState"], job["retryCount"]) == ("initialized", 1)
-    _run_one_step(jobs)
+    run_one_step(jobs)
     assert every_item(api, admin_token, path) == []
     assert jobs.drain() == -(-ROWS // CHUNK_ROWS) - 1
-    job = _job(api, admin_token, tenant, locator)
+    job = deserialize_job(api, admin_token, tenant, locator)
     assert (job["jobState"], job["retryCount"]) == ("completed", 1)
     assert "processingErrors" not in job
 
@@ -95,9 +78,9 @@ def test_a_file_is_read_in_chunks_terminated_restarted_and_shown_whole_when_done
 
 def test_invalid_rows_fail_the_job_with_processing_errors_and_nothing_shows(api, admin_token, tenant, quote, jobs):
     bad = {2: "EQ0001,tablet,1,false", 600: "EQ0600,phone,lots,false", 1100: "EQ1100,phone,1"}
-    locator = ok(_start(api, admin_token, tenant, quote, _csv(ROWS, bad)))["jobLocator"]
+    locator = ok(deserialize(api, admin_token, tenant, quote, equipment_csv(ROWS, bad)))["jobLocator"]
     jobs.drain()
-    job = _job(api, admin_token, tenant, locator)
+    job = deserialize_job(api, admin_token, tenant, locator)
     assert job["jobState"] == "failed"
     assert job["processingErrors"] == ("row 2: data.kind: must be one of: laptop, phone; "
                                        "row 600: data.value: must be a number; "
@@ -109,9 +92,9 @@ def test_invalid_rows_fail_the_job_with_processing_errors_and_nothing_shows(api,
 
 def test_the_job_stops_at_max_validation_errors(api, admin_token, tenant, quote, jobs):
     bad = {n: f"bad{n},phone,1,false" for n in range(1, 200)}
-    locator = ok(_start(api, admin_token, tenant, quote, _csv(ROWS, bad)))["jobLocator"]
+    locator = ok(deserialize(api, admin_token, tenant, quote, equipment_csv(ROWS, bad)))["jobLocator"]
     assert jobs.drain() == 1  # the first chunk holds 50 errors already: no further step
-    job = _job(api, admin_token, tenant, locator)
+    job = deserialize_job(api, admin_token, tenant, locator)
     assert job["jobState"] == "failed"
     assert job["processingErrors"].count("row ") == 50
 
@@ -119,9 +102,9 @@ def test_the_job_stops_at_max_validation_errors(api, admin_token, tenant, quote,
 def test_a_json_file_of_item_data_is_read_too(api, admin_token, tenant, quote, jobs):
     entries = [{"serial": f"JS{n:04d}", "kind": "phone", "value": n} for n in range(400)]
     entries[7] = {"data": {"serial": "JS0007", "kind": "laptop", "value": "7.125", "tags": ["a", "b"]}}
-    locator = ok(_start(api, admin_token, tenant, quote, json.dumps(entries), name="fleet.json"))["jobLocator"]
+    locator = ok(deserialize(api, admin_token, tenant, quote, json.dumps(entries), name="fleet.json"))["jobLocator"]
     assert jobs.drain() == 2  # 250 items, then 150
-    assert _job(api, admin_token, tenant, locator)["jobState"] == "completed"
+    assert deserialize_job(api, admin_token, tenant, locator)["jobState"] == "completed"
     items = every_item(api, admin_token, schedule_path(tenant, *quote))
     assert len(items) == 400
     assert items[7]["data"] == {"serial": "JS0007", "kind": "laptop", "value": Decimal("7.13"), "tags": ["a", "b"]}
@@ -147,9 +130,9 @@ def test_bad_files_and_unknown_jobs_are_refused(api, admin_token, tenant, quote,
 
 
 def test_jobs_list_by_type_and_state_oldest_first(api, admin_token, tenant, quote, jobs):
-    first = ok(_start(api, admin_token, tenant, quote, _csv(10)))["jobLocator"]
+    first = ok(deserialize(api, admin_token, tenant, quote, equipment_csv(10)))["jobLocator"]
     jobs.drain()
-    second = ok(_start(api, admin_token, tenant, quote, _csv(10)))["jobLocator"]
+    second = ok(deserialize(api, admin_token, tenant, quote, equipment_csv(10)))["jobLocator"]
     every = ok(call(api, "GET", f"/policy/{tenant}/deserializeJobs/scheduleItems/list", admin_token))
     assert [job["locator"] for job in every["items"]] == [first, second]
     both = ok(call(api, "GET", f"/policy/{tenant}/deserializeJobs/scheduleItems/list"

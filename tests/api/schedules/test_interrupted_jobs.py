@@ -8,8 +8,14 @@ from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import MAX_ATTEMPTS, reap_expired
 from chalicelib.schedules import service
 from chalicelib.settings import settings
-from tests.api.schedules.support import every_item, schedule_path
-from tests.api.schedules.test_deserialization import _csv, _job, _run_one_step, _start
+from tests.api.schedules.support import (
+    deserialize,
+    deserialize_job,
+    equipment_csv,
+    every_item,
+    run_one_step,
+    schedule_path,
+)
 from tests.support.api import assert_error, call, event_types, ok
 
 ROWS = 600
@@ -33,13 +39,13 @@ def _give_up_the_queued_step(tenant, jobs, clock) -> None:
 def test_a_step_the_reaper_gives_up_interrupts_the_job_and_a_restart_continues_where_it_stopped(
         api, admin_token, tenant, quote, jobs, clock):
     path = schedule_path(tenant, *quote)
-    started = _start(api, admin_token, tenant, quote, _csv(ROWS))
+    started = deserialize(api, admin_token, tenant, quote, equipment_csv(ROWS))
     locator = ok(started)["jobLocator"]
-    _run_one_step(jobs)  # rows 1-250 written, invisible; the step of rows 251-500 queued
+    run_one_step(jobs)  # rows 1-250 written, invisible; the step of rows 251-500 queued
 
     _give_up_the_queued_step(tenant, jobs, clock)
 
-    job = _job(api, admin_token, tenant, locator)
+    job = deserialize_job(api, admin_token, tenant, locator)
     assert (job["jobState"], job["retryCount"]) == ("interrupted", 0)
     assert job["processingErrors"] == (f"Reading stopped after row 250: the step did not finish in {MAX_ATTEMPTS} "
                                        "attempts; restart continues from row 251")
@@ -53,13 +59,13 @@ def test_a_step_the_reaper_gives_up_interrupts_the_job_and_a_restart_continues_w
     restarted = call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/restart", admin_token)
     assert restarted.status_code == 200, restarted.body
     assert event_types(api, admin_token, tenant, restarted) == ["schedule.deserialize.restart"]
-    job = _job(api, admin_token, tenant, locator)
+    job = deserialize_job(api, admin_token, tenant, locator)
     assert (job["jobState"], job["retryCount"]) == ("running", 1)
     assert "processingErrors" not in job
     assert [message.payload["step"] for message in jobs.sent[-1:]] == [1]  # the step that stopped, not the first
 
     assert jobs.drain() == 2  # rows 251-500 and 501-600: the first 250 are not read again
-    job = _job(api, admin_token, tenant, locator)
+    job = deserialize_job(api, admin_token, tenant, locator)
     assert (job["jobState"], job["retryCount"]) == ("completed", 1)
     items = every_item(api, admin_token, path)
     assert [item["data"]["serial"] for item in items] == [f"EQ{n:04d}" for n in range(ROWS)]
@@ -69,31 +75,31 @@ def test_a_step_the_reaper_gives_up_interrupts_the_job_and_a_restart_continues_w
 
 def test_an_interrupted_job_can_be_terminated_and_then_restarted_from_the_start(
         api, admin_token, tenant, quote, jobs, clock):
-    locator = ok(_start(api, admin_token, tenant, quote, _csv(ROWS)))["jobLocator"]
-    _run_one_step(jobs)
+    locator = ok(deserialize(api, admin_token, tenant, quote, equipment_csv(ROWS)))["jobLocator"]
+    run_one_step(jobs)
     _give_up_the_queued_step(tenant, jobs, clock)
 
     terminated = call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/terminate", admin_token)
     assert terminated.status_code == 200, terminated.body
-    assert _job(api, admin_token, tenant, locator)["jobState"] == "terminated"
+    assert deserialize_job(api, admin_token, tenant, locator)["jobState"] == "terminated"
 
     assert call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/restart", admin_token).status_code == 200
-    assert _job(api, admin_token, tenant, locator)["jobState"] == "initialized"
+    assert deserialize_job(api, admin_token, tenant, locator)["jobState"] == "initialized"
     assert jobs.drain() == 4  # the terminated run's 250 items dropped, then three steps from the first row
-    assert _job(api, admin_token, tenant, locator)["jobState"] == "completed"
+    assert deserialize_job(api, admin_token, tenant, locator)["jobState"] == "completed"
     assert len(every_item(api, admin_token, schedule_path(tenant, *quote))) == ROWS
 
 
 def test_a_step_given_up_after_the_job_moved_on_changes_nothing(api, admin_token, tenant, quote, jobs, clock):
     """The reaper gives up a step of a run that was terminated meanwhile: the job stays terminated."""
-    started = _start(api, admin_token, tenant, quote, _csv(ROWS))
+    started = deserialize(api, admin_token, tenant, quote, equipment_csv(ROWS))
     locator = ok(started)["jobLocator"]
-    _run_one_step(jobs)
+    run_one_step(jobs)
     assert call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/terminate",
                 admin_token).status_code == 200
     assert jobs.drain(job_types=frozenset({JobType.SCHEDULE_ITEMS_DROP_RUN.value})) == 1  # its items go
     _give_up_the_queued_step(tenant, jobs, clock)
-    job = _job(api, admin_token, tenant, locator)
+    job = deserialize_job(api, admin_token, tenant, locator)
     assert job["jobState"] == "terminated"
     assert "processingErrors" not in job
     assert event_types(api, admin_token, tenant, started) == ["schedule.deserialize.start"]

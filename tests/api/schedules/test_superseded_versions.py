@@ -10,8 +10,15 @@ from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import get_job
 from chalicelib.schedules import repository, service
 from chalicelib.schedules.models import Owner, sequential_locators
-from tests.api.schedules.support import every_item, item, schedule_path
-from tests.api.schedules.test_deserialization import _csv, _job, _run_one_step, _start
+from tests.api.schedules.support import (
+    deserialize,
+    deserialize_job,
+    equipment_csv,
+    every_item,
+    item,
+    run_one_step,
+    schedule_path,
+)
 from tests.support.api import call, ok
 
 CLEANUP = frozenset({JobType.SCHEDULE_ITEMS_CLEANUP.value})
@@ -94,8 +101,8 @@ def _run_items(tenant: str, job_locator: str, count: int = RUN_ROWS) -> int:
 
 def test_a_terminated_run_drops_its_items_and_a_step_in_flight_drops_its_own(
         api, admin_token, tenant, quote, jobs, small_chunks, monkeypatch):
-    locator = ok(_start(api, admin_token, tenant, quote, _csv(RUN_ROWS)))["jobLocator"]
-    _run_one_step(jobs)
+    locator = ok(deserialize(api, admin_token, tenant, quote, equipment_csv(RUN_ROWS)))["jobLocator"]
+    run_one_step(jobs)
     assert _run_items(tenant, locator) == 250
     validated = service._validated
 
@@ -105,10 +112,10 @@ def test_a_terminated_run_drops_its_items_and_a_step_in_flight_drops_its_own(
         return validated(*args)
 
     monkeypatch.setattr(service, "_validated", terminated_meanwhile)
-    _run_one_step(jobs)  # rows 251-500 written, then its commit fails: it deletes them
+    run_one_step(jobs)  # rows 251-500 written, then its commit fails: it deletes them
     monkeypatch.setattr(service, "_validated", validated)
     assert _run_items(tenant, locator) == 250
-    assert _job(api, admin_token, tenant, locator)["jobState"] == "terminated"
+    assert deserialize_job(api, admin_token, tenant, locator)["jobState"] == "terminated"
 
     assert jobs.drain(job_types=DROP_RUN) == 1
     assert _run_items(tenant, locator) == 0
@@ -122,12 +129,12 @@ def test_a_terminated_run_drops_its_items_and_a_step_in_flight_drops_its_own(
 
 
 def test_a_failed_run_drops_the_items_it_wrote(api, admin_token, tenant, quote, jobs, small_chunks):
-    locator = ok(_start(api, admin_token, tenant, quote, _csv(RUN_ROWS, {400: "EQ0400,tablet,1,false"})))[
+    locator = ok(deserialize(api, admin_token, tenant, quote, equipment_csv(RUN_ROWS, {400: "EQ0400,tablet,1,false"})))[
         "jobLocator"]
-    _run_one_step(jobs)
+    run_one_step(jobs)
     assert _run_items(tenant, locator) == 250
     jobs.drain()
-    job = _job(api, admin_token, tenant, locator)
+    job = deserialize_job(api, admin_token, tenant, locator)
     assert (job["jobState"], job["processingErrors"]) == ("failed", "row 400: data.kind: must be one of: laptop, phone")
     assert _run_items(tenant, locator) == 0
     assert every_item(api, admin_token, schedule_path(tenant, *quote)) == []

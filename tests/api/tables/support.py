@@ -4,9 +4,11 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.jobs import get_job
 from tests.api.configuration.support import BOUNDARY, ZIP, minimal_model, multipart_body, new_configured_tenant, package
-from tests.support.api import json_of
-from tests.unit.configuration.zips import zip_files
+from tests.support.api import json_of, ok
+from tests.unit.configuration.zips import FIXTURES, zip_files
 
 JSON = "application/json"
 PATHS = {"table": "tables", "rangeTable": "rangeTables", "constraintTable": "constraints"}
@@ -89,3 +91,28 @@ def record(api: Any, token: str | None, tenant: str, kind: str, name: str, **que
 def value_of(response: Any) -> Any:
     assert response.status_code == 200, response.body
     return json_of(response)["value"]
+
+
+MGT_TABLES = FIXTURES / "mgt-commercial" / "bootstrap" / "resources" / "resourceFiles" / "tables"
+
+
+def bootstrap_results(tenant: str, jobs) -> dict[str, int]:
+    """The created/failed/skipped counts of every bootstrap step the tenant ran (each must have finished)."""
+    total = {"created": 0, "failed": 0, "skipped": 0}
+    for locator in dict.fromkeys(m.job_locator for m in jobs.sent
+                                 if m.tenant == tenant and m.job_type == JobType.TABLES_BOOTSTRAP):
+        job = get_job(tenant, locator)
+        assert job["status"] == "finished", job
+        for outcome in total:
+            total[outcome] += job["result"][outcome]
+    return total
+
+
+def bootstrap(api, token, tenant) -> list[dict]:
+    """GET /resource/{tenant}/resources/bootstrap: how far loading the package's tables has come."""
+    return ok(api.http.get(f"/resource/{tenant}/resources/bootstrap", headers=headers(token)))
+
+
+def statuses(api, token, tenant) -> dict[str, tuple[str, str, str | None]]:
+    """By resource name: (resource type, status, error) of the bootstrap."""
+    return {s["name"]: (s["resourceType"], s["status"], s.get("error")) for s in bootstrap(api, token, tenant)}

@@ -7,15 +7,13 @@ import json
 from decimal import Decimal
 
 from chalicelib.runtime.job_types import JobType
-from chalicelib.runtime.jobs import MAX_ATTEMPTS, get_job, reap_expired
+from chalicelib.runtime.jobs import MAX_ATTEMPTS, reap_expired
 from chalicelib.settings import settings
 from chalicelib.tables import service
 from tests.api.configuration.support import create_tenant, json_of, ok
-from tests.api.tables.support import headers, record, value_of
+from tests.api.tables.support import MGT_TABLES, bootstrap, bootstrap_results, record, statuses, value_of
 from tests.builders import system_ctx
 from tests.unit.configuration.zips import FIXTURES, directory_files, fixture_zip, zip_files
-
-MGT_TABLES = FIXTURES / "mgt-commercial" / "bootstrap" / "resources" / "resourceFiles" / "tables"
 
 
 def created_tenant(api, token, body: bytes, jobs) -> tuple[str, dict]:
@@ -26,26 +24,6 @@ def created_tenant(api, token, body: bytes, jobs) -> tuple[str, dict]:
     assert message.job_type == JobType.TABLES_BOOTSTRAP
     jobs.drain()
     return tenant, bootstrap_results(tenant, jobs)
-
-
-def bootstrap_results(tenant: str, jobs) -> dict[str, int]:
-    """The created/failed/skipped counts of every bootstrap step the tenant ran (each must have finished)."""
-    total = {"created": 0, "failed": 0, "skipped": 0}
-    for locator in dict.fromkeys(m.job_locator for m in jobs.sent
-                                 if m.tenant == tenant and m.job_type == JobType.TABLES_BOOTSTRAP):
-        job = get_job(tenant, locator)
-        assert job["status"] == "finished", job
-        for outcome in total:
-            total[outcome] += job["result"][outcome]
-    return total
-
-
-def bootstrap(api, token, tenant) -> list[dict]:
-    return ok(api.http.get(f"/resource/{tenant}/resources/bootstrap", headers=headers(token)))
-
-
-def statuses(api, token, tenant) -> dict[str, tuple[str, str, str | None]]:
-    return {s["name"]: (s["resourceType"], s["status"], s.get("error")) for s in bootstrap(api, token, tenant)}
 
 
 def test_the_iag_package_loads_its_underwriting_rules(api, admin_token, jobs):

@@ -16,8 +16,7 @@ from chalicelib.runtime.jobs import MAX_ATTEMPTS, JobMessage, JobStatus, dispatc
 from chalicelib.settings import settings
 from chalicelib.tables import repository, service
 from tests.api.configuration.support import create_tenant, ok
-from tests.api.tables.support import headers, record, value_of
-from tests.api.tables.test_bootstrap import MGT_TABLES, bootstrap, bootstrap_results, statuses
+from tests.api.tables.support import MGT_TABLES, bootstrap, bootstrap_results, headers, record, statuses, value_of
 from tests.builders import system_ctx
 from tests.unit.configuration.zips import FIXTURES, directory_files, zip_files
 

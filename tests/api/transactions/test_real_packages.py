@@ -4,7 +4,7 @@ the policy root, its statuses by the clock, and the money rule over every charge
 carry.
 
 The packages' own plugins are Java and were left out of the fixtures, so without a plugin nothing would be
-rated. Each package is deployed here with a small Python rating plugin added (RATING below) that rates
+rated. Each package is deployed here with a small Python rating plugin added (RATING in real_packages.py) that rates
 with the package's own charge types: each exposure a premium rate per duration unit from one of its data
 fields (the field the change modifies), and the root a flat-amount tax of 25 per segment. The expected
 charges are worked out independently of chalicelib.transactions.deltas: per held piece, half-up to the
@@ -12,9 +12,6 @@ cent, with the policy's own duration basis and time zone (iag-motor-demo: months
 months in Phoenix, mgt-commercial: years in Los Angeles)."""
 from __future__ import annotations
 
-import io
-import zipfile
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
@@ -23,8 +20,7 @@ import pytest
 
 from chalicelib.core import durations
 from chalicelib.core.clock import parse_datetime
-from tests.api.quotes.samples import data_for, element_for
-from tests.api.quotes.support import START
+from tests.api.transactions.real_packages import CASES, Case, issued_policy, with_plugin
 from tests.api.transactions.support import create, params, policy_path, step, transaction_path
 from tests.support.api import call, ok
 from tests.support.configs import deployed_tenant
@@ -33,64 +29,6 @@ from tests.unit.configuration.zips import fixture_zip
 CHANGE_AT = "2026-03-20T12:00:00.000Z"
 CANCEL_AT = "2026-06-10T12:00:00.000Z"
 ISSUED_AT = "2026-02-01T05:00:00.000Z"
-
-
-@dataclass(frozen=True)
-class Case:
-    product: str
-    exposure: str
-    field: str
-    issued_value: Any
-    changed_value: Any
-    premium: str
-    tax: str
-    factor: str
-    """premium rate per duration unit = factor x the exposure's `field`"""
-    term_end: str
-    basis: str
-    zone: str
-
-
-CASES = {
-    "iag-motor-demo": Case("PersonalAuto", "PersonalVehicle", "excess", "300", "900", "Premium", "GST", "0.5",
-                           "2026-08-01T04:00:00.000Z", "months", "America/New_York"),
-    "itemcare": Case("ItemCare", "Item", "purchasePrice", "480.00", "999.99", "premium", "tax", "0.1",
-                     "2027-02-01T05:00:00.000Z", "months", "America/Phoenix"),
-    "mgt-commercial": Case("GeneralLiability", "Location", "applicantsExposures", 1200, 2000, "Premium", "Tax",
-                           "1.25", "2027-02-01T05:00:00.000Z", "years", "America/Los_Angeles"),
-}
-
-RATING = '''
-from decimal import Decimal
-
-CASES = {cases!r}
-
-
-def _rate(request):
-    exposure, field, premium, tax, factor = CASES[request["productName"]]
-    root = request["segment"]["element"]
-    items = [{{"elementLocator": e["locator"], "chargeType": premium,
-              "rate": Decimal(str(e["data"][field])) * Decimal(factor)}}
-             for e in root["elements"] if e["type"] == exposure]
-    items.append({{"elementLocator": root["locator"], "chargeType": tax, "amount": 25}})
-    return {{"items": items}}
-'''
-
-
-def rating_plugin() -> str:
-    cases = {case.product: (case.exposure, case.field, case.premium, case.tax, case.factor)
-             for case in CASES.values()}
-    functions = "".join(f"\n\ndef rate_{product}(request):\n    return _rate(request)\n" for product in cases)
-    return RATING.format(cases=cases) + functions
-
-
-def with_plugin(package: bytes) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(package)) as source, zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as out:
-        for info in source.infolist():
-            out.writestr(info, source.read(info))
-        out.writestr("plugins/python/rating.py", rating_plugin())
-    return buffer.getvalue()
 
 
 @pytest.mark.parametrize("package", CASES)
@@ -144,26 +82,6 @@ def test_a_change_and_a_cancellation_are_issued_on_each_real_package(api, admin_
     every = [charge for each in charges.values() for charge in each]
     assert totals(every) == held_cost(case, exposure=exposure["staticLocator"],
                                       root=static_of_root(api, admin_token, tenant, issuance))
-
-
-def issued_policy(api: Any, token: str, tenant: str, case: Case) -> dict[str, Any]:
-    """A quote of the product with its required data (samples.py) and the exposure's field set, issued."""
-    model = ok(call(api, "GET", f"/config/{tenant}/deployments/datamodel?resolve=true", token))
-    definition = model["products"][case.product]
-    account_type = (definition.get("eligibleAccountTypes") or [next(
-        name for name, account in model["accounts"].items() if not account.get("abstract"))])[0]
-    account = ok(call(api, "POST", f"/policy/{tenant}/accounts", token, {
-        "type": account_type, "data": data_for(model, model["accounts"][account_type].get("data") or {})}))
-    tree = element_for(model, case.product, definition)
-    (exposure,) = [element for element in tree["elements"] if element["type"] == case.exposure]
-    exposure["data"][case.field] = case.issued_value
-    quote = ok(call(api, "POST", f"/policy/{tenant}/quotes", token, {
-        "productName": case.product, "accountLocator": account["locator"], "startTime": START,
-        "data": tree["data"], "coverageTerms": tree["coverageTerms"], "elements": tree["elements"],
-        "static": data_for(model, definition.get("staticData") or {})}))
-    issued = ok(call(api, "PATCH", f"/policy/{tenant}/quotes/{quote['locator']}/issue", token))
-    assert issued["quoteState"] == "issued", issued.get("validationResult")
-    return ok(call(api, "GET", policy_path(tenant, issued["policyLocator"]), token))
 
 
 def exposure_of(segment: dict[str, Any], case: Case) -> dict[str, Any]:

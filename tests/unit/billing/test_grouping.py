@@ -15,7 +15,7 @@ from chalicelib.configuration.billing_plans import (
     GroupingWindow,
     InstallmentGrouping,
 )
-from tests.unit.billing.test_invoicing import NOW, START, installment
+from tests.unit.billing.support import NOW, START, installment
 
 MONTH = timedelta(days=31)
 

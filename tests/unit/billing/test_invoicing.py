@@ -12,16 +12,13 @@ from chalicelib.billing.installments import allocation, lattice
 from chalicelib.billing.invoices import generator
 from chalicelib.billing.models import (
     ContainerType,
-    Installment,
-    InstallmentItem,
     InvoiceState,
     PaymentTarget,
 )
 from chalicelib.billing.payments import allocation as payments
+from tests.unit.billing.support import NOW, START, installment
 
-START = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
 END = datetime(2027, 2, 1, 5, tzinfo=timezone.utc)
-NOW = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
 MONTHLY = lattice.Schedule(cadence="monthly", max_installments=12)
 
 
@@ -102,21 +99,6 @@ def test_a_frame_starting_later_whose_generate_time_passed_is_due_no_earlier_tha
     assert (billed[1].generate_time, billed[1].due_time) == (now, planned[1].due_time)
     assert billed[1].due_time < now
     assert billed[3] == planned[3]
-
-
-def installment(locator: str, due: datetime, items: list[tuple[str, str, str]], container: str = "A",
-                policy: str = "P1") -> Installment:
-    return Installment(
-        locator=locator, installmentLatticeLocator="L", accountLocator="A", policyLocator=policy,
-        transactionLocator=f"T{locator}", termLocator="TERM", currency="USD", timezone="America/New_York",
-        installmentFrameIndex=0, installmentStartTime=due, installmentEndTime=due + timedelta(days=30),
-        coverageStartTime=due, coverageEndTime=due + timedelta(days=30), installmentDuration=Decimal(1),
-        coverageDuration=Decimal(1), generateTime=due - timedelta(days=10), dueTime=due, autopayTime=due,
-        billingContainer=container, createdAt=NOW, createdBy="u", updatedAt=NOW, updatedBy="u",
-        installmentItems=[InstallmentItem(
-            locator=f"{locator}-{n}", installmentLocator=locator, chargeLocator=f"C{n}", elementLocator=element,
-            elementStaticLocator=element, chargeType=charge_type, chargeCategory=charge_type, amount=Decimal(amount),
-            createdAt=NOW, createdBy="u") for n, (element, charge_type, amount) in enumerate(items)])
 
 
 def test_installments_due_together_in_one_container_make_one_invoice_with_summed_items():

@@ -5,7 +5,7 @@ import pytest
 
 from chalicelib.plugins.contract import precommit_changes
 from chalicelib.plugins.models import ElementChange, PluginFailure
-from tests.unit.plugins.test_contract import request
+from tests.unit.plugins.support import request
 
 
 def test_changes_name_elements_of_the_request_and_default_their_maps_to_empty():

@@ -107,3 +107,11 @@ def test_a_discarded_refused_or_reversed_renewal_declines_and_an_invalidated_one
 ])
 def test_at_most_two_service_calls_bring_a_renewal_to_the_due_step(step, state, calls):
     assert renewals.work(step, state) == calls
+
+
+def test_each_state_underwriting_can_stop_a_renewal_in_has_its_outcome_code_in_the_catalogue():
+    """The auto-renewal reports a stopped renewal with `codes.RENEWAL_STOPPED[state]` (transactions/auto_renewal.py)."""
+    from chalicelib.core import codes
+
+    assert set(codes.RENEWAL_STOPPED) == set(renewals.UNDERWRITING_STOPS)
+    assert codes.RENEWAL_STOPPED["underwrittenBlocked"].code == "transaction.underwritten_blocked"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.holds.models import EntityHold
+from chalicelib.entity_holds.models import EntityHold
 from chalicelib.storage import codec, keys, query, table, versioned
 from chalicelib.storage.keys import Key
 from chalicelib.storage.unit_of_work import UnitOfWork

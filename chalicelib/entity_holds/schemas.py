@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from chalicelib.configuration.datamodel import ValidationResult
-from chalicelib.holds.models import EntityHold, EntityHoldState, PolicyHoldScope, QuoteHoldScope
+from chalicelib.entity_holds.models import EntityHold, EntityHoldState, PolicyHoldScope, QuoteHoldScope
 from chalicelib.priceable.schemas import WithNulls
 
 

@@ -10,8 +10,15 @@ from chalicelib.core import codes
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import new_locator
-from chalicelib.holds import repository
-from chalicelib.holds.models import MOVES, WHOLE_POLICY, EntityHold, EntityHoldState, PolicyHoldScope, QuoteHoldScope
+from chalicelib.entity_holds import repository
+from chalicelib.entity_holds.models import (
+    MOVES,
+    WHOLE_POLICY,
+    EntityHold,
+    EntityHoldState,
+    PolicyHoldScope,
+    QuoteHoldScope,
+)
 from chalicelib.policies import service as policies
 from chalicelib.quotes import service as quotes
 from chalicelib.runtime import wiring

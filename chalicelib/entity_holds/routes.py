@@ -13,9 +13,9 @@ from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
-    from chalicelib.holds import schemas, service
+    from chalicelib.entity_holds import schemas, service
 else:
-    schemas, service = lazy_modules("chalicelib.holds", "schemas", "service")
+    schemas, service = lazy_modules("chalicelib.entity_holds", "schemas", "service")
 
 bp = Blueprint(__name__)
 
