@@ -52,8 +52,9 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.identity import service as identity
-from chalicelib.runtime import jobs, python_source, wiring
+from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
+from chalicelib.sandbox import python_source
 from chalicelib.settings import settings
 
 VALIDATION_RESULT_FILE = "validation-result.json"

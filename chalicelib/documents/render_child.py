@@ -1,5 +1,5 @@
 """The document renderer's process: renders one tenant template (Liquid or Velocity) and converts the
-HTML to PDF, inside the kernel boundary of runtime/sandbox.py (the one plugins run in).
+HTML to PDF, inside the kernel boundary of sandbox/kernel.py (the one plugins run in).
 
 Never imported by the service: documents/rendering.py starts it as a script (`python -I -S -B
 render_child.py [uid gid]`) with the template libraries read-only at /libs. Before it reads the

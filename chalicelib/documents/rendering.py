@@ -1,5 +1,5 @@
 """Rendering a tenant's template, and converting it to PDF, in a sandboxed process (render_child.py)
-inside runtime/sandbox.py's kernel boundary, the one plugins run in: its own namespaces (no network, no
+inside sandbox/kernel.py's kernel boundary, the one plugins run in: its own namespaces (no network, no
 host files but /usr, the Python installation and the template libraries read-only at /libs), an
 unprivileged user, both seccomp filters, a small tmpfs as its only disk, and the limits below. The host
 holds the wall clock: a process past its deadline is killed, and its answer is read up to a bound.
@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import simplejson
 
-from chalicelib.runtime import sandbox
+from chalicelib.sandbox import kernel
 
 CHILD = Path(__file__).with_name("render_child.py")
 MB = 1024 * 1024
@@ -71,8 +71,8 @@ def render(engine: Engine, template: str, data: dict[str, Any], output_format: s
     font_files = {name: f"{FONTS}/{name}.ttf" for name in fonts or {}}
     request = {
         "engine": engine, "template": template, "snippets": snippets or {}, "data": data, "format": output_format,
-        "page": page or {}, "fonts": {name: f"{sandbox.SANDBOX_HOME}/{path}" for name, path in font_files.items()},
-        "seccomp": base64.b64encode(sandbox.filters().before_plugins).decode("ascii"),
+        "page": page or {}, "fonts": {name: f"{kernel.SANDBOX_HOME}/{path}" for name, path in font_files.items()},
+        "seccomp": base64.b64encode(kernel.filters().before_plugins).decode("ascii"),
         "limits": {"memory_bytes": limits.memory_bytes, "cpu_seconds": limits.cpu_seconds,
                    "max_open_files": limits.max_open_files, "max_file_bytes": limits.max_output_bytes * 2,
                    "max_output_bytes": limits.max_output_bytes},
@@ -94,11 +94,11 @@ def render(engine: Engine, template: str, data: dict[str, Any], output_format: s
 
 
 def _run(request: bytes, files: dict[str, bytes], limits: Limits) -> dict[str, Any] | RenderFailed:
-    disk = sandbox.Disk(files, size_bytes=limits.disk_bytes + sum(map(len, files.values())), max_files=1024)
+    disk = kernel.Disk(files, size_bytes=limits.disk_bytes + sum(map(len, files.values())), max_files=1024)
     try:
         try:
-            process = sandbox.start(CHILD, disk, python=sys.executable, libraries=sandbox.libraries(LIBRARIES))
-        except (OSError, sandbox.SandboxUnavailable) as error:
+            process = kernel.start(CHILD, disk, python=sys.executable, libraries=kernel.libraries(LIBRARIES))
+        except (OSError, kernel.SandboxUnavailable) as error:
             return RenderFailed("render", f"the renderer could not start: {error}")
         try:
             return _exchange(process, request, limits)

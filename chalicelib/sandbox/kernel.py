@@ -1,6 +1,8 @@
 """The kernel boundary around a process that handles tenant code or tenant input on this machine:
 bubblewrap namespaces plus seccomp filters. The plugins' processes (chalicelib/plugins/local.py) run in
-it; it lives here, below every domain, because configuration deployments parse tenant source in it too.
+it, so do the document renderer's (documents/rendering.py); it lives in its own package below every domain,
+beside the hostile-source parser (python_source.py), because configuration deployments parse tenant source
+in it too.
 
 A sandboxed process starts as `bwrap ... python -I -S -B /runner/<script> [arguments] [uid gid]`, from
 one launcher thread (see _Launcher), and sees:
