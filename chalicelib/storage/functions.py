@@ -10,6 +10,14 @@ _RETRYABLE = frozenset({"TooManyRequestsException", "ServiceException", "Resourc
                         "ResourceConflictException", "EC2ThrottledException", "SubnetIPAddressLimitReachedException"})
 
 
+class PayloadTooLarge(Exception):
+    """The request is larger than Lambda takes in one synchronous invocation (6 MB)."""
+
+
+MAX_PAYLOAD_BYTES = 6 * 1024 * 1024
+"""Lambda's limit on a synchronous invocation's request and on its response."""
+
+
 @dataclass(frozen=True)
 class Invocation:
     """What the function answered; `function_error` is set ("Unhandled") when the function itself
@@ -22,7 +30,7 @@ class Invocation:
 def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> Invocation:
     """Invoke `function_name` (at alias or version `qualifier`) and wait for its answer. An unknown
     function or alias is NotFound("plugin_function"); throttling or a Lambda service error is
-    Unavailable."""
+    Unavailable; a request over Lambda's limit is PayloadTooLarge."""
     from botocore.exceptions import ClientError
 
     arguments = {"FunctionName": function_name, "InvocationType": "RequestResponse", "Payload": payload}
@@ -35,6 +43,8 @@ def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> 
         if code == "ResourceNotFoundException":
             raise codes.not_found(
                 "plugin_function", f"{function_name}:{qualifier}" if qualifier else function_name) from None
+        if code == "RequestTooLargeException":
+            raise PayloadTooLarge(f"the request to {function_name} is larger than Lambda takes") from None
         if code in _RETRYABLE:
             raise codes.SERVICE_UNAVAILABLE(
                 f"The plugin function {function_name} cannot be invoked now ({code})") from None

@@ -108,14 +108,34 @@ def test_a_failed_invocation_says_how_the_function_failed(host, tenant, version,
     assert (result.reason, result.detail) == (reason, detail)
 
 
-def test_a_function_not_deployed_for_the_version_is_unavailable(host, tenant, version):
-    def missing(*_):
+def test_a_function_not_deployed_for_the_version_is_not_ready_yet(host, tenant, version):
+    """No alias for the version (its deployment's publish job has not run, or failed): 503, never another
+    version's code."""
+    asked = []
+
+    def missing(name, payload, qualifier):
+        asked.append((name, qualifier))
         raise codes.not_found("plugin_function", "x")
 
-    result = LambdaRunner("pas-plugins-{tenant}", invoke=missing).call(tenant, version, {}, "rate", {}, host)
+    with pytest.raises(Unavailable) as not_ready:
+        LambdaRunner("pas-tenant-{tenant}", invoke=missing).call(tenant, version, {}, "rate", {}, host)
 
-    assert (result.reason, result.detail) == (
-        "unavailable", f"no plugin function pas-plugins-{tenant} is deployed for configuration {version}")
+    assert (not_ready.value.code, not_ready.value.status) == ("tenantCode.not_ready", 503)
+    assert f"pas-tenant-{tenant}" in not_ready.value.message and version in not_ready.value.message
+    assert asked == [(f"pas-tenant-{tenant}", version)]
+
+
+def test_the_wall_clock_holds_over_the_replays_of_one_call(host, tenant, version):
+    def slow(*_):
+        import time
+
+        time.sleep(0.06)
+        return Answer(json.dumps({"message": '{"need": [{"pas": "lookup", "table": "Rates", "key": ["sedan"]}]}'})
+                      .encode(), None)
+
+    result = LambdaRunner("f-{tenant}", invoke=slow, timeout_seconds=0.1).call(tenant, version, {}, "rate", {}, host)
+
+    assert (result.reason, result.detail) == ("timeout", "it ran longer than 0.1 s (wall clock)")
 
 
 def test_an_answer_outside_the_protocol_is_malformed(host, tenant, version):
