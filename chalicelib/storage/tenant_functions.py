@@ -5,7 +5,8 @@ through it, as a job; storage/functions.py invokes.
 What a publish does, each step safe to repeat (the job runs again after a transient error):
 
 1. the role (named as the function): trusted by Lambda only, under the stack's permissions boundary, with one
-   inline policy that lets it write its own log group and nothing else;
+   inline policy that lets it write its own log group and nothing else (but, in a VPC, the network-interface
+   actions Lambda itself takes with the role to place the function in its subnets);
 2. the function, created from the code object in S3 or, when it exists, its configuration (memory, timeout,
    VPC, role) and then its code updated, waiting each time until Lambda has applied the update;
 3. a version published with the code's SHA-256 as a precondition, so a concurrent publish of another
@@ -196,13 +197,24 @@ def layer(name: str, content_sha256: str, build: Callable[[], bytes], runtime: s
 # --- the role --------------------------------------------------------------------------------------------
 
 
-def role_policy(function_name: str, region: str, account: str, partition: str = "aws") -> dict[str, Any]:
-    """The role's only permissions: its own log group."""
+NETWORK_INTERFACE_ACTIONS = ["ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
+                             "ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses",
+                             "ec2:UnassignPrivateIpAddresses"]
+"""What Lambda needs of a function's role to place it in its subnets (it makes the network interfaces with the
+role's permissions); code inside cannot use them: its subnets have no route out and no endpoints."""
+
+
+def role_policy(function_name: str, region: str, account: str, partition: str = "aws", *,
+                in_vpc: bool = False) -> dict[str, Any]:
+    """The role's only permissions: its own log group (and, in a VPC, the network interfaces Lambda makes)."""
     group = f"arn:{partition}:logs:{region}:{account}:log-group:/aws/lambda/{function_name}"
-    return {"Version": "2012-10-17", "Statement": [
+    statements: list[dict[str, Any]] = [
         {"Effect": "Allow", "Action": ["logs:CreateLogGroup"], "Resource": group},
         {"Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"], "Resource": f"{group}:*"},
-    ]}
+    ]
+    if in_vpc:
+        statements.append({"Effect": "Allow", "Action": NETWORK_INTERFACE_ACTIONS, "Resource": "*"})
+    return {"Version": "2012-10-17", "Statement": statements}
 
 
 TRUST_POLICY = {"Version": "2012-10-17", "Statement": [
@@ -223,7 +235,7 @@ def _role(spec: FunctionSpec) -> str:
     _, partition, _, _, account, _ = role["Arn"].split(":", 5)
     region = clients.client("lambda").meta.region_name
     _call(iam.put_role_policy, RoleName=spec.name, PolicyName=_LOG_POLICY,
-          PolicyDocument=json.dumps(role_policy(spec.name, region, account, partition)))
+          PolicyDocument=json.dumps(role_policy(spec.name, region, account, partition, in_vpc=bool(spec.subnet_ids))))
     return str(role["Arn"])
 
 
