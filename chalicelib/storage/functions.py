@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from chalicelib.core import codes
 from chalicelib.storage import clients
@@ -27,6 +28,17 @@ class Invocation:
     function_error: str | None
 
 
+INVOKE_READ_TIMEOUT_SECONDS = 60
+"""Longer than any tenant function's timeout (20 s): the answer is awaited, never cut short by the client."""
+
+
+def lambda_client() -> Any:
+    """The client of invocations: it waits for the function, and never sends an invocation twice by itself
+    (a render or a plugin call retried behind the caller's back would run twice)."""
+    return clients.client("lambda", read_timeout=INVOKE_READ_TIMEOUT_SECONDS,
+                          retries={"total_max_attempts": 1, "mode": "standard"})
+
+
 def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> Invocation:
     """Invoke `function_name` (at alias or version `qualifier`) and wait for its answer. An unknown
     function or alias is NotFound("plugin_function"); throttling or a Lambda service error is
@@ -37,7 +49,7 @@ def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> 
     if qualifier:
         arguments["Qualifier"] = qualifier
     try:
-        response = clients.client("lambda").invoke(**arguments)
+        response = lambda_client().invoke(**arguments)
     except ClientError as error:
         code = error.response.get("Error", {}).get("Code", "")
         if code == "ResourceNotFoundException":

@@ -175,9 +175,9 @@ def test_a_hostile_payload_is_a_plugin_failure(host, tenant, version, payload, f
 def stubbed_lambda(aws):
     from botocore.stub import Stubber
 
-    from chalicelib.storage import clients
+    from chalicelib.storage import functions
 
-    with Stubber(clients.client("lambda")) as stubber:
+    with Stubber(functions.lambda_client()) as stubber:
         yield stubber
 
 
@@ -206,3 +206,12 @@ def test_invoke_turns_lambda_errors_into_domain_errors(stubbed_lambda, code, err
 
     with pytest.raises(error):
         functions.invoke("pas-plugins-t", b"{}", None)
+
+
+def test_invocations_wait_for_the_function_and_are_never_sent_twice_by_the_client(aws):
+    from chalicelib.storage import clients, functions
+
+    config = functions.lambda_client().meta.config
+    assert config.read_timeout == functions.INVOKE_READ_TIMEOUT_SECONDS > 20  # the tenant function's timeout
+    assert config.retries["total_max_attempts"] == 1  # the first attempt only
+    assert clients.client("lambda").meta.config.read_timeout == 10  # the control plane's client is the usual one
