@@ -74,17 +74,17 @@ def host() -> FakeHost:
 
 def test_pas_calls_are_answered_by_replaying_the_plugin_with_the_answers_so_far(tmp_path, host, tenant, version):
     function = FakeLambda(tmp_path, modules(rating=RATING))
-    runner = LambdaRunner("pas-plugins-{tenant}", invoke=function)
+    runner = LambdaRunner("pas-tenant-{tenant}", invoke=function)
 
     result = runner.call(tenant, version, {}, "rate", {"static": {"class": "sedan", "age": 19}}, host)
 
     assert result == {"premium": Decimal("1096.7400"), "at": "2026-01-15T09:30:00+00:00"}
-    assert function.invocations == [(f"pas-plugins-{tenant}", version)] * 4
+    assert function.invocations == [(f"pas-tenant-{tenant}", version)] * 4
     assert [call[:2] for call in host.calls] == [("lookup", "Missing"), ("lookup", "Rates"), ("range_lookup", "Bands")]
 
 
 def test_a_plugin_exception_in_the_function_is_a_plugin_failure(tmp_path, host, tenant, version):
-    runner = LambdaRunner("pas-plugins-{tenant}", invoke=FakeLambda(tmp_path, modules(rating=RATING)))
+    runner = LambdaRunner("pas-tenant-{tenant}", invoke=FakeLambda(tmp_path, modules(rating=RATING)))
 
     result = runner.call(tenant, version, {}, "fails", {"static": {"class": "boat"}}, host)
 
@@ -189,10 +189,10 @@ def test_invoke_sends_the_payload_to_the_qualified_function(stubbed_lambda):
     body = b'{"message": "{}"}'
     stubbed_lambda.add_response(
         "invoke", {"StatusCode": 200, "Payload": StreamingBody(io.BytesIO(body), len(body))},
-        {"FunctionName": "pas-plugins-t", "InvocationType": "RequestResponse", "Payload": b"{}",
+        {"FunctionName": "pas-tenant-t", "InvocationType": "RequestResponse", "Payload": b"{}",
          "Qualifier": "01JAAAAAAAAAAAAAAAAAAAAAAA"})
 
-    invocation = functions.invoke("pas-plugins-t", b"{}", "01JAAAAAAAAAAAAAAAAAAAAAAA")
+    invocation = functions.invoke("pas-tenant-t", b"{}", "01JAAAAAAAAAAAAAAAAAAAAAAA")
 
     assert (invocation.payload, invocation.function_error) == (body, None)
 
@@ -205,7 +205,7 @@ def test_invoke_turns_lambda_errors_into_domain_errors(stubbed_lambda, code, err
     stubbed_lambda.add_client_error("invoke", service_error_code=code, http_status_code=404)
 
     with pytest.raises(error):
-        functions.invoke("pas-plugins-t", b"{}", None)
+        functions.invoke("pas-tenant-t", b"{}", None)
 
 
 def test_invocations_wait_for_the_function_and_are_never_sent_twice_by_the_client(aws):
