@@ -45,8 +45,8 @@ format-check: $(STAMP)
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy
 
-# Tenant plugins run inside bubblewrap with seccomp filters built by libseccomp (chalicelib/runtime/
-# sandbox.py). Installed here when missing and we are root; otherwise a clear message says how.
+# Tenant plugins run inside bubblewrap with seccomp filters built by libseccomp (chalicelib/sandbox/
+# kernel.py). Installed here when missing and we are root; otherwise a clear message says how.
 sandbox: $(STAMP)
 	@command -v bwrap >/dev/null 2>&1 && $(PY) -c 'import pyseccomp' >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -57,7 +57,7 @@ sandbox: $(STAMP)
 	         "(Debian/Ubuntu: sudo apt-get install bubblewrap libseccomp2; Fedora: sudo dnf install" \
 	         "bubblewrap libseccomp) and run make again" >&2; exit 1; \
 	  fi; }
-	@$(PY) -c 'from chalicelib.runtime import sandbox; sandbox.check()' || { \
+	@$(PY) -c 'from chalicelib.sandbox import kernel; kernel.check()' || { \
 	  echo "the plugin sandbox cannot start on this machine (see above)" >&2; exit 1; }
 
 # The docs page is tested in a real headless browser (tests/api/apidocs): Debian's chromium, installed here

@@ -35,7 +35,17 @@ class Settings(BaseModel, frozen=True):
     """Tenants may be created with a test clock (`createTenant?testClock=true`, DECISIONS.md "Test clocks"):
     true by default on the local stages (tests, `make run`), false elsewhere unless PAS_TEST_CLOCKS says so."""
     plugin_runner: Literal["local", "lambda"] = "local"
-    plugin_function_name: str = "pas-plugins-{tenant}"
+    plugin_function_name: str = "pas-tenant-{tenant}"
+    """The tenant function of `PAS_PLUGIN_RUNNER=lambda` (its IAM role takes the same name)."""
+    tenant_function_boundary_arn: str | None = None
+    """The permissions boundary of every tenant function's role (infra/template.json `TenantFunctionBoundary`)."""
+    tenant_function_subnet_ids: str = ""
+    """Comma-separated subnets without a route out, for the tenant functions (none: no VPC, locally only)."""
+    tenant_function_security_group_ids: str = ""
+    tenant_function_concurrency: int = Field(5, ge=0)
+    """Reserved concurrency of each tenant function (0: none reserved)."""
+    tenant_function_versions_kept: int = Field(5, ge=1)
+    """Configuration versions whose code a tenant function keeps published; older ones are removed."""
     in_lambda: bool = False
     """Running in AWS Lambda (AWS_LAMBDA_FUNCTION_NAME set): never a local stage, whatever PAS_STAGE says,
     so a deployed `dev` or `test` stage gets no default administrator or secret."""
@@ -80,6 +90,11 @@ _ENV_NAMES = {
     "test_clocks": "PAS_TEST_CLOCKS",
     "plugin_runner": "PAS_PLUGIN_RUNNER",
     "plugin_function_name": "PAS_PLUGIN_FUNCTION_NAME",
+    "tenant_function_boundary_arn": "PAS_TENANT_FUNCTION_BOUNDARY_ARN",
+    "tenant_function_subnet_ids": "PAS_TENANT_FUNCTION_SUBNET_IDS",
+    "tenant_function_security_group_ids": "PAS_TENANT_FUNCTION_SECURITY_GROUP_IDS",
+    "tenant_function_concurrency": "PAS_TENANT_FUNCTION_CONCURRENCY",
+    "tenant_function_versions_kept": "PAS_TENANT_FUNCTION_VERSIONS_KEPT",
 }
 
 

@@ -26,8 +26,21 @@ class DeploymentMetadata(BaseModel):
     implementedAutomationPlugins: dict[str, str] = {}
 
 
+TenantCodeStatus = Literal["publishing", "live", "failed", "retired"]
+
+
+class TenantCode(BaseModel):
+    """Where a version's tenant code stands in its tenant function (`PAS_PLUGIN_RUNNER=lambda` only):
+    `publishing` until the tenantCode.publish job has pointed the version's alias at its code, then
+    `live`; `failed` (with Lambda's words) when it could not; `retired` once newer versions pushed it out."""
+
+    status: TenantCodeStatus
+    functionVersion: str | None = None
+    error: str | None = None
+
+
 class ConfigVersion(BaseModel):
-    """One deployed version; immutable once written."""
+    """One deployed version; immutable once written, but for where its tenant code stands (`tenantCode`)."""
 
     version: str
     staticVersionLocator: str
@@ -36,6 +49,7 @@ class ConfigVersion(BaseModel):
     implementedAutomationPlugins: dict[str, str] = {}
     createdAt: datetime
     createdBy: str
+    tenantCode: TenantCode | None = None
 
 
 class CurrentDeployment(BaseModel):

@@ -11,7 +11,7 @@ are checked twice (declared sizes before inflating, inflated bytes while reading
 is opened its members are counted; before anything is inflated the declared sizes of the config.json
 files and of the Python plugin folder are held to their limits (zipfile never inflates a member beyond
 its declared size). Plugin modules are never parsed here: configuration.service has them parsed in a
-sandboxed process (runtime/python_source.py) and `implemented_plugins` reads what that found.
+sandboxed process (sandbox/python_source.py) and `implemented_plugins` reads what that found.
 """
 
 import io

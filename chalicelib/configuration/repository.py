@@ -21,6 +21,7 @@ from chalicelib.configuration.models import (
     ConfigVersion,
     CurrentDeployment,
     DeploymentMetadata,
+    TenantCode,
 )
 from chalicelib.configuration.package import RESOURCE_FILES_FOLDER, BootstrapResource
 from chalicelib.core import codes
@@ -130,6 +131,12 @@ def move_current(uow: UnitOfWork, tenant: str, metadata: DeploymentMetadata,
     else:
         uow.add(table.update(key, {"metadata": metadata.model_dump()}, expected_version=previous.revision,
                              on_failure=_concurrent_deployment))
+
+
+def set_tenant_code(tenant: str, version: str, tenant_code: TenantCode) -> None:
+    """Where the version's tenant code stands (one UpdateItem, outside any transaction: the publish job's)."""
+    table.gateway().write(keys.tenant_scope(tenant), table.update(
+        keys.config_version(tenant, version), {"tenantCode": tenant_code.model_dump(exclude_none=True)}))
 
 
 def point_static_locator(uow: UnitOfWork, tenant: str, static_version_locator: str, version: str) -> None:

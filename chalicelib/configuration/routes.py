@@ -71,7 +71,7 @@ def format_configuration(body: Upload) -> ZipFile:
 @bp.route("/config/{tenantLocator}/deployments", methods=["GET"])
 @endpoint("deployments.read", errors=[codes.NOT_FOUND["configuration"]])
 def fetch_deployment_metadata(tenantLocator: str) -> schemas.DeployedConfigMetadata:
-    return schemas.DeployedConfigMetadata.of(service.deployment_metadata(request_context()))
+    return schemas.DeployedConfigMetadata.of(*service.deployment_status(request_context()))
 
 
 @bp.route("/config/{tenantLocator}/deployments/deploy", methods=["POST"], content_types=PACKAGE_TYPES)

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from chalicelib.configuration.models import DeploymentMetadata, TenantDeployment
+from chalicelib.configuration.models import DeploymentMetadata, TenantCode, TenantDeployment
 from chalicelib.configuration.package import MAX_JSON_DEPTH
 from chalicelib.http.contract import Upload
 
@@ -120,15 +120,32 @@ class TenantDeploymentResult(BaseModel):
         )
 
 
+class TenantCodeResponse(BaseModel):
+    """Our extension: where the current version's code stands in the tenant function (`PAS_PLUGIN_RUNNER=lambda`):
+    `publishing`, `live`, `failed` (with `error`) or `retired`."""
+
+    status: Literal["publishing", "live", "failed", "retired"]
+    functionVersion: str | None = None
+    error: str | None = None
+
+
+PLUGIN_STATUS = {"publishing": "deploying", "live": PLUGIN_DEPLOYED, "failed": "failed", "retired": "retired"}
+"""pluginStatus of every implemented plugin by where the tenant code stands."""
+
+
 class DeployedConfigMetadata(BaseModel):
     metadata: DeploymentMetadataResponse
     pluginStatus: dict[str, str]
     pluginVersionStatus: dict[str, dict[str, str]]
     expectedRetirementTime: datetime | None = None
+    tenantCode: TenantCodeResponse | None = None
 
     @classmethod
-    def of(cls, metadata: DeploymentMetadata) -> DeployedConfigMetadata:
+    def of(cls, metadata: DeploymentMetadata, tenant_code: TenantCode | None = None) -> DeployedConfigMetadata:
+        """Without a tenant function (the local runner) a deployed version's plugins are ready at once."""
         plugins = {**metadata.implementedPlugins, **metadata.implementedAutomationPlugins}
-        status = {name: PLUGIN_DEPLOYED for name in plugins}
+        shown = PLUGIN_STATUS[tenant_code.status] if tenant_code else PLUGIN_DEPLOYED
+        status = {name: shown for name in plugins}
         return cls(metadata=DeploymentMetadataResponse.of(metadata), pluginStatus=status,
-                   pluginVersionStatus={metadata.latestVersion: status})
+                   pluginVersionStatus={metadata.latestVersion: status},
+                   tenantCode=TenantCodeResponse.model_validate(tenant_code.model_dump()) if tenant_code else None)

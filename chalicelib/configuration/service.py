@@ -31,6 +31,8 @@ from chalicelib.configuration.models import (
     DeployedConfiguration,
     DeploymentMetadata,
     DeploymentOutcome,
+    TenantCode,
+    TenantCodeStatus,
     TenantDeployment,
 )
 from chalicelib.configuration.package import (
@@ -52,8 +54,9 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.identity import service as identity
-from chalicelib.runtime import jobs, python_source, wiring
+from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
+from chalicelib.sandbox import python_source
 from chalicelib.settings import settings
 
 VALIDATION_RESULT_FILE = "validation-result.json"
@@ -157,10 +160,16 @@ def _deployment(ctx: CallContext, package: ConfigPackage, model: dict[str, Any],
         implementedPlugins=plugins, implementedAutomationPlugins={})
     repository.store_version_files(tenant, version, _download_form(package, model), model)
     uow = wiring.unit_of_work(ctx)
+    in_function = settings().plugin_runner == "lambda"
     repository.add_version(uow, tenant, ConfigVersion(
         version=version, staticVersionLocator=metadata.staticVersionLocator,
         previousVersion=replaced.latestVersion if replaced else None, implementedPlugins=plugins,
-        createdAt=ctx.now, createdBy=ctx.user_locator))
+        createdAt=ctx.now, createdBy=ctx.user_locator,
+        tenantCode=TenantCode(status="publishing") if in_function else None))
+    if in_function:
+        # the tenant function gets the version's code (plugins/tenant_code.py, a higher domain's job)
+        jobs.enqueue(uow, JobType.TENANT_CODE_PUBLISH, {"version": version},
+                     locator=derived_locator(ctx.now, f"{JobType.TENANT_CODE_PUBLISH}#{version}"))
     repository.move_current(uow, tenant, metadata, previous)
     repository.point_static_locator(uow, tenant, metadata.staticVersionLocator, version)
     uow.record_event(DEPLOY_EVENT, {"tenantLocator": tenant, "version": version,
@@ -243,6 +252,28 @@ def _check(package: ConfigPackage) -> tuple[ValidationOutcome, dict[str, str]]:
 
 def deployment_metadata(ctx: CallContext) -> DeploymentMetadata:
     return _current(ctx).metadata
+
+
+def deployment_status(ctx: CallContext) -> tuple[DeploymentMetadata, TenantCode | None]:
+    """What is deployed and, when tenant code runs in the tenant function, where the current version's code
+    stands (one more GetItem then)."""
+    metadata = _current(ctx).metadata
+    if settings().plugin_runner != "lambda":
+        return metadata, None
+    return metadata, tenant_code(ctx, metadata.latestVersion)
+
+
+def tenant_code(ctx: CallContext, version: str) -> TenantCode | None:
+    """Where the version's tenant code stands; None for a version deployed without a tenant function."""
+    found = repository.get_version(ctx.tenant, version) if _VERSION.fullmatch(version) else None
+    return found.tenantCode if found else None
+
+
+def mark_tenant_code(ctx: CallContext, version: str, status: TenantCodeStatus, *, function_version: str | None = None,
+                     error: str | None = None) -> None:
+    """Record where the version's tenant code stands (the tenantCode.publish job)."""
+    repository.set_tenant_code(ctx.tenant, version, TenantCode(status=status, functionVersion=function_version,
+                                                               error=error[:1000] if error else None))
 
 
 def bootstrap_record(ctx: CallContext) -> BootstrapRecord | None:

@@ -161,6 +161,13 @@ CONFIG_PACKAGE_TOO_LARGE = _code(PayloadTooLarge, "config.package_too_large",
 CONFIG_PLUGIN_INVALID = _code(InvalidRequest, "config.plugin_invalid", "A plugin module of the package does not parse")
 CONFIG_PLUGIN_TOO_LARGE = _code(PayloadTooLarge, "config.plugin_too_large",
                                 "A plugin module, or the package's plugins together, are larger than allowed")
+TENANT_CODE_NOT_READY = _code(Unavailable, "tenantCode.not_ready",
+                              "The tenant function does not run this configuration version's code yet (its "
+                              "deployment is still publishing it, or failed to): retry once the deployment's status "
+                              "says its code is live")
+TENANT_CODE_UNPUBLISHABLE = _code(InvalidRequest, "tenantCode.unpublishable",
+                                  "The configuration's code cannot be published to its tenant function (too large, "
+                                  "or refused by Lambda)")
 CONFIG_BOOTSTRAP_TOO_LARGE = _code(InvalidRequest, "config.bootstrap_too_large",
                                    "The package's bootstrap resources are too many to record")
 NUMBERING_INVALID_PLAN = _code(InvalidState, "numbering.invalid_plan", "The numbering plan is not configured")

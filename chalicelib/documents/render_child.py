@@ -1,5 +1,5 @@
 """The document renderer's process: renders one tenant template (Liquid or Velocity) and converts the
-HTML to PDF, inside the kernel boundary of runtime/sandbox.py (the one plugins run in).
+HTML to PDF, inside the kernel boundary of sandbox/kernel.py (the one plugins run in).
 
 Never imported by the service: documents/rendering.py starts it as a script (`python -I -S -B
 render_child.py [uid gid]`) with the template libraries read-only at /libs. Before it reads the
@@ -8,10 +8,11 @@ files, file size, no processes) and installs the host's second seccomp filter (n
 plugin process does (plugins/child.py; the three helpers are repeated here because each sandboxed script
 is the only file of the service its sandbox sees).
 
-Protocol: one JSON request on stdin (`engine`, `template`, `snippets`, `data`, `format`, `page`,
-`fonts` (family -> path of its file on the read-only disk), `limits`, `seccomp`), one JSON answer on
-stdout: `{"text": ...}` or `{"pdf": base64}`, or
-`{"error": {"stage": "render" | "conversion", "message": ...}}`.
+Protocol: on stdin, one line of this machine's setup (`{"seccomp": base64}`) then the JSON request
+(`engine`, `template`, `snippets`, `data`, `format`, `page`, `fonts` (family -> path of its file on the
+read-only disk), `limits`); one JSON answer on stdout: `{"text": ...}` or `{"pdf": base64}`, or
+`{"error": {"stage": "render" | "conversion", "message": ...}}`. The request and the answer are byte for
+byte those of the tenant function (plugins/tenant_handler.py), where `run` renders the same request.
 
 Both engines see the rendering data as `data` (the platform's name) and its top-level keys as variables.
 
@@ -503,13 +504,15 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
 
 def serve() -> None:
     channel_out = os.dup(1)
-    request = json.loads(sys.stdin.buffer.read(), parse_float=Decimal)
+    setup_line, _, request_text = sys.stdin.buffer.read().partition(b"\n")
+    setup = json.loads(setup_line)
+    request = json.loads(request_text, parse_float=Decimal)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # a library printing must not touch the answer
     apply_limits(request["limits"])
     os.environ.clear()
-    if request.get("seccomp"):
-        install_seccomp(base64.b64decode(request["seccomp"]))
+    if setup.get("seccomp"):
+        install_seccomp(base64.b64decode(setup["seccomp"]))
     for name in [name for name in sys.modules if name == "ctypes" or name.startswith(("ctypes.", "_ctypes"))]:
         del sys.modules[name]
     sys.path.insert(0, LIBRARIES)

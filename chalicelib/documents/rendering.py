@@ -1,50 +1,50 @@
-"""Rendering a tenant's template, and converting it to PDF, in a sandboxed process (render_child.py)
-inside runtime/sandbox.py's kernel boundary, the one plugins run in: its own namespaces (no network, no
+"""Rendering a tenant's template, and converting it to PDF: locally in a sandboxed process (render_child.py)
+inside sandbox/kernel.py's kernel boundary, the one plugins run in: its own namespaces (no network, no
 host files but /usr, the Python installation and the template libraries read-only at /libs), an
 unprivileged user, both seccomp filters, a small tmpfs as its only disk, and the limits below. The host
 holds the wall clock: a process past its deadline is killed, and its answer is read up to a bound.
 
 One process per render: a template can leave nothing behind for the next one.
+
+On AWS (`PAS_PLUGIN_RUNNER=lambda`) the same request goes to the tenant's function
+(plugins/tenant_handler.py), which renders it with the same render_child.py and libraries and answers the
+same bytes; its isolation is the function's (no rights but its logs, no network), its limits its memory and
+timeout (plugins/tenant_code.py derives them from the Limits below).
 """
 from __future__ import annotations
 
 import base64
+import json
 import os
 import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import simplejson
 
-from chalicelib.runtime import sandbox
+from chalicelib.core import codes
+from chalicelib.core.errors import NotFound
+from chalicelib.runtime import wiring
+from chalicelib.sandbox import kernel, runtimes
+from chalicelib.settings import settings
 
-CHILD = Path(__file__).with_name("render_child.py")
+CHILD = runtimes.RENDERER_SCRIPT
 MB = 1024 * 1024
-LIBRARIES = (
-    "liquid", "airspeed", "xhtml2pdf", "reportlab", "html5lib", "webencodings", "six.py", "pypdf", "PIL",
-    "pillow.libs", "arabic_reshaper", "svglib", "lxml", "cssselect2", "tinycss2", "babel", "pytz", "markupsafe",
-    "cachetools", "dateutil", "importlib_resources", "typing_extensions.py", "charset_normalizer",
-)
+LIBRARIES = runtimes.RENDERER_LIBRARIES
 """What the template engines and the PDF converter import, copied read-only into every renderer's /libs."""
+MAX_INVOKE_BYTES = 6 * MB
+"""Lambda's limit on a synchronous invocation's request (and on its answer: a PDF over about 4.4 MB, base64 in
+the answer, fails in the tenant function with Lambda's own error)."""
 FONTS = "plugins/fonts"
 """Where a render's custom fonts lie on its disk (read-only)."""
 
 
-@dataclass(frozen=True)
-class Limits:
-    timeout_seconds: float = 20.0
-    """Wall clock of one render, PDF conversion included; the host kills the process when it passes."""
-    cpu_seconds: int = 20
-    memory_bytes: int = 768 * MB
-    """Address space: the converter's libraries alone map about 200 MB."""
-    max_output_bytes: int = 10 * MB
-    """The rendered text and the PDF, each."""
-    disk_bytes: int = 32 * MB
-    max_open_files: int = 64
+Limits = runtimes.RendererLimits
+"""The renderer's limits (sandbox/runtimes.py: the tenant function's memory and timeout derive from them)."""
 
 
 @dataclass(frozen=True)
@@ -64,21 +64,36 @@ Engine = Literal["liquid", "velocity"]
 
 def render(engine: Engine, template: str, data: dict[str, Any], output_format: str, *,
            snippets: dict[str, str] | None = None, page: dict[str, Any] | None = None,
-           fonts: dict[str, bytes] | None = None, limits: Limits = Limits()) -> Rendered | RenderFailed:
+           fonts: dict[str, bytes] | None = None, limits: Limits | None = None, tenant: str | None = None,
+           version: str | None = None) -> Rendered | RenderFailed:
     """`template` rendered with `data` (its top-level keys are the template's variables) as `output_format`
     (`pdf`: the HTML converted, with the TrueType `fonts` by family name, read-only on the sandbox's disk,
-    as its @font-face families; anything else: the text as rendered)."""
+    as its @font-face families; anything else: the text as rendered).
+
+    Where: in the local sandbox, or, when the tenant's code runs in its function (`PAS_PLUGIN_RUNNER=lambda`,
+    the plugins' setting) and the render names its `tenant` and configuration `version`, in the tenant
+    function at that version's alias: the same request bytes, the same answer bytes. Before that version's
+    code is live, 503 `tenantCode.not_ready`."""
+    limits = limits or Limits()
     font_files = {name: f"{FONTS}/{name}.ttf" for name in fonts or {}}
     request = {
         "engine": engine, "template": template, "snippets": snippets or {}, "data": data, "format": output_format,
-        "page": page or {}, "fonts": {name: f"{sandbox.SANDBOX_HOME}/{path}" for name, path in font_files.items()},
-        "seccomp": base64.b64encode(sandbox.filters().before_plugins).decode("ascii"),
+        "page": page or {}, "fonts": {name: f"{kernel.SANDBOX_HOME}/{path}" for name, path in font_files.items()},
         "limits": {"memory_bytes": limits.memory_bytes, "cpu_seconds": limits.cpu_seconds,
                    "max_open_files": limits.max_open_files, "max_file_bytes": limits.max_output_bytes * 2,
                    "max_output_bytes": limits.max_output_bytes},
     }
     disk_files = {path: (fonts or {})[name] for name, path in font_files.items()}
-    answer = _run(simplejson.dumps(request, use_decimal=True).encode("utf-8"), disk_files, limits)
+    request_bytes = simplejson.dumps(request, use_decimal=True).encode("utf-8")
+    invoke = _tenant_function_invoke() if tenant is not None and version is not None else None
+    if invoke is not None and tenant is not None and version is not None:
+        answer = _in_tenant_function(invoke, tenant, version, request_bytes, disk_files, limits)
+    else:
+        answer = _run(request_bytes, disk_files, limits)
+    return _result(answer, output_format)
+
+
+def _result(answer: dict[str, Any] | RenderFailed, output_format: str) -> Rendered | RenderFailed:
     if isinstance(answer, RenderFailed):
         return answer
     if "error" in answer:
@@ -93,12 +108,81 @@ def render(engine: Engine, template: str, data: dict[str, Any], output_format: s
                     "text/plain; charset=utf-8")
 
 
+# --- in the tenant function ----------------------------------------------------------------------------
+
+Invoke = Callable[[str, bytes, "str | None"], Any]
+"""(function name, payload, qualifier) -> an object with `payload` and `function_error`
+(storage/functions.py's Invocation)."""
+
+_invoke_override: Invoke | None = None
+
+
+def use_tenant_function(invoke: Invoke | None) -> None:
+    """Render in the tenant function through `invoke` whatever the settings say (tests: a local invoker);
+    None: as the settings say."""
+    global _invoke_override
+    _invoke_override = invoke
+
+
+def _tenant_function_invoke() -> Invoke | None:
+    if _invoke_override is not None:
+        return _invoke_override
+    if settings().plugin_runner == "lambda":
+        return wiring.invoke_function
+    return None
+
+
+def _in_tenant_function(invoke: Invoke, tenant: str, version: str, request: bytes, files: dict[str, bytes],
+                        limits: Limits) -> dict[str, Any] | RenderFailed:
+    """The render as an invocation of the tenant function at the version's alias."""
+    name = settings().plugin_function_name.format(tenant=tenant)
+    event = {"render": request.decode("utf-8"),
+             "files": {path: base64.b64encode(content).decode("ascii") for path, content in files.items()}}
+    payload = json.dumps(event).encode("utf-8")
+    if len(payload) > MAX_INVOKE_BYTES:
+        return RenderFailed("render", "the template, its data and fonts are larger than the tenant function "
+                                      f"takes in one call ({MAX_INVOKE_BYTES // MB} MB)")
+    try:
+        invocation = invoke(name, payload, version)
+    except NotFound:
+        raise codes.TENANT_CODE_NOT_READY(
+            f"The tenant function {name} does not run configuration {version} yet: its deployment has not "
+            "published it (GET /config/{tenantLocator}/deployments shows when it is live)") from None
+    bound = limits.max_output_bytes * 2 + 4096
+    if len(invocation.payload) > bound + 1024:
+        return RenderFailed("render", f"the renderer's answer is larger than {bound} bytes")
+    try:
+        body = json.loads(invocation.payload)
+    except (ValueError, RecursionError):
+        body = None
+    if invocation.function_error:
+        error = body if isinstance(body, dict) else {}
+        said = str(error.get("errorMessage") or error.get("errorType") or "no detail")[:500]
+        if "timed out" in said:
+            return RenderFailed("render", f"rendering took longer than the tenant function's timeout ({said})")
+        return RenderFailed("render", f"the tenant function failed: {said}")
+    text = body.get("render") if isinstance(body, dict) else None
+    try:
+        parsed = simplejson.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        return RenderFailed("render", "the tenant function answered outside the renderer's protocol")
+    return parsed
+
+
 def _run(request: bytes, files: dict[str, bytes], limits: Limits) -> dict[str, Any] | RenderFailed:
-    disk = sandbox.Disk(files, size_bytes=limits.disk_bytes + sum(map(len, files.values())), max_files=1024)
+    """The render in the local sandbox: the setup line (the second seccomp filter), then the request."""
+    try:
+        setup = simplejson.dumps({"seccomp": base64.b64encode(kernel.filters().before_plugins).decode("ascii")})
+    except kernel.SandboxUnavailable as error:
+        return RenderFailed("render", f"the renderer could not start: {error}")
+    request = setup.encode("utf-8") + b"\n" + request
+    disk = kernel.Disk(files, size_bytes=limits.disk_bytes + sum(map(len, files.values())), max_files=1024)
     try:
         try:
-            process = sandbox.start(CHILD, disk, python=sys.executable, libraries=sandbox.libraries(LIBRARIES))
-        except (OSError, sandbox.SandboxUnavailable) as error:
+            process = kernel.start(CHILD, disk, python=sys.executable, libraries=kernel.libraries(LIBRARIES))
+        except (OSError, kernel.SandboxUnavailable) as error:
             return RenderFailed("render", f"the renderer could not start: {error}")
         try:
             return _exchange(process, request, limits)

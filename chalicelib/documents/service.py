@@ -376,7 +376,8 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
                        f"the package has no font file for {', '.join(missing)} (fonts/<Name>.ttf)")
     data = {**document.renderingData, "documentName": plan.display_name}
     result = _rendered(template.engine, template.source, data, plan.output_format,
-                       snippets=sources.snippets(plan.snippets), page=plan.page, fonts=fonts, limits=_limits)
+                       snippets=sources.snippets(plan.snippets), page=plan.page, fonts=fonts, limits=_limits,
+                       tenant=ctx.tenant, version=sources.version)
     if isinstance(result, rendering.RenderFailed):
         state = DocumentState.CONVERSION_ERROR if result.stage == "conversion" else DocumentState.RENDER_ERROR
         return _finish(ctx, document.model_copy(update={"source": template.source}), state, result.message)
@@ -805,7 +806,7 @@ def render_ad_hoc(ctx: CallContext, request: RenderRequest) -> File:
     result = _rendered(template.engine, template.source, {**data, "documentName": name or "Document"},
                        output_format, snippets=sources.snippets(plan.snippets) if plan else {},
                        page=plan.page if plan else None, fonts=sources.fonts(plan.fonts) if plan else {},
-                       limits=_limits)
+                       limits=_limits, tenant=ctx.tenant, version=sources.version)
     if isinstance(result, rendering.RenderFailed):
         raise codes.DOCUMENT_RENDER_FAILED(f"The template did not render: {result.message}"[:MAX_PROCESSING_ERRORS])
     return File(result.content, result.media_type, f"{name or 'document'}.{output_format}")

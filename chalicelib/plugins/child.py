@@ -14,7 +14,7 @@ as Decimal and writes Decimals back as JSON numbers):
     child -> host  {"cpu": s, "answer": {"result": {...}} | {"failure": {"reason", "detail"}}}
 
 What the process does, in this order, before any plugin code runs: started as root by bwrap it first
-drops to an unprivileged user (runtime/sandbox.py describes the namespaces, mounts and the first seccomp
+drops to an unprivileged user (sandbox/kernel.py describes the namespaces, mounts and the first seccomp
 filter it runs under); it lowers its own resource limits (address space, CPU seconds for the
 process's life, open files, file size, no core files, no new processes), empties `os.environ`,
 installs the host's second seccomp filter (no execve), indexes the plugin functions by parsing

@@ -1,16 +1,18 @@
 """LambdaRunner: tenant plugins in a per-tenant Lambda function (the production runner).
 
-The isolation is AWS's: each tenant's plugins run in their own function (`pas-plugins-{tenant}` by
+The isolation is AWS's: each tenant's plugins run in their own function (`pas-tenant-{tenant}` by
 default, a settings template), in their own execution environments, with a role that grants nothing
-but writing its own logs, so even code that defeats any in-process check reaches no data, no other
-tenant and no secret (the role's own credentials open nothing). Memory and time are the function's
-configured limits; Lambda keeps environments warm between invocations (warm reuse for free).
+but writing its own logs and in subnets with no route out, so even code that defeats any in-process check
+reaches no data, no other tenant and no secret (the role's own credentials open nothing). Memory and time
+are the function's configured limits; Lambda keeps environments warm between invocations (warm reuse for
+free); the host also holds the local runner's wall clock over all the invocations of one call.
 
-The function's code is chalicelib/plugins/child.py (handler `child.lambda_handler`) beside the
-tenant's `plugins/python/` folder. Deployment publishes one function version per configuration
-version and points an alias named after the configuration version at it, so a call runs exactly the
-plugins of the version it names (`Qualifier`). Creating and updating those functions on a
-configuration deployment is the deployment pipeline's job and is not done by this module.
+The function's code is chalicelib/plugins/tenant_handler.py (which hands plugin calls to
+child.lambda_handler) beside the tenant's `plugins/python/` folder. A configuration deployment publishes
+one function version per configuration version and points an alias named after the configuration version
+at it (plugins/tenant_code.py, a job), so a call runs exactly the plugins of the version it names
+(`Qualifier`). Before that alias exists, a call answers 503 `tenantCode.not_ready`: never another
+version's code.
 
 pas calls: a Lambda cannot call back into the service mid-invocation (no channel, and the role must
 not reach the tables). So calls are replayed: the first invocation runs the plugin until its first
@@ -25,12 +27,15 @@ wall clock or module-level state changed by earlier calls can take a different p
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
 from chalicelib.core.errors import NotFound
 from chalicelib.plugins import protocol
+from chalicelib.plugins.local import Limits
 from chalicelib.plugins.models import HostApi, PluginFailure, PluginResult
 from chalicelib.runtime import wiring
 
@@ -39,9 +44,11 @@ Invoke = Callable[[str, bytes, str | None], Any]
 
 
 class LambdaRunner:
-    def __init__(self, function_name_template: str, *, invoke: Invoke = wiring.invoke_function):
+    def __init__(self, function_name_template: str, *, invoke: Invoke = wiring.invoke_function,
+                 timeout_seconds: float = Limits().timeout_seconds):
         self.function_name_template = function_name_template
         self.invoke = invoke
+        self.timeout_seconds = timeout_seconds
 
     def function_name(self, tenant: str) -> str:
         return self.function_name_template.format(tenant=tenant)
@@ -52,13 +59,18 @@ class LambdaRunner:
         name = self.function_name(tenant)
         answers: list[list[Any]] = []
         now = isoformat(host.now())
+        deadline = time.monotonic() + self.timeout_seconds
         for _ in range(protocol.MAX_HOST_CALLS + 1):
+            if time.monotonic() > deadline:
+                return PluginFailure(function_name, "timeout",
+                                     f"it ran longer than {self.timeout_seconds:g} s (wall clock)")
             message = protocol.encode({"call": function_name, "request": request, "now": now, "answers": answers})
             try:
                 invocation = self.invoke(name, json.dumps({"message": message.decode()}).encode(), config_version)
             except NotFound:
-                return PluginFailure(function_name, "unavailable",
-                                     f"no plugin function {name} is deployed for configuration {config_version}")
+                raise codes.TENANT_CODE_NOT_READY(
+                    f"The tenant function {name} does not run configuration {config_version} yet: its deployment "
+                    "has not published it (GET /config/{tenantLocator}/deployments shows when it is live)") from None
             if invocation.function_error:
                 return _function_failure(function_name, invocation.payload)
             try:

@@ -1,6 +1,6 @@
 """LocalProcessRunner: tenant plugins in separate, contained, warm Python processes on this machine.
 
-Each process runs chalicelib/plugins/child.py inside the kernel boundary that runtime/sandbox.py builds
+Each process runs chalicelib/plugins/child.py inside the kernel boundary that sandbox/kernel.py builds
 (bubblewrap namespaces, an unprivileged user, seccomp filters, a tmpfs of a fixed size and number of
 files as its only writable disk, read-only Python and only the tenant's `plugins/python/` files
 visible), under
@@ -51,7 +51,7 @@ from typing import Any
 from chalicelib.core.clock import isoformat
 from chalicelib.plugins import protocol
 from chalicelib.plugins.models import HostApi, PluginFailure, PluginResult
-from chalicelib.runtime import sandbox
+from chalicelib.sandbox import kernel
 
 PLUGIN_FOLDER = "plugins/python/"
 CHILD = Path(__file__).with_name("child.py")
@@ -72,7 +72,7 @@ class Limits:
     disk_bytes: int = 16 * MB
     """All the plugin may write, its scratch directory being a tmpfs of this size."""
     max_files: int = 4096
-    """Files and folders on that tmpfs, its package's included (run as root: sandbox.Disk)."""
+    """Files and folders on that tmpfs, its package's included (run as root: kernel.Disk)."""
     startup_seconds: float = 10.0
     max_message_bytes: int = 2 * MB
     """Largest line the plugin may send (its answer, or a pas call): the host parses it in its own
@@ -103,15 +103,15 @@ class _Process:
         self.reusable = True
         self.last_used = time.monotonic()
         try:
-            filters = sandbox.filters()
-            self.disk = sandbox.Disk({path: content for path, content in module_files.items()
+            filters = kernel.filters()
+            self.disk = kernel.Disk({path: content for path, content in module_files.items()
                                       if path.startswith(PLUGIN_FOLDER)},
                                      size_bytes=limits.disk_bytes, max_files=limits.max_files)
-        except (OSError, sandbox.SandboxUnavailable) as error:
+        except (OSError, kernel.SandboxUnavailable) as error:
             raise _Broken(_not_started(error)) from None
         try:
-            self.proc = sandbox.start(CHILD, self.disk, python=python)
-        except (OSError, sandbox.SandboxUnavailable) as error:
+            self.proc = kernel.start(CHILD, self.disk, python=python)
+        except (OSError, kernel.SandboxUnavailable) as error:
             self.disk.remove()
             raise _Broken(_not_started(error)) from None
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -240,8 +240,8 @@ class _Process:
         self.disk.remove()
 
 
-def _not_started(error: OSError | sandbox.SandboxUnavailable) -> PluginFailure:
-    if isinstance(error, sandbox.SandboxUnavailable):
+def _not_started(error: OSError | kernel.SandboxUnavailable) -> PluginFailure:
+    if isinstance(error, kernel.SandboxUnavailable):
         return PluginFailure("(start)", "unavailable", str(error))
     return PluginFailure("(start)", "unavailable", f"the plugin process could not start: {error}")
 

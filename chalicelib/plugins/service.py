@@ -40,8 +40,9 @@ from chalicelib.plugins.models import (
     ValidationItem,
 )
 from chalicelib.plugins.modules import python_modules
-from chalicelib.runtime import observability, python_source
+from chalicelib.runtime import observability
 from chalicelib.runtime.observability import logger
+from chalicelib.sandbox import python_source
 from chalicelib.settings import settings
 
 MAX_CACHED_VERSIONS = 32

@@ -23,3 +23,4 @@ class JobType(StrEnum):
     BILLING_EXCESS_CREDIT = "billing.excessCredit"
     SCHEDULE_ITEMS_CLEANUP = "scheduleItems.cleanup"
     SCHEDULE_ITEMS_DROP_RUN = "scheduleItems.dropRun"
+    TENANT_CODE_PUBLISH = "tenantCode.publish"

@@ -37,8 +37,8 @@ def _new_client(service: str, options: dict[str, Any]) -> Any:
     # Locally and in the tests botocore checks every request against the service model (moto is more
     # lenient than AWS); deployed, AWS checks them itself, and the client-side walk of every request was
     # 15-20 % of an auto-renewal's CPU (benchmarks/README, auto_renewal.py).
-    config = Config(retries={"max_attempts": 4, "mode": "standard"}, connect_timeout=2, read_timeout=10,
-                    parameter_validation=current.is_local, **options)
+    config = Config(**{"retries": {"max_attempts": 4, "mode": "standard"}, "connect_timeout": 2, "read_timeout": 10,
+                       "parameter_validation": current.is_local, **options})
     if _session is None:
         _session = boto3.session.Session()
     return _session.client(service, region_name=current.region, endpoint_url=current.aws_endpoint_url,

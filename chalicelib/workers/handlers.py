@@ -14,10 +14,11 @@ def load_job_handlers() -> tuple[ModuleType, ...]:
     from chalicelib.billing import job_handlers as billing
     from chalicelib.clock import job_handlers as clock
     from chalicelib.documents import job_handlers as documents
+    from chalicelib.plugins import job_handlers as plugins
     from chalicelib.policies import job_handlers as policies
     from chalicelib.schedules import job_handlers as schedule_items
     from chalicelib.tables import job_handlers as tables
     from chalicelib.transactions import job_handlers as transactions
     from chalicelib.workers import job_handlers as schedules
 
-    return (billing, tables, transactions, schedules, clock, schedule_items, documents, policies)
+    return (billing, tables, transactions, schedules, clock, schedule_items, documents, policies, plugins)

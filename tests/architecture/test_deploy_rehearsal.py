@@ -3,7 +3,9 @@ dependencies, then split by infra/split_api.py as the README deploys it, holds e
 nothing of this machine's: every function's handler imports from the unzipped package in a fresh virtual
 environment that has nothing installed (no pip, no site-packages: Python's standard library and the package,
 as Lambda's python3.11 runtime has), the API answers a request there, the Powertools Logger, Tracer and
-metrics start, a PDF is made with the package's PDF libraries, and the package fits Lambda's 250 MB.
+metrics start, a PDF is made with the package's PDF libraries, and the package fits Lambda's 250 MB. The tenant
+function (issue 30, 1), built there as its publish job builds it on Lambda (plugins/tenant_code.py: the task root's
+own scripts and libraries), runs a plugin and renders a PDF with only its package and its layer on the path.
 
 `chalice package` fetches the dependencies' Linux wheels from the package index once for each requirements.txt
 and keeps them (build/rehearsal/, its .chalice/deployments); the app's code is packaged afresh every run. A first
@@ -137,7 +139,32 @@ from xhtml2pdf import pisa
 pdf = io.BytesIO()
 assert not pisa.CreatePDF("<p>rehearsed</p>", dest=pdf).err
 assert pdf.getvalue().startswith(b"%PDF")
-print(json.dumps({"handlers": sorted(handlers), "modules": len(modules)}))
+
+# the tenant function, built as the publish job builds it on Lambda (from the task root's own modules and
+# libraries), runs a plugin and renders a PDF with nothing but its package and its layer on the path
+import subprocess, tempfile, zipfile
+from chalicelib.plugins import tenant_code
+code_dir, layer_dir = tempfile.mkdtemp(), tempfile.mkdtemp()
+plugin_source = b"import pas\\ndef rate(request):\\n    return {'at': pas.now().isoformat()}\\n"
+code = tenant_code.package({"plugins/python/rating.py": plugin_source})
+zipfile.ZipFile(io.BytesIO(code)).extractall(code_dir)
+zipfile.ZipFile(io.BytesIO(tenant_code.libraries_layer())).extractall(layer_dir)
+events = [{"message": json.dumps({"call": "rate", "request": {}, "now": "2026-01-15T09:30:00Z", "answers": []})},
+          {"render": json.dumps({"engine": "liquid", "template": "<p>{{ name }}</p>", "snippets": {},
+                                 "data": {"name": "Ada"}, "format": "pdf", "page": {}, "fonts": {},
+                                 "limits": {"max_output_bytes": 1000000}}), "files": {}}]
+runner = ("import json, sys; sys.path[:0] = [sys.argv[1], sys.argv[2] + '/python']; import tenant_handler; "
+          "print(json.dumps([tenant_handler.handler(e, None) for e in json.loads(sys.stdin.read())]))")
+ran = subprocess.run([sys.executable, "-I", "-c", runner, code_dir, layer_dir], input=json.dumps(events),
+                     capture_output=True, text=True, env={"LAMBDA_TASK_ROOT": code_dir, "PATH": "/usr/bin:/bin"})
+assert ran.returncode == 0, ran.stderr[-3000:]
+plugin, render = json.loads(ran.stdout)
+assert json.loads(plugin["message"]) == {"result": {"at": "2026-01-15T09:30:00+00:00"}}, plugin
+import base64
+assert base64.b64decode(json.loads(render["render"])["pdf"]).startswith(b"%PDF"), render["render"][:300]
+tenant_unzipped = sum(entry.file_size for entry in zipfile.ZipFile(io.BytesIO(code)).infolist())
+tenant_unzipped += tenant_code.libraries()[1]
+print(json.dumps({"handlers": sorted(handlers), "modules": len(modules), "tenantFunctionBytes": tenant_unzipped}))
 """
 
 
@@ -159,6 +186,7 @@ def test_every_handler_imports_and_the_api_answers_from_the_package_alone(packag
     summary: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["handlers"] == sorted(handlers) and {"APIHandler", "RunJob", "ReapJobs"} <= set(handlers)
     assert summary["modules"] > 100
+    assert summary["tenantFunctionBytes"] < LAMBDA_UNZIPPED_LIMIT  # the tenant function's package and its layer
     # the API's own EMF line, on stdout as Lambda would ship it to CloudWatch
     assert any(line.startswith('{"_aws"') and '"route":"GET /openapi.json"' in line
                for line in result.stdout.splitlines())

@@ -122,11 +122,63 @@ def test_functions_may_touch_only_the_stacks_table_bucket_and_queue(stack):
                 if services == {"xray"}:  # X-Ray's actions take no resource: "*", and only these two
                     assert (sorted(actions), statement["Resource"]) == (TRACE_ACTIONS, "*"), role_name
                     continue
+                if services & {"lambda", "iam", "ec2"}:
+                    _tenant_function_statement(role_name, services, actions, statement)
+                    continue
                 assert services <= {"dynamodb", "s3", "sqs"}, f"{role_name}: {services}"
                 targets = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
                 for target in targets:
                     named = _referenced_resources(target)
                     assert len(named) == 1 and named <= OWN_RESOURCES, f"{role_name}: {target}"
+
+
+TENANT_FUNCTION_ACTIONS = {"ec2:DescribeSecurityGroups", "ec2:DescribeSubnets", "ec2:DescribeVpcs"}
+"""What creating a function in a VPC needs of its caller, which takes no resource ("*")."""
+
+
+def _tenant_function_statement(role_name: str, services: set[str], actions: list[str],
+                               statement: dict[str, Any]) -> None:
+    """The tenant functions (plugins/tenant_code.py): Lambda actions on `pas-tenant-*` functions and the one
+    libraries layer only; roles only under /pas-tenant/, created only with the stack's boundary and passed only
+    to Lambda; EC2 only the three descriptions a function in a VPC needs."""
+    assert len(services) == 1, f"{role_name}: {actions}"
+    text = json.dumps(statement["Resource"])
+    if services == {"ec2"}:
+        assert set(actions) <= TENANT_FUNCTION_ACTIONS and statement["Resource"] == "*", f"{role_name}: {actions}"
+    elif services == {"lambda"}:
+        targets = statement["Resource"] if isinstance(statement["Resource"], list) else [statement["Resource"]]
+        for target in targets:
+            named = target["Fn::Sub"]
+            assert ":function:pas-tenant-*" in named or ":layer:pas-tenant-libraries" in named, f"{role_name}: {named}"
+    else:
+        assert text.count("role/pas-tenant/*") == 1, f"{role_name}: {text}"
+        condition = statement.get("Condition", {}).get("StringEquals", {})
+        if {"iam:CreateRole", "iam:PutRolePolicy"} & set(actions):
+            assert condition == {"iam:PermissionsBoundary": {"Ref": "TenantFunctionBoundary"}}, role_name
+        elif "iam:PassRole" in actions:
+            assert condition == {"iam:PassedToService": "lambda.amazonaws.com"}, role_name
+        else:
+            assert actions == ["iam:GetRole"], f"{role_name}: {actions}"
+
+
+def test_the_tenant_functions_boundary_and_network_let_tenant_code_reach_nothing(stack):
+    """The boundary caps every tenant role at its logs and the network interfaces Lambda makes; the tenant
+    subnets have no route out (a route table without routes, no gateway, no endpoint in the stack) and their
+    security group lets nothing out."""
+    resources_ = stack["Resources"]
+    boundary = resources_["TenantFunctionBoundary"]["Properties"]["PolicyDocument"]["Statement"]
+    assert {action.split(":")[0] for statement in boundary for action in statement["Action"]} == {"logs", "ec2"}
+    assert all("Create" not in a or a in ("logs:CreateLogGroup", "logs:CreateLogStream", "ec2:CreateNetworkInterface")
+               for statement in boundary for a in statement["Action"])
+    types = {resource["Type"] for resource in resources_.values()}
+    assert not types & {"AWS::EC2::Route", "AWS::EC2::InternetGateway", "AWS::EC2::NatGateway", "AWS::EC2::VPCEndpoint",
+                        "AWS::EC2::VPCGatewayAttachment", "AWS::EC2::EgressOnlyInternetGateway"}
+    assert resources_["TenantSecurityGroup"]["Properties"]["SecurityGroupEgress"] == [
+        {"IpProtocol": "-1", "CidrIp": "127.0.0.1/32", "Description": "nothing leaves"}]
+    shared = stack["Globals"]["Function"]["Environment"]["Variables"]
+    assert shared["PAS_PLUGIN_RUNNER"] == "lambda"
+    assert shared["PAS_TENANT_FUNCTION_BOUNDARY_ARN"] == {"Ref": "TenantFunctionBoundary"}
+    assert "TenantSubnetA" in json.dumps(shared["PAS_TENANT_FUNCTION_SUBNET_IDS"])
 
 
 def _infra_module(name: str) -> Any:

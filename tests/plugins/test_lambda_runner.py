@@ -74,17 +74,17 @@ def host() -> FakeHost:
 
 def test_pas_calls_are_answered_by_replaying_the_plugin_with_the_answers_so_far(tmp_path, host, tenant, version):
     function = FakeLambda(tmp_path, modules(rating=RATING))
-    runner = LambdaRunner("pas-plugins-{tenant}", invoke=function)
+    runner = LambdaRunner("pas-tenant-{tenant}", invoke=function)
 
     result = runner.call(tenant, version, {}, "rate", {"static": {"class": "sedan", "age": 19}}, host)
 
     assert result == {"premium": Decimal("1096.7400"), "at": "2026-01-15T09:30:00+00:00"}
-    assert function.invocations == [(f"pas-plugins-{tenant}", version)] * 4
+    assert function.invocations == [(f"pas-tenant-{tenant}", version)] * 4
     assert [call[:2] for call in host.calls] == [("lookup", "Missing"), ("lookup", "Rates"), ("range_lookup", "Bands")]
 
 
 def test_a_plugin_exception_in_the_function_is_a_plugin_failure(tmp_path, host, tenant, version):
-    runner = LambdaRunner("pas-plugins-{tenant}", invoke=FakeLambda(tmp_path, modules(rating=RATING)))
+    runner = LambdaRunner("pas-tenant-{tenant}", invoke=FakeLambda(tmp_path, modules(rating=RATING)))
 
     result = runner.call(tenant, version, {}, "fails", {"static": {"class": "boat"}}, host)
 
@@ -108,14 +108,34 @@ def test_a_failed_invocation_says_how_the_function_failed(host, tenant, version,
     assert (result.reason, result.detail) == (reason, detail)
 
 
-def test_a_function_not_deployed_for_the_version_is_unavailable(host, tenant, version):
-    def missing(*_):
+def test_a_function_not_deployed_for_the_version_is_not_ready_yet(host, tenant, version):
+    """No alias for the version (its deployment's publish job has not run, or failed): 503, never another
+    version's code."""
+    asked = []
+
+    def missing(name, payload, qualifier):
+        asked.append((name, qualifier))
         raise codes.not_found("plugin_function", "x")
 
-    result = LambdaRunner("pas-plugins-{tenant}", invoke=missing).call(tenant, version, {}, "rate", {}, host)
+    with pytest.raises(Unavailable) as not_ready:
+        LambdaRunner("pas-tenant-{tenant}", invoke=missing).call(tenant, version, {}, "rate", {}, host)
 
-    assert (result.reason, result.detail) == (
-        "unavailable", f"no plugin function pas-plugins-{tenant} is deployed for configuration {version}")
+    assert (not_ready.value.code, not_ready.value.status) == ("tenantCode.not_ready", 503)
+    assert f"pas-tenant-{tenant}" in not_ready.value.message and version in not_ready.value.message
+    assert asked == [(f"pas-tenant-{tenant}", version)]
+
+
+def test_the_wall_clock_holds_over_the_replays_of_one_call(host, tenant, version):
+    def slow(*_):
+        import time
+
+        time.sleep(0.06)
+        return Answer(json.dumps({"message": '{"need": [{"pas": "lookup", "table": "Rates", "key": ["sedan"]}]}'})
+                      .encode(), None)
+
+    result = LambdaRunner("f-{tenant}", invoke=slow, timeout_seconds=0.1).call(tenant, version, {}, "rate", {}, host)
+
+    assert (result.reason, result.detail) == ("timeout", "it ran longer than 0.1 s (wall clock)")
 
 
 def test_an_answer_outside_the_protocol_is_malformed(host, tenant, version):
@@ -155,9 +175,9 @@ def test_a_hostile_payload_is_a_plugin_failure(host, tenant, version, payload, f
 def stubbed_lambda(aws):
     from botocore.stub import Stubber
 
-    from chalicelib.storage import clients
+    from chalicelib.storage import functions
 
-    with Stubber(clients.client("lambda")) as stubber:
+    with Stubber(functions.lambda_client()) as stubber:
         yield stubber
 
 
@@ -169,10 +189,10 @@ def test_invoke_sends_the_payload_to_the_qualified_function(stubbed_lambda):
     body = b'{"message": "{}"}'
     stubbed_lambda.add_response(
         "invoke", {"StatusCode": 200, "Payload": StreamingBody(io.BytesIO(body), len(body))},
-        {"FunctionName": "pas-plugins-t", "InvocationType": "RequestResponse", "Payload": b"{}",
+        {"FunctionName": "pas-tenant-t", "InvocationType": "RequestResponse", "Payload": b"{}",
          "Qualifier": "01JAAAAAAAAAAAAAAAAAAAAAAA"})
 
-    invocation = functions.invoke("pas-plugins-t", b"{}", "01JAAAAAAAAAAAAAAAAAAAAAAA")
+    invocation = functions.invoke("pas-tenant-t", b"{}", "01JAAAAAAAAAAAAAAAAAAAAAAA")
 
     assert (invocation.payload, invocation.function_error) == (body, None)
 
@@ -185,4 +205,13 @@ def test_invoke_turns_lambda_errors_into_domain_errors(stubbed_lambda, code, err
     stubbed_lambda.add_client_error("invoke", service_error_code=code, http_status_code=404)
 
     with pytest.raises(error):
-        functions.invoke("pas-plugins-t", b"{}", None)
+        functions.invoke("pas-tenant-t", b"{}", None)
+
+
+def test_invocations_wait_for_the_function_and_are_never_sent_twice_by_the_client(aws):
+    from chalicelib.storage import clients, functions
+
+    config = functions.lambda_client().meta.config
+    assert config.read_timeout == functions.INVOKE_READ_TIMEOUT_SECONDS > 20  # the tenant function's timeout
+    assert config.retries["total_max_attempts"] == 1  # the first attempt only
+    assert clients.client("lambda").meta.config.read_timeout == 10  # the control plane's client is the usual one

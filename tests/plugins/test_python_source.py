@@ -1,4 +1,4 @@
-"""Tenant Python source parsed in another process under kernel limits (runtime/python_source.py): what it
+"""Tenant Python source parsed in another process under kernel limits (sandbox/python_source.py): what it
 finds, never running the modules, in the sandbox and, where a machine has none, in a plain child process;
 the module that breaks the parser's memory, CPU or wall-clock limit is the one named; what a package
 defines is remembered, unless its parse was cut short."""
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from chalicelib.runtime.python_source import MB, Parsed, ParseLimits, top_level_functions
+from chalicelib.sandbox.python_source import MB, Parsed, ParseLimits, top_level_functions
 
 MODULES = {
     "plugins/python/auto.py": b"raise SystemExit('never imported')\n"

@@ -18,7 +18,7 @@ import pytest
 from chalicelib.core.ids import new_locator, new_tenant_locator
 from chalicelib.plugins.local import MB, Limits, LocalProcessRunner
 from chalicelib.plugins.models import PluginFailure
-from chalicelib.runtime import sandbox
+from chalicelib.sandbox import kernel
 from tests.conftest import ROOT
 from tests.plugins.conftest import FakeHost, modules
 
@@ -226,8 +226,8 @@ def test_the_process_runs_unprivileged_under_seccomp(call):
     assert seen["capabilities"] == "0000000000000000"
     assert seen["seccomp"] == "2" and seen["no_new_privs"] == "1"
     assert seen["setuid"] == {"errno": "EPERM"}
-    if sandbox.privileged():
-        assert (seen["uid"], seen["euid"], seen["gid"]) == (sandbox.NOBODY, sandbox.NOBODY, sandbox.NOBODY)
+    if kernel.privileged():
+        assert (seen["uid"], seen["euid"], seen["gid"]) == (kernel.NOBODY, kernel.NOBODY, kernel.NOBODY)
     assert call("writes_python") in ({"errno": "EROFS"}, {"errno": "EACCES"})
 
 
@@ -238,7 +238,7 @@ def test_the_disk_quota_holds_across_many_files(call):
     assert 8 * MB <= result["written"] <= Limits().disk_bytes
 
 
-@pytest.mark.skipif(not sandbox.privileged(), reason="only root can mount a tmpfs with an inode limit")
+@pytest.mark.skipif(not kernel.privileged(), reason="only root can mount a tmpfs with an inode limit")
 def test_the_file_count_quota_holds(call):
     """Empty files take no disk blocks but each costs the kernel about a kilobyte: the tmpfs's inodes are
     limited too."""
@@ -287,10 +287,10 @@ def test_defeating_the_audit_hook_by_rebinding_the_runner_gains_nothing():
 
 def test_without_the_sandbox_tools_plugins_are_refused_with_a_clear_message(monkeypatch):
     def missing() -> str:
-        raise sandbox.SandboxUnavailable("plugins run only inside bubblewrap, which this machine lacks")
+        raise kernel.SandboxUnavailable("plugins run only inside bubblewrap, which this machine lacks")
 
-    monkeypatch.setattr(sandbox, "bwrap", missing)
-    sandbox.check.cache_clear()
+    monkeypatch.setattr(kernel, "bwrap", missing)
+    kernel.check.cache_clear()
     runner = LocalProcessRunner()
     try:
         result = runner.call(new_tenant_locator(), new_locator(), modules(hostile=HOSTILE), "privileges", {},
@@ -298,7 +298,7 @@ def test_without_the_sandbox_tools_plugins_are_refused_with_a_clear_message(monk
     finally:
         runner.close()
         monkeypatch.undo()
-        sandbox.check.cache_clear()
+        kernel.check.cache_clear()
 
     assert isinstance(result, PluginFailure)
     assert (result.reason, result.detail) == ("unavailable",

@@ -1,6 +1,8 @@
 """The kernel boundary around a process that handles tenant code or tenant input on this machine:
 bubblewrap namespaces plus seccomp filters. The plugins' processes (chalicelib/plugins/local.py) run in
-it; it lives here, below every domain, because configuration deployments parse tenant source in it too.
+it, so do the document renderer's (documents/rendering.py); it lives in its own package below every domain,
+beside the hostile-source parser (python_source.py), because configuration deployments parse tenant source
+in it too.
 
 A sandboxed process starts as `bwrap ... python -I -S -B /runner/<script> [arguments] [uid gid]`, from
 one launcher thread (see _Launcher), and sees:
@@ -49,6 +51,7 @@ from pathlib import Path, PurePosixPath
 SANDBOX_HOME = "/sandbox"
 RUNNER_FOLDER = "/runner"
 LIBRARIES_FOLDER = "/libs"
+CODE_FOLDER = "/var/task"
 NOBODY = 65534
 
 REFUSED_AT_START = (
@@ -213,7 +216,7 @@ def _write_read_only(root: str, files: Mapping[str, bytes]) -> None:
 
 
 def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, python: str,
-             arguments: Sequence[str] = (), libraries: str | None = None) -> list[str]:
+             arguments: Sequence[str] = (), libraries: str | None = None, code: str | None = None) -> list[str]:
     """The bwrap command line that runs the Python script `/runner/<script_name>` (read from `script_fd`: a
     copy, so no mount names the checkout) with `arguments` on `disk`, under the seccomp program read from
     `seccomp_fd`. Run as root, the script gets the user and group it must drop to as two more arguments."""
@@ -241,6 +244,7 @@ def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, p
         "--perms", "0755", "--dir", RUNNER_FOLDER, "--perms", "0444", "--ro-bind-data", str(script_fd), runner,
         *disk.arguments(),
         *(["--ro-bind", libraries, LIBRARIES_FOLDER] if libraries else []),
+        *(["--perms", "0755", "--dir", "/var", "--ro-bind", code, CODE_FOLDER] if code else []),
         "--chdir", SANDBOX_HOME, "--seccomp", str(seccomp_fd),
         interpreter, "-I", "-S", "-B", runner, *arguments,
     ]
@@ -250,14 +254,15 @@ def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, p
 
 
 def start(script: Path, disk: Disk, *, python: str, arguments: Sequence[str] = (),
-          libraries: str | None = None) -> subprocess.Popen[bytes]:
+          libraries: str | None = None, code: str | None = None) -> subprocess.Popen[bytes]:
     """The Python `script` running with `arguments` in a sandbox on `disk`, its stdin and stdout pipes to
-    this process; `libraries` (a folder from `libraries()`) read-only at /libs. SandboxUnavailable when
-    this machine cannot sandbox; OSError when bwrap cannot start."""
+    this process; `libraries` (a folder from `libraries()`) read-only at /libs, `code` (a folder: a tenant
+    function's unzipped package) read-only at /var/task. SandboxUnavailable when this machine cannot
+    sandbox; OSError when bwrap cannot start."""
     check()
     with _bwrap_input(filters().at_start) as seccomp_fd, _bwrap_input(_source(script)) as script_fd:
         line = _command(script.name, disk, seccomp_fd=seccomp_fd, script_fd=script_fd, python=python,
-                        arguments=arguments, libraries=libraries)
+                        arguments=arguments, libraries=libraries, code=code)
         return _launcher.popen(line, (seccomp_fd, script_fd))
 
 
@@ -275,12 +280,13 @@ def libraries(names: tuple[str, ...], *, size_bytes: int = 256 * 1024 * 1024) ->
     carries the process id: one a killed process left is removed by the next process that makes one.
     Names not installed are left out."""
     import atexit
-    import importlib.util
 
-    spec = importlib.util.find_spec("pydantic")
-    if spec is None or not spec.submodule_search_locations:
-        raise SandboxUnavailable("cannot find the environment's site-packages")
-    site_packages = os.path.dirname(list(spec.submodule_search_locations)[0])
+    from chalicelib.sandbox import runtimes
+
+    try:
+        site_packages = runtimes.site_packages()
+    except RuntimeError as error:
+        raise SandboxUnavailable(str(error)) from None
     _remove_orphaned_libraries()
     folder = tempfile.mkdtemp(prefix=f"{LIBRARIES_PREFIX}{os.getpid()}-")
     target = folder

@@ -2,7 +2,7 @@
 the kernel enforces (python_source_child.py): 2 MB of hostile source took 14 s and 1.3 GB to parse in the
 service's own process, and held every other request for as long.
 
-The parser runs in the sandbox (sandbox.py: namespaces, seccomp, an unprivileged user) where this machine
+The parser runs in the sandbox (kernel.py: namespaces, seccomp, an unprivileged user) where this machine
 has one; where it has none (AWS Lambda, which has no namespaces for a function to make, or a machine
 without bubblewrap) it runs as a plain child process with an empty environment, under the same rlimits.
 What a package's modules define is remembered per process by their content (a deployment's modules are
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chalicelib.core import codes
-from chalicelib.runtime import sandbox
+from chalicelib.sandbox import kernel
 
 SCRIPT = Path(__file__).with_name("python_source_child.py")
 MB = 1024 * 1024
@@ -67,17 +67,17 @@ def top_level_functions(modules: Mapping[str, bytes], limits: ParseLimits = Pars
     paths = sorted(modules)
     source = json.dumps({path: base64.b64encode(modules[path]).decode("ascii") for path in paths}).encode()
     limit_arguments = (str(limits.memory_bytes), str(limits.cpu_seconds))
-    disk: sandbox.Disk | None = None
+    disk: kernel.Disk | None = None
     try:
         if sandboxed:
-            disk = sandbox.Disk({}, size_bytes=MB, max_files=16)
-            parser = sandbox.start(SCRIPT, disk, python=sys.executable, arguments=limit_arguments)
+            disk = kernel.Disk({}, size_bytes=MB, max_files=16)
+            parser = kernel.start(SCRIPT, disk, python=sys.executable, arguments=limit_arguments)
         else:
             parser = subprocess.Popen([sys.executable, "-I", "-S", "-B", str(SCRIPT), *limit_arguments],
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                       env={}, close_fds=True, start_new_session=True, cwd="/")
         output, stopped = _run(parser, source, limits)
-    except (OSError, sandbox.SandboxUnavailable) as error:
+    except (OSError, kernel.SandboxUnavailable) as error:
         raise codes.SERVICE_UNAVAILABLE(f"the plugin modules cannot be parsed now: {error}") from None
     finally:
         if disk is not None:
@@ -106,8 +106,8 @@ def _content_key(modules: Mapping[str, bytes], limits: ParseLimits, sandboxed: b
 
 def _sandbox_available() -> bool:
     try:
-        sandbox.check()
-    except sandbox.SandboxUnavailable:
+        kernel.check()
+    except kernel.SandboxUnavailable:
         return False
     return True
 

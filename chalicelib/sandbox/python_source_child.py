@@ -1,8 +1,8 @@
-"""Finds the top-level functions of tenant Python modules for the host (runtime/python_source.py), in a
+"""Finds the top-level functions of tenant Python modules for the host (sandbox/python_source.py), in a
 process of its own: parsing hostile source can take gigabytes and seconds, which the service must not pay.
 
 Standard library only, never imported by the service: run as `python -I -S -B python_source_child.py
-MEMORY_BYTES CPU_SECONDS [UID GID]`, inside the sandbox (runtime/sandbox.py) where the machine has one.
+MEMORY_BYTES CPU_SECONDS [UID GID]`, inside the sandbox (sandbox/kernel.py) where the machine has one.
 Before it reads anything it drops to UID/GID when given (started as root by bwrap) and lowers its own
 limits, which the kernel then enforces: address space, CPU seconds, no files written, no new processes.
 
