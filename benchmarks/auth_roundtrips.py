@@ -83,15 +83,21 @@ def measure_requests(count: int) -> list[tuple[str, list[str], float]]:
                     raise SystemExit(f"{label}: {response.status_code} {response.body!r}")
                 calls.clear()
                 call()
-                one_request = list(calls)
+                results.append((label, list(calls), 0.0))
                 for _ in range(10):
                     call()  # warm up
-                durations = []
-                for _ in range(count):
+            # interleaved: each round times every route once, the bare one too, so a change of the machine's
+            # load during the run weighs on every route alike (timed one route after the other, their ratios
+            # to the bare route flipped between runs under load)
+            durations: list[list[float]] = [[] for _ in routes]
+            for round_ in range(count):
+                shift = round_ % len(routes)  # no route always first
+                for index in [*range(shift, len(routes)), *range(shift)]:
                     started = time.perf_counter()
-                    call()
-                    durations.append(time.perf_counter() - started)
-                results.append((label, one_request, statistics.median(durations) * 1000))
+                    routes[index][1]()
+                    durations[index].append(time.perf_counter() - started)
+            results = [(label, one_request, statistics.median(timed) * 1000)
+                       for (label, one_request, _), timed in zip(results, durations, strict=True)]
         return results
 
 
@@ -139,7 +145,8 @@ def main() -> None:
 
     results = measure_requests(arguments.requests)
     bare_ms = results[0][2]
-    print(f"\n{arguments.requests} requests per route, chalice test client, moto in process\n")
+    print(f"\n{arguments.requests} requests per route in as many interleaved rounds, chalice test client, "
+          "moto in process\n")
     print("({locator}: another user than the caller; the caller's own record comes with the token)\n")
     print(f"{'route':<28}{'DynamoDB calls':<52}{'median ms':>10}{'x bare':>8}")
     for label, calls, median_ms in results:

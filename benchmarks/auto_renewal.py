@@ -217,6 +217,8 @@ def run(label: str, tenant: str, clock: Any, queue: Any, calls: list[str], watch
         if job["status"] == "queued":
             continue  # beyond --steps
         assert job["status"] == "finished", job
+        if job["jobType"] != JobType.DUE_RUN:
+            continue  # what the renewals enqueued (their billing jobs): finished, counted apart from the run
         totals["jobSteps"] += 1
         result = job["result"]
         assert not result["failed"], result["failed"][:3]

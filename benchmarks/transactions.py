@@ -85,6 +85,8 @@ def main() -> None:
     parser.add_argument("--paging", type=int, nargs=2, metavar=("ELEMENTS", "TRANSACTIONS"),
                         help="also one change on one policy of 100, 50 or 5 elements with this many issued "
                              "transactions (100 30: its item collection passes 1 MB, so the Query takes two pages)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="one line of each table, 5 elements (tests/architecture/test_benchmarks_run.py)")
     parser.add_argument("--profile", action="store_true",
                         help="only profile (cProfile) each request of one change on a 50-element policy with 10 "
                              "issued transactions")
@@ -236,6 +238,8 @@ def main() -> None:
             print(f"  {'elements':>8} {'earlier':>7}  {'request':<10} {'median':>9} {'ours':>10}  {'calls':>5}  "
                   f"{'operations':<60} collection")
             shapes = [(50, 10, options.requests), (5, 10, options.requests), (50, 1, options.requests)]
+            if options.smoke:
+                shapes = [(5, 2, 1)]
             for elements, transactions, policies in shapes + ([(*options.paging, 1)] if options.paging else []):
                 lines, last = a_change(elements, transactions, policies)
                 for step, measured in lines.items():
@@ -244,7 +248,7 @@ def main() -> None:
             print(f"\nAn out-of-sequence issue (effective {EARLY_CHANGE[:10]}, before every later change)")
             print(f"  {'elements':>8} {'later':>7}  {'request':<10} {'median':>9} {'ours':>10}  {'calls':>5}  "
                   f"{'operations':<60} collection")
-            for elements, later in ((50, 5), (5, 5), (50, 1)):
+            for elements, later in ((5, 1),) if options.smoke else ((50, 5), (5, 5), (50, 1)):
                 report(f"  {elements:>8} {later:>7}  {'issue':<10}", out_of_sequence(elements, later))
             print(f"\nload average at the end: {load()}")
 

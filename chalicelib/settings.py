@@ -49,6 +49,10 @@ class Settings(BaseModel, frozen=True):
     in_lambda: bool = False
     """Running in AWS Lambda (AWS_LAMBDA_FUNCTION_NAME set): never a local stage, whatever PAS_STAGE says,
     so a deployed `dev` or `test` stage gets no default administrator or secret."""
+    tracing: bool = False
+    """Traces go to X-Ray: in Lambda (LAMBDA_TASK_ROOT), not under SAM's or Chalice's local emulation, and not
+    turned off by POWERTOOLS_TRACE_DISABLED (Powertools' own rule). Without it the Tracer, and so the X-Ray
+    SDK, is never loaded (runtime/observability.py: a cold start's first request need not pay for it)."""
 
     @model_validator(mode="after")
     def _local_defaults(self) -> Settings:
@@ -98,13 +102,20 @@ _ENV_NAMES = {
 }
 
 
+_TRUTHY = frozenset({"1", "y", "yes", "t", "true", "on"})
+"""What Powertools reads as true (its `strtobool`)."""
+
+
 @lru_cache(maxsize=1)
 def settings() -> Settings:
     values = {field: os.environ[name] for field, name in _ENV_NAMES.items() if os.environ.get(name)}
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     if region:
         values["region"] = region
-    return Settings(**values, in_lambda=bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME")))
+    tracing = bool(os.environ.get("LAMBDA_TASK_ROOT")) and not os.environ.get("AWS_SAM_LOCAL") \
+        and not os.environ.get("AWS_CHALICE_CLI_MODE") \
+        and os.environ.get("POWERTOOLS_TRACE_DISABLED", "false").strip().lower() not in _TRUTHY
+    return Settings(**values, in_lambda=bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME")), tracing=tracing)
 
 
 def reload() -> Settings:

@@ -7,6 +7,7 @@ request for the document, never at import (cold start): resolving every contract
 """
 from __future__ import annotations
 
+import hashlib
 import inspect
 import re
 import typing
@@ -28,6 +29,7 @@ from chalicelib.http.responses import JSON, Binary, ErrorBody, SecretAnswer
 TITLE = "PAS: policy administration and billing"
 VERSION = "1"
 REF_TEMPLATE = "#/components/schemas/{model}"
+RESPONSE_REF = "#/components/responses/{name}"
 SECURITY_SCHEME = "bearerAuth"
 _VARIABLE = re.compile(r"{([^}]+)}")
 FILE_SCHEMA = {"type": "string", "contentMediaType": "application/octet-stream"}
@@ -79,26 +81,31 @@ def document(routes: dict[str, dict[str, Any]]) -> dict[str, Any]:
             schemas.add(("response", op.operation_id), _answered(op.contract.response), "serialization")
     resolved, components = schemas.generate()
 
+    errors_by_op = {id(op): _error_codes(op) for op in ops}
+    shared = _ErrorResponses(errors_by_op.values())
     paths: dict[str, dict[str, Any]] = defaultdict(dict)
     for op in ops:
-        paths[op.path][op.method] = _operation(op, resolved, components)
+        paths[op.path][op.method] = _operation(op, resolved, components, shared.refs(errors_by_op[id(op)]))
     tags = sorted({op.tag for op in ops})
     return {
         "openapi": "3.1.0",
         "info": {"title": TITLE, "version": VERSION, "description": (
             "Every operation answers errors in one body (`ErrorBody`); its `code` is stable and listed per "
-            "operation. Sign in with `POST /auth/token` (OAuth2 password grant) and send the token as "
-            "`Authorization: Bearer <token>`.")},
+            "operation (its answers name shared responses, `components/responses`, whose descriptions list "
+            "the codes and their meanings). Sign in with `POST /auth/token` (OAuth2 password grant) and send "
+            "the token as `Authorization: Bearer <token>`.")},
         "tags": [{"name": tag} for tag in tags],
         "paths": dict(paths),
         "components": {
             "schemas": components,
+            "responses": shared.components(),
             "securitySchemes": {SECURITY_SCHEME: {"type": "http", "scheme": "bearer"}},
         },
     }
 
 
-def _operation(op: Operation, resolved: dict[Any, dict[str, Any]], components: dict[str, Any]) -> dict[str, Any]:
+def _operation(op: Operation, resolved: dict[Any, dict[str, Any]], components: dict[str, Any],
+               error_responses: dict[str, Any]) -> dict[str, Any]:
     described: dict[str, Any] = {
         "operationId": op.operation_id,
         "tags": [op.tag],
@@ -109,7 +116,7 @@ def _operation(op: Operation, resolved: dict[Any, dict[str, Any]], components: d
         described["description"] = inspect.cleandoc(op.view.__doc__)
     if op.contract.body is not None:
         described["requestBody"] = _request_body(op, op.contract.body, resolved, components)
-    described["responses"] = {str(op.spec.status): _success(op, resolved, components), **_error_responses(op)}
+    described["responses"] = {str(op.spec.status): _success(op, resolved, components), **error_responses}
     if op.spec.public:
         described["security"] = []
     else:
@@ -214,22 +221,60 @@ def _success(op: Operation, resolved: dict[Any, dict[str, Any]], components: dic
                                                                   "example": example_of(schema, components)}}}
 
 
-def _error_responses(op: Operation) -> dict[str, Any]:
+ErrorSet = tuple[int, tuple[errors.ErrorCode, ...]]
+"""An answer's status and the codes a route may answer with it, sorted by code."""
+
+
+def _error_codes(op: Operation) -> list[ErrorSet]:
     by_status: dict[int, list[errors.ErrorCode]] = defaultdict(list)
     for code in error_codes_of(op.spec, op.contract, "{tenantLocator}" in op.path, op.method,
                                 "{" in op.path):
         by_status[code.status].append(code)
-    described = {}
-    for status, codes in sorted(by_status.items()):
-        codes = sorted(codes, key=lambda c: c.code)
-        described[str(status)] = {
-            "description": "\n".join(f"- `{c.code}`: {c.meaning}" for c in codes),
-            "content": {"application/json": {"schema": {
-                "allOf": [{"$ref": REF_TEMPLATE.format(model="ErrorBody")}],
-                "properties": {"httpStatus": {"const": status}, "code": {"enum": [c.code for c in codes]}},
-            }}},
-        }
-    return described
+    return [(status, tuple(sorted(codes, key=lambda c: c.code))) for status, codes in sorted(by_status.items())]
+
+
+class _ErrorResponses:
+    """Every error answer as one shared response (`components/responses`) per status and set of codes,
+    which each operation names: most routes answer the same 401, 403, 405, 413, 415 and 503, so describing
+    them in every operation made two thirds of the document. The set most routes answer with a status is
+    `Error{status}`; another set of that status is `Error{status}-{digest of its codes}`. A response's
+    description lists its codes with their meanings, and its schema is the error body with that status and
+    those codes only (what the fuzzing test checks each answer against)."""
+
+    def __init__(self, sets: Iterable[list[ErrorSet]]):
+        counted: dict[ErrorSet, int] = defaultdict(int)
+        for operation_sets in sets:
+            for found in operation_sets:
+                counted[found] += 1
+        most: dict[int, tuple[int, ErrorSet]] = {}
+        for found, count in sorted(counted.items(), key=lambda item: _codes_key(item[0])):
+            if found[0] not in most or count > most[found[0]][0]:
+                most[found[0]] = (count, found)
+        commonest = {found for _, found in most.values()}
+        self._names = {found: f"Error{found[0]}" if found in commonest else
+                       f"Error{found[0]}-{hashlib.sha256(_codes_key(found)[1].encode()).hexdigest()[:8]}"
+                       for found in counted}
+
+    def refs(self, sets: list[ErrorSet]) -> dict[str, Any]:
+        return {str(status): {"$ref": RESPONSE_REF.format(name=self._names[(status, codes)])}
+                for status, codes in sets}
+
+    def components(self) -> dict[str, Any]:
+        return {name: _error_response(*found) for found, name in sorted(self._names.items(), key=lambda i: i[1])}
+
+
+def _codes_key(found: ErrorSet) -> tuple[int, str]:
+    return found[0], " ".join(code.code for code in found[1])
+
+
+def _error_response(status: int, codes: tuple[errors.ErrorCode, ...]) -> dict[str, Any]:
+    return {
+        "description": "\n".join(f"- `{c.code}`: {c.meaning}" for c in codes),
+        "content": {"application/json": {"schema": {
+            "allOf": [{"$ref": REF_TEMPLATE.format(model="ErrorBody")}],
+            "properties": {"httpStatus": {"const": status}, "code": {"enum": [c.code for c in codes]}},
+        }}},
+    }
 
 
 def _security(permissions: Iterable[str]) -> tuple[str, list[str]]:
@@ -332,3 +377,38 @@ def _core_schema(annotation: Any) -> CoreSchema:
         return core_schema.bytes_schema()
     return TypeAdapter(annotation).core_schema
 
+
+
+def sections(whole: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The document cut by tag (domain): each part is a document of its own, with the operations of one
+    tag and the components they name (transitively), for the docs page. Swagger UI takes seconds a megabyte
+    to read an OpenAPI 3.1 document (its 3.1 resolver), so the page reads one domain at a time."""
+    parts: dict[str, dict[str, Any]] = {}
+    for tag in (entry["name"] for entry in whole["tags"]):
+        paths = {path: tagged for path, methods in whole["paths"].items()
+                 if (tagged := {method: op for method, op in methods.items() if op["tags"] == [tag]})}
+        components: dict[str, Any] = {"schemas": {}, "responses": {},
+                                      "securitySchemes": whole["components"]["securitySchemes"]}
+        pending, seen = _refs(paths), set()
+        while pending:
+            ref = pending.pop()
+            if ref in seen:
+                continue
+            seen.add(ref)
+            _, _, kind, name = ref.split("/")
+            components[kind][name] = whole["components"][kind][name]
+            pending |= _refs(components[kind][name])
+        components = {kind: dict(sorted(named.items())) for kind, named in components.items()}
+        parts[tag] = {**whole, "tags": [{"name": tag}], "paths": paths, "components": components}
+    return parts
+
+
+def _refs(value: Any) -> set[str]:
+    if isinstance(value, dict):
+        found = {value["$ref"]} if isinstance(value.get("$ref"), str) else set()
+        for inner in value.values():
+            found |= _refs(inner)
+        return found
+    if isinstance(value, list):
+        return set().union(*(_refs(inner) for inner in value))
+    return set()

@@ -29,6 +29,8 @@ from contextvars import ContextVar
 from types import MappingProxyType
 from typing import IO, Any, TypeVar, cast
 
+from chalicelib.settings import settings
+
 NAMESPACE = "PAS"
 SERVICE = "pas"
 T = TypeVar("T")
@@ -128,7 +130,11 @@ def _lambda_keys(context: Any) -> dict[str, Any]:
 
 def traced(name: str, run: Callable[[], T], **annotations: str) -> T:
     """`run()` as a Lambda handler named `name` traced by the Tracer (subsegment `## name`, with the cold start,
-    the service and `annotations`), its answer kept out of the trace (an exception is recorded)."""
+    the service and `annotations`), its answer kept out of the trace (an exception is recorded). Where traces
+    go nowhere (`settings.tracing` false: tests, `make run`) and no Tracer was given, `run()` alone: the X-Ray
+    SDK takes as long to import as chalice, pydantic and boto3 together, on a cold start's first request."""
+    if _tracer is None and not settings().tracing:
+        return run()
     current = tracer()
 
     def handler(event: Any, context: Any) -> T:

@@ -39,3 +39,27 @@ def test_the_environment_says_whether_this_is_a_lambda(monkeypatch):
     finally:
         monkeypatch.undo()
         reload()
+
+
+@pytest.mark.parametrize(("environment", "tracing"), [
+    ({"LAMBDA_TASK_ROOT": "/var/task"}, True),
+    ({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "1"}, False),
+    ({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "false"}, True),
+    ({"LAMBDA_TASK_ROOT": "/var/task", "AWS_SAM_LOCAL": "true"}, False),
+    ({"LAMBDA_TASK_ROOT": "/var/task", "AWS_CHALICE_CLI_MODE": "true"}, False),
+    ({}, False),
+])
+def test_traces_go_to_x_ray_only_in_lambda_unless_turned_off(monkeypatch, environment, tracing):
+    """Powertools' own rule (its Tracer is disabled in the same cases): where it is false, the Tracer and the
+    X-Ray SDK are never loaded (runtime/observability.py)."""
+    from chalicelib.settings import reload
+
+    for name in ("LAMBDA_TASK_ROOT", "POWERTOOLS_TRACE_DISABLED", "AWS_SAM_LOCAL", "AWS_CHALICE_CLI_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    try:
+        assert reload().tracing is tracing
+    finally:
+        monkeypatch.undo()
+        reload()

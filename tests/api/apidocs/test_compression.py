@@ -1,4 +1,4 @@
-"""`/openapi.json` (1.7 MB of JSON) and the docs page's files are built once per process, sent gzip-compressed
+"""`/openapi.json` (0.9 MB of JSON) and the docs page's files are built once per process, sent gzip-compressed
 to a request whose Accept-Encoding takes gzip, and carry an ETag that a revalidation gets a bodiless 304 for
 (the docs page showed its spinner for seconds while it fetched the description whole)."""
 from __future__ import annotations
@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-DOCS_FILES = ["/openapi.json", "/docs", "/docs/swagger-ui.css", "/docs/swagger-ui-bundle.js"]
+DOCS_FILES = ["/openapi.json", "/docs", "/docs/openapi/accounts", "/docs/swagger-ui.css", "/docs/swagger-ui-bundle.js",
+              "/docs/swagger-ui-standalone-preset.js"]
 
 
 def test_the_description_comes_gzip_compressed_to_a_tenth_of_its_size_when_asked(api):
@@ -20,7 +21,7 @@ def test_the_description_comes_gzip_compressed_to_a_tenth_of_its_size_when_asked
     assert compressed.headers["Content-Type"] == plain.headers["Content-Type"] == "application/json"
     assert gzip.decompress(compressed.body) == plain.body
     assert json.loads(plain.body)["openapi"] == "3.1.0"
-    assert len(plain.body) > 1_000_000 and len(compressed.body) < len(plain.body) / 10
+    assert len(plain.body) > 500_000 and len(compressed.body) < len(plain.body) / 10
     assert compressed.headers["Vary"] == plain.headers["Vary"] == "Accept-Encoding"
 
 

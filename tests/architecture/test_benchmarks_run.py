@@ -1,0 +1,47 @@
+"""Every benchmark runs, at a smoke size, so a change that breaks one fails the suite (issue 28 point 5: two had
+crashed unnoticed after the code they drive changed). Each runs as `make bench` runs it, in a fresh interpreter
+of its own, and must exit 0; its figures are not judged here (benchmarks/README.md records them)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+
+SMOKE = {
+    "auth_roundtrips.py": ["--requests", "3", "--import-runs", "1"],
+    "auto_renewal.py": ["--books", "2"],
+    "billing.py": ["--books", "2", "--open-invoices", "2", "--clock-policies", "1"],
+    "billing_delinquency.py": ["--books", "2", "--open-invoices", "2"],
+    "cold_start.py": ["--smoke"],
+    "config_deploy.py": ["--repeat", "1"],
+    "documents.py": ["--renders", "1"],
+    "local_stack.py": ["--skip-stack", "--items", "50", "--runs", "2", "--bulk-rows", "50"],
+    "plugin_stack.py": ["--tenants", "1", "--prices", "2"],
+    "plugins.py": ["--calls", "10"],
+    "quotes.py": ["--requests", "1"],
+    "schedules.py": ["--requests", "1", "--rows", "50"],
+    "tables.py": ["--rows", "50", "--lookups", "10"],
+    "transactions.py": ["--smoke", "--requests", "1"],
+}
+"""The arguments of each benchmark's smoke run: every part of it, at the least size that runs it."""
+
+
+def test_every_benchmark_has_a_smoke_run():
+    scripts = sorted(path.name for path in BENCHMARKS.glob("[!_]*.py"))
+    assert scripts == sorted(SMOKE), "give a new benchmark its smoke arguments here"
+
+
+@pytest.mark.parametrize("script", sorted(SMOKE))
+def test_the_benchmark_runs(script):
+    environ = {name: value for name, value in os.environ.items()
+               if not name.startswith(("AWS_", "PAS_", "POWERTOOLS_"))}  # as from a shell: no test settings
+    result = subprocess.run([sys.executable, "-u", str(BENCHMARKS / script), *SMOKE[script]], cwd=ROOT,
+                            env=environ, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{script} {' '.join(SMOKE[script])}: exit {result.returncode}\n" \
+                                   f"{result.stdout[-1500:]}\n{result.stderr[-3000:]}"
