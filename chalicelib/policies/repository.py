@@ -34,6 +34,7 @@ from chalicelib.core.clock import isoformat
 from chalicelib.core.errors import Unavailable
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies.models import (
+    LIVE_UNISSUED,
     IssuedStack,
     Policy,
     Segment,
@@ -217,6 +218,54 @@ def stack(tenant: str, policy_locator: str) -> IssuedStack | None:
                        transactions=transactions, segments={segment.locator: segment for segment in segments},
                        abandoned_transactions=abandoned.get(TRANSACTION_ENTITY, []),
                        abandoned_segments=abandoned.get(SEGMENT_ENTITY, []))
+
+
+HEAD_ROUNDS = 4
+"""How many rounds of base transactions `head` reads before it gives up (a longer unissued chain)."""
+
+
+def head(tenant: str, policy_locator: str, transactions: Iterable[str] = ()) -> IssuedStack | None:
+    """The policy's head, read strongly consistently by key, whatever its history (IssuedStack.complete
+    False): the root (one GetItem), its terms (one Query of the `TERM#` prefix), then in one BatchGetItem
+    the latest segment, the latest issued transaction, the branch heads and `transactions`; then, only
+    where those did not include them, the transaction that made the latest segment and the bases of the
+    live unissued ones (one BatchGetItem per round). None for an unknown policy, or when the bases run
+    deeper than HEAD_ROUNDS (read `stack` instead). The root is read first and every issue rewrites it
+    with its children, so nothing read after it is older than it."""
+    gateway = table.gateway()
+    root = gateway.get(_scope(tenant), keys.policy(tenant, policy_locator))
+    if root is None or root.get("entity") != POLICY_ENTITY:
+        return None
+    policy = Policy.model_validate(_record(root))
+    term_items = query.all_items(gateway, _scope(tenant), keys.policy_partition(tenant, policy_locator),
+                                 sk_prefix=keys.TERM_PREFIX, consistent=True)
+    wanted = [keys.policy_segment(tenant, policy_locator, policy.latestSegmentLocator)]
+    wanted += [keys.policy_transaction(tenant, policy_locator, locator) for locator in dict.fromkeys(
+        [policy.issuedTransactionLocator, *policy.branchHeadTransactionLocators, *transactions])]
+    items = gateway.batch_get(_scope(tenant), wanted)
+    asked = {key.sk for key in wanted}
+    for rounds in range(HEAD_ROUNDS + 1):
+        missing = [str(item["transactionLocator"]) for item in items if item.get("entity") == SEGMENT_ENTITY]
+        missing += [str(item["baseTransactionLocator"]) for item in items
+                    if item.get("entity") == TRANSACTION_ENTITY and item.get("baseTransactionLocator")
+                    and item.get("transactionState") in {str(state) for state in LIVE_UNISSUED}]
+        missing = [locator for locator in dict.fromkeys(missing)
+                   if keys.policy_transaction(tenant, policy_locator, locator).sk not in asked]
+        if not missing:
+            break
+        if rounds == HEAD_ROUNDS:
+            return None
+        more = [keys.policy_transaction(tenant, policy_locator, locator) for locator in missing]
+        asked |= {key.sk for key in more}
+        items += gateway.batch_get(_scope(tenant), more)
+    committed = _committed_tokens(tenant, items) | {str(item[ISSUE_TOKEN]) for item in items if ISSUE_TOKEN in item}
+    shown = [_record(item) for item in items if visible(item, committed)]
+    found = sorted((Transaction.model_validate(item) for item in shown if item.get("entity") == TRANSACTION_ENTITY),
+                   key=lambda transaction: transaction.locator)  # as `stack` has them: by sort key
+    segments = [Segment.model_validate(item) for item in shown if item.get("entity") == SEGMENT_ENTITY]
+    return IssuedStack(policy=policy, terms=[Term.model_validate(_record(item)) for item in term_items],
+                       transactions=found, segments={segment.locator: segment for segment in segments},
+                       complete=False)
 
 
 def add_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *, issue_token: str | None = None) -> None:

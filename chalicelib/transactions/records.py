@@ -19,10 +19,11 @@ from chalicelib.core import codes
 from chalicelib.core.context import CallContext
 from chalicelib.core.records import check_size
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import IssuedStack, Policy, Transaction
+from chalicelib.policies.models import LIVE_UNISSUED, IssuedStack, Policy, Transaction
 from chalicelib.runtime import versioned, wiring
 from chalicelib.runtime.versioned import Event
 from chalicelib.runtime.wiring import UnitOfWork
+from chalicelib.transactions import timeline
 from chalicelib.transactions.models import ENTITY
 
 
@@ -47,19 +48,39 @@ def replaced(found: Found, transaction: Transaction) -> Found:
         transaction if t.locator == transaction.locator else t for t in found.stack.transactions]}), transaction)
 
 
-def find(ctx: CallContext, locator: str) -> Found:
-    """The transaction (404 `transaction.not_found` when this tenant has none with that locator)."""
-    stack = policies.transaction_stack(ctx, locator)
+def find(ctx: CallContext, locator: str, *, head: bool = False, plans: bool = True) -> Found:
+    """The transaction (404 `transaction.not_found` when this tenant has none with that locator). With
+    `head`, for a request that works the transaction out and writes it: read with its policy's head
+    alone (policies.service.transaction_head) where that holds all the request needs
+    (timeline.head_suffices; `plans` False: the request only writes the transaction, as discarding it
+    does, for which any head holding it suffices), else with the whole stack."""
+    policy_locator = None
+    if head:
+        stack = policies.transaction_head(ctx, locator)
+        transaction = next((t for t in stack.transactions if t.locator == locator), None) if stack else None
+        if stack is not None and transaction is not None:
+            if not plans and transaction.transactionState in LIVE_UNISSUED or \
+                    timeline.head_suffices(stack, transaction, has_schedules(ctx, transaction)):
+                return Found(stack, transaction)
+            policy_locator = stack.policy.locator
+    stack = policies.transaction_stack(ctx, locator, policy_locator)
     transaction = next((t for t in stack.transactions if t.locator == locator), None)
     if transaction is None:
         raise codes.not_found(ENTITY, locator)
     return Found(stack, transaction)
 
 
+def has_schedules(ctx: CallContext, transaction: Transaction) -> bool:
+    """Whether the configuration the transaction is bound to names any schedule (plugins then see the
+    schedules of its whole base chain)."""
+    return bool(model_of(ctx, transaction).get("schedules"))
+
+
 def found(ctx: CallContext, locator: str, given: Found | None) -> Found:
-    """`given` (the caller's consistent read of the transaction), else the transaction read by `find`."""
+    """`given` (the caller's consistent read of the transaction), else the transaction read by `find`
+    (by its policy's head where that suffices)."""
     if given is None:
-        return find(ctx, locator)
+        return find(ctx, locator, head=True)
     if given.transaction.locator != locator:
         raise ValueError(f"the transaction given is {given.transaction.locator}, not {locator}")
     return given
