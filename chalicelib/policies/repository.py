@@ -309,6 +309,15 @@ def _transaction_alias(tenant: str, locator: str) -> keys.Key:
     return keys.Key(keys.transaction_lookup(tenant, locator))
 
 
+def get_transaction(tenant: str, policy_locator: str, locator: str) -> Transaction | None:
+    """The policy's transaction by key (one consistent GetItem; a pending one only once committed: one
+    more), None when there is none."""
+    item = table.gateway().get(_scope(tenant), keys.policy_transaction(tenant, policy_locator, locator))
+    if item is None or item.get("entity") != TRANSACTION_ENTITY or not visible(item, _committed_tokens(tenant, [item])):
+        return None
+    return Transaction.model_validate(_record(item))
+
+
 def policy_of_transaction(tenant: str, locator: str) -> str | None:
     """The locator of the transaction's policy, from its alias (one consistent GetItem)."""
     alias = table.gateway().get(_scope(tenant), _transaction_alias(tenant, locator))

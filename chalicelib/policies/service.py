@@ -397,6 +397,30 @@ def transaction_stack(ctx: CallContext, locator: str, policy_locator: str | None
     return stack
 
 
+def get_transaction(ctx: CallContext, locator: str) -> Transaction:
+    """A transaction by locator, read by key whatever its policy's history (its alias, then the record:
+    two consistent GetItems); 404 `transaction.not_found`."""
+    policy_locator = repository.policy_of_transaction(ctx.tenant, locator) if _plausible(locator) else None
+    transaction = repository.get_transaction(ctx.tenant, policy_locator, locator) if policy_locator else None
+    if transaction is None:
+        raise codes.not_found(TRANSACTION_ENTITY, locator)
+    return transaction
+
+
+def transactions_of_policy(ctx: CallContext, policy_locator: str, locators: list[str]) -> dict[str, Transaction]:
+    """The policy's transactions among `locators` that are committed, by locator (one consistent
+    BatchGetItem per 100): an aggregate's parts, say."""
+    found, _ = repository.transactions_and_segments(ctx.tenant, [(policy_locator, x) for x in locators], [])
+    return found
+
+
+def segments_of_policy(ctx: CallContext, policy_locator: str, locators: list[str]) -> dict[str, Segment]:
+    """The policy's segments among `locators`, by locator (one consistent BatchGetItem per 100): those an
+    issued transaction names, which its issue committed."""
+    _, found = repository.transactions_and_segments(ctx.tenant, [], [(policy_locator, s) for s in locators])
+    return found
+
+
 def head(ctx: CallContext, locator: str) -> IssuedStack | None:
     """The policy's head (repository.head: the root, its terms, the latest segment and transactions,
     the live unissued ones; IssuedStack.complete False), read consistently by key whatever the policy's

@@ -93,15 +93,16 @@ PRICED = frozenset({"priced", "underwritten", "accepted", "issued", "underwritte
 
 
 def get_transaction(ctx: CallContext, locator: str) -> Transaction:
-    return records.find(ctx, locator).transaction
+    """The transaction, read by key (its policy's history is not read)."""
+    return policies.get_transaction(ctx, locator)
 
 
 def transaction_with_parts(ctx: CallContext, locator: str) -> tuple[Transaction, list[Transaction]]:
-    """The transaction and, for an aggregate, its parts in the order they apply."""
-    found = records.find(ctx, locator)
-    by_locator = {t.locator: t for t in found.stack.transactions}
-    parts = [by_locator[part] for part in found.transaction.aggregatedTransactionLocators if part in by_locator]
-    return found.transaction, parts
+    """The transaction and, for an aggregate, its parts in the order they apply (read by key)."""
+    transaction = policies.get_transaction(ctx, locator)
+    wanted = transaction.aggregatedTransactionLocators
+    by_locator = policies.transactions_of_policy(ctx, transaction.policyLocator, wanted) if wanted else {}
+    return transaction, [by_locator[part] for part in wanted if part in by_locator]
 
 
 def affected(ctx: CallContext, locator: str) -> list[AffectedTransaction]:
@@ -130,9 +131,14 @@ def priced_transaction(ctx: CallContext, locator: str) -> tuple[Transaction, lis
 def segments(ctx: CallContext, locator: str) -> list[Segment]:
     """The segments the transaction made, or for one not issued yet the segment it would make. An issued
     reversal or aggregate makes none: it answers the segment it left in force (inForceSegmentLocator); an
-    unissued reversal none."""
-    found = records.find(ctx, locator)
-    return _segments(ctx, found)
+    unissued reversal none. An issued transaction's are read by key; the one an unissued transaction would
+    make is worked out on its policy's head where that suffices."""
+    transaction = policies.get_transaction(ctx, locator)
+    if transaction.transactionState in (TransactionState.ISSUED, TransactionState.REVERSED):
+        shown = _shown_segments(transaction)
+        found = policies.segments_of_policy(ctx, transaction.policyLocator, shown) if shown else {}
+        return [found[each] for each in shown if each in found]
+    return _segments(ctx, records.find(ctx, locator, head=True))
 
 
 def segment(ctx: CallContext, locator: str, segment_locator: str | None = None) -> Segment:
@@ -453,12 +459,18 @@ def _config_version(ctx: CallContext, stack: IssuedStack, instructions: list[Ins
     return migrate.configVersionLocator
 
 
+def _shown_segments(transaction: Transaction) -> list[str]:
+    """The segments an issued (or reversed) transaction shows: those it made, else the one it left in force."""
+    shown = [s.locator for s in transaction.segments]
+    if not shown and transaction.inForceSegmentLocator is not None:
+        shown = [transaction.inForceSegmentLocator]
+    return shown
+
+
 def _segments(ctx: CallContext, found: Found) -> list[Segment]:
     transaction = found.transaction
     if transaction.transactionState in (TransactionState.ISSUED, TransactionState.REVERSED):
-        shown = [s.locator for s in transaction.segments]
-        if not shown and transaction.inForceSegmentLocator is not None:
-            shown = [transaction.inForceSegmentLocator]
+        shown = _shown_segments(transaction)
         return [found.stack.segments[each] for each in shown if each in found.stack.segments]
     if transaction.transactionCategory == TransactionCategory.REVERSAL:
         return []
