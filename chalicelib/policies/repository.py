@@ -8,10 +8,13 @@
   paged list of the issued stack).
 - `T#{t}#TERM#{term}`: alias of a term (its policy and number), for reading a term by locator.
 
-`stack` reads the whole collection with one strongly consistent Query (one per MB), root first; every
-issue (`add_issue`) rewrites the root on condition of the version that read saw, in the same
-TransactWriteItems as the issue's items, so an issue computed from a stale stack answers 409; a
-transaction write that moves a branch head rewrites the root's heads the same way (`save_branch_heads`).
+`stack` reads the whole collection with one strongly consistent Query (one per MB), root first; `head`
+reads what a transaction in sequence is worked out from, by key, whatever the policy's age: the root,
+its terms, then the latest segment and the transactions the root names (latest issued, branch heads) and
+their unissued bases. Every issue (`add_issue`) rewrites the root on condition of the version that read
+saw, in the same TransactWriteItems as the issue's items, so an issue computed from a stale stack or head
+answers 409; a transaction write that moves a branch head rewrites the root's heads the same way
+(`save_branch_heads`).
 
 An issue too large for one TransactWriteItems (an out-of-sequence issue or a reversal reapplying many
 transactions) is written in two stages (`add_pending`): first the records nothing visible names yet (the

@@ -5,8 +5,9 @@ policy (root, term 0, the `issuance` transaction in state `issued`, its coverage
 whole element tree, the first static data history entry and the number guard) and the quote's own
 changes are one TransactWriteItems of a fixed number of items, however large the element tree; the
 quotes service records `policy.quote.issue`. A policy is one item collection: `issued_stack` reads it
-with one strongly consistent Query, and every issue (repository.add_issue) writes the root on
-condition of the version that read saw; so does every other transaction write that moves one of the
+with one strongly consistent Query (`head` and `transaction_head` only what a transaction in sequence is
+worked out from, by key), and every issue (repository.add_issue) writes the root on condition of the
+version that read saw; so does every other transaction write that moves one of the
 policy's branch heads (a new transaction, one discarded or refused: `with_transaction`), which the root
 keeps so that reading a policy stays one GetItem.
 

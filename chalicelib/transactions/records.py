@@ -1,12 +1,14 @@
 """One transaction read with its policy, and written back: the transactions service's persistence.
 
-A transaction is found by locator through its alias (policies.service.transaction_stack: one
-consistent GetItem naming its policy, then the policy's item collection in one strongly consistent
-Query), so everything a request computes from (the policy, its terms, its issued segments, the other
-transactions) is what that read saw. A change is written conditionally on the transaction's version
-(policies.service.save_transaction, through the shared versioned save) with its events, in one
-transaction. Events are `policy.{category}.{action}` with the policy and the transaction
-(socotra-semantics.md Appendix A); `underwrite` adds the underwritingStatus.
+A transaction is found by locator through its alias (one consistent GetItem naming its policy), then
+read with its policy's head (policies.service.transaction_head: the root, its terms, the latest segment
+and transactions by key) where timeline.head_suffices says that holds all the request needs, else with
+the policy's item collection (policies.service.transaction_stack: one strongly consistent Query), so
+everything a request computes from (the policy, its terms, its issued segments, the other transactions)
+is what that read saw, and its write is guarded by the root version it read. A change is written
+conditionally on the transaction's version (policies.service.save_transaction, through the shared
+versioned save) with its events, in one transaction. Events are `policy.{category}.{action}` with the
+policy and the transaction (socotra-semantics.md Appendix A); `underwrite` adds the underwritingStatus.
 """
 from __future__ import annotations
 
