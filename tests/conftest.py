@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,99 @@ def ddb_calls(aws) -> Iterator[list[str]]:
     events.register("before-call.dynamodb", count)
     yield calls
     events.unregister("before-call.dynamodb", count)
+
+
+@dataclass
+class Read:
+    """One DynamoDB read call: its operation, the keys it asked for by key (GetItem, BatchGetItem), the
+    partition it queried, and the items it answered with their size as DynamoDB counts it (what read
+    units and a Query's 1 MB page are counted in)."""
+
+    operation: str
+    keys: list[tuple[str, str]]
+    partition: str | None
+    items: int = 0
+    bytes: int = 0
+
+
+class Reads(list[Read]):
+    """The `ddb_reads` fixture's record (clear() between requests)."""
+
+    @property
+    def bytes(self) -> int:
+        return sum(read.bytes for read in self)
+
+    @property
+    def items(self) -> int:
+        return sum(read.items for read in self)
+
+    def of_key(self, pk: str, sk: str = "#ROOT") -> list[Read]:
+        """The GetItem and BatchGetItem calls that asked for the item (pk, sk)."""
+        return [read for read in self if (pk, sk) in read.keys]
+
+
+READ_OPERATIONS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan", "TransactGetItems"})
+
+
+@pytest.fixture
+def ddb_reads(aws) -> Iterator[Reads]:
+    """Every DynamoDB read made while the test runs, with the keys asked for and the bytes answered."""
+    from chalicelib.storage import clients
+
+    reads = Reads()
+
+    def before(event_name: str, params: dict[str, Any], **_: object) -> None:
+        operation = event_name.rsplit(".", 1)[-1]
+        if operation not in READ_OPERATIONS:
+            return
+        asked = [params["Key"]] if "Key" in params else [
+            key for request in (params.get("RequestItems") or {}).values() for key in request.get("Keys", [])]
+        values = params.get("ExpressionAttributeValues") or {}
+        reads.append(Read(operation, [(key["PK"]["S"], key["SK"]["S"]) for key in asked if "PK" in key],
+                          values.get(":pk", {}).get("S")))
+
+    def after(event_name: str, parsed: dict[str, Any], **_: object) -> None:
+        if event_name.rsplit(".", 1)[-1] not in READ_OPERATIONS or not reads:
+            return
+        answered = [parsed["Item"]] if parsed.get("Item") else list(parsed.get("Items") or [])
+        answered += [item for found in (parsed.get("Responses") or {}).values() if isinstance(found, list)
+                     for item in found]
+        reads[-1].items += len(answered)
+        reads[-1].bytes += sum(map(item_size, answered))
+
+    events = clients.dynamodb().meta.events
+    events.register("before-parameter-build.dynamodb", before)
+    events.register("after-call.dynamodb", after)
+    yield reads
+    events.unregister("before-parameter-build.dynamodb", before)
+    events.unregister("after-call.dynamodb", after)
+
+
+def item_size(item: dict[str, Any]) -> int:
+    """An item's size as DynamoDB counts it (benchmarks/transactions.py measures the same way)."""
+    return sum(len(name.encode()) + attribute_size(value) for name, value in item.items())
+
+
+def attribute_size(value: dict[str, Any]) -> int:
+    """DynamoDB's size of a typed attribute value: strings in UTF-8, numbers about one byte per two digits
+    plus one, a map or list 3 bytes plus 1 per element (and each map key's name)."""
+    ((kind, data),) = value.items()
+    if kind == "S":
+        return len(data.encode())
+    if kind == "N":
+        digits = data.lstrip("-").replace(".", "").strip("0") or "0"
+        return (len(digits) + 1) // 2 + 1
+    if kind in ("BOOL", "NULL"):
+        return 1
+    if kind == "B":
+        return len(data)
+    if kind == "M":
+        return 3 + sum(len(name.encode()) + attribute_size(item) + 1 for name, item in data.items())
+    if kind == "L":
+        return 3 + sum(attribute_size(item) + 1 for item in data)
+    if kind in ("SS", "NS", "BS"):
+        return sum(len(str(item).encode()) for item in data)
+    raise ValueError(f"no size for a {kind} attribute")
 
 
 @pytest.fixture(scope="session")

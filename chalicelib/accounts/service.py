@@ -64,18 +64,29 @@ MAX_LOCATOR_LENGTH = 64
 
 
 def get_account(ctx: CallContext, locator: str) -> Account:
-    """The account (404 `account.not_found` when this tenant has none with that locator)."""
-    account = repository.get(ctx.tenant, locator) if 0 < len(locator) <= MAX_LOCATOR_LENGTH else None
+    """The account (404 `account.not_found` when this tenant has none with that locator); read once per
+    request (CallContext.reads, until the request commits a write)."""
+    account = ctx.reads.read(_read_key(ctx, locator), lambda: repository.get(ctx.tenant, locator)) \
+        if 0 < len(locator) <= MAX_LOCATOR_LENGTH else None
     if account is None:
         raise codes.not_found(ENTITY, locator)
-    return account
+    return account.model_copy(deep=True)
 
 
 def accounts_by_locator(ctx: CallContext, locators: list[str]) -> dict[str, Account]:
-    """The tenant's accounts among `locators`, read together (one BatchGetItem per 100); unknown ones are
-    left out."""
+    """The tenant's accounts among `locators`, read together (one BatchGetItem per 100, for those the
+    request has not read yet); unknown ones are left out."""
     plausible = [locator for locator in dict.fromkeys(locators) if 0 < len(locator) <= MAX_LOCATOR_LENGTH]
-    return {account.locator: account for account in repository.get_many(ctx.tenant, plausible)} if plausible else {}
+    known = {locator: ctx.reads.get(_read_key(ctx, locator)) for locator in plausible}
+    unread = [locator for locator, account in known.items() if account is None]
+    for account in repository.get_many(ctx.tenant, unread) if unread else []:
+        ctx.reads.put(_read_key(ctx, account.locator), account)
+        known[account.locator] = account
+    return {locator: account.model_copy(deep=True) for locator, account in known.items() if account is not None}
+
+
+def _read_key(ctx: CallContext, locator: str) -> tuple[str, str, str]:
+    return ENTITY, ctx.tenant, locator
 
 
 def list_accounts(ctx: CallContext, page: PageRequest) -> Page[Account]:

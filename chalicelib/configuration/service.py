@@ -345,7 +345,8 @@ def difference(ctx: CallContext, config_json: str) -> dict[str, dict[str, dict[s
 
 
 def _current(ctx: CallContext) -> CurrentDeployment:
-    current = repository.current(ctx.tenant)
+    """The current deployment pointer, read once per request (CallContext.reads, until it commits)."""
+    current = ctx.reads.read(("configuration.current", ctx.tenant), lambda: repository.current(ctx.tenant))
     if current is None:
         identity.get_tenant(ctx, ctx.tenant)
         raise codes.not_found("configuration")

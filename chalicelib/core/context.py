@@ -1,13 +1,15 @@
 """Who is calling, for which tenant, in which request, at what time."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from chalicelib.core import codes
 from chalicelib.core.permissions import grants_any, tenant_allowed
 
+T = TypeVar("T")
 SYSTEM_USER_LOCATOR = "00000000-0000-0000-0000-000000000000"
 
 
@@ -42,6 +44,36 @@ class IdempotencyClaim:
     claimed: bool = False
 
 
+class ReadCache:
+    """What one request (or one job run) has read, by key, so that each record is read at most once:
+    the configuration's current version, an account, a policy root. The services that read those
+    records own their keys (`(domain, tenant, locator)`); the unit of work forgets everything when it
+    commits, so a read after a write sees the write. A record a caller changes is a copy (models are
+    changed with model_copy), so what is cached stays what storage answered."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, ...], Any] = {}
+
+    def read(self, key: tuple[str, ...], reader: Callable[[], T]) -> T:
+        """The value cached under `key`, else `reader()` (cached unless None: a record not found is
+        looked for again)."""
+        if key in self._entries:
+            return self._entries[key]  # type: ignore[no-any-return]
+        value = reader()
+        if value is not None:
+            self._entries[key] = value
+        return value
+
+    def get(self, key: tuple[str, ...]) -> Any:
+        return self._entries.get(key)
+
+    def put(self, key: tuple[str, ...], value: Any) -> None:
+        self._entries[key] = value
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
 @dataclass(frozen=True)
 class CallContext:
     principal: Principal
@@ -49,6 +81,8 @@ class CallContext:
     now: datetime
     tenant_locator: str | None = None
     idempotency: IdempotencyClaim | None = None
+    reads: ReadCache = field(default_factory=ReadCache, compare=False, repr=False)
+    """The request's reads (shared by `for_tenant` copies): each record read once per request."""
 
     @property
     def tenant(self) -> str:

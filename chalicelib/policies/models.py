@@ -341,6 +341,11 @@ class IssuedStack(BaseModel):
     """Transactions (by locator) of issue attempts that never committed: no read shows them."""
     abandoned_segments: list[str] = []
     """Segments (by locator) of issue attempts that never committed."""
+    complete: bool = True
+    """False for a head (repository.head): the root, every term, the latest segment, the transaction
+    that made it, the latest issued transaction and every live unissued one; the rest of the history is
+    left out. Enough to work out and issue a transaction in sequence after the last one in processing
+    order (transactions.timeline says how), never to list or show the history."""
 
     def issued(self) -> list[Transaction]:
         """The issued transactions (neither reversed nor reapplied), in issuing order."""

@@ -8,10 +8,13 @@
   paged list of the issued stack).
 - `T#{t}#TERM#{term}`: alias of a term (its policy and number), for reading a term by locator.
 
-`stack` reads the whole collection with one strongly consistent Query (one per MB), root first; every
-issue (`add_issue`) rewrites the root on condition of the version that read saw, in the same
-TransactWriteItems as the issue's items, so an issue computed from a stale stack answers 409; a
-transaction write that moves a branch head rewrites the root's heads the same way (`save_branch_heads`).
+`stack` reads the whole collection with one strongly consistent Query (one per MB), root first; `head`
+reads what a transaction in sequence is worked out from, by key, whatever the policy's age: the root,
+its terms, then the latest segment and the transactions the root names (latest issued, branch heads) and
+their unissued bases. Every issue (`add_issue`) rewrites the root on condition of the version that read
+saw, in the same TransactWriteItems as the issue's items, so an issue computed from a stale stack or head
+answers 409; a transaction write that moves a branch head rewrites the root's heads the same way
+(`save_branch_heads`).
 
 An issue too large for one TransactWriteItems (an out-of-sequence issue or a reversal reapplying many
 transactions) is written in two stages (`add_pending`): first the records nothing visible names yet (the
@@ -34,6 +37,7 @@ from chalicelib.core.clock import isoformat
 from chalicelib.core.errors import Unavailable
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies.models import (
+    LIVE_UNISSUED,
     IssuedStack,
     Policy,
     Segment,
@@ -219,6 +223,54 @@ def stack(tenant: str, policy_locator: str) -> IssuedStack | None:
                        abandoned_segments=abandoned.get(SEGMENT_ENTITY, []))
 
 
+HEAD_ROUNDS = 4
+"""How many rounds of base transactions `head` reads before it gives up (a longer unissued chain)."""
+
+
+def head(tenant: str, policy_locator: str, transactions: Iterable[str] = ()) -> IssuedStack | None:
+    """The policy's head, read strongly consistently by key, whatever its history (IssuedStack.complete
+    False): the root (one GetItem), its terms (one Query of the `TERM#` prefix), then in one BatchGetItem
+    the latest segment, the latest issued transaction, the branch heads and `transactions`; then, only
+    where those did not include them, the transaction that made the latest segment and the bases of the
+    live unissued ones (one BatchGetItem per round). None for an unknown policy, or when the bases run
+    deeper than HEAD_ROUNDS (read `stack` instead). The root is read first and every issue rewrites it
+    with its children, so nothing read after it is older than it."""
+    gateway = table.gateway()
+    root = gateway.get(_scope(tenant), keys.policy(tenant, policy_locator))
+    if root is None or root.get("entity") != POLICY_ENTITY:
+        return None
+    policy = Policy.model_validate(_record(root))
+    term_items = query.all_items(gateway, _scope(tenant), keys.policy_partition(tenant, policy_locator),
+                                 sk_prefix=keys.TERM_PREFIX, consistent=True)
+    wanted = [keys.policy_segment(tenant, policy_locator, policy.latestSegmentLocator)]
+    wanted += [keys.policy_transaction(tenant, policy_locator, locator) for locator in dict.fromkeys(
+        [policy.issuedTransactionLocator, *policy.branchHeadTransactionLocators, *transactions])]
+    items = gateway.batch_get(_scope(tenant), wanted)
+    asked = {key.sk for key in wanted}
+    for rounds in range(HEAD_ROUNDS + 1):
+        missing = [str(item["transactionLocator"]) for item in items if item.get("entity") == SEGMENT_ENTITY]
+        missing += [str(item["baseTransactionLocator"]) for item in items
+                    if item.get("entity") == TRANSACTION_ENTITY and item.get("baseTransactionLocator")
+                    and item.get("transactionState") in {str(state) for state in LIVE_UNISSUED}]
+        missing = [locator for locator in dict.fromkeys(missing)
+                   if keys.policy_transaction(tenant, policy_locator, locator).sk not in asked]
+        if not missing:
+            break
+        if rounds == HEAD_ROUNDS:
+            return None
+        more = [keys.policy_transaction(tenant, policy_locator, locator) for locator in missing]
+        asked |= {key.sk for key in more}
+        items += gateway.batch_get(_scope(tenant), more)
+    committed = _committed_tokens(tenant, items) | {str(item[ISSUE_TOKEN]) for item in items if ISSUE_TOKEN in item}
+    shown = [_record(item) for item in items if visible(item, committed)]
+    found = sorted((Transaction.model_validate(item) for item in shown if item.get("entity") == TRANSACTION_ENTITY),
+                   key=lambda transaction: transaction.locator)  # as `stack` has them: by sort key
+    segments = [Segment.model_validate(item) for item in shown if item.get("entity") == SEGMENT_ENTITY]
+    return IssuedStack(policy=policy, terms=[Term.model_validate(_record(item)) for item in term_items],
+                       transactions=found, segments={segment.locator: segment for segment in segments},
+                       complete=False)
+
+
 def add_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *, issue_token: str | None = None) -> None:
     """A new transaction and its alias (the item naming its policy, read to find it by locator); with
     `issue_token`, the transaction whose write commits the records pending under that token."""
@@ -258,6 +310,15 @@ def _transaction_indexes(tenant: str, transaction: Transaction) -> dict[str, str
 
 def _transaction_alias(tenant: str, locator: str) -> keys.Key:
     return keys.Key(keys.transaction_lookup(tenant, locator))
+
+
+def get_transaction(tenant: str, policy_locator: str, locator: str) -> Transaction | None:
+    """The policy's transaction by key (one consistent GetItem; a pending one only once committed: one
+    more), None when there is none."""
+    item = table.gateway().get(_scope(tenant), keys.policy_transaction(tenant, policy_locator, locator))
+    if item is None or item.get("entity") != TRANSACTION_ENTITY or not visible(item, _committed_tokens(tenant, [item])):
+        return None
+    return Transaction.model_validate(_record(item))
 
 
 def policy_of_transaction(tenant: str, locator: str) -> str | None:

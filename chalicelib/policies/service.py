@@ -5,8 +5,9 @@ policy (root, term 0, the `issuance` transaction in state `issued`, its coverage
 whole element tree, the first static data history entry and the number guard) and the quote's own
 changes are one TransactWriteItems of a fixed number of items, however large the element tree; the
 quotes service records `policy.quote.issue`. A policy is one item collection: `issued_stack` reads it
-with one strongly consistent Query, and every issue (repository.add_issue) writes the root on
-condition of the version that read saw; so does every other transaction write that moves one of the
+with one strongly consistent Query (`head` and `transaction_head` only what a transaction in sequence is
+worked out from, by key), and every issue (repository.add_issue) writes the root on condition of the
+version that read saw; so does every other transaction write that moves one of the
 policy's branch heads (a new transaction, one discarded or refused: `with_transaction`), which the root
 keeps so that reading a policy stays one GetItem.
 
@@ -210,11 +211,25 @@ def _default_billing_level(model: dict[str, Any]) -> BillingLevel:
 
 
 def get_policy(ctx: CallContext, locator: str) -> Policy:
-    """The policy (404 `policy.not_found` when this tenant has none with that locator)."""
-    policy = repository.get(ctx.tenant, locator) if _plausible(locator) else None
+    """The policy (404 `policy.not_found` when this tenant has none with that locator); its root read once
+    per request (CallContext.reads, until the request commits a write; the reads of its stack or head
+    count)."""
+    policy = ctx.reads.read(_read_key(ctx, locator), lambda: repository.get(ctx.tenant, locator)) \
+        if _plausible(locator) else None
     if policy is None:
         raise codes.not_found(ENTITY, locator)
-    return policy
+    return policy.model_copy(deep=True)
+
+
+def _read_key(ctx: CallContext, locator: str) -> tuple[str, str, str]:
+    return ENTITY, ctx.tenant, locator
+
+
+def _seen(ctx: CallContext, stack: IssuedStack | None) -> IssuedStack | None:
+    """`stack` as just read: its root is what `get_policy` answers for the rest of the request."""
+    if stack is not None:
+        ctx.reads.put(_read_key(ctx, stack.policy.locator), stack.policy.model_copy(deep=True))
+    return stack
 
 
 def policies_with_number(ctx: CallContext, policy_number: str) -> list[Policy]:
@@ -277,7 +292,7 @@ def snapshot(ctx: CallContext, locator: str, moment: datetime, *, by_issued_time
 def issued_stack(ctx: CallContext, locator: str) -> IssuedStack:
     """The policy with its terms, transactions and segments in one strongly consistent read: what a
     transaction is computed from (and its issue written on condition of `policy.version`)."""
-    stack = repository.stack(ctx.tenant, locator) if _plausible(locator) else None
+    stack = _seen(ctx, repository.stack(ctx.tenant, locator) if _plausible(locator) else None)
     if stack is None:
         raise codes.not_found(ENTITY, locator)
     return stack
@@ -371,15 +386,58 @@ def terms(ctx: CallContext, locator: str, page: PageRequest) -> Page[Term]:
     return repository.terms(ctx.tenant, policy.locator, page)
 
 
-def transaction_stack(ctx: CallContext, locator: str) -> IssuedStack:
+def transaction_stack(ctx: CallContext, locator: str, policy_locator: str | None = None) -> IssuedStack:
     """The stack of the policy holding transaction `locator` (its alias names the policy: one
-    consistent GetItem, then the collection's one strongly consistent Query); 404
-    `transaction.not_found` when this tenant has no such transaction."""
-    policy_locator = repository.policy_of_transaction(ctx.tenant, locator) if _plausible(locator) else None
-    stack = repository.stack(ctx.tenant, policy_locator) if policy_locator else None
+    consistent GetItem, unless the caller read it already: `policy_locator`; then the collection's one
+    strongly consistent Query); 404 `transaction.not_found` when this tenant has no such transaction."""
+    if policy_locator is None:
+        policy_locator = repository.policy_of_transaction(ctx.tenant, locator) if _plausible(locator) else None
+    stack = _seen(ctx, repository.stack(ctx.tenant, policy_locator) if policy_locator else None)
     if stack is None or not any(t.locator == locator for t in stack.transactions):
         raise codes.not_found(TRANSACTION_ENTITY, locator)
     return stack
+
+
+def get_transaction(ctx: CallContext, locator: str) -> Transaction:
+    """A transaction by locator, read by key whatever its policy's history (its alias, then the record:
+    two consistent GetItems); 404 `transaction.not_found`."""
+    policy_locator = repository.policy_of_transaction(ctx.tenant, locator) if _plausible(locator) else None
+    transaction = repository.get_transaction(ctx.tenant, policy_locator, locator) if policy_locator else None
+    if transaction is None:
+        raise codes.not_found(TRANSACTION_ENTITY, locator)
+    return transaction
+
+
+def transactions_of_policy(ctx: CallContext, policy_locator: str, locators: list[str]) -> dict[str, Transaction]:
+    """The policy's transactions among `locators` that are committed, by locator (one consistent
+    BatchGetItem per 100): an aggregate's parts, say."""
+    found, _ = repository.transactions_and_segments(ctx.tenant, [(policy_locator, x) for x in locators], [])
+    return found
+
+
+def segments_of_policy(ctx: CallContext, policy_locator: str, locators: list[str]) -> dict[str, Segment]:
+    """The policy's segments among `locators`, by locator (one consistent BatchGetItem per 100): those an
+    issued transaction names, which its issue committed."""
+    _, found = repository.transactions_and_segments(ctx.tenant, [], [(policy_locator, s) for s in locators])
+    return found
+
+
+def head(ctx: CallContext, locator: str) -> IssuedStack | None:
+    """The policy's head (repository.head: the root, its terms, the latest segment and transactions,
+    the live unissued ones; IssuedStack.complete False), read consistently by key whatever the policy's
+    history; None where `issued_stack` is the read to make (an unknown policy, a deep unissued chain)."""
+    return _seen(ctx, repository.head(ctx.tenant, locator) if _plausible(locator) else None)
+
+
+def transaction_head(ctx: CallContext, locator: str) -> IssuedStack | None:
+    """The head of the policy holding transaction `locator`, with that transaction (its alias names the
+    policy: one consistent GetItem, then `head`'s reads); None where `transaction_stack` is the read to
+    make (an unknown transaction among them, which it answers 404)."""
+    policy_locator = repository.policy_of_transaction(ctx.tenant, locator) if _plausible(locator) else None
+    found = _seen(ctx, repository.head(ctx.tenant, policy_locator, [locator]) if policy_locator else None)
+    if found is None or not any(t.locator == locator for t in found.transactions):
+        return None
+    return found
 
 
 def get_segment(ctx: CallContext, locator: str) -> Segment:

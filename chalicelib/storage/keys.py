@@ -242,11 +242,13 @@ def account_policies_index(tenant_locator: str, account_locator: str) -> str:
 
 
 # --- policies -------------------------------------------------------------------------------------
-# A policy is one item collection, read whole by one strongly consistent Query of its partition: the
-# root first (`#ROOT`; GSI1: the account's policies, GSI2: the tenant's policies, both in creation
-# order), then its segments (each with its element tree as a document), static data history, terms by
-# number and transactions. Every issue rewrites the root on condition of its version in the same
-# transaction as its children, so a root read first is never older than the children read after it.
+# A policy is one item collection: the root (`#ROOT`; GSI1: the account's policies, GSI2: the tenant's
+# policies, both in creation order), then its segments (each with its element tree as a document), static
+# data history, terms by number and transactions. A transaction request reads its head by key (the root,
+# the `TERM#` prefix, the segment and transactions the root names: policies.repository.head), work that
+# needs the history the whole collection (one strongly consistent Query per MB). Every issue rewrites the
+# root on condition of its version in the same transaction as its children, so a root read first is
+# never older than the children read after it.
 # Transactions and segments are found by locator on GSI1 (`transaction_lookup`, `segment_lookup`), a
 # term through an alias item naming its policy and number; an issued transaction is also on the
 # policy's sparse issued stack (GSI2, by issued time), which pages the issued transactions list.

@@ -91,7 +91,10 @@ class TransactionUnitOfWork:
             ops.append(guard)
         if len(ops) > self.capacity:
             raise codes.REQUEST_INVALID(f"One change may touch at most {self.capacity} records")
-        self._gateway.transact(self.scope, ops)
+        try:
+            self._gateway.transact(self.scope, ops)
+        finally:  # what the request read may have changed: read it again (CallContext.reads)
+            self.ctx.reads.clear()
         self._ops, self._events = [], []
         actions, self._after_commit = self._after_commit, []
         for action in actions:

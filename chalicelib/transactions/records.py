@@ -1,12 +1,14 @@
 """One transaction read with its policy, and written back: the transactions service's persistence.
 
-A transaction is found by locator through its alias (policies.service.transaction_stack: one
-consistent GetItem naming its policy, then the policy's item collection in one strongly consistent
-Query), so everything a request computes from (the policy, its terms, its issued segments, the other
-transactions) is what that read saw. A change is written conditionally on the transaction's version
-(policies.service.save_transaction, through the shared versioned save) with its events, in one
-transaction. Events are `policy.{category}.{action}` with the policy and the transaction
-(socotra-semantics.md Appendix A); `underwrite` adds the underwritingStatus.
+A transaction is found by locator through its alias (one consistent GetItem naming its policy), then
+read with its policy's head (policies.service.transaction_head: the root, its terms, the latest segment
+and transactions by key) where timeline.head_suffices says that holds all the request needs, else with
+the policy's item collection (policies.service.transaction_stack: one strongly consistent Query), so
+everything a request computes from (the policy, its terms, its issued segments, the other transactions)
+is what that read saw, and its write is guarded by the root version it read. A change is written
+conditionally on the transaction's version (policies.service.save_transaction, through the shared
+versioned save) with its events, in one transaction. Events are `policy.{category}.{action}` with the
+policy and the transaction (socotra-semantics.md Appendix A); `underwrite` adds the underwritingStatus.
 """
 from __future__ import annotations
 
@@ -19,10 +21,11 @@ from chalicelib.core import codes
 from chalicelib.core.context import CallContext
 from chalicelib.core.records import check_size
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import IssuedStack, Policy, Transaction
+from chalicelib.policies.models import LIVE_UNISSUED, IssuedStack, Policy, Transaction
 from chalicelib.runtime import versioned, wiring
 from chalicelib.runtime.versioned import Event
 from chalicelib.runtime.wiring import UnitOfWork
+from chalicelib.transactions import timeline
 from chalicelib.transactions.models import ENTITY
 
 
@@ -47,19 +50,39 @@ def replaced(found: Found, transaction: Transaction) -> Found:
         transaction if t.locator == transaction.locator else t for t in found.stack.transactions]}), transaction)
 
 
-def find(ctx: CallContext, locator: str) -> Found:
-    """The transaction (404 `transaction.not_found` when this tenant has none with that locator)."""
-    stack = policies.transaction_stack(ctx, locator)
+def find(ctx: CallContext, locator: str, *, head: bool = False, plans: bool = True) -> Found:
+    """The transaction (404 `transaction.not_found` when this tenant has none with that locator). With
+    `head`, for a request that works the transaction out and writes it: read with its policy's head
+    alone (policies.service.transaction_head) where that holds all the request needs
+    (timeline.head_suffices; `plans` False: the request only writes the transaction, as discarding it
+    does, for which any head holding it suffices), else with the whole stack."""
+    policy_locator = None
+    if head:
+        stack = policies.transaction_head(ctx, locator)
+        transaction = next((t for t in stack.transactions if t.locator == locator), None) if stack else None
+        if stack is not None and transaction is not None:
+            if not plans and transaction.transactionState in LIVE_UNISSUED or \
+                    timeline.head_suffices(stack, transaction, has_schedules(ctx, transaction)):
+                return Found(stack, transaction)
+            policy_locator = stack.policy.locator
+    stack = policies.transaction_stack(ctx, locator, policy_locator)
     transaction = next((t for t in stack.transactions if t.locator == locator), None)
     if transaction is None:
         raise codes.not_found(ENTITY, locator)
     return Found(stack, transaction)
 
 
+def has_schedules(ctx: CallContext, transaction: Transaction) -> bool:
+    """Whether the configuration the transaction is bound to names any schedule (plugins then see the
+    schedules of its whole base chain)."""
+    return bool(model_of(ctx, transaction).get("schedules"))
+
+
 def found(ctx: CallContext, locator: str, given: Found | None) -> Found:
-    """`given` (the caller's consistent read of the transaction), else the transaction read by `find`."""
+    """`given` (the caller's consistent read of the transaction), else the transaction read by `find`
+    (by its policy's head where that suffices)."""
     if given is None:
-        return find(ctx, locator)
+        return find(ctx, locator, head=True)
     if given.transaction.locator != locator:
         raise ValueError(f"the transaction given is {given.transaction.locator}, not {locator}")
     return given

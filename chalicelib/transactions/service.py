@@ -93,15 +93,16 @@ PRICED = frozenset({"priced", "underwritten", "accepted", "issued", "underwritte
 
 
 def get_transaction(ctx: CallContext, locator: str) -> Transaction:
-    return records.find(ctx, locator).transaction
+    """The transaction, read by key (its policy's history is not read)."""
+    return policies.get_transaction(ctx, locator)
 
 
 def transaction_with_parts(ctx: CallContext, locator: str) -> tuple[Transaction, list[Transaction]]:
-    """The transaction and, for an aggregate, its parts in the order they apply."""
-    found = records.find(ctx, locator)
-    by_locator = {t.locator: t for t in found.stack.transactions}
-    parts = [by_locator[part] for part in found.transaction.aggregatedTransactionLocators if part in by_locator]
-    return found.transaction, parts
+    """The transaction and, for an aggregate, its parts in the order they apply (read by key)."""
+    transaction = policies.get_transaction(ctx, locator)
+    wanted = transaction.aggregatedTransactionLocators
+    by_locator = policies.transactions_of_policy(ctx, transaction.policyLocator, wanted) if wanted else {}
+    return transaction, [by_locator[part] for part in wanted if part in by_locator]
 
 
 def affected(ctx: CallContext, locator: str) -> list[AffectedTransaction]:
@@ -130,9 +131,14 @@ def priced_transaction(ctx: CallContext, locator: str) -> tuple[Transaction, lis
 def segments(ctx: CallContext, locator: str) -> list[Segment]:
     """The segments the transaction made, or for one not issued yet the segment it would make. An issued
     reversal or aggregate makes none: it answers the segment it left in force (inForceSegmentLocator); an
-    unissued reversal none."""
-    found = records.find(ctx, locator)
-    return _segments(ctx, found)
+    unissued reversal none. An issued transaction's are read by key; the one an unissued transaction would
+    make is worked out on its policy's head where that suffices."""
+    transaction = policies.get_transaction(ctx, locator)
+    if transaction.transactionState in (TransactionState.ISSUED, TransactionState.REVERSED):
+        shown = _shown_segments(transaction)
+        found = policies.segments_of_policy(ctx, transaction.policyLocator, shown) if shown else {}
+        return [found[each] for each in shown if each in found]
+    return _segments(ctx, records.find(ctx, locator, head=True))
 
 
 def segment(ctx: CallContext, locator: str, segment_locator: str | None = None) -> Segment:
@@ -205,10 +211,24 @@ def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruc
                transaction_type: str | None, base_locator: str | None,
                term_duration: Decimal | None = None,
                stack: IssuedStack | None = None) -> tuple[IssuedStack, Transaction]:
+    if stack is not None and stack.policy.locator != policy_locator:
+        raise ValueError(f"the stack given is of policy {stack.policy.locator}, not {policy_locator}")
+    if stack is None and base_locator is None:  # the head, where it holds all the draft is worked out from
+        head = policies.head(ctx, policy_locator)
+        if head is not None:
+            draft = _unplanned(ctx, head, instructions, route, transaction_type, base_locator, term_duration)
+            if timeline.head_suffices(head, draft, records.has_schedules(ctx, draft)):
+                return head, _planned(ctx, head, draft)
     if stack is None:
         stack = policies.issued_stack(ctx, policy_locator)
-    elif stack.policy.locator != policy_locator:
-        raise ValueError(f"the stack given is of policy {stack.policy.locator}, not {policy_locator}")
+    return stack, _planned(ctx, stack, _unplanned(ctx, stack, instructions, route, transaction_type, base_locator,
+                                                  term_duration))
+
+
+def _unplanned(ctx: CallContext, stack: IssuedStack, instructions: list[Instruction], route: str | None,
+               transaction_type: str | None, base_locator: str | None,
+               term_duration: Decimal | None) -> Transaction:
+    """The draft before `_planned` works out its span (its effective time still its base's)."""
     model = configuration.model(ctx, stack.policy.configVersion, resolved=True)
     category, type_name = _kind(model, route, transaction_type)
     _check_not_held(stack.policy, category, type_name)
@@ -224,7 +244,7 @@ def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruc
                             for i in instructions],
         configVersion=stack.policy.configVersion,
         termDuration=term_duration if category == TransactionCategory.RENEWAL else None)
-    return stack, _planned(ctx, stack, draft)
+    return draft
 
 
 def _check_not_held(policy: Policy, category: str, transaction_type: str) -> None:
@@ -327,7 +347,7 @@ def remove_elements(ctx: CallContext, locator: str, locators: list[str]) -> list
 
 
 def _draft(ctx: CallContext, locator: str) -> Found:
-    found = records.find(ctx, locator)
+    found = records.find(ctx, locator, head=True)
     LIFECYCLE.check_editable(found.transaction.transactionState)
     return found
 
@@ -439,12 +459,18 @@ def _config_version(ctx: CallContext, stack: IssuedStack, instructions: list[Ins
     return migrate.configVersionLocator
 
 
+def _shown_segments(transaction: Transaction) -> list[str]:
+    """The segments an issued (or reversed) transaction shows: those it made, else the one it left in force."""
+    shown = [s.locator for s in transaction.segments]
+    if not shown and transaction.inForceSegmentLocator is not None:
+        shown = [transaction.inForceSegmentLocator]
+    return shown
+
+
 def _segments(ctx: CallContext, found: Found) -> list[Segment]:
     transaction = found.transaction
     if transaction.transactionState in (TransactionState.ISSUED, TransactionState.REVERSED):
-        shown = [s.locator for s in transaction.segments]
-        if not shown and transaction.inForceSegmentLocator is not None:
-            shown = [transaction.inForceSegmentLocator]
+        shown = _shown_segments(transaction)
         return [found.stack.segments[each] for each in shown if each in found.stack.segments]
     if transaction.transactionCategory == TransactionCategory.REVERSAL:
         return []
@@ -654,7 +680,7 @@ def precommit(ctx: CallContext, locator: str) -> Transaction:
     first) or initialized transaction: its element changes are made to the segment's tree, and the
     transaction is left initialized. A plugin that fails answers 200 with the transaction as it was and
     the failure in its validationResult, storing nothing; without a plugin, initializing is all it does."""
-    found = records.find(ctx, locator)
+    found = records.find(ctx, locator, head=True)
     transaction = found.transaction
     LIFECYCLE.check(transaction.transactionState, "be precommitted")
     LIFECYCLE.check_not_expired(transaction.expirationTime, ctx.now)
@@ -674,7 +700,7 @@ def precommit(ctx: CallContext, locator: str) -> Transaction:
 def reset(ctx: CallContext, locator: str, options: ResetOptions, *, to_draft: bool = False) -> Transaction:
     """Back to draft (`to_draft`) or to initialized, without a price; flags stay unless the options
     clear or delete them."""
-    found = records.find(ctx, locator)
+    found = records.find(ctx, locator, head=True, plans=False)
     transaction = found.transaction
     LIFECYCLE.check(transaction.transactionState, "be reset")
     flags = underwriting.after_reset(transaction.flags, options.resetFlags, every=options.resetAllUnderwritingFlags,
@@ -690,14 +716,14 @@ def reset(ctx: CallContext, locator: str, options: ResetOptions, *, to_draft: bo
 
 
 def refuse(ctx: CallContext, locator: str) -> Transaction:
-    found = records.find(ctx, locator)
+    found = records.find(ctx, locator, head=True, plans=False)
     LIFECYCLE.check(found.transaction.transactionState, "be refused")
     refused = found.transaction.model_copy(update={"transactionState": TransactionState.REFUSED})
     return records.save(ctx, found.stack, refused, ["refuse"])
 
 
 def discard(ctx: CallContext, locator: str) -> Transaction:
-    found = records.find(ctx, locator)
+    found = records.find(ctx, locator, head=True, plans=False)
     LIFECYCLE.check(found.transaction.transactionState, "be discarded")
     discarded = found.transaction.model_copy(update={"transactionState": TransactionState.DISCARDED})
     return records.save(ctx, found.stack, discarded, ["discard"])
@@ -708,7 +734,7 @@ def discard(ctx: CallContext, locator: str) -> Transaction:
 
 def change_flags(ctx: CallContext, locator: str, add: list[FlagInput], clear: list[str]) -> Transaction:
     """Manual flags added and flags cleared; the state is decided again at the next underwriting."""
-    found = records.find(ctx, locator)
+    found = records.find(ctx, locator, head=True)
     transaction = found.transaction
     LIFECYCLE.check(transaction.transactionState, "change its underwriting flags")
     tree = transaction.element or (_latest_tree(found.stack) if transaction.transactionCategory ==

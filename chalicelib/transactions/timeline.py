@@ -54,11 +54,15 @@ def ledger_of(stack: IssuedStack, spans: list[coverage.SegmentSpan] | None = Non
     carry (reversed ones' included): rated charges with their segment's span, and the adjustments. A
     renewal's term lasts `term_duration`, else the policy's term."""
     policy = stack.policy
-    carried = [t for t in stack.transactions if t.transactionState in (TransactionState.ISSUED,
-                                                                       TransactionState.REVERSED)]
+    if stack.complete:
+        carried = [t for t in stack.transactions if t.transactionState in (TransactionState.ISSUED,
+                                                                           TransactionState.REVERSED)]
+    else:  # a head: the last transaction's charges alone, each at its net (see `head_suffices`)
+        carried = local_stack(stack)
     rated = [deltas.Rated(t.segments[-1].locator, t.segments[-1].startTime, t.segments[-1].endTime, charge)
              for t in carried if t.segments for charge in t.charges if charge.reversalOfLocator is None]
-    adjustments = [charge for t in carried for charge in t.charges if charge.reversalOfLocator is not None]
+    adjustments = [charge for t in carried for charge in t.charges if charge.reversalOfLocator is not None] \
+        if stack.complete else []
     return sequence.Ledger(deltas.Proration(policy.durationBasis, policy.timezone, policy.currency),
                            _term_duration(term_duration or policy.termDuration),
                            issued_spans(stack) if spans is None else spans,
@@ -83,9 +87,64 @@ def entry_of(transaction: Transaction) -> sequence.Entry:
 
 
 def issued_spans(stack: IssuedStack) -> list[coverage.SegmentSpan]:
+    """The local stack's spans in processing order; of a head (`head_suffices`), each term's span as its
+    term item keeps it (`anchors`), then the last transaction's."""
     numbers = term_numbers(stack)
-    return [span for transaction in local_stack(stack)
-            for span in spans_of(transaction, numbers[transaction.termLocator])]
+    return [*([] if stack.complete else anchors(stack)),
+            *(span for transaction in local_stack(stack)
+              for span in spans_of(transaction, numbers[transaction.termLocator]))]
+
+
+ANCHOR = "#term"
+"""What an anchor's locators end with (no segment's or transaction's do)."""
+
+
+def anchors(stack: IssuedStack) -> list[coverage.SegmentSpan]:
+    """A head's stand-in for the history it leaves out: a span per term from its start to its end, as the
+    term items hold them (every issue keeps them at coverage.terms of the issued spans). Followed by the
+    last transaction's spans, they give the same terms (coverage.terms: a term's start is its first span's,
+    its end its last span's) and the same pieces from the last transaction's effective time on (each
+    span cuts what comes before it), which is all an issue in sequence after it looks at."""
+    return [coverage.SegmentSpan(f"{term.locator}{ANCHOR}", f"{term.locator}{ANCHOR}", term.startTime, term.endTime,
+                                 term.number) for term in sorted(stack.terms, key=lambda term: term.number)]
+
+
+def head_suffices(stack: IssuedStack, transaction: Transaction, schedules: bool) -> bool:
+    """Whether `stack` (a head, policies.repository.head) holds all that working out and issuing
+    `transaction` needs, so that every answer is what the whole stack gives: `transaction` is live, a
+    change, cancellation or renewal based on the latest issued transaction (no unissued chain, no
+    rebase), with a params instruction (a renewal: or its default effective time, the last term's end)
+    that puts it after the last transaction of the local stack in processing order; that last one made
+    the latest segment, alone, and restores nothing, so it is held whole: no piece of an earlier segment
+    reaches past its effective time, an issue after it adjusts only its charges, and each of those is at
+    its amount (`settle` left every charge at what it earns, and a segment held whole earns its amount),
+    so its adjustments need not be read. `schedules`: the configuration names schedules, whose owners
+    are the whole base chain (execution.subject): not from a head. Always True for a whole stack."""
+    if stack.complete:
+        return True
+    if schedules or transaction.transactionState not in LIVE_UNISSUED or \
+            transaction.transactionCategory not in HEAD_CATEGORIES or \
+            transaction.baseTransactionLocator != stack.policy.issuedTransactionLocator:
+        return False
+    local = local_stack(stack)
+    segment = stack.segments.get(stack.policy.latestSegmentLocator)
+    if len(local) != 1 or segment is None or [s.locator for s in local[0].segments] != [segment.locator] or \
+            local[0].segments[0].restores is not None or local[0].termLocator not in term_numbers(stack):
+        return False
+    params = changes.params_of([instruction_of(stored) for stored in transaction.changeInstructions])
+    if params is not None:
+        effective = utc(params.effectiveTime)
+    elif transaction.transactionCategory == TransactionCategory.RENEWAL and stack.terms:
+        effective = max(stack.terms, key=lambda term: term.number).endTime
+    else:
+        return False
+    last = entry_of(local[0]).order
+    planned = [transaction.effectiveTime] if transaction.segments else []  # as execution orders it
+    return all((moment, transaction.createdAt, transaction.staticLocator) > last for moment in [effective, *planned])
+
+
+HEAD_CATEGORIES = frozenset({TransactionCategory.CHANGE, TransactionCategory.CANCELLATION,
+                             TransactionCategory.RENEWAL})
 
 
 def spans_of(transaction: Transaction, term: int) -> list[coverage.SegmentSpan]:

@@ -1,5 +1,6 @@
 """A policy's item collection: an issue's items are in the policy's partition, the stack is read with
-one strongly consistent Query of it, and every issue is conditional on the root's version."""
+one strongly consistent Query of it, the head by key, and every issue is conditional on the root's
+version."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -179,3 +180,61 @@ def test_transactions_and_segments_are_found_by_locator_alone(tenant):
 
 def test_an_unknown_policy_has_no_stack(tenant):
     assert repository.stack(tenant, new_locator()) is None
+
+
+# --- the head: what a transaction in sequence is worked out from, by key --------------------------------
+
+
+def test_the_head_is_read_by_key_and_leaves_the_history_out(tenant, ddb_calls, query_params):
+    policy, issuance, _, term = issue_new_policy(tenant)
+    after, change, change_segment = issue_change(tenant, policy, term, issued=ISSUED_AT + timedelta(days=30))
+    ddb_calls.clear()
+
+    head = repository.head(tenant, policy.locator)
+
+    # the root, its terms by prefix, then the latest segment and the transactions the root names
+    assert ddb_calls == ["GetItem", "Query", "BatchGetItem"]
+    assert query_params[-1]["ConsistentRead"] is True
+    assert query_params[-1]["ExpressionAttributeValues"][":prefix"] == {"S": "TERM#"}
+    assert head is not None and not head.complete
+    assert head.policy == after
+    assert head.terms == [term]
+    assert head.transactions == [change]  # not the issuance: nothing the root names
+    assert head.segments == {change_segment.locator: change_segment}
+
+
+def test_the_head_brings_the_live_transactions_and_their_bases(tenant):
+    policy, issuance, made, term = issue_new_policy(tenant)
+    draft = transaction(policy.locator, term.locator, made, TransactionCategory.CHANGE, ISSUED_AT).model_copy(
+        update={"locator": new_locator(), "transactionState": TransactionState.DRAFT, "issuedTime": None,
+                "baseTransactionLocator": issuance.locator, "charges": []})
+    chained = draft.model_copy(update={"locator": new_locator(), "baseTransactionLocator": draft.locator})
+    uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+    repository.add_transaction(uow, tenant, draft)
+    repository.add_transaction(uow, tenant, chained)
+    repository.save_branch_heads(uow, tenant, policy.model_copy(update={
+        "branchHeadTransactionLocators": [chained.locator]}))
+    uow.commit()
+
+    head = repository.head(tenant, policy.locator)
+
+    assert head is not None
+    assert sorted(t.locator for t in head.transactions) == sorted([issuance.locator, draft.locator, chained.locator])
+    assert head.policy.version == 2
+
+
+def test_a_head_shows_no_record_of_an_issue_that_never_committed(tenant):
+    policy, issuance, made, term = issue_new_policy(tenant)
+    attempt = repository.IssueAttempt(token=new_locator(), committer=issuance.locator)
+    orphan = transaction(policy.locator, term.locator, made, TransactionCategory.CHANGE, ISSUED_AT).model_copy(
+        update={"locator": new_locator()})
+    repository.add_pending(tenant, attempt, [orphan], [])
+
+    head = repository.head(tenant, policy.locator, [orphan.locator])
+
+    assert head is not None
+    assert [t.locator for t in head.transactions] == [issuance.locator]
+
+
+def test_an_unknown_policy_has_no_head(tenant):
+    assert repository.head(tenant, new_locator()) is None

@@ -169,8 +169,9 @@ def test_the_policy_names_the_head_of_every_branch_drafts_too(api, admin_token, 
     assert heads() == [issued]
     ddb_calls.clear()
     first = _change(api, admin_token, tenant, policy)["locator"]
-    # the policy's collection, then one write: the draft, its alias, its event and the root's branch heads
-    assert [name for name in ddb_calls if name != "BatchGetItem"] == ["Query", "TransactWriteItems"]  # auth
+    # the policy's head (its root, its terms; the latest records by key), then one write: the draft, its
+    # alias, its event and the root's branch heads
+    assert [name for name in ddb_calls if name != "BatchGetItem"] == ["GetItem", "Query", "TransactWriteItems"]
     assert heads() == [first]
     second = _change(api, admin_token, tenant, policy)["locator"]
     assert heads() == [first, second]  # two drafts on one base: two branches
@@ -180,8 +181,9 @@ def test_the_policy_names_the_head_of_every_branch_drafts_too(api, admin_token, 
 
     ddb_calls.clear()
     ok(step(api, admin_token, tenant, chained, "discard"))
-    # its alias, the policy's collection, then one write: the transaction, its event and the branch heads
-    assert [name for name in ddb_calls if name != "BatchGetItem"] == ["GetItem", "Query", "TransactWriteItems"]
+    # its alias, the policy's head, then one write: the transaction, its event and the branch heads
+    assert [name for name in ddb_calls if name != "BatchGetItem"] == ["GetItem", "GetItem", "Query",
+                                                                      "TransactWriteItems"]
     assert heads() == [first, second]
     ok(step(api, admin_token, tenant, second, "refuse"))
     assert heads() == [first]
