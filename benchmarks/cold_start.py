@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ["xhtml2pdf", "reportlab", "liquid", "airspeed", "schemathesis", "hypothesis", "moto", "pytest",
+HEAVY = ["xhtml2pdf", "reportlab", "liquid", "airspeed", "schemathesis", "hypothesis", "moto", "pytest", "aws_xray_sdk",
          "jsonschema", "openapi_spec_validator", "chalicelib.apidocs.openapi", "chalicelib.documents.rendering"]
 """Modules no first request should load: the PDF and template stacks, the test tools, the API description."""
 

@@ -26,7 +26,7 @@ SMOKE = {
     "plugins.py": ["--calls", "10"],
     "quotes.py": ["--requests", "1"],
     "schedules.py": ["--requests", "1", "--rows", "50"],
-    "tables.py": ["--rows", "50", "--lookups", "10"],
+    "tables.py": ["--rows", "100", "--lookups", "10"],  # its hot-key line reads 100 keys
     "transactions.py": ["--smoke", "--requests", "1"],
 }
 """The arguments of each benchmark's smoke run: every part of it, at the least size that runs it."""
