@@ -439,7 +439,7 @@ def build_world(api: Any, token: str) -> World:
         "set_payment_number": "paymentNumber=N-2",
     }
     return World(tenant=tenant, bodies=bodies, queries=queries, bodies_by_permission=bodies_by_permission, values={
-        "tenantLocator": tenant,
+        "tenantLocator": tenant, "tag": "accounts",
         "accounts/locator": account, "accountNumber": account_number, "accounts/contacts": contact,
         "quotes/locator": draft, "quoteNumber": issued["quoteNumber"], "flagLocator": flags[-1]["locator"],
         "quickquotes/locator": quick,

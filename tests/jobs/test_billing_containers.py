@@ -366,7 +366,7 @@ def test_account_level_billing_keeps_one_root_and_its_round_trips(api, admin_tok
 
     assert step_.result["invoicesGenerated"] == 1
     assert calls == {
-        "run": {"GetItem": 7, "Query": 6, "BatchGetItem": 2, "UpdateItem": 1, "TransactWriteItems": 3},
+        "run": {"GetItem": 5, "Query": 6, "BatchGetItem": 2, "UpdateItem": 1, "TransactWriteItems": 3},
         "post": {"GetItem": 5, "Query": 2, "BatchGetItem": 4, "TransactWriteItems": 1},
         "writeOff": {"GetItem": 5, "Query": 2, "BatchGetItem": 2, "TransactWriteItems": 1},
         "update": {"GetItem": 4, "BatchGetItem": 1, "TransactWriteItems": 1}}

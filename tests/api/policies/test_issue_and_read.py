@@ -220,8 +220,8 @@ def test_fetching_a_policy_is_one_read_beyond_authentication(api, admin_token, t
 
 @pytest.mark.parametrize(("path", "reads"), [
     ("/policies/{policy}/snapshot?date=2026-06-01T00%3A00%3A00Z", ["Query"]),  # the policy's whole collection
-    ("/transactions/{transaction}", ["GetItem", "Query"]),  # its alias, then the policy's collection (consistent)
-    ("/transactions/{transaction}/segment", ["GetItem", "Query"]),  # the segment is in that collection
+    ("/transactions/{transaction}", ["GetItem", "GetItem"]),  # its alias, then the transaction by key
+    ("/transactions/{transaction}/segment", ["GetItem", "GetItem"]),  # its alias, the transaction, its segments
     ("/transactions/segments/{segment}", ["Query"]),
     ("/terms/{term}", ["GetItem", "GetItem"]),  # the term's alias, then the term
 ])
