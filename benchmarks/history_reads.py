@@ -49,7 +49,7 @@ def main() -> None:
     from moto import mock_aws
 
     from chalicelib.settings import reload
-    from chalicelib.storage import clients
+    from chalicelib.storage import clients, codec
     from local.lean_moto import lean_dynamodb
     from local.resources import create_all
 
@@ -82,7 +82,7 @@ def main() -> None:
             answered = [parsed["Item"]] if parsed.get("Item") else list(parsed.get("Items") or [])
             answered += [item for found in (parsed.get("Responses") or {}).values() if isinstance(found, list)
                          for item in found]
-            read[0] += sum(map(item_size, answered))
+            read[0] += sum(map(codec.item_size, answered))
 
         clients.dynamodb().meta.events.register("before-call.dynamodb", before)
         clients.dynamodb().meta.events.register("after-call.dynamodb", after)
@@ -149,31 +149,6 @@ def main() -> None:
                 f"{step} read x{summary[last][step][0] / summary[first][step][0]:.2f} "
                 f"ours x{summary[last][step][1] / summary[first][step][1]:.2f}" for step in STEPS))
             print(f"\nload average at the end: {load()}")
-
-
-def item_size(item: dict[str, Any]) -> int:
-    """An item's size as DynamoDB counts it (as benchmarks/transactions.py and tests/conftest.py count it)."""
-    return sum(len(name.encode()) + attribute_size(value) for name, value in item.items())
-
-
-def attribute_size(value: dict[str, Any]) -> int:
-    ((kind, data),) = value.items()
-    if kind == "S":
-        return len(data.encode())
-    if kind == "N":
-        digits = data.lstrip("-").replace(".", "").strip("0") or "0"
-        return (len(digits) + 1) // 2 + 1
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind == "B":
-        return len(data)
-    if kind == "M":
-        return 3 + sum(len(name.encode()) + attribute_size(item) + 1 for name, item in data.items())
-    if kind == "L":
-        return 3 + sum(attribute_size(item) + 1 for item in data)
-    if kind in ("SS", "NS", "BS"):
-        return sum(len(str(item).encode()) for item in data)
-    raise ValueError(f"no size for a {kind} attribute")
 
 
 def load() -> str:

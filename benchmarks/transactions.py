@@ -111,7 +111,7 @@ def main() -> None:
         from chalicelib.identity import service as identity
         from chalicelib.runtime import wiring
         from chalicelib.settings import settings
-        from chalicelib.storage import keys, table
+        from chalicelib.storage import codec, keys, table
         from tests.support import configs
 
         wiring.override(clock=FixedClock(NOW))
@@ -157,7 +157,7 @@ def main() -> None:
             def collection(policy: str) -> tuple[int, int]:
                 """(items, bytes by DynamoDB's item size) of the policy's item collection."""
                 items = items_of(policy)
-                return len(items), sum(map(item_size, items))
+                return len(items), sum(map(codec.item_size, items))
 
             def composition(policy: str) -> None:
                 """What the policy's item collection holds: KiB by kind of item, and by attribute."""
@@ -166,10 +166,10 @@ def main() -> None:
                 by_field: Counter[str] = Counter()
                 for item in items_of(policy):
                     entity = item.get("entity", {}).get("S", "?")
-                    by_entity[entity] += item_size(item)
+                    by_entity[entity] += codec.item_size(item)
                     count[entity] += 1
                     for name, value in item.items():
-                        by_field[f"{entity}.{name}"] += len(name.encode()) + attribute_size(value)
+                        by_field[f"{entity}.{name}"] += codec.item_size({name: value})
                 print("  item collection: " + ", ".join(f"{count[e]} {e} {size / 1024:.0f} KiB"
                                                         for e, size in by_entity.most_common()))
                 print("  largest attributes: " + ", ".join(f"{name} {size / 1024:.0f} KiB"
@@ -283,33 +283,6 @@ def report(label: str, measured: Measured) -> None:
     if measured.calls[0] not in steady:
         first = ", ".join(f"{name} {count}" for name, count in sorted(measured.calls[0].items()))
         print(f"  {'':>8} {'':>7}  {'(first)':<10} {'':>20}  {sum(measured.calls[0].values()):>5}  {first}")
-
-
-def item_size(item: dict[str, Any]) -> int:
-    """An item's size as DynamoDB counts it (what read units and the 1 MB page of a Query are counted in)."""
-    return sum(len(name.encode()) + attribute_size(value) for name, value in item.items())
-
-
-def attribute_size(value: dict[str, Any]) -> int:
-    """DynamoDB's size of a typed attribute value: strings in UTF-8, numbers about one byte per two digits
-    plus one, a map or list 3 bytes plus 1 per element (and each map key's name)."""
-    ((kind, data),) = value.items()
-    if kind == "S":
-        return len(data.encode())
-    if kind == "N":
-        digits = data.lstrip("-").replace(".", "").strip("0") or "0"
-        return (len(digits) + 1) // 2 + 1
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind == "B":
-        return len(data)
-    if kind == "M":
-        return 3 + sum(len(name.encode()) + attribute_size(item) + 1 for name, item in data.items())
-    if kind == "L":
-        return 3 + sum(attribute_size(item) + 1 for item in data)
-    if kind == "SS":
-        return sum(len(item.encode()) for item in data)
-    raise ValueError(f"no size for a {kind} attribute")
 
 
 def load() -> str:

@@ -179,7 +179,7 @@ READ_OPERATIONS = frozenset({"GetItem", "BatchGetItem", "Query", "Scan", "Transa
 @pytest.fixture
 def ddb_reads(aws) -> Iterator[Reads]:
     """Every DynamoDB read made while the test runs, with the keys asked for and the bytes answered."""
-    from chalicelib.storage import clients
+    from chalicelib.storage import clients, codec
 
     reads = Reads()
 
@@ -200,7 +200,7 @@ def ddb_reads(aws) -> Iterator[Reads]:
         answered += [item for found in (parsed.get("Responses") or {}).values() if isinstance(found, list)
                      for item in found]
         reads[-1].items += len(answered)
-        reads[-1].bytes += sum(map(item_size, answered))
+        reads[-1].bytes += sum(map(codec.item_size, answered))
 
     events = clients.dynamodb().meta.events
     events.register("before-parameter-build.dynamodb", before)
@@ -208,33 +208,6 @@ def ddb_reads(aws) -> Iterator[Reads]:
     yield reads
     events.unregister("before-parameter-build.dynamodb", before)
     events.unregister("after-call.dynamodb", after)
-
-
-def item_size(item: dict[str, Any]) -> int:
-    """An item's size as DynamoDB counts it (benchmarks/transactions.py measures the same way)."""
-    return sum(len(name.encode()) + attribute_size(value) for name, value in item.items())
-
-
-def attribute_size(value: dict[str, Any]) -> int:
-    """DynamoDB's size of a typed attribute value: strings in UTF-8, numbers about one byte per two digits
-    plus one, a map or list 3 bytes plus 1 per element (and each map key's name)."""
-    ((kind, data),) = value.items()
-    if kind == "S":
-        return len(data.encode())
-    if kind == "N":
-        digits = data.lstrip("-").replace(".", "").strip("0") or "0"
-        return (len(digits) + 1) // 2 + 1
-    if kind in ("BOOL", "NULL"):
-        return 1
-    if kind == "B":
-        return len(data)
-    if kind == "M":
-        return 3 + sum(len(name.encode()) + attribute_size(item) + 1 for name, item in data.items())
-    if kind == "L":
-        return 3 + sum(attribute_size(item) + 1 for item in data)
-    if kind in ("SS", "NS", "BS"):
-        return sum(len(str(item).encode()) for item in data)
-    raise ValueError(f"no size for a {kind} attribute")
 
 
 @pytest.fixture(scope="session")

@@ -59,7 +59,7 @@ def _summary(reads, root, pointer):
 
 def _collection_bytes(tenant, policy_locator):
     from chalicelib.storage import clients, table
-    from tests.conftest import item_size
+    from chalicelib.storage.codec import item_size
 
     found = clients.dynamodb().query(
         TableName=table.gateway().table_name, KeyConditionExpression="PK = :pk", ConsistentRead=True,
