@@ -122,7 +122,8 @@ class World:
     def tenant_records(self) -> dict[str, str]:
         """The values that belong to the tenant's data (locators, numbers, table names), not to the user
         directory, to the configuration's names or to the public pages."""
-        shared = {"tenantLocator", "users/locator", "roles/locator", "username", "tokenOrName", "transactionType"}
+        shared = {"tenantLocator", "users/locator", "roles/locator", "username", "tokenOrName", "transactionType",
+                  "tag"}
         return {key: value for key, value in self.values.items() if key not in shared}
 
 
