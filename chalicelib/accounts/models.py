@@ -6,9 +6,10 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, StringConstraints
 
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.messages import Input
 
 ENTITY = "account"
 """The entity kind of account numbers and the `code` prefix of account errors."""
@@ -40,12 +41,6 @@ class BillingLevel(StrEnum):
     ACCOUNT = "account"
     INHERIT = "inherit"
     POLICY = "policy"
-
-
-class Input(BaseModel):
-    """What clients send: unknown fields are a 400."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class ContactRole(Input):

@@ -18,11 +18,11 @@ from chalicelib.accounts.models import (
     AccountState,
     BillingLevel,
     ContactRole,
-    Input,
     Name,
     Preferences,
 )
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.messages import Input
 from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
 from chalicelib.core.paging import Page
 

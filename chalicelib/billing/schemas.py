@@ -1,13 +1,13 @@
 """What billing's API contracts share (installments/, invoices/, payments/, credit/ and writeoffs/ schemas.py
-have their own): the request and response bases, money in a request, payment targets, the credits of an
-invoice or account, and the credit balance ledger (LedgerAccountResponse). Field names are the platform's."""
+have their own): money in a request, payment targets, the credits of an invoice or account, and the credit
+balance ledger (LedgerAccountResponse). Field names are the platform's."""
 from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 from chalicelib.billing.models import (
@@ -18,14 +18,11 @@ from chalicelib.billing.models import (
     Payment,
     PaymentState,
 )
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse
 
 TransactionMethod = Literal["ach", "cash", "eft", "standard", "wire"]
-
-
-class Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 def _json_number(value: Any) -> Any:
@@ -38,12 +35,6 @@ def _json_number(value: Any) -> Any:
 
 Amount = Annotated[Decimal, BeforeValidator(_json_number)]
 """Money in a request body: a JSON number only (DECISIONS.md "Identifiers, time, money")."""
-
-
-class Response(BaseModel):
-    """An answer: a field with a default is always written, so the description marks it required."""
-
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
 
 class IncludeReversedQuery(ListQuery):

@@ -4,15 +4,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel
 
 from chalicelib.clock.models import TenantTime
 from chalicelib.core.clock import utc
+from chalicelib.core.messages import Input
 
 
-class ClockAdvanceRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ClockAdvanceRequest(Input):
     to: Annotated[datetime, AfterValidator(utc)]
     """Where the clock goes: after its now (a datetime without an offset is UTC)."""
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from chalicelib.core import codes
 from chalicelib.core.errors import FieldError
+from chalicelib.core.messages import Response
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -54,7 +55,7 @@ class Page(Generic[T]):
     list_completed: bool
 
 
-class ListResponse(BaseModel, Generic[R]):
+class ListResponse(Response, Generic[R]):
     """ListPageResponse<R>: one page of a list as the API answers it."""
 
     listCompleted: bool

@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Json, model_validator
+from pydantic import BaseModel, Json, model_validator
 
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse, Page
 from chalicelib.documents.models import (
@@ -20,16 +21,6 @@ from chalicelib.documents.models import (
 )
 from chalicelib.http.contract import Upload
 from chalicelib.http.responses import Binary
-
-
-class Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Response(BaseModel):
-    """An answer: a field with a default is always written, so the description marks it required."""
-
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
 
 class DocumentUpload(Upload):

@@ -4,16 +4,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.messages import Input
 from chalicelib.entity_holds.models import EntityHold, EntityHoldState, PolicyHoldScope, QuoteHoldScope
 from chalicelib.priceable.schemas import WithNulls
 
 
-class CreateEntityHoldRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class CreateEntityHoldRequest(Input):
     referenceType: Literal["quote", "policy"]
     referenceLocator: str = Field(min_length=1, max_length=64)
     description: str | None = Field(default=None, max_length=2000)
@@ -22,12 +21,10 @@ class CreateEntityHoldRequest(BaseModel):
     holdStaticData: bool = False
 
 
-class UpdateEntityHoldRequest(BaseModel):
+class UpdateEntityHoldRequest(Input):
     """Every field required (the definition's): the scope of the other kind is null, and a policy's may be
     null too (the whole policy held); the reference moves only with `referenceUpdate` (else it is the
     hold's own)."""
-
-    model_config = ConfigDict(extra="forbid")
 
     referenceType: Literal["quote", "policy"]
     referenceLocator: str = Field(min_length=1, max_length=64)

@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from chalicelib.core.ids import is_uuid
+from chalicelib.core.messages import Input
 from chalicelib.core.permissions import ANY_TENANT
 from chalicelib.identity.models import Role, UserProfile
 
@@ -32,11 +33,7 @@ TenantRef = Annotated[str, StringConstraints(strip_whitespace=True), AfterValida
 UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
 
 
-class Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class AuthTokenCreateRequest(Request):
+class AuthTokenCreateRequest(Input):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
                                            pattern=r"^[A-Za-z0-9_.\- ]+$")]
     expiresAt: UtcDatetime
@@ -69,7 +66,7 @@ class TokenGrantResponse(BaseModel):
     expires_in: int
 
 
-class UserCreateRequest(Request):
+class UserCreateRequest(Input):
     userName: EmailStr
     firstName: Name
     lastName: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
@@ -81,7 +78,7 @@ class UserCreateRequest(Request):
     tenants: list[TenantRef] = []
 
 
-class UserUpdateRequest(Request):
+class UserUpdateRequest(Input):
     firstName: Name
     lastName: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
     tenants: list[TenantRef]
@@ -90,12 +87,12 @@ class UserUpdateRequest(Request):
     permissions: list[Name] | None = Field(None, description="Permissions are granted through roles only")
 
 
-class UserRolesUpdateRequest(Request):
+class UserRolesUpdateRequest(Input):
     addRoles: list[Name]
     removeRoles: list[Name]
 
 
-class UserTenantsAssignmentsUpdateRequest(Request):
+class UserTenantsAssignmentsUpdateRequest(Input):
     addTenants: list[TenantRef]
     removeTenants: list[Name]
 
@@ -136,7 +133,7 @@ class BasicUserListResponse(BaseModel):
     items: list[BasicUserResponse]
 
 
-class ListQuery(Request):
+class ListQuery(Input):
     """`extended` is taken and changes nothing: every list answers the `listCompleted`/`items` envelope
     (spec part 1, "A response listing is an envelope")."""
 
@@ -145,24 +142,24 @@ class ListQuery(Request):
     extended: bool | None = None
 
 
-class CreateUserQuery(Request):
+class CreateUserQuery(Input):
     enableUser: bool = False
 
 
-class PasswordResetQuery(Request):
+class PasswordResetQuery(Input):
     """Our extension (the body is the bare password): the next sign-in may only change it."""
 
     temporaryPassword: bool = False
 
 
-class RoleCreateRequest(Request):
+class RoleCreateRequest(Input):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
                                            pattern=r"^[A-Za-z0-9_.\-]+$")]
     description: Text
     permissions: list[Name]
 
 
-class RoleUpdateRequest(Request):
+class RoleUpdateRequest(Input):
     name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
                                            pattern=r"^[A-Za-z0-9_.\-]+$")]
     description: Text

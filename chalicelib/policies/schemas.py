@@ -9,10 +9,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, RootModel, StringConstraints
+from pydantic import AfterValidator, BaseModel, RootModel, StringConstraints
 
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.clock import utc
+from chalicelib.core.messages import Input
 from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
 from chalicelib.core.paging import Page
 from chalicelib.policies.models import (
@@ -32,10 +33,6 @@ Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
 Moment = Annotated[datetime, AfterValidator(utc)]
-
-
-class Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 # --- requests ------------------------------------------------------------------------------------

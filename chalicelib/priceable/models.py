@@ -11,7 +11,9 @@ from decimal import Decimal
 from enum import StrEnum
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, model_validator
+from pydantic import BaseModel, StringConstraints, model_validator
+
+from chalicelib.core.messages import Input
 
 FlagLevel = Literal["approve", "block", "decline", "reject", "info"]
 ElementCategory = Literal["product", "coverage", "exposure", "exposureGroup", "policyLine"]
@@ -46,12 +48,6 @@ class SegmentType(StrEnum):
 
     COVERAGE = "coverage"
     GAP = "gap"
-
-
-class Input(BaseModel):
-    """What clients send: unknown fields are a 400."""
-
-    model_config = ConfigDict(extra="forbid")
 
 
 class ElementInput(Input):

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal, Self
 from pydantic import BaseModel, RootModel, model_serializer
 
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.messages import Input
 from chalicelib.priceable.models import (
     Charge,
     ChargeCategory,
@@ -28,7 +29,6 @@ from chalicelib.priceable.models import (
     Flag,
     FlagInput,
     FlagLevel,
-    Input,
     Priceable,
     PriceableRecord,
     SegmentType,

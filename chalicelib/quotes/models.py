@@ -10,10 +10,10 @@ from pydantic import Field
 
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.messages import Input
 from chalicelib.policies.models import HeldScope
 from chalicelib.priceable.models import (
     Flag,
-    Input,
     Name,
     PriceableChanges,
     PriceableFields,

@@ -15,7 +15,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, RootModel, StringConstraints
 
 from chalicelib.accounts.models import Preferences
-from chalicelib.priceable.models import ElementInput, Entity, Input, Name, Ulid
+from chalicelib.core.messages import Input
+from chalicelib.priceable.models import ElementInput, Entity, Name, Ulid
 
 ENTITY = "transaction"
 """The `code` prefix of transaction errors (`transaction.not_found`, `transaction.not_draft`, ...)."""

@@ -5,17 +5,16 @@ from datetime import datetime
 from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
+from chalicelib.core.messages import Input
 from chalicelib.uploads.models import NewUpload
 from chalicelib.uploads.purposes import Purpose
 
 SHA256_EXAMPLE = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 
 
-class UploadRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class UploadRequest(Input):
     purpose: Purpose
     """What the file is for: a configuration package (createTenant, validateConfig, or a tenant's deploy and
     deployments/validate), a table, a schedule file, a migration or a document."""

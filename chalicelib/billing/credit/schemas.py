@@ -17,8 +17,9 @@ from chalicelib.billing.credit.models import (
     DisbursementState,
 )
 from chalicelib.billing.models import PaymentTarget
-from chalicelib.billing.schemas import Amount, CreditItem, Input, PaymentTargetResponse, Response, TransactionMethod
+from chalicelib.billing.schemas import Amount, CreditItem, PaymentTargetResponse, TransactionMethod
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery, ListResponse, Page
 
 

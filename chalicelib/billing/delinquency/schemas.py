@@ -7,8 +7,6 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from chalicelib.billing.delinquency.models import (
     CancellationType,
     Delinquency,
@@ -21,16 +19,9 @@ from chalicelib.billing.delinquency.models import (
 )
 from chalicelib.billing.models import JobStatus
 from chalicelib.configuration.billing_plans import DelinquencyLevel, GraceOffsetBasis, LapseTarget
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse, Page
-
-
-class Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Response(BaseModel):
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
 
 class DelinquencySettingsResponse(Response):

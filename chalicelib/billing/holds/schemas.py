@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from chalicelib.billing.holds.models import Hold, HoldState, HoldTarget
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery, ListResponse, Page
-
-
-class Input(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class HoldCreateRequest(Input):
@@ -25,9 +22,7 @@ class HoldUpdateRequest(Input):
     targetType: HoldTarget | None = None
 
 
-class HoldResponse(BaseModel):
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
-
+class HoldResponse(Response):
     locator: str
     accountLocator: str
     targetType: HoldTarget

@@ -16,10 +16,7 @@ from chalicelib.billing.models import (
     JobStatus,
     LatticeFrame,
 )
-from chalicelib.billing.schemas import (
-    Input,
-    Response,
-)
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse, Page
 from chalicelib.priceable.models import ChargeCategory, ChargeInvoicing

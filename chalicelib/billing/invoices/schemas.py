@@ -19,11 +19,8 @@ from chalicelib.billing.models import (
     InvoicingJob,
     JobStatus,
 )
-from chalicelib.billing.schemas import (
-    Input,
-    PaymentTargetResponse,
-    Response,
-)
+from chalicelib.billing.schemas import PaymentTargetResponse
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse, Page
 

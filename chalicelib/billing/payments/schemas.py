@@ -15,11 +15,10 @@ from chalicelib.billing.models import (
 from chalicelib.billing.schemas import (
     Amount,
     CreditItem,
-    Input,
     PaymentTargetResponse,
-    Response,
     TransactionMethod,
 )
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse, Page
 

@@ -9,8 +9,9 @@ from decimal import Decimal
 from pydantic import Field
 
 from chalicelib.billing.models import ContainerType, PaymentTarget
-from chalicelib.billing.schemas import Amount, Input, PaymentTargetResponse, Response
+from chalicelib.billing.schemas import Amount, PaymentTargetResponse
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffCreditType, WriteOffState
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery, ListResponse, Page
 
 

@@ -1,0 +1,20 @@
+"""The bases of the API's messages: what clients send (`Input`) and what the service answers (`Response`).
+Every request and response model of a package's schemas (and a model a request names) derives from one
+of them; they are pure, so models.py modules use `Input` too."""
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["Input", "Response"]
+
+
+class Input(BaseModel):
+    """What clients send: unknown fields are a 400."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Response(BaseModel):
+    """An answer: a field with a default is always written, so the description marks it required."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
