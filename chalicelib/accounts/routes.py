@@ -35,7 +35,8 @@ def create_account(tenantLocator: str, body: schemas.AccountCreateRequest) -> sc
 @bp.route("/policy/{tenantLocator}/accounts/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
 def list_accounts(tenantLocator: str, query: schemas.ListQuery) -> schemas.AccountListResponse:
-    return schemas.AccountListResponse.of(service.list_accounts(request_context(), query.page()))
+    return schemas.AccountListResponse.of(service.list_accounts(request_context(), query.page()),
+                                          schemas.AccountResponse.of)
 
 
 @bp.route("/policy/{tenantLocator}/accounts/numbers/{accountNumber}", methods=["GET"])

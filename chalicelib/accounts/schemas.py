@@ -24,7 +24,7 @@ from chalicelib.accounts.models import (
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.messages import Input
 from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
-from chalicelib.core.paging import Page
+from chalicelib.core.paging import ListResponse
 
 
 class AccountCreateRequest(AccountFields):
@@ -86,11 +86,6 @@ class AccountResponse(BaseModel):
         return cls(**fields, state=account.accountState, accountNumber=account.accountNumber or "")
 
 
-class AccountListResponse(BaseModel):
-    listCompleted: bool
-    items: list[AccountResponse]
-
-    @classmethod
-    def of(cls, page: Page[Account]) -> AccountListResponse:
-        return cls(listCompleted=page.list_completed, items=[AccountResponse.of(a) for a in page.items])
+class AccountListResponse(ListResponse[AccountResponse]):
+    pass
 

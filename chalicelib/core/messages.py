@@ -3,6 +3,8 @@ Every request and response model of a package's schemas (and a model a request n
 of them; they are pure, so models.py modules use `Input` too."""
 from __future__ import annotations
 
+from typing import Self
+
 from pydantic import BaseModel, ConfigDict
 
 __all__ = ["Input", "Response"]
@@ -18,3 +20,8 @@ class Response(BaseModel):
     """An answer: a field with a default is always written, so the description marks it required."""
 
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    @classmethod
+    def of_record(cls, record: BaseModel) -> Self:
+        """The answer of a record that holds its fields under the same names (the record's others left out)."""
+        return cls.model_validate(record.model_dump())

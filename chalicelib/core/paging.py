@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, Self, TypeVar
+from typing import Any, Generic, Self, TypeVar
 
 from pydantic import BaseModel
 
@@ -62,6 +62,6 @@ class ListResponse(Response, Generic[R]):
     items: list[R]
 
     @classmethod
-    def of(cls, page: Page[T], convert: Callable[[T], R]) -> Self:
-        """The page with each item converted to its response."""
-        return cls(listCompleted=page.list_completed, items=[convert(item) for item in page.items])
+    def of(cls, page: Page[T], convert: Callable[[T], R], **fields: Any) -> Self:
+        """The page with each item converted to its response (and the fields a list answers besides)."""
+        return cls(listCompleted=page.list_completed, items=[convert(item) for item in page.items], **fields)

@@ -70,7 +70,7 @@ def fetch_document_source(tenantLocator: str, locator: str) -> schemas.DocumentF
 def list_term_documents(tenantLocator: str, policyLocator: str, termLocator: str,
                         query: schemas.TermSummaryQuery) -> schemas.DocumentListResponse:
     page = service.documents_of_term(request_context(), policyLocator, termLocator, query.as_list_query().page())
-    return schemas.DocumentListResponse.of_page(page, query.as_list_query())
+    return schemas.DocumentListResponse.of(page, query.as_list_query().shown)
 
 
 @bp.route("/document/{tenantLocator}/documents/segment/{locator}/list", methods=["GET"])
@@ -78,7 +78,7 @@ def list_term_documents(tenantLocator: str, policyLocator: str, termLocator: str
 def list_segment_documents(tenantLocator: str, locator: str,
                            query: schemas.DocumentListQuery) -> schemas.DocumentListResponse:
     page = service.documents_of(request_context(), ReferenceType.SEGMENT, locator, query.page())
-    return schemas.DocumentListResponse.of_page(page, query)
+    return schemas.DocumentListResponse.of(page, query.shown)
 
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/list", methods=["GET"])
@@ -86,7 +86,7 @@ def list_segment_documents(tenantLocator: str, locator: str,
 def list_transaction_documents(tenantLocator: str, locator: str,
                                query: schemas.DocumentListQuery) -> schemas.DocumentListResponse:
     page = service.documents_of(request_context(), ReferenceType.TRANSACTION, locator, query.page())
-    return schemas.DocumentListResponse.of_page(page, query)
+    return schemas.DocumentListResponse.of(page, query.shown)
 
 
 @bp.route("/document/{tenantLocator}/documents/quote/{locator}/list", methods=["GET"])
@@ -94,7 +94,7 @@ def list_transaction_documents(tenantLocator: str, locator: str,
 def list_quote_documents(tenantLocator: str, locator: str,
                          query: schemas.DocumentListQuery) -> schemas.DocumentListResponse:
     page = service.documents_of(request_context(), ReferenceType.QUOTE, locator, query.page())
-    return schemas.DocumentListResponse.of_page(page, query)
+    return schemas.DocumentListResponse.of(page, query.shown)
 
 
 @bp.route("/document/{tenantLocator}/documents/invoices/{locator}", methods=["GET"])
@@ -155,7 +155,8 @@ def _job(kind: ReferenceType, locator: str, job_locator: str) -> schemas.Documen
 
 
 def _jobs(kind: ReferenceType, locator: str, query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
-    return schemas.DocumentJobListResponse.of_page(service.jobs_of(request_context(), kind, locator, query.page()))
+    return schemas.DocumentJobListResponse.of(service.jobs_of(request_context(), kind, locator, query.page()),
+                                              schemas.DocumentsJobSummary.of)
 
 
 def _timed_out(kind: ReferenceType, locator: str) -> list[schemas.DocumentsJobSummary]:

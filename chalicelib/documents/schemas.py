@@ -9,7 +9,7 @@ from pydantic import BaseModel, Json, model_validator
 
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
-from chalicelib.core.paging import ListResponse, Page
+from chalicelib.core.paging import ListResponse
 from chalicelib.documents.models import (
     Document,
     DocumentFormat,
@@ -37,6 +37,10 @@ class DocumentFile(Binary):
 
 class DocumentListQuery(ListQuery):
     suppressRenderingData: bool = False
+
+    def shown(self, document: Document) -> DocumentInstanceResponse:
+        """The document as this list answers it."""
+        return DocumentInstanceResponse.of(document, suppress_rendering_data=self.suppressRenderingData)
 
 
 class TermSummaryQuery(BaseModel):
@@ -89,10 +93,7 @@ class DocumentInstanceResponse(Response):
 
 
 class DocumentListResponse(ListResponse[DocumentInstanceResponse]):
-    @classmethod
-    def of_page(cls, page: Page[Document], query: DocumentListQuery) -> DocumentListResponse:
-        return cls(listCompleted=page.list_completed, items=[DocumentInstanceResponse.of(
-            document, suppress_rendering_data=query.suppressRenderingData) for document in page.items])
+    pass
 
 
 class AttachQuery(BaseModel):
@@ -197,6 +198,4 @@ class DocumentsJobSummary(Response):
 
 
 class DocumentJobListResponse(ListResponse[DocumentsJobSummary]):
-    @classmethod
-    def of_page(cls, page: Page[DocumentsJob]) -> DocumentJobListResponse:
-        return cls(listCompleted=page.list_completed, items=[DocumentsJobSummary.of(job) for job in page.items])
+    pass

@@ -153,17 +153,14 @@ def fetch_user(locator: str) -> schemas.UserResponse:
 @endpoint("users.read", "users.list")
 def list_users(query: schemas.ListQuery) -> schemas.UserListResponse:
     page = service.list_users(request_context(), PageRequest.of(query.offset, query.count))
-    return schemas.UserListResponse(listCompleted=page.list_completed,
-                                    items=[schemas.UserResponse.of(p) for p in page.items])
+    return schemas.UserListResponse.of(page, schemas.UserResponse.of)
 
 
 @bp.route("/auth/users/basic/list", methods=["GET"])
 @endpoint("users.read", "users.list")
 def list_basic_users(query: schemas.ListQuery) -> schemas.BasicUserListResponse:
     page = service.list_users(request_context(), PageRequest.of(query.offset, query.count, BASIC_LIST_MAX_COUNT))
-    items = [schemas.BasicUserResponse(locator=p.user.locator, userName=p.user.userName,
-                                       firstName=p.user.firstName, lastName=p.user.lastName) for p in page.items]
-    return schemas.BasicUserListResponse(listCompleted=page.list_completed, items=items)
+    return schemas.BasicUserListResponse.of(page, schemas.BasicUserResponse.of)
 
 
 @bp.route("/auth/users/{locator}", methods=["PATCH"])
@@ -238,8 +235,7 @@ def list_permissions() -> list[str]:
 @endpoint("roles.read", "roles.list")
 def list_roles(query: schemas.ListQuery) -> schemas.RoleListResponse:
     page = service.list_roles(request_context(), PageRequest.of(query.offset, query.count))
-    return schemas.RoleListResponse(listCompleted=page.list_completed,
-                                    items=[schemas.RoleResponse.of(r) for r in page.items])
+    return schemas.RoleListResponse.of(page, schemas.RoleResponse.of)
 
 
 @bp.route("/auth/roles/{locator}", methods=["GET"])

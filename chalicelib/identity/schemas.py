@@ -8,6 +8,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstra
 
 from chalicelib.core.ids import is_uuid
 from chalicelib.core.messages import Input
+from chalicelib.core.paging import ListResponse
 from chalicelib.core.permissions import ANY_TENANT
 from chalicelib.identity.models import Role, UserProfile
 
@@ -116,9 +117,8 @@ class UserResponse(BaseModel):
                    tenants=user.tenants, roles=profile.roleNames, permissions=profile.permissions)
 
 
-class UserListResponse(BaseModel):
-    listCompleted: bool
-    items: list[UserResponse]
+class UserListResponse(ListResponse[UserResponse]):
+    pass
 
 
 class BasicUserResponse(BaseModel):
@@ -127,10 +127,14 @@ class BasicUserResponse(BaseModel):
     firstName: str | None = None
     lastName: str | None = None
 
+    @classmethod
+    def of(cls, profile: UserProfile) -> BasicUserResponse:
+        user = profile.user
+        return cls(locator=user.locator, userName=user.userName, firstName=user.firstName, lastName=user.lastName)
 
-class BasicUserListResponse(BaseModel):
-    listCompleted: bool
-    items: list[BasicUserResponse]
+
+class BasicUserListResponse(ListResponse[BasicUserResponse]):
+    pass
 
 
 class ListQuery(Input):
@@ -182,6 +186,5 @@ class RoleResponse(BaseModel):
         return cls(**role.model_dump())
 
 
-class RoleListResponse(BaseModel):
-    listCompleted: bool
-    items: list[RoleResponse]
+class RoleListResponse(ListResponse[RoleResponse]):
+    pass

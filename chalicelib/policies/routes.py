@@ -111,7 +111,8 @@ def replace_policy_static_data(tenantLocator: str, locator: str, body: schemas.S
 def list_policy_static_data_history(tenantLocator: str, locator: str,
                                     query: schemas.ListQuery) -> schemas.StaticDataHistoryListResponse:
     page = query.page()
-    return schemas.StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, page))
+    return schemas.StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, page),
+                                                    schemas.StaticDataHistoryResponse.of)
 
 
 # --- snapshots -----------------------------------------------------------------------------------
@@ -129,7 +130,8 @@ def fetch_policy_snapshot(tenantLocator: str, locator: str,
 @endpoint("policies.read", "policies.list")
 def list_policy_snapshots(tenantLocator: str, query: schemas.ListQuery) -> schemas.PolicySnapshotListResponse:
     page = query.page()
-    return schemas.PolicySnapshotListResponse.of(service.policy_snapshots(request_context(), page))
+    return schemas.PolicySnapshotListResponse.of(service.policy_snapshots(request_context(), page),
+                                                 schemas.PolicySnapshotResponse.of)
 
 
 # --- contacts ------------------------------------------------------------------------------------
@@ -176,7 +178,7 @@ def fetch_term(tenantLocator: str, locator: str) -> schemas.TermResponse:
 @endpoint("policies.read", "policies.list", errors=[codes.NOT_FOUND["policy"]])
 def list_policy_terms(tenantLocator: str, locator: str, query: schemas.ListQuery) -> schemas.TermListResponse:
     page = query.page()
-    return schemas.TermListResponse.of(service.terms(request_context(), locator, page))
+    return schemas.TermListResponse.of(service.terms(request_context(), locator, page), schemas.TermResponse.of)
 
 
 # --- an account's policies -----------------------------------------------------------------------
@@ -188,7 +190,8 @@ def list_account_policies(tenantLocator: str, locator: str,
                           query: schemas.AccountPoliciesQuery) -> schemas.PolicyListResponse:
     ctx = request_context()
     page = service.policies_of_account(ctx, locator, query.page())
-    return schemas.PolicyListResponse.of(page, ctx.now, include_static=query.includeStaticData)
+    return schemas.PolicyListResponse.of(
+        page, lambda policy: schemas.PolicyResponse.of(policy, ctx.now, include_static=query.includeStaticData))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/policies/snapshot/list", methods=["GET"])
@@ -196,4 +199,5 @@ def list_account_policies(tenantLocator: str, locator: str,
 def list_account_policy_snapshots(tenantLocator: str, locator: str,
                                   query: schemas.ListQuery) -> schemas.PolicySnapshotListResponse:
     page = query.page()
-    return schemas.PolicySnapshotListResponse.of(service.policy_snapshots_of_account(request_context(), locator, page))
+    return schemas.PolicySnapshotListResponse.of(service.policy_snapshots_of_account(request_context(), locator, page),
+                                                 schemas.PolicySnapshotResponse.of)

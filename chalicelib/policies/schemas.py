@@ -15,7 +15,7 @@ from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.clock import utc
 from chalicelib.core.messages import Input
 from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
-from chalicelib.core.paging import Page
+from chalicelib.core.paging import ListResponse
 from chalicelib.policies.models import (
     BillingLevel,
     ContactRole,
@@ -26,8 +26,10 @@ from chalicelib.policies.models import (
     TransactionCategory,
 )
 from chalicelib.policies.statuses import policy_statuses
-from chalicelib.priceable.models import DurationBasis, StaticDataVersion
-from chalicelib.priceable.schemas import SegmentResponse, StaticDataHistoryResponse
+from chalicelib.priceable.models import DurationBasis
+from chalicelib.priceable.schemas import SegmentResponse
+from chalicelib.priceable.schemas import StaticDataHistoryListResponse as StaticDataHistoryListResponse
+from chalicelib.priceable.schemas import StaticDataHistoryResponse as StaticDataHistoryResponse
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
@@ -118,14 +120,8 @@ class PolicyResponse(BaseModel):
                                             delinquent=bool(policy.delinquencyLocators)))
 
 
-class PolicyListResponse(BaseModel):
-    listCompleted: bool
-    items: list[PolicyResponse]
-
-    @classmethod
-    def of(cls, page: Page[Policy], now: datetime, *, include_static: bool) -> PolicyListResponse:
-        return cls(listCompleted=page.list_completed,
-                   items=[PolicyResponse.of(p, now, include_static=include_static) for p in page.items])
+class PolicyListResponse(ListResponse[PolicyResponse]):
+    pass
 
 
 class TermResponse(BaseModel):
@@ -145,13 +141,8 @@ class TermResponse(BaseModel):
         return cls(**term.model_dump())
 
 
-class TermListResponse(BaseModel):
-    listCompleted: bool
-    items: list[TermResponse]
-
-    @classmethod
-    def of(cls, page: Page[Term]) -> TermListResponse:
-        return cls(listCompleted=page.list_completed, items=[TermResponse.of(t) for t in page.items])
+class TermListResponse(ListResponse[TermResponse]):
+    pass
 
 
 class TransactionSnapshotResponse(BaseModel):
@@ -190,19 +181,7 @@ class PolicySnapshotResponse(BaseModel):
                        transactionType=transaction.transactionType))
 
 
-class PolicySnapshotListResponse(BaseModel):
-    listCompleted: bool
-    items: list[PolicySnapshotResponse]
-
-    @classmethod
-    def of(cls, page: Page[PolicySnapshot]) -> PolicySnapshotListResponse:
-        return cls(listCompleted=page.list_completed, items=[PolicySnapshotResponse.of(s) for s in page.items])
+class PolicySnapshotListResponse(ListResponse[PolicySnapshotResponse]):
+    pass
 
 
-class StaticDataHistoryListResponse(BaseModel):
-    listCompleted: bool
-    items: list[StaticDataHistoryResponse]
-
-    @classmethod
-    def of(cls, page: Page[StaticDataVersion]) -> StaticDataHistoryListResponse:
-        return cls(listCompleted=page.list_completed, items=[StaticDataHistoryResponse.of(v) for v in page.items])

@@ -17,6 +17,7 @@ from pydantic import BaseModel, RootModel, model_serializer
 
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.messages import Input
+from chalicelib.core.paging import ListResponse
 from chalicelib.priceable.models import (
     Charge,
     ChargeCategory,
@@ -178,6 +179,10 @@ class StaticDataHistoryResponse(BaseModel):
     @classmethod
     def of(cls, version: StaticDataVersion) -> StaticDataHistoryResponse:
         return cls(**version.model_dump())
+
+
+class StaticDataHistoryListResponse(ListResponse[StaticDataHistoryResponse]):
+    pass
 
 
 class Pricing(BaseModel):

@@ -30,6 +30,7 @@ from chalicelib.priceable.schemas import (
     pricing,
 )
 from chalicelib.priceable.schemas import StatelessQuery as StatelessQuery
+from chalicelib.priceable.schemas import StaticDataHistoryListResponse as StaticDataHistoryListResponse
 from chalicelib.priceable.schemas import StaticDataHistoryResponse as StaticDataHistoryResponse
 from chalicelib.priceable.schemas import UnderwritingFlagsUpdateRequest as UnderwritingFlagsUpdateRequest
 from chalicelib.quotes.models import (
@@ -169,5 +170,3 @@ class QuoteUnderwritingFlagsResponse(BaseModel):
                    clearedFlags=[UnderwritingFlagResponse.of(quote.locator, f) for f in quote.flags if f.cleared])
 
 
-class StaticDataHistoryListResponse(ListResponse[StaticDataHistoryResponse]):
-    pass

@@ -163,8 +163,9 @@ def update_transaction_schedule_items(tenantLocator: str, locator: str, staticEl
 def list_deserialization_jobs(tenantLocator: str, locator: str,
                               query: schemas.DeserializationJobListQuery) -> schemas.DeserializationJobListResponse:
     """`{locator}`: the job type (`scheduleItems`); `state`: any of the job states (repeated)."""
-    return schemas.DeserializationJobListResponse.of_page(
-        service.deserialization_jobs(request_context(), locator, query.state, query.page()))
+    return schemas.DeserializationJobListResponse.of(
+        service.deserialization_jobs(request_context(), locator, query.state, query.page()),
+        schemas.DeserializationJobResponse.of)
 
 
 @bp.route("/policy/{tenantLocator}/deserializeJobs/{locator}", methods=["GET"])

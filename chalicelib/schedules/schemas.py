@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Json, RootModel
 
 from chalicelib.configuration.datamodel import ValidationResult as ValidationResult
-from chalicelib.core.paging import ListQuery, ListResponse, Page
+from chalicelib.core.paging import ListQuery, ListResponse
 from chalicelib.http.contract import Upload
 from chalicelib.priceable.models import Ulid
 from chalicelib.schedules.models import (
@@ -147,6 +147,4 @@ class DeserializationJobListQuery(ListQuery):
 
 
 class DeserializationJobListResponse(ListResponse[DeserializationJobResponse]):
-    @classmethod
-    def of_page(cls, page: Page[DeserializationJob]) -> DeserializationJobListResponse:
-        return cls.of(page, DeserializationJobResponse.of)
+    pass

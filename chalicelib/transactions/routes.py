@@ -182,7 +182,8 @@ def fetch_segment(tenantLocator: str, segmentLocator: str) -> schemas.SegmentRes
 def list_issued_transactions(tenantLocator: str, locator: str,
                              query: schemas.ListQuery) -> schemas.PolicyTransactionListResponse:
     page = query.page()
-    return schemas.PolicyTransactionListResponse.of(service.issued_transactions(request_context(), locator, page))
+    return schemas.PolicyTransactionListResponse.of(service.issued_transactions(request_context(), locator, page),
+                                                    schemas.PolicyTransactionResponse.of)
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/elements/changes", methods=["GET"])

@@ -15,7 +15,7 @@ from pydantic import BaseModel, RootModel
 from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.paging import ListQuery as ListQuery
-from chalicelib.core.paging import Page
+from chalicelib.core.paging import ListResponse
 from chalicelib.policies.models import Transaction, TransactionCategory, TransactionState
 from chalicelib.priceable.models import ElementChanges, FlagInput, ResetOptions
 from chalicelib.priceable.schemas import ConstraintValuesRequest as ConstraintValuesRequest
@@ -92,13 +92,8 @@ class PolicyTransactionResponse(BaseModel):
         return cls(**fields, aggregatedTransactions=[cls.of(t) for t in aggregated] if aggregated else None)
 
 
-class PolicyTransactionListResponse(BaseModel):
-    listCompleted: bool
-    items: list[PolicyTransactionResponse]
-
-    @classmethod
-    def of(cls, page: Page[Transaction]) -> PolicyTransactionListResponse:
-        return cls(listCompleted=page.list_completed, items=[PolicyTransactionResponse.of(t) for t in page.items])
+class PolicyTransactionListResponse(ListResponse[PolicyTransactionResponse]):
+    pass
 
 
 class TransactionPricing(BaseModel):

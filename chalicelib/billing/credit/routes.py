@@ -42,8 +42,9 @@ def create_credit_distribution(tenantLocator: str,
 @endpoint("credit-distributions.read", "credit-distributions.list", errors=[codes.NOT_FOUND["account"]])
 def list_credit_distributions(tenantLocator: str,
                               query: schemas.AccountListQuery) -> schemas.DistributionListResponse:
-    return schemas.DistributionListResponse.of_page(
-        service.distributions_of(request_context(), query.accountLocator, query.page()))
+    return schemas.DistributionListResponse.of(
+        service.distributions_of(request_context(), query.accountLocator, query.page()),
+        schemas.DistributionResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/creditDistributions/{locator}", methods=["GET"])
@@ -98,8 +99,9 @@ def create_disbursement(tenantLocator: str, body: schemas.DisbursementCreateRequ
 @bp.route("/billing/{tenantLocator}/disbursements/list", methods=["GET"])
 @endpoint("disbursements.read", "disbursements.list", errors=[codes.NOT_FOUND["account"]])
 def list_disbursements(tenantLocator: str, query: schemas.AccountListQuery) -> schemas.DisbursementListResponse:
-    return schemas.DisbursementListResponse.of_page(
-        service.disbursements_of(request_context(), query.accountLocator, query.page()))
+    return schemas.DisbursementListResponse.of(
+        service.disbursements_of(request_context(), query.accountLocator, query.page()),
+        schemas.DisbursementResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/disbursements/{locator}", methods=["GET"])

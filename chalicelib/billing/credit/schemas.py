@@ -20,7 +20,7 @@ from chalicelib.billing.models import PaymentTarget
 from chalicelib.billing.schemas import Amount, CreditItem, PaymentTargetResponse, TransactionMethod
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.messages import Input, Response
-from chalicelib.core.paging import ListQuery, ListResponse, Page
+from chalicelib.core.paging import ListQuery, ListResponse
 
 
 def targets_of(items: list[CreditItem]) -> list[PaymentTarget]:
@@ -28,7 +28,7 @@ def targets_of(items: list[CreditItem]) -> list[PaymentTarget]:
 
 
 def _responses(targets: list[PaymentTarget]) -> list[PaymentTargetResponse]:
-    return [PaymentTargetResponse.model_validate(t.model_dump()) for t in targets]
+    return [PaymentTargetResponse.of_record(t) for t in targets]
 
 
 class AccountListQuery(ListQuery):
@@ -72,9 +72,7 @@ class DistributionResponse(Response):
 
 
 class DistributionListResponse(ListResponse[DistributionResponse]):
-    @classmethod
-    def of_page(cls, page: Page[CreditDistribution]) -> DistributionListResponse:
-        return cls(listCompleted=page.list_completed, items=[DistributionResponse.of(r) for r in page.items])
+    pass
 
 
 class DisbursementCreateRequest(Input):
@@ -116,6 +114,4 @@ class DisbursementResponse(Response):
 
 
 class DisbursementListResponse(ListResponse[DisbursementResponse]):
-    @classmethod
-    def of_page(cls, page: Page[Disbursement]) -> DisbursementListResponse:
-        return cls(listCompleted=page.list_completed, items=[DisbursementResponse.of(r) for r in page.items])
+    pass

@@ -41,24 +41,27 @@ def update_delinquency(tenantLocator: str, locator: str,
 @endpoint("delinquencies.read", "delinquencies.list")
 def list_account_delinquencies(tenantLocator: str, accountLocator: str,
                                query: schemas.ListQuery) -> schemas.DelinquencyListResponse:
-    return schemas.DelinquencyListResponse.of_page(
-        service.delinquencies_of_account(request_context(), accountLocator, query.page()))
+    return schemas.DelinquencyListResponse.of(
+        service.delinquencies_of_account(request_context(), accountLocator, query.page()),
+        schemas.DelinquencyResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/delinquencies/policies/{policyLocator}/list", methods=["GET"])
 @endpoint("delinquencies.read", "delinquencies.list")
 def list_policy_delinquencies(tenantLocator: str, policyLocator: str,
                               query: schemas.ListQuery) -> schemas.DelinquencyListResponse:
-    return schemas.DelinquencyListResponse.of_page(
-        service.delinquencies_of(request_context(), "policy", policyLocator, query.page()))
+    return schemas.DelinquencyListResponse.of(
+        service.delinquencies_of(request_context(), "policy", policyLocator, query.page()),
+        schemas.DelinquencyResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/delinquencies/invoices/{invoiceLocator}/list", methods=["GET"])
 @endpoint("delinquencies.read", "delinquencies.list")
 def list_invoice_delinquencies(tenantLocator: str, invoiceLocator: str,
                                query: schemas.ListQuery) -> schemas.DelinquencyListResponse:
-    return schemas.DelinquencyListResponse.of_page(
-        service.delinquencies_of(request_context(), "invoice", invoiceLocator, query.page()))
+    return schemas.DelinquencyListResponse.of(
+        service.delinquencies_of(request_context(), "invoice", invoiceLocator, query.page()),
+        schemas.DelinquencyResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/delinquencies/{locator}/events/list", methods=["GET"])
@@ -66,7 +69,8 @@ def list_invoice_delinquencies(tenantLocator: str, invoiceLocator: str,
 def list_delinquency_events(tenantLocator: str, locator: str,
                             query: schemas.ListQuery) -> schemas.DelinquencyEventsResponse:
     record, page = service.events_of(request_context(), locator, query.page())
-    return schemas.DelinquencyEventsResponse.of_page(record, page)
+    return schemas.DelinquencyEventsResponse.of(page, schemas.DelinquencyEventResponse.of,
+                                                accountLocator=record.accountLocator, delinquencyLocator=record.locator)
 
 
 @bp.route("/billing/{tenantLocator}/delinquencies/events/{delinquencyEventLocator}", methods=["GET"])
@@ -89,21 +93,23 @@ def update_delinquency_event(tenantLocator: str, delinquencyEventLocator: str,
 @endpoint("jobs.read", "jobs.list")
 def list_grace_jobs(tenantLocator: str, delinquencyLocator: str,
                     query: schemas.ListQuery) -> schemas.GraceJobDataListResponse:
-    return schemas.GraceJobDataListResponse.of_page(
-        service.grace_jobs(request_context(), delinquencyLocator, query.page()))
+    return schemas.GraceJobDataListResponse.of(
+        service.grace_jobs(request_context(), delinquencyLocator, query.page()), schemas.GraceJobData.of_record)
 
 
 @bp.route("/billing/{tenantLocator}/jobs/delinquencies/invoices/{invoiceLocator}/list", methods=["GET"])
 @endpoint("jobs.read", "jobs.list")
 def list_delinquency_create_jobs(tenantLocator: str, invoiceLocator: str,
                                  query: schemas.ListQuery) -> schemas.DelinquencyCreateJobDataListResponse:
-    return schemas.DelinquencyCreateJobDataListResponse.of_page(
-        service.create_jobs(request_context(), invoiceLocator, query.page()))
+    return schemas.DelinquencyCreateJobDataListResponse.of(
+        service.create_jobs(request_context(), invoiceLocator, query.page()),
+        schemas.DelinquencyCreateJobData.of_record)
 
 
 @bp.route("/billing/{tenantLocator}/jobs/delinquencies/{delinquencyLocator}/events/list", methods=["GET"])
 @endpoint("jobs.read", "jobs.list")
 def list_delinquency_event_jobs(tenantLocator: str, delinquencyLocator: str,
                                 query: schemas.ListQuery) -> schemas.DelinquencyEventJobDataListResponse:
-    return schemas.DelinquencyEventJobDataListResponse.of_page(
-        service.event_jobs(request_context(), delinquencyLocator, query.page()))
+    return schemas.DelinquencyEventJobDataListResponse.of(
+        service.event_jobs(request_context(), delinquencyLocator, query.page()),
+        schemas.DelinquencyEventJobData.of_record)

@@ -10,18 +10,15 @@ from typing import Literal
 from chalicelib.billing.delinquency.models import (
     CancellationType,
     Delinquency,
-    DelinquencyCreateJob,
     DelinquencyEvent,
-    DelinquencyEventJob,
     DelinquencyEventState,
     DelinquencyState,
-    GraceJob,
 )
 from chalicelib.billing.models import JobStatus
 from chalicelib.configuration.billing_plans import DelinquencyLevel, GraceOffsetBasis, LapseTarget
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
-from chalicelib.core.paging import ListResponse, Page
+from chalicelib.core.paging import ListResponse
 
 
 class DelinquencySettingsResponse(Response):
@@ -65,9 +62,7 @@ class DelinquencyResponse(Response):
 
 
 class DelinquencyListResponse(ListResponse[DelinquencyResponse]):
-    @classmethod
-    def of_page(cls, page: Page[Delinquency]) -> DelinquencyListResponse:
-        return cls(listCompleted=page.list_completed, items=[DelinquencyResponse.of(r) for r in page.items])
+    pass
 
 
 class DelinquencyUpdateRequest(Input):
@@ -95,11 +90,6 @@ class DelinquencyEventsResponse(ListResponse[DelinquencyEventResponse]):
     accountLocator: str
     delinquencyLocator: str
 
-    @classmethod
-    def of_page(cls, record: Delinquency, page: Page[DelinquencyEvent]) -> DelinquencyEventsResponse:
-        return cls(accountLocator=record.accountLocator, delinquencyLocator=record.locator,
-                   listCompleted=page.list_completed, items=[DelinquencyEventResponse.of(e) for e in page.items])
-
 
 class DelinquencyEventUpdateRequest(Input):
     triggerTime: datetime | None = None
@@ -117,10 +107,7 @@ class GraceJobData(Response):
 
 
 class GraceJobDataListResponse(ListResponse[GraceJobData]):
-    @classmethod
-    def of_page(cls, page: Page[GraceJob]) -> GraceJobDataListResponse:
-        return cls(listCompleted=page.list_completed,
-                   items=[GraceJobData.model_validate(j.model_dump()) for j in page.items])
+    pass
 
 
 class DelinquencyCreateJobData(Response):
@@ -135,10 +122,7 @@ class DelinquencyCreateJobData(Response):
 
 
 class DelinquencyCreateJobDataListResponse(ListResponse[DelinquencyCreateJobData]):
-    @classmethod
-    def of_page(cls, page: Page[DelinquencyCreateJob]) -> DelinquencyCreateJobDataListResponse:
-        return cls(listCompleted=page.list_completed,
-                   items=[DelinquencyCreateJobData.model_validate(j.model_dump()) for j in page.items])
+    pass
 
 
 class DelinquencyEventJobData(Response):
@@ -157,7 +141,4 @@ class DelinquencyEventJobData(Response):
 
 
 class DelinquencyEventJobDataListResponse(ListResponse[DelinquencyEventJobData]):
-    @classmethod
-    def of_page(cls, page: Page[DelinquencyEventJob]) -> DelinquencyEventJobDataListResponse:
-        return cls(listCompleted=page.list_completed,
-                   items=[DelinquencyEventJobData.model_validate(j.model_dump()) for j in page.items])
+    pass

@@ -75,5 +75,5 @@ def discard_hold(tenantLocator: str, locator: str) -> schemas.HoldResponse:
 @endpoint("holds.read", "holds.list")
 def list_account_holds(tenantLocator: str, accountLocator: str,
                        query: schemas.HoldListQuery) -> schemas.HoldListResponse:
-    return schemas.HoldListResponse.of_page(
-        service.holds_of_account(request_context(), accountLocator, query.page(), query.state))
+    return schemas.HoldListResponse.of(
+        service.holds_of_account(request_context(), accountLocator, query.page(), query.state), schemas.HoldResponse.of)

@@ -9,7 +9,7 @@ from pydantic import Field
 from chalicelib.billing.holds.models import Hold, HoldState, HoldTarget
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.messages import Input, Response
-from chalicelib.core.paging import ListQuery, ListResponse, Page
+from chalicelib.core.paging import ListQuery, ListResponse
 
 
 class HoldCreateRequest(Input):
@@ -37,9 +37,7 @@ class HoldResponse(Response):
 
 
 class HoldListResponse(ListResponse[HoldResponse]):
-    @classmethod
-    def of_page(cls, page: Page[Hold]) -> HoldListResponse:
-        return cls(listCompleted=page.list_completed, items=[HoldResponse.of(h) for h in page.items])
+    pass
 
 
 class HoldListQuery(ListQuery):

@@ -36,8 +36,9 @@ def fetch_quote_lattice(tenantLocator: str, quoteLocator: str) -> schemas.Instal
 @endpoint("installment-lattices.read", "installment-lattices.list")
 def list_policy_lattices(tenantLocator: str, policyLocator: str,
                          query: schemas.ListQuery) -> schemas.InstallmentLatticeListResponse:
-    return schemas.InstallmentLatticeListResponse.of_page(
-        service.lattices_of_policy(request_context(), policyLocator, query.page()))
+    return schemas.InstallmentLatticeListResponse.of(
+        service.lattices_of_policy(request_context(), policyLocator, query.page()),
+        schemas.InstallmentLatticeResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/installments/{installmentLocator}", methods=["GET"])
@@ -50,40 +51,43 @@ def fetch_installment(tenantLocator: str, installmentLocator: str) -> schemas.In
 @endpoint("installments.read", "installments.list")
 def list_policy_installments(tenantLocator: str, policyLocator: str,
                              query: schemas.ListQuery) -> schemas.InstallmentListResponse:
-    return schemas.InstallmentListResponse.of_page(
-        service.installments_of(request_context(), "policy", policyLocator, query.page()))
+    return schemas.InstallmentListResponse.of(
+        service.installments_of(request_context(), "policy", policyLocator, query.page()),
+        schemas.InstallmentResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/installments/quotes/{quoteLocator}/list", methods=["GET"])
 @endpoint("installments.read", "installments.list")
 def list_quote_installments(tenantLocator: str, quoteLocator: str,
                             query: schemas.ListQuery) -> schemas.InstallmentListResponse:
-    return schemas.InstallmentListResponse.of_page(
-        service.installments_of(request_context(), "quote", quoteLocator, query.page()))
+    return schemas.InstallmentListResponse.of(
+        service.installments_of(request_context(), "quote", quoteLocator, query.page()), schemas.InstallmentResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/installments/transactions/{transactionLocator}/list", methods=["GET"])
 @endpoint("installments.read", "installments.list")
 def list_transaction_installments(tenantLocator: str, transactionLocator: str,
                                   query: schemas.ListQuery) -> schemas.InstallmentListResponse:
-    return schemas.InstallmentListResponse.of_page(
-        service.installments_of(request_context(), "transaction", transactionLocator, query.page()))
+    return schemas.InstallmentListResponse.of(
+        service.installments_of(request_context(), "transaction", transactionLocator, query.page()),
+        schemas.InstallmentResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/jobs/installments/quotes/{locator}/list", methods=["GET"])
 @endpoint("jobs.read", "jobs.list")
 def list_quote_installment_jobs(tenantLocator: str, locator: str,
                                 query: schemas.ListQuery) -> schemas.InstallmentJobDataListResponse:
-    return schemas.InstallmentJobDataListResponse.of_page(
-        service.installment_jobs(request_context(), "quote", locator, query.page()))
+    return schemas.InstallmentJobDataListResponse.of(
+        service.installment_jobs(request_context(), "quote", locator, query.page()), schemas.InstallmentJobData.of)
 
 
 @bp.route("/billing/{tenantLocator}/jobs/installments/transactions/{locator}/list", methods=["GET"])
 @endpoint("jobs.read", "jobs.list")
 def list_transaction_installment_jobs(tenantLocator: str, locator: str,
                                       query: schemas.ListQuery) -> schemas.InstallmentJobDataListResponse:
-    return schemas.InstallmentJobDataListResponse.of_page(
-        service.installment_jobs(request_context(), "transaction", locator, query.page()))
+    return schemas.InstallmentJobDataListResponse.of(
+        service.installment_jobs(request_context(), "transaction", locator, query.page()),
+        schemas.InstallmentJobData.of)
 
 
 @bp.route("/billing/{tenantLocator}/retryJobs/{policyLocator}/retryFailedTransactions", methods=["POST"])
@@ -106,19 +110,21 @@ def update_installments(tenantLocator: str,
 @endpoint("charges.read", "charges.list", errors=[codes.NOT_FOUND["account"]])
 def list_account_charges(tenantLocator: str, accountLocator: str,
                          query: schemas.ListQuery) -> schemas.ChargeListResponse:
-    return schemas.ChargeListResponse.of_page(charges.of_account(request_context(), accountLocator, query.page()))
+    return schemas.ChargeListResponse.of(charges.of_account(request_context(), accountLocator, query.page()),
+                                         schemas.ChargeResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/policies/{policyLocator}/charges/list", methods=["GET"])
 @endpoint("charges.read", "charges.list", errors=[codes.NOT_FOUND["policy"]])
 def list_policy_charges(tenantLocator: str, policyLocator: str,
                         query: schemas.ListQuery) -> schemas.ChargeListResponse:
-    return schemas.ChargeListResponse.of_page(charges.of_policy(request_context(), policyLocator, query.page()))
+    return schemas.ChargeListResponse.of(charges.of_policy(request_context(), policyLocator, query.page()),
+                                         schemas.ChargeResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/transactions/{transactionLocator}/charges/list", methods=["GET"])
 @endpoint("charges.read", "charges.list", errors=[codes.NOT_FOUND["transaction"]])
 def list_transaction_charges(tenantLocator: str, transactionLocator: str,
                              query: schemas.TransactionChargesQuery) -> schemas.ChargeListResponse:
-    return schemas.ChargeListResponse.of_page(charges.of_transaction(
-        request_context(), transactionLocator, query.page(), include_all=query.includeAll))
+    return schemas.ChargeListResponse.of(charges.of_transaction(
+        request_context(), transactionLocator, query.page(), include_all=query.includeAll), schemas.ChargeResponse.of)

@@ -18,7 +18,7 @@ from chalicelib.billing.models import (
 )
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
-from chalicelib.core.paging import ListResponse, Page
+from chalicelib.core.paging import ListResponse
 from chalicelib.priceable.models import ChargeCategory, ChargeInvoicing
 
 if TYPE_CHECKING:
@@ -48,9 +48,7 @@ class InstallmentLatticeResponse(Response):
 
 
 class InstallmentLatticeListResponse(ListResponse[InstallmentLatticeResponse]):
-    @classmethod
-    def of_page(cls, page: Page[InstallmentLattice]) -> InstallmentLatticeListResponse:
-        return cls(listCompleted=page.list_completed, items=[InstallmentLatticeResponse.of(r) for r in page.items])
+    pass
 
 
 class InstallmentItemResponse(Response):
@@ -105,9 +103,7 @@ class InstallmentResponse(Response):
 
 
 class InstallmentListResponse(ListResponse[InstallmentResponse]):
-    @classmethod
-    def of_page(cls, page: Page[Installment]) -> InstallmentListResponse:
-        return cls(listCompleted=page.list_completed, items=[InstallmentResponse.of(r) for r in page.items])
+    pass
 
 
 class InstallmentJobData(Response):
@@ -133,9 +129,7 @@ class InstallmentJobData(Response):
 
 
 class InstallmentJobDataListResponse(ListResponse[InstallmentJobData]):
-    @classmethod
-    def of_page(cls, page: Page[InstallmentJob]) -> InstallmentJobDataListResponse:
-        return cls(listCompleted=page.list_completed, items=[InstallmentJobData.of(j) for j in page.items])
+    pass
 
 
 class PatchInstallmentsRequest(Input):
@@ -181,6 +175,4 @@ class ChargeResponse(Response):
 
 
 class ChargeListResponse(ListResponse[ChargeResponse]):
-    @classmethod
-    def of_page(cls, page: Page[BilledCharge]) -> ChargeListResponse:
-        return cls(listCompleted=page.list_completed, items=[ChargeResponse.of(c) for c in page.items])
+    pass

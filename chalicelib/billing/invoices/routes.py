@@ -32,24 +32,27 @@ INVOICE = [codes.NOT_FOUND["invoice"]]
 @endpoint("invoices.read", "invoices.list")
 def list_quote_invoices(tenantLocator: str, quoteLocator: str,
                         query: schemas.InvoiceListQuery) -> schemas.InvoiceListResponse:
-    return schemas.InvoiceListResponse.of_page(service.invoices_of(
-        request_context(), "quote", quoteLocator, query.page(), include_zero=query.includeZeroAmountInvoices))
+    return schemas.InvoiceListResponse.of(service.invoices_of(
+        request_context(), "quote", quoteLocator, query.page(), include_zero=query.includeZeroAmountInvoices),
+        schemas.InvoiceSummary.of)
 
 
 @bp.route("/billing/{tenantLocator}/invoices/policies/{policyLocator}/list", methods=["GET"])
 @endpoint("invoices.read", "invoices.list")
 def list_policy_invoices(tenantLocator: str, policyLocator: str,
                          query: schemas.InvoiceListQuery) -> schemas.InvoiceListResponse:
-    return schemas.InvoiceListResponse.of_page(service.invoices_of(
-        request_context(), "policy", policyLocator, query.page(), include_zero=query.includeZeroAmountInvoices))
+    return schemas.InvoiceListResponse.of(service.invoices_of(
+        request_context(), "policy", policyLocator, query.page(), include_zero=query.includeZeroAmountInvoices),
+        schemas.InvoiceSummary.of)
 
 
 @bp.route("/billing/{tenantLocator}/invoices/accounts/{accountLocator}/list", methods=["GET"])
 @endpoint("invoices.read", "invoices.list")
 def list_account_invoices(tenantLocator: str, accountLocator: str,
                           query: schemas.InvoiceListQuery) -> schemas.InvoiceListResponse:
-    return schemas.InvoiceListResponse.of_page(service.invoices_of(
-        request_context(), "account", accountLocator, query.page(), include_zero=query.includeZeroAmountInvoices))
+    return schemas.InvoiceListResponse.of(service.invoices_of(
+        request_context(), "account", accountLocator, query.page(), include_zero=query.includeZeroAmountInvoices),
+        schemas.InvoiceSummary.of)
 
 
 @bp.route("/billing/{tenantLocator}/invoices/quotes/{quoteLocator}/previewInvoices", methods=["GET"])
@@ -147,15 +150,16 @@ def fetch_invoicing_job(tenantLocator: str, jobLocator: str) -> schemas.Invoicin
 @bp.route("/billing/{tenantLocator}/jobs/invoicing/accounts/{locator}/list", methods=["GET"])
 @endpoint("jobs.read", "jobs.list", errors=[codes.NOT_FOUND["account"]])
 def list_invoicing_jobs(tenantLocator: str, locator: str, query: schemas.ListQuery) -> schemas.InvoicingJobListResponse:
-    return schemas.InvoicingJobListResponse.of_page(service.invoicing_jobs(request_context(), locator, query.page()))
+    return schemas.InvoicingJobListResponse.of(service.invoicing_jobs(request_context(), locator, query.page()),
+                                               schemas.InvoicingJobData.of)
 
 
 @bp.route("/billing/{tenantLocator}/jobs/invoices/accounts/{locator}/list", methods=["GET"])
 @endpoint("jobs.read", "jobs.list", errors=[codes.NOT_FOUND["account"]])
 def list_invoice_generation_jobs(tenantLocator: str, locator: str,
                                  query: schemas.ListQuery) -> schemas.InvoiceGenerationJobListResponse:
-    return schemas.InvoiceGenerationJobListResponse.of_page(
-        service.generation_jobs(request_context(), locator, query.page()))
+    return schemas.InvoiceGenerationJobListResponse.of(
+        service.generation_jobs(request_context(), locator, query.page()), schemas.InvoiceGenerationJobResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/jobs/invoicesLifecycle/{locator}", methods=["GET"])

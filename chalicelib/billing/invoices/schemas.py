@@ -22,7 +22,7 @@ from chalicelib.billing.models import (
 from chalicelib.billing.schemas import PaymentTargetResponse
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
-from chalicelib.core.paging import ListResponse, Page
+from chalicelib.core.paging import ListResponse
 
 
 class InvoiceListQuery(ListQuery):
@@ -94,9 +94,7 @@ class InvoiceResponse(InvoiceSummary):
 
 
 class InvoiceListResponse(ListResponse[InvoiceSummary]):
-    @classmethod
-    def of_page(cls, page: Page[Invoice]) -> InvoiceListResponse:
-        return cls(listCompleted=page.list_completed, items=[InvoiceSummary.of(r) for r in page.items])
+    pass
 
 
 class InstallmentItemSummary(Response):
@@ -337,9 +335,7 @@ class InvoicingJobData(Response):
 
 
 class InvoicingJobListResponse(ListResponse[InvoicingJobData]):
-    @classmethod
-    def of_page(cls, page: Page[InvoicingJob]) -> InvoicingJobListResponse:
-        return cls(listCompleted=page.list_completed, items=[InvoicingJobData.of(j) for j in page.items])
+    pass
 
 
 class InvoiceGenerationInstance(Response):
@@ -378,9 +374,7 @@ class InvoiceGenerationJobResponse(Response):
 
 
 class InvoiceGenerationJobListResponse(ListResponse[InvoiceGenerationJobResponse]):
-    @classmethod
-    def of_page(cls, page: Page[InvoiceGenerationJob]) -> InvoiceGenerationJobListResponse:
-        return cls(listCompleted=page.list_completed, items=[InvoiceGenerationJobResponse.of(j) for j in page.items])
+    pass
 
 
 class InvoiceLifecycleTrigger(Response):

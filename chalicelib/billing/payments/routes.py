@@ -35,8 +35,8 @@ PAYMENT_CHECKS = [codes.PAYMENT_INVALID_AMOUNT, codes.PAYMENT_UNKNOWN_TYPE, code
 @endpoint("invoices.read", "invoices.list", errors=INVOICE)
 def list_invoice_payments(tenantLocator: str, locator: str,
                           query: billing_schemas.IncludeReversedQuery) -> schemas.PaymentListResponse:
-    return schemas.PaymentListResponse.of_page(service.payments_of_invoice(
-        request_context(), locator, query.page(), include_reversed=query.includeReversed))
+    return schemas.PaymentListResponse.of(service.payments_of_invoice(
+        request_context(), locator, query.page(), include_reversed=query.includeReversed), schemas.PaymentResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/credits/list", methods=["GET"])
@@ -60,8 +60,8 @@ def create_payment(tenantLocator: str, body: schemas.PaymentCreateRequest) -> sc
 @bp.route("/billing/{tenantLocator}/payments/list", methods=["GET"])
 @endpoint("payments.read", "payments.list", errors=[codes.NOT_FOUND["account"]])
 def list_payments(tenantLocator: str, query: schemas.PaymentListQuery) -> schemas.PaymentListResponse:
-    return schemas.PaymentListResponse.of_page(
-        service.payments_of_account(request_context(), query.accountLocator, query.page()))
+    return schemas.PaymentListResponse.of(
+        service.payments_of_account(request_context(), query.accountLocator, query.page()), schemas.PaymentResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}", methods=["GET"])
@@ -113,8 +113,9 @@ def discard_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse
 @endpoint("payments.read", "payments.list", errors=PAYMENT)
 def list_payment_invoices(tenantLocator: str, locator: str,
                           query: billing_schemas.IncludeReversedQuery) -> invoice_schemas.InvoiceListResponse:
-    return invoice_schemas.InvoiceListResponse.of_page(service.invoices_of_payment(
-        request_context(), locator, query.page(), include_reversed=query.includeReversed))
+    return invoice_schemas.InvoiceListResponse.of(service.invoices_of_payment(
+        request_context(), locator, query.page(), include_reversed=query.includeReversed),
+        invoice_schemas.InvoiceSummary.of)
 
 
 @bp.route("/billing/{tenantLocator}/credits/list", methods=["GET"])

@@ -20,7 +20,7 @@ from chalicelib.billing.schemas import (
 )
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
-from chalicelib.core.paging import ListResponse, Page
+from chalicelib.core.paging import ListResponse
 
 
 class PaymentCreateRequest(Input):
@@ -107,14 +107,12 @@ class PaymentResponse(Response):
     @classmethod
     def of(cls, record: Payment) -> PaymentResponse:
         fields = record.model_dump(include=set(cls.model_fields) - {"targets", "remainingAmount"})
-        return cls(**fields, targets=[PaymentTargetResponse.model_validate(t.model_dump()) for t in record.targets],
+        return cls(**fields, targets=[PaymentTargetResponse.of_record(t) for t in record.targets],
                    remainingAmount=record.creditedAmount if record.paymentState == PaymentState.POSTED else None)
 
 
 class PaymentListResponse(ListResponse[PaymentResponse]):
-    @classmethod
-    def of_page(cls, page: Page[Payment]) -> PaymentListResponse:
-        return cls(listCompleted=page.list_completed, items=[PaymentResponse.of(r) for r in page.items])
+    pass
 
 
 class PaymentListQuery(ListQuery):

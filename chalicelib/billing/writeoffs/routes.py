@@ -32,8 +32,8 @@ def create_write_off(tenantLocator: str, body: schemas.WriteOffRequest) -> schem
 @bp.route("/billing/{tenantLocator}/writeOffs/list", methods=["GET"])
 @endpoint("write-offs.read", "write-offs.list", errors=[codes.NOT_FOUND["account"]])
 def list_write_offs(tenantLocator: str, query: schemas.WriteOffListQuery) -> schemas.WriteOffListResponse:
-    return schemas.WriteOffListResponse.of_page(
-        service.write_offs_of(request_context(), query.accountLocator, query.page()))
+    return schemas.WriteOffListResponse.of(
+        service.write_offs_of(request_context(), query.accountLocator, query.page()), schemas.WriteOffResponse.of)
 
 
 @bp.route("/billing/{tenantLocator}/writeOffs/{locator}", methods=["GET"])

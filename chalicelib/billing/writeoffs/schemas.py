@@ -12,7 +12,7 @@ from chalicelib.billing.models import ContainerType, PaymentTarget
 from chalicelib.billing.schemas import Amount, PaymentTargetResponse
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffCreditType, WriteOffState
 from chalicelib.core.messages import Input, Response
-from chalicelib.core.paging import ListQuery, ListResponse, Page
+from chalicelib.core.paging import ListQuery, ListResponse
 
 
 class WriteOffTarget(Input):
@@ -56,10 +56,8 @@ class WriteOffResponse(Response):
     @classmethod
     def of(cls, record: WriteOff) -> WriteOffResponse:
         return cls(**record.model_dump(include=set(cls.model_fields) - {"targets"}),
-                   targets=[PaymentTargetResponse.model_validate(t.model_dump()) for t in record.targets])
+                   targets=[PaymentTargetResponse.of_record(t) for t in record.targets])
 
 
 class WriteOffListResponse(ListResponse[WriteOffResponse]):
-    @classmethod
-    def of_page(cls, page: Page[WriteOff]) -> WriteOffListResponse:
-        return cls(listCompleted=page.list_completed, items=[WriteOffResponse.of(r) for r in page.items])
+    pass
