@@ -387,8 +387,8 @@ def installments_of(tenant: str, owner_kind: str, owner: str, page: PageRequest)
     """One page of the installments of a policy, transaction or quote, oldest first (one Query of its
     lattices' references, one BatchGetItem of the page)."""
     locators = _installment_locators(tenant, owner_kind, owner)
-    window = locators[page.offset:page.offset + page.count]
-    return Page(_installments(tenant, window), page.offset + page.count >= len(locators))
+    window = Page.window(locators, page)
+    return Page(_installments(tenant, window.items), window.list_completed)
 
 
 def all_installments_of(tenant: str, owner_kind: str, owner: str) -> list[Installment]:

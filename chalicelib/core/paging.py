@@ -1,7 +1,7 @@
 """Offset/count paging: the list contract of the platform we mirror."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Self, TypeVar
 
@@ -53,6 +53,13 @@ class ListQuery(BaseModel):
 class Page(Generic[T]):
     items: list[T]
     list_completed: bool
+
+    @classmethod
+    def window(cls, items: Sequence[T], request: PageRequest) -> Page[T]:
+        """The page `request` asks for of `items`: a whole list, or one read `offset + count + 1` deep (the list
+        is complete when nothing follows the page)."""
+        end = request.offset + request.count
+        return cls(list(items[request.offset:end]), end >= len(items))
 
 
 class ListResponse(Response, Generic[R]):

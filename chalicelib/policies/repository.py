@@ -344,8 +344,8 @@ def issued_transactions(tenant: str, policy_locator: str, page: PageRequest) -> 
         shown.extend(item for item in batch if visible(item, committed))
         if start_key is None:
             break
-    window = shown[page.offset:page.offset + page.count]
-    return Page([Transaction.model_validate(_record(item)) for item in window], len(shown) < wanted)
+    window = Page.window(shown, page)
+    return Page([Transaction.model_validate(_record(item)) for item in window.items], window.list_completed)
 
 
 def add_segment(uow: UnitOfWork, tenant: str, segment: Segment) -> None:

@@ -236,9 +236,9 @@ def jobs(tenant: str, job_type: str, states: list[str], request: PageRequest) ->
                 break
         found.extend(taken)
     found.sort(key=lambda item: str(item["locator"]))
-    window = found[request.offset:request.offset + request.count]
-    return Page(items=[DeserializationJob.model_validate(codec.without_keys(item)) for item in window],
-                list_completed=len(found) < wanted)
+    window = Page.window(found, request)
+    return Page([DeserializationJob.model_validate(codec.without_keys(item)) for item in window.items],
+                window.list_completed)
 
 
 # --- the files of deserialization jobs (S3: tenants/{t}/jobs/{job}/schedule-items) ---------------------

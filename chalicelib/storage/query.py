@@ -28,8 +28,7 @@ def page(
         items.extend(batch)
         if start_key is None:
             break
-    window = items[request.offset:request.offset + request.count]
-    return Page(items=window, list_completed=len(items) < wanted)
+    return Page.window(items, request)
 
 
 def all_items(

@@ -92,7 +92,7 @@ def events_of(ctx: CallContext, delinquency_locator: str, page: PageRequest) -> 
                                                                                        Page[DelinquencyEvent]]:
     record = delinquency(ctx, delinquency_locator)
     events = repository.events_of(ctx.tenant, record.accountLocator, record.locator)
-    return record, Page(events[page.offset:page.offset + page.count], page.offset + page.count >= len(events))
+    return record, Page.window(events, page)
 
 
 def delinquency_event(ctx: CallContext, locator: str) -> DelinquencyEvent:

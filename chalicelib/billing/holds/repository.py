@@ -46,7 +46,7 @@ def holds_of_account(tenant: str, account: str, page: PageRequest, state: HoldSt
                            sk_prefix=HOLD_PREFIX)
         return Page([_model(item) for item in found.items], found.list_completed)
     matching = [h for h in _all(tenant, account) if h.holdState == state]
-    return Page(matching[page.offset:page.offset + page.count], page.offset + page.count >= len(matching))
+    return Page.window(matching, page)
 
 
 def is_held(tenant: str, account: str, target: HoldTarget) -> bool:

@@ -42,13 +42,13 @@ def of_transaction(ctx: CallContext, locator: str, page: PageRequest, *, include
     transaction = by_locator[locator]
     parts = [by_locator[part] for part in transaction.aggregatedTransactionLocators if part in by_locator] \
         if include_all else []
-    return _window(_billed(stack, [transaction, *parts]), page)
+    return Page.window(_billed(stack, [transaction, *parts]), page)
 
 
 def of_policy(ctx: CallContext, locator: str, page: PageRequest) -> Page[BilledCharge]:
     """The charges of the policy's issued transactions (404 `policy.not_found` for an unknown policy)."""
     stack = policies.issued_stack(ctx, locator)
-    return _window(_billed(stack, _issued(stack)), page)
+    return Page.window(_billed(stack, _issued(stack)), page)
 
 
 def of_account(ctx: CallContext, locator: str, page: PageRequest) -> Page[BilledCharge]:
@@ -68,7 +68,7 @@ def of_account(ctx: CallContext, locator: str, page: PageRequest) -> Page[Billed
         if held.list_completed:
             break
         listed = PageRequest(listed.offset + MAX_COUNT, MAX_COUNT)
-    return _window(found, page)
+    return Page.window(found, page)
 
 
 def _issued(stack: IssuedStack) -> list[Transaction]:
@@ -88,7 +88,3 @@ def _billed(stack: IssuedStack, transactions: list[Transaction]) -> list[BilledC
                          policy_locator=policy.locator, transaction_locator=transaction.locator,
                          bundle_transaction_locator=transaction.aggregateTransactionLocator)
             for transaction in transactions for charge in transaction.charges]
-
-
-def _window(charges: list[BilledCharge], page: PageRequest) -> Page[BilledCharge]:
-    return Page(charges[page.offset:page.offset + page.count], page.offset + page.count >= len(charges))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from chalice import Blueprint
 
 from chalicelib.core import codes
+from chalicelib.core.paging import Page
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
@@ -107,11 +108,8 @@ def fetch_invoice_details(tenantLocator: str, locator: str) -> schemas.InvoiceDe
 def list_invoice_debits(tenantLocator: str, locator: str,
                         query: billing_schemas.IncludeReversedQuery) -> schemas.DebitListResponse:
     found = service.invoice(request_context(), locator)
-    debits = [schemas.DebitResponse(invoiceLocator=found.locator, targetLocator=found.accountLocator,
-                                    amount=found.creditedAmount, targetType="account")] if found.creditedAmount else []
-    page = query.page()
-    return schemas.DebitListResponse(listCompleted=page.offset + page.count >= len(debits),
-                                     items=debits[page.offset:page.offset + page.count])
+    credited = [found] if found.creditedAmount else []
+    return schemas.DebitListResponse.of(Page.window(credited, query.page()), schemas.DebitResponse.of_credit)
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/settle", methods=["POST"])

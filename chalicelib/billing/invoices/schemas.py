@@ -213,6 +213,12 @@ class DebitResponse(Response):
     reversed: bool | None = None
     reversedAt: datetime | None = None
 
+    @classmethod
+    def of_credit(cls, invoice: Invoice) -> DebitResponse:
+        """What the invoice credited to its account (paid beyond its total)."""
+        return cls(invoiceLocator=invoice.locator, targetLocator=invoice.accountLocator,
+                   amount=invoice.creditedAmount, targetType="account")
+
 
 class DebitListResponse(ListResponse[DebitResponse]):
     pass

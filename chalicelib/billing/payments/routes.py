@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from chalice import Blueprint
 
 from chalicelib.core import codes
+from chalicelib.core.paging import Page
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
@@ -44,10 +45,9 @@ def list_invoice_payments(tenantLocator: str, locator: str,
 def list_invoice_credits(tenantLocator: str, locator: str,
                          query: billing_schemas.IncludeReversedQuery) -> billing_schemas.CreditListResponse:
     found, made = write_offs.credits_of_invoice(request_context(), locator, include_reversed=query.includeReversed)
-    credits = [billing_schemas.CreditResponse.of(c, found.accountLocator, found.currency) for c in made]
-    page = query.page()
-    return billing_schemas.CreditListResponse(listCompleted=page.offset + page.count >= len(credits),
-                                              items=credits[page.offset:page.offset + page.count])
+    return billing_schemas.CreditListResponse.of(
+        Page.window(made, query.page()),
+        lambda credit: billing_schemas.CreditResponse.of(credit, found.accountLocator, found.currency))
 
 
 @bp.route("/billing/{tenantLocator}/payments", methods=["POST"])
@@ -123,8 +123,7 @@ def list_payment_invoices(tenantLocator: str, locator: str,
 def list_credits(tenantLocator: str, query: schemas.PaymentListQuery) -> billing_schemas.CreditListResponse:
     """The account's credits (without one, the tenant's): payments once posted (reversed ones too, marked so)."""
     page = service.credits_of_account(request_context(), query.accountLocator, query.page())
-    return billing_schemas.CreditListResponse(listCompleted=page.list_completed,
-                                      items=[billing_schemas.CreditResponse.of_payment(p) for p in page.items])
+    return billing_schemas.CreditListResponse.of(page, billing_schemas.CreditResponse.of_payment)
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}/number/set", methods=["POST"])

@@ -45,7 +45,7 @@ def payments_of_invoice(ctx: CallContext, locator: str, page: PageRequest, *,
                                                                           include_reversed=include_reversed)
                if a.sourceType == SourceType.PAYMENT]
     paid = repository.get_many(ctx.tenant, found.accountLocator, "payment", sources, Payment)
-    return _window(paid, page)
+    return Page.window(paid, page)
 
 
 def invoices_of_payment(ctx: CallContext, locator: str, page: PageRequest, *,
@@ -56,11 +56,7 @@ def invoices_of_payment(ctx: CallContext, locator: str, page: PageRequest, *,
                if include_reversed or not a.reversed]
     invoices = repository.get_many(ctx.tenant, found.accountLocator, "invoice",
                                    sorted({a.invoiceLocator for a in applied}), Invoice)
-    return _window(invoices, page)
-
-
-def _window(items: list[Any], page: PageRequest) -> Page[Any]:
-    return Page(items[page.offset:page.offset + page.count], page.offset + page.count >= len(items))
+    return Page.window(invoices, page)
 
 
 def create_payment(ctx: CallContext, fields: Any, locator: str | None = None) -> Payment:

@@ -42,6 +42,34 @@ def test_a_page_carries_its_items_and_whether_the_list_is_complete():
     assert (page.items, page.list_completed) == (["a", "b"], False)
 
 
+@pytest.mark.parametrize("offset, count, items, completed", [
+    (0, 2, ["a", "b"], False),  # more follow
+    (1, 2, ["b", "c"], True),  # the page ends where the list does
+    (2, 5, ["c"], True),  # the page goes beyond the end
+    (3, 1, [], True),  # past the end
+])
+def test_a_window_is_the_requested_slice_complete_when_nothing_follows(offset, count, items, completed):
+    page = Page.window(("a", "b", "c"), PageRequest(offset, count))
+
+    assert (page.items, page.list_completed) == (items, completed)
+
+
+def test_a_window_of_a_read_one_item_deeper_than_the_page_is_incomplete_by_that_item():
+    read = ["a", "b", "c"]  # offset 1 + count 1 + 1
+
+    assert Page.window(read, PageRequest(1, 1)) == Page(["b"], False)
+    assert Page.window(read[:2], PageRequest(1, 1)) == Page(["b"], True)
+
+
+def test_a_list_response_answers_the_fields_a_list_has_besides_its_items():
+    class Named(ListResponse[str]):
+        name: str
+
+    response = Named.of(Page(items=[1], list_completed=False), str, name="n")
+
+    assert response.model_dump() == {"listCompleted": False, "items": ["1"], "name": "n"}
+
+
 def test_a_list_response_converts_each_item_and_keeps_whether_the_list_is_complete():
     response = ListResponse[str].of(Page(items=[1, 22], list_completed=True), lambda item: f"#{item}")
 
