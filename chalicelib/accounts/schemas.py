@@ -22,7 +22,7 @@ from chalicelib.accounts.models import (
     Preferences,
 )
 from chalicelib.configuration.datamodel import ValidationResult
-from chalicelib.core.messages import Input
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
 from chalicelib.core.paging import ListResponse
 
@@ -56,7 +56,7 @@ class AccountNumberQuery(BaseModel):
     accountNumber: str
 
 
-class AccountResponse(BaseModel):
+class AccountResponse(Response):
     locator: str
     type: str
     accountState: AccountState

@@ -4,11 +4,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel
+from pydantic import AfterValidator
 
 from chalicelib.clock.models import TenantTime
 from chalicelib.core.clock import utc
-from chalicelib.core.messages import Input
+from chalicelib.core.messages import Input, Response
 
 
 class ClockAdvanceRequest(Input):
@@ -16,7 +16,7 @@ class ClockAdvanceRequest(Input):
     """Where the clock goes: after its now (a datetime without an offset is UTC)."""
 
 
-class ClockResponse(BaseModel):
+class ClockResponse(Response):
     tenantLocator: str
     testClock: bool
     """False: the tenant's time is the real time, and cannot be moved."""

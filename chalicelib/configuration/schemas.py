@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 
 from chalicelib.configuration.models import DeploymentMetadata, TenantCode, TenantDeployment
 from chalicelib.configuration.package import MAX_JSON_DEPTH
+from chalicelib.core.messages import Response
 from chalicelib.http.contract import Upload
 
 _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
@@ -63,7 +64,7 @@ class DiffQuery(BaseModel):
         return value
 
 
-class DataModelResponse(BaseModel):
+class DataModelResponse(Response):
     """The data model (a ConfigurationRef, answer.py): the maps the definition requires named, every other
     field of the model kept as it is."""
 
@@ -74,7 +75,7 @@ class DataModelResponse(BaseModel):
     products: dict[str, Any]
 
 
-class DeploymentMetadataResponse(BaseModel):
+class DeploymentMetadataResponse(Response):
     latestVersion: str
     version1: str
     version2: str
@@ -120,7 +121,7 @@ class TenantDeploymentResult(BaseModel):
         )
 
 
-class TenantCodeResponse(BaseModel):
+class TenantCodeResponse(Response):
     """Our extension: where the current version's code stands in the tenant function (`PAS_PLUGIN_RUNNER=lambda`):
     `publishing`, `live`, `failed` (with `error`) or `retired`."""
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from chalicelib.core.clock import utc
+from chalicelib.core.messages import Response
 from chalicelib.events.models import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Event, ScheduledPolicyEvent, TriggerState
 
 UtcDatetime = Annotated[datetime, AfterValidator(utc)]
@@ -23,7 +24,7 @@ class EventStreamQuery(BaseModel):
     pagingToken: Annotated[str, StringConstraints(min_length=1, max_length=2000)] | None = None
 
 
-class EventResponse(BaseModel):
+class EventResponse(Response):
     locator: str
     userLocator: str
     requestId: str
@@ -36,12 +37,12 @@ class EventResponse(BaseModel):
         return cls(**event.model_dump())
 
 
-class EventStreamResponse(BaseModel):
+class EventStreamResponse(Response):
     pagingToken: str
     events: list[EventResponse]
 
 
-class ScheduledPolicyEventResponse(BaseModel):
+class ScheduledPolicyEventResponse(Response):
     """`eventId` is the spec's name, `customEventId` the OpenAPI definition's: both carry the same value."""
 
     policyLocator: str

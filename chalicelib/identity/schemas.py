@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from chalicelib.core.ids import is_uuid
-from chalicelib.core.messages import Input
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListResponse
 from chalicelib.core.permissions import ANY_TENANT
 from chalicelib.identity.models import Role, UserProfile
@@ -42,7 +42,7 @@ class AuthTokenCreateRequest(Input):
     tenants: list[TenantRef]
 
 
-class AuthTokenResponse(BaseModel):
+class AuthTokenResponse(Response):
     name: str
     expiresAt: datetime
     createdAt: datetime
@@ -61,7 +61,7 @@ class TokenGrantRequest(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class TokenGrantResponse(BaseModel):
+class TokenGrantResponse(Response):
     access_token: str
     token_type: str = "Bearer"
     expires_in: int
@@ -98,7 +98,7 @@ class UserTenantsAssignmentsUpdateRequest(Input):
     removeTenants: list[Name]
 
 
-class UserResponse(BaseModel):
+class UserResponse(Response):
     locator: str
     userName: str
     firstName: str
@@ -121,7 +121,7 @@ class UserListResponse(ListResponse[UserResponse]):
     pass
 
 
-class BasicUserResponse(BaseModel):
+class BasicUserResponse(Response):
     locator: str
     userName: str
     firstName: str | None = None
@@ -172,7 +172,7 @@ class RoleUpdateRequest(Input):
     removePermissions: list[Name]
 
 
-class RoleResponse(BaseModel):
+class RoleResponse(Response):
     locator: str
     name: str
     description: str

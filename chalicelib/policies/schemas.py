@@ -13,7 +13,7 @@ from pydantic import AfterValidator, BaseModel, RootModel, StringConstraints
 
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.clock import utc
-from chalicelib.core.messages import Input
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
 from chalicelib.core.paging import ListResponse
 from chalicelib.policies.models import (
@@ -82,7 +82,7 @@ class PolicyNumberQuery(BaseModel):
 # --- responses -----------------------------------------------------------------------------------
 
 
-class PolicyResponse(BaseModel):
+class PolicyResponse(Response):
     locator: str
     accountLocator: str
     issuedTransactionLocator: str
@@ -124,7 +124,7 @@ class PolicyListResponse(ListResponse[PolicyResponse]):
     pass
 
 
-class TermResponse(BaseModel):
+class TermResponse(Response):
     locator: str
     staticLocator: str
     policyLocator: str
@@ -145,7 +145,7 @@ class TermListResponse(ListResponse[TermResponse]):
     pass
 
 
-class TransactionSnapshotResponse(BaseModel):
+class TransactionSnapshotResponse(Response):
     locator: str
     effectiveTime: datetime
     issuedTime: datetime
@@ -155,7 +155,7 @@ class TransactionSnapshotResponse(BaseModel):
     transactionType: str
 
 
-class PolicySnapshotResponse(BaseModel):
+class PolicySnapshotResponse(Response):
     locator: str
     accountLocator: str
     region: str

@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Literal, Self
 from pydantic import BaseModel, RootModel, model_serializer
 
 from chalicelib.configuration.datamodel import ValidationResult
-from chalicelib.core.messages import Input
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListResponse
 from chalicelib.priceable.models import (
     Charge,
@@ -77,7 +77,7 @@ class WithNulls(BaseModel):
         return data
 
 
-class ElementResponse(BaseModel):
+class ElementResponse(Response):
     type: str
     locator: str
     parentLocator: str
@@ -98,7 +98,7 @@ class ElementResponse(BaseModel):
                    elements=[cls.of(child, owner, effective) for child in element.elements])
 
 
-class SegmentResponse(BaseModel):
+class SegmentResponse(Response):
     """A policy segment (issued, or the one a transaction is making): its tree as ElementResponse, the
     root's parent being the segment."""
 
@@ -119,7 +119,7 @@ class SegmentResponse(BaseModel):
         return cls(**fields, element=ElementResponse.of(segment.element, segment.locator, segment.startTime))
 
 
-class PolicyChargeResponse(BaseModel):
+class PolicyChargeResponse(Response):
     locator: str
     elementLocator: str
     elementStaticLocator: str
@@ -139,7 +139,7 @@ class PolicyChargeResponse(BaseModel):
         return cls(**charge.model_dump())
 
 
-class TaskCreationResponse(BaseModel):
+class TaskCreationResponse(Response):
     """The task a flag created (none is: flags create no tasks here)."""
 
     taskLocator: str
@@ -168,7 +168,7 @@ class UnderwritingFlagResponse(WithNulls):
         return cls(**flag.model_dump(exclude={"source"}), referenceLocator=owner_locator, referenceType=reference_type)
 
 
-class StaticDataHistoryResponse(BaseModel):
+class StaticDataHistoryResponse(Response):
     """One version of a quote's or a policy's static data."""
 
     historyLocator: str

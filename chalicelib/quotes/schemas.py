@@ -17,7 +17,7 @@ from pydantic import AfterValidator, BaseModel, RootModel
 from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.core import paging
 from chalicelib.core.clock import utc
-from chalicelib.core.messages import Input
+from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListResponse
 from chalicelib.priceable.schemas import ConstraintValuesRequest as ConstraintValuesRequest
 from chalicelib.priceable.schemas import ElementCreateRequests as ElementCreateRequests
@@ -158,7 +158,7 @@ class QuoteUnderwritingResponse(QuotePricing):
                                       if not flag.cleared])
 
 
-class QuoteUnderwritingFlagsResponse(BaseModel):
+class QuoteUnderwritingFlagsResponse(Response):
     quoteLocator: str
     flags: list[UnderwritingFlagResponse]
     clearedFlags: list[UnderwritingFlagResponse]

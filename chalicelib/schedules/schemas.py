@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Json, RootModel
 
 from chalicelib.configuration.datamodel import ValidationResult as ValidationResult
+from chalicelib.core.messages import Response
 from chalicelib.core.paging import ListQuery, ListResponse
 from chalicelib.http.contract import Upload
 from chalicelib.priceable.models import Ulid
@@ -28,7 +29,7 @@ class ScheduleFile(Upload):
     purpose = "schedule"
 
 
-class ElementScheduleResponse(BaseModel):
+class ElementScheduleResponse(Response):
     staticElementLocator: str
     complexData: bool
     elementType: str
@@ -48,7 +49,7 @@ class ElementSchedules(RootModel[dict[str, ElementScheduleResponse]]):
             scheduleItemType=each.scheduleItemType) for each in described})
 
 
-class ScheduleItemResponse(BaseModel):
+class ScheduleItemResponse(Response):
     locator: str
     staticElementLocator: str
     type: str
@@ -62,7 +63,7 @@ class ScheduleItemResponse(BaseModel):
                    createdAt=item.createdAt, createdBy=item.createdBy)
 
 
-class ScheduleItemsResponse(BaseModel):
+class ScheduleItemsResponse(Response):
     lastSeenLocator: str
     items: list[ScheduleItemResponse]
 
@@ -106,7 +107,7 @@ class DeserializeQuery(BaseModel):
     """A JSON object of text values, kept with the job (`metadata.params`)."""
 
 
-class DeserializationResponse(BaseModel):
+class DeserializationResponse(Response):
     jobLocator: str
 
 
@@ -123,7 +124,7 @@ class DeserializationRequestMetadata(BaseModel):
         return cls(**metadata.model_dump())
 
 
-class DeserializationJobResponse(BaseModel):
+class DeserializationJobResponse(Response):
     locator: str
     jobState: DeserializationJobState
     jobType: Literal["scheduleItems"]

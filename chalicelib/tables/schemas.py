@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, StringConstraints, field_validator
 
+from chalicelib.core.messages import Response
 from chalicelib.http.contract import Upload
 from chalicelib.tables.models import RESOURCE_NAME, TableKind, TableResource
 
@@ -43,7 +44,7 @@ class RangeRecordQuery(RecordQuery):
     boundValue: Decimal
 
 
-class BasicResourceResponse(BaseModel):
+class BasicResourceResponse(Response):
     """The instance and the version an upload stored; the `<kind>Locator` names the version."""
 
     name: str
@@ -66,5 +67,5 @@ class BasicResourceResponse(BaseModel):
             "jurisdictions": list(resource.jurisdictions)})
 
 
-class TableLookupResponse(BaseModel):
+class TableLookupResponse(Response):
     value: dict[str, Any]

@@ -14,6 +14,7 @@ from pydantic import BaseModel, RootModel
 
 from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.configuration.datamodel import ValidationResult
+from chalicelib.core.messages import Response
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse
 from chalicelib.policies.models import Transaction, TransactionCategory, TransactionState
@@ -61,7 +62,7 @@ class IssueQuery(BaseModel):
 # --- responses -------------------------------------------------------------------------------------
 
 
-class PolicyTransactionResponse(BaseModel):
+class PolicyTransactionResponse(Response):
     locator: str
     staticLocator: str
     policyLocator: str
@@ -140,7 +141,7 @@ class TransactionUnderwritingResponse(TransactionPricing):
                    aggregatedTransactions=[cls.of(t) for t in aggregated] if aggregated else None)
 
 
-class TransactionUnderwritingFlagsResponse(BaseModel):
+class TransactionUnderwritingFlagsResponse(Response):
     transactionLocator: str
     flags: list[UnderwritingFlagResponse]
     clearedFlags: list[UnderwritingFlagResponse]
@@ -155,7 +156,7 @@ class TransactionUnderwritingFlagsResponse(BaseModel):
                    clearedFlags=[response(flag) for flag in transaction.flags if flag.cleared])
 
 
-class PreferencesResponse(BaseModel):
+class PreferencesResponse(Response):
     installmentPreferences: InstallmentPreferences | None = None
 
     @classmethod

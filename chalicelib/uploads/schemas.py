@@ -5,9 +5,9 @@ from datetime import datetime
 from typing import Annotated, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from chalicelib.core.messages import Input
+from chalicelib.core.messages import Input, Response
 from chalicelib.uploads.models import NewUpload
 from chalicelib.uploads.purposes import Purpose
 
@@ -29,7 +29,7 @@ class UploadRequest(Input):
     """The Content-Type the PUT sends (application/octet-stream when left out)."""
 
 
-class UploadResponse(BaseModel):
+class UploadResponse(Response):
     uploadLocator: str
     """Name it as `?uploadLocator=` of the operation, with an empty body."""
     url: str
