@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from chalicelib.core.clock import Clock, SystemClock
 from chalicelib.core.context import CallContext
-from chalicelib.storage.unit_of_work import UnitOfWork
+from chalicelib.storage.unit_of_work import UnitOfWork as UnitOfWork  # services' unit of work (storage is not theirs)
 
 
 class JobQueue(Protocol):

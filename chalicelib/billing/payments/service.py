@@ -33,6 +33,7 @@ from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.runtime import observability, wiring
+from chalicelib.runtime.wiring import UnitOfWork
 
 OWED = "owed"
 """The charge type and category of an owed invoice's one item (reverse_payment)."""
@@ -296,7 +297,7 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
     return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True, staged=staged)
 
 
-def _add_owed_invoice(ctx: CallContext, uow: Any, reversed_payment: Payment, amount: Decimal) -> Invoice:
+def _add_owed_invoice(ctx: CallContext, uow: UnitOfWork, reversed_payment: Payment, amount: Decimal) -> Invoice:
     """Add to `uow` an invoice of `amount` the account owes now: what was disbursed of the credit of the
     payment being reversed. It bills no installment and no policy (so no delinquency lapses a policy for
     it); it is numbered, rendered and paid like any other invoice."""
@@ -327,7 +328,7 @@ SAVED_PAYMENT = 2
 """The actions `_save_payment` adds to a unit of work: the payment and its event."""
 
 
-def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = None, bumped: bool = False,
+def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: UnitOfWork | None = None, bumped: bool = False,
                   staged: staging.Staged | None = None) -> Payment:
     """Save the payment with its event in `uow` (bumping the account's root unless `bumped`) and commit it,
     with the invoices' changes `staged` (billing/staging.py)."""
