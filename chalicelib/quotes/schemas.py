@@ -18,6 +18,7 @@ from chalicelib.accounts.models import BillingLevel, ContactRole, Preferences
 from chalicelib.core import paging
 from chalicelib.core.clock import utc
 from chalicelib.core.paging import ListResponse
+from chalicelib.priceable.models import Input
 from chalicelib.priceable.schemas import ConstraintValuesRequest as ConstraintValuesRequest
 from chalicelib.priceable.schemas import ElementCreateRequests as ElementCreateRequests
 from chalicelib.priceable.schemas import ElementLocators as ElementLocators
@@ -33,7 +34,6 @@ from chalicelib.priceable.schemas import StaticDataHistoryResponse as StaticData
 from chalicelib.priceable.schemas import UnderwritingFlagsUpdateRequest as UnderwritingFlagsUpdateRequest
 from chalicelib.quotes.models import (
     FlagInput,
-    Input,
     Quote,
     QuoteChanges,
     QuoteFields,
