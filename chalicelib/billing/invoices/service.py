@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
@@ -325,7 +325,30 @@ def invoice_numbering_plan(ctx: CallContext, account: Account) -> str | None:
     return account_type.invoice_numbering_plan if account_type else None
 
 
-def request_early_invoicing(ctx: CallContext, request: Any) -> InvoicingJob:
+class EarlyInvoicing(Protocol):
+    """What `request_early_invoicing` reads of the request: the EarlyInvoicingRequest a route parsed
+    (invoices/schemas.py)."""
+
+    @property
+    def accountLocator(self) -> str | None: ...
+
+    @property
+    def installmentLocators(self) -> list[str]: ...
+
+    @property
+    def timezone(self) -> str | None: ...
+
+    @property
+    def invoiceDueTime(self) -> datetime | None: ...
+
+    @property
+    def invoiceThroughTime(self) -> datetime | None: ...
+
+    @property
+    def ignoreHolds(self) -> bool: ...
+
+
+def request_early_invoicing(ctx: CallContext, request: EarlyInvoicing) -> InvoicingJob:
     """Check what an early invoicing names and queue its job: the named installments (uninvoiced, of one
     account), or, naming none, the account's uninvoiced installments starting before `invoiceThroughTime`."""
     account_locator = request.accountLocator or (

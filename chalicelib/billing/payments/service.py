@@ -4,8 +4,9 @@ leaves goes to the account's credit balance (billing/ledger.py). Every write bum
 root and the roots of the containers whose invoices it changes (account_root.py)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from chalicelib.accounts import service as accounts
 from chalicelib.billing import account_root, ledger, repository, staging
@@ -39,6 +40,79 @@ OWED = "owed"
 """The charge type and category of an owed invoice's one item (reverse_payment)."""
 
 
+class TargetFields(Protocol):
+    """A target a payment command names: a CreditItem of the request (billing/schemas.py), or a PaymentTarget."""
+
+    @property
+    def containerLocator(self) -> str: ...
+
+    @property
+    def containerType(self) -> ContainerType: ...
+
+    def model_dump(self) -> dict[str, Any]: ...
+
+
+class NewPayment(Protocol):
+    """What `create_payment` reads of a new payment: the PaymentCreateRequest a route parsed
+    (payments/schemas.py), or the one autopay makes (autopay.AutopayPayment)."""
+
+    @property
+    def accountLocator(self) -> str | None: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def amount(self) -> Decimal: ...
+
+    @property
+    def currency(self) -> str | None: ...
+
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+    @property
+    def targets(self) -> Sequence[TargetFields]: ...
+
+    @property
+    def transactionMethod(self) -> str | None: ...
+
+    @property
+    def transactionNumber(self) -> str | None: ...
+
+
+class PaymentChanges(Protocol):
+    """What `update_payment` reads of a draft payment's changes: the PaymentUpdateRequest a route parsed
+    (payments/schemas.py); None leaves a field as it is."""
+
+    @property
+    def type(self) -> str | None: ...
+
+    @property
+    def amount(self) -> Decimal | None: ...
+
+    @property
+    def currency(self) -> str | None: ...
+
+    @property
+    def setData(self) -> dict[str, Any]: ...
+
+    @property
+    def removeData(self) -> dict[str, Any]: ...
+
+    @property
+    def addTargets(self) -> Sequence[TargetFields]: ...
+
+    @property
+    def removeTargets(self) -> Sequence[str]: ...
+
+    @property
+    def transactionMethod(self) -> str | None: ...
+
+    @property
+    def transactionNumber(self) -> str | None: ...
+
+
 def payments_of_invoice(ctx: CallContext, locator: str, page: PageRequest, *,
                         include_reversed: bool) -> Page[Payment]:
     found = invoicing.invoice(ctx, locator)
@@ -64,7 +138,7 @@ def _window(items: list[Any], page: PageRequest) -> Page[Any]:
     return Page(items[page.offset:page.offset + page.count], page.offset + page.count >= len(items))
 
 
-def create_payment(ctx: CallContext, fields: Any, locator: str | None = None) -> Payment:
+def create_payment(ctx: CallContext, fields: NewPayment, locator: str | None = None) -> Payment:
     """A draft payment: amount, type, currency and targets checked (all targets of its account and
     currency). `locator`: chosen by the caller (autopay derives it, so a rerun finds the payment)."""
     account_locator = fields.accountLocator or _account_of_targets(ctx, fields.targets)
@@ -91,7 +165,7 @@ def create_payment(ctx: CallContext, fields: Any, locator: str | None = None) ->
     return record
 
 
-def _account_of_targets(ctx: CallContext, targets: list[Any]) -> str:
+def _account_of_targets(ctx: CallContext, targets: Sequence[TargetFields]) -> str:
     for target in targets:
         if target.containerType == ContainerType.ACCOUNT:
             return str(target.containerLocator)
@@ -161,7 +235,7 @@ def credits_of_account(ctx: CallContext, account_locator: str | None, page: Page
     return repository.account_credits(ctx.tenant, account.locator, page)
 
 
-def update_payment(ctx: CallContext, locator: str, changes: Any) -> Payment:
+def update_payment(ctx: CallContext, locator: str, changes: PaymentChanges) -> Payment:
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.DRAFT,), "be changed")
     updated = current.model_copy(deep=True)
