@@ -33,7 +33,7 @@ FUZZ_EXAMPLES ?= 500
 fuzz: $(STAMP) sandbox
 	PAS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) PAS_FUZZ_RANDOM=1 $(PY) -m pytest -n 2 tests/architecture/test_fuzzing.py
 
-# Configuration: ruff.toml, mypy.ini (strict on core, storage, priceable and the pure modules).
+# Configuration: ruff.toml, mypy.ini (strict on app.py, chalicelib and pas_cli; the tests at mypy's default).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 

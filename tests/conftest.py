@@ -216,7 +216,9 @@ def admin_token(app) -> str:
     from chalicelib.settings import settings
     from tests.builders import sign_in
 
-    return sign_in(settings().admin_username, settings().admin_password)
+    username, password = settings().admin_username, settings().admin_password
+    assert username is not None and password is not None, "the test settings name the bootstrap administrator"
+    return sign_in(username, password)
 
 
 @pytest.fixture

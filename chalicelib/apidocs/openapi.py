@@ -12,7 +12,7 @@ import inspect
 import re
 import typing
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -39,7 +39,7 @@ FILE_SCHEMA = {"type": "string", "contentMediaType": "application/octet-stream"}
 class Operation:
     path: str
     method: str
-    view: Any
+    view: Callable[..., Any]
     spec: EndpointSpec
     contract: Contract
     content_types: tuple[str, ...]

@@ -142,8 +142,14 @@ def fetch_docs_script() -> Script:
     return _asset(Script, "swagger-ui-bundle.js")
 
 
-@functools.cache
-def _asset(kind: type[S], name: str) -> S:
-    from swagger_ui_bundle import swagger_ui_path
+_assets: dict[str, Static] = {}
+"""The files of the docs page, built once (a Static keeps its compressed body)."""
 
-    return kind((swagger_ui_path / name).read_text(encoding="utf-8"))
+
+def _asset(kind: type[S], name: str) -> S:
+    asset = _assets.get(name)
+    if not isinstance(asset, kind):
+        from swagger_ui_bundle import swagger_ui_path
+
+        asset = _assets[name] = kind((swagger_ui_path / name).read_text(encoding="utf-8"))
+    return asset

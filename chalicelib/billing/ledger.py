@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
@@ -24,9 +23,10 @@ from chalicelib.policies import service as policies
 from chalicelib.quotes import service as quotes
 from chalicelib.runtime import jobs
 from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.wiring import UnitOfWork
 
 
-def credit_moves(ctx: CallContext, uow: Any, account: str, currency: str, held: Decimal,
+def credit_moves(ctx: CallContext, uow: UnitOfWork, account: str, currency: str, held: Decimal,
                   moves: Sequence[tuple[Decimal, str, str, str]]) -> None:
     """Move the account's credit balance (`held` now) by each (amount, note, source type, source) of
     `moves`, a ledger line each, in one write of the balance."""
@@ -63,14 +63,14 @@ def credit_balance(ctx: CallContext, account_locator: str, currency: str | None,
     return balance, repository.ledger_lines(ctx.tenant, account.locator, chosen, page).items
 
 
-def move_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal, note: str,
+def move_credit(ctx: CallContext, uow: UnitOfWork, account: str, currency: str, amount: Decimal, note: str,
                 source_type: str, source: str) -> None:
     """Move the account's credit balance by `amount` (negative: down) in `uow`, with its ledger line."""
     balance = repository.credit_balance(ctx.tenant, account, currency)
     credit_moves(ctx, uow, account, currency, balance.balance, [(amount, note, source_type, source)])
 
 
-def excess_credit_job(ctx: CallContext, uow: Any, account: Account | str, currency: str, *,
+def excess_credit_job(ctx: CallContext, uow: UnitOfWork, account: Account | str, currency: str, *,
                        apply_to_invoices: bool) -> None:
     """Enqueue in `uow` what the account's excess credit plan does with its credit (credit/job_handlers.py):
     after a posting that left credit, disburse the excess; after invoice generation, apply the credit to the

@@ -24,7 +24,8 @@ def format_package(zip_bytes: bytes) -> bytes:
 def format_model(model: dict[str, Any]) -> dict[str, Any]:
     """A copy of the model with property names and enum values in canonical casing. When two keys
     differ only in casing, objects are merged and otherwise the canonically spelled key wins."""
-    return _format(model, ROOT)
+    formatted: dict[str, Any] = _format(model, ROOT)
+    return formatted
 
 
 def _format(value: Any, kind: Kind) -> Any:

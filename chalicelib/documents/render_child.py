@@ -358,7 +358,7 @@ def added(values: list[Any], value: Any) -> bool:
 
 
 def compared(left: Any, right: Any) -> int:
-    return (left > right) - (left < right)
+    return int((left > right) - (left < right))
 
 
 def character(value: str, index: Any) -> str:

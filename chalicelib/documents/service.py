@@ -538,7 +538,7 @@ def rendering_data(ctx: CallContext, document: Document | Reference) -> dict[str
     if document.referenceType == ReferenceType.QUOTE:
         quote = quotes.get_quote(ctx, document.referenceLocator)
         account = accounts.get_account(ctx, quote.accountLocator)
-        return _plain({
+        return _plain_dict({
             "tenantLocator": ctx.tenant, "kind": "quote", "locator": quote.locator, "productName": quote.productName,
             "quoteNumber": quote.quoteNumber, "quoteState": quote.quoteState, "policyLocator": quote.policyLocator,
             "policyNumber": quote.policyNumber, "startTime": quote.startTime, "endTime": quote.endTime,
@@ -564,7 +564,7 @@ def rendering_data(ctx: CallContext, document: Document | Reference) -> dict[str
     element = transaction.element  # once issued, the tree lives in the segment alone
     if element is None and segment is not None:
         element = policies.get_segment(ctx, segment.locator).element
-    return _plain({
+    return _plain_dict({
         "tenantLocator": ctx.tenant, "kind": "transaction", "locator": transaction.locator,
         "productName": policy.productName, "policyLocator": policy.locator, "policyNumber": policy.policyNumber,
         "transactionCategory": transaction.transactionCategory, "transactionType": transaction.transactionType,
@@ -594,7 +594,7 @@ def _invoice_data(invoice: Mapping[str, Any]) -> dict[str, Any]:
                                                "invoiceItemSummaries": []})
         summary["invoiceItemSummaries"].append({"invoiceItemLocator": item.get("locator"), **{
             name: item[name] for name in SUMMARIZED_ITEM_FIELDS if name in item}})
-    return _plain({**invoice, "invoiceLocator": invoice.get("locator"),
+    return _plain_dict({**invoice, "invoiceLocator": invoice.get("locator"),
                    "policyInvoiceSummaries": list(summaries.values())})
 
 
@@ -612,7 +612,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return _plain(value.model_dump(exclude_none=True))
     if isinstance(value, dict):
-        return {str(key): _plain(item) for key, item in value.items() if item is not None}
+        return _plain_dict(value)
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     if isinstance(value, datetime):
@@ -622,6 +622,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, float):
         return Decimal(str(value))
     return value
+
+
+def _plain_dict(value: dict[Any, Any]) -> dict[str, Any]:
+    """`_plain` of a dict: its keys as text, its None values left out."""
+    return {str(key): _plain(item) for key, item in value.items() if item is not None}
 
 
 # --- external documents --------------------------------------------------------------------------------

@@ -129,7 +129,7 @@ def upload_reference(contract: Contract) -> str | None:
     400 when it also sends a body, or names no upload's locator."""
     if contract.upload_purpose is None:
         return None
-    locator = (request.current_request().query_params or {}).get(UPLOAD_LOCATOR)
+    locator: str | None = (request.current_request().query_params or {}).get(UPLOAD_LOCATOR)
     if locator is None:
         return None
     if request.raw_body():

@@ -2,16 +2,19 @@
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chalicelib.runtime import wiring
+
+if TYPE_CHECKING:
+    from argon2 import PasswordHasher
 
 # A fixed hash to verify against when the user does not exist, so both failures take the same time.
 _DUMMY_PASSWORD = "not-a-password"
 
 
 @lru_cache(maxsize=1)
-def _hasher() -> Any:
+def _hasher() -> PasswordHasher:
     from argon2 import PasswordHasher
 
     return PasswordHasher()
@@ -22,7 +25,7 @@ def _dummy_hash() -> str:
     return _hasher().hash(_DUMMY_PASSWORD)
 
 
-def _active_hasher() -> Any:
+def _active_hasher() -> wiring.PasswordHasher:
     return wiring.password_hasher() or _hasher()
 
 

@@ -6,6 +6,7 @@ import secrets
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Any
 
 from chalicelib.clock import service as clocks
 from chalicelib.core import codes
@@ -348,7 +349,7 @@ def user_permissions(ctx: CallContext, locator: str) -> list[str]:
     return get_user(ctx, locator).permissions
 
 
-def _save(ctx: CallContext, user: User, changes: dict, event_type: str) -> UserProfile:
+def _save(ctx: CallContext, user: User, changes: dict[str, Any], event_type: str) -> UserProfile:
     changed = user.model_copy(update=changes)
     uow = _user_unit_of_work(ctx)
     repository.save_user(uow, user, changed)
@@ -448,7 +449,7 @@ def _holds_tenant(held: Iterable[str], tenant: str) -> bool:
     return tenant_allowed(held, tenant) and (tenant != ANY_TENANT or ANY_TENANT in held)
 
 
-def list_tokens(ctx: CallContext, user_locator: str) -> list[dict]:
+def list_tokens(ctx: CallContext, user_locator: str) -> list[dict[str, Any]]:
     _load_user(ctx, user_locator)
     return repository.named_tokens(user_locator)
 

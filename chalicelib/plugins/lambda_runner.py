@@ -91,9 +91,10 @@ def _message_of(payload: bytes) -> str:
         body = json.loads(payload)
     except (ValueError, RecursionError):
         body = None
-    if not isinstance(body, dict) or not isinstance(body.get("message"), str):
+    message = body.get("message") if isinstance(body, dict) else None
+    if not isinstance(message, str):
         raise protocol.Malformed("the plugin function answered outside the plugin protocol")
-    return body["message"]
+    return message
 
 
 def _function_failure(function_name: str, payload: bytes) -> PluginFailure:

@@ -132,8 +132,9 @@ def answer_pas(message: Mapping[str, Any], host: HostApi) -> dict[str, Any]:
 
 def result_of(answer: Any, function: str) -> PluginResult:
     """A plugin's final answer ({"result"} or {"failure"}) as a result or a failure."""
-    if isinstance(answer, dict) and isinstance(answer.get("result"), dict):
-        return answer["result"]
+    result = answer.get("result") if isinstance(answer, dict) else None
+    if isinstance(result, dict):
+        return result
     failure = answer.get("failure") if isinstance(answer, dict) else None
     if isinstance(failure, dict) and failure.get("reason") in _REASONS and isinstance(failure.get("detail"), str):
         detail = failure["detail"]

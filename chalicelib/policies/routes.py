@@ -139,14 +139,14 @@ def list_policy_snapshots(tenantLocator: str, query: schemas.ListQuery) -> schem
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/contacts", methods=["GET"])
 @endpoint("policies.write", errors=[codes.NOT_FOUND["policy"]])
-def list_policy_contacts(tenantLocator: str, locator: str) -> list[models.ContactRole]:
+def list_policy_contacts(tenantLocator: str, locator: str) -> list[schemas.ContactRole]:
     return service.contacts(request_context(), locator)
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/contacts", methods=["POST"])
 @endpoint("policies.write", errors=[codes.CONTACT_EXISTS["policy"], codes.INVALID_REFERENCE["policy"],
                                     codes.NOT_FOUND["policy"]])
-def add_policy_contact(tenantLocator: str, locator: str, body: models.ContactRole) -> schemas.PolicyResponse:
+def add_policy_contact(tenantLocator: str, locator: str, body: schemas.ContactRole) -> schemas.PolicyResponse:
     return _policy(service.add_contact(request_context(), locator, body))
 
 

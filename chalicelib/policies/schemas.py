@@ -11,14 +11,14 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, RootModel, StringConstraints
 
+from chalicelib.accounts.models import BillingLevel
+from chalicelib.accounts.models import ContactRole as ContactRole  # the body of the policy contact routes
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.clock import utc
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
 from chalicelib.core.paging import ListResponse
 from chalicelib.policies.models import (
-    BillingLevel,
-    ContactRole,
     Policy,
     PolicySnapshot,
     PolicyStatus,

@@ -38,6 +38,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from chalicelib.accounts import service as accounts
+from chalicelib.accounts.models import BillingLevel, ContactRole
 from chalicelib.configuration import datamodel, numbering, numbers, products
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, durations
@@ -54,10 +55,6 @@ from chalicelib.policies.models import (
     SEGMENT_ENTITY,
     TERM_ENTITY,
     TRANSACTION_ENTITY,
-    BillingLevel,
-    ContactRole,
-    DurationBasis,
-    Element,
     HeldScope,
     IssuedStack,
     Policy,
@@ -67,7 +64,6 @@ from chalicelib.policies.models import (
     PolicyStatus,
     Segment,
     SegmentSummary,
-    SegmentType,
     Term,
     Transaction,
     TransactionCategory,
@@ -79,7 +75,7 @@ from chalicelib.policies.models import (
 )
 from chalicelib.policies.stack import segment_at
 from chalicelib.policies.statuses import JUST_BEFORE, next_change, policy_statuses
-from chalicelib.priceable.models import StaticDataVersion
+from chalicelib.priceable.models import DurationBasis, Element, SegmentType, StaticDataVersion
 from chalicelib.runtime import due, jobs, versioned, wiring
 from chalicelib.runtime.due import DueWork
 from chalicelib.runtime.due_kinds import DueKind

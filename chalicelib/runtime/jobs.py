@@ -39,6 +39,7 @@ from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
 from chalicelib.storage import keys, table
 from chalicelib.storage.table import WriteOp
+from chalicelib.storage.unit_of_work import UnitOfWork
 
 MAX_ATTEMPTS = 5
 
@@ -102,7 +103,7 @@ def registered_job_types() -> list[str]:
     return sorted(_handlers)
 
 
-def enqueue(uow: Any, job_type: JobType, payload: BaseModel | dict[str, Any] | None = None, *,
+def enqueue(uow: UnitOfWork, job_type: JobType, payload: BaseModel | dict[str, Any] | None = None, *,
             locator: str | None = None) -> str:
     """Add a queued job item to `uow`; its message is sent once the unit of work commits. `payload`: the
     handler's payload model (or its JSON form). A job that continues another passes a `locator` derived

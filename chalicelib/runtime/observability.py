@@ -143,7 +143,8 @@ def traced(name: str, run: Callable[[], T], **annotations: str) -> T:
         return run()
 
     handler.__name__ = name
-    return current.capture_lambda_handler(handler, capture_response=False)(None, None)
+    answer: T = current.capture_lambda_handler(handler, capture_response=False)(None, None)
+    return answer
 
 
 def handler(fn: Callable[[Any], T]) -> Callable[[Any], T]:

@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from chalicelib.core.clock import Clock, SystemClock
 from chalicelib.core.context import CallContext
-from chalicelib.storage.unit_of_work import UnitOfWork
+from chalicelib.storage.unit_of_work import UnitOfWork as UnitOfWork  # services' unit of work (storage is not theirs)
 
 
 class JobQueue(Protocol):
@@ -58,7 +58,8 @@ _defaults: dict[str, Any] = {}
 
 def clock() -> Clock:
     """Real time: authentication, token expiry, job leases, the event stream's commit order."""
-    return _overrides.get("clock") or _defaults.setdefault("clock", SystemClock())
+    found: Clock = _overrides.get("clock") or _defaults.setdefault("clock", SystemClock())
+    return found
 
 
 def clock_for(tenant: str) -> Clock:
@@ -68,13 +69,12 @@ def clock_for(tenant: str) -> Clock:
 
 
 def job_queue() -> JobQueue:
-    if "job_queue" in _overrides:
-        return _overrides["job_queue"]
-    if "job_queue" not in _defaults:
+    if "job_queue" not in _overrides and "job_queue" not in _defaults:
         from chalicelib.storage.queues import SqsJobQueue
 
         _defaults["job_queue"] = SqsJobQueue()
-    return _defaults["job_queue"]
+    found: JobQueue = _overrides["job_queue"] if "job_queue" in _overrides else _defaults["job_queue"]
+    return found
 
 
 def password_hasher() -> PasswordHasher | None:

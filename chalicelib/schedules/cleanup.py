@@ -21,6 +21,7 @@ from chalicelib.core.errors import DomainError
 from chalicelib.core.ids import new_locator
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.schedules import repository
 from chalicelib.schedules.models import Owner, sequential_locators
 
@@ -36,7 +37,7 @@ class ScheduleBusy(Exception):
     """Another writer holds the schedule: the job is retried (not a DomainError, which would fail it)."""
 
 
-def enqueue(uow: Any, owner: Owner, locators: list[str]) -> None:
+def enqueue(uow: UnitOfWork, owner: Owner, locators: list[str]) -> None:
     """The cleanup of `locators` once `uow` (the write that changed them) commits."""
     jobs.enqueue(uow, JobType.SCHEDULE_ITEMS_CLEANUP, ItemsCleanup(owner=owner, locators=locators))
 
@@ -77,7 +78,7 @@ class RunItems(BaseModel):
     count: int
 
 
-def enqueue_drop_run(uow: Any, owner: Owner, first: str, count: int) -> None:
+def enqueue_drop_run(uow: UnitOfWork, owner: Owner, first: str, count: int) -> None:
     """Deleting a run's `count` items once `uow` (which ends the run: terminate, fail) commits. Its token
     never commits after that, so no reader ever shows them; a step of the run still in flight deletes what
     it writes itself (service.run_step)."""

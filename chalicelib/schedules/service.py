@@ -39,6 +39,7 @@ from chalicelib.priceable.models import Element
 from chalicelib.quotes import service as quotes
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.schedules import cleanup, parsing, repository
 from chalicelib.schedules.models import (
     ACTIVE_STATES,
@@ -353,7 +354,7 @@ def start_deserialization(ctx: CallContext, owner: Owner, content: bytes, file_n
     return locator
 
 
-def _enqueue_step(uow: Any, job: DeserializationJob) -> None:
+def _enqueue_step(uow: UnitOfWork, job: DeserializationJob) -> None:
     """The job's next step; its locator is derived from the run, the step and the restarts (a continued
     interrupted run queues the step that stopped once more)."""
     jobs.enqueue(uow, JobType.SCHEDULE_ITEMS_DESERIALIZE, DeserializeStep(job=job.locator, attempt=job.attempt,

@@ -34,7 +34,7 @@ from chalicelib.core import codes
 from chalicelib.core.clock import parse_datetime
 from chalicelib.core.errors import ConcurrentModification, DomainError
 from chalicelib.storage import blobs, codec, keys, query, table
-from chalicelib.storage.keys import Key
+from chalicelib.storage.keys import Key as Key  # the row key tables.service keeps (it may not import storage)
 from chalicelib.storage.unit_of_work import UnitOfWork
 from chalicelib.tables.layout import RangeKey, shard_of
 from chalicelib.tables.models import BootstrapStatus, Selection, TableInstance, TableKind, VersionEntry

@@ -26,18 +26,18 @@ bp = Blueprint(__name__)
 UPLOAD_TYPES = ["application/zip", "multipart/form-data", "application/octet-stream"]
 
 
-def _create(kind: schemas.TableKind, upload: Upload, query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
+def _create(kind: models.TableKind, upload: Upload, query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
     return schemas.BasicResourceResponse.of(service.create_table(request_context(), kind, name=query.name,
                                                                  static_name=query.staticName,
                                                                  jurisdictions=query.jurisdiction,
                                                                  upload=upload))
 
 
-def _replace(kind: schemas.TableKind, name: str, upload: Upload) -> schemas.BasicResourceResponse:
+def _replace(kind: models.TableKind, name: str, upload: Upload) -> schemas.BasicResourceResponse:
     return schemas.BasicResourceResponse.of(service.replace_table(request_context(), kind, name, upload))
 
 
-def _download(kind: schemas.TableKind, name: str) -> ZipFile:
+def _download(kind: models.TableKind, name: str) -> ZipFile:
     file_name, content = service.download_table(request_context(), kind, name)
     return ZipFile(content, filename=file_name)
 
@@ -50,7 +50,7 @@ def _download(kind: schemas.TableKind, name: str) -> ZipFile:
                                                     codes.TABLE_FILE_NOT_ZIP])
 def create_lookup_table(tenantLocator: str, body: schemas.TableFile,
                             query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
-    return _create(schemas.TableKind.LOOKUP, body, query)
+    return _create(models.TableKind.LOOKUP, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/tables/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
@@ -58,13 +58,13 @@ def create_lookup_table(tenantLocator: str, body: schemas.TableFile,
                                    codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP, codes.TABLE_INVALID_VALUE,
                                    codes.TABLE_OVERLAPPING_RANGES])
 def replace_lookup_table(tenantLocator: str, name: str, body: schemas.TableFile) -> schemas.BasicResourceResponse:
-    return _replace(schemas.TableKind.LOOKUP, name, body)
+    return _replace(models.TableKind.LOOKUP, name, body)
 
 
 @bp.route("/resource/{tenantLocator}/tables/{name}", methods=["GET"])
 @endpoint("tables.read", errors=[codes.NOT_FOUND["table"]])
 def fetch_lookup_table_zip(tenantLocator: str, name: str) -> ZipFile:
-    return _download(schemas.TableKind.LOOKUP, name)
+    return _download(models.TableKind.LOOKUP, name)
 
 
 @bp.route("/resource/{tenantLocator}/tables/{name}/record", methods=["GET"])
@@ -85,7 +85,7 @@ def fetch_table_record(tenantLocator: str, name: str, query: schemas.RecordQuery
                                                     codes.TABLE_FILE_NOT_ZIP])
 def create_range_table(tenantLocator: str, body: schemas.TableFile,
                            query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
-    return _create(schemas.TableKind.RANGE, body, query)
+    return _create(models.TableKind.RANGE, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
@@ -93,13 +93,13 @@ def create_range_table(tenantLocator: str, body: schemas.TableFile,
                                    codes.TABLE_DUPLICATE_KEY, codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP,
                                    codes.TABLE_INVALID_VALUE, codes.TABLE_OVERLAPPING_RANGES])
 def replace_range_table(tenantLocator: str, name: str, body: schemas.TableFile) -> schemas.BasicResourceResponse:
-    return _replace(schemas.TableKind.RANGE, name, body)
+    return _replace(models.TableKind.RANGE, name, body)
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables/{name}", methods=["GET"])
 @endpoint("tables.read", errors=[codes.NOT_FOUND["rangeTable"]])
 def fetch_range_table_zip(tenantLocator: str, name: str) -> ZipFile:
-    return _download(schemas.TableKind.RANGE, name)
+    return _download(models.TableKind.RANGE, name)
 
 
 @bp.route("/resource/{tenantLocator}/rangeTables/{name}/record", methods=["GET"])
@@ -121,7 +121,7 @@ def fetch_range_table_record(tenantLocator: str, name: str,
                                                          codes.TABLE_FILE_NOT_ZIP])
 def create_constraint_table(tenantLocator: str, body: schemas.TableFile,
                                 query: schemas.CreateTableQuery) -> schemas.BasicResourceResponse:
-    return _create(schemas.TableKind.CONSTRAINT, body, query)
+    return _create(models.TableKind.CONSTRAINT, body, query)
 
 
 @bp.route("/resource/{tenantLocator}/constraints/{name}", methods=["PATCH"], content_types=UPLOAD_TYPES)
@@ -129,13 +129,13 @@ def create_constraint_table(tenantLocator: str, body: schemas.TableFile,
                                         codes.TABLE_DUPLICATE_KEY, codes.TABLE_FILE_INVALID, codes.TABLE_FILE_NOT_ZIP,
                                         codes.TABLE_INVALID_VALUE, codes.TABLE_OVERLAPPING_RANGES])
 def replace_constraint_table(tenantLocator: str, name: str, body: schemas.TableFile) -> schemas.BasicResourceResponse:
-    return _replace(schemas.TableKind.CONSTRAINT, name, body)
+    return _replace(models.TableKind.CONSTRAINT, name, body)
 
 
 @bp.route("/resource/{tenantLocator}/constraints/{name}", methods=["GET"])
 @endpoint("constraints.read", errors=[codes.NOT_FOUND["constraintTable"]])
 def fetch_constraint_table_zip(tenantLocator: str, name: str) -> ZipFile:
-    return _download(schemas.TableKind.CONSTRAINT, name)
+    return _download(models.TableKind.CONSTRAINT, name)
 
 
 @bp.route("/resource/{tenantLocator}/constraints/{name}/record", methods=["GET"])

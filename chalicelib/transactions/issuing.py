@@ -28,7 +28,6 @@ from chalicelib.policies.models import (
     Policy,
     Segment,
     SegmentSummary,
-    SegmentType,
     Term,
     Transaction,
     TransactionCategory,
@@ -36,7 +35,7 @@ from chalicelib.policies.models import (
     TransactionState,
     branch_heads,
 )
-from chalicelib.priceable.models import Element
+from chalicelib.priceable.models import Element, SegmentType
 from chalicelib.transactions import coverage, sequence, timeline
 from chalicelib.transactions.models import ProducersInstruction, instruction_of
 from chalicelib.transactions.timeline import Plan

@@ -24,13 +24,12 @@ from chalicelib.policies.models import (
     LIVE_UNISSUED,
     IssuedStack,
     SegmentSummary,
-    SegmentType,
     Transaction,
     TransactionCategory,
     TransactionState,
 )
 from chalicelib.priceable.elements import Catalog
-from chalicelib.priceable.models import Element
+from chalicelib.priceable.models import Element, SegmentType
 from chalicelib.transactions import changes, coverage, deltas, sequence
 from chalicelib.transactions.models import (
     AddInstruction,

@@ -282,7 +282,8 @@ def build_world(api: Any, token: str) -> World:
     reminder = ok(call(api, "GET", f"{billing}/delinquencies/{delinquency['locator']}/events/list", token))["items"][0]
     billing_hold = ok(call(api, "POST", f"{billing}/holds", token, {"accountLocator": account,
                                                                     "targetType": "delinquency"}))
-    quote_hold = {"referenceType": "quote", "referenceLocator": draft, "quoteHoldScope": {"quoteState": "priced"}}
+    quote_hold: dict[str, Any] = {"referenceType": "quote", "referenceLocator": draft,
+                                  "quoteHoldScope": {"quoteState": "priced"}}
     entity_hold = ok(call(api, "PUT", f"{base}/holds", token, quote_hold))  # a draft: it holds nothing
     write_off_body = {"accountLocator": account,
                       "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"], "amount": 1}]}
@@ -341,7 +342,7 @@ def build_world(api: Any, token: str) -> World:
     flag_changes = {"addFlags": [{"level": "info", "note": "look again"}], "clearFlags": []}
     transaction = policy["issuedTransactionLocator"]
     levels = ("approve", "block", "decline", "reject", "info")
-    bodies = {
+    bodies: dict[str, Any] = {
         "create_own_token": token_request, "create_user_token": token_request,
         "create_user": {"userName": unique_name("created"), "firstName": "New", "lastName": "User",
                         "tenants": [tenant]},

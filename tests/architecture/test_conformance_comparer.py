@@ -31,7 +31,7 @@ def found(ours: dict[str, Any], theirs: dict[str, Any]) -> list[str]:
 
 
 THEIR_RESULT = {"type": "object", "required": ["success"], "properties": {"success": {"type": "boolean"}}}
-THEIR_THING = {"type": "object", "required": ["locator"],
+THEIR_THING: dict[str, Any] = {"type": "object", "required": ["locator"],
                "properties": {"locator": {"type": "string"}, "result": ref("Result")}}
 THEIRS = document(ref("Thing"), Thing=THEIR_THING, Result=THEIR_RESULT)
 
@@ -83,7 +83,7 @@ def test_an_enum_of_the_platform_must_be_an_enum_or_a_const_of_its_values() -> N
 
 
 def test_an_answer_of_several_shapes_is_compared_by_the_shape_of_the_platforms_type() -> None:
-    listed = {"type": "object", "required": ["items"], "properties": {"items": {"type": "array"}}}
+    listed: dict[str, Any] = {"type": "object", "required": ["items"], "properties": {"items": {"type": "array"}}}
     theirs = document(ref("List"), List={**listed, "required": ["listCompleted", "items"],
                                          "properties": {**listed["properties"], "listCompleted": {"type": "boolean"}}})
     bare = {"type": "array", "items": {"type": "string"}}

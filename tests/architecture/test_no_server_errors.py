@@ -112,7 +112,7 @@ def _key_values(operation: str, params: dict[str, Any]) -> Iterator[tuple[str, s
         for placeholder, value in params.get("ExpressionAttributeValues", {}).items():
             if "S" in value and re.search(rf"{placeholder}\b", condition):
                 equal_to = re.search(rf"(#\w+) = {placeholder}\b", condition)
-                yield placeholder, value["S"], bool(equal_to) and names.get(equal_to.group(1)) in HASH_KEYS
+                yield placeholder, value["S"], equal_to is not None and names.get(equal_to.group(1)) in HASH_KEYS
 
 
 @pytest.fixture(scope="module")

@@ -186,6 +186,7 @@ def _infra_module(name: str) -> Any:
     if str(ROOT / "infra") not in sys.path:
         sys.path.insert(0, str(ROOT / "infra"))
     spec = importlib.util.spec_from_file_location(name, ROOT / "infra" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

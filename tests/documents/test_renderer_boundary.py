@@ -171,7 +171,7 @@ def test_the_routes_control_what_resolves():
 def test_templates_read_no_file_through_includes():
     for engine, template in (("velocity", '#include("/etc/passwd")'), ("velocity", '#parse("/etc/hostname")'),
                              ("liquid", "{% include '/etc/passwd' %}"), ("liquid", "{% render '../../etc/passwd' %}")):
-        result = rendering.render(engine, template, DATA, "text", limits=SHORT)  # type: ignore[arg-type]
+        result = rendering.render(engine, template, DATA, "text", limits=SHORT)
         assert isinstance(result, RenderFailed) and result.stage == "render", (template, result)
         assert "root:" not in result.message
 

@@ -98,7 +98,9 @@ def book(api, admin_token, jobs) -> Book:
 def after_reading_roots(monkeypatch, containers: Iterable[str], write: Callable[[], Any]) -> list[Any]:
     """Run `write` once, right after a unit of work read the billing roots of exactly `containers`; the list
     it answers holds what `write` answered once it ran."""
-    real, wanted, done, started = repository.root_versions, set(containers), [], []
+    real, wanted = repository.root_versions, set(containers)
+    done: list[Any] = []
+    started: list[Any] = []
 
     def reading(tenant: str, account: str, named: Iterable[str]) -> dict[str, int]:
         named = list(named)

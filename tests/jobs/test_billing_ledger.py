@@ -418,7 +418,8 @@ class History:
         self.order[posted.locator] = len(self.order)
         applied: dict[str, Decimal] = defaultdict(Decimal)
         for application in repository.applications(ctx.tenant, self.account,
-                                                   [ref.split("/", 1) for ref in posted.applications]):
+                                                   [(invoice, application) for invoice, application
+                                                    in (ref.split("/", 1) for ref in posted.applications)]):
             applied[application.invoiceLocator] += application.amount
         assert dict(applied) == expected_applied, (amount, target, open_invoices)
         assert posted.creditedAmount == expected_credit
@@ -577,7 +578,8 @@ class History:
         executed = credit.execute_distribution(ctx, made.locator)
         applied: dict[str, Decimal] = defaultdict(Decimal)
         for application in repository.applications(ctx.tenant, self.account,
-                                                   [ref.split("/", 1) for ref in executed.applications]):
+                                                   [(invoice, application) for invoice, application
+                                                    in (ref.split("/", 1) for ref in executed.applications)]):
             applied[application.invoiceLocator] += application.amount
         assert dict(applied) == expected and executed.appliedAmount == wanted - left, (wanted, target)
         self.distributed[made.locator] = wanted - left
@@ -633,7 +635,8 @@ def expected_posting(amount: Decimal, targets: list[Any], account: str, open_old
     """What posting should apply to each invoice, and leave for the credit balance (DECISIONS.md
     "Billing": targets in order, an account target the open invoices oldest due first; settled
     invoices take nothing; no invoice takes more than it has remaining, no target more than its cap)."""
-    left, applied = amount, defaultdict(Decimal)
+    left = amount
+    applied: dict[str, Decimal] = defaultdict(Decimal)
     for target in targets or [_AccountTarget(account)]:
         cap = left if target.amount is None else min(left, target.amount)
         chosen = open_oldest_first if target.containerType == ContainerType.ACCOUNT else [target.containerLocator]
@@ -815,8 +818,9 @@ def check_invoices(installments: list[Installment], invoices: list[Invoice], sto
                 sums[item.invoiceItemLocator] += item.amount
                 total += item.amount
         assert total == invoice.totalAmount, invoice.locator
-        for locator, item in items.items():
-            assert item.amount == sums[locator] and sorted(item.installmentItemLocators) == sorted(of_items[locator])
+        for locator, invoice_item in items.items():
+            assert invoice_item.amount == sums[locator] \
+                and sorted(invoice_item.installmentItemLocators) == sorted(of_items[locator])
     assert invoiced.keys() == by_installment.keys(), "installments never invoiced"
     assert not stored["uninvoicedInstallment"]
 
@@ -863,9 +867,9 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
             assert invoice.totalRemainingAmount == 0, invoice.locator
         if invoice.totalAmount > 0:
             assert not invoice.creditedAmount
-            for item in invoice.invoiceItems:
-                assert item.amount == on_item[item.locator] + off_item[item.locator] + item.remainingAmount, \
-                    item.locator
+            for invoice_item in invoice.invoiceItems:
+                assert invoice_item.amount == on_item[invoice_item.locator] + off_item[invoice_item.locator] \
+                    + invoice_item.remainingAmount, invoice_item.locator
         else:
             assert invoice.invoiceState == InvoiceState.SETTLED and invoice.creditedAmount == -invoice.totalAmount
             assert not off_invoice[invoice.locator]

@@ -37,7 +37,8 @@ def sandbox(api, token) -> str:
 
 def stream(api, token, tenant) -> list[dict[str, Any]]:
     """The tenant's whole event stream, page after page."""
-    events, query = [], "?pageSize=100"
+    events: list[dict[str, Any]] = []
+    query = "?pageSize=100"
     while True:
         page = ok(call(api, "GET", f"/event/{tenant}/events/list{query}", token))
         if not page["events"]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import timedelta
+from typing import cast
 
 import pytest
 from pydantic import BaseModel
@@ -27,7 +28,7 @@ from chalicelib.storage import keys, table
 from tests.builders import system_ctx
 from tests.support.schedules import fan_out, invoke_schedule
 
-ECHO = "test.jobs.echo"
+ECHO = cast(JobType, "test.jobs.echo")  # a job type of this test alone (JobType lists the service's)
 runs: Counter[str] = Counter()  # handler runs per job key
 seen_status: dict[str, str] = {}  # the job's status as its handler saw it, per job key
 started: dict[str, tuple[str, JobMessage]] = {}  # job key -> (job locator, its message)
@@ -55,7 +56,9 @@ def echo(ctx, payload: Echo):
     key = payload.key
     locator, message = started[key]
     runs[key] += 1
-    seen_status[key] = get_job(ctx.tenant, locator)["status"]
+    job = get_job(ctx.tenant, locator)
+    assert job is not None
+    seen_status[key] = job["status"]
     if payload.refuse:
         raise codes.TRANSACTION_POLICY_NOT_CANCELLED("no thanks")
     if runs[key] <= payload.race:

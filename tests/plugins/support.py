@@ -21,7 +21,7 @@ def request(tenant: str, vin: str) -> dict:
             {"locator": "V1", "staticLocator": "SV1", "type": "Vehicle", "data": {"vin": vin}}]})
 
 
-def deployed(api, admin_token, files: dict[str, bytes] | None) -> tuple:
+def deployed(api, admin_token, files: dict[str, bytes | str] | None) -> tuple:
     """A new tenant with the minimal package and `files` deployed: (its system context, the version deployed)."""
     tenant, created = new_configured_tenant(api, admin_token, package(files=files))
     return system_ctx().for_tenant(tenant), created["deploymentResult"]["metadata"]["latestVersion"]

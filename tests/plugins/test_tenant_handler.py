@@ -33,10 +33,16 @@ class Recorded:
         self.function_answers: list[bytes] = []
         self.qualifiers: list[tuple[str, str | None]] = []
         run, answer = rendering._run, rendering._answer
-        monkeypatch.setattr(rendering, "_run", lambda request, files, limits: (
-            self.local_requests.append(request), run(request, files, limits))[1])
-        monkeypatch.setattr(rendering, "_answer", lambda process, output: (
-            self.local_answers.append(output), answer(process, output))[1])
+        def recorded_run(request: bytes, files: Any, limits: Any) -> Any:
+            self.local_requests.append(request)
+            return run(request, files, limits)
+
+        def recorded_answer(process: Any, output: bytes) -> Any:
+            self.local_answers.append(output)
+            return answer(process, output)
+
+        monkeypatch.setattr(rendering, "_run", recorded_run)
+        monkeypatch.setattr(rendering, "_answer", recorded_answer)
         self.invoker = LocalLambda()
         self.folder = self.invoker._unzip(tenant_code.package({}))
         rendering.use_tenant_function(self)

@@ -3,29 +3,27 @@ one strongly consistent Query of it, the head by key, and every issue is conditi
 version."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
+from chalicelib.accounts.models import BillingLevel
 from chalicelib.core.errors import ConcurrentModification
 from chalicelib.core.ids import new_locator
 from chalicelib.policies import repository
 from chalicelib.policies.models import (
-    BillingLevel,
-    DurationBasis,
-    Element,
     Policy,
     Segment,
     SegmentSummary,
-    SegmentType,
     Term,
     Transaction,
     TransactionCategory,
     TransactionState,
 )
-from chalicelib.priceable.models import Charge, StaticDataVersion
+from chalicelib.priceable.models import Charge, DurationBasis, Element, SegmentType, StaticDataVersion
 from chalicelib.runtime import wiring
 from chalicelib.storage import clients
 from tests.builders import system_ctx
@@ -37,7 +35,7 @@ ISSUED_AT = datetime(2026, 1, 15, 12, tzinfo=timezone.utc)
 
 
 @pytest.fixture
-def query_params(aws) -> list[dict[str, Any]]:
+def query_params(aws) -> Iterator[list[dict[str, Any]]]:
     """The parameters of every Query sent while the test runs."""
     sent: list[dict[str, Any]] = []
 

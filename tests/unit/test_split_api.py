@@ -18,6 +18,7 @@ def _split_api() -> Any:
     if str(INFRA) not in sys.path:
         sys.path.insert(0, str(INFRA))
     spec = importlib.util.spec_from_file_location("split_api", INFRA / "split_api.py")
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -34,6 +34,7 @@ from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.runtime import wiring
+from chalicelib.runtime.wiring import UnitOfWork
 
 DISTRIBUTION = "creditDistribution"
 DISBURSEMENT = "disbursement"
@@ -114,7 +115,7 @@ SAVED = 2
 """The actions `_save` adds to a unit of work: the record and its event."""
 
 
-def _save(ctx: CallContext, uow: Any, kind: str, record: R, event: str, data: dict[str, Any],
+def _save(ctx: CallContext, uow: UnitOfWork, kind: str, record: R, event: str, data: dict[str, Any],
           staged: staging.Staged | None = None) -> R:
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
     repository.save(uow, ctx.tenant, kind, changed.accountLocator, changed, changed.version)
@@ -231,7 +232,7 @@ def execute_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
                  _distribution_event(changed), staging.add(ctx, uow, account, changes, after=SAVED))
 
 
-def apply_credit(ctx: CallContext, uow: Any, account: str, currency: str, amount: Decimal,
+def apply_credit(ctx: CallContext, uow: UnitOfWork, account: str, currency: str, amount: Decimal,
                  targets: list[PaymentTarget], source: str) -> tuple[list[str], Decimal, list[staging.InvoiceChange]]:
     """Add to `uow` (which bumped the account's billing root) the application of up to `amount` of the
     credit balance to the targets (none: the open invoices oldest due first), the bumps of the roots of
@@ -283,7 +284,8 @@ def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> 
                  staging.add(ctx, uow, account, changes, after=SAVED))
 
 
-def take_back_applications(ctx: CallContext, uow: Any, account: str, refs: list[str]) -> list[staging.InvoiceChange]:
+def take_back_applications(ctx: CallContext, uow: UnitOfWork, account: str,
+                           refs: list[str]) -> list[staging.InvoiceChange]:
     """Add to `uow` (which bumped the account's billing root) the taking back of the applications `refs`
     (`invoice/application`, of payments and credit distributions) and the bumps of the roots of their
     invoices' containers: each invoice gets back what its application took, the application is marked
@@ -330,7 +332,7 @@ def distributions_funded(ctx: CallContext, account: str, currency: str, short: D
     return chosen
 
 
-def reverse_funding(ctx: CallContext, uow: Any, account: str, funded: list[CreditDistribution],
+def reverse_funding(ctx: CallContext, uow: UnitOfWork, account: str, funded: list[CreditDistribution],
                     reason: str) -> list[tuple[Decimal, str, str, str]]:
     """Add to `uow` the reversal of the credit distributions `funded` (distributions_funded), each with its
     event; answers the moves of the credit balance that give back what they applied (billing/ledger.py)."""
@@ -423,7 +425,7 @@ def move_disbursement(ctx: CallContext, locator: str, move: str) -> Disbursement
     return changed.model_copy(update={"version": current.version + 1})
 
 
-def _moved(ctx: CallContext, uow: Any, current: Disbursement, move: str,
+def _moved(ctx: CallContext, uow: UnitOfWork, current: Disbursement, move: str,
            held: Decimal | None = None) -> Disbursement:
     """Add to `uow` the money and event of one step, and answer the disbursement after it (not saved);
     `held`: the credit balance, when read already."""

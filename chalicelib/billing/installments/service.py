@@ -39,6 +39,7 @@ from chalicelib.priceable.models import Charge
 from chalicelib.runtime import due, jobs, wiring
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.transactions import service as transactions
 
 LATTICE_EVENT = "billing.installmentlattice.create"
@@ -318,7 +319,7 @@ def _write_in_chunks(ctx: CallContext, writes: list[list[Any]]) -> None:
     _commit_new(uow)
 
 
-def _commit_new(uow: Any) -> None:
+def _commit_new(uow: UnitOfWork) -> None:
     try:
         uow.commit()
     except AlreadyExists:

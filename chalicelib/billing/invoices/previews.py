@@ -3,10 +3,13 @@ billed on if issued now. Nothing is stored: the lattice and installments are mad
 service.py `billed`) and grouped into invoices by the pure generator."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Protocol
 
 from chalicelib.accounts import service as accounts
+from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.billing.installments import service as installments
 from chalicelib.billing.invoices import generator
 from chalicelib.billing.models import (
@@ -51,7 +54,55 @@ def preview_transaction(ctx: CallContext, transaction_locator: str) -> list[Invo
     return _previewed(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges)
 
 
-def preview_stateless(ctx: CallContext, request: Any) -> list[Invoice]:
+class PreviewCharge(Protocol):
+    """A charge of a stateless preview (the request's PreviewChargeRequest, invoices/schemas.py)."""
+
+    @property
+    def amount(self) -> Decimal: ...
+
+    @property
+    def chargeType(self) -> str: ...
+
+    @property
+    def elementLocator(self) -> str | None: ...
+
+    @property
+    def elementStaticLocator(self) -> str | None: ...
+
+
+class StatelessPreview(Protocol):
+    """What `preview_stateless` reads of the request: the QuoteBillingPreviewRequest a route parsed
+    (invoices/schemas.py)."""
+
+    @property
+    def accountLocator(self) -> str: ...
+
+    @property
+    def productName(self) -> str: ...
+
+    @property
+    def termStartTime(self) -> datetime: ...
+
+    @property
+    def termEndTime(self) -> datetime: ...
+
+    @property
+    def timezone(self) -> str | None: ...
+
+    @property
+    def durationBasis(self) -> str | None: ...
+
+    @property
+    def currency(self) -> str | None: ...
+
+    @property
+    def installmentPreferences(self) -> InstallmentPreferences | None: ...
+
+    @property
+    def charges(self) -> Sequence[PreviewCharge]: ...
+
+
+def preview_stateless(ctx: CallContext, request: StatelessPreview) -> list[Invoice]:
     """The invoices charges given in the request would be billed on: nothing is read but the account
     and the configuration."""
     account = accounts.get_account(ctx, request.accountLocator)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
@@ -45,6 +45,7 @@ from chalicelib.policies.models import Transaction, TransactionCategory
 from chalicelib.runtime import due, jobs, observability, wiring
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.wiring import UnitOfWork
 
 INVOICE_ENTITY = "invoice"
 
@@ -167,7 +168,7 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
     return invoice
 
 
-def add_invoice(ctx: CallContext, uow: Any, model: dict[str, Any], numbering: str | None, invoice: Invoice,
+def add_invoice(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], numbering: str | None, invoice: Invoice,
                  invoiced: list[Installment], account: Account) -> None:
     """Add to `uow` (which bumps the roots) a new invoice of the `invoiced` installments: its number, its
     due and autopay entries (an owed invoice has neither), its event and its document."""
@@ -243,7 +244,7 @@ def update_invoice(ctx: CallContext, locator: str, autopay_time: datetime, suppr
     return _save_invoice(ctx, current, changed, [], uow=uow)
 
 
-def arm_autopay(uow: Any, record: Invoice) -> None:
+def arm_autopay(uow: UnitOfWork, record: Invoice) -> None:
     """The invoice's autopay entry at its autopay time (billing/payments/autopay.py runs it), or none when autopay
     is suppressed or nothing is owed."""
     if record.suppressAutopay or record.autopayTime is None or record.invoiceState != InvoiceState.OPEN \
@@ -296,7 +297,7 @@ def generate_invoice_number(ctx: CallContext, locator: str) -> Invoice:
 
 
 def _save_invoice(ctx: CallContext, current: Invoice, changed: Invoice, events: list[tuple[str, dict[str, Any]]],
-                  *, credit: Decimal = Decimal(0), uow: Any = None) -> Invoice:
+                  *, credit: Decimal = Decimal(0), uow: UnitOfWork | None = None) -> Invoice:
     uow = uow or wiring.unit_of_work(ctx)
     account = current.accountLocator
     roots = [current.billingContainer, *([account] if credit else [])]
@@ -324,7 +325,30 @@ def invoice_numbering_plan(ctx: CallContext, account: Account) -> str | None:
     return account_type.invoice_numbering_plan if account_type else None
 
 
-def request_early_invoicing(ctx: CallContext, request: Any) -> InvoicingJob:
+class EarlyInvoicing(Protocol):
+    """What `request_early_invoicing` reads of the request: the EarlyInvoicingRequest a route parsed
+    (invoices/schemas.py)."""
+
+    @property
+    def accountLocator(self) -> str | None: ...
+
+    @property
+    def installmentLocators(self) -> list[str]: ...
+
+    @property
+    def timezone(self) -> str | None: ...
+
+    @property
+    def invoiceDueTime(self) -> datetime | None: ...
+
+    @property
+    def invoiceThroughTime(self) -> datetime | None: ...
+
+    @property
+    def ignoreHolds(self) -> bool: ...
+
+
+def request_early_invoicing(ctx: CallContext, request: EarlyInvoicing) -> InvoicingJob:
     """Check what an early invoicing names and queue its job: the named installments (uninvoiced, of one
     account), or, naming none, the account's uninvoiced installments starting before `invoiceThroughTime`."""
     account_locator = request.accountLocator or (

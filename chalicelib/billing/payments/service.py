@@ -4,8 +4,9 @@ leaves goes to the account's credit balance (billing/ledger.py). Every write bum
 root and the roots of the containers whose invoices it changes (account_root.py)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from chalicelib.accounts import service as accounts
 from chalicelib.billing import account_root, ledger, repository, staging
@@ -33,9 +34,83 @@ from chalicelib.core.errors import FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.runtime import observability, wiring
+from chalicelib.runtime.wiring import UnitOfWork
 
 OWED = "owed"
 """The charge type and category of an owed invoice's one item (reverse_payment)."""
+
+
+class TargetFields(Protocol):
+    """A target a payment command names: a CreditItem of the request (billing/schemas.py), or a PaymentTarget."""
+
+    @property
+    def containerLocator(self) -> str: ...
+
+    @property
+    def containerType(self) -> ContainerType: ...
+
+    def model_dump(self) -> dict[str, Any]: ...
+
+
+class NewPayment(Protocol):
+    """What `create_payment` reads of a new payment: the PaymentCreateRequest a route parsed
+    (payments/schemas.py), or the one autopay makes (autopay.AutopayPayment)."""
+
+    @property
+    def accountLocator(self) -> str | None: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def amount(self) -> Decimal: ...
+
+    @property
+    def currency(self) -> str | None: ...
+
+    @property
+    def data(self) -> dict[str, Any]: ...
+
+    @property
+    def targets(self) -> Sequence[TargetFields]: ...
+
+    @property
+    def transactionMethod(self) -> str | None: ...
+
+    @property
+    def transactionNumber(self) -> str | None: ...
+
+
+class PaymentChanges(Protocol):
+    """What `update_payment` reads of a draft payment's changes: the PaymentUpdateRequest a route parsed
+    (payments/schemas.py); None leaves a field as it is."""
+
+    @property
+    def type(self) -> str | None: ...
+
+    @property
+    def amount(self) -> Decimal | None: ...
+
+    @property
+    def currency(self) -> str | None: ...
+
+    @property
+    def setData(self) -> dict[str, Any]: ...
+
+    @property
+    def removeData(self) -> dict[str, Any]: ...
+
+    @property
+    def addTargets(self) -> Sequence[TargetFields]: ...
+
+    @property
+    def removeTargets(self) -> Sequence[str]: ...
+
+    @property
+    def transactionMethod(self) -> str | None: ...
+
+    @property
+    def transactionNumber(self) -> str | None: ...
 
 
 def payments_of_invoice(ctx: CallContext, locator: str, page: PageRequest, *,
@@ -59,7 +134,7 @@ def invoices_of_payment(ctx: CallContext, locator: str, page: PageRequest, *,
     return Page.window(invoices, page)
 
 
-def create_payment(ctx: CallContext, fields: Any, locator: str | None = None) -> Payment:
+def create_payment(ctx: CallContext, fields: NewPayment, locator: str | None = None) -> Payment:
     """A draft payment: amount, type, currency and targets checked (all targets of its account and
     currency). `locator`: chosen by the caller (autopay derives it, so a rerun finds the payment)."""
     account_locator = fields.accountLocator or _account_of_targets(ctx, fields.targets)
@@ -86,7 +161,7 @@ def create_payment(ctx: CallContext, fields: Any, locator: str | None = None) ->
     return record
 
 
-def _account_of_targets(ctx: CallContext, targets: list[Any]) -> str:
+def _account_of_targets(ctx: CallContext, targets: Sequence[TargetFields]) -> str:
     for target in targets:
         if target.containerType == ContainerType.ACCOUNT:
             return str(target.containerLocator)
@@ -156,7 +231,7 @@ def credits_of_account(ctx: CallContext, account_locator: str | None, page: Page
     return repository.account_credits(ctx.tenant, account.locator, page)
 
 
-def update_payment(ctx: CallContext, locator: str, changes: Any) -> Payment:
+def update_payment(ctx: CallContext, locator: str, changes: PaymentChanges) -> Payment:
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.DRAFT,), "be changed")
     updated = current.model_copy(deep=True)
@@ -292,7 +367,7 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
     return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True, staged=staged)
 
 
-def _add_owed_invoice(ctx: CallContext, uow: Any, reversed_payment: Payment, amount: Decimal) -> Invoice:
+def _add_owed_invoice(ctx: CallContext, uow: UnitOfWork, reversed_payment: Payment, amount: Decimal) -> Invoice:
     """Add to `uow` an invoice of `amount` the account owes now: what was disbursed of the credit of the
     payment being reversed. It bills no installment and no policy (so no delinquency lapses a policy for
     it); it is numbered, rendered and paid like any other invoice."""
@@ -323,7 +398,7 @@ SAVED_PAYMENT = 2
 """The actions `_save_payment` adds to a unit of work: the payment and its event."""
 
 
-def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: Any = None, bumped: bool = False,
+def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: UnitOfWork | None = None, bumped: bool = False,
                   staged: staging.Staged | None = None) -> Payment:
     """Save the payment with its event in `uow` (bumping the account's root unless `bumped`) and commit it,
     with the invoices' changes `staged` (billing/staging.py)."""

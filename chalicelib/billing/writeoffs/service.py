@@ -15,7 +15,6 @@ policy level do not meet.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 from chalicelib.accounts import service as accounts
 from chalicelib.billing import account_root, staging
@@ -32,6 +31,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.runtime import wiring
+from chalicelib.runtime.wiring import UnitOfWork
 
 ZERO = Decimal(0)
 
@@ -67,7 +67,7 @@ def write_off_invoice(ctx: CallContext, invoice_locator: str) -> WriteOff:
                                                                       containerType=ContainerType.INVOICE)])
 
 
-def distribute(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTarget],
+def distribute(ctx: CallContext, uow: UnitOfWork, account: str, targets: list[PaymentTarget],
                credit_type: WriteOffCreditType, currency: str | None) -> tuple[WriteOff, staging.Staged]:
     """Add to `uow` a write-off of the targets, the changes of the invoices it settles (any number of them:
     what `uow` does not hold is staged, billing/staging.py) and the bumps of their containers' roots."""
@@ -193,7 +193,7 @@ def credits_of_invoice(ctx: CallContext, locator: str, *,
     return found, [c for c in credits if include_reversed or c.creditState != "reversed"]
 
 
-def settle_shortfalls(ctx: CallContext, uow: Any, account: str, currency: str, paid: list[Invoice],
+def settle_shortfalls(ctx: CallContext, uow: UnitOfWork, account: str, currency: str, paid: list[Invoice],
                       invoices: dict[str, Invoice], open_oldest_first: list[Invoice]) -> WriteOff | None:
     """What a payment's posting left on the invoices it paid, written off in `uow` when within the
     account's shortfall tolerance (settling.py)."""

@@ -15,11 +15,12 @@ from chalicelib.billing.writeoffs.models import WriteOff, WriteOffCreditType, Wr
 from chalicelib.configuration import service as configuration
 from chalicelib.core.context import CallContext
 from chalicelib.core.ids import new_locator
+from chalicelib.runtime.wiring import UnitOfWork
 
 ZERO = Decimal(0)
 
 
-def settle_shortfalls(ctx: CallContext, uow: Any, account: str, currency: str, paid: list[Invoice],
+def settle_shortfalls(ctx: CallContext, uow: UnitOfWork, account: str, currency: str, paid: list[Invoice],
                       invoices: dict[str, Invoice], open_oldest_first: list[Invoice]) -> WriteOff | None:
     """Write off what a posting left on the invoices it paid when that is within the account's shortfall
     tolerance (`currencyTolerances`): a `shortfallWriteOff`, added to `uow`. The invoices change in place
@@ -37,8 +38,8 @@ def settle_shortfalls(ctx: CallContext, uow: Any, account: str, currency: str, p
                   open_oldest_first)[0]
 
 
-def settle(ctx: CallContext, uow: Any, account: str, targets: list[PaymentTarget], credit_type: WriteOffCreditType,
-           currency: str, invoices: dict[str, Invoice],
+def settle(ctx: CallContext, uow: UnitOfWork, account: str, targets: list[PaymentTarget],
+           credit_type: WriteOffCreditType, currency: str, invoices: dict[str, Invoice],
            open_oldest_first: list[Invoice]) -> tuple[WriteOff, list[Invoice]]:
     """Settle the targets (the invoices change in place) and add the write-off and its events to `uow`.
     Answers it and the invoices it touched, for the caller to write."""

@@ -3,6 +3,8 @@ suffices), 404 for another tenant's account. Without access to the tenant:
 tests/architecture/test_tenant_isolation.py, over every route."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.api.accounts.support import CONTACT, OTHER_CONTACT, accounts, create, person
@@ -11,7 +13,7 @@ from tests.support.api import assert_error, call, ok
 from tests.support.configs import configured_tenant
 
 # (method, path below /policy/{tenantLocator}/accounts with {a} for the account, body, permissions that suffice)
-ENDPOINTS = [
+ENDPOINTS: list[tuple[str, str, Any, list[str]]] = [
     ("GET", "/{a}", None, ["accounts.read"]),
     ("GET", "/list", None, ["accounts.read", "accounts.list"]),
     ("POST", "", person(), ["accounts.write"]),

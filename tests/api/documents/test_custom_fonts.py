@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import cast
 
 import reportlab
 from pypdf import PdfReader
+from pypdf.generic import DictionaryObject
 
 from tests.api.documents.support import QUOTATION, documents_model, download, listed
 from tests.api.quotes.support import advance, auto, create, new_account
@@ -42,8 +44,11 @@ def priced(api, token, model, files: dict[str, bytes]) -> tuple[str, dict[str, d
 
 
 def font_names(pdf: bytes) -> list[str]:
-    return sorted(str(font["/BaseFont"]) for page in PdfReader(io.BytesIO(pdf)).pages
-                  for font in page["/Resources"]["/Font"].values())
+    names: list[str] = []
+    for page in PdfReader(io.BytesIO(pdf)).pages:
+        fonts = cast(DictionaryObject, cast(DictionaryObject, page["/Resources"])["/Font"])
+        names.extend(str(font["/BaseFont"]) for font in fonts.values())
+    return sorted(names)
 
 
 def test_a_documents_custom_font_is_embedded_in_its_pdf(api, admin_token, jobs):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
 
 import pytest
 from argon2 import PasswordHasher
@@ -116,7 +117,7 @@ class CountingHasher(PasswordHasher):
         self.checks = 0
         self._lock = threading.Lock()
 
-    def verify(self, hash: str, password: str) -> bool:
+    def verify(self, hash: str | bytes, password: str | bytes) -> Literal[True]:
         with self._lock:
             self.checks += 1
         time.sleep(0.05)

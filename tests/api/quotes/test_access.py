@@ -3,6 +3,8 @@ permission suffices), 404 for another tenant's quote. Without access to the tena
 tests/architecture/test_tenant_isolation.py, over every route."""
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.api.quotes.support import UNKNOWN, auto, create, quote_path
@@ -15,7 +17,7 @@ QQ = f"/quickquotes/{UNKNOWN}"
 WRITE = ["quotes.write"]
 
 # (method, path below /policy/{tenantLocator}, body, permissions that suffice)
-ENDPOINTS = [
+ENDPOINTS: list[tuple[str, str, Any, list[str]]] = [
     ("POST", "/quotes", {}, ["quotes.write", "quotes.create"]),
     ("GET", "/quotes/list", None, ["quotes.read", "quotes.list"]),
     ("GET", "/quotes/numbers/Q-1", None, ["quotes.read", "quotes.list"]),

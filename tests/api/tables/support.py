@@ -102,7 +102,7 @@ def bootstrap_results(tenant: str, jobs) -> dict[str, int]:
     for locator in dict.fromkeys(m.job_locator for m in jobs.sent
                                  if m.tenant == tenant and m.job_type == JobType.TABLES_BOOTSTRAP):
         job = get_job(tenant, locator)
-        assert job["status"] == "finished", job
+        assert job is not None and job["status"] == "finished", job
         for outcome in total:
             total[outcome] += job["result"][outcome]
     return total

@@ -13,7 +13,7 @@ from chalicelib.core.errors import ConcurrentModification
 from chalicelib.runtime import wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import enqueue, get_job
-from chalicelib.storage import keys, table
+from chalicelib.storage import keys, query, table
 from chalicelib.tables import repository, service
 from chalicelib.tables.models import TableKind, VersionEntry
 from tests.api.configuration.support import ok
@@ -41,7 +41,7 @@ def clean(tenant: str, jobs) -> dict:
     uow.commit()
     jobs.drain()
     job = get_job(tenant, locator)
-    assert job["status"] == "finished", job
+    assert job is not None and job["status"] == "finished", job
     return job["result"]
 
 
@@ -53,8 +53,8 @@ def lost_upload(tenant: str, text: str) -> str:
     with pytest.raises(ConcurrentModification):
         service._store(ctx, TableKind.LOOKUP, "Rates2026", "Rates", (), text.encode(), ctx.now, tables_model(),
                        replacing=stale)
-    (pending,) = repository.query.all_items(repository.table.gateway(), repository.keys.tenant_scope(tenant),
-                                            repository.keys.tables_partition(tenant), sk_prefix="P#")
+    (pending,) = query.all_items(table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant),
+                                 sk_prefix="P#")
     return pending["version"]
 
 
@@ -175,8 +175,10 @@ def as_if_added_one_by_one(tenant: str, instance, selection, later: list[tuple[i
 def stored_spilled(tenant: str) -> tuple[bool, bool]:
     """Whether the stored instance and selection records of Rates2026 keep their versions apart."""
     scope, gateway = keys.tenant_scope(tenant), table.gateway()
-    return (gateway.get(scope, keys.table_instance(tenant, TableKind.LOOKUP, "Rates2026"))["spilled"],
-            gateway.get(scope, keys.table_selection(tenant, TableKind.LOOKUP, "Rates"))["spilled"])
+    instance = gateway.get(scope, keys.table_instance(tenant, TableKind.LOOKUP, "Rates2026"))
+    selection = gateway.get(scope, keys.table_selection(tenant, TableKind.LOOKUP, "Rates"))
+    assert instance is not None and selection is not None
+    return instance["spilled"], selection["spilled"]
 
 
 def test_more_than_500_versions_of_one_static_name_keep_working(api, admin_token, clock, jobs):

@@ -1,10 +1,11 @@
 from decimal import Decimal
+from typing import Any
 
 from chalicelib.configuration.diff import ROOT_PROPERTIES, diff, map_difference
 from chalicelib.configuration.package import read_package
 from tests.unit.configuration.zips import SERVER_DOWNLOAD, directory_files, fixture_model, zip_files
 
-NO_CHANGE = {"added": {}, "modified": {}, "removed": {}}
+NO_CHANGE: dict[str, dict[str, Any]] = {"added": {}, "modified": {}, "removed": {}}
 
 
 def test_identical_configurations_differ_nowhere():

@@ -18,8 +18,9 @@ NY = "America/New_York"
 TOKYO = timezone(timedelta(hours=9))
 
 
-def utc(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=UTC)
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0,
+        microsecond: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, second, microsecond, tzinfo=UTC)
 
 
 def test_a_fractional_count_of_months_takes_that_fraction_of_the_month_after_the_whole_ones():

@@ -11,8 +11,9 @@ from chalicelib.core.errors import InvalidRequest
 NY = "America/New_York"
 
 
-def utc(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=timezone.utc)
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0,
+        microsecond: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, second, microsecond, tzinfo=timezone.utc)
 
 
 @pytest.mark.parametrize(("count", "basis", "expected"), [

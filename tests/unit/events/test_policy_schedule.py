@@ -16,8 +16,9 @@ ANCHORS = Anchors(policy_start=datetime(2026, 2, 1, 5, tzinfo=timezone.utc),
                   segment_start=datetime(2026, 6, 15, 4, tzinfo=timezone.utc))
 
 
-def utc(*parts: int) -> datetime:
-    return datetime(*parts, tzinfo=timezone.utc)
+def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0,
+        microsecond: int = 0) -> datetime:
+    return datetime(year, month, day, hour, minute, second, microsecond, tzinfo=timezone.utc)
 
 
 def test_a_one_off_event_is_its_anchor_moved_by_the_offset_on_the_local_clock():

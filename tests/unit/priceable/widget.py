@@ -88,7 +88,7 @@ def raised(level: str, note: str = "", tag: str = "") -> PluginFlag:
 
 
 def manual(locator: str, level: str, *, cleared: bool = False) -> Flag:
-    return Flag(locator=locator, level=level, source="manual", createdBy="U1", createdTime=NOW,  # type: ignore[arg-type]
+    return Flag(locator=locator, level=level, source="manual", createdBy="U1", createdTime=NOW,
                 clearedBy="U1" if cleared else None, clearedTime=NOW if cleared else None)
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from chalicelib.core.errors import InvalidRequest, InvalidState
 from chalicelib.transactions.coverage import (
+    Category,
     Effect,
     SegmentSpan,
     TermSpan,
@@ -33,7 +34,7 @@ def shape(spans: list[SegmentSpan]) -> list[tuple[str, datetime, datetime, bool]
     return [(p.segment_locator, p.start, p.end, p.gap) for p in held(spans)]
 
 
-def apply(spans: list[SegmentSpan], category: str, effective: datetime, name: str, **options) -> list[SegmentSpan]:
+def apply(spans: list[SegmentSpan], category: Category, effective: datetime, name: str, **options) -> list[SegmentSpan]:
     done = effect(category, effective, spans, basis="months", time_zone="UTC", **options)
     return [*spans, done.span(f"S{name}", f"X{name}")]
 
@@ -145,7 +146,7 @@ def test_bad_effective_times_and_ends_are_400s_with_stable_codes(category, effec
 def test_the_states_that_forbid_a_transaction_are_409s_with_stable_codes():
     cancelled = apply([ISSUANCE], "cancellation", at(7), "1")
 
-    def refused(category: str, effective: datetime, spans: list[SegmentSpan]) -> str:
+    def refused(category: Category, effective: datetime, spans: list[SegmentSpan]) -> str:
         with pytest.raises((InvalidState, InvalidRequest)) as error:
             effect(category, effective, spans, basis="months", time_zone="UTC")
         return f"{type(error.value).__name__} {error.value.code}"

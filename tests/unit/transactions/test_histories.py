@@ -24,10 +24,19 @@ from hypothesis import strategies as st
 from chalicelib.core.durations import duration
 from chalicelib.core.errors import DomainError
 from chalicelib.core.money import round_money
-from chalicelib.policies.models import SegmentSummary, SegmentType, Transaction
+from chalicelib.policies.models import SegmentSummary, Transaction
 from chalicelib.policies.stack import segment_at
-from chalicelib.priceable.models import Charge
-from chalicelib.transactions.coverage import Effect, Piece, SegmentSpan, TermSpan, cancellation, held, piece_at
+from chalicelib.priceable.models import Charge, SegmentType
+from chalicelib.transactions.coverage import (
+    Category,
+    Effect,
+    Piece,
+    SegmentSpan,
+    TermSpan,
+    cancellation,
+    held,
+    piece_at,
+)
 from chalicelib.transactions.deltas import Proration, held_cost, totals
 from chalicelib.transactions.sequence import Entry, Ledger, Made, Outcome, execute, plan, reversal_plan
 
@@ -47,7 +56,7 @@ Spec = tuple[str, Decimal]
 class Request:
     """A transaction as a client asked for it: its category, time and the charges it sets or removes."""
 
-    category: str
+    category: Category
     effective: datetime
     created: datetime
     changes: tuple[tuple[Key, Spec | None], ...] = ()
@@ -156,6 +165,7 @@ class Policy:
                 spans = [span for span in spans if span.transaction_locator != step.entry.locator]
                 self.issuing_order = [s for s in self.issuing_order if s.transaction_locator != step.entry.locator]
             elif step.action in ("issue", "reapply"):
+                assert step.effect is not None and step.segment_locator is not None
                 spans.append(step.effect.span(step.segment_locator, step.entry.locator))
                 self.issuing_order.append(spans[-1])
                 self.by_transaction[step.entry.locator] = list(step.charges)

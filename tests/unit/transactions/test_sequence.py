@@ -9,7 +9,7 @@ import pytest
 
 from chalicelib.core.errors import InvalidRequest, InvalidState
 from chalicelib.priceable.models import Charge
-from chalicelib.transactions.coverage import Effect, TermSpan
+from chalicelib.transactions.coverage import Category, Effect, TermSpan
 from chalicelib.transactions.deltas import Proration, held_cost, totals
 from chalicelib.transactions.sequence import (
     Affected,
@@ -42,7 +42,7 @@ START, END = at(1), at(1, year=2027)
 ISSUANCE = Entry("X0", "X0", "issuance", START, created(0))
 
 
-def entry(name: str, category: str, effective: datetime, second: int, **options) -> Entry:
+def entry(name: str, category: Category, effective: datetime, second: int, **options) -> Entry:
     return Entry(name, name, category, effective, created(second), **options)
 
 
