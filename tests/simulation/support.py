@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -93,3 +94,22 @@ class Delivery:
             except Exception:  # noqa: BLE001 - SQS delivers a message again whatever its run raised
                 self.redelivered += 1
                 queue.messages.append(body)
+
+
+def shrink(steps: Sequence[int], fails: Callable[[list[int]], bool], budget: int) -> list[int]:
+    """The shortest sublist of `steps` found that still `fails`, by removing chunks of halving size (delta
+    debugging's removal half), within `budget` calls of `fails`."""
+    current, chunk = list(steps), max(len(steps) // 2, 1)
+    while budget > 0:
+        start = 0
+        while start < len(current) and budget > 0:
+            candidate = current[:start] + current[start + chunk:]
+            budget -= 1
+            if candidate and fails(candidate):
+                current = candidate  # this chunk was not needed: the next one is at the same start
+            else:
+                start += chunk
+        if chunk == 1:
+            return current
+        chunk = max(chunk // 2, 1)
+    return current

@@ -21,11 +21,26 @@ from chalicelib.storage import clients
 from local.faults import FaultPlan, no_backoff
 from tests.api.billing.support import billing, billing_tenant
 from tests.api.transactions.support import policy_path
-from tests.simulation.support import Client, Delivery, SimulationFailure
+from tests.simulation.support import Client, Delivery, SimulationFailure, shrink
 
-SEEDS = int(os.environ.get("PAS_SIMULATION_SEEDS", "3"))
+SEEDS = [int(os.environ["PAS_SIMULATION_SEED"])] if os.environ.get("PAS_SIMULATION_SEED") else range(
+    int(os.environ.get("PAS_SIMULATION_SEEDS", "3")))
+REPLAY = [int(index) for index in os.environ.get("PAS_SIMULATION_STEPS", "").split(",") if index.strip()]
+"""A replay's steps (indices into its seed's step list): what a failure printed."""
+STEPS = 14
+SHRINK_RUNS = int(os.environ.get("PAS_SIMULATION_SHRINK_RUNS", "30"))
+"""Runs a failing seed may spend on finding a shorter failing step list."""
 FAULT_RATE = 0.08
-START = "2026-01-15T09:30:00Z"
+KINDS, WEIGHTS = ("new_policy", "advance", "pay", "reverse"), (1, 4, 3, 1)
+
+
+def steps_of(seed: int) -> list[tuple[str, int]]:
+    """A seed's workload: (kind, the step's own seed). Each step draws its choices, its faults and its deliveries
+    from its own seed, so a step list with some steps removed runs the others as they ran (but for the state the
+    removed ones would have left)."""
+    rng = random.Random(seed)
+    kinds = ["new_policy", *rng.choices(KINDS, WEIGHTS, k=STEPS - 2), "advance"]
+    return [(kind, rng.randrange(2**32)) for kind in kinds]
 
 
 @pytest.fixture
@@ -53,7 +68,6 @@ class Run:
         self.accounts: list[str] = []
         self.payments: list[tuple[str, str]] = []  # (account, payment) posted by this run
         self.day = 0
-        self.done: list[str] = []
 
     def drain(self) -> None:
         self.delivery.run(self.jobs, self.plan)
@@ -116,13 +130,11 @@ class Run:
             raise SimulationFailure(f"reversal of payment {payment}: {status} {answer}")
         self.drain()
 
-    def workload(self, steps: int) -> None:
-        self.done.append("new_policy")
-        self.new_policy()
-        for _ in range(steps):
-            step = self.rng.choices(["new_policy", "advance", "pay", "reverse"], [1, 4, 3, 1])[0]
-            self.done.append(step)
-            getattr(self, step)()
+    def workload(self, steps: list[tuple[str, int]]) -> None:
+        for kind, step_seed in steps:
+            self.rng, self.plan.random, self.delivery.rng = (random.Random(step_seed), random.Random(step_seed + 1),
+                                                             random.Random(step_seed + 2))
+            getattr(self, kind)()
 
     def check(self) -> None:
         """The invariants, read through the API with the faults paused."""
@@ -159,18 +171,53 @@ class Run:
             raise SimulationFailure(f"account {account}: two invoices for one due time: {sorted(due_times)}")
 
 
-@pytest.mark.parametrize("seed", range(SEEDS))
+class Simulation:
+    """Runs of one seed's steps, each on a tenant of its own: `failure(indices)` answers what failed, or None."""
+
+    def __init__(self, seed: int, api: Any, token: str, jobs: Any, installed: list[FaultPlan]):
+        self.seed, self.api, self.token, self.jobs, self.installed = seed, api, token, jobs, installed
+        self.steps = steps_of(seed)
+        self.last: Run | None = None
+
+    def failure(self, indices: list[int]) -> str | None:
+        plan = FaultPlan(self.seed, FAULT_RATE)
+        run = self.last = Run(self.seed, self.api, self.token, self.jobs, plan)
+        self.jobs.messages.clear()  # what an earlier run left undelivered
+        run.setup(self.api, self.token)
+        plan.install(clients.dynamodb())
+        self.installed.append(plan)
+        try:
+            run.workload([self.steps[index] for index in indices])
+            run.check()
+        except Exception as failure:  # noqa: BLE001 - whatever a run raised, it failed: the report says what
+            return f"{type(failure).__name__}: {failure}"
+        finally:
+            plan.uninstall(clients.dynamodb())
+            self.installed.remove(plan)
+        if run.client.statuses[500]:
+            return f"{run.client.statuses[500]} answers were 500"
+        return None
+
+    def describe(self, indices: list[int]) -> str:
+        return ", ".join(f"{index} {self.steps[index][0]}" for index in indices)
+
+    def report(self, indices: list[int], failure: str) -> str:
+        """The failure, and the shortest step list found that still fails, as a command that replays it."""
+        shortest = shrink(indices, lambda candidate: self.failure(candidate) is not None, SHRINK_RUNS)
+        again = self.failure(shortest) if shortest != indices else failure
+        return (f"seed {self.seed} fails: {failure}\n"
+                f"  its steps: {self.describe(indices)}\n"
+                f"  shortest failing steps found: {self.describe(shortest)}: {again}\n"
+                f"  replay: make simulate SEED={self.seed} STEPS={','.join(map(str, shortest))}")
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_money_survives_the_faults_of_a_seed(seed, api, admin_token, jobs, installed):
-    plan = FaultPlan(seed, FAULT_RATE)
-    run = Run(seed, api, admin_token, jobs, plan)
-    run.setup(api, admin_token)
-    plan.install(clients.dynamodb())
-    installed.append(plan)
-    try:
-        run.workload(12)
-        run.advance()
-        run.check()
-    except SimulationFailure as failure:
-        raise SimulationFailure(f"seed {seed}, steps {run.done}, faults {dict(plan.injected)}: {failure}") from None
-    assert run.client.statuses[500] == 0
-    assert sum(plan.injected.values()) > 0, "the seed injected no fault: the run proves nothing"
+    simulation = Simulation(seed, api, admin_token, jobs, installed)
+    indices = REPLAY or list(range(len(simulation.steps)))
+    failure = simulation.failure(indices)
+    if failure is not None:
+        pytest.fail(simulation.report(indices, failure), pytrace=False)
+    assert simulation.last is not None
+    injected = sum(simulation.last.plan.injected.values())
+    assert REPLAY or injected > 0, "the seed injected no fault: the run proves nothing"
