@@ -9,14 +9,15 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from chalicelib.core.ids import new_locator
 from chalicelib.runtime.jobs import InlineJobQueue, JobMessage, dispatch
-from local.faults import FaultPlan
+from local.faults import FaultPlan, no_backoff
 from tests.support.api import call
 
 ATTEMPTS = 8
@@ -113,3 +114,21 @@ def shrink(steps: Sequence[int], fails: Callable[[list[int]], bool], budget: int
             return current
         chunk = max(chunk // 2, 1)
     return current
+
+
+@contextmanager
+def answers_lost(operation: str = "TransactWriteItems") -> Iterator[FaultPlan]:
+    """Every `operation` the service sends is applied and its answer lost (botocore's retries too) inside the
+    block: a request whose commit it is answers 503 though its change committed."""
+    from chalicelib.storage import clients
+
+    plan = FaultPlan(0, 1.0, kinds=("timeout_after",))
+    decide = plan.decide
+    plan.decide = lambda sent: decide(sent) if sent == operation else None  # type: ignore[method-assign]
+    client = clients.dynamodb()
+    plan.install(client)
+    try:
+        with no_backoff():
+            yield plan
+    finally:
+        plan.uninstall(client)
