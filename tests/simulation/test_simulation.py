@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import os
 import random
+from collections import Counter
 from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
 import pytest
 
-from chalicelib.storage import clients
+from chalicelib.storage import clients, keys, table
 from local.faults import FaultPlan, no_backoff
 from tests.api.billing.support import billing, billing_tenant
 from tests.api.transactions.support import policy_path
@@ -66,7 +68,8 @@ class Run:
         self.delivery = Delivery(random.Random(seed + 1))
         self.tenant = ""
         self.accounts: list[str] = []
-        self.payments: list[tuple[str, str]] = []  # (account, payment) posted by this run
+        self.payments: list[tuple[str, str]] = []  # (account, payment) posted by this run, not reversed
+        self.moved: Counter[tuple[str, str]] = Counter()  # (event type, record) of every move acknowledged
         self.day = 0
 
     def drain(self) -> None:
@@ -86,12 +89,11 @@ class Run:
         if status != 200:
             raise SimulationFailure(f"issue of quote {quote['locator']}: {status} {issued}")
         self.client.ok("GET", policy_path(self.tenant, issued["policyLocator"]))
+        self.moved["policy.quote.issue", quote["locator"]] += 1
         self.accounts.append(account)
         self.drain()
 
     def advance(self) -> None:
-        from datetime import datetime, timedelta, timezone
-
         self.day += self.rng.choice([3, 10, 17, 31, 45])
         moment = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc) + timedelta(days=self.day)
         self.client.ok("POST", f"/clock/{self.tenant}/advance", {"to": moment.isoformat().replace("+00:00", "Z")})
@@ -118,6 +120,7 @@ class Run:
         if status != 200 or posted["paymentState"] != "posted":
             raise SimulationFailure(f"post of payment {payment['locator']}: {status} {posted}")
         self.payments.append((account, payment["locator"]))
+        self.moved["billing.payment.post", payment["locator"]] += 1
         self.drain()
 
     def reverse(self) -> None:
@@ -128,6 +131,7 @@ class Run:
                                           {"reversalType": "bounced"})
         if status != 200 or answer["paymentState"] != "reversed":
             raise SimulationFailure(f"reversal of payment {payment}: {status} {answer}")
+        self.moved["billing.payment.reverse", payment] += 1
         self.drain()
 
     def workload(self, steps: list[tuple[str, int]]) -> None:
@@ -137,10 +141,43 @@ class Run:
             getattr(self, kind)()
 
     def check(self) -> None:
-        """The invariants, read through the API with the faults paused."""
+        """The invariants, read through the API with the faults paused (the jobs' and the events' from the table)."""
         with self.plan.paused():
+            self._check_jobs()
+            self._check_events()
             for account in self.accounts:
                 self._check_account(account)
+
+    def _check_jobs(self) -> None:
+        """Every job finished, or failed visibly, once the reaper has put back those whose lease ran out (as its
+        schedule does, later): none is left queued or running."""
+        from chalicelib.core.clock import SystemClock
+        from chalicelib.runtime import jobs
+        from chalicelib.settings import settings
+
+        later = SystemClock().now() + timedelta(seconds=2 * settings().job_lease_seconds)
+        for _ in range(jobs.MAX_ATTEMPTS + 1):
+            if not jobs.reap_expired(self.tenant, later):
+                break
+            self.drain()
+        scope = keys.tenant_scope(self.tenant)
+        left, _ = table.gateway().query(scope, keys.job_leases_index(self.tenant), index="GSI1")
+        if left:
+            raise SimulationFailure("jobs neither finished nor failed: " + ", ".join(
+                f"{job['jobType']} {job['locator']} {job['status']}" for job in left))
+
+    def _check_events(self) -> None:
+        """Each acknowledged move has its business event exactly once (a resend of its commit, a replay of its
+        request, a redelivery of its job records none again)."""
+        scope = keys.tenant_scope(self.tenant)
+        recorded: Counter[tuple[str, str]] = Counter()
+        for event_type in {event_type for event_type, _ in self.moved}:
+            events, _ = table.gateway().query(scope, keys.events_by_type(scope, event_type), index="GSI2")
+            field_name = "paymentLocator" if event_type.startswith("billing.payment") else "quoteLocator"
+            recorded.update((event_type, event["data"].get(field_name)) for event in events)
+        if recorded != self.moved:
+            raise SimulationFailure(f"events recorded {dict(recorded - self.moved)} more and "
+                                    f"{dict(self.moved - recorded)} fewer than the moves acknowledged")
 
     def _check_account(self, account: str) -> None:
         invoices = self.client.ok("GET", billing(self.tenant, f"/invoices/accounts/{account}/list?count=100"
