@@ -258,3 +258,24 @@ def test_money_survives_the_faults_of_a_seed(seed, api, admin_token, jobs, insta
     assert simulation.last is not None
     injected = sum(simulation.last.plan.injected.values())
     assert REPLAY or injected > 0, "the seed injected no fault: the run proves nothing"
+
+
+PLANTED_SEEDS = range(4)
+"""The seeds the planted defect must be caught within (a part of `make test`'s share)."""
+
+
+def test_a_planted_defect_is_caught_by_some_seed(api, admin_token, jobs, installed, monkeypatch):
+    """The defect the first seeds found, planted again: a conditional write resent after its answer was lost no
+    longer knows its own earlier attempt (storage/table.py's write token), so a job's claim or a guard's answer
+    fails its own condition. Some seed of the suite's share must fail on it."""
+    from chalicelib.storage import table as storage_table
+
+    monkeypatch.setattr(storage_table, "_written_by", lambda item, token: False)
+    failures = {}
+    for seed in PLANTED_SEEDS:
+        simulation = Simulation(seed, api, admin_token, jobs, installed)
+        failure = simulation.failure(list(range(len(simulation.steps))))
+        if failure is not None:
+            failures[seed] = failure
+            break
+    assert failures, f"no seed of {list(PLANTED_SEEDS)} caught the planted defect"
