@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test coverage fuzz lint format-check typecheck bench reset clean-venv sandbox browser
+.PHONY: run test coverage fuzz simulate lint format-check typecheck bench reset clean-venv sandbox browser
 
 run: $(STAMP)
 	@$(MAKE) --no-print-directory sandbox || echo "make run goes on, but every plugin call will fail until the sandbox works" >&2
@@ -32,6 +32,14 @@ coverage:
 FUZZ_EXAMPLES ?= 500
 fuzz: $(STAMP) sandbox
 	PAS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) PAS_FUZZ_RANDOM=1 $(PY) -m pytest -n 2 tests/architecture/test_fuzzing.py
+
+# The seeded fault simulation (tests/simulation/test_simulation.py) over SEEDS seeds (0 to SEEDS-1), or one SEED; a
+# failing seed prints the shortest step list found that still fails, replayed with SEED=s STEPS=i,j,k. `make test`
+# runs its share (PAS_SIMULATION_SEEDS there).
+SEEDS ?= 200
+simulate: $(STAMP) sandbox
+	PAS_SIMULATION_SEEDS=$(SEEDS) $(if $(SEED),PAS_SIMULATION_SEED=$(SEED)) $(if $(STEPS),PAS_SIMULATION_STEPS=$(STEPS)) \
+	  $(PY) -m pytest -n 2 tests/simulation/test_simulation.py
 
 # Configuration: ruff.toml, mypy.ini (strict on app.py, chalicelib and pas_cli; the tests at mypy's default).
 lint: $(STAMP)

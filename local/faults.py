@@ -13,20 +13,27 @@ ahead of moto's stubber, so botocore's own retries see the faults as they would 
   its keys, and the answer names the rest as `UnprocessedItems` / `UnprocessedKeys`;
 - or pass.
 
-Installed on a client by `install(client)` (the tests' fixture on `clients.dynamodb()`, `make run`'s
-gateway when `PAS_FAULT_RATE` > 0); production code never installs it. Installed, the plan is the client's
+Installed on a client by `install(client)` (the tests' fixture on `clients.dynamodb()`; under `make run`,
+`from_environment` in local/gateway.py and in local/run.py's worker when `PAS_FAULT_RATE` > 0); production
+code never installs it. Installed, the plan is the client's
 transport: botocore runs every `before-send` handler and takes the first answer, so moto's stubber, left
 beside it, would apply a call the plan throttles; the plan takes its place and forwards what it lets
 through. The same seed and the same sequence of calls give the same faults: `injected` counts them by kind
 and `log` lists (operation, kind) in order.
+
+Job deliveries are faulted from the same random (`delivery()`): a message `duplicate`d (run twice), `delay`ed
+(not run now, delivered again later), or its run `kill`ed between two writes (`kill_after(n)`: the n-th next
+DynamoDB call of that thread raises WorkerKilled, which no `except Exception` of the job sees, as nothing of a
+killed Lambda runs; its message comes back, and the job's lease tells the next delivery what to do).
 """
 from __future__ import annotations
 
 import binascii
 import json
 import random
+import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -35,6 +42,17 @@ KINDS = ("throttle", "timeout_before", "timeout_after", "partial_batch")
 THROTTLING_CODES = ("ThrottlingException", "ProvisionedThroughputExceededException")
 BATCHES = ("BatchWriteItem", "BatchGetItem")
 EVENT = "before-send.dynamodb"
+DELIVERY_KINDS = ("duplicate", "delay", "kill")
+SEED_VARIABLE, RATE_VARIABLE = "PAS_FAULT_SEED", "PAS_FAULT_RATE"
+GATEWAY_STREAM, WORKER_STREAM = 0, 1
+"""`from_environment`'s streams: the processes of `make run` draw their own faults from one seed."""
+KILL_WITHIN = 8
+"""A killed run dies at one of its next KILL_WITHIN DynamoDB calls (or finishes first)."""
+
+
+class WorkerKilled(BaseException):
+    """The worker died in the middle of a job (an injected fault): a BaseException, so that no handler of the
+    job's own code (`except Exception`) records anything, as nothing of a killed process runs."""
 
 
 @dataclass
@@ -46,6 +64,8 @@ class FaultPlan:
     injected: Counter[str] = field(init=False, default_factory=Counter)
     log: list[tuple[str, str]] = field(init=False, default_factory=list)
     enabled: bool = field(init=False, default=True)
+    _kills: dict[int, int] = field(init=False, default_factory=dict)
+    """thread ident -> DynamoDB calls left before that thread's job is killed"""
 
     def __post_init__(self) -> None:
         if not 0 <= self.rate <= 1:
@@ -71,8 +91,33 @@ class FaultPlan:
         self.log.append((operation, kind))
         return kind
 
+    def delivery(self) -> str | None:
+        """The fault of the next job delivery (one of DELIVERY_KINDS), or None; drawn as `decide` draws."""
+        if not self.enabled:
+            return None
+        strike, pick = self.random.random(), self.random.random()
+        if strike >= self.rate:
+            return None
+        kind = DELIVERY_KINDS[int(pick * len(DELIVERY_KINDS))]
+        self.injected[kind] += 1
+        self.log.append(("delivery", kind))
+        return kind
+
+    def kill_after(self, calls: int | None) -> None:
+        """This thread's `calls`-th next DynamoDB call raises WorkerKilled (None: no kill pending)."""
+        if calls is None:
+            self._kills.pop(threading.get_ident(), None)
+        else:
+            self._kills[threading.get_ident()] = calls
+
     def before_send(self, request: Any, event_name: str, **_: Any) -> Any:
         operation = event_name.rsplit(".", 1)[-1]
+        left = self._kills.get(threading.get_ident())
+        if left is not None:
+            if left <= 1:
+                self.kill_after(None)
+                raise WorkerKilled(f"the worker was killed before a {operation} (injected)")
+            self._kills[threading.get_ident()] = left - 1
         kind = self.decide(operation)
         if kind is None:
             return _forward(event_name, request)
@@ -127,6 +172,38 @@ class FaultPlan:
             self.enabled = enabled
 
 
+def from_environment(environ: Mapping[str, str], stream: int = 0) -> FaultPlan | None:
+    """The plan `make run` asks for with PAS_FAULT_SEED (an integer, default 0) and PAS_FAULT_RATE (0 to 1,
+    default 0: None, no plan). Each process of the stack passes its own `stream`, so the gateway and the worker
+    draw different faults from one seed. A bad value stops the start with a message naming the variable."""
+    rate_text, seed_text = environ.get(RATE_VARIABLE, "").strip(), environ.get(SEED_VARIABLE, "").strip()
+    try:
+        rate = float(rate_text) if rate_text else 0.0
+    except ValueError:
+        raise SystemExit(f"{RATE_VARIABLE} is a number from 0 to 1, not {rate_text!r}") from None
+    if not 0 <= rate <= 1:
+        raise SystemExit(f"{RATE_VARIABLE} is a number from 0 to 1, not {rate_text!r}")
+    try:
+        seed = int(seed_text) if seed_text else 0
+    except ValueError:
+        raise SystemExit(f"{SEED_VARIABLE} is an integer, not {seed_text!r}") from None
+    if rate == 0:
+        return None
+    return FaultPlan(seed * 1000 + stream, rate)
+
+
+def install_from_environment(environ: Mapping[str, str], client: Any, stream: int, name: str) -> FaultPlan | None:
+    """`from_environment`'s plan installed on `client` (the process's DynamoDB client), announced on stderr."""
+    import sys
+
+    plan = from_environment(environ, stream)
+    if plan is not None:
+        plan.install(client)
+        print(f"{name}: injecting faults into its DynamoDB calls and job deliveries at rate {plan.rate} "
+              f"({SEED_VARIABLE}={environ.get(SEED_VARIABLE) or 0})", file=sys.stderr, flush=True)
+    return plan
+
+
 @contextmanager
 def no_backoff() -> Iterator[None]:
     """botocore's retries without their sleeps (a simulation's throttles would otherwise sleep for real)."""
@@ -149,9 +226,15 @@ def _forward(event_name: str, request: Any) -> Any:
         answer = botocore_stubber(event_name=event_name, request=request)
         if answer is not None:
             return answer
-    from botocore.httpsession import URLLib3Session
+    global _http
+    if _http is None:
+        from botocore.httpsession import URLLib3Session
 
-    return URLLib3Session().send(request)
+        _http = URLLib3Session()  # a pool of connections shared by every thread, as a client's own
+    return _http.send(request)
+
+
+_http: Any = None
 
 
 def _with_body(request: Any, body: bytes) -> Any:

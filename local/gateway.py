@@ -134,6 +134,15 @@ def create_server(app: Chalice, config: Config, host: str, port: int) -> LocalDe
     return LocalDevServer(app, config, host, port, handler_cls=ApiGatewayLikeHandler, server_cls=QueueingServer)
 
 
+def install_faults(environ: Any) -> Any:
+    """The fault plan PAS_FAULT_SEED / PAS_FAULT_RATE ask for (DECISIONS.md "Running it"), on the DynamoDB client
+    the app's requests use; None when the rate is 0."""
+    from chalicelib.storage import clients
+    from local.faults import GATEWAY_STREAM, install_from_environment
+
+    return install_from_environment(environ, clients.dynamodb(), GATEWAY_STREAM, "chalice local")
+
+
 def main(argv: list[str] | None = None) -> None:
     """What `chalice local --no-autoreload` does, with this server."""
     from chalice.cli.factory import CLIFactory
@@ -150,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
     config = factory.create_config_obj(chalice_stage_name=options.stage)
     app = config.chalice_app
     validate_routes(app.routes)
+    install_faults(os.environ)
     create_server(app, config, options.host, options.port).serve_forever()
 
 

@@ -100,11 +100,15 @@ def _wait_for_port(port: int, alive: Callable[[], bool]) -> None:
 # --- worker: SQS poller and scheduler ----------------------------------------------------------
 
 
-def run_jobs(stop: threading.Event, busy: threading.Event) -> None:
+def run_jobs(stop: threading.Event, busy: threading.Event, plan: Any = None) -> None:
     """Stand-in for the SQS trigger of `run_job`: receive, run as it does, delete on success; `busy` is set
-    while a job runs."""
+    while a job runs. With a fault plan (PAS_FAULT_RATE), its deliveries are faulted as SQS and Lambda fault
+    them: a message delivered again after it ran, or later instead of now, or its run killed between two
+    writes (the message then comes back after its visibility timeout, and the job reaper re-queues the job
+    once its lease has run out)."""
     from chalicelib.storage.queues import SqsJobQueue
     from chalicelib.workers.queue import run_message
+    from local.faults import KILL_WITHIN, WorkerKilled
 
     queue = SqsJobQueue()
     while not stop.is_set():
@@ -118,16 +122,41 @@ def run_jobs(stop: threading.Event, busy: threading.Event) -> None:
         for receipt, body in received:
             if stop.is_set():
                 break  # not started: SQS delivers it again (after a restart, the job reaper enqueues it)
+            fault = plan.delivery() if plan is not None else None
+            if fault == "delay":
+                _return_later(queue, receipt, plan)
+                continue
             busy.set()
             try:
+                if fault == "kill":
+                    plan.kill_after(plan.random.randrange(1, KILL_WITHIN + 1))
                 run_message(body)
+            except WorkerKilled:
+                log.warning("fault: the worker was killed in the middle of a job; its message comes back later")
+                continue
             except Exception:
                 # as on AWS: the message stays, and comes back once its visibility timeout ends
                 log.exception("job failed; its message will be delivered again")
                 continue
             finally:
+                if plan is not None:
+                    plan.kill_after(None)
                 busy.clear()
-            queue.delete(receipt)
+            if fault == "duplicate":
+                _return_later(queue, receipt, plan)  # SQS delivers at least once: this one twice
+            else:
+                queue.delete(receipt)
+
+
+FAULT_DELAY_SECONDS = 30
+"""An injected delay or duplicate delivers the message again within this many seconds."""
+
+
+def _return_later(queue: Any, receipt: str, plan: Any) -> None:
+    try:
+        queue.return_later(receipt, plan.random.randrange(1, FAULT_DELAY_SECONDS + 1))
+    except Exception:
+        log.exception("returning a message for a later delivery failed; it comes back after its visibility timeout")
 
 
 def take_over_jobs_of_earlier_runs(started_at: datetime) -> int:
@@ -281,6 +310,7 @@ def main() -> int:
     from chalicelib.storage import clients
     from local.aws_server import EmulatedAws
     from local.durable_state import DurableState, watch_s3
+    from local.faults import WORKER_STREAM, install_from_environment
     from local.lean_moto import lean_dynamodb
     from local.resources import create_all
 
@@ -305,8 +335,10 @@ def main() -> int:
             taken_over = take_over_jobs_of_earlier_runs(started_at)
             if taken_over:
                 log.info("re-queued the jobs an earlier run left: %d", taken_over)
+            # from here on the worker's calls and deliveries carry the faults PAS_FAULT_RATE asks for (start-up not)
+            plan = install_from_environment(environ, clients.dynamodb(), WORKER_STREAM, "worker")
             # daemons, never waited for: a job still running at a stop is abandoned, the next start runs it again
-            threads = [threading.Thread(target=run_jobs, args=(stop, job_running), name="jobs", daemon=True),
+            threads = [threading.Thread(target=run_jobs, args=(stop, job_running, plan), name="jobs", daemon=True),
                        threading.Thread(target=fire_schedules, args=(stop, schedules()), name="schedules",
                                         daemon=True),
                        threading.Thread(target=merge_journal_when_due, args=(state, stop), name="snapshot",

@@ -52,6 +52,9 @@ class EndpointSpec:
     status: int = 200
     errors: tuple[ErrorCode, ...] = ()
     """The error codes the route answers beyond those every route may (`catalogue.COMMON`)."""
+    replay: Callable[..., Any] | None = None
+    """A state move's answer rebuilt from what its committed transaction left (runtime/idempotency.py): the view
+    that fetches the record the route moves, called with the same path."""
 
 
 ANY_ROUTE = (codes.AUTH_TOKEN_MISSING, codes.AUTH_TOKEN_INVALID, codes.AUTH_TOKEN_EXPIRED,
@@ -109,15 +112,20 @@ def declared_permissions() -> list[str]:
 
 
 def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, status: int = 200,
-             errors: Iterable[ErrorCode] = ()) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+             errors: Iterable[ErrorCode] = (),
+             replay: Callable[..., Any] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Any one of `permissions` suffices. `group.custom` allows the call only on the caller's own
-    `{locator}`. Routes whose body is a file (`body: Upload`) take bodies up to the upload limit instead
-    of the JSON limit.
+    `{locator}`. `replay` (with `idempotent`): the fetch route of the record a state move moves, whose view
+    answers a replay of a key whose first answer was lost after its change committed.
+    Routes whose body is a file (`body: Upload`) take bodies up to the upload limit instead of the JSON limit.
     The view's `body` and `query` parameters and its return annotation are the rest of its contract
     (`chalicelib.http.contract`); `status` is its answer's status, `errors` the codes it may answer."""
     if not permissions and not public:
         raise ValueError("an endpoint needs a permission or public=True")
-    spec = EndpointSpec(tuple(permissions), public, idempotent, status, tuple(errors))
+    if replay is not None and not idempotent:
+        raise ValueError("replay= rebuilds an idempotent route's lost answer: the route needs idempotent=True")
+    spec = EndpointSpec(tuple(permissions), public, idempotent, status, tuple(errors),
+                        getattr(replay, "__wrapped__", replay))
     _declared_permissions.update(permissions)
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -184,13 +192,17 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     arguments = contract.arguments(declared)
     scope = idempotency.scope_of(tenant)
     key = current_request().headers.get("x-idempotency-key") if spec.idempotent else None
+    answer = view
     if key is not None:
         outcome = idempotency.claim_or_replay(scope, principal.user_locator, principal.credential, view.__name__,
-                                              key, _fingerprint(path))
+                                              key, _fingerprint(path), rebuildable=spec.replay is not None)
         if isinstance(outcome, idempotency.Replay):
             return json_response(outcome.body, outcome.status, request_id)
+        claim = outcome.claim if isinstance(outcome, idempotency.Committed) else outcome
         ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant,
-                          idempotency=outcome)
+                          idempotency=claim)
+        if isinstance(outcome, idempotency.Committed) and spec.replay is not None:
+            answer, arguments = spec.replay, {}  # the move committed: its answer is the record as it now is
     token = set_context(ctx)
     try:
         with contextlib.ExitStack() as files:
@@ -198,7 +210,7 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
             if reference is not None:
                 arguments["body"] = files.enter_context(
                     uploads.referenced_file(ctx, declared.upload_purpose or "", reference))
-            result = view(**path, **arguments)
+            result = answer(**path, **arguments)
     finally:
         reset_context(token)
     secret = result if isinstance(result, SecretAnswer) else None
@@ -206,7 +218,7 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
                 if isinstance(result, Static) else render(secret.value if secret else result, request_id, spec.status))
     if isinstance(result, Binary):
         offer_file(response)
-    if ctx.idempotency is not None and ctx.idempotency.claimed:
+    if ctx.idempotency is not None and ctx.idempotency.claimed:  # claimed: its transaction committed
         if secret:
             idempotency.remember_secret_created(scope, principal.user_locator, ctx.idempotency, secret.created)
         else:

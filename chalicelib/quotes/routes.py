@@ -155,18 +155,20 @@ def underwrite_quote(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/accept", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.accept", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
-                                                   codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                   codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
+@endpoint("quotes.write", "quotes.accept", idempotent=True, replay=fetch_quote,
+          errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
+                  codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+                  codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
 def accept_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.accept_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/issue", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.issue", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
-                                                  codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                  codes.NOT_FOUND["quote"],
-                                                  codes.QUOTE_RESERVED_POLICY_NUMBER_REQUIRED, codes.QUOTE_HELD])
+@endpoint("quotes.write", "quotes.issue", idempotent=True, replay=fetch_quote,
+          errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
+                  codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
+                  codes.NOT_FOUND["quote"],
+                  codes.QUOTE_RESERVED_POLICY_NUMBER_REQUIRED, codes.QUOTE_HELD])
 def issue_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.issue_quote(request_context(), locator))
 

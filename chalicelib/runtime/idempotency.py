@@ -3,7 +3,12 @@ and the response is remembered on it afterwards, so a replay answers without doi
 
 A key belongs to the user and is bound to the credential (the token) that made the first request: the
 same user replaying it with another token gets 409, never the stored answer. An answer that carries a
-secret (a new token) is not kept: its replay answers 409 naming what the first request created."""
+secret (a new token) is not kept: its replay answers 409 naming what the first request created.
+
+The guard is written in the transaction that makes the change, and the answer after it: an answer lost
+between the two (a fault, a process killed) leaves a guard without one. A route that moves a record's state
+can rebuild it from what that transaction committed (`@endpoint(replay=...)`: the record read as its fetch
+answers it), and a replay of such a guard is `Committed`; any other route's replay answers 409 in progress."""
 from __future__ import annotations
 
 import base64
@@ -27,8 +32,15 @@ class Replay:
     body: str
 
 
+@dataclass(frozen=True)
+class Committed:
+    """The guard's transaction committed, and its answer was never kept: the route rebuilds it."""
+
+    claim: IdempotencyClaim
+
+
 def claim_or_replay(scope: str, user_locator: str, credential: str, operation: str, key: str,
-                    request_fingerprint: bytes) -> IdempotencyClaim | Replay:
+                    request_fingerprint: bytes, *, rebuildable: bool = False) -> IdempotencyClaim | Replay | Committed:
     if not key or len(key) > 200:
         raise codes.IDEMPOTENCY_INVALID_KEY("X-Idempotency-Key must be 1 to 200 characters")
     request_hash = hashlib.sha256(request_fingerprint).hexdigest()
@@ -50,6 +62,9 @@ def claim_or_replay(scope: str, user_locator: str, credential: str, operation: s
     if COMPRESSED in guard:
         return Replay(status=int(guard["responseStatus"]),
                       body=zlib.decompress(base64.b64decode(guard[COMPRESSED])).decode("utf-8"))
+    if rebuildable:
+        return Committed(IdempotencyClaim(key=key, operation=operation, request_hash=request_hash,
+                                          credential=credential, claimed=True))
     raise codes.IDEMPOTENCY_IN_PROGRESS("A request with this idempotency key is in progress")
 
 

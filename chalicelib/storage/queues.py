@@ -26,6 +26,11 @@ class SqsJobQueue:
         )
         return [(m["ReceiptHandle"], m["Body"]) for m in response.get("Messages", [])]
 
+    def return_later(self, receipt_handle: str, seconds: int) -> None:
+        """The received message delivered again in `seconds` (the local worker's injected delays and duplicates)."""
+        clients.sqs().change_message_visibility(QueueUrl=_queue_url(settings().jobs_queue_name),
+                                                ReceiptHandle=receipt_handle, VisibilityTimeout=seconds)
+
     def delete(self, receipt_handle: str) -> None:
         clients.sqs().delete_message(QueueUrl=_queue_url(settings().jobs_queue_name), ReceiptHandle=receipt_handle)
 

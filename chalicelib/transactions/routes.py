@@ -340,21 +340,23 @@ def underwrite_transaction(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/accept", methods=["PATCH"])
-@endpoint("transactions.write", "transactions.accept", errors=[codes.INVALID_STATE["transaction"],
-                                                               codes.INVALID_STATE["transaction"],
-                                                               codes.NOT_FOUND["transaction"],
-                                                               codes.NOT_FOUND["transaction"]])
+@endpoint("transactions.write", "transactions.accept", idempotent=True, replay=fetch_transaction,
+          errors=[codes.INVALID_STATE["transaction"],
+                  codes.INVALID_STATE["transaction"],
+                  codes.NOT_FOUND["transaction"],
+                  codes.NOT_FOUND["transaction"]])
 def accept_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
     return schemas.PolicyTransactionResponse.of(service.accept(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/issue", methods=["PATCH"])
-@endpoint("transactions.write", "transactions.issue", errors=[codes.INVALID_STATE["transaction"],
-                                                              codes.INVALID_STATE["transaction"],
-                                                              codes.NOT_FOUND["transaction"],
-                                                              codes.NOT_FOUND["transaction"],
-                                                              codes.TRANSACTION_AGGREGATE_TOO_LARGE,
-                                                              codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_HELD])
+@endpoint("transactions.write", "transactions.issue", idempotent=True, replay=fetch_transaction,
+          errors=[codes.INVALID_STATE["transaction"],
+                  codes.INVALID_STATE["transaction"],
+                  codes.NOT_FOUND["transaction"],
+                  codes.NOT_FOUND["transaction"],
+                  codes.TRANSACTION_AGGREGATE_TOO_LARGE,
+                  codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_HELD])
 def issue_transaction(tenantLocator: str, locator: str, query: schemas.IssueQuery) -> schemas.PolicyTransactionResponse:
     issued = service.issue(request_context(), locator, auto_rebase=query.autoRebase)
     return schemas.PolicyTransactionResponse.of(issued)

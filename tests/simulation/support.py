@@ -9,13 +9,15 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
 from chalicelib.core.ids import new_locator
 from chalicelib.runtime.jobs import InlineJobQueue, JobMessage, dispatch
-from local.faults import FaultPlan
+from local.faults import FaultPlan, no_backoff
 from tests.support.api import call
 
 ATTEMPTS = 8
@@ -93,3 +95,40 @@ class Delivery:
             except Exception:  # noqa: BLE001 - SQS delivers a message again whatever its run raised
                 self.redelivered += 1
                 queue.messages.append(body)
+
+
+def shrink(steps: Sequence[int], fails: Callable[[list[int]], bool], budget: int) -> list[int]:
+    """The shortest sublist of `steps` found that still `fails`, by removing chunks of halving size (delta
+    debugging's removal half), within `budget` calls of `fails`."""
+    current, chunk = list(steps), max(len(steps) // 2, 1)
+    while budget > 0:
+        start = 0
+        while start < len(current) and budget > 0:
+            candidate = current[:start] + current[start + chunk:]
+            budget -= 1
+            if candidate and fails(candidate):
+                current = candidate  # this chunk was not needed: the next one is at the same start
+            else:
+                start += chunk
+        if chunk == 1:
+            return current
+        chunk = max(chunk // 2, 1)
+    return current
+
+
+@contextmanager
+def answers_lost(operation: str = "TransactWriteItems") -> Iterator[FaultPlan]:
+    """Every `operation` the service sends is applied and its answer lost (botocore's retries too) inside the
+    block: a request whose commit it is answers 503 though its change committed."""
+    from chalicelib.storage import clients
+
+    plan = FaultPlan(0, 1.0, kinds=("timeout_after",))
+    decide = plan.decide
+    plan.decide = lambda sent: decide(sent) if sent == operation else None  # type: ignore[method-assign]
+    client = clients.dynamodb()
+    plan.install(client)
+    try:
+        with no_backoff():
+            yield plan
+    finally:
+        plan.uninstall(client)

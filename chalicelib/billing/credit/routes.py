@@ -72,14 +72,14 @@ def discard_credit_distribution(tenantLocator: str, locator: str) -> schemas.Dis
 
 
 @bp.route("/billing/{tenantLocator}/creditDistributions/{locator}/execute", methods=["PATCH"])
-@endpoint("credit-distributions.write", idempotent=True, errors=[*DISTRIBUTION, codes.CREDIT_INVALID_TARGET,
-                                                                  codes.CREDIT_INSUFFICIENT_BALANCE])
+@endpoint("credit-distributions.write", idempotent=True, replay=fetch_credit_distribution,
+          errors=[*DISTRIBUTION, codes.CREDIT_INVALID_TARGET, codes.CREDIT_INSUFFICIENT_BALANCE])
 def execute_credit_distribution(tenantLocator: str, locator: str) -> schemas.DistributionResponse:
     return schemas.DistributionResponse.of(service.execute_distribution(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/creditDistributions/{locator}/reverse", methods=["PATCH"])
-@endpoint("credit-distributions.write", idempotent=True, errors=DISTRIBUTION)
+@endpoint("credit-distributions.write", idempotent=True, replay=fetch_credit_distribution, errors=DISTRIBUTION)
 def reverse_credit_distribution(tenantLocator: str, locator: str,
                                 body: schemas.CreditDistributionReverseRequest | None) -> schemas.DistributionResponse:
     reason = (body.reversalReason or body.reversalType) if body else None
@@ -130,7 +130,8 @@ def approve_disbursement(tenantLocator: str, locator: str) -> schemas.Disburseme
 
 
 @bp.route("/billing/{tenantLocator}/disbursements/{locator}/execute", methods=["PATCH"])
-@endpoint("disbursements.write", idempotent=True, errors=[*DISBURSEMENT, codes.CREDIT_INSUFFICIENT_BALANCE])
+@endpoint("disbursements.write", idempotent=True, replay=fetch_disbursement,
+          errors=[*DISBURSEMENT, codes.CREDIT_INSUFFICIENT_BALANCE])
 def execute_disbursement(tenantLocator: str, locator: str) -> schemas.DisbursementResponse:
     return schemas.DisbursementResponse.of(service.move_disbursement(request_context(), locator, "execute"))
 
@@ -142,7 +143,7 @@ def reject_disbursement(tenantLocator: str, locator: str) -> schemas.Disbursemen
 
 
 @bp.route("/billing/{tenantLocator}/disbursements/{locator}/reverse", methods=["PATCH"])
-@endpoint("disbursements.write", idempotent=True, errors=DISBURSEMENT)
+@endpoint("disbursements.write", idempotent=True, replay=fetch_disbursement, errors=DISBURSEMENT)
 def reverse_disbursement(tenantLocator: str, locator: str) -> schemas.DisbursementResponse:
     return schemas.DisbursementResponse.of(service.move_disbursement(request_context(), locator, "reverse"))
 

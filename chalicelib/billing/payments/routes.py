@@ -83,14 +83,14 @@ def validate_payment(tenantLocator: str, locator: str) -> schemas.PaymentRespons
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}/post", methods=["PATCH"])
-@endpoint("payments.write", idempotent=True, errors=[*PAYMENT, codes.PAYMENT_INVALID_TARGET,
-                                                     codes.PAYMENT_INVALID_STATE])
+@endpoint("payments.write", idempotent=True, replay=fetch_payment, errors=[*PAYMENT, codes.PAYMENT_INVALID_TARGET,
+                                                                          codes.PAYMENT_INVALID_STATE])
 def post_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse:
     return schemas.PaymentResponse.of(service.post_payment(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}/reverse", methods=["PATCH"])
-@endpoint("payments.write", errors=[*PAYMENT, codes.PAYMENT_INVALID_STATE])
+@endpoint("payments.write", idempotent=True, replay=fetch_payment, errors=[*PAYMENT, codes.PAYMENT_INVALID_STATE])
 def reverse_payment(tenantLocator: str, locator: str,
                     body: schemas.PaymentReverseRequest | None) -> schemas.PaymentResponse:
     reason = (body.reversalReason or body.reversalType) if body else None

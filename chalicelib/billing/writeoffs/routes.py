@@ -43,8 +43,8 @@ def fetch_write_off(tenantLocator: str, locator: str) -> schemas.WriteOffRespons
 
 
 @bp.route("/billing/{tenantLocator}/writeOffs/{locator}/reverse", methods=["PATCH"])
-@endpoint("write-offs.write", idempotent=True, errors=[*WRITE_OFF, codes.WRITEOFF_INVALID_STATE,
-                                                        codes.WRITEOFF_INVALID_REVERSAL])
+@endpoint("write-offs.write", idempotent=True, replay=fetch_write_off,
+          errors=[*WRITE_OFF, codes.WRITEOFF_INVALID_STATE, codes.WRITEOFF_INVALID_REVERSAL])
 def reverse_write_off(tenantLocator: str, locator: str,
                       body: schemas.WriteOffReverseRequest | None) -> schemas.WriteOffResponse:
     return schemas.WriteOffResponse.of(service.reverse_write_off(
