@@ -98,6 +98,7 @@ class PolicyResponse(BaseModel):
     billingLevel: BillingLevel
     static: dict[str, Any]
     createdAt: datetime
+    anonymizedAt: datetime | None = None
     createdBy: str
     contacts: list[ContactRole]
     moratoriumElections: dict[str, str]
