@@ -27,7 +27,8 @@ def compliance_tenant(api: Any, token: str) -> str:
 def insured(api: Any, token: str, tenant: str) -> str:
     data = {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com", "birthDate": "1815-12-10",
             "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}
-    return ok(call(api, "POST", f"/policy/{tenant}/accounts", token, {"type": "PersonAccount", "data": data}))["locator"]
+    body = {"type": "PersonAccount", "data": data}
+    return ok(call(api, "POST", f"/policy/{tenant}/accounts", token, body))["locator"]
 
 
 def pay_open_invoices(api: Any, token: str, tenant: str, account: str) -> list[str]:
@@ -67,4 +68,5 @@ def preview(api: Any, token: str, tenant: str, references: dict[str, list[str]],
 
 
 def fetch_jobs(api: Any, token: str, tenant: str, *locators: str) -> Any:
-    return call(api, "GET", compliance(tenant, "/jobs?" + "&".join(f"jobLocators={locator}" for locator in locators)), token)
+    query = "&".join(f"jobLocators={locator}" for locator in locators)
+    return call(api, "GET", compliance(tenant, f"/jobs?{query}"), token)

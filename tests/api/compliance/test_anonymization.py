@@ -16,9 +16,9 @@ from tests.api.compliance.support import (
     anonymize,
     compliance,
     compliance_tenant,
-    pay_open_invoices,
     fetch_jobs,
     insured,
+    pay_open_invoices,
     preview,
     references_query,
 )
