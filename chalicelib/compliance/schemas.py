@@ -152,7 +152,7 @@ class AnonymizationJobDetails(BaseModel):
     assignedReferenceLocators: list[str]
     problematicReferenceLocators: ProblematicReferences
     includeAcceptedQuotes: bool
-    policyStatuses: list[str]
+    policyStatuses: list[PolicyStatus]
 
 
 class AnonymizationJobResponse(BaseModel):
