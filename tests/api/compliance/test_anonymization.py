@@ -143,14 +143,19 @@ def test_an_expired_accounts_personal_data_is_replaced_everywhere_the_api_shows_
     assert everything_shown(api, token, tenant, book).count("policy.account.anonymize") == 1
 
 
-def test_a_policy_on_risk_restricts_the_account_and_its_job_is_suspended_changing_nothing(api, admin_token, jobs):
+def test_a_policy_on_risk_restricts_the_account_and_its_job_is_suspended_changing_nothing(api, admin_token, jobs,
+                                                                                          ddb_calls):
     tenant, token = quotes_tenant(api, admin_token), admin_token
     account = new_account(api, token, tenant)
     quote = create(api, token, tenant, auto(account, startTime=ON_RISK))
     policy = ok(advance(api, token, tenant, quote["locator"], "issue"))["policyLocator"]
     jobs.drain()
 
+    ddb_calls.clear()
     [group] = ok(preview(api, token, tenant, {"account": [account]}))
+    # one Query per list (policies, quotes, payments, open invoices, delinquencies, credit balances), batch reads
+    # for the rest (the caller, the tenant, the account, the references): no Scan, no read per record
+    assert "Scan" not in ddb_calls and ddb_calls.count("GetItem") == 0 and len(ddb_calls) <= 10, ddb_calls
     [shown] = group["references"]
     assert shown["state"] == "restricted"
     reasons = {r["code"]: r for r in shown["restrictions"]}
