@@ -15,6 +15,7 @@ from chalicelib.billing.invoices.routes import bp as invoice_routes
 from chalicelib.billing.payments.routes import bp as payment_routes
 from chalicelib.billing.writeoffs.routes import bp as write_off_routes
 from chalicelib.clock.routes import bp as clock_routes
+from chalicelib.compliance.routes import bp as compliance_routes
 from chalicelib.configuration.routes import bp as configuration_routes
 from chalicelib.core.context import CallContext
 from chalicelib.documents.routes import BINARY_TYPES as DOCUMENT_BINARY_TYPES
@@ -117,3 +118,4 @@ app.register_blueprint(entity_hold_routes)
 app.register_blueprint(write_off_routes)
 app.register_blueprint(credit_routes)
 app.register_blueprint(upload_routes)
+app.register_blueprint(compliance_routes)

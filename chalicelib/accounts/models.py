@@ -131,6 +131,7 @@ class Account(BaseModel):
     validationResult: ValidationResult | None = None
     configVersion: str
     createdAt: datetime
+    anonymizedAt: datetime | None = None
     createdBy: str
     updatedAt: datetime
     updatedBy: str

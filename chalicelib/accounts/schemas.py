@@ -65,6 +65,7 @@ class AccountResponse(Response):
     billingLevel: BillingLevel
     data: dict[str, Any]
     createdAt: datetime
+    anonymizedAt: datetime | None = None
     createdBy: str
     contacts: list[ContactRole]
     region: str | None = None

@@ -635,6 +635,13 @@ def credit_balance(tenant: str, account: str, currency: str) -> CreditBalance:
     return _model(CreditBalance, item) if item else CreditBalance(accountLocator=account, currency=currency)
 
 
+def credit_balances(tenant: str, account: str) -> list[CreditBalance]:
+    """The account's credit balance in each currency it has held one in."""
+    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
+                            sk_prefix=keys.billing_credit_balance(tenant, account, "").sk, consistent=True)
+    return [_model(CreditBalance, item) for item in items]
+
+
 def credit_writes(tenant: str, balance: CreditBalance, *lines: LedgerLine) -> list[WriteOp]:
     """The new balance and the ledger lines that moved it (the account's billing root serialises the writers)."""
     return [table.put({**keys.billing_credit_balance(tenant, balance.accountLocator, balance.currency).as_dict(),

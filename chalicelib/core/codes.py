@@ -356,6 +356,21 @@ SCHEDULE_BUSY = _code(Conflict, "schedule.busy", "Another change of the schedule
 DESERIALIZATION_JOB_NOT_FOUND = _code(NotFound, "deserializeJob.not_found", "No deserialization job with this locator")
 DESERIALIZATION_JOB_INVALID_STATE = _code(InvalidState, "deserializeJob.invalid_state",
                                           "The deserialization job's state does not allow this")
+# Anonymization (DECISIONS.md "Anonymization (compliance)"): errors, and the reasons retention keeps a record.
+ANONYMIZATION_JOB_NOT_FOUND = _code(NotFound, "anonymizationJob.not_found", "No anonymization job with this locator")
+ANONYMIZATION_UNSUPPORTED_REFERENCE = _code(InvalidRequest, "anonymization.unsupported_reference",
+                                            "Anonymization takes references of this type not (yet): name accounts")
+RETENTION_POLICY_ON_RISK = _code(InvalidState, "retention.policy_on_risk",
+                                 "A policy of the account is on risk: its records are kept until its end time")
+RETENTION_POLICY_STATUS = _code(InvalidState, "retention.policy_status",
+                                "A policy of the account has none of the statuses the request lets be anonymized")
+RETENTION_QUOTE_ACCEPTED = _code(InvalidState, "retention.quote_accepted",
+                                 "A quote of the account is accepted and the request does not include accepted quotes")
+RETENTION_OPEN_INVOICE = _code(InvalidState, "retention.open_invoice", "An invoice of the account is still open")
+RETENTION_ACTIVE_DELINQUENCY = _code(InvalidState, "retention.active_delinquency",
+                                     "A delinquency of the account is still active")
+RETENTION_CREDIT_BALANCE = _code(InvalidState, "retention.credit_balance",
+                                 "The account holds a non-zero credit balance")
 # Documents (DECISIONS.md "Documents").
 DOCUMENT_NOT_FOUND = _code(NotFound, "document.not_found", "No document with this locator")
 DOCUMENTS_JOB_NOT_FOUND = _code(NotFound, "documentsJob.not_found",

@@ -110,6 +110,8 @@ class Document(BaseModel):
     artifact: Artifact | None = None
     source: str | None = None
     """The template it was rendered from (generated instances only)."""
+    anonymizedAt: datetime | None = None
+    """When its record's personal data was replaced: its file is removed, its rendering data replaced."""
     version: int = 1
 
 

@@ -141,6 +141,11 @@ def read_artifact(tenant: str, artifact: Artifact) -> bytes | None:
     return blobs.get(tenant, artifact.path)
 
 
+def remove_artifact(tenant: str, artifact: Artifact) -> None:
+    """Deletes the stored file (a file already gone is no error)."""
+    blobs.remove(tenant, artifact.path)
+
+
 def invoice_exists(tenant: str, locator: str) -> bool:
     """Whether billing has an invoice of this locator: its alias item (storage/keys.py, billing) names it
     without reading billing's partition (billing is a domain above this one)."""

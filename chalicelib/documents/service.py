@@ -715,6 +715,28 @@ def replace(ctx: CallContext, locator: str, content: bytes, metadata: dict[str, 
     return changed.model_copy(update={"version": changed.version + 1})
 
 
+def anonymize_documents(ctx: CallContext, references: list[tuple[str, str]],
+                        replaced: Callable[[dict[str, Any]], dict[str, Any]]) -> list[Document]:
+    """Removes the file of every document of the records named (reference type, locator) and replaces
+    the personal data of their rendering data with `replaced`, so no document shows what was anonymized;
+    a document anonymized before is left alone. Answers the documents changed."""
+    found = [document for reference_type, locator in references
+             for document in repository.all_documents_of(ctx.tenant, reference_type, locator)
+             if document.anonymizedAt is None]
+    for document in found:
+        if document.artifact is not None:
+            repository.remove_artifact(ctx.tenant, document.artifact)
+    changed = [document.model_copy(update={"artifact": None, "renderingData": replaced(document.renderingData),
+                                           "metadata": replaced(document.metadata), "anonymizedAt": ctx.now})
+               for document in found]
+    for start in range(0, len(changed), 90):
+        uow = wiring.unit_of_work(ctx)
+        for document in changed[start:start + 90]:
+            repository.save_document(uow, ctx.tenant, document)
+        uow.commit()
+    return changed
+
+
 def new_locator_path(document: Document) -> str:
     """A replaced file goes to a new object, so a reader of the old version never sees half of the new."""
     return f"{document.locator}/{new_locator()}"

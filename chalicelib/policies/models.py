@@ -282,6 +282,7 @@ class Policy(BaseModel):
     validationResult: ValidationResult | None = None
     configVersion: str
     createdAt: datetime
+    anonymizedAt: datetime | None = None
     createdBy: str
     updatedAt: datetime
     updatedBy: str

@@ -97,6 +97,7 @@ class PolicyResponse(Response):
     billingLevel: BillingLevel
     static: dict[str, Any]
     createdAt: datetime
+    anonymizedAt: datetime | None = None
     createdBy: str
     contacts: list[ContactRole]
     moratoriumElections: dict[str, str]

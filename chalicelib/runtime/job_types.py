@@ -24,3 +24,4 @@ class JobType(StrEnum):
     SCHEDULE_ITEMS_CLEANUP = "scheduleItems.cleanup"
     SCHEDULE_ITEMS_DROP_RUN = "scheduleItems.dropRun"
     TENANT_CODE_PUBLISH = "tenantCode.publish"
+    COMPLIANCE_ANONYMIZE = "compliance.anonymize"

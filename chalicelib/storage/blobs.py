@@ -94,3 +94,8 @@ def read_chunks(key: str, limit: int) -> Iterator[bytes]:
 
 def delete(key: str) -> None:
     clients.s3().delete_object(Bucket=settings().bucket_name, Key=key)
+
+
+def remove(tenant_locator: str, path: str) -> None:
+    """Deletes the tenant's object at `path` (none there is no error)."""
+    delete(_tenant_key(tenant_locator, path))

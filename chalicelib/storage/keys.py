@@ -517,6 +517,15 @@ def deserialization_jobs_by_state(tenant_locator: str, job_type: str, state: str
     return f"{tenant_scope(tenant_locator)}DSJOBS#{job_type}#{state}"
 
 
+def anonymization_job(tenant_locator: str, job_locator: str) -> Key:
+    return Key(f"{tenant_scope(tenant_locator)}ANONJOB#{job_locator}")
+
+
+def anonymization_reference(tenant_locator: str, reference_type: str, reference_locator: str) -> Key:
+    """Where a referenced record stands in anonymization: its job, and when it was anonymized."""
+    return Key(f"{tenant_scope(tenant_locator)}ANONREF#{reference_type}#{reference_locator}")
+
+
 # Billing II: write-offs, credit distributions and disbursements (records of the billing partition).
 BILLING_WRITEOFF_PREFIX = "WOFF#"
 BILLING_CREDIT_DISTRIBUTION_PREFIX = "CDIST#"

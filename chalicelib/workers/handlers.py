@@ -13,6 +13,7 @@ def load_job_handlers() -> tuple[ModuleType, ...]:
     """Import (once) and answer every domain's job_handlers module."""
     from chalicelib.billing import job_handlers as billing
     from chalicelib.clock import job_handlers as clock
+    from chalicelib.compliance import job_handlers as compliance
     from chalicelib.documents import job_handlers as documents
     from chalicelib.plugins import job_handlers as plugins
     from chalicelib.policies import job_handlers as policies
@@ -21,4 +22,5 @@ def load_job_handlers() -> tuple[ModuleType, ...]:
     from chalicelib.transactions import job_handlers as transactions
     from chalicelib.workers import job_handlers as schedules
 
-    return (billing, tables, transactions, schedules, clock, schedule_items, documents, policies, plugins)
+    return (billing, tables, transactions, schedules, clock, schedule_items, documents, policies, plugins,
+            compliance)

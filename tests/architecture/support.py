@@ -293,6 +293,8 @@ def build_world(api: Any, token: str) -> World:
     disbursement_body = {"accountLocator": account, "type": "Refund", "amount": 1, "data": {}, "sources": [],
                          "useDefaultFinancialInstrument": False}
     disbursement = ok(call(api, "POST", f"{billing}/disbursements", token, disbursement_body))
+    anonymizing = {"references": {"account": [account]}}  # restricted (a pending policy): the job changes nothing
+    anonymization = ok(call(api, "POST", f"/compliance/{tenant}/anonymize", token, anonymizing))[0]
     stateless = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
                  "termEndTime": "2027-02-01T05:00:00Z", "charges": [{"chargeType": "premium", "amount": "100.00"}]}
     ok(call(api, "POST", f"{base}/policies/{policy['locator']}/contacts", token, {"contactLocator": contact,
@@ -343,7 +345,7 @@ def build_world(api: Any, token: str) -> World:
     transaction = policy["issuedTransactionLocator"]
     levels = ("approve", "block", "decline", "reject", "info")
     bodies: dict[str, Any] = {
-        "create_own_token": token_request, "create_user_token": token_request,
+        "create_own_token": token_request, "create_user_token": token_request, "anonymize_data": anonymizing,
         "create_user": {"userName": unique_name("created"), "firstName": "New", "lastName": "User",
                         "tenants": [tenant]},
         "update_user": {"firstName": "Throw", "lastName": "Away", "tenants": [tenant]},
@@ -439,6 +441,9 @@ def build_world(api: Any, token: str) -> World:
                                       "documentFormat": "txt"}),
         "render_document": urlencode({"referenceType": "quote", "referenceLocator": to_issue}),
         "set_payment_number": "paymentNumber=N-2",
+        **{view: urlencode({"references": simplejson.dumps(anonymizing["references"])})
+           for view in ("preview_anonymization", "get_anonymization_references")},
+        "fetch_anonymization_jobs": urlencode({"jobLocators": anonymization["jobLocator"]}),
     }
     return World(tenant=tenant, bodies=bodies, queries=queries, bodies_by_permission=bodies_by_permission, values={
         "tenantLocator": tenant, "tag": "accounts",

@@ -41,6 +41,12 @@ ALLOWED = (
     # Not in the spec: the payments list pages one account's payments, or the tenant's (an index of each); a list
     # by target container would need an index of its own.
     r"GET /billing/\{tenantLocator\}/payments/list query\.targetContainerLocator: the platform takes it, we do not",
+    # The compliance GETs take their required `request` object in the query, form-exploded (OpenAPI's default
+    # style for a query object): its fields are the query parameters, required where the object requires them
+    # (compliance/schemas.py; `references` is a JSON object, as a map of lists has no exploded form).
+    r"GET /compliance/\{tenantLocator\}/(jobs|preview|references) query\.request: the platform takes it, we do not",
+    r"GET /compliance/\{tenantLocator\}/(jobs|preview|references) query\.(jobLocators|references): we require it, "
+    r"the platform's clients may leave it out",
 )
 """The differences our API decided on, or that the definition leaves no way around: each a pattern that matches
 the whole of a difference's text."""

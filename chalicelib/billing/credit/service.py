@@ -30,7 +30,7 @@ from chalicelib.billing.payments import allocation as payments
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, money
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError
+from chalicelib.core.errors import ErrorCode, FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.runtime import wiring
@@ -40,6 +40,25 @@ DISTRIBUTION = "creditDistribution"
 DISBURSEMENT = "disbursement"
 ZERO = Decimal(0)
 R = TypeVar("R", CreditDistribution, Disbursement)
+
+
+# --- retention ----------------------------------------------------------------------------------------
+
+Kept = tuple[ErrorCode, str, str, str]
+"""Why retention keeps an account's records: (the catalogue's code, what it says, record type, locator)."""
+
+
+def retention_holds(ctx: CallContext, account_locator: str) -> list[Kept]:
+    """What keeps the account's billing records from anonymization: its open invoices, its active
+    delinquencies and a non-zero credit balance in any currency."""
+    kept: list[Kept] = [(codes.RETENTION_OPEN_INVOICE, f"Invoice {i.locator} is open ({i.currency})", "invoice",
+                         i.locator) for i in billing_repository.open_invoices(ctx.tenant, account_locator)]
+    kept += [(codes.RETENTION_ACTIVE_DELINQUENCY, f"Delinquency {d.locator} is {d.delinquencyState}", "delinquency",
+              d.locator) for d in delinquencies.active_delinquencies(ctx, account_locator)]
+    kept += [(codes.RETENTION_CREDIT_BALANCE, f"The account holds a credit balance of {b.balance} {b.currency}",
+              "account", account_locator) for b in billing_repository.credit_balances(ctx.tenant, account_locator)
+             if b.balance != ZERO]
+    return kept
 
 
 # --- shared -------------------------------------------------------------------------------------------

@@ -83,6 +83,17 @@ def delinquencies_of_account(ctx: CallContext, account_locator: str, page: PageR
     return repository.delinquencies_of_account(ctx.tenant, account_locator, page)
 
 
+def active_delinquencies(ctx: CallContext, account_locator: str) -> list[Delinquency]:
+    """The account's delinquencies still waiting for a payment or a lapse (every page)."""
+    found, page = [], PageRequest(0, 100)
+    while True:
+        listed = repository.delinquencies_of_account(ctx.tenant, account_locator, page)
+        found += [d for d in listed.items if d.delinquencyState in (*OPEN_STATES, DelinquencyState.LAPSE_TRIGGERED)]
+        if listed.list_completed:
+            return found
+        page = PageRequest(page.offset + page.count, page.count)
+
+
 def delinquencies_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest) -> Page[Delinquency]:
     """Of a policy or an invoice."""
     return repository.delinquencies_of(ctx.tenant, owner_kind, owner, page)

@@ -1,0 +1,230 @@
+"""Anonymization (DECISIONS.md "Anonymization (compliance)"): the job, where a referenced record stands,
+what retention keeps, and the replacement of personal data. Pure.
+
+Personal data are the values of the data fields the configuration marks `restrictedData`, and of every
+free-text field (a `string` without `options`: names, e-mail addresses, the lines of an address), at any
+depth of the records' data (`data`, `static`, the element trees, a document's rendering data). A text
+becomes `ANONYMIZED` (padded or cut to the field's length limits), any other personal value is dropped;
+amounts, states, dates and locators are not data fields and stay. Replacing again changes nothing, so
+anonymization is idempotent.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel
+
+from chalicelib.core.errors import ErrorCode
+
+PLACEHOLDER = "ANONYMIZED"
+DATA_KEYS = frozenset({"data", "static", "setData", "staticData"})
+"""The keys whose object holds data fields, wherever they occur in a stored record."""
+MODEL_COLLECTIONS = ("accounts", "products", "coverages", "exposures", "exposureGroups", "policyLines",
+                     "dataTypes", "payments")
+REFERENCE_TYPES = ("none", "account", "quickQuote", "quote", "policy", "contact", "fnol", "payment",
+                   "disbursement")
+SUPPORTED_REFERENCE_TYPES = ("account",)
+POLICY_STATUSES = ("pending", "expired", "cancelled", "cancelPending", "onRisk", "delinquent", "doNotRenew")
+DEFAULT_POLICY_STATUSES = ("expired", "cancelled")
+
+
+class JobStatus(StrEnum):
+    INITIALIZED = "initialized"
+    RUNNING = "running"
+    SUSPENDED = "suspended"
+    COMPLETED = "completed"
+
+
+FINISHED = (JobStatus.SUSPENDED, JobStatus.COMPLETED)
+
+
+class ReferenceState(StrEnum):
+    IDENTIFIABLE = "identifiable"
+    PENDING = "pending"
+    ANONYMIZED = "anonymized"
+
+
+class ProblematicReferences(BaseModel):
+    assigned: list[str] = []
+    children: list[str] = []
+    failed: list[str] = []
+
+
+class AnonymizationJob(BaseModel):
+    locator: str
+    referenceType: str
+    jobStatus: JobStatus
+    assignedReferenceLocators: list[str]
+    anonymizedReferenceLocators: list[str] = []
+    problematicReferenceLocators: ProblematicReferences = ProblematicReferences()
+    policyStatuses: list[str]
+    includeAcceptedQuotes: bool = False
+    processingErrors: str | None = None
+    createdAt: datetime
+    createdBy: str
+    updatedAt: datetime
+    version: int = 1
+
+
+class AnonymizationReference(BaseModel):
+    """Where one referenced record stands: `pending` while a job has it, `anonymized` once done."""
+
+    referenceType: str
+    referenceLocator: str
+    anonymizationState: ReferenceState
+    anonymizationJobLocator: str | None = None
+    scheduledAt: datetime | None = None
+    anonymizedAt: datetime | None = None
+    updatedAt: datetime
+    version: int = 1
+
+
+@dataclass(frozen=True)
+class Restriction:
+    """Why retention keeps a record: the catalogue's code, what it says, and the record that keeps it."""
+
+    code: ErrorCode
+    message: str
+    referenceType: str
+    referenceLocator: str
+
+
+@dataclass(frozen=True)
+class Target:
+    """The records of one type an account's anonymization reaches, and those retention keeps."""
+
+    referenceType: str
+    anonymizable: list[str] = field(default_factory=list)
+    restricted: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PolicyView:
+    locator: str
+    statuses: list[str]
+    endTime: datetime | None
+
+
+@dataclass(frozen=True)
+class QuoteView:
+    locator: str
+    state: str
+
+
+@dataclass(frozen=True)
+class Request:
+    references: dict[str, list[str]]
+    policyStatuses: list[str] = field(default_factory=lambda: list(DEFAULT_POLICY_STATUSES))
+    includeAcceptedQuotes: bool = False
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What anonymizing one account would reach, and what retention keeps."""
+
+    locator: str
+    targets: list[Target]
+    restrictions: list[Restriction]
+    anonymized: bool
+
+    @property
+    def state(self) -> str:
+        return "anonymized" if self.anonymized else "restricted" if self.restrictions else "allowed"
+
+
+def policy_restrictions(policies: Iterable[PolicyView], qualifying: Iterable[str],
+                        codes: Mapping[str, ErrorCode]) -> list[Restriction]:
+    """A policy on risk is always kept (until its end time); another qualifies when one of its statuses is
+    among `qualifying` (the request's policyStatuses). `codes`: `onRisk` and `status` entries."""
+    allowed = set(qualifying)
+    found = []
+    for policy in policies:
+        if "onRisk" in policy.statuses:
+            until = f" until {policy.endTime.isoformat()}" if policy.endTime else ""
+            found.append(Restriction(codes["onRisk"], f"Policy {policy.locator} is on risk{until}", "policy",
+                                     policy.locator))
+        elif not allowed.intersection(policy.statuses):
+            found.append(Restriction(codes["status"], f"Policy {policy.locator} is {', '.join(policy.statuses)}: "
+                                     f"not among {', '.join(sorted(allowed))}", "policy", policy.locator))
+    return found
+
+
+def quote_restrictions(quotes: Iterable[QuoteView], include_accepted: bool, code: ErrorCode) -> list[Restriction]:
+    if include_accepted:
+        return []
+    return [Restriction(code, f"Quote {quote.locator} is accepted", "quote", quote.locator)
+            for quote in quotes if quote.state == "accepted"]
+
+
+# --- personal data -------------------------------------------------------------------------------
+
+
+def personal_fields(model: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """By field name, the definition of each personal data field of the configuration (`model`, resolved
+    or not), in every account, product, element, data and payment type. A name personal in one type is
+    treated as personal wherever it occurs: replacing too much is the safe side."""
+    found: dict[str, dict[str, Any]] = {}
+    for collection in MODEL_COLLECTIONS:
+        for definition in (model.get(collection) or {}).values():
+            if not isinstance(definition, dict):
+                continue
+            for name, prop in (definition.get("data") or {}).items():
+                if isinstance(prop, dict) and _personal(prop):
+                    found.setdefault(name, prop)
+    return found
+
+
+def _personal(prop: Mapping[str, Any]) -> bool:
+    return prop.get("restrictedData") not in (None, False) or (_text(prop) and not prop.get("options"))
+
+
+def scrubbed(value: Any, personal: Mapping[str, Mapping[str, Any]]) -> Any:
+    """`value` (a stored record or any part of it) with the personal fields of every data object in it
+    replaced; what is not data is kept as it is."""
+    if isinstance(value, list):
+        return [scrubbed(entry, personal) for entry in value]
+    if not isinstance(value, dict):
+        return value
+    return {key: _data(entry, personal) if key in DATA_KEYS and isinstance(entry, dict) else scrubbed(entry, personal)
+            for key, entry in value.items()}
+
+
+def _data(data: Mapping[str, Any], personal: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    replaced: dict[str, Any] = {}
+    for name, entry in data.items():
+        prop = personal.get(name)
+        if prop is None or isinstance(entry, dict):  # a nested object: its own fields say
+            replaced[name] = _data(entry, personal) if isinstance(entry, dict) else scrubbed(entry, personal)
+        elif not _text(prop):
+            continue  # a personal number, date or flag is dropped
+        elif isinstance(entry, list):
+            replaced[name] = [_placeholder(prop) if isinstance(e, str) else _data(e, personal) for e in entry
+                              if isinstance(e, (str, dict))]
+        elif isinstance(entry, str):
+            replaced[name] = _placeholder(prop)
+    return replaced
+
+
+def _text(prop: Mapping[str, Any]) -> bool:
+    return str(prop.get("type") or "string").rstrip("?*+!") == "string"
+
+
+def _placeholder(prop: Mapping[str, Any]) -> str:
+    text = PLACEHOLDER
+    minimum, maximum = _limit(prop.get("minLength")), _limit(prop.get("maxLength"))
+    if minimum is not None and len(text) < minimum:
+        text = text.ljust(minimum, "X")
+    if maximum is not None and len(text) > maximum:
+        text = text[:max(maximum, 1)]
+    return text
+
+
+def _limit(value: Any) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None

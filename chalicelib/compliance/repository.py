@@ -1,0 +1,106 @@
+"""Persistence of anonymization: its jobs (`ANONJOB#{locator}`), where each referenced record stands
+(`ANONREF#{type}#{locator}`), and the stored records of an account that hold its personal data.
+
+An account's records are read as stored, whatever domain wrote them: the account item, each of its
+quotes' and policies' item collections (roots, terms, segments with their element trees, transactions,
+static data history; found through the account's GSI1 lists) and its billing partition (payments,
+invoices, installments). They are rewritten in place, attribute by attribute, on condition of the
+version of those that have one (a concurrent change fails the write with 409 and the job runs again),
+in transactions of at most 100 items: a record read again after a crash is replaced again to the same
+value, so a rerun finishes what an interrupted one began."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import Any
+
+from chalicelib.compliance.models import AnonymizationJob, AnonymizationReference
+from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage.keys import Key
+from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, WriteOp
+from chalicelib.storage.unit_of_work import UnitOfWork
+from chalicelib.storage.versioned import rewrite
+
+MARKED = frozenset({"account", "quote", "policy", "transaction", "segment", "term", "payment"})
+"""The records that show `anonymizedAt` once their account is anonymized."""
+
+
+def _scope(tenant: str) -> str:
+    return keys.tenant_scope(tenant)
+
+
+# --- jobs and references ------------------------------------------------------------------------------
+
+def add_job(uow: UnitOfWork, tenant: str, job: AnonymizationJob) -> None:
+    uow.add(table.put_new({**keys.anonymization_job(tenant, job.locator).as_dict(), "entity": "anonymizationJob",
+                           **job.model_dump(mode="json", exclude_none=True)}))
+
+
+def save_job(uow: UnitOfWork, tenant: str, job: AnonymizationJob) -> None:
+    uow.add(rewrite(keys.anonymization_job(tenant, job.locator), job))
+
+
+def get_job(tenant: str, locator: str) -> AnonymizationJob | None:
+    item = table.gateway().get(_scope(tenant), keys.anonymization_job(tenant, locator))
+    return AnonymizationJob.model_validate(codec.without_keys(item)) if item else None
+
+
+def get_jobs(tenant: str, locators: list[str]) -> list[AnonymizationJob]:
+    items = table.gateway().batch_get(_scope(tenant), [keys.anonymization_job(tenant, locator) for locator in locators])
+    return [AnonymizationJob.model_validate(codec.without_keys(item)) for item in items]
+
+
+def get_references(tenant: str, reference_type: str, locators: list[str]) -> dict[str, AnonymizationReference]:
+    items = table.gateway().batch_get(_scope(tenant), [keys.anonymization_reference(tenant, reference_type, locator)
+                                                       for locator in locators])
+    found = [AnonymizationReference.model_validate(codec.without_keys(item)) for item in items]
+    return {reference.referenceLocator: reference for reference in found}
+
+
+def put_reference(uow: UnitOfWork, tenant: str, reference: AnonymizationReference, *, new: bool) -> None:
+    """A first reference is written new (409 when a concurrent request wrote it), a later one on its version."""
+    key = keys.anonymization_reference(tenant, reference.referenceType, reference.referenceLocator)
+    if new:
+        uow.add(table.put_new({**key.as_dict(), "entity": "anonymizationReference",
+                               **reference.model_dump(mode="json", exclude_none=True)}))
+    else:
+        uow.add(rewrite(key, reference))
+
+
+# --- the stored records of an account ----------------------------------------------------------------
+
+def account_records(tenant: str, account: str) -> list[dict[str, Any]]:
+    """Every stored record of the account that may hold its personal data (see the module); one Query per
+    quote and policy collection (and per MB read)."""
+    gateway, scope = table.gateway(), _scope(tenant)
+    root = gateway.get(scope, keys.account(tenant, account))
+    if root is None:
+        return []
+    quotes = query.all_items(gateway, scope, keys.account_quotes_index(tenant, account), index="GSI1")
+    policies = query.all_items(gateway, scope, keys.account_policies_index(tenant, account), index="GSI1")
+    records = [root]
+    for item in quotes + policies:
+        records += query.all_items(gateway, scope, item["PK"], consistent=True)
+    records += query.all_items(gateway, scope, keys.billing_partition(tenant, account), consistent=True)
+    return records
+
+
+def replace_records(tenant: str, records: Iterable[dict[str, Any]], replaced: Callable[[dict[str, Any]], Any],
+                    at: datetime) -> list[dict[str, Any]]:
+    """Rewrite each record whose `replaced` form differs, and mark the MARKED ones not yet marked with
+    `anonymizedAt`; answers the records written (as they were read)."""
+    ops: list[tuple[dict[str, Any], WriteOp]] = []
+    for item in records:
+        new = replaced(item)
+        changes = {name: value for name, value in new.items()
+                   if name not in codec.KEY_ATTRIBUTES and item.get(name) != value}
+        if item.get("entity") in MARKED and item.get("anonymizedAt") is None:
+            changes["anonymizedAt"] = at
+        if not changes:
+            continue
+        version = item.get("version")
+        ops.append((item, table.update(Key(item["PK"], item["SK"]), changes,
+                                       expected_version=int(version) if version is not None else None)))
+    for start in range(0, len(ops), MAX_TRANSACTION_ITEMS):
+        table.gateway().transact(_scope(tenant), [op for _, op in ops[start:start + MAX_TRANSACTION_ITEMS]])
+    return [item for item, _ in ops]

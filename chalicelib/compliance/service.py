@@ -1,0 +1,276 @@
+"""Anonymization (DECISIONS.md "Anonymization (compliance)"; models.py says what is personal).
+
+`start` answers one job per reference type, `initialized`, and enqueues it (`compliance.anonymize`); a
+record a job has already (`pending`) or that is `anonymized` goes to no new job: its job is answered
+with `fromCurrentRequest` false, so a replayed request starts nothing twice. The job (`run`) moves to
+`running`, then for each assigned account asks retention first (`assess`: its policies, quotes and
+billing); a restricted account is listed in `problematicReferenceLocators.assigned` and nothing of it
+changes, the others are anonymized (the account, its quotes, policies with their terms, segments and
+transactions, its payments and billing records, the documents of all of them: their files removed) with
+one `*.anonymize` event per record, and `anonymizedAt` set. The job ends `completed`, or `suspended` with
+the reasons in `processingErrors` when it met a restricted record. Events carry locators only, so the
+stream holds no personal data to replace.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from chalicelib.accounts import service as accounts
+from chalicelib.billing.credit import service as billing
+from chalicelib.billing.payments import service as payments
+from chalicelib.compliance import repository
+from chalicelib.compliance.models import (
+    FINISHED,
+    SUPPORTED_REFERENCE_TYPES,
+    AnonymizationJob,
+    AnonymizationReference,
+    Assessment,
+    JobStatus,
+    PolicyView,
+    ProblematicReferences,
+    QuoteView,
+    ReferenceState,
+    Request,
+    Restriction,
+    Target,
+    personal_fields,
+    policy_restrictions,
+    quote_restrictions,
+    scrubbed,
+)
+from chalicelib.configuration import service as configuration
+from chalicelib.core import codes
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import FieldError
+from chalicelib.core.ids import new_locator
+from chalicelib.core.paging import MAX_COUNT, Page, PageRequest
+from chalicelib.documents import service as documents
+from chalicelib.policies import service as policies
+from chalicelib.quotes import service as quotes
+from chalicelib.runtime import jobs, wiring
+from chalicelib.runtime.job_types import JobType
+
+T = TypeVar("T")
+POLICY_CODES = {"onRisk": codes.RETENTION_POLICY_ON_RISK, "status": codes.RETENTION_POLICY_STATUS}
+DOCUMENT_OWNERS = {"quote": "quote", "policy": "policy", "transaction": "transaction", "segment": "segment",
+                   "term": "term", "invoice": "invoice"}
+"""Stored record entity -> the reference type its documents name it by."""
+EVENTS = {"account": "policy.account.anonymize", "quote": "policy.quote.anonymize", "policy": "policy.anonymize",
+          "payment": "billing.payment.anonymize"}
+EVENT_DATA = {"account": "accountLocator", "quote": "quoteLocator", "policy": "policyLocator",
+              "payment": "paymentLocator"}
+EVENTS_PER_WRITE = 90
+
+
+# --- reading ------------------------------------------------------------------------------------------
+
+def _checked(request: Request) -> dict[str, list[str]]:
+    """The references by type, without repeats: accounts only (400 for other types or none)."""
+    if not any(request.references.values()):
+        raise codes.REQUEST_INVALID("Name at least one record to anonymize", field_errors=[
+            FieldError("references", "no reference locators")])
+    unsupported = sorted(kind for kind, locators in request.references.items()
+                         if locators and kind not in SUPPORTED_REFERENCE_TYPES)
+    if unsupported:
+        raise codes.ANONYMIZATION_UNSUPPORTED_REFERENCE(
+            f"Anonymization takes accounts (their quotes, policies and payments go with them), not "
+            f"{', '.join(unsupported)}", field_errors=[FieldError(f"references.{kind}", "not supported")
+                                                       for kind in unsupported])
+    return {kind: list(dict.fromkeys(locators)) for kind, locators in request.references.items() if locators}
+
+
+def _existing_accounts(ctx: CallContext, locators: list[str]) -> None:
+    found = accounts.accounts_by_locator(ctx, locators)
+    missing = [locator for locator in locators if locator not in found]
+    if missing:
+        raise codes.not_found("account", ", ".join(missing))
+
+
+def _every(fetch: Callable[[PageRequest], Page[T]]) -> list[T]:
+    found: list[T] = []
+    while True:
+        page = fetch(PageRequest(len(found), MAX_COUNT))
+        found += page.items
+        if page.list_completed or not page.items:
+            return found
+
+
+def assess(ctx: CallContext, account: str, request: Request, reference: AnonymizationReference | None) -> Assessment:
+    """Retention first: the account's policies (statuses), quotes (accepted ones) and billing (open
+    invoices, active delinquencies, credit balance), as they stand now."""
+    held = _every(functools.partial(policies.policies_of_account, ctx, account))
+    listed_quotes = _every(functools.partial(quotes.quotes_of_account, ctx, account))
+    paid = _every(functools.partial(payments.payments_of_account, ctx, account))
+    views = [PolicyView(p.locator, [str(s) for s in policies.statuses(ctx, p)], p.endTime) for p in held]
+    restrictions = policy_restrictions(views, request.policyStatuses, POLICY_CODES)
+    restrictions += quote_restrictions([QuoteView(q.locator, str(q.quoteState)) for q in listed_quotes],
+                                       request.includeAcceptedQuotes, codes.RETENTION_QUOTE_ACCEPTED)
+    restrictions += [Restriction(code, message, kind, locator)
+                     for code, message, kind, locator in billing.retention_holds(ctx, account)]
+    kept = {(r.referenceType, r.referenceLocator) for r in restrictions}
+    blocked = bool(restrictions)
+
+    def target(kind: str, locators: Iterable[str]) -> Target:
+        locators = list(locators)
+        restricted = [locator for locator in locators if blocked and (kind, locator) in kept]
+        return Target(kind, [locator for locator in locators if locator not in restricted], restricted)
+
+    targets = [target("account", [account]), target("policy", (p.locator for p in held)),
+               target("quote", (q.locator for q in listed_quotes)), target("payment", (p.locator for p in paid))]
+    anonymized = reference is not None and reference.anonymizationState == ReferenceState.ANONYMIZED
+    return Assessment(account, targets, [] if anonymized else restrictions, anonymized)
+
+
+def preview(ctx: CallContext, request: Request) -> dict[str, list[Assessment]]:
+    references = _checked(request)
+    locators = references.get("account", [])
+    _existing_accounts(ctx, locators)
+    known = repository.get_references(ctx.tenant, "account", locators)
+    return {"account": [assess(ctx, locator, request, known.get(locator)) for locator in locators]}
+
+
+def reference_states(ctx: CallContext, references: dict[str, list[str]]) -> list[tuple[AnonymizationReference,
+                                                                                        list[Target]]]:
+    """Where each referenced account stands, with the records it holds (before anonymization: what
+    would go with it)."""
+    locators = _checked(Request(references)).get("account", [])
+    found = accounts.accounts_by_locator(ctx, locators)
+    missing = [locator for locator in locators if locator not in found]
+    if missing:
+        raise codes.not_found("account", ", ".join(missing))
+    known = repository.get_references(ctx.tenant, "account", locators)
+    answered = []
+    for locator in locators:
+        reference = known.get(locator) or AnonymizationReference(
+            referenceType="account", referenceLocator=locator, anonymizationState=ReferenceState.IDENTIFIABLE,
+            updatedAt=found[locator].updatedAt)
+        held = _every(functools.partial(policies.policies_of_account, ctx, locator))
+        listed = _every(functools.partial(quotes.quotes_of_account, ctx, locator))
+        answered.append((reference, [Target("policy", [p.locator for p in held]),
+                                     Target("quote", [q.locator for q in listed])]))
+    return answered
+
+
+def jobs_of(ctx: CallContext, locators: list[str]) -> list[AnonymizationJob]:
+    """In the order asked (404 naming those the tenant has not)."""
+    wanted = list(dict.fromkeys(locators))
+    found = {job.locator: job for job in repository.get_jobs(ctx.tenant, wanted)}
+    missing = [locator for locator in wanted if locator not in found]
+    if missing:
+        raise codes.ANONYMIZATION_JOB_NOT_FOUND(f"anonymization job {', '.join(missing)} not found")
+    return [found[locator] for locator in wanted]
+
+
+# --- starting -----------------------------------------------------------------------------------------
+
+def start(ctx: CallContext, request: Request) -> list[tuple[AnonymizationJob, bool]]:
+    """The jobs that have the referenced records: (job, whether this request started it)."""
+    references = _checked(request)
+    answered: list[tuple[AnonymizationJob, bool]] = []
+    for kind, locators in references.items():
+        _existing_accounts(ctx, locators)
+        known = repository.get_references(ctx.tenant, kind, locators)
+        earlier = {ref.referenceLocator: ref.anonymizationJobLocator for ref in known.values()
+                   if ref.anonymizationState != ReferenceState.IDENTIFIABLE and ref.anonymizationJobLocator}
+        fresh = [locator for locator in locators if locator not in earlier]
+        answered += [(job, False) for job in repository.get_jobs(ctx.tenant, sorted(set(earlier.values())))]
+        if fresh:
+            answered.append((_start_job(ctx, kind, fresh, known, request), True))
+    return answered
+
+
+def _start_job(ctx: CallContext, kind: str, locators: list[str], known: dict[str, AnonymizationReference],
+               request: Request) -> AnonymizationJob:
+    job = AnonymizationJob(
+        locator=new_locator(), referenceType=kind, jobStatus=JobStatus.INITIALIZED, assignedReferenceLocators=locators,
+        policyStatuses=list(dict.fromkeys(request.policyStatuses)), includeAcceptedQuotes=request.includeAcceptedQuotes,
+        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now)
+    uow = wiring.unit_of_work(ctx)
+    repository.add_job(uow, ctx.tenant, job)
+    for locator in locators:
+        before = known.get(locator)
+        pending = AnonymizationReference(
+            referenceType=kind, referenceLocator=locator, anonymizationState=ReferenceState.PENDING,
+            anonymizationJobLocator=job.locator, scheduledAt=ctx.now, updatedAt=ctx.now,
+            version=before.version if before else 1)
+        repository.put_reference(uow, ctx.tenant, pending, new=before is None)
+    jobs.enqueue(uow, JobType.COMPLIANCE_ANONYMIZE, {"jobLocator": job.locator})
+    uow.commit()
+    return job
+
+
+# --- the job ------------------------------------------------------------------------------------------
+
+def run(ctx: CallContext, job_locator: str) -> AnonymizationJob:
+    """Runs the job (see the module); a finished one is left as it is, and a rerun after a crash redoes
+    harmlessly what the crashed run did."""
+    job = repository.get_job(ctx.tenant, job_locator)
+    if job is None:
+        raise codes.ANONYMIZATION_JOB_NOT_FOUND(f"anonymization job {job_locator} not found")
+    if job.jobStatus in FINISHED:
+        return job
+    if job.jobStatus == JobStatus.INITIALIZED:
+        job = _saved(ctx, job, {"jobStatus": JobStatus.RUNNING})
+    request = Request({job.referenceType: job.assignedReferenceLocators}, job.policyStatuses,
+                      job.includeAcceptedQuotes)
+    known = repository.get_references(ctx.tenant, job.referenceType, job.assignedReferenceLocators)
+    personal = personal_fields(configuration.current_model(ctx)[1])
+    problematic, anonymized, reasons = [], [], []
+    for locator in job.assignedReferenceLocators:
+        found = assess(ctx, locator, request, known.get(locator))
+        if found.restrictions:
+            problematic.append(locator)
+            reasons += [f"{locator}: {r.code.code}: {r.message}" for r in found.restrictions]
+            continue
+        if not found.anonymized:
+            _anonymize_account(ctx, locator, personal)
+        anonymized.append(locator)
+    return _finish(ctx, job, known, anonymized, problematic, reasons)
+
+
+def _anonymize_account(ctx: CallContext, account: str, personal: dict[str, dict[str, Any]]) -> None:
+    records = repository.account_records(ctx.tenant, account)
+    written = repository.replace_records(ctx.tenant, records, lambda item: scrubbed(item, personal), ctx.now)
+    owners = [(DOCUMENT_OWNERS[item["entity"]], item["locator"]) for item in records
+              if item.get("entity") in DOCUMENT_OWNERS and item.get("locator")]
+    documents.anonymize_documents(ctx, owners, lambda data: scrubbed({"data": data}, personal)["data"])
+    events = [(EVENTS[item["entity"]], {EVENT_DATA[item["entity"]]: item["locator"]}) for item in written
+              if item.get("entity") in EVENTS and item.get("locator")]
+    for start in range(0, len(events), EVENTS_PER_WRITE):
+        uow = wiring.unit_of_work(ctx)
+        for event_type, data in events[start:start + EVENTS_PER_WRITE]:
+            uow.record_event(event_type, data)
+        uow.commit()
+
+
+def _finish(ctx: CallContext, job: AnonymizationJob, known: dict[str, AnonymizationReference],
+            anonymized: list[str], problematic: list[str], reasons: list[str]) -> AnonymizationJob:
+    status = JobStatus.SUSPENDED if problematic else JobStatus.COMPLETED
+    uow = wiring.unit_of_work(ctx)
+    for locator in anonymized + problematic:
+        before = known.get(locator)
+        done = locator in anonymized
+        reference = AnonymizationReference(
+            referenceType=job.referenceType, referenceLocator=locator,
+            anonymizationState=ReferenceState.ANONYMIZED if done else ReferenceState.IDENTIFIABLE,
+            anonymizationJobLocator=job.locator, scheduledAt=before.scheduledAt if before else None,
+            anonymizedAt=(before.anonymizedAt if before and before.anonymizedAt else ctx.now) if done else None,
+            updatedAt=ctx.now, version=before.version if before else 1)
+        repository.put_reference(uow, ctx.tenant, reference, new=before is None)
+    finished = job.model_copy(update={
+        "jobStatus": status, "anonymizedReferenceLocators": anonymized, "updatedAt": ctx.now,
+        "problematicReferenceLocators": ProblematicReferences(assigned=problematic),
+        "processingErrors": "; ".join(reasons) or None})
+    repository.save_job(uow, ctx.tenant, finished)
+    uow.commit()
+    return finished.model_copy(update={"version": finished.version + 1})
+
+
+def _saved(ctx: CallContext, job: AnonymizationJob, changes: dict[str, Any]) -> AnonymizationJob:
+    changed = job.model_copy(update={**changes, "updatedAt": ctx.now})
+    uow = wiring.unit_of_work(ctx)
+    repository.save_job(uow, ctx.tenant, changed)
+    uow.commit()
+    return changed.model_copy(update={"version": changed.version + 1})

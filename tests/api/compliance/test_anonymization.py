@@ -1,0 +1,227 @@
+"""Anonymization through the API: an expired account's personal data replaced wherever the API can show it
+(the account and the lists, its quote, its policy and segment, its documents, the event stream) with its
+money unchanged; retention first (a policy on risk restricts the account: the preview says why, the job
+is suspended having changed nothing); a replayed request starts nothing twice; bad input answers 4xx."""
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+
+import pytest
+
+from tests.api.compliance.support import (
+    EXPIRED,
+    ON_RISK,
+    PERSONAL,
+    anonymize,
+    compliance,
+    compliance_tenant,
+    fetch_jobs,
+    insured,
+    pay_open_invoices,
+    preview,
+    references_query,
+)
+from tests.api.documents.support import documents, events_of_type, listed
+from tests.api.quotes.support import UNKNOWN, advance, auto, create, new_account
+from tests.api.transactions.support import segment_of_policy
+from tests.builders import new_user
+from tests.support.api import assert_error, call, ok
+from tests.support.configs import quotes_tenant
+
+
+@pytest.fixture
+def book(api, admin_token, jobs):
+    """Ada's account with a PersonalAuto policy issued from a quote, its documents rendered and its
+    installments billed."""
+    tenant = compliance_tenant(api, admin_token)
+    account = insured(api, admin_token, tenant)
+    quote = create(api, admin_token, tenant, auto(account, startTime=EXPIRED))
+    issued = ok(advance(api, admin_token, tenant, quote["locator"], "issue"))
+    jobs.drain()
+    policy = ok(call(api, "GET", f"/policy/{tenant}/policies/{issued['policyLocator']}", admin_token))
+    return {"tenant": tenant, "account": account, "quote": quote["locator"], "policy": policy}
+
+
+def open_invoice_restricts(api, token, tenant, account):
+    [shown] = ok(preview(api, token, tenant, {"account": [account]}))[0]["references"]
+    return [r["code"] for r in shown["restrictions"]]
+
+
+def everything_shown(api, token, tenant, book):
+    """Every answer of the API that shows the account's records, as one text."""
+    account, policy = book["account"], book["policy"]
+    shown = [
+        ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token)),
+        ok(call(api, "GET", f"/policy/{tenant}/accounts/list", token)),
+        ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}/quotes/list", token)),
+        ok(call(api, "GET", f"/policy/{tenant}/quotes/{book['quote']}", token)),
+        ok(call(api, "GET", f"/policy/{tenant}/quotes/list", token)),
+        ok(call(api, "GET", f"/policy/{tenant}/policies/{policy['locator']}", token)),
+        ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}/policies/list", token)),
+        ok(call(api, "GET", f"/billing/{tenant}/payments/list?accountLocator={account}", token)),
+        segment_of_policy(api, token, tenant, policy),
+        listed(api, token, tenant, "quote", book["quote"]),
+        listed(api, token, tenant, "transaction", policy["issuedTransactionLocator"]),
+    ]
+    events = []
+    query = "pageSize=100"
+    while True:
+        page = ok(call(api, "GET", f"/event/{tenant}/events/list?{query}", token))
+        if not page["events"]:
+            break
+        events += page["events"]
+        query = f"pageSize=100&pagingToken={page['pagingToken']}"
+    return json.dumps(shown + events, default=str)
+
+
+def charge_amounts(api, token, tenant, account):
+    items = ok(call(api, "GET", f"/billing/{tenant}/accounts/{account}/charges/list?count=100", token))["items"]
+    return sorted((item["locator"], Decimal(str(item["amount"]))) for item in items)
+
+
+def test_an_expired_accounts_personal_data_is_replaced_everywhere_the_api_shows_it(api, admin_token, jobs, book):
+    tenant, account, token = book["tenant"], book["account"], admin_token
+    before = everything_shown(api, token, tenant, book)
+    assert all(text in before for text in PERSONAL)
+    charges = charge_amounts(api, token, tenant, account)
+    assert charges and sum(amount for _, amount in charges) == Decimal("1225.00")
+    assert set(open_invoice_restricts(api, token, tenant, account)) == {"retention.open_invoice"}
+    payments = pay_open_invoices(api, token, tenant, account)
+    assert payments
+    before = everything_shown(api, token, tenant, book)
+    assert all(text in before for text in PERSONAL)
+
+    [group] = ok(preview(api, token, tenant, {"account": [account]}))
+    [shown] = group["references"]
+    assert (group["referenceType"], shown["state"], shown["restrictions"]) == ("account", "allowed", []), shown
+    targets = {t["referenceType"]: t for t in shown["targets"]}
+    assert targets["policy"]["anonymizableReferenceLocators"] == [book["policy"]["locator"]]
+    assert targets["quote"]["anonymizableReferenceLocators"] == [book["quote"]]
+    assert all(t["willAnonymize"] for t in shown["targets"])
+
+    [started] = ok(anonymize(api, token, tenant, {"references": {"account": [account]}}))
+    assert (started["jobStatus"], started["fromCurrentRequest"], started["assignedReferenceLocators"]) == (
+        "initialized", True, [account])
+    [waiting] = ok(fetch_jobs(api, token, tenant, started["jobLocator"]))
+    assert waiting["jobStatus"] == "initialized"
+    [reference] = ok(call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"),
+                          token))
+    assert (reference["anonymizationState"], reference["anonymizationJobLocator"]) == ("pending", started["jobLocator"])
+    jobs.drain()
+
+    [job] = ok(fetch_jobs(api, token, tenant, started["jobLocator"]))
+    assert (job["jobStatus"], job["anonymizedReferenceLocators"], job["jobDetails"]["policyStatuses"]) == (
+        "completed", [account], ["expired", "cancelled"])
+    assert job["jobDetails"]["problematicReferenceLocators"] == {"assigned": [], "children": [], "failed": []}
+    after = everything_shown(api, token, tenant, book)
+    assert [text for text in PERSONAL if text in after] == []
+    shown_account = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))
+    assert shown_account["data"]["firstName"] == "ANONYMIZED" and "birthDate" not in shown_account["data"]
+    assert shown_account["data"]["address"]["city"] == "ANONYMIZED"
+    assert shown_account["anonymizedAt"] is not None
+    assert ok(call(api, "GET", f"/policy/{tenant}/policies/{book['policy']['locator']}", token))["anonymizedAt"]
+    assert charge_amounts(api, token, tenant, account) == charges  # amounts, states, dates and locators stay
+    for document in listed(api, token, tenant, "transaction", book["policy"]["issuedTransactionLocator"]):
+        assert_error(api.http.get(documents(tenant, f"/{document['locator']}/document"),
+                                  headers={"Authorization": f"Bearer {token}"}), 409, "document.not_ready")
+    assert [e["data"] for e in events_of_type(api, token, tenant, "policy.account.anonymize")] == [
+        {"accountLocator": account}]
+    assert [e["data"] for e in events_of_type(api, token, tenant, "policy.anonymize")] == [
+        {"policyLocator": book["policy"]["locator"]}]
+    [done] = ok(call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"), token))
+    assert (done["anonymizationState"], done["anonymizedAt"] is not None) == ("anonymized", True)
+
+    # idempotent: the same request answers the job that did it and starts nothing; a rerun changes nothing
+    sent = len(jobs.sent)
+    [again] = ok(anonymize(api, token, tenant, {"references": {"account": [account]}}))
+    assert (again["jobLocator"], again["jobStatus"], again["fromCurrentRequest"]) == (
+        started["jobLocator"], "completed", False)
+    assert len(jobs.sent) == sent
+    [previewed] = ok(preview(api, token, tenant, {"account": [account]}))[0]["references"]
+    assert previewed["state"] == "anonymized"
+    assert everything_shown(api, token, tenant, book).count("policy.account.anonymize") == 1
+
+
+def test_a_policy_on_risk_restricts_the_account_and_its_job_is_suspended_changing_nothing(api, admin_token, jobs,
+                                                                                          ddb_calls):
+    tenant, token = quotes_tenant(api, admin_token), admin_token
+    account = new_account(api, token, tenant)
+    quote = create(api, token, tenant, auto(account, startTime=ON_RISK))
+    policy = ok(advance(api, token, tenant, quote["locator"], "issue"))["policyLocator"]
+    jobs.drain()
+
+    ddb_calls.clear()
+    [group] = ok(preview(api, token, tenant, {"account": [account]}))
+    # one Query per list (policies, quotes, payments, open invoices, delinquencies, credit balances), batch reads
+    # for the rest (the caller, the tenant, the account, the references): no Scan, no read per record
+    assert "Scan" not in ddb_calls and ddb_calls.count("GetItem") == 0 and len(ddb_calls) <= 10, ddb_calls
+    [shown] = group["references"]
+    assert shown["state"] == "restricted"
+    reasons = {r["code"]: r for r in shown["restrictions"]}
+    assert set(reasons) == {"retention.policy_on_risk", "retention.open_invoice"}  # its first invoice is due
+    on_risk = reasons["retention.policy_on_risk"]
+    assert (on_risk["referenceType"], on_risk["referenceLocator"]) == ("policy", policy)
+    assert "until 2026-06-01" in on_risk["message"]
+    targets = {t["referenceType"]: t for t in shown["targets"]}
+    assert targets["policy"]["restrictedReferenceLocators"] == [policy]
+    assert not any(t["willAnonymize"] for t in shown["targets"])
+    # the request's policyStatuses name what qualifies: a pending policy is kept unless it names pending
+    later = create(api, token, tenant, auto(new_account(api, token, tenant)))
+    ok(advance(api, token, tenant, later["locator"], "issue"))
+    jobs.drain()
+    [pending] = ok(preview(api, token, tenant, {"account": [later["accountLocator"]]}))[0]["references"]
+    assert [r["code"] for r in pending["restrictions"]] == ["retention.policy_status"]
+    [allowed] = ok(preview(api, token, tenant, {"account": [later["accountLocator"]]},
+                           policyStatuses=["pending"]))[0]["references"]
+    assert allowed["state"] == "allowed"
+
+    [started] = ok(anonymize(api, token, tenant, {"references": {"account": [account]}}))
+    jobs.drain()
+    [job] = ok(fetch_jobs(api, token, tenant, started["jobLocator"]))
+    assert (job["jobStatus"], job["anonymizedReferenceLocators"]) == ("suspended", [])
+    assert job["jobDetails"]["problematicReferenceLocators"]["assigned"] == [account]
+    assert "retention.policy_on_risk" in job["processingErrors"]
+    shown_account = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))
+    assert (shown_account["data"]["firstName"], shown_account.get("anonymizedAt")) == ("Ada", None)
+    assert events_of_type(api, token, tenant, "policy.account.anonymize") == []
+    [reference] = ok(call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"),
+                          token))
+    assert reference["anonymizationState"] == "identifiable"
+
+
+def test_bad_input_answers_a_clear_4xx_and_starts_nothing(api, admin_token, jobs):
+    tenant, token = quotes_tenant(api, admin_token, plugins=None), admin_token
+    account = new_account(api, token, tenant)
+    assert_error(anonymize(api, token, tenant, {"references": {"vehicle": [account]}}), 400, "request.invalid")
+    assert_error(anonymize(api, token, tenant, {"references": {"account": ["not-a-locator"]}}), 400,
+                 "request.invalid")
+    assert_error(anonymize(api, token, tenant, {"references": {"account": []}}), 400, "request.invalid")
+    assert_error(anonymize(api, token, tenant, {"references": {"quote": [account]}}), 400,
+                 "anonymization.unsupported_reference")
+    assert_error(anonymize(api, token, tenant, {"references": {"account": [UNKNOWN]}}), 404, "account.not_found")
+    assert_error(anonymize(api, token, tenant, {"references": {"account": [account]}, "policyStatuses": ["gone"]}),
+                 400, "request.invalid")
+    assert_error(call(api, "GET", compliance(tenant, "/preview?references=%7Bnot-json"), token), 400,
+                 "request.invalid")
+    assert_error(call(api, "GET", compliance(tenant, "/preview"), token), 400, "request.invalid")
+    assert_error(fetch_jobs(api, token, tenant, UNKNOWN), 404, "anonymizationJob.not_found")
+    assert_error(call(api, "GET", compliance(tenant, "/jobs"), token), 400, "request.invalid")
+    assert [m for m in jobs.sent if m.job_type == "compliance.anonymize"] == []
+
+
+def test_every_route_checks_the_tenant_and_the_permission(api, admin_token):
+    tenant = quotes_tenant(api, admin_token, plugins=None)
+    account = new_account(api, admin_token, tenant)
+    _, reader = new_user(["compliance.read"], [tenant])
+    _, stranger = new_user(["compliance.read", "compliance.write"], [quotes_tenant(api, admin_token, plugins=None)])
+    body = {"references": {"account": [account]}}
+    assert_error(anonymize(api, reader, tenant, body), 403, "auth.permission_denied")
+    assert_error(anonymize(api, stranger, tenant, body), 403, "auth.tenant_forbidden")
+    assert_error(preview(api, stranger, tenant, {"account": [account]}), 403, "auth.tenant_forbidden")
+    assert ok(preview(api, reader, tenant, {"account": [account]}))[0]["references"][0]["state"] == "allowed"
+    _, nobody = new_user(["accounts.read"], [tenant])
+    assert_error(preview(api, nobody, tenant, {"account": [account]}), 403, "auth.permission_denied")
+    assert_error(call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"),
+                      nobody), 403, "auth.permission_denied")
+    assert_error(fetch_jobs(api, nobody, tenant, UNKNOWN), 403, "auth.permission_denied")
