@@ -24,3 +24,5 @@ class JobType(StrEnum):
     SCHEDULE_ITEMS_CLEANUP = "scheduleItems.cleanup"
     SCHEDULE_ITEMS_DROP_RUN = "scheduleItems.dropRun"
     TENANT_CODE_PUBLISH = "tenantCode.publish"
+    MIGRATION_RUN = "migration.run"
+    MIGRATION_ACCOUNT = "migration.account"

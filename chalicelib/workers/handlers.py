@@ -14,6 +14,7 @@ def load_job_handlers() -> tuple[ModuleType, ...]:
     from chalicelib.billing import job_handlers as billing
     from chalicelib.clock import job_handlers as clock
     from chalicelib.documents import job_handlers as documents
+    from chalicelib.migration import job_handlers as migration
     from chalicelib.plugins import job_handlers as plugins
     from chalicelib.policies import job_handlers as policies
     from chalicelib.schedules import job_handlers as schedule_items
@@ -21,4 +22,5 @@ def load_job_handlers() -> tuple[ModuleType, ...]:
     from chalicelib.transactions import job_handlers as transactions
     from chalicelib.workers import job_handlers as schedules
 
-    return (billing, tables, transactions, schedules, clock, schedule_items, documents, policies, plugins)
+    return (billing, tables, transactions, schedules, clock, schedule_items, documents, policies, plugins,
+            migration)
