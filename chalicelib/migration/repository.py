@@ -51,11 +51,18 @@ def get(tenant: str, locator: str) -> Migration | None:
     return Migration.model_validate(codec.without_keys(item)) if item else None
 
 
-def move(tenant: str, migration: Migration, state: MigrationState, **changes: Any) -> WriteOp:
-    """The migration in `state`, on condition that it is still at its version (else 409)."""
-    return table.update(keys.migration(tenant, migration.locator),
-                        {"migrationState": state.value, "updatedAt": migration.updatedAt, **changes},
-                        expected_version=migration.version)
+def move(tenant: str, migration: Migration, state: MigrationState, *, add: dict[str, int] | None = None,
+         **changes: Any) -> WriteOp:
+    """The migration in `state`, on condition that it is still at its version (else 409); `add` to its counters."""
+    op = table.update(keys.migration(tenant, migration.locator),
+                      {"migrationState": state.value, "updatedAt": migration.updatedAt, **changes},
+                      expected_version=migration.version)
+    if add:
+        op.params["UpdateExpression"] += " ADD " + ", ".join(f"#a{i} :a{i}" for i in range(len(add)))
+        op.params["ExpressionAttributeNames"].update({f"#a{i}": name for i, name in enumerate(add)})
+        op.params["ExpressionAttributeValues"].update(
+            {f":a{i}": codec.serialize_value(delta) for i, delta in enumerate(add.values())})
+    return op
 
 
 def count(tenant: str, migration: str, deltas: dict[str, int]) -> WriteOp:

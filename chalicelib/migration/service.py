@@ -279,8 +279,8 @@ def patch(ctx: CallContext, locator: str, request: PatchAccountMigrationRequest)
         "totalItems": _items(patched), "lastUpdated": ctx.now})
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.move(ctx.tenant, migration.model_copy(update={"updatedAt": ctx.now}),
-                            MigrationState.PROCESSING, run=migration.run + 1),
-            repository.count(ctx.tenant, locator, {"processedAccounts": -1, "failedAccounts": -1}),
+                            MigrationState.PROCESSING, add={"processedAccounts": -1, "failedAccounts": -1},
+                            run=migration.run + 1),
             repository.account_write(ctx.tenant, locator, again),
             repository.failure_delete(ctx.tenant, locator, account.accountLocator))
     jobs.enqueue(uow, JobType.MIGRATION_ACCOUNT, AccountPayload(migration=locator, account=account.accountLocator),
