@@ -141,6 +141,7 @@ class PolicyMigrationRequest(Input):
     timezone: Name | None = None
     auxData: AuxDataMigrationRequest | None = None
     billingLevel: BillingLevel | None = None
+    preferences: MigrationPreferences | None = None
 
 
 class InvoiceMigrationRequest(Input):

@@ -19,42 +19,41 @@ else:
 
 bp = Blueprint(__name__)
 
-MIGRATION = "/migration/{tenantLocator}/migrations"
 FOUND = [codes.MIGRATION_NOT_FOUND]
 
 
-@bp.route(MIGRATION, methods=["POST"])
+@bp.route("/migration/{tenantLocator}/migrations", methods=["POST"])
 @endpoint("migration.write", idempotent=True, errors=[codes.MIGRATION_DUPLICATE_ID])
 def start_migration(tenantLocator: str, body: schemas.AccountMigrationRequests) -> schemas.MigrationResponse:
     return schemas.MigrationResponse.of(service.start(request_context(), body.root))
 
 
-@bp.route(MIGRATION + "/accounts/{accountLocator}", methods=["POST"])
+@bp.route("/migration/{tenantLocator}/migrations/accounts/{accountLocator}", methods=["POST"])
 @endpoint("migration.write", idempotent=True, errors=[codes.MIGRATION_DUPLICATE_ID, codes.NOT_FOUND["account"]])
 def start_account_migration(tenantLocator: str, accountLocator: str,
                             body: schemas.MigrationRequest) -> schemas.MigrationResponse:
     return schemas.MigrationResponse.of(service.start_for_account(request_context(), accountLocator, body))
 
 
-@bp.route(MIGRATION + "/{migrationLocator}/resume", methods=["PATCH"])
+@bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/resume", methods=["PATCH"])
 @endpoint("migration.write", errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
 def resume_migration(tenantLocator: str, migrationLocator: str) -> None:
     service.resume(request_context(), migrationLocator)
 
 
-@bp.route(MIGRATION + "/{migrationLocator}/recover", methods=["PATCH"])
+@bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/recover", methods=["PATCH"])
 @endpoint("migration.write", errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
 def recover_migration(tenantLocator: str, migrationLocator: str) -> None:
     service.recover(request_context(), migrationLocator)
 
 
-@bp.route(MIGRATION + "/{migrationLocator}/pause", methods=["PATCH"])
+@bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/pause", methods=["PATCH"])
 @endpoint("migration.write", errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
 def pause_migration(tenantLocator: str, migrationLocator: str) -> None:
     service.pause(request_context(), migrationLocator)
 
 
-@bp.route(MIGRATION + "/{migrationLocator}", methods=["PATCH"])
+@bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}", methods=["PATCH"])
 @endpoint("migration.write", errors=[*FOUND, codes.MIGRATION_ACCOUNT_NOT_FOUND, codes.MIGRATION_ACCOUNT_NOT_FAILED,
                                      codes.MIGRATION_INVALID_STATE])
 def patch_migration(tenantLocator: str, migrationLocator: str,
@@ -62,13 +61,13 @@ def patch_migration(tenantLocator: str, migrationLocator: str,
     return schemas.MigrationFailuresResponse.of(service.patch(request_context(), migrationLocator, body))
 
 
-@bp.route(MIGRATION + "/{migrationLocator}", methods=["GET"])
+@bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}", methods=["GET"])
 @endpoint("migration.read", errors=FOUND)
 def fetch_migration(tenantLocator: str, migrationLocator: str) -> schemas.MigrationResponse:
     return schemas.MigrationResponse.of(service.get_migration(request_context(), migrationLocator))
 
 
-@bp.route(MIGRATION + "/{migrationLocator}/mappings/list", methods=["GET"])
+@bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/mappings/list", methods=["GET"])
 @endpoint("migration.read", "migration.list", errors=FOUND)
 def list_migration_mappings(tenantLocator: str, migrationLocator: str,
                             query: schemas.ListQuery) -> schemas.AccountMigrationIdMappingsListResponse:
@@ -77,7 +76,7 @@ def list_migration_mappings(tenantLocator: str, migrationLocator: str,
         schemas.AccountMigrationIdMappingsResponse.of)
 
 
-@bp.route(MIGRATION + "/{migrationLocator}/accounts/{accountLocator}/mappings", methods=["GET"])
+@bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/accounts/{accountLocator}/mappings", methods=["GET"])  # noqa: E501
 @endpoint("migration.read", errors=[*FOUND, codes.MIGRATION_ACCOUNT_NOT_FOUND])
 def fetch_account_mappings(tenantLocator: str, migrationLocator: str,
                            accountLocator: str) -> schemas.AccountMigrationIdMappingsResponse:
@@ -85,7 +84,7 @@ def fetch_account_mappings(tenantLocator: str, migrationLocator: str,
         service.mappings_of_account(request_context(), migrationLocator, accountLocator))
 
 
-@bp.route(MIGRATION + "/{migrationLocator}/accounts/{accountLocator}", methods=["GET"])
+@bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/accounts/{accountLocator}", methods=["GET"])
 @endpoint("migration.read", errors=[*FOUND, codes.MIGRATION_ACCOUNT_NOT_FOUND])
 def fetch_account_migration(tenantLocator: str, migrationLocator: str,
                             accountLocator: str) -> schemas.AccountMigrationResponse:
@@ -93,7 +92,7 @@ def fetch_account_migration(tenantLocator: str, migrationLocator: str,
         service.account_state(request_context(), migrationLocator, accountLocator))
 
 
-@bp.route(MIGRATION + "/{migrationLocator}/accounts/list", methods=["GET"])
+@bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/accounts/list", methods=["GET"])
 @endpoint("migration.read", "migration.list", errors=FOUND)
 def list_account_migrations(tenantLocator: str, migrationLocator: str,
                             query: schemas.ListQuery) -> schemas.ListPageResponseAccountMigrationResponse:
@@ -102,7 +101,7 @@ def list_account_migrations(tenantLocator: str, migrationLocator: str,
         schemas.AccountMigrationResponse.of)
 
 
-@bp.route(MIGRATION + "/{migrationLocator}/failures/list", methods=["GET"])
+@bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/failures/list", methods=["GET"])
 @endpoint("migration.read", "migration.list", errors=FOUND)
 def list_migration_failures(tenantLocator: str, migrationLocator: str,
                             query: schemas.ListQuery) -> schemas.ListPageResponseMigrationFailuresResponse:

@@ -684,7 +684,8 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
         locator=policy_locator, accountLocator=owner.locator, productName=given.productName, currency=currency,
         timezone=zone, durationBasis=given.durationBasis, billingLevel=given.billingLevel or owner.billingLevel,
         autoRenewalPlanName=given.autoRenewalPlanName, delinquencyPlanName=given.delinquencyPlanName,
-        static=static, startTime=terms[0].startTime, endTime=terms[-1].endTime, issuedTransactionLocator=last.locator,
+        static=static, preferences=given.preferences.model_dump(exclude_none=True) if given.preferences else {},
+        startTime=terms[0].startTime, endTime=terms[-1].endTime, issuedTransactionLocator=last.locator,
         latestSegmentLocator=segments[-1].locator, latestTermLocator=terms[-1].locator,
         branchHeadTransactionLocators=[last.locator], cancellationTime=cancellation, configVersion=config_version,
         createdAt=given.createdAt, createdBy=created_by, updatedAt=given.createdAt, updatedBy=created_by)

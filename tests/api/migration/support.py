@@ -35,7 +35,8 @@ def auto_policy(original: str, **overrides: Any) -> dict[str, Any]:
                     "elementType": "PersonalAuto", "id": f"{original}-root", "data": {"channel": "agent"},
                     "charges": [], "coverageTerms": {}, "elements": [vehicle(f"{original}-v1", premium="12.00")]}}}
     change = copy.deepcopy(issuance)
-    change.update({"issuedTime": "2025-11-20T10:00:00Z", "createdAt": "2025-11-20T09:00:00Z", "transactionType": "change"})
+    change.update({"issuedTime": "2025-11-20T10:00:00Z", "createdAt": "2025-11-20T09:00:00Z",
+                   "transactionType": "change"})
     change["segment"]["startTime"] = "2025-12-01T05:00:00Z"
     change["segment"]["rootElement"]["elements"].append(vehicle(f"{original}-v2", premium="6.00"))
     policy = {"productName": "PersonalAuto", "id": original, "durationBasis": "months",

@@ -71,7 +71,8 @@ def test_validation_of_the_account_and_of_element_data(api, admin_token, tenant,
     jobs.drain()
     failed = {f["accountOriginalId"]: f for f in fetch(api, admin_token, tenant, migration, "/failures/list")["items"]}
     assert set(failed) == {"SRC-V1", "SRC-V2", "SRC-V3"}
-    account_errors = [m for item in failed["SRC-V1"]["accountError"]["errors"]["validationItems"] for m in item["errors"]]
+    account_errors = [message for item in failed["SRC-V1"]["accountError"]["errors"]["validationItems"]
+                      for message in item["errors"]]
     assert any("lastName" in message for message in account_errors)
     assert "AlienAccount" in str(failed["SRC-V3"]["accountError"])
     assert "vin" in str(failed["SRC-V2"]["policies"]["SRC-V2-p1"])

@@ -42,8 +42,8 @@ def test_accounts_with_policy_history_are_migrated_and_read_as_ordinary_records(
 
     mapped = account_of(api, admin_token, tenant, migration["locator"], "SRC-A2")
     assert mapped["migrationLocator"] == migration["locator"]
-    per_account = fetch(api, admin_token, tenant, migration["locator"], f"/accounts/{mapped['accountLocator']}/mappings")
-    assert per_account == mapped
+    assert fetch(api, admin_token, tenant, migration["locator"], f"/accounts/{mapped['accountLocator']}/mappings") == \
+        mapped
     (policy_locator, policy_mapping), = mapped["policies"].items()
     assert policy_mapping["originalId"] == "SRC-A2-p1"
     assert sorted(policy_mapping["childrenMappings"]["elements"].values()) == sorted(
