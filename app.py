@@ -27,6 +27,7 @@ from chalicelib.http import uploads as uploaded_files
 from chalicelib.http.middleware import framework_answers_in_our_shape, observe_requests
 from chalicelib.http.request import capture_request
 from chalicelib.identity.routes import bp as identity_routes
+from chalicelib.migration.routes import bp as migration_routes
 from chalicelib.policies.routes import bp as policy_routes
 from chalicelib.quickquotes.routes import bp as quick_quote_routes
 from chalicelib.quotes.routes import bp as quote_routes
@@ -119,3 +120,4 @@ app.register_blueprint(write_off_routes)
 app.register_blueprint(credit_routes)
 app.register_blueprint(upload_routes)
 app.register_blueprint(compliance_routes)
+app.register_blueprint(migration_routes)

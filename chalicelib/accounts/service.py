@@ -27,6 +27,7 @@ records `policy.account.create|update|validate` with `{"accountLocator"}` in the
 from __future__ import annotations
 
 import zoneinfo
+from datetime import datetime
 from typing import Any
 
 from chalicelib.accounts import repository
@@ -256,6 +257,34 @@ def generate_number(ctx: CallContext, locator: str) -> Account:
     if not plan:
         raise codes.NO_NUMBERING_PLAN["account"](f"Account type {account.type} has no numbering plan")
     return _renumbered(ctx, account, numbers.NextOfPlan(model, plan, region=account.region))
+
+
+# --- migration (chalicelib/migration: accounts brought from another system) --------------------------
+
+
+def migrated_account(ctx: CallContext, fields: AccountFields, *, locator: str, created_at: datetime,
+                     created_by: str) -> Account:
+    """The account a migration brings, as it would be stored (not stored): its locator and creation given,
+    its data checked (`validationResult`). A type or reference the configuration does not have raises as
+    `create_account` does; `validated` when its data passes."""
+    config_version, model = configuration.current_model(ctx, resolved=True)
+    account_type = _account_type(model, fields.type, in_request=True)
+    _check_references(model, fields)
+    account = Account(
+        locator=locator, type=fields.type, accountState=AccountState.VALIDATED,
+        billingLevel=fields.billingLevel or _default_billing_level(model), data=fields.data,
+        contacts=fields.contacts, preferences=fields.preferences, timezone=fields.timezone or _default_time_zone(model),
+        **{name: getattr(fields, name) for name in PLAN_REFERENCES}, configVersion=config_version,
+        createdAt=created_at, createdBy=created_by, updatedAt=created_at, updatedBy=created_by)
+    return _checked(ctx, model, account_type, account)
+
+
+def add_migrated_account(ctx: CallContext, uow: UnitOfWork, account: Account) -> None:
+    """Adds a migrated account (`migrated_account`, whose data passed) to `uow`, numbered by its type's plan."""
+    _, model = configuration.current_model(ctx, resolved=True)
+    _assign_number(ctx, uow, model, _account_type(model, account.type, in_request=False), account)
+    check_size(account, code=ENTITY, noun=ENTITY)
+    repository.add(uow, ctx.tenant, account)
 
 
 # --- helpers ---------------------------------------------------------------------------------------

@@ -373,6 +373,17 @@ RETENTION_CREDIT_BALANCE = _code(InvalidState, "retention.credit_balance",
                                  "The account holds a non-zero credit balance")
 # Documents (DECISIONS.md "Documents").
 DOCUMENT_NOT_FOUND = _code(NotFound, "document.not_found", "No document with this locator")
+# Migration (spec part 3 "Migration", DECISIONS.md "Migration").
+MIGRATION_NOT_FOUND = _code(NotFound, "migration.not_found", "No migration with this locator")
+MIGRATION_ACCOUNT_NOT_FOUND = _code(NotFound, "migrationAccount.not_found",
+                                    "The migration has no account with this locator (or it has no mappings yet)")
+MIGRATION_INVALID_STATE = _code(InvalidState, "migration.invalid_state",
+                                "The migration's state does not allow this (pause a running one, resume a paused "
+                                "one, recover one with accounts in error)")
+MIGRATION_ACCOUNT_NOT_FAILED = _code(InvalidState, "migrationAccount.not_failed",
+                                     "Only an account whose migration failed takes a patch")
+MIGRATION_DUPLICATE_ID = _code(InvalidRequest, "migration.duplicate_id",
+                               "Two accounts (or two entities of one account) of the request have the same id")
 DOCUMENTS_JOB_NOT_FOUND = _code(NotFound, "documentsJob.not_found",
                                 "No documents job with this locator for this record")
 DOCUMENT_NOT_EXTERNAL = _code(InvalidState, "document.not_external",

@@ -277,14 +277,18 @@ def add_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *, i
     uow.add(*_new_transaction(tenant, transaction, {ISSUE_TOKEN: issue_token}))
 
 
-def _new_transaction(tenant: str, transaction: Transaction, extra: Mapping[str, str | None]) -> list[WriteOp]:
+def _new_transaction(tenant: str, transaction: Transaction, extra: Mapping[str, str | None], *,
+                     replace: bool = False) -> list[WriteOp]:
     item = {**keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator).as_dict(),
             "entity": TRANSACTION_ENTITY, **_transaction_indexes(tenant, transaction), **transaction.model_dump(),
             **extra}
-    return [table.put_new({name: value for name, value in item.items() if value is not None},
-                          lambda: codes.CONFLICT_ALREADY_EXISTS("The transaction already exists")),
-            table.put_new({**_transaction_alias(tenant, transaction.locator).as_dict(), "entity": "transactionAlias",
-                           "policyLocator": transaction.policyLocator})]
+    alias = {**_transaction_alias(tenant, transaction.locator).as_dict(), "entity": "transactionAlias",
+             "policyLocator": transaction.policyLocator}
+    record = {name: value for name, value in item.items() if value is not None}
+    if replace:
+        return [table.put(record), table.put(alias)]
+    return [table.put_new(record, lambda: codes.CONFLICT_ALREADY_EXISTS("The transaction already exists")),
+            table.put_new(alias)]
 
 
 def save_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *,
@@ -352,12 +356,13 @@ def add_segment(uow: UnitOfWork, tenant: str, segment: Segment) -> None:
     uow.add(_new_segment(tenant, segment, {}))
 
 
-def _new_segment(tenant: str, segment: Segment, extra: Mapping[str, str]) -> WriteOp:
-    return table.put_new({**keys.policy_segment(tenant, segment.policyLocator, segment.locator).as_dict(),
-                          "entity": SEGMENT_ENTITY,
-                          f"{LOOKUP_INDEX}PK": keys.segment_lookup(tenant, segment.locator),
-                          f"{LOOKUP_INDEX}SK": segment.policyLocator, **segment.model_dump(), **extra},
-                         lambda: codes.CONFLICT_ALREADY_EXISTS("The segment already exists"))
+def _new_segment(tenant: str, segment: Segment, extra: Mapping[str, str], *, replace: bool = False) -> WriteOp:
+    item = {**keys.policy_segment(tenant, segment.policyLocator, segment.locator).as_dict(), "entity": SEGMENT_ENTITY,
+            f"{LOOKUP_INDEX}PK": keys.segment_lookup(tenant, segment.locator),
+            f"{LOOKUP_INDEX}SK": segment.policyLocator, **segment.model_dump(), **extra}
+    if replace:
+        return table.put(item)
+    return table.put_new(item, lambda: codes.CONFLICT_ALREADY_EXISTS("The segment already exists"))
 
 
 def get_segment(tenant: str, locator: str) -> Segment | None:
@@ -429,14 +434,15 @@ def _committed_tokens(tenant: str, items: Iterable[Mapping[str, Any]]) -> set[st
 
 
 def add_pending(tenant: str, attempt: IssueAttempt, transactions: Sequence[Transaction],
-                segments: Sequence[Segment]) -> None:
+                segments: Sequence[Segment], *, replace: bool = False) -> None:
     """Writes the records of an issue that nothing visible names before its final write (the
     transactions it adds with their aliases, the segments they make), pending under `attempt`, in
     TransactWriteItems of at most 100 items in key order (`chunked`; a transaction and its alias in the
-    same one)."""
+    same one). `replace`: an attempt whose token and locators are derived (a migration's, rerun after a
+    crash) rewrites what an earlier run of it left pending, rather than failing on it."""
     marker = {PENDING_ISSUE: attempt.token, PENDING_ISSUE_BY: attempt.committer}
-    groups = [_new_transaction(tenant, transaction, marker) for transaction in transactions]
-    groups += [[_new_segment(tenant, segment, marker)] for segment in segments]
+    groups = [_new_transaction(tenant, transaction, marker, replace=replace) for transaction in transactions]
+    groups += [[_new_segment(tenant, segment, marker, replace=replace)] for segment in segments]
     for chunk in chunked(groups, MAX_TRANSACTION_ITEMS, MAX_WRITE_BYTES, _request_size):
         table.gateway().transact(_scope(tenant), chunk)
 

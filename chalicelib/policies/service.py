@@ -154,6 +154,52 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
                         transactionLocator=transaction_locator, segmentLocator=segment_locator)
 
 
+def add_migrated_policy(ctx: CallContext, uow: UnitOfWork, policy: Policy, terms: list[Term],
+                        transactions: list[Transaction], segments: list[Segment], *, token: str) -> Policy:
+    """A policy a migration brings with its history (chalicelib/migration), its locators derived by the caller:
+    every transaction but the last and every segment are written at once, pending under `token` (`token` and
+    locators being the same in every run of the migration's account, a rerun rewrites what a crashed one left),
+    and `uow` gets the final write, which nothing of the policy is visible before (each segment's element tree
+    gets its categories, parents and effective time here, as issuing gives them): the root (numbered by the
+    product's plan), its terms, the last transaction committing the pending records, the first static data
+    version, the billing job of each issued transaction and the policy's due entries. Answers the policy as
+    added (its number)."""
+    model = configuration.model(ctx, policy.configVersion, resolved=True)
+    plan = _numbering_plan(model, policy.productName)
+    if plan is not None and policy.policyNumber is None:
+        policy = policy.model_copy(update={"policyNumber": numbers.renumber(ctx, uow, ENTITY, policy.locator, None,
+                                                                            numbers.NextOfPlan(
+                                                                                model, plan, product=policy.productName,
+                                                                                region=policy.region))})
+    for record in transactions:
+        check_size(record, code=TRANSACTION_ENTITY, noun=TRANSACTION_ENTITY)
+    for segment in segments:
+        check_size(segment, code=ENTITY, noun=SEGMENT_ENTITY)
+    check_size(policy, code=ENTITY, noun=ENTITY)
+    categories = _categories(model)
+    segments = [segment.model_copy(update={"element": _element(segment.element, segment.locator, segment.startTime,
+                                                               categories)}) for segment in segments]
+    *earlier, last = transactions
+    repository.add_pending(ctx.tenant, repository.IssueAttempt(token=token, committer=last.locator), earlier,
+                           segments, replace=True)
+    numbered = [term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
+                for term in terms]
+    repository.add_issue(uow, ctx.tenant, policy, last, [], numbered, new_policy=True, issue_token=token)
+    for transaction in transactions:
+        if transaction.transactionState == TransactionState.ISSUED:
+            _bill(uow, transaction)
+    repository.add_static_version(uow, ctx.tenant, policy.locator, StaticDataVersion(
+        historyLocator=derived_locator(policy.createdAt, f"static:{policy.locator}"), staticData=policy.static,
+        updatedAt=policy.createdAt, updatedBy=policy.createdBy))
+    renewal = _renewal_due(ctx, model, policy)
+    if renewal is not None:
+        _put_renewal_entry(uow, policy, renewal)
+    status_change = _status_change_due(ctx, policy)
+    if status_change is not None:
+        _plan_status_change(uow, policy, status_change)
+    return policy
+
+
 def _first_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], plan: str | None,
                   issuance: PolicyIssuance, policy_locator: str) -> str | None:
     """The number the quote brings (claimed), else the next of the product's plan; None without a plan."""

@@ -25,3 +25,5 @@ class JobType(StrEnum):
     SCHEDULE_ITEMS_DROP_RUN = "scheduleItems.dropRun"
     TENANT_CODE_PUBLISH = "tenantCode.publish"
     COMPLIANCE_ANONYMIZE = "compliance.anonymize"
+    MIGRATION_RUN = "migration.run"
+    MIGRATION_ACCOUNT = "migration.account"

@@ -561,3 +561,33 @@ def upload_object(tenant_locator: str | None, user_locator: str, upload_locator:
     if not user_locator:
         raise ValueError("an upload for no tenant needs its user")
     return f"{UPLOADS_OBJECT_PREFIX}users/{user_locator}/{upload_locator}"
+
+
+# --- migration (spec part 3 "Migration", DECISIONS.md "Migration") ---------------------------------
+# A migration is one item collection, partition `T#{t}#MIG#{m}`: `#ROOT` the migration with its counters,
+# `ACC#{a}` each account's state (a: the account's locator, derived from the migration and its original id),
+# `MAP#{a}` its id mappings once it is written, `FAIL#{a}` its failures while it has any.
+
+MIGRATION_ACCOUNT_PREFIX = "ACC#"
+MIGRATION_MAPPING_PREFIX = "MAP#"
+MIGRATION_FAILURE_PREFIX = "FAIL#"
+
+
+def migration_partition(tenant_locator: str, migration_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}MIG#{migration_locator}"
+
+
+def migration(tenant_locator: str, migration_locator: str) -> Key:
+    return Key(migration_partition(tenant_locator, migration_locator))
+
+
+def migration_account(tenant_locator: str, migration_locator: str, account_locator: str) -> Key:
+    return Key(migration_partition(tenant_locator, migration_locator), f"{MIGRATION_ACCOUNT_PREFIX}{account_locator}")
+
+
+def migration_mapping(tenant_locator: str, migration_locator: str, account_locator: str) -> Key:
+    return Key(migration_partition(tenant_locator, migration_locator), f"{MIGRATION_MAPPING_PREFIX}{account_locator}")
+
+
+def migration_failure(tenant_locator: str, migration_locator: str, account_locator: str) -> Key:
+    return Key(migration_partition(tenant_locator, migration_locator), f"{MIGRATION_FAILURE_PREFIX}{account_locator}")

@@ -15,6 +15,7 @@ def load_job_handlers() -> tuple[ModuleType, ...]:
     from chalicelib.clock import job_handlers as clock
     from chalicelib.compliance import job_handlers as compliance
     from chalicelib.documents import job_handlers as documents
+    from chalicelib.migration import job_handlers as migration
     from chalicelib.plugins import job_handlers as plugins
     from chalicelib.policies import job_handlers as policies
     from chalicelib.schedules import job_handlers as schedule_items
@@ -23,4 +24,4 @@ def load_job_handlers() -> tuple[ModuleType, ...]:
     from chalicelib.workers import job_handlers as schedules
 
     return (billing, tables, transactions, schedules, clock, schedule_items, documents, policies, plugins,
-            compliance)
+            compliance, migration)

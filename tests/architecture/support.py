@@ -21,6 +21,7 @@ from chalicelib.http.endpoint import EndpointSpec
 from chalicelib.runtime import due, wiring
 from chalicelib.uploads.purposes import Purpose, permissions_for
 from tests.api.billing.support import billing_model
+from tests.api.migration.support import CREATED_BY, account_request
 from tests.api.quotes.support import auto, new_account, vehicle
 from tests.builders import system_ctx, unique_name
 from tests.support.api import call, ok
@@ -262,7 +263,9 @@ def build_world(api: Any, token: str) -> World:
             token))
     issued = ok(call(api, "PATCH", f"{base}/quotes/{to_issue}/issue", token))
     policy = ok(call(api, "GET", f"{base}/policies/{issued['policyLocator']}", token))
-    wiring.job_queue().drain()  # type: ignore[attr-defined]  # billing: the invoice of the full-pay plan
+    migration = ok(call(api, "POST", f"/migration/{tenant}/migrations/accounts/{account}", token,
+                        {"defaultCreatedBy": CREATED_BY}))["locator"]  # records for the world's account: none
+    wiring.job_queue().drain()  # type: ignore[attr-defined]  # billing: the invoice of the full-pay plan; migration
     billing = f"/billing/{tenant}"
     invoice = ok(call(api, "GET", f"{billing}/invoices/accounts/{account}/list", token))["items"][0]
     invoice = ok(call(api, "POST", f"{billing}/invoices/{invoice['locator']}/number/set?invoiceNumber=I-{suffix}",
@@ -416,6 +419,9 @@ def build_world(api: Any, token: str) -> World:
         "update_entity_hold": {**quote_hold, "description": "", "holdStaticData": False, "policyHoldScope": None,
                                "referenceUpdate": False},
         "create_upload": _upload_body("configuration", tenant),
+        "start_migration": [account_request(f"W-{suffix}")],
+        "start_account_migration": {"defaultCreatedBy": CREATED_BY},
+        "patch_migration": {"accountLocator": account, "defaultCreatedBy": CREATED_BY},
     }
     bodies_by_permission = {"create_upload": {  # an upload needs the permission of its purpose's operation
         permission: _upload_body(purpose, tenant if for_tenant else None)
@@ -472,5 +478,5 @@ def build_world(api: Any, token: str) -> World:
         "delinquencies/locator": delinquency["locator"], "delinquencyLocator": delinquency["locator"],
         "delinquencyEventLocator": reminder["locator"], "invoiceLocator": invoice["locator"],
         "holds/locator": billing_hold["locator"], "holdLocator": entity_hold["locator"],
-        "paymentNumber": f"P-{suffix}",
+        "paymentNumber": f"P-{suffix}", "migrationLocator": migration,
     })

@@ -1,0 +1,78 @@
+"""The migration API contract (spec part 3 "Migration"; the OpenAPI file's shapes)."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field, RootModel
+
+from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
+from chalicelib.core.paging import ListResponse
+from chalicelib.migration.models import (
+    MAX_ACCOUNTS,
+    AccountFailures,
+    AccountMappings,
+    AccountMigration,
+    AccountMigrationRequest,
+    AccountMigrationState,
+    Migration,
+    MigrationRequest,
+    MigrationState,
+    PatchAccountMigrationRequest,
+)
+
+__all__ = ["AccountMigrationRequests", "MigrationRequest", "PatchAccountMigrationRequest", "ListQuery"]
+
+
+class AccountMigrationRequests(RootModel[list[AccountMigrationRequest]]):
+    root: list[AccountMigrationRequest] = Field(max_length=MAX_ACCOUNTS)
+
+
+class MigrationResponse(BaseModel):
+    locator: str
+    migrationState: MigrationState
+    processedAccounts: int
+    totalAccounts: int
+    completedAccounts: int
+    failedAccounts: int
+    errorAccounts: int
+
+    @classmethod
+    def of(cls, migration: Migration) -> MigrationResponse:
+        return cls(**migration.model_dump(include=set(cls.model_fields)))
+
+
+class AccountMigrationResponse(BaseModel):
+    accountMigrationState: AccountMigrationState
+    errorItems: int
+    lastUpdated: datetime
+    processedItems: int
+    totalItems: int
+    accountLocator: str | None = None
+
+    @classmethod
+    def of(cls, account: AccountMigration) -> AccountMigrationResponse:
+        return cls(**account.model_dump(include=set(cls.model_fields)))
+
+
+class ListPageResponseAccountMigrationResponse(ListResponse[AccountMigrationResponse]):
+    pass
+
+
+class MigrationFailuresResponse(AccountFailures):
+    @classmethod
+    def of(cls, failures: AccountFailures) -> MigrationFailuresResponse:
+        return cls(**failures.model_dump())
+
+
+class ListPageResponseMigrationFailuresResponse(ListResponse[MigrationFailuresResponse]):
+    pass
+
+
+class AccountMigrationIdMappingsResponse(AccountMappings):
+    @classmethod
+    def of(cls, mappings: AccountMappings) -> AccountMigrationIdMappingsResponse:
+        return cls(**mappings.model_dump())
+
+
+class AccountMigrationIdMappingsListResponse(ListResponse[AccountMigrationIdMappingsResponse]):
+    pass

@@ -1,0 +1,734 @@
+"""Migration: an insurer's existing book brought in, account by account (spec part 3 "Migration"; DECISIONS.md
+"Migration"; socotra-semantics.md §8).
+
+Start: the request is kept in S3 as JSON Lines (one account a line), the migration recorded `submitted` with
+`migration.start`, and a run job (`migration.run`) queued, which writes each account's state item (`pending`) and
+queues one `migration.account` job per account, a chunk of accounts per TransactWriteItems.
+
+An account's job validates everything the account brings against the tenant's deployed configuration (account
+type and data, product, eligibility, static data, element types, their data and coverage terms, charge types,
+currency, time zone; installment items adding up to their charge) and collects what fails by original id
+(`MigrationFailuresResponse`): one bad entity fails its account only (`failed`, fixable by PATCH). An account
+that passes is written with locators derived from (migration, original ids), all or nothing: each policy's
+transactions but its last and its segments are written pending first (invisible to every read, policies/
+repository.py), then one TransactWriteItems holds the account, each policy's root, terms and last transaction
+(which commits its pending records), the policies' billing jobs and due entries, the account's mappings, its
+state `completed` and the migration's counters. A rerun (a redelivered message, a crashed worker, recover)
+rewrites the same pending records and commits once; an unexpected (system) error leaves the account in `error`,
+which recover queues again. Migrated records are ordinary records afterwards: policies, transactions,
+segments and terms as the policies domain stores them, billed by billing's installment jobs.
+
+Control: pause (submitted or processing) stops accounts not yet started (their jobs find the migration paused
+and leave them pending), in-flight ones finish; resume queues the pending ones again in a new run; recover puts
+the accounts in `error` back to pending and queues them; PATCH replaces a failed account's entities by original
+id and queues it again. Once every account is processed the migration is `finished`, `failed` (an account
+failed) or `error` (an account had a system error). Events `migration.start|pause|resume|recover|patch|finish|
+fail|error` with `{"migrationLocator"}`.
+
+Not migrated yet: invoices, payments and disbursements, and the account's starting balances (an account that
+brings any fails, naming them); installments are the billing domain's, built from the migrated charges.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from chalicelib.accounts import service as accounts
+from chalicelib.accounts.models import Account, AccountFields, Preferences
+from chalicelib.configuration import datamodel
+from chalicelib.configuration import service as configuration
+from chalicelib.core import codes, durations, money
+from chalicelib.core.context import CallContext
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
+from chalicelib.core.ids import derived_locator, new_locator
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.migration import repository
+from chalicelib.migration.models import (
+    DONE,
+    FINAL_STATES,
+    AccountFailures,
+    AccountMappings,
+    AccountMigration,
+    AccountMigrationRequest,
+    AccountMigrationState,
+    ElementMigrationRequest,
+    EntityFailure,
+    MappingObject,
+    Migration,
+    MigrationRequest,
+    MigrationState,
+    PatchAccountMigrationRequest,
+    PolicyMigrationRequest,
+)
+from chalicelib.policies import service as policies
+from chalicelib.policies.models import (
+    Policy,
+    Segment,
+    SegmentSummary,
+    Term,
+    Transaction,
+    TransactionCategory,
+    TransactionState,
+)
+from chalicelib.priceable import checks
+from chalicelib.priceable.models import Charge, Element
+from chalicelib.runtime import jobs, wiring
+from chalicelib.runtime.job_types import JobType
+from chalicelib.runtime.observability import logger
+
+START_EVENT = "migration.start"
+PAUSE_EVENT = "migration.pause"
+RESUME_EVENT = "migration.resume"
+RECOVER_EVENT = "migration.recover"
+PATCH_EVENT = "migration.patch"
+END_EVENTS = {MigrationState.FINISHED: "migration.finish", MigrationState.FAILED: "migration.fail",
+              MigrationState.ERROR: "migration.error"}
+ACCOUNTS_PER_WRITE = 40
+"""Accounts a run job queues per TransactWriteItems (each its state item and its job item)."""
+MAX_LOCATOR_LENGTH = 64
+
+
+class RunPayload(BaseModel):
+    migration: str
+    run: int
+    mode: str
+    """`start` (write the accounts' items), `resume` (queue the pending ones), `recover` (the ones in error)."""
+
+
+class AccountPayload(BaseModel):
+    migration: str
+    account: str
+
+
+# --- starting --------------------------------------------------------------------------------------
+
+
+def start(ctx: CallContext, requests: list[AccountMigrationRequest]) -> Migration:
+    """New accounts: each one line of the request kept in S3; a run job queues them."""
+    if not requests:
+        raise codes.REQUEST_INVALID("A migration brings at least one account")
+    _check_unique([request.accountData.id for request in requests], "accountData.id")
+    return _start(ctx, requests, None)
+
+
+def start_for_account(ctx: CallContext, account_locator: str, request: MigrationRequest) -> Migration:
+    """Records for an existing account (404 when the tenant has none with that locator)."""
+    account = accounts.get_account(ctx, account_locator)
+    return _start(ctx, [request], account)
+
+
+def _start(ctx: CallContext, requests: list[Any], existing: Account | None) -> Migration:
+    for request in requests:
+        _check_unique([policy.id for policy in request.policies], "policies.id")
+    locator = new_locator()
+    path = repository.request_path(locator)
+    repository.put_request(ctx.tenant, path, b"".join(request.model_dump_json().encode() + b"\n"
+                                                      for request in requests))
+    migration = Migration(locator=locator, migrationState=MigrationState.SUBMITTED, totalAccounts=len(requests),
+                          existingAccount=existing.locator if existing else None, run=1, createdAt=ctx.now,
+                          createdBy=ctx.user_locator, updatedAt=ctx.now)
+    uow = wiring.unit_of_work(ctx)
+    repository.add(uow, ctx.tenant, migration)
+    jobs.enqueue(uow, JobType.MIGRATION_RUN, RunPayload(migration=locator, run=1, mode="start"),
+                 locator=_run_job(migration, 1))
+    uow.record_event(START_EVENT, {"migrationLocator": locator})
+    uow.commit()
+    return migration
+
+
+def _check_unique(ids: list[str], field_name: str) -> None:
+    seen: set[str] = set()
+    for original in ids:
+        if original in seen:
+            raise codes.MIGRATION_DUPLICATE_ID(f"The id {original!r} is given twice ({field_name})")
+        seen.add(original)
+
+
+def _run_job(migration: Migration, run: int) -> str:
+    return derived_locator(migration.createdAt, f"migration:{migration.locator}:run:{run}")
+
+
+def _account_job(migration: Migration, account: str, run: int) -> str:
+    return derived_locator(migration.createdAt, f"migration:{migration.locator}:{account}:run:{run}")
+
+
+def account_locator(migration: str, original_id: str, created_at: datetime) -> str:
+    """A new account's locator: derived from (migration, original id), of the account's original creation time."""
+    return derived_locator(created_at, f"migration:{migration}:account:{original_id}")
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+
+def get_migration(ctx: CallContext, locator: str) -> Migration:
+    migration = repository.get(ctx.tenant, locator) if 0 < len(locator) <= MAX_LOCATOR_LENGTH else None
+    if migration is None:
+        raise codes.MIGRATION_NOT_FOUND(f"migration {locator} not found")
+    return migration
+
+
+def account_state(ctx: CallContext, migration: str, account: str) -> AccountMigration:
+    get_migration(ctx, migration)
+    found = repository.get_account(ctx.tenant, migration, account) if len(account) <= MAX_LOCATOR_LENGTH else None
+    if found is None:
+        raise codes.MIGRATION_ACCOUNT_NOT_FOUND(f"migration {migration} has no account {account}")
+    return found
+
+
+def account_states(ctx: CallContext, migration: str, page: PageRequest) -> Page[AccountMigration]:
+    get_migration(ctx, migration)
+    return repository.accounts(ctx.tenant, migration, page)
+
+
+def mappings_of_account(ctx: CallContext, migration: str, account: str) -> AccountMappings:
+    get_migration(ctx, migration)
+    found = repository.get_mappings(ctx.tenant, migration, account) if len(account) <= MAX_LOCATOR_LENGTH else None
+    if found is None:
+        raise codes.MIGRATION_ACCOUNT_NOT_FOUND(f"migration {migration} has no mappings of account {account}")
+    return found
+
+
+def mappings(ctx: CallContext, migration: str, page: PageRequest) -> Page[AccountMappings]:
+    get_migration(ctx, migration)
+    return repository.mappings(ctx.tenant, migration, page)
+
+
+def failures(ctx: CallContext, migration: str, page: PageRequest) -> Page[AccountFailures]:
+    get_migration(ctx, migration)
+    return repository.failures(ctx.tenant, migration, page)
+
+
+# --- control ---------------------------------------------------------------------------------------
+
+
+def pause(ctx: CallContext, locator: str) -> None:
+    migration = get_migration(ctx, locator)
+    if migration.migrationState not in (MigrationState.SUBMITTED, MigrationState.PROCESSING):
+        raise codes.MIGRATION_INVALID_STATE(f"A {migration.migrationState} migration cannot be paused")
+    _move(ctx, migration, MigrationState.PAUSED, PAUSE_EVENT)
+
+
+def resume(ctx: CallContext, locator: str) -> None:
+    migration = get_migration(ctx, locator)
+    if migration.migrationState != MigrationState.PAUSED:
+        raise codes.MIGRATION_INVALID_STATE(f"A {migration.migrationState} migration cannot be resumed")
+    _move(ctx, migration, MigrationState.PROCESSING, RESUME_EVENT, mode="resume")
+
+
+def recover(ctx: CallContext, locator: str) -> None:
+    """Accounts in `error` (system errors) are queued again."""
+    migration = get_migration(ctx, locator)
+    if migration.errorAccounts == 0 or migration.migrationState == MigrationState.PAUSED:
+        raise codes.MIGRATION_INVALID_STATE(
+            f"Migration {locator} has no account in error to recover" if migration.errorAccounts == 0 else
+            "A paused migration is resumed, not recovered")
+    _move(ctx, migration, MigrationState.PROCESSING, RECOVER_EVENT, mode="recover")
+
+
+def _move(ctx: CallContext, migration: Migration, state: MigrationState, event: str, *,
+          mode: str | None = None) -> None:
+    uow = wiring.unit_of_work(ctx)
+    run = migration.run + 1 if mode else migration.run
+    uow.add(repository.move(ctx.tenant, migration.model_copy(update={"updatedAt": ctx.now}), state, run=run))
+    if mode:
+        jobs.enqueue(uow, JobType.MIGRATION_RUN, RunPayload(migration=migration.locator, run=run, mode=mode),
+                     locator=_run_job(migration, run))
+    uow.record_event(event, {"migrationLocator": migration.locator})
+    uow.commit()
+
+
+def patch(ctx: CallContext, locator: str, request: PatchAccountMigrationRequest) -> AccountFailures:
+    """Replace a failed account's entities by original id (and its account data, if given), and process it
+    again; answers the failures it had that the patch did not replace."""
+    migration = get_migration(ctx, locator)
+    account = account_state(ctx, locator, request.accountLocator)
+    if account.accountMigrationState != AccountMigrationState.FAILED:
+        raise codes.MIGRATION_ACCOUNT_NOT_FAILED(
+            f"Account {account.accountLocator} is {account.accountMigrationState}, not failed")
+    if migration.migrationState == MigrationState.PAUSED:
+        raise codes.MIGRATION_INVALID_STATE("A paused migration takes no patch: resume it first")
+    given = _request_of(ctx, migration, account)
+    by_id = {policy.id: policy for policy in given.policies}
+    for original, policy in request.policies.items():
+        if policy.id != original:
+            raise codes.REQUEST_INVALID(f"policies.{original}: the policy's id is {policy.id!r}, not its key")
+        by_id[original] = policy
+    changes: dict[str, Any] = {"policies": list(by_id.values()), "defaultCreatedBy": request.defaultCreatedBy}
+    for name in ("invoices", "payments", "disbursements"):
+        entities = {entity.id: entity for entity in getattr(given, name)}
+        entities.update(getattr(request, name))
+        changes[name] = list(entities.values())
+    if request.accountData is not None:
+        if not isinstance(given, AccountMigrationRequest) or request.accountData.id != account.originalId:
+            raise codes.REQUEST_INVALID("accountData: the account's id cannot change (nor an existing account's data)")
+        changes["accountData"] = request.accountData
+    patched = given.model_copy(update=changes)
+    content = patched.model_dump_json().encode()
+    path = repository.request_path(locator, f"patch-{account.accountLocator}-{account.patches + 1}")
+    repository.put_request(ctx.tenant, path, content)
+    before = repository.get_failures(ctx.tenant, locator, account.accountLocator)
+    again = account.model_copy(update={
+        "accountMigrationState": AccountMigrationState.PENDING, "requestPath": path, "requestStart": 0,
+        "requestLength": len(content), "patches": account.patches + 1, "processedItems": 0, "errorItems": 0,
+        "totalItems": _items(patched), "lastUpdated": ctx.now})
+    uow = wiring.unit_of_work(ctx)
+    uow.add(repository.move(ctx.tenant, migration.model_copy(update={"updatedAt": ctx.now}),
+                            MigrationState.PROCESSING, add={"processedAccounts": -1, "failedAccounts": -1},
+                            run=migration.run + 1),
+            repository.account_write(ctx.tenant, locator, again),
+            repository.failure_delete(ctx.tenant, locator, account.accountLocator))
+    jobs.enqueue(uow, JobType.MIGRATION_ACCOUNT, AccountPayload(migration=locator, account=account.accountLocator),
+                 locator=_account_job(migration, account.accountLocator, migration.run + 1))
+    uow.record_event(PATCH_EVENT, {"migrationLocator": locator})
+    uow.commit()
+    remaining = before or AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
+    return remaining.model_copy(update={
+        "accountError": None if request.accountData is not None else remaining.accountError,
+        **{name: {original: failure for original, failure in getattr(remaining, name).items()
+                  if original not in getattr(request, name)}
+           for name in ("policies", "invoices", "payments", "disbursements")}})
+
+
+def _items(request: MigrationRequest) -> int:
+    return int(isinstance(request, AccountMigrationRequest)) + len(request.policies) + len(request.invoices) + len(
+        request.payments) + len(request.disbursements)
+
+
+def _request_of(ctx: CallContext, migration: Migration, account: AccountMigration) -> MigrationRequest:
+    content = repository.account_request(ctx.tenant, account)
+    model = MigrationRequest if migration.existingAccount else AccountMigrationRequest
+    return model.model_validate_json(content)
+
+
+# --- the run job: queueing accounts ----------------------------------------------------------------------
+
+
+def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
+    """Queue the run's accounts, ACCOUNTS_PER_WRITE per TransactWriteItems; a chunk an earlier attempt of the
+    job committed fails on its job items (derived locators) and is skipped."""
+    migration = get_migration(ctx, payload.migration)
+    if payload.mode == "start":
+        if migration.migrationState == MigrationState.SUBMITTED:
+            try:
+                uow = wiring.unit_of_work(ctx)
+                uow.add(repository.move(ctx.tenant, migration, MigrationState.PROCESSING))
+                uow.commit()
+            except ConcurrentModification:
+                pass  # paused meanwhile: its accounts are written all the same, and wait for resume
+        accounts_of_run: Iterable[AccountMigration] = _accounts_of_request(ctx, migration)
+    else:
+        wanted = AccountMigrationState.PENDING if payload.mode == "resume" else AccountMigrationState.ERROR
+        accounts_of_run = (account for account in repository.every_account(ctx.tenant, migration.locator)
+                           if account.accountMigrationState == wanted)
+    queued = 0
+    chunk: list[AccountMigration] = []
+    for account in accounts_of_run:
+        chunk.append(account)
+        if len(chunk) == ACCOUNTS_PER_WRITE:
+            queued += _queue(ctx, migration, payload, chunk)
+            chunk = []
+    if chunk:
+        queued += _queue(ctx, migration, payload, chunk)
+    return {"accountsQueued": queued}
+
+
+def _accounts_of_request(ctx: CallContext, migration: Migration) -> Iterable[AccountMigration]:
+    path = repository.request_path(migration.locator)
+    content = repository.whole_request(ctx.tenant, path)
+    start_at = 0
+    for line in content.split(b"\n"):
+        if line:
+            given = json.loads(line)
+            original = (given.get("accountData") or {}).get("id") or migration.existingAccount or ""
+            locator = migration.existingAccount or account_locator(
+                migration.locator, original, datetime.fromisoformat(given["accountData"]["createdAt"]))
+            counted = int("accountData" in given) + sum(len(given.get(name) or []) for name in (
+                "policies", "invoices", "payments", "disbursements"))
+            yield AccountMigration(accountLocator=locator, originalId=original, requestPath=path,
+                                   requestStart=start_at, requestLength=len(line), totalItems=counted,
+                                   lastUpdated=ctx.now)
+        start_at += len(line) + 1
+
+
+def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: list[AccountMigration]) -> int:
+    uow = wiring.unit_of_work(ctx)
+    recovered = 0
+    for account in chunk:
+        if payload.mode == "start":
+            uow.add(repository.account_write(ctx.tenant, migration.locator, account, new=True))
+        elif payload.mode == "recover":
+            recovered += 1
+            uow.add(repository.account_write(ctx.tenant, migration.locator, account.model_copy(update={
+                "accountMigrationState": AccountMigrationState.PENDING, "error": None, "lastUpdated": ctx.now})))
+        jobs.enqueue(uow, JobType.MIGRATION_ACCOUNT, AccountPayload(migration=migration.locator,
+                                                                    account=account.accountLocator),
+                     locator=_account_job(migration, account.accountLocator, payload.run))
+    if recovered:
+        uow.add(repository.count(ctx.tenant, migration.locator,
+                                 {"processedAccounts": -recovered, "errorAccounts": -recovered}))
+    try:
+        uow.commit()
+    except AlreadyExists:
+        return 0  # an earlier attempt of this job queued the chunk
+    return len(chunk)
+
+
+# --- the account job ---------------------------------------------------------------------------------
+
+
+def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]:
+    migration = get_migration(ctx, payload.migration)
+    account = repository.get_account(ctx.tenant, migration.locator, payload.account)
+    if account is None or account.accountMigrationState in DONE:
+        return {"skipped": True}
+    if migration.migrationState == MigrationState.PAUSED:
+        return {"paused": True}  # stays pending: resume queues it again
+    working = account.model_copy(update={"accountMigrationState": AccountMigrationState.PROCESSING,
+                                         "lastUpdated": ctx.now})
+    _write_state(ctx, migration, working)
+    try:
+        request = _request_of(ctx, migration, account)
+        failed, written = _migrate(ctx, migration, working, request)
+    except DomainError as error:  # what validation did not foresee: the account's own failure
+        failed, written = _account_failure(working, error.message), None
+    except Exception as error:  # a system error: `error`, for recover
+        logger().exception("migration account failed with a system error")
+        _finish_account(ctx, migration, working.model_copy(update={
+            "accountMigrationState": AccountMigrationState.ERROR, "error": f"{type(error).__name__}: {error}"[:1000],
+            "lastUpdated": ctx.now}), {"errorAccounts": 1}, [])
+        return {"state": AccountMigrationState.ERROR.value}
+    if written is None:
+        assert failed is not None
+        _finish_account(ctx, migration, working.model_copy(update={
+            "accountMigrationState": AccountMigrationState.FAILED, "processedItems": working.totalItems,
+            "errorItems": failed.count(), "lastUpdated": ctx.now}), {"failedAccounts": 1},
+            [repository.failure_write(ctx.tenant, migration.locator, failed)])
+        return {"state": AccountMigrationState.FAILED.value}
+    return {"state": AccountMigrationState.COMPLETED.value}
+
+
+def _write_state(ctx: CallContext, migration: Migration, account: AccountMigration) -> None:
+    uow = wiring.unit_of_work(ctx)
+    uow.add(repository.account_write(ctx.tenant, migration.locator, account))
+    uow.commit()
+
+
+def _finish_account(ctx: CallContext, migration: Migration, account: AccountMigration, counters: dict[str, int],
+                    writes: list[Any], uow: Any = None) -> None:
+    uow = uow or wiring.unit_of_work(ctx)
+    uow.add(repository.account_write(ctx.tenant, migration.locator, account),
+            repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, **counters}), *writes)
+    uow.commit()
+    _end_if_done(ctx, migration.locator)
+
+
+def _end_if_done(ctx: CallContext, locator: str) -> None:
+    """Once every account is processed: finished, failed or error, with its event (one writer wins)."""
+    migration = get_migration(ctx, locator)
+    if migration.processedAccounts < migration.totalAccounts or migration.migrationState in FINAL_STATES:
+        return
+    state = MigrationState.ERROR if migration.errorAccounts else (
+        MigrationState.FAILED if migration.failedAccounts else MigrationState.FINISHED)
+    uow = wiring.unit_of_work(ctx)
+    uow.add(repository.move(ctx.tenant, migration.model_copy(update={"updatedAt": ctx.now}), state))
+    uow.record_event(END_EVENTS[state], {"migrationLocator": locator})
+    try:
+        uow.commit()
+    except ConcurrentModification:
+        pass  # another account's job ended it, or a pause or resume moved it: the next account's job looks again
+
+
+def _account_failure(account: AccountMigration, message: str) -> AccountFailures:
+    return AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId,
+                           accountError=_failure(account.originalId, account.accountLocator, "account", [message]))
+
+
+def _failure(original: str, locator: str, what: str, messages: list[str]) -> EntityFailure:
+    return EntityFailure(originalId=original, errors=datamodel.ValidationResult(success=False, validationItems=[
+        datamodel.ValidationItem(locator=locator, elementType=what, errors=messages)]))
+
+
+# --- building an account's records -----------------------------------------------------------------------
+
+
+@dataclass
+class _Built:
+    policy: Policy
+    terms: list[Term]
+    transactions: list[Transaction]
+    segments: list[Segment]
+    elements: dict[str, str] = field(default_factory=dict)
+    """Static element locator -> original element id."""
+
+
+def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
+             request: MigrationRequest) -> tuple[AccountFailures | None, bool | None]:
+    """(failures, None) when something fails validation; else writes the account and answers (None, True)."""
+    failures = AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
+    config_version, model = configuration.current_model(ctx, resolved=True)
+    owner = _owner(ctx, migration, account, request, failures)
+    built: list[tuple[PolicyMigrationRequest, _Built]] = []
+    for policy in request.policies:
+        problems: list[str] = []
+        result = _policy(ctx, model, config_version, migration, account, owner, request, policy, problems) \
+            if owner is not None else None
+        if problems:
+            failures.policies[policy.id] = _failure(policy.id, "", policy.productName, problems)
+        elif result is not None:
+            built.append((policy, result))
+    for name in ("invoices", "payments", "disbursements"):
+        for entity in getattr(request, name):
+            getattr(failures, name)[entity.id] = _failure(entity.id, "", name[:-1], [
+                f"{name} are not migrated by this service yet: migrate the account without them"])
+    accounting = getattr(request, "accounting", None)
+    if accounting is not None and any(amount != 0 for amount in accounting.originalAccountBalances.values()):
+        failures.accountError = failures.accountError or _failure(account.originalId, account.accountLocator,
+                                                                  "account", [
+            "accounting.originalAccountBalances: starting balances are not migrated by this service yet"])
+    if failures.count() or owner is None:
+        return failures, None
+    uow = wiring.unit_of_work(ctx)
+    if migration.existingAccount is None:
+        accounts.add_migrated_account(ctx, uow, owner)
+    mapped: dict[str, MappingObject] = {}
+    for policy, result in built:
+        token = f"migration:{migration.locator}:{result.policy.locator}"
+        policies.add_migrated_policy(ctx, uow, result.policy, result.terms, result.transactions, result.segments,
+                                     token=token)
+        mapped[result.policy.locator] = MappingObject(migratedAt=ctx.now, originalId=policy.id, childrenMappings={
+            "terms": {term.locator: str(term.number) for term in result.terms},
+            "transactions": {transaction.locator: f"{term}.{index}" for term, index, transaction in _positions(result)},
+            "elements": result.elements})
+    completed = account.model_copy(update={"accountMigrationState": AccountMigrationState.COMPLETED,
+                                           "processedItems": account.totalItems, "lastUpdated": ctx.now})
+    writes = [repository.mapping_write(ctx.tenant, AccountMappings(
+        accountLocator=account.accountLocator, migrationLocator=migration.locator, originalAccountId=account.originalId,
+        policies=mapped))]
+    if uow.remaining < len(writes) + 2:
+        failures.accountError = _failure(account.originalId, account.accountLocator, "account", [
+            f"The account brings more records than one write holds ({uow.capacity}): migrate its policies in "
+            "several requests (POST .../migrations/accounts/{accountLocator})"])
+        return failures, None
+    _finish_account(ctx, migration, completed, {"completedAccounts": 1}, writes, uow)
+    return None, True
+
+
+def _positions(result: _Built) -> Iterable[tuple[int, int, Transaction]]:
+    by_term = {term.locator: term.number for term in result.terms}
+    counters: dict[str, int] = {}
+    for transaction in result.transactions:
+        index = counters.get(transaction.termLocator, 0)
+        counters[transaction.termLocator] = index + 1
+        yield by_term[transaction.termLocator], index, transaction
+
+
+def _owner(ctx: CallContext, migration: Migration, account: AccountMigration, request: MigrationRequest,
+           failures: AccountFailures) -> Account | None:
+    """The account the records go to: the existing one, or the new one (None, with its failure, when it fails)."""
+    if migration.existingAccount is not None:
+        return accounts.get_account(ctx, migration.existingAccount)
+    assert isinstance(request, AccountMigrationRequest)
+    data = request.accountData
+    preferences = data.preferences.installmentPreferences if data.preferences else None
+    try:
+        fields = AccountFields(
+            type=data.accountType, data=data.data, billingLevel=data.billingLevel,
+            preferences=Preferences.model_validate({"installmentPreferences": preferences.model_dump(
+                exclude_none=True)}) if preferences else None,
+            autoRenewalPlanName=data.autoRenewalPlanName, delinquencyPlanName=data.delinquencyPlanName,
+            excessCreditPlanName=data.excessCreditPlanName, shortfallTolerancePlanName=data.shortfallTolerancePlanName)
+        built = accounts.migrated_account(ctx, fields, locator=account.accountLocator, created_at=data.createdAt,
+                                          created_by=data.createdBy or request.defaultCreatedBy)
+    except DomainError as error:
+        messages = [f"{problem.field}: {problem.message}" for problem in error.field_errors] or [error.message]
+        failures.accountError = _failure(data.id, account.accountLocator, data.accountType, messages)
+        return None
+    except ValidationError as error:
+        failures.accountError = _failure(data.id, account.accountLocator, data.accountType, [
+            f"{'.'.join(str(part) for part in problem['loc'])}: {problem['msg']}" for problem in error.errors()])
+        return None
+    if built.validationResult is not None and not built.validationResult.success:
+        failures.accountError = EntityFailure(originalId=data.id, errors=built.validationResult)
+        return None
+    return built
+
+
+def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migration: Migration,
+            account: AccountMigration, owner: Account, request: MigrationRequest, given: PolicyMigrationRequest,
+            problems: list[str]) -> _Built | None:
+    """The policy's records, or None with what is wrong in `problems`."""
+    product = datamodel.product_type(model, given.productName)
+    if product is None:
+        problems.append(f"productName: {given.productName!r} is not a configured product")
+        return None
+    eligible = product.definition.get("eligibleAccountTypes") or []
+    if eligible and owner.type not in eligible:
+        problems.append(f"productName: product {given.productName} is not for {owner.type} accounts")
+    currency = given.currency or model.get("defaultCurrency") or "USD"
+    if len(currency) != 3 or not currency.isalpha() or not currency.isupper():
+        problems.append(f"currency: {currency!r} is not an ISO 4217 currency code")
+    zone = given.timezone or owner.timezone
+    if not checks.is_time_zone(zone):
+        problems.append(f"timezone: {zone!r} is not an IANA time zone")
+    static, errors = datamodel.validate_data(model, product.definition.get("staticData") or {}, given.staticData,
+                                             path="staticData")
+    problems.extend(datamodel.error_text(error) for error in errors)
+    for name, collection in (("autoRenewalPlanName", "autoRenewalPlans"), ("delinquencyPlanName", "delinquencyPlans")):
+        value = getattr(given, name)
+        if value is not None and value not in (model.get(collection) or {}):
+            problems.append(f"{name}: {value!r} is not defined in the configuration's {collection}")
+    if problems:
+        return None
+    seed = f"migration:{migration.locator}:{account.accountLocator}:policy:{given.id}"
+    policy_locator = derived_locator(given.createdAt, seed)
+    created_by = given.createdBy or request.defaultCreatedBy
+    charge_categories = {name: str((definition or {}).get("category") or "none")
+                         for name, definition in (model.get("charges") or {}).items()}
+    configured_types = {name: str(definition.get("category")) for name, definition in
+                        (model.get("transactionTypes") or {}).items() if isinstance(definition, dict)}
+    terms: list[Term] = []
+    transactions: list[Transaction] = []
+    segments: list[Segment] = []
+    elements: dict[str, str] = {}
+    previous_term: str | None = None
+    cancellation: datetime | None = None
+    for number, term_request in enumerate(given.terms):
+        where = f"terms[{number}]"
+        if term_request.endTime <= term_request.startTime:
+            problems.append(f"{where}: endTime is not after startTime")
+            continue
+        if terms and term_request.startTime < terms[-1].endTime:
+            problems.append(f"{where}: starts before the previous term ends")
+        term_locator = derived_locator(term_request.startTime, f"{seed}:term:{number}")
+        terms.append(Term(locator=term_locator, staticLocator=term_locator, policyLocator=policy_locator, number=number,
+                          startTime=term_request.startTime, endTime=term_request.endTime,
+                          previousTermLocator=previous_term))
+        previous_term = term_locator
+        for index, given_transaction in enumerate(term_request.transactions):
+            at = f"{where}.transactions[{index}]"
+            segment_request = given_transaction.segment
+            if segment_request is None:
+                problems.append(f"{at}.segment: every migrated transaction brings its segment")
+                continue
+            if not term_request.startTime <= segment_request.startTime < term_request.endTime:
+                problems.append(f"{at}.segment.startTime: not within its term")
+                continue
+            tree = _tree(segment_request.rootElement)
+            if segment_request.rootElement.elementType != given.productName:
+                problems.append(f"{at}.segment.rootElement.elementType: the root element is the product "
+                                f"{given.productName}, not {segment_request.rootElement.elementType}")
+                continue
+            normalised, errors = datamodel.validate_element_tree(model, tree, path=f"{at}.segment.rootElement")
+            problems.extend(datamodel.error_text(error) for error in errors)
+            transaction_locator = derived_locator(given_transaction.createdAt, f"{seed}:tx:{number}:{index}")
+            segment_locator = derived_locator(segment_request.startTime, f"{seed}:seg:{number}:{index}")
+            duration = durations.duration(segment_request.startTime, term_request.endTime, given.durationBasis, zone)
+            charges: list[Charge] = []
+            element = _element(segment_request.rootElement, normalised, segment_locator, segment_request.startTime,
+                               f"{seed}:{number}:{index}", seed, given.createdAt, elements)
+            for original, element_locator, static_locator, charge_request, position in _charges(
+                    segment_request.rootElement, element):
+                charge_at = f"{at}.charges[{original}][{position}]"
+                if charge_request.chargeType not in charge_categories:
+                    problems.append(f"{charge_at}.chargeType: {charge_request.chargeType!r} is not a configured charge")
+                    continue
+                try:
+                    amount = money.round_money(charge_request.rate * duration, currency)
+                except ValueError as error:
+                    problems.append(f"{charge_at}.rate: {error}")
+                    continue
+                items = sum((item.amount for item in charge_request.installmentItems), Decimal(0))
+                if charge_request.installmentItems and items != amount:
+                    problems.append(f"{charge_at}: its installment items add up to {items}, the charge "
+                                    f"({charge_request.rate} x {duration} {given.durationBasis}) to {amount}")
+                charges.append(Charge(
+                    locator=derived_locator(given_transaction.createdAt, f"{seed}:{number}:{index}:charge:{original}:"
+                                                                         f"{position}"),
+                    elementLocator=element_locator, elementStaticLocator=static_locator,
+                    chargeType=charge_request.chargeType,
+                    chargeCategory=charge_categories[charge_request.chargeType],
+                    rate=charge_request.rate, referenceRate=charge_request.referenceRate, amount=amount,
+                    tag=charge_request.tag))
+            category = _category(configured_types, given_transaction.transactionType, number, index)
+            if category == TransactionCategory.CANCELLATION:
+                cancellation = segment_request.startTime
+            segment = Segment(locator=segment_locator, transactionLocator=transaction_locator,
+                              policyLocator=policy_locator, termLocator=term_locator,
+                              segmentType=segment_request.segmentType, startTime=segment_request.startTime,
+                              endTime=term_request.endTime, duration=duration, element=element,
+                              basedOn=segments[-1].locator if segments else None)
+            transactions.append(Transaction(
+                locator=transaction_locator, staticLocator=transaction_locator, policyLocator=policy_locator,
+                termLocator=term_locator, effectiveTime=segment_request.startTime,
+                transactionState=TransactionState.ISSUED, transactionCategory=category,
+                transactionType=given_transaction.transactionType,
+                preferences=given_transaction.preferences.model_dump(exclude_none=True)
+                if given_transaction.preferences else {},
+                createdAt=given_transaction.createdAt, createdBy=given_transaction.createdBy or created_by,
+                issuedTime=given_transaction.issuedTime, acceptedTime=given_transaction.issuedTime,
+                baseTransactionLocator=transactions[-1].locator if transactions else None,
+                segments=[SegmentSummary.of(segment)], charges=charges, configVersion=config_version))
+            segments.append(segment)
+    if problems or not transactions:
+        if not problems:
+            problems.append("terms: the policy has no transaction")
+        return None
+    last = transactions[-1]
+    policy = Policy(
+        locator=policy_locator, accountLocator=owner.locator, productName=given.productName, currency=currency,
+        timezone=zone, durationBasis=given.durationBasis, billingLevel=given.billingLevel or owner.billingLevel,
+        autoRenewalPlanName=given.autoRenewalPlanName, delinquencyPlanName=given.delinquencyPlanName,
+        static=static, preferences=given.preferences.model_dump(exclude_none=True) if given.preferences else {},
+        startTime=terms[0].startTime, endTime=terms[-1].endTime, issuedTransactionLocator=last.locator,
+        latestSegmentLocator=segments[-1].locator, latestTermLocator=terms[-1].locator,
+        branchHeadTransactionLocators=[last.locator], cancellationTime=cancellation, configVersion=config_version,
+        createdAt=given.createdAt, createdBy=created_by, updatedAt=given.createdAt, updatedBy=created_by)
+    return _Built(policy, terms, transactions, segments, elements)
+
+
+def _category(configured: dict[str, str], transaction_type: str, term: int, index: int) -> TransactionCategory:
+    """The configured category of the type; else the type if it names one; else by its place in the history."""
+    named = configured.get(transaction_type) or transaction_type
+    if named in {member.value for member in TransactionCategory}:
+        return TransactionCategory(named)
+    if index == 0:
+        return TransactionCategory.ISSUANCE if term == 0 else TransactionCategory.RENEWAL
+    return TransactionCategory.CHANGE
+
+
+def _tree(element: ElementMigrationRequest) -> dict[str, Any]:
+    return {"type": element.elementType, "locator": element.id, "data": element.data,
+            "coverageTerms": element.coverageTerms, "elements": [_tree(child) for child in element.elements]}
+
+
+def _element(given: ElementMigrationRequest, normalised: dict[str, Any], parent: str, effective: datetime,
+             seed: str, policy_seed: str, created: datetime, originals: dict[str, str]) -> Element:
+    """The segment's element tree: locators derived per segment, static locators per original element id (the
+    same element in every segment), the data as validated (the policies domain sets categories and parents)."""
+    static = derived_locator(created, f"{policy_seed}:element:{given.id}")
+    locator = derived_locator(effective, f"{seed}:element:{given.id}")
+    originals[static] = given.id
+    listed = normalised.get("elements")
+    children: list[Any] = listed if isinstance(listed, list) else []
+    return Element(
+        locator=locator, staticLocator=static, type=given.elementType, parentLocator=parent,
+        data=normalised.get("data") if isinstance(normalised.get("data"), dict) else given.data,
+        coverageTerms=given.coverageTerms,
+        elements=[_element(child, children[i] if i < len(children) and isinstance(children[i], dict) else {},
+                           locator, effective, seed, policy_seed, created, originals)
+                  for i, child in enumerate(given.elements)])
+
+
+def _charges(given: ElementMigrationRequest, element: Element) -> Iterable[tuple[str, str, str, Any, int]]:
+    """(original element id, element locator, static locator, charge request, its position) of the whole tree."""
+    for position, charge in enumerate(given.charges):
+        yield given.id, element.locator, element.staticLocator, charge, position
+    for child_request, child in zip(given.elements, element.elements):
+        yield from _charges(child_request, child)
+
