@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test coverage fuzz lint format-check typecheck bench reset clean-venv sandbox browser
+.PHONY: run test coverage fuzz ledger lint format-check typecheck bench reset clean-venv sandbox browser
 
 run: $(STAMP)
 	@$(MAKE) --no-print-directory sandbox || echo "make run goes on, but every plugin call will fail until the sandbox works" >&2
@@ -32,6 +32,12 @@ coverage:
 FUZZ_EXAMPLES ?= 500
 fuzz: $(STAMP) sandbox
 	PAS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) PAS_FUZZ_RANDOM=1 $(PY) -m pytest -n 2 tests/architecture/test_fuzzing.py
+
+# The ledger's property tests (tests/jobs/test_billing_ledger.py) over LEDGER_HISTORIES random histories
+# (`make test` runs 240).
+LEDGER_HISTORIES ?= 2000
+ledger: $(STAMP) sandbox
+	PAS_LEDGER_HISTORIES=$(LEDGER_HISTORIES) $(PY) -m pytest -n 2 tests/jobs/test_billing_ledger.py
 
 # Configuration: ruff.toml, mypy.ini (strict on core, storage, priceable and the pure modules).
 lint: $(STAMP)
