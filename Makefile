@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test coverage fuzz simulate lint format-check typecheck bench reset clean-venv sandbox browser
+.PHONY: run test coverage fuzz simulate ledger lint format-check typecheck bench reset clean-venv sandbox browser
 
 run: $(STAMP)
 	@$(MAKE) --no-print-directory sandbox || echo "make run goes on, but every plugin call will fail until the sandbox works" >&2
@@ -40,6 +40,12 @@ SEEDS ?= 200
 simulate: $(STAMP) sandbox
 	PAS_SIMULATION_SEEDS=$(SEEDS) $(if $(SEED),PAS_SIMULATION_SEED=$(SEED)) $(if $(STEPS),PAS_SIMULATION_STEPS=$(STEPS)) \
 	  $(PY) -m pytest -n 2 tests/simulation/test_simulation.py
+
+# The ledger's property tests (tests/jobs/test_billing_ledger.py) over LEDGER_HISTORIES random histories
+# (`make test` runs 240).
+LEDGER_HISTORIES ?= 2000
+ledger: $(STAMP) sandbox
+	PAS_LEDGER_HISTORIES=$(LEDGER_HISTORIES) $(PY) -m pytest -n 2 tests/jobs/test_billing_ledger.py
 
 # Configuration: ruff.toml, mypy.ini (strict on app.py, chalicelib and pas_cli; the tests at mypy's default).
 lint: $(STAMP)

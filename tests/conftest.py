@@ -17,6 +17,7 @@ os.environ.update({
     "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SECURITY_TOKEN": "testing",
     "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
     "PAS_STAGE": "test", "PAS_EVENT_SETTLE_MS": "0",
+    "PAS_AWS_UNSIGNED": "1",  # moto checks no signature (settings.aws_unsigned)
     "POWERTOOLS_TRACE_DISABLED": "1",  # the Tracer runs, X-Ray does not (there is no daemon to send to)
 })
 os.environ.pop("PAS_AWS_ENDPOINT_URL", None)

@@ -46,6 +46,11 @@ def _new_client(service: str, options: dict[str, Any]) -> Any:
 
 
 def dynamodb() -> Any:
+    current = settings()
+    if current.aws_unsigned and current.is_local:
+        from botocore import UNSIGNED
+
+        return client("dynamodb", signature_version=UNSIGNED)
     return client("dynamodb")
 
 
