@@ -19,7 +19,6 @@ from chalicelib.core import paging
 from chalicelib.core.clock import utc
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListResponse
-from chalicelib.priceable.models import Input
 from chalicelib.priceable.schemas import ConstraintValuesRequest as ConstraintValuesRequest
 from chalicelib.priceable.schemas import ElementCreateRequests as ElementCreateRequests
 from chalicelib.priceable.schemas import ElementLocators as ElementLocators

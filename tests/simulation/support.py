@@ -124,7 +124,7 @@ def answers_lost(operation: str = "TransactWriteItems") -> Iterator[FaultPlan]:
 
     plan = FaultPlan(0, 1.0, kinds=("timeout_after",))
     decide = plan.decide
-    plan.decide = lambda sent: decide(sent) if sent == operation else None  # type: ignore[method-assign]
+    plan.decide = lambda sent: decide(sent) if sent == operation else None  # type: ignore[method-assign, assignment]
     client = clients.dynamodb()
     plan.install(client)
     try:

@@ -98,7 +98,7 @@ def test_the_worker_duplicates_delays_and_kills_the_deliveries_its_plan_says(aws
     plan = FaultPlan(11, 0.0)
     script = iter([None, "duplicate", "delay", "kill"])
     monkeypatch.setattr(plan, "delivery", lambda: next(script))
-    plan.random.randrange = lambda start, stop: 2  # type: ignore[method-assign]  # killed at its second call
+    plan.random.randrange = lambda start, stop: 2  # killed at its second call
     plan.install(clients.dynamodb())
     try:
         run_jobs(stop, threading.Event(), plan)

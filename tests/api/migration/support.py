@@ -29,7 +29,7 @@ def vehicle(original: str, *, premium: str = "1.00", items: list[str] | None = N
 def auto_policy(original: str, **overrides: Any) -> dict[str, Any]:
     """A PersonalAuto policy of one year (2025-06-01 to 2026-06-01, on risk at the tests' clock), issued, then
     changed on 2025-12-01 (a second vehicle added)."""
-    issuance = {"issuedTime": "2025-05-20T10:00:00Z", "createdAt": "2025-05-20T09:00:00Z",
+    issuance: dict[str, Any] = {"issuedTime": "2025-05-20T10:00:00Z", "createdAt": "2025-05-20T09:00:00Z",
                 "transactionType": "issuance", "createdBy": CREATED_BY, "installments": [],
                 "segment": {"startTime": "2025-06-01T04:00:00Z", "segmentType": "coverage", "rootElement": {
                     "elementType": "PersonalAuto", "id": f"{original}-root", "data": {"channel": "agent"},
