@@ -19,9 +19,9 @@ class Settings(BaseModel, frozen=True):
     jobs_queue_name: str = "pas-jobs"
     aws_endpoint_url: str | None = None
     aws_unsigned: bool = False
-    """DynamoDB requests go unsigned: only where AWS is emulated (the tests' in-process moto, `make run`'s), which
-    checks no signature; botocore's SigV4 signing was a seventh of a billing test's CPU. Ignored outside the
-    local stages, where every request is signed."""
+    """DynamoDB requests go unsigned to the tests' in-process moto, which checks no signature (botocore's SigV4
+    signing was a seventh of a billing test's CPU). Honoured on the local stages without an endpoint URL only: a
+    moto server (`make run`) reads the account and region of a request from its signature."""
     admin_username: str | None = None
     admin_password: str | None = None
     session_token_ttl_seconds: int = Field(3600, ge=60)

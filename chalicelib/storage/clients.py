@@ -47,7 +47,7 @@ def _new_client(service: str, options: dict[str, Any]) -> Any:
 
 def dynamodb() -> Any:
     current = settings()
-    if current.aws_unsigned and current.is_local:
+    if current.aws_unsigned and current.is_local and current.aws_endpoint_url is None:
         from botocore import UNSIGNED
 
         return client("dynamodb", signature_version=UNSIGNED)
