@@ -25,8 +25,10 @@ id and queues it again. Once every account is processed the migration is `finish
 failed) or `error` (an account had a system error). Events `migration.start|pause|resume|recover|patch|finish|
 fail|error` with `{"migrationLocator"}`.
 
-Not migrated yet: invoices, payments and disbursements, and the account's starting balances (an account that
-brings any fails, naming them); installments are the billing domain's, built from the migrated charges.
+An account's billing records are reconciled first (migration/reconciliation.py): a difference fails the
+account, named by the entity's original id with both amounts. Not migrated yet: invoices, payments and
+disbursements, and the account's starting balances (an account that brings any fails: its reconciled ones
+naming that they are not migrated yet); installments are the billing domain's, built from the migrated charges.
 """
 from __future__ import annotations
 
@@ -48,7 +50,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.migration import repository
+from chalicelib.migration import reconciliation, repository
 from chalicelib.migration.models import (
     DONE,
     FINAL_STATES,
@@ -473,21 +475,29 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
     failures = AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
     config_version, model = configuration.current_model(ctx, resolved=True)
     owner = _owner(ctx, migration, account, request, failures)
+    default_currency = str(model.get("defaultCurrency") or "USD")
+    differences = reconciliation.reconcile(request, {policy.id: policy.currency or default_currency
+                                                     for policy in request.policies}, default_currency)
     built: list[tuple[PolicyMigrationRequest, _Built]] = []
     for policy in request.policies:
         problems: list[str] = []
         result = _policy(ctx, model, config_version, migration, account, owner, request, policy, problems) \
             if owner is not None else None
+        problems.extend(differences.policies.get(policy.id, []))
         if problems:
             failures.policies[policy.id] = _failure(policy.id, "", policy.productName, problems)
         elif result is not None:
             built.append((policy, result))
     for name in ("invoices", "payments", "disbursements"):
+        found = getattr(differences, name, {})
         for entity in getattr(request, name):
-            getattr(failures, name)[entity.id] = _failure(entity.id, "", name[:-1], [
+            getattr(failures, name)[entity.id] = _failure(entity.id, "", name[:-1], found.get(entity.id) or [
                 f"{name} are not migrated by this service yet: migrate the account without them"])
     accounting = getattr(request, "accounting", None)
-    if accounting is not None and any(amount != 0 for amount in accounting.originalAccountBalances.values()):
+    if differences.account:
+        failures.accountError = failures.accountError or _failure(account.originalId, account.accountLocator,
+                                                                  "account", differences.account)
+    elif accounting is not None and any(amount != 0 for amount in accounting.originalAccountBalances.values()):
         failures.accountError = failures.accountError or _failure(account.originalId, account.accountLocator,
                                                                   "account", [
             "accounting.originalAccountBalances: starting balances are not migrated by this service yet"])
