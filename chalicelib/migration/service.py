@@ -26,9 +26,12 @@ failed) or `error` (an account had a system error). Events `migration.start|paus
 fail|error` with `{"migrationLocator"}`.
 
 An account's billing records are reconciled first (migration/reconciliation.py): a difference fails the
-account, named by the entity's original id with both amounts. Not migrated yet: invoices, payments and
-disbursements, and the account's starting balances (an account that brings any fails: its reconciled ones
-naming that they are not migrated yet); installments are the billing domain's, built from the migrated charges.
+account, named by the entity's original id with both amounts. A transaction that brings its installments
+gets them as its lattice and installments (migration/installments.py; billing builds none for it), each on
+the invoice of the request naming it (billing/invoices/service.add_migrated: open, due, numbered, in the
+account's final write, mapped by original id); a transaction that brings none is billed by billing from its
+charges. Not migrated yet: payments, disbursements and non-zero starting balances (an account that brings
+any fails, naming them).
 """
 from __future__ import annotations
 
@@ -43,6 +46,8 @@ from pydantic import BaseModel, ValidationError
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, AccountFields, Preferences
+from chalicelib.billing.invoices import service as invoices
+from chalicelib.billing.models import Installment, InstallmentLattice
 from chalicelib.configuration import datamodel
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, durations, money
@@ -50,7 +55,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.migration import reconciliation, repository
+from chalicelib.migration import installments, reconciliation, repository
 from chalicelib.migration.models import (
     DONE,
     FINAL_STATES,
@@ -467,6 +472,8 @@ class _Built:
     segments: list[Segment]
     elements: dict[str, str] = field(default_factory=dict)
     """Static element locator -> original element id."""
+    brought: list[installments.Brought] = field(default_factory=list)
+    """Its transactions that bring their installments (billing does not build theirs)."""
 
 
 def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
@@ -488,7 +495,10 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
             failures.policies[policy.id] = _failure(policy.id, "", policy.productName, problems)
         elif result is not None:
             built.append((policy, result))
-    for name in ("invoices", "payments", "disbursements"):
+    for invoice in request.invoices:
+        if invoice.id in differences.invoices:
+            failures.invoices[invoice.id] = _failure(invoice.id, "", "invoice", differences.invoices[invoice.id])
+    for name in ("payments", "disbursements"):
         found = getattr(differences, name, {})
         for entity in getattr(request, name):
             getattr(failures, name)[entity.id] = _failure(entity.id, "", name[:-1], found.get(entity.id) or [
@@ -507,19 +517,32 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
     if migration.existingAccount is None:
         accounts.add_migrated_account(ctx, uow, owner)
     mapped: dict[str, MappingObject] = {}
+    lattices: list[tuple[InstallmentLattice, list[Installment]]] = []
+    invoiced: dict[str, list[Installment]] = {invoice.id: [] for invoice in request.invoices}
     for policy, result in built:
         token = f"migration:{migration.locator}:{result.policy.locator}"
         policies.add_migrated_policy(ctx, uow, result.policy, result.terms, result.transactions, result.segments,
-                                     token=token)
+                                     token=token, billed=frozenset(b.transaction.locator for b in result.brought))
+        for each in result.brought:
+            lattice, made = installments.of_transaction(result.policy, owner, each,
+                                                        f"{token}:{each.transaction.locator}")
+            lattices.append((lattice, list(made.values())))
+            for given_installment in each.given.installments:
+                invoiced[given_installment.invoiceId].append(made[given_installment.id])
         mapped[result.policy.locator] = MappingObject(migratedAt=ctx.now, originalId=policy.id, childrenMappings={
             "terms": {term.locator: str(term.number) for term in result.terms},
             "transactions": {transaction.locator: f"{term}.{index}" for term, index, transaction in _positions(result)},
             "elements": result.elements})
+    written = invoices.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
+        seed=f"migration:{migration.locator}:{account.accountLocator}:invoice:{given.id}",
+        installments=invoiced[given.id], startTime=given.startTime, endTime=given.endTime, dueTime=given.dueTime,
+        generateTime=given.generateTime, timezone=given.timezone) for given in request.invoices]) if lattices else []
     completed = account.model_copy(update={"accountMigrationState": AccountMigrationState.COMPLETED,
                                            "processedItems": account.totalItems, "lastUpdated": ctx.now})
     writes = [repository.mapping_write(ctx.tenant, AccountMappings(
         accountLocator=account.accountLocator, migrationLocator=migration.locator, originalAccountId=account.originalId,
-        policies=mapped))]
+        policies=mapped, invoices={invoice.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
+                                   for invoice, given in zip(written, request.invoices)}))]
     if uow.remaining < len(writes) + 2:
         failures.accountError = _failure(account.originalId, account.accountLocator, "account", [
             f"The account brings more records than one write holds ({uow.capacity}): migrate its policies in "
@@ -605,6 +628,7 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
     terms: list[Term] = []
     transactions: list[Transaction] = []
     segments: list[Segment] = []
+    brought: list[installments.Brought] = []
     elements: dict[str, str] = {}
     previous_term: str | None = None
     cancellation: datetime | None = None
@@ -640,6 +664,7 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
             segment_locator = derived_locator(segment_request.startTime, f"{seed}:seg:{number}:{index}")
             duration = durations.duration(segment_request.startTime, term_request.endTime, given.durationBasis, zone)
             charges: list[Charge] = []
+            priced: list[tuple[Charge, Any]] = []
             element = _element(segment_request.rootElement, normalised, segment_locator, segment_request.startTime,
                                f"{seed}:{number}:{index}", seed, given.createdAt, elements)
             for original, element_locator, static_locator, charge_request, position in _charges(
@@ -665,6 +690,7 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
                     chargeCategory=charge_categories[charge_request.chargeType],
                     rate=charge_request.rate, referenceRate=charge_request.referenceRate, amount=amount,
                     tag=charge_request.tag))
+                priced.append((charges[-1], charge_request))
             category = _category(configured_types, given_transaction.transactionType, number, index)
             if category == TransactionCategory.CANCELLATION:
                 cancellation = segment_request.startTime
@@ -685,6 +711,9 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
                 baseTransactionLocator=transactions[-1].locator if transactions else None,
                 segments=[SegmentSummary.of(segment)], charges=charges, configVersion=config_version))
             segments.append(segment)
+            if given_transaction.installments:
+                brought.append(installments.Brought(transactions[-1], given_transaction, term_request.startTime,
+                                                    term_request.endTime, priced, element))
     if problems or not transactions:
         if not problems:
             problems.append("terms: the policy has no transaction")
@@ -699,7 +728,7 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
         latestSegmentLocator=segments[-1].locator, latestTermLocator=terms[-1].locator,
         branchHeadTransactionLocators=[last.locator], cancellationTime=cancellation, configVersion=config_version,
         createdAt=given.createdAt, createdBy=created_by, updatedAt=given.createdAt, updatedBy=created_by)
-    return _Built(policy, terms, transactions, segments, elements)
+    return _Built(policy, terms, transactions, segments, elements, brought)
 
 
 def _category(configured: dict[str, str], transaction_type: str, term: int, index: int) -> TransactionCategory:

@@ -5,6 +5,7 @@ Every write carries the bumps of the billing roots of the containers it changes 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol
@@ -17,6 +18,7 @@ from chalicelib.billing.models import (
     Application,
     HoldTarget,
     Installment,
+    InstallmentLattice,
     Invoice,
     InvoiceGenerationJob,
     InvoiceState,
@@ -37,7 +39,7 @@ from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
-from chalicelib.core.ids import new_locator
+from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.documents import service as documents
 from chalicelib.policies import service as policies
@@ -169,14 +171,16 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
 
 
 def add_invoice(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], numbering: str | None, invoice: Invoice,
-                 invoiced: list[Installment], account: Account) -> None:
+                 invoiced: list[Installment], account: Account, *, migrated: bool = False) -> None:
     """Add to `uow` (which bumps the roots) a new invoice of the `invoiced` installments: its number, its
-    due and autopay entries (an owed invoice has neither), its event and its document."""
+    due and autopay entries (an owed invoice has neither), its event and its document. `migrated`: the
+    installments are new too, a migration's (written with it, never uninvoiced)."""
     if numbering:
         invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
     for installment in invoiced:
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
-        uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
+        uow.add(*(repository.migrated_installment_writes if migrated else repository.invoiced_installment_writes)(
+            ctx.tenant, installment))
     uow.add(*repository.invoice_writes(ctx.tenant, invoice))
     if invoice.invoiceState == InvoiceState.OPEN and invoice.owedFor is None:
         due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)  # unsettled then: delinquent
@@ -187,6 +191,49 @@ def add_invoice(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], number
                                                  invoice_locator=invoice.locator))
     documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator,
                                    _rendering_data(invoice, account))
+
+
+@dataclass
+class MigratedInvoice:
+    """An invoice a migration brings (chalicelib/migration), of its installments, with the source's times."""
+
+    seed: str
+    """What its locators derive from: the same in every run of the migration's account."""
+    installments: list[Installment]
+    startTime: datetime
+    endTime: datetime
+    dueTime: datetime
+    generateTime: datetime
+    timezone: str | None = None
+
+
+def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
+                 lattices: list[tuple[InstallmentLattice, list[Installment]]], invoices: list[MigratedInvoice]) -> list[
+        Invoice]:
+    """Add to `uow` a migration's billing records of the account: the lattices of its transactions with their
+    installments (which billing then does not build), each invoiced by one of `invoices`, open (settled
+    when it totals zero), due and numbered as billing's own; the bumps of their containers' roots."""
+    model = configuration.current_model(ctx, resolved=True)[1]
+    numbering = invoice_numbering_plan(ctx, account)
+    account_root.bump(ctx, uow, account.locator, sorted({lattice.billingContainer for lattice, _ in lattices}))
+    for lattice, installments in lattices:
+        repository.add_lattice(uow, ctx.tenant, lattice, [installment.locator for installment in installments])
+    written = []
+    for given in invoices:
+        def locate(seed: str, at: MigratedInvoice = given) -> str:
+            return derived_locator(at.generateTime, f"{at.seed}:{seed}")
+
+        built = generator.invoice(given.installments, given.generateTime, ctx.user_locator, locate)
+        settled = built.totalAmount == 0
+        invoice = built.model_copy(update={
+            "startTime": given.startTime, "endTime": given.endTime, "dueTime": given.dueTime,
+            "generateTime": given.generateTime, "generatedTime": given.generateTime, "autopayTime": given.dueTime,
+            "suppressAutopay": True, "timezone": given.timezone or built.timezone,
+            "invoiceState": InvoiceState.SETTLED if settled else InvoiceState.OPEN,
+            "settledTime": given.generateTime if settled else None})
+        add_invoice(ctx, uow, model, numbering, invoice, given.installments, account, migrated=True)
+        written.append(invoice)
+    return written
 
 
 def _rendering_data(invoice: Invoice, account: Account) -> dict[str, Any]:

@@ -6,8 +6,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from tests.api.migration.support import account_request, auto_policy, fetch, start
+from tests.api.migration.support import account_of, account_request, auto_policy, fetch, start
 from tests.support.api import call, ok
+from tests.support.configs import configured_tenant, policy_model
 
 
 def _installment(original: str, invoice: str, month: int) -> dict[str, Any]:
@@ -94,8 +95,7 @@ def test_payments_covering_more_than_an_invoice_or_all_of_an_open_one_are_differ
     assert "policies" not in failure or failure["policies"] == {}
 
 
-def test_reconciled_billing_records_show_no_difference_only_that_they_are_not_migrated_yet(api, admin_token, tenant,
-                                                                                           jobs):
+def test_reconciled_payments_show_no_difference_only_that_they_are_not_migrated_yet(api, admin_token, tenant, jobs):
     policy = _billed_policy("SRC-R3-p1", [_installment("I1", "INV1", 6), _installment("I2", "INV2", 7)],
                             [(1, "72.00"), (2, "72.00")])
     body = {**account_request("SRC-R3", policies=[policy]),
@@ -107,6 +107,54 @@ def test_reconciled_billing_records_show_no_difference_only_that_they_are_not_mi
 
     (failure,) = fetch(api, admin_token, tenant, migration, "/failures/list")["items"]
     assert "accountError" not in failure and not failure.get("policies")
-    assert {name: [m for f in failure[name].values() for m in _messages(f)] for name in ("invoices", "payments")} == {
-        "invoices": ["invoices are not migrated by this service yet: migrate the account without them"] * 2,
-        "payments": ["payments are not migrated by this service yet: migrate the account without them"]}
+    assert not failure.get("invoices")
+    assert [m for f in failure["payments"].values() for m in _messages(f)] == [
+        "payments are not migrated by this service yet: migrate the account without them"]
+    assert ok(call(api, "GET", f"/policy/{tenant}/accounts/list?count=100", admin_token))["items"] == []
+
+
+def test_brought_installments_and_open_invoices_are_billing_records_paid_through_the_payments_api(api, admin_token,
+                                                                                                jobs):
+    model = policy_model()
+    model["payments"] = {"Card": {}}
+    tenant = configured_tenant(api, admin_token, model)
+    policy = _billed_policy("SRC-R4-p1", [_installment("I1", "INV1", 6), _installment("I2", "INV2", 7)],
+                            [(1, "72.00"), (2, "72.00")])
+    body = {**account_request("SRC-R4", policies=[policy]),
+            "invoices": [_invoice("INV1", 6, "open"), _invoice("INV2", 7, "open")]}
+    migration = ok(start(api, admin_token, tenant, [body]))["locator"]
+    jobs.drain()
+
+    assert fetch(api, admin_token, tenant, migration)["migrationState"] == "finished"
+    mappings = account_of(api, admin_token, tenant, migration, "SRC-R4")
+    account = mappings["accountLocator"]
+    assert sorted(mapping["originalId"] for mapping in mappings["invoices"].values()) == ["INV1", "INV2"]
+    listed = ok(call(api, "GET", f"/billing/{tenant}/invoices/accounts/{account}/list?count=100",
+                     admin_token))["items"]
+    # the change (it brings no installments) is billed by billing, on invoices of its own
+    by_original = {mappings["invoices"][invoice["locator"]]["originalId"]: invoice for invoice in listed
+                   if invoice["locator"] in mappings["invoices"]}
+    assert set(by_original) == {"INV1", "INV2"}
+    first = by_original["INV1"]
+    assert (first["invoiceState"], Decimal(first["totalAmount"]), first["dueTime"][:10]) == ("open", Decimal("72.00"),
+                                                                                           "2025-06-01")
+    (policy_locator,) = mappings["policies"]
+    transactions = mappings["policies"][policy_locator]["childrenMappings"]["transactions"]
+    issuance = next(locator for locator, position in transactions.items() if position == "0.0")
+    brought = ok(call(api, "GET", f"/billing/{tenant}/installments/transactions/{issuance}/list?count=100",
+                      admin_token))["items"]
+    assert sorted((i["installmentStartTime"][:10], sum(Decimal(item["amount"]) for item in i["installmentItems"]))
+                  for i in brought) == [("2025-06-01", Decimal("72.00")), ("2025-07-01", Decimal("72.00"))]
+    assert {i["invoiceLocator"] for i in brought} == {by_original["INV1"]["locator"], by_original["INV2"]["locator"]}
+
+    payment = ok(call(api, "POST", f"/billing/{tenant}/payments", admin_token, {
+        "accountLocator": account, "type": "Card", "amount": Decimal("77.00"), "data": {"cardHolder": "Ada Lovelace"},
+        "targets": [{"containerType": "invoice", "containerLocator": first["locator"]}]}))
+    ok(call(api, "PATCH", f"/billing/{tenant}/payments/{payment['locator']}/post", admin_token))
+    paid = ok(call(api, "GET", f"/billing/{tenant}/invoices/{first['locator']}", admin_token))
+    assert (paid["invoiceState"], Decimal(paid["totalRemainingAmount"])) == ("settled", Decimal(0))
+    balance = ok(call(api, "GET", f"/billing/{tenant}/accounting/ledgerAccounts/accountCreditBalance/{account}"
+                                  "?currency=USD", admin_token))
+    assert Decimal(balance["balance"]) == Decimal("5.00")
+    assert sum(Decimal(line["amount"]) * (1 if line["accountingType"] == "credit" else -1)
+               for line in balance["lineItems"]) == Decimal("5.00")
