@@ -30,8 +30,9 @@ account, named by the entity's original id with both amounts. A transaction that
 gets them as its lattice and installments (migration/installments.py; billing builds none for it), each on
 the invoice of the request naming it (billing/invoices/service.add_migrated: open, due, numbered, in the
 account's final write, mapped by original id); a transaction that brings none is billed by billing from its
-charges. Not migrated yet: payments, disbursements and non-zero starting balances (an account that brings
-any fails, naming them).
+charges. Payments are posted on those invoices as in the source, an application each, and the starting
+credit balances are ledger lines (billing/payments/service.add_migrated), in the same write. Not migrated
+yet: disbursements (an account that brings any fails, naming them).
 """
 from __future__ import annotations
 
@@ -48,6 +49,7 @@ from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, AccountFields, Preferences
 from chalicelib.billing.invoices import service as invoices
 from chalicelib.billing.models import Installment, InstallmentLattice
+from chalicelib.billing.payments import service as billing_payments
 from chalicelib.configuration import datamodel
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, durations, money
@@ -495,22 +497,16 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
             failures.policies[policy.id] = _failure(policy.id, "", policy.productName, problems)
         elif result is not None:
             built.append((policy, result))
-    for invoice in request.invoices:
-        if invoice.id in differences.invoices:
-            failures.invoices[invoice.id] = _failure(invoice.id, "", "invoice", differences.invoices[invoice.id])
-    for name in ("payments", "disbursements"):
-        found = getattr(differences, name, {})
-        for entity in getattr(request, name):
-            getattr(failures, name)[entity.id] = _failure(entity.id, "", name[:-1], found.get(entity.id) or [
-                f"{name} are not migrated by this service yet: migrate the account without them"])
+    for name in ("invoices", "payments"):
+        for original, messages in getattr(differences, name).items():
+            getattr(failures, name)[original] = _failure(original, "", name[:-1], messages)
+    for disbursement in request.disbursements:
+        failures.disbursements[disbursement.id] = _failure(disbursement.id, "", "disbursement", [
+            "disbursements are not migrated by this service yet: migrate the account without them"])
     accounting = getattr(request, "accounting", None)
     if differences.account:
         failures.accountError = failures.accountError or _failure(account.originalId, account.accountLocator,
                                                                   "account", differences.account)
-    elif accounting is not None and any(amount != 0 for amount in accounting.originalAccountBalances.values()):
-        failures.accountError = failures.accountError or _failure(account.originalId, account.accountLocator,
-                                                                  "account", [
-            "accounting.originalAccountBalances: starting balances are not migrated by this service yet"])
     if failures.count() or owner is None:
         return failures, None
     uow = wiring.unit_of_work(ctx)
@@ -533,16 +529,26 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
             "terms": {term.locator: str(term.number) for term in result.terms},
             "transactions": {transaction.locator: f"{term}.{index}" for term, index, transaction in _positions(result)},
             "elements": result.elements})
-    written = invoices.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
-        seed=f"migration:{migration.locator}:{account.accountLocator}:invoice:{given.id}",
-        installments=invoiced[given.id], startTime=given.startTime, endTime=given.endTime, dueTime=given.dueTime,
-        generateTime=given.generateTime, timezone=given.timezone) for given in request.invoices]) if lattices else []
+    seed = f"migration:{migration.locator}:{account.accountLocator}"
+    position = {given.id: index for index, given in enumerate(request.invoices)}
+    written, paid = billing_payments.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
+        seed=f"{seed}:invoice:{given.id}", installments=invoiced[given.id], startTime=given.startTime,
+        endTime=given.endTime, dueTime=given.dueTime, generateTime=given.generateTime, timezone=given.timezone)
+        for given in request.invoices], [billing_payments.MigratedPayment(
+            seed=f"{seed}:payment:{given.id}", type=given.paymentType, currency=given.currency or default_currency,
+            time=given.paymentTime, createdBy=given.createdBy or request.defaultCreatedBy, data=given.data,
+            items=[(position[item.invoiceId], item.amount) for item in given.paymentItems])
+        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}) \
+        if lattices or request.payments or (accounting and any(accounting.originalAccountBalances.values())) \
+        else ([], [])
     completed = account.model_copy(update={"accountMigrationState": AccountMigrationState.COMPLETED,
                                            "processedItems": account.totalItems, "lastUpdated": ctx.now})
     writes = [repository.mapping_write(ctx.tenant, AccountMappings(
         accountLocator=account.accountLocator, migrationLocator=migration.locator, originalAccountId=account.originalId,
         policies=mapped, invoices={invoice.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
-                                   for invoice, given in zip(written, request.invoices)}))]
+                                   for invoice, given in zip(written, request.invoices)},
+        payments={record.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
+                  for record, given in zip(paid, request.payments)}))]
     if uow.remaining < len(writes) + 2:
         failures.accountError = _failure(account.originalId, account.accountLocator, "account", [
             f"The account brings more records than one write holds ({uow.capacity}): migrate its policies in "

@@ -207,33 +207,42 @@ class MigratedInvoice:
     timezone: str | None = None
 
 
-def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
-                 lattices: list[tuple[InstallmentLattice, list[Installment]]], invoices: list[MigratedInvoice]) -> list[
-        Invoice]:
-    """Add to `uow` a migration's billing records of the account: the lattices of its transactions with their
-    installments (which billing then does not build), each invoiced by one of `invoices`, open (settled
-    when it totals zero), due and numbered as billing's own; the bumps of their containers' roots."""
-    model = configuration.current_model(ctx, resolved=True)[1]
-    numbering = invoice_numbering_plan(ctx, account)
-    account_root.bump(ctx, uow, account.locator, sorted({lattice.billingContainer for lattice, _ in lattices}))
-    for lattice, installments in lattices:
-        repository.add_lattice(uow, ctx.tenant, lattice, [installment.locator for installment in installments])
-    written = []
-    for given in invoices:
-        def locate(seed: str, at: MigratedInvoice = given) -> str:
+def migrated_invoices(ctx: CallContext, given: list[MigratedInvoice]) -> list[Invoice]:
+    """The invoices of a migration's installments (each installment gets its invoice's locator), open, with
+    the source's times (settled when one totals zero); payments settle them before they are written."""
+    built = []
+    for each in given:
+        def locate(seed: str, at: MigratedInvoice = each) -> str:
             return derived_locator(at.generateTime, f"{at.seed}:{seed}")
 
-        built = generator.invoice(given.installments, given.generateTime, ctx.user_locator, locate)
-        settled = built.totalAmount == 0
-        invoice = built.model_copy(update={
-            "startTime": given.startTime, "endTime": given.endTime, "dueTime": given.dueTime,
-            "generateTime": given.generateTime, "generatedTime": given.generateTime, "autopayTime": given.dueTime,
-            "suppressAutopay": True, "timezone": given.timezone or built.timezone,
-            "invoiceState": InvoiceState.SETTLED if settled else InvoiceState.OPEN,
-            "settledTime": given.generateTime if settled else None})
-        add_invoice(ctx, uow, model, numbering, invoice, given.installments, account, migrated=True)
-        written.append(invoice)
-    return written
+        invoice = generator.invoice(each.installments, each.generateTime, ctx.user_locator, locate).model_copy(
+            update={"startTime": each.startTime, "endTime": each.endTime, "dueTime": each.dueTime,
+                    "generateTime": each.generateTime, "generatedTime": each.generateTime,
+                    "autopayTime": each.dueTime, "suppressAutopay": True, "createdAt": each.generateTime})
+        if each.timezone:
+            invoice.timezone = each.timezone
+        if invoice.totalAmount == 0:
+            invoice.invoiceState, invoice.settledTime = InvoiceState.SETTLED, each.generateTime
+        built.append(invoice)
+    return built
+
+
+def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
+                 lattices: list[tuple[InstallmentLattice, list[Installment]]],
+                 invoices: list[tuple[Invoice, list[Installment]]]) -> dict[str, int]:
+    """Add to `uow` a migration's billing records of the account: the lattices of its transactions with their
+    installments (which billing then does not build), each on one of `invoices` (migrated_invoices), due
+    (when open) and numbered as billing's own, and the bumps of the roots of the account and of their
+    containers; answers the versions the roots had."""
+    model = configuration.current_model(ctx, resolved=True)[1]
+    numbering = invoice_numbering_plan(ctx, account)
+    versions = account_root.bump(ctx, uow, account.locator, sorted(
+        {account.locator, *(lattice.billingContainer for lattice, _ in lattices)}))
+    for lattice, installments in lattices:
+        repository.add_lattice(uow, ctx.tenant, lattice, [installment.locator for installment in installments])
+    for invoice, invoiced in invoices:
+        add_invoice(ctx, uow, model, numbering, invoice, invoiced, account, migrated=True)
+    return versions
 
 
 def _rendering_data(invoice: Invoice, account: Account) -> dict[str, Any]:

@@ -23,8 +23,9 @@ def _invoice(original: str, month: int, state: str) -> dict[str, Any]:
             "invoiceState": state}
 
 
-def _payment(original: str, items: list[tuple[str, str]], currency: str = "USD") -> dict[str, Any]:
-    return {"id": original, "paymentType": "standard", "paymentTime": "2025-06-02T12:00:00Z", "data": {},
+def _payment(original: str, items: list[tuple[str, str]], currency: str = "USD",
+             payment_type: str = "standard") -> dict[str, Any]:
+    return {"id": original, "paymentType": payment_type, "paymentTime": "2025-06-02T12:00:00Z", "data": {},
             "currency": currency, "paymentItems": [{"invoiceId": invoice, "amount": Decimal(amount)}
                                                    for invoice, amount in items]}
 
@@ -95,29 +96,48 @@ def test_payments_covering_more_than_an_invoice_or_all_of_an_open_one_are_differ
     assert "policies" not in failure or failure["policies"] == {}
 
 
-def test_reconciled_payments_show_no_difference_only_that_they_are_not_migrated_yet(api, admin_token, tenant, jobs):
+def test_migrated_payments_settle_invoices_as_in_the_source_and_starting_balances_are_credit(api, admin_token, jobs):
+    tenant = _payments_tenant(api, admin_token)
     policy = _billed_policy("SRC-R3-p1", [_installment("I1", "INV1", 6), _installment("I2", "INV2", 7)],
                             [(1, "72.00"), (2, "72.00")])
     body = {**account_request("SRC-R3", policies=[policy]),
             "invoices": [_invoice("INV1", 6, "settled"), _invoice("INV2", 7, "open")],
-            "payments": [_payment("P1", [("INV1", "72.00"), ("INV2", "10.00")])],
-            "accounting": {"originalAccountBalances": {"USD": Decimal("0")}}}
+            "payments": [_payment("P1", [("INV1", "72.00"), ("INV2", "10.00")], payment_type="Card")],
+            "accounting": {"originalAccountBalances": {"USD": Decimal("3.50")}}}
     migration = ok(start(api, admin_token, tenant, [body]))["locator"]
     jobs.drain()
 
-    (failure,) = fetch(api, admin_token, tenant, migration, "/failures/list")["items"]
-    assert "accountError" not in failure and not failure.get("policies")
-    assert not failure.get("invoices")
-    assert [m for f in failure["payments"].values() for m in _messages(f)] == [
-        "payments are not migrated by this service yet: migrate the account without them"]
-    assert ok(call(api, "GET", f"/policy/{tenant}/accounts/list?count=100", admin_token))["items"] == []
+    assert fetch(api, admin_token, tenant, migration)["migrationState"] == "finished"
+    mappings = account_of(api, admin_token, tenant, migration, "SRC-R3")
+    account = mappings["accountLocator"]
+    invoices = {mappings["invoices"][locator]["originalId"]: ok(call(
+        api, "GET", f"/billing/{tenant}/invoices/{locator}", admin_token)) for locator in mappings["invoices"]}
+    assert {original: (invoice["invoiceState"], Decimal(invoice["totalRemainingAmount"]))
+            for original, invoice in invoices.items()} == {"INV1": ("settled", Decimal(0)),
+                                                           "INV2": ("open", Decimal("62.00"))}
+    (payment_locator,) = mappings["payments"]
+    assert mappings["payments"][payment_locator]["originalId"] == "P1"
+    payment = ok(call(api, "GET", f"/billing/{tenant}/payments/{payment_locator}", admin_token))
+    assert (payment["paymentState"], Decimal(payment["amount"])) == ("posted", Decimal("82.00"))
+    balance = ok(call(api, "GET", f"/billing/{tenant}/accounting/ledgerAccounts/accountCreditBalance/{account}"
+                                  "?currency=USD", admin_token))
+    assert Decimal(balance["balance"]) == Decimal("3.50")
+
+    # an ordinary payment afterwards: reversed, its invoices open again with what it paid
+    ok(call(api, "PATCH", f"/billing/{tenant}/payments/{payment_locator}/reverse", admin_token))
+    reopened = ok(call(api, "GET", f"/billing/{tenant}/invoices/{invoices['INV1']['locator']}", admin_token))
+    assert (reopened["invoiceState"], Decimal(reopened["totalRemainingAmount"])) == ("open", Decimal("72.00"))
+
+
+def _payments_tenant(api, token):
+    model = policy_model()
+    model["payments"] = {"Card": {}}
+    return configured_tenant(api, token, model)
 
 
 def test_brought_installments_and_open_invoices_are_billing_records_paid_through_the_payments_api(api, admin_token,
                                                                                                 jobs):
-    model = policy_model()
-    model["payments"] = {"Card": {}}
-    tenant = configured_tenant(api, admin_token, model)
+    tenant = _payments_tenant(api, admin_token)
     policy = _billed_policy("SRC-R4-p1", [_installment("I1", "INV1", 6), _installment("I2", "INV2", 7)],
                             [(1, "72.00"), (2, "72.00")])
     body = {**account_request("SRC-R4", policies=[policy]),
