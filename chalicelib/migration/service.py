@@ -497,6 +497,12 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
             failures.policies[policy.id] = _failure(policy.id, "", policy.productName, problems)
         elif result is not None:
             built.append((policy, result))
+    plans = configuration.billing_plans(ctx) if request.payments else None
+    for payment in request.payments:
+        found = plans.payment_type(payment.paymentType) if plans else None
+        if found is None or found.abstract:
+            differences.payments[payment.id].insert(0, f"paymentType: {payment.paymentType!r} is not a configured "
+                                                       "payment type")
     for name in ("invoices", "payments"):
         for original, messages in getattr(differences, name).items():
             getattr(failures, name)[original] = _failure(original, "", name[:-1], messages)

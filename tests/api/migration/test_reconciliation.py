@@ -46,15 +46,17 @@ def _messages(failure: dict[str, Any]) -> list[str]:
     return [message for item in failure["errors"]["validationItems"] for message in item["errors"]]
 
 
-def test_differences_fail_the_account_naming_each_entity_and_both_amounts_and_write_nothing(api, admin_token, tenant,
-                                                                                          jobs):
+def test_differences_fail_the_account_naming_each_entity_and_both_amounts_and_write_nothing(api, admin_token, jobs):
+    tenant = _payments_tenant(api, admin_token)
     policy = _billed_policy("SRC-R1-p1", [_installment("I1", "INV1", 6), _installment("I2", "INV2", 7),
                                           _installment("I3", "INV-GONE", 8)],
                             [(1, "72.00"), (2, "70.00"), (4, "2.00")])
     body = {**account_request("SRC-R1", policies=[policy]),
             "invoices": [_invoice("INV1", 6, "settled"), _invoice("INV2", 7, "open"), _invoice("INV3", 8, "open")],
-            "payments": [_payment("P1", [("INV1", "71.00")]), _payment("P2", [("INV2", "10.00")], currency="EUR"),
-                         _payment("P3", [("INV9", "5.00")]), _payment("P4", [("INV2", "-1.00")])],
+            "payments": [_payment("P1", [("INV1", "71.00")]),
+                         _payment("P2", [("INV2", "10.00")], currency="EUR", payment_type="Card"),
+                         _payment("P3", [("INV9", "5.00")], payment_type="Card"),
+                         _payment("P4", [("INV2", "-1.00")], payment_type="Card")],
             "accounting": {"originalAccountBalances": {"USD": Decimal("-5.00")}}}
     migration = ok(start(api, admin_token, tenant, [body]))["locator"]
     jobs.drain()
@@ -73,6 +75,7 @@ def test_differences_fail_the_account_naming_each_entity_and_both_amounts_and_wr
     assert _messages(failure["payments"]["P3"]) == [
         "payment P3: paymentItems[0]: invoice 'INV9' is not among the account's invoices"]
     assert _messages(failure["payments"]["P4"]) == ["payment P4: paymentItems[0]: its amount -1.00 is not positive"]
+    assert _messages(failure["payments"]["P1"]) == ["paymentType: 'standard' is not a configured payment type"]
     assert _messages(failure["accountError"]) == [
         "accounting.originalAccountBalances.USD: the starting credit balance -5.00 is negative (credit balances are "
         "0 or more)"]
