@@ -8,6 +8,7 @@ from typing import Any
 
 from tests.api.migration.support import account_of, account_request, auto_policy, fetch, start
 from tests.support.api import call, ok
+from tests.support.clock import advance
 from tests.support.configs import configured_tenant, policy_model
 
 
@@ -181,3 +182,29 @@ def test_brought_installments_and_open_invoices_are_billing_records_paid_through
     assert Decimal(balance["balance"]) == Decimal("5.00")
     assert sum(Decimal(line["amount"]) * (1 if line["accountingType"] == "credit" else -1)
                for line in balance["lineItems"]) == Decimal("5.00")
+
+
+def test_a_migrated_open_invoice_left_unpaid_past_its_due_time_becomes_delinquent(api, admin_token, jobs):
+    model = policy_model()
+    model["payments"] = {"Card": {}}
+    model["delinquencyPlans"] = {"Standard": {"gracePeriodDays": 10, "advanceLapseTo": "issued",
+                                              "delinquencyLevel": "policy"}}
+    model["defaultDelinquencyPlan"] = "Standard"
+    tenant = configured_tenant(api, admin_token, model, test_clock=True)
+    policy = _billed_policy("SRC-R5-p1", [_installment("I1", "INV1", 6), {
+        **_installment("I2", "INV2", 6), "startTime": "2026-02-01T05:00:00Z", "generateTime": "2026-01-10T05:00:00Z",
+        "dueTime": "2026-02-01T05:00:00Z"}], [(1, "72.00"), (2, "72.00")])
+    policy["terms"][0]["transactions"] = policy["terms"][0]["transactions"][:1]  # the issuance alone
+    due = {**_invoice("INV2", 6, "open"), "startTime": "2026-02-01T05:00:00Z", "endTime": "2026-06-01T04:00:00Z",
+           "generateTime": "2026-01-10T05:00:00Z", "dueTime": "2026-02-01T05:00:00Z"}
+    body = {**account_request("SRC-R5", policies=[policy]), "invoices": [_invoice("INV1", 6, "settled"), due],
+            "payments": [_payment("P1", [("INV1", "72.00")], payment_type="Card")]}
+    migration = ok(start(api, admin_token, tenant, [body]))["locator"]
+    jobs.drain()
+    account = account_of(api, admin_token, tenant, migration, "SRC-R5")["accountLocator"]
+    delinquencies = f"/billing/{tenant}/delinquencies/accounts/{account}/list?count=100"
+    assert ok(call(api, "GET", delinquencies, admin_token))["items"] == []
+
+    advance(api, admin_token, tenant, jobs, "2026-02-02T00:00:00Z")
+    (opened,) = ok(call(api, "GET", delinquencies, admin_token))["items"]
+    assert (opened["delinquencyState"], opened["graceStartedAt"]) == ("inGrace", "2026-02-01T05:00:00.000Z")
