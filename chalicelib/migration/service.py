@@ -691,7 +691,10 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
                     problems.append(f"{charge_at}.rate: {error}")
                     continue
                 items = sum((item.amount for item in charge_request.installmentItems), Decimal(0))
-                if charge_request.installmentItems and items != amount:
+                if given_transaction.installments and not charge_request.installmentItems and amount:
+                    problems.append(f"{charge_at}: the transaction brings its installments, but none bills this "
+                                    f"charge of {amount}")
+                elif charge_request.installmentItems and items != amount:
                     problems.append(f"{charge_at}: its installment items add up to {items}, the charge "
                                     f"({charge_request.rate} x {duration} {given.durationBasis}) to {amount}")
                 charges.append(Charge(

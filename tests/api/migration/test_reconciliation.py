@@ -100,6 +100,18 @@ def test_payments_covering_more_than_an_invoice_or_all_of_an_open_one_are_differ
     assert "policies" not in failure or failure["policies"] == {}
 
 
+def test_a_charge_no_brought_installment_bills_fails_its_policy(api, admin_token, tenant, jobs):
+    policy = _billed_policy("SRC-R6-p1", [_installment("I1", "INV1", 6)], [])
+    body = {**account_request("SRC-R6", policies=[policy]), "invoices": [_invoice("INV1", 6, "open")]}
+    migration = ok(start(api, admin_token, tenant, [body]))["locator"]
+    jobs.drain()
+
+    (failure,) = fetch(api, admin_token, tenant, migration, "/failures/list")["items"]
+    assert _messages(failure["policies"]["SRC-R6-p1"]) == [
+        "terms[0].transactions[0].charges[SRC-R6-p1-v1][0]: the transaction brings its installments, but none bills "
+        "this charge of 144.00"]
+
+
 def test_migrated_payments_settle_invoices_as_in_the_source_and_starting_balances_are_credit(api, admin_token, jobs):
     tenant = _payments_tenant(api, admin_token)
     policy = _billed_policy("SRC-R3-p1", [_installment("I1", "INV1", 6), _installment("I2", "INV2", 7)],
