@@ -383,6 +383,11 @@ def installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
     ]
 
 
+def migrated_installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
+    """The write of an installment a migration brings invoiced already (chalicelib/migration): itself alone."""
+    return [table.put_new(_item(tenant, installment.accountLocator, "installment", installment))]
+
+
 def installments_of(tenant: str, owner_kind: str, owner: str, page: PageRequest) -> Page[Installment]:
     """One page of the installments of a policy, transaction or quote, oldest first (one Query of its
     lattices' references, one BatchGetItem of the page)."""

@@ -25,8 +25,14 @@ id and queues it again. Once every account is processed the migration is `finish
 failed) or `error` (an account had a system error). Events `migration.start|pause|resume|recover|patch|finish|
 fail|error` with `{"migrationLocator"}`.
 
-Not migrated yet: invoices, payments and disbursements, and the account's starting balances (an account that
-brings any fails, naming them); installments are the billing domain's, built from the migrated charges.
+An account's billing records are reconciled first (migration/reconciliation.py): a difference fails the
+account, named by the entity's original id with both amounts. A transaction that brings its installments
+gets them as its lattice and installments (migration/installments.py; billing builds none for it), each on
+the invoice of the request naming it (billing/invoices/service.add_migrated: open, due, numbered, in the
+account's final write, mapped by original id); a transaction that brings none is billed by billing from its
+charges. Payments are posted on those invoices as in the source, an application each, and the starting
+credit balances are ledger lines (billing/payments/service.add_migrated), in the same write. Not migrated
+yet: disbursements (an account that brings any fails, naming them).
 """
 from __future__ import annotations
 
@@ -41,6 +47,9 @@ from pydantic import BaseModel, ValidationError
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, AccountFields, Preferences
+from chalicelib.billing.invoices import service as invoices
+from chalicelib.billing.models import Installment, InstallmentLattice
+from chalicelib.billing.payments import service as billing_payments
 from chalicelib.configuration import datamodel
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, durations, money
@@ -48,7 +57,7 @@ from chalicelib.core.context import CallContext
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.migration import repository
+from chalicelib.migration import installments, reconciliation, repository
 from chalicelib.migration.models import (
     DONE,
     FINAL_STATES,
@@ -465,6 +474,8 @@ class _Built:
     segments: list[Segment]
     elements: dict[str, str] = field(default_factory=dict)
     """Static element locator -> original element id."""
+    brought: list[installments.Brought] = field(default_factory=list)
+    """Its transactions that bring their installments (billing does not build theirs)."""
 
 
 def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
@@ -473,43 +484,77 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
     failures = AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
     config_version, model = configuration.current_model(ctx, resolved=True)
     owner = _owner(ctx, migration, account, request, failures)
+    default_currency = str(model.get("defaultCurrency") or "USD")
+    differences = reconciliation.reconcile(request, {policy.id: policy.currency or default_currency
+                                                     for policy in request.policies}, default_currency)
     built: list[tuple[PolicyMigrationRequest, _Built]] = []
     for policy in request.policies:
         problems: list[str] = []
         result = _policy(ctx, model, config_version, migration, account, owner, request, policy, problems) \
             if owner is not None else None
+        problems.extend(differences.policies.get(policy.id, []))
         if problems:
             failures.policies[policy.id] = _failure(policy.id, "", policy.productName, problems)
         elif result is not None:
             built.append((policy, result))
-    for name in ("invoices", "payments", "disbursements"):
-        for entity in getattr(request, name):
-            getattr(failures, name)[entity.id] = _failure(entity.id, "", name[:-1], [
-                f"{name} are not migrated by this service yet: migrate the account without them"])
+    plans = configuration.billing_plans(ctx) if request.payments else None
+    for payment in request.payments:
+        found = plans.payment_type(payment.paymentType) if plans else None
+        if found is None or found.abstract:
+            differences.payments[payment.id].insert(0, f"paymentType: {payment.paymentType!r} is not a configured "
+                                                       "payment type")
+    for name in ("invoices", "payments"):
+        for original, messages in getattr(differences, name).items():
+            getattr(failures, name)[original] = _failure(original, "", name[:-1], messages)
+    for disbursement in request.disbursements:
+        failures.disbursements[disbursement.id] = _failure(disbursement.id, "", "disbursement", [
+            "disbursements are not migrated by this service yet: migrate the account without them"])
     accounting = getattr(request, "accounting", None)
-    if accounting is not None and any(amount != 0 for amount in accounting.originalAccountBalances.values()):
+    if differences.account:
         failures.accountError = failures.accountError or _failure(account.originalId, account.accountLocator,
-                                                                  "account", [
-            "accounting.originalAccountBalances: starting balances are not migrated by this service yet"])
+                                                                  "account", differences.account)
     if failures.count() or owner is None:
         return failures, None
     uow = wiring.unit_of_work(ctx)
     if migration.existingAccount is None:
         accounts.add_migrated_account(ctx, uow, owner)
     mapped: dict[str, MappingObject] = {}
+    lattices: list[tuple[InstallmentLattice, list[Installment]]] = []
+    invoiced: dict[str, list[Installment]] = {invoice.id: [] for invoice in request.invoices}
     for policy, result in built:
         token = f"migration:{migration.locator}:{result.policy.locator}"
         policies.add_migrated_policy(ctx, uow, result.policy, result.terms, result.transactions, result.segments,
-                                     token=token)
+                                     token=token, billed=frozenset(b.transaction.locator for b in result.brought))
+        for each in result.brought:
+            lattice, made = installments.of_transaction(result.policy, owner, each,
+                                                        f"{token}:{each.transaction.locator}")
+            lattices.append((lattice, list(made.values())))
+            for given_installment in each.given.installments:
+                invoiced[given_installment.invoiceId].append(made[given_installment.id])
         mapped[result.policy.locator] = MappingObject(migratedAt=ctx.now, originalId=policy.id, childrenMappings={
             "terms": {term.locator: str(term.number) for term in result.terms},
             "transactions": {transaction.locator: f"{term}.{index}" for term, index, transaction in _positions(result)},
             "elements": result.elements})
+    seed = f"migration:{migration.locator}:{account.accountLocator}"
+    position = {given.id: index for index, given in enumerate(request.invoices)}
+    written, paid = billing_payments.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
+        seed=f"{seed}:invoice:{given.id}", installments=invoiced[given.id], startTime=given.startTime,
+        endTime=given.endTime, dueTime=given.dueTime, generateTime=given.generateTime, timezone=given.timezone)
+        for given in request.invoices], [billing_payments.MigratedPayment(
+            seed=f"{seed}:payment:{given.id}", type=given.paymentType, currency=given.currency or default_currency,
+            time=given.paymentTime, createdBy=given.createdBy or request.defaultCreatedBy, data=given.data,
+            items=[(position[item.invoiceId], item.amount) for item in given.paymentItems])
+        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}) \
+        if lattices or request.payments or (accounting and any(accounting.originalAccountBalances.values())) \
+        else ([], [])
     completed = account.model_copy(update={"accountMigrationState": AccountMigrationState.COMPLETED,
                                            "processedItems": account.totalItems, "lastUpdated": ctx.now})
     writes = [repository.mapping_write(ctx.tenant, AccountMappings(
         accountLocator=account.accountLocator, migrationLocator=migration.locator, originalAccountId=account.originalId,
-        policies=mapped))]
+        policies=mapped, invoices={invoice.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
+                                   for invoice, given in zip(written, request.invoices)},
+        payments={record.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
+                  for record, given in zip(paid, request.payments)}))]
     if uow.remaining < len(writes) + 2:
         failures.accountError = _failure(account.originalId, account.accountLocator, "account", [
             f"The account brings more records than one write holds ({uow.capacity}): migrate its policies in "
@@ -595,6 +640,7 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
     terms: list[Term] = []
     transactions: list[Transaction] = []
     segments: list[Segment] = []
+    brought: list[installments.Brought] = []
     elements: dict[str, str] = {}
     previous_term: str | None = None
     cancellation: datetime | None = None
@@ -630,6 +676,7 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
             segment_locator = derived_locator(segment_request.startTime, f"{seed}:seg:{number}:{index}")
             duration = durations.duration(segment_request.startTime, term_request.endTime, given.durationBasis, zone)
             charges: list[Charge] = []
+            priced: list[tuple[Charge, Any]] = []
             element = _element(segment_request.rootElement, normalised, segment_locator, segment_request.startTime,
                                f"{seed}:{number}:{index}", seed, given.createdAt, elements)
             for original, element_locator, static_locator, charge_request, position in _charges(
@@ -644,7 +691,10 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
                     problems.append(f"{charge_at}.rate: {error}")
                     continue
                 items = sum((item.amount for item in charge_request.installmentItems), Decimal(0))
-                if charge_request.installmentItems and items != amount:
+                if given_transaction.installments and not charge_request.installmentItems and amount:
+                    problems.append(f"{charge_at}: the transaction brings its installments, but none bills this "
+                                    f"charge of {amount}")
+                elif charge_request.installmentItems and items != amount:
                     problems.append(f"{charge_at}: its installment items add up to {items}, the charge "
                                     f"({charge_request.rate} x {duration} {given.durationBasis}) to {amount}")
                 charges.append(Charge(
@@ -655,6 +705,7 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
                     chargeCategory=charge_categories[charge_request.chargeType],
                     rate=charge_request.rate, referenceRate=charge_request.referenceRate, amount=amount,
                     tag=charge_request.tag))
+                priced.append((charges[-1], charge_request))
             category = _category(configured_types, given_transaction.transactionType, number, index)
             if category == TransactionCategory.CANCELLATION:
                 cancellation = segment_request.startTime
@@ -675,6 +726,9 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
                 baseTransactionLocator=transactions[-1].locator if transactions else None,
                 segments=[SegmentSummary.of(segment)], charges=charges, configVersion=config_version))
             segments.append(segment)
+            if given_transaction.installments:
+                brought.append(installments.Brought(transactions[-1], given_transaction, term_request.startTime,
+                                                    term_request.endTime, priced, element))
     if problems or not transactions:
         if not problems:
             problems.append("terms: the policy has no transaction")
@@ -689,7 +743,7 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
         latestSegmentLocator=segments[-1].locator, latestTermLocator=terms[-1].locator,
         branchHeadTransactionLocators=[last.locator], cancellationTime=cancellation, configVersion=config_version,
         createdAt=given.createdAt, createdBy=created_by, updatedAt=given.createdAt, updatedBy=created_by)
-    return _Built(policy, terms, transactions, segments, elements)
+    return _Built(policy, terms, transactions, segments, elements, brought)
 
 
 def _category(configured: dict[str, str], transaction_type: str, term: int, index: int) -> TransactionCategory:

@@ -155,15 +155,16 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
 
 
 def add_migrated_policy(ctx: CallContext, uow: UnitOfWork, policy: Policy, terms: list[Term],
-                        transactions: list[Transaction], segments: list[Segment], *, token: str) -> Policy:
+                        transactions: list[Transaction], segments: list[Segment], *, token: str,
+                        billed: frozenset[str] = frozenset()) -> Policy:
     """A policy a migration brings with its history (chalicelib/migration), its locators derived by the caller:
     every transaction but the last and every segment are written at once, pending under `token` (`token` and
     locators being the same in every run of the migration's account, a rerun rewrites what a crashed one left),
     and `uow` gets the final write, which nothing of the policy is visible before (each segment's element tree
     gets its categories, parents and effective time here, as issuing gives them): the root (numbered by the
     product's plan), its terms, the last transaction committing the pending records, the first static data
-    version, the billing job of each issued transaction and the policy's due entries. Answers the policy as
-    added (its number)."""
+    version, the billing job of each issued transaction (but those of `billed`, whose installments the
+    migration brings) and the policy's due entries. Answers the policy as added (its number)."""
     model = configuration.model(ctx, policy.configVersion, resolved=True)
     plan = _numbering_plan(model, policy.productName)
     if plan is not None and policy.policyNumber is None:
@@ -186,7 +187,7 @@ def add_migrated_policy(ctx: CallContext, uow: UnitOfWork, policy: Policy, terms
                 for term in terms]
     repository.add_issue(uow, ctx.tenant, policy, last, [], numbered, new_policy=True, issue_token=token)
     for transaction in transactions:
-        if transaction.transactionState == TransactionState.ISSUED:
+        if transaction.transactionState == TransactionState.ISSUED and transaction.locator not in billed:
             _bill(uow, transaction)
     repository.add_static_version(uow, ctx.tenant, policy.locator, StaticDataVersion(
         historyLocator=derived_locator(policy.createdAt, f"static:{policy.locator}"), staticData=policy.static,

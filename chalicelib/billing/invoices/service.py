@@ -5,6 +5,7 @@ Every write carries the bumps of the billing roots of the containers it changes 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol
@@ -17,6 +18,7 @@ from chalicelib.billing.models import (
     Application,
     HoldTarget,
     Installment,
+    InstallmentLattice,
     Invoice,
     InvoiceGenerationJob,
     InvoiceState,
@@ -37,7 +39,7 @@ from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
-from chalicelib.core.ids import new_locator
+from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.documents import service as documents
 from chalicelib.policies import service as policies
@@ -169,14 +171,16 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
 
 
 def add_invoice(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], numbering: str | None, invoice: Invoice,
-                 invoiced: list[Installment], account: Account) -> None:
+                 invoiced: list[Installment], account: Account, *, migrated: bool = False) -> None:
     """Add to `uow` (which bumps the roots) a new invoice of the `invoiced` installments: its number, its
-    due and autopay entries (an owed invoice has neither), its event and its document."""
+    due and autopay entries (an owed invoice has neither), its event and its document. `migrated`: the
+    installments are new too, a migration's (written with it, never uninvoiced)."""
     if numbering:
         invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
     for installment in invoiced:
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
-        uow.add(*repository.invoiced_installment_writes(ctx.tenant, installment))
+        uow.add(*(repository.migrated_installment_writes if migrated else repository.invoiced_installment_writes)(
+            ctx.tenant, installment))
     uow.add(*repository.invoice_writes(ctx.tenant, invoice))
     if invoice.invoiceState == InvoiceState.OPEN and invoice.owedFor is None:
         due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)  # unsettled then: delinquent
@@ -187,6 +191,58 @@ def add_invoice(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], number
                                                  invoice_locator=invoice.locator))
     documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator,
                                    _rendering_data(invoice, account))
+
+
+@dataclass
+class MigratedInvoice:
+    """An invoice a migration brings (chalicelib/migration), of its installments, with the source's times."""
+
+    seed: str
+    """What its locators derive from: the same in every run of the migration's account."""
+    installments: list[Installment]
+    startTime: datetime
+    endTime: datetime
+    dueTime: datetime
+    generateTime: datetime
+    timezone: str | None = None
+
+
+def migrated_invoices(ctx: CallContext, given: list[MigratedInvoice]) -> list[Invoice]:
+    """The invoices of a migration's installments (each installment gets its invoice's locator), open, with
+    the source's times (settled when one totals zero); payments settle them before they are written."""
+    built = []
+    for each in given:
+        def locate(seed: str, at: MigratedInvoice = each) -> str:
+            return derived_locator(at.generateTime, f"{at.seed}:{seed}")
+
+        invoice = generator.invoice(each.installments, each.generateTime, ctx.user_locator, locate).model_copy(
+            update={"startTime": each.startTime, "endTime": each.endTime, "dueTime": each.dueTime,
+                    "generateTime": each.generateTime, "generatedTime": each.generateTime,
+                    "autopayTime": each.dueTime, "suppressAutopay": True, "createdAt": each.generateTime})
+        if each.timezone:
+            invoice.timezone = each.timezone
+        if invoice.totalAmount == 0:
+            invoice.invoiceState, invoice.settledTime = InvoiceState.SETTLED, each.generateTime
+        built.append(invoice)
+    return built
+
+
+def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
+                 lattices: list[tuple[InstallmentLattice, list[Installment]]],
+                 invoices: list[tuple[Invoice, list[Installment]]]) -> dict[str, int]:
+    """Add to `uow` a migration's billing records of the account: the lattices of its transactions with their
+    installments (which billing then does not build), each on one of `invoices` (migrated_invoices), due
+    (when open) and numbered as billing's own, and the bumps of the roots of the account and of their
+    containers; answers the versions the roots had."""
+    model = configuration.current_model(ctx, resolved=True)[1]
+    numbering = invoice_numbering_plan(ctx, account)
+    versions = account_root.bump(ctx, uow, account.locator, sorted(
+        {account.locator, *(lattice.billingContainer for lattice, _ in lattices)}))
+    for lattice, installments in lattices:
+        repository.add_lattice(uow, ctx.tenant, lattice, [installment.locator for installment in installments])
+    for invoice, invoiced in invoices:
+        add_invoice(ctx, uow, model, numbering, invoice, invoiced, account, migrated=True)
+    return versions
 
 
 def _rendering_data(invoice: Invoice, account: Account) -> dict[str, Any]:

@@ -5,10 +5,13 @@ root and the roots of the containers whose invoices it changes (account_root.py)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
 from chalicelib.accounts import service as accounts
+from chalicelib.accounts.models import Account
 from chalicelib.billing import account_root, ledger, repository, staging
 from chalicelib.billing.credit import service as credit
 from chalicelib.billing.delinquency import service as delinquencies
@@ -16,6 +19,8 @@ from chalicelib.billing.invoices import service as invoicing
 from chalicelib.billing.models import (
     Application,
     ContainerType,
+    Installment,
+    InstallmentLattice,
     Invoice,
     InvoiceItem,
     InvoiceState,
@@ -31,7 +36,7 @@ from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, money
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import FieldError
-from chalicelib.core.ids import new_locator
+from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.runtime import observability, wiring
 from chalicelib.runtime.wiring import UnitOfWork
@@ -333,6 +338,70 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     uow.after_commit(lambda: observability.count("PaymentsPosted", {"currency": posted.currency},
                                                  payment_locator=posted.locator))
     return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True, staged=staged)
+
+
+@dataclass
+class MigratedPayment:
+    """A posted payment a migration brings (chalicelib/migration): what it paid of which of its invoices."""
+
+    seed: str
+    """What its locators derive from: the same in every run of the migration's account."""
+    type: str
+    currency: str
+    time: datetime
+    createdBy: str
+    items: list[tuple[int, Decimal]]
+    """(position of the invoice among the migration's invoices, amount), in order."""
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
+                 lattices: list[tuple[InstallmentLattice, list[Installment]]],
+                 given_invoices: list[invoicing.MigratedInvoice], given_payments: list[MigratedPayment],
+                 balances: dict[str, Decimal]) -> tuple[list[Invoice], list[Payment]]:
+    """Add to `uow` a migration's billing records of the account (invoices/service.add_migrated): its
+    invoices settled by its posted payments as in the source (an application for each invoice a payment
+    paid), and its starting credit balances (a ledger line each). A payment that pays more than its invoices
+    owe is refused (the migration reconciles them first): 400, nothing written."""
+    built = invoicing.migrated_invoices(ctx, given_invoices)
+    by_locator = {invoice.locator: invoice for invoice in built}
+    records = []
+    for given in given_payments:
+        kind = _payment_type(ctx, given.type)
+        locator = derived_locator(given.time, given.seed)
+        targets = [PaymentTarget(containerLocator=built[index].locator, containerType=ContainerType.INVOICE,
+                                 amount=amount) for index, amount in given.items]
+        amount = sum((amount for _, amount in given.items), Decimal(0))
+        applied, left = payments.post(amount, targets, by_locator, [], given.time)
+        if left:
+            raise codes.REQUEST_INVALID(f"Payment {given.seed} pays {left} more than its invoices owe")
+        refs = []
+        for each in applied:
+            application = Application(
+                locator=derived_locator(given.time, f"{given.seed}:application:{each.invoice.locator}"),
+                invoiceLocator=each.invoice.locator, sourceType=SourceType.PAYMENT, sourceLocator=locator,
+                amount=each.amount, itemAmounts=each.item_amounts, createdAt=given.time)
+            uow.add(repository.record_write(repository.application_item(ctx.tenant, account.locator, application),
+                                            new=True))
+            refs.append(f"{each.invoice.locator}/{application.locator}")
+        records.append(Payment(
+            locator=locator, accountLocator=account.locator, paymentState=PaymentState.POSTED, type=kind,
+            currency=given.currency, amount=amount, data=given.data, targets=targets, applications=refs,
+            postedAt=given.time, createdAt=given.time, createdBy=given.createdBy, updatedAt=given.time,
+            updatedBy=given.createdBy))
+    installments = {i.locator: i for _, listed in lattices for i in listed}
+    versions = invoicing.add_migrated(ctx, uow, account, lattices, [
+        (invoice, [installments[locator] for locator in invoice.installmentLocators]) for invoice in built])
+    for record in records:
+        record.postedVersion = versions[account.locator] + 1
+        repository.add_payment(uow, ctx.tenant, record)
+        uow.add(*repository.credit_ref_writes(ctx.tenant, record))
+        uow.record_event("billing.payment.post", _payment_event(record))
+    for currency, starting in sorted(balances.items()):
+        if starting:
+            ledger.credit_moves(ctx, uow, account.locator, currency, Decimal(0), [
+                (starting, "starting balance (migrated)", SourceType.CREDIT_BALANCE, account.locator)])
+    return built, records
 
 
 def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payment:
