@@ -27,7 +27,7 @@ MODEL_COLLECTIONS = ("accounts", "products", "coverages", "exposures", "exposure
                      "dataTypes", "payments")
 REFERENCE_TYPES = ("none", "account", "quickQuote", "quote", "policy", "contact", "fnol", "payment",
                    "disbursement")
-SUPPORTED_REFERENCE_TYPES = ("account",)
+SUPPORTED_REFERENCE_TYPES = ("account", "quote", "policy", "payment")
 POLICY_STATUSES = ("pending", "expired", "cancelled", "cancelPending", "onRisk", "delinquent", "doNotRenew")
 DEFAULT_POLICY_STATUSES = ("expired", "cancelled")
 
