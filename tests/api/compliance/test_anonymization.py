@@ -220,9 +220,15 @@ def test_a_policy_reference_anonymizes_that_policy_and_its_quote_only_and_retent
     assert job["jobDetails"]["problematicReferenceLocators"]["assigned"] == [on_risk]
 
     assert vin not in shown(expired, book["quote"])
-    assert ok(call(api, "GET", f"/policy/{tenant}/policies/{expired}", token))["anonymizedAt"]
+    anonymized = ok(call(api, "GET", f"/policy/{tenant}/policies/{expired}", token))
+    transaction = ok(call(api, "GET", f"/policy/{tenant}/transactions/{anonymized['issuedTransactionLocator']}",
+                          token))
+    assert all(shown_record["anonymizedAt"] for shown_record in (
+        anonymized, ok(call(api, "GET", f"/policy/{tenant}/quotes/{book['quote']}", token)), transaction,
+        segment_of_policy(api, token, tenant, anonymized)))
     assert vin in shown(on_risk, running["locator"])  # retention kept it
     assert ok(call(api, "GET", f"/policy/{tenant}/policies/{on_risk}", token)).get("anonymizedAt") is None
+    assert ok(call(api, "GET", f"/policy/{tenant}/quotes/{running['locator']}", token)).get("anonymizedAt") is None
     kept = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))  # not referenced: kept
     assert (kept["data"]["firstName"], kept.get("anonymizedAt")) == ("Ada", None)
     assert charge_amounts(api, token, tenant, account) == charges
@@ -250,12 +256,17 @@ def test_quote_and_payment_references_anonymize_those_records_alone(api, admin_t
     assert [job["jobStatus"] for job in finished] == ["completed", "completed"]
 
     after = ok(call(api, "GET", f"/billing/{tenant}/payments/{payment}", token))
-    assert after["data"]["cardHolder"] == "ANONYMIZED"
+    assert after["data"]["cardHolder"] == "ANONYMIZED" and after["anonymizedAt"] and not paid.get("anonymizedAt")
     assert (after["amount"], after["paymentState"] if "paymentState" in after else None) == (
         paid["amount"], paid.get("paymentState"))
     def quote_text(locator):
         return json.dumps(ok(call(api, "GET", f"/policy/{tenant}/quotes/{locator}", token)), default=str)
     assert PERSONAL[-1] not in quote_text(draft["locator"])
+    marked = ok(call(api, "GET", f"/policy/{tenant}/quotes/{draft['locator']}", token))["anonymizedAt"]
+    # a later change rewrites the whole quote: it stays marked
+    changed = ok(call(api, "PATCH", f"/policy/{tenant}/quotes/{draft['locator']}", token,
+                      {"setData": {"channel": "phone"}}))
+    assert (changed["element"]["data"]["channel"], changed["anonymizedAt"]) == ("phone", marked)
     assert PERSONAL[-1] in quote_text(book["quote"])
     assert ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))["data"]["firstName"] == "Ada"
     assert [e["data"] for e in events_of_type(api, token, tenant, "billing.payment.anonymize")] == [
