@@ -122,9 +122,14 @@ def test_an_expired_accounts_personal_data_is_replaced_everywhere_the_api_shows_
     assert shown_account["anonymizedAt"] is not None
     assert ok(call(api, "GET", f"/policy/{tenant}/policies/{book['policy']['locator']}", token))["anonymizedAt"]
     assert charge_amounts(api, token, tenant, account) == charges  # amounts, states, dates and locators stay
-    for document in listed(api, token, tenant, "transaction", book["policy"]["issuedTransactionLocator"]):
-        assert_error(api.http.get(documents(tenant, f"/{document['locator']}/document"),
-                                  headers={"Authorization": f"Bearer {token}"}), 409, "document.not_ready")
+    removed = (listed(api, token, tenant, "quote", book["quote"])
+               + listed(api, token, tenant, "transaction", book["policy"]["issuedTransactionLocator"]))
+    assert removed, "the quote's issue rendered documents"
+    for document in removed:
+        message = assert_error(api.http.get(documents(tenant, f"/{document['locator']}/document"),
+                                            headers={"Authorization": f"Bearer {token}"}), 409,
+                               "document.anonymized")["message"]
+        assert "removed by anonymization" in message and "ready" not in message, message
     assert [e["data"] for e in events_of_type(api, token, tenant, "policy.account.anonymize")] == [
         {"accountLocator": account}]
     assert [e["data"] for e in events_of_type(api, token, tenant, "policy.anonymize")] == [
