@@ -119,6 +119,11 @@ def test_an_expired_accounts_personal_data_is_replaced_everywhere_the_api_shows_
     shown_account = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))
     assert shown_account["data"]["firstName"] == "ANONYMIZED" and "birthDate" not in shown_account["data"]
     assert shown_account["data"]["address"]["city"] == "ANONYMIZED"
+    # a replacement keeps to the field's configured pattern (Address.postcode `[0-9]{5}`, the e-mail's)
+    assert (shown_account["data"]["address"]["postcode"], shown_account["data"]["email"]) == (
+        "00000", "anonymized@anonymized.invalid")
+    assert ok(call(api, "PATCH", f"/policy/{tenant}/accounts/{account}", token, {"setData": {}}))["data"] == \
+        shown_account["data"]  # and validates again
     assert shown_account["anonymizedAt"] is not None
     assert ok(call(api, "GET", f"/policy/{tenant}/policies/{book['policy']['locator']}", token))["anonymizedAt"]
     assert charge_amounts(api, token, tenant, account) == charges  # amounts, states, dates and locators stay
