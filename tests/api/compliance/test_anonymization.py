@@ -1,7 +1,9 @@
 """Anonymization through the API: an expired account's personal data replaced wherever the API can show it
 (the account and the lists, its quote, its policy and segment, its documents, the event stream) with its
 money unchanged; retention first (a policy on risk restricts the account: the preview says why, the job
-is suspended having changed nothing); a replayed request starts nothing twice; bad input answers 4xx."""
+is suspended having changed nothing); policy, quote and payment references reach those records only (the
+account's own data stays); `anonymizedAt` shown and kept by later rewrites; a removed document's download
+says so; a replayed request starts nothing twice; bad input answers 4xx."""
 from __future__ import annotations
 
 import json
@@ -221,6 +223,11 @@ def test_a_policy_reference_anonymizes_that_policy_and_its_quote_only_and_retent
     assert [r["code"] for r in states[on_risk]["restrictions"]] == ["retention.policy_on_risk"]
     assert {t["referenceType"]: t["anonymizableReferenceLocators"] for t in states[expired]["targets"]} == {
         "policy": [expired], "quote": [book["quote"]]}
+
+    # a quote holds its policy's data: the policy's retention keeps it
+    [[kept_quote]] = [g["references"] for g in ok(preview(api, token, tenant, {"quote": [running["locator"]]}))]
+    assert (kept_quote["state"], [r["code"] for r in kept_quote["restrictions"]]) == (
+        "restricted", ["retention.policy_on_risk"])
 
     [started] = ok(anonymize(api, token, tenant, {"references": {"policy": [expired, on_risk]}}))
     assert (started["referenceType"], started["assignedReferenceLocators"]) == ("policy", [expired, on_risk])
