@@ -15,7 +15,7 @@ stream holds no personal data to replace.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from chalicelib.accounts import service as accounts
@@ -82,15 +82,18 @@ def _checked(request: Request) -> dict[str, list[str]]:
 
 
 def _found(ctx: CallContext, kind: str, locators: list[str]) -> dict[str, Any]:
-    """The referenced records by locator (404 naming those the tenant has not)."""
-    if kind == "account":
-        found: dict[str, Any] = accounts.accounts_by_locator(ctx, locators)
-        missing = [locator for locator in locators if locator not in found]
-        if missing:
-            raise codes.not_found("account", ", ".join(missing))
-        return found
-    read = {"quote": quotes.get_quote, "policy": policies.get_policy, "payment": payments.payment}[kind]
-    return {locator: read(ctx, locator) for locator in locators}
+    """The referenced records by locator, in batch reads (a payment: by its alias; 404 naming those the
+    tenant has not)."""
+    if kind == "payment":
+        return {locator: payments.payment(ctx, locator) for locator in locators}
+    read: dict[str, Callable[[CallContext, list[str]], Mapping[str, Any]]] = {
+        "account": accounts.accounts_by_locator, "quote": quotes.quotes_by_locator,
+        "policy": policies.policies_by_locator}
+    found = dict(read[kind](ctx, locators))
+    missing = [locator for locator in locators if locator not in found]
+    if missing:
+        raise codes.not_found(kind, ", ".join(missing))
+    return found
 
 
 def _every(fetch: Callable[[PageRequest], Page[T]]) -> list[T]:
