@@ -257,6 +257,7 @@ class Payment(BaseModel):
     reversedBy: str | None = None
     reversalReason: str | None = None
     validationResult: dict[str, Any] | None = None
+    anonymizedAt: datetime | None = None
     createdAt: datetime
     createdBy: str
     updatedAt: datetime

@@ -4,13 +4,17 @@ what retention keeps, and the replacement of personal data. Pure.
 Personal data are the values of the data fields the configuration marks `restrictedData`, and of every
 free-text field (a `string` without `options`: names, e-mail addresses, the lines of an address), at any
 depth of the records' data (`data`, `static`, the element trees, a document's rendering data). A text
-becomes `ANONYMIZED` (padded or cut to the field's length limits), any other personal value is dropped;
+becomes `ANONYMIZED` (padded or cut to the field's length limits; for a field whose `regex` that does not
+match, the first of FILLERS that does), any other personal value is dropped, and a validation message
+quoting a replaced value has it replaced too;
 amounts, states, dates and locators are not data fields and stay. Replacing again changes nothing, so
 anonymization is idempotent.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import functools
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -21,13 +25,22 @@ from pydantic import BaseModel
 from chalicelib.core.errors import ErrorCode
 
 PLACEHOLDER = "ANONYMIZED"
+EMAIL_PLACEHOLDER = "anonymized@anonymized.invalid"
+FILLERS = "0Xx"
+"""A field whose `regex` the placeholder does not match gets the first of these that does: the e-mail
+placeholder, then a run of one filler character of a length its limits allow (a postcode `[0-9]{5}`:
+`00000`); a pattern none matches keeps the placeholder."""
+QUOTING_KEYS = frozenset({"validationResult"})
+"""The keys whose texts may quote data values (validation messages): a replaced value is replaced in them too."""
+MIN_QUOTED = 3
+"""Shorter personal values are not looked for in other texts (they would match anywhere)."""
 DATA_KEYS = frozenset({"data", "static", "setData", "staticData"})
 """The keys whose object holds data fields, wherever they occur in a stored record."""
 MODEL_COLLECTIONS = ("accounts", "products", "coverages", "exposures", "exposureGroups", "policyLines",
                      "dataTypes", "payments")
 REFERENCE_TYPES = ("none", "account", "quickQuote", "quote", "policy", "contact", "fnol", "payment",
                    "disbursement")
-SUPPORTED_REFERENCE_TYPES = ("account",)
+SUPPORTED_REFERENCE_TYPES = ("account", "quote", "policy", "payment")
 POLICY_STATUSES = ("pending", "expired", "cancelled", "cancelPending", "onRisk", "delinquent", "doNotRenew")
 DEFAULT_POLICY_STATUSES = ("expired", "cancelled")
 
@@ -173,8 +186,9 @@ def personal_fields(model: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             if not isinstance(definition, dict):
                 continue
             for name, prop in (definition.get("data") or {}).items():
-                if isinstance(prop, dict) and _personal(prop):
-                    found.setdefault(name, prop)
+                if isinstance(prop, dict) and _personal(prop) and (name not in found or (
+                        "regex" in prop and "regex" not in found[name])):
+                    found[name] = prop  # the first, or the first that says its pattern
     return found
 
 
@@ -184,13 +198,55 @@ def _personal(prop: Mapping[str, Any]) -> bool:
 
 def scrubbed(value: Any, personal: Mapping[str, Mapping[str, Any]]) -> Any:
     """`value` (a stored record or any part of it) with the personal fields of every data object in it
-    replaced; what is not data is kept as it is."""
+    replaced, and the personal values it held replaced wherever a QUOTING_KEYS text quotes them; what is
+    not data is kept as it is."""
+    replaced = _scrubbed(value, personal)
+    quoted = sorted({text for text in _values(value, personal) if len(text) >= MIN_QUOTED}, key=len, reverse=True)
+    return _unquoted(replaced, quoted, False) if quoted else replaced
+
+
+def _scrubbed(value: Any, personal: Mapping[str, Mapping[str, Any]]) -> Any:
     if isinstance(value, list):
-        return [scrubbed(entry, personal) for entry in value]
+        return [_scrubbed(entry, personal) for entry in value]
     if not isinstance(value, dict):
         return value
-    return {key: _data(entry, personal) if key in DATA_KEYS and isinstance(entry, dict) else scrubbed(entry, personal)
+    return {key: _data(entry, personal) if key in DATA_KEYS and isinstance(entry, dict) else _scrubbed(entry, personal)
             for key, entry in value.items()}
+
+
+def _values(value: Any, personal: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
+    """The texts of the personal fields in `value`'s data objects (what `_scrubbed` replaces or drops)."""
+    if isinstance(value, list):
+        for entry in value:
+            yield from _values(entry, personal)
+    elif isinstance(value, dict):
+        for key, entry in value.items():
+            yield from _data_values(entry, personal) if key in DATA_KEYS and isinstance(entry, dict) \
+                else _values(entry, personal)
+
+
+def _data_values(data: Mapping[str, Any], personal: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
+    for name, entry in data.items():
+        if isinstance(entry, dict):
+            yield from _data_values(entry, personal)
+        elif name not in personal:
+            yield from _values(entry, personal)
+        elif isinstance(entry, str):
+            yield entry
+        elif isinstance(entry, list):
+            for e in entry:
+                yield from [e] if isinstance(e, str) else _data_values(e, personal) if isinstance(e, dict) else []
+
+
+def _unquoted(value: Any, quoted: list[str], inside: bool) -> Any:
+    """`value` with each of `quoted` replaced by the placeholder in the texts under a QUOTING_KEYS key."""
+    if isinstance(value, list):
+        return [_unquoted(entry, quoted, inside) for entry in value]
+    if isinstance(value, dict):
+        return {key: _unquoted(entry, quoted, inside or key in QUOTING_KEYS) for key, entry in value.items()}
+    if inside and isinstance(value, str):
+        return functools.reduce(lambda text, personal: text.replace(personal, PLACEHOLDER), quoted, value)
+    return value
 
 
 def _data(data: Mapping[str, Any], personal: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -214,13 +270,34 @@ def _text(prop: Mapping[str, Any]) -> bool:
 
 
 def _placeholder(prop: Mapping[str, Any]) -> str:
-    text = PLACEHOLDER
     minimum, maximum = _limit(prop.get("minLength")), _limit(prop.get("maxLength"))
+    text = _sized(PLACEHOLDER, minimum, maximum)
+    pattern = _pattern(prop.get("regex"))
+    if pattern is None or pattern.fullmatch(text):
+        return text
+    lengths = range(max(minimum or 1, 1), min(maximum or len(EMAIL_PLACEHOLDER), len(EMAIL_PLACEHOLDER)) + 1)
+    candidates = [_sized(EMAIL_PLACEHOLDER, minimum, maximum), *(filler * n for filler in FILLERS for n in lengths)]
+    return next((candidate for candidate in candidates if pattern.fullmatch(candidate)), text)
+
+
+def _sized(text: str, minimum: int | None, maximum: int | None) -> str:
     if minimum is not None and len(text) < minimum:
         text = text.ljust(minimum, "X")
     if maximum is not None and len(text) > maximum:
         text = text[:max(maximum, 1)]
     return text
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None
+
+
+def _pattern(pattern: Any) -> re.Pattern[str] | None:
+    return _compiled(pattern) if isinstance(pattern, str) and pattern else None
 
 
 def _limit(value: Any) -> int | None:

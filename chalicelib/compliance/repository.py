@@ -85,6 +85,21 @@ def account_records(tenant: str, account: str) -> list[dict[str, Any]]:
     return records
 
 
+def collection_records(tenant: str, quotes: Iterable[str], policies: Iterable[str]) -> list[dict[str, Any]]:
+    """Every stored record of the item collections of the quotes and policies named (a quote's or policy's
+    root with its terms, segments, transactions and static data history); one Query each (and per MB)."""
+    gateway, scope = table.gateway(), _scope(tenant)
+    partitions = [keys.quote(tenant, q).pk for q in quotes] + [keys.policy_partition(tenant, p) for p in policies]
+    return [item for pk in partitions for item in query.all_items(gateway, scope, pk, consistent=True)]
+
+
+def payment_record(tenant: str, account: str, payment: str) -> list[dict[str, Any]]:
+    """The stored payment (in its account's billing partition), or nothing."""
+    key = keys.billing_record(tenant, account, keys.BILLING_PAYMENT_PREFIX, payment)
+    item = table.gateway().get(_scope(tenant), key)
+    return [item] if item else []
+
+
 def replace_records(tenant: str, records: Iterable[dict[str, Any]], replaced: Callable[[dict[str, Any]], Any],
                     at: datetime) -> list[dict[str, Any]]:
     """Rewrite each record whose `replaced` form differs, and mark the MARKED ones not yet marked with

@@ -18,7 +18,8 @@ else:
 
 bp = Blueprint(__name__)
 
-REFERENCES = [codes.ANONYMIZATION_UNSUPPORTED_REFERENCE, codes.NOT_FOUND["account"]]
+REFERENCES = [codes.ANONYMIZATION_UNSUPPORTED_REFERENCE,
+              *(codes.NOT_FOUND[kind] for kind in ("account", "quote", "policy", "payment"))]
 
 
 @bp.route("/compliance/{tenantLocator}/anonymize", methods=["POST"])

@@ -3,10 +3,11 @@
 `start` answers one job per reference type, `initialized`, and enqueues it (`compliance.anonymize`); a
 record a job has already (`pending`) or that is `anonymized` goes to no new job: its job is answered
 with `fromCurrentRequest` false, so a replayed request starts nothing twice. The job (`run`) moves to
-`running`, then for each assigned account asks retention first (`assess`: its policies, quotes and
-billing); a restricted account is listed in `problematicReferenceLocators.assigned` and nothing of it
-changes, the others are anonymized (the account, its quotes, policies with their terms, segments and
-transactions, its payments and billing records, the documents of all of them: their files removed) with
+`running`, then for each assigned record (an account, quote, policy or payment) asks retention first
+(`assess`, `_reach`); a restricted one is listed in `problematicReferenceLocators.assigned` and nothing of it
+changes, the others are anonymized (`_records`: an account with its quotes, policies with their terms,
+segments and transactions, its payments and billing records; a policy with its quote; a quote with the
+policy issued from it; a payment alone; and the documents of all of them: their files removed) with
 one `*.anonymize` event per record, and `anonymizedAt` set. The job ends `completed`, or `suspended` with
 the reasons in `processingErrors` when it met a restricted record. Events carry locators only, so the
 stream holds no personal data to replace.
@@ -14,7 +15,7 @@ stream holds no personal data to replace.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from chalicelib.accounts import service as accounts
@@ -67,7 +68,7 @@ EVENTS_PER_WRITE = 90
 # --- reading ------------------------------------------------------------------------------------------
 
 def _checked(request: Request) -> dict[str, list[str]]:
-    """The references by type, without repeats: accounts only (400 for other types or none)."""
+    """The references by type, without repeats (400 for an unsupported type, or for none)."""
     if not any(request.references.values()):
         raise codes.REQUEST_INVALID("Name at least one record to anonymize", field_errors=[
             FieldError("references", "no reference locators")])
@@ -75,17 +76,24 @@ def _checked(request: Request) -> dict[str, list[str]]:
                          if locators and kind not in SUPPORTED_REFERENCE_TYPES)
     if unsupported:
         raise codes.ANONYMIZATION_UNSUPPORTED_REFERENCE(
-            f"Anonymization takes accounts (their quotes, policies and payments go with them), not "
-            f"{', '.join(unsupported)}", field_errors=[FieldError(f"references.{kind}", "not supported")
-                                                       for kind in unsupported])
+            f"Anonymization takes {', '.join(SUPPORTED_REFERENCE_TYPES)} references, not {', '.join(unsupported)}",
+            field_errors=[FieldError(f"references.{kind}", "not supported") for kind in unsupported])
     return {kind: list(dict.fromkeys(locators)) for kind, locators in request.references.items() if locators}
 
 
-def _existing_accounts(ctx: CallContext, locators: list[str]) -> None:
-    found = accounts.accounts_by_locator(ctx, locators)
+def _found(ctx: CallContext, kind: str, locators: list[str]) -> dict[str, Any]:
+    """The referenced records by locator, in batch reads (a payment: by its alias; 404 naming those the
+    tenant has not)."""
+    if kind == "payment":
+        return {locator: payments.payment(ctx, locator) for locator in locators}
+    read: dict[str, Callable[[CallContext, list[str]], Mapping[str, Any]]] = {
+        "account": accounts.accounts_by_locator, "quote": quotes.quotes_by_locator,
+        "policy": policies.policies_by_locator}
+    found = dict(read[kind](ctx, locators))
     missing = [locator for locator in locators if locator not in found]
     if missing:
-        raise codes.not_found("account", ", ".join(missing))
+        raise codes.not_found(kind, ", ".join(missing))
+    return found
 
 
 def _every(fetch: Callable[[PageRequest], Page[T]]) -> list[T]:
@@ -97,60 +105,89 @@ def _every(fetch: Callable[[PageRequest], Page[T]]) -> list[T]:
             return found
 
 
-def assess(ctx: CallContext, account: str, request: Request, reference: AnonymizationReference | None) -> Assessment:
-    """Retention first: the account's policies (statuses), quotes (accepted ones) and billing (open
-    invoices, active delinquencies, credit balance), as they stand now."""
-    held = _every(functools.partial(policies.policies_of_account, ctx, account))
-    listed_quotes = _every(functools.partial(quotes.quotes_of_account, ctx, account))
-    paid = _every(functools.partial(payments.payments_of_account, ctx, account))
+def _policy_restrictions(ctx: CallContext, held: Iterable[Any], request: Request) -> list[Restriction]:
     views = [PolicyView(p.locator, [str(s) for s in policies.statuses(ctx, p)], p.endTime) for p in held]
-    restrictions = policy_restrictions(views, request.policyStatuses, POLICY_CODES)
-    restrictions += quote_restrictions([QuoteView(q.locator, str(q.quoteState)) for q in listed_quotes],
-                                       request.includeAcceptedQuotes, codes.RETENTION_QUOTE_ACCEPTED)
-    restrictions += [Restriction(code, message, kind, locator)
-                     for code, message, kind, locator in billing.retention_holds(ctx, account)]
+    return policy_restrictions(views, request.policyStatuses, POLICY_CODES)
+
+
+def _quote_restrictions(held: Iterable[Any], request: Request) -> list[Restriction]:
+    return quote_restrictions([QuoteView(q.locator, str(q.quoteState)) for q in held], request.includeAcceptedQuotes,
+                              codes.RETENTION_QUOTE_ACCEPTED)
+
+
+def _reach(ctx: CallContext, kind: str, record: Any, request: Request) -> tuple[dict[str, list[str]],
+                                                                                 list[Restriction]]:
+    """The records anonymizing the referenced one reaches by type, and what retention keeps. An account:
+    its policies (statuses), quotes (accepted ones) and billing (open invoices, active delinquencies,
+    credit balance) and payments. A policy: itself (its status) and the quote it was issued from. A quote:
+    itself (accepted) and the status of the policy issued from it. A payment: itself (amounts stay)."""
+    if kind == "account":
+        held = _every(functools.partial(policies.policies_of_account, ctx, record.locator))
+        listed = _every(functools.partial(quotes.quotes_of_account, ctx, record.locator))
+        paid = _every(functools.partial(payments.payments_of_account, ctx, record.locator))
+        restrictions = _policy_restrictions(ctx, held, request) + _quote_restrictions(listed, request)
+        restrictions += [Restriction(code, message, kind, locator)
+                         for code, message, kind, locator in billing.retention_holds(ctx, record.locator)]
+        return {"account": [record.locator], "policy": [p.locator for p in held], "quote": [q.locator for q in listed],
+                "payment": [p.locator for p in paid]}, restrictions
+    if kind == "policy":
+        return ({"policy": [record.locator], "quote": [record.quoteLocator] if record.quoteLocator else []},
+                _policy_restrictions(ctx, [record], request))
+    if kind == "quote":
+        issued = [policies.get_policy(ctx, record.policyLocator)] if record.policyLocator else []
+        return ({"quote": [record.locator], "policy": [p.locator for p in issued]},
+                _quote_restrictions([record], request) + _policy_restrictions(ctx, issued, request))
+    return {"payment": [record.locator]}, []
+
+
+def assess(ctx: CallContext, kind: str, record: Any, request: Request,
+           reference: AnonymizationReference | None) -> Assessment:
+    """Retention first: what anonymizing the referenced record reaches (`_reach`), as it stands now."""
+    reached, restrictions = _reach(ctx, kind, record, request)
     kept = {(r.referenceType, r.referenceLocator) for r in restrictions}
-    blocked = bool(restrictions)
-
-    def target(kind: str, locators: Iterable[str]) -> Target:
-        locators = list(locators)
-        restricted = [locator for locator in locators if blocked and (kind, locator) in kept]
-        return Target(kind, [locator for locator in locators if locator not in restricted], restricted)
-
-    targets = [target("account", [account]), target("policy", (p.locator for p in held)),
-               target("quote", (q.locator for q in listed_quotes)), target("payment", (p.locator for p in paid))]
+    targets = [Target(target, [locator for locator in locators if (target, locator) not in kept],
+                      [locator for locator in locators if (target, locator) in kept])
+               for target, locators in reached.items()]
     anonymized = reference is not None and reference.anonymizationState == ReferenceState.ANONYMIZED
-    return Assessment(account, targets, [] if anonymized else restrictions, anonymized)
+    return Assessment(record.locator, targets, [] if anonymized else restrictions, anonymized)
 
 
 def preview(ctx: CallContext, request: Request) -> dict[str, list[Assessment]]:
-    references = _checked(request)
-    locators = references.get("account", [])
-    _existing_accounts(ctx, locators)
-    known = repository.get_references(ctx.tenant, "account", locators)
-    return {"account": [assess(ctx, locator, request, known.get(locator)) for locator in locators]}
+    answered = {}
+    for kind, locators in _checked(request).items():
+        found = _found(ctx, kind, locators)
+        known = repository.get_references(ctx.tenant, kind, locators)
+        answered[kind] = [assess(ctx, kind, found[locator], request, known.get(locator)) for locator in locators]
+    return answered
 
 
 def reference_states(ctx: CallContext, references: dict[str, list[str]]) -> list[tuple[AnonymizationReference,
                                                                                         list[Target]]]:
-    """Where each referenced account stands, with the records it holds (before anonymization: what
-    would go with it)."""
-    locators = _checked(Request(references)).get("account", [])
-    found = accounts.accounts_by_locator(ctx, locators)
-    missing = [locator for locator in locators if locator not in found]
-    if missing:
-        raise codes.not_found("account", ", ".join(missing))
-    known = repository.get_references(ctx.tenant, "account", locators)
+    """Where each referenced record stands, with the records it holds (an account: its policies and
+    quotes; a policy: its quote; a quote: its policy)."""
     answered = []
-    for locator in locators:
-        reference = known.get(locator) or AnonymizationReference(
-            referenceType="account", referenceLocator=locator, anonymizationState=ReferenceState.IDENTIFIABLE,
-            updatedAt=found[locator].updatedAt)
-        held = _every(functools.partial(policies.policies_of_account, ctx, locator))
-        listed = _every(functools.partial(quotes.quotes_of_account, ctx, locator))
-        answered.append((reference, [Target("policy", [p.locator for p in held]),
-                                     Target("quote", [q.locator for q in listed])]))
+    for kind, locators in _checked(Request(references)).items():
+        found = _found(ctx, kind, locators)
+        known = repository.get_references(ctx.tenant, kind, locators)
+        for locator in locators:
+            record = found[locator]
+            reference = known.get(locator) or AnonymizationReference(
+                referenceType=kind, referenceLocator=locator, anonymizationState=ReferenceState.IDENTIFIABLE,
+                updatedAt=getattr(record, "updatedAt", None) or getattr(record, "createdAt", None) or ctx.now)
+            answered.append((reference, _children(ctx, kind, record)))
     return answered
+
+
+def _children(ctx: CallContext, kind: str, record: Any) -> list[Target]:
+    if kind == "account":
+        held = _every(functools.partial(policies.policies_of_account, ctx, record.locator))
+        listed = _every(functools.partial(quotes.quotes_of_account, ctx, record.locator))
+        return [Target("policy", [p.locator for p in held]), Target("quote", [q.locator for q in listed])]
+    if kind == "policy":
+        return [Target("quote", [record.quoteLocator] if record.quoteLocator else [])]
+    if kind == "quote":
+        return [Target("policy", [record.policyLocator] if record.policyLocator else [])]
+    return []
 
 
 def jobs_of(ctx: CallContext, locators: list[str]) -> list[AnonymizationJob]:
@@ -170,7 +207,7 @@ def start(ctx: CallContext, request: Request) -> list[tuple[AnonymizationJob, bo
     references = _checked(request)
     answered: list[tuple[AnonymizationJob, bool]] = []
     for kind, locators in references.items():
-        _existing_accounts(ctx, locators)
+        _found(ctx, kind, locators)
         known = repository.get_references(ctx.tenant, kind, locators)
         earlier = {ref.referenceLocator: ref.anonymizationJobLocator for ref in known.values()
                    if ref.anonymizationState != ReferenceState.IDENTIFIABLE and ref.anonymizationJobLocator}
@@ -216,22 +253,37 @@ def run(ctx: CallContext, job_locator: str) -> AnonymizationJob:
     request = Request({job.referenceType: job.assignedReferenceLocators}, job.policyStatuses,
                       job.includeAcceptedQuotes)
     known = repository.get_references(ctx.tenant, job.referenceType, job.assignedReferenceLocators)
+    found = _found(ctx, job.referenceType, job.assignedReferenceLocators)
     personal = personal_fields(configuration.current_model(ctx)[1])
     problematic, anonymized, reasons = [], [], []
     for locator in job.assignedReferenceLocators:
-        found = assess(ctx, locator, request, known.get(locator))
-        if found.restrictions:
+        assessed = assess(ctx, job.referenceType, found[locator], request, known.get(locator))
+        if assessed.restrictions:
             problematic.append(locator)
-            reasons += [f"{locator}: {r.code.code}: {r.message}" for r in found.restrictions]
+            reasons += [f"{locator}: {r.code.code}: {r.message}" for r in assessed.restrictions]
             continue
-        if not found.anonymized:
-            _anonymize_account(ctx, locator, personal)
+        if not assessed.anonymized:
+            _anonymize(ctx, _records(ctx, job.referenceType, found[locator]), personal)
         anonymized.append(locator)
     return _finish(ctx, job, known, anonymized, problematic, reasons)
 
 
-def _anonymize_account(ctx: CallContext, account: str, personal: dict[str, dict[str, Any]]) -> None:
-    records = repository.account_records(ctx.tenant, account)
+def _records(ctx: CallContext, kind: str, record: Any) -> list[dict[str, Any]]:
+    """The stored records holding the referenced one's personal data: an account's all of them; a policy's
+    collection and its quote's; a quote's collection (and the policy issued from it: the same data); a
+    payment itself. The account's own record only when the account is referenced."""
+    if kind == "account":
+        return repository.account_records(ctx.tenant, record.locator)
+    if kind == "policy":
+        return repository.collection_records(ctx.tenant, [record.quoteLocator] if record.quoteLocator else [],
+                                             [record.locator])
+    if kind == "quote":
+        return repository.collection_records(ctx.tenant, [record.locator],
+                                             [record.policyLocator] if record.policyLocator else [])
+    return repository.payment_record(ctx.tenant, record.accountLocator, record.locator)
+
+
+def _anonymize(ctx: CallContext, records: list[dict[str, Any]], personal: dict[str, dict[str, Any]]) -> None:
     written = repository.replace_records(ctx.tenant, records, lambda item: scrubbed(item, personal), ctx.now)
     owners = [(DOCUMENT_OWNERS[item["entity"]], item["locator"]) for item in records
               if item.get("entity") in DOCUMENT_OWNERS and item.get("locator")]

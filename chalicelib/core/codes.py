@@ -389,6 +389,8 @@ DOCUMENTS_JOB_NOT_FOUND = _code(NotFound, "documentsJob.not_found",
 DOCUMENT_NOT_EXTERNAL = _code(InvalidState, "document.not_external",
                               "Only an attached (external) document can be replaced or deleted")
 DOCUMENT_NOT_READY = _code(InvalidState, "document.not_ready", "The document has no artifact (it is not ready)")
+DOCUMENT_ANONYMIZED = _code(InvalidState, "document.anonymized",
+                            "The document's file was removed by anonymization: it will not be rendered again")
 DOCUMENT_REFERENCE_INVALID = _code(InvalidRequest, "document.reference_invalid",
                                    "The reference does not fit: a policy needs a transactionLocator or a "
                                    "segmentLocator of that policy")

@@ -54,13 +54,13 @@ def fetch_document(tenantLocator: str, locator: str) -> schemas.DocumentInstance
 
 
 @bp.route("/document/{tenantLocator}/documents/{locator}/document", methods=["GET"])
-@endpoint("documents.read", errors=[*DOCUMENT, codes.DOCUMENT_NOT_READY])
+@endpoint("documents.read", errors=[*DOCUMENT, codes.DOCUMENT_NOT_READY, codes.DOCUMENT_ANONYMIZED])
 def fetch_document_file(tenantLocator: str, locator: str) -> schemas.DocumentFile:
     return _file(service.artifact(request_context(), locator))
 
 
 @bp.route("/document/{tenantLocator}/documents/{locator}/source", methods=["GET"])
-@endpoint("documents.read", errors=[*DOCUMENT, codes.DOCUMENT_NOT_READY])
+@endpoint("documents.read", errors=[*DOCUMENT, codes.DOCUMENT_NOT_READY, codes.DOCUMENT_ANONYMIZED])
 def fetch_document_source(tenantLocator: str, locator: str) -> schemas.DocumentFile:
     return _file(service.source(request_context(), locator))
 

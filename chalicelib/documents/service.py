@@ -112,8 +112,9 @@ class File:
 
 
 def artifact(ctx: CallContext, locator: str) -> File:
-    """The rendered or uploaded file (409 while the document has none)."""
+    """The rendered or uploaded file (409 while the document has none, and once anonymization removed it)."""
     document = get_document(ctx, locator)
+    _check_not_anonymized(document)
     content = repository.read_artifact(ctx.tenant, document.artifact) if document.artifact else None
     if document.artifact is None or content is None:
         raise codes.DOCUMENT_NOT_READY(f"document {locator} is {document.documentInstanceState}: it has no file")
@@ -128,8 +129,15 @@ def source(ctx: CallContext, locator: str) -> File:
     if document.external or (document.source is None and document.artifact is not None):
         return artifact(ctx, locator)
     if document.source is None:
+        _check_not_anonymized(document)
         raise codes.DOCUMENT_NOT_READY(f"document {locator} has not been rendered yet")
     return File(document.source.encode("utf-8"), "text/plain; charset=utf-8", f"{document.staticName}.source")
+
+
+def _check_not_anonymized(document: Document) -> None:
+    if document.anonymizedAt is not None:
+        raise codes.DOCUMENT_ANONYMIZED(f"document {document.locator}'s file was removed by anonymization on "
+                                        f"{document.anonymizedAt.isoformat()}; it is not rendered again")
 
 
 def documents_of(ctx: CallContext, reference_type: ReferenceType, locator: str, page: PageRequest) -> Page[Document]:

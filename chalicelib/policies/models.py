@@ -149,6 +149,7 @@ class Segment(SegmentOutline):
     element: Element
     basedOn: str | None = None
     producerInfo: ProducerInfo | None = None
+    anonymizedAt: datetime | None = None
 
 
 class SegmentSummary(SegmentOutline):
@@ -208,6 +209,7 @@ class Transaction(BaseModel):
     """An issued reversal or aggregate, which make no segment of their own: the segment the policy showed at
     its last moment once its own step was done (a reversal: what it gave back, before any reapplication;
     an aggregate: after all its parts). Its segment in the API."""
+    anonymizedAt: datetime | None = None
     updatedAt: datetime | None = None
     updatedBy: str | None = None
     version: int = 1
@@ -224,6 +226,8 @@ class Term(BaseModel):
     previousTermLocator: str | None = None
     supersedesTermLocator: str | None = None
     autoRenewalLocator: str | None = None
+    anonymizedAt: datetime | None = None
+    """Set by anonymization (chalicelib/compliance); kept by every rewrite of the term."""
 
 
 class HeldScope(BaseModel):

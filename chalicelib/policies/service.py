@@ -284,6 +284,11 @@ def policies_with_number(ctx: CallContext, policy_number: str) -> list[Policy]:
     return [policy]
 
 
+def policies_by_locator(ctx: CallContext, locators: list[str]) -> dict[str, Policy]:
+    """The tenant's policies among `locators`, by locator (one batch read; those it has not are left out)."""
+    return repository.policies(ctx.tenant, locators)
+
+
 def policies_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Policy]:
     """The account's policies, oldest first (404 `account.not_found` for an unknown account)."""
     accounts.get_account(ctx, account_locator)

@@ -111,6 +111,7 @@ class SegmentResponse(Response):
     element: ElementResponse
     basedOn: str | None = None
     producerInfo: dict[str, Any] | None = None
+    anonymizedAt: datetime | None = None
 
     @classmethod
     def of(cls, segment: Any) -> SegmentResponse:

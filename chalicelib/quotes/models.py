@@ -110,6 +110,7 @@ class Quote(PriceableRecord):
     validationResult: ValidationResult | None = None
     acceptedTime: datetime | None = None
     issuedTime: datetime | None = None
+    anonymizedAt: datetime | None = None
     flags: list[Flag] = []
     entityHolds: list[HeldScope] = []
     """What the quote's active entity holds block (chalicelib/entity_holds)."""

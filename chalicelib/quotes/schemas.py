@@ -116,6 +116,7 @@ class QuoteResponse(PriceableResponse):
     underwritingStatus: str | None = None
     acceptedTime: datetime | None = None
     issuedTime: datetime | None = None
+    anonymizedAt: datetime | None = None
 
 
 class QuoteListResponse(ListResponse[QuoteResponse]):

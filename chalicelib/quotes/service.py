@@ -97,6 +97,11 @@ def list_quotes(ctx: CallContext, page: PageRequest) -> Page[Quote]:
     return repository.list_quotes(ctx.tenant, page)
 
 
+def quotes_by_locator(ctx: CallContext, locators: list[str]) -> dict[str, Quote]:
+    """The tenant's quotes among `locators`, by locator (one batch read; those it has not are left out)."""
+    return repository.quotes(ctx.tenant, locators)
+
+
 def quotes_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Quote]:
     """The account's quotes, oldest first (404 for an unknown account)."""
     accounts.get_account(ctx, account_locator)

@@ -84,6 +84,7 @@ class PolicyTransactionResponse(Response):
     validationResult: ValidationResult | None = None
     preferences: dict[str, Any] | None = None
     changeInstructions: list[dict[str, Any]] | None = None
+    anonymizedAt: datetime | None = None
     aggregatedTransactions: list[PolicyTransactionResponse] | None = None
 
     @classmethod

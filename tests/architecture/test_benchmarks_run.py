@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
 
 SMOKE = {
+    "anonymization.py": ["--policies", "1", "--events", "10"],
     "auth_roundtrips.py": ["--requests", "3", "--import-runs", "1"],
     "auto_renewal.py": ["--books", "2"],
     "billing.py": ["--books", "2", "--open-invoices", "2", "--clock-policies", "1"],

@@ -103,6 +103,7 @@ class PaymentResponse(Response):
     executionLog: list[PaymentRequestExecutionLogItem] = []
     createdAt: datetime
     createdBy: str
+    anonymizedAt: datetime | None = None
 
     @classmethod
     def of(cls, record: Payment) -> PaymentResponse:

@@ -1,7 +1,9 @@
 """Anonymization through the API: an expired account's personal data replaced wherever the API can show it
 (the account and the lists, its quote, its policy and segment, its documents, the event stream) with its
 money unchanged; retention first (a policy on risk restricts the account: the preview says why, the job
-is suspended having changed nothing); a replayed request starts nothing twice; bad input answers 4xx."""
+is suspended having changed nothing); policy, quote and payment references reach those records only (the
+account's own data stays); `anonymizedAt` shown and kept by later rewrites; a removed document's download
+says so; a replayed request starts nothing twice; bad input answers 4xx."""
 from __future__ import annotations
 
 import json
@@ -119,12 +121,22 @@ def test_an_expired_accounts_personal_data_is_replaced_everywhere_the_api_shows_
     shown_account = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))
     assert shown_account["data"]["firstName"] == "ANONYMIZED" and "birthDate" not in shown_account["data"]
     assert shown_account["data"]["address"]["city"] == "ANONYMIZED"
+    # a replacement keeps to the field's configured pattern (Address.postcode `[0-9]{5}`, the e-mail's)
+    assert (shown_account["data"]["address"]["postcode"], shown_account["data"]["email"]) == (
+        "00000", "anonymized@anonymized.invalid")
+    assert ok(call(api, "PATCH", f"/policy/{tenant}/accounts/{account}", token, {"setData": {}}))["data"] == \
+        shown_account["data"]  # and validates again
     assert shown_account["anonymizedAt"] is not None
     assert ok(call(api, "GET", f"/policy/{tenant}/policies/{book['policy']['locator']}", token))["anonymizedAt"]
     assert charge_amounts(api, token, tenant, account) == charges  # amounts, states, dates and locators stay
-    for document in listed(api, token, tenant, "transaction", book["policy"]["issuedTransactionLocator"]):
-        assert_error(api.http.get(documents(tenant, f"/{document['locator']}/document"),
-                                  headers={"Authorization": f"Bearer {token}"}), 409, "document.not_ready")
+    removed = (listed(api, token, tenant, "quote", book["quote"])
+               + listed(api, token, tenant, "transaction", book["policy"]["issuedTransactionLocator"]))
+    assert removed, "the quote's issue rendered documents"
+    for document in removed:
+        message = assert_error(api.http.get(documents(tenant, f"/{document['locator']}/document"),
+                                            headers={"Authorization": f"Bearer {token}"}), 409,
+                               "document.anonymized")["message"]
+        assert "removed by anonymization" in message and "ready" not in message, message
     assert [e["data"] for e in events_of_type(api, token, tenant, "policy.account.anonymize")] == [
         {"accountLocator": account}]
     assert [e["data"] for e in events_of_type(api, token, tenant, "policy.anonymize")] == [
@@ -190,6 +202,96 @@ def test_a_policy_on_risk_restricts_the_account_and_its_job_is_suspended_changin
     assert reference["anonymizationState"] == "identifiable"
 
 
+def test_a_policy_reference_anonymizes_that_policy_and_its_quote_only_and_retention_keeps_one_on_risk(
+        api, admin_token, jobs, book):
+    tenant, account, token = book["tenant"], book["account"], admin_token
+    expired = book["policy"]["locator"]
+    running = create(api, token, tenant, auto(account, startTime=ON_RISK))
+    on_risk = ok(advance(api, token, tenant, running["locator"], "issue"))["policyLocator"]
+    jobs.drain()
+    charges = charge_amounts(api, token, tenant, account)
+    vin = PERSONAL[-1]
+
+    def shown(policy, quote):
+        found = ok(call(api, "GET", f"/policy/{tenant}/policies/{policy}", token))
+        return json.dumps([found, ok(call(api, "GET", f"/policy/{tenant}/quotes/{quote}", token)),
+                           segment_of_policy(api, token, tenant, found)], default=str)
+
+    [group] = ok(preview(api, token, tenant, {"policy": [expired, on_risk]}))
+    states = {r["referenceLocator"]: r for r in group["references"]}
+    assert (states[expired]["state"], states[on_risk]["state"]) == ("allowed", "restricted"), states
+    assert [r["code"] for r in states[on_risk]["restrictions"]] == ["retention.policy_on_risk"]
+    assert {t["referenceType"]: t["anonymizableReferenceLocators"] for t in states[expired]["targets"]} == {
+        "policy": [expired], "quote": [book["quote"]]}
+
+    # a quote holds its policy's data: the policy's retention keeps it
+    [[kept_quote]] = [g["references"] for g in ok(preview(api, token, tenant, {"quote": [running["locator"]]}))]
+    assert (kept_quote["state"], [r["code"] for r in kept_quote["restrictions"]]) == (
+        "restricted", ["retention.policy_on_risk"])
+
+    [started] = ok(anonymize(api, token, tenant, {"references": {"policy": [expired, on_risk]}}))
+    assert (started["referenceType"], started["assignedReferenceLocators"]) == ("policy", [expired, on_risk])
+    jobs.drain()
+    [job] = ok(fetch_jobs(api, token, tenant, started["jobLocator"]))
+    assert (job["jobStatus"], job["anonymizedReferenceLocators"]) == ("suspended", [expired])
+    assert job["jobDetails"]["problematicReferenceLocators"]["assigned"] == [on_risk]
+
+    assert vin not in shown(expired, book["quote"])
+    anonymized = ok(call(api, "GET", f"/policy/{tenant}/policies/{expired}", token))
+    transaction = ok(call(api, "GET", f"/policy/{tenant}/transactions/{anonymized['issuedTransactionLocator']}",
+                          token))
+    assert all(shown_record["anonymizedAt"] for shown_record in (
+        anonymized, ok(call(api, "GET", f"/policy/{tenant}/quotes/{book['quote']}", token)), transaction,
+        segment_of_policy(api, token, tenant, anonymized)))
+    assert vin in shown(on_risk, running["locator"])  # retention kept it
+    assert ok(call(api, "GET", f"/policy/{tenant}/policies/{on_risk}", token)).get("anonymizedAt") is None
+    assert ok(call(api, "GET", f"/policy/{tenant}/quotes/{running['locator']}", token)).get("anonymizedAt") is None
+    kept = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))  # not referenced: kept
+    assert (kept["data"]["firstName"], kept.get("anonymizedAt")) == ("Ada", None)
+    assert charge_amounts(api, token, tenant, account) == charges
+    assert [e["data"] for e in events_of_type(api, token, tenant, "policy.anonymize")] == [{"policyLocator": expired}]
+    assert [e["data"] for e in events_of_type(api, token, tenant, "policy.quote.anonymize")] == [
+        {"quoteLocator": book["quote"]}]
+    assert events_of_type(api, token, tenant, "policy.account.anonymize") == []
+    states = {r["referenceLocator"]: r for r in ok(call(api, "GET", compliance(
+        tenant, f"/references?{references_query({'policy': [expired, on_risk]})}"), token))}
+    assert (states[expired]["anonymizationState"], states[on_risk]["anonymizationState"]) == (
+        "anonymized", "identifiable")
+
+
+def test_quote_and_payment_references_anonymize_those_records_alone(api, admin_token, jobs, book):
+    tenant, account, token = book["tenant"], book["account"], admin_token
+    [payment, *_] = pay_open_invoices(api, token, tenant, account)
+    draft = create(api, token, tenant, auto(account, startTime=EXPIRED))
+    paid = ok(call(api, "GET", f"/billing/{tenant}/payments/{payment}", token))
+    assert paid["data"]["cardHolder"] == "Ada Lovelace"
+
+    started = ok(anonymize(api, token, tenant, {"references": {"quote": [draft["locator"]], "payment": [payment]}}))
+    assert sorted(job["referenceType"] for job in started) == ["payment", "quote"]
+    jobs.drain()
+    finished = ok(fetch_jobs(api, token, tenant, *(job["jobLocator"] for job in started)))
+    assert [job["jobStatus"] for job in finished] == ["completed", "completed"]
+
+    after = ok(call(api, "GET", f"/billing/{tenant}/payments/{payment}", token))
+    assert after["data"]["cardHolder"] == "ANONYMIZED" and after["anonymizedAt"] and not paid.get("anonymizedAt")
+    assert (after["amount"], after["paymentState"] if "paymentState" in after else None) == (
+        paid["amount"], paid.get("paymentState"))
+    def quote_text(locator):
+        return json.dumps(ok(call(api, "GET", f"/policy/{tenant}/quotes/{locator}", token)), default=str)
+    assert PERSONAL[-1] not in quote_text(draft["locator"])
+    marked = ok(call(api, "GET", f"/policy/{tenant}/quotes/{draft['locator']}", token))["anonymizedAt"]
+    # a later change rewrites the whole quote: it stays marked
+    changed = ok(call(api, "PATCH", f"/policy/{tenant}/quotes/{draft['locator']}", token,
+                      {"setData": {"channel": "phone"}}))
+    assert (changed["element"]["data"]["channel"], changed["anonymizedAt"]) == ("phone", marked)
+    assert PERSONAL[-1] in quote_text(book["quote"])
+    assert ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))["data"]["firstName"] == "Ada"
+    assert [e["data"] for e in events_of_type(api, token, tenant, "billing.payment.anonymize")] == [
+        {"paymentLocator": payment}]
+    [again] = ok(anonymize(api, token, tenant, {"references": {"payment": [payment]}}))
+    assert (again["jobStatus"], again["fromCurrentRequest"]) == ("completed", False)
+
+
 def test_bad_input_answers_a_clear_4xx_and_starts_nothing(api, admin_token, jobs):
     tenant, token = quotes_tenant(api, admin_token, plugins=None), admin_token
     account = new_account(api, token, tenant)
@@ -197,8 +299,11 @@ def test_bad_input_answers_a_clear_4xx_and_starts_nothing(api, admin_token, jobs
     assert_error(anonymize(api, token, tenant, {"references": {"account": ["not-a-locator"]}}), 400,
                  "request.invalid")
     assert_error(anonymize(api, token, tenant, {"references": {"account": []}}), 400, "request.invalid")
-    assert_error(anonymize(api, token, tenant, {"references": {"quote": [account]}}), 400,
+    assert_error(anonymize(api, token, tenant, {"references": {"contact": [account]}}), 400,
                  "anonymization.unsupported_reference")
+    assert_error(anonymize(api, token, tenant, {"references": {"quote": [account]}}), 404, "quote.not_found")
+    assert_error(anonymize(api, token, tenant, {"references": {"policy": [UNKNOWN]}}), 404, "policy.not_found")
+    assert_error(anonymize(api, token, tenant, {"references": {"payment": [UNKNOWN]}}), 404, "payment.not_found")
     assert_error(anonymize(api, token, tenant, {"references": {"account": [UNKNOWN]}}), 404, "account.not_found")
     assert_error(anonymize(api, token, tenant, {"references": {"account": [account]}, "policyStatuses": ["gone"]}),
                  400, "request.invalid")
