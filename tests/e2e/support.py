@@ -47,7 +47,7 @@ class LocalStack:
         self.log = log
         environ = {**os.environ, "PAS_PORT": str(self.port), "PAS_AWS_PORT": str(self.aws_port),
                    "PAS_LOCAL_STATE_DIR": str(self.state_dir)}
-        for name in ("PAS_ADMIN_USERNAME", "PAS_ADMIN_PASSWORD", "PAS_STAGE"):
+        for name in ("PAS_ADMIN_USERNAME", "PAS_ADMIN_PASSWORD", "PAS_STAGE", "PAS_AWS_UNSIGNED"):
             environ.pop(name, None)
         launched = time.monotonic()
         with log.open("w") as out:
