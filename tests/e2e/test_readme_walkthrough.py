@@ -1,8 +1,10 @@
 """The README's first request and walkthrough, run as a reader runs them: its shell blocks, in order, in one
 bash against the local stack (its URL for http://127.0.0.1:8000, a directory of the test's for /tmp/). Each
 value the README's answer after a block shows (a `"name":value` pair; values abbreviated with `...` aside)
-must be in what that block printed. The walkthrough ends with billing on the tenant's test clock: the
-term's invoice generated, paid in full and settled."""
+must be in what that block printed. The walkthrough goes on with billing on the tenant's test clock (the
+term's invoice generated, paid in full and settled) and ends with a migration of docs/examples/migration-request.json
+into the same tenant (replayed with its idempotency key, its accounts completed, mapped and their policy's history
+read) and a failed account fixed by a PATCH."""
 from __future__ import annotations
 
 import re
@@ -50,3 +52,8 @@ def test_the_walkthrough_runs_and_answers_what_the_readme_shows(tmp_path, local_
     # generated in July), paid in full and settled
     assert {'"invoiceState":"open"', '"totalAmount":66.00', '"paymentState":"posted"', '"remainingAmount":0.00',
             '"invoiceState":"settled"', '"totalRemainingAmount":0.00', '"balance":0'} <= checked
+    # the migration: both accounts completed, the policy's original ids mapped, the change's charges as migrated,
+    # then a failed account fixed by a PATCH
+    assert {'"migrationState":"finished"', '"completedAccounts":2', '"accountMigrationState":"completed"',
+            '"originalAccountId":"LEGACY-C1"', '"originalId":"LEGACY-P1"', '"transactionCategory":"change"',
+            '"amount":43.50', '"accountOriginalId":"LEGACY-C3"', '"completedAccounts":1'} <= checked
