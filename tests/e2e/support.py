@@ -27,14 +27,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 READY_LINE = "PAS is running at "
 ADMIN = {"grant_type": "password", "username": "admin@example.com", "password": "admin"}
-IN_PROCESS_ONLY = ("PAS_AWS_UNSIGNED",)
-"""What tests/conftest.py sets for the tests' in-process moto that a process against moto's server must not
-inherit (with unsigned DynamoDB requests the stack's admin is not found at sign-in, nor a job by its worker)."""
-
-
-def stack_environment(**settings: str) -> dict[str, str]:
-    """This process's environment for a process against the stack, without IN_PROCESS_ONLY, with `settings`."""
-    return {**{k: v for k, v in os.environ.items() if k not in IN_PROCESS_ONLY}, **settings}
 
 
 def free_port() -> int:
@@ -53,8 +45,8 @@ class LocalStack:
 
     def _launch(self, log: Path) -> None:
         self.log = log
-        environ = stack_environment(PAS_PORT=str(self.port), PAS_AWS_PORT=str(self.aws_port),
-                              PAS_LOCAL_STATE_DIR=str(self.state_dir))
+        environ = {**os.environ, "PAS_PORT": str(self.port), "PAS_AWS_PORT": str(self.aws_port),
+                   "PAS_LOCAL_STATE_DIR": str(self.state_dir)}
         for name in ("PAS_ADMIN_USERNAME", "PAS_ADMIN_PASSWORD", "PAS_STAGE"):
             environ.pop(name, None)
         launched = time.monotonic()
@@ -180,7 +172,7 @@ class LocalStack:
                 return jobs.get_job(tenant, job)["status"]
         """) + textwrap.dedent(body)
         aws = f"http://127.0.0.1:{self.aws_port}"
-        environ = stack_environment(AWS_ENDPOINT_URL=aws, PAS_AWS_ENDPOINT_URL=aws, PAS_STAGE="dev")
+        environ = {**os.environ, "AWS_ENDPOINT_URL": aws, "PAS_AWS_ENDPOINT_URL": aws, "PAS_STAGE": "dev"}
         result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=environ, capture_output=True,
                                 text=True, timeout=60)
         assert result.returncode == 0, result.stderr
