@@ -36,26 +36,27 @@ def start_account_migration(tenantLocator: str, accountLocator: str,
 
 
 @bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/resume", methods=["PATCH"])
-@endpoint("migration.write", errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
+@endpoint("migration.write", idempotent=True, errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
 def resume_migration(tenantLocator: str, migrationLocator: str) -> None:
     service.resume(request_context(), migrationLocator)
 
 
 @bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/recover", methods=["PATCH"])
-@endpoint("migration.write", errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
+@endpoint("migration.write", idempotent=True, errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
 def recover_migration(tenantLocator: str, migrationLocator: str) -> None:
     service.recover(request_context(), migrationLocator)
 
 
 @bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/pause", methods=["PATCH"])
-@endpoint("migration.write", errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
+@endpoint("migration.write", idempotent=True, errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
 def pause_migration(tenantLocator: str, migrationLocator: str) -> None:
     service.pause(request_context(), migrationLocator)
 
 
 @bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}", methods=["PATCH"])
-@endpoint("migration.write", errors=[*FOUND, codes.MIGRATION_ACCOUNT_NOT_FOUND, codes.MIGRATION_ACCOUNT_NOT_FAILED,
-                                     codes.MIGRATION_INVALID_STATE])
+@endpoint("migration.write", idempotent=True, errors=[*FOUND, codes.MIGRATION_ACCOUNT_NOT_FOUND,
+                                                      codes.MIGRATION_ACCOUNT_NOT_FAILED,
+                                                      codes.MIGRATION_INVALID_STATE])
 def patch_migration(tenantLocator: str, migrationLocator: str,
                     body: schemas.PatchAccountMigrationRequest) -> schemas.MigrationFailuresResponse:
     return schemas.MigrationFailuresResponse.of(service.patch(request_context(), migrationLocator, body))
