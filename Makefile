@@ -27,11 +27,12 @@ COVERAGE_ARGS := --cov=chalicelib --cov-fail-under=95 --cov-report=term-missing:
 coverage:
 	@$(MAKE) --no-print-directory test COVERAGE=1
 
-# The fuzzing of `make test` (tests/architecture/test_fuzzing.py: schemathesis over /openapi.json, 25 examples
-# an operation) for longer: FUZZ_EXAMPLES an operation, and a hypothesis seed of its own each run.
+# The fuzzing of `make test` (tests/architecture/test_fuzzing.py: schemathesis over /openapi.json, over 5,000
+# requests) for longer: FUZZ_EXAMPLES an operation, a hypothesis seed of its own each run, and schemathesis's
+# coverage phase (some 25,000 deterministic boundary cases, too many for make test's budget).
 FUZZ_EXAMPLES ?= 500
 fuzz: $(STAMP) sandbox
-	PAS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) PAS_FUZZ_RANDOM=1 $(PY) -m pytest -n 2 tests/architecture/test_fuzzing.py
+	PAS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) PAS_FUZZ_RANDOM=1 PAS_FUZZ_COVERAGE=1 $(PY) -m pytest -n 2 tests/architecture/test_fuzzing.py
 
 # The seeded fault simulation (tests/simulation/test_simulation.py) over SEEDS seeds (0 to SEEDS-1), or one SEED; a
 # failing seed prints the shortest step list found that still fails, replayed with SEED=s STEPS=i,j,k. `make test`

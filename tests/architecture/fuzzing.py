@@ -17,3 +17,10 @@ OPERATIONS = sum(1 for _ in schema.get_all_operations())
 EXAMPLES_PER_OPERATION = int(os.environ.get("PAS_FUZZ_EXAMPLES") or math.ceil(MIN_REQUESTS * 1.25 / OPERATIONS))
 """A quarter more than MIN_REQUESTS asks (an operation with few inputs has fewer examples than this): as routes
 are added, each gets fewer, and `make test` spends the same time fuzzing. `make fuzz` runs 500 an operation."""
+COVERAGE_PHASE = bool(os.environ.get("PAS_FUZZ_COVERAGE"))
+"""schemathesis's coverage phase (deterministic cases at every boundary of every schema, valid and invalid, and
+each undeclared method) runs in `make fuzz` only. Its count follows the size of the schemas, not
+EXAMPLES_PER_OPERATION: some 25,000 requests over our operations (five times the rest of the run, 80 % of the
+fuzzing's time), which would put `make test` over its 10-minute budget. `make test` keeps the examples and
+the fuzzing phases: valid and invalid requests, at least MIN_REQUESTS of them."""
+schema.config.phases.update(phases=["examples", "fuzzing", *(["coverage"] if COVERAGE_PHASE else [])])
