@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 import pytest
 
 from chalicelib.documents import rendering, service
+from chalicelib.plugins import tenant_code
 from chalicelib.settings import settings
 from tests.api.documents.support import (
     QUOTATION,
@@ -28,8 +29,11 @@ BROKEN = {"Broken": {"format": "text", "rendering": "dynamic", "scope": "policy"
 
 
 @pytest.fixture
-def short_renders():
+def short_renders(monkeypatch):
+    """Renders stopped after 4 s: the local sandbox's limits, and on the lambda runner the tenant function's
+    timeout (its configuration, which the local invoker enforces)."""
     service.use_limits(rendering.Limits(timeout_seconds=4, cpu_seconds=3, max_output_bytes=1024 * 1024))
+    monkeypatch.setattr(tenant_code, "TIMEOUT_SECONDS", 4)
     yield
     service.use_limits(None)
 
