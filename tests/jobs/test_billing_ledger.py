@@ -82,6 +82,8 @@ After every history, to the cent (Decimal):
 """
 from __future__ import annotations
 
+import functools
+import json
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -142,6 +144,7 @@ from tests.api.billing.support import billing_model
 from tests.api.quotes.support import auto, vehicle
 from tests.builders import system_ctx
 from tests.support.configs import quotes_tenant
+from tests.support.snapshots import Snapshot
 
 UTC = timezone.utc
 NOW = datetime(2026, 1, 15, 9, 30, tzinfo=UTC)
@@ -1090,7 +1093,7 @@ def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: b
     jobs.sent.clear()
     forget_due(tenant)
     done = History(tenant, clock, jobs, eager)
-    done.start(history["plan"], billing_level, history["value"])
+    started(done, history["plan"], billing_level, history["value"])
     for operation in history["operations"]:
         done.apply(operation)
     while done.holds:  # what an invoicing hold kept back is invoiced below
@@ -1099,6 +1102,51 @@ def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: b
     note(f"what the policy made of the operations: {done.log}")
     note(f"billing jobs that failed: {failed_jobs(tenant, jobs)}")
     check(done)
+
+
+STARTS: dict[tuple[str, bool, str, str, str], tuple[Snapshot, str, str, str]] = {}
+"""The starts a test's tenant built, by (tenant, eager, plan, billing level, value): 12 of them a test."""
+
+
+def started(history: History, plan: str, billing_level: str, value: str) -> None:
+    """history.start(), or a copy under fresh locators of the same start its tenant built before
+    (tests/support/snapshots.py): the start is half of a history's cost."""
+    key = (history.tenant, history.eager, plan, billing_level, value)
+    if key not in STARTS:
+        with Snapshot.record() as snapshot:
+            history.start(plan, billing_level, value)
+        STARTS[key] = (snapshot, history.account, history.policy, history.vehicle)
+        return
+    snapshot, account, policy, vehicle = STARTS[key]
+    fresh = snapshot.restore()
+    history.account, history.policy, history.vehicle = fresh[account], fresh[policy], fresh[vehicle]
+
+
+def test_a_restored_start_is_the_start_it_copies_and_lives_on_its_own(tenant, clock, jobs):
+    """The property tests' shortcut (started): a copy's partition is its template's under fresh locators,
+    the invariants hold on it, and paying and changing the copy leave the template as it was."""
+    clock.set(NOW)
+    built = History(tenant, clock, jobs, eager=True)
+    started(built, "Monthly", "account", "12000.50")
+    template = partition(tenant, built.account)
+    copy = History(tenant, clock, jobs, eager=True)
+    started(copy, "Monthly", "account", "12000.50")
+
+    snapshot = STARTS[(tenant, True, "Monthly", "account", "12000.50")][0]
+    assert copy.account not in (built.account, "") and copy.policy != built.policy
+    restored = partition(tenant, copy.account)
+    back = {new: old for old, new in snapshot.restore_map.items()}
+    as_template = json.loads(functools.reduce(lambda text, pair: text.replace(*pair), back.items(),
+                                              json.dumps(restored, default=str, sort_keys=True)))
+    assert as_template == json.loads(json.dumps(template, default=str, sort_keys=True))
+    assert len(template["invoice"]) == 12
+    check(copy)
+
+    copy.apply(("pay", "open", ("account", None), False))
+    copy.apply(("change", TERM_START + timedelta(days=40), "25000"))
+    check(copy)
+    assert partition(tenant, built.account) == template
+    check(built)
 
 
 def failed_jobs(tenant: str, jobs: Any) -> list[Any]:
