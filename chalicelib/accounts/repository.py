@@ -19,9 +19,25 @@ def _account(item: dict[str, Any]) -> Account:
     return Account.model_validate(codec.without_keys(item))
 
 
+def record_key(tenant: str, locator: str) -> tuple[str, str]:
+    """The stored account's (PK, SK): what a request's read cache forgets when a write changes it."""
+    key = keys.account(tenant, locator)
+    return key.pk, key.sk
+
+
 def get(tenant: str, locator: str) -> Account | None:
     item = table.gateway().get(keys.tenant_scope(tenant), keys.account(tenant, locator))
     return _account(item) if item else None
+
+
+def get_with(tenant: str, locator: str | None, also: list[tuple[str, str]]
+             ) -> tuple[Account | None, dict[tuple[str, str], dict[str, Any]]]:
+    """The account (unless `locator` is None) and the stored items among `also` (another domain's records of
+    the tenant, by (PK, SK)), in one BatchGetItem: (the account or None, the items found by their key)."""
+    wanted = ([keys.account(tenant, locator)] if locator is not None else []) + [keys.Key(*key) for key in also]
+    found = {(item["PK"], item["SK"]): item for item in table.gateway().batch_get(keys.tenant_scope(tenant), wanted)}
+    account = found.pop(record_key(tenant, locator), None) if locator is not None else None
+    return (_account(account) if account else None), found
 
 
 def get_many(tenant: str, locators: list[str]) -> list[Account]:

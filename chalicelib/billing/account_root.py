@@ -38,10 +38,15 @@ def bump_containers(ctx: CallContext, uow: UnitOfWork, account: str, containers:
     repository.bump_container_roots(uow, ctx.tenant, account, containers)
 
 
-def versions(ctx: CallContext, account: str, containers: Iterable[str]) -> dict[str, int]:
-    """The versions the billing roots of the account's `containers` have now (one read), for a write that
-    bumps them later (`bump_at`), or several writes that each bump some of them."""
-    return repository.root_versions(ctx.tenant, account, containers)
+def versions(ctx: CallContext, account: str, containers: Iterable[str],
+             known: dict[str, int] | None = None) -> dict[str, int]:
+    """The versions the billing roots of the account's `containers` have now (one read of those not `known`:
+    read by the caller, before what its write decides on), for a write that bumps them later (`bump_at`), or
+    several writes that each bump some of them."""
+    known = known or {}
+    wanted = list(dict.fromkeys(containers))
+    read = repository.root_versions(ctx.tenant, account, [c for c in wanted if c not in known])
+    return {container: known[container] if container in known else read[container] for container in wanted}
 
 
 def bump_at(ctx: CallContext, uow: UnitOfWork, account: str, at: dict[str, int]) -> None:

@@ -223,6 +223,17 @@ def _root_key(tenant: str, account: str, container: str) -> Key:
     return keys.billing_container_root(tenant, account, container)
 
 
+def root_record_key(tenant: str, account: str, container: str) -> tuple[str, str]:
+    """The (PK, SK) of a container's billing root, for a read of it together with other records."""
+    key = _root_key(tenant, account, container)
+    return key.pk, key.sk
+
+
+def root_version_of(item: dict[str, Any] | None) -> int:
+    """The version of a billing root as its stored item (None: never bumped) has it."""
+    return int(item["version"]) if item else 0
+
+
 def root_versions(tenant: str, account: str, containers: Iterable[str]) -> dict[str, int]:
     """The version of the billing root of each of the account's `containers` (the account itself names its
     own root), 0 for one never bumped: one GetItem for one root, one BatchGetItem for more, none for none."""
@@ -230,8 +241,7 @@ def root_versions(tenant: str, account: str, containers: Iterable[str]) -> dict[
     if not wanted:
         return {}
     if len(wanted) == 1:
-        item = table.gateway().get(_scope(tenant), _root_key(tenant, account, wanted[0]))
-        return {wanted[0]: int(item["version"]) if item else 0}
+        return {wanted[0]: root_version_of(table.gateway().get(_scope(tenant), _root_key(tenant, account, wanted[0])))}
     found = {item["SK"]: int(item["version"]) for item in table.gateway().batch_get(
         _scope(tenant), [_root_key(tenant, account, container) for container in wanted])}
     return {container: found.get(_root_key(tenant, account, container).sk, 0) for container in wanted}
@@ -498,13 +508,14 @@ entry, its document's job, documents job and instance, and two to spare (an invo
 the balance also bumps the account's root, and has neither open marker nor due entries)."""
 
 
-def fits_one_invoice_write(installments: list[Installment]) -> bool:
-    """Whether one TransactWriteItems holds the invoice of `installments`: two records for each (it is
-    rewritten, its uninvoiced marker deleted) and two for each policy and quote (their references, and
-    their references of nonzero invoices)."""
+def fits_one_invoice_write(installments: list[Installment], besides: int = 0) -> bool:
+    """Whether one TransactWriteItems holds the invoice of `installments` (and `besides` other actions): two
+    records for each (it is rewritten, its uninvoiced marker deleted) and two for each policy and quote (their
+    references, and their references of nonzero invoices)."""
     owners = {i.policyLocator for i in installments} | {i.quoteLocator for i in installments if i.quoteLocator}
     riders = sum(1 for i in installments if i.invoicing == ChargeInvoicing.NEXT)  # and their reference deleted
-    return INVOICE_WRITE_RECORDS + 2 * len(installments) + riders + 2 * len(owners) <= table.MAX_TRANSACTION_ITEMS
+    return besides + INVOICE_WRITE_RECORDS + 2 * len(installments) + riders + 2 * len(owners) \
+        <= table.MAX_TRANSACTION_ITEMS
 
 
 def invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:

@@ -39,8 +39,18 @@ def _concurrent_deployment() -> DomainError:
 # --- reads ---------------------------------------------------------------------------------------
 
 
+def current_key(tenant: str) -> tuple[str, str]:
+    """The current deployment pointer's (PK, SK): what a request's read cache forgets when a deploy moves it."""
+    key = keys.config_current(tenant)
+    return key.pk, key.sk
+
+
 def current(tenant: str) -> CurrentDeployment | None:
-    item = table.gateway().get(keys.tenant_scope(tenant), keys.config_current(tenant))
+    return current_of(table.gateway().get(keys.tenant_scope(tenant), keys.config_current(tenant)))
+
+
+def current_of(item: dict[str, Any] | None) -> CurrentDeployment | None:
+    """The current deployment pointer of its stored item (read by whoever read it)."""
     if item is None:
         return None
     return CurrentDeployment(metadata=DeploymentMetadata.model_validate(item["metadata"]),

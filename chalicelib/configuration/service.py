@@ -344,13 +344,31 @@ def difference(ctx: CallContext, config_json: str) -> dict[str, dict[str, dict[s
     return diff(validate(config).model, deployed)
 
 
+def current_pointer_key(ctx: CallContext) -> tuple[str, str]:
+    """The (PK, SK) of the tenant's current deployment pointer, for a caller that reads it together with other
+    records (accounts.get_account_with) and hands the item to `remember_current`."""
+    return repository.current_key(ctx.tenant)
+
+
+def remember_current(ctx: CallContext, item: dict[str, Any] | None) -> None:
+    """The current deployment pointer as another read found it: the request's (CallContext.reads)."""
+    current = repository.current_of(item)
+    if current is not None:
+        ctx.reads.put(_current_read_key(ctx), current, record=repository.current_key(ctx.tenant))
+
+
 def _current(ctx: CallContext) -> CurrentDeployment:
     """The current deployment pointer, read once per request (CallContext.reads, until it commits)."""
-    current = ctx.reads.read(("configuration.current", ctx.tenant), lambda: repository.current(ctx.tenant))
+    current = ctx.reads.read(_current_read_key(ctx), lambda: repository.current(ctx.tenant),
+                             record=repository.current_key(ctx.tenant))
     if current is None:
         identity.get_tenant(ctx, ctx.tenant)
         raise codes.not_found("configuration")
     return current
+
+
+def _current_read_key(ctx: CallContext) -> tuple[str, str]:
+    return "configuration.current", ctx.tenant
 
 
 def _version(ctx: CallContext, version: str, by_static_locator: bool) -> str:

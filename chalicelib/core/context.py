@@ -1,7 +1,7 @@
 """Who is calling, for which tenant, in which request, at what time."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, TypeVar
@@ -47,31 +47,42 @@ class IdempotencyClaim:
 class ReadCache:
     """What one request (or one job run) has read, by key, so that each record is read at most once:
     the configuration's current version, an account, a policy root. The services that read those
-    records own their keys (`(domain, tenant, locator)`); the unit of work forgets everything when it
-    commits, so a read after a write sees the write. A record a caller changes is a copy (models are
-    changed with model_copy), so what is cached stays what storage answered."""
+    records own their keys (`(domain, tenant, locator)`) and name the stored record each entry is (`record`:
+    its (PK, SK)); when a unit of work commits it forgets the entries of the records it wrote (and every
+    entry that names none), so a read after a write sees the write and a record the request did not write
+    is not read again. A record a caller changes is a copy (models are changed with model_copy), so what is
+    cached stays what storage answered."""
 
     def __init__(self) -> None:
         self._entries: dict[tuple[str, ...], Any] = {}
+        self._records: dict[tuple[str, ...], tuple[str, str] | None] = {}
 
-    def read(self, key: tuple[str, ...], reader: Callable[[], T]) -> T:
+    def read(self, key: tuple[str, ...], reader: Callable[[], T], *, record: tuple[str, str] | None = None) -> T:
         """The value cached under `key`, else `reader()` (cached unless None: a record not found is
         looked for again)."""
         if key in self._entries:
             return self._entries[key]  # type: ignore[no-any-return]
         value = reader()
         if value is not None:
-            self._entries[key] = value
+            self.put(key, value, record=record)
         return value
 
     def get(self, key: tuple[str, ...]) -> Any:
         return self._entries.get(key)
 
-    def put(self, key: tuple[str, ...], value: Any) -> None:
+    def put(self, key: tuple[str, ...], value: Any, *, record: tuple[str, str] | None = None) -> None:
         self._entries[key] = value
+        self._records[key] = record
+
+    def forget(self, written: Iterable[tuple[str, str]]) -> None:
+        """Drop the entries of the `written` records, and those that name no record."""
+        changed = set(written)
+        for key in [key for key, record in self._records.items() if record is None or record in changed]:
+            del self._entries[key], self._records[key]
 
     def clear(self) -> None:
         self._entries.clear()
+        self._records.clear()
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,12 @@ def _record(item: dict[str, Any]) -> dict[str, Any]:
 # --- policies ------------------------------------------------------------------------------------
 
 
+def record_key(tenant: str, locator: str) -> tuple[str, str]:
+    """The stored policy root's (PK, SK): what a request's read cache forgets when a write changes it."""
+    key = keys.policy(tenant, locator)
+    return key.pk, key.sk
+
+
 def get(tenant: str, locator: str) -> Policy | None:
     item = table.gateway().get(_scope(tenant), keys.policy(tenant, locator))
     return Policy.model_validate(_record(item)) if item else None

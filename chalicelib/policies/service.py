@@ -257,7 +257,8 @@ def get_policy(ctx: CallContext, locator: str) -> Policy:
     """The policy (404 `policy.not_found` when this tenant has none with that locator); its root read once
     per request (CallContext.reads, until the request commits a write; the reads of its stack or head
     count)."""
-    policy = ctx.reads.read(_read_key(ctx, locator), lambda: repository.get(ctx.tenant, locator)) \
+    policy = ctx.reads.read(_read_key(ctx, locator), lambda: repository.get(ctx.tenant, locator),
+                            record=repository.record_key(ctx.tenant, locator)) \
         if _plausible(locator) else None
     if policy is None:
         raise codes.not_found(ENTITY, locator)
@@ -271,7 +272,8 @@ def _read_key(ctx: CallContext, locator: str) -> tuple[str, str, str]:
 def _seen(ctx: CallContext, stack: IssuedStack | None) -> IssuedStack | None:
     """`stack` as just read: its root is what `get_policy` answers for the rest of the request."""
     if stack is not None:
-        ctx.reads.put(_read_key(ctx, stack.policy.locator), stack.policy.model_copy(deep=True))
+        ctx.reads.put(_read_key(ctx, stack.policy.locator), stack.policy.model_copy(deep=True),
+                      record=repository.record_key(ctx.tenant, stack.policy.locator))
     return stack
 
 

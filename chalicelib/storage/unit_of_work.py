@@ -93,8 +93,10 @@ class TransactionUnitOfWork:
             raise codes.REQUEST_INVALID(f"One change may touch at most {self.capacity} records")
         try:
             self._gateway.transact(self.scope, ops)
-        finally:  # what the request read may have changed: read it again (CallContext.reads)
+        except BaseException:  # what the request read may have changed: read it all again (CallContext.reads)
             self.ctx.reads.clear()
+            raise
+        self.ctx.reads.forget((op.key.pk, op.key.sk) for op in ops)  # what it wrote is read again
         self._ops, self._events = [], []
         actions, self._after_commit = self._after_commit, []
         for action in actions:

@@ -194,6 +194,26 @@ def create_transaction(ctx: CallContext, policy_locator: str, instructions: list
     return records.add(ctx, stack, draft)
 
 
+ADVANCE_STEPS = {TransactionState.VALIDATED: VALIDATE, TransactionState.PRICED: PRICE,
+                 TransactionState.UNDERWRITTEN: UNDERWRITE, TransactionState.ACCEPTED: ACCEPT}
+"""The step `create_and_advance` runs a new draft to for each state it may name (issued: `issue`)."""
+
+
+def create_and_advance(ctx: CallContext, policy_locator: str, instructions: list[Instruction],
+                       target: TransactionState, *, route: str | None = None,
+                       transaction_type: str | None = None) -> tuple[Transaction, Transaction]:
+    """`create_transaction`, then the draft advanced to `target` (validated to issued; any other state leaves
+    it a draft) on the policy as the create's write left it (records.found_in), not read again: the draft
+    and the transaction as advanced (a step that fails answers it with its validationResult)."""
+    stack, draft = _new_draft(ctx, policy_locator, instructions, route, transaction_type, None)
+    draft = records.add(ctx, stack, draft)
+    found = records.found_in(stack, draft)
+    if target == TransactionState.ISSUED:
+        return draft, issue(ctx, draft.locator, found=found)
+    step = ADVANCE_STEPS.get(target)
+    return draft, (draft if step is None else _advance(ctx, draft.locator, step, found=found))
+
+
 def preview(ctx: CallContext, policy_locator: str, transaction_type: str, instructions: list[Instruction],
             target: str, *, base_locator: str | None = None) -> Transaction:
     """The transaction `instructions` would make, advanced to `target` (validate, price or underwrite);

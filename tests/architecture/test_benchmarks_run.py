@@ -19,6 +19,7 @@ SMOKE = {
     "auto_renewal.py": ["--books", "2"],
     "billing.py": ["--books", "2", "--open-invoices", "2", "--clock-policies", "1"],
     "billing_delinquency.py": ["--books", "2", "--open-invoices", "2"],
+    "billing_fleet.py": ["--policies", "3"],
     "cold_start.py": ["--smoke"],
     "config_deploy.py": ["--repeat", "1"],
     "documents.py": ["--renders", "1"],

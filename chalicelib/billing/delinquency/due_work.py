@@ -20,8 +20,8 @@ def invoice_due(ctx: CallContext, work: DueWork) -> dict[str, Any]:
 @due_handler(DueKind.DELINQUENCY_GRACE_END)
 def grace_end(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     """Lapses through the transactions service, which commits its own units of work: idempotent by the
-    delinquency's state (service.grace_ended)."""
-    return {"graceEnded": [service.grace_ended(ctx, work.entry.ref)]}
+    delinquency's state (service.grace_ended); the delinquency lapsed is written with the entry's settlement."""
+    return {"graceEnded": [service.grace_ended(ctx, work.entry.ref, work.uow)]}
 
 
 @due_handler(DueKind.DELINQUENCY_EVENT)

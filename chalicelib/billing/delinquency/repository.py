@@ -85,11 +85,14 @@ def reference_writes(tenant: str, record: Delinquency, references: Iterable[Any]
                        "accountLocator": record.accountLocator}) for ref in references]
 
 
-def delinquency(tenant: str, locator: str) -> Delinquency | None:
-    alias = _alias_of(tenant, "delinquency", locator)
-    if alias is None:
-        return None
-    item = table.gateway().get(_scope(tenant), _delinquency_key(tenant, alias["accountLocator"], locator))
+def delinquency(tenant: str, locator: str, account: str | None = None) -> Delinquency | None:
+    """The delinquency (its alias read first unless its `account` is known)."""
+    if account is None:
+        alias = _alias_of(tenant, "delinquency", locator)
+        if alias is None:
+            return None
+        account = str(alias["accountLocator"])
+    item = table.gateway().get(_scope(tenant), _delinquency_key(tenant, account, locator))
     return _model(Delinquency, item) if item else None
 
 

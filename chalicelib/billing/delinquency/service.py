@@ -21,7 +21,7 @@ the same time finds the work done and does nothing.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -51,8 +51,8 @@ from chalicelib.core.errors import DomainError, FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import Policy, Transaction, TransactionState
-from chalicelib.runtime import due
+from chalicelib.policies.models import Policy, TransactionState
+from chalicelib.runtime import due, wiring
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.transactions import service as transactions
@@ -63,13 +63,6 @@ CREATE_EVENT, SETTLE_EVENT, LAPSE_EVENT = "billing.delinquency.create", "billing
 UPDATE_EVENT = "billing.delinquency.update"
 """Our own (the catalogue has no event for a moved grace end)."""
 EVENT_EVENT = "billing.delinquency.delinquencyevent"
-ADVANCES: dict[TransactionState, Callable[[CallContext, str], Transaction]] = {
-    TransactionState.VALIDATED: transactions.validate, TransactionState.PRICED: transactions.price,
-    TransactionState.UNDERWRITTEN: transactions.underwrite, TransactionState.ACCEPTED: transactions.accept,
-    TransactionState.ISSUED: transactions.issue}
-"""How a lapse transaction is advanced to each state `advanceLapseTo` may name (a draft stays a draft)."""
-
-
 # --- reads ----------------------------------------------------------------------------------------
 
 def delinquency(ctx: CallContext, locator: str) -> Delinquency:
@@ -345,13 +338,15 @@ def _rearm_events(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reason
 
 
 def _end(ctx: CallContext, uow: UnitOfWork, record: Delinquency, state: DelinquencyState,
-         reason: CancellationType | None, **changes: Any) -> Delinquency:
-    """The delinquency in `state`, its grace end cancelled, and with a `reason` the events still waiting
-    (a lapsed delinquency is still unsettled: its events after the grace end still trigger)."""
+         reason: CancellationType | None, *, grace_end_settled: bool = False, **changes: Any) -> Delinquency:
+    """The delinquency in `state`, its grace end cancelled (unless the caller's due entry of it settles it:
+    `grace_end_settled`), and with a `reason` the events still waiting (a lapsed delinquency is still
+    unsettled: its events after the grace end still trigger)."""
     changed = record.model_copy(update={"delinquencyState": state, "updatedAt": ctx.now,
                                         "updatedBy": ctx.user_locator, **changes})
     uow.add(*repository.delinquency_writes(ctx.tenant, changed))
-    due.cancel(uow, DueKind.DELINQUENCY_GRACE_END, record.locator)
+    if not grace_end_settled:
+        due.cancel(uow, DueKind.DELINQUENCY_GRACE_END, record.locator)
     if reason is not None:
         _cancel_events(ctx, uow, record, reason)
     return changed
@@ -399,19 +394,21 @@ def release_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
 
 # --- the grace ends -------------------------------------------------------------------------------------
 
-def grace_ended(ctx: CallContext, delinquency_locator: str) -> str:
+def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWork | None = None) -> str:
     """At the delinquency's grace end: its policies lapse (each a transaction of the plan's lapse type
     effective at the grace start, advanced to `advanceLapseTo`), unless it is settled or the account's
     delinquency is held. Answers the outcome. Commits its own units of work: first the delinquency
     `lapseTriggered` (a rerun does not lapse it again), then each lapse through the transactions service,
-    then `lapseTransactionCreated` with the lapse transactions (and the errors of those that failed)."""
+    then `lapseTransactionCreated` with the lapse transactions (and the errors of those that failed), added to
+    `entry_uow` when given (the grace end's due entry's: committed by its pager with the entry's settlement,
+    which stays until then)."""
     record = repository.delinquency(ctx.tenant, delinquency_locator)
     if record is None:
         return "missing"
     account = record.accountLocator
     if record.delinquencyState in OPEN_STATES:
         uow = account_root.open_write(ctx, account, [record.container])
-        record = repository.delinquency(ctx.tenant, delinquency_locator) or record  # read after the root
+        record = repository.delinquency(ctx.tenant, delinquency_locator, account) or record  # after the root
         if record.delinquencyState not in OPEN_STATES:
             return record.delinquencyState.value
         if billing.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
@@ -419,7 +416,7 @@ def grace_ended(ctx: CallContext, delinquency_locator: str) -> str:
             uow.commit()
             return "held"
         record = _end(ctx, uow, record, DelinquencyState.LAPSE_TRIGGERED, None,
-                      lapseTransactionEffectiveDate=record.graceStartedAt)
+                      grace_end_settled=entry_uow is not None, lapseTransactionEffectiveDate=record.graceStartedAt)
         uow.record_event(LAPSE_EVENT, _event_data(record))
         for policy in record.policy_locators:
             policies.mark_delinquencies(ctx, uow, policy, ended=[record.locator])
@@ -434,32 +431,32 @@ def grace_ended(ctx: CallContext, delinquency_locator: str) -> str:
             except DomainError as error:
                 errors.append(f"{reference.referenceLocator}: {error.code}: {error.message}")
         references.append(reference)
-    uow = account_root.open_write(ctx, account, [record.container])
+    uow = entry_uow or wiring.unit_of_work(ctx)
+    account_root.bump(ctx, uow, account, [record.container])
     lapsed = record.model_copy(update={"delinquencyState": DelinquencyState.LAPSE_TRANSACTION_CREATED,
                                        "references": references, "processingErrors": "; ".join(errors) or None,
                                        "updatedAt": ctx.now, "updatedBy": ctx.user_locator})
     uow.add(*repository.delinquency_writes(ctx.tenant, lapsed),
             *repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed", "; ".join(errors) or None)))
-    uow.commit()
+    if entry_uow is None:
+        uow.commit()
     return "lapsed"
 
 
 def _lapse(ctx: CallContext, record: Delinquency, reference: DelinquencyReference) -> str:
-    """The policy's lapse transaction, created and advanced as the plan says; its locator."""
+    """The policy's lapse transaction, created and advanced as the plan says (on the policy as its creation
+    left it: not read again); its locator."""
     settings = record.settings
     instruction = ParamsInstruction(action="params", effectiveTime=record.graceStartedAt)
-    if settings.lapseTransactionType == BUILTIN_LAPSE_TRANSACTION_TYPE:
-        draft = transactions.create_transaction(ctx, reference.referenceLocator, [instruction], route="cancel")
-    else:
-        draft = transactions.create_transaction(ctx, reference.referenceLocator, [instruction],
-                                                transaction_type=settings.lapseTransactionType)
-    advance = ADVANCES.get(TransactionState(settings.advanceLapseTo))
-    if advance is not None:
-        advanced = advance(ctx, draft.locator)
-        if advanced.transactionState != settings.advanceLapseTo:
-            raise codes.DELINQUENCY_INVALID_STATE(
-                f"lapse transaction {draft.locator} stopped at {advanced.transactionState}, "
-                f"not {settings.advanceLapseTo}")
+    builtin = settings.lapseTransactionType == BUILTIN_LAPSE_TRANSACTION_TYPE
+    target = TransactionState(settings.advanceLapseTo)
+    draft, advanced = transactions.create_and_advance(
+        ctx, reference.referenceLocator, [instruction], target, route="cancel" if builtin else None,
+        transaction_type=None if builtin else settings.lapseTransactionType)
+    if advanced is not draft and advanced.transactionState != settings.advanceLapseTo:  # a draft stays one
+        raise codes.DELINQUENCY_INVALID_STATE(
+            f"lapse transaction {draft.locator} stopped at {advanced.transactionState}, "
+            f"not {settings.advanceLapseTo}")
     return draft.locator
 
 

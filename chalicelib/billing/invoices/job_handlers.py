@@ -55,8 +55,9 @@ def invoice_early(ctx: CallContext, payload: EarlyInvoicing) -> dict[str, Any]:
 @due_handler(DueKind.INVOICE_GENERATE)
 def generate_invoices(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     """An account's invoice generation (ref: the account), due at its earliest uninvoiced generate time:
-    invoices what is due now, then moves on to the next generate time (none left: removed)."""
-    invoices = invoicing.generate_invoices(ctx, work.entry.ref)
+    invoices what is due now, then moves on to the next generate time (none left: removed), in the entry's
+    unit of work with the (last) invoice."""
+    invoices = invoicing.generate_invoices(ctx, work.entry.ref, uow=work.uow)
     following = invoicing.next_generate_time(ctx, work.entry.ref)
     if following is not None:
         work.reschedule(following)

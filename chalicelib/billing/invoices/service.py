@@ -73,22 +73,33 @@ def consolidate_on_cancellation(ctx: CallContext, transaction: Transaction) -> l
     return _invoice(ctx, account, chosen, riders=False, grouping=InstallmentGrouping(matching=GroupingMatch.ALL))
 
 
-def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | None = None) -> list[Invoice]:
+GENERATION_WRITES = 4
+"""What a generation adds to the write of its last invoice besides the invoice: the generation job, the excess
+credit job, and the due entry's settlement or move (when the unit of work is the entry's)."""
+
+
+def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | None = None, *,
+                      uow: UnitOfWork | None = None) -> list[Invoice]:
     """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
-    `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing."""
-    account = accounts.get_account(ctx, account_locator)
+    `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing. The last
+    invoice and the generation's record are one write (one for the common single invoice) when it has room;
+    with `uow` (a due entry's) they are added to it for the caller to commit, and the rest commits here. The
+    account, its billing root and the configuration's pointer are one read."""
+    account, root = _account_and_root(ctx, account_locator)
     if repository.is_held(ctx.tenant, account.locator, HoldTarget.INVOICING):
         return []  # releasing the hold makes the account's invoice generation due again
-    invoices = _invoice(ctx, account, repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now)))
+    due_now = repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now))
+    invoices, joined = _invoice_into(ctx, account, due_now, uow or wiring.unit_of_work(ctx), root=root)
     if invoices:
-        uow = wiring.unit_of_work(ctx)
-        repository.add_generation_job(uow, ctx.tenant, InvoiceGenerationJob(
+        write = joined or wiring.unit_of_work(ctx)
+        repository.add_generation_job(write, ctx.tenant, InvoiceGenerationJob(
             locator=new_locator(), accountLocator=account.locator, generateTime=ctx.now,
             invoiceLocators=[i.locator for i in invoices], createdAt=ctx.now, createdBy=ctx.user_locator,
             completedAt=ctx.now))
         for currency in sorted({i.currency for i in invoices}):
-            ledger.excess_credit_job(ctx, uow, account, currency, apply_to_invoices=True)
-        uow.commit()
+            ledger.excess_credit_job(ctx, write, account, currency, apply_to_invoices=True)
+        if write is not uow:
+            write.commit()
     return invoices
 
 
@@ -107,33 +118,55 @@ def _invoice(ctx: CallContext, account: Account, due: list[Installment], *, ride
              grouping: InstallmentGrouping | None = None) -> list[Invoice]:
     """Invoice `due` (uninvoiced installments of the account) at `ctx.now`, grouped as the account's
     invoicing plan says (or by `grouping`), with the account's pending `next` installments riding on
-    them (`riders`)."""
+    them (`riders`); each invoice committed."""
+    return _invoice_into(ctx, account, due, None, riders=riders, grouping=grouping)[0]
+
+
+def _account_and_root(ctx: CallContext, account_locator: str) -> tuple[Account, dict[str, int]]:
+    """The account and the version of its own billing root, read with the configuration's current pointer (one
+    BatchGetItem; the pointer then is the request's): what an invoice run reads first."""
+    pointer = configuration.current_pointer_key(ctx)
+    root = repository.root_record_key(ctx.tenant, account_locator, account_locator)
+    account, found = accounts.get_account_with(ctx, account_locator, [pointer, root])
+    configuration.remember_current(ctx, found.get(pointer))
+    return account, {account.locator: repository.root_version_of(found.get(root))}
+
+
+def _invoice_into(ctx: CallContext, account: Account, due: list[Installment], last: UnitOfWork | None, *,
+                  riders: bool = True, grouping: InstallmentGrouping | None = None, root: dict[str, int] | None = None
+                  ) -> tuple[list[Invoice], UnitOfWork | None]:
+    """`_invoice`, the last invoice added to `last` (not committed) when `last` holds it and
+    GENERATION_WRITES more: the invoices, and `last` when it got the last invoice (else None). `root`: the
+    version of the account's root as the caller read it (before the installments)."""
     if not due:
-        return []
+        return [], None
     account_locator = account.locator
     model = configuration.current_model(ctx, resolved=True)[1]
     numbering = invoice_numbering_plan(ctx, account)
     # the account's root too: an invoice that puts credit on the balance bumps it (one call all the same)
     versions = account_root.versions(ctx, account_locator,
-                                     [account_locator, *sorted({i.billingContainer for i in due})])
+                                     [account_locator, *sorted({i.billingContainer for i in due})], root)
     plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
     taken = {i.locator for i in due}
     waiting = [i for i in repository.pending_riders(ctx.tenant, account_locator) if i.locator not in taken] \
         if riders else []
     own_fees: dict[str, Decimal | None] = {}
-    created = []
-    for group in generator.groups(due, ctx.now, grouping or (plan.installment_grouping if plan else
-                                                             InstallmentGrouping()), waiting):
-        for chunk in _chunks(group):
-            invoice = generator.invoice(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator())
-            if plan is not None and plan.invoice_fee_handling != InvoiceFeeHandling.WAIVE:
-                for policy in invoice.policyLocators:
-                    if policy not in own_fees:
-                        own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
-                amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
-                invoice = fees.with_fee(invoice, amount, new_locator())
-            created.append(_write_invoice(ctx, model, numbering, invoice, chunk, versions, account))
-    return created
+    chunks = [chunk for group in generator.groups(due, ctx.now, grouping or (
+        plan.installment_grouping if plan else InstallmentGrouping()), waiting) for chunk in _chunks(group)]
+    created, joined = [], None
+    for index, chunk in enumerate(chunks):
+        invoice = generator.invoice(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator())
+        if plan is not None and plan.invoice_fee_handling != InvoiceFeeHandling.WAIVE:
+            for policy in invoice.policyLocators:
+                if policy not in own_fees:
+                    own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
+            amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
+            invoice = fees.with_fee(invoice, amount, new_locator())
+        if last is not None and index == len(chunks) - 1 and repository.fits_one_invoice_write(
+                chunk, besides=last.capacity - 1 - last.remaining + GENERATION_WRITES):
+            joined = last
+        created.append(_write_invoice(ctx, model, numbering, invoice, chunk, versions, account, joined))
+    return created, joined
 
 
 def _chunks(group: list[Installment]) -> Iterable[list[Installment]]:
@@ -150,10 +183,12 @@ def _chunks(group: list[Installment]) -> Iterable[list[Installment]]:
 
 
 def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,
-                   invoiced: list[Installment], versions: dict[str, int], account: Account) -> Invoice:
+                   invoiced: list[Installment], versions: dict[str, int], account: Account,
+                   into: UnitOfWork | None = None) -> Invoice:
     """Write the invoice with the bump of its container's root (and of the account's when it puts credit on
-    the balance) from `versions`, which then holds their versions after the commit."""
-    uow = wiring.unit_of_work(ctx)
+    the balance) from `versions`, which then holds their versions after the commit; with `into`, add it there
+    for the caller to commit (no later invoice of the run reads `versions`)."""
+    uow = into or wiring.unit_of_work(ctx)
     credit = None
     if invoice.totalAmount <= 0:
         credit = payments.settle_into_credit(invoice, ctx.now)
@@ -165,7 +200,8 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
         if credit:
             ledger.move_credit(ctx, uow, invoice.accountLocator, invoice.currency, credit, "negative invoice",
                     SourceType.CREDIT_BALANCE, invoice.locator)
-    uow.commit()
+    if into is None:
+        uow.commit()
     versions.update({root: version + 1 for root, version in bumped.items()})
     return invoice
 

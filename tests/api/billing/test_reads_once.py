@@ -3,9 +3,23 @@ configuration's current pointer and the account at most once, however many of th
 steps ask for them (CallContext.reads)."""
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+from chalicelib.runtime import due
 from chalicelib.storage import keys
-from tests.api.billing.support import billed_policy, billing, billing_tenant
+from tests.api.billing.delinquency_support import delinquency_tenant, statuses
+from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account
+from tests.builders import system_ctx
 from tests.support.api import call, ok
+from tests.support.clock import advance
+
+FIRST_GENERATE = datetime(2026, 1, 22, 5, tzinfo=timezone.utc)
+"""The generate time of the first invoice (10 days before its due time, 2026-02-01T05:00Z)."""
+GRACE_END = datetime(2026, 2, 11, 5, tzinfo=timezone.utc)
 
 
 def test_a_payment_create_reads_the_configuration_and_the_account_once(api, admin_token, jobs, ddb_reads):
@@ -23,3 +37,48 @@ def test_a_payment_create_reads_the_configuration_and_the_account_once(api, admi
     assert len(ddb_reads.of_key(pointer.pk, pointer.sk)) <= 1, by_key
     assert len(ddb_reads.of_key(stored.pk, stored.sk)) <= 1, by_key
     assert max(by_key.values()) == 1, by_key  # no record asked for twice
+
+
+def _due_run(tenant: str, at: datetime) -> dict[str, Any]:
+    """The due run of the tenant's entries due by `at`, as its schedule runs it (one step)."""
+    return due.run_step(replace(system_ctx().for_tenant(tenant), now=at), at).result
+
+
+def test_an_invoice_generation_is_one_write_of_few_calls(api, admin_token, jobs, ddb_calls, ddb_reads):
+    """The due run of an account's first invoice (issue 28: 15 calls and 3 TransactWriteItems before, the goal
+    8): besides the run's three calls, 8: the account with its billing root and the configuration's pointer
+    (one BatchGetItem), its holds, its uninvoiced installments (Query and BatchGetItem), the riders, the number
+    (UpdateItem); the invoice, its generation and the entry's settlement in one write; the next generate time.
+    Each record read once."""
+    tenant = billing_tenant(api, admin_token, test_clock=True)
+    account, _ = billed_policy(api, admin_token, tenant, jobs)
+    ddb_calls.clear()
+    ddb_reads.clear()
+    assert _due_run(tenant, FIRST_GENERATE)["invoicesGenerated"] == 1
+    # the run's own: two Queries of the index (the page, then finding no more) and the entries' BatchGetItem
+    assert Counter(ddb_calls) == {"Query": 6, "BatchGetItem": 3, "UpdateItem": 1, "TransactWriteItems": 1}
+    [invoice] = invoices_of_account(api, admin_token, tenant, account)
+    assert Decimal(str(invoice["totalAmount"])) == Decimal("102.08")
+    assert max(Counter(key for read in ddb_reads for key in read.keys).values()) == 1
+
+
+def test_a_lapse_reads_each_record_once_and_writes_in_few_transactions(api, admin_token, jobs, ddb_calls):
+    """The grace end of an unpaid invoice's delinquency: the policy lapses (a cancellation created and issued
+    on the policy as its creation left it, not read again), the delinquency lapsed is written with the entry's
+    settlement, and the lapse's billing job bills its refund (its installments; the refund's invoice and its
+    generation one write; the account, its root and the configuration one read). Issue 28 measured 43-48
+    calls and 8-9 TransactWriteItems (the goal: 15 and 3); 29 and 6 now, besides the run's and the job's own:
+    the transactions service's create and issue are a write each, the billing job another two."""
+    tenant = delinquency_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    advance(api, admin_token, tenant, jobs, "2026-02-11T04:00:00Z")
+    ddb_calls.clear()
+    assert _due_run(tenant, GRACE_END)["graceEnded"] == ["lapsed"]
+    jobs.drain()
+    # besides the run's three and the billing job's own three (its record read, moved to running, finished)
+    assert Counter(ddb_calls) == {"GetItem": 14, "Query": 8, "TransactWriteItems": 6, "BatchGetItem": 4,
+                                  "UpdateItem": 3}
+    assert statuses(api, admin_token, tenant, policy) == ["cancelled"]
+    assert [(i["invoiceState"], Decimal(str(i["totalAmount"])))
+            for i in invoices_of_account(api, admin_token, tenant, account)] == [
+        ("open", Decimal("102.08")), ("settled", Decimal("-102.08"))]
