@@ -51,7 +51,10 @@ class AccountMigrationResponse(BaseModel):
 
     @classmethod
     def of(cls, account: AccountMigration) -> AccountMigrationResponse:
-        return cls(**account.model_dump(include=set(cls.model_fields)))
+        """`accountLocator` once the account exists (completed) or is failed (to patch it): before, it names
+        records a staged account writes before its commit (service._commit_account), which no read may reach."""
+        shown = account.accountMigrationState in (AccountMigrationState.COMPLETED, AccountMigrationState.FAILED)
+        return cls(**account.model_dump(include=set(cls.model_fields) - (set() if shown else {"accountLocator"})))
 
 
 class ListPageResponseAccountMigrationResponse(ListResponse[AccountMigrationResponse]):
