@@ -33,9 +33,9 @@ account, named by the entity's original id with both amounts. A transaction that
 gets them as its lattice and installments (migration/installments.py; billing builds none for it), each on
 the invoice of the request naming it (billing/invoices/service.add_migrated: open, due, numbered, in the
 account's final write, mapped by original id); a transaction that brings none is billed by billing from its
-charges. Payments are posted on those invoices as in the source, an application each, and the starting
-credit balances are ledger lines (billing/payments/service.add_migrated), in the same write. Not migrated
-yet: disbursements (an account that brings any fails, naming them).
+charges. Payments are posted on those invoices as in the source, an application each, disbursements are
+executed records paid out of the credit, and the starting credit balances are ledger lines
+(billing/payments/service.add_migrated), in the same write.
 """
 from __future__ import annotations
 
@@ -515,12 +515,16 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
         if found is None or found.abstract:
             differences.payments[payment.id].insert(0, f"paymentType: {payment.paymentType!r} is not a configured "
                                                        "payment type")
-    for name in ("invoices", "payments"):
+    kinds = model.get("disbursements") or {}
+    for disbursement in request.disbursements:
+        if not any(name.lower() == disbursement.disbursementType.lower() and not (kind or {}).get("abstract")
+                   for name, kind in kinds.items()):
+            differences.disbursements[disbursement.id].insert(0, f"disbursementType: "
+                                                                 f"{disbursement.disbursementType!r} is not a "
+                                                                 "configured disbursement type")
+    for name in ("invoices", "payments", "disbursements"):
         for original, messages in getattr(differences, name).items():
             getattr(failures, name)[original] = _failure(original, "", name[:-1], messages)
-    for disbursement in request.disbursements:
-        failures.disbursements[disbursement.id] = _failure(disbursement.id, "", "disbursement", [
-            "disbursements are not migrated by this service yet: migrate the account without them"])
     accounting = getattr(request, "accounting", None)
     if differences.account:
         failures.accountError = failures.accountError or _failure(account.originalId, account.accountLocator,
@@ -549,16 +553,21 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
             "elements": result.elements})
     seed = f"migration:{migration.locator}:{account.accountLocator}"
     position = {given.id: index for index, given in enumerate(request.invoices)}
-    written, paid = billing_payments.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
+    disbursed = [billing_payments.MigratedDisbursement(
+        seed=f"{seed}:disbursement:{given.id}", type=given.disbursementType, currency=currency,
+        time=given.disbursementTime, createdBy=request.defaultCreatedBy, amount=amount, data=given.data)
+        for given, (currency, amount) in zip(request.disbursements,
+                                             reconciliation.disbursed(request, default_currency))]
+    written, paid, paid_out = billing_payments.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
         seed=f"{seed}:invoice:{given.id}", installments=invoiced[given.id], startTime=given.startTime,
         endTime=given.endTime, dueTime=given.dueTime, generateTime=given.generateTime, timezone=given.timezone)
         for given in request.invoices], [billing_payments.MigratedPayment(
             seed=f"{seed}:payment:{given.id}", type=given.paymentType, currency=given.currency or default_currency,
             time=given.paymentTime, createdBy=given.createdBy or request.defaultCreatedBy, data=given.data,
             items=[(position[item.invoiceId], item.amount) for item in given.paymentItems])
-        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}) \
-        if lattices or request.payments or (accounting and any(accounting.originalAccountBalances.values())) \
-        else ([], [])
+        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}, disbursed) \
+        if lattices or request.payments or disbursed or (
+            accounting and any(accounting.originalAccountBalances.values())) else ([], [], [])
     completed = account.model_copy(update={"accountMigrationState": AccountMigrationState.COMPLETED,
                                            "processedItems": account.totalItems, "lastUpdated": ctx.now})
     mapping = repository.mapping_write(ctx.tenant, AccountMappings(
@@ -566,7 +575,9 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
         policies=mapped, invoices={invoice.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
                                    for invoice, given in zip(written, request.invoices)},
         payments={record.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
-                  for record, given in zip(paid, request.payments)}))
+                  for record, given in zip(paid, request.payments)},
+        disbursements={record.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
+                       for record, given in zip(paid_out, request.disbursements)}))
     too_large = _commit_account(ctx, migration, completed, mapping, uow)
     if too_large is not None:
         failures.accountError = _failure(account.originalId, account.accountLocator, "account", [too_large])

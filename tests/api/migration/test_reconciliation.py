@@ -200,3 +200,35 @@ def test_a_migrated_open_invoice_left_unpaid_past_its_due_time_becomes_delinquen
     advance(api, admin_token, tenant, jobs, "2026-02-02T00:00:00Z")
     (opened,) = ok(call(api, "GET", delinquencies, admin_token))["items"]
     assert (opened["delinquencyState"], opened["graceStartedAt"]) == ("inGrace", "2026-02-01T05:00:00.000Z")
+
+
+def test_disbursements_are_executed_records_paid_out_of_the_credit_and_a_bad_one_fails_its_account(api, admin_token,
+                                                                                                 jobs):
+    model = policy_model()
+    model["disbursements"] = {"Refund": {"data": {}}}
+    tenant = configured_tenant(api, admin_token, model)
+    refund = {"id": "D1", "disbursementType": "refund", "disbursementTime": "2025-09-01T12:00:00Z",
+              "data": {}, "sources": [{"amount": Decimal("15.00")}, {"amount": Decimal("5.00")}]}
+    good = {**account_request("SRC-D1"), "disbursements": [refund],
+            "accounting": {"originalAccountBalances": {"USD": Decimal("3.50")}}}
+    bad = {**account_request("SRC-D2"), "disbursements": [
+        {**refund, "id": "D2", "disbursementType": "Cheque"},
+        {**refund, "id": "D3", "sources": [{"amount": Decimal("-1.00")}]}]}
+    migration = ok(start(api, admin_token, tenant, [good, bad]))["locator"]
+    jobs.drain()
+
+    (failure,) = fetch(api, admin_token, tenant, migration, "/failures/list")["items"]
+    assert failure["accountOriginalId"] == "SRC-D2" and set(failure["disbursements"]) == {"D2", "D3"}
+    assert _messages(failure["disbursements"]["D2"]) == [
+        "disbursementType: 'Cheque' is not a configured disbursement type"]
+    assert _messages(failure["disbursements"]["D3"]) == ["disbursement D3: sources[0].amount -1.00 is not positive"]
+
+    mappings = account_of(api, admin_token, tenant, migration, "SRC-D1")
+    (locator,) = mappings["disbursements"]
+    assert mappings["disbursements"][locator]["originalId"] == "D1"
+    paid_out = ok(call(api, "GET", f"/billing/{tenant}/disbursements/{locator}", admin_token))
+    assert (paid_out["disbursementState"], Decimal(paid_out["amount"]), paid_out["accountLocator"]) == \
+        ("executed", Decimal("20.00"), mappings["accountLocator"])
+    balance = ok(call(api, "GET", f"/billing/{tenant}/accounting/ledgerAccounts/accountCreditBalance/"
+                                  f"{mappings['accountLocator']}?currency=USD", admin_token))
+    assert Decimal(balance["balance"]) == Decimal("3.50")  # the source's balance, after what it paid out
