@@ -46,9 +46,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from functools import partial
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, AccountFields, Preferences
@@ -59,13 +59,14 @@ from chalicelib.configuration import datamodel
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, durations, money
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError, FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.migration import installments, reconciliation, repository
 from chalicelib.migration.models import (
     DONE,
     FINAL_STATES,
+    MAX_ACCOUNTS,
     AccountFailures,
     AccountMappings,
     AccountMigration,
@@ -95,6 +96,7 @@ from chalicelib.priceable.models import Charge, Element
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.observability import logger
+from chalicelib.uploads import service as uploads
 
 START_EVENT = "migration.start"
 PAUSE_EVENT = "migration.pause"
@@ -126,12 +128,34 @@ class AccountPayload(BaseModel):
 # --- starting --------------------------------------------------------------------------------------
 
 
-def start(ctx: CallContext, requests: list[AccountMigrationRequest]) -> Migration:
-    """New accounts: each one line of the request kept in S3; a run job queues them."""
+def start(ctx: CallContext, requests: list[AccountMigrationRequest] | None, *, upload: str | None = None) -> Migration:
+    """New accounts: each one line of the request kept in S3; a run job queues them. `upload`: the upload
+    (purpose `migration`) whose file is the request, in place of `requests`: its size and SHA-256 checked
+    before it is read, used up once the migration started (uploads/service.referenced_file)."""
+    if upload is not None:
+        if requests is not None:
+            raise codes.REQUEST_INVALID("Send the accounts as the body, or name their upload with ?uploadLocator= "
+                                        "and an empty body, not both")
+        with uploads.referenced_file(ctx, "migration", upload) as content:
+            return start(ctx, _uploaded_requests(content))
     if not requests:
         raise codes.REQUEST_INVALID("A migration brings at least one account")
     _check_unique([request.accountData.id for request in requests], "accountData.id")
     return _start(ctx, requests, None)
+
+
+UPLOADED_REQUESTS: TypeAdapter[list[AccountMigrationRequest]] = TypeAdapter(
+    Annotated[list[AccountMigrationRequest], Field(max_length=MAX_ACCOUNTS)])
+
+
+def _uploaded_requests(content: bytes) -> list[AccountMigrationRequest]:
+    """The accounts of an uploaded request (a JSON array, as the body); 400 naming what does not fit."""
+    try:
+        return UPLOADED_REQUESTS.validate_json(content)
+    except ValidationError as error:
+        raise codes.REQUEST_INVALID("The uploaded migration request is invalid", field_errors=[
+            FieldError(".".join(str(part) for part in problem["loc"]) or "file", problem["msg"])
+            for problem in error.errors()[:100]]) from None
 
 
 def start_for_account(ctx: CallContext, account_locator: str, request: MigrationRequest) -> Migration:
