@@ -376,6 +376,8 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
             chunk = []
     if chunk:
         queued += _queue(ctx, migration, payload, chunk)
+    if not queued:  # a resume after the last account ended while the pause committed: it ends here
+        _end_if_done(ctx, migration.locator)
     return {"accountsQueued": queued}
 
 
