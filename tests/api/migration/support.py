@@ -94,7 +94,7 @@ def source_invoice(original: str, month: int, state: str) -> dict[str, Any]:
 
 
 def source_payment(original: str, items: list[tuple[str, str]], currency: str = "USD",
-             payment_type: str = "standard") -> dict[str, Any]:
+                   payment_type: str = "standard") -> dict[str, Any]:
     return {"id": original, "paymentType": payment_type, "paymentTime": "2025-06-02T12:00:00Z", "data": {},
             "currency": currency, "paymentItems": [{"invoiceId": invoice, "amount": Decimal(amount)}
                                                    for invoice, amount in items]}
