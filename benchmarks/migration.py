@@ -6,12 +6,14 @@ against the first, and a worker killed mid-account (recover: none lost, none twi
     .venv/bin/python benchmarks/migration.py [--accounts 100 1000] [--kill]
 
 The setting of benchmarks/billing.py (one process, in-process moto, the tests' fixed clock 2026-01-15, the
-inline job queue): one worker, its account jobs dispatched in order; the request's S3 object and the run job
-(which queues the accounts) are outside the measured stretch. Per size, a fresh tenant.
+inline job queue): one worker, its account jobs dispatched in order; the request (started by upload,
+`?uploadLocator=`) and the run job (which queues the accounts) are outside the measured stretch. Per size, a
+fresh tenant.
 """
 from __future__ import annotations
 
 import argparse
+import json
 from collections import Counter
 from typing import Any
 
@@ -61,14 +63,18 @@ def account(original: str) -> dict[str, Any]:
 def started(api: Any, token: str, bench: Bench, size: int, prefix: str) -> tuple[str, str]:
     """A fresh tenant's migration of `size` accounts, its run job done (the accounts queued)."""
     from chalicelib.runtime.jobs import JobMessage, dispatch
-    from tests.api.migration.support import start
+    from tests.api.migration.support import migrations
+    from tests.api.uploads.support import by_reference, uploaded
     from tests.support.api import ok
     from tests.support.configs import configured_tenant, policy_model
 
     model = policy_model()
     model["payments"] = {"Card": {}}
     tenant = configured_tenant(api, token, model)
-    migration = ok(start(api, token, tenant, [account(f"{prefix}{n}") for n in range(size)]))["locator"]
+    content = json.dumps([account(f"{prefix}{n}") for n in range(size)], default=str).encode()
+    upload = uploaded(api, token, "migration", content, tenant)  # 1,000 accounts are over the direct body's 1 MB
+    migration = ok(by_reference(api, "POST", migrations(tenant), token, upload, content_type="application/json"))[
+        "locator"]
     dispatch(JobMessage.model_validate_json(bench.queue.messages.pop(0)))  # the run job: the accounts queued
     return tenant, migration
 
