@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.compliance.models import AnonymizationJob, AnonymizationReference
+from chalicelib.core import codes
 from chalicelib.storage import codec, keys, query, table
 from chalicelib.storage.keys import Key
 from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, WriteOp
@@ -58,11 +59,15 @@ def get_references(tenant: str, reference_type: str, locators: list[str]) -> dic
 
 
 def put_reference(uow: UnitOfWork, tenant: str, reference: AnonymizationReference, *, new: bool) -> None:
-    """A first reference is written new (409 when a concurrent request wrote it), a later one on its version."""
+    """A first reference is written new (409 conflict.concurrent_modification when a concurrent request wrote it:
+    its retry answers that request's job), a later one on its version."""
     key = keys.anonymization_reference(tenant, reference.referenceType, reference.referenceLocator)
     if new:
         uow.add(table.put_new({**key.as_dict(), "entity": "anonymizationReference",
-                               **reference.model_dump(mode="json", exclude_none=True)}))
+                               **reference.model_dump(mode="json", exclude_none=True)},
+                              on_exists=lambda: codes.CONCURRENT_MODIFICATION(
+                                  f"Another request started the anonymization of {reference.referenceType} "
+                                  f"{reference.referenceLocator} meanwhile; retry to get its job")))
     else:
         uow.add(rewrite(key, reference))
 

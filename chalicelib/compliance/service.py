@@ -20,6 +20,8 @@ from typing import Any, TypeVar
 
 from chalicelib.accounts import service as accounts
 from chalicelib.billing.credit import service as billing
+from chalicelib.billing.delinquency import service as delinquencies
+from chalicelib.billing.invoices import service as invoices
 from chalicelib.billing.payments import service as payments
 from chalicelib.compliance import repository
 from chalicelib.compliance.models import (
@@ -119,25 +121,45 @@ def _reach(ctx: CallContext, kind: str, record: Any, request: Request) -> tuple[
                                                                                  list[Restriction]]:
     """The records anonymizing the referenced one reaches by type, and what retention keeps. An account:
     its policies (statuses), quotes (accepted ones) and billing (open invoices, active delinquencies,
-    credit balance) and payments. A policy: itself (its status) and the quote it was issued from. A quote:
-    itself (accepted) and the status of the policy issued from it. A payment: itself (amounts stay)."""
+    credit balance) and payments. A policy: itself (its status, and the billing holds of its account that bill
+    it: its open invoices and active delinquencies) and the quote it was issued from. A quote: itself
+    (accepted) and the status of the policy issued from it. A payment: itself (amounts stay)."""
     if kind == "account":
         held = _every(functools.partial(policies.policies_of_account, ctx, record.locator))
         listed = _every(functools.partial(quotes.quotes_of_account, ctx, record.locator))
         paid = _every(functools.partial(payments.payments_of_account, ctx, record.locator))
         restrictions = _policy_restrictions(ctx, held, request) + _quote_restrictions(listed, request)
-        restrictions += [Restriction(code, message, kind, locator)
-                         for code, message, kind, locator in billing.retention_holds(ctx, record.locator)]
+        restrictions += _billing_restrictions(ctx, record.locator)
         return {"account": [record.locator], "policy": [p.locator for p in held], "quote": [q.locator for q in listed],
                 "payment": [p.locator for p in paid]}, restrictions
     if kind == "policy":
         return ({"policy": [record.locator], "quote": [record.quoteLocator] if record.quoteLocator else []},
-                _policy_restrictions(ctx, [record], request))
+                _policy_restrictions(ctx, [record], request) + _policy_billing_restrictions(ctx, record))
     if kind == "quote":
         issued = [policies.get_policy(ctx, record.policyLocator)] if record.policyLocator else []
         return ({"quote": [record.locator], "policy": [p.locator for p in issued]},
                 _quote_restrictions([record], request) + _policy_restrictions(ctx, issued, request))
     return {"payment": [record.locator]}, []
+
+
+def _billing_restrictions(ctx: CallContext, account: str) -> list[Restriction]:
+    """The account's billing holds (billing/credit/service.retention_holds): open invoices, active
+    delinquencies, a non-zero credit balance."""
+    return [Restriction(code, message, kind, locator)
+            for code, message, kind, locator in billing.retention_holds(ctx, account)]
+
+
+def _policy_billing_restrictions(ctx: CallContext, policy: Any) -> list[Restriction]:
+    """The holds of the policy's account that bill the policy: its open invoices and active delinquencies
+    (the account's credit balance, and another policy's invoices, keep the account, not this policy)."""
+    held = _billing_restrictions(ctx, policy.accountLocator)
+    if not held:
+        return []
+    billed = {invoice.locator for invoice in _every(functools.partial(
+        invoices.invoices_of, ctx, "policy", policy.locator, include_zero=False))}
+    billed |= {delinquency.locator for delinquency in _every(functools.partial(
+        delinquencies.delinquencies_of, ctx, "policy", policy.locator))}
+    return [restriction for restriction in held if restriction.referenceLocator in billed]
 
 
 def assess(ctx: CallContext, kind: str, record: Any, request: Request,

@@ -275,6 +275,11 @@ class AccountMigration(BaseModel):
     """A system error's message (state `error`)."""
     patches: int = 0
     lastUpdated: datetime
+    followUpPath: str | None = None
+    """A staged account's writes that follow its commit (its jobs, due entries and events; service.py), in S3
+    until all of them are written."""
+    followUpsDone: int = 0
+    """How many of those writes are done."""
 
 
 class EntityFailure(BaseModel):

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from chalicelib.core import money
 from chalicelib.migration.models import (
     AccountMigrationRequest,
     ElementMigrationRequest,
@@ -32,6 +33,7 @@ class Differences:
     policies: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     invoices: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     payments: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    disbursements: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     account: list[str] = field(default_factory=list)
 
 
@@ -117,7 +119,28 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
             elif amount < 0:
                 found.account.append(f"accounting.originalAccountBalances.{currency}: the starting credit balance "
                                      f"{amount} is negative (credit balances are 0 or more)")
+    for disbursement in request.disbursements:
+        at = f"disbursement {disbursement.id}"
+        currency = disbursement.currency or default_currency
+        if len(currency) != 3 or not currency.isalpha() or not currency.isupper():
+            found.disbursements[disbursement.id].append(f"{at}: currency {currency!r} is not an ISO 4217 code")
+            continue
+        if not disbursement.sources:
+            found.disbursements[disbursement.id].append(f"{at}: no source says what it paid out")
+        for index, source in enumerate(disbursement.sources):
+            if source.amount <= 0:
+                found.disbursements[disbursement.id].append(f"{at}: sources[{index}].amount {source.amount} is not "
+                                                            "positive")
+            elif source.amount != money.round_money(source.amount, currency):
+                found.disbursements[disbursement.id].append(f"{at}: sources[{index}].amount {source.amount} is not "
+                                                            f"an amount of {currency}")
     return found
+
+
+def disbursed(request: MigrationRequest, default_currency: str) -> list[tuple[str, Decimal]]:
+    """Each disbursement's (currency, amount): the sum of its sources."""
+    return [(given.currency or default_currency, sum((source.amount for source in given.sources), Decimal(0)))
+            for given in request.disbursements]
 
 
 def _currency_of(stated: str | None, of_installments: set[str], default: str) -> str:

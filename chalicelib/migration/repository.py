@@ -3,12 +3,14 @@ request in S3 as JSON Lines (one account a line, `migrations/{m}/request.jsonl`;
 in an object of its own), which each account's job reads by byte range."""
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.migration.models import AccountFailures, AccountMappings, AccountMigration, Migration, MigrationState
 from chalicelib.storage import blobs, codec, keys, query, table
+from chalicelib.storage.keys import Key
 from chalicelib.storage.table import WriteOp
 from chalicelib.storage.unit_of_work import UnitOfWork
 
@@ -83,6 +85,86 @@ def account_write(tenant: str, migration: str, account: AccountMigration, *, new
     item = {**keys.migration_account(tenant, migration, account.accountLocator).as_dict(),
             "entity": "migrationAccount", **account.model_dump()}
     return table.put_new(item) if new else table.put(item)
+
+
+def follow_up_done(tenant: str, migration: str, account_locator: str, done: int, *, last: bool) -> WriteOp:
+    """The account's follow-up writes counted one more, on condition that `done` were (the last removes its
+    path): a retried follow-up write fails rather than writing twice."""
+    key = keys.migration_account(tenant, migration, account_locator)
+    return WriteOp("Update", {
+        "Key": codec.serialize(key.as_dict()),
+        "UpdateExpression": "SET followUpsDone = :next" + (" REMOVE followUpPath" if last else ""),
+        "ConditionExpression": "followUpsDone = :done",
+        "ExpressionAttributeValues": {":next": codec.serialize_value(done + 1), ":done": codec.serialize_value(done)}},
+        key)
+
+
+# --- a staged account (service._commit_account) ------------------------------------------------------
+
+GATE, STAGED, DEFERRED = "gate", "staged", "deferred"
+INDEXED = tuple(f"{index}PK" for index in table.INDEXES)
+
+
+def split(ops: list[WriteOp], account: str) -> dict[str, list[WriteOp]]:
+    """An account's writes by when they are written: `STAGED` before its commit (what nothing a client or a job
+    can reach before it: puts of new records without an index attribute, in no partition that names the
+    account, whose locator a client may know, but its lattices, read by locator or by policy; rewritten as plain
+    puts, so that a rerun rewrites them), `GATE` in the commit (every update and delete, whatever an index
+    lists or the account's partitions hold, numbers), `DEFERRED` after it (jobs and due entries, which act on
+    records)."""
+    found: dict[str, list[WriteOp]] = {GATE: [], STAGED: [], DEFERRED: []}
+    for op in ops:
+        item = op.params.get("Item") or {}
+        entity = item.get("entity", {}).get("S")
+        if op.action == "Put" and entity in ("job", "dueEntry"):
+            found[DEFERRED].append(op)
+        elif op.action != "Put" or entity == "numberGuard" or any(name in item for name in INDEXED) or (
+                account in op.key.pk and not op.key.sk.startswith(keys.BILLING_LATTICE_PREFIX)) or op.params.get(
+                "ConditionExpression", NEW) != NEW:
+            found[GATE].append(op)
+        else:
+            found[STAGED].append(WriteOp("Put", {"Item": item}, op.key))
+    return found
+
+
+NEW = "attribute_not_exists(PK)"
+
+
+def write_staged(tenant: str, ops: list[WriteOp]) -> None:
+    """The staged writes, as many to a TransactWriteItems as it holds (`table.chunked`: deterministic)."""
+    for chunk in table.chunked([[op] for op in ops], table.MAX_TRANSACTION_ITEMS, table.MAX_WRITE_BYTES,
+                               table.request_size):
+        write_chunk(tenant, chunk)
+
+
+def write_chunk(tenant: str, chunk: list[WriteOp]) -> None:
+    table.gateway().transact(_scope(tenant), chunk)
+
+
+def follow_up_content(ops: list[WriteOp], events: list[tuple[str, dict[str, Any]]]) -> bytes:
+    return json.dumps({
+        "ops": [{"action": op.action, "params": op.params, "pk": op.key.pk, "sk": op.key.sk} for op in ops],
+        "events": [{"type": event_type, "data": codec.serialize(data)} for event_type, data in events]}).encode()
+
+
+def follow_up_actions(content: bytes) -> list[tuple[WriteOp, dict[str, Any]] | tuple[str, dict[str, Any]]]:
+    """The follow-up's actions in order: (its write, the item it puts) for each write, then (type, data) for each
+    event."""
+    given = json.loads(content)
+    return [(WriteOp(op["action"], op["params"], Key(op["pk"], op["sk"])), codec.deserialize(op["params"]["Item"]))
+            for op in given["ops"]] + [(event["type"], codec.deserialize(event["data"])) for event in given["events"]]
+
+
+def follow_up_path(migration: str, account_locator: str) -> str:
+    return f"migrations/{migration}/follow-ups/{account_locator}.json"
+
+
+def put_follow_up(tenant: str, path: str, content: bytes) -> None:
+    blobs.put(tenant, path, content, "application/json")
+
+
+def follow_up(tenant: str, path: str) -> bytes | None:
+    return blobs.get(tenant, path)
 
 
 def get_account(tenant: str, migration: str, account_locator: str) -> AccountMigration | None:

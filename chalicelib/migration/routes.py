@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from chalice import Blueprint
 
 from chalicelib.core import codes
-from chalicelib.http.endpoint import endpoint
+from chalicelib.http.endpoint import BY_UPLOAD, endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
@@ -23,9 +23,12 @@ FOUND = [codes.MIGRATION_NOT_FOUND]
 
 
 @bp.route("/migration/{tenantLocator}/migrations", methods=["POST"])
-@endpoint("migration.write", idempotent=True, errors=[codes.MIGRATION_DUPLICATE_ID])
-def start_migration(tenantLocator: str, body: schemas.AccountMigrationRequests) -> schemas.MigrationResponse:
-    return schemas.MigrationResponse.of(service.start(request_context(), body.root))
+@endpoint("migration.write", idempotent=True, errors=[codes.MIGRATION_DUPLICATE_ID, *BY_UPLOAD])
+def start_migration(tenantLocator: str, query: schemas.StartQuery,
+                    body: schemas.AccountMigrationRequests | None = None) -> schemas.MigrationResponse:
+    """The accounts in the body, or (`?uploadLocator=`, DECISIONS.md "Uploads") in an upload's file."""
+    return schemas.MigrationResponse.of(service.start(request_context(), body.root if body is not None else None,
+                                                      upload=query.uploadLocator))
 
 
 @bp.route("/migration/{tenantLocator}/migrations/accounts/{accountLocator}", methods=["POST"])

@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field, RootModel
 
 from chalicelib.core.paging import ListQuery as ListQuery  # the one list query model (core/paging.py)
 from chalicelib.core.paging import ListResponse
+from chalicelib.http.contract import UPLOAD_LOCATOR_PATTERN
 from chalicelib.migration.models import (
     MAX_ACCOUNTS,
     AccountFailures,
@@ -20,11 +21,16 @@ from chalicelib.migration.models import (
     PatchAccountMigrationRequest,
 )
 
-__all__ = ["AccountMigrationRequests", "MigrationRequest", "PatchAccountMigrationRequest", "ListQuery"]
+__all__ = ["AccountMigrationRequests", "MigrationRequest", "PatchAccountMigrationRequest", "ListQuery", "StartQuery"]
 
 
 class AccountMigrationRequests(RootModel[list[AccountMigrationRequest]]):
     root: list[AccountMigrationRequest] = Field(max_length=MAX_ACCOUNTS)
+
+
+class StartQuery(BaseModel):
+    uploadLocator: str | None = Field(default=None, pattern=UPLOAD_LOCATOR_PATTERN)
+    """The upload (`POST /uploads`, purpose `migration`) holding the request, in place of the body."""
 
 
 class MigrationResponse(BaseModel):
@@ -51,7 +57,10 @@ class AccountMigrationResponse(BaseModel):
 
     @classmethod
     def of(cls, account: AccountMigration) -> AccountMigrationResponse:
-        return cls(**account.model_dump(include=set(cls.model_fields)))
+        """`accountLocator` once the account exists (completed) or is failed (to patch it): before, it names
+        records a staged account writes before its commit (service._commit_account), which no read may reach."""
+        shown = account.accountMigrationState in (AccountMigrationState.COMPLETED, AccountMigrationState.FAILED)
+        return cls(**account.model_dump(include=set(cls.model_fields) - (set() if shown else {"accountLocator"})))
 
 
 class ListPageResponseAccountMigrationResponse(ListResponse[AccountMigrationResponse]):

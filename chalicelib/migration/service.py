@@ -13,10 +13,13 @@ that passes is written with locators derived from (migration, original ids), all
 transactions but its last and its segments are written pending first (invisible to every read, policies/
 repository.py), then one TransactWriteItems holds the account, each policy's root, terms and last transaction
 (which commits its pending records), the policies' billing jobs and due entries, the account's mappings, its
-state `completed` and the migration's counters. A rerun (a redelivered message, a crashed worker, recover)
-rewrites the same pending records and commits once; an unexpected (system) error leaves the account in `error`,
-which recover queues again. Migrated records are ordinary records afterwards: policies, transactions,
-segments and terms as the policies domain stores them, billed by billing's installment jobs.
+state `completed` and the migration's counters. An account too large for one write is staged
+(`_commit_account`): what no read reaches before the commit first, in as many writes as it takes, then a
+commit of what makes it visible, then its jobs, due entries and events. A rerun (a redelivered message, a
+crashed worker, recover) rewrites the same pending records and commits once; an unexpected (system) error
+leaves the account in `error`, which recover queues again. Migrated records are ordinary records afterwards:
+policies, transactions, segments and terms as the policies domain stores them, billed by billing's installment
+jobs.
 
 Control: pause (submitted or processing) stops accounts not yet started (their jobs find the migration paused
 and leave them pending), in-flight ones finish; resume queues the pending ones again in a new run; recover puts
@@ -30,20 +33,22 @@ account, named by the entity's original id with both amounts. A transaction that
 gets them as its lattice and installments (migration/installments.py; billing builds none for it), each on
 the invoice of the request naming it (billing/invoices/service.add_migrated: open, due, numbered, in the
 account's final write, mapped by original id); a transaction that brings none is billed by billing from its
-charges. Payments are posted on those invoices as in the source, an application each, and the starting
-credit balances are ledger lines (billing/payments/service.add_migrated), in the same write. Not migrated
-yet: disbursements (an account that brings any fails, naming them).
+charges. Payments are posted on those invoices as in the source, an application each, disbursements are
+executed records paid out of the credit, and the starting credit balances are ledger lines
+(billing/payments/service.add_migrated), in the same write.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from functools import partial
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, AccountFields, Preferences
@@ -54,13 +59,14 @@ from chalicelib.configuration import datamodel
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, durations, money
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError, FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.migration import installments, reconciliation, repository
 from chalicelib.migration.models import (
     DONE,
     FINAL_STATES,
+    MAX_ACCOUNTS,
     AccountFailures,
     AccountMappings,
     AccountMigration,
@@ -90,6 +96,7 @@ from chalicelib.priceable.models import Charge, Element
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.observability import logger
+from chalicelib.uploads import service as uploads
 
 START_EVENT = "migration.start"
 PAUSE_EVENT = "migration.pause"
@@ -101,6 +108,9 @@ END_EVENTS = {MigrationState.FINISHED: "migration.finish", MigrationState.FAILED
 ACCOUNTS_PER_WRITE = 40
 """Accounts a run job queues per TransactWriteItems (each its state item and its job item)."""
 MAX_LOCATOR_LENGTH = 64
+FOLLOW_UP_WRITE = 98
+"""Actions of one write that follows a staged account's commit (one more for its progress, one for the
+idempotency guard: TransactWriteItems holds 100)."""
 
 
 class RunPayload(BaseModel):
@@ -118,12 +128,34 @@ class AccountPayload(BaseModel):
 # --- starting --------------------------------------------------------------------------------------
 
 
-def start(ctx: CallContext, requests: list[AccountMigrationRequest]) -> Migration:
-    """New accounts: each one line of the request kept in S3; a run job queues them."""
+def start(ctx: CallContext, requests: list[AccountMigrationRequest] | None, *, upload: str | None = None) -> Migration:
+    """New accounts: each one line of the request kept in S3; a run job queues them. `upload`: the upload
+    (purpose `migration`) whose file is the request, in place of `requests`: its size and SHA-256 checked
+    before it is read, used up once the migration started (uploads/service.referenced_file)."""
+    if upload is not None:
+        if requests is not None:
+            raise codes.REQUEST_INVALID("Send the accounts as the body, or name their upload with ?uploadLocator= "
+                                        "and an empty body, not both")
+        with uploads.referenced_file(ctx, "migration", upload) as content:
+            return start(ctx, _uploaded_requests(content))
     if not requests:
         raise codes.REQUEST_INVALID("A migration brings at least one account")
     _check_unique([request.accountData.id for request in requests], "accountData.id")
     return _start(ctx, requests, None)
+
+
+UPLOADED_REQUESTS: TypeAdapter[list[AccountMigrationRequest]] = TypeAdapter(
+    Annotated[list[AccountMigrationRequest], Field(max_length=MAX_ACCOUNTS)])
+
+
+def _uploaded_requests(content: bytes) -> list[AccountMigrationRequest]:
+    """The accounts of an uploaded request (a JSON array, as the body); 400 naming what does not fit."""
+    try:
+        return UPLOADED_REQUESTS.validate_json(content)
+    except ValidationError as error:
+        raise codes.REQUEST_INVALID("The uploaded migration request is invalid", field_errors=[
+            FieldError(".".join(str(part) for part in problem["loc"]) or "file", problem["msg"])
+            for problem in error.errors()[:100]]) from None
 
 
 def start_for_account(ctx: CallContext, account_locator: str, request: MigrationRequest) -> Migration:
@@ -344,6 +376,8 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
             chunk = []
     if chunk:
         queued += _queue(ctx, migration, payload, chunk)
+    if not queued:  # a resume after the last account ended while the pause committed: it ends here
+        _end_if_done(ctx, migration.locator)
     return {"accountsQueued": queued}
 
 
@@ -394,6 +428,10 @@ def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: l
 def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]:
     migration = get_migration(ctx, payload.migration)
     account = repository.get_account(ctx.tenant, migration.locator, payload.account)
+    if account is not None and account.followUpPath is not None:  # committed, staged: what follows it
+        _follow_up(ctx, migration, account)
+        _end_if_done(ctx, migration.locator)
+        return {"state": AccountMigrationState.COMPLETED.value}
     if account is None or account.accountMigrationState in DONE:
         return {"skipped": True}
     if migration.migrationState == MigrationState.PAUSED:
@@ -503,19 +541,23 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
         if found is None or found.abstract:
             differences.payments[payment.id].insert(0, f"paymentType: {payment.paymentType!r} is not a configured "
                                                        "payment type")
-    for name in ("invoices", "payments"):
+    kinds = model.get("disbursements") or {}
+    for disbursement in request.disbursements:
+        if not any(name.lower() == disbursement.disbursementType.lower() and not (kind or {}).get("abstract")
+                   for name, kind in kinds.items()):
+            differences.disbursements[disbursement.id].insert(0, f"disbursementType: "
+                                                                 f"{disbursement.disbursementType!r} is not a "
+                                                                 "configured disbursement type")
+    for name in ("invoices", "payments", "disbursements"):
         for original, messages in getattr(differences, name).items():
             getattr(failures, name)[original] = _failure(original, "", name[:-1], messages)
-    for disbursement in request.disbursements:
-        failures.disbursements[disbursement.id] = _failure(disbursement.id, "", "disbursement", [
-            "disbursements are not migrated by this service yet: migrate the account without them"])
     accounting = getattr(request, "accounting", None)
     if differences.account:
         failures.accountError = failures.accountError or _failure(account.originalId, account.accountLocator,
                                                                   "account", differences.account)
     if failures.count() or owner is None:
         return failures, None
-    uow = wiring.unit_of_work(ctx)
+    uow = _Collected(ctx)
     if migration.existingAccount is None:
         accounts.add_migrated_account(ctx, uow, owner)
     mapped: dict[str, MappingObject] = {}
@@ -537,31 +579,139 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
             "elements": result.elements})
     seed = f"migration:{migration.locator}:{account.accountLocator}"
     position = {given.id: index for index, given in enumerate(request.invoices)}
-    written, paid = billing_payments.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
+    disbursed = [billing_payments.MigratedDisbursement(
+        seed=f"{seed}:disbursement:{given.id}", type=given.disbursementType, currency=currency,
+        time=given.disbursementTime, createdBy=request.defaultCreatedBy, amount=amount, data=given.data)
+        for given, (currency, amount) in zip(request.disbursements,
+                                             reconciliation.disbursed(request, default_currency))]
+    written, paid, paid_out = billing_payments.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
         seed=f"{seed}:invoice:{given.id}", installments=invoiced[given.id], startTime=given.startTime,
         endTime=given.endTime, dueTime=given.dueTime, generateTime=given.generateTime, timezone=given.timezone)
         for given in request.invoices], [billing_payments.MigratedPayment(
             seed=f"{seed}:payment:{given.id}", type=given.paymentType, currency=given.currency or default_currency,
             time=given.paymentTime, createdBy=given.createdBy or request.defaultCreatedBy, data=given.data,
             items=[(position[item.invoiceId], item.amount) for item in given.paymentItems])
-        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}) \
-        if lattices or request.payments or (accounting and any(accounting.originalAccountBalances.values())) \
-        else ([], [])
+        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}, disbursed) \
+        if lattices or request.payments or disbursed or (
+            accounting and any(accounting.originalAccountBalances.values())) else ([], [], [])
     completed = account.model_copy(update={"accountMigrationState": AccountMigrationState.COMPLETED,
                                            "processedItems": account.totalItems, "lastUpdated": ctx.now})
-    writes = [repository.mapping_write(ctx.tenant, AccountMappings(
+    mapping = repository.mapping_write(ctx.tenant, AccountMappings(
         accountLocator=account.accountLocator, migrationLocator=migration.locator, originalAccountId=account.originalId,
         policies=mapped, invoices={invoice.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
                                    for invoice, given in zip(written, request.invoices)},
         payments={record.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
-                  for record, given in zip(paid, request.payments)}))]
-    if uow.remaining < len(writes) + 2:
-        failures.accountError = _failure(account.originalId, account.accountLocator, "account", [
-            f"The account brings more records than one write holds ({uow.capacity}): migrate its policies in "
-            "several requests (POST .../migrations/accounts/{accountLocator})"])
+                  for record, given in zip(paid, request.payments)},
+        disbursements={record.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
+                       for record, given in zip(paid_out, request.disbursements)}))
+    too_large = _commit_account(ctx, migration, completed, mapping, uow)
+    if too_large is not None:
+        failures.accountError = _failure(account.originalId, account.accountLocator, "account", [too_large])
         return failures, None
-    _finish_account(ctx, migration, completed, {"completedAccounts": 1}, writes, uow)
     return None, True
+
+
+# --- committing an account: in one write, or staged -----------------------------------------------------
+
+
+class _Collected:
+    """The unit of work an account's records are built into (every domain's `add_migrated...` adds to it):
+    it holds them, with their events and after-commit actions, for `_commit_account` to write."""
+
+    def __init__(self, ctx: CallContext):
+        self.ctx = ctx
+        self.capacity = sys.maxsize
+        self.ops: list[Any] = []
+        self.events: list[tuple[str, dict[str, Any]]] = []
+        self.actions: list[Callable[[], object]] = []
+
+    @property
+    def remaining(self) -> int:
+        return self.capacity - len(self.ops) - len(self.events)
+
+    def add(self, *ops: Any) -> None:
+        self.ops.extend(ops)
+
+    def after_commit(self, action: Callable[[], object]) -> None:
+        self.actions.append(action)
+
+    def record_event(self, event_type: str, data: dict[str, Any]) -> None:
+        self.events.append((event_type, data))
+
+    def commit(self) -> list[dict[str, Any]]:
+        raise AssertionError("an account's records are written by _commit_account")
+
+
+def _commit_account(ctx: CallContext, migration: Migration, completed: AccountMigration, mapping: Any,
+                    collected: _Collected) -> str | None:
+    """Write the account's records, all or nothing, with its state `completed` and the migration's counters.
+    They fit in one TransactWriteItems: in that one. Else staged (answers why not, writing nothing, when even
+    that cannot hold them), by `repository.split`:
+
+    1. what nothing a client or a job can reach before the account commits (terms, segments, installments,
+       lattices, references by policy...) is written first, as many to a
+       TransactWriteItems as it holds; a rerun rewrites the same records (its locators are the same);
+    2. the commit: one TransactWriteItems of what makes them visible (the account, the policies' roots and
+       last transactions, whatever an index lists, the account's invoices and payments, numbers, every update,
+       the mappings), its state
+       and counters, naming in S3 the writes that follow it;
+    3. what acts on the records (jobs and due entries) and the events follow the commit (`_follow_up`).
+
+    A crash in 1 leaves records no read shows (the account's state `error`; recover reruns it); in 3, the
+    account's job is retried and finishes what follows. The commit's after-commit actions (metrics) are
+    dropped but for the jobs' messages, which `_follow_up` sends."""
+    final = wiring.unit_of_work(ctx)
+    if len(collected.ops) + len(collected.events) + 3 <= final.remaining:
+        final.add(*collected.ops)
+        for event_type, data in collected.events:
+            final.record_event(event_type, data)
+        for action in collected.actions:
+            final.after_commit(action)
+        _finish_account(ctx, migration, completed, {"completedAccounts": 1}, [mapping], final)
+        return None
+    split = repository.split(collected.ops, completed.accountLocator)
+    gate = [*split[repository.GATE], mapping]
+    if len(gate) + 2 > final.remaining:
+        return (f"The account brings {len(gate)} records that must become visible at once (policies, payments, "
+                f"numbers, indexed records), more than one write holds ({final.capacity})")
+    path = repository.follow_up_path(migration.locator, completed.accountLocator)
+    repository.put_follow_up(ctx.tenant, path, repository.follow_up_content(split[repository.DEFERRED],
+                                                                            collected.events))
+    repository.write_staged(ctx.tenant, split[repository.STAGED])
+    committed = completed.model_copy(update={"followUpPath": path, "followUpsDone": 0})
+    final.add(*gate, repository.account_write(ctx.tenant, migration.locator, committed),
+              repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, "completedAccounts": 1}))
+    final.commit()
+    _follow_up(ctx, migration, committed)
+    _end_if_done(ctx, migration.locator)
+    return None
+
+
+def _follow_up(ctx: CallContext, migration: Migration, account: AccountMigration) -> None:
+    """The writes that follow a staged account's commit, `FOLLOW_UP_WRITE` actions each, from the
+    `followUpsDone`-th on, each counting itself on condition of the count it read (a retry writes none twice);
+    each job's message is sent once its write committed."""
+    assert account.followUpPath is not None
+    content = repository.follow_up(ctx.tenant, account.followUpPath)
+    if content is None:
+        raise RuntimeError(f"the follow-up writes of account {account.accountLocator} are missing")
+    actions = repository.follow_up_actions(content)
+    writes = [actions[start:start + FOLLOW_UP_WRITE] for start in range(0, len(actions), FOLLOW_UP_WRITE)] or [[]]
+    for done in range(account.followUpsDone, len(writes)):
+        uow = wiring.unit_of_work(ctx)
+        for head, value in writes[done]:
+            if isinstance(head, str):
+                uow.record_event(head, value)
+                continue
+            uow.add(head)
+            if value.get("entity") == "job":
+                message = jobs.JobMessage(job_type=value["jobType"], tenant=ctx.tenant, job_locator=value["locator"],
+                                          payload=dict(value.get("payload") or {}),
+                                          correlation_id=value["correlationId"])
+                uow.after_commit(partial(wiring.job_queue().send, message.model_dump_json()))
+        uow.add(repository.follow_up_done(ctx.tenant, migration.locator, account.accountLocator, done,
+                                          last=done == len(writes) - 1))
+        uow.commit()
 
 
 def _positions(result: _Built) -> Iterable[tuple[int, int, Transaction]]:

@@ -27,8 +27,7 @@ new token), which the next issue of the policy deletes once it committed (`delet
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,7 +46,7 @@ from chalicelib.policies.models import (
 )
 from chalicelib.priceable.models import StaticDataVersion
 from chalicelib.storage import codec, keys, query, table, versioned
-from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, WriteOp
+from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, MAX_WRITE_BYTES, WriteOp, chunked, request_size
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 ACCOUNT_INDEX = "GSI1"
@@ -64,8 +63,6 @@ PENDING_ISSUE_BY = "pendingIssueBy"
 """The transaction whose final write commits a pending record (by carrying its token)."""
 ISSUE_TOKEN = "issueToken"
 """On a transaction: the token of the attempt its issue committed."""
-MAX_WRITE_BYTES = 3_500_000
-"""What one pre-write chunk may hold, measured as its request's JSON (DynamoDB allows 4 MB of items)."""
 
 
 def _scope(tenant: str) -> str:
@@ -449,35 +446,8 @@ def add_pending(tenant: str, attempt: IssueAttempt, transactions: Sequence[Trans
     marker = {PENDING_ISSUE: attempt.token, PENDING_ISSUE_BY: attempt.committer}
     groups = [_new_transaction(tenant, transaction, marker, replace=replace) for transaction in transactions]
     groups += [[_new_segment(tenant, segment, marker, replace=replace)] for segment in segments]
-    for chunk in chunked(groups, MAX_TRANSACTION_ITEMS, MAX_WRITE_BYTES, _request_size):
+    for chunk in chunked(groups, MAX_TRANSACTION_ITEMS, MAX_WRITE_BYTES, request_size):
         table.gateway().transact(_scope(tenant), chunk)
-
-
-def chunked(groups: Sequence[Sequence[WriteOp]], max_items: int, max_bytes: int,
-            size: Callable[[WriteOp], int]) -> list[list[WriteOp]]:
-    """The groups' operations in key order (of each group's first), packed in order into as few chunks
-    as hold at most `max_items` operations and `max_bytes` (by `size`) each, never splitting a group.
-    Deterministic: the same groups give the same chunks."""
-    chunks: list[list[WriteOp]] = []
-    current: list[WriteOp] = []
-    used = 0
-    for group in sorted(groups, key=lambda ops: (ops[0].key.pk, ops[0].key.sk)):
-        weight = sum(size(op) for op in group)
-        if len(group) > max_items or weight > max_bytes:
-            raise ValueError(f"a group of {len(group)} operations ({weight} bytes) fits in no chunk")
-        if current and (len(current) + len(group) > max_items or used + weight > max_bytes):
-            chunks.append(current)
-            current, used = [], 0
-        current.extend(group)
-        used += weight
-    if current:
-        chunks.append(current)
-    return chunks
-
-
-def _request_size(op: WriteOp) -> int:
-    """What an operation adds to a TransactWriteItems request, in bytes of JSON (above its items' size)."""
-    return len(json.dumps(op.params, default=str))
 
 
 def delete_abandoned(tenant: str, policy_locator: str, transactions: Sequence[str], segments: Sequence[str]) -> None:

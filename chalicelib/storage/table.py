@@ -1,9 +1,10 @@
 """The table gateway: every DynamoDB call goes through here, inside the caller's key scope."""
 from __future__ import annotations
 
+import json
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -22,6 +23,9 @@ HASH_KEY_MAX_BYTES = 2048
 RANGE_KEY_MAX_BYTES = 1024
 """DynamoDB refuses (ValidationException) any read or write naming a longer key value, so no item has one."""
 MAX_TRANSACTION_ITEMS = 100
+MAX_WRITE_BYTES = 3_500_000
+"""What one chunk of a write in several TransactWriteItems may hold, measured as its request's JSON (DynamoDB
+allows 4 MB of items)."""
 BATCH_WRITE_ITEMS = 25
 BATCH_WRITE_ATTEMPTS = 8
 BATCH_WRITE_BACKOFF_SECONDS = 0.05
@@ -489,3 +493,30 @@ def _gateway(table_name: str) -> TableGateway:
 
 def gateway() -> TableGateway:
     return _gateway(settings().table_name)
+
+
+def chunked(groups: Sequence[Sequence[WriteOp]], max_items: int, max_bytes: int,
+            size: Callable[[WriteOp], int]) -> list[list[WriteOp]]:
+    """The groups' operations in key order (of each group's first), packed in order into as few chunks
+    as hold at most `max_items` operations and `max_bytes` (by `size`) each, never splitting a group.
+    Deterministic: the same groups give the same chunks."""
+    chunks: list[list[WriteOp]] = []
+    current: list[WriteOp] = []
+    used = 0
+    for group in sorted(groups, key=lambda ops: (ops[0].key.pk, ops[0].key.sk)):
+        weight = sum(size(op) for op in group)
+        if len(group) > max_items or weight > max_bytes:
+            raise ValueError(f"a group of {len(group)} operations ({weight} bytes) fits in no chunk")
+        if current and (len(current) + len(group) > max_items or used + weight > max_bytes):
+            chunks.append(current)
+            current, used = [], 0
+        current.extend(group)
+        used += weight
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def request_size(op: WriteOp) -> int:
+    """What an operation adds to a TransactWriteItems request, in bytes of JSON (above its items' size)."""
+    return len(json.dumps(op.params, default=str))

@@ -9,6 +9,7 @@ so a concurrent billing write of the account or of those containers makes one of
 """
 from __future__ import annotations
 
+from datetime import datetime
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -413,6 +414,22 @@ def create_disbursement(ctx: CallContext, account_locator: str | None, type_name
             record = _moved(ctx, uow, record, NEXT_STEP[record.disbursementState], held)
     repository.add(uow, ctx.tenant, DISBURSEMENT, account, record)
     uow.commit()
+    return record
+
+
+def add_migrated_disbursement(ctx: CallContext, uow: UnitOfWork, account: str, locator: str, type_name: str,
+                              currency: str, amount: Decimal, time: datetime, created_by: str,
+                              data: dict[str, Any]) -> Disbursement:
+    """Add to `uow` a disbursement a migration brings (chalicelib/migration), executed in the source at `time`
+    out of the account's credit balance: its record and event (its ledger line is one of the credit moves of
+    payments/service.add_migrated). 400 for an unconfigured type."""
+    record = Disbursement(
+        locator=locator, accountLocator=account, currency=currency, disbursementState=DisbursementState.EXECUTED,
+        type=disbursement_type(ctx, type_name), amount=amount, data=data,
+        sources=_check_sources(account, []), validationResult={"success": True}, executedAt=time, createdAt=time,
+        createdBy=created_by, updatedAt=time, updatedBy=created_by)
+    repository.add(uow, ctx.tenant, DISBURSEMENT, account, record)
+    uow.record_event("billing.disbursement.execute", _disbursement_event(record))
     return record
 
 

@@ -14,6 +14,7 @@ from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.billing import account_root, ledger, repository, staging
 from chalicelib.billing.credit import service as credit
+from chalicelib.billing.credit.models import Disbursement
 from chalicelib.billing.delinquency import service as delinquencies
 from chalicelib.billing.invoices import service as invoicing
 from chalicelib.billing.models import (
@@ -355,14 +356,30 @@ class MigratedPayment:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class MigratedDisbursement:
+    """A disbursement a migration brings (chalicelib/migration), executed in the source out of the credit."""
+
+    seed: str
+    type: str
+    currency: str
+    time: datetime
+    createdBy: str
+    amount: Decimal
+    data: dict[str, Any] = field(default_factory=dict)
+
+
 def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
                  lattices: list[tuple[InstallmentLattice, list[Installment]]],
                  given_invoices: list[invoicing.MigratedInvoice], given_payments: list[MigratedPayment],
-                 balances: dict[str, Decimal]) -> tuple[list[Invoice], list[Payment]]:
+                 balances: dict[str, Decimal], given_disbursements: Sequence[MigratedDisbursement] = (),
+                 ) -> tuple[list[Invoice], list[Payment], list[Disbursement]]:
     """Add to `uow` a migration's billing records of the account (invoices/service.add_migrated): its
     invoices settled by its posted payments as in the source (an application for each invoice a payment
-    paid), and its starting credit balances (a ledger line each). A payment that pays more than its invoices
-    owe is refused (the migration reconciles them first): 400, nothing written."""
+    paid), its executed disbursements (credit/service.add_migrated_disbursement) and its starting credit
+    balances: the credit's ledger shows, per currency, the balance before the disbursements (`balances`
+    plus what they paid out) and a line for each disbursement, so that it holds `balances`. A payment that
+    pays more than its invoices owe is refused (the migration reconciles them first): 400, nothing written."""
     built = invoicing.migrated_invoices(ctx, given_invoices)
     by_locator = {invoice.locator: invoice for invoice in built}
     records = []
@@ -397,11 +414,19 @@ def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
         repository.add_payment(uow, ctx.tenant, record)
         uow.add(*repository.credit_ref_writes(ctx.tenant, record))
         uow.record_event("billing.payment.post", _payment_event(record))
-    for currency, starting in sorted(balances.items()):
+    paid_out: dict[str, list[Disbursement]] = {}
+    for out in given_disbursements:
+        paid_out.setdefault(out.currency, []).append(credit.add_migrated_disbursement(
+            ctx, uow, account.locator, derived_locator(out.time, out.seed), out.type, out.currency, out.amount,
+            out.time, out.createdBy, out.data))
+    for currency in sorted({*balances, *paid_out}):
+        disbursed = paid_out.get(currency, [])
+        starting = balances.get(currency, Decimal(0)) + sum((d.amount for d in disbursed), Decimal(0))
         if starting:
             ledger.credit_moves(ctx, uow, account.locator, currency, Decimal(0), [
-                (starting, "starting balance (migrated)", SourceType.CREDIT_BALANCE, account.locator)])
-    return built, records
+                (starting, "starting balance (migrated)", SourceType.CREDIT_BALANCE, account.locator),
+                *[(-d.amount, "disbursement", credit.DISBURSEMENT, d.locator) for d in disbursed]])
+    return built, records, [d for listed in paid_out.values() for d in listed]
 
 
 def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payment:

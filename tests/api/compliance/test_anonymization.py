@@ -217,6 +217,12 @@ def test_a_policy_reference_anonymizes_that_policy_and_its_quote_only_and_retent
         return json.dumps([found, ok(call(api, "GET", f"/policy/{tenant}/quotes/{quote}", token)),
                            segment_of_policy(api, token, tenant, found)], default=str)
 
+    # the expired policy's open invoices keep it (its account's billing holds that bill it), until paid
+    [[held]] = [g["references"] for g in ok(preview(api, token, tenant, {"policy": [expired]}))]
+    assert held["state"] == "restricted" and {r["code"] for r in held["restrictions"]} == {"retention.open_invoice"}
+    assert {r["referenceType"] for r in held["restrictions"]} == {"invoice"}
+    pay_open_invoices(api, token, tenant, account)
+
     [group] = ok(preview(api, token, tenant, {"policy": [expired, on_risk]}))
     states = {r["referenceLocator"]: r for r in group["references"]}
     assert (states[expired]["state"], states[on_risk]["state"]) == ("allowed", "restricted"), states

@@ -79,3 +79,34 @@ def events_of_type(api: Any, token: str, tenant: str, event_type: str) -> list[d
     """The data of every event of the type in the tenant's stream."""
     found = ok(call(api, "GET", f"/event/{tenant}/events/list?type={event_type}&pageSize=100", token))
     return [event["data"] for event in found["events"]]
+
+
+def source_installment(original: str, invoice: str, month: int) -> dict[str, Any]:
+    return {"id": original, "invoiceId": invoice, "startTime": f"2025-{month:02d}-01T04:00:00Z",
+            "generateTime": f"2025-{month - 1:02d}-20T04:00:00Z", "dueTime": f"2025-{month:02d}-01T04:00:00Z"}
+
+
+def source_invoice(original: str, month: int, state: str) -> dict[str, Any]:
+    return {"id": original, "startTime": f"2025-{month:02d}-01T04:00:00Z",
+            "endTime": f"2025-{month + 1:02d}-01T04:00:00Z",
+            "generateTime": f"2025-{month - 1:02d}-20T04:00:00Z", "dueTime": f"2025-{month:02d}-01T04:00:00Z",
+            "invoiceState": state}
+
+
+def source_payment(original: str, items: list[tuple[str, str]], currency: str = "USD",
+                   payment_type: str = "standard") -> dict[str, Any]:
+    return {"id": original, "paymentType": payment_type, "paymentTime": "2025-06-02T12:00:00Z", "data": {},
+            "currency": currency, "paymentItems": [{"invoiceId": invoice, "amount": Decimal(amount)}
+                                                   for invoice, amount in items]}
+
+
+def billed_policy(original: str, installments: list[dict[str, Any]], items: list[tuple[int, str]]) -> dict[str, Any]:
+    """The support's auto policy whose issuance (144.00: 12.00 a month for a year) brings its installments and
+    its premium's installment items (installment number, amount)."""
+    policy = auto_policy(original)
+    issuance = policy["terms"][0]["transactions"][0]
+    issuance["installments"] = installments
+    issuance["segment"]["rootElement"]["elements"][0]["charges"][0]["installmentItems"] = [
+        {"id": f"{original}-item{n}", "installmentNumber": number, "amount": Decimal(amount)}
+        for n, (number, amount) in enumerate(items)]
+    return policy

@@ -6,41 +6,19 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from tests.api.migration.support import account_of, account_request, auto_policy, fetch, start
+from tests.api.migration.support import (
+    account_of,
+    account_request,
+    billed_policy,
+    fetch,
+    source_installment,
+    source_invoice,
+    source_payment,
+    start,
+)
 from tests.support.api import call, ok
 from tests.support.clock import advance
 from tests.support.configs import configured_tenant, policy_model
-
-
-def _installment(original: str, invoice: str, month: int) -> dict[str, Any]:
-    return {"id": original, "invoiceId": invoice, "startTime": f"2025-{month:02d}-01T04:00:00Z",
-            "generateTime": f"2025-{month - 1:02d}-20T04:00:00Z", "dueTime": f"2025-{month:02d}-01T04:00:00Z"}
-
-
-def _invoice(original: str, month: int, state: str) -> dict[str, Any]:
-    return {"id": original, "startTime": f"2025-{month:02d}-01T04:00:00Z",
-            "endTime": f"2025-{month + 1:02d}-01T04:00:00Z",
-            "generateTime": f"2025-{month - 1:02d}-20T04:00:00Z", "dueTime": f"2025-{month:02d}-01T04:00:00Z",
-            "invoiceState": state}
-
-
-def _payment(original: str, items: list[tuple[str, str]], currency: str = "USD",
-             payment_type: str = "standard") -> dict[str, Any]:
-    return {"id": original, "paymentType": payment_type, "paymentTime": "2025-06-02T12:00:00Z", "data": {},
-            "currency": currency, "paymentItems": [{"invoiceId": invoice, "amount": Decimal(amount)}
-                                                   for invoice, amount in items]}
-
-
-def _billed_policy(original: str, installments: list[dict[str, Any]], items: list[tuple[int, str]]) -> dict[str, Any]:
-    """The support's auto policy whose issuance (144.00: 12.00 a month for a year) brings its installments and
-    its premium's installment items (installment number, amount)."""
-    policy = auto_policy(original)
-    issuance = policy["terms"][0]["transactions"][0]
-    issuance["installments"] = installments
-    issuance["segment"]["rootElement"]["elements"][0]["charges"][0]["installmentItems"] = [
-        {"id": f"{original}-item{n}", "installmentNumber": number, "amount": Decimal(amount)}
-        for n, (number, amount) in enumerate(items)]
-    return policy
 
 
 def _messages(failure: dict[str, Any]) -> list[str]:
@@ -49,15 +27,16 @@ def _messages(failure: dict[str, Any]) -> list[str]:
 
 def test_differences_fail_the_account_naming_each_entity_and_both_amounts_and_write_nothing(api, admin_token, jobs):
     tenant = _payments_tenant(api, admin_token)
-    policy = _billed_policy("SRC-R1-p1", [_installment("I1", "INV1", 6), _installment("I2", "INV2", 7),
-                                          _installment("I3", "INV-GONE", 8)],
+    policy = billed_policy("SRC-R1-p1", [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7),
+                                          source_installment("I3", "INV-GONE", 8)],
                             [(1, "72.00"), (2, "70.00"), (4, "2.00")])
     body = {**account_request("SRC-R1", policies=[policy]),
-            "invoices": [_invoice("INV1", 6, "settled"), _invoice("INV2", 7, "open"), _invoice("INV3", 8, "open")],
-            "payments": [_payment("P1", [("INV1", "71.00")]),
-                         _payment("P2", [("INV2", "10.00")], currency="EUR", payment_type="Card"),
-                         _payment("P3", [("INV9", "5.00")], payment_type="Card"),
-                         _payment("P4", [("INV2", "-1.00")], payment_type="Card")],
+            "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "open"),
+                         source_invoice("INV3", 8, "open")],
+            "payments": [source_payment("P1", [("INV1", "71.00")]),
+                         source_payment("P2", [("INV2", "10.00")], currency="EUR", payment_type="Card"),
+                         source_payment("P3", [("INV9", "5.00")], payment_type="Card"),
+                         source_payment("P4", [("INV2", "-1.00")], payment_type="Card")],
             "accounting": {"originalAccountBalances": {"USD": Decimal("-5.00")}}}
     migration = ok(start(api, admin_token, tenant, [body]))["locator"]
     jobs.drain()
@@ -84,11 +63,12 @@ def test_differences_fail_the_account_naming_each_entity_and_both_amounts_and_wr
 
 
 def test_payments_covering_more_than_an_invoice_or_all_of_an_open_one_are_differences(api, admin_token, tenant, jobs):
-    policy = _billed_policy("SRC-R2-p1", [_installment("I1", "INV1", 6), _installment("I2", "INV2", 7)],
+    policy = billed_policy("SRC-R2-p1", [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7)],
                             [(1, "72.00"), (2, "72.00")])
     body = {**account_request("SRC-R2", policies=[policy]),
-            "invoices": [_invoice("INV1", 6, "open"), _invoice("INV2", 7, "settled")],
-            "payments": [_payment("P1", [("INV1", "72.00")]), _payment("P2", [("INV2", "50.00"), ("INV2", "30.00")])]}
+            "invoices": [source_invoice("INV1", 6, "open"), source_invoice("INV2", 7, "settled")],
+            "payments": [source_payment("P1", [("INV1", "72.00")]),
+                         source_payment("P2", [("INV2", "50.00"), ("INV2", "30.00")])]}
     migration = ok(start(api, admin_token, tenant, [body]))["locator"]
     jobs.drain()
 
@@ -101,8 +81,8 @@ def test_payments_covering_more_than_an_invoice_or_all_of_an_open_one_are_differ
 
 
 def test_a_charge_no_brought_installment_bills_fails_its_policy(api, admin_token, tenant, jobs):
-    policy = _billed_policy("SRC-R6-p1", [_installment("I1", "INV1", 6)], [])
-    body = {**account_request("SRC-R6", policies=[policy]), "invoices": [_invoice("INV1", 6, "open")]}
+    policy = billed_policy("SRC-R6-p1", [source_installment("I1", "INV1", 6)], [])
+    body = {**account_request("SRC-R6", policies=[policy]), "invoices": [source_invoice("INV1", 6, "open")]}
     migration = ok(start(api, admin_token, tenant, [body]))["locator"]
     jobs.drain()
 
@@ -114,11 +94,11 @@ def test_a_charge_no_brought_installment_bills_fails_its_policy(api, admin_token
 
 def test_migrated_payments_settle_invoices_as_in_the_source_and_starting_balances_are_credit(api, admin_token, jobs):
     tenant = _payments_tenant(api, admin_token)
-    policy = _billed_policy("SRC-R3-p1", [_installment("I1", "INV1", 6), _installment("I2", "INV2", 7)],
+    policy = billed_policy("SRC-R3-p1", [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7)],
                             [(1, "72.00"), (2, "72.00")])
     body = {**account_request("SRC-R3", policies=[policy]),
-            "invoices": [_invoice("INV1", 6, "settled"), _invoice("INV2", 7, "open")],
-            "payments": [_payment("P1", [("INV1", "72.00"), ("INV2", "10.00")], payment_type="Card")],
+            "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "open")],
+            "payments": [source_payment("P1", [("INV1", "72.00"), ("INV2", "10.00")], payment_type="Card")],
             "accounting": {"originalAccountBalances": {"USD": Decimal("3.50")}}}
     migration = ok(start(api, admin_token, tenant, [body]))["locator"]
     jobs.drain()
@@ -154,10 +134,10 @@ def _payments_tenant(api, token):
 def test_brought_installments_and_open_invoices_are_billing_records_paid_through_the_payments_api(api, admin_token,
                                                                                                 jobs):
     tenant = _payments_tenant(api, admin_token)
-    policy = _billed_policy("SRC-R4-p1", [_installment("I1", "INV1", 6), _installment("I2", "INV2", 7)],
+    policy = billed_policy("SRC-R4-p1", [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7)],
                             [(1, "72.00"), (2, "72.00")])
     body = {**account_request("SRC-R4", policies=[policy]),
-            "invoices": [_invoice("INV1", 6, "open"), _invoice("INV2", 7, "open")]}
+            "invoices": [source_invoice("INV1", 6, "open"), source_invoice("INV2", 7, "open")]}
     migration = ok(start(api, admin_token, tenant, [body]))["locator"]
     jobs.drain()
 
@@ -203,14 +183,14 @@ def test_a_migrated_open_invoice_left_unpaid_past_its_due_time_becomes_delinquen
                                               "delinquencyLevel": "policy"}}
     model["defaultDelinquencyPlan"] = "Standard"
     tenant = configured_tenant(api, admin_token, model, test_clock=True)
-    policy = _billed_policy("SRC-R5-p1", [_installment("I1", "INV1", 6), {
-        **_installment("I2", "INV2", 6), "startTime": "2026-02-01T05:00:00Z", "generateTime": "2026-01-10T05:00:00Z",
-        "dueTime": "2026-02-01T05:00:00Z"}], [(1, "72.00"), (2, "72.00")])
+    policy = billed_policy("SRC-R5-p1", [source_installment("I1", "INV1", 6), {
+        **source_installment("I2", "INV2", 6), "startTime": "2026-02-01T05:00:00Z",
+        "generateTime": "2026-01-10T05:00:00Z", "dueTime": "2026-02-01T05:00:00Z"}], [(1, "72.00"), (2, "72.00")])
     policy["terms"][0]["transactions"] = policy["terms"][0]["transactions"][:1]  # the issuance alone
-    due = {**_invoice("INV2", 6, "open"), "startTime": "2026-02-01T05:00:00Z", "endTime": "2026-06-01T04:00:00Z",
+    due = {**source_invoice("INV2", 6, "open"), "startTime": "2026-02-01T05:00:00Z", "endTime": "2026-06-01T04:00:00Z",
            "generateTime": "2026-01-10T05:00:00Z", "dueTime": "2026-02-01T05:00:00Z"}
-    body = {**account_request("SRC-R5", policies=[policy]), "invoices": [_invoice("INV1", 6, "settled"), due],
-            "payments": [_payment("P1", [("INV1", "72.00")], payment_type="Card")]}
+    body = {**account_request("SRC-R5", policies=[policy]), "invoices": [source_invoice("INV1", 6, "settled"), due],
+            "payments": [source_payment("P1", [("INV1", "72.00")], payment_type="Card")]}
     migration = ok(start(api, admin_token, tenant, [body]))["locator"]
     jobs.drain()
     account = account_of(api, admin_token, tenant, migration, "SRC-R5")["accountLocator"]
@@ -220,3 +200,35 @@ def test_a_migrated_open_invoice_left_unpaid_past_its_due_time_becomes_delinquen
     advance(api, admin_token, tenant, jobs, "2026-02-02T00:00:00Z")
     (opened,) = ok(call(api, "GET", delinquencies, admin_token))["items"]
     assert (opened["delinquencyState"], opened["graceStartedAt"]) == ("inGrace", "2026-02-01T05:00:00.000Z")
+
+
+def test_disbursements_are_executed_records_paid_out_of_the_credit_and_a_bad_one_fails_its_account(api, admin_token,
+                                                                                                 jobs):
+    model = policy_model()
+    model["disbursements"] = {"Refund": {"data": {}}}
+    tenant = configured_tenant(api, admin_token, model)
+    refund = {"id": "D1", "disbursementType": "refund", "disbursementTime": "2025-09-01T12:00:00Z",
+              "data": {}, "sources": [{"amount": Decimal("15.00")}, {"amount": Decimal("5.00")}]}
+    good = {**account_request("SRC-D1"), "disbursements": [refund],
+            "accounting": {"originalAccountBalances": {"USD": Decimal("3.50")}}}
+    bad = {**account_request("SRC-D2"), "disbursements": [
+        {**refund, "id": "D2", "disbursementType": "Cheque"},
+        {**refund, "id": "D3", "sources": [{"amount": Decimal("-1.00")}]}]}
+    migration = ok(start(api, admin_token, tenant, [good, bad]))["locator"]
+    jobs.drain()
+
+    (failure,) = fetch(api, admin_token, tenant, migration, "/failures/list")["items"]
+    assert failure["accountOriginalId"] == "SRC-D2" and set(failure["disbursements"]) == {"D2", "D3"}
+    assert _messages(failure["disbursements"]["D2"]) == [
+        "disbursementType: 'Cheque' is not a configured disbursement type"]
+    assert _messages(failure["disbursements"]["D3"]) == ["disbursement D3: sources[0].amount -1.00 is not positive"]
+
+    mappings = account_of(api, admin_token, tenant, migration, "SRC-D1")
+    (locator,) = mappings["disbursements"]
+    assert mappings["disbursements"][locator]["originalId"] == "D1"
+    paid_out = ok(call(api, "GET", f"/billing/{tenant}/disbursements/{locator}", admin_token))
+    assert (paid_out["disbursementState"], Decimal(paid_out["amount"]), paid_out["accountLocator"]) == \
+        ("executed", Decimal("20.00"), mappings["accountLocator"])
+    balance = ok(call(api, "GET", f"/billing/{tenant}/accounting/ledgerAccounts/accountCreditBalance/"
+                                  f"{mappings['accountLocator']}?currency=USD", admin_token))
+    assert Decimal(balance["balance"]) == Decimal("3.50")  # the source's balance, after what it paid out

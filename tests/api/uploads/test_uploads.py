@@ -305,7 +305,8 @@ def test_the_description_offers_an_upload_on_every_file_route_but_format_config(
           for method, suffix in (("POST", ""), ("PATCH", "/{name}"))],
         *[f"POST /policy/{{tenantLocator}}/{owner}s/{{locator}}/schedules/{{staticElementLocator}}{suffix}"
           for owner in ("quote", "transaction") for suffix in ("", "/deserialize")],
-        "POST /document/{tenantLocator}/documents/attach", "PATCH /document/{tenantLocator}/documents/{locator}"])
+        "POST /document/{tenantLocator}/documents/attach", "PATCH /document/{tenantLocator}/documents/{locator}",
+        "POST /migration/{tenantLocator}/migrations"])
     deploy = paths["/config/{tenantLocator}/deployments/deploy"]["post"]
     assert deploy["requestBody"]["required"] is False
     shared = ok(api.http.get("/openapi.json"))["components"]["responses"]

@@ -1,0 +1,63 @@
+"""A migration for an existing account (`POST .../migrations/accounts/{accountLocator}`): its policies, invoices,
+payments and disbursements join the account the tenant has; an unknown account is 404, a replay with the same
+X-Idempotency-Key starts one migration."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+from tests.api.accounts.support import create
+from tests.api.migration.support import (
+    CREATED_BY,
+    auto_policy,
+    billed_policy,
+    fetch,
+    migrations,
+    source_installment,
+    source_invoice,
+    source_payment,
+)
+from tests.support.api import assert_error, call, ok
+from tests.support.configs import configured_tenant, policy_model
+
+
+def _start(api, token, tenant, account, body, key=None):
+    return call(api, "POST", migrations(tenant, f"/accounts/{account}"), token, body,
+                headers={"X-Idempotency-Key": key} if key else None)
+
+
+def test_an_existing_accounts_records_join_it_and_an_unknown_account_is_404(api, admin_token, jobs):
+    model = policy_model()
+    model["payments"] = {"Card": {}}
+    tenant = configured_tenant(api, admin_token, model)
+    account = create(api, admin_token, tenant)["locator"]
+    policy = billed_policy("SRC-X-p1", [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7)],
+                           [(1, "72.00"), (2, "72.00")])
+    body = {"defaultCreatedBy": CREATED_BY, "policies": [policy, auto_policy("SRC-X-p2")],
+            "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "open")],
+            "payments": [source_payment("P1", [("INV1", "72.00")], payment_type="Card")], "disbursements": []}
+    started = ok(_start(api, admin_token, tenant, account, body, key="existing-1"))
+    assert ok(_start(api, admin_token, tenant, account, body, key="existing-1"))["locator"] == started["locator"]
+    assert started["totalAccounts"] == 1
+    jobs.drain()
+
+    migration = started["locator"]
+    done = fetch(api, admin_token, tenant, migration)
+    failures = fetch(api, admin_token, tenant, migration, "/failures/list")["items"]
+    assert failures == [], str(failures)
+    assert (done["migrationState"], done["completedAccounts"]) == ("finished", 1)
+    (mapped,) = fetch(api, admin_token, tenant, migration, "/mappings/list")["items"]
+    assert mapped["accountLocator"] == account and mapped["originalAccountId"] == account
+    assert sorted(m["originalId"] for m in mapped["policies"].values()) == ["SRC-X-p1", "SRC-X-p2"]
+    listed = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}/policies/list", admin_token))["items"]
+    assert sorted(p["locator"] for p in listed) == sorted(mapped["policies"])
+    assert {p["accountLocator"] for p in listed} == {account}
+    invoices = {i["locator"]: i for i in ok(call(api, "GET", f"/billing/{tenant}/invoices/accounts/{account}/list",
+                                                  admin_token))["items"]}
+    assert {mapped["invoices"][locator]["originalId"]: (invoices[locator]["invoiceState"],
+                                                         Decimal(invoices[locator]["totalAmount"]))
+            for locator in mapped["invoices"]} == {"INV1": ("settled", Decimal("72.00")),
+                                                   "INV2": ("open", Decimal("72.00"))}
+    assert ok(call(api, "GET", f"/policy/{tenant}/accounts/list", admin_token))["items"][0]["locator"] == account
+
+    unknown = "01JVM6MGG0BCY4HV1F8F6P2RWE"
+    assert_error(_start(api, admin_token, tenant, unknown, body), 404, "account.not_found")
