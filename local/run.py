@@ -313,6 +313,7 @@ def main() -> int:
     from local.faults import WORKER_STREAM, install_from_environment
     from local.lean_moto import lean_dynamodb
     from local.resources import create_all
+    from local.tenant_functions import republish_current_versions, use_local_invoker
 
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -330,11 +331,15 @@ def main() -> int:
         chalice = _start_chalice(options, environ)  # it starts while this process does the rest
         exit_code = 0
         job_running = threading.Event()
+        invoker = use_local_invoker()  # PAS_PLUGIN_RUNNER=lambda: tenant code in the emulated Lambda
         try:
             ensure_bootstrap(started_at, new_locator())
             taken_over = take_over_jobs_of_earlier_runs(started_at)
             if taken_over:
                 log.info("re-queued the jobs an earlier run left: %d", taken_over)
+            republished = republish_current_versions(TENANTS_PER_PAGE) if invoker is not None else 0
+            if republished:
+                log.info("published the tenant code of an earlier run again: %d tenants", republished)
             # from here on the worker's calls and deliveries carry the faults PAS_FAULT_RATE asks for (start-up not)
             plan = install_from_environment(environ, clients.dynamodb(), WORKER_STREAM, "worker")
             # daemons, never waited for: a job still running at a stop is abandoned, the next start runs it again
@@ -360,6 +365,8 @@ def main() -> int:
             if job_running.is_set():
                 log.warning("a job is still running: it is abandoned, and the next start runs it again")
             _stop_chalice(chalice)
+            if invoker is not None:
+                invoker.close()
             aws.stop()
             state.close()
     print(f"stopped; state saved in {options.state_dir}", flush=True)
