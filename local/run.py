@@ -305,7 +305,9 @@ def main() -> int:
     import app  # noqa: F401  the composition root: the worker's jobs need its ports wired (runtime/wiring.py)
     from chalicelib.core.clock import SystemClock
     from chalicelib.core.ids import new_locator
+    from chalicelib.documents import rendering
     from chalicelib.identity.service import ensure_bootstrap
+    from chalicelib.sandbox import kernel
     from chalicelib.settings import settings
     from chalicelib.storage import clients
     from local.aws_server import EmulatedAws
@@ -332,6 +334,7 @@ def main() -> int:
         exit_code = 0
         job_running = threading.Event()
         invoker = use_local_invoker()  # PAS_PLUGIN_RUNNER=lambda: tenant code in the emulated Lambda
+        rendering.start_warm_renderers()  # the documents jobs' first render is warm too
         try:
             ensure_bootstrap(started_at, new_locator())
             taken_over = take_over_jobs_of_earlier_runs(started_at)
@@ -365,8 +368,11 @@ def main() -> int:
             if job_running.is_set():
                 log.warning("a job is still running: it is abandoned, and the next start runs it again")
             _stop_chalice(chalice)
+            # the exit below skips the interpreter's teardown and its exit handlers
+            rendering.close_warm_renderers()
             if invoker is not None:
                 invoker.close()
+            kernel.remove_libraries()
             aws.stop()
             state.close()
     print(f"stopped; state saved in {options.state_dir}", flush=True)

@@ -42,7 +42,8 @@ class LocalStack:
                  environ: dict[str, str] | None = None):
         self.port, self.aws_port = ports or (free_port(), free_port())
         self.state_dir = state_dir
-        self.environ = environ or {}
+        # no renderers started ahead (the suite's CPU; tests/documents/test_warm_renderers.py covers them)
+        self.environ = {"PAS_WARM_RENDERERS": "0", **(environ or {})}
         self._launch(log)
 
     def _launch(self, log: Path) -> None:
