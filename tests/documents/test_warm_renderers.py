@@ -14,6 +14,7 @@ import reportlab
 
 from chalicelib.documents import rendering
 from chalicelib.documents.rendering import Rendered
+from chalicelib.settings import Settings
 
 VERA = (Path(reportlab.__file__).parent / "fonts" / "Vera.ttf").read_bytes()
 
@@ -35,8 +36,10 @@ def waiting(pool: rendering.WarmRenderers, within: float = 30) -> list[int]:
     return [renderer.process.pid for renderer in pool._ready]
 
 
-def test_the_pool_is_off_on_the_test_stage():
+def test_the_pool_is_off_on_the_test_stage_and_on_the_lambda_runner():
     assert rendering.use_warm_renderers(None).size == 0
+    assert [Settings(stage="dev").warm_renderers, Settings(stage="dev", plugin_runner="lambda").warm_renderers,
+            Settings(stage="test", warm_renderers=1).warm_renderers] == [2, 0, 1]
 
 
 def test_each_warm_renderer_renders_one_document_and_is_discarded(warm):
