@@ -50,6 +50,10 @@ class Settings(BaseModel, frozen=True):
     """Reserved concurrency of each tenant function (0: none reserved)."""
     tenant_function_versions_kept: int = Field(5, ge=1)
     """Configuration versions whose code a tenant function keeps published; older ones are removed."""
+    warm_renderers: int | None = Field(None, ge=0, le=16)
+    """Renderers started ahead of their request and kept waiting (documents/rendering.py), each for one render.
+    Unset: 2 with tenant code in the local sandbox, none on the test stage (tests stay deterministic) and none
+    with tenant code in its function (renders go there)."""
     in_lambda: bool = False
     """Running in AWS Lambda (AWS_LAMBDA_FUNCTION_NAME set): never a local stage, whatever PAS_STAGE says,
     so a deployed `dev` or `test` stage gets no default administrator or secret."""
@@ -73,6 +77,9 @@ class Settings(BaseModel, frozen=True):
             raise ValueError("PAS_PAGING_SECRET is required outside the local stages (and in any Lambda)")
         if not self.is_local and self.test_clocks is None:
             object.__setattr__(self, "__dict__", {**self.__dict__, "test_clocks": False})
+        if self.warm_renderers is None:
+            warm = 0 if self.stage == "test" or self.plugin_runner == "lambda" else 2
+            object.__setattr__(self, "__dict__", {**self.__dict__, "warm_renderers": warm})
         return self
 
     @property
@@ -104,6 +111,7 @@ _ENV_NAMES = {
     "tenant_function_security_group_ids": "PAS_TENANT_FUNCTION_SECURITY_GROUP_IDS",
     "tenant_function_concurrency": "PAS_TENANT_FUNCTION_CONCURRENCY",
     "tenant_function_versions_kept": "PAS_TENANT_FUNCTION_VERSIONS_KEPT",
+    "warm_renderers": "PAS_WARM_RENDERERS",
 }
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
@@ -160,7 +161,18 @@ def main(argv: list[str] | None = None) -> None:
     app = config.chalice_app
     validate_routes(app.routes)
     install_faults(os.environ)
-    create_server(app, config, options.host, options.port).serve_forever()
+    from chalicelib.documents import rendering
+    from local.tenant_functions import use_local_invoker
+
+    invoker = use_local_invoker()  # PAS_PLUGIN_RUNNER=lambda: tenant code in the emulated Lambda
+    rendering.start_warm_renderers()  # the first render is warm too (none on the lambda runner)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # local/run.py's stop: at exit the invoker's folders
+    # and the warm renderers go too
+    try:
+        create_server(app, config, options.host, options.port).serve_forever()
+    finally:
+        if invoker is not None:
+            invoker.close()
 
 
 if __name__ == "__main__":

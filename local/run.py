@@ -305,7 +305,9 @@ def main() -> int:
     import app  # noqa: F401  the composition root: the worker's jobs need its ports wired (runtime/wiring.py)
     from chalicelib.core.clock import SystemClock
     from chalicelib.core.ids import new_locator
+    from chalicelib.documents import rendering
     from chalicelib.identity.service import ensure_bootstrap
+    from chalicelib.sandbox import kernel
     from chalicelib.settings import settings
     from chalicelib.storage import clients
     from local.aws_server import EmulatedAws
@@ -313,6 +315,7 @@ def main() -> int:
     from local.faults import WORKER_STREAM, install_from_environment
     from local.lean_moto import lean_dynamodb
     from local.resources import create_all
+    from local.tenant_functions import republish_current_versions, use_local_invoker
 
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -330,11 +333,16 @@ def main() -> int:
         chalice = _start_chalice(options, environ)  # it starts while this process does the rest
         exit_code = 0
         job_running = threading.Event()
+        invoker = use_local_invoker()  # PAS_PLUGIN_RUNNER=lambda: tenant code in the emulated Lambda
+        rendering.start_warm_renderers()  # the documents jobs' first render is warm too
         try:
             ensure_bootstrap(started_at, new_locator())
             taken_over = take_over_jobs_of_earlier_runs(started_at)
             if taken_over:
                 log.info("re-queued the jobs an earlier run left: %d", taken_over)
+            republished = republish_current_versions(TENANTS_PER_PAGE) if invoker is not None else 0
+            if republished:
+                log.info("published the tenant code of an earlier run again: %d tenants", republished)
             # from here on the worker's calls and deliveries carry the faults PAS_FAULT_RATE asks for (start-up not)
             plan = install_from_environment(environ, clients.dynamodb(), WORKER_STREAM, "worker")
             # daemons, never waited for: a job still running at a stop is abandoned, the next start runs it again
@@ -360,6 +368,11 @@ def main() -> int:
             if job_running.is_set():
                 log.warning("a job is still running: it is abandoned, and the next start runs it again")
             _stop_chalice(chalice)
+            # the exit below skips the interpreter's teardown and its exit handlers
+            rendering.close_warm_renderers()
+            if invoker is not None:
+                invoker.close()
+            kernel.remove_libraries()
             aws.stop()
             state.close()
     print(f"stopped; state saved in {options.state_dir}", flush=True)

@@ -8,7 +8,9 @@ files, file size, no processes) and installs the host's second seccomp filter (n
 plugin process does (plugins/child.py; the three helpers are repeated here because each sandboxed script
 is the only file of the service its sandbox sees).
 
-Protocol: on stdin, one line of this machine's setup (`{"seccomp": base64}`) then the JSON request
+Protocol: on stdin, one line of this machine's setup (`{"seccomp": base64, "preload": bool}`: with `preload`
+the libraries are imported as soon as the line is read, while the request has not come, and a newline on
+stdout says they are) then the JSON request
 (`engine`, `template`, `snippets`, `data`, `format`, `page`, `fonts` (family -> path of its file on the
 read-only disk), `limits`); one JSON answer on stdout: `{"text": ...}` or `{"pdf": base64}`, or
 `{"error": {"stage": "render" | "conversion", "message": ...}}`. The request and the answer are byte for
@@ -502,20 +504,30 @@ def run(request: dict[str, Any]) -> dict[str, Any]:
     return {"pdf": base64.b64encode(pdf).decode("ascii")}
 
 
+def preload() -> None:
+    """A renderer started before its request (documents/rendering.py's warm renderers): the template engines
+    and the PDF converter imported while it waits, before any tenant input has been read."""
+    import airspeed  # noqa: F401
+    import liquid  # noqa: F401
+    from xhtml2pdf import files, pisa  # noqa: F401
+
+
 def serve() -> None:
     channel_out = os.dup(1)
-    setup_line, _, request_text = sys.stdin.buffer.read().partition(b"\n")
-    setup = json.loads(setup_line)
-    request = json.loads(request_text, parse_float=Decimal)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # a library printing must not touch the answer
+    sys.path.insert(0, LIBRARIES)
+    setup = json.loads(sys.stdin.buffer.readline())
+    if setup.get("preload"):
+        preload()
+        os.write(channel_out, b"\n")  # ready: the host may count on this renderer being warm
+    request = json.loads(sys.stdin.buffer.read(), parse_float=Decimal)
     apply_limits(request["limits"])
     os.environ.clear()
     if setup.get("seccomp"):
         install_seccomp(base64.b64decode(setup["seccomp"]))
     for name in [name for name in sys.modules if name == "ctypes" or name.startswith(("ctypes.", "_ctypes"))]:
         del sys.modules[name]
-    sys.path.insert(0, LIBRARIES)
     sys.setrecursionlimit(2000)
     try:
         answer = run(request)
@@ -529,3 +541,4 @@ def serve() -> None:
 if __name__ == "__main__":
     drop_privileges(sys.argv[1:])
     serve()
+    os._exit(0)  # the answer is out: no interpreter teardown of the libraries (the host reads to the end)

@@ -4,7 +4,9 @@ host files but /usr, the Python installation and the template libraries read-onl
 unprivileged user, both seccomp filters, a small tmpfs as its only disk, and the limits below. The host
 holds the wall clock: a process past its deadline is killed, and its answer is read up to a bound.
 
-One process per render: a template can leave nothing behind for the next one.
+One process per render: a template can leave nothing behind for the next one. A few renderers are started
+ahead of their requests, with the libraries imported (WarmRenderers, settings `warm_renderers`): each still
+renders exactly one document and is discarded.
 
 On AWS (`PAS_PLUGIN_RUNNER=lambda`) the same request goes to the tenant's function
 (plugins/tenant_handler.py), which renders it with the same render_child.py and libraries and answers the
@@ -13,15 +15,17 @@ timeout (plugins/tenant_code.py derives them from the Limits below).
 """
 from __future__ import annotations
 
+import atexit
 import base64
 import json
 import os
 import select
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import simplejson
@@ -29,6 +33,7 @@ import simplejson
 from chalicelib.core import codes
 from chalicelib.core.errors import NotFound
 from chalicelib.runtime import wiring
+from chalicelib.runtime.observability import logger
 from chalicelib.sandbox import kernel, runtimes
 from chalicelib.settings import settings
 
@@ -172,29 +177,188 @@ def _in_tenant_function(invoke: Invoke, tenant: str, version: str, request: byte
 
 
 def _run(request: bytes, files: dict[str, bytes], limits: Limits) -> dict[str, Any] | RenderFailed:
-    """The render in the local sandbox: the setup line (the second seccomp filter), then the request."""
+    """The render in the local sandbox: by a warm renderer when one waits and the render needs nothing it lacks
+    (files on its disk, a disk of another size), else by one started now (the setup line, then the request)."""
+    warm = _pool().take() if not files and limits.disk_bytes == Limits().disk_bytes else None
+    if warm is not None:
+        return _finish(warm, request, limits)
     try:
-        setup = simplejson.dumps({"seccomp": base64.b64encode(kernel.filters().before_plugins).decode("ascii")})
+        setup = _setup(preload=False)
     except kernel.SandboxUnavailable as error:
         return RenderFailed("render", f"the renderer could not start: {error}")
-    request = setup.encode("utf-8") + b"\n" + request
     disk = kernel.Disk(files, size_bytes=limits.disk_bytes + sum(map(len, files.values())), max_files=1024)
     try:
-        try:
-            process = kernel.start(CHILD, disk, python=sys.executable, libraries=kernel.libraries(LIBRARIES))
-        except (OSError, kernel.SandboxUnavailable) as error:
-            return RenderFailed("render", f"the renderer could not start: {error}")
-        try:
-            return _exchange(process, request, limits)
-        finally:
-            if process.poll() is None:
-                process.kill()
-            process.wait(timeout=5)
-            for stream in (process.stdin, process.stdout):
-                if stream is not None:
-                    stream.close()
-    finally:
+        process = kernel.start(CHILD, disk, python=sys.executable, libraries=kernel.libraries(LIBRARIES))
+    except (OSError, kernel.SandboxUnavailable) as error:
         disk.remove()
+        return RenderFailed("render", f"the renderer could not start: {error}")
+    return _finish(_Renderer(process, disk), setup + request, limits)
+
+
+def _setup(*, preload: bool) -> bytes:
+    """The renderer's first line: the second seccomp filter, and whether to import the libraries at once."""
+    program = base64.b64encode(kernel.filters().before_plugins).decode("ascii")
+    return simplejson.dumps({"seccomp": program, "preload": preload}).encode("utf-8") + b"\n"
+
+
+READY = b"\n"
+"""What a warm renderer writes once its libraries are imported, before its answer."""
+
+
+@dataclass(frozen=True, eq=False)  # each one is itself: compared by identity
+class _Renderer:
+    process: subprocess.Popen[bytes]
+    disk: kernel.Disk
+    warm: threading.Event = field(default_factory=threading.Event)
+    """Set once it said READY (a renderer taken before that is still further on than one started now)."""
+
+    def discard(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=5)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
+        self.disk.remove()
+
+
+def _finish(renderer: _Renderer, request: bytes, limits: Limits) -> dict[str, Any] | RenderFailed:
+    """The one render of `renderer`, which is then discarded."""
+    try:
+        return _exchange(renderer.process, request, limits)
+    finally:
+        renderer.discard()
+
+
+class WarmRenderers:
+    """Up to `size` renderers started ahead of their request (issue 28: a render no longer pays the process's
+    start and the libraries' imports, 200-260 ms). Each is started as any renderer is (its own empty disk,
+    the kernel boundary) and sent its setup line with `preload`: it imports the template engines and the
+    PDF converter, then waits for its request. It renders that one request and is discarded like any other
+    (nothing of one render is left for the next); taking one starts its replacement in the background. The
+    sandbox launcher's thread is their parent, so they die with this process; `close` (at exit) removes
+    them and their disks."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._ready: list[_Renderer] = []
+        self._starting = 0
+        self._closed = False
+        self._lock = threading.Lock()
+
+    def take(self) -> _Renderer | None:
+        """A waiting renderer that is still alive, a warm one first, or None (then the render starts its own)."""
+        with self._lock:
+            dead = [renderer for renderer in self._ready if renderer.process.poll() is not None]
+            alive = [renderer for renderer in self._ready if renderer not in dead]
+            taken = next((renderer for renderer in alive if renderer.warm.is_set()), alive[0] if alive else None)
+            self._ready = [renderer for renderer in alive if renderer is not taken]
+        for renderer in dead:
+            renderer.discard()
+        self.fill()
+        return taken
+
+    def waiting(self) -> int:
+        """How many warm renderers wait now."""
+        with self._lock:
+            return sum(renderer.warm.is_set() for renderer in self._ready)
+
+    def fill(self) -> None:
+        """Start the renderers missing, in the background."""
+        with self._lock:
+            missing = 0 if self._closed else self.size - len(self._ready) - self._starting
+            self._starting += max(missing, 0)
+        for _ in range(missing):
+            threading.Thread(target=self._start_one, name="warm-renderer", daemon=True).start()
+
+    def _start_one(self) -> None:
+        renderer = None
+        try:
+            disk = kernel.Disk({}, size_bytes=Limits().disk_bytes, max_files=1024)
+            try:
+                process = kernel.start(CHILD, disk, python=sys.executable, libraries=kernel.libraries(LIBRARIES))
+            except BaseException:
+                disk.remove()
+                raise
+            renderer = _Renderer(process, disk)
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(_setup(preload=True))
+            process.stdin.flush()
+        except Exception as error:  # the next take tries again; a render meanwhile starts its own
+            logger().warning("a warm renderer did not start", extra={"reason": str(error)[:300]})
+            if renderer is not None:
+                renderer.discard()
+            renderer = None
+        with self._lock:
+            self._starting -= 1
+            keep = renderer is not None and not self._closed
+            if keep and renderer is not None:
+                self._ready.append(renderer)
+        if renderer is not None and not keep:
+            renderer.discard()
+        elif renderer is not None:
+            self._when_ready(renderer)
+
+    def _when_ready(self, renderer: _Renderer, within: float = 30) -> None:
+        """Mark `renderer` warm once it said READY, which is read here unless a render took it meanwhile (its
+        exchange reads it then, and _answer leaves it out); one that ends instead is discarded."""
+        assert renderer.process.stdout is not None
+        fd = renderer.process.stdout.fileno()
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        said = poller.poll(within * 1000)
+        with self._lock:
+            if renderer not in self._ready:
+                return  # taken (or closed) meanwhile
+            line = os.read(fd, len(READY)) if said else b""
+            if line == READY:
+                renderer.warm.set()
+                return
+            self._ready.remove(renderer)
+        logger().warning("a warm renderer ended before it was ready", extra={"said": line[:100].decode("latin-1")})
+        renderer.discard()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            waiting, self._ready = self._ready, []
+        for renderer in waiting:
+            renderer.discard()
+
+
+_warm: list[WarmRenderers] = []
+_warm_lock = threading.Lock()
+
+
+def _pool() -> WarmRenderers:
+    """This process's warm renderers (settings `warm_renderers`), made on first use, closed at exit."""
+    with _warm_lock:
+        if not _warm:
+            _warm.append(WarmRenderers(settings().warm_renderers or 0))
+            atexit.register(close_warm_renderers)
+        return _warm[0]
+
+
+def close_warm_renderers() -> None:
+    """End the renderers waiting (at exit; a process that skips its interpreter's exit calls it itself)."""
+    with _warm_lock:
+        for pool in _warm:
+            pool.close()
+
+
+def start_warm_renderers() -> None:
+    """Start this process's warm renderers now (a server's start), not with its first render."""
+    _pool().fill()
+
+
+def use_warm_renderers(size: int | None) -> WarmRenderers:
+    """Replace this process's warm renderers by `size` of them (tests, benchmarks; None: as settings say), the
+    old ones closed; answers the new ones, which start with the next render."""
+    _pool()
+    with _warm_lock:
+        _warm[0].close()
+        _warm[0] = WarmRenderers((settings().warm_renderers or 0) if size is None else size)
+        return _warm[0]
 
 
 def _exchange(process: subprocess.Popen[bytes], request: bytes, limits: Limits) -> dict[str, Any] | RenderFailed:
@@ -233,6 +397,7 @@ def _exchange(process: subprocess.Popen[bytes], request: bytes, limits: Limits) 
 
 
 def _answer(process: subprocess.Popen[bytes], answer: bytes) -> dict[str, Any] | RenderFailed:
+    answer = answer.removeprefix(READY)  # a warm renderer's
     try:
         parsed = simplejson.loads(answer) if answer else None
     except ValueError:

@@ -317,6 +317,14 @@ def _remove_libraries(folder: str) -> None:
     shutil.rmtree(folder, ignore_errors=True)
 
 
+def remove_libraries() -> None:
+    """This process's library folders, now: for a process that ends without its exit handlers (local/run.py);
+    `libraries` makes them again if asked."""
+    libraries.cache_clear()
+    for folder in Path(tempfile.gettempdir()).glob(f"{LIBRARIES_PREFIX}{os.getpid()}-*"):
+        _remove_libraries(str(folder))
+
+
 def _remove_orphaned_libraries() -> None:
     """The library folders of processes that are gone (killed before their exit handlers ran)."""
     for folder in Path(tempfile.gettempdir()).glob(f"{LIBRARIES_PREFIX}*-*"):

@@ -31,6 +31,7 @@ SMOKE = {
     "quotes.py": ["--requests", "1"],
     "schedules.py": ["--requests", "1", "--rows", "50"],
     "tables.py": ["--rows", "100", "--lookups", "10"],  # its hot-key line reads 100 keys
+    "tenant_function.py": ["--calls", "1"],
     "transactions.py": ["--smoke", "--requests", "1"],
 }
 """The arguments of each benchmark's smoke run: every part of it, at the least size that runs it."""

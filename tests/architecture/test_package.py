@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -281,3 +282,138 @@ def test_the_alarms_watch_the_apis_the_dead_letter_queue_and_the_jobs_metrics_as
         watched = [m["MetricStat"]["Metric"] for m in resources[alarm]["Properties"]["Metrics"] if "MetricStat" in m]
         assert {m["Namespace"] for m in watched} == {"AWS/ApiGateway"}
         assert {json.dumps(m["Dimensions"][0]["Value"]) for m in watched} == names, alarm
+
+
+PSEUDO_PARAMETERS = {"AWS::AccountId", "AWS::NoValue", "AWS::Partition", "AWS::Region", "AWS::StackId",
+                     "AWS::StackName", "AWS::URLSuffix"}
+MOTO_CREATES = {"CoreTable", "BlobBucket", "JobsQueue", "JobsDeadLetterQueue", "TenantVpc", "TenantSubnetA",
+                "TenantSubnetB", "TenantRouteTable", "TenantSubnetARoutes", "TenantSubnetBRoutes",
+                "TenantSecurityGroup", "TenantFunctionBoundary", "ApiHandlerRole", "RunJobRole", "ReapJobsRole",
+                "RunDueWorkRole", "CleanUpTablesRole"}
+"""What moto's CloudFormation creates of the packaged stack (issue 30, 5c): every resource of a type it models
+whose references all lie inside that set. Left out: the SAM functions and APIs (moto applies no transform), and
+what refers to them (the invoke permissions), the alarms, secrets, custom domain and routing rules (types
+moto's CloudFormation does not model)."""
+
+
+def _references(node: Any) -> set[str]:
+    """The logical ids and parameters a template fragment names through Ref, Fn::GetAtt and Fn::Sub."""
+    if isinstance(node, list):
+        return set().union(*map(_references, node)) if node else set()
+    if not isinstance(node, dict):
+        return set()
+    found: set[str] = set()
+    for key, value in node.items():
+        if key == "Ref" and isinstance(value, str):
+            found.add(value)
+        elif key == "Fn::GetAtt":
+            found.add(value[0] if isinstance(value, list) else value.split(".")[0])
+        elif key == "Fn::Sub":
+            text, local = (value, {}) if isinstance(value, str) else (value[0], value[1])
+            found |= {name.split(".")[0] for name in re.findall(r"\$\{([^!}][^}]*)\}", text)} - set(local)
+            found |= _references(local)
+            continue
+        found |= _references(value)
+    return found
+
+
+def _modeled_by_moto(stack: dict[str, Any]) -> dict[str, Any]:
+    """The packaged stack cut to what moto's CloudFormation models (see MOTO_CREATES), without the transform."""
+    from moto.cloudformation.parsing import get_model_map
+
+    modeled = get_model_map()
+    kept = {name: r for name, r in stack["Resources"].items() if r["Type"] in modeled}
+    known = set(stack.get("Parameters", {})) | PSEUDO_PARAMETERS
+    while True:
+        unresolved = {name for name, r in kept.items()
+                      if (_references(r) | set(r.get("DependsOn", []) if isinstance(r.get("DependsOn"), list)
+                                               else [r["DependsOn"]] if "DependsOn" in r else [])) - set(kept) - known}
+        if not unresolved:
+            break
+        for name in unresolved:
+            del kept[name]
+    return {"AWSTemplateFormatVersion": "2010-09-09", "Parameters": stack.get("Parameters", {}),
+            "Conditions": stack.get("Conditions", {}), "Resources": kept}
+
+
+@pytest.mark.filterwarnings("ignore:Exception\\(DependencyViolationError\\):UserWarning")  # moto's delete order
+def test_the_stacks_resources_moto_models_are_created_in_moto_from_the_packaged_template(stack, aws):
+    """Deployed by moto's CloudFormation from the packaged template: every reference between them resolves, the
+    table and queues have the properties the service relies on, the tenant subnets have no route out,
+    and every function role's policies name the resources created with them."""
+    import boto3
+
+    template = _modeled_by_moto(stack)
+    assert set(template["Resources"]) == MOTO_CREATES
+    cloudformation = boto3.client("cloudformation", region_name="us-east-1")
+    cloudformation.create_stack(StackName="rehearsal", TemplateBody=json.dumps(template),
+                                Capabilities=["CAPABILITY_NAMED_IAM"])
+    created = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.list_stack_resources(
+        StackName="rehearsal")["StackResourceSummaries"] if r["ResourceStatus"] == "CREATE_COMPLETE"}
+    try:
+        assert cloudformation.describe_stacks(StackName="rehearsal")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
+        assert set(created) == MOTO_CREATES
+
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        table = dynamodb.describe_table(TableName=created["CoreTable"])["Table"]
+        expected = table_definition()
+        assert table["KeySchema"] == expected["KeySchema"]
+        assert sorted(index["IndexName"] for index in table["GlobalSecondaryIndexes"]) == sorted(
+            index["IndexName"] for index in expected["GlobalSecondaryIndexes"])
+        assert table["StreamSpecification"]["StreamEnabled"] is True
+
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        dead_letters = sqs.get_queue_attributes(QueueUrl=created["JobsDeadLetterQueue"],
+                                                AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        jobs = sqs.get_queue_attributes(QueueUrl=created["JobsQueue"], AttributeNames=["All"])["Attributes"]
+        assert json.loads(jobs["RedrivePolicy"]) == {"deadLetterTargetArn": dead_letters, "maxReceiveCount": 5}
+        assert jobs["VisibilityTimeout"] == str(resources()["JobsQueue"]["Properties"]["VisibilityTimeout"])
+
+        # of the bucket's properties moto's CloudFormation applies the encryption only (not its versioning, public
+        # access block, lifecycle or CORS rules)
+        s3 = boto3.client("s3", region_name="us-east-1")
+        (rule,) = s3.get_bucket_encryption(Bucket=created["BlobBucket"])["ServerSideEncryptionConfiguration"]["Rules"]
+        assert rule["ApplyServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
+
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        subnets = ec2.describe_subnets(SubnetIds=[created["TenantSubnetA"], created["TenantSubnetB"]])["Subnets"]
+        assert {subnet["VpcId"] for subnet in subnets} == {created["TenantVpc"]}
+        assert len({subnet["AvailabilityZone"] for subnet in subnets}) == 2
+        # both subnets take the stack's route table (moto records an association as its table), whose one route,
+        # like the VPC's main table's, stays inside the VPC
+        assert created["TenantSubnetARoutes"] == created["TenantSubnetBRoutes"] == created["TenantRouteTable"]
+        in_vpc = [{"Name": "vpc-id", "Values": [created["TenantVpc"]]}]
+        tables = ec2.describe_route_tables(Filters=in_vpc)["RouteTables"]
+        assert created["TenantRouteTable"] in {table["RouteTableId"] for table in tables}
+        assert {route.get("GatewayId") for table in tables for route in table["Routes"]} == {"local"}
+        (group,) = ec2.describe_security_groups(GroupIds=[created["TenantSecurityGroup"]])["SecurityGroups"]
+        # no way in; its egress rule moto's CloudFormation does not apply (it keeps EC2's allow-all): the template's
+        # own rule is checked in test_the_tenant_functions_boundary_and_network_let_tenant_code_reach_nothing
+        assert (group["VpcId"], group["IpPermissions"]) == (created["TenantVpc"], [])
+
+        iam = boto3.client("iam", region_name="us-east-1")
+        table_arn = table["TableArn"]
+        for role in ("ApiHandlerRole", "RunJobRole"):
+            documents = [json.dumps(iam.get_role_policy(RoleName=created[role], PolicyName=name)["PolicyDocument"])
+                         for name in iam.list_role_policies(RoleName=created[role])["PolicyNames"]]
+            assert documents and any(table_arn in document for document in documents), role
+            assert not any("Fn::" in document or '"Ref"' in document for document in documents), role
+        assert iam.get_policy(PolicyArn=created["TenantFunctionBoundary"])["Policy"]["Arn"] == created[
+            "TenantFunctionBoundary"]
+    finally:
+        _delete(cloudformation, created)
+
+
+def _delete(cloudformation: Any, created: dict[str, str]) -> None:
+    """Leave the session's moto as it was. moto deletes a stack's resources in no dependency order (the VPC
+    before its subnets fails): as often as that takes; then the bucket, which the stack retains."""
+    import boto3
+    from botocore.exceptions import ClientError
+
+    for _ in range(len(MOTO_CREATES)):
+        try:
+            cloudformation.delete_stack(StackName="rehearsal")
+            break
+        except ClientError as error:
+            assert error.response["Error"]["Code"] == "DependencyViolation", error
+    boto3.client("s3", region_name="us-east-1").delete_bucket(Bucket=created["BlobBucket"])

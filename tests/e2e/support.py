@@ -38,9 +38,12 @@ def free_port() -> int:
 class LocalStack:
     """One run of local/run.py on free ports (or on those of an earlier run), its output in a file."""
 
-    def __init__(self, state_dir: Path, log: Path, ports: tuple[int, int] | None = None):
+    def __init__(self, state_dir: Path, log: Path, ports: tuple[int, int] | None = None,
+                 environ: dict[str, str] | None = None):
         self.port, self.aws_port = ports or (free_port(), free_port())
         self.state_dir = state_dir
+        # no renderers started ahead (the suite's CPU; tests/documents/test_warm_renderers.py covers them)
+        self.environ = {"PAS_WARM_RENDERERS": "0", **(environ or {})}
         self._launch(log)
 
     def _launch(self, log: Path) -> None:
@@ -49,6 +52,7 @@ class LocalStack:
                    "PAS_LOCAL_STATE_DIR": str(self.state_dir)}
         for name in ("PAS_ADMIN_USERNAME", "PAS_ADMIN_PASSWORD", "PAS_STAGE"):
             environ.pop(name, None)
+        environ.update(self.environ)
         launched = time.monotonic()
         with log.open("w") as out:
             self.process = subprocess.Popen([sys.executable, str(ROOT / "local" / "run.py")], cwd=ROOT, env=environ,
