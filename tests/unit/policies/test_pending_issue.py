@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.policies.repository import chunked, visible
+from chalicelib.policies.repository import visible
 from chalicelib.storage.keys import Key
-from chalicelib.storage.table import WriteOp
+from chalicelib.storage.table import WriteOp, chunked
 
 
 def op(pk: str, sk: str = "#ROOT", size: int = 1) -> WriteOp:
