@@ -547,7 +547,7 @@ def _branched(uow: UnitOfWork, tenant: str, stack: IssuedStack, transaction: Tra
 
 
 def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
-                      issue: TransactionIssue) -> list[Transaction]:
+                      issue: TransactionIssue, *, new_transaction: bool = False) -> list[Transaction]:
     """Adds everything issuing a transaction writes to `uow` (the caller has recorded the events in it
     already, and commits): the policy root on condition that it is still at the version `stack` saw (409
     when another issue came first), the issued transaction and the others it changes on condition of
@@ -560,7 +560,9 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
     the records nothing visible names before the commit (the added transactions and the segments they
     make) are written at once, pending under a new token (`_write_pending`), and `uow` keeps the final
     write, in which the issued transaction carries that token: no read shows them unless it committed.
-    Records of attempts that never committed, which `stack` saw, are deleted once `uow` committed."""
+    Records of attempts that never committed, which `stack` saw, are deleted once `uow` committed.
+    `new_transaction`: the issued transaction was never stored (created and issued in one write): it is
+    added with its alias, at the version its creation and issue would have left it."""
     model = _model(ctx, stack.policy)
     plan = _numbering_plan(model, stack.policy.productName)
     for record in (issue.transaction, *issue.changed, *issue.invalidated, *issue.added):
@@ -580,14 +582,16 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
     # the final write's own records: the root, the issued transaction, each new term with its alias, the
     # changed terms, each removed term with its alias, the changed transactions, the moved renewal and
     # status entries
-    final = 2 + 2 * len(issue.terms) + len(issue.changed_terms) + 2 * len(issue.removed_terms) \
-        + len(issue.changed) + int(renewal_moves) + int(status_moves)
+    final = 2 + int(new_transaction) + 2 * len(issue.terms) + len(issue.changed_terms) \
+        + 2 * len(issue.removed_terms) + len(issue.changed) + int(renewal_moves) + int(status_moves)
     segments, added, token = issue.segments, issue.added, None
     if final + len(issue.segments) + 2 * len(issue.added) > uow.remaining and issue.added:
         segments, token = _write_pending(ctx, uow, issue, final)
         added = []
-    repository.add_issue(uow, ctx.tenant, policy, issue.transaction, segments, terms_added,
-                         new_transaction=False, issue_token=token)
+    issued = issue.transaction.model_copy(update={"version": issue.transaction.version + 1}) \
+        if new_transaction else issue.transaction
+    repository.add_issue(uow, ctx.tenant, policy, issued, segments, terms_added,
+                         new_transaction=new_transaction, issue_token=token)
     if renewal_moves:
         if renewal is None:
             due.cancel(uow, DueKind.POLICY_AUTO_RENEW, policy.locator)
@@ -755,16 +759,26 @@ def mark_delinquencies(ctx: CallContext, uow: UnitOfWork, locator: str, *, in_gr
     `policy.status.update` when that adds or removes its status `delinquent` (a cancelled policy shows
     `cancelled` alone). Nothing when it is so already."""
     policy = get_policy(ctx, locator)
+    changed = delinquencies_marked(ctx, uow, policy, in_grace=in_grace, ended=ended)
+    if changed is not policy:
+        repository.save(uow, ctx.tenant, changed)
+
+
+def delinquencies_marked(ctx: CallContext, uow: UnitOfWork, policy: Policy, *, in_grace: Iterable[str] = (),
+                         ended: Iterable[str] = ()) -> Policy:
+    """`mark_delinquencies` of a policy the caller has read and writes itself (a lapse's issue, which
+    rewrites the root anyway): the policy as it changes it (`policy` itself when it does not), with its
+    `policy.status.update` recorded in `uow`; nothing saved."""
     gone = set(ended)
     held = [d for d in dict.fromkeys([*policy.delinquencyLocators, *in_grace]) if d not in gone]
     if held == policy.delinquencyLocators:
-        return
+        return policy
     changed = policy.model_copy(update={"delinquencyLocators": held, "updatedAt": ctx.now,
                                         "updatedBy": ctx.user_locator, "validationResult": None})
-    repository.save(uow, ctx.tenant, changed)
-    event = status_update(locator, statuses(ctx, policy), statuses(ctx, changed))
+    event = status_update(policy.locator, statuses(ctx, policy), statuses(ctx, changed))
     if event is not None:
         uow.record_event(*event)
+    return changed
 
 
 def set_entity_hold(ctx: CallContext, uow: UnitOfWork, locator: str, scope: HeldScope, *, active: bool) -> None:

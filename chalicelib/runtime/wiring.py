@@ -95,6 +95,14 @@ def unit_of_work(ctx: CallContext, scope: str | None = None) -> UnitOfWork:
                                  business_time=lambda: tenant_clocks().has_test_clock(ctx.tenant))
 
 
+def nested_unit_of_work(outer: UnitOfWork) -> UnitOfWork:
+    """A unit of work whose commit moves its writes and events into `outer` (storage/unit_of_work.py
+    NestedUnitOfWork): a part that may fail while it is built, dropped to leave `outer` untouched."""
+    from chalicelib.storage.unit_of_work import NestedUnitOfWork
+
+    return NestedUnitOfWork(outer)
+
+
 def system_unit_of_work(ctx: CallContext) -> UnitOfWork:
     """A unit of work over system records (users, roles, tokens, the tenant registry)."""
     from chalicelib.storage.keys import SYSTEM_SCOPE

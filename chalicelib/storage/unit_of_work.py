@@ -51,6 +51,43 @@ class UnitOfWork(Protocol):
         """Write everything at once; answers the event records written."""
 
 
+class NestedUnitOfWork:
+    """Writes and events gathered apart from an `outer` unit of work (within what it has left) and moved
+    into it by `commit`, which writes nothing itself: a part of a write that may fail half way (a
+    DomainError while it is built) is built here, so that `outer` is left as it was when it is dropped."""
+
+    def __init__(self, outer: UnitOfWork):
+        self.ctx = outer.ctx
+        self.capacity = outer.capacity
+        self._outer = outer
+        self._ops: list[WriteOp] = []
+        self._events: list[tuple[str, dict[str, Any]]] = []
+        self._after_commit: list[Callable[[], object]] = []
+
+    @property
+    def remaining(self) -> int:
+        return self._outer.remaining - len(self._ops) - len(self._events)
+
+    def add(self, *ops: WriteOp) -> None:
+        self._ops.extend(ops)
+
+    def after_commit(self, action: Callable[[], object]) -> None:
+        self._after_commit.append(action)
+
+    def record_event(self, event_type: str, data: dict[str, Any]) -> None:
+        self._events.append((event_type, data))
+
+    def commit(self) -> list[dict[str, Any]]:
+        """Moves what it holds into `outer` (which its owner commits); answers no event records."""
+        self._outer.add(*self._ops)
+        for event_type, data in self._events:
+            self._outer.record_event(event_type, data)
+        for action in self._after_commit:
+            self._outer.after_commit(action)
+        self._ops, self._events, self._after_commit = [], [], []
+        return []
+
+
 class TransactionUnitOfWork:
     def __init__(self, ctx: CallContext, gateway: TableGateway, clock: Clock, scope: str, *,
                  business_time: Callable[[], bool] = lambda: False):

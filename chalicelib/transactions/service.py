@@ -64,6 +64,7 @@ from chalicelib.priceable.models import Element, ElementChanges, ElementInput, F
 from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import Subject, account_view
 from chalicelib.runtime import document_jobs, wiring
+from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.transactions import changes, execution, issuing, records, sequence, timeline
 from chalicelib.transactions.execution import TransactionEvaluation
 from chalicelib.transactions.lifecycle import ACCEPT, INITIALIZE, ISSUE, LIFECYCLE
@@ -605,6 +606,47 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
     except StepFailed as stop:
         return found.transaction.model_copy(update={"validationResult": stop.result})
     uow = wiring.unit_of_work(ctx)
+    written, left = _issue_writes(ctx, uow, found, runner, evaluator, issued, done)
+    uow.commit()
+    policies.save_transactions(ctx, found.stack, left)
+    return written.model_copy(update={"version": written.version + 1})
+
+
+def create_and_issue_in(ctx: CallContext, uow: UnitOfWork, policy_locator: str, instructions: list[Instruction], *,
+                        route: str | None = None, transaction_type: str | None = None,
+                        policy_change: Callable[[UnitOfWork, Policy], Policy] | None = None) -> Transaction | None:
+    """`create_and_advance` to issued as part of the caller's `uow` (its records and the issue commit
+    together, or neither): the draft is never stored apart, and the policy root is written once, with
+    `policy_change` (the caller's change of the root as read, recording its events in the unit of work it is
+    given) made to it. None when the draft would not be issued at once (a step fails or stops short of
+    issue): nothing is added to `uow` then; `create_and_advance` stores the draft as far as it gets."""
+    stack, draft = _new_draft(ctx, policy_locator, instructions, route, transaction_type, None)
+    work = wiring.nested_unit_of_work(uow)
+    if policy_change is not None:
+        stack = stack.model_copy(update={"policy": policy_change(work, stack.policy)})
+    found = Found(stack.model_copy(update={"transactions": [*stack.transactions, draft]}), draft)
+    runner, evaluator = _runner(ctx, found)
+    try:
+        runner.run(LIFECYCLE.steps_to(draft.transactionState, ISSUE))
+        if ISSUE not in runner.done:
+            return None
+        issued = runner.record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
+        done = evaluator.last or _execution(found, evaluator, issued)
+    except StepFailed:
+        return None
+    for event_type, data in records.events(draft, ["create"]):
+        work.record_event(event_type, data)
+    written, left = _issue_writes(ctx, work, found, runner, evaluator, issued, done, new_transaction=True)
+    work.after_commit(lambda: policies.save_transactions(ctx, found.stack, left))
+    work.commit()
+    return written.model_copy(update={"version": written.version + 1})
+
+
+def _issue_writes(ctx: CallContext, uow: UnitOfWork, found: Found, runner: Runner[Transaction],
+                  evaluator: TransactionEvaluation, issued: Transaction, done: execution.Execution, *,
+                  new_transaction: bool = False) -> tuple[Transaction, list[Transaction]]:
+    """Adds an issue's records and events to `uow`: answers the issued transaction as written (before the
+    write's version bump) and the invalidations left for after the commit (policies.issue_transaction)."""
     if evaluator.plan is None:
         bundle = issuing.reversal(found.stack, issued, done.outcome, done.trees, ctx.now, new_locator)
     elif done.in_sequence:
@@ -619,10 +661,8 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
         uow.record_event(event_type, data)
     document_jobs.enqueue_generation(uow, evaluator.model, found.policy.productName, "transaction",
                                      bundle.transaction.locator, runner.done)
-    left = policies.issue_transaction(ctx, uow, found.stack, bundle)
-    uow.commit()
-    policies.save_transactions(ctx, found.stack, left)
-    return bundle.transaction.model_copy(update={"version": bundle.transaction.version + 1})
+    left = policies.issue_transaction(ctx, uow, found.stack, bundle, new_transaction=new_transaction)
+    return bundle.transaction, left
 
 
 def _save_with_documents(ctx: CallContext, found: Found, runner: Runner[Transaction],

@@ -51,7 +51,7 @@ from chalicelib.core.errors import DomainError, FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import Policy, TransactionState
+from chalicelib.policies.models import Policy, Transaction, TransactionState
 from chalicelib.runtime import due, wiring
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.wiring import UnitOfWork
@@ -407,14 +407,20 @@ def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWor
         return "missing"
     account = record.accountLocator
     if record.delinquencyState in OPEN_STATES:
-        uow = account_root.open_write(ctx, account, [record.container])
+        roots = account_root.versions(ctx, account, [record.container])
         record = repository.delinquency(ctx.tenant, delinquency_locator, account) or record  # after the root
         if record.delinquencyState not in OPEN_STATES:
             return record.delinquencyState.value
+        uow = wiring.unit_of_work(ctx)
+        account_root.bump_at(ctx, uow, account, roots)
         if billing.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
             uow.add(*repository.grace_job_writes(ctx.tenant, _grace_job(ctx, record, "held")))
             uow.commit()
             return "held"
+        if TransactionState(record.settings.advanceLapseTo) == TransactionState.ISSUED:
+            outcome = _lapsed_in_one_write(ctx, record, roots, entry_uow)
+            if outcome is not None:
+                return outcome
         record = _end(ctx, uow, record, DelinquencyState.LAPSE_TRIGGERED, None,
                       grace_end_settled=entry_uow is not None, lapseTransactionEffectiveDate=record.graceStartedAt)
         uow.record_event(LAPSE_EVENT, _event_data(record))
@@ -441,6 +447,60 @@ def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWor
     if entry_uow is None:
         uow.commit()
     return "lapsed"
+
+
+def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str, int],
+                         entry_uow: UnitOfWork | None) -> str | None:
+    """`grace_ended`'s lapse when the plan advances it to issued: the delinquency lapsed, each policy's
+    cancellation created and issued (its root's delinquency mark with it) and the grace end's settlement
+    (`entry_uow`, else the entry's cancellation) in one write, behind the billing root at `roots`: all of
+    it commits or none, so no `lapseTriggered` step is written first. None, with nothing added to
+    `entry_uow`, when a lapse would not be issued at once or fails: the caller lapses step by step then,
+    recording each failure."""
+    outer = entry_uow or wiring.unit_of_work(ctx)
+    uow = wiring.nested_unit_of_work(outer)
+    account_root.bump_at(ctx, uow, record.accountLocator, roots)
+    triggered = record.model_copy(update={"delinquencyState": DelinquencyState.LAPSE_TRIGGERED, "updatedAt": ctx.now,
+                                          "updatedBy": ctx.user_locator,
+                                          "lapseTransactionEffectiveDate": record.graceStartedAt})
+    if entry_uow is None:
+        due.cancel(uow, DueKind.DELINQUENCY_GRACE_END, record.locator)
+    uow.record_event(LAPSE_EVENT, _event_data(triggered))
+    references, lapsed_policies = [], set()
+    for reference in triggered.references:
+        if reference.referenceType == "policy" and reference.transactionLocator is None:
+            try:
+                issued = _lapse_issued(ctx, uow, triggered, reference)
+            except DomainError:
+                return None
+            if issued is None:
+                return None
+            reference = reference.model_copy(update={"transactionLocator": issued.locator})
+            lapsed_policies.add(reference.referenceLocator)
+        references.append(reference)
+    for policy in triggered.policy_locators:
+        if policy not in lapsed_policies:
+            policies.mark_delinquencies(ctx, uow, policy, ended=[record.locator])
+    lapsed = triggered.model_copy(update={"delinquencyState": DelinquencyState.LAPSE_TRANSACTION_CREATED,
+                                          "references": references})
+    uow.add(*repository.delinquency_writes(ctx.tenant, lapsed),
+            *repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed")))
+    uow.commit()
+    if entry_uow is None:
+        outer.commit()
+    return "lapsed"
+
+
+def _lapse_issued(ctx: CallContext, uow: UnitOfWork, record: Delinquency,
+                  reference: DelinquencyReference) -> Transaction | None:
+    """The policy's lapse transaction created and issued in `uow` (transactions.create_and_issue_in), the
+    delinquency's mark on the policy removed in the same root write; None when it would not be issued."""
+    settings = record.settings
+    builtin = settings.lapseTransactionType == BUILTIN_LAPSE_TRANSACTION_TYPE
+    return transactions.create_and_issue_in(
+        ctx, uow, reference.referenceLocator, [ParamsInstruction(action="params", effectiveTime=record.graceStartedAt)],
+        route="cancel" if builtin else None, transaction_type=None if builtin else settings.lapseTransactionType,
+        policy_change=lambda work, policy: policies.delinquencies_marked(ctx, work, policy, ended=[record.locator]))
 
 
 def _lapse(ctx: CallContext, record: Delinquency, reference: DelinquencyReference) -> str:
