@@ -229,6 +229,13 @@ def root_record_key(tenant: str, account: str, container: str) -> tuple[str, str
     return key.pk, key.sk
 
 
+def root_versions_in(tenant: str, account: str, containers: Iterable[str],
+                     found: Mapping[tuple[str, str], dict[str, Any]]) -> dict[str, int]:
+    """`root_versions` of roots the caller read with other records (`found`, by (PK, SK): `root_record_key`)."""
+    return {container: root_version_of(found.get(root_record_key(tenant, account, container)))
+            for container in dict.fromkeys(containers)}
+
+
 def root_version_of(item: dict[str, Any] | None) -> int:
     """The version of a billing root as its stored item (None: never bumped) has it."""
     return int(item["version"]) if item else 0

@@ -9,7 +9,8 @@ each 100.00 of premium a month and 25.00 of tax spread over its year, a twelfth 
 102.08 a month (100.00 and 2.08 of tax). The clock is advanced to 2026-03-10: A's February and March and
 B's March (from 03-15) are invoiced, open (B's falls due on 03-15); A's April installment is generated on
 2026-03-22, where the account's invoice generation entry waits. An interleaving runs the other write right
-after a unit of work read its billing roots (`repository.root_versions`), before it commits: with one root
+after a unit of work read its billing roots (`repository.root_versions`, or an installment job's
+`root_versions_in`), before it commits: with one root
 per account (before), each of them failed the first write with 409.
 """
 from __future__ import annotations
@@ -110,7 +111,18 @@ def after_reading_roots(monkeypatch, containers: Iterable[str], write: Callable[
             done.append(write())
         return versions
 
+    def reading_in(tenant: str, account: str, named: Iterable[str], found: Any) -> dict[str, int]:
+        """An installment job reads its account's and its policy's roots with the account."""
+        named = list(named)
+        versions = real_in(tenant, account, named, found)
+        if not started and wanted <= set(named):
+            started.append(True)
+            done.append(write())
+        return versions
+
+    real_in = repository.root_versions_in
     monkeypatch.setattr(repository, "root_versions", reading)
+    monkeypatch.setattr(repository, "root_versions_in", reading_in)
     return done
 
 

@@ -73,7 +73,7 @@ def delinquency_writes(tenant: str, record: Delinquency, *, new: bool = False) -
               table.put({**marker.as_dict(), "entity": "openDelinquency", "locator": record.locator})
               if record.delinquencyState in OPEN_STATES else table.delete(marker)]
     if new:
-        writes.append(_alias(tenant, "delinquency", record.locator, account))
+        writes.append(_alias(tenant, "delinquency", record.locator, account, billingContainer=record.container))
     return writes + reference_writes(tenant, record, record.references if new else [])
 
 
@@ -83,6 +83,27 @@ def reference_writes(tenant: str, record: Delinquency, references: Iterable[Any]
                                           record.locator).as_dict(),
                        "entity": "billingRef", "kind": "delinquency", "locator": record.locator,
                        "accountLocator": record.accountLocator}) for ref in references]
+
+
+def delinquency_home(tenant: str, locator: str) -> tuple[str, str | None] | None:
+    """The account of the delinquency and the billing container whose root its writes bump (None where its
+    alias predates naming it), from its alias: what a write reads before the record (the root first)."""
+    alias = _alias_of(tenant, "delinquency", locator)
+    if alias is None:
+        return None
+    container = alias.get("billingContainer")
+    return str(alias["accountLocator"]), str(container) if container else None
+
+
+def delinquency_key(tenant: str, account: str, locator: str) -> tuple[str, str]:
+    """The (PK, SK) of the delinquency's record, for a read of it together with other records."""
+    key = _delinquency_key(tenant, account, locator)
+    return key.pk, key.sk
+
+
+def delinquency_of(item: dict[str, Any] | None) -> Delinquency | None:
+    """The delinquency as its stored item (read with other records) has it."""
+    return _model(Delinquency, item) if item else None
 
 
 def delinquency(tenant: str, locator: str, account: str | None = None) -> Delinquency | None:

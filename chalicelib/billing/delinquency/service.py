@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from chalicelib.accounts import service as accounts
 from chalicelib.billing import account_root
 from chalicelib.billing import repository as billing
 from chalicelib.billing.delinquency import calculator, repository
@@ -397,20 +398,27 @@ def release_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
 def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWork | None = None) -> str:
     """At the delinquency's grace end: its policies lapse (each a transaction of the plan's lapse type
     effective at the grace start, advanced to `advanceLapseTo`), unless it is settled or the account's
-    delinquency is held. Answers the outcome. Commits its own units of work: first the delinquency
-    `lapseTriggered` (a rerun does not lapse it again), then each lapse through the transactions service,
-    then `lapseTransactionCreated` with the lapse transactions (and the errors of those that failed), added to
-    `entry_uow` when given (the grace end's due entry's: committed by its pager with the entry's settlement,
-    which stays until then)."""
-    record = repository.delinquency(ctx.tenant, delinquency_locator)
+    delinquency is held. Answers the outcome. When the plan advances lapses to issued, the whole lapse is one
+    write (`_lapsed_in_one_write`), added to `entry_uow` when given (the grace end's due entry's: committed by
+    its pager with the entry's settlement). Else, or when a lapse would not be issued at once, it commits its
+    own units of work: first the delinquency `lapseTriggered` (a rerun does not lapse it again), then each
+    lapse through the transactions service, then `lapseTransactionCreated` with the lapse transactions (and
+    the errors of those that failed), added to `entry_uow` when given."""
+    home = repository.delinquency_home(ctx.tenant, delinquency_locator)
+    if home is None:
+        return "missing"
+    account, container = home
+    # the root before the record, which the write is then conditional on (the alias names the container)
+    roots = account_root.versions(ctx, account, [container]) if container is not None else None
+    record = _with_account(ctx, account, delinquency_locator)
     if record is None:
         return "missing"
-    account = record.accountLocator
     if record.delinquencyState in OPEN_STATES:
-        roots = account_root.versions(ctx, account, [record.container])
-        record = repository.delinquency(ctx.tenant, delinquency_locator, account) or record  # after the root
-        if record.delinquencyState not in OPEN_STATES:
-            return record.delinquencyState.value
+        if roots is None:  # an alias that does not name the container: the record read again after its root
+            roots = account_root.versions(ctx, account, [record.container])
+            record = repository.delinquency(ctx.tenant, delinquency_locator, account) or record
+            if record.delinquencyState not in OPEN_STATES:
+                return record.delinquencyState.value
         uow = wiring.unit_of_work(ctx)
         account_root.bump_at(ctx, uow, account, roots)
         if billing.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
@@ -447,6 +455,13 @@ def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWor
     if entry_uow is None:
         uow.commit()
     return "lapsed"
+
+
+def _with_account(ctx: CallContext, account: str, locator: str) -> Delinquency | None:
+    """The delinquency, read with its account (one BatchGetItem; the account then in the request's reads, where
+    the lapse's plugins ask for it)."""
+    key = repository.delinquency_key(ctx.tenant, account, locator)
+    return repository.delinquency_of(accounts.get_account_with(ctx, account, [key])[1].get(key))
 
 
 def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str, int],

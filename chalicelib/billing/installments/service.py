@@ -5,7 +5,7 @@ lattice and its installments are one write with the bump of their container's bi
 in a job, is retried. Invoicing them is invoices/service.py's."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -88,13 +88,18 @@ class TransactionBilled:
 
     transaction: Transaction
     due_accounts: list[str]
+    roots: dict[str, int] = field(default_factory=dict)
+    """The version of the account's billing root as billing's write left it, when that write bumped it (the
+    account the container): an invoice run of the account right after starts from it, not read again."""
 
 
-def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: str | None = None) -> TransactionBilled:
+def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: str | None = None,
+                     policy_locator: str | None = None) -> TransactionBilled:
     """Spread the charges of an issued transaction over its installment lattice (once: a second call
     finds the lattice and writes nothing), recording the job `job_locator` that did it. The accounts due
-    now are none when every installment is to be generated later (its due entry does that at the time)."""
-    stack = policies.transaction_stack(ctx, transaction_locator)
+    now are none when every installment is to be generated later (its due entry does that at the time).
+    `policy_locator`: the transaction's policy as its job names it (its alias not read then)."""
+    stack = policies.transaction_stack(ctx, transaction_locator, policy_locator)
     by_locator = {t.locator: t for t in stack.transactions}
     asked = transaction = by_locator[transaction_locator]
     if transaction.aggregateTransactionLocator:  # issued out of sequence: billed with the reversals and
@@ -104,6 +109,7 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
         transaction = by_locator[transaction.aggregateTransactionLocator]
     parts = [by_locator[part] for part in transaction.aggregatedTransactionLocators if part in by_locator]
     locator = lattice_locator(transaction)
+    roots = _account_and_roots(ctx, stack.policy.accountLocator, transaction.policyLocator)
     billing = of_transaction(ctx, transaction, stack)
     charges = [charge for part in (transaction, *parts) for charge in part.charges]
     billed = billed_charges(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges, locator,
@@ -113,10 +119,26 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
         quoteLocator=transaction.quoteLocator, latticeLocator=locator,
         installmentLocators=[i.locator for i in billed.installments], jobStatus=JobStatus.FINISHED,
         createdAt=transaction.issuedTime or ctx.now, completedAt=ctx.now)
-    if not _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments, job):
+    container = billed.lattice.billingContainer
+    if not _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments, job,
+                               {container: roots[container]} if container in roots else None):
         return TransactionBilled(asked, [])
     due_now = any(installment.generateTime <= ctx.now for installment in billed.installments)
-    return TransactionBilled(asked, [billing.account.locator] if due_now else [])
+    # the account's root as its own write left it (a policy's container: the run reads the account's again)
+    after = {container: roots[container] + 1} if container == billing.account.locator else {}
+    return TransactionBilled(asked, [billing.account.locator] if due_now else [], after)
+
+
+def _account_and_roots(ctx: CallContext, account: str, policy: str) -> dict[str, int]:
+    """The account (into the request's reads), the configuration's current pointer (likewise: what an invoice
+    run after the billing reads) and the versions of the billing roots of the account and of the policy (one
+    of them the container billed): one BatchGetItem, before anything billing's write decides on."""
+    pointer = configuration.current_pointer_key(ctx)
+    containers = [account, policy]
+    _, found = accounts.get_account_with(ctx, account, [
+        pointer, *(repository.root_record_key(ctx.tenant, account, container) for container in containers)])
+    configuration.remember_current(ctx, found.get(pointer))
+    return repository.root_versions_in(ctx.tenant, account, containers, found)
 
 
 def billing_failed(ctx: CallContext, transaction_locator: str, policy_locator: str | None, job_locator: str,
@@ -276,14 +298,20 @@ def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locat
 
 
 def _write_installments(ctx: CallContext, account: str, record: InstallmentLattice,
-                        installments: list[Installment], job: InstallmentJob) -> bool:
+                        installments: list[Installment], job: InstallmentJob,
+                        root: dict[str, int] | None = None) -> bool:
     """The lattice with its installments, the root bump, the account's generation entry and the event,
     in one TransactWriteItems when they fit (a lattice of up to ~30 installments): answers False, writing
     nothing, when the lattice exists already (billed before: its put fails). A larger lattice's
     installments go first in chunks (a chunk an earlier attempt wrote is skipped), then the lattice: until
     it commits, nothing lists the lattice, and its installments are invoiced like any other once it does;
-    its existence is checked first, since a retry at another time derives other installment locators."""
-    uow = account_root.open_write(ctx, account, [record.billingContainer])
+    its existence is checked first, since a retry at another time derives other installment locators.
+    `root`: the container's root version as the caller read it first (else read here)."""
+    if root is None:
+        uow = account_root.open_write(ctx, account, [record.billingContainer])
+    else:
+        uow = wiring.unit_of_work(ctx)
+        account_root.bump_at(ctx, uow, account, root)
     if installments:
         # put even where an entry stands earlier (there again, with a new token): a run of that entry that
         # read the account's next generate time before these installments were written then finds it moved

@@ -34,13 +34,13 @@ def bill_transaction(ctx: CallContext, payload: BillTransaction) -> dict[str, An
     due to be generated (the later ones follow at their time: the account's invoice generation entry)."""
     job = payload.jobLocator or payload.transactionLocator
     try:
-        billed = installments.bill_transaction(ctx, payload.transactionLocator, job)
+        billed = installments.bill_transaction(ctx, payload.transactionLocator, job, payload.policyLocator)
     except DomainError as error:
         installments.billing_failed(ctx, payload.transactionLocator, payload.policyLocator, job,
                                f"{error.code}: {error.message}", payload.retries)
         raise
     invoices = [invoice.locator for account in billed.due_accounts
-                for invoice in invoicing.generate_invoices(ctx, account)]
+                for invoice in invoicing.generate_invoices(ctx, account, roots=billed.roots)]
     invoices += [invoice.locator for invoice in invoicing.consolidate_on_cancellation(ctx, billed.transaction)]
     return {"invoiceLocators": invoices}
 

@@ -79,13 +79,18 @@ credit job, and the due entry's settlement or move (when the unit of work is the
 
 
 def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | None = None, *,
-                      uow: UnitOfWork | None = None) -> list[Invoice]:
+                      uow: UnitOfWork | None = None, roots: dict[str, int] | None = None) -> list[Invoice]:
     """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
     `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing. The last
     invoice and the generation's record are one write (one for the common single invoice) when it has room;
     with `uow` (a due entry's) they are added to it for the caller to commit, and the rest commits here. The
-    account, its billing root and the configuration's pointer are one read."""
-    account, root = _account_and_root(ctx, account_locator)
+    account, its billing root and the configuration's pointer are one read, none when the caller read them
+    (`roots`: versions of billing roots of the account, its own among them, as the caller's reads and
+    writes left them; the account and the pointer in the request's reads)."""
+    if roots is not None and account_locator in roots:
+        account, root = accounts.get_account(ctx, account_locator), roots
+    else:
+        account, root = _account_and_root(ctx, account_locator)
     if repository.is_held(ctx.tenant, account.locator, HoldTarget.INVOICING):
         return []  # releasing the hold makes the account's invoice generation due again
     due_now = repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now))

@@ -66,11 +66,13 @@ def test_a_lapse_reads_each_record_once_and_writes_in_few_transactions(api, admi
     """The grace end of an unpaid invoice's delinquency: the delinquency lapsed, the policy's cancellation
     created and issued (the policy root written once, its delinquency mark with the issue) and the entry's
     settlement are one write (delinquency/service.py `_lapsed_in_one_write`); the lapse's billing job bills
-    its refund (its installments; the refund's invoice and its generation one write; the account, its root
-    and the configuration one read). Issue 28 measured 43-48 calls and 8-9 TransactWriteItems (the goal: 15
-    and 3); 29 and 6 before the lapse was one write, 24 and 3 now besides the run's and the job's own: the
-    lapse 10 (the delinquency's alias, record, root and record again, its holds, the policy's head (3), the
-    account for the plugins, the write), the billing job 14 (two writes)."""
+    its refund (its installments; the refund's invoice and its generation one write). Issue 28 measured
+    43-48 calls and 8-9 TransactWriteItems (the goal: 15 and 3); 29 and 6 before the lapse was one write, 19
+    and 3 now besides the run's and the job's own: the lapse 8 (the delinquency's alias naming its container,
+    the container's root, the record with the account the plugins see, the holds, the policy's head (3), the
+    write), the billing job 11 (the policy's collection; the account with its roots and the configuration's
+    pointer, one read; the generation entry; the installments' write; then the refund's invoice: holds,
+    uninvoiced (2), riders, the number, the credit balance, its write)."""
     tenant = delinquency_tenant(api, admin_token)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-02-11T04:00:00Z")
@@ -78,7 +80,7 @@ def test_a_lapse_reads_each_record_once_and_writes_in_few_transactions(api, admi
     assert _due_run(tenant, GRACE_END)["graceEnded"] == ["lapsed"]
     jobs.drain()
     # besides the run's three and the billing job's own three (its record read, moved to running, finished)
-    assert Counter(ddb_calls) == {"GetItem": 12, "Query": 8, "TransactWriteItems": 3, "BatchGetItem": 4,
+    assert Counter(ddb_calls) == {"GetItem": 6, "Query": 8, "TransactWriteItems": 3, "BatchGetItem": 5,
                                   "UpdateItem": 3}
     assert statuses(api, admin_token, tenant, policy) == ["cancelled"]
     assert [(i["invoiceState"], Decimal(str(i["totalAmount"])))
