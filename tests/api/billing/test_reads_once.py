@@ -11,7 +11,7 @@ from typing import Any
 
 from chalicelib.runtime import due
 from chalicelib.storage import keys
-from tests.api.billing.delinquency_support import delinquency_tenant, statuses
+from tests.api.billing.delinquency_support import delinquencies_of_account, delinquency_tenant, statuses
 from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account
 from tests.builders import system_ctx
 from tests.support.api import call, ok
@@ -86,3 +86,28 @@ def test_a_lapse_reads_each_record_once_and_writes_in_few_transactions(api, admi
     assert [(i["invoiceState"], Decimal(str(i["totalAmount"])))
             for i in invoices_of_account(api, admin_token, tenant, account)] == [
         ("open", Decimal("102.08")), ("settled", Decimal("-102.08"))]
+
+
+def test_a_lapse_its_policy_hold_refuses_is_recorded_step_by_step(api, admin_token, jobs):
+    """A policy whose hold blocks cancellations: the one write of the lapse is dropped whole (the issue is
+    refused while it is built) and the grace end lapses step by step, recording the refusal: the delinquency
+    lapsed with the error, the policy no longer delinquent and not cancelled, nothing billed."""
+    tenant = delinquency_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    held = ok(call(api, "PUT", f"/policy/{tenant}/holds", admin_token, {
+        "referenceType": "policy", "referenceLocator": policy["locator"],
+        "policyHoldScope": {"transactionCategory": ["cancellation"], "transactionType": [],
+                            "allowStaticData": True}}))
+    ok(call(api, "PATCH", f"/policy/{tenant}/holds/{held['locator']}/activate", admin_token))
+    advance(api, admin_token, tenant, jobs, "2026-02-11T04:00:00Z")
+    assert _due_run(tenant, GRACE_END)["graceEnded"] == ["lapsed"]
+    jobs.drain()
+    [record] = delinquencies_of_account(api, admin_token, tenant, account)
+    assert record["delinquencyState"] == "lapseTransactionCreated"
+    assert [r.get("transactionLocator") for r in record["references"] if r["referenceType"] == "policy"] == [None]
+    [grace] = ok(call(api, "GET", billing(tenant, f"/jobs/delinquencies/{record['locator']}/list"),
+                      admin_token))["items"]
+    assert (grace["outcome"], grace["jobStatus"]) == ("lapsed", "failed")
+    assert f"{policy['locator']}: transaction.held" in grace["processingErrors"]
+    assert statuses(api, admin_token, tenant, policy) == ["onRisk"]  # no longer delinquent, not cancelled
+    assert [i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)] == ["open"]
