@@ -547,7 +547,8 @@ def _branched(uow: UnitOfWork, tenant: str, stack: IssuedStack, transaction: Tra
 
 
 def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
-                      issue: TransactionIssue, *, new_transaction: bool = False) -> list[Transaction]:
+                      issue: TransactionIssue, *, new_transaction: bool = False,
+                      billed_by_caller: bool = False) -> list[Transaction]:
     """Adds everything issuing a transaction writes to `uow` (the caller has recorded the events in it
     already, and commits): the policy root on condition that it is still at the version `stack` saw (409
     when another issue came first), the issued transaction and the others it changes on condition of
@@ -562,7 +563,10 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
     write, in which the issued transaction carries that token: no read shows them unless it committed.
     Records of attempts that never committed, which `stack` saw, are deleted once `uow` committed.
     `new_transaction`: the issued transaction was never stored (created and issued in one write): it is
-    added with its alias, at the version its creation and issue would have left it."""
+    added with its alias, at the version its creation and issue would have left it. `billed_by_caller`: the
+    caller bills the transaction once `uow` committed (billing's lapse): `uow` carries the billing safety net's
+    due entry instead of the billing job, which billing's write removes (the entry enqueues the job should the
+    caller not get there)."""
     model = _model(ctx, stack.policy)
     plan = _numbering_plan(model, stack.policy.productName)
     for record in (issue.transaction, *issue.changed, *issue.invalidated, *issue.added):
@@ -607,7 +611,9 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
         repository.save_transaction(uow, ctx.tenant, transaction)
     for transaction in added:
         repository.add_transaction(uow, ctx.tenant, transaction)
-    if uow.remaining > 0:
+    if uow.remaining > 0 and billed_by_caller:
+        due.schedule(uow, DueKind.TRANSACTION_BILLING, issue.transaction.locator, ctx.now + BILLING_SAFETY_NET_DELAY)
+    elif uow.remaining > 0:
         _bill(uow, issue.transaction)
     else:  # the largest out-of-sequence issues: billed by a write of its own once the issue committed
         _put_billing_safety_net(ctx, issue.transaction)
@@ -635,6 +641,12 @@ def _billing_job(transaction: Transaction) -> tuple[str, dict[str, str]]:
     locator = derived_locator(transaction.issuedTime or transaction.createdAt, f"billing:{transaction.locator}")
     return locator, {"transactionLocator": transaction.locator, "policyLocator": transaction.policyLocator,
                      "jobLocator": locator}
+
+
+def billing_job_locator(transaction: Transaction) -> str:
+    """The locator of the issued transaction's billing job (its installment job's record), billed by a job or
+    by its caller (`issue_transaction`'s `billed_by_caller`)."""
+    return _billing_job(transaction)[0]
 
 
 def enqueue_billing(ctx: CallContext, transaction: Transaction) -> bool:

@@ -614,12 +614,14 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
 
 def create_and_issue_in(ctx: CallContext, uow: UnitOfWork, policy_locator: str, instructions: list[Instruction], *,
                         route: str | None = None, transaction_type: str | None = None,
-                        policy_change: Callable[[UnitOfWork, Policy], Policy] | None = None) -> Transaction | None:
+                        policy_change: Callable[[UnitOfWork, Policy], Policy] | None = None,
+                        billed_by_caller: bool = False) -> Transaction | None:
     """`create_and_advance` to issued as part of the caller's `uow` (its records and the issue commit
     together, or neither): the draft is never stored apart, and the policy root is written once, with
     `policy_change` (the caller's change of the root as read, recording its events in the unit of work it is
     given) made to it. None when the draft would not be issued at once (a step fails or stops short of
-    issue): nothing is added to `uow` then; `create_and_advance` stores the draft as far as it gets."""
+    issue): nothing is added to `uow` then; `create_and_advance` stores the draft as far as it gets.
+    `billed_by_caller`: the caller bills the issue once `uow` committed (policies.issue_transaction)."""
     stack, draft = _new_draft(ctx, policy_locator, instructions, route, transaction_type, None)
     work = wiring.nested_unit_of_work(uow)
     if policy_change is not None:
@@ -636,7 +638,8 @@ def create_and_issue_in(ctx: CallContext, uow: UnitOfWork, policy_locator: str, 
         return None
     for event_type, data in records.events(draft, ["create"]):
         work.record_event(event_type, data)
-    written, left = _issue_writes(ctx, work, found, runner, evaluator, issued, done, new_transaction=True)
+    written, left = _issue_writes(ctx, work, found, runner, evaluator, issued, done, new_transaction=True,
+                                  billed_by_caller=billed_by_caller)
     work.after_commit(lambda: policies.save_transactions(ctx, found.stack, left))
     work.commit()
     return written.model_copy(update={"version": written.version + 1})
@@ -644,7 +647,8 @@ def create_and_issue_in(ctx: CallContext, uow: UnitOfWork, policy_locator: str, 
 
 def _issue_writes(ctx: CallContext, uow: UnitOfWork, found: Found, runner: Runner[Transaction],
                   evaluator: TransactionEvaluation, issued: Transaction, done: execution.Execution, *,
-                  new_transaction: bool = False) -> tuple[Transaction, list[Transaction]]:
+                  new_transaction: bool = False, billed_by_caller: bool = False
+                  ) -> tuple[Transaction, list[Transaction]]:
     """Adds an issue's records and events to `uow`: answers the issued transaction as written (before the
     write's version bump) and the invalidations left for after the commit (policies.issue_transaction)."""
     if evaluator.plan is None:
@@ -661,7 +665,8 @@ def _issue_writes(ctx: CallContext, uow: UnitOfWork, found: Found, runner: Runne
         uow.record_event(event_type, data)
     document_jobs.enqueue_generation(uow, evaluator.model, found.policy.productName, "transaction",
                                      bundle.transaction.locator, runner.done)
-    left = policies.issue_transaction(ctx, uow, found.stack, bundle, new_transaction=new_transaction)
+    left = policies.issue_transaction(ctx, uow, found.stack, bundle, new_transaction=new_transaction,
+                                      billed_by_caller=billed_by_caller)
     return bundle.transaction, left
 
 

@@ -21,7 +21,7 @@ the same time finds the work done and does nothing.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
@@ -395,7 +395,8 @@ def release_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
 
 # --- the grace ends -------------------------------------------------------------------------------------
 
-def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWork | None = None) -> str:
+def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWork | None = None,
+                bill: Callable[[Transaction], None] | None = None) -> str:
     """At the delinquency's grace end: its policies lapse (each a transaction of the plan's lapse type
     effective at the grace start, advanced to `advanceLapseTo`), unless it is settled or the account's
     delinquency is held. Answers the outcome. When the plan advances lapses to issued, the whole lapse is one
@@ -403,7 +404,9 @@ def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWor
     its pager with the entry's settlement). Else, or when a lapse would not be issued at once, it commits its
     own units of work: first the delinquency `lapseTriggered` (a rerun does not lapse it again), then each
     lapse through the transactions service, then `lapseTransactionCreated` with the lapse transactions (and
-    the errors of those that failed), added to `entry_uow` when given."""
+    the errors of those that failed), added to `entry_uow` when given. `bill`: how the caller bills each lapse
+    of the one write once it committed (billing/job_handlers.py: invoicing sits beside delinquency, not below
+    it); without it, or step by step, each issue enqueues its billing job."""
     home = repository.delinquency_home(ctx.tenant, delinquency_locator)
     if home is None:
         return "missing"
@@ -426,7 +429,7 @@ def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWor
             uow.commit()
             return "held"
         if TransactionState(record.settings.advanceLapseTo) == TransactionState.ISSUED:
-            outcome = _lapsed_in_one_write(ctx, record, roots, entry_uow)
+            outcome = _lapsed_in_one_write(ctx, record, roots, entry_uow, bill)
             if outcome is not None:
                 return outcome
         record = _end(ctx, uow, record, DelinquencyState.LAPSE_TRIGGERED, None,
@@ -465,13 +468,14 @@ def _with_account(ctx: CallContext, account: str, locator: str) -> Delinquency |
 
 
 def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str, int],
-                         entry_uow: UnitOfWork | None) -> str | None:
+                         entry_uow: UnitOfWork | None, bill: Callable[[Transaction], None] | None) -> str | None:
     """`grace_ended`'s lapse when the plan advances it to issued: the delinquency lapsed, each policy's
     cancellation created and issued (its root's delinquency mark with it) and the grace end's settlement
     (`entry_uow`, else the entry's cancellation) in one write, behind the billing root at `roots`: all of
     it commits or none, so no `lapseTriggered` step is written first. None, with nothing added to
     `entry_uow`, when a lapse would not be issued at once or fails: the caller lapses step by step then,
-    recording each failure."""
+    recording each failure. `bill`: run on each issued lapse once the write committed (its billing safety
+    net's due entry, in the write, enqueues the billing job should it not get there)."""
     outer = entry_uow or wiring.unit_of_work(ctx)
     uow = wiring.nested_unit_of_work(outer)
     account_root.bump_at(ctx, uow, record.accountLocator, roots)
@@ -485,11 +489,13 @@ def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str,
     for reference in triggered.references:
         if reference.referenceType == "policy" and reference.transactionLocator is None:
             try:
-                issued = _lapse_issued(ctx, uow, triggered, reference)
+                issued = _lapse_issued(ctx, uow, triggered, reference, billed_by_caller=bill is not None)
             except DomainError:
                 return None
             if issued is None:
                 return None
+            if bill is not None:
+                uow.after_commit(lambda lapse=issued, billing=bill: billing(lapse))
             reference = reference.model_copy(update={"transactionLocator": issued.locator})
             lapsed_policies.add(reference.referenceLocator)
         references.append(reference)
@@ -506,8 +512,8 @@ def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str,
     return "lapsed"
 
 
-def _lapse_issued(ctx: CallContext, uow: UnitOfWork, record: Delinquency,
-                  reference: DelinquencyReference) -> Transaction | None:
+def _lapse_issued(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reference: DelinquencyReference, *,
+                  billed_by_caller: bool) -> Transaction | None:
     """The policy's lapse transaction created and issued in `uow` (transactions.create_and_issue_in), the
     delinquency's mark on the policy removed in the same root write; None when it would not be issued."""
     settings = record.settings
@@ -515,7 +521,8 @@ def _lapse_issued(ctx: CallContext, uow: UnitOfWork, record: Delinquency,
     return transactions.create_and_issue_in(
         ctx, uow, reference.referenceLocator, [ParamsInstruction(action="params", effectiveTime=record.graceStartedAt)],
         route="cancel" if builtin else None, transaction_type=None if builtin else settings.lapseTransactionType,
-        policy_change=lambda work, policy: policies.delinquencies_marked(ctx, work, policy, ended=[record.locator]))
+        policy_change=lambda work, policy: policies.delinquencies_marked(ctx, work, policy, ended=[record.locator]),
+        billed_by_caller=billed_by_caller)
 
 
 def _lapse(ctx: CallContext, record: Delinquency, reference: DelinquencyReference) -> str:

@@ -94,11 +94,12 @@ class TransactionBilled:
 
 
 def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: str | None = None,
-                     policy_locator: str | None = None) -> TransactionBilled:
+                     policy_locator: str | None = None, *, safety_net: bool = False) -> TransactionBilled:
     """Spread the charges of an issued transaction over its installment lattice (once: a second call
     finds the lattice and writes nothing), recording the job `job_locator` that did it. The accounts due
     now are none when every installment is to be generated later (its due entry does that at the time).
-    `policy_locator`: the transaction's policy as its job names it (its alias not read then)."""
+    `policy_locator`: the transaction's policy as its job names it (its alias not read then). `safety_net`:
+    billed by the issue's writer, not a job: the lattice's write removes the issue's billing safety net entry."""
     stack = policies.transaction_stack(ctx, transaction_locator, policy_locator)
     by_locator = {t.locator: t for t in stack.transactions}
     asked = transaction = by_locator[transaction_locator]
@@ -121,7 +122,8 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
         createdAt=transaction.issuedTime or ctx.now, completedAt=ctx.now)
     container = billed.lattice.billingContainer
     if not _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments, job,
-                               {container: roots[container]} if container in roots else None):
+                               {container: roots[container]} if container in roots else None,
+                               safety_net_of=transaction_locator if safety_net else None):
         return TransactionBilled(asked, [])
     due_now = any(installment.generateTime <= ctx.now for installment in billed.installments)
     # the account's root as its own write left it (a policy's container: the run reads the account's again)
@@ -299,14 +301,15 @@ def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locat
 
 def _write_installments(ctx: CallContext, account: str, record: InstallmentLattice,
                         installments: list[Installment], job: InstallmentJob,
-                        root: dict[str, int] | None = None) -> bool:
+                        root: dict[str, int] | None = None, safety_net_of: str | None = None) -> bool:
     """The lattice with its installments, the root bump, the account's generation entry and the event,
     in one TransactWriteItems when they fit (a lattice of up to ~30 installments): answers False, writing
     nothing, when the lattice exists already (billed before: its put fails). A larger lattice's
     installments go first in chunks (a chunk an earlier attempt wrote is skipped), then the lattice: until
     it commits, nothing lists the lattice, and its installments are invoiced like any other once it does;
     its existence is checked first, since a retry at another time derives other installment locators.
-    `root`: the container's root version as the caller read it first (else read here)."""
+    `root`: the container's root version as the caller read it first (else read here). `safety_net_of`: the
+    transaction whose billing safety net entry the lattice's write removes (billed without its job)."""
     if root is None:
         uow = account_root.open_write(ctx, account, [record.billingContainer])
     else:
@@ -318,6 +321,8 @@ def _write_installments(ctx: CallContext, account: str, record: InstallmentLatti
         # and leaves it, instead of removing (or moving past them) the entry they count on
         earliest = min(i.generateTime for i in installments)
         due.bring_forward(uow, DueKind.INVOICE_GENERATE, account, earliest, put_again=True)
+    if safety_net_of is not None:
+        due.cancel(uow, DueKind.TRANSACTION_BILLING, safety_net_of)
     repository.add_lattice(uow, ctx.tenant, record, [i.locator for i in installments])
     uow.add(*repository.installment_job_writes(ctx.tenant, job))
     uow.record_event(LATTICE_EVENT, {"installmentLatticeLocator": record.locator})

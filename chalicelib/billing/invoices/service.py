@@ -34,6 +34,7 @@ from chalicelib.configuration.billing_plans import (
     GroupingMatch,
     InstallmentGrouping,
     InvoiceFeeHandling,
+    InvoicingPlan,
 )
 from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat, parse_datetime
@@ -60,17 +61,32 @@ a due time with more installments (or policies) in one container makes several i
 def consolidate_on_cancellation(ctx: CallContext, transaction: Transaction) -> list[Invoice]:
     """After a cancellation is billed: its policy's uninvoiced installments on one invoice now, as the
     account's invoicing plan's `consolidateInvoicesOnCancellation` says (invoices/consolidation.py)."""
-    if transaction.transactionCategory != TransactionCategory.CANCELLATION:
+    found = _consolidating(ctx, transaction)
+    if found is None:
         return []
-    account = accounts.get_account(ctx, policies.get_policy(ctx, transaction.policyLocator).accountLocator)
-    plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
-    if plan is None or plan.consolidate_invoices_on_cancellation == CancellationConsolidation.NONE:
-        return []
+    account, plan = found
     uninvoiced = [i for i in repository.all_installments_of(ctx.tenant, "policy", transaction.policyLocator)
                   if i.invoiceLocator is None]
     chosen = consolidation.consolidated(uninvoiced, plan.consolidate_invoices_on_cancellation,
                                         transaction.effectiveTime, ctx.now)
     return _invoice(ctx, account, chosen, riders=False, grouping=InstallmentGrouping(matching=GroupingMatch.ALL))
+
+
+def consolidates_on_cancellation(ctx: CallContext, transaction: Transaction) -> bool:
+    """Whether billing the transaction is followed by `consolidate_on_cancellation`'s invoice: a cancellation
+    whose account's invoicing plan consolidates."""
+    return _consolidating(ctx, transaction) is not None
+
+
+def _consolidating(ctx: CallContext, transaction: Transaction) -> tuple[Account, InvoicingPlan] | None:
+    """The account and its invoicing plan, when the transaction is a cancellation the plan consolidates."""
+    if transaction.transactionCategory != TransactionCategory.CANCELLATION:
+        return None
+    account = accounts.get_account(ctx, policies.get_policy(ctx, transaction.policyLocator).accountLocator)
+    plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+    if plan is None or plan.consolidate_invoices_on_cancellation == CancellationConsolidation.NONE:
+        return None
+    return account, plan
 
 
 GENERATION_WRITES = 4

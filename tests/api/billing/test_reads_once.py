@@ -63,25 +63,28 @@ def test_an_invoice_generation_is_one_write_of_few_calls(api, admin_token, jobs,
 
 
 def test_a_lapse_reads_each_record_once_and_writes_in_few_transactions(api, admin_token, jobs, ddb_calls):
-    """The grace end of an unpaid invoice's delinquency: the delinquency lapsed, the policy's cancellation
-    created and issued (the policy root written once, its delinquency mark with the issue) and the entry's
-    settlement are one write (delinquency/service.py `_lapsed_in_one_write`); the lapse's billing job bills
-    its refund (its installments; the refund's invoice and its generation one write). Issue 28 measured
-    43-48 calls and 8-9 TransactWriteItems (the goal: 15 and 3); 29 and 6 before the lapse was one write, 19
-    and 3 now besides the run's and the job's own: the lapse 8 (the delinquency's alias naming its container,
+    """The grace end of an unpaid invoice's delinquency, one due step with nothing left after it: the
+    delinquency lapsed, the policy's cancellation created and issued (the policy root written once, its
+    delinquency mark with the issue) and the entry's settlement are one write (delinquency/service.py
+    `_lapsed_in_one_write`); the lapse is billed in the step (billing/job_handlers.py), not by a job: its
+    installments' write brings the account's invoice generation entry forward, and the step runs it (the
+    refund's invoice, its generation and the entry moved on, one write). Issue 28 measured 43-48 calls and
+    8-9 TransactWriteItems (the goal: 15 and 3), and the job left the generation entry to a later run (7
+    calls); 23 and 3 now besides the run's three: the lapse 8 (the delinquency's alias naming its container,
     the container's root, the record with the account the plugins see, the holds, the policy's head (3), the
-    write), the billing job 11 (the policy's collection; the account with its roots and the configuration's
-    pointer, one read; the generation entry; the installments' write; then the refund's invoice: holds,
-    uninvoiced (2), riders, the number, the credit balance, its write)."""
+    write), its installments 4 (the policy's collection; the account with its roots and the configuration's
+    pointer, one read; the generation entry; the write), the generation entry 11 (the run finding it (2), the
+    account's root with the pointer, holds, uninvoiced (2), riders, the number, the credit balance, the next
+    generate time, the write)."""
     tenant = delinquency_tenant(api, admin_token)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-02-11T04:00:00Z")
     ddb_calls.clear()
     assert _due_run(tenant, GRACE_END)["graceEnded"] == ["lapsed"]
     jobs.drain()
-    # besides the run's three and the billing job's own three (its record read, moved to running, finished)
-    assert Counter(ddb_calls) == {"GetItem": 6, "Query": 8, "TransactWriteItems": 3, "BatchGetItem": 5,
-                                  "UpdateItem": 3}
+    # besides the run's three (the first page of due entries, their BatchGetItem, the last page finding none)
+    assert Counter(ddb_calls) == {"GetItem": 5, "Query": 10, "TransactWriteItems": 3, "BatchGetItem": 7,
+                                  "UpdateItem": 1}
     assert statuses(api, admin_token, tenant, policy) == ["cancelled"]
     assert [(i["invoiceState"], Decimal(str(i["totalAmount"])))
             for i in invoices_of_account(api, admin_token, tenant, account)] == [
