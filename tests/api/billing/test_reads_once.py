@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
+from chalicelib.billing.installments import service as installments
+from chalicelib.core import codes
 from chalicelib.runtime import due
 from chalicelib.storage import keys
 from tests.api.billing.delinquency_support import delinquencies_of_account, delinquency_tenant, statuses
@@ -114,3 +116,30 @@ def test_a_lapse_its_policy_hold_refuses_is_recorded_step_by_step(api, admin_tok
     assert f"{policy['locator']}: transaction.held" in grace["processingErrors"]
     assert statuses(api, admin_token, tenant, policy) == ["onRisk"]  # no longer delinquent, not cancelled
     assert [i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)] == ["open"]
+
+
+def test_a_lapse_its_step_fails_to_bill_is_billed_by_its_safety_net(api, admin_token, jobs, monkeypatch):
+    """The lapse's write holds its billing safety net: when billing in the step fails (a conflict, say), the
+    lapse stands unbilled and the safety net's entry, due 15 minutes on, enqueues the billing job, which
+    bills it as a lapse's job always did."""
+    tenant = delinquency_tenant(api, admin_token)
+    account, policy = billed_policy(api, admin_token, tenant, jobs)
+    advance(api, admin_token, tenant, jobs, "2026-02-11T04:00:00Z")
+    real, failed = installments.bill_transaction, []
+
+    def conflicting(*args: Any, **kwargs: Any) -> Any:
+        if not failed:
+            failed.append(True)
+            raise codes.CONCURRENT_MODIFICATION("another billing change came first")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(installments, "bill_transaction", conflicting)
+    assert _due_run(tenant, GRACE_END)["graceEnded"] == ["lapsed"]
+    jobs.drain()
+    assert statuses(api, admin_token, tenant, policy) == ["cancelled"]
+    assert [i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)] == ["open"]
+    assert _due_run(tenant, GRACE_END + timedelta(minutes=15))["billingJobsEnqueued"] == 1
+    jobs.drain()
+    assert [(i["invoiceState"], Decimal(str(i["totalAmount"])))
+            for i in invoices_of_account(api, admin_token, tenant, account)] == [
+        ("open", Decimal("102.08")), ("settled", Decimal("-102.08"))]
