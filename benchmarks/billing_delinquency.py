@@ -18,7 +18,8 @@ enqueues drained:
 2. at the reminder, 2026-02-08T05:00Z: every delinquency's event triggers;
 3. at the grace end, 2026-02-11T05:00Z: every policy lapses (a cancellation effective at the grace start,
    created, priced and issued through the transactions service), and the billing jobs of the lapses bill
-   their refunds.
+   their refunds. Then the due run at the grace end again: what the lapses left due at it (an invoice
+   generation entry that finds its installments invoiced already still costs its run).
 
 The write-off: an account with N open invoices (billing.py's account_with_open_invoices), its whole balance
 written off by one write-off targeting the account (billing/writeoffs/service.py create_write_off).
@@ -97,6 +98,8 @@ def delinquency_run(api: Any, token: str, bench: Bench, size: int) -> None:
     outcomes = [o for r in ended for o in r.get("graceEnded", [])]
     assert outcomes.count("lapsed") == size and not any(r.get("failed") for r in ended), (outcomes[:3], ended[:3])
     report("grace end: lapses issued and billed", lapsed)
+    _, left = measure(bench, lambda: due_run(bench, tenant, GRACE_END))  # what the lapses' billing left due
+    report("grace end, the due run again: what the lapses left due", left)
     [sample] = repository.delinquencies_of_account(tenant, accounts[-1], PageRequest(0, 10)).items
     assert sample.delinquencyState == DelinquencyState.LAPSE_TRANSACTION_CREATED, sample
     assert all(r.transactionLocator for r in sample.references if r.referenceType == "policy"), sample

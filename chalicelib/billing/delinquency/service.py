@@ -467,6 +467,10 @@ def _with_account(ctx: CallContext, account: str, locator: str) -> Delinquency |
     return repository.delinquency_of(accounts.get_account_with(ctx, account, [key])[1].get(key))
 
 
+ENTRY_SETTLEMENT = 1
+"""What the due pager adds to the entry's unit of work once its handler returned (the entry settled)."""
+
+
 def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str, int],
                          entry_uow: UnitOfWork | None, bill: Callable[[Transaction], None] | None) -> str | None:
     """`grace_ended`'s lapse when the plan advances it to issued: the delinquency lapsed, each policy's
@@ -474,8 +478,9 @@ def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str,
     (`entry_uow`, else the entry's cancellation) in one write, behind the billing root at `roots`: all of
     it commits or none, so no `lapseTriggered` step is written first. None, with nothing added to
     `entry_uow`, when a lapse would not be issued at once or fails: the caller lapses step by step then,
-    recording each failure. `bill`: run on each issued lapse once the write committed (its billing safety
-    net's due entry, in the write, enqueues the billing job should it not get there)."""
+    recording each failure; likewise when the lapses of its policies do not fit in one write. `bill`: run on
+    each issued lapse once the write committed (its billing safety net's due entry, in the write, enqueues the
+    billing job should it not get there)."""
     outer = entry_uow or wiring.unit_of_work(ctx)
     uow = wiring.nested_unit_of_work(outer)
     account_root.bump_at(ctx, uow, record.accountLocator, roots)
@@ -506,6 +511,8 @@ def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str,
                                           "references": references})
     uow.add(*repository.delinquency_writes(ctx.tenant, lapsed),
             *repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed")))
+    if uow.remaining < ENTRY_SETTLEMENT:  # the lapses of many policies: one write each, step by step
+        return None
     uow.commit()
     if entry_uow is None:
         outer.commit()
