@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from chalicelib.accounts import service as accounts
@@ -500,7 +501,7 @@ def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str,
             if issued is None:
                 return None
             if bill is not None:
-                uow.after_commit(lambda lapse=issued, billing=bill: billing(lapse))
+                uow.after_commit(partial(bill, issued))
             reference = reference.model_copy(update={"transactionLocator": issued.locator})
             lapsed_policies.add(reference.referenceLocator)
         references.append(reference)
