@@ -313,6 +313,7 @@ INSTALLMENT_NOT_INVOICEABLE = _code(InvalidRequest, "installment.not_invoiceable
 INVOICE_AMOUNT_REMAINING = _code(InvalidState, "invoice.amount_remaining",
                                  "The invoice has money remaining: only a payment or a write-off settles it")
 INVOICE_SETTLED = _code(InvalidState, "invoice.settled", "The invoice is settled")
+INVOICE_DISCARDED = _code(InvalidState, "invoice.discarded", "The invoice is discarded (migrated so): it owes nothing")
 
 # Tenant plugins, and jobs.
 PLUGIN_FAILED = _code(DomainError, "plugin.failed", "A plugin of the tenant did not answer usefully")

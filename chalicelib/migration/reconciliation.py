@@ -4,9 +4,10 @@
 Per account: each installment item names an installment its transaction brings, each installment an invoice
 the account brings; an invoice's total is the sum of its installments' items (in its installments' currency,
 which a stated currency must equal); payment items name invoices of the account in the payment's currency;
-the invoices' stated settlement (`open`, `settled`) agrees with what the payments cover (settled: exactly the
-total; open: less); payment items are positive; starting credit balances are non-negative, in ISO currencies.
-Every difference is reported by the original id of its entity, naming both amounts.
+the invoices' stated settlement (`open`, `settled`, `discarded`) agrees with what the payments cover (settled:
+exactly the total; open: less; discarded: nothing, a discarded invoice owes nothing); payment items are
+positive; starting credit balances are non-negative, in ISO currencies. Every difference is reported by the
+original id of its entity, naming both amounts.
 
 (The installment items of each charge adding up to the charge is checked with the charge, service._policy.)
 """
@@ -100,7 +101,11 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
             covered[paid_item.invoiceId] += paid_item.amount
     for original, invoice in invoices.items():
         total, paid = totals[original], covered[original]
-        if paid > total:
+        if invoice.invoiceState == "discarded" and paid:
+            found.invoices[original].append(
+                f"invoice {original}: stated discarded (it owes nothing), its installments' items total {total}, "
+                f"its payments cover {paid}")
+        elif paid > total:
             found.invoices[original].append(
                 f"invoice {original}: its installments' items total {total}, its payments cover {paid}")
         elif invoice.invoiceState == "settled" and paid != total:

@@ -586,8 +586,8 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
                                              reconciliation.disbursed(request, default_currency))]
     written, paid, paid_out = billing_payments.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
         seed=f"{seed}:invoice:{given.id}", installments=invoiced[given.id], startTime=given.startTime,
-        endTime=given.endTime, dueTime=given.dueTime, generateTime=given.generateTime, timezone=given.timezone)
-        for given in request.invoices], [billing_payments.MigratedPayment(
+        endTime=given.endTime, dueTime=given.dueTime, generateTime=given.generateTime, timezone=given.timezone,
+        discarded=given.invoiceState == "discarded") for given in request.invoices], [billing_payments.MigratedPayment(
             seed=f"{seed}:payment:{given.id}", type=given.paymentType, currency=given.currency or default_currency,
             time=given.paymentTime, createdBy=given.createdBy or request.defaultCreatedBy, data=given.data,
             items=[(position[item.invoiceId], item.amount) for item in given.paymentItems])

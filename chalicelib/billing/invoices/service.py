@@ -241,11 +241,14 @@ class MigratedInvoice:
     dueTime: datetime
     generateTime: datetime
     timezone: str | None = None
+    discarded: bool = False
+    """The source discarded it: it is migrated discarded (models.InvoiceState.DISCARDED)."""
 
 
 def migrated_invoices(ctx: CallContext, given: list[MigratedInvoice]) -> list[Invoice]:
     """The invoices of a migration's installments (each installment gets its invoice's locator), open, with
-    the source's times (settled when one totals zero); payments settle them before they are written."""
+    the source's times (settled when one totals zero, discarded as the source's, owing nothing); payments
+    settle them before they are written."""
     built = []
     for each in given:
         def locate(seed: str, at: MigratedInvoice = each) -> str:
@@ -257,7 +260,11 @@ def migrated_invoices(ctx: CallContext, given: list[MigratedInvoice]) -> list[In
                     "autopayTime": each.dueTime, "suppressAutopay": True, "createdAt": each.generateTime})
         if each.timezone:
             invoice.timezone = each.timezone
-        if invoice.totalAmount == 0:
+        if each.discarded:
+            invoice.invoiceState, invoice.totalRemainingAmount = InvoiceState.DISCARDED, Decimal(0)
+            for item in invoice.invoiceItems:
+                item.remainingAmount = Decimal(0)
+        elif invoice.totalAmount == 0:
             invoice.invoiceState, invoice.settledTime = InvoiceState.SETTLED, each.generateTime
         built.append(invoice)
     return built
@@ -354,6 +361,8 @@ def settle_invoice(ctx: CallContext, locator: str) -> tuple[Invoice, Decimal]:
     current = invoice(ctx, locator)
     if current.invoiceState == InvoiceState.SETTLED:
         raise codes.INVOICE_SETTLED(f"Invoice {locator} is settled")
+    if current.invoiceState == InvoiceState.DISCARDED:
+        raise codes.INVOICE_DISCARDED(f"Invoice {locator} is discarded: it owes nothing to settle")
     if current.totalRemainingAmount > 0:
         left = money.round_money(current.totalRemainingAmount, current.currency)
         raise codes.INVOICE_AMOUNT_REMAINING(
