@@ -33,7 +33,8 @@ account, named by the entity's original id with both amounts. A transaction that
 gets them as its lattice and installments (migration/installments.py; billing builds none for it), each on
 the invoice of the request naming it (billing/invoices/service.add_migrated: open, due, numbered, in the
 account's final write, mapped by original id); a transaction that brings none is billed by billing from its
-charges. Payments are posted on those invoices as in the source, an application each, disbursements are
+charges. Payments are posted on those invoices as in the source (and, joining an existing account, on its
+open invoices named by locator), an application each, disbursements are
 executed records paid out of the credit, and the starting credit balances are ledger lines
 (billing/payments/service.add_migrated), in the same write.
 """
@@ -53,7 +54,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, AccountFields, Preferences
 from chalicelib.billing.invoices import service as invoices
-from chalicelib.billing.models import Installment, InstallmentLattice
+from chalicelib.billing.models import Installment, InstallmentLattice, Invoice
 from chalicelib.billing.payments import service as billing_payments
 from chalicelib.configuration import datamodel
 from chalicelib.configuration import service as configuration
@@ -523,8 +524,10 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
     config_version, model = configuration.current_model(ctx, resolved=True)
     owner = _owner(ctx, migration, account, request, failures)
     default_currency = str(model.get("defaultCurrency") or "USD")
+    existing = _existing_invoices(ctx, migration, request)
     differences = reconciliation.reconcile(request, {policy.id: policy.currency or default_currency
-                                                     for policy in request.policies}, default_currency)
+                                                     for policy in request.policies}, default_currency,
+                                           {invoice.locator: invoice for invoice in existing})
     built: list[tuple[PolicyMigrationRequest, _Built]] = []
     for policy in request.policies:
         problems: list[str] = []
@@ -590,8 +593,9 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
         discarded=given.invoiceState == "discarded") for given in request.invoices], [billing_payments.MigratedPayment(
             seed=f"{seed}:payment:{given.id}", type=given.paymentType, currency=given.currency or default_currency,
             time=given.paymentTime, createdBy=given.createdBy or request.defaultCreatedBy, data=given.data,
-            items=[(position[item.invoiceId], item.amount) for item in given.paymentItems])
-        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}, disbursed) \
+            items=[(position.get(item.invoiceId, item.invoiceId), item.amount) for item in given.paymentItems])
+        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}, disbursed,
+        existing) \
         if lattices or request.payments or disbursed or (
             accounting and any(accounting.originalAccountBalances.values())) else ([], [], [])
     completed = account.model_copy(update={"accountMigrationState": AccountMigrationState.COMPLETED,
@@ -609,6 +613,16 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
         failures.accountError = _failure(account.originalId, account.accountLocator, "account", [too_large])
         return failures, None
     return None, True
+
+
+def _existing_invoices(ctx: CallContext, migration: Migration, request: MigrationRequest) -> list[Invoice]:
+    """The invoices of the existing account a migration joins that its payment items name by locator."""
+    if migration.existingAccount is None:
+        return []
+    brought = {invoice.id for invoice in request.invoices}
+    named = [item.invoiceId for payment in request.payments for item in payment.paymentItems
+             if item.invoiceId not in brought and len(item.invoiceId) <= MAX_LOCATOR_LENGTH]
+    return invoices.invoices_of_account(ctx, migration.existingAccount, named) if named else []
 
 
 # --- committing an account: in one write, or staged -----------------------------------------------------

@@ -272,15 +272,15 @@ def migrated_invoices(ctx: CallContext, given: list[MigratedInvoice]) -> list[In
 
 def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
                  lattices: list[tuple[InstallmentLattice, list[Installment]]],
-                 invoices: list[tuple[Invoice, list[Installment]]]) -> dict[str, int]:
+                 invoices: list[tuple[Invoice, list[Installment]]], containers: Iterable[str] = ()) -> dict[str, int]:
     """Add to `uow` a migration's billing records of the account: the lattices of its transactions with their
     installments (which billing then does not build), each on one of `invoices` (migrated_invoices), due
-    (when open) and numbered as billing's own, and the bumps of the roots of the account and of their
-    containers; answers the versions the roots had."""
+    (when open) and numbered as billing's own, and the bumps of the roots of the account, of their
+    containers and of the other `containers` the migration changes; answers the versions the roots had."""
     model = configuration.current_model(ctx, resolved=True)[1]
     numbering = invoice_numbering_plan(ctx, account)
     versions = account_root.bump(ctx, uow, account.locator, sorted(
-        {account.locator, *(lattice.billingContainer for lattice, _ in lattices)}))
+        {account.locator, *(lattice.billingContainer for lattice, _ in lattices), *containers}))
     for lattice, installments in lattices:
         repository.add_lattice(uow, ctx.tenant, lattice, [installment.locator for installment in installments])
     for invoice, invoiced in invoices:
@@ -311,6 +311,11 @@ def invoice(ctx: CallContext, locator: str) -> Invoice:
     if found is None:
         raise codes.not_found("invoice", locator)
     return found
+
+
+def invoices_of_account(ctx: CallContext, account: str, locators: Iterable[str]) -> list[Invoice]:
+    """The account's invoices among `locators` (others are not the account's: left out)."""
+    return repository.get_many(ctx.tenant, account, "invoice", locators, Invoice)
 
 
 def invoice_with_installments(ctx: CallContext, locator: str) -> tuple[Invoice, list[Installment]]:
