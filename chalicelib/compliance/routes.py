@@ -19,7 +19,7 @@ else:
 bp = Blueprint(__name__)
 
 REFERENCES = [codes.ANONYMIZATION_UNSUPPORTED_REFERENCE,
-              *(codes.NOT_FOUND[kind] for kind in ("account", "quote", "policy", "payment"))]
+              *(codes.NOT_FOUND[kind] for kind in ("account", "quote", "policy", "payment", "contact"))]
 
 
 @bp.route("/compliance/{tenantLocator}/anonymize", methods=["POST"])

@@ -360,7 +360,8 @@ DESERIALIZATION_JOB_INVALID_STATE = _code(InvalidState, "deserializeJob.invalid_
 # Anonymization (DECISIONS.md "Anonymization (compliance)"): errors, and the reasons retention keeps a record.
 ANONYMIZATION_JOB_NOT_FOUND = _code(NotFound, "anonymizationJob.not_found", "No anonymization job with this locator")
 ANONYMIZATION_UNSUPPORTED_REFERENCE = _code(InvalidRequest, "anonymization.unsupported_reference",
-                                            "Anonymization takes references of this type not (yet): name accounts")
+                                            "Anonymization takes references of this type not (yet): name "
+                                            "accounts, quotes, policies, payments or contacts")
 RETENTION_POLICY_ON_RISK = _code(InvalidState, "retention.policy_on_risk",
                                  "A policy of the account is on risk: its records are kept until its end time")
 RETENTION_POLICY_STATUS = _code(InvalidState, "retention.policy_status",
