@@ -80,6 +80,8 @@ class AnonymizationJob(BaseModel):
     policyStatuses: list[str]
     includeAcceptedQuotes: bool = False
     processingErrors: str | None = None
+    startedBy: str | None = None
+    """The keyed request that started it (IdempotencyClaim.name_for): its replay answers it as its own."""
     createdAt: datetime
     createdBy: str
     updatedAt: datetime

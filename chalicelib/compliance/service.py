@@ -256,8 +256,10 @@ def jobs_of(ctx: CallContext, locators: list[str]) -> list[AnonymizationJob]:
 # --- starting -----------------------------------------------------------------------------------------
 
 def start(ctx: CallContext, request: Request) -> list[tuple[AnonymizationJob, bool]]:
-    """The jobs that have the referenced records: (job, whether this request started it)."""
+    """The jobs that have the referenced records: (job, whether this request started it). A replay of a keyed
+    request whose answer was lost answers the jobs it started as its own, and starts those it did not get to."""
     references = _checked(request)
+    mine = ctx.idempotency.name_for(ctx.user_locator) if ctx.idempotency is not None else None
     answered: list[tuple[AnonymizationJob, bool]] = []
     for kind, locators in references.items():
         _found(ctx, kind, locators)
@@ -265,18 +267,19 @@ def start(ctx: CallContext, request: Request) -> list[tuple[AnonymizationJob, bo
         earlier = {ref.referenceLocator: ref.anonymizationJobLocator for ref in known.values()
                    if ref.anonymizationState != ReferenceState.IDENTIFIABLE and ref.anonymizationJobLocator}
         fresh = [locator for locator in locators if locator not in earlier]
-        answered += [(job, False) for job in repository.get_jobs(ctx.tenant, sorted(set(earlier.values())))]
+        answered += [(job, mine is not None and job.startedBy == mine)
+                     for job in repository.get_jobs(ctx.tenant, sorted(set(earlier.values())))]
         if fresh:
-            answered.append((_start_job(ctx, kind, fresh, known, request), True))
+            answered.append((_start_job(ctx, kind, fresh, known, request, mine), True))
     return answered
 
 
 def _start_job(ctx: CallContext, kind: str, locators: list[str], known: dict[str, AnonymizationReference],
-               request: Request) -> AnonymizationJob:
+               request: Request, started_by: str | None) -> AnonymizationJob:
     job = AnonymizationJob(
         locator=new_locator(), referenceType=kind, jobStatus=JobStatus.INITIALIZED, assignedReferenceLocators=locators,
         policyStatuses=list(dict.fromkeys(request.policyStatuses)), includeAcceptedQuotes=request.includeAcceptedQuotes,
-        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now)
+        startedBy=started_by, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now)
     uow = wiring.unit_of_work(ctx)
     repository.add_job(uow, ctx.tenant, job)
     for locator in locators:

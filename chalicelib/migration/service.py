@@ -249,6 +249,12 @@ def failures(ctx: CallContext, migration: str, page: PageRequest) -> Page[Accoun
 # --- control ---------------------------------------------------------------------------------------
 
 
+def moved(ctx: CallContext, locator: str) -> None:
+    """The answer of a committed pause, resume or recover replayed (void, as the move's, once the migration is
+    there)."""
+    get_migration(ctx, locator)
+
+
 def pause(ctx: CallContext, locator: str) -> None:
     migration = get_migration(ctx, locator)
     if migration.migrationState not in (MigrationState.SUBMITTED, MigrationState.PROCESSING):
@@ -328,13 +334,28 @@ def patch(ctx: CallContext, locator: str, request: PatchAccountMigrationRequest)
     jobs.enqueue(uow, JobType.MIGRATION_ACCOUNT, AccountPayload(migration=locator, account=account.accountLocator),
                  locator=_account_job(migration, account.accountLocator, migration.run + 1))
     uow.record_event(PATCH_EVENT, {"migrationLocator": locator})
-    uow.commit()
-    remaining = before or AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
-    return remaining.model_copy(update={
-        "accountError": None if request.accountData is not None else remaining.accountError,
-        **{name: {original: failure for original, failure in getattr(remaining, name).items()
+    kept = before or AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
+    remaining = kept.model_copy(update={
+        "accountError": None if request.accountData is not None else kept.accountError,
+        **{name: {original: failure for original, failure in getattr(kept, name).items()
                   if original not in getattr(request, name)}
            for name in ("policies", "invoices", "payments", "disbursements")}})
+    if ctx.idempotency is not None:  # its answer, for a replay of the key whose answer is lost after the commit
+        repository.put_patch_answer(ctx.tenant, repository.patch_answer_path(
+            locator, ctx.idempotency.name_for(ctx.user_locator)), remaining.model_dump_json().encode())
+    uow.commit()
+    return remaining
+
+
+def patched(ctx: CallContext, locator: str) -> AccountFailures:
+    """The answer of the committed patch whose idempotency key this request replays (kept by `patch`)."""
+    get_migration(ctx, locator)
+    claim = ctx.idempotency
+    content = repository.patch_answer(ctx.tenant, repository.patch_answer_path(
+        locator, claim.name_for(ctx.user_locator))) if claim is not None else None
+    if content is None:
+        raise codes.IDEMPOTENCY_IN_PROGRESS("The patch with this idempotency key kept no answer to replay")
+    return AccountFailures.model_validate_json(content)
 
 
 def _items(request: MigrationRequest) -> int:
