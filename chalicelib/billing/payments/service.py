@@ -208,6 +208,9 @@ def _check_targets(ctx: CallContext, account: str, currency: str, targets: list[
                 raise codes.PAYMENT_INVALID_TARGET(
                     f"Invoice {target.containerLocator} is not one of account {account} in {currency}",
                     field_errors=[FieldError(field, "not an invoice of the payment's account and currency")])
+            if target_invoice.invoiceState == InvoiceState.DISCARDED:
+                raise codes.PAYMENT_INVALID_TARGET(f"Invoice {target.containerLocator} is discarded: it owes nothing",
+                                                   field_errors=[FieldError(field, "a discarded invoice")])
         if target.containerType in (ContainerType.SUBPAYMENT, ContainerType.INVOICE_ITEM):
             raise codes.PAYMENT_INVALID_TARGET(f"A payment cannot target a {target.containerType.value} here",
                                                field_errors=[FieldError(field, "unsupported target type")])

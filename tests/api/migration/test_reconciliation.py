@@ -267,6 +267,10 @@ def test_a_discarded_invoice_is_migrated_discarded_owing_nothing_and_one_a_payme
     for method, action in (("POST", "settle"), ("PATCH", "writeOff")):
         assert_error(call(api, method, f"/billing/{tenant}/invoices/{discarded['locator']}/{action}", admin_token),
                      409, "invoice.discarded")
+    assert_error(call(api, "POST", f"/billing/{tenant}/payments", admin_token, {
+        "accountLocator": account, "type": "Card", "amount": Decimal("1.00"), "data": {},
+        "targets": [{"containerType": "invoice", "containerLocator": discarded["locator"]}]}), 400,
+        "payment.invalid_target")
 
     # a payment to the account pays what it owes (the open invoices), never the discarded one, which owes nothing
     payment = ok(call(api, "POST", f"/billing/{tenant}/payments", admin_token, {
