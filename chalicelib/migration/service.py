@@ -16,8 +16,9 @@ repository.py), then one TransactWriteItems holds the account, each policy's roo
 state `completed` and the migration's counters. An account too large for one write is staged
 (`_commit_account`): what no read reaches before the commit first, in as many writes as it takes, then a
 commit of what makes it visible, then its jobs, due entries and events. A rerun (a redelivered message, a
-crashed worker, recover) rewrites the same pending records and commits once; an unexpected (system) error
-leaves the account in `error`, which recover queues again. Migrated records are ordinary records afterwards:
+crashed worker, recover) rewrites the same pending records and commits once; an unexpected (system) error,
+or a record it changes (an existing account's) changed meanwhile, leaves the account in `error`, which recover
+queues again. Migrated records are ordinary records afterwards:
 policies, transactions, segments and terms as the policies domain stores them, billed by billing's installment
 jobs.
 
@@ -464,14 +465,13 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
     try:
         request = _request_of(ctx, migration, account)
         failed, written = _migrate(ctx, migration, working, request)
-    except DomainError as error:  # what validation did not foresee: the account's own failure
-        failed, written = _account_failure(working, error.message), None
+    except DomainError as error:
+        if isinstance(error, ConcurrentModification):  # what it joins (an existing account) changed: rerun it
+            return _errored(ctx, migration, working, error)
+        failed, written = _account_failure(working, error.message), None  # what validation did not foresee
     except Exception as error:  # a system error: `error`, for recover
         logger().exception("migration account failed with a system error")
-        _finish_account(ctx, migration, working.model_copy(update={
-            "accountMigrationState": AccountMigrationState.ERROR, "error": f"{type(error).__name__}: {error}"[:1000],
-            "lastUpdated": ctx.now}), {"errorAccounts": 1}, [])
-        return {"state": AccountMigrationState.ERROR.value}
+        return _errored(ctx, migration, working, error)
     if written is None:
         assert failed is not None
         _finish_account(ctx, migration, working.model_copy(update={
@@ -480,6 +480,14 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
             [repository.failure_write(ctx.tenant, migration.locator, failed)])
         return {"state": AccountMigrationState.FAILED.value}
     return {"state": AccountMigrationState.COMPLETED.value}
+
+
+def _errored(ctx: CallContext, migration: Migration, account: AccountMigration, error: Exception) -> dict[str, Any]:
+    """The account in `error` (a system error, or records it changes changed meanwhile), which recover reruns."""
+    _finish_account(ctx, migration, account.model_copy(update={
+        "accountMigrationState": AccountMigrationState.ERROR, "error": f"{type(error).__name__}: {error}"[:1000],
+        "lastUpdated": ctx.now}), {"errorAccounts": 1}, [])
+    return {"state": AccountMigrationState.ERROR.value}
 
 
 def _write_state(ctx: CallContext, migration: Migration, account: AccountMigration) -> None:
