@@ -17,6 +17,9 @@ from pydantic import BaseModel
 class InvoiceState(StrEnum):
     OPEN = "open"
     SETTLED = "settled"
+    DISCARDED = "discarded"
+    """Only a migration brings one (the source discarded it): it shows what it billed, owes nothing (its
+    remaining amounts are 0), is never due, and takes no payment, write-off or settlement."""
 
 
 class PaymentState(StrEnum):

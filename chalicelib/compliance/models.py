@@ -7,7 +7,8 @@ depth of the records' data (`data`, `static`, the element trees, a document's re
 becomes `ANONYMIZED` (padded or cut to the field's length limits; for a field whose `regex` that does not
 match, the first of FILLERS that does), any other personal value is dropped, and a validation message
 quoting a replaced value has it replaced too;
-amounts, states, dates and locators are not data fields and stay. Replacing again changes nothing, so
+amounts, states, dates and locators are not data fields and stay. A contact (a contact reference) is anonymized in
+the records that list it (`without_contact`). Replacing again changes nothing, so
 anonymization is idempotent.
 """
 from __future__ import annotations
@@ -40,7 +41,9 @@ MODEL_COLLECTIONS = ("accounts", "products", "coverages", "exposures", "exposure
                      "dataTypes", "payments")
 REFERENCE_TYPES = ("none", "account", "quickQuote", "quote", "policy", "contact", "fnol", "payment",
                    "disbursement")
-SUPPORTED_REFERENCE_TYPES = ("account", "quote", "policy", "payment")
+SUPPORTED_REFERENCE_TYPES = ("account", "quote", "policy", "payment", "contact")
+CONTACT_HOLDERS = ("account", "quote", "quickQuote", "policy")
+"""The records whose `contacts` (ContactRoles: a contact's locator and its roles) may name a contact."""
 POLICY_STATUSES = ("pending", "expired", "cancelled", "cancelPending", "onRisk", "delinquent", "doNotRenew")
 DEFAULT_POLICY_STATUSES = ("expired", "cancelled")
 
@@ -77,6 +80,8 @@ class AnonymizationJob(BaseModel):
     policyStatuses: list[str]
     includeAcceptedQuotes: bool = False
     processingErrors: str | None = None
+    startedBy: str | None = None
+    """The keyed request that started it (IdempotencyClaim.name_for): its replay answers it as its own."""
     createdAt: datetime
     createdBy: str
     updatedAt: datetime
@@ -129,6 +134,15 @@ class QuoteView:
 
 
 @dataclass(frozen=True)
+class ContactView:
+    """A contact reference: a contact as the records that list it in their `contacts` name it (we keep no contact
+    record of our own: its data are the platform's contact service's), by holder type, their locators."""
+
+    locator: str
+    holders: dict[str, list[str]]
+
+
+@dataclass(frozen=True)
 class Request:
     references: dict[str, list[str]]
     policyStatuses: list[str] = field(default_factory=lambda: list(DEFAULT_POLICY_STATUSES))
@@ -174,6 +188,26 @@ def quote_restrictions(quotes: Iterable[QuoteView], include_accepted: bool, code
 
 
 # --- personal data -------------------------------------------------------------------------------
+
+
+def names_contact(item: Mapping[str, Any], contact: str) -> bool:
+    """Whether the stored record lists the contact in its `contacts`."""
+    listed = item.get("contacts")
+    return isinstance(listed, list) and any(isinstance(entry, dict) and entry.get("contactLocator") == contact
+                                            for entry in listed)
+
+
+def without_contact(item: Mapping[str, Any], contact: str, replacement: str) -> dict[str, Any]:
+    """The stored record with the contact's entry in its `contacts` naming `replacement` (a locator that names
+    nobody) instead: which records the person was on is what those lists hold of them; the entry's roles stay,
+    so the record still shows a contact in those roles. Once replaced, the contact is in no list: replacing
+    again changes nothing."""
+    listed = item.get("contacts")
+    if not isinstance(listed, list):
+        return dict(item)
+    return {**item, "contacts": [{**entry, "contactLocator": replacement}
+                                 if isinstance(entry, dict) and entry.get("contactLocator") == contact else entry
+                                 for entry in listed]}
 
 
 def personal_fields(model: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
-from chalicelib.compliance.models import AnonymizationJob, AnonymizationReference
+from chalicelib.compliance.models import CONTACT_HOLDERS, AnonymizationJob, AnonymizationReference, names_contact
 from chalicelib.core import codes
 from chalicelib.storage import codec, keys, query, table
 from chalicelib.storage.keys import Key
@@ -105,16 +105,49 @@ def payment_record(tenant: str, account: str, payment: str) -> list[dict[str, An
     return [item] if item else []
 
 
+HOLDER_LISTS = {"account": keys.accounts_index, "quote": keys.quotes_index, "quickQuote": keys.quick_quotes_index,
+                "policy": keys.policies_index}
+"""The tenant's lists (GSI2) of the records that may list contacts (CONTACT_HOLDERS), each of their root items."""
+HOLDER_KEYS: dict[str, Callable[[str, str], Key]] = {
+    "account": keys.account, "quote": keys.quote, "quickQuote": keys.quick_quote, "policy": keys.policy}
+
+
+def contact_holders(tenant: str, contacts: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+    """By contact, the locators (by holder type) of the records whose `contacts` list it. A contact has no index
+    of its own: this reads the tenant's lists of accounts, quotes, quick quotes and policies, a page (1 MB) at a
+    time, keeping only the locators."""
+    wanted = list(dict.fromkeys(contacts))
+    found: dict[str, dict[str, list[str]]] = {contact: {kind: [] for kind in CONTACT_HOLDERS} for contact in wanted}
+    gateway, scope = table.gateway(), _scope(tenant)
+    for kind in CONTACT_HOLDERS:
+        start_key = None
+        while True:
+            batch, start_key = gateway.query(scope, HOLDER_LISTS[kind](tenant), index="GSI2", start_key=start_key)
+            for item in batch:
+                for contact in wanted:
+                    if names_contact(item, contact):
+                        found[contact][kind].append(item["locator"])
+            if start_key is None:
+                break
+    return found
+
+
+def holder_records(tenant: str, holders: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """The stored root items of the records named (by holder type)."""
+    return table.gateway().batch_get(_scope(tenant), [HOLDER_KEYS[kind](tenant, locator)
+                                                      for kind, locators in holders.items() for locator in locators])
+
+
 def replace_records(tenant: str, records: Iterable[dict[str, Any]], replaced: Callable[[dict[str, Any]], Any],
-                    at: datetime) -> list[dict[str, Any]]:
-    """Rewrite each record whose `replaced` form differs, and mark the MARKED ones not yet marked with
+                    at: datetime, *, mark: bool = True) -> list[dict[str, Any]]:
+    """Rewrite each record whose `replaced` form differs, and (`mark`) mark the MARKED ones not yet marked with
     `anonymizedAt`; answers the records written (as they were read)."""
     ops: list[tuple[dict[str, Any], WriteOp]] = []
     for item in records:
         new = replaced(item)
         changes = {name: value for name, value in new.items()
                    if name not in codec.KEY_ATTRIBUTES and item.get(name) != value}
-        if item.get("entity") in MARKED and item.get("anonymizedAt") is None:
+        if mark and item.get("entity") in MARKED and item.get("anonymizedAt") is None:
             changes["anonymizedAt"] = at
         if not changes:
             continue

@@ -3,12 +3,14 @@
 `start` answers one job per reference type, `initialized`, and enqueues it (`compliance.anonymize`); a
 record a job has already (`pending`) or that is `anonymized` goes to no new job: its job is answered
 with `fromCurrentRequest` false, so a replayed request starts nothing twice. The job (`run`) moves to
-`running`, then for each assigned record (an account, quote, policy or payment) asks retention first
+`running`, then for each assigned record (an account, quote, policy, payment or contact) asks retention first
 (`assess`, `_reach`); a restricted one is listed in `problematicReferenceLocators.assigned` and nothing of it
 changes, the others are anonymized (`_records`: an account with its quotes, policies with their terms,
 segments and transactions, its payments and billing records; a policy with its quote; a quote with the
 policy issued from it; a payment alone; and the documents of all of them: their files removed) with
-one `*.anonymize` event per record, and `anonymizedAt` set. The job ends `completed`, or `suspended` with
+one `*.anonymize` event per record, and `anonymizedAt` set. A contact is anonymized in the records that list
+it (`_anonymize_contact`), which are kept by retention as when they are referenced themselves. The job ends
+`completed`, or `suspended` with
 the reasons in `processingErrors` when it met a restricted record. Events carry locators only, so the
 stream holds no personal data to replace.
 """
@@ -30,6 +32,7 @@ from chalicelib.compliance.models import (
     AnonymizationJob,
     AnonymizationReference,
     Assessment,
+    ContactView,
     JobStatus,
     PolicyView,
     ProblematicReferences,
@@ -42,6 +45,7 @@ from chalicelib.compliance.models import (
     policy_restrictions,
     quote_restrictions,
     scrubbed,
+    without_contact,
 )
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes
@@ -65,6 +69,8 @@ EVENTS = {"account": "policy.account.anonymize", "quote": "policy.quote.anonymiz
 EVENT_DATA = {"account": "accountLocator", "quote": "quoteLocator", "policy": "policyLocator",
               "payment": "paymentLocator"}
 EVENTS_PER_WRITE = 90
+CONTACT_EVENT = "contact.anonymized"
+"""ContactEventData {locator, staticLocator}: both the contact's locator, the one the records list."""
 
 
 # --- reading ------------------------------------------------------------------------------------------
@@ -84,10 +90,19 @@ def _checked(request: Request) -> dict[str, list[str]]:
 
 
 def _found(ctx: CallContext, kind: str, locators: list[str]) -> dict[str, Any]:
-    """The referenced records by locator, in batch reads (a payment: by its alias; 404 naming those the
-    tenant has not)."""
+    """The referenced records by locator, in batch reads (a payment: by its alias; a contact: the records that
+    list it, `ContactView`; 404 naming those the tenant has not, and contacts no record lists that no job
+    anonymized)."""
     if kind == "payment":
         return {locator: payments.payment(ctx, locator) for locator in locators}
+    if kind == "contact":
+        holders = repository.contact_holders(ctx.tenant, locators)
+        listed = [locator for locator in locators if any(holders[locator].values())]
+        known = repository.get_references(ctx.tenant, kind, [locator for locator in locators if locator not in listed])
+        unknown = [locator for locator in locators if locator not in listed and locator not in known]
+        if unknown:
+            raise codes.not_found(kind, ", ".join(unknown))
+        return {locator: ContactView(locator, holders[locator]) for locator in locators}
     read: dict[str, Callable[[CallContext, list[str]], Mapping[str, Any]]] = {
         "account": accounts.accounts_by_locator, "quote": quotes.quotes_by_locator,
         "policy": policies.policies_by_locator}
@@ -123,7 +138,9 @@ def _reach(ctx: CallContext, kind: str, record: Any, request: Request) -> tuple[
     its policies (statuses), quotes (accepted ones) and billing (open invoices, active delinquencies,
     credit balance) and payments. A policy: itself (its status, and the billing holds of its account that bill
     it: its open invoices and active delinquencies) and the quote it was issued from. A quote: itself
-    (accepted) and the status of the policy issued from it. A payment: itself (amounts stay)."""
+    (accepted) and the status of the policy issued from it. A payment: itself (amounts stay). A contact: the
+    records that list it, each kept as when it is referenced itself (its policies' statuses and billing, its
+    quotes accepted, its accounts' billing holds; a quick quote keeps nothing)."""
     if kind == "account":
         held = _every(functools.partial(policies.policies_of_account, ctx, record.locator))
         listed = _every(functools.partial(quotes.quotes_of_account, ctx, record.locator))
@@ -139,7 +156,19 @@ def _reach(ctx: CallContext, kind: str, record: Any, request: Request) -> tuple[
         issued = [policies.get_policy(ctx, record.policyLocator)] if record.policyLocator else []
         return ({"quote": [record.locator], "policy": [p.locator for p in issued]},
                 _quote_restrictions([record], request) + _policy_restrictions(ctx, issued, request))
+    if kind == "contact":
+        return {"contact": [record.locator], **record.holders}, _contact_restrictions(ctx, record, request)
     return {"payment": [record.locator]}, []
+
+
+def _contact_restrictions(ctx: CallContext, contact: ContactView, request: Request) -> list[Restriction]:
+    held = list(policies.policies_by_locator(ctx, contact.holders.get("policy", [])).values())
+    listed = list(quotes.quotes_by_locator(ctx, contact.holders.get("quote", [])).values())
+    found = _policy_restrictions(ctx, held, request) + _quote_restrictions(listed, request)
+    found += [r for policy in held for r in _policy_billing_restrictions(ctx, policy)]
+    found += [r for account in contact.holders.get("account", []) for r in _billing_restrictions(ctx, account)]
+    unique = {(r.referenceType, r.referenceLocator, r.message): r for r in found}  # an account's holds, once
+    return list(unique.values())
 
 
 def _billing_restrictions(ctx: CallContext, account: str) -> list[Restriction]:
@@ -209,6 +238,8 @@ def _children(ctx: CallContext, kind: str, record: Any) -> list[Target]:
         return [Target("quote", [record.quoteLocator] if record.quoteLocator else [])]
     if kind == "quote":
         return [Target("policy", [record.policyLocator] if record.policyLocator else [])]
+    if kind == "contact":
+        return [Target(holder, locators) for holder, locators in record.holders.items()]
     return []
 
 
@@ -225,8 +256,10 @@ def jobs_of(ctx: CallContext, locators: list[str]) -> list[AnonymizationJob]:
 # --- starting -----------------------------------------------------------------------------------------
 
 def start(ctx: CallContext, request: Request) -> list[tuple[AnonymizationJob, bool]]:
-    """The jobs that have the referenced records: (job, whether this request started it)."""
+    """The jobs that have the referenced records: (job, whether this request started it). A replay of a keyed
+    request whose answer was lost answers the jobs it started as its own, and starts those it did not get to."""
     references = _checked(request)
+    mine = ctx.idempotency.name_for(ctx.user_locator) if ctx.idempotency is not None else None
     answered: list[tuple[AnonymizationJob, bool]] = []
     for kind, locators in references.items():
         _found(ctx, kind, locators)
@@ -234,18 +267,19 @@ def start(ctx: CallContext, request: Request) -> list[tuple[AnonymizationJob, bo
         earlier = {ref.referenceLocator: ref.anonymizationJobLocator for ref in known.values()
                    if ref.anonymizationState != ReferenceState.IDENTIFIABLE and ref.anonymizationJobLocator}
         fresh = [locator for locator in locators if locator not in earlier]
-        answered += [(job, False) for job in repository.get_jobs(ctx.tenant, sorted(set(earlier.values())))]
+        answered += [(job, mine is not None and job.startedBy == mine)
+                     for job in repository.get_jobs(ctx.tenant, sorted(set(earlier.values())))]
         if fresh:
-            answered.append((_start_job(ctx, kind, fresh, known, request), True))
+            answered.append((_start_job(ctx, kind, fresh, known, request, mine), True))
     return answered
 
 
 def _start_job(ctx: CallContext, kind: str, locators: list[str], known: dict[str, AnonymizationReference],
-               request: Request) -> AnonymizationJob:
+               request: Request, started_by: str | None) -> AnonymizationJob:
     job = AnonymizationJob(
         locator=new_locator(), referenceType=kind, jobStatus=JobStatus.INITIALIZED, assignedReferenceLocators=locators,
         policyStatuses=list(dict.fromkeys(request.policyStatuses)), includeAcceptedQuotes=request.includeAcceptedQuotes,
-        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now)
+        startedBy=started_by, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now)
     uow = wiring.unit_of_work(ctx)
     repository.add_job(uow, ctx.tenant, job)
     for locator in locators:
@@ -284,7 +318,9 @@ def run(ctx: CallContext, job_locator: str) -> AnonymizationJob:
             problematic.append(locator)
             reasons += [f"{locator}: {r.code.code}: {r.message}" for r in assessed.restrictions]
             continue
-        if not assessed.anonymized:
+        if not assessed.anonymized and job.referenceType == "contact":
+            _anonymize_contact(ctx, found[locator])
+        elif not assessed.anonymized:
             _anonymize(ctx, _records(ctx, job.referenceType, found[locator]), personal)
         anonymized.append(locator)
     return _finish(ctx, job, known, anonymized, problematic, reasons)
@@ -317,6 +353,17 @@ def _anonymize(ctx: CallContext, records: list[dict[str, Any]], personal: dict[s
         for event_type, data in events[start:start + EVENTS_PER_WRITE]:
             uow.record_event(event_type, data)
         uow.commit()
+
+
+def _anonymize_contact(ctx: CallContext, contact: ContactView) -> None:
+    """The contact's entries in the records that list it name a new locator (models.without_contact; one for
+    all of them, kept nowhere), with `contact.anonymized`; the records themselves are not anonymized."""
+    replacement = new_locator()
+    repository.replace_records(ctx.tenant, repository.holder_records(ctx.tenant, contact.holders),
+                               lambda item: without_contact(item, contact.locator, replacement), ctx.now, mark=False)
+    uow = wiring.unit_of_work(ctx)
+    uow.record_event(CONTACT_EVENT, {"locator": contact.locator, "staticLocator": contact.locator})
+    uow.commit()
 
 
 def _finish(ctx: CallContext, job: AnonymizationJob, known: dict[str, AnonymizationReference],

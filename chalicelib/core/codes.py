@@ -313,6 +313,7 @@ INSTALLMENT_NOT_INVOICEABLE = _code(InvalidRequest, "installment.not_invoiceable
 INVOICE_AMOUNT_REMAINING = _code(InvalidState, "invoice.amount_remaining",
                                  "The invoice has money remaining: only a payment or a write-off settles it")
 INVOICE_SETTLED = _code(InvalidState, "invoice.settled", "The invoice is settled")
+INVOICE_DISCARDED = _code(InvalidState, "invoice.discarded", "The invoice is discarded (migrated so): it owes nothing")
 
 # Tenant plugins, and jobs.
 PLUGIN_FAILED = _code(DomainError, "plugin.failed", "A plugin of the tenant did not answer usefully")
@@ -359,7 +360,8 @@ DESERIALIZATION_JOB_INVALID_STATE = _code(InvalidState, "deserializeJob.invalid_
 # Anonymization (DECISIONS.md "Anonymization (compliance)"): errors, and the reasons retention keeps a record.
 ANONYMIZATION_JOB_NOT_FOUND = _code(NotFound, "anonymizationJob.not_found", "No anonymization job with this locator")
 ANONYMIZATION_UNSUPPORTED_REFERENCE = _code(InvalidRequest, "anonymization.unsupported_reference",
-                                            "Anonymization takes references of this type not (yet): name accounts")
+                                            "Anonymization takes references of this type not (yet): name "
+                                            "accounts, quotes, policies, payments or contacts")
 RETENTION_POLICY_ON_RISK = _code(InvalidState, "retention.policy_on_risk",
                                  "A policy of the account is on risk: its records are kept until its end time")
 RETENTION_POLICY_STATUS = _code(InvalidState, "retention.policy_status",

@@ -1,6 +1,7 @@
 """Who is calling, for which tenant, in which request, at what time."""
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -42,6 +43,11 @@ class IdempotencyClaim:
     request_hash: str
     credential: str = ""  # the caller's credential: only a request made with it is answered a replay
     claimed: bool = False
+
+    def name_for(self, user_locator: str) -> str:
+        """What names the guard's request in the records it makes, so that a replay finds them (hashed: no client
+        text in it)."""
+        return hashlib.sha256(f"{user_locator}\n{self.operation}\n{self.key}".encode()).hexdigest()
 
 
 class ReadCache:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -54,7 +55,9 @@ class EndpointSpec:
     """The error codes the route answers beyond those every route may (`catalogue.COMMON`)."""
     replay: Callable[..., Any] | None = None
     """A state move's answer rebuilt from what its committed transaction left (runtime/idempotency.py): the view
-    that fetches the record the route moves, called with the same path."""
+    that fetches the record the route moves, called with the same path (and the move's `body`, when it takes
+    one: a move whose answer depends on what it was asked, or that a replay finishes)."""
+    replay_takes_body: bool = False
 
 
 ANY_ROUTE = (codes.AUTH_TOKEN_MISSING, codes.AUTH_TOKEN_INVALID, codes.AUTH_TOKEN_EXPIRED,
@@ -124,8 +127,9 @@ def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, 
         raise ValueError("an endpoint needs a permission or public=True")
     if replay is not None and not idempotent:
         raise ValueError("replay= rebuilds an idempotent route's lost answer: the route needs idempotent=True")
-    spec = EndpointSpec(tuple(permissions), public, idempotent, status, tuple(errors),
-                        getattr(replay, "__wrapped__", replay))
+    replayed = getattr(replay, "__wrapped__", replay)
+    spec = EndpointSpec(tuple(permissions), public, idempotent, status, tuple(errors), replayed,
+                        replayed is not None and "body" in inspect.signature(replayed).parameters)
     _declared_permissions.update(permissions)
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -202,7 +206,9 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
         ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant,
                           idempotency=claim)
         if isinstance(outcome, idempotency.Committed) and spec.replay is not None:
-            answer, arguments = spec.replay, {}  # the move committed: its answer is the record as it now is
+            # the move committed: its answer is the record as it now is
+            answer = spec.replay
+            arguments = {"body": arguments["body"]} if spec.replay_takes_body and "body" in arguments else {}
     token = set_context(ctx)
     try:
         with contextlib.ExitStack() as files:

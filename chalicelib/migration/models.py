@@ -152,7 +152,7 @@ class InvoiceMigrationRequest(Input):
     id: Id
     currency: Name | None = None
     timezone: Name | None = None
-    invoiceState: Literal["open", "settled"] | None = None
+    invoiceState: Literal["open", "settled", "discarded"] | None = None
 
 
 class PaymentItemMigrationRequest(Input):

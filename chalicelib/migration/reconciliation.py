@@ -4,9 +4,12 @@
 Per account: each installment item names an installment its transaction brings, each installment an invoice
 the account brings; an invoice's total is the sum of its installments' items (in its installments' currency,
 which a stated currency must equal); payment items name invoices of the account in the payment's currency;
-the invoices' stated settlement (`open`, `settled`) agrees with what the payments cover (settled: exactly the
-total; open: less); payment items are positive; starting credit balances are non-negative, in ISO currencies.
-Every difference is reported by the original id of its entity, naming both amounts.
+the invoices' stated settlement (`open`, `settled`, `discarded`) agrees with what the payments cover (settled:
+exactly the total; open: less; discarded: nothing, a discarded invoice owes nothing); payment items are
+positive; starting credit balances are non-negative, in ISO currencies. A migration that joins an existing
+account may pay the account's invoices too (a payment item's `invoiceId` the locator of one): each must be
+open, in the payment's currency, and owe at least what the migration's payments pay of it. Every difference
+is reported by the original id of its entity, naming both amounts.
 
 (The installment items of each charge adding up to the charge is checked with the charge, service._policy.)
 """
@@ -17,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from chalicelib.billing.models import Invoice, InvoiceState
 from chalicelib.core import money
 from chalicelib.migration.models import (
     AccountMigrationRequest,
@@ -37,8 +41,11 @@ class Differences:
     account: list[str] = field(default_factory=list)
 
 
-def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_currency: str) -> Differences:
-    """The differences of the account's records; `currencies`: each policy's (by original id) currency."""
+def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_currency: str,
+              existing: Mapping[str, Invoice] | None = None) -> Differences:
+    """The differences of the account's records; `currencies`: each policy's (by original id) currency;
+    `existing`: the invoices (by locator) the account has already that payment items name."""
+    existing = existing or {}
     found = Differences()
     invoices = {invoice.id: invoice for invoice in request.invoices}
     totals: dict[str, Decimal] = {original: Decimal(0) for original in invoices}
@@ -81,6 +88,7 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
             found.invoices[original].append(
                 f"invoice {original}: its currency is {stated}, its installments' {of_installments[0]}")
     covered: dict[str, Decimal] = defaultdict(Decimal)
+    paying: dict[str, list[str]] = defaultdict(list)
     for payment in request.payments:
         currency = payment.currency or default_currency
         for position, paid_item in enumerate(payment.paymentItems):
@@ -88,6 +96,18 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
             if paid_item.amount <= 0:
                 found.payments[payment.id].append(f"{at}: its amount {paid_item.amount} is not positive")
             target = invoices.get(paid_item.invoiceId)
+            earlier = existing.get(paid_item.invoiceId) if target is None else None
+            if earlier is not None:
+                if earlier.invoiceState != InvoiceState.OPEN:
+                    found.payments[payment.id].append(f"{at}: the account's invoice {earlier.locator} is "
+                                                      f"{earlier.invoiceState}, it owes nothing")
+                elif earlier.currency != currency:
+                    found.payments[payment.id].append(f"{at}: the payment is in {currency}, the account's invoice "
+                                                      f"{earlier.locator} in {earlier.currency}")
+                else:
+                    covered[earlier.locator] += paid_item.amount
+                    paying[earlier.locator].append(payment.id)
+                continue
             if target is None:
                 found.payments[payment.id].append(f"{at}: invoice {paid_item.invoiceId!r} is not among the account's "
                                                   "invoices")
@@ -100,7 +120,11 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
             covered[paid_item.invoiceId] += paid_item.amount
     for original, invoice in invoices.items():
         total, paid = totals[original], covered[original]
-        if paid > total:
+        if invoice.invoiceState == "discarded" and paid:
+            found.invoices[original].append(
+                f"invoice {original}: stated discarded (it owes nothing), its installments' items total {total}, "
+                f"its payments cover {paid}")
+        elif paid > total:
             found.invoices[original].append(
                 f"invoice {original}: its installments' items total {total}, its payments cover {paid}")
         elif invoice.invoiceState == "settled" and paid != total:
@@ -111,6 +135,12 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
             found.invoices[original].append(
                 f"invoice {original}: stated open, its installments' items total {total}, its payments cover "
                 f"{paid} (all of it)")
+    for locator, earlier in existing.items():
+        if covered[locator] > earlier.totalRemainingAmount:
+            for payment_id in dict.fromkeys(paying[locator]):
+                found.payments[payment_id].append(
+                    f"payment {payment_id}: the account's invoice {locator} has {earlier.totalRemainingAmount} "
+                    f"remaining, the migration's payments pay {covered[locator]} of it")
     if isinstance(request, AccountMigrationRequest) and request.accounting is not None:
         for currency, amount in request.accounting.originalAccountBalances.items():
             if len(currency) != 3 or not currency.isalpha() or not currency.isupper():

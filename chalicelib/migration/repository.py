@@ -32,6 +32,19 @@ def put_request(tenant: str, path: str, content: bytes) -> None:
     blobs.put(tenant, path, content, "application/x-ndjson")
 
 
+def patch_answer_path(migration: str, request: str) -> str:
+    """Where a keyed patch keeps its answer for a replay (`request`: IdempotencyClaim.name_for)."""
+    return f"migrations/{migration}/patch-answers/{request}.json"
+
+
+def put_patch_answer(tenant: str, path: str, content: bytes) -> None:
+    blobs.put(tenant, path, content, "application/json")
+
+
+def patch_answer(tenant: str, path: str) -> bytes | None:
+    return blobs.get(tenant, path)
+
+
 def whole_request(tenant: str, path: str) -> bytes:
     return blobs.get(tenant, path) or b""
 

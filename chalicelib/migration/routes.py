@@ -22,6 +22,16 @@ bp = Blueprint(__name__)
 FOUND = [codes.MIGRATION_NOT_FOUND]
 
 
+def moved_migration(tenantLocator: str, migrationLocator: str) -> None:
+    """A committed pause, resume or recover whose answer was lost: replayed, void."""
+    service.moved(request_context(), migrationLocator)
+
+
+def patched_migration(tenantLocator: str, migrationLocator: str) -> schemas.MigrationFailuresResponse:
+    """A committed patch whose answer was lost: the failures it answered, replayed."""
+    return schemas.MigrationFailuresResponse.of(service.patched(request_context(), migrationLocator))
+
+
 @bp.route("/migration/{tenantLocator}/migrations", methods=["POST"])
 @endpoint("migration.write", idempotent=True, errors=[codes.MIGRATION_DUPLICATE_ID, *BY_UPLOAD])
 def start_migration(tenantLocator: str, query: schemas.StartQuery,
@@ -39,27 +49,27 @@ def start_account_migration(tenantLocator: str, accountLocator: str,
 
 
 @bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/resume", methods=["PATCH"])
-@endpoint("migration.write", idempotent=True, errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
+@endpoint("migration.write", idempotent=True, replay=moved_migration, errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
 def resume_migration(tenantLocator: str, migrationLocator: str) -> None:
     service.resume(request_context(), migrationLocator)
 
 
 @bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/recover", methods=["PATCH"])
-@endpoint("migration.write", idempotent=True, errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
+@endpoint("migration.write", idempotent=True, replay=moved_migration, errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
 def recover_migration(tenantLocator: str, migrationLocator: str) -> None:
     service.recover(request_context(), migrationLocator)
 
 
 @bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}/pause", methods=["PATCH"])
-@endpoint("migration.write", idempotent=True, errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
+@endpoint("migration.write", idempotent=True, replay=moved_migration, errors=[*FOUND, codes.MIGRATION_INVALID_STATE])
 def pause_migration(tenantLocator: str, migrationLocator: str) -> None:
     service.pause(request_context(), migrationLocator)
 
 
 @bp.route("/migration/{tenantLocator}/migrations/{migrationLocator}", methods=["PATCH"])
-@endpoint("migration.write", idempotent=True, errors=[*FOUND, codes.MIGRATION_ACCOUNT_NOT_FOUND,
-                                                      codes.MIGRATION_ACCOUNT_NOT_FAILED,
-                                                      codes.MIGRATION_INVALID_STATE])
+@endpoint("migration.write", idempotent=True, replay=patched_migration,
+          errors=[*FOUND, codes.MIGRATION_ACCOUNT_NOT_FOUND, codes.MIGRATION_ACCOUNT_NOT_FAILED,
+                  codes.MIGRATION_INVALID_STATE])
 def patch_migration(tenantLocator: str, migrationLocator: str,
                     body: schemas.PatchAccountMigrationRequest) -> schemas.MigrationFailuresResponse:
     return schemas.MigrationFailuresResponse.of(service.patch(request_context(), migrationLocator, body))

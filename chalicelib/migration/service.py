@@ -16,8 +16,9 @@ repository.py), then one TransactWriteItems holds the account, each policy's roo
 state `completed` and the migration's counters. An account too large for one write is staged
 (`_commit_account`): what no read reaches before the commit first, in as many writes as it takes, then a
 commit of what makes it visible, then its jobs, due entries and events. A rerun (a redelivered message, a
-crashed worker, recover) rewrites the same pending records and commits once; an unexpected (system) error
-leaves the account in `error`, which recover queues again. Migrated records are ordinary records afterwards:
+crashed worker, recover) rewrites the same pending records and commits once; an unexpected (system) error,
+or a record it changes (an existing account's) changed meanwhile, leaves the account in `error`, which recover
+queues again. Migrated records are ordinary records afterwards:
 policies, transactions, segments and terms as the policies domain stores them, billed by billing's installment
 jobs.
 
@@ -33,7 +34,8 @@ account, named by the entity's original id with both amounts. A transaction that
 gets them as its lattice and installments (migration/installments.py; billing builds none for it), each on
 the invoice of the request naming it (billing/invoices/service.add_migrated: open, due, numbered, in the
 account's final write, mapped by original id); a transaction that brings none is billed by billing from its
-charges. Payments are posted on those invoices as in the source, an application each, disbursements are
+charges. Payments are posted on those invoices as in the source (and, joining an existing account, on its
+open invoices named by locator), an application each, disbursements are
 executed records paid out of the credit, and the starting credit balances are ledger lines
 (billing/payments/service.add_migrated), in the same write.
 """
@@ -53,7 +55,7 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, AccountFields, Preferences
 from chalicelib.billing.invoices import service as invoices
-from chalicelib.billing.models import Installment, InstallmentLattice
+from chalicelib.billing.models import Installment, InstallmentLattice, Invoice
 from chalicelib.billing.payments import service as billing_payments
 from chalicelib.configuration import datamodel
 from chalicelib.configuration import service as configuration
@@ -248,6 +250,12 @@ def failures(ctx: CallContext, migration: str, page: PageRequest) -> Page[Accoun
 # --- control ---------------------------------------------------------------------------------------
 
 
+def moved(ctx: CallContext, locator: str) -> None:
+    """The answer of a committed pause, resume or recover replayed (void, as the move's, once the migration is
+    there)."""
+    get_migration(ctx, locator)
+
+
 def pause(ctx: CallContext, locator: str) -> None:
     migration = get_migration(ctx, locator)
     if migration.migrationState not in (MigrationState.SUBMITTED, MigrationState.PROCESSING):
@@ -327,13 +335,28 @@ def patch(ctx: CallContext, locator: str, request: PatchAccountMigrationRequest)
     jobs.enqueue(uow, JobType.MIGRATION_ACCOUNT, AccountPayload(migration=locator, account=account.accountLocator),
                  locator=_account_job(migration, account.accountLocator, migration.run + 1))
     uow.record_event(PATCH_EVENT, {"migrationLocator": locator})
-    uow.commit()
-    remaining = before or AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
-    return remaining.model_copy(update={
-        "accountError": None if request.accountData is not None else remaining.accountError,
-        **{name: {original: failure for original, failure in getattr(remaining, name).items()
+    kept = before or AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
+    remaining = kept.model_copy(update={
+        "accountError": None if request.accountData is not None else kept.accountError,
+        **{name: {original: failure for original, failure in getattr(kept, name).items()
                   if original not in getattr(request, name)}
            for name in ("policies", "invoices", "payments", "disbursements")}})
+    if ctx.idempotency is not None:  # its answer, for a replay of the key whose answer is lost after the commit
+        repository.put_patch_answer(ctx.tenant, repository.patch_answer_path(
+            locator, ctx.idempotency.name_for(ctx.user_locator)), remaining.model_dump_json().encode())
+    uow.commit()
+    return remaining
+
+
+def patched(ctx: CallContext, locator: str) -> AccountFailures:
+    """The answer of the committed patch whose idempotency key this request replays (kept by `patch`)."""
+    get_migration(ctx, locator)
+    claim = ctx.idempotency
+    content = repository.patch_answer(ctx.tenant, repository.patch_answer_path(
+        locator, claim.name_for(ctx.user_locator))) if claim is not None else None
+    if content is None:
+        raise codes.IDEMPOTENCY_IN_PROGRESS("The patch with this idempotency key kept no answer to replay")
+    return AccountFailures.model_validate_json(content)
 
 
 def _items(request: MigrationRequest) -> int:
@@ -442,14 +465,13 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
     try:
         request = _request_of(ctx, migration, account)
         failed, written = _migrate(ctx, migration, working, request)
-    except DomainError as error:  # what validation did not foresee: the account's own failure
-        failed, written = _account_failure(working, error.message), None
+    except DomainError as error:
+        if isinstance(error, ConcurrentModification):  # what it joins (an existing account) changed: rerun it
+            return _errored(ctx, migration, working, error)
+        failed, written = _account_failure(working, error.message), None  # what validation did not foresee
     except Exception as error:  # a system error: `error`, for recover
         logger().exception("migration account failed with a system error")
-        _finish_account(ctx, migration, working.model_copy(update={
-            "accountMigrationState": AccountMigrationState.ERROR, "error": f"{type(error).__name__}: {error}"[:1000],
-            "lastUpdated": ctx.now}), {"errorAccounts": 1}, [])
-        return {"state": AccountMigrationState.ERROR.value}
+        return _errored(ctx, migration, working, error)
     if written is None:
         assert failed is not None
         _finish_account(ctx, migration, working.model_copy(update={
@@ -458,6 +480,14 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
             [repository.failure_write(ctx.tenant, migration.locator, failed)])
         return {"state": AccountMigrationState.FAILED.value}
     return {"state": AccountMigrationState.COMPLETED.value}
+
+
+def _errored(ctx: CallContext, migration: Migration, account: AccountMigration, error: Exception) -> dict[str, Any]:
+    """The account in `error` (a system error, or records it changes changed meanwhile), which recover reruns."""
+    _finish_account(ctx, migration, account.model_copy(update={
+        "accountMigrationState": AccountMigrationState.ERROR, "error": f"{type(error).__name__}: {error}"[:1000],
+        "lastUpdated": ctx.now}), {"errorAccounts": 1}, [])
+    return {"state": AccountMigrationState.ERROR.value}
 
 
 def _write_state(ctx: CallContext, migration: Migration, account: AccountMigration) -> None:
@@ -523,8 +553,10 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
     config_version, model = configuration.current_model(ctx, resolved=True)
     owner = _owner(ctx, migration, account, request, failures)
     default_currency = str(model.get("defaultCurrency") or "USD")
+    existing = _existing_invoices(ctx, migration, request)
     differences = reconciliation.reconcile(request, {policy.id: policy.currency or default_currency
-                                                     for policy in request.policies}, default_currency)
+                                                     for policy in request.policies}, default_currency,
+                                           {invoice.locator: invoice for invoice in existing})
     built: list[tuple[PolicyMigrationRequest, _Built]] = []
     for policy in request.policies:
         problems: list[str] = []
@@ -586,12 +618,13 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
                                              reconciliation.disbursed(request, default_currency))]
     written, paid, paid_out = billing_payments.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
         seed=f"{seed}:invoice:{given.id}", installments=invoiced[given.id], startTime=given.startTime,
-        endTime=given.endTime, dueTime=given.dueTime, generateTime=given.generateTime, timezone=given.timezone)
-        for given in request.invoices], [billing_payments.MigratedPayment(
+        endTime=given.endTime, dueTime=given.dueTime, generateTime=given.generateTime, timezone=given.timezone,
+        discarded=given.invoiceState == "discarded") for given in request.invoices], [billing_payments.MigratedPayment(
             seed=f"{seed}:payment:{given.id}", type=given.paymentType, currency=given.currency or default_currency,
             time=given.paymentTime, createdBy=given.createdBy or request.defaultCreatedBy, data=given.data,
-            items=[(position[item.invoiceId], item.amount) for item in given.paymentItems])
-        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}, disbursed) \
+            items=[(position.get(item.invoiceId, item.invoiceId), item.amount) for item in given.paymentItems])
+        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}, disbursed,
+        existing) \
         if lattices or request.payments or disbursed or (
             accounting and any(accounting.originalAccountBalances.values())) else ([], [], [])
     completed = account.model_copy(update={"accountMigrationState": AccountMigrationState.COMPLETED,
@@ -609,6 +642,16 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
         failures.accountError = _failure(account.originalId, account.accountLocator, "account", [too_large])
         return failures, None
     return None, True
+
+
+def _existing_invoices(ctx: CallContext, migration: Migration, request: MigrationRequest) -> list[Invoice]:
+    """The invoices of the existing account a migration joins that its payment items name by locator."""
+    if migration.existingAccount is None:
+        return []
+    brought = {invoice.id for invoice in request.invoices}
+    named = [item.invoiceId for payment in request.payments for item in payment.paymentItems
+             if item.invoiceId not in brought and len(item.invoiceId) <= MAX_LOCATOR_LENGTH]
+    return invoices.invoices_of_account(ctx, migration.existingAccount, named) if named else []
 
 
 # --- committing an account: in one write, or staged -----------------------------------------------------

@@ -16,9 +16,10 @@ policy: a cancellation issued and billed, its refund into credit). The billing j
 (`jobs.drain()`). Active holds are released before the last generation. Four tests of 60 histories each (`make
 ledger` runs 500 each): invoices generated after every transaction up to a far future, or only at random
 moments up to a random horizon (and up to the far future at the end); the account billed, or the policy on its
-own. Driven through the services, one tenant per test, a fresh account per history. What a history costs is
-mostly moto's DynamoDB: some 0.8 s of CPU before its first operation (the policy issued and billed, a term of
-monthly invoices, the checks), 0.2 s to 0.6 s an operation.
+own. Driven through the services, one tenant per test, a fresh account per history; a history of vehicle value
+9000 starts on a migrated account (its account and policy brought in by a migration: MIGRATED_VALUE). What a
+history costs is mostly moto's DynamoDB: some 0.8 s of CPU before its first operation (the policy issued and
+billed, a term of monthly invoices, the checks), 0.2 s to 0.6 s an operation.
 
 After every history, to the cent (Decimal):
 
@@ -131,6 +132,8 @@ from chalicelib.billing.writeoffs.models import WriteOff, WriteOffState
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError, InvalidRequest, InvalidState
 from chalicelib.core.paging import PageRequest
+from chalicelib.migration import service as migration
+from chalicelib.migration.models import AccountMigrationRequest
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import Transaction, TransactionCategory
 from chalicelib.quotes import service as quotes
@@ -157,6 +160,9 @@ CENT = Decimal("0.01")
 PLANS = ("Monthly", "Quarterly", "FullPay")
 VALUES = ("9000", "12000.50", "25000", "60000")
 """Vehicle values: premium rate 100, 100, 150 and 200 a month."""
+MIGRATED_VALUE = "9000"
+"""A history of this value starts on a migrated account (History.migrate): the account and its policy brought in
+by a migration (chalicelib/migration), billed by billing from the policy's charges; all after it is the same."""
 REVERSIBLE = {TransactionCategory.CHANGE, TransactionCategory.CANCELLATION, TransactionCategory.REINSTATEMENT,
               TransactionCategory.RENEWAL}
 OPERATIONS = 6
@@ -231,6 +237,10 @@ histories = st.fixed_dictionaries({
 })
 
 
+ADA = {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
+       "address": {"line1": "1 Main St", "city": "Springfield", "postcode": "12345"}}
+
+
 def ledger_model() -> dict[str, Any]:
     """The billing test configuration (installment plans, invoice numbers, payment types, the disbursement
     type Refund) with a default delinquency plan: 10 days of grace, then a lapse issued."""
@@ -258,6 +268,8 @@ class History:
     account: str = ""
     policy: str = ""
     vehicle: str = ""
+    migration: str = ""
+    """A migrated start's migration (MIGRATED_VALUE)."""
     payments: list[str] = field(default_factory=list)
     posted: dict[str, Decimal] = field(default_factory=dict)
     """Payments posted and not reversed: their amounts, as this test sent them."""
@@ -283,15 +295,50 @@ class History:
         return system_ctx().for_tenant(self.tenant)
 
     def start(self, plan: str, billing_level: str, value: str) -> None:
-        self.account = accounts.create_account(self.ctx(), AccountFields.model_validate({
-            "type": "PersonAccount", "data": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-                                              "address": {"line1": "1 Main St", "city": "Springfield",
-                                                          "postcode": "12345"}}})).locator
-        self.policy = self.issue_policy(plan, billing_level, value)
+        if value == MIGRATED_VALUE:
+            self.migrated(plan, billing_level)
+        else:
+            self.account = accounts.create_account(self.ctx(), AccountFields.model_validate({
+                "type": "PersonAccount", "data": ADA})).locator
+            self.policy = self.issue_policy(plan, billing_level, value)
         ctx = self.ctx()
         segment = policies.get_segment(ctx, policies.get_policy(ctx, self.policy).latestSegmentLocator)
         self.vehicle = next(e.staticLocator for e in segment.element.elements if e.type == "Vehicle")
         self.billed()
+
+    def requested(self, plan: str, billing_level: str, value: str) -> None:
+        """What a start writes beyond DynamoDB, which a snapshot does not hold (started()): a migrated start's
+        migration, its request in S3: Ada's account and a PersonalAuto policy, its vehicle at 100 a month (as
+        the quote's of MIGRATED_VALUE)."""
+        if value != MIGRATED_VALUE:
+            return
+        ctx = self.ctx()
+        preferences = {"installmentPreferences": {"installmentPlanName": plan, "installmentWeights": []}}
+        collision = {"elementType": "Collision", "id": "collision", "data": {}, "charges": [],
+                     "coverageTerms": {"Limit": "l50k"}, "elements": []}
+        car = {"elementType": "Vehicle", "id": "vehicle", "data": {"vin": "1HGCM82633A004352", "value": 9000},
+               "charges": [{"chargeType": "premium", "tag": "band 1", "rate": 100, "referenceRate": 100}],
+               "coverageTerms": {}, "elements": [collision]}
+        issuance = {"issuedTime": NOW, "createdAt": NOW, "transactionType": "issuance", "preferences": preferences,
+                    "segment": {"startTime": TERM_START, "segmentType": "coverage", "rootElement": {
+                        "elementType": "PersonalAuto", "id": "root", "data": {"channel": "web"}, "charges": [],
+                        "coverageTerms": {}, "elements": [car]}}}
+        self.migration = migration.start(ctx, [AccountMigrationRequest.model_validate({
+            "accountData": {"accountType": "PersonAccount", "id": "ada", "data": ADA, "createdAt": NOW},
+            "defaultCreatedBy": ctx.user_locator,
+            "policies": [{"productName": "PersonalAuto", "id": "auto", "durationBasis": "months", "createdAt": NOW,
+                          "currency": "USD", "timezone": "America/New_York", "billingLevel": billing_level,
+                          "preferences": preferences,
+                          "terms": [{"startTime": TERM_START, "endTime": TERM_START.replace(year=2027),
+                                     "transactions": [issuance]}]}]})]).locator
+
+    def migrated(self, plan: str, billing_level: str) -> None:
+        """The migration's account and policy (`requested`, unless it was), its jobs run."""
+        if not self.migration:
+            self.requested(plan, billing_level, MIGRATED_VALUE)
+        self.jobs.drain()
+        [mapped] = migration.mappings(self.ctx(), self.migration, PageRequest(0, 1)).items
+        self.account, [self.policy] = mapped.accountLocator, list(mapped.policies)
 
     def issue_policy(self, plan: str, billing_level: str, value: str) -> str:
         """A PersonalAuto policy of the account, issued (its billing job not run yet)."""
@@ -1113,6 +1160,7 @@ def started(history: History, plan: str, billing_level: str, value: str) -> None
     (tests/support/snapshots.py): the start is half of a history's cost."""
     key = (history.tenant, history.eager, plan, billing_level, value)
     if key not in STARTS:
+        history.requested(plan, billing_level, value)
         with Snapshot.record() as snapshot:
             history.start(plan, billing_level, value)
         STARTS[key] = (snapshot, history.account, history.policy, history.vehicle)

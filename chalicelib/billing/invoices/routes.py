@@ -113,7 +113,8 @@ def list_invoice_debits(tenantLocator: str, locator: str,
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/settle", methods=["POST"])
-@endpoint("invoices.write", errors=[*INVOICE, codes.INVOICE_AMOUNT_REMAINING, codes.INVOICE_SETTLED])
+@endpoint("invoices.write", errors=[*INVOICE, codes.INVOICE_AMOUNT_REMAINING, codes.INVOICE_SETTLED,
+                                       codes.INVOICE_DISCARDED])
 def settle_invoice(tenantLocator: str, locator: str,
                    query: schemas.SettleQuery) -> schemas.CreditDistributionListResponse:
     # `forced` is the platform's; a positive remaining amount is refused with it too (service.py)

@@ -262,11 +262,14 @@ class MigratedInvoice:
     dueTime: datetime
     generateTime: datetime
     timezone: str | None = None
+    discarded: bool = False
+    """The source discarded it: it is migrated discarded (models.InvoiceState.DISCARDED)."""
 
 
 def migrated_invoices(ctx: CallContext, given: list[MigratedInvoice]) -> list[Invoice]:
     """The invoices of a migration's installments (each installment gets its invoice's locator), open, with
-    the source's times (settled when one totals zero); payments settle them before they are written."""
+    the source's times (settled when one totals zero, discarded as the source's, owing nothing); payments
+    settle them before they are written."""
     built = []
     for each in given:
         def locate(seed: str, at: MigratedInvoice = each) -> str:
@@ -278,7 +281,11 @@ def migrated_invoices(ctx: CallContext, given: list[MigratedInvoice]) -> list[In
                     "autopayTime": each.dueTime, "suppressAutopay": True, "createdAt": each.generateTime})
         if each.timezone:
             invoice.timezone = each.timezone
-        if invoice.totalAmount == 0:
+        if each.discarded:
+            invoice.invoiceState, invoice.totalRemainingAmount = InvoiceState.DISCARDED, Decimal(0)
+            for item in invoice.invoiceItems:
+                item.remainingAmount = Decimal(0)
+        elif invoice.totalAmount == 0:
             invoice.invoiceState, invoice.settledTime = InvoiceState.SETTLED, each.generateTime
         built.append(invoice)
     return built
@@ -286,15 +293,15 @@ def migrated_invoices(ctx: CallContext, given: list[MigratedInvoice]) -> list[In
 
 def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
                  lattices: list[tuple[InstallmentLattice, list[Installment]]],
-                 invoices: list[tuple[Invoice, list[Installment]]]) -> dict[str, int]:
+                 invoices: list[tuple[Invoice, list[Installment]]], containers: Iterable[str] = ()) -> dict[str, int]:
     """Add to `uow` a migration's billing records of the account: the lattices of its transactions with their
     installments (which billing then does not build), each on one of `invoices` (migrated_invoices), due
-    (when open) and numbered as billing's own, and the bumps of the roots of the account and of their
-    containers; answers the versions the roots had."""
+    (when open) and numbered as billing's own, and the bumps of the roots of the account, of their
+    containers and of the other `containers` the migration changes; answers the versions the roots had."""
     model = configuration.current_model(ctx, resolved=True)[1]
     numbering = invoice_numbering_plan(ctx, account)
     versions = account_root.bump(ctx, uow, account.locator, sorted(
-        {account.locator, *(lattice.billingContainer for lattice, _ in lattices)}))
+        {account.locator, *(lattice.billingContainer for lattice, _ in lattices), *containers}))
     for lattice, installments in lattices:
         repository.add_lattice(uow, ctx.tenant, lattice, [installment.locator for installment in installments])
     for invoice, invoiced in invoices:
@@ -325,6 +332,11 @@ def invoice(ctx: CallContext, locator: str) -> Invoice:
     if found is None:
         raise codes.not_found("invoice", locator)
     return found
+
+
+def invoices_of_account(ctx: CallContext, account: str, locators: Iterable[str]) -> list[Invoice]:
+    """The account's invoices among `locators` (others are not the account's: left out)."""
+    return repository.get_many(ctx.tenant, account, "invoice", locators, Invoice)
 
 
 def invoice_with_installments(ctx: CallContext, locator: str) -> tuple[Invoice, list[Installment]]:
@@ -375,6 +387,8 @@ def settle_invoice(ctx: CallContext, locator: str) -> tuple[Invoice, Decimal]:
     current = invoice(ctx, locator)
     if current.invoiceState == InvoiceState.SETTLED:
         raise codes.INVOICE_SETTLED(f"Invoice {locator} is settled")
+    if current.invoiceState == InvoiceState.DISCARDED:
+        raise codes.INVOICE_DISCARDED(f"Invoice {locator} is discarded: it owes nothing to settle")
     if current.totalRemainingAmount > 0:
         left = money.round_money(current.totalRemainingAmount, current.currency)
         raise codes.INVOICE_AMOUNT_REMAINING(

@@ -82,7 +82,7 @@ def take_back(invoice: Invoice, item_amounts: dict[str, Decimal], now: datetime)
 def _apply(applied: dict[str, Applied], invoice: Invoice, cap: Decimal, item_locator: str | None,
            now: datetime) -> Decimal:
     cap = min(cap, invoice.totalRemainingAmount)  # negative items lower what the invoice can take
-    if invoice.invoiceState == InvoiceState.SETTLED or cap <= 0:
+    if invoice.invoiceState != InvoiceState.OPEN or cap <= 0:
         return ZERO
     taken = ZERO
     entry = applied.setdefault(invoice.locator, Applied(invoice, ZERO, {}))

@@ -208,6 +208,9 @@ def _check_targets(ctx: CallContext, account: str, currency: str, targets: list[
                 raise codes.PAYMENT_INVALID_TARGET(
                     f"Invoice {target.containerLocator} is not one of account {account} in {currency}",
                     field_errors=[FieldError(field, "not an invoice of the payment's account and currency")])
+            if target_invoice.invoiceState == InvoiceState.DISCARDED:
+                raise codes.PAYMENT_INVALID_TARGET(f"Invoice {target.containerLocator} is discarded: it owes nothing",
+                                                   field_errors=[FieldError(field, "a discarded invoice")])
         if target.containerType in (ContainerType.SUBPAYMENT, ContainerType.INVOICE_ITEM):
             raise codes.PAYMENT_INVALID_TARGET(f"A payment cannot target a {target.containerType.value} here",
                                                field_errors=[FieldError(field, "unsupported target type")])
@@ -351,8 +354,9 @@ class MigratedPayment:
     currency: str
     time: datetime
     createdBy: str
-    items: list[tuple[int, Decimal]]
-    """(position of the invoice among the migration's invoices, amount), in order."""
+    items: list[tuple[int | str, Decimal]]
+    """(the invoice, amount), in order: the invoice by its position among the migration's invoices, or by the
+    locator of an invoice the account has already (one of `add_migrated`'s `existing`)."""
     data: dict[str, Any] = field(default_factory=dict)
 
 
@@ -373,21 +377,25 @@ def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
                  lattices: list[tuple[InstallmentLattice, list[Installment]]],
                  given_invoices: list[invoicing.MigratedInvoice], given_payments: list[MigratedPayment],
                  balances: dict[str, Decimal], given_disbursements: Sequence[MigratedDisbursement] = (),
-                 ) -> tuple[list[Invoice], list[Payment], list[Disbursement]]:
+                 existing: Sequence[Invoice] = ()) -> tuple[list[Invoice], list[Payment], list[Disbursement]]:
     """Add to `uow` a migration's billing records of the account (invoices/service.add_migrated): its
     invoices settled by its posted payments as in the source (an application for each invoice a payment
     paid), its executed disbursements (credit/service.add_migrated_disbursement) and its starting credit
     balances: the credit's ledger shows, per currency, the balance before the disbursements (`balances`
-    plus what they paid out) and a line for each disbursement, so that it holds `balances`. A payment that
-    pays more than its invoices owe is refused (the migration reconciles them first): 400, nothing written."""
+    plus what they paid out) and a line for each disbursement, so that it holds `balances`. Payments may pay
+    `existing` invoices of the account (as read, at their versions) too: each is rewritten as paid, on
+    condition of its version, settled (its delinquencies with it) when paid in full. A payment that pays more
+    than its invoices owe is refused (the migration reconciles them first): 400, nothing written."""
     built = invoicing.migrated_invoices(ctx, given_invoices)
-    by_locator = {invoice.locator: invoice for invoice in built}
+    earlier = {invoice.locator: invoice.model_copy(deep=True) for invoice in existing}
+    by_locator = {**earlier, **{invoice.locator: invoice for invoice in built}}
     records = []
+    paid_before: set[str] = set()
     for given in given_payments:
         kind = _payment_type(ctx, given.type)
         locator = derived_locator(given.time, given.seed)
-        targets = [PaymentTarget(containerLocator=built[index].locator, containerType=ContainerType.INVOICE,
-                                 amount=amount) for index, amount in given.items]
+        targets = [PaymentTarget(containerLocator=built[index].locator if isinstance(index, int) else index,
+                                 containerType=ContainerType.INVOICE, amount=amount) for index, amount in given.items]
         amount = sum((amount for _, amount in given.items), Decimal(0))
         applied, left = payments.post(amount, targets, by_locator, [], given.time)
         if left:
@@ -401,6 +409,8 @@ def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
             uow.add(repository.record_write(repository.application_item(ctx.tenant, account.locator, application),
                                             new=True))
             refs.append(f"{each.invoice.locator}/{application.locator}")
+            if each.invoice.locator in earlier:
+                paid_before.add(each.invoice.locator)
         records.append(Payment(
             locator=locator, accountLocator=account.locator, paymentState=PaymentState.POSTED, type=kind,
             currency=given.currency, amount=amount, data=given.data, targets=targets, applications=refs,
@@ -408,7 +418,15 @@ def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
             updatedBy=given.createdBy))
     installments = {i.locator: i for _, listed in lattices for i in listed}
     versions = invoicing.add_migrated(ctx, uow, account, lattices, [
-        (invoice, [installments[locator] for locator in invoice.installmentLocators]) for invoice in built])
+        (invoice, [installments[locator] for locator in invoice.installmentLocators]) for invoice in built],
+        containers=[earlier[locator].billingContainer for locator in sorted(paid_before)])
+    for locator in sorted(paid_before):
+        paid = earlier[locator]
+        uow.add(*repository.invoice_update_writes(ctx.tenant, paid, was_open=True))
+        if paid.invoiceState == InvoiceState.SETTLED:
+            uow.record_event("billing.invoice.settle", invoicing.invoice_event(paid))
+    delinquencies.settle_paid(ctx, uow, account.locator, [locator for locator in sorted(paid_before)
+                                                          if earlier[locator].invoiceState == InvoiceState.SETTLED])
     for record in records:
         record.postedVersion = versions[account.locator] + 1
         repository.add_payment(uow, ctx.tenant, record)

@@ -53,6 +53,6 @@ def reverse_write_off(tenantLocator: str, locator: str,
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/writeOff", methods=["PATCH"])
 @endpoint("invoices.write", idempotent=True, errors=[codes.NOT_FOUND["invoice"], codes.INVOICE_SETTLED,
-                                                     *DISTRIBUTION])
+                                                     codes.INVOICE_DISCARDED, *DISTRIBUTION])
 def write_off_invoice(tenantLocator: str, locator: str) -> schemas.WriteOffResponse:
     return schemas.WriteOffResponse.of(service.write_off_invoice(request_context(), locator))

@@ -63,6 +63,8 @@ def write_off_invoice(ctx: CallContext, invoice_locator: str) -> WriteOff:
     found = invoicing.invoice(ctx, invoice_locator)
     if found.invoiceState == InvoiceState.SETTLED:
         raise codes.INVOICE_SETTLED(f"Invoice {invoice_locator} is settled: nothing remains to write off")
+    if found.invoiceState == InvoiceState.DISCARDED:
+        raise codes.INVOICE_DISCARDED(f"Invoice {invoice_locator} is discarded: nothing remains to write off")
     return create_write_off(ctx, found.accountLocator, [PaymentTarget(containerLocator=found.locator,
                                                                       containerType=ContainerType.INVOICE)])
 

@@ -2,8 +2,9 @@
 (the account and the lists, its quote, its policy and segment, its documents, the event stream) with its
 money unchanged; retention first (a policy on risk restricts the account: the preview says why, the job
 is suspended having changed nothing); policy, quote and payment references reach those records only (the
-account's own data stays); `anonymizedAt` shown and kept by later rewrites; a removed document's download
-says so; a replayed request starts nothing twice; bad input answers 4xx."""
+account's own data stays); a contact reference reaches the records that list it, kept by retention as they
+are; `anonymizedAt` shown and kept by later rewrites; a removed document's download says so; a replayed
+request starts nothing twice; bad input answers 4xx."""
 from __future__ import annotations
 
 import json
@@ -305,8 +306,9 @@ def test_bad_input_answers_a_clear_4xx_and_starts_nothing(api, admin_token, jobs
     assert_error(anonymize(api, token, tenant, {"references": {"account": ["not-a-locator"]}}), 400,
                  "request.invalid")
     assert_error(anonymize(api, token, tenant, {"references": {"account": []}}), 400, "request.invalid")
-    assert_error(anonymize(api, token, tenant, {"references": {"contact": [account]}}), 400,
+    assert_error(anonymize(api, token, tenant, {"references": {"fnol": [account]}}), 400,
                  "anonymization.unsupported_reference")
+    assert_error(anonymize(api, token, tenant, {"references": {"contact": [account]}}), 404, "contact.not_found")
     assert_error(anonymize(api, token, tenant, {"references": {"quote": [account]}}), 404, "quote.not_found")
     assert_error(anonymize(api, token, tenant, {"references": {"policy": [UNKNOWN]}}), 404, "policy.not_found")
     assert_error(anonymize(api, token, tenant, {"references": {"payment": [UNKNOWN]}}), 404, "payment.not_found")
@@ -336,3 +338,43 @@ def test_every_route_checks_the_tenant_and_the_permission(api, admin_token):
     assert_error(call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"),
                       nobody), 403, "auth.permission_denied")
     assert_error(fetch_jobs(api, nobody, tenant, UNKNOWN), 403, "auth.permission_denied")
+
+
+def test_a_contact_is_anonymized_in_the_records_that_list_it_once_retention_lets_it(api, admin_token, jobs):
+    tenant, token = quotes_tenant(api, admin_token), admin_token
+    contact, other = "01JVM6MGG0BCY4HV1F8F6P2RWF", "01JVM6MGG0BCY4HV1F8F6P2RWG"
+    first, second = new_account(api, token, tenant), new_account(api, token, tenant)
+    ok(call(api, "POST", f"/policy/{tenant}/accounts/{first}/contacts", token,
+            {"contactLocator": contact, "roles": ["billing"]}))
+    ok(call(api, "POST", f"/policy/{tenant}/accounts/{first}/contacts", token,
+            {"contactLocator": other, "roles": ["primary"]}))
+    quote = create(api, token, tenant, auto(second, contacts=[{"contactLocator": contact, "roles": ["broker"]}]))
+    assert ok(advance(api, token, tenant, quote["locator"], "accept"))["quoteState"] == "accepted"
+
+    [shown] = ok(preview(api, token, tenant, {"contact": [contact]}))[0]["references"]
+    assert (shown["state"], [r["code"] for r in shown["restrictions"]]) == ("restricted", ["retention.quote_accepted"])
+    targets = {t["referenceType"]: t for t in shown["targets"]}
+    assert (targets["account"]["anonymizableReferenceLocators"], targets["quote"]["restrictedReferenceLocators"]) == (
+        [first], [quote["locator"]])
+    [kept] = ok(anonymize(api, token, tenant, {"references": {"contact": [contact]}}))
+    jobs.drain()
+    [suspended] = ok(fetch_jobs(api, token, tenant, kept["jobLocator"]))
+    assert suspended["jobStatus"] == "suspended"
+    assert contact in json.dumps(ok(call(api, "GET", f"/policy/{tenant}/accounts/{first}", token))["contacts"])
+
+    [started] = ok(anonymize(api, token, tenant, {"references": {"contact": [contact]}, "includeAcceptedQuotes": True}))
+    jobs.drain()
+    [job] = ok(fetch_jobs(api, token, tenant, started["jobLocator"]))
+    assert (job["jobStatus"], job["anonymizedReferenceLocators"]) == ("completed", [contact])
+    account = ok(call(api, "GET", f"/policy/{tenant}/accounts/{first}", token))
+    accepted = ok(call(api, "GET", f"/policy/{tenant}/quotes/{quote['locator']}", token))
+    [(replacement, roles), kept_contact] = [(c["contactLocator"], c["roles"]) for c in account["contacts"]]
+    assert (roles, kept_contact) == (["billing"], (other, ["primary"]))  # another contact stays
+    assert [(c["contactLocator"], c["roles"]) for c in accepted["contacts"]] == [(replacement, ["broker"])]
+    assert replacement != contact and account.get("anonymizedAt") is None  # the account itself is not anonymized
+    assert [e["data"] for e in events_of_type(api, token, tenant, "contact.anonymized")] == [
+        {"locator": contact, "staticLocator": contact}]
+    [again] = ok(anonymize(api, token, tenant, {"references": {"contact": [contact]}}))
+    assert (again["jobLocator"], again["fromCurrentRequest"]) == (started["jobLocator"], False)
+    [done] = ok(preview(api, token, tenant, {"contact": [contact]}))[0]["references"]
+    assert done["state"] == "anonymized"

@@ -61,3 +61,49 @@ def test_an_existing_accounts_records_join_it_and_an_unknown_account_is_404(api,
 
     unknown = "01JVM6MGG0BCY4HV1F8F6P2RWE"
     assert_error(_start(api, admin_token, tenant, unknown, body), 404, "account.not_found")
+
+
+def test_a_migration_joining_an_account_pays_its_open_invoices_by_locator_reconciled_first(api, admin_token, jobs):
+    model = policy_model()
+    model["payments"] = {"Card": {}}
+    tenant = configured_tenant(api, admin_token, model)
+    account = create(api, admin_token, tenant)["locator"]
+    policy = billed_policy("SRC-Y-p1", [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7)],
+                           [(1, "72.00"), (2, "72.00")])
+    first = ok(_start(api, admin_token, tenant, account, {
+        "defaultCreatedBy": CREATED_BY, "policies": [policy], "disbursements": [],
+        "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "open")],
+        "payments": [source_payment("P1", [("INV1", "72.00")], payment_type="Card")]}))["locator"]
+    jobs.drain()
+    (mapped,) = fetch(api, admin_token, tenant, first, "/mappings/list")["items"]
+    located = {mapping["originalId"]: locator for locator, mapping in mapped["invoices"].items()}
+
+    def joining(payments):
+        started = ok(_start(api, admin_token, tenant, account, {"defaultCreatedBy": CREATED_BY, "policies": [],
+                                                                "invoices": [], "disbursements": [],
+                                                                "payments": payments}))["locator"]
+        jobs.drain()
+        return started
+
+    refused = joining([source_payment("P2", [(located["INV2"], "100.00")], payment_type="Card"),
+                       source_payment("P3", [(located["INV1"], "1.00")], payment_type="Card")])
+    assert fetch(api, admin_token, tenant, refused)["migrationState"] == "failed"
+    (failure,) = fetch(api, admin_token, tenant, refused, "/failures/list")["items"]
+    assert {original: [m for item in entity["errors"]["validationItems"] for m in item["errors"]]
+            for original, entity in failure["payments"].items()} == {
+        "P2": [f"payment P2: the account's invoice {located['INV2']} has 72.00 remaining, the migration's payments "
+               "pay 100.00 of it"],
+        "P3": [f"payment P3: paymentItems[0]: the account's invoice {located['INV1']} is settled, it owes nothing"]}
+    owed = ok(call(api, "GET", f"/billing/{tenant}/invoices/{located['INV2']}", admin_token))
+    assert (owed["invoiceState"], Decimal(owed["totalRemainingAmount"])) == ("open", Decimal("72.00"))
+
+    paid = joining([source_payment("P4", [(located["INV2"], "50.00")], payment_type="Card"),
+                    source_payment("P5", [(located["INV2"], "22.00")], payment_type="Card")])
+    assert fetch(api, admin_token, tenant, paid)["migrationState"] == "finished"
+    settled = ok(call(api, "GET", f"/billing/{tenant}/invoices/{located['INV2']}", admin_token))
+    assert (settled["invoiceState"], Decimal(settled["totalRemainingAmount"])) == ("settled", Decimal(0))
+    (joined,) = fetch(api, admin_token, tenant, paid, "/mappings/list")["items"]
+    credits = ok(call(api, "GET", f"/billing/{tenant}/invoices/{located['INV2']}/credits/list", admin_token))["items"]
+    assert sorted((c["locator"], Decimal(c["amount"])) for c in credits) == sorted(
+        (locator, Decimal("50.00") if mapping["originalId"] == "P4" else Decimal("22.00"))
+        for locator, mapping in joined["payments"].items())

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import pytest
+
+from chalicelib.core import codes
 from chalicelib.migration import service
 from tests.api.migration.support import (
     CREATED_BY,
@@ -121,17 +124,20 @@ def test_a_failed_policy_replaced_by_patch_is_processed_again(api, admin_token, 
     assert len(_policies_of(api, admin_token, tenant, failure["accountLocator"])) == 1
 
 
+@pytest.mark.parametrize("error", [RuntimeError("worker killed"), codes.CONCURRENT_MODIFICATION("changed meanwhile")],
+                         ids=["a system error", "what it changes changed meanwhile"])
 def test_a_system_error_leaves_the_account_in_error_and_recover_completes_it_once(api, admin_token, tenant, jobs,
-                                                                                 monkeypatch):
+                                                                                 monkeypatch, error):
     real = service.policies.add_migrated_policy
     calls = []
 
     def crash_after_the_pending_records(ctx, uow, *args, **kwargs):
-        """The worker dies between the policy's pending records and the account's final write."""
+        """The worker dies (or a record the account changes changed) between the policy's pending records and
+        the account's final write."""
         real(ctx, uow, *args, **kwargs)
         calls.append(1)
         if len(calls) == 1:
-            raise RuntimeError("worker killed")
+            raise error
 
     monkeypatch.setattr(service.policies, "add_migrated_policy", crash_after_the_pending_records)
     migration = ok(start(api, admin_token, tenant, [account_request("SRC-E1")]))["locator"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from chalicelib.runtime.due_kinds import DueKind
+from chalicelib.storage import due_index
 from tests.api.migration.support import (
     account_of,
     account_request,
@@ -16,7 +18,7 @@ from tests.api.migration.support import (
     source_payment,
     start,
 )
-from tests.support.api import call, ok
+from tests.support.api import assert_error, call, ok
 from tests.support.clock import advance
 from tests.support.configs import configured_tenant, policy_model
 
@@ -232,3 +234,52 @@ def test_disbursements_are_executed_records_paid_out_of_the_credit_and_a_bad_one
     balance = ok(call(api, "GET", f"/billing/{tenant}/accounting/ledgerAccounts/accountCreditBalance/"
                                   f"{mappings['accountLocator']}?currency=USD", admin_token))
     assert Decimal(balance["balance"]) == Decimal("3.50")  # the source's balance, after what it paid out
+
+
+def test_a_discarded_invoice_is_migrated_discarded_owing_nothing_and_one_a_payment_covers_is_a_difference(
+        api, admin_token, jobs):
+    tenant = _payments_tenant(api, admin_token)
+    installments = [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7)]
+    good = {**account_request("SRC-R7", policies=[billed_policy("SRC-R7-p1", installments,
+                                                                [(1, "72.00"), (2, "72.00")])]),
+            "invoices": [source_invoice("INV1", 6, "open"), source_invoice("INV2", 7, "discarded")]}
+    bad = {**account_request("SRC-R8", policies=[billed_policy("SRC-R8-p1", installments,
+                                                               [(1, "72.00"), (2, "72.00")])]),
+           "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "discarded")],
+           "payments": [source_payment("P1", [("INV1", "72.00"), ("INV2", "10.00")], payment_type="Card")]}
+    migration = ok(start(api, admin_token, tenant, [good, bad]))["locator"]
+    jobs.drain()
+
+    (failure,) = fetch(api, admin_token, tenant, migration, "/failures/list")["items"]
+    assert failure["accountOriginalId"] == "SRC-R8"
+    assert _messages(failure["invoices"]["INV2"]) == [
+        "invoice INV2: stated discarded (it owes nothing), its installments' items total 72.00, its payments cover "
+        "10.00"]
+    mappings = account_of(api, admin_token, tenant, migration, "SRC-R7")
+    account = mappings["accountLocator"]
+    by_original = {mappings["invoices"][locator]["originalId"]: ok(call(
+        api, "GET", f"/billing/{tenant}/invoices/{locator}", admin_token)) for locator in mappings["invoices"]}
+    discarded = by_original["INV2"]
+    assert (discarded["invoiceState"], Decimal(discarded["totalAmount"]), Decimal(discarded["totalRemainingAmount"]),
+            discarded.get("settledTime")) == ("discarded", Decimal("72.00"), Decimal(0), None)
+    assert due_index.get(tenant, DueKind.INVOICE_DUE, discarded["locator"]) is None
+    assert due_index.get(tenant, DueKind.INVOICE_DUE, by_original["INV1"]["locator"]) is not None
+    for method, action in (("POST", "settle"), ("PATCH", "writeOff")):
+        assert_error(call(api, method, f"/billing/{tenant}/invoices/{discarded['locator']}/{action}", admin_token),
+                     409, "invoice.discarded")
+    assert_error(call(api, "POST", f"/billing/{tenant}/payments", admin_token, {
+        "accountLocator": account, "type": "Card", "amount": Decimal("1.00"), "data": {},
+        "targets": [{"containerType": "invoice", "containerLocator": discarded["locator"]}]}), 400,
+        "payment.invalid_target")
+
+    # a payment to the account pays what it owes (the open invoices), never the discarded one, which owes nothing
+    payment = ok(call(api, "POST", f"/billing/{tenant}/payments", admin_token, {
+        "accountLocator": account, "type": "Card", "amount": Decimal("100.00"), "data": {},
+        "targets": [{"containerType": "account", "containerLocator": account}]}))
+    ok(call(api, "PATCH", f"/billing/{tenant}/payments/{payment['locator']}/post", admin_token))
+    assert ok(call(api, "GET", f"/billing/{tenant}/invoices/{discarded['locator']}", admin_token))[
+        "invoiceState"] == "discarded"
+    assert ok(call(api, "GET", f"/billing/{tenant}/invoices/{by_original['INV1']['locator']}", admin_token))[
+        "invoiceState"] == "settled"
+    assert ok(call(api, "GET", f"/billing/{tenant}/invoices/{discarded['locator']}/credits/list",
+                   admin_token))["items"] == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from chalicelib.compliance.models import PLACEHOLDER, scrubbed
+from chalicelib.compliance.models import PLACEHOLDER, names_contact, scrubbed, without_contact
 
 PERSONAL = {"name": {"type": "string"}, "postcode": {"type": "string", "regex": "[0-9]{5}"},
             "email": {"type": "string", "regex": r"[^@ ]+@[^@ ]+\.[a-z]+"},
@@ -35,3 +35,16 @@ def test_a_replacement_matches_the_fields_pattern_when_one_of_the_fillers_does()
     for name in ("postcode", "email", "code"):
         assert re.fullmatch(PERSONAL[name]["regex"], replaced[name])
     assert replaced["plate"] == PLACEHOLDER  # no filler fits `[a-z]{2}-[0-9]{3}`: the placeholder stays
+
+
+def test_a_contact_is_replaced_in_a_records_contacts_keeping_its_roles_and_others_once_only():
+    record = {"locator": "A", "data": {"name": "Ada"}, "contacts": [
+        {"contactLocator": "C1", "roles": ["billing"]}, {"contactLocator": "C2", "roles": ["primary"]}]}
+    replaced = without_contact(record, "C1", "X")
+    assert replaced == {**record, "contacts": [{"contactLocator": "X", "roles": ["billing"]},
+                                               {"contactLocator": "C2", "roles": ["primary"]}]}
+    assert (names_contact(record, "C1"), names_contact(replaced, "C1"), names_contact(replaced, "C2")) == (
+        True, False, True)
+    assert without_contact(replaced, "C1", "Y") == replaced  # once replaced, it is in no list
+    assert without_contact({"locator": "B"}, "C1", "X") == {"locator": "B"}
+    assert not names_contact({"contacts": "C1"}, "C1")
