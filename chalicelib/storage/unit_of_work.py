@@ -127,6 +127,14 @@ class TransactionUnitOfWork:
             "committedAt": committed,
         }
 
+    def _created(self, entity: str) -> str | None:
+        """The locator of the first record of `entity` this commit puts (what a create route created)."""
+        for op in self._ops:
+            item = op.params.get("Item", {}) if op.action == "Put" else {}
+            if item.get("entity") == {"S": entity} and "S" in item.get("locator", {}):
+                return str(item["locator"]["S"])
+        return None
+
     def _idempotency_guard(self, now: datetime) -> WriteOp | None:
         claim = self.ctx.idempotency
         if claim is None or claim.claimed:
@@ -141,5 +149,8 @@ class TransactionUnitOfWork:
             "createdAt": isoformat(now),
             "ttl": int(now.timestamp()) + IDEMPOTENCY_TTL_SECONDS,
         }
+        created = self._created(claim.creates) if claim.creates else None
+        if created is not None:
+            item["createdLocator"] = created
         return table.put_new(item, lambda: codes.IDEMPOTENCY_IN_PROGRESS(
             "A request with this idempotency key is in progress"))

@@ -1,6 +1,7 @@
 """The state moves whose lost answer a replay rebuilds (`@endpoint(replay=...)`, runtime/idempotency.py): each
 rebuilds it with the fetch route of the record it moves (the same path without the move's last segment), whose
-answer has the move's shape, and the moves a client retries most are among them (issue 31)."""
+answer has the move's shape, and the moves a client retries most are among them (issue 31). A keyed create
+rebuilds it with the fetch of the record it created (`@endpoint(creates=..., replay=...)`)."""
 from __future__ import annotations
 
 from tests.architecture.support import routes, spec_of
@@ -14,6 +15,8 @@ EXPECTED = {
     "PATCH /billing/{tenantLocator}/writeOffs/{locator}/reverse",
     "PATCH /billing/{tenantLocator}/creditDistributions/{locator}/execute",
     "PATCH /billing/{tenantLocator}/creditDistributions/{locator}/reverse",
+    "PATCH /billing/{tenantLocator}/disbursements/{locator}/validate",
+    "PATCH /billing/{tenantLocator}/disbursements/{locator}/approve",
     "PATCH /billing/{tenantLocator}/disbursements/{locator}/execute",
     "PATCH /billing/{tenantLocator}/disbursements/{locator}/reverse",
 }
@@ -26,7 +29,7 @@ def test_every_rebuilt_answer_is_the_fetch_of_the_moved_record(app):
     rebuilt, wrong = set(), []
     for path, method, entry in routes(app):
         spec, view = spec_of(entry), entry.view_function
-        if spec.replay is None:
+        if spec.replay is None or spec.creates is not None:  # a create's: the next test's
             continue
         rebuilt.add(f"{method} {path}")
         fetch = views.get(("GET", path.rsplit("/", 1)[0]))
@@ -38,3 +41,34 @@ def test_every_rebuilt_answer_is_the_fetch_of_the_moved_record(app):
             wrong.append(f"{method} {path}: replay without idempotent")
     assert wrong == []
     assert EXPECTED <= rebuilt
+
+
+CREATES = {
+    "POST /policy/{tenantLocator}/accounts": "account", "POST /policy/{tenantLocator}/quotes": "quote",
+    "POST /billing/{tenantLocator}/payments": "payment", "POST /billing/{tenantLocator}/writeOffs": "writeOff",
+    "POST /billing/{tenantLocator}/creditDistributions": "creditDistribution",
+    "POST /billing/{tenantLocator}/disbursements": "disbursement",
+}
+
+
+def test_every_keyed_create_rebuilds_a_lost_answer_from_the_record_it_created(app):
+    """A keyed create whose record has a fetch route (`GET <path>/{locator}`, answering the create's shape)
+    declares what it creates and replays that fetch: a retry after its answer was lost after the commit answers
+    the created record, never 409 in progress for good (issue 31)."""
+    from typing import get_type_hints
+
+    views = {(method, path): entry.view_function for path, method, entry in routes(app)}
+    declared, missing = {}, []
+    for path, method, entry in routes(app):
+        spec, view = spec_of(entry), entry.view_function
+        fetch = views.get(("GET", f"{path}/{{locator}}"))
+        if method != "POST" or not spec.idempotent or fetch is None:
+            continue
+        if get_type_hints(fetch.__wrapped__)["return"] is not get_type_hints(view.__wrapped__)["return"]:
+            continue
+        if spec.creates is None or spec.replay is not fetch.__wrapped__:
+            missing.append(f"{method} {path}: creates={spec.creates}, replay is not the GET of {path}/{{locator}}")
+        else:
+            declared[f"{method} {path}"] = spec.creates
+    assert missing == [], "\n".join(missing)
+    assert CREATES.items() <= declared.items()
