@@ -3,9 +3,13 @@ of the service under one seed's fault plan (local/faults.py), job messages deliv
 order, some twice, again after a failed run), and a client that retries a 503 with the same idempotency
 key. After the run, with the faults paused, the invariants hold to the cent; a failure names its seed.
 
-This first workload: accounts with a PersonalAuto policy each (tests/api/billing/support.py: 1,225.00 a
-year on the Monthly plan), the clock advancing by days to weeks (invoice generation, due dates), payments
-of an open invoice or the account (some more than is open: credit), and payment reversals.
+The workload: accounts with a PersonalAuto policy each (tests/api/billing/support.py: 1,225.00 a year on the
+Monthly plan), the clock advancing by days to weeks (invoice generation, due dates), payments of an open invoice
+or the account (some more than is open: credit), payment reversals, write-offs of open invoices (some reversed),
+credit distributions of the credit balance to an open invoice, and disbursements (refunds) of it.
+
+`make test` runs PAS_SIMULATION_SEEDS seeds of PAS_SIMULATION_LENGTH steps (200 of 3: its budget); `make simulate`
+runs longer ones (1,000 of 14 by default).
 """
 from __future__ import annotations
 
@@ -26,14 +30,21 @@ from tests.api.transactions.support import policy_path
 from tests.simulation.support import Client, Delivery, SimulationFailure, shrink
 
 SEEDS = [int(os.environ["PAS_SIMULATION_SEED"])] if os.environ.get("PAS_SIMULATION_SEED") else range(
-    int(os.environ.get("PAS_SIMULATION_SEEDS", "3")))
+    int(os.environ.get("PAS_SIMULATION_SEEDS", "200")))
 REPLAY = [int(index) for index in os.environ.get("PAS_SIMULATION_STEPS", "").split(",") if index.strip()]
 """A replay's steps (indices into its seed's step list): what a failure printed."""
-STEPS = 14
+STEPS = int(os.environ.get("PAS_SIMULATION_LENGTH", "3"))
+"""Steps of a seed's workload: a new policy first and an advance of the clock last, the others drawn."""
 SHRINK_RUNS = int(os.environ.get("PAS_SIMULATION_SHRINK_RUNS", "30"))
 """Runs a failing seed may spend on finding a shorter failing step list."""
 FAULT_RATE = 0.08
-KINDS, WEIGHTS = ("new_policy", "advance", "pay", "reverse"), (1, 4, 3, 1)
+KINDS = ("new_policy", "advance", "pay", "reverse", "write_off", "reverse_write_off", "distribute", "disburse")
+WEIGHTS = (1, 4, 3, 1, 1, 1, 1, 1)
+EVENT_RECORD = {"policy.quote": "quoteLocator", "billing.payment": "paymentLocator",
+                "billing.writeoff": "writeOffLocator", "billing.creditdistribution": "creditLocator",
+                "billing.disbursement": "disbursementLocator"}
+"""The data field of each kind of event the run counts that names the record it moved."""
+CENT = Decimal("0.01")
 
 
 def steps_of(seed: int) -> list[tuple[str, int]]:
@@ -41,7 +52,7 @@ def steps_of(seed: int) -> list[tuple[str, int]]:
     from its own seed, so a step list with some steps removed runs the others as they ran (but for the state the
     removed ones would have left)."""
     rng = random.Random(seed)
-    kinds = ["new_policy", *rng.choices(KINDS, WEIGHTS, k=STEPS - 2), "advance"]
+    kinds = ["new_policy", *rng.choices(KINDS, WEIGHTS, k=max(STEPS - 2, 0)), "advance"][:max(STEPS, 1)]
     return [(kind, rng.randrange(2**32)) for kind in kinds]
 
 
@@ -69,6 +80,7 @@ class Run:
         self.tenant = ""
         self.accounts: list[str] = []
         self.payments: list[tuple[str, str]] = []  # (account, payment) posted by this run, not reversed
+        self.write_offs: list[str] = []  # made by this run, not reversed
         self.moved: Counter[tuple[str, str]] = Counter()  # (event type, record) of every move acknowledged
         self.day = 0
 
@@ -134,6 +146,88 @@ class Run:
         self.moved["billing.payment.reverse", payment] += 1
         self.drain()
 
+    def write_off(self) -> None:
+        """Writes off all or half of what an open invoice still owes."""
+        found = self._open_invoice()
+        if found is None:
+            return
+        account, invoice = found
+        amount = (Decimal(str(invoice["totalRemainingAmount"])) * self.rng.choice([Decimal(1), Decimal("0.5")])
+                  ).quantize(CENT)
+        if amount <= 0:
+            return
+        written = self.client.ok("POST", billing(self.tenant, "/writeOffs"), {"accountLocator": account, "targets": [
+            {"containerType": "invoice", "containerLocator": invoice["locator"], "amount": amount}]})
+        if written["writeOffState"] != "distributed" or Decimal(str(written["amount"])) != amount:
+            raise SimulationFailure(f"write-off of {amount} on invoice {invoice['locator']}: {written}")
+        self.write_offs.append(written["locator"])
+        self.moved["billing.writeoff.create", written["locator"]] += 1
+        self.drain()
+
+    def reverse_write_off(self) -> None:
+        if not self.write_offs:
+            return
+        write_off = self.write_offs.pop(self.rng.randrange(len(self.write_offs)))
+        status, answer = self.client.send("PATCH", billing(self.tenant, f"/writeOffs/{write_off}/reverse"),
+                                          {"reversalReason": "simulated"})
+        if status != 200 or answer["writeOffState"] != "reversed":
+            raise SimulationFailure(f"reversal of write-off {write_off}: {status} {answer}")
+        self.moved["billing.writeoff.reverse", write_off] += 1
+        self.drain()
+
+    def distribute(self) -> None:
+        """Applies some of an account's credit balance to one of its open invoices."""
+        found = self._open_invoice(in_credit=True)
+        if found is None:
+            return
+        account, invoice = found
+        amount = min(self._balance(account), Decimal(str(invoice["totalRemainingAmount"])))
+        amount = (amount * self.rng.choice([Decimal(1), Decimal("0.5")])).quantize(CENT)
+        if amount <= 0:
+            return
+        made = self.client.ok("POST", billing(self.tenant, "/creditDistributions"), {
+            "accountLocator": account, "amount": amount, "sources": [],
+            "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]})
+        status, executed = self.client.send("PATCH", billing(self.tenant,
+                                                             f"/creditDistributions/{made['locator']}/execute"))
+        if status != 200 or executed["creditDistributionState"] != "executed":
+            raise SimulationFailure(f"execution of credit distribution {made['locator']}: {status} {executed}")
+        self.moved["billing.creditdistribution.distribute", made["locator"]] += 1
+        self.drain()
+
+    def disburse(self) -> None:
+        """Refunds all or half of an account's credit balance: created, validated, approved and executed."""
+        in_credit = [account for account in self.accounts if self._balance(account) > 0]
+        if not in_credit:
+            return
+        account = self.rng.choice(in_credit)
+        amount = (self._balance(account) * self.rng.choice([Decimal(1), Decimal("0.5")])).quantize(CENT)
+        if amount <= 0:
+            return
+        refund = self.client.ok("POST", billing(self.tenant, "/disbursements"), {
+            "accountLocator": account, "type": "Refund", "amount": amount, "data": {}, "sources": []})
+        for step, state in (("validate", "validated"), ("approve", "approved"), ("execute", "executed")):
+            path = billing(self.tenant, f"/disbursements/{refund['locator']}/{step}")
+            status, moved = self.client.send("PATCH", path)
+            if status != 200 or moved["disbursementState"] != state:
+                raise SimulationFailure(f"{step} of disbursement {refund['locator']}: {status} {moved}")
+        self.moved["billing.disbursement.execute", refund["locator"]] += 1
+        self.drain()
+
+    def _open_invoice(self, *, in_credit: bool = False) -> tuple[str, dict[str, Any]] | None:
+        """One open invoice of one of the run's accounts (of an account in credit), or None."""
+        accounts = [account for account in self.accounts if not in_credit or self._balance(account) > 0]
+        if not accounts:
+            return None
+        account = self.rng.choice(accounts)
+        invoices = self.client.ok("GET", billing(self.tenant, f"/invoices/accounts/{account}/list?count=100"))["items"]
+        open_ = [invoice for invoice in invoices if invoice["invoiceState"] == "open"]
+        return (account, self.rng.choice(open_)) if open_ else None
+
+    def _balance(self, account: str) -> Decimal:
+        return Decimal(str(self.client.ok("GET", billing(
+            self.tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"))["balance"]))
+
     def workload(self, steps: list[tuple[str, int]]) -> None:
         for kind, step_seed in steps:
             self.rng, self.plan.random, self.delivery.rng = (random.Random(step_seed), random.Random(step_seed + 1),
@@ -144,6 +238,7 @@ class Run:
         """The invariants, read through the API with the faults paused (the jobs' and the events' from the table)."""
         with self.plan.paused():
             self._check_jobs()
+            self._check_due()
             self._check_events()
             for account in self.accounts:
                 self._check_account(account)
@@ -173,39 +268,72 @@ class Run:
         recorded: Counter[tuple[str, str]] = Counter()
         for event_type in {event_type for event_type, _ in self.moved}:
             events, _ = table.gateway().query(scope, keys.events_by_type(scope, event_type), index="GSI2")
-            field_name = "paymentLocator" if event_type.startswith("billing.payment") else "quoteLocator"
+            field_name = EVENT_RECORD[event_type.rsplit(".", 1)[0]]
             recorded.update((event_type, event["data"].get(field_name)) for event in events)
         if recorded != self.moved:
             raise SimulationFailure(f"events recorded {dict(recorded - self.moved)} more and "
                                     f"{dict(self.moved - recorded)} fewer than the moves acknowledged")
 
+    def _check_due(self) -> None:
+        """Every scheduled moment that passed was run: no due entry is left due at the tenant's clock (a run
+        the faults cut short was caught up; one its handler refused moves on, RETRY_AFTER later)."""
+        from chalicelib.runtime import wiring
+        from chalicelib.storage import due_index
+
+        now = wiring.clock_for(self.tenant).now()
+        left = due_index.page(self.tenant, now).entries
+        if left:
+            raise SimulationFailure(f"due entries left due at the clock {now.isoformat()}: " + ", ".join(
+                f"{entry.kind} {entry.ref} at {entry.due_at.isoformat()}" for entry in left))
+
+    def _list(self, suffix: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.client.ok("GET", billing(self.tenant, suffix))["items"]
+        locators = [item["locator"] for item in items]
+        if len(locators) != len(set(locators)):
+            raise SimulationFailure(f"{suffix}: a record listed twice: {sorted(locators)}")
+        return items
+
     def _check_account(self, account: str) -> None:
-        invoices = self.client.ok("GET", billing(self.tenant, f"/invoices/accounts/{account}/list?count=100"
-                                                               "&includeZeroAmountInvoices=true"))["items"]
-        invoiced = sum((Decimal(str(i["totalAmount"])) for i in invoices), Decimal(0))
-        remaining = sum((Decimal(str(i["totalRemainingAmount"])) for i in invoices), Decimal(0))
-        payments = self.client.ok("GET", billing(self.tenant, f"/payments/list?accountLocator={account}&count=100"
-                                                               "&includeReversed=true"))["items"]
-        posted = [p for p in payments if p["paymentState"] == "posted"]
-        paid = sum((Decimal(str(p["amount"])) for p in posted), Decimal(0))
-        balance = self.client.ok("GET", billing(
-            self.tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"))["balance"]
-        balance = Decimal(str(balance))
+        """The ledger balances to the cent: what the coverage invoices ask is paid, written off or still open, and
+        what the payments brought beyond that is in the credit balance or refunded (an owed invoice asks back what
+        a refund paid out of credit a reversal took away). The credit balance is the sum of its moves and never
+        negative; no record is listed twice, no invoice item missing or extra, no due time invoiced twice."""
+        invoices = self._list(f"/invoices/accounts/{account}/list?count=100&includeZeroAmountInvoices=true")
+        invoiced = _sum(invoices, "totalAmount")
+        remaining = _sum(invoices, "totalRemainingAmount")
+        owed = _sum([invoice for invoice in invoices if invoice.get("owedFor")], "totalAmount")
+        payments = self._list(f"/payments/list?accountLocator={account}&count=100&includeReversed=true")
+        paid = _sum([p for p in payments if p["paymentState"] == "posted"], "amount")
+        write_offs = self._list(f"/writeOffs/list?accountLocator={account}&count=100")
+        written_off = _sum(write_offs, "amount") - _sum(write_offs, "reversedAmount")
+        refunds = self._list(f"/disbursements/list?accountLocator={account}&count=100")
+        refunded = _sum([d for d in refunds if d["disbursementState"] == "executed"], "amount")
+        self._list(f"/creditDistributions/list?accountLocator={account}&count=100")
+        ledger = self.client.ok("GET", billing(self.tenant,
+                                               f"/accounting/ledgerAccounts/accountCreditBalance/{account}"))
+        balance = Decimal(str(ledger["balance"]))
+        moves = sum((Decimal(str(line["amount"])) * (1 if line["accountingType"] == "credit" else -1)
+                     for line in ledger["lineItems"]), Decimal(0))
         if balance < 0:
             raise SimulationFailure(f"account {account}: credit balance {balance} < 0")
-        # what was invoiced is paid (what the payments put on invoices), or still open; what the payments did
-        # not put on invoices is in the credit balance (no distributions, write-offs or settling credits here)
-        if invoiced != paid - balance + remaining:
-            raise SimulationFailure(f"account {account}: invoiced {invoiced} != paid {paid} - credit {balance} "
-                                    f"+ remaining {remaining}")
+        if moves != balance:
+            raise SimulationFailure(f"account {account}: credit balance {balance} != its moves {moves}")
+        if invoiced - owed != paid + written_off - refunded - balance + remaining:
+            raise SimulationFailure(
+                f"account {account}: invoiced {invoiced} - owed {owed} != paid {paid} + written off {written_off} "
+                f"- refunded {refunded} - credit {balance} + remaining {remaining}")
         for invoice in invoices:
-            items = sum((Decimal(str(item["amount"])) for item in self.client.ok(
-                "GET", billing(self.tenant, f"/invoices/{invoice['locator']}"))["invoiceItems"]), Decimal(0))
+            items = _sum(self.client.ok("GET", billing(self.tenant, f"/invoices/{invoice['locator']}"))["invoiceItems"],
+                         "amount")
             if items != Decimal(str(invoice["totalAmount"])):
                 raise SimulationFailure(f"invoice {invoice['locator']}: items {items} != {invoice['totalAmount']}")
         due_times = [i["dueTime"] for i in invoices if not i.get("owedFor")]
         if len(due_times) != len(set(due_times)):
             raise SimulationFailure(f"account {account}: two invoices for one due time: {sorted(due_times)}")
+
+
+def _sum(records: list[dict[str, Any]], field_name: str) -> Decimal:
+    return sum((Decimal(str(record[field_name])) for record in records), Decimal(0))
 
 
 class Simulation:
