@@ -212,7 +212,7 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
         if isinstance(outcome, idempotency.Committed) and spec.replay is not None:
             answer, arguments = spec.replay, {}  # the move committed: its answer is the record as it now is
             if outcome.created is not None:  # the create committed: its answer is the record it created
-                arguments = {"locator": outcome.created}
+                path = {**path, "locator": outcome.created}
     token = set_context(ctx)
     try:
         with contextlib.ExitStack() as files:

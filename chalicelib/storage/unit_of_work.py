@@ -128,12 +128,13 @@ class TransactionUnitOfWork:
         }
 
     def _created(self, entity: str) -> str | None:
-        """The locator of the first record of `entity` this commit puts (what a create route created)."""
-        for op in self._ops:
-            item = op.params.get("Item", {}) if op.action == "Put" else {}
-            if item.get("entity") == {"S": entity} and "S" in item.get("locator", {}):
-                return str(item["locator"]["S"])
-        return None
+        """The locator of the record of `entity` this commit creates (what a create route created): the first it
+        puts on condition that none exists, else the first it puts (a commit may rewrite others of the entity)."""
+        puts = [op for op in self._ops if op.action == "Put"
+                and op.params["Item"].get("entity") == {"S": entity} and "S" in op.params["Item"].get("locator", {})]
+        new = [op for op in puts if op.params.get("ConditionExpression") == "attribute_not_exists(PK)"]
+        chosen = (new or puts)[:1]
+        return str(chosen[0].params["Item"]["locator"]["S"]) if chosen else None
 
     def _idempotency_guard(self, now: datetime) -> WriteOp | None:
         claim = self.ctx.idempotency

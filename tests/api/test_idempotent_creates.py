@@ -1,7 +1,8 @@
 """`X-Idempotency-Key` on the creates whose answer is lost after their commit (issue 31): the guard written in the
 create's own transaction keeps the created record's locator (`@endpoint(creates=..., replay=...)`), so the retry
 with the same key answers the record as committed, never 409 in progress for good, and creates nothing again.
-Also a disbursement's validate and approve, which a client retries like the other state moves."""
+Also a disbursement's validate and approve, which a client retries like the other state moves, and a policy's
+change, whose record (a transaction) is fetched by a path of its own."""
 from __future__ import annotations
 
 from decimal import Decimal
@@ -9,6 +10,7 @@ from typing import Any
 
 from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account
 from tests.api.quotes.support import auto, quotes
+from tests.api.transactions.support import AUGUST, params, policy_path
 from tests.simulation.support import answers_lost
 from tests.support.api import assert_error, call, event_types, ok
 
@@ -109,3 +111,14 @@ def test_credit_moves_whose_answers_were_lost_are_made_once(api, admin_token, jo
     balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
                       admin_token))["balance"]
     assert Decimal(str(balance)) == Decimal("45.00")
+
+
+def test_a_policy_change_whose_answer_was_lost_answers_the_transaction_created_once(api, admin_token, jobs):
+    tenant = billing_tenant(api, admin_token)
+    _, policy = billed_policy(api, admin_token, tenant, jobs)
+    path = policy_path(tenant, policy["locator"], "/change")
+
+    change = _created_once(api, admin_token, tenant, "PATCH", path, [params(AUGUST)], "change-lost",
+                           f"/policy/{tenant}/transactions")
+
+    assert (change["transactionState"], change["policyLocator"]) == ("draft", policy["locator"])
