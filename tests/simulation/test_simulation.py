@@ -39,13 +39,17 @@ SHRINK_RUNS = int(os.environ.get("PAS_SIMULATION_SHRINK_RUNS", "30"))
 """Runs a failing seed may spend on finding a shorter failing step list."""
 FAULT_RATE = 0.08
 KINDS = ("new_policy", "advance", "pay", "pay_racing", "reverse", "write_off", "reverse_write_off", "distribute",
-         "disburse")
-WEIGHTS = (1, 4, 3, 1, 1, 1, 1, 1, 1)
+         "disburse", "change", "cancel", "reinstate")
+WEIGHTS = (1, 4, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1)
 EVENT_RECORD = {"policy.quote": "quoteLocator", "billing.payment": "paymentLocator",
                 "billing.writeoff": "writeOffLocator", "billing.creditdistribution": "creditLocator",
-                "billing.disbursement": "disbursementLocator"}
+                "billing.disbursement": "disbursementLocator", "policy.change": "transactionLocator",
+                "policy.cancellation": "transactionLocator", "policy.reinstatement": "transactionLocator"}
 """The data field of each kind of event the run counts that names the record it moved."""
 CENT = Decimal("0.01")
+START, END = datetime(2026, 2, 1, 5, tzinfo=timezone.utc), datetime(2027, 2, 1, 5, tzinfo=timezone.utc)
+"""The term of every policy of the run (tests/api/quotes/support.py's START, a year)."""
+CLOCK_START = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
 
 
 def steps_of(seed: int) -> list[tuple[str, int]]:
@@ -82,6 +86,8 @@ class Run:
         self.accounts: list[str] = []
         self.payments: list[tuple[str, str]] = []  # (account, payment) posted by this run, not reversed
         self.write_offs: list[str] = []  # made by this run, not reversed
+        self.policies: dict[str, datetime] = {}  # policy -> the effective time of its last transaction
+        self.cancelled: dict[str, datetime] = {}  # policy -> its cancellation's effective time, until reinstated
         self.moved: Counter[tuple[str, str]] = Counter()  # (event type, record) of every move acknowledged
         self.day = 0
 
@@ -102,13 +108,14 @@ class Run:
         if status != 200:
             raise SimulationFailure(f"issue of quote {quote['locator']}: {status} {issued}")
         self.client.ok("GET", policy_path(self.tenant, issued["policyLocator"]))
+        self.policies[issued["policyLocator"]] = START
         self.moved["policy.quote.issue", quote["locator"]] += 1
         self.accounts.append(account)
         self.drain()
 
     def advance(self) -> None:
         self.day += self.rng.choice([3, 10, 17, 31, 45])
-        moment = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc) + timedelta(days=self.day)
+        moment = CLOCK_START + timedelta(days=self.day)
         self.client.ok("POST", f"/clock/{self.tenant}/advance", {"to": moment.isoformat().replace("+00:00", "Z")})
         self.drain()
 
@@ -163,6 +170,59 @@ class Run:
         if status != 200 or answer["paymentState"] != "reversed":
             raise SimulationFailure(f"reversal of payment {payment}: {status} {answer}")
         self.moved["billing.payment.reverse", payment] += 1
+        self.drain()
+
+    def change(self) -> None:
+        """A change of a policy's vehicle value, effective after its last transaction (and the clock), issued."""
+        found = self._next_effective(self._active())
+        if found is None:
+            return
+        policy, effective = found
+        shown = self.client.ok("GET", policy_path(self.tenant, policy))
+        segment = self.client.ok("GET", f"/policy/{self.tenant}/transactions/segments/{shown['latestSegmentLocator']}")
+        vehicle = next(e for e in segment["element"]["elements"] if e["type"] == "Vehicle")
+        value = str(self.rng.choice([8000, 15000, 25000]))
+        draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/change"), [
+            {"action": "params", "effectiveTime": _iso(effective)},
+            {"action": "modify", "staticLocator": vehicle["staticLocator"], "setData": {"value": value}}])
+        self._issue(draft["locator"], "policy.change.issue")
+        self.policies[policy] = effective
+
+    def cancel(self) -> None:
+        found = self._next_effective(self._active())
+        if found is None:
+            return
+        policy, effective = found
+        draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/cancel"),
+                               {"action": "params", "effectiveTime": _iso(effective)})
+        self._issue(draft["locator"], "policy.cancellation.issue")
+        self.policies[policy] = self.cancelled[policy] = effective
+
+    def reinstate(self) -> None:
+        if not self.cancelled:
+            return
+        policy = self.rng.choice(sorted(self.cancelled))
+        draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/reinstate"), [])
+        self._issue(draft["locator"], "policy.reinstatement.issue")
+        del self.cancelled[policy]
+
+    def _active(self) -> list[str]:
+        return [policy for policy in sorted(self.policies) if policy not in self.cancelled]
+
+    def _next_effective(self, policies: list[str]) -> tuple[str, datetime] | None:
+        """One of `policies` and a moment some days after its last transaction and the clock, within its term."""
+        if not policies:
+            return None
+        policy = self.rng.choice(policies)
+        effective = max(self.policies[policy], CLOCK_START + timedelta(days=self.day)) + timedelta(
+            days=self.rng.choice([1, 15, 40]))
+        return (policy, effective) if effective < END - timedelta(days=1) else None
+
+    def _issue(self, transaction: str, event_type: str) -> None:
+        status, issued = self.client.send("PATCH", f"/policy/{self.tenant}/transactions/{transaction}/issue")
+        if status != 200 or issued["transactionState"] != "issued":
+            raise SimulationFailure(f"issue of transaction {transaction}: {status} {issued}")
+        self.moved[event_type, transaction] += 1
         self.drain()
 
     def write_off(self) -> None:
@@ -351,6 +411,10 @@ class Run:
         due_times = [i["dueTime"] for i in invoices if i not in owed_invoices]
         if len(due_times) != len(set(due_times)):
             raise SimulationFailure(f"account {account}: two invoices for one due time: {sorted(due_times)}")
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _sum(records: list[dict[str, Any]], field_name: str) -> Decimal:
