@@ -57,10 +57,11 @@ class Client:
                 raise SimulationFailure(f"{method} {path}: {status} without the error body: {response.body!r}")
             if status >= 500 and status != RETRYABLE:
                 raise SimulationFailure(f"{method} {path}: {status} {answer}")
-            if status != RETRYABLE and not (status == CONFLICT and answer["code"] == CONCURRENT_MODIFICATION):
+            lost_race = status == CONFLICT and isinstance(answer, dict) and answer["code"] == CONCURRENT_MODIFICATION
+            if status != RETRYABLE and not lost_race:
                 return status, answer
             self.retried += 1
-        raise SimulationFailure(f"{method} {path}: still 503 with the faults paused: {answer}")
+        raise SimulationFailure(f"{method} {path}: still {status} with the faults paused: {answer}")
 
     def ok(self, method: str, path: str, body: Any = None) -> Any:
         status, answer = self.send(method, path, body)

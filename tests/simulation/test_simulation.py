@@ -5,8 +5,9 @@ key. After the run, with the faults paused, the invariants hold to the cent; a f
 
 The workload: accounts with a PersonalAuto policy each (tests/api/billing/support.py: 1,225.00 a year on the
 Monthly plan), the clock advancing by days to weeks (invoice generation, due dates), payments of an open invoice
-or the account (some more than is open: credit), payment reversals, write-offs of open invoices (some reversed),
-credit distributions of the credit balance to an open invoice, and disbursements (refunds) of it.
+or the account (some more than is open: credit), racing payments (another post commits between a post's reads and
+its commit), payment reversals, write-offs of open invoices (some reversed), credit distributions of the credit
+balance to an open invoice, disbursements (refunds) of it, and policy changes, cancellations and reinstatements.
 
 `make test` runs PAS_SIMULATION_SEEDS seeds of PAS_SIMULATION_LENGTH steps (200 of 3: its budget); `make simulate`
 runs longer ones (1,000 of 14 by default).
