@@ -23,11 +23,17 @@ else:
 bp = Blueprint(__name__)
 
 
+@bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["GET"])
+@endpoint("accounts.read", errors=[codes.NOT_FOUND["account"]])
+def fetch_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
+    return schemas.AccountResponse.of(service.get_account(request_context(), locator))
+
+
 @bp.route("/policy/{tenantLocator}/accounts", methods=["POST"])
-@endpoint("accounts.write", idempotent=True, errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.ACCOUNT_UNKNOWN_TYPE,
-                                                     codes.INVALID_REFERENCE["account"],
-                                                     codes.NOT_FOUND["configuration"], codes.NUMBERING_EXHAUSTED,
-                                                     codes.NUMBERING_INVALID_PLAN, codes.TOO_LARGE["account"]])
+@endpoint("accounts.write", idempotent=True, creates="account", replay=fetch_account,
+          errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.ACCOUNT_UNKNOWN_TYPE, codes.INVALID_REFERENCE["account"],
+                  codes.NOT_FOUND["configuration"], codes.NUMBERING_EXHAUSTED, codes.NUMBERING_INVALID_PLAN,
+                  codes.TOO_LARGE["account"]])
 def create_account(tenantLocator: str, body: schemas.AccountCreateRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.create_account(request_context(), body, auto_validate=body.autoValidate))
 
@@ -43,12 +49,6 @@ def list_accounts(tenantLocator: str, query: schemas.ListQuery) -> schemas.Accou
 @endpoint("accounts.read", "accounts.list", errors=[codes.NOT_FOUND["account"]])
 def fetch_accounts_by_number(tenantLocator: str, accountNumber: str) -> list[schemas.AccountResponse]:
     return [schemas.AccountResponse.of(a) for a in service.accounts_with_number(request_context(), accountNumber)]
-
-
-@bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["GET"])
-@endpoint("accounts.read", errors=[codes.NOT_FOUND["account"]])
-def fetch_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
-    return schemas.AccountResponse.of(service.get_account(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PATCH"])

@@ -43,6 +43,9 @@ class IdempotencyClaim:
     request_hash: str
     credential: str = ""  # the caller's credential: only a request made with it is answered a replay
     claimed: bool = False
+    creates: str | None = None
+    """The entity a create route makes: its guard keeps the locator of the record of that entity its commit
+    writes, so a replay whose answer was lost answers that record (`@endpoint(creates=...)`)."""
 
     def name_for(self, user_locator: str) -> str:
         """What names the guard's request in the records it makes, so that a replay finds them (hashed: no client

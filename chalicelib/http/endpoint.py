@@ -55,9 +55,13 @@ class EndpointSpec:
     """The error codes the route answers beyond those every route may (`catalogue.COMMON`)."""
     replay: Callable[..., Any] | None = None
     """A state move's answer rebuilt from what its committed transaction left (runtime/idempotency.py): the view
-    that fetches the record the route moves, called with the same path (and the move's `body`, when it takes
-    one: a move whose answer depends on what it was asked, or that a replay finishes)."""
+    that fetches the record the route moves, called with the same path (a create's: the record it created; and
+    the move's `body`, when it takes one: a move whose answer depends on what it was asked, or that a replay
+    finishes)."""
     replay_takes_body: bool = False
+    creates: str | None = None
+    """The entity a create route makes (with `replay`, the fetch of such a record): its guard keeps the created
+    record's locator, so a replay of a lost answer answers that record as committed."""
 
 
 ANY_ROUTE = (codes.AUTH_TOKEN_MISSING, codes.AUTH_TOKEN_INVALID, codes.AUTH_TOKEN_EXPIRED,
@@ -116,10 +120,12 @@ def declared_permissions() -> list[str]:
 
 def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, status: int = 200,
              errors: Iterable[ErrorCode] = (),
-             replay: Callable[..., Any] | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+             replay: Callable[..., Any] | None = None,
+             creates: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Any one of `permissions` suffices. `group.custom` allows the call only on the caller's own
     `{locator}`. `replay` (with `idempotent`): the fetch route of the record a state move moves, whose view
-    answers a replay of a key whose first answer was lost after its change committed.
+    answers a replay of a key whose first answer was lost after its change committed; with `creates` (the
+    entity a create route makes), the fetch route of the record it created, called with its locator.
     Routes whose body is a file (`body: Upload`) take bodies up to the upload limit instead of the JSON limit.
     The view's `body` and `query` parameters and its return annotation are the rest of its contract
     (`chalicelib.http.contract`); `status` is its answer's status, `errors` the codes it may answer."""
@@ -127,9 +133,11 @@ def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, 
         raise ValueError("an endpoint needs a permission or public=True")
     if replay is not None and not idempotent:
         raise ValueError("replay= rebuilds an idempotent route's lost answer: the route needs idempotent=True")
+    if creates is not None and replay is None:
+        raise ValueError("creates= names what a create route makes, to answer it with replay=: the route needs both")
     replayed = getattr(replay, "__wrapped__", replay)
     spec = EndpointSpec(tuple(permissions), public, idempotent, status, tuple(errors), replayed,
-                        replayed is not None and "body" in inspect.signature(replayed).parameters)
+                        replayed is not None and "body" in inspect.signature(replayed).parameters, creates)
     _declared_permissions.update(permissions)
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -199,7 +207,8 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     answer = view
     if key is not None:
         outcome = idempotency.claim_or_replay(scope, principal.user_locator, principal.credential, view.__name__,
-                                              key, _fingerprint(path), rebuildable=spec.replay is not None)
+                                              key, _fingerprint(path), rebuildable=spec.replay is not None,
+                                              creates=spec.creates)
         if isinstance(outcome, idempotency.Replay):
             return json_response(outcome.body, outcome.status, request_id)
         claim = outcome.claim if isinstance(outcome, idempotency.Committed) else outcome
@@ -209,6 +218,8 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
             # the move committed: its answer is the record as it now is
             answer = spec.replay
             arguments = {"body": arguments["body"]} if spec.replay_takes_body and "body" in arguments else {}
+            if outcome.created is not None:  # the create committed: its answer is the record it created
+                path = {**path, "locator": outcome.created}
     token = set_context(ctx)
     try:
         with contextlib.ExitStack() as files:

@@ -117,9 +117,15 @@ def remove_user_credentials(locator: str) -> None:
 # --- users ---------------------------------------------------------------------------------------
 
 
+@bp.route("/auth/users/{locator}", methods=["GET"])
+@endpoint("users.custom", "users.read", errors=[codes.NOT_FOUND["user"]])
+def fetch_user(locator: str) -> schemas.UserResponse:
+    return schemas.UserResponse.of(service.get_user(request_context(), locator))
+
+
 @bp.route("/auth/users", methods=["POST"])
-@endpoint("users.add", idempotent=True, errors=[codes.AUTH_TENANT_NOT_HELD, codes.ROLE_UNKNOWN, codes.USER_NAME_TAKEN,
-                                                codes.USER_WEAK_PASSWORD])
+@endpoint("users.add", idempotent=True, creates="user", replay=fetch_user,
+          errors=[codes.AUTH_TENANT_NOT_HELD, codes.ROLE_UNKNOWN, codes.USER_NAME_TAKEN, codes.USER_WEAK_PASSWORD])
 def create_user(body: schemas.UserCreateRequest, query: schemas.CreateUserQuery) -> schemas.UserResponse:
     ctx = request_context()
     profile = service.create_user(
@@ -141,12 +147,6 @@ def fetch_whoami() -> schemas.UserResponse:
 @endpoint("users.read")
 def fetch_users_by_name(username: str) -> list[schemas.UserResponse]:
     return [schemas.UserResponse.of(p) for p in service.users_by_name(request_context(), username)]
-
-
-@bp.route("/auth/users/{locator}", methods=["GET"])
-@endpoint("users.custom", "users.read", errors=[codes.NOT_FOUND["user"]])
-def fetch_user(locator: str) -> schemas.UserResponse:
-    return schemas.UserResponse.of(service.get_user(request_context(), locator))
 
 
 @bp.route("/auth/users/list", methods=["GET"])
@@ -217,9 +217,15 @@ def update_user_tenants(locator: str, body: schemas.UserTenantsAssignmentsUpdate
 # --- roles ---------------------------------------------------------------------------------------
 
 
+@bp.route("/auth/roles/{locator}", methods=["GET"])
+@endpoint("roles.read", errors=[codes.NOT_FOUND["role"]])
+def fetch_role(locator: str) -> schemas.RoleResponse:
+    return schemas.RoleResponse.of(service.get_role(request_context(), locator))
+
+
 @bp.route("/auth/roles", methods=["POST"])
-@endpoint("roles.add", idempotent=True, errors=[codes.AUTH_ROLE_OUTRANKS_CALLER,
-                                                codes.ROLE_INVALID_PERMISSION, codes.ROLE_NAME_TAKEN])
+@endpoint("roles.add", idempotent=True, creates="role", replay=fetch_role,
+          errors=[codes.AUTH_ROLE_OUTRANKS_CALLER, codes.ROLE_INVALID_PERMISSION, codes.ROLE_NAME_TAKEN])
 def create_role(body: schemas.RoleCreateRequest) -> schemas.RoleResponse:
     return schemas.RoleResponse.of(service.create_role(request_context(), name=body.name,
                                                description=body.description, permissions=body.permissions))
@@ -236,12 +242,6 @@ def list_permissions() -> list[str]:
 def list_roles(query: schemas.ListQuery) -> schemas.RoleListResponse:
     page = service.list_roles(request_context(), PageRequest.of(query.offset, query.count))
     return schemas.RoleListResponse.of(page, schemas.RoleResponse.of)
-
-
-@bp.route("/auth/roles/{locator}", methods=["GET"])
-@endpoint("roles.read", errors=[codes.NOT_FOUND["role"]])
-def fetch_role(locator: str) -> schemas.RoleResponse:
-    return schemas.RoleResponse.of(service.get_role(request_context(), locator))
 
 
 @bp.route("/auth/roles/{locator}", methods=["PATCH"])

@@ -20,18 +20,18 @@ else:
 bp = Blueprint(__name__)
 
 
-@bp.route("/policy/{tenantLocator}/quickquotes", methods=["POST"])
-@endpoint("quick-quotes.write", idempotent=True, errors=[codes.INVALID_ELEMENT["quote"],
-                                                         codes.INVALID_REFERENCE["quote"], codes.QUOTE_UNKNOWN_ACCOUNT,
-                                                         codes.UNKNOWN_PRODUCT["quote"]])
-def create_quick_quote(tenantLocator: str, body: schemas.QuickQuoteCreateRequest) -> schemas.QuickQuoteResponse:
-    return schemas.QuickQuoteResponse.of(service.create_quick_quote(request_context(), body))
-
-
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["GET"])
 @endpoint("quick-quotes.read", errors=[codes.NOT_FOUND["quickQuote"]])
 def fetch_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.get_quick_quote(request_context(), locator))
+
+
+@bp.route("/policy/{tenantLocator}/quickquotes", methods=["POST"])
+@endpoint("quick-quotes.write", idempotent=True, creates="quickQuote", replay=fetch_quick_quote,
+          errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_REFERENCE["quote"], codes.QUOTE_UNKNOWN_ACCOUNT,
+                  codes.UNKNOWN_PRODUCT["quote"]])
+def create_quick_quote(tenantLocator: str, body: schemas.QuickQuoteCreateRequest) -> schemas.QuickQuoteResponse:
+    return schemas.QuickQuoteResponse.of(service.create_quick_quote(request_context(), body))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["PATCH"])

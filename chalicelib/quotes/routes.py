@@ -28,12 +28,16 @@ bp = Blueprint(__name__)
 # --- quotes --------------------------------------------------------------------------------------
 
 
+@bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["GET"])
+@endpoint("quotes.read", errors=[codes.NOT_FOUND["quote"]])
+def fetch_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(service.get_quote(request_context(), locator))
+
+
 @bp.route("/policy/{tenantLocator}/quotes", methods=["POST"])
-@endpoint("quotes.write", "quotes.create", idempotent=True, errors=[codes.ACCOUNT_NOT_ELIGIBLE["quote"],
-                                                                    codes.INVALID_ELEMENT["quote"],
-                                                                    codes.INVALID_REFERENCE["quote"],
-                                                                    codes.QUOTE_UNKNOWN_ACCOUNT,
-                                                                    codes.UNKNOWN_PRODUCT["quote"]])
+@endpoint("quotes.write", "quotes.create", idempotent=True, creates="quote", replay=fetch_quote,
+          errors=[codes.ACCOUNT_NOT_ELIGIBLE["quote"], codes.INVALID_ELEMENT["quote"], codes.INVALID_REFERENCE["quote"],
+                  codes.QUOTE_UNKNOWN_ACCOUNT, codes.UNKNOWN_PRODUCT["quote"]])
 def create_quote(tenantLocator: str, body: schemas.QuoteCreateRequest) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.create_quote(request_context(), body))
 
@@ -83,12 +87,6 @@ def preview_quote_validation(tenantLocator: str, body: schemas.QuoteCreateReques
 def preview_quote_price(tenantLocator: str, body: schemas.QuoteCreateRequest) -> schemas.QuotePriceResponse:
     ctx = request_context()
     return schemas.QuotePriceResponse.of(ctx.tenant, service.price_preview(ctx, body))
-
-
-@bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["GET"])
-@endpoint("quotes.read", errors=[codes.NOT_FOUND["quote"]])
-def fetch_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
-    return schemas.QuoteResponse.of(service.get_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["PATCH"])

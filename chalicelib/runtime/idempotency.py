@@ -8,7 +8,9 @@ secret (a new token) is not kept: its replay answers 409 naming what the first r
 The guard is written in the transaction that makes the change, and the answer after it: an answer lost
 between the two (a fault, a process killed) leaves a guard without one. A route that moves a record's state
 can rebuild it from what that transaction committed (`@endpoint(replay=...)`: the record read as its fetch
-answers it), and a replay of such a guard is `Committed`; any other route's replay answers 409 in progress."""
+answers it), and a replay of such a guard is `Committed`; so can a route that creates a record
+(`@endpoint(creates=..., replay=...)`), whose guard keeps the created record's locator, written in the same
+transaction (`Committed.created`). Any other route's replay answers 409 in progress."""
 from __future__ import annotations
 
 import base64
@@ -34,19 +36,25 @@ class Replay:
 
 @dataclass(frozen=True)
 class Committed:
-    """The guard's transaction committed, and its answer was never kept: the route rebuilds it."""
+    """The guard's transaction committed, and its answer was never kept: the route rebuilds it (from the record
+    `created`, for a create route)."""
 
     claim: IdempotencyClaim
+    created: str | None = None
 
 
 def claim_or_replay(scope: str, user_locator: str, credential: str, operation: str, key: str,
-                    request_fingerprint: bytes, *, rebuildable: bool = False) -> IdempotencyClaim | Replay | Committed:
+                    request_fingerprint: bytes, *, rebuildable: bool = False,
+                    creates: str | None = None) -> IdempotencyClaim | Replay | Committed:
+    """`rebuildable`: a state move's lost answer is rebuilt; `creates`: the entity a create route makes, whose
+    lost answer is rebuilt from the record its guard names."""
     if not key or len(key) > 200:
         raise codes.IDEMPOTENCY_INVALID_KEY("X-Idempotency-Key must be 1 to 200 characters")
     request_hash = hashlib.sha256(request_fingerprint).hexdigest()
     guard = table.gateway().get(scope, keys.idempotency_guard(scope, user_locator, operation, key))
     if guard is None:
-        return IdempotencyClaim(key=key, operation=operation, request_hash=request_hash, credential=credential)
+        return IdempotencyClaim(key=key, operation=operation, request_hash=request_hash, credential=credential,
+                                creates=creates)
     if guard.get("credential") != credential:
         raise codes.IDEMPOTENCY_OTHER_CREDENTIAL(
             "This idempotency key was used with another of your credentials; its answer goes only to "
@@ -62,7 +70,11 @@ def claim_or_replay(scope: str, user_locator: str, credential: str, operation: s
     if COMPRESSED in guard:
         return Replay(status=int(guard["responseStatus"]),
                       body=zlib.decompress(base64.b64decode(guard[COMPRESSED])).decode("utf-8"))
-    if rebuildable:
+    if creates is not None and "createdLocator" in guard:
+        return Committed(IdempotencyClaim(key=key, operation=operation, request_hash=request_hash,
+                                          credential=credential, claimed=True, creates=creates),
+                         created=str(guard["createdLocator"]))
+    if rebuildable and creates is None:
         return Committed(IdempotencyClaim(key=key, operation=operation, request_hash=request_hash,
                                           credential=credential, claimed=True))
     raise codes.IDEMPOTENCY_IN_PROGRESS("A request with this idempotency key is in progress")

@@ -164,6 +164,15 @@ class TransactionUnitOfWork:
             "committedAt": committed,
         }
 
+    def _created(self, entity: str) -> str | None:
+        """The locator of the record of `entity` this commit creates (what a create route created): the first it
+        puts on condition that none exists, else the first it puts (a commit may rewrite others of the entity)."""
+        puts = [op for op in self._ops if op.action == "Put"
+                and op.params["Item"].get("entity") == {"S": entity} and "S" in op.params["Item"].get("locator", {})]
+        new = [op for op in puts if op.params.get("ConditionExpression") == "attribute_not_exists(PK)"]
+        chosen = (new or puts)[:1]
+        return str(chosen[0].params["Item"]["locator"]["S"]) if chosen else None
+
     def _idempotency_guard(self, now: datetime) -> WriteOp | None:
         claim = self.ctx.idempotency
         if claim is None or claim.claimed:
@@ -178,5 +187,8 @@ class TransactionUnitOfWork:
             "createdAt": isoformat(now),
             "ttl": int(now.timestamp()) + IDEMPOTENCY_TTL_SECONDS,
         }
+        created = self._created(claim.creates) if claim.creates else None
+        if created is not None:
+            item["createdLocator"] = created
         return table.put_new(item, lambda: codes.IDEMPOTENCY_IN_PROGRESS(
             "A request with this idempotency key is in progress"))

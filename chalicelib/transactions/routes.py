@@ -48,48 +48,54 @@ def _segments(segments: list[Segment]) -> list[schemas.SegmentResponse]:
     return [schemas.SegmentResponse.of(segment) for segment in segments]
 
 
+@bp.route("/policy/{tenantLocator}/transactions/{locator}", methods=["GET"])
+@endpoint("transactions.read", errors=[codes.NOT_FOUND["transaction"]])
+def fetch_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
+    return schemas.PolicyTransactionResponse.of(*service.transaction_with_parts(request_context(), locator))
+
+
 # --- creating --------------------------------------------------------------------------------------
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/change", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=CREATING)
+@endpoint("policies.write", idempotent=True, creates="transaction", replay=fetch_transaction, errors=CREATING)
 def change_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
                   query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, route="change")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/renew", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=CREATING)
+@endpoint("policies.write", idempotent=True, creates="transaction", replay=fetch_transaction, errors=CREATING)
 def renew_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
                  query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, route="renew")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/cancel", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=CREATING)
+@endpoint("policies.write", idempotent=True, creates="transaction", replay=fetch_transaction, errors=CREATING)
 def cancel_policy(tenantLocator: str, locator: str, body: schemas.CancelInstruction,
                   query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, [body.root], query, route="cancel")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/reinstate", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=CREATING)
+@endpoint("policies.write", idempotent=True, creates="transaction", replay=fetch_transaction, errors=CREATING)
 def reinstate_policy(tenantLocator: str, locator: str, body: schemas.Instructions,
                      query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, route="reinstate")
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/reversal", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_INVALID_REVERSAL,
-                                                     codes.TRANSACTION_ISSUANCE_NOT_REVERSIBLE,
-                                                     codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_HELD])
+@endpoint("policies.write", idempotent=True, creates="transaction", replay=fetch_transaction,
+          errors=[codes.NOT_FOUND["policy"], codes.TRANSACTION_INVALID_REVERSAL,
+                  codes.TRANSACTION_ISSUANCE_NOT_REVERSIBLE, codes.TRANSACTION_STALE_BASE, codes.TRANSACTION_HELD])
 def reverse_policy_change(tenantLocator: str, locator: str,
                           body: schemas.ReversalRequest) -> schemas.PolicyTransactionResponse:
     return schemas.PolicyTransactionResponse.of(service.create_reversal(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/{transactionType}", methods=["PATCH"])
-@endpoint("policies.write", idempotent=True, errors=CREATING)
+@endpoint("policies.write", idempotent=True, creates="transaction", replay=fetch_transaction, errors=CREATING)
 def create_policy_transaction(tenantLocator: str, locator: str, transactionType: str, body: schemas.Instructions,
                               query: schemas.BaseQuery) -> schemas.PolicyTransactionResponse:
     return _created(locator, body.root, query, transaction_type=transactionType)
@@ -130,12 +136,6 @@ def fetch_policy_branches(tenantLocator: str, locator: str) -> schemas.BranchesR
 
 
 # --- reading ---------------------------------------------------------------------------------------
-
-
-@bp.route("/policy/{tenantLocator}/transactions/{locator}", methods=["GET"])
-@endpoint("transactions.read", errors=[codes.NOT_FOUND["transaction"]])
-def fetch_transaction(tenantLocator: str, locator: str) -> schemas.PolicyTransactionResponse:
-    return schemas.PolicyTransactionResponse.of(*service.transaction_with_parts(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/transactions/{locator}/affectedTransactions", methods=["GET"])

@@ -1,9 +1,10 @@
 """The simulation's client and job delivery (issue 31): what a careful API client and SQS do when calls fail.
 
-`Client` sends every write with an `X-Idempotency-Key` and, when the answer is 503 (retryable) or lost,
-sends the same request with the same key again; it records every answer and fails the run on a 500 or an
-answer outside the error body. `Delivery` runs the queued job messages as SQS would under the plan's seed:
-in a random order, some twice, and a message whose run raised goes back to be delivered again."""
+`Client` sends every write with an `X-Idempotency-Key` and, when the answer is 503 (retryable) or lost, or a 409
+of a race another writer won, sends the same request with the same key again; it records every answer and fails
+the run on a 500 or an answer outside the error body. `Delivery` runs the queued job messages as SQS would under
+the plan's seed: in a random order, some twice, and a message whose run raised goes back to be delivered again.
+`racing` lets another writer win a race at a chosen moment of a request."""
 from __future__ import annotations
 
 import json
@@ -23,6 +24,8 @@ from tests.support.api import call
 ATTEMPTS = 8
 """Sends of one request before the client gives up on the faults (the plan then pauses for a last send)."""
 RETRYABLE = 503
+CONFLICT, CONCURRENT_MODIFICATION = 409, "conflict.concurrent_modification"
+"""Another writer won a race: reload and retry, says its message; the client sends the request again."""
 
 
 class SimulationFailure(AssertionError):
@@ -54,10 +57,11 @@ class Client:
                 raise SimulationFailure(f"{method} {path}: {status} without the error body: {response.body!r}")
             if status >= 500 and status != RETRYABLE:
                 raise SimulationFailure(f"{method} {path}: {status} {answer}")
-            if status != RETRYABLE:
+            lost_race = status == CONFLICT and isinstance(answer, dict) and answer["code"] == CONCURRENT_MODIFICATION
+            if status != RETRYABLE and not lost_race:
                 return status, answer
             self.retried += 1
-        raise SimulationFailure(f"{method} {path}: still 503 with the faults paused: {answer}")
+        raise SimulationFailure(f"{method} {path}: still {status} with the faults paused: {answer}")
 
     def ok(self, method: str, path: str, body: Any = None) -> Any:
         status, answer = self.send(method, path, body)
@@ -132,3 +136,27 @@ def answers_lost(operation: str = "TransactWriteItems") -> Iterator[FaultPlan]:
             yield plan
     finally:
         plan.uninstall(client)
+
+
+@contextmanager
+def racing(operation: str, competitor: Callable[[], object]) -> Iterator[None]:
+    """Another writer wins a race: `competitor` runs once, just before the block's first `operation` is sent
+    (after what the block read for it), and after the block if it sent none. Botocore calls the handlers of
+    the most specific event first, so it runs ahead of the fault plan's (which answers every call)."""
+    from chalicelib.storage import clients
+
+    pending = [competitor]
+
+    def before_send(**_: object) -> None:
+        if pending:
+            pending.pop()()
+
+    events = clients.dynamodb().meta.events
+    name = f"before-send.dynamodb.{operation}"
+    events.register_first(name, before_send)
+    try:
+        yield
+    finally:
+        events.unregister(name, before_send)
+    if pending:
+        pending.pop()()

@@ -3,9 +3,14 @@ of the service under one seed's fault plan (local/faults.py), job messages deliv
 order, some twice, again after a failed run), and a client that retries a 503 with the same idempotency
 key. After the run, with the faults paused, the invariants hold to the cent; a failure names its seed.
 
-This first workload: accounts with a PersonalAuto policy each (tests/api/billing/support.py: 1,225.00 a
-year on the Monthly plan), the clock advancing by days to weeks (invoice generation, due dates), payments
-of an open invoice or the account (some more than is open: credit), and payment reversals.
+The workload: accounts with a PersonalAuto policy each (tests/api/billing/support.py: 1,225.00 a year on the
+Monthly plan), the clock advancing by days to weeks (invoice generation, due dates), payments of an open invoice
+or the account (some more than is open: credit), racing payments (another post commits between a post's reads and
+its commit), payment reversals, write-offs of open invoices (some reversed), credit distributions of the credit
+balance to an open invoice, disbursements (refunds) of it, and policy changes, cancellations and reinstatements.
+
+`make test` runs PAS_SIMULATION_SEEDS seeds of PAS_SIMULATION_LENGTH steps (200 of 3: its budget); `make simulate`
+runs longer ones (1,000 of 14 by default).
 """
 from __future__ import annotations
 
@@ -23,17 +28,29 @@ from chalicelib.storage import clients, keys, table
 from local.faults import FaultPlan, no_backoff
 from tests.api.billing.support import billing, billing_tenant
 from tests.api.transactions.support import policy_path
-from tests.simulation.support import Client, Delivery, SimulationFailure, shrink
+from tests.simulation.support import Client, Delivery, SimulationFailure, racing, shrink
 
 SEEDS = [int(os.environ["PAS_SIMULATION_SEED"])] if os.environ.get("PAS_SIMULATION_SEED") else range(
-    int(os.environ.get("PAS_SIMULATION_SEEDS", "3")))
+    int(os.environ.get("PAS_SIMULATION_SEEDS", "200")))
 REPLAY = [int(index) for index in os.environ.get("PAS_SIMULATION_STEPS", "").split(",") if index.strip()]
 """A replay's steps (indices into its seed's step list): what a failure printed."""
-STEPS = 14
+STEPS = int(os.environ.get("PAS_SIMULATION_LENGTH", "3"))
+"""Steps of a seed's workload: a new policy first and an advance of the clock last, the others drawn."""
 SHRINK_RUNS = int(os.environ.get("PAS_SIMULATION_SHRINK_RUNS", "30"))
 """Runs a failing seed may spend on finding a shorter failing step list."""
 FAULT_RATE = 0.08
-KINDS, WEIGHTS = ("new_policy", "advance", "pay", "reverse"), (1, 4, 3, 1)
+KINDS = ("new_policy", "advance", "pay", "pay_racing", "reverse", "write_off", "reverse_write_off", "distribute",
+         "disburse", "change", "cancel", "reinstate")
+WEIGHTS = (1, 4, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+EVENT_RECORD = {"policy.quote": "quoteLocator", "billing.payment": "paymentLocator",
+                "billing.writeoff": "writeOffLocator", "billing.creditdistribution": "creditLocator",
+                "billing.disbursement": "disbursementLocator", "policy.change": "transactionLocator",
+                "policy.cancellation": "transactionLocator", "policy.reinstatement": "transactionLocator"}
+"""The data field of each kind of event the run counts that names the record it moved."""
+CENT = Decimal("0.01")
+START, END = datetime(2026, 2, 1, 5, tzinfo=timezone.utc), datetime(2027, 2, 1, 5, tzinfo=timezone.utc)
+"""The term of every policy of the run (tests/api/quotes/support.py's START, a year)."""
+CLOCK_START = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
 
 
 def steps_of(seed: int) -> list[tuple[str, int]]:
@@ -41,7 +58,7 @@ def steps_of(seed: int) -> list[tuple[str, int]]:
     from its own seed, so a step list with some steps removed runs the others as they ran (but for the state the
     removed ones would have left)."""
     rng = random.Random(seed)
-    kinds = ["new_policy", *rng.choices(KINDS, WEIGHTS, k=STEPS - 2), "advance"]
+    kinds = ["new_policy", *rng.choices(KINDS, WEIGHTS, k=max(STEPS - 2, 0)), "advance"][:max(STEPS, 1)]
     return [(kind, rng.randrange(2**32)) for kind in kinds]
 
 
@@ -69,6 +86,9 @@ class Run:
         self.tenant = ""
         self.accounts: list[str] = []
         self.payments: list[tuple[str, str]] = []  # (account, payment) posted by this run, not reversed
+        self.write_offs: list[str] = []  # made by this run, not reversed
+        self.policies: dict[str, datetime] = {}  # policy -> the effective time of its last transaction
+        self.cancelled: dict[str, datetime] = {}  # policy -> its cancellation's effective time, until reinstated
         self.moved: Counter[tuple[str, str]] = Counter()  # (event type, record) of every move acknowledged
         self.day = 0
 
@@ -89,13 +109,14 @@ class Run:
         if status != 200:
             raise SimulationFailure(f"issue of quote {quote['locator']}: {status} {issued}")
         self.client.ok("GET", policy_path(self.tenant, issued["policyLocator"]))
+        self.policies[issued["policyLocator"]] = START
         self.moved["policy.quote.issue", quote["locator"]] += 1
         self.accounts.append(account)
         self.drain()
 
     def advance(self) -> None:
         self.day += self.rng.choice([3, 10, 17, 31, 45])
-        moment = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc) + timedelta(days=self.day)
+        moment = CLOCK_START + timedelta(days=self.day)
         self.client.ok("POST", f"/clock/{self.tenant}/advance", {"to": moment.isoformat().replace("+00:00", "Z")})
         self.drain()
 
@@ -114,14 +135,32 @@ class Run:
         amount = amount.quantize(Decimal("0.01"))
         if amount <= 0:
             return
-        payment = self.client.ok("POST", billing(self.tenant, "/payments"), {
-            "accountLocator": account, "type": "Check", "amount": amount, "data": {}, "targets": targets})
-        status, posted = self.client.send("PATCH", billing(self.tenant, f"/payments/{payment['locator']}/post"))
-        if status != 200 or posted["paymentState"] != "posted":
-            raise SimulationFailure(f"post of payment {payment['locator']}: {status} {posted}")
-        self.payments.append((account, payment["locator"]))
-        self.moved["billing.payment.post", payment["locator"]] += 1
+        self._post(account, self._payment(account, amount, targets))
         self.drain()
+
+    def pay_racing(self) -> None:
+        """Two payments of one account posted at once: the second's post commits between the first's reads and
+        its commit, as another writer's would; the first then finds the account's billing root moved (409,
+        which the client sends again with its key) and applies itself to what is there now."""
+        if not self.accounts:
+            return
+        account = self.rng.choice(self.accounts)
+        first, second = (self._payment(account, Decimal(self.rng.choice([30, 80, 400])), []) for _ in range(2))
+        with racing("TransactWriteItems", lambda: self._post(account, second)):
+            self._post(account, first)
+        self.drain()
+
+    def _payment(self, account: str, amount: Decimal, targets: list[dict[str, Any]]) -> str:
+        locator: str = self.client.ok("POST", billing(self.tenant, "/payments"), {
+            "accountLocator": account, "type": "Check", "amount": amount, "data": {}, "targets": targets})["locator"]
+        return locator
+
+    def _post(self, account: str, payment: str) -> None:
+        status, posted = self.client.send("PATCH", billing(self.tenant, f"/payments/{payment}/post"))
+        if status != 200 or posted["paymentState"] != "posted":
+            raise SimulationFailure(f"post of payment {payment}: {status} {posted}")
+        self.payments.append((account, payment))
+        self.moved["billing.payment.post", payment] += 1
 
     def reverse(self) -> None:
         if not self.payments:
@@ -134,6 +173,141 @@ class Run:
         self.moved["billing.payment.reverse", payment] += 1
         self.drain()
 
+    def change(self) -> None:
+        """A change of a policy's vehicle value, effective after its last transaction (and the clock), issued."""
+        found = self._next_effective(self._active())
+        if found is None:
+            return
+        policy, effective = found
+        shown = self.client.ok("GET", policy_path(self.tenant, policy))
+        segment = self.client.ok("GET", f"/policy/{self.tenant}/transactions/segments/{shown['latestSegmentLocator']}")
+        vehicle = next(e for e in segment["element"]["elements"] if e["type"] == "Vehicle")
+        value = str(self.rng.choice([8000, 15000, 25000]))
+        draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/change"), [
+            {"action": "params", "effectiveTime": _iso(effective)},
+            {"action": "modify", "staticLocator": vehicle["staticLocator"], "setData": {"value": value}}])
+        self._issue(draft["locator"], "policy.change.issue")
+        self.policies[policy] = effective
+
+    def cancel(self) -> None:
+        found = self._next_effective(self._active())
+        if found is None:
+            return
+        policy, effective = found
+        draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/cancel"),
+                               {"action": "params", "effectiveTime": _iso(effective)})
+        self._issue(draft["locator"], "policy.cancellation.issue")
+        self.policies[policy] = self.cancelled[policy] = effective
+
+    def reinstate(self) -> None:
+        if not self.cancelled:
+            return
+        policy = self.rng.choice(sorted(self.cancelled))
+        draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/reinstate"), [])
+        self._issue(draft["locator"], "policy.reinstatement.issue")
+        del self.cancelled[policy]
+
+    def _active(self) -> list[str]:
+        return [policy for policy in sorted(self.policies) if policy not in self.cancelled]
+
+    def _next_effective(self, policies: list[str]) -> tuple[str, datetime] | None:
+        """One of `policies` and a moment some days after its last transaction and the clock, within its term."""
+        if not policies:
+            return None
+        policy = self.rng.choice(policies)
+        effective = max(self.policies[policy], CLOCK_START + timedelta(days=self.day)) + timedelta(
+            days=self.rng.choice([1, 15, 40]))
+        return (policy, effective) if effective < END - timedelta(days=1) else None
+
+    def _issue(self, transaction: str, event_type: str) -> None:
+        status, issued = self.client.send("PATCH", f"/policy/{self.tenant}/transactions/{transaction}/issue")
+        if status != 200 or issued["transactionState"] != "issued":
+            raise SimulationFailure(f"issue of transaction {transaction}: {status} {issued}")
+        self.moved[event_type, transaction] += 1
+        self.drain()
+
+    def write_off(self) -> None:
+        """Writes off all or half of what an open invoice still owes."""
+        found = self._open_invoice()
+        if found is None:
+            return
+        account, invoice = found
+        amount = (Decimal(str(invoice["totalRemainingAmount"])) * self.rng.choice([Decimal(1), Decimal("0.5")])
+                  ).quantize(CENT)
+        if amount <= 0:
+            return
+        written = self.client.ok("POST", billing(self.tenant, "/writeOffs"), {"accountLocator": account, "targets": [
+            {"containerType": "invoice", "containerLocator": invoice["locator"], "amount": amount}]})
+        if written["writeOffState"] != "distributed" or Decimal(str(written["amount"])) != amount:
+            raise SimulationFailure(f"write-off of {amount} on invoice {invoice['locator']}: {written}")
+        self.write_offs.append(written["locator"])
+        self.moved["billing.writeoff.create", written["locator"]] += 1
+        self.drain()
+
+    def reverse_write_off(self) -> None:
+        if not self.write_offs:
+            return
+        write_off = self.write_offs.pop(self.rng.randrange(len(self.write_offs)))
+        status, answer = self.client.send("PATCH", billing(self.tenant, f"/writeOffs/{write_off}/reverse"),
+                                          {"reversalReason": "simulated"})
+        if status != 200 or answer["writeOffState"] != "reversed":
+            raise SimulationFailure(f"reversal of write-off {write_off}: {status} {answer}")
+        self.moved["billing.writeoff.reverse", write_off] += 1
+        self.drain()
+
+    def distribute(self) -> None:
+        """Applies some of an account's credit balance to one of its open invoices."""
+        found = self._open_invoice(in_credit=True)
+        if found is None:
+            return
+        account, invoice = found
+        amount = min(self._balance(account), Decimal(str(invoice["totalRemainingAmount"])))
+        amount = (amount * self.rng.choice([Decimal(1), Decimal("0.5")])).quantize(CENT)
+        if amount <= 0:
+            return
+        made = self.client.ok("POST", billing(self.tenant, "/creditDistributions"), {
+            "accountLocator": account, "amount": amount, "sources": [],
+            "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]})
+        status, executed = self.client.send("PATCH", billing(self.tenant,
+                                                             f"/creditDistributions/{made['locator']}/execute"))
+        if status != 200 or executed["creditDistributionState"] != "executed":
+            raise SimulationFailure(f"execution of credit distribution {made['locator']}: {status} {executed}")
+        self.moved["billing.creditdistribution.distribute", made["locator"]] += 1
+        self.drain()
+
+    def disburse(self) -> None:
+        """Refunds all or half of an account's credit balance: created, validated, approved and executed."""
+        in_credit = [account for account in self.accounts if self._balance(account) > 0]
+        if not in_credit:
+            return
+        account = self.rng.choice(in_credit)
+        amount = (self._balance(account) * self.rng.choice([Decimal(1), Decimal("0.5")])).quantize(CENT)
+        if amount <= 0:
+            return
+        refund = self.client.ok("POST", billing(self.tenant, "/disbursements"), {
+            "accountLocator": account, "type": "Refund", "amount": amount, "data": {}, "sources": []})
+        for step, state in (("validate", "validated"), ("approve", "approved"), ("execute", "executed")):
+            path = billing(self.tenant, f"/disbursements/{refund['locator']}/{step}")
+            status, moved = self.client.send("PATCH", path)
+            if status != 200 or moved["disbursementState"] != state:
+                raise SimulationFailure(f"{step} of disbursement {refund['locator']}: {status} {moved}")
+        self.moved["billing.disbursement.execute", refund["locator"]] += 1
+        self.drain()
+
+    def _open_invoice(self, *, in_credit: bool = False) -> tuple[str, dict[str, Any]] | None:
+        """One open invoice of one of the run's accounts (of an account in credit), or None."""
+        accounts = [account for account in self.accounts if not in_credit or self._balance(account) > 0]
+        if not accounts:
+            return None
+        account = self.rng.choice(accounts)
+        invoices = self.client.ok("GET", billing(self.tenant, f"/invoices/accounts/{account}/list?count=100"))["items"]
+        open_ = [invoice for invoice in invoices if invoice["invoiceState"] == "open"]
+        return (account, self.rng.choice(open_)) if open_ else None
+
+    def _balance(self, account: str) -> Decimal:
+        return Decimal(str(self.client.ok("GET", billing(
+            self.tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"))["balance"]))
+
     def workload(self, steps: list[tuple[str, int]]) -> None:
         for kind, step_seed in steps:
             self.rng, self.plan.random, self.delivery.rng = (random.Random(step_seed), random.Random(step_seed + 1),
@@ -144,6 +318,7 @@ class Run:
         """The invariants, read through the API with the faults paused (the jobs' and the events' from the table)."""
         with self.plan.paused():
             self._check_jobs()
+            self._check_due()
             self._check_events()
             for account in self.accounts:
                 self._check_account(account)
@@ -173,39 +348,83 @@ class Run:
         recorded: Counter[tuple[str, str]] = Counter()
         for event_type in {event_type for event_type, _ in self.moved}:
             events, _ = table.gateway().query(scope, keys.events_by_type(scope, event_type), index="GSI2")
-            field_name = "paymentLocator" if event_type.startswith("billing.payment") else "quoteLocator"
+            field_name = EVENT_RECORD[event_type.rsplit(".", 1)[0]]
             recorded.update((event_type, event["data"].get(field_name)) for event in events)
         if recorded != self.moved:
             raise SimulationFailure(f"events recorded {dict(recorded - self.moved)} more and "
                                     f"{dict(self.moved - recorded)} fewer than the moves acknowledged")
 
+    def _check_due(self) -> None:
+        """Every scheduled moment that passed was run: no due entry is left due before the tenant's clock (a run
+        the faults cut short was caught up; one its handler refused moves on, RETRY_AFTER later). An entry due at
+        the clock's moment itself (a change issued since the last advance, invoiceable now) is due, not passed:
+        the next advance, or the quarter-hourly due run of a tenant without a test clock, runs it."""
+        from chalicelib.runtime import wiring
+        from chalicelib.storage import due_index
+
+        now = wiring.clock_for(self.tenant).now()
+        left = [entry for entry in due_index.page(self.tenant, now).entries if entry.due_at < now]
+        if left:
+            raise SimulationFailure(f"due entries left due before the clock {now.isoformat()}: " + ", ".join(
+                f"{entry.kind} {entry.ref} at {entry.due_at.isoformat()}" for entry in left))
+
+    def _list(self, suffix: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.client.ok("GET", billing(self.tenant, suffix))["items"]
+        locators = [item["locator"] for item in items]
+        if len(locators) != len(set(locators)):
+            raise SimulationFailure(f"{suffix}: a record listed twice: {sorted(locators)}")
+        return items
+
     def _check_account(self, account: str) -> None:
-        invoices = self.client.ok("GET", billing(self.tenant, f"/invoices/accounts/{account}/list?count=100"
-                                                               "&includeZeroAmountInvoices=true"))["items"]
-        invoiced = sum((Decimal(str(i["totalAmount"])) for i in invoices), Decimal(0))
-        remaining = sum((Decimal(str(i["totalRemainingAmount"])) for i in invoices), Decimal(0))
-        payments = self.client.ok("GET", billing(self.tenant, f"/payments/list?accountLocator={account}&count=100"
-                                                               "&includeReversed=true"))["items"]
-        posted = [p for p in payments if p["paymentState"] == "posted"]
-        paid = sum((Decimal(str(p["amount"])) for p in posted), Decimal(0))
-        balance = self.client.ok("GET", billing(
-            self.tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"))["balance"]
-        balance = Decimal(str(balance))
+        """The ledger balances to the cent: what the coverage invoices ask is paid, written off or still open, and
+        what the payments brought beyond that is in the credit balance or refunded (an owed invoice asks back what
+        a refund paid out of credit a reversal took away). The credit balance is the sum of its moves and never
+        negative; no record is listed twice, no invoice item missing or extra, no due time invoiced twice by one run."""
+        invoices = self._list(f"/invoices/accounts/{account}/list?count=100&includeZeroAmountInvoices=true")
+        invoiced = _sum(invoices, "totalAmount")
+        remaining = _sum(invoices, "totalRemainingAmount")
+        items = {invoice["locator"]: self.client.ok("GET", billing(self.tenant, f"/invoices/{invoice['locator']}"))[
+            "invoiceItems"] for invoice in invoices}
+        owed_invoices = [i for i in invoices if any(item["chargeType"] == "owed" for item in items[i["locator"]])]
+        owed = _sum(owed_invoices, "totalAmount")
+        payments = self._list(f"/payments/list?accountLocator={account}&count=100&includeReversed=true")
+        paid = _sum([p for p in payments if p["paymentState"] == "posted"], "amount")
+        write_offs = self._list(f"/writeOffs/list?accountLocator={account}&count=100")
+        written_off = _sum(write_offs, "amount") - _sum(write_offs, "reversedAmount")
+        refunds = self._list(f"/disbursements/list?accountLocator={account}&count=100")
+        refunded = _sum([d for d in refunds if d["disbursementState"] == "executed"], "amount")
+        self._list(f"/creditDistributions/list?accountLocator={account}&count=100")
+        ledger = self.client.ok("GET", billing(self.tenant,
+                                               f"/accounting/ledgerAccounts/accountCreditBalance/{account}"))
+        balance = Decimal(str(ledger["balance"]))
+        moves = sum((Decimal(str(line["amount"])) * (1 if line["accountingType"] == "credit" else -1)
+                     for line in ledger["lineItems"]), Decimal(0))
         if balance < 0:
             raise SimulationFailure(f"account {account}: credit balance {balance} < 0")
-        # what was invoiced is paid (what the payments put on invoices), or still open; what the payments did
-        # not put on invoices is in the credit balance (no distributions, write-offs or settling credits here)
-        if invoiced != paid - balance + remaining:
-            raise SimulationFailure(f"account {account}: invoiced {invoiced} != paid {paid} - credit {balance} "
-                                    f"+ remaining {remaining}")
+        if moves != balance:
+            raise SimulationFailure(f"account {account}: credit balance {balance} != its moves {moves}")
+        if invoiced - owed != paid + written_off - refunded - balance + remaining:
+            raise SimulationFailure(
+                f"account {account}: invoiced {invoiced} - owed {owed} != paid {paid} + written off {written_off} "
+                f"- refunded {refunded} - credit {balance} + remaining {remaining}")
         for invoice in invoices:
-            items = sum((Decimal(str(item["amount"])) for item in self.client.ok(
-                "GET", billing(self.tenant, f"/invoices/{invoice['locator']}"))["invoiceItems"]), Decimal(0))
-            if items != Decimal(str(invoice["totalAmount"])):
-                raise SimulationFailure(f"invoice {invoice['locator']}: items {items} != {invoice['totalAmount']}")
-        due_times = [i["dueTime"] for i in invoices if not i.get("owedFor")]
-        if len(due_times) != len(set(due_times)):
-            raise SimulationFailure(f"account {account}: two invoices for one due time: {sorted(due_times)}")
+            total = _sum(items[invoice["locator"]], "amount")
+            if total != Decimal(str(invoice["totalAmount"])):
+                raise SimulationFailure(f"invoice {invoice['locator']}: items {total} != {invoice['totalAmount']}")
+        # an invoice run makes one invoice a due time; a change's installment of a due time already invoiced makes
+        # another, later: two invoices of one due time made at one moment are one run's, twice
+        runs = [(i["dueTime"], i["generatedTime"]) for i in invoices if i not in owed_invoices]
+        if len(runs) != len(set(runs)):
+            raise SimulationFailure(f"account {account}: two invoices of one due time made at one moment: "
+                                    f"{sorted(runs)}")
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _sum(records: list[dict[str, Any]], field_name: str) -> Decimal:
+    return sum((Decimal(str(record[field_name])) for record in records), Decimal(0))
 
 
 class Simulation:
@@ -245,7 +464,7 @@ class Simulation:
         return (f"seed {self.seed} fails: {failure}\n"
                 f"  its steps: {self.describe(indices)}\n"
                 f"  shortest failing steps found: {self.describe(shortest)}: {again}\n"
-                f"  replay: make simulate SEED={self.seed} STEPS={','.join(map(str, shortest))}")
+                f"  replay: make simulate SEED={self.seed} LENGTH={STEPS} STEPS={','.join(map(str, shortest))}")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -262,6 +481,25 @@ def test_money_survives_the_faults_of_a_seed(seed, api, admin_token, jobs, insta
 
 PLANTED_SEEDS = range(4)
 """The seeds the planted defect must be caught within (a part of `make test`'s share)."""
+SHARE = range(200)
+"""`make test`'s share of seeds: a planted defect must be caught by one of them (the search stops at the first)."""
+FIRST_RACE = 12
+"""The first seed of the share (at 3 steps) with a `pay_racing` step: the search for the planted root defect starts
+there (the seeds before it race no payments), and goes on through the share if a change of the workload moved it."""
+
+
+def _first_failing_seed(seeds: range, api: Any, token: str, jobs: Any, installed: list[FaultPlan],
+                        monkeypatch: pytest.MonkeyPatch) -> int | None:
+    """The first of `seeds` whose run fails with a defect planted (whose symptoms may include error codes a route
+    does not declare: tests/conftest.py's check of them is off here)."""
+    from chalicelib.http import endpoint
+
+    monkeypatch.setattr(endpoint, "undeclared_error_seen", None)
+    for seed in seeds:
+        simulation = Simulation(seed, api, token, jobs, installed)
+        if simulation.failure(list(range(len(simulation.steps)))) is not None:
+            return seed
+    return None
 
 
 def test_a_planted_defect_is_caught_by_some_seed(api, admin_token, jobs, installed, monkeypatch):
@@ -271,11 +509,27 @@ def test_a_planted_defect_is_caught_by_some_seed(api, admin_token, jobs, install
     from chalicelib.storage import table as storage_table
 
     monkeypatch.setattr(storage_table, "_written_by", lambda item, token: False)
-    failures = {}
-    for seed in PLANTED_SEEDS:
-        simulation = Simulation(seed, api, admin_token, jobs, installed)
-        failure = simulation.failure(list(range(len(simulation.steps))))
-        if failure is not None:
-            failures[seed] = failure
-            break
-    assert failures, f"no seed of {list(PLANTED_SEEDS)} caught the planted defect"
+    caught = _first_failing_seed(PLANTED_SEEDS, api, admin_token, jobs, installed, monkeypatch)
+    assert caught is not None, f"no seed of {list(PLANTED_SEEDS)} caught the planted defect"
+
+
+def test_a_payment_post_without_its_root_version_check_is_caught_within_the_share(api, admin_token, jobs, installed,
+                                                                                  monkeypatch):
+    """A payment post that bumps the account's billing root without its version condition (the planted defect of
+    issue 31): a post that read the account before another post committed commits on what it read, so the credit
+    balance loses one of the two (its moves hold both). A racing step (`pay_racing`) of some seed of the share
+    catches it (seed 12 at 3 steps)."""
+    from chalicelib.billing import account_root, repository
+    from chalicelib.billing.payments import service as payments
+
+    post = payments.post_payment
+
+    def post_without_root_check(ctx: Any, locator: str) -> Any:
+        with monkeypatch.context() as planted:
+            planted.setattr(account_root, "bump", lambda ctx, uow, account, containers: repository.root_versions(
+                ctx.tenant, account, containers))
+            return post(ctx, locator)
+
+    monkeypatch.setattr(payments, "post_payment", post_without_root_check)
+    caught = _first_failing_seed(range(FIRST_RACE, SHARE.stop), api, admin_token, jobs, installed, monkeypatch)
+    assert caught is not None, f"no seed of {SHARE} caught a payment post without its root version check"

@@ -29,8 +29,15 @@ CREATION = [codes.NOT_FOUND["account"], codes.CREDIT_ACCOUNT_REQUIRED, codes.CRE
 
 # --- credit distributions ------------------------------------------------------------------------------
 
+@bp.route("/billing/{tenantLocator}/creditDistributions/{locator}", methods=["GET"])
+@endpoint("credit-distributions.read", errors=[codes.NOT_FOUND["creditDistribution"]])
+def fetch_credit_distribution(tenantLocator: str, locator: str) -> schemas.DistributionResponse:
+    return schemas.DistributionResponse.of(service.distribution(request_context(), locator))
+
+
 @bp.route("/billing/{tenantLocator}/creditDistributions", methods=["POST"])
-@endpoint("credit-distributions.write", idempotent=True, errors=[*CREATION, codes.CREDIT_INVALID_TARGET])
+@endpoint("credit-distributions.write", idempotent=True, creates="creditDistribution",
+          replay=fetch_credit_distribution, errors=[*CREATION, codes.CREDIT_INVALID_TARGET])
 def create_credit_distribution(tenantLocator: str,
                                body: schemas.CreditDistributionCreateRequest) -> schemas.DistributionResponse:
     return schemas.DistributionResponse.of(service.create_distribution(
@@ -45,12 +52,6 @@ def list_credit_distributions(tenantLocator: str,
     return schemas.DistributionListResponse.of(
         service.distributions_of(request_context(), query.accountLocator, query.page()),
         schemas.DistributionResponse.of)
-
-
-@bp.route("/billing/{tenantLocator}/creditDistributions/{locator}", methods=["GET"])
-@endpoint("credit-distributions.read", errors=[codes.NOT_FOUND["creditDistribution"]])
-def fetch_credit_distribution(tenantLocator: str, locator: str) -> schemas.DistributionResponse:
-    return schemas.DistributionResponse.of(service.distribution(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/creditDistributions/{locator}/validate", methods=["PATCH"])
@@ -88,8 +89,15 @@ def reverse_credit_distribution(tenantLocator: str, locator: str,
 
 # --- disbursements -------------------------------------------------------------------------------------
 
+@bp.route("/billing/{tenantLocator}/disbursements/{locator}", methods=["GET"])
+@endpoint("disbursements.read", errors=[codes.NOT_FOUND["disbursement"]])
+def fetch_disbursement(tenantLocator: str, locator: str) -> schemas.DisbursementResponse:
+    return schemas.DisbursementResponse.of(service.disbursement(request_context(), locator))
+
+
 @bp.route("/billing/{tenantLocator}/disbursements", methods=["POST"])
-@endpoint("disbursements.write", idempotent=True, errors=[*CREATION, codes.DISBURSEMENT_UNKNOWN_TYPE])
+@endpoint("disbursements.write", idempotent=True, creates="disbursement", replay=fetch_disbursement,
+          errors=[*CREATION, codes.DISBURSEMENT_UNKNOWN_TYPE])
 def create_disbursement(tenantLocator: str, body: schemas.DisbursementCreateRequest) -> schemas.DisbursementResponse:
     return schemas.DisbursementResponse.of(service.create_disbursement(
         request_context(), body.accountLocator, body.type, body.amount, body.currency,
@@ -104,15 +112,9 @@ def list_disbursements(tenantLocator: str, query: schemas.AccountListQuery) -> s
         schemas.DisbursementResponse.of)
 
 
-@bp.route("/billing/{tenantLocator}/disbursements/{locator}", methods=["GET"])
-@endpoint("disbursements.read", errors=[codes.NOT_FOUND["disbursement"]])
-def fetch_disbursement(tenantLocator: str, locator: str) -> schemas.DisbursementResponse:
-    return schemas.DisbursementResponse.of(service.disbursement(request_context(), locator))
-
-
 @bp.route("/billing/{tenantLocator}/disbursements/{locator}/validate", methods=["PATCH"])
-@endpoint("disbursements.write", errors=[*DISBURSEMENT, codes.DISBURSEMENT_UNKNOWN_TYPE,
-                                         codes.CREDIT_INSUFFICIENT_BALANCE])
+@endpoint("disbursements.write", idempotent=True, replay=fetch_disbursement,
+          errors=[*DISBURSEMENT, codes.DISBURSEMENT_UNKNOWN_TYPE, codes.CREDIT_INSUFFICIENT_BALANCE])
 def validate_disbursement(tenantLocator: str, locator: str) -> schemas.DisbursementResponse:
     return schemas.DisbursementResponse.of(service.move_disbursement(request_context(), locator, "validate"))
 
@@ -124,7 +126,8 @@ def reset_disbursement(tenantLocator: str, locator: str) -> schemas.Disbursement
 
 
 @bp.route("/billing/{tenantLocator}/disbursements/{locator}/approve", methods=["PATCH"])
-@endpoint("disbursements.write", errors=[*DISBURSEMENT, codes.CREDIT_INSUFFICIENT_BALANCE])
+@endpoint("disbursements.write", idempotent=True, replay=fetch_disbursement,
+          errors=[*DISBURSEMENT, codes.CREDIT_INSUFFICIENT_BALANCE])
 def approve_disbursement(tenantLocator: str, locator: str) -> schemas.DisbursementResponse:
     return schemas.DisbursementResponse.of(service.move_disbursement(request_context(), locator, "approve"))
 

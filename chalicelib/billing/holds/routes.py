@@ -22,16 +22,16 @@ HOLD = [codes.NOT_FOUND_DELINQUENCY_AND_HOLDS["hold"]]
 MOVING = [*HOLD, codes.HOLD_INVALID_STATE]
 
 
-@bp.route("/billing/{tenantLocator}/holds", methods=["POST"])
-@endpoint("holds.write", idempotent=True, errors=[codes.NOT_FOUND["account"]])
-def create_hold(tenantLocator: str, body: schemas.HoldCreateRequest) -> schemas.HoldResponse:
-    return schemas.HoldResponse.of(service.create_hold(request_context(), body.accountLocator, body.targetType))
-
-
 @bp.route("/billing/{tenantLocator}/holds/{locator}", methods=["GET"])
 @endpoint("holds.read", errors=HOLD)
 def fetch_hold(tenantLocator: str, locator: str) -> schemas.HoldResponse:
     return schemas.HoldResponse.of(service.hold(request_context(), locator))
+
+
+@bp.route("/billing/{tenantLocator}/holds", methods=["POST"])
+@endpoint("holds.write", idempotent=True, creates="hold", replay=fetch_hold, errors=[codes.NOT_FOUND["account"]])
+def create_hold(tenantLocator: str, body: schemas.HoldCreateRequest) -> schemas.HoldResponse:
+    return schemas.HoldResponse.of(service.create_hold(request_context(), body.accountLocator, body.targetType))
 
 
 @bp.route("/billing/{tenantLocator}/holds/{locator}", methods=["PATCH"])

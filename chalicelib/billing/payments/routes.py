@@ -50,9 +50,15 @@ def list_invoice_credits(tenantLocator: str, locator: str,
         lambda credit: billing_schemas.CreditResponse.of(credit, found.accountLocator, found.currency))
 
 
+@bp.route("/billing/{tenantLocator}/payments/{locator}", methods=["GET"])
+@endpoint("payments.read", errors=PAYMENT)
+def fetch_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse:
+    return schemas.PaymentResponse.of(service.payment(request_context(), locator))
+
+
 @bp.route("/billing/{tenantLocator}/payments", methods=["POST"])
-@endpoint("payments.write", idempotent=True, errors=[*PAYMENT_CHECKS, codes.PAYMENT_ACCOUNT_REQUIRED,
-                                                     codes.NOT_FOUND["account"]])
+@endpoint("payments.write", idempotent=True, creates="payment", replay=fetch_payment,
+          errors=[*PAYMENT_CHECKS, codes.PAYMENT_ACCOUNT_REQUIRED, codes.NOT_FOUND["account"]])
 def create_payment(tenantLocator: str, body: schemas.PaymentCreateRequest) -> schemas.PaymentResponse:
     return schemas.PaymentResponse.of(service.create_payment(request_context(), body))
 
@@ -62,12 +68,6 @@ def create_payment(tenantLocator: str, body: schemas.PaymentCreateRequest) -> sc
 def list_payments(tenantLocator: str, query: schemas.PaymentListQuery) -> schemas.PaymentListResponse:
     return schemas.PaymentListResponse.of(
         service.payments_of_account(request_context(), query.accountLocator, query.page()), schemas.PaymentResponse.of)
-
-
-@bp.route("/billing/{tenantLocator}/payments/{locator}", methods=["GET"])
-@endpoint("payments.read", errors=PAYMENT)
-def fetch_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse:
-    return schemas.PaymentResponse.of(service.payment(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}", methods=["PATCH"])

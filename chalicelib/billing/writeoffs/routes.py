@@ -22,8 +22,15 @@ WRITE_OFF = [codes.NOT_FOUND["writeOff"]]
 DISTRIBUTION = [codes.WRITEOFF_INVALID_TARGET, codes.WRITEOFF_EXCEEDS_REMAINING]
 
 
+@bp.route("/billing/{tenantLocator}/writeOffs/{locator}", methods=["GET"])
+@endpoint("write-offs.read", errors=WRITE_OFF)
+def fetch_write_off(tenantLocator: str, locator: str) -> schemas.WriteOffResponse:
+    return schemas.WriteOffResponse.of(service.write_off(request_context(), locator))
+
+
 @bp.route("/billing/{tenantLocator}/writeOffs", methods=["POST"])
-@endpoint("write-offs.write", idempotent=True, errors=[codes.NOT_FOUND["account"], *DISTRIBUTION])
+@endpoint("write-offs.write", idempotent=True, creates="writeOff", replay=fetch_write_off,
+          errors=[codes.NOT_FOUND["account"], *DISTRIBUTION])
 def create_write_off(tenantLocator: str, body: schemas.WriteOffRequest) -> schemas.WriteOffResponse:
     return schemas.WriteOffResponse.of(service.create_write_off(
         request_context(), body.accountLocator, [target.target() for target in body.targets]))
@@ -34,12 +41,6 @@ def create_write_off(tenantLocator: str, body: schemas.WriteOffRequest) -> schem
 def list_write_offs(tenantLocator: str, query: schemas.WriteOffListQuery) -> schemas.WriteOffListResponse:
     return schemas.WriteOffListResponse.of(
         service.write_offs_of(request_context(), query.accountLocator, query.page()), schemas.WriteOffResponse.of)
-
-
-@bp.route("/billing/{tenantLocator}/writeOffs/{locator}", methods=["GET"])
-@endpoint("write-offs.read", errors=WRITE_OFF)
-def fetch_write_off(tenantLocator: str, locator: str) -> schemas.WriteOffResponse:
-    return schemas.WriteOffResponse.of(service.write_off(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/writeOffs/{locator}/reverse", methods=["PATCH"])
