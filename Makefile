@@ -27,7 +27,7 @@ COVERAGE_ARGS := --cov=chalicelib --cov-fail-under=95 --cov-report=term-missing:
 coverage:
 	@$(MAKE) --no-print-directory test COVERAGE=1
 
-# The fuzzing of `make test` (tests/architecture/test_fuzzing.py: schemathesis over /openapi.json, over 5,000
+# The fuzzing of `make test` (tests/architecture/test_fuzzing.py: schemathesis over /openapi.json, over 3,000
 # requests) for longer: FUZZ_EXAMPLES an operation, a hypothesis seed of its own each run, and schemathesis's
 # coverage phase (some 25,000 deterministic boundary cases, too many for make test's budget).
 FUZZ_EXAMPLES ?= 500
