@@ -26,13 +26,13 @@ class DeploymentMetadata(BaseModel):
     implementedAutomationPlugins: dict[str, str] = {}
 
 
-TenantCodeStatus = Literal["publishing", "live", "failed", "retired"]
+TenantCodeStatus = Literal["publishing", "live", "failed"]
 
 
 class TenantCode(BaseModel):
     """Where a version's tenant code stands in its tenant function (`PAS_PLUGIN_RUNNER=lambda` only):
     `publishing` until the tenantCode.publish job has pointed the version's alias at its code, then
-    `live`; `failed` (with Lambda's words) when it could not; `retired` once newer versions pushed it out."""
+    `live` (for good: the alias is never removed); `failed` (with Lambda's words) when it could not."""
 
     status: TenantCodeStatus
     functionVersion: str | None = None

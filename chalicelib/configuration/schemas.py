@@ -123,14 +123,14 @@ class TenantDeploymentResult(BaseModel):
 
 class TenantCodeResponse(Response):
     """Our extension: where the current version's code stands in the tenant function (`PAS_PLUGIN_RUNNER=lambda`):
-    `publishing`, `live`, `failed` (with `error`) or `retired`."""
+    `publishing`, `live` or `failed` (with `error`)."""
 
-    status: Literal["publishing", "live", "failed", "retired"]
+    status: Literal["publishing", "live", "failed"]
     functionVersion: str | None = None
     error: str | None = None
 
 
-PLUGIN_STATUS = {"publishing": "deploying", "live": PLUGIN_DEPLOYED, "failed": "failed", "retired": "retired"}
+PLUGIN_STATUS = {"publishing": "deploying", "live": PLUGIN_DEPLOYED, "failed": "failed"}
 """pluginStatus of every implemented plugin by where the tenant code stands."""
 
 

@@ -69,8 +69,8 @@ class LambdaRunner:
                 invocation = self.invoke(name, json.dumps({"message": message.decode()}).encode(), config_version)
             except NotFound:
                 raise codes.TENANT_CODE_NOT_READY(
-                    f"The tenant function {name} does not run configuration {config_version} yet: its deployment "
-                    "has not published it (GET /config/{tenantLocator}/deployments shows when it is live)") from None
+                    f"The tenant function {name} has no code for configuration {config_version}: its deployment is "
+                    "publishing it, or failed to (GET /config/{tenantLocator}/deployments says which)") from None
             if invocation.function_error:
                 return _function_failure(function_name, invocation.payload)
             try:

@@ -48,8 +48,8 @@ def aliases(function_name: str) -> dict[str, str]:
     return tenant_functions.aliases(function_name)
 
 
-def prune(function_name: str, keep: Callable[[str], bool]) -> list[str]:
-    return tenant_functions.prune(function_name, keep)
+def prune(function_name: str) -> list[str]:
+    return tenant_functions.prune(function_name)
 
 
 def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> Invocation:

@@ -15,14 +15,17 @@ A configuration deployment records the version's tenant code as `publishing` and
    in the VPC subnets of the settings, which have no route out, its memory and timeout are the larger of the
    local sandbox's plugin and renderer limits, with reserved concurrency), publishes the version and points
    the alias at it: the version's tenant code is `live`;
-4. removes the aliases of all but the newest `tenant_function_versions_kept` configuration versions (and the
-   function's current one) and every function version no alias points at: those versions' tenant code is
-   `retired`.
+4. deletes every function version no alias points at. Aliases stay: every configuration version may still be
+   called (a quote or a policy keeps the version it was made under, and its later transactions run that
+   version's plugins; a migration names any deployed version), and knowing that nothing is bound to a version
+   would take a scan. What keeps a function small is that a version whose code and function configuration an
+   earlier version has already published points its alias at that one (storage/tenant_functions.py): the
+   function holds one version per distinct code, not one per deployment.
 
 A transient error (throttling, a function still updating, a role IAM has not spread yet) makes the job run
 again; what Lambda refuses for good fails it, and the version's tenant code is `failed` with Lambda's words.
 Until the alias exists a call at it finds nothing and answers 503 `tenantCode.not_ready`: no call runs
-another version's code, since every call names its version's alias.
+another version's code, since every call names its version's alias; once it exists, it stays.
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ from typing import Any
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError, NotFound
+from chalicelib.core.errors import DomainError
 from chalicelib.plugins import repository
 from chalicelib.plugins.local import Limits as PluginLimits
 from chalicelib.plugins.modules import python_modules
@@ -138,7 +141,7 @@ def libraries_layer() -> bytes:
 def publish(ctx: CallContext, version: str) -> dict[str, Any]:
     """The `tenantCode.publish` job's work (see the module docstring); safe to run again."""
     status = configuration.tenant_code(ctx, version)
-    if status is None or status.status in ("live", "retired"):
+    if status is None or status.status == "live":
         return {"status": status.status if status else "none"}
     _, package_bytes = configuration.download(ctx, version)
     try:
@@ -162,27 +165,16 @@ def publish(ctx: CallContext, version: str) -> dict[str, Any]:
         raise codes.TENANT_CODE_UNPUBLISHABLE(
             f"Lambda refused the code of configuration {version} for {name}: {error}") from None
     configuration.mark_tenant_code(ctx, version, "live", function_version=published.function_version)
-    retired = _prune(ctx, name, version)
-    return {"status": "live", "functionVersion": published.function_version, "retired": retired}
+    return {"status": "live", "functionVersion": published.function_version, "deleted": _prune(ctx, name)}
 
 
-def _prune(ctx: CallContext, name: str, published: str) -> list[str]:
-    """All but the newest kept configuration versions lose their alias (configuration versions are ULIDs:
-    their order is their creation's); the version just published and the tenant's current one stay."""
-    kept_count = settings().tenant_function_versions_kept
+def _prune(ctx: CallContext, name: str) -> list[str]:
+    """The function versions no alias points at (none can be called) are deleted; a failure to is logged only."""
     try:
-        current = configuration.deployment_metadata(ctx).latestVersion
-    except NotFound:
-        current = published
-    newest = set(sorted(repository.aliases(name))[-kept_count:])
-    try:
-        retired = repository.prune(name, lambda alias: alias in newest or alias in (published, current))
+        return repository.prune(name)
     except (repository.Retry, repository.Refused) as error:
-        logger().warning("old tenant code versions not removed", extra={"tenant": ctx.tenant, "reason": str(error)})
+        logger().warning("unused tenant code versions not removed", extra={"tenant": ctx.tenant, "reason": str(error)})
         return []
-    for alias in retired:
-        configuration.mark_tenant_code(ctx, alias, "retired")
-    return retired
 
 
 def gave_up(ctx: CallContext, version: str) -> None:
