@@ -53,10 +53,13 @@ class ConfigVersion(BaseModel):
 
 
 class CurrentDeployment(BaseModel):
-    """The tenant's current version, with `revision` guarding concurrent deployments."""
+    """The tenant's current version, with `revision` guarding concurrent deployments. `latestDeployment`: the
+    newest deployment when it is not current (on the tenant function, a redeployment becomes current only once
+    its code is live: publishing, or failed and never current)."""
 
     metadata: DeploymentMetadata
     revision: int
+    latestDeployment: str | None = None
 
 
 BootstrapResourceType = Literal["constraintTable", "customFont", "documentTemplate", "documentTemplateSnippet",
@@ -95,6 +98,14 @@ class BootstrapRecord(BaseModel):
     resources: list[BootstrapFile]
     resourceGroups: dict[str, Any] = {}
     createdAt: datetime
+
+
+@dataclass(frozen=True)
+class LatestDeployment:
+    """The newest deployment when it is not current: its version and where its tenant code stands."""
+
+    version: str
+    tenant_code: TenantCode | None
 
 
 @dataclass(frozen=True)

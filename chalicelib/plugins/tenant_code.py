@@ -14,7 +14,9 @@ A configuration deployment records the version's tenant code as `publishing` and
 3. creates or updates the function (storage/tenant_functions.py: its role grants only its own logs, it sits
    in the VPC subnets of the settings, which have no route out, its memory and timeout are the larger of the
    local sandbox's plugin and renderer limits, with reserved concurrency), publishes the version and points
-   the alias at it: the version's tenant code is `live`;
+   the alias at it: the version's tenant code is `live`, and a redeployment becomes the tenant's current version
+   now (configuration/service.py `make_current`: until then the previous version served every call, and a
+   publish that fails leaves it current; the deployment status's `latestDeployment` says why);
 4. deletes every function version no alias points at. Aliases stay: every configuration version may still be
    called (a quote or a policy keeps the version it was made under, and its later transactions run that
    version's plugins; a migration names any deployed version), and knowing that nothing is bound to a version
@@ -141,8 +143,10 @@ def libraries_layer() -> bytes:
 def publish(ctx: CallContext, version: str) -> dict[str, Any]:
     """The `tenantCode.publish` job's work (see the module docstring); safe to run again."""
     status = configuration.tenant_code(ctx, version)
-    if status is None or status.status == "live":
-        return {"status": status.status if status else "none"}
+    if status is None:
+        return {"status": "none"}
+    if status.status == "live":
+        return {"status": "live", "current": configuration.make_current(ctx, version)}
     _, package_bytes = configuration.download(ctx, version)
     try:
         zipped = package(python_modules(package_bytes))
@@ -165,7 +169,8 @@ def publish(ctx: CallContext, version: str) -> dict[str, Any]:
         raise codes.TENANT_CODE_UNPUBLISHABLE(
             f"Lambda refused the code of configuration {version} for {name}: {error}") from None
     configuration.mark_tenant_code(ctx, version, "live", function_version=published.function_version)
-    return {"status": "live", "functionVersion": published.function_version, "deleted": _prune(ctx, name)}
+    return {"status": "live", "functionVersion": published.function_version,
+            "current": configuration.make_current(ctx, version), "deleted": _prune(ctx, name)}
 
 
 def _prune(ctx: CallContext, name: str) -> list[str]:

@@ -247,23 +247,42 @@ def test_a_transient_lambda_error_makes_the_job_run_again(api, admin_token, jobs
         assert _status(api, admin_token, tenant)["tenantCode"]["status"] == "live"
 
 
-def test_code_lambda_refuses_fails_the_job_and_the_status_says_why(api, admin_token, jobs, monkeypatch, aws):
+def test_a_redeployment_becomes_current_once_its_code_is_live_and_one_lambda_refuses_leaves_the_previous_current(
+        api, admin_token, jobs, monkeypatch, aws):
     def refused(*arguments, **options):
         raise repository.Refused("InvalidParameterValueException: Unzipped size must be smaller than 262144000 bytes")
 
-    monkeypatch.setattr(repository, "publish", refused)
+    def premium(priced):
+        return [c["amount"] for c in ok(priced)["items"] if c["chargeType"] == "premium"]
+
     with lambda_runner(monkeypatch, jobs, eager_publishing=False):
         tenant = _tenant(api, admin_token)
-        [publish] = [m for m in jobs.sent if m.job_type == "tenantCode.publish"]
+        jobs.drain(job_types=frozenset({"tenantCode.publish"}))
+        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+
+        second = _deploy(api, admin_token, tenant, DOUBLED)
+        status = _status(api, admin_token, tenant)
+        assert (status["metadata"]["latestVersion"], status["tenantCode"]["status"]) == (first, "live")
+        assert status["latestDeployment"] == {"version": second, "tenantCode": {"status": "publishing"}}
+        assert premium(_priced(api, admin_token, tenant)) == [1200]  # the previous version serves meanwhile
+        jobs.drain(job_types=frozenset({"tenantCode.publish"}))
+        status = _status(api, admin_token, tenant)
+        assert (status["metadata"]["latestVersion"], status["metadata"]["version2"]) == (second, first)
+        assert "latestDeployment" not in status and premium(_priced(api, admin_token, tenant)) == [2]
+
+        monkeypatch.setattr(repository, "publish", refused)
+        third = _deploy(api, admin_token, tenant)
+        [publish] = [m for m in jobs.sent if m.job_type == "tenantCode.publish" and m.payload == {"version": third}]
         jobs.drain(job_types=frozenset({"tenantCode.publish"}))
 
         job = get_job(tenant, publish.job_locator)
         assert job["status"] == "failed" and job["error"].startswith("tenantCode.unpublishable: Lambda refused")
         status = _status(api, admin_token, tenant)
-        assert status["tenantCode"] == {"status": "failed", "error": (
-            "InvalidParameterValueException: Unzipped size must be smaller than 262144000 bytes")}
-        assert set(status["pluginStatus"].values()) == {"failed"}
-        assert _priced(api, admin_token, tenant).status_code == 503
+        assert status["metadata"]["latestVersion"] == second and status["tenantCode"]["status"] == "live"
+        assert set(status["pluginStatus"].values()) == {"deployed"}
+        assert status["latestDeployment"] == {"version": third, "tenantCode": {"status": "failed", "error": (
+            "InvalidParameterValueException: Unzipped size must be smaller than 262144000 bytes")}}
+        assert premium(_priced(api, admin_token, tenant)) == [2]
 
 
 def test_on_the_local_runner_a_deployment_publishes_nothing(api, admin_token, jobs, aws):
