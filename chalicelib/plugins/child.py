@@ -434,6 +434,31 @@ _lambda_plugins: Plugins | None = None
 _pas_for_lambda = _Pas()
 
 
+def _lambda_setup() -> Plugins:
+    global _lambda_plugins
+    if _lambda_plugins is None:
+        _lambda_plugins = Plugins(os.environ.get("LAMBDA_TASK_ROOT") or os.getcwd())
+        sys.modules["pas"] = _pas_for_lambda.module()
+        sys.path.append(_lambda_plugins.folder)
+    return _lambda_plugins
+
+
+def import_errors() -> list[str]:
+    """Each plugin module of the function imported, as a call would: why those that fail do (naming the file
+    and line). The publish job asks this of a version before its alias exists (plugins/tenant_code.py)."""
+    import importlib
+
+    plugins = _lambda_setup()
+    _pas_for_lambda.ask = _no_call
+    errors = []
+    for module_name in sorted(set(plugins.modules.values())):
+        try:
+            importlib.import_module(module_name)
+        except BaseException as error:  # whatever a module raises as it is imported makes it unusable
+            errors.append(_describe(error, plugins.folder)[:MAX_DETAIL])
+    return errors
+
+
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, str]:
     """The per-tenant plugin function. A Lambda cannot call back into the service, so pas calls are
     replayed: the event carries the answers the host has given so far; a call without an answer ends
@@ -444,11 +469,7 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, str]:
     Event and answer are {"message": "<JSON text>"} so numbers stay exact; the message is
     {"call", "request", "now", "answers": [[call, {"value"} | {"error"}], ...]}, the answer
     {"result"} | {"failure"} as in the local protocol, or {"need": [call]}."""
-    global _lambda_plugins
-    if _lambda_plugins is None:
-        _lambda_plugins = Plugins(os.environ.get("LAMBDA_TASK_ROOT") or os.getcwd())
-        sys.modules["pas"] = _pas_for_lambda.module()
-        sys.path.append(_lambda_plugins.folder)
+    plugins = _lambda_setup()
     message = decode(event["message"])
     answers = {encode(call): answer for call, answer in message.get("answers", [])}
     needed: list[dict[str, Any]] = []
@@ -465,7 +486,7 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, str]:
     _pas_for_lambda.ask = ask
     _pas_for_lambda.now = _parse_now(message["now"])
     try:
-        answer = run(_lambda_plugins, message["call"], message["request"])
+        answer = run(plugins, message["call"], message["request"])
     except _Unanswered:
         answer = ""
     if needed:  # even when the plugin swallowed the unanswered call, its answer cannot be trusted

@@ -86,6 +86,22 @@ class LambdaRunner:
         return protocol.too_many_calls(function_name)
 
 
+    def import_errors(self, tenant: str, function_version: str) -> list[str]:
+        """Why the plugin modules of a published function version fail to import (none: they all import), as
+        the function answers it; its failing as a whole (a module that hangs, or eats its memory) is one."""
+        invocation = self.invoke(self.function_name(tenant), json.dumps({"imports": True}).encode(), function_version)
+        if invocation.function_error:
+            return [f"importing the plugin modules: {_function_failure('imports', invocation.payload).detail}"]
+        try:
+            body = json.loads(invocation.payload)
+            errors = json.loads(body["imports"])
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return ["importing the plugin modules: the function answered outside the protocol"]
+        if not isinstance(errors, list):
+            return ["importing the plugin modules: the function answered outside the protocol"]
+        return [protocol.readable(str(error)[:1000]) for error in errors]
+
+
 def _message_of(payload: bytes) -> str:
     try:
         body = json.loads(payload)

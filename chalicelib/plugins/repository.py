@@ -28,8 +28,9 @@ def read_code(tenant: str, name: str) -> bytes | None:
     return blobs.get(tenant, code_path(name))
 
 
-def publish(spec: FunctionSpec, bucket: str, key: str, code_sha256: str, alias: str) -> Published:
-    return tenant_functions.publish(spec, bucket, key, code_sha256, alias)
+def publish(spec: FunctionSpec, bucket: str, key: str, code_sha256: str, alias: str,
+            verify: Callable[[str], None]) -> Published:
+    return tenant_functions.publish(spec, bucket, key, code_sha256, alias, verify)
 
 
 def layer(name: str, content_sha256: str, build: Callable[[], bytes]) -> str:

@@ -14,9 +14,11 @@ A configuration deployment records the version's tenant code as `publishing` and
 3. creates or updates the function (storage/tenant_functions.py: its role grants only its own logs, it sits
    in the VPC subnets of the settings, which have no route out, its memory and timeout are the larger of the
    local sandbox's plugin and renderer limits, with reserved concurrency), publishes the version and points
-   the alias at it: the version's tenant code is `live`, and a redeployment becomes the tenant's current version
-   now (configuration/service.py `make_current`: until then the previous version served every call, and a
-   publish that fails leaves it current; the deployment status's `latestDeployment` says why);
+   the alias at it (first each plugin module is imported in the published version, by invoking it: a module
+   that fails to import fails the publish, naming its file and line): the version's tenant code is `live`,
+   and a redeployment becomes the tenant's current version now (configuration/service.py `make_current`:
+   until then the previous version served every call, and a publish that fails leaves it current; the
+   deployment status's `latestDeployment` says why);
 4. deletes every function version no alias points at. Aliases stay: every configuration version may still be
    called (a quote or a policy keeps the version it was made under, and its later transactions run that
    version's plugins; a migration names any deployed version), and knowing that nothing is bound to a version
@@ -45,6 +47,8 @@ from chalicelib.core import codes
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError
 from chalicelib.plugins import repository
+from chalicelib.plugins import service as plugins
+from chalicelib.plugins.lambda_runner import LambdaRunner
 from chalicelib.plugins.local import Limits as PluginLimits
 from chalicelib.plugins.modules import python_modules
 from chalicelib.runtime.observability import logger
@@ -159,7 +163,10 @@ def publish(ctx: CallContext, version: str) -> dict[str, Any]:
         libraries_sha, _ = libraries()
         layer = repository.layer(LIBRARIES_LAYER, libraries_sha, libraries_layer)
         published = repository.publish(function_spec(ctx.tenant, (layer,)), bucket, key, code_sha256(zipped),
-                                       alias=version)
+                                       alias=version, verify=functools.partial(_check_imports, ctx.tenant))
+    except ImportsFailed as error:
+        configuration.mark_tenant_code(ctx, version, "failed", error=error.message)
+        raise
     except repository.Retry as error:
         logger().warning("tenant code not published yet: running again", extra={
             "tenant": ctx.tenant, "version": version, "reason": str(error)})
@@ -171,6 +178,23 @@ def publish(ctx: CallContext, version: str) -> dict[str, Any]:
     configuration.mark_tenant_code(ctx, version, "live", function_version=published.function_version)
     return {"status": "live", "functionVersion": published.function_version,
             "current": configuration.make_current(ctx, version), "deleted": _prune(ctx, name)}
+
+
+class ImportsFailed(DomainError):
+    def __init__(self, errors: list[str]):
+        super().__init__(f"Plugin modules of the configuration fail to import: {'; '.join(errors)}"[:1000],
+                         codes.TENANT_CODE_UNPUBLISHABLE)
+
+
+def _check_imports(tenant: str, function_version: str) -> None:
+    """Every plugin module imports in the published version (child.import_errors), or the publish stops
+    before its alias exists: a module failing to import is the deployment's error, not every call's."""
+    runner = plugins.runner()
+    if not isinstance(runner, LambdaRunner):
+        raise codes.SERVICE_UNAVAILABLE("tenant code is published only where plugins run in the tenant function")
+    errors = runner.import_errors(tenant, function_version)
+    if errors:
+        raise ImportsFailed(errors)
 
 
 def _prune(ctx: CallContext, name: str) -> list[str]:

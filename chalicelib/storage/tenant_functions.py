@@ -14,8 +14,9 @@ What a publish does, each step safe to repeat (the job runs again after a transi
    under this alias: the job runs again. When a published version already runs the same code with the same
    configuration (a redeploy that changed no plugin), the alias points at it instead: a function holds one
    version per distinct code, not one per deployment;
-4. the reserved concurrency, then the alias named after the configuration version, pointed at that version:
-   only now do calls at this alias run, and they run exactly this code.
+4. the reserved concurrency, the caller's check of that version (plugins/tenant_code.py imports every plugin
+   module in it), then the alias named after the configuration version, pointed at that version: only now do
+   calls at this alias run, and they run exactly this code.
 
 Errors: Lambda's and IAM's throttling, a function still being updated and a role not yet assumable (IAM is
 eventually consistent) are `Retry` (the job runs again); what Lambda refuses for good (code too large, a
@@ -74,9 +75,11 @@ class Published:
     code_sha256: str
 
 
-def publish(spec: FunctionSpec, code_bucket: str, code_key: str, code_sha256: str, alias: str) -> Published:
+def publish(spec: FunctionSpec, code_bucket: str, code_key: str, code_sha256: str, alias: str,
+            verify: Callable[[str], None]) -> Published:
     """The function running the code object `code_bucket`/`code_key` (whose SHA-256, base64 as Lambda writes
-    it, is `code_sha256`) at alias `alias` (see the module docstring)."""
+    it, is `code_sha256`) at alias `alias` (see the module docstring). `verify(version)` runs before the alias
+    points at the version (it raises what stops the publish)."""
     role_arn = _role(spec)
     code: dict[str, Any] = {"S3Bucket": code_bucket, "S3Key": code_key}
     configuration = _configuration(spec, role_arn)
@@ -91,6 +94,7 @@ def publish(spec: FunctionSpec, code_bucket: str, code_key: str, code_sha256: st
     if spec.reserved_concurrency:
         _call(lambda_.put_function_concurrency, FunctionName=spec.name,
               ReservedConcurrentExecutions=spec.reserved_concurrency)
+    verify(version)
     if _call(lambda_.get_alias, FunctionName=spec.name, Name=alias, missing_ok=True) is None:
         _call(lambda_.create_alias, FunctionName=spec.name, Name=alias, FunctionVersion=version)
     else:

@@ -120,7 +120,9 @@ def test_a_deployment_answers_at_once_and_its_code_is_live_once_the_job_publishe
 
         priced = ok(_priced(api, admin_token, tenant))
         assert [(c["chargeType"], c["amount"]) for c in priced["items"]] == [("premium", 1200), ("tax", 25)]
-        assert invoker.invocations and set(invoker.invocations) == {(f"pas-tenant-{tenant}", version)}
+        # the publish imported the plugin modules in function version 1 before the alias pointed at it
+        assert invoker.invocations[0] == (f"pas-tenant-{tenant}", "1")
+        assert set(invoker.invocations[1:]) == {(f"pas-tenant-{tenant}", version)}
 
 
 def test_the_function_package_is_the_modules_the_local_sandbox_runs_and_its_layer_the_pdf_libraries(
@@ -283,6 +285,22 @@ def test_a_redeployment_becomes_current_once_its_code_is_live_and_one_lambda_ref
         assert status["latestDeployment"] == {"version": third, "tenantCode": {"status": "failed", "error": (
             "InvalidParameterValueException: Unzipped size must be smaller than 262144000 bytes")}}
         assert premium(_priced(api, admin_token, tenant)) == [2]
+
+
+def test_a_plugin_module_that_fails_to_import_is_the_deployments_error_naming_its_file_and_line(
+        api, admin_token, jobs, monkeypatch, aws):
+    with lambda_runner(monkeypatch, jobs):
+        tenant = _tenant(api, admin_token)
+        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        broken = _deploy(api, admin_token, tenant, "\n\nimport module_that_is_not_there\n" + QUOTE_PLUGINS)
+
+        status = _status(api, admin_token, tenant)
+        assert status["metadata"]["latestVersion"] == first and status["tenantCode"]["status"] == "live"
+        assert status["latestDeployment"] == {"version": broken, "tenantCode": {"status": "failed", "error": (
+            "Plugin modules of the configuration fail to import: ModuleNotFoundError: No module named "
+            "'module_that_is_not_there' (plugins/python/auto.py line 3)")}}
+        assert repository.alias_version(f"pas-tenant-{tenant}", broken) is None
+        assert ok(_priced(api, admin_token, tenant))["items"]  # the previous version still serves
 
 
 def test_on_the_local_runner_a_deployment_publishes_nothing(api, admin_token, jobs, aws):
