@@ -43,6 +43,8 @@ from typing import Any
 
 PLUGIN_FOLDER = ("plugins", "python")
 MAX_DETAIL = 1000
+MAX_BATCH = 100
+"""Keys of one `pas.lookups` (what one replay step of the tenant function carries is bounded)."""
 
 
 class SandboxRefused(PermissionError):
@@ -111,6 +113,8 @@ class _Pas:
 
     def __init__(self) -> None:
         self.ask: Callable[[dict[str, Any]], Any] = _no_call
+        self.ask_all: Callable[[list[dict[str, Any]]], list[Any]] = lambda calls: [self.ask(call) for call in calls]
+        """Several calls at once: one by one locally; in one replay step in the tenant function."""
         self.now = datetime.now(timezone.utc)
 
     def module(self) -> Any:
@@ -120,12 +124,21 @@ class _Pas:
         module.PasError = PasError  # type: ignore[attr-defined]
         module.lookup = self.lookup  # type: ignore[attr-defined]
         module.range_lookup = self.range_lookup  # type: ignore[attr-defined]
+        module.lookups = self.lookups  # type: ignore[attr-defined]
         module.now = lambda: self.now  # type: ignore[attr-defined]
         return module
 
     def lookup(self, table: str, key: list[str], date: Any = None) -> Any:
         """The row of `table` whose key columns equal `key` (its non-key columns by name), or None."""
         return self.ask({"pas": "lookup", "table": _table(table), "key": _key(key), "date": _date(date)})
+
+    def lookups(self, table: str, keys: list[list[str]], date: Any = None) -> list[Any]:
+        """`lookup(table, key, date)` of each key, in their order, asked of the host together: in the tenant
+        function one invocation answers them all, where one `lookup` after another costs one each."""
+        if not isinstance(keys, (list, tuple)) or len(keys) > MAX_BATCH:
+            raise TypeError(f"pas.lookups: keys must be a list of at most {MAX_BATCH} keys")
+        return self.ask_all([{"pas": "lookup", "table": _table(table), "key": _key(key), "date": _date(date)}
+                             for key in keys])
 
     def range_lookup(self, table: str, key: list[str], bound: Any, date: Any = None) -> Any:
         """The row of range table `table` for `key` whose range holds `bound`, or None."""
@@ -474,23 +487,27 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, str]:
     answers = {encode(call): answer for call, answer in message.get("answers", [])}
     needed: list[dict[str, Any]] = []
 
-    def ask(call: dict[str, Any]) -> Any:
-        answer = answers.get(encode(call))
-        if answer is None:
-            needed.append(call)
+    def ask_all(calls: list[dict[str, Any]]) -> list[Any]:
+        found = [answers.get(encode(call)) for call in calls]
+        missing = [call for call, answer in zip(calls, found) if answer is None]
+        if missing:
+            if not needed:  # after a swallowed unanswered call the plugin's path cannot be trusted: the first only
+                needed.extend(missing)
             raise _Unanswered()
-        if "error" in answer:
-            raise PasError(answer["error"])
-        return answer["value"]
+        for answer in found:
+            if "error" in answer:
+                raise PasError(answer["error"])
+        return [answer["value"] for answer in found]
 
-    _pas_for_lambda.ask = ask
+    _pas_for_lambda.ask = lambda call: ask_all([call])[0]
+    _pas_for_lambda.ask_all = ask_all
     _pas_for_lambda.now = _parse_now(message["now"])
     try:
         answer = run(plugins, message["call"], message["request"])
     except _Unanswered:
         answer = ""
     if needed:  # even when the plugin swallowed the unanswered call, its answer cannot be trusted
-        answer = encode({"need": needed[:1]})
+        answer = encode({"need": needed})
     return {"message": answer}
 
 

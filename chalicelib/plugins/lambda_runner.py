@@ -20,9 +20,11 @@ pas call without a known answer and returns that call as `need`; the host answer
 HostApi and invokes again with every answer so far; plugin functions are deterministic in their
 request, their pas answers and `pas.now()` (fixed per call), so each replay takes the same path
 and gets one step further. Cost: one invocation per pas call plus one (a plugin making 10 lookups
-takes 11 warm invocations, ~5-15 ms each in-region). A plugin that depends on randomness, the
-wall clock or module-level state changed by earlier calls can take a different path on replay
-(`pas.now()` is the clock plugins should use); the local runner has no such restriction.
+takes 11 warm invocations, ~5-15 ms each in-region), but the lookups a plugin asks together
+(`pas.lookups(table, keys)`) are answered in one: a plugin asking its 10 keys at once takes 2. A plugin
+that depends on randomness, the wall clock or module-level state changed by earlier calls can take a
+different path on replay (`pas.now()` is the clock plugins should use); the local runner has no such
+restriction.
 """
 from __future__ import annotations
 
@@ -80,6 +82,8 @@ class LambdaRunner:
                     return protocol.result_of(answer, function_name)
                 if not isinstance(need, list) or not need or not all(isinstance(call, dict) for call in need):
                     raise protocol.Malformed("it asked for pas answers in a shape the protocol does not know")
+                if len(answers) + len(need) > protocol.MAX_HOST_CALLS:
+                    return protocol.too_many_calls(function_name)
                 answers += [[call, protocol.answer_pas(call, host)] for call in need]
             except protocol.Malformed as error:
                 return PluginFailure(function_name, "malformed", str(error))
