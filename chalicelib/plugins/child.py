@@ -488,12 +488,12 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, str]:
     needed: list[dict[str, Any]] = []
 
     def ask_all(calls: list[dict[str, Any]]) -> list[Any]:
-        found = [answers.get(encode(call)) for call in calls]
-        missing = [call for call, answer in zip(calls, found) if answer is None]
+        missing = [call for call in calls if encode(call) not in answers]
         if missing:
             if not needed:  # after a swallowed unanswered call the plugin's path cannot be trusted: the first only
                 needed.extend(missing)
             raise _Unanswered()
+        found = [answers[encode(call)] for call in calls]
         for answer in found:
             if "error" in answer:
                 raise PasError(answer["error"])
