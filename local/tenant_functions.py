@@ -55,7 +55,7 @@ def republish_current_versions(tenants_per_page: int) -> int:
             ctx = CallContext(principal=SYSTEM, request_id=new_locator(), now=SystemClock().now(),
                               tenant_locator=tenant)
             try:
-                metadata, code = configuration.deployment_status(ctx)
+                metadata, code, _ = configuration.deployment_status(ctx)
             except NotFound:
                 continue  # no configuration deployed
             if code is None or code.status != "live":

@@ -26,13 +26,13 @@ class DeploymentMetadata(BaseModel):
     implementedAutomationPlugins: dict[str, str] = {}
 
 
-TenantCodeStatus = Literal["publishing", "live", "failed", "retired"]
+TenantCodeStatus = Literal["publishing", "live", "failed"]
 
 
 class TenantCode(BaseModel):
     """Where a version's tenant code stands in its tenant function (`PAS_PLUGIN_RUNNER=lambda` only):
     `publishing` until the tenantCode.publish job has pointed the version's alias at its code, then
-    `live`; `failed` (with Lambda's words) when it could not; `retired` once newer versions pushed it out."""
+    `live` (for good: the alias is never removed); `failed` (with Lambda's words) when it could not."""
 
     status: TenantCodeStatus
     functionVersion: str | None = None
@@ -53,10 +53,13 @@ class ConfigVersion(BaseModel):
 
 
 class CurrentDeployment(BaseModel):
-    """The tenant's current version, with `revision` guarding concurrent deployments."""
+    """The tenant's current version, with `revision` guarding concurrent deployments. `latestDeployment`: the
+    newest deployment when it is not current (on the tenant function, a redeployment becomes current only once
+    its code is live: publishing, or failed and never current)."""
 
     metadata: DeploymentMetadata
     revision: int
+    latestDeployment: str | None = None
 
 
 BootstrapResourceType = Literal["constraintTable", "customFont", "documentTemplate", "documentTemplateSnippet",
@@ -95,6 +98,14 @@ class BootstrapRecord(BaseModel):
     resources: list[BootstrapFile]
     resourceGroups: dict[str, Any] = {}
     createdAt: datetime
+
+
+@dataclass(frozen=True)
+class LatestDeployment:
+    """The newest deployment when it is not current: its version and where its tenant code stands."""
+
+    version: str
+    tenant_code: TenantCode | None
 
 
 @dataclass(frozen=True)

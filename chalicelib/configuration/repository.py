@@ -54,7 +54,7 @@ def current_of(item: dict[str, Any] | None) -> CurrentDeployment | None:
     if item is None:
         return None
     return CurrentDeployment(metadata=DeploymentMetadata.model_validate(item["metadata"]),
-                             revision=int(item["version"]))
+                             revision=int(item["version"]), latestDeployment=item.get("latestDeployment"))
 
 
 def get_version(tenant: str, version: str) -> ConfigVersion | None:
@@ -133,14 +133,22 @@ def add_version(uow: UnitOfWork, tenant: str, version: ConfigVersion) -> None:
 
 def move_current(uow: UnitOfWork, tenant: str, metadata: DeploymentMetadata,
                  previous: CurrentDeployment | None) -> None:
-    """Point the tenant at a new version; fails with 409 when another deployment moved it first."""
+    """Point the tenant at a new version; fails with 409 when another deployment moved it first. A recorded
+    `latestDeployment` no newer than the version goes (it is current now, or older than what is)."""
     key = keys.config_current(tenant)
     if previous is None:
         uow.add(table.put_new({**key.as_dict(), "entity": "configCurrent", "metadata": metadata.model_dump(),
                                "version": 1}, _concurrent_deployment))
     else:
+        settled = previous.latestDeployment is not None and previous.latestDeployment <= metadata.latestVersion
         uow.add(table.update(key, {"metadata": metadata.model_dump()}, expected_version=previous.revision,
-                             on_failure=_concurrent_deployment))
+                             remove=("latestDeployment",) if settled else (), on_failure=_concurrent_deployment))
+
+
+def record_deployment(uow: UnitOfWork, tenant: str, version: str, previous: CurrentDeployment) -> None:
+    """A deployment that is not current yet, on the current pointer (409 when another deployment moved it first)."""
+    uow.add(table.update(keys.config_current(tenant), {"latestDeployment": version},
+                         expected_version=previous.revision, on_failure=_concurrent_deployment))
 
 
 def set_tenant_code(tenant: str, version: str, tenant_code: TenantCode) -> None:

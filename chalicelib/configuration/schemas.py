@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from chalicelib.configuration.models import DeploymentMetadata, TenantCode, TenantDeployment
+from chalicelib.configuration.models import DeploymentMetadata, LatestDeployment, TenantCode, TenantDeployment
 from chalicelib.configuration.package import MAX_JSON_DEPTH
 from chalicelib.core.messages import Response
 from chalicelib.http.contract import Upload
@@ -123,15 +123,24 @@ class TenantDeploymentResult(BaseModel):
 
 class TenantCodeResponse(Response):
     """Our extension: where the current version's code stands in the tenant function (`PAS_PLUGIN_RUNNER=lambda`):
-    `publishing`, `live`, `failed` (with `error`) or `retired`."""
+    `publishing`, `live` or `failed` (with `error`)."""
 
-    status: Literal["publishing", "live", "failed", "retired"]
+    status: Literal["publishing", "live", "failed"]
     functionVersion: str | None = None
     error: str | None = None
 
 
-PLUGIN_STATUS = {"publishing": "deploying", "live": PLUGIN_DEPLOYED, "failed": "failed", "retired": "retired"}
+PLUGIN_STATUS = {"publishing": "deploying", "live": PLUGIN_DEPLOYED, "failed": "failed"}
 """pluginStatus of every implemented plugin by where the tenant code stands."""
+
+
+class LatestDeploymentResponse(Response):
+    """Our extension: the newest deployment on the tenant function while it is not current. `publishing`: it
+    becomes current once its code is live; `failed` (with `error`): it never will, the previous version stays
+    current (a redeploy is the way on)."""
+
+    version: str
+    tenantCode: TenantCodeResponse | None = None
 
 
 class DeployedConfigMetadata(BaseModel):
@@ -140,13 +149,20 @@ class DeployedConfigMetadata(BaseModel):
     pluginVersionStatus: dict[str, dict[str, str]]
     expectedRetirementTime: datetime | None = None
     tenantCode: TenantCodeResponse | None = None
+    latestDeployment: LatestDeploymentResponse | None = None
 
     @classmethod
-    def of(cls, metadata: DeploymentMetadata, tenant_code: TenantCode | None = None) -> DeployedConfigMetadata:
+    def of(cls, metadata: DeploymentMetadata, tenant_code: TenantCode | None = None,
+           latest: LatestDeployment | None = None) -> DeployedConfigMetadata:
         """Without a tenant function (the local runner) a deployed version's plugins are ready at once."""
         plugins = {**metadata.implementedPlugins, **metadata.implementedAutomationPlugins}
         shown = PLUGIN_STATUS[tenant_code.status] if tenant_code else PLUGIN_DEPLOYED
         status = {name: shown for name in plugins}
         return cls(metadata=DeploymentMetadataResponse.of(metadata), pluginStatus=status,
-                   pluginVersionStatus={metadata.latestVersion: status},
-                   tenantCode=TenantCodeResponse.model_validate(tenant_code.model_dump()) if tenant_code else None)
+                   pluginVersionStatus={metadata.latestVersion: status}, tenantCode=_tenant_code(tenant_code),
+                   latestDeployment=LatestDeploymentResponse(version=latest.version, tenantCode=_tenant_code(
+                       latest.tenant_code)) if latest else None)
+
+
+def _tenant_code(tenant_code: TenantCode | None) -> TenantCodeResponse | None:
+    return TenantCodeResponse.model_validate(tenant_code.model_dump()) if tenant_code else None

@@ -31,6 +31,7 @@ from chalicelib.configuration.models import (
     DeployedConfiguration,
     DeploymentMetadata,
     DeploymentOutcome,
+    LatestDeployment,
     TenantCode,
     TenantCodeStatus,
     TenantDeployment,
@@ -51,7 +52,7 @@ from chalicelib.configuration.schema import lookup
 from chalicelib.configuration.validator import ValidationOutcome, validate
 from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError
+from chalicelib.core.errors import ConcurrentModification, FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.identity import service as identity
 from chalicelib.runtime import jobs, wiring
@@ -68,6 +69,7 @@ MAX_BOOTSTRAP_RECORD_BYTES = 300_000
 MAX_ERRORS_SHOWN = 20
 DEPLOY_EVENT = "config.deployment.deploy"
 BOOTSTRAP_EVENT = "config.bootstrap.queue"
+MOVE_ATTEMPTS = 5
 _TABLE_RESOURCE_KINDS = frozenset({"tables", "rangeTables", "constraintTables"})
 
 _VERSION = re.compile(r"[0-9A-HJKMNP-TV-Z]{26}")
@@ -150,7 +152,9 @@ def deploy(ctx: CallContext, package_bytes: bytes, *, overwrite: bool = False) -
 
 def _deployment(ctx: CallContext, package: ConfigPackage, model: dict[str, Any], plugins: dict[str, str],
                 previous: CurrentDeployment | None, *, overwrite: bool) -> tuple[Any, DeploymentMetadata]:
-    """Stores the new version's files and answers the unit of work that makes it current."""
+    """Stores the new version's files and answers the unit of work that makes it current. On the tenant
+    function, a redeployment is only recorded: its publish job makes it current once its code is live
+    (`make_current`), so until then the previous version serves, and a publish that fails leaves it current."""
     tenant = ctx.tenant
     version = new_locator()
     replaced = previous.metadata if previous else None
@@ -170,12 +174,41 @@ def _deployment(ctx: CallContext, package: ConfigPackage, model: dict[str, Any],
         # the tenant function gets the version's code (plugins/tenant_code.py, a higher domain's job)
         jobs.enqueue(uow, JobType.TENANT_CODE_PUBLISH, {"version": version},
                      locator=derived_locator(ctx.now, f"{JobType.TENANT_CODE_PUBLISH}#{version}"))
-    repository.move_current(uow, tenant, metadata, previous)
-    repository.point_static_locator(uow, tenant, metadata.staticVersionLocator, version)
     uow.record_event(DEPLOY_EVENT, {"tenantLocator": tenant, "version": version,
                                     "staticVersionLocator": metadata.staticVersionLocator, "overwrite": overwrite})
+    if in_function and previous is not None:
+        repository.record_deployment(uow, tenant, version, previous)
+        return uow, metadata
+    repository.move_current(uow, tenant, metadata, previous)
+    repository.point_static_locator(uow, tenant, metadata.staticVersionLocator, version)
     uow.after_commit(lambda: cache.put(tenant, DeployedConfiguration(version, model)))
     return uow, metadata
+
+
+def make_current(ctx: CallContext, version: str) -> bool:
+    """A deployment on the tenant function whose code is live becomes current (with its static version
+    locator), unless the current version is newer (versions are ULIDs: their order is their creation's).
+    Answers whether it moved; safe to run again (the publish job's)."""
+    found = repository.get_version(ctx.tenant, version)
+    if found is None:
+        raise codes.not_found("configuration", version)
+    for _ in range(MOVE_ATTEMPTS):
+        previous = repository.current(ctx.tenant)
+        if previous is None or previous.metadata.latestVersion >= version:
+            return False
+        metadata = DeploymentMetadata(
+            latestVersion=version, version1=version, version2=previous.metadata.latestVersion,
+            staticVersionLocator=found.staticVersionLocator, implementedPlugins=found.implementedPlugins,
+            implementedAutomationPlugins=found.implementedAutomationPlugins)
+        uow = wiring.unit_of_work(ctx)
+        repository.move_current(uow, ctx.tenant, metadata, previous)
+        repository.point_static_locator(uow, ctx.tenant, metadata.staticVersionLocator, version)
+        try:
+            uow.commit()
+        except ConcurrentModification:
+            continue
+        return True
+    raise codes.CONCURRENT_MODIFICATION(f"Other deployments kept moving the current version; {version} is not current")
 
 
 def _download_form(package: ConfigPackage, model: dict[str, Any]) -> bytes:
@@ -254,13 +287,17 @@ def deployment_metadata(ctx: CallContext) -> DeploymentMetadata:
     return _current(ctx).metadata
 
 
-def deployment_status(ctx: CallContext) -> tuple[DeploymentMetadata, TenantCode | None]:
+def deployment_status(ctx: CallContext) -> tuple[DeploymentMetadata, TenantCode | None, LatestDeployment | None]:
     """What is deployed and, when tenant code runs in the tenant function, where the current version's code
-    stands (one more GetItem then)."""
-    metadata = _current(ctx).metadata
+    stands (one more GetItem then) and, when the newest deployment is not current, where its code stands (one
+    more)."""
+    current = _current(ctx)
+    metadata = current.metadata
     if settings().plugin_runner != "lambda":
-        return metadata, None
-    return metadata, tenant_code(ctx, metadata.latestVersion)
+        return metadata, None, None
+    latest = current.latestDeployment
+    newest = LatestDeployment(latest, tenant_code(ctx, latest)) if latest and latest != metadata.latestVersion else None
+    return metadata, tenant_code(ctx, metadata.latestVersion), newest
 
 
 def tenant_code(ctx: CallContext, version: str) -> TenantCode | None:

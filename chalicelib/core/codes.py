@@ -162,9 +162,8 @@ CONFIG_PLUGIN_INVALID = _code(InvalidRequest, "config.plugin_invalid", "A plugin
 CONFIG_PLUGIN_TOO_LARGE = _code(PayloadTooLarge, "config.plugin_too_large",
                                 "A plugin module, or the package's plugins together, are larger than allowed")
 TENANT_CODE_NOT_READY = _code(Unavailable, "tenantCode.not_ready",
-                              "The tenant function does not run this configuration version's code yet (its "
-                              "deployment is still publishing it, or failed to): retry once the deployment's status "
-                              "says its code is live")
+                              "The tenant function has no code for this configuration version: its deployment is "
+                              "publishing it (retry once the deployment's status says live) or failed to (redeploy)")
 TENANT_CODE_UNPUBLISHABLE = _code(InvalidRequest, "tenantCode.unpublishable",
                                   "The configuration's code cannot be published to its tenant function (too large, "
                                   "or refused by Lambda)")

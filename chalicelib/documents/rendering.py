@@ -151,8 +151,8 @@ def _in_tenant_function(invoke: Invoke, tenant: str, version: str, request: byte
         invocation = invoke(name, payload, version)
     except NotFound:
         raise codes.TENANT_CODE_NOT_READY(
-            f"The tenant function {name} does not run configuration {version} yet: its deployment has not "
-            "published it (GET /config/{tenantLocator}/deployments shows when it is live)") from None
+            f"The tenant function {name} has no code for configuration {version}: its deployment is "
+            "publishing it, or failed to (GET /config/{tenantLocator}/deployments says which)") from None
     bound = limits.max_output_bytes * 2 + 4096
     if len(invocation.payload) > bound + 1024:
         return RenderFailed("render", f"the renderer's answer is larger than {bound} bytes")

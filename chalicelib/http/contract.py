@@ -97,6 +97,18 @@ class Contract:
         return purpose
 
 
+    @property
+    def referenced_upload_purpose(self) -> str | None:
+        """The upload purpose the route takes by `?uploadLocator=`: in place of its file body, or named by its
+        query model (`upload_purpose`, beside a JSON body the route then leaves out); None: it takes none."""
+        if self.upload_purpose is not None:
+            return self.upload_purpose
+        if self.query is None or UPLOAD_LOCATOR not in self.query.model_fields:
+            return None
+        purpose: str | None = getattr(self.query, "upload_purpose", None)
+        return purpose
+
+
 @functools.cache
 def contract_of(view: Callable[..., Any]) -> Contract:
     hints = typing.get_type_hints(view, include_extras=True)

@@ -180,9 +180,9 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     file_body = declared.body is not None and declared.body.encoding == "file"
     limit = current.max_upload_body_bytes if file_body else current.max_json_body_bytes
     if len(raw_body()) > limit:
-        instead = (f": make an upload of it with POST /uploads (purpose {declared.upload_purpose}), put the file to "
-                   "the URL it answers, and send this request with ?uploadLocator= and no body"
-                   if declared.upload_purpose else "")
+        purpose = declared.referenced_upload_purpose
+        instead = (f": make an upload of it with POST /uploads (purpose {purpose}), put the file to "
+                   "the URL it answers, and send this request with ?uploadLocator= and no body" if purpose else "")
         raise codes.REQUEST_TOO_LARGE(f"The request body is larger than {limit} bytes{instead}")
     real_now = wiring.clock().now()
     principal = ANONYMOUS if spec.public else auth.authenticate(real_now)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
 from pydantic import BaseModel, Field, RootModel
 
@@ -29,6 +30,8 @@ class AccountMigrationRequests(RootModel[list[AccountMigrationRequest]]):
 
 
 class StartQuery(BaseModel):
+    upload_purpose: ClassVar[str] = "migration"
+    """What a body over the direct limit is told to upload as (http/contract.py `referenced_upload_purpose`)."""
     uploadLocator: str | None = Field(default=None, pattern=UPLOAD_LOCATOR_PATTERN)
     """The upload (`POST /uploads`, purpose `migration`) holding the request, in place of the body."""
 

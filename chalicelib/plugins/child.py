@@ -43,6 +43,8 @@ from typing import Any
 
 PLUGIN_FOLDER = ("plugins", "python")
 MAX_DETAIL = 1000
+MAX_BATCH = 100
+"""Keys of one `pas.lookups` (what one replay step of the tenant function carries is bounded)."""
 
 
 class SandboxRefused(PermissionError):
@@ -111,6 +113,8 @@ class _Pas:
 
     def __init__(self) -> None:
         self.ask: Callable[[dict[str, Any]], Any] = _no_call
+        self.ask_all: Callable[[list[dict[str, Any]]], list[Any]] = lambda calls: [self.ask(call) for call in calls]
+        """Several calls at once: one by one locally; in one replay step in the tenant function."""
         self.now = datetime.now(timezone.utc)
 
     def module(self) -> Any:
@@ -120,12 +124,21 @@ class _Pas:
         module.PasError = PasError  # type: ignore[attr-defined]
         module.lookup = self.lookup  # type: ignore[attr-defined]
         module.range_lookup = self.range_lookup  # type: ignore[attr-defined]
+        module.lookups = self.lookups  # type: ignore[attr-defined]
         module.now = lambda: self.now  # type: ignore[attr-defined]
         return module
 
     def lookup(self, table: str, key: list[str], date: Any = None) -> Any:
         """The row of `table` whose key columns equal `key` (its non-key columns by name), or None."""
         return self.ask({"pas": "lookup", "table": _table(table), "key": _key(key), "date": _date(date)})
+
+    def lookups(self, table: str, keys: list[list[str]], date: Any = None) -> list[Any]:
+        """`lookup(table, key, date)` of each key, in their order, asked of the host together: in the tenant
+        function one invocation answers them all, where one `lookup` after another costs one each."""
+        if not isinstance(keys, (list, tuple)) or len(keys) > MAX_BATCH:
+            raise TypeError(f"pas.lookups: keys must be a list of at most {MAX_BATCH} keys")
+        return self.ask_all([{"pas": "lookup", "table": _table(table), "key": _key(key), "date": _date(date)}
+                             for key in keys])
 
     def range_lookup(self, table: str, key: list[str], bound: Any, date: Any = None) -> Any:
         """The row of range table `table` for `key` whose range holds `bound`, or None."""
@@ -434,6 +447,31 @@ _lambda_plugins: Plugins | None = None
 _pas_for_lambda = _Pas()
 
 
+def _lambda_setup() -> Plugins:
+    global _lambda_plugins
+    if _lambda_plugins is None:
+        _lambda_plugins = Plugins(os.environ.get("LAMBDA_TASK_ROOT") or os.getcwd())
+        sys.modules["pas"] = _pas_for_lambda.module()
+        sys.path.append(_lambda_plugins.folder)
+    return _lambda_plugins
+
+
+def import_errors() -> list[str]:
+    """Each plugin module of the function imported, as a call would: why those that fail do (naming the file
+    and line). The publish job asks this of a version before its alias exists (plugins/tenant_code.py)."""
+    import importlib
+
+    plugins = _lambda_setup()
+    _pas_for_lambda.ask = _no_call
+    errors = []
+    for module_name in sorted(set(plugins.modules.values())):
+        try:
+            importlib.import_module(module_name)
+        except BaseException as error:  # whatever a module raises as it is imported makes it unusable
+            errors.append(_describe(error, plugins.folder)[:MAX_DETAIL])
+    return errors
+
+
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, str]:
     """The per-tenant plugin function. A Lambda cannot call back into the service, so pas calls are
     replayed: the event carries the answers the host has given so far; a call without an answer ends
@@ -444,32 +482,32 @@ def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, str]:
     Event and answer are {"message": "<JSON text>"} so numbers stay exact; the message is
     {"call", "request", "now", "answers": [[call, {"value"} | {"error"}], ...]}, the answer
     {"result"} | {"failure"} as in the local protocol, or {"need": [call]}."""
-    global _lambda_plugins
-    if _lambda_plugins is None:
-        _lambda_plugins = Plugins(os.environ.get("LAMBDA_TASK_ROOT") or os.getcwd())
-        sys.modules["pas"] = _pas_for_lambda.module()
-        sys.path.append(_lambda_plugins.folder)
+    plugins = _lambda_setup()
     message = decode(event["message"])
     answers = {encode(call): answer for call, answer in message.get("answers", [])}
     needed: list[dict[str, Any]] = []
 
-    def ask(call: dict[str, Any]) -> Any:
-        answer = answers.get(encode(call))
-        if answer is None:
-            needed.append(call)
+    def ask_all(calls: list[dict[str, Any]]) -> list[Any]:
+        missing = [call for call in calls if encode(call) not in answers]
+        if missing:
+            if not needed:  # after a swallowed unanswered call the plugin's path cannot be trusted: the first only
+                needed.extend(missing)
             raise _Unanswered()
-        if "error" in answer:
-            raise PasError(answer["error"])
-        return answer["value"]
+        found = [answers[encode(call)] for call in calls]
+        for answer in found:
+            if "error" in answer:
+                raise PasError(answer["error"])
+        return [answer["value"] for answer in found]
 
-    _pas_for_lambda.ask = ask
+    _pas_for_lambda.ask = lambda call: ask_all([call])[0]
+    _pas_for_lambda.ask_all = ask_all
     _pas_for_lambda.now = _parse_now(message["now"])
     try:
-        answer = run(_lambda_plugins, message["call"], message["request"])
+        answer = run(plugins, message["call"], message["request"])
     except _Unanswered:
         answer = ""
     if needed:  # even when the plugin swallowed the unanswered call, its answer cannot be trusted
-        answer = encode({"need": needed[:1]})
+        answer = encode({"need": needed})
     return {"message": answer}
 
 

@@ -20,9 +20,11 @@ pas call without a known answer and returns that call as `need`; the host answer
 HostApi and invokes again with every answer so far; plugin functions are deterministic in their
 request, their pas answers and `pas.now()` (fixed per call), so each replay takes the same path
 and gets one step further. Cost: one invocation per pas call plus one (a plugin making 10 lookups
-takes 11 warm invocations, ~5-15 ms each in-region). A plugin that depends on randomness, the
-wall clock or module-level state changed by earlier calls can take a different path on replay
-(`pas.now()` is the clock plugins should use); the local runner has no such restriction.
+takes 11 warm invocations, ~5-15 ms each in-region), but the lookups a plugin asks together
+(`pas.lookups(table, keys)`) are answered in one: a plugin asking its 10 keys at once takes 2. A plugin
+that depends on randomness, the wall clock or module-level state changed by earlier calls can take a
+different path on replay (`pas.now()` is the clock plugins should use); the local runner has no such
+restriction.
 """
 from __future__ import annotations
 
@@ -69,8 +71,8 @@ class LambdaRunner:
                 invocation = self.invoke(name, json.dumps({"message": message.decode()}).encode(), config_version)
             except NotFound:
                 raise codes.TENANT_CODE_NOT_READY(
-                    f"The tenant function {name} does not run configuration {config_version} yet: its deployment "
-                    "has not published it (GET /config/{tenantLocator}/deployments shows when it is live)") from None
+                    f"The tenant function {name} has no code for configuration {config_version}: its deployment is "
+                    "publishing it, or failed to (GET /config/{tenantLocator}/deployments says which)") from None
             if invocation.function_error:
                 return _function_failure(function_name, invocation.payload)
             try:
@@ -80,10 +82,28 @@ class LambdaRunner:
                     return protocol.result_of(answer, function_name)
                 if not isinstance(need, list) or not need or not all(isinstance(call, dict) for call in need):
                     raise protocol.Malformed("it asked for pas answers in a shape the protocol does not know")
+                if len(answers) + len(need) > protocol.MAX_HOST_CALLS:
+                    return protocol.too_many_calls(function_name)
                 answers += [[call, protocol.answer_pas(call, host)] for call in need]
             except protocol.Malformed as error:
                 return PluginFailure(function_name, "malformed", str(error))
         return protocol.too_many_calls(function_name)
+
+
+    def import_errors(self, tenant: str, function_version: str) -> list[str]:
+        """Why the plugin modules of a published function version fail to import (none: they all import), as
+        the function answers it; its failing as a whole (a module that hangs, or eats its memory) is one."""
+        invocation = self.invoke(self.function_name(tenant), json.dumps({"imports": True}).encode(), function_version)
+        if invocation.function_error:
+            return [f"importing the plugin modules: {_function_failure('imports', invocation.payload).detail}"]
+        try:
+            body = json.loads(invocation.payload)
+            errors = json.loads(body["imports"])
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return ["importing the plugin modules: the function answered outside the protocol"]
+        if not isinstance(errors, list):
+            return ["importing the plugin modules: the function answered outside the protocol"]
+        return [protocol.readable(str(error)[:1000]) for error in errors]
 
 
 def _message_of(payload: bytes) -> str:

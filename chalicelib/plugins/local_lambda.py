@@ -48,11 +48,14 @@ class LocalLambda:
         self._lock = threading.Lock()
 
     def __call__(self, function_name: str, payload: bytes, qualifier: str | None = None) -> Invocation:
-        version = repository.alias_version(function_name, qualifier) if qualifier else None
+        version = (qualifier if qualifier.isdigit() else repository.alias_version(function_name, qualifier)) \
+            if qualifier else None
         configuration = repository.function_version(function_name, version) if version else None
         if configuration is None or qualifier is None:
             raise codes.not_found("plugin_function", f"{function_name}:{qualifier}")
-        code = repository.read_code(self._tenant(function_name), qualifier)
+        code_name = str(configuration["Description"]).removeprefix("configuration ") if qualifier.isdigit() \
+            else qualifier
+        code = repository.read_code(self._tenant(function_name), code_name)
         if code is None or base64.b64encode(hashlib.sha256(code).digest()).decode() != configuration["CodeSha256"]:
             raise RuntimeError(f"the code object of {function_name}:{qualifier} is not the code it was published with")
         folder = self._unzip(code)

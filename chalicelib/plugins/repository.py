@@ -28,8 +28,9 @@ def read_code(tenant: str, name: str) -> bytes | None:
     return blobs.get(tenant, code_path(name))
 
 
-def publish(spec: FunctionSpec, bucket: str, key: str, code_sha256: str, alias: str) -> Published:
-    return tenant_functions.publish(spec, bucket, key, code_sha256, alias)
+def publish(spec: FunctionSpec, bucket: str, key: str, code_sha256: str, alias: str,
+            verify: Callable[[str], None]) -> Published:
+    return tenant_functions.publish(spec, bucket, key, code_sha256, alias, verify)
 
 
 def layer(name: str, content_sha256: str, build: Callable[[], bytes]) -> str:
@@ -48,8 +49,8 @@ def aliases(function_name: str) -> dict[str, str]:
     return tenant_functions.aliases(function_name)
 
 
-def prune(function_name: str, keep: Callable[[str], bool]) -> list[str]:
-    return tenant_functions.prune(function_name, keep)
+def prune(function_name: str) -> list[str]:
+    return tenant_functions.prune(function_name)
 
 
 def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> Invocation:

@@ -14,15 +14,22 @@ A configuration deployment records the version's tenant code as `publishing` and
 3. creates or updates the function (storage/tenant_functions.py: its role grants only its own logs, it sits
    in the VPC subnets of the settings, which have no route out, its memory and timeout are the larger of the
    local sandbox's plugin and renderer limits, with reserved concurrency), publishes the version and points
-   the alias at it: the version's tenant code is `live`;
-4. removes the aliases of all but the newest `tenant_function_versions_kept` configuration versions (and the
-   function's current one) and every function version no alias points at: those versions' tenant code is
-   `retired`.
+   the alias at it (first each plugin module is imported in the published version, by invoking it: a module
+   that fails to import fails the publish, naming its file and line): the version's tenant code is `live`,
+   and a redeployment becomes the tenant's current version now (configuration/service.py `make_current`:
+   until then the previous version served every call, and a publish that fails leaves it current; the
+   deployment status's `latestDeployment` says why);
+4. deletes every function version no alias points at. Aliases stay: every configuration version may still be
+   called (a quote or a policy keeps the version it was made under, and its later transactions run that
+   version's plugins; a migration names any deployed version), and knowing that nothing is bound to a version
+   would take a scan. What keeps a function small is that a version whose code and function configuration an
+   earlier version has already published points its alias at that one (storage/tenant_functions.py): the
+   function holds one version per distinct code, not one per deployment.
 
 A transient error (throttling, a function still updating, a role IAM has not spread yet) makes the job run
 again; what Lambda refuses for good fails it, and the version's tenant code is `failed` with Lambda's words.
 Until the alias exists a call at it finds nothing and answers 503 `tenantCode.not_ready`: no call runs
-another version's code, since every call names its version's alias.
+another version's code, since every call names its version's alias; once it exists, it stays.
 """
 from __future__ import annotations
 
@@ -38,8 +45,10 @@ from typing import Any
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError, NotFound
+from chalicelib.core.errors import DomainError
 from chalicelib.plugins import repository
+from chalicelib.plugins import service as plugins
+from chalicelib.plugins.lambda_runner import LambdaRunner
 from chalicelib.plugins.local import Limits as PluginLimits
 from chalicelib.plugins.modules import python_modules
 from chalicelib.runtime.observability import logger
@@ -138,8 +147,10 @@ def libraries_layer() -> bytes:
 def publish(ctx: CallContext, version: str) -> dict[str, Any]:
     """The `tenantCode.publish` job's work (see the module docstring); safe to run again."""
     status = configuration.tenant_code(ctx, version)
-    if status is None or status.status in ("live", "retired"):
-        return {"status": status.status if status else "none"}
+    if status is None:
+        return {"status": "none"}
+    if status.status == "live":
+        return {"status": "live", "current": configuration.make_current(ctx, version)}
     _, package_bytes = configuration.download(ctx, version)
     try:
         zipped = package(python_modules(package_bytes))
@@ -152,7 +163,10 @@ def publish(ctx: CallContext, version: str) -> dict[str, Any]:
         libraries_sha, _ = libraries()
         layer = repository.layer(LIBRARIES_LAYER, libraries_sha, libraries_layer)
         published = repository.publish(function_spec(ctx.tenant, (layer,)), bucket, key, code_sha256(zipped),
-                                       alias=version)
+                                       alias=version, verify=functools.partial(_check_imports, ctx.tenant))
+    except ImportsFailed as error:
+        configuration.mark_tenant_code(ctx, version, "failed", error=error.message)
+        raise
     except repository.Retry as error:
         logger().warning("tenant code not published yet: running again", extra={
             "tenant": ctx.tenant, "version": version, "reason": str(error)})
@@ -162,27 +176,34 @@ def publish(ctx: CallContext, version: str) -> dict[str, Any]:
         raise codes.TENANT_CODE_UNPUBLISHABLE(
             f"Lambda refused the code of configuration {version} for {name}: {error}") from None
     configuration.mark_tenant_code(ctx, version, "live", function_version=published.function_version)
-    retired = _prune(ctx, name, version)
-    return {"status": "live", "functionVersion": published.function_version, "retired": retired}
+    return {"status": "live", "functionVersion": published.function_version,
+            "current": configuration.make_current(ctx, version), "deleted": _prune(ctx, name)}
 
 
-def _prune(ctx: CallContext, name: str, published: str) -> list[str]:
-    """All but the newest kept configuration versions lose their alias (configuration versions are ULIDs:
-    their order is their creation's); the version just published and the tenant's current one stay."""
-    kept_count = settings().tenant_function_versions_kept
+class ImportsFailed(DomainError):
+    def __init__(self, errors: list[str]):
+        super().__init__(f"Plugin modules of the configuration fail to import: {'; '.join(errors)}"[:1000],
+                         codes.TENANT_CODE_UNPUBLISHABLE)
+
+
+def _check_imports(tenant: str, function_version: str) -> None:
+    """Every plugin module imports in the published version (child.import_errors), or the publish stops
+    before its alias exists: a module failing to import is the deployment's error, not every call's."""
+    runner = plugins.runner()
+    if not isinstance(runner, LambdaRunner):
+        raise codes.SERVICE_UNAVAILABLE("tenant code is published only where plugins run in the tenant function")
+    errors = runner.import_errors(tenant, function_version)
+    if errors:
+        raise ImportsFailed(errors)
+
+
+def _prune(ctx: CallContext, name: str) -> list[str]:
+    """The function versions no alias points at (none can be called) are deleted; a failure to is logged only."""
     try:
-        current = configuration.deployment_metadata(ctx).latestVersion
-    except NotFound:
-        current = published
-    newest = set(sorted(repository.aliases(name))[-kept_count:])
-    try:
-        retired = repository.prune(name, lambda alias: alias in newest or alias in (published, current))
+        return repository.prune(name)
     except (repository.Retry, repository.Refused) as error:
-        logger().warning("old tenant code versions not removed", extra={"tenant": ctx.tenant, "reason": str(error)})
+        logger().warning("unused tenant code versions not removed", extra={"tenant": ctx.tenant, "reason": str(error)})
         return []
-    for alias in retired:
-        configuration.mark_tenant_code(ctx, alias, "retired")
-    return retired
 
 
 def gave_up(ctx: CallContext, version: str) -> None:

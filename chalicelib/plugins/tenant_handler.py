@@ -12,6 +12,8 @@ the renderer (render_child.py) at its root, the renderer's libraries beside them
                                                  under plugins/fonts/, written to a scratch folder here)
                                                  -> {"render": "<answer>"}, byte for byte what the local
                                                  renderer writes on its stdout
+    {"imports": true}                            every plugin module imported (child.import_errors)
+                                                 -> {"imports": "<JSON list of why those that fail do>"}
 
 Run as a script (`python -I -S -B tenant_handler.py [uid gid]`), it is the same handler inside the local
 sandbox (plugins/local_lambda.py): the function's unzipped package read-only at /var/task (as on Lambda),
@@ -39,6 +41,8 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, str]:
         return {"render": render(event["render"], event.get("files") or {})}
     import child  # type: ignore[import-not-found]
 
+    if "imports" in event:
+        return {"imports": json.dumps(child.import_errors())}
     answer: dict[str, str] = child.lambda_handler(event, context)
     return answer
 

@@ -11,9 +11,12 @@ What a publish does, each step safe to repeat (the job runs again after a transi
    VPC, role) and then its code updated, waiting each time until Lambda has applied the update;
 3. a version published with the code's SHA-256 as a precondition, so a concurrent publish of another
    configuration version (it changed `$LATEST` meanwhile) fails this one instead of publishing that code
-   under this alias: the job runs again;
-4. the reserved concurrency, then the alias named after the configuration version, pointed at that version:
-   only now do calls at this alias run, and they run exactly this code.
+   under this alias: the job runs again. When a published version already runs the same code with the same
+   configuration (a redeploy that changed no plugin), the alias points at it instead: a function holds one
+   version per distinct code, not one per deployment;
+4. the reserved concurrency, the caller's check of that version (plugins/tenant_code.py imports every plugin
+   module in it), then the alias named after the configuration version, pointed at that version: only now do
+   calls at this alias run, and they run exactly this code.
 
 Errors: Lambda's and IAM's throttling, a function still being updated and a role not yet assumable (IAM is
 eventually consistent) are `Retry` (the job runs again); what Lambda refuses for good (code too large, a
@@ -72,15 +75,37 @@ class Published:
     code_sha256: str
 
 
-def publish(spec: FunctionSpec, code_bucket: str, code_key: str, code_sha256: str, alias: str) -> Published:
+def publish(spec: FunctionSpec, code_bucket: str, code_key: str, code_sha256: str, alias: str,
+            verify: Callable[[str], None]) -> Published:
     """The function running the code object `code_bucket`/`code_key` (whose SHA-256, base64 as Lambda writes
-    it, is `code_sha256`) at alias `alias` (see the module docstring)."""
+    it, is `code_sha256`) at alias `alias` (see the module docstring). `verify(version)` runs before the alias
+    points at the version (it raises what stops the publish)."""
     role_arn = _role(spec)
     code: dict[str, Any] = {"S3Bucket": code_bucket, "S3Key": code_key}
     configuration = _configuration(spec, role_arn)
     lambda_ = clients.client("lambda")
     existing = _call(lambda_.get_function_configuration, FunctionName=spec.name, missing_ok=True)
-    if existing is None:
+    same = None if existing is None else next(
+        (found for found in _version_configurations(spec.name) if _runs_as(found, configuration, code_sha256)), None)
+    if same is not None:
+        version = str(same["Version"])
+    else:
+        version = _published_version(spec, code, configuration, code_sha256, alias, existing is None)
+    if spec.reserved_concurrency:
+        _call(lambda_.put_function_concurrency, FunctionName=spec.name,
+              ReservedConcurrentExecutions=spec.reserved_concurrency)
+    verify(version)
+    if _call(lambda_.get_alias, FunctionName=spec.name, Name=alias, missing_ok=True) is None:
+        _call(lambda_.create_alias, FunctionName=spec.name, Name=alias, FunctionVersion=version)
+    else:
+        _call(lambda_.update_alias, FunctionName=spec.name, Name=alias, FunctionVersion=version)
+    return Published(version, code_sha256)
+
+
+def _published_version(spec: FunctionSpec, code: dict[str, Any], configuration: dict[str, Any], code_sha256: str,
+                       alias: str, create: bool) -> str:
+    lambda_ = clients.client("lambda")
+    if create:
         _call(lambda_.create_function, FunctionName=spec.name, PackageType="Zip", Code=code, Publish=False,
               **configuration)
     else:
@@ -93,15 +118,18 @@ def publish(spec: FunctionSpec, code_bucket: str, code_key: str, code_sha256: st
                       Description=f"configuration {alias}")
     if published.get("CodeSha256") not in (None, code_sha256):
         raise Retry(f"{spec.name} published other code than configuration {alias}'s: another publish ran")
-    version = str(published["Version"])
-    if spec.reserved_concurrency:
-        _call(lambda_.put_function_concurrency, FunctionName=spec.name,
-              ReservedConcurrentExecutions=spec.reserved_concurrency)
-    if _call(lambda_.get_alias, FunctionName=spec.name, Name=alias, missing_ok=True) is None:
-        _call(lambda_.create_alias, FunctionName=spec.name, Name=alias, FunctionVersion=version)
-    else:
-        _call(lambda_.update_alias, FunctionName=spec.name, Name=alias, FunctionVersion=version)
-    return Published(version, code_sha256)
+    return str(published["Version"])
+
+
+def _runs_as(published: dict[str, Any], configuration: dict[str, Any], code_sha256: str) -> bool:
+    """Whether a published version runs this code with this configuration (then an alias may point at it)."""
+    vpc = published.get("VpcConfig") or {}
+    return (published.get("CodeSha256") == code_sha256
+            and all(published.get(name) == configuration[name]
+                    for name in ("Role", "Handler", "Runtime", "MemorySize", "Timeout"))
+            and sorted(vpc.get("SubnetIds") or []) == sorted(configuration["VpcConfig"]["SubnetIds"])
+            and sorted(vpc.get("SecurityGroupIds") or []) == sorted(configuration["VpcConfig"]["SecurityGroupIds"])
+            and [layer.get("Arn") for layer in published.get("Layers") or []] == configuration["Layers"])
 
 
 def alias_version(function_name: str, alias: str) -> str | None:
@@ -135,32 +163,33 @@ def aliases(function_name: str) -> dict[str, str]:
 
 def versions(function_name: str) -> list[str]:
     """The function's published versions (not `$LATEST`), oldest first."""
+    return [str(found["Version"]) for found in _version_configurations(function_name)]
+
+
+def _version_configurations(function_name: str) -> list[dict[str, Any]]:
+    """The configuration of each published version (not `$LATEST`), oldest first."""
     lambda_ = clients.client("lambda")
-    found: list[str] = []
+    found: list[dict[str, Any]] = []
     marker: str | None = None
     while True:
         page = _call(lambda_.list_versions_by_function, FunctionName=function_name, missing_ok=True,
                      **({"Marker": marker} if marker else {}))
         if page is None:
             return found
-        found += [str(v["Version"]) for v in page.get("Versions", []) if v["Version"] != "$LATEST"]
+        found += [version for version in page.get("Versions", []) if version["Version"] != "$LATEST"]
         marker = page.get("NextMarker")
         if not marker:
-            return sorted(found, key=int)
+            return sorted(found, key=lambda version: int(version["Version"]))
 
 
-def prune(function_name: str, keep: Callable[[str], bool]) -> list[str]:
-    """Removes every alias for which `keep(alias)` is false, then every published version no remaining
-    alias points at. Answers the aliases removed."""
+def prune(function_name: str) -> list[str]:
+    """Deletes every published version no alias points at (nothing can call it: every call names an alias);
+    aliases are never removed here. Answers the versions deleted."""
     lambda_ = clients.client("lambda")
-    current = aliases(function_name)
-    removed = sorted(alias for alias in current if not keep(alias))
-    for alias in removed:
-        _call(lambda_.delete_alias, FunctionName=function_name, Name=alias, missing_ok=True)
-    kept_versions = {version for alias, version in current.items() if alias not in removed}
-    for version in versions(function_name):
-        if version not in kept_versions:
-            _call(lambda_.delete_function, FunctionName=function_name, Qualifier=version, missing_ok=True)
+    aliased = set(aliases(function_name).values())
+    removed = [version for version in versions(function_name) if version not in aliased]
+    for version in removed:
+        _call(lambda_.delete_function, FunctionName=function_name, Qualifier=version, missing_ok=True)
     return removed
 
 

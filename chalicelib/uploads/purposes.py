@@ -16,7 +16,7 @@ _TENANT_PERMISSIONS: dict[Purpose, tuple[str, ...]] = {
     Purpose.CONFIGURATION: ("deployments.deploy",),  # deploy, deployments/validate
     Purpose.TABLE: ("tables.upload", "constraints.upload"),
     Purpose.SCHEDULE: ("quotes.write", "quotes.schedule-add", "transactions.write", "transactions.schedule-add"),
-    Purpose.MIGRATION: ("migration.write",),  # migration start (spec part 3), when it is built
+    Purpose.MIGRATION: ("migration.write",),  # migration start (spec part 3): its JSON request
     Purpose.DOCUMENT: ("documents.upload-external", "documents.replace-external"),
 }
 _NO_TENANT_PERMISSIONS: dict[Purpose, tuple[str, ...]] = {

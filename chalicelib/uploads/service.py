@@ -4,8 +4,8 @@ for 15 minutes; an operation that names the upload gets its bytes once they are 
 
 The routes that take a file body take `?uploadLocator=` instead (http/contract.py, `Upload.purpose`): the
 edge asks `referenced_file` here, through the port app.py wires (http/uploads.py). An operation whose body is
-not a file (migration start, spec part 3, when it is built) calls `referenced_file` itself with
-`Purpose.MIGRATION`."""
+not a file (migration start, spec part 3: its JSON request) calls `referenced_file` itself with
+`Purpose.MIGRATION` (migration/service.py), and names the purpose in its query model for the edge's 413 hint."""
 from __future__ import annotations
 
 import hashlib

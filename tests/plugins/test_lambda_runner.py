@@ -83,6 +83,27 @@ def test_pas_calls_are_answered_by_replaying_the_plugin_with_the_answers_so_far(
     assert [call[:2] for call in host.calls] == [("lookup", "Missing"), ("lookup", "Rates"), ("range_lookup", "Bands")]
 
 
+BATCHED = '''
+import pas
+
+def rate(request):
+    rows = pas.lookups("Rates", [[kind] for kind in request["kinds"]])
+    return {"rates": [row["rate"] if row else None for row in rows]}
+'''
+
+
+def test_lookups_asked_together_are_answered_in_one_replay(tmp_path, tenant, version):
+    host = FakeHost(tables={"Rates": {("sedan",): {"rate": Decimal("812.40")}, ("van",): {"rate": Decimal(900)}}})
+    function = FakeLambda(tmp_path, modules(rating=BATCHED))
+    runner = LambdaRunner("pas-tenant-{tenant}", invoke=function)
+
+    result = runner.call(tenant, version, {}, "rate", {"kinds": ["sedan", "boat", "van"]}, host)
+
+    assert result == {"rates": [Decimal("812.40"), None, 900]}
+    assert len(function.invocations) == 2
+    assert [call[2] for call in host.calls] == [("sedan",), ("boat",), ("van",)]
+
+
 def test_a_plugin_exception_in_the_function_is_a_plugin_failure(tmp_path, host, tenant, version):
     runner = LambdaRunner("pas-tenant-{tenant}", invoke=FakeLambda(tmp_path, modules(rating=RATING)))
 

@@ -163,6 +163,19 @@ def test_a_rating_plugin_prices_from_lookup_and_range_tables(runner, tenant, ver
     ]
 
 
+def test_lookups_asked_together_are_answered_in_their_order(runner, tenant, version):
+    host = FakeHost(tables={"Rates": {("sedan",): {"rate": Decimal("812.40")}, ("van",): {"rate": Decimal(900)}}})
+    plugin = modules(rating='''
+import pas
+
+def rate(request):
+    return {"rates": [row and row["rate"] for row in pas.lookups("Rates", [["sedan"], ["boat"], ["van"]])]}
+''')
+
+    assert runner.call(tenant, version, plugin, "rate", {}, host) == {"rates": [Decimal("812.40"), None, 900]}
+    assert [call[2] for call in host.calls] == [("sedan",), ("boat",), ("van",)]
+
+
 def test_a_lookup_the_host_refuses_reaches_the_plugin_as_pas_error(runner, tenant, version):
     plugin = modules(rating='''
 import pas

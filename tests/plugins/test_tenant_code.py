@@ -1,7 +1,7 @@
 """Tenant code on AWS (plugins/tenant_code.py, storage/tenant_functions.py): a configuration deployment on the
 `lambda` runner answers at once and publishes the tenant's function as a job (moto's Lambda and IAM), with
 one version and one alias per configuration version; calls before that answer 503 `tenantCode.not_ready`;
-the calls after run the published code (the local invoker runs it in the sandbox); old versions go."""
+the calls after run the published code (the local invoker runs it in the sandbox); every version stays callable."""
 from __future__ import annotations
 
 import base64
@@ -15,7 +15,6 @@ import pytest
 import simplejson
 
 from chalicelib.configuration import repository as configuration_repository
-from chalicelib.core.errors import DomainError
 from chalicelib.plugins import repository, tenant_code
 from chalicelib.plugins.lambda_runner import LambdaRunner
 from chalicelib.plugins.local import Limits as PluginLimits
@@ -24,6 +23,17 @@ from chalicelib.sandbox.runtimes import RendererLimits
 from chalicelib.settings import settings
 from chalicelib.storage import clients
 from tests.api.quotes.support import advance, auto, create, new_account
+from tests.api.transactions.support import (
+    AUGUST,
+    amounts,
+    issued_policy,
+    modify,
+    params,
+    segment_of_policy,
+    step,
+    vehicle_of,
+)
+from tests.api.transactions.support import create as create_transaction
 from tests.plugins.conftest import FakeHost
 from tests.plugins.lambda_mode import lambda_client, lambda_runner
 from tests.support.api import call, ok
@@ -110,7 +120,9 @@ def test_a_deployment_answers_at_once_and_its_code_is_live_once_the_job_publishe
 
         priced = ok(_priced(api, admin_token, tenant))
         assert [(c["chargeType"], c["amount"]) for c in priced["items"]] == [("premium", 1200), ("tax", 25)]
-        assert invoker.invocations and set(invoker.invocations) == {(f"pas-tenant-{tenant}", version)}
+        # the publish imported the plugin modules in function version 1 before the alias pointed at it
+        assert invoker.invocations[0] == (f"pas-tenant-{tenant}", "1")
+        assert set(invoker.invocations[1:]) == {(f"pas-tenant-{tenant}", version)}
 
 
 def test_the_function_package_is_the_modules_the_local_sandbox_runs_and_its_layer_the_pdf_libraries(
@@ -166,37 +178,51 @@ def test_the_role_grants_nothing_but_its_own_logs_under_the_boundary(api, admin_
     assert lambda_client().get_function_configuration(FunctionName=name)["Role"] == role["Arn"]
 
 
-def test_each_version_runs_its_own_code_and_versions_beyond_the_kept_number_are_removed(
+def test_each_version_runs_its_own_code_and_a_version_of_code_published_before_reuses_its_function_version(
         api, admin_token, jobs, monkeypatch, aws):
     host = FakeHost(tables={"BaseRates": {("web",): {"rate": Decimal(100)}}},
                     ranges={"ValueBands": [(("auto",), Decimal(0), Decimal(20000), {"factor": Decimal("1.0")})]})
     request = {"segment": {"element": {"locator": "root", "data": {}, "elements": [
         {"type": "Vehicle", "locator": "car", "data": {"vin": "1HGCM", "value": 12000}}]}}}
-    with lambda_runner(monkeypatch, jobs, PAS_TENANT_FUNCTION_VERSIONS_KEPT="2") as invoker:
+    with lambda_runner(monkeypatch, jobs) as invoker:
         tenant = _tenant(api, admin_token)
         first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
         second = _deploy(api, admin_token, tenant, DOUBLED)
+        third = _deploy(api, admin_token, tenant)  # the first version's code again
         runner = LambdaRunner(settings().plugin_function_name, invoke=invoker)
 
-        assert runner.call(tenant, first, {}, "rate_PersonalAuto", request, host) == {"items": [
-            {"elementLocator": "car", "chargeType": "premium", "rate": Decimal("100.0"), "referenceRate": 100,
-             "tag": "band 1.0"}, {"elementLocator": "root", "chargeType": "tax", "amount": 25}]}
+        for version in (first, third):
+            assert runner.call(tenant, version, {}, "rate_PersonalAuto", request, host) == {"items": [
+                {"elementLocator": "car", "chargeType": "premium", "rate": Decimal("100.0"), "referenceRate": 100,
+                 "tag": "band 1.0"}, {"elementLocator": "root", "chargeType": "tax", "amount": 25}]}
         assert runner.call(tenant, second, {}, "rate_PersonalAuto", request, host) == {"items": [
             {"elementLocator": "root", "chargeType": "premium", "amount": 2}]}
         name = f"pas-tenant-{tenant}"
-        assert {(name, first), (name, second)} <= set(invoker.invocations)
+        assert {(name, first), (name, second), (name, third)} <= set(invoker.invocations)
 
-        third = _deploy(api, admin_token, tenant)
+    assert repository.aliases(name) == {first: "1", second: "2", third: "1"}
+    assert repository.tenant_functions.versions(name) == ["1", "2"]
+    assert configuration_repository.get_version(tenant, third).tenantCode.functionVersion == "1"
 
-        with pytest.raises(DomainError) as retired:
-            runner.call(tenant, first, {}, "rate_PersonalAuto", request, host)
-        assert retired.value.code == "tenantCode.not_ready"
 
-    aliases = repository.aliases(name)
-    assert set(aliases) == {second, third}
-    assert repository.tenant_functions.versions(name) == sorted(set(aliases.values()), key=int)
-    assert configuration_repository.get_version(tenant, first).tenantCode.status == "retired"
-    assert configuration_repository.get_version(tenant, third).tenantCode.status == "live"
+def test_a_policy_issued_many_deployments_ago_still_gets_a_change_priced_by_its_own_version(
+        api, admin_token, jobs, monkeypatch, aws):
+    with lambda_runner(monkeypatch, jobs) as invoker:
+        tenant = _tenant(api, admin_token)
+        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        policy = issued_policy(api, admin_token, tenant, new_account(api, admin_token, tenant))
+        for plugins in (DOUBLED, DOUBLED.replace("'amount': 2}", "'amount': 3}"), DOUBLED):
+            _deploy(api, admin_token, tenant, plugins)
+        assert len(repository.tenant_functions.versions(f"pas-tenant-{tenant}")) == 3
+
+        static = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
+        draft = ok(create_transaction(api, admin_token, tenant, policy["locator"], "change",
+                                      [params(AUGUST), modify(static, value="25000")]))
+        priced = ok(step(api, admin_token, tenant, draft["locator"], "price"))
+
+    assert amounts(priced["charges"]) == [("premium", Decimal("-600.00"), True), ("premium", Decimal("900.00"), False),
+                                          ("tax", Decimal("-12.50"), True), ("tax", Decimal("25"), False)]
+    assert (f"pas-tenant-{tenant}", first) in invoker.invocations
 
 
 def test_a_transient_lambda_error_makes_the_job_run_again(api, admin_token, jobs, monkeypatch, aws):
@@ -223,23 +249,58 @@ def test_a_transient_lambda_error_makes_the_job_run_again(api, admin_token, jobs
         assert _status(api, admin_token, tenant)["tenantCode"]["status"] == "live"
 
 
-def test_code_lambda_refuses_fails_the_job_and_the_status_says_why(api, admin_token, jobs, monkeypatch, aws):
+def test_a_redeployment_becomes_current_once_its_code_is_live_and_one_lambda_refuses_leaves_the_previous_current(
+        api, admin_token, jobs, monkeypatch, aws):
     def refused(*arguments, **options):
         raise repository.Refused("InvalidParameterValueException: Unzipped size must be smaller than 262144000 bytes")
 
-    monkeypatch.setattr(repository, "publish", refused)
+    def premium(priced):
+        return [c["amount"] for c in ok(priced)["items"] if c["chargeType"] == "premium"]
+
     with lambda_runner(monkeypatch, jobs, eager_publishing=False):
         tenant = _tenant(api, admin_token)
-        [publish] = [m for m in jobs.sent if m.job_type == "tenantCode.publish"]
+        jobs.drain(job_types=frozenset({"tenantCode.publish"}))
+        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+
+        second = _deploy(api, admin_token, tenant, DOUBLED)
+        status = _status(api, admin_token, tenant)
+        assert (status["metadata"]["latestVersion"], status["tenantCode"]["status"]) == (first, "live")
+        assert status["latestDeployment"] == {"version": second, "tenantCode": {"status": "publishing"}}
+        assert premium(_priced(api, admin_token, tenant)) == [1200]  # the previous version serves meanwhile
+        jobs.drain(job_types=frozenset({"tenantCode.publish"}))
+        status = _status(api, admin_token, tenant)
+        assert (status["metadata"]["latestVersion"], status["metadata"]["version2"]) == (second, first)
+        assert "latestDeployment" not in status and premium(_priced(api, admin_token, tenant)) == [2]
+
+        monkeypatch.setattr(repository, "publish", refused)
+        third = _deploy(api, admin_token, tenant)
+        [publish] = [m for m in jobs.sent if m.job_type == "tenantCode.publish" and m.payload == {"version": third}]
         jobs.drain(job_types=frozenset({"tenantCode.publish"}))
 
         job = get_job(tenant, publish.job_locator)
         assert job["status"] == "failed" and job["error"].startswith("tenantCode.unpublishable: Lambda refused")
         status = _status(api, admin_token, tenant)
-        assert status["tenantCode"] == {"status": "failed", "error": (
-            "InvalidParameterValueException: Unzipped size must be smaller than 262144000 bytes")}
-        assert set(status["pluginStatus"].values()) == {"failed"}
-        assert _priced(api, admin_token, tenant).status_code == 503
+        assert status["metadata"]["latestVersion"] == second and status["tenantCode"]["status"] == "live"
+        assert set(status["pluginStatus"].values()) == {"deployed"}
+        assert status["latestDeployment"] == {"version": third, "tenantCode": {"status": "failed", "error": (
+            "InvalidParameterValueException: Unzipped size must be smaller than 262144000 bytes")}}
+        assert premium(_priced(api, admin_token, tenant)) == [2]
+
+
+def test_a_plugin_module_that_fails_to_import_is_the_deployments_error_naming_its_file_and_line(
+        api, admin_token, jobs, monkeypatch, aws):
+    with lambda_runner(monkeypatch, jobs):
+        tenant = _tenant(api, admin_token)
+        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        broken = _deploy(api, admin_token, tenant, "\n\nimport module_that_is_not_there\n" + QUOTE_PLUGINS)
+
+        status = _status(api, admin_token, tenant)
+        assert status["metadata"]["latestVersion"] == first and status["tenantCode"]["status"] == "live"
+        assert status["latestDeployment"] == {"version": broken, "tenantCode": {"status": "failed", "error": (
+            "Plugin modules of the configuration fail to import: ModuleNotFoundError: No module named "
+            "'module_that_is_not_there' (plugins/python/auto.py line 3)")}}
+        assert repository.alias_version(f"pas-tenant-{tenant}", broken) is None
+        assert ok(_priced(api, admin_token, tenant))["items"]  # the previous version still serves
 
 
 def test_on_the_local_runner_a_deployment_publishes_nothing(api, admin_token, jobs, aws):

@@ -3,8 +3,12 @@
 that starts nothing."""
 from __future__ import annotations
 
+import inspect
 import json
 
+from chalicelib.http.contract import UPLOAD_LOCATOR, contract_of
+from chalicelib.settings import settings
+from chalicelib.uploads.purposes import Purpose
 from tests.api.migration.support import account_request, fetch, migrations
 from tests.api.uploads.support import by_reference, intent, put, uploaded
 from tests.support.api import assert_error, call, ok
@@ -38,3 +42,25 @@ def test_a_migration_started_by_upload_and_the_uploads_that_start_nothing(api, a
     assert_error(call(api, "POST", migrations(tenant, "?uploadLocator=x"), admin_token, []), 400, "request.invalid")
     listed = ok(call(api, "GET", f"/policy/{tenant}/accounts/list?count=100", admin_token))["items"]
     assert len(listed) == 2  # SRC-U1 and SRC-U2 alone
+
+
+def test_a_json_body_over_the_direct_limit_is_told_to_go_by_upload(api, admin_token, tenant):
+    raw = b"[" + b" " * settings().max_json_body_bytes + b"]"
+    refused = assert_error(call(api, "POST", migrations(tenant), admin_token, raw=raw,
+                                headers={"Content-Type": "application/json"}), 413, "request.too_large")
+    assert "POST /uploads (purpose migration)" in refused["message"] and "?uploadLocator=" in refused["message"]
+
+
+def test_every_route_that_takes_an_upload_reference_names_its_purpose(app):
+    """What the 413 of a body over the direct limit names (http/endpoint.py): a route taking `?uploadLocator=`
+    in its query or in place of its file body always has an upload purpose to name."""
+    taking = {}
+    for path, methods in app.routes.items():
+        for method, entry in methods.items():
+            contract = contract_of(inspect.unwrap(entry.view_function))
+            by_query = contract.query is not None and UPLOAD_LOCATOR in contract.query.model_fields
+            if by_query or contract.upload_purpose is not None:
+                taking[f"{method} {path}"] = contract.referenced_upload_purpose
+    assert taking["POST /migration/{tenantLocator}/migrations"] == "migration"
+    assert taking["POST /config/createTenant"] == "configuration"
+    assert set(taking.values()) <= set(Purpose)
