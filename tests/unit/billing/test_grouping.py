@@ -68,3 +68,29 @@ def test_a_cancellation_consolidates_the_frames_after_it_or_all(mode, chosen):
     assert {i.dueTime for i in picked} <= {START, START + MONTH}
     if picked:
         assert {i.dueTime for i in picked} == {min(i.dueTime for i in three_months() if i.locator in chosen)}
+
+
+def test_consolidation_takes_the_frames_ending_after_the_cancellation_in_locator_order():
+    """The cancellation is effective at the end of February's installment (START + 30 days): February's
+    coverage is all earned, so `future` leaves it; the one invoice is due when the earliest of the others is."""
+    feb, mar, apr = three_months()
+    picked = consolidation.consolidated([apr, feb, mar], CancellationConsolidation.FUTURE, feb.installmentEndTime,
+                                        NOW)
+    assert [i.locator for i in picked] == ["I1", "I2"]
+    assert (mar.dueTime, apr.dueTime, feb.dueTime) == (START + MONTH, START + MONTH, START)
+
+
+def test_consolidation_leaves_what_is_invoiced_and_is_not_due_before_now():
+    feb, mar, apr = three_months()
+    feb.invoiceLocator = "INV0"
+    late = START + 2 * MONTH + timedelta(hours=1)
+    picked = consolidation.consolidated([feb, mar, apr], CancellationConsolidation.ALL, START, late)
+    assert [(i.locator, i.dueTime) for i in picked] == [("I1", late), ("I2", late)]
+    assert feb.dueTime == START
+
+
+def test_without_consolidation_nothing_is_invoiced_early_and_due_times_stay():
+    installments = three_months()
+    assert consolidation.consolidated(installments, CancellationConsolidation.NONE, START, NOW) == []
+    assert [i.dueTime for i in installments] == [START, START + MONTH, START + 2 * MONTH]
+    assert consolidation.consolidated(installments, CancellationConsolidation.FUTURE, START + 4 * MONTH, NOW) == []
