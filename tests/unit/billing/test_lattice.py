@@ -408,3 +408,16 @@ def test_a_frame_not_already_past_is_never_due_before_it_is_generated(schedule, 
             assert frame.due_time == max(before.due_time, now) or (defer and before.due_time < now)
         elif not defer:
             assert frame.due_time == before.due_time  # already past: billed with its own due time
+
+
+@pytest.mark.parametrize("anchor_type", ["dayOfMonth", "dayOfWeek", "anchorTime"])
+@pytest.mark.parametrize("mode", ["termStartDay", "generateDay", "dueDay"])
+def test_an_anchor_type_without_its_value_counts_from_the_term_start(anchor_type, mode):
+    """The preferences may name an anchor type without its day or moment: the term's frames are then those
+    of no anchor, the first one whole and counted by the cap (it was not: 13 installments on a plan of 12)."""
+    start, end = at("2026-01-15T00:00"), at("2027-03-15T00:00")
+    plain = Schedule(cadence="monthly", max_installments=12, generate_lead_days=10, due_lead_days=5, anchor_mode=mode)
+    frames = term_frames(start, end, replace(plain, anchor_type=anchor_type), "UTC")
+    assert frames == term_frames(start, end, plain, "UTC")
+    assert len(frames) == 12 and local_dates(frames)[:2] == ["2026-01-15", "2026-02-15"]
+    assert (frames[-1].start, frames[-1].end) == (at("2026-12-15T00:00"), end)
