@@ -155,3 +155,16 @@ def test_taking_back_nothing_from_a_settled_invoice_keeps_it_settled():
     payments.take_back(february, {"INV1-tax": Decimal(0)}, LATER)
     assert (february.invoiceState, february.unsettledTime, february.totalRemainingAmount) == (
         InvoiceState.SETTLED, None, 0)
+
+
+def test_amounts_below_one_are_paid_to_the_cent():
+    invoice = open_invoice("INV4", START, [("fee", "0.40"), ("tax", "0.35")])
+    invoices = {"INV4": invoice}
+    applied, left = payments.post(Decimal("0.60"), [account()], invoices, [invoice], NOW)
+    assert (applied[0].item_amounts, left) == ({"fee": Decimal("0.40"), "tax": Decimal("0.20")}, 0)
+    assert (invoice.invoiceState, invoice.totalRemainingAmount) == (InvoiceState.OPEN, Decimal("0.15"))
+    applied, left = payments.post(Decimal("0.50"), [target(ContainerType.INVOICE_ITEM, "tax")], invoices, [invoice],
+                                  LATER)
+    assert (applied[0].item_amounts, left) == ({"tax": Decimal("0.15")}, Decimal("0.35"))
+    assert (invoice.invoiceItems[1].settlementTime, invoice.invoiceState, invoice.settledTime) == (
+        LATER, InvoiceState.SETTLED, LATER)

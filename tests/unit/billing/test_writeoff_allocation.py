@@ -170,3 +170,15 @@ def test_what_a_reversal_gave_back_already_is_not_given_twice():
     assert writeoffs.take_back([allocation], Decimal("4.00"), {"INV1": invoice}, LATER) == [invoice]
     assert allocation.reversedItemAmounts == {"a": Decimal("4.00"), "b": Decimal("5.00")}
     assert [i.remainingAmount for i in invoice.invoiceItems] == [Decimal("4.00"), Decimal("5.00")]
+
+
+def test_a_write_off_and_its_reversal_to_the_cent():
+    february, march, invoices = two_invoices()
+    allocations, taken = writeoffs.write_off([target(ContainerType.INVOICE, "INV2", "0.50"),
+                                              target(ContainerType.INVOICE, "INV1")], invoices, [february, march], NOW)
+    assert taken == [Decimal("0.50"), Decimal("100.00")]
+    assert writeoffs.take_back(allocations, Decimal("100.25"), invoices, LATER) == [february, march]
+    assert allocations[0].reversedItemAmounts == {"INV2-premium": Decimal("0.25")}
+    assert march.totalRemainingAmount == Decimal("79.75")
+    assert writeoffs.take_back(allocations, Decimal("0.25"), invoices, LATER) == [march]
+    assert march.totalRemainingAmount == Decimal("80.00")
