@@ -316,6 +316,13 @@ def test_the_lattice_is_in_utc_and_local_days_whatever_the_servers_own_time_zone
         for start, generate in (("01-20", "01-17"), ("02-19", "02-16"), ("03-19", "03-16"), ("04-16", "04-13"))]
     moments = [moment for f in by_day + by_week for moment in (f.start, f.end, f.generate_time, f.due_time)]
     assert {moment.utcoffset() for moment in moments} == {timedelta(0)}
+    before_the_15th = term_frames(at("2026-01-14T22:00", NY), at("2026-03-20T22:00", NY),
+                                  Schedule(cadence="monthly", anchor_type="dayOfMonth", day_of_month=15), NY)
+    assert [f.start for f in before_the_15th] == [
+        at(f"2026-{day}T22:00", NY) for day in ("01-14", "01-15", "02-15", "03-15")]
+    mondays = term_frames(at("2026-01-01T22:00", NY), at("2026-01-20T22:00", NY),  # a Thursday (Friday in Tokyo)
+                          Schedule(cadence="weekly", anchor_type="dayOfWeek", day_of_week="monday"), NY)
+    assert [f.start for f in mondays] == [at(f"2026-01-{day}T22:00", NY) for day in ("01", "05", "12", "19")]
 
 
 def test_a_transaction_effective_at_a_frame_boundary_takes_the_frames_from_it_unchanged():
