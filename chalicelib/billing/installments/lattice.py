@@ -81,7 +81,7 @@ def term_frames(term_start: datetime, term_end: datetime, schedule: Schedule, ti
         raise ValueError("a term ends after it starts")
     cuts = [cut for cut in _cuts(term_start, term_end, schedule, time_zone) if term_start < cut < term_end]
     bounds = [term_start, *cuts, term_end]
-    partial_first = schedule.anchor_type != "none"
+    partial_first = _anchored(schedule)
     if schedule.max_installments and cuts:
         kept = schedule.max_installments + (1 if partial_first and len(bounds) > 2 else 0)
         if len(bounds) - 1 > kept:
@@ -117,8 +117,8 @@ def _cuts(term_start: datetime, term_end: datetime, schedule: Schedule, time_zon
         return
     anchor = _anchor(term_start, schedule, time_zone)
     pinned_days = {"generateDay": schedule.generate_lead_days, "dueDay": schedule.due_lead_days}
-    shift_days = pinned_days.get(schedule.anchor_mode, 0) if schedule.anchor_type != "none" else 0
-    step = 1 if schedule.anchor_type == "none" else 0  # without an anchor, the term start is the series' first
+    shift_days = pinned_days.get(schedule.anchor_mode, 0) if _anchored(schedule) else 0
+    step = 0 if _anchored(schedule) else 1  # without an anchor, the term start is the series' first
     while True:
         cut = durations.shift(_step(anchor, step, schedule, time_zone), shift_days, "days", time_zone)
         if cut >= term_end:
@@ -140,6 +140,16 @@ def _step(anchor: datetime, count: int, schedule: Schedule, time_zone: str) -> d
             raise ValueError("everyNDays needs a number of days")
         return durations.shift(anchor, schedule.every_n_days * count, "days", time_zone)
     raise ValueError(f"unknown cadence {schedule.cadence!r}")
+
+
+def _anchored(schedule: Schedule) -> bool:
+    """The schedule has an anchor: an anchor type with its value (a week of the month needs none: its
+    weekday defaults to Monday and its week to the first). An anchor type without its value (the
+    preferences allow one) is no anchor: the cadence counts from the term start, whose frames all count."""
+    return ((schedule.anchor_type == "dayOfMonth" and bool(schedule.day_of_month))
+            or (schedule.anchor_type == "dayOfWeek" and bool(schedule.day_of_week))
+            or schedule.anchor_type == "weekOfMonth"
+            or (schedule.anchor_type == "anchorTime" and schedule.anchor_time is not None))
 
 
 def _anchor(term_start: datetime, schedule: Schedule, time_zone: str) -> datetime:

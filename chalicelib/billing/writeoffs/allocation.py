@@ -56,8 +56,7 @@ def write_off(targets: Sequence[PaymentTarget], invoices: dict[str, Invoice], op
             raise codes.WRITEOFF_EXCEEDS_REMAINING(
                 f"Target {target.containerLocator} has {available} remaining; it cannot take {wanted}",
                 field_errors=[FieldError(f"targets[{index}]", f"{available} remaining")])
-        whole = target.model_copy(update={"amount": None})
-        applied, left = payments.post(wanted, [whole], invoices, open_oldest_first, now)
+        applied, left = payments.post(wanted, [target], invoices, open_oldest_first, now)
         assert left == 0, (wanted, left)
         for each in applied:
             allocation = allocations.setdefault(each.invoice.locator,

@@ -1,11 +1,12 @@
-"""What the billing calculators' unit tests share: the policy term's start, the real time of the tests, and an
-installment built from (element, charge type, amount) items."""
+"""What the billing calculators' unit tests share: the policy term's start, the real time of the tests, an
+installment built from (element, charge type, amount) items, and an open invoice built from (item locator,
+amount) items."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
-from chalicelib.billing.models import Installment, InstallmentItem
+from chalicelib.billing.models import Installment, InstallmentItem, Invoice, InvoiceItem, InvoiceState
 
 START = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
 """The policy term's start (midnight in New York)."""
@@ -26,3 +27,16 @@ def installment(locator: str, due: datetime, items: list[tuple[str, str, str]], 
             locator=f"{locator}-{n}", installmentLocator=locator, chargeLocator=f"C{n}", elementLocator=element,
             elementStaticLocator=element, chargeType=charge_type, chargeCategory=charge_type, amount=Decimal(amount),
             createdAt=NOW, createdBy="u") for n, (element, charge_type, amount) in enumerate(items)])
+
+
+def open_invoice(locator: str, due: datetime, items: list[tuple[str, str]]) -> Invoice:
+    amounts = [Decimal(amount) for _, amount in items]
+    return Invoice(
+        locator=locator, accountLocator="A", billingContainer="A", invoiceState=InvoiceState.OPEN, currency="USD",
+        timezone="America/New_York", startTime=due, endTime=due + timedelta(days=30), dueTime=due,
+        generatedTime=NOW, totalAmount=sum(amounts, Decimal(0)), totalRemainingAmount=sum(amounts, Decimal(0)),
+        installmentLocators=[], policyLocators=["P1"], createdAt=NOW, createdBy="u",
+        invoiceItems=[InvoiceItem(
+            locator=item, invoiceLocator=locator, timezone="America/New_York", chargeCategory="premium",
+            chargeType="premium", amount=amount, remainingAmount=amount, installmentItemLocators=[],
+            transactionLocators=[]) for (item, _), amount in zip(items, amounts)])

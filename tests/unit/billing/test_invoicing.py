@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -151,3 +152,44 @@ def test_a_negative_invoice_settles_into_credit():
     [invoice] = generator.generate([installment("I1", START, [("E1", "premium", "-40.00")])], NOW, "u")
     assert payments.settle_into_credit(invoice, NOW) == Decimal("40.00")
     assert invoice.invoiceState == InvoiceState.SETTLED and invoice.creditedAmount == Decimal("40.00")
+
+
+def test_a_lattice_without_frames_is_refused():
+    with pytest.raises(ValueError, match="^a lattice has at least one frame$"):
+        allocation.spread([billable("premium", "10.00")], [], "USD", basis="months", time_zone=ZONE)
+
+
+def test_a_charge_covering_no_frame_falls_whole_on_the_first():
+    """A reversal of coverage before the lattice (December) is billed once, on the first frame."""
+    before = allocation.Billable("reversal", Decimal("-30.00"), START - timedelta(days=60), START - timedelta(days=30),
+                                 True)
+    shares = allocation.spread([before, billable("premium", "120.00")], frames(), "USD", basis="days", time_zone=ZONE)
+    assert shares[0]["reversal"] == Decimal("-30.00")
+    assert all("reversal" not in share for share in shares[1:])
+
+
+def test_normalized_weights_are_weight_times_duration_over_the_sum():
+    """Quarters of 89, 92, 92 and 92 days weighted 3, 2, 1, 1: 267, 184, 92 and 92 of 635."""
+    quarterly = lattice.Schedule(cadence="quarterly", weights=(Decimal(3), Decimal(2)))
+    quarters = lattice.term_frames(START, END, quarterly, ZONE)
+    assert allocation.normalized_weights(quarters, basis="days", time_zone=ZONE) == [
+        Decimal("0.420472"), Decimal("0.289764"), Decimal("0.144882"), Decimal("0.144882")]
+    unweighted = lattice.term_frames(START, END, lattice.Schedule(cadence="quarterly", weights=(Decimal(0),) * 4), ZONE)
+    assert allocation.normalized_weights(unweighted, basis="days", time_zone=ZONE) == [Decimal(0)] * 4
+
+
+def test_a_frame_starting_just_as_it_is_billed_late_is_due_now():
+    schedule = lattice.Schedule(cadence="monthly", generate_lead_days=10, due_lead_days=5)
+    planned = lattice.term_frames(START, END, schedule, ZONE)
+    now = planned[2].start
+    billed = allocation.backdated(planned, now, defer_due_date=False, due_lead_days=5)
+    assert (billed[2].generate_time, billed[2].due_time, billed[2].autopay_time) == (now, now, now)
+
+
+def test_a_deferred_frame_due_just_as_it_is_billed_keeps_its_due_time():
+    schedule = lattice.Schedule(cadence="monthly", generate_lead_days=10, due_lead_days=5)
+    planned = lattice.term_frames(START, END, schedule, ZONE)
+    now = planned[2].due_time
+    billed = allocation.backdated(planned, now, defer_due_date=True, due_lead_days=5)
+    assert (billed[2].generate_time, billed[2].due_time) == (now, now)
+    assert billed[1].due_time == now + timedelta(days=5)

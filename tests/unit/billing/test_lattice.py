@@ -3,6 +3,7 @@ a mid-term transaction's frames, their coverage in the policy's durationBasis, a
 frames that always tile the term exactly, measure the term, and are never due before they are generated."""
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from decimal import Decimal
 from zoneinfo import ZoneInfo
@@ -162,8 +163,173 @@ def test_the_partial_frame_before_an_anchor_is_its_own_fraction_and_the_rest_who
 
 
 def test_a_term_must_end_after_it_starts():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="^a term ends after it starts$"):
         term_frames(at("2026-01-01T00:00"), at("2026-01-01T00:00"), Schedule(), "UTC")
+
+
+@pytest.mark.parametrize("days", [None, 0, -5])
+def test_every_n_days_needs_a_positive_number_of_days(days):
+    with pytest.raises(ValueError, match="^everyNDays needs a number of days$"):
+        term_frames(at("2026-01-01T00:00"), at("2027-01-01T00:00"), Schedule(cadence="everyNDays", every_n_days=days),
+                    "UTC")
+
+
+def test_an_unknown_cadence_is_refused_by_name():
+    with pytest.raises(ValueError, match="^unknown cadence 'fortnightly'$"):
+        term_frames(at("2026-01-01T00:00"), at("2027-01-01T00:00"), Schedule(cadence="fortnightly"), "UTC")
+
+
+def test_every_n_days_cuts_at_that_many_days():
+    frames = term_frames(at("2026-01-01T00:00"), at("2026-02-01T00:00"),
+                         Schedule(cadence="everyNDays", every_n_days=10), "UTC")
+    assert local_dates(frames) == ["2026-01-01", "2026-01-11", "2026-01-21", "2026-01-31"]
+
+
+def test_a_term_shorter_than_the_cap_keeps_all_its_frames():
+    frames = term_frames(at("2026-01-01T00:00"), at("2026-12-01T00:00"),
+                         Schedule(cadence="monthly", max_installments=12), "UTC")
+    assert local_dates(frames) == [f"2026-{m:02d}-01" for m in range(1, 12)]
+    assert frames[-1].end == at("2026-12-01T00:00")
+
+
+def test_one_frame_past_the_cap_joins_the_last_one():
+    frames = term_frames(at("2026-01-01T00:00"), at("2027-01-01T00:00"),
+                         Schedule(cadence="monthly", max_installments=11), "UTC")
+    assert len(frames) == 11
+    assert (frames[-1].start, frames[-1].end) == (at("2026-11-01T00:00"), at("2027-01-01T00:00"))
+
+
+def test_with_a_cap_of_one_an_anchor_still_gives_the_partial_frame_before_it():
+    """Jan 15 to Feb 10, anchored on the 1st: the partial frame to Feb 1 (17 of January's 31 days from Jan 15),
+    then the one installment the cap allows, Feb 1 to Feb 10 (9 of February's 28 days, measured from its start)."""
+    frames = term_frames(at("2026-01-15T00:00"), at("2026-02-10T00:00"),
+                         Schedule(cadence="monthly", anchor_type="dayOfMonth", day_of_month=1, max_installments=1),
+                         "UTC")
+    assert local_dates(frames) == ["2026-01-15", "2026-02-01"]
+    assert [coverage(f, f.start, f.end, "months", "UTC") for f in frames] == [Decimal(17) / 31, Decimal(9) / 28]
+
+
+def test_frames_anchored_on_the_31st_are_whole_months_measured_from_the_anchor():
+    frames = term_frames(at("2026-01-15T00:00"), at("2026-05-15T00:00"),
+                         Schedule(cadence="monthly", anchor_type="dayOfMonth", day_of_month=31), "UTC")
+    assert local_dates(frames) == ["2026-01-15", "2026-01-31", "2026-02-28", "2026-03-31", "2026-04-30"]
+    assert [coverage(f, f.start, f.end, "months", "UTC") for f in frames[1:4]] == [Decimal(1)] * 3
+
+
+def test_a_term_starting_on_the_anchor_day_cuts_from_the_next_anchor():
+    """Generate times pinned to the 5th, 10 days ahead of the frames: a term starting on Jan 5 runs its first
+    frame to Feb 15 (generated Feb 5), not to Jan 15."""
+    frames = term_frames(at("2026-01-05T00:00"), at("2026-04-05T00:00"),
+                         Schedule(cadence="monthly", anchor_type="dayOfMonth", day_of_month=5, generate_lead_days=10,
+                                  anchor_mode="generateDay"), "UTC")
+    assert local_dates(frames) == ["2026-01-05", "2026-02-15", "2026-03-15"]
+    assert [f.generate_time for f in frames[1:]] == [at("2026-02-05T00:00"), at("2026-03-05T00:00")]
+
+
+def test_a_due_day_anchor_pins_the_due_time_to_the_anchor():
+    frames = term_frames(at("2026-01-01T00:00"), at("2026-04-01T00:00"),
+                         Schedule(cadence="monthly", anchor_type="dayOfMonth", day_of_month=5, due_lead_days=10,
+                                  generate_lead_days=20, anchor_mode="dueDay"), "UTC")
+    assert local_dates(frames) == ["2026-01-01", "2026-01-15", "2026-02-15", "2026-03-15"]
+    assert [f.due_time for f in frames[1:]] == [at("2026-01-05T00:00"), at("2026-02-05T00:00"), at("2026-03-05T00:00")]
+
+
+@pytest.mark.parametrize("mode", ["generateDay", "dueDay"])
+def test_without_an_anchor_the_anchor_mode_pins_nothing(mode):
+    frames = term_frames(at("2026-01-15T00:00"), at("2026-04-15T00:00"),
+                         Schedule(cadence="monthly", generate_lead_days=10, due_lead_days=5, anchor_mode=mode), "UTC")
+    assert local_dates(frames) == ["2026-01-15", "2026-02-15", "2026-03-15"]
+
+
+def test_a_day_of_week_anchor_on_the_term_start_weekday_cuts_a_week_later():
+    frames = term_frames(at("2026-01-05T00:00"), at("2026-02-02T00:00"),  # a Monday
+                         Schedule(cadence="weekly", anchor_type="dayOfWeek", day_of_week="monday"), "UTC")
+    assert local_dates(frames) == ["2026-01-05", "2026-01-12", "2026-01-19", "2026-01-26"]
+
+
+def test_a_term_starting_after_the_months_nth_weekday_cuts_from_the_next_months():
+    frames = term_frames(at("2026-01-20T00:00"), at("2026-05-01T00:00"),
+                         Schedule(cadence="monthly", anchor_type="weekOfMonth", day_of_week="thursday",
+                                  week_of_month="third"), "UTC")
+    assert local_dates(frames) == ["2026-01-20", "2026-02-19", "2026-03-19", "2026-04-16"]
+
+
+@pytest.mark.parametrize("day, week, dates", [
+    ("friday", "last", ["2026-01-01", "2026-01-30", "2026-02-27", "2026-03-27", "2026-04-24", "2026-05-29"]),
+    ("thursday", "fifth", ["2026-01-01", "2026-01-29", "2026-02-26", "2026-03-26", "2026-04-30", "2026-05-28"]),
+    ("thursday", "fourth", ["2026-01-01", "2026-01-22", "2026-02-26", "2026-03-26", "2026-04-23", "2026-05-28"]),
+    (None, "second", ["2026-01-01", "2026-01-12", "2026-02-09", "2026-03-09", "2026-04-13", "2026-05-11"]),
+    ("thursday", None, ["2026-01-01", "2026-02-05", "2026-03-05", "2026-04-02", "2026-05-07"]),
+    ("thursday", "none", ["2026-01-01", "2026-02-05", "2026-03-05", "2026-04-02", "2026-05-07"]),
+])
+def test_the_nth_weekday_of_a_month_the_last_one_when_it_has_no_fifth(day, week, dates):
+    """A fifth Thursday in a month of four is its fourth; without a weekday, Monday; without a week, the first."""
+    frames = term_frames(at("2026-01-01T00:00"), at("2026-06-01T00:00"),
+                         Schedule(cadence="monthly", anchor_type="weekOfMonth", day_of_week=day, week_of_month=week),
+                         "UTC")
+    assert local_dates(frames) == dates
+
+
+@pytest.mark.parametrize("anchor", ["2024-06-22T00:00", "2027-06-22T00:00", "2029-12-22T00:00"])
+def test_an_anchor_time_before_or_after_the_term_places_the_cuts_on_its_series(anchor):
+    frames = term_frames(at("2026-02-01T00:00"), at("2027-02-01T00:00"),
+                         Schedule(cadence="quarterly", anchor_type="anchorTime", anchor_time=at(anchor)), "UTC")
+    assert local_dates(frames) == ["2026-02-01", "2026-03-22", "2026-06-22", "2026-09-22", "2026-12-22"]
+
+
+def test_an_anchor_time_series_through_the_term_start_cuts_from_its_next_moment():
+    """The series passes through the term start (Feb 1); generate times pinned to it, 10 days ahead of the
+    frames: the first cut is May 11, not Feb 11."""
+    frames = term_frames(at("2026-02-01T00:00"), at("2026-08-01T00:00"),
+                         Schedule(cadence="quarterly", anchor_type="anchorTime", anchor_time=at("2025-02-01T00:00"),
+                                  generate_lead_days=10, anchor_mode="generateDay"), "UTC")
+    assert local_dates(frames) == ["2026-02-01", "2026-05-11"]
+
+
+@pytest.mark.parametrize("anchored, stale", [
+    (Schedule(cadence="monthly", anchor_type="anchorTime", anchor_time=at("2025-03-10T00:00")),
+     {"day_of_month": 20, "day_of_week": "friday", "week_of_month": "last"}),
+    (Schedule(cadence="weekly", anchor_type="dayOfWeek", day_of_week="monday"), {"day_of_month": 20}),
+    (Schedule(cadence="monthly", anchor_type="dayOfMonth", day_of_month=20),
+     {"day_of_week": "friday", "week_of_month": "last", "anchor_time": at("2025-03-10T00:00")}),
+    (Schedule(cadence="monthly"), {"day_of_month": 20, "day_of_week": "friday", "week_of_month": "last",
+                                   "anchor_time": at("2025-03-10T00:00")}),
+])
+def test_an_anchor_reads_only_the_preferences_of_its_type(anchored, stale):
+    """Preferences may keep the values of another anchor type: they change nothing."""
+    start, end = at("2026-01-01T00:00"), at("2026-07-01T00:00")
+    assert term_frames(start, end, replace(anchored, **stale), "UTC") == term_frames(start, end, anchored, "UTC")
+
+
+def test_the_lattice_is_in_utc_and_local_days_whatever_the_servers_own_time_zone(server_in_tokyo):
+    """10 pm in New York is the next day in Tokyo: anchors, cuts and generate days are New York's."""
+    by_day = term_frames(at("2026-01-15T22:00", NY), at("2026-04-15T22:00", NY),
+                         Schedule(cadence="monthly", anchor_type="dayOfMonth", day_of_month=15, generate_lead_days=3),
+                         NY)
+    by_week = term_frames(at("2026-01-20T22:00", NY), at("2026-04-20T22:00", NY),
+                          Schedule(cadence="monthly", anchor_type="weekOfMonth", day_of_week="thursday",
+                                   week_of_month="third", generate_lead_days=3), NY)
+    assert [(f.start, f.generate_time) for f in by_day] == [
+        (at(f"2026-{month}-15T22:00", NY), at(f"2026-{month}-12T00:00", NY)) for month in ("01", "02", "03")]
+    assert [(f.start, f.generate_time) for f in by_week] == [
+        (at(f"2026-{start}T22:00", NY), at(f"2026-{generate}T00:00", NY))
+        for start, generate in (("01-20", "01-17"), ("02-19", "02-16"), ("03-19", "03-16"), ("04-16", "04-13"))]
+    moments = [moment for f in by_day + by_week for moment in (f.start, f.end, f.generate_time, f.due_time)]
+    assert {moment.utcoffset() for moment in moments} == {timedelta(0)}
+    before_the_15th = term_frames(at("2026-01-14T22:00", NY), at("2026-03-20T22:00", NY),
+                                  Schedule(cadence="monthly", anchor_type="dayOfMonth", day_of_month=15), NY)
+    assert [f.start for f in before_the_15th] == [
+        at(f"2026-{day}T22:00", NY) for day in ("01-14", "01-15", "02-15", "03-15")]
+    mondays = term_frames(at("2026-01-01T22:00", NY), at("2026-01-20T22:00", NY),  # a Thursday (Friday in Tokyo)
+                          Schedule(cadence="weekly", anchor_type="dayOfWeek", day_of_week="monday"), NY)
+    assert [f.start for f in mondays] == [at(f"2026-01-{day}T22:00", NY) for day in ("01", "05", "12", "19")]
+
+
+def test_a_transaction_effective_at_a_frame_boundary_takes_the_frames_from_it_unchanged():
+    schedule = Schedule(cadence="monthly", generate_lead_days=10)
+    frames = term_frames(at("2026-01-15T00:00"), at("2027-01-15T00:00"), schedule, "UTC")
+    assert from_effective(frames, frames[4].start, schedule, "UTC") == frames[4:]
+    assert from_effective(frames, at("2027-01-15T00:00"), schedule, "UTC") == []
 
 
 schedules = st.builds(
@@ -249,3 +415,16 @@ def test_a_frame_not_already_past_is_never_due_before_it_is_generated(schedule, 
             assert frame.due_time == max(before.due_time, now) or (defer and before.due_time < now)
         elif not defer:
             assert frame.due_time == before.due_time  # already past: billed with its own due time
+
+
+@pytest.mark.parametrize("anchor_type", ["dayOfMonth", "dayOfWeek", "anchorTime"])
+@pytest.mark.parametrize("mode", ["termStartDay", "generateDay", "dueDay"])
+def test_an_anchor_type_without_its_value_counts_from_the_term_start(anchor_type, mode):
+    """The preferences may name an anchor type without its day or moment: the term's frames are then those
+    of no anchor, the first one whole and counted by the cap (it was not: 13 installments on a plan of 12)."""
+    start, end = at("2026-01-15T00:00"), at("2027-03-15T00:00")
+    plain = Schedule(cadence="monthly", max_installments=12, generate_lead_days=10, due_lead_days=5, anchor_mode=mode)
+    frames = term_frames(start, end, replace(plain, anchor_type=anchor_type), "UTC")
+    assert frames == term_frames(start, end, plain, "UTC")
+    assert len(frames) == 12 and local_dates(frames)[:2] == ["2026-01-15", "2026-02-15"]
+    assert (frames[-1].start, frames[-1].end) == (at("2026-12-15T00:00"), end)

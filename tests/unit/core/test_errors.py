@@ -69,6 +69,10 @@ def test_too_many_requests_says_how_long_to_wait():
     throttled = TooManyRequests("Too many sign-in attempts", codes.AUTH_SIGN_IN_THROTTLED, retry_after_seconds=30)
 
     assert (throttled.code, throttled.status, throttled.retry_after_seconds) == ("auth.sign_in_throttled", 429, 30)
+    assert (throttled.message, throttled.field_errors) == ("Too many sign-in attempts", [])
+    field = FieldError("password", "wait")
+    later = TooManyRequests("Slow down", codes.AUTH_SIGN_IN_THROTTLED, [field])
+    assert (later.message, later.field_errors, later.retry_after_seconds) == ("Slow down", [field], 60)
 
 
 def test_the_catalogue_holds_every_entry_once_with_a_meaning():

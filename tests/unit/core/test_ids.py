@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import time
 import uuid
+from datetime import datetime, timezone
 
 import pytest
 from ulid import ULID
 
-from chalicelib.core.ids import is_uuid, new_locator, new_tenant_locator, new_uuid_locator
+from chalicelib.core.ids import derived_locator, is_uuid, new_locator, new_tenant_locator, new_uuid_locator
 
 
 def test_record_locators_are_distinct_ulids_that_sort_by_creation():
@@ -45,3 +46,10 @@ def test_tenant_locators_are_random_uuids():
 ])
 def test_is_uuid_accepts_only_the_hyphenated_form(text, expected):
     assert is_uuid(text) is expected
+
+
+def test_a_derived_locator_is_a_ulid_of_its_moment_and_its_seed():
+    moment = datetime(2026, 3, 1, 5, 0, 0, 123000, tzinfo=timezone.utc)
+    locator = derived_locator(moment, "invoice:I1")
+    assert ULID.from_str(locator).datetime == moment
+    assert derived_locator(moment, "invoice:I1") == locator != derived_locator(moment, "invoice:I2")

@@ -1,3 +1,4 @@
+"""What the unit tests of several packages share."""
 from __future__ import annotations
 
 import time
