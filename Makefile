@@ -6,7 +6,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test coverage fuzz simulate ledger lint format-check typecheck bench reset clean-venv sandbox browser
+.PHONY: run test coverage fuzz simulate ledger lint format typecheck bench reset clean-venv sandbox browser
 
 run: $(STAMP)
 	@$(MAKE) --no-print-directory sandbox || echo "make run goes on, but every plugin call will fail until the sandbox works" >&2
@@ -53,11 +53,12 @@ ledger: $(STAMP) sandbox
 # Configuration: ruff.toml, mypy.ini (strict on app.py, chalicelib and pas_cli; the tests at mypy's default).
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-
-# ruff's formatter as ruff.toml configures it; not yet part of `make lint` (the tree is not formatted yet). The same
-# three checks run before each commit with pre-commit (.pre-commit-config.yaml).
-format-check: $(STAMP)
 	$(VENV)/bin/ruff format --check .
+
+# ruff's formatter as ruff.toml configures it, applied (`make lint` checks it). The same checks run before each
+# commit with pre-commit (.pre-commit-config.yaml).
+format: $(STAMP)
+	$(VENV)/bin/ruff format .
 
 typecheck: $(STAMP)
 	$(VENV)/bin/mypy

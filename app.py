@@ -1,4 +1,5 @@
 """The Chalice application: middleware, blueprints and the wiring of ports between domains, no logic."""
+
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any

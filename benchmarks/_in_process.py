@@ -2,6 +2,7 @@
 an emulated AWS in this process, the vehicles of the quotes test configuration, and a JSON request through
 `chalice.test.Client`. A module, not a benchmark: `make bench` runs the scripts whose names do not start
 with `_`."""
+
 from __future__ import annotations
 
 import os
@@ -16,20 +17,32 @@ ROOT = Path(__file__).resolve().parent.parent
 def use_emulated_aws() -> None:
     """Credentials and a region for moto, the test stage (no event settling), no endpoint of a running
     `make run`, and the repository importable. Call before importing anything of the service."""
-    os.environ.update({
-        "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_SESSION_TOKEN": "bench",
-        "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "PAS_STAGE": "test",
-        "PAS_EVENT_SETTLE_MS": "0",
-    })
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_SESSION_TOKEN": "bench",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_REGION": "us-east-1",
+            "PAS_STAGE": "test",
+            "PAS_EVENT_SETTLE_MS": "0",
+        }
+    )
     os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
     sys.path.insert(0, str(ROOT))
 
 
 def vehicles(count: int, with_glass: int) -> list[dict[str, Any]]:
     """PersonalAuto vehicles worth 5,000 + 3,000 n, each with Collision, the first `with_glass` with Glass."""
-    return [{"type": "Vehicle", "data": {"vin": f"1HGCM82633A{n:06d}", "value": str(5000 + 3000 * n)},
-             "elements": [{"type": "Collision", "coverageTerms": {"Limit": "l50k"}}]
-             + ([{"type": "Glass"}] if n < with_glass else [])} for n in range(count)]
+    return [
+        {
+            "type": "Vehicle",
+            "data": {"vin": f"1HGCM82633A{n:06d}", "value": str(5000 + 3000 * n)},
+            "elements": [{"type": "Collision", "coverageTerms": {"Limit": "l50k"}}]
+            + ([{"type": "Glass"}] if n < with_glass else []),
+        }
+        for n in range(count)
+    ]
 
 
 def json_sender(api: Any, headers: dict[str, str]) -> Callable[..., dict[str, Any]]:
@@ -37,8 +50,9 @@ def json_sender(api: Any, headers: dict[str, str]) -> Callable[..., dict[str, An
     import simplejson
 
     def send(method: str, path: str, body: Any = None) -> dict[str, Any]:
-        response = api.http.request(method, path, headers=headers,
-                                    body=b"" if body is None else simplejson.dumps(body).encode())
+        response = api.http.request(
+            method, path, headers=headers, body=b"" if body is None else simplejson.dumps(body).encode()
+        )
         assert response.status_code == 200, response.body
         return simplejson.loads(response.body, use_decimal=True)
 

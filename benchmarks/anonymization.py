@@ -13,6 +13,7 @@ documents run, its open invoices paid by card (a payment each), so retention let
 account is then changed until the tenant's event stream holds `--events` events. Measured: the POST and the
 job it enqueues, drained.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,8 +62,15 @@ def anonymize_account(api: Any, token: str, bench: Bench, policies: int, events:
     drain(bench)
     changes = 0
     while event_count(api, token, tenant) < events:
-        ok(call(api, "PATCH", f"/policy/{tenant}/accounts/{account}", token,
-                {"setData": {"email": f"ada{changes}@example.com"}}))
+        ok(
+            call(
+                api,
+                "PATCH",
+                f"/policy/{tenant}/accounts/{account}",
+                token,
+                {"setData": {"email": f"ada{changes}@example.com"}},
+            )
+        )
         changes += 1
     before = event_count(api, token, tenant)
 
@@ -76,10 +84,13 @@ def anonymize_account(api: Any, token: str, bench: Bench, policies: int, events:
     assert (done["jobStatus"], done["anonymizedReferenceLocators"]) == ("completed", [account]), done
     shown = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))
     assert shown["anonymizedAt"] and not any(text in str(shown) for text in PERSONAL), shown
-    print(f"account with {policies} expired policies, {len(payments)} payments, {before} events "
-          f"({changes} account changes): anonymized in {took.took.wall * 1000:.0f} ms "
-          f"({took.emulated.wall * 1000:.0f} ms in moto), our CPU {took.ours * 1000:.0f} ms; "
-          f"{took.count} DynamoDB calls ({took.per(1)}); load average {took.load}", flush=True)
+    print(
+        f"account with {policies} expired policies, {len(payments)} payments, {before} events "
+        f"({changes} account changes): anonymized in {took.took.wall * 1000:.0f} ms "
+        f"({took.emulated.wall * 1000:.0f} ms in moto), our CPU {took.ours * 1000:.0f} ms; "
+        f"{took.count} DynamoDB calls ({took.per(1)}); load average {took.load}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

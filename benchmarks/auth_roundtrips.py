@@ -7,6 +7,7 @@ time of app.py.
 Absolute times are moto's, not AWS's: read the ratios and the round-trip counts. A round trip to
 DynamoDB costs a few milliseconds on AWS, so the count is what decides the deployed latency.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_AWS = {
-    "AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
-    "AWS_REGION": "us-east-1", "PAS_STAGE": "test",
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "PAS_STAGE": "test",
 }
 
 
@@ -46,13 +50,22 @@ def measure_requests(count: int) -> list[tuple[str, list[str], float]]:
 
         create_all(boto3.session.Session(region_name="us-east-1"))
         current = settings()
-        token, _ = service.sign_in(current.admin_username, current.admin_password, SystemClock().now(),
-                                   new_locator())
+        token, _ = service.sign_in(current.admin_username, current.admin_password, SystemClock().now(), new_locator())
         admin = token.split(".")[1]
         ctx = CallContext(principal=SYSTEM, request_id=new_locator(), now=SystemClock().now())
-        other = service.create_user(ctx, user_name="reader@example.com", first_name="Bench", last_name="Reader",
-                                    email=None, password=None, temporary_password=False, service_account=False,
-                                    roles=["admin"], tenants=[], enable_user=True).user.locator
+        other = service.create_user(
+            ctx,
+            user_name="reader@example.com",
+            first_name="Bench",
+            last_name="Reader",
+            email=None,
+            password=None,
+            temporary_password=False,
+            service_account=False,
+            roles=["admin"],
+            tenants=[],
+            enable_user=True,
+        ).user.locator
         headers = {"Authorization": f"Bearer {token}"}
 
         bare = Chalice(app_name="bare")
@@ -60,7 +73,8 @@ def measure_requests(count: int) -> list[tuple[str, list[str], float]]:
         @bare.route("/bare/{locator}")
         def get_bare(locator: str) -> dict[str, Any]:
             item = clients.dynamodb().get_item(
-                TableName=current.table_name, Key=codec.serialize(keys.user(locator).as_dict()), ConsistentRead=True)
+                TableName=current.table_name, Key=codec.serialize(keys.user(locator).as_dict()), ConsistentRead=True
+            )
             return {"userName": codec.deserialize(item["Item"])["userName"]}
 
         calls: list[str] = []
@@ -70,8 +84,10 @@ def measure_requests(count: int) -> list[tuple[str, list[str], float]]:
 
         clients.dynamodb().meta.events.register("before-call.dynamodb", record)
         results = []
-        with Client(app, stage_name="test", project_dir=str(ROOT)) as api, \
-                Client(bare, stage_name="test", project_dir=str(ROOT)) as bare_api:
+        with (
+            Client(app, stage_name="test", project_dir=str(ROOT)) as api,
+            Client(bare, stage_name="test", project_dir=str(ROOT)) as bare_api,
+        ):
             routes: list[tuple[str, Callable[[], Any]]] = [
                 ("bare route: one GetItem", lambda: bare_api.http.get(f"/bare/{admin}")),
                 ("GET /auth/users/whoami", lambda: api.http.get("/auth/users/whoami", headers=headers)),
@@ -96,8 +112,10 @@ def measure_requests(count: int) -> list[tuple[str, list[str], float]]:
                     started = time.perf_counter()
                     routes[index][1]()
                     durations[index].append(time.perf_counter() - started)
-            results = [(label, one_request, statistics.median(timed) * 1000)
-                       for (label, one_request, _), timed in zip(results, durations, strict=True)]
+            results = [
+                (label, one_request, statistics.median(timed) * 1000)
+                for (label, one_request, _), timed in zip(results, durations, strict=True)
+            ]
         return results
 
 
@@ -108,8 +126,14 @@ def import_app_once() -> tuple[float, list[tuple[float, str]], bool]:
     """(ms for `import app`, its heaviest direct imports, whether boto3 got imported) in a fresh interpreter."""
     probe = "import sys, app; print('boto3' in sys.modules)"
     environ = {**os.environ, **FAKE_AWS}
-    result = subprocess.run([sys.executable, "-X", "importtime", "-c", probe], cwd=ROOT, env=environ,
-                            capture_output=True, text=True, check=True)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", probe],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     total = 0.0
     children: list[tuple[float, str]] = []
     for line in result.stderr.splitlines():
@@ -145,16 +169,20 @@ def main() -> None:
 
     results = measure_requests(arguments.requests)
     bare_ms = results[0][2]
-    print(f"\n{arguments.requests} requests per route in as many interleaved rounds, chalice test client, "
-          "moto in process\n")
+    print(
+        f"\n{arguments.requests} requests per route in as many interleaved rounds, chalice test client, "
+        "moto in process\n"
+    )
     print("({locator}: another user than the caller; the caller's own record comes with the token)\n")
     print(f"{'route':<28}{'DynamoDB calls':<52}{'median ms':>10}{'x bare':>8}")
     for label, calls, median_ms in results:
         print(f"{label:<28}{f'{len(calls)}: ' + ', '.join(calls):<52}{median_ms:>10.2f}{median_ms / bare_ms:>8.2f}")
 
     import_ms, heaviest, imports_boto3 = measure_import(arguments.import_runs)
-    print(f"\nimport app (python -X importtime, median of {arguments.import_runs} fresh interpreters): "
-          f"{import_ms:.0f} ms; boto3 imported: {'yes' if imports_boto3 else 'no'}")
+    print(
+        f"\nimport app (python -X importtime, median of {arguments.import_runs} fresh interpreters): "
+        f"{import_ms:.0f} ms; boto3 imported: {'yes' if imports_boto3 else 'no'}"
+    )
     for cumulative_ms, name in heaviest:
         print(f"  {name:<40}{cumulative_ms:>8.1f} ms")
 

@@ -19,6 +19,7 @@ botocore writing the request and reading the answer included, is what a worker w
 `--profile create|accept|issue` prints where that day's run of the first book spends its time (cProfile).
 Absolute times are moto's in one Python process: read the call counts and the shares.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,20 +38,37 @@ from _in_process import ROOT, use_emulated_aws
 use_emulated_aws()
 
 START = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
-DAYS = {"create": datetime(2027, 1, 2, 6, tzinfo=timezone.utc), "accept": datetime(2027, 1, 12, 6, tzinfo=timezone.utc),
-        "issue": datetime(2027, 1, 22, 6, tzinfo=timezone.utc)}
-PLANS = {"Auto": {"generateAutoRenewals": True, "renewalCreateLeadDays": 30, "renewalAcceptLeadDays": 20,
-                  "renewalIssueLeadDays": 10}}
+DAYS = {
+    "create": datetime(2027, 1, 2, 6, tzinfo=timezone.utc),
+    "accept": datetime(2027, 1, 12, 6, tzinfo=timezone.utc),
+    "issue": datetime(2027, 1, 22, 6, tzinfo=timezone.utc),
+}
+PLANS = {
+    "Auto": {
+        "generateAutoRenewals": True,
+        "renewalCreateLeadDays": 30,
+        "renewalAcceptLeadDays": 20,
+        "renewalIssueLeadDays": 10,
+    }
+}
 POLICIES_PER_COMMIT = 10
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--books", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--steps", type=int, default=0,
-                        help="run only the first N job steps (of 100 policies) of each run: a slice of a large book")
-    parser.add_argument("--all-due-at-once", action=argparse.BooleanOptionalAction, default=True,
-                        help="a last book of the first size, renewed in one run with every step due")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=0,
+        help="run only the first N job steps (of 100 policies) of each run: a slice of a large book",
+    )
+    parser.add_argument(
+        "--all-due-at-once",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="a last book of the first size, renewed in one run with every step due",
+    )
     parser.add_argument("--profile", choices=list(DAYS), help="profile the first book's run of that day (cProfile)")
     options = parser.parse_args()
 
@@ -86,8 +104,9 @@ def main() -> None:
         load_job_handlers()
         clock, queue = FixedClock(START), InlineJobQueue()
         wiring.override(clock=clock, job_queue=queue)
-        token, _ = identity.sign_in(settings().admin_username, settings().admin_password, SystemClock().now(),
-                                    new_locator())
+        token, _ = identity.sign_in(
+            settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
+        )
         calls: list[str] = []
         events = clients.dynamodb().meta.events
         events.register("before-call.dynamodb", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1]))
@@ -103,8 +122,10 @@ def main() -> None:
             if not options.all_due_at_once:
                 return
             tenant = book(api, token, clock, options.books[0])
-            report(options.books[0], [run("all due at once", tenant, clock, queue, calls, watches, DAYS["issue"],
-                                          False, options.steps)])
+            report(
+                options.books[0],
+                [run("all due at once", tenant, clock, queue, calls, watches, DAYS["issue"], False, options.steps)],
+            )
 
 
 def book(api: Any, token: str, clock: Any, size: int) -> str:
@@ -155,6 +176,7 @@ class Stopwatch:
                 return function(*args, **kwargs)
             finally:
                 self.stop()
+
         return timed
 
 
@@ -172,8 +194,17 @@ class Run:
     load: str
 
 
-def run(label: str, tenant: str, clock: Any, queue: Any, calls: list[str], watches: tuple[Stopwatch, Stopwatch],
-        moment: datetime, profile: bool, steps: int) -> Run:
+def run(
+    label: str,
+    tenant: str,
+    clock: Any,
+    queue: Any,
+    calls: list[str],
+    watches: tuple[Stopwatch, Stopwatch],
+    moment: datetime,
+    profile: bool,
+    steps: int,
+) -> Run:
     """The job as the schedule enqueues it at `moment`, and its continuations (the first `steps` of them,
     or all)."""
     from chalicelib.core.clock import isoformat
@@ -222,8 +253,12 @@ def run(label: str, tenant: str, clock: Any, queue: Any, calls: list[str], watch
         totals["jobSteps"] += 1
         result = job["result"]
         assert not result["failed"], result["failed"][:3]
-        totals.update({name: result.get(name, 0) for name in ("policiesRead", "created", "priced", "accepted",
-                                                              "issued", "alreadyDone")})
+        totals.update(
+            {
+                name: result.get(name, 0)
+                for name in ("policiesRead", "created", "priced", "accepted", "issued", "alreadyDone")
+            }
+        )
     if profile:
         print(f"\n{moment:%Y-%m-%d}, first book: where the time goes")
         stats = pstats.Stats(profiler).sort_stats("cumulative")
@@ -233,9 +268,16 @@ def run(label: str, tenant: str, clock: Any, queue: Any, calls: list[str], watch
         print("by own time, outside moto:")
         stats.sort_stats("tottime").print_stats(r"^(?!.*moto)", 30)
     clock.set(START)
-    return Run(label, took, replace(watches[0]), replace(watches[1]), plugins,
-               {name: int(value) for name, value in totals.items()}, counted,
-               _load())
+    return Run(
+        label,
+        took,
+        replace(watches[0]),
+        replace(watches[1]),
+        plugins,
+        {name: int(value) for name, value in totals.items()},
+        counted,
+        _load(),
+    )
 
 
 def report(book: int, runs: list[Run]) -> None:
@@ -245,18 +287,24 @@ def report(book: int, runs: list[Run]) -> None:
     size = runs[0].totals["policiesRead"]  # the whole book, or the slice --steps ran
     wall = sum(r.took.wall for r in runs)
     ours_cpu = sum(r.took.cpu - r.emulated.cpu + r.plugins for r in runs)
-    print(f"\nbook of {book} due policies, {size} renewed: {size / wall:.1f} renewals/s over {wall:.1f} s "
-          f"(one process, moto included); our code's CPU (plugins included) {ours_cpu * 1000 / size:.1f} ms a "
-          f"renewal: {size / ours_cpu:.1f} renewals/s a core, {2 * size / ours_cpu:.1f} on 2 cores")
-    print(f"  {'run':<16} {'s':>7} {'in moto':>7} {'policies/s':>10} {'cpu ms':>6} {'boto ms':>7} {'plugins':>7} "
-          f"{'wall ms':>7} {'calls/policy':>12}  results; DynamoDB calls; load average")
+    print(
+        f"\nbook of {book} due policies, {size} renewed: {size / wall:.1f} renewals/s over {wall:.1f} s "
+        f"(one process, moto included); our code's CPU (plugins included) {ours_cpu * 1000 / size:.1f} ms a "
+        f"renewal: {size / ours_cpu:.1f} renewals/s a core, {2 * size / ours_cpu:.1f} on 2 cores"
+    )
+    print(
+        f"  {'run':<16} {'s':>7} {'in moto':>7} {'policies/s':>10} {'cpu ms':>6} {'boto ms':>7} {'plugins':>7} "
+        f"{'wall ms':>7} {'calls/policy':>12}  results; DynamoDB calls; load average"
+    )
     for r in runs:
         cpu, outside = r.took.cpu - r.emulated.cpu, r.took.wall - r.emulated.wall
         botocore = r.client.cpu - r.emulated.cpu
-        print(f"  {r.label:<16} {r.took.wall:7.1f} {r.emulated.wall:7.1f} {size / r.took.wall:10.1f} "
-              f"{cpu * 1000 / size:6.1f} {botocore * 1000 / size:7.1f} {r.plugins * 1000 / size:7.1f} "
-              f"{outside * 1000 / size:7.1f} {sum(r.calls.values()) / size:12.2f}  {r.totals}; "
-              f"{dict(sorted(r.calls.items()))}; {r.load}")
+        print(
+            f"  {r.label:<16} {r.took.wall:7.1f} {r.emulated.wall:7.1f} {size / r.took.wall:10.1f} "
+            f"{cpu * 1000 / size:6.1f} {botocore * 1000 / size:7.1f} {r.plugins * 1000 / size:7.1f} "
+            f"{outside * 1000 / size:7.1f} {sum(r.calls.values()) / size:12.2f}  {r.totals}; "
+            f"{dict(sorted(r.calls.items()))}; {r.load}"
+        )
 
 
 def _descendants_cpu() -> float:

@@ -35,6 +35,7 @@ CPU"). Its DynamoDB client does not validate requests, as deployed (`--parameter
 tests). `--profile` prints where the first book's billing jobs, due run, or the first advance spend their
 time (cProfile). Absolute times are moto's in one Python process: read the call counts and the shares.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -64,24 +65,50 @@ ADVANCE_TO = datetime(2031, 1, 15, 9, 30, tzinfo=timezone.utc)
 """Five years after START."""
 POLICIES_PER_COMMIT = 10
 INSTALLMENTS_PER_POLICY = 12
-ACCOUNT_DATA = {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-                "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}
+ACCOUNT_DATA = {
+    "firstName": "Ada",
+    "lastName": "Lovelace",
+    "email": "ada@example.com",
+    "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+}
 WRITES = {"TransactWriteItems", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem"}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--books", type=int, nargs="+", default=[1000, 3000],
-                        help="policies (each on its own account) of each invoice run's book")
-    parser.add_argument("--open-invoices", type=int, nargs="+", default=[2, 24],
-                        help="open invoices of the account a payment settles (even: two policies)")
-    parser.add_argument("--clock-policies", type=int, nargs="+", default=[10, 100],
-                        help="monthly policies of each test-clock tenant advanced five years")
-    parser.add_argument("--parameter-validation", action=argparse.BooleanOptionalAction, default=False,
-                        help="botocore validates each request against the service model, as in the local stages "
-                             "and the tests (default: not, as deployed)")
-    parser.add_argument("--profile", choices=["billing", "invoices", "advance"],
-                        help="profile the first book's billing jobs or due run, or the first advance (cProfile)")
+    parser.add_argument(
+        "--books",
+        type=int,
+        nargs="+",
+        default=[1000, 3000],
+        help="policies (each on its own account) of each invoice run's book",
+    )
+    parser.add_argument(
+        "--open-invoices",
+        type=int,
+        nargs="+",
+        default=[2, 24],
+        help="open invoices of the account a payment settles (even: two policies)",
+    )
+    parser.add_argument(
+        "--clock-policies",
+        type=int,
+        nargs="+",
+        default=[10, 100],
+        help="monthly policies of each test-clock tenant advanced five years",
+    )
+    parser.add_argument(
+        "--parameter-validation",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="botocore validates each request against the service model, as in the local stages "
+        "and the tests (default: not, as deployed)",
+    )
+    parser.add_argument(
+        "--profile",
+        choices=["billing", "invoices", "advance"],
+        help="profile the first book's billing jobs or due run, or the first advance (cProfile)",
+    )
     options = parser.parse_args()
     with session(options.parameter_validation) as (api, token, bench):
         for index, size in enumerate(options.books):
@@ -129,8 +156,9 @@ def session(parameter_validation: bool = False) -> Iterator[tuple[Any, str, Benc
         load_job_handlers()
         clock, queue = FixedClock(START), InlineJobQueue()
         wiring.override(clock=clock, job_queue=queue)
-        token, _ = identity.sign_in(settings().admin_username, settings().admin_password, SystemClock().now(),
-                                    new_locator())
+        token, _ = identity.sign_in(
+            settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
+        )
         calls: list[str] = []
         events = clients.dynamodb().meta.events
         events.register("before-call.dynamodb", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1]))
@@ -244,8 +272,9 @@ def ran_results(ran: list[tuple[str, str]]) -> list[dict[str, Any]]:
     return results
 
 
-def book(api: Any, token: str, bench: Bench, size: int, *, test_clock: bool = False,
-         model: dict[str, Any] | None = None) -> tuple[str, list[str]]:
+def book(
+    api: Any, token: str, bench: Bench, size: int, *, test_clock: bool = False, model: dict[str, Any] | None = None
+) -> tuple[str, list[str]]:
     """A fresh tenant with the billing configuration (or `model`) and `size` monthly policies, each on its
     own account, issued at START (their billing jobs queued, not run): (tenant, account locators)."""
     from chalicelib.accounts import service as accounts
@@ -258,16 +287,21 @@ def book(api: Any, token: str, bench: Bench, size: int, *, test_clock: bool = Fa
     from tests.support.configs import quotes_tenant
 
     bench.clock.set(START)
-    tenant = quotes_tenant(api, token, model, test_clock=test_clock) if model else \
-        billing_tenant(api, token, test_clock=test_clock)
+    tenant = (
+        quotes_tenant(api, token, model, test_clock=test_clock)
+        if model
+        else billing_tenant(api, token, test_clock=test_clock)
+    )
     bench.queue.messages.clear()
     started = time.perf_counter()
     ctx = system_ctx().for_tenant(tenant)
-    made = [accounts.create_account(ctx, AccountFields(type="PersonAccount", data=ACCOUNT_DATA)).locator
-            for _ in range(size)]
+    made = [
+        accounts.create_account(ctx, AccountFields(type="PersonAccount", data=ACCOUNT_DATA)).locator
+        for _ in range(size)
+    ]
     for first in range(0, size, POLICIES_PER_COMMIT):
         uow = wiring.unit_of_work(ctx)
-        for account in made[first:first + POLICIES_PER_COMMIT]:
+        for account in made[first : first + POLICIES_PER_COMMIT]:
             policies.add_issued_policy(ctx, uow, issuance(tenant, account))
         uow.commit()
     if size:
@@ -303,8 +337,9 @@ def invoice_run(api: Any, token: str, bench: Bench, size: int, profile: str | No
     assert len(sample) == INSTALLMENTS_PER_POLICY, len(sample)
     installments = INSTALLMENTS_PER_POLICY * size
 
-    ran, generated = measure(bench, lambda: due_run(bench, tenant, FIRST_GENERATE),
-                             "due run" if profile == "invoices" else None)
+    ran, generated = measure(
+        bench, lambda: due_run(bench, tenant, FIRST_GENERATE), "due run" if profile == "invoices" else None
+    )
     runs = ran_results(ran)
     invoices = int(sum(r.get("invoicesGenerated", 0) for r in runs))
     entries = int(sum(r.get("entries", 0) for r in runs))
@@ -325,20 +360,26 @@ def invoice_run(api: Any, token: str, bench: Bench, size: int, profile: str | No
     bench.clock.set(START)
 
     print(f"\nbook of {size} monthly policies, one account each: load average {billed.load} / {generated.load}")
-    print(f"  billing jobs: {size} jobs, {installments} installments in {billed.took.wall:.1f} s "
-          f"({billed.emulated.wall:.1f} s in moto): {installments / billed.took.wall:.0f} installments/s in one "
-          f"process; our CPU {billed.ours * 1000 / size:.1f} ms a policy ({billed.botocore * 1000 / size:.1f} ms "
-          f"botocore): {installments / billed.ours:.0f} installments/s a core, {2 * installments / billed.ours:.0f} "
-          f"on 2 cores; {billed.count / size:.2f} calls a policy ({billed.per(size)})")
-    print(f"  due run at {FIRST_GENERATE:%Y-%m-%dT%H:%MZ}: {entries} entries, {invoices} invoices, {len(runs)} job "
-          f"steps in {generated.took.wall:.1f} s ({generated.emulated.wall:.1f} s in moto): "
-          f"{invoices / generated.took.wall:.1f} invoices/s in one process; our CPU "
-          f"{generated.ours * 1000 / invoices:.1f} ms an invoice ({generated.botocore * 1000 / invoices:.1f} ms "
-          f"botocore): {invoices / generated.ours:.0f} invoices/s a core; "
-          f"{generated.count / invoices:.2f} calls an invoice ({generated.per(invoices)})")
-    print(f"  rerun at the same moment: 0 entries, 0 invoices, {rerun.count} calls "
-          f"({dict(sorted(rerun.calls.items()))}); generate_invoices again for each account: 0 invoices, no "
-          f"write, {direct.count / size:.2f} calls an account ({direct.per(size)})")
+    print(
+        f"  billing jobs: {size} jobs, {installments} installments in {billed.took.wall:.1f} s "
+        f"({billed.emulated.wall:.1f} s in moto): {installments / billed.took.wall:.0f} installments/s in one "
+        f"process; our CPU {billed.ours * 1000 / size:.1f} ms a policy ({billed.botocore * 1000 / size:.1f} ms "
+        f"botocore): {installments / billed.ours:.0f} installments/s a core, {2 * installments / billed.ours:.0f} "
+        f"on 2 cores; {billed.count / size:.2f} calls a policy ({billed.per(size)})"
+    )
+    print(
+        f"  due run at {FIRST_GENERATE:%Y-%m-%dT%H:%MZ}: {entries} entries, {invoices} invoices, {len(runs)} job "
+        f"steps in {generated.took.wall:.1f} s ({generated.emulated.wall:.1f} s in moto): "
+        f"{invoices / generated.took.wall:.1f} invoices/s in one process; our CPU "
+        f"{generated.ours * 1000 / invoices:.1f} ms an invoice ({generated.botocore * 1000 / invoices:.1f} ms "
+        f"botocore): {invoices / generated.ours:.0f} invoices/s a core; "
+        f"{generated.count / invoices:.2f} calls an invoice ({generated.per(invoices)})"
+    )
+    print(
+        f"  rerun at the same moment: 0 entries, 0 invoices, {rerun.count} calls "
+        f"({dict(sorted(rerun.calls.items()))}); generate_invoices again for each account: 0 invoices, no "
+        f"write, {direct.count / size:.2f} calls an account ({direct.per(size)})"
+    )
 
 
 def account_with_open_invoices(api: Any, token: str, bench: Bench, count: int) -> tuple[str, str, list[Any]]:
@@ -381,9 +422,11 @@ def payment(api: Any, token: str, bench: Bench, count: int) -> None:
     posted, post = measure(bench, lambda: billing.post_payment(system_ctx().for_tenant(tenant), made.locator))
     assert len(posted.applications) == count and not posted.creditedAmount, posted
     bench.clock.set(START)
-    print(f"\npayment of {total} against one account with {count} open invoices (all settled): create "
-          f"{created.count} calls ({created.per(1)}); post {post.count} calls ({post.per(1)}); "
-          f"{(created.took.wall + post.took.wall) * 1000:.0f} ms, our CPU {(created.ours + post.ours) * 1000:.0f} ms")
+    print(
+        f"\npayment of {total} against one account with {count} open invoices (all settled): create "
+        f"{created.count} calls ({created.per(1)}); post {post.count} calls ({post.per(1)}); "
+        f"{(created.took.wall + post.took.wall) * 1000:.0f} ms, our CPU {(created.ours + post.ours) * 1000:.0f} ms"
+    )
 
 
 def advance(api: Any, token: str, bench: Bench, size: int, profile: bool) -> None:
@@ -405,10 +448,12 @@ def advance(api: Any, token: str, bench: Bench, size: int, profile: bool) -> Non
     invoices = int(sum(s.get("invoicesGenerated", 0) for s in steps))
     assert not any(s.get("failed") for s in steps), [s["failed"] for s in steps if s.get("failed")][:3]
     assert invoices == INSTALLMENTS_PER_POLICY * size, invoices
-    print(f"\nfive-year advance of a test clock, {size} monthly policies (one account each): {len(steps)} job steps, "
-          f"{entries} due entries, {invoices} invoices in {advanced.took.wall:.1f} s ({advanced.emulated.wall:.1f} s "
-          f"in moto), our CPU {advanced.ours * 1000 / entries:.1f} ms an entry; {advanced.count / entries:.2f} "
-          f"calls an entry ({advanced.per(entries)}); load average {advanced.load}")
+    print(
+        f"\nfive-year advance of a test clock, {size} monthly policies (one account each): {len(steps)} job steps, "
+        f"{entries} due entries, {invoices} invoices in {advanced.took.wall:.1f} s ({advanced.emulated.wall:.1f} s "
+        f"in moto), our CPU {advanced.ours * 1000 / entries:.1f} ms an entry; {advanced.count / entries:.2f} "
+        f"calls an entry ({advanced.per(entries)}); load average {advanced.load}"
+    )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ enqueues drained:
 The write-off: an account with N open invoices (billing.py's account_with_open_invoices), its whole balance
 written off by one write-off targeting the account (billing/writeoffs/service.py create_write_off).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -55,10 +56,20 @@ GRACE_END = datetime(2026, 2, 11, 5, tzinfo=timezone.utc)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--books", type=int, nargs="+", default=[100, 1000],
-                        help="policies (each on its own account, its February invoice unpaid) of each book")
-    parser.add_argument("--open-invoices", type=int, nargs="+", default=[24],
-                        help="open invoices of the account a write-off settles (even: two policies)")
+    parser.add_argument(
+        "--books",
+        type=int,
+        nargs="+",
+        default=[100, 1000],
+        help="policies (each on its own account, its February invoice unpaid) of each book",
+    )
+    parser.add_argument(
+        "--open-invoices",
+        type=int,
+        nargs="+",
+        default=[24],
+        help="open invoices of the account a write-off settles (even: two policies)",
+    )
     options = parser.parse_args()
     with session() as (api, token, bench):
         for size in options.books:
@@ -79,10 +90,12 @@ def delinquency_run(api: Any, token: str, bench: Bench, size: int) -> None:
     assert int(sum(r.get("invoicesGenerated", 0) for r in generated)) == size
 
     def report(label: str, measured: Any) -> None:
-        print(f"  {label}: {size} in {measured.took.wall:.1f} s ({measured.emulated.wall:.1f} s in moto); our CPU "
-              f"{measured.ours * 1000 / size:.1f} ms each ({measured.botocore * 1000 / size:.1f} ms botocore); "
-              f"{measured.count / size:.2f} calls each ({measured.per(size)}); load average {measured.load}",
-              flush=True)
+        print(
+            f"  {label}: {size} in {measured.took.wall:.1f} s ({measured.emulated.wall:.1f} s in moto); our CPU "
+            f"{measured.ours * 1000 / size:.1f} ms each ({measured.botocore * 1000 / size:.1f} ms botocore); "
+            f"{measured.count / size:.2f} calls each ({measured.per(size)}); load average {measured.load}",
+            flush=True,
+        )
 
     print(f"\nbook of {size} monthly policies, one account each, February unpaid:", flush=True)
     ran, opened = measure(bench, lambda: due_run(bench, tenant, DUE))
@@ -117,8 +130,10 @@ def write_off(api: Any, token: str, bench: Bench, count: int) -> None:
     made, took = measure(bench, lambda: write_offs.create_write_off(system_ctx().for_tenant(tenant), account, target))
     assert made.amount == total and len(made.allocations) == count, (made.amount, total, len(made.allocations))
     bench.clock.set(START)
-    print(f"\nwrite-off of {total} over one account with {count} open invoices (all settled): {took.count} calls "
-          f"({took.per(1)}); {took.took.wall * 1000:.0f} ms, our CPU {took.ours * 1000:.0f} ms")
+    print(
+        f"\nwrite-off of {total} over one account with {count} open invoices (all settled): {took.count} calls "
+        f"({took.per(1)}); {took.took.wall * 1000:.0f} ms, our CPU {took.ours * 1000:.0f} ms"
+    )
 
 
 if __name__ == "__main__":

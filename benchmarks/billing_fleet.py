@@ -13,6 +13,7 @@ generate time (2026-01-22T05:00Z), measured. Write units are counted as DynamoDB
 2 per KB (rounded up) of each item put, 2 per updated or deleted item (their size is not in the request; at least
 1 KB each), from the requests themselves.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,8 +43,9 @@ WCU_PER_PARTITION = 1000
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--policies", type=int, nargs="+", default=[60, 1000],
-                        help="policies on the one account of each run")
+    parser.add_argument(
+        "--policies", type=int, nargs="+", default=[60, 1000], help="policies on the one account of each run"
+    )
     options = parser.parse_args()
     with session() as (api, token, bench):
         for size in options.policies:
@@ -101,12 +103,15 @@ def fleet(api: Any, token: str, bench: Bench, size: int) -> None:
     items = [len(i.invoiceItems) for i in invoices]
     total = sum((i.totalAmount for i in invoices), Decimal(0))
     due_times = {i.dueTime for i in invoices}
-    print(f"\none account, {size} monthly policies, first invoice run: {generated} invoices for "
-          f"{len(due_times)} due time(s), {sum(items)} items ({min(items)}-{max(items)} an invoice), total {total}; "
-          f"{took.count} calls ({took.per(1)}), {took.took.wall:.1f} s, our CPU {took.ours * 1000:.0f} ms; "
-          f"the account's billing partition: {units['writes']} transactional writes, {units['units']} write units "
-          f"({units['units'] / WCU_PER_PARTITION:.2f} s of a partition's {WCU_PER_PARTITION} WCU); "
-          f"load average {took.load}", flush=True)
+    print(
+        f"\none account, {size} monthly policies, first invoice run: {generated} invoices for "
+        f"{len(due_times)} due time(s), {sum(items)} items ({min(items)}-{max(items)} an invoice), total {total}; "
+        f"{took.count} calls ({took.per(1)}), {took.took.wall:.1f} s, our CPU {took.ours * 1000:.0f} ms; "
+        f"the account's billing partition: {units['writes']} transactional writes, {units['units']} write units "
+        f"({units['units'] / WCU_PER_PARTITION:.2f} s of a partition's {WCU_PER_PARTITION} WCU); "
+        f"load average {took.load}",
+        flush=True,
+    )
     bench.clock.set(START)
 
 

@@ -18,6 +18,7 @@ Both the app and the floor reach the emulator over HTTP on localhost, as a funct
 HTTPS. Medians; CPU time is the steadier figure on a shared machine. `--root` measures another checkout (e.g.
 a `git archive` of an older commit) with this interpreter.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,8 +32,21 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ["xhtml2pdf", "reportlab", "liquid", "airspeed", "schemathesis", "hypothesis", "moto", "pytest", "aws_xray_sdk",
-         "jsonschema", "openapi_spec_validator", "chalicelib.apidocs.openapi", "chalicelib.documents.rendering"]
+HEAVY = [
+    "xhtml2pdf",
+    "reportlab",
+    "liquid",
+    "airspeed",
+    "schemathesis",
+    "hypothesis",
+    "moto",
+    "pytest",
+    "aws_xray_sdk",
+    "jsonschema",
+    "openapi_spec_validator",
+    "chalicelib.apidocs.openapi",
+    "chalicelib.documents.rendering",
+]
 """Modules no first request should load: the PDF and template stacks, the test tools, the API description."""
 
 APP_PROBE = """
@@ -94,9 +108,16 @@ def emulated_aws() -> tuple[Any, dict[str, str], dict[str, Any]]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
-    environ = {"AWS_ACCESS_KEY_ID": "bench", "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1",
-               "AWS_REGION": "us-east-1", "PAS_STAGE": "test", "PAS_AWS_ENDPOINT_URL": endpoint,
-               "POWERTOOLS_TRACE_DISABLED": "1", "POWERTOOLS_METRICS_NAMESPACE": "PAS"}
+    environ = {
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "PAS_STAGE": "test",
+        "PAS_AWS_ENDPOINT_URL": endpoint,
+        "POWERTOOLS_TRACE_DISABLED": "1",
+        "POWERTOOLS_METRICS_NAMESPACE": "PAS",
+    }
     os.environ.update({**environ, "AWS_ENDPOINT_URL": endpoint})
     sys.path.insert(0, str(ROOT))
     import boto3
@@ -112,8 +133,12 @@ def emulated_aws() -> tuple[Any, dict[str, str], dict[str, Any]]:
     current = settings()
     token, _ = service.sign_in(current.admin_username, current.admin_password, SystemClock().now(), new_locator())
     user = token.split(".")[1]  # the user's locator travels in the token
-    told = {"TOKEN": token, "ENDPOINT": endpoint, "TABLE": current.table_name,
-            "KEY": codec.serialize(keys.user(user).as_dict())}
+    told = {
+        "TOKEN": token,
+        "ENDPOINT": endpoint,
+        "TABLE": current.table_name,
+        "KEY": codec.serialize(keys.user(user).as_dict()),
+    }
     return server, environ, told
 
 
@@ -126,8 +151,13 @@ def probe_environment(root: Path, environ: dict[str, str]) -> dict[str, str]:
 
 def probe(root: Path, environ: dict[str, str], code: str, told: dict[str, Any]) -> dict[str, Any]:
     preamble = "".join(f"{name} = {value!r}\n" for name, value in told.items())
-    result = subprocess.run([sys.executable, "-c", preamble + code], cwd=root,
-                            env=probe_environment(root, environ), capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-c", preamble + code],
+        cwd=root,
+        env=probe_environment(root, environ),
+        capture_output=True,
+        text=True,
+    )
     if result.returncode != 0:
         raise SystemExit(f"probe failed in {root}:\n{result.stderr[-3000:]}")
     answer: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
@@ -139,8 +169,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=9, help="fresh interpreters of each kind (default 9)")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to measure (default: this one)")
     parser.add_argument("--smoke", action="store_true", help="one run of each (tests/architecture)")
-    parser.add_argument("--importtime", action="store_true",
-                        help="only print `python -X importtime` of the app's first request (to stderr)")
+    parser.add_argument(
+        "--importtime",
+        action="store_true",
+        help="only print `python -X importtime` of the app's first request (to stderr)",
+    )
     arguments = parser.parse_args()
     runs = 1 if arguments.smoke else arguments.runs
     server, environ, told = emulated_aws()
@@ -150,8 +183,12 @@ def main() -> None:
         if arguments.importtime:
             probe(arguments.root, environ, app_probe, told)
             preamble = "".join(f"{name} = {value!r}\n" for name, value in told.items())
-            subprocess.run([sys.executable, "-X", "importtime", "-c", preamble + app_probe], cwd=arguments.root,
-                           env=probe_environment(arguments.root, environ), check=True)
+            subprocess.run(
+                [sys.executable, "-X", "importtime", "-c", preamble + app_probe],
+                cwd=arguments.root,
+                env=probe_environment(arguments.root, environ),
+                check=True,
+            )
             return
         for _, code in kinds:
             probe(arguments.root, environ, code, told)  # writes the bytecode caches, as a deployed bundle has them
@@ -168,17 +205,24 @@ def main() -> None:
 
     load = f"{load_before:.1f}-{os.getloadavg()[0]:.1f}"
     print(f"{arguments.root}: median of {runs} fresh interpreters of each, alternated, load average {load}")
-    rows = [("import app", "app", "import"), ("first request (import app + whoami)", "app", "first request"),
-            ("floor (import chalice, pydantic, boto3 + GetItem)", "floor", "floor")]
+    rows = [
+        ("import app", "app", "import"),
+        ("first request (import app + whoami)", "app", "first request"),
+        ("floor (import chalice, pydantic, boto3 + GetItem)", "floor", "floor"),
+    ]
     for label, kind, part in rows:
         print(f"  {label:<52}{median_ms(kind, part, 0):7.0f} ms wall {median_ms(kind, part, 1):7.0f} ms CPU")
     wall_ratio, cpu_ratio = (median_ms("app", "first request", i) / median_ms("floor", "floor", i) for i in (0, 1))
     print(f"  {'first request / floor':<52}{wall_ratio:7.2f}x wall   {cpu_ratio:7.2f}x CPU")
     print(f"  heavy modules loaded by then: {', '.join(samples['app'][-1]['heavy']) or 'none'}")
-    print(f"  worker: import:  {median_ms('worker', 'worker import', 0):7.0f} ms wall "
-          f"{median_ms('worker', 'worker import', 1):7.0f} ms CPU")
-    print(f"  + its job handlers: {median_ms('worker', 'worker handlers', 0):7.0f} ms wall "
-          f"{median_ms('worker', 'worker handlers', 1):7.0f} ms CPU")
+    print(
+        f"  worker: import:  {median_ms('worker', 'worker import', 0):7.0f} ms wall "
+        f"{median_ms('worker', 'worker import', 1):7.0f} ms CPU"
+    )
+    print(
+        f"  + its job handlers: {median_ms('worker', 'worker handlers', 0):7.0f} ms wall "
+        f"{median_ms('worker', 'worker handlers', 1):7.0f} ms CPU"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ round trip per call (bootstrap files go up 8 at a time).
 
     .venv/bin/python benchmarks/config_deploy.py [--repeat N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,10 +26,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "tests" / "fixtures" / "socotra-configs" / "mgt-commercial"
 
-os.environ.update({
-    "AWS_ACCESS_KEY_ID": "benchmark", "AWS_SECRET_ACCESS_KEY": "benchmark", "AWS_SESSION_TOKEN": "benchmark",
-    "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "PAS_STAGE": "test",
-})
+os.environ.update(
+    {
+        "AWS_ACCESS_KEY_ID": "benchmark",
+        "AWS_SECRET_ACCESS_KEY": "benchmark",
+        "AWS_SESSION_TOKEN": "benchmark",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "PAS_STAGE": "test",
+    }
+)
 os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
 sys.path.insert(0, str(ROOT))
 
@@ -49,8 +56,10 @@ class Calls:
         self.counts: Counter[str] = Counter()
 
     def attach(self, client: Any, service: str) -> None:
-        client.meta.events.register(f"before-call.{service}", lambda event_name, **_: self.counts.update(
-            [f"{service}:{event_name.rsplit('.', 1)[-1]}"]))
+        client.meta.events.register(
+            f"before-call.{service}",
+            lambda event_name, **_: self.counts.update([f"{service}:{event_name.rsplit('.', 1)[-1]}"]),
+        )
 
     def of(self, service: str) -> dict[str, int]:
         return {name.split(":", 1)[1]: n for name, n in sorted(self.counts.items()) if name.startswith(service)}
@@ -92,8 +101,9 @@ def main() -> None:
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
 
-        token, _ = identity.sign_in(settings().admin_username, settings().admin_password, SystemClock().now(),
-                                    new_locator())
+        token, _ = identity.sign_in(
+            settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
+        )
         calls = Calls()
         calls.attach(clients.dynamodb(), "dynamodb")
         calls.attach(clients.s3(), "s3")
@@ -104,6 +114,7 @@ def main() -> None:
         print(f"mgt-commercial: {files} files, {len(body) / 1024:.0f} KiB zipped; median of {repeat} run(s)\n")
 
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
+
             def check(response: Any) -> Any:
                 assert response.status_code == 200, response.body[:500]
                 return response
@@ -114,20 +125,36 @@ def main() -> None:
                 return result["locator"]
 
             tenant = measure("createTenant (with 71 bootstrap CSVs)", calls, create, repeat)
-            measure("redeploy (deployments/deploy)", calls, lambda: check(api.http.post(
-                f"/config/{tenant}/deployments/deploy", headers=upload, body=body)), repeat)
+            measure(
+                "redeploy (deployments/deploy)",
+                calls,
+                lambda: check(api.http.post(f"/config/{tenant}/deployments/deploy", headers=upload, body=body)),
+                repeat,
+            )
 
             def cold_datamodel() -> Any:
                 cache.clear()
                 return check(api.http.get(f"/config/{tenant}/deployments/datamodel", headers=read))
 
             measure("datamodel, cold process", calls, cold_datamodel, repeat)
-            measure("datamodel, warm", calls, lambda: check(api.http.get(
-                f"/config/{tenant}/deployments/datamodel?resolve=true", headers=read)), repeat)
-            measure("download", calls, lambda: check(api.http.get(
-                f"/config/{tenant}/deployments/download", headers=read)), repeat)
-            measure("validateConfig", calls, lambda: check(api.http.post(
-                "/config/validateConfig", headers=upload, body=body)), repeat)
+            measure(
+                "datamodel, warm",
+                calls,
+                lambda: check(api.http.get(f"/config/{tenant}/deployments/datamodel?resolve=true", headers=read)),
+                repeat,
+            )
+            measure(
+                "download",
+                calls,
+                lambda: check(api.http.get(f"/config/{tenant}/deployments/download", headers=read)),
+                repeat,
+            )
+            measure(
+                "validateConfig",
+                calls,
+                lambda: check(api.http.post("/config/validateConfig", headers=upload, body=body)),
+                repeat,
+            )
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ time). Prints the first render (it copies the libraries once per process) and th
 
     .venv/bin/python benchmarks/documents.py [--renders N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,8 +25,11 @@ TEMPLATE = """<html><body>{% for page in pages %}
 <h1>Schedule page {{ page }} for {{ account.data.firstName }} {{ account.data.lastName }}</h1>
 <table>{% for row in rows %}<tr><td>Vehicle {{ row }}</td><td>{{ page }}-{{ row }}</td><td>1200.00</td></tr>
 {% endfor %}</table><pdf:nextpage />{% endfor %}</body></html>"""
-DATA = {"account": {"data": {"firstName": "Ada", "lastName": "Lovelace"}}, "pages": list(range(1, 11)),
-        "rows": list(range(1, 31))}
+DATA = {
+    "account": {"data": {"firstName": "Ada", "lastName": "Lovelace"}},
+    "pages": list(range(1, 11)),
+    "rows": list(range(1, 31)),
+}
 ONE_PAGE = {**DATA, "pages": [1], "rows": list(range(1, 11))}
 WARM_RENDERERS = 2
 
@@ -66,8 +70,10 @@ def main() -> None:
             warm[label].append(timed(fmt, data)[0])
     rendering.use_warm_renderers(0)
     for label, _, _ in cases:
-        print(f"{label:<26} cold median {median_ms(cold[label]):>8}   warm median {median_ms(warm[label]):>8}   "
-              f"({renders} each)")
+        print(
+            f"{label:<26} cold median {median_ms(cold[label]):>8}   warm median {median_ms(warm[label]):>8}   "
+            f"({renders} each)"
+        )
 
 
 if __name__ == "__main__":

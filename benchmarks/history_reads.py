@@ -15,6 +15,7 @@ in every request), "ours" the request's time outside its DynamoDB calls (botocor
 after-call), median over the N policies. Absolute times are moto's in one Python process: read the
 bytes, the counts and the ratios. It runs as it is against a checkout from before issue 28 (copy it in).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,13 @@ ELEMENTS = {100: (34, 31), 50: (17, 15), 5: (2, 0)}
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=3, help="policies (measured changes) per line")
-    parser.add_argument("--earlier", type=int, nargs="+", default=[1, 10, 30],
-                        help="earlier transactions of the policy, the issuance included (at most 42)")
+    parser.add_argument(
+        "--earlier",
+        type=int,
+        nargs="+",
+        default=[1, 10, 30],
+        help="earlier transactions of the policy, the issuance included (at most 42)",
+    )
     parser.add_argument("--elements", type=int, choices=sorted(ELEMENTS), default=50)
     options = parser.parse_args()
 
@@ -66,8 +72,9 @@ def main() -> None:
         from tests.support import configs
 
         wiring.override(clock=FixedClock(NOW))
-        token, _ = identity.sign_in(settings().admin_username, settings().admin_password, SystemClock().now(),
-                                    new_locator())
+        token, _ = identity.sign_in(
+            settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
+        )
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         calls: list[str] = []
         read = [0]
@@ -80,31 +87,54 @@ def main() -> None:
         def after(parsed: dict[str, Any], **_: Any) -> None:
             inside[0] += time.perf_counter() - inside[1]
             answered = [parsed["Item"]] if parsed.get("Item") else list(parsed.get("Items") or [])
-            answered += [item for found in (parsed.get("Responses") or {}).values() if isinstance(found, list)
-                         for item in found]
+            answered += [
+                item for found in (parsed.get("Responses") or {}).values() if isinstance(found, list) for item in found
+            ]
             read[0] += sum(map(codec.item_size, answered))
 
         clients.dynamodb().meta.events.register("before-call.dynamodb", before)
         clients.dynamodb().meta.events.register("after-call.dynamodb", after)
-        print(f"load average at start: {load()}; {options.requests} policies per line, "
-              f"{options.elements} elements\n")
+        print(f"load average at start: {load()}; {options.requests} policies per line, {options.elements} elements\n")
 
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
             send = json_sender(api, headers)
             tenant = configs.quotes_tenant(api, token)
-            account = send("POST", f"/policy/{tenant}/accounts", {"type": "PersonAccount", "data": {
-                "firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-                "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}})["locator"]
+            account = send(
+                "POST",
+                f"/policy/{tenant}/accounts",
+                {
+                    "type": "PersonAccount",
+                    "data": {
+                        "firstName": "Ada",
+                        "lastName": "Lovelace",
+                        "email": "ada@example.com",
+                        "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+                    },
+                },
+            )["locator"]
 
             def change(policy: str, static: str, effective: str, value: int) -> str:
-                return send("PATCH", f"/policy/{tenant}/policies/{policy}/change", [
-                    {"action": "params", "effectiveTime": effective},
-                    {"action": "modify", "staticLocator": static, "setData": {"value": str(value)}}])["locator"]
+                return send(
+                    "PATCH",
+                    f"/policy/{tenant}/policies/{policy}/change",
+                    [
+                        {"action": "params", "effectiveTime": effective},
+                        {"action": "modify", "staticLocator": static, "setData": {"value": str(value)}},
+                    ],
+                )["locator"]
 
             def policy_with(earlier: int) -> tuple[str, str]:
-                quote = send("POST", f"/policy/{tenant}/quotes", {
-                    "productName": "PersonalAuto", "accountLocator": account, "startTime": START,
-                    "data": {"channel": "web"}, "elements": vehicles(*ELEMENTS[options.elements])})
+                quote = send(
+                    "POST",
+                    f"/policy/{tenant}/quotes",
+                    {
+                        "productName": "PersonalAuto",
+                        "accountLocator": account,
+                        "startTime": START,
+                        "data": {"channel": "web"},
+                        "elements": vehicles(*ELEMENTS[options.elements]),
+                    },
+                )
                 policy = send("PATCH", f"/policy/{tenant}/quotes/{quote['locator']}/issue")["policyLocator"]
                 issuance = send("GET", f"/policy/{tenant}/policies/{policy}")["issuedTransactionLocator"]
                 segment = send("GET", f"/policy/{tenant}/transactions/{issuance}/segment")
@@ -142,12 +172,19 @@ def main() -> None:
                     ours = statistics.median(s[1] for s in seen) * 1000
                     counted = seen[-1][2]
                     summary[earlier][step] = (size, ours)
-                    print(f"  {earlier:>7}  {step:<10} {size:9.1f} {ours:8.1f}  {sum(counted.values()):>5}  "
-                          + ", ".join(f"{name} {count}" for name, count in sorted(counted.items())))
+                    print(
+                        f"  {earlier:>7}  {step:<10} {size:9.1f} {ours:8.1f}  {sum(counted.values()):>5}  "
+                        + ", ".join(f"{name} {count}" for name, count in sorted(counted.items()))
+                    )
             first, last = options.earlier[0], options.earlier[-1]
-            print(f"\n  {last} / {first} earlier: " + ", ".join(
-                f"{step} read x{summary[last][step][0] / summary[first][step][0]:.2f} "
-                f"ours x{summary[last][step][1] / summary[first][step][1]:.2f}" for step in STEPS))
+            print(
+                f"\n  {last} / {first} earlier: "
+                + ", ".join(
+                    f"{step} read x{summary[last][step][0] / summary[first][step][0]:.2f} "
+                    f"ours x{summary[last][step][1] / summary[first][step][1]:.2f}"
+                    for step in STEPS
+                )
+            )
             print(f"\nload average at the end: {load()}")
 
 

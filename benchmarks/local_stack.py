@@ -13,6 +13,7 @@ The machine may be shared: every figure is printed with the load average at the 
 
     .venv/bin/python benchmarks/local_stack.py [--items 100000] [--accounts 3000] [--skip-packages]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -75,9 +76,17 @@ def _median_ms(action: Any, runs: int) -> float:
 
 def bulk_load(ddb: Any, table_name: str, rows: int, threads: int) -> None:
     """`rows` rows of ~300 bytes in 25-row BatchWriteItems from `threads` threads, as the bootstrap job loads."""
-    batches = [[{"PutRequest": {"Item": {"PK": {"S": f"BULK#{n % 40}"}, "SK": {"S": f"ROW#{n:08d}"},
-                                        "values": {"S": "v" * 300}}}} for n in range(start, min(start + 25, rows))]
-               for start in range(0, rows, 25)]
+    batches = [
+        [
+            {
+                "PutRequest": {
+                    "Item": {"PK": {"S": f"BULK#{n % 40}"}, "SK": {"S": f"ROW#{n:08d}"}, "values": {"S": "v" * 300}}
+                }
+            }
+            for n in range(start, min(start + 25, rows))
+        ]
+        for start in range(0, rows, 25)
+    ]
 
     def send(client: int) -> None:
         for batch in batches[client::threads]:
@@ -87,8 +96,10 @@ def bulk_load(ddb: Any, table_name: str, rows: int, threads: int) -> None:
         started = time.perf_counter()
         _in_parallel(threads, send)
         seconds = time.perf_counter() - started
-    print(f"bulk load {_load()}: {rows:,} rows in {len(batches):,} BatchWriteItems from {threads} threads: "
-          f"{seconds:.1f} s, {rows / seconds:,.0f} rows/s, {syncs.count:,} fdatasyncs")
+    print(
+        f"bulk load {_load()}: {rows:,} rows in {len(batches):,} BatchWriteItems from {threads} threads: "
+        f"{seconds:.1f} s, {rows / seconds:,.0f} rows/s, {syncs.count:,} fdatasyncs"
+    )
 
 
 def stream_records(table: Any) -> str:
@@ -122,37 +133,69 @@ def write_cost(items: int, runs: int, bulk_rows: int) -> None:
 
             def write() -> None:
                 n = next(counter)
-                ddb.transact_write_items(TransactItems=[{"Put": {"TableName": name, "Item": {
-                    "PK": {"S": f"W#{n}"}, "SK": {"S": str(part)}, "GSI1PK": {"S": "W"},
-                    "GSI1SK": {"S": f"{n:08d}.{part}"}}, "ConditionExpression": "attribute_not_exists(PK)"}}
-                    for part in range(3)])
+                ddb.transact_write_items(
+                    TransactItems=[
+                        {
+                            "Put": {
+                                "TableName": name,
+                                "Item": {
+                                    "PK": {"S": f"W#{n}"},
+                                    "SK": {"S": str(part)},
+                                    "GSI1PK": {"S": "W"},
+                                    "GSI1SK": {"S": f"{n:08d}.{part}"},
+                                },
+                                "ConditionExpression": "attribute_not_exists(PK)",
+                            }
+                        }
+                        for part in range(3)
+                    ]
+                )
 
             def query() -> None:
-                ddb.query(TableName=name, KeyConditionExpression="PK = :p",
-                          ExpressionAttributeValues={":p": {"S": "W#0"}})
-                ddb.query(TableName=name, IndexName="GSI1", KeyConditionExpression="GSI1PK = :g",
-                          ExpressionAttributeValues={":g": {"S": "W"}}, Limit=20)
+                ddb.query(
+                    TableName=name, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "W#0"}}
+                )
+                ddb.query(
+                    TableName=name,
+                    IndexName="GSI1",
+                    KeyConditionExpression="GSI1PK = :g",
+                    ExpressionAttributeValues={":g": {"S": "W"}},
+                    Limit=20,
+                )
 
             empty = _median_ms(write, runs), _median_ms(query, runs)
             table = dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(name)
             bulk_load(ddb, name, rows=bulk_rows, threads=8)
             with state.lock:
                 for n in range(items):
-                    insert_item(table, {"PK": {"S": f"T#{n % 5000}"}, "SK": {"S": f"ROW#{n:08d}"},
-                                        "GSI1PK": {"S": f"G#{n % 3000}"}, "GSI1SK": {"S": f"{n:08d}"},
-                                        "data": {"S": "x" * 300}})
+                    insert_item(
+                        table,
+                        {
+                            "PK": {"S": f"T#{n % 5000}"},
+                            "SK": {"S": f"ROW#{n:08d}"},
+                            "GSI1PK": {"S": f"G#{n % 3000}"},
+                            "GSI1SK": {"S": f"{n:08d}"},
+                            "data": {"S": "x" * 300},
+                        },
+                    )
             full = _median_ms(write, runs), _median_ms(query, runs)
             print(f"moto's DynamoDB stream after {bulk_rows + 6 * runs:,} writes: {stream_records(table)} held")
             aws.stop()
-        print(f"write (3-put transaction, journalled) {_load()}: empty {empty[0]:.2f} ms, {items:,} items "
-              f"{full[0]:.2f} ms: x{full[0] / empty[0]:.2f}")
-        print(f"2 queries (partition + GSI page):    empty {empty[1]:.2f} ms, {items:,} items "
-              f"{full[1]:.2f} ms: x{full[1] / empty[1]:.2f}")
+        print(
+            f"write (3-put transaction, journalled) {_load()}: empty {empty[0]:.2f} ms, {items:,} items "
+            f"{full[0]:.2f} ms: x{full[0] / empty[0]:.2f}"
+        )
+        print(
+            f"2 queries (partition + GSI page):    empty {empty[1]:.2f} ms, {items:,} items "
+            f"{full[1]:.2f} ms: x{full[1] / empty[1]:.2f}"
+        )
         state.compact_if_due()  # the writes above may have made a merge due
         started = time.perf_counter()
         read = state.compact_if_due()
-        print(f"snapshot cycle with nothing changed {_load()}: {read} bytes read, "
-              f"{(time.perf_counter() - started) * 1e6:.0f} us")
+        print(
+            f"snapshot cycle with nothing changed {_load()}: {read} bytes read, "
+            f"{(time.perf_counter() - started) * 1e6:.0f} us"
+        )
         state.close()
 
 
@@ -191,8 +234,9 @@ def _settled_item_count(aws_port: int, timeout: float = 900) -> int:
     deadline, last = time.monotonic() + timeout, -1
     while time.monotonic() < deadline:
         attributes = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])["Attributes"]
-        waiting = sum(int(attributes[name]) for name in (
-            "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"))
+        waiting = sum(
+            int(attributes[name]) for name in ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible")
+        )
         count = ddb.describe_table(TableName=settings().table_name)["Table"]["ItemCount"]
         if waiting == 0 and count == last:
             return count
@@ -222,36 +266,54 @@ def stack_runs(accounts: int, clients: int, with_packages: bool) -> None:
         if with_packages:
             for name in ("mgt-commercial", "iag-motor-demo", "itemcare"):
                 started = time.perf_counter()
-                status, body = stack.request("POST", f"/config/createTenant?name={name}", token=token,
-                                             package=package_zip(PACKAGES / name))
+                status, body = stack.request(
+                    "POST", f"/config/createTenant?name={name}", token=token, package=package_zip(PACKAGES / name)
+                )
                 assert status == 200, body
                 print(f"createTenant {name} {_load()}: {time.perf_counter() - started:.1f} s")
             started = time.perf_counter()
-            print(f"bootstrap tables loaded by the worker: {_settled_item_count(stack.aws_port):,} items "
-                  f"after {time.perf_counter() - started:.0f} s more {_load()}; run.py holds {_rss_mb(stack)}")
-        status, body = stack.request("POST", "/config/createTenant?name=accounts", token=token,
-                                     package=package(policy_model()))
+            print(
+                f"bootstrap tables loaded by the worker: {_settled_item_count(stack.aws_port):,} items "
+                f"after {time.perf_counter() - started:.0f} s more {_load()}; run.py holds {_rss_mb(stack)}"
+            )
+        status, body = stack.request(
+            "POST", "/config/createTenant?name=accounts", token=token, package=package(policy_model())
+        )
         assert status == 200, body
         tenant = body["locator"]
         per_client = accounts // clients
         started = time.perf_counter()
-        answers = [answer for batch in _in_parallel(clients, lambda _: [
-            stack.request("POST", f"/policy/{tenant}/accounts", token=token, json_body=person())
-            for _ in range(per_client)]) for answer in batch]
+        answers = [
+            answer
+            for batch in _in_parallel(
+                clients,
+                lambda _: [
+                    stack.request("POST", f"/policy/{tenant}/accounts", token=token, json_body=person())
+                    for _ in range(per_client)
+                ],
+            )
+            for answer in batch
+        ]
         seconds = time.perf_counter() - started
         errors = [answer for answer in answers if answer[0] != 200]
-        print(f"{clients} clients x {per_client} accounts {_load()}: {len(errors)} errors in {len(answers)}, "
-              f"{seconds:.1f} s, {len(answers) / seconds:.0f} accounts/s; first errors: {errors[:3]}")
+        print(
+            f"{clients} clients x {per_client} accounts {_load()}: {len(errors)} errors in {len(answers)}, "
+            f"{seconds:.1f} s, {len(answers) / seconds:.0f} accounts/s; first errors: {errors[:3]}"
+        )
         acknowledged = [body["locator"] for status, body in answers if status == 200]
         print(f"run.py holds {_rss_mb(stack)}")
 
         stopping = time.perf_counter()
         assert stack.stop(timeout=300) == 0
-        print(f"stop (Ctrl-C) {_load()}: {time.perf_counter() - stopping:.1f} s; state on disk: "
-              + ", ".join(f"{p.name} {p.stat().st_size / 1e6:.1f} MB" for p in sorted(state.iterdir())))
+        print(
+            f"stop (Ctrl-C) {_load()}: {time.perf_counter() - stopping:.1f} s; state on disk: "
+            + ", ".join(f"{p.name} {p.stat().st_size / 1e6:.1f} MB" for p in sorted(state.iterdir()))
+        )
         again = LocalStack(state, logs / "2.log")
-        print(f"start with that state {_load()}: {again.start_seconds:.1f} s to the banner "
-              f"({again.output().split('restored ')[1].split(' from')[0]})")
+        print(
+            f"start with that state {_load()}: {again.start_seconds:.1f} s to the banner "
+            f"({again.output().split('restored ')[1].split(' from')[0]})"
+        )
         token = again.sign_in()
         status, body = again.request("POST", f"/policy/{tenant}/accounts", token=token, json_body=person())
         assert status == 200, body
@@ -259,10 +321,15 @@ def stack_runs(accounts: int, clients: int, with_packages: bool) -> None:
         again.kill()  # kill -9 of the process group
         third = LocalStack(state, logs / "3.log", ports=(again.port, again.aws_port))
         token = third.sign_in()
-        missing = [locator for locator in acknowledged
-                   if third.request("GET", f"/policy/{tenant}/accounts/{locator}", token=token)[0] != 200]
-        print(f"after kill -9 and restart on the same ports {_load()} ({third.start_seconds:.1f} s): "
-              f"{len(missing)} of {len(acknowledged)} acknowledged accounts missing")
+        missing = [
+            locator
+            for locator in acknowledged
+            if third.request("GET", f"/policy/{tenant}/accounts/{locator}", token=token)[0] != 200
+        ]
+        print(
+            f"after kill -9 and restart on the same ports {_load()} ({third.start_seconds:.1f} s): "
+            f"{len(missing)} of {len(acknowledged)} acknowledged accounts missing"
+        )
         stopping = time.perf_counter()
         assert third.stop(timeout=300) == 0
         print(f"stop (Ctrl-C) {_load()}: {time.perf_counter() - stopping:.1f} s")

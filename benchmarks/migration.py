@@ -10,6 +10,7 @@ inline job queue): one worker, its account jobs dispatched in order; the request
 `?uploadLocator=`) and the run job (which queues the accounts) are outside the measured stretch. Per size, a
 fresh tenant.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,16 +48,40 @@ def account(original: str) -> dict[str, Any]:
 
     from tests.api.migration.support import account_request, billed_policy
 
-    installments = [{"id": f"{original}-I{n}", "invoiceId": f"{original}-INV{n // 4}", "startTime": _month(n),
-                     "generateTime": _month(n), "dueTime": _month(n)} for n in range(12)]
+    installments = [
+        {
+            "id": f"{original}-I{n}",
+            "invoiceId": f"{original}-INV{n // 4}",
+            "startTime": _month(n),
+            "generateTime": _month(n),
+            "dueTime": _month(n),
+        }
+        for n in range(12)
+    ]
     policy = billed_policy(f"{original}-p1", installments, [(n + 1, "12.00") for n in range(12)])
     policy["terms"][0]["transactions"] = policy["terms"][0]["transactions"][:1]  # the issuance alone
-    invoices = [{"id": f"{original}-INV{k}", "startTime": _month(4 * k), "endTime": _month(4 * k + 4),
-                 "generateTime": _month(4 * k), "dueTime": _month(4 * k), "invoiceState": state}
-                for k, state in enumerate(("settled", "settled", "open"))]
-    payments = [{"id": f"{original}-P{k}", "paymentType": "Card", "paymentTime": _month(4 * k), "data": {},
-                 "currency": "USD", "paymentItems": [{"invoiceId": f"{original}-INV{k}", "amount": Decimal("48.00")}]}
-                for k in range(2)]
+    invoices = [
+        {
+            "id": f"{original}-INV{k}",
+            "startTime": _month(4 * k),
+            "endTime": _month(4 * k + 4),
+            "generateTime": _month(4 * k),
+            "dueTime": _month(4 * k),
+            "invoiceState": state,
+        }
+        for k, state in enumerate(("settled", "settled", "open"))
+    ]
+    payments = [
+        {
+            "id": f"{original}-P{k}",
+            "paymentType": "Card",
+            "paymentTime": _month(4 * k),
+            "data": {},
+            "currency": "USD",
+            "paymentItems": [{"invoiceId": f"{original}-INV{k}", "amount": Decimal("48.00")}],
+        }
+        for k in range(2)
+    ]
     return {**account_request(original, policies=[policy]), "invoices": invoices, "payments": payments}
 
 
@@ -74,7 +99,8 @@ def started(api: Any, token: str, bench: Bench, size: int, prefix: str) -> tuple
     content = json.dumps([account(f"{prefix}{n}") for n in range(size)], default=str).encode()
     upload = uploaded(api, token, "migration", content, tenant)  # 1,000 accounts are over the direct body's 1 MB
     migration = ok(by_reference(api, "POST", migrations(tenant), token, upload, content_type="application/json"))[
-        "locator"]
+        "locator"
+    ]
     dispatch(JobMessage.model_validate_json(bench.queue.messages.pop(0)))  # the run job: the accounts queued
     return tenant, migration
 
@@ -97,11 +123,14 @@ def migrate(api: Any, token: str, bench: Bench, size: int) -> None:
     calls = sum((f.calls for f in figures), Counter())
     head, tail = figures[0], figures[2]
     by_operation = ", ".join(f"{name} {count / size:.2f}" for name, count in sorted(calls.items()))
-    print(f"{size} accounts: our CPU {whole * 1000 / size:.1f} ms an account ({size / whole:.0f} accounts/s of our "
-          f"CPU), wall {sum(f.took.wall for f in figures) * 1000 / size:.1f} ms an account; DynamoDB calls an "
-          f"account {sum(calls.values()) / size:.2f} ({by_operation}); "
-          f"last tenth {tail.ours * 1000 / len(last):.1f} ms against the first's {head.ours * 1000 / len(first):.1f} "
-          f"ms an account of our CPU; load average {tail.load}", flush=True)
+    print(
+        f"{size} accounts: our CPU {whole * 1000 / size:.1f} ms an account ({size / whole:.0f} accounts/s of our "
+        f"CPU), wall {sum(f.took.wall for f in figures) * 1000 / size:.1f} ms an account; DynamoDB calls an "
+        f"account {sum(calls.values()) / size:.2f} ({by_operation}); "
+        f"last tenth {tail.ours * 1000 / len(last):.1f} ms against the first's {head.ours * 1000 / len(first):.1f} "
+        f"ms an account of our CPU; load average {tail.load}",
+        flush=True,
+    )
 
 
 def killed(api: Any, token: str, bench: Bench, size: int) -> None:
@@ -138,10 +167,15 @@ def killed(api: Any, token: str, bench: Bench, size: int) -> None:
         offset += len(page)
         if len(page) < 100:
             break
-    held = sum(len(ok(call(api, "GET", f"/policy/{tenant}/accounts/{a['locator']}/policies/list", token))["items"])
-               for a in accounts)
-    print(f"killed mid-account among {size}: {len(accounts)} accounts and {held} policies after recover "
-          f"(0 lost, 0 duplicated: {len(accounts) == size and held == size})", flush=True)
+    held = sum(
+        len(ok(call(api, "GET", f"/policy/{tenant}/accounts/{a['locator']}/policies/list", token))["items"])
+        for a in accounts
+    )
+    print(
+        f"killed mid-account among {size}: {len(accounts)} accounts and {held} policies after recover "
+        f"(0 lost, 0 duplicated: {len(accounts) == size and held == size})",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ plugin. The first price of each tenant is cold; the others are warm. Prints the 
 
     .venv/bin/python benchmarks/plugin_stack.py [--tenants 5] [--prices 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,9 +35,15 @@ from tests.support.configs import (  # noqa: E402
     quotes_model,
 )
 
-PERSON = {"type": "PersonAccount", "data": {
-    "firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-    "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}}
+PERSON = {
+    "type": "PersonAccount",
+    "data": {
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "email": "ada@example.com",
+        "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+    },
+}
 
 
 def _load() -> str:
@@ -60,10 +67,18 @@ def _ok(answer: tuple[int, object]) -> dict:
 def tenant_with_plugins(stack: LocalStack, token: str) -> str:
     package = package_with_files(quotes_model(), {"plugins/python/auto.py": QUOTE_PLUGINS.encode()})
     tenant = _ok(stack.request("POST", "/config/createTenant?name=bench", token=token, package=package))["locator"]
-    for collection, name, text in (("tables", "BaseRates", BASE_RATES_CSV), ("rangeTables", "ValueBands",
-                                                                               VALUE_BANDS_CSV)):
-        _ok(stack.request("POST", f"/resource/{tenant}/{collection}?{urlencode({'name': name, 'staticName': name})}",
-                          token=token, package=_csv_zip(name, text)))
+    for collection, name, text in (
+        ("tables", "BaseRates", BASE_RATES_CSV),
+        ("rangeTables", "ValueBands", VALUE_BANDS_CSV),
+    ):
+        _ok(
+            stack.request(
+                "POST",
+                f"/resource/{tenant}/{collection}?{urlencode({'name': name, 'staticName': name})}",
+                token=token,
+                package=_csv_zip(name, text),
+            )
+        )
     return tenant
 
 
@@ -91,18 +106,23 @@ def main() -> None:
             token = stack.sign_in()
             for _ in range(arguments.tenants):
                 tenant = tenant_with_plugins(stack, token)
-                account = _ok(stack.request("POST", f"/policy/{tenant}/accounts", token=token,
-                                            json_body=PERSON))["locator"]
+                account = _ok(stack.request("POST", f"/policy/{tenant}/accounts", token=token, json_body=PERSON))[
+                    "locator"
+                ]
                 times = [price_seconds(stack, token, tenant, account) for _ in range(arguments.prices)]
                 cold.append(times[0])
                 warm += times[1:]
         finally:
             stack.kill()
     print(f"PATCH price through local/run.py {_load()}, {arguments.tenants} tenants x {arguments.prices} prices:")
-    print(f"  cold (first price of a version): median {statistics.median(cold) * 1000:7.1f} ms "
-          f"(min {min(cold) * 1000:.1f}, max {max(cold) * 1000:.1f}, n={len(cold)})")
-    print(f"  warm (later prices):             median {statistics.median(warm) * 1000:7.1f} ms "
-          f"(min {min(warm) * 1000:.1f}, max {max(warm) * 1000:.1f}, n={len(warm)})")
+    print(
+        f"  cold (first price of a version): median {statistics.median(cold) * 1000:7.1f} ms "
+        f"(min {min(cold) * 1000:.1f}, max {max(cold) * 1000:.1f}, n={len(cold)})"
+    )
+    print(
+        f"  warm (later prices):             median {statistics.median(warm) * 1000:7.1f} ms "
+        f"(min {min(warm) * 1000:.1f}, max {max(warm) * 1000:.1f}, n={len(warm)})"
+    )
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ charges. The same price through the quotes API, with and without the plugin, com
 
     .venv/bin/python benchmarks/plugins.py [--calls N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from chalicelib.plugins.contract import apply_rating, build_request  # noqa: E402
 from chalicelib.plugins.local import LocalProcessRunner  # noqa: E402
 
-PLUGIN = b'''
+PLUGIN = b"""
 import pas
 
 def rate_Auto(request):
@@ -40,7 +41,7 @@ def rate_Auto(request):
         items.append({"elementLocator": vehicle["locator"], "chargeType": "premium",
                       "rate": base["rate"] * factors[position % 5]})
     return {"items": items}
-'''
+"""
 CLASSES = ("sedan", "truck", "coupe", "van", "suv")
 NOW = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
 
@@ -57,15 +58,33 @@ class MemoryHost:
 
 
 def rating_request() -> dict[str, Any]:
-    vehicles = [{"locator": f"V{n:02d}", "staticLocator": f"S{n:02d}", "type": "Vehicle",
-                 "data": {"class": CLASSES[n % 5], "vin": f"1HGCM82633A{n:06d}", "year": 2010 + n % 15}}
-                for n in range(20)]
+    vehicles = [
+        {
+            "locator": f"V{n:02d}",
+            "staticLocator": f"S{n:02d}",
+            "type": "Vehicle",
+            "data": {"class": CLASSES[n % 5], "vin": f"1HGCM82633A{n:06d}", "year": 2010 + n % 15},
+        }
+        for n in range(20)
+    ]
     return build_request(
-        tenant_locator="bench", product_name="Auto", kind="quote", locator="Q1", transaction_category=None,
-        start_time=NOW, end_time="2027-01-15T09:30:00.000Z", currency="USD", timezone="America/New_York",
-        duration_basis="years", account={"locator": "A1", "type": "Person", "data": {"state": "NY"}}, static={},
-        segment_start=NOW, segment_end="2027-01-15T09:30:00.000Z", duration=Decimal("1"),
-        element={"locator": "P1", "type": "Auto", "elements": vehicles})
+        tenant_locator="bench",
+        product_name="Auto",
+        kind="quote",
+        locator="Q1",
+        transaction_category=None,
+        start_time=NOW,
+        end_time="2027-01-15T09:30:00.000Z",
+        currency="USD",
+        timezone="America/New_York",
+        duration_basis="years",
+        account={"locator": "A1", "type": "Person", "data": {"state": "NY"}},
+        static={},
+        segment_start=NOW,
+        segment_end="2027-01-15T09:30:00.000Z",
+        duration=Decimal("1"),
+        element={"locator": "P1", "type": "Auto", "elements": vehicles},
+    )
 
 
 def percentile(samples: list[float], fraction: float) -> float:
@@ -94,8 +113,10 @@ def main() -> None:
                 if rate_it:
                     apply_rating(result, request, charges)
                 times.append(time.perf_counter() - started)
-            print(f"{label:<28} median {statistics.median(times) * 1000:6.2f} ms   "
-                  f"p99 {percentile(times, 0.99) * 1000:6.2f} ms   ({calls} calls)")
+            print(
+                f"{label:<28} median {statistics.median(times) * 1000:6.2f} ms   "
+                f"p99 {percentile(times, 0.99) * 1000:6.2f} ms   ({calls} calls)"
+            )
         print(f"{'cold (process start + call)':<28} {cold * 1000:13.2f} ms")
     finally:
         runner.close()

@@ -10,6 +10,7 @@ a Glass coverage: 1 + 17 + 17 + 15 = 50 elements. Issuing is measured from `pric
 accept and issue in one request) for a 50-element and a 3-element quote: its round trips must not grow
 with the tree. Absolute times are moto's; read the counts and the ratios.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -49,12 +50,14 @@ def main() -> None:
         from chalicelib.settings import settings
         from tests.support import configs
 
-        token, _ = identity.sign_in(settings().admin_username, settings().admin_password, SystemClock().now(),
-                                    new_locator())
+        token, _ = identity.sign_in(
+            settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
+        )
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         calls: list[str] = []
-        clients.dynamodb().meta.events.register("before-call.dynamodb",
-                                                lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1]))
+        clients.dynamodb().meta.events.register(
+            "before-call.dynamodb", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1])
+        )
 
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
             send = json_sender(api, headers)
@@ -68,14 +71,20 @@ def main() -> None:
                     request(argument)
                     times.append(time.perf_counter() - started)
                     per_call = Counter(calls)
-                print(f"  {label:<44} {statistics.median(times) * 1000:8.1f} ms   {sum(per_call.values()):3d}   "
-                      f"{dict(sorted(per_call.items()))}")
+                print(
+                    f"  {label:<44} {statistics.median(times) * 1000:8.1f} ms   {sum(per_call.values()):3d}   "
+                    f"{dict(sorted(per_call.items()))}"
+                )
 
             plugged = configs.quotes_tenant(api, token)
             plain = configs.quotes_tenant(api, token, plugins=None)
             account = {tenant: new_account(send, tenant) for tenant in (plugged, plain)}
-            big = {"productName": "PersonalAuto", "startTime": "2026-02-01T05:00:00Z", "data": {"channel": "web"},
-                   "elements": vehicles(17, 15)}
+            big = {
+                "productName": "PersonalAuto",
+                "startTime": "2026-02-01T05:00:00Z",
+                "data": {"channel": "web"},
+                "elements": vehicles(17, 15),
+            }
             small = {**big, "elements": vehicles(1, 1)}
 
             def quote(tenant: str, body: dict[str, Any], state: str | None = None) -> str:
@@ -91,41 +100,68 @@ def main() -> None:
             print(f"  {'request':<44} {'median':>11}   {'calls'}")
             measure("POST accounts", lambda: None, lambda _: new_account(send, plain))
             measure("POST quotes (50 elements)", lambda: None, lambda _: quote(plain, big))
-            measure("PATCH price, no plugin (50 elements)", lambda: quote(plain, big),
-                    lambda q: send("PATCH", f"/policy/{plain}/quotes/{q}/price"))
-            measure("PATCH price, warm plugin (50 elements)", lambda: quote(plugged, big),
-                    lambda q: send("PATCH", f"/policy/{plugged}/quotes/{q}/price"))
-            measure("PATCH price again, warm plugin (50 elements)", lambda: quote(plugged, big, "price"),
-                    lambda q: send("PATCH", f"/policy/{plugged}/quotes/{q}/price"))
-            measure("PATCH issue from priced (50 elements)", lambda: quote(plain, big, "price"),
-                    lambda q: send("PATCH", f"/policy/{plain}/quotes/{q}/issue"))
-            measure("PATCH issue from priced (3 elements)", lambda: quote(plain, small, "price"),
-                    lambda q: send("PATCH", f"/policy/{plain}/quotes/{q}/issue"))
-            measure("PATCH issue from draft, warm plugin (50)", lambda: quote(plugged, big),
-                    lambda q: send("PATCH", f"/policy/{plugged}/quotes/{q}/issue"))
+            measure(
+                "PATCH price, no plugin (50 elements)",
+                lambda: quote(plain, big),
+                lambda q: send("PATCH", f"/policy/{plain}/quotes/{q}/price"),
+            )
+            measure(
+                "PATCH price, warm plugin (50 elements)",
+                lambda: quote(plugged, big),
+                lambda q: send("PATCH", f"/policy/{plugged}/quotes/{q}/price"),
+            )
+            measure(
+                "PATCH price again, warm plugin (50 elements)",
+                lambda: quote(plugged, big, "price"),
+                lambda q: send("PATCH", f"/policy/{plugged}/quotes/{q}/price"),
+            )
+            measure(
+                "PATCH issue from priced (50 elements)",
+                lambda: quote(plain, big, "price"),
+                lambda q: send("PATCH", f"/policy/{plain}/quotes/{q}/issue"),
+            )
+            measure(
+                "PATCH issue from priced (3 elements)",
+                lambda: quote(plain, small, "price"),
+                lambda q: send("PATCH", f"/policy/{plain}/quotes/{q}/issue"),
+            )
+            measure(
+                "PATCH issue from draft, warm plugin (50)",
+                lambda: quote(plugged, big),
+                lambda q: send("PATCH", f"/policy/{plugged}/quotes/{q}/issue"),
+            )
 
             issued = send("PATCH", f"/policy/{plain}/quotes/{quote(plain, big, 'price')}/issue")
             policy = send("GET", f"/policy/{plain}/policies/{issued['policyLocator']}")
             transaction = policy["issuedTransactionLocator"]
             reads = {
-                "GET policy snapshot (50 elements)":
-                    f"/policy/{plain}/policies/{policy['locator']}/snapshot?date=2026-06-01T00:00:00Z",
+                "GET policy snapshot (50 elements)": (
+                    f"/policy/{plain}/policies/{policy['locator']}/snapshot?date=2026-06-01T00:00:00Z"
+                ),
                 "GET transaction": f"/policy/{plain}/transactions/{transaction}",
                 "GET transaction segment (50 elements)": f"/policy/{plain}/transactions/{transaction}/segment",
-                "GET segment (50 elements)":
-                    f"/policy/{plain}/transactions/segments/{policy['latestSegmentLocator']}",
+                "GET segment (50 elements)": f"/policy/{plain}/transactions/segments/{policy['latestSegmentLocator']}",
                 "GET term": f"/policy/{plain}/terms/{policy['latestTermLocator']}",
-                "GET issued transactions":
-                    f"/policy/{plain}/policies/{policy['locator']}/issuedTransactions/list",
+                "GET issued transactions": f"/policy/{plain}/policies/{policy['locator']}/issuedTransactions/list",
             }
             for label, path in reads.items():
                 measure(label, lambda: None, lambda _, path=path: send("GET", path))
 
 
 def new_account(send: Callable[..., dict[str, Any]], tenant: str) -> str:
-    return send("POST", f"/policy/{tenant}/accounts", {"type": "PersonAccount", "data": {
-        "firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-        "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}})["locator"]
+    return send(
+        "POST",
+        f"/policy/{tenant}/accounts",
+        {
+            "type": "PersonAccount",
+            "data": {
+                "firstName": "Ada",
+                "lastName": "Lovelace",
+                "email": "ada@example.com",
+                "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+            },
+        },
+    )["locator"]
 
 
 if __name__ == "__main__":

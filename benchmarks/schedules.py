@@ -8,6 +8,7 @@ configuration (tests/api/schedules/support.py: an `Equipment` schedule on every 
 its steps through the tests' InlineJobQueue, one step per CHUNK_ROWS rows; items per second count the
 rows from the upload to the completed job. Absolute times are moto's; read the counts and the ratios.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,9 +26,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=10)
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--check", action=argparse.BooleanOptionalAction, default=True,
-                        help="read every item back through the API after the job (on moto each page's Query walks "
-                             "the whole partition: minutes at 100,000 rows)")
+    parser.add_argument(
+        "--check",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="read every item back through the API after the job (on moto each page's Query walks "
+        "the whole partition: minutes at 100,000 rows)",
+    )
     options = parser.parse_args()
 
     import boto3
@@ -57,12 +62,14 @@ def main() -> None:
         load_job_handlers()
         jobs = InlineJobQueue()
         wiring.override(job_queue=jobs)
-        token, _ = identity.sign_in(settings().admin_username, settings().admin_password, SystemClock().now(),
-                                    new_locator())
+        token, _ = identity.sign_in(
+            settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
+        )
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         calls: list[str] = []
-        clients.dynamodb().meta.events.register("before-call.dynamodb",
-                                                lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1]))
+        clients.dynamodb().meta.events.register(
+            "before-call.dynamodb", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1])
+        )
 
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
             send = json_sender(api, headers)
@@ -76,8 +83,10 @@ def main() -> None:
                     send(method, path, body)
                     times.append(time.perf_counter() - started)
                     per_call = Counter(calls)
-                print(f"  {label:<36} {statistics.median(times) * 1000:8.1f} ms   {sum(per_call.values()):3d}   "
-                      f"{dict(sorted(per_call.items()))}")
+                print(
+                    f"  {label:<36} {statistics.median(times) * 1000:8.1f} ms   {sum(per_call.values()):3d}   "
+                    f"{dict(sorted(per_call.items()))}"
+                )
 
             items = [{"data": {"serial": f"AB{n:04d}", "kind": "laptop", "value": n}} for n in range(500)]
             quote, vehicle = draft_quote(api, token, tenant)
@@ -89,7 +98,8 @@ def main() -> None:
 
             quote, vehicle = draft_quote(api, token, tenant)
             rows = "serial,kind,value,insured\n" + "".join(
-                f"EQ{n % 10000:04d},{'laptop' if n % 2 else 'phone'},{n}.5,{n % 3 == 0}\n" for n in range(options.rows))
+                f"EQ{n % 10000:04d},{'laptop' if n % 2 else 'phone'},{n}.5,{n % 3 == 0}\n" for n in range(options.rows)
+            )
             upload = schedule_path(tenant, quote, vehicle, "/deserialize?params=" + escaped("{}"))
             started = time.perf_counter()
             response = api.http.post(upload, body=rows.encode(), headers={**headers, "Content-Type": "text/csv"})
@@ -98,14 +108,21 @@ def main() -> None:
             elapsed = time.perf_counter() - started
             job = send("GET", f"/policy/{tenant}/deserializeJobs/{response.json_body['jobLocator']}")
             assert job["jobState"] == "completed", job
-            print(f"\n  deserialize {options.rows:,} CSV rows ({len(rows) / 1e6:.1f} MB): {steps} steps, "
-                  f"{elapsed:.1f} s, {options.rows / elapsed:,.0f} items/s", flush=True)
+            print(
+                f"\n  deserialize {options.rows:,} CSV rows ({len(rows) / 1e6:.1f} MB): {steps} steps, "
+                f"{elapsed:.1f} s, {options.rows / elapsed:,.0f} items/s",
+                flush=True,
+            )
             if not options.check:
                 return
             shown, last = 0, ""
             while True:
-                page = send("GET", f"{schedule_path(tenant, quote, vehicle)}?lastSeenLocator={last}" if last
-                            else schedule_path(tenant, quote, vehicle))
+                page = send(
+                    "GET",
+                    f"{schedule_path(tenant, quote, vehicle)}?lastSeenLocator={last}"
+                    if last
+                    else schedule_path(tenant, quote, vehicle),
+                )
                 if not page["items"]:
                     break
                 shown, last = shown + len(page["items"]), page["lastSeenLocator"]

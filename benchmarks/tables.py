@@ -8,6 +8,7 @@ BatchWriteItem calls run 8 at a time.
 
     .venv/bin/python benchmarks/tables.py [--rows 100000] [--lookups 10000]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,10 +26,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
-os.environ.update({
-    "AWS_ACCESS_KEY_ID": "benchmark", "AWS_SECRET_ACCESS_KEY": "benchmark", "AWS_SESSION_TOKEN": "benchmark",
-    "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "PAS_STAGE": "test",
-})
+os.environ.update(
+    {
+        "AWS_ACCESS_KEY_ID": "benchmark",
+        "AWS_SECRET_ACCESS_KEY": "benchmark",
+        "AWS_SESSION_TOKEN": "benchmark",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "PAS_STAGE": "test",
+    }
+)
 os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
 sys.path.insert(0, str(ROOT))
 
@@ -44,12 +51,20 @@ def package() -> bytes:
         "exposures": {"Vehicle": {"data": {"vin": {"type": "string"}}}},
         "charges": {"premium": {"category": "premium"}},
     }
-    table = {"selectionTimeBasis": "termStartTime", "columns": {
-        "state": {"dataType": "string", "isKey": True}, "zip": {"dataType": "int", "isKey": True},
-        "territory": {"dataType": "int", "isKey": False}, "factor": {"dataType": "decimal", "isKey": False},
-        "city": {"dataType": "string", "isKey": False}}}
-    files = {"config.json": json.dumps({k: v for k, v in model.items() if not isinstance(v, dict)}),
-             "tables/Territories/config.json": json.dumps(table)}
+    table = {
+        "selectionTimeBasis": "termStartTime",
+        "columns": {
+            "state": {"dataType": "string", "isKey": True},
+            "zip": {"dataType": "int", "isKey": True},
+            "territory": {"dataType": "int", "isKey": False},
+            "factor": {"dataType": "decimal", "isKey": False},
+            "city": {"dataType": "string", "isKey": False},
+        },
+    }
+    files = {
+        "config.json": json.dumps({k: v for k, v in model.items() if not isinstance(v, dict)}),
+        "tables/Territories/config.json": json.dumps(table),
+    }
     for collection, entities in model.items():
         if isinstance(entities, dict):
             for name, body in entities.items():
@@ -59,8 +74,9 @@ def package() -> bytes:
 
 def table_csv(rows: int) -> tuple[bytes, list[list[str]]]:
     keys = [[STATES[n % len(STATES)], str(10000 + n // len(STATES))] for n in range(rows)]
-    lines = ["state,zip,territory,factor,city"] + [f"{state},{zip_code},{n % 900},{1 + (n % 97) / 100:.2f},City {n}"
-                                                   for n, (state, zip_code) in enumerate(keys)]
+    lines = ["state,zip,territory,factor,city"] + [
+        f"{state},{zip_code},{n % 900},{1 + (n % 97) / 100:.2f},City {n}" for n, (state, zip_code) in enumerate(keys)
+    ]
     return _zip({"territories.csv": "\n".join(lines) + "\n"}), keys
 
 
@@ -79,8 +95,10 @@ class Calls:
         self.counts: Counter[str] = Counter()
 
     def attach(self, client: Any, service: str) -> None:
-        client.meta.events.register(f"before-call.{service}", lambda event_name, **_: self.counts.update(
-            [f"{service}:{event_name.rsplit('.', 1)[-1]}"]))
+        client.meta.events.register(
+            f"before-call.{service}",
+            lambda event_name, **_: self.counts.update([f"{service}:{event_name.rsplit('.', 1)[-1]}"]),
+        )
 
     def of(self, service: str) -> dict[str, int]:
         return {name.split(":", 1)[1]: n for name, n in sorted(self.counts.items()) if name.startswith(service)}
@@ -120,8 +138,9 @@ def main() -> None:
         import app  # noqa: F401  (registers every job handler, as the deployed app does)
 
         def ctx(tenant: str | None = None) -> CallContext:
-            return CallContext(principal=SYSTEM, request_id=new_locator(), now=wiring.clock().now(),
-                               tenant_locator=tenant)
+            return CallContext(
+                principal=SYSTEM, request_id=new_locator(), now=wiring.clock().now(), tenant_locator=tenant
+            )
 
         tenant = configuration.create_tenant(ctx(), package(), name="benchmark", description=None).locator
         calls = Calls()
@@ -130,8 +149,14 @@ def main() -> None:
         upload, keys = table_csv(options.rows)
 
         started = time.perf_counter()
-        service.create_table(ctx(tenant), TableKind.LOOKUP, name="Territories2026", static_name="Territories",
-                             jurisdictions=[], upload=upload)
+        service.create_table(
+            ctx(tenant),
+            TableKind.LOOKUP,
+            name="Territories2026",
+            static_name="Territories",
+            jurisdictions=[],
+            upload=upload,
+        )
         upload_seconds = time.perf_counter() - started
         ddb, s3 = calls.of("dynamodb"), calls.of("s3")
         print(f"Upload of a {options.rows:,}-row lookup table ({len(upload) / 1024:.0f} KiB zipped)")
@@ -157,8 +182,10 @@ def main() -> None:
                 times.append(time.perf_counter() - started)
                 assert found is not None
             ddb = calls.of("dynamodb")
-            print(f"  {label:<30} {statistics.median(times) * 1000:7.3f}ms {percentile(times, 0.99) * 1000:7.3f}ms "
-                  f"{sum(ddb.values()) / len(wanted):22.4f}   {ddb}")
+            print(
+                f"  {label:<30} {statistics.median(times) * 1000:7.3f}ms {percentile(times, 0.99) * 1000:7.3f}ms "
+                f"{sum(ddb.values()) / len(wanted):22.4f}   {ddb}"
+            )
 
 
 if __name__ == "__main__":

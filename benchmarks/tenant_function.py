@@ -13,6 +13,7 @@ counted, for the rate plugin and for one without lookups.
 
     .venv/bin/python benchmarks/tenant_function.py [--calls N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,11 +30,11 @@ from _in_process import use_emulated_aws  # noqa: E402
 use_emulated_aws()
 from plugins import PLUGIN, MemoryHost, percentile, rating_request  # noqa: E402
 
-NO_LOOKUPS = b'''
+NO_LOOKUPS = b"""
 def rate_Auto(request):
     return {"items": [{"elementLocator": vehicle["locator"], "chargeType": "premium", "rate": 800}
                       for vehicle in request["segment"]["element"]["elements"]]}
-'''
+"""
 
 
 def publish(tenant: str, version: str, files: dict[str, bytes]) -> float:
@@ -49,8 +50,9 @@ def publish(tenant: str, version: str, files: dict[str, bytes]) -> float:
     return time.perf_counter() - started
 
 
-def timed_calls(runner: Any, tenant: str, version: str, files: dict[str, bytes],
-                calls: int) -> tuple[float, list[float]]:
+def timed_calls(
+    runner: Any, tenant: str, version: str, files: dict[str, bytes], calls: int
+) -> tuple[float, list[float]]:
     """(the first call's seconds, the next `calls` calls' seconds)."""
     host, request = MemoryHost(), rating_request()
 
@@ -67,8 +69,10 @@ def timed_calls(runner: Any, tenant: str, version: str, files: dict[str, bytes],
 
 def report(label: str, cold: float, warm: list[float], invocations: float | None = None) -> None:
     per_call = f"   {invocations:4.1f} invocations a call" if invocations is not None else ""
-    print(f"{label:<36} cold {cold * 1000:7.1f} ms   warm median {statistics.median(warm) * 1000:7.1f} ms   "
-          f"p99 {percentile(warm, 0.99) * 1000:7.1f} ms{per_call}   ({len(warm)} warm calls)")
+    print(
+        f"{label:<36} cold {cold * 1000:7.1f} ms   warm median {statistics.median(warm) * 1000:7.1f} ms   "
+        f"p99 {percentile(warm, 0.99) * 1000:7.1f} ms{per_call}   ({len(warm)} warm calls)"
+    )
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ read the counts and the ratios.
 whose item collection is past DynamoDB's 1 MB page. `--profile` only profiles (cProfile) the four
 requests of one change on a 50-element policy with 10 issued transactions.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -82,14 +83,24 @@ def effective_times(count: int) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=5, help="policies (measured requests) per line")
-    parser.add_argument("--paging", type=int, nargs=2, metavar=("ELEMENTS", "TRANSACTIONS"),
-                        help="also one change on one policy of 100, 50 or 5 elements with this many issued "
-                             "transactions (100 30: its item collection passes 1 MB, so the Query takes two pages)")
-    parser.add_argument("--smoke", action="store_true",
-                        help="one line of each table, 5 elements (tests/architecture/test_benchmarks_run.py)")
-    parser.add_argument("--profile", action="store_true",
-                        help="only profile (cProfile) each request of one change on a 50-element policy with 10 "
-                             "issued transactions")
+    parser.add_argument(
+        "--paging",
+        type=int,
+        nargs=2,
+        metavar=("ELEMENTS", "TRANSACTIONS"),
+        help="also one change on one policy of 100, 50 or 5 elements with this many issued "
+        "transactions (100 30: its item collection passes 1 MB, so the Query takes two pages)",
+    )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one line of each table, 5 elements (tests/architecture/test_benchmarks_run.py)",
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="only profile (cProfile) each request of one change on a 50-element policy with 10 issued transactions",
+    )
     options = parser.parse_args()
 
     import boto3
@@ -115,8 +126,9 @@ def main() -> None:
         from tests.support import configs
 
         wiring.override(clock=FixedClock(NOW))
-        token, _ = identity.sign_in(settings().admin_username, settings().admin_password, SystemClock().now(),
-                                    new_locator())
+        token, _ = identity.sign_in(
+            settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
+        )
         headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
         calls: list[str] = []
         inside = [0.0, 0.0]  # seconds inside DynamoDB calls since cleared; when the current call began
@@ -136,9 +148,19 @@ def main() -> None:
             send = json_sender(api, headers)
 
             tenant = configs.quotes_tenant(api, token)
-            account = send("POST", f"/policy/{tenant}/accounts", {"type": "PersonAccount", "data": {
-                "firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-                "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}})["locator"]
+            account = send(
+                "POST",
+                f"/policy/{tenant}/accounts",
+                {
+                    "type": "PersonAccount",
+                    "data": {
+                        "firstName": "Ada",
+                        "lastName": "Lovelace",
+                        "email": "ada@example.com",
+                        "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+                    },
+                },
+            )["locator"]
 
             def items_of(policy: str) -> list[dict[str, Any]]:
                 """The policy's item collection as DynamoDB answers it (typed attribute values)."""
@@ -146,9 +168,12 @@ def main() -> None:
                 start: dict[str, Any] | None = None
                 while True:
                     answer = clients.dynamodb().query(
-                        TableName=table.gateway().table_name, KeyConditionExpression="PK = :pk", ConsistentRead=True,
+                        TableName=table.gateway().table_name,
+                        KeyConditionExpression="PK = :pk",
+                        ConsistentRead=True,
                         ExpressionAttributeValues={":pk": {"S": keys.policy_partition(tenant, policy)}},
-                        **({"ExclusiveStartKey": start} if start else {}))
+                        **({"ExclusiveStartKey": start} if start else {}),
+                    )
                     found += answer["Items"]
                     start = answer.get("LastEvaluatedKey")
                     if not start:
@@ -170,23 +195,40 @@ def main() -> None:
                     count[entity] += 1
                     for name, value in item.items():
                         by_field[f"{entity}.{name}"] += codec.item_size({name: value})
-                print("  item collection: " + ", ".join(f"{count[e]} {e} {size / 1024:.0f} KiB"
-                                                        for e, size in by_entity.most_common()))
-                print("  largest attributes: " + ", ".join(f"{name} {size / 1024:.0f} KiB"
-                                                           for name, size in by_field.most_common(5)))
+                print(
+                    "  item collection: "
+                    + ", ".join(f"{count[e]} {e} {size / 1024:.0f} KiB" for e, size in by_entity.most_common())
+                )
+                print(
+                    "  largest attributes: "
+                    + ", ".join(f"{name} {size / 1024:.0f} KiB" for name, size in by_field.most_common(5))
+                )
 
             def change(policy: str, static: str, effective: str, value: int, base: str | None = None) -> str:
                 suffix = f"?baseLocator={base}" if base else ""
-                return send("PATCH", f"/policy/{tenant}/policies/{policy}/change{suffix}", [
-                    {"action": "params", "effectiveTime": effective},
-                    {"action": "modify", "staticLocator": static, "setData": {"value": str(value)}}])["locator"]
+                return send(
+                    "PATCH",
+                    f"/policy/{tenant}/policies/{policy}/change{suffix}",
+                    [
+                        {"action": "params", "effectiveTime": effective},
+                        {"action": "modify", "staticLocator": static, "setData": {"value": str(value)}},
+                    ],
+                )["locator"]
 
             def policy_with(elements: int, earlier_changes: list[str]) -> tuple[str, str]:
                 """A fresh policy issued from a quote, with `earlier_changes` issued; (its locator, the first
                 vehicle's static locator)."""
-                quote = send("POST", f"/policy/{tenant}/quotes", {
-                    "productName": "PersonalAuto", "accountLocator": account, "startTime": START,
-                    "data": {"channel": "web"}, "elements": vehicles(*ELEMENTS[elements])})
+                quote = send(
+                    "POST",
+                    f"/policy/{tenant}/quotes",
+                    {
+                        "productName": "PersonalAuto",
+                        "accountLocator": account,
+                        "startTime": START,
+                        "data": {"channel": "web"},
+                        "elements": vehicles(*ELEMENTS[elements]),
+                    },
+                )
                 policy = send("PATCH", f"/policy/{tenant}/quotes/{quote['locator']}/issue")["policyLocator"]
                 issuance = send("GET", f"/policy/{tenant}/policies/{policy}")["issuedTransactionLocator"]
                 segment = send("GET", f"/policy/{tenant}/transactions/{issuance}/segment")
@@ -235,8 +277,10 @@ def main() -> None:
                 profile(policy_with, change, send, tenant)
                 return
             print("A change on a policy (create, initialize, price, issue); DynamoDB operations of one request")
-            print(f"  {'elements':>8} {'earlier':>7}  {'request':<10} {'median':>9} {'ours':>10}  {'calls':>5}  "
-                  f"{'operations':<60} collection")
+            print(
+                f"  {'elements':>8} {'earlier':>7}  {'request':<10} {'median':>9} {'ours':>10}  {'calls':>5}  "
+                f"{'operations':<60} collection"
+            )
             shapes = [(50, 10, options.requests), (5, 10, options.requests), (50, 1, options.requests)]
             if options.smoke:
                 shapes = [(5, 2, 1)]
@@ -246,15 +290,21 @@ def main() -> None:
                     report(f"  {elements:>8} {transactions:>7}  {step:<10}", measured)
                 composition(last)
             print(f"\nAn out-of-sequence issue (effective {EARLY_CHANGE[:10]}, before every later change)")
-            print(f"  {'elements':>8} {'later':>7}  {'request':<10} {'median':>9} {'ours':>10}  {'calls':>5}  "
-                  f"{'operations':<60} collection")
+            print(
+                f"  {'elements':>8} {'later':>7}  {'request':<10} {'median':>9} {'ours':>10}  {'calls':>5}  "
+                f"{'operations':<60} collection"
+            )
             for elements, later in ((5, 1),) if options.smoke else ((50, 5), (5, 5), (50, 1)):
                 report(f"  {elements:>8} {later:>7}  {'issue':<10}", out_of_sequence(elements, later))
             print(f"\nload average at the end: {load()}")
 
 
-def profile(policy_with: Callable[..., tuple[str, str]], change: Callable[..., str],
-            send: Callable[..., dict[str, Any]], tenant: str) -> None:
+def profile(
+    policy_with: Callable[..., tuple[str, str]],
+    change: Callable[..., str],
+    send: Callable[..., dict[str, Any]],
+    tenant: str,
+) -> None:
     import cProfile
     import pstats
 
@@ -278,8 +328,7 @@ def report(label: str, measured: Measured) -> None:
     totals = "/".join(str(sum(count for _, count in each)) for each in distinct)
     items, size = measured.sizes[-1]
     median, ours = statistics.median(measured.times) * 1000, statistics.median(measured.ours) * 1000
-    print(f"{label} {median:7.1f} ms {ours:7.1f} ms  {totals:>5}  {shown:<60} "
-          f"{items} items, {size / 1024:.0f} KiB")
+    print(f"{label} {median:7.1f} ms {ours:7.1f} ms  {totals:>5}  {shown:<60} {items} items, {size / 1024:.0f} KiB")
     if measured.calls[0] not in steady:
         first = ", ".join(f"{name} {count}" for name, count in sorted(measured.calls[0].items()))
         print(f"  {'':>8} {'':>7}  {'(first)':<10} {'':>20}  {sum(measured.calls[0].values()):>5}  {first}")

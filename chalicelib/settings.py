@@ -1,5 +1,6 @@
 """Settings: the only module that reads the process environment. Read once, validated. A leaf: storage and
 runtime both read it, and it imports nothing of the service."""
+
 from __future__ import annotations
 
 import os
@@ -122,9 +123,12 @@ def settings() -> Settings:
     region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     if region:
         values["region"] = region
-    tracing = bool(os.environ.get("LAMBDA_TASK_ROOT")) and not os.environ.get("AWS_SAM_LOCAL") \
-        and not os.environ.get("AWS_CHALICE_CLI_MODE") \
+    tracing = (
+        bool(os.environ.get("LAMBDA_TASK_ROOT"))
+        and not os.environ.get("AWS_SAM_LOCAL")
+        and not os.environ.get("AWS_CHALICE_CLI_MODE")
         and os.environ.get("POWERTOOLS_TRACE_DISABLED", "false").strip().lower() not in _TRUTHY
+    )
     return Settings(**values, in_lambda=bool(os.environ.get("AWS_LAMBDA_FUNCTION_NAME")), tracing=tracing)
 
 

@@ -7,6 +7,7 @@ needs `/`, `/policy`, `/policy/{tenantLocator}`, `/policy/{tenantLocator}/quotes
 
 infra/split_api.py splits the app's routes into several REST APIs; the last lines count each of them.
 """
+
 from __future__ import annotations
 
 import sys

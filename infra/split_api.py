@@ -11,6 +11,7 @@ latency, from API Gateway's metrics (`_add_api_alarms`).
 
     .venv/bin/python infra/split_api.py out/sam.json [out/split.json]   # in place without an output path
 """
+
 from __future__ import annotations
 
 import copy
@@ -50,8 +51,9 @@ def split_template(template: dict[str, Any], limit: int = GROUP_LIMIT) -> dict[s
     chalice_api = resources[CHALICE_API]
     groups = _group_paths(chalice_api["Properties"]["DefinitionBody"]["paths"])
     _check_sizes(groups, limit)
-    permissions = {name: r for name, r in resources.items()
-                   if r["Type"] == "AWS::Lambda::Permission" and _mentions(r, CHALICE_API)}
+    permissions = {
+        name: r for name, r in resources.items() if r["Type"] == "AWS::Lambda::Permission" and _mentions(r, CHALICE_API)
+    }
     outputs = {name: o for name, o in split.get("Outputs", {}).items() if _mentions(o, CHALICE_API)}
     for api, paths in groups.items():
         definition = chalice_api if api == CHALICE_API else copy.deepcopy(chalice_api)
@@ -103,7 +105,8 @@ def _check_sizes(groups: dict[str, dict[str, Any]], limit: int) -> None:
                 f"{api} needs {needed} API Gateway resources, over the {limit} one API may have (largest: {largest}). "
                 "Give a large first segment an API of its own in API_GROUPS (infra/split_api.py). A segment that "
                 "alone is over needs a split below it, by a literal second segment: routing rules match literal "
-                "base paths only, so nothing can be split below a path parameter such as {tenantLocator}.")
+                "base paths only, so nothing can be split below a path parameter such as {tenantLocator}."
+            )
 
 
 def _mentions(node: Any, logical_id: str) -> bool:
@@ -128,12 +131,20 @@ def _add_custom_domain(template: dict[str, Any], apis: list[str]) -> None:
 
     The APIs of `API_GROUPS` match their first segments; Chalice's API takes everything else with a catch-all
     rule (no condition) evaluated last. StripBasePath is false: every API receives the full path."""
-    template.setdefault("Parameters", {}).update({
-        "DomainName": {"Type": "String", "Default": "",
-                       "Description": "Custom domain in front of the APIs (empty: no domain, each API's own URL)"},
-        "DomainCertificateArn": {"Type": "String", "Default": "",
-                                 "Description": "ACM certificate of DomainName, in the stack's region"},
-    })
+    template.setdefault("Parameters", {}).update(
+        {
+            "DomainName": {
+                "Type": "String",
+                "Default": "",
+                "Description": "Custom domain in front of the APIs (empty: no domain, each API's own URL)",
+            },
+            "DomainCertificateArn": {
+                "Type": "String",
+                "Default": "",
+                "Description": "ACM certificate of DomainName, in the stack's region",
+            },
+        }
+    )
     template.setdefault("Conditions", {})[DOMAIN_CONDITION] = {"Fn::Not": [{"Fn::Equals": [{"Ref": "DomainName"}, ""]}]}
     resources = template["Resources"]
     resources[DOMAIN_RESOURCE] = {
@@ -157,12 +168,16 @@ def _add_custom_domain(template: dict[str, Any], apis: list[str]) -> None:
             priority += 10
             name = f"{api}{re.sub(r'[^A-Za-z0-9]', '', segment.title())}RoutingRule"
             resources[name] = _routing_rule(api, priority, [{"MatchBasePaths": {"AnyOf": [segment]}}])
-    template.setdefault("Outputs", {}).update({
-        "DomainEndpointURL": {"Condition": DOMAIN_CONDITION, "Value": {"Fn::Sub": "https://${DomainName}/"}},
-        "DomainTarget": {"Condition": DOMAIN_CONDITION,
-                         "Description": "Where the domain's DNS record (CNAME or alias) points",
-                         "Value": {"Fn::GetAtt": [DOMAIN_RESOURCE, "RegionalDomainName"]}},
-    })
+    template.setdefault("Outputs", {}).update(
+        {
+            "DomainEndpointURL": {"Condition": DOMAIN_CONDITION, "Value": {"Fn::Sub": "https://${DomainName}/"}},
+            "DomainTarget": {
+                "Condition": DOMAIN_CONDITION,
+                "Description": "Where the domain's DNS record (CNAME or alias) points",
+                "Value": {"Fn::GetAtt": [DOMAIN_RESOURCE, "RegionalDomainName"]},
+            },
+        }
+    )
 
 
 def _routing_rule(api: str, priority: int, conditions: list[dict[str, Any]]) -> dict[str, Any]:
@@ -173,8 +188,9 @@ def _routing_rule(api: str, priority: int, conditions: list[dict[str, Any]]) -> 
             "DomainNameArn": {"Fn::GetAtt": [DOMAIN_RESOURCE, "DomainNameArn"]},
             "Priority": priority,
             "Conditions": conditions,
-            "Actions": [{"InvokeApi": {"ApiId": {"Ref": api}, "Stage": {"Ref": f"{api}.Stage"},
-                                       "StripBasePath": False}}],
+            "Actions": [
+                {"InvokeApi": {"ApiId": {"Ref": api}, "Stage": {"Ref": f"{api}.Stage"}, "StripBasePath": False}}
+            ],
         },
     }
 
@@ -183,44 +199,96 @@ def _add_api_alarms(template: dict[str, Any], apis: list[str]) -> None:
     """`ApiServerErrorRateAlarm`: the 5xx answers of every API as a percentage of their requests;
     `ApiLatencyAlarm`: the highest p90 latency of the APIs. API Gateway's metrics, by API name and stage, so
     they include what never reached the function (its timeouts, throttles, a crash)."""
-    template.setdefault("Parameters", {}).update({
-        "ApiServerErrorRateAlarmPercent": {
-            "Type": "Number", "Default": 1, "MinValue": 0,
-            "Description": "ApiServerErrorRateAlarm: the share of 5xx answers (percent of all requests) that alarms"},
-        "ApiLatencyAlarmMilliseconds": {
-            "Type": "Number", "Default": 3000, "MinValue": 1,
-            "Description": "ApiLatencyAlarm: the p90 latency of an API (milliseconds) that alarms"},
-    })
+    template.setdefault("Parameters", {}).update(
+        {
+            "ApiServerErrorRateAlarmPercent": {
+                "Type": "Number",
+                "Default": 1,
+                "MinValue": 0,
+                "Description": (
+                    "ApiServerErrorRateAlarm: the share of 5xx answers (percent of all requests) that alarms"
+                ),
+            },
+            "ApiLatencyAlarmMilliseconds": {
+                "Type": "Number",
+                "Default": 3000,
+                "MinValue": 1,
+                "Description": "ApiLatencyAlarm: the p90 latency of an API (milliseconds) that alarms",
+            },
+        }
+    )
 
     def metric(name: str, api: str, stat: str) -> dict[str, Any]:
         stage = template["Resources"][api]["Properties"]["StageName"]
-        dimensions = [{"Name": "ApiName", "Value": {"Fn::Sub": f"${{AWS::StackName}}-{api}"}},
-                      {"Name": "Stage", "Value": stage}]
-        return {"Metric": {"Namespace": "AWS/ApiGateway", "MetricName": name, "Dimensions": dimensions},
-                "Period": ALARM_PERIOD, "Stat": stat}
+        dimensions = [
+            {"Name": "ApiName", "Value": {"Fn::Sub": f"${{AWS::StackName}}-{api}"}},
+            {"Name": "Stage", "Value": stage},
+        ]
+        return {
+            "Metric": {"Namespace": "AWS/ApiGateway", "MetricName": name, "Dimensions": dimensions},
+            "Period": ALARM_PERIOD,
+            "Stat": stat,
+        }
 
-    errors = [{"Id": f"errors{i}", "MetricStat": metric("5XXError", api, "Sum"), "ReturnData": False}
-              for i, api in enumerate(apis)]
-    requests = [{"Id": f"requests{i}", "MetricStat": metric("Count", api, "Sum"), "ReturnData": False}
-                for i, api in enumerate(apis)]
-    latencies = [{"Id": f"latency{i}", "MetricStat": metric("Latency", api, "p90"), "ReturnData": False}
-                 for i, api in enumerate(apis)]
+    errors = [
+        {"Id": f"errors{i}", "MetricStat": metric("5XXError", api, "Sum"), "ReturnData": False}
+        for i, api in enumerate(apis)
+    ]
+    requests = [
+        {"Id": f"requests{i}", "MetricStat": metric("Count", api, "Sum"), "ReturnData": False}
+        for i, api in enumerate(apis)
+    ]
+    latencies = [
+        {"Id": f"latency{i}", "MetricStat": metric("Latency", api, "p90"), "ReturnData": False}
+        for i, api in enumerate(apis)
+    ]
 
     def total(series: list[dict[str, Any]]) -> str:
         return "SUM([" + ", ".join(f"FILL({m['Id']}, 0)" for m in series) + "])"
 
-    every = {"EvaluationPeriods": 3, "DatapointsToAlarm": 2, "ComparisonOperator": "GreaterThanThreshold",
-             "TreatMissingData": "notBreaching"}
-    template["Resources"]["ApiServerErrorRateAlarm"] = {"Type": "AWS::CloudWatch::Alarm", "Properties": {
-        "AlarmDescription": f"5xx answers of {', '.join(apis)} above ApiServerErrorRateAlarmPercent of their requests",
-        "Metrics": [*errors, *requests, {"Id": "rate", "Label": "5xx answers, percent of requests", "ReturnData": True,
-                                         "Expression": f"100 * {total(errors)} / {total(requests)}"}],
-        "Threshold": {"Ref": "ApiServerErrorRateAlarmPercent"}, **every}}
-    template["Resources"]["ApiLatencyAlarm"] = {"Type": "AWS::CloudWatch::Alarm", "Properties": {
-        "AlarmDescription": f"The p90 latency of one of {', '.join(apis)} above ApiLatencyAlarmMilliseconds",
-        "Metrics": [*latencies, {"Id": "slowest", "Label": "highest p90 latency of the APIs", "ReturnData": True,
-                                 "Expression": "MAX([" + ", ".join(m["Id"] for m in latencies) + "])"}],
-        "Threshold": {"Ref": "ApiLatencyAlarmMilliseconds"}, **every}}
+    every = {
+        "EvaluationPeriods": 3,
+        "DatapointsToAlarm": 2,
+        "ComparisonOperator": "GreaterThanThreshold",
+        "TreatMissingData": "notBreaching",
+    }
+    template["Resources"]["ApiServerErrorRateAlarm"] = {
+        "Type": "AWS::CloudWatch::Alarm",
+        "Properties": {
+            "AlarmDescription": (
+                f"5xx answers of {', '.join(apis)} above ApiServerErrorRateAlarmPercent of their requests"
+            ),
+            "Metrics": [
+                *errors,
+                *requests,
+                {
+                    "Id": "rate",
+                    "Label": "5xx answers, percent of requests",
+                    "ReturnData": True,
+                    "Expression": f"100 * {total(errors)} / {total(requests)}",
+                },
+            ],
+            "Threshold": {"Ref": "ApiServerErrorRateAlarmPercent"},
+            **every,
+        },
+    }
+    template["Resources"]["ApiLatencyAlarm"] = {
+        "Type": "AWS::CloudWatch::Alarm",
+        "Properties": {
+            "AlarmDescription": f"The p90 latency of one of {', '.join(apis)} above ApiLatencyAlarmMilliseconds",
+            "Metrics": [
+                *latencies,
+                {
+                    "Id": "slowest",
+                    "Label": "highest p90 latency of the APIs",
+                    "ReturnData": True,
+                    "Expression": "MAX([" + ", ".join(m["Id"] for m in latencies) + "])",
+                },
+            ],
+            "Threshold": {"Ref": "ApiLatencyAlarmMilliseconds"},
+            **every,
+        },
+    }
 
 
 def main(argv: list[str]) -> None:

@@ -4,6 +4,7 @@ moto's models are not thread-safe (a TransactWriteItems that copies a table whil
 to it fails with "dictionary changed size during iteration"), and moto is in memory, so every request
 runs under the state's lock. SQS is left out: the worker's long polls wait there for a second at a time.
 """
+
 from __future__ import annotations
 
 import threading
@@ -17,8 +18,9 @@ from local.durable_state import DurableState
 
 
 def _is_sqs(environ: dict[str, Any]) -> bool:
-    return ("/sqs/aws4_request" in environ.get("HTTP_AUTHORIZATION", "")
-            or environ.get("HTTP_X_AMZ_TARGET", "").startswith("AmazonSQS."))
+    return "/sqs/aws4_request" in environ.get("HTTP_AUTHORIZATION", "") or environ.get(
+        "HTTP_X_AMZ_TARGET", ""
+    ).startswith("AmazonSQS.")
 
 
 class SerialisedMoto:
@@ -49,11 +51,11 @@ class EmulatedAws:
     """SerialisedMoto on host:port (bound at construction; the socket may reuse a port in TIME_WAIT)."""
 
     def __init__(self, host: str, port: int, state: DurableState):
-        self._server = make_server(host, port, SerialisedMoto(state), threaded=True,
-                                   request_handler=MotoRequestHandler)
+        self._server = make_server(host, port, SerialisedMoto(state), threaded=True, request_handler=MotoRequestHandler)
         # stop() waits for the serving loop to notice, which it does every poll interval
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name="moto", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.1}, name="moto", daemon=True
+        )
 
     def start(self) -> None:
         self._thread.start()

@@ -5,6 +5,7 @@ it stops chalice in order. Then nothing else stops chalice when local/run.py is 
 an orphan holding the port. On Linux the kernel sends it SIGKILL when its parent dies
 (prctl PR_SET_PDEATHSIG, which survives the exec); elsewhere the command runs unguarded.
 """
+
 from __future__ import annotations
 
 import ctypes

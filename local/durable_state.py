@@ -10,6 +10,7 @@ nothing. Start-up loads the snapshot and the journal straight into moto's models
 Both files hold one record a line, `<key JSON>\\t<state JSON or null>`; the last record of a key wins.
 The keys name what they hold: `["dynamodb", table, hash key, range key]`, `["s3", bucket, object key]`.
 """
+
 from __future__ import annotations
 
 import base64
@@ -125,7 +126,7 @@ class Journal:
         with self._lock:
             view = memoryview(data)
             while view:
-                view = view[os.write(self._fd, view):]
+                view = view[os.write(self._fd, view) :]
             self.size += len(data)
             self._appended += len(data)
             return self._appended
@@ -195,12 +196,22 @@ class DurableState:
         records = []
         for record_key, (table, hash_key, range_key) in self._changed_items.items():
             item = current_item(table, hash_key, range_key)
-            records.append(_record(record_key, None if item is None else {
-                name: wire_value(value) for name, value in item.attrs.items()}))
+            records.append(
+                _record(
+                    record_key,
+                    None if item is None else {name: wire_value(value) for name, value in item.attrs.items()},
+                )
+            )
         for record_key, (backend, bucket, key) in self._changed_objects.items():
             found = backend.get_object(bucket, key)
-            records.append(_record(record_key, None if found is None else {
-                "metadata": dict(found.metadata), "body": base64.b64encode(found.value).decode()}))
+            records.append(
+                _record(
+                    record_key,
+                    None
+                    if found is None
+                    else {"metadata": dict(found.metadata), "body": base64.b64encode(found.value).decode()},
+                )
+            )
         self._changed_items.clear()
         self._changed_objects.clear()
         return self.journal.append(b"".join(records))
@@ -220,15 +231,18 @@ class DurableState:
                     continue
                 kind, container, *key = json.loads(record_key)
                 if container not in (table.name, bucket):
-                    raise SystemExit(f"{self.directory} holds state of {kind} {container!r}, which this stack "
-                                     "does not have: `make reset` starts afresh")
+                    raise SystemExit(
+                        f"{self.directory} holds state of {kind} {container!r}, which this stack "
+                        "does not have: `make reset` starts afresh"
+                    )
                 if kind == "dynamodb":
                     insert_item(table, json.loads(state))
                     items += 1
                 else:
                     saved = json.loads(state)
-                    s3.put_object(bucket, key[0], base64.b64decode(saved["body"]),
-                                  disable_notification=True).set_metadata(saved["metadata"])
+                    s3.put_object(
+                        bucket, key[0], base64.b64decode(saved["body"]), disable_notification=True
+                    ).set_metadata(saved["metadata"])
                     objects += 1
             self._changed_objects.clear()  # loaded, not changed
             return items, objects
@@ -240,11 +254,20 @@ class DurableState:
             return
         try:
             snapshot = json.loads(old.read_text())
-            records = [_record(item_record_key(table.name, *key_of(table, item)), item)
-                       for item in snapshot["dynamodb"]["items"]]
-            records += [_record(object_record_key(bucket, obj["key"]), {
-                "metadata": {"Content-Type": obj["contentType"]} if obj.get("contentType") else {},
-                "body": obj["body"]}) for obj in snapshot["s3"]["objects"]]
+            records = [
+                _record(item_record_key(table.name, *key_of(table, item)), item)
+                for item in snapshot["dynamodb"]["items"]
+            ]
+            records += [
+                _record(
+                    object_record_key(bucket, obj["key"]),
+                    {
+                        "metadata": {"Content-Type": obj["contentType"]} if obj.get("contentType") else {},
+                        "body": obj["body"],
+                    },
+                )
+                for obj in snapshot["s3"]["objects"]
+            ]
         except (ValueError, KeyError, TypeError):
             raise SystemExit(f"{old} is not a snapshot this version can read: `make reset` starts afresh") from None
         self._write_snapshot(records)

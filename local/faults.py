@@ -26,6 +26,7 @@ Job deliveries are faulted from the same random (`delivery()`): a message `dupli
 DynamoDB call of that thread raises WorkerKilled, which no `except Exception` of the job sees, as nothing of a
 killed Lambda runs; its message comes back, and the job's lease tells the next delivery what to do).
 """
+
 from __future__ import annotations
 
 import binascii
@@ -133,7 +134,7 @@ class FaultPlan:
 
     def _partial(self, event_name: str, operation: str, request: Any) -> Any:
         body = json.loads(request.body)
-        (table, asked), = body["RequestItems"].items()
+        ((table, asked),) = body["RequestItems"].items()
         wanted = asked if operation == "BatchWriteItem" else asked["Keys"]
         if len(wanted) < 2:
             return _forward(event_name, request)  # nothing to split: the call goes through whole
@@ -199,8 +200,12 @@ def install_from_environment(environ: Mapping[str, str], client: Any, stream: in
     plan = from_environment(environ, stream)
     if plan is not None:
         plan.install(client)
-        print(f"{name}: injecting faults into its DynamoDB calls and job deliveries at rate {plan.rate} "
-              f"({SEED_VARIABLE}={environ.get(SEED_VARIABLE) or 0})", file=sys.stderr, flush=True)
+        print(
+            f"{name}: injecting faults into its DynamoDB calls and job deliveries at rate {plan.rate} "
+            f"({SEED_VARIABLE}={environ.get(SEED_VARIABLE) or 0})",
+            file=sys.stderr,
+            flush=True,
+        )
     return plan
 
 
@@ -242,8 +247,9 @@ def _with_body(request: Any, body: bytes) -> Any:
 
     headers = dict(request.headers.items())
     headers["Content-Length"] = str(len(body))
-    return AWSPreparedRequest(method=request.method, url=request.url, headers=headers, body=body,
-                              stream_output=request.stream_output)
+    return AWSPreparedRequest(
+        method=request.method, url=request.url, headers=headers, body=body, stream_output=request.stream_output
+    )
 
 
 def _error_response(request: Any, code: str, message: str) -> Any:
@@ -255,10 +261,16 @@ def _response(request: Any, status: int, body: bytes, headers: Any) -> Any:
     from botocore.awsrequest import AWSResponse
     from moto.core.botocore_stubber import MockRawResponse
 
-    kept = {name: value for name, value in dict(headers).items()
-            if name.lower() not in ("content-length", "x-amz-crc32")}
-    kept.update({"Content-Type": "application/x-amz-json-1.0", "Content-Length": str(len(body)),
-                 "x-amz-crc32": str(binascii.crc32(body) & 0xFFFFFFFF)})
+    kept = {
+        name: value for name, value in dict(headers).items() if name.lower() not in ("content-length", "x-amz-crc32")
+    }
+    kept.update(
+        {
+            "Content-Type": "application/x-amz-json-1.0",
+            "Content-Length": str(len(body)),
+            "x-amz-crc32": str(binascii.crc32(body) & 0xFFFFFFFF),
+        }
+    )
     return AWSResponse(request.url, status, kept, MockRawResponse(body))
 
 

@@ -8,6 +8,7 @@ same locally: everything else is Chalice's own local server, running the app as 
 
     python local/gateway.py --host 127.0.0.1 --port 8000 --stage dev
 """
+
 from __future__ import annotations
 
 import argparse
@@ -51,8 +52,9 @@ MESSAGES = {
 def error_body(status: int, code: str, message: str, request_id: str) -> bytes:
     import json
 
-    return json.dumps({"httpStatus": status, "code": code, "message": message, "requestId": request_id},
-                      separators=(",", ":")).encode()
+    return json.dumps(
+        {"httpStatus": status, "code": code, "message": message, "requestId": request_id}, separators=(",", ":")
+    ).encode()
 
 
 def _request_id() -> str:
@@ -72,8 +74,10 @@ class RouteNotFound(LocalGatewayException):
         shown = path.split("?", 1)[0]
         if len(shown) > MAX_ECHOED_PATH:
             shown = shown[:MAX_ECHOED_PATH] + "..."
-        super().__init__({"Content-Type": "application/json", "X-Request-Id": request_id},
-                         error_body(404, "route.not_found", f"No route for {method[:20]} {shown}", request_id))
+        super().__init__(
+            {"Content-Type": "application/json", "X-Request-Id": request_id},
+            error_body(404, "route.not_found", f"No route for {method[:20]} {shown}", request_id),
+        )
 
 
 class ApiGatewayLikeGateway(LocalGateway):

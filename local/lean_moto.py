@@ -61,6 +61,7 @@ And one thing of DynamoDB's that moto lacks (`idempotent_transactions`): a Trans
 comes back with the same items within ten minutes (a retry of a call whose answer was lost), and
 `IdempotentParameterMismatchException` when it comes back with other items.
 """
+
 from __future__ import annotations
 
 import copy
@@ -96,8 +97,10 @@ ItemChange = Callable[[Table, DynamoType, DynamoType | None], None]
 
 _DIRECTORY_ATTRIBUTE = "_lean_index_directory"
 _SIZE_ATTRIBUTE = "_lean_size"
-_PLAIN_UPDATE = re.compile(r"(?:SET (?P<sets>#\w+ = :\w+(?:, #\w+ = :\w+)*))?"
-                           r"(?: ?REMOVE (?P<removes>#\w+(?:, #\w+)*))?")
+_PLAIN_UPDATE = re.compile(
+    r"(?:SET (?P<sets>#\w+ = :\w+(?:, #\w+ = :\w+)*))?"
+    r"(?: ?REMOVE (?P<removes>#\w+(?:, #\w+)*))?"
+)
 PLAIN_UPDATES = True
 """Whether plain updates skip moto's expression machinery (the comparison test turns it off for moto's answer)."""
 DYNAMODB_DATA_AS_JSON = frozenset({"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem"})
@@ -110,8 +113,19 @@ EXPRESSIONS_KEPT = 4096
 _SHALLOW_COPY = SimpleNamespace(deepcopy=list)
 _read_json, _write_json = json.loads, json.dumps
 """json for what is not an answer (the comparison test replaces the module's json to count the answers)."""
-DYNAMODB_REQUESTS_AS_JSON = frozenset({"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem", "DeleteItem",
-                                       "BatchWriteItem", "TransactWriteItems", "TransactGetItems"})
+DYNAMODB_REQUESTS_AS_JSON = frozenset(
+    {
+        "GetItem",
+        "BatchGetItem",
+        "Query",
+        "PutItem",
+        "UpdateItem",
+        "DeleteItem",
+        "BatchWriteItem",
+        "TransactWriteItems",
+        "TransactGetItems",
+    }
+)
 _BINARY_VALUE = re.compile(rb'"BS?"\s*:')
 """A binary attribute value ("B" or "BS") in a request body, or anything that looks like one (moto's way then)."""
 
@@ -120,8 +134,13 @@ def request_as_json(handler: DynamoHandler, request: Any) -> dict[str, Any] | No
     """The parameters of a DynamoDB request, read by json.loads as moto's parser reads them, or None when it
     may read them otherwise (for moto's parser to read)."""
     body = request.data
-    if handler._get_action() not in DYNAMODB_REQUESTS_AS_JSON or not isinstance(body, bytes) or not body \
-            or request.headers.get("Content-Encoding") or _BINARY_VALUE.search(body):
+    if (
+        handler._get_action() not in DYNAMODB_REQUESTS_AS_JSON
+        or not isinstance(body, bytes)
+        or not body
+        or request.headers.get("Content-Encoding")
+        or _BINARY_VALUE.search(body)
+    ):
         return None
     try:
         parsed = _read_json(body)
@@ -189,24 +208,33 @@ def plain_update(backend: DynamoDBBackend, arguments: dict[str, Any]) -> Item | 
     (nothing done) for moto to apply it."""
     expression = arguments.get("update_expression") or ""
     match = _PLAIN_UPDATE.fullmatch(expression)
-    if not PLAIN_UPDATES or not expression or match is None or arguments.get("attribute_updates") \
-            or arguments.get("expected"):
+    if (
+        not PLAIN_UPDATES
+        or not expression
+        or match is None
+        or arguments.get("attribute_updates")
+        or arguments.get("expected")
+    ):
         return None
     names = arguments.get("expression_attribute_names") or {}
     values = arguments.get("expression_attribute_values") or {}
     table = backend.get_table(arguments["table_name"])
     sets = [pair.split(" = ") for pair in match["sets"].split(", ")] if match["sets"] else []
     removes = match["removes"].split(", ") if match["removes"] else []
-    if any(name not in names for name, _ in sets) or any(value not in values for _, value in sets) \
-            or any(name not in names for name in removes):
+    if (
+        any(name not in names for name, _ in sets)
+        or any(value not in values for _, value in sets)
+        or any(name not in names for name in removes)
+    ):
         return None
     changed = [names[name] for name, _ in sets] + [names[name] for name in removes]
     if len(set(changed)) < len(changed) or set(changed) & set(table.table_key_attrs):
         return None  # overlapping paths, or a key of the table: moto's errors
     new_values = {names[name]: DynamoType(values[value]) for name, value in sets}
     declared = {definition["AttributeName"]: definition["AttributeType"] for definition in table.attr}
-    if any(value.type in ("S", "B", "SS", "NS", "BS") and not value.value for value in new_values.values()) or \
-            any(name in declared and value.type != declared[name] for name, value in new_values.items()):
+    if any(value.type in ("S", "B", "SS", "NS", "BS") and not value.value for value in new_values.values()) or any(
+        name in declared and value.type != declared[name] for name, value in new_values.items()
+    ):
         return None  # an empty string, binary or set, or an index key of another type: moto's errors
     hash_key, range_key = backend.get_keys_value(table, arguments["key"])
     item = table.get_item(hash_key, range_key)
@@ -267,10 +295,14 @@ class IndexDirectory:
     """For each global secondary index with one hash key: index partition value -> keys of its items."""
 
     def __init__(self, table: Table):
-        self.hash_attributes = {index.name: hashes[0]["AttributeName"] for index in table.global_indexes
-                                if len(hashes := [k for k in index.schema if k["KeyType"] == "HASH"]) == 1}
+        self.hash_attributes = {
+            index.name: hashes[0]["AttributeName"]
+            for index in table.global_indexes
+            if len(hashes := [k for k in index.schema if k["KeyType"] == "HASH"]) == 1
+        }
         self.partitions: dict[str, defaultdict[DynamoType, set[ItemKey]]] = {
-            name: defaultdict(set) for name in self.hash_attributes}
+            name: defaultdict(set) for name in self.hash_attributes
+        }
         self.placed: dict[ItemKey, dict[str, DynamoType]] = {}
         for item in every_item(table):
             self._place((item.hash_key, item.range_key), item)
@@ -303,8 +335,9 @@ class IndexDirectory:
         if placed:
             self.placed[key] = placed
 
-    def candidates(self, table: Table, index_name: str,
-                   hash_conditions: list[tuple[str, DynamoType]]) -> list[Item] | None:
+    def candidates(
+        self, table: Table, index_name: str, hash_conditions: list[tuple[str, DynamoType]]
+    ) -> list[Item] | None:
         """The items that may match a Query on the index; None when the directory cannot tell."""
         attribute = self.hash_attributes.get(index_name)
         values = [value for name, value in hash_conditions if name == attribute]
@@ -339,8 +372,7 @@ def _after_start(table: Table, ascending: list[Item], start: dict[str, Any], for
     low, high = 0, len(order)
     while low < high:
         middle = (low + high) // 2
-        if table._item_comes_before_dct(order[middle], start, [table.hash_key_attr], [table.range_key_attr],
-                                        forward):
+        if table._item_comes_before_dct(order[middle], start, [table.hash_key_attr], [table.range_key_attr], forward):
             low = middle + 1
         else:
             high = middle
@@ -352,8 +384,11 @@ def _condition_key(parser: ConditionExpressionParser) -> tuple[str, Any, Any] | 
     """What a condition's syntax tree depends on, hashable; None when it cannot be told (moto's way then)."""
     names, values = parser.expression_attribute_names, parser.expression_attribute_values
     try:
-        key = (parser.condition_expression, None if names is None else tuple(sorted(names.items())),
-               None if values is None else _write_json(values, sort_keys=True))
+        key = (
+            parser.condition_expression,
+            None if names is None else tuple(sorted(names.items())),
+            None if values is None else _write_json(values, sort_keys=True),
+        )
         hash(key)
     except (TypeError, AttributeError):
         return None
@@ -362,13 +397,38 @@ def _condition_key(parser: ConditionExpressionParser) -> tuple[str, Any, Any] | 
 
 @contextmanager
 def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
-    original = (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item,
-                Table.delete_item, Table.query, StreamShard.add, DynamoResult.execute_result, Item.__init__,
-                Item.size, core_responses.method_names_from_class, UpdateExpressionParser.__dict__["make"],
-                ConditionExpressionParser.parse, DynamoHandler.__dict__.get("parse_parameters"),
-                dynamodb_responses.dynamo_to_dict)
-    (transact_write_items, update_item, put_item, delete_item, query, _, shape_walking, _, item_size,
-     method_names, _, condition_parse, _, to_dict) = original
+    original = (
+        DynamoDBBackend.transact_write_items,
+        DynamoDBBackend.update_item,
+        Table.put_item,
+        Table.delete_item,
+        Table.query,
+        StreamShard.add,
+        DynamoResult.execute_result,
+        Item.__init__,
+        Item.size,
+        core_responses.method_names_from_class,
+        UpdateExpressionParser.__dict__["make"],
+        ConditionExpressionParser.parse,
+        DynamoHandler.__dict__.get("parse_parameters"),
+        dynamodb_responses.dynamo_to_dict,
+    )
+    (
+        transact_write_items,
+        update_item,
+        put_item,
+        delete_item,
+        query,
+        _,
+        shape_walking,
+        _,
+        item_size,
+        method_names,
+        _,
+        condition_parse,
+        _,
+        to_dict,
+    ) = original
     parse_parameters = DynamoHandler.parse_parameters
     update_parse = UpdateExpressionParser.make
 
@@ -381,8 +441,9 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
 
     @functools.lru_cache(maxsize=EXPRESSIONS_KEPT)
     def condition_tree(expression: str, names: Any, values: Any) -> tuple[Any, tuple[str, ...], tuple[str, ...]]:
-        parser = ConditionExpressionParser(expression, None if names is None else dict(names),
-                                           None if values is None else _read_json(values))
+        parser = ConditionExpressionParser(
+            expression, None if names is None else dict(names), None if values is None else _read_json(values)
+        )
         tree = condition_parse(parser)
         return tree, tuple(parser.expr_attr_names_found), tuple(parser.expr_attr_values_found)
 
@@ -425,8 +486,9 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
 
     update_parameters = inspect.signature(update_item)
 
-    def watched_update_item(backend: DynamoDBBackend, table_name: str, key: dict[str, Any], *args: Any,
-                            **kwargs: Any) -> Item:
+    def watched_update_item(
+        backend: DynamoDBBackend, table_name: str, key: dict[str, Any], *args: Any, **kwargs: Any
+    ) -> Item:
         table = backend.tables.get(table_name)
         if table is not None:
             _forget_size(table, key_of(table, key))
@@ -459,8 +521,7 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
         forward = args[4] if len(args) > 4 else kwargs.get("scan_index_forward", True)
         candidates = None
         if index_name:
-            candidates = IndexDirectory.of(table).candidates(table, index_name,
-                                                             kwargs.get("hash_key_conditions") or [])
+            candidates = IndexDirectory.of(table).candidates(table, index_name, kwargs.get("hash_key_conditions") or [])
         elif hash_key is not None:
             partition = table.items.get(hash_key)
             if table.range_key_attr is None:
@@ -533,10 +594,22 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
         with idempotent_transactions():
             yield
     finally:
-        (DynamoDBBackend.transact_write_items, DynamoDBBackend.update_item, Table.put_item, Table.delete_item,
-         Table.query, StreamShard.add, DynamoResult.execute_result, Item.__init__, Item.size,
-         core_responses.method_names_from_class, UpdateExpressionParser.make,
-         ConditionExpressionParser.parse, _, dynamodb_responses.dynamo_to_dict) = original  # type: ignore[method-assign]
+        (
+            DynamoDBBackend.transact_write_items,
+            DynamoDBBackend.update_item,
+            Table.put_item,
+            Table.delete_item,
+            Table.query,
+            StreamShard.add,
+            DynamoResult.execute_result,
+            Item.__init__,
+            Item.size,
+            core_responses.method_names_from_class,
+            UpdateExpressionParser.make,
+            ConditionExpressionParser.parse,
+            _,
+            dynamodb_responses.dynamo_to_dict,
+        ) = original  # type: ignore[method-assign]
         if original[12] is None:
             del DynamoHandler.parse_parameters  # inherited from BaseResponse again
         else:
@@ -549,8 +622,10 @@ TOKEN_SECONDS = 600
 
 class IdempotentParameterMismatch(DynamodbException):
     def __init__(self) -> None:
-        super().__init__("com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException",
-                         message="The ClientRequestToken was used with other transaction items")
+        super().__init__(
+            "com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException",
+            message="The ClientRequestToken was used with other transaction items",
+        )
 
 
 @contextmanager

@@ -3,6 +3,7 @@
 The table, bucket and queues are read from the same template that deploys them, so they cannot drift.
 The deployed stack lets CloudFormation name them; here they take the names the settings default to.
 """
+
 from __future__ import annotations
 
 import json
@@ -50,5 +51,7 @@ def create_all(session: Any) -> None:
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     queue = all_resources["JobsQueue"]["Properties"]
     redrive = {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(queue["RedrivePolicy"]["maxReceiveCount"])}
-    sqs.create_queue(QueueName=settings().jobs_queue_name, Attributes={
-        "VisibilityTimeout": str(queue["VisibilityTimeout"]), "RedrivePolicy": json.dumps(redrive)})
+    sqs.create_queue(
+        QueueName=settings().jobs_queue_name,
+        Attributes={"VisibilityTimeout": str(queue["VisibilityTimeout"]), "RedrivePolicy": json.dumps(redrive)},
+    )

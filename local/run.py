@@ -17,6 +17,7 @@ the journal into the snapshot under way is finished at the next start, and the p
 interpreter's teardown (which would free every object moto holds, one by one: seconds for a large state).
 Killed outright, it loses nothing it acknowledged, and `chalice local` dies with it.
 """
+
 from __future__ import annotations
 
 import logging
@@ -62,16 +63,23 @@ class Options:
 
 def service_environment(options: Options) -> dict[str, str]:
     """The environment of this process and of `chalice local`: fake credentials, emulated endpoint."""
-    environ = {k: v for k, v in os.environ.items()
-               if k not in {"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"}}
-    environ.update({
-        "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local",
-        "AWS_DEFAULT_REGION": REGION, "AWS_REGION": REGION,
-        # every boto3 client of both processes talks to moto, never to AWS
-        "AWS_ENDPOINT_URL": options.aws_url, "PAS_AWS_ENDPOINT_URL": options.aws_url, "PAS_STAGE": "dev",
-        # the Tracer runs without X-Ray (no daemon here); the EMF metrics and the JSON logs go to this output
-        "POWERTOOLS_TRACE_DISABLED": "1",
-    })
+    environ = {
+        k: v for k, v in os.environ.items() if k not in {"AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"}
+    }
+    environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "local",
+            "AWS_SECRET_ACCESS_KEY": "local",
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_REGION": REGION,
+            # every boto3 client of both processes talks to moto, never to AWS
+            "AWS_ENDPOINT_URL": options.aws_url,
+            "PAS_AWS_ENDPOINT_URL": options.aws_url,
+            "PAS_STAGE": "dev",
+            # the Tracer runs without X-Ray (no daemon here); the EMF metrics and the JSON logs go to this output
+            "POWERTOOLS_TRACE_DISABLED": "1",
+        }
+    )
     return environ
 
 
@@ -206,10 +214,17 @@ def _scheduled_event(name: str) -> dict[str, Any]:
 
     from chalicelib.core.ids import new_uuid_locator
 
-    return {"version": "0", "account": "000000000000", "region": REGION, "detail": {},
-            "detail-type": "Scheduled Event", "source": "aws.events",
-            "time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "id": new_uuid_locator(),
-            "resources": [f"arn:aws:events:{REGION}:000000000000:rule/{name}"]}
+    return {
+        "version": "0",
+        "account": "000000000000",
+        "region": REGION,
+        "detail": {},
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "time": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "id": new_uuid_locator(),
+        "resources": [f"arn:aws:events:{REGION}:000000000000:rule/{name}"],
+    }
 
 
 def fire_schedules(stop: threading.Event, plan: list[tuple[str, int, Callable[..., Any]]]) -> None:
@@ -237,8 +252,16 @@ def fire_schedules(stop: threading.Event, plan: list[tuple[str, int, Callable[..
 
 def _start_chalice(options: Options, environ: dict[str, str]) -> subprocess.Popen:
     # `chalice local --no-autoreload`, answering unknown paths and malformed requests as API Gateway does
-    command = [sys.executable, str(ROOT / "local" / "gateway.py"), "--host", HOST, "--port", str(options.port),
-               "--stage", "dev"]
+    command = [
+        sys.executable,
+        str(ROOT / "local" / "gateway.py"),
+        "--host",
+        HOST,
+        "--port",
+        str(options.port),
+        "--stage",
+        "dev",
+    ]
     # its own session: Ctrl-C reaches this process only, which then stops chalice in order; and it dies
     # with this process however that ends
     guarded = [sys.executable, "-m", "local.die_with_parent", str(os.getpid()), *command]
@@ -263,27 +286,34 @@ def merge_journal_when_due(state: Any, stop: threading.Event) -> None:
         try:
             state.compact_if_due()
         except Exception:
-            log.exception("merging the journal into the snapshot failed; the journal keeps everything, "
-                          "and the merge is tried again")
+            log.exception(
+                "merging the journal into the snapshot failed; the journal keeps everything, "
+                "and the merge is tried again"
+            )
 
 
 def _banner(options: Options, restored: tuple[int, int]) -> str:
     from chalicelib.settings import settings
 
-    state = (f"restored {restored[0]} items and {restored[1]} objects from {options.state_dir}"
-             if any(restored) else f"new state, saved to {options.state_dir}")
+    state = (
+        f"restored {restored[0]} items and {restored[1]} objects from {options.state_dir}"
+        if any(restored)
+        else f"new state, saved to {options.state_dir}"
+    )
     current = settings()
-    return "\n".join([
-        "",
-        f"PAS is running at {options.base_url}",
-        f"  administrator: {current.admin_username} / {current.admin_password}"
-        "  (PAS_ADMIN_USERNAME / PAS_ADMIN_PASSWORD when the state is new)",
-        f"  emulated AWS:  {options.aws_url}; {state}",
-        "  sign in:       curl -s -X POST " + options.base_url + "/auth/token"
-        f" -d grant_type=password -d username={current.admin_username} -d password={current.admin_password}",
-        "Ctrl-C stops it; the data stays until `make reset`.",
-        "",
-    ])
+    return "\n".join(
+        [
+            "",
+            f"PAS is running at {options.base_url}",
+            f"  administrator: {current.admin_username} / {current.admin_password}"
+            "  (PAS_ADMIN_USERNAME / PAS_ADMIN_PASSWORD when the state is new)",
+            f"  emulated AWS:  {options.aws_url}; {state}",
+            "  sign in:       curl -s -X POST " + options.base_url + "/auth/token"
+            f" -d grant_type=password -d username={current.admin_username} -d password={current.admin_password}",
+            "Ctrl-C stops it; the data stays until `make reset`.",
+            "",
+        ]
+    )
 
 
 def main() -> int:
@@ -327,8 +357,11 @@ def main() -> int:
         aws.start()
         # with the clients chalicelib.storage keeps for the worker: botocore reads each service's description once
         create_all(SimpleNamespace(client=clients.client))
-        restored = state.restore(dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(settings().table_name),
-                                 settings().bucket_name, s3_backends[DEFAULT_ACCOUNT_ID]["global"])
+        restored = state.restore(
+            dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(settings().table_name),
+            settings().bucket_name,
+            s3_backends[DEFAULT_ACCOUNT_ID]["global"],
+        )
         started_at = SystemClock().now()  # every job whose status moved before now, an earlier run left
         chalice = _start_chalice(options, environ)  # it starts while this process does the rest
         exit_code = 0
@@ -346,11 +379,11 @@ def main() -> int:
             # from here on the worker's calls and deliveries carry the faults PAS_FAULT_RATE asks for (start-up not)
             plan = install_from_environment(environ, clients.dynamodb(), WORKER_STREAM, "worker")
             # daemons, never waited for: a job still running at a stop is abandoned, the next start runs it again
-            threads = [threading.Thread(target=run_jobs, args=(stop, job_running, plan), name="jobs", daemon=True),
-                       threading.Thread(target=fire_schedules, args=(stop, schedules()), name="schedules",
-                                        daemon=True),
-                       threading.Thread(target=merge_journal_when_due, args=(state, stop), name="snapshot",
-                                        daemon=True)]
+            threads = [
+                threading.Thread(target=run_jobs, args=(stop, job_running, plan), name="jobs", daemon=True),
+                threading.Thread(target=fire_schedules, args=(stop, schedules()), name="schedules", daemon=True),
+                threading.Thread(target=merge_journal_when_due, args=(state, stop), name="snapshot", daemon=True),
+            ]
             _wait_for_port(options.port, lambda: chalice.poll() is None)
             for thread in threads:
                 thread.start()

@@ -13,6 +13,7 @@ publishes each tenant's current version again (`republish_current_versions`, as 
 per tenant, the code stored already), so its plugin calls answer 503 `tenantCode.not_ready` for a moment
 after a start, never another version's code; older versions' code comes back only with a redeploy.
 """
+
 from __future__ import annotations
 
 from chalicelib.plugins.local_lambda import LocalLambda
@@ -52,8 +53,9 @@ def republish_current_versions(tenants_per_page: int) -> int:
     while True:
         tenants, more = identity.tenant_locators_after(after, tenants_per_page)
         for tenant in tenants:
-            ctx = CallContext(principal=SYSTEM, request_id=new_locator(), now=SystemClock().now(),
-                              tenant_locator=tenant)
+            ctx = CallContext(
+                principal=SYSTEM, request_id=new_locator(), now=SystemClock().now(), tenant_locator=tenant
+            )
             try:
                 metadata, code, _ = configuration.deployment_status(ctx)
             except NotFound:

@@ -1,6 +1,7 @@
 """HTTP to the service (the standard library's urllib: nothing to install), with its failures told apart: an
 error answer (ApiError, a 5xx with its own exit code), a 401 or an expired token (NotSignedIn, with the
 `pas login` that fixes it), and a service that cannot be reached (NetworkError)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -59,13 +60,24 @@ class Client:
     @classmethod
     def of(cls, profile: Profile) -> Client:
         if profile.expired():
-            raise NotSignedIn(f"the token of profile '{profile.name}' expired at {profile.expiresAt}: log in again "
-                              f"with {profile.login_hint()}")
+            raise NotSignedIn(
+                f"the token of profile '{profile.name}' expired at {profile.expiresAt}: log in again "
+                f"with {profile.login_hint()}"
+            )
         return cls(profile.url, profile)
 
-    def call(self, method: str, path: str, *, query: dict[str, Any] | None = None, json_body: Any = None,
-             form: dict[str, str] | None = None, data: bytes | None = None, content_type: str | None = None,
-             accept_errors: bool = False) -> Answer:
+    def call(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, Any] | None = None,
+        json_body: Any = None,
+        form: dict[str, str] | None = None,
+        data: bytes | None = None,
+        content_type: str | None = None,
+        accept_errors: bool = False,
+    ) -> Answer:
         """One request; an error answer raises ApiError (NotSignedIn for a 401) unless `accept_errors`."""
         headers = {"Accept": "application/json, application/zip, */*", "User-Agent": "pas-cli"}
         if self.profile is not None:
@@ -76,15 +88,25 @@ class Client:
             data, content_type = urllib.parse.urlencode(form).encode(), "application/x-www-form-urlencoded"
         if content_type:
             headers["Content-Type"] = content_type
-        request = urllib.request.Request(self.url + path + query_string(query), data=data, headers=headers,
-                                         method=method.upper())
+        request = urllib.request.Request(
+            self.url + path + query_string(query), data=data, headers=headers, method=method.upper()
+        )
         answer = self._send(request)
         if answer.status >= 400 and not accept_errors:
             raise self.error_of(answer)
         return answer
 
-    def send_file(self, method: str, path: str, content: bytes, *, purpose: str, tenant: str | None = None,
-                  query: dict[str, Any] | None = None, content_type: str = ZIP) -> Answer:
+    def send_file(
+        self,
+        method: str,
+        path: str,
+        content: bytes,
+        *,
+        purpose: str,
+        tenant: str | None = None,
+        query: dict[str, Any] | None = None,
+        content_type: str = ZIP,
+    ) -> Answer:
         """`content` as the body of the request, or, over the direct limit of a body (or when the service answers
         413 `request.too_large`), as an upload that the request names with `?uploadLocator=` (DECISIONS.md
         "Uploads"): announced with POST /uploads, then PUT to the URL it answers."""
@@ -96,21 +118,32 @@ class Client:
             if not (isinstance(error, ApiError) and error.status == 413 and error.code == "request.too_large"):
                 raise error
         locator = self.upload(content, purpose=purpose, tenant=tenant, content_type=content_type)
-        return self.call(method, path, query={**(query or {}), "uploadLocator": locator}, data=b"",
-                         content_type=content_type)
+        return self.call(
+            method, path, query={**(query or {}), "uploadLocator": locator}, data=b"", content_type=content_type
+        )
 
     def upload(self, content: bytes, *, purpose: str, tenant: str | None, content_type: str) -> str:
         """An upload of `content` (POST /uploads, then the file PUT to its URL): its locator."""
-        made = self.call("POST", "/uploads", json_body={
-            "purpose": purpose, "size": len(content), "sha256": hashlib.sha256(content).hexdigest(),
-            "contentType": content_type, **({"tenantLocator": tenant} if tenant else {})}).json()
+        made = self.call(
+            "POST",
+            "/uploads",
+            json_body={
+                "purpose": purpose,
+                "size": len(content),
+                "sha256": hashlib.sha256(content).hexdigest(),
+                "contentType": content_type,
+                **({"tenantLocator": tenant} if tenant else {}),
+            },
+        ).json()
         put = urllib.request.Request(made["url"], data=content, headers=made["headers"], method=made["method"])
         try:
             with urllib.request.urlopen(put, timeout=UPLOAD_TIMEOUT_SECONDS):
                 pass
         except urllib.error.HTTPError as error:
-            raise CliError(f"the upload of {len(content)} bytes was refused: {error.code} "
-                           f"{error.read()[:300].decode('utf-8', 'replace')}") from None
+            raise CliError(
+                f"the upload of {len(content)} bytes was refused: {error.code} "
+                f"{error.read()[:300].decode('utf-8', 'replace')}"
+            ) from None
         except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
             raise NetworkError(f"cannot reach the upload URL: {getattr(error, 'reason', error)}") from None
         return str(made["uploadLocator"])
@@ -118,8 +151,12 @@ class Client:
     def _send(self, request: urllib.request.Request) -> Answer:
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as response:
-                return Answer(response.status, response.read(), response.headers.get("Content-Type", ""),
-                              dict(response.headers.items()))
+                return Answer(
+                    response.status,
+                    response.read(),
+                    response.headers.get("Content-Type", ""),
+                    dict(response.headers.items()),
+                )
         except urllib.error.HTTPError as error:
             return Answer(error.code, error.read(), error.headers.get("Content-Type", ""), dict(error.headers.items()))
         except (urllib.error.URLError, ConnectionError, TimeoutError) as error:
@@ -139,6 +176,7 @@ class Client:
     def sign_in(self, username: str, password: str) -> tuple[str, datetime]:
         """The password grant: the token and when it expires."""
         granted_at = datetime.now(timezone.utc)
-        body = self.call("POST", "/auth/token", form={"grant_type": "password", "username": username,
-                                                      "password": password}).json()
+        body = self.call(
+            "POST", "/auth/token", form={"grant_type": "password", "username": username, "password": password}
+        ).json()
         return body["access_token"], granted_at + timedelta(seconds=int(body["expires_in"]))

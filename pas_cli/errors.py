@@ -1,4 +1,5 @@
 """What can go wrong, each with the exit code a script tests for (`pas --help` lists them)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -14,6 +14,7 @@ a bug report. A file is a list of steps, or an object whose `fixtures` is that l
 Any string may refer to an earlier answer, `${name.path}`, or to the environment, `${env.NAME}` or
 `${env.NAME:-default}`. A string that is one reference whole takes the value's type (a number stays a number).
 """
+
 from __future__ import annotations
 
 import re
@@ -59,8 +60,9 @@ def load(file: Path) -> list[dict[str, Any]]:
             raise FixtureError(f"{where}: a step is an object with a `path`")
         unknown = set(step) - STEP_KEYS
         if unknown:
-            raise FixtureError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} (a step has "
-                               f"{', '.join(sorted(STEP_KEYS))})")
+            raise FixtureError(
+                f"{where}: unknown key(s) {', '.join(sorted(unknown))} (a step has {', '.join(sorted(STEP_KEYS))})"
+            )
         if str(step.get("method", "GET")).upper() not in METHODS:
             raise FixtureError(f"{where}: method is one of {', '.join(sorted(METHODS))}")
         if len({"body", "form", "package"} & set(step)) > 1:
@@ -129,8 +131,10 @@ def _run_step(client: Client, step: dict[str, Any], resolver: Resolver, base: Pa
     while True:
         answer = client.call(method, path, accept_errors=expected_status is not None, **request)
         if expected_status is not None and answer.status != expected_status:
-            raise FixtureError(f"{label}: {method} {path} answered {answer.status}, not {expected_status}"
-                               + (f": {client.error_of(answer).line()}" if answer.status >= 400 else ""))
+            raise FixtureError(
+                f"{label}: {method} {path} answered {answer.status}, not {expected_status}"
+                + (f": {client.error_of(answer).line()}" if answer.status >= 400 else "")
+            )
         is_json = "json" in answer.content_type and answer.raw
         body = answer.json() if is_json else None
         unmet = _unmet(body, until)
@@ -139,8 +143,10 @@ def _run_step(client: Client, step: dict[str, Any], resolver: Resolver, base: Pa
             return Result(step.get("name"), method, path, answer.status, body, raw)
         if time.monotonic() > deadline:
             field, wanted, actual = unmet
-            raise FixtureError(f"{label}: after {step.get('timeout', DEFAULT_TIMEOUT)} s, {field} of {method} {path} "
-                               f"is {_shown(actual)}, not {_shown(wanted)}")
+            raise FixtureError(
+                f"{label}: after {step.get('timeout', DEFAULT_TIMEOUT)} s, {field} of {method} {path} "
+                f"is {_shown(actual)}, not {_shown(wanted)}"
+            )
         time.sleep(POLL_SECONDS)
 
 
@@ -154,8 +160,12 @@ def _unmet(body: Any, until: dict[str, Any]) -> tuple[str, Any, Any] | None:
 
 def _same(actual: Any, wanted: Any) -> bool:
     numbers = (int, float, Decimal)
-    if isinstance(actual, numbers) and isinstance(wanted, numbers) and not isinstance(actual, bool) \
-            and not isinstance(wanted, bool):
+    if (
+        isinstance(actual, numbers)
+        and isinstance(wanted, numbers)
+        and not isinstance(actual, bool)
+        and not isinstance(wanted, bool)
+    ):
         return Decimal(str(actual)) == Decimal(str(wanted))
     return bool(actual == wanted)
 
@@ -211,6 +221,5 @@ class Resolver:
             raise FixtureError(f"{self.label}: ${{{expression}}}: no earlier step is named '{name}'")
         found = _walk(self.answers[name], keys)
         if found is MISSING:
-            raise FixtureError(f"{self.label}: ${{{expression}}}: the answer of '{name}' has no "
-                               f"{'.'.join(keys)}")
+            raise FixtureError(f"{self.label}: ${{{expression}}}: the answer of '{name}' has no {'.'.join(keys)}")
         return found

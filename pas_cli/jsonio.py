@@ -1,5 +1,6 @@
 """JSON with exact numbers: money is read as Decimal and written back digit for digit (54.00 stays 54.00),
 never through a float."""
+
 from __future__ import annotations
 
 import json
@@ -24,8 +25,10 @@ def _dump(value: Any, indent: int | None, depth: int) -> str:
     if isinstance(value, int | float):
         return json.dumps(value)
     if isinstance(value, dict):
-        parts = [f"{json.dumps(str(key), ensure_ascii=False)}: {_dump(item, indent, depth + 1)}"
-                 for key, item in value.items()]
+        parts = [
+            f"{json.dumps(str(key), ensure_ascii=False)}: {_dump(item, indent, depth + 1)}"
+            for key, item in value.items()
+        ]
         return _join(parts, "{", "}", indent, depth)
     if isinstance(value, list | tuple):
         return _join([_dump(item, indent, depth + 1) for item in value], "[", "]", indent, depth)

@@ -1,5 +1,6 @@
 """The `pas` commands (typer). Each takes `--profile` (or PAS_PROFILE) and `--json`, and ends with an exit code
 of pas_cli.errors."""
+
 from __future__ import annotations
 
 import fnmatch
@@ -29,11 +30,15 @@ EXIT_CODES = (
 POLL_SECONDS = 0.5
 
 
-
 def _commands(help_text: str) -> typer.Typer:
     """A command group; its help in rich boxes on a terminal, plain (click's) with NO_COLOR or into a pipe."""
-    return typer.Typer(help=help_text, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-                       rich_markup_mode=None if plain_wanted() else "rich")
+    return typer.Typer(
+        help=help_text,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None if plain_wanted() else "rich",
+    )
 
 
 app = _commands(f"The command line of the PAS API. {EXIT_CODES}")
@@ -78,23 +83,34 @@ def _client(profile: str) -> Client:
 
 
 @app.command()
-def login(url: Annotated[str, typer.Option(help="The service's base URL, e.g. http://127.0.0.1:8000.")],
-          username: Annotated[str, typer.Option(help="The user to sign in as.")],
-          password: Annotated[str | None, typer.Option(envvar="PAS_PASSWORD", show_default=False,
-                                                       help="The password (else PAS_PASSWORD, else a prompt on "
-                                                            "the terminal, else a line of stdin).")] = None,
-          profile: ProfileOption = profiles.DEFAULT_PROFILE, as_json: JsonOption = False) -> None:
+def login(
+    url: Annotated[str, typer.Option(help="The service's base URL, e.g. http://127.0.0.1:8000.")],
+    username: Annotated[str, typer.Option(help="The user to sign in as.")],
+    password: Annotated[
+        str | None,
+        typer.Option(
+            envvar="PAS_PASSWORD",
+            show_default=False,
+            help="The password (else PAS_PASSWORD, else a prompt on the terminal, else a line of stdin).",
+        ),
+    ] = None,
+    profile: ProfileOption = profiles.DEFAULT_PROFILE,
+    as_json: JsonOption = False,
+) -> None:
     """Sign in (the OAuth2 password grant) and keep URL, token and expiry as a named profile."""
 
     def action(out: Output) -> None:
         token, expires = Client(url).sign_in(username, password if password is not None else _ask_password())
-        saved = profiles.Profile(name=profile, url=url.rstrip("/"), username=username, token=token,
-                                 expiresAt=expires.isoformat())
+        saved = profiles.Profile(
+            name=profile, url=url.rstrip("/"), username=username, token=token, expiresAt=expires.isoformat()
+        )
         where = profiles.save(saved)
         if out.as_json:
             out.json({"profile": profile, "url": saved.url, "username": username, "expiresAt": saved.expiresAt})
-        out.say(f"signed in to {saved.url} as {username}: profile '{profile}' in {where}, "
-                f"token valid until {saved.expiresAt}")
+        out.say(
+            f"signed in to {saved.url} as {username}: profile '{profile}' in {where}, "
+            f"token valid until {saved.expiresAt}"
+        )
 
     _run(as_json, action)
 
@@ -113,14 +129,25 @@ def list_profiles(as_json: JsonOption = False) -> None:
     def action(out: Output) -> None:
         found = profiles.load_all()
         if out.as_json:
-            out.json([{"profile": p.name, "url": p.url, "username": p.username, "expiresAt": p.expiresAt,
-                       "expired": p.expired()} for p in found.values()])
+            out.json(
+                [
+                    {
+                        "profile": p.name,
+                        "url": p.url,
+                        "username": p.username,
+                        "expiresAt": p.expiresAt,
+                        "expired": p.expired(),
+                    }
+                    for p in found.values()
+                ]
+            )
         if not found:
             out.say(f"no profiles in {profiles.profiles_file()}: pas login --url URL --username USER")
         width = max((len(name) for name in found), default=0)
         for p in found.values():
-            out.say(f"{p.name:<{width}}  {p.url}  {p.username}  "
-                    f"{'expired' if p.expired() else 'valid until'} {p.expiresAt}")
+            out.say(
+                f"{p.name:<{width}}  {p.url}  {p.username}  {'expired' if p.expired() else 'valid until'} {p.expiresAt}"
+            )
 
     _run(as_json, action)
 
@@ -130,19 +157,22 @@ def list_profiles(as_json: JsonOption = False) -> None:
 
 @config_app.command("deploy")
 def config_deploy(
-        source: Annotated[Path, typer.Argument(help="The package: a folder with config.json at its root, or a .zip.",
-                                               exists=True)],
-        tenant: Annotated[str | None, typer.Option("--tenant", envvar="PAS_TENANT",
-                                                   help="Deploy to this tenant.")] = None,
-        create: Annotated[str | None, typer.Option("--create", metavar="NAME",
-                                                   help="Create a tenant of this name from the package.")] = None,
-        test_clock: Annotated[bool, typer.Option("--test-clock", help="With --create: the tenant has a test "
-                                                                      "clock.")] = False,
-        validate_only: Annotated[bool, typer.Option("--validate-only", help="Only validate; nothing is "
-                                                                            "stored.")] = False,
-        wait: Annotated[bool, typer.Option(help="After --create, wait until its tables are loaded.")] = True,
-        timeout: TimeoutOption = 300, profile: ProfileOption = profiles.DEFAULT_PROFILE,
-        as_json: JsonOption = False) -> None:
+    source: Annotated[
+        Path, typer.Argument(help="The package: a folder with config.json at its root, or a .zip.", exists=True)
+    ],
+    tenant: Annotated[str | None, typer.Option("--tenant", envvar="PAS_TENANT", help="Deploy to this tenant.")] = None,
+    create: Annotated[
+        str | None, typer.Option("--create", metavar="NAME", help="Create a tenant of this name from the package.")
+    ] = None,
+    test_clock: Annotated[
+        bool, typer.Option("--test-clock", help="With --create: the tenant has a test clock.")
+    ] = False,
+    validate_only: Annotated[bool, typer.Option("--validate-only", help="Only validate; nothing is stored.")] = False,
+    wait: Annotated[bool, typer.Option(help="After --create, wait until its tables are loaded.")] = True,
+    timeout: TimeoutOption = 300,
+    profile: ProfileOption = profiles.DEFAULT_PROFILE,
+    as_json: JsonOption = False,
+) -> None:
     """Zip the package, validate and deploy it (to --tenant, or to a new tenant with --create), print each
     error with its file and field, then wait for the new tenant's tables with a progress bar each."""
 
@@ -157,11 +187,17 @@ def config_deploy(
         if validate_only:
             return _validate(client, out, source, body, tenant)
         if create is not None:
-            answer = client.send_file("POST", "/config/createTenant", body, purpose="configuration",
-                                      query={"name": create, "testClock": test_clock})
+            answer = client.send_file(
+                "POST",
+                "/config/createTenant",
+                body,
+                purpose="configuration",
+                query={"name": create, "testClock": test_clock},
+            )
         else:
-            answer = client.send_file("POST", f"/config/{tenant}/deployments/deploy", body, purpose="configuration",
-                                      tenant=tenant)
+            answer = client.send_file(
+                "POST", f"/config/{tenant}/deployments/deploy", body, purpose="configuration", tenant=tenant
+            )
         result = answer.json()
         deployment = result["deploymentResult"]
         if not deployment["isSuccess"]:
@@ -169,8 +205,11 @@ def config_deploy(
             if out.as_json:
                 out.raw_json(answer.raw)
             return errors.REJECTED
-        out.say(f"deployed version {deployment['metadata']['latestVersion']} to tenant {result['name']} "
-                f"({result['locator']})", style="green")
+        out.say(
+            f"deployed version {deployment['metadata']['latestVersion']} to tenant {result['name']} "
+            f"({result['locator']})",
+            style="green",
+        )
         code = errors.OK
         if create is not None and wait:
             code = _await_bootstrap(client, out, result, timeout)
@@ -246,16 +285,21 @@ def _table_path(tenant: str, kind: str) -> str:
 
 @tables_app.command("upload")
 def tables_upload(
-        name: Annotated[str, typer.Argument(help="The table instance's name.")],
-        csv: Annotated[Path, typer.Argument(help="The CSV file (its header row: the table's columns).",
-                                            exists=True, dir_okay=False)],
-        tenant: TenantOption,
-        static_name: Annotated[str | None, typer.Option("--static-name", help="The table of the configuration "
-                                                        "it is an instance of (to create one).")] = None,
-        jurisdiction: Annotated[list[str] | None, typer.Option(help="Its jurisdictions (repeatable).")] = None,
-        replace: Annotated[bool, typer.Option("--replace", help="Replace the rows of an existing instance.")] = False,
-        kind: KindOption = "lookup", profile: ProfileOption = profiles.DEFAULT_PROFILE,
-        as_json: JsonOption = False) -> None:
+    name: Annotated[str, typer.Argument(help="The table instance's name.")],
+    csv: Annotated[
+        Path, typer.Argument(help="The CSV file (its header row: the table's columns).", exists=True, dir_okay=False)
+    ],
+    tenant: TenantOption,
+    static_name: Annotated[
+        str | None,
+        typer.Option("--static-name", help="The table of the configuration it is an instance of (to create one)."),
+    ] = None,
+    jurisdiction: Annotated[list[str] | None, typer.Option(help="Its jurisdictions (repeatable).")] = None,
+    replace: Annotated[bool, typer.Option("--replace", help="Replace the rows of an existing instance.")] = False,
+    kind: KindOption = "lookup",
+    profile: ProfileOption = profiles.DEFAULT_PROFILE,
+    as_json: JsonOption = False,
+) -> None:
     """Upload a CSV as a table instance (zipped as the service expects): a new one, or --replace its rows."""
 
     def action(out: Output) -> None:
@@ -268,35 +312,44 @@ def tables_upload(
         if replace:
             answer = client.send_file("PATCH", f"{path}/{name}", buffer.getvalue(), purpose="table", tenant=tenant)
         else:
-            answer = client.send_file("POST", path, buffer.getvalue(), purpose="table", tenant=tenant, query={
-                "name": name, "staticName": static_name, "jurisdiction": jurisdiction or []})
+            answer = client.send_file(
+                "POST",
+                path,
+                buffer.getvalue(),
+                purpose="table",
+                tenant=tenant,
+                query={"name": name, "staticName": static_name, "jurisdiction": jurisdiction or []},
+            )
         if out.as_json:
             out.raw_json(answer.raw)
         stored = answer.json()
-        out.say(f"{kind} table {stored['name']} ({stored['staticName']}) stored: version "
-                f"{stored.get(f'{kind}TableLocator')}", style="green")
+        out.say(
+            f"{kind} table {stored['name']} ({stored['staticName']}) stored: version "
+            f"{stored.get(f'{kind}TableLocator')}",
+            style="green",
+        )
 
     _run(as_json, action)
 
 
 @tables_app.command("get")
 def tables_get(
-        name: Annotated[str, typer.Argument(help="The table instance's name (or static name with --key).")],
-        tenant: TenantOption,
-        key: Annotated[list[str] | None, typer.Option(help="Look one record up by its key (repeatable).")] = None,
-        bound: Annotated[str | None, typer.Option(help="With --key, of a range table: the bound value.")] = None,
-        date: Annotated[str | None, typer.Option(help="With --key: the record valid at this time.")] = None,
-        output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the CSV here, not to "
-                                                                           "stdout.")] = None,
-        kind: KindOption = "lookup", profile: ProfileOption = profiles.DEFAULT_PROFILE,
-        as_json: JsonOption = False) -> None:
+    name: Annotated[str, typer.Argument(help="The table instance's name (or static name with --key).")],
+    tenant: TenantOption,
+    key: Annotated[list[str] | None, typer.Option(help="Look one record up by its key (repeatable).")] = None,
+    bound: Annotated[str | None, typer.Option(help="With --key, of a range table: the bound value.")] = None,
+    date: Annotated[str | None, typer.Option(help="With --key: the record valid at this time.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the CSV here, not to stdout.")] = None,
+    kind: KindOption = "lookup",
+    profile: ProfileOption = profiles.DEFAULT_PROFILE,
+    as_json: JsonOption = False,
+) -> None:
     """Print a table's CSV (as last uploaded), or with --key the value of one record."""
 
     def action(out: Output) -> None:
         client, path = _client(profile), _table_path(tenant, kind)
         if key:
-            answer = client.call("GET", f"{path}/{name}/record",
-                                 query={"key": key, "boundValue": bound, "date": date})
+            answer = client.call("GET", f"{path}/{name}/record", query={"key": key, "boundValue": bound, "date": date})
             if out.as_json:
                 out.raw_json(answer.raw)
             else:
@@ -319,8 +372,9 @@ def tables_get(
 
 
 @clock_app.command("show")
-def clock_show(tenant: TenantOption, profile: ProfileOption = profiles.DEFAULT_PROFILE,
-               as_json: JsonOption = False) -> None:
+def clock_show(
+    tenant: TenantOption, profile: ProfileOption = profiles.DEFAULT_PROFILE, as_json: JsonOption = False
+) -> None:
     """The tenant's time: its test clock's position and status, or the real time."""
 
     def action(out: Output) -> None:
@@ -341,12 +395,16 @@ def _clock_line(clock: dict[str, Any]) -> str:
 
 
 @clock_app.command("advance")
-def clock_advance(to: Annotated[str, typer.Option("--to", help="Where to: an ISO-8601 time after the clock's now "
-                                                               "(without an offset: UTC).")],
-                  tenant: TenantOption,
-                  wait: Annotated[bool, typer.Option(help="Wait until the advance is over.")] = True,
-                  timeout: TimeoutOption = 600, profile: ProfileOption = profiles.DEFAULT_PROFILE,
-                  as_json: JsonOption = False) -> None:
+def clock_advance(
+    to: Annotated[
+        str, typer.Option("--to", help="Where to: an ISO-8601 time after the clock's now (without an offset: UTC).")
+    ],
+    tenant: TenantOption,
+    wait: Annotated[bool, typer.Option(help="Wait until the advance is over.")] = True,
+    timeout: TimeoutOption = 600,
+    profile: ProfileOption = profiles.DEFAULT_PROFILE,
+    as_json: JsonOption = False,
+) -> None:
     """Move a test clock forward: everything scheduled in between runs; a progress bar until it is ready."""
 
     def action(out: Output) -> None:
@@ -391,15 +449,19 @@ def _iso(moment: datetime) -> str:
 
 @events_app.command("tail")
 def events_tail(
-        tenant: TenantOption,
-        event_type: Annotated[list[str] | None, typer.Option("--type", help="Only events of this type; a pattern "
-                                                             "with * (billing.*), repeatable.")] = None,
-        since: Annotated[str | None, typer.Option(help="Start at this time (ISO-8601), not at the first "
-                                                       "event.")] = None,
-        follow: Annotated[bool, typer.Option(help="Go on following the stream (until Ctrl-C), or stop when "
-                                                  "it is read.")] = True,
-        limit: Annotated[int | None, typer.Option(help="Stop after this many events.")] = None,
-        profile: ProfileOption = profiles.DEFAULT_PROFILE, as_json: JsonOption = False) -> None:
+    tenant: TenantOption,
+    event_type: Annotated[
+        list[str] | None,
+        typer.Option("--type", help="Only events of this type; a pattern with * (billing.*), repeatable."),
+    ] = None,
+    since: Annotated[str | None, typer.Option(help="Start at this time (ISO-8601), not at the first event.")] = None,
+    follow: Annotated[
+        bool, typer.Option(help="Go on following the stream (until Ctrl-C), or stop when it is read.")
+    ] = True,
+    limit: Annotated[int | None, typer.Option(help="Stop after this many events.")] = None,
+    profile: ProfileOption = profiles.DEFAULT_PROFILE,
+    as_json: JsonOption = False,
+) -> None:
     """Print the tenant's events in commit order, then follow the stream (with --json: one JSON object a line)."""
 
     def action(out: Output) -> None:
@@ -433,10 +495,12 @@ def events_tail(
 
 
 @app.command("fixtures")
-def run_fixtures(file: Annotated[Path, typer.Argument(help="A JSON or YAML list of API calls.", exists=True,
-                                                      dir_okay=False)],
-                 verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print each answer whole.")] = False,
-                 profile: ProfileOption = profiles.DEFAULT_PROFILE, as_json: JsonOption = False) -> None:
+def run_fixtures(
+    file: Annotated[Path, typer.Argument(help="A JSON or YAML list of API calls.", exists=True, dir_okay=False)],
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print each answer whole.")] = False,
+    profile: ProfileOption = profiles.DEFAULT_PROFILE,
+    as_json: JsonOption = False,
+) -> None:
     """Run a fixtures file: API calls in order, each referring to fields of earlier answers (${account.locator})
     and to environment variables (${env.NAME}, ${env.NAME:-default}); prints each result."""
 

@@ -1,6 +1,7 @@
 """What `pas` prints: rich text and live progress bars on a terminal; plain lines (no colour, no cursor
 movement, one line per change) when NO_COLOR is set or stdout is not a terminal; JSON with `--json`. Errors go
 to stderr, on one line."""
+
 from __future__ import annotations
 
 import os
@@ -52,8 +53,14 @@ class Output:
         if self.plain or self.as_json:
             yield bars
             return
-        with Progress(SpinnerColumn(finished_text="[green]✓"), TextColumn("{task.description}"), BarColumn(),
-                      TextColumn("{task.fields[state]}"), console=self.console, transient=False) as live:
+        with Progress(
+            SpinnerColumn(finished_text="[green]✓"),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[state]}"),
+            console=self.console,
+            transient=False,
+        ) as live:
             bars.live = live
             yield bars
 

@@ -2,6 +2,7 @@
 errors told by file: the service names the key path of the value an error is about
 (`products.GadgetCover.contents[0]: ...`), and a config.json in folder a/b is the object at key path a.b
 (docs: design config-packages.md §2), so the error belongs to the config.json of the deepest folder on its path."""
+
 from __future__ import annotations
 
 import io

@@ -1,6 +1,7 @@
 """Named profiles (service URL, user name, token and its expiry) in the user's config directory:
 `$XDG_CONFIG_HOME/pas/profiles.json`, else `~/.config/pas/profiles.json`, readable by its owner alone (0600,
 in a 0700 directory): it holds bearer tokens."""
+
 from __future__ import annotations
 
 import json
@@ -46,16 +47,19 @@ def load_all() -> dict[str, Profile]:
         stored = json.loads(profiles_file().read_text())
     except FileNotFoundError:
         return {}
-    return {name: Profile(name=name, **{k: v for k, v in fields.items() if k != "name"})
-            for name, fields in stored.get("profiles", {}).items()}
+    return {
+        name: Profile(name=name, **{k: v for k, v in fields.items() if k != "name"})
+        for name, fields in stored.get("profiles", {}).items()
+    }
 
 
 def load(name: str) -> Profile:
     found = load_all().get(name)
     if found is None:
         option = "" if name == DEFAULT_PROFILE else f" --profile {name}"
-        raise NotSignedIn(f"no profile '{name}' in {profiles_file()}: sign in first with "
-                          f"pas login --url URL --username USER{option}")
+        raise NotSignedIn(
+            f"no profile '{name}' in {profiles_file()}: sign in first with pas login --url URL --username USER{option}"
+        )
     return found
 
 
@@ -63,8 +67,9 @@ def save(profile: Profile) -> Path:
     """Adds or replaces the profile; the file is written whole, mode 0600 from its creation on."""
     profiles = load_all()
     profiles[profile.name] = profile
-    body = {"profiles": {name: {k: v for k, v in asdict(p).items() if k != "name"}
-                         for name, p in sorted(profiles.items())}}
+    body = {
+        "profiles": {name: {k: v for k, v in asdict(p).items() if k != "name"} for name, p in sorted(profiles.items())}
+    }
     directory = config_dir()
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".profiles-")  # created 0600

@@ -1,4 +1,5 @@
 """Test data built through the services, never through raw table writes."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -37,8 +38,9 @@ def unique_name(prefix: str = "user") -> str:
 def new_role(permissions: list[str]) -> str:
     from chalicelib.identity import service
 
-    role = service.create_role(system_ctx(), name=f"role-{new_locator().lower()}", description="test role",
-                               permissions=permissions)
+    role = service.create_role(
+        system_ctx(), name=f"role-{new_locator().lower()}", description="test role", permissions=permissions
+    )
     return role.name
 
 
@@ -48,12 +50,27 @@ def new_user(permissions: list[str], tenants: list[str], password: str | None = 
 
     ctx = system_ctx()
     roles = [new_role(permissions)] if permissions else []
-    profile = service.create_user(ctx, user_name=unique_name(), first_name="Test", last_name="User", email=None,
-                                  password=password, temporary_password=False, service_account=False, roles=roles,
-                                  tenants=tenants, enable_user=True)
-    token = service.create_token(ctx, profile.user.locator, name="test", permissions=profile.permissions,
-                                 tenants=tenants,
-                                 expires_at=datetime.now(timezone.utc) + timedelta(days=365 * 20))
+    profile = service.create_user(
+        ctx,
+        user_name=unique_name(),
+        first_name="Test",
+        last_name="User",
+        email=None,
+        password=password,
+        temporary_password=False,
+        service_account=False,
+        roles=roles,
+        tenants=tenants,
+        enable_user=True,
+    )
+    token = service.create_token(
+        ctx,
+        profile.user.locator,
+        name="test",
+        permissions=profile.permissions,
+        tenants=tenants,
+        expires_at=datetime.now(timezone.utc) + timedelta(days=365 * 20),
+    )
     return profile.user.locator, token
 
 

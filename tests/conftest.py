@@ -1,4 +1,5 @@
 """Shared fixtures: one emulated AWS per test session, a fresh tenant and a fixed clock per test."""
+
 from __future__ import annotations
 
 import os
@@ -13,13 +14,20 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 # Before anything builds a boto3 client: fake credentials, and never a real AWS endpoint.
-os.environ.update({
-    "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SECURITY_TOKEN": "testing",
-    "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
-    "PAS_STAGE": "test", "PAS_EVENT_SETTLE_MS": "0",
-    "PAS_AWS_UNSIGNED": "1",  # moto checks no signature (settings.aws_unsigned)
-    "POWERTOOLS_TRACE_DISABLED": "1",  # the Tracer runs, X-Ray does not (there is no daemon to send to)
-})
+os.environ.update(
+    {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_SECURITY_TOKEN": "testing",
+        "AWS_SESSION_TOKEN": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1",
+        "PAS_STAGE": "test",
+        "PAS_EVENT_SETTLE_MS": "0",
+        "PAS_AWS_UNSIGNED": "1",  # moto checks no signature (settings.aws_unsigned)
+        "POWERTOOLS_TRACE_DISABLED": "1",  # the Tracer runs, X-Ray does not (there is no daemon to send to)
+    }
+)
 os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
 
 
@@ -101,8 +109,10 @@ def declared_errors_only() -> Iterator[None]:
         with open(Path(folder) / f"{os.getpid()}.tsv", "a") as record:
             record.writelines(f"{view}\t{code}\n" for view, code in seen)
         return
-    assert not seen, "routes answered error codes they do not declare (add them to @endpoint(errors=...)): " + \
-        ", ".join(sorted({f"{view}: {code}" for view, code in seen}))
+    assert not seen, (
+        "routes answered error codes they do not declare (add them to @endpoint(errors=...)): "
+        + ", ".join(sorted({f"{view}: {code}" for view, code in seen}))
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -188,18 +198,27 @@ def ddb_reads(aws) -> Iterator[Reads]:
         operation = event_name.rsplit(".", 1)[-1]
         if operation not in READ_OPERATIONS:
             return
-        asked = [params["Key"]] if "Key" in params else [
-            key for request in (params.get("RequestItems") or {}).values() for key in request.get("Keys", [])]
+        asked = (
+            [params["Key"]]
+            if "Key" in params
+            else [key for request in (params.get("RequestItems") or {}).values() for key in request.get("Keys", [])]
+        )
         values = params.get("ExpressionAttributeValues") or {}
-        reads.append(Read(operation, [(key["PK"]["S"], key["SK"]["S"]) for key in asked if "PK" in key],
-                          values.get(":pk", {}).get("S")))
+        reads.append(
+            Read(
+                operation,
+                [(key["PK"]["S"], key["SK"]["S"]) for key in asked if "PK" in key],
+                values.get(":pk", {}).get("S"),
+            )
+        )
 
     def after(event_name: str, parsed: dict[str, Any], **_: object) -> None:
         if event_name.rsplit(".", 1)[-1] not in READ_OPERATIONS or not reads:
             return
         answered = [parsed["Item"]] if parsed.get("Item") else list(parsed.get("Items") or [])
-        answered += [item for found in (parsed.get("Responses") or {}).values() if isinstance(found, list)
-                     for item in found]
+        answered += [
+            item for found in (parsed.get("Responses") or {}).values() if isinstance(found, list) for item in found
+        ]
         reads[-1].items += len(answered)
         reads[-1].bytes += sum(map(codec.item_size, answered))
 

@@ -1,4 +1,5 @@
 """Accounts (spec part 2, "Account records"): the record, its contacts, billing level and preferences."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -55,8 +56,21 @@ class InstallmentPreferences(Input):
     anchorTime: datetime | None = None
     anchorType: Literal["none", "dayOfMonth", "anchorTime", "dayOfWeek", "weekOfMonth"] | None = None
     autopayLeadDays: Decimal | None = None
-    cadence: Literal["none", "fullPay", "weekly", "everyOtherWeek", "monthly", "quarterly", "semiannually",
-                     "annually", "thirtyDays", "everyNDays"] | None = None
+    cadence: (
+        Literal[
+            "none",
+            "fullPay",
+            "weekly",
+            "everyOtherWeek",
+            "monthly",
+            "quarterly",
+            "semiannually",
+            "annually",
+            "thirtyDays",
+            "everyNDays",
+        ]
+        | None
+    ) = None
     dayOfMonth: int | None = None
     dayOfWeek: Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] | None = None
     dueLeadDays: int | None = None

@@ -2,6 +2,7 @@
 GSI2 (`T#{t}#ACCOUNTS`, sort key the locator, a ULID). An account's quotes and policies are listed by
 their own domains, on GSI1 partitions `keys.account_quotes_index` / `keys.account_policies_index`
 that their items carry."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,8 +31,9 @@ def get(tenant: str, locator: str) -> Account | None:
     return _account(item) if item else None
 
 
-def get_with(tenant: str, locator: str | None, also: list[tuple[str, str]]
-             ) -> tuple[Account | None, dict[tuple[str, str], dict[str, Any]]]:
+def get_with(
+    tenant: str, locator: str | None, also: list[tuple[str, str]]
+) -> tuple[Account | None, dict[tuple[str, str], dict[str, Any]]]:
     """The account (unless `locator` is None) and the stored items among `also` (another domain's records of
     the tenant, by (PK, SK)), in one BatchGetItem: (the account or None, the items found by their key)."""
     wanted = ([keys.account(tenant, locator)] if locator is not None else []) + [keys.Key(*key) for key in also]
@@ -42,21 +44,32 @@ def get_with(tenant: str, locator: str | None, also: list[tuple[str, str]]
 
 def get_many(tenant: str, locators: list[str]) -> list[Account]:
     """The existing accounts among `locators`, in as few BatchGetItem calls as DynamoDB allows."""
-    return [_account(item) for item in table.gateway().batch_get(
-        keys.tenant_scope(tenant), [keys.account(tenant, locator) for locator in locators])]
+    return [
+        _account(item)
+        for item in table.gateway().batch_get(
+            keys.tenant_scope(tenant), [keys.account(tenant, locator) for locator in locators]
+        )
+    ]
 
 
 def list_accounts(tenant: str, page: PageRequest) -> Page[Account]:
-    found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.accounts_index(tenant), page,
-                       index=LIST_INDEX)
+    found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.accounts_index(tenant), page, index=LIST_INDEX)
     return Page([_account(item) for item in found.items], found.list_completed)
 
 
 def add(uow: UnitOfWork, tenant: str, account: Account) -> None:
-    uow.add(table.put_new({**keys.account(tenant, account.locator).as_dict(), "entity": "account",
-                           f"{LIST_INDEX}PK": keys.accounts_index(tenant), f"{LIST_INDEX}SK": account.locator,
-                           **account.model_dump()}, lambda: codes.CONFLICT_ALREADY_EXISTS(
-                               "The account already exists")))
+    uow.add(
+        table.put_new(
+            {
+                **keys.account(tenant, account.locator).as_dict(),
+                "entity": "account",
+                f"{LIST_INDEX}PK": keys.accounts_index(tenant),
+                f"{LIST_INDEX}SK": account.locator,
+                **account.model_dump(),
+            },
+            lambda: codes.CONFLICT_ALREADY_EXISTS("The account already exists"),
+        )
+    )
 
 
 def save(uow: UnitOfWork, tenant: str, account: Account) -> None:

@@ -4,6 +4,7 @@ API Gateway refuses sibling path variables of different names, so every path bel
 `/policy/{tenantLocator}/accounts/` names the account `{locator}`, also where the spec writes
 `{accountLocator}` (the contacts paths); clients never see variable names.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -30,10 +31,21 @@ def fetch_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
 
 
 @bp.route("/policy/{tenantLocator}/accounts", methods=["POST"])
-@endpoint("accounts.write", idempotent=True, creates="account", replay=fetch_account,
-          errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.ACCOUNT_UNKNOWN_TYPE, codes.INVALID_REFERENCE["account"],
-                  codes.NOT_FOUND["configuration"], codes.NUMBERING_EXHAUSTED, codes.NUMBERING_INVALID_PLAN,
-                  codes.TOO_LARGE["account"]])
+@endpoint(
+    "accounts.write",
+    idempotent=True,
+    creates="account",
+    replay=fetch_account,
+    errors=[
+        codes.ACCOUNT_ABSTRACT_TYPE,
+        codes.ACCOUNT_UNKNOWN_TYPE,
+        codes.INVALID_REFERENCE["account"],
+        codes.NOT_FOUND["configuration"],
+        codes.NUMBERING_EXHAUSTED,
+        codes.NUMBERING_INVALID_PLAN,
+        codes.TOO_LARGE["account"],
+    ],
+)
 def create_account(tenantLocator: str, body: schemas.AccountCreateRequest) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.create_account(request_context(), body, auto_validate=body.autoValidate))
 
@@ -41,8 +53,9 @@ def create_account(tenantLocator: str, body: schemas.AccountCreateRequest) -> sc
 @bp.route("/policy/{tenantLocator}/accounts/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list")
 def list_accounts(tenantLocator: str, query: schemas.ListQuery) -> schemas.AccountListResponse:
-    return schemas.AccountListResponse.of(service.list_accounts(request_context(), query.page()),
-                                          schemas.AccountResponse.of)
+    return schemas.AccountListResponse.of(
+        service.list_accounts(request_context(), query.page()), schemas.AccountResponse.of
+    )
 
 
 @bp.route("/policy/{tenantLocator}/accounts/numbers/{accountNumber}", methods=["GET"])
@@ -52,41 +65,63 @@ def fetch_accounts_by_number(tenantLocator: str, accountNumber: str) -> list[sch
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PATCH"])
-@endpoint("accounts.write", errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.ACCOUNT_UNKNOWN_TYPE,
-                                    codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"],
-                                    codes.TOO_LARGE["account"]])
+@endpoint(
+    "accounts.write",
+    errors=[
+        codes.ACCOUNT_ABSTRACT_TYPE,
+        codes.ACCOUNT_UNKNOWN_TYPE,
+        codes.INVALID_REFERENCE["account"],
+        codes.NOT_FOUND["account"],
+        codes.TOO_LARGE["account"],
+    ],
+)
 def update_account(tenantLocator: str, locator: str, body: schemas.AccountUpdateRequest) -> schemas.AccountResponse:
-    return schemas.AccountResponse.of(service.update_account(request_context(), locator, body,
-                                                             auto_validate=body.autoValidate))
+    return schemas.AccountResponse.of(
+        service.update_account(request_context(), locator, body, auto_validate=body.autoValidate)
+    )
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}", methods=["PUT"])
-@endpoint("accounts.write", errors=[codes.ACCOUNT_ABSTRACT_TYPE, codes.ACCOUNT_UNKNOWN_TYPE,
-                                    codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"],
-                                    codes.TOO_LARGE["account"]])
-def replace_account(tenantLocator: str, locator: str,
-                    body: schemas.AccountUpdateReplaceDataRequest) -> schemas.AccountResponse:
-    return schemas.AccountResponse.of(service.replace_account(request_context(), locator, body,
-                                                              auto_validate=body.autoValidate))
+@endpoint(
+    "accounts.write",
+    errors=[
+        codes.ACCOUNT_ABSTRACT_TYPE,
+        codes.ACCOUNT_UNKNOWN_TYPE,
+        codes.INVALID_REFERENCE["account"],
+        codes.NOT_FOUND["account"],
+        codes.TOO_LARGE["account"],
+    ],
+)
+def replace_account(
+    tenantLocator: str, locator: str, body: schemas.AccountUpdateReplaceDataRequest
+) -> schemas.AccountResponse:
+    return schemas.AccountResponse.of(
+        service.replace_account(request_context(), locator, body, auto_validate=body.autoValidate)
+    )
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/validate", methods=["PATCH"])
-@endpoint("accounts.write", errors=[codes.ACCOUNT_TYPE_NOT_CONFIGURED, codes.NOT_FOUND["account"],
-                                    codes.NUMBER_TAKEN["account"]])
+@endpoint(
+    "accounts.write",
+    errors=[codes.ACCOUNT_TYPE_NOT_CONFIGURED, codes.NOT_FOUND["account"], codes.NUMBER_TAKEN["account"]],
+)
 def validate_account(tenantLocator: str, locator: str) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.validate_account(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/billingLevel", methods=["PATCH"])
 @endpoint("accounts.write", errors=[codes.NOT_FOUND["account"]])
-def update_account_billing_level(tenantLocator: str, locator: str,
-                                 body: schemas.UpdateBillingLevelRequest) -> schemas.AccountResponse:
+def update_account_billing_level(
+    tenantLocator: str, locator: str, body: schemas.UpdateBillingLevelRequest
+) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.set_billing_level(request_context(), locator, body.billingLevel))
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/contacts", methods=["POST"])
-@endpoint("accounts.write", errors=[codes.CONTACT_EXISTS["account"], codes.INVALID_REFERENCE["account"],
-                                    codes.NOT_FOUND["account"]])
+@endpoint(
+    "accounts.write",
+    errors=[codes.CONTACT_EXISTS["account"], codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"]],
+)
 def add_account_contact(tenantLocator: str, locator: str, body: models.ContactRole) -> schemas.AccountResponse:
     return schemas.AccountResponse.of(service.add_contact(request_context(), locator, body))
 
@@ -98,13 +133,18 @@ def list_account_contacts(tenantLocator: str, locator: str) -> list[models.Conta
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/contacts/{contactLocator}", methods=["PATCH"])
-@endpoint("accounts.write", errors=[codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"],
-                                    codes.NOT_FOUND["contact"]])
-def update_account_contact(tenantLocator: str, locator: str, contactLocator: str,
-                           body: schemas.ContactAssociationUpdateRequest) -> schemas.AccountResponse:
-    return schemas.AccountResponse.of(service.update_contact(request_context(), locator, contactLocator,
-                                                             add_roles=body.addRoles,
-                                                             remove_roles=body.removeRoles))
+@endpoint(
+    "accounts.write",
+    errors=[codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"], codes.NOT_FOUND["contact"]],
+)
+def update_account_contact(
+    tenantLocator: str, locator: str, contactLocator: str, body: schemas.ContactAssociationUpdateRequest
+) -> schemas.AccountResponse:
+    return schemas.AccountResponse.of(
+        service.update_contact(
+            request_context(), locator, contactLocator, add_roles=body.addRoles, remove_roles=body.removeRoles
+        )
+    )
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/contacts/{contactLocator}", methods=["DELETE"])
@@ -127,8 +167,9 @@ def generate_account_number(tenantLocator: str, locator: str) -> schemas.Account
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/constraints/evaluate", methods=["POST"])
 @endpoint("accounts.read", errors=[codes.INVALID_REFERENCE["account"], codes.NOT_FOUND["account"]])
-def evaluate_account_constraints(tenantLocator: str, locator: str,
-                                 body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
+def evaluate_account_constraints(
+    tenantLocator: str, locator: str, body: schemas.ConstraintValuesRequest
+) -> dict[str, dict[str, list[str]]]:
     return service.evaluate_constraints(request_context(), locator, body.root)
 
 

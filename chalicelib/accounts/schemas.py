@@ -4,6 +4,7 @@ marks them). Requests are the domain's input models plus `autoValidate`; unknown
 AccountUpdateRequest: the OpenAPI definition lists every field as required, which would make a
 partial update impossible; here every field is optional and a left-out field stays as it is.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -89,4 +90,3 @@ class AccountResponse(Response):
 
 class AccountListResponse(ListResponse[AccountResponse]):
     pass
-

@@ -24,6 +24,7 @@ number gets one then whatever the trigger. Without a plan an account has no numb
 Every change bumps the account's `version` (optimistic lock: a concurrent change answers 409) and
 records `policy.account.create|update|validate` with `{"accountLocator"}` in the same transaction.
 """
+
 from __future__ import annotations
 
 import zoneinfo
@@ -67,16 +68,23 @@ MAX_LOCATOR_LENGTH = 64
 def get_account(ctx: CallContext, locator: str) -> Account:
     """The account (404 `account.not_found` when this tenant has none with that locator); read once per
     request (CallContext.reads, until the request commits a write)."""
-    account = ctx.reads.read(_read_key(ctx, locator), lambda: repository.get(ctx.tenant, locator),
-                             record=repository.record_key(ctx.tenant, locator)) \
-        if 0 < len(locator) <= MAX_LOCATOR_LENGTH else None
+    account = (
+        ctx.reads.read(
+            _read_key(ctx, locator),
+            lambda: repository.get(ctx.tenant, locator),
+            record=repository.record_key(ctx.tenant, locator),
+        )
+        if 0 < len(locator) <= MAX_LOCATOR_LENGTH
+        else None
+    )
     if account is None:
         raise codes.not_found(ENTITY, locator)
     return account.model_copy(deep=True)
 
 
-def get_account_with(ctx: CallContext, locator: str, also: list[tuple[str, str]]
-                     ) -> tuple[Account, dict[tuple[str, str], dict[str, Any]]]:
+def get_account_with(
+    ctx: CallContext, locator: str, also: list[tuple[str, str]]
+) -> tuple[Account, dict[tuple[str, str], dict[str, Any]]]:
     """`get_account`, and the stored items among `also` (other records of the tenant by (PK, SK), which their
     own domains parse), read with it in one BatchGetItem: a caller that needs the account and a few records
     by key pays one round trip (the account from the request's reads when it has it)."""
@@ -99,8 +107,9 @@ def accounts_by_locator(ctx: CallContext, locators: list[str]) -> dict[str, Acco
     known = {locator: ctx.reads.get(_read_key(ctx, locator)) for locator in plausible}
     unread = [locator for locator, account in known.items() if account is None]
     for account in repository.get_many(ctx.tenant, unread) if unread else []:
-        ctx.reads.put(_read_key(ctx, account.locator), account,
-                      record=repository.record_key(ctx.tenant, account.locator))
+        ctx.reads.put(
+            _read_key(ctx, account.locator), account, record=repository.record_key(ctx.tenant, account.locator)
+        )
         known[account.locator] = account
     return {locator: account.model_copy(deep=True) for locator, account in known.items() if account is not None}
 
@@ -127,8 +136,9 @@ def contacts(ctx: CallContext, locator: str) -> list[ContactRole]:
     return get_account(ctx, locator).contacts
 
 
-def evaluate_constraints(ctx: CallContext, locator: str,
-                         values: dict[str, dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
+def evaluate_constraints(
+    ctx: CallContext, locator: str, values: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, list[str]]]:
     """The options of the account's constrained fields: for each entry of `values` (keyed by the
     record it is about, the account's locator), given the account's data with that entry's values over
     it; with no entry, given the account's data as stored."""
@@ -136,8 +146,9 @@ def evaluate_constraints(ctx: CallContext, locator: str,
     _, model = configuration.current_model(ctx, resolved=True)
     properties = _account_type(model, account.type, in_request=False).get("data") or {}
     given = values or {account.locator: {}}
-    return {key: tables.evaluate_constraints(ctx, properties, {**account.data, **entry})
-            for key, entry in given.items()}
+    return {
+        key: tables.evaluate_constraints(ctx, properties, {**account.data, **entry}) for key, entry in given.items()
+    }
 
 
 def constraint_dependencies(ctx: CallContext, locator: str) -> dict[str, dict[str, dict[str, Any]]]:
@@ -146,9 +157,13 @@ def constraint_dependencies(ctx: CallContext, locator: str) -> dict[str, dict[st
     account = get_account(ctx, locator)
     _, model = configuration.current_model(ctx, resolved=True)
     properties = _account_type(model, account.type, in_request=False).get("data") or {}
-    keys = {condition.get("key") for prop in properties.values() if isinstance(prop, dict)
-            for condition in ((prop.get("constraint") or {}).get("where") or {}).values()
-            if isinstance(condition, dict)}
+    keys = {
+        condition.get("key")
+        for prop in properties.values()
+        if isinstance(prop, dict)
+        for condition in ((prop.get("constraint") or {}).get("where") or {}).values()
+        if isinstance(condition, dict)
+    }
     static_locators = {key: account.locator for key in keys if isinstance(key, str)}
     return {account.locator: tables.constraint_dependencies(ctx, properties, static_locators=static_locators)}
 
@@ -161,11 +176,21 @@ def create_account(ctx: CallContext, fields: AccountFields, *, auto_validate: bo
     account_type = _account_type(model, fields.type, in_request=True)
     _check_references(model, fields)
     account = Account(
-        locator=new_locator(), type=fields.type, accountState=AccountState.DRAFT,
-        billingLevel=fields.billingLevel or _default_billing_level(model), data=fields.data,
-        contacts=fields.contacts, preferences=fields.preferences, timezone=fields.timezone or _default_time_zone(model),
-        **{name: getattr(fields, name) for name in PLAN_REFERENCES}, configVersion=config_version,
-        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+        locator=new_locator(),
+        type=fields.type,
+        accountState=AccountState.DRAFT,
+        billingLevel=fields.billingLevel or _default_billing_level(model),
+        data=fields.data,
+        contacts=fields.contacts,
+        preferences=fields.preferences,
+        timezone=fields.timezone or _default_time_zone(model),
+        **{name: getattr(fields, name) for name in PLAN_REFERENCES},
+        configVersion=config_version,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+    )
     account = _checked(ctx, model, account_type, account)
     uow = wiring.unit_of_work(ctx)
     events = [CREATE_EVENT]
@@ -188,11 +213,18 @@ def replace_account(ctx: CallContext, locator: str, fields: AccountFields, *, au
     config_version, model = configuration.current_model(ctx, resolved=True)
     account_type = _account_type(model, fields.type, in_request=True)
     _check_references(model, fields)
-    changed = account.model_copy(update={
-        "type": fields.type, "data": fields.data, "billingLevel": fields.billingLevel or _default_billing_level(model),
-        "contacts": fields.contacts, "preferences": fields.preferences,
-        "timezone": fields.timezone or _default_time_zone(model),
-        **{name: getattr(fields, name) for name in PLAN_REFERENCES}, "configVersion": config_version})
+    changed = account.model_copy(
+        update={
+            "type": fields.type,
+            "data": fields.data,
+            "billingLevel": fields.billingLevel or _default_billing_level(model),
+            "contacts": fields.contacts,
+            "preferences": fields.preferences,
+            "timezone": fields.timezone or _default_time_zone(model),
+            **{name: getattr(fields, name) for name in PLAN_REFERENCES},
+            "configVersion": config_version,
+        }
+    )
     return _change_data(ctx, model, account_type, account, changed, auto_validate)
 
 
@@ -204,8 +236,11 @@ def update_account(ctx: CallContext, locator: str, changes: AccountChanges, *, a
     _check_references(model, changes)
     data = {name: value for name, value in account.data.items() if name not in changes.removeData}
     data.update(changes.setData)
-    given = {name: getattr(changes, name) for name in AccountChanges.model_fields
-             if name not in ("setData", "removeData") and getattr(changes, name) is not None}
+    given = {
+        name: getattr(changes, name)
+        for name in AccountChanges.model_fields
+        if name not in ("setData", "removeData") and getattr(changes, name) is not None
+    }
     changed = account.model_copy(update={**given, "data": data, "configVersion": config_version})
     return _change_data(ctx, model, account_type, account, changed, auto_validate)
 
@@ -227,8 +262,9 @@ def validate_account(ctx: CallContext, locator: str) -> Account:
 
 def set_billing_level(ctx: CallContext, locator: str, billing_level: BillingLevel) -> Account:
     account = get_account(ctx, locator)
-    return _save(ctx, wiring.unit_of_work(ctx), account.model_copy(update={"billingLevel": billing_level}),
-                 [UPDATE_EVENT])
+    return _save(
+        ctx, wiring.unit_of_work(ctx), account.model_copy(update={"billingLevel": billing_level}), [UPDATE_EVENT]
+    )
 
 
 def add_contact(ctx: CallContext, locator: str, contact: ContactRole) -> Account:
@@ -241,11 +277,11 @@ def add_contact(ctx: CallContext, locator: str, contact: ContactRole) -> Account
     return _save(ctx, wiring.unit_of_work(ctx), account.model_copy(update={"contacts": changed}), [UPDATE_EVENT])
 
 
-def update_contact(ctx: CallContext, locator: str, contact_locator: str, *, add_roles: list[str],
-                   remove_roles: list[str]) -> Account:
+def update_contact(
+    ctx: CallContext, locator: str, contact_locator: str, *, add_roles: list[str], remove_roles: list[str]
+) -> Account:
     account = get_account(ctx, locator)
-    changed = contact_list.with_roles(account.contacts, contact_locator, add_roles=add_roles,
-                                      remove_roles=remove_roles)
+    changed = contact_list.with_roles(account.contacts, contact_locator, add_roles=add_roles, remove_roles=remove_roles)
     _, model = configuration.current_model(ctx)
     _check_roles(model, add_roles, "addRoles")
     return _save(ctx, wiring.unit_of_work(ctx), account.model_copy(update={"contacts": changed}), [UPDATE_EVENT])
@@ -281,8 +317,9 @@ def generate_number(ctx: CallContext, locator: str) -> Account:
 # --- migration (chalicelib/migration: accounts brought from another system) --------------------------
 
 
-def migrated_account(ctx: CallContext, fields: AccountFields, *, locator: str, created_at: datetime,
-                     created_by: str) -> Account:
+def migrated_account(
+    ctx: CallContext, fields: AccountFields, *, locator: str, created_at: datetime, created_by: str
+) -> Account:
     """The account a migration brings, as it would be stored (not stored): its locator and creation given,
     its data checked (`validationResult`). A type or reference the configuration does not have raises as
     `create_account` does; `validated` when its data passes."""
@@ -290,11 +327,21 @@ def migrated_account(ctx: CallContext, fields: AccountFields, *, locator: str, c
     account_type = _account_type(model, fields.type, in_request=True)
     _check_references(model, fields)
     account = Account(
-        locator=locator, type=fields.type, accountState=AccountState.VALIDATED,
-        billingLevel=fields.billingLevel or _default_billing_level(model), data=fields.data,
-        contacts=fields.contacts, preferences=fields.preferences, timezone=fields.timezone or _default_time_zone(model),
-        **{name: getattr(fields, name) for name in PLAN_REFERENCES}, configVersion=config_version,
-        createdAt=created_at, createdBy=created_by, updatedAt=created_at, updatedBy=created_by)
+        locator=locator,
+        type=fields.type,
+        accountState=AccountState.VALIDATED,
+        billingLevel=fields.billingLevel or _default_billing_level(model),
+        data=fields.data,
+        contacts=fields.contacts,
+        preferences=fields.preferences,
+        timezone=fields.timezone or _default_time_zone(model),
+        **{name: getattr(fields, name) for name in PLAN_REFERENCES},
+        configVersion=config_version,
+        createdAt=created_at,
+        createdBy=created_by,
+        updatedAt=created_at,
+        updatedBy=created_by,
+    )
     return _checked(ctx, model, account_type, account)
 
 
@@ -335,7 +382,8 @@ def _check_references(model: dict[str, Any], fields: AccountFields | AccountChan
     problems += contact_list.problems(contact_roles)
     if problems:
         raise codes.INVALID_REFERENCE["account"](
-            "The account names something the configuration does not have", field_errors=problems)
+            "The account names something the configuration does not have", field_errors=problems
+        )
     for index, contact in enumerate(contact_roles):
         _check_roles(model, contact.roles, f"contacts.{index}.roles")
 
@@ -372,8 +420,9 @@ def _checked(ctx: CallContext, model: dict[str, Any], account_type: dict[str, An
         try:
             errors += datamodel.constraint_errors(properties, data, tables.evaluate_constraints(ctx, properties, data))
         except DomainError as error:
-            errors.append({"path": "data", "message": f"cannot be checked against its constraint tables: "
-                                                      f"{error.message}"})
+            errors.append(
+                {"path": "data", "message": f"cannot be checked against its constraint tables: {error.message}"}
+            )
     result = datamodel.validation_result(errors, locator=account.locator, element_type=account.type)
     return account.model_copy(update={"data": data, "validationResult": result})
 
@@ -382,8 +431,14 @@ def _passes(account: Account) -> bool:
     return account.validationResult is not None and account.validationResult.success
 
 
-def _change_data(ctx: CallContext, model: dict[str, Any], account_type: dict[str, Any], account: Account,
-                 changed: Account, auto_validate: bool) -> Account:
+def _change_data(
+    ctx: CallContext,
+    model: dict[str, Any],
+    account_type: dict[str, Any],
+    account: Account,
+    changed: Account,
+    auto_validate: bool,
+) -> Account:
     checked = _checked(ctx, model, account_type, changed)
     if account.accountState == AccountState.VALIDATED and not _passes(checked):
         return account.model_copy(update={"validationResult": checked.validationResult})
@@ -397,12 +452,14 @@ def _change_data(ctx: CallContext, model: dict[str, Any], account_type: dict[str
     return _save(ctx, uow, checked, events)
 
 
-def _assign_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], account_type: dict[str, Any],
-                   account: Account) -> None:
+def _assign_number(
+    ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], account_type: dict[str, Any], account: Account
+) -> None:
     plan = account_type.get("numberingPlan")
     if plan and account.accountNumber is None:
-        account.accountNumber = numbers.reserve_number(ctx, uow, model, plan, ENTITY, account.locator,
-                                                       region=account.region)
+        account.accountNumber = numbers.reserve_number(
+            ctx, uow, model, plan, ENTITY, account.locator, region=account.region
+        )
 
 
 def _renumbered(ctx: CallContext, account: Account, new: str | numbers.NextOfPlan) -> Account:
@@ -412,5 +469,12 @@ def _renumbered(ctx: CallContext, account: Account, new: str | numbers.NextOfPla
 
 
 def _save(ctx: CallContext, uow: UnitOfWork, account: Account, events: list[str]) -> Account:
-    return versioned.save(ctx, uow, account, repository.save,
-                          [(event, {"accountLocator": account.locator}) for event in events], code=ENTITY, noun=ENTITY)
+    return versioned.save(
+        ctx,
+        uow,
+        account,
+        repository.save,
+        [(event, {"accountLocator": account.locator}) for event in events],
+        code=ENTITY,
+        noun=ENTITY,
+    )

@@ -3,14 +3,20 @@ an object that requires none, nested two levels; arrays three levels deep), the 
 `anyOf`, a value of the field's format or pattern, and names that read as what they hold (a `...Locator`
 is a locator). The example
 is valid against its schema, so a reader can send it as it is shown."""
+
 from __future__ import annotations
 
 from typing import Any
 
 LOCATOR = "01JD8Z3X5Y7Q2W4E6R8T0Y2V4K"
 EMAIL = "ada@example.com"
-FORMATS = {"date-time": "2026-01-15T09:30:00Z", "date": "2026-01-15", "uuid": "6f1c2a4e-8b3d-4f5a-9c7e-1d2b3a4c5e6f",
-           "duration": "P1D", "time": "09:30:00"}
+FORMATS = {
+    "date-time": "2026-01-15T09:30:00Z",
+    "date": "2026-01-15",
+    "uuid": "6f1c2a4e-8b3d-4f5a-9c7e-1d2b3a4c5e6f",
+    "duration": "P1D",
+    "time": "09:30:00",
+}
 ARRAY_DEPTH = 3
 """Arrays deeper than this are shown empty (an element tree holds elements holding elements...)."""
 
@@ -62,8 +68,9 @@ def example_of(schema: dict[str, Any], components: dict[str, Any], name: str = "
 def _object(schema: dict[str, Any], components: dict[str, Any], depth: int) -> dict[str, Any]:
     properties: dict[str, Any] = schema.get("properties", {})
     chosen = schema.get("required") or (list(properties) if depth < 2 else [])
-    return {field: example_of(properties[field], components, field, depth + 1)
-            for field in chosen if field in properties}
+    return {
+        field: example_of(properties[field], components, field, depth + 1) for field in chosen if field in properties
+    }
 
 
 def _string(schema: dict[str, Any], name: str) -> str:
@@ -82,4 +89,4 @@ def _string(schema: dict[str, Any], name: str) -> str:
         return FORMATS["date-time"]
     length = max(int(schema.get("minLength", 0)), 1)
     text = name or "text"
-    return (text * length)[:max(length, len(text))]
+    return (text * length)[: max(length, len(text))]

@@ -5,6 +5,7 @@ query and answer in its view's signature (`chalicelib.http.contract`). This modu
 document served at `/openapi.json`; the JSON schemas come from the pydantic models. It runs on the first
 request for the document, never at import (cold start): resolving every contract imports every schema.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -89,11 +90,16 @@ def document(routes: dict[str, dict[str, Any]]) -> dict[str, Any]:
     tags = sorted({op.tag for op in ops})
     return {
         "openapi": "3.1.0",
-        "info": {"title": TITLE, "version": VERSION, "description": (
-            "Every operation answers errors in one body (`ErrorBody`); its `code` is stable and listed per "
-            "operation (its answers name shared responses, `components/responses`, whose descriptions list "
-            "the codes and their meanings). Sign in with `POST /auth/token` (OAuth2 password grant) and send "
-            "the token as `Authorization: Bearer <token>`.")},
+        "info": {
+            "title": TITLE,
+            "version": VERSION,
+            "description": (
+                "Every operation answers errors in one body (`ErrorBody`); its `code` is stable and listed per "
+                "operation (its answers name shared responses, `components/responses`, whose descriptions list "
+                "the codes and their meanings). Sign in with `POST /auth/token` (OAuth2 password grant) and send "
+                "the token as `Authorization: Bearer <token>`."
+            ),
+        },
         "tags": [{"name": tag} for tag in tags],
         "paths": dict(paths),
         "components": {
@@ -104,8 +110,9 @@ def document(routes: dict[str, dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _operation(op: Operation, resolved: dict[Any, dict[str, Any]], components: dict[str, Any],
-               error_responses: dict[str, Any]) -> dict[str, Any]:
+def _operation(
+    op: Operation, resolved: dict[Any, dict[str, Any]], components: dict[str, Any], error_responses: dict[str, Any]
+) -> dict[str, Any]:
     described: dict[str, Any] = {
         "operationId": op.operation_id,
         "tags": [op.tag],
@@ -141,33 +148,48 @@ def _dereferenced(schema: dict[str, Any], components: dict[str, Any]) -> dict[st
     return schema
 
 
-def _parameters(op: Operation, resolved: dict[Any, dict[str, Any]],
-                components: dict[str, Any]) -> list[dict[str, Any]]:
-    described = [{"name": name, "in": "path", "required": True,
-                  "schema": {"type": "string", "format": "uuid"} if name == "tenantLocator" else {"type": "string"}}
-                 for name in _VARIABLE.findall(op.path)]
+def _parameters(op: Operation, resolved: dict[Any, dict[str, Any]], components: dict[str, Any]) -> list[dict[str, Any]]:
+    described = [
+        {
+            "name": name,
+            "in": "path",
+            "required": True,
+            "schema": {"type": "string", "format": "uuid"} if name == "tenantLocator" else {"type": "string"},
+        }
+        for name in _VARIABLE.findall(op.path)
+    ]
     query = op.contract.query
     if query is not None:
         properties = _dereferenced(resolved[("query", op.operation_id)], components)["properties"]
         for name, field in query.model_fields.items():
-            parameter: dict[str, Any] = {"name": field.alias or name, "in": "query",
-                                         "required": field.is_required(),
-                                         "schema": properties[field.alias or name]}
+            parameter: dict[str, Any] = {
+                "name": field.alias or name,
+                "in": "query",
+                "required": field.is_required(),
+                "schema": properties[field.alias or name],
+            }
             if field.description:
                 parameter["description"] = field.description
             described.append(parameter)
     purpose = op.contract.upload_purpose
     if purpose is not None:
-        described.append({"name": UPLOAD_LOCATOR, "in": "query", "required": False,
-                          "schema": {"type": "string", "pattern": UPLOAD_LOCATOR_PATTERN},
-                          "description": f"In place of the body (then empty): the file of an upload of purpose "
-                                         f"`{purpose}` made with POST /uploads, for a file over the direct limit "
-                                         "of a request body (10 MB)."})
+        described.append(
+            {
+                "name": UPLOAD_LOCATOR,
+                "in": "query",
+                "required": False,
+                "schema": {"type": "string", "pattern": UPLOAD_LOCATOR_PATTERN},
+                "description": f"In place of the body (then empty): the file of an upload of purpose "
+                f"`{purpose}` made with POST /uploads, for a file over the direct limit "
+                "of a request body (10 MB).",
+            }
+        )
     return described
 
 
-def _request_body(op: Operation, body: Body, resolved: dict[Any, dict[str, Any]],
-                  components: dict[str, Any]) -> dict[str, Any]:
+def _request_body(
+    op: Operation, body: Body, resolved: dict[Any, dict[str, Any]], components: dict[str, Any]
+) -> dict[str, Any]:
     if body.encoding == "file":
         content = {media: {"schema": _file_schema(media, body.annotation.part)} for media in op.content_types}
         if "application/json" in content:  # a JSON file: described, and given an example, as JSON
@@ -212,13 +234,17 @@ def _success(op: Operation, resolved: dict[Any, dict[str, Any]], components: dic
         media = cast(type[Binary], response).media_type
         if media == JSON:  # a JSON document built once (the description itself): an object, whatever it holds
             return {"description": "The document", "content": {JSON: {"schema": {"type": "object"}, "example": {}}}}
-        return {"description": "The file", "content": {media: {"schema": {"type": "string",
-                                                                          "contentMediaType": media}}}}
+        return {
+            "description": "The file",
+            "content": {media: {"schema": {"type": "string", "contentMediaType": media}}},
+        }
     if not _has_json_answer(response):
         return {"description": "Done; no body"}
     schema = resolved[("response", op.operation_id)]
-    return {"description": "OK", "content": {"application/json": {"schema": schema,
-                                                                  "example": example_of(schema, components)}}}
+    return {
+        "description": "OK",
+        "content": {"application/json": {"schema": schema, "example": example_of(schema, components)}},
+    }
 
 
 ErrorSet = tuple[int, tuple[errors.ErrorCode, ...]]
@@ -227,8 +253,7 @@ ErrorSet = tuple[int, tuple[errors.ErrorCode, ...]]
 
 def _error_codes(op: Operation) -> list[ErrorSet]:
     by_status: dict[int, list[errors.ErrorCode]] = defaultdict(list)
-    for code in error_codes_of(op.spec, op.contract, "{tenantLocator}" in op.path, op.method,
-                                "{" in op.path):
+    for code in error_codes_of(op.spec, op.contract, "{tenantLocator}" in op.path, op.method, "{" in op.path):
         by_status[code.status].append(code)
     return [(status, tuple(sorted(codes, key=lambda c: c.code))) for status, codes in sorted(by_status.items())]
 
@@ -251,13 +276,15 @@ class _ErrorResponses:
             if found[0] not in most or count > most[found[0]][0]:
                 most[found[0]] = (count, found)
         commonest = {found for _, found in most.values()}
-        self._names = {found: f"Error{found[0]}" if found in commonest else
-                       f"Error{found[0]}-{hashlib.sha256(_codes_key(found)[1].encode()).hexdigest()[:8]}"
-                       for found in counted}
+        self._names = {
+            found: f"Error{found[0]}"
+            if found in commonest
+            else f"Error{found[0]}-{hashlib.sha256(_codes_key(found)[1].encode()).hexdigest()[:8]}"
+            for found in counted
+        }
 
     def refs(self, sets: list[ErrorSet]) -> dict[str, Any]:
-        return {str(status): {"$ref": RESPONSE_REF.format(name=self._names[(status, codes)])}
-                for status, codes in sets}
+        return {str(status): {"$ref": RESPONSE_REF.format(name=self._names[(status, codes)])} for status, codes in sets}
 
     def components(self) -> dict[str, Any]:
         return {name: _error_response(*found) for found, name in sorted(self._names.items(), key=lambda i: i[1])}
@@ -270,10 +297,14 @@ def _codes_key(found: ErrorSet) -> tuple[int, str]:
 def _error_response(status: int, codes: tuple[errors.ErrorCode, ...]) -> dict[str, Any]:
     return {
         "description": "\n".join(f"- `{c.code}`: {c.meaning}" for c in codes),
-        "content": {"application/json": {"schema": {
-            "allOf": [{"$ref": REF_TEMPLATE.format(model="ErrorBody")}],
-            "properties": {"httpStatus": {"const": status}, "code": {"enum": [c.code for c in codes]}},
-        }}},
+        "content": {
+            "application/json": {
+                "schema": {
+                    "allOf": [{"$ref": REF_TEMPLATE.format(model="ErrorBody")}],
+                    "properties": {"httpStatus": {"const": status}, "code": {"enum": [c.code for c in codes]}},
+                }
+            }
+        },
     }
 
 
@@ -378,17 +409,22 @@ def _core_schema(annotation: Any) -> CoreSchema:
     return TypeAdapter(annotation).core_schema
 
 
-
 def sections(whole: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The document cut by tag (domain): each part is a document of its own, with the operations of one
     tag and the components they name (transitively), for the docs page. Swagger UI takes seconds a megabyte
     to read an OpenAPI 3.1 document (its 3.1 resolver), so the page reads one domain at a time."""
     parts: dict[str, dict[str, Any]] = {}
     for tag in (entry["name"] for entry in whole["tags"]):
-        paths = {path: tagged for path, methods in whole["paths"].items()
-                 if (tagged := {method: op for method, op in methods.items() if op["tags"] == [tag]})}
-        components: dict[str, Any] = {"schemas": {}, "responses": {},
-                                      "securitySchemes": whole["components"]["securitySchemes"]}
+        paths = {
+            path: tagged
+            for path, methods in whole["paths"].items()
+            if (tagged := {method: op for method, op in methods.items() if op["tags"] == [tag]})
+        }
+        components: dict[str, Any] = {
+            "schemas": {},
+            "responses": {},
+            "securitySchemes": whole["components"]["securitySchemes"],
+        }
         pending, seen = _refs(paths), set()
         while pending:
             ref = pending.pop()

@@ -10,6 +10,7 @@ the whole one last: Swagger UI 5 spends seconds a megabyte resolving an OpenAPI 
 description took 10-18 s to become usable, one domain takes about one (tests/api/apidocs/test_docs_page.py
 measures it against an empty page).
 """
+
 from __future__ import annotations
 
 import functools

@@ -6,6 +6,7 @@ with 409 and, in a job, is retried. A leaf of billing: it imports none of billin
 `open_write` is how a billing write starts: a unit of work carrying the bumps of the roots of the
 containers it changes, at the versions they have now, read first (what is read after them is what the
 commit is conditional on). `bump` adds them to a unit of work that has other work in it already."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -38,8 +39,9 @@ def bump_containers(ctx: CallContext, uow: UnitOfWork, account: str, containers:
     repository.bump_container_roots(uow, ctx.tenant, account, containers)
 
 
-def versions(ctx: CallContext, account: str, containers: Iterable[str],
-             known: dict[str, int] | None = None) -> dict[str, int]:
+def versions(
+    ctx: CallContext, account: str, containers: Iterable[str], known: dict[str, int] | None = None
+) -> dict[str, int]:
     """The versions the billing roots of the account's `containers` have now (one read of those not `known`:
     read by the caller, before what its write decides on), for a write that bumps them later (`bump_at`), or
     several writes that each bump some of them."""

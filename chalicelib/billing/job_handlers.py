@@ -3,6 +3,7 @@ billing an issued transaction, early invoicing and the generation of an account'
 (invoices/job_handlers.py), an invoice's autopay (payments/job_handlers.py), what an excess credit plan does
 with an account's credit (credit/job_handlers.py) and delinquency's due work (delinquency/due_work.py, and here
 its grace end, which bills what it lapses)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -25,15 +26,21 @@ def grace_end(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     """Lapses the delinquency's policies, idempotent by its state (delinquency/service.py grace_ended): in one
     write with the entry's settlement when the plan issues them, each lapse billed right after that write (its
     installments, then the invoices due now) instead of by a job of its own."""
-    return {"graceEnded": [delinquencies.grace_ended(ctx, work.entry.ref, work.uow,
-                                                     lambda lapse: _bill_lapse(ctx, lapse))]}
+    return {
+        "graceEnded": [delinquencies.grace_ended(ctx, work.entry.ref, work.uow, lambda lapse: _bill_lapse(ctx, lapse))]
+    }
 
 
 def _bill_lapse(ctx: CallContext, transaction: Transaction) -> None:
     """What the lapse's billing job would do, in this step. A failure is left to the billing safety net the
     lapse's write put: its due entry enqueues the billing job, which retries and records it."""
     try:
-        invoices.bill_issued(ctx, transaction.locator, policies.billing_job_locator(transaction),
-                             transaction.policyLocator, safety_net=True)
+        invoices.bill_issued(
+            ctx,
+            transaction.locator,
+            policies.billing_job_locator(transaction),
+            transaction.policyLocator,
+            safety_net=True,
+        )
     except DomainError:
         return

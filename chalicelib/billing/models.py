@@ -4,6 +4,7 @@ balance with its ledger lines. Every record of an account lives in the account's
 writes bump the billing roots of the containers they change (repository.py), so invoicing and payments
 of one container never interleave. Field names are the platform's (the responses are these models, mostly).
 """
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -43,6 +43,7 @@ is one action and fetching it one GetItem; the installments of a policy, transac
 by their lattices' references, each naming the lattice's installments (a lattice's installments never
 change).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -143,8 +144,12 @@ def _visible(tenant: str, account: str, items: list[dict[str, Any]]) -> list[dic
 
 
 def _committed(tenant: str, account: str, tokens: Iterable[str]) -> set[str]:
-    return {item["token"] for item in table.gateway().batch_get(
-        _scope(tenant), [keys.billing_staged_commit(tenant, account, token) for token in sorted(tokens)])}
+    return {
+        item["token"]
+        for item in table.gateway().batch_get(
+            _scope(tenant), [keys.billing_staged_commit(tenant, account, token) for token in sorted(tokens)]
+        )
+    }
 
 
 def shown_invoices(tenant: str, account: str, locators: list[str]) -> dict[str, tuple[dict[str, Any], list[str]]]:
@@ -153,25 +158,37 @@ def shown_invoices(tenant: str, account: str, locators: list[str]) -> dict[str, 
     lacks. A staged rewrite of such an invoice writes that record too: should the new change never commit,
     readers still see the committed one (nothing is read for invoices without a staged rewrite but the
     invoices themselves)."""
-    items = [item for item in table.gateway().batch_get(
-        _scope(tenant), [_key(tenant, account, "invoice", locator) for locator in locators]) if STAGED in item]
+    items = [
+        item
+        for item in table.gateway().batch_get(
+            _scope(tenant), [_key(tenant, account, "invoice", locator) for locator in locators]
+        )
+        if STAGED in item
+    ]
     committed = _committed(tenant, account, {item[STAGED]["token"] for item in items}) if items else set()
     shown = {}
     for item in items:
         if item[STAGED]["token"] in committed:
             record = item[STAGED]["item"]
-            shown[item["locator"]] = (record, [name for name in item
-                                               if name not in record and name not in ("PK", "SK", STAGED)])
+            shown[item["locator"]] = (
+                record,
+                [name for name in item if name not in record and name not in ("PK", "SK", STAGED)],
+            )
     return shown
 
 
 def staged_commit_write(tenant: str, account: str, token: str) -> WriteOp:
-    return table.put_new({**keys.billing_staged_commit(tenant, account, token).as_dict(),
-                          "entity": "stagedCommit", "token": token})
+    return table.put_new(
+        {**keys.billing_staged_commit(tenant, account, token).as_dict(), "entity": "stagedCommit", "token": token}
+    )
 
 
-def staged_rewrite(item: dict[str, Any], token: str, expected_version: int | None = None,
-                   shown: tuple[dict[str, Any], list[str]] | None = None) -> WriteOp:
+def staged_rewrite(
+    item: dict[str, Any],
+    token: str,
+    expected_version: int | None = None,
+    shown: tuple[dict[str, Any], list[str]] | None = None,
+) -> WriteOp:
     """A record's rewrite staged beside it (`item`: the whole record as the change has it, keys included;
     `expected_version`: the version it was read at, which the staged record has one more of; `shown`: the
     record readers see now and the attributes it lacks, written in place of the stored one)."""
@@ -180,9 +197,15 @@ def staged_rewrite(item: dict[str, Any], token: str, expected_version: int | Non
     if expected_version is not None:
         rest["version"] = expected_version + 1
     record, hidden = shown or ({}, [])
-    return table.update(key, {**{name: value for name, value in record.items() if name != "version"},
-                              STAGED: {"token": token, "item": rest}},
-                        remove=[name for name in hidden if name != "version"], expected_version=expected_version)
+    return table.update(
+        key,
+        {
+            **{name: value for name, value in record.items() if name != "version"},
+            STAGED: {"token": token, "item": rest},
+        },
+        remove=[name for name in hidden if name != "version"],
+        expected_version=expected_version,
+    )
 
 
 def record_write(item: dict[str, Any], *, new: bool = False) -> WriteOp:
@@ -217,6 +240,7 @@ def write_staged(tenant: str, groups: list[list[WriteOp]]) -> None:
 
 # --- the billing roots ------------------------------------------------------------------------------
 
+
 def _root_key(tenant: str, account: str, container: str) -> Key:
     if container == account:
         return keys.billing_root(tenant, account)
@@ -229,11 +253,14 @@ def root_record_key(tenant: str, account: str, container: str) -> tuple[str, str
     return key.pk, key.sk
 
 
-def root_versions_in(tenant: str, account: str, containers: Iterable[str],
-                     found: Mapping[tuple[str, str], dict[str, Any]]) -> dict[str, int]:
+def root_versions_in(
+    tenant: str, account: str, containers: Iterable[str], found: Mapping[tuple[str, str], dict[str, Any]]
+) -> dict[str, int]:
     """`root_versions` of roots the caller read with other records (`found`, by (PK, SK): `root_record_key`)."""
-    return {container: root_version_of(found.get(root_record_key(tenant, account, container)))
-            for container in dict.fromkeys(containers)}
+    return {
+        container: root_version_of(found.get(root_record_key(tenant, account, container)))
+        for container in dict.fromkeys(containers)
+    }
 
 
 def root_version_of(item: dict[str, Any] | None) -> int:
@@ -249,8 +276,12 @@ def root_versions(tenant: str, account: str, containers: Iterable[str]) -> dict[
         return {}
     if len(wanted) == 1:
         return {wanted[0]: root_version_of(table.gateway().get(_scope(tenant), _root_key(tenant, account, wanted[0])))}
-    found = {item["SK"]: int(item["version"]) for item in table.gateway().batch_get(
-        _scope(tenant), [_root_key(tenant, account, container) for container in wanted])}
+    found = {
+        item["SK"]: int(item["version"])
+        for item in table.gateway().batch_get(
+            _scope(tenant), [_root_key(tenant, account, container) for container in wanted]
+        )
+    }
     return {container: found.get(_root_key(tenant, account, container).sk, 0) for container in wanted}
 
 
@@ -266,8 +297,18 @@ def bump_roots(uow: UnitOfWork, tenant: str, account: str, versions: Mapping[str
             return codes.CONCURRENT_MODIFICATION(f"Another billing change of {what} came first; retry")
 
         if version == 0:
-            uow.add(table.put_new({**key.as_dict(), "entity": "billingRoot", "accountLocator": account,
-                                   "containerLocator": container, "version": 1}, conflict))
+            uow.add(
+                table.put_new(
+                    {
+                        **key.as_dict(),
+                        "entity": "billingRoot",
+                        "accountLocator": account,
+                        "containerLocator": container,
+                        "version": 1,
+                    },
+                    conflict,
+                )
+            )
         else:
             uow.add(table.update(key, {}, expected_version=version, on_failure=conflict))
 
@@ -281,10 +322,18 @@ def bump_container_roots(uow: UnitOfWork, tenant: str, account: str, containers:
 
 # --- records by locator -----------------------------------------------------------------------------
 
+
 def _alias(tenant: str, kind: str, locator: str, account: str, container: str | None = None) -> WriteOp:
     named = {"billingContainer": container} if container else {}
-    return table.put_new({**keys.billing_alias(tenant, locator).as_dict(), "entity": "billingAlias",
-                          "kind": kind, "accountLocator": account, **named})
+    return table.put_new(
+        {
+            **keys.billing_alias(tenant, locator).as_dict(),
+            "entity": "billingAlias",
+            "kind": kind,
+            "accountLocator": account,
+            **named,
+        }
+    )
 
 
 def account_of(tenant: str, kind: str, locator: str) -> str | None:
@@ -323,30 +372,62 @@ def get_many(tenant: str, account: str, kind: str, locators: Iterable[str], mode
     """The records among `locators` of one account, in the order given."""
     wanted = list(dict.fromkeys(locators))
     items = table.gateway().batch_get(_scope(tenant), [_key(tenant, account, kind, locator) for locator in wanted])
-    found = {item["locator"]: _model(model, item) for item in (
-        items if kind in SELF_ALIASED else _visible(tenant, account, items))
-        if kind not in SELF_ALIASED or (item.get("kind") == kind and item["accountLocator"] == account)}
+    found = {
+        item["locator"]: _model(model, item)
+        for item in (items if kind in SELF_ALIASED else _visible(tenant, account, items))
+        if kind not in SELF_ALIASED or (item.get("kind") == kind and item["accountLocator"] == account)
+    }
     return [found[locator] for locator in wanted if locator in found]
 
 
 def _item(tenant: str, account: str, kind: str, record: BaseModel, **extra: Any) -> dict[str, Any]:
     locator = _locator(record)
     if kind in SELF_ALIASED:
-        return {**_key(tenant, account, kind, locator).as_dict(), "entity": kind, "kind": kind, "locator": locator,
-                "accountLocator": account, PACKED: record.model_dump_json(exclude_none=True), **extra}
-    return {**_key(tenant, account, kind, locator).as_dict(), "entity": kind, **record.model_dump(exclude_none=True),
-            **extra}
+        return {
+            **_key(tenant, account, kind, locator).as_dict(),
+            "entity": kind,
+            "kind": kind,
+            "locator": locator,
+            "accountLocator": account,
+            PACKED: record.model_dump_json(exclude_none=True),
+            **extra,
+        }
+    return {
+        **_key(tenant, account, kind, locator).as_dict(),
+        "entity": kind,
+        **record.model_dump(exclude_none=True),
+        **extra,
+    }
 
 
-def _refs(tenant: str, kind: str, record_kind: str, locator: str, account: str,
-          owners: Iterable[tuple[str, str | None]], **extra: Any) -> list[WriteOp]:
-    return [table.put({**keys.billing_ref(tenant, owner_kind, owner, record_kind, locator).as_dict(),
-                       "entity": "billingRef", "kind": kind, "locator": locator, "accountLocator": account, **extra})
-            for owner_kind, owner in owners if owner]
+def _refs(
+    tenant: str,
+    kind: str,
+    record_kind: str,
+    locator: str,
+    account: str,
+    owners: Iterable[tuple[str, str | None]],
+    **extra: Any,
+) -> list[WriteOp]:
+    return [
+        table.put(
+            {
+                **keys.billing_ref(tenant, owner_kind, owner, record_kind, locator).as_dict(),
+                "entity": "billingRef",
+                "kind": kind,
+                "locator": locator,
+                "accountLocator": account,
+                **extra,
+            }
+        )
+        for owner_kind, owner in owners
+        if owner
+    ]
 
 
-def page_of(tenant: str, owner_kind: str, owner: str, record_kind: str, kind: str, model: type[M],
-            page: PageRequest) -> Page[M]:
+def page_of(
+    tenant: str, owner_kind: str, owner: str, record_kind: str, kind: str, model: type[M], page: PageRequest
+) -> Page[M]:
     """One page of the records of `kind` a policy, transaction, quote or account has, oldest first."""
     refs = query.page(table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, record_kind), page)
     by_account: dict[str, list[str]] = {}
@@ -371,6 +452,7 @@ def all_of(tenant: str, owner_kind: str, owner: str, record_kind: str, kind: str
 
 # --- lattices and installments ---------------------------------------------------------------------
 
+
 def lattice_exists(tenant: str, locator: str) -> bool:
     return account_of(tenant, "lattice", locator) is not None
 
@@ -379,11 +461,23 @@ def add_lattice(uow: UnitOfWork, tenant: str, lattice: InstallmentLattice, insta
     """The lattice, its alias and its references of its policy, transaction and quote, each naming the
     lattice's `installments` (the lists of installments per owner read them)."""
     account = lattice.accountLocator
-    uow.add(table.put_new(_item(tenant, account, "lattice", lattice)),
-            _alias(tenant, "lattice", lattice.locator, account),
-            *_refs(tenant, "lattice", REF_KIND["lattice"], lattice.locator, account,
-                   [("policy", lattice.policyLocator), ("transaction", lattice.transactionLocator),
-                    ("quote", lattice.quoteLocator)], installments=installments))
+    uow.add(
+        table.put_new(_item(tenant, account, "lattice", lattice)),
+        _alias(tenant, "lattice", lattice.locator, account),
+        *_refs(
+            tenant,
+            "lattice",
+            REF_KIND["lattice"],
+            lattice.locator,
+            account,
+            [
+                ("policy", lattice.policyLocator),
+                ("transaction", lattice.transactionLocator),
+                ("quote", lattice.quoteLocator),
+            ],
+            installments=installments,
+        ),
+    )
 
 
 def installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
@@ -392,11 +486,23 @@ def installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
     account = installment.accountLocator
     return [
         table.put_new(_item(tenant, account, "installment", installment)),
-        table.put({**keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime),
-                                             installment.locator).as_dict(),
-                   "entity": "uninvoicedInstallment", "locator": installment.locator}),
-        *_refs(tenant, "installment", RIDERS, installment.locator, account,
-               [("account", account if installment.invoicing == ChargeInvoicing.NEXT else None)]),
+        table.put(
+            {
+                **keys.billing_uninvoiced(
+                    tenant, account, isoformat(installment.generateTime), installment.locator
+                ).as_dict(),
+                "entity": "uninvoicedInstallment",
+                "locator": installment.locator,
+            }
+        ),
+        *_refs(
+            tenant,
+            "installment",
+            RIDERS,
+            installment.locator,
+            account,
+            [("account", account if installment.invoicing == ChargeInvoicing.NEXT else None)],
+        ),
     ]
 
 
@@ -418,16 +524,21 @@ def all_installments_of(tenant: str, owner_kind: str, owner: str) -> list[Instal
 
 
 def _installment_locators(tenant: str, owner_kind: str, owner: str) -> list[str]:
-    refs = query.all_items(table.gateway(), _scope(tenant),
-                           keys.billing_refs(tenant, owner_kind, owner, REF_KIND["lattice"]))
+    refs = query.all_items(
+        table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, REF_KIND["lattice"])
+    )
     return sorted(locator for ref in refs for locator in ref.get("installments", ()))
 
 
 def _installments(tenant: str, locators: list[str]) -> list[Installment]:
     """The installments of `locators`, in that order (of any account: they are stored at their aliases)."""
-    found = {item["locator"]: _model(Installment, item) for item in table.gateway().batch_get(
-        _scope(tenant), [keys.billing_alias(tenant, locator) for locator in locators])
-        if item.get("kind") == "installment"}
+    found = {
+        item["locator"]: _model(Installment, item)
+        for item in table.gateway().batch_get(
+            _scope(tenant), [keys.billing_alias(tenant, locator) for locator in locators]
+        )
+        if item.get("kind") == "installment"
+    }
     return [found[locator] for locator in locators if locator in found]
 
 
@@ -438,14 +549,22 @@ def uninvoiced(tenant: str, account: str, up_to: str | None = None) -> list[Inst
     start_key = None
     while True:
         if up_to is None:
-            batch, start_key = gateway.query(_scope(tenant), keys.billing_partition(tenant, account),
-                                             sk_prefix=keys.BILLING_UNINVOICED_PREFIX, start_key=start_key,
-                                             consistent=True)
+            batch, start_key = gateway.query(
+                _scope(tenant),
+                keys.billing_partition(tenant, account),
+                sk_prefix=keys.BILLING_UNINVOICED_PREFIX,
+                start_key=start_key,
+                consistent=True,
+            )
         else:
-            batch, start_key = gateway.query(_scope(tenant), keys.billing_partition(tenant, account),
-                                             sk_from=keys.BILLING_UNINVOICED_PREFIX,
-                                             sk_to=f"{keys.BILLING_UNINVOICED_PREFIX}{up_to}#~", start_key=start_key,
-                                             consistent=True)
+            batch, start_key = gateway.query(
+                _scope(tenant),
+                keys.billing_partition(tenant, account),
+                sk_from=keys.BILLING_UNINVOICED_PREFIX,
+                sk_to=f"{keys.BILLING_UNINVOICED_PREFIX}{up_to}#~",
+                start_key=start_key,
+                consistent=True,
+            )
         items.extend(batch)
         if start_key is None:
             break
@@ -454,18 +573,24 @@ def uninvoiced(tenant: str, account: str, up_to: str | None = None) -> list[Inst
 
 def next_uninvoiced_time(tenant: str, account: str, after: str) -> str | None:
     """The earliest generate time (ISO) of the account's uninvoiced installments later than `after`."""
-    items, _ = table.gateway().query(_scope(tenant), keys.billing_partition(tenant, account),
-                                     sk_after=f"{keys.BILLING_UNINVOICED_PREFIX}{after}#~",
-                                     sk_to=f"{keys.BILLING_UNINVOICED_PREFIX}~", limit=1, consistent=True)
-    return items[0]["SK"][len(keys.BILLING_UNINVOICED_PREFIX):].split("#", 1)[0] if items else None
+    items, _ = table.gateway().query(
+        _scope(tenant),
+        keys.billing_partition(tenant, account),
+        sk_after=f"{keys.BILLING_UNINVOICED_PREFIX}{after}#~",
+        sk_to=f"{keys.BILLING_UNINVOICED_PREFIX}~",
+        limit=1,
+        consistent=True,
+    )
+    return items[0]["SK"][len(keys.BILLING_UNINVOICED_PREFIX) :].split("#", 1)[0] if items else None
 
 
 def accounts_of(tenant: str, kind: str, locators: Iterable[str]) -> dict[str, str]:
     """The account of each record of `kind` among `locators` that exists (one BatchGetItem of the aliases
     per hundred)."""
     by_partition = {keys.billing_alias(tenant, locator).as_dict()["PK"]: locator for locator in locators}
-    items = table.gateway().batch_get(_scope(tenant), [keys.billing_alias(tenant, locator)
-                                                       for locator in by_partition.values()])
+    items = table.gateway().batch_get(
+        _scope(tenant), [keys.billing_alias(tenant, locator) for locator in by_partition.values()]
+    )
     return {by_partition[item["PK"]]: item["accountLocator"] for item in items if item["kind"] == kind}
 
 
@@ -476,9 +601,16 @@ def retimed_installment_writes(tenant: str, installment: Installment, generated_
     writes = [table.put(_item(tenant, account, "installment", installment))]
     generated = isoformat(installment.generateTime)
     if generated != generated_before:
-        writes += [table.delete(keys.billing_uninvoiced(tenant, account, generated_before, installment.locator)),
-                   table.put({**keys.billing_uninvoiced(tenant, account, generated, installment.locator).as_dict(),
-                              "entity": "uninvoicedInstallment", "locator": installment.locator})]
+        writes += [
+            table.delete(keys.billing_uninvoiced(tenant, account, generated_before, installment.locator)),
+            table.put(
+                {
+                    **keys.billing_uninvoiced(tenant, account, generated, installment.locator).as_dict(),
+                    "entity": "uninvoicedInstallment",
+                    "locator": installment.locator,
+                }
+            ),
+        ]
     return writes
 
 
@@ -487,11 +619,16 @@ def invoiced_installment_writes(tenant: str, installment: Installment) -> list[W
     stands): an invoice run reads its installments before their containers' roots, so one that read them
     before another run invoiced them fails with 409 instead of invoicing them twice."""
     account = installment.accountLocator
-    writes = [table.put(_item(tenant, account, "installment", installment)),
-              table.delete(keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime),
-                                                   installment.locator), must_exist=True,
-                           on_missing=lambda: codes.CONCURRENT_MODIFICATION(
-                               f"Installment {installment.locator} was invoiced meanwhile; retry"))]
+    writes = [
+        table.put(_item(tenant, account, "installment", installment)),
+        table.delete(
+            keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime), installment.locator),
+            must_exist=True,
+            on_missing=lambda: codes.CONCURRENT_MODIFICATION(
+                f"Installment {installment.locator} was invoiced meanwhile; retry"
+            ),
+        ),
+    ]
     if installment.invoicing == ChargeInvoicing.NEXT:
         writes.append(table.delete(keys.billing_ref(tenant, "account", account, RIDERS, installment.locator)))
     return writes
@@ -500,8 +637,9 @@ def invoiced_installment_writes(tenant: str, installment: Installment) -> list[W
 def pending_riders(tenant: str, account: str) -> list[Installment]:
     """The account's uninvoiced installments of charges invoiced `next`: they ride on the next invoice of
     their container (one Query, and a BatchGetItem when there are any)."""
-    refs = query.all_items(table.gateway(), _scope(tenant), keys.billing_refs(tenant, "account", account, RIDERS),
-                           consistent=True)
+    refs = query.all_items(
+        table.gateway(), _scope(tenant), keys.billing_refs(tenant, "account", account, RIDERS), consistent=True
+    )
     return get_many(tenant, account, "installment", [ref["locator"] for ref in refs], Installment)
 
 
@@ -521,8 +659,10 @@ def fits_one_invoice_write(installments: list[Installment], besides: int = 0) ->
     references, and their references of nonzero invoices)."""
     owners = {i.policyLocator for i in installments} | {i.quoteLocator for i in installments if i.quoteLocator}
     riders = sum(1 for i in installments if i.invoicing == ChargeInvoicing.NEXT)  # and their reference deleted
-    return besides + INVOICE_WRITE_RECORDS + 2 * len(installments) + riders + 2 * len(owners) \
+    return (
+        besides + INVOICE_WRITE_RECORDS + 2 * len(installments) + riders + 2 * len(owners)
         <= table.MAX_TRANSACTION_ITEMS
+    )
 
 
 def invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
@@ -530,31 +670,45 @@ def invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
     account = invoice.accountLocator
     owners: list[tuple[str, str | None]] = [("policy", p) for p in invoice.policyLocators]
     owners += [("quote", q) for q in invoice.quoteLocators]
-    writes = [table.put_new(_item(tenant, account, "invoice", invoice)),
-              _alias(tenant, "invoice", invoice.locator, account, invoice.billingContainer),
-              *_refs(tenant, "invoice", REF_KIND["invoice"], invoice.locator, account, owners)]
+    writes = [
+        table.put_new(_item(tenant, account, "invoice", invoice)),
+        _alias(tenant, "invoice", invoice.locator, account, invoice.billingContainer),
+        *_refs(tenant, "invoice", REF_KIND["invoice"], invoice.locator, account, owners),
+    ]
     if invoice.totalAmount != 0:
-        writes += _refs(tenant, "invoice", NONZERO_INVOICES, invoice.locator, account,
-                        [*owners, ("account", account)])
+        writes += _refs(tenant, "invoice", NONZERO_INVOICES, invoice.locator, account, [*owners, ("account", account)])
     if invoice.invoiceState == InvoiceState.OPEN:
         writes.append(table.put(_open_marker(tenant, invoice)))
     return writes
 
 
 def _open_marker(tenant: str, invoice: Invoice) -> dict[str, Any]:
-    return {**keys.billing_open_invoice(tenant, invoice.accountLocator, isoformat(invoice.dueTime),
-                                        invoice.locator).as_dict(),
-            "entity": "openInvoice", "locator": invoice.locator}
+    return {
+        **keys.billing_open_invoice(
+            tenant, invoice.accountLocator, isoformat(invoice.dueTime), invoice.locator
+        ).as_dict(),
+        "entity": "openInvoice",
+        "locator": invoice.locator,
+    }
 
 
 def invoice_update_writes(tenant: str, invoice: Invoice, was_open: bool) -> list[WriteOp]:
     """The rewrite of a changed invoice (conditional on its version) and of its open marker."""
-    writes = [table.update(_key(tenant, invoice.accountLocator, "invoice", invoice.locator),
-                           {name: value for name, value in invoice.model_dump(exclude={"locator", "version"}).items()
-                            if value is not None},
-                           remove=[*(name for name, value in invoice.model_dump(exclude={"locator", "version"}).items()
-                                     if value is None), STAGED],
-                           expected_version=invoice.version)]
+    writes = [
+        table.update(
+            _key(tenant, invoice.accountLocator, "invoice", invoice.locator),
+            {
+                name: value
+                for name, value in invoice.model_dump(exclude={"locator", "version"}).items()
+                if value is not None
+            },
+            remove=[
+                *(name for name, value in invoice.model_dump(exclude={"locator", "version"}).items() if value is None),
+                STAGED,
+            ],
+            expected_version=invoice.version,
+        )
+    ]
     is_open = invoice.invoiceState == InvoiceState.OPEN
     marker = keys.billing_open_invoice(tenant, invoice.accountLocator, isoformat(invoice.dueTime), invoice.locator)
     if is_open and not was_open:
@@ -567,17 +721,30 @@ def invoice_update_writes(tenant: str, invoice: Invoice, was_open: bool) -> list
 def open_invoices(tenant: str, account: str) -> list[Invoice]:
     """The account's open invoices, oldest due first (a marker a staged change has not rolled forward yet
     may name one it settled)."""
-    markers = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
-                              sk_prefix=keys.BILLING_OPEN_PREFIX, consistent=True)
-    return [i for i in get_many(tenant, account, "invoice", [m["locator"] for m in markers], Invoice)
-            if i.invoiceState == InvoiceState.OPEN]
+    markers = query.all_items(
+        table.gateway(),
+        _scope(tenant),
+        keys.billing_partition(tenant, account),
+        sk_prefix=keys.BILLING_OPEN_PREFIX,
+        consistent=True,
+    )
+    return [
+        i
+        for i in get_many(tenant, account, "invoice", [m["locator"] for m in markers], Invoice)
+        if i.invoiceState == InvoiceState.OPEN
+    ]
 
 
 def account_invoices(tenant: str, account: str, page: PageRequest, *, include_zero: bool) -> Page[Invoice]:
     if not include_zero:
         return page_of(tenant, "account", account, NONZERO_INVOICES, "invoice", Invoice, page)
-    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
-                       sk_prefix=keys.BILLING_INVOICE_PREFIX)
+    found = query.page(
+        table.gateway(),
+        _scope(tenant),
+        keys.billing_partition(tenant, account),
+        page,
+        sk_prefix=keys.BILLING_INVOICE_PREFIX,
+    )
     return Page([_model(Invoice, item) for item in _visible(tenant, account, found.items)], found.list_completed)
 
 
@@ -590,20 +757,32 @@ TENANT_INDEX = "GSI2"
 def add_payment(uow: UnitOfWork, tenant: str, payment: Payment) -> None:
     """The payment (on the tenant's list of payments: the index sorts it by locator), and its alias."""
     listed = {f"{TENANT_INDEX}PK": keys.tenant_payments_index(tenant), f"{TENANT_INDEX}SK": payment.locator}
-    uow.add(table.put_new(_item(tenant, payment.accountLocator, "payment", payment, **listed)),
-            _alias(tenant, "payment", payment.locator, payment.accountLocator))
+    uow.add(
+        table.put_new(_item(tenant, payment.accountLocator, "payment", payment, **listed)),
+        _alias(tenant, "payment", payment.locator, payment.accountLocator),
+    )
 
 
 def save_payment(uow: UnitOfWork, tenant: str, payment: Payment) -> None:
     fields = payment.model_dump(exclude={"locator", "version"})
-    uow.add(table.update(_key(tenant, payment.accountLocator, "payment", payment.locator),
-                         {k: v for k, v in fields.items() if v is not None},
-                         remove=[k for k, v in fields.items() if v is None], expected_version=payment.version))
+    uow.add(
+        table.update(
+            _key(tenant, payment.accountLocator, "payment", payment.locator),
+            {k: v for k, v in fields.items() if v is not None},
+            remove=[k for k, v in fields.items() if v is None],
+            expected_version=payment.version,
+        )
+    )
 
 
 def account_payments(tenant: str, account: str, page: PageRequest) -> Page[Payment]:
-    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
-                       sk_prefix=keys.BILLING_PAYMENT_PREFIX)
+    found = query.page(
+        table.gateway(),
+        _scope(tenant),
+        keys.billing_partition(tenant, account),
+        page,
+        sk_prefix=keys.BILLING_PAYMENT_PREFIX,
+    )
     return Page([_model(Payment, item) for item in found.items], found.list_completed)
 
 
@@ -617,8 +796,15 @@ def credit_ref_writes(tenant: str, payment: Payment) -> list[WriteOp]:
     """A posted payment is one of its account's credits (listed by payment locator) and of the tenant's (the
     same reference, on the index)."""
     account = payment.accountLocator
-    return _refs(tenant, "payment", CREDITS, payment.locator, account, [("account", account)],
-                 **{f"{TENANT_INDEX}PK": keys.tenant_credits_index(tenant), f"{TENANT_INDEX}SK": payment.locator})
+    return _refs(
+        tenant,
+        "payment",
+        CREDITS,
+        payment.locator,
+        account,
+        [("account", account)],
+        **{f"{TENANT_INDEX}PK": keys.tenant_credits_index(tenant), f"{TENANT_INDEX}SK": payment.locator},
+    )
 
 
 def account_credits(tenant: str, account: str, page: PageRequest) -> Page[Payment]:
@@ -629,28 +815,48 @@ def tenant_credits(tenant: str, page: PageRequest) -> Page[Payment]:
     """The tenant's credits, oldest payment first: one Query of the index and one BatchGetItem of the payments
     of the page, whatever their accounts."""
     refs = query.page(table.gateway(), _scope(tenant), keys.tenant_credits_index(tenant), page, index=TENANT_INDEX)
-    found = {item["locator"]: _model(Payment, item) for item in table.gateway().batch_get(_scope(tenant), [
-        _key(tenant, ref["accountLocator"], "payment", ref["locator"]) for ref in refs.items])}
+    found = {
+        item["locator"]: _model(Payment, item)
+        for item in table.gateway().batch_get(
+            _scope(tenant), [_key(tenant, ref["accountLocator"], "payment", ref["locator"]) for ref in refs.items]
+        )
+    }
     return Page([found[ref["locator"]] for ref in refs.items if ref["locator"] in found], refs.list_completed)
 
 
 def application_item(tenant: str, account: str, application: Application) -> dict[str, Any]:
     """The whole item of an application (billing/staging.py writes it, or stages it)."""
-    return {**keys.billing_application(tenant, account, application.invoiceLocator, application.locator).as_dict(),
-            "entity": "application", **application.model_dump(exclude_none=True)}
+    return {
+        **keys.billing_application(tenant, account, application.invoiceLocator, application.locator).as_dict(),
+        "entity": "application",
+        **application.model_dump(exclude_none=True),
+    }
 
 
 def applications_of(tenant: str, account: str, invoice: str) -> list[Application]:
-    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
-                            sk_prefix=f"APP#{invoice}#", consistent=True)
+    items = query.all_items(
+        table.gateway(),
+        _scope(tenant),
+        keys.billing_partition(tenant, account),
+        sk_prefix=f"APP#{invoice}#",
+        consistent=True,
+    )
     return [_model(Application, item) for item in _visible(tenant, account, items)]
 
 
 def applications(tenant: str, account: str, pairs: Iterable[tuple[str, str]]) -> list[Application]:
     """The applications named by (invoice locator, application locator)."""
-    return [_model(Application, item) for item in _visible(tenant, account, table.gateway().batch_get(
-        _scope(tenant), [keys.billing_application(tenant, account, invoice, application)
-                         for invoice, application in pairs]))]
+    return [
+        _model(Application, item)
+        for item in _visible(
+            tenant,
+            account,
+            table.gateway().batch_get(
+                _scope(tenant),
+                [keys.billing_application(tenant, account, invoice, application) for invoice, application in pairs],
+            ),
+        )
+    ]
 
 
 def credit_balance(tenant: str, account: str, currency: str) -> CreditBalance:
@@ -660,53 +866,93 @@ def credit_balance(tenant: str, account: str, currency: str) -> CreditBalance:
 
 def credit_balances(tenant: str, account: str) -> list[CreditBalance]:
     """The account's credit balance in each currency it has held one in."""
-    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
-                            sk_prefix=keys.billing_credit_balance(tenant, account, "").sk, consistent=True)
+    items = query.all_items(
+        table.gateway(),
+        _scope(tenant),
+        keys.billing_partition(tenant, account),
+        sk_prefix=keys.billing_credit_balance(tenant, account, "").sk,
+        consistent=True,
+    )
     return [_model(CreditBalance, item) for item in items]
 
 
 def credit_writes(tenant: str, balance: CreditBalance, *lines: LedgerLine) -> list[WriteOp]:
     """The new balance and the ledger lines that moved it (the account's billing root serialises the writers)."""
-    return [table.put({**keys.billing_credit_balance(tenant, balance.accountLocator, balance.currency).as_dict(),
-                       "entity": "creditBalance", **balance.model_dump()}),
-            *[table.put_new({**keys.billing_ledger_line(tenant, balance.accountLocator, balance.currency,
-                                                        line.locator).as_dict(),
-                             "entity": "ledgerLine", **line.model_dump(exclude_none=True)}) for line in lines]]
+    return [
+        table.put(
+            {
+                **keys.billing_credit_balance(tenant, balance.accountLocator, balance.currency).as_dict(),
+                "entity": "creditBalance",
+                **balance.model_dump(),
+            }
+        ),
+        *[
+            table.put_new(
+                {
+                    **keys.billing_ledger_line(
+                        tenant, balance.accountLocator, balance.currency, line.locator
+                    ).as_dict(),
+                    "entity": "ledgerLine",
+                    **line.model_dump(exclude_none=True),
+                }
+            )
+            for line in lines
+        ],
+    ]
 
 
 def ledger_lines(tenant: str, account: str, currency: str, page: PageRequest) -> Page[LedgerLine]:
-    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
-                       sk_prefix=f"{keys.BILLING_LEDGER_PREFIX}{currency}#")
+    found = query.page(
+        table.gateway(),
+        _scope(tenant),
+        keys.billing_partition(tenant, account),
+        page,
+        sk_prefix=f"{keys.BILLING_LEDGER_PREFIX}{currency}#",
+    )
     return Page([_model(LedgerLine, item) for item in found.items], found.list_completed)
 
 
 # --- installment jobs ---------------------------------------------------------------------------------
 
+
 def installment_job_writes(tenant: str, job: InstallmentJob) -> list[WriteOp]:
     """The job's record under each of its transaction, policy and quote (lists read one partition)."""
     owners = [("transaction", job.referenceLocator), ("policy", job.policyLocator), ("quote", job.quoteLocator)]
-    return [table.put({**keys.billing_ref(tenant, kind, owner, INSTALLMENT_JOBS, job.locator).as_dict(),
-                       "entity": "installmentJob", **job.model_dump(exclude_none=True)})
-            for kind, owner in owners if owner]
+    return [
+        table.put(
+            {
+                **keys.billing_ref(tenant, kind, owner, INSTALLMENT_JOBS, job.locator).as_dict(),
+                "entity": "installmentJob",
+                **job.model_dump(exclude_none=True),
+            }
+        )
+        for kind, owner in owners
+        if owner
+    ]
 
 
 def installment_jobs(tenant: str, owner_kind: str, owner: str, page: PageRequest) -> Page[InstallmentJob]:
-    found = query.page(table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, INSTALLMENT_JOBS),
-                       page)
+    found = query.page(
+        table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, INSTALLMENT_JOBS), page
+    )
     return Page([_model(InstallmentJob, item) for item in found.items], found.list_completed)
 
 
 def all_installment_jobs(tenant: str, owner_kind: str, owner: str) -> list[InstallmentJob]:
-    items = query.all_items(table.gateway(), _scope(tenant),
-                            keys.billing_refs(tenant, owner_kind, owner, INSTALLMENT_JOBS), consistent=True)
+    items = query.all_items(
+        table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, INSTALLMENT_JOBS), consistent=True
+    )
     return [_model(InstallmentJob, item) for item in items]
 
 
 # --- invoicing jobs -----------------------------------------------------------------------------------
 
+
 def add_invoicing_job(uow: UnitOfWork, tenant: str, job: InvoicingJob) -> None:
-    uow.add(table.put_new(_item(tenant, job.accountLocator, "invoicingJob", job)),
-            _alias(tenant, "invoicingJob", job.locator, job.accountLocator))
+    uow.add(
+        table.put_new(_item(tenant, job.accountLocator, "invoicingJob", job)),
+        _alias(tenant, "invoicingJob", job.locator, job.accountLocator),
+    )
 
 
 def save_invoicing_job(uow: UnitOfWork, tenant: str, job: InvoicingJob) -> None:
@@ -719,8 +965,13 @@ def invoicing_job(tenant: str, account: str, locator: str) -> InvoicingJob | Non
 
 
 def invoicing_jobs(tenant: str, account: str, page: PageRequest) -> Page[InvoicingJob]:
-    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
-                       sk_prefix=keys.BILLING_INVOICING_JOB_PREFIX)
+    found = query.page(
+        table.gateway(),
+        _scope(tenant),
+        keys.billing_partition(tenant, account),
+        page,
+        sk_prefix=keys.BILLING_INVOICING_JOB_PREFIX,
+    )
     return Page([_model(InvoicingJob, item) for item in found.items], found.list_completed)
 
 
@@ -729,8 +980,13 @@ def add_generation_job(uow: UnitOfWork, tenant: str, job: InvoiceGenerationJob) 
 
 
 def generation_jobs(tenant: str, account: str, page: PageRequest) -> Page[InvoiceGenerationJob]:
-    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
-                       sk_prefix=keys.BILLING_GENERATION_JOB_PREFIX)
+    found = query.page(
+        table.gateway(),
+        _scope(tenant),
+        keys.billing_partition(tenant, account),
+        page,
+        sk_prefix=keys.BILLING_GENERATION_JOB_PREFIX,
+    )
     return Page([_model(InvoiceGenerationJob, item) for item in found.items], found.list_completed)
 
 
@@ -743,13 +999,16 @@ MAX_HOLDS_READ = 1000
 
 def hold_items(tenant: str, account: str) -> list[dict[str, Any]]:
     """The account's billing holds (`HOLD#{locator}` in its billing partition), one consistent Query."""
-    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
-                            sk_prefix=HOLD_PREFIX, consistent=True)
+    items = query.all_items(
+        table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), sk_prefix=HOLD_PREFIX, consistent=True
+    )
     return items[:MAX_HOLDS_READ]
 
 
 def is_held(tenant: str, account: str, target: HoldTarget) -> bool:
     """Whether an active hold of `target` stands on the account (one Query of its holds): what invoicing
     and delinquency ask, below the holds package (holds/repository.py writes them)."""
-    return any(item.get("holdState") == HoldState.ACTIVE and item.get("targetType") == target
-               for item in hold_items(tenant, account))
+    return any(
+        item.get("holdState") == HoldState.ACTIVE and item.get("targetType") == target
+        for item in hold_items(tenant, account)
+    )

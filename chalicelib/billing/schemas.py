@@ -1,6 +1,7 @@
 """What billing's API contracts share (installments/, invoices/, payments/, credit/ and writeoffs/ schemas.py
 have their own): money in a request, payment targets, the credits of an invoice or account, and the credit
 balance ledger (LedgerAccountResponse). Field names are the platform's."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -56,18 +57,31 @@ class CreditResponse(Response):
 
     @classmethod
     def of(cls, credit: InvoiceCredit, account: str, currency: str) -> CreditResponse:
-        return cls(locator=credit.locator, creditState=credit.creditState,
-                   creditType=credit.creditType,
-                   currency=currency, amount=credit.amount, createdAt=credit.createdAt,
-                   accountLocator=account, realizedAt=credit.createdAt, reversedAt=credit.reversedAt)
-
+        return cls(
+            locator=credit.locator,
+            creditState=credit.creditState,
+            creditType=credit.creditType,
+            currency=currency,
+            amount=credit.amount,
+            createdAt=credit.createdAt,
+            accountLocator=account,
+            realizedAt=credit.createdAt,
+            reversedAt=credit.reversedAt,
+        )
 
     @classmethod
     def of_payment(cls, payment: Payment) -> CreditResponse:
-        return cls(locator=payment.locator, creditType="payment",
-                   creditState="reversed" if payment.paymentState == PaymentState.REVERSED else "posted",
-                   currency=payment.currency, amount=payment.amount, createdAt=payment.createdAt,
-                   accountLocator=payment.accountLocator, realizedAt=payment.postedAt, reversedAt=payment.reversedAt)
+        return cls(
+            locator=payment.locator,
+            creditType="payment",
+            creditState="reversed" if payment.paymentState == PaymentState.REVERSED else "posted",
+            currency=payment.currency,
+            amount=payment.amount,
+            createdAt=payment.createdAt,
+            accountLocator=payment.accountLocator,
+            realizedAt=payment.postedAt,
+            reversedAt=payment.reversedAt,
+        )
 
 
 class CreditListResponse(ListResponse[CreditResponse]):
@@ -99,8 +113,13 @@ class LedgerAccountLineItem(Response):
 
     @classmethod
     def of(cls, line: LedgerLine) -> LedgerAccountLineItem:
-        return cls(faTransactionLocator=line.locator, faTransactionTime=line.time, faTransactionNote=line.note,
-                   accountingType=line.accountingType, amount=line.amount)
+        return cls(
+            faTransactionLocator=line.locator,
+            faTransactionTime=line.time,
+            faTransactionNote=line.note,
+            accountingType=line.accountingType,
+            amount=line.amount,
+        )
 
 
 class LedgerAccountResponse(Response):
@@ -112,5 +131,9 @@ class LedgerAccountResponse(Response):
 
     @classmethod
     def of(cls, balance: CreditBalance, lines: list[LedgerLine]) -> LedgerAccountResponse:
-        return cls(referenceLocator=balance.accountLocator, balance=balance.balance, currency=balance.currency,
-                   lineItems=[LedgerAccountLineItem.of(line) for line in lines])
+        return cls(
+            referenceLocator=balance.accountLocator,
+            balance=balance.balance,
+            currency=balance.currency,
+            lineItems=[LedgerAccountLineItem.of(line) for line in lines],
+        )

@@ -23,6 +23,7 @@ delinquencies, a write-off) but its own record and event (`after`: what it adds 
   since skips it (with its events); one the process did not live to do leaves the records correct to every
   reader, and only open markers of settled invoices behind (readers skip them).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -77,8 +78,9 @@ def commit(ctx: CallContext, uow: UnitOfWork, staged: Staged) -> list[dict[str, 
         return uow.commit()
     token = new_locator()
     shown = repository.shown_invoices(ctx.tenant, staged.account, [c.invoice.locator for c in staged.changes])
-    repository.write_staged(ctx.tenant, [_staged(ctx.tenant, change, token, shown.get(change.invoice.locator))
-                                         for change in staged.changes])
+    repository.write_staged(
+        ctx.tenant, [_staged(ctx.tenant, change, token, shown.get(change.invoice.locator)) for change in staged.changes]
+    )
     uow.add(repository.staged_commit_write(ctx.tenant, staged.account, token))
     committed = uow.commit()
     _roll_forward(ctx, staged.changes)
@@ -86,25 +88,33 @@ def commit(ctx: CallContext, uow: UnitOfWork, staged: Staged) -> list[dict[str, 
 
 
 def _direct(tenant: str, change: InvoiceChange) -> list[Any]:
-    return [*repository.invoice_update_writes(tenant, change.invoice, change.was_open),
-            *(repository.record_write(item, new=True) for item in change.added),
-            *(repository.record_write(item) for item in change.rewritten)]
+    return [
+        *repository.invoice_update_writes(tenant, change.invoice, change.was_open),
+        *(repository.record_write(item, new=True) for item in change.added),
+        *(repository.record_write(item) for item in change.rewritten),
+    ]
 
 
-def _staged(tenant: str, change: InvoiceChange, token: str,
-            shown: tuple[dict[str, Any], list[str]] | None) -> list[Any]:
+def _staged(
+    tenant: str, change: InvoiceChange, token: str, shown: tuple[dict[str, Any], list[str]] | None
+) -> list[Any]:
     invoice = change.invoice
-    return [repository.staged_rewrite(repository.invoice_item(tenant, invoice), token,
-                                      expected_version=invoice.version, shown=shown),
-            *(repository.staged_add(item, token) for item in change.added),
-            *(repository.staged_rewrite(item, token) for item in change.rewritten)]
+    return [
+        repository.staged_rewrite(
+            repository.invoice_item(tenant, invoice), token, expected_version=invoice.version, shown=shown
+        ),
+        *(repository.staged_add(item, token) for item in change.added),
+        *(repository.staged_rewrite(item, token) for item in change.rewritten),
+    ]
 
 
 def _rolled(tenant: str, change: InvoiceChange) -> list[Any]:
     staged = change.invoice.model_copy(update={"version": change.invoice.version + 1})
-    return [*repository.invoice_update_writes(tenant, staged, change.was_open),
-            *(repository.rolled_forward_add(item) for item in change.added),
-            *(repository.record_write(item) for item in change.rewritten)]
+    return [
+        *repository.invoice_update_writes(tenant, staged, change.was_open),
+        *(repository.rolled_forward_add(item) for item in change.added),
+        *(repository.record_write(item) for item in change.rewritten),
+    ]
 
 
 def _roll_forward(ctx: CallContext, changes: list[InvoiceChange]) -> None:

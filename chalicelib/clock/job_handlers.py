@@ -1,4 +1,5 @@
 """Asynchronous work of the clock domain: the pages of a test clock's advance."""
+
 from __future__ import annotations
 
 from typing import Any

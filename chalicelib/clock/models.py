@@ -1,4 +1,5 @@
 """The clock domain's entities: a test clock as stored, and a tenant's time as the domain answers it."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -1,5 +1,6 @@
 """Test clocks (our extension; DECISIONS.md "Test clocks"): a tenant's time, and moving a test clock
 forward. Every request on a test-clock tenant takes its business time from the clock (clock/service.py)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

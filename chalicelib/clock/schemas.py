@@ -1,4 +1,5 @@
 """The test clock API contract (our extension; DECISIONS.md "Test clocks")."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -28,5 +29,10 @@ class ClockResponse(Response):
 
     @classmethod
     def of(cls, time: TenantTime) -> ClockResponse:
-        return cls(tenantLocator=time.tenantLocator, testClock=time.testClock, now=time.now, status=time.status,
-                   advancingTo=time.advancingTo)
+        return cls(
+            tenantLocator=time.tenantLocator,
+            testClock=time.testClock,
+            now=time.now,
+            status=time.status,
+            advancingTo=time.advancingTo,
+        )

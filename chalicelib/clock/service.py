@@ -30,6 +30,7 @@ before the advance began runs at the moment it began), and move the clock's posi
 the last entry each page ran: that is the time requests on the tenant see while it advances. The last
 job puts the clock at `to` and ready again.
 """
+
 from __future__ import annotations
 
 from collections import OrderedDict
@@ -151,13 +152,18 @@ def advance(ctx: CallContext, to: datetime) -> TenantTime:
     if found.status == ClockStatus.ADVANCING:
         raise codes.CLOCK_ADVANCING(f"The clock is advancing to {isoformat(found.advancingTo or found.now)} already")
     if to <= found.now:
-        raise codes.CLOCK_NOT_FORWARD(f"The clock stands at {isoformat(found.now)}; `to` ({isoformat(to)}) must be "
-                                      "after it")
+        raise codes.CLOCK_NOT_FORWARD(
+            f"The clock stands at {isoformat(found.now)}; `to` ({isoformat(to)}) must be after it"
+        )
     advance_locator = new_locator()
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.begin_advance(found, to, advance_locator))
-    jobs.enqueue(uow, JobType.CLOCK_ADVANCE, AdvanceStep(advance=advance_locator, to=to),
-                 locator=_step_locator(advance_locator, to, 0))
+    jobs.enqueue(
+        uow,
+        JobType.CLOCK_ADVANCE,
+        AdvanceStep(advance=advance_locator, to=to),
+        locator=_step_locator(advance_locator, to, 0),
+    )
     uow.record_event(ADVANCE_EVENT, {"tenantLocator": ctx.tenant, "from": isoformat(found.now), "to": isoformat(to)})
     uow.commit()
     return TenantTime(tenantLocator=ctx.tenant, testClock=True, now=found.now, status="advancing", advancingTo=to)
@@ -203,5 +209,10 @@ def _step_locator(advance_locator: str, to: datetime, step: int) -> str:
 
 
 def _time(found: ClockState) -> TenantTime:
-    return TenantTime(tenantLocator=found.tenantLocator, testClock=True, now=found.now, status=found.status.value,
-                      advancingTo=found.advancingTo)
+    return TenantTime(
+        tenantLocator=found.tenantLocator,
+        testClock=True,
+        now=found.now,
+        status=found.status.value,
+        advancingTo=found.advancingTo,
+    )

@@ -1,4 +1,5 @@
 """Asynchronous work of anonymization: one job per started anonymization (service.run)."""
+
 from __future__ import annotations
 
 from typing import Any

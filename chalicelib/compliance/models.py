@@ -11,6 +11,7 @@ amounts, states, dates and locators are not data fields and stay. A contact (a c
 the records that list it (`without_contact`). Replacing again changes nothing, so
 anonymization is idempotent.
 """
+
 from __future__ import annotations
 
 import functools
@@ -37,10 +38,17 @@ MIN_QUOTED = 3
 """Shorter personal values are not looked for in other texts (they would match anywhere)."""
 DATA_KEYS = frozenset({"data", "static", "setData", "staticData"})
 """The keys whose object holds data fields, wherever they occur in a stored record."""
-MODEL_COLLECTIONS = ("accounts", "products", "coverages", "exposures", "exposureGroups", "policyLines",
-                     "dataTypes", "payments")
-REFERENCE_TYPES = ("none", "account", "quickQuote", "quote", "policy", "contact", "fnol", "payment",
-                   "disbursement")
+MODEL_COLLECTIONS = (
+    "accounts",
+    "products",
+    "coverages",
+    "exposures",
+    "exposureGroups",
+    "policyLines",
+    "dataTypes",
+    "payments",
+)
+REFERENCE_TYPES = ("none", "account", "quickQuote", "quote", "policy", "contact", "fnol", "payment", "disbursement")
 SUPPORTED_REFERENCE_TYPES = ("account", "quote", "policy", "payment", "contact")
 CONTACT_HOLDERS = ("account", "quote", "quickQuote", "policy")
 """The records whose `contacts` (ContactRoles: a contact's locator and its roles) may name a contact."""
@@ -163,8 +171,9 @@ class Assessment:
         return "anonymized" if self.anonymized else "restricted" if self.restrictions else "allowed"
 
 
-def policy_restrictions(policies: Iterable[PolicyView], qualifying: Iterable[str],
-                        codes: Mapping[str, ErrorCode]) -> list[Restriction]:
+def policy_restrictions(
+    policies: Iterable[PolicyView], qualifying: Iterable[str], codes: Mapping[str, ErrorCode]
+) -> list[Restriction]:
     """A policy on risk is always kept (until its end time); another qualifies when one of its statuses is
     among `qualifying` (the request's policyStatuses). `codes`: `onRisk` and `status` entries."""
     allowed = set(qualifying)
@@ -172,19 +181,29 @@ def policy_restrictions(policies: Iterable[PolicyView], qualifying: Iterable[str
     for policy in policies:
         if "onRisk" in policy.statuses:
             until = f" until {policy.endTime.isoformat()}" if policy.endTime else ""
-            found.append(Restriction(codes["onRisk"], f"Policy {policy.locator} is on risk{until}", "policy",
-                                     policy.locator))
+            found.append(
+                Restriction(codes["onRisk"], f"Policy {policy.locator} is on risk{until}", "policy", policy.locator)
+            )
         elif not allowed.intersection(policy.statuses):
-            found.append(Restriction(codes["status"], f"Policy {policy.locator} is {', '.join(policy.statuses)}: "
-                                     f"not among {', '.join(sorted(allowed))}", "policy", policy.locator))
+            found.append(
+                Restriction(
+                    codes["status"],
+                    f"Policy {policy.locator} is {', '.join(policy.statuses)}: not among {', '.join(sorted(allowed))}",
+                    "policy",
+                    policy.locator,
+                )
+            )
     return found
 
 
 def quote_restrictions(quotes: Iterable[QuoteView], include_accepted: bool, code: ErrorCode) -> list[Restriction]:
     if include_accepted:
         return []
-    return [Restriction(code, f"Quote {quote.locator} is accepted", "quote", quote.locator)
-            for quote in quotes if quote.state == "accepted"]
+    return [
+        Restriction(code, f"Quote {quote.locator} is accepted", "quote", quote.locator)
+        for quote in quotes
+        if quote.state == "accepted"
+    ]
 
 
 # --- personal data -------------------------------------------------------------------------------
@@ -193,8 +212,9 @@ def quote_restrictions(quotes: Iterable[QuoteView], include_accepted: bool, code
 def names_contact(item: Mapping[str, Any], contact: str) -> bool:
     """Whether the stored record lists the contact in its `contacts`."""
     listed = item.get("contacts")
-    return isinstance(listed, list) and any(isinstance(entry, dict) and entry.get("contactLocator") == contact
-                                            for entry in listed)
+    return isinstance(listed, list) and any(
+        isinstance(entry, dict) and entry.get("contactLocator") == contact for entry in listed
+    )
 
 
 def without_contact(item: Mapping[str, Any], contact: str, replacement: str) -> dict[str, Any]:
@@ -205,9 +225,15 @@ def without_contact(item: Mapping[str, Any], contact: str, replacement: str) -> 
     listed = item.get("contacts")
     if not isinstance(listed, list):
         return dict(item)
-    return {**item, "contacts": [{**entry, "contactLocator": replacement}
-                                 if isinstance(entry, dict) and entry.get("contactLocator") == contact else entry
-                                 for entry in listed]}
+    return {
+        **item,
+        "contacts": [
+            {**entry, "contactLocator": replacement}
+            if isinstance(entry, dict) and entry.get("contactLocator") == contact
+            else entry
+            for entry in listed
+        ],
+    }
 
 
 def personal_fields(model: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -220,8 +246,11 @@ def personal_fields(model: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             if not isinstance(definition, dict):
                 continue
             for name, prop in (definition.get("data") or {}).items():
-                if isinstance(prop, dict) and _personal(prop) and (name not in found or (
-                        "regex" in prop and "regex" not in found[name])):
+                if (
+                    isinstance(prop, dict)
+                    and _personal(prop)
+                    and (name not in found or ("regex" in prop and "regex" not in found[name]))
+                ):
                     found[name] = prop  # the first, or the first that says its pattern
     return found
 
@@ -244,8 +273,10 @@ def _scrubbed(value: Any, personal: Mapping[str, Mapping[str, Any]]) -> Any:
         return [_scrubbed(entry, personal) for entry in value]
     if not isinstance(value, dict):
         return value
-    return {key: _data(entry, personal) if key in DATA_KEYS and isinstance(entry, dict) else _scrubbed(entry, personal)
-            for key, entry in value.items()}
+    return {
+        key: _data(entry, personal) if key in DATA_KEYS and isinstance(entry, dict) else _scrubbed(entry, personal)
+        for key, entry in value.items()
+    }
 
 
 def _values(value: Any, personal: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
@@ -255,8 +286,11 @@ def _values(value: Any, personal: Mapping[str, Mapping[str, Any]]) -> Iterator[s
             yield from _values(entry, personal)
     elif isinstance(value, dict):
         for key, entry in value.items():
-            yield from _data_values(entry, personal) if key in DATA_KEYS and isinstance(entry, dict) \
+            yield from (
+                _data_values(entry, personal)
+                if key in DATA_KEYS and isinstance(entry, dict)
                 else _values(entry, personal)
+            )
 
 
 def _data_values(data: Mapping[str, Any], personal: Mapping[str, Mapping[str, Any]]) -> Iterator[str]:
@@ -292,8 +326,11 @@ def _data(data: Mapping[str, Any], personal: Mapping[str, Mapping[str, Any]]) ->
         elif not _text(prop):
             continue  # a personal number, date or flag is dropped
         elif isinstance(entry, list):
-            replaced[name] = [_placeholder(prop) if isinstance(e, str) else _data(e, personal) for e in entry
-                              if isinstance(e, (str, dict))]
+            replaced[name] = [
+                _placeholder(prop) if isinstance(e, str) else _data(e, personal)
+                for e in entry
+                if isinstance(e, (str, dict))
+            ]
         elif isinstance(entry, str):
             replaced[name] = _placeholder(prop)
     return replaced
@@ -318,7 +355,7 @@ def _sized(text: str, minimum: int | None, maximum: int | None) -> str:
     if minimum is not None and len(text) < minimum:
         text = text.ljust(minimum, "X")
     if maximum is not None and len(text) > maximum:
-        text = text[:max(maximum, 1)]
+        text = text[: max(maximum, 1)]
     return text
 
 

@@ -8,6 +8,7 @@ invoices, installments). They are rewritten in place, attribute by attribute, on
 version of those that have one (a concurrent change fails the write with 409 and the job runs again),
 in transactions of at most 100 items: a record read again after a crash is replaced again to the same
 value, so a rerun finishes what an interrupted one began."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -32,9 +33,17 @@ def _scope(tenant: str) -> str:
 
 # --- jobs and references ------------------------------------------------------------------------------
 
+
 def add_job(uow: UnitOfWork, tenant: str, job: AnonymizationJob) -> None:
-    uow.add(table.put_new({**keys.anonymization_job(tenant, job.locator).as_dict(), "entity": "anonymizationJob",
-                           **job.model_dump(mode="json", exclude_none=True)}))
+    uow.add(
+        table.put_new(
+            {
+                **keys.anonymization_job(tenant, job.locator).as_dict(),
+                "entity": "anonymizationJob",
+                **job.model_dump(mode="json", exclude_none=True),
+            }
+        )
+    )
 
 
 def save_job(uow: UnitOfWork, tenant: str, job: AnonymizationJob) -> None:
@@ -52,8 +61,9 @@ def get_jobs(tenant: str, locators: list[str]) -> list[AnonymizationJob]:
 
 
 def get_references(tenant: str, reference_type: str, locators: list[str]) -> dict[str, AnonymizationReference]:
-    items = table.gateway().batch_get(_scope(tenant), [keys.anonymization_reference(tenant, reference_type, locator)
-                                                       for locator in locators])
+    items = table.gateway().batch_get(
+        _scope(tenant), [keys.anonymization_reference(tenant, reference_type, locator) for locator in locators]
+    )
     found = [AnonymizationReference.model_validate(codec.without_keys(item)) for item in items]
     return {reference.referenceLocator: reference for reference in found}
 
@@ -63,16 +73,25 @@ def put_reference(uow: UnitOfWork, tenant: str, reference: AnonymizationReferenc
     its retry answers that request's job), a later one on its version."""
     key = keys.anonymization_reference(tenant, reference.referenceType, reference.referenceLocator)
     if new:
-        uow.add(table.put_new({**key.as_dict(), "entity": "anonymizationReference",
-                               **reference.model_dump(mode="json", exclude_none=True)},
-                              on_exists=lambda: codes.CONCURRENT_MODIFICATION(
-                                  f"Another request started the anonymization of {reference.referenceType} "
-                                  f"{reference.referenceLocator} meanwhile; retry to get its job")))
+        uow.add(
+            table.put_new(
+                {
+                    **key.as_dict(),
+                    "entity": "anonymizationReference",
+                    **reference.model_dump(mode="json", exclude_none=True),
+                },
+                on_exists=lambda: codes.CONCURRENT_MODIFICATION(
+                    f"Another request started the anonymization of {reference.referenceType} "
+                    f"{reference.referenceLocator} meanwhile; retry to get its job"
+                ),
+            )
+        )
     else:
         uow.add(rewrite(key, reference))
 
 
 # --- the stored records of an account ----------------------------------------------------------------
+
 
 def account_records(tenant: str, account: str) -> list[dict[str, Any]]:
     """Every stored record of the account that may hold its personal data (see the module); one Query per
@@ -105,11 +124,19 @@ def payment_record(tenant: str, account: str, payment: str) -> list[dict[str, An
     return [item] if item else []
 
 
-HOLDER_LISTS = {"account": keys.accounts_index, "quote": keys.quotes_index, "quickQuote": keys.quick_quotes_index,
-                "policy": keys.policies_index}
+HOLDER_LISTS = {
+    "account": keys.accounts_index,
+    "quote": keys.quotes_index,
+    "quickQuote": keys.quick_quotes_index,
+    "policy": keys.policies_index,
+}
 """The tenant's lists (GSI2) of the records that may list contacts (CONTACT_HOLDERS), each of their root items."""
 HOLDER_KEYS: dict[str, Callable[[str, str], Key]] = {
-    "account": keys.account, "quote": keys.quote, "quickQuote": keys.quick_quote, "policy": keys.policy}
+    "account": keys.account,
+    "quote": keys.quote,
+    "quickQuote": keys.quick_quote,
+    "policy": keys.policy,
+}
 
 
 def contact_holders(tenant: str, contacts: Iterable[str]) -> dict[str, dict[str, list[str]]]:
@@ -134,26 +161,41 @@ def contact_holders(tenant: str, contacts: Iterable[str]) -> dict[str, dict[str,
 
 def holder_records(tenant: str, holders: dict[str, list[str]]) -> list[dict[str, Any]]:
     """The stored root items of the records named (by holder type)."""
-    return table.gateway().batch_get(_scope(tenant), [HOLDER_KEYS[kind](tenant, locator)
-                                                      for kind, locators in holders.items() for locator in locators])
+    return table.gateway().batch_get(
+        _scope(tenant),
+        [HOLDER_KEYS[kind](tenant, locator) for kind, locators in holders.items() for locator in locators],
+    )
 
 
-def replace_records(tenant: str, records: Iterable[dict[str, Any]], replaced: Callable[[dict[str, Any]], Any],
-                    at: datetime, *, mark: bool = True) -> list[dict[str, Any]]:
+def replace_records(
+    tenant: str,
+    records: Iterable[dict[str, Any]],
+    replaced: Callable[[dict[str, Any]], Any],
+    at: datetime,
+    *,
+    mark: bool = True,
+) -> list[dict[str, Any]]:
     """Rewrite each record whose `replaced` form differs, and (`mark`) mark the MARKED ones not yet marked with
     `anonymizedAt`; answers the records written (as they were read)."""
     ops: list[tuple[dict[str, Any], WriteOp]] = []
     for item in records:
         new = replaced(item)
-        changes = {name: value for name, value in new.items()
-                   if name not in codec.KEY_ATTRIBUTES and item.get(name) != value}
+        changes = {
+            name: value for name, value in new.items() if name not in codec.KEY_ATTRIBUTES and item.get(name) != value
+        }
         if mark and item.get("entity") in MARKED and item.get("anonymizedAt") is None:
             changes["anonymizedAt"] = at
         if not changes:
             continue
         version = item.get("version")
-        ops.append((item, table.update(Key(item["PK"], item["SK"]), changes,
-                                       expected_version=int(version) if version is not None else None)))
+        ops.append(
+            (
+                item,
+                table.update(
+                    Key(item["PK"], item["SK"]), changes, expected_version=int(version) if version is not None else None
+                ),
+            )
+        )
     for start in range(0, len(ops), MAX_TRANSACTION_ITEMS):
-        table.gateway().transact(_scope(tenant), [op for _, op in ops[start:start + MAX_TRANSACTION_ITEMS]])
+        table.gateway().transact(_scope(tenant), [op for _, op in ops[start : start + MAX_TRANSACTION_ITEMS]])
     return [item for item, _ in ops]

@@ -1,5 +1,6 @@
 """Anonymization (the reference OpenAPI definition's compliance operations, and spec part 3's job fetch):
 start, preview, where referenced records stand, and the jobs."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -18,13 +19,17 @@ else:
 
 bp = Blueprint(__name__)
 
-REFERENCES = [codes.ANONYMIZATION_UNSUPPORTED_REFERENCE,
-              *(codes.NOT_FOUND[kind] for kind in ("account", "quote", "policy", "payment", "contact"))]
+REFERENCES = [
+    codes.ANONYMIZATION_UNSUPPORTED_REFERENCE,
+    *(codes.NOT_FOUND[kind] for kind in ("account", "quote", "policy", "payment", "contact")),
+]
 
 
 def _started(body: schemas.AnonymizationRequest) -> list[schemas.AnonymizationJobData]:
-    return [schemas.AnonymizationJobData.of(job, current)
-            for job, current in service.start(request_context(), body.request())]
+    return [
+        schemas.AnonymizationJobData.of(job, current)
+        for job, current in service.start(request_context(), body.request())
+    ]
 
 
 def anonymize_again(tenantLocator: str, body: schemas.AnonymizationRequest) -> list[schemas.AnonymizationJobData]:
@@ -41,19 +46,26 @@ def anonymize_data(tenantLocator: str, body: schemas.AnonymizationRequest) -> li
 
 @bp.route("/compliance/{tenantLocator}/preview", methods=["GET"])
 @endpoint("compliance.read", errors=REFERENCES)
-def preview_anonymization(tenantLocator: str,
-                          query: schemas.AnonymizationQuery) -> list[schemas.AnonymizationPreviewResponse]:
-    return [schemas.AnonymizationPreviewResponse(
-        referenceType=kind, references=[schemas.AnonymizationReferencePreviewResponse.of(a) for a in found])
-        for kind, found in service.preview(request_context(), query.request()).items()]
+def preview_anonymization(
+    tenantLocator: str, query: schemas.AnonymizationQuery
+) -> list[schemas.AnonymizationPreviewResponse]:
+    return [
+        schemas.AnonymizationPreviewResponse(
+            referenceType=kind, references=[schemas.AnonymizationReferencePreviewResponse.of(a) for a in found]
+        )
+        for kind, found in service.preview(request_context(), query.request()).items()
+    ]
 
 
 @bp.route("/compliance/{tenantLocator}/references", methods=["GET"])
 @endpoint("compliance.read", errors=REFERENCES)
-def get_anonymization_references(tenantLocator: str,
-                                 query: schemas.ReferencesQuery) -> list[schemas.AnonymizationReferenceResponse]:
-    return [schemas.AnonymizationReferenceResponse.of(reference, children)
-            for reference, children in service.reference_states(request_context(), query.named())]
+def get_anonymization_references(
+    tenantLocator: str, query: schemas.ReferencesQuery
+) -> list[schemas.AnonymizationReferenceResponse]:
+    return [
+        schemas.AnonymizationReferenceResponse.of(reference, children)
+        for reference, children in service.reference_states(request_context(), query.named())
+    ]
 
 
 @bp.route("/compliance/{tenantLocator}/jobs", methods=["GET"])

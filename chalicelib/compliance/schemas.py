@@ -5,6 +5,7 @@ A GET takes its request object in the query: `references` as a JSON object (refe
 `policyStatuses` repeated, `includeAcceptedQuotes` a boolean; the jobs fetch takes `jobLocators` repeated.
 The preview's `restrictions` (beyond the definition) give, for a restricted record, each reason with its
 code from the error catalogue."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -25,8 +26,9 @@ from chalicelib.compliance.models import (
 )
 from chalicelib.priceable.models import Ulid
 
-ReferenceType = Literal["none", "account", "quickQuote", "quote", "policy", "contact", "fnol", "payment",
-                        "disbursement"]
+ReferenceType = Literal[
+    "none", "account", "quickQuote", "quote", "policy", "contact", "fnol", "payment", "disbursement"
+]
 PolicyStatus = Literal["pending", "expired", "cancelled", "cancelPending", "onRisk", "delinquent", "doNotRenew"]
 
 
@@ -49,8 +51,9 @@ class AnonymizationRequest(BaseModel):
 
     def request(self) -> Request:
         """Without policyStatuses: expired and cancelled policies qualify."""
-        return Request(_named(self.references), list(self.policyStatuses or DEFAULT_POLICY_STATUSES),
-                       self.includeAcceptedQuotes)
+        return Request(
+            _named(self.references), list(self.policyStatuses or DEFAULT_POLICY_STATUSES), self.includeAcceptedQuotes
+        )
 
 
 class AnonymizationQuery(AnonymizationRequest):
@@ -77,8 +80,13 @@ class AnonymizationJobData(BaseModel):
 
     @classmethod
     def of(cls, job: AnonymizationJob, current: bool) -> AnonymizationJobData:
-        return cls(referenceType=job.referenceType, jobLocator=job.locator, jobStatus=job.jobStatus,
-                   assignedReferenceLocators=job.assignedReferenceLocators, fromCurrentRequest=current)
+        return cls(
+            referenceType=job.referenceType,
+            jobLocator=job.locator,
+            jobStatus=job.jobStatus,
+            assignedReferenceLocators=job.assignedReferenceLocators,
+            fromCurrentRequest=current,
+        )
 
 
 class TargetReferences(BaseModel):
@@ -104,16 +112,29 @@ class AnonymizationReferencePreviewResponse(BaseModel):
     @classmethod
     def of(cls, found: Assessment) -> AnonymizationReferencePreviewResponse:
         blocked = bool(found.restrictions)
-        return cls(referenceLocator=found.locator, state=found.state,
-                   targets=[_target(t, not blocked and not found.anonymized) for t in found.targets],
-                   restrictions=[Restriction(code=r.code.code, message=r.message, referenceType=r.referenceType,
-                                             referenceLocator=r.referenceLocator) for r in found.restrictions])
+        return cls(
+            referenceLocator=found.locator,
+            state=found.state,
+            targets=[_target(t, not blocked and not found.anonymized) for t in found.targets],
+            restrictions=[
+                Restriction(
+                    code=r.code.code,
+                    message=r.message,
+                    referenceType=r.referenceType,
+                    referenceLocator=r.referenceLocator,
+                )
+                for r in found.restrictions
+            ],
+        )
 
 
 def _target(target: Target, will: bool) -> TargetReferences:
-    return TargetReferences(referenceType=target.referenceType, willAnonymize=will,
-                            anonymizableReferenceLocators=target.anonymizable,
-                            restrictedReferenceLocators=target.restricted)
+    return TargetReferences(
+        referenceType=target.referenceType,
+        willAnonymize=will,
+        anonymizableReferenceLocators=target.anonymizable,
+        restrictedReferenceLocators=target.restricted,
+    )
 
 
 class AnonymizationPreviewResponse(BaseModel):
@@ -139,13 +160,19 @@ class AnonymizationReferenceResponse(BaseModel):
 
     @classmethod
     def of(cls, reference: AnonymizationReference, children: list[Target]) -> AnonymizationReferenceResponse:
-        return cls(referenceType=reference.referenceType, referenceLocator=reference.referenceLocator,
-                   updatedAt=reference.updatedAt, anonymizationState=reference.anonymizationState,
-                   anonymizationJobLocator=reference.anonymizationJobLocator, scheduledAt=reference.scheduledAt,
-                   anonymizedAt=reference.anonymizedAt,
-                   preAnonymizationChildren=[AnonymizationReferencesBatch(
-                       referenceType=c.referenceType, referenceLocators=c.anonymizable)
-                       for c in children])
+        return cls(
+            referenceType=reference.referenceType,
+            referenceLocator=reference.referenceLocator,
+            updatedAt=reference.updatedAt,
+            anonymizationState=reference.anonymizationState,
+            anonymizationJobLocator=reference.anonymizationJobLocator,
+            scheduledAt=reference.scheduledAt,
+            anonymizedAt=reference.anonymizedAt,
+            preAnonymizationChildren=[
+                AnonymizationReferencesBatch(referenceType=c.referenceType, referenceLocators=c.anonymizable)
+                for c in children
+            ],
+        )
 
 
 class AnonymizationJobDetails(BaseModel):
@@ -168,11 +195,19 @@ class AnonymizationJobResponse(BaseModel):
 
     @classmethod
     def of(cls, job: AnonymizationJob) -> AnonymizationJobResponse:
-        return cls(referenceType=job.referenceType, jobLocator=job.locator, jobStatus=job.jobStatus,
-                   assignedReferenceLocators=job.assignedReferenceLocators, updatedAt=job.updatedAt,
-                   createdBy=job.createdBy, processingErrors=job.processingErrors,
-                   anonymizedReferenceLocators=job.anonymizedReferenceLocators,
-                   jobDetails=AnonymizationJobDetails(
-                       assignedReferenceLocators=job.assignedReferenceLocators,
-                       problematicReferenceLocators=job.problematicReferenceLocators,
-                       includeAcceptedQuotes=job.includeAcceptedQuotes, policyStatuses=job.policyStatuses))
+        return cls(
+            referenceType=job.referenceType,
+            jobLocator=job.locator,
+            jobStatus=job.jobStatus,
+            assignedReferenceLocators=job.assignedReferenceLocators,
+            updatedAt=job.updatedAt,
+            createdBy=job.createdBy,
+            processingErrors=job.processingErrors,
+            anonymizedReferenceLocators=job.anonymizedReferenceLocators,
+            jobDetails=AnonymizationJobDetails(
+                assignedReferenceLocators=job.assignedReferenceLocators,
+                problematicReferenceLocators=job.problematicReferenceLocators,
+                includeAcceptedQuotes=job.includeAcceptedQuotes,
+                policyStatuses=job.policyStatuses,
+            ),
+        )

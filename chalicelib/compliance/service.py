@@ -14,6 +14,7 @@ it (`_anonymize_contact`), which are kept by retention as when they are referenc
 the reasons in `processingErrors` when it met a restricted record. Events carry locators only, so the
 stream holds no personal data to replace.
 """
+
 from __future__ import annotations
 
 import functools
@@ -61,13 +62,27 @@ from chalicelib.runtime.job_types import JobType
 
 T = TypeVar("T")
 POLICY_CODES = {"onRisk": codes.RETENTION_POLICY_ON_RISK, "status": codes.RETENTION_POLICY_STATUS}
-DOCUMENT_OWNERS = {"quote": "quote", "policy": "policy", "transaction": "transaction", "segment": "segment",
-                   "term": "term", "invoice": "invoice"}
+DOCUMENT_OWNERS = {
+    "quote": "quote",
+    "policy": "policy",
+    "transaction": "transaction",
+    "segment": "segment",
+    "term": "term",
+    "invoice": "invoice",
+}
 """Stored record entity -> the reference type its documents name it by."""
-EVENTS = {"account": "policy.account.anonymize", "quote": "policy.quote.anonymize", "policy": "policy.anonymize",
-          "payment": "billing.payment.anonymize"}
-EVENT_DATA = {"account": "accountLocator", "quote": "quoteLocator", "policy": "policyLocator",
-              "payment": "paymentLocator"}
+EVENTS = {
+    "account": "policy.account.anonymize",
+    "quote": "policy.quote.anonymize",
+    "policy": "policy.anonymize",
+    "payment": "billing.payment.anonymize",
+}
+EVENT_DATA = {
+    "account": "accountLocator",
+    "quote": "quoteLocator",
+    "policy": "policyLocator",
+    "payment": "paymentLocator",
+}
 EVENTS_PER_WRITE = 90
 CONTACT_EVENT = "contact.anonymized"
 """ContactEventData {locator, staticLocator}: both the contact's locator, the one the records list."""
@@ -75,17 +90,21 @@ CONTACT_EVENT = "contact.anonymized"
 
 # --- reading ------------------------------------------------------------------------------------------
 
+
 def _checked(request: Request) -> dict[str, list[str]]:
     """The references by type, without repeats (400 for an unsupported type, or for none)."""
     if not any(request.references.values()):
-        raise codes.REQUEST_INVALID("Name at least one record to anonymize", field_errors=[
-            FieldError("references", "no reference locators")])
-    unsupported = sorted(kind for kind, locators in request.references.items()
-                         if locators and kind not in SUPPORTED_REFERENCE_TYPES)
+        raise codes.REQUEST_INVALID(
+            "Name at least one record to anonymize", field_errors=[FieldError("references", "no reference locators")]
+        )
+    unsupported = sorted(
+        kind for kind, locators in request.references.items() if locators and kind not in SUPPORTED_REFERENCE_TYPES
+    )
     if unsupported:
         raise codes.ANONYMIZATION_UNSUPPORTED_REFERENCE(
             f"Anonymization takes {', '.join(SUPPORTED_REFERENCE_TYPES)} references, not {', '.join(unsupported)}",
-            field_errors=[FieldError(f"references.{kind}", "not supported") for kind in unsupported])
+            field_errors=[FieldError(f"references.{kind}", "not supported") for kind in unsupported],
+        )
     return {kind: list(dict.fromkeys(locators)) for kind, locators in request.references.items() if locators}
 
 
@@ -104,8 +123,10 @@ def _found(ctx: CallContext, kind: str, locators: list[str]) -> dict[str, Any]:
             raise codes.not_found(kind, ", ".join(unknown))
         return {locator: ContactView(locator, holders[locator]) for locator in locators}
     read: dict[str, Callable[[CallContext, list[str]], Mapping[str, Any]]] = {
-        "account": accounts.accounts_by_locator, "quote": quotes.quotes_by_locator,
-        "policy": policies.policies_by_locator}
+        "account": accounts.accounts_by_locator,
+        "quote": quotes.quotes_by_locator,
+        "policy": policies.policies_by_locator,
+    }
     found = dict(read[kind](ctx, locators))
     missing = [locator for locator in locators if locator not in found]
     if missing:
@@ -128,12 +149,16 @@ def _policy_restrictions(ctx: CallContext, held: Iterable[Any], request: Request
 
 
 def _quote_restrictions(held: Iterable[Any], request: Request) -> list[Restriction]:
-    return quote_restrictions([QuoteView(q.locator, str(q.quoteState)) for q in held], request.includeAcceptedQuotes,
-                              codes.RETENTION_QUOTE_ACCEPTED)
+    return quote_restrictions(
+        [QuoteView(q.locator, str(q.quoteState)) for q in held],
+        request.includeAcceptedQuotes,
+        codes.RETENTION_QUOTE_ACCEPTED,
+    )
 
 
-def _reach(ctx: CallContext, kind: str, record: Any, request: Request) -> tuple[dict[str, list[str]],
-                                                                                 list[Restriction]]:
+def _reach(
+    ctx: CallContext, kind: str, record: Any, request: Request
+) -> tuple[dict[str, list[str]], list[Restriction]]:
     """The records anonymizing the referenced one reaches by type, and what retention keeps. An account:
     its policies (statuses), quotes (accepted ones) and billing (open invoices, active delinquencies,
     credit balance) and payments. A policy: itself (its status, and the billing holds of its account that bill
@@ -147,15 +172,23 @@ def _reach(ctx: CallContext, kind: str, record: Any, request: Request) -> tuple[
         paid = _every(functools.partial(payments.payments_of_account, ctx, record.locator))
         restrictions = _policy_restrictions(ctx, held, request) + _quote_restrictions(listed, request)
         restrictions += _billing_restrictions(ctx, record.locator)
-        return {"account": [record.locator], "policy": [p.locator for p in held], "quote": [q.locator for q in listed],
-                "payment": [p.locator for p in paid]}, restrictions
+        return {
+            "account": [record.locator],
+            "policy": [p.locator for p in held],
+            "quote": [q.locator for q in listed],
+            "payment": [p.locator for p in paid],
+        }, restrictions
     if kind == "policy":
-        return ({"policy": [record.locator], "quote": [record.quoteLocator] if record.quoteLocator else []},
-                _policy_restrictions(ctx, [record], request) + _policy_billing_restrictions(ctx, record))
+        return (
+            {"policy": [record.locator], "quote": [record.quoteLocator] if record.quoteLocator else []},
+            _policy_restrictions(ctx, [record], request) + _policy_billing_restrictions(ctx, record),
+        )
     if kind == "quote":
         issued = [policies.get_policy(ctx, record.policyLocator)] if record.policyLocator else []
-        return ({"quote": [record.locator], "policy": [p.locator for p in issued]},
-                _quote_restrictions([record], request) + _policy_restrictions(ctx, issued, request))
+        return (
+            {"quote": [record.locator], "policy": [p.locator for p in issued]},
+            _quote_restrictions([record], request) + _policy_restrictions(ctx, issued, request),
+        )
     if kind == "contact":
         return {"contact": [record.locator], **record.holders}, _contact_restrictions(ctx, record, request)
     return {"payment": [record.locator]}, []
@@ -174,8 +207,10 @@ def _contact_restrictions(ctx: CallContext, contact: ContactView, request: Reque
 def _billing_restrictions(ctx: CallContext, account: str) -> list[Restriction]:
     """The account's billing holds (billing/credit/service.retention_holds): open invoices, active
     delinquencies, a non-zero credit balance."""
-    return [Restriction(code, message, kind, locator)
-            for code, message, kind, locator in billing.retention_holds(ctx, account)]
+    return [
+        Restriction(code, message, kind, locator)
+        for code, message, kind, locator in billing.retention_holds(ctx, account)
+    ]
 
 
 def _policy_billing_restrictions(ctx: CallContext, policy: Any) -> list[Restriction]:
@@ -184,21 +219,33 @@ def _policy_billing_restrictions(ctx: CallContext, policy: Any) -> list[Restrict
     held = _billing_restrictions(ctx, policy.accountLocator)
     if not held:
         return []
-    billed = {invoice.locator for invoice in _every(functools.partial(
-        invoices.invoices_of, ctx, "policy", policy.locator, include_zero=False))}
-    billed |= {delinquency.locator for delinquency in _every(functools.partial(
-        delinquencies.delinquencies_of, ctx, "policy", policy.locator))}
+    billed = {
+        invoice.locator
+        for invoice in _every(
+            functools.partial(invoices.invoices_of, ctx, "policy", policy.locator, include_zero=False)
+        )
+    }
+    billed |= {
+        delinquency.locator
+        for delinquency in _every(functools.partial(delinquencies.delinquencies_of, ctx, "policy", policy.locator))
+    }
     return [restriction for restriction in held if restriction.referenceLocator in billed]
 
 
-def assess(ctx: CallContext, kind: str, record: Any, request: Request,
-           reference: AnonymizationReference | None) -> Assessment:
+def assess(
+    ctx: CallContext, kind: str, record: Any, request: Request, reference: AnonymizationReference | None
+) -> Assessment:
     """Retention first: what anonymizing the referenced record reaches (`_reach`), as it stands now."""
     reached, restrictions = _reach(ctx, kind, record, request)
     kept = {(r.referenceType, r.referenceLocator) for r in restrictions}
-    targets = [Target(target, [locator for locator in locators if (target, locator) not in kept],
-                      [locator for locator in locators if (target, locator) in kept])
-               for target, locators in reached.items()]
+    targets = [
+        Target(
+            target,
+            [locator for locator in locators if (target, locator) not in kept],
+            [locator for locator in locators if (target, locator) in kept],
+        )
+        for target, locators in reached.items()
+    ]
     anonymized = reference is not None and reference.anonymizationState == ReferenceState.ANONYMIZED
     return Assessment(record.locator, targets, [] if anonymized else restrictions, anonymized)
 
@@ -212,8 +259,9 @@ def preview(ctx: CallContext, request: Request) -> dict[str, list[Assessment]]:
     return answered
 
 
-def reference_states(ctx: CallContext, references: dict[str, list[str]]) -> list[tuple[AnonymizationReference,
-                                                                                        list[Target]]]:
+def reference_states(
+    ctx: CallContext, references: dict[str, list[str]]
+) -> list[tuple[AnonymizationReference, list[Target]]]:
     """Where each referenced record stands, with the records it holds (an account: its policies and
     quotes; a policy: its quote; a quote: its policy)."""
     answered = []
@@ -223,8 +271,11 @@ def reference_states(ctx: CallContext, references: dict[str, list[str]]) -> list
         for locator in locators:
             record = found[locator]
             reference = known.get(locator) or AnonymizationReference(
-                referenceType=kind, referenceLocator=locator, anonymizationState=ReferenceState.IDENTIFIABLE,
-                updatedAt=getattr(record, "updatedAt", None) or getattr(record, "createdAt", None) or ctx.now)
+                referenceType=kind,
+                referenceLocator=locator,
+                anonymizationState=ReferenceState.IDENTIFIABLE,
+                updatedAt=getattr(record, "updatedAt", None) or getattr(record, "createdAt", None) or ctx.now,
+            )
             answered.append((reference, _children(ctx, kind, record)))
     return answered
 
@@ -255,6 +306,7 @@ def jobs_of(ctx: CallContext, locators: list[str]) -> list[AnonymizationJob]:
 
 # --- starting -----------------------------------------------------------------------------------------
 
+
 def start(ctx: CallContext, request: Request) -> list[tuple[AnonymizationJob, bool]]:
     """The jobs that have the referenced records: (job, whether this request started it). A replay of a keyed
     request whose answer was lost answers the jobs it started as its own, and starts those it did not get to."""
@@ -264,30 +316,54 @@ def start(ctx: CallContext, request: Request) -> list[tuple[AnonymizationJob, bo
     for kind, locators in references.items():
         _found(ctx, kind, locators)
         known = repository.get_references(ctx.tenant, kind, locators)
-        earlier = {ref.referenceLocator: ref.anonymizationJobLocator for ref in known.values()
-                   if ref.anonymizationState != ReferenceState.IDENTIFIABLE and ref.anonymizationJobLocator}
+        earlier = {
+            ref.referenceLocator: ref.anonymizationJobLocator
+            for ref in known.values()
+            if ref.anonymizationState != ReferenceState.IDENTIFIABLE and ref.anonymizationJobLocator
+        }
         fresh = [locator for locator in locators if locator not in earlier]
-        answered += [(job, mine is not None and job.startedBy == mine)
-                     for job in repository.get_jobs(ctx.tenant, sorted(set(earlier.values())))]
+        answered += [
+            (job, mine is not None and job.startedBy == mine)
+            for job in repository.get_jobs(ctx.tenant, sorted(set(earlier.values())))
+        ]
         if fresh:
             answered.append((_start_job(ctx, kind, fresh, known, request, mine), True))
     return answered
 
 
-def _start_job(ctx: CallContext, kind: str, locators: list[str], known: dict[str, AnonymizationReference],
-               request: Request, started_by: str | None) -> AnonymizationJob:
+def _start_job(
+    ctx: CallContext,
+    kind: str,
+    locators: list[str],
+    known: dict[str, AnonymizationReference],
+    request: Request,
+    started_by: str | None,
+) -> AnonymizationJob:
     job = AnonymizationJob(
-        locator=new_locator(), referenceType=kind, jobStatus=JobStatus.INITIALIZED, assignedReferenceLocators=locators,
-        policyStatuses=list(dict.fromkeys(request.policyStatuses)), includeAcceptedQuotes=request.includeAcceptedQuotes,
-        startedBy=started_by, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now)
+        locator=new_locator(),
+        referenceType=kind,
+        jobStatus=JobStatus.INITIALIZED,
+        assignedReferenceLocators=locators,
+        policyStatuses=list(dict.fromkeys(request.policyStatuses)),
+        includeAcceptedQuotes=request.includeAcceptedQuotes,
+        startedBy=started_by,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+    )
     uow = wiring.unit_of_work(ctx)
     repository.add_job(uow, ctx.tenant, job)
     for locator in locators:
         before = known.get(locator)
         pending = AnonymizationReference(
-            referenceType=kind, referenceLocator=locator, anonymizationState=ReferenceState.PENDING,
-            anonymizationJobLocator=job.locator, scheduledAt=ctx.now, updatedAt=ctx.now,
-            version=before.version if before else 1)
+            referenceType=kind,
+            referenceLocator=locator,
+            anonymizationState=ReferenceState.PENDING,
+            anonymizationJobLocator=job.locator,
+            scheduledAt=ctx.now,
+            updatedAt=ctx.now,
+            version=before.version if before else 1,
+        )
         repository.put_reference(uow, ctx.tenant, pending, new=before is None)
     jobs.enqueue(uow, JobType.COMPLIANCE_ANONYMIZE, {"jobLocator": job.locator})
     uow.commit()
@@ -295,6 +371,7 @@ def _start_job(ctx: CallContext, kind: str, locators: list[str], known: dict[str
 
 
 # --- the job ------------------------------------------------------------------------------------------
+
 
 def run(ctx: CallContext, job_locator: str) -> AnonymizationJob:
     """Runs the job (see the module); a finished one is left as it is, and a rerun after a crash redoes
@@ -306,8 +383,7 @@ def run(ctx: CallContext, job_locator: str) -> AnonymizationJob:
         return job
     if job.jobStatus == JobStatus.INITIALIZED:
         job = _saved(ctx, job, {"jobStatus": JobStatus.RUNNING})
-    request = Request({job.referenceType: job.assignedReferenceLocators}, job.policyStatuses,
-                      job.includeAcceptedQuotes)
+    request = Request({job.referenceType: job.assignedReferenceLocators}, job.policyStatuses, job.includeAcceptedQuotes)
     known = repository.get_references(ctx.tenant, job.referenceType, job.assignedReferenceLocators)
     found = _found(ctx, job.referenceType, job.assignedReferenceLocators)
     personal = personal_fields(configuration.current_model(ctx)[1])
@@ -333,24 +409,32 @@ def _records(ctx: CallContext, kind: str, record: Any) -> list[dict[str, Any]]:
     if kind == "account":
         return repository.account_records(ctx.tenant, record.locator)
     if kind == "policy":
-        return repository.collection_records(ctx.tenant, [record.quoteLocator] if record.quoteLocator else [],
-                                             [record.locator])
+        return repository.collection_records(
+            ctx.tenant, [record.quoteLocator] if record.quoteLocator else [], [record.locator]
+        )
     if kind == "quote":
-        return repository.collection_records(ctx.tenant, [record.locator],
-                                             [record.policyLocator] if record.policyLocator else [])
+        return repository.collection_records(
+            ctx.tenant, [record.locator], [record.policyLocator] if record.policyLocator else []
+        )
     return repository.payment_record(ctx.tenant, record.accountLocator, record.locator)
 
 
 def _anonymize(ctx: CallContext, records: list[dict[str, Any]], personal: dict[str, dict[str, Any]]) -> None:
     written = repository.replace_records(ctx.tenant, records, lambda item: scrubbed(item, personal), ctx.now)
-    owners = [(DOCUMENT_OWNERS[item["entity"]], item["locator"]) for item in records
-              if item.get("entity") in DOCUMENT_OWNERS and item.get("locator")]
+    owners = [
+        (DOCUMENT_OWNERS[item["entity"]], item["locator"])
+        for item in records
+        if item.get("entity") in DOCUMENT_OWNERS and item.get("locator")
+    ]
     documents.anonymize_documents(ctx, owners, lambda data: scrubbed({"data": data}, personal)["data"])
-    events = [(EVENTS[item["entity"]], {EVENT_DATA[item["entity"]]: item["locator"]}) for item in written
-              if item.get("entity") in EVENTS and item.get("locator")]
+    events = [
+        (EVENTS[item["entity"]], {EVENT_DATA[item["entity"]]: item["locator"]})
+        for item in written
+        if item.get("entity") in EVENTS and item.get("locator")
+    ]
     for start in range(0, len(events), EVENTS_PER_WRITE):
         uow = wiring.unit_of_work(ctx)
-        for event_type, data in events[start:start + EVENTS_PER_WRITE]:
+        for event_type, data in events[start : start + EVENTS_PER_WRITE]:
             uow.record_event(event_type, data)
         uow.commit()
 
@@ -359,31 +443,51 @@ def _anonymize_contact(ctx: CallContext, contact: ContactView) -> None:
     """The contact's entries in the records that list it name a new locator (models.without_contact; one for
     all of them, kept nowhere), with `contact.anonymized`; the records themselves are not anonymized."""
     replacement = new_locator()
-    repository.replace_records(ctx.tenant, repository.holder_records(ctx.tenant, contact.holders),
-                               lambda item: without_contact(item, contact.locator, replacement), ctx.now, mark=False)
+    repository.replace_records(
+        ctx.tenant,
+        repository.holder_records(ctx.tenant, contact.holders),
+        lambda item: without_contact(item, contact.locator, replacement),
+        ctx.now,
+        mark=False,
+    )
     uow = wiring.unit_of_work(ctx)
     uow.record_event(CONTACT_EVENT, {"locator": contact.locator, "staticLocator": contact.locator})
     uow.commit()
 
 
-def _finish(ctx: CallContext, job: AnonymizationJob, known: dict[str, AnonymizationReference],
-            anonymized: list[str], problematic: list[str], reasons: list[str]) -> AnonymizationJob:
+def _finish(
+    ctx: CallContext,
+    job: AnonymizationJob,
+    known: dict[str, AnonymizationReference],
+    anonymized: list[str],
+    problematic: list[str],
+    reasons: list[str],
+) -> AnonymizationJob:
     status = JobStatus.SUSPENDED if problematic else JobStatus.COMPLETED
     uow = wiring.unit_of_work(ctx)
     for locator in anonymized + problematic:
         before = known.get(locator)
         done = locator in anonymized
         reference = AnonymizationReference(
-            referenceType=job.referenceType, referenceLocator=locator,
+            referenceType=job.referenceType,
+            referenceLocator=locator,
             anonymizationState=ReferenceState.ANONYMIZED if done else ReferenceState.IDENTIFIABLE,
-            anonymizationJobLocator=job.locator, scheduledAt=before.scheduledAt if before else None,
+            anonymizationJobLocator=job.locator,
+            scheduledAt=before.scheduledAt if before else None,
             anonymizedAt=(before.anonymizedAt if before and before.anonymizedAt else ctx.now) if done else None,
-            updatedAt=ctx.now, version=before.version if before else 1)
+            updatedAt=ctx.now,
+            version=before.version if before else 1,
+        )
         repository.put_reference(uow, ctx.tenant, reference, new=before is None)
-    finished = job.model_copy(update={
-        "jobStatus": status, "anonymizedReferenceLocators": anonymized, "updatedAt": ctx.now,
-        "problematicReferenceLocators": ProblematicReferences(assigned=problematic),
-        "processingErrors": "; ".join(reasons) or None})
+    finished = job.model_copy(
+        update={
+            "jobStatus": status,
+            "anonymizedReferenceLocators": anonymized,
+            "updatedAt": ctx.now,
+            "problematicReferenceLocators": ProblematicReferences(assigned=problematic),
+            "processingErrors": "; ".join(reasons) or None,
+        }
+    )
     repository.save_job(uow, ctx.tenant, finished)
     uow.commit()
     return finished.model_copy(update={"version": finished.version + 1})

@@ -8,6 +8,7 @@ plan leaves out takes the platform's default, the same that validation fills in 
 model deployed before a default existed reads the same: installment weights missing = 1, lead days 0
 (or the deprecated configuration-wide `defaultGenerateLeadDays`/`defaultDueLeadDays`/`defaultAnchorMode`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -191,9 +192,13 @@ class InvoicingPlan:
 
 
 DEFAULT_INVOICING_PLAN = InvoicingPlan(
-    name=None, display_name=None, installment_grouping=InstallmentGrouping(),
-    invoice_fee_handling=InvoiceFeeHandling.WAIVE, invoice_fee_amounts={},
-    consolidate_invoices_on_cancellation=CancellationConsolidation.NONE)
+    name=None,
+    display_name=None,
+    installment_grouping=InstallmentGrouping(),
+    invoice_fee_handling=InvoiceFeeHandling.WAIVE,
+    invoice_fee_amounts={},
+    consolidate_invoices_on_cancellation=CancellationConsolidation.NONE,
+)
 """What a tenant without invoicing plans gets (no real package has one): installments grouped by
 generate time within start and end (the OpenAPI definition's defaults), no invoice fee, no consolidation."""
 
@@ -308,8 +313,9 @@ class BillingPlans:
     def of(cls, model: Mapping[str, Any]) -> BillingPlans:
         """The billing settings of a normal-form (best: resolved) model."""
         return cls(
-            installment_plans=_collection(model, "installmentPlans",
-                                          lambda name, plan: _installment_plan(name, plan, model)),
+            installment_plans=_collection(
+                model, "installmentPlans", lambda name, plan: _installment_plan(name, plan, model)
+            ),
             invoicing_plans=_collection(model, "invoicingPlans", _invoicing_plan),
             payment_types=_collection(model, "payments", _payment_type),
             delinquency_plans=_collection(model, "delinquencyPlans", _delinquency_plan),
@@ -321,9 +327,11 @@ class BillingPlans:
             default_delinquency_plan=_text(model.get("defaultDelinquencyPlan")),
             default_excess_credit_plan=_text(model.get("defaultExcessCreditPlan")),
             default_shortfall_tolerance_plan=_text(model.get("defaultShortfallTolerancePlan")),
-            backdated_installments_billing=_choice(BackdatedInstallmentsBilling,
-                                                   model.get("defaultBackdatedInstallmentsBilling"),
-                                                   BackdatedInstallmentsBilling.IMMEDIATE),
+            backdated_installments_billing=_choice(
+                BackdatedInstallmentsBilling,
+                model.get("defaultBackdatedInstallmentsBilling"),
+                BackdatedInstallmentsBilling.IMMEDIATE,
+            ),
             serial_invoice_numbering=model.get("enableSerialInvoiceNumbering") is True,
         )
 
@@ -364,8 +372,7 @@ def _find(entities: Mapping[str, T], name: str | None) -> T | None:
     return found
 
 
-def _collection(model: Mapping[str, Any], key: str,
-                build: Callable[[str, Mapping[str, Any]], T]) -> dict[str, T]:
+def _collection(model: Mapping[str, Any], key: str, build: Callable[[str, Mapping[str, Any]], T]) -> dict[str, T]:
     collection = model.get(key)
     if not isinstance(collection, dict):
         return {}
@@ -382,8 +389,11 @@ def _installment_plan(name: str, plan: Mapping[str, Any], root: Mapping[str, Any
         generate_lead_days=_integer(plan.get("generateLeadDays"), _integer(root.get("defaultGenerateLeadDays"), 0)),
         due_lead_days=_integer(plan.get("dueLeadDays"), _integer(root.get("defaultDueLeadDays"), 0)),
         autopay_lead_days=_number(plan.get("autopayLeadDays") or 0),
-        anchor_mode=_choice(AnchorMode, plan.get("anchorMode"),
-                            _choice(AnchorMode, root.get("defaultAnchorMode"), AnchorMode.TERM_START_DAY)),
+        anchor_mode=_choice(
+            AnchorMode,
+            plan.get("anchorMode"),
+            _choice(AnchorMode, root.get("defaultAnchorMode"), AnchorMode.TERM_START_DAY),
+        ),
         autopay=plan.get("autopayLeadDays") is not None,
     )
 
@@ -395,13 +405,15 @@ def _invoicing_plan(name: str, plan: Mapping[str, Any]) -> InvoicingPlan:
         display_name=_text(plan.get("displayName")),
         installment_grouping=InstallmentGrouping(
             matching=_choice(GroupingMatch, grouping.get("matching"), GroupingMatch.GENERATE_TIME),
-            window=_choice(GroupingWindow, grouping.get("window"), GroupingWindow.START_AND_END)),
-        invoice_fee_handling=_choice(InvoiceFeeHandling, plan.get("invoiceFeeHandling"), None,
-                                     f"invoicingPlans.{name}.invoiceFeeHandling"),
+            window=_choice(GroupingWindow, grouping.get("window"), GroupingWindow.START_AND_END),
+        ),
+        invoice_fee_handling=_choice(
+            InvoiceFeeHandling, plan.get("invoiceFeeHandling"), None, f"invoicingPlans.{name}.invoiceFeeHandling"
+        ),
         invoice_fee_amounts=_amounts(plan.get("invoiceFeeAmounts")),
-        consolidate_invoices_on_cancellation=_choice(CancellationConsolidation,
-                                                     plan.get("consolidateInvoicesOnCancellation"),
-                                                     CancellationConsolidation.NONE),
+        consolidate_invoices_on_cancellation=_choice(
+            CancellationConsolidation, plan.get("consolidateInvoicesOnCancellation"), CancellationConsolidation.NONE
+        ),
     )
 
 
@@ -426,12 +438,20 @@ def _delinquency_plan(name: str, plan: Mapping[str, Any]) -> DelinquencyPlan:
         delinquency_level=_choice(DelinquencyLevel, plan.get("delinquencyLevel"), DelinquencyLevel.POLICY),
         lapse_transaction_type=_text(plan.get("lapseTransactionType")) or BUILTIN_LAPSE_TRANSACTION_TYPE,
         advance_lapse_to=_choice(LapseTarget, plan.get("advanceLapseTo"), LapseTarget.ISSUED),
-        events={event: DelinquencyEvent(
-            name=event,
-            offset_basis=_choice(GraceOffsetBasis, settings.get("offsetBasis"), None,
-                                 f"delinquencyPlans.{name}.events.{event}.offsetBasis"),
-            offset_days=_number(settings.get("offsetDays") or 0))
-            for event, settings in events.items() if isinstance(settings, dict)},
+        events={
+            event: DelinquencyEvent(
+                name=event,
+                offset_basis=_choice(
+                    GraceOffsetBasis,
+                    settings.get("offsetBasis"),
+                    None,
+                    f"delinquencyPlans.{name}.events.{event}.offsetBasis",
+                ),
+                offset_days=_number(settings.get("offsetDays") or 0),
+            )
+            for event, settings in events.items()
+            if isinstance(settings, dict)
+        },
     )
 
 
@@ -444,17 +464,23 @@ def _excess_credit_plan(name: str, plan: Mapping[str, Any]) -> ExcessCreditPlan:
         disbursement_type=_text(plan.get("disbursementType")),
         exclude_debits=_choice(ExcludedDebits, plan.get("excludeDebits"), ExcludedDebits.NONE),
         disbursement_thresholds=_amounts(plan.get("disbursementThresholds")),
-        advance_disbursement_to=_choice(DisbursementTarget, plan.get("advanceDisbursementTo"),
-                                        DisbursementTarget.DRAFT),
+        advance_disbursement_to=_choice(
+            DisbursementTarget, plan.get("advanceDisbursementTo"), DisbursementTarget.DRAFT
+        ),
         auto_apply_excess_to_invoices=plan.get("autoApplyExcessToInvoicesEnabled") is True,
         negative_invoice_handling=NegativeInvoiceHandling(
-            automatically_settle=_choice(NegativeInvoiceSettlement, handling.get("automaticallySettleNegativeInvoices"),
-                                         defaults.automatically_settle),
+            automatically_settle=_choice(
+                NegativeInvoiceSettlement,
+                handling.get("automaticallySettleNegativeInvoices"),
+                defaults.automatically_settle,
+            ),
             prioritize_overlapping_coverage_periods=handling.get("prioritizeOverlappingCoveragePeriods") is True,
-            processing_mode=_choice(NegativeInvoiceProcessing, handling.get("processingMode"),
-                                    defaults.processing_mode),
-            target_invoice_priority=_choice(TargetInvoicePriority, handling.get("targetInvoicePriority"),
-                                            defaults.target_invoice_priority),
+            processing_mode=_choice(
+                NegativeInvoiceProcessing, handling.get("processingMode"), defaults.processing_mode
+            ),
+            target_invoice_priority=_choice(
+                TargetInvoicePriority, handling.get("targetInvoicePriority"), defaults.target_invoice_priority
+            ),
             target_invoices=_choice(NegativeInvoiceTargets, handling.get("targetInvoices"), defaults.target_invoices),
             yield_excess_to_credit_balance=handling.get("yieldExcessToCreditBalance") is not False,
         ),

@@ -4,6 +4,7 @@ A version never changes once deployed, so an entry never goes stale: the only qu
 asks the table is which version is current. The cache is bounded (least recently used out) because
 one process serves many tenants and a large model holds a few megabytes.
 """
+
 from __future__ import annotations
 
 import threading

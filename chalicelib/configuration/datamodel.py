@@ -26,6 +26,7 @@ exactly one, `!` meaning the system creates it; `?` 0..1; `*` 0..n; `+` 1..n), v
 element's data, and check `coverageTerms` values against the configured option keys (a `*`-prefixed
 key marks the default, which fills a missing required term).
 """
+
 from __future__ import annotations
 
 import re
@@ -58,12 +59,21 @@ LONG_RANGE = (-(2**63), 2**63 - 1)
 MAX_DEPTH = 32
 """Nesting of objects and lists in one record's data; deeper values are refused."""
 ROUNDING_MODES = {
-    "ceiling": ROUND_CEILING, "down": ROUND_DOWN, "floor": ROUND_FLOOR, "halfDown": ROUND_HALF_DOWN,
-    "halfEven": ROUND_HALF_EVEN, "halfUp": ROUND_HALF_UP, "up": ROUND_UP,
+    "ceiling": ROUND_CEILING,
+    "down": ROUND_DOWN,
+    "floor": ROUND_FLOOR,
+    "halfDown": ROUND_HALF_DOWN,
+    "halfEven": ROUND_HALF_EVEN,
+    "halfUp": ROUND_HALF_UP,
+    "up": ROUND_UP,
 }
 DEFAULT_ROUNDING = "halfUp"
-ELEMENT_CATEGORIES = {"coverages": "coverage", "exposures": "exposure", "exposureGroups": "exposureGroup",
-                      "policyLines": "policyLine"}
+ELEMENT_CATEGORIES = {
+    "coverages": "coverage",
+    "exposures": "exposure",
+    "exposureGroups": "exposureGroup",
+    "policyLines": "policyLine",
+}
 PRODUCT_CATEGORY = "product"
 DEFAULT_OPTION_MARK = "*"
 
@@ -179,16 +189,16 @@ def option_keys(term: dict[str, Any]) -> tuple[list[str], str | None]:
 # --- the API -------------------------------------------------------------------------------------
 
 
-def validate_data(model: dict[str, Any], properties: dict[str, Any], data: Any, *,
-                  path: str = "data") -> tuple[dict[str, Any], list[Error]]:
+def validate_data(
+    model: dict[str, Any], properties: dict[str, Any], data: Any, *, path: str = "data"
+) -> tuple[dict[str, Any], list[Error]]:
     """`data` checked against `properties` (name -> PropertyRef): (normalised data, errors)."""
     checker = _Checker(model)
     normalised = checker.object(properties, {} if data is None else data, path, 0)
     return (normalised if isinstance(normalised, dict) else {}), checker.errors
 
 
-def validate_element_tree(model: dict[str, Any], element: Any, *,
-                          path: str = "") -> tuple[dict[str, Any], list[Error]]:
+def validate_element_tree(model: dict[str, Any], element: Any, *, path: str = "") -> tuple[dict[str, Any], list[Error]]:
     """A tree rooted at a product (or an element type): `{"type", "locator"?, "data", "coverageTerms",
     "elements": [...]}`. Errors also carry `locator` (the element's, "" when it has none) and
     `elementType`, for `validation_result`; paths are relative to the root (`elements[0].data.vin`)."""
@@ -196,14 +206,19 @@ def validate_element_tree(model: dict[str, Any], element: Any, *,
     name = element.get("type") if isinstance(element, dict) else None
     root = (product_type(model, name) or element_types(model).get(name)) if isinstance(name, str) else None
     if root is None:
-        checker.fail(_join(path, "type"), f"{name!r} is not a configured product or element type",
-                     locator=_locator_of(element), element_type=str(name))
+        checker.fail(
+            _join(path, "type"),
+            f"{name!r} is not a configured product or element type",
+            locator=_locator_of(element),
+            element_type=str(name),
+        )
         return (element if isinstance(element, dict) else {}), checker.errors
     return checker.element(root, element, path, 0), checker.errors
 
 
-def constraint_errors(properties: dict[str, Any], data: dict[str, Any], allowed: dict[str, list[str]], *,
-                      path: str = "data") -> list[Error]:
+def constraint_errors(
+    properties: dict[str, Any], data: dict[str, Any], allowed: dict[str, list[str]], *, path: str = "data"
+) -> list[Error]:
     """A value of a constrained field that is not among the values its constraint table allows
     (`allowed`: field name -> allowed values as text, as the tables domain evaluates them for `data`;
     numbers compare by value, so 1.50 is allowed by "1.5")."""
@@ -219,9 +234,13 @@ def constraint_errors(properties: dict[str, Any], data: dict[str, Any], allowed:
             number = _number(value)
             if _text(value) not in texts and (number is None or number not in numbers):
                 shown = ", ".join(values[:20]) + (", ..." if len(values) > 20 else "")
-                errors.append({"path": _join(path, name),
-                               "message": f"{_shown(value)} is not allowed by constraint table "
-                                          f"{prop['constraint'].get('table')} (allowed: {shown or 'none'})"})
+                errors.append(
+                    {
+                        "path": _join(path, name),
+                        "message": f"{_shown(value)} is not allowed by constraint table "
+                        f"{prop['constraint'].get('table')} (allowed: {shown or 'none'})",
+                    }
+                )
     return errors
 
 
@@ -247,8 +266,12 @@ def validation_result(errors: list[Error], *, locator: str = "", element_type: s
     for error in errors:
         key = (error.get("locator") or locator, error.get("elementType") or element_type)
         items.setdefault(key, []).append(error_text(error))
-    return ValidationResult(success=not errors, validationItems=[
-        ValidationItem(locator=key[0], elementType=key[1], errors=messages) for key, messages in items.items()])
+    return ValidationResult(
+        success=not errors,
+        validationItems=[
+            ValidationItem(locator=key[0], elementType=key[1], errors=messages) for key, messages in items.items()
+        ],
+    )
 
 
 # --- the checker ---------------------------------------------------------------------------------
@@ -520,8 +543,9 @@ class _Checker:
         result = dict(element)
         data = self.object(element_type.properties, element.get("data") or {}, _join(path, "data"), 0)
         result["data"] = data if isinstance(data, dict) else {}
-        result["coverageTerms"] = self.coverage_terms(element_type, element.get("coverageTerms"),
-                                                      _join(path, "coverageTerms"))
+        result["coverageTerms"] = self.coverage_terms(
+            element_type, element.get("coverageTerms"), _join(path, "coverageTerms")
+        )
         children = element.get("elements") or []
         if not isinstance(children, list):
             self.fail(_join(path, "elements"), "must be a list")
@@ -547,11 +571,15 @@ class _Checker:
         for entry in allowed.values():
             count = counts[entry.name]
             if count < entry.minimum:
-                self.fail(_join(path, "elements"), f"needs at least {entry.minimum} {entry.name} "
-                                                   f"({entry.name}{entry.quantifier}), has {count}")
+                self.fail(
+                    _join(path, "elements"),
+                    f"needs at least {entry.minimum} {entry.name} ({entry.name}{entry.quantifier}), has {count}",
+                )
             elif entry.maximum is not None and count > entry.maximum:
-                self.fail(_join(path, "elements"), f"allows at most {entry.maximum} {entry.name} "
-                                                   f"({entry.name}{entry.quantifier}), has {count}")
+                self.fail(
+                    _join(path, "elements"),
+                    f"allows at most {entry.maximum} {entry.name} ({entry.name}{entry.quantifier}), has {count}",
+                )
         return result
 
     def coverage_terms(self, element_type: ElementType, terms: Any, path: str) -> dict[str, Any]:

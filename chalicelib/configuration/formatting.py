@@ -53,4 +53,3 @@ def _format_object(value: dict[str, Any], schema: Schema) -> dict[str, Any]:
         elif target not in formatted or key == canonical:
             formatted[target] = new_value
     return formatted
-

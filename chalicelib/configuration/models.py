@@ -1,4 +1,5 @@
 """Deployed configurations: versions, the deployment metadata, bootstrap records, results."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -62,13 +63,27 @@ class CurrentDeployment(BaseModel):
     latestDeployment: str | None = None
 
 
-BootstrapResourceType = Literal["constraintTable", "customFont", "documentTemplate", "documentTemplateSnippet",
-                                "rangeTable", "secret", "staticDocument", "table"]
+BootstrapResourceType = Literal[
+    "constraintTable",
+    "customFont",
+    "documentTemplate",
+    "documentTemplateSnippet",
+    "rangeTable",
+    "secret",
+    "staticDocument",
+    "table",
+]
 """The OpenAPI BootstrapResource.resourceType values."""
 RESOURCE_TYPES: dict[str, BootstrapResourceType] = {
-    "tables": "table", "rangeTables": "rangeTable", "constraintTables": "constraintTable",
-    "documentTemplates": "documentTemplate", "documentTemplatesSnippets": "documentTemplateSnippet",
-    "staticDocuments": "staticDocument", "customFonts": "customFont", "secrets": "secret"}
+    "tables": "table",
+    "rangeTables": "rangeTable",
+    "constraintTables": "constraintTable",
+    "documentTemplates": "documentTemplate",
+    "documentTemplatesSnippets": "documentTemplateSnippet",
+    "staticDocuments": "staticDocument",
+    "customFonts": "customFont",
+    "secrets": "secret",
+}
 """The resourceType of the files of each folder of bootstrap/resources/resourceFiles/ (a table of the
 `tables` folder may be declared a range table: the tables domain decides)."""
 

@@ -12,6 +12,7 @@ as the lowest value (0 or A), surplus leading zeros are ignored (real packages p
 `quoteNumberFormat` and `initialQuoteCoreNumber` (the validator defaults them to `format` and
 `initialCoreNumber`).
 """
+
 from __future__ import annotations
 
 import string
@@ -88,7 +89,7 @@ def parse_format(text: object) -> NumberFormat:
             index += 1
         elif char == "{":
             end = text.find("}", index)
-            name = text[index + 1:end] if end > 0 else ""
+            name = text[index + 1 : end] if end > 0 else ""
             if not name.isidentifier():
                 raise NumberingError(f"format {text!r} has a malformed placeholder at position {index}")
             parts.append(("placeholder", name))
@@ -107,7 +108,7 @@ def core_index(positions: str, core: str) -> int:
         if core[:surplus].strip("0"):
             raise NumberingError(f"core number {core!r} is longer than the format's {len(positions)} positions")
         core = core[surplus:]
-    padded = "".join(_ALPHABETS[p][0] for p in positions[:len(positions) - len(core)]) + core
+    padded = "".join(_ALPHABETS[p][0] for p in positions[: len(positions) - len(core)]) + core
     index = 0
     for position, char in zip(positions, padded):
         alphabet = _ALPHABETS[position]

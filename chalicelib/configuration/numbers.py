@@ -10,6 +10,7 @@ naming its owner) is added to the caller's unit of work, so it is written with t
 all, and a number already in use (a manual `number/set`, or a generated number someone set by hand
 before) fails the whole transaction with 409 `<kind>.number_taken`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -34,13 +35,15 @@ class NextOfPlan:
     region: str | None = None
 
 
-def renumber(ctx: CallContext, uow: UnitOfWork, entity_kind: str, owner: str, current: str | None,
-             new: str | NextOfPlan) -> str:
+def renumber(
+    ctx: CallContext, uow: UnitOfWork, entity_kind: str, owner: str, current: str | None, new: str | NextOfPlan
+) -> str:
     """Gives record `owner` a new number in `uow`: `new` when chosen (409 `<kind>.number_taken` when
     another record has it), else the plan's next; its `current` number is released. Answers the number."""
     if isinstance(new, NextOfPlan):
-        number = reserve_number(ctx, uow, new.model, new.plan_name, entity_kind, owner, product=new.product,
-                                region=new.region)
+        number = reserve_number(
+            ctx, uow, new.model, new.plan_name, entity_kind, owner, product=new.product, region=new.region
+        )
     else:
         number = new
         claim_number(ctx, uow, entity_kind, number, owner)
@@ -53,12 +56,25 @@ def check_chosen(number: str, *, field: str, what: str) -> None:
     """400 for a number a caller chose that no plan could have made: empty, too long, unprintable, or
     with surrounding spaces."""
     if not 0 < len(number) <= MAX_NUMBER_LENGTH or not number.isprintable() or number != number.strip():
-        raise codes.REQUEST_INVALID(f"Invalid {what}", field_errors=[FieldError(
-            field, f"must be 1 to {MAX_NUMBER_LENGTH} printable characters without surrounding spaces")])
+        raise codes.REQUEST_INVALID(
+            f"Invalid {what}",
+            field_errors=[
+                FieldError(field, f"must be 1 to {MAX_NUMBER_LENGTH} printable characters without surrounding spaces")
+            ],
+        )
 
 
-def reserve_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], plan_name: str, entity_kind: str,
-                   owner: str, *, product: str | None = None, region: str | None = None) -> str:
+def reserve_number(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    model: dict[str, Any],
+    plan_name: str,
+    entity_kind: str,
+    owner: str,
+    *,
+    product: str | None = None,
+    region: str | None = None,
+) -> str:
     """The next number of `plan_name` for an `entity_kind` record (`owner` is its locator), claimed in
     `uow`. `model` is the deployed model (the caller has it already; resolved or not): it gives the
     plan and the `numberingString` of `product` and `region` for `{product}` / `{region}`.
@@ -67,17 +83,24 @@ def reserve_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], pla
     plan = (model.get("numberingPlans") or {}).get(plan_name)
     if not isinstance(plan, dict):
         raise codes.NUMBERING_INVALID_PLAN(f"The numbering plan {plan_name} is not configured")
-    values = {"product": _numbering_string(model, "products", product),
-              "region": _numbering_string(model, "regions", region)}
+    values = {
+        "product": _numbering_string(model, "products", product),
+        "region": _numbering_string(model, "regions", region),
+    }
     try:
         sequence = numbering.sequence(plan, entity_kind)
         sequence.format.render(numbering.core_at(sequence.format.positions, 0), values)
     except numbering.NumberingError as error:
         raise codes.NUMBERING_INVALID_PLAN(
-            f"The numbering plan {plan_name} cannot number this {entity_kind}: {error}") from None
-    counter = repository.next_counter(ctx.tenant, plan_name, entity_kind, sequence.remaining,
-                                      lambda: codes.NUMBERING_EXHAUSTED(
-                                          f"The numbering plan {plan_name} has no {entity_kind} numbers left"))
+            f"The numbering plan {plan_name} cannot number this {entity_kind}: {error}"
+        ) from None
+    counter = repository.next_counter(
+        ctx.tenant,
+        plan_name,
+        entity_kind,
+        sequence.remaining,
+        lambda: codes.NUMBERING_EXHAUSTED(f"The numbering plan {plan_name} has no {entity_kind} numbers left"),
+    )
     number = sequence.number(counter, values)
     claim_number(ctx, uow, entity_kind, number, owner)
     return number
@@ -85,8 +108,14 @@ def reserve_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], pla
 
 def claim_number(ctx: CallContext, uow: UnitOfWork, entity_kind: str, number: str, owner: str) -> None:
     """Adds to `uow` the guard that makes `number` this `owner`'s (409 when another record has it)."""
-    repository.add_number_guard(uow, ctx.tenant, entity_kind, number, owner, lambda: codes.NUMBER_TAKEN[entity_kind](
-        f"The {entity_kind} number {number} is already used"))
+    repository.add_number_guard(
+        uow,
+        ctx.tenant,
+        entity_kind,
+        number,
+        owner,
+        lambda: codes.NUMBER_TAKEN[entity_kind](f"The {entity_kind} number {number} is already used"),
+    )
 
 
 def release_number(ctx: CallContext, uow: UnitOfWork, entity_kind: str, number: str) -> None:

@@ -174,29 +174,42 @@ def _check_member_count(data: bytes) -> None:
     declares), before zipfile makes an object of each."""
     members = data.count(_CENTRAL_DIRECTORY_RECORD)
     if members > MAX_MEMBERS:
-        raise PackageError(PACKAGE_TOO_LARGE, f"the package holds {members} files; it may hold at most "
-                                              f"{MAX_MEMBERS} files")
+        raise PackageError(
+            PACKAGE_TOO_LARGE, f"the package holds {members} files; it may hold at most {MAX_MEMBERS} files"
+        )
 
 
 def _check_declared_content(entries: list[_Entry], root_depth: int) -> None:
     """The config.json files and the Python plugin folder within their limits, by declared sizes."""
     config_bytes = sum(entry.info.file_size for entry in entries if entry.segments[-1] == CONFIG_FILE)
     if config_bytes > MAX_CONFIG_JSON_BYTES:
-        raise PackageError(PACKAGE_TOO_LARGE, f"the config.json files have {config_bytes} bytes; a package may "
-                                              f"have at most {MAX_CONFIG_JSON_BYTES} bytes of config.json")
-    plugin_files = [("/".join(entry.segments[root_depth:]), entry.info.file_size) for entry in entries
-                    if "/".join(entry.segments[root_depth:]).startswith(PYTHON_PLUGIN_FOLDER)]
+        raise PackageError(
+            PACKAGE_TOO_LARGE,
+            f"the config.json files have {config_bytes} bytes; a package may "
+            f"have at most {MAX_CONFIG_JSON_BYTES} bytes of config.json",
+        )
+    plugin_files = [
+        ("/".join(entry.segments[root_depth:]), entry.info.file_size)
+        for entry in entries
+        if "/".join(entry.segments[root_depth:]).startswith(PYTHON_PLUGIN_FOLDER)
+    ]
     if len(plugin_files) > MAX_PLUGIN_FILES:
-        raise PackageError(PLUGIN_TOO_LARGE, f"{PYTHON_PLUGIN_FOLDER} holds {len(plugin_files)} files; it may "
-                                             f"hold at most {MAX_PLUGIN_FILES} files")
+        raise PackageError(
+            PLUGIN_TOO_LARGE,
+            f"{PYTHON_PLUGIN_FOLDER} holds {len(plugin_files)} files; it may hold at most {MAX_PLUGIN_FILES} files",
+        )
     for path, size in plugin_files:
         if path.endswith(".py") and size > MAX_PLUGIN_MODULE_BYTES:
-            raise PackageError(PLUGIN_TOO_LARGE, f"{path} has {size} bytes; a plugin module may have at most "
-                                                 f"{MAX_PLUGIN_MODULE_BYTES}")
+            raise PackageError(
+                PLUGIN_TOO_LARGE, f"{path} has {size} bytes; a plugin module may have at most {MAX_PLUGIN_MODULE_BYTES}"
+            )
     total = sum(size for _, size in plugin_files)
     if total > MAX_PLUGINS_BYTES:
-        raise PackageError(PLUGIN_TOO_LARGE, f"the files under {PYTHON_PLUGIN_FOLDER} have {total} bytes; they "
-                                             f"may have at most {MAX_PLUGINS_BYTES} bytes in all")
+        raise PackageError(
+            PLUGIN_TOO_LARGE,
+            f"the files under {PYTHON_PLUGIN_FOLDER} have {total} bytes; they "
+            f"may have at most {MAX_PLUGINS_BYTES} bytes in all",
+        )
 
 
 def _package_entries(archive: zipfile.ZipFile) -> list[_Entry]:
@@ -498,8 +511,11 @@ def _json_string(text: str) -> str:
 
 def python_modules(plugins: Mapping[str, bytes]) -> dict[str, bytes]:
     """The Python plugin modules among a package's plugin files (the .py files under plugins/python/)."""
-    return {path: content for path, content in plugins.items()
-            if path.startswith(PYTHON_PLUGIN_FOLDER) and path.endswith(".py")}
+    return {
+        path: content
+        for path, content in plugins.items()
+        if path.startswith(PYTHON_PLUGIN_FOLDER) and path.endswith(".py")
+    }
 
 
 def implemented_plugins(module_functions: Mapping[str, Sequence[str]], product_names: Iterable[str]) -> dict[str, str]:

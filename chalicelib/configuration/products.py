@@ -1,5 +1,6 @@
 """A product of a deployed (resolved) model, typed: what quotes, quick quotes and policies read from
 it, with the tenant's defaults filled in where the product names none. Pure."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -47,7 +48,8 @@ def product(model: Mapping[str, Any], name: str) -> Product | None:
         reserved_policy_number_required=definition.get("reservedPolicyNumberRequired") is True,
         requires_jurisdiction=definition.get("requiresJurisdiction") is True,
         static_data=definition.get("staticData") or {},
-        duration_basis=definition.get("defaultDurationBasis") or model.get("defaultDurationBasis")
+        duration_basis=definition.get("defaultDurationBasis")
+        or model.get("defaultDurationBasis")
         or DEFAULT_DURATION_BASIS,
         term_duration=_positive(definition.get("defaultTermDuration")) or _positive(model.get("defaultTermDuration")),
         delinquency_plan=definition.get("defaultDelinquencyPlan") or model.get("defaultDelinquencyPlan"),

@@ -7,6 +7,7 @@ resources createTenant stored. Blobs (`tenants/{t}/...`): `config/{version}.zip`
 downloaded, `config/{version}.model.json` its normal-form model (so reading a model never re-reads
 the ZIP), `config/bootstrap/{kind}/{file}` the bootstrap resource files.
 """
+
 from __future__ import annotations
 
 import mimetypes
@@ -53,8 +54,11 @@ def current_of(item: dict[str, Any] | None) -> CurrentDeployment | None:
     """The current deployment pointer of its stored item (read by whoever read it)."""
     if item is None:
         return None
-    return CurrentDeployment(metadata=DeploymentMetadata.model_validate(item["metadata"]),
-                             revision=int(item["version"]), latestDeployment=item.get("latestDeployment"))
+    return CurrentDeployment(
+        metadata=DeploymentMetadata.model_validate(item["metadata"]),
+        revision=int(item["version"]),
+        latestDeployment=item.get("latestDeployment"),
+    )
 
 
 def get_version(tenant: str, version: str) -> ConfigVersion | None:
@@ -91,8 +95,16 @@ def store_version_files(tenant: str, version: str, package: bytes, model: dict[s
 
 def bootstrap_files(resources: list[BootstrapResource]) -> list[BootstrapFile]:
     """Where each resource file is kept: `config/bootstrap/{kind}/{file}` under the tenant."""
-    return [BootstrapFile(instance=r.instance, staticName=r.static_name, kind=r.kind, path=_bootstrap_path(r.path),
-                          size=len(r.content)) for r in resources]
+    return [
+        BootstrapFile(
+            instance=r.instance,
+            staticName=r.static_name,
+            kind=r.kind,
+            path=_bootstrap_path(r.path),
+            size=len(r.content),
+        )
+        for r in resources
+    ]
 
 
 def store_bootstrap_files(tenant: str, resources: list[BootstrapResource], files: list[BootstrapFile]) -> None:
@@ -120,51 +132,87 @@ def _model_path(version: str) -> str:
 def _bootstrap_path(package_path: str) -> str:
     """`bootstrap/resources/resourceFiles/tables/A.csv` -> `config/bootstrap/tables/A.csv`: with the
     tenant's configuration (the record names the path, so a tenant created before keeps its own)."""
-    return "/".join(("config", "bootstrap", *package_path.split("/")[len(RESOURCE_FILES_FOLDER):]))
+    return "/".join(("config", "bootstrap", *package_path.split("/")[len(RESOURCE_FILES_FOLDER) :]))
 
 
 # --- writes in the caller's unit of work ---------------------------------------------------------
 
 
 def add_version(uow: UnitOfWork, tenant: str, version: ConfigVersion) -> None:
-    uow.add(table.put_new({**keys.config_version(tenant, version.version).as_dict(), "entity": "configVersion",
-                           **version.model_dump()}, _concurrent_deployment))
+    uow.add(
+        table.put_new(
+            {
+                **keys.config_version(tenant, version.version).as_dict(),
+                "entity": "configVersion",
+                **version.model_dump(),
+            },
+            _concurrent_deployment,
+        )
+    )
 
 
-def move_current(uow: UnitOfWork, tenant: str, metadata: DeploymentMetadata,
-                 previous: CurrentDeployment | None) -> None:
+def move_current(
+    uow: UnitOfWork, tenant: str, metadata: DeploymentMetadata, previous: CurrentDeployment | None
+) -> None:
     """Point the tenant at a new version; fails with 409 when another deployment moved it first. A recorded
     `latestDeployment` no newer than the version goes (it is current now, or older than what is)."""
     key = keys.config_current(tenant)
     if previous is None:
-        uow.add(table.put_new({**key.as_dict(), "entity": "configCurrent", "metadata": metadata.model_dump(),
-                               "version": 1}, _concurrent_deployment))
+        uow.add(
+            table.put_new(
+                {**key.as_dict(), "entity": "configCurrent", "metadata": metadata.model_dump(), "version": 1},
+                _concurrent_deployment,
+            )
+        )
     else:
         settled = previous.latestDeployment is not None and previous.latestDeployment <= metadata.latestVersion
-        uow.add(table.update(key, {"metadata": metadata.model_dump()}, expected_version=previous.revision,
-                             remove=("latestDeployment",) if settled else (), on_failure=_concurrent_deployment))
+        uow.add(
+            table.update(
+                key,
+                {"metadata": metadata.model_dump()},
+                expected_version=previous.revision,
+                remove=("latestDeployment",) if settled else (),
+                on_failure=_concurrent_deployment,
+            )
+        )
 
 
 def record_deployment(uow: UnitOfWork, tenant: str, version: str, previous: CurrentDeployment) -> None:
     """A deployment that is not current yet, on the current pointer (409 when another deployment moved it first)."""
-    uow.add(table.update(keys.config_current(tenant), {"latestDeployment": version},
-                         expected_version=previous.revision, on_failure=_concurrent_deployment))
+    uow.add(
+        table.update(
+            keys.config_current(tenant),
+            {"latestDeployment": version},
+            expected_version=previous.revision,
+            on_failure=_concurrent_deployment,
+        )
+    )
 
 
 def set_tenant_code(tenant: str, version: str, tenant_code: TenantCode) -> None:
     """Where the version's tenant code stands (one UpdateItem, outside any transaction: the publish job's)."""
-    table.gateway().write(keys.tenant_scope(tenant), table.update(
-        keys.config_version(tenant, version), {"tenantCode": tenant_code.model_dump(exclude_none=True)}))
+    table.gateway().write(
+        keys.tenant_scope(tenant),
+        table.update(keys.config_version(tenant, version), {"tenantCode": tenant_code.model_dump(exclude_none=True)}),
+    )
 
 
 def point_static_locator(uow: UnitOfWork, tenant: str, static_version_locator: str, version: str) -> None:
-    uow.add(table.put({**keys.config_static_version(tenant, static_version_locator).as_dict(),
-                       "entity": "configStaticVersion", "latestVersion": version}))
+    uow.add(
+        table.put(
+            {
+                **keys.config_static_version(tenant, static_version_locator).as_dict(),
+                "entity": "configStaticVersion",
+                "latestVersion": version,
+            }
+        )
+    )
 
 
 def add_bootstrap(uow: UnitOfWork, tenant: str, record: BootstrapRecord) -> None:
-    uow.add(table.put_new({**keys.config_bootstrap(tenant).as_dict(), "entity": "configBootstrap",
-                           **record.model_dump()}))
+    uow.add(
+        table.put_new({**keys.config_bootstrap(tenant).as_dict(), "entity": "configBootstrap", **record.model_dump()})
+    )
 
 
 # --- numbering: counters (outside any transaction) and number guards (in the caller's) -----------
@@ -176,8 +224,13 @@ def next_counter(tenant: str, plan_name: str, entity_kind: str, limit: int, on_l
     """Reserves the next value (0 for the first) of the plan's counter for `entity_kind`, unless
     `limit` values were reserved already (then `on_limit()` is raised). One UpdateItem, committed at
     once: a value whose transaction then fails stays unused (a gap in the numbers)."""
-    issued = table.gateway().increment(keys.tenant_scope(tenant), keys.number_counter(tenant, plan_name, entity_kind),
-                                       COUNTER_ATTRIBUTE, below=limit, on_limit=on_limit)
+    issued = table.gateway().increment(
+        keys.tenant_scope(tenant),
+        keys.number_counter(tenant, plan_name, entity_kind),
+        COUNTER_ATTRIBUTE,
+        below=limit,
+        on_limit=on_limit,
+    )
     return issued - 1
 
 
@@ -186,10 +239,21 @@ def number_owner(tenant: str, entity_kind: str, number: str) -> str | None:
     return item["owner"] if item else None
 
 
-def add_number_guard(uow: UnitOfWork, tenant: str, entity_kind: str, number: str, owner: str,
-                     on_taken: table.ErrorFactory) -> None:
-    uow.add(table.put_new({**keys.number_guard(tenant, entity_kind, number).as_dict(), "entity": "numberGuard",
-                           "kind": entity_kind, "number": number, "owner": owner}, on_taken))
+def add_number_guard(
+    uow: UnitOfWork, tenant: str, entity_kind: str, number: str, owner: str, on_taken: table.ErrorFactory
+) -> None:
+    uow.add(
+        table.put_new(
+            {
+                **keys.number_guard(tenant, entity_kind, number).as_dict(),
+                "entity": "numberGuard",
+                "kind": entity_kind,
+                "number": number,
+                "owner": owner,
+            },
+            on_taken,
+        )
+    )
 
 
 def remove_number_guard(uow: UnitOfWork, tenant: str, entity_kind: str, number: str) -> None:

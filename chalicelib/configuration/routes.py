@@ -4,6 +4,7 @@ Packages come as a raw ZIP body or as `multipart/form-data` with the file in the
 A package that fails validation answers 200 with `isSuccess: false` (DECISIONS.md, Errors); a body
 that is no readable package answers 400 (413 when too large) with a code saying why.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -28,42 +29,62 @@ PACKAGE_TYPES = ["application/zip", "multipart/form-data", "application/octet-st
 
 
 @bp.route("/config/createTenant", methods=["POST"], content_types=PACKAGE_TYPES)
-@endpoint("tenants.create-tenant", idempotent=True, errors=[codes.CONFIG_BOOTSTRAP_TOO_LARGE,
-                                                            codes.CONFIG_PACKAGE_CORRUPT,
-                                                            codes.CONFIG_PACKAGE_INVALID_JSON,
-                                                            codes.CONFIG_PACKAGE_LAYOUT_INVALID,
-                                                            codes.CONFIG_PACKAGE_NOT_ZIP,
-                                                            codes.CONFIG_PACKAGE_TOO_LARGE,
-                                                            codes.CONFIG_PACKAGE_UNSAFE_PATH,
-                                                            codes.CONFIG_PLUGIN_TOO_LARGE,
-                                                            codes.CLOCK_TEST_CLOCKS_DISABLED])
-def create_tenant_from_package(body: schemas.ConfigurationPackage,
-                               query: schemas.CreateTenantQuery) -> schemas.TenantDeploymentResult:
-    result = service.create_tenant(request_context(), body, name=query.name,
-                                   description=query.description, test_clock=query.testClock)
+@endpoint(
+    "tenants.create-tenant",
+    idempotent=True,
+    errors=[
+        codes.CONFIG_BOOTSTRAP_TOO_LARGE,
+        codes.CONFIG_PACKAGE_CORRUPT,
+        codes.CONFIG_PACKAGE_INVALID_JSON,
+        codes.CONFIG_PACKAGE_LAYOUT_INVALID,
+        codes.CONFIG_PACKAGE_NOT_ZIP,
+        codes.CONFIG_PACKAGE_TOO_LARGE,
+        codes.CONFIG_PACKAGE_UNSAFE_PATH,
+        codes.CONFIG_PLUGIN_TOO_LARGE,
+        codes.CLOCK_TEST_CLOCKS_DISABLED,
+    ],
+)
+def create_tenant_from_package(
+    body: schemas.ConfigurationPackage, query: schemas.CreateTenantQuery
+) -> schemas.TenantDeploymentResult:
+    result = service.create_tenant(
+        request_context(), body, name=query.name, description=query.description, test_clock=query.testClock
+    )
     return schemas.TenantDeploymentResult.of(result)
 
 
 @bp.route("/config/validateConfig", methods=["POST"], content_types=PACKAGE_TYPES)
-@endpoint("tenants.create-tenant", "tenants.validate-config", errors=[codes.CONFIG_PACKAGE_CORRUPT,
-                                                                      codes.CONFIG_PACKAGE_INVALID_JSON,
-                                                                      codes.CONFIG_PACKAGE_LAYOUT_INVALID,
-                                                                      codes.CONFIG_PACKAGE_NOT_ZIP,
-                                                                      codes.CONFIG_PACKAGE_TOO_LARGE,
-                                                                      codes.CONFIG_PACKAGE_UNSAFE_PATH,
-                                                                      codes.CONFIG_PLUGIN_TOO_LARGE])
+@endpoint(
+    "tenants.create-tenant",
+    "tenants.validate-config",
+    errors=[
+        codes.CONFIG_PACKAGE_CORRUPT,
+        codes.CONFIG_PACKAGE_INVALID_JSON,
+        codes.CONFIG_PACKAGE_LAYOUT_INVALID,
+        codes.CONFIG_PACKAGE_NOT_ZIP,
+        codes.CONFIG_PACKAGE_TOO_LARGE,
+        codes.CONFIG_PACKAGE_UNSAFE_PATH,
+        codes.CONFIG_PLUGIN_TOO_LARGE,
+    ],
+)
 def validate_configuration(body: schemas.ConfigurationPackage) -> ZipFile:
     return ZipFile(service.validation_report(body), filename="validation-result.zip")
 
 
 @bp.route("/config/formatConfig", methods=["POST"], content_types=PACKAGE_TYPES)
-@endpoint("tenants.create-tenant", "tenants.validate-config", errors=[codes.CONFIG_PACKAGE_CORRUPT,
-                                                                      codes.CONFIG_PACKAGE_INVALID_JSON,
-                                                                      codes.CONFIG_PACKAGE_LAYOUT_INVALID,
-                                                                      codes.CONFIG_PACKAGE_NOT_ZIP,
-                                                                      codes.CONFIG_PACKAGE_TOO_LARGE,
-                                                                      codes.CONFIG_PACKAGE_UNSAFE_PATH,
-                                                                      codes.CONFIG_PLUGIN_TOO_LARGE])
+@endpoint(
+    "tenants.create-tenant",
+    "tenants.validate-config",
+    errors=[
+        codes.CONFIG_PACKAGE_CORRUPT,
+        codes.CONFIG_PACKAGE_INVALID_JSON,
+        codes.CONFIG_PACKAGE_LAYOUT_INVALID,
+        codes.CONFIG_PACKAGE_NOT_ZIP,
+        codes.CONFIG_PACKAGE_TOO_LARGE,
+        codes.CONFIG_PACKAGE_UNSAFE_PATH,
+        codes.CONFIG_PLUGIN_TOO_LARGE,
+    ],
+)
 def format_configuration(body: Upload) -> ZipFile:
     return ZipFile(service.formatted(body), filename="config.zip")
 
@@ -75,23 +96,39 @@ def fetch_deployment_metadata(tenantLocator: str) -> schemas.DeployedConfigMetad
 
 
 @bp.route("/config/{tenantLocator}/deployments/deploy", methods=["POST"], content_types=PACKAGE_TYPES)
-@endpoint("deployments.deploy", idempotent=True, errors=[codes.CONFIG_PACKAGE_CORRUPT,
-                                                         codes.CONFIG_PACKAGE_INVALID_JSON,
-                                                         codes.CONFIG_PACKAGE_LAYOUT_INVALID,
-                                                         codes.CONFIG_PACKAGE_NOT_ZIP, codes.CONFIG_PACKAGE_TOO_LARGE,
-                                                         codes.CONFIG_PACKAGE_UNSAFE_PATH,
-                                                         codes.CONFIG_PLUGIN_TOO_LARGE])
-def deploy_configuration(tenantLocator: str, body: schemas.ConfigurationPackage,
-                         query: schemas.DeployQuery) -> schemas.TenantDeploymentResult:
+@endpoint(
+    "deployments.deploy",
+    idempotent=True,
+    errors=[
+        codes.CONFIG_PACKAGE_CORRUPT,
+        codes.CONFIG_PACKAGE_INVALID_JSON,
+        codes.CONFIG_PACKAGE_LAYOUT_INVALID,
+        codes.CONFIG_PACKAGE_NOT_ZIP,
+        codes.CONFIG_PACKAGE_TOO_LARGE,
+        codes.CONFIG_PACKAGE_UNSAFE_PATH,
+        codes.CONFIG_PLUGIN_TOO_LARGE,
+    ],
+)
+def deploy_configuration(
+    tenantLocator: str, body: schemas.ConfigurationPackage, query: schemas.DeployQuery
+) -> schemas.TenantDeploymentResult:
     result = service.deploy(request_context(), body, overwrite=query.overwrite)
     return schemas.TenantDeploymentResult.of(result)
 
 
 @bp.route("/config/{tenantLocator}/deployments/validate", methods=["POST"], content_types=PACKAGE_TYPES)
-@endpoint("deployments.deploy", errors=[codes.CONFIG_PACKAGE_CORRUPT, codes.CONFIG_PACKAGE_INVALID_JSON,
-                                        codes.CONFIG_PACKAGE_LAYOUT_INVALID, codes.CONFIG_PACKAGE_NOT_ZIP,
-                                        codes.CONFIG_PACKAGE_TOO_LARGE, codes.CONFIG_PACKAGE_UNSAFE_PATH,
-                                        codes.CONFIG_PLUGIN_TOO_LARGE])
+@endpoint(
+    "deployments.deploy",
+    errors=[
+        codes.CONFIG_PACKAGE_CORRUPT,
+        codes.CONFIG_PACKAGE_INVALID_JSON,
+        codes.CONFIG_PACKAGE_LAYOUT_INVALID,
+        codes.CONFIG_PACKAGE_NOT_ZIP,
+        codes.CONFIG_PACKAGE_TOO_LARGE,
+        codes.CONFIG_PACKAGE_UNSAFE_PATH,
+        codes.CONFIG_PLUGIN_TOO_LARGE,
+    ],
+)
 def validate_tenant_configuration(tenantLocator: str, body: schemas.ConfigurationPackage) -> ZipFile:
     return ZipFile(service.tenant_validation_report(request_context(), body), filename="validation-result.zip")
 
@@ -118,10 +155,12 @@ def fetch_datamodel(tenantLocator: str, query: schemas.DatamodelQuery) -> schema
 
 @bp.route("/config/{tenantLocator}/deployments/datamodel/{version}", methods=["GET"])
 @endpoint("deployments.deploy", "deployments.datamodel", errors=[codes.NOT_FOUND["configuration"]])
-def fetch_datamodel_version(tenantLocator: str, version: str,
-                            query: schemas.DatamodelQuery) -> schemas.DataModelResponse:
-    return schemas.DataModelResponse.model_construct(**service.datamodel(
-        request_context(), version, resolved=query.resolve, by_static_locator=query.byStaticLocator))
+def fetch_datamodel_version(
+    tenantLocator: str, version: str, query: schemas.DatamodelQuery
+) -> schemas.DataModelResponse:
+    return schemas.DataModelResponse.model_construct(
+        **service.datamodel(request_context(), version, resolved=query.resolve, by_static_locator=query.byStaticLocator)
+    )
 
 
 @bp.route("/config/{tenantLocator}/deployments/diff", methods=["GET"])

@@ -410,9 +410,7 @@ SCHEMAS: dict[str, Schema] = {
             "displayName": STRING,
             "advanceLapseTo": OneOf(("draft", "validated", "priced", "underwritten", "accepted", "issued")),
             "delinquencyLevel": OneOf(("policy", "invoice")),
-            "lapseTransactionType": Ref(
-                ("transactionTypes",), builtin="cancellation", category="cancellation"
-            ),
+            "lapseTransactionType": Ref(("transactionTypes",), builtin="cancellation", category="cancellation"),
             "events": MapOf(Obj("DelinquencyEventConfiguration")),
         },
         required=frozenset({"gracePeriodDays"}),
@@ -426,8 +424,16 @@ SCHEMAS: dict[str, Schema] = {
         fields={
             "cadence": OneOf(
                 (
-                    "none", "fullPay", "weekly", "everyOtherWeek", "monthly", "quarterly",
-                    "semiannually", "annually", "thirtyDays", "everyNDays",
+                    "none",
+                    "fullPay",
+                    "weekly",
+                    "everyOtherWeek",
+                    "monthly",
+                    "quarterly",
+                    "semiannually",
+                    "annually",
+                    "thirtyDays",
+                    "everyNDays",
                 )
             ),
             "anchorMode": OneOf(("generateDay", "termStartDay", "dueDay")),
@@ -489,8 +495,13 @@ SCHEMAS: dict[str, Schema] = {
             "data": PROPERTIES,
         },
         defaults={"defaultSearchable": False, "numberingTrigger": "validation"},
-        answered={"abstract": False, "defaultSearchable": False, "extend": "", "numberingPlan": "",
-                  "numberingTrigger": "validation"},
+        answered={
+            "abstract": False,
+            "defaultSearchable": False,
+            "extend": "",
+            "numberingPlan": "",
+            "numberingTrigger": "validation",
+        },
     ),
     "DisbursementRef": Schema(
         fields={
@@ -517,9 +528,7 @@ SCHEMAS: dict[str, Schema] = {
             ),
             "autoApplyExcessToInvoicesEnabled": BOOLEAN,
             "disbursementType": Ref(("disbursements",)),
-            "excludeDebits": OneOf(
-                ("none", "pastDueInvoices", "allInvoices", "invoicesAndUnbilledInstallments")
-            ),
+            "excludeDebits": OneOf(("none", "pastDueInvoices", "allInvoices", "invoicesAndUnbilledInstallments")),
             "negativeInvoiceHandling": Obj("NegativeInvoiceHandlingRef"),
             "disbursementThresholds": MapOf(NUMBER, keys="currency"),
         },
@@ -575,8 +584,18 @@ SCHEMAS: dict[str, Schema] = {
         fields={
             "triggerQuoteState": OneOf(
                 (
-                    "draft", "validated", "earlyUnderwritten", "priced", "underwritten", "accepted",
-                    "issued", "underwrittenBlocked", "declined", "rejected", "refused", "discarded",
+                    "draft",
+                    "validated",
+                    "earlyUnderwritten",
+                    "priced",
+                    "underwritten",
+                    "accepted",
+                    "issued",
+                    "underwrittenBlocked",
+                    "declined",
+                    "rejected",
+                    "refused",
+                    "discarded",
                 )
             ),
             "displayName": STRING,
@@ -644,16 +663,21 @@ SCHEMAS: dict[str, Schema] = {
     ),
     "DocumentConfigRef": Schema(
         fields={
-            "format": OneOf(
-                ("text", "html", "pdf", "jpg", "jpeg", "doc", "docx", "xls", "xlsx", "csv", "txt", "zip")
-            ),
+            "format": OneOf(("text", "html", "pdf", "jpg", "jpeg", "doc", "docx", "xls", "xlsx", "csv", "txt", "zip")),
             "rendering": OneOf(("dynamic", "prerendered")),
             "scope": OneOf(("transaction", "policy", "term", "segment", "invoice")),
             "selectionTimeBasis": SELECTION_TIME_BASIS,
             "trigger": OneOf(
                 (
-                    "validated", "priced", "accepted", "underwritten", "issued", "generated",
-                    "declined", "rejected", "refused",
+                    "validated",
+                    "priced",
+                    "accepted",
+                    "underwritten",
+                    "issued",
+                    "generated",
+                    "declined",
+                    "rejected",
+                    "refused",
                 )
             ),
             "customFonts": ListOf(STRING),
@@ -695,9 +719,7 @@ SCHEMAS: dict[str, Schema] = {
             "cadence": Obj("EventCadenceRef"),
             "offset": MapOf(INTEGER),
             "suppressOnStatuses": ListOf(
-                OneOf(
-                    ("pending", "expired", "cancelled", "cancelPending", "onRisk", "delinquent", "doNotRenew")
-                )
+                OneOf(("pending", "expired", "cancelled", "cancelPending", "onRisk", "delinquent", "doNotRenew"))
             ),
         },
         required=frozenset({"anchor"}),
@@ -713,9 +735,7 @@ SCHEMAS: dict[str, Schema] = {
     "TenantEventScheduleRef": Schema(
         fields={"alignment": EVENT_ALIGNMENT, "cadence": Obj("EventCadenceRef"), "offset": MapOf(INTEGER)}
     ),
-    "SecretRef": Schema(
-        fields={"items": MapOf(Obj("PrimitivePropertyRef"))}, required=frozenset({"items"})
-    ),
+    "SecretRef": Schema(fields={"items": MapOf(Obj("PrimitivePropertyRef"))}, required=frozenset({"items"})),
     "PrimitivePropertyRef": Schema(fields={"dataType": BUILTIN_TYPE}, required=frozenset({"dataType"})),
     "AuxDataSettingsRef": Schema(
         fields={"expirationPeriod": INTEGER, "displayName": STRING}, required=frozenset({"expirationPeriod"})
@@ -738,9 +758,7 @@ SCHEMAS: dict[str, Schema] = {
             "actions": MapOf(Obj("AutomationPluginActionRef")),
         }
     ),
-    "AutomationPluginActionRef": Schema(
-        fields={"timeout": INTEGER, "request": PROPERTIES, "response": PROPERTIES}
-    ),
+    "AutomationPluginActionRef": Schema(fields={"timeout": INTEGER, "request": PROPERTIES, "response": PROPERTIES}),
     "MoratoriumRef": Schema(fields={}),
     "TransactionTypeRef": Schema(
         fields={
@@ -778,8 +796,16 @@ SCHEMAS: dict[str, Schema] = {
             "appliesTo": ListOf(
                 OneOf(
                     (
-                        "account", "quickQuote", "quote", "policy", "transaction", "invoice",
-                        "underwritingFlag", "payment", "quoteGroup", "inquiry",
+                        "account",
+                        "quickQuote",
+                        "quote",
+                        "policy",
+                        "transaction",
+                        "invoice",
+                        "underwritingFlag",
+                        "payment",
+                        "quoteGroup",
+                        "inquiry",
                     )
                 )
             ),

@@ -1,5 +1,6 @@
 """The configuration deployment API contract (spec part 1, "Configuration deployment results";
 required fields as the OpenAPI definition marks them)."""
+
 from __future__ import annotations
 
 import re
@@ -47,8 +48,7 @@ class DatamodelQuery(BaseModel):
 
 
 class DiffQuery(BaseModel):
-    config: str = Field(json_schema_extra={"contentMediaType": "application/json",
-                                           "contentSchema": {"type": "object"}})
+    config: str = Field(json_schema_extra={"contentMediaType": "application/json", "contentSchema": {"type": "object"}})
     """A ConfigurationRef as JSON (the service parses it: service.difference)."""
 
     @field_validator("config")
@@ -87,8 +87,9 @@ class DeploymentMetadataResponse(Response):
     def of(cls, metadata: DeploymentMetadata | None) -> DeploymentMetadataResponse:
         """Nothing deployed (a createTenant whose package failed): empty versions and maps."""
         if metadata is None:
-            return cls(latestVersion="", version1="", version2="", implementedPlugins={},
-                       implementedAutomationPlugins={})
+            return cls(
+                latestVersion="", version1="", version2="", implementedPlugins={}, implementedAutomationPlugins={}
+            )
         return cls.model_validate(metadata.model_dump())
 
 
@@ -116,8 +117,11 @@ class TenantDeploymentResult(BaseModel):
             locator=result.locator,
             name=result.name,
             bootstrapResult=BootstrapResult(status=result.bootstrap_status, error=result.bootstrap_error),
-            deploymentResult=ConfigBuilderResult(isSuccess=deployment.is_success, errors=deployment.errors,
-                                                 metadata=DeploymentMetadataResponse.of(deployment.metadata)),
+            deploymentResult=ConfigBuilderResult(
+                isSuccess=deployment.is_success,
+                errors=deployment.errors,
+                metadata=DeploymentMetadataResponse.of(deployment.metadata),
+            ),
         )
 
 
@@ -152,16 +156,24 @@ class DeployedConfigMetadata(BaseModel):
     latestDeployment: LatestDeploymentResponse | None = None
 
     @classmethod
-    def of(cls, metadata: DeploymentMetadata, tenant_code: TenantCode | None = None,
-           latest: LatestDeployment | None = None) -> DeployedConfigMetadata:
+    def of(
+        cls, metadata: DeploymentMetadata, tenant_code: TenantCode | None = None, latest: LatestDeployment | None = None
+    ) -> DeployedConfigMetadata:
         """Without a tenant function (the local runner) a deployed version's plugins are ready at once."""
         plugins = {**metadata.implementedPlugins, **metadata.implementedAutomationPlugins}
         shown = PLUGIN_STATUS[tenant_code.status] if tenant_code else PLUGIN_DEPLOYED
         status = {name: shown for name in plugins}
-        return cls(metadata=DeploymentMetadataResponse.of(metadata), pluginStatus=status,
-                   pluginVersionStatus={metadata.latestVersion: status}, tenantCode=_tenant_code(tenant_code),
-                   latestDeployment=LatestDeploymentResponse(version=latest.version, tenantCode=_tenant_code(
-                       latest.tenant_code)) if latest else None)
+        return cls(
+            metadata=DeploymentMetadataResponse.of(metadata),
+            pluginStatus=status,
+            pluginVersionStatus={metadata.latestVersion: status},
+            tenantCode=_tenant_code(tenant_code),
+            latestDeployment=LatestDeploymentResponse(
+                version=latest.version, tenantCode=_tenant_code(latest.tenant_code)
+            )
+            if latest
+            else None,
+        )
 
 
 def _tenant_code(tenant_code: TenantCode | None) -> TenantCodeResponse | None:

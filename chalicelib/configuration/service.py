@@ -9,6 +9,7 @@ the static-locator item and the event. S3 objects of a transaction that then fai
 `current_model(ctx)`, `model(ctx, version)` and `billing_plans(ctx)` are the domain's surface for later
 domains: one GetItem for the current pointer, and the model itself at most once per process (cache.py).
 """
+
 from __future__ import annotations
 
 import io
@@ -82,8 +83,9 @@ T = TypeVar("T")
 # --- deploying -----------------------------------------------------------------------------------
 
 
-def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
-                  description: str | None, test_clock: bool = False) -> TenantDeployment:
+def create_tenant(
+    ctx: CallContext, package_bytes: bytes, *, name: str | None, description: str | None, test_clock: bool = False
+) -> TenantDeployment:
     """Validate the package; only when it passes, register the tenant (the caller gets access; with
     `test_clock`, a test clock: 403 `clock.test_clocks_disabled` where the stage allows none), deploy the
     package as its first version and store its bootstrap resources."""
@@ -103,8 +105,10 @@ def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
     if record is not None:
         record = record.model_copy(update={"version": metadata.latestVersion})
         repository.add_bootstrap(uow, tenant.locator, record)
-        uow.record_event(BOOTSTRAP_EVENT, {"tenantLocator": tenant.locator, "version": metadata.latestVersion,
-                                           "resources": len(resources)})
+        uow.record_event(
+            BOOTSTRAP_EVENT,
+            {"tenantLocator": tenant.locator, "version": metadata.latestVersion, "resources": len(resources)},
+        )
         if any(resource.kind in _TABLE_RESOURCE_KINDS for resource in record.resources):
             # loaded by chalicelib.tables, a higher domain
             jobs.enqueue(uow, JobType.TABLES_BOOTSTRAP, locator=bootstrap_step_locator(record, 0))
@@ -112,19 +116,25 @@ def create_tenant(ctx: CallContext, package_bytes: bytes, *, name: str | None,
     return TenantDeployment(tenant.locator, tenant.name, DeploymentOutcome(True, [], metadata), "queued")
 
 
-def _bootstrap_record(ctx: CallContext, resources: list[BootstrapResource],
-                      model: dict[str, Any]) -> BootstrapRecord | None:
+def _bootstrap_record(
+    ctx: CallContext, resources: list[BootstrapResource], model: dict[str, Any]
+) -> BootstrapRecord | None:
     """The record of the package's bootstrap resources (None without any), checked to fit in one item."""
     if not resources:
         return None
     groups = lookup(model, "bootstrap.resources.resourceGroups")
-    record = BootstrapRecord(version=_VERSION_PLACEHOLDER, resources=repository.bootstrap_files(resources),
-                             resourceGroups=groups if isinstance(groups, dict) else {}, createdAt=ctx.now)
+    record = BootstrapRecord(
+        version=_VERSION_PLACEHOLDER,
+        resources=repository.bootstrap_files(resources),
+        resourceGroups=groups if isinstance(groups, dict) else {},
+        createdAt=ctx.now,
+    )
     size = len(record.model_dump_json())
     if size > MAX_BOOTSTRAP_RECORD_BYTES:
         raise codes.CONFIG_BOOTSTRAP_TOO_LARGE(
             f"The bootstrap resources of the package take {size} bytes to record; at most "
-            f"{MAX_BOOTSTRAP_RECORD_BYTES} are allowed (fewer resources or shorter names)")
+            f"{MAX_BOOTSTRAP_RECORD_BYTES} are allowed (fewer resources or shorter names)"
+        )
     return record
 
 
@@ -150,8 +160,15 @@ def deploy(ctx: CallContext, package_bytes: bytes, *, overwrite: bool = False) -
     return TenantDeployment(tenant.locator, tenant.name, DeploymentOutcome(True, [], metadata), "queued")
 
 
-def _deployment(ctx: CallContext, package: ConfigPackage, model: dict[str, Any], plugins: dict[str, str],
-                previous: CurrentDeployment | None, *, overwrite: bool) -> tuple[Any, DeploymentMetadata]:
+def _deployment(
+    ctx: CallContext,
+    package: ConfigPackage,
+    model: dict[str, Any],
+    plugins: dict[str, str],
+    previous: CurrentDeployment | None,
+    *,
+    overwrite: bool,
+) -> tuple[Any, DeploymentMetadata]:
     """Stores the new version's files and answers the unit of work that makes it current. On the tenant
     function, a redeployment is only recorded: its publish job makes it current once its code is live
     (`make_current`), so until then the previous version serves, and a publish that fails leaves it current."""
@@ -159,23 +176,46 @@ def _deployment(ctx: CallContext, package: ConfigPackage, model: dict[str, Any],
     version = new_locator()
     replaced = previous.metadata if previous else None
     metadata = DeploymentMetadata(
-        latestVersion=version, version1=version, version2=replaced.latestVersion if replaced else version,
+        latestVersion=version,
+        version1=version,
+        version2=replaced.latestVersion if replaced else version,
         staticVersionLocator=replaced.staticVersionLocator if overwrite and replaced else version,
-        implementedPlugins=plugins, implementedAutomationPlugins={})
+        implementedPlugins=plugins,
+        implementedAutomationPlugins={},
+    )
     repository.store_version_files(tenant, version, _download_form(package, model), model)
     uow = wiring.unit_of_work(ctx)
     in_function = settings().plugin_runner == "lambda"
-    repository.add_version(uow, tenant, ConfigVersion(
-        version=version, staticVersionLocator=metadata.staticVersionLocator,
-        previousVersion=replaced.latestVersion if replaced else None, implementedPlugins=plugins,
-        createdAt=ctx.now, createdBy=ctx.user_locator,
-        tenantCode=TenantCode(status="publishing") if in_function else None))
+    repository.add_version(
+        uow,
+        tenant,
+        ConfigVersion(
+            version=version,
+            staticVersionLocator=metadata.staticVersionLocator,
+            previousVersion=replaced.latestVersion if replaced else None,
+            implementedPlugins=plugins,
+            createdAt=ctx.now,
+            createdBy=ctx.user_locator,
+            tenantCode=TenantCode(status="publishing") if in_function else None,
+        ),
+    )
     if in_function:
         # the tenant function gets the version's code (plugins/tenant_code.py, a higher domain's job)
-        jobs.enqueue(uow, JobType.TENANT_CODE_PUBLISH, {"version": version},
-                     locator=derived_locator(ctx.now, f"{JobType.TENANT_CODE_PUBLISH}#{version}"))
-    uow.record_event(DEPLOY_EVENT, {"tenantLocator": tenant, "version": version,
-                                    "staticVersionLocator": metadata.staticVersionLocator, "overwrite": overwrite})
+        jobs.enqueue(
+            uow,
+            JobType.TENANT_CODE_PUBLISH,
+            {"version": version},
+            locator=derived_locator(ctx.now, f"{JobType.TENANT_CODE_PUBLISH}#{version}"),
+        )
+    uow.record_event(
+        DEPLOY_EVENT,
+        {
+            "tenantLocator": tenant,
+            "version": version,
+            "staticVersionLocator": metadata.staticVersionLocator,
+            "overwrite": overwrite,
+        },
+    )
     if in_function and previous is not None:
         repository.record_deployment(uow, tenant, version, previous)
         return uow, metadata
@@ -197,9 +237,13 @@ def make_current(ctx: CallContext, version: str) -> bool:
         if previous is None or previous.metadata.latestVersion >= version:
             return False
         metadata = DeploymentMetadata(
-            latestVersion=version, version1=version, version2=previous.metadata.latestVersion,
-            staticVersionLocator=found.staticVersionLocator, implementedPlugins=found.implementedPlugins,
-            implementedAutomationPlugins=found.implementedAutomationPlugins)
+            latestVersion=version,
+            version1=version,
+            version2=previous.metadata.latestVersion,
+            staticVersionLocator=found.staticVersionLocator,
+            implementedPlugins=found.implementedPlugins,
+            implementedAutomationPlugins=found.implementedAutomationPlugins,
+        )
         uow = wiring.unit_of_work(ctx)
         repository.move_current(uow, ctx.tenant, metadata, previous)
         repository.point_static_locator(uow, ctx.tenant, metadata.staticVersionLocator, version)
@@ -220,8 +264,13 @@ def _download_form(package: ConfigPackage, model: dict[str, Any]) -> bytes:
 
 def _failed(locator: str, name: str, errors: list[str], previous: CurrentDeployment | None) -> TenantDeployment:
     metadata = previous.metadata if previous else None
-    return TenantDeployment(locator, name, DeploymentOutcome(False, errors, metadata), "failed",
-                            "not run: the configuration failed validation")
+    return TenantDeployment(
+        locator,
+        name,
+        DeploymentOutcome(False, errors, metadata),
+        "failed",
+        "not run: the configuration failed validation",
+    )
 
 
 # --- validating and formatting -------------------------------------------------------------------
@@ -273,8 +322,9 @@ def _check(package: ConfigPackage) -> tuple[ValidationOutcome, dict[str, str]]:
     plugins: dict[str, str] = {}
     products = outcome.model.get("products")
     try:
-        plugins = implemented_plugins({path: module.functions for path, module in parsed.items()},
-                                      products if isinstance(products, dict) else {})
+        plugins = implemented_plugins(
+            {path: module.functions for path, module in parsed.items()}, products if isinstance(products, dict) else {}
+        )
     except PackageError as error:
         errors += error.errors
     return ValidationOutcome(not errors, errors, outcome.model), plugins
@@ -306,11 +356,20 @@ def tenant_code(ctx: CallContext, version: str) -> TenantCode | None:
     return found.tenantCode if found else None
 
 
-def mark_tenant_code(ctx: CallContext, version: str, status: TenantCodeStatus, *, function_version: str | None = None,
-                     error: str | None = None) -> None:
+def mark_tenant_code(
+    ctx: CallContext,
+    version: str,
+    status: TenantCodeStatus,
+    *,
+    function_version: str | None = None,
+    error: str | None = None,
+) -> None:
     """Record where the version's tenant code stands (the tenantCode.publish job)."""
-    repository.set_tenant_code(ctx.tenant, version, TenantCode(status=status, functionVersion=function_version,
-                                                               error=error[:1000] if error else None))
+    repository.set_tenant_code(
+        ctx.tenant,
+        version,
+        TenantCode(status=status, functionVersion=function_version, error=error[:1000] if error else None),
+    )
 
 
 def bootstrap_record(ctx: CallContext) -> BootstrapRecord | None:
@@ -331,8 +390,9 @@ def model(ctx: CallContext, version: str, *, resolved: bool = False) -> dict[str
     return configuration.resolved if resolved else configuration.model
 
 
-def datamodel(ctx: CallContext, version: str | None = None, *, resolved: bool = False,
-              by_static_locator: bool = False) -> dict[str, Any]:
+def datamodel(
+    ctx: CallContext, version: str | None = None, *, resolved: bool = False, by_static_locator: bool = False
+) -> dict[str, Any]:
     """The model of the current version, or of `version` (a static version locator when
     `by_static_locator`), as the platform answers it (answer.py); with `resolved`, every extend
     chain applied."""
@@ -373,10 +433,13 @@ def difference(ctx: CallContext, config_json: str) -> dict[str, dict[str, dict[s
     except ValueError as error:
         raise codes.REQUEST_MALFORMED_JSON(
             f"The config parameter is not JSON: {error}",
-            field_errors=[FieldError("config", "must be a ConfigurationRef as JSON")]) from None
+            field_errors=[FieldError("config", "must be a ConfigurationRef as JSON")],
+        ) from None
     if not isinstance(config, dict):
-        raise codes.REQUEST_INVALID("The config parameter must be a JSON object",
-                                    field_errors=[FieldError("config", "must be a ConfigurationRef as JSON")])
+        raise codes.REQUEST_INVALID(
+            "The config parameter must be a JSON object",
+            field_errors=[FieldError("config", "must be a ConfigurationRef as JSON")],
+        )
     _, deployed = current_model(ctx)
     return diff(validate(config).model, deployed)
 
@@ -396,8 +459,9 @@ def remember_current(ctx: CallContext, item: dict[str, Any] | None) -> None:
 
 def _current(ctx: CallContext) -> CurrentDeployment:
     """The current deployment pointer, read once per request (CallContext.reads, until it commits)."""
-    current = ctx.reads.read(_current_read_key(ctx), lambda: repository.current(ctx.tenant),
-                             record=repository.current_key(ctx.tenant))
+    current = ctx.reads.read(
+        _current_read_key(ctx), lambda: repository.current(ctx.tenant), record=repository.current_key(ctx.tenant)
+    )
     if current is None:
         identity.get_tenant(ctx, ctx.tenant)
         raise codes.not_found("configuration")

@@ -1,4 +1,5 @@
 """Time as a dependency: production reads the system clock, tests fix and move it."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone

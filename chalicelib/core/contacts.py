@@ -4,6 +4,7 @@ Each function answers a new list (the records are not changed in place). Errors 
 kind: 409 `{code}.contact_exists`, 404 `contact.not_found`, 400 `{code}.invalid_reference` for a role
 outside the tenant's `contactRoles` (when the configuration lists any).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,8 +32,9 @@ def added(contacts: Sequence[C], contact: C, *, code: str, noun: str) -> list[C]
     return [*contacts, contact]
 
 
-def with_roles(contacts: Sequence[C], contact_locator: str, *, add_roles: Iterable[str],
-               remove_roles: Iterable[str]) -> list[C]:
+def with_roles(
+    contacts: Sequence[C], contact_locator: str, *, add_roles: Iterable[str], remove_roles: Iterable[str]
+) -> list[C]:
     """The contact's roles less `remove_roles`, then plus `add_roles` it lacks."""
     current = _existing(contacts, contact_locator)
     removing = set(remove_roles)
@@ -74,8 +76,9 @@ def problems(contacts: Iterable[Contact], configured_roles: Sequence[str] | None
 def check_roles(configured_roles: Sequence[str], roles: Iterable[str], field: str, *, code: str) -> None:
     unknown = _unknown_roles(configured_roles, roles)
     if unknown:
-        raise codes.INVALID_REFERENCE[code]("Unknown contact role",
-                                            field_errors=[FieldError(field, _roles_problem(unknown, configured_roles))])
+        raise codes.INVALID_REFERENCE[code](
+            "Unknown contact role", field_errors=[FieldError(field, _roles_problem(unknown, configured_roles))]
+        )
 
 
 def _unknown_roles(configured: Sequence[str], roles: Iterable[str]) -> list[str]:

@@ -1,4 +1,5 @@
 """Who is calling, for which tenant, in which request, at what time."""
+
 from __future__ import annotations
 
 import hashlib

@@ -16,6 +16,7 @@ Results are exact Decimals (context precision where a division does not end); ch
 A span or a moment beyond the years datetime holds (1 to 9999, on the UTC or the local clock) is a
 400 (`request.date_out_of_range`).
 """
+
 from __future__ import annotations
 
 import calendar

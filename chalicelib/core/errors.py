@@ -4,6 +4,7 @@ Every error carries a stable code (``domain.problem``) that clients may switch o
 catalogue, `chalicelib.core.codes`: raises name its entries (`raise codes.QUOTE_NOT_PRICED("...")`). An
 entry's class decides the HTTP status, here and nowhere else.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -97,8 +98,14 @@ class TooManyRequests(DomainError):
 
     status = 429
 
-    def __init__(self, message: str, code: ErrorCode, field_errors: list[FieldError] | None = None, *,
-                 retry_after_seconds: int = 60):
+    def __init__(
+        self,
+        message: str,
+        code: ErrorCode,
+        field_errors: list[FieldError] | None = None,
+        *,
+        retry_after_seconds: int = 60,
+    ):
         super().__init__(message, code, field_errors)
         self.retry_after_seconds = retry_after_seconds
 

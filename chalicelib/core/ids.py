@@ -1,4 +1,5 @@
 """Locators: ULIDs (sortable by creation) for records, UUIDs for tenants and users."""
+
 from __future__ import annotations
 
 import hashlib

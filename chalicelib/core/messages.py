@@ -1,6 +1,7 @@
 """The bases of the API's messages, defined once for every package: what clients send (`Input`: a request
 body or a model it names, in schemas.py or a pure models.py) and what the service answers (`Response`, and
 core.paging.ListResponse for a page of a list)."""
+
 from __future__ import annotations
 
 from typing import Self

@@ -1,4 +1,5 @@
 """Money: `Decimal` amounts in a currency, rounded half-up to the currency's minor unit (ISO 4217)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -9,8 +10,28 @@ DEFAULT_MINOR_UNITS = 2
 """Most ISO 4217 currencies have cents; the exceptions are listed below."""
 
 MINOR_UNITS: dict[str, int] = {
-    **dict.fromkeys(("BIF", "CLP", "DJF", "GNF", "ISK", "JPY", "KMF", "KRW", "PYG", "RWF", "UGX", "UYI",
-                     "VND", "VUV", "XAF", "XOF", "XPF"), 0),
+    **dict.fromkeys(
+        (
+            "BIF",
+            "CLP",
+            "DJF",
+            "GNF",
+            "ISK",
+            "JPY",
+            "KMF",
+            "KRW",
+            "PYG",
+            "RWF",
+            "UGX",
+            "UYI",
+            "VND",
+            "VUV",
+            "XAF",
+            "XOF",
+            "XPF",
+        ),
+        0,
+    ),
     **dict.fromkeys(("BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"), 3),
     **dict.fromkeys(("CLF", "UYW"), 4),
 }
@@ -56,7 +77,7 @@ def allocate(amount: Decimal, weights: Sequence[Decimal | int], currency: str) -
     total = sum(shares)
     if total == 0:
         raise ValueError("at least one weight must be positive" if shares else "there is nothing to allocate to")
-    units = Fraction(amount) * 10 ** digits  # a whole number, checked above
+    units = Fraction(amount) * 10**digits  # a whole number, checked above
     parts = [_round_half_up(units * share / total) for share in shares]
     last = max(index for index, share in enumerate(shares) if share > 0)
     parts[last] = int(units) - sum(part for index, part in enumerate(parts) if index != last)

@@ -1,4 +1,5 @@
 """Offset/count paging: the list contract of the platform we mirror."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -59,7 +60,7 @@ class Page(Generic[T]):
         """The page `request` asks for of `items`: a whole list, or one read `offset + count + 1` deep (the list
         is complete when nothing follows the page)."""
         end = request.offset + request.count
-        return cls(list(items[request.offset:end]), end >= len(items))
+        return cls(list(items[request.offset : end]), end >= len(items))
 
 
 class ListResponse(Response, Generic[R]):

@@ -1,4 +1,5 @@
 """Permission strings `group.action` and their wildcards `group.*` and `*.*`."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable

@@ -1,4 +1,5 @@
 """What every stored record shares: it is one table item, which DynamoDB caps at 400 KB."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping

@@ -2,6 +2,7 @@
 joining the parts it lists, made once every part a job generated is ready. PDFs are joined page by page
 (pypdf), HTML by concatenating the parts' bodies, text with a blank line between parts; parts of different
 formats cannot be joined. Pure: the model and the parts' files in, the joined file out."""
+
 from __future__ import annotations
 
 import io

@@ -1,4 +1,5 @@
 """The documents job (`documents.generate`): see service.generate."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -21,5 +22,4 @@ class Generate(BaseModel):
 
 @job_handler(JobType.DOCUMENTS_GENERATE, payload=Generate)
 def generate(ctx: CallContext, payload: Generate) -> dict[str, Any]:
-    return service.generate(ctx, payload.jobLocator, payload.referenceType, payload.referenceLocator,
-                            payload.trigger)
+    return service.generate(ctx, payload.jobLocator, payload.referenceType, payload.referenceLocator, payload.trigger)

@@ -3,6 +3,7 @@ records", part 3 "Document jobs"). The responses are these models. A generated i
 draft -> dataReady (its rendering data gathered) -> ready, or to dataError / renderError /
 conversionError with `processingErrors`; an attached (external) one is ready when stored.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -51,9 +52,13 @@ class DocumentFormat(StrEnum):
 
 
 MEDIA_TYPES = {
-    DocumentFormat.TEXT: "text/plain; charset=utf-8", DocumentFormat.TXT: "text/plain; charset=utf-8",
-    DocumentFormat.HTML: "text/html; charset=utf-8", DocumentFormat.PDF: "application/pdf",
-    DocumentFormat.JPG: "image/jpeg", DocumentFormat.JPEG: "image/jpeg", DocumentFormat.CSV: "text/csv",
+    DocumentFormat.TEXT: "text/plain; charset=utf-8",
+    DocumentFormat.TXT: "text/plain; charset=utf-8",
+    DocumentFormat.HTML: "text/html; charset=utf-8",
+    DocumentFormat.PDF: "application/pdf",
+    DocumentFormat.JPG: "image/jpeg",
+    DocumentFormat.JPEG: "image/jpeg",
+    DocumentFormat.CSV: "text/csv",
     DocumentFormat.DOC: "application/msword",
     DocumentFormat.DOCX: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
     DocumentFormat.XLS: "application/vnd.ms-excel",

@@ -25,6 +25,7 @@ PDF converter is given a resource policy that fetches nothing: every URL (http, 
 @import, fonts, images) resolves to nothing, and only `data:` URIs and the custom fonts' files the host
 put on the read-only disk are read. The kernel boundary holds whatever happens.
 """
+
 from __future__ import annotations
 
 import base64
@@ -130,6 +131,7 @@ def render_velocity(template: str, snippets: dict[str, str], data: dict[str, Any
 # `/` take numbers only (no `'%s' % $x`, no `'x' * 10**9`), `+` adds numbers or joins text, `$$x`
 # is a dollar sign before `$x`, and #foreach over a map walks its values.
 
+
 def velocity_as_java(airspeed: Any) -> None:
     definition = airspeed._FunctionDefinition
 
@@ -185,8 +187,13 @@ def velocity_as_java(airspeed: Any) -> None:
             local = airspeed.LocalNamespace(namespace)
             local["velocityCount"] = counter
             local["velocityHasNext"] = counter < length
-            local["foreach"] = {"count": counter, "index": counter - 1, "hasNext": counter < length,
-                                "first": counter == 1, "last": counter == length}
+            local["foreach"] = {
+                "count": counter,
+                "index": counter - 1,
+                "hasNext": counter < length,
+                "first": counter == 1,
+                "last": counter == length,
+            }
             local[self.loop_var_name] = item
             self.block.evaluate(stream, local, loader)
 
@@ -195,11 +202,18 @@ def velocity_as_java(airspeed: Any) -> None:
     airspeed.FormalReference.evaluate_raw = reference
     airspeed.ForeachDirective.evaluate_raw = foreach
     airspeed.__additional_methods__.clear()
-    airspeed.BinaryOperator.OPERATORS.update({"%": remainder, "+": plus, "-": lambda a, b: number(a) - number(b),
-                                              "*": lambda a, b: number(a) * number(b), "/": divide})
+    airspeed.BinaryOperator.OPERATORS.update(
+        {
+            "%": remainder,
+            "+": plus,
+            "-": lambda a, b: number(a) - number(b),
+            "*": lambda a, b: number(a) * number(b),
+            "/": divide,
+        }
+    )
     airspeed.Text.PLAIN = re.compile(  # airspeed's, but `$` before `$` is one character of text
-        r"((?:[^\\\$#]+|\\[\$#])+|\$(?=\$)|\$[^!\{a-z0-9_$]|\$$|#$|#[^\{\}a-zA-Z0-9#\*]+|\\.)",
-        re.S + re.I)
+        r"((?:[^\\\$#]+|\\[\$#])+|\$(?=\$)|\$[^!\{a-z0-9_$]|\$$|#$|#[^\{\}a-zA-Z0-9#\*]+|\\.)", re.S + re.I
+    )
 
 
 def property_of(value: Any, name: str) -> Any:
@@ -317,6 +331,7 @@ def element(values: list[Any], index: Any) -> Any:
 
 def java_substitute(pattern: Any, replacement: Any, value: str, count: int = 0) -> str:
     """replaceAll / replaceFirst: `$1` in the replacement is the first group."""
+
     def expand(match: Any) -> str:
         return re.sub(r"\$(\d)", lambda group: match.group(int(group.group(1))) or "", text(replacement))
 
@@ -327,8 +342,15 @@ def scaled(value: Any, scale: Any, mode: Any = None) -> Decimal:
     """BigDecimal.setScale: without a rounding mode the value must fit (Java's ROUND_UNNECESSARY)."""
     import decimal
 
-    modes = {0: decimal.ROUND_UP, 1: decimal.ROUND_DOWN, 2: decimal.ROUND_CEILING, 3: decimal.ROUND_FLOOR,
-             4: decimal.ROUND_HALF_UP, 5: decimal.ROUND_HALF_DOWN, 6: decimal.ROUND_HALF_EVEN}
+    modes = {
+        0: decimal.ROUND_UP,
+        1: decimal.ROUND_DOWN,
+        2: decimal.ROUND_CEILING,
+        3: decimal.ROUND_FLOOR,
+        4: decimal.ROUND_HALF_UP,
+        5: decimal.ROUND_HALF_DOWN,
+        6: decimal.ROUND_HALF_EVEN,
+    }
     named = {"UP": 0, "DOWN": 1, "CEILING": 2, "FLOOR": 3, "HALF_UP": 4, "HALF_DOWN": 5, "HALF_EVEN": 6}
     exponent = Decimal(1).scaleb(-integer(scale))
     amount = Decimal(number(value))
@@ -382,8 +404,12 @@ def put_all(values: dict[Any, Any], more: Any) -> None:
 
 COMMON: dict[str, Callable[..., Any]] = {"toString": java_text, "equals": lambda value, other: value == other}
 STRING_METHODS: dict[str, Callable[..., Any]] = {
-    **COMMON, "length": len, "isEmpty": lambda value: not value, "isBlank": lambda value: not value.strip(),
-    "substring": substring, "charAt": character,
+    **COMMON,
+    "length": len,
+    "isEmpty": lambda value: not value,
+    "isBlank": lambda value: not value.strip(),
+    "substring": substring,
+    "charAt": character,
     "indexOf": lambda value, part, start=0: value.find(text(part), integer(start)),
     "lastIndexOf": lambda value, part: value.rfind(text(part)),
     "contains": lambda value, part: text(part) in value,
@@ -391,8 +417,10 @@ STRING_METHODS: dict[str, Callable[..., Any]] = {
     "endsWith": lambda value, part: value.endswith(text(part)),
     "equalsIgnoreCase": lambda value, other: isinstance(other, str) and value.casefold() == other.casefold(),
     "compareTo": lambda value, other: compared(value, text(other)),
-    "toUpperCase": lambda value: value.upper(), "toLowerCase": lambda value: value.lower(),
-    "trim": lambda value: value.strip(), "strip": lambda value: value.strip(),
+    "toUpperCase": lambda value: value.upper(),
+    "toLowerCase": lambda value: value.lower(),
+    "trim": lambda value: value.strip(),
+    "strip": lambda value: value.strip(),
     "concat": lambda value, other: value + text(other),
     "replace": lambda value, old, new: value.replace(java_text(old), java_text(new)),
     "replaceAll": lambda value, pattern, replacement: java_substitute(pattern, replacement, value),
@@ -401,32 +429,55 @@ STRING_METHODS: dict[str, Callable[..., Any]] = {
     "split": lambda value, pattern: re.split(text(pattern), value),
 }
 LIST_METHODS: dict[str, Callable[..., Any]] = {
-    **COMMON, "size": len, "isEmpty": lambda values: not values, "get": element,
+    **COMMON,
+    "size": len,
+    "isEmpty": lambda values: not values,
+    "get": element,
     "contains": lambda values, value: value in values,
     "indexOf": lambda values, value: values.index(value) if value in values else -1,
-    "add": added, "set": replaced, "subList": sublist,
+    "add": added,
+    "set": replaced,
+    "subList": sublist,
 }
 MAP_METHODS: dict[str, Callable[..., Any]] = {
-    **COMMON, "size": len, "isEmpty": lambda values: not values, "get": item_of,
+    **COMMON,
+    "size": len,
+    "isEmpty": lambda values: not values,
+    "get": item_of,
     "containsKey": lambda values, key: isinstance(key, (str, int)) and key in values,
     "containsValue": lambda values, value: value in values.values(),
-    "keySet": lambda values: list(values), "values": lambda values: list(values.values()),
+    "keySet": lambda values: list(values),
+    "values": lambda values: list(values.values()),
     "entrySet": lambda values: [{"key": key, "value": value} for key, value in values.items()],
-    "put": put, "putAll": put_all,
+    "put": put,
+    "putAll": put_all,
     "remove": lambda values, key: values.pop(key, None) if isinstance(key, (str, int)) else None,
 }
 NUMBER_METHODS: dict[str, Callable[..., Any]] = {
-    **COMMON, "intValue": lambda value: int(value), "longValue": lambda value: int(value),
+    **COMMON,
+    "intValue": lambda value: int(value),
+    "longValue": lambda value: int(value),
     "compareTo": lambda value, other: compared(value, number(other)),
-    "add": lambda value, other: value + number(other), "subtract": lambda value, other: value - number(other),
-    "multiply": lambda value, other: value * number(other), "divide": divide,
-    "negate": lambda value: -value, "abs": lambda value: abs(value),
-    "signum": lambda value: compared(value, 0), "setScale": scaled,
+    "add": lambda value, other: value + number(other),
+    "subtract": lambda value, other: value - number(other),
+    "multiply": lambda value, other: value * number(other),
+    "divide": divide,
+    "negate": lambda value: -value,
+    "abs": lambda value: abs(value),
+    "signum": lambda value: compared(value, 0),
+    "setScale": scaled,
     "toPlainString": lambda value: format(Decimal(value), "f"),
 }
 BOOLEAN_METHODS: dict[str, Callable[..., Any]] = {**COMMON, "booleanValue": lambda value: value}
-METHODS = {str: STRING_METHODS, list: LIST_METHODS, dict: MAP_METHODS, int: NUMBER_METHODS,
-           float: NUMBER_METHODS, Decimal: NUMBER_METHODS, bool: BOOLEAN_METHODS}
+METHODS = {
+    str: STRING_METHODS,
+    list: LIST_METHODS,
+    dict: MAP_METHODS,
+    int: NUMBER_METHODS,
+    float: NUMBER_METHODS,
+    Decimal: NUMBER_METHODS,
+    bool: BOOLEAN_METHODS,
+}
 """The Java methods a template may call, by the exact type of the value: all a value has."""
 
 
@@ -467,8 +518,9 @@ def to_pdf(html: str, page: dict[str, Any], fonts: dict[str, str]) -> bytes:
 
     files.FileNetworkManager.get_manager = staticmethod(fetch_nothing)
     output = io.BytesIO()
-    result = pisa.CreatePDF(page_style(page) + font_faces(fonts) + html, dest=output,
-                            link_callback=lambda uri, rel: "", encoding="utf-8")
+    result = pisa.CreatePDF(
+        page_style(page) + font_faces(fonts) + html, dest=output, link_callback=lambda uri, rel: "", encoding="utf-8"
+    )
     if result.err:
         raise Failed("conversion", f"the HTML could not be converted to PDF ({result.err} errors)")
     return output.getvalue()
@@ -535,7 +587,7 @@ def serve() -> None:
         answer = {"error": {"stage": failed.stage, "message": failed.message}}
     data = json.dumps(answer).encode("utf-8")
     while data:
-        data = data[os.write(channel_out, data):]
+        data = data[os.write(channel_out, data) :]
 
 
 if __name__ == "__main__":

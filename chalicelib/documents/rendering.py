@@ -13,6 +13,7 @@ On AWS (`PAS_PLUGIN_RUNNER=lambda`) the same request goes to the tenant's functi
 same bytes; its isolation is the function's (no rights but its logs, no network), its limits its memory and
 timeout (plugins/tenant_code.py derives them from the Limits below).
 """
+
 from __future__ import annotations
 
 import atexit
@@ -67,10 +68,19 @@ class RenderFailed:
 Engine = Literal["liquid", "velocity"]
 
 
-def render(engine: Engine, template: str, data: dict[str, Any], output_format: str, *,
-           snippets: dict[str, str] | None = None, page: dict[str, Any] | None = None,
-           fonts: dict[str, bytes] | None = None, limits: Limits | None = None, tenant: str | None = None,
-           version: str | None = None) -> Rendered | RenderFailed:
+def render(
+    engine: Engine,
+    template: str,
+    data: dict[str, Any],
+    output_format: str,
+    *,
+    snippets: dict[str, str] | None = None,
+    page: dict[str, Any] | None = None,
+    fonts: dict[str, bytes] | None = None,
+    limits: Limits | None = None,
+    tenant: str | None = None,
+    version: str | None = None,
+) -> Rendered | RenderFailed:
     """`template` rendered with `data` (its top-level keys are the template's variables) as `output_format`
     (`pdf`: the HTML converted, with the TrueType `fonts` by family name, read-only on the sandbox's disk,
     as its @font-face families; anything else: the text as rendered).
@@ -82,11 +92,20 @@ def render(engine: Engine, template: str, data: dict[str, Any], output_format: s
     limits = limits or Limits()
     font_files = {name: f"{FONTS}/{name}.ttf" for name in fonts or {}}
     request = {
-        "engine": engine, "template": template, "snippets": snippets or {}, "data": data, "format": output_format,
-        "page": page or {}, "fonts": {name: f"{kernel.SANDBOX_HOME}/{path}" for name, path in font_files.items()},
-        "limits": {"memory_bytes": limits.memory_bytes, "cpu_seconds": limits.cpu_seconds,
-                   "max_open_files": limits.max_open_files, "max_file_bytes": limits.max_output_bytes * 2,
-                   "max_output_bytes": limits.max_output_bytes},
+        "engine": engine,
+        "template": template,
+        "snippets": snippets or {},
+        "data": data,
+        "format": output_format,
+        "page": page or {},
+        "fonts": {name: f"{kernel.SANDBOX_HOME}/{path}" for name, path in font_files.items()},
+        "limits": {
+            "memory_bytes": limits.memory_bytes,
+            "cpu_seconds": limits.cpu_seconds,
+            "max_open_files": limits.max_open_files,
+            "max_file_bytes": limits.max_output_bytes * 2,
+            "max_output_bytes": limits.max_output_bytes,
+        },
     }
     disk_files = {path: (fonts or {})[name] for name, path in font_files.items()}
     request_bytes = simplejson.dumps(request, use_decimal=True).encode("utf-8")
@@ -109,8 +128,9 @@ def _result(answer: dict[str, Any] | RenderFailed, output_format: str) -> Render
     if "pdf" in answer:
         return Rendered(base64.b64decode(answer["pdf"]), "application/pdf")
     text = str(answer.get("text", ""))
-    return Rendered(text.encode("utf-8"), "text/html; charset=utf-8" if output_format == "html" else
-                    "text/plain; charset=utf-8")
+    return Rendered(
+        text.encode("utf-8"), "text/html; charset=utf-8" if output_format == "html" else "text/plain; charset=utf-8"
+    )
 
 
 # --- in the tenant function ----------------------------------------------------------------------------
@@ -137,22 +157,29 @@ def _tenant_function_invoke() -> Invoke | None:
     return None
 
 
-def _in_tenant_function(invoke: Invoke, tenant: str, version: str, request: bytes, files: dict[str, bytes],
-                        limits: Limits) -> dict[str, Any] | RenderFailed:
+def _in_tenant_function(
+    invoke: Invoke, tenant: str, version: str, request: bytes, files: dict[str, bytes], limits: Limits
+) -> dict[str, Any] | RenderFailed:
     """The render as an invocation of the tenant function at the version's alias."""
     name = settings().plugin_function_name.format(tenant=tenant)
-    event = {"render": request.decode("utf-8"),
-             "files": {path: base64.b64encode(content).decode("ascii") for path, content in files.items()}}
+    event = {
+        "render": request.decode("utf-8"),
+        "files": {path: base64.b64encode(content).decode("ascii") for path, content in files.items()},
+    }
     payload = json.dumps(event).encode("utf-8")
     if len(payload) > MAX_INVOKE_BYTES:
-        return RenderFailed("render", "the template, its data and fonts are larger than the tenant function "
-                                      f"takes in one call ({MAX_INVOKE_BYTES // MB} MB)")
+        return RenderFailed(
+            "render",
+            "the template, its data and fonts are larger than the tenant function "
+            f"takes in one call ({MAX_INVOKE_BYTES // MB} MB)",
+        )
     try:
         invocation = invoke(name, payload, version)
     except NotFound:
         raise codes.TENANT_CODE_NOT_READY(
             f"The tenant function {name} has no code for configuration {version}: its deployment is "
-            "publishing it, or failed to (GET /config/{tenantLocator}/deployments says which)") from None
+            "publishing it, or failed to (GET /config/{tenantLocator}/deployments says which)"
+        ) from None
     bound = limits.max_output_bytes * 2 + 4096
     if len(invocation.payload) > bound + 1024:
         return RenderFailed("render", f"the renderer's answer is larger than {bound} bytes")
@@ -382,7 +409,7 @@ def _exchange(process: subprocess.Popen[bytes], request: bytes, limits: Limits) 
         for fd, _ in poller.poll(remaining * 1000):
             if fd == fd_in and pending:
                 try:
-                    pending = pending[os.write(fd_in, pending):]
+                    pending = pending[os.write(fd_in, pending) :]
                 except BrokenPipeError:
                     pending = memoryview(b"")
                 if not pending:
@@ -408,5 +435,8 @@ def _answer(process: subprocess.Popen[bytes], answer: bytes) -> dict[str, Any] |
         code = process.wait(timeout=2)
     except subprocess.TimeoutExpired:
         code = None
-    return RenderFailed("render", f"the renderer stopped without an answer (status {code}): it ran out of "
-                                  "memory or CPU time, or was refused an operation")
+    return RenderFailed(
+        "render",
+        f"the renderer stopped without an answer (status {code}): it ran out of "
+        "memory or CPU time, or was refused an operation",
+    )

@@ -5,6 +5,7 @@ belongs to (quote, transaction, invoice, ...), GSI2 by segment, GSI3 by term; ea
 (locators are ULIDs). A documents job is one item (`DOCJOB#{locator}`) listed by GSI1 under its record.
 Rendered and uploaded files live in S3 under `documents/{locator}/`, one object per instance.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -60,6 +61,7 @@ def _document_indexes(tenant: str, document: Document) -> dict[str, Any]:
 
 # --- document instances ------------------------------------------------------------------------------
 
+
 def get_document(tenant: str, locator: str) -> Document | None:
     item = table.gateway().get(_scope(tenant), _document_key(tenant, locator))
     return Document.model_validate(codec.without_keys(item)) if item else None
@@ -69,8 +71,9 @@ def get_documents(tenant: str, locators: list[str]) -> list[Document]:
     """In the order asked, in one BatchGetItem per hundred; missing ones left out."""
     found: dict[str, Document] = {}
     for start in range(0, len(locators), 100):
-        items = table.gateway().batch_get(_scope(tenant), [_document_key(tenant, locator)
-                                                           for locator in locators[start:start + 100]])
+        items = table.gateway().batch_get(
+            _scope(tenant), [_document_key(tenant, locator) for locator in locators[start : start + 100]]
+        )
         for item in items:
             document = Document.model_validate(codec.without_keys(item))
             found[document.locator] = document
@@ -78,14 +81,30 @@ def get_documents(tenant: str, locators: list[str]) -> list[Document]:
 
 
 def add_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
-    uow.add(table.put_new({**_document_key(tenant, document.locator).as_dict(), "entity": "document",
-                           **_document_indexes(tenant, document), **document.model_dump(exclude_none=True)}))
+    uow.add(
+        table.put_new(
+            {
+                **_document_key(tenant, document.locator).as_dict(),
+                "entity": "document",
+                **_document_indexes(tenant, document),
+                **document.model_dump(exclude_none=True),
+            }
+        )
+    )
 
 
 def put_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
     """Writes a draft whose locator is derived from its job's, whether or not an earlier attempt did."""
-    uow.add(table.put({**_document_key(tenant, document.locator).as_dict(), "entity": "document",
-                       **_document_indexes(tenant, document), **document.model_dump(exclude_none=True)}))
+    uow.add(
+        table.put(
+            {
+                **_document_key(tenant, document.locator).as_dict(),
+                "entity": "document",
+                **_document_indexes(tenant, document),
+                **document.model_dump(exclude_none=True),
+            }
+        )
+    )
 
 
 def save_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
@@ -110,18 +129,22 @@ def documents_of_term(tenant: str, term_locator: str, page: PageRequest) -> Page
 
 
 def all_documents_of(tenant: str, reference_type: str, reference_locator: str) -> list[Document]:
-    items = query.all_items(table.gateway(), _scope(tenant), _of_reference(tenant, reference_type, reference_locator),
-                            index="GSI1")
+    items = query.all_items(
+        table.gateway(), _scope(tenant), _of_reference(tenant, reference_type, reference_locator), index="GSI1"
+    )
     return [Document.model_validate(codec.without_keys(item)) for item in items]
 
 
 def _page(tenant: str, partition: str, index: str, page: PageRequest) -> Page[Document]:
     found = query.page(table.gateway(), _scope(tenant), partition, page, index=index)
-    return Page(items=[Document.model_validate(codec.without_keys(item)) for item in found.items],
-                list_completed=found.list_completed)
+    return Page(
+        items=[Document.model_validate(codec.without_keys(item)) for item in found.items],
+        list_completed=found.list_completed,
+    )
 
 
 # --- artifacts ---------------------------------------------------------------------------------------
+
 
 def store_artifact(tenant: str, document_locator: str, name: str, content: bytes, media_type: str) -> Artifact:
     """Stores the file before the instance that names it is written: a file no instance names is
@@ -133,8 +156,9 @@ def store_artifact(tenant: str, document_locator: str, name: str, content: bytes
 
 def artifact_of(path: str, content: bytes, media_type: str) -> Artifact:
     """The artifact of the stored object at `path` holding `content`."""
-    return Artifact(path=path, size=len(content), checksum="sha256:" + hashlib.sha256(content).hexdigest(),
-                    mediaType=media_type)
+    return Artifact(
+        path=path, size=len(content), checksum="sha256:" + hashlib.sha256(content).hexdigest(), mediaType=media_type
+    )
 
 
 def read_artifact(tenant: str, artifact: Artifact) -> bytes | None:
@@ -160,6 +184,7 @@ def read_bootstrap_file(tenant: str, path: str) -> bytes | None:
 
 # --- documents jobs ----------------------------------------------------------------------------------
 
+
 def get_job(tenant: str, locator: str) -> DocumentsJob | None:
     item = table.gateway().get(_scope(tenant), _job_key(tenant, locator))
     return DocumentsJob.model_validate(codec.without_keys(item)) if item else None
@@ -167,11 +192,21 @@ def get_job(tenant: str, locator: str) -> DocumentsJob | None:
 
 def add_job(uow: UnitOfWork, tenant: str, job: DocumentsJob) -> None:
     """Listed under its record (GSI1) and, a transaction's, under the segment it makes (GSI2)."""
-    by_segment = {"GSI2PK": _jobs_of(tenant, "segment", job.segmentLocator), "GSI2SK": job.locator} \
-        if job.segmentLocator else {}
-    uow.add(table.put_new({**_job_key(tenant, job.locator).as_dict(), "entity": "documentsJob",
-                           "GSI1PK": _jobs_of(tenant, job.referenceType, job.referenceLocator),
-                           "GSI1SK": job.locator, **by_segment, **job.model_dump(exclude_none=True)}))
+    by_segment = (
+        {"GSI2PK": _jobs_of(tenant, "segment", job.segmentLocator), "GSI2SK": job.locator} if job.segmentLocator else {}
+    )
+    uow.add(
+        table.put_new(
+            {
+                **_job_key(tenant, job.locator).as_dict(),
+                "entity": "documentsJob",
+                "GSI1PK": _jobs_of(tenant, job.referenceType, job.referenceLocator),
+                "GSI1SK": job.locator,
+                **by_segment,
+                **job.model_dump(exclude_none=True),
+            }
+        )
+    )
 
 
 def save_job(uow: UnitOfWork, tenant: str, job: DocumentsJob) -> None:
@@ -179,15 +214,26 @@ def save_job(uow: UnitOfWork, tenant: str, job: DocumentsJob) -> None:
 
 
 def jobs_of(tenant: str, reference_type: str, reference_locator: str, page: PageRequest) -> Page[DocumentsJob]:
-    found = query.page(table.gateway(), _scope(tenant), _jobs_of(tenant, reference_type, reference_locator), page,
-                       index=_jobs_index(reference_type))
-    return Page(items=[DocumentsJob.model_validate(codec.without_keys(item)) for item in found.items],
-                list_completed=found.list_completed)
+    found = query.page(
+        table.gateway(),
+        _scope(tenant),
+        _jobs_of(tenant, reference_type, reference_locator),
+        page,
+        index=_jobs_index(reference_type),
+    )
+    return Page(
+        items=[DocumentsJob.model_validate(codec.without_keys(item)) for item in found.items],
+        list_completed=found.list_completed,
+    )
 
 
 def all_jobs_of(tenant: str, reference_type: str, reference_locator: str) -> list[DocumentsJob]:
-    items = query.all_items(table.gateway(), _scope(tenant), _jobs_of(tenant, reference_type, reference_locator),
-                            index=_jobs_index(reference_type))
+    items = query.all_items(
+        table.gateway(),
+        _scope(tenant),
+        _jobs_of(tenant, reference_type, reference_locator),
+        index=_jobs_index(reference_type),
+    )
     return [DocumentsJob.model_validate(codec.without_keys(item)) for item in items]
 
 

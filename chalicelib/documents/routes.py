@@ -4,6 +4,7 @@ API Gateway refuses sibling path variables of different names, so every path bel
 `/document/{t}/documents/` names its record `{locator}` (the term summary's policy and term excepted,
 which have a level of their own).
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
@@ -24,14 +25,26 @@ else:
 
 bp = Blueprint(__name__)
 
-FILE_TYPES = ["multipart/form-data", "application/octet-stream", "application/pdf", "application/zip", "text/plain",
-              "text/html", "text/csv", "image/jpeg"]
+FILE_TYPES = [
+    "multipart/form-data",
+    "application/octet-stream",
+    "application/pdf",
+    "application/zip",
+    "text/plain",
+    "text/html",
+    "text/csv",
+    "image/jpeg",
+]
 DOCUMENT = [codes.DOCUMENT_NOT_FOUND]
 REFERENCES = [codes.NOT_FOUND[entity] for entity in ("quote", "transaction", "segment", "term", "policy", "invoice")]
 JOB = [codes.DOCUMENTS_JOB_NOT_FOUND]
-BINARY_TYPES = ["application/pdf", "application/msword", "application/vnd.ms-excel",
-                "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"]
+BINARY_TYPES = [
+    "application/pdf",
+    "application/msword",
+    "application/vnd.ms-excel",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+]
 """Media types of documents the app must answer base64-encoded through API Gateway (app.py adds them)."""
 
 
@@ -46,6 +59,7 @@ def _file(found: service.File) -> schemas.DocumentFile:
 
 
 # --- documents -----------------------------------------------------------------------------------------
+
 
 @bp.route("/document/{tenantLocator}/documents/{locator}", methods=["GET"])
 @endpoint("documents.read", errors=DOCUMENT)
@@ -67,32 +81,36 @@ def fetch_document_source(tenantLocator: str, locator: str) -> schemas.DocumentF
 
 @bp.route("/document/{tenantLocator}/documents/policy/{policyLocator}/term/{termLocator}/summary", methods=["GET"])
 @endpoint("documents.read", errors=[codes.NOT_FOUND["term"]])
-def list_term_documents(tenantLocator: str, policyLocator: str, termLocator: str,
-                        query: schemas.TermSummaryQuery) -> schemas.DocumentListResponse:
+def list_term_documents(
+    tenantLocator: str, policyLocator: str, termLocator: str, query: schemas.TermSummaryQuery
+) -> schemas.DocumentListResponse:
     page = service.documents_of_term(request_context(), policyLocator, termLocator, query.as_list_query().page())
     return schemas.DocumentListResponse.of(page, query.as_list_query().shown)
 
 
 @bp.route("/document/{tenantLocator}/documents/segment/{locator}/list", methods=["GET"])
 @endpoint("documents.read", errors=[codes.NOT_FOUND["segment"]])
-def list_segment_documents(tenantLocator: str, locator: str,
-                           query: schemas.DocumentListQuery) -> schemas.DocumentListResponse:
+def list_segment_documents(
+    tenantLocator: str, locator: str, query: schemas.DocumentListQuery
+) -> schemas.DocumentListResponse:
     page = service.documents_of(request_context(), ReferenceType.SEGMENT, locator, query.page())
     return schemas.DocumentListResponse.of(page, query.shown)
 
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/list", methods=["GET"])
 @endpoint("documents.read", errors=[codes.NOT_FOUND["transaction"]])
-def list_transaction_documents(tenantLocator: str, locator: str,
-                               query: schemas.DocumentListQuery) -> schemas.DocumentListResponse:
+def list_transaction_documents(
+    tenantLocator: str, locator: str, query: schemas.DocumentListQuery
+) -> schemas.DocumentListResponse:
     page = service.documents_of(request_context(), ReferenceType.TRANSACTION, locator, query.page())
     return schemas.DocumentListResponse.of(page, query.shown)
 
 
 @bp.route("/document/{tenantLocator}/documents/quote/{locator}/list", methods=["GET"])
 @endpoint("documents.read", errors=[codes.NOT_FOUND["quote"]])
-def list_quote_documents(tenantLocator: str, locator: str,
-                         query: schemas.DocumentListQuery) -> schemas.DocumentListResponse:
+def list_quote_documents(
+    tenantLocator: str, locator: str, query: schemas.DocumentListQuery
+) -> schemas.DocumentListResponse:
     page = service.documents_of(request_context(), ReferenceType.QUOTE, locator, query.page())
     return schemas.DocumentListResponse.of(page, query.shown)
 
@@ -104,26 +122,36 @@ def fetch_invoice_document(tenantLocator: str, locator: str) -> schemas.Document
 
 
 @bp.route("/document/{tenantLocator}/documents/quote/{locator}/copyOnIssue", methods=["POST"])
-@endpoint("documents.trigger", errors=[codes.NOT_FOUND["quote"], codes.NOT_FOUND["policy"],
-                                       codes.NOT_FOUND["transaction"], codes.DOCUMENT_QUOTE_NOT_ISSUED])
+@endpoint(
+    "documents.trigger",
+    errors=[
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["policy"],
+        codes.NOT_FOUND["transaction"],
+        codes.DOCUMENT_QUOTE_NOT_ISSUED,
+    ],
+)
 def copy_documents_on_issue(tenantLocator: str, locator: str, query: schemas.CopyOnIssueQuery) -> None:
     service.copy_on_issue(request_context(), locator, delete_all=query.deleteAllDocuments)
 
 
 @bp.route("/document/{tenantLocator}/documents/attach", methods=["POST"], content_types=FILE_TYPES)
 @endpoint("documents.upload-external", errors=[*REFERENCES, codes.DOCUMENT_REFERENCE_INVALID])
-def attach_document(tenantLocator: str, body: schemas.DocumentUpload,
-                    query: schemas.AttachQuery) -> schemas.DocumentInstanceResponse:
+def attach_document(
+    tenantLocator: str, body: schemas.DocumentUpload, query: schemas.AttachQuery
+) -> schemas.DocumentInstanceResponse:
     attachment = service.Attachment(**query.model_dump())
     return schemas.DocumentInstanceResponse.of(service.attach(request_context(), attachment, body))
 
 
 @bp.route("/document/{tenantLocator}/documents/{locator}", methods=["PATCH"], content_types=FILE_TYPES)
 @endpoint("documents.replace-external", errors=[*DOCUMENT, codes.DOCUMENT_NOT_EXTERNAL])
-def replace_document(tenantLocator: str, locator: str, body: schemas.DocumentUpload,
-                     query: schemas.ReplaceQuery) -> schemas.DocumentInstanceResponse:
+def replace_document(
+    tenantLocator: str, locator: str, body: schemas.DocumentUpload, query: schemas.ReplaceQuery
+) -> schemas.DocumentInstanceResponse:
     return schemas.DocumentInstanceResponse.of(
-        service.replace(request_context(), locator, body, query.metadata, query.category))
+        service.replace(request_context(), locator, body, query.metadata, query.category)
+    )
 
 
 @bp.route("/document/{tenantLocator}/documents/{locator}", methods=["DELETE"])
@@ -132,21 +160,37 @@ def delete_document(tenantLocator: str, locator: str) -> None:
     service.delete(request_context(), locator)
 
 
-@bp.route("/document/{tenantLocator}/documents/render", methods=["POST"],
-          content_types=["application/json", "multipart/form-data"])
-@endpoint("documents.render-external", errors=[*REFERENCES, codes.NOT_FOUND["configuration"],
-                                               codes.DOCUMENT_REFERENCE_INVALID, codes.DOCUMENT_TEMPLATE_MISSING,
-                                               codes.DOCUMENT_RENDER_FAILED])
-def render_document(tenantLocator: str, query: schemas.RenderQuery,
-                    body: Annotated[schemas.TemplateRequest | None, MULTIPART] = None) -> schemas.DocumentFile:
+@bp.route(
+    "/document/{tenantLocator}/documents/render",
+    methods=["POST"],
+    content_types=["application/json", "multipart/form-data"],
+)
+@endpoint(
+    "documents.render-external",
+    errors=[
+        *REFERENCES,
+        codes.NOT_FOUND["configuration"],
+        codes.DOCUMENT_REFERENCE_INVALID,
+        codes.DOCUMENT_TEMPLATE_MISSING,
+        codes.DOCUMENT_RENDER_FAILED,
+    ],
+)
+def render_document(
+    tenantLocator: str, query: schemas.RenderQuery, body: Annotated[schemas.TemplateRequest | None, MULTIPART] = None
+) -> schemas.DocumentFile:
     request = service.RenderRequest(
-        referenceType=query.referenceType, referenceLocator=query.referenceLocator,
-        template=body.source if body else None, templateFormat=query.templateFormat,
-        documentConfig=query.documentConfig or query.templateName, staticName=query.staticName)
+        referenceType=query.referenceType,
+        referenceLocator=query.referenceLocator,
+        template=body.source if body else None,
+        templateFormat=query.templateFormat,
+        documentConfig=query.documentConfig or query.templateName,
+        staticName=query.staticName,
+    )
     return _file(service.render_ad_hoc(request_context(), request))
 
 
 # --- document jobs -------------------------------------------------------------------------------------
+
 
 def _job(kind: ReferenceType, locator: str, job_locator: str) -> schemas.DocumentsJobResponse:
     ctx = request_context()
@@ -155,13 +199,15 @@ def _job(kind: ReferenceType, locator: str, job_locator: str) -> schemas.Documen
 
 
 def _jobs(kind: ReferenceType, locator: str, query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
-    return schemas.DocumentJobListResponse.of(service.jobs_of(request_context(), kind, locator, query.page()),
-                                              schemas.DocumentsJobSummary.of)
+    return schemas.DocumentJobListResponse.of(
+        service.jobs_of(request_context(), kind, locator, query.page()), schemas.DocumentsJobSummary.of
+    )
 
 
 def _timed_out(kind: ReferenceType, locator: str) -> list[schemas.DocumentsJobSummary]:
-    return [schemas.DocumentsJobSummary.of(job) for job in service.retrigger_timed_out(request_context(), kind,
-                                                                                        locator)]
+    return [
+        schemas.DocumentsJobSummary.of(job) for job in service.retrigger_timed_out(request_context(), kind, locator)
+    ]
 
 
 def _failed(kind: ReferenceType, locator: str, job_locator: str) -> schemas.DocumentsJobSummary:
@@ -170,8 +216,7 @@ def _failed(kind: ReferenceType, locator: str, job_locator: str) -> schemas.Docu
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/jobs/{jobLocator}", methods=["GET"])
 @endpoint("documents.read", errors=JOB)
-def fetch_transaction_documents_job(tenantLocator: str, locator: str,
-                                    jobLocator: str) -> schemas.DocumentsJobResponse:
+def fetch_transaction_documents_job(tenantLocator: str, locator: str, jobLocator: str) -> schemas.DocumentsJobResponse:
     return _job(ReferenceType.TRANSACTION, locator, jobLocator)
 
 
@@ -189,22 +234,25 @@ def fetch_quote_documents_job(tenantLocator: str, locator: str, jobLocator: str)
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/jobs/list", methods=["GET"])
 @endpoint("documents.read")
-def list_transaction_documents_jobs(tenantLocator: str, locator: str,
-                                    query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
+def list_transaction_documents_jobs(
+    tenantLocator: str, locator: str, query: schemas.ListQuery
+) -> schemas.DocumentJobListResponse:
     return _jobs(ReferenceType.TRANSACTION, locator, query)
 
 
 @bp.route("/document/{tenantLocator}/documents/segment/{locator}/jobs/list", methods=["GET"])
 @endpoint("documents.read")
-def list_segment_documents_jobs(tenantLocator: str, locator: str,
-                                query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
+def list_segment_documents_jobs(
+    tenantLocator: str, locator: str, query: schemas.ListQuery
+) -> schemas.DocumentJobListResponse:
     return _jobs(ReferenceType.SEGMENT, locator, query)
 
 
 @bp.route("/document/{tenantLocator}/documents/quote/{locator}/jobs/list", methods=["GET"])
 @endpoint("documents.read")
-def list_quote_documents_jobs(tenantLocator: str, locator: str,
-                              query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
+def list_quote_documents_jobs(
+    tenantLocator: str, locator: str, query: schemas.ListQuery
+) -> schemas.DocumentJobListResponse:
     return _jobs(ReferenceType.QUOTE, locator, query)
 
 
@@ -228,27 +276,31 @@ def retrigger_quote_documents_jobs(tenantLocator: str, locator: str) -> list[sch
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[*JOB, codes.DOCUMENTS_JOB_NOT_FAILED])
-def retrigger_failed_transaction_documents_job(tenantLocator: str, locator: str,
-                                               jobLocator: str) -> schemas.DocumentsJobSummary:
+def retrigger_failed_transaction_documents_job(
+    tenantLocator: str, locator: str, jobLocator: str
+) -> schemas.DocumentsJobSummary:
     return _failed(ReferenceType.TRANSACTION, locator, jobLocator)
 
 
 @bp.route("/document/{tenantLocator}/documents/segment/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[*JOB, codes.DOCUMENTS_JOB_NOT_FAILED])
-def retrigger_failed_segment_documents_job(tenantLocator: str, locator: str,
-                                           jobLocator: str) -> schemas.DocumentsJobSummary:
+def retrigger_failed_segment_documents_job(
+    tenantLocator: str, locator: str, jobLocator: str
+) -> schemas.DocumentsJobSummary:
     return _failed(ReferenceType.SEGMENT, locator, jobLocator)
 
 
 @bp.route("/document/{tenantLocator}/documents/quote/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[*JOB, codes.DOCUMENTS_JOB_NOT_FAILED])
-def retrigger_failed_quote_documents_job(tenantLocator: str, locator: str,
-                                         jobLocator: str) -> schemas.DocumentsJobSummary:
+def retrigger_failed_quote_documents_job(
+    tenantLocator: str, locator: str, jobLocator: str
+) -> schemas.DocumentsJobSummary:
     return _failed(ReferenceType.QUOTE, locator, jobLocator)
 
 
 @bp.route("/document/{tenantLocator}/documents/invoices/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[*JOB, codes.DOCUMENTS_JOB_NOT_FAILED])
-def retrigger_failed_invoice_documents_job(tenantLocator: str, locator: str,
-                                           jobLocator: str) -> schemas.DocumentsJobSummary:
+def retrigger_failed_invoice_documents_job(
+    tenantLocator: str, locator: str, jobLocator: str
+) -> schemas.DocumentsJobSummary:
     return _failed(ReferenceType.INVOICE, locator, jobLocator)

@@ -1,5 +1,6 @@
 """The documents API's requests and answers (spec part 2 "Document records", part 3 "Document jobs"; the
 OpenAPI file's DocumentInstanceResponse, DocumentsJob, DocumentsJobSummary)."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -49,8 +50,7 @@ class TermSummaryQuery(BaseModel):
     suppressRenderingData: bool = False
 
     def as_list_query(self) -> DocumentListQuery:
-        return DocumentListQuery(offset=self.offset, count=self.count,
-                                 suppressRenderingData=self.suppressRenderingData)
+        return DocumentListQuery(offset=self.offset, count=self.count, suppressRenderingData=self.suppressRenderingData)
 
 
 class DocumentInstanceResponse(Response):
@@ -158,9 +158,14 @@ class DocumentJobInfo(Response):
 
     @classmethod
     def of(cls, document: Document) -> DocumentJobInfo:
-        return cls(locator=document.locator, staticName=document.staticName or "", name=document.name or "",
-                   documentInstanceState=document.documentInstanceState,
-                   processingErrors=document.processingErrors or "", state=document.documentInstanceState)
+        return cls(
+            locator=document.locator,
+            staticName=document.staticName or "",
+            name=document.name or "",
+            documentInstanceState=document.documentInstanceState,
+            processingErrors=document.processingErrors or "",
+            state=document.documentInstanceState,
+        )
 
 
 class DocumentsJobResponse(Response):
@@ -182,8 +187,11 @@ class DocumentsJobResponse(Response):
     @classmethod
     def of(cls, job: DocumentsJob, documents: list[Document]) -> DocumentsJobResponse:
         fields = job.model_dump(include=set(cls.model_fields) - {"documents", "processingErrors"})
-        return cls(**fields, documents=[DocumentJobInfo.of(document) for document in documents],
-                   processingErrors=job.processingErrors or "")
+        return cls(
+            **fields,
+            documents=[DocumentJobInfo.of(document) for document in documents],
+            processingErrors=job.processingErrors or "",
+        )
 
 
 class DocumentsJobSummary(Response):

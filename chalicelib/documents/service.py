@@ -19,6 +19,7 @@ instances again; retriggering timed-out jobs does so for running jobs whose work
 External documents are attached (any format, up to the upload limit), replaced and deleted; only they
 can be. Copy on issue copies an issued quote's documents to the policy's issuance transaction.
 """
+
 from __future__ import annotations
 
 import io
@@ -84,8 +85,9 @@ def use_renderer(renderer: Callable[..., rendering.Rendered | rendering.RenderFa
     _render = renderer or rendering.render
 
 
-def _rendered(engine: rendering.Engine, source: str, data: dict[str, Any], output_format: str,
-              **options: Any) -> rendering.Rendered | rendering.RenderFailed:
+def _rendered(
+    engine: rendering.Engine, source: str, data: dict[str, Any], output_format: str, **options: Any
+) -> rendering.Rendered | rendering.RenderFailed:
     """`_render(...)`, measured: `Renders` and `RenderDuration` by engine, format and outcome (`ok`, or the
     stage that failed)."""
     with observability.timed("Render", {"engine": engine, "format": str(output_format)}) as outcome:
@@ -96,6 +98,7 @@ def _rendered(engine: rendering.Engine, source: str, data: dict[str, Any], outpu
 
 
 # --- reading -------------------------------------------------------------------------------------------
+
 
 def get_document(ctx: CallContext, locator: str) -> Document:
     document = repository.get_document(ctx.tenant, locator) if 0 < len(locator) <= MAX_LOCATOR_LENGTH else None
@@ -118,8 +121,9 @@ def artifact(ctx: CallContext, locator: str) -> File:
     content = repository.read_artifact(ctx.tenant, document.artifact) if document.artifact else None
     if document.artifact is None or content is None:
         raise codes.DOCUMENT_NOT_READY(f"document {locator} is {document.documentInstanceState}: it has no file")
-    return File(content, document.artifact.mediaType, f"{document.staticName or document.locator}."
-                                                      f"{document.documentFormat}")
+    return File(
+        content, document.artifact.mediaType, f"{document.staticName or document.locator}.{document.documentFormat}"
+    )
 
 
 def source(ctx: CallContext, locator: str) -> File:
@@ -136,8 +140,10 @@ def source(ctx: CallContext, locator: str) -> File:
 
 def _check_not_anonymized(document: Document) -> None:
     if document.anonymizedAt is not None:
-        raise codes.DOCUMENT_ANONYMIZED(f"document {document.locator}'s file was removed by anonymization on "
-                                        f"{document.anonymizedAt.isoformat()}; it is not rendered again")
+        raise codes.DOCUMENT_ANONYMIZED(
+            f"document {document.locator}'s file was removed by anonymization on "
+            f"{document.anonymizedAt.isoformat()}; it is not rendered again"
+        )
 
 
 def documents_of(ctx: CallContext, reference_type: ReferenceType, locator: str, page: PageRequest) -> Page[Document]:
@@ -168,27 +174,51 @@ def _existing(ctx: CallContext, reference_type: ReferenceType, locator: str) -> 
     this tenant has none)."""
     if reference_type == ReferenceType.QUOTE:
         quote = quotes.get_quote(ctx, locator)
-        return Reference(referenceType=reference_type, referenceLocator=locator, productName=quote.productName,
-                         configVersion=quote.configVersion, policyLocator=quote.policyLocator)
+        return Reference(
+            referenceType=reference_type,
+            referenceLocator=locator,
+            productName=quote.productName,
+            configVersion=quote.configVersion,
+            policyLocator=quote.policyLocator,
+        )
     if reference_type == ReferenceType.TRANSACTION:
         transaction = transactions.get_transaction(ctx, locator)
         segment = transaction.segments[-1].locator if transaction.segments else transaction.inForceSegmentLocator
-        return Reference(referenceType=reference_type, referenceLocator=locator,
-                         configVersion=transaction.configVersion, policyLocator=transaction.policyLocator,
-                         termLocator=transaction.termLocator, transactionLocator=locator, segmentLocator=segment)
+        return Reference(
+            referenceType=reference_type,
+            referenceLocator=locator,
+            configVersion=transaction.configVersion,
+            policyLocator=transaction.policyLocator,
+            termLocator=transaction.termLocator,
+            transactionLocator=locator,
+            segmentLocator=segment,
+        )
     if reference_type == ReferenceType.SEGMENT:
         segment_record = policies.get_segment(ctx, locator)
-        return Reference(referenceType=reference_type, referenceLocator=locator,
-                         policyLocator=segment_record.policyLocator, termLocator=segment_record.termLocator,
-                         transactionLocator=segment_record.transactionLocator, segmentLocator=locator)
+        return Reference(
+            referenceType=reference_type,
+            referenceLocator=locator,
+            policyLocator=segment_record.policyLocator,
+            termLocator=segment_record.termLocator,
+            transactionLocator=segment_record.transactionLocator,
+            segmentLocator=locator,
+        )
     if reference_type == ReferenceType.TERM:
         term = policies.get_term(ctx, locator)
-        return Reference(referenceType=reference_type, referenceLocator=locator, policyLocator=term.policyLocator,
-                         termLocator=locator)
+        return Reference(
+            referenceType=reference_type,
+            referenceLocator=locator,
+            policyLocator=term.policyLocator,
+            termLocator=locator,
+        )
     if reference_type == ReferenceType.POLICY:
         policy = policies.get_policy(ctx, locator)
-        return Reference(referenceType=reference_type, referenceLocator=locator, productName=policy.productName,
-                         policyLocator=locator)
+        return Reference(
+            referenceType=reference_type,
+            referenceLocator=locator,
+            productName=policy.productName,
+            policyLocator=locator,
+        )
     if not repository.invoice_exists(ctx.tenant, locator):
         raise codes.not_found("invoice", locator)
     return Reference(referenceType=reference_type, referenceLocator=locator)
@@ -196,11 +226,13 @@ def _existing(ctx: CallContext, reference_type: ReferenceType, locator: str) -> 
 
 # --- documents jobs ----------------------------------------------------------------------------------
 
+
 def job_of(ctx: CallContext, reference_type: ReferenceType, locator: str, job_locator: str) -> DocumentsJob:
     job = repository.get_job(ctx.tenant, job_locator) if 0 < len(job_locator) <= MAX_LOCATOR_LENGTH else None
     of_record = job is not None and (
         (job.referenceType, job.referenceLocator) == (reference_type, locator)
-        or (reference_type == ReferenceType.SEGMENT and job.segmentLocator == locator))
+        or (reference_type == ReferenceType.SEGMENT and job.segmentLocator == locator)
+    )
     if job is None or not of_record:
         raise codes.DOCUMENTS_JOB_NOT_FOUND(f"{reference_type} {locator} has no documents job {job_locator}")
     return job
@@ -231,15 +263,19 @@ def retrigger_timed_out(ctx: CallContext, reference_type: ReferenceType, locator
     a record this tenant does not have)."""
     _existing(ctx, reference_type, locator)
     horizon = ctx.now - timedelta(seconds=settings().job_lease_seconds)
-    stale = [job for job in repository.all_jobs_of(ctx.tenant, reference_type, locator)
-             if job.status == JobStatus.RUNNING and (job.updatedAt or job.createdAt) <= horizon]
+    stale = [
+        job
+        for job in repository.all_jobs_of(ctx.tenant, reference_type, locator)
+        if job.status == JobStatus.RUNNING and (job.updatedAt or job.createdAt) <= horizon
+    ]
     return [_rerun(ctx, job) for job in stale]
 
 
 def _rerun(ctx: CallContext, job: DocumentsJob) -> DocumentsJob:
     uow = wiring.unit_of_work(ctx)
-    rerun = job.model_copy(update={"status": JobStatus.RUNNING, "processingErrors": None, "completedAt": None,
-                                   "updatedAt": ctx.now})
+    rerun = job.model_copy(
+        update={"status": JobStatus.RUNNING, "processingErrors": None, "completedAt": None, "updatedAt": ctx.now}
+    )
     repository.save_job(uow, ctx.tenant, rerun)
     _enqueue(uow, rerun)
     uow.commit()
@@ -247,15 +283,29 @@ def _rerun(ctx: CallContext, job: DocumentsJob) -> DocumentsJob:
 
 
 def _enqueue(uow: UnitOfWork, job: DocumentsJob) -> None:
-    jobs.enqueue(uow, JobType.DOCUMENTS_GENERATE, {
-        "jobLocator": job.locator, "referenceType": str(job.referenceType),
-        "referenceLocator": job.referenceLocator, "trigger": str(job.documentTrigger)})
+    jobs.enqueue(
+        uow,
+        JobType.DOCUMENTS_GENERATE,
+        {
+            "jobLocator": job.locator,
+            "referenceType": str(job.referenceType),
+            "referenceLocator": job.referenceLocator,
+            "trigger": str(job.documentTrigger),
+        },
+    )
 
 
 # --- generation ----------------------------------------------------------------------------------------
 
-def add_invoice_document(ctx: CallContext, uow: UnitOfWork, model: Mapping[str, Any], account_type: str | None,
-                         invoice_locator: str, rendering_data: dict[str, Any]) -> str | None:
+
+def add_invoice_document(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    model: Mapping[str, Any],
+    account_type: str | None,
+    invoice_locator: str,
+    rendering_data: dict[str, Any],
+) -> str | None:
     """Billing's part: when the configuration has an invoice document (the account type's
     `invoiceDocument`, else `defaultInvoiceDocument`), its documents job and `draft` instance (carrying
     the invoice as its rendering data) join the unit of work that writes the invoice. Answers the job's
@@ -269,8 +319,9 @@ def add_invoice_document(ctx: CallContext, uow: UnitOfWork, model: Mapping[str, 
     return job.locator
 
 
-def generate(ctx: CallContext, job_locator: str, reference_type: ReferenceType, reference_locator: str,
-             trigger: DocumentTrigger) -> dict[str, Any]:
+def generate(
+    ctx: CallContext, job_locator: str, reference_type: ReferenceType, reference_locator: str, trigger: DocumentTrigger
+) -> dict[str, Any]:
     """The documents job: records it and its draft instances on its first run, then renders every
     instance that is not ready. Safe to run again (a redelivered or retriggered message)."""
     job = repository.get_job(ctx.tenant, job_locator)
@@ -286,14 +337,26 @@ def generate(ctx: CallContext, job_locator: str, reference_type: ReferenceType, 
     data_cache: dict[str, Any] = {}
     outcomes = [_generate_one(ctx, document, sources, data_cache) for document in documents]
     if all(document.documentInstanceState == DocumentState.READY for document in outcomes):
-        outcomes += [_consolidate(ctx, job, consolidated, outcomes) for consolidated in
-                     consolidation.consolidations(sources.model, {d.staticName or "" for d in outcomes})]
+        outcomes += [
+            _consolidate(ctx, job, consolidated, outcomes)
+            for consolidated in consolidation.consolidations(sources.model, {d.staticName or "" for d in outcomes})
+        ]
     failed = [document for document in outcomes if document.documentInstanceState != DocumentState.READY]
     errors = "; ".join(f"{document.staticName}: {document.processingErrors}" for document in failed)
     uow = wiring.unit_of_work(ctx)
-    repository.save_job(uow, ctx.tenant, job.model_copy(update={
-        "status": JobStatus.FAILED if failed else JobStatus.FINISHED, "completedAt": ctx.now, "updatedAt": ctx.now,
-        "processingErrors": errors[:MAX_PROCESSING_ERRORS] or None, "attempts": job.attempts + 1}))
+    repository.save_job(
+        uow,
+        ctx.tenant,
+        job.model_copy(
+            update={
+                "status": JobStatus.FAILED if failed else JobStatus.FINISHED,
+                "completedAt": ctx.now,
+                "updatedAt": ctx.now,
+                "processingErrors": errors[:MAX_PROCESSING_ERRORS] or None,
+                "attempts": job.attempts + 1,
+            }
+        ),
+    )
     uow.commit()
     return {"documents": len(outcomes), "failed": len(failed)}
 
@@ -304,14 +367,21 @@ def _product_of(ctx: CallContext, reference: Reference) -> str | None:
     return None
 
 
-def _record_job(ctx: CallContext, reference: Reference, trigger: DocumentTrigger, plans: list[templates.Planned],
-                job_locator: str) -> DocumentsJob:
+def _record_job(
+    ctx: CallContext, reference: Reference, trigger: DocumentTrigger, plans: list[templates.Planned], job_locator: str
+) -> DocumentsJob:
     """The job's drafts, as many units of work as they need (a product may have a hundred documents), then
     the job naming them. A draft's locator derives from the job's and its document's name, so an attempt
     that dies half-way leaves drafts the next attempt writes again, and nothing lists them meanwhile."""
-    job, documents = _job_and_drafts(ctx, reference, trigger, plans, None, job_locator,
-                                     lambda plan: derived_locator(ULID.from_str(job_locator).datetime,
-                                                                  f"{job_locator}#{plan.static_name}"))
+    job, documents = _job_and_drafts(
+        ctx,
+        reference,
+        trigger,
+        plans,
+        None,
+        job_locator,
+        lambda plan: derived_locator(ULID.from_str(job_locator).datetime, f"{job_locator}#{plan.static_name}"),
+    )
     uow = wiring.unit_of_work(ctx)
     for document in documents:
         if uow.remaining < 2:
@@ -326,32 +396,67 @@ def _record_job(ctx: CallContext, reference: Reference, trigger: DocumentTrigger
     return job
 
 
-def _new_job(ctx: CallContext, uow: UnitOfWork, reference: Reference, trigger: DocumentTrigger,
-             plans: list[templates.Planned], rendering_data: dict[str, Any] | None) -> DocumentsJob:
+def _new_job(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    reference: Reference,
+    trigger: DocumentTrigger,
+    plans: list[templates.Planned],
+    rendering_data: dict[str, Any] | None,
+) -> DocumentsJob:
     """A documents job and its drafts in the caller's unit of work (billing's, for an invoice)."""
-    job, documents = _job_and_drafts(ctx, reference, trigger, plans, rendering_data, new_locator(),
-                                     lambda _: new_locator())
+    job, documents = _job_and_drafts(
+        ctx, reference, trigger, plans, rendering_data, new_locator(), lambda _: new_locator()
+    )
     for document in documents:
         repository.add_document(uow, ctx.tenant, document)
     repository.add_job(uow, ctx.tenant, job)
     return job
 
 
-def _job_and_drafts(ctx: CallContext, reference: Reference, trigger: DocumentTrigger,
-                    plans: list[templates.Planned], rendering_data: dict[str, Any] | None, job_locator: str,
-                    locator_of: Callable[[templates.Planned], str]) -> tuple[DocumentsJob, list[Document]]:
-    documents = [Document(
-        locator=locator_of(plan), referenceType=reference.referenceType, referenceLocator=reference.referenceLocator,
-        documentInstanceState=DocumentState.DRAFT, documentFormat=plan.output_format, external=False,
-        createdAt=ctx.now, createdBy=ctx.user_locator, policyLocator=reference.policyLocator,
-        termLocator=reference.termLocator, transactionLocator=reference.transactionLocator,
-        segmentLocator=reference.segmentLocator, staticName=plan.static_name, name=plan.display_name,
-        jobLocator=job_locator, renderingData=rendering_data or {}) for plan in plans]
-    job = DocumentsJob(locator=job_locator, referenceType=reference.referenceType,
-                       referenceLocator=reference.referenceLocator, documentTrigger=trigger,
-                       status=JobStatus.RUNNING, documents=[document.locator for document in documents],
-                       createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
-                       transactionLocator=reference.transactionLocator, segmentLocator=reference.segmentLocator)
+def _job_and_drafts(
+    ctx: CallContext,
+    reference: Reference,
+    trigger: DocumentTrigger,
+    plans: list[templates.Planned],
+    rendering_data: dict[str, Any] | None,
+    job_locator: str,
+    locator_of: Callable[[templates.Planned], str],
+) -> tuple[DocumentsJob, list[Document]]:
+    documents = [
+        Document(
+            locator=locator_of(plan),
+            referenceType=reference.referenceType,
+            referenceLocator=reference.referenceLocator,
+            documentInstanceState=DocumentState.DRAFT,
+            documentFormat=plan.output_format,
+            external=False,
+            createdAt=ctx.now,
+            createdBy=ctx.user_locator,
+            policyLocator=reference.policyLocator,
+            termLocator=reference.termLocator,
+            transactionLocator=reference.transactionLocator,
+            segmentLocator=reference.segmentLocator,
+            staticName=plan.static_name,
+            name=plan.display_name,
+            jobLocator=job_locator,
+            renderingData=rendering_data or {},
+        )
+        for plan in plans
+    ]
+    job = DocumentsJob(
+        locator=job_locator,
+        referenceType=reference.referenceType,
+        referenceLocator=reference.referenceLocator,
+        documentTrigger=trigger,
+        status=JobStatus.RUNNING,
+        documents=[document.locator for document in documents],
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        transactionLocator=reference.transactionLocator,
+        segmentLocator=reference.segmentLocator,
+    )
     return job, documents
 
 
@@ -363,15 +468,18 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
             data = data_cache.get("data") or data_cache.setdefault("data", rendering_data(ctx, document))
         except DomainError as error:
             return _finish(ctx, document, DocumentState.DATA_ERROR, f"{error.code}: {error.message}")
-        document = _moved(ctx, document, {"documentInstanceState": DocumentState.DATA_READY, "renderingData": data,
-                                          "processingErrors": None})
+        document = _moved(
+            ctx,
+            document,
+            {"documentInstanceState": DocumentState.DATA_READY, "renderingData": data, "processingErrors": None},
+        )
     elif document.documentInstanceState != DocumentState.DATA_READY:
-        document = _moved(ctx, document, {"documentInstanceState": DocumentState.DATA_READY,
-                                          "processingErrors": None})
+        document = _moved(ctx, document, {"documentInstanceState": DocumentState.DATA_READY, "processingErrors": None})
     plan = templates.configured(sources.model, document.staticName or "")
     if plan is None:
-        return _finish(ctx, document, DocumentState.DATA_ERROR,
-                       f"the configuration has no document {document.staticName} any more")
+        return _finish(
+            ctx, document, DocumentState.DATA_ERROR, f"the configuration has no document {document.staticName} any more"
+        )
     if plan.prerendered:
         return _deliver_static(ctx, document, sources, plan)
     template = sources.template(plan.static_name)
@@ -380,19 +488,37 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
     fonts = sources.fonts(plan.fonts) if plan.output_format == DocumentFormat.PDF else {}
     missing = [name for name in plan.fonts if name not in fonts] if plan.output_format == DocumentFormat.PDF else []
     if missing:
-        return _finish(ctx, document.model_copy(update={"source": template.source}), DocumentState.CONVERSION_ERROR,
-                       f"the package has no font file for {', '.join(missing)} (fonts/<Name>.ttf)")
+        return _finish(
+            ctx,
+            document.model_copy(update={"source": template.source}),
+            DocumentState.CONVERSION_ERROR,
+            f"the package has no font file for {', '.join(missing)} (fonts/<Name>.ttf)",
+        )
     data = {**document.renderingData, "documentName": plan.display_name}
-    result = _rendered(template.engine, template.source, data, plan.output_format,
-                       snippets=sources.snippets(plan.snippets), page=plan.page, fonts=fonts, limits=_limits,
-                       tenant=ctx.tenant, version=sources.version)
+    result = _rendered(
+        template.engine,
+        template.source,
+        data,
+        plan.output_format,
+        snippets=sources.snippets(plan.snippets),
+        page=plan.page,
+        fonts=fonts,
+        limits=_limits,
+        tenant=ctx.tenant,
+        version=sources.version,
+    )
     if isinstance(result, rendering.RenderFailed):
         state = DocumentState.CONVERSION_ERROR if result.stage == "conversion" else DocumentState.RENDER_ERROR
         return _finish(ctx, document.model_copy(update={"source": template.source}), state, result.message)
-    stored = repository.store_artifact(ctx.tenant, document.locator, f"document.{plan.output_format}",
-                                       result.content, MEDIA_TYPES[plan.output_format])
-    return _finish(ctx, document.model_copy(update={"artifact": stored, "source": template.source,
-                                                    "readyAt": ctx.now}), DocumentState.READY, None)
+    stored = repository.store_artifact(
+        ctx.tenant, document.locator, f"document.{plan.output_format}", result.content, MEDIA_TYPES[plan.output_format]
+    )
+    return _finish(
+        ctx,
+        document.model_copy(update={"artifact": stored, "source": template.source, "readyAt": ctx.now}),
+        DocumentState.READY,
+        None,
+    )
 
 
 def _deliver_static(ctx: CallContext, document: Document, sources: _Sources, plan: templates.Planned) -> Document:
@@ -401,12 +527,17 @@ def _deliver_static(ctx: CallContext, document: Document, sources: _Sources, pla
     if found is None:
         return _finish(ctx, document, DocumentState.RENDER_ERROR, templates.missing_static_document(plan.static_name))
     stored, output_format, _ = found
-    return _finish(ctx, document.model_copy(update={"artifact": stored, "documentFormat": output_format,
-                                                    "readyAt": ctx.now}), DocumentState.READY, None)
+    return _finish(
+        ctx,
+        document.model_copy(update={"artifact": stored, "documentFormat": output_format, "readyAt": ctx.now}),
+        DocumentState.READY,
+        None,
+    )
 
 
-def _consolidate(ctx: CallContext, job: DocumentsJob, consolidated: consolidation.Consolidation,
-                 generated: list[Document]) -> Document:
+def _consolidate(
+    ctx: CallContext, job: DocumentsJob, consolidated: consolidation.Consolidation, generated: list[Document]
+) -> Document:
     """The job's consolidated document joining its ready parts (its locator derives from the job's, so a
     rerun finds it); the parts name it in consolidatedTo."""
     locator = derived_locator(ULID.from_str(job.locator).datetime, f"{job.locator}#{consolidated.static_name}")
@@ -416,31 +547,55 @@ def _consolidate(ctx: CallContext, job: DocumentsJob, consolidated: consolidatio
     by_name = {document.staticName: document for document in generated}
     parts = [by_name[name] for name in consolidated.parts]
     first = parts[0]
-    document = existing or _put_draft(ctx, Document(
-        locator=locator, referenceType=first.referenceType, referenceLocator=first.referenceLocator,
-        documentInstanceState=DocumentState.DRAFT, documentFormat=first.documentFormat, external=False,
-        createdAt=ctx.now, createdBy=ctx.user_locator, policyLocator=first.policyLocator,
-        termLocator=first.termLocator, transactionLocator=first.transactionLocator,
-        segmentLocator=first.segmentLocator, staticName=consolidated.static_name, name=consolidated.display_name,
-        jobLocator=job.locator, consolidatedFrom=[part.locator for part in parts]))
+    document = existing or _put_draft(
+        ctx,
+        Document(
+            locator=locator,
+            referenceType=first.referenceType,
+            referenceLocator=first.referenceLocator,
+            documentInstanceState=DocumentState.DRAFT,
+            documentFormat=first.documentFormat,
+            external=False,
+            createdAt=ctx.now,
+            createdBy=ctx.user_locator,
+            policyLocator=first.policyLocator,
+            termLocator=first.termLocator,
+            transactionLocator=first.transactionLocator,
+            segmentLocator=first.segmentLocator,
+            staticName=consolidated.static_name,
+            name=consolidated.display_name,
+            jobLocator=job.locator,
+            consolidatedFrom=[part.locator for part in parts],
+        ),
+    )
     contents = [repository.read_artifact(ctx.tenant, part.artifact) if part.artifact else None for part in parts]
     try:
         if any(content is None for content in contents):
             raise consolidation.CannotJoin("a part's file is missing")
-        output_format, content = consolidation.joined([part.documentFormat for part in parts],
-                                                      [content for content in contents if content is not None])
+        output_format, content = consolidation.joined(
+            [part.documentFormat for part in parts], [content for content in contents if content is not None]
+        )
     except consolidation.CannotJoin as error:
         return _finish(ctx, document, DocumentState.CONVERSION_ERROR, str(error)[:MAX_PROCESSING_ERRORS])
-    stored = repository.store_artifact(ctx.tenant, locator, f"document.{output_format}", content,
-                                       MEDIA_TYPES[output_format])
-    ready = document.model_copy(update={"documentInstanceState": DocumentState.READY, "processingErrors": None,
-                                        "documentFormat": output_format, "artifact": stored, "readyAt": ctx.now})
+    stored = repository.store_artifact(
+        ctx.tenant, locator, f"document.{output_format}", content, MEDIA_TYPES[output_format]
+    )
+    ready = document.model_copy(
+        update={
+            "documentInstanceState": DocumentState.READY,
+            "processingErrors": None,
+            "documentFormat": output_format,
+            "artifact": stored,
+            "readyAt": ctx.now,
+        }
+    )
     uow = wiring.unit_of_work(ctx)
     repository.save_document(uow, ctx.tenant, ready)
     for part in parts:
         if locator not in part.consolidatedTo:
-            repository.save_document(uow, ctx.tenant, part.model_copy(
-                update={"consolidatedTo": [*part.consolidatedTo, locator]}))
+            repository.save_document(
+                uow, ctx.tenant, part.model_copy(update={"consolidatedTo": [*part.consolidatedTo, locator]})
+            )
     uow.record_event(READY_EVENT, _event_data(ready))
     uow.commit()
     return ready.model_copy(update={"version": ready.version + 1})
@@ -471,8 +626,11 @@ def _finish(ctx: CallContext, document: Document, state: DocumentState, errors: 
 
 
 def _event_data(document: Document) -> dict[str, Any]:
-    return {"documentLocator": document.locator, "referenceType": str(document.referenceType),
-            "referenceLocator": document.referenceLocator}
+    return {
+        "documentLocator": document.locator,
+        "referenceType": str(document.referenceType),
+        "referenceLocator": document.referenceLocator,
+    }
 
 
 class _Sources:
@@ -495,13 +653,15 @@ class _Sources:
         """(kind, staticName) -> blob path of each bootstrap resource."""
         if self._bootstrap is None:
             record = configuration.bootstrap_record(self.ctx)
-            self._bootstrap = {(resource.kind, resource.staticName): resource.path
-                               for resource in (record.resources if record else [])}
+            self._bootstrap = {
+                (resource.kind, resource.staticName): resource.path for resource in (record.resources if record else [])
+            }
         return self._bootstrap
 
     def template(self, name: str) -> templates.Template | None:
         return templates.template_in_package(self.files(), "documents", name) or self._resource(
-            "documentTemplates", name)
+            "documentTemplates", name
+        )
 
     def static_document(self, name: str) -> tuple[Artifact, DocumentFormat, bytes] | None:
         """The prerendered file of the document `name` as stored with the deployment: its artifact, its
@@ -515,8 +675,11 @@ class _Sources:
         return repository.artifact_of(path, content, MEDIA_TYPES[output_format]), output_format, content
 
     def snippets(self, names: tuple[str, ...]) -> dict[str, str]:
-        found = {name: templates.template_in_package(self.files(), "templateSnippets", name) or self._resource(
-            "documentTemplatesSnippets", name) for name in names}
+        found = {
+            name: templates.template_in_package(self.files(), "templateSnippets", name)
+            or self._resource("documentTemplatesSnippets", name)
+            for name in names
+        }
         return {name: snippet.source for name, snippet in found.items() if snippet is not None}
 
     def fonts(self, names: tuple[str, ...]) -> dict[str, bytes]:
@@ -534,27 +697,48 @@ class _Sources:
 def _template_files(package: bytes) -> dict[str, bytes]:
     """The package's files under documents/ and templateSnippets/ that are templates, and its fonts."""
     with zipfile.ZipFile(io.BytesIO(package)) as archive:
-        return {name: archive.read(name) for name in archive.namelist()
-                if (name.startswith(("documents/", "templateSnippets/")) and templates.engine_of(name))
-                or (name.startswith("fonts/") and name.endswith(".ttf"))}
+        return {
+            name: archive.read(name)
+            for name in archive.namelist()
+            if (name.startswith(("documents/", "templateSnippets/")) and templates.engine_of(name))
+            or (name.startswith("fonts/") and name.endswith(".ttf"))
+        }
 
 
 # --- rendering data ------------------------------------------------------------------------------------
+
 
 def rendering_data(ctx: CallContext, document: Document | Reference) -> dict[str, Any]:
     """The JSON a plugin sees of the document's record, its top-level keys the template's variables."""
     if document.referenceType == ReferenceType.QUOTE:
         quote = quotes.get_quote(ctx, document.referenceLocator)
         account = accounts.get_account(ctx, quote.accountLocator)
-        return _plain_dict({
-            "tenantLocator": ctx.tenant, "kind": "quote", "locator": quote.locator, "productName": quote.productName,
-            "quoteNumber": quote.quoteNumber, "quoteState": quote.quoteState, "policyLocator": quote.policyLocator,
-            "policyNumber": quote.policyNumber, "startTime": quote.startTime, "endTime": quote.endTime,
-            "currency": quote.currency, "timezone": quote.timezone, "durationBasis": quote.durationBasis,
-            "static": quote.static, "account": _account(account),
-            "segment": {"startTime": quote.startTime, "endTime": quote.endTime,
-                        "element": elements.as_tree(quote.element)},
-            "charges": quote.charges or [], "totalAmount": _total(quote.charges or [])})
+        return _plain_dict(
+            {
+                "tenantLocator": ctx.tenant,
+                "kind": "quote",
+                "locator": quote.locator,
+                "productName": quote.productName,
+                "quoteNumber": quote.quoteNumber,
+                "quoteState": quote.quoteState,
+                "policyLocator": quote.policyLocator,
+                "policyNumber": quote.policyNumber,
+                "startTime": quote.startTime,
+                "endTime": quote.endTime,
+                "currency": quote.currency,
+                "timezone": quote.timezone,
+                "durationBasis": quote.durationBasis,
+                "static": quote.static,
+                "account": _account(account),
+                "segment": {
+                    "startTime": quote.startTime,
+                    "endTime": quote.endTime,
+                    "element": elements.as_tree(quote.element),
+                },
+                "charges": quote.charges or [],
+                "totalAmount": _total(quote.charges or []),
+            }
+        )
     if document.referenceType == ReferenceType.INVOICE:
         invoice = rendering_sources.rendering_data(ctx, ReferenceType.INVOICE, document.referenceLocator)
         if invoice is None:
@@ -572,23 +756,47 @@ def rendering_data(ctx: CallContext, document: Document | Reference) -> dict[str
     element = transaction.element  # once issued, the tree lives in the segment alone
     if element is None and segment is not None:
         element = policies.get_segment(ctx, segment.locator).element
-    return _plain_dict({
-        "tenantLocator": ctx.tenant, "kind": "transaction", "locator": transaction.locator,
-        "productName": policy.productName, "policyLocator": policy.locator, "policyNumber": policy.policyNumber,
-        "transactionCategory": transaction.transactionCategory, "transactionType": transaction.transactionType,
-        "transactionState": transaction.transactionState, "effectiveTime": transaction.effectiveTime,
-        "startTime": policy.startTime, "endTime": policy.endTime, "currency": policy.currency,
-        "timezone": policy.timezone, "durationBasis": policy.durationBasis, "static": policy.static,
-        "account": _account(account),
-        "segment": {"locator": segment.locator if segment else None,
-                    "startTime": segment.startTime if segment else None,
-                    "endTime": segment.endTime if segment else None,
-                    "element": elements.as_tree(element) if element else None},
-        "charges": transaction.charges, "totalAmount": _total(transaction.charges)})
+    return _plain_dict(
+        {
+            "tenantLocator": ctx.tenant,
+            "kind": "transaction",
+            "locator": transaction.locator,
+            "productName": policy.productName,
+            "policyLocator": policy.locator,
+            "policyNumber": policy.policyNumber,
+            "transactionCategory": transaction.transactionCategory,
+            "transactionType": transaction.transactionType,
+            "transactionState": transaction.transactionState,
+            "effectiveTime": transaction.effectiveTime,
+            "startTime": policy.startTime,
+            "endTime": policy.endTime,
+            "currency": policy.currency,
+            "timezone": policy.timezone,
+            "durationBasis": policy.durationBasis,
+            "static": policy.static,
+            "account": _account(account),
+            "segment": {
+                "locator": segment.locator if segment else None,
+                "startTime": segment.startTime if segment else None,
+                "endTime": segment.endTime if segment else None,
+                "element": elements.as_tree(element) if element else None,
+            },
+            "charges": transaction.charges,
+            "totalAmount": _total(transaction.charges),
+        }
+    )
 
 
-SUMMARIZED_ITEM_FIELDS = ("elementType", "elementStaticLocator", "chargeType", "chargeCategory", "amount",
-                          "remainingAmount", "settlementTime", "unsettledTime")
+SUMMARIZED_ITEM_FIELDS = (
+    "elementType",
+    "elementStaticLocator",
+    "chargeType",
+    "chargeCategory",
+    "amount",
+    "remainingAmount",
+    "settlementTime",
+    "unsettledTime",
+)
 
 
 def _invoice_data(invoice: Mapping[str, Any]) -> dict[str, Any]:
@@ -598,17 +806,27 @@ def _invoice_data(invoice: Mapping[str, Any]) -> dict[str, Any]:
     summaries: dict[tuple[Any, Any], dict[str, Any]] = {}
     for item in invoice.get("invoiceItems") or []:
         owner = (item.get("policyLocator"), item.get("quoteLocator"))
-        summary = summaries.setdefault(owner, {"policyLocator": owner[0], "quoteLocator": owner[1],
-                                               "invoiceItemSummaries": []})
-        summary["invoiceItemSummaries"].append({"invoiceItemLocator": item.get("locator"), **{
-            name: item[name] for name in SUMMARIZED_ITEM_FIELDS if name in item}})
-    return _plain_dict({**invoice, "invoiceLocator": invoice.get("locator"),
-                   "policyInvoiceSummaries": list(summaries.values())})
+        summary = summaries.setdefault(
+            owner, {"policyLocator": owner[0], "quoteLocator": owner[1], "invoiceItemSummaries": []}
+        )
+        summary["invoiceItemSummaries"].append(
+            {
+                "invoiceItemLocator": item.get("locator"),
+                **{name: item[name] for name in SUMMARIZED_ITEM_FIELDS if name in item},
+            }
+        )
+    return _plain_dict(
+        {**invoice, "invoiceLocator": invoice.get("locator"), "policyInvoiceSummaries": list(summaries.values())}
+    )
 
 
 def _account(account: Any) -> dict[str, Any]:
-    return {"locator": account.locator, "type": account.type, "data": account.data,
-            "accountNumber": account.accountNumber}
+    return {
+        "locator": account.locator,
+        "type": account.type,
+        "data": account.data,
+        "accountNumber": account.accountNumber,
+    }
 
 
 def _total(charges: list[Any]) -> Decimal:
@@ -639,6 +857,7 @@ def _plain_dict(value: dict[Any, Any]) -> dict[str, Any]:
 
 # --- external documents --------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Attachment:
     referenceType: ReferenceType
@@ -661,16 +880,30 @@ def attach(ctx: CallContext, attachment: Attachment, content: bytes) -> Document
     reference = _attach_reference(ctx, attachment)
     locator = new_locator()
     media_type = MEDIA_TYPES[attachment.documentFormat]
-    stored = repository.store_artifact(ctx.tenant, locator, f"document.{attachment.documentFormat}", content,
-                                       media_type)
+    stored = repository.store_artifact(
+        ctx.tenant, locator, f"document.{attachment.documentFormat}", content, media_type
+    )
     document = Document(
-        locator=locator, referenceType=attachment.referenceType, referenceLocator=attachment.referenceLocator,
-        documentInstanceState=DocumentState.READY, documentFormat=attachment.documentFormat, external=True,
-        createdAt=ctx.now, createdBy=ctx.user_locator, metadata=attachment.metadata or {},
-        policyLocator=reference.policyLocator, termLocator=reference.termLocator,
-        transactionLocator=reference.transactionLocator, segmentLocator=reference.segmentLocator,
-        staticName=attachment.staticName, name=attachment.name, category=attachment.category,
-        copyOnIssuance=attachment.copyOnIssuance, readyAt=ctx.now, artifact=stored)
+        locator=locator,
+        referenceType=attachment.referenceType,
+        referenceLocator=attachment.referenceLocator,
+        documentInstanceState=DocumentState.READY,
+        documentFormat=attachment.documentFormat,
+        external=True,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        metadata=attachment.metadata or {},
+        policyLocator=reference.policyLocator,
+        termLocator=reference.termLocator,
+        transactionLocator=reference.transactionLocator,
+        segmentLocator=reference.segmentLocator,
+        staticName=attachment.staticName,
+        name=attachment.name,
+        category=attachment.category,
+        copyOnIssuance=attachment.copyOnIssuance,
+        readyAt=ctx.now,
+        artifact=stored,
+    )
     uow = wiring.unit_of_work(ctx)
     repository.add_document(uow, ctx.tenant, document)
     uow.record_event(READY_EVENT, _event_data(document))
@@ -684,7 +917,8 @@ def _attach_reference(ctx: CallContext, attachment: Attachment) -> Reference:
         return reference
     if not attachment.transactionLocator and not attachment.segmentLocator:
         raise codes.DOCUMENT_REFERENCE_INVALID(
-            "A document attached to a policy names a transactionLocator or a segmentLocator")
+            "A document attached to a policy names a transactionLocator or a segmentLocator"
+        )
     try:
         if attachment.segmentLocator:
             named = _existing(ctx, ReferenceType.SEGMENT, attachment.segmentLocator)
@@ -692,24 +926,41 @@ def _attach_reference(ctx: CallContext, attachment: Attachment) -> Reference:
             named = _existing(ctx, ReferenceType.TRANSACTION, attachment.transactionLocator or "")
     except NotFound:
         named = None
-    if named is None or named.policyLocator != attachment.referenceLocator or (
-            attachment.transactionLocator and attachment.segmentLocator
-            and named.transactionLocator != attachment.transactionLocator):
+    if (
+        named is None
+        or named.policyLocator != attachment.referenceLocator
+        or (
+            attachment.transactionLocator
+            and attachment.segmentLocator
+            and named.transactionLocator != attachment.transactionLocator
+        )
+    ):
         raise codes.DOCUMENT_REFERENCE_INVALID(
-            "The transactionLocator or segmentLocator does not name a transaction or segment of the policy")
-    return reference.model_copy(update={"termLocator": named.termLocator,
-                                        "transactionLocator": named.transactionLocator,
-                                        "segmentLocator": named.segmentLocator})
+            "The transactionLocator or segmentLocator does not name a transaction or segment of the policy"
+        )
+    return reference.model_copy(
+        update={
+            "termLocator": named.termLocator,
+            "transactionLocator": named.transactionLocator,
+            "segmentLocator": named.segmentLocator,
+        }
+    )
 
 
-def replace(ctx: CallContext, locator: str, content: bytes, metadata: dict[str, Any] | None,
-            category: str | None) -> Document:
+def replace(
+    ctx: CallContext, locator: str, content: bytes, metadata: dict[str, Any] | None, category: str | None
+) -> Document:
     """A new file for an external document (and, when given, new metadata and category)."""
     if not content:
         raise codes.REQUEST_FILE_MISSING("The replacing document is empty")
     document = _external(ctx, locator)
-    stored = repository.store_artifact(ctx.tenant, new_locator_path(document), f"document.{document.documentFormat}",
-                                       content, MEDIA_TYPES[document.documentFormat])
+    stored = repository.store_artifact(
+        ctx.tenant,
+        new_locator_path(document),
+        f"document.{document.documentFormat}",
+        content,
+        MEDIA_TYPES[document.documentFormat],
+    )
     changes: dict[str, Any] = {"artifact": stored, "readyAt": ctx.now}
     if metadata is not None:
         changes["metadata"] = metadata
@@ -723,23 +974,35 @@ def replace(ctx: CallContext, locator: str, content: bytes, metadata: dict[str, 
     return changed.model_copy(update={"version": changed.version + 1})
 
 
-def anonymize_documents(ctx: CallContext, references: list[tuple[str, str]],
-                        replaced: Callable[[dict[str, Any]], dict[str, Any]]) -> list[Document]:
+def anonymize_documents(
+    ctx: CallContext, references: list[tuple[str, str]], replaced: Callable[[dict[str, Any]], dict[str, Any]]
+) -> list[Document]:
     """Removes the file of every document of the records named (reference type, locator) and replaces
     the personal data of their rendering data with `replaced`, so no document shows what was anonymized;
     a document anonymized before is left alone. Answers the documents changed."""
-    found = [document for reference_type, locator in references
-             for document in repository.all_documents_of(ctx.tenant, reference_type, locator)
-             if document.anonymizedAt is None]
+    found = [
+        document
+        for reference_type, locator in references
+        for document in repository.all_documents_of(ctx.tenant, reference_type, locator)
+        if document.anonymizedAt is None
+    ]
     for document in found:
         if document.artifact is not None:
             repository.remove_artifact(ctx.tenant, document.artifact)
-    changed = [document.model_copy(update={"artifact": None, "renderingData": replaced(document.renderingData),
-                                           "metadata": replaced(document.metadata), "anonymizedAt": ctx.now})
-               for document in found]
+    changed = [
+        document.model_copy(
+            update={
+                "artifact": None,
+                "renderingData": replaced(document.renderingData),
+                "metadata": replaced(document.metadata),
+                "anonymizedAt": ctx.now,
+            }
+        )
+        for document in found
+    ]
     for start in range(0, len(changed), 90):
         uow = wiring.unit_of_work(ctx)
-        for document in changed[start:start + 90]:
+        for document in changed[start : start + 90]:
             repository.save_document(uow, ctx.tenant, document)
         uow.commit()
     return changed
@@ -767,6 +1030,7 @@ def _external(ctx: CallContext, locator: str) -> Document:
 
 # --- copy on issue ---------------------------------------------------------------------------------------
 
+
 def copy_on_issue(ctx: CallContext, quote_locator: str, *, delete_all: bool) -> list[Document]:
     """Copies the issued quote's documents (all but those marked `copyOnIssuance: false`) to its policy's
     issuance transaction; `delete_all` deletes the quote's documents as well. Answers the copies. Many
@@ -786,12 +1050,22 @@ def copy_on_issue(ctx: CallContext, quote_locator: str, *, delete_all: bool) -> 
         if uow.remaining < 3:  # room for this copy, its original's delete and the event
             uow.commit()
             uow = wiring.unit_of_work(ctx)
-        copy = original.model_copy(update={
-            "locator": new_locator(), "referenceType": ReferenceType.TRANSACTION,
-            "referenceLocator": target.referenceLocator, "policyLocator": target.policyLocator,
-            "termLocator": target.termLocator, "transactionLocator": target.transactionLocator,
-            "segmentLocator": target.segmentLocator, "referenceDocumentLocator": original.locator,
-            "createdAt": ctx.now, "createdBy": ctx.user_locator, "jobLocator": None, "version": 1})
+        copy = original.model_copy(
+            update={
+                "locator": new_locator(),
+                "referenceType": ReferenceType.TRANSACTION,
+                "referenceLocator": target.referenceLocator,
+                "policyLocator": target.policyLocator,
+                "termLocator": target.termLocator,
+                "transactionLocator": target.transactionLocator,
+                "segmentLocator": target.segmentLocator,
+                "referenceDocumentLocator": original.locator,
+                "createdAt": ctx.now,
+                "createdBy": ctx.user_locator,
+                "jobLocator": None,
+                "version": 1,
+            }
+        )
         repository.add_document(uow, ctx.tenant, copy)
         copies.append(copy)
     if delete_all:
@@ -800,13 +1074,21 @@ def copy_on_issue(ctx: CallContext, quote_locator: str, *, delete_all: bool) -> 
                 uow.commit()
                 uow = wiring.unit_of_work(ctx)
             repository.delete_document(uow, ctx.tenant, original)
-    uow.record_event("document.copyOnIssue", {"quoteLocator": quote_locator, "policyLocator": policy.locator,
-                                              "copied": len(copies), "deleted": len(originals) if delete_all else 0})
+    uow.record_event(
+        "document.copyOnIssue",
+        {
+            "quoteLocator": quote_locator,
+            "policyLocator": policy.locator,
+            "copied": len(copies),
+            "deleted": len(originals) if delete_all else 0,
+        },
+    )
     uow.commit()
     return copies
 
 
 # --- ad-hoc render ---------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class RenderRequest:
@@ -838,10 +1120,18 @@ def render_ad_hoc(ctx: CallContext, request: RenderRequest) -> File:
         template = _no_template("Send a template, or name a configured document (documentConfig)")
     data = rendering_data(ctx, reference)
     output_format = plan.output_format if plan else DocumentFormat.HTML
-    result = _rendered(template.engine, template.source, {**data, "documentName": name or "Document"},
-                       output_format, snippets=sources.snippets(plan.snippets) if plan else {},
-                       page=plan.page if plan else None, fonts=sources.fonts(plan.fonts) if plan else {},
-                       limits=_limits, tenant=ctx.tenant, version=sources.version)
+    result = _rendered(
+        template.engine,
+        template.source,
+        {**data, "documentName": name or "Document"},
+        output_format,
+        snippets=sources.snippets(plan.snippets) if plan else {},
+        page=plan.page if plan else None,
+        fonts=sources.fonts(plan.fonts) if plan else {},
+        limits=_limits,
+        tenant=ctx.tenant,
+        version=sources.version,
+    )
     if isinstance(result, rendering.RenderFailed):
         raise codes.DOCUMENT_RENDER_FAILED(f"The template did not render: {result.message}"[:MAX_PROCESSING_ERRORS])
     return File(result.content, result.media_type, f"{name or 'document'}.{output_format}")

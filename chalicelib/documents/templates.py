@@ -11,6 +11,7 @@ whose staticName is the document's; a snippet's likewise under `templateSnippets
 A `prerendered` document has no template: it is the `staticDocuments` bootstrap resource of its name,
 delivered as is.
 """
+
 from __future__ import annotations
 
 import re
@@ -28,9 +29,13 @@ RENDERED_FORMATS = frozenset({DocumentFormat.TEXT, DocumentFormat.TXT, DocumentF
 FONT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 STATIC_DOCUMENTS = "staticDocuments"
 """The bootstrap folder of prerendered documents' files."""
-STEP_TRIGGERS = {"validate": DocumentTrigger.VALIDATED, "price": DocumentTrigger.PRICED,
-                 "underwrite": DocumentTrigger.UNDERWRITTEN, "accept": DocumentTrigger.ACCEPTED,
-                 "issue": DocumentTrigger.ISSUED}
+STEP_TRIGGERS = {
+    "validate": DocumentTrigger.VALIDATED,
+    "price": DocumentTrigger.PRICED,
+    "underwrite": DocumentTrigger.UNDERWRITTEN,
+    "accept": DocumentTrigger.ACCEPTED,
+    "issue": DocumentTrigger.ISSUED,
+}
 
 
 @dataclass(frozen=True)
@@ -69,10 +74,24 @@ def configured(model: Mapping[str, Any], name: str) -> Planned | None:
     if output_format not in RENDERED_FORMATS and not prerendered:
         output_format = DocumentFormat.PDF
     snippets = tuple(str(snippet) for snippet in config.get("templateSnippets") or [] if isinstance(snippet, str))
-    fonts = tuple(dict.fromkeys(str(font) for font in [*(config.get("customFonts") or []),
-                                                       *(model.get("customFonts") or [])] if isinstance(font, str)))
-    return Planned(name, str(config.get("displayName") or name), output_format, trigger, page_of(config),
-                   str(config.get("scope", "policy")), snippets, fonts, prerendered)
+    fonts = tuple(
+        dict.fromkeys(
+            str(font)
+            for font in [*(config.get("customFonts") or []), *(model.get("customFonts") or [])]
+            if isinstance(font, str)
+        )
+    )
+    return Planned(
+        name,
+        str(config.get("displayName") or name),
+        output_format,
+        trigger,
+        page_of(config),
+        str(config.get("scope", "policy")),
+        snippets,
+        fonts,
+        prerendered,
+    )
 
 
 def for_product(model: Mapping[str, Any], product: str | None, trigger: DocumentTrigger) -> list[Planned]:
@@ -99,8 +118,11 @@ def page_of(config: Mapping[str, Any]) -> dict[str, Any]:
     given = config.get("margin")
     margin: Mapping[str, Any] = given if isinstance(given, dict) else {}
     sides = [margin.get(side, Decimal("19.05")) for side in ("top", "right", "bottom", "left")]
-    return {"pageSize": str(config.get("pageSize") or "letter"), "portrait": config.get("portrait", True) is not False,
-            "margin": " ".join(f"{Decimal(str(side))}mm" for side in sides)}
+    return {
+        "pageSize": str(config.get("pageSize") or "letter"),
+        "portrait": config.get("portrait", True) is not False,
+        "margin": " ".join(f"{Decimal(str(side))}mm" for side in sides),
+    }
 
 
 def template_in_package(files: Mapping[str, bytes], folder: str, name: str) -> Template | None:
@@ -132,12 +154,16 @@ def format_of(path: str) -> DocumentFormat | None:
 
 def missing_template(name: str) -> str:
     """What a dynamic document without a template lacks (its renderError)."""
-    return (f"document {name} has no template: the package holds neither documents/{name}/template.liquid "
-            f"(or template.vm, template.velocity) nor a bootstrap resource in documentTemplates/ whose staticName "
-            f"is {name}")
+    return (
+        f"document {name} has no template: the package holds neither documents/{name}/template.liquid "
+        f"(or template.vm, template.velocity) nor a bootstrap resource in documentTemplates/ whose staticName "
+        f"is {name}"
+    )
 
 
 def missing_static_document(name: str) -> str:
     """What a prerendered document without its file lacks (its renderError)."""
-    return (f"document {name} is prerendered but has no file: the tenant's package held no bootstrap resource "
-            f"in {STATIC_DOCUMENTS}/ whose staticName is {name}")
+    return (
+        f"document {name} is prerendered but has no file: the tenant's package held no bootstrap resource "
+        f"in {STATIC_DOCUMENTS}/ whose staticName is {name}"
+    )

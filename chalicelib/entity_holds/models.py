@@ -3,6 +3,7 @@
 hold keeps the quote from advancing past its `quoteHoldScope.quoteState`, a policy's blocks the policy's
 transactions of its `policyHoldScope` categories and types: the hold puts its scope on the quote or policy
 (policies.models.HeldScope), which checks it itself."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -31,8 +32,9 @@ MOVES: dict[str, tuple[tuple[EntityHoldState, ...], EntityHoldState]] = {
 """Each move: the states it starts from and the state it leaves (activating a draft validates it)."""
 
 QuoteHeldState = Literal["validated", "underwritten", "accepted", "priced"]
-TransactionCategoryName = Literal["issuance", "change", "renewal", "cancellation", "reinstatement", "reversal",
-                                  "aggregate"]
+TransactionCategoryName = Literal[
+    "issuance", "change", "renewal", "cancellation", "reinstatement", "reversal", "aggregate"
+]
 
 
 class QuoteHoldScope(BaseModel):
@@ -73,8 +75,10 @@ class EntityHold(BaseModel):
         change of the policy outside any transaction)."""
         policy = self.policyHoldScope or PolicyHoldScope()
         blocks_changes = "change" in policy.transactionCategory and not policy.allowStaticData
-        return HeldScope(holdLocator=self.locator,
-                         quoteState=self.quoteHoldScope.quoteState if self.quoteHoldScope else None,
-                         transactionCategories=list(policy.transactionCategory),
-                         transactionTypes=list(policy.transactionType),
-                         staticData=self.holdStaticData or (self.policyHoldScope is not None and blocks_changes))
+        return HeldScope(
+            holdLocator=self.locator,
+            quoteState=self.quoteHoldScope.quoteState if self.quoteHoldScope else None,
+            transactionCategories=list(policy.transactionCategory),
+            transactionTypes=list(policy.transactionType),
+            staticData=self.holdStaticData or (self.policyHoldScope is not None and blocks_changes),
+        )

@@ -1,6 +1,7 @@
 """Entity holds on quotes and policies (OpenAPI definition: create, fetch, update, validate, activate,
 release, discard; the holds of a policy and of a quote). Paths below `/policy/{t}/holds/` name the hold
 `{holdLocator}` (a billing hold is `{locator}`: the route sweeps tell the two apart by name)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -19,17 +20,27 @@ else:
 
 bp = Blueprint(__name__)
 
-MOVING = [codes.NOT_FOUND_ENTITY_HOLD["entityHold"], codes.ENTITY_HOLD_INVALID_STATE,
-          codes.CONCURRENT_MODIFICATION]
+MOVING = [codes.NOT_FOUND_ENTITY_HOLD["entityHold"], codes.ENTITY_HOLD_INVALID_STATE, codes.CONCURRENT_MODIFICATION]
 
 
 @bp.route("/policy/{tenantLocator}/holds", methods=["PUT"])
-@endpoint("holds.write", idempotent=True, errors=[codes.ENTITY_HOLD_INVALID_SCOPE, codes.NOT_FOUND["quote"],
-                                                  codes.NOT_FOUND["policy"]])
+@endpoint(
+    "holds.write",
+    idempotent=True,
+    errors=[codes.ENTITY_HOLD_INVALID_SCOPE, codes.NOT_FOUND["quote"], codes.NOT_FOUND["policy"]],
+)
 def create_entity_hold(tenantLocator: str, body: schemas.CreateEntityHoldRequest) -> schemas.EntityHoldResponse:
-    return schemas.EntityHoldResponse.of(service.create_hold(
-        request_context(), body.referenceType, body.referenceLocator, description=body.description,
-        quote_scope=body.quoteHoldScope, policy_scope=body.policyHoldScope, hold_static_data=body.holdStaticData))
+    return schemas.EntityHoldResponse.of(
+        service.create_hold(
+            request_context(),
+            body.referenceType,
+            body.referenceLocator,
+            description=body.description,
+            quote_scope=body.quoteHoldScope,
+            policy_scope=body.policyHoldScope,
+            hold_static_data=body.holdStaticData,
+        )
+    )
 
 
 @bp.route("/policy/{tenantLocator}/holds/{holdLocator}", methods=["GET"])
@@ -39,14 +50,32 @@ def fetch_entity_hold(tenantLocator: str, holdLocator: str) -> schemas.EntityHol
 
 
 @bp.route("/policy/{tenantLocator}/holds/{holdLocator}", methods=["PATCH"])
-@endpoint("holds.write", errors=[*MOVING, codes.ENTITY_HOLD_INVALID_SCOPE, codes.ENTITY_HOLD_INVALID_REFERENCE,
-                                 codes.NOT_FOUND["quote"], codes.NOT_FOUND["policy"]])
-def update_entity_hold(tenantLocator: str, holdLocator: str,
-                       body: schemas.UpdateEntityHoldRequest) -> schemas.EntityHoldResponse:
-    return schemas.EntityHoldResponse.of(service.update_hold(
-        request_context(), holdLocator, body.referenceType, body.referenceLocator,
-        reference_update=body.referenceUpdate, description=body.description, quote_scope=body.quoteHoldScope,
-        policy_scope=body.policyHoldScope, hold_static_data=body.holdStaticData))
+@endpoint(
+    "holds.write",
+    errors=[
+        *MOVING,
+        codes.ENTITY_HOLD_INVALID_SCOPE,
+        codes.ENTITY_HOLD_INVALID_REFERENCE,
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["policy"],
+    ],
+)
+def update_entity_hold(
+    tenantLocator: str, holdLocator: str, body: schemas.UpdateEntityHoldRequest
+) -> schemas.EntityHoldResponse:
+    return schemas.EntityHoldResponse.of(
+        service.update_hold(
+            request_context(),
+            holdLocator,
+            body.referenceType,
+            body.referenceLocator,
+            reference_update=body.referenceUpdate,
+            description=body.description,
+            quote_scope=body.quoteHoldScope,
+            policy_scope=body.policyHoldScope,
+            hold_static_data=body.holdStaticData,
+        )
+    )
 
 
 @bp.route("/policy/{tenantLocator}/holds/{holdLocator}/validate", methods=["PATCH"])

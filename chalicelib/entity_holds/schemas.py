@@ -1,4 +1,5 @@
 """The entity holds API contract (OpenAPI definition: CreateEntityHoldRequest, EntityHold)."""
+
 from __future__ import annotations
 
 from datetime import datetime

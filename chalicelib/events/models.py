@@ -1,4 +1,5 @@
 """Events: what happened, who caused it, in which request, at what time."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -10,6 +10,7 @@ them, and a recurring schedule stops at the policy's end (exclusive). The next e
 or after now. A schedule whose events are all past is COMPLETE; one whose policy holds any status of
 `suppressOnStatuses` is BLOCKED; otherwise NORMAL.
 """
+
 from __future__ import annotations
 
 import zoneinfo
@@ -37,8 +38,12 @@ class Anchors:
     segment_start: datetime
 
     def of(self, anchor: str) -> datetime:
-        return {"policyStart": self.policy_start, "policyEnd": self.policy_end, "termStart": self.term_start,
-                "segmentStart": self.segment_start}[anchor]
+        return {
+            "policyStart": self.policy_start,
+            "policyEnd": self.policy_end,
+            "termStart": self.term_start,
+            "segmentStart": self.segment_start,
+        }[anchor]
 
 
 @dataclass(frozen=True)
@@ -50,8 +55,9 @@ class Upcoming:
     next_time: datetime | None
 
 
-def upcoming(name: str, schedule: Mapping[str, Any], anchors: Anchors, zone: str, now: datetime,
-             statuses: Collection[str]) -> Upcoming:
+def upcoming(
+    name: str, schedule: Mapping[str, Any], anchors: Anchors, zone: str, now: datetime, statuses: Collection[str]
+) -> Upcoming:
     try:
         next_time = next(occurrences(schedule, anchors, zone, after=now), None)
     except (ValueError, OverflowError, DomainError):
@@ -65,11 +71,13 @@ def upcoming(name: str, schedule: Mapping[str, Any], anchors: Anchors, zone: str
     return Upcoming(name, state, next_time)
 
 
-def occurrences(schedule: Mapping[str, Any], anchors: Anchors, zone: str, *,
-                after: datetime | None = None) -> Iterator[datetime]:
+def occurrences(
+    schedule: Mapping[str, Any], anchors: Anchors, zone: str, *, after: datetime | None = None
+) -> Iterator[datetime]:
     """The schedule's events in time order (those at or after `after`, when given)."""
-    first = _aligned(_offset(anchors.of(schedule["anchor"]), schedule.get("offset") or {}, zone),
-                     schedule.get("alignment"), zone)
+    first = _aligned(
+        _offset(anchors.of(schedule["anchor"]), schedule.get("offset") or {}, zone), schedule.get("alignment"), zone
+    )
     cadence = schedule.get("cadence") or {}
     interval = int(cadence.get("intervalDuration") or 0)
     if interval <= 0:

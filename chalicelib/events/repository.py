@@ -5,6 +5,7 @@ both sorted by `{timestamp}#{locator}` (completion order), or on a test-clock te
 `{timestamp}#{committedAt}#{locator}` (business time, then completion order: storage/unit_of_work.py);
 GSI3 groups the events of one request.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -35,8 +36,15 @@ def events_of_request(tenant: str, request_id: str) -> list[Event]:
     return [_event(item) for item in items]
 
 
-def stream(tenant: str, *, event_type: str | None, after: str | None, until: str | None,
-           limit: int, committed_before: str | None = None) -> tuple[list[Event], str | None]:
+def stream(
+    tenant: str,
+    *,
+    event_type: str | None,
+    after: str | None,
+    until: str | None,
+    limit: int,
+    committed_before: str | None = None,
+) -> tuple[list[Event], str | None]:
     """One Query: up to `limit` events sorted after the position `after` and before `until` (both stream
     sort keys or prefixes of one), of `event_type` when given; with `committed_before`, only those before
     the first one committed at or after it (a position its commit time does not lead with). Answers the
@@ -50,8 +58,9 @@ def stream(tenant: str, *, event_type: str | None, after: str | None, until: str
         pk, index = keys.events_by_type(scope, event_type), TYPE_INDEX
     items, _ = table.gateway().query(scope, pk, index=index, sk_after=after, sk_to=until, limit=limit)
     if committed_before is not None:
-        late = next((n for n, item in enumerate(items) if str(item.get("committedAt", "")) >= committed_before),
-                    len(items))
+        late = next(
+            (n for n, item in enumerate(items) if str(item.get("committedAt", "")) >= committed_before), len(items)
+        )
         items = items[:late]
     last = items[-1][f"{index}SK"] if items else None
     return [_event(item) for item in items], last

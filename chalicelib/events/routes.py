@@ -1,4 +1,5 @@
 """The event stream (spec part 1, "Events")."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -19,13 +20,21 @@ bp = Blueprint(__name__)
 
 
 @bp.route("/event/{tenantLocator}/events/list", methods=["GET"])
-@endpoint("events.read", "events.list", errors=[codes.EVENT_INVALID_PAGING_TOKEN,
-                                                codes.EVENT_PAGING_TOKEN_WITH_FILTERS])
+@endpoint(
+    "events.read", "events.list", errors=[codes.EVENT_INVALID_PAGING_TOKEN, codes.EVENT_PAGING_TOKEN_WITH_FILTERS]
+)
 def list_events(tenantLocator: str, query: schemas.EventStreamQuery) -> schemas.EventStreamResponse:
-    page = service.stream(request_context(), start=query.startTimestamp, end=query.endTimestamp,
-                          event_type=query.type, page_size=query.pageSize, paging_token=query.pagingToken)
-    return schemas.EventStreamResponse(pagingToken=page.paging_token,
-                                       events=[schemas.EventResponse.of(e) for e in page.events])
+    page = service.stream(
+        request_context(),
+        start=query.startTimestamp,
+        end=query.endTimestamp,
+        event_type=query.type,
+        page_size=query.pageSize,
+        paging_token=query.pagingToken,
+    )
+    return schemas.EventStreamResponse(
+        pagingToken=page.paging_token, events=[schemas.EventResponse.of(e) for e in page.events]
+    )
 
 
 @bp.route("/event/{tenantLocator}/events/request/{locator}", methods=["GET"])
@@ -37,8 +46,10 @@ def fetch_request_events(tenantLocator: str, locator: str) -> list[schemas.Event
 @bp.route("/event/{tenantLocator}/events/schedules/policy/{policyLocator}", methods=["GET"])
 @endpoint("events.read", errors=[codes.NOT_FOUND["policy"]])
 def fetch_scheduled_policy_events(tenantLocator: str, policyLocator: str) -> list[schemas.ScheduledPolicyEventResponse]:
-    return [schemas.ScheduledPolicyEventResponse.of(e)
-            for e in service.scheduled_policy_events(request_context(), policyLocator)]
+    return [
+        schemas.ScheduledPolicyEventResponse.of(e)
+        for e in service.scheduled_policy_events(request_context(), policyLocator)
+    ]
 
 
 @bp.route("/event/{tenantLocator}/events/{locator}", methods=["GET"])

@@ -1,4 +1,5 @@
 """The events API contract (field names as the spec and the OpenAPI definition spell them)."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -6,6 +6,7 @@ those and the tenant locator. So a token resumes strictly after the last event i
 altered, and is refused by every other tenant. A token is returned even when no event was, so a client
 can keep it and poll for newer events.
 """
+
 from __future__ import annotations
 
 import base64
@@ -63,36 +64,56 @@ class _Cursor:
     type: str | None
 
 
-def stream(ctx: CallContext, *, start: datetime | None = None, end: datetime | None = None,
-           event_type: str | None = None, page_size: int = DEFAULT_PAGE_SIZE,
-           paging_token: str | None = None) -> StreamPage:
+def stream(
+    ctx: CallContext,
+    *,
+    start: datetime | None = None,
+    end: datetime | None = None,
+    event_type: str | None = None,
+    page_size: int = DEFAULT_PAGE_SIZE,
+    paging_token: str | None = None,
+) -> StreamPage:
     """Events in ascending completion order (a test-clock tenant's: business time, then completion, so its
     time filters select by the events' timestamps too); one Query per page."""
     if not 1 <= page_size <= MAX_PAGE_SIZE:
-        raise codes.REQUEST_INVALID("Invalid page size", field_errors=[
-            FieldError("pageSize", f"must be between 1 and {MAX_PAGE_SIZE}")])
+        raise codes.REQUEST_INVALID(
+            "Invalid page size", field_errors=[FieldError("pageSize", f"must be between 1 and {MAX_PAGE_SIZE}")]
+        )
     if paging_token is not None:
-        given = [name for name, value in (("startTimestamp", start), ("endTimestamp", end), ("type", event_type))
-                 if value is not None]
+        given = [
+            name
+            for name, value in (("startTimestamp", start), ("endTimestamp", end), ("type", event_type))
+            if value is not None
+        ]
         if given:
             raise codes.EVENT_PAGING_TOKEN_WITH_FILTERS(
                 "A pagingToken carries the filters of the first call; send it alone",
-                field_errors=[FieldError(name, "cannot be combined with pagingToken")
-                                               for name in given])
+                field_errors=[FieldError(name, "cannot be combined with pagingToken") for name in given],
+            )
         cursor = _read_token(ctx.tenant, paging_token)
     else:
         if start is not None and end is not None and start > end:
-            raise codes.REQUEST_INVALID("startTimestamp is after endTimestamp", field_errors=[
-                FieldError("startTimestamp", "must not be after endTimestamp")])
+            raise codes.REQUEST_INVALID(
+                "startTimestamp is after endTimestamp",
+                field_errors=[FieldError("startTimestamp", "must not be after endTimestamp")],
+            )
         # no stored sort key equals a bare timestamp: `after` it means at or after that millisecond
-        cursor = _Cursor(after=isoformat(start) if start else None, until=isoformat(end) if end else None,
-                         type=event_type)
+        cursor = _Cursor(
+            after=isoformat(start) if start else None, until=isoformat(end) if end else None, type=event_type
+        )
     if clocks.has_test_clock(ctx.tenant):  # sorted by business time first: settled by commit time
-        events, last = repository.stream(ctx.tenant, event_type=cursor.type, after=cursor.after, until=cursor.until,
-                                         limit=page_size, committed_before=_settle_line())
+        events, last = repository.stream(
+            ctx.tenant,
+            event_type=cursor.type,
+            after=cursor.after,
+            until=cursor.until,
+            limit=page_size,
+            committed_before=_settle_line(),
+        )
     else:
-        events, last = repository.stream(ctx.tenant, event_type=cursor.type, after=cursor.after,
-                                         until=_settled(cursor.until), limit=page_size)
+        events, last = repository.stream(
+            ctx.tenant, event_type=cursor.type, after=cursor.after, until=_settled(cursor.until), limit=page_size
+        )
     if last is not None:
         cursor = replace(cursor, after=last)
     return StreamPage(events=events, paging_token=_write_token(ctx.tenant, cursor))
@@ -145,22 +166,35 @@ def scheduled_policy_events(ctx: CallContext, policy_locator: str) -> list[Sched
     unknown policy. The latest term and segment are read only when a schedule is anchored on them."""
     policy = policies.get_policy(ctx, policy_locator)
     configured = (configuration.model(ctx, policy.configVersion).get("customEvents") or {}).items()
-    scheduled = [(name, ref["schedule"]) for name, ref in configured
-                 if isinstance(ref, dict) and isinstance(ref.get("schedule"), dict)]
+    scheduled = [
+        (name, ref["schedule"])
+        for name, ref in configured
+        if isinstance(ref, dict) and isinstance(ref.get("schedule"), dict)
+    ]
     if not scheduled:
         return []
     wanted = {schedule.get("anchor") for _, schedule in scheduled}
     anchors = policy_schedule.Anchors(
-        policy_start=policy.startTime, policy_end=policy.endTime,
+        policy_start=policy.startTime,
+        policy_end=policy.endTime,
         term_start=policies.get_term(ctx, policy.latestTermLocator).startTime
-        if "termStart" in wanted else policy.startTime,
+        if "termStart" in wanted
+        else policy.startTime,
         segment_start=policies.get_segment(ctx, policy.latestSegmentLocator).startTime
-        if "segmentStart" in wanted else policy.startTime)
+        if "segmentStart" in wanted
+        else policy.startTime,
+    )
     statuses = [str(status) for status in policies.statuses(ctx, policy)]
     result = []
     for name, schedule in scheduled:
         upcoming = policy_schedule.upcoming(name, schedule, anchors, policy.timezone, ctx.now, statuses)
-        result.append(ScheduledPolicyEvent(
-            policyLocator=policy.locator, transactionLocator=policy.issuedTransactionLocator,
-            customEventId=name, triggerState=TriggerState(upcoming.trigger_state), nextEventTime=upcoming.next_time))
+        result.append(
+            ScheduledPolicyEvent(
+                policyLocator=policy.locator,
+                transactionLocator=policy.issuedTransactionLocator,
+                customEventId=name,
+                triggerState=TriggerState(upcoming.trigger_state),
+                nextEventTime=upcoming.next_time,
+            )
+        )
     return result

@@ -2,6 +2,7 @@
 
 The identity domain owns tokens and users and sits above the edge, so the edge declares what it needs of it
 (`Authenticator`) and the composition root (app.py) wires identity's service in; the edge never imports it."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -54,7 +55,8 @@ def authenticate(now: datetime) -> Principal:
     principal = identity.authenticate(token.strip(), now)
     if identity.password_change_only(principal) and not _is_own_password_change(principal):
         raise codes.AUTH_PASSWORD_CHANGE_REQUIRED(
-            "Change your temporary password first (PATCH /auth/users/{your locator}/passwordreset)")
+            "Change your temporary password first (PATCH /auth/users/{your locator}/passwordreset)"
+        )
     return principal
 
 

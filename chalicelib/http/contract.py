@@ -22,6 +22,7 @@ Bodies other than JSON:
 - `body: Annotated[Model, MULTIPART]` may also come as `multipart/form-data`, each part a field (text).
 - `body: Model | None` may be left out (an empty body is None).
 """
+
 from __future__ import annotations
 
 import functools
@@ -96,7 +97,6 @@ class Contract:
         purpose: str | None = self.body.annotation.purpose
         return purpose
 
-
     @property
     def referenced_upload_purpose(self) -> str | None:
         """The upload purpose the route takes by `?uploadLocator=`: in place of its file body, or named by its
@@ -145,12 +145,15 @@ def upload_reference(contract: Contract) -> str | None:
     if locator is None:
         return None
     if request.raw_body():
-        raise codes.REQUEST_INVALID("Send the file as the body, or name its upload with ?uploadLocator= and an "
-                                    "empty body, not both", field_errors=[FieldError(
-                                        UPLOAD_LOCATOR, "must come with an empty body")])
+        raise codes.REQUEST_INVALID(
+            "Send the file as the body, or name its upload with ?uploadLocator= and an empty body, not both",
+            field_errors=[FieldError(UPLOAD_LOCATOR, "must come with an empty body")],
+        )
     if not re.match(UPLOAD_LOCATOR_PATTERN, locator):
-        raise codes.REQUEST_INVALID("The query is invalid", field_errors=[FieldError(
-            UPLOAD_LOCATOR, "must be the uploadLocator POST /uploads answered")])
+        raise codes.REQUEST_INVALID(
+            "The query is invalid",
+            field_errors=[FieldError(UPLOAD_LOCATOR, "must be the uploadLocator POST /uploads answered")],
+        )
     return locator.upper()
 
 

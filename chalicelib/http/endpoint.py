@@ -6,6 +6,7 @@ It authenticates (on real time), checks tenant access and then the permission, b
 decorator rather than middleware because Chalice turns view exceptions into 500s before middleware
 sees them.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -64,27 +65,53 @@ class EndpointSpec:
     record's locator, so a replay of a lost answer answers that record as committed."""
 
 
-ANY_ROUTE = (codes.AUTH_TOKEN_MISSING, codes.AUTH_TOKEN_INVALID, codes.AUTH_TOKEN_EXPIRED,
-             codes.AUTH_TOKEN_REVOKED, codes.AUTH_PASSWORD_CHANGE_REQUIRED, codes.AUTH_PERMISSION_DENIED,
-             codes.REQUEST_TOO_LARGE, codes.REQUEST_UNSUPPORTED_MEDIA_TYPE, codes.SERVICE_UNAVAILABLE,
-             codes.TENANT_CODE_NOT_READY)
+ANY_ROUTE = (
+    codes.AUTH_TOKEN_MISSING,
+    codes.AUTH_TOKEN_INVALID,
+    codes.AUTH_TOKEN_EXPIRED,
+    codes.AUTH_TOKEN_REVOKED,
+    codes.AUTH_PASSWORD_CHANGE_REQUIRED,
+    codes.AUTH_PERMISSION_DENIED,
+    codes.REQUEST_TOO_LARGE,
+    codes.REQUEST_UNSUPPORTED_MEDIA_TYPE,
+    codes.SERVICE_UNAVAILABLE,
+    codes.TENANT_CODE_NOT_READY,
+)
 TENANT_ROUTE = (codes.AUTH_TENANT_FORBIDDEN, codes.TENANT_NOT_FOUND)
-JSON_BODY = (codes.REQUEST_INVALID, codes.REQUEST_BODY_MISSING, codes.REQUEST_MALFORMED_JSON,
-             codes.REQUEST_MALFORMED_TEXT, codes.REQUEST_TOO_DEEP, codes.REQUEST_NUMBER_OUT_OF_RANGE,
-             codes.REQUEST_DATE_OUT_OF_RANGE)
+JSON_BODY = (
+    codes.REQUEST_INVALID,
+    codes.REQUEST_BODY_MISSING,
+    codes.REQUEST_MALFORMED_JSON,
+    codes.REQUEST_MALFORMED_TEXT,
+    codes.REQUEST_TOO_DEEP,
+    codes.REQUEST_NUMBER_OUT_OF_RANGE,
+    codes.REQUEST_DATE_OUT_OF_RANGE,
+)
 FORM_BODY = (codes.REQUEST_MALFORMED_FORM,)
 FILE_BODY = (codes.REQUEST_MALFORMED_MULTIPART, codes.REQUEST_FILE_MISSING)
 QUERY = (codes.REQUEST_INVALID, codes.REQUEST_DATE_OUT_OF_RANGE)
-BY_UPLOAD = (codes.NOT_FOUND["upload"], codes.UPLOAD_WRONG_PURPOSE, codes.UPLOAD_ALREADY_USED, codes.UPLOAD_EXPIRED,
-             codes.UPLOAD_NOT_RECEIVED, codes.UPLOAD_SIZE_MISMATCH, codes.UPLOAD_CHECKSUM_MISMATCH,
-             codes.REQUEST_INVALID)
+BY_UPLOAD = (
+    codes.NOT_FOUND["upload"],
+    codes.UPLOAD_WRONG_PURPOSE,
+    codes.UPLOAD_ALREADY_USED,
+    codes.UPLOAD_EXPIRED,
+    codes.UPLOAD_NOT_RECEIVED,
+    codes.UPLOAD_SIZE_MISMATCH,
+    codes.UPLOAD_CHECKSUM_MISMATCH,
+    codes.REQUEST_INVALID,
+)
 """What a route that takes `?uploadLocator=` in place of its file answers when the upload does not fit."""
-IDEMPOTENT = (codes.IDEMPOTENCY_INVALID_KEY, codes.IDEMPOTENCY_KEY_REUSED, codes.IDEMPOTENCY_IN_PROGRESS,
-              codes.IDEMPOTENCY_OTHER_CREDENTIAL)
+IDEMPOTENT = (
+    codes.IDEMPOTENCY_INVALID_KEY,
+    codes.IDEMPOTENCY_KEY_REUSED,
+    codes.IDEMPOTENCY_IN_PROGRESS,
+    codes.IDEMPOTENCY_OTHER_CREDENTIAL,
+)
 
 
-def error_codes_of(spec: EndpointSpec, contract: Contract, tenant_route: bool, method: str,
-                   path_variables: bool) -> list[ErrorCode]:
+def error_codes_of(
+    spec: EndpointSpec, contract: Contract, tenant_route: bool, method: str, path_variables: bool
+) -> list[ErrorCode]:
     """Every error code the route may answer: those of its own, and those its contract brings (a write
     may lose a race with another request or make a record larger than an item holds; a path variable's
     value, such as one holding an encoded `/`, can make the path another route's or none)."""
@@ -118,10 +145,15 @@ def declared_permissions() -> list[str]:
     return sorted(_declared_permissions)
 
 
-def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, status: int = 200,
-             errors: Iterable[ErrorCode] = (),
-             replay: Callable[..., Any] | None = None,
-             creates: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def endpoint(
+    *permissions: str,
+    public: bool = False,
+    idempotent: bool = False,
+    status: int = 200,
+    errors: Iterable[ErrorCode] = (),
+    replay: Callable[..., Any] | None = None,
+    creates: str | None = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Any one of `permissions` suffices. `group.custom` allows the call only on the caller's own
     `{locator}`. `replay` (with `idempotent`): the fetch route of the record a state move moves, whose view
     answers a replay of a key whose first answer was lost after its change committed; with `creates` (the
@@ -136,8 +168,16 @@ def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, 
     if creates is not None and replay is None:
         raise ValueError("creates= names what a create route makes, to answer it with replay=: the route needs both")
     replayed = getattr(replay, "__wrapped__", replay)
-    spec = EndpointSpec(tuple(permissions), public, idempotent, status, tuple(errors), replayed,
-                        replayed is not None and "body" in inspect.signature(replayed).parameters, creates)
+    spec = EndpointSpec(
+        tuple(permissions),
+        public,
+        idempotent,
+        status,
+        tuple(errors),
+        replayed,
+        replayed is not None and "body" in inspect.signature(replayed).parameters,
+        creates,
+    )
     _declared_permissions.update(permissions)
 
     def decorate(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -155,7 +195,10 @@ def endpoint(*permissions: str, public: bool = False, idempotent: bool = False, 
                 logger().exception("unhandled error", extra={"request_id": request_id})
                 return json_response(
                     '{"httpStatus":500,"code":"' + codes.INTERNAL_ERROR.code + '","message":"Internal error",'
-                    f'"requestId":"{request_id}"}}', 500, request_id)
+                    f'"requestId":"{request_id}"}}',
+                    500,
+                    request_id,
+                )
 
         wrapper.__endpoint__ = spec  # type: ignore[attr-defined]
         return wrapper
@@ -169,8 +212,9 @@ set it and fail, so the description of every route stays true."""
 
 
 def _declares(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], code: str) -> bool:
-    declared = error_codes_of(spec, contract.contract_of(view), "tenantLocator" in path, current_request().method,
-                              bool(path))
+    declared = error_codes_of(
+        spec, contract.contract_of(view), "tenantLocator" in path, current_request().method, bool(path)
+    )
     return any(entry.code == code for entry in declared)
 
 
@@ -181,8 +225,12 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     limit = current.max_upload_body_bytes if file_body else current.max_json_body_bytes
     if len(raw_body()) > limit:
         purpose = declared.referenced_upload_purpose
-        instead = (f": make an upload of it with POST /uploads (purpose {purpose}), put the file to "
-                   "the URL it answers, and send this request with ?uploadLocator= and no body" if purpose else "")
+        instead = (
+            f": make an upload of it with POST /uploads (purpose {purpose}), put the file to "
+            "the URL it answers, and send this request with ?uploadLocator= and no body"
+            if purpose
+            else ""
+        )
         raise codes.REQUEST_TOO_LARGE(f"The request body is larger than {limit} bytes{instead}")
     real_now = wiring.clock().now()
     principal = ANONYMOUS if spec.public else auth.authenticate(real_now)
@@ -206,14 +254,20 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
     key = current_request().headers.get("x-idempotency-key") if spec.idempotent else None
     answer = view
     if key is not None:
-        outcome = idempotency.claim_or_replay(scope, principal.user_locator, principal.credential, view.__name__,
-                                              key, _fingerprint(path), rebuildable=spec.replay is not None,
-                                              creates=spec.creates)
+        outcome = idempotency.claim_or_replay(
+            scope,
+            principal.user_locator,
+            principal.credential,
+            view.__name__,
+            key,
+            _fingerprint(path),
+            rebuildable=spec.replay is not None,
+            creates=spec.creates,
+        )
         if isinstance(outcome, idempotency.Replay):
             return json_response(outcome.body, outcome.status, request_id)
         claim = outcome.claim if isinstance(outcome, idempotency.Committed) else outcome
-        ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant,
-                          idempotency=claim)
+        ctx = CallContext(principal=principal, request_id=request_id, now=now, tenant_locator=tenant, idempotency=claim)
         if isinstance(outcome, idempotency.Committed) and spec.replay is not None:
             # the move committed: its answer is the record as it now is
             answer = spec.replay
@@ -226,21 +280,26 @@ def _handle(view: Callable[..., Any], spec: EndpointSpec, path: dict[str, str], 
             reference = contract.upload_reference(declared)
             if reference is not None:
                 arguments["body"] = files.enter_context(
-                    uploads.referenced_file(ctx, declared.upload_purpose or "", reference))
+                    uploads.referenced_file(ctx, declared.upload_purpose or "", reference)
+                )
             result = answer(**path, **arguments)
     finally:
         reset_context(token)
     secret = result if isinstance(result, SecretAnswer) else None
-    response = (static_response(result, request_id, header("accept-encoding"), header("if-none-match"))
-                if isinstance(result, Static) else render(secret.value if secret else result, request_id, spec.status))
+    response = (
+        static_response(result, request_id, header("accept-encoding"), header("if-none-match"))
+        if isinstance(result, Static)
+        else render(secret.value if secret else result, request_id, spec.status)
+    )
     if isinstance(result, Binary):
         offer_file(response)
     if ctx.idempotency is not None and ctx.idempotency.claimed:  # claimed: its transaction committed
         if secret:
             idempotency.remember_secret_created(scope, principal.user_locator, ctx.idempotency, secret.created)
         else:
-            idempotency.remember_response(scope, principal.user_locator, ctx.idempotency,
-                                          response.status_code, response.body)
+            idempotency.remember_response(
+                scope, principal.user_locator, ctx.idempotency, response.status_code, response.body
+            )
     return response
 
 

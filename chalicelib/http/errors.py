@@ -1,4 +1,5 @@
 """The HTTP status of an error: its class's (chalicelib.core.errors)."""
+
 from __future__ import annotations
 
 from chalicelib.core import errors

@@ -10,6 +10,7 @@ A route module writes
 so type checkers and import-linter see the real imports (the layering contracts still bind them), while at
 run time `service.create_account` imports chalicelib.accounts.service the first time a request needs it.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -8,6 +8,7 @@ names none (Python's urllib sends no Accept at all). Here the first three get th
 DECISIONS.md, and the file is answered as the view gave it: the deployed API declares `*/*` as binary
 media type, so API Gateway delivers binary answers whatever the client accepts (infra/README.md).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,10 @@ MAX_ECHOED = 100
 
 _offered_file: ContextVar[Response | None] = ContextVar("offered_file", default=None)
 
-_CODES = {"MethodNotAllowedError": codes.REQUEST_METHOD_NOT_ALLOWED.code,
-          "UnsupportedMediaType": codes.REQUEST_UNSUPPORTED_MEDIA_TYPE.code}
+_CODES = {
+    "MethodNotAllowedError": codes.REQUEST_METHOD_NOT_ALLOWED.code,
+    "UnsupportedMediaType": codes.REQUEST_UNSUPPORTED_MEDIA_TYPE.code,
+}
 
 
 def offer_file(response: Response) -> None:
@@ -63,12 +66,19 @@ def observe_requests(event: Any, get_response: Callable[[Any], Response]) -> Res
 
 def _emit_request(route: str, response: Response | None, elapsed_ms: float) -> None:
     status = response.status_code if response is not None else 500
-    observability.emit({"Requests": (1, observability.COUNT), "Latency": (elapsed_ms, observability.MILLISECONDS)},
-                       {"route": route, "status": str(status)}, rollups=({"status": str(status)},))
+    observability.emit(
+        {"Requests": (1, observability.COUNT), "Latency": (elapsed_ms, observability.MILLISECONDS)},
+        {"route": route, "status": str(status)},
+        rollups=({"status": str(status)},),
+    )
     if status >= 400:
         code = _error_code(response) if response is not None else codes.INTERNAL_ERROR.code
-        observability.emit({"Errors": (1, observability.COUNT)}, {"route": route, "code": code},
-                           rollups=({"code": code},), status=status)
+        observability.emit(
+            {"Errors": (1, observability.COUNT)},
+            {"route": route, "code": code},
+            rollups=({"code": code},),
+            status=status,
+        )
 
 
 def _error_code(response: Response) -> str:
@@ -85,8 +95,9 @@ def _error_code(response: Response) -> str:
 
 def error_body_response(status: int, code: str, message: str, request_id: str | None = None) -> Response:
     request_id = request_id or current_request_id() or new_locator()
-    return json_response(to_json({"httpStatus": status, "code": code, "message": message, "requestId": request_id}),
-                         status, request_id)
+    return json_response(
+        to_json({"httpStatus": status, "code": code, "message": message, "requestId": request_id}), status, request_id
+    )
 
 
 def framework_answers_in_our_shape(routes: dict[str, dict[str, Any]]) -> Callable[[Any, Any], Response]:
@@ -120,14 +131,16 @@ def _in_our_shape(response: Response, event: Any, routes: dict[str, dict[str, An
         return error_body_response(500, codes.INTERNAL_ERROR.code, "Internal error")
     if status == 405:
         allowed = response.headers.get("Allow", "")
-        answer = error_body_response(405, _CODES[chalice_code], f"{method[:MAX_ECHOED]} is not a method of this path; "
-                                                                 f"it has {allowed}")
+        answer = error_body_response(
+            405, _CODES[chalice_code], f"{method[:MAX_ECHOED]} is not a method of this path; it has {allowed}"
+        )
         answer.headers["Allow"] = allowed
         return answer
     if status == 415:
         sent = (event.headers.get("content-type") or "application/json")[:MAX_ECHOED]
         entry = routes.get(resource, {}).get(method)
         accepted = ", ".join(entry.content_types) if entry is not None else "another type"
-        return error_body_response(415, _CODES[chalice_code],
-                                   f"This route does not take Content-Type {sent}; send {accepted}")
+        return error_body_response(
+            415, _CODES[chalice_code], f"This route does not take Content-Type {sent}; send {accepted}"
+        )
     return error_body_response(status, _CODES.get(chalice_code, codes.REQUEST_INVALID.code), "The request was refused")

@@ -1,4 +1,5 @@
 """Reading the current request: body and query parsed into pydantic models, errors as 400s."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -113,9 +114,14 @@ def refuse_unkeepable(value: Any) -> None:
                 raise _not_text(path or "body")
         elif isinstance(item, (Decimal, float, int)) and not isinstance(item, bool) and not _is_storable_number(item):
             raise codes.REQUEST_NUMBER_OUT_OF_RANGE(
-                "The request body holds a number that cannot be stored", field_errors=[FieldError(
-                                     path or "body", "must be a finite number of at most 38 significant digits, "
-                 "between 1E-130 and 9.9E+125 in size")])
+                "The request body holds a number that cannot be stored",
+                field_errors=[
+                    FieldError(
+                        path or "body",
+                        "must be a finite number of at most 38 significant digits, between 1E-130 and 9.9E+125 in size",
+                    )
+                ],
+            )
 
 
 MAX_JSON_DEPTH = 32
@@ -129,7 +135,8 @@ def _too_deep() -> DomainError:
 def _not_text(path: str) -> DomainError:
     return codes.REQUEST_MALFORMED_TEXT(
         "The request body holds a string that is not Unicode text (a lone surrogate escape)",
-        field_errors=[FieldError(path, "must be Unicode text")])
+        field_errors=[FieldError(path, "must be Unicode text")],
+    )
 
 
 def _is_text(text: str) -> bool:
@@ -144,7 +151,7 @@ def _is_text(text: str) -> bool:
 
 def _is_storable_number(number: Decimal | float | int) -> bool:
     if isinstance(number, int):
-        return abs(number) < 10 ** 38
+        return abs(number) < 10**38
     if isinstance(number, float) or not number.is_finite():
         return False
     if number.is_zero():
@@ -210,7 +217,7 @@ def _multipart_parts(body: bytes, boundary: bytes) -> list[tuple[bytes, bytes]]:
         separator = body.find(b"\r\n\r\n", position, end)
         if separator < 0:
             raise codes.REQUEST_MALFORMED_MULTIPART("A multipart part has no header block")
-        parts.append((body[position:separator], body[separator + 4:end]))  # one copy of a file's content
+        parts.append((body[position:separator], body[separator + 4 : end]))  # one copy of a file's content
         position = end + 2 + len(delimiter)
     return parts
 
@@ -273,8 +280,8 @@ def _far_datetimes(value: Any, path: str) -> Iterator[str]:
 def _dates_out_of_range(source: str, paths: list[str]) -> DomainError:
     return codes.REQUEST_DATE_OUT_OF_RANGE(
         f"The request {source} holds a date at the edge of the calendar (years 1 to 9999)",
-        field_errors=[FieldError(path, "must lie a day or more inside the years 1 to 9999")
-                                        for path in paths])
+        field_errors=[FieldError(path, "must lie a day or more inside the years 1 to 9999") for path in paths],
+    )
 
 
 def field_errors(error: ValidationError) -> list[FieldError]:

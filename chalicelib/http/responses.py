@@ -1,4 +1,5 @@
 """Responses: JSON through simplejson so Decimal stays an exact number, never a float."""
+
 from __future__ import annotations
 
 import base64
@@ -105,11 +106,14 @@ def render(value: Any, request_id: str, status: int = 200) -> Response:
     return json_response(to_json(value), status, request_id)
 
 
-def static_response(value: Static, request_id: str, accept_encoding: str | None,
-                    if_none_match: str | None) -> Response:
-    headers: dict[str, str | list[str]] = {"X-Request-Id": request_id, "Content-Type": value.content_type,
-                                           "ETag": value.etag, "Cache-Control": "public, no-cache",
-                                           "Vary": "Accept-Encoding"}
+def static_response(value: Static, request_id: str, accept_encoding: str | None, if_none_match: str | None) -> Response:
+    headers: dict[str, str | list[str]] = {
+        "X-Request-Id": request_id,
+        "Content-Type": value.content_type,
+        "ETag": value.etag,
+        "Cache-Control": "public, no-cache",
+        "Vary": "Accept-Encoding",
+    }
     if if_none_match is not None and _names_etag(if_none_match, value.etag):
         return Response(body="", status_code=304, headers=headers)
     if not takes_gzip(accept_encoding):
@@ -160,8 +164,7 @@ def json_response(body: str, status: int, request_id: str) -> Response:
 
 def error_response(error: DomainError, request_id: str) -> Response:
     status = status_of(error)
-    body: dict[str, Any] = {"httpStatus": status, "code": error.code, "message": error.message,
-                            "requestId": request_id}
+    body: dict[str, Any] = {"httpStatus": status, "code": error.code, "message": error.message, "requestId": request_id}
     if error.field_errors:
         body["fieldErrors"] = [{"field": f.field, "message": f.message} for f in error.field_errors]
     response = json_response(to_json(body), status, request_id)

@@ -1,6 +1,7 @@
 """The file of an upload, for the routes that take `?uploadLocator=` instead of a file body (DECISIONS.md
 "Uploads"; http/contract.py, `Upload.purpose`). The uploads domain sits above the edge, so its function is
 wired here by the composition root (app.py), and @endpoint asks for it."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

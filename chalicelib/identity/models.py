@@ -1,4 +1,5 @@
 """Identity records: users, roles, tokens, tenants."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -1,5 +1,6 @@
 """What a new password must be: long enough as typed, not blank, not one character repeated, not a simple
 sequence, not one of the common passwords, not the user name."""
+
 from __future__ import annotations
 
 import unicodedata

@@ -1,4 +1,5 @@
 """argon2id password hashing (RFC 9106 parameters from argon2-cffi), built on first use."""
+
 from __future__ import annotations
 
 from functools import lru_cache

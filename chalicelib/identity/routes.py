@@ -1,4 +1,5 @@
 """Sign-in, authentication tokens, users and roles (spec part 1)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated
@@ -22,9 +23,15 @@ else:
 
 bp = Blueprint(__name__)
 
-TOKEN_CREATION = [codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE, codes.NOT_FOUND["user"], codes.ROLE_INVALID_PERMISSION,
-                  codes.TOKEN_LIMIT_REACHED, codes.TOKEN_NAME_TAKEN, codes.TOKEN_PERMISSION_NOT_HELD,
-                  codes.TOKEN_TENANT_NOT_HELD]
+TOKEN_CREATION = [
+    codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE,
+    codes.NOT_FOUND["user"],
+    codes.ROLE_INVALID_PERMISSION,
+    codes.TOKEN_LIMIT_REACHED,
+    codes.TOKEN_NAME_TAKEN,
+    codes.TOKEN_PERMISSION_NOT_HELD,
+    codes.TOKEN_TENANT_NOT_HELD,
+]
 """What creating a named token may be refused with."""
 
 BASIC_LIST_MAX_COUNT = 1000
@@ -35,13 +42,15 @@ JSON_OR_TEXT = ["application/json", "text/plain"]
 
 
 @bp.route("/auth/token", methods=["POST"], content_types=FORM_OR_JSON)
-@endpoint(public=True, errors=[codes.AUTH_SIGN_IN_FAILED, codes.AUTH_SIGN_IN_THROTTLED,
-                               codes.AUTH_UNSUPPORTED_GRANT_TYPE])
+@endpoint(
+    public=True, errors=[codes.AUTH_SIGN_IN_FAILED, codes.AUTH_SIGN_IN_THROTTLED, codes.AUTH_UNSUPPORTED_GRANT_TYPE]
+)
 def sign_in(body: Annotated[schemas.TokenGrantRequest, FORM]) -> schemas.TokenGrantResponse:
     ctx = request_context()
     if body.grant_type != "password":
-        raise codes.AUTH_UNSUPPORTED_GRANT_TYPE("Only the password grant is supported",
-                                                field_errors=[FieldError("grant_type", "must be 'password'")])
+        raise codes.AUTH_UNSUPPORTED_GRANT_TYPE(
+            "Only the password grant is supported", field_errors=[FieldError("grant_type", "must be 'password'")]
+        )
     token, lifetime = service.sign_in(body.username, body.password, ctx.now, ctx.request_id, source_ip())
     return schemas.TokenGrantResponse(access_token=token, expires_in=lifetime)
 
@@ -51,15 +60,23 @@ def sign_in(body: Annotated[schemas.TokenGrantRequest, FORM]) -> schemas.TokenGr
 
 def _create_token(user_locator: str, request: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
     """The new token string, answered once: its idempotency guard keeps only which token it was."""
-    token = service.create_token(request_context(), user_locator, name=request.name, expires_at=request.expiresAt,
-                                 permissions=request.permissions, tenants=request.tenants)
+    token = service.create_token(
+        request_context(),
+        user_locator,
+        name=request.name,
+        expires_at=request.expiresAt,
+        permissions=request.permissions,
+        tenants=request.tenants,
+    )
     return SecretAnswer(token, f"the token named '{request.name}' of user {user_locator}")
 
 
 def _tokens(user_locator: str) -> list[schemas.AuthTokenResponse]:
     fields = schemas.AuthTokenResponse.model_fields
-    return [schemas.AuthTokenResponse(**{k: v for k, v in t.items() if k in fields})
-            for t in service.list_tokens(request_context(), user_locator)]
+    return [
+        schemas.AuthTokenResponse(**{k: v for k, v in t.items() if k in fields})
+        for t in service.list_tokens(request_context(), user_locator)
+    ]
 
 
 @bp.route("/auth/users/tokens", methods=["POST"])
@@ -69,8 +86,12 @@ def create_own_token(body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
 
 
 @bp.route("/auth/users/{locator}/tokens", methods=["POST"])
-@endpoint("users.custom", "users.write", idempotent=True,
-          errors=[*TOKEN_CREATION, codes.AUTH_USER_OUTRANKS_CALLER, codes.TOKEN_NOT_SERVICE_ACCOUNT])
+@endpoint(
+    "users.custom",
+    "users.write",
+    idempotent=True,
+    errors=[*TOKEN_CREATION, codes.AUTH_USER_OUTRANKS_CALLER, codes.TOKEN_NOT_SERVICE_ACCOUNT],
+)
 def create_user_token(locator: str, body: schemas.AuthTokenCreateRequest) -> SecretAnswer[str]:
     return _create_token(locator, body)
 
@@ -95,15 +116,19 @@ def delete_own_token(tokenOrName: str) -> None:
 
 
 @bp.route("/auth/users/{locator}/tokens/{tokenOrName}", methods=["DELETE"])
-@endpoint("users.write", "users.custom", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["token"],
-                                                 codes.NOT_FOUND["user"]])
+@endpoint(
+    "users.write",
+    "users.custom",
+    errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["token"], codes.NOT_FOUND["user"]],
+)
 def delete_user_token(locator: str, tokenOrName: str) -> None:
     service.delete_token(request_context(), locator, tokenOrName)
 
 
 @bp.route("/auth/users/{locator}/revoke", methods=["POST"])
-@endpoint("users.write", "users.custom", "users.revoke", errors=[codes.AUTH_USER_OUTRANKS_CALLER,
-                                                                 codes.NOT_FOUND["user"]])
+@endpoint(
+    "users.write", "users.custom", "users.revoke", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["user"]]
+)
 def revoke_user_sessions(locator: str) -> None:
     service.revoke_sessions(request_context(), locator)
 
@@ -124,14 +149,26 @@ def fetch_user(locator: str) -> schemas.UserResponse:
 
 
 @bp.route("/auth/users", methods=["POST"])
-@endpoint("users.add", idempotent=True, creates="user", replay=fetch_user,
-          errors=[codes.AUTH_TENANT_NOT_HELD, codes.ROLE_UNKNOWN, codes.USER_NAME_TAKEN, codes.USER_WEAK_PASSWORD])
+@endpoint(
+    "users.add",
+    idempotent=True,
+    creates="user",
+    replay=fetch_user,
+    errors=[codes.AUTH_TENANT_NOT_HELD, codes.ROLE_UNKNOWN, codes.USER_NAME_TAKEN, codes.USER_WEAK_PASSWORD],
+)
 def create_user(body: schemas.UserCreateRequest, query: schemas.CreateUserQuery) -> schemas.UserResponse:
     ctx = request_context()
     profile = service.create_user(
-        ctx, user_name=body.userName, first_name=body.firstName, last_name=body.lastName,
-        email=body.email, password=body.password, temporary_password=body.temporaryPassword,
-        service_account=body.serviceAccount, roles=body.roles, tenants=body.tenants,
+        ctx,
+        user_name=body.userName,
+        first_name=body.firstName,
+        last_name=body.lastName,
+        email=body.email,
+        password=body.password,
+        temporary_password=body.temporaryPassword,
+        service_account=body.serviceAccount,
+        roles=body.roles,
+        tenants=body.tenants,
         enable_user=query.enableUser,
     )
     return schemas.UserResponse.of(profile)
@@ -164,24 +201,44 @@ def list_basic_users(query: schemas.ListQuery) -> schemas.BasicUserListResponse:
 
 
 @bp.route("/auth/users/{locator}", methods=["PATCH"])
-@endpoint("users.update", "users.custom", errors=[codes.AUTH_TENANT_NOT_HELD, codes.AUTH_USER_OUTRANKS_CALLER,
-                                                  codes.NOT_FOUND["user"], codes.ROLE_UNKNOWN,
-                                                  codes.USER_DIRECT_PERMISSIONS])
+@endpoint(
+    "users.update",
+    "users.custom",
+    errors=[
+        codes.AUTH_TENANT_NOT_HELD,
+        codes.AUTH_USER_OUTRANKS_CALLER,
+        codes.NOT_FOUND["user"],
+        codes.ROLE_UNKNOWN,
+        codes.USER_DIRECT_PERMISSIONS,
+    ],
+)
 def update_user(locator: str, body: schemas.UserUpdateRequest) -> schemas.UserResponse:
     if body.permissions:
-        raise codes.USER_DIRECT_PERMISSIONS("Permissions are granted through roles",
-                                            field_errors=[FieldError("permissions", "assign a role that holds them")])
-    profile = service.update_user(request_context(), locator, first_name=body.firstName,
-                                  last_name=body.lastName, email=body.email, tenants=body.tenants,
-                                  roles=body.roles)
+        raise codes.USER_DIRECT_PERMISSIONS(
+            "Permissions are granted through roles",
+            field_errors=[FieldError("permissions", "assign a role that holds them")],
+        )
+    profile = service.update_user(
+        request_context(),
+        locator,
+        first_name=body.firstName,
+        last_name=body.lastName,
+        email=body.email,
+        tenants=body.tenants,
+        roles=body.roles,
+    )
     return schemas.UserResponse.of(profile)
 
 
 @bp.route("/auth/users/{locator}/passwordreset", methods=["PATCH"], content_types=JSON_OR_TEXT)
-@endpoint("users.password-reset", "users.custom", errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["user"],
-                                                          codes.USER_WEAK_PASSWORD])
-def reset_user_password(locator: str, body: Annotated[schemas.NewPassword, TEXT],
-                        query: schemas.PasswordResetQuery) -> None:
+@endpoint(
+    "users.password-reset",
+    "users.custom",
+    errors=[codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["user"], codes.USER_WEAK_PASSWORD],
+)
+def reset_user_password(
+    locator: str, body: Annotated[schemas.NewPassword, TEXT], query: schemas.PasswordResetQuery
+) -> None:
     """The body is the new password: a JSON string, or the text itself as `text/plain`"""
     service.reset_password(request_context(), locator, body, temporary=query.temporaryPassword)
 
@@ -199,19 +256,30 @@ def fetch_user_permissions(locator: str) -> list[str]:
 
 
 @bp.route("/auth/users/{locator}/roles", methods=["PATCH"])
-@endpoint("users.update-roles", errors=[codes.AUTH_ROLE_NOT_GRANTABLE, codes.AUTH_USER_OUTRANKS_CALLER,
-                                        codes.NOT_FOUND["user"], codes.ROLE_UNKNOWN])
+@endpoint(
+    "users.update-roles",
+    errors=[
+        codes.AUTH_ROLE_NOT_GRANTABLE,
+        codes.AUTH_USER_OUTRANKS_CALLER,
+        codes.NOT_FOUND["user"],
+        codes.ROLE_UNKNOWN,
+    ],
+)
 def update_user_roles(locator: str, body: schemas.UserRolesUpdateRequest) -> schemas.UserResponse:
-    return schemas.UserResponse.of(service.update_user_roles(request_context(), locator, body.addRoles,
-                                                     body.removeRoles))
+    return schemas.UserResponse.of(
+        service.update_user_roles(request_context(), locator, body.addRoles, body.removeRoles)
+    )
 
 
 @bp.route("/auth/users/{locator}/tenants", methods=["PATCH"])
-@endpoint("users.update-tenants", errors=[codes.AUTH_TENANT_NOT_HELD, codes.AUTH_USER_OUTRANKS_CALLER,
-                                          codes.NOT_FOUND["user"]])
+@endpoint(
+    "users.update-tenants",
+    errors=[codes.AUTH_TENANT_NOT_HELD, codes.AUTH_USER_OUTRANKS_CALLER, codes.NOT_FOUND["user"]],
+)
 def update_user_tenants(locator: str, body: schemas.UserTenantsAssignmentsUpdateRequest) -> schemas.UserResponse:
-    return schemas.UserResponse.of(service.update_user_tenants(request_context(), locator, body.addTenants,
-                                                       body.removeTenants))
+    return schemas.UserResponse.of(
+        service.update_user_tenants(request_context(), locator, body.addTenants, body.removeTenants)
+    )
 
 
 # --- roles ---------------------------------------------------------------------------------------
@@ -224,11 +292,19 @@ def fetch_role(locator: str) -> schemas.RoleResponse:
 
 
 @bp.route("/auth/roles", methods=["POST"])
-@endpoint("roles.add", idempotent=True, creates="role", replay=fetch_role,
-          errors=[codes.AUTH_ROLE_OUTRANKS_CALLER, codes.ROLE_INVALID_PERMISSION, codes.ROLE_NAME_TAKEN])
+@endpoint(
+    "roles.add",
+    idempotent=True,
+    creates="role",
+    replay=fetch_role,
+    errors=[codes.AUTH_ROLE_OUTRANKS_CALLER, codes.ROLE_INVALID_PERMISSION, codes.ROLE_NAME_TAKEN],
+)
 def create_role(body: schemas.RoleCreateRequest) -> schemas.RoleResponse:
-    return schemas.RoleResponse.of(service.create_role(request_context(), name=body.name,
-                                               description=body.description, permissions=body.permissions))
+    return schemas.RoleResponse.of(
+        service.create_role(
+            request_context(), name=body.name, description=body.description, permissions=body.permissions
+        )
+    )
 
 
 @bp.route("/auth/roles/permissions", methods=["GET"])
@@ -245,12 +321,28 @@ def list_roles(query: schemas.ListQuery) -> schemas.RoleListResponse:
 
 
 @bp.route("/auth/roles/{locator}", methods=["PATCH"])
-@endpoint("roles.update", errors=[codes.AUTH_ROLE_OUTRANKS_CALLER, codes.NOT_FOUND["role"], codes.ROLE_BUILT_IN,
-                                  codes.ROLE_INVALID_PERMISSION, codes.ROLE_NAME_TAKEN])
+@endpoint(
+    "roles.update",
+    errors=[
+        codes.AUTH_ROLE_OUTRANKS_CALLER,
+        codes.NOT_FOUND["role"],
+        codes.ROLE_BUILT_IN,
+        codes.ROLE_INVALID_PERMISSION,
+        codes.ROLE_NAME_TAKEN,
+    ],
+)
 def update_role(locator: str, body: schemas.RoleUpdateRequest) -> schemas.RoleResponse:
-    return schemas.RoleResponse.of(service.update_role(
-        request_context(), locator, name=body.name, description=body.description, version=body.version,
-        add_permissions=body.addPermissions, remove_permissions=body.removePermissions))
+    return schemas.RoleResponse.of(
+        service.update_role(
+            request_context(),
+            locator,
+            name=body.name,
+            description=body.description,
+            version=body.version,
+            add_permissions=body.addPermissions,
+            remove_permissions=body.removePermissions,
+        )
+    )
 
 
 @bp.route("/auth/roles/{locator}", methods=["DELETE"])

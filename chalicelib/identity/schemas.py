@@ -1,4 +1,5 @@
 """The identity API contract (field names as the spec and the OpenAPI definition spell them)."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -14,8 +15,9 @@ from chalicelib.identity.models import Role, UserProfile
 
 Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Text = Annotated[str, StringConstraints(max_length=2000)]
-EmailStr = Annotated[str, StringConstraints(strip_whitespace=True, max_length=254,
-                                            pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")]
+EmailStr = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+]
 Password = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
 
 
@@ -35,8 +37,9 @@ UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
 
 
 class AuthTokenCreateRequest(Input):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
-                                           pattern=r"^[A-Za-z0-9_.\- ]+$")]
+    name: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.\- ]+$")
+    ]
     expiresAt: UtcDatetime
     permissions: list[Name]
     tenants: list[TenantRef]
@@ -112,9 +115,17 @@ class UserResponse(Response):
     @classmethod
     def of(cls, profile: UserProfile) -> UserResponse:
         user = profile.user
-        return cls(locator=user.locator, userName=user.userName, firstName=user.firstName,
-                   lastName=user.lastName, email=user.email, serviceAccount=user.serviceAccount,
-                   tenants=user.tenants, roles=profile.roleNames, permissions=profile.permissions)
+        return cls(
+            locator=user.locator,
+            userName=user.userName,
+            firstName=user.firstName,
+            lastName=user.lastName,
+            email=user.email,
+            serviceAccount=user.serviceAccount,
+            tenants=user.tenants,
+            roles=profile.roleNames,
+            permissions=profile.permissions,
+        )
 
 
 class UserListResponse(ListResponse[UserResponse]):
@@ -157,15 +168,17 @@ class PasswordResetQuery(Input):
 
 
 class RoleCreateRequest(Input):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
-                                           pattern=r"^[A-Za-z0-9_.\-]+$")]
+    name: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.\-]+$")
+    ]
     description: Text
     permissions: list[Name]
 
 
 class RoleUpdateRequest(Input):
-    name: Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100,
-                                           pattern=r"^[A-Za-z0-9_.\-]+$")]
+    name: Annotated[
+        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.\-]+$")
+    ]
     description: Text
     version: int
     addPermissions: list[Name]

@@ -1,4 +1,5 @@
 """Identity use cases: sign-in, tokens, users, roles, tenant registry, and request authentication."""
+
 from __future__ import annotations
 
 import hashlib
@@ -64,11 +65,16 @@ def authenticate(token: str, now: datetime) -> Principal:
     if stored.kind == TokenKind.SESSION and stored.sessionGeneration != user.sessionGeneration:
         raise codes.AUTH_TOKEN_REVOKED("The token was revoked")
     profile = _profile_of(user, _cached_roles(user.roleLocators, roles_version))
-    session = Session(profile=profile, rolesVersion=roles_version, rolesVersionShard=shard,
-                      passwordChangeOnly=stored.passwordChangeOnly)
+    session = Session(
+        profile=profile,
+        rolesVersion=roles_version,
+        rolesVersionShard=shard,
+        passwordChangeOnly=stored.passwordChangeOnly,
+    )
     if stored.passwordChangeOnly:
-        return Principal(user.locator, user.userName, frozenset({SELF_SERVICE}), frozenset(), profile=session,
-                         credential=token_hash)
+        return Principal(
+            user.locator, user.userName, frozenset({SELF_SERVICE}), frozenset(), profile=session, credential=token_hash
+        )
     permissions = frozenset(profile.permissions)
     tenants = frozenset(user.tenants)
     if stored.kind == TokenKind.NAMED:
@@ -118,8 +124,9 @@ def _profile(ctx: CallContext, user: User) -> UserProfile:
     return _profile_of(user, repository.roles(user.roleLocators))
 
 
-def sign_in(user_name: str, password: str, now: datetime, request_id: str,
-            source_ip: str | None = None) -> tuple[str, int]:
+def sign_in(
+    user_name: str, password: str, now: datetime, request_id: str, source_ip: str | None = None
+) -> tuple[str, int]:
     """OAuth2 password grant: a session token and its lifetime in seconds. Failures do not say why.
     An attempt is counted per user name (known or not) and per source address before its password is
     checked, atomically and only while both counts are below their limits; past a limit in the current
@@ -130,24 +137,40 @@ def sign_in(user_name: str, password: str, now: datetime, request_id: str,
     name_subject, *source_subjects = throttle.subjects(user_name, source_ip)
     expires_at = throttle.window_end(window) + throttle.WINDOW_SECONDS
     repository.count_sign_in_attempt(
-        [(s.kind, s.digest, s.limit) for s in (name_subject, *source_subjects)], window, expires_at,
-        on_limit=lambda: TooManyRequests("Too many failed sign-ins; retry later", codes.AUTH_SIGN_IN_THROTTLED,
-                                         retry_after_seconds=throttle.retry_after_seconds(now)))
+        [(s.kind, s.digest, s.limit) for s in (name_subject, *source_subjects)],
+        window,
+        expires_at,
+        on_limit=lambda: TooManyRequests(
+            "Too many failed sign-ins; retry later",
+            codes.AUTH_SIGN_IN_THROTTLED,
+            retry_after_seconds=throttle.retry_after_seconds(now),
+        ),
+    )
     locator = repository.user_locator_by_name(user_name) if user_name else None
     user = repository.get_user(locator) if locator else None
     if not passwords.verify_password(user.passwordHash if user else None, password) or not user or not user.enabled:
         raise codes.AUTH_SIGN_IN_FAILED("Invalid user name or password")
     lifetime = settings().session_token_ttl_seconds
     token = _new_token(user.locator)
-    ctx = CallContext(principal=Principal(user.locator, user.userName, frozenset(), frozenset()),
-                      request_id=request_id, now=now)
+    ctx = CallContext(
+        principal=Principal(user.locator, user.userName, frozenset(), frozenset()), request_id=request_id, now=now
+    )
     uow = wiring.system_unit_of_work(ctx)
-    repository.add_session_token(uow, Token(
-        tokenHash=_hash(token), userLocator=user.locator, kind=TokenKind.SESSION,
-        sessionGeneration=user.sessionGeneration, passwordChangeOnly=user.temporaryPassword, createdAt=now,
-        expiresAt=now + timedelta(seconds=lifetime)))
-    repository.take_back_sign_in_attempt(uow, (name_subject.kind, name_subject.digest),
-                                         [(s.kind, s.digest) for s in source_subjects], window, expires_at)
+    repository.add_session_token(
+        uow,
+        Token(
+            tokenHash=_hash(token),
+            userLocator=user.locator,
+            kind=TokenKind.SESSION,
+            sessionGeneration=user.sessionGeneration,
+            passwordChangeOnly=user.temporaryPassword,
+            createdAt=now,
+            expiresAt=now + timedelta(seconds=lifetime),
+        ),
+    )
+    repository.take_back_sign_in_attempt(
+        uow, (name_subject.kind, name_subject.digest), [(s.kind, s.digest) for s in source_subjects], window, expires_at
+    )
     uow.record_event("auth.session.create", {"userLocator": user.locator})
     uow.commit()
     return token, lifetime
@@ -165,12 +188,25 @@ def ensure_bootstrap(now: datetime, request_id: str) -> None:
     if not current.admin_username or not current.admin_password:
         return  # a deployed stage without an explicit password does not bootstrap
     ctx = CallContext(principal=SYSTEM, request_id=request_id, now=now)
-    role = Role(locator=new_locator(), name=ADMIN_ROLE, description="Every permission on every tenant",
-                permissions=["*.*"], createdAt=now, createdBy=SYSTEM.user_locator)
-    admin = User(locator=new_uuid_locator(), userName=current.admin_username, firstName="Administrator",
-                 lastName="", tenants=[ANY_TENANT], roleLocators=[role.locator],
-                 passwordHash=passwords.hash_password(current.admin_password), createdAt=now,
-                 createdBy=SYSTEM.user_locator)
+    role = Role(
+        locator=new_locator(),
+        name=ADMIN_ROLE,
+        description="Every permission on every tenant",
+        permissions=["*.*"],
+        createdAt=now,
+        createdBy=SYSTEM.user_locator,
+    )
+    admin = User(
+        locator=new_uuid_locator(),
+        userName=current.admin_username,
+        firstName="Administrator",
+        lastName="",
+        tenants=[ANY_TENANT],
+        roleLocators=[role.locator],
+        passwordHash=passwords.hash_password(current.admin_password),
+        createdAt=now,
+        createdBy=SYSTEM.user_locator,
+    )
     uow = wiring.system_unit_of_work(ctx)
     repository.add_role(uow, role)
     repository.add_user(uow, admin)
@@ -227,7 +263,8 @@ def _load_manageable(ctx: CallContext, locator: str) -> tuple[User, UserProfile]
     beyond = sorted(set(wanted) - restrict(caller.permissions, wanted))
     if beyond:
         raise codes.AUTH_USER_OUTRANKS_CALLER(
-            f"You cannot manage a user holding permissions you do not hold: {', '.join(beyond)}")
+            f"You cannot manage a user holding permissions you do not hold: {', '.join(beyond)}"
+        )
     return user, profile
 
 
@@ -254,19 +291,37 @@ def list_users(ctx: CallContext, page: PageRequest) -> Page[UserProfile]:
     return Page(profiles, found.list_completed)
 
 
-def create_user(ctx: CallContext, *, user_name: str, first_name: str, last_name: str, email: str | None,
-                password: str | None, temporary_password: bool, service_account: bool, roles: list[str],
-                tenants: list[str], enable_user: bool) -> UserProfile:
+def create_user(
+    ctx: CallContext,
+    *,
+    user_name: str,
+    first_name: str,
+    last_name: str,
+    email: str | None,
+    password: str | None,
+    temporary_password: bool,
+    service_account: bool,
+    roles: list[str],
+    tenants: list[str],
+    enable_user: bool,
+) -> UserProfile:
     _check_grantable_tenants(ctx, tenants)
     if password:
         _check_password(password, user_name)
     user = User(
-        locator=new_uuid_locator(), userName=user_name, firstName=first_name, lastName=last_name, email=email,
-        serviceAccount=service_account, tenants=sorted(set(tenants)), roleLocators=_role_locators(ctx, roles),
+        locator=new_uuid_locator(),
+        userName=user_name,
+        firstName=first_name,
+        lastName=last_name,
+        email=email,
+        serviceAccount=service_account,
+        tenants=sorted(set(tenants)),
+        roleLocators=_role_locators(ctx, roles),
         passwordHash=passwords.hash_password(password) if password else None,
         temporaryPassword=temporary_password and bool(password),
         enabled=bool(password) or enable_user or service_account,
-        createdAt=ctx.now, createdBy=ctx.user_locator,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
     )
     uow = _user_unit_of_work(ctx)
     repository.add_user(uow, user)
@@ -275,8 +330,16 @@ def create_user(ctx: CallContext, *, user_name: str, first_name: str, last_name:
     return _profile(ctx, user)
 
 
-def update_user(ctx: CallContext, locator: str, *, first_name: str, last_name: str, email: str | None,
-                tenants: list[str], roles: list[str] | None) -> UserProfile:
+def update_user(
+    ctx: CallContext,
+    locator: str,
+    *,
+    first_name: str,
+    last_name: str,
+    email: str | None,
+    tenants: list[str],
+    roles: list[str] | None,
+) -> UserProfile:
     user, _ = _load_manageable(ctx, locator)
     _check_grantable_tenants(ctx, [t for t in tenants if t not in user.tenants])
     changes = {"firstName": first_name, "lastName": last_name, "email": email, "tenants": sorted(set(tenants))}
@@ -307,16 +370,25 @@ def reset_password(ctx: CallContext, locator: str, password: str, temporary: boo
     the user itself) lets the next sign-in only change it."""
     user, _ = _load_manageable(ctx, locator)
     _check_password(password, user.userName)
-    _save(ctx, user, {"passwordHash": passwords.hash_password(password),
-                      "temporaryPassword": temporary and locator != ctx.user_locator, "enabled": True,
-                      "sessionGeneration": user.sessionGeneration + 1}, "auth.user.password.reset")
+    _save(
+        ctx,
+        user,
+        {
+            "passwordHash": passwords.hash_password(password),
+            "temporaryPassword": temporary and locator != ctx.user_locator,
+            "enabled": True,
+            "sessionGeneration": user.sessionGeneration + 1,
+        },
+        "auth.user.password.reset",
+    )
 
 
 def _check_password(password: str, user_name: str) -> None:
     problems = password_problems(password, user_name)
     if problems:
-        raise codes.USER_WEAK_PASSWORD("The password is too weak",
-                                       field_errors=[FieldError("password", p) for p in problems])
+        raise codes.USER_WEAK_PASSWORD(
+            "The password is too weak", field_errors=[FieldError("password", p) for p in problems]
+        )
 
 
 def revoke_sessions(ctx: CallContext, locator: str) -> None:
@@ -375,23 +447,32 @@ def _role_locators(ctx: CallContext, names: list[str], already_held: Sequence[st
     found = repository.role_locators_by_name(names)
     missing = [n for n in names if n.lower() not in found]
     if missing:
-        raise codes.ROLE_UNKNOWN("Unknown role",
-                                 field_errors=[FieldError("roles", f"no role named {n}") for n in missing])
+        raise codes.ROLE_UNKNOWN(
+            "Unknown role", field_errors=[FieldError("roles", f"no role named {n}") for n in missing]
+        )
     locators = list(dict.fromkeys(found[n.lower()] for n in names))
     new = [r for r in locators if r not in already_held]
     if new and not ctx.principal.is_system:
-        too_wide = [role.name for role in repository.roles(new)
-                    if restrict(ctx.principal.permissions, role.permissions) != frozenset(role.permissions)]
+        too_wide = [
+            role.name
+            for role in repository.roles(new)
+            if restrict(ctx.principal.permissions, role.permissions) != frozenset(role.permissions)
+        ]
         if too_wide:
             raise codes.AUTH_ROLE_NOT_GRANTABLE(
-                f"You cannot grant roles with permissions you do not hold: {', '.join(too_wide)}")
+                f"You cannot grant roles with permissions you do not hold: {', '.join(too_wide)}"
+            )
     return locators
 
 
 def _check_grantable_tenants(ctx: CallContext, tenants: list[str]) -> None:
     """A caller can hand out only tenants it holds itself."""
-    refused = [t for t in tenants if not (ctx.principal.is_system or tenant_allowed(ctx.principal.tenants, t))
-               or (t == ANY_TENANT and ANY_TENANT not in ctx.principal.tenants)]
+    refused = [
+        t
+        for t in tenants
+        if not (ctx.principal.is_system or tenant_allowed(ctx.principal.tenants, t))
+        or (t == ANY_TENANT and ANY_TENANT not in ctx.principal.tenants)
+    ]
     if refused:
         raise codes.AUTH_TENANT_NOT_HELD(f"You cannot grant access to tenants you do not hold: {', '.join(refused)}")
 
@@ -404,8 +485,9 @@ def _require_any(ctx: CallContext, action: str, *permissions: str) -> None:
 # --- named tokens --------------------------------------------------------------------------------
 
 
-def create_token(ctx: CallContext, user_locator: str, *, name: str, expires_at: datetime,
-                 permissions: list[str], tenants: list[str]) -> str:
+def create_token(
+    ctx: CallContext, user_locator: str, *, name: str, expires_at: datetime, permissions: list[str], tenants: list[str]
+) -> str:
     """A named token of `user_locator`: the caller's own, or, with `users.write`, one of a service
     account the caller may manage. Never one of another person's interactive account."""
     user, owner = _load_manageable(ctx, user_locator)
@@ -414,28 +496,47 @@ def create_token(ctx: CallContext, user_locator: str, *, name: str, expires_at: 
         if not user.serviceAccount:
             raise codes.TOKEN_NOT_SERVICE_ACCOUNT("Tokens can be created for yourself or for service accounts only")
     if expires_at <= ctx.now:
-        raise codes.REQUEST_INVALID("expiresAt must be in the future",
-                                    field_errors=[FieldError("expiresAt", "must be in the future")])
+        raise codes.REQUEST_INVALID(
+            "expiresAt must be in the future", field_errors=[FieldError("expiresAt", "must be in the future")]
+        )
     _check_permission_names(permissions, "permissions")
     # bounded by the owner and by the calling credential, so a restricted token cannot mint a wider one
-    not_held = [p for p in permissions if restrict(owner.permissions, [p]) != frozenset([p])
-                or restrict(ctx.principal.permissions, [p]) != frozenset([p])]
+    not_held = [
+        p
+        for p in permissions
+        if restrict(owner.permissions, [p]) != frozenset([p])
+        or restrict(ctx.principal.permissions, [p]) != frozenset([p])
+    ]
     if not_held:
         raise codes.TOKEN_PERMISSION_NOT_HELD(
-            f"The token cannot carry permissions its owner does not hold: {', '.join(not_held)}")
+            f"The token cannot carry permissions its owner does not hold: {', '.join(not_held)}"
+        )
     foreign = [t for t in tenants if not (_holds_tenant(user.tenants, t) and _holds_tenant(ctx.principal.tenants, t))]
     if foreign:
         raise codes.TOKEN_TENANT_NOT_HELD(
-            f"The token cannot cover tenants its owner does not hold: {', '.join(foreign)}")
+            f"The token cannot cover tenants its owner does not hold: {', '.join(foreign)}"
+        )
     held = len(repository.named_tokens(user_locator))
     if held >= MAX_NAMED_TOKENS:
         raise _token_limit_reached()
     token = _new_token(user_locator)
     uow = wiring.system_unit_of_work(ctx)
-    repository.add_named_token(uow, Token(tokenHash=_hash(token), userLocator=user_locator, kind=TokenKind.NAMED,
-                                          name=name, permissions=sorted(set(permissions)),
-                                          tenants=sorted(set(tenants)), createdAt=ctx.now, expiresAt=expires_at),
-                               held=held, limit=MAX_NAMED_TOKENS, on_limit=_token_limit_reached)
+    repository.add_named_token(
+        uow,
+        Token(
+            tokenHash=_hash(token),
+            userLocator=user_locator,
+            kind=TokenKind.NAMED,
+            name=name,
+            permissions=sorted(set(permissions)),
+            tenants=sorted(set(tenants)),
+            createdAt=ctx.now,
+            expiresAt=expires_at,
+        ),
+        held=held,
+        limit=MAX_NAMED_TOKENS,
+        on_limit=_token_limit_reached,
+    )
     uow.record_event("auth.token.create", {"userLocator": user_locator, "name": name})
     uow.commit()
     return token
@@ -475,8 +576,11 @@ def delete_token(ctx: CallContext, user_locator: str, token_or_name: str) -> Non
 
 
 def _check_permission_names(permissions: list[str], field: str) -> None:
-    bad = [FieldError(f"{field}[{i}]", f"'{p}' is not group.action, group.* or *.*")
-           for i, p in enumerate(permissions) if not is_valid_permission(p)]
+    bad = [
+        FieldError(f"{field}[{i}]", f"'{p}' is not group.action, group.* or *.*")
+        for i, p in enumerate(permissions)
+        if not is_valid_permission(p)
+    ]
     if bad:
         raise codes.ROLE_INVALID_PERMISSION("Invalid permission names", field_errors=bad)
 
@@ -492,7 +596,8 @@ def _check_role_within_reach(ctx: CallContext, permissions: Iterable[str], holde
     beyond = sorted(set(wanted) - restrict(caller.permissions, wanted))
     if beyond:
         raise codes.AUTH_ROLE_OUTRANKS_CALLER(
-            f"You cannot manage a role with permissions you do not hold: {', '.join(beyond)}")
+            f"You cannot manage a role with permissions you do not hold: {', '.join(beyond)}"
+        )
     if not all(_holds_tenant(caller.tenants, tenant) for tenant in holders.tenants):
         raise codes.AUTH_ROLE_OUTRANKS_CALLER("You cannot manage a role held by users of tenants you do not hold")
 
@@ -510,8 +615,14 @@ def _load_changeable_role(locator: str) -> tuple[Role, RoleHolders]:
 def create_role(ctx: CallContext, *, name: str, description: str, permissions: list[str]) -> Role:
     _check_permission_names(permissions, "permissions")
     _check_role_within_reach(ctx, permissions, RoleHolders())
-    role = Role(locator=new_locator(), name=name, description=description,
-                permissions=sorted(set(permissions)), createdAt=ctx.now, createdBy=ctx.user_locator)
+    role = Role(
+        locator=new_locator(),
+        name=name,
+        description=description,
+        permissions=sorted(set(permissions)),
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+    )
     uow = wiring.system_unit_of_work(ctx)
     repository.add_role(uow, role)
     uow.record_event("auth.role.create", {"roleLocator": role.locator})
@@ -526,16 +637,25 @@ def get_role(ctx: CallContext, locator: str) -> Role:
     return role
 
 
-def update_role(ctx: CallContext, locator: str, *, name: str, description: str, version: int,
-                add_permissions: list[str], remove_permissions: list[str]) -> Role:
+def update_role(
+    ctx: CallContext,
+    locator: str,
+    *,
+    name: str,
+    description: str,
+    version: int,
+    add_permissions: list[str],
+    remove_permissions: list[str],
+) -> Role:
     role, holders = _load_changeable_role(locator)
     _check_permission_names(add_permissions, "addPermissions")
     permissions = sorted((set(role.permissions) - set(remove_permissions)) | set(add_permissions))
     _check_role_within_reach(ctx, [*role.permissions, *permissions], holders)
     if version != role.version:
         raise codes.CONCURRENT_MODIFICATION(f"The role is at version {role.version}, not {version}; reload it")
-    changed = role.model_copy(update={"name": name, "description": description, "permissions": permissions,
-                                      "version": role.version + 1})
+    changed = role.model_copy(
+        update={"name": name, "description": description, "permissions": permissions, "version": role.version + 1}
+    )
     uow = wiring.system_unit_of_work(ctx)
     repository.save_role(uow, changed, role.version, role.name, holders.version)
     uow.record_event("auth.role.update", {"roleLocator": locator})
@@ -563,8 +683,14 @@ def create_tenant(ctx: CallContext, *, name: str, description: str | None = None
     """Register a tenant and give the caller access to it (unless it already has every tenant). With
     `test_clock`, the tenant gets a test clock standing at the real time of now (clock/service.py),
     written before the tenant is, so no request on the tenant can see it without its clock."""
-    tenant = Tenant(locator=new_tenant_locator(), name=name, description=description, createdAt=ctx.now,
-                    createdBy=ctx.user_locator, testClock=test_clock)
+    tenant = Tenant(
+        locator=new_tenant_locator(),
+        name=name,
+        description=description,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        testClock=test_clock,
+    )
     if test_clock:
         # the request's idempotency guard goes with the tenant's registration (system records), not here
         clock_uow = wiring.unit_of_work(replace(ctx.for_tenant(tenant.locator), idempotency=None))

@@ -2,6 +2,7 @@
 pure (the counters are stored by the repository, and a success takes its attempt back). A window that
 ends takes its counts with it, so no lockout lasts longer than one window after the last counted failure;
 attempts refused while throttled are not counted."""
+
 from __future__ import annotations
 
 import hashlib

@@ -3,6 +3,7 @@ and installments, as billing's own records (chalicelib/billing/models.py), inste
 from its charges. Each installment runs from its start time to the next one's (the last to the term's end);
 its items are the charges' installment items naming it (by number, 1 for the first). Locators derive from
 (migration, account, policy, original ids): every run of the account derives the same ones."""
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -32,8 +33,9 @@ class Brought:
     root: Element
 
 
-def of_transaction(policy: Policy, owner: Account, brought: Brought,
-                   seed: str) -> tuple[InstallmentLattice, dict[str, Installment]]:
+def of_transaction(
+    policy: Policy, owner: Account, brought: Brought, seed: str
+) -> tuple[InstallmentLattice, dict[str, Installment]]:
     """The lattice and the installments (by original id) of a transaction that brings its installments."""
     transaction, given, term_end, priced = brought.transaction, brought.given, brought.term_end, brought.priced
     element_types = dict(_types(brought.root))
@@ -54,34 +56,78 @@ def of_transaction(policy: Policy, owner: Account, brought: Brought,
         seconds = Decimal((end - start).total_seconds())
         number = given.installments.index(installment) + 1
         share = sum((amount for _, _, amount in items[number]), Decimal(0))
-        frames.append(LatticeFrame(
-            installmentStartTime=start, installmentEndTime=end, coverageStartTime=start, coverageEndTime=end,
-            installmentDuration=seconds, coverageDuration=seconds,
-            normalizedWeight=share / total if total else Decimal(0),
-            generateTime=installment.generateTime, dueTime=installment.dueTime, autopayTime=installment.dueTime))
+        frames.append(
+            LatticeFrame(
+                installmentStartTime=start,
+                installmentEndTime=end,
+                coverageStartTime=start,
+                coverageEndTime=end,
+                installmentDuration=seconds,
+                coverageDuration=seconds,
+                normalizedWeight=share / total if total else Decimal(0),
+                generateTime=installment.generateTime,
+                dueTime=installment.dueTime,
+                autopayTime=installment.dueTime,
+            )
+        )
         locator = derived_locator(start, f"{seed}:installment:{installment.id}")
         installments[installment.id] = Installment(
-            locator=locator, installmentLatticeLocator=lattice_locator, accountLocator=owner.locator,
-            policyLocator=policy.locator, transactionLocator=transaction.locator, termLocator=transaction.termLocator,
-            currency=policy.currency, timezone=policy.timezone, installmentFrameIndex=index,
-            installmentStartTime=start, installmentEndTime=end, coverageStartTime=start, coverageEndTime=end,
-            installmentDuration=seconds, coverageDuration=seconds, generateTime=installment.generateTime,
-            dueTime=installment.dueTime, autopayTime=installment.dueTime, billingContainer=container,
-            installmentItems=[InstallmentItem(
-                locator=derived_locator(start, f"{seed}:installmentItem:{original}"), installmentLocator=locator,
-                chargeLocator=charge.locator, elementLocator=charge.elementLocator,
-                elementStaticLocator=charge.elementStaticLocator,
-                elementType=element_types.get(charge.elementStaticLocator), chargeType=charge.chargeType,
-                chargeCategory=str(charge.chargeCategory), amount=amount, createdAt=transaction.createdAt,
-                createdBy=created_by) for charge, original, amount in items[number]],
-            createdAt=transaction.createdAt, createdBy=created_by, updatedAt=transaction.createdAt,
-            updatedBy=created_by)
+            locator=locator,
+            installmentLatticeLocator=lattice_locator,
+            accountLocator=owner.locator,
+            policyLocator=policy.locator,
+            transactionLocator=transaction.locator,
+            termLocator=transaction.termLocator,
+            currency=policy.currency,
+            timezone=policy.timezone,
+            installmentFrameIndex=index,
+            installmentStartTime=start,
+            installmentEndTime=end,
+            coverageStartTime=start,
+            coverageEndTime=end,
+            installmentDuration=seconds,
+            coverageDuration=seconds,
+            generateTime=installment.generateTime,
+            dueTime=installment.dueTime,
+            autopayTime=installment.dueTime,
+            billingContainer=container,
+            installmentItems=[
+                InstallmentItem(
+                    locator=derived_locator(start, f"{seed}:installmentItem:{original}"),
+                    installmentLocator=locator,
+                    chargeLocator=charge.locator,
+                    elementLocator=charge.elementLocator,
+                    elementStaticLocator=charge.elementStaticLocator,
+                    elementType=element_types.get(charge.elementStaticLocator),
+                    chargeType=charge.chargeType,
+                    chargeCategory=str(charge.chargeCategory),
+                    amount=amount,
+                    createdAt=transaction.createdAt,
+                    createdBy=created_by,
+                )
+                for charge, original, amount in items[number]
+            ],
+            createdAt=transaction.createdAt,
+            createdBy=created_by,
+            updatedAt=transaction.createdAt,
+            updatedBy=created_by,
+        )
     lattice = InstallmentLattice(
-        locator=lattice_locator, accountLocator=owner.locator, policyLocator=policy.locator,
-        billingContainer=container, transactionLocator=transaction.locator, termLocator=transaction.termLocator,
-        currency=policy.currency, timezone=policy.timezone, termStartTime=brought.term_start,
-        termEndTime=term_end, effectiveTime=transaction.effectiveTime, frames=frames,
-        createdAt=transaction.createdAt, createdBy=created_by)
+        locator=lattice_locator,
+        accountLocator=owner.locator,
+        policyLocator=policy.locator,
+        billingContainer=container,
+        transactionLocator=transaction.locator,
+        termLocator=transaction.termLocator,
+        currency=policy.currency,
+        timezone=policy.timezone,
+        termStartTime=brought.term_start,
+        termEndTime=term_end,
+        effectiveTime=transaction.effectiveTime,
+        frames=frames,
+        createdAt=transaction.createdAt,
+        createdBy=created_by,
+    )
     return lattice, installments
 
 

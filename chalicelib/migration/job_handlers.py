@@ -1,4 +1,5 @@
 """Asynchronous work of migrations: a run queues its accounts, an account's job migrates it (service.py)."""
+
 from __future__ import annotations
 
 from typing import Any

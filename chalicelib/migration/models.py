@@ -7,6 +7,7 @@ invoices, payments and disbursements each carry the `id` of the source system: f
 keyed by it, and every record written for it has a locator derived from (migration, original ids), so a
 rerun of an account writes the same records.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -301,8 +302,13 @@ class AccountFailures(BaseModel):
     disbursements: dict[str, EntityFailure] = {}
 
     def count(self) -> int:
-        return int(self.accountError is not None) + len(self.policies) + len(self.invoices) + len(
-            self.payments) + len(self.disbursements)
+        return (
+            int(self.accountError is not None)
+            + len(self.policies)
+            + len(self.invoices)
+            + len(self.payments)
+            + len(self.disbursements)
+        )
 
 
 class MappingObject(BaseModel):

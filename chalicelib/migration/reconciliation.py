@@ -13,6 +13,7 @@ is reported by the original id of its entity, naming both amounts.
 
 (The installment items of each charge adding up to the charge is checked with the charge, service._policy.)
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -41,8 +42,12 @@ class Differences:
     account: list[str] = field(default_factory=list)
 
 
-def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_currency: str,
-              existing: Mapping[str, Invoice] | None = None) -> Differences:
+def reconcile(
+    request: MigrationRequest,
+    currencies: Mapping[str, str],
+    default_currency: str,
+    existing: Mapping[str, Invoice] | None = None,
+) -> Differences:
     """The differences of the account's records; `currencies`: each policy's (by original id) currency;
     `existing`: the invoices (by locator) the account has already that payment items name."""
     existing = existing or {}
@@ -62,7 +67,8 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
                     if installment.invoiceId not in invoices:
                         found.policies[policy.id].append(
                             f"{at}.installments[{position}] ({installment.id}): its invoice "
-                            f"{installment.invoiceId!r} is not among the account's invoices")
+                            f"{installment.invoiceId!r} is not among the account's invoices"
+                        )
                     else:
                         named.add(installment.invoiceId)
                         billed_in[installment.invoiceId].add(currency)
@@ -71,7 +77,8 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
                     if not 1 <= item.installmentNumber <= len(transaction.installments):
                         found.policies[policy.id].append(
                             f"{at}: installment item {item.id} names installment {item.installmentNumber}, the "
-                            f"transaction brings {len(transaction.installments)}")
+                            f"transaction brings {len(transaction.installments)}"
+                        )
                         continue
                     invoice_id = transaction.installments[item.installmentNumber - 1].invoiceId
                     if invoice_id in totals:
@@ -83,10 +90,12 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
         of_installments = sorted(billed_in[original])
         if len(of_installments) > 1:
             found.invoices[original].append(
-                f"invoice {original}: its installments are billed in {', '.join(of_installments)}")
+                f"invoice {original}: its installments are billed in {', '.join(of_installments)}"
+            )
         elif stated and of_installments and stated != of_installments[0]:
             found.invoices[original].append(
-                f"invoice {original}: its currency is {stated}, its installments' {of_installments[0]}")
+                f"invoice {original}: its currency is {stated}, its installments' {of_installments[0]}"
+            )
     covered: dict[str, Decimal] = defaultdict(Decimal)
     paying: dict[str, list[str]] = defaultdict(list)
     for payment in request.payments:
@@ -99,23 +108,28 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
             earlier = existing.get(paid_item.invoiceId) if target is None else None
             if earlier is not None:
                 if earlier.invoiceState != InvoiceState.OPEN:
-                    found.payments[payment.id].append(f"{at}: the account's invoice {earlier.locator} is "
-                                                      f"{earlier.invoiceState}, it owes nothing")
+                    found.payments[payment.id].append(
+                        f"{at}: the account's invoice {earlier.locator} is {earlier.invoiceState}, it owes nothing"
+                    )
                 elif earlier.currency != currency:
-                    found.payments[payment.id].append(f"{at}: the payment is in {currency}, the account's invoice "
-                                                      f"{earlier.locator} in {earlier.currency}")
+                    found.payments[payment.id].append(
+                        f"{at}: the payment is in {currency}, the account's invoice "
+                        f"{earlier.locator} in {earlier.currency}"
+                    )
                 else:
                     covered[earlier.locator] += paid_item.amount
                     paying[earlier.locator].append(payment.id)
                 continue
             if target is None:
-                found.payments[payment.id].append(f"{at}: invoice {paid_item.invoiceId!r} is not among the account's "
-                                                  "invoices")
+                found.payments[payment.id].append(
+                    f"{at}: invoice {paid_item.invoiceId!r} is not among the account's invoices"
+                )
                 continue
             invoice_currency = _currency_of(target.currency, billed_in[paid_item.invoiceId], default_currency)
             if invoice_currency != currency:
                 found.payments[payment.id].append(
-                    f"{at}: the payment is in {currency}, invoice {paid_item.invoiceId} in {invoice_currency}")
+                    f"{at}: the payment is in {currency}, invoice {paid_item.invoiceId} in {invoice_currency}"
+                )
                 continue
             covered[paid_item.invoiceId] += paid_item.amount
     for original, invoice in invoices.items():
@@ -123,32 +137,39 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
         if invoice.invoiceState == "discarded" and paid:
             found.invoices[original].append(
                 f"invoice {original}: stated discarded (it owes nothing), its installments' items total {total}, "
-                f"its payments cover {paid}")
+                f"its payments cover {paid}"
+            )
         elif paid > total:
             found.invoices[original].append(
-                f"invoice {original}: its installments' items total {total}, its payments cover {paid}")
+                f"invoice {original}: its installments' items total {total}, its payments cover {paid}"
+            )
         elif invoice.invoiceState == "settled" and paid != total:
             found.invoices[original].append(
-                f"invoice {original}: stated settled, its installments' items total {total}, its payments "
-                f"cover {paid}")
+                f"invoice {original}: stated settled, its installments' items total {total}, its payments cover {paid}"
+            )
         elif invoice.invoiceState == "open" and total > 0 and paid == total:
             found.invoices[original].append(
                 f"invoice {original}: stated open, its installments' items total {total}, its payments cover "
-                f"{paid} (all of it)")
+                f"{paid} (all of it)"
+            )
     for locator, earlier in existing.items():
         if covered[locator] > earlier.totalRemainingAmount:
             for payment_id in dict.fromkeys(paying[locator]):
                 found.payments[payment_id].append(
                     f"payment {payment_id}: the account's invoice {locator} has {earlier.totalRemainingAmount} "
-                    f"remaining, the migration's payments pay {covered[locator]} of it")
+                    f"remaining, the migration's payments pay {covered[locator]} of it"
+                )
     if isinstance(request, AccountMigrationRequest) and request.accounting is not None:
         for currency, amount in request.accounting.originalAccountBalances.items():
             if len(currency) != 3 or not currency.isalpha() or not currency.isupper():
-                found.account.append(f"accounting.originalAccountBalances: {currency!r} is not an ISO 4217 "
-                                     "currency code")
+                found.account.append(
+                    f"accounting.originalAccountBalances: {currency!r} is not an ISO 4217 currency code"
+                )
             elif amount < 0:
-                found.account.append(f"accounting.originalAccountBalances.{currency}: the starting credit balance "
-                                     f"{amount} is negative (credit balances are 0 or more)")
+                found.account.append(
+                    f"accounting.originalAccountBalances.{currency}: the starting credit balance "
+                    f"{amount} is negative (credit balances are 0 or more)"
+                )
     for disbursement in request.disbursements:
         at = f"disbursement {disbursement.id}"
         currency = disbursement.currency or default_currency
@@ -159,18 +180,22 @@ def reconcile(request: MigrationRequest, currencies: Mapping[str, str], default_
             found.disbursements[disbursement.id].append(f"{at}: no source says what it paid out")
         for index, source in enumerate(disbursement.sources):
             if source.amount <= 0:
-                found.disbursements[disbursement.id].append(f"{at}: sources[{index}].amount {source.amount} is not "
-                                                            "positive")
+                found.disbursements[disbursement.id].append(
+                    f"{at}: sources[{index}].amount {source.amount} is not positive"
+                )
             elif source.amount != money.round_money(source.amount, currency):
-                found.disbursements[disbursement.id].append(f"{at}: sources[{index}].amount {source.amount} is not "
-                                                            f"an amount of {currency}")
+                found.disbursements[disbursement.id].append(
+                    f"{at}: sources[{index}].amount {source.amount} is not an amount of {currency}"
+                )
     return found
 
 
 def disbursed(request: MigrationRequest, default_currency: str) -> list[tuple[str, Decimal]]:
     """Each disbursement's (currency, amount): the sum of its sources."""
-    return [(given.currency or default_currency, sum((source.amount for source in given.sources), Decimal(0)))
-            for given in request.disbursements]
+    return [
+        (given.currency or default_currency, sum((source.amount for source in given.sources), Decimal(0)))
+        for given in request.disbursements
+    ]
 
 
 def _currency_of(stated: str | None, of_installments: set[str], default: str) -> str:

@@ -1,6 +1,7 @@
 """Persistence of migrations: one item collection per migration (storage/keys.py, "migration"), and its
 request in S3 as JSON Lines (one account a line, `migrations/{m}/request.jsonl`; a patched account's line
 in an object of its own), which each account's job reads by byte range."""
+
 from __future__ import annotations
 
 import json
@@ -57,8 +58,11 @@ def account_request(tenant: str, account: AccountMigration) -> bytes:
 
 
 def add(uow: UnitOfWork, tenant: str, migration: Migration) -> None:
-    uow.add(table.put_new({**keys.migration(tenant, migration.locator).as_dict(), "entity": "migration",
-                           **migration.model_dump()}))
+    uow.add(
+        table.put_new(
+            {**keys.migration(tenant, migration.locator).as_dict(), "entity": "migration", **migration.model_dump()}
+        )
+    )
 
 
 def get(tenant: str, locator: str) -> Migration | None:
@@ -66,17 +70,21 @@ def get(tenant: str, locator: str) -> Migration | None:
     return Migration.model_validate(codec.without_keys(item)) if item else None
 
 
-def move(tenant: str, migration: Migration, state: MigrationState, *, add: dict[str, int] | None = None,
-         **changes: Any) -> WriteOp:
+def move(
+    tenant: str, migration: Migration, state: MigrationState, *, add: dict[str, int] | None = None, **changes: Any
+) -> WriteOp:
     """The migration in `state`, on condition that it is still at its version (else 409); `add` to its counters."""
-    op = table.update(keys.migration(tenant, migration.locator),
-                      {"migrationState": state.value, "updatedAt": migration.updatedAt, **changes},
-                      expected_version=migration.version)
+    op = table.update(
+        keys.migration(tenant, migration.locator),
+        {"migrationState": state.value, "updatedAt": migration.updatedAt, **changes},
+        expected_version=migration.version,
+    )
     if add:
         op.params["UpdateExpression"] += " ADD " + ", ".join(f"#a{i} :a{i}" for i in range(len(add)))
         op.params["ExpressionAttributeNames"].update({f"#a{i}": name for i, name in enumerate(add)})
         op.params["ExpressionAttributeValues"].update(
-            {f":a{i}": codec.serialize_value(delta) for i, delta in enumerate(add.values())})
+            {f":a{i}": codec.serialize_value(delta) for i, delta in enumerate(add.values())}
+        )
     return op
 
 
@@ -85,18 +93,28 @@ def count(tenant: str, migration: str, deltas: dict[str, int]) -> WriteOp:
     names = {f"#c{i}": name for i, name in enumerate(deltas)}
     values = {f":c{i}": codec.serialize_value(delta) for i, delta in enumerate(deltas.values())}
     key = keys.migration(tenant, migration)
-    return WriteOp("Update", {"Key": codec.serialize(key.as_dict()),
-                              "UpdateExpression": "ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(deltas))),
-                              "ConditionExpression": "attribute_exists(PK)",
-                              "ExpressionAttributeNames": names, "ExpressionAttributeValues": values}, key)
+    return WriteOp(
+        "Update",
+        {
+            "Key": codec.serialize(key.as_dict()),
+            "UpdateExpression": "ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(deltas))),
+            "ConditionExpression": "attribute_exists(PK)",
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+        },
+        key,
+    )
 
 
 # --- its accounts ----------------------------------------------------------------------------------
 
 
 def account_write(tenant: str, migration: str, account: AccountMigration, *, new: bool = False) -> WriteOp:
-    item = {**keys.migration_account(tenant, migration, account.accountLocator).as_dict(),
-            "entity": "migrationAccount", **account.model_dump()}
+    item = {
+        **keys.migration_account(tenant, migration, account.accountLocator).as_dict(),
+        "entity": "migrationAccount",
+        **account.model_dump(),
+    }
     return table.put_new(item) if new else table.put(item)
 
 
@@ -104,12 +122,19 @@ def follow_up_done(tenant: str, migration: str, account_locator: str, done: int,
     """The account's follow-up writes counted one more, on condition that `done` were (the last removes its
     path): a retried follow-up write fails rather than writing twice."""
     key = keys.migration_account(tenant, migration, account_locator)
-    return WriteOp("Update", {
-        "Key": codec.serialize(key.as_dict()),
-        "UpdateExpression": "SET followUpsDone = :next" + (" REMOVE followUpPath" if last else ""),
-        "ConditionExpression": "followUpsDone = :done",
-        "ExpressionAttributeValues": {":next": codec.serialize_value(done + 1), ":done": codec.serialize_value(done)}},
-        key)
+    return WriteOp(
+        "Update",
+        {
+            "Key": codec.serialize(key.as_dict()),
+            "UpdateExpression": "SET followUpsDone = :next" + (" REMOVE followUpPath" if last else ""),
+            "ConditionExpression": "followUpsDone = :done",
+            "ExpressionAttributeValues": {
+                ":next": codec.serialize_value(done + 1),
+                ":done": codec.serialize_value(done),
+            },
+        },
+        key,
+    )
 
 
 # --- a staged account (service._commit_account) ------------------------------------------------------
@@ -131,9 +156,13 @@ def split(ops: list[WriteOp], account: str) -> dict[str, list[WriteOp]]:
         entity = item.get("entity", {}).get("S")
         if op.action == "Put" and entity in ("job", "dueEntry"):
             found[DEFERRED].append(op)
-        elif op.action != "Put" or entity == "numberGuard" or any(name in item for name in INDEXED) or (
-                account in op.key.pk and not op.key.sk.startswith(keys.BILLING_LATTICE_PREFIX)) or op.params.get(
-                "ConditionExpression", NEW) != NEW:
+        elif (
+            op.action != "Put"
+            or entity == "numberGuard"
+            or any(name in item for name in INDEXED)
+            or (account in op.key.pk and not op.key.sk.startswith(keys.BILLING_LATTICE_PREFIX))
+            or op.params.get("ConditionExpression", NEW) != NEW
+        ):
             found[GATE].append(op)
         else:
             found[STAGED].append(WriteOp("Put", {"Item": item}, op.key))
@@ -145,8 +174,9 @@ NEW = "attribute_not_exists(PK)"
 
 def write_staged(tenant: str, ops: list[WriteOp]) -> None:
     """The staged writes, as many to a TransactWriteItems as it holds (`table.chunked`: deterministic)."""
-    for chunk in table.chunked([[op] for op in ops], table.MAX_TRANSACTION_ITEMS, table.MAX_WRITE_BYTES,
-                               table.request_size):
+    for chunk in table.chunked(
+        [[op] for op in ops], table.MAX_TRANSACTION_ITEMS, table.MAX_WRITE_BYTES, table.request_size
+    ):
         write_chunk(tenant, chunk)
 
 
@@ -155,17 +185,22 @@ def write_chunk(tenant: str, chunk: list[WriteOp]) -> None:
 
 
 def follow_up_content(ops: list[WriteOp], events: list[tuple[str, dict[str, Any]]]) -> bytes:
-    return json.dumps({
-        "ops": [{"action": op.action, "params": op.params, "pk": op.key.pk, "sk": op.key.sk} for op in ops],
-        "events": [{"type": event_type, "data": codec.serialize(data)} for event_type, data in events]}).encode()
+    return json.dumps(
+        {
+            "ops": [{"action": op.action, "params": op.params, "pk": op.key.pk, "sk": op.key.sk} for op in ops],
+            "events": [{"type": event_type, "data": codec.serialize(data)} for event_type, data in events],
+        }
+    ).encode()
 
 
 def follow_up_actions(content: bytes) -> list[tuple[WriteOp, dict[str, Any]] | tuple[str, dict[str, Any]]]:
     """The follow-up's actions in order: (its write, the item it puts) for each write, then (type, data) for each
     event."""
     given = json.loads(content)
-    return [(WriteOp(op["action"], op["params"], Key(op["pk"], op["sk"])), codec.deserialize(op["params"]["Item"]))
-            for op in given["ops"]] + [(event["type"], codec.deserialize(event["data"])) for event in given["events"]]
+    return [
+        (WriteOp(op["action"], op["params"], Key(op["pk"], op["sk"])), codec.deserialize(op["params"]["Item"]))
+        for op in given["ops"]
+    ] + [(event["type"], codec.deserialize(event["data"])) for event in given["events"]]
 
 
 def follow_up_path(migration: str, account_locator: str) -> str:
@@ -186,19 +221,29 @@ def get_account(tenant: str, migration: str, account_locator: str) -> AccountMig
 
 
 def accounts(tenant: str, migration: str, page: PageRequest) -> Page[AccountMigration]:
-    found = query.page(table.gateway(), _scope(tenant), keys.migration_partition(tenant, migration), page,
-                       sk_prefix=keys.MIGRATION_ACCOUNT_PREFIX)
-    return Page([AccountMigration.model_validate(codec.without_keys(item)) for item in found.items],
-                found.list_completed)
+    found = query.page(
+        table.gateway(),
+        _scope(tenant),
+        keys.migration_partition(tenant, migration),
+        page,
+        sk_prefix=keys.MIGRATION_ACCOUNT_PREFIX,
+    )
+    return Page(
+        [AccountMigration.model_validate(codec.without_keys(item)) for item in found.items], found.list_completed
+    )
 
 
 def every_account(tenant: str, migration: str) -> Iterator[AccountMigration]:
     """Every account of the migration, a Query page (1 MB) at a time (jobs only)."""
     gateway, start_key = table.gateway(), None
     while True:
-        batch, start_key = gateway.query(_scope(tenant), keys.migration_partition(tenant, migration),
-                                         sk_prefix=keys.MIGRATION_ACCOUNT_PREFIX, start_key=start_key,
-                                         consistent=True)
+        batch, start_key = gateway.query(
+            _scope(tenant),
+            keys.migration_partition(tenant, migration),
+            sk_prefix=keys.MIGRATION_ACCOUNT_PREFIX,
+            start_key=start_key,
+            consistent=True,
+        )
         yield from (AccountMigration.model_validate(codec.without_keys(item)) for item in batch)
         if start_key is None:
             return
@@ -208,8 +253,13 @@ def every_account(tenant: str, migration: str) -> Iterator[AccountMigration]:
 
 
 def mapping_write(tenant: str, mappings: AccountMappings) -> WriteOp:
-    return table.put({**keys.migration_mapping(tenant, mappings.migrationLocator, mappings.accountLocator).as_dict(),
-                      "entity": "migrationMapping", **mappings.model_dump()})
+    return table.put(
+        {
+            **keys.migration_mapping(tenant, mappings.migrationLocator, mappings.accountLocator).as_dict(),
+            "entity": "migrationMapping",
+            **mappings.model_dump(),
+        }
+    )
 
 
 def get_mappings(tenant: str, migration: str, account_locator: str) -> AccountMappings | None:
@@ -218,15 +268,26 @@ def get_mappings(tenant: str, migration: str, account_locator: str) -> AccountMa
 
 
 def mappings(tenant: str, migration: str, page: PageRequest) -> Page[AccountMappings]:
-    found = query.page(table.gateway(), _scope(tenant), keys.migration_partition(tenant, migration), page,
-                       sk_prefix=keys.MIGRATION_MAPPING_PREFIX)
-    return Page([AccountMappings.model_validate(codec.without_keys(item)) for item in found.items],
-                found.list_completed)
+    found = query.page(
+        table.gateway(),
+        _scope(tenant),
+        keys.migration_partition(tenant, migration),
+        page,
+        sk_prefix=keys.MIGRATION_MAPPING_PREFIX,
+    )
+    return Page(
+        [AccountMappings.model_validate(codec.without_keys(item)) for item in found.items], found.list_completed
+    )
 
 
 def failure_write(tenant: str, migration: str, failures: AccountFailures) -> WriteOp:
-    return table.put({**keys.migration_failure(tenant, migration, failures.accountLocator).as_dict(),
-                      "entity": "migrationFailure", **failures.model_dump()})
+    return table.put(
+        {
+            **keys.migration_failure(tenant, migration, failures.accountLocator).as_dict(),
+            "entity": "migrationFailure",
+            **failures.model_dump(),
+        }
+    )
 
 
 def failure_delete(tenant: str, migration: str, account_locator: str) -> WriteOp:
@@ -239,7 +300,13 @@ def get_failures(tenant: str, migration: str, account_locator: str) -> AccountFa
 
 
 def failures(tenant: str, migration: str, page: PageRequest) -> Page[AccountFailures]:
-    found = query.page(table.gateway(), _scope(tenant), keys.migration_partition(tenant, migration), page,
-                       sk_prefix=keys.MIGRATION_FAILURE_PREFIX)
-    return Page([AccountFailures.model_validate(codec.without_keys(item)) for item in found.items],
-                found.list_completed)
+    found = query.page(
+        table.gateway(),
+        _scope(tenant),
+        keys.migration_partition(tenant, migration),
+        page,
+        sk_prefix=keys.MIGRATION_FAILURE_PREFIX,
+    )
+    return Page(
+        [AccountFailures.model_validate(codec.without_keys(item)) for item in found.items], found.list_completed
+    )

@@ -1,4 +1,5 @@
 """The migration API contract (spec part 3 "Migration"; the OpenAPI file's shapes)."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -39,6 +39,7 @@ open invoices named by locator), an application each, disbursements are
 executed records paid out of the credit, and the starting credit balances are ledger lines
 (billing/payments/service.add_migrated), in the same write.
 """
+
 from __future__ import annotations
 
 import json
@@ -105,8 +106,11 @@ PAUSE_EVENT = "migration.pause"
 RESUME_EVENT = "migration.resume"
 RECOVER_EVENT = "migration.recover"
 PATCH_EVENT = "migration.patch"
-END_EVENTS = {MigrationState.FINISHED: "migration.finish", MigrationState.FAILED: "migration.fail",
-              MigrationState.ERROR: "migration.error"}
+END_EVENTS = {
+    MigrationState.FINISHED: "migration.finish",
+    MigrationState.FAILED: "migration.fail",
+    MigrationState.ERROR: "migration.error",
+}
 ACCOUNTS_PER_WRITE = 40
 """Accounts a run job queues per TransactWriteItems (each its state item and its job item)."""
 MAX_LOCATOR_LENGTH = 64
@@ -136,8 +140,9 @@ def start(ctx: CallContext, requests: list[AccountMigrationRequest] | None, *, u
     before it is read, used up once the migration started (uploads/service.referenced_file)."""
     if upload is not None:
         if requests is not None:
-            raise codes.REQUEST_INVALID("Send the accounts as the body, or name their upload with ?uploadLocator= "
-                                        "and an empty body, not both")
+            raise codes.REQUEST_INVALID(
+                "Send the accounts as the body, or name their upload with ?uploadLocator= and an empty body, not both"
+            )
         with uploads.referenced_file(ctx, "migration", upload) as content:
             return start(ctx, _uploaded_requests(content))
     if not requests:
@@ -147,7 +152,8 @@ def start(ctx: CallContext, requests: list[AccountMigrationRequest] | None, *, u
 
 
 UPLOADED_REQUESTS: TypeAdapter[list[AccountMigrationRequest]] = TypeAdapter(
-    Annotated[list[AccountMigrationRequest], Field(max_length=MAX_ACCOUNTS)])
+    Annotated[list[AccountMigrationRequest], Field(max_length=MAX_ACCOUNTS)]
+)
 
 
 def _uploaded_requests(content: bytes) -> list[AccountMigrationRequest]:
@@ -155,9 +161,13 @@ def _uploaded_requests(content: bytes) -> list[AccountMigrationRequest]:
     try:
         return UPLOADED_REQUESTS.validate_json(content)
     except ValidationError as error:
-        raise codes.REQUEST_INVALID("The uploaded migration request is invalid", field_errors=[
-            FieldError(".".join(str(part) for part in problem["loc"]) or "file", problem["msg"])
-            for problem in error.errors()[:100]]) from None
+        raise codes.REQUEST_INVALID(
+            "The uploaded migration request is invalid",
+            field_errors=[
+                FieldError(".".join(str(part) for part in problem["loc"]) or "file", problem["msg"])
+                for problem in error.errors()[:100]
+            ],
+        ) from None
 
 
 def start_for_account(ctx: CallContext, account_locator: str, request: MigrationRequest) -> Migration:
@@ -171,15 +181,24 @@ def _start(ctx: CallContext, requests: list[Any], existing: Account | None) -> M
         _check_unique([policy.id for policy in request.policies], "policies.id")
     locator = new_locator()
     path = repository.request_path(locator)
-    repository.put_request(ctx.tenant, path, b"".join(request.model_dump_json().encode() + b"\n"
-                                                      for request in requests))
-    migration = Migration(locator=locator, migrationState=MigrationState.SUBMITTED, totalAccounts=len(requests),
-                          existingAccount=existing.locator if existing else None, run=1, createdAt=ctx.now,
-                          createdBy=ctx.user_locator, updatedAt=ctx.now)
+    repository.put_request(
+        ctx.tenant, path, b"".join(request.model_dump_json().encode() + b"\n" for request in requests)
+    )
+    migration = Migration(
+        locator=locator,
+        migrationState=MigrationState.SUBMITTED,
+        totalAccounts=len(requests),
+        existingAccount=existing.locator if existing else None,
+        run=1,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+    )
     uow = wiring.unit_of_work(ctx)
     repository.add(uow, ctx.tenant, migration)
-    jobs.enqueue(uow, JobType.MIGRATION_RUN, RunPayload(migration=locator, run=1, mode="start"),
-                 locator=_run_job(migration, 1))
+    jobs.enqueue(
+        uow, JobType.MIGRATION_RUN, RunPayload(migration=locator, run=1, mode="start"), locator=_run_job(migration, 1)
+    )
     uow.record_event(START_EVENT, {"migrationLocator": locator})
     uow.commit()
     return migration
@@ -275,19 +294,26 @@ def recover(ctx: CallContext, locator: str) -> None:
     migration = get_migration(ctx, locator)
     if migration.errorAccounts == 0 or migration.migrationState == MigrationState.PAUSED:
         raise codes.MIGRATION_INVALID_STATE(
-            f"Migration {locator} has no account in error to recover" if migration.errorAccounts == 0 else
-            "A paused migration is resumed, not recovered")
+            f"Migration {locator} has no account in error to recover"
+            if migration.errorAccounts == 0
+            else "A paused migration is resumed, not recovered"
+        )
     _move(ctx, migration, MigrationState.PROCESSING, RECOVER_EVENT, mode="recover")
 
 
-def _move(ctx: CallContext, migration: Migration, state: MigrationState, event: str, *,
-          mode: str | None = None) -> None:
+def _move(
+    ctx: CallContext, migration: Migration, state: MigrationState, event: str, *, mode: str | None = None
+) -> None:
     uow = wiring.unit_of_work(ctx)
     run = migration.run + 1 if mode else migration.run
     uow.add(repository.move(ctx.tenant, migration.model_copy(update={"updatedAt": ctx.now}), state, run=run))
     if mode:
-        jobs.enqueue(uow, JobType.MIGRATION_RUN, RunPayload(migration=migration.locator, run=run, mode=mode),
-                     locator=_run_job(migration, run))
+        jobs.enqueue(
+            uow,
+            JobType.MIGRATION_RUN,
+            RunPayload(migration=migration.locator, run=run, mode=mode),
+            locator=_run_job(migration, run),
+        )
     uow.record_event(event, {"migrationLocator": migration.locator})
     uow.commit()
 
@@ -299,7 +325,8 @@ def patch(ctx: CallContext, locator: str, request: PatchAccountMigrationRequest)
     account = account_state(ctx, locator, request.accountLocator)
     if account.accountMigrationState != AccountMigrationState.FAILED:
         raise codes.MIGRATION_ACCOUNT_NOT_FAILED(
-            f"Account {account.accountLocator} is {account.accountMigrationState}, not failed")
+            f"Account {account.accountLocator} is {account.accountMigrationState}, not failed"
+        )
     if migration.migrationState == MigrationState.PAUSED:
         raise codes.MIGRATION_INVALID_STATE("A paused migration takes no patch: resume it first")
     given = _request_of(ctx, migration, account)
@@ -322,28 +349,58 @@ def patch(ctx: CallContext, locator: str, request: PatchAccountMigrationRequest)
     path = repository.request_path(locator, f"patch-{account.accountLocator}-{account.patches + 1}")
     repository.put_request(ctx.tenant, path, content)
     before = repository.get_failures(ctx.tenant, locator, account.accountLocator)
-    again = account.model_copy(update={
-        "accountMigrationState": AccountMigrationState.PENDING, "requestPath": path, "requestStart": 0,
-        "requestLength": len(content), "patches": account.patches + 1, "processedItems": 0, "errorItems": 0,
-        "totalItems": _items(patched), "lastUpdated": ctx.now})
+    again = account.model_copy(
+        update={
+            "accountMigrationState": AccountMigrationState.PENDING,
+            "requestPath": path,
+            "requestStart": 0,
+            "requestLength": len(content),
+            "patches": account.patches + 1,
+            "processedItems": 0,
+            "errorItems": 0,
+            "totalItems": _items(patched),
+            "lastUpdated": ctx.now,
+        }
+    )
     uow = wiring.unit_of_work(ctx)
-    uow.add(repository.move(ctx.tenant, migration.model_copy(update={"updatedAt": ctx.now}),
-                            MigrationState.PROCESSING, add={"processedAccounts": -1, "failedAccounts": -1},
-                            run=migration.run + 1),
-            repository.account_write(ctx.tenant, locator, again),
-            repository.failure_delete(ctx.tenant, locator, account.accountLocator))
-    jobs.enqueue(uow, JobType.MIGRATION_ACCOUNT, AccountPayload(migration=locator, account=account.accountLocator),
-                 locator=_account_job(migration, account.accountLocator, migration.run + 1))
+    uow.add(
+        repository.move(
+            ctx.tenant,
+            migration.model_copy(update={"updatedAt": ctx.now}),
+            MigrationState.PROCESSING,
+            add={"processedAccounts": -1, "failedAccounts": -1},
+            run=migration.run + 1,
+        ),
+        repository.account_write(ctx.tenant, locator, again),
+        repository.failure_delete(ctx.tenant, locator, account.accountLocator),
+    )
+    jobs.enqueue(
+        uow,
+        JobType.MIGRATION_ACCOUNT,
+        AccountPayload(migration=locator, account=account.accountLocator),
+        locator=_account_job(migration, account.accountLocator, migration.run + 1),
+    )
     uow.record_event(PATCH_EVENT, {"migrationLocator": locator})
     kept = before or AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
-    remaining = kept.model_copy(update={
-        "accountError": None if request.accountData is not None else kept.accountError,
-        **{name: {original: failure for original, failure in getattr(kept, name).items()
-                  if original not in getattr(request, name)}
-           for name in ("policies", "invoices", "payments", "disbursements")}})
+    remaining = kept.model_copy(
+        update={
+            "accountError": None if request.accountData is not None else kept.accountError,
+            **{
+                name: {
+                    original: failure
+                    for original, failure in getattr(kept, name).items()
+                    if original not in getattr(request, name)
+                }
+                for name in ("policies", "invoices", "payments", "disbursements")
+            },
+        }
+    )
     if ctx.idempotency is not None:  # its answer, for a replay of the key whose answer is lost after the commit
-        repository.put_patch_answer(ctx.tenant, repository.patch_answer_path(
-            locator, ctx.idempotency.name_for(ctx.user_locator)), remaining.model_dump_json().encode())
+        repository.put_patch_answer(
+            ctx.tenant,
+            repository.patch_answer_path(locator, ctx.idempotency.name_for(ctx.user_locator)),
+            remaining.model_dump_json().encode(),
+        )
     uow.commit()
     return remaining
 
@@ -352,16 +409,24 @@ def patched(ctx: CallContext, locator: str) -> AccountFailures:
     """The answer of the committed patch whose idempotency key this request replays (kept by `patch`)."""
     get_migration(ctx, locator)
     claim = ctx.idempotency
-    content = repository.patch_answer(ctx.tenant, repository.patch_answer_path(
-        locator, claim.name_for(ctx.user_locator))) if claim is not None else None
+    content = (
+        repository.patch_answer(ctx.tenant, repository.patch_answer_path(locator, claim.name_for(ctx.user_locator)))
+        if claim is not None
+        else None
+    )
     if content is None:
         raise codes.IDEMPOTENCY_IN_PROGRESS("The patch with this idempotency key kept no answer to replay")
     return AccountFailures.model_validate_json(content)
 
 
 def _items(request: MigrationRequest) -> int:
-    return int(isinstance(request, AccountMigrationRequest)) + len(request.policies) + len(request.invoices) + len(
-        request.payments) + len(request.disbursements)
+    return (
+        int(isinstance(request, AccountMigrationRequest))
+        + len(request.policies)
+        + len(request.invoices)
+        + len(request.payments)
+        + len(request.disbursements)
+    )
 
 
 def _request_of(ctx: CallContext, migration: Migration, account: AccountMigration) -> MigrationRequest:
@@ -388,8 +453,11 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
         accounts_of_run: Iterable[AccountMigration] = _accounts_of_request(ctx, migration)
     else:
         wanted = AccountMigrationState.PENDING if payload.mode == "resume" else AccountMigrationState.ERROR
-        accounts_of_run = (account for account in repository.every_account(ctx.tenant, migration.locator)
-                           if account.accountMigrationState == wanted)
+        accounts_of_run = (
+            account
+            for account in repository.every_account(ctx.tenant, migration.locator)
+            if account.accountMigrationState == wanted
+        )
     queued = 0
     chunk: list[AccountMigration] = []
     for account in accounts_of_run:
@@ -413,12 +481,20 @@ def _accounts_of_request(ctx: CallContext, migration: Migration) -> Iterable[Acc
             given = json.loads(line)
             original = (given.get("accountData") or {}).get("id") or migration.existingAccount or ""
             locator = migration.existingAccount or account_locator(
-                migration.locator, original, datetime.fromisoformat(given["accountData"]["createdAt"]))
-            counted = int("accountData" in given) + sum(len(given.get(name) or []) for name in (
-                "policies", "invoices", "payments", "disbursements"))
-            yield AccountMigration(accountLocator=locator, originalId=original, requestPath=path,
-                                   requestStart=start_at, requestLength=len(line), totalItems=counted,
-                                   lastUpdated=ctx.now)
+                migration.locator, original, datetime.fromisoformat(given["accountData"]["createdAt"])
+            )
+            counted = int("accountData" in given) + sum(
+                len(given.get(name) or []) for name in ("policies", "invoices", "payments", "disbursements")
+            )
+            yield AccountMigration(
+                accountLocator=locator,
+                originalId=original,
+                requestPath=path,
+                requestStart=start_at,
+                requestLength=len(line),
+                totalItems=counted,
+                lastUpdated=ctx.now,
+            )
         start_at += len(line) + 1
 
 
@@ -430,14 +506,31 @@ def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: l
             uow.add(repository.account_write(ctx.tenant, migration.locator, account, new=True))
         elif payload.mode == "recover":
             recovered += 1
-            uow.add(repository.account_write(ctx.tenant, migration.locator, account.model_copy(update={
-                "accountMigrationState": AccountMigrationState.PENDING, "error": None, "lastUpdated": ctx.now})))
-        jobs.enqueue(uow, JobType.MIGRATION_ACCOUNT, AccountPayload(migration=migration.locator,
-                                                                    account=account.accountLocator),
-                     locator=_account_job(migration, account.accountLocator, payload.run))
+            uow.add(
+                repository.account_write(
+                    ctx.tenant,
+                    migration.locator,
+                    account.model_copy(
+                        update={
+                            "accountMigrationState": AccountMigrationState.PENDING,
+                            "error": None,
+                            "lastUpdated": ctx.now,
+                        }
+                    ),
+                )
+            )
+        jobs.enqueue(
+            uow,
+            JobType.MIGRATION_ACCOUNT,
+            AccountPayload(migration=migration.locator, account=account.accountLocator),
+            locator=_account_job(migration, account.accountLocator, payload.run),
+        )
     if recovered:
-        uow.add(repository.count(ctx.tenant, migration.locator,
-                                 {"processedAccounts": -recovered, "errorAccounts": -recovered}))
+        uow.add(
+            repository.count(
+                ctx.tenant, migration.locator, {"processedAccounts": -recovered, "errorAccounts": -recovered}
+            )
+        )
     try:
         uow.commit()
     except AlreadyExists:
@@ -459,8 +552,9 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
         return {"skipped": True}
     if migration.migrationState == MigrationState.PAUSED:
         return {"paused": True}  # stays pending: resume queues it again
-    working = account.model_copy(update={"accountMigrationState": AccountMigrationState.PROCESSING,
-                                         "lastUpdated": ctx.now})
+    working = account.model_copy(
+        update={"accountMigrationState": AccountMigrationState.PROCESSING, "lastUpdated": ctx.now}
+    )
     _write_state(ctx, migration, working)
     try:
         request = _request_of(ctx, migration, account)
@@ -474,19 +568,39 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
         return _errored(ctx, migration, working, error)
     if written is None:
         assert failed is not None
-        _finish_account(ctx, migration, working.model_copy(update={
-            "accountMigrationState": AccountMigrationState.FAILED, "processedItems": working.totalItems,
-            "errorItems": failed.count(), "lastUpdated": ctx.now}), {"failedAccounts": 1},
-            [repository.failure_write(ctx.tenant, migration.locator, failed)])
+        _finish_account(
+            ctx,
+            migration,
+            working.model_copy(
+                update={
+                    "accountMigrationState": AccountMigrationState.FAILED,
+                    "processedItems": working.totalItems,
+                    "errorItems": failed.count(),
+                    "lastUpdated": ctx.now,
+                }
+            ),
+            {"failedAccounts": 1},
+            [repository.failure_write(ctx.tenant, migration.locator, failed)],
+        )
         return {"state": AccountMigrationState.FAILED.value}
     return {"state": AccountMigrationState.COMPLETED.value}
 
 
 def _errored(ctx: CallContext, migration: Migration, account: AccountMigration, error: Exception) -> dict[str, Any]:
     """The account in `error` (a system error, or records it changes changed meanwhile), which recover reruns."""
-    _finish_account(ctx, migration, account.model_copy(update={
-        "accountMigrationState": AccountMigrationState.ERROR, "error": f"{type(error).__name__}: {error}"[:1000],
-        "lastUpdated": ctx.now}), {"errorAccounts": 1}, [])
+    _finish_account(
+        ctx,
+        migration,
+        account.model_copy(
+            update={
+                "accountMigrationState": AccountMigrationState.ERROR,
+                "error": f"{type(error).__name__}: {error}"[:1000],
+                "lastUpdated": ctx.now,
+            }
+        ),
+        {"errorAccounts": 1},
+        [],
+    )
     return {"state": AccountMigrationState.ERROR.value}
 
 
@@ -496,11 +610,20 @@ def _write_state(ctx: CallContext, migration: Migration, account: AccountMigrati
     uow.commit()
 
 
-def _finish_account(ctx: CallContext, migration: Migration, account: AccountMigration, counters: dict[str, int],
-                    writes: list[Any], uow: Any = None) -> None:
+def _finish_account(
+    ctx: CallContext,
+    migration: Migration,
+    account: AccountMigration,
+    counters: dict[str, int],
+    writes: list[Any],
+    uow: Any = None,
+) -> None:
     uow = uow or wiring.unit_of_work(ctx)
-    uow.add(repository.account_write(ctx.tenant, migration.locator, account),
-            repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, **counters}), *writes)
+    uow.add(
+        repository.account_write(ctx.tenant, migration.locator, account),
+        repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, **counters}),
+        *writes,
+    )
     uow.commit()
     _end_if_done(ctx, migration.locator)
 
@@ -510,8 +633,11 @@ def _end_if_done(ctx: CallContext, locator: str) -> None:
     migration = get_migration(ctx, locator)
     if migration.processedAccounts < migration.totalAccounts or migration.migrationState in FINAL_STATES:
         return
-    state = MigrationState.ERROR if migration.errorAccounts else (
-        MigrationState.FAILED if migration.failedAccounts else MigrationState.FINISHED)
+    state = (
+        MigrationState.ERROR
+        if migration.errorAccounts
+        else (MigrationState.FAILED if migration.failedAccounts else MigrationState.FINISHED)
+    )
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.move(ctx.tenant, migration.model_copy(update={"updatedAt": ctx.now}), state))
     uow.record_event(END_EVENTS[state], {"migrationLocator": locator})
@@ -522,13 +648,21 @@ def _end_if_done(ctx: CallContext, locator: str) -> None:
 
 
 def _account_failure(account: AccountMigration, message: str) -> AccountFailures:
-    return AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId,
-                           accountError=_failure(account.originalId, account.accountLocator, "account", [message]))
+    return AccountFailures(
+        accountLocator=account.accountLocator,
+        accountOriginalId=account.originalId,
+        accountError=_failure(account.originalId, account.accountLocator, "account", [message]),
+    )
 
 
 def _failure(original: str, locator: str, what: str, messages: list[str]) -> EntityFailure:
-    return EntityFailure(originalId=original, errors=datamodel.ValidationResult(success=False, validationItems=[
-        datamodel.ValidationItem(locator=locator, elementType=what, errors=messages)]))
+    return EntityFailure(
+        originalId=original,
+        errors=datamodel.ValidationResult(
+            success=False,
+            validationItems=[datamodel.ValidationItem(locator=locator, elementType=what, errors=messages)],
+        ),
+    )
 
 
 # --- building an account's records -----------------------------------------------------------------------
@@ -546,22 +680,29 @@ class _Built:
     """Its transactions that bring their installments (billing does not build theirs)."""
 
 
-def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
-             request: MigrationRequest) -> tuple[AccountFailures | None, bool | None]:
+def _migrate(
+    ctx: CallContext, migration: Migration, account: AccountMigration, request: MigrationRequest
+) -> tuple[AccountFailures | None, bool | None]:
     """(failures, None) when something fails validation; else writes the account and answers (None, True)."""
     failures = AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
     config_version, model = configuration.current_model(ctx, resolved=True)
     owner = _owner(ctx, migration, account, request, failures)
     default_currency = str(model.get("defaultCurrency") or "USD")
     existing = _existing_invoices(ctx, migration, request)
-    differences = reconciliation.reconcile(request, {policy.id: policy.currency or default_currency
-                                                     for policy in request.policies}, default_currency,
-                                           {invoice.locator: invoice for invoice in existing})
+    differences = reconciliation.reconcile(
+        request,
+        {policy.id: policy.currency or default_currency for policy in request.policies},
+        default_currency,
+        {invoice.locator: invoice for invoice in existing},
+    )
     built: list[tuple[PolicyMigrationRequest, _Built]] = []
     for policy in request.policies:
         problems: list[str] = []
-        result = _policy(ctx, model, config_version, migration, account, owner, request, policy, problems) \
-            if owner is not None else None
+        result = (
+            _policy(ctx, model, config_version, migration, account, owner, request, policy, problems)
+            if owner is not None
+            else None
+        )
         problems.extend(differences.policies.get(policy.id, []))
         if problems:
             failures.policies[policy.id] = _failure(policy.id, "", policy.productName, problems)
@@ -571,22 +712,26 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
     for payment in request.payments:
         found = plans.payment_type(payment.paymentType) if plans else None
         if found is None or found.abstract:
-            differences.payments[payment.id].insert(0, f"paymentType: {payment.paymentType!r} is not a configured "
-                                                       "payment type")
+            differences.payments[payment.id].insert(
+                0, f"paymentType: {payment.paymentType!r} is not a configured payment type"
+            )
     kinds = model.get("disbursements") or {}
     for disbursement in request.disbursements:
-        if not any(name.lower() == disbursement.disbursementType.lower() and not (kind or {}).get("abstract")
-                   for name, kind in kinds.items()):
-            differences.disbursements[disbursement.id].insert(0, f"disbursementType: "
-                                                                 f"{disbursement.disbursementType!r} is not a "
-                                                                 "configured disbursement type")
+        if not any(
+            name.lower() == disbursement.disbursementType.lower() and not (kind or {}).get("abstract")
+            for name, kind in kinds.items()
+        ):
+            differences.disbursements[disbursement.id].insert(
+                0, f"disbursementType: {disbursement.disbursementType!r} is not a configured disbursement type"
+            )
     for name in ("invoices", "payments", "disbursements"):
         for original, messages in getattr(differences, name).items():
             getattr(failures, name)[original] = _failure(original, "", name[:-1], messages)
     accounting = getattr(request, "accounting", None)
     if differences.account:
-        failures.accountError = failures.accountError or _failure(account.originalId, account.accountLocator,
-                                                                  "account", differences.account)
+        failures.accountError = failures.accountError or _failure(
+            account.originalId, account.accountLocator, "account", differences.account
+        )
     if failures.count() or owner is None:
         return failures, None
     uow = _Collected(ctx)
@@ -597,46 +742,117 @@ def _migrate(ctx: CallContext, migration: Migration, account: AccountMigration,
     invoiced: dict[str, list[Installment]] = {invoice.id: [] for invoice in request.invoices}
     for policy, result in built:
         token = f"migration:{migration.locator}:{result.policy.locator}"
-        policies.add_migrated_policy(ctx, uow, result.policy, result.terms, result.transactions, result.segments,
-                                     token=token, billed=frozenset(b.transaction.locator for b in result.brought))
+        policies.add_migrated_policy(
+            ctx,
+            uow,
+            result.policy,
+            result.terms,
+            result.transactions,
+            result.segments,
+            token=token,
+            billed=frozenset(b.transaction.locator for b in result.brought),
+        )
         for each in result.brought:
-            lattice, made = installments.of_transaction(result.policy, owner, each,
-                                                        f"{token}:{each.transaction.locator}")
+            lattice, made = installments.of_transaction(
+                result.policy, owner, each, f"{token}:{each.transaction.locator}"
+            )
             lattices.append((lattice, list(made.values())))
             for given_installment in each.given.installments:
                 invoiced[given_installment.invoiceId].append(made[given_installment.id])
-        mapped[result.policy.locator] = MappingObject(migratedAt=ctx.now, originalId=policy.id, childrenMappings={
-            "terms": {term.locator: str(term.number) for term in result.terms},
-            "transactions": {transaction.locator: f"{term}.{index}" for term, index, transaction in _positions(result)},
-            "elements": result.elements})
+        mapped[result.policy.locator] = MappingObject(
+            migratedAt=ctx.now,
+            originalId=policy.id,
+            childrenMappings={
+                "terms": {term.locator: str(term.number) for term in result.terms},
+                "transactions": {
+                    transaction.locator: f"{term}.{index}" for term, index, transaction in _positions(result)
+                },
+                "elements": result.elements,
+            },
+        )
     seed = f"migration:{migration.locator}:{account.accountLocator}"
     position = {given.id: index for index, given in enumerate(request.invoices)}
-    disbursed = [billing_payments.MigratedDisbursement(
-        seed=f"{seed}:disbursement:{given.id}", type=given.disbursementType, currency=currency,
-        time=given.disbursementTime, createdBy=request.defaultCreatedBy, amount=amount, data=given.data)
-        for given, (currency, amount) in zip(request.disbursements,
-                                             reconciliation.disbursed(request, default_currency))]
-    written, paid, paid_out = billing_payments.add_migrated(ctx, uow, owner, lattices, [invoices.MigratedInvoice(
-        seed=f"{seed}:invoice:{given.id}", installments=invoiced[given.id], startTime=given.startTime,
-        endTime=given.endTime, dueTime=given.dueTime, generateTime=given.generateTime, timezone=given.timezone,
-        discarded=given.invoiceState == "discarded") for given in request.invoices], [billing_payments.MigratedPayment(
-            seed=f"{seed}:payment:{given.id}", type=given.paymentType, currency=given.currency or default_currency,
-            time=given.paymentTime, createdBy=given.createdBy or request.defaultCreatedBy, data=given.data,
-            items=[(position.get(item.invoiceId, item.invoiceId), item.amount) for item in given.paymentItems])
-        for given in request.payments], dict(accounting.originalAccountBalances) if accounting else {}, disbursed,
-        existing) \
-        if lattices or request.payments or disbursed or (
-            accounting and any(accounting.originalAccountBalances.values())) else ([], [], [])
-    completed = account.model_copy(update={"accountMigrationState": AccountMigrationState.COMPLETED,
-                                           "processedItems": account.totalItems, "lastUpdated": ctx.now})
-    mapping = repository.mapping_write(ctx.tenant, AccountMappings(
-        accountLocator=account.accountLocator, migrationLocator=migration.locator, originalAccountId=account.originalId,
-        policies=mapped, invoices={invoice.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
-                                   for invoice, given in zip(written, request.invoices)},
-        payments={record.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
-                  for record, given in zip(paid, request.payments)},
-        disbursements={record.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
-                       for record, given in zip(paid_out, request.disbursements)}))
+    disbursed = [
+        billing_payments.MigratedDisbursement(
+            seed=f"{seed}:disbursement:{given.id}",
+            type=given.disbursementType,
+            currency=currency,
+            time=given.disbursementTime,
+            createdBy=request.defaultCreatedBy,
+            amount=amount,
+            data=given.data,
+        )
+        for given, (currency, amount) in zip(request.disbursements, reconciliation.disbursed(request, default_currency))
+    ]
+    written, paid, paid_out = (
+        billing_payments.add_migrated(
+            ctx,
+            uow,
+            owner,
+            lattices,
+            [
+                invoices.MigratedInvoice(
+                    seed=f"{seed}:invoice:{given.id}",
+                    installments=invoiced[given.id],
+                    startTime=given.startTime,
+                    endTime=given.endTime,
+                    dueTime=given.dueTime,
+                    generateTime=given.generateTime,
+                    timezone=given.timezone,
+                    discarded=given.invoiceState == "discarded",
+                )
+                for given in request.invoices
+            ],
+            [
+                billing_payments.MigratedPayment(
+                    seed=f"{seed}:payment:{given.id}",
+                    type=given.paymentType,
+                    currency=given.currency or default_currency,
+                    time=given.paymentTime,
+                    createdBy=given.createdBy or request.defaultCreatedBy,
+                    data=given.data,
+                    items=[(position.get(item.invoiceId, item.invoiceId), item.amount) for item in given.paymentItems],
+                )
+                for given in request.payments
+            ],
+            dict(accounting.originalAccountBalances) if accounting else {},
+            disbursed,
+            existing,
+        )
+        if lattices
+        or request.payments
+        or disbursed
+        or (accounting and any(accounting.originalAccountBalances.values()))
+        else ([], [], [])
+    )
+    completed = account.model_copy(
+        update={
+            "accountMigrationState": AccountMigrationState.COMPLETED,
+            "processedItems": account.totalItems,
+            "lastUpdated": ctx.now,
+        }
+    )
+    mapping = repository.mapping_write(
+        ctx.tenant,
+        AccountMappings(
+            accountLocator=account.accountLocator,
+            migrationLocator=migration.locator,
+            originalAccountId=account.originalId,
+            policies=mapped,
+            invoices={
+                invoice.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
+                for invoice, given in zip(written, request.invoices)
+            },
+            payments={
+                record.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
+                for record, given in zip(paid, request.payments)
+            },
+            disbursements={
+                record.locator: MappingObject(migratedAt=ctx.now, originalId=given.id)
+                for record, given in zip(paid_out, request.disbursements)
+            },
+        ),
+    )
     too_large = _commit_account(ctx, migration, completed, mapping, uow)
     if too_large is not None:
         failures.accountError = _failure(account.originalId, account.accountLocator, "account", [too_large])
@@ -649,8 +865,12 @@ def _existing_invoices(ctx: CallContext, migration: Migration, request: Migratio
     if migration.existingAccount is None:
         return []
     brought = {invoice.id for invoice in request.invoices}
-    named = [item.invoiceId for payment in request.payments for item in payment.paymentItems
-             if item.invoiceId not in brought and len(item.invoiceId) <= MAX_LOCATOR_LENGTH]
+    named = [
+        item.invoiceId
+        for payment in request.payments
+        for item in payment.paymentItems
+        if item.invoiceId not in brought and len(item.invoiceId) <= MAX_LOCATOR_LENGTH
+    ]
     return invoices.invoices_of_account(ctx, migration.existingAccount, named) if named else []
 
 
@@ -685,8 +905,9 @@ class _Collected:
         raise AssertionError("an account's records are written by _commit_account")
 
 
-def _commit_account(ctx: CallContext, migration: Migration, completed: AccountMigration, mapping: Any,
-                    collected: _Collected) -> str | None:
+def _commit_account(
+    ctx: CallContext, migration: Migration, completed: AccountMigration, mapping: Any, collected: _Collected
+) -> str | None:
     """Write the account's records, all or nothing, with its state `completed` and the migration's counters.
     They fit in one TransactWriteItems: in that one. Else staged (answers why not, writing nothing, when even
     that cannot hold them), by `repository.split`:
@@ -715,15 +936,21 @@ def _commit_account(ctx: CallContext, migration: Migration, completed: AccountMi
     split = repository.split(collected.ops, completed.accountLocator)
     gate = [*split[repository.GATE], mapping]
     if len(gate) + 2 > final.remaining:
-        return (f"The account brings {len(gate)} records that must become visible at once (policies, payments, "
-                f"numbers, indexed records), more than one write holds ({final.capacity})")
+        return (
+            f"The account brings {len(gate)} records that must become visible at once (policies, payments, "
+            f"numbers, indexed records), more than one write holds ({final.capacity})"
+        )
     path = repository.follow_up_path(migration.locator, completed.accountLocator)
-    repository.put_follow_up(ctx.tenant, path, repository.follow_up_content(split[repository.DEFERRED],
-                                                                            collected.events))
+    repository.put_follow_up(
+        ctx.tenant, path, repository.follow_up_content(split[repository.DEFERRED], collected.events)
+    )
     repository.write_staged(ctx.tenant, split[repository.STAGED])
     committed = completed.model_copy(update={"followUpPath": path, "followUpsDone": 0})
-    final.add(*gate, repository.account_write(ctx.tenant, migration.locator, committed),
-              repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, "completedAccounts": 1}))
+    final.add(
+        *gate,
+        repository.account_write(ctx.tenant, migration.locator, committed),
+        repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, "completedAccounts": 1}),
+    )
     final.commit()
     _follow_up(ctx, migration, committed)
     _end_if_done(ctx, migration.locator)
@@ -739,7 +966,7 @@ def _follow_up(ctx: CallContext, migration: Migration, account: AccountMigration
     if content is None:
         raise RuntimeError(f"the follow-up writes of account {account.accountLocator} are missing")
     actions = repository.follow_up_actions(content)
-    writes = [actions[start:start + FOLLOW_UP_WRITE] for start in range(0, len(actions), FOLLOW_UP_WRITE)] or [[]]
+    writes = [actions[start : start + FOLLOW_UP_WRITE] for start in range(0, len(actions), FOLLOW_UP_WRITE)] or [[]]
     for done in range(account.followUpsDone, len(writes)):
         uow = wiring.unit_of_work(ctx)
         for head, value in writes[done]:
@@ -748,12 +975,19 @@ def _follow_up(ctx: CallContext, migration: Migration, account: AccountMigration
                 continue
             uow.add(head)
             if value.get("entity") == "job":
-                message = jobs.JobMessage(job_type=value["jobType"], tenant=ctx.tenant, job_locator=value["locator"],
-                                          payload=dict(value.get("payload") or {}),
-                                          correlation_id=value["correlationId"])
+                message = jobs.JobMessage(
+                    job_type=value["jobType"],
+                    tenant=ctx.tenant,
+                    job_locator=value["locator"],
+                    payload=dict(value.get("payload") or {}),
+                    correlation_id=value["correlationId"],
+                )
                 uow.after_commit(partial(wiring.job_queue().send, message.model_dump_json()))
-        uow.add(repository.follow_up_done(ctx.tenant, migration.locator, account.accountLocator, done,
-                                          last=done == len(writes) - 1))
+        uow.add(
+            repository.follow_up_done(
+                ctx.tenant, migration.locator, account.accountLocator, done, last=done == len(writes) - 1
+            )
+        )
         uow.commit()
 
 
@@ -766,8 +1000,13 @@ def _positions(result: _Built) -> Iterable[tuple[int, int, Transaction]]:
         yield by_term[transaction.termLocator], index, transaction
 
 
-def _owner(ctx: CallContext, migration: Migration, account: AccountMigration, request: MigrationRequest,
-           failures: AccountFailures) -> Account | None:
+def _owner(
+    ctx: CallContext,
+    migration: Migration,
+    account: AccountMigration,
+    request: MigrationRequest,
+    failures: AccountFailures,
+) -> Account | None:
     """The account the records go to: the existing one, or the new one (None, with its failure, when it fails)."""
     if migration.existingAccount is not None:
         return accounts.get_account(ctx, migration.existingAccount)
@@ -776,20 +1015,37 @@ def _owner(ctx: CallContext, migration: Migration, account: AccountMigration, re
     preferences = data.preferences.installmentPreferences if data.preferences else None
     try:
         fields = AccountFields(
-            type=data.accountType, data=data.data, billingLevel=data.billingLevel,
-            preferences=Preferences.model_validate({"installmentPreferences": preferences.model_dump(
-                exclude_none=True)}) if preferences else None,
-            autoRenewalPlanName=data.autoRenewalPlanName, delinquencyPlanName=data.delinquencyPlanName,
-            excessCreditPlanName=data.excessCreditPlanName, shortfallTolerancePlanName=data.shortfallTolerancePlanName)
-        built = accounts.migrated_account(ctx, fields, locator=account.accountLocator, created_at=data.createdAt,
-                                          created_by=data.createdBy or request.defaultCreatedBy)
+            type=data.accountType,
+            data=data.data,
+            billingLevel=data.billingLevel,
+            preferences=Preferences.model_validate(
+                {"installmentPreferences": preferences.model_dump(exclude_none=True)}
+            )
+            if preferences
+            else None,
+            autoRenewalPlanName=data.autoRenewalPlanName,
+            delinquencyPlanName=data.delinquencyPlanName,
+            excessCreditPlanName=data.excessCreditPlanName,
+            shortfallTolerancePlanName=data.shortfallTolerancePlanName,
+        )
+        built = accounts.migrated_account(
+            ctx,
+            fields,
+            locator=account.accountLocator,
+            created_at=data.createdAt,
+            created_by=data.createdBy or request.defaultCreatedBy,
+        )
     except DomainError as error:
         messages = [f"{problem.field}: {problem.message}" for problem in error.field_errors] or [error.message]
         failures.accountError = _failure(data.id, account.accountLocator, data.accountType, messages)
         return None
     except ValidationError as error:
-        failures.accountError = _failure(data.id, account.accountLocator, data.accountType, [
-            f"{'.'.join(str(part) for part in problem['loc'])}: {problem['msg']}" for problem in error.errors()])
+        failures.accountError = _failure(
+            data.id,
+            account.accountLocator,
+            data.accountType,
+            [f"{'.'.join(str(part) for part in problem['loc'])}: {problem['msg']}" for problem in error.errors()],
+        )
         return None
     if built.validationResult is not None and not built.validationResult.success:
         failures.accountError = EntityFailure(originalId=data.id, errors=built.validationResult)
@@ -797,9 +1053,17 @@ def _owner(ctx: CallContext, migration: Migration, account: AccountMigration, re
     return built
 
 
-def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migration: Migration,
-            account: AccountMigration, owner: Account, request: MigrationRequest, given: PolicyMigrationRequest,
-            problems: list[str]) -> _Built | None:
+def _policy(
+    ctx: CallContext,
+    model: dict[str, Any],
+    config_version: str,
+    migration: Migration,
+    account: AccountMigration,
+    owner: Account,
+    request: MigrationRequest,
+    given: PolicyMigrationRequest,
+    problems: list[str],
+) -> _Built | None:
     """The policy's records, or None with what is wrong in `problems`."""
     product = datamodel.product_type(model, given.productName)
     if product is None:
@@ -814,8 +1078,9 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
     zone = given.timezone or owner.timezone
     if not checks.is_time_zone(zone):
         problems.append(f"timezone: {zone!r} is not an IANA time zone")
-    static, errors = datamodel.validate_data(model, product.definition.get("staticData") or {}, given.staticData,
-                                             path="staticData")
+    static, errors = datamodel.validate_data(
+        model, product.definition.get("staticData") or {}, given.staticData, path="staticData"
+    )
     problems.extend(datamodel.error_text(error) for error in errors)
     for name, collection in (("autoRenewalPlanName", "autoRenewalPlans"), ("delinquencyPlanName", "delinquencyPlans")):
         value = getattr(given, name)
@@ -826,10 +1091,15 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
     seed = f"migration:{migration.locator}:{account.accountLocator}:policy:{given.id}"
     policy_locator = derived_locator(given.createdAt, seed)
     created_by = given.createdBy or request.defaultCreatedBy
-    charge_categories = {name: str((definition or {}).get("category") or "none")
-                         for name, definition in (model.get("charges") or {}).items()}
-    configured_types = {name: str(definition.get("category")) for name, definition in
-                        (model.get("transactionTypes") or {}).items() if isinstance(definition, dict)}
+    charge_categories = {
+        name: str((definition or {}).get("category") or "none")
+        for name, definition in (model.get("charges") or {}).items()
+    }
+    configured_types = {
+        name: str(definition.get("category"))
+        for name, definition in (model.get("transactionTypes") or {}).items()
+        if isinstance(definition, dict)
+    }
     terms: list[Term] = []
     transactions: list[Transaction] = []
     segments: list[Segment] = []
@@ -845,9 +1115,17 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
         if terms and term_request.startTime < terms[-1].endTime:
             problems.append(f"{where}: starts before the previous term ends")
         term_locator = derived_locator(term_request.startTime, f"{seed}:term:{number}")
-        terms.append(Term(locator=term_locator, staticLocator=term_locator, policyLocator=policy_locator, number=number,
-                          startTime=term_request.startTime, endTime=term_request.endTime,
-                          previousTermLocator=previous_term))
+        terms.append(
+            Term(
+                locator=term_locator,
+                staticLocator=term_locator,
+                policyLocator=policy_locator,
+                number=number,
+                startTime=term_request.startTime,
+                endTime=term_request.endTime,
+                previousTermLocator=previous_term,
+            )
+        )
         previous_term = term_locator
         for index, given_transaction in enumerate(term_request.transactions):
             at = f"{where}.transactions[{index}]"
@@ -860,8 +1138,10 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
                 continue
             tree = _tree(segment_request.rootElement)
             if segment_request.rootElement.elementType != given.productName:
-                problems.append(f"{at}.segment.rootElement.elementType: the root element is the product "
-                                f"{given.productName}, not {segment_request.rootElement.elementType}")
+                problems.append(
+                    f"{at}.segment.rootElement.elementType: the root element is the product "
+                    f"{given.productName}, not {segment_request.rootElement.elementType}"
+                )
                 continue
             normalised, errors = datamodel.validate_element_tree(model, tree, path=f"{at}.segment.rootElement")
             problems.extend(datamodel.error_text(error) for error in errors)
@@ -870,10 +1150,19 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
             duration = durations.duration(segment_request.startTime, term_request.endTime, given.durationBasis, zone)
             charges: list[Charge] = []
             priced: list[tuple[Charge, Any]] = []
-            element = _element(segment_request.rootElement, normalised, segment_locator, segment_request.startTime,
-                               f"{seed}:{number}:{index}", seed, given.createdAt, elements)
+            element = _element(
+                segment_request.rootElement,
+                normalised,
+                segment_locator,
+                segment_request.startTime,
+                f"{seed}:{number}:{index}",
+                seed,
+                given.createdAt,
+                elements,
+            )
             for original, element_locator, static_locator, charge_request, position in _charges(
-                    segment_request.rootElement, element):
+                segment_request.rootElement, element
+            ):
                 charge_at = f"{at}.charges[{original}][{position}]"
                 if charge_request.chargeType not in charge_categories:
                     problems.append(f"{charge_at}.chargeType: {charge_request.chargeType!r} is not a configured charge")
@@ -885,57 +1174,110 @@ def _policy(ctx: CallContext, model: dict[str, Any], config_version: str, migrat
                     continue
                 items = sum((item.amount for item in charge_request.installmentItems), Decimal(0))
                 if given_transaction.installments and not charge_request.installmentItems and amount:
-                    problems.append(f"{charge_at}: the transaction brings its installments, but none bills this "
-                                    f"charge of {amount}")
+                    problems.append(
+                        f"{charge_at}: the transaction brings its installments, but none bills this charge of {amount}"
+                    )
                 elif charge_request.installmentItems and items != amount:
-                    problems.append(f"{charge_at}: its installment items add up to {items}, the charge "
-                                    f"({charge_request.rate} x {duration} {given.durationBasis}) to {amount}")
-                charges.append(Charge(
-                    locator=derived_locator(given_transaction.createdAt, f"{seed}:{number}:{index}:charge:{original}:"
-                                                                         f"{position}"),
-                    elementLocator=element_locator, elementStaticLocator=static_locator,
-                    chargeType=charge_request.chargeType,
-                    chargeCategory=charge_categories[charge_request.chargeType],
-                    rate=charge_request.rate, referenceRate=charge_request.referenceRate, amount=amount,
-                    tag=charge_request.tag))
+                    problems.append(
+                        f"{charge_at}: its installment items add up to {items}, the charge "
+                        f"({charge_request.rate} x {duration} {given.durationBasis}) to {amount}"
+                    )
+                charges.append(
+                    Charge(
+                        locator=derived_locator(
+                            given_transaction.createdAt, f"{seed}:{number}:{index}:charge:{original}:{position}"
+                        ),
+                        elementLocator=element_locator,
+                        elementStaticLocator=static_locator,
+                        chargeType=charge_request.chargeType,
+                        chargeCategory=charge_categories[charge_request.chargeType],
+                        rate=charge_request.rate,
+                        referenceRate=charge_request.referenceRate,
+                        amount=amount,
+                        tag=charge_request.tag,
+                    )
+                )
                 priced.append((charges[-1], charge_request))
             category = _category(configured_types, given_transaction.transactionType, number, index)
             if category == TransactionCategory.CANCELLATION:
                 cancellation = segment_request.startTime
-            segment = Segment(locator=segment_locator, transactionLocator=transaction_locator,
-                              policyLocator=policy_locator, termLocator=term_locator,
-                              segmentType=segment_request.segmentType, startTime=segment_request.startTime,
-                              endTime=term_request.endTime, duration=duration, element=element,
-                              basedOn=segments[-1].locator if segments else None)
-            transactions.append(Transaction(
-                locator=transaction_locator, staticLocator=transaction_locator, policyLocator=policy_locator,
-                termLocator=term_locator, effectiveTime=segment_request.startTime,
-                transactionState=TransactionState.ISSUED, transactionCategory=category,
-                transactionType=given_transaction.transactionType,
-                preferences=given_transaction.preferences.model_dump(exclude_none=True)
-                if given_transaction.preferences else {},
-                createdAt=given_transaction.createdAt, createdBy=given_transaction.createdBy or created_by,
-                issuedTime=given_transaction.issuedTime, acceptedTime=given_transaction.issuedTime,
-                baseTransactionLocator=transactions[-1].locator if transactions else None,
-                segments=[SegmentSummary.of(segment)], charges=charges, configVersion=config_version))
+            segment = Segment(
+                locator=segment_locator,
+                transactionLocator=transaction_locator,
+                policyLocator=policy_locator,
+                termLocator=term_locator,
+                segmentType=segment_request.segmentType,
+                startTime=segment_request.startTime,
+                endTime=term_request.endTime,
+                duration=duration,
+                element=element,
+                basedOn=segments[-1].locator if segments else None,
+            )
+            transactions.append(
+                Transaction(
+                    locator=transaction_locator,
+                    staticLocator=transaction_locator,
+                    policyLocator=policy_locator,
+                    termLocator=term_locator,
+                    effectiveTime=segment_request.startTime,
+                    transactionState=TransactionState.ISSUED,
+                    transactionCategory=category,
+                    transactionType=given_transaction.transactionType,
+                    preferences=given_transaction.preferences.model_dump(exclude_none=True)
+                    if given_transaction.preferences
+                    else {},
+                    createdAt=given_transaction.createdAt,
+                    createdBy=given_transaction.createdBy or created_by,
+                    issuedTime=given_transaction.issuedTime,
+                    acceptedTime=given_transaction.issuedTime,
+                    baseTransactionLocator=transactions[-1].locator if transactions else None,
+                    segments=[SegmentSummary.of(segment)],
+                    charges=charges,
+                    configVersion=config_version,
+                )
+            )
             segments.append(segment)
             if given_transaction.installments:
-                brought.append(installments.Brought(transactions[-1], given_transaction, term_request.startTime,
-                                                    term_request.endTime, priced, element))
+                brought.append(
+                    installments.Brought(
+                        transactions[-1],
+                        given_transaction,
+                        term_request.startTime,
+                        term_request.endTime,
+                        priced,
+                        element,
+                    )
+                )
     if problems or not transactions:
         if not problems:
             problems.append("terms: the policy has no transaction")
         return None
     last = transactions[-1]
     policy = Policy(
-        locator=policy_locator, accountLocator=owner.locator, productName=given.productName, currency=currency,
-        timezone=zone, durationBasis=given.durationBasis, billingLevel=given.billingLevel or owner.billingLevel,
-        autoRenewalPlanName=given.autoRenewalPlanName, delinquencyPlanName=given.delinquencyPlanName,
-        static=static, preferences=given.preferences.model_dump(exclude_none=True) if given.preferences else {},
-        startTime=terms[0].startTime, endTime=terms[-1].endTime, issuedTransactionLocator=last.locator,
-        latestSegmentLocator=segments[-1].locator, latestTermLocator=terms[-1].locator,
-        branchHeadTransactionLocators=[last.locator], cancellationTime=cancellation, configVersion=config_version,
-        createdAt=given.createdAt, createdBy=created_by, updatedAt=given.createdAt, updatedBy=created_by)
+        locator=policy_locator,
+        accountLocator=owner.locator,
+        productName=given.productName,
+        currency=currency,
+        timezone=zone,
+        durationBasis=given.durationBasis,
+        billingLevel=given.billingLevel or owner.billingLevel,
+        autoRenewalPlanName=given.autoRenewalPlanName,
+        delinquencyPlanName=given.delinquencyPlanName,
+        static=static,
+        preferences=given.preferences.model_dump(exclude_none=True) if given.preferences else {},
+        startTime=terms[0].startTime,
+        endTime=terms[-1].endTime,
+        issuedTransactionLocator=last.locator,
+        latestSegmentLocator=segments[-1].locator,
+        latestTermLocator=terms[-1].locator,
+        branchHeadTransactionLocators=[last.locator],
+        cancellationTime=cancellation,
+        configVersion=config_version,
+        createdAt=given.createdAt,
+        createdBy=created_by,
+        updatedAt=given.createdAt,
+        updatedBy=created_by,
+    )
     return _Built(policy, terms, transactions, segments, elements, brought)
 
 
@@ -950,12 +1292,25 @@ def _category(configured: dict[str, str], transaction_type: str, term: int, inde
 
 
 def _tree(element: ElementMigrationRequest) -> dict[str, Any]:
-    return {"type": element.elementType, "locator": element.id, "data": element.data,
-            "coverageTerms": element.coverageTerms, "elements": [_tree(child) for child in element.elements]}
+    return {
+        "type": element.elementType,
+        "locator": element.id,
+        "data": element.data,
+        "coverageTerms": element.coverageTerms,
+        "elements": [_tree(child) for child in element.elements],
+    }
 
 
-def _element(given: ElementMigrationRequest, normalised: dict[str, Any], parent: str, effective: datetime,
-             seed: str, policy_seed: str, created: datetime, originals: dict[str, str]) -> Element:
+def _element(
+    given: ElementMigrationRequest,
+    normalised: dict[str, Any],
+    parent: str,
+    effective: datetime,
+    seed: str,
+    policy_seed: str,
+    created: datetime,
+    originals: dict[str, str],
+) -> Element:
     """The segment's element tree: locators derived per segment, static locators per original element id (the
     same element in every segment), the data as validated (the policies domain sets categories and parents)."""
     static = derived_locator(created, f"{policy_seed}:element:{given.id}")
@@ -964,12 +1319,26 @@ def _element(given: ElementMigrationRequest, normalised: dict[str, Any], parent:
     listed = normalised.get("elements")
     children: list[Any] = listed if isinstance(listed, list) else []
     return Element(
-        locator=locator, staticLocator=static, type=given.elementType, parentLocator=parent,
+        locator=locator,
+        staticLocator=static,
+        type=given.elementType,
+        parentLocator=parent,
         data=normalised.get("data") if isinstance(normalised.get("data"), dict) else given.data,
         coverageTerms=given.coverageTerms,
-        elements=[_element(child, children[i] if i < len(children) and isinstance(children[i], dict) else {},
-                           locator, effective, seed, policy_seed, created, originals)
-                  for i, child in enumerate(given.elements)])
+        elements=[
+            _element(
+                child,
+                children[i] if i < len(children) and isinstance(children[i], dict) else {},
+                locator,
+                effective,
+                seed,
+                policy_seed,
+                created,
+                originals,
+            )
+            for i, child in enumerate(given.elements)
+        ],
+    )
 
 
 def _charges(given: ElementMigrationRequest, element: Element) -> Iterable[tuple[str, str, str, Any, int]]:
@@ -978,4 +1347,3 @@ def _charges(given: ElementMigrationRequest, element: Element) -> Iterable[tuple
         yield given.id, element.locator, element.staticLocator, charge, position
     for child_request, child in zip(given.elements, element.elements):
         yield from _charges(child_request, child)
-

@@ -30,6 +30,7 @@ around them on purpose (rebinding this module's globals, object internals), and 
 boundary that holds then is the kernel's (namespaces, seccomp, unprivileged user, rlimits, tmpfs
 quota; tests/plugins/test_sandbox_boundary.py proves it with the hook off and with the hook defeated).
 """
+
 from __future__ import annotations
 
 import ast
@@ -137,16 +138,18 @@ class _Pas:
         function one invocation answers them all, where one `lookup` after another costs one each."""
         if not isinstance(keys, (list, tuple)) or len(keys) > MAX_BATCH:
             raise TypeError(f"pas.lookups: keys must be a list of at most {MAX_BATCH} keys")
-        return self.ask_all([{"pas": "lookup", "table": _table(table), "key": _key(key), "date": _date(date)}
-                             for key in keys])
+        return self.ask_all(
+            [{"pas": "lookup", "table": _table(table), "key": _key(key), "date": _date(date)} for key in keys]
+        )
 
     def range_lookup(self, table: str, key: list[str], bound: Any, date: Any = None) -> Any:
         """The row of range table `table` for `key` whose range holds `bound`, or None."""
         if isinstance(bound, bool) or not isinstance(bound, (int, float, Decimal)):
             raise TypeError(f"pas.range_lookup: bound must be a number, not {type(bound).__name__}")
         exact = Decimal(repr(bound)) if isinstance(bound, float) else Decimal(bound)
-        return self.ask({"pas": "range_lookup", "table": _table(table), "key": _key(key), "bound": exact,
-                         "date": _date(date)})
+        return self.ask(
+            {"pas": "range_lookup", "table": _table(table), "key": _key(key), "bound": exact, "date": _date(date)}
+        )
 
 
 def _no_call(message: dict[str, Any]) -> Any:
@@ -292,15 +295,61 @@ def apply_limits(limits: dict[str, int]) -> None:
 
 
 _REFUSED_PREFIXES = (
-    "socket.", "subprocess.", "os.exec", "os.spawn", "os.posix_spawn", "os.fork", "os.forkpty", "os.system",
-    "os.kill", "os.killpg", "os.symlink", "pty.", "ctypes.", "sqlite3.", "syslog.", "resource.setrlimit",
-    "resource.prlimit", "signal.pthread_kill", "gc.get_", "sys._current_frames", "sys.remote_exec",
+    "socket.",
+    "subprocess.",
+    "os.exec",
+    "os.spawn",
+    "os.posix_spawn",
+    "os.fork",
+    "os.forkpty",
+    "os.system",
+    "os.kill",
+    "os.killpg",
+    "os.symlink",
+    "pty.",
+    "ctypes.",
+    "sqlite3.",
+    "syslog.",
+    "resource.setrlimit",
+    "resource.prlimit",
+    "signal.pthread_kill",
+    "gc.get_",
+    "sys._current_frames",
+    "sys.remote_exec",
 )
-_REFUSED_IMPORTS = frozenset({"ctypes", "_ctypes", "_posixsubprocess", "_xxsubinterpreters", "_testcapi",
-                              "_testinternalcapi", "sqlite3", "_sqlite3"})
-_CHANGES = frozenset({"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.chmod", "os.chown", "os.truncate",
-                      "os.utime", "os.link", "os.chflags", "os.lchflags", "os.lchmod", "os.lchown", "os.chdir",
-                      "os.setxattr", "os.removexattr", "shutil.rmtree"})
+_REFUSED_IMPORTS = frozenset(
+    {
+        "ctypes",
+        "_ctypes",
+        "_posixsubprocess",
+        "_xxsubinterpreters",
+        "_testcapi",
+        "_testinternalcapi",
+        "sqlite3",
+        "_sqlite3",
+    }
+)
+_CHANGES = frozenset(
+    {
+        "os.remove",
+        "os.rename",
+        "os.mkdir",
+        "os.rmdir",
+        "os.chmod",
+        "os.chown",
+        "os.truncate",
+        "os.utime",
+        "os.link",
+        "os.chflags",
+        "os.lchflags",
+        "os.lchmod",
+        "os.lchown",
+        "os.chdir",
+        "os.setxattr",
+        "os.removexattr",
+        "shutil.rmtree",
+    }
+)
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -376,8 +425,10 @@ def install_seccomp(program: bytes) -> None:
     fprog = SockFprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     libc = ctypes.CDLL(None, use_errno=True)
     pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
-    if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0 or \
-            libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) != 0:
+    if (
+        libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0
+        or libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(fprog), 0, 0) != 0
+    ):
         raise SystemExit(f"the plugin process could not install its seccomp filter: errno {ctypes.get_errno()}")
     for name in [name for name in sys.modules if name == "ctypes" or name.startswith(("ctypes.", "_ctypes"))]:
         del sys.modules[name]  # a plugin's `import ctypes` goes through the import machinery (and the hook)
@@ -402,7 +453,7 @@ def serve() -> None:
     def send(text: str) -> None:
         data = (text + "\n").encode("utf-8")
         while data:
-            data = data[os.write(channel_out, data):]
+            data = data[os.write(channel_out, data) :]
 
     def receive() -> Any:
         line = channel_in.readline()

@@ -4,6 +4,7 @@ mean. Pure: every shape problem in an answer raises PluginFailure("malformed") n
 does an answer beyond the limits below, which are those of what a client may send for the same record
 (a flag's note and tag) or keep a response within reach of any client (errors and flags per answer).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -43,11 +44,25 @@ def function_names(kind: Kind, product_name: str) -> tuple[str, str]:
 # --- the request ---------------------------------------------------------------------------------
 
 
-def build_request(*, tenant_locator: str, product_name: str, kind: Literal["quote", "transaction"], locator: str,
-                  transaction_category: str | None, start_time: datetime | str, end_time: datetime | str,
-                  currency: str, timezone: str, duration_basis: str, account: Mapping[str, Any],
-                  static: Mapping[str, Any], segment_start: datetime | str, segment_end: datetime | str,
-                  duration: Decimal, element: Mapping[str, Any]) -> dict[str, Any]:
+def build_request(
+    *,
+    tenant_locator: str,
+    product_name: str,
+    kind: Literal["quote", "transaction"],
+    locator: str,
+    transaction_category: str | None,
+    start_time: datetime | str,
+    end_time: datetime | str,
+    currency: str,
+    timezone: str,
+    duration_basis: str,
+    account: Mapping[str, Any],
+    static: Mapping[str, Any],
+    segment_start: datetime | str,
+    segment_end: datetime | str,
+    duration: Decimal,
+    element: Mapping[str, Any],
+) -> dict[str, Any]:
     """The request every plugin function gets. `account` has `locator`, `type`, `data`; `element` is
     the segment's root element with `locator`, `staticLocator`, `type`, `data`, `coverageTerms`
     and child `elements` (missing collections become empty ones). `duration` is in
@@ -65,8 +80,12 @@ def build_request(*, tenant_locator: str, product_name: str, kind: Literal["quot
         "durationBasis": duration_basis,
         "account": {"locator": account["locator"], "type": account["type"], "data": dict(account.get("data") or {})},
         "static": dict(static),
-        "segment": {"startTime": _time(segment_start), "endTime": _time(segment_end), "duration": duration,
-                    "element": _element(element)},
+        "segment": {
+            "startTime": _time(segment_start),
+            "endTime": _time(segment_end),
+            "duration": duration,
+            "element": _element(element),
+        },
     }
 
 
@@ -105,8 +124,13 @@ def element_index(request: Mapping[str, Any]) -> dict[str, IndexedElement]:
 # --- the answers ---------------------------------------------------------------------------------
 
 
-def apply_rating(result: Mapping[str, Any], request: Mapping[str, Any],
-                 charge_types: Mapping[str, Mapping[str, Any]], *, function: str | None = None) -> list[Charge]:
+def apply_rating(
+    result: Mapping[str, Any],
+    request: Mapping[str, Any],
+    charge_types: Mapping[str, Mapping[str, Any]],
+    *,
+    function: str | None = None,
+) -> list[Charge]:
     """The charges a `rate` answer gives for the request's segment. `charge_types`: the configured
     charges (the model's `charges`, by name). A `rate` is multiplied by the segment's duration, an
     `amount` is taken as is; both are rounded half-up to the currency's minor unit; zero charges are
@@ -140,8 +164,16 @@ def apply_rating(result: Mapping[str, Any], request: Mapping[str, Any],
         if rounded == 0:
             continue
         category = charge_types[charge_type].get("category")
-        charges.append(Charge(locator, elements[locator].static_locator, charge_type,
-                              category if isinstance(category, str) else None, rounded, rate))
+        charges.append(
+            Charge(
+                locator,
+                elements[locator].static_locator,
+                charge_type,
+                category if isinstance(category, str) else None,
+                rounded,
+                rate,
+            )
+        )
     return charges
 
 
@@ -163,8 +195,9 @@ def _number(value: Any) -> Decimal | None:
     return number if number.is_finite() else None
 
 
-def underwriting_flags(result: Mapping[str, Any], request: Mapping[str, Any], *,
-                       function: str | None = None) -> list[PluginFlag]:
+def underwriting_flags(
+    result: Mapping[str, Any], request: Mapping[str, Any], *, function: str | None = None
+) -> list[PluginFlag]:
     """The flags an `underwrite` answer raises; `note` and `tag` default to empty, an
     `elementLocator` must name an element of the request."""
     function = function or f"underwrite_{request['productName']}"
@@ -179,8 +212,14 @@ def underwriting_flags(result: Mapping[str, Any], request: Mapping[str, Any], *,
         locator = item.get("elementLocator")
         if locator is not None and (not isinstance(locator, str) or locator not in elements):
             raise _malformed(function, f"{where}: elementLocator {_shown(locator)} is not an element of the request")
-        flags.append(PluginFlag(level, _optional_string(item, "note", where, function, MAX_TEXT),
-                                _optional_string(item, "tag", where, function, MAX_NAME), locator))
+        flags.append(
+            PluginFlag(
+                level,
+                _optional_string(item, "note", where, function, MAX_TEXT),
+                _optional_string(item, "tag", where, function, MAX_NAME),
+                locator,
+            )
+        )
     return flags
 
 
@@ -197,8 +236,9 @@ def underwriting_outcome(levels: Iterable[str], *, already_rejected: bool = Fals
     return UnderwritingOutcome("passed", "info")
 
 
-def validation_errors(result: Mapping[str, Any], request: Mapping[str, Any], *,
-                      function: str | None = None) -> list[ValidationItem]:
+def validation_errors(
+    result: Mapping[str, Any], request: Mapping[str, Any], *, function: str | None = None
+) -> list[ValidationItem]:
     """A `validate` answer as validation items, one per (locator, elementType) in the order first
     named. An error without a locator is about the quote or transaction itself; without an
     elementType, the type of the element it names (the product's name for the request itself)."""
@@ -211,21 +251,26 @@ def validation_errors(result: Mapping[str, Any], request: Mapping[str, Any], *,
         message = _string(item, "message", where, function, MAX_TEXT)
         locator = _or_default(item.get("locator"), request["locator"])
         if not isinstance(locator, str) or len(locator) > MAX_NAME:
-            raise _malformed(function, f"{where}: locator must be a string of at most {MAX_NAME} characters, "
-                                       f"not {_shown(locator)}")
+            raise _malformed(
+                function, f"{where}: locator must be a string of at most {MAX_NAME} characters, not {_shown(locator)}"
+            )
         known = elements.get(locator)
         default_type = known.type if known else request["productName"]
         element_type = _or_default(item.get("elementType"), default_type)
         if not isinstance(element_type, str) or len(element_type) > MAX_NAME:
-            raise _malformed(function, f"{where}: elementType must be a string of at most {MAX_NAME} characters, "
-                                       f"not {_shown(element_type)}")
+            raise _malformed(
+                function,
+                f"{where}: elementType must be a string of at most {MAX_NAME} characters, not {_shown(element_type)}",
+            )
         grouped.setdefault((locator, element_type), []).append(message)
-    return [ValidationItem(locator, element_type, tuple(messages))
-            for (locator, element_type), messages in grouped.items()]
+    return [
+        ValidationItem(locator, element_type, tuple(messages)) for (locator, element_type), messages in grouped.items()
+    ]
 
 
-def precommit_changes(result: Mapping[str, Any], request: Mapping[str, Any], *,
-                      function: str | None = None) -> list[ElementChange]:
+def precommit_changes(
+    result: Mapping[str, Any], request: Mapping[str, Any], *, function: str | None = None
+) -> list[ElementChange]:
     """The element changes a `precommit` answer makes (`{"elements": [{"locator", "setData",
     "removeData", "setCoverageTerms", "removeCoverageTerms"}]}`, maps optional), each on an element of
     the request's segment."""
@@ -244,8 +289,11 @@ def precommit_changes(result: Mapping[str, Any], request: Mapping[str, Any], *,
             if not isinstance(value, Mapping):
                 raise _malformed(function, f"{where}: {field} must be an object, not {_shown(value)}")
             maps[field] = dict(value)
-        found.append(ElementChange(locator, maps["setData"], maps["removeData"], maps["setCoverageTerms"],
-                                   maps["removeCoverageTerms"]))
+        found.append(
+            ElementChange(
+                locator, maps["setData"], maps["removeData"], maps["setCoverageTerms"], maps["removeCoverageTerms"]
+            )
+        )
     return found
 
 

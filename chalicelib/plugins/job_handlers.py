@@ -1,5 +1,6 @@
 """Asynchronous work of the plugins domain: publishing a configuration version's tenant code to its tenant
 function (plugins/tenant_code.py)."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -26,6 +26,7 @@ that depends on randomness, the wall clock or module-level state changed by earl
 different path on replay (`pas.now()` is the clock plugins should use); the local runner has no such
 restriction.
 """
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,13 @@ Invoke = Callable[[str, bytes, str | None], Any]
 
 
 class LambdaRunner:
-    def __init__(self, function_name_template: str, *, invoke: Invoke = wiring.invoke_function,
-                 timeout_seconds: float = Limits().timeout_seconds):
+    def __init__(
+        self,
+        function_name_template: str,
+        *,
+        invoke: Invoke = wiring.invoke_function,
+        timeout_seconds: float = Limits().timeout_seconds,
+    ):
         self.function_name_template = function_name_template
         self.invoke = invoke
         self.timeout_seconds = timeout_seconds
@@ -55,8 +61,15 @@ class LambdaRunner:
     def function_name(self, tenant: str) -> str:
         return self.function_name_template.format(tenant=tenant)
 
-    def call(self, tenant: str, config_version: str, module_files: Mapping[str, bytes], function_name: str,
-             request: Mapping[str, Any], host: HostApi) -> PluginResult:
+    def call(
+        self,
+        tenant: str,
+        config_version: str,
+        module_files: Mapping[str, bytes],
+        function_name: str,
+        request: Mapping[str, Any],
+        host: HostApi,
+    ) -> PluginResult:
         """`module_files` is not sent: the function was deployed with them."""
         name = self.function_name(tenant)
         answers: list[list[Any]] = []
@@ -64,15 +77,17 @@ class LambdaRunner:
         deadline = time.monotonic() + self.timeout_seconds
         for _ in range(protocol.MAX_HOST_CALLS + 1):
             if time.monotonic() > deadline:
-                return PluginFailure(function_name, "timeout",
-                                     f"it ran longer than {self.timeout_seconds:g} s (wall clock)")
+                return PluginFailure(
+                    function_name, "timeout", f"it ran longer than {self.timeout_seconds:g} s (wall clock)"
+                )
             message = protocol.encode({"call": function_name, "request": request, "now": now, "answers": answers})
             try:
                 invocation = self.invoke(name, json.dumps({"message": message.decode()}).encode(), config_version)
             except NotFound:
                 raise codes.TENANT_CODE_NOT_READY(
                     f"The tenant function {name} has no code for configuration {config_version}: its deployment is "
-                    "publishing it, or failed to (GET /config/{tenantLocator}/deployments says which)") from None
+                    "publishing it, or failed to (GET /config/{tenantLocator}/deployments says which)"
+                ) from None
             if invocation.function_error:
                 return _function_failure(function_name, invocation.payload)
             try:
@@ -88,7 +103,6 @@ class LambdaRunner:
             except protocol.Malformed as error:
                 return PluginFailure(function_name, "malformed", str(error))
         return protocol.too_many_calls(function_name)
-
 
     def import_errors(self, tenant: str, function_version: str) -> list[str]:
         """Why the plugin modules of a published function version fail to import (none: they all import), as

@@ -30,6 +30,7 @@ When calls wait for a process, the one whose tenant holds the fewest goes first 
 This is the runner of `make run` and the tests. Production uses LambdaRunner, where each tenant's
 plugins run in their own function with a role that has no data access and no network.
 """
+
 from __future__ import annotations
 
 import base64
@@ -94,8 +95,9 @@ class _Broken(Exception):
 class _Process:
     """One plugin process and its disk; used by one call at a time."""
 
-    def __init__(self, key: tuple[str, str], module_files: Mapping[str, bytes], limits: Limits, python: str,
-                 audit_hook: bool):
+    def __init__(
+        self, key: tuple[str, str], module_files: Mapping[str, bytes], limits: Limits, python: str, audit_hook: bool
+    ):
         self.key = key
         self.limits = limits
         self.buffer = bytearray()
@@ -104,9 +106,11 @@ class _Process:
         self.last_used = time.monotonic()
         try:
             filters = kernel.filters()
-            self.disk = kernel.Disk({path: content for path, content in module_files.items()
-                                      if path.startswith(PLUGIN_FOLDER)},
-                                     size_bytes=limits.disk_bytes, max_files=limits.max_files)
+            self.disk = kernel.Disk(
+                {path: content for path, content in module_files.items() if path.startswith(PLUGIN_FOLDER)},
+                size_bytes=limits.disk_bytes,
+                max_files=limits.max_files,
+            )
         except (OSError, kernel.SandboxUnavailable) as error:
             raise _Broken(_not_started(error)) from None
         try:
@@ -120,8 +124,16 @@ class _Process:
         os.set_blocking(self.fd_out, False)
         try:
             deadline = time.monotonic() + limits.startup_seconds
-            self._send({"root": ".", "limits": limits.for_child(), "auditHook": audit_hook,
-                        "seccomp": base64.b64encode(filters.before_plugins).decode("ascii")}, "(start)", deadline)
+            self._send(
+                {
+                    "root": ".",
+                    "limits": limits.for_child(),
+                    "auditHook": audit_hook,
+                    "seccomp": base64.b64encode(filters.before_plugins).decode("ascii"),
+                },
+                "(start)",
+                deadline,
+            )
             if self._receive("(start)", deadline) != {"ready": True}:
                 raise _Broken(PluginFailure("(start)", "unavailable", "the plugin process did not start properly"))
             self.disk.started()
@@ -175,7 +187,7 @@ class _Process:
         while data:
             self._wait(select.POLLOUT, function, deadline)
             try:
-                data = data[os.write(self.fd_in, data):]
+                data = data[os.write(self.fd_in, data) :]
             except BlockingIOError:
                 continue
             except BrokenPipeError:
@@ -184,8 +196,11 @@ class _Process:
     def _receive(self, function: str, deadline: float) -> dict[str, Any]:
         while (end := self.buffer.find(b"\n")) < 0:
             if len(self.buffer) > self.limits.max_message_bytes:
-                raise _Broken(PluginFailure(function, "malformed",
-                                            f"it sent more than {self.limits.max_message_bytes // MB} MB at once"))
+                raise _Broken(
+                    PluginFailure(
+                        function, "malformed", f"it sent more than {self.limits.max_message_bytes // MB} MB at once"
+                    )
+                )
             self._wait(select.POLLIN, function, deadline)
             try:
                 chunk = os.read(self.fd_out, 1 << 16)
@@ -204,8 +219,11 @@ class _Process:
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise _Broken(PluginFailure(function, "timeout",
-                                            f"it ran longer than {self.limits.timeout_seconds:g} s (wall clock)"))
+                raise _Broken(
+                    PluginFailure(
+                        function, "timeout", f"it ran longer than {self.limits.timeout_seconds:g} s (wall clock)"
+                    )
+                )
             if poller.poll(remaining * 1000):
                 return
 
@@ -218,8 +236,9 @@ class _Process:
         if code > 128:
             code = -(code - 128)  # bwrap reports a child killed by signal N as 128 + N
         if code == -signal.SIGXCPU:
-            return PluginFailure(function, "cpu_limit",
-                                 f"its process used up its CPU-time limit ({self.limits.cpu_seconds} s)")
+            return PluginFailure(
+                function, "cpu_limit", f"its process used up its CPU-time limit ({self.limits.cpu_seconds} s)"
+            )
         if code < 0:
             return PluginFailure(function, "crashed", f"its process died of {signal.Signals(-code).name}")
         return PluginFailure(function, "crashed", f"its process exited with status {code}")
@@ -249,8 +268,16 @@ def _not_started(error: OSError | kernel.SandboxUnavailable) -> PluginFailure:
 class LocalProcessRunner:
     """The PluginRunner of `make run` and the tests (see the module docstring)."""
 
-    def __init__(self, limits: Limits = Limits(), *, max_processes: int = 16, processes_per_version: int = 2,
-                 idle_seconds: float = 300.0, python: str = sys.executable, audit_hook: bool = True):
+    def __init__(
+        self,
+        limits: Limits = Limits(),
+        *,
+        max_processes: int = 16,
+        processes_per_version: int = 2,
+        idle_seconds: float = 300.0,
+        python: str = sys.executable,
+        audit_hook: bool = True,
+    ):
         self.limits = limits
         self.audit_hook = audit_hook
         self.max_processes = max_processes
@@ -267,8 +294,15 @@ class LocalProcessRunner:
         self._versions: dict[str, str] = {}
         self._changed = threading.Condition()
 
-    def call(self, tenant: str, config_version: str, module_files: Mapping[str, bytes], function_name: str,
-             request: Mapping[str, Any], host: HostApi) -> PluginResult:
+    def call(
+        self,
+        tenant: str,
+        config_version: str,
+        module_files: Mapping[str, bytes],
+        function_name: str,
+        request: Mapping[str, Any],
+        host: HostApi,
+    ) -> PluginResult:
         try:
             process = self._checkout((tenant, config_version), module_files)
         except _Broken as broken:
@@ -348,12 +382,15 @@ class LocalProcessRunner:
         if self._held[key[0]] >= share:
             return False
         place = (self._held[key[0]], arrival)
-        return not any((self._held[other[0]], other_arrival) < place and self._could_go(other, share)
-                       for other_arrival, other in self._waiting.items())
+        return not any(
+            (self._held[other[0]], other_arrival) < place and self._could_go(other, share)
+            for other_arrival, other in self._waiting.items()
+        )
 
     def _could_go(self, key: tuple[str, str], share: int) -> bool:
-        room = (sum(self._counts.values()) < self.max_processes or any(self._idle.values())) and \
-            self._counts[key] < self.processes_per_version
+        room = (sum(self._counts.values()) < self.max_processes or any(self._idle.values())) and self._counts[
+            key
+        ] < self.processes_per_version
         return self._held[key[0]] < share and (bool(self._idle.get(key)) or room)
 
     def _idle_process(self, key: tuple[str, str], doomed: list[_Process]) -> _Process | None:

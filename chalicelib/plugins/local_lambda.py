@@ -11,6 +11,7 @@ the same environment) at /libs, the function's memory as its address-space limit
 wall clock. Its answer is what Lambda would answer: the handler's result as JSON, or an error payload with
 `function_error` set.
 """
+
 from __future__ import annotations
 
 import base64
@@ -48,13 +49,17 @@ class LocalLambda:
         self._lock = threading.Lock()
 
     def __call__(self, function_name: str, payload: bytes, qualifier: str | None = None) -> Invocation:
-        version = (qualifier if qualifier.isdigit() else repository.alias_version(function_name, qualifier)) \
-            if qualifier else None
+        version = (
+            (qualifier if qualifier.isdigit() else repository.alias_version(function_name, qualifier))
+            if qualifier
+            else None
+        )
         configuration = repository.function_version(function_name, version) if version else None
         if configuration is None or qualifier is None:
             raise codes.not_found("plugin_function", f"{function_name}:{qualifier}")
-        code_name = str(configuration["Description"]).removeprefix("configuration ") if qualifier.isdigit() \
-            else qualifier
+        code_name = (
+            str(configuration["Description"]).removeprefix("configuration ") if qualifier.isdigit() else qualifier
+        )
         code = repository.read_code(self._tenant(function_name), code_name)
         if code is None or base64.b64encode(hashlib.sha256(code).digest()).decode() != configuration["CodeSha256"]:
             raise RuntimeError(f"the code object of {function_name}:{qualifier} is not the code it was published with")
@@ -95,8 +100,13 @@ class LocalLambda:
     def _run(folder: str, payload: bytes, memory_mb: int, timeout: float) -> Invocation:
         disk = kernel.Disk({}, size_bytes=64 * MB, max_files=4096)
         try:
-            process = kernel.start(runtimes.TENANT_HANDLER_SCRIPT, disk, python=sys.executable,
-                                   libraries=kernel.libraries(runtimes.RENDERER_LIBRARIES), code=folder)
+            process = kernel.start(
+                runtimes.TENANT_HANDLER_SCRIPT,
+                disk,
+                python=sys.executable,
+                libraries=kernel.libraries(runtimes.RENDERER_LIBRARIES),
+                code=folder,
+            )
             setup = json.dumps({"memory_bytes": memory_mb * MB}).encode()
             try:
                 output, _ = process.communicate(setup + b"\n" + payload, timeout=timeout)
@@ -107,8 +117,10 @@ class LocalLambda:
         finally:
             disk.remove()
         if len(output) > MAX_RESPONSE_BYTES + 64:
-            return _error("Function.ResponseSizeTooLarge",
-                          f"Response payload size exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).")
+            return _error(
+                "Function.ResponseSizeTooLarge",
+                f"Response payload size exceeded maximum allowed payload size ({MAX_RESPONSE_BYTES} bytes).",
+            )
         try:
             answer = json.loads(output)
         except ValueError:

@@ -1,4 +1,5 @@
 """The plugin runner's port, the host API it answers, and the values plugin answers turn into."""
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -11,15 +12,15 @@ from chalicelib.core import codes
 from chalicelib.core.errors import DomainError
 
 FailureReason = Literal[
-    "exception",     # the plugin raised (its own bug, or a pas lookup it did not handle)
-    "refused",       # the sandbox refused an operation: a file outside its directory, a socket, a process
-    "timeout",       # the wall-clock limit of one call
-    "cpu_limit",     # the process's CPU-time limit
+    "exception",  # the plugin raised (its own bug, or a pas lookup it did not handle)
+    "refused",  # the sandbox refused an operation: a file outside its directory, a socket, a process
+    "timeout",  # the wall-clock limit of one call
+    "cpu_limit",  # the process's CPU-time limit
     "memory_limit",  # the address-space limit
-    "crashed",       # the process died without answering
-    "malformed",     # an answer that is not JSON, not an object, or not the shape DECISIONS.md gives
-    "missing",       # the function is not in the deployed modules
-    "unavailable",   # the runner could not start or reach the plugin
+    "crashed",  # the process died without answering
+    "malformed",  # an answer that is not JSON, not an object, or not the shape DECISIONS.md gives
+    "missing",  # the function is not in the deployed modules
+    "unavailable",  # the runner could not start or reach the plugin
 ]
 
 
@@ -46,8 +47,9 @@ class HostApi(Protocol):
 
     def lookup(self, table: str, key: list[str], date: str | None) -> Mapping[str, Any] | None: ...
 
-    def range_lookup(self, table: str, key: list[str], bound: Decimal,
-                     date: str | None) -> Mapping[str, Any] | None: ...
+    def range_lookup(
+        self, table: str, key: list[str], bound: Decimal, date: str | None
+    ) -> Mapping[str, Any] | None: ...
 
     def now(self) -> datetime: ...
 
@@ -58,8 +60,15 @@ class PluginRunner(Protocol):
     keep the code elsewhere (a deployed Lambda) ignore it. `request` holds JSON types, `Decimal`
     and nothing else."""
 
-    def call(self, tenant: str, config_version: str, module_files: Mapping[str, bytes], function_name: str,
-             request: Mapping[str, Any], host: HostApi) -> PluginResult: ...
+    def call(
+        self,
+        tenant: str,
+        config_version: str,
+        module_files: Mapping[str, bytes],
+        function_name: str,
+        request: Mapping[str, Any],
+        host: HostApi,
+    ) -> PluginResult: ...
 
 
 # --- what plugin answers become ------------------------------------------------------------------

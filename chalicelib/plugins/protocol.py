@@ -3,6 +3,7 @@ pas calls answered through a HostApi, and plugin answers turned into results or 
 Everything that comes from the plugin is untrusted and checked here: a message must be UTF-8 JSON
 within the input limits of a request body (DECISIONS.md: nested at most 32 deep, Unicode text, numbers
 DynamoDB can store), or the plugin broke the protocol."""
+
 from __future__ import annotations
 
 import json
@@ -73,8 +74,10 @@ def _check_limits(message: dict[str, Any]) -> None:
         elif isinstance(item, str):
             _check_text(item)
         elif isinstance(item, (int, Decimal)) and not isinstance(item, bool) and not _storable(item):
-            raise Malformed(f"it sent the number {_shown_number(item)}, which DynamoDB cannot store "
-                            "(at most 38 significant digits, between 1E-130 and 9.9E+125 in size)")
+            raise Malformed(
+                f"it sent the number {_shown_number(item)}, which DynamoDB cannot store "
+                "(at most 38 significant digits, between 1E-130 and 9.9E+125 in size)"
+            )
 
 
 def _check_text(text: str) -> None:
@@ -92,7 +95,7 @@ def readable(text: str) -> str:
 
 def _storable(number: int | Decimal) -> bool:
     if isinstance(number, int):
-        return abs(number) < 10 ** 38
+        return abs(number) < 10**38
     if not number.is_finite():
         return False
     if number.is_zero():
@@ -110,8 +113,12 @@ def answer_pas(message: Mapping[str, Any], host: HostApi) -> dict[str, Any]:
     host API (unknown table, bad key) goes back to the plugin; Unavailable and any other error
     propagate, since they are the service's trouble and not the plugin's."""
     kind, table, key, date = message.get("pas"), message.get("table"), message.get("key"), message.get("date")
-    if (not isinstance(table, str) or not isinstance(key, list) or not all(isinstance(k, str) for k in key)
-            or not (date is None or isinstance(date, str))):
+    if (
+        not isinstance(table, str)
+        or not isinstance(key, list)
+        or not all(isinstance(k, str) for k in key)
+        or not (date is None or isinstance(date, str))
+    ):
         raise Malformed(f"it made a pas call the protocol does not know: {str(dict(message))[:200]}")
     try:
         if kind == "lookup":
@@ -138,8 +145,9 @@ def result_of(answer: Any, function: str) -> PluginResult:
     failure = answer.get("failure") if isinstance(answer, dict) else None
     if isinstance(failure, dict) and failure.get("reason") in _REASONS and isinstance(failure.get("detail"), str):
         detail = failure["detail"]
-        return PluginFailure(function, failure["reason"],
-                             detail if len(detail) <= MAX_DETAIL else detail[:MAX_DETAIL - 3] + "...")
+        return PluginFailure(
+            function, failure["reason"], detail if len(detail) <= MAX_DETAIL else detail[: MAX_DETAIL - 3] + "..."
+        )
     return PluginFailure(function, "malformed", "its process answered outside the plugin protocol")
 
 

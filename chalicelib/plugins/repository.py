@@ -2,6 +2,7 @@
 (`tenants/{t}/code/{version}.zip`, and the renderer libraries' layer, `tenant-code/{layer}-{sha256}.zip`) and the
 function itself, through the Lambda control plane (storage/tenant_functions.py) and its invocations
 (storage/functions.py)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -11,8 +12,22 @@ from chalicelib.storage import blobs, functions, tenant_functions
 from chalicelib.storage.functions import Invocation
 from chalicelib.storage.tenant_functions import FunctionSpec, Published, Refused, Retry
 
-__all__ = ["FunctionSpec", "Invocation", "Published", "Refused", "Retry", "aliases", "alias_version",
-           "function_version", "invoke", "layer", "prune", "publish", "read_code", "store_code"]
+__all__ = [
+    "FunctionSpec",
+    "Invocation",
+    "Published",
+    "Refused",
+    "Retry",
+    "aliases",
+    "alias_version",
+    "function_version",
+    "invoke",
+    "layer",
+    "prune",
+    "publish",
+    "read_code",
+    "store_code",
+]
 
 
 def code_path(name: str) -> str:
@@ -28,8 +43,9 @@ def read_code(tenant: str, name: str) -> bytes | None:
     return blobs.get(tenant, code_path(name))
 
 
-def publish(spec: FunctionSpec, bucket: str, key: str, code_sha256: str, alias: str,
-            verify: Callable[[str], None]) -> Published:
+def publish(
+    spec: FunctionSpec, bucket: str, key: str, code_sha256: str, alias: str, verify: Callable[[str], None]
+) -> Published:
     return tenant_functions.publish(spec, bucket, key, code_sha256, alias, verify)
 
 

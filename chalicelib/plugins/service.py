@@ -11,6 +11,7 @@ caller was about to store should be stored.
 The runner is chosen by settings (`PAS_PLUGIN_RUNNER`: `local`, the default, or `lambda`) and is
 one per process, so warm plugin processes are shared by every request this process serves.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -54,8 +55,13 @@ def validate(ctx: CallContext, version: str, request: Mapping[str, Any], host: H
     return validation_errors(called[1], request, function=called[0]) if called else []
 
 
-def rate(ctx: CallContext, version: str, request: Mapping[str, Any], host: HostApi,
-         charge_types: Mapping[str, Mapping[str, Any]]) -> list[Charge]:
+def rate(
+    ctx: CallContext,
+    version: str,
+    request: Mapping[str, Any],
+    host: HostApi,
+    charge_types: Mapping[str, Mapping[str, Any]],
+) -> list[Charge]:
     """The rating plugin's charges for the request's segment (none without a plugin).
     `charge_types`: the configured charges, the model's `charges` collection."""
     called = call(ctx, version, "rate", request, host)
@@ -74,8 +80,9 @@ def precommit(ctx: CallContext, version: str, request: Mapping[str, Any], host: 
     return precommit_changes(called[1], request, function=called[0]) if called else []
 
 
-def call(ctx: CallContext, version: str, kind: Kind, request: Mapping[str, Any],
-         host: HostApi) -> tuple[str, dict[str, Any]] | None:
+def call(
+    ctx: CallContext, version: str, kind: Kind, request: Mapping[str, Any], host: HostApi
+) -> tuple[str, dict[str, Any]] | None:
     """(function, answer) of the product's `kind` function in configuration `version`, or None when
     the version has none. Raises PluginFailure when the plugin fails."""
     modules = deployed_modules(ctx, version)
@@ -87,8 +94,16 @@ def call(ctx: CallContext, version: str, kind: Kind, request: Mapping[str, Any],
         if isinstance(result, PluginFailure):
             call_outcome.update(outcome="failed", reason=result.reason)
     if isinstance(result, PluginFailure):
-        logger().warning("plugin failed", extra={"tenant": ctx.tenant, "version": version, "function": function,
-                                                 "reason": result.reason, "detail": result.detail})
+        logger().warning(
+            "plugin failed",
+            extra={
+                "tenant": ctx.tenant,
+                "version": version,
+                "function": function,
+                "reason": result.reason,
+                "detail": result.detail,
+            },
+        )
         raise result
     return function, result
 
@@ -115,8 +130,7 @@ def deployed_modules(ctx: CallContext, version: str) -> DeployedModules:
             return _modules[key]
     _, package = configuration.download(ctx, version)
     files = python_modules(package)
-    parsed = python_source.top_level_functions({path: source for path, source in files.items()
-                                                if path.endswith(".py")})
+    parsed = python_source.top_level_functions({path: source for path, source in files.items() if path.endswith(".py")})
     found = DeployedModules(files, frozenset(name for module in parsed.values() for name in module.functions))
     with _lock:
         _modules[key] = found

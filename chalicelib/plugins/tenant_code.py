@@ -31,6 +31,7 @@ again; what Lambda refuses for good fails it, and the version's tenant code is `
 Until the alias exists a call at it finds nothing and answers 503 `tenantCode.not_ready`: no call runs
 another version's code, since every call names its version's alias; once it exists, it stays.
 """
+
 from __future__ import annotations
 
 import base64
@@ -62,8 +63,11 @@ MAX_UNZIPPED_BYTES = 250 * MB
 """Lambda's limit on a function's unzipped code and layers together."""
 MEMORY_MB = math.ceil(max(PluginLimits().memory_bytes, runtimes.RendererLimits().memory_bytes) / MB)
 TIMEOUT_SECONDS = math.ceil(max(PluginLimits().timeout_seconds, runtimes.RendererLimits().timeout_seconds))
-_SCRIPTS = {"tenant_handler.py": runtimes.TENANT_HANDLER_SCRIPT, "child.py": runtimes.PLUGIN_SCRIPT,
-            "render_child.py": runtimes.RENDERER_SCRIPT}
+_SCRIPTS = {
+    "tenant_handler.py": runtimes.TENANT_HANDLER_SCRIPT,
+    "child.py": runtimes.PLUGIN_SCRIPT,
+    "render_child.py": runtimes.RENDERER_SCRIPT,
+}
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
@@ -78,12 +82,17 @@ def function_name(tenant: str) -> str:
 def function_spec(tenant: str, layers: tuple[str, ...] = ()) -> repository.FunctionSpec:
     current = settings()
     return repository.FunctionSpec(
-        name=function_name(tenant), handler=HANDLER, memory_mb=MEMORY_MB, timeout_seconds=TIMEOUT_SECONDS,
+        name=function_name(tenant),
+        handler=HANDLER,
+        memory_mb=MEMORY_MB,
+        timeout_seconds=TIMEOUT_SECONDS,
         reserved_concurrency=current.tenant_function_concurrency,
         subnet_ids=_listed(current.tenant_function_subnet_ids),
         security_group_ids=_listed(current.tenant_function_security_group_ids),
-        boundary_arn=current.tenant_function_boundary_arn, layers=layers,
-        description=f"tenant code of {tenant}: plugins and document templates")
+        boundary_arn=current.tenant_function_boundary_arn,
+        layers=layers,
+        description=f"tenant code of {tenant}: plugins and document templates",
+    )
 
 
 def _listed(text: str) -> tuple[str, ...]:
@@ -103,7 +112,8 @@ def package(module_files: Mapping[str, bytes]) -> bytes:
         largest = max(entries, key=lambda path: len(entries[path]))
         raise codes.TENANT_CODE_UNPUBLISHABLE(
             f"The tenant function's code would take {unzipped // MB} MB unzipped, over Lambda's "
-            f"{MAX_UNZIPPED_BYTES // MB} MB (the largest file is {largest})")
+            f"{MAX_UNZIPPED_BYTES // MB} MB (the largest file is {largest})"
+        )
     return _zipped(entries.items())
 
 
@@ -162,28 +172,43 @@ def publish(ctx: CallContext, version: str) -> dict[str, Any]:
         bucket, key = repository.store_code(ctx.tenant, version, zipped)
         libraries_sha, _ = libraries()
         layer = repository.layer(LIBRARIES_LAYER, libraries_sha, libraries_layer)
-        published = repository.publish(function_spec(ctx.tenant, (layer,)), bucket, key, code_sha256(zipped),
-                                       alias=version, verify=functools.partial(_check_imports, ctx.tenant))
+        published = repository.publish(
+            function_spec(ctx.tenant, (layer,)),
+            bucket,
+            key,
+            code_sha256(zipped),
+            alias=version,
+            verify=functools.partial(_check_imports, ctx.tenant),
+        )
     except ImportsFailed as error:
         configuration.mark_tenant_code(ctx, version, "failed", error=error.message)
         raise
     except repository.Retry as error:
-        logger().warning("tenant code not published yet: running again", extra={
-            "tenant": ctx.tenant, "version": version, "reason": str(error)})
+        logger().warning(
+            "tenant code not published yet: running again",
+            extra={"tenant": ctx.tenant, "version": version, "reason": str(error)},
+        )
         raise PublishAgain(str(error)) from None
     except repository.Refused as error:
         configuration.mark_tenant_code(ctx, version, "failed", error=str(error))
         raise codes.TENANT_CODE_UNPUBLISHABLE(
-            f"Lambda refused the code of configuration {version} for {name}: {error}") from None
+            f"Lambda refused the code of configuration {version} for {name}: {error}"
+        ) from None
     configuration.mark_tenant_code(ctx, version, "live", function_version=published.function_version)
-    return {"status": "live", "functionVersion": published.function_version,
-            "current": configuration.make_current(ctx, version), "deleted": _prune(ctx, name)}
+    return {
+        "status": "live",
+        "functionVersion": published.function_version,
+        "current": configuration.make_current(ctx, version),
+        "deleted": _prune(ctx, name),
+    }
 
 
 class ImportsFailed(DomainError):
     def __init__(self, errors: list[str]):
-        super().__init__(f"Plugin modules of the configuration fail to import: {'; '.join(errors)}"[:1000],
-                         codes.TENANT_CODE_UNPUBLISHABLE)
+        super().__init__(
+            f"Plugin modules of the configuration fail to import: {'; '.join(errors)}"[:1000],
+            codes.TENANT_CODE_UNPUBLISHABLE,
+        )
 
 
 def _check_imports(tenant: str, function_version: str) -> None:

@@ -21,6 +21,7 @@ the layer's libraries at /libs; on stdin a line of setup (`{"memory_bytes"}`, th
 address-space limit) then the event; on stdout `{"payload": <the handler's answer>}` or
 `{"error": {"errorType", "errorMessage"}}`, as Lambda would answer it.
 """
+
 from __future__ import annotations
 
 import base64
@@ -61,8 +62,10 @@ def render(request_text: str, files: dict[str, str]) -> str:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "wb") as file:
                 file.write(base64.b64decode(content))
-        request["fonts"] = {name: os.path.join(disk, path[len(SANDBOX_HOME):]) if path.startswith(SANDBOX_HOME)
-                            else path for name, path in (request.get("fonts") or {}).items()}
+        request["fonts"] = {
+            name: os.path.join(disk, path[len(SANDBOX_HOME) :]) if path.startswith(SANDBOX_HOME) else path
+            for name, path in (request.get("fonts") or {}).items()
+        }
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(2000)  # as the local renderer runs
         try:
@@ -108,7 +111,7 @@ def _serve_locally(arguments: list[str]) -> None:
         answer = {"error": {"errorType": type(error).__name__, "errorMessage": str(error)[:1000]}}
     data = json.dumps(answer).encode("utf-8")
     while data:
-        data = data[os.write(channel_out, data):]
+        data = data[os.write(channel_out, data) :]
 
 
 if __name__ == "__main__":

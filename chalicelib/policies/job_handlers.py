@@ -1,4 +1,5 @@
 """Asynchronous work of the policies domain: the statuses that time changes, when their moment comes."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -6,6 +6,7 @@ from 0: a plan's `termNumberFormat` shows `{termNumberPlusOne}`), an `issuance` 
 `issued` and its `coverage` segment, which holds the element tree as one document. Policy statuses
 are not stored: statuses.py derives them from the clock.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -57,9 +58,13 @@ class TransactionState(StrEnum):
     REVERSED = "reversed"
 
 
-LIVE_UNISSUED = frozenset(TransactionState) - {TransactionState.ISSUED, TransactionState.DISCARDED,
-                                                TransactionState.REFUSED, TransactionState.INVALIDATED,
-                                                TransactionState.REVERSED}
+LIVE_UNISSUED = frozenset(TransactionState) - {
+    TransactionState.ISSUED,
+    TransactionState.DISCARDED,
+    TransactionState.REFUSED,
+    TransactionState.INVALIDATED,
+    TransactionState.REVERSED,
+}
 """The states of a transaction that is not issued and could still be."""
 
 
@@ -329,8 +334,11 @@ def branch_heads(transactions: list[Transaction], issued_head: str) -> list[str]
     bases = {t.baseTransactionLocator for t in transactions if t.locator in live}
     head = next((t for t in transactions if t.locator == issued_head), None)
     extended = head is not None and not bases.isdisjoint({head.locator, *head.aggregatedTransactionLocators})
-    return [t.locator for t in transactions if (t.locator in live and t.locator not in bases)
-            or (t.locator == issued_head and not extended)]
+    return [
+        t.locator
+        for t in transactions
+        if (t.locator in live and t.locator not in bases) or (t.locator == issued_head and not extended)
+    ]
 
 
 class IssuedStack(BaseModel):
@@ -354,8 +362,11 @@ class IssuedStack(BaseModel):
 
     def issued(self) -> list[Transaction]:
         """The issued transactions (neither reversed nor reapplied), in issuing order."""
-        issued = [(t.issuedTime, t.locator, t) for t in self.transactions
-                  if t.transactionState == TransactionState.ISSUED and t.issuedTime is not None]
+        issued = [
+            (t.issuedTime, t.locator, t)
+            for t in self.transactions
+            if t.transactionState == TransactionState.ISSUED and t.issuedTime is not None
+        ]
         return [transaction for _, _, transaction in sorted(issued, key=lambda entry: entry[:2])]
 
 
@@ -396,8 +407,11 @@ class RenewalPlan(BaseModel):
 
 def renewal_plans(model: Mapping[str, Any]) -> dict[str, RenewalPlan]:
     """The configuration's auto-renewal plans by name."""
-    return {name: RenewalPlan.model_validate(definition)
-            for name, definition in (model.get("autoRenewalPlans") or {}).items() if isinstance(definition, dict)}
+    return {
+        name: RenewalPlan.model_validate(definition)
+        for name, definition in (model.get("autoRenewalPlans") or {}).items()
+        if isinstance(definition, dict)
+    }
 
 
 def renewal_due(plan: RenewalPlan | None, policy: Policy, now: datetime) -> datetime | None:

@@ -25,6 +25,7 @@ as its `issueToken`. Every read treats a pending record as absent unless its com
 carries its token (`visible`): a failure or a lost race leaves records no read shows (and a retry has a
 new token), which the next issue of the policy deletes once it committed (`delete_abandoned`).
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -94,13 +95,20 @@ def policies(tenant: str, locators: Iterable[str]) -> dict[str, Policy]:
 
 
 def add(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
-    uow.add(table.put_new({
-        **keys.policy(tenant, policy.locator).as_dict(), "entity": POLICY_ENTITY,
-        f"{ACCOUNT_INDEX}PK": keys.account_policies_index(tenant, policy.accountLocator),
-        f"{ACCOUNT_INDEX}SK": policy.locator,
-        f"{TENANT_INDEX}PK": keys.policies_index(tenant), f"{TENANT_INDEX}SK": policy.locator,
-        **policy.model_dump(exclude={"validationResult"}),
-    }, lambda: codes.CONFLICT_ALREADY_EXISTS("The policy already exists")))
+    uow.add(
+        table.put_new(
+            {
+                **keys.policy(tenant, policy.locator).as_dict(),
+                "entity": POLICY_ENTITY,
+                f"{ACCOUNT_INDEX}PK": keys.account_policies_index(tenant, policy.accountLocator),
+                f"{ACCOUNT_INDEX}SK": policy.locator,
+                f"{TENANT_INDEX}PK": keys.policies_index(tenant),
+                f"{TENANT_INDEX}SK": policy.locator,
+                **policy.model_dump(exclude={"validationResult"}),
+            },
+            lambda: codes.CONFLICT_ALREADY_EXISTS("The policy already exists"),
+        )
+    )
 
 
 def save(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
@@ -111,14 +119,19 @@ def save(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
 def save_branch_heads(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
     """Rewrites the policy's branch heads alone, on condition that it is still at `policy.version` (else
     409), which the write bumps."""
-    uow.add(table.update(keys.policy(tenant, policy.locator),
-                         {"branchHeadTransactionLocators": policy.branchHeadTransactionLocators},
-                         expected_version=policy.version))
+    uow.add(
+        table.update(
+            keys.policy(tenant, policy.locator),
+            {"branchHeadTransactionLocators": policy.branchHeadTransactionLocators},
+            expected_version=policy.version,
+        )
+    )
 
 
 def policies_of_account(tenant: str, account_locator: str, page: PageRequest) -> Page[Policy]:
-    found = query.page(table.gateway(), _scope(tenant), keys.account_policies_index(tenant, account_locator), page,
-                       index=ACCOUNT_INDEX)
+    found = query.page(
+        table.gateway(), _scope(tenant), keys.account_policies_index(tenant, account_locator), page, index=ACCOUNT_INDEX
+    )
     return Page([Policy.model_validate(_record(item)) for item in found.items], found.list_completed)
 
 
@@ -131,13 +144,25 @@ def all_policies(tenant: str, page: PageRequest) -> Page[Policy]:
 
 
 def add_static_version(uow: UnitOfWork, tenant: str, policy_locator: str, version: StaticDataVersion) -> None:
-    uow.add(table.put_new({**keys.policy_static_version(tenant, policy_locator, version.historyLocator).as_dict(),
-                           "entity": "policyStaticData", **version.model_dump()}))
+    uow.add(
+        table.put_new(
+            {
+                **keys.policy_static_version(tenant, policy_locator, version.historyLocator).as_dict(),
+                "entity": "policyStaticData",
+                **version.model_dump(),
+            }
+        )
+    )
 
 
 def static_history(tenant: str, policy_locator: str, page: PageRequest) -> Page[StaticDataVersion]:
-    found = query.page(table.gateway(), _scope(tenant), keys.policy_partition(tenant, policy_locator), page,
-                       sk_prefix=keys.STATIC_HISTORY_PREFIX)
+    found = query.page(
+        table.gateway(),
+        _scope(tenant),
+        keys.policy_partition(tenant, policy_locator),
+        page,
+        sk_prefix=keys.STATIC_HISTORY_PREFIX,
+    )
     return Page([StaticDataVersion.model_validate(_record(item)) for item in found.items], found.list_completed)
 
 
@@ -146,10 +171,22 @@ def static_history(tenant: str, policy_locator: str, page: PageRequest) -> Page[
 
 def add_term(uow: UnitOfWork, tenant: str, term: Term) -> None:
     uow.add(
-        table.put_new({**keys.policy_term(tenant, term.policyLocator, term.number).as_dict(), "entity": TERM_ENTITY,
-                       **term.model_dump()}, lambda: codes.CONFLICT_ALREADY_EXISTS("The term already exists")),
-        table.put_new({**keys.term_alias(tenant, term.locator).as_dict(), "entity": "termAlias",
-                       "policyLocator": term.policyLocator, "number": term.number}),
+        table.put_new(
+            {
+                **keys.policy_term(tenant, term.policyLocator, term.number).as_dict(),
+                "entity": TERM_ENTITY,
+                **term.model_dump(),
+            },
+            lambda: codes.CONFLICT_ALREADY_EXISTS("The term already exists"),
+        ),
+        table.put_new(
+            {
+                **keys.term_alias(tenant, term.locator).as_dict(),
+                "entity": "termAlias",
+                "policyLocator": term.policyLocator,
+                "number": term.number,
+            }
+        ),
     )
 
 
@@ -162,17 +199,27 @@ def get_term(tenant: str, term_locator: str) -> Term | None:
 
 
 def terms(tenant: str, policy_locator: str, page: PageRequest) -> Page[Term]:
-    found = query.page(table.gateway(), _scope(tenant), keys.policy_partition(tenant, policy_locator), page,
-                       sk_prefix=keys.TERM_PREFIX)
+    found = query.page(
+        table.gateway(), _scope(tenant), keys.policy_partition(tenant, policy_locator), page, sk_prefix=keys.TERM_PREFIX
+    )
     return Page([Term.model_validate(_record(item)) for item in found.items], found.list_completed)
 
 
 # --- issues, transactions and segments ----------------------------------------------------------
 
 
-def add_issue(uow: UnitOfWork, tenant: str, policy: Policy, transaction: Transaction, segments: Sequence[Segment],
-              terms: Sequence[Term] = (), *, new_policy: bool = False, new_transaction: bool = True,
-              issue_token: str | None = None) -> None:
+def add_issue(
+    uow: UnitOfWork,
+    tenant: str,
+    policy: Policy,
+    transaction: Transaction,
+    segments: Sequence[Segment],
+    terms: Sequence[Term] = (),
+    *,
+    new_policy: bool = False,
+    new_transaction: bool = True,
+    issue_token: str | None = None,
+) -> None:
     """An issued transaction with its segments and new terms, and the policy root as the issue leaves
     it: created (`new_policy`) or rewritten on condition that it is still at `policy.version`, the
     version of the stack the issue was computed from (409 when another issue came first). The
@@ -191,21 +238,31 @@ def add_issue(uow: UnitOfWork, tenant: str, policy: Policy, transaction: Transac
 
 def save_term(uow: UnitOfWork, tenant: str, term: Term) -> None:
     """Rewrites a term whose span an issue changed (the issue's root write guards the race)."""
-    uow.add(table.put({**keys.policy_term(tenant, term.policyLocator, term.number).as_dict(), "entity": TERM_ENTITY,
-                       **term.model_dump()}))
+    uow.add(
+        table.put(
+            {
+                **keys.policy_term(tenant, term.policyLocator, term.number).as_dict(),
+                "entity": TERM_ENTITY,
+                **term.model_dump(),
+            }
+        )
+    )
 
 
 def delete_term(uow: UnitOfWork, tenant: str, term: Term) -> None:
     """Deletes a term no coverage is left in, and its alias (the issue's root write guards the race)."""
-    uow.add(table.delete(keys.policy_term(tenant, term.policyLocator, term.number)),
-            table.delete(keys.term_alias(tenant, term.locator)))
+    uow.add(
+        table.delete(keys.policy_term(tenant, term.policyLocator, term.number)),
+        table.delete(keys.term_alias(tenant, term.locator)),
+    )
 
 
 def stack(tenant: str, policy_locator: str) -> IssuedStack | None:
     """The policy's whole item collection, read strongly consistently; None for an unknown policy. The
     records of issue attempts that never committed are left out (`visible`), and named as abandoned."""
-    items = query.all_items(table.gateway(), _scope(tenant), keys.policy_partition(tenant, policy_locator),
-                            consistent=True)
+    items = query.all_items(
+        table.gateway(), _scope(tenant), keys.policy_partition(tenant, policy_locator), consistent=True
+    )
     if not items or items[0].get("entity") != POLICY_ENTITY:
         return None
     committed = {str(item[ISSUE_TOKEN]) for item in items if ISSUE_TOKEN in item}
@@ -219,11 +276,14 @@ def stack(tenant: str, policy_locator: str) -> IssuedStack | None:
             abandoned.setdefault(entity, []).append(str(item["locator"]))
     segments = [Segment.model_validate(item) for item in by_entity.get(SEGMENT_ENTITY, [])]
     transactions = [Transaction.model_validate(item) for item in by_entity.get(TRANSACTION_ENTITY, [])]
-    return IssuedStack(policy=Policy.model_validate(_record(items[0])),
-                       terms=[Term.model_validate(item) for item in by_entity.get(TERM_ENTITY, [])],
-                       transactions=transactions, segments={segment.locator: segment for segment in segments},
-                       abandoned_transactions=abandoned.get(TRANSACTION_ENTITY, []),
-                       abandoned_segments=abandoned.get(SEGMENT_ENTITY, []))
+    return IssuedStack(
+        policy=Policy.model_validate(_record(items[0])),
+        terms=[Term.model_validate(item) for item in by_entity.get(TERM_ENTITY, [])],
+        transactions=transactions,
+        segments={segment.locator: segment for segment in segments},
+        abandoned_transactions=abandoned.get(TRANSACTION_ENTITY, []),
+        abandoned_segments=abandoned.get(SEGMENT_ENTITY, []),
+    )
 
 
 HEAD_ROUNDS = 4
@@ -243,20 +303,36 @@ def head(tenant: str, policy_locator: str, transactions: Iterable[str] = ()) -> 
     if root is None or root.get("entity") != POLICY_ENTITY:
         return None
     policy = Policy.model_validate(_record(root))
-    term_items = query.all_items(gateway, _scope(tenant), keys.policy_partition(tenant, policy_locator),
-                                 sk_prefix=keys.TERM_PREFIX, consistent=True)
+    term_items = query.all_items(
+        gateway,
+        _scope(tenant),
+        keys.policy_partition(tenant, policy_locator),
+        sk_prefix=keys.TERM_PREFIX,
+        consistent=True,
+    )
     wanted = [keys.policy_segment(tenant, policy_locator, policy.latestSegmentLocator)]
-    wanted += [keys.policy_transaction(tenant, policy_locator, locator) for locator in dict.fromkeys(
-        [policy.issuedTransactionLocator, *policy.branchHeadTransactionLocators, *transactions])]
+    wanted += [
+        keys.policy_transaction(tenant, policy_locator, locator)
+        for locator in dict.fromkeys(
+            [policy.issuedTransactionLocator, *policy.branchHeadTransactionLocators, *transactions]
+        )
+    ]
     items = gateway.batch_get(_scope(tenant), wanted)
     asked = {key.sk for key in wanted}
     for rounds in range(HEAD_ROUNDS + 1):
         missing = [str(item["transactionLocator"]) for item in items if item.get("entity") == SEGMENT_ENTITY]
-        missing += [str(item["baseTransactionLocator"]) for item in items
-                    if item.get("entity") == TRANSACTION_ENTITY and item.get("baseTransactionLocator")
-                    and item.get("transactionState") in {str(state) for state in LIVE_UNISSUED}]
-        missing = [locator for locator in dict.fromkeys(missing)
-                   if keys.policy_transaction(tenant, policy_locator, locator).sk not in asked]
+        missing += [
+            str(item["baseTransactionLocator"])
+            for item in items
+            if item.get("entity") == TRANSACTION_ENTITY
+            and item.get("baseTransactionLocator")
+            and item.get("transactionState") in {str(state) for state in LIVE_UNISSUED}
+        ]
+        missing = [
+            locator
+            for locator in dict.fromkeys(missing)
+            if keys.policy_transaction(tenant, policy_locator, locator).sk not in asked
+        ]
         if not missing:
             break
         if rounds == HEAD_ROUNDS:
@@ -266,12 +342,18 @@ def head(tenant: str, policy_locator: str, transactions: Iterable[str] = ()) -> 
         items += gateway.batch_get(_scope(tenant), more)
     committed = _committed_tokens(tenant, items) | {str(item[ISSUE_TOKEN]) for item in items if ISSUE_TOKEN in item}
     shown = [_record(item) for item in items if visible(item, committed)]
-    found = sorted((Transaction.model_validate(item) for item in shown if item.get("entity") == TRANSACTION_ENTITY),
-                   key=lambda transaction: transaction.locator)  # as `stack` has them: by sort key
+    found = sorted(
+        (Transaction.model_validate(item) for item in shown if item.get("entity") == TRANSACTION_ENTITY),
+        key=lambda transaction: transaction.locator,
+    )  # as `stack` has them: by sort key
     segments = [Segment.model_validate(item) for item in shown if item.get("entity") == SEGMENT_ENTITY]
-    return IssuedStack(policy=policy, terms=[Term.model_validate(_record(item)) for item in term_items],
-                       transactions=found, segments={segment.locator: segment for segment in segments},
-                       complete=False)
+    return IssuedStack(
+        policy=policy,
+        terms=[Term.model_validate(_record(item)) for item in term_items],
+        transactions=found,
+        segments={segment.locator: segment for segment in segments},
+        complete=False,
+    )
 
 
 def add_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *, issue_token: str | None = None) -> None:
@@ -280,39 +362,54 @@ def add_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *, i
     uow.add(*_new_transaction(tenant, transaction, {ISSUE_TOKEN: issue_token}))
 
 
-def _new_transaction(tenant: str, transaction: Transaction, extra: Mapping[str, str | None], *,
-                     replace: bool = False) -> list[WriteOp]:
-    item = {**keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator).as_dict(),
-            "entity": TRANSACTION_ENTITY, **_transaction_indexes(tenant, transaction), **transaction.model_dump(),
-            **extra}
-    alias = {**_transaction_alias(tenant, transaction.locator).as_dict(), "entity": "transactionAlias",
-             "policyLocator": transaction.policyLocator}
+def _new_transaction(
+    tenant: str, transaction: Transaction, extra: Mapping[str, str | None], *, replace: bool = False
+) -> list[WriteOp]:
+    item = {
+        **keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator).as_dict(),
+        "entity": TRANSACTION_ENTITY,
+        **_transaction_indexes(tenant, transaction),
+        **transaction.model_dump(),
+        **extra,
+    }
+    alias = {
+        **_transaction_alias(tenant, transaction.locator).as_dict(),
+        "entity": "transactionAlias",
+        "policyLocator": transaction.policyLocator,
+    }
     record = {name: value for name, value in item.items() if value is not None}
     if replace:
         return [table.put(record), table.put(alias)]
-    return [table.put_new(record, lambda: codes.CONFLICT_ALREADY_EXISTS("The transaction already exists")),
-            table.put_new(alias)]
+    return [
+        table.put_new(record, lambda: codes.CONFLICT_ALREADY_EXISTS("The transaction already exists")),
+        table.put_new(alias),
+    ]
 
 
-def save_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *,
-                     issue_token: str | None = None) -> None:
+def save_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *, issue_token: str | None = None) -> None:
     """Rewrites the transaction, on condition that it is still at `transaction.version` (else 409); it
     is on the policy's issued list while it is issued. With `issue_token`, it commits the records
     pending under that token (a token, once set, stays: no rewrite names it)."""
     extra = _transaction_indexes(tenant, transaction)
     if issue_token is not None:
         extra[ISSUE_TOKEN] = issue_token
-    uow.add(versioned.rewrite(keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator),
-                              transaction, extra=extra))
+    uow.add(
+        versioned.rewrite(
+            keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator), transaction, extra=extra
+        )
+    )
 
 
 def _transaction_indexes(tenant: str, transaction: Transaction) -> dict[str, str | None]:
     issued = transaction.transactionState == TransactionState.ISSUED and transaction.issuedTime is not None
-    return {f"{LOOKUP_INDEX}PK": keys.transaction_lookup(tenant, transaction.locator),
-            f"{LOOKUP_INDEX}SK": transaction.policyLocator,
-            f"{ISSUED_INDEX}PK": keys.policy_issued_index(tenant, transaction.policyLocator) if issued else None,
-            f"{ISSUED_INDEX}SK": f"{isoformat(transaction.issuedTime)}#{transaction.locator}"
-            if issued and transaction.issuedTime is not None else None}
+    return {
+        f"{LOOKUP_INDEX}PK": keys.transaction_lookup(tenant, transaction.locator),
+        f"{LOOKUP_INDEX}SK": transaction.policyLocator,
+        f"{ISSUED_INDEX}PK": keys.policy_issued_index(tenant, transaction.policyLocator) if issued else None,
+        f"{ISSUED_INDEX}SK": f"{isoformat(transaction.issuedTime)}#{transaction.locator}"
+        if issued and transaction.issuedTime is not None
+        else None,
+    }
 
 
 def _transaction_alias(tenant: str, locator: str) -> keys.Key:
@@ -345,8 +442,9 @@ def issued_transactions(tenant: str, policy_locator: str, page: PageRequest) -> 
     committed: set[str] = set()
     start_key = None
     while len(shown) < wanted:
-        batch, start_key = gateway.query(_scope(tenant), pk, index=ISSUED_INDEX, limit=wanted - len(shown),
-                                         start_key=start_key)
+        batch, start_key = gateway.query(
+            _scope(tenant), pk, index=ISSUED_INDEX, limit=wanted - len(shown), start_key=start_key
+        )
         committed |= _committed_tokens(tenant, batch)
         shown.extend(item for item in batch if visible(item, committed))
         if start_key is None:
@@ -360,9 +458,14 @@ def add_segment(uow: UnitOfWork, tenant: str, segment: Segment) -> None:
 
 
 def _new_segment(tenant: str, segment: Segment, extra: Mapping[str, str], *, replace: bool = False) -> WriteOp:
-    item = {**keys.policy_segment(tenant, segment.policyLocator, segment.locator).as_dict(), "entity": SEGMENT_ENTITY,
-            f"{LOOKUP_INDEX}PK": keys.segment_lookup(tenant, segment.locator),
-            f"{LOOKUP_INDEX}SK": segment.policyLocator, **segment.model_dump(), **extra}
+    item = {
+        **keys.policy_segment(tenant, segment.policyLocator, segment.locator).as_dict(),
+        "entity": SEGMENT_ENTITY,
+        f"{LOOKUP_INDEX}PK": keys.segment_lookup(tenant, segment.locator),
+        f"{LOOKUP_INDEX}SK": segment.policyLocator,
+        **segment.model_dump(),
+        **extra,
+    }
     if replace:
         return table.put(item)
     return table.put_new(item, lambda: codes.CONFLICT_ALREADY_EXISTS("The segment already exists"))
@@ -376,8 +479,9 @@ def get_segment(tenant: str, locator: str) -> Segment | None:
     return Segment.model_validate(_record(item))
 
 
-def transactions_and_segments(tenant: str, transactions: Iterable[tuple[str, str]],
-                              segments: Iterable[tuple[str, str]]) -> tuple[dict[str, Transaction], dict[str, Segment]]:
+def transactions_and_segments(
+    tenant: str, transactions: Iterable[tuple[str, str]], segments: Iterable[tuple[str, str]]
+) -> tuple[dict[str, Transaction], dict[str, Segment]]:
     """The existing ones among the given transactions and segments, each named by (policy locator,
     locator), by locator, in one BatchGetItem per 100 keys."""
     wanted = [keys.policy_transaction(tenant, policy, x) for policy, x in transactions]
@@ -422,9 +526,13 @@ def visible(item: Mapping[str, Any], committed: Collection[str]) -> bool:
 def _committed_tokens(tenant: str, items: Iterable[Mapping[str, Any]]) -> set[str]:
     """The tokens the committing transactions of the pending ones among `items` carry (one consistent
     GetItem or BatchGetItem; none without pending items)."""
-    wanted = list(dict.fromkeys(keys.policy_transaction(tenant, str(item["policyLocator"]),
-                                                        str(item[PENDING_ISSUE_BY]))
-                                for item in items if PENDING_ISSUE in item))
+    wanted = list(
+        dict.fromkeys(
+            keys.policy_transaction(tenant, str(item["policyLocator"]), str(item[PENDING_ISSUE_BY]))
+            for item in items
+            if PENDING_ISSUE in item
+        )
+    )
     if not wanted:
         return set()
     gateway = table.gateway()
@@ -436,8 +544,14 @@ def _committed_tokens(tenant: str, items: Iterable[Mapping[str, Any]]) -> set[st
     return {str(item[ISSUE_TOKEN]) for item in committers if ISSUE_TOKEN in item}
 
 
-def add_pending(tenant: str, attempt: IssueAttempt, transactions: Sequence[Transaction],
-                segments: Sequence[Segment], *, replace: bool = False) -> None:
+def add_pending(
+    tenant: str,
+    attempt: IssueAttempt,
+    transactions: Sequence[Transaction],
+    segments: Sequence[Segment],
+    *,
+    replace: bool = False,
+) -> None:
     """Writes the records of an issue that nothing visible names before its final write (the
     transactions it adds with their aliases, the segments they make), pending under `attempt`, in
     TransactWriteItems of at most 100 items in key order (`chunked`; a transaction and its alias in the
@@ -455,8 +569,11 @@ def delete_abandoned(tenant: str, policy_locator: str, transactions: Sequence[st
     committed after reading them, so none of those attempts can commit any more): the transactions, their
     aliases and the segments, 25 per BatchWriteItem. Best effort: records a throttled call leaves stay
     invisible, and the next issue of the policy tries again."""
-    doomed = [key for locator in transactions for key in (keys.policy_transaction(tenant, policy_locator, locator),
-                                                          _transaction_alias(tenant, locator))]
+    doomed = [
+        key
+        for locator in transactions
+        for key in (keys.policy_transaction(tenant, policy_locator, locator), _transaction_alias(tenant, locator))
+    ]
     doomed += [keys.policy_segment(tenant, policy_locator, locator) for locator in segments]
     try:
         table.gateway().batch_delete(_scope(tenant), doomed)

@@ -5,6 +5,7 @@ API Gateway refuses sibling path variables of different names, so every path bel
 `/policy/{tenantLocator}/policies/` names the policy `{locator}`, also where the spec writes
 `{policyLocator}` (the contacts paths); clients never see variable names.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -58,22 +59,25 @@ def generate_policy_number(tenantLocator: str, locator: str) -> schemas.PolicyRe
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/billingLevel", methods=["PATCH"])
 @endpoint("policies.write", errors=[codes.NOT_FOUND["policy"]])
-def update_policy_billing_level(tenantLocator: str, locator: str,
-                                body: schemas.UpdateBillingLevelRequest) -> schemas.PolicyResponse:
+def update_policy_billing_level(
+    tenantLocator: str, locator: str, body: schemas.UpdateBillingLevelRequest
+) -> schemas.PolicyResponse:
     return _policy(service.set_billing_level(request_context(), locator, body.billingLevel))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/delinquencyPlan", methods=["PATCH"])
 @endpoint("policies.write", errors=[codes.INVALID_REFERENCE["policy"], codes.NOT_FOUND["policy"]])
-def update_policy_delinquency_plan(tenantLocator: str, locator: str,
-                                   body: schemas.DelinquencyPlanUpdateRequest) -> schemas.PolicyResponse:
+def update_policy_delinquency_plan(
+    tenantLocator: str, locator: str, body: schemas.DelinquencyPlanUpdateRequest
+) -> schemas.PolicyResponse:
     return _policy(service.set_delinquency_plan(request_context(), locator, body.delinquencyPlanName))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/jurisdiction", methods=["PATCH"])
 @endpoint("policies.write", errors=[codes.INVALID_REFERENCE["policy"], codes.NOT_FOUND["policy"]])
-def update_policy_jurisdiction(tenantLocator: str, locator: str,
-                               body: schemas.UpdateJurisdictionRequest) -> schemas.PolicyResponse:
+def update_policy_jurisdiction(
+    tenantLocator: str, locator: str, body: schemas.UpdateJurisdictionRequest
+) -> schemas.PolicyResponse:
     return _policy(service.set_jurisdiction(request_context(), locator, body.jurisdiction))
 
 
@@ -94,10 +98,12 @@ def add_policy_static_data(tenantLocator: str, locator: str, body: schemas.Stati
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["PATCH"])
 @endpoint("policies.write", errors=[codes.NOT_FOUND["policy"], codes.POLICY_HELD])
-def update_policy_static_data(tenantLocator: str, locator: str,
-                              body: schemas.StaticDataUpdateRequest) -> schemas.PolicyResponse:
-    return _policy(service.update_static_data(request_context(), locator, set_data=body.setData,
-                                              remove_data=body.removeData))
+def update_policy_static_data(
+    tenantLocator: str, locator: str, body: schemas.StaticDataUpdateRequest
+) -> schemas.PolicyResponse:
+    return _policy(
+        service.update_static_data(request_context(), locator, set_data=body.setData, remove_data=body.removeData)
+    )
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/static", methods=["PUT"])
@@ -108,11 +114,13 @@ def replace_policy_static_data(tenantLocator: str, locator: str, body: schemas.S
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/static/history/list", methods=["GET"])
 @endpoint("policies.read", errors=[codes.NOT_FOUND["policy"]])
-def list_policy_static_data_history(tenantLocator: str, locator: str,
-                                    query: schemas.ListQuery) -> schemas.StaticDataHistoryListResponse:
+def list_policy_static_data_history(
+    tenantLocator: str, locator: str, query: schemas.ListQuery
+) -> schemas.StaticDataHistoryListResponse:
     page = query.page()
-    return schemas.StaticDataHistoryListResponse.of(service.static_history(request_context(), locator, page),
-                                                    schemas.StaticDataHistoryResponse.of)
+    return schemas.StaticDataHistoryListResponse.of(
+        service.static_history(request_context(), locator, page), schemas.StaticDataHistoryResponse.of
+    )
 
 
 # --- snapshots -----------------------------------------------------------------------------------
@@ -120,18 +128,21 @@ def list_policy_static_data_history(tenantLocator: str, locator: str,
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/snapshot", methods=["GET"])
 @endpoint("policies.read", errors=[codes.NOT_FOUND["policy"], codes.NOT_FOUND["snapshot"]])
-def fetch_policy_snapshot(tenantLocator: str, locator: str,
-                          query: schemas.SnapshotQuery) -> schemas.PolicySnapshotResponse:
-    return schemas.PolicySnapshotResponse.of(service.snapshot(request_context(), locator, query.date,
-                                                      by_issued_time=query.byIssuedTime))
+def fetch_policy_snapshot(
+    tenantLocator: str, locator: str, query: schemas.SnapshotQuery
+) -> schemas.PolicySnapshotResponse:
+    return schemas.PolicySnapshotResponse.of(
+        service.snapshot(request_context(), locator, query.date, by_issued_time=query.byIssuedTime)
+    )
 
 
 @bp.route("/policy/{tenantLocator}/policies/snapshot/list", methods=["GET"])
 @endpoint("policies.read", "policies.list")
 def list_policy_snapshots(tenantLocator: str, query: schemas.ListQuery) -> schemas.PolicySnapshotListResponse:
     page = query.page()
-    return schemas.PolicySnapshotListResponse.of(service.policy_snapshots(request_context(), page),
-                                                 schemas.PolicySnapshotResponse.of)
+    return schemas.PolicySnapshotListResponse.of(
+        service.policy_snapshots(request_context(), page), schemas.PolicySnapshotResponse.of
+    )
 
 
 # --- contacts ------------------------------------------------------------------------------------
@@ -144,19 +155,26 @@ def list_policy_contacts(tenantLocator: str, locator: str) -> list[schemas.Conta
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/contacts", methods=["POST"])
-@endpoint("policies.write", errors=[codes.CONTACT_EXISTS["policy"], codes.INVALID_REFERENCE["policy"],
-                                    codes.NOT_FOUND["policy"]])
+@endpoint(
+    "policies.write",
+    errors=[codes.CONTACT_EXISTS["policy"], codes.INVALID_REFERENCE["policy"], codes.NOT_FOUND["policy"]],
+)
 def add_policy_contact(tenantLocator: str, locator: str, body: schemas.ContactRole) -> schemas.PolicyResponse:
     return _policy(service.add_contact(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/contacts/{contactLocator}", methods=["PATCH"])
-@endpoint("policies.write", errors=[codes.INVALID_REFERENCE["policy"], codes.NOT_FOUND["contact"],
-                                    codes.NOT_FOUND["policy"]])
-def update_policy_contact(tenantLocator: str, locator: str, contactLocator: str,
-                          body: schemas.ContactAssociationUpdateRequest) -> schemas.PolicyResponse:
-    return _policy(service.update_contact(request_context(), locator, contactLocator, add_roles=body.addRoles,
-                                          remove_roles=body.removeRoles))
+@endpoint(
+    "policies.write", errors=[codes.INVALID_REFERENCE["policy"], codes.NOT_FOUND["contact"], codes.NOT_FOUND["policy"]]
+)
+def update_policy_contact(
+    tenantLocator: str, locator: str, contactLocator: str, body: schemas.ContactAssociationUpdateRequest
+) -> schemas.PolicyResponse:
+    return _policy(
+        service.update_contact(
+            request_context(), locator, contactLocator, add_roles=body.addRoles, remove_roles=body.removeRoles
+        )
+    )
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/contacts/{contactLocator}", methods=["DELETE"])
@@ -186,18 +204,22 @@ def list_policy_terms(tenantLocator: str, locator: str, query: schemas.ListQuery
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/policies/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list", errors=[codes.NOT_FOUND["account"]])
-def list_account_policies(tenantLocator: str, locator: str,
-                          query: schemas.AccountPoliciesQuery) -> schemas.PolicyListResponse:
+def list_account_policies(
+    tenantLocator: str, locator: str, query: schemas.AccountPoliciesQuery
+) -> schemas.PolicyListResponse:
     ctx = request_context()
     page = service.policies_of_account(ctx, locator, query.page())
     return schemas.PolicyListResponse.of(
-        page, lambda policy: schemas.PolicyResponse.of(policy, ctx.now, include_static=query.includeStaticData))
+        page, lambda policy: schemas.PolicyResponse.of(policy, ctx.now, include_static=query.includeStaticData)
+    )
 
 
 @bp.route("/policy/{tenantLocator}/accounts/{locator}/policies/snapshot/list", methods=["GET"])
 @endpoint("accounts.read", "accounts.list", errors=[codes.NOT_FOUND["account"]])
-def list_account_policy_snapshots(tenantLocator: str, locator: str,
-                                  query: schemas.ListQuery) -> schemas.PolicySnapshotListResponse:
+def list_account_policy_snapshots(
+    tenantLocator: str, locator: str, query: schemas.ListQuery
+) -> schemas.PolicySnapshotListResponse:
     page = query.page()
-    return schemas.PolicySnapshotListResponse.of(service.policy_snapshots_of_account(request_context(), locator, page),
-                                                 schemas.PolicySnapshotResponse.of)
+    return schemas.PolicySnapshotListResponse.of(
+        service.policy_snapshots_of_account(request_context(), locator, page), schemas.PolicySnapshotResponse.of
+    )

@@ -3,6 +3,7 @@ marks required). Requests: unknown fields are a 400.
 
 StaticDataUpdateRequest: the OpenAPI definition requires both maps; a left-out one counts as empty.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -116,9 +117,17 @@ class PolicyResponse(Response):
     @classmethod
     def of(cls, policy: Policy, now: datetime, *, include_static: bool = True) -> PolicyResponse:
         fields = policy.model_dump(include=set(cls.model_fields) - {"statuses", "static"})
-        return cls(**fields, static=policy.static if include_static else {},
-                   statuses=policy_statuses(now, policy.startTime, policy.endTime, policy.cancellationTime,
-                                            delinquent=bool(policy.delinquencyLocators)))
+        return cls(
+            **fields,
+            static=policy.static if include_static else {},
+            statuses=policy_statuses(
+                now,
+                policy.startTime,
+                policy.endTime,
+                policy.cancellationTime,
+                delinquent=bool(policy.delinquencyLocators),
+            ),
+        )
 
 
 class PolicyListResponse(ListResponse[PolicyResponse]):
@@ -171,18 +180,26 @@ class PolicySnapshotResponse(Response):
     def of(cls, snapshot: PolicySnapshot) -> PolicySnapshotResponse:
         """`region` is "" for a policy without one (the field is required)."""
         policy, transaction = snapshot.policy, snapshot.transaction
-        return cls(locator=policy.locator, accountLocator=policy.accountLocator, region=policy.region or "",
-                   productName=policy.productName, currency=policy.currency, timezone=policy.timezone,
-                   static=policy.static, delinquencyPlanName=policy.delinquencyPlanName,
-                   transaction=TransactionSnapshotResponse(
-                       locator=transaction.locator, effectiveTime=transaction.effectiveTime,
-                       issuedTime=transaction.issuedTime or transaction.createdAt,
-                       preferences=transaction.preferences, segment=SegmentResponse.of(snapshot.segment),
-                       transactionCategory=transaction.transactionCategory,
-                       transactionType=transaction.transactionType))
+        return cls(
+            locator=policy.locator,
+            accountLocator=policy.accountLocator,
+            region=policy.region or "",
+            productName=policy.productName,
+            currency=policy.currency,
+            timezone=policy.timezone,
+            static=policy.static,
+            delinquencyPlanName=policy.delinquencyPlanName,
+            transaction=TransactionSnapshotResponse(
+                locator=transaction.locator,
+                effectiveTime=transaction.effectiveTime,
+                issuedTime=transaction.issuedTime or transaction.createdAt,
+                preferences=transaction.preferences,
+                segment=SegmentResponse.of(snapshot.segment),
+                transactionCategory=transaction.transactionCategory,
+                transactionType=transaction.transactionType,
+            ),
+        )
 
 
 class PolicySnapshotListResponse(ListResponse[PolicySnapshotResponse]):
     pass
-
-

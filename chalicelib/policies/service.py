@@ -31,6 +31,7 @@ moment (the due pager's run, or a test clock's advance) `run_status_change` reco
 entry's unit of work, committed with the entry's move to the moment after (or its removal), so it is
 emitted once however often the run is repeated.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -108,36 +109,77 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
     number = _first_number(ctx, uow, model, plan, issuance, policy_locator)
 
     segment = Segment(
-        locator=segment_locator, transactionLocator=transaction_locator, policyLocator=policy_locator,
-        termLocator=term_locator, segmentType=SegmentType.COVERAGE, startTime=issuance.startTime,
+        locator=segment_locator,
+        transactionLocator=transaction_locator,
+        policyLocator=policy_locator,
+        termLocator=term_locator,
+        segmentType=SegmentType.COVERAGE,
+        startTime=issuance.startTime,
         endTime=issuance.endTime,
         duration=durations.duration(issuance.startTime, issuance.endTime, basis, issuance.timezone),
-        element=_element(issuance.element, segment_locator, issuance.startTime, _categories(model)))
+        element=_element(issuance.element, segment_locator, issuance.startTime, _categories(model)),
+    )
     transaction = Transaction(
-        locator=transaction_locator, staticLocator=transaction_locator, policyLocator=policy_locator,
-        termLocator=term_locator, effectiveTime=issuance.startTime, transactionState=TransactionState.ISSUED,
-        transactionCategory=TransactionCategory.ISSUANCE, transactionType=issuance.transactionType,
-        preferences=issuance.preferences, createdAt=ctx.now, createdBy=ctx.user_locator, issuedTime=ctx.now,
+        locator=transaction_locator,
+        staticLocator=transaction_locator,
+        policyLocator=policy_locator,
+        termLocator=term_locator,
+        effectiveTime=issuance.startTime,
+        transactionState=TransactionState.ISSUED,
+        transactionCategory=TransactionCategory.ISSUANCE,
+        transactionType=issuance.transactionType,
+        preferences=issuance.preferences,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        issuedTime=ctx.now,
         acceptedTime=issuance.acceptedTime or ctx.now,
         segments=[SegmentSummary.of(segment)],
         charges=issuance.charges,
-        quoteLocator=issuance.quoteLocator, configVersion=issuance.configVersion)
-    term = Term(locator=term_locator, staticLocator=term_locator, policyLocator=policy_locator, number=FIRST_TERM,
-                termNumber=_term_number(model, plan, number, FIRST_TERM),
-                startTime=issuance.startTime, endTime=issuance.endTime)
+        quoteLocator=issuance.quoteLocator,
+        configVersion=issuance.configVersion,
+    )
+    term = Term(
+        locator=term_locator,
+        staticLocator=term_locator,
+        policyLocator=policy_locator,
+        number=FIRST_TERM,
+        termNumber=_term_number(model, plan, number, FIRST_TERM),
+        startTime=issuance.startTime,
+        endTime=issuance.endTime,
+    )
     policy = Policy(
-        locator=policy_locator, accountLocator=issuance.accountLocator, productName=issuance.productName,
-        policyNumber=number, quoteLocator=issuance.quoteLocator, currency=issuance.currency,
-        timezone=issuance.timezone, durationBasis=basis, termDuration=issuance.termDuration,
+        locator=policy_locator,
+        accountLocator=issuance.accountLocator,
+        productName=issuance.productName,
+        policyNumber=number,
+        quoteLocator=issuance.quoteLocator,
+        currency=issuance.currency,
+        timezone=issuance.timezone,
+        durationBasis=basis,
+        termDuration=issuance.termDuration,
         billingLevel=BillingLevel(issuance.billingLevel) if issuance.billingLevel else _default_billing_level(model),
-        region=issuance.region, jurisdiction=issuance.jurisdiction, producerCode=issuance.producerCode,
-        autoRenewalPlanName=issuance.autoRenewalPlanName, delinquencyPlanName=issuance.delinquencyPlanName,
-        installmentPlanName=issuance.installmentPlanName, invoiceFeeAmount=issuance.invoiceFeeAmount,
-        static=issuance.static, contacts=issuance.contacts, preferences=issuance.preferences,
-        startTime=issuance.startTime, endTime=issuance.endTime, issuedTransactionLocator=transaction_locator,
-        latestSegmentLocator=segment_locator, latestTermLocator=term_locator,
-        branchHeadTransactionLocators=[transaction_locator], configVersion=issuance.configVersion,
-        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+        region=issuance.region,
+        jurisdiction=issuance.jurisdiction,
+        producerCode=issuance.producerCode,
+        autoRenewalPlanName=issuance.autoRenewalPlanName,
+        delinquencyPlanName=issuance.delinquencyPlanName,
+        installmentPlanName=issuance.installmentPlanName,
+        invoiceFeeAmount=issuance.invoiceFeeAmount,
+        static=issuance.static,
+        contacts=issuance.contacts,
+        preferences=issuance.preferences,
+        startTime=issuance.startTime,
+        endTime=issuance.endTime,
+        issuedTransactionLocator=transaction_locator,
+        latestSegmentLocator=segment_locator,
+        latestTermLocator=term_locator,
+        branchHeadTransactionLocators=[transaction_locator],
+        configVersion=issuance.configVersion,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+    )
     check_size(segment, code=ENTITY, noun=SEGMENT_ENTITY)
     check_size(policy, code=ENTITY, noun=ENTITY)
 
@@ -150,13 +192,26 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
     status_change = _status_change_due(ctx, policy)
     if status_change is not None:
         _plan_status_change(uow, policy, status_change)
-    return PolicyIssued(policyLocator=policy_locator, policyNumber=number, termLocator=term_locator,
-                        transactionLocator=transaction_locator, segmentLocator=segment_locator)
+    return PolicyIssued(
+        policyLocator=policy_locator,
+        policyNumber=number,
+        termLocator=term_locator,
+        transactionLocator=transaction_locator,
+        segmentLocator=segment_locator,
+    )
 
 
-def add_migrated_policy(ctx: CallContext, uow: UnitOfWork, policy: Policy, terms: list[Term],
-                        transactions: list[Transaction], segments: list[Segment], *, token: str,
-                        billed: frozenset[str] = frozenset()) -> Policy:
+def add_migrated_policy(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    policy: Policy,
+    terms: list[Term],
+    transactions: list[Transaction],
+    segments: list[Segment],
+    *,
+    token: str,
+    billed: frozenset[str] = frozenset(),
+) -> Policy:
     """A policy a migration brings with its history (chalicelib/migration), its locators derived by the caller:
     every transaction but the last and every segment are written at once, pending under `token` (`token` and
     locators being the same in every run of the migration's account, a rerun rewrites what a crashed one left),
@@ -168,30 +223,53 @@ def add_migrated_policy(ctx: CallContext, uow: UnitOfWork, policy: Policy, terms
     model = configuration.model(ctx, policy.configVersion, resolved=True)
     plan = _numbering_plan(model, policy.productName)
     if plan is not None and policy.policyNumber is None:
-        policy = policy.model_copy(update={"policyNumber": numbers.renumber(ctx, uow, ENTITY, policy.locator, None,
-                                                                            numbers.NextOfPlan(
-                                                                                model, plan, product=policy.productName,
-                                                                                region=policy.region))})
+        policy = policy.model_copy(
+            update={
+                "policyNumber": numbers.renumber(
+                    ctx,
+                    uow,
+                    ENTITY,
+                    policy.locator,
+                    None,
+                    numbers.NextOfPlan(model, plan, product=policy.productName, region=policy.region),
+                )
+            }
+        )
     for record in transactions:
         check_size(record, code=TRANSACTION_ENTITY, noun=TRANSACTION_ENTITY)
     for segment in segments:
         check_size(segment, code=ENTITY, noun=SEGMENT_ENTITY)
     check_size(policy, code=ENTITY, noun=ENTITY)
     categories = _categories(model)
-    segments = [segment.model_copy(update={"element": _element(segment.element, segment.locator, segment.startTime,
-                                                               categories)}) for segment in segments]
+    segments = [
+        segment.model_copy(
+            update={"element": _element(segment.element, segment.locator, segment.startTime, categories)}
+        )
+        for segment in segments
+    ]
     *earlier, last = transactions
-    repository.add_pending(ctx.tenant, repository.IssueAttempt(token=token, committer=last.locator), earlier,
-                           segments, replace=True)
-    numbered = [term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
-                for term in terms]
+    repository.add_pending(
+        ctx.tenant, repository.IssueAttempt(token=token, committer=last.locator), earlier, segments, replace=True
+    )
+    numbered = [
+        term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
+        for term in terms
+    ]
     repository.add_issue(uow, ctx.tenant, policy, last, [], numbered, new_policy=True, issue_token=token)
     for transaction in transactions:
         if transaction.transactionState == TransactionState.ISSUED and transaction.locator not in billed:
             _bill(uow, transaction)
-    repository.add_static_version(uow, ctx.tenant, policy.locator, StaticDataVersion(
-        historyLocator=derived_locator(policy.createdAt, f"static:{policy.locator}"), staticData=policy.static,
-        updatedAt=policy.createdAt, updatedBy=policy.createdBy))
+    repository.add_static_version(
+        uow,
+        ctx.tenant,
+        policy.locator,
+        StaticDataVersion(
+            historyLocator=derived_locator(policy.createdAt, f"static:{policy.locator}"),
+            staticData=policy.static,
+            updatedAt=policy.createdAt,
+            updatedBy=policy.createdBy,
+        ),
+    )
     renewal = _renewal_due(ctx, model, policy)
     if renewal is not None:
         _put_renewal_entry(uow, policy, renewal)
@@ -201,26 +279,44 @@ def add_migrated_policy(ctx: CallContext, uow: UnitOfWork, policy: Policy, terms
     return policy
 
 
-def _first_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], plan: str | None,
-                  issuance: PolicyIssuance, policy_locator: str) -> str | None:
+def _first_number(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    model: dict[str, Any],
+    plan: str | None,
+    issuance: PolicyIssuance,
+    policy_locator: str,
+) -> str | None:
     """The number the quote brings (claimed), else the next of the product's plan; None without a plan."""
     if issuance.policyNumber is not None:
         numbers.check_chosen(issuance.policyNumber, field="policyNumber", what="policy number")
         return numbers.renumber(ctx, uow, ENTITY, policy_locator, None, issuance.policyNumber)
     if plan is None:
         return None
-    return numbers.renumber(ctx, uow, ENTITY, policy_locator, None, numbers.NextOfPlan(
-        model, plan, product=issuance.productName, region=issuance.region))
+    return numbers.renumber(
+        ctx,
+        uow,
+        ENTITY,
+        policy_locator,
+        None,
+        numbers.NextOfPlan(model, plan, product=issuance.productName, region=issuance.region),
+    )
 
 
 def _element(given: Element, parent: str, effective: datetime, categories: dict[str, str]) -> Element:
     """The segment's tree: each element's parent is the element above it (the root's, its segment),
     its category the configured one, and its coverage term values strings."""
-    return given.model_copy(update={
-        "parentLocator": parent, "category": categories.get(given.type), "originalEffectiveTime": effective,
-        "coverageTerms": {name: value if isinstance(value, str) else str(value)
-                          for name, value in given.coverageTerms.items()},
-        "elements": [_element(child, given.locator, effective, categories) for child in given.elements]})
+    return given.model_copy(
+        update={
+            "parentLocator": parent,
+            "category": categories.get(given.type),
+            "originalEffectiveTime": effective,
+            "coverageTerms": {
+                name: value if isinstance(value, str) else str(value) for name, value in given.coverageTerms.items()
+            },
+            "elements": [_element(child, given.locator, effective, categories) for child in given.elements],
+        }
+    )
 
 
 def _categories(model: dict[str, Any]) -> dict[str, str]:
@@ -229,8 +325,7 @@ def _categories(model: dict[str, Any]) -> dict[str, str]:
     return found
 
 
-def _term_number(model: dict[str, Any], plan_name: str | None, policy_number: str | None,
-                 number: int) -> str | None:
+def _term_number(model: dict[str, Any], plan_name: str | None, policy_number: str | None, number: int) -> str | None:
     """The term's number by its plan's `termNumberFormat` (`{policyNumber}-{termNumberPlusOne}`), for a
     numbered policy whose format has no counter positions of its own."""
     plan = (model.get("numberingPlans") or {}).get(plan_name)
@@ -238,9 +333,9 @@ def _term_number(model: dict[str, Any], plan_name: str | None, policy_number: st
     if policy_number is None or not text:
         return None
     try:
-        return numbering.parse_format(text).render("", {"policyNumber": policy_number,
-                                                         "termNumber": str(number),
-                                                         "termNumberPlusOne": str(number + 1)})
+        return numbering.parse_format(text).render(
+            "", {"policyNumber": policy_number, "termNumber": str(number), "termNumberPlusOne": str(number + 1)}
+        )
     except numbering.NumberingError:
         return None
 
@@ -257,9 +352,15 @@ def get_policy(ctx: CallContext, locator: str) -> Policy:
     """The policy (404 `policy.not_found` when this tenant has none with that locator); its root read once
     per request (CallContext.reads, until the request commits a write; the reads of its stack or head
     count)."""
-    policy = ctx.reads.read(_read_key(ctx, locator), lambda: repository.get(ctx.tenant, locator),
-                            record=repository.record_key(ctx.tenant, locator)) \
-        if _plausible(locator) else None
+    policy = (
+        ctx.reads.read(
+            _read_key(ctx, locator),
+            lambda: repository.get(ctx.tenant, locator),
+            record=repository.record_key(ctx.tenant, locator),
+        )
+        if _plausible(locator)
+        else None
+    )
     if policy is None:
         raise codes.not_found(ENTITY, locator)
     return policy.model_copy(deep=True)
@@ -272,8 +373,11 @@ def _read_key(ctx: CallContext, locator: str) -> tuple[str, str, str]:
 def _seen(ctx: CallContext, stack: IssuedStack | None) -> IssuedStack | None:
     """`stack` as just read: its root is what `get_policy` answers for the rest of the request."""
     if stack is not None:
-        ctx.reads.put(_read_key(ctx, stack.policy.locator), stack.policy.model_copy(deep=True),
-                      record=repository.record_key(ctx.tenant, stack.policy.locator))
+        ctx.reads.put(
+            _read_key(ctx, stack.policy.locator),
+            stack.policy.model_copy(deep=True),
+            record=repository.record_key(ctx.tenant, stack.policy.locator),
+        )
     return stack
 
 
@@ -313,10 +417,13 @@ def _latest_snapshots(ctx: CallContext, policies: list[Policy]) -> list[PolicySn
     """Each policy with its latest segment and the transaction that made it: one batch read (a second
     only for segments made by a transaction other than the latest issued one)."""
     transactions, segments = repository.transactions_and_segments(
-        ctx.tenant, [(p.locator, p.issuedTransactionLocator) for p in policies],
-        [(p.locator, p.latestSegmentLocator) for p in policies])
-    missing = {(s.policyLocator, s.transactionLocator) for s in segments.values()
-               if s.transactionLocator not in transactions}
+        ctx.tenant,
+        [(p.locator, p.issuedTransactionLocator) for p in policies],
+        [(p.locator, p.latestSegmentLocator) for p in policies],
+    )
+    missing = {
+        (s.policyLocator, s.transactionLocator) for s in segments.values() if s.transactionLocator not in transactions
+    }
     if missing:
         transactions.update(repository.transactions_and_segments(ctx.tenant, missing, [])[0])
     snapshots = []
@@ -354,20 +461,25 @@ def statuses(ctx: CallContext, policy: Policy) -> list[PolicyStatus]:
 
 
 def _statuses_at(moment: datetime, policy: Policy) -> list[PolicyStatus]:
-    return policy_statuses(moment, policy.startTime, policy.endTime, policy.cancellationTime,
-                           delinquent=bool(policy.delinquencyLocators))
+    return policy_statuses(
+        moment, policy.startTime, policy.endTime, policy.cancellationTime, delinquent=bool(policy.delinquencyLocators)
+    )
 
 
-def status_update(locator: str, before: list[PolicyStatus],
-                  after: list[PolicyStatus]) -> tuple[str, dict[str, Any]] | None:
+def status_update(
+    locator: str, before: list[PolicyStatus], after: list[PolicyStatus]
+) -> tuple[str, dict[str, Any]] | None:
     """The event `policy.status.update` of a change of the policy's statuses from `before` to `after`:
     what it adds and removes (None when it changes none)."""
     added = [str(status) for status in after if status not in before]
     removed = [str(status) for status in before if status not in after]
     if not added and not removed:
         return None
-    return STATUS_EVENT, {"policyLocator": locator, "newStatuses": {"listCompleted": True, "items": added},
-                          "removedStatuses": {"listCompleted": True, "items": removed}}
+    return STATUS_EVENT, {
+        "policyLocator": locator,
+        "newStatuses": {"listCompleted": True, "items": added},
+        "removedStatuses": {"listCompleted": True, "items": removed},
+    }
 
 
 # --- statuses that time changes ---------------------------------------------------------------------
@@ -387,8 +499,7 @@ def run_status_change(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     policy = found.get(work.entry.ref)
     if policy is None:
         return {"statusUpdates": 0}
-    event = status_update(policy.locator, _statuses_at(work.entry.due_at - JUST_BEFORE, policy),
-                          statuses(ctx, policy))
+    event = status_update(policy.locator, _statuses_at(work.entry.due_at - JUST_BEFORE, policy), statuses(ctx, policy))
     if event is not None:
         work.uow.record_event(*event)
     following = _status_change_due(ctx, policy)
@@ -546,9 +657,15 @@ def _branched(uow: UnitOfWork, tenant: str, stack: IssuedStack, transaction: Tra
     return after
 
 
-def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
-                      issue: TransactionIssue, *, new_transaction: bool = False,
-                      billed_by_caller: bool = False) -> list[Transaction]:
+def issue_transaction(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    stack: IssuedStack,
+    issue: TransactionIssue,
+    *,
+    new_transaction: bool = False,
+    billed_by_caller: bool = False,
+) -> list[Transaction]:
     """Adds everything issuing a transaction writes to `uow` (the caller has recorded the events in it
     already, and commits): the policy root on condition that it is still at the version `stack` saw (409
     when another issue came first), the issued transaction and the others it changes on condition of
@@ -576,26 +693,41 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
         check_size(segment, code=ENTITY, noun=SEGMENT_ENTITY)
     policy = issue.policy.model_copy(update={"version": stack.policy.version, "validationResult": None})
     check_size(policy, code=ENTITY, noun=ENTITY)
-    terms_added = [term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
-                   for term in issue.terms]
-    renewal = _renewal_due(ctx, model if policy.configVersion == stack.policy.configVersion else _model(ctx, policy),
-                           policy)
+    terms_added = [
+        term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
+        for term in issue.terms
+    ]
+    renewal = _renewal_due(
+        ctx, model if policy.configVersion == stack.policy.configVersion else _model(ctx, policy), policy
+    )
     renewal_moves = renewal != _renewal_due(ctx, model, stack.policy)
     status_change = _status_change_due(ctx, policy)
     status_moves = status_change != _status_change_due(ctx, stack.policy)
     # the final write's own records: the root, the issued transaction, each new term with its alias, the
     # changed terms, each removed term with its alias, the changed transactions, the moved renewal and
     # status entries
-    final = 2 + int(new_transaction) + 2 * len(issue.terms) + len(issue.changed_terms) \
-        + 2 * len(issue.removed_terms) + len(issue.changed) + int(renewal_moves) + int(status_moves)
+    final = (
+        2
+        + int(new_transaction)
+        + 2 * len(issue.terms)
+        + len(issue.changed_terms)
+        + 2 * len(issue.removed_terms)
+        + len(issue.changed)
+        + int(renewal_moves)
+        + int(status_moves)
+    )
     segments, added, token = issue.segments, issue.added, None
     if final + len(issue.segments) + 2 * len(issue.added) > uow.remaining and issue.added:
         segments, token = _write_pending(ctx, uow, issue, final)
         added = []
-    issued = issue.transaction.model_copy(update={"version": issue.transaction.version + 1}) \
-        if new_transaction else issue.transaction
-    repository.add_issue(uow, ctx.tenant, policy, issued, segments, terms_added,
-                         new_transaction=new_transaction, issue_token=token)
+    issued = (
+        issue.transaction.model_copy(update={"version": issue.transaction.version + 1})
+        if new_transaction
+        else issue.transaction
+    )
+    repository.add_issue(
+        uow, ctx.tenant, policy, issued, segments, terms_added, new_transaction=new_transaction, issue_token=token
+    )
     if renewal_moves:
         if renewal is None:
             due.cancel(uow, DueKind.POLICY_AUTO_RENEW, policy.locator)
@@ -619,8 +751,11 @@ def issue_transaction(ctx: CallContext, uow: UnitOfWork, stack: IssuedStack,
         _put_billing_safety_net(ctx, issue.transaction)
         uow.after_commit(lambda: enqueue_billing(ctx, issue.transaction))
     if stack.abandoned_transactions or stack.abandoned_segments:
-        uow.after_commit(lambda: repository.delete_abandoned(ctx.tenant, stack.policy.locator,
-                                                             stack.abandoned_transactions, stack.abandoned_segments))
+        uow.after_commit(
+            lambda: repository.delete_abandoned(
+                ctx.tenant, stack.policy.locator, stack.abandoned_transactions, stack.abandoned_segments
+            )
+        )
     invalidated = sorted(issue.invalidated, key=lambda t: t.locator)
     room = max(uow.remaining, 0)
     for transaction in invalidated[:room]:
@@ -639,8 +774,11 @@ def _bill(uow: UnitOfWork, transaction: Transaction) -> None:
 def _billing_job(transaction: Transaction) -> tuple[str, dict[str, str]]:
     """The locator and payload of the transaction's billing job: the same for every path that enqueues it."""
     locator = derived_locator(transaction.issuedTime or transaction.createdAt, f"billing:{transaction.locator}")
-    return locator, {"transactionLocator": transaction.locator, "policyLocator": transaction.policyLocator,
-                     "jobLocator": locator}
+    return locator, {
+        "transactionLocator": transaction.locator,
+        "policyLocator": transaction.policyLocator,
+        "jobLocator": locator,
+    }
 
 
 def billing_job_locator(transaction: Transaction) -> str:
@@ -669,8 +807,7 @@ def _put_billing_safety_net(ctx: CallContext, transaction: Transaction) -> None:
     uow.commit()
 
 
-def _write_pending(ctx: CallContext, uow: UnitOfWork, issue: TransactionIssue,
-                   final: int) -> tuple[list[Segment], str]:
+def _write_pending(ctx: CallContext, uow: UnitOfWork, issue: TransactionIssue, final: int) -> tuple[list[Segment], str]:
     """Writes the added transactions and their segments pending under a new token (the issued
     transaction's own segments keep their planned locators, the same in every attempt: they stay in the
     final write); answers those and the token. 409 `transaction.aggregate_too_large`, writing nothing,
@@ -683,10 +820,12 @@ def _write_pending(ctx: CallContext, uow: UnitOfWork, issue: TransactionIssue,
         raise codes.TRANSACTION_AGGREGATE_TOO_LARGE(
             f"Issuing transaction {issue.transaction.locator} changes {len(issue.changed)} issued transactions; "
             f"with its events that is {needed} records to write at once, and one write holds at most "
-            f"{uow.capacity}")
+            f"{uow.capacity}"
+        )
     attempt = repository.IssueAttempt(token=new_locator(), committer=issue.transaction.locator)
-    repository.add_pending(ctx.tenant, attempt, issue.added,
-                           [segment for segment in issue.segments if segment.locator not in own])
+    repository.add_pending(
+        ctx.tenant, attempt, issue.added, [segment for segment in issue.segments if segment.locator not in own]
+    )
     return kept, attempt.token
 
 
@@ -696,7 +835,7 @@ def save_transactions(ctx: CallContext, stack: IssuedStack, transactions: list[T
     start = 0
     while start < len(transactions):
         uow = wiring.unit_of_work(ctx)
-        batch = transactions[start:start + max(uow.remaining, 1)]
+        batch = transactions[start : start + max(uow.remaining, 1)]
         for transaction in batch:
             _check_of_policy(stack, transaction)
             repository.save_transaction(uow, ctx.tenant, transaction)
@@ -718,8 +857,9 @@ def add_static_data(ctx: CallContext, locator: str, values: dict[str, Any]) -> P
     return _change_static(ctx, policy, {**policy.static, **values}, STATIC_ADD_EVENT)
 
 
-def update_static_data(ctx: CallContext, locator: str, *, set_data: dict[str, Any],
-                       remove_data: dict[str, Any]) -> Policy:
+def update_static_data(
+    ctx: CallContext, locator: str, *, set_data: dict[str, Any], remove_data: dict[str, Any]
+) -> Policy:
     """Drops the fields named in `remove_data` (their values are not looked at), then sets `set_data`."""
     policy = get_policy(ctx, locator)
     static = {name: value for name, value in policy.static.items() if name not in remove_data}
@@ -739,8 +879,13 @@ def _change_static(ctx: CallContext, policy: Policy, static: dict[str, Any], eve
     properties = (product.definition.get("staticData") or {}) if product else {}
     normalised, errors = datamodel.validate_data(model, properties, static, path="static")
     if errors:
-        return policy.model_copy(update={"validationResult": datamodel.validation_result(
-            errors, locator=policy.locator, element_type=policy.productName)})
+        return policy.model_copy(
+            update={
+                "validationResult": datamodel.validation_result(
+                    errors, locator=policy.locator, element_type=policy.productName
+                )
+            }
+        )
     changed = policy.model_copy(update={"static": normalised})
     uow = wiring.unit_of_work(ctx)
     repository.add_static_version(uow, ctx.tenant, policy.locator, _static_version(ctx, normalised))
@@ -748,8 +893,9 @@ def _change_static(ctx: CallContext, policy: Policy, static: dict[str, Any], eve
 
 
 def _static_version(ctx: CallContext, static: dict[str, Any]) -> StaticDataVersion:
-    return StaticDataVersion(historyLocator=new_locator(), updatedAt=ctx.now, updatedBy=ctx.user_locator,
-                             staticData=static)
+    return StaticDataVersion(
+        historyLocator=new_locator(), updatedAt=ctx.now, updatedBy=ctx.user_locator, staticData=static
+    )
 
 
 def set_billing_level(ctx: CallContext, locator: str, billing_level: BillingLevel) -> Policy:
@@ -764,8 +910,9 @@ def set_delinquency_plan(ctx: CallContext, locator: str, plan_name: str) -> Poli
     return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"delinquencyPlanName": plan_name}))
 
 
-def mark_delinquencies(ctx: CallContext, uow: UnitOfWork, locator: str, *, in_grace: Iterable[str] = (),
-                       ended: Iterable[str] = ()) -> None:
+def mark_delinquencies(
+    ctx: CallContext, uow: UnitOfWork, locator: str, *, in_grace: Iterable[str] = (), ended: Iterable[str] = ()
+) -> None:
     """Adds to the caller's unit of work (billing's, with its delinquencies) the policy's record of which of
     its delinquencies are in grace: `in_grace` join it, `ended` (settled, lapsed) leave it; with
     `policy.status.update` when that adds or removes its status `delinquent` (a cancelled policy shows
@@ -776,8 +923,9 @@ def mark_delinquencies(ctx: CallContext, uow: UnitOfWork, locator: str, *, in_gr
         repository.save(uow, ctx.tenant, changed)
 
 
-def delinquencies_marked(ctx: CallContext, uow: UnitOfWork, policy: Policy, *, in_grace: Iterable[str] = (),
-                         ended: Iterable[str] = ()) -> Policy:
+def delinquencies_marked(
+    ctx: CallContext, uow: UnitOfWork, policy: Policy, *, in_grace: Iterable[str] = (), ended: Iterable[str] = ()
+) -> Policy:
     """`mark_delinquencies` of a policy the caller has read and writes itself (a lapse's issue, which
     rewrites the root anyway): the policy as it changes it (`policy` itself when it does not), with its
     `policy.status.update` recorded in `uow`; nothing saved."""
@@ -785,8 +933,14 @@ def delinquencies_marked(ctx: CallContext, uow: UnitOfWork, policy: Policy, *, i
     held = [d for d in dict.fromkeys([*policy.delinquencyLocators, *in_grace]) if d not in gone]
     if held == policy.delinquencyLocators:
         return policy
-    changed = policy.model_copy(update={"delinquencyLocators": held, "updatedAt": ctx.now,
-                                        "updatedBy": ctx.user_locator, "validationResult": None})
+    changed = policy.model_copy(
+        update={
+            "delinquencyLocators": held,
+            "updatedAt": ctx.now,
+            "updatedBy": ctx.user_locator,
+            "validationResult": None,
+        }
+    )
     event = status_update(policy.locator, statuses(ctx, policy), statuses(ctx, changed))
     if event is not None:
         uow.record_event(*event)
@@ -798,9 +952,18 @@ def set_entity_hold(ctx: CallContext, uow: UnitOfWork, locator: str, scope: Held
     no longer (conditional on the policy's version)."""
     policy = get_policy(ctx, locator)
     kept = [held for held in policy.entityHolds if held.holdLocator != scope.holdLocator]
-    repository.save(uow, ctx.tenant, policy.model_copy(update={
-        "entityHolds": [*kept, scope] if active else kept, "updatedAt": ctx.now, "updatedBy": ctx.user_locator,
-        "validationResult": None}))
+    repository.save(
+        uow,
+        ctx.tenant,
+        policy.model_copy(
+            update={
+                "entityHolds": [*kept, scope] if active else kept,
+                "updatedAt": ctx.now,
+                "updatedBy": ctx.user_locator,
+                "validationResult": None,
+            }
+        ),
+    )
 
 
 def set_jurisdiction(ctx: CallContext, locator: str, jurisdiction: str | None) -> Policy:
@@ -820,11 +983,11 @@ def add_contact(ctx: CallContext, locator: str, contact: ContactRole) -> Policy:
     return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"contacts": changed}))
 
 
-def update_contact(ctx: CallContext, locator: str, contact_locator: str, *, add_roles: list[str],
-                   remove_roles: list[str]) -> Policy:
+def update_contact(
+    ctx: CallContext, locator: str, contact_locator: str, *, add_roles: list[str], remove_roles: list[str]
+) -> Policy:
     policy = get_policy(ctx, locator)
-    changed = contact_list.with_roles(policy.contacts, contact_locator, add_roles=add_roles,
-                                      remove_roles=remove_roles)
+    changed = contact_list.with_roles(policy.contacts, contact_locator, add_roles=add_roles, remove_roles=remove_roles)
     _check_roles(_model(ctx, policy), add_roles, "addRoles")
     return _save(ctx, wiring.unit_of_work(ctx), policy.model_copy(update={"contacts": changed}))
 
@@ -852,8 +1015,7 @@ def generate_number(ctx: CallContext, locator: str) -> Policy:
     plan = _numbering_plan(model, policy.productName)
     if plan is None:
         raise codes.NO_NUMBERING_PLAN["policy"](f"Product {policy.productName} has no numbering plan")
-    return _renumbered(ctx, policy, numbers.NextOfPlan(model, plan, product=policy.productName,
-                                                       region=policy.region))
+    return _renumbered(ctx, policy, numbers.NextOfPlan(model, plan, product=policy.productName, region=policy.region))
 
 
 # --- helpers ---------------------------------------------------------------------------------------
@@ -889,7 +1051,8 @@ def _check_reference(model: dict[str, Any], collection: str, field: str, name: s
     if name not in (model.get(collection) or {}):
         raise codes.INVALID_REFERENCE["policy"](
             f"'{name}' is not defined in the configuration's {collection}",
-            field_errors=[FieldError(field, f"'{name}' is not defined in {collection}")])
+            field_errors=[FieldError(field, f"'{name}' is not defined in {collection}")],
+        )
 
 
 def _check_roles(model: dict[str, Any], roles: Iterable[str], field: str) -> None:
@@ -905,5 +1068,12 @@ def _renumbered(ctx: CallContext, policy: Policy, new: str | numbers.NextOfPlan)
 
 def _save(ctx: CallContext, uow: UnitOfWork, policy: Policy, event: str = UPDATE_EVENT) -> Policy:
     """Writes the changed policy (conditional on the version it was read at) with its event."""
-    return versioned.save(ctx, uow, policy.model_copy(update={"validationResult": None}), repository.save,
-                          [(event, {"policyLocator": policy.locator})], code=ENTITY, noun=ENTITY)
+    return versioned.save(
+        ctx,
+        uow,
+        policy.model_copy(update={"validationResult": None}),
+        repository.save,
+        [(event, {"policyLocator": policy.locator})],
+        code=ENTITY,
+        noun=ENTITY,
+    )

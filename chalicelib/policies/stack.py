@@ -5,6 +5,7 @@ issued transaction made: a later transaction's segment replaces what an earlier 
 same span. By issued time, the policy as it stood then: the latest transaction issued by the moment
 (inclusive) and the last segment it made.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -12,8 +13,9 @@ from datetime import datetime
 from chalicelib.policies.models import SegmentSummary, Transaction
 
 
-def segment_at(stack: list[Transaction], moment: datetime, *,
-               by_issued_time: bool = False) -> tuple[Transaction, SegmentSummary] | None:
+def segment_at(
+    stack: list[Transaction], moment: datetime, *, by_issued_time: bool = False
+) -> tuple[Transaction, SegmentSummary] | None:
     """`stack` in issuing order; None when no transaction answers for `moment`."""
     if by_issued_time:
         issued = [t for t in stack if t.issuedTime is not None and t.issuedTime <= moment and t.segments]

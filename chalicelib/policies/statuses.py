@@ -12,6 +12,7 @@ The statuses that time changes (pending -> onRisk at the start, onRisk -> expire
 cancelPending -> cancelled at the cancellation's time) change at `next_change`: the policy's due entry
 `policy.statusChange` stands there, so that its `policy.status.update` is emitted at that moment.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -19,8 +20,9 @@ from datetime import datetime, timedelta
 from chalicelib.policies.models import PolicyStatus
 
 
-def policy_statuses(now: datetime, start: datetime, end: datetime,
-                    cancellation: datetime | None = None, *, delinquent: bool = False) -> list[PolicyStatus]:
+def policy_statuses(
+    now: datetime, start: datetime, end: datetime, cancellation: datetime | None = None, *, delinquent: bool = False
+) -> list[PolicyStatus]:
     if cancellation is not None and now >= cancellation:
         return [PolicyStatus.CANCELLED]
     if now < start:
@@ -42,6 +44,9 @@ def next_change(now: datetime, start: datetime, end: datetime, cancellation: dat
     """The first moment after `now` at which time changes the statuses (None: never again, cancelled)."""
     if cancellation is not None and now >= cancellation:
         return None
-    moments = [moment for moment in (start, end, cancellation)
-               if moment is not None and moment > now and (cancellation is None or moment <= cancellation)]
+    moments = [
+        moment
+        for moment in (start, end, cancellation)
+        if moment is not None and moment > now and (cancellation is None or moment <= cancellation)
+    ]
     return min(moments, default=None)

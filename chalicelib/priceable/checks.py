@@ -5,6 +5,7 @@ Errors carry the user's code prefix: `{code}.unknown_product`, `{code}.abstract_
 `{code}.invalid_reference` (400), `{code}.product_not_configured` (409, for a stored record whose
 product the configuration no longer has), `{code}.account_not_eligible` (400).
 """
+
 from __future__ import annotations
 
 import zoneinfo
@@ -24,8 +25,12 @@ from chalicelib.priceable.models import Entity
 
 DEFAULT_CURRENCY = "USD"
 DEFAULT_TIME_ZONE = "UTC"
-PLAN_REFERENCES = {"delinquencyPlanName": "delinquencyPlans", "autoRenewalPlanName": "autoRenewalPlans",
-                   "region": "regions"}
+PLAN_REFERENCES = {
+    "delinquencyPlanName": "delinquencyPlans",
+    "autoRenewalPlanName": "autoRenewalPlans",
+    "region": "regions",
+}
+
 
 def configured_product(model: dict[str, Any], name: str, entity: Entity, *, in_request: bool = False) -> Product:
     """The resolved product. A request naming an unknown or abstract product is a 400; a stored
@@ -44,8 +49,9 @@ def check_eligible(product: Product, name: str, account_type: str, entity: Entit
     eligible = product.eligible_account_types
     if eligible and account_type not in eligible:
         raise codes.ACCOUNT_NOT_ELIGIBLE[entity.code](
-            f"Product {name} is not available to {account_type} accounts", field_errors=[FieldError(
-                                 "accountLocator", f"its type {account_type} is not among {', '.join(eligible)}")])
+            f"Product {name} is not available to {account_type} accounts",
+            field_errors=[FieldError("accountLocator", f"its type {account_type} is not among {', '.join(eligible)}")],
+        )
 
 
 def check_references(model: dict[str, Any], fields: Any, contacts: Iterable[Contact], entity: Entity) -> None:
@@ -56,18 +62,26 @@ def check_references(model: dict[str, Any], fields: Any, contacts: Iterable[Cont
         if value is not None and value not in (model.get(collection) or {}):
             problems.append(FieldError(name, f"'{value}' is not defined in the configuration's {collection}"))
     preferences = getattr(fields, "preferences", None)
-    plan = preferences.installmentPreferences.installmentPlanName \
-        if preferences is not None and preferences.installmentPreferences is not None else None
+    plan = (
+        preferences.installmentPreferences.installmentPlanName
+        if preferences is not None and preferences.installmentPreferences is not None
+        else None
+    )
     if plan is not None and plan not in (model.get("installmentPlans") or {}):
-        problems.append(FieldError("preferences.installmentPreferences.installmentPlanName",
-                                   f"'{plan}' is not defined in the configuration's installmentPlans"))
+        problems.append(
+            FieldError(
+                "preferences.installmentPreferences.installmentPlanName",
+                f"'{plan}' is not defined in the configuration's installmentPlans",
+            )
+        )
     zone = getattr(fields, "timezone", None)
     if zone is not None and not is_time_zone(zone):
         problems.append(FieldError("timezone", f"'{zone}' is not an IANA time zone"))
     problems += contact_list.problems(contacts, model.get("contactRoles") or [])
     if problems:
         raise codes.INVALID_REFERENCE[entity.code](
-            f"The {entity.noun} names something the configuration does not have", field_errors=problems)
+            f"The {entity.noun} names something the configuration does not have", field_errors=problems
+        )
 
 
 def default_time_zone(model: dict[str, Any]) -> str:

@@ -7,6 +7,7 @@ terms are checked by configuration/datamodel.py and land in the validationResult
 `X!` in `contents` are created when the request has none (recursively). The configured types come in
 a Catalog (evaluation.catalog builds it from a model).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -51,22 +52,37 @@ class Catalog:
     types: Mapping[str, ElementKind]
 
 
-def build_root(catalog: Catalog, product: str, data: dict[str, Any], coverage_terms: dict[str, Any],
-               children: Sequence[ElementInput], new_locator: NewLocator, *, entity: Entity,
-               field: str = "elements") -> Element:
+def build_root(
+    catalog: Catalog,
+    product: str,
+    data: dict[str, Any],
+    coverage_terms: dict[str, Any],
+    children: Sequence[ElementInput],
+    new_locator: NewLocator,
+    *,
+    entity: Entity,
+    field: str = "elements",
+) -> Element:
     """The root element of product `product` with `children` below it."""
     definition = catalog.product(product)
     if definition is None:
         raise ValueError(f"{product} is not a product")
     locator = new_locator()
-    root = Element(locator=locator, staticLocator=locator, type=product, category=definition.category,
-                   data=data, coverageTerms=coverage_terms)
+    root = Element(
+        locator=locator,
+        staticLocator=locator,
+        type=product,
+        category=definition.category,
+        data=data,
+        coverageTerms=coverage_terms,
+    )
     root.elements = _Builder(catalog, new_locator, entity).children(definition, root, children, field)
     return root
 
 
-def add_elements(catalog: Catalog, root: Element, additions: list[ElementInput], new_locator: NewLocator, *,
-                 entity: Entity) -> Element:
+def add_elements(
+    catalog: Catalog, root: Element, additions: list[ElementInput], new_locator: NewLocator, *, entity: Entity
+) -> Element:
     """A copy of the tree with `additions` under their `parentLocator` (default: the root)."""
     tree = root.model_copy(deep=True)
     index = {element.locator: element for element in walk(tree)}
@@ -75,8 +91,9 @@ def add_elements(catalog: Catalog, root: Element, additions: list[ElementInput],
         field = f"body[{position}]"
         parent = index.get(addition.parentLocator or tree.locator)
         if parent is None:
-            raise _invalid(entity, f"{field}.parentLocator",
-                           f"{addition.parentLocator} is not an element of the {entity.noun}")
+            raise _invalid(
+                entity, f"{field}.parentLocator", f"{addition.parentLocator} is not an element of the {entity.noun}"
+            )
         parent_type = catalog.product(parent.type) if parent is tree else catalog.types.get(parent.type)
         if parent_type is None:
             raise _invalid(entity, f"{field}.parentLocator", f"{parent.type} is not a configured element type")
@@ -89,13 +106,18 @@ def add_elements(catalog: Catalog, root: Element, additions: list[ElementInput],
 def remove_elements(root: Element, locators: list[str], *, entity: Entity) -> Element:
     """A copy of the tree without the named elements (and everything below them)."""
     known = {element.locator for element in walk(root)}
-    problems = [FieldError(f"body[{i}]", "the root element cannot be removed") for i, locator in enumerate(locators)
-                if locator == root.locator]
-    problems += [FieldError(f"body[{i}]", f"{locator} is not an element of the {entity.noun}")
-                 for i, locator in enumerate(locators) if locator not in known]
+    problems = [
+        FieldError(f"body[{i}]", "the root element cannot be removed")
+        for i, locator in enumerate(locators)
+        if locator == root.locator
+    ]
+    problems += [
+        FieldError(f"body[{i}]", f"{locator} is not an element of the {entity.noun}")
+        for i, locator in enumerate(locators)
+        if locator not in known
+    ]
     if problems:
-        raise codes.INVALID_ELEMENT[entity.code]("Cannot remove these elements",
-                                                 field_errors=problems)
+        raise codes.INVALID_ELEMENT[entity.code]("Cannot remove these elements", field_errors=problems)
     doomed = set(locators)
     tree = root.model_copy(deep=True)
     for element in walk(tree):
@@ -103,16 +125,18 @@ def remove_elements(root: Element, locators: list[str], *, entity: Entity) -> El
     return tree
 
 
-def change_elements(root: Element, changes: list[ElementChanges], *, entity: Entity,
-                    field: str = "elements") -> Element:
+def change_elements(
+    root: Element, changes: list[ElementChanges], *, entity: Entity, field: str = "elements"
+) -> Element:
     """A copy of the tree with each change's data and coverage terms removed, then set."""
     tree = root.model_copy(deep=True)
     index = {element.locator: element for element in walk(tree)}
     for position, change in enumerate(changes):
         element = index.get(change.locator)
         if element is None:
-            raise _invalid(entity, f"{field}[{position}].locator",
-                           f"{change.locator} is not an element of the {entity.noun}")
+            raise _invalid(
+                entity, f"{field}[{position}].locator", f"{change.locator} is not an element of the {entity.noun}"
+            )
         element.data = merged(element.data, change.removeData, change.setData)
         element.coverageTerms = merged(element.coverageTerms, change.removeCoverageTerms, change.setCoverageTerms)
     return tree
@@ -157,9 +181,14 @@ def ancestors(root: Element, locator: str) -> list[Element]:
 
 def as_tree(element: Element) -> dict[str, Any]:
     """The tree as configuration/datamodel.py and plugins read it."""
-    return {"locator": element.locator, "staticLocator": element.staticLocator, "type": element.type,
-            "data": element.data, "coverageTerms": element.coverageTerms,
-            "elements": [as_tree(child) for child in element.elements]}
+    return {
+        "locator": element.locator,
+        "staticLocator": element.staticLocator,
+        "type": element.type,
+        "data": element.data,
+        "coverageTerms": element.coverageTerms,
+        "elements": [as_tree(child) for child in element.elements],
+    }
 
 
 def with_checked(root: Element, checked: dict[str, Any]) -> Element:
@@ -180,13 +209,18 @@ class _Builder:
     new_locator: NewLocator
     entity: Entity
 
-    def children(self, parent_type: ElementKind, parent: Element, given: Sequence[ElementInput],
-                 field: str) -> list[Element]:
-        children = [self.element(parent_type, parent, child, f"{field}[{position}]")
-                    for position, child in enumerate(given)]
+    def children(
+        self, parent_type: ElementKind, parent: Element, given: Sequence[ElementInput], field: str
+    ) -> list[Element]:
+        children = [
+            self.element(parent_type, parent, child, f"{field}[{position}]") for position, child in enumerate(given)
+        ]
         for entry in parent_type.contents:
-            if entry.auto_create and entry.name in self.catalog.types \
-                    and not any(c.type == entry.name for c in children):
+            if (
+                entry.auto_create
+                and entry.name in self.catalog.types
+                and not any(c.type == entry.name for c in children)
+            ):
                 children.append(self.element(parent_type, parent, ElementInput(type=entry.name), field))
         return children
 
@@ -197,16 +231,24 @@ class _Builder:
             what = "is abstract" if element_type is not None else "is not a configured element type"
             raise _invalid(self.entity, f"{field}.type", f"{given.type} {what}")
         if given.type not in allowed:
-            raise _invalid(self.entity, f"{field}.type", f"{given.type} is not allowed in {parent.type} "
-                                                         f"(contents: {', '.join(sorted(allowed)) or 'none'})")
+            raise _invalid(
+                self.entity,
+                f"{field}.type",
+                f"{given.type} is not allowed in {parent.type} (contents: {', '.join(sorted(allowed)) or 'none'})",
+            )
         locator = self.new_locator()
-        element = Element(locator=locator, staticLocator=given.staticLocator or locator, type=given.type,
-                          category=element_type.category, parentLocator=parent.locator, data=given.data,
-                          coverageTerms=given.coverageTerms)
+        element = Element(
+            locator=locator,
+            staticLocator=given.staticLocator or locator,
+            type=given.type,
+            category=element_type.category,
+            parentLocator=parent.locator,
+            data=given.data,
+            coverageTerms=given.coverageTerms,
+        )
         element.elements = self.children(element_type, element, given.elements, f"{field}.elements")
         return element
 
 
 def _invalid(entity: Entity, field: str, message: str) -> DomainError:
-    return codes.INVALID_ELEMENT[entity.code](f"Invalid element: {message}",
-                                              field_errors=[FieldError(field, message)])
+    return codes.INVALID_ELEMENT[entity.code](f"Invalid element: {message}", field_errors=[FieldError(field, message)])

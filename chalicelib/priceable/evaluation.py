@@ -9,6 +9,7 @@ Evaluation (the runner's Evaluator) turns it into StepFailed with the failure in
 
 The plugin request's `account` is read only when a plugin of the product will actually run.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -42,8 +43,9 @@ from chalicelib.tables import service as tables
 
 def catalog(model: dict[str, Any]) -> elements.Catalog:
     """The configured types of a resolved model, as element trees need them."""
-    return elements.Catalog(product=lambda name: datamodel.product_type(model, name),
-                            types=datamodel.element_types(model))
+    return elements.Catalog(
+        product=lambda name: datamodel.product_type(model, name), types=datamodel.element_types(model)
+    )
 
 
 class Evaluation:
@@ -69,8 +71,9 @@ class Evaluation:
             raised = underwrite(self.ctx, subject)
         except PluginFailure as failure:
             raise StepFailed(failed(subject, failure)) from None
-        after = underwriting.after_run(flags, raised, underwriting.Author(self.ctx.user_locator, self.ctx.now,
-                                                                          new_locator))
+        after = underwriting.after_run(
+            flags, raised, underwriting.Author(self.ctx.user_locator, self.ctx.now, new_locator)
+        )
         outcome = underwriting_outcome(underwriting.uncleared_levels(after), already_rejected=already_rejected)
         return Underwritten(after, outcome.result, outcome.status)
 
@@ -88,8 +91,9 @@ def schema_result(ctx: CallContext, model: dict[str, Any], subject: Subject) -> 
     return tree, datamodel.validation_result(errors, locator=subject.locator, element_type=subject.product)
 
 
-def validate(ctx: CallContext, model: dict[str, Any], subject: Subject, *,
-             plugin: bool) -> tuple[Element, ValidationResult]:
+def validate(
+    ctx: CallContext, model: dict[str, Any], subject: Subject, *, plugin: bool
+) -> tuple[Element, ValidationResult]:
     """The normalised tree and the full check: the schema check, then (with `plugin`, when the
     schema check passed) the validation plugin, whose failure is a failed result."""
     tree, result = schema_result(ctx, model, subject)
@@ -99,9 +103,13 @@ def validate(ctx: CallContext, model: dict[str, Any], subject: Subject, *,
         items = plugins.validate(ctx, subject.config_version, _request(ctx, subject), _host(ctx, subject))
     except PluginFailure as failure:
         return tree, failed(subject, failure)
-    return tree, ValidationResult(success=not items, validationItems=[
-        ValidationItem(locator=item.locator, elementType=item.element_type, errors=list(item.errors))
-        for item in items])
+    return tree, ValidationResult(
+        success=not items,
+        validationItems=[
+            ValidationItem(locator=item.locator, elementType=item.element_type, errors=list(item.errors))
+            for item in items
+        ],
+    )
 
 
 def price(ctx: CallContext, model: dict[str, Any], subject: Subject) -> list[Charge]:
@@ -115,8 +123,9 @@ def price(ctx: CallContext, model: dict[str, Any], subject: Subject) -> list[Cha
     function, answer = called
     charge_types = model.get("charges") or {}
     rated = apply_rating(answer, request, charge_types, function=function)
-    return rating.charges(rated, _extras(answer, function), charge_types, Decimal(request["segment"]["duration"]),
-                          new_locator)
+    return rating.charges(
+        rated, _extras(answer, function), charge_types, Decimal(request["segment"]["duration"]), new_locator
+    )
 
 
 def underwrite(ctx: CallContext, subject: Subject) -> list[PluginFlag]:
@@ -131,16 +140,30 @@ def precommit(ctx: CallContext, subject: Subject) -> Element:
     if not _has_plugin(ctx, subject, "precommit"):
         return subject.element
     made = plugins.precommit(ctx, subject.config_version, _request(ctx, subject), _host(ctx, subject))
-    return elements.change_elements(subject.element, [ElementChanges(
-        locator=change.locator, setData=change.set_data, removeData=change.remove_data,
-        setCoverageTerms=change.set_coverage_terms, removeCoverageTerms=change.remove_coverage_terms)
-        for change in made], entity=Entity("plugin", "plugin answer"))
+    return elements.change_elements(
+        subject.element,
+        [
+            ElementChanges(
+                locator=change.locator,
+                setData=change.set_data,
+                removeData=change.remove_data,
+                setCoverageTerms=change.set_coverage_terms,
+                removeCoverageTerms=change.remove_coverage_terms,
+            )
+            for change in made
+        ],
+        entity=Entity("plugin", "plugin answer"),
+    )
 
 
 def failed(subject: Subject, failure: DomainError) -> ValidationResult:
     """A plugin failure as the validationResult of the quote itself."""
-    return ValidationResult(success=False, validationItems=[
-        ValidationItem(locator=subject.locator, elementType=subject.product, errors=[failure.message])])
+    return ValidationResult(
+        success=False,
+        validationItems=[
+            ValidationItem(locator=subject.locator, elementType=subject.product, errors=[failure.message])
+        ],
+    )
 
 
 def _has_plugin(ctx: CallContext, subject: Subject, kind: Kind) -> bool:
@@ -151,12 +174,23 @@ def _has_plugin(ctx: CallContext, subject: Subject, kind: Kind) -> bool:
 def _request(ctx: CallContext, subject: Subject) -> dict[str, Any]:
     segment_start, segment_end = subject.segment
     request = build_request(
-        tenant_locator=ctx.tenant, product_name=subject.product, kind=subject.kind, locator=subject.locator,
-        transaction_category=subject.category, start_time=subject.start, end_time=subject.end or subject.start,
-        currency=subject.currency, timezone=subject.timezone, duration_basis=subject.basis,
-        account=subject.account(), static=subject.static, segment_start=segment_start,
-        segment_end=segment_end or segment_start, duration=subject.duration,
-        element=elements.as_tree(subject.element))
+        tenant_locator=ctx.tenant,
+        product_name=subject.product,
+        kind=subject.kind,
+        locator=subject.locator,
+        transaction_category=subject.category,
+        start_time=subject.start,
+        end_time=subject.end or subject.start,
+        currency=subject.currency,
+        timezone=subject.timezone,
+        duration_basis=subject.basis,
+        account=subject.account(),
+        static=subject.static,
+        segment_start=segment_start,
+        segment_end=segment_end or segment_start,
+        duration=subject.duration,
+        element=elements.as_tree(subject.element),
+    )
     scheduled = _scheduled(ctx, subject)
     if scheduled:
         owners = subject.schedule_owners or (ScheduleOwner(subject.kind, subject.locator),)
@@ -169,10 +203,16 @@ def _scheduled(ctx: CallContext, subject: Subject) -> list[tuple[str, bool]]:
     plugin request's `schedules` gives each one's items."""
     model = configuration.model(ctx, subject.config_version, resolved=True)
     types, schedules = datamodel.element_types(model), model.get("schedules") or {}
-    named = [(element.staticLocator, types[element.type].definition.get("schedule"))
-             for element in elements.walk(subject.element) if element.type in types]
-    return [(static, bool((schedules.get(name) or {}).get("resetOnRenewal")))
-            for static, name in named if isinstance(name, str) and name in schedules]
+    named = [
+        (element.staticLocator, types[element.type].definition.get("schedule"))
+        for element in elements.walk(subject.element)
+        if element.type in types
+    ]
+    return [
+        (static, bool((schedules.get(name) or {}).get("resetOnRenewal")))
+        for static, name in named
+        if isinstance(name, str) and name in schedules
+    ]
 
 
 def _host(ctx: CallContext, subject: Subject) -> TablesHost:
@@ -185,15 +225,24 @@ def _extras(answer: Mapping[str, Any], function: str) -> rating.Extras:
     found = {}
     for position, item in enumerate(answer.get("items") or []):
         reference, tag = item.get("referenceRate"), item.get("tag")
-        if reference is not None and (isinstance(reference, bool) or not isinstance(reference, (int, Decimal))
-                                      or not Decimal(reference).is_finite()):
-            raise PluginFailure(function, "malformed", f"items[{position}]: referenceRate must be a number, "
-                                                       f"not {reference!r}"[:200])
+        if reference is not None and (
+            isinstance(reference, bool)
+            or not isinstance(reference, (int, Decimal))
+            or not Decimal(reference).is_finite()
+        ):
+            raise PluginFailure(
+                function, "malformed", f"items[{position}]: referenceRate must be a number, not {reference!r}"[:200]
+            )
         if tag is not None and (not isinstance(tag, str) or len(tag) > MAX_NAME):
-            raise PluginFailure(function, "malformed", f"items[{position}]: tag must be a string of at most "
-                                                       f"{MAX_NAME} characters, not {tag!r}"[:200])
+            raise PluginFailure(
+                function,
+                "malformed",
+                f"items[{position}]: tag must be a string of at most {MAX_NAME} characters, not {tag!r}"[:200],
+            )
         found[(item["elementLocator"], item["chargeType"])] = (
-            Decimal(reference) if reference is not None else None, tag)
+            Decimal(reference) if reference is not None else None,
+            tag,
+        )
     return found
 
 
@@ -214,8 +263,9 @@ def _own_errors(model: dict[str, Any], subject: Subject) -> list[datamodel.Error
     return errors
 
 
-def _constraint_errors(ctx: CallContext, model: dict[str, Any], subject: Subject,
-                       tree: Element) -> list[datamodel.Error]:
+def _constraint_errors(
+    ctx: CallContext, model: dict[str, Any], subject: Subject, tree: Element
+) -> list[datamodel.Error]:
     """Each constrained field against the options its constraint table allows, given the values of
     the element, its ancestors and the root (the element's own first)."""
     errors: list[datamodel.Error] = []
@@ -224,11 +274,19 @@ def _constraint_errors(ctx: CallContext, model: dict[str, Any], subject: Subject
         try:
             allowed = tables.evaluate_constraints(ctx, properties, data, selection_times(subject))
         except DomainError as error:
-            errors.append({"path": "data", "locator": element.locator, "elementType": element.type,
-                           "message": f"cannot be checked against its constraint tables: {error.message}"})
+            errors.append(
+                {
+                    "path": "data",
+                    "locator": element.locator,
+                    "elementType": element.type,
+                    "message": f"cannot be checked against its constraint tables: {error.message}",
+                }
+            )
             continue
-        errors += [{**error, "locator": element.locator, "elementType": element.type}
-                   for error in datamodel.constraint_errors(properties, element.data, allowed)]
+        errors += [
+            {**error, "locator": element.locator, "elementType": element.type}
+            for error in datamodel.constraint_errors(properties, element.data, allowed)
+        ]
     return errors
 
 
@@ -244,8 +302,11 @@ def constrained(model: dict[str, Any], tree: Element) -> list[tuple[Element, dic
 
 def type_properties(model: dict[str, Any], tree: Element, element: Element) -> dict[str, Any]:
     """The data properties of an element's type (the product's for the root)."""
-    definition = datamodel.product_type(model, element.type) if element is tree \
+    definition = (
+        datamodel.product_type(model, element.type)
+        if element is tree
         else datamodel.element_types(model).get(element.type)
+    )
     return definition.properties if definition is not None else {}
 
 
@@ -261,17 +322,25 @@ def context_data(tree: Element, element: Element) -> dict[str, Any]:
 # --- constraint tables of a stored tree ---------------------------------------------------------
 
 
-def evaluate_constraints(ctx: CallContext, model: dict[str, Any], tree: Element,
-                         values: Mapping[str, Mapping[str, Mapping[str, Any]]], entity: Entity
-                         ) -> dict[str, dict[str, list[str]]]:
+def evaluate_constraints(
+    ctx: CallContext,
+    model: dict[str, Any],
+    tree: Element,
+    values: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    entity: Entity,
+) -> dict[str, dict[str, list[str]]]:
     """For each element with constrained fields (or those `values` names: element locator -> groups
     of field values, e.g. {"data": {...}}, merged), the options of its constrained fields given its
     stored values with the given ones over them."""
     found = {element.locator: (element, properties) for element, properties in constrained(model, tree)}
     unknown = [key for key in values if key not in found]
     if unknown:
-        raise codes.INVALID_ELEMENT[entity.code]("Unknown element", field_errors=[
-            FieldError(key, f"is not an element of the {entity.noun} with constrained fields") for key in unknown])
+        raise codes.INVALID_ELEMENT[entity.code](
+            "Unknown element",
+            field_errors=[
+                FieldError(key, f"is not an element of the {entity.noun} with constrained fields") for key in unknown
+            ],
+        )
     answer = {}
     for locator in list(values) or list(found):
         element, properties = found[locator]
@@ -281,8 +350,9 @@ def evaluate_constraints(ctx: CallContext, model: dict[str, Any], tree: Element,
     return answer
 
 
-def constraint_dependencies(ctx: CallContext, model: dict[str, Any], tree: Element
-                            ) -> dict[str, dict[str, dict[str, Any]]]:
+def constraint_dependencies(
+    ctx: CallContext, model: dict[str, Any], tree: Element
+) -> dict[str, dict[str, dict[str, Any]]]:
     """Per element with constrained fields: what each of them depends on; a condition's key names a
     field of the element's type, an ancestor's or the product's, and its staticLocator says which
     (the nearest element whose type has the field)."""
@@ -295,8 +365,9 @@ def constraint_dependencies(ctx: CallContext, model: dict[str, Any], tree: Eleme
             for condition in where.values():
                 key = condition.get("key") if isinstance(condition, dict) else None
                 if isinstance(key, str):
-                    holder = next((e for e in reversed(holders)
-                                   if key.split(".")[0] in type_properties(model, tree, e)), element)
+                    holder = next(
+                        (e for e in reversed(holders) if key.split(".")[0] in type_properties(model, tree, e)), element
+                    )
                     static_locators[key] = holder.staticLocator
         answer[element.locator] = tables.constraint_dependencies(ctx, properties, static_locators=static_locators)
     return answer

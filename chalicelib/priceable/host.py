@@ -5,6 +5,7 @@ moments (policy start, term start, transaction effective time; current time: now
 version in force then. An unknown table, a key that does not fit or a date that is not ISO-8601 is a
 DomainError, which the plugin sees as `pas.PasError`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -46,5 +47,6 @@ class TablesHost:
         try:
             return parse_datetime(date)
         except (TypeError, ValueError):
-            raise codes.REQUEST_INVALID(f"{date!r} is not an ISO-8601 date-time",
-                                        field_errors=[FieldError("date", "must be ISO-8601")]) from None
+            raise codes.REQUEST_INVALID(
+                f"{date!r} is not an ISO-8601 date-time", field_errors=[FieldError("date", "must be ISO-8601")]
+            ) from None

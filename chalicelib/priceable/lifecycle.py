@@ -15,6 +15,7 @@ underwriting may stop in. The rules are the same for all:
 Error codes and messages name the user's entity: `{code}.invalid_state`, `{code}.not_draft`,
 `{code}.expired` ("A quote that is issued cannot price").
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -68,7 +69,7 @@ class Lifecycle:
         if where.behind > wanted or (where.behind == wanted and not where.repeatable):
             advice = ": reset it to draft first" if state in self.resettable else ""
             raise self._invalid(f"A {self.entity.noun} that is {state} cannot {target}{advice}")
-        steps = list(self.steps[min(where.behind, wanted - 1):wanted])
+        steps = list(self.steps[min(where.behind, wanted - 1) : wanted])
         for step, earlier in self.runs_first.items():
             if step in steps and earlier not in steps:
                 steps.insert(steps.index(step), earlier)
@@ -81,7 +82,8 @@ class Lifecycle:
     def check_editable(self, state: str) -> None:
         if state not in self.editable:
             raise codes.NOT_DRAFT[self.entity.code](
-                f"Only a draft {self.entity.noun} can be changed; this one is {state}")
+                f"Only a draft {self.entity.noun} can be changed; this one is {state}"
+            )
 
     def check_not_expired(self, expiration: datetime | None, now: datetime) -> None:
         if expiration is not None and expiration <= now:

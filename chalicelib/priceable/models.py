@@ -2,6 +2,7 @@
 becomes share: the element tree, a charge, an underwriting flag. These are the only definitions;
 response schemas convert them, nothing else does. Pure.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -19,8 +20,9 @@ FlagLevel = Literal["approve", "block", "decline", "reject", "info"]
 ElementCategory = Literal["product", "coverage", "exposure", "exposureGroup", "policyLine"]
 """What an element's type is in the configuration: the product, or an entry of its coverages, exposures,
 exposureGroups or policyLines (configuration.datamodel.ELEMENT_CATEGORIES)."""
-ChargeCategory = Literal["none", "premium", "tax", "fee", "credit", "invoiceFee", "cededPremium", "nonFinancial",
-                         "surcharge"]
+ChargeCategory = Literal[
+    "none", "premium", "tax", "fee", "credit", "invoiceFee", "cededPremium", "nonFinancial", "surcharge"
+]
 ChargeHandling = Literal["flat", "normal", "retention"]
 ChargeInvoicing = Literal["scheduled", "next", "immediate"]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]

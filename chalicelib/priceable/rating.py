@@ -7,6 +7,7 @@ locator, the element's static locator, the configured category, handling and inv
 (for an amount: the amount per duration unit, or the amount itself for a span of no duration), and
 what the plugin may add per item (`Extras`): `referenceRate` (default: the rate) and `tag`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
@@ -42,20 +43,33 @@ class Rated(Protocol):
     def rate(self) -> Decimal | None: ...
 
 
-def charges(rated: Iterable[Rated], extras: Extras, charge_types: Mapping[str, Mapping[str, Any]],
-            duration: Decimal, new_locator: Callable[[], str]) -> list[Charge]:
+def charges(
+    rated: Iterable[Rated],
+    extras: Extras,
+    charge_types: Mapping[str, Mapping[str, Any]],
+    duration: Decimal,
+    new_locator: Callable[[], str],
+) -> list[Charge]:
     stored = []
     for charge in rated:
         configured = charge_types.get(charge.charge_type) or {}
         rate = charge.rate if charge.rate is not None else _rate_of(charge.amount, duration)
         reference, tag = extras.get((charge.element_locator, charge.charge_type), (None, None))
-        stored.append(Charge(
-            locator=new_locator(), elementLocator=charge.element_locator,
-            elementStaticLocator=charge.element_static_locator or charge.element_locator,
-            chargeType=charge.charge_type, chargeCategory=category(charge.charge_category), rate=rate,
-            amount=charge.amount, referenceRate=reference, tag=tag,
-            handling=str(configured.get("handling") or "normal"),
-            invoicing=str(configured.get("invoicing") or "scheduled")))
+        stored.append(
+            Charge(
+                locator=new_locator(),
+                elementLocator=charge.element_locator,
+                elementStaticLocator=charge.element_static_locator or charge.element_locator,
+                chargeType=charge.charge_type,
+                chargeCategory=category(charge.charge_category),
+                rate=rate,
+                amount=charge.amount,
+                referenceRate=reference,
+                tag=tag,
+                handling=str(configured.get("handling") or "normal"),
+                invoicing=str(configured.get("invoicing") or "scheduled"),
+            )
+        )
     return stored
 
 

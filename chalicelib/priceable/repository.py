@@ -2,6 +2,7 @@
 (storage/keys.py, "schedules"; the schedules domain writes them). An item shows in its latest version
 whose write committed (its commit record exists), unless that version deletes it. A transaction's
 schedule not written yet shows its base's, as schedules/service.py `_source` says."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -13,8 +14,9 @@ from chalicelib.storage import keys, query, table
 RENEWAL = "renewal"
 
 
-def schedule_items(tenant: str, owners: tuple[ScheduleOwner, ...],
-                   scheduled: Iterable[tuple[str, bool]]) -> dict[str, list[dict[str, Any]]]:
+def schedule_items(
+    tenant: str, owners: tuple[ScheduleOwner, ...], scheduled: Iterable[tuple[str, bool]]
+) -> dict[str, list[dict[str, Any]]]:
     """`{staticElementLocator: [{"locator", "data"}, ...]}` by item locator for each `(static locator,
     resetOnRenewal)` of `scheduled`: the schedule of the first of `owners` written to (a quote's
     always counts), none past a renewal of a schedule that resets. One GetItem per transaction passed,
@@ -37,13 +39,23 @@ def schedule_items(tenant: str, owners: tuple[ScheduleOwner, ...],
 def _visible(scope: str, partition: str) -> list[dict[str, Any]]:
     records = query.all_items(table.gateway(), scope, partition, sk_prefix=keys.SCHEDULE_ITEM_PREFIX, consistent=True)
     tokens = {str(version["token"]) for record in records for version in record.get("versions") or []}
-    committed = {str(record["token"]) for record in table.gateway().batch_get(
-        scope, [keys.schedule_commit(partition, token) for token in tokens])} if tokens else set()
-    return [{"locator": record["locator"], "data": shown["data"]} for record in records
-            if (shown := _shown(record, committed)) is not None]
+    committed = (
+        {
+            str(record["token"])
+            for record in table.gateway().batch_get(scope, [keys.schedule_commit(partition, token) for token in tokens])
+        }
+        if tokens
+        else set()
+    )
+    return [
+        {"locator": record["locator"], "data": shown["data"]}
+        for record in records
+        if (shown := _shown(record, committed)) is not None
+    ]
 
 
 def _shown(record: dict[str, Any], committed: set[str]) -> dict[str, Any] | None:
-    current = next((version for version in reversed(record.get("versions") or [])
-                    if version["token"] in committed), None)
+    current = next(
+        (version for version in reversed(record.get("versions") or []) if version["token"] in committed), None
+    )
     return None if current is None or current.get("deleted") else current

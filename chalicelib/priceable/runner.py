@@ -13,6 +13,7 @@ The record has the fields `element`, `validationResult` (Validatable), `charges`
 state in `lifecycle.state_field`: a record without the fields of a step it is asked to take is a
 TypeError (its lifecycle names a step it cannot hold).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
@@ -90,8 +91,14 @@ class Runner(Generic[R]):
     """Runs steps on a working copy of `record` (`record` itself stays as it was), collecting the
     steps done and the data of their events."""
 
-    def __init__(self, lifecycle: Lifecycle, record: R, evaluator: Evaluator, subject_of: Callable[[R], Subject],
-                 own_steps: Mapping[str, Callable[[R], None]] | None = None):
+    def __init__(
+        self,
+        lifecycle: Lifecycle,
+        record: R,
+        evaluator: Evaluator,
+        subject_of: Callable[[R], Subject],
+        own_steps: Mapping[str, Callable[[R], None]] | None = None,
+    ):
         self.lifecycle = lifecycle
         self.record = record.model_copy(deep=True)
         self.evaluator = evaluator
@@ -126,8 +133,9 @@ class Runner(Generic[R]):
         elif step == UNDERWRITE:
             if not isinstance(record, Underwritable):
                 raise _cannot_hold(record, step)
-            run = self.evaluator.underwrite(self.subject_of(record), record.flags,
-                                            already_rejected=self.started_in == REJECTED)
+            run = self.evaluator.underwrite(
+                self.subject_of(record), record.flags, already_rejected=self.started_in == REJECTED
+            )
             record.flags, record.underwritingStatus = run.flags, run.status
             self.event_data[UNDERWRITE] = {"underwritingStatus": run.status}
             return reached if run.result == PASSED else self.lifecycle.states(run.result)

@@ -7,6 +7,7 @@ PolicyChargeResponse, UnderwritingFlagResponse): converted from the engine's rec
 - price responses require `endTime` and `duration`, which a record failing validation for lack of an
   end does not have: the start and 0 stand in.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -91,11 +92,17 @@ class ElementResponse(Response):
     @classmethod
     def of(cls, element: Element, owner: str, effective: datetime) -> ElementResponse:
         """`owner`: the root's parent; `effective`: the time of elements that keep none of their own."""
-        return cls(type=element.type, locator=element.locator, parentLocator=element.parentLocator or owner,
-                   staticLocator=element.staticLocator,
-                   originalEffectiveTime=element.originalEffectiveTime or effective, category=element.category,
-                   data=element.data, coverageTerms=element.coverageTerms,
-                   elements=[cls.of(child, owner, effective) for child in element.elements])
+        return cls(
+            type=element.type,
+            locator=element.locator,
+            parentLocator=element.parentLocator or owner,
+            staticLocator=element.staticLocator,
+            originalEffectiveTime=element.originalEffectiveTime or effective,
+            category=element.category,
+            data=element.data,
+            coverageTerms=element.coverageTerms,
+            elements=[cls.of(child, owner, effective) for child in element.elements],
+        )
 
 
 class SegmentResponse(Response):
@@ -164,8 +171,9 @@ class UnderwritingFlagResponse(WithNulls):
     taskCreationResponse: TaskCreationResponse | None = None
 
     @classmethod
-    def of(cls, owner_locator: str, flag: Flag,
-           reference_type: Literal["quote", "transaction"] = "quote") -> UnderwritingFlagResponse:
+    def of(
+        cls, owner_locator: str, flag: Flag, reference_type: Literal["quote", "transaction"] = "quote"
+    ) -> UnderwritingFlagResponse:
         return cls(**flag.model_dump(exclude={"source"}), referenceLocator=owner_locator, referenceType=reference_type)
 
 
@@ -200,9 +208,15 @@ class Pricing(BaseModel):
 
 def pricing(tenant: str, record: Any) -> dict[str, Any]:
     """Pricing's fields of a record: a quote failing validation for lack of an end has the start and 0."""
-    return {"tenantLocator": tenant, "productName": record.productName, "startTime": record.startTime,
-            "endTime": record.endTime or record.startTime, "duration": record.duration or Decimal(0),
-            "durationBasis": record.durationBasis, "validationResult": record.validationResult}
+    return {
+        "tenantLocator": tenant,
+        "productName": record.productName,
+        "startTime": record.startTime,
+        "endTime": record.endTime or record.startTime,
+        "duration": record.duration or Decimal(0),
+        "durationBasis": record.durationBasis,
+        "validationResult": record.validationResult,
+    }
 
 
 class PriceableResponse(Priceable):

@@ -6,6 +6,7 @@ moments table versions are chosen by (policy start, term start, effective time) 
 prices; a quote's are all its own start and span. The plugin request's `account` is read only when a
 plugin actually runs (`account_view` reads it at most once).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -26,6 +27,8 @@ class ScheduleOwner:
     kind: Literal["quote", "transaction"]
     locator: str
     category: str | None = None
+
+
 NO_ACCOUNT: Mapping[str, Any] = {"locator": "", "type": "", "data": {}}
 
 
@@ -88,8 +91,9 @@ def account_view(load: Callable[[], Account]) -> AccountLoader:
     return view
 
 
-def span_end(start: datetime, end: datetime | None, term: Decimal | int | None, basis: str,
-             zone: str) -> datetime | None:
+def span_end(
+    start: datetime, end: datetime | None, term: Decimal | int | None, basis: str, zone: str
+) -> datetime | None:
     """The given end, else start plus the term (none without a term)."""
     if end is not None:
         return utc(end)

@@ -9,6 +9,7 @@ record passes is decided over the uncleared flags (DECISIONS.md, "Underwriting o
 Errors name the user's entity: `{code}.invalid_flag` (400), `underwritingFlag.not_found` (404),
 `underwritingFlag.cleared` (409).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
@@ -69,11 +70,29 @@ def after_run(flags: list[Flag], raised: Iterable[RaisedFlag], by: Author) -> li
     previous = [flag for flag in flags if flag.source == "plugin"]
     kept: list[Flag] = []
     for flag in raised:
-        same = next((old for old in previous if old not in kept and (old.level, old.elementLocator, old.note, old.tag)
-                     == (flag.level, flag.element_locator, flag.note, flag.tag)), None)
-        kept.append(same or Flag(locator=by.new_locator(), level=flag.level, note=flag.note, tag=flag.tag,
-                                 elementLocator=flag.element_locator, source="plugin", createdBy=by.user,
-                                 createdTime=by.now))
+        same = next(
+            (
+                old
+                for old in previous
+                if old not in kept
+                and (old.level, old.elementLocator, old.note, old.tag)
+                == (flag.level, flag.element_locator, flag.note, flag.tag)
+            ),
+            None,
+        )
+        kept.append(
+            same
+            or Flag(
+                locator=by.new_locator(),
+                level=flag.level,
+                note=flag.note,
+                tag=flag.tag,
+                elementLocator=flag.element_locator,
+                source="plugin",
+                createdBy=by.user,
+                createdTime=by.now,
+            )
+        )
     history = [flag for flag in previous if flag.cleared and flag not in kept]
     return [flag for flag in flags if flag.source == "manual"] + history + kept
 
@@ -82,12 +101,23 @@ def uncleared_levels(flags: Iterable[Flag]) -> list[str]:
     return [flag.level for flag in flags if not flag.cleared]
 
 
-def changed(flags: list[Flag], add: Sequence[FlagRequest], clear: list[str], elements: set[str], by: Author, *,
-            code: str, noun: str) -> list[Flag]:
+def changed(
+    flags: list[Flag],
+    add: Sequence[FlagRequest],
+    clear: list[str],
+    elements: set[str],
+    by: Author,
+    *,
+    code: str,
+    noun: str,
+) -> list[Flag]:
     """Manual flags added (on elements of the record) and flags (manual or plugin) cleared. 404 for a
     flag to clear the record does not have, 409 when it is cleared already."""
-    problems = [FieldError(f"addFlags[{i}].elementLocator", f"{flag.elementLocator} is not an element of the {noun}")
-                for i, flag in enumerate(add) if flag.elementLocator and flag.elementLocator not in elements]
+    problems = [
+        FieldError(f"addFlags[{i}].elementLocator", f"{flag.elementLocator} is not an element of the {noun}")
+        for i, flag in enumerate(add)
+        if flag.elementLocator and flag.elementLocator not in elements
+    ]
     problems += [FieldError(f"addFlags[{i}].level", "is required") for i, flag in enumerate(add) if not flag.level]
     if problems:
         raise codes.INVALID_FLAG[code]("Invalid underwriting flags", field_errors=problems)
@@ -99,19 +129,32 @@ def changed(flags: list[Flag], add: Sequence[FlagRequest], clear: list[str], ele
     if already:
         raise codes.UNDERWRITING_FLAG_CLEARED(f"Underwriting flag {already[0]} is cleared already")
     kept = [cleared(flag, by) if flag.locator in doomed else flag for flag in flags]
-    return kept + [Flag(locator=by.new_locator(), level=flag.level, note=flag.note, tag=flag.tag,
-                        elementLocator=flag.elementLocator, source="manual", createdBy=by.user, createdTime=by.now)
-                   for flag in add if flag.level]
+    return kept + [
+        Flag(
+            locator=by.new_locator(),
+            level=flag.level,
+            note=flag.note,
+            tag=flag.tag,
+            elementLocator=flag.elementLocator,
+            source="manual",
+            createdBy=by.user,
+            createdTime=by.now,
+        )
+        for flag in add
+        if flag.level
+    ]
 
 
-def after_reset(flags: list[Flag], chosen: list[str], *, every: bool, delete: bool, by: Author, code: str,
-                noun: str) -> list[Flag]:
+def after_reset(
+    flags: list[Flag], chosen: list[str], *, every: bool, delete: bool, by: Author, code: str, noun: str
+) -> list[Flag]:
     """Reset's flag options: the chosen flags (or `every` one) cleared, or deleted with `delete`."""
     unknown = _unknown(flags, chosen)
     if unknown:
         raise codes.INVALID_FLAG[code](
             "Unknown underwriting flag",
-            field_errors=[FieldError("resetFlags", f"{unknown[0]} is not a flag of the {noun}")])
+            field_errors=[FieldError("resetFlags", f"{unknown[0]} is not a flag of the {noun}")],
+        )
     wanted = {flag.locator for flag in flags} if every else set(chosen)
     if delete:
         return [flag for flag in flags if flag.locator not in wanted]

@@ -1,5 +1,6 @@
 """Quick quotes: a price for a product without an account or the quote lifecycle; the record as
 stored and what clients send to create and change one."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -1,6 +1,7 @@
 """Persistence of quick quotes (keys.py, "quotes"): one item `T#{t}#QQTE#{q}`, listed on GSI2
 (`T#{t}#QQUOTES`); every change is one conditional write on its `version`.
 """
+
 from __future__ import annotations
 
 from chalicelib.core import codes
@@ -17,10 +18,18 @@ def get(tenant: str, locator: str) -> QuickQuote | None:
 
 
 def add(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
-    uow.add(table.put_new({**keys.quick_quote(tenant, quick.locator).as_dict(), "entity": "quickQuote",
-                           f"{TENANT_INDEX}PK": keys.quick_quotes_index(tenant), f"{TENANT_INDEX}SK": quick.locator,
-                           **quick.model_dump()}, lambda: codes.CONFLICT_ALREADY_EXISTS(
-                               "The quick quote already exists")))
+    uow.add(
+        table.put_new(
+            {
+                **keys.quick_quote(tenant, quick.locator).as_dict(),
+                "entity": "quickQuote",
+                f"{TENANT_INDEX}PK": keys.quick_quotes_index(tenant),
+                f"{TENANT_INDEX}SK": quick.locator,
+                **quick.model_dump(),
+            },
+            lambda: codes.CONFLICT_ALREADY_EXISTS("The quick quote already exists"),
+        )
+    )
 
 
 def save(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:

@@ -1,6 +1,7 @@
 """Quick quotes (OpenAPI definition, see DECISIONS.md "Scope"). Every path below a quick quote names it
 `{locator}`.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -27,31 +28,62 @@ def fetch_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteRes
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes", methods=["POST"])
-@endpoint("quick-quotes.write", idempotent=True, creates="quickQuote", replay=fetch_quick_quote,
-          errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_REFERENCE["quote"], codes.QUOTE_UNKNOWN_ACCOUNT,
-                  codes.UNKNOWN_PRODUCT["quote"]])
+@endpoint(
+    "quick-quotes.write",
+    idempotent=True,
+    creates="quickQuote",
+    replay=fetch_quick_quote,
+    errors=[
+        codes.INVALID_ELEMENT["quote"],
+        codes.INVALID_REFERENCE["quote"],
+        codes.QUOTE_UNKNOWN_ACCOUNT,
+        codes.UNKNOWN_PRODUCT["quote"],
+    ],
+)
 def create_quick_quote(tenantLocator: str, body: schemas.QuickQuoteCreateRequest) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.create_quick_quote(request_context(), body))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}", methods=["PATCH"])
-@endpoint("quick-quotes.write", errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_REFERENCE["quote"],
-                                        codes.INVALID_STATE["quickQuote"], codes.NOT_FOUND["quickQuote"]])
-def update_quick_quote(tenantLocator: str, locator: str,
-                       body: schemas.QuickQuoteUpdateRequest) -> schemas.QuickQuoteResponse:
+@endpoint(
+    "quick-quotes.write",
+    errors=[
+        codes.INVALID_ELEMENT["quote"],
+        codes.INVALID_REFERENCE["quote"],
+        codes.INVALID_STATE["quickQuote"],
+        codes.NOT_FOUND["quickQuote"],
+    ],
+)
+def update_quick_quote(
+    tenantLocator: str, locator: str, body: schemas.QuickQuoteUpdateRequest
+) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.update_quick_quote(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/validate", methods=["PATCH"])
-@endpoint("quick-quotes.write", errors=[codes.INVALID_STATE["quickQuote"], codes.INVALID_STATE["quickQuote"],
-                                        codes.NOT_FOUND["quickQuote"], codes.NOT_FOUND["quickQuote"]])
+@endpoint(
+    "quick-quotes.write",
+    errors=[
+        codes.INVALID_STATE["quickQuote"],
+        codes.INVALID_STATE["quickQuote"],
+        codes.NOT_FOUND["quickQuote"],
+        codes.NOT_FOUND["quickQuote"],
+    ],
+)
 def validate_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.validate_quick_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/price", methods=["PATCH"])
-@endpoint("quick-quotes.write", errors=[codes.INVALID_STATE["quickQuote"], codes.INVALID_STATE["quickQuote"],
-                                        codes.NOT_FOUND["quickQuote"], codes.NOT_FOUND["quickQuote"]])
+@endpoint(
+    "quick-quotes.write",
+    errors=[
+        codes.INVALID_STATE["quickQuote"],
+        codes.INVALID_STATE["quickQuote"],
+        codes.NOT_FOUND["quickQuote"],
+        codes.NOT_FOUND["quickQuote"],
+    ],
+)
 def price_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuotePriceResponse:
     ctx = request_context()
     return schemas.QuickQuotePriceResponse.of(ctx.tenant, service.price_quick_quote(ctx, locator))
@@ -65,16 +97,24 @@ def fetch_quick_quote_price(tenantLocator: str, locator: str) -> schemas.QuickQu
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/discard", methods=["PATCH"])
-@endpoint("quick-quotes.write", errors=[codes.INVALID_STATE["quickQuote"], codes.INVALID_STATE["quickQuote"],
-                                        codes.NOT_FOUND["quickQuote"], codes.NOT_FOUND["quickQuote"]])
+@endpoint(
+    "quick-quotes.write",
+    errors=[
+        codes.INVALID_STATE["quickQuote"],
+        codes.INVALID_STATE["quickQuote"],
+        codes.NOT_FOUND["quickQuote"],
+        codes.NOT_FOUND["quickQuote"],
+    ],
+)
 def discard_quick_quote(tenantLocator: str, locator: str) -> schemas.QuickQuoteResponse:
     return schemas.QuickQuoteResponse.of(service.discard_quick_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quickquotes/{locator}/constraints/evaluate", methods=["POST"])
 @endpoint("quick-quotes.read", errors=[codes.INVALID_ELEMENT["quote"], codes.NOT_FOUND["quickQuote"]])
-def evaluate_quick_quote_constraints(tenantLocator: str, locator: str,
-                                     body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
+def evaluate_quick_quote_constraints(
+    tenantLocator: str, locator: str, body: schemas.ConstraintValuesRequest
+) -> dict[str, dict[str, list[str]]]:
     return service.evaluate_constraints(request_context(), locator, body.root)
 
 

@@ -1,5 +1,6 @@
 """The quick quotes API contract (OpenAPI definition: QuickQuoteCreateRequest, QuickQuoteResponse,
 QuickQuotePriceResponse). Requests are the domain's input models; unknown fields are a 400."""
+
 from __future__ import annotations
 
 from chalicelib.accounts.models import ContactRole
@@ -30,6 +31,11 @@ class QuickQuotePriceResponse(Pricing):
 
     @classmethod
     def of(cls, tenant: str, quick: QuickQuote) -> QuickQuotePriceResponse:
-        return cls(**pricing(tenant, quick), quickQuoteLocator=quick.locator, accountLocator=quick.accountLocator,
-                   quickQuoteState=quick.quickQuoteState, state=quick.quickQuoteState,
-                   items=[PolicyChargeResponse.of(charge) for charge in quick.charges or []])
+        return cls(
+            **pricing(tenant, quick),
+            quickQuoteLocator=quick.locator,
+            accountLocator=quick.accountLocator,
+            quickQuoteState=quick.quickQuoteState,
+            state=quick.quickQuoteState,
+            items=[PolicyChargeResponse.of(charge) for charge in quick.charges or []],
+        )

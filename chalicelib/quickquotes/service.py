@@ -6,6 +6,7 @@ rating plugin. A step that fails answers the quick quote unchanged with its vali
 change records `policy.quickquote.create|update|validate|price|discard`, which the platform's
 catalogue lacks.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -65,14 +66,33 @@ def create_quick_quote(ctx: CallContext, fields: QuickQuoteFields) -> QuickQuote
     start = utc(fields.startTime) if fields.startTime else ctx.now
     end = span_end(start, fields.endTime, product.term_duration, basis, zone)
     quick = QuickQuote(
-        locator=new_locator(), productName=fields.productName, accountLocator=fields.accountLocator,
-        startTime=start, endTime=end, expirationTime=utc(fields.expirationTime) if fields.expirationTime else None,
-        timezone=zone, currency=fields.currency or checks.default_currency(model),
-        durationBasis=basis, duration=span_duration(start, end, basis, zone), jurisdiction=fields.jurisdiction,
-        element=elements.build_root(evaluation.catalog(model), fields.productName, fields.data, fields.coverageTerms,
-                                    fields.elements, new_locator, entity=ERRORS),
-        contacts=fields.contacts, configVersion=version, createdAt=ctx.now, createdBy=ctx.user_locator,
-        updatedAt=ctx.now, updatedBy=ctx.user_locator)
+        locator=new_locator(),
+        productName=fields.productName,
+        accountLocator=fields.accountLocator,
+        startTime=start,
+        endTime=end,
+        expirationTime=utc(fields.expirationTime) if fields.expirationTime else None,
+        timezone=zone,
+        currency=fields.currency or checks.default_currency(model),
+        durationBasis=basis,
+        duration=span_duration(start, end, basis, zone),
+        jurisdiction=fields.jurisdiction,
+        element=elements.build_root(
+            evaluation.catalog(model),
+            fields.productName,
+            fields.data,
+            fields.coverageTerms,
+            fields.elements,
+            new_locator,
+            entity=ERRORS,
+        ),
+        contacts=fields.contacts,
+        configVersion=version,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+    )
     quick = _checked(ctx, model, quick)
     uow = wiring.unit_of_work(ctx)
     checks.check_size(quick, ERRORS)
@@ -90,17 +110,29 @@ def update_quick_quote(ctx: CallContext, locator: str, changes: QuickQuoteChange
     checks.check_references(model, changes, changes.setContacts, ERRORS)
     start = utc(changes.startTime) if changes.startTime else quick.startTime
     end = utc(changes.endTime) if changes.endTime else quick.endTime
-    root = quick.element.model_copy(update={
-        "data": elements.merged(quick.element.data, changes.removeData, changes.setData),
-        "coverageTerms": elements.merged(quick.element.coverageTerms, changes.removeCoverageTerms,
-                                         changes.setCoverageTerms)})
-    changed = quick.model_copy(update={
-        "quickQuoteState": QuickQuoteState.DRAFT, "charges": None, "startTime": start, "endTime": end,
-        "duration": span_duration(start, end, quick.durationBasis, quick.timezone),
-        "element": elements.change_elements(root, changes.elements, entity=ERRORS), "configVersion": version,
-        "currency": changes.currency or quick.currency, "jurisdiction": changes.jurisdiction or quick.jurisdiction,
-        "expirationTime": utc(changes.expirationTime) if changes.expirationTime else quick.expirationTime,
-        "contacts": contact_list.merged(quick.contacts, changes.setContacts, changes.removeContacts)})
+    root = quick.element.model_copy(
+        update={
+            "data": elements.merged(quick.element.data, changes.removeData, changes.setData),
+            "coverageTerms": elements.merged(
+                quick.element.coverageTerms, changes.removeCoverageTerms, changes.setCoverageTerms
+            ),
+        }
+    )
+    changed = quick.model_copy(
+        update={
+            "quickQuoteState": QuickQuoteState.DRAFT,
+            "charges": None,
+            "startTime": start,
+            "endTime": end,
+            "duration": span_duration(start, end, quick.durationBasis, quick.timezone),
+            "element": elements.change_elements(root, changes.elements, entity=ERRORS),
+            "configVersion": version,
+            "currency": changes.currency or quick.currency,
+            "jurisdiction": changes.jurisdiction or quick.jurisdiction,
+            "expirationTime": utc(changes.expirationTime) if changes.expirationTime else quick.expirationTime,
+            "contacts": contact_list.merged(quick.contacts, changes.setContacts, changes.removeContacts),
+        }
+    )
     return _save(ctx, _checked(ctx, model, changed), ["update"])
 
 
@@ -118,8 +150,9 @@ def discard_quick_quote(ctx: CallContext, locator: str) -> QuickQuote:
     return _save(ctx, quick.model_copy(update={"quickQuoteState": QuickQuoteState.DISCARDED}), ["discard"])
 
 
-def evaluate_constraints(ctx: CallContext, locator: str, values: Mapping[str, Mapping[str, Mapping[str, Any]]]
-                         ) -> dict[str, dict[str, list[str]]]:
+def evaluate_constraints(
+    ctx: CallContext, locator: str, values: Mapping[str, Mapping[str, Mapping[str, Any]]]
+) -> dict[str, dict[str, list[str]]]:
     quick = get_quick_quote(ctx, locator)
     model = configuration.model(ctx, quick.configVersion, resolved=True)
     return evaluation.evaluate_constraints(ctx, model, quick.element, values, ERRORS)
@@ -127,8 +160,9 @@ def evaluate_constraints(ctx: CallContext, locator: str, values: Mapping[str, Ma
 
 def constraint_dependencies(ctx: CallContext, locator: str) -> dict[str, dict[str, dict[str, Any]]]:
     quick = get_quick_quote(ctx, locator)
-    return evaluation.constraint_dependencies(ctx, configuration.model(ctx, quick.configVersion, resolved=True),
-                                              quick.element)
+    return evaluation.constraint_dependencies(
+        ctx, configuration.model(ctx, quick.configVersion, resolved=True), quick.element
+    )
 
 
 def _advance(ctx: CallContext, locator: str, target: str) -> QuickQuote:
@@ -152,7 +186,8 @@ def _account(ctx: CallContext, locator: str) -> Account:
     except NotFound:
         raise codes.QUOTE_UNKNOWN_ACCOUNT(
             f"Account {locator} does not exist",
-            field_errors=[FieldError("accountLocator", "is not an account of this tenant")]) from None
+            field_errors=[FieldError("accountLocator", "is not an account of this tenant")],
+        ) from None
 
 
 def _checked(ctx: CallContext, model: dict[str, Any], quick: QuickQuote) -> QuickQuote:
@@ -162,14 +197,30 @@ def _checked(ctx: CallContext, model: dict[str, Any], quick: QuickQuote) -> Quic
 
 def _subject(ctx: CallContext, quick: QuickQuote) -> Subject:
     locator = quick.accountLocator
-    return Subject(kind="quote", locator=quick.locator, product=quick.productName, start=quick.startTime,
-                   end=quick.endTime, currency=quick.currency, timezone=quick.timezone, basis=quick.durationBasis,
-                   element=quick.element, static={}, jurisdiction=quick.jurisdiction,
-                   config_version=quick.configVersion,
-                   account=account_view(lambda: accounts.get_account(ctx, locator)) if locator else lambda: NO_ACCOUNT)
+    return Subject(
+        kind="quote",
+        locator=quick.locator,
+        product=quick.productName,
+        start=quick.startTime,
+        end=quick.endTime,
+        currency=quick.currency,
+        timezone=quick.timezone,
+        basis=quick.durationBasis,
+        element=quick.element,
+        static={},
+        jurisdiction=quick.jurisdiction,
+        config_version=quick.configVersion,
+        account=account_view(lambda: accounts.get_account(ctx, locator)) if locator else lambda: NO_ACCOUNT,
+    )
 
 
 def _save(ctx: CallContext, quick: QuickQuote, actions: Iterable[str]) -> QuickQuote:
-    return versioned.save(ctx, wiring.unit_of_work(ctx), quick, repository.save,
-                          [(EVENT + action, {"quickQuoteLocator": quick.locator}) for action in actions],
-                          code=ERRORS.code, noun=ERRORS.noun)
+    return versioned.save(
+        ctx,
+        wiring.unit_of_work(ctx),
+        quick,
+        repository.save,
+        [(EVENT + action, {"quickQuoteLocator": quick.locator}) for action in actions],
+        code=ERRORS.code,
+        noun=ERRORS.noun,
+    )

@@ -14,6 +14,7 @@ quote (`expirationTime` at or before now) advances no further. Only a draft is e
 `earlyUnderwritten` is in the state enum but no path reaches it (pricing always precedes
 underwriting here), so it is treated like `validated`.
 """
+
 from __future__ import annotations
 
 from chalicelib.priceable.lifecycle import Lifecycle, Progress
@@ -28,14 +29,27 @@ FINAL = frozenset({"issued", "refused", "discarded"})
 UNDERWRITING_STOPS = frozenset({"underwrittenBlocked", "declined", "rejected"})
 
 LIFECYCLE = Lifecycle(
-    entity=ERRORS, state_field="quoteState", states=QuoteState,
+    entity=ERRORS,
+    state_field="quoteState",
+    states=QuoteState,
     steps=(VALIDATE, PRICE, UNDERWRITE, ACCEPT, ISSUE),
-    progress={"draft": Progress(0), "validated": Progress(1), "earlyUnderwritten": Progress(1),
-              "priced": Progress(2), "underwritten": Progress(3), "accepted": Progress(4, repeatable=False),
-              **{state: Progress(2, repeatable=False) for state in UNDERWRITING_STOPS}},
+    progress={
+        "draft": Progress(0),
+        "validated": Progress(1),
+        "earlyUnderwritten": Progress(1),
+        "priced": Progress(2),
+        "underwritten": Progress(3),
+        "accepted": Progress(4, repeatable=False),
+        **{state: Progress(2, repeatable=False) for state in UNDERWRITING_STOPS},
+    },
     final=FINAL,
-    state_after={VALIDATE: "validated", PRICE: "priced", UNDERWRITE: "underwritten", ACCEPT: "accepted",
-                 ISSUE: "issued"},
+    state_after={
+        VALIDATE: "validated",
+        PRICE: "priced",
+        UNDERWRITE: "underwritten",
+        ACCEPT: "accepted",
+        ISSUE: "issued",
+    },
     underwriting_stops=UNDERWRITING_STOPS,
     runs_first={ACCEPT: UNDERWRITE},
     resettable=frozenset(QuoteState) - FINAL - {"accepted"},

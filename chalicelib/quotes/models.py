@@ -1,4 +1,5 @@
 """Quotes: the records as stored, and what clients send to create and change them."""
+
 from __future__ import annotations
 
 from datetime import datetime

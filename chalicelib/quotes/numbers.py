@@ -1,5 +1,6 @@
 """A quote's numbers: its own (claimed, or the next of the product's numbering plan) and the policy
 number it reserves for issuing. Numbers are unique per tenant and kind (configuration/numbers.py)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -47,13 +48,20 @@ def set_reserved_policy_number(ctx: CallContext, locator: str, policy_number: st
     LIFECYCLE.check(quote.quoteState, "reserve a policy number")
     if quote.reservedPolicyNumber == policy_number:
         return quote
-    if numbers.number_owner(ctx, POLICY_ENTITY, policy_number) is not None \
-            or numbers.number_owner(ctx, RESERVED_POLICY_NUMBER_KIND, policy_number) is not None:
+    if (
+        numbers.number_owner(ctx, POLICY_ENTITY, policy_number) is not None
+        or numbers.number_owner(ctx, RESERVED_POLICY_NUMBER_KIND, policy_number) is not None
+    ):
         raise codes.QUOTE_POLICY_NUMBER_TAKEN(f"Policy number {policy_number} is in use or reserved")
     uow = wiring.unit_of_work(ctx)
     numbers.renumber(ctx, uow, RESERVED_POLICY_NUMBER_KIND, quote.locator, quote.reservedPolicyNumber, policy_number)
-    return save(ctx, uow, quote.model_copy(update={"reservedPolicyNumber": policy_number}), ["update"],
-                extra_events=[(NUMBER_ASSIGNED_EVENT, {"entityLocator": quote.locator})])
+    return save(
+        ctx,
+        uow,
+        quote.model_copy(update={"reservedPolicyNumber": policy_number}),
+        ["update"],
+        extra_events=[(NUMBER_ASSIGNED_EVENT, {"entityLocator": quote.locator})],
+    )
 
 
 def _renumbered(ctx: CallContext, quote: Quote, new: str | numbers.NextOfPlan) -> Quote:
@@ -66,5 +74,11 @@ def assign_number(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], quot
     """A number from the product's plan for a quote that has none yet (at creation or validation)."""
     plan = checks.configured_product(model, quote.productName, ERRORS).numbering_plan
     if plan is not None and quote.quoteNumber is None:
-        quote.quoteNumber = numbers.renumber(ctx, uow, ENTITY, quote.locator, None, numbers.NextOfPlan(
-            model, plan, product=quote.productName, region=quote.region))
+        quote.quoteNumber = numbers.renumber(
+            ctx,
+            uow,
+            ENTITY,
+            quote.locator,
+            None,
+            numbers.NextOfPlan(model, plan, product=quote.productName, region=quote.region),
+        )

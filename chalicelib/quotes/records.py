@@ -1,5 +1,6 @@
 """One quote read and written by the quotes service modules: found by locator, checked against its
 model, saved with its events in one transaction (conditional on the version it was read at)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -33,14 +34,21 @@ def model_of(ctx: CallContext, quote: Quote) -> dict[str, Any]:
     return configuration.model(ctx, quote.configVersion, resolved=True)
 
 
-def save(ctx: CallContext, uow: UnitOfWork, quote: Quote, actions: list[str],
-         event_data: dict[str, dict[str, Any]] | None = None,
-         extra_events: Sequence[versioned.Event] = ()) -> Quote:
+def save(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    quote: Quote,
+    actions: list[str],
+    event_data: dict[str, dict[str, Any]] | None = None,
+    extra_events: Sequence[versioned.Event] = (),
+) -> Quote:
     """Writes the changed quote (conditional on the version it was read at) with its events."""
-    events = [(EVENT + action, {"quoteLocator": quote.locator, **(event_data or {}).get(action, {})})
-              for action in actions]
-    return versioned.save(ctx, uow, quote, repository.save, [*events, *extra_events], code=ERRORS.code,
-                          noun=ERRORS.noun)
+    events = [
+        (EVENT + action, {"quoteLocator": quote.locator, **(event_data or {}).get(action, {})}) for action in actions
+    ]
+    return versioned.save(
+        ctx, uow, quote, repository.save, [*events, *extra_events], code=ERRORS.code, noun=ERRORS.noun
+    )
 
 
 def commit(uow: UnitOfWork, quote: Quote, actions: list[str]) -> None:

@@ -5,6 +5,7 @@ a quote is one GetItem and every change is one conditional write on its `version
 GSI2 (`T#{t}#QUOTES`, by locator: creation order) and on GSI1 under its account
 (`T#{t}#ACC#{a}#QTES`). Its static data history items share its partition (`STATIC#{locator}`).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -49,15 +50,26 @@ def _listed(tenant: str, partition: str, index: str, page: PageRequest) -> Page[
 
 
 def _indexes(tenant: str, quote: Quote) -> dict[str, str]:
-    return {f"{ACCOUNT_INDEX}PK": keys.account_quotes_index(tenant, quote.accountLocator),
-            f"{ACCOUNT_INDEX}SK": quote.locator,
-            f"{TENANT_INDEX}PK": keys.quotes_index(tenant), f"{TENANT_INDEX}SK": quote.locator}
+    return {
+        f"{ACCOUNT_INDEX}PK": keys.account_quotes_index(tenant, quote.accountLocator),
+        f"{ACCOUNT_INDEX}SK": quote.locator,
+        f"{TENANT_INDEX}PK": keys.quotes_index(tenant),
+        f"{TENANT_INDEX}SK": quote.locator,
+    }
 
 
 def add(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
-    uow.add(table.put_new({**keys.quote(tenant, quote.locator).as_dict(), "entity": "quote",
-                           **_indexes(tenant, quote), **quote.model_dump()},
-                          lambda: codes.CONFLICT_ALREADY_EXISTS("The quote already exists")))
+    uow.add(
+        table.put_new(
+            {
+                **keys.quote(tenant, quote.locator).as_dict(),
+                "entity": "quote",
+                **_indexes(tenant, quote),
+                **quote.model_dump(),
+            },
+            lambda: codes.CONFLICT_ALREADY_EXISTS("The quote already exists"),
+        )
+    )
 
 
 def save(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
@@ -66,12 +78,25 @@ def save(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
 
 
 def add_static_history(uow: UnitOfWork, tenant: str, quote_locator: str, entry: StaticDataVersion) -> None:
-    uow.add(table.put_new({**keys.quote_static_history(tenant, quote_locator, entry.historyLocator).as_dict(),
-                           "entity": "quoteStaticHistory", **entry.model_dump()}))
+    uow.add(
+        table.put_new(
+            {
+                **keys.quote_static_history(tenant, quote_locator, entry.historyLocator).as_dict(),
+                "entity": "quoteStaticHistory",
+                **entry.model_dump(),
+            }
+        )
+    )
 
 
 def static_history(tenant: str, quote_locator: str, page: PageRequest) -> Page[StaticDataVersion]:
-    found = query.page(table.gateway(), keys.tenant_scope(tenant), keys.quote(tenant, quote_locator).pk, page,
-                       sk_prefix=keys.QUOTE_STATIC_HISTORY_PREFIX)
-    return Page([StaticDataVersion.model_validate(codec.without_keys(item)) for item in found.items],
-                found.list_completed)
+    found = query.page(
+        table.gateway(),
+        keys.tenant_scope(tenant),
+        keys.quote(tenant, quote_locator).pk,
+        page,
+        sk_prefix=keys.QUOTE_STATIC_HISTORY_PREFIX,
+    )
+    return Page(
+        [StaticDataVersion.model_validate(codec.without_keys(item)) for item in found.items], found.list_completed
+    )

@@ -4,6 +4,7 @@ Every path below a quote names it `{locator}` (API Gateway refuses sibling path 
 different names). Any one of an endpoint's permissions suffices: `quotes.write` or the fine-grained
 action the definition pairs it with.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,6 @@ else:
 bp = Blueprint(__name__)
 
 
-
 # --- quotes --------------------------------------------------------------------------------------
 
 
@@ -35,22 +35,43 @@ def fetch_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
 
 
 @bp.route("/policy/{tenantLocator}/quotes", methods=["POST"])
-@endpoint("quotes.write", "quotes.create", idempotent=True, creates="quote", replay=fetch_quote,
-          errors=[codes.ACCOUNT_NOT_ELIGIBLE["quote"], codes.INVALID_ELEMENT["quote"], codes.INVALID_REFERENCE["quote"],
-                  codes.QUOTE_UNKNOWN_ACCOUNT, codes.UNKNOWN_PRODUCT["quote"]])
+@endpoint(
+    "quotes.write",
+    "quotes.create",
+    idempotent=True,
+    creates="quote",
+    replay=fetch_quote,
+    errors=[
+        codes.ACCOUNT_NOT_ELIGIBLE["quote"],
+        codes.INVALID_ELEMENT["quote"],
+        codes.INVALID_REFERENCE["quote"],
+        codes.QUOTE_UNKNOWN_ACCOUNT,
+        codes.UNKNOWN_PRODUCT["quote"],
+    ],
+)
 def create_quote(tenantLocator: str, body: schemas.QuoteCreateRequest) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.create_quote(request_context(), body))
 
 
 @bp.route("/policy/{tenantLocator}/policies/{locator}/quote", methods=["POST"])
-@endpoint("policies.write", "policies.create-quote", idempotent=True, errors=[codes.NOT_FOUND["policy"],
-                                                                              codes.NOT_FOUND["snapshot"],
-                                                                              codes.PRODUCT_NOT_CONFIGURED["quote"]])
-def create_quote_from_policy(tenantLocator: str, locator: str,
-                             query: schemas.QuoteFromPolicyQuery) -> schemas.QuoteResponse:
-    return schemas.QuoteResponse.of(service.create_quote_from_policy(
-        request_context(), locator, query.date, by_issued_time=query.byIssuedTime,
-        include_static=query.includeStaticData))
+@endpoint(
+    "policies.write",
+    "policies.create-quote",
+    idempotent=True,
+    errors=[codes.NOT_FOUND["policy"], codes.NOT_FOUND["snapshot"], codes.PRODUCT_NOT_CONFIGURED["quote"]],
+)
+def create_quote_from_policy(
+    tenantLocator: str, locator: str, query: schemas.QuoteFromPolicyQuery
+) -> schemas.QuoteResponse:
+    return schemas.QuoteResponse.of(
+        service.create_quote_from_policy(
+            request_context(),
+            locator,
+            query.date,
+            by_issued_time=query.byIssuedTime,
+            include_static=query.includeStaticData,
+        )
+    )
 
 
 @bp.route("/policy/{tenantLocator}/quotes/list", methods=["GET"])
@@ -73,43 +94,83 @@ def list_account_quotes(tenantLocator: str, locator: str, query: schemas.ListQue
 
 
 @bp.route("/policy/{tenantLocator}/quotes/validatePreview", methods=["POST"])
-@endpoint("quotes.read", errors=[codes.ACCOUNT_NOT_ELIGIBLE["quote"], codes.INVALID_ELEMENT["quote"],
-                                 codes.INVALID_REFERENCE["quote"], codes.QUOTE_UNKNOWN_ACCOUNT,
-                                 codes.UNKNOWN_PRODUCT["quote"]])
+@endpoint(
+    "quotes.read",
+    errors=[
+        codes.ACCOUNT_NOT_ELIGIBLE["quote"],
+        codes.INVALID_ELEMENT["quote"],
+        codes.INVALID_REFERENCE["quote"],
+        codes.QUOTE_UNKNOWN_ACCOUNT,
+        codes.UNKNOWN_PRODUCT["quote"],
+    ],
+)
 def preview_quote_validation(tenantLocator: str, body: schemas.QuoteCreateRequest) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.validate_preview(request_context(), body))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/pricePreview", methods=["POST"])
-@endpoint("quotes.read", errors=[codes.ACCOUNT_NOT_ELIGIBLE["quote"], codes.INVALID_ELEMENT["quote"],
-                                 codes.INVALID_REFERENCE["quote"], codes.QUOTE_UNKNOWN_ACCOUNT,
-                                 codes.UNKNOWN_PRODUCT["quote"]])
+@endpoint(
+    "quotes.read",
+    errors=[
+        codes.ACCOUNT_NOT_ELIGIBLE["quote"],
+        codes.INVALID_ELEMENT["quote"],
+        codes.INVALID_REFERENCE["quote"],
+        codes.QUOTE_UNKNOWN_ACCOUNT,
+        codes.UNKNOWN_PRODUCT["quote"],
+    ],
+)
 def preview_quote_price(tenantLocator: str, body: schemas.QuoteCreateRequest) -> schemas.QuotePriceResponse:
     ctx = request_context()
     return schemas.QuotePriceResponse.of(ctx.tenant, service.price_preview(ctx, body))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.update", errors=[codes.ACCOUNT_NOT_ELIGIBLE["quote"], codes.INVALID_ELEMENT["quote"],
-                                                   codes.INVALID_REFERENCE["quote"], codes.INVALID_STATE["quote"],
-                                                   codes.NOT_DRAFT["quote"], codes.NOT_FOUND["quote"],
-                                                   codes.NOT_FOUND["quote"], codes.QUOTE_UNKNOWN_ACCOUNT])
+@endpoint(
+    "quotes.write",
+    "quotes.update",
+    errors=[
+        codes.ACCOUNT_NOT_ELIGIBLE["quote"],
+        codes.INVALID_ELEMENT["quote"],
+        codes.INVALID_REFERENCE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_DRAFT["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.QUOTE_UNKNOWN_ACCOUNT,
+    ],
+)
 def update_quote(tenantLocator: str, locator: str, body: schemas.QuoteUpdateRequest) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.update_quote(request_context(), locator, body))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/elements", methods=["PUT"])
-@endpoint("quotes.write", "quotes.elements-add", errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_STATE["quote"],
-                                                         codes.NOT_DRAFT["quote"], codes.NOT_FOUND["quote"],
-                                                         codes.NOT_FOUND["quote"]])
+@endpoint(
+    "quotes.write",
+    "quotes.elements-add",
+    errors=[
+        codes.INVALID_ELEMENT["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_DRAFT["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+    ],
+)
 def add_quote_elements(tenantLocator: str, locator: str, body: schemas.ElementCreateRequests) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.add_elements(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/elements", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.elements-delete", errors=[codes.INVALID_ELEMENT["quote"],
-                                                            codes.INVALID_STATE["quote"], codes.NOT_DRAFT["quote"],
-                                                            codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
+@endpoint(
+    "quotes.write",
+    "quotes.elements-delete",
+    errors=[
+        codes.INVALID_ELEMENT["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_DRAFT["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+    ],
+)
 def remove_quote_elements(tenantLocator: str, locator: str, body: schemas.ElementLocators) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.remove_elements(request_context(), locator, body.root))
 
@@ -118,17 +179,34 @@ def remove_quote_elements(tenantLocator: str, locator: str, body: schemas.Elemen
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/validate", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.validate", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                     codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
-                                                     codes.QUOTE_HELD])
+@endpoint(
+    "quotes.write",
+    "quotes.validate",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.QUOTE_HELD,
+    ],
+)
 def validate_quote(tenantLocator: str, locator: str, query: schemas.StatelessQuery) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.validate_quote(request_context(), locator, stateless=query.stateless))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/price", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.price", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
-                                                  codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                  codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
+@endpoint(
+    "quotes.write",
+    "quotes.price",
+    errors=[
+        codes.EXPIRED["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.QUOTE_HELD,
+    ],
+)
 def price_quote(tenantLocator: str, locator: str, query: schemas.StatelessQuery) -> schemas.QuotePriceResponse:
     ctx = request_context()
     return schemas.QuotePriceResponse.of(ctx.tenant, service.price_quote(ctx, locator, stateless=query.stateless))
@@ -142,52 +220,106 @@ def fetch_quote_price(tenantLocator: str, locator: str) -> schemas.QuotePriceRes
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwrite", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.underwrite", errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
-                                                       codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                       codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
-def underwrite_quote(tenantLocator: str, locator: str,
-                     query: schemas.StatelessQuery) -> schemas.QuoteUnderwritingResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.underwrite",
+    errors=[
+        codes.EXPIRED["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.QUOTE_HELD,
+    ],
+)
+def underwrite_quote(
+    tenantLocator: str, locator: str, query: schemas.StatelessQuery
+) -> schemas.QuoteUnderwritingResponse:
     ctx = request_context()
     underwritten = service.underwrite_quote(ctx, locator, stateless=query.stateless)
     return schemas.QuoteUnderwritingResponse.of(ctx.tenant, underwritten)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/accept", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.accept", idempotent=True, replay=fetch_quote,
-          errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
-                  codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                  codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
+@endpoint(
+    "quotes.write",
+    "quotes.accept",
+    idempotent=True,
+    replay=fetch_quote,
+    errors=[
+        codes.EXPIRED["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.QUOTE_HELD,
+    ],
+)
 def accept_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.accept_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/issue", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.issue", idempotent=True, replay=fetch_quote,
-          errors=[codes.EXPIRED["quote"], codes.INVALID_STATE["quote"],
-                  codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                  codes.NOT_FOUND["quote"],
-                  codes.QUOTE_RESERVED_POLICY_NUMBER_REQUIRED, codes.QUOTE_HELD])
+@endpoint(
+    "quotes.write",
+    "quotes.issue",
+    idempotent=True,
+    replay=fetch_quote,
+    errors=[
+        codes.EXPIRED["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.QUOTE_RESERVED_POLICY_NUMBER_REQUIRED,
+        codes.QUOTE_HELD,
+    ],
+)
 def issue_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.issue_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/reset", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.reset", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                  codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
+@endpoint(
+    "quotes.write",
+    "quotes.reset",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+    ],
+)
 def reset_quote(tenantLocator: str, locator: str, body: schemas.ResetRequest | None) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.reset_quote(request_context(), locator, body or schemas.ResetRequest()))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/refuse", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.refuse", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                   codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
+@endpoint(
+    "quotes.write",
+    "quotes.refuse",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+    ],
+)
 def refuse_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.refuse_quote(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/discard", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.discard", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                    codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"]])
+@endpoint(
+    "quotes.write",
+    "quotes.discard",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+    ],
+)
 def discard_quote(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.discard_quote(request_context(), locator))
 
@@ -202,22 +334,33 @@ def fetch_quote_underwriting_flags(tenantLocator: str, locator: str) -> schemas.
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags", methods=["PATCH"])
-@endpoint("quotes.write", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
-                                  codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
-                                  codes.NOT_FOUND["underwritingFlag"]])
+@endpoint(
+    "quotes.write",
+    errors=[
+        codes.INVALID_FLAG["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["underwritingFlag"],
+    ],
+)
 def update_quote_underwriting_flags(
-        tenantLocator: str, locator: str,
-        body: schemas.UnderwritingFlagsUpdateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
-    return schemas.QuoteUnderwritingFlagsResponse.of(service.change_flags(request_context(), locator, body.addFlags,
-                                                                          body.clearFlags))
+    tenantLocator: str, locator: str, body: schemas.UnderwritingFlagsUpdateRequest
+) -> schemas.QuoteUnderwritingFlagsResponse:
+    return schemas.QuoteUnderwritingFlagsResponse.of(
+        service.change_flags(request_context(), locator, body.addFlags, body.clearFlags)
+    )
 
 
-def _add_flag(locator: str, level: str,
-              flag: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+def _add_flag(
+    locator: str, level: str, flag: schemas.UnderwritingFlagCreateRequest
+) -> schemas.QuoteUnderwritingFlagsResponse:
     """The level is the path's; a body naming another level is a 400."""
     if flag.level not in (None, level):
-        raise codes.REQUEST_INVALID(f"This endpoint adds {level} flags",
-                                    field_errors=[FieldError("level", f"must be {level}")])
+        raise codes.REQUEST_INVALID(
+            f"This endpoint adds {level} flags", field_errors=[FieldError("level", f"must be {level}")]
+        )
     added = flag.model_copy(update={"level": level})
     return schemas.QuoteUnderwritingFlagsResponse.of(service.change_flags(request_context(), locator, [added], []))
 
@@ -228,95 +371,184 @@ def _clear_flag(locator: str, level: str, flag_locator: str) -> schemas.QuoteUnd
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve", methods=["POST"])
-@endpoint("quotes.write", "quotes.approve-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
-                                                        codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                        codes.NOT_FOUND["quote"]])
-def add_quote_approve_flag(tenantLocator: str, locator: str,
-                          body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.approve-add",
+    errors=[
+        codes.INVALID_FLAG["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+    ],
+)
+def add_quote_approve_flag(
+    tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
+) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "approve", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/block", methods=["POST"])
-@endpoint("quotes.write", "quotes.block-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
-                                                      codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                      codes.NOT_FOUND["quote"]])
-def add_quote_block_flag(tenantLocator: str, locator: str,
-                          body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.block-add",
+    errors=[
+        codes.INVALID_FLAG["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+    ],
+)
+def add_quote_block_flag(
+    tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
+) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "block", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline", methods=["POST"])
-@endpoint("quotes.write", "quotes.decline-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
-                                                        codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                        codes.NOT_FOUND["quote"]])
-def add_quote_decline_flag(tenantLocator: str, locator: str,
-                          body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.decline-add",
+    errors=[
+        codes.INVALID_FLAG["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+    ],
+)
+def add_quote_decline_flag(
+    tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
+) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "decline", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject", methods=["POST"])
-@endpoint("quotes.write", "quotes.reject-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
-                                                       codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                       codes.NOT_FOUND["quote"]])
-def add_quote_reject_flag(tenantLocator: str, locator: str,
-                          body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.reject-add",
+    errors=[
+        codes.INVALID_FLAG["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+    ],
+)
+def add_quote_reject_flag(
+    tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
+) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "reject", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info", methods=["POST"])
-@endpoint("quotes.write", "quotes.info-add", errors=[codes.INVALID_FLAG["quote"], codes.INVALID_STATE["quote"],
-                                                     codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                     codes.NOT_FOUND["quote"]])
-def add_quote_info_flag(tenantLocator: str, locator: str,
-                          body: schemas.UnderwritingFlagCreateRequest) -> schemas.QuoteUnderwritingFlagsResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.info-add",
+    errors=[
+        codes.INVALID_FLAG["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+    ],
+)
+def add_quote_info_flag(
+    tenantLocator: str, locator: str, body: schemas.UnderwritingFlagCreateRequest
+) -> schemas.QuoteUnderwritingFlagsResponse:
     return _add_flag(locator, "info", body)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/approve/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.approve-clear", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                          codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
-                                                          codes.NOT_FOUND["underwritingFlag"],
-                                                          codes.UNDERWRITING_FLAG_CLEARED])
-def clear_quote_approve_flag(tenantLocator: str, locator: str,
-                             flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.approve-clear",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["underwritingFlag"],
+        codes.UNDERWRITING_FLAG_CLEARED,
+    ],
+)
+def clear_quote_approve_flag(
+    tenantLocator: str, locator: str, flagLocator: str
+) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "approve", flagLocator)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/block/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.block-clear", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                        codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
-                                                        codes.NOT_FOUND["underwritingFlag"],
-                                                        codes.UNDERWRITING_FLAG_CLEARED])
-def clear_quote_block_flag(tenantLocator: str, locator: str,
-                           flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.block-clear",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["underwritingFlag"],
+        codes.UNDERWRITING_FLAG_CLEARED,
+    ],
+)
+def clear_quote_block_flag(
+    tenantLocator: str, locator: str, flagLocator: str
+) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "block", flagLocator)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/decline/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.decline-clear", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                          codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
-                                                          codes.NOT_FOUND["underwritingFlag"],
-                                                          codes.UNDERWRITING_FLAG_CLEARED])
-def clear_quote_decline_flag(tenantLocator: str, locator: str,
-                             flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.decline-clear",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["underwritingFlag"],
+        codes.UNDERWRITING_FLAG_CLEARED,
+    ],
+)
+def clear_quote_decline_flag(
+    tenantLocator: str, locator: str, flagLocator: str
+) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "decline", flagLocator)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/reject/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.reject-clear", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                         codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
-                                                         codes.NOT_FOUND["underwritingFlag"],
-                                                         codes.UNDERWRITING_FLAG_CLEARED])
-def clear_quote_reject_flag(tenantLocator: str, locator: str,
-                            flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.reject-clear",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["underwritingFlag"],
+        codes.UNDERWRITING_FLAG_CLEARED,
+    ],
+)
+def clear_quote_reject_flag(
+    tenantLocator: str, locator: str, flagLocator: str
+) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "reject", flagLocator)
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/underwritingFlags/info/{flagLocator}", methods=["DELETE"])
-@endpoint("quotes.write", "quotes.info-clear", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                       codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
-                                                       codes.NOT_FOUND["underwritingFlag"],
-                                                       codes.UNDERWRITING_FLAG_CLEARED])
+@endpoint(
+    "quotes.write",
+    "quotes.info-clear",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["underwritingFlag"],
+        codes.UNDERWRITING_FLAG_CLEARED,
+    ],
+)
 def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) -> schemas.QuoteUnderwritingFlagsResponse:
     return _clear_flag(locator, "info", flagLocator)
 
@@ -325,26 +557,48 @@ def clear_quote_info_flag(tenantLocator: str, locator: str, flagLocator: str) ->
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/number/set", methods=["POST"])
-@endpoint("quotes.write", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
-                                  codes.NUMBER_TAKEN["quote"]])
+@endpoint(
+    "quotes.write",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NUMBER_TAKEN["quote"],
+    ],
+)
 def set_quote_number(tenantLocator: str, locator: str, query: schemas.QuoteNumberQuery) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.set_number(request_context(), locator, query.quoteNumber))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/number/generate", methods=["POST"])
-@endpoint("quotes.write", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                  codes.NOT_FOUND["quote"], codes.NO_NUMBERING_PLAN["quote"]])
+@endpoint(
+    "quotes.write",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NO_NUMBERING_PLAN["quote"],
+    ],
+)
 def generate_quote_number(tenantLocator: str, locator: str) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.generate_number(request_context(), locator))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/reservedPolicyNumber/set", methods=["POST"])
-@endpoint("quotes.write", "quotes.reserve-policy-number-set", errors=[codes.INVALID_STATE["quote"],
-                                                                      codes.NOT_FOUND["quote"],
-                                                                      codes.NOT_FOUND["quote"],
-                                                                      codes.QUOTE_POLICY_NUMBER_TAKEN])
-def set_quote_reserved_policy_number(tenantLocator: str, locator: str,
-                                     query: schemas.ReservedPolicyNumberQuery) -> schemas.QuoteResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.reserve-policy-number-set",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.QUOTE_POLICY_NUMBER_TAKEN,
+    ],
+)
+def set_quote_reserved_policy_number(
+    tenantLocator: str, locator: str, query: schemas.ReservedPolicyNumberQuery
+) -> schemas.QuoteResponse:
     number = query.reservedPolicyNumber
     return schemas.QuoteResponse.of(service.set_reserved_policy_number(request_context(), locator, number))
 
@@ -356,32 +610,48 @@ def fetch_quote_static_data(tenantLocator: str, locator: str) -> dict[str, Any]:
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["POST"])
-@endpoint("quotes.write", "quotes.static-data-add", errors=[codes.INVALID_STATE["quote"], codes.INVALID_STATE["quote"],
-                                                            codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"],
-                                                            codes.QUOTE_HELD])
+@endpoint(
+    "quotes.write",
+    "quotes.static-data-add",
+    errors=[
+        codes.INVALID_STATE["quote"],
+        codes.INVALID_STATE["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.NOT_FOUND["quote"],
+        codes.QUOTE_HELD,
+    ],
+)
 def add_quote_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.add_static(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PUT"])
-@endpoint("quotes.write", "quotes.static-data-add", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                            codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
+@endpoint(
+    "quotes.write",
+    "quotes.static-data-add",
+    errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"], codes.QUOTE_HELD],
+)
 def replace_quote_static_data(tenantLocator: str, locator: str, body: schemas.StaticData) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.replace_static(request_context(), locator, body.root))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static", methods=["PATCH"])
-@endpoint("quotes.write", "quotes.static-data-update", errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"],
-                                                               codes.NOT_FOUND["quote"], codes.QUOTE_HELD])
-def update_quote_static_data(tenantLocator: str, locator: str,
-                             body: schemas.StaticDataUpdateRequest) -> schemas.QuoteResponse:
+@endpoint(
+    "quotes.write",
+    "quotes.static-data-update",
+    errors=[codes.INVALID_STATE["quote"], codes.NOT_FOUND["quote"], codes.NOT_FOUND["quote"], codes.QUOTE_HELD],
+)
+def update_quote_static_data(
+    tenantLocator: str, locator: str, body: schemas.StaticDataUpdateRequest
+) -> schemas.QuoteResponse:
     return schemas.QuoteResponse.of(service.update_static(request_context(), locator, body.setData, body.removeData))
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/static/history/list", methods=["GET"])
 @endpoint("quotes.read", errors=[codes.NOT_FOUND["quote"]])
-def list_quote_static_data_history(tenantLocator: str, locator: str,
-                                   query: schemas.ListQuery) -> schemas.StaticDataHistoryListResponse:
+def list_quote_static_data_history(
+    tenantLocator: str, locator: str, query: schemas.ListQuery
+) -> schemas.StaticDataHistoryListResponse:
     history = service.static_history(request_context(), locator, query.page())
     return schemas.StaticDataHistoryListResponse.of(history, schemas.StaticDataHistoryResponse.of)
 
@@ -390,10 +660,12 @@ def list_quote_static_data_history(tenantLocator: str, locator: str,
 
 
 @bp.route("/policy/{tenantLocator}/quotes/{locator}/constraints/evaluate", methods=["POST"])
-@endpoint("quotes.read", errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_ELEMENT["quote"],
-                                 codes.NOT_FOUND["quote"]])
-def evaluate_quote_constraints(tenantLocator: str, locator: str,
-                               body: schemas.ConstraintValuesRequest) -> dict[str, dict[str, list[str]]]:
+@endpoint(
+    "quotes.read", errors=[codes.INVALID_ELEMENT["quote"], codes.INVALID_ELEMENT["quote"], codes.NOT_FOUND["quote"]]
+)
+def evaluate_quote_constraints(
+    tenantLocator: str, locator: str, body: schemas.ConstraintValuesRequest
+) -> dict[str, dict[str, list[str]]]:
     return service.evaluate_constraints(request_context(), locator, body.root)
 
 

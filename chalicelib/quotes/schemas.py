@@ -6,6 +6,7 @@ other priceable things (elements, charges, flags, pricing) are priceable/schemas
 QuoteCreateRequest marks `contacts` and `invoiceFeeAmount` required and QuoteUpdateRequest every
 field: here they are optional, a left-out field defaulting (create) or staying as it is (update).
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -133,8 +134,12 @@ class QuotePricing(Pricing):
 
 def quote_pricing(tenant: str, quote: Quote) -> dict[str, Any]:
     """QuotePricing's fields of a quote."""
-    return {**pricing(tenant, quote), "quoteLocator": quote.locator, "accountLocator": quote.accountLocator,
-            "quoteState": quote.quoteState}
+    return {
+        **pricing(tenant, quote),
+        "quoteLocator": quote.locator,
+        "accountLocator": quote.accountLocator,
+        "quoteState": quote.quoteState,
+    }
 
 
 class QuotePriceResponse(QuotePricing):
@@ -143,8 +148,11 @@ class QuotePriceResponse(QuotePricing):
 
     @classmethod
     def of(cls, tenant: str, quote: Quote) -> QuotePriceResponse:
-        return cls(**quote_pricing(tenant, quote), quoteNumber=quote.quoteNumber,
-                   items=[PolicyChargeResponse.of(charge) for charge in quote.charges or []])
+        return cls(
+            **quote_pricing(tenant, quote),
+            quoteNumber=quote.quoteNumber,
+            items=[PolicyChargeResponse.of(charge) for charge in quote.charges or []],
+        )
 
 
 class QuoteUnderwritingResponse(QuotePricing):
@@ -154,9 +162,13 @@ class QuoteUnderwritingResponse(QuotePricing):
     @classmethod
     def of(cls, tenant: str, quote: Quote) -> QuoteUnderwritingResponse:
         """`underwritingStatus` is "" until the quote was underwritten (the field is required)."""
-        return cls(**quote_pricing(tenant, quote), underwritingStatus=quote.underwritingStatus or "",
-                   underwritingFlags=[UnderwritingFlagResponse.of(quote.locator, flag) for flag in quote.flags
-                                      if not flag.cleared])
+        return cls(
+            **quote_pricing(tenant, quote),
+            underwritingStatus=quote.underwritingStatus or "",
+            underwritingFlags=[
+                UnderwritingFlagResponse.of(quote.locator, flag) for flag in quote.flags if not flag.cleared
+            ],
+        )
 
 
 class QuoteUnderwritingFlagsResponse(Response):
@@ -166,8 +178,8 @@ class QuoteUnderwritingFlagsResponse(Response):
 
     @classmethod
     def of(cls, quote: Quote) -> QuoteUnderwritingFlagsResponse:
-        return cls(quoteLocator=quote.locator,
-                   flags=[UnderwritingFlagResponse.of(quote.locator, f) for f in quote.flags if not f.cleared],
-                   clearedFlags=[UnderwritingFlagResponse.of(quote.locator, f) for f in quote.flags if f.cleared])
-
-
+        return cls(
+            quoteLocator=quote.locator,
+            flags=[UnderwritingFlagResponse.of(quote.locator, f) for f in quote.flags if not f.cleared],
+            clearedFlags=[UnderwritingFlagResponse.of(quote.locator, f) for f in quote.flags if f.cleared],
+        )

@@ -39,6 +39,7 @@ platform's catalogue lacks. Static data changes and their history are in static_
 and saving one quote in records.py; this module is the quotes domain's surface for routes and for
 other domains.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -143,8 +144,14 @@ def create_quote(ctx: CallContext, fields: QuoteFields, *, product_in_request: b
     return quote
 
 
-def create_quote_from_policy(ctx: CallContext, policy_locator: str, moment: datetime | None = None, *,
-                             by_issued_time: bool = False, include_static: bool = False) -> Quote:
+def create_quote_from_policy(
+    ctx: CallContext,
+    policy_locator: str,
+    moment: datetime | None = None,
+    *,
+    by_issued_time: bool = False,
+    include_static: bool = False,
+) -> Quote:
     """A draft quote copying one segment of the policy (from_policy.py says what it copies), created as
     create_quote creates any: checked against the current configuration (validationResult), numbered
     when the product numbers quotes on creation, `policy.quote.create` recorded, one transaction.
@@ -162,8 +169,9 @@ def create_quote_from_policy(ctx: CallContext, policy_locator: str, moment: date
     else:
         shown = policies.snapshot(ctx, policy_locator, moment, by_issued_time=by_issued_time)
         policy, segment = shown.policy, shown.segment
-    return create_quote(ctx, from_policy.quote_fields(policy, segment, include_static=include_static),
-                        product_in_request=False)
+    return create_quote(
+        ctx, from_policy.quote_fields(policy, segment, include_static=include_static), product_in_request=False
+    )
 
 
 def update_quote(ctx: CallContext, locator: str, changes: QuoteChanges) -> Quote:
@@ -173,8 +181,9 @@ def update_quote(ctx: CallContext, locator: str, changes: QuoteChanges) -> Quote
     given = {name for name in changes.model_fields_set if getattr(changes, name) is not None}
     account = _account(ctx, changes.accountLocator) if changes.accountLocator else None
     if account is not None:
-        checks.check_eligible(checks.configured_product(model, quote.productName, ERRORS), quote.productName,
-                              account.type, ERRORS)
+        checks.check_eligible(
+            checks.configured_product(model, quote.productName, ERRORS), quote.productName, account.type, ERRORS
+        )
     checks.check_references(model, changes, changes.setContacts, ERRORS)
     start = utc(changes.startTime) if changes.startTime else quote.startTime
     basis, zone = quote.durationBasis, changes.timezone or quote.timezone
@@ -183,23 +192,48 @@ def update_quote(ctx: CallContext, locator: str, changes: QuoteChanges) -> Quote
         end = utc(changes.endTime)
     elif changes.resetEndTime:
         end = span_end(start, None, quote.termDuration, basis, zone)
-    root = quote.element.model_copy(update={
-        "data": elements.merged(quote.element.data, changes.removeData, changes.setData),
-        "coverageTerms": elements.merged(quote.element.coverageTerms, changes.removeCoverageTerms,
-                                         changes.setCoverageTerms)})
+    root = quote.element.model_copy(
+        update={
+            "data": elements.merged(quote.element.data, changes.removeData, changes.setData),
+            "coverageTerms": elements.merged(
+                quote.element.coverageTerms, changes.removeCoverageTerms, changes.setCoverageTerms
+            ),
+        }
+    )
     root = elements.change_elements(root, changes.elements, entity=ERRORS)
-    simple = {name: getattr(changes, name) for name in given & {
-        "currency", "timezone", "preferences", "delinquencyPlanName", "autoRenewalPlanName", "billingLevel",
-        "invoiceFeeAmount", "jurisdiction", "producerCode", "accountLocator"}}
+    simple = {
+        name: getattr(changes, name)
+        for name in given
+        & {
+            "currency",
+            "timezone",
+            "preferences",
+            "delinquencyPlanName",
+            "autoRenewalPlanName",
+            "billingLevel",
+            "invoiceFeeAmount",
+            "jurisdiction",
+            "producerCode",
+            "accountLocator",
+        }
+    }
     if changes.expirationTime:
         simple["expirationTime"] = utc(changes.expirationTime)
     if changes.preferences is not None:
-        simple["installmentPlanName"] = _installment_plan(checks.configured_product(model, quote.productName, ERRORS),
-                                                          changes.preferences.model_dump())
-    changed = quote.model_copy(update={
-        **simple, "startTime": start, "endTime": end, "duration": span_duration(start, end, basis, zone),
-        "element": root, "configVersion": version,
-        "contacts": contact_list.merged(quote.contacts, changes.setContacts, changes.removeContacts)})
+        simple["installmentPlanName"] = _installment_plan(
+            checks.configured_product(model, quote.productName, ERRORS), changes.preferences.model_dump()
+        )
+    changed = quote.model_copy(
+        update={
+            **simple,
+            "startTime": start,
+            "endTime": end,
+            "duration": span_duration(start, end, basis, zone),
+            "element": root,
+            "configVersion": version,
+            "contacts": contact_list.merged(quote.contacts, changes.setContacts, changes.removeContacts),
+        }
+    )
     return _save_draft(ctx, model, changed, account)
 
 
@@ -224,8 +258,9 @@ def _save_draft(ctx: CallContext, model: dict[str, Any], quote: Quote, account: 
     return save(ctx, wiring.unit_of_work(ctx), checked, ["update"])
 
 
-def _new_quote(ctx: CallContext, version: str, model: dict[str, Any], fields: QuoteFields, *,
-               product_in_request: bool = True) -> tuple[Quote, Account]:
+def _new_quote(
+    ctx: CallContext, version: str, model: dict[str, Any], fields: QuoteFields, *, product_in_request: bool = True
+) -> tuple[Quote, Account]:
     product = checks.configured_product(model, fields.productName, ERRORS, in_request=product_in_request)
     account = _account(ctx, fields.accountLocator)
     checks.check_eligible(product, fields.productName, account.type, ERRORS)
@@ -235,24 +270,47 @@ def _new_quote(ctx: CallContext, version: str, model: dict[str, Any], fields: Qu
     term = fields.termDuration or product.term_duration
     start = utc(fields.startTime)
     end = span_end(start, fields.endTime, term, basis, zone)
-    root = elements.build_root(evaluation.catalog(model), fields.productName, fields.data, fields.coverageTerms,
-                               fields.elements, new_locator, entity=ERRORS)
+    root = elements.build_root(
+        evaluation.catalog(model),
+        fields.productName,
+        fields.data,
+        fields.coverageTerms,
+        fields.elements,
+        new_locator,
+        entity=ERRORS,
+    )
     preferences = fields.preferences.model_dump() if fields.preferences else {}
     quote = Quote(
-        locator=new_locator(), productName=fields.productName, accountLocator=account.locator,
-        startTime=start, endTime=end, expirationTime=utc(fields.expirationTime) if fields.expirationTime else None,
-        timezone=zone, currency=fields.currency or checks.default_currency(model),
-        durationBasis=basis, termDuration=Decimal(term) if term else None,
+        locator=new_locator(),
+        productName=fields.productName,
+        accountLocator=account.locator,
+        startTime=start,
+        endTime=end,
+        expirationTime=utc(fields.expirationTime) if fields.expirationTime else None,
+        timezone=zone,
+        currency=fields.currency or checks.default_currency(model),
+        durationBasis=basis,
+        termDuration=Decimal(term) if term else None,
         duration=span_duration(start, end, basis, zone),
-        element=root, preferences=fields.preferences,
+        element=root,
+        preferences=fields.preferences,
         delinquencyPlanName=fields.delinquencyPlanName or account.delinquencyPlanName or product.delinquency_plan,
         autoRenewalPlanName=fields.autoRenewalPlanName or account.autoRenewalPlanName or product.auto_renewal_plan,
         installmentPlanName=_installment_plan(product, preferences),
-        billingLevel=fields.billingLevel or _default_billing_level(model), region=fields.region or account.region,
-        jurisdiction=fields.jurisdiction, producerCode=fields.producerCode, groupLocator=fields.quoteGroupLocator,
-        contacts=fields.contacts, invoiceFeeAmount=fields.invoiceFeeAmount, static=fields.static,
-        configVersion=version, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
-        updatedBy=ctx.user_locator)
+        billingLevel=fields.billingLevel or _default_billing_level(model),
+        region=fields.region or account.region,
+        jurisdiction=fields.jurisdiction,
+        producerCode=fields.producerCode,
+        groupLocator=fields.quoteGroupLocator,
+        contacts=fields.contacts,
+        invoiceFeeAmount=fields.invoiceFeeAmount,
+        static=fields.static,
+        configVersion=version,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+    )
     return quote, account
 
 
@@ -316,11 +374,13 @@ def _check_not_held(quote: Quote, steps: list[str]) -> None:
         last = HELD_STATE_STEPS.get(held.quoteState or "")
         if last is None:
             continue
-        beyond = LIFECYCLE.steps[LIFECYCLE.steps.index(last) + 1:]
+        beyond = LIFECYCLE.steps[LIFECYCLE.steps.index(last) + 1 :]
         blocked = [step for step in steps if step in beyond]
         if blocked:
-            raise codes.QUOTE_HELD(f"Hold {held.holdLocator} keeps quote {quote.locator} from going past "
-                                   f"{held.quoteState} (it cannot {blocked[0]})")
+            raise codes.QUOTE_HELD(
+                f"Hold {held.holdLocator} keeps quote {quote.locator} from going past "
+                f"{held.quoteState} (it cannot {blocked[0]})"
+            )
 
 
 def set_entity_hold(ctx: CallContext, uow: UnitOfWork, locator: str, scope: HeldScope, *, active: bool) -> None:
@@ -328,13 +388,15 @@ def set_entity_hold(ctx: CallContext, uow: UnitOfWork, locator: str, scope: Held
     no longer (conditional on the quote's version)."""
     quote = get_quote(ctx, locator)
     kept = [held for held in quote.entityHolds if held.holdLocator != scope.holdLocator]
-    changed = quote.model_copy(update={"entityHolds": [*kept, scope] if active else kept, "updatedAt": ctx.now,
-                                       "updatedBy": ctx.user_locator})
+    changed = quote.model_copy(
+        update={"entityHolds": [*kept, scope] if active else kept, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
+    )
     repository.save(uow, ctx.tenant, changed)
 
 
-def _runner(ctx: CallContext, quote: Quote, current: tuple[str, dict[str, Any]] | None = None,
-            account: Account | None = None) -> tuple[Runner[Quote], dict[str, Any]]:
+def _runner(
+    ctx: CallContext, quote: Quote, current: tuple[str, dict[str, Any]] | None = None, account: Account | None = None
+) -> tuple[Runner[Quote], dict[str, Any]]:
     """A draft is checked against the current configuration (and bound to it), any other quote
     against the version it was validated with."""
     if quote.quoteState == QuoteState.DRAFT:
@@ -345,17 +407,25 @@ def _runner(ctx: CallContext, quote: Quote, current: tuple[str, dict[str, Any]] 
     loader = _account_loader(ctx, quote.accountLocator, account)
 
     def issue(working: Quote) -> None:
-        if checks.configured_product(model, working.productName, ERRORS).reserved_policy_number_required \
-                and not working.reservedPolicyNumber:
+        if (
+            checks.configured_product(model, working.productName, ERRORS).reserved_policy_number_required
+            and not working.reservedPolicyNumber
+        ):
             raise codes.QUOTE_RESERVED_POLICY_NUMBER_REQUIRED(
-                f"{working.productName} policies need a reserved policy number before issue")
+                f"{working.productName} policies need a reserved policy number before issue"
+            )
         working.issuedTime = ctx.now
 
     def accept(working: Quote) -> None:
         working.acceptedTime = ctx.now
 
-    return Runner(LIFECYCLE, quote, Evaluation(ctx, model), lambda working: _subject(ctx, working, loader=loader),
-                  {ACCEPT: accept, ISSUE: issue}), model
+    return Runner(
+        LIFECYCLE,
+        quote,
+        Evaluation(ctx, model),
+        lambda working: _subject(ctx, working, loader=loader),
+        {ACCEPT: accept, ISSUE: issue},
+    ), model
 
 
 def _add_policy(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], quote: Quote) -> None:
@@ -363,10 +433,12 @@ def _add_policy(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], quote:
     product = checks.configured_product(model, quote.productName, ERRORS)
     plan = (model.get("numberingPlans") or {}).get(product.numbering_plan)
     number = quote.reservedPolicyNumber or (
-        quote.quoteNumber if isinstance(plan, dict) and plan.get("copyFromQuote") is True else None)
+        quote.quoteNumber if isinstance(plan, dict) and plan.get("copyFromQuote") is True else None
+    )
     fields = quote.model_dump(include=set(PolicyIssuance.model_fields), exclude_none=True)
-    issued = policies.add_issued_policy(ctx, uow, PolicyIssuance(**{**fields, "quoteLocator": quote.locator,
-                                                                     "policyNumber": number}))
+    issued = policies.add_issued_policy(
+        ctx, uow, PolicyIssuance(**{**fields, "quoteLocator": quote.locator, "policyNumber": number})
+    )
     quote.policyLocator = issued.policyLocator
     quote.policyNumber = issued.policyNumber
 
@@ -375,27 +447,40 @@ def reset_quote(ctx: CallContext, locator: str, options: ResetOptions) -> Quote:
     """Back to draft without a price; flags stay unless the options clear or delete them."""
     quote = get_quote(ctx, locator)
     LIFECYCLE.check(quote.quoteState, "be reset")
-    flags = underwriting.after_reset(quote.flags, options.resetFlags, every=options.resetAllUnderwritingFlags,
-                                     delete=options.resetFlagsAction == "delete", by=_author(ctx), code=ENTITY,
-                                     noun=ENTITY)
-    reset = quote.model_copy(update={
-        "quoteState": QuoteState.DRAFT, "charges": None, "underwritingStatus": None, "acceptedTime": None,
-        "validationResult": None, "flags": flags})
+    flags = underwriting.after_reset(
+        quote.flags,
+        options.resetFlags,
+        every=options.resetAllUnderwritingFlags,
+        delete=options.resetFlagsAction == "delete",
+        by=_author(ctx),
+        code=ENTITY,
+        noun=ENTITY,
+    )
+    reset = quote.model_copy(
+        update={
+            "quoteState": QuoteState.DRAFT,
+            "charges": None,
+            "underwritingStatus": None,
+            "acceptedTime": None,
+            "validationResult": None,
+            "flags": flags,
+        }
+    )
     return save(ctx, wiring.unit_of_work(ctx), reset, ["reset"])
 
 
 def refuse_quote(ctx: CallContext, locator: str) -> Quote:
     quote = get_quote(ctx, locator)
     LIFECYCLE.check(quote.quoteState, "be refused")
-    return save(ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"quoteState": QuoteState.REFUSED}),
-                 ["refuse"])
+    return save(ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"quoteState": QuoteState.REFUSED}), ["refuse"])
 
 
 def discard_quote(ctx: CallContext, locator: str) -> Quote:
     quote = get_quote(ctx, locator)
     LIFECYCLE.check(quote.quoteState, "be discarded")
-    return save(ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"quoteState": QuoteState.DISCARDED}),
-                 ["discard"])
+    return save(
+        ctx, wiring.unit_of_work(ctx), quote.model_copy(update={"quoteState": QuoteState.DISCARDED}), ["discard"]
+    )
 
 
 # --- previews: a quote that does not exist, checked and priced, nothing stored ---------------------
@@ -447,8 +532,9 @@ def _author(ctx: CallContext) -> underwriting.Author:
 # --- constraint tables ---------------------------------------------------------------------------
 
 
-def evaluate_constraints(ctx: CallContext, locator: str,
-                         values: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, list[str]]]:
+def evaluate_constraints(
+    ctx: CallContext, locator: str, values: Mapping[str, Mapping[str, Mapping[str, Any]]]
+) -> dict[str, dict[str, list[str]]]:
     quote = get_quote(ctx, locator)
     return evaluation.evaluate_constraints(ctx, model_of(ctx, quote), quote.element, values, ERRORS)
 
@@ -461,13 +547,24 @@ def constraint_dependencies(ctx: CallContext, locator: str) -> dict[str, dict[st
 # --- helpers ---------------------------------------------------------------------------------------
 
 
-def _subject(ctx: CallContext, quote: Quote, account: Account | None = None, *,
-             loader: AccountLoader | None = None) -> Subject:
-    return Subject(kind="quote", locator=quote.locator, product=quote.productName, start=quote.startTime,
-                   end=quote.endTime, currency=quote.currency, timezone=quote.timezone, basis=quote.durationBasis,
-                   element=quote.element,
-                   static=quote.static, jurisdiction=quote.jurisdiction, config_version=quote.configVersion,
-                   account=loader or _account_loader(ctx, quote.accountLocator, account))
+def _subject(
+    ctx: CallContext, quote: Quote, account: Account | None = None, *, loader: AccountLoader | None = None
+) -> Subject:
+    return Subject(
+        kind="quote",
+        locator=quote.locator,
+        product=quote.productName,
+        start=quote.startTime,
+        end=quote.endTime,
+        currency=quote.currency,
+        timezone=quote.timezone,
+        basis=quote.durationBasis,
+        element=quote.element,
+        static=quote.static,
+        jurisdiction=quote.jurisdiction,
+        config_version=quote.configVersion,
+        account=loader or _account_loader(ctx, quote.accountLocator, account),
+    )
 
 
 def _account(ctx: CallContext, locator: str) -> Account:
@@ -477,7 +574,8 @@ def _account(ctx: CallContext, locator: str) -> Account:
     except NotFound:
         raise codes.QUOTE_UNKNOWN_ACCOUNT(
             f"Account {locator} does not exist",
-            field_errors=[FieldError("accountLocator", "is not an account of this tenant")]) from None
+            field_errors=[FieldError("accountLocator", "is not an account of this tenant")],
+        ) from None
 
 
 def _installment_plan(product: Product, preferences: dict[str, Any]) -> str | None:

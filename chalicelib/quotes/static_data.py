@@ -1,4 +1,5 @@
 """A quote's static data: changed in any state but discarded, each change kept in its history."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -42,6 +43,12 @@ def _change_static(ctx: CallContext, quote: Quote, static: dict[str, Any], actio
     if held is not None:
         raise codes.QUOTE_HELD(f"Hold {held.holdLocator} keeps quote {quote.locator}'s static data as it is")
     uow = wiring.unit_of_work(ctx)
-    repository.add_static_history(uow, ctx.tenant, quote.locator, StaticDataVersion(
-        historyLocator=new_locator(), staticData=static, updatedBy=ctx.user_locator, updatedAt=ctx.now))
+    repository.add_static_history(
+        uow,
+        ctx.tenant,
+        quote.locator,
+        StaticDataVersion(
+            historyLocator=new_locator(), staticData=static, updatedBy=ctx.user_locator, updatedAt=ctx.now
+        ),
+    )
     return save(ctx, uow, quote.model_copy(update={"static": static}), [f"staticdata.{action}"])

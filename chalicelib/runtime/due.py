@@ -21,6 +21,7 @@ settlement finds it changed and leaves it. A DomainError of a handler is reporte
 the entry is tried again RETRY_AFTER later, up to MAX_ATTEMPTS runs, then dropped; any other error
 propagates (the job runs again from the start, which repeats nothing settled).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -162,8 +163,9 @@ class DueWork:
     def reschedule(self, at: datetime, payload: Mapping[str, Any] | None = None) -> None:
         """Move the entry to `at` (after its due time) instead of removing it; `payload` replaces its own."""
         if at <= self.entry.due_at:
-            raise ValueError(f"an entry moves only forward: {isoformat(at)} is not after "
-                             f"{isoformat(self.entry.due_at)}")
+            raise ValueError(
+                f"an entry moves only forward: {isoformat(at)} is not after {isoformat(self.entry.due_at)}"
+            )
         self._next = (at, payload)
 
     def effects(self) -> int:
@@ -214,8 +216,7 @@ class _Outcome:
         return dict(self.merged)
 
 
-def run_step(ctx: CallContext, until: datetime, *, floor: datetime | None = None,
-             limit: int | None = None) -> DueStep:
+def run_step(ctx: CallContext, until: datetime, *, floor: datetime | None = None, limit: int | None = None) -> DueStep:
     """Runs up to `limit` (STEP_ENTRIES) of the tenant's entries due at or before `until`, in time order,
     each at its own due time (not before `floor`). It reads the earliest entries (one Query of the index
     and one consistent BatchGetItem), runs those due at the earliest moment together (a batch), and reads
@@ -266,8 +267,19 @@ def _run_entry(ctx: CallContext, found: DueEntry, batch: Batch, outcome: _Outcom
         _retry_later(ctx, found)
         return
     except DomainError as error:
-        outcome.add({"failed": [{"kind": found.kind, "ref": found.ref, "dueAt": isoformat(found.due_at),
-                                 "code": error.code, "message": error.message}]})
+        outcome.add(
+            {
+                "failed": [
+                    {
+                        "kind": found.kind,
+                        "ref": found.ref,
+                        "dueAt": isoformat(found.due_at),
+                        "code": error.code,
+                        "message": error.message,
+                    }
+                ]
+            }
+        )
         _retry_later(ctx, found)
         return
     outcome.add(answer)

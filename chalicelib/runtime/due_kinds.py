@@ -5,6 +5,7 @@ an entry due puts it by its kind here, the domain that handles it registers `@du
 The value is the name stored in the entry (`storage/due_index.py`): renaming one strands the entries
 already written. Billing adds its kinds here (`invoice.generate`, `invoice.due`, ...).
 """
+
 from __future__ import annotations
 
 from enum import StrEnum

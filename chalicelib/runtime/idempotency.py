@@ -11,6 +11,7 @@ can rebuild it from what that transaction committed (`@endpoint(replay=...)`: th
 answers it), and a replay of such a guard is `Committed`; so can a route that creates a record
 (`@endpoint(creates=..., replay=...)`), whose guard keeps the created record's locator, written in the same
 transaction (`Committed.created`). Any other route's replay answers 409 in progress."""
+
 from __future__ import annotations
 
 import base64
@@ -43,9 +44,17 @@ class Committed:
     created: str | None = None
 
 
-def claim_or_replay(scope: str, user_locator: str, credential: str, operation: str, key: str,
-                    request_fingerprint: bytes, *, rebuildable: bool = False,
-                    creates: str | None = None) -> IdempotencyClaim | Replay | Committed:
+def claim_or_replay(
+    scope: str,
+    user_locator: str,
+    credential: str,
+    operation: str,
+    key: str,
+    request_fingerprint: bytes,
+    *,
+    rebuildable: bool = False,
+    creates: str | None = None,
+) -> IdempotencyClaim | Replay | Committed:
     """`rebuildable`: a state move's lost answer is rebuilt; `creates`: the entity a create route makes, whose
     lost answer is rebuilt from the record its guard names."""
     if not key or len(key) > 200:
@@ -53,30 +62,45 @@ def claim_or_replay(scope: str, user_locator: str, credential: str, operation: s
     request_hash = hashlib.sha256(request_fingerprint).hexdigest()
     guard = table.gateway().get(scope, keys.idempotency_guard(scope, user_locator, operation, key))
     if guard is None:
-        return IdempotencyClaim(key=key, operation=operation, request_hash=request_hash, credential=credential,
-                                creates=creates)
+        return IdempotencyClaim(
+            key=key, operation=operation, request_hash=request_hash, credential=credential, creates=creates
+        )
     if guard.get("credential") != credential:
         raise codes.IDEMPOTENCY_OTHER_CREDENTIAL(
-            "This idempotency key was used with another of your credentials; its answer goes only to "
-            "that one")
+            "This idempotency key was used with another of your credentials; its answer goes only to that one"
+        )
     if guard["requestHash"] != request_hash:
         raise codes.IDEMPOTENCY_KEY_REUSED("This idempotency key was used with a different request")
     if "secretCreated" in guard:
         raise codes.IDEMPOTENCY_SECRET_NOT_REPLAYABLE(
             f"The request with this idempotency key created {guard['secretCreated']}; its secret was "
-            "answered once and is not kept, so it cannot be answered again")
+            "answered once and is not kept, so it cannot be answered again"
+        )
     if "responseBody" in guard:
         return Replay(status=int(guard["responseStatus"]), body=guard["responseBody"])
     if COMPRESSED in guard:
-        return Replay(status=int(guard["responseStatus"]),
-                      body=zlib.decompress(base64.b64decode(guard[COMPRESSED])).decode("utf-8"))
+        return Replay(
+            status=int(guard["responseStatus"]),
+            body=zlib.decompress(base64.b64decode(guard[COMPRESSED])).decode("utf-8"),
+        )
     if creates is not None and "createdLocator" in guard:
-        return Committed(IdempotencyClaim(key=key, operation=operation, request_hash=request_hash,
-                                          credential=credential, claimed=True, creates=creates),
-                         created=str(guard["createdLocator"]))
+        return Committed(
+            IdempotencyClaim(
+                key=key,
+                operation=operation,
+                request_hash=request_hash,
+                credential=credential,
+                claimed=True,
+                creates=creates,
+            ),
+            created=str(guard["createdLocator"]),
+        )
     if rebuildable and creates is None:
-        return Committed(IdempotencyClaim(key=key, operation=operation, request_hash=request_hash,
-                                          credential=credential, claimed=True))
+        return Committed(
+            IdempotencyClaim(
+                key=key, operation=operation, request_hash=request_hash, credential=credential, claimed=True
+            )
+        )
     raise codes.IDEMPOTENCY_IN_PROGRESS("A request with this idempotency key is in progress")
 
 
@@ -88,8 +112,11 @@ COMPRESSED = "responseBodyZ"
 
 def remember_response(scope: str, user_locator: str, claim: IdempotencyClaim, status: int, body: str) -> None:
     key = keys.idempotency_guard(scope, user_locator, claim.operation, claim.key)
-    kept = {"responseBody": body} if len(body) <= PLAIN_ANSWER_CHARACTERS else {
-        COMPRESSED: base64.b64encode(zlib.compress(body.encode("utf-8"))).decode("ascii")}
+    kept = (
+        {"responseBody": body}
+        if len(body) <= PLAIN_ANSWER_CHARACTERS
+        else {COMPRESSED: base64.b64encode(zlib.compress(body.encode("utf-8"))).decode("ascii")}
+    )
     table.gateway().write(scope, table.update(key, {"responseStatus": status, **kept}))
 
 

@@ -4,6 +4,7 @@ A lower domain that must cause work in a higher one enqueues the higher one's jo
 so it never imports the domain that handles it. The value is the name on the wire (`JobMessage.job_type`
 and the job item's `jobType`): renaming one strands the messages and job items already written.
 """
+
 from __future__ import annotations
 
 from enum import StrEnum

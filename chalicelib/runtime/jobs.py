@@ -18,6 +18,7 @@ business time: the real time for an ordinary tenant, and for a test-clock tenant
 unit of work that enqueued the job (`businessTime`, kept on the job item: `wiring.tenant_clocks().business_now`),
 so what a job records reads the moment that caused it, however far the clock moved before it ran.
 """
+
 from __future__ import annotations
 
 import time
@@ -79,16 +80,17 @@ _given_up: dict[str, Callable[[CallContext, Any], None]] = {}
 """By job type, what to do when the reaper gives a job up (`on_give_up` of @job_handler)."""
 
 
-def job_handler(job_type: JobType, *, payload: type[P],
-                on_give_up: Callable[[CallContext, P], None] | None = None) -> Callable[
-        [Callable[[CallContext, P], dict[str, Any] | None]], Callable[[CallContext, P], dict[str, Any] | None]]:
+def job_handler(
+    job_type: JobType, *, payload: type[P], on_give_up: Callable[[CallContext, P], None] | None = None
+) -> Callable[[Callable[[CallContext, P], dict[str, Any] | None]], Callable[[CallContext, P], dict[str, Any] | None]]:
     """Register `fn(ctx, payload) -> result | None` as the handler of `job_type`; dispatch gives it the job's
     payload parsed with the model `payload` (one that does not parse fails the job: `job.invalid_payload`).
     `on_give_up(ctx, payload)` runs when the reaper fails the job after its last lease ran out, so a job
     that keeps state of its own can record that its work stopped."""
 
-    def register(fn: Callable[[CallContext, P], dict[str, Any] | None]) -> Callable[
-            [CallContext, P], dict[str, Any] | None]:
+    def register(
+        fn: Callable[[CallContext, P], dict[str, Any] | None],
+    ) -> Callable[[CallContext, P], dict[str, Any] | None]:
         if job_type in _handlers and _handlers[job_type][0] is not fn:
             raise ValueError(f"two handlers for job type {job_type}")
         _handlers[job_type] = (fn, payload)
@@ -103,8 +105,9 @@ def registered_job_types() -> list[str]:
     return sorted(_handlers)
 
 
-def enqueue(uow: UnitOfWork, job_type: JobType, payload: BaseModel | dict[str, Any] | None = None, *,
-            locator: str | None = None) -> str:
+def enqueue(
+    uow: UnitOfWork, job_type: JobType, payload: BaseModel | dict[str, Any] | None = None, *, locator: str | None = None
+) -> str:
     """Add a queued job item to `uow`; its message is sent once the unit of work commits. `payload`: the
     handler's payload model (or its JSON form). A job that continues another passes a `locator` derived
     from where it continues (`enqueue_once`), so a retried step that enqueues its continuation again makes
@@ -118,15 +121,19 @@ def enqueue(uow: UnitOfWork, job_type: JobType, payload: BaseModel | dict[str, A
     lease_until = now + timedelta(seconds=settings().job_lease_seconds)
     uow.add(table.put_new(_job_item(ctx, locator, str(job_type), body, now, lease_until)))
     message = JobMessage(
-        job_type=str(job_type), tenant=ctx.tenant, job_locator=locator,
-        payload=body, correlation_id=ctx.request_id,
+        job_type=str(job_type),
+        tenant=ctx.tenant,
+        job_locator=locator,
+        payload=body,
+        correlation_id=ctx.request_id,
     )
     uow.after_commit(lambda: wiring.job_queue().send(message.model_dump_json()))
     return locator
 
 
-def enqueue_once(ctx: CallContext, job_type: JobType, payload: BaseModel | dict[str, Any] | None = None, *,
-                 locator: str) -> bool:
+def enqueue_once(
+    ctx: CallContext, job_type: JobType, payload: BaseModel | dict[str, Any] | None = None, *, locator: str
+) -> bool:
     """Enqueue a job under `locator` in a unit of work of its own, unless a job of that locator exists: a
     step that continues another (the next page of a run, a fan-out's next tenant) passes a locator derived
     from where it continues (`core.ids.derived_locator(moment, seed)`), so a retried step enqueues its
@@ -148,8 +155,9 @@ def _payload_body(payload: BaseModel | dict[str, Any] | None) -> dict[str, Any]:
     return dict(payload)
 
 
-def _job_item(ctx: CallContext, locator: str, job_type: str, payload: dict[str, Any], now: datetime,
-              lease_until: datetime) -> dict[str, Any]:
+def _job_item(
+    ctx: CallContext, locator: str, job_type: str, payload: dict[str, Any], now: datetime, lease_until: datetime
+) -> dict[str, Any]:
     """`createdAt`, `updatedAt`: real time (the job's bookkeeping); `businessTime`: the enqueuer's `now`."""
     return {
         **keys.job(ctx.tenant, locator).as_dict(),
@@ -203,36 +211,54 @@ def dispatch(message: JobMessage) -> JobStatus | None:
     version = int(job["version"])
     lease_until = now + timedelta(seconds=settings().job_lease_seconds)
     try:
-        _move(scope, message, version, JobStatus.RUNNING, now, {
-            **_lease_keys(message.tenant, message.job_locator, lease_until),
-            "attempts": int(job["attempts"]) + 1,
-        })
+        _move(
+            scope,
+            message,
+            version,
+            JobStatus.RUNNING,
+            now,
+            {
+                **_lease_keys(message.tenant, message.job_locator, lease_until),
+                "attempts": int(job["attempts"]) + 1,
+            },
+        )
     except ConcurrentModification:
         return None  # another delivery of the same message won the race
-    with observability.invocation(message.correlation_id, tenant=message.tenant, job_type=job["jobType"],
-                                  job_locator=message.job_locator):
+    with observability.invocation(
+        message.correlation_id, tenant=message.tenant, job_type=job["jobType"], job_locator=message.job_locator
+    ):
         outcome, started = "error", time.perf_counter()
         try:
             status = _run(ctx, scope, message, job, handler, version + 1)
             outcome = "retried" if status == JobStatus.QUEUED else status.value
             return status
         finally:
-            observability.emit({"Jobs": (1, observability.COUNT),
-                                "JobDuration": ((time.perf_counter() - started) * 1000, observability.MILLISECONDS)},
-                               {"jobType": job["jobType"], "outcome": outcome}, rollups=({"outcome": outcome},),
-                               attempt=int(job["attempts"]) + 1)
+            observability.emit(
+                {
+                    "Jobs": (1, observability.COUNT),
+                    "JobDuration": ((time.perf_counter() - started) * 1000, observability.MILLISECONDS),
+                },
+                {"jobType": job["jobType"], "outcome": outcome},
+                rollups=({"outcome": outcome},),
+                attempt=int(job["attempts"]) + 1,
+            )
 
 
 def _claimable(job: dict[str, Any], now: datetime) -> bool:
     """Queued, or running on a lease that ran out (its worker was killed, e.g. by the function timeout)."""
     if job["status"] == JobStatus.QUEUED.value:
         return True
-    return job["status"] == JobStatus.RUNNING.value and "leaseUntil" in job and parse_datetime(
-        job["leaseUntil"]) <= now
+    return job["status"] == JobStatus.RUNNING.value and "leaseUntil" in job and parse_datetime(job["leaseUntil"]) <= now
 
 
-def _run(ctx: CallContext, scope: str, message: JobMessage, job: dict[str, Any],
-         handler: tuple[Handler, type[BaseModel]] | None, version: int) -> JobStatus:
+def _run(
+    ctx: CallContext,
+    scope: str,
+    message: JobMessage,
+    job: dict[str, Any],
+    handler: tuple[Handler, type[BaseModel]] | None,
+    version: int,
+) -> JobStatus:
     try:
         if handler is None:
             raise codes.JOB_UNKNOWN_TYPE(f"no handler for job type {job['jobType']}")
@@ -243,8 +269,9 @@ def _run(ctx: CallContext, scope: str, message: JobMessage, job: dict[str, Any],
             _move(scope, message, version, JobStatus.QUEUED, wiring.clock().now(), {})
             wiring.job_queue().send(message.model_dump_json())
             return JobStatus.QUEUED
-        _finish(scope, message, version, JobStatus.FAILED, wiring.clock().now(),
-                {"error": f"{error.code}: {error.message}"})
+        _finish(
+            scope, message, version, JobStatus.FAILED, wiring.clock().now(), {"error": f"{error.code}: {error.message}"}
+        )
         return JobStatus.FAILED
     except Unavailable:
         # a dependency was busy or did not answer (DynamoDB throttled, a timeout): transient, as SQS sees it
@@ -252,8 +279,9 @@ def _run(ctx: CallContext, scope: str, message: JobMessage, job: dict[str, Any],
         _move(scope, message, version, JobStatus.QUEUED, wiring.clock().now(), {})
         raise
     except DomainError as error:
-        _finish(scope, message, version, JobStatus.FAILED, wiring.clock().now(),
-                {"error": f"{error.code}: {error.message}"})
+        _finish(
+            scope, message, version, JobStatus.FAILED, wiring.clock().now(), {"error": f"{error.code}: {error.message}"}
+        )
         return JobStatus.FAILED
     except Exception:
         logger().exception("job failed with a transient error")
@@ -267,26 +295,37 @@ def _parsed(model: type[BaseModel], job: dict[str, Any]) -> BaseModel:
     try:
         return model.model_validate(dict(job.get("payload") or {}))
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(str(part) for part in e['loc']) or 'payload'}: {e['msg']}"
-                             for e in error.errors())
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in e['loc']) or 'payload'}: {e['msg']}" for e in error.errors()
+        )
         raise codes.JOB_INVALID_PAYLOAD(
-            f"The payload of this {job['jobType']} job does not fit {model.__name__}: {problems}") from None
+            f"The payload of this {job['jobType']} job does not fit {model.__name__}: {problems}"
+        ) from None
 
 
-def _move(scope: str, message: JobMessage, version: int, status: JobStatus, now: datetime,
-          changes: dict[str, Any]) -> None:
+def _move(
+    scope: str, message: JobMessage, version: int, status: JobStatus, now: datetime, changes: dict[str, Any]
+) -> None:
     table.gateway().write(scope, _status_update(message, version, status, now, changes))
 
 
-def _finish(scope: str, message: JobMessage, version: int, status: JobStatus, now: datetime,
-            changes: dict[str, Any]) -> None:
-    op = _status_update(message, version, status, now, {**changes, "finishedAt": now},
-                        remove=("GSI1PK", "GSI1SK", "leaseUntil"))
+def _finish(
+    scope: str, message: JobMessage, version: int, status: JobStatus, now: datetime, changes: dict[str, Any]
+) -> None:
+    op = _status_update(
+        message, version, status, now, {**changes, "finishedAt": now}, remove=("GSI1PK", "GSI1SK", "leaseUntil")
+    )
     table.gateway().write(scope, op)
 
 
-def _status_update(message: JobMessage, version: int, status: JobStatus, now: datetime,
-                   changes: dict[str, Any], remove: tuple[str, ...] = ()) -> WriteOp:
+def _status_update(
+    message: JobMessage,
+    version: int,
+    status: JobStatus,
+    now: datetime,
+    changes: dict[str, Any],
+    remove: tuple[str, ...] = (),
+) -> WriteOp:
     return table.update(
         keys.job(message.tenant, message.job_locator),
         {"status": status.value, "updatedAt": now, **changes},
@@ -299,8 +338,9 @@ def reap_expired(tenant: str, now: datetime) -> int:
     """Re-queue the tenant's jobs whose lease ran out (sending their message again), up to MAX_ATTEMPTS
     times per job, then fail them. Counting re-queues rather than handler runs bounds a job whose message
     keeps getting lost too. Answers how many jobs were re-queued or failed."""
-    expired, _ = table.gateway().query(keys.tenant_scope(tenant), keys.job_leases_index(tenant), index="GSI1",
-                                       sk_to=isoformat(now) + "~", limit=100)
+    expired, _ = table.gateway().query(
+        keys.tenant_scope(tenant), keys.job_leases_index(tenant), index="GSI1", sk_to=isoformat(now) + "~", limit=100
+    )
     return sum(_requeue(tenant, job, now) for job in expired if parse_datetime(job["leaseUntil"]) <= now)
 
 
@@ -313,8 +353,7 @@ def take_over(tenant: str, moved_before: datetime, now: datetime) -> int:
     handled, start_key = 0, None
     while True:
         leased, start_key = table.gateway().query(scope, index, index="GSI1", limit=100, start_key=start_key)
-        handled += sum(_requeue(tenant, job, now) for job in leased
-                       if parse_datetime(job["updatedAt"]) < moved_before)
+        handled += sum(_requeue(tenant, job, now) for job in leased if parse_datetime(job["updatedAt"]) < moved_before)
         if start_key is None:
             return handled
 
@@ -323,22 +362,43 @@ def _requeue(tenant: str, job: dict[str, Any], now: datetime) -> bool:
     """Back to queued on a new lease, its message sent again; failed instead once it was re-queued
     MAX_ATTEMPTS times. False when the job moved on meanwhile."""
     scope = keys.tenant_scope(tenant)
-    message = JobMessage(job_type=job["jobType"], tenant=tenant, job_locator=job["locator"],
-                         payload=dict(job.get("payload") or {}), correlation_id=job["correlationId"],
-                         attempt=int(job["attempts"]) + 1)
+    message = JobMessage(
+        job_type=job["jobType"],
+        tenant=tenant,
+        job_locator=job["locator"],
+        payload=dict(job.get("payload") or {}),
+        correlation_id=job["correlationId"],
+        attempt=int(job["attempts"]) + 1,
+    )
     requeues = int(job.get("requeues", 0))
     try:
         if requeues >= MAX_ATTEMPTS:
-            _finish(scope, message, int(job["version"]), JobStatus.FAILED, now,
-                    {"error": "job.lease_expired: gave up after the last attempt"})
-            observability.emit({"Jobs": (1, observability.COUNT)}, {"jobType": job["jobType"], "outcome": "failed"},
-                               rollups=({"outcome": "failed"},), job_locator=job["locator"],
-                               error="job.lease_expired")
+            _finish(
+                scope,
+                message,
+                int(job["version"]),
+                JobStatus.FAILED,
+                now,
+                {"error": "job.lease_expired: gave up after the last attempt"},
+            )
+            observability.emit(
+                {"Jobs": (1, observability.COUNT)},
+                {"jobType": job["jobType"], "outcome": "failed"},
+                rollups=({"outcome": "failed"},),
+                job_locator=job["locator"],
+                error="job.lease_expired",
+            )
             _give_up(message, job)
         else:
             lease_until = now + timedelta(seconds=settings().job_lease_seconds)
-            _move(scope, message, int(job["version"]), JobStatus.QUEUED, now,
-                  {**_lease_keys(tenant, job["locator"], lease_until), "requeues": requeues + 1})
+            _move(
+                scope,
+                message,
+                int(job["version"]),
+                JobStatus.QUEUED,
+                now,
+                {**_lease_keys(tenant, job["locator"], lease_until), "requeues": requeues + 1},
+            )
             wiring.job_queue().send(message.model_dump_json())
     except ConcurrentModification:
         return False
@@ -380,8 +440,9 @@ class InlineJobQueue:
         no message of those types is left (the others stay queued). Answers how many ran."""
         ran = 0
         while True:
-            waiting = [m for m in self.messages
-                       if job_types is None or JobMessage.model_validate_json(m).job_type in job_types]
+            waiting = [
+                m for m in self.messages if job_types is None or JobMessage.model_validate_json(m).job_type in job_types
+            ]
             if not waiting:
                 return ran
             if ran >= max_rounds:

@@ -17,6 +17,7 @@ start's import).
   responses never captured (they hold tenants' data). Disabled outside Lambda (`POWERTOOLS_TRACE_DISABLED`
   in the tests and `make run`), so nothing needs X-Ray there.
 """
+
 from __future__ import annotations
 
 import json
@@ -167,8 +168,13 @@ def handler(fn: Callable[[Any], T]) -> Callable[[Any], T]:
 COUNT, MILLISECONDS = "Count", "Milliseconds"
 
 
-def emit(metrics: Mapping[str, tuple[float, str]], dimensions: Mapping[str, str], *,
-         rollups: tuple[Mapping[str, str], ...] = (), **properties: Any) -> None:
+def emit(
+    metrics: Mapping[str, tuple[float, str]],
+    dimensions: Mapping[str, str],
+    *,
+    rollups: tuple[Mapping[str, str], ...] = (),
+    **properties: Any,
+) -> None:
     """Write one EMF document: `metrics` (name -> (value, unit)) under `service` and `dimensions`, and under each
     of `rollups` too (further dimension sets, each with `service`: e.g. every job's outcome whatever its
     type); the invocation's keys and `properties` as properties."""
@@ -214,5 +220,8 @@ def timed(name: str, dimensions: Mapping[str, str], **properties: Any) -> Iterat
     finally:
         elapsed = (time.perf_counter() - started) * 1000
         outcome = str(found.pop("outcome"))
-        emit({f"{name}s": (1, COUNT), f"{name}Duration": (elapsed, MILLISECONDS)},
-             {**dimensions, "outcome": outcome}, **{**properties, **found})
+        emit(
+            {f"{name}s": (1, COUNT), f"{name}Duration": (elapsed, MILLISECONDS)},
+            {**dimensions, "outcome": outcome},
+            **{**properties, **found},
+        )

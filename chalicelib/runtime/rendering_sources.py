@@ -2,6 +2,7 @@
 documents domain's ad-hoc render, which imports no domain above its own: the owner's function is wired
 by the composition root (app.py) under the reference type, and documents asks for it here. A generated
 document does not need this: its owner hands the data over when it adds the document's job."""
+
 from __future__ import annotations
 
 from collections.abc import Callable

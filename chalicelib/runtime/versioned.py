@@ -1,6 +1,7 @@
 """The save of a changed aggregate root, for every service: stamped with who changed it when, checked
 to fit in one item, written conditionally on its version (storage/versioned.py) with its events, and
 committed; the caller gets it back at its new version."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -15,8 +16,16 @@ R = TypeVar("R", bound=VersionedRecord)
 Event = tuple[str, dict[str, Any]]
 
 
-def save(ctx: CallContext, uow: UnitOfWork, record: R, write: Callable[[UnitOfWork, str, R], None],
-         events: Iterable[Event], *, code: str, noun: str) -> R:
+def save(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    record: R,
+    write: Callable[[UnitOfWork, str, R], None],
+    events: Iterable[Event],
+    *,
+    code: str,
+    noun: str,
+) -> R:
     """`write(uow, tenant, record)` is the repository's rewrite; 413 `{code}.too_large` for a record
     that would not fit in one item, 409 when another request changed it first."""
     check_size(record, code=code, noun=noun)

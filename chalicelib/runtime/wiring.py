@@ -1,5 +1,6 @@
 """Composition root: the process-wide collaborators, built lazily, replaceable in tests, and the ports the
 runtime needs of the domains above it (the tenant's clock), which app.py wires."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -91,8 +92,13 @@ def unit_of_work(ctx: CallContext, scope: str | None = None) -> UnitOfWork:
 
     if scope is not None:
         return TransactionUnitOfWork(ctx, table.gateway(), clock(), scope)
-    return TransactionUnitOfWork(ctx, table.gateway(), clock(), keys.tenant_scope(ctx.tenant),
-                                 business_time=lambda: tenant_clocks().has_test_clock(ctx.tenant))
+    return TransactionUnitOfWork(
+        ctx,
+        table.gateway(),
+        clock(),
+        keys.tenant_scope(ctx.tenant),
+        business_time=lambda: tenant_clocks().has_test_clock(ctx.tenant),
+    )
 
 
 def nested_unit_of_work(outer: UnitOfWork) -> UnitOfWork:

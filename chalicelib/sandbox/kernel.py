@@ -31,6 +31,7 @@ Both filters are built here with libseccomp (the `pyseccomp` binding) as BPF pro
 the kernel enforces them and nothing in the process can lift them. child.py keeps its audit hook as a
 second line that explains refusals early with a readable message.
 """
+
 from __future__ import annotations
 
 import errno
@@ -55,16 +56,66 @@ CODE_FOLDER = "/var/task"
 NOBODY = 65534
 
 REFUSED_AT_START = (
-    "socket", "socketpair", "ptrace", "process_vm_readv", "process_vm_writev", "kcmp",
-    "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
-    "pidfd_open", "pidfd_send_signal", "pidfd_getfd",
-    "mount", "umount2", "pivot_root", "chroot", "unshare", "setns", "move_mount", "open_tree", "fsopen",
-    "fsmount", "fspick", "mount_setattr",
-    "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd", "io_uring_setup",
-    "io_uring_enter", "io_uring_register", "init_module", "finit_module", "delete_module", "kexec_load",
-    "kexec_file_load", "reboot", "swapon", "swapoff", "acct", "quotactl", "syslog", "vhangup",
-    "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "open_by_handle_at", "name_to_handle_at",
-    "personality", "iopl", "ioperm", "lookup_dcookie", "fanotify_init", "mknod", "mknodat",
+    "socket",
+    "socketpair",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "kcmp",
+    "kill",
+    "tkill",
+    "tgkill",
+    "rt_sigqueueinfo",
+    "rt_tgsigqueueinfo",
+    "pidfd_open",
+    "pidfd_send_signal",
+    "pidfd_getfd",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "unshare",
+    "setns",
+    "move_mount",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "kexec_load",
+    "kexec_file_load",
+    "reboot",
+    "swapon",
+    "swapoff",
+    "acct",
+    "quotactl",
+    "syslog",
+    "vhangup",
+    "settimeofday",
+    "clock_settime",
+    "clock_adjtime",
+    "adjtimex",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "personality",
+    "iopl",
+    "ioperm",
+    "lookup_dcookie",
+    "fanotify_init",
+    "mknod",
+    "mknodat",
 )
 """System calls that fail with EPERM from the first instruction of the sandboxed interpreter."""
 
@@ -92,7 +143,8 @@ def filters() -> Filters:
     except (ImportError, OSError, RuntimeError) as error:  # pyseccomp raises when libseccomp is missing
         raise SandboxUnavailable(
             f"plugins need libseccomp and its Python binding pyseccomp ({error}); on Debian or Ubuntu: "
-            "apt-get install libseccomp2, then reinstall the requirements (make clean-venv)") from None
+            "apt-get install libseccomp2, then reinstall the requirements (make clean-venv)"
+        ) from None
 
     def program(names: Sequence[str]) -> bytes:
         syscall_filter = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
@@ -115,7 +167,8 @@ def bwrap() -> str:
         raise SandboxUnavailable(
             "plugins run only inside bubblewrap, which this machine lacks: install it (Debian or Ubuntu: "
             "apt-get install bubblewrap; Fedora: dnf install bubblewrap); `make run` and `make test` "
-            "install it when they run as root")
+            "install it when they run as root"
+        )
     return found
 
 
@@ -215,15 +268,32 @@ def _write_read_only(root: str, files: Mapping[str, bytes]) -> None:
         os.chmod(folder, 0o755)
 
 
-def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, python: str,
-             arguments: Sequence[str] = (), libraries: str | None = None, code: str | None = None) -> list[str]:
+def _command(
+    script_name: str,
+    disk: Disk,
+    *,
+    seccomp_fd: int,
+    script_fd: int,
+    python: str,
+    arguments: Sequence[str] = (),
+    libraries: str | None = None,
+    code: str | None = None,
+) -> list[str]:
     """The bwrap command line that runs the Python script `/runner/<script_name>` (read from `script_fd`: a
     copy, so no mount names the checkout) with `arguments` on `disk`, under the seccomp program read from
     `seccomp_fd`. Run as root, the script gets the user and group it must drop to as two more arguments."""
     interpreter = os.path.realpath(python)
     runner = f"{RUNNER_FOLDER}/{script_name}"
-    line = [bwrap(), "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
-            "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    line = [
+        bwrap(),
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]
     if privileged():
         line += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     else:
@@ -240,29 +310,63 @@ def _command(script_name: str, disk: Disk, *, seccomp_fd: int, script_fd: int, p
                 line += ["--perms", "0755", "--dir", folder]
         line += ["--ro-bind", root, root]
     line += [
-        "--proc", "/proc", "--dev", "/dev",
-        "--perms", "0755", "--dir", RUNNER_FOLDER, "--perms", "0444", "--ro-bind-data", str(script_fd), runner,
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--perms",
+        "0755",
+        "--dir",
+        RUNNER_FOLDER,
+        "--perms",
+        "0444",
+        "--ro-bind-data",
+        str(script_fd),
+        runner,
         *disk.arguments(),
         *(["--ro-bind", libraries, LIBRARIES_FOLDER] if libraries else []),
         *(["--perms", "0755", "--dir", "/var", "--ro-bind", code, CODE_FOLDER] if code else []),
-        "--chdir", SANDBOX_HOME, "--seccomp", str(seccomp_fd),
-        interpreter, "-I", "-S", "-B", runner, *arguments,
+        "--chdir",
+        SANDBOX_HOME,
+        "--seccomp",
+        str(seccomp_fd),
+        interpreter,
+        "-I",
+        "-S",
+        "-B",
+        runner,
+        *arguments,
     ]
     if privileged():
         line += [str(NOBODY), str(NOBODY)]
     return line
 
 
-def start(script: Path, disk: Disk, *, python: str, arguments: Sequence[str] = (),
-          libraries: str | None = None, code: str | None = None) -> subprocess.Popen[bytes]:
+def start(
+    script: Path,
+    disk: Disk,
+    *,
+    python: str,
+    arguments: Sequence[str] = (),
+    libraries: str | None = None,
+    code: str | None = None,
+) -> subprocess.Popen[bytes]:
     """The Python `script` running with `arguments` in a sandbox on `disk`, its stdin and stdout pipes to
     this process; `libraries` (a folder from `libraries()`) read-only at /libs, `code` (a folder: a tenant
     function's unzipped package) read-only at /var/task. SandboxUnavailable when this machine cannot
     sandbox; OSError when bwrap cannot start."""
     check()
     with _bwrap_input(filters().at_start) as seccomp_fd, _bwrap_input(_source(script)) as script_fd:
-        line = _command(script.name, disk, seccomp_fd=seccomp_fd, script_fd=script_fd, python=python,
-                        arguments=arguments, libraries=libraries, code=code)
+        line = _command(
+            script.name,
+            disk,
+            seccomp_fd=seccomp_fd,
+            script_fd=script_fd,
+            python=python,
+            arguments=arguments,
+            libraries=libraries,
+            code=code,
+        )
         return _launcher.popen(line, (seccomp_fd, script_fd))
 
 
@@ -328,7 +432,7 @@ def remove_libraries() -> None:
 def _remove_orphaned_libraries() -> None:
     """The library folders of processes that are gone (killed before their exit handlers ran)."""
     for folder in Path(tempfile.gettempdir()).glob(f"{LIBRARIES_PREFIX}*-*"):
-        pid = folder.name[len(LIBRARIES_PREFIX):].split("-", 1)[0]
+        pid = folder.name[len(LIBRARIES_PREFIX) :].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             _remove_libraries(str(folder))
 
@@ -354,8 +458,9 @@ class _Launcher:
     (PR_SET_PDEATHSIG): started from a request's thread, a warm process died with the request."""
 
     def __init__(self) -> None:
-        self._requests: queue.SimpleQueue[tuple[list[str], tuple[int, ...], Future[subprocess.Popen[bytes]]]] = \
+        self._requests: queue.SimpleQueue[tuple[list[str], tuple[int, ...], Future[subprocess.Popen[bytes]]]] = (
             queue.SimpleQueue()
+        )
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -372,9 +477,18 @@ class _Launcher:
         while True:
             arguments, pass_fds, started = self._requests.get()
             try:
-                started.set_result(subprocess.Popen(
-                    arguments, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={},
-                    close_fds=True, pass_fds=pass_fds, start_new_session=True))
+                started.set_result(
+                    subprocess.Popen(
+                        arguments,
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        env={},
+                        close_fds=True,
+                        pass_fds=pass_fds,
+                        start_new_session=True,
+                    )
+                )
             except BaseException as error:  # the caller's to handle (an OSError: bwrap cannot be run)
                 started.set_exception(error)
 
@@ -404,12 +518,21 @@ def check() -> None:
     try:
         with _bwrap_input(program) as seccomp_fd, _bwrap_input(b"") as script_fd:
             arguments = _command("probe.py", disk, seccomp_fd=seccomp_fd, script_fd=script_fd, python=sys.executable)
-            result = subprocess.run(arguments, pass_fds=(seccomp_fd, script_fd), env={}, stdin=subprocess.DEVNULL,
-                                    capture_output=True, timeout=30, check=False)
+            result = subprocess.run(
+                arguments,
+                pass_fds=(seccomp_fd, script_fd),
+                env={},
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=30,
+                check=False,
+            )
     finally:
         disk.remove()
     if result.returncode != 0:
         said = result.stderr.decode("utf-8", "replace").strip()[-500:]
-        raise SandboxUnavailable(f"the plugin sandbox cannot start on this machine ({said or result.returncode}); "
-                                 "it needs Linux namespaces (unprivileged user namespaces when not root), "
-                                 "seccomp and bubblewrap")
+        raise SandboxUnavailable(
+            f"the plugin sandbox cannot start on this machine ({said or result.returncode}); "
+            "it needs Linux namespaces (unprivileged user namespaces when not root), "
+            "seccomp and bubblewrap"
+        )

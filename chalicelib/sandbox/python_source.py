@@ -9,6 +9,7 @@ What a package's modules define is remembered per process by their content (a de
 parsed again when the version is first used), unless the parser ran out of time, which a busy machine can
 cause.
 """
+
 from __future__ import annotations
 
 import base64
@@ -51,8 +52,9 @@ class Parsed:
     error: str | None = None
 
 
-def top_level_functions(modules: Mapping[str, bytes], limits: ParseLimits = ParseLimits(), *,
-                        sandboxed: bool | None = None) -> dict[str, Parsed]:
+def top_level_functions(
+    modules: Mapping[str, bytes], limits: ParseLimits = ParseLimits(), *, sandboxed: bool | None = None
+) -> dict[str, Parsed]:
     """What each module of `modules` (path -> source) defines at its top level. `sandboxed` None: in the
     sandbox when this machine can make one. Unavailable when no parser can be started."""
     if not modules:
@@ -73,9 +75,16 @@ def top_level_functions(modules: Mapping[str, bytes], limits: ParseLimits = Pars
             disk = kernel.Disk({}, size_bytes=MB, max_files=16)
             parser = kernel.start(SCRIPT, disk, python=sys.executable, arguments=limit_arguments)
         else:
-            parser = subprocess.Popen([sys.executable, "-I", "-S", "-B", str(SCRIPT), *limit_arguments],
-                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                      env={}, close_fds=True, start_new_session=True, cwd="/")
+            parser = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-B", str(SCRIPT), *limit_arguments],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env={},
+                close_fds=True,
+                start_new_session=True,
+                cwd="/",
+            )
         output, stopped = _run(parser, source, limits)
     except (OSError, kernel.SandboxUnavailable) as error:
         raise codes.SERVICE_UNAVAILABLE(f"the plugin modules cannot be parsed now: {error}") from None
@@ -126,8 +135,9 @@ def _run(parser: subprocess.Popen[bytes], source: bytes, limits: ParseLimits) ->
         return output, f"{limits.wall_seconds:g} s of wall-clock time"
 
 
-def _results(paths: list[str], output: bytes, stopped: str | None, status: int | None,
-             limits: ParseLimits) -> dict[str, Parsed]:
+def _results(
+    paths: list[str], output: bytes, stopped: str | None, status: int | None, limits: ParseLimits
+) -> dict[str, Parsed]:
     results: dict[str, Parsed] = {}
     for line in output.splitlines():
         try:
@@ -137,8 +147,9 @@ def _results(paths: list[str], output: bytes, stopped: str | None, status: int |
         results[answer["path"]] = Parsed(tuple(answer.get("functions") or ()), answer.get("error"))
     missing = [path for path in paths if path not in results]
     if missing:
-        results[missing[0]] = Parsed(error=f"{missing[0]}: cannot be parsed within the parser's limits "
-                                           f"({_exceeded(stopped, status, limits)})")
+        results[missing[0]] = Parsed(
+            error=f"{missing[0]}: cannot be parsed within the parser's limits ({_exceeded(stopped, status, limits)})"
+        )
     return results
 
 

@@ -11,6 +11,7 @@ given, as soon as it is parsed: {"path", "functions": [name, ...]} or {"path", "
 whose parse needs more than CPU_SECONDS ends the process (SIGXCPU): the host blames the module that has
 no line.
 """
+
 from __future__ import annotations
 
 import ast
@@ -24,9 +25,14 @@ MB = 1024 * 1024
 
 
 def limit(memory_bytes: int, cpu_seconds: int) -> None:
-    for name, soft, hard in (("RLIMIT_AS", memory_bytes, memory_bytes), ("RLIMIT_CPU", cpu_seconds, cpu_seconds + 1),
-                             ("RLIMIT_FSIZE", 0, 0), ("RLIMIT_NPROC", 0, 0), ("RLIMIT_CORE", 0, 0),
-                             ("RLIMIT_NOFILE", 16, 16)):
+    for name, soft, hard in (
+        ("RLIMIT_AS", memory_bytes, memory_bytes),
+        ("RLIMIT_CPU", cpu_seconds, cpu_seconds + 1),
+        ("RLIMIT_FSIZE", 0, 0),
+        ("RLIMIT_NPROC", 0, 0),
+        ("RLIMIT_CORE", 0, 0),
+        ("RLIMIT_NOFILE", 16, 16),
+    ):
         resource.setrlimit(getattr(resource, name), (soft, hard))
 
 
@@ -44,8 +50,10 @@ def parsed(path: str, source: bytes, memory_bytes: int) -> dict[str, object]:
     except SyntaxError as error:
         return {"path": path, "error": f"{path} line {error.lineno}: {error.msg}"}
     except MemoryError:
-        return {"path": path, "error": f"{path}: cannot be parsed within the parser's limits "
-                                       f"({memory_bytes // MB} MB of memory)"}
+        return {
+            "path": path,
+            "error": f"{path}: cannot be parsed within the parser's limits ({memory_bytes // MB} MB of memory)",
+        }
     except (ValueError, RecursionError) as error:
         return {"path": path, "error": f"{path}: cannot be parsed as Python: {error}"}
     return {"path": path, "functions": [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]}

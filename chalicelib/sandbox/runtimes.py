@@ -6,6 +6,7 @@ The local sandbox starts the scripts from these paths and binds the libraries re
 (kernel.libraries); plugins/tenant_code.py zips the same files, from the same environment, into the tenant's
 Lambda function. The paths name files of the plugins and documents packages as data: nothing here imports
 them."""
+
 from __future__ import annotations
 
 import functools
@@ -21,9 +22,29 @@ RENDERER_SCRIPT = CHALICELIB / "documents" / "render_child.py"
 TENANT_HANDLER_SCRIPT = CHALICELIB / "plugins" / "tenant_handler.py"
 
 RENDERER_LIBRARIES = (
-    "liquid", "airspeed", "xhtml2pdf", "reportlab", "html5lib", "webencodings", "six.py", "pypdf", "PIL",
-    "pillow.libs", "arabic_reshaper", "svglib", "lxml", "cssselect2", "tinycss2", "babel", "pytz", "markupsafe",
-    "cachetools", "dateutil", "importlib_resources", "typing_extensions.py", "charset_normalizer",
+    "liquid",
+    "airspeed",
+    "xhtml2pdf",
+    "reportlab",
+    "html5lib",
+    "webencodings",
+    "six.py",
+    "pypdf",
+    "PIL",
+    "pillow.libs",
+    "arabic_reshaper",
+    "svglib",
+    "lxml",
+    "cssselect2",
+    "tinycss2",
+    "babel",
+    "pytz",
+    "markupsafe",
+    "cachetools",
+    "dateutil",
+    "importlib_resources",
+    "typing_extensions.py",
+    "charset_normalizer",
 )
 """What the template engines and the PDF converter import: entries of the environment's site-packages."""
 

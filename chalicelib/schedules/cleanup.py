@@ -9,6 +9,7 @@ holds the schedule's lock, as patches and deletes do, so no writer changes the i
 only versions no reader can show, in batches, so stopping halfway leaves what readers see unchanged and a
 retry finishes it.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -87,6 +88,7 @@ def enqueue_drop_run(uow: UnitOfWork, owner: Owner, first: str, count: int) -> N
 
 
 def drop_run(ctx: CallContext, run: RunItems) -> dict[str, Any]:
-    repository.delete_items(ctx.tenant, repository.partition(ctx.tenant, run.owner),
-                            sequential_locators(run.first, run.count))
+    repository.delete_items(
+        ctx.tenant, repository.partition(ctx.tenant, run.owner), sequential_locators(run.first, run.count)
+    )
     return {"deleted": run.count}

@@ -1,5 +1,6 @@
 """The deserialization job's steps (each reads one chunk of the file and queues the next), and the cleanups
 after a committed patch or delete and after a run that never commits."""
+
 from __future__ import annotations
 
 from typing import Any

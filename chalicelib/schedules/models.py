@@ -6,6 +6,7 @@ appends one (a delete a tombstone). A version belongs to one write, named by its
 that write's commit record exists, so a request or a job whose items span many DynamoDB writes shows
 all of them or none.
 """
+
 from __future__ import annotations
 
 from collections.abc import Collection
@@ -115,8 +116,9 @@ class DeserializationJobState(StrEnum):
 
 ACTIVE_STATES = frozenset({DeserializationJobState.INITIALIZED, DeserializationJobState.RUNNING})
 TERMINABLE_STATES = ACTIVE_STATES | {DeserializationJobState.INTERRUPTED}
-RESTARTABLE_STATES = frozenset({DeserializationJobState.FAILED, DeserializationJobState.TERMINATED,
-                                DeserializationJobState.INTERRUPTED})
+RESTARTABLE_STATES = frozenset(
+    {DeserializationJobState.FAILED, DeserializationJobState.TERMINATED, DeserializationJobState.INTERRUPTED}
+)
 SCHEDULE_ITEMS_JOB = "scheduleItems"
 
 
@@ -162,8 +164,11 @@ class DeserializationJob(BaseModel):
 
     @property
     def owner(self) -> Owner:
-        return Owner(kind=self.metadata.referenceType, locator=self.metadata.referenceLocator,
-                     staticElementLocator=self.metadata.staticElementLocator)
+        return Owner(
+            kind=self.metadata.referenceType,
+            locator=self.metadata.referenceLocator,
+            staticElementLocator=self.metadata.staticElementLocator,
+        )
 
 
 def item_errors(row: int, errors: list[Error]) -> list[str]:
@@ -176,8 +181,14 @@ def result_of(messages: list[str], description: ScheduleDescription) -> Validati
     for the schedule's element, naming each failed row."""
     if not messages:
         return ValidationResult(success=True)
-    return ValidationResult(success=False, validationItems=[ValidationItem(
-        locator=description.staticElementLocator, elementType=description.scheduleItemType, errors=messages)])
+    return ValidationResult(
+        success=False,
+        validationItems=[
+            ValidationItem(
+                locator=description.staticElementLocator, elementType=description.scheduleItemType, errors=messages
+            )
+        ],
+    )
 
 
 def sequential_locators(first: str, count: int) -> list[str]:

@@ -6,6 +6,7 @@ every other value goes to the data validator as the text it is (which reads numb
 from text). A column with a `.` or `[` in its name, or naming a field whose type is a data type or a
 list, is nested: CSV takes flat items only (spec part 1, Limits 2).
 """
+
 from __future__ import annotations
 
 import csv
@@ -53,8 +54,8 @@ class _BytesReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        taken = self._view[self._position:self._position + len(buffer)]
-        buffer[:len(taken)] = taken
+        taken = self._view[self._position : self._position + len(buffer)]
+        buffer[: len(taken)] = taken
         self._position += len(taken)
         return len(taken)
 
@@ -87,12 +88,17 @@ def checked_header(header: list[str]) -> list[str]:
 
 def check_flat(header: list[str], description: ScheduleDescription) -> None:
     """400 `schedule.nested_column` for a column naming a nested path, an object or a list field."""
-    nested = [name for name in header if any(mark in name for mark in NESTING_MARKS)
-              or (name in description.properties and not flat_type(description.properties[name]))]
+    nested = [
+        name
+        for name in header
+        if any(mark in name for mark in NESTING_MARKS)
+        or (name in description.properties and not flat_type(description.properties[name]))
+    ]
     if nested:
         raise codes.SCHEDULE_NESTED_COLUMN(
             f"CSV uploads take flat items only; nested or list columns: {', '.join(nested)}",
-            field_errors=[FieldError(name, "is a nested or list field") for name in nested])
+            field_errors=[FieldError(name, "is a nested or list field") for name in nested],
+        )
 
 
 def row_data(header: list[str], row: list[str], description: ScheduleDescription) -> dict[str, Any] | str:
@@ -114,7 +120,7 @@ def header_length(start: bytes, *, at_end: bool) -> tuple[list[str], int]:
     break (and a UTF-8 byte order mark); 400 when `start` holds no complete header row."""
     bom = 3 if start.startswith(b"\xef\xbb\xbf") else 0
     ends = row_ends(start[bom:], 1, at_end=at_end)
-    rows = body_rows(decoded(start[bom:bom + ends[0]])) if ends else []
+    rows = body_rows(decoded(start[bom : bom + ends[0]])) if ends else []
     if not rows:
         raise codes.SCHEDULE_FILE_INVALID("The CSV has no header row (or a header longer than a chunk)")
     return checked_header(rows[0]), bom + ends[0]

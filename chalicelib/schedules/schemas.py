@@ -1,4 +1,5 @@
 """The schedules API contract (spec part 2, "Schedule records"; part 3, DeserializationJob)."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -37,16 +38,23 @@ class ElementScheduleResponse(Response):
     scheduleItemType: str
 
 
-
 class ElementSchedules(RootModel[dict[str, ElementScheduleResponse]]):
     """The schedules of a quote's or transaction's elements, by static element locator."""
 
     @classmethod
     def of(cls, described: list[ScheduleDescription]) -> ElementSchedules:
-        return cls({each.staticElementLocator: ElementScheduleResponse(
-            staticElementLocator=each.staticElementLocator, complexData=each.complex_data,
-            elementType=each.elementType, maxValidationErrors=each.maxValidationErrors,
-            scheduleItemType=each.scheduleItemType) for each in described})
+        return cls(
+            {
+                each.staticElementLocator: ElementScheduleResponse(
+                    staticElementLocator=each.staticElementLocator,
+                    complexData=each.complex_data,
+                    elementType=each.elementType,
+                    maxValidationErrors=each.maxValidationErrors,
+                    scheduleItemType=each.scheduleItemType,
+                )
+                for each in described
+            }
+        )
 
 
 class ScheduleItemResponse(Response):
@@ -59,8 +67,14 @@ class ScheduleItemResponse(Response):
 
     @classmethod
     def of(cls, item: ScheduleItem, data: dict[str, Any]) -> ScheduleItemResponse:
-        return cls(locator=item.locator, staticElementLocator=item.staticElementLocator, type=item.type, data=data,
-                   createdAt=item.createdAt, createdBy=item.createdBy)
+        return cls(
+            locator=item.locator,
+            staticElementLocator=item.staticElementLocator,
+            type=item.type,
+            data=data,
+            createdAt=item.createdAt,
+            createdBy=item.createdBy,
+        )
 
 
 class ScheduleItemsResponse(Response):
@@ -69,8 +83,10 @@ class ScheduleItemsResponse(Response):
 
     @classmethod
     def of(cls, page: ItemsPage) -> ScheduleItemsResponse:
-        return cls(lastSeenLocator=page.lastSeenLocator,
-                   items=[ScheduleItemResponse.of(item, data) for item, data in page.items])
+        return cls(
+            lastSeenLocator=page.lastSeenLocator,
+            items=[ScheduleItemResponse.of(item, data) for item, data in page.items],
+        )
 
 
 class ItemsQuery(BaseModel):
@@ -137,10 +153,17 @@ class DeserializationJobResponse(Response):
 
     @classmethod
     def of(cls, job: DeserializationJob) -> DeserializationJobResponse:
-        return cls(locator=job.locator, jobState=job.jobState, jobType="scheduleItems",
-                   metadata=DeserializationRequestMetadata.of(job.metadata), retryCount=job.retryCount,
-                   updatedAt=job.updatedAt, createdAt=job.createdAt, createdBy=job.createdBy,
-                   processingErrors=job.processingErrors)
+        return cls(
+            locator=job.locator,
+            jobState=job.jobState,
+            jobType="scheduleItems",
+            metadata=DeserializationRequestMetadata.of(job.metadata),
+            retryCount=job.retryCount,
+            updatedAt=job.updatedAt,
+            createdAt=job.createdAt,
+            createdBy=job.createdBy,
+            processingErrors=job.processingErrors,
+        )
 
 
 class DeserializationJobListQuery(ListQuery):

@@ -20,6 +20,7 @@ leaves the job `interrupted`, and a restart then continues that run from the ste
 Events: `schedule.items.add|update|delete`, `schedule.deserialize.start|terminate|restart|complete|fail|
 interrupt`.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -79,8 +80,7 @@ def descriptions(ctx: CallContext, kind: OwnerKind, locator: str) -> list[Schedu
     """The schedule of every element of the quote or transaction whose type names one."""
     tree = _tree(ctx, kind, locator, editable=False)
     _, model = configuration.current_model(ctx, resolved=True)
-    return [described for element in elements.walk(tree)
-            if (described := _description(model, element)) is not None]
+    return [described for element in elements.walk(tree) if (described := _description(model, element)) is not None]
 
 
 def _description(model: dict[str, Any], element: Element) -> ScheduleDescription | None:
@@ -91,9 +91,13 @@ def _description(model: dict[str, Any], element: Element) -> ScheduleDescription
         return None
     limit = model.get("defaultScheduleUploadErrorsLimit")
     return ScheduleDescription(
-        staticElementLocator=element.staticLocator, elementType=element.type, scheduleItemType=name,
-        properties=schedule.get("data") or {}, resetOnRenewal=bool(schedule.get("resetOnRenewal")),
-        maxValidationErrors=limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_VALIDATION_ERRORS)
+        staticElementLocator=element.staticLocator,
+        elementType=element.type,
+        scheduleItemType=name,
+        properties=schedule.get("data") or {},
+        resetOnRenewal=bool(schedule.get("resetOnRenewal")),
+        maxValidationErrors=limit if isinstance(limit, int) and limit > 0 else DEFAULT_MAX_VALIDATION_ERRORS,
+    )
 
 
 def _tree(ctx: CallContext, kind: OwnerKind, locator: str, *, editable: bool) -> Element:
@@ -107,7 +111,8 @@ def _tree(ctx: CallContext, kind: OwnerKind, locator: str, *, editable: bool) ->
     transaction = transactions.get_transaction(ctx, locator)
     if editable and transaction.transactionState != DRAFT:
         raise codes.NOT_DRAFT["transaction"](
-            f"Only a draft transaction's schedules change; this one is {transaction.transactionState}")
+            f"Only a draft transaction's schedules change; this one is {transaction.transactionState}"
+        )
     return transactions.segment(ctx, locator).element
 
 
@@ -118,7 +123,8 @@ def _schedule(ctx: CallContext, owner: Owner, *, editable: bool) -> ScheduleDesc
     described = _description(model, element) if element is not None else None
     if described is None:
         raise codes.SCHEDULE_NOT_FOUND(
-            f"The {owner.kind} {owner.locator} has no element {owner.staticElementLocator} with a schedule")
+            f"The {owner.kind} {owner.locator} has no element {owner.staticElementLocator} with a schedule"
+        )
     return described
 
 
@@ -128,8 +134,11 @@ def _schedule(ctx: CallContext, owner: Owner, *, editable: bool) -> ScheduleDesc
 def items_page(ctx: CallContext, owner: Owner, last_seen: str | None) -> ItemsPage:
     """Up to ITEMS_PAGE items after `last_seen`, by locator (creation order)."""
     source = _source(ctx, owner, _schedule(ctx, owner, editable=False))
-    found = [] if source is None else repository.visible_page(
-        ctx.tenant, repository.partition(ctx.tenant, source), last_seen, ITEMS_PAGE)
+    found = (
+        []
+        if source is None
+        else repository.visible_page(ctx.tenant, repository.partition(ctx.tenant, source), last_seen, ITEMS_PAGE)
+    )
     return ItemsPage(items=found, lastSeenLocator=found[-1][0].locator if found else (last_seen or ""))
 
 
@@ -160,8 +169,10 @@ def _adopted(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, toke
     source = _source(ctx, owner, schedule)
     if source is None or source == owner:
         return []
-    return [item.model_copy(update={"versions": [ItemVersion(token=token, data=data)]})
-            for item, data in repository.every_visible(ctx.tenant, repository.partition(ctx.tenant, source))]
+    return [
+        item.model_copy(update={"versions": [ItemVersion(token=token, data=data)]})
+        for item, data in repository.every_visible(ctx.tenant, repository.partition(ctx.tenant, source))
+    ]
 
 
 # --- adding, patching, deleting ------------------------------------------------------------------------
@@ -186,7 +197,8 @@ def upload_csv(ctx: CallContext, owner: Owner, content: bytes) -> ValidationResu
     if len(rows) > MAX_ITEMS_PER_REQUEST:
         raise codes.SCHEDULE_TOO_MANY_ITEMS(
             f"A request takes at most {MAX_ITEMS_PER_REQUEST} schedule items and the file has more; "
-            "larger files go through the deserialize endpoint")
+            "larger files go through the deserialize endpoint"
+        )
     _, model = configuration.current_model(ctx, resolved=True)
     parsed = [parsing.row_data(header, row, schedule) for row in rows]
     checked, messages = _validated(model, schedule, enumerate(parsed, start=1))
@@ -200,11 +212,13 @@ def _check_count(count: int) -> None:
     if count > MAX_ITEMS_PER_REQUEST:
         raise codes.SCHEDULE_TOO_MANY_ITEMS(
             f"A request takes at most {MAX_ITEMS_PER_REQUEST} schedule items, not {count}; "
-            "larger files go through the deserialize endpoint")
+            "larger files go through the deserialize endpoint"
+        )
 
 
-def _validated(model: dict[str, Any], schedule: ScheduleDescription,
-               entries: Any) -> tuple[list[dict[str, Any]], list[str]]:
+def _validated(
+    model: dict[str, Any], schedule: ScheduleDescription, entries: Any
+) -> tuple[list[dict[str, Any]], list[str]]:
     """Each entry's normalised data, and the errors of the failed ones (up to maxValidationErrors)."""
     checked: list[dict[str, Any]] = []
     messages: list[str] = []
@@ -215,13 +229,15 @@ def _validated(model: dict[str, Any], schedule: ScheduleDescription,
         normalised, errors = validate_data(model, schedule.properties, data)
         messages.extend(item_errors(row, errors))
         checked.append(normalised)
-    return checked, messages[:schedule.maxValidationErrors]
+    return checked, messages[: schedule.maxValidationErrors]
 
 
 def _add(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, checked: list[dict[str, Any]]) -> None:
     token = new_locator()
-    added = [_new_item(schedule, locator, data, token, ctx.now, ctx.user_locator)
-             for locator, data in zip(sequential_locators(new_locator(), len(checked)), checked)]
+    added = [
+        _new_item(schedule, locator, data, token, ctx.now, ctx.user_locator)
+        for locator, data in zip(sequential_locators(new_locator(), len(checked)), checked)
+    ]
     items = _adopted(ctx, owner, schedule, token) + added
     partition = repository.partition(ctx.tenant, owner)
     uow = wiring.unit_of_work(ctx)
@@ -235,17 +251,27 @@ def _add(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, checked:
     uow.commit()
 
 
-def _new_item(schedule: ScheduleDescription, locator: str, data: dict[str, Any], token: str, now: Any,
-              user: str) -> ScheduleItem:
-    return ScheduleItem(locator=locator, staticElementLocator=schedule.staticElementLocator,
-                        type=schedule.scheduleItemType, createdAt=now, createdBy=user,
-                        versions=[ItemVersion(token=token, data=data)])
+def _new_item(
+    schedule: ScheduleDescription, locator: str, data: dict[str, Any], token: str, now: Any, user: str
+) -> ScheduleItem:
+    return ScheduleItem(
+        locator=locator,
+        staticElementLocator=schedule.staticElementLocator,
+        type=schedule.scheduleItemType,
+        createdAt=now,
+        createdBy=user,
+        versions=[ItemVersion(token=token, data=data)],
+    )
 
 
 def _event_data(owner: Owner, locators: list[str]) -> dict[str, Any]:
-    return {"referenceType": owner.kind, "referenceLocator": owner.locator,
-            "staticElementLocator": owner.staticElementLocator, "itemCount": len(locators),
-            "itemLocators": locators}
+    return {
+        "referenceType": owner.kind,
+        "referenceLocator": owner.locator,
+        "staticElementLocator": owner.staticElementLocator,
+        "itemCount": len(locators),
+        "itemLocators": locators,
+    }
 
 
 def patch_items(ctx: CallContext, owner: Owner, patches: list[ItemPatch]) -> ValidationResult:
@@ -257,8 +283,14 @@ def patch_items(ctx: CallContext, owner: Owner, patches: list[ItemPatch]) -> Val
     def changed(current: dict[str, Any], patch: ItemPatch) -> dict[str, Any]:
         return elements.merged(current, patch.removeData, patch.setData)
 
-    return _rewrite(ctx, owner, schedule, [(patch.locator, patch) for patch in patches], "update",
-                    lambda current, patch: validate_data(model, schedule.properties, changed(current, patch)))
+    return _rewrite(
+        ctx,
+        owner,
+        schedule,
+        [(patch.locator, patch) for patch in patches],
+        "update",
+        lambda current, patch: validate_data(model, schedule.properties, changed(current, patch)),
+    )
 
 
 def delete_items(ctx: CallContext, owner: Owner, locators: list[str]) -> None:
@@ -267,8 +299,9 @@ def delete_items(ctx: CallContext, owner: Owner, locators: list[str]) -> None:
     _rewrite(ctx, owner, schedule, [(locator, None) for locator in locators], "delete", None)
 
 
-def _rewrite(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, changes: list[tuple[str, Any]],
-             kind: str, check: Any) -> ValidationResult:
+def _rewrite(
+    ctx: CallContext, owner: Owner, schedule: ScheduleDescription, changes: list[tuple[str, Any]], kind: str, check: Any
+) -> ValidationResult:
     """A new version of each named item (its new data by `check`, or a tombstone without one), under the
     schedule's lock: 404 for a locator that is no visible item, the ValidationResult of failed checks."""
     partition = repository.partition(ctx.tenant, owner)
@@ -299,7 +332,7 @@ def _rewrite(ctx: CallContext, owner: Owner, schedule: ScheduleDescription, chan
             rewritten[locator] = item.with_version(version, committed)
         if messages:
             repository.unlock(ctx.tenant, partition, token)
-            return result_of(messages[:schedule.maxValidationErrors], schedule)
+            return result_of(messages[: schedule.maxValidationErrors], schedule)
         written = {**adopted, **rewritten}
         uow = wiring.unit_of_work(ctx)
         repository.add_commit(uow, partition, token, kind, len(written))
@@ -328,8 +361,9 @@ class DeserializeStep(BaseModel):
     step: int
 
 
-def start_deserialization(ctx: CallContext, owner: Owner, content: bytes, file_name: str | None,
-                          params: dict[str, str]) -> str:
+def start_deserialization(
+    ctx: CallContext, owner: Owner, content: bytes, file_name: str | None, params: dict[str, str]
+) -> str:
     """Keep the file and queue the job's first step; answers the job's locator."""
     schedule = _schedule(ctx, owner, editable=True)
     if not content.strip():
@@ -342,10 +376,22 @@ def start_deserialization(ctx: CallContext, owner: Owner, content: bytes, file_n
         parsing.check_flat(header, schedule)
     repository.put_file(ctx.tenant, locator, content)
     job = DeserializationJob(
-        locator=locator, jobState=DeserializationJobState.INITIALIZED, fileFormat=file_format, createdAt=ctx.now,
-        createdBy=ctx.user_locator, updatedAt=ctx.now, firstItemLocator=new_locator(), metadata=DeserializationMetadata(
-            referenceLocator=owner.locator, staticElementLocator=owner.staticElementLocator, fileName=name,
-            referenceType=owner.kind, fileSize=len(content), params=params))
+        locator=locator,
+        jobState=DeserializationJobState.INITIALIZED,
+        fileFormat=file_format,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        firstItemLocator=new_locator(),
+        metadata=DeserializationMetadata(
+            referenceLocator=owner.locator,
+            staticElementLocator=owner.staticElementLocator,
+            fileName=name,
+            referenceType=owner.kind,
+            fileSize=len(content),
+            params=params,
+        ),
+    )
     uow = wiring.unit_of_work(ctx)
     repository.add_job(uow, job)
     _enqueue_step(uow, job)
@@ -357,15 +403,24 @@ def start_deserialization(ctx: CallContext, owner: Owner, content: bytes, file_n
 def _enqueue_step(uow: UnitOfWork, job: DeserializationJob) -> None:
     """The job's next step; its locator is derived from the run, the step and the restarts (a continued
     interrupted run queues the step that stopped once more)."""
-    jobs.enqueue(uow, JobType.SCHEDULE_ITEMS_DESERIALIZE, DeserializeStep(job=job.locator, attempt=job.attempt,
-                                                                         step=job.step),
-                 locator=derived_locator(job.createdAt, f"{job.token}#{job.step}#{job.retryCount}"))
+    jobs.enqueue(
+        uow,
+        JobType.SCHEDULE_ITEMS_DESERIALIZE,
+        DeserializeStep(job=job.locator, attempt=job.attempt, step=job.step),
+        locator=derived_locator(job.createdAt, f"{job.token}#{job.step}#{job.retryCount}"),
+    )
 
 
 def _job_event(job: DeserializationJob) -> dict[str, Any]:
-    return {"jobLocator": job.locator, "jobState": job.jobState, "retryCount": job.retryCount,
-            "referenceType": job.metadata.referenceType, "referenceLocator": job.metadata.referenceLocator,
-            "staticElementLocator": job.metadata.staticElementLocator, "itemCount": job.itemsWritten}
+    return {
+        "jobLocator": job.locator,
+        "jobState": job.jobState,
+        "retryCount": job.retryCount,
+        "referenceType": job.metadata.referenceType,
+        "referenceLocator": job.metadata.referenceLocator,
+        "staticElementLocator": job.metadata.staticElementLocator,
+        "itemCount": job.itemsWritten,
+    }
 
 
 def deserialization_job(ctx: CallContext, locator: str) -> DeserializationJob:
@@ -375,8 +430,9 @@ def deserialization_job(ctx: CallContext, locator: str) -> DeserializationJob:
     return job
 
 
-def deserialization_jobs(ctx: CallContext, job_type: str, states: list[str],
-                         page: PageRequest) -> Page[DeserializationJob]:
+def deserialization_jobs(
+    ctx: CallContext, job_type: str, states: list[str], page: PageRequest
+) -> Page[DeserializationJob]:
     if job_type != SCHEDULE_ITEMS_JOB:
         return Page(items=[], list_completed=True)  # a type the service does not have holds no jobs
     known = {state.value for state in DeserializationJobState}
@@ -406,15 +462,31 @@ def restart(ctx: CallContext, locator: str) -> None:
     if job.jobState not in RESTARTABLE_STATES:
         raise codes.DESERIALIZATION_JOB_INVALID_STATE(f"A {job.jobState} deserialization job cannot be restarted")
     if job.jobState == DeserializationJobState.INTERRUPTED:
-        again = job.model_copy(update={
-            "jobState": DeserializationJobState.RUNNING, "retryCount": job.retryCount + 1, "updatedAt": ctx.now,
-            "processingErrors": None})
+        again = job.model_copy(
+            update={
+                "jobState": DeserializationJobState.RUNNING,
+                "retryCount": job.retryCount + 1,
+                "updatedAt": ctx.now,
+                "processingErrors": None,
+            }
+        )
     else:
-        again = job.model_copy(update={
-            "jobState": DeserializationJobState.INITIALIZED, "retryCount": job.retryCount + 1,
-            "attempt": job.attempt + 1, "updatedAt": ctx.now, "processingErrors": None, "rowsRead": 0,
-            "byteOffset": 0, "header": [], "errors": [], "itemsWritten": 0, "step": 0,
-            "firstItemLocator": new_locator()})
+        again = job.model_copy(
+            update={
+                "jobState": DeserializationJobState.INITIALIZED,
+                "retryCount": job.retryCount + 1,
+                "attempt": job.attempt + 1,
+                "updatedAt": ctx.now,
+                "processingErrors": None,
+                "rowsRead": 0,
+                "byteOffset": 0,
+                "header": [],
+                "errors": [],
+                "itemsWritten": 0,
+                "step": 0,
+                "firstItemLocator": new_locator(),
+            }
+        )
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.job_ops(ctx.tenant, again, job.version))
     _enqueue_step(uow, again)
@@ -429,10 +501,14 @@ def interrupt(ctx: CallContext, step: DeserializeStep) -> None:
     job = repository.get_job(ctx.tenant, step.job)
     if job is None or job.attempt != step.attempt or job.step != step.step or job.jobState not in ACTIVE_STATES:
         return
-    stopped = job.model_copy(update={
-        "jobState": DeserializationJobState.INTERRUPTED, "updatedAt": ctx.now,
-        "processingErrors": f"Reading stopped after row {job.rowsRead}: the step did not finish in "
-                            f"{jobs.MAX_ATTEMPTS} attempts; restart continues from row {job.rowsRead + 1}"})
+    stopped = job.model_copy(
+        update={
+            "jobState": DeserializationJobState.INTERRUPTED,
+            "updatedAt": ctx.now,
+            "processingErrors": f"Reading stopped after row {job.rowsRead}: the step did not finish in "
+            f"{jobs.MAX_ATTEMPTS} attempts; restart continues from row {job.rowsRead + 1}",
+        }
+    )
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.job_ops(ctx.tenant, stopped, job.version))
     uow.record_event("schedule.deserialize.interrupt", _job_event(stopped))
@@ -456,17 +532,29 @@ def run_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
     except (NotFound, InvalidState, InvalidRequest) as error:
         return _fail(ctx, job, [error.message])  # the file, or the quote or transaction it is for
     checked, messages = _validated(model, schedule, enumerate(entries, start=job.rowsRead + 1))
-    errors = (job.errors + messages)[:schedule.maxValidationErrors]
+    errors = (job.errors + messages)[: schedule.maxValidationErrors]
     partition = repository.partition(ctx.tenant, job.owner)
-    locators = [] if errors else sequential_locators(job.firstItemLocator, job.rowsRead + len(checked))[
-        job.rowsRead:]
-    repository.write_items(ctx.tenant, partition, (
-        _new_item(schedule, locator, data, job.token, job.createdAt, job.createdBy)
-        for locator, data in zip(locators, checked)))
-    moved = job.model_copy(update={
-        "jobState": DeserializationJobState.RUNNING, "rowsRead": job.rowsRead + len(entries),
-        "byteOffset": job.byteOffset + consumed, "header": header, "errors": errors, "step": job.step + 1,
-        "itemsWritten": job.itemsWritten + (0 if errors else len(checked)), "updatedAt": ctx.now})
+    locators = [] if errors else sequential_locators(job.firstItemLocator, job.rowsRead + len(checked))[job.rowsRead :]
+    repository.write_items(
+        ctx.tenant,
+        partition,
+        (
+            _new_item(schedule, locator, data, job.token, job.createdAt, job.createdBy)
+            for locator, data in zip(locators, checked)
+        ),
+    )
+    moved = job.model_copy(
+        update={
+            "jobState": DeserializationJobState.RUNNING,
+            "rowsRead": job.rowsRead + len(entries),
+            "byteOffset": job.byteOffset + consumed,
+            "header": header,
+            "errors": errors,
+            "step": job.step + 1,
+            "itemsWritten": job.itemsWritten + (0 if errors else len(checked)),
+            "updatedAt": ctx.now,
+        }
+    )
     if len(errors) >= schedule.maxValidationErrors or (errors and at_end):
         return _fail(ctx, job, errors, moved)
     uow = wiring.unit_of_work(ctx)
@@ -487,20 +575,21 @@ def run_step(ctx: CallContext, step: DeserializeStep) -> dict[str, Any]:
     return {"rowsRead": moved.rowsRead, "jobState": moved.jobState.value}
 
 
-def _chunk(ctx: CallContext, job: DeserializationJob,
-           schedule: ScheduleDescription) -> tuple[list[dict[str, Any] | str], int, list[str], bool]:
+def _chunk(
+    ctx: CallContext, job: DeserializationJob, schedule: ScheduleDescription
+) -> tuple[list[dict[str, Any] | str], int, list[str], bool]:
     """The entries of the job's next chunk, the bytes of the file it takes (CSV), the CSV header, and
     whether the chunk ends the file."""
     size = job.metadata.fileSize
     if job.fileFormat == "json":
         every = parsing.json_items(repository.whole_file(ctx.tenant, job.locator))
-        entries = every[job.rowsRead:job.rowsRead + CHUNK_ROWS]
-        return ([parsing.json_item_data(entry) for entry in entries], 0, [],
-                job.rowsRead + len(entries) >= len(every))
+        entries = every[job.rowsRead : job.rowsRead + CHUNK_ROWS]
+        return ([parsing.json_item_data(entry) for entry in entries], 0, [], job.rowsRead + len(entries) >= len(every))
     header, offset, consumed = job.header, job.byteOffset, 0
     if job.step == 0:
-        header, consumed = parsing.header_length(repository.file_range(ctx.tenant, job.locator, 0, CHUNK_BYTES),
-                                                 at_end=size <= CHUNK_BYTES)
+        header, consumed = parsing.header_length(
+            repository.file_range(ctx.tenant, job.locator, 0, CHUNK_BYTES), at_end=size <= CHUNK_BYTES
+        )
         parsing.check_flat(header, schedule)
         offset = consumed
     window = repository.file_range(ctx.tenant, job.locator, offset, CHUNK_BYTES)
@@ -509,15 +598,20 @@ def _chunk(ctx: CallContext, job: DeserializationJob,
         raise codes.SCHEDULE_FILE_INVALID(f"A row after byte {offset} is longer than {CHUNK_BYTES} bytes")
     taken = ends[-1] if ends else len(window)
     rows = parsing.body_rows(parsing.decoded(window[:taken]))
-    return ([parsing.row_data(header, row, schedule) for row in rows], consumed + taken, header,
-            offset + taken >= size)
+    return ([parsing.row_data(header, row, schedule) for row in rows], consumed + taken, header, offset + taken >= size)
 
 
-def _fail(ctx: CallContext, job: DeserializationJob, errors: list[str],
-          moved: DeserializationJob | None = None) -> dict[str, Any]:
-    failed = (moved or job).model_copy(update={
-        "jobState": DeserializationJobState.FAILED, "errors": errors, "processingErrors": "; ".join(errors),
-        "updatedAt": ctx.now})
+def _fail(
+    ctx: CallContext, job: DeserializationJob, errors: list[str], moved: DeserializationJob | None = None
+) -> dict[str, Any]:
+    failed = (moved or job).model_copy(
+        update={
+            "jobState": DeserializationJobState.FAILED,
+            "errors": errors,
+            "processingErrors": "; ".join(errors),
+            "updatedAt": ctx.now,
+        }
+    )
     uow = wiring.unit_of_work(ctx)
     uow.add(repository.job_ops(ctx.tenant, failed, job.version))
     cleanup.enqueue_drop_run(uow, job.owner, job.firstItemLocator, job.itemsWritten)

@@ -1,5 +1,6 @@
 """S3 objects under tenant-prefixed keys (`tenants/{t}/...`), and the objects of uploads (`uploads/...`,
 storage/keys.py), which clients put through presigned URLs."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -40,8 +41,11 @@ def get_range(tenant_locator: str, path: str, start: int, length: int) -> bytes:
     from botocore.exceptions import ClientError
 
     try:
-        response = clients.s3().get_object(Bucket=settings().bucket_name, Key=_tenant_key(tenant_locator, path),
-                                           Range=f"bytes={start}-{start + length - 1}")
+        response = clients.s3().get_object(
+            Bucket=settings().bucket_name,
+            Key=_tenant_key(tenant_locator, path),
+            Range=f"bytes={start}-{start + length - 1}",
+        )
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") == "InvalidRange":
             return b""
@@ -55,15 +59,22 @@ def get_range(tenant_locator: str, path: str, start: int, length: int) -> bytes:
 READ_CHUNK_BYTES = 1024 * 1024
 
 
-def upload_url(key: str, size: int, sha256_base64: str, content_type: str,
-               expires_seconds: int) -> tuple[str, dict[str, str]]:
+def upload_url(
+    key: str, size: int, sha256_base64: str, content_type: str, expires_seconds: int
+) -> tuple[str, dict[str, str]]:
     """A URL that lets its holder PUT one object at `key`, for `expires_seconds`, and the headers it must send:
     Content-Length, Content-Type and x-amz-checksum-sha256 are signed, so S3 refuses a body of another
     length and stores none whose SHA-256 is not `sha256_base64`."""
-    params = {"Bucket": settings().bucket_name, "Key": key, "ContentLength": size, "ContentType": content_type,
-              "ChecksumSHA256": sha256_base64}
-    url: str = clients.s3_presigner().generate_presigned_url("put_object", Params=params, ExpiresIn=expires_seconds,
-                                                             HttpMethod="PUT")
+    params = {
+        "Bucket": settings().bucket_name,
+        "Key": key,
+        "ContentLength": size,
+        "ContentType": content_type,
+        "ChecksumSHA256": sha256_base64,
+    }
+    url: str = clients.s3_presigner().generate_presigned_url(
+        "put_object", Params=params, ExpiresIn=expires_seconds, HttpMethod="PUT"
+    )
     return url, {"Content-Length": str(size), "Content-Type": content_type, "x-amz-checksum-sha256": sha256_base64}
 
 

@@ -4,6 +4,7 @@ Every client comes from one boto3 Session per process: a Session loads botocore'
 data once, so the second and third clients cost ~10-70 ms instead of ~80-140 ms. A Session is not
 thread-safe (the local stack serves and runs jobs on several threads), so clients are made under a lock;
 the clients themselves are thread-safe."""
+
 from __future__ import annotations
 
 import threading
@@ -37,12 +38,18 @@ def _new_client(service: str, options: dict[str, Any]) -> Any:
     # Locally and in the tests botocore checks every request against the service model (moto is more
     # lenient than AWS); deployed, AWS checks them itself, and the client-side walk of every request was
     # 15-20 % of an auto-renewal's CPU (benchmarks/README, auto_renewal.py).
-    config = Config(**{"retries": {"max_attempts": 4, "mode": "standard"}, "connect_timeout": 2, "read_timeout": 10,
-                       "parameter_validation": current.is_local, **options})
+    config = Config(
+        **{
+            "retries": {"max_attempts": 4, "mode": "standard"},
+            "connect_timeout": 2,
+            "read_timeout": 10,
+            "parameter_validation": current.is_local,
+            **options,
+        }
+    )
     if _session is None:
         _session = boto3.session.Session()
-    return _session.client(service, region_name=current.region, endpoint_url=current.aws_endpoint_url,
-                           config=config)
+    return _session.client(service, region_name=current.region, endpoint_url=current.aws_endpoint_url, config=config)
 
 
 def dynamodb() -> Any:

@@ -1,4 +1,5 @@
 """Python values <-> DynamoDB attribute values. Numbers are Decimal both ways, never float."""
+
 from __future__ import annotations
 
 from datetime import date, datetime
@@ -87,7 +88,8 @@ def _unstorable_number() -> DomainError:
     """DynamoDB stores numbers of at most 38 significant digits, magnitudes from 1E-130 to below 1E+126
     (boto3's serializer traps anything else); only a number a client sent can be another."""
     return codes.REQUEST_NUMBER_OUT_OF_RANGE(
-        "A number has more than 38 significant digits or is too large or too small to store")
+        "A number has more than 38 significant digits or is too large or too small to store"
+    )
 
 
 MAX_ITEM_BYTES = 400 * 1024

@@ -15,6 +15,7 @@ entry again meanwhile) changes nothing. A GSI is read eventually consistently: `
 entries again with one consistent BatchGetItem and answers only those still due where the index saw
 them, so an entry just settled or moved is not run again.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -60,16 +61,19 @@ class DuePage:
     """The sort key to continue after, or None: nothing more is due up to the moment asked."""
 
 
-def put(tenant: str, kind: str, ref: str, due_at: datetime, payload: Mapping[str, Any] | None = None, *,
-        attempts: int = 0) -> WriteOp:
+def put(
+    tenant: str, kind: str, ref: str, due_at: datetime, payload: Mapping[str, Any] | None = None, *, attempts: int = 0
+) -> WriteOp:
     """The entry (kind, ref) due at `due_at`, whether or not it existed (then: moved, with a new token)."""
     return table.put(_item(tenant, kind, ref, due_at, payload, attempts))
 
 
 def put_new(tenant: str, kind: str, ref: str, due_at: datetime) -> WriteOp:
     """The entry (kind, ref) due at `due_at`, on condition that there is none (else 409: one was put meanwhile)."""
-    return table.put_new(_item(tenant, kind, ref, due_at, None, 0), lambda: EntryMoved(
-        f"The due entry {kind} {ref} was put meanwhile", codes.CONCURRENT_MODIFICATION))
+    return table.put_new(
+        _item(tenant, kind, ref, due_at, None, 0),
+        lambda: EntryMoved(f"The due entry {kind} {ref} was put meanwhile", codes.CONCURRENT_MODIFICATION),
+    )
 
 
 def remove(tenant: str, kind: str, ref: str) -> WriteOp:
@@ -79,19 +83,32 @@ def remove(tenant: str, kind: str, ref: str) -> WriteOp:
 
 def settle(entry: DueEntry) -> WriteOp:
     """Deletes the entry, on condition that nobody put it again since it was read (else 409)."""
-    params: dict[str, Any] = {"Key": codec.serialize(keys.due_entry(entry.tenant, entry.kind, entry.ref).as_dict()),
-                              **_same_token(entry)}
+    params: dict[str, Any] = {
+        "Key": codec.serialize(keys.due_entry(entry.tenant, entry.kind, entry.ref).as_dict()),
+        **_same_token(entry),
+    }
     return WriteOp("Delete", params, keys.due_entry(entry.tenant, entry.kind, entry.ref), _moved(entry))
 
 
-def move(entry: DueEntry, due_at: datetime, payload: Mapping[str, Any] | None = None, *,
-         attempts: int | None = None) -> WriteOp:
+def move(
+    entry: DueEntry, due_at: datetime, payload: Mapping[str, Any] | None = None, *, attempts: int | None = None
+) -> WriteOp:
     """The entry due at `due_at` instead (payload kept unless given), on condition that nobody put it again
     since it was read (else 409)."""
-    item = _item(entry.tenant, entry.kind, entry.ref, due_at, entry.payload if payload is None else payload,
-                 entry.attempts if attempts is None else attempts)
-    return WriteOp("Put", {"Item": codec.serialize(item), **_same_token(entry)},
-                   keys.due_entry(entry.tenant, entry.kind, entry.ref), _moved(entry))
+    item = _item(
+        entry.tenant,
+        entry.kind,
+        entry.ref,
+        due_at,
+        entry.payload if payload is None else payload,
+        entry.attempts if attempts is None else attempts,
+    )
+    return WriteOp(
+        "Put",
+        {"Item": codec.serialize(item), **_same_token(entry)},
+        keys.due_entry(entry.tenant, entry.kind, entry.ref),
+        _moved(entry),
+    )
 
 
 def get(tenant: str, kind: str, ref: str) -> DueEntry | None:
@@ -111,8 +128,12 @@ def page(tenant: str, until: datetime, *, after: str | None = None, limit: int =
         seen, more = table.gateway().query(scope, partition, index=INDEX, sk_after=after, sk_to=last, limit=limit)
     if not seen:
         return DuePage([], None)
-    fresh = {(item["kind"], item["ref"]): item for item in table.gateway().batch_get(
-        scope, [keys.due_entry(tenant, item["kind"], item["ref"]) for item in seen])}
+    fresh = {
+        (item["kind"], item["ref"]): item
+        for item in table.gateway().batch_get(
+            scope, [keys.due_entry(tenant, item["kind"], item["ref"]) for item in seen]
+        )
+    }
     entries = []
     for item in seen:
         current = fresh.get((item["kind"], item["ref"]))
@@ -121,26 +142,44 @@ def page(tenant: str, until: datetime, *, after: str | None = None, limit: int =
     return DuePage(entries, str(seen[-1][f"{INDEX}SK"]) if more is not None else None)
 
 
-def _item(tenant: str, kind: str, ref: str, due_at: datetime, payload: Mapping[str, Any] | None,
-          attempts: int) -> dict[str, Any]:
+def _item(
+    tenant: str, kind: str, ref: str, due_at: datetime, payload: Mapping[str, Any] | None, attempts: int
+) -> dict[str, Any]:
     if "#" in kind or not kind.isascii() or not ref.isascii():
         raise ValueError(f"a due entry's kind and ref are ASCII, the kind without '#': {kind!r}, {ref!r}")
     stamp = isoformat(due_at)
-    return {**keys.due_entry(tenant, kind, ref).as_dict(), "entity": ENTITY,
-            f"{INDEX}PK": keys.due_index(tenant), f"{INDEX}SK": keys.due_sort_key(stamp, kind, ref),
-            "kind": kind, "ref": ref, "dueAt": stamp, "payload": dict(payload or {}), "token": new_locator(),
-            "attempts": attempts}
+    return {
+        **keys.due_entry(tenant, kind, ref).as_dict(),
+        "entity": ENTITY,
+        f"{INDEX}PK": keys.due_index(tenant),
+        f"{INDEX}SK": keys.due_sort_key(stamp, kind, ref),
+        "kind": kind,
+        "ref": ref,
+        "dueAt": stamp,
+        "payload": dict(payload or {}),
+        "token": new_locator(),
+        "attempts": attempts,
+    }
 
 
 def _entry(tenant: str, item: dict[str, Any]) -> DueEntry:
-    return DueEntry(tenant=tenant, kind=str(item["kind"]), ref=str(item["ref"]), due_at=parse_datetime(item["dueAt"]),
-                    payload=dict(item.get("payload") or {}), token=str(item["token"]),
-                    attempts=int(item.get("attempts") or 0))
+    return DueEntry(
+        tenant=tenant,
+        kind=str(item["kind"]),
+        ref=str(item["ref"]),
+        due_at=parse_datetime(item["dueAt"]),
+        payload=dict(item.get("payload") or {}),
+        token=str(item["token"]),
+        attempts=int(item.get("attempts") or 0),
+    )
 
 
 def _same_token(entry: DueEntry) -> dict[str, Any]:
-    return {"ConditionExpression": "#token = :token", "ExpressionAttributeNames": {"#token": "token"},
-            "ExpressionAttributeValues": {":token": codec.serialize_value(entry.token)}}
+    return {
+        "ConditionExpression": "#token = :token",
+        "ExpressionAttributeNames": {"#token": "token"},
+        "ExpressionAttributeValues": {":token": codec.serialize_value(entry.token)},
+    }
 
 
 class EntryMoved(ConcurrentModification):
@@ -148,5 +187,6 @@ class EntryMoved(ConcurrentModification):
 
 
 def _moved(entry: DueEntry) -> Any:
-    return lambda: EntryMoved(f"The due entry {entry.kind} {entry.ref} was settled or moved meanwhile",
-                              codes.CONCURRENT_MODIFICATION)
+    return lambda: EntryMoved(
+        f"The due entry {entry.kind} {entry.ref} was settled or moved meanwhile", codes.CONCURRENT_MODIFICATION
+    )

@@ -1,4 +1,5 @@
 """Synchronous Lambda invocations (the per-tenant plugin functions)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -7,8 +8,16 @@ from typing import Any
 from chalicelib.core import codes
 from chalicelib.storage import clients
 
-_RETRYABLE = frozenset({"TooManyRequestsException", "ServiceException", "ResourceNotReadyException",
-                        "ResourceConflictException", "EC2ThrottledException", "SubnetIPAddressLimitReachedException"})
+_RETRYABLE = frozenset(
+    {
+        "TooManyRequestsException",
+        "ServiceException",
+        "ResourceNotReadyException",
+        "ResourceConflictException",
+        "EC2ThrottledException",
+        "SubnetIPAddressLimitReachedException",
+    }
+)
 
 
 class PayloadTooLarge(Exception):
@@ -35,8 +44,9 @@ INVOKE_READ_TIMEOUT_SECONDS = 60
 def lambda_client() -> Any:
     """The client of invocations: it waits for the function, and never sends an invocation twice by itself
     (a render or a plugin call retried behind the caller's back would run twice)."""
-    return clients.client("lambda", read_timeout=INVOKE_READ_TIMEOUT_SECONDS,
-                          retries={"total_max_attempts": 1, "mode": "standard"})
+    return clients.client(
+        "lambda", read_timeout=INVOKE_READ_TIMEOUT_SECONDS, retries={"total_max_attempts": 1, "mode": "standard"}
+    )
 
 
 def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> Invocation:
@@ -54,11 +64,13 @@ def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> 
         code = error.response.get("Error", {}).get("Code", "")
         if code == "ResourceNotFoundException":
             raise codes.not_found(
-                "plugin_function", f"{function_name}:{qualifier}" if qualifier else function_name) from None
+                "plugin_function", f"{function_name}:{qualifier}" if qualifier else function_name
+            ) from None
         if code == "RequestTooLargeException":
             raise PayloadTooLarge(f"the request to {function_name} is larger than Lambda takes") from None
         if code in _RETRYABLE:
             raise codes.SERVICE_UNAVAILABLE(
-                f"The plugin function {function_name} cannot be invoked now ({code})") from None
+                f"The plugin function {function_name} cannot be invoked now ({code})"
+            ) from None
         raise
     return Invocation(response["Payload"].read(), response.get("FunctionError"))

@@ -3,6 +3,7 @@
 Tenant records start with ``T#{tenantLocator}#``; system records (users, roles, tokens, the tenant
 registry) start with ``SYS#``. The gateway refuses any key outside the caller's scope.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ class Key:
 
 
 # --- system: identity and the tenant registry ---------------------------------------------------
+
 
 def user(user_locator: str) -> Key:
     return Key(f"SYS#USER#{user_locator}")
@@ -431,8 +433,9 @@ def billing_alias(tenant_locator: str, locator: str) -> Key:
 
 
 def billing_uninvoiced(tenant_locator: str, account_locator: str, generate_time: str, installment: str) -> Key:
-    return Key(billing_partition(tenant_locator, account_locator),
-               f"{BILLING_UNINVOICED_PREFIX}{generate_time}#{installment}")
+    return Key(
+        billing_partition(tenant_locator, account_locator), f"{BILLING_UNINVOICED_PREFIX}{generate_time}#{installment}"
+    )
 
 
 def billing_open_invoice(tenant_locator: str, account_locator: str, due_time: str, invoice: str) -> Key:
@@ -475,7 +478,6 @@ def tenant_payments_index(tenant_locator: str) -> str:
 def tenant_credits_index(tenant_locator: str) -> str:
     """GSI2: the tenant's credits (the account's reference of each posted payment), by payment locator."""
     return f"{tenant_scope(tenant_locator)}CREDITS"
-
 
 
 # --- schedules ------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 """Offset/count paging over Query: read offset + count + 1 items, never Scan, never filter."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,8 +23,13 @@ def page(
     start_key = None
     while len(items) < wanted:
         batch, start_key = gateway.query(
-            scope, pk, index=index, sk_prefix=sk_prefix, forward=forward,
-            limit=wanted - len(items), start_key=start_key,
+            scope,
+            pk,
+            index=index,
+            sk_prefix=sk_prefix,
+            forward=forward,
+            limit=wanted - len(items),
+            start_key=start_key,
         )
         items.extend(batch)
         if start_key is None:
@@ -32,7 +38,12 @@ def page(
 
 
 def all_items(
-    gateway: TableGateway, scope: str, pk: str, *, index: str | None = None, sk_prefix: str | None = None,
+    gateway: TableGateway,
+    scope: str,
+    pk: str,
+    *,
+    index: str | None = None,
+    sk_prefix: str | None = None,
     consistent: bool = False,
 ) -> list[dict[str, Any]]:
     """Every item of one partition (small, bounded collections only: a user's tokens, a policy's terms),
@@ -40,8 +51,9 @@ def all_items(
     items: list[dict[str, Any]] = []
     start_key = None
     while True:
-        batch, start_key = gateway.query(scope, pk, index=index, sk_prefix=sk_prefix, start_key=start_key,
-                                         consistent=consistent)
+        batch, start_key = gateway.query(
+            scope, pk, index=index, sk_prefix=sk_prefix, start_key=start_key, consistent=consistent
+        )
         items.extend(batch)
         if start_key is None:
             return items

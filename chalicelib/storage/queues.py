@@ -1,4 +1,5 @@
 """The SQS job queue: production implementation of the runtime's JobQueue port."""
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -28,8 +29,9 @@ class SqsJobQueue:
 
     def return_later(self, receipt_handle: str, seconds: int) -> None:
         """The received message delivered again in `seconds` (the local worker's injected delays and duplicates)."""
-        clients.sqs().change_message_visibility(QueueUrl=_queue_url(settings().jobs_queue_name),
-                                                ReceiptHandle=receipt_handle, VisibilityTimeout=seconds)
+        clients.sqs().change_message_visibility(
+            QueueUrl=_queue_url(settings().jobs_queue_name), ReceiptHandle=receipt_handle, VisibilityTimeout=seconds
+        )
 
     def delete(self, receipt_handle: str) -> None:
         clients.sqs().delete_message(QueueUrl=_queue_url(settings().jobs_queue_name), ReceiptHandle=receipt_handle)

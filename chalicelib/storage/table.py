@@ -1,4 +1,5 @@
 """The table gateway: every DynamoDB call goes through here, inside the caller's key scope."""
+
 from __future__ import annotations
 
 import json
@@ -46,8 +47,9 @@ class WriteOp:
     action: str  # Put | Update | Delete | ConditionCheck
     params: dict[str, Any]
     key: Key
-    on_condition_failure: ErrorFactory = field(default=lambda: codes.CONCURRENT_MODIFICATION(
-        "The record was changed by another request; reload it and retry"))
+    on_condition_failure: ErrorFactory = field(
+        default=lambda: codes.CONCURRENT_MODIFICATION("The record was changed by another request; reload it and retry")
+    )
 
 
 def put_new(item: dict[str, Any], on_exists: ErrorFactory | None = None) -> WriteOp:
@@ -91,10 +93,14 @@ def update(
     for i, name in enumerate(remove):
         names[f"#r{i}"] = name
         removes.append(f"#r{i}")
-    expression = " ".join(part for part in (
-        "SET " + ", ".join(sets) if sets else "",
-        "REMOVE " + ", ".join(removes) if removes else "",
-    ) if part)
+    expression = " ".join(
+        part
+        for part in (
+            "SET " + ", ".join(sets) if sets else "",
+            "REMOVE " + ", ".join(removes) if removes else "",
+        )
+        if part
+    )
     params: dict[str, Any] = {"Key": codec.serialize(key.as_dict()), "UpdateExpression": expression}
     if names:
         params["ExpressionAttributeNames"] = names
@@ -102,16 +108,26 @@ def update(
         params["ExpressionAttributeValues"] = values
     if conditions:
         params["ConditionExpression"] = " AND ".join(conditions)
-    return WriteOp("Update", params, key, on_failure or (lambda: codes.CONCURRENT_MODIFICATION(
-        "The record was changed by another request; reload it and retry")))
+    return WriteOp(
+        "Update",
+        params,
+        key,
+        on_failure
+        or (lambda: codes.CONCURRENT_MODIFICATION("The record was changed by another request; reload it and retry")),
+    )
 
 
 def delete(key: Key, *, must_exist: bool = False, on_missing: ErrorFactory | None = None) -> WriteOp:
     params: dict[str, Any] = {"Key": codec.serialize(key.as_dict())}
     if must_exist:
         params["ConditionExpression"] = "attribute_exists(PK)"
-    return WriteOp("Delete", params, key, on_missing or (lambda: codes.CONCURRENT_MODIFICATION(
-        "The record was changed by another request; reload it and retry")))
+    return WriteOp(
+        "Delete",
+        params,
+        key,
+        on_missing
+        or (lambda: codes.CONCURRENT_MODIFICATION("The record was changed by another request; reload it and retry")),
+    )
 
 
 def check_version(key: Key, expected_version: int, on_failure: ErrorFactory | None = None) -> WriteOp:
@@ -124,8 +140,8 @@ def check_version(key: Key, expected_version: int, on_failure: ErrorFactory | No
             "ExpressionAttributeValues": {":expected": codec.serialize_value(expected_version)},
         },
         key,
-        on_failure or (lambda: codes.CONCURRENT_MODIFICATION(
-            "The record was changed by another request; reload it and retry")),
+        on_failure
+        or (lambda: codes.CONCURRENT_MODIFICATION("The record was changed by another request; reload it and retry")),
     )
 
 
@@ -162,7 +178,7 @@ class TableGateway:
         for start in range(0, len(unique), 100):
             pending: dict[str, Any] | None = {
                 self.table_name: {
-                    "Keys": [codec.serialize(k.as_dict()) for k in unique[start:start + 100]],
+                    "Keys": [codec.serialize(k.as_dict()) for k in unique[start : start + 100]],
                     "ConsistentRead": True,
                 }
             }
@@ -272,8 +288,9 @@ class TableGateway:
                 return
             raise op.on_condition_failure() from None
 
-    def increment(self, scope: str, key: Key, attribute: str, *, below: int | None = None,
-                  on_limit: ErrorFactory | None = None) -> int:
+    def increment(
+        self, scope: str, key: Key, attribute: str, *, below: int | None = None, on_limit: ErrorFactory | None = None
+    ) -> int:
         """One UpdateItem: ADD 1 to a numeric attribute (the item and attribute start at 0), answering
         the new value. With `below`, only while the value before is below it (else `on_limit()`)."""
         _check_key(scope, key)
@@ -327,10 +344,10 @@ class TableGateway:
 
     def _batch_send(self, requests: list[dict[str, Any]]) -> None:
         for start in range(0, len(requests), BATCH_WRITE_ITEMS):
-            pending = requests[start:start + BATCH_WRITE_ITEMS]
+            pending = requests[start : start + BATCH_WRITE_ITEMS]
             for attempt in range(BATCH_WRITE_ATTEMPTS):
                 if attempt:
-                    ceiling = min(BATCH_WRITE_MAX_BACKOFF_SECONDS, BATCH_WRITE_BACKOFF_SECONDS * 2 ** attempt)
+                    ceiling = min(BATCH_WRITE_MAX_BACKOFF_SECONDS, BATCH_WRITE_BACKOFF_SECONDS * 2**attempt)
                     time.sleep(random.uniform(0, ceiling))
                 response = self._call(self._client.batch_write_item, RequestItems={self.table_name: pending})
                 pending = response.get("UnprocessedItems", {}).get(self.table_name, [])
@@ -400,11 +417,14 @@ def _with_write_token(action: str, params: dict[str, Any], token: str) -> dict[s
         return {**params, "Item": {**params["Item"], WRITE_TOKEN: {"S": token}}}
     expression = params["UpdateExpression"]
     setting = "SET #writeToken = :writeToken"
-    return {**params,
-            "UpdateExpression": setting + ", " + expression[4:] if expression.startswith("SET ")
-            else f"{setting} {expression}",
-            "ExpressionAttributeNames": {**params.get("ExpressionAttributeNames", {}), "#writeToken": WRITE_TOKEN},
-            "ExpressionAttributeValues": {**params.get("ExpressionAttributeValues", {}), ":writeToken": {"S": token}}}
+    return {
+        **params,
+        "UpdateExpression": setting + ", " + expression[4:]
+        if expression.startswith("SET ")
+        else f"{setting} {expression}",
+        "ExpressionAttributeNames": {**params.get("ExpressionAttributeNames", {}), "#writeToken": WRITE_TOKEN},
+        "ExpressionAttributeValues": {**params.get("ExpressionAttributeValues", {}), ":writeToken": {"S": token}},
+    }
 
 
 def _written_by(item: dict[str, Any] | None, token: str) -> bool:
@@ -445,8 +465,11 @@ def _check_op(scope: str, op: WriteOp) -> None:
     _check_key(scope, op.key)
     item = op.params.get("Item", {})
     _check_size(op, item)
-    index_keys = [(item.get(f"{index}{part}", {}).get("S"), limit) for index in INDEXES
-                  for part, limit in (("PK", HASH_KEY_MAX_BYTES), ("SK", RANGE_KEY_MAX_BYTES))]
+    index_keys = [
+        (item.get(f"{index}{part}", {}).get("S"), limit)
+        for index in INDEXES
+        for part, limit in (("PK", HASH_KEY_MAX_BYTES), ("SK", RANGE_KEY_MAX_BYTES))
+    ]
     if not _storable(op.key) or any(_too_long(value, limit) for value, limit in index_keys):
         raise codes.REQUEST_VALUE_TOO_LONG("A value is too long to be stored")
     partition_values = [item.get(f"{index}PK", {}).get("S") for index in INDEXES]
@@ -473,7 +496,9 @@ def _check_size(op: WriteOp, item: dict[str, Any]) -> None:
         values = op.params.get("ExpressionAttributeValues", {})
         size = codec.item_size(op.params["Key"]) + sum(
             len(names.get("#" + placeholder[1:], "").encode("utf-8")) + codec.item_size({"": value})
-            for placeholder, value in values.items() if placeholder.startswith(":s"))
+            for placeholder, value in values.items()
+            if placeholder.startswith(":s")
+        )
     else:
         return
     if size > codec.MAX_ITEM_BYTES:
@@ -482,8 +507,10 @@ def _check_size(op: WriteOp, item: dict[str, Any]) -> None:
 
 
 def _too_large(what: str) -> DomainError:
-    return codes.RECORD_TOO_LARGE(f"{what}; one record holds at most {codec.MAX_ITEM_BYTES:,} bytes (DynamoDB's "
-                                  "400 KB item limit): send less data")
+    return codes.RECORD_TOO_LARGE(
+        f"{what}; one record holds at most {codec.MAX_ITEM_BYTES:,} bytes (DynamoDB's "
+        "400 KB item limit): send less data"
+    )
 
 
 @lru_cache(maxsize=1)
@@ -495,8 +522,9 @@ def gateway() -> TableGateway:
     return _gateway(settings().table_name)
 
 
-def chunked(groups: Sequence[Sequence[WriteOp]], max_items: int, max_bytes: int,
-            size: Callable[[WriteOp], int]) -> list[list[WriteOp]]:
+def chunked(
+    groups: Sequence[Sequence[WriteOp]], max_items: int, max_bytes: int, size: Callable[[WriteOp], int]
+) -> list[list[WriteOp]]:
     """The groups' operations in key order (of each group's first), packed in order into as few chunks
     as hold at most `max_items` operations and `max_bytes` (by `size`) each, never splitting a group.
     Deterministic: the same groups give the same chunks."""

@@ -22,6 +22,7 @@ Errors: Lambda's and IAM's throttling, a function still being updated and a role
 eventually consistent) are `Retry` (the job runs again); what Lambda refuses for good (code too large, a
 handler it rejects) is `Refused`, whose message names what it said.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,11 +35,22 @@ from chalicelib.settings import settings
 from chalicelib.storage import clients
 
 ALIAS_NAME_LENGTH = 128
-_RETRYABLE = frozenset({
-    "TooManyRequestsException", "ServiceException", "ResourceNotReadyException", "ResourceConflictException",
-    "PreconditionFailedException", "ThrottlingException", "Throttling", "ServiceFailure", "ServiceUnavailable",
-    "ConcurrentModification", "ConcurrentModificationException", "EC2ThrottledException",
-})
+_RETRYABLE = frozenset(
+    {
+        "TooManyRequestsException",
+        "ServiceException",
+        "ResourceNotReadyException",
+        "ResourceConflictException",
+        "PreconditionFailedException",
+        "ThrottlingException",
+        "Throttling",
+        "ServiceFailure",
+        "ServiceUnavailable",
+        "ConcurrentModification",
+        "ConcurrentModificationException",
+        "EC2ThrottledException",
+    }
+)
 _LOG_POLICY = "own-logs"
 _WAIT_SECONDS = 1.0
 _WAIT_ATTEMPTS = 60
@@ -75,8 +87,9 @@ class Published:
     code_sha256: str
 
 
-def publish(spec: FunctionSpec, code_bucket: str, code_key: str, code_sha256: str, alias: str,
-            verify: Callable[[str], None]) -> Published:
+def publish(
+    spec: FunctionSpec, code_bucket: str, code_key: str, code_sha256: str, alias: str, verify: Callable[[str], None]
+) -> Published:
     """The function running the code object `code_bucket`/`code_key` (whose SHA-256, base64 as Lambda writes
     it, is `code_sha256`) at alias `alias` (see the module docstring). `verify(version)` runs before the alias
     points at the version (it raises what stops the publish)."""
@@ -85,15 +98,23 @@ def publish(spec: FunctionSpec, code_bucket: str, code_key: str, code_sha256: st
     configuration = _configuration(spec, role_arn)
     lambda_ = clients.client("lambda")
     existing = _call(lambda_.get_function_configuration, FunctionName=spec.name, missing_ok=True)
-    same = None if existing is None else next(
-        (found for found in _version_configurations(spec.name) if _runs_as(found, configuration, code_sha256)), None)
+    same = (
+        None
+        if existing is None
+        else next(
+            (found for found in _version_configurations(spec.name) if _runs_as(found, configuration, code_sha256)), None
+        )
+    )
     if same is not None:
         version = str(same["Version"])
     else:
         version = _published_version(spec, code, configuration, code_sha256, alias, existing is None)
     if spec.reserved_concurrency:
-        _call(lambda_.put_function_concurrency, FunctionName=spec.name,
-              ReservedConcurrentExecutions=spec.reserved_concurrency)
+        _call(
+            lambda_.put_function_concurrency,
+            FunctionName=spec.name,
+            ReservedConcurrentExecutions=spec.reserved_concurrency,
+        )
     verify(version)
     if _call(lambda_.get_alias, FunctionName=spec.name, Name=alias, missing_ok=True) is None:
         _call(lambda_.create_alias, FunctionName=spec.name, Name=alias, FunctionVersion=version)
@@ -102,20 +123,28 @@ def publish(spec: FunctionSpec, code_bucket: str, code_key: str, code_sha256: st
     return Published(version, code_sha256)
 
 
-def _published_version(spec: FunctionSpec, code: dict[str, Any], configuration: dict[str, Any], code_sha256: str,
-                       alias: str, create: bool) -> str:
+def _published_version(
+    spec: FunctionSpec, code: dict[str, Any], configuration: dict[str, Any], code_sha256: str, alias: str, create: bool
+) -> str:
     lambda_ = clients.client("lambda")
     if create:
-        _call(lambda_.create_function, FunctionName=spec.name, PackageType="Zip", Code=code, Publish=False,
-              **configuration)
+        _call(
+            lambda_.create_function,
+            FunctionName=spec.name,
+            PackageType="Zip",
+            Code=code,
+            Publish=False,
+            **configuration,
+        )
     else:
         _wait_until_updatable(spec.name)
         _call(lambda_.update_function_configuration, FunctionName=spec.name, **configuration)
         _wait_until_updatable(spec.name, updated=True)
         _call(lambda_.update_function_code, FunctionName=spec.name, **code)
     _wait_until_updatable(spec.name, updated=True)
-    published = _call(lambda_.publish_version, FunctionName=spec.name, CodeSha256=code_sha256,
-                      Description=f"configuration {alias}")
+    published = _call(
+        lambda_.publish_version, FunctionName=spec.name, CodeSha256=code_sha256, Description=f"configuration {alias}"
+    )
     if published.get("CodeSha256") not in (None, code_sha256):
         raise Retry(f"{spec.name} published other code than configuration {alias}'s: another publish ran")
     return str(published["Version"])
@@ -124,12 +153,16 @@ def _published_version(spec: FunctionSpec, code: dict[str, Any], configuration: 
 def _runs_as(published: dict[str, Any], configuration: dict[str, Any], code_sha256: str) -> bool:
     """Whether a published version runs this code with this configuration (then an alias may point at it)."""
     vpc = published.get("VpcConfig") or {}
-    return (published.get("CodeSha256") == code_sha256
-            and all(published.get(name) == configuration[name]
-                    for name in ("Role", "Handler", "Runtime", "MemorySize", "Timeout"))
-            and sorted(vpc.get("SubnetIds") or []) == sorted(configuration["VpcConfig"]["SubnetIds"])
-            and sorted(vpc.get("SecurityGroupIds") or []) == sorted(configuration["VpcConfig"]["SecurityGroupIds"])
-            and [layer.get("Arn") for layer in published.get("Layers") or []] == configuration["Layers"])
+    return (
+        published.get("CodeSha256") == code_sha256
+        and all(
+            published.get(name) == configuration[name]
+            for name in ("Role", "Handler", "Runtime", "MemorySize", "Timeout")
+        )
+        and sorted(vpc.get("SubnetIds") or []) == sorted(configuration["VpcConfig"]["SubnetIds"])
+        and sorted(vpc.get("SecurityGroupIds") or []) == sorted(configuration["VpcConfig"]["SecurityGroupIds"])
+        and [layer.get("Arn") for layer in published.get("Layers") or []] == configuration["Layers"]
+    )
 
 
 def alias_version(function_name: str, alias: str) -> str | None:
@@ -140,8 +173,12 @@ def alias_version(function_name: str, alias: str) -> str | None:
 
 def function_version(function_name: str, version: str) -> dict[str, Any] | None:
     """A published version's configuration (CodeSha256, MemorySize, Timeout, Handler, ...), or None."""
-    found: dict[str, Any] | None = _call(clients.client("lambda").get_function_configuration,
-                                         FunctionName=function_name, Qualifier=version, missing_ok=True)
+    found: dict[str, Any] | None = _call(
+        clients.client("lambda").get_function_configuration,
+        FunctionName=function_name,
+        Qualifier=version,
+        missing_ok=True,
+    )
     return found
 
 
@@ -151,8 +188,9 @@ def aliases(function_name: str) -> dict[str, str]:
     found: dict[str, str] = {}
     marker: str | None = None
     while True:
-        page = _call(lambda_.list_aliases, FunctionName=function_name, missing_ok=True,
-                     **({"Marker": marker} if marker else {}))
+        page = _call(
+            lambda_.list_aliases, FunctionName=function_name, missing_ok=True, **({"Marker": marker} if marker else {})
+        )
         if page is None:
             return found
         found.update({alias["Name"]: str(alias["FunctionVersion"]) for alias in page.get("Aliases", [])})
@@ -172,8 +210,12 @@ def _version_configurations(function_name: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     marker: str | None = None
     while True:
-        page = _call(lambda_.list_versions_by_function, FunctionName=function_name, missing_ok=True,
-                     **({"Marker": marker} if marker else {}))
+        page = _call(
+            lambda_.list_versions_by_function,
+            FunctionName=function_name,
+            missing_ok=True,
+            **({"Marker": marker} if marker else {}),
+        )
         if page is None:
             return found
         found += [version for version in page.get("Versions", []) if version["Version"] != "$LATEST"]
@@ -208,8 +250,9 @@ def layer(name: str, content_sha256: str, build: Callable[[], bytes], runtime: s
     description = f"sha256:{content_sha256}"
     marker: str | None = None
     while True:
-        page = _call(lambda_.list_layer_versions, LayerName=name, missing_ok=True,
-                     **({"Marker": marker} if marker else {}))
+        page = _call(
+            lambda_.list_layer_versions, LayerName=name, missing_ok=True, **({"Marker": marker} if marker else {})
+        )
         for version in (page or {}).get("LayerVersions", []):
             if version.get("Description") == description:
                 return str(version["LayerVersionArn"])
@@ -218,23 +261,34 @@ def layer(name: str, content_sha256: str, build: Callable[[], bytes], runtime: s
             break
     bucket, key = settings().bucket_name, layer_key(name, content_sha256)
     _call(clients.s3().put_object, Bucket=bucket, Key=key, Body=build(), ContentType="application/zip")
-    published = _call(lambda_.publish_layer_version, LayerName=name, Description=description,
-                      Content={"S3Bucket": bucket, "S3Key": key}, CompatibleRuntimes=[runtime])
+    published = _call(
+        lambda_.publish_layer_version,
+        LayerName=name,
+        Description=description,
+        Content={"S3Bucket": bucket, "S3Key": key},
+        CompatibleRuntimes=[runtime],
+    )
     return str(published["LayerVersionArn"])
 
 
 # --- the role --------------------------------------------------------------------------------------------
 
 
-NETWORK_INTERFACE_ACTIONS = ["ec2:CreateNetworkInterface", "ec2:DescribeNetworkInterfaces", "ec2:DescribeSubnets",
-                             "ec2:DeleteNetworkInterface", "ec2:AssignPrivateIpAddresses",
-                             "ec2:UnassignPrivateIpAddresses"]
+NETWORK_INTERFACE_ACTIONS = [
+    "ec2:CreateNetworkInterface",
+    "ec2:DescribeNetworkInterfaces",
+    "ec2:DescribeSubnets",
+    "ec2:DeleteNetworkInterface",
+    "ec2:AssignPrivateIpAddresses",
+    "ec2:UnassignPrivateIpAddresses",
+]
 """What Lambda needs of a function's role to place it in its subnets (it makes the network interfaces with the
 role's permissions); code inside cannot use them: its subnets have no route out and no endpoints."""
 
 
-def role_policy(function_name: str, region: str, account: str, partition: str = "aws", *,
-                in_vpc: bool = False) -> dict[str, Any]:
+def role_policy(
+    function_name: str, region: str, account: str, partition: str = "aws", *, in_vpc: bool = False
+) -> dict[str, Any]:
     """The role's only permissions: its own log group (and, in a VPC, the network interfaces Lambda makes)."""
     group = f"arn:{partition}:logs:{region}:{account}:log-group:/aws/lambda/{function_name}"
     statements: list[dict[str, Any]] = [
@@ -246,25 +300,34 @@ def role_policy(function_name: str, region: str, account: str, partition: str = 
     return {"Version": "2012-10-17", "Statement": statements}
 
 
-TRUST_POLICY = {"Version": "2012-10-17", "Statement": [
-    {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}]}
+TRUST_POLICY = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}],
+}
 
 
 def _role(spec: FunctionSpec) -> str:
     iam = clients.client("iam")
     found = _call(iam.get_role, RoleName=spec.name, missing_ok=True)
     if found is None:
-        arguments: dict[str, Any] = {"RoleName": spec.name, "Path": "/pas-tenant/",
-                                     "AssumeRolePolicyDocument": json.dumps(TRUST_POLICY),
-                                     "Description": f"the tenant function {spec.name}: its own logs only"}
+        arguments: dict[str, Any] = {
+            "RoleName": spec.name,
+            "Path": "/pas-tenant/",
+            "AssumeRolePolicyDocument": json.dumps(TRUST_POLICY),
+            "Description": f"the tenant function {spec.name}: its own logs only",
+        }
         if spec.boundary_arn:
             arguments["PermissionsBoundary"] = spec.boundary_arn
         found = _call(iam.create_role, **arguments)
     role = found["Role"]
     _, partition, _, _, account, _ = role["Arn"].split(":", 5)
     region = clients.client("lambda").meta.region_name
-    _call(iam.put_role_policy, RoleName=spec.name, PolicyName=_LOG_POLICY,
-          PolicyDocument=json.dumps(role_policy(spec.name, region, account, partition, in_vpc=bool(spec.subnet_ids))))
+    _call(
+        iam.put_role_policy,
+        RoleName=spec.name,
+        PolicyName=_LOG_POLICY,
+        PolicyDocument=json.dumps(role_policy(spec.name, region, account, partition, in_vpc=bool(spec.subnet_ids))),
+    )
     return str(role["Arn"])
 
 
@@ -273,8 +336,13 @@ def _role(spec: FunctionSpec) -> str:
 
 def _configuration(spec: FunctionSpec, role_arn: str) -> dict[str, Any]:
     configuration: dict[str, Any] = {
-        "Role": role_arn, "Handler": spec.handler, "Runtime": spec.runtime, "MemorySize": spec.memory_mb,
-        "Timeout": spec.timeout_seconds, "Description": spec.description, "Environment": {"Variables": {}},
+        "Role": role_arn,
+        "Handler": spec.handler,
+        "Runtime": spec.runtime,
+        "MemorySize": spec.memory_mb,
+        "Timeout": spec.timeout_seconds,
+        "Description": spec.description,
+        "Environment": {"Variables": {}},
         "VpcConfig": {"SubnetIds": list(spec.subnet_ids), "SecurityGroupIds": list(spec.security_group_ids)},
         "Layers": list(spec.layers),
     }

@@ -12,6 +12,7 @@ tenant's events by their commit time (`{committed}#{locator}`) and a test-clock 
 time, then commit time (`{timestamp}#{committed}#{locator}`): the business moments of a test clock's
 tenant are few (its clock stands still between advances), so its commit order breaks the ties; either
 way `committedAt` keeps the real commit time that the stream's settle window is measured on."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -89,8 +90,15 @@ class NestedUnitOfWork:
 
 
 class TransactionUnitOfWork:
-    def __init__(self, ctx: CallContext, gateway: TableGateway, clock: Clock, scope: str, *,
-                 business_time: Callable[[], bool] = lambda: False):
+    def __init__(
+        self,
+        ctx: CallContext,
+        gateway: TableGateway,
+        clock: Clock,
+        scope: str,
+        *,
+        business_time: Callable[[], bool] = lambda: False,
+    ):
         """`clock`: real time (the commit's). `business_time`: whether the events take `ctx.now` as their
         timestamp (a test-clock tenant); asked only when there are events to write."""
         self.ctx = ctx
@@ -140,8 +148,9 @@ class TransactionUnitOfWork:
             action()
         return events
 
-    def _event_item(self, event_type: str, data: dict[str, Any], now: datetime,
-                    business: datetime | None) -> dict[str, Any]:
+    def _event_item(
+        self, event_type: str, data: dict[str, Any], now: datetime, business: datetime | None
+    ) -> dict[str, Any]:
         locator = new_locator()
         committed = isoformat(now)
         stamp = committed if business is None else isoformat(business)
@@ -167,8 +176,13 @@ class TransactionUnitOfWork:
     def _created(self, entity: str) -> str | None:
         """The locator of the record of `entity` this commit creates (what a create route created): the first it
         puts on condition that none exists, else the first it puts (a commit may rewrite others of the entity)."""
-        puts = [op for op in self._ops if op.action == "Put"
-                and op.params["Item"].get("entity") == {"S": entity} and "S" in op.params["Item"].get("locator", {})]
+        puts = [
+            op
+            for op in self._ops
+            if op.action == "Put"
+            and op.params["Item"].get("entity") == {"S": entity}
+            and "S" in op.params["Item"].get("locator", {})
+        ]
         new = [op for op in puts if op.params.get("ConditionExpression") == "attribute_not_exists(PK)"]
         chosen = (new or puts)[:1]
         return str(chosen[0].params["Item"]["locator"]["S"]) if chosen else None
@@ -190,5 +204,6 @@ class TransactionUnitOfWork:
         created = self._created(claim.creates) if claim.creates else None
         if created is not None:
             item["createdLocator"] = created
-        return table.put_new(item, lambda: codes.IDEMPOTENCY_IN_PROGRESS(
-            "A request with this idempotency key is in progress"))
+        return table.put_new(
+            item, lambda: codes.IDEMPOTENCY_IN_PROGRESS("A request with this idempotency key is in progress")
+        )

@@ -8,6 +8,7 @@
 
 Each map is bounded, least recently used out, because one process serves many tenants.
 """
+
 from __future__ import annotations
 
 import threading

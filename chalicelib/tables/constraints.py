@@ -14,6 +14,7 @@ distinct values of its column among the matching rows, in row order, as text (nu
 trailing zeros, booleans as true/false). Values are compared as the column's dataType reads them,
 so "1.50" in the data equals 1.5 in the table.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -58,24 +59,37 @@ def constrained_fields(properties: Mapping[str, Any]) -> list[FieldConstraint]:
         if not isinstance(where, Mapping):
             where = {}
         conditions = tuple(
-            Condition(column=column, key=str(condition.get("key") or ""),
-                      values=tuple(str(value) for value in condition.get("values") or ()))
-            for column, condition in where.items() if isinstance(condition, Mapping))
-        found.append(FieldConstraint(field=field, table=str(constraint.get("table")),
-                                     column=str(constraint.get("column")), where=conditions))
+            Condition(
+                column=column,
+                key=str(condition.get("key") or ""),
+                values=tuple(str(value) for value in condition.get("values") or ()),
+            )
+            for column, condition in where.items()
+            if isinstance(condition, Mapping)
+        )
+        found.append(
+            FieldConstraint(
+                field=field, table=str(constraint.get("table")), column=str(constraint.get("column")), where=conditions
+            )
+        )
     return found
 
 
-def allowed_options(constraints: Sequence[FieldConstraint], data: Mapping[str, Any],
-                    tables: Mapping[str, ConstraintTable]) -> dict[str, list[str]]:
+def allowed_options(
+    constraints: Sequence[FieldConstraint], data: Mapping[str, Any], tables: Mapping[str, ConstraintTable]
+) -> dict[str, list[str]]:
     """Field name -> its options. `tables` holds every table the constraints name (by static name);
     409 when a constraint names a column its table lacks."""
     answer: dict[str, list[str]] = {}
     for constraint in constraints:
         table = tables[constraint.table]
         _require_columns(constraint, table.schema)
-        tests = [(condition.column, wanted) for condition in constraint.where
-                 for wanted in (_wanted(condition, data, table.schema),) if wanted is not None]
+        tests = [
+            (condition.column, wanted)
+            for condition in constraint.where
+            for wanted in (_wanted(condition, data, table.schema),)
+            if wanted is not None
+        ]
         options: dict[str, None] = {}
         for row in table.rows:
             if all(canonical(row.get(column)) in wanted for column, wanted in tests):
@@ -84,8 +98,9 @@ def allowed_options(constraints: Sequence[FieldConstraint], data: Mapping[str, A
     return answer
 
 
-def dependencies(constraints: Sequence[FieldConstraint],
-                 static_locators: Mapping[str, str]) -> dict[str, dict[str, Any]]:
+def dependencies(
+    constraints: Sequence[FieldConstraint], static_locators: Mapping[str, str]
+) -> dict[str, dict[str, Any]]:
     """Field name -> ConstraintDependency `{column, table, where: {column: {staticLocator, fieldName,
     values}}}`: which field each condition reads (`fieldName` is the last segment of its `key`;
     `staticLocator` is `static_locators[key]`, "" when not given) and its fixed `values`."""
@@ -93,10 +108,14 @@ def dependencies(constraints: Sequence[FieldConstraint],
         constraint.field: {
             "column": constraint.column,
             "table": constraint.table,
-            "where": {condition.column: {"staticLocator": static_locators.get(condition.key, ""),
-                                         "fieldName": condition.key.rsplit(".", 1)[-1],
-                                         "values": list(condition.values)}
-                      for condition in constraint.where},
+            "where": {
+                condition.column: {
+                    "staticLocator": static_locators.get(condition.key, ""),
+                    "fieldName": condition.key.rsplit(".", 1)[-1],
+                    "values": list(condition.values),
+                }
+                for condition in constraint.where
+            },
         }
         for constraint in constraints
     }
@@ -132,4 +151,5 @@ def _require_columns(constraint: FieldConstraint, schema: TableSchema) -> None:
     if missing:
         raise codes.CONSTRAINT_TABLE_COLUMN_UNKNOWN(
             f"The constraint of field '{constraint.field}' names column(s) {', '.join(missing)}, "
-            f"which constraint table {constraint.table} does not have")
+            f"which constraint table {constraint.table} does not have"
+        )

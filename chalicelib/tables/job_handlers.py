@@ -1,4 +1,5 @@
 """Asynchronous work of the tables domain."""
+
 from __future__ import annotations
 
 from typing import Any

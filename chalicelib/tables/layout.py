@@ -8,6 +8,7 @@
   upload does not write into one partition.
 - Constraint table: all rows, small enough to keep whole.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -62,14 +63,27 @@ def lookup_rows(rows: list[ParsedRow], schema: TableSchema) -> dict[str, dict[st
         if joined is None:
             continue
         if joined in first_row:
-            problems.append((codes.TABLE_DUPLICATE_KEY, FieldError(f"rows[{row.number}]", (
-                f"row {row.number}: the key {_shown_key(row, schema)} is already on row {first_row[joined]}"))))
+            problems.append(
+                (
+                    codes.TABLE_DUPLICATE_KEY,
+                    FieldError(
+                        f"rows[{row.number}]",
+                        (f"row {row.number}: the key {_shown_key(row, schema)} is already on row {first_row[joined]}"),
+                    ),
+                )
+            )
         else:
             first_row[joined] = row.number
             values = {name: value for name, value in row.values.items() if name not in key_names}
             if _size(values) > MAX_ITEM_BYTES:
-                problems.append((codes.TABLE_ROW_TOO_LARGE, FieldError(f"rows[{row.number}]", (
-                    f"row {row.number}: the row is larger than {MAX_ITEM_BYTES} bytes"))))
+                problems.append(
+                    (
+                        codes.TABLE_ROW_TOO_LARGE,
+                        FieldError(
+                            f"rows[{row.number}]", (f"row {row.number}: the row is larger than {MAX_ITEM_BYTES} bytes")
+                        ),
+                    )
+                )
             by_key[joined] = values
         if len(problems) >= MAX_REPORTED:
             break
@@ -90,8 +104,18 @@ def range_rows(rows: list[ParsedRow], schema: TableSchema) -> dict[str, RangeKey
             continue
         low, high = row.values[start], row.values.get(end) if end else None
         if high is not None and not low < high:
-            problems.append((codes.TABLE_INVALID_RANGE, FieldError(f"rows[{row.number}].{end}", (
-                f"row {row.number}: the range [{low}, {high}) is empty; its end must be greater than its start"))))
+            problems.append(
+                (
+                    codes.TABLE_INVALID_RANGE,
+                    FieldError(
+                        f"rows[{row.number}].{end}",
+                        (
+                            f"row {row.number}: the range [{low}, {high}) is empty; "
+                            "its end must be greater than its start"
+                        ),
+                    ),
+                )
+            )
         else:
             grouped.setdefault(joined, []).append(row)
     laid_out: dict[str, RangeKey] = {}
@@ -100,10 +124,20 @@ def range_rows(rows: list[ParsedRow], schema: TableSchema) -> dict[str, RangeKey
         for before, after in zip(members, members[1:]):
             before_end = before.values.get(end) if end else None
             if before_end is None or after.values[start] < before_end:
-                problems.append((codes.TABLE_OVERLAPPING_RANGES, FieldError(f"rows[{after.number}].{start}", (
-                    f"row {after.number}: the range starting at {after.values[start]} overlaps the range of row "
-                    f"{before.number} ({_shown_range(before, start, end)}) for the key "
-                    f"{_shown_key(after, schema)}"))))
+                problems.append(
+                    (
+                        codes.TABLE_OVERLAPPING_RANGES,
+                        FieldError(
+                            f"rows[{after.number}].{start}",
+                            (
+                                f"row {after.number}: the range starting at {after.values[start]} overlaps "
+                                "the range of row "
+                                f"{before.number} ({_shown_range(before, start, end)}) for the key "
+                                f"{_shown_key(after, schema)}"
+                            ),
+                        ),
+                    )
+                )
         ranges = [{name: value for name, value in row.values.items() if name not in key_names} for row in members]
         laid_out[joined] = _chunked(ranges, start)
     _raise_if_any(problems[:MAX_REPORTED], "ranges that cannot be stored")
@@ -139,14 +173,19 @@ def find_range(ranges: Sequence[dict[str, Any]], bound: Decimal, schema: TableSc
     return found if high is None or bound < high else None
 
 
-def constraint_values(rows: Sequence[Mapping[str, Any]], schema: TableSchema,
-                      filters: Sequence[str]) -> dict[str, list[Any]]:
+def constraint_values(
+    rows: Sequence[Mapping[str, Any]], schema: TableSchema, filters: Sequence[str]
+) -> dict[str, list[Any]]:
     """For the rows whose first columns match `filters` (one per column in the configuration's
     order; an empty filter matches anything), the values of every column: distinct, in row order,
     where the column says makeDistinct, else one per row."""
-    matching = [row for row in rows
-                if all(not wanted or canonical(row.get(column.name)) == wanted
-                       for wanted, column in zip(filters, schema.columns))]
+    matching = [
+        row
+        for row in rows
+        if all(
+            not wanted or canonical(row.get(column.name)) == wanted for wanted, column in zip(filters, schema.columns)
+        )
+    ]
     answer: dict[str, list[Any]] = {}
     for column in schema.columns:
         values = [row.get(column.name) for row in matching]
@@ -167,8 +206,15 @@ def _raise_if_any(problems: _Problems, what: str) -> None:
 def _checked_key(row: ParsedRow, schema: TableSchema, problems: _Problems) -> str | None:
     joined = row_key(row.values, schema)
     if len(joined.encode("utf-8")) > MAX_KEY_BYTES:
-        problems.append((codes.TABLE_KEY_INVALID, FieldError(f"rows[{row.number}]", (
-            f"row {row.number}: the key values are longer than {MAX_KEY_BYTES} bytes together"))))
+        problems.append(
+            (
+                codes.TABLE_KEY_INVALID,
+                FieldError(
+                    f"rows[{row.number}]",
+                    (f"row {row.number}: the key values are longer than {MAX_KEY_BYTES} bytes together"),
+                ),
+            )
+        )
         return None
     return joined
 

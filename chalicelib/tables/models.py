@@ -5,6 +5,7 @@ A table is declared by the configuration under a static name (`tables`, `rangeTa
 one static name for some jurisdictions (none: every jurisdiction). Every upload of an instance is a
 version with the columns it was checked against and the time from which it is in force.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -64,9 +65,16 @@ class TableSchema(BaseModel):
     def of_definition(cls, kind: TableKind, definition: dict[str, Any]) -> TableSchema:
         """From a TableRef, RangeTableRef or ConstraintTableRef of the normal-form model. Range
         bound columns that the definition does not list are decimal columns."""
-        columns = [Column(name=name, dataType=str(spec.get("dataType", "string")), isKey=bool(spec.get("isKey")),
-                          makeDistinct=bool(spec.get("makeDistinct")))
-                   for name, spec in (definition.get("columns") or {}).items() if isinstance(spec, dict)]
+        columns = [
+            Column(
+                name=name,
+                dataType=str(spec.get("dataType", "string")),
+                isKey=bool(spec.get("isKey")),
+                makeDistinct=bool(spec.get("makeDistinct")),
+            )
+            for name, spec in (definition.get("columns") or {}).items()
+            if isinstance(spec, dict)
+        ]
         range_start = range_end = None
         if kind is TableKind.RANGE:
             range_start, range_end = definition.get("rangeStart"), definition.get("rangeEnd") or None
@@ -74,9 +82,13 @@ class TableSchema(BaseModel):
             columns = [c.model_copy(update={"isKey": False}) if c.name in bounds else c for c in columns]
             listed = {c.name for c in columns}
             columns += [Column(name=bound, dataType="decimal") for bound in bounds if bound not in listed]
-        return cls(kind=kind, columns=tuple(columns),
-                   selectionTimeBasis=definition.get("selectionTimeBasis") or DEFAULT_SELECTION_TIME_BASIS,
-                   rangeStart=range_start, rangeEnd=range_end)
+        return cls(
+            kind=kind,
+            columns=tuple(columns),
+            selectionTimeBasis=definition.get("selectionTimeBasis") or DEFAULT_SELECTION_TIME_BASIS,
+            rangeStart=range_start,
+            rangeEnd=range_end,
+        )
 
     @property
     def key_columns(self) -> tuple[Column, ...]:
@@ -117,8 +129,9 @@ class Selection(BaseModel):
     revision: int = 0
 
     def with_entry(self, entry: VersionEntry, schema: TableSchema) -> Selection:
-        return Selection(entries=(*self.entries, entry), schemas={**self.schemas, entry.schemaDigest: schema},
-                         revision=self.revision)
+        return Selection(
+            entries=(*self.entries, entry), schemas={**self.schemas, entry.schemaDigest: schema}, revision=self.revision
+        )
 
 
 def latest(entries: Sequence[VersionEntry]) -> VersionEntry:

@@ -4,6 +4,7 @@ to each column's dataType; and the canonical text of values, which makes lookup 
 Rows are numbered as a spreadsheet shows them: the header is row 1. Every problem names its row and
 column; up to MAX_REPORTED are reported at once (`fieldErrors` field `rows[<row>].<column>`).
 """
+
 from __future__ import annotations
 
 import csv
@@ -29,7 +30,7 @@ MAX_KEY_BYTES = 1000
 
 
 _INTEGER = re.compile(r"[+-]?\d+")
-_INTEGER_BOUNDS = {"int": 2 ** 31, "long": 2 ** 63}
+_INTEGER_BOUNDS = {"int": 2**31, "long": 2**63}
 _DYNAMODB_DIGITS = 38
 _IGNORED_NAMES = frozenset({".DS_Store"})
 _EXACT = Context(prec=100)
@@ -44,16 +45,21 @@ def read_zip(data: bytes) -> tuple[str, bytes]:
     except (zipfile.BadZipFile, ValueError, OSError, EOFError):
         raise codes.TABLE_FILE_NOT_ZIP("The uploaded file is not a ZIP archive") from None
     with archive:
-        entries = [info for info in archive.infolist() if not info.is_dir()
-                   and not info.filename.startswith("__MACOSX/")
-                   and PurePosixPath(info.filename).name not in _IGNORED_NAMES]
+        entries = [
+            info
+            for info in archive.infolist()
+            if not info.is_dir()
+            and not info.filename.startswith("__MACOSX/")
+            and PurePosixPath(info.filename).name not in _IGNORED_NAMES
+        ]
         if len(entries) != 1 or not entries[0].filename.lower().endswith(".csv"):
             names = ", ".join(info.filename for info in entries) or "nothing"
             raise codes.TABLE_FILE_INVALID(f"The ZIP must hold exactly one .csv file; it holds {names}")
         (entry,) = entries
         if entry.file_size > MAX_UNCOMPRESSED_BYTES:
-            raise codes.TABLE_FILE_TOO_LARGE(f"The CSV inflates to {entry.file_size} bytes; at most "
-                                             f"{MAX_UNCOMPRESSED_BYTES} are allowed")
+            raise codes.TABLE_FILE_TOO_LARGE(
+                f"The CSV inflates to {entry.file_size} bytes; at most {MAX_UNCOMPRESSED_BYTES} are allowed"
+            )
         try:
             with archive.open(entry) as stream:
                 content = stream.read(MAX_UNCOMPRESSED_BYTES + 1)
@@ -85,8 +91,11 @@ def parse_csv(content: bytes, schema: TableSchema, table: str) -> list[ParsedRow
             if not any(cell.strip() for cell in record):
                 continue
             if len(record) != len(columns):
-                problems.append(FieldError(f"rows[{number}]", f"row {number}: has {len(record)} cells; "
-                                                             f"the header has {len(columns)}"))
+                problems.append(
+                    FieldError(
+                        f"rows[{number}]", f"row {number}: has {len(record)} cells; the header has {len(columns)}"
+                    )
+                )
             else:
                 rows.append(ParsedRow(number, _parse_record(number, record, columns, required, problems)))
             if len(problems) >= MAX_REPORTED:
@@ -111,18 +120,22 @@ def _columns_of_header(header: list[str], schema: TableSchema, table: str) -> li
     missing = [name for name in expected if name not in header]
     unknown = [name for name in header if name not in expected]
     if twice or missing or unknown:
-        problems = [f"missing {', '.join(missing)}" if missing else "",
-                    f"unknown {', '.join(repr(name) for name in unknown)}" if unknown else "",
-                    f"repeated {', '.join(twice)}" if twice else ""]
+        problems = [
+            f"missing {', '.join(missing)}" if missing else "",
+            f"unknown {', '.join(repr(name) for name in unknown)}" if unknown else "",
+            f"repeated {', '.join(twice)}" if twice else "",
+        ]
         raise codes.TABLE_COLUMNS_MISMATCH(
             f"The CSV header does not match the columns of {schema.kind.value} {table} "
             f"({', '.join(expected)}): {'; '.join(p for p in problems if p)}",
-            field_errors=[FieldError("rows[1]", "the header row names the columns")])
+            field_errors=[FieldError("rows[1]", "the header row names the columns")],
+        )
     return [schema.column(name) for name in header]
 
 
-def _parse_record(number: int, record: list[str], columns: list[Column], required: frozenset[str],
-                  problems: list[FieldError]) -> dict[str, Any]:
+def _parse_record(
+    number: int, record: list[str], columns: list[Column], required: frozenset[str], problems: list[FieldError]
+) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for column, cell in zip(columns, record):
         try:
@@ -131,8 +144,9 @@ def _parse_record(number: int, record: list[str], columns: list[Column], require
                 raise ValueError("a value is required")
             values[column.name] = value
         except ValueError as error:
-            problems.append(FieldError(f"rows[{number}].{column.name}",
-                                       f"row {number}, column '{column.name}': {error}"))
+            problems.append(
+                FieldError(f"rows[{number}].{column.name}", f"row {number}, column '{column.name}': {error}")
+            )
     return values
 
 
@@ -174,8 +188,11 @@ def _decimal(value: str, _: str) -> Decimal:
     number = Decimal(value)
     if not number.is_finite():
         raise ValueError(value)
-    if len(number.normalize(_EXACT).as_tuple().digits) > _DYNAMODB_DIGITS or number and not (
-            -130 < number.adjusted() < 126):
+    if (
+        len(number.normalize(_EXACT).as_tuple().digits) > _DYNAMODB_DIGITS
+        or number
+        and not (-130 < number.adjusted() < 126)
+    ):
         raise _Unfit("has more digits or a larger magnitude than a stored number may")
     return number
 
@@ -238,14 +255,17 @@ def query_key(key: Sequence[str], schema: TableSchema) -> str:
     columns = schema.key_columns
     if len(key) != len(columns):
         names = ", ".join(c.name for c in columns) or "none"
-        raise codes.TABLE_KEY_INVALID(f"The key needs {len(columns)} value(s), one per key column ({names}); "
-                                      f"{len(key)} given",
-                                      field_errors=[FieldError("key", f"needs {len(columns)} value(s)")])
+        raise codes.TABLE_KEY_INVALID(
+            f"The key needs {len(columns)} value(s), one per key column ({names}); {len(key)} given",
+            field_errors=[FieldError("key", f"needs {len(columns)} value(s)")],
+        )
     parts = []
     for index, (text, column) in enumerate(zip(key, columns)):
         try:
             parts.append(canonical(parse_value(text, column.dataType)))
         except ValueError as error:
-            raise codes.TABLE_KEY_INVALID(f"key[{index}] (column '{column.name}'): {error}",
-                                          field_errors=[FieldError(f"key[{index}]", str(error))]) from None
+            raise codes.TABLE_KEY_INVALID(
+                f"key[{index}] (column '{column.name}'): {error}",
+                field_errors=[FieldError(f"key[{index}]", str(error))],
+            ) from None
     return join_key(parts)

@@ -21,6 +21,7 @@ key's `ranges` and `chunkStarts` (range; later chunks at `C#{n}#{joined key}`).
 Blobs (`tenants/{t}/...`): `tables/{name}/{version}.csv` the file as uploaded (downloads), and
 `tables/{name}/{version}.rows.json` the parsed rows of a constraint table version.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -80,16 +81,23 @@ def get_instance(tenant: str, kind: TableKind, name: str) -> TableInstance | Non
     return _instance(tenant, item) if item else None
 
 
-def instance_and_selection(tenant: str, kind: TableKind, name: str,
-                           static_name: str) -> tuple[TableInstance | None, Selection]:
+def instance_and_selection(
+    tenant: str, kind: TableKind, name: str, static_name: str
+) -> tuple[TableInstance | None, Selection]:
     """An instance (None when there is none) and its static name's selection record (empty when none)."""
-    instance_key, selection_record = keys.table_instance(tenant, kind, name), keys.table_selection(
-        tenant, kind, static_name)
-    found = {item["SK"]: item for item in table.gateway().batch_get(keys.tenant_scope(tenant),
-                                                                     [instance_key, selection_record])}
+    instance_key, selection_record = (
+        keys.table_instance(tenant, kind, name),
+        keys.table_selection(tenant, kind, static_name),
+    )
+    found = {
+        item["SK"]: item
+        for item in table.gateway().batch_get(keys.tenant_scope(tenant), [instance_key, selection_record])
+    }
     instance, selection = found.get(instance_key.sk), found.get(selection_record.sk)
-    return ((_instance(tenant, instance) if instance else None),
-            (_selection(tenant, selection) if selection else Selection()))
+    return (
+        (_instance(tenant, instance) if instance else None),
+        (_selection(tenant, selection) if selection else Selection()),
+    )
 
 
 def get_selection(tenant: str, kind: TableKind, static_name: str) -> Selection:
@@ -110,8 +118,9 @@ def read_bootstrap_file(tenant: str, path: str) -> bytes | None:
 
 
 def bootstrap_statuses(tenant: str) -> list[BootstrapStatus]:
-    items = query.all_items(table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant),
-                            sk_prefix=keys.TABLE_BOOTSTRAP_PREFIX)
+    items = query.all_items(
+        table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant), sk_prefix=keys.TABLE_BOOTSTRAP_PREFIX
+    )
     return [BootstrapStatus.model_validate(codec.without_keys(item)) for item in items]
 
 
@@ -132,16 +141,21 @@ def chunk_key(tenant: str, version: str, shards: int, joined_key: str, chunk: in
 
 
 def write_lookup_rows(tenant: str, version: str, shards: int, rows: dict[str, dict[str, Any]]) -> None:
-    _write(tenant, ({**row_key(tenant, version, shards, joined).as_dict(), "values": values}
-                    for joined, values in rows.items()))
+    _write(
+        tenant,
+        ({**row_key(tenant, version, shards, joined).as_dict(), "values": values} for joined, values in rows.items()),
+    )
 
 
 def write_range_rows(tenant: str, version: str, shards: int, rows: dict[str, RangeKey]) -> None:
     def items() -> Iterator[dict[str, Any]]:
         for joined, laid_out in rows.items():
             first, *later = laid_out.chunks
-            yield {**row_key(tenant, version, shards, joined).as_dict(), "ranges": list(first),
-                   "chunkStarts": list(laid_out.chunk_starts)}
+            yield {
+                **row_key(tenant, version, shards, joined).as_dict(),
+                "ranges": list(first),
+                "chunkStarts": list(laid_out.chunk_starts),
+            }
             for number, chunk in enumerate(later, start=1):
                 yield {**chunk_key(tenant, version, shards, joined, number).as_dict(), "ranges": list(chunk)}
 
@@ -152,7 +166,7 @@ def _write(tenant: str, items: Iterator[dict[str, Any]]) -> None:
     """Several BatchWriteItem streams at a time (each call is a network round trip on AWS)."""
     scope, gateway = keys.tenant_scope(tenant), table.gateway()
     pending = list(items)
-    slices = [pending[start:start + ITEMS_PER_WRITER_TASK] for start in range(0, len(pending), ITEMS_PER_WRITER_TASK)]
+    slices = [pending[start : start + ITEMS_PER_WRITER_TASK] for start in range(0, len(pending), ITEMS_PER_WRITER_TASK)]
     if len(slices) <= 1:
         gateway.batch_write(scope, pending)
         return
@@ -165,8 +179,7 @@ def store_csv(tenant: str, name: str, version: str, content: bytes) -> None:
 
 
 def store_constraint_rows(tenant: str, name: str, version: str, rows: list[dict[str, Any]]) -> None:
-    blobs.put(tenant, _rows_path(name, version), simplejson.dumps(rows, use_decimal=True).encode(),
-              "application/json")
+    blobs.put(tenant, _rows_path(name, version), simplejson.dumps(rows, use_decimal=True).encode(), "application/json")
 
 
 def _csv_path(name: str, version: str) -> str:
@@ -182,9 +195,16 @@ def _rows_path(name: str, version: str) -> str:
 
 def mark_pending_upload(tenant: str, kind: TableKind, entry: VersionEntry, now: datetime) -> None:
     """Before the rows of `entry` are written: so a lost upload's rows can be found and deleted."""
-    table.gateway().write(keys.tenant_scope(tenant), table.put({
-        **keys.table_pending_upload(tenant, entry.version).as_dict(), "entity": "tablePendingUpload",
-        **_garbage_body(kind, entry.name, entry.version, entry.shards, now)}))
+    table.gateway().write(
+        keys.tenant_scope(tenant),
+        table.put(
+            {
+                **keys.table_pending_upload(tenant, entry.version).as_dict(),
+                "entity": "tablePendingUpload",
+                **_garbage_body(kind, entry.name, entry.version, entry.shards, now),
+            }
+        ),
+    )
 
 
 def add_version(uow: UnitOfWork, tenant: str, instance: TableInstance, selection: Selection) -> None:
@@ -195,28 +215,59 @@ def add_version(uow: UnitOfWork, tenant: str, instance: TableInstance, selection
     instance_key = keys.table_instance(tenant, kind, instance.name)
     own = instance.selection
     if own.revision == 0:  # first, so a create that lost answers already_exists (the first failed condition)
-        uow.add(table.put_new({**instance_key.as_dict(), "entity": "tableInstance", **_instance_body(instance),
-                               "version": 1},
-                              lambda: codes.TABLE_ALREADY_EXISTS[kind.value](
-                                  f"{kind.value} {instance.name} already exists")))
+        uow.add(
+            table.put_new(
+                {**instance_key.as_dict(), "entity": "tableInstance", **_instance_body(instance), "version": 1},
+                lambda: codes.TABLE_ALREADY_EXISTS[kind.value](f"{kind.value} {instance.name} already exists"),
+            )
+        )
     else:
-        uow.add(table.update(instance_key, _selection_body(own), expected_version=own.revision,
-                             on_failure=_concurrent_upload))
+        uow.add(
+            table.update(
+                instance_key, _selection_body(own), expected_version=own.revision, on_failure=_concurrent_upload
+            )
+        )
     selection_record = keys.table_selection(tenant, kind, instance.staticName)
     if selection.revision == 0:
-        uow.add(table.put_new({**selection_record.as_dict(), "entity": "tableSelection", "kind": kind.value,
-                               "staticName": instance.staticName, **_selection_body(selection), "version": 1},
-                              _concurrent_upload))
+        uow.add(
+            table.put_new(
+                {
+                    **selection_record.as_dict(),
+                    "entity": "tableSelection",
+                    "kind": kind.value,
+                    "staticName": instance.staticName,
+                    **_selection_body(selection),
+                    "version": 1,
+                },
+                _concurrent_upload,
+            )
+        )
     else:
-        uow.add(table.update(selection_record, _selection_body(selection), expected_version=selection.revision,
-                             on_failure=_concurrent_upload))
-    uow.add(table.put_new({**keys.table_instance_entry(tenant, kind, instance.name, own.revision + 1).as_dict(),
-                           **_entry_body(entry)}, _concurrent_upload),
-            table.put_new({**keys.table_selection_entry(tenant, kind, instance.staticName,
-                                                        selection.revision + 1).as_dict(), **_entry_body(entry)},
-                          _concurrent_upload),
-            table.delete(keys.table_pending_upload(tenant, entry.version), must_exist=True,
-                         on_missing=_concurrent_upload))
+        uow.add(
+            table.update(
+                selection_record,
+                _selection_body(selection),
+                expected_version=selection.revision,
+                on_failure=_concurrent_upload,
+            )
+        )
+    uow.add(
+        table.put_new(
+            {
+                **keys.table_instance_entry(tenant, kind, instance.name, own.revision + 1).as_dict(),
+                **_entry_body(entry),
+            },
+            _concurrent_upload,
+        ),
+        table.put_new(
+            {
+                **keys.table_selection_entry(tenant, kind, instance.staticName, selection.revision + 1).as_dict(),
+                **_entry_body(entry),
+            },
+            _concurrent_upload,
+        ),
+        table.delete(keys.table_pending_upload(tenant, entry.version), must_exist=True, on_missing=_concurrent_upload),
+    )
 
 
 # --- cleanup -------------------------------------------------------------------------------------
@@ -224,8 +275,9 @@ def add_version(uow: UnitOfWork, tenant: str, instance: TableInstance, selection
 
 def static_names(tenant: str) -> list[tuple[TableKind, str]]:
     """Every static name with versions (the cleanup job's Query; never on a request path)."""
-    items = query.all_items(table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant),
-                            sk_prefix=keys.TABLE_SELECTION_PREFIX)
+    items = query.all_items(
+        table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant), sk_prefix=keys.TABLE_SELECTION_PREFIX
+    )
     return [(TableKind(item["kind"]), item["staticName"]) for item in items]
 
 
@@ -241,15 +293,31 @@ def retire(tenant: str, kind: TableKind, static_name: str, retired: set[str], no
         if not chunk:
             return done
         gone = {entry.version for entry in chunk}
-        ops = [*_without(tenant, selection_key, selection, gone,
-                         keys.table_selection_entry_prefix(kind.value, static_name))]
+        ops = [
+            *_without(
+                tenant, selection_key, selection, gone, keys.table_selection_entry_prefix(kind.value, static_name)
+            )
+        ]
         for name in sorted({entry.name for entry in chunk}):
             instance = get_instance(tenant, kind, name)
             if instance is not None:
-                ops += _without(tenant, keys.table_instance(tenant, kind, name), instance.selection, gone,
-                                keys.table_instance_entry_prefix(kind.value, name))
-        ops += [table.put({**keys.table_garbage(tenant, entry.version).as_dict(), "entity": "tableGarbage",
-                           **_garbage_body(kind, entry.name, entry.version, entry.shards, now)}) for entry in chunk]
+                ops += _without(
+                    tenant,
+                    keys.table_instance(tenant, kind, name),
+                    instance.selection,
+                    gone,
+                    keys.table_instance_entry_prefix(kind.value, name),
+                )
+        ops += [
+            table.put(
+                {
+                    **keys.table_garbage(tenant, entry.version).as_dict(),
+                    "entity": "tableGarbage",
+                    **_garbage_body(kind, entry.name, entry.version, entry.shards, now),
+                }
+            )
+            for entry in chunk
+        ]
         table.gateway().transact(keys.tenant_scope(tenant), ops)
         done += len(chunk)
 
@@ -260,27 +328,42 @@ RETIRE_CHUNK = 20
 
 def _without(tenant: str, record: Key, selection: Selection, gone: set[str], entry_prefix: str) -> list[table.WriteOp]:
     """The record rewritten without the versions `gone`, and their entry items deleted."""
-    kept = Selection(entries=tuple(e for e in selection.entries if e.version not in gone), schemas=selection.schemas,
-                     revision=selection.revision)
-    entry_items = query.all_items(table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant),
-                                  sk_prefix=entry_prefix)
-    return [table.update(record, _selection_body(kept), expected_version=selection.revision,
-                         on_failure=_concurrent_upload),
-            *(table.delete(Key(item["PK"], item["SK"])) for item in entry_items if item["version"] in gone)]
+    kept = Selection(
+        entries=tuple(e for e in selection.entries if e.version not in gone),
+        schemas=selection.schemas,
+        revision=selection.revision,
+    )
+    entry_items = query.all_items(
+        table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant), sk_prefix=entry_prefix
+    )
+    return [
+        table.update(record, _selection_body(kept), expected_version=selection.revision, on_failure=_concurrent_upload),
+        *(table.delete(Key(item["PK"], item["SK"])) for item in entry_items if item["version"] in gone),
+    ]
 
 
 def claim_lost_uploads(tenant: str, started_before: datetime) -> int:
     """Uploads that began before `started_before` and never committed become garbage (answers how many)."""
     scope, claimed = keys.tenant_scope(tenant), 0
-    for item in query.all_items(table.gateway(), scope, keys.tables_partition(tenant),
-                                sk_prefix=keys.TABLE_PENDING_UPLOAD_PREFIX):
+    for item in query.all_items(
+        table.gateway(), scope, keys.tables_partition(tenant), sk_prefix=keys.TABLE_PENDING_UPLOAD_PREFIX
+    ):
         if parse_datetime(item["since"]) > started_before:
             continue
         try:
-            table.gateway().transact(scope, [
-                table.delete(Key(item["PK"], item["SK"]), must_exist=True),
-                table.put({**keys.table_garbage(tenant, item["version"]).as_dict(), "entity": "tableGarbage",
-                           **{k: item[k] for k in ("kind", "name", "version", "shards", "since")}})])
+            table.gateway().transact(
+                scope,
+                [
+                    table.delete(Key(item["PK"], item["SK"]), must_exist=True),
+                    table.put(
+                        {
+                            **keys.table_garbage(tenant, item["version"]).as_dict(),
+                            "entity": "tableGarbage",
+                            **{k: item[k] for k in ("kind", "name", "version", "shards", "since")},
+                        }
+                    ),
+                ],
+            )
         except ConcurrentModification:
             continue  # it committed at the last moment: not lost
         claimed += 1
@@ -307,8 +390,10 @@ def delete_garbage(tenant: str, recorded_before: datetime) -> tuple[int, int]:
 def rows_of_version(tenant: str, version: str, shards: int) -> int:
     """How many row items a version has (tests and the cleanup's report)."""
     scope = keys.tenant_scope(tenant)
-    return sum(len(query.all_items(table.gateway(), scope, keys.table_rows_partition(tenant, version, shard)))
-               for shard in range(shards))
+    return sum(
+        len(query.all_items(table.gateway(), scope, keys.table_rows_partition(tenant, version, shard)))
+        for shard in range(shards)
+    )
 
 
 def _garbage_body(kind: TableKind, name: str, version: str, shards: int, since: datetime) -> dict[str, Any]:
@@ -317,8 +402,11 @@ def _garbage_body(kind: TableKind, name: str, version: str, shards: int, since: 
 
 def put_bootstrap_status(uow: UnitOfWork, tenant: str, status: BootstrapStatus, *, first: bool = False) -> None:
     """With `first`, only when the resource has no outcome yet (else the commit raises AlreadyExists)."""
-    item = {**keys.table_bootstrap_resource(tenant, status.name).as_dict(), "entity": "tableBootstrapResource",
-            **status.model_dump()}
+    item = {
+        **keys.table_bootstrap_resource(tenant, status.name).as_dict(),
+        "entity": "tableBootstrapResource",
+        **status.model_dump(),
+    }
     uow.add(table.put_new(item) if first else table.put(item))
 
 
@@ -343,12 +431,20 @@ def _instance_body(instance: TableInstance) -> dict[str, Any]:
 def _selection(tenant: str, item: dict[str, Any]) -> Selection:
     entries = item.get("entries") or []
     if item.get("spilled"):
-        prefix = (keys.table_instance_entry_prefix(item["kind"], item["name"]) if item["entity"] == "tableInstance"
-                  else keys.table_selection_entry_prefix(item["kind"], item["staticName"]))
-        entries = [codec.without_keys(entry) for entry in query.all_items(
-            table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant), sk_prefix=prefix)]
-    return Selection.model_validate({"entries": entries, "schemas": item.get("schemas") or {},
-                                     "revision": int(item["version"])})
+        prefix = (
+            keys.table_instance_entry_prefix(item["kind"], item["name"])
+            if item["entity"] == "tableInstance"
+            else keys.table_selection_entry_prefix(item["kind"], item["staticName"])
+        )
+        entries = [
+            codec.without_keys(entry)
+            for entry in query.all_items(
+                table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant), sk_prefix=prefix
+            )
+        ]
+    return Selection.model_validate(
+        {"entries": entries, "schemas": item.get("schemas") or {}, "revision": int(item["version"])}
+    )
 
 
 def _instance(tenant: str, item: dict[str, Any]) -> TableInstance:

@@ -1,4 +1,5 @@
 """The tables API contract (spec part 1, "Tables"; OpenAPI createLookupTable, fetchTableRecord, ...)."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -59,12 +60,22 @@ class BasicResourceResponse(Response):
 
     @classmethod
     def of(cls, resource: TableResource) -> BasicResourceResponse:
-        locator = {TableKind.LOOKUP: "lookupTableLocator", TableKind.RANGE: "rangeTableLocator",
-                   TableKind.CONSTRAINT: "constraintTableLocator"}[resource.kind]
-        return cls.model_validate({
-            "name": resource.name, "staticName": resource.staticName, "resourceType": resource.kind,
-            locator: resource.version, "createdBy": resource.createdBy, "createdAt": resource.createdAt,
-            "jurisdictions": list(resource.jurisdictions)})
+        locator = {
+            TableKind.LOOKUP: "lookupTableLocator",
+            TableKind.RANGE: "rangeTableLocator",
+            TableKind.CONSTRAINT: "constraintTableLocator",
+        }[resource.kind]
+        return cls.model_validate(
+            {
+                "name": resource.name,
+                "staticName": resource.staticName,
+                "resourceType": resource.kind,
+                locator: resource.version,
+                "createdBy": resource.createdBy,
+                "createdAt": resource.createdAt,
+                "jurisdictions": list(resource.jurisdictions),
+            }
+        )
 
 
 class TableLookupResponse(Response):

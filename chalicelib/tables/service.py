@@ -12,6 +12,7 @@ Which version answers a lookup: versions.py. What a lookup costs: at most one Dy
 this process has read the row before (cache.py); the first lookup of a table in a process reads its
 selection record too, and a range key with more ranges than fit in one item may take a second read.
 """
+
 from __future__ import annotations
 
 import io
@@ -74,8 +75,9 @@ selectionTimeBasis picks one), or None (now)."""
 # --- uploads and downloads -----------------------------------------------------------------------
 
 
-def create_table(ctx: CallContext, kind: TableKind, *, name: str, static_name: str, jurisdictions: Sequence[str],
-                 upload: bytes) -> TableResource:
+def create_table(
+    ctx: CallContext, kind: TableKind, *, name: str, static_name: str, jurisdictions: Sequence[str], upload: bytes
+) -> TableResource:
     """A new instance `name` of the table `static_name` from an uploaded ZIP holding one CSV; its
     version is in force from now (for any earlier moment too, when it is the first of its table)."""
     _, content = parser.read_zip(upload)
@@ -90,8 +92,9 @@ def replace_table(ctx: CallContext, kind: TableKind, name: str, upload: bytes) -
         raise codes.not_found(kind.value, name)
     _, content = parser.read_zip(upload)
     _, model = configuration.current_model(ctx)
-    return _store(ctx, kind, name, instance.staticName, instance.jurisdictions, content, ctx.now, model,
-                  replacing=instance)
+    return _store(
+        ctx, kind, name, instance.staticName, instance.jurisdictions, content, ctx.now, model, replacing=instance
+    )
 
 
 def download_table(ctx: CallContext, kind: TableKind, name: str) -> tuple[str, bytes]:
@@ -106,44 +109,84 @@ def download_table(ctx: CallContext, kind: TableKind, name: str) -> tuple[str, b
     return f"{name}.zip", buffer.getvalue()
 
 
-def _store(ctx: CallContext, kind: TableKind, name: str, static_name: str, jurisdictions: tuple[str, ...],
-           content: bytes, effective_from: datetime, model: dict[str, Any], *,
-           replacing: TableInstance | None = None, bootstrap: bool = False) -> TableResource:
+def _store(
+    ctx: CallContext,
+    kind: TableKind,
+    name: str,
+    static_name: str,
+    jurisdictions: tuple[str, ...],
+    content: bytes,
+    effective_from: datetime,
+    model: dict[str, Any],
+    *,
+    replacing: TableInstance | None = None,
+    bootstrap: bool = False,
+) -> TableResource:
     """Check `content` whole, write its rows, then make it the newest version of instance `name`."""
     if not RESOURCE_NAME.fullmatch(name) or len(name) > 128:
         raise codes.TABLE_NAME_INVALID[kind.value](
-            f"{name!r} is not a valid table name (a letter, then letters, digits, _ or $; at most "
-            "128 characters)")
+            f"{name!r} is not a valid table name (a letter, then letters, digits, _ or $; at most 128 characters)"
+        )
     schema = _schema(kind, static_name, model)
     rows = parser.parse_csv(content, schema, static_name)
     by_key = _laid_out(kind, rows, schema)
     selection, own = _versions_so_far(ctx.tenant, kind, name, static_name, replacing)
-    entry = VersionEntry(name=name, version=new_locator(), effectiveFrom=effective_from, createdAt=ctx.now,
-                         createdBy=ctx.user_locator, jurisdictions=jurisdictions, schemaDigest=schema.digest(),
-                         shards=layout.shard_count(len(by_key)), rows=len(rows))
+    entry = VersionEntry(
+        name=name,
+        version=new_locator(),
+        effectiveFrom=effective_from,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        jurisdictions=jurisdictions,
+        schemaDigest=schema.digest(),
+        shards=layout.shard_count(len(by_key)),
+        rows=len(rows),
+    )
     repository.mark_pending_upload(ctx.tenant, kind, entry, _real_now())
     _write_rows(ctx.tenant, kind, entry, content, rows, by_key)
 
-    instance = TableInstance(kind=kind, name=name, staticName=static_name, jurisdictions=jurisdictions,
-                             createdAt=replacing.createdAt if replacing else ctx.now,
-                             createdBy=replacing.createdBy if replacing else ctx.user_locator,
-                             selection=own.with_entry(entry, schema))
+    instance = TableInstance(
+        kind=kind,
+        name=name,
+        staticName=static_name,
+        jurisdictions=jurisdictions,
+        createdAt=replacing.createdAt if replacing else ctx.now,
+        createdBy=replacing.createdBy if replacing else ctx.user_locator,
+        selection=own.with_entry(entry, schema),
+    )
     selection = selection.with_entry(entry, schema)
     uow = wiring.unit_of_work(ctx)
     repository.add_version(uow, ctx.tenant, instance, selection)
     if bootstrap:
-        repository.put_bootstrap_status(uow, ctx.tenant, BootstrapStatus(
-            name=name, resourceType=kind, status="created", updatedAt=ctx.now))
-    uow.record_event(f"resource.{kind.value}.{'replace' if replacing else 'create'}", {
-        "name": name, "staticName": static_name, "resourceType": kind.value, "locator": entry.version,
-        "jurisdictions": list(jurisdictions), "rows": len(rows), "effectiveFrom": effective_from,
-        "source": "bootstrap" if bootstrap else "upload"})
+        repository.put_bootstrap_status(
+            uow, ctx.tenant, BootstrapStatus(name=name, resourceType=kind, status="created", updatedAt=ctx.now)
+        )
+    uow.record_event(
+        f"resource.{kind.value}.{'replace' if replacing else 'create'}",
+        {
+            "name": name,
+            "staticName": static_name,
+            "resourceType": kind.value,
+            "locator": entry.version,
+            "jurisdictions": list(jurisdictions),
+            "rows": len(rows),
+            "effectiveFrom": effective_from,
+            "source": "bootstrap" if bootstrap else "upload",
+        },
+    )
     if replacing:
         jobs.enqueue(uow, JobType.TABLES_CLEANUP, {"kind": kind.value, "staticName": static_name})
     uow.after_commit(lambda: _remember(ctx, kind, instance, selection))
     uow.commit()
-    return TableResource(kind=kind, name=name, staticName=static_name, version=entry.version,
-                         jurisdictions=jurisdictions, createdAt=ctx.now, createdBy=ctx.user_locator)
+    return TableResource(
+        kind=kind,
+        name=name,
+        staticName=static_name,
+        version=entry.version,
+        jurisdictions=jurisdictions,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+    )
 
 
 def _laid_out(kind: TableKind, rows: list[ParsedRow], schema: TableSchema) -> dict[str, Any]:
@@ -155,23 +198,26 @@ def _laid_out(kind: TableKind, rows: list[ParsedRow], schema: TableSchema) -> di
     return {}
 
 
-def _versions_so_far(tenant: str, kind: TableKind, name: str, static_name: str,
-                     replacing: TableInstance | None) -> tuple[Selection, Selection]:
+def _versions_so_far(
+    tenant: str, kind: TableKind, name: str, static_name: str, replacing: TableInstance | None
+) -> tuple[Selection, Selection]:
     """The static name's selection record and the instance's own versions; 409 for a create of an
     existing name."""
     if replacing is None:
         existing, selection = repository.instance_and_selection(tenant, kind, name, static_name)
         if existing is not None:
             raise codes.TABLE_ALREADY_EXISTS[kind.value](
-                f"{kind.value} {name} already exists; replace it to upload a new version")
+                f"{kind.value} {name} already exists; replace it to upload a new version"
+            )
         own = Selection()
     else:
         selection, own = repository.get_selection(tenant, kind, static_name), replacing.selection
     return selection, own
 
 
-def _write_rows(tenant: str, kind: TableKind, entry: VersionEntry, content: bytes, rows: list[ParsedRow],
-                by_key: dict[str, Any]) -> None:
+def _write_rows(
+    tenant: str, kind: TableKind, entry: VersionEntry, content: bytes, rows: list[ParsedRow], by_key: dict[str, Any]
+) -> None:
     """Everything the version needs before it becomes reachable: the CSV, then its rows."""
     repository.store_csv(tenant, entry.name, entry.version, content)
     if kind is TableKind.LOOKUP:
@@ -184,12 +230,13 @@ def _write_rows(tenant: str, kind: TableKind, entry: VersionEntry, content: byte
 
 def _remember(ctx: CallContext, kind: TableKind, instance: TableInstance, selection: Selection) -> None:
     """This process answers from the new version at once (other processes within the cache's TTL)."""
-    for record, stored in ((repository.selection_key(ctx.tenant, kind, instance.staticName, by_static_name=True),
-                            selection),
-                           (repository.selection_key(ctx.tenant, kind, instance.name, by_static_name=False),
-                            instance.selection)):
-        cache.put_selection(ctx.tenant, record.sk, stored.model_copy(update={"revision": stored.revision + 1}),
-                            _real_now())
+    for record, stored in (
+        (repository.selection_key(ctx.tenant, kind, instance.staticName, by_static_name=True), selection),
+        (repository.selection_key(ctx.tenant, kind, instance.name, by_static_name=False), instance.selection),
+    ):
+        cache.put_selection(
+            ctx.tenant, record.sk, stored.model_copy(update={"revision": stored.revision + 1}), _real_now()
+        )
 
 
 def _schema(kind: TableKind, static_name: str, model: dict[str, Any]) -> TableSchema:
@@ -198,25 +245,38 @@ def _schema(kind: TableKind, static_name: str, model: dict[str, Any]) -> TableSc
     if not isinstance(definition, dict):
         raise codes.not_found(kind.value, static_name)
     schema = TableSchema.of_definition(kind, definition)
-    problems = [f"column {c.name} has dataType {c.dataType!r}, which tables do not support"
-                for c in schema.columns if c.dataType not in DATA_TYPES]
+    problems = [
+        f"column {c.name} has dataType {c.dataType!r}, which tables do not support"
+        for c in schema.columns
+        if c.dataType not in DATA_TYPES
+    ]
     if not schema.columns:
         problems.append("it declares no columns")
     if kind is TableKind.RANGE:
-        problems += [f"its range column {bound} must be int, long or decimal"
-                     for bound in (schema.rangeStart, schema.rangeEnd)
-                     if bound and schema.column(bound).dataType not in NUMERIC_TYPES]
+        problems += [
+            f"its range column {bound} must be int, long or decimal"
+            for bound in (schema.rangeStart, schema.rangeEnd)
+            if bound and schema.column(bound).dataType not in NUMERIC_TYPES
+        ]
     if problems:
         raise codes.TABLE_DEFINITION_INVALID[kind.value](
-            f"The configuration of {kind.value} {static_name} cannot hold data: {'; '.join(problems)}")
+            f"The configuration of {kind.value} {static_name} cannot hold data: {'; '.join(problems)}"
+        )
     return schema
 
 
 # --- lookups -------------------------------------------------------------------------------------
 
 
-def lookup(ctx: CallContext, table: str, key: Sequence[str], *, at: At = None, jurisdiction: str | None = None,
-           by_static_name: bool = True) -> dict[str, Any] | None:
+def lookup(
+    ctx: CallContext,
+    table: str,
+    key: Sequence[str],
+    *,
+    at: At = None,
+    jurisdiction: str | None = None,
+    by_static_name: bool = True,
+) -> dict[str, Any] | None:
     """The row of lookup table `table` whose key columns hold `key` (one text per key column, in the
     configuration's order, read as the column's dataType: "007" finds int 7), in the version in force
     at `at` for `jurisdiction`: its other columns by name (numbers as Decimal or int, dates as ISO
@@ -227,8 +287,16 @@ def lookup(ctx: CallContext, table: str, key: Sequence[str], *, at: At = None, j
     return dict(item["values"]) if item is not None else None
 
 
-def range_lookup(ctx: CallContext, table: str, key: Sequence[str], bound: Decimal | int, *, at: At = None,
-                 jurisdiction: str | None = None, by_static_name: bool = True) -> dict[str, Any] | None:
+def range_lookup(
+    ctx: CallContext,
+    table: str,
+    key: Sequence[str],
+    bound: Decimal | int,
+    *,
+    at: At = None,
+    jurisdiction: str | None = None,
+    by_static_name: bool = True,
+) -> dict[str, Any] | None:
     """As lookup, for range table `table`: the row of that key with rangeStart <= bound < rangeEnd
     (no rangeEnd: open-ended); every non-key column, the bounds included. None when no range holds it."""
     target, item = _row_lookup(ctx, TableKind.RANGE, table, key, at, jurisdiction, by_static_name)
@@ -243,8 +311,15 @@ def range_lookup(ctx: CallContext, table: str, key: Sequence[str], bound: Decima
     return dict(found) if found is not None else None
 
 
-def table_record(ctx: CallContext, table: str, key: Sequence[str], *, at: At = None, jurisdiction: str | None = None,
-                 by_static_name: bool = True) -> dict[str, Any]:
+def table_record(
+    ctx: CallContext,
+    table: str,
+    key: Sequence[str],
+    *,
+    at: At = None,
+    jurisdiction: str | None = None,
+    by_static_name: bool = True,
+) -> dict[str, Any]:
     """lookup, with 404 (`tableRecord.not_found`) when no row has the key."""
     found = lookup(ctx, table, key, at=at, jurisdiction=jurisdiction, by_static_name=by_static_name)
     if found is None:
@@ -252,8 +327,16 @@ def table_record(ctx: CallContext, table: str, key: Sequence[str], *, at: At = N
     return found
 
 
-def range_table_record(ctx: CallContext, table: str, key: Sequence[str], bound: Decimal, *, at: At = None,
-                       jurisdiction: str | None = None, by_static_name: bool = True) -> dict[str, Any]:
+def range_table_record(
+    ctx: CallContext,
+    table: str,
+    key: Sequence[str],
+    bound: Decimal,
+    *,
+    at: At = None,
+    jurisdiction: str | None = None,
+    by_static_name: bool = True,
+) -> dict[str, Any]:
     """range_lookup, with 404 (`rangeTableRecord.not_found`) when no range holds the bound."""
     found = range_lookup(ctx, table, key, bound, at=at, jurisdiction=jurisdiction, by_static_name=by_static_name)
     if found is None:
@@ -261,23 +344,38 @@ def range_table_record(ctx: CallContext, table: str, key: Sequence[str], bound: 
     return found
 
 
-def constraint_record(ctx: CallContext, table: str, filters: Sequence[str] = (), *, at: At = None,
-                      jurisdiction: str | None = None, by_static_name: bool = True) -> dict[str, list[Any]]:
+def constraint_record(
+    ctx: CallContext,
+    table: str,
+    filters: Sequence[str] = (),
+    *,
+    at: At = None,
+    jurisdiction: str | None = None,
+    by_static_name: bool = True,
+) -> dict[str, list[Any]]:
     """For the rows of constraint table `table` whose first columns (the configuration's order) hold
     `filters` (an empty filter matches anything), every column's values: distinct where the column
     says makeDistinct, else one per row, in row order."""
     found = _constraint_table(ctx, table, at, jurisdiction, by_static_name)
     columns = found.schema.columns
     if len(filters) > len(columns):
-        raise codes.TABLE_KEY_INVALID(f"At most {len(columns)} key filter(s), one per column of {table} "
-                                      f"({', '.join(c.name for c in columns)}); {len(filters)} given",
-                                      field_errors=[FieldError("key", "too many values")])
+        raise codes.TABLE_KEY_INVALID(
+            f"At most {len(columns)} key filter(s), one per column of {table} "
+            f"({', '.join(c.name for c in columns)}); {len(filters)} given",
+            field_errors=[FieldError("key", "too many values")],
+        )
     wanted = [parser.normalised(text, column.dataType) if text else "" for text, column in zip(filters, columns)]
     return layout.constraint_values(found.rows, found.schema, wanted)
 
 
-def evaluate_constraints(ctx: CallContext, properties: Mapping[str, Any], data: Mapping[str, Any],
-                         at: At = None, *, jurisdiction: str | None = None) -> dict[str, list[str]]:
+def evaluate_constraints(
+    ctx: CallContext,
+    properties: Mapping[str, Any],
+    data: Mapping[str, Any],
+    at: At = None,
+    *,
+    jurisdiction: str | None = None,
+) -> dict[str, list[str]]:
     """The options each constrained field of `properties` may take given `data`.
 
     `properties`: a data map of the configuration, field name -> PropertyRef (dict); fields without
@@ -293,8 +391,9 @@ def evaluate_constraints(ctx: CallContext, properties: Mapping[str, Any], data: 
     return constraints.allowed_options(fields, data, tables)
 
 
-def constraint_dependencies(ctx: CallContext, properties: Mapping[str, Any], *,
-                            static_locators: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+def constraint_dependencies(
+    ctx: CallContext, properties: Mapping[str, Any], *, static_locators: Mapping[str, str] | None = None
+) -> dict[str, dict[str, Any]]:
     """The ConstraintDependency of each constrained field of `properties`: field name -> {"column",
     "table", "where": {table column: {"staticLocator", "fieldName", "values"}}}. `static_locators`
     maps a condition's `key` to the staticLocator of the element holding that field ("" when absent);
@@ -313,8 +412,15 @@ class _Target:
     row: repository.Key
 
 
-def _row_lookup(ctx: CallContext, kind: TableKind, name: str, key: Sequence[str], at: At, jurisdiction: str | None,
-                by_static_name: bool) -> tuple[_Target, dict[str, Any] | None]:
+def _row_lookup(
+    ctx: CallContext,
+    kind: TableKind,
+    name: str,
+    key: Sequence[str],
+    at: At,
+    jurisdiction: str | None,
+    by_static_name: bool,
+) -> tuple[_Target, dict[str, Any] | None]:
     """The target and its item (None: no such key). A fresh cached selection costs nothing; a stale
     one guesses the version, and the refresh reads the guessed row in the same BatchGetItem."""
     tenant = ctx.tenant
@@ -344,8 +450,16 @@ def _real_now() -> datetime:
     return wiring.clock().now()
 
 
-def _guess(ctx: CallContext, kind: TableKind, name: str, selection: Selection | None, key: Sequence[str], at: At,
-           jurisdiction: str | None, by_static_name: bool) -> _Target | None:
+def _guess(
+    ctx: CallContext,
+    kind: TableKind,
+    name: str,
+    selection: Selection | None,
+    key: Sequence[str],
+    at: At,
+    jurisdiction: str | None,
+    by_static_name: bool,
+) -> _Target | None:
     if selection is None:
         return None
     try:
@@ -354,15 +468,30 @@ def _guess(ctx: CallContext, kind: TableKind, name: str, selection: Selection | 
         return None  # the fresh selection decides what to answer
 
 
-def _target(ctx: CallContext, kind: TableKind, name: str, selection: Selection, key: Sequence[str], at: At,
-            jurisdiction: str | None, by_static_name: bool) -> _Target:
+def _target(
+    ctx: CallContext,
+    kind: TableKind,
+    name: str,
+    selection: Selection,
+    key: Sequence[str],
+    at: At,
+    jurisdiction: str | None,
+    by_static_name: bool,
+) -> _Target:
     entry, schema = _version_in_force(ctx, kind, name, selection, at, jurisdiction, by_static_name)
     joined = parser.query_key(key, schema)
     return _Target(entry, schema, joined, repository.row_key(ctx.tenant, entry.version, entry.shards, joined))
 
 
-def _version_in_force(ctx: CallContext, kind: TableKind, name: str, selection: Selection, at: At,
-                      jurisdiction: str | None, by_static_name: bool) -> tuple[VersionEntry, TableSchema]:
+def _version_in_force(
+    ctx: CallContext,
+    kind: TableKind,
+    name: str,
+    selection: Selection,
+    at: At,
+    jurisdiction: str | None,
+    by_static_name: bool,
+) -> tuple[VersionEntry, TableSchema]:
     if not selection.entries:
         raise codes.not_found(kind.value, name)
     newest = max(selection.entries, key=lambda e: e.createdAt)
@@ -384,8 +513,9 @@ def _read_row(tenant: str, version: str, key: repository.Key) -> dict[str, Any] 
     return found
 
 
-def _constraint_table(ctx: CallContext, name: str, at: At, jurisdiction: str | None,
-                      by_static_name: bool) -> constraints.ConstraintTable:
+def _constraint_table(
+    ctx: CallContext, name: str, at: At, jurisdiction: str | None, by_static_name: bool
+) -> constraints.ConstraintTable:
     tenant = ctx.tenant
     record = repository.selection_key(tenant, TableKind.CONSTRAINT, name, by_static_name=by_static_name)
     cached = cache.selection(tenant, record.sk)
@@ -448,8 +578,11 @@ def load_bootstrap(ctx: CallContext, cursor: int = 0) -> dict[str, int]:
 
 def _table_resources(record: BootstrapRecord, model: dict[str, Any]) -> list[tuple[BootstrapFile, TableKind]]:
     """The record's table resources in record order, each with its kind of table."""
-    return [(resource, kind) for resource in record.resources
-            if (kind := _bootstrap_kind(resource.kind, resource.staticName, model)) is not None]
+    return [
+        (resource, kind)
+        for resource in record.resources
+        if (kind := _bootstrap_kind(resource.kind, resource.staticName, model)) is not None
+    ]
 
 
 def _bootstrap_step_end(resources: Sequence[tuple[Any, TableKind]], cursor: int) -> int:
@@ -462,15 +595,20 @@ def _bootstrap_step_end(resources: Sequence[tuple[Any, TableKind]], cursor: int)
     return end
 
 
-def _load_bootstrap_resource(ctx: CallContext, resource: Any, kind: TableKind, jurisdictions: tuple[str, ...],
-                             start: datetime, model: dict[str, Any]) -> str:
+def _load_bootstrap_resource(
+    ctx: CallContext,
+    resource: Any,
+    kind: TableKind,
+    jurisdictions: tuple[str, ...],
+    start: datetime,
+    model: dict[str, Any],
+) -> str:
     """Load one resource; answers "created", "failed" or "skipped" (another run loaded it meanwhile)."""
     try:
         content = repository.read_bootstrap_file(ctx.tenant, resource.path)
         if content is None:
             raise codes.TABLE_BOOTSTRAP_FILE_MISSING(f"The file {resource.path} is missing")
-        _store(ctx, kind, resource.instance, resource.staticName, jurisdictions, content, start, model,
-               bootstrap=True)
+        _store(ctx, kind, resource.instance, resource.staticName, jurisdictions, content, start, model, bootstrap=True)
         return "created"
     except DomainError as error:
         if isinstance(error, AlreadyExists) and repository.bootstrap_status(ctx.tenant, resource.instance):
@@ -479,8 +617,9 @@ def _load_bootstrap_resource(ctx: CallContext, resource: Any, kind: TableKind, j
 
 
 def _enqueue_bootstrap_step(ctx: CallContext, record: BootstrapRecord, cursor: int) -> None:
-    jobs.enqueue_once(ctx, JobType.TABLES_BOOTSTRAP, {"cursor": cursor},
-                      locator=configuration.bootstrap_step_locator(record, cursor))
+    jobs.enqueue_once(
+        ctx, JobType.TABLES_BOOTSTRAP, {"cursor": cursor}, locator=configuration.bootstrap_step_locator(record, cursor)
+    )
 
 
 def bootstrap_status(ctx: CallContext) -> list[BootstrapStatus]:
@@ -498,23 +637,36 @@ def bootstrap_status(ctx: CallContext) -> list[BootstrapStatus]:
     for position, (resource, kind) in enumerate(resources):
         status = stored.get(resource.instance)
         if status is None and given_up is not None and position >= given_up[0]:
-            status = BootstrapStatus(name=resource.instance, resourceType=kind.value, status="failed",
-                                     updatedAt=given_up[1]["updatedAt"], error=given_up[1]["error"])
-        tables[resource.instance] = status or BootstrapStatus(name=resource.instance, resourceType=kind.value,
-                                                              status="queued", updatedAt=record.createdAt)
+            status = BootstrapStatus(
+                name=resource.instance,
+                resourceType=kind.value,
+                status="failed",
+                updatedAt=given_up[1]["updatedAt"],
+                error=given_up[1]["error"],
+            )
+        tables[resource.instance] = status or BootstrapStatus(
+            name=resource.instance, resourceType=kind.value, status="queued", updatedAt=record.createdAt
+        )
     answer = []
     for resource in record.resources:
         resource_type = resource.resource_type
         if resource.instance in tables:
             answer.append(tables[resource.instance])
         elif resource_type is not None:
-            answer.append(BootstrapStatus(name=resource.instance, resourceType=resource_type, status="created",
-                                          updatedAt=record.createdAt))
+            answer.append(
+                BootstrapStatus(
+                    name=resource.instance, resourceType=resource_type, status="created", updatedAt=record.createdAt
+                )
+            )
     return answer
 
 
-def _step_given_up(ctx: CallContext, record: BootstrapRecord, resources: Sequence[tuple[BootstrapFile, TableKind]],
-                   stored: Mapping[str, BootstrapStatus]) -> tuple[int, dict[str, Any]] | None:
+def _step_given_up(
+    ctx: CallContext,
+    record: BootstrapRecord,
+    resources: Sequence[tuple[BootstrapFile, TableKind]],
+    stored: Mapping[str, BootstrapStatus],
+) -> tuple[int, dict[str, Any]] | None:
     """The first step with a resource not loaded yet: (its cursor, its job) when that job failed; None when
     it is still to run or running, or when every resource is loaded. One GetItem."""
     cursor = 0
@@ -539,8 +691,12 @@ def _record_bootstrap_failure(ctx: CallContext, instance: str, kind: TableKind, 
     """Record the failure and its event, unless another run recorded an outcome first (answers False)."""
     reason = f"{error.code}: {error.message}"
     uow = wiring.unit_of_work(ctx)
-    repository.put_bootstrap_status(uow, ctx.tenant, BootstrapStatus(name=instance, resourceType=kind, status="failed",
-                                                                     updatedAt=ctx.now, error=reason), first=True)
+    repository.put_bootstrap_status(
+        uow,
+        ctx.tenant,
+        BootstrapStatus(name=instance, resourceType=kind, status="failed", updatedAt=ctx.now, error=reason),
+        first=True,
+    )
     uow.record_event(BOOTSTRAP_FAILED_EVENT, {"name": instance, "resourceType": kind.value, "error": reason})
     try:
         uow.commit()

@@ -14,6 +14,7 @@ Choosing among the versions of every instance of a static name, at moment `at`:
    force (so business dated before a table was uploaded still finds it).
 4. Versions of instances listing only other jurisdictions are never chosen.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,16 +25,19 @@ from chalicelib.core.clock import parse_datetime
 from chalicelib.tables.models import SelectionTimes, VersionEntry, latest
 
 
-def in_force(entries: Iterable[VersionEntry], at: datetime, jurisdiction: str | None = None, *,
-             every_jurisdiction: bool = False) -> VersionEntry | None:
+def in_force(
+    entries: Iterable[VersionEntry], at: datetime, jurisdiction: str | None = None, *, every_jurisdiction: bool = False
+) -> VersionEntry | None:
     """The version in force (rules above); `every_jurisdiction` ignores jurisdictions (the versions of
     one instance addressed by its own name). Of two versions alike, the one listed later wins."""
     listed = list(enumerate(entries))
     if every_jurisdiction:
         groups = [listed]
     else:  # without a jurisdiction the first group is empty: no version lists None
-        groups = [[(i, e) for i, e in listed if jurisdiction in e.jurisdictions],
-                  [(i, e) for i, e in listed if not e.jurisdictions]]
+        groups = [
+            [(i, e) for i, e in listed if jurisdiction in e.jurisdictions],
+            [(i, e) for i, e in listed if not e.jurisdictions],
+        ]
     for group in groups:
         started = [(i, e) for i, e in group if e.effectiveFrom <= at]
         if started:
@@ -41,8 +45,9 @@ def in_force(entries: Iterable[VersionEntry], at: datetime, jurisdiction: str | 
     for group in groups:
         if group:
             first = min(e.effectiveFrom for _, e in group)
-            return max(((i, e) for i, e in group if e.effectiveFrom == first),
-                       key=lambda pair: (pair[1].createdAt, pair[0]))[1]
+            return max(
+                ((i, e) for i, e in group if e.effectiveFrom == first), key=lambda pair: (pair[1].createdAt, pair[0])
+            )[1]
     return None
 
 

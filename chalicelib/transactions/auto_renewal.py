@@ -29,6 +29,7 @@ or rating, or stops in underwriting, is reported in the job's result (the event 
 for it); so is one a DomainError refuses. Any other error is transient: the job step is retried from the
 start, which repeats nothing done.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -67,8 +68,13 @@ class Outcome:
     failed: list[dict[str, Any]] = field(default_factory=list)
 
     def result(self) -> dict[str, Any]:
-        return {"policiesRead": self.read, **{name: self.done[name] for name in DONE.values()},
-                "alreadyDone": self.already_done, "notRenewed": self.not_renewed, "failed": self.failed}
+        return {
+            "policiesRead": self.read,
+            **{name: self.done[name] for name in DONE.values()},
+            "alreadyDone": self.already_done,
+            "notRenewed": self.not_renewed,
+            "failed": self.failed,
+        }
 
 
 def renew_due(ctx: CallContext, work: DueWork) -> dict[str, Any]:
@@ -76,8 +82,9 @@ def renew_due(ctx: CallContext, work: DueWork) -> dict[str, Any]:
     renewing = work.shared.get(SHARED)
     if renewing is None:
         renewing = work.shared[SHARED] = Renewing(ctx)
-        renewing.accounts.expect(str(entry.payload["accountLocator"]) for entry in work.of_batch()
-                                 if entry.payload.get("accountLocator"))
+        renewing.accounts.expect(
+            str(entry.payload["accountLocator"]) for entry in work.of_batch() if entry.payload.get("accountLocator")
+        )
     outcome = Outcome()
     renewing.renew(ctx, work, outcome)
     return outcome.result()
@@ -134,8 +141,9 @@ class Renewing:
         if found.renewed:
             return
         if point.cancelled or (found.live is None and found.declined):
-            outcome.not_renewed.append({"policyLocator": policy.locator,
-                                        "reason": "cancelled" if point.cancelled else "declined"})
+            outcome.not_renewed.append(
+                {"policyLocator": policy.locator, "reason": "cancelled" if point.cancelled else "declined"}
+            )
             return
         step = renewals.due(plan, point.term_end, policy.timezone, ctx.now)
         if step is None:
@@ -145,8 +153,9 @@ class Renewing:
         current = records.found_in(stack, transaction) if transaction else None
         try:
             for call in renewals.work(step, transaction.transactionState if transaction else None):
-                current = records.found_in(stack if current is None else current.stack,
-                                           self._call(ctx, call, plan, stack, current))
+                current = records.found_in(
+                    stack if current is None else current.stack, self._call(ctx, call, plan, stack, current)
+                )
                 transaction = current.transaction
                 if not self._succeeded(outcome, policy, transaction):
                     self._wait(ctx, work, plan, policy, point.term_end, failed=True)
@@ -158,15 +167,22 @@ class Renewing:
             if _raced(error):
                 outcome.already_done += 1
             else:
-                outcome.failed.append({"policyLocator": policy.locator, "code": error.code, "message": error.message,
-                                       **({"transactionLocator": transaction.locator} if transaction else {})})
+                outcome.failed.append(
+                    {
+                        "policyLocator": policy.locator,
+                        "code": error.code,
+                        "message": error.message,
+                        **({"transactionLocator": transaction.locator} if transaction else {}),
+                    }
+                )
             self._wait(ctx, work, plan, policy, point.term_end, failed=not _raced(error))
             return
         self._wait(ctx, work, plan, policy, point.term_end, failed=False)
 
     @staticmethod
-    def _wait(ctx: CallContext, work: DueWork, plan: RenewalPlan, policy: Policy, term_end: datetime, *,
-              failed: bool) -> None:
+    def _wait(
+        ctx: CallContext, work: DueWork, plan: RenewalPlan, policy: Policy, term_end: datetime, *, failed: bool
+    ) -> None:
         """The entry moved to the renewal's next step; after a failure with none to wait for, to the next
         day while the grace lasts; else removed."""
         following = renewals.next_step_time(plan, term_end, policy.timezone, ctx.now)
@@ -175,20 +191,32 @@ class Renewing:
         if following is not None and following > work.entry.due_at:
             work.reschedule(following)
 
-    def _call(self, ctx: CallContext, call: str, plan: RenewalPlan, stack: IssuedStack,
-              current: Found | None) -> Transaction:
+    def _call(
+        self, ctx: CallContext, call: str, plan: RenewalPlan, stack: IssuedStack, current: Found | None
+    ) -> Transaction:
         """The service call, on the job's own consistent read of the policy (and what its calls changed of
         it since): the service reads nothing again, and writes on condition of the versions read."""
         if call == CREATE:
             policy = stack.policy
-            guarded = replace(ctx, idempotency=IdempotencyClaim(
-                key=f"{policy.locator}#{policy.issuedTransactionLocator}", operation=CREATE_GUARD, request_hash=""))
+            guarded = replace(
+                ctx,
+                idempotency=IdempotencyClaim(
+                    key=f"{policy.locator}#{policy.issuedTransactionLocator}", operation=CREATE_GUARD, request_hash=""
+                ),
+            )
             term = Decimal(plan.newTermDuration) if plan.newTermDuration else None
             if plan.renewalTransactionType:
-                return service.create_transaction(guarded, policy.locator, [], term_duration=term, stack=stack,
-                                                  transaction_type=plan.renewalTransactionType)
-            return service.create_transaction(guarded, policy.locator, [], route="renew", term_duration=term,
-                                              stack=stack)
+                return service.create_transaction(
+                    guarded,
+                    policy.locator,
+                    [],
+                    term_duration=term,
+                    stack=stack,
+                    transaction_type=plan.renewalTransactionType,
+                )
+            return service.create_transaction(
+                guarded, policy.locator, [], route="renew", term_duration=term, stack=stack
+            )
         assert current is not None
         locator = current.transaction.locator
         if call == PRICE:
@@ -202,14 +230,25 @@ class Renewing:
         """False (and reported) for a step that failed validation or rating, or stopped in underwriting."""
         result = transaction.validationResult
         if result is not None and not result.success:
-            outcome.failed.append({"policyLocator": policy.locator, "transactionLocator": transaction.locator,
-                                   "code": codes.RENEWAL_INVALID.code, "message": "The renewal failed validation",
-                                   "validationResult": result.model_dump(mode="json")})
+            outcome.failed.append(
+                {
+                    "policyLocator": policy.locator,
+                    "transactionLocator": transaction.locator,
+                    "code": codes.RENEWAL_INVALID.code,
+                    "message": "The renewal failed validation",
+                    "validationResult": result.model_dump(mode="json"),
+                }
+            )
             return False
         if transaction.transactionState in UNDERWRITING_STOPS:
-            outcome.failed.append({"policyLocator": policy.locator, "transactionLocator": transaction.locator,
-                                   "code": codes.RENEWAL_STOPPED[transaction.transactionState].code,
-                                   "message": f"Underwriting stopped the renewal: {transaction.transactionState}"})
+            outcome.failed.append(
+                {
+                    "policyLocator": policy.locator,
+                    "transactionLocator": transaction.locator,
+                    "code": codes.RENEWAL_STOPPED[transaction.transactionState].code,
+                    "message": f"Underwriting stopped the renewal: {transaction.transactionState}",
+                }
+            )
             return False
         return True
 
@@ -217,4 +256,5 @@ class Renewing:
 def _raced(error: DomainError) -> bool:
     """Another run did it first: a version or existence condition failed, or the create guard is taken."""
     return isinstance(error, ConcurrentModification | AlreadyExists) or (
-        type(error) is Conflict and error.code == codes.IDEMPOTENCY_IN_PROGRESS.code)
+        type(error) is Conflict and error.code == codes.IDEMPOTENCY_IN_PROGRESS.code
+    )

@@ -14,6 +14,7 @@ A static locator the tree does not have, a parent it does not have or a type its
 is a 400 `transaction.invalid_element` naming the instruction (`changeInstructions[2].staticLocator`):
 no tree can follow from it. `params`, `producers` and `migrate` do not touch the tree.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -36,8 +37,13 @@ from chalicelib.transactions.models import (
 FIELD = "changeInstructions"
 
 
-def applied(catalog: Catalog, base: Element, instructions: Sequence[Instruction], effective: datetime,
-            new_locator: Callable[[], str]) -> Element:
+def applied(
+    catalog: Catalog,
+    base: Element,
+    instructions: Sequence[Instruction],
+    effective: datetime,
+    new_locator: Callable[[], str],
+) -> Element:
     """The tree `instructions` make of `base` (which stays as it was)."""
     tree = base.model_copy(deep=True)
     for position, instruction in enumerate(instructions):
@@ -57,7 +63,8 @@ def params_of(instructions: Sequence[Instruction]) -> ParamsInstruction | None:
     if len(found) > 1:
         raise codes.TRANSACTION_INVALID_INSTRUCTION(
             "A transaction takes one params instruction",
-            field_errors=[FieldError(f"{FIELD}[{found[1][0]}]", "a second params instruction")])
+            field_errors=[FieldError(f"{FIELD}[{found[1][0]}]", "a second params instruction")],
+        )
     return found[0][1] if found else None
 
 
@@ -67,8 +74,12 @@ def with_static_locators(instruction: Instruction, new_locator: Callable[[], str
         return instruction
 
     def named(element: ElementInput) -> ElementInput:
-        return element.model_copy(update={"staticLocator": element.staticLocator or new_locator(),
-                                          "elements": [named(child) for child in element.elements]})
+        return element.model_copy(
+            update={
+                "staticLocator": element.staticLocator or new_locator(),
+                "elements": [named(child) for child in element.elements],
+            }
+        )
 
     return instruction.model_copy(update={"elements": [named(element) for element in instruction.elements]})
 
@@ -83,23 +94,33 @@ def _by_static(tree: Element) -> dict[str, Element]:
     return {element.staticLocator: element for element in elements.walk(tree)}
 
 
-def _added(catalog: Catalog, tree: Element, instruction: AddInstruction, effective: datetime,
-           new_locator: Callable[[], str], where: str) -> Element:
+def _added(
+    catalog: Catalog,
+    tree: Element,
+    instruction: AddInstruction,
+    effective: datetime,
+    new_locator: Callable[[], str],
+    where: str,
+) -> Element:
     parents = {element.locator: element.locator for element in elements.walk(tree)}
     parents.update((element.staticLocator, element.locator) for element in elements.walk(tree))
     additions = []
     for position, addition in enumerate(instruction.elements):
         parent = addition.parentLocator or tree.locator
         if parent not in parents:
-            raise _invalid(f"{where}.elements[{position}].parentLocator",
-                           f"{addition.parentLocator} is not an element of the policy")
+            raise _invalid(
+                f"{where}.elements[{position}].parentLocator",
+                f"{addition.parentLocator} is not an element of the policy",
+            )
         additions.append(addition.model_copy(update={"parentLocator": parents[parent]}))
     before = {element.locator for element in elements.walk(tree)}
     try:
         grown = elements.add_elements(catalog, tree, additions, new_locator, entity=ERRORS)
     except InvalidRequest as error:
-        error.field_errors = [FieldError(f"{where}.elements" + problem.field.removeprefix("body"), problem.message)
-                              for problem in error.field_errors]
+        error.field_errors = [
+            FieldError(f"{where}.elements" + problem.field.removeprefix("body"), problem.message)
+            for problem in error.field_errors
+        ]
         raise
     taken = set(_by_static(tree))
     for node in elements.walk(grown):
@@ -119,21 +140,30 @@ def _modified(tree: Element, instruction: ModifyInstruction, where: str) -> Elem
     element = _by_static(tree).get(instruction.staticLocator)
     if element is None:
         raise _invalid(f"{where}.staticLocator", f"{instruction.staticLocator} is not an element of the policy")
-    change = ElementChanges(locator=element.locator, setData=instruction.setData, removeData=instruction.removeData,
-                            setCoverageTerms=instruction.setCoverageTerms,
-                            removeCoverageTerms=instruction.removeCoverageTerms)
+    change = ElementChanges(
+        locator=element.locator,
+        setData=instruction.setData,
+        removeData=instruction.removeData,
+        setCoverageTerms=instruction.setCoverageTerms,
+        removeCoverageTerms=instruction.removeCoverageTerms,
+    )
     return elements.change_elements(tree, [change], entity=ERRORS)
 
 
 def _deleted(tree: Element, instruction: DeleteInstruction, where: str) -> Element:
     index = _by_static(tree)
-    problems = [FieldError(f"{where}.staticElementLocators[{i}]", f"{static} is not an element of the policy")
-                for i, static in enumerate(instruction.staticElementLocators) if static not in index]
-    problems += [FieldError(f"{where}.staticElementLocators[{i}]", "the root element cannot be deleted")
-                 for i, static in enumerate(instruction.staticElementLocators) if static == tree.staticLocator]
+    problems = [
+        FieldError(f"{where}.staticElementLocators[{i}]", f"{static} is not an element of the policy")
+        for i, static in enumerate(instruction.staticElementLocators)
+        if static not in index
+    ]
+    problems += [
+        FieldError(f"{where}.staticElementLocators[{i}]", "the root element cannot be deleted")
+        for i, static in enumerate(instruction.staticElementLocators)
+        if static == tree.staticLocator
+    ]
     if problems:
-        raise codes.INVALID_ELEMENT["transaction"]("Cannot delete these elements",
-                                                   field_errors=problems)
+        raise codes.INVALID_ELEMENT["transaction"]("Cannot delete these elements", field_errors=problems)
     doomed = {index[static].locator for static in instruction.staticElementLocators}
     pruned = tree.model_copy(deep=True)
     for element in elements.walk(pruned):
@@ -142,5 +172,6 @@ def _deleted(tree: Element, instruction: DeleteInstruction, where: str) -> Eleme
 
 
 def _invalid(field: str, message: str) -> DomainError:
-    return codes.INVALID_ELEMENT["transaction"](f"Invalid change instruction: {message}",
-                                                field_errors=[FieldError(field, message)])
+    return codes.INVALID_ELEMENT["transaction"](
+        f"Invalid change instruction: {message}", field_errors=[FieldError(field, message)]
+    )

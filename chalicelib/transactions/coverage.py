@@ -39,6 +39,7 @@ that is not cancelled), 400 `transaction.reinstatement_before_cancellation`. The
 when its last held piece is a gap; a change or cancellation effective before that gap is allowed (it
 is out of sequence: sequence.py reverses the cancellation and reapplies it).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -109,8 +110,9 @@ class Effect:
     restores: str | None = None
 
     def span(self, segment_locator: str, transaction_locator: str) -> SegmentSpan:
-        return SegmentSpan(segment_locator, transaction_locator, self.start, self.end, self.term.number,
-                           self.gap, self.restores)
+        return SegmentSpan(
+            segment_locator, transaction_locator, self.start, self.end, self.term.number, self.gap, self.restores
+        )
 
 
 def held(spans: Sequence[SegmentSpan]) -> list[Piece]:
@@ -127,8 +129,10 @@ def held(spans: Sequence[SegmentSpan]) -> list[Piece]:
             holding[span.locator] = (span, span.end)
         else:
             _restore(holding, before, span)
-    pieces = [Piece(s.locator, s.transaction_locator, s.start, end, s.start, s.end, s.term, s.gap)
-              for s, end in holding.values()]
+    pieces = [
+        Piece(s.locator, s.transaction_locator, s.start, end, s.start, s.end, s.term, s.gap)
+        for s, end in holding.values()
+    ]
     return sorted(pieces, key=lambda piece: piece.start)
 
 
@@ -140,8 +144,11 @@ def _cut(holding: dict[str, tuple[SegmentSpan, datetime]], at: datetime) -> None
             holding[locator] = (span, at)
 
 
-def _restore(holding: dict[str, tuple[SegmentSpan, datetime]],
-             before: dict[str, dict[str, tuple[SegmentSpan, datetime]]], span: SegmentSpan) -> None:
+def _restore(
+    holding: dict[str, tuple[SegmentSpan, datetime]],
+    before: dict[str, dict[str, tuple[SegmentSpan, datetime]]],
+    span: SegmentSpan,
+) -> None:
     if span.restores not in before or span.restores == span.transaction_locator:
         raise ValueError(f"span {span.locator} restores {span.restores}, which was not issued before it")
     for locator, (restored, end) in before[span.restores].items():
@@ -173,8 +180,16 @@ def cancellation(pieces: Sequence[Piece]) -> Piece | None:
     return pieces[-1] if pieces and pieces[-1].gap else None
 
 
-def effect(category: Category, effective: datetime, spans: Sequence[SegmentSpan], *, basis: str, time_zone: str,
-           new_end: datetime | None = None, term_duration: Decimal | None = None) -> Effect:
+def effect(
+    category: Category,
+    effective: datetime,
+    spans: Sequence[SegmentSpan],
+    *,
+    basis: str,
+    time_zone: str,
+    new_end: datetime | None = None,
+    term_duration: Decimal | None = None,
+) -> Effect:
     """What issuing a transaction of `category` effective at `effective` does to the coverage `spans`
     hold (see the module docstring). `basis` and `time_zone` are the policy's; `term_duration` (in
     `basis` units) sizes a renewal's term."""
@@ -196,7 +211,8 @@ def effect(category: Category, effective: datetime, spans: Sequence[SegmentSpan]
     if at is not None and at.gap:
         raise codes.TRANSACTION_POLICY_CANCELLED(
             f"The policy is cancelled from {at.start.isoformat()}: no {category} can take effect "
-            f"at {effective.isoformat()}")
+            f"at {effective.isoformat()}"
+        )
     if category == "cancellation":
         return Effect(category, effective, term.end, term, gap=True)
     if new_end is None:
@@ -211,7 +227,8 @@ def _term_of(effective: datetime, known: Sequence[TermSpan]) -> TermSpan:
     if term is None:
         raise codes.TRANSACTION_EFFECTIVE_TIME_OUTSIDE_TERMS(
             f"The effective time {effective.isoformat()} is outside the policy's terms "
-            f"({known[0].start.isoformat()} to {known[-1].end.isoformat()})")
+            f"({known[0].start.isoformat()} to {known[-1].end.isoformat()})"
+        )
     return term
 
 
@@ -220,21 +237,27 @@ def _reinstatement(effective: datetime, term: TermSpan, cancelled: Piece | None)
         raise codes.TRANSACTION_POLICY_NOT_CANCELLED("The policy is not cancelled")
     if effective < cancelled.start:
         raise codes.TRANSACTION_REINSTATEMENT_BEFORE_CANCELLATION(
-            f"A reinstatement cannot take effect before the cancellation "
-            f"({cancelled.start.isoformat()})")
+            f"A reinstatement cannot take effect before the cancellation ({cancelled.start.isoformat()})"
+        )
     if effective == cancelled.start:
         return Effect("reinstatement", effective, cancelled.end, term, restores=cancelled.transaction_locator)
     return Effect("reinstatement", effective, term.end, term)
 
 
-def _renewal(effective: datetime, last: TermSpan, cancelled: Piece | None, basis: str, time_zone: str,
-             term_duration: Decimal | None) -> Effect:
+def _renewal(
+    effective: datetime,
+    last: TermSpan,
+    cancelled: Piece | None,
+    basis: str,
+    time_zone: str,
+    term_duration: Decimal | None,
+) -> Effect:
     if effective != last.end:
         raise codes.TRANSACTION_RENEWAL_EFFECTIVE_TIME(
-            f"A renewal takes effect at the end of the last term ({last.end.isoformat()})")
+            f"A renewal takes effect at the end of the last term ({last.end.isoformat()})"
+        )
     if cancelled is not None:
         raise codes.TRANSACTION_POLICY_CANCELLED("A cancelled policy cannot be renewed")
-    length = term_duration if term_duration is not None else durations.duration(last.start, last.end, basis,
-                                                                                 time_zone)
+    length = term_duration if term_duration is not None else durations.duration(last.start, last.end, basis, time_zone)
     end = durations.add(last.end, length, basis, time_zone)
     return Effect("renewal", last.end, end, TermSpan(last.number + 1, last.end, end))

@@ -29,6 +29,7 @@ issued), by element static locator and charge type, to the minor unit.
 An adjustment's `rate` (and `referenceRate`) is the rated charge's, negated when the adjustment takes
 money back; `rateDifference` is left unset.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -101,8 +102,13 @@ def earned(rated: Rated, held_until: datetime | None, live: bool, proration: Pro
     return kept(rated, held_until, proration)
 
 
-def settle(rated: Sequence[Rated], adjustments: Iterable[Charge], spans: Sequence[SegmentSpan],
-           proration: Proration, new_locator: Callable[[], str]) -> list[Charge]:
+def settle(
+    rated: Sequence[Rated],
+    adjustments: Iterable[Charge],
+    spans: Sequence[SegmentSpan],
+    proration: Proration,
+    new_locator: Callable[[], str],
+) -> list[Charge]:
     """The adjustments that make every rated charge's net equal what it earns under `spans` (the local
     stack after the transaction being issued, coverage.held's input). `rated`: every rated charge the
     policy's issued transactions carry, reversed ones included; `adjustments`: every adjustment issued so
@@ -130,18 +136,33 @@ def _negation(charge: Charge, locator: str) -> Charge:
     negated = adjustment(charge, -charge.amount, locator)
     if charge.reversalOfLocator is None:
         return negated
-    return negated.model_copy(update={"reversalOfLocator": charge.reversalOfLocator, "rate": -charge.rate,
-                                      "referenceRate": -(charge.referenceRate or charge.rate)})
+    return negated.model_copy(
+        update={
+            "reversalOfLocator": charge.reversalOfLocator,
+            "rate": -charge.rate,
+            "referenceRate": -(charge.referenceRate or charge.rate),
+        }
+    )
 
 
 def adjustment(of: Charge, amount: Decimal, locator: str) -> Charge:
     """An adjustment of the rated charge `of` by `amount`."""
     sign = -1 if amount < 0 else 1
     reference = of.referenceRate if of.referenceRate is not None else of.rate
-    return Charge(locator=locator, elementLocator=of.elementLocator, elementStaticLocator=of.elementStaticLocator,
-                  chargeType=of.chargeType, chargeCategory=of.chargeCategory, rate=sign * of.rate, amount=amount,
-                  referenceRate=sign * reference, tag=of.tag, handling=of.handling, invoicing=of.invoicing,
-                  reversalOfLocator=of.locator)
+    return Charge(
+        locator=locator,
+        elementLocator=of.elementLocator,
+        elementStaticLocator=of.elementStaticLocator,
+        chargeType=of.chargeType,
+        chargeCategory=of.chargeCategory,
+        rate=sign * of.rate,
+        amount=amount,
+        referenceRate=sign * reference,
+        tag=of.tag,
+        handling=of.handling,
+        invoicing=of.invoicing,
+        reversalOfLocator=of.locator,
+    )
 
 
 def held_cost(rated: Sequence[Rated], spans: Sequence[SegmentSpan], proration: Proration) -> dict[Key, Decimal]:
@@ -151,8 +172,9 @@ def held_cost(rated: Sequence[Rated], spans: Sequence[SegmentSpan], proration: P
     live = {span.locator for span in spans}
     cost: dict[Key, Decimal] = defaultdict(Decimal)
     for each in rated:
-        cost[_key(each.charge)] += earned(each, pieces.get(each.segment_locator), each.segment_locator in live,
-                                          proration)
+        cost[_key(each.charge)] += earned(
+            each, pieces.get(each.segment_locator), each.segment_locator in live, proration
+        )
     return {key: amount for key, amount in cost.items() if amount}
 
 

@@ -10,6 +10,7 @@ reapplies them: each reapplication's tree is the coverage held at its effective 
 original's change instructions applied, rated through the plugin for its new segment (`Reapplier`, the
 Maker sequence.execute calls).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -34,11 +35,18 @@ NOT_RATED = frozenset({TransactionCategory.CANCELLATION, TransactionCategory.REV
 def unrated(transaction: Transaction) -> bool:
     """A cancellation, a reversal, or a reinstatement that gives back what a cancellation removed."""
     return transaction.transactionCategory in NOT_RATED or (
-        bool(transaction.segments) and transaction.segments[-1].restores is not None)
+        bool(transaction.segments) and transaction.segments[-1].restores is not None
+    )
 
 
-def subject(stack: IssuedStack, transaction: Transaction, account: Callable[[], Any], *,
-            span: coverage.Effect | None = None, element: Element | None = None) -> Subject:
+def subject(
+    stack: IssuedStack,
+    transaction: Transaction,
+    account: Callable[[], Any],
+    *,
+    span: coverage.Effect | None = None,
+    element: Element | None = None,
+) -> Subject:
     """What the checks and plugins see of `transaction`: its policy, and the segment it makes (`span`,
     default: its own) with `element` (default: its own tree)."""
     policy = stack.policy
@@ -48,17 +56,37 @@ def subject(stack: IssuedStack, transaction: Transaction, account: Callable[[], 
         start, end = transaction.segments[-1].startTime, transaction.segments[-1].endTime
     else:  # a reversal makes no segment of its own
         start, end = transaction.effectiveTime, policy.endTime
-    term_start = span.term.start if span else next(
-        (t.startTime for t in stack.terms if t.locator == transaction.termLocator), start)
-    tree = element or transaction.element or Element(locator=transaction.locator, staticLocator=transaction.locator,
-                                                     type=policy.productName)
-    return Subject(kind="transaction", locator=transaction.locator, product=policy.productName,
-                   start=policy.startTime, end=end, currency=policy.currency, timezone=policy.timezone,
-                   basis=policy.durationBasis, element=tree, static=policy.static, jurisdiction=policy.jurisdiction,
-                   config_version=transaction.configVersion, account=account,
-                   category=str(transaction.transactionCategory), term_start=term_start,
-                   effective=transaction.effectiveTime, segment_start=start, segment_end=end,
-                   schedule_owners=_schedule_owners(stack, transaction))
+    term_start = (
+        span.term.start
+        if span
+        else next((t.startTime for t in stack.terms if t.locator == transaction.termLocator), start)
+    )
+    tree = (
+        element
+        or transaction.element
+        or Element(locator=transaction.locator, staticLocator=transaction.locator, type=policy.productName)
+    )
+    return Subject(
+        kind="transaction",
+        locator=transaction.locator,
+        product=policy.productName,
+        start=policy.startTime,
+        end=end,
+        currency=policy.currency,
+        timezone=policy.timezone,
+        basis=policy.durationBasis,
+        element=tree,
+        static=policy.static,
+        jurisdiction=policy.jurisdiction,
+        config_version=transaction.configVersion,
+        account=account,
+        category=str(transaction.transactionCategory),
+        term_start=term_start,
+        effective=transaction.effectiveTime,
+        segment_start=start,
+        segment_end=end,
+        schedule_owners=_schedule_owners(stack, transaction),
+    )
 
 
 def _schedule_owners(stack: IssuedStack, transaction: Transaction) -> tuple[ScheduleOwner, ...]:
@@ -80,8 +108,9 @@ class TransactionEvaluation:
     """The runner's Evaluator for one transaction (as read: its steps change neither its instructions
     nor its span, so `plan` holds throughout). `last` is the execution its last price worked out."""
 
-    def __init__(self, evaluation: Evaluation, found: Found, plan: Plan | None, model: dict[str, Any],
-                 account: Callable[[], Any]):
+    def __init__(
+        self, evaluation: Evaluation, found: Found, plan: Plan | None, model: dict[str, Any], account: Callable[[], Any]
+    ):
         self.evaluation, self.found, self.plan, self.model, self.account = evaluation, found, plan, model, account
         self.last: Execution | None = None
 
@@ -119,8 +148,15 @@ class Execution:
         return all(step.action == "issue" for step in self.outcome.steps)
 
 
-def execute(evaluation_: Evaluation, found: Found, plan: Plan, transaction: Transaction, rated: list[Charge],
-            model: dict[str, Any], account: Callable[[], Any]) -> Execution:
+def execute(
+    evaluation_: Evaluation,
+    found: Found,
+    plan: Plan,
+    transaction: Transaction,
+    rated: list[Charge],
+    model: dict[str, Any],
+    account: Callable[[], Any],
+) -> Execution:
     """Issuing `transaction` (rated `rated` for its planned segment) on the policy as `found` read it."""
     stack = found.stack
     entries = [timeline.entry_of(t) for t in timeline.local_stack(stack)]
@@ -131,8 +167,9 @@ def execute(evaluation_: Evaluation, found: Found, plan: Plan, transaction: Tran
     return Execution(outcome, maker.trees)
 
 
-def execute_reversal(evaluation_: Evaluation, found: Found, transaction: Transaction, model: dict[str, Any],
-                     account: Callable[[], Any]) -> Execution:
+def execute_reversal(
+    evaluation_: Evaluation, found: Found, transaction: Transaction, model: dict[str, Any], account: Callable[[], Any]
+) -> Execution:
     """Issuing the reversal transaction `transaction`: its targets and everything after the earliest of
     them reversed, the later ones it does not target reapplied."""
     stack = found.stack
@@ -148,16 +185,29 @@ class Reapplier:
     re-rated should the span differ from the one it was priced for) and of each reapplication (the
     coverage held at its effective time with its original's change instructions, rated anew)."""
 
-    def __init__(self, evaluation_: Evaluation, stack: IssuedStack, plan: Plan | None, transaction: Transaction,
-                 rated: list[Charge], model: dict[str, Any], account: Callable[[], Any]):
+    def __init__(
+        self,
+        evaluation_: Evaluation,
+        stack: IssuedStack,
+        plan: Plan | None,
+        transaction: Transaction,
+        rated: list[Charge],
+        model: dict[str, Any],
+        account: Callable[[], Any],
+    ):
         self.evaluation, self.stack, self.plan, self.transaction = evaluation_, stack, plan, transaction
         self.rated, self.model, self.account = rated, model, account
         self.catalog = evaluation.catalog(model)
         self.trees: dict[str, Element] = {locator: segment.element for locator, segment in stack.segments.items()}
         self.originals = {t.locator: t for t in stack.transactions}
 
-    def __call__(self, entry: sequence.Entry, done: coverage.Effect, ledger: sequence.Ledger,
-                 reapplication_of: sequence.Entry | None) -> sequence.Made:
+    def __call__(
+        self,
+        entry: sequence.Entry,
+        done: coverage.Effect,
+        ledger: sequence.Ledger,
+        reapplication_of: sequence.Entry | None,
+    ) -> sequence.Made:
         if reapplication_of is None:
             return self._new(done)
         original = self.originals[reapplication_of.locator]
@@ -166,8 +216,9 @@ class Reapplier:
         base = self.trees[timeline.base_segment(category, done.start, ledger.held())]
         instructions = [instruction_of(stored) for stored in original.changeInstructions]
         tree = changes.applied(self.catalog, base, instructions, done.start, new_locator)
-        reapplied = original.model_copy(update={
-            "locator": entry.locator, "segments": [], "configVersion": self.transaction.configVersion})
+        reapplied = original.model_copy(
+            update={"locator": entry.locator, "segments": [], "configVersion": self.transaction.configVersion}
+        )
         seen = subject(self.stack, reapplied, self.account, span=done, element=tree)
         tree = evaluation.normalised(self.model, seen)[0].model_copy(update={"parentLocator": segment_locator})
         self.trees[segment_locator] = tree
@@ -179,7 +230,7 @@ class Reapplier:
     def _new(self, done: coverage.Effect) -> sequence.Made:
         summary = self.transaction.segments[-1]
         planned = self.plan.tree if self.plan is not None else None
-        tree = (self.transaction.element or planned)
+        tree = self.transaction.element or planned
         if tree is None:
             raise ValueError(f"transaction {self.transaction.locator} has no tree to issue")
         tree = tree.model_copy(update={"parentLocator": summary.locator})

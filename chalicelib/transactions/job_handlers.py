@@ -1,5 +1,6 @@
 """Asynchronous work of the transactions domain: the auto-renewal of a policy when its due entry falls due, and
 the billing safety net of the largest issues."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -19,6 +19,7 @@ expired transaction (`expirationTime` at or before now) advances no further. Onl
 editable. `earlyUnderwritten` is in the state enum but no path reaches it (pricing always precedes
 underwriting), so it is treated like `validated`.
 """
+
 from __future__ import annotations
 
 from chalicelib.policies.models import TransactionState
@@ -32,19 +33,36 @@ UNDERWRITING_STOPS = frozenset({"underwrittenBlocked", "declined", "rejected"})
 PRECOMMITTABLE = frozenset({"draft", "initialized"})
 
 LIFECYCLE = Lifecycle(
-    entity=ERRORS, state_field="transactionState", states=TransactionState,
+    entity=ERRORS,
+    state_field="transactionState",
+    states=TransactionState,
     steps=(INITIALIZE, VALIDATE, PRICE, UNDERWRITE, ACCEPT, ISSUE),
-    progress={"draft": Progress(0), "initialized": Progress(1), "validated": Progress(2),
-              "earlyUnderwritten": Progress(2), "priced": Progress(3), "underwritten": Progress(4),
-              "accepted": Progress(5, repeatable=False),
-              **{state: Progress(3, repeatable=False) for state in UNDERWRITING_STOPS}},
+    progress={
+        "draft": Progress(0),
+        "initialized": Progress(1),
+        "validated": Progress(2),
+        "earlyUnderwritten": Progress(2),
+        "priced": Progress(3),
+        "underwritten": Progress(4),
+        "accepted": Progress(5, repeatable=False),
+        **{state: Progress(3, repeatable=False) for state in UNDERWRITING_STOPS},
+    },
     final=FINAL,
-    state_after={INITIALIZE: "initialized", VALIDATE: "validated", PRICE: "priced", UNDERWRITE: "underwritten",
-                 ACCEPT: "accepted", ISSUE: "issued"},
+    state_after={
+        INITIALIZE: "initialized",
+        VALIDATE: "validated",
+        PRICE: "priced",
+        UNDERWRITE: "underwritten",
+        ACCEPT: "accepted",
+        ISSUE: "issued",
+    },
     underwriting_stops=UNDERWRITING_STOPS,
     runs_first={ACCEPT: UNDERWRITE},
     resettable=frozenset(TransactionState) - FINAL - {"accepted"},
-    also_closed={"be reset": frozenset({"accepted"}), "be discarded": frozenset({"accepted"}),
-                 "change its underwriting flags": frozenset({"accepted"}),
-                 "be precommitted": frozenset(TransactionState) - PRECOMMITTABLE},
+    also_closed={
+        "be reset": frozenset({"accepted"}),
+        "be discarded": frozenset({"accepted"}),
+        "change its underwriting flags": frozenset({"accepted"}),
+        "be precommitted": frozenset(TransactionState) - PRECOMMITTABLE,
+    },
 )

@@ -7,6 +7,7 @@ locator, `params` (the effective time, a new policy end, preferences), `producer
 another configuration version). A stored instruction carries its own `locator`, so it can be changed
 or removed while the transaction is a draft.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -79,8 +80,15 @@ class MigrateInstruction(Input):
     configVersionLocator: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = None
 
 
-Instruction = Annotated[AddInstruction | ModifyInstruction | DeleteInstruction | ParamsInstruction
-                        | ProducersInstruction | MigrateInstruction, Field(discriminator="action")]
+Instruction = Annotated[
+    AddInstruction
+    | ModifyInstruction
+    | DeleteInstruction
+    | ParamsInstruction
+    | ProducersInstruction
+    | MigrateInstruction,
+    Field(discriminator="action"),
+]
 
 
 class Instructions(RootModel[Annotated[list[Instruction], Field(max_length=MAX_INSTRUCTIONS)]]):
@@ -120,6 +128,22 @@ def stored(instruction: Instruction, locator: str) -> dict[str, Any]:
     return {"locator": locator, **instruction.model_dump(exclude_none=True)}
 
 
-__all__ = ["ENTITY", "ERRORS", "AddInstruction", "AffectedTransaction", "CancelInstruction", "DeleteInstruction",
-           "Instruction", "Instructions", "MigrateInstruction", "ModifyInstruction", "Name", "OneInstruction",
-           "ParamsInstruction", "ProducersInstruction", "ReversalRequest", "instruction_of", "stored"]
+__all__ = [
+    "ENTITY",
+    "ERRORS",
+    "AddInstruction",
+    "AffectedTransaction",
+    "CancelInstruction",
+    "DeleteInstruction",
+    "Instruction",
+    "Instructions",
+    "MigrateInstruction",
+    "ModifyInstruction",
+    "Name",
+    "OneInstruction",
+    "ParamsInstruction",
+    "ProducersInstruction",
+    "ReversalRequest",
+    "instruction_of",
+    "stored",
+]

@@ -10,6 +10,7 @@ conditionally on the transaction's version (policies.service.save_transaction, t
 versioned save) with its events, in one transaction. Events are `policy.{category}.{action}` with the
 policy and the transaction (socotra-semantics.md Appendix A); `underwrite` adds the underwritingStatus.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -46,8 +47,16 @@ class Found:
 
 def replaced(found: Found, transaction: Transaction) -> Found:
     """`found` with `transaction` in place of the one of the same locator (as a request changed it)."""
-    return Found(found.stack.model_copy(update={"transactions": [
-        transaction if t.locator == transaction.locator else t for t in found.stack.transactions]}), transaction)
+    return Found(
+        found.stack.model_copy(
+            update={
+                "transactions": [
+                    transaction if t.locator == transaction.locator else t for t in found.stack.transactions
+                ]
+            }
+        ),
+        transaction,
+    )
 
 
 def find(ctx: CallContext, locator: str, *, head: bool = False, plans: bool = True) -> Found:
@@ -61,8 +70,11 @@ def find(ctx: CallContext, locator: str, *, head: bool = False, plans: bool = Tr
         stack = policies.transaction_head(ctx, locator)
         transaction = next((t for t in stack.transactions if t.locator == locator), None) if stack else None
         if stack is not None and transaction is not None:
-            if not plans and transaction.transactionState in LIVE_UNISSUED or \
-                    timeline.head_suffices(stack, transaction, has_schedules(ctx, transaction)):
+            if (
+                not plans
+                and transaction.transactionState in LIVE_UNISSUED
+                or timeline.head_suffices(stack, transaction, has_schedules(ctx, transaction))
+            ):
                 return Found(stack, transaction)
             policy_locator = stack.policy.locator
     stack = policies.transaction_stack(ctx, locator, policy_locator)
@@ -100,22 +112,46 @@ def model_of(ctx: CallContext, transaction: Transaction) -> dict[str, Any]:
     return configuration.model(ctx, transaction.configVersion, resolved=True)
 
 
-def events(transaction: Transaction, actions: Iterable[str],
-           data: Mapping[str, Mapping[str, Any]] | None = None) -> list[Event]:
+def events(
+    transaction: Transaction, actions: Iterable[str], data: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[Event]:
     prefix = f"policy.{transaction.transactionCategory}."
-    return [(prefix + action, {"policyLocator": transaction.policyLocator, "transactionLocator": transaction.locator,
-                               **(data or {}).get(action, {})}) for action in actions]
+    return [
+        (
+            prefix + action,
+            {
+                "policyLocator": transaction.policyLocator,
+                "transactionLocator": transaction.locator,
+                **(data or {}).get(action, {}),
+            },
+        )
+        for action in actions
+    ]
 
 
-def save(ctx: CallContext, stack: IssuedStack, transaction: Transaction, actions: Iterable[str],
-         event_data: Mapping[str, Mapping[str, Any]] | None = None, uow: UnitOfWork | None = None) -> Transaction:
+def save(
+    ctx: CallContext,
+    stack: IssuedStack,
+    transaction: Transaction,
+    actions: Iterable[str],
+    event_data: Mapping[str, Mapping[str, Any]] | None = None,
+    uow: UnitOfWork | None = None,
+) -> Transaction:
     """Writes the changed transaction (conditional on the version it was read at) with its events, and
     the policy's branch heads when the change moves one (policies.service.save_transaction)."""
+
     def write(work: UnitOfWork, _: str, record: Transaction) -> None:
         policies.save_transaction(ctx, work, stack, record)
 
-    return versioned.save(ctx, uow or wiring.unit_of_work(ctx), transaction, write,
-                          events(transaction, actions, event_data), code=ENTITY, noun="transaction")
+    return versioned.save(
+        ctx,
+        uow or wiring.unit_of_work(ctx),
+        transaction,
+        write,
+        events(transaction, actions, event_data),
+        code=ENTITY,
+        noun="transaction",
+    )
 
 
 def add(ctx: CallContext, stack: IssuedStack, transaction: Transaction) -> Transaction:

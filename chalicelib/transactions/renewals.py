@@ -15,6 +15,7 @@ policies.models.renewal_due) falls due at the earliest step; the job (auto_renew
 next step (`next_step_time`). A renewal a run missed (say, while the scheduler was down) is still made up
 to `GRACE` (a week) after the term ended, effective at the end; a later one needs a person.
 """
+
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
@@ -40,10 +41,17 @@ from chalicelib.transactions import coverage
 from chalicelib.transactions.timeline import issued_spans
 
 GRACE = RENEWAL_GRACE
-UNDERWRITING_STOPS = frozenset({TransactionState.UNDERWRITTEN_BLOCKED, TransactionState.DECLINED,
-                                TransactionState.REJECTED})
-NOT_PRICED = frozenset({TransactionState.DRAFT, TransactionState.INITIALIZED, TransactionState.VALIDATED,
-                        TransactionState.EARLY_UNDERWRITTEN})
+UNDERWRITING_STOPS = frozenset(
+    {TransactionState.UNDERWRITTEN_BLOCKED, TransactionState.DECLINED, TransactionState.REJECTED}
+)
+NOT_PRICED = frozenset(
+    {
+        TransactionState.DRAFT,
+        TransactionState.INITIALIZED,
+        TransactionState.VALIDATED,
+        TransactionState.EARLY_UNDERWRITTEN,
+    }
+)
 DECLINED_BY_A_PERSON = frozenset({TransactionState.DISCARDED, TransactionState.REFUSED, TransactionState.REVERSED})
 """A renewal discarded, refused or reversed (by a reversal transaction; one an out-of-sequence issue
 reversed is reapplied, issued) is not made again."""
@@ -109,12 +117,15 @@ class Existing:
 def existing(transactions: Sequence[Transaction], term_end: datetime) -> Existing:
     """The renewals taking effect at `term_end`: the latest live one, else whether one was issued or
     declined. Invalidated ones (a parallel branch was issued first) count for nothing: a new one is made."""
-    renewals = [t for t in transactions if t.transactionCategory == TransactionCategory.RENEWAL
-                and t.effectiveTime == term_end]
+    renewals = [
+        t for t in transactions if t.transactionCategory == TransactionCategory.RENEWAL and t.effectiveTime == term_end
+    ]
     live = [t for t in renewals if t.transactionState in LIVE_UNISSUED]
-    return Existing(live=max(live, key=lambda t: (t.createdAt, t.locator)) if live else None,
-                    renewed=any(t.transactionState == TransactionState.ISSUED for t in renewals),
-                    declined=any(t.transactionState in DECLINED_BY_A_PERSON for t in renewals))
+    return Existing(
+        live=max(live, key=lambda t: (t.createdAt, t.locator)) if live else None,
+        renewed=any(t.transactionState == TransactionState.ISSUED for t in renewals),
+        declined=any(t.transactionState in DECLINED_BY_A_PERSON for t in renewals),
+    )
 
 
 CREATE, PRICE, ACCEPT, ISSUE = "create", "price", "accept", "issue"

@@ -5,6 +5,7 @@ required; elements, charges and flags are priceable/schemas.py's.
 
 A segment's element tree answers as ElementResponse: the root's parent is the segment.
 """
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -88,8 +89,7 @@ class PolicyTransactionResponse(Response):
     aggregatedTransactions: list[PolicyTransactionResponse] | None = None
 
     @classmethod
-    def of(cls, transaction: Transaction,
-           aggregated: list[Transaction] | None = None) -> PolicyTransactionResponse:
+    def of(cls, transaction: Transaction, aggregated: list[Transaction] | None = None) -> PolicyTransactionResponse:
         fields = transaction.model_dump(include=set(cls.model_fields) - {"aggregatedTransactions"})
         return cls(**fields, aggregatedTransactions=[cls.of(t) for t in aggregated] if aggregated else None)
 
@@ -120,11 +120,12 @@ class TransactionPriceResponse(TransactionPricing):
     charges: list[PolicyChargeResponse]
 
     @classmethod
-    def of(cls, transaction: Transaction,
-           aggregated: list[Transaction] | None = None) -> TransactionPriceResponse:
-        return cls(**transaction_pricing(transaction),
-                   charges=[PolicyChargeResponse.of(charge) for charge in transaction.charges],
-                   aggregatedTransactions=[cls.of(t) for t in aggregated] if aggregated else None)
+    def of(cls, transaction: Transaction, aggregated: list[Transaction] | None = None) -> TransactionPriceResponse:
+        return cls(
+            **transaction_pricing(transaction),
+            charges=[PolicyChargeResponse.of(charge) for charge in transaction.charges],
+            aggregatedTransactions=[cls.of(t) for t in aggregated] if aggregated else None,
+        )
 
 
 class TransactionUnderwritingResponse(TransactionPricing):
@@ -132,14 +133,20 @@ class TransactionUnderwritingResponse(TransactionPricing):
     underwritingFlags: list[UnderwritingFlagResponse]
 
     @classmethod
-    def of(cls, transaction: Transaction,
-           aggregated: list[Transaction] | None = None) -> TransactionUnderwritingResponse:
+    def of(
+        cls, transaction: Transaction, aggregated: list[Transaction] | None = None
+    ) -> TransactionUnderwritingResponse:
         """`underwritingStatus` is "" until the transaction was underwritten (the field is required)."""
-        return cls(**transaction_pricing(transaction),
-                   underwritingStatus=transaction.underwritingStatus or "",
-                   underwritingFlags=[UnderwritingFlagResponse.of(transaction.locator, flag, "transaction")
-                                      for flag in transaction.flags if not flag.cleared],
-                   aggregatedTransactions=[cls.of(t) for t in aggregated] if aggregated else None)
+        return cls(
+            **transaction_pricing(transaction),
+            underwritingStatus=transaction.underwritingStatus or "",
+            underwritingFlags=[
+                UnderwritingFlagResponse.of(transaction.locator, flag, "transaction")
+                for flag in transaction.flags
+                if not flag.cleared
+            ],
+            aggregatedTransactions=[cls.of(t) for t in aggregated] if aggregated else None,
+        )
 
 
 class TransactionUnderwritingFlagsResponse(Response):
@@ -152,9 +159,11 @@ class TransactionUnderwritingFlagsResponse(Response):
         def response(flag: Any) -> UnderwritingFlagResponse:
             return UnderwritingFlagResponse.of(transaction.locator, flag, "transaction")
 
-        return cls(transactionLocator=transaction.locator,
-                   flags=[response(flag) for flag in transaction.flags if not flag.cleared],
-                   clearedFlags=[response(flag) for flag in transaction.flags if flag.cleared])
+        return cls(
+            transactionLocator=transaction.locator,
+            flags=[response(flag) for flag in transaction.flags if not flag.cleared],
+            clearedFlags=[response(flag) for flag in transaction.flags if flag.cleared],
+        )
 
 
 class PreferencesResponse(Response):

@@ -34,6 +34,7 @@ creation times, so it keeps its place. Reversal and aggregate records are no ent
   of the local stack, the head when `autoRebase` asks for it (the caller then rebuilds its segment on the
   head: `execute` does, through `make`), else 409 `transaction.stale_base`.
 """
+
 from __future__ import annotations
 
 import copy
@@ -110,10 +111,11 @@ def reversal_plan(issued: Sequence[Entry], targets: Collection[str]) -> Plan:
     unknown = sorted(set(targets) - positions.keys())
     if unknown:
         raise codes.TRANSACTION_NOT_REVERSIBLE(
-            f"Only issued transactions of the policy's stack can be reversed, not {', '.join(unknown)}")
+            f"Only issued transactions of the policy's stack can be reversed, not {', '.join(unknown)}"
+        )
     if any(stack[positions[target]].category == "issuance" for target in targets):
         raise codes.TRANSACTION_ISSUANCE_NOT_REVERSIBLE("The issuance cannot be reversed")
-    later = stack[min(positions[target] for target in targets):]
+    later = stack[min(positions[target] for target in targets) :]
     return Plan(tuple(reversed(later)), tuple(entry for entry in later if entry.locator not in targets))
 
 
@@ -136,8 +138,10 @@ def invalidated(pending: Sequence[Pending], issuing: str) -> list[str]:
 
 def affected(planned: Plan, invalidating: Sequence[str]) -> list[Affected]:
     """What issuing reverses (latest first), then what it invalidates."""
-    return [*(Affected(entry.locator, "reversed") for entry in planned.reversed),
-            *(Affected(locator, "invalidated") for locator in invalidating)]
+    return [
+        *(Affected(entry.locator, "reversed") for entry in planned.reversed),
+        *(Affected(locator, "invalidated") for locator in invalidating),
+    ]
 
 
 def rebase(base: str | None, head: str, *, auto_rebase: bool) -> str:
@@ -147,7 +151,8 @@ def rebase(base: str | None, head: str, *, auto_rebase: bool) -> str:
         return head
     raise codes.TRANSACTION_STALE_BASE(
         f"The transaction is based on {base}, which is no longer the head of the policy ({head}); "
-        "issue it with autoRebase=true or create it again")
+        "issue it with autoRebase=true or create it again"
+    )
 
 
 @dataclass
@@ -171,11 +176,24 @@ class Ledger:
 
     def effect(self, entry: Entry) -> Effect:
         """What issuing `entry` now does (coverage.effect)."""
-        return effect(entry.category, entry.effective, self.spans, basis=self.proration.basis,
-                      time_zone=self.proration.time_zone, new_end=entry.new_end, term_duration=self.term_duration)
+        return effect(
+            entry.category,
+            entry.effective,
+            self.spans,
+            basis=self.proration.basis,
+            time_zone=self.proration.time_zone,
+            new_end=entry.new_end,
+            term_duration=self.term_duration,
+        )
 
-    def issue(self, transaction_locator: str, done: Effect, segment_locator: str, charges: Sequence[Charge],
-              new_locator: Callable[[], str]) -> list[Charge]:
+    def issue(
+        self,
+        transaction_locator: str,
+        done: Effect,
+        segment_locator: str,
+        charges: Sequence[Charge],
+        new_locator: Callable[[], str],
+    ) -> list[Charge]:
         """Adds the segment `done` makes and its rated `charges`; answers the adjustments that brings."""
         if any(charge.reversalOfLocator is not None for charge in charges):
             raise ValueError("a segment is rated with charges that reverse none")
@@ -236,8 +254,14 @@ class Outcome:
     ledger: Ledger
 
 
-def execute(ledger: Ledger, issued: Sequence[Entry], planned: Plan, make: Maker, new_locator: Callable[[], str],
-            new: Entry | None = None) -> Outcome:
+def execute(
+    ledger: Ledger,
+    issued: Sequence[Entry],
+    planned: Plan,
+    make: Maker,
+    new_locator: Callable[[], str],
+    new: Entry | None = None,
+) -> Outcome:
     """Carries out `planned` (with `new` issued between the reversals and the reapplications; None for a
     reversal transaction) on a copy of `ledger`. A reapplication gets a transaction locator from
     `new_locator`, as every segment and adjustment does."""
@@ -262,9 +286,16 @@ def execute(ledger: Ledger, issued: Sequence[Entry], planned: Plan, make: Maker,
     return Outcome(tuple(steps), tuple(sorted(stack.values(), key=lambda entry: entry.order)), ledger)
 
 
-def _issue(ledger: Ledger, entry: Entry, done: Effect, make: Maker, new_locator: Callable[[], str],
-           original: Entry | None) -> Step:
+def _issue(
+    ledger: Ledger, entry: Entry, done: Effect, make: Maker, new_locator: Callable[[], str], original: Entry | None
+) -> Step:
     made = make(entry, done, ledger, original)
     adjustments = ledger.issue(entry.locator, done, made.segment_locator, made.charges, new_locator)
-    return Step("issue" if original is None else "reapply", entry, (*made.charges, *adjustments), done,
-                made.segment_locator, original)
+    return Step(
+        "issue" if original is None else "reapply",
+        entry,
+        (*made.charges, *adjustments),
+        done,
+        made.segment_locator,
+        original,
+    )

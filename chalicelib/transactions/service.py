@@ -31,6 +31,7 @@ statuses.
 Every change bumps the transaction's `version` (a lost race answers 409) and records its event in the
 same DynamoDB transaction (records.py).
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -87,8 +88,9 @@ from chalicelib.transactions.timeline import CREATED, Plan, Planner
 CATEGORY_OF_ROUTE = {"change": "change", "renew": "renewal", "cancel": "cancellation", "reinstate": "reinstatement"}
 AccountReader = Callable[[str], Account]
 """An account by its locator (404 `account.not_found` when there is none)."""
-PRICED = frozenset({"priced", "underwritten", "accepted", "issued", "underwrittenBlocked", "declined", "rejected",
-                    "reversed"})
+PRICED = frozenset(
+    {"priced", "underwritten", "accepted", "issued", "underwrittenBlocked", "declined", "rejected", "reversed"}
+)
 
 # --- reading ---------------------------------------------------------------------------------------
 
@@ -112,12 +114,15 @@ def affected(ctx: CallContext, locator: str) -> list[AffectedTransaction]:
     transaction = found.transaction
     LIFECYCLE.check(transaction.transactionState, "be issued")
     entries = [timeline.entry_of(t) for t in timeline.local_stack(found.stack)]
-    planned = sequence.reversal_plan(entries, transaction.reversedTransactionLocators) \
-        if transaction.transactionCategory == TransactionCategory.REVERSAL \
+    planned = (
+        sequence.reversal_plan(entries, transaction.reversedTransactionLocators)
+        if transaction.transactionCategory == TransactionCategory.REVERSAL
         else sequence.plan(entries, timeline.entry_of(transaction))
+    )
     doomed = [t.locator for t in issuing.invalidated(found.stack, transaction, ctx.now)]
-    return [AffectedTransaction(locator=each.locator, action=each.action)
-            for each in sequence.affected(planned, doomed)]
+    return [
+        AffectedTransaction(locator=each.locator, action=each.action) for each in sequence.affected(planned, doomed)
+    ]
 
 
 def priced_transaction(ctx: CallContext, locator: str) -> tuple[Transaction, list[Transaction]]:
@@ -145,8 +150,9 @@ def segments(ctx: CallContext, locator: str) -> list[Segment]:
 def segment(ctx: CallContext, locator: str, segment_locator: str | None = None) -> Segment:
     """One segment of the transaction (the last one it makes, by default); 404 `segment.not_found`."""
     made = segments(ctx, locator)
-    chosen = made[-1] if segment_locator is None and made else next(
-        (s for s in made if s.locator == segment_locator), None)
+    chosen = (
+        made[-1] if segment_locator is None and made else next((s for s in made if s.locator == segment_locator), None)
+    )
     if chosen is None:
         raise codes.not_found("segment", segment_locator or f"of transaction {locator}")
     return chosen
@@ -182,27 +188,45 @@ def branches(ctx: CallContext, policy_locator: str) -> dict[str, list[Transactio
 # --- creating and editing drafts -------------------------------------------------------------------
 
 
-def create_transaction(ctx: CallContext, policy_locator: str, instructions: list[Instruction], *,
-                       route: str | None = None, transaction_type: str | None = None,
-                       base_locator: str | None = None, term_duration: Decimal | None = None,
-                       stack: IssuedStack | None = None) -> Transaction:
+def create_transaction(
+    ctx: CallContext,
+    policy_locator: str,
+    instructions: list[Instruction],
+    *,
+    route: str | None = None,
+    transaction_type: str | None = None,
+    base_locator: str | None = None,
+    term_duration: Decimal | None = None,
+    stack: IssuedStack | None = None,
+) -> Transaction:
     """A draft transaction of the category a `route` names (change, renew, cancel, reinstate) or of a
     configured `transaction_type`; a renewal's new term lasts `term_duration` (the policy's durationBasis
     units; an auto-renewal plan's newTermDuration), else the policy's term. A caller that has just read
     the policy consistently (policies.service.issued_stack) passes it as `stack`, not read again."""
-    stack, draft = _new_draft(ctx, policy_locator, instructions, route, transaction_type, base_locator,
-                              term_duration, stack)
+    stack, draft = _new_draft(
+        ctx, policy_locator, instructions, route, transaction_type, base_locator, term_duration, stack
+    )
     return records.add(ctx, stack, draft)
 
 
-ADVANCE_STEPS = {TransactionState.VALIDATED: VALIDATE, TransactionState.PRICED: PRICE,
-                 TransactionState.UNDERWRITTEN: UNDERWRITE, TransactionState.ACCEPTED: ACCEPT}
+ADVANCE_STEPS = {
+    TransactionState.VALIDATED: VALIDATE,
+    TransactionState.PRICED: PRICE,
+    TransactionState.UNDERWRITTEN: UNDERWRITE,
+    TransactionState.ACCEPTED: ACCEPT,
+}
 """The step `create_and_advance` runs a new draft to for each state it may name (issued: `issue`)."""
 
 
-def create_and_advance(ctx: CallContext, policy_locator: str, instructions: list[Instruction],
-                       target: TransactionState, *, route: str | None = None,
-                       transaction_type: str | None = None) -> tuple[Transaction, Transaction]:
+def create_and_advance(
+    ctx: CallContext,
+    policy_locator: str,
+    instructions: list[Instruction],
+    target: TransactionState,
+    *,
+    route: str | None = None,
+    transaction_type: str | None = None,
+) -> tuple[Transaction, Transaction]:
     """`create_transaction`, then the draft advanced to `target` (validated to issued; any other state leaves
     it a draft) on the policy as the create's write left it (records.found_in), not read again: the draft
     and the transaction as advanced (a step that fails answers it with its validationResult)."""
@@ -215,8 +239,15 @@ def create_and_advance(ctx: CallContext, policy_locator: str, instructions: list
     return draft, (draft if step is None else _advance(ctx, draft.locator, step, found=found))
 
 
-def preview(ctx: CallContext, policy_locator: str, transaction_type: str, instructions: list[Instruction],
-            target: str, *, base_locator: str | None = None) -> Transaction:
+def preview(
+    ctx: CallContext,
+    policy_locator: str,
+    transaction_type: str,
+    instructions: list[Instruction],
+    target: str,
+    *,
+    base_locator: str | None = None,
+) -> Transaction:
     """The transaction `instructions` would make, advanced to `target` (validate, price or underwrite);
     nothing is stored. A step that fails answers the draft with its validationResult."""
     stack, draft = _new_draft(ctx, policy_locator, instructions, None, transaction_type, base_locator)
@@ -228,10 +259,16 @@ def preview(ctx: CallContext, policy_locator: str, transaction_type: str, instru
         return draft.model_copy(update={"validationResult": stop.result})
 
 
-def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruction], route: str | None,
-               transaction_type: str | None, base_locator: str | None,
-               term_duration: Decimal | None = None,
-               stack: IssuedStack | None = None) -> tuple[IssuedStack, Transaction]:
+def _new_draft(
+    ctx: CallContext,
+    policy_locator: str,
+    instructions: list[Instruction],
+    route: str | None,
+    transaction_type: str | None,
+    base_locator: str | None,
+    term_duration: Decimal | None = None,
+    stack: IssuedStack | None = None,
+) -> tuple[IssuedStack, Transaction]:
     if stack is not None and stack.policy.locator != policy_locator:
         raise ValueError(f"the stack given is of policy {stack.policy.locator}, not {policy_locator}")
     if stack is None and base_locator is None:  # the head, where it holds all the draft is worked out from
@@ -242,13 +279,20 @@ def _new_draft(ctx: CallContext, policy_locator: str, instructions: list[Instruc
                 return head, _planned(ctx, head, draft)
     if stack is None:
         stack = policies.issued_stack(ctx, policy_locator)
-    return stack, _planned(ctx, stack, _unplanned(ctx, stack, instructions, route, transaction_type, base_locator,
-                                                  term_duration))
+    return stack, _planned(
+        ctx, stack, _unplanned(ctx, stack, instructions, route, transaction_type, base_locator, term_duration)
+    )
 
 
-def _unplanned(ctx: CallContext, stack: IssuedStack, instructions: list[Instruction], route: str | None,
-               transaction_type: str | None, base_locator: str | None,
-               term_duration: Decimal | None) -> Transaction:
+def _unplanned(
+    ctx: CallContext,
+    stack: IssuedStack,
+    instructions: list[Instruction],
+    route: str | None,
+    transaction_type: str | None,
+    base_locator: str | None,
+    term_duration: Decimal | None,
+) -> Transaction:
     """The draft before `_planned` works out its span (its effective time still its base's)."""
     model = configuration.model(ctx, stack.policy.configVersion, resolved=True)
     category, type_name = _kind(model, route, transaction_type)
@@ -256,15 +300,24 @@ def _unplanned(ctx: CallContext, stack: IssuedStack, instructions: list[Instruct
     base = _base(stack, base_locator)
     locator = new_locator()
     draft = Transaction(
-        locator=locator, staticLocator=locator, policyLocator=stack.policy.locator, termLocator=base.termLocator,
-        effectiveTime=base.effectiveTime, transactionState=TransactionState.DRAFT,
-        transactionCategory=TransactionCategory(category), transactionType=type_name,
-        preferences=stack.policy.preferences, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
-        updatedBy=ctx.user_locator, baseTransactionLocator=base.locator,
-        changeInstructions=[stored(changes.with_static_locators(i, new_locator), new_locator())
-                            for i in instructions],
+        locator=locator,
+        staticLocator=locator,
+        policyLocator=stack.policy.locator,
+        termLocator=base.termLocator,
+        effectiveTime=base.effectiveTime,
+        transactionState=TransactionState.DRAFT,
+        transactionCategory=TransactionCategory(category),
+        transactionType=type_name,
+        preferences=stack.policy.preferences,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+        baseTransactionLocator=base.locator,
+        changeInstructions=[stored(changes.with_static_locators(i, new_locator), new_locator()) for i in instructions],
         configVersion=stack.policy.configVersion,
-        termDuration=term_duration if category == TransactionCategory.RENEWAL else None)
+        termDuration=term_duration if category == TransactionCategory.RENEWAL else None,
+    )
     return draft
 
 
@@ -272,8 +325,10 @@ def _check_not_held(policy: Policy, category: str, transaction_type: str) -> Non
     """409 `transaction.held` when an active entity hold on the policy blocks the category or type."""
     for held in policy.entityHolds:
         if held.blocks_transaction(str(category), transaction_type):
-            raise codes.TRANSACTION_HELD(f"Hold {held.holdLocator} on policy {policy.locator} blocks "
-                                         f"{category} transactions ({transaction_type})")
+            raise codes.TRANSACTION_HELD(
+                f"Hold {held.holdLocator} on policy {policy.locator} blocks "
+                f"{category} transactions ({transaction_type})"
+            )
 
 
 def create_reversal(ctx: CallContext, policy_locator: str, request: ReversalRequest) -> Transaction:
@@ -290,20 +345,29 @@ def create_reversal(ctx: CallContext, policy_locator: str, request: ReversalRequ
     target = entries.get(request.toTransaction)
     if target is None or target.order >= earliest.order:
         raise codes.TRANSACTION_INVALID_REVERSAL(
-            f"{request.toTransaction} is not an issued transaction of the policy before the ones "
-            f"reversed",
-            field_errors=[FieldError("toTransaction", "must be issued before every transaction "
-                                  "reversed")])
+            f"{request.toTransaction} is not an issued transaction of the policy before the ones reversed",
+            field_errors=[FieldError("toTransaction", "must be issued before every transaction reversed")],
+        )
     first = next(t for t in stack.transactions if t.locator == earliest.locator)
     locator = new_locator()
     draft = Transaction(
-        locator=locator, staticLocator=locator, policyLocator=stack.policy.locator, termLocator=first.termLocator,
-        effectiveTime=first.effectiveTime, transactionState=TransactionState.DRAFT,
-        transactionCategory=TransactionCategory.REVERSAL, transactionType=TransactionCategory.REVERSAL.value,
-        preferences=stack.policy.preferences, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
-        updatedBy=ctx.user_locator, baseTransactionLocator=head,
+        locator=locator,
+        staticLocator=locator,
+        policyLocator=stack.policy.locator,
+        termLocator=first.termLocator,
+        effectiveTime=first.effectiveTime,
+        transactionState=TransactionState.DRAFT,
+        transactionCategory=TransactionCategory.REVERSAL,
+        transactionType=TransactionCategory.REVERSAL.value,
+        preferences=stack.policy.preferences,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+        baseTransactionLocator=head,
         reversedTransactionLocators=list(dict.fromkeys(request.reverseTransactions)),
-        configVersion=stack.policy.configVersion)
+        configVersion=stack.policy.configVersion,
+    )
     return records.add(ctx, stack, draft)
 
 
@@ -313,20 +377,25 @@ def add_instruction(ctx: CallContext, locator: str, instruction: Instruction) ->
     return _save_draft(ctx, found, [*found.transaction.changeInstructions, added])
 
 
-def update_instruction(ctx: CallContext, locator: str, instruction_locator: str,
-                       instruction: Instruction) -> Transaction:
+def update_instruction(
+    ctx: CallContext, locator: str, instruction_locator: str, instruction: Instruction
+) -> Transaction:
     found = _draft(ctx, locator)
     _instruction_position(found.transaction, instruction_locator)
     replaced = stored(changes.with_static_locators(instruction, new_locator), instruction_locator)
-    return _save_draft(ctx, found, [replaced if i["locator"] == instruction_locator else i
-                                    for i in found.transaction.changeInstructions])
+    return _save_draft(
+        ctx,
+        found,
+        [replaced if i["locator"] == instruction_locator else i for i in found.transaction.changeInstructions],
+    )
 
 
 def delete_instruction(ctx: CallContext, locator: str, instruction_locator: str) -> Transaction:
     found = _draft(ctx, locator)
     _instruction_position(found.transaction, instruction_locator)
-    return _save_draft(ctx, found, [i for i in found.transaction.changeInstructions
-                                    if i["locator"] != instruction_locator])
+    return _save_draft(
+        ctx, found, [i for i in found.transaction.changeInstructions if i["locator"] != instruction_locator]
+    )
 
 
 def add_elements(ctx: CallContext, locator: str, additions: list[ElementInput]) -> list[Segment]:
@@ -344,10 +413,16 @@ def update_elements(ctx: CallContext, locator: str, change: ElementChanges) -> l
     if static is None:
         raise codes.INVALID_ELEMENT["transaction"](
             f"{change.locator} is not an element of the transaction",
-            field_errors=[FieldError("locator", "is not an element of the transaction")])
-    instruction = ModifyInstruction(action="modify", staticLocator=static, setData=change.setData,
-                                    removeData=change.removeData, setCoverageTerms=change.setCoverageTerms,
-                                    removeCoverageTerms=change.removeCoverageTerms)
+            field_errors=[FieldError("locator", "is not an element of the transaction")],
+        )
+    instruction = ModifyInstruction(
+        action="modify",
+        staticLocator=static,
+        setData=change.setData,
+        removeData=change.removeData,
+        setCoverageTerms=change.setCoverageTerms,
+        removeCoverageTerms=change.removeCoverageTerms,
+    )
     saved = _save_draft(ctx, found, [*found.transaction.changeInstructions, stored(instruction, new_locator())])
     return _segments(ctx, records.replaced(found, saved))
 
@@ -357,11 +432,15 @@ def remove_elements(ctx: CallContext, locator: str, locators: list[str]) -> list
     found = _draft(ctx, locator)
     tree = _plan(ctx, found).tree
     statics = [changes.static_locator_of(tree, each) for each in locators]
-    problems = [FieldError(f"body[{i}]", f"{each} is not an element of the transaction")
-                for i, (each, static) in enumerate(zip(locators, statics)) if static is None]
+    problems = [
+        FieldError(f"body[{i}]", f"{each} is not an element of the transaction")
+        for i, (each, static) in enumerate(zip(locators, statics))
+        if static is None
+    ]
     if problems or not locators:
-        raise codes.INVALID_ELEMENT["transaction"]("Cannot remove these elements",
-                                                   field_errors=problems or [FieldError("body", "names no element")])
+        raise codes.INVALID_ELEMENT["transaction"](
+            "Cannot remove these elements", field_errors=problems or [FieldError("body", "names no element")]
+        )
     instruction = DeleteInstruction(action="delete", staticElementLocators=[s for s in statics if s])
     saved = _save_draft(ctx, found, [*found.transaction.changeInstructions, stored(instruction, new_locator())])
     return _segments(ctx, records.replaced(found, saved))
@@ -381,8 +460,9 @@ def _save_draft(ctx: CallContext, found: Found, instructions: list[dict[str, Any
 
 
 def _instruction_position(transaction: Transaction, instruction_locator: str) -> int:
-    position = next((i for i, item in enumerate(transaction.changeInstructions)
-                     if item["locator"] == instruction_locator), None)
+    position = next(
+        (i for i, item in enumerate(transaction.changeInstructions) if item["locator"] == instruction_locator), None
+    )
     if position is None:
         raise codes.not_found("changeInstruction", instruction_locator)
     return position
@@ -390,8 +470,11 @@ def _instruction_position(transaction: Transaction, instruction_locator: str) ->
 
 def _kind(model: dict[str, Any], route: str | None, transaction_type: str | None) -> tuple[str, str]:
     """(category, transaction type) of a create request."""
-    configured = {name: str(definition.get("category")) for name, definition in
-                  (model.get("transactionTypes") or {}).items() if isinstance(definition, dict)}
+    configured = {
+        name: str(definition.get("category"))
+        for name, definition in (model.get("transactionTypes") or {}).items()
+        if isinstance(definition, dict)
+    }
     if route is not None:
         of_route = CATEGORY_OF_ROUTE[route]
         return of_route, next((name for name, of in configured.items() if of == of_route), of_route)
@@ -400,9 +483,13 @@ def _kind(model: dict[str, Any], route: str | None, transaction_type: str | None
     if category is None or category not in CREATED:
         raise codes.TRANSACTION_UNKNOWN_TYPE(
             f"{name[:200]} is not a transaction type of the configuration",
-            field_errors=[FieldError("transactionType", "is not a configured transaction type "
-                                        "of category change, renewal, cancellation "
-                                        "or reinstatement")])
+            field_errors=[
+                FieldError(
+                    "transactionType",
+                    "is not a configured transaction type of category change, renewal, cancellation or reinstatement",
+                )
+            ],
+        )
     return str(category), name
 
 
@@ -414,14 +501,17 @@ def _base(stack: IssuedStack, base_locator: str | None) -> Transaction:
     if base is None:
         raise codes.TRANSACTION_INVALID_BASE(
             f"{chosen[:200]} is not a transaction of the policy",
-            field_errors=[FieldError("baseLocator", "is not a transaction of the policy")])
+            field_errors=[FieldError("baseLocator", "is not a transaction of the policy")],
+        )
     if base.transactionState == TransactionState.ISSUED and base.locator != head:
         raise codes.TRANSACTION_STALE_BASE(
             f"Transaction {base.locator} is no longer the policy's latest ({head} is): base the "
-            f"transaction on the latest")
+            f"transaction on the latest"
+        )
     if base.transactionState != TransactionState.ISSUED and base.transactionState not in LIVE_UNISSUED:
         raise codes.TRANSACTION_STALE_BASE(
-            f"Transaction {base.locator} is {base.transactionState}: nothing can be based on it")
+            f"Transaction {base.locator} is {base.transactionState}: nothing can be based on it"
+        )
     return base
 
 
@@ -444,11 +534,15 @@ def _planned(ctx: CallContext, stack: IssuedStack, transaction: Transaction) -> 
     reserved = transaction.segments[-1].locator if transaction.segments else new_locator()
     term = _term_locator(stack, transaction, plan)
     update: dict[str, Any] = {
-        "effectiveTime": plan.effect.start, "termLocator": term, "segments": [plan.summary(reserved)],
+        "effectiveTime": plan.effect.start,
+        "termLocator": term,
+        "segments": [plan.summary(reserved)],
         "newPolicyEndTime": utc(params.newPolicyEndTime) if params and params.newPolicyEndTime else None,
         "expirationTime": utc(params.expirationTime) if params and params.expirationTime else None,
-        "preferences": params.preferences.model_dump(exclude_none=True) if params and params.preferences
-        else stack.policy.preferences}
+        "preferences": params.preferences.model_dump(exclude_none=True)
+        if params and params.preferences
+        else stack.policy.preferences,
+    }
     return transaction.model_copy(update=update)
 
 
@@ -458,7 +552,8 @@ def _term_locator(stack: IssuedStack, transaction: Transaction, plan: Plan) -> s
     if existing is not None:
         return existing
     if transaction.transactionCategory == TransactionCategory.RENEWAL and transaction.termLocator not in {
-            t.locator for t in stack.terms}:
+        t.locator for t in stack.terms
+    }:
         return transaction.termLocator
     return new_locator()
 
@@ -475,8 +570,9 @@ def _config_version(ctx: CallContext, stack: IssuedStack, instructions: list[Ins
         configuration.model(ctx, migrate.configVersionLocator)
     except NotFound:
         raise codes.TRANSACTION_INVALID_INSTRUCTION(
-            f"{migrate.configVersionLocator} is not a deployed configuration version", field_errors=[FieldError(
-                                 "configVersionLocator", "is not a deployed configuration version")]) from None
+            f"{migrate.configVersionLocator} is not a deployed configuration version",
+            field_errors=[FieldError("configVersionLocator", "is not a deployed configuration version")],
+        ) from None
     return migrate.configVersionLocator
 
 
@@ -497,25 +593,34 @@ def _segments(ctx: CallContext, found: Found) -> list[Segment]:
         return []
     tree = transaction.element or _plan(ctx, found).tree
     policy = found.policy
-    return [Segment(locator=s.locator, transactionLocator=transaction.locator, policyLocator=policy.locator,
-                    termLocator=transaction.termLocator, segmentType=s.segmentType, startTime=s.startTime,
-                    endTime=s.endTime, duration=durations.duration(s.startTime, s.endTime, policy.durationBasis,
-                                                                    policy.timezone),
-                    element=tree.model_copy(update={"parentLocator": s.locator}),
-                    basedOn=transaction.baseTransactionLocator) for s in transaction.segments]
-
-
+    return [
+        Segment(
+            locator=s.locator,
+            transactionLocator=transaction.locator,
+            policyLocator=policy.locator,
+            termLocator=transaction.termLocator,
+            segmentType=s.segmentType,
+            startTime=s.startTime,
+            endTime=s.endTime,
+            duration=durations.duration(s.startTime, s.endTime, policy.durationBasis, policy.timezone),
+            element=tree.model_copy(update={"parentLocator": s.locator}),
+            basedOn=transaction.baseTransactionLocator,
+        )
+        for s in transaction.segments
+    ]
 
 
 # --- constraint tables ---------------------------------------------------------------------------
 
 
-def evaluate_constraints(ctx: CallContext, locator: str,
-                         values: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, list[str]]]:
+def evaluate_constraints(
+    ctx: CallContext, locator: str, values: dict[str, dict[str, dict[str, Any]]]
+) -> dict[str, dict[str, list[str]]]:
     """The options of the constrained fields of the tree the transaction makes (`_tree`)."""
     found = records.find(ctx, locator)
-    return evaluation.evaluate_constraints(ctx, records.model_of(ctx, found.transaction), _tree(ctx, found), values,
-                                           ERRORS)
+    return evaluation.evaluate_constraints(
+        ctx, records.model_of(ctx, found.transaction), _tree(ctx, found), values, ERRORS
+    )
 
 
 def constraint_dependencies(ctx: CallContext, locator: str) -> dict[str, dict[str, dict[str, Any]]]:
@@ -545,8 +650,14 @@ def validate(ctx: CallContext, locator: str, *, stateless: bool = False) -> Tran
     return _advance(ctx, locator, VALIDATE, stateless=stateless)
 
 
-def price(ctx: CallContext, locator: str, *, stateless: bool = False, found: Found | None = None,
-          read_account: AccountReader | None = None) -> Transaction:
+def price(
+    ctx: CallContext,
+    locator: str,
+    *,
+    stateless: bool = False,
+    found: Found | None = None,
+    read_account: AccountReader | None = None,
+) -> Transaction:
     return _advance(ctx, locator, PRICE, stateless=stateless, found=found, read_account=read_account)
 
 
@@ -554,13 +665,21 @@ def underwrite(ctx: CallContext, locator: str, *, stateless: bool = False) -> Tr
     return _advance(ctx, locator, UNDERWRITE, stateless=stateless)
 
 
-def accept(ctx: CallContext, locator: str, *, found: Found | None = None,
-           read_account: AccountReader | None = None) -> Transaction:
+def accept(
+    ctx: CallContext, locator: str, *, found: Found | None = None, read_account: AccountReader | None = None
+) -> Transaction:
     return _advance(ctx, locator, ACCEPT, found=found, read_account=read_account)
 
 
-def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = False, found: Found | None = None,
-             read_account: AccountReader | None = None) -> Transaction:
+def _advance(
+    ctx: CallContext,
+    locator: str,
+    target: str,
+    *,
+    stateless: bool = False,
+    found: Found | None = None,
+    read_account: AccountReader | None = None,
+) -> Transaction:
     """`found`: the transaction as the caller just read it consistently (records.found_in), not read again;
     the save is conditional on its version all the same. `read_account`: how the plugins' account is read
     (by default accounts.get_account, when a plugin asks for it), say from the accounts a job read together."""
@@ -578,8 +697,14 @@ def _advance(ctx: CallContext, locator: str, target: str, *, stateless: bool = F
     return _save_with_documents(ctx, found, runner, evaluator)
 
 
-def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: Found | None = None,
-          read_account: AccountReader | None = None) -> Transaction:
+def issue(
+    ctx: CallContext,
+    locator: str,
+    *,
+    auto_rebase: bool = False,
+    found: Found | None = None,
+    read_account: AccountReader | None = None,
+) -> Transaction:
     """Issues the transaction (running the steps before it that it lacks) into its policy: one
     TransactWriteItems with the policy root, conditional on the version the stack was read at (and,
     should more branches be invalidated than it holds, the rest of them in locator order after it). A
@@ -593,8 +718,10 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
     LIFECYCLE.check_not_expired(found.transaction.expirationTime, ctx.now)
     _check_not_held(found.policy, found.transaction.transactionCategory, found.transaction.transactionType)
     head = found.policy.issuedTransactionLocator
-    if sequence.rebase(found.transaction.baseTransactionLocator, head, auto_rebase=auto_rebase) != \
-            found.transaction.baseTransactionLocator:
+    if (
+        sequence.rebase(found.transaction.baseTransactionLocator, head, auto_rebase=auto_rebase)
+        != found.transaction.baseTransactionLocator
+    ):
         found = _rebased(ctx, found, head)
     runner, evaluator = _runner(ctx, found, read_account)
     try:
@@ -612,10 +739,17 @@ def issue(ctx: CallContext, locator: str, *, auto_rebase: bool = False, found: F
     return written.model_copy(update={"version": written.version + 1})
 
 
-def create_and_issue_in(ctx: CallContext, uow: UnitOfWork, policy_locator: str, instructions: list[Instruction], *,
-                        route: str | None = None, transaction_type: str | None = None,
-                        policy_change: Callable[[UnitOfWork, Policy], Policy] | None = None,
-                        billed_by_caller: bool = False) -> Transaction | None:
+def create_and_issue_in(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    policy_locator: str,
+    instructions: list[Instruction],
+    *,
+    route: str | None = None,
+    transaction_type: str | None = None,
+    policy_change: Callable[[UnitOfWork, Policy], Policy] | None = None,
+    billed_by_caller: bool = False,
+) -> Transaction | None:
     """`create_and_advance` to issued as part of the caller's `uow` (its records and the issue commit
     together, or neither): the draft is never stored apart, and the policy root is written once, with
     `policy_change` (the caller's change of the root as read, recording its events in the unit of work it is
@@ -638,17 +772,26 @@ def create_and_issue_in(ctx: CallContext, uow: UnitOfWork, policy_locator: str, 
         return None
     for event_type, data in records.events(draft, ["create"]):
         work.record_event(event_type, data)
-    written, left = _issue_writes(ctx, work, found, runner, evaluator, issued, done, new_transaction=True,
-                                  billed_by_caller=billed_by_caller)
+    written, left = _issue_writes(
+        ctx, work, found, runner, evaluator, issued, done, new_transaction=True, billed_by_caller=billed_by_caller
+    )
     work.after_commit(lambda: policies.save_transactions(ctx, found.stack, left))
     work.commit()
     return written.model_copy(update={"version": written.version + 1})
 
 
-def _issue_writes(ctx: CallContext, uow: UnitOfWork, found: Found, runner: Runner[Transaction],
-                  evaluator: TransactionEvaluation, issued: Transaction, done: execution.Execution, *,
-                  new_transaction: bool = False, billed_by_caller: bool = False
-                  ) -> tuple[Transaction, list[Transaction]]:
+def _issue_writes(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    found: Found,
+    runner: Runner[Transaction],
+    evaluator: TransactionEvaluation,
+    issued: Transaction,
+    done: execution.Execution,
+    *,
+    new_transaction: bool = False,
+    billed_by_caller: bool = False,
+) -> tuple[Transaction, list[Transaction]]:
     """Adds an issue's records and events to `uow`: answers the issued transaction as written (before the
     write's version bump) and the invalidations left for after the commit (policies.issue_transaction)."""
     if evaluator.plan is None:
@@ -657,25 +800,35 @@ def _issue_writes(ctx: CallContext, uow: UnitOfWork, found: Found, runner: Runne
         bundle = issuing.in_sequence(found.stack, issued, evaluator.plan, ctx.now)
     else:
         bundle = issuing.aggregate(found.stack, issued, done.outcome, done.trees, ctx.now, new_locator)
-    events = [*records.events(issued, _actions(runner.done), runner.event_data),
-              *_status_change(ctx, found.policy, bundle.policy),
-              *(event for part in bundle.added if part.transactionCategory != TransactionCategory.AGGREGATE
-                for event in records.events(part, ["issue"]))]
+    events = [
+        *records.events(issued, _actions(runner.done), runner.event_data),
+        *_status_change(ctx, found.policy, bundle.policy),
+        *(
+            event
+            for part in bundle.added
+            if part.transactionCategory != TransactionCategory.AGGREGATE
+            for event in records.events(part, ["issue"])
+        ),
+    ]
     for event_type, data in events:
         uow.record_event(event_type, data)
-    document_jobs.enqueue_generation(uow, evaluator.model, found.policy.productName, "transaction",
-                                     bundle.transaction.locator, runner.done)
-    left = policies.issue_transaction(ctx, uow, found.stack, bundle, new_transaction=new_transaction,
-                                      billed_by_caller=billed_by_caller)
+    document_jobs.enqueue_generation(
+        uow, evaluator.model, found.policy.productName, "transaction", bundle.transaction.locator, runner.done
+    )
+    left = policies.issue_transaction(
+        ctx, uow, found.stack, bundle, new_transaction=new_transaction, billed_by_caller=billed_by_caller
+    )
     return bundle.transaction, left
 
 
-def _save_with_documents(ctx: CallContext, found: Found, runner: Runner[Transaction],
-                         evaluator: TransactionEvaluation) -> Transaction:
+def _save_with_documents(
+    ctx: CallContext, found: Found, runner: Runner[Transaction], evaluator: TransactionEvaluation
+) -> Transaction:
     """Saves what the steps did, with a documents job for each document trigger they reached."""
     uow = wiring.unit_of_work(ctx)
-    document_jobs.enqueue_generation(uow, evaluator.model, found.policy.productName, "transaction",
-                                     runner.record.locator, runner.done)
+    document_jobs.enqueue_generation(
+        uow, evaluator.model, found.policy.productName, "transaction", runner.record.locator, runner.done
+    )
     return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data, uow=uow)
 
 
@@ -690,8 +843,9 @@ def _execution(found: Found, evaluator: TransactionEvaluation, issued: Transacti
     if evaluator.plan is None:
         return execution.execute_reversal(evaluator.evaluation, found, issued, evaluator.model, evaluator.account)
     rated = [charge for charge in issued.charges if charge.reversalOfLocator is None]
-    return execution.execute(evaluator.evaluation, found, evaluator.plan, issued, rated, evaluator.model,
-                             evaluator.account)
+    return execution.execute(
+        evaluator.evaluation, found, evaluator.plan, issued, rated, evaluator.model, evaluator.account
+    )
 
 
 def _latest_tree(stack: IssuedStack) -> Element:
@@ -700,9 +854,18 @@ def _latest_tree(stack: IssuedStack) -> Element:
 
 def _rebased(ctx: CallContext, found: Found, head: str) -> Found:
     """The transaction based on `head` as a draft again: its span and tree worked out anew."""
-    draft = found.transaction.model_copy(update={
-        "baseTransactionLocator": head, "transactionState": TransactionState.DRAFT, "element": None, "charges": [],
-        "duration": None, "underwritingStatus": None, "validationResult": None, "acceptedTime": None})
+    draft = found.transaction.model_copy(
+        update={
+            "baseTransactionLocator": head,
+            "transactionState": TransactionState.DRAFT,
+            "element": None,
+            "charges": [],
+            "duration": None,
+            "underwritingStatus": None,
+            "validationResult": None,
+            "acceptedTime": None,
+        }
+    )
     return records.replaced(found, _planned(ctx, found.stack, draft))
 
 
@@ -710,8 +873,9 @@ def _actions(done: list[str]) -> list[str]:
     return ["update" if step == INITIALIZE else step for step in done]
 
 
-def _runner(ctx: CallContext, found: Found,
-            read_account: AccountReader | None = None) -> tuple[Runner[Transaction], TransactionEvaluation]:
+def _runner(
+    ctx: CallContext, found: Found, read_account: AccountReader | None = None
+) -> tuple[Runner[Transaction], TransactionEvaluation]:
     """A reversal makes no segment: it is worked out on the policy's latest tree and has no plan."""
     model = records.model_of(ctx, found.transaction)
     reversal = found.transaction.transactionCategory == TransactionCategory.REVERSAL
@@ -722,8 +886,11 @@ def _runner(ctx: CallContext, found: Found,
         return execution.subject(found.stack, working, loader)
 
     def initialize_step(working: Transaction) -> None:
-        working.element = _latest_tree(found.stack) if plan is None else plan.tree.model_copy(
-            update={"parentLocator": working.segments[-1].locator})
+        working.element = (
+            _latest_tree(found.stack)
+            if plan is None
+            else plan.tree.model_copy(update={"parentLocator": working.segments[-1].locator})
+        )
         working.validationResult = None
 
     def accept_step(working: Transaction) -> None:
@@ -733,8 +900,13 @@ def _runner(ctx: CallContext, found: Found,
         working.issuedTime = ctx.now
 
     evaluator = TransactionEvaluation(Evaluation(ctx, model), found, plan, model, loader)
-    return Runner(LIFECYCLE, found.transaction, evaluator, subject_of, {
-        INITIALIZE: initialize_step, ACCEPT: accept_step, ISSUE: issue_step}), evaluator
+    return Runner(
+        LIFECYCLE,
+        found.transaction,
+        evaluator,
+        subject_of,
+        {INITIALIZE: initialize_step, ACCEPT: accept_step, ISSUE: issue_step},
+    ), evaluator
 
 
 # --- precommit, reset, refuse, discard -------------------------------------------------------------
@@ -750,8 +922,11 @@ def precommit(ctx: CallContext, locator: str) -> Transaction:
     LIFECYCLE.check(transaction.transactionState, "be precommitted")
     LIFECYCLE.check_not_expired(transaction.expirationTime, ctx.now)
     runner, evaluator = _runner(ctx, found)
-    steps = LIFECYCLE.steps_to(transaction.transactionState, INITIALIZE) \
-        if transaction.transactionState == TransactionState.DRAFT else []
+    steps = (
+        LIFECYCLE.steps_to(transaction.transactionState, INITIALIZE)
+        if transaction.transactionState == TransactionState.DRAFT
+        else []
+    )
     working = runner.run(steps)
     seen = execution.subject(found.stack, working, evaluator.account)
     try:
@@ -761,22 +936,35 @@ def precommit(ctx: CallContext, locator: str) -> Transaction:
     return records.save(ctx, found.stack, working.model_copy(update={"element": tree}), ["update"])
 
 
-
 def reset(ctx: CallContext, locator: str, options: ResetOptions, *, to_draft: bool = False) -> Transaction:
     """Back to draft (`to_draft`) or to initialized, without a price; flags stay unless the options
     clear or delete them."""
     found = records.find(ctx, locator, head=True, plans=False)
     transaction = found.transaction
     LIFECYCLE.check(transaction.transactionState, "be reset")
-    flags = underwriting.after_reset(transaction.flags, options.resetFlags, every=options.resetAllUnderwritingFlags,
-                                     delete=options.resetFlagsAction == "delete", by=_author(ctx), code=ENTITY,
-                                     noun=ENTITY)
+    flags = underwriting.after_reset(
+        transaction.flags,
+        options.resetFlags,
+        every=options.resetAllUnderwritingFlags,
+        delete=options.resetFlagsAction == "delete",
+        by=_author(ctx),
+        code=ENTITY,
+        noun=ENTITY,
+    )
     back_to_draft = to_draft or transaction.element is None
     state = TransactionState.DRAFT if back_to_draft else TransactionState.INITIALIZED
-    reset_one = transaction.model_copy(update={
-        "transactionState": state, "charges": [], "duration": None, "underwritingStatus": None,
-        "acceptedTime": None, "validationResult": None, "flags": flags,
-        **({"element": None} if back_to_draft else {})})
+    reset_one = transaction.model_copy(
+        update={
+            "transactionState": state,
+            "charges": [],
+            "duration": None,
+            "underwritingStatus": None,
+            "acceptedTime": None,
+            "validationResult": None,
+            "flags": flags,
+            **({"element": None} if back_to_draft else {}),
+        }
+    )
     return records.save(ctx, found.stack, reset_one, ["reset"])
 
 
@@ -802,8 +990,11 @@ def change_flags(ctx: CallContext, locator: str, add: list[FlagInput], clear: li
     found = records.find(ctx, locator, head=True)
     transaction = found.transaction
     LIFECYCLE.check(transaction.transactionState, "change its underwriting flags")
-    tree = transaction.element or (_latest_tree(found.stack) if transaction.transactionCategory ==
-                                   TransactionCategory.REVERSAL else _plan(ctx, found).tree)
+    tree = transaction.element or (
+        _latest_tree(found.stack)
+        if transaction.transactionCategory == TransactionCategory.REVERSAL
+        else _plan(ctx, found).tree
+    )
     known = {element.locator for element in elements.walk(tree)}
     flags = underwriting.changed(transaction.flags, add, clear, known, _author(ctx), code=ENTITY, noun=ENTITY)
     return records.save(ctx, found.stack, transaction.model_copy(update={"flags": flags}), ["manualUnderwrite"])
@@ -816,4 +1007,3 @@ def clear_flag(ctx: CallContext, locator: str, level: str, flag_locator: str) ->
 
 def _author(ctx: CallContext) -> underwriting.Author:
     return underwriting.Author(ctx.user_locator, ctx.now, new_locator)
-

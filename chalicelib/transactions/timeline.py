@@ -10,6 +10,7 @@ policy's stack (policies.models.IssuedStack), stores nothing.
   coverage it starts from and the tree it makes (changes.py).
 - A transaction based on an unissued one (a chain) sees the timeline as if that one were issued.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -39,33 +40,50 @@ from chalicelib.transactions.models import (
     instruction_of,
 )
 
-CREATED: dict[str, coverage.Category] = {"change": "change", "cancellation": "cancellation",
-                                         "reinstatement": "reinstatement", "renewal": "renewal"}
+CREATED: dict[str, coverage.Category] = {
+    "change": "change",
+    "cancellation": "cancellation",
+    "reinstatement": "reinstatement",
+    "renewal": "renewal",
+}
 """The categories a client creates transactions of (issuance comes from a quote; reversal has its route)."""
 ON_TIMELINE: dict[str, coverage.Category] = {**CREATED, "issuance": "issuance"}
 NO_SPAN = frozenset({TransactionCategory.REVERSAL, TransactionCategory.AGGREGATE})
 ELEMENT_ACTIONS = (AddInstruction, ModifyInstruction, DeleteInstruction)
 
 
-def ledger_of(stack: IssuedStack, spans: list[coverage.SegmentSpan] | None = None,
-              term_duration: Decimal | None = None) -> sequence.Ledger:
+def ledger_of(
+    stack: IssuedStack, spans: list[coverage.SegmentSpan] | None = None, term_duration: Decimal | None = None
+) -> sequence.Ledger:
     """The policy's coverage (`spans`, default: the issued ones) and every charge its issued transactions
     carry (reversed ones' included): rated charges with their segment's span, and the adjustments. A
     renewal's term lasts `term_duration`, else the policy's term."""
     policy = stack.policy
     if stack.complete:
-        carried = [t for t in stack.transactions if t.transactionState in (TransactionState.ISSUED,
-                                                                           TransactionState.REVERSED)]
+        carried = [
+            t for t in stack.transactions if t.transactionState in (TransactionState.ISSUED, TransactionState.REVERSED)
+        ]
     else:  # a head: the last transaction's charges alone, each at its net (see `head_suffices`)
         carried = local_stack(stack)
-    rated = [deltas.Rated(t.segments[-1].locator, t.segments[-1].startTime, t.segments[-1].endTime, charge)
-             for t in carried if t.segments for charge in t.charges if charge.reversalOfLocator is None]
-    adjustments = [charge for t in carried for charge in t.charges if charge.reversalOfLocator is not None] \
-        if stack.complete else []
-    return sequence.Ledger(deltas.Proration(policy.durationBasis, policy.timezone, policy.currency),
-                           _term_duration(term_duration or policy.termDuration),
-                           issued_spans(stack) if spans is None else spans,
-                           rated, adjustments)
+    rated = [
+        deltas.Rated(t.segments[-1].locator, t.segments[-1].startTime, t.segments[-1].endTime, charge)
+        for t in carried
+        if t.segments
+        for charge in t.charges
+        if charge.reversalOfLocator is None
+    ]
+    adjustments = (
+        [charge for t in carried for charge in t.charges if charge.reversalOfLocator is not None]
+        if stack.complete
+        else []
+    )
+    return sequence.Ledger(
+        deltas.Proration(policy.durationBasis, policy.timezone, policy.currency),
+        _term_duration(term_duration or policy.termDuration),
+        issued_spans(stack) if spans is None else spans,
+        rated,
+        adjustments,
+    )
 
 
 def term_numbers(stack: IssuedStack) -> dict[str, int]:
@@ -81,17 +99,28 @@ def local_stack(stack: IssuedStack) -> list[Transaction]:
 
 def entry_of(transaction: Transaction) -> sequence.Entry:
     category = _category(str(transaction.transactionCategory), ON_TIMELINE)
-    return sequence.Entry(transaction.locator, transaction.staticLocator, category, transaction.effectiveTime,
-                          transaction.createdAt, transaction.newPolicyEndTime)
+    return sequence.Entry(
+        transaction.locator,
+        transaction.staticLocator,
+        category,
+        transaction.effectiveTime,
+        transaction.createdAt,
+        transaction.newPolicyEndTime,
+    )
 
 
 def issued_spans(stack: IssuedStack) -> list[coverage.SegmentSpan]:
     """The local stack's spans in processing order; of a head (`head_suffices`), each term's span as its
     term item keeps it (`anchors`), then the last transaction's."""
     numbers = term_numbers(stack)
-    return [*([] if stack.complete else anchors(stack)),
-            *(span for transaction in local_stack(stack)
-              for span in spans_of(transaction, numbers[transaction.termLocator]))]
+    return [
+        *([] if stack.complete else anchors(stack)),
+        *(
+            span
+            for transaction in local_stack(stack)
+            for span in spans_of(transaction, numbers[transaction.termLocator])
+        ),
+    ]
 
 
 ANCHOR = "#term"
@@ -104,8 +133,12 @@ def anchors(stack: IssuedStack) -> list[coverage.SegmentSpan]:
     last transaction's spans, they give the same terms (coverage.terms: a term's start is its first span's,
     its end its last span's) and the same pieces from the last transaction's effective time on (each
     span cuts what comes before it), which is all an issue in sequence after it looks at."""
-    return [coverage.SegmentSpan(f"{term.locator}{ANCHOR}", f"{term.locator}{ANCHOR}", term.startTime, term.endTime,
-                                 term.number) for term in sorted(stack.terms, key=lambda term: term.number)]
+    return [
+        coverage.SegmentSpan(
+            f"{term.locator}{ANCHOR}", f"{term.locator}{ANCHOR}", term.startTime, term.endTime, term.number
+        )
+        for term in sorted(stack.terms, key=lambda term: term.number)
+    ]
 
 
 def head_suffices(stack: IssuedStack, transaction: Transaction, schedules: bool) -> bool:
@@ -121,14 +154,22 @@ def head_suffices(stack: IssuedStack, transaction: Transaction, schedules: bool)
     are the whole base chain (execution.subject): not from a head. Always True for a whole stack."""
     if stack.complete:
         return True
-    if schedules or transaction.transactionState not in LIVE_UNISSUED or \
-            transaction.transactionCategory not in HEAD_CATEGORIES or \
-            transaction.baseTransactionLocator != stack.policy.issuedTransactionLocator:
+    if (
+        schedules
+        or transaction.transactionState not in LIVE_UNISSUED
+        or transaction.transactionCategory not in HEAD_CATEGORIES
+        or transaction.baseTransactionLocator != stack.policy.issuedTransactionLocator
+    ):
         return False
     local = local_stack(stack)
     segment = stack.segments.get(stack.policy.latestSegmentLocator)
-    if len(local) != 1 or segment is None or [s.locator for s in local[0].segments] != [segment.locator] or \
-            local[0].segments[0].restores is not None or local[0].termLocator not in term_numbers(stack):
+    if (
+        len(local) != 1
+        or segment is None
+        or [s.locator for s in local[0].segments] != [segment.locator]
+        or local[0].segments[0].restores is not None
+        or local[0].termLocator not in term_numbers(stack)
+    ):
         return False
     params = changes.params_of([instruction_of(stored) for stored in transaction.changeInstructions])
     if params is not None:
@@ -142,13 +183,16 @@ def head_suffices(stack: IssuedStack, transaction: Transaction, schedules: bool)
     return all((moment, transaction.createdAt, transaction.staticLocator) > last for moment in [effective, *planned])
 
 
-HEAD_CATEGORIES = frozenset({TransactionCategory.CHANGE, TransactionCategory.CANCELLATION,
-                             TransactionCategory.RENEWAL})
+HEAD_CATEGORIES = frozenset({TransactionCategory.CHANGE, TransactionCategory.CANCELLATION, TransactionCategory.RENEWAL})
 
 
 def spans_of(transaction: Transaction, term: int) -> list[coverage.SegmentSpan]:
-    return [coverage.SegmentSpan(s.locator, transaction.locator, s.startTime, s.endTime, term,
-                                 s.segmentType == SegmentType.GAP, s.restores) for s in transaction.segments]
+    return [
+        coverage.SegmentSpan(
+            s.locator, transaction.locator, s.startTime, s.endTime, term, s.segmentType == SegmentType.GAP, s.restores
+        )
+        for s in transaction.segments
+    ]
 
 
 def chain(stack: IssuedStack, transaction: Transaction) -> list[Transaction]:
@@ -176,8 +220,13 @@ class Plan:
         return SegmentType.GAP if self.effect.gap else SegmentType.COVERAGE
 
     def summary(self, locator: str) -> SegmentSummary:
-        return SegmentSummary(locator=locator, segmentType=self.segment_type, startTime=self.effect.start,
-                              endTime=self.effect.end, restores=self.effect.restores)
+        return SegmentSummary(
+            locator=locator,
+            segmentType=self.segment_type,
+            startTime=self.effect.start,
+            endTime=self.effect.end,
+            restores=self.effect.restores,
+        )
 
     def spans_after(self, segment_locator: str, transaction_locator: str) -> list[coverage.SegmentSpan]:
         return [*self.spans, self.effect.span(segment_locator, transaction_locator)]
@@ -211,9 +260,15 @@ class Planner:
         pieces = coverage.held(spans)
         effective = utc(params.effectiveTime) if params is not None else _default_effective(category, spans, pieces)
         new_end = utc(params.newPolicyEndTime) if params is not None and params.newPolicyEndTime else None
-        effect = coverage.effect(_category(category), effective, spans, basis=policy.durationBasis,
-                                 time_zone=policy.timezone, new_end=new_end,
-                                 term_duration=_term_duration(transaction.termDuration or policy.termDuration))
+        effect = coverage.effect(
+            _category(category),
+            effective,
+            spans,
+            basis=policy.durationBasis,
+            time_zone=policy.timezone,
+            new_end=new_end,
+            term_duration=_term_duration(transaction.termDuration or policy.termDuration),
+        )
         base_tree = trees[base_segment(category, effective, pieces)]
         tree = changes.applied(self.catalog, base_tree, instructions, effective, self.new_locator)
         return Plan(effect, spans, base_tree, tree, effect.term.number)
@@ -231,7 +286,8 @@ def _default_effective(category: str, spans: Sequence[coverage.SegmentSpan], pie
         return cancelled.start
     raise codes.TRANSACTION_EFFECTIVE_TIME_REQUIRED(
         f"A {category} needs a params instruction with its effectiveTime",
-        field_errors=[FieldError("changeInstructions", "no params instruction")])
+        field_errors=[FieldError("changeInstructions", "no params instruction")],
+    )
 
 
 def base_segment(category: str, effective: datetime, pieces: list[coverage.Piece]) -> str:
@@ -250,11 +306,13 @@ def base_segment(category: str, effective: datetime, pieces: list[coverage.Piece
 
 
 def _check_no_element_changes(instructions: Sequence[Instruction], category: str) -> None:
-    problems = [FieldError(f"changeInstructions[{i}].action", f"a {category} does not change elements")
-                for i, instruction in enumerate(instructions) if isinstance(instruction, ELEMENT_ACTIONS)]
+    problems = [
+        FieldError(f"changeInstructions[{i}].action", f"a {category} does not change elements")
+        for i, instruction in enumerate(instructions)
+        if isinstance(instruction, ELEMENT_ACTIONS)
+    ]
     if problems:
-        raise codes.TRANSACTION_INVALID_INSTRUCTION(f"A {category} takes no element changes",
-                                                    field_errors=problems)
+        raise codes.TRANSACTION_INVALID_INSTRUCTION(f"A {category} takes no element changes", field_errors=problems)
 
 
 def _category(name: str, known_ones: dict[str, coverage.Category] = CREATED) -> coverage.Category:

@@ -1,4 +1,5 @@
 """An upload intent: the file a caller announced (its purpose, length and SHA-256), where it goes, until when."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

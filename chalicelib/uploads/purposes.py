@@ -1,4 +1,5 @@
 """What an upload is for, and who may make one: the permission of the operation the file is for (pure)."""
+
 from __future__ import annotations
 
 from enum import StrEnum
@@ -23,9 +24,14 @@ _NO_TENANT_PERMISSIONS: dict[Purpose, tuple[str, ...]] = {
     Purpose.CONFIGURATION: ("tenants.create-tenant", "tenants.validate-config"),  # createTenant, validateConfig
 }
 
-ALL_PERMISSIONS: tuple[str, ...] = tuple(dict.fromkeys(
-    permission for table in (_TENANT_PERMISSIONS, _NO_TENANT_PERMISSIONS) for found in table.values()
-    for permission in found))
+ALL_PERMISSIONS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        permission
+        for table in (_TENANT_PERMISSIONS, _NO_TENANT_PERMISSIONS)
+        for found in table.values()
+        for permission in found
+    )
+)
 """Every permission some upload takes: POST /uploads requires one of them, and then the purpose's own."""
 
 

@@ -1,4 +1,5 @@
 """Upload intents (one item each, storage/keys.py) and their objects in the blob bucket."""
+
 from __future__ import annotations
 
 import base64
@@ -29,9 +30,12 @@ def _object_key(intent: UploadIntent) -> str:
 
 
 def add(intent: UploadIntent) -> None:
-    item: dict[str, Any] = {**_key(intent.tenantLocator, intent.createdBy, intent.locator).as_dict(),
-                            "entity": "upload", **intent.model_dump(exclude_none=True),
-                            "ttl": int(intent.expiresAt.timestamp()) + KEPT_SECONDS}
+    item: dict[str, Any] = {
+        **_key(intent.tenantLocator, intent.createdBy, intent.locator).as_dict(),
+        "entity": "upload",
+        **intent.model_dump(exclude_none=True),
+        "ttl": int(intent.expiresAt.timestamp()) + KEPT_SECONDS,
+    }
     table.gateway().write(_scope(intent.tenantLocator), table.put_new(item))
 
 
@@ -44,18 +48,29 @@ def get(tenant: str | None, user: str, locator: str) -> UploadIntent | None:
 def claim(intent: UploadIntent, at: datetime, request_id: str) -> UploadIntent:
     """Marks the intent used by `request_id`, on its version: of parallel requests one wins, the others get
     409 `upload.already_used`."""
-    table.gateway().write(_scope(intent.tenantLocator), table.update(
-        _key(intent.tenantLocator, intent.createdBy, intent.locator), {"usedAt": at, "usedBy": request_id},
-        expected_version=intent.version,
-        on_failure=lambda: codes.UPLOAD_ALREADY_USED(f"Upload {intent.locator} was used by another request")))
+    table.gateway().write(
+        _scope(intent.tenantLocator),
+        table.update(
+            _key(intent.tenantLocator, intent.createdBy, intent.locator),
+            {"usedAt": at, "usedBy": request_id},
+            expected_version=intent.version,
+            on_failure=lambda: codes.UPLOAD_ALREADY_USED(f"Upload {intent.locator} was used by another request"),
+        ),
+    )
     return intent.model_copy(update={"usedAt": at, "usedBy": request_id, "version": intent.version + 1})
 
 
 def release(claimed: UploadIntent) -> None:
     """Unused again (the operation that claimed it failed), on the version its claim left."""
-    table.gateway().write(_scope(claimed.tenantLocator), table.update(
-        _key(claimed.tenantLocator, claimed.createdBy, claimed.locator), {}, remove=("usedAt", "usedBy"),
-        expected_version=claimed.version))
+    table.gateway().write(
+        _scope(claimed.tenantLocator),
+        table.update(
+            _key(claimed.tenantLocator, claimed.createdBy, claimed.locator),
+            {},
+            remove=("usedAt", "usedBy"),
+            expected_version=claimed.version,
+        ),
+    )
 
 
 def upload_url(intent: UploadIntent, expires_seconds: int) -> tuple[str, dict[str, str]]:

@@ -3,6 +3,7 @@ at most 10 MB a request) goes to a presigned S3 URL, and then the operation name
 
 The route takes any permission an upload may need; the service then requires the one of the purpose's
 operation (uploads/purposes.py), and access to the body's tenant."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -27,5 +28,6 @@ bp = Blueprint(__name__)
 @endpoint(*ALL_PERMISSIONS, errors=[codes.AUTH_TENANT_FORBIDDEN, codes.UPLOAD_TOO_LARGE])
 def create_upload(body: schemas.UploadRequest) -> schemas.UploadResponse:
     tenant = str(body.tenantLocator) if body.tenantLocator is not None else None
-    return schemas.UploadResponse.of(service.create_upload(request_context(), body.purpose, tenant, body.size,
-                                                           body.sha256, body.contentType))
+    return schemas.UploadResponse.of(
+        service.create_upload(request_context(), body.purpose, tenant, body.size, body.sha256, body.contentType)
+    )

@@ -1,4 +1,5 @@
 """The uploads API contract (our extension, DECISIONS.md "Uploads": API Gateway takes at most 10 MB a request)."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -24,8 +25,15 @@ class UploadRequest(Input):
     """The file's length in bytes: the URL takes a body of exactly this length."""
     sha256: Annotated[str, Field(pattern=r"^[0-9a-fA-F]{64}$", examples=[SHA256_EXAMPLE])]
     """The SHA-256 of the file, in hex."""
-    contentType: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[\x21-\x7e]+(; ?[\x21-\x7e]+)*$",
-                                      examples=["application/zip"])] | None = None
+    contentType: (
+        Annotated[
+            str,
+            Field(
+                min_length=1, max_length=200, pattern=r"^[\x21-\x7e]+(; ?[\x21-\x7e]+)*$", examples=["application/zip"]
+            ),
+        ]
+        | None
+    ) = None
     """The Content-Type the PUT sends (application/octet-stream when left out)."""
 
 
@@ -43,5 +51,10 @@ class UploadResponse(Response):
 
     @classmethod
     def of(cls, made: NewUpload) -> UploadResponse:
-        return cls(uploadLocator=made.intent.locator, url=made.url, method="PUT", headers=made.headers,
-                   expiresAt=made.intent.expiresAt)
+        return cls(
+            uploadLocator=made.intent.locator,
+            url=made.url,
+            method="PUT",
+            headers=made.headers,
+            expiresAt=made.intent.expiresAt,
+        )

@@ -2,6 +2,7 @@
 @due_handler) functions as it is imported. The worker and the schedules call `load_job_handlers()` when
 they first run, never at import, so `import app` (an API cold start) loads no domain service for them;
 tests/jobs checks that the handlers loaded here cover every JobType and nothing else."""
+
 from __future__ import annotations
 
 from functools import cache
@@ -23,5 +24,16 @@ def load_job_handlers() -> tuple[ModuleType, ...]:
     from chalicelib.transactions import job_handlers as transactions
     from chalicelib.workers import job_handlers as schedules
 
-    return (billing, tables, transactions, schedules, clock, schedule_items, documents, policies, plugins,
-            compliance, migration)
+    return (
+        billing,
+        tables,
+        transactions,
+        schedules,
+        clock,
+        schedule_items,
+        documents,
+        policies,
+        plugins,
+        compliance,
+        migration,
+    )

@@ -1,5 +1,6 @@
 """The schedules' jobs (schedules.py): the fan-out, a page of tenants after another, and each tenant's due
 run (runtime/due.py), a page of due entries after another."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -38,7 +39,10 @@ def run_due(ctx: CallContext, payload: DueRun) -> dict[str, Any]:
     step's number)."""
     ran = due.run_step(ctx, payload.asOf)
     if ran.more:
-        jobs.enqueue_once(ctx, JobType.DUE_RUN, DueRun(asOf=payload.asOf, step=payload.step + 1),
-                          locator=derived_locator(payload.asOf, f"{JobType.DUE_RUN}#{isoformat(payload.asOf)}#"
-                                                                f"{payload.step + 1}"))
+        jobs.enqueue_once(
+            ctx,
+            JobType.DUE_RUN,
+            DueRun(asOf=payload.asOf, step=payload.step + 1),
+            locator=derived_locator(payload.asOf, f"{JobType.DUE_RUN}#{isoformat(payload.asOf)}#{payload.step + 1}"),
+        )
     return {"asOf": isoformat(payload.asOf), **ran.result, **({"continued": True} if ran.more else {})}

@@ -1,4 +1,5 @@
 """The SQS worker: each message is one job, run through the same dispatch as tests and `make run`."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -16,6 +16,7 @@ Test-clock tenants (DECISIONS.md "Test clocks") are skipped by every schedule of
 due work runs when their clock is advanced. The job reaper still visits them: leases are real time, and
 a test clock's advance runs in jobs like any other.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -67,16 +68,25 @@ def run_due_work(event: Any) -> None:
     enqueue_for_every_tenant(JobType.DUE_RUN, EVERY_15_MINUTES, with_as_of=True)
 
 
-def enqueue_for_every_tenant(job_type: JobType, every: timedelta, *, with_as_of: bool = False,
-                             test_clocks: bool = False) -> int:
+def enqueue_for_every_tenant(
+    job_type: JobType, every: timedelta, *, with_as_of: bool = False, test_clocks: bool = False
+) -> int:
     """One job of `job_type` per registered tenant (`test_clocks`: test-clock tenants too, else not), once
     in each period `every` long (`with_as_of`: payload `asOf`, the time of this run): the first page here,
     the rest by fan-out jobs. Answers how many this call enqueued."""
-    run = CallContext(principal=SYSTEM, request_id=observability.correlation_id() or new_locator(),
-                      now=wiring.clock().now())
+    run = CallContext(
+        principal=SYSTEM, request_id=observability.correlation_id() or new_locator(), now=wiring.clock().now()
+    )
     period = EPOCH + (run.now - EPOCH) // every * every
-    return fan_out(run, FanOut(jobType=str(job_type), payload={"asOf": isoformat(run.now)} if with_as_of else {},
-                               period=period, testClocks=test_clocks))
+    return fan_out(
+        run,
+        FanOut(
+            jobType=str(job_type),
+            payload={"asOf": isoformat(run.now)} if with_as_of else {},
+            period=period,
+            testClocks=test_clocks,
+        ),
+    )
 
 
 class FanOut(BaseModel):
@@ -100,11 +110,22 @@ def fan_out(run: CallContext, work: FanOut, after: str | None = None) -> int:
     tenants, more = identity.tenants_after(after, TENANTS_PER_STEP)
     if more and tenants:
         last = tenants[-1].locator
-        jobs.enqueue_once(run.for_tenant(last), JobType.SCHEDULE_FAN_OUT, work.model_copy(update={"after": last}),
-                          locator=_locator(work.period, f"{JobType.SCHEDULE_FAN_OUT}#{work.jobType}#after#{last}"))
-    return sum(jobs.enqueue_once(run.for_tenant(tenant.locator), JobType(work.jobType), work.payload or None,
-                                 locator=_locator(work.period, f"{work.jobType}#{tenant.locator}"))
-               for tenant in tenants if work.testClocks or not tenant.testClock)
+        jobs.enqueue_once(
+            run.for_tenant(last),
+            JobType.SCHEDULE_FAN_OUT,
+            work.model_copy(update={"after": last}),
+            locator=_locator(work.period, f"{JobType.SCHEDULE_FAN_OUT}#{work.jobType}#after#{last}"),
+        )
+    return sum(
+        jobs.enqueue_once(
+            run.for_tenant(tenant.locator),
+            JobType(work.jobType),
+            work.payload or None,
+            locator=_locator(work.period, f"{work.jobType}#{tenant.locator}"),
+        )
+        for tenant in tenants
+        if work.testClocks or not tenant.testClock
+    )
 
 
 def _locator(period: datetime, seed: str) -> str:

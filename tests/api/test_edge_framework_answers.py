@@ -1,5 +1,6 @@
 """What Chalice would answer itself, answered by us (issue 10): files for clients that send no `Accept`
 header, 405 and 415 in our error body, and an upper-case tenant locator naming the same tenant."""
+
 from __future__ import annotations
 
 import io
@@ -46,15 +47,19 @@ def test_a_configuration_download_is_the_file_whatever_the_accept_header(api, ad
 
 @pytest.mark.parametrize("path", ["/config/validateConfig", "/config/formatConfig"])
 def test_validating_and_formatting_a_package_answer_the_file_without_an_accept_header(api, admin_token, path):
-    response = api.http.post(path, body=package(policy_model()),
-                             headers=_no_accept(admin_token, **{"Content-Type": "application/zip"}))
+    response = api.http.post(
+        path, body=package(policy_model()), headers=_no_accept(admin_token, **{"Content-Type": "application/zip"})
+    )
 
     assert _assert_zip(response).namelist()
 
 
 def test_a_tenant_package_validation_answers_the_file_without_an_accept_header(api, admin_token, configured):
-    response = api.http.post(f"/config/{configured}/deployments/validate", body=package(policy_model()),
-                             headers=_no_accept(admin_token, **{"Content-Type": "application/zip"}))
+    response = api.http.post(
+        f"/config/{configured}/deployments/validate",
+        body=package(policy_model()),
+        headers=_no_accept(admin_token, **{"Content-Type": "application/zip"}),
+    )
 
     assert _assert_zip(response).namelist()
 
@@ -75,23 +80,31 @@ def test_a_refused_download_is_still_our_error_body(api, admin_token, tenant):
     assert_error(response, 404, "configuration.not_found")
 
 
-def test_an_undeclared_content_type_is_415_in_our_error_body_naming_what_the_route_takes(api, admin_token,
-                                                                                         configured):
-    as_text = call(api, "POST", f"/policy/{configured}/accounts", admin_token, {"type": "PersonAccount"},
-                   headers={"Content-Type": "text/plain"})
+def test_an_undeclared_content_type_is_415_in_our_error_body_naming_what_the_route_takes(api, admin_token, configured):
+    as_text = call(
+        api,
+        "POST",
+        f"/policy/{configured}/accounts",
+        admin_token,
+        {"type": "PersonAccount"},
+        headers={"Content-Type": "text/plain"},
+    )
     json_to_a_package_route = call(api, "POST", "/config/validateConfig", admin_token, {"x": 1})
 
     body = assert_error(as_text, 415, "request.unsupported_media_type")
     assert body["message"] == "This route does not take Content-Type text/plain; send application/json"
     assert body["requestId"] == as_text.headers["X-Request-Id"]
     body = assert_error(json_to_a_package_route, 415, "request.unsupported_media_type")
-    assert body["message"] == ("This route does not take Content-Type application/json; "
-                               "send application/zip, multipart/form-data, application/octet-stream")
+    assert body["message"] == (
+        "This route does not take Content-Type application/json; "
+        "send application/zip, multipart/form-data, application/octet-stream"
+    )
 
 
 def test_a_long_content_type_is_not_repeated_whole(api, admin_token, configured):
-    response = call(api, "POST", f"/policy/{configured}/accounts", admin_token, {},
-                    headers={"Content-Type": "text/" + "x" * 5000})
+    response = call(
+        api, "POST", f"/policy/{configured}/accounts", admin_token, {}, headers={"Content-Type": "text/" + "x" * 5000}
+    )
 
     body = assert_error(response, 415, "request.unsupported_media_type")
     assert len(body["message"]) < 200
@@ -112,8 +125,15 @@ def test_an_upper_case_tenant_locator_is_the_same_tenant(api, admin_token, confi
 
     listed = ok(call(api, "GET", f"/policy/{upper}/accounts/list", admin_token))
     fetched = ok(call(api, "GET", f"/policy/{upper}/accounts/{account}", admin_token))
-    created = ok(call(api, "POST", f"/policy/{upper}/accounts", admin_token,
-                      {"type": "ProspectAccount", "data": {"email": "b@example.com"}}))
+    created = ok(
+        call(
+            api,
+            "POST",
+            f"/policy/{upper}/accounts",
+            admin_token,
+            {"type": "ProspectAccount", "data": {"email": "b@example.com"}},
+        )
+    )
 
     assert [item["locator"] for item in listed["items"]] == [account]
     assert fetched["locator"] == account

@@ -3,6 +3,7 @@ answers the gateway gives itself are our error body and echo nothing of the requ
 404, and every client gets files as files (issue 10). tests/architecture/test_package.py packages the
 merged template, splits it (infra/split_api.py copies these settings to every API), checks that each API
 carries them, and lints it."""
+
 from __future__ import annotations
 
 import json
@@ -13,10 +14,27 @@ import pytest
 from local.resources import resources
 
 ALL_TYPES = {
-    "ACCESS_DENIED", "API_CONFIGURATION_ERROR", "AUTHORIZER_CONFIGURATION_ERROR", "AUTHORIZER_FAILURE",
-    "BAD_REQUEST_PARAMETERS", "BAD_REQUEST_BODY", "DEFAULT_4XX", "DEFAULT_5XX", "EXPIRED_TOKEN", "INTEGRATION_FAILURE",
-    "INTEGRATION_TIMEOUT", "INVALID_API_KEY", "INVALID_SIGNATURE", "MISSING_AUTHENTICATION_TOKEN", "QUOTA_EXCEEDED",
-    "REQUEST_TOO_LARGE", "RESOURCE_NOT_FOUND", "THROTTLED", "UNAUTHORIZED", "UNSUPPORTED_MEDIA_TYPE", "WAF_FILTERED",
+    "ACCESS_DENIED",
+    "API_CONFIGURATION_ERROR",
+    "AUTHORIZER_CONFIGURATION_ERROR",
+    "AUTHORIZER_FAILURE",
+    "BAD_REQUEST_PARAMETERS",
+    "BAD_REQUEST_BODY",
+    "DEFAULT_4XX",
+    "DEFAULT_5XX",
+    "EXPIRED_TOKEN",
+    "INTEGRATION_FAILURE",
+    "INTEGRATION_TIMEOUT",
+    "INVALID_API_KEY",
+    "INVALID_SIGNATURE",
+    "MISSING_AUTHENTICATION_TOKEN",
+    "QUOTA_EXCEEDED",
+    "REQUEST_TOO_LARGE",
+    "RESOURCE_NOT_FOUND",
+    "THROTTLED",
+    "UNAUTHORIZED",
+    "UNSUPPORTED_MEDIA_TYPE",
+    "WAF_FILTERED",
 }
 """Every gateway response type API Gateway has (its GatewayResponse reference)."""
 

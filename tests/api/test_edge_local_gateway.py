@@ -1,6 +1,7 @@
 """The local server of `make run` (local/gateway.py) over real HTTP, as a client meets it: unknown paths
 answer 404 in our error body without echoing the token, the HTTP layer's refusals are our JSON rather than
 HTML pages, and files download with urllib, which sends no Accept header."""
+
 from __future__ import annotations
 
 import gzip
@@ -83,8 +84,9 @@ def test_a_404_repeats_at_most_the_first_part_of_a_long_path(base_url):
 
 def test_a_configuration_downloads_with_urllib(base_url, api, admin_token):
     tenant = configured_tenant(api, admin_token)
-    request = urllib.request.Request(f"{base_url}/config/{tenant}/deployments/download",
-                                     headers={"Authorization": f"Bearer {admin_token}"})
+    request = urllib.request.Request(
+        f"{base_url}/config/{tenant}/deployments/download", headers={"Authorization": f"Bearer {admin_token}"}
+    )
 
     status, headers, body = _open(request)
 
@@ -105,8 +107,9 @@ def test_the_description_comes_gzip_compressed_over_http_and_a_revalidation_is_3
 
 
 def test_a_method_the_path_lacks_is_405_in_our_error_body(base_url, admin_token):
-    request = urllib.request.Request(f"{base_url}/auth/token", method="DELETE",
-                                     headers={"Authorization": f"Bearer {admin_token}"})
+    request = urllib.request.Request(
+        f"{base_url}/auth/token", method="DELETE", headers={"Authorization": f"Bearer {admin_token}"}
+    )
 
     status, headers, body = _open(request)
 

@@ -3,6 +3,7 @@ create's own transaction keeps the created record's locator (`@endpoint(creates=
 with the same key answers the record as committed, never 409 in progress for good, and creates nothing again.
 Also a disbursement's validate and approve, which a client retries like the other state moves, and a policy's
 change, whose record (a transaction) is fetched by a path of its own."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -14,13 +15,20 @@ from tests.api.transactions.support import AUGUST, params, policy_path
 from tests.simulation.support import answers_lost
 from tests.support.api import assert_error, call, event_types, ok
 
-PERSON = {"type": "PersonAccount", "data": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-                                            "address": {"line1": "12 St James's Square", "city": "London",
-                                                        "postcode": "12345"}}}
+PERSON = {
+    "type": "PersonAccount",
+    "data": {
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "email": "ada@example.com",
+        "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+    },
+}
 
 
-def _created_once(api: Any, token: str, tenant: str, method: str, path: str, body: Any, key: str,
-                  fetch: str) -> dict[str, Any]:
+def _created_once(
+    api: Any, token: str, tenant: str, method: str, path: str, body: Any, key: str, fetch: str
+) -> dict[str, Any]:
     """`body` sent to `path` with its answer lost after the commit, then again with the same key: the retry
     answers the record created (as `fetch` + its locator reads it), the lost attempt recorded the record's events
     and the retry none; a third send answers the retry's answer, kept."""
@@ -44,14 +52,16 @@ def test_an_account_and_a_quote_whose_answers_were_lost_answer_the_records_creat
     accounts = f"/policy/{tenant}/accounts"
 
     account = _created_once(api, admin_token, tenant, "POST", accounts, PERSON, "account-lost", accounts)
-    quote = _created_once(api, admin_token, tenant, "POST", quotes(tenant), auto(account["locator"]), "quote-lost",
-                          quotes(tenant))
+    quote = _created_once(
+        api, admin_token, tenant, "POST", quotes(tenant), auto(account["locator"]), "quote-lost", quotes(tenant)
+    )
 
     listed = ok(call(api, "GET", f"{accounts}/list?count=100", admin_token))["items"]
     assert [item["locator"] for item in listed] == [account["locator"]]
     assert quote["accountLocator"] == account["locator"]
-    assert [item["locator"] for item in ok(call(api, "GET", quotes(tenant, "/list?count=100"), admin_token))[
-        "items"]] == [quote["locator"]]
+    assert [
+        item["locator"] for item in ok(call(api, "GET", quotes(tenant, "/list?count=100"), admin_token))["items"]
+    ] == [quote["locator"]]
 
 
 def test_a_payment_and_a_write_off_whose_answers_were_lost_are_made_once(api, admin_token, jobs):
@@ -60,16 +70,39 @@ def test_a_payment_and_a_write_off_whose_answers_were_lost_are_made_once(api, ad
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
     body = {"accountLocator": account, "type": "Check", "amount": Decimal("40.00"), "data": {}, "targets": []}
 
-    payment = _created_once(api, admin_token, tenant, "POST", billing(tenant, "/payments"), body, "payment-lost",
-                            billing(tenant, "/payments"))
-    written = _created_once(api, admin_token, tenant, "POST", billing(tenant, "/writeOffs"), {
-        "accountLocator": account, "targets": [
-            {"containerType": "invoice", "containerLocator": invoice["locator"], "amount": Decimal("10.00")}]},
-        "write-off-lost", billing(tenant, "/writeOffs"))
+    payment = _created_once(
+        api,
+        admin_token,
+        tenant,
+        "POST",
+        billing(tenant, "/payments"),
+        body,
+        "payment-lost",
+        billing(tenant, "/payments"),
+    )
+    written = _created_once(
+        api,
+        admin_token,
+        tenant,
+        "POST",
+        billing(tenant, "/writeOffs"),
+        {
+            "accountLocator": account,
+            "targets": [
+                {"containerType": "invoice", "containerLocator": invoice["locator"], "amount": Decimal("10.00")}
+            ],
+        },
+        "write-off-lost",
+        billing(tenant, "/writeOffs"),
+    )
 
     assert payment["paymentState"] == "draft"
-    assert [p["locator"] for p in ok(call(api, "GET", billing(
-        tenant, f"/payments/list?accountLocator={account}&count=100"), admin_token))["items"]] == [payment["locator"]]
+    assert [
+        p["locator"]
+        for p in ok(
+            call(api, "GET", billing(tenant, f"/payments/list?accountLocator={account}&count=100"), admin_token)
+        )["items"]
+    ] == [payment["locator"]]
     assert (written["writeOffState"], written["amount"]) == ("distributed", Decimal("10.00"))
     [after] = invoices_of_account(api, admin_token, tenant, account)
     assert Decimal(str(after["totalRemainingAmount"])) == Decimal(str(invoice["totalRemainingAmount"])) - 10
@@ -81,35 +114,73 @@ def test_credit_moves_whose_answers_were_lost_are_made_once(api, admin_token, jo
     tenant = billing_tenant(api, admin_token, "FullPay")
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
-    paid = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Check", "amount": 1300, "data": {},
-        "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}))
+    paid = ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            admin_token,
+            {
+                "accountLocator": account,
+                "type": "Check",
+                "amount": 1300,
+                "data": {},
+                "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
+            },
+        )
+    )
     ok(call(api, "PATCH", billing(tenant, f"/payments/{paid['locator']}/post"), admin_token))
     distributions, disbursements = billing(tenant, "/creditDistributions"), billing(tenant, "/disbursements")
 
-    distribution = _created_once(api, admin_token, tenant, "POST", distributions, {
-        "accountLocator": account, "amount": 20, "sources": [],
-        "targets": [{"containerType": "account", "containerLocator": account}]}, "distribution-lost", distributions)
-    refund = _created_once(api, admin_token, tenant, "POST", disbursements, {
-        "accountLocator": account, "type": "Refund", "amount": 30, "data": {}, "sources": []}, "refund-lost",
-        disbursements)
+    distribution = _created_once(
+        api,
+        admin_token,
+        tenant,
+        "POST",
+        distributions,
+        {
+            "accountLocator": account,
+            "amount": 20,
+            "sources": [],
+            "targets": [{"containerType": "account", "containerLocator": account}],
+        },
+        "distribution-lost",
+        distributions,
+    )
+    refund = _created_once(
+        api,
+        admin_token,
+        tenant,
+        "POST",
+        disbursements,
+        {"accountLocator": account, "type": "Refund", "amount": 30, "data": {}, "sources": []},
+        "refund-lost",
+        disbursements,
+    )
     for step, state in (("validate", "validated"), ("approve", "approved")):
         path = f"{disbursements}/{refund['locator']}/{step}"
         with answers_lost():
-            assert_error(call(api, "PATCH", path, admin_token, headers={"X-Idempotency-Key": step}), 503,
-                         "service.unavailable")
-        assert ok(call(api, "PATCH", path, admin_token, headers={"X-Idempotency-Key": step}))[
-            "disbursementState"] == state
+            assert_error(
+                call(api, "PATCH", path, admin_token, headers={"X-Idempotency-Key": step}), 503, "service.unavailable"
+            )
+        assert (
+            ok(call(api, "PATCH", path, admin_token, headers={"X-Idempotency-Key": step}))["disbursementState"] == state
+        )
 
     assert distribution["creditDistributionState"] == "draft"
-    assert [d["locator"] for d in ok(call(api, "GET", f"{distributions}/list?accountLocator={account}&count=100",
-                                          admin_token))["items"]] == [distribution["locator"]]
-    assert [d["locator"] for d in ok(call(api, "GET", f"{disbursements}/list?accountLocator={account}&count=100",
-                                          admin_token))["items"]] == [refund["locator"]]
+    assert [
+        d["locator"]
+        for d in ok(call(api, "GET", f"{distributions}/list?accountLocator={account}&count=100", admin_token))["items"]
+    ] == [distribution["locator"]]
+    assert [
+        d["locator"]
+        for d in ok(call(api, "GET", f"{disbursements}/list?accountLocator={account}&count=100", admin_token))["items"]
+    ] == [refund["locator"]]
     executed = ok(call(api, "PATCH", f"{disbursements}/{refund['locator']}/execute", admin_token))
     assert executed["disbursementState"] == "executed"
-    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                      admin_token))["balance"]
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )["balance"]
     assert Decimal(str(balance)) == Decimal("45.00")
 
 
@@ -118,7 +189,8 @@ def test_a_policy_change_whose_answer_was_lost_answers_the_transaction_created_o
     _, policy = billed_policy(api, admin_token, tenant, jobs)
     path = policy_path(tenant, policy["locator"], "/change")
 
-    change = _created_once(api, admin_token, tenant, "PATCH", path, [params(AUGUST)], "change-lost",
-                           f"/policy/{tenant}/transactions")
+    change = _created_once(
+        api, admin_token, tenant, "PATCH", path, [params(AUGUST)], "change-lost", f"/policy/{tenant}/transactions"
+    )
 
     assert (change["transactionState"], change["policyLocator"]) == ("draft", policy["locator"])

@@ -2,6 +2,7 @@
 and a transaction's accept and issue, a payment's post and reverse. A replay answers the first answer without
 moving anything again, and where that answer was lost after the move committed (a fault between the commit and
 the answer's save), the replay answers the record as the committed move left it, never 409 in progress."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -18,8 +19,15 @@ def _key(name: str) -> dict[str, str]:
 
 
 def _payment(api, token, tenant, account: str, amount: str) -> str:
-    return ok(call(api, "POST", billing(tenant, "/payments"), token, {
-        "accountLocator": account, "type": "Check", "amount": Decimal(amount), "data": {}, "targets": []}))["locator"]
+    return ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            token,
+            {"accountLocator": account, "type": "Check", "amount": Decimal(amount), "data": {}, "targets": []},
+        )
+    )["locator"]
 
 
 def test_a_replayed_quote_issue_answers_the_first_answer_and_issues_one_policy(api, admin_token):
@@ -74,22 +82,26 @@ def test_a_replay_of_a_move_with_another_body_is_refused_and_changes_nothing(api
 
     assert_error(other, 409, "idempotency.key_reused")
     assert (same.status_code, same.body) == (200, first.body)
-    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                      admin_token))["balance"]
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )["balance"]
     assert Decimal(str(balance)) == 0  # credited once by the post, taken back once by the reversal
 
 
 def test_a_payment_reversal_whose_answer_was_lost_answers_the_reversed_payment_and_reverses_once(
-        api, admin_token, jobs):
+    api, admin_token, jobs
+):
     tenant = billing_tenant(api, admin_token)
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     payment = _payment(api, admin_token, tenant, account, "75.00")
     with answers_lost():
-        lost_post = call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token,
-                         headers=_key("post-lost"))
+        lost_post = call(
+            api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token, headers=_key("post-lost")
+        )
     assert_error(lost_post, 503, "service.unavailable")
-    posted = ok(call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token,
-                     headers=_key("post-lost")))
+    posted = ok(
+        call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token, headers=_key("post-lost"))
+    )
     assert posted["paymentState"] == "posted"
     path = billing(tenant, f"/payments/{payment}/reverse")
     with answers_lost():
@@ -100,8 +112,9 @@ def test_a_payment_reversal_whose_answer_was_lost_answers_the_reversed_payment_a
 
     assert ok(retried)["paymentState"] == "reversed"
     assert json_of(retried) == ok(call(api, "GET", billing(tenant, f"/payments/{payment}"), admin_token))
-    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                      admin_token))["balance"]
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )["balance"]
     assert Decimal(str(balance)) == 0
     assert "billing.payment.reverse" in [event["type"] for event in events_of(api, admin_token, tenant, lost)]
     assert events_of(api, admin_token, tenant, retried) == []  # the reversal's events, once: the lost attempt's

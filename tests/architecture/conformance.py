@@ -17,6 +17,7 @@ anyOf, which is how ours writes an optional model), an allOf is one schema with 
 required fields, and a oneOf or anyOf of several shapes is compared shape by shape: an answer of ours with
 several shapes by the one of the platform's type, a body of the platform's with several shapes (change
 instructions) by the tag that tells them apart (`action: add`)."""
+
 from __future__ import annotations
 
 import re
@@ -47,9 +48,12 @@ def _shape(path: str) -> str:
 
 
 def operations(document: dict[str, Any]) -> dict[tuple[str, str], tuple[str, dict[str, Any]]]:
-    return {(method.upper(), _shape(path)): (path, op)
-            for path, methods in document["paths"].items() for method, op in methods.items()
-            if method in ("get", "post", "put", "patch", "delete")}
+    return {
+        (method.upper(), _shape(path)): (path, op)
+        for path, methods in document["paths"].items()
+        for method, op in methods.items()
+        if method in ("get", "post", "put", "patch", "delete")
+    }
 
 
 def common_operations(ours: dict[str, Any], theirs: dict[str, Any]) -> list[tuple[str, str]]:
@@ -81,9 +85,13 @@ def compared_operations(ours: dict[str, Any], theirs: dict[str, Any]) -> list[tu
     """The operations both have where the platform answers JSON, takes a JSON body or takes query
     parameters: those `differences` compares."""
     their_ops = operations(theirs)
-    return [key for key in common_operations(ours, theirs)
-            if _success_schema(their_ops[key][1]) is not None or _body_schema(their_ops[key][1]) is not None
-            or _query_parameters(their_ops[key][1])]
+    return [
+        key
+        for key in common_operations(ours, theirs)
+        if _success_schema(their_ops[key][1]) is not None
+        or _body_schema(their_ops[key][1]) is not None
+        or _query_parameters(their_ops[key][1])
+    ]
 
 
 def _success_schema(op: dict[str, Any]) -> dict[str, Any] | None:
@@ -193,8 +201,7 @@ class _Comparison:
         elif _type(their) == "array" and "items" in their and "items" in our:
             self.request(their["items"], our["items"], f"{where}[]", seen)
 
-    def query(self, their: dict[str, tuple[bool, dict[str, Any]]], our: dict[str, tuple[bool, dict[str, Any]]]
-              ) -> None:
+    def query(self, their: dict[str, tuple[bool, dict[str, Any]]], our: dict[str, tuple[bool, dict[str, Any]]]) -> None:
         """The query parameters a platform client sends must be ours, of a fitting type; we require none it
         may leave out."""
         for name, (_, their_schema) in sorted(their.items()):
@@ -206,8 +213,9 @@ class _Comparison:
             if our_required and not their.get(name, (False, {}))[0]:
                 self._report(f"query.{name}", "we require it, the platform's clients may leave it out")
 
-    def _unwrapped(self, their: dict[str, Any], our: dict[str, Any], seen: set[tuple[str, str]]
-                   ) -> tuple[dict[str, Any], dict[str, Any], set[tuple[str, str]]] | None:
+    def _unwrapped(
+        self, their: dict[str, Any], our: dict[str, Any], seen: set[tuple[str, str]]
+    ) -> tuple[dict[str, Any], dict[str, Any], set[tuple[str, str]]] | None:
         """Both schemas unwrapped, and `seen` with the pair of components they name; None when that pair is
         being compared already (a recursive schema)."""
         (their_name, their), (our_name, our) = _unwrapped(their, self.theirs), _unwrapped(our, self.ours)
@@ -217,8 +225,13 @@ class _Comparison:
             seen = seen | {(their_name, our_name)}
         return their, our, seen
 
-    def _tagged_requests(self, their_shapes: list[dict[str, Any]], our_shapes: list[dict[str, Any]], where: str,
-                         seen: set[tuple[str, str]]) -> None:
+    def _tagged_requests(
+        self,
+        their_shapes: list[dict[str, Any]],
+        our_shapes: list[dict[str, Any]],
+        where: str,
+        seen: set[tuple[str, str]],
+    ) -> None:
         """A body of several shapes told apart by a tag (`action: add`, ...): each shape a platform client
         sends must fit our shape of the same tag."""
         ours_by_tag = {_tag(shape, self.ours): shape for shape in our_shapes}
@@ -231,8 +244,9 @@ class _Comparison:
             else:
                 self.request(their_shape, ours_by_tag[tag], f"{where}({tag[0]}: {tag[1]})", seen)
 
-    def _maps(self, their: dict[str, Any], our: dict[str, Any], where: str, seen: set[tuple[str, str]],
-              compare: Any) -> None:
+    def _maps(
+        self, their: dict[str, Any], our: dict[str, Any], where: str, seen: set[tuple[str, str]], compare: Any
+    ) -> None:
         their_values, our_values = their.get("additionalProperties"), our.get("additionalProperties")
         if isinstance(their_values, dict) and isinstance(our_values, dict) and their_values and our_values:
             compare(their_values, our_values, f"{where}{{}}", seen)
@@ -269,8 +283,12 @@ def _plain(schema: dict[str, Any], document: dict[str, Any]) -> dict[str, Any]:
         if len(options) == 1:
             return {**{k: v for k, v in schema.items() if k != combiner}, **options[0]}
     if "allOf" in schema:
-        return _merged([{k: v for k, v in schema.items() if k != "allOf"},
-                        *(_unwrapped(part, document)[1] for part in schema["allOf"])])
+        return _merged(
+            [
+                {k: v for k, v in schema.items() if k != "allOf"},
+                *(_unwrapped(part, document)[1] for part in schema["allOf"]),
+            ]
+        )
     return schema
 
 
@@ -332,8 +350,7 @@ def _allows_null(schema: dict[str, Any], document: dict[str, Any]) -> bool:
     kind = schema.get("type")
     if schema.get("nullable") is True or kind == "null" or (isinstance(kind, list) and "null" in kind):
         return True
-    return any(_allows_null(option, document) for combiner in ("anyOf", "oneOf")
-               for option in schema.get(combiner, []))
+    return any(_allows_null(option, document) for combiner in ("anyOf", "oneOf") for option in schema.get(combiner, []))
 
 
 def report(found: list[Difference]) -> Iterator[str]:

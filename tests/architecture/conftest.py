@@ -1,5 +1,6 @@
 """The fuzzing run's tally: how many requests it sent, over how many operations, summed over the xdist
 workers at the end of the session. A run of every operation that sent fewer than MIN_REQUESTS fails."""
+
 from __future__ import annotations
 
 import json

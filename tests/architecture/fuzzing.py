@@ -1,5 +1,6 @@
 """What the fuzzing (test_fuzzing.py) runs over, and how much of it: the schema of our own `/openapi.json`, its
 operations, and the requests a whole run must send (tests/architecture/conftest.py counts them)."""
+
 from __future__ import annotations
 
 import math

@@ -1,6 +1,7 @@
 """Every benchmark runs, at a smoke size, so a change that breaks one fails the suite (issue 28 point 5: two had
 crashed unnoticed after the code they drive changed). Each runs as `make bench` runs it, in a fresh interpreter
 of its own, and must exit 0; its figures are not judged here (benchmarks/README.md records them)."""
+
 from __future__ import annotations
 
 import os
@@ -44,9 +45,18 @@ def test_every_benchmark_has_a_smoke_run():
 
 @pytest.mark.parametrize("script", sorted(SMOKE))
 def test_the_benchmark_runs(script):
-    environ = {name: value for name, value in os.environ.items()
-               if not name.startswith(("AWS_", "PAS_", "POWERTOOLS_"))}  # as from a shell: no test settings
-    result = subprocess.run([sys.executable, "-u", str(BENCHMARKS / script), *SMOKE[script]], cwd=ROOT,
-                            env=environ, capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, f"{script} {' '.join(SMOKE[script])}: exit {result.returncode}\n" \
-                                   f"{result.stdout[-1500:]}\n{result.stderr[-3000:]}"
+    environ = {
+        name: value for name, value in os.environ.items() if not name.startswith(("AWS_", "PAS_", "POWERTOOLS_"))
+    }  # as from a shell: no test settings
+    result = subprocess.run(
+        [sys.executable, "-u", str(BENCHMARKS / script), *SMOKE[script]],
+        cwd=ROOT,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, (
+        f"{script} {' '.join(SMOKE[script])}: exit {result.returncode}\n"
+        f"{result.stdout[-1500:]}\n{result.stderr[-3000:]}"
+    )

@@ -2,6 +2,7 @@
 imports the app and answers its first authenticated request loads none of the heavy libraries no such request
 needs: the PDF and template stacks (documents render in a sandboxed child), the test tools, the X-Ray SDK where
 traces go nowhere (tests, `make run`), the API description's generator."""
+
 from __future__ import annotations
 
 import json
@@ -11,9 +12,20 @@ import textwrap
 
 from tests.conftest import ROOT
 
-HEAVY = ["xhtml2pdf", "reportlab", "liquid", "airspeed", "schemathesis", "hypothesis", "aws_xray_sdk",
-         "chalicelib.apidocs.openapi", "chalicelib.documents.rendering", "chalicelib.documents.templates",
-         "jsonschema", "openapi_spec_validator"]
+HEAVY = [
+    "xhtml2pdf",
+    "reportlab",
+    "liquid",
+    "airspeed",
+    "schemathesis",
+    "hypothesis",
+    "aws_xray_sdk",
+    "chalicelib.apidocs.openapi",
+    "chalicelib.documents.rendering",
+    "chalicelib.documents.templates",
+    "jsonschema",
+    "openapi_spec_validator",
+]
 
 PROBE = textwrap.dedent("""
     import json, os, sys
@@ -48,8 +60,9 @@ PROBE = textwrap.dedent("""
 
 
 def test_the_first_authenticated_request_loads_no_heavy_library():
-    result = subprocess.run([sys.executable, "-c", f"HEAVY = {HEAVY!r}\n{PROBE}"], cwd=ROOT, capture_output=True,
-                            text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-c", f"HEAVY = {HEAVY!r}\n{PROBE}"], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     found = json.loads(result.stdout.strip().splitlines()[-1])
     assert found["status"] == 200

@@ -4,6 +4,7 @@ platform's `*/*`) carries what the platform requires with its types and enum val
 platform does not allow it; every body and query parameter its clients send fits ours (DECISIONS.md, "Scope").
 
 A difference our API decided on stays in ALLOWED with its reason; every entry must still match a difference."""
+
 from __future__ import annotations
 
 import json
@@ -60,10 +61,10 @@ def found() -> list[str]:
 
 
 def test_every_answer_and_body_fits_the_platforms_definition_but_where_we_decided_otherwise(found):
-    unexplained = [difference for difference in found if not any(re.fullmatch(allowed, difference)
-                                                                 for allowed in ALLOWED)]
-    assert not unexplained, f"{len(unexplained)} differences from the platform's definition:\n" + "\n".join(
-        unexplained)
+    unexplained = [
+        difference for difference in found if not any(re.fullmatch(allowed, difference) for allowed in ALLOWED)
+    ]
+    assert not unexplained, f"{len(unexplained)} differences from the platform's definition:\n" + "\n".join(unexplained)
 
 
 def test_every_allowed_difference_is_still_one(found):

@@ -10,6 +10,7 @@ own scripts and libraries), runs a plugin and renders a PDF with only its packag
 `chalice package` fetches the dependencies' Linux wheels from the package index once for each requirements.txt
 and keeps them (build/rehearsal/, its .chalice/deployments); the app's code is packaged afresh every run. A first
 run downloads about 55 MB; later ones take seconds."""
+
 from __future__ import annotations
 
 import fcntl
@@ -65,15 +66,28 @@ def _package(out: Path) -> Path:
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(ROOT / copied, target)
-    shutil.copytree(ROOT / ".chalice", project / ".chalice", dirs_exist_ok=True,
-                    ignore=shutil.ignore_patterns("deployments", "venv"))
+    shutil.copytree(
+        ROOT / ".chalice",
+        project / ".chalice",
+        dirs_exist_ok=True,
+        ignore=shutil.ignore_patterns("deployments", "venv"),
+    )
     chalice = Path(sys.executable).parent / "chalice"
-    result = subprocess.run([str(chalice), "package", "--stage", "prod", "--merge-template", str(TEMPLATE), str(out)],
-                            cwd=project, env={**os.environ, "AWS_DEFAULT_REGION": "us-east-1"}, capture_output=True,
-                            text=True, timeout=900)
+    result = subprocess.run(
+        [str(chalice), "package", "--stage", "prod", "--merge-template", str(TEMPLATE), str(out)],
+        cwd=project,
+        env={**os.environ, "AWS_DEFAULT_REGION": "us-east-1"},
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
-    split = subprocess.run([sys.executable, str(ROOT / "infra" / "split_api.py"), str(out / "sam.json")],
-                           capture_output=True, text=True, timeout=60)
+    split = subprocess.run(
+        [sys.executable, str(ROOT / "infra" / "split_api.py"), str(out / "sam.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert split.returncode == 0, split.stdout + split.stderr
     return out
 
@@ -88,14 +102,17 @@ def unzipped(packaged, tmp_path_factory) -> Path:
 
 def _handlers(packaged: Path) -> dict[str, str]:
     stack = json.loads((packaged / "sam.json").read_text())
-    return {name: resource["Properties"]["Handler"] for name, resource in stack["Resources"].items()
-            if resource["Type"] == "AWS::Serverless::Function"}
+    return {
+        name: resource["Properties"]["Handler"]
+        for name, resource in stack["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+    }
 
 
 def test_the_unzipped_package_fits_lambda(packaged):
     with zipfile.ZipFile(packaged / "deployment.zip") as bundle:
         unzipped_bytes = sum(entry.file_size for entry in bundle.infolist())
-    assert unzipped_bytes < LAMBDA_UNZIPPED_LIMIT, f"{unzipped_bytes / 2 ** 20:.0f} MB"
+    assert unzipped_bytes < LAMBDA_UNZIPPED_LIMIT, f"{unzipped_bytes / 2**20:.0f} MB"
 
 
 def test_no_dependency_was_built_on_this_machine(unzipped):
@@ -176,17 +193,32 @@ def test_every_handler_imports_and_the_api_answers_from_the_package_alone(packag
     handlers = _handlers(packaged)
     probe = f"TASK_ROOT = {str(unzipped)!r}\nHANDLERS = {handlers!r}\n{PROBE}"
     # what Lambda gives a function, as far as the imports go (no credentials are used)
-    lambda_environment = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "AWS_REGION": "us-east-1",
-                          "AWS_DEFAULT_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "rehearsal",
-                          "AWS_SECRET_ACCESS_KEY": "rehearsal", "PAS_STAGE": "prod", "PAS_PAGING_SECRET": "rehearsal",
-                          "POWERTOOLS_TRACE_DISABLED": "1", "HOME": str(tmp_path)}
-    result = subprocess.run([str(environment / "bin" / "python"), "-I", "-c", textwrap.dedent(probe)],
-                            cwd=tmp_path, env=lambda_environment, capture_output=True, text=True, timeout=300)
+    lambda_environment = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "AWS_REGION": "us-east-1",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "rehearsal",
+        "AWS_SECRET_ACCESS_KEY": "rehearsal",
+        "PAS_STAGE": "prod",
+        "PAS_PAGING_SECRET": "rehearsal",
+        "POWERTOOLS_TRACE_DISABLED": "1",
+        "HOME": str(tmp_path),
+    }
+    result = subprocess.run(
+        [str(environment / "bin" / "python"), "-I", "-c", textwrap.dedent(probe)],
+        cwd=tmp_path,
+        env=lambda_environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     summary: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["handlers"] == sorted(handlers) and {"APIHandler", "RunJob", "ReapJobs"} <= set(handlers)
     assert summary["modules"] > 100
     assert summary["tenantFunctionBytes"] < LAMBDA_UNZIPPED_LIMIT  # the tenant function's package and its layer
     # the API's own EMF line, on stdout as Lambda would ship it to CloudWatch
-    assert any(line.startswith('{"_aws"') and '"route":"GET /openapi.json"' in line
-               for line in result.stdout.splitlines())
+    assert any(
+        line.startswith('{"_aws"') and '"route":"GET /openapi.json"' in line for line in result.stdout.splitlines()
+    )

@@ -2,6 +2,7 @@
 contract (valid and invalid ones), by a caller who may do anything, on a tenant that holds real records.
 No answer is a 5xx, and every answer fits the operation's description: a documented status, its content
 type, its schema (an error's `code` among those the operation declares). `make fuzz` runs it longer."""
+
 from __future__ import annotations
 
 import os
@@ -18,8 +19,12 @@ from tests.architecture.fuzzing import EXAMPLES_PER_OPERATION, schema
 from tests.architecture.support import World, make_world, value_key
 from tests.support.wsgi import wsgi_app
 
-CHECKS = [general.not_a_server_error, openapi_checks.status_code_conformance,
-          openapi_checks.content_type_conformance, openapi_checks.response_schema_conformance]
+CHECKS = [
+    general.not_a_server_error,
+    openapi_checks.status_code_conformance,
+    openapi_checks.content_type_conformance,
+    openapi_checks.response_schema_conformance,
+]
 
 _state: dict[str, Any] = {}
 
@@ -44,8 +49,12 @@ def flatmap_path_parameters(context: Any, path_parameters: dict[str, Any]) -> An
 
 
 @schema.parametrize()
-@settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, derandomize=not os.environ.get("PAS_FUZZ_RANDOM"),
-          suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=EXAMPLES_PER_OPERATION,
+    deadline=None,
+    derandomize=not os.environ.get("PAS_FUZZ_RANDOM"),
+    suppress_health_check=list(HealthCheck),
+)
 def test_every_operation_answers_as_it_is_described(case):
     if case.method.upper() == "OPTIONS":
         return  # a CORS preflight is the gateway's to answer, not an operation's

@@ -4,12 +4,14 @@ answer has the move's shape, and the moves a client retries most are among them 
 answer no fetch route gives (REBUILT_OTHERWISE: a void move, an answer that depends on the request) rebuild it
 with a view of their own of the move's shape. A keyed create rebuilds it with the fetch of the record it created
 (`@endpoint(creates=..., replay=...)`)."""
+
 from __future__ import annotations
 
 from tests.architecture.support import routes, spec_of
 
 EXPECTED = {
-    "PATCH /policy/{tenantLocator}/quotes/{locator}/accept", "PATCH /policy/{tenantLocator}/quotes/{locator}/issue",
+    "PATCH /policy/{tenantLocator}/quotes/{locator}/accept",
+    "PATCH /policy/{tenantLocator}/quotes/{locator}/issue",
     "PATCH /policy/{tenantLocator}/transactions/{locator}/accept",
     "PATCH /policy/{tenantLocator}/transactions/{locator}/issue",
     "PATCH /billing/{tenantLocator}/payments/{locator}/post",
@@ -56,14 +58,20 @@ def test_every_rebuilt_answer_is_the_fetch_of_the_moved_record(app):
 
 
 CREATES = {
-    "POST /policy/{tenantLocator}/accounts": "account", "POST /policy/{tenantLocator}/quotes": "quote",
-    "POST /billing/{tenantLocator}/payments": "payment", "POST /billing/{tenantLocator}/writeOffs": "writeOff",
+    "POST /policy/{tenantLocator}/accounts": "account",
+    "POST /policy/{tenantLocator}/quotes": "quote",
+    "POST /billing/{tenantLocator}/payments": "payment",
+    "POST /billing/{tenantLocator}/writeOffs": "writeOff",
     "POST /billing/{tenantLocator}/creditDistributions": "creditDistribution",
-    "POST /billing/{tenantLocator}/disbursements": "disbursement", "POST /auth/users": "user",
-    "POST /auth/roles": "role", "POST /policy/{tenantLocator}/quickquotes": "quickQuote",
+    "POST /billing/{tenantLocator}/disbursements": "disbursement",
+    "POST /auth/users": "user",
+    "POST /auth/roles": "role",
+    "POST /policy/{tenantLocator}/quickquotes": "quickQuote",
     "POST /billing/{tenantLocator}/holds": "hold",
-    **{f"PATCH /policy/{{tenantLocator}}/policies/{{locator}}/{kind}": "transaction"
-       for kind in ("change", "renew", "cancel", "reinstate", "reversal", "{transactionType}")},
+    **{
+        f"PATCH /policy/{{tenantLocator}}/policies/{{locator}}/{kind}": "transaction"
+        for kind in ("change", "renew", "cancel", "reinstate", "reversal", "{transactionType}")
+    },
 }
 
 
@@ -89,8 +97,11 @@ def test_every_keyed_create_rebuilds_a_lost_answer_from_the_record_it_created(ap
     for path, method, entry in routes(app):  # the creates of a record under another (a policy's transactions)
         spec, view = spec_of(entry), entry.view_function
         if spec.creates is not None and f"{method} {path}" not in declared:
-            if spec.replay is None or get_type_hints(spec.replay)["return"] is not get_type_hints(
-                    view.__wrapped__)["return"] or not spec.idempotent:
+            if (
+                spec.replay is None
+                or get_type_hints(spec.replay)["return"] is not get_type_hints(view.__wrapped__)["return"]
+                or not spec.idempotent
+            ):
                 missing.append(f"{method} {path}: creates={spec.creates} replays no fetch of its shape")
             declared[f"{method} {path}"] = spec.creates
     assert missing == [], "\n".join(missing)

@@ -1,6 +1,7 @@
 """The .importlinter contracts catch what they name: each forbidden import, added to a copy of chalicelib,
 breaks its contract, also in a package nested below a domain (billing/invoices/...), and a package nobody
 placed in the layers breaks them (test_layers.py checks that the real tree keeps them all)."""
+
 from __future__ import annotations
 
 import configparser
@@ -32,8 +33,14 @@ VIOLATIONS = {
     "billing-through-their-surface": ("billing/writeoffs/service.py", "import chalicelib.billing.invoices.previews"),
 }
 
-WILDCARD_OPTIONS = ("source_modules", "forbidden_modules", "protected_modules", "allowed_importers", "modules",
-                    "containers")
+WILDCARD_OPTIONS = (
+    "source_modules",
+    "forbidden_modules",
+    "protected_modules",
+    "allowed_importers",
+    "modules",
+    "containers",
+)
 _ONE_LEVEL_ROLE = re.compile(r"(^|\.)\*\.")
 """A one-level wildcard with something after it (`chalicelib.*.service`): blind to nested packages."""
 
@@ -49,8 +56,11 @@ def _contract(config: configparser.ConfigParser, contract: str) -> configparser.
 
 
 def _values(section: configparser.SectionProxy, option: str) -> list[str]:
-    return [line.strip() for line in section.get(option, "").splitlines()
-            if line.strip() and not line.strip().startswith("#")]
+    return [
+        line.strip()
+        for line in section.get(option, "").splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
 
 
 def _copy_of_chalicelib(tmp_path: Path) -> Path:
@@ -75,9 +85,13 @@ def _add_import(package: Path, relative: str, line: str) -> None:
 def _lint(tmp_path: Path, *contracts: str) -> str:
     linter = os.path.join(os.path.dirname(sys.executable), "lint-imports")
     contract_args = [arg for contract in contracts for arg in ("--contract", contract)]
-    result = subprocess.run([linter, "--config", str(ROOT / ".importlinter"), "--no-cache", *contract_args],
-                            cwd=tmp_path, capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(tmp_path), "COLUMNS": "400"})
+    result = subprocess.run(
+        [linter, "--config", str(ROOT / ".importlinter"), "--no-cache", *contract_args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "COLUMNS": "400"},
+    )
     return result.stdout + result.stderr
 
 
@@ -86,8 +100,11 @@ def test_each_contract_breaks_on_the_import_it_forbids_also_in_nested_packages(t
     for relative, line in VIOLATIONS.values():
         _add_import(package, relative, line)
     config = _contracts()
-    assert {section.removeprefix("importlinter:contract:") for section in config.sections()
-            if section.startswith("importlinter:contract:")} == set(VIOLATIONS)
+    assert {
+        section.removeprefix("importlinter:contract:")
+        for section in config.sections()
+        if section.startswith("importlinter:contract:")
+    } == set(VIOLATIONS)
 
     output = _lint(tmp_path, *VIOLATIONS)
 
@@ -108,7 +125,8 @@ def test_the_layers_contract_names_every_package_and_the_domain_dag_once():
     layers = _contract(_contracts(), "layers")
     placed = [name.strip("()") for layer in _values(layers, "layers") for name in re.split(r"\s*[|:]\s*", layer)]
     packages = {path.parent.name for path in (ROOT / "chalicelib").glob("*/__init__.py")} | {
-        path.stem for path in (ROOT / "chalicelib").glob("*.py") if path.stem != "__init__"}
+        path.stem for path in (ROOT / "chalicelib").glob("*.py") if path.stem != "__init__"
+    }
 
     assert layers.getboolean("exhaustive") and _values(layers, "containers") == ["chalicelib"]
     assert len(placed) == len(set(placed))
@@ -116,21 +134,57 @@ def test_the_layers_contract_names_every_package_and_the_domain_dag_once():
     # ARCHITECTURE.md's order of the domains, and the new ones: billing below events, clock the lowest domain (the
     # identity domain starts a tenant's clock), identity above the edge (which reaches it only through the
     # authenticator app.py wires: http/auth.py)
-    order = [name for name in placed if name in ("identity", "configuration", "clock", "tables", "policies",
-                                                 "transactions", "schedules", "documents", "billing", "events",
-                                                 "http", "runtime")]
-    assert order == ["events", "billing", "documents", "schedules", "transactions", "policies", "tables",
-                     "configuration", "identity", "clock", "http", "runtime"]
+    order = [
+        name
+        for name in placed
+        if name
+        in (
+            "identity",
+            "configuration",
+            "clock",
+            "tables",
+            "policies",
+            "transactions",
+            "schedules",
+            "documents",
+            "billing",
+            "events",
+            "http",
+            "runtime",
+        )
+    ]
+    assert order == [
+        "events",
+        "billing",
+        "documents",
+        "schedules",
+        "transactions",
+        "policies",
+        "tables",
+        "configuration",
+        "identity",
+        "clock",
+        "http",
+        "runtime",
+    ]
 
 
 def test_no_contract_uses_a_one_level_wildcard_for_a_role():
     """`chalicelib.*.service` would let chalicelib/billing/invoices/service.py through; `*` stands only for
     whole packages (`chalicelib.*`)."""
     config = _contracts()
-    patterns = [value for section in config.sections() for option in WILDCARD_OPTIONS
-                for value in _values(config[section], option)]
-    patterns += [part.strip() for section in config.sections() for value in _values(config[section], "ignore_imports")
-                 for part in value.split("->")]
+    patterns = [
+        value
+        for section in config.sections()
+        for option in WILDCARD_OPTIONS
+        for value in _values(config[section], option)
+    ]
+    patterns += [
+        part.strip()
+        for section in config.sections()
+        for value in _values(config[section], "ignore_imports")
+        for part in value.split("->")
+    ]
 
     assert any("**" in pattern for pattern in patterns)
     assert [pattern for pattern in patterns if _ONE_LEVEL_ROLE.search(pattern)] == []
@@ -141,4 +195,5 @@ def test_every_package_is_reached_only_through_its_surface():
 
     assert _values(surface, "protected_modules") == ["chalicelib.*"]
     assert {"chalicelib.** -> chalicelib.**.service", "chalicelib.** -> chalicelib.**.models"} <= set(
-        _values(surface, "ignore_imports"))
+        _values(surface, "ignore_imports")
+    )

@@ -1,4 +1,5 @@
 """The layering rules of ARCHITECTURE.md, and the route table's own rules."""
+
 from __future__ import annotations
 
 import re
@@ -8,15 +9,22 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PUBLIC_ROUTES = {("/auth/token", "POST"), ("/openapi.json", "GET"), ("/docs", "GET"),
-                 ("/docs/swagger-ui.css", "GET"), ("/docs/swagger-ui-bundle.js", "GET"),
-                 ("/docs/swagger-ui-standalone-preset.js", "GET"), ("/docs/openapi/{tag}", "GET")}
+PUBLIC_ROUTES = {
+    ("/auth/token", "POST"),
+    ("/openapi.json", "GET"),
+    ("/docs", "GET"),
+    ("/docs/swagger-ui.css", "GET"),
+    ("/docs/swagger-ui-bundle.js", "GET"),
+    ("/docs/swagger-ui-standalone-preset.js", "GET"),
+    ("/docs/openapi/{tag}", "GET"),
+}
 
 
 def test_import_linter_contracts_hold():
     linter = Path(sys.executable).with_name("lint-imports")
-    result = subprocess.run([str(linter), "--config", str(ROOT / ".importlinter")], cwd=ROOT,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [str(linter), "--config", str(ROOT / ".importlinter")], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 broken" in result.stdout
 
@@ -42,8 +50,12 @@ def test_every_route_goes_through_endpoint_with_a_permission(app):
 
 def test_permissions_are_group_dot_action(app):
     pattern = re.compile(r"^[a-z][a-zA-Z-]*\.[a-z][a-zA-Z-]*$")
-    bad = [(path, method, p) for path, method, entry in _routes(app)
-           for p in entry.view_function.__endpoint__.permissions if not pattern.match(p)]
+    bad = [
+        (path, method, p)
+        for path, method, entry in _routes(app)
+        for p in entry.view_function.__endpoint__.permissions
+        if not pattern.match(p)
+    ]
     assert not bad
 
 
@@ -90,8 +102,17 @@ def test_importing_the_app_loads_no_aws_sdk_and_no_powertools():
 
 LAZY_AT_COLD_START = [
     f"chalicelib.{domain}.{module}"
-    for domain in ("identity", "accounts", "configuration", "events", "tables", "quotes", "quickquotes", "policies",
-                   "transactions")
+    for domain in (
+        "identity",
+        "accounts",
+        "configuration",
+        "events",
+        "tables",
+        "quotes",
+        "quickquotes",
+        "policies",
+        "transactions",
+    )
     for module in ("schemas", "service")
 ] + ["chalicelib.priceable.runner", "chalicelib.plugins.service", "chalicelib.tables.job_handlers"]
 """What route modules load on a request's first use (chalicelib/http/lazy.py), and the worker on its first

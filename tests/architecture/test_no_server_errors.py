@@ -13,6 +13,7 @@ locator; garbage query parameters, and every field of its query model as a long 
 
 The 415 Chalice gives a Content-Type the route does not declare is in our error body too.
 """
+
 from __future__ import annotations
 
 import copy
@@ -46,14 +47,22 @@ def _deep_config_zip() -> bytes:
 
 
 LONE_SURROGATE = "\ud800"
-MALFORMED_BODIES: list[bytes] = [b"", b"{", b"[]", b"\xff\xfe not UTF-8", b"[" * 1000 + b"]" * 1000,
-                                 b'{"name": "\\ud800", "userName": "\\ud800"}', b'{"x": 1e400}', _deep_config_zip()]
+MALFORMED_BODIES: list[bytes] = [
+    b"",
+    b"{",
+    b"[]",
+    b"\xff\xfe not UTF-8",
+    b"[" * 1000 + b"]" * 1000,
+    b'{"name": "\\ud800", "userName": "\\ud800"}',
+    b'{"x": 1e400}',
+    _deep_config_zip(),
+]
 GARBAGE_QUERIES = ["offset=-1", "count=abc", "resolve=maybe", "date=notadate", "key=&key="]
 LONG, LONGER = "x" * 300, "x" * 2000
 """LONGER passes DynamoDB's key size limits once in a key."""
 EDGE_DATES = ["0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00", "9999-12-01T00:00:00Z", "0001-01-01"]
 """Beyond the calendar in UTC, and a start whose term would end beyond it."""
-EDGE_NUMBERS: list[Any] = [10 ** 40, Decimal("1E+999999"), Decimal("1E+400"), "-1e-999999", Decimal("9" * 38)]
+EDGE_NUMBERS: list[Any] = [10**40, Decimal("1E+999999"), Decimal("1E+400"), "-1e-999999", Decimal("9" * 38)]
 """Numbers DynamoDB cannot store: more than 38 digits, beyond its exponent range (also as text); and 38
 nines, which it can, but no amount of money derived from it can."""
 DATE_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}")
@@ -76,8 +85,15 @@ def dynamodb_key_limits(aws) -> Iterator[None]:
         for name, value, is_hash in _key_values(model.name, params):
             limit = HASH_KEY_LIMIT if is_hash else RANGE_KEY_LIMIT
             if len(value.encode()) > limit:
-                raise ClientError({"Error": {"Code": "ValidationException", "Message": (
-                    f"One or more parameter values were invalid: {name} exceeds {limit} bytes")}}, model.name)
+                raise ClientError(
+                    {
+                        "Error": {
+                            "Code": "ValidationException",
+                            "Message": (f"One or more parameter values were invalid: {name} exceeds {limit} bytes"),
+                        }
+                    },
+                    model.name,
+                )
 
     events = clients.dynamodb().meta.events
     events.register("provide-client-params.dynamodb", check)
@@ -180,7 +196,7 @@ def leaf_mutations(body: Any, path: str = "") -> Iterator[tuple[str, Any]]:
         for replacement in _replacements(body):
             yield path, replacement
         return
-    for key, child in (body.items() if isinstance(body, dict) else enumerate(body)):
+    for key, child in body.items() if isinstance(body, dict) else enumerate(body):
         for leaf, replaced in leaf_mutations(child, f"{path}.{key}".lstrip(".")):
             changed = copy.copy(body)
             changed[key] = replaced
@@ -226,20 +242,33 @@ def test_bad_input_never_answers_a_server_error(api, caller, world, other_tenant
     declared = contract(entry).body
     valid = world.bodies.get(entry.view_name, {}) if declared is not None and declared.encoding == "json" else {}
     for leaf, body in leaf_mutations(valid):
-        calls.append((real, f"{leaf} = {simplejson.dumps(_at(body, leaf), use_decimal=True)[:40]}",
-                      {"Content-Type": types[0]}, simplejson.dumps(body, use_decimal=True).encode()))
+        calls.append(
+            (
+                real,
+                f"{leaf} = {simplejson.dumps(_at(body, leaf), use_decimal=True)[:40]}",
+                {"Content-Type": types[0]},
+                simplejson.dumps(body, use_decimal=True).encode(),
+            )
+        )
     for variable in variables(path):
         garbage = [LONG, LONGER, "..%2F", new_locator(), other_tenant]
         for value in garbage:
-            calls.append((fill(path, world.values, **{variable: value}), f"{{{variable}}}={value[:20]}",
-                          {"Content-Type": types[0]}, b""))
+            calls.append(
+                (
+                    fill(path, world.values, **{variable: value}),
+                    f"{{{variable}}}={value[:20]}",
+                    {"Content-Type": types[0]},
+                    b"",
+                )
+            )
     for query in wrong_queries(entry.view_function):
         calls.append((f"{real}?{query}", f"?{query[:60]}", {"Content-Type": types[0]}, b""))
 
     problems = []
     for url, label, headers, body in calls:
-        response = api.http.request(method, url, body=body, headers={
-            "Authorization": f"Bearer {caller}", "Accept": "*/*", **headers})
+        response = api.http.request(
+            method, url, body=body, headers={"Authorization": f"Bearer {caller}", "Accept": "*/*", **headers}
+        )
         problem = _problem(response)
         if problem:
             problems.append(f"{label}: {problem}")

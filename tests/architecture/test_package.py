@@ -1,5 +1,6 @@
 """`chalice package` merged with infra/template.json and split by infra/split_api.py is a valid stack that wires
 the app to its resources."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -42,11 +43,19 @@ def packaged(tmp_path_factory) -> Path:
     env = {**os.environ, "AWS_DEFAULT_REGION": "us-east-1"}
     result = subprocess.run(
         [str(chalice), "package", "--stage", "prod", "--merge-template", str(TEMPLATE), str(out)],
-        cwd=project, env=env, capture_output=True, text=True, timeout=600,
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    split = subprocess.run([sys.executable, str(ROOT / "infra" / "split_api.py"), str(out / "sam.json")],
-                           capture_output=True, text=True, timeout=60)
+    split = subprocess.run(
+        [sys.executable, str(ROOT / "infra" / "split_api.py"), str(out / "sam.json")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert split.returncode == 0, split.stdout + split.stderr
     return out / "sam.json"
 
@@ -77,8 +86,10 @@ def test_the_deployed_table_is_the_one_tests_and_make_run_create(stack):
     created = table_definition()
     for name in ("AttributeDefinitions", "KeySchema", "GlobalSecondaryIndexes", "BillingMode"):
         assert created[name] == deployed["Properties"][name]
-    assert created["StreamSpecification"]["StreamViewType"] == deployed["Properties"]["StreamSpecification"][
-        "StreamViewType"]
+    assert (
+        created["StreamSpecification"]["StreamViewType"]
+        == deployed["Properties"]["StreamSpecification"]["StreamViewType"]
+    )
 
 
 def _functions(stack: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -137,8 +148,9 @@ TENANT_FUNCTION_ACTIONS = {"ec2:DescribeSecurityGroups", "ec2:DescribeSubnets", 
 """What creating a function in a VPC needs of its caller, which takes no resource ("*")."""
 
 
-def _tenant_function_statement(role_name: str, services: set[str], actions: list[str],
-                               statement: dict[str, Any]) -> None:
+def _tenant_function_statement(
+    role_name: str, services: set[str], actions: list[str], statement: dict[str, Any]
+) -> None:
     """The tenant functions (plugins/tenant_code.py): Lambda actions on `pas-tenant-*` functions and the one
     libraries layer only; roles only under /pas-tenant/, created only with the stack's boundary and passed only
     to Lambda; EC2 only the three descriptions a function in a VPC needs."""
@@ -169,13 +181,23 @@ def test_the_tenant_functions_boundary_and_network_let_tenant_code_reach_nothing
     resources_ = stack["Resources"]
     boundary = resources_["TenantFunctionBoundary"]["Properties"]["PolicyDocument"]["Statement"]
     assert {action.split(":")[0] for statement in boundary for action in statement["Action"]} == {"logs", "ec2"}
-    assert all("Create" not in a or a in ("logs:CreateLogGroup", "logs:CreateLogStream", "ec2:CreateNetworkInterface")
-               for statement in boundary for a in statement["Action"])
+    assert all(
+        "Create" not in a or a in ("logs:CreateLogGroup", "logs:CreateLogStream", "ec2:CreateNetworkInterface")
+        for statement in boundary
+        for a in statement["Action"]
+    )
     types = {resource["Type"] for resource in resources_.values()}
-    assert not types & {"AWS::EC2::Route", "AWS::EC2::InternetGateway", "AWS::EC2::NatGateway", "AWS::EC2::VPCEndpoint",
-                        "AWS::EC2::VPCGatewayAttachment", "AWS::EC2::EgressOnlyInternetGateway"}
+    assert not types & {
+        "AWS::EC2::Route",
+        "AWS::EC2::InternetGateway",
+        "AWS::EC2::NatGateway",
+        "AWS::EC2::VPCEndpoint",
+        "AWS::EC2::VPCGatewayAttachment",
+        "AWS::EC2::EgressOnlyInternetGateway",
+    }
     assert resources_["TenantSecurityGroup"]["Properties"]["SecurityGroupEgress"] == [
-        {"IpProtocol": "-1", "CidrIp": "127.0.0.1/32", "Description": "nothing leaves"}]
+        {"IpProtocol": "-1", "CidrIp": "127.0.0.1/32", "Description": "nothing leaves"}
+    ]
     shared = stack["Globals"]["Function"]["Environment"]["Variables"]
     assert shared["PAS_PLUGIN_RUNNER"] == "lambda"
     assert shared["PAS_TENANT_FUNCTION_BOUNDARY_ARN"] == {"Ref": "TenantFunctionBoundary"}
@@ -225,14 +247,22 @@ def test_every_api_integrates_with_the_api_handler_and_may_invoke_it(stack):
     permissions = [r["Properties"] for r in stack["Resources"].values() if r["Type"] == "AWS::Lambda::Permission"]
     for name, api in _apis(stack).items():
         body = api["Properties"]["DefinitionBody"]
-        uris = {json.dumps(operation["x-amazon-apigateway-integration"]["uri"])
-                for operations in body["paths"].values() for operation in operations.values()}
+        uris = {
+            json.dumps(operation["x-amazon-apigateway-integration"]["uri"])
+            for operations in body["paths"].values()
+            for operation in operations.values()
+        }
         assert len(uris) == 1 and "${APIHandler.Arn}" in uris.pop(), name
-        assert body["x-amazon-apigateway-gateway-responses"] == resources()["RestAPI"]["Properties"][
-            "DefinitionBody"]["x-amazon-apigateway-gateway-responses"], name
+        assert (
+            body["x-amazon-apigateway-gateway-responses"]
+            == resources()["RestAPI"]["Properties"]["DefinitionBody"]["x-amazon-apigateway-gateway-responses"]
+        ), name
         assert body["x-amazon-apigateway-binary-media-types"] == ["*/*"], name
-        invokers = [p for p in permissions if p["FunctionName"] == {"Ref": "APIHandler"}
-                    and {"Ref": name} in p["SourceArn"]["Fn::Sub"][1].values()]
+        invokers = [
+            p
+            for p in permissions
+            if p["FunctionName"] == {"Ref": "APIHandler"} and {"Ref": name} in p["SourceArn"]["Fn::Sub"][1].values()
+        ]
         assert len(invokers) == 1, name
         assert stack["Outputs"][f"{name}Id"]["Value"] == {"Ref": name}
 
@@ -255,9 +285,11 @@ def test_the_custom_domain_routes_each_api_its_segments_with_the_full_path(stack
 
 def test_every_function_and_api_is_traced(stack):
     assert {name: f["Properties"]["Tracing"] for name, f in _functions(stack).items()} == {
-        name: "Active" for name in _functions(stack)}
+        name: "Active" for name in _functions(stack)
+    }
     assert {name: api["Properties"]["TracingEnabled"] for name, api in _apis(stack).items()} == {
-        name: True for name in _apis(stack)}
+        name: True for name in _apis(stack)
+    }
 
 
 def test_the_alarms_watch_the_apis_the_dead_letter_queue_and_the_jobs_metrics_as_emitted(stack):
@@ -265,16 +297,27 @@ def test_the_alarms_watch_the_apis_the_dead_letter_queue_and_the_jobs_metrics_as
 
     resources = stack["Resources"]
     alarms = {name for name, r in resources.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
-    assert alarms == {"JobsDeadLetterAlarm", "JobsDeadLetterAgeAlarm", "JobFailuresAlarm", "ApiServerErrorRateAlarm",
-                      "ApiLatencyAlarm"}
+    assert alarms == {
+        "JobsDeadLetterAlarm",
+        "JobsDeadLetterAgeAlarm",
+        "JobFailuresAlarm",
+        "ApiServerErrorRateAlarm",
+        "ApiLatencyAlarm",
+    }
     age = resources["JobsDeadLetterAgeAlarm"]["Properties"]
     assert (age["Namespace"], age["MetricName"], age["Dimensions"][0]["Value"]) == (
-        "AWS/SQS", "ApproximateAgeOfOldestMessage", {"Fn::GetAtt": ["JobsDeadLetterQueue", "QueueName"]})
+        "AWS/SQS",
+        "ApproximateAgeOfOldestMessage",
+        {"Fn::GetAtt": ["JobsDeadLetterQueue", "QueueName"]},
+    )
     # the metric the worker emits (runtime/jobs.py), in the namespace the functions are told
     failures = resources["JobFailuresAlarm"]["Properties"]
     namespace = stack["Globals"]["Function"]["Environment"]["Variables"]["POWERTOOLS_METRICS_NAMESPACE"]
-    assert (failures["Namespace"], failures["MetricName"], failures["Dimensions"]) == (namespace, "Jobs", [
-        {"Name": "service", "Value": observability.SERVICE}, {"Name": "outcome", "Value": "failed"}])
+    assert (failures["Namespace"], failures["MetricName"], failures["Dimensions"]) == (
+        namespace,
+        "Jobs",
+        [{"Name": "service", "Value": observability.SERVICE}, {"Name": "outcome", "Value": "failed"}],
+    )
     assert "${AWS::StackName}" in namespace["Fn::Sub"]  # two stacks of one account keep their metrics apart
     # API Gateway's metrics of every API, by the names the APIs are given
     names = {json.dumps(api["Properties"]["Name"]) for api in _apis(stack).values()}
@@ -284,12 +327,34 @@ def test_the_alarms_watch_the_apis_the_dead_letter_queue_and_the_jobs_metrics_as
         assert {json.dumps(m["Dimensions"][0]["Value"]) for m in watched} == names, alarm
 
 
-PSEUDO_PARAMETERS = {"AWS::AccountId", "AWS::NoValue", "AWS::Partition", "AWS::Region", "AWS::StackId",
-                     "AWS::StackName", "AWS::URLSuffix"}
-MOTO_CREATES = {"CoreTable", "BlobBucket", "JobsQueue", "JobsDeadLetterQueue", "TenantVpc", "TenantSubnetA",
-                "TenantSubnetB", "TenantRouteTable", "TenantSubnetARoutes", "TenantSubnetBRoutes",
-                "TenantSecurityGroup", "TenantFunctionBoundary", "ApiHandlerRole", "RunJobRole", "ReapJobsRole",
-                "RunDueWorkRole", "CleanUpTablesRole"}
+PSEUDO_PARAMETERS = {
+    "AWS::AccountId",
+    "AWS::NoValue",
+    "AWS::Partition",
+    "AWS::Region",
+    "AWS::StackId",
+    "AWS::StackName",
+    "AWS::URLSuffix",
+}
+MOTO_CREATES = {
+    "CoreTable",
+    "BlobBucket",
+    "JobsQueue",
+    "JobsDeadLetterQueue",
+    "TenantVpc",
+    "TenantSubnetA",
+    "TenantSubnetB",
+    "TenantRouteTable",
+    "TenantSubnetARoutes",
+    "TenantSubnetBRoutes",
+    "TenantSecurityGroup",
+    "TenantFunctionBoundary",
+    "ApiHandlerRole",
+    "RunJobRole",
+    "ReapJobsRole",
+    "RunDueWorkRole",
+    "CleanUpTablesRole",
+}
 """What moto's CloudFormation creates of the packaged stack (issue 30, 5c): every resource of a type it models
 whose references all lie inside that set. Left out: the SAM functions and APIs (moto applies no transform), and
 what refers to them (the invoke permissions), the alarms, secrets, custom domain and routing rules (types
@@ -325,15 +390,32 @@ def _modeled_by_moto(stack: dict[str, Any]) -> dict[str, Any]:
     kept = {name: r for name, r in stack["Resources"].items() if r["Type"] in modeled}
     known = set(stack.get("Parameters", {})) | PSEUDO_PARAMETERS
     while True:
-        unresolved = {name for name, r in kept.items()
-                      if (_references(r) | set(r.get("DependsOn", []) if isinstance(r.get("DependsOn"), list)
-                                               else [r["DependsOn"]] if "DependsOn" in r else [])) - set(kept) - known}
+        unresolved = {
+            name
+            for name, r in kept.items()
+            if (
+                _references(r)
+                | set(
+                    r.get("DependsOn", [])
+                    if isinstance(r.get("DependsOn"), list)
+                    else [r["DependsOn"]]
+                    if "DependsOn" in r
+                    else []
+                )
+            )
+            - set(kept)
+            - known
+        }
         if not unresolved:
             break
         for name in unresolved:
             del kept[name]
-    return {"AWSTemplateFormatVersion": "2010-09-09", "Parameters": stack.get("Parameters", {}),
-            "Conditions": stack.get("Conditions", {}), "Resources": kept}
+    return {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Parameters": stack.get("Parameters", {}),
+        "Conditions": stack.get("Conditions", {}),
+        "Resources": kept,
+    }
 
 
 @pytest.mark.filterwarnings("ignore:Exception\\(DependencyViolationError\\):UserWarning")  # moto's delete order
@@ -346,10 +428,14 @@ def test_the_stacks_resources_moto_models_are_created_in_moto_from_the_packaged_
     template = _modeled_by_moto(stack)
     assert set(template["Resources"]) == MOTO_CREATES
     cloudformation = boto3.client("cloudformation", region_name="us-east-1")
-    cloudformation.create_stack(StackName="rehearsal", TemplateBody=json.dumps(template),
-                                Capabilities=["CAPABILITY_NAMED_IAM"])
-    created = {r["LogicalResourceId"]: r["PhysicalResourceId"] for r in cloudformation.list_stack_resources(
-        StackName="rehearsal")["StackResourceSummaries"] if r["ResourceStatus"] == "CREATE_COMPLETE"}
+    cloudformation.create_stack(
+        StackName="rehearsal", TemplateBody=json.dumps(template), Capabilities=["CAPABILITY_NAMED_IAM"]
+    )
+    created = {
+        r["LogicalResourceId"]: r["PhysicalResourceId"]
+        for r in cloudformation.list_stack_resources(StackName="rehearsal")["StackResourceSummaries"]
+        if r["ResourceStatus"] == "CREATE_COMPLETE"
+    }
     try:
         assert cloudformation.describe_stacks(StackName="rehearsal")["Stacks"][0]["StackStatus"] == "CREATE_COMPLETE"
         assert set(created) == MOTO_CREATES
@@ -359,12 +445,14 @@ def test_the_stacks_resources_moto_models_are_created_in_moto_from_the_packaged_
         expected = table_definition()
         assert table["KeySchema"] == expected["KeySchema"]
         assert sorted(index["IndexName"] for index in table["GlobalSecondaryIndexes"]) == sorted(
-            index["IndexName"] for index in expected["GlobalSecondaryIndexes"])
+            index["IndexName"] for index in expected["GlobalSecondaryIndexes"]
+        )
         assert table["StreamSpecification"]["StreamEnabled"] is True
 
         sqs = boto3.client("sqs", region_name="us-east-1")
-        dead_letters = sqs.get_queue_attributes(QueueUrl=created["JobsDeadLetterQueue"],
-                                                AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        dead_letters = sqs.get_queue_attributes(QueueUrl=created["JobsDeadLetterQueue"], AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"]
         jobs = sqs.get_queue_attributes(QueueUrl=created["JobsQueue"], AttributeNames=["All"])["Attributes"]
         assert json.loads(jobs["RedrivePolicy"]) == {"deadLetterTargetArn": dead_letters, "maxReceiveCount": 5}
         assert jobs["VisibilityTimeout"] == str(resources()["JobsQueue"]["Properties"]["VisibilityTimeout"])
@@ -394,12 +482,16 @@ def test_the_stacks_resources_moto_models_are_created_in_moto_from_the_packaged_
         iam = boto3.client("iam", region_name="us-east-1")
         table_arn = table["TableArn"]
         for role in ("ApiHandlerRole", "RunJobRole"):
-            documents = [json.dumps(iam.get_role_policy(RoleName=created[role], PolicyName=name)["PolicyDocument"])
-                         for name in iam.list_role_policies(RoleName=created[role])["PolicyNames"]]
+            documents = [
+                json.dumps(iam.get_role_policy(RoleName=created[role], PolicyName=name)["PolicyDocument"])
+                for name in iam.list_role_policies(RoleName=created[role])["PolicyNames"]
+            ]
             assert documents and any(table_arn in document for document in documents), role
             assert not any("Fn::" in document or '"Ref"' in document for document in documents), role
-        assert iam.get_policy(PolicyArn=created["TenantFunctionBoundary"])["Policy"]["Arn"] == created[
-            "TenantFunctionBoundary"]
+        assert (
+            iam.get_policy(PolicyArn=created["TenantFunctionBoundary"])["Policy"]["Arn"]
+            == created["TenantFunctionBoundary"]
+        )
     finally:
         _delete(cloudformation, created)
 

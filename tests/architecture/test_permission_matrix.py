@@ -18,6 +18,7 @@ Callers are service accounts whose named token carries exactly the permissions l
 administrator. The exactly-one calls change the world, so they run last, the routes that use a record up
 after the others (support.routes).
 """
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,11 @@ from tests.architecture.support import (
 )
 
 GUARDED = [route for route in routes(chalice_app) if not spec_of(route[2]).public]
-SELF_SERVICE = [route for route in GUARDED if "locator" in variables(route[0])
-                and any(p.endswith(SELF_SERVICE_SUFFIX) for p in spec_of(route[2]).permissions)]
+SELF_SERVICE = [
+    route
+    for route in GUARDED
+    if "locator" in variables(route[0]) and any(p.endswith(SELF_SERVICE_SUFFIX) for p in spec_of(route[2]).permissions)
+]
 GRANTS = [(route, permission) for route in GUARDED for permission in spec_of(route[2]).permissions]
 DECLARED = {permission for route in GUARDED for permission in spec_of(route[2]).permissions}
 GROUPS = {permission.partition(".")[0] for permission in DECLARED}
@@ -93,8 +97,9 @@ def _answer(response: Any) -> tuple[int, str | None]:
     return response.status_code, json.loads(response.body).get("code")
 
 
-def _call(api: Any, world: World, route: tuple[str, str, Any], caller: Caller, permission: str | None = None,
-          **overrides: str) -> Any:
+def _call(
+    api: Any, world: World, route: tuple[str, str, Any], caller: Caller, permission: str | None = None, **overrides: str
+) -> Any:
     path, method, entry = route
     request = request_for(world, entry, permission)
     return send(api, method, request.url(fill(path, world.values, **overrides)), caller.token, request)
@@ -107,8 +112,9 @@ def test_a_caller_without_the_routes_permissions_is_refused(api, world, callers,
 
     response = _call(api, world, route, caller)
 
-    assert _answer(response) == DENIED, (f"{route_id(route)} without {' or '.join(permissions)}: "
-                                         f"{response.status_code} {response.body[:300]!r}")
+    assert _answer(response) == DENIED, (
+        f"{route_id(route)} without {' or '.join(permissions)}: {response.status_code} {response.body[:300]!r}"
+    )
 
 
 @pytest.mark.parametrize("route", SELF_SERVICE, ids=[route_id(r) for r in SELF_SERVICE])
@@ -122,8 +128,7 @@ def test_self_service_never_reaches_another_users_locator(api, world, callers, r
 
 
 @pytest.mark.parametrize("route, permission", GRANTS, ids=[f"{route_id(r)} with {p}" for r, p in GRANTS])
-def test_each_declared_permission_gets_past_the_permission_check(api, world, callers, admin_token, route,
-                                                                 permission):
+def test_each_declared_permission_gets_past_the_permission_check(api, world, callers, admin_token, route, permission):
     if permission.endswith(SELF_SERVICE_SUFFIX):
         # on itself (its own {locator}), which it may change, revoke or delete: a caller of its own
         caller = new_caller(api, admin_token, [permission], [world.tenant])
@@ -139,4 +144,5 @@ def test_each_declared_permission_gets_past_the_permission_check(api, world, cal
     assert status < 500, seen
     assert not (status == 400 and (code or "").startswith("request.")), (
         f"{seen}\nthe world's request is not valid: fix World.bodies or World.queries[{route[2].view_name!r}] "
-        "in build_world()")
+        "in build_world()"
+    )

@@ -2,6 +2,7 @@
 our service as a platform user would use it: sign in, deploy a package and upload its rating tables, read the
 data model, create an account and a quote, price and issue it, change the policy and cancel it. Every answer
 must parse into the generated model: an answer of ours that the platform's clients cannot read fails here."""
+
 from __future__ import annotations
 
 import importlib
@@ -47,8 +48,11 @@ class Session:
         self.models = importlib.import_module(f"{self.package}.models")
         self.answers: list[httpx.Response] = []
         self.client = platform.AuthenticatedClient(
-            base_url=BASE_URL, token=token, raise_on_unexpected_status=True,
-            httpx_args={"transport": transport, "event_hooks": {"response": [self._keep]}})
+            base_url=BASE_URL,
+            token=token,
+            raise_on_unexpected_status=True,
+            httpx_args={"transport": transport, "event_hooks": {"response": [self._keep]}},
+        )
 
     def _keep(self, response: httpx.Response) -> None:
         response.read()
@@ -64,8 +68,10 @@ class Session:
             if len(self.answers) == received:  # raised before sending: not about our answer
                 raise
             answer = self.answers[-1]
-            raise AssertionError(f"{answer.request.method} {answer.request.url.path} answered "
-                                 f"{answer.text[:SHOWN]}\nwhich {operation_name} cannot parse: {error!r}") from error
+            raise AssertionError(
+                f"{answer.request.method} {answer.request.url.path} answered "
+                f"{answer.text[:SHOWN]}\nwhich {operation_name} cannot parse: {error!r}"
+            ) from error
         assert response.status_code == 200, response.content
         assert response.parsed is not None, response.content
         return response.parsed
@@ -74,8 +80,11 @@ class Session:
         """The platform's createTenant takes the package as its body, but its definition describes that body
         as a ConfigurationRef in form fields, so the generated operation cannot send a ZIP: the package goes
         through the client's own httpx client, and the answer is parsed with the generated model."""
-        answer = self.client.get_httpx_client().post(f"/config/createTenant?{urlencode({'name': name})}",
-                                                     content=package, headers={"Content-Type": "application/zip"})
+        answer = self.client.get_httpx_client().post(
+            f"/config/createTenant?{urlencode({'name': name})}",
+            content=package,
+            headers={"Content-Type": "application/zip"},
+        )
         assert answer.status_code == 200, answer.text
         result = self.models.TenantDeploymentResult.from_dict(answer.json())
         assert result.deployment_result.is_success is True, answer.text
@@ -87,7 +96,8 @@ class Session:
             archive.writestr(f"{name}.csv", csv_text)
         buffer.seek(0)
         upload = importlib.import_module(f"{self.package}.types").File(
-            payload=buffer, file_name=f"{name}.zip", mime_type="application/zip")
+            payload=buffer, file_name=f"{name}.zip", mime_type="application/zip"
+        )
         assert self.call(operation_name, tenant, body=body_type(file=upload), name=name, static_name=name).name == name
 
 
@@ -99,8 +109,14 @@ def session(platform, app) -> Iterator[Session]:
 
     transport = httpx.WSGITransport(app=wsgi_app(app))
     with httpx.Client(transport=transport, base_url=BASE_URL) as plain:
-        answer = plain.post("/auth/token", data={"grant_type": "password", "username": settings().admin_username,
-                                                  "password": settings().admin_password})
+        answer = plain.post(
+            "/auth/token",
+            data={
+                "grant_type": "password",
+                "username": settings().admin_username,
+                "password": settings().admin_password,
+            },
+        )
     assert answer.status_code == 200, answer.text
     yield Session(platform, transport, answer.json()["access_token"])
 
@@ -109,8 +125,9 @@ def test_a_generated_platform_client_quotes_issues_changes_and_cancels_a_policy(
     models, call = session.models, session.call
     model = quotes_model()
     model["payments"] = {"Card": {"displayName": "Card"}}  # as every real package has one
-    tenant = session.create_tenant(package_with_files(model, {"plugins/python/auto.py": QUOTE_PLUGINS.encode()}),
-                                   "Generated client insurer")
+    tenant = session.create_tenant(
+        package_with_files(model, {"plugins/python/auto.py": QUOTE_PLUGINS.encode()}), "Generated client insurer"
+    )
     session.upload_table("create_lookup_table", models.CreateLookupTableBody, "BaseRates", BASE_RATES_CSV, tenant)
     session.upload_table("create_range_table", models.CreateRangeTableBody, "ValueBands", VALUE_BANDS_CSV, tenant)
 
@@ -118,25 +135,53 @@ def test_a_generated_platform_client_quotes_issues_changes_and_cancels_a_policy(
     assert sorted(datamodel.products.additional_properties) == ["Homeowners", "PersonalAuto"]
     assert (datamodel.payments["Card"].display_name, datamodel.payments["Card"].numbering_plan) == ("Card", "")
 
-    account = call("create_account", tenant, body=models.AccountCreateRequest(
-        type_="PersonAccount", data=models.AccountCreateRequestData.from_dict({
-            "firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-            "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}})))
+    account = call(
+        "create_account",
+        tenant,
+        body=models.AccountCreateRequest(
+            type_="PersonAccount",
+            data=models.AccountCreateRequestData.from_dict(
+                {
+                    "firstName": "Ada",
+                    "lastName": "Lovelace",
+                    "email": "ada@example.com",
+                    "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+                }
+            ),
+        ),
+    )
     assert (account.type_, account.data["firstName"]) == ("PersonAccount", "Ada")
 
     vehicle = models.ElementCreateRequest(
-        type_="Vehicle", data=models.ElementCreateRequestData.from_dict({"vin": "1HGCM82633A004352", "value": 12000.5}),
-        elements=[models.ElementCreateRequest(
-            type_="Collision", coverage_terms=models.ElementCreateRequestCoverageTerms.from_dict({"Limit": "l50k"}))])
-    quote = call("create_quote", tenant, body=models.QuoteCreateRequest(
-        product_name="PersonalAuto", account_locator=account.locator, start_time=START, contacts=[],
-        invoice_fee_amount=0, data=models.QuoteCreateRequestData.from_dict({"channel": "web"}), elements=[vehicle]))
+        type_="Vehicle",
+        data=models.ElementCreateRequestData.from_dict({"vin": "1HGCM82633A004352", "value": 12000.5}),
+        elements=[
+            models.ElementCreateRequest(
+                type_="Collision", coverage_terms=models.ElementCreateRequestCoverageTerms.from_dict({"Limit": "l50k"})
+            )
+        ],
+    )
+    quote = call(
+        "create_quote",
+        tenant,
+        body=models.QuoteCreateRequest(
+            product_name="PersonalAuto",
+            account_locator=account.locator,
+            start_time=START,
+            contacts=[],
+            invoice_fee_amount=0,
+            data=models.QuoteCreateRequestData.from_dict({"channel": "web"}),
+            elements=[vehicle],
+        ),
+    )
     assert quote.quote_state == "draft"
 
     assert call("validate_quote", tenant, quote.locator).quote_state == "validated"
     # a premium of 100 a month for a vehicle worth under 20,000, and a tax of 25
-    assert amounts(call("price_quote", tenant, quote.locator).items) == [("premium", Decimal("1200")),
-                                                                         ("tax", Decimal("25"))]
+    assert amounts(call("price_quote", tenant, quote.locator).items) == [
+        ("premium", Decimal("1200")),
+        ("tax", Decimal("25")),
+    ]
     assert call("underwrite_quote", tenant, quote.locator).quote_state == "underwritten"
     assert call("accept_quote", tenant, quote.locator).quote_state == "accepted"
     issued = call("issue_quote", tenant, quote.locator)
@@ -146,34 +191,58 @@ def test_a_generated_platform_client_quotes_issues_changes_and_cancels_a_policy(
 
     segment = call("fetch_policy_segment", tenant, policy.latest_segment_locator)
     (insured,) = [element for element in segment.element.elements if element.type_ == "Vehicle"]
-    change = call("change_policy", tenant, policy.locator, body=[
-        models.ParamsChangeInstructionCreateRequest(
-            action=models.ParamsChangeInstructionCreateRequestAction.PARAMS, effective_time=AUGUST),
-        models.ModifyChangeInstructionCreateRequest(
-            action=models.ModifyChangeInstructionCreateRequestAction.MODIFY, static_locator=insured.static_locator,
-            set_data=models.ModifyChangeInstructionCreateRequestSetData.from_dict({"value": 25000}),
-            remove_data=models.ModifyChangeInstructionCreateRequestRemoveData(),
-            set_coverage_terms=models.ModifyChangeInstructionCreateRequestSetCoverageTerms(),
-            remove_coverage_terms=models.ModifyChangeInstructionCreateRequestRemoveCoverageTerms())])
+    change = call(
+        "change_policy",
+        tenant,
+        policy.locator,
+        body=[
+            models.ParamsChangeInstructionCreateRequest(
+                action=models.ParamsChangeInstructionCreateRequestAction.PARAMS, effective_time=AUGUST
+            ),
+            models.ModifyChangeInstructionCreateRequest(
+                action=models.ModifyChangeInstructionCreateRequestAction.MODIFY,
+                static_locator=insured.static_locator,
+                set_data=models.ModifyChangeInstructionCreateRequestSetData.from_dict({"value": 25000}),
+                remove_data=models.ModifyChangeInstructionCreateRequestRemoveData(),
+                set_coverage_terms=models.ModifyChangeInstructionCreateRequestSetCoverageTerms(),
+                remove_coverage_terms=models.ModifyChangeInstructionCreateRequestRemoveCoverageTerms(),
+            ),
+        ],
+    )
     assert (change.transaction_category, change.transaction_state) == ("change", "draft")
     # six months at 150 and the new segment's tax; six months at 100 and half the tax taken back
     assert amounts(call("price_transaction", tenant, change.locator).charges) == [
-        ("premium", Decimal("-600")), ("premium", Decimal("900")), ("tax", Decimal("-12.5")), ("tax", Decimal("25"))]
+        ("premium", Decimal("-600")),
+        ("premium", Decimal("900")),
+        ("tax", Decimal("-12.5")),
+        ("tax", Decimal("25")),
+    ]
     assert call("issue_transaction", tenant, change.locator).transaction_state == "issued"
 
-    cancellation = call("cancel_policy", tenant, policy.locator, body=models.ParamsChangeInstructionCreateRequest(
-        action=models.ParamsChangeInstructionCreateRequestAction.PARAMS, effective_time=NOVEMBER))
+    cancellation = call(
+        "cancel_policy",
+        tenant,
+        policy.locator,
+        body=models.ParamsChangeInstructionCreateRequest(
+            action=models.ParamsChangeInstructionCreateRequestAction.PARAMS, effective_time=NOVEMBER
+        ),
+    )
     assert (cancellation.transaction_category, cancellation.effective_time) == ("cancellation", NOVEMBER)
     assert call("issue_transaction", tenant, cancellation.locator).transaction_state == "issued"
     issue_request = session.answers[-1].headers["X-Request-Id"]
     # three months at 150 and half the change segment's tax taken back
     assert amounts(call("fetch_transaction_pricing", tenant, cancellation.locator).charges) == [
-        ("premium", Decimal("-450")), ("tax", Decimal("-12.5"))]
+        ("premium", Decimal("-450")),
+        ("tax", Decimal("-12.5")),
+    ]
 
     cancelled = call("fetch_policy", tenant, policy.locator)
     assert cancelled.issued_transaction_locator == cancellation.locator
     assert [transaction.locator for transaction in call("fetch_issued_transactions", tenant, policy.locator).items] == [
-        policy.issued_transaction_locator, change.locator, cancellation.locator]
+        policy.issued_transaction_locator,
+        change.locator,
+        cancellation.locator,
+    ]
     assert set(cancelled.statuses) == {"pending", "cancelPending"}  # the clock stands before the policy starts
     events = call("fetch_events_for_a_request", tenant, issue_request)
     assert [event.type_ for event in events][-2:] == ["policy.cancellation.issue", "policy.status.update"]

@@ -12,6 +12,7 @@ query and body, support.request_for):
 
 So no cell that reaches the other tenant's data answers a 2xx but an empty list.
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,9 @@ CALLERS = ["user holding *.* on its tenant only", "token restricted to its tenan
 def worlds(app, admin_token) -> dict[str, World]:
     """Tenants A and B, each built by a builder of its own (holding every permission on every tenant)."""
     with module_client(app) as client:
-        return {name: build_world(client, new_caller(client, admin_token, ["*.*"], ["any"]).token)
-                for name in ("A", "B")}
+        return {
+            name: build_world(client, new_caller(client, admin_token, ["*.*"], ["any"]).token) for name in ("A", "B")
+        }
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +66,9 @@ def callers(app, admin_token, worlds) -> dict[tuple[str, str], Caller]:
 
 
 def _empty(answer: Any) -> bool:
-    return answer == [] or (isinstance(answer, dict) and answer.get("items") == [] and set(answer) <= {
-        "items", "listCompleted"})
+    return answer == [] or (
+        isinstance(answer, dict) and answer.get("items") == [] and set(answer) <= {"items", "listCompleted"}
+    )
 
 
 def _mentions(text: str, world: World, sent: str = "") -> list[str]:
@@ -97,8 +100,9 @@ def test_a_caller_never_reaches_another_tenant(api, worlds, callers, route, own,
     if records and not (answered.status_code == 404 or (answered.status_code == 200 and _empty(answer))):
         problems.append(f"{own}'s tenant with {other}'s {', '.join(records)}: {answered.status_code} {text[:200]}")
     if not records and _mentions(sent, target) and answered.status_code < 400:
-        problems.append(f"{own}'s tenant with a query or body naming {other}'s records: {answered.status_code} "
-                        f"{text[:200]}")
+        problems.append(
+            f"{own}'s tenant with a query or body naming {other}'s records: {answered.status_code} {text[:200]}"
+        )
     if answered.status_code >= 500:
         problems.append(f"{own}'s tenant: {answered.status_code} {text[:200]}")
     leaked = _mentions(text, target, sent) + _mentions(forbidden.body.decode("utf-8", "replace"), target, sent)
@@ -112,9 +116,18 @@ def tenant_users(app, admin_token, worlds) -> dict[str, str]:
     """Someone else holding one tenant only, by tenant: a caller may manage their tenants, but only within its
     own."""
     with module_client(app) as client:
-        return {name: ok(call(client, "POST", "/auth/users", admin_token, {
-            "userName": unique_name(), "firstName": "Other", "lastName": "User", "tenants": [world.tenant]}))[
-            "locator"] for name, world in worlds.items()}
+        return {
+            name: ok(
+                call(
+                    client,
+                    "POST",
+                    "/auth/users",
+                    admin_token,
+                    {"userName": unique_name(), "firstName": "Other", "lastName": "User", "tenants": [world.tenant]},
+                )
+            )["locator"]
+            for name, world in worlds.items()
+        }
 
 
 @pytest.mark.parametrize("granted", ["the other tenant", "any"])
@@ -125,12 +138,19 @@ def test_a_caller_cannot_hand_out_another_tenant(api, worlds, callers, tenant_us
     tenant = worlds[other].tenant if granted == "the other tenant" else "any"
     expires = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
     attempts = [
-        ("POST", "/auth/users/tokens", {"name": "wider", "expiresAt": expires, "permissions": ["accounts.read"],
-                                        "tenants": [tenant]}, "token.tenant_not_held"),
-        ("POST", "/auth/users", {"userName": unique_name("wider"), "firstName": "W", "lastName": "W",
-                                 "tenants": [tenant]}, "auth.tenant_not_held"),
-        ("PATCH", f"/auth/users/{user}/tenants", {"addTenants": [tenant], "removeTenants": []},
-         "auth.tenant_not_held"),
+        (
+            "POST",
+            "/auth/users/tokens",
+            {"name": "wider", "expiresAt": expires, "permissions": ["accounts.read"], "tenants": [tenant]},
+            "token.tenant_not_held",
+        ),
+        (
+            "POST",
+            "/auth/users",
+            {"userName": unique_name("wider"), "firstName": "W", "lastName": "W", "tenants": [tenant]},
+            "auth.tenant_not_held",
+        ),
+        ("PATCH", f"/auth/users/{user}/tenants", {"addTenants": [tenant], "removeTenants": []}, "auth.tenant_not_held"),
     ]
     for method, path, body, code in attempts:
         response = call(api, method, path, caller, body)

@@ -3,6 +3,7 @@ operations with json.dumps (local/lean_moto.py, `make run` too), and botocore re
 moto's own serializer; it applies plain updates directly and parses each expression once, with moto's
 outcome; passwords are hashed with cheap argon2id parameters (cheap_password_hashing), whose
 hashes the deployed hasher checks, and the other way round."""
+
 from __future__ import annotations
 
 import json
@@ -18,13 +19,23 @@ from local import lean_moto
 
 def _item(pk: str, sk: str, binary: bool) -> dict[str, Any]:
     """Every attribute type, nested too; binary ones only if `binary` (json cannot write those: moto's way)."""
-    item = {"PK": {"S": pk}, "SK": {"S": sk}, "text": {"S": "é\u2028x"}, "empty": {"S": ""},
-            "number": {"N": "-12.50"}, "big": {"N": "9" * 38}, "flag": {"BOOL": False}, "nothing": {"NULL": True},
-            "strings": {"SS": ["a", "b"]}, "numbers": {"NS": ["1", "2.5"]},
-            "map": {"M": {"list": {"L": [{"N": "1"}, {"M": {"s": {"S": "x"}}}, {"NULL": True}]}}}}
+    item = {
+        "PK": {"S": pk},
+        "SK": {"S": sk},
+        "text": {"S": "é\u2028x"},
+        "empty": {"S": ""},
+        "number": {"N": "-12.50"},
+        "big": {"N": "9" * 38},
+        "flag": {"BOOL": False},
+        "nothing": {"NULL": True},
+        "strings": {"SS": ["a", "b"]},
+        "numbers": {"NS": ["1", "2.5"]},
+        "map": {"M": {"list": {"L": [{"N": "1"}, {"M": {"s": {"S": "x"}}}, {"NULL": True}]}}},
+    }
     if binary:
-        item.update({"binary": {"B": b"\x00\xff"}, "binaries": {"BS": [b"x", b"\x01"]},
-                     "nested": {"M": {"b": {"B": b"\x02"}}}})
+        item.update(
+            {"binary": {"B": b"\x00\xff"}, "binaries": {"BS": [b"x", b"\x01"]}, "nested": {"M": {"b": {"B": b"\x02"}}}}
+        )
     return item
 
 
@@ -36,13 +47,35 @@ def _calls(table: str, pk: str, binary: bool) -> list[tuple[str, dict[str, Any]]
         ("get_item", {"TableName": table, "Key": key}),
         ("get_item", {"TableName": table, "Key": {"PK": {"S": pk}, "SK": {"S": "missing"}}}),
         ("batch_get_item", {"RequestItems": {table: {"Keys": [key, {"PK": {"S": pk}, "SK": {"S": "2"}}]}}}),
-        ("query", {"TableName": table, "KeyConditionExpression": "PK = :pk", "Limit": 1,
-                   "ExpressionAttributeValues": {":pk": {"S": pk}}}),
-        ("query", {"TableName": table, "KeyConditionExpression": "PK = :pk", "Select": "COUNT",
-                   "ExpressionAttributeValues": {":pk": {"S": pk}}}),
-        ("update_item", {"TableName": table, "Key": key, "UpdateExpression": "SET #n = :n",
-                         "ExpressionAttributeNames": {"#n": "number"},
-                         "ExpressionAttributeValues": {":n": {"N": "-12.50"}}, "ReturnValues": "ALL_NEW"}),
+        (
+            "query",
+            {
+                "TableName": table,
+                "KeyConditionExpression": "PK = :pk",
+                "Limit": 1,
+                "ExpressionAttributeValues": {":pk": {"S": pk}},
+            },
+        ),
+        (
+            "query",
+            {
+                "TableName": table,
+                "KeyConditionExpression": "PK = :pk",
+                "Select": "COUNT",
+                "ExpressionAttributeValues": {":pk": {"S": pk}},
+            },
+        ),
+        (
+            "update_item",
+            {
+                "TableName": table,
+                "Key": key,
+                "UpdateExpression": "SET #n = :n",
+                "ExpressionAttributeNames": {"#n": "number"},
+                "ExpressionAttributeValues": {":n": {"N": "-12.50"}},
+                "ReturnValues": "ALL_NEW",
+            },
+        ),
     ]
 
 
@@ -90,8 +123,11 @@ def test_an_item_is_refused_past_motos_size_limit_as_moto_refuses_it(aws, write)
     client, table, pk = clients.dynamodb(), settings().table_name, f"TEST#{new_locator()}"
 
     def put(sk: str, attribute_bytes: int) -> None:
-        item = {"PK": {"S": pk}, "SK": {"S": sk},
-                **{f"a{n:03d}": {"S": "x" * (attribute_bytes - 4)} for n in range(100)}}
+        item = {
+            "PK": {"S": pk},
+            "SK": {"S": sk},
+            **{f"a{n:03d}": {"S": "x" * (attribute_bytes - 4)} for n in range(100)},
+        }
         if write == "put_item":
             client.put_item(TableName=table, Item=item)
         else:
@@ -101,8 +137,9 @@ def test_an_item_is_refused_past_motos_size_limit_as_moto_refuses_it(aws, write)
     with pytest.raises(ClientError) as refused:
         put("too-large", 4_060)  # 406,000 and some
     assert "Item size has exceeded the maximum allowed size" in str(refused.value)
-    found = client.query(TableName=table, KeyConditionExpression="PK = :pk",
-                         ExpressionAttributeValues={":pk": {"S": pk}})["Items"]
+    found = client.query(
+        TableName=table, KeyConditionExpression="PK = :pk", ExpressionAttributeValues={":pk": {"S": pk}}
+    )["Items"]
     assert [item["SK"]["S"] for item in found] == ["fits"]
 
 
@@ -116,13 +153,18 @@ def test_a_query_pages_by_the_sizes_items_have_after_their_updates(aws, write):
     big = {f"a{n:03d}": {"S": "x" * 3_900} for n in range(100)}  # ~390,000 bytes: two fit in a 1 MB page
 
     def skeys() -> list[str]:
-        page = client.query(TableName=table, KeyConditionExpression="PK = :pk",
-                            ExpressionAttributeValues={":pk": {"S": pk}})
+        page = client.query(
+            TableName=table, KeyConditionExpression="PK = :pk", ExpressionAttributeValues={":pk": {"S": pk}}
+        )
         return [item["SK"]["S"] for item in page["Items"]]
 
     def update(sk: str, expression: str, values: dict[str, Any] | None = None) -> None:
-        request = {"TableName": table, "Key": {"PK": {"S": pk}, "SK": {"S": sk}}, "UpdateExpression": expression,
-                   **({"ExpressionAttributeValues": values} if values else {})}
+        request = {
+            "TableName": table,
+            "Key": {"PK": {"S": pk}, "SK": {"S": sk}},
+            "UpdateExpression": expression,
+            **({"ExpressionAttributeValues": values} if values else {}),
+        }
         if write == "update_item":
             client.update_item(**request)
         else:
@@ -158,8 +200,10 @@ def test_the_deployed_password_hasher_keeps_rfc_9106_parameters():
 
     deployed = tests.conftest.DEPLOYED["password hasher"]()
     assert (deployed.time_cost, deployed.memory_cost, deployed.parallelism) == (
-        profiles.RFC_9106_LOW_MEMORY.time_cost, profiles.RFC_9106_LOW_MEMORY.memory_cost,
-        profiles.RFC_9106_LOW_MEMORY.parallelism)
+        profiles.RFC_9106_LOW_MEMORY.time_cost,
+        profiles.RFC_9106_LOW_MEMORY.memory_cost,
+        profiles.RFC_9106_LOW_MEMORY.parallelism,
+    )
 
 
 def test_cheap_and_deployed_hashes_check_with_either_hasher():
@@ -175,33 +219,72 @@ def test_cheap_and_deployed_hashes_check_with_either_hasher():
     assert not passwords.verify_password(None, "correct horse")
 
 
-_BEFORE = {"version": {"N": "3"}, "status": {"S": "open"}, "amount": {"N": "12.50"},
-           "lines": {"L": [{"S": "a"}]}, "GSI1PK": {"S": "IDX#1"}, "GSI1SK": {"S": "1"}}
+_BEFORE = {
+    "version": {"N": "3"},
+    "status": {"S": "open"},
+    "amount": {"N": "12.50"},
+    "lines": {"L": [{"S": "a"}]},
+    "GSI1PK": {"S": "IDX#1"},
+    "GSI1SK": {"S": "1"},
+}
 _PLAIN_CASES = {
-    "set and bump the version": ("SET #s0 = :s0, #s1 = :s1, #version = :next", "#version = :expected",
-                                 {"#s0": "status", "#s1": "fresh", "#version": "version"},
-                                 {":s0": {"S": "settled"}, ":s1": {"M": {"x": {"N": "1"}}}, ":next": {"N": "4"},
-                                  ":expected": {"N": "3"}}, True, True),
-    "set and remove": ("SET #s0 = :s0 REMOVE #r0, #r1", "attribute_exists(PK)",
-                       {"#s0": "amount", "#r0": "lines", "#r1": "GSI1PK"}, {":s0": {"N": "0"}}, True, True),
+    "set and bump the version": (
+        "SET #s0 = :s0, #s1 = :s1, #version = :next",
+        "#version = :expected",
+        {"#s0": "status", "#s1": "fresh", "#version": "version"},
+        {":s0": {"S": "settled"}, ":s1": {"M": {"x": {"N": "1"}}}, ":next": {"N": "4"}, ":expected": {"N": "3"}},
+        True,
+        True,
+    ),
+    "set and remove": (
+        "SET #s0 = :s0 REMOVE #r0, #r1",
+        "attribute_exists(PK)",
+        {"#s0": "amount", "#r0": "lines", "#r1": "GSI1PK"},
+        {":s0": {"N": "0"}},
+        True,
+        True,
+    ),
     "remove only": ("REMOVE #r0", None, {"#r0": "status"}, None, True, True),
-    "a version that moved": ("SET #version = :next", "#version = :expected", {"#version": "version"},
-                             {":next": {"N": "3"}, ":expected": {"N": "2"}}, True, True),
+    "a version that moved": (
+        "SET #version = :next",
+        "#version = :expected",
+        {"#version": "version"},
+        {":next": {"N": "3"}, ":expected": {"N": "2"}},
+        True,
+        True,
+    ),
     "a missing item, created": ("SET #s0 = :s0", None, {"#s0": "status"}, {":s0": {"S": "new"}}, False, True),
-    "a missing item that must exist": ("SET #s0 = :s0", "attribute_exists(PK)", {"#s0": "status"},
-                                       {":s0": {"S": "new"}}, False, True),
-    "an index key": ("SET #s0 = :s0, #s1 = :s1", None, {"#s0": "GSI2PK", "#s1": "GSI2SK"},
-                     {":s0": {"S": "IDX#2"}, ":s1": {"S": "b"}}, True, True),
+    "a missing item that must exist": (
+        "SET #s0 = :s0",
+        "attribute_exists(PK)",
+        {"#s0": "status"},
+        {":s0": {"S": "new"}},
+        False,
+        True,
+    ),
+    "an index key": (
+        "SET #s0 = :s0, #s1 = :s1",
+        None,
+        {"#s0": "GSI2PK", "#s1": "GSI2SK"},
+        {":s0": {"S": "IDX#2"}, ":s1": {"S": "b"}},
+        True,
+        True,
+    ),
     "an index key of the wrong type": ("SET #s0 = :s0", None, {"#s0": "GSI2PK"}, {":s0": {"N": "2"}}, True, False),
     "an empty index key": ("SET #s0 = :s0", None, {"#s0": "GSI2PK"}, {":s0": {"S": ""}}, True, False),
     "an empty set": ("SET #s0 = :s0", None, {"#s0": "tags"}, {":s0": {"SS": []}}, True, False),
     "the table's key": ("SET #s0 = :s0", None, {"#s0": "SK"}, {":s0": {"S": "other"}}, True, False),
-    "the same attribute twice": ("SET #s0 = :s0, #s1 = :s1", None, {"#s0": "status", "#s1": "status"},
-                                 {":s0": {"S": "a"}, ":s1": {"S": "b"}}, True, False),
+    "the same attribute twice": (
+        "SET #s0 = :s0, #s1 = :s1",
+        None,
+        {"#s0": "status", "#s1": "status"},
+        {":s0": {"S": "a"}, ":s1": {"S": "b"}},
+        True,
+        False,
+    ),
     "a nested path": ("SET #s0.#s1 = :s0", None, {"#s0": "fresh", "#s1": "x"}, {":s0": {"S": "a"}}, True, False),
     "a function": ("SET #s0 = if_not_exists(#s0, :s0)", None, {"#s0": "status"}, {":s0": {"S": "a"}}, True, False),
-    "an item past the size limit": ("SET #s0 = :s0", None, {"#s0": "blob"}, {":s0": {"S": "x" * 405_000}}, True,
-                                    False),
+    "an item past the size limit": ("SET #s0 = :s0", None, {"#s0": "blob"}, {":s0": {"S": "x" * 405_000}}, True, False),
 }
 
 
@@ -239,9 +322,14 @@ def test_a_plain_update_applied_directly_ends_as_motos_own(aws, monkeypatch, how
         key = {"PK": {"S": f"TEST#{new_locator()}"}, "SK": {"S": "1"}}
         if exists:
             client.put_item(TableName=table, Item={**key, **_BEFORE})
-        request = {"TableName": table, "Key": key, "UpdateExpression": expression, "ExpressionAttributeNames": names,
-                   **({"ExpressionAttributeValues": values} if values else {}),
-                   **({"ConditionExpression": condition} if condition else {})}
+        request = {
+            "TableName": table,
+            "Key": key,
+            "UpdateExpression": expression,
+            "ExpressionAttributeNames": names,
+            **({"ExpressionAttributeValues": values} if values else {}),
+            **({"ConditionExpression": condition} if condition else {}),
+        }
         answer, error = None, None
         try:
             if how == "update_item":
@@ -269,22 +357,49 @@ def _tree(node: Any) -> Any:
     return repr(node)
 
 
-_EXPRESSION_BEFORE = {"count": {"N": "4"}, "status": {"S": "open"}, "lines": {"L": [{"S": "a"}, {"S": "b"}]},
-                      "fresh": {"M": {"x": {"N": "1"}}}}
+_EXPRESSION_BEFORE = {
+    "count": {"N": "4"},
+    "status": {"S": "open"},
+    "lines": {"L": [{"S": "a"}, {"S": "b"}]},
+    "fresh": {"M": {"x": {"N": "1"}}},
+}
 _EXPRESSION_CASES = {
-    "a counter below its ceiling": ("ADD #c :one", "attribute_not_exists(#c) OR #c < :below", {"#c": "count"},
-                                    {":one": {"N": "1"}, ":below": {"N": "5"}}),
-    "a counter at its ceiling": ("ADD #c :one", "attribute_not_exists(#c) OR #c < :below", {"#c": "count"},
-                                 {":one": {"N": "1"}, ":below": {"N": "4"}}),
-    "list_append and if_not_exists": ("SET #l = list_append(if_not_exists(#l, :empty), :more), #n = :n", None,
-                                      {"#l": "lines", "#n": "other"},
-                                      {":empty": {"L": []}, ":more": {"L": [{"S": "c"}]}, ":n": {"N": "2"}}),
-    "a nested path where the map exists": ("SET #m.#k = :v", "attribute_exists(#m)", {"#m": "fresh", "#k": "y"},
-                                           {":v": {"S": "z"}}),
-    "a list element removed": ("REMOVE #l[0] SET #s = :s", "#s IN (:s, :t)", {"#l": "lines", "#s": "status"},
-                               {":s": {"S": "open"}, ":t": {"S": "settled"}}),
-    "a version that moved": ("SET #s = :s", "#s = :expected AND size(#l) > :two", {"#s": "status", "#l": "lines"},
-                             {":s": {"S": "x"}, ":expected": {"S": "closed"}, ":two": {"N": "2"}}),
+    "a counter below its ceiling": (
+        "ADD #c :one",
+        "attribute_not_exists(#c) OR #c < :below",
+        {"#c": "count"},
+        {":one": {"N": "1"}, ":below": {"N": "5"}},
+    ),
+    "a counter at its ceiling": (
+        "ADD #c :one",
+        "attribute_not_exists(#c) OR #c < :below",
+        {"#c": "count"},
+        {":one": {"N": "1"}, ":below": {"N": "4"}},
+    ),
+    "list_append and if_not_exists": (
+        "SET #l = list_append(if_not_exists(#l, :empty), :more), #n = :n",
+        None,
+        {"#l": "lines", "#n": "other"},
+        {":empty": {"L": []}, ":more": {"L": [{"S": "c"}]}, ":n": {"N": "2"}},
+    ),
+    "a nested path where the map exists": (
+        "SET #m.#k = :v",
+        "attribute_exists(#m)",
+        {"#m": "fresh", "#k": "y"},
+        {":v": {"S": "z"}},
+    ),
+    "a list element removed": (
+        "REMOVE #l[0] SET #s = :s",
+        "#s IN (:s, :t)",
+        {"#l": "lines", "#s": "status"},
+        {":s": {"S": "open"}, ":t": {"S": "settled"}},
+    ),
+    "a version that moved": (
+        "SET #s = :s",
+        "#s = :expected AND size(#l) > :two",
+        {"#s": "status", "#l": "lines"},
+        {":s": {"S": "x"}, ":expected": {"S": "closed"}, ":two": {"N": "2"}},
+    ),
     "a syntax error": ("SET #s = = :s", None, {"#s": "status"}, {":s": {"S": "x"}}),
     "a condition syntax error": ("SET #s = :s", "#s = :s AND", {"#s": "status"}, {":s": {"S": "x"}}),
     "an undeclared name": ("SET #t = :s", None, {"#s": "status"}, {":s": {"S": "x"}}),
@@ -312,8 +427,14 @@ def test_expressions_parsed_once_update_and_refuse_as_motos_own(aws, monkeypatch
         monkeypatch.setattr(lean_moto, "PARSE_ONCE", parse_once)
         key = {"PK": {"S": f"TEST#{new_locator()}"}, "SK": {"S": "1"}}
         client.put_item(TableName=table, Item={**key, **_EXPRESSION_BEFORE})
-        request = {"TableName": table, "Key": key, "UpdateExpression": expression, "ExpressionAttributeNames": names,
-                   "ExpressionAttributeValues": values, **({"ConditionExpression": condition} if condition else {})}
+        request = {
+            "TableName": table,
+            "Key": key,
+            "UpdateExpression": expression,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            **({"ConditionExpression": condition} if condition else {}),
+        }
         answer, error = None, None
         try:
             if how == "update_item":
@@ -325,8 +446,11 @@ def test_expressions_parsed_once_update_and_refuse_as_motos_own(aws, monkeypatch
         except (ValueError, KeyError) as failed:  # moto raises some of its errors instead of answering them
             error = (type(failed).__name__, str(failed))
         stored = client.get_item(TableName=table, Key=key)["Item"]
-        return ({k: v for k, v in answer.items() if k != "PK"} if answer else answer), error, \
-            {k: v for k, v in stored.items() if k != "PK"}
+        return (
+            ({k: v for k, v in answer.items() if k != "PK"} if answer else answer),
+            error,
+            {k: v for k, v in stored.items() if k != "PK"},
+        )
 
     motos = run(False)
     assert run(True) == motos  # parsed here
@@ -357,16 +481,23 @@ def _page_through(client: Any, request: dict[str, Any]) -> list[dict[str, Any]]:
             return pages
 
 
-@pytest.mark.parametrize("query", [
-    {}, {"ScanIndexForward": False}, {"Limit": 7}, {"Limit": 7, "ScanIndexForward": False},
-    {"Limit": 5, "Select": "COUNT"}, {"Limit": 4, "ProjectionExpression": "SK, #n", "ExpressionAttributeNames": {
-        "#n": "n"}},
-    {"Limit": 6, "FilterExpression": "#n > :three", "ExpressionAttributeNames": {"#n": "n"}},
-    {"Limit": 3, "KeyConditionExpression": "PK = :pk AND begins_with(SK, :b)"},
-    {"Limit": 3, "KeyConditionExpression": "PK = :pk AND SK BETWEEN :b AND :c", "ScanIndexForward": False},
-    {"Limit": 4, "IndexName": "GSI1", "KeyConditionExpression": "GSI1PK = :pk"},
-    {"Limit": 4, "IndexName": "GSI1", "KeyConditionExpression": "GSI1PK = :pk", "ScanIndexForward": False},
-], ids=lambda query: ", ".join(f"{k}={v}" for k, v in query.items() if k != "ExpressionAttributeNames") or "all")
+@pytest.mark.parametrize(
+    "query",
+    [
+        {},
+        {"ScanIndexForward": False},
+        {"Limit": 7},
+        {"Limit": 7, "ScanIndexForward": False},
+        {"Limit": 5, "Select": "COUNT"},
+        {"Limit": 4, "ProjectionExpression": "SK, #n", "ExpressionAttributeNames": {"#n": "n"}},
+        {"Limit": 6, "FilterExpression": "#n > :three", "ExpressionAttributeNames": {"#n": "n"}},
+        {"Limit": 3, "KeyConditionExpression": "PK = :pk AND begins_with(SK, :b)"},
+        {"Limit": 3, "KeyConditionExpression": "PK = :pk AND SK BETWEEN :b AND :c", "ScanIndexForward": False},
+        {"Limit": 4, "IndexName": "GSI1", "KeyConditionExpression": "GSI1PK = :pk"},
+        {"Limit": 4, "IndexName": "GSI1", "KeyConditionExpression": "GSI1PK = :pk", "ScanIndexForward": False},
+    ],
+    ids=lambda query: ", ".join(f"{k}={v}" for k, v in query.items() if k != "ExpressionAttributeNames") or "all",
+)
 def test_a_lean_query_pages_as_motos_own_and_leaves_the_items_as_they_were(aws, monkeypatch, query):
     """lean_moto's Query copies no item and skips to the ExclusiveStartKey by bisection: every page is moto's
     own, and no answer changes the stored items (a projection, a filter)."""
@@ -376,23 +507,55 @@ def test_a_lean_query_pages_as_motos_own_and_leaves_the_items_as_they_were(aws, 
     client, table, pk = clients.dynamodb(), settings().table_name, f"TEST#{new_locator()}"
     sort_keys = ["a", "b", "b#1", "b#10", "b#2", "B", "c", "é", "z" * 40, "\u4e2d", "a#", "0", "9", "b#", "ba"]
     for number, sk in enumerate(sort_keys):
-        client.put_item(TableName=table, Item={"PK": {"S": pk}, "SK": {"S": sk}, "n": {"N": str(number % 6)},
-                                               "GSI1PK": {"S": pk}, "GSI1SK": {"S": str(number % 4)},
-                                               "big": {"L": [{"M": {"x": {"S": sk * 3}}}]}})
-    stored = _page_through(client, {"TableName": table, "KeyConditionExpression": "PK = :pk",
-                                    "ExpressionAttributeValues": {":pk": {"S": pk}}, "ConsistentRead": True})
+        client.put_item(
+            TableName=table,
+            Item={
+                "PK": {"S": pk},
+                "SK": {"S": sk},
+                "n": {"N": str(number % 6)},
+                "GSI1PK": {"S": pk},
+                "GSI1SK": {"S": str(number % 4)},
+                "big": {"L": [{"M": {"x": {"S": sk * 3}}}]},
+            },
+        )
+    stored = _page_through(
+        client,
+        {
+            "TableName": table,
+            "KeyConditionExpression": "PK = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "ConsistentRead": True,
+        },
+    )
     values = {":pk": {"S": pk}, ":b": {"S": "b"}, ":c": {"S": "b#2"}, ":three": {"N": "3"}}
     condition = query.get("KeyConditionExpression", "PK = :pk")
-    request = {"TableName": table, "KeyConditionExpression": condition, **query, "ExpressionAttributeValues": {
-        name: value for name, value in values.items() if name in condition or name in query.get(
-            "FilterExpression", "")}}
+    request = {
+        "TableName": table,
+        "KeyConditionExpression": condition,
+        **query,
+        "ExpressionAttributeValues": {
+            name: value
+            for name, value in values.items()
+            if name in condition or name in query.get("FilterExpression", "")
+        },
+    }
 
     lean = _page_through(client, request)
     monkeypatch.setattr(lean_moto, "LEAN_QUERIES", False)
     assert lean == _page_through(client, request)
     assert len(lean) > 1 or "Limit" not in query
-    assert _page_through(client, {"TableName": table, "KeyConditionExpression": "PK = :pk",
-                                  "ExpressionAttributeValues": {":pk": {"S": pk}}, "ConsistentRead": True}) == stored
+    assert (
+        _page_through(
+            client,
+            {
+                "TableName": table,
+                "KeyConditionExpression": "PK = :pk",
+                "ExpressionAttributeValues": {":pk": {"S": pk}},
+                "ConsistentRead": True,
+            },
+        )
+        == stored
+    )
 
 
 def _requests(table: str, pk: str, binary: bool) -> list[tuple[str, dict[str, Any]]]:
@@ -402,31 +565,93 @@ def _requests(table: str, pk: str, binary: bool) -> list[tuple[str, dict[str, An
     other = {"PK": {"S": pk}, "SK": {"S": "2"}}
     names, values = {"#n": "number", "#f": "flag"}, {":n": {"N": "-12.50"}, ":f": {"BOOL": False}}
     return [
-        ("put_item", {"TableName": table, "Item": _item(pk, "1", binary), "ReturnValues": "ALL_OLD",
-                      "ConditionExpression": "attribute_not_exists(PK)"}),
-        ("batch_write_item", {"RequestItems": {table: [{"PutRequest": {"Item": _item(pk, "2", binary)}},
-                                                       {"PutRequest": {"Item": _item(pk, "3", binary)}},
-                                                       {"DeleteRequest": {"Key": {**key, "SK": {"S": "3"}}}}]}}),
-        ("get_item", {"TableName": table, "Key": key, "ConsistentRead": True, "ProjectionExpression": "#n, #f",
-                      "ExpressionAttributeNames": names}),
+        (
+            "put_item",
+            {
+                "TableName": table,
+                "Item": _item(pk, "1", binary),
+                "ReturnValues": "ALL_OLD",
+                "ConditionExpression": "attribute_not_exists(PK)",
+            },
+        ),
+        (
+            "batch_write_item",
+            {
+                "RequestItems": {
+                    table: [
+                        {"PutRequest": {"Item": _item(pk, "2", binary)}},
+                        {"PutRequest": {"Item": _item(pk, "3", binary)}},
+                        {"DeleteRequest": {"Key": {**key, "SK": {"S": "3"}}}},
+                    ]
+                }
+            },
+        ),
+        (
+            "get_item",
+            {
+                "TableName": table,
+                "Key": key,
+                "ConsistentRead": True,
+                "ProjectionExpression": "#n, #f",
+                "ExpressionAttributeNames": names,
+            },
+        ),
         ("batch_get_item", {"RequestItems": {table: {"Keys": [key, other], "ConsistentRead": True}}}),
-        ("query", {"TableName": table, "KeyConditionExpression": "PK = :pk AND SK > :low", "Limit": 1,
-                   "ExclusiveStartKey": key, "ScanIndexForward": True, "FilterExpression": "#f = :f",
-                   "ExpressionAttributeNames": {"#f": "flag"},
-                   "ExpressionAttributeValues": {":pk": {"S": pk}, ":low": {"S": "0"}, ":f": {"BOOL": False}}}),
-        ("update_item", {"TableName": table, "Key": key, "UpdateExpression": "SET #n = :n, #f = :f",
-                         "ConditionExpression": "attribute_exists(PK)", "ExpressionAttributeNames": names,
-                         "ExpressionAttributeValues": values, "ReturnValues": "UPDATED_NEW"}),
-        ("transact_write_items", {"TransactItems": [
-            {"Put": {"TableName": table, "Item": _item(pk, "4", binary)}},
-            {"Update": {"TableName": table, "Key": other, "UpdateExpression": "ADD #c :one",
-                        "ExpressionAttributeNames": {"#c": "count"},
-                        "ExpressionAttributeValues": {":one": {"N": "1"}}}},
-            {"ConditionCheck": {"TableName": table, "Key": key, "ConditionExpression": "#n = :n",
-                                "ExpressionAttributeNames": {"#n": "number"},
-                                "ExpressionAttributeValues": {":n": {"N": "-12.50"}}}}]}),
-        ("transact_get_items", {"TransactItems": [{"Get": {"TableName": table, "Key": key}},
-                                                  {"Get": {"TableName": table, "Key": other}}]}),
+        (
+            "query",
+            {
+                "TableName": table,
+                "KeyConditionExpression": "PK = :pk AND SK > :low",
+                "Limit": 1,
+                "ExclusiveStartKey": key,
+                "ScanIndexForward": True,
+                "FilterExpression": "#f = :f",
+                "ExpressionAttributeNames": {"#f": "flag"},
+                "ExpressionAttributeValues": {":pk": {"S": pk}, ":low": {"S": "0"}, ":f": {"BOOL": False}},
+            },
+        ),
+        (
+            "update_item",
+            {
+                "TableName": table,
+                "Key": key,
+                "UpdateExpression": "SET #n = :n, #f = :f",
+                "ConditionExpression": "attribute_exists(PK)",
+                "ExpressionAttributeNames": names,
+                "ExpressionAttributeValues": values,
+                "ReturnValues": "UPDATED_NEW",
+            },
+        ),
+        (
+            "transact_write_items",
+            {
+                "TransactItems": [
+                    {"Put": {"TableName": table, "Item": _item(pk, "4", binary)}},
+                    {
+                        "Update": {
+                            "TableName": table,
+                            "Key": other,
+                            "UpdateExpression": "ADD #c :one",
+                            "ExpressionAttributeNames": {"#c": "count"},
+                            "ExpressionAttributeValues": {":one": {"N": "1"}},
+                        }
+                    },
+                    {
+                        "ConditionCheck": {
+                            "TableName": table,
+                            "Key": key,
+                            "ConditionExpression": "#n = :n",
+                            "ExpressionAttributeNames": {"#n": "number"},
+                            "ExpressionAttributeValues": {":n": {"N": "-12.50"}},
+                        }
+                    },
+                ]
+            },
+        ),
+        (
+            "transact_get_items",
+            {"TransactItems": [{"Get": {"TableName": table, "Key": key}}, {"Get": {"TableName": table, "Key": other}}]},
+        ),
         ("delete_item", {"TableName": table, "Key": other, "ReturnValues": "ALL_OLD"}),
     ]
 

@@ -1,5 +1,6 @@
 """`pas` driven as a subprocess against the local stack (local/run.py, as tests/e2e starts it: moto server,
 `chalice local`, the worker), one stack for the session; every test signs in to a config directory of its own."""
+
 from __future__ import annotations
 
 import os
@@ -39,11 +40,23 @@ def pas(config_home) -> Pas:
 
     assert PAS.exists(), f"{PAS} is missing: `make` installs pas into .venv (pip install -e . of pyproject.toml)"
 
-    def run(*args: str, timeout: float = 300, env: dict[str, str] | None = None, input: str | None = None,
-            new_session: bool = False) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(PAS), *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT,
-                              env=environment(config_home, **(env or {})), input=input,
-                              start_new_session=new_session)
+    def run(
+        *args: str,
+        timeout: float = 300,
+        env: dict[str, str] | None = None,
+        input: str | None = None,
+        new_session: bool = False,
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PAS), *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            cwd=ROOT,
+            env=environment(config_home, **(env or {})),
+            input=input,
+            start_new_session=new_session,
+        )
 
     return run
 
@@ -51,7 +64,6 @@ def pas(config_home) -> Pas:
 @pytest.fixture
 def signed_in(pas, local_stack) -> Pas:
     """`pas` with the default profile signed in to the stack as the administrator."""
-    done = pas("login", "--url", local_stack.base_url, "--username", "admin@example.com",
-               env={"PAS_PASSWORD": "admin"})
+    done = pas("login", "--url", local_stack.base_url, "--username", "admin@example.com", env={"PAS_PASSWORD": "admin"})
     assert done.returncode == 0, done.stderr
     return pas

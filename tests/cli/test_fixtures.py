@@ -1,6 +1,7 @@
 """`pas fixtures`: docs/examples/fixtures/first-year.json run to the end (the walkthrough's phone policy billed
 monthly on a test clock: eleven invoices paid, the twelfth missed, the policy lapsed), and a YAML file's
 references, expected statuses and failures."""
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,9 @@ def test_the_first_year_runs_to_the_end_with_the_walkthroughs_amounts(signed_in)
     assert {step["status"] for step in steps} == {200}
     # priced as in the README's walkthrough: 4.50 a month for 12 months, and the fee of 12
     assert [(i["chargeType"], i["amount"]) for i in answers["priced"]["items"]] == [
-        ("premium", Decimal("54.00")), ("fee", Decimal("12.00"))]
+        ("premium", Decimal("54.00")),
+        ("fee", Decimal("12.00")),
+    ]
     # the Monthly plan: every whole month carries the same amount, 4.50 of premium and 1.00 of fee
     installments = answers["installments"]["items"]
     assert [i["installmentStartTime"][:10] for i in installments] == [f"{year}-{m:02d}-01" for m in range(1, 13)]
@@ -40,10 +43,14 @@ def test_the_first_year_runs_to_the_end_with_the_walkthroughs_amounts(signed_in)
     assert answers["lapsed"]["statuses"] == ["cancelled"]
     [delinquency] = answers["delinquencies"]["items"]
     assert (delinquency["delinquencyState"], delinquency["lapseTransactionEffectiveDate"]) == (
-        "lapseTransactionCreated", f"{year}-12-01T05:00:00.000Z")
+        "lapseTransactionCreated",
+        f"{year}-12-01T05:00:00.000Z",
+    )
     invoices = answers["invoices"]["items"]
-    assert [(i["invoiceState"], i["totalAmount"]) for i in invoices] == \
-        [("settled", Decimal("5.50"))] * 11 + [("open", Decimal("5.50")), ("settled", Decimal("-5.50"))]
+    assert [(i["invoiceState"], i["totalAmount"]) for i in invoices] == [("settled", Decimal("5.50"))] * 11 + [
+        ("open", Decimal("5.50")),
+        ("settled", Decimal("-5.50")),
+    ]
     assert answers["credit"]["balance"] == Decimal("5.50")
 
 

@@ -1,4 +1,5 @@
 """On a terminal `pas` draws colours, boxes and live bars; with NO_COLOR, or into a pipe, plain lines only."""
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,15 @@ ESCAPE = "\x1b"
 def in_a_terminal(config_home, *args: str, **env: str) -> str:
     """`pas ARGS...` with stdout and stderr on a pseudo-terminal; answers what it wrote there."""
     controller, terminal = pty.openpty()
-    process = subprocess.Popen([str(PAS), *args], stdin=terminal, stdout=terminal, stderr=terminal, cwd=ROOT,
-                               env=environment(config_home, TERM="xterm-256color", **env), start_new_session=True)
+    process = subprocess.Popen(
+        [str(PAS), *args],
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        cwd=ROOT,
+        env=environment(config_home, TERM="xterm-256color", **env),
+        start_new_session=True,
+    )
     os.close(terminal)
     written = b""
     while True:

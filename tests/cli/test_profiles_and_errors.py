@@ -1,6 +1,7 @@
 """`pas login` and its profiles, `--help` everywhere, and the failures a script tells apart by exit code: the
 service's error answer on one line (1), a network error (3), an expired or refused token with the login that
 fixes it (4), a 5xx (5)."""
+
 from __future__ import annotations
 
 import json
@@ -11,9 +12,22 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 from tests.cli.conftest import GADGETCOVER
 from tests.e2e.support import free_port
 
-COMMANDS = [[], ["login"], ["profiles"], ["config"], ["config", "deploy"], ["tables"], ["tables", "upload"],
-            ["tables", "get"], ["clock"], ["clock", "show"], ["clock", "advance"], ["events"], ["events", "tail"],
-            ["fixtures"]]
+COMMANDS = [
+    [],
+    ["login"],
+    ["profiles"],
+    ["config"],
+    ["config", "deploy"],
+    ["tables"],
+    ["tables", "upload"],
+    ["tables", "get"],
+    ["clock"],
+    ["clock", "show"],
+    ["clock", "advance"],
+    ["events"],
+    ["events", "tail"],
+    ["fixtures"],
+]
 
 
 def test_every_command_answers_help(pas):
@@ -26,23 +40,42 @@ def test_every_command_answers_help(pas):
 
 
 def test_login_keeps_a_named_profile_readable_by_its_owner_alone(pas, local_stack, config_home):
-    done = pas("login", "--url", local_stack.base_url + "/", "--username", "admin@example.com", "--password", "admin",
-               "--profile", "local")
+    done = pas(
+        "login",
+        "--url",
+        local_stack.base_url + "/",
+        "--username",
+        "admin@example.com",
+        "--password",
+        "admin",
+        "--profile",
+        "local",
+    )
     assert done.returncode == 0, done.stderr
     stored = config_home / "pas" / "profiles.json"
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
     assert stat.S_IMODE(stored.parent.stat().st_mode) == 0o700
     assert "profile 'local'" in done.stdout
 
-    prompted = pas("login", "--url", local_stack.base_url, "--username", "admin@example.com", "--json",
-                   input="admin\n", new_session=True)  # no terminal: the prompt reads stdin
+    prompted = pas(
+        "login",
+        "--url",
+        local_stack.base_url,
+        "--username",
+        "admin@example.com",
+        "--json",
+        input="admin\n",
+        new_session=True,
+    )  # no terminal: the prompt reads stdin
     assert prompted.returncode == 0, prompted.stderr
     assert json.loads(prompted.stdout.splitlines()[-1])["profile"] == "default"
 
     listed = json.loads(pas("profiles", "--json").stdout)
     url = local_stack.base_url
     assert [(p["profile"], p["url"], p["username"], p["expired"]) for p in listed] == [
-        ("default", url, "admin@example.com", False), ("local", url, "admin@example.com", False)]
+        ("default", url, "admin@example.com", False),
+        ("local", url, "admin@example.com", False),
+    ]
     assert json.loads(stored.read_text())["profiles"]["local"]["token"]
     assert f"local    {local_stack.base_url}  admin@example.com  valid until " in pas("profiles").stdout
 
@@ -78,8 +111,10 @@ def test_failures_have_exit_codes_of_their_own(signed_in, local_stack, config_ho
 
     expired = pas("clock", "show", "--tenant", tenant, "--profile", "expired")
     assert expired.returncode == 4
-    assert "expired at 2020-01-01T00:00:00+00:00: log in again with pas login --url " \
-           f"{local_stack.base_url} --username admin@example.com --profile expired" in expired.stderr
+    assert (
+        "expired at 2020-01-01T00:00:00+00:00: log in again with pas login --url "
+        f"{local_stack.base_url} --username admin@example.com --profile expired" in expired.stderr
+    )
 
     forged = pas("clock", "show", "--tenant", tenant, "--profile", "forged")
     assert forged.returncode == 4
@@ -95,8 +130,9 @@ class Failing(BaseHTTPRequestHandler):
     """A service in trouble: every request answers 503 with an error body."""
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-        body = json.dumps({"httpStatus": 503, "code": "service.unavailable", "message": "down for a moment",
-                           "requestId": "01TEST"}).encode()
+        body = json.dumps(
+            {"httpStatus": 503, "code": "service.unavailable", "message": "down for a moment", "requestId": "01TEST"}
+        ).encode()
         self.send_response(503)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -112,9 +148,20 @@ def test_a_server_error_has_its_own_exit_code(pas, config_home):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         (config_home / "pas").mkdir(parents=True)
-        (config_home / "pas" / "profiles.json").write_text(json.dumps({"profiles": {"default": {
-            "url": f"http://127.0.0.1:{server.server_port}", "username": "u", "token": "t",
-            "expiresAt": "2999-01-01T00:00:00+00:00"}}}))
+        (config_home / "pas" / "profiles.json").write_text(
+            json.dumps(
+                {
+                    "profiles": {
+                        "default": {
+                            "url": f"http://127.0.0.1:{server.server_port}",
+                            "username": "u",
+                            "token": "t",
+                            "expiresAt": "2999-01-01T00:00:00+00:00",
+                        }
+                    }
+                }
+            )
+        )
         failed = pas("clock", "show", "--tenant", "any")
     finally:
         server.shutdown()

@@ -1,6 +1,7 @@
 """Templates are tenant code: each escape a hostile template can try, against the renderer itself
 (documents/rendering.py: the plugins' kernel boundary, limits, and a PDF converter that fetches
 nothing). A control beside each refusal shows the check could fail."""
+
 from __future__ import annotations
 
 import base64
@@ -70,8 +71,14 @@ def web_server() -> Iterator[str]:
 
 
 def test_velocity_walks_from_a_value_to_its_class_reach_nothing_of_the_host():
-    walks = ["$account.__class__", "$account.__class__.__mro__", "$account.data.__class__.__subclasses__()",
-             "$items.__class__.__base__.__subclasses__()", "$account.__init__.__globals__", "$account._private"]
+    walks = [
+        "$account.__class__",
+        "$account.__class__.__mro__",
+        "$account.data.__class__.__subclasses__()",
+        "$items.__class__.__base__.__subclasses__()",
+        "$account.__init__.__globals__",
+        "$account._private",
+    ]
     text = rendered("velocity", " | ".join(walks)).decode()
 
     assert text == " | ".join(walks)  # unresolved names render as written, and nothing else
@@ -84,33 +91,61 @@ VELOCITY_ROUTES_TO_PYTHON = {
     "str.format": ("#set($f='{0.__class__.__mro__}')$f.format($account)", "$f.format($account)"),
     "str.format_map": ("#set($f='{__class__}')$f.format_map($account)", "$f.format_map($account)"),
     "str.join of objects": ("#set($s=', ')$s.join($items)", "$s.join($items)"),
-    "dict.get of a dunder key": ("$account.get('__class__') $account.get('__init__')",
-                                 "$account.get('__class__') $account.get('__init__')"),
-    "Python's dict methods": ("$account.items() $account.keys() $account.setdefault('x', 1) $account.pop('data')",
-                              "$account.items() $account.keys() $account.setdefault('x', 1) $account.pop('data')"),
+    "dict.get of a dunder key": (
+        "$account.get('__class__') $account.get('__init__')",
+        "$account.get('__class__') $account.get('__init__')",
+    ),
+    "Python's dict methods": (
+        "$account.items() $account.keys() $account.setdefault('x', 1) $account.pop('data')",
+        "$account.items() $account.keys() $account.setdefault('x', 1) $account.pop('data')",
+    ),
     "mro": ("$account.mro() $items.mro", "$account.mro() $items.mro"),
-    "a method object's attributes": ("$items.size.__self__ $items.index.__self__.__class__",
-                                     "$items.size.__self__ $items.index.__self__.__class__"),
-    "__getattribute__": ("$account.__getattribute__('__class__') $account.data.firstName.__getattribute__('upper')",
-                         "$account.__getattribute__('__class__') $account.data.firstName.__getattribute__('upper')"),
-    "Java's getClass": ("$account.getClass() $account.class.name $items.getClass().forName('os')",
-                        "$account.getClass() $account.class.name $items.getClass().forName('os')"),
-    "a Java method's answer walked on": ("$account.data.firstName.toUpperCase().format($account)",
-                                         "$account.data.firstName.toUpperCase().format($account)"),
-    "#evaluate": ("#evaluate('$account.__class__')#evaluate(\"$items.__class__.__name__\")",
-                  "$account.__class__$items.__class__.__name__"),
-    "a #define block": ("#define($block)x#end$block.__class__ $block.format($account)",
-                        "$block.__class__ $block.format($account)"),
-    "the loop's variables": ("#foreach($i in $items)$foreach.getClass()$velocityCount.__class__#end",
-                             "$foreach.getClass()$velocityCount.__class__" * 3),
-    "a method without its parentheses": ("#set($m = $items.size)$m $account.data.firstName.upper",
-                                         "$m $account.data.firstName.upper"),
+    "a method object's attributes": (
+        "$items.size.__self__ $items.index.__self__.__class__",
+        "$items.size.__self__ $items.index.__self__.__class__",
+    ),
+    "__getattribute__": (
+        "$account.__getattribute__('__class__') $account.data.firstName.__getattribute__('upper')",
+        "$account.__getattribute__('__class__') $account.data.firstName.__getattribute__('upper')",
+    ),
+    "Java's getClass": (
+        "$account.getClass() $account.class.name $items.getClass().forName('os')",
+        "$account.getClass() $account.class.name $items.getClass().forName('os')",
+    ),
+    "a Java method's answer walked on": (
+        "$account.data.firstName.toUpperCase().format($account)",
+        "$account.data.firstName.toUpperCase().format($account)",
+    ),
+    "#evaluate": (
+        "#evaluate('$account.__class__')#evaluate(\"$items.__class__.__name__\")",
+        "$account.__class__$items.__class__.__name__",
+    ),
+    "a #define block": (
+        "#define($block)x#end$block.__class__ $block.format($account)",
+        "$block.__class__ $block.format($account)",
+    ),
+    "the loop's variables": (
+        "#foreach($i in $items)$foreach.getClass()$velocityCount.__class__#end",
+        "$foreach.getClass()$velocityCount.__class__" * 3,
+    ),
+    "a method without its parentheses": (
+        "#set($m = $items.size)$m $account.data.firstName.upper",
+        "$m $account.data.firstName.upper",
+    ),
 }
 
 
-@pytest.mark.parametrize("template", ["#set($x = '%s' % $account)$x", "#set($x = '%(data)s' % $account)$x",
-                                      "#set($x = '%r' % $items)$x", "#set($x = 'x' * 100000000)$x",
-                                      "#set($x = $items * 3)$x", "#set($x = $items + $items)$x"])
+@pytest.mark.parametrize(
+    "template",
+    [
+        "#set($x = '%s' % $account)$x",
+        "#set($x = '%(data)s' % $account)$x",
+        "#set($x = '%r' % $items)$x",
+        "#set($x = 'x' * 100000000)$x",
+        "#set($x = $items * 3)$x",
+        "#set($x = $items + $items)$x",
+    ],
+)
 def test_velocity_operators_take_numbers_not_python_formatting(template):
     result = rendering.render("velocity", template, DATA, "text", limits=SHORT)
 
@@ -121,33 +156,46 @@ def test_velocity_operators_take_numbers_not_python_formatting(template):
 def test_velocity_renders_platform_templates_as_java_does():
     """`data` is the whole rendering data (a top-level key of that name does not hide it)."""
     data = {**DATA, "data": "shadowed", "amount": Decimal("12.345"), "flag": True, "start": "2026-02-01T05:00:00Z"}
-    template = ("$data.account.data.firstName.toUpperCase() ${data.start.substring(0, 10)} $${data.amount} "
-                "$amount.setScale(2, 4) $flag $items $account #set($r = -7 % 3)$r #set($q = -7 / 2)$q "
-                "#foreach($v in $account.data)$v#end $items.get(1) $account.data.keySet() "
-                "$account.data.firstName.length()")
+    template = (
+        "$data.account.data.firstName.toUpperCase() ${data.start.substring(0, 10)} $${data.amount} "
+        "$amount.setScale(2, 4) $flag $items $account #set($r = -7 % 3)$r #set($q = -7 / 2)$q "
+        "#foreach($v in $account.data)$v#end $items.get(1) $account.data.keySet() "
+        "$account.data.firstName.length()"
+    )
     result = rendering.render("velocity", template, data, "text", limits=SHORT)
 
     assert isinstance(result, Rendered), result
-    assert result.content.decode() == ("ADA 2026-02-01 $12.345 12.35 true [1, 2, 3] {data={firstName=Ada}} -1 -3 "
-                                       "Ada 2 [firstName] 3")
+    assert result.content.decode() == (
+        "ADA 2026-02-01 $12.345 12.35 true [1, 2, 3] {data={firstName=Ada}} -1 -3 Ada 2 [firstName] 3"
+    )
 
 
 LIQUID_ROUTES_TO_PYTHON = {
-    "attributes": ('{{ account.__class__ }}|{{ account["__class__"] }}|{{ account.data.firstName.__class__.__mro__ }}'
-                   "|{{ account.data.items }}|{{ account.data.get }}|{{ account.keys }}", "|||||"),
-    "the loop's drop": ('{% for i in items %}{{ forloop.__class__ }}{{ forloop["__init__"] }}'
-                        "{{ forloop.parentloop.__class__ }}{{ forloop.it }}{% endfor %}", ""),
+    "attributes": (
+        '{{ account.__class__ }}|{{ account["__class__"] }}|{{ account.data.firstName.__class__.__mro__ }}'
+        "|{{ account.data.items }}|{{ account.data.get }}|{{ account.keys }}",
+        "|||||",
+    ),
+    "the loop's drop": (
+        '{% for i in items %}{{ forloop.__class__ }}{{ forloop["__init__"] }}'
+        "{{ forloop.parentloop.__class__ }}{{ forloop.it }}{% endfor %}",
+        "",
+    ),
     "a range": ("{% assign r = (1..3) %}{{ r.__class__ }}{{ r.start }}{{ r.step }}", ""),
     "map over attributes": ('{{ account.data | map: "__class__" | join }}|{{ account | map: "__init__" }}', "|"),
     "sort over attributes": ('{{ items | sort: "__class__" | join: "," }}', None),
     "where over attributes": ('{{ items | where: "__class__" }}', None),
-    "a captured value": ("{% capture c %}{{ account.data.firstName }}{% endcapture %}{{ c.__class__ }}{{ c.upper }}",
-                         ""),
+    "a captured value": (
+        "{% capture c %}{{ account.data.firstName }}{% endcapture %}{{ c.__class__ }}{{ c.upper }}",
+        "",
+    ),
 }
 
 
-ROUTES_TO_PYTHON = {**{("velocity", route): case for route, case in VELOCITY_ROUTES_TO_PYTHON.items()},
-                    **{("liquid", route): case for route, case in LIQUID_ROUTES_TO_PYTHON.items()}}
+ROUTES_TO_PYTHON = {
+    **{("velocity", route): case for route, case in VELOCITY_ROUTES_TO_PYTHON.items()},
+    **{("liquid", route): case for route, case in LIQUID_ROUTES_TO_PYTHON.items()},
+}
 """Each template and what it renders (Velocity leaves what it does not resolve as written, Liquid renders it
 empty), or None when the engine refuses it."""
 
@@ -169,18 +217,25 @@ def test_the_routes_control_what_resolves():
 
 
 def test_templates_read_no_file_through_includes():
-    for engine, template in (("velocity", '#include("/etc/passwd")'), ("velocity", '#parse("/etc/hostname")'),
-                             ("liquid", "{% include '/etc/passwd' %}"), ("liquid", "{% render '../../etc/passwd' %}")):
+    for engine, template in (
+        ("velocity", '#include("/etc/passwd")'),
+        ("velocity", '#parse("/etc/hostname")'),
+        ("liquid", "{% include '/etc/passwd' %}"),
+        ("liquid", "{% render '../../etc/passwd' %}"),
+    ):
         result = rendering.render(engine, template, DATA, "text", limits=SHORT)
         assert isinstance(result, RenderFailed) and result.stage == "render", (template, result)
         assert "root:" not in result.message
 
 
-@pytest.mark.parametrize("engine, template", [
-    ("liquid", "{% for i in (1..1000000000) %}{% endfor %}"),
-    ("velocity", "#foreach($i in [1..1000000000])#end"),
-    ("velocity", "#macro(f)#f()#end#f()"),
-])
+@pytest.mark.parametrize(
+    "engine, template",
+    [
+        ("liquid", "{% for i in (1..1000000000) %}{% endfor %}"),
+        ("velocity", "#foreach($i in [1..1000000000])#end"),
+        ("velocity", "#macro(f)#f()#end#f()"),
+    ],
+)
 def test_a_template_that_never_ends_is_stopped_within_the_limits(engine, template):
     result = rendering.render(engine, template, DATA, "text", limits=SHORT)
 
@@ -199,8 +254,10 @@ def test_huge_output_is_refused_not_stored():
 @pytest.mark.skipif(not IMAGE_ON_THE_SANDBOXES_DISK, reason="no PNG under /usr on this machine")
 def test_the_converter_reads_no_local_file():
     local = IMAGE_ON_THE_SANDBOXES_DISK[0]
-    hostile = (f'<img src="file://{local}"><img src="{local}"><img src="file:///etc/passwd">'
-               f'<link rel="stylesheet" href="file:///etc/passwd"><style>@import url(file://{local});</style><p>x</p>')
+    hostile = (
+        f'<img src="file://{local}"><img src="{local}"><img src="file:///etc/passwd">'
+        f'<link rel="stylesheet" href="file:///etc/passwd"><style>@import url(file://{local});</style><p>x</p>'
+    )
     inline = f'<img src="data:image/png;base64,{base64.b64encode(png()).decode()}">'
 
     assert images_in(rendered("liquid", hostile, "pdf")) == 0
@@ -208,10 +265,12 @@ def test_the_converter_reads_no_local_file():
 
 
 def test_the_converter_fetches_no_url(web_server):
-    template = (f'<html><head><link rel="stylesheet" href="{web_server}/a.css">'
-                f'<style>@import url({web_server}/b.css);'
-                f' @font-face {{ font-family: x; src: url({web_server}/f.ttf); }}'
-                f'</style></head><body><img src="{web_server}/c.png"><a href="{web_server}/d">link</a></body></html>')
+    template = (
+        f'<html><head><link rel="stylesheet" href="{web_server}/a.css">'
+        f"<style>@import url({web_server}/b.css);"
+        f" @font-face {{ font-family: x; src: url({web_server}/f.ttf); }}"
+        f'</style></head><body><img src="{web_server}/c.png"><a href="{web_server}/d">link</a></body></html>'
+    )
 
     pdf = rendered("liquid", template, "pdf")
 
@@ -227,8 +286,14 @@ def test_page_size_orientation_and_margins_are_honoured():
         return round(float(media.width)), round(float(media.height))
 
     def text_origin(margin: str) -> tuple[int, int]:
-        result = rendering.render("liquid", "<p>page</p>", DATA, "pdf", limits=SHORT,
-                                  page={"pageSize": "A4", "portrait": True, "margin": margin})
+        result = rendering.render(
+            "liquid",
+            "<p>page</p>",
+            DATA,
+            "pdf",
+            limits=SHORT,
+            page={"pageSize": "A4", "portrait": True, "margin": margin},
+        )
         assert isinstance(result, Rendered)
         found: list[tuple[int, int]] = []
 
@@ -252,14 +317,19 @@ def test_the_converter_reads_the_custom_fonts_it_is_given_and_no_other_font_file
     fonts = os.path.join(os.path.dirname(reportlab.__file__), "fonts")
     with open(os.path.join(fonts, "Vera.ttf"), "rb") as vera:
         given = {"Brand": vera.read()}
-    template = ('<style>@font-face { font-family: Bold; src: url("/libs/reportlab/fonts/VeraBd.ttf"); }'
-                ' @font-face { font-family: Other; src: url("/sandbox/plugins/fonts/../fonts/Brand.ttf"); }</style>'
-                '<p style="font-family: Bold">b</p><p style="font-family: Other">o</p>'
-                '<p style="font-family: Brand">x</p>')
+    template = (
+        '<style>@font-face { font-family: Bold; src: url("/libs/reportlab/fonts/VeraBd.ttf"); }'
+        ' @font-face { font-family: Other; src: url("/sandbox/plugins/fonts/../fonts/Brand.ttf"); }</style>'
+        '<p style="font-family: Bold">b</p><p style="font-family: Other">o</p>'
+        '<p style="font-family: Brand">x</p>'
+    )
 
     result = rendering.render("liquid", template, DATA, "pdf", fonts=given, limits=SHORT)
 
     assert isinstance(result, Rendered), result
-    embedded = sorted(str(font["/BaseFont"]) for page in PdfReader(io.BytesIO(result.content)).pages
-                      for font in page["/Resources"]["/Font"].values())
+    embedded = sorted(
+        str(font["/BaseFont"])
+        for page in PdfReader(io.BytesIO(result.content)).pages
+        for font in page["/Resources"]["/Font"].values()
+    )
     assert embedded == ["/AAAAAA+BitstreamVeraSans-Roman", "/Helvetica"]  # Brand alone, not VeraBd

@@ -2,6 +2,7 @@
 the libraries imported, each renders exactly one document and is then discarded (never a second render in
 the same process), a render that needs what a waiting one lacks (its fonts on the disk) starts its own, and
 closing leaves no process and no disk behind. Off in every other test (settings: none on the test stage)."""
+
 from __future__ import annotations
 
 import os
@@ -38,8 +39,11 @@ def waiting(pool: rendering.WarmRenderers, within: float = 30) -> list[int]:
 
 def test_the_pool_is_off_on_the_test_stage_and_on_the_lambda_runner():
     assert rendering.use_warm_renderers(None).size == 0
-    assert [Settings(stage="dev").warm_renderers, Settings(stage="dev", plugin_runner="lambda").warm_renderers,
-            Settings(stage="test", warm_renderers=1).warm_renderers] == [2, 0, 1]
+    assert [
+        Settings(stage="dev").warm_renderers,
+        Settings(stage="dev", plugin_runner="lambda").warm_renderers,
+        Settings(stage="test", warm_renderers=1).warm_renderers,
+    ] == [2, 0, 1]
 
 
 def test_each_warm_renderer_renders_one_document_and_is_discarded(warm):
@@ -61,14 +65,14 @@ def test_each_warm_renderer_renders_one_document_and_is_discarded(warm):
 def test_a_renderer_taken_before_it_is_warm_answers_as_any_other(warm):
     warm.fill()  # and at once, while it imports its libraries
     assert rendering.render("liquid", "<b>{{ x }}</b>", {"x": "now"}, "html") == Rendered(
-        b"<b>now</b>", "text/html; charset=utf-8")
+        b"<b>now</b>", "text/html; charset=utf-8"
+    )
 
 
 def test_a_render_with_fonts_starts_its_own_and_leaves_the_waiting_one(warm):
     warm.fill()
     (pid,) = waiting(warm)
-    result = rendering.render("liquid", '<p style="font-family: Brand">x</p>', {}, "pdf",
-                              fonts={"Brand": VERA})
+    result = rendering.render("liquid", '<p style="font-family: Brand">x</p>', {}, "pdf", fonts={"Brand": VERA})
     assert isinstance(result, Rendered) and result.content.startswith(b"%PDF-")
     assert [renderer.process.pid for renderer in warm._ready] == [pid]
 

@@ -1,5 +1,6 @@
 """The real local stack for end-to-end tests: local/run.py (moto server, `chalice local`, the worker) on free
 ports, talked to over HTTP, plus a helper that runs clients on threads at once."""
+
 from __future__ import annotations
 
 import base64
@@ -38,8 +39,9 @@ def free_port() -> int:
 class LocalStack:
     """One run of local/run.py on free ports (or on those of an earlier run), its output in a file."""
 
-    def __init__(self, state_dir: Path, log: Path, ports: tuple[int, int] | None = None,
-                 environ: dict[str, str] | None = None):
+    def __init__(
+        self, state_dir: Path, log: Path, ports: tuple[int, int] | None = None, environ: dict[str, str] | None = None
+    ):
         self.port, self.aws_port = ports or (free_port(), free_port())
         self.state_dir = state_dir
         # no renderers started ahead (the suite's CPU; tests/documents/test_warm_renderers.py covers them)
@@ -48,15 +50,25 @@ class LocalStack:
 
     def _launch(self, log: Path) -> None:
         self.log = log
-        environ = {**os.environ, "PAS_PORT": str(self.port), "PAS_AWS_PORT": str(self.aws_port),
-                   "PAS_LOCAL_STATE_DIR": str(self.state_dir)}
+        environ = {
+            **os.environ,
+            "PAS_PORT": str(self.port),
+            "PAS_AWS_PORT": str(self.aws_port),
+            "PAS_LOCAL_STATE_DIR": str(self.state_dir),
+        }
         for name in ("PAS_ADMIN_USERNAME", "PAS_ADMIN_PASSWORD", "PAS_STAGE"):
             environ.pop(name, None)
         environ.update(self.environ)
         launched = time.monotonic()
         with log.open("w") as out:
-            self.process = subprocess.Popen([sys.executable, str(ROOT / "local" / "run.py")], cwd=ROOT, env=environ,
-                                            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                [sys.executable, str(ROOT / "local" / "run.py")],
+                cwd=ROOT,
+                env=environ,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         self._wait_until_ready()
         self.start_seconds = time.monotonic() - launched
 
@@ -80,8 +92,16 @@ class LocalStack:
                 pytest.fail(f"local/run.py did not start:\n{self.output()}")
             time.sleep(0.1)
 
-    def request(self, method: str, path: str, *, token: str | None = None, json_body: Any = None,
-                form: dict[str, str] | None = None, package: bytes | None = None) -> tuple[int, Any]:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        token: str | None = None,
+        json_body: Any = None,
+        form: dict[str, str] | None = None,
+        package: bytes | None = None,
+    ) -> tuple[int, Any]:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         data = None
         if package is not None:
@@ -177,8 +197,9 @@ class LocalStack:
         """) + textwrap.dedent(body)
         aws = f"http://127.0.0.1:{self.aws_port}"
         environ = {**os.environ, "AWS_ENDPOINT_URL": aws, "PAS_AWS_ENDPOINT_URL": aws, "PAS_STAGE": "dev"}
-        result = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=environ, capture_output=True,
-                                text=True, timeout=60)
+        result = subprocess.run(
+            [sys.executable, "-c", script], cwd=ROOT, env=environ, capture_output=True, text=True, timeout=60
+        )
         assert result.returncode == 0, result.stderr
         return result.stdout.strip().splitlines()[-1]
 
@@ -232,8 +253,11 @@ def big_package() -> tuple[bytes, dict[str, str]]:
         for path in sorted(GADGETCOVER.rglob("*")):
             name = path.relative_to(GADGETCOVER).as_posix()
             if name == TABLE:
-                archive.writestr(name, "category,monthlyRate,maxValue,note\n" + "".join(
-                    f"{category},4.50,1500,{note}\n" for category, note in notes.items()))
+                archive.writestr(
+                    name,
+                    "category,monthlyRate,maxValue,note\n"
+                    + "".join(f"{category},4.50,1500,{note}\n" for category, note in notes.items()),
+                )
             elif name == TABLE_CONFIG:
                 table = json.loads(path.read_text())
                 table["columns"]["note"] = {"dataType": "string", "isKey": False}

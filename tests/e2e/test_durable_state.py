@@ -1,5 +1,6 @@
 """local/durable_state.py: what the local stack acknowledged survives a restart (and a kill: nothing is kept
 only in memory), the journal is merged into the snapshot by size, and a cycle with no change reads nothing."""
+
 from __future__ import annotations
 
 import base64
@@ -29,8 +30,12 @@ class Stack:
         self._create()
 
     def _create(self) -> None:
-        self.ddb.create_table(TableName=self.table_name, BillingMode="PAY_PER_REQUEST", KeySchema=KEY_SCHEMA,
-                              AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("PK", "SK")])
+        self.ddb.create_table(
+            TableName=self.table_name,
+            BillingMode="PAY_PER_REQUEST",
+            KeySchema=KEY_SCHEMA,
+            AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("PK", "SK")],
+        )
         self.s3.create_bucket(Bucket=self.bucket)
 
     def _drop(self) -> None:
@@ -92,17 +97,31 @@ def _acknowledge(state: Any) -> None:
     state.wait_until_durable(position)
 
 
-POLICY = {"PK": {"S": "T#1"}, "SK": {"S": "POLICY#1"}, "premium": {"N": "1234.50"}, "blob": {"B": b"\x00\xffbin"},
-          "terms": {"L": [{"M": {"start": {"S": "2026-01-01"}, "paid": {"BOOL": True}}}]}}
+POLICY = {
+    "PK": {"S": "T#1"},
+    "SK": {"S": "POLICY#1"},
+    "premium": {"N": "1234.50"},
+    "blob": {"B": b"\x00\xffbin"},
+    "terms": {"L": [{"M": {"start": {"S": "2026-01-01"}, "paid": {"BOOL": True}}}]},
+}
 
 
 def test_what_requests_changed_is_journalled_and_comes_back_after_a_restart(stack, recording):
     stack.ddb.put_item(TableName=stack.table_name, Item=POLICY)
     stack.ddb.put_item(TableName=stack.table_name, Item={"PK": {"S": "T#1"}, "SK": {"S": "GONE"}})
-    stack.ddb.transact_write_items(TransactItems=[
-        {"Update": {"TableName": stack.table_name, "Key": {"PK": {"S": "T#1"}, "SK": {"S": "POLICY#1"}},
-                    "UpdateExpression": "SET version = :v", "ExpressionAttributeValues": {":v": {"N": "2"}}}},
-        {"Delete": {"TableName": stack.table_name, "Key": {"PK": {"S": "T#1"}, "SK": {"S": "GONE"}}}}])
+    stack.ddb.transact_write_items(
+        TransactItems=[
+            {
+                "Update": {
+                    "TableName": stack.table_name,
+                    "Key": {"PK": {"S": "T#1"}, "SK": {"S": "POLICY#1"}},
+                    "UpdateExpression": "SET version = :v",
+                    "ExpressionAttributeValues": {":v": {"N": "2"}},
+                }
+            },
+            {"Delete": {"TableName": stack.table_name, "Key": {"PK": {"S": "T#1"}, "SK": {"S": "GONE"}}}},
+        ]
+    )
     stack.s3.put_object(Bucket=stack.bucket, Key="t1/config.zip", Body=b"PK\x03\x04zip", ContentType="application/zip")
     stack.s3.put_object(Bucket=stack.bucket, Key="t1/old.csv", Body=b"a,b")
     stack.s3.delete_object(Bucket=stack.bucket, Key="t1/old.csv")
@@ -146,7 +165,8 @@ def _key(pk: str, sk: str) -> tuple[Any, Any]:
 
 
 def test_the_journal_is_merged_into_the_snapshot_by_size_and_a_cycle_without_changes_reads_nothing(
-        stack, recording, monkeypatch):
+    stack, recording, monkeypatch
+):
     from local import durable_state
 
     monkeypatch.setattr(durable_state, "COMPACT_FROM_BYTES", 1)
@@ -182,8 +202,10 @@ def test_a_merge_interrupted_by_a_kill_is_finished_at_the_next_start(stack, reco
     _acknowledge(recording)
 
     assert stack.restart() == (1, 0)
-    assert (stack.item("T#1", "POLICY#1"), stack.item("T#2", "LATER")) == (None, {
-        "PK": {"S": "T#2"}, "SK": {"S": "LATER"}})
+    assert (stack.item("T#1", "POLICY#1"), stack.item("T#2", "LATER")) == (
+        None,
+        {"PK": {"S": "T#2"}, "SK": {"S": "LATER"}},
+    )
     assert not (stack.directory / MERGING).exists()
 
 
@@ -192,10 +214,23 @@ def test_a_snapshot_of_the_earlier_format_is_read_and_replaced(stack):
 
     stack.directory.mkdir(parents=True)
     item = {**POLICY, "blob": {"B": base64.b64encode(b"\x00\xffbin").decode()}}
-    (stack.directory / FORMAT_1_SNAPSHOT).write_text(json.dumps({
-        "format": 1, "dynamodb": {"items": [item]},
-        "s3": {"objects": [{"key": "t1/a.json", "contentType": "application/json",
-                            "body": base64.b64encode(b"{}").decode()}]}}))
+    (stack.directory / FORMAT_1_SNAPSHOT).write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "dynamodb": {"items": [item]},
+                "s3": {
+                    "objects": [
+                        {
+                            "key": "t1/a.json",
+                            "contentType": "application/json",
+                            "body": base64.b64encode(b"{}").decode(),
+                        }
+                    ]
+                },
+            }
+        )
+    )
 
     assert stack.restore() == (1, 1)
     assert stack.item("T#1", "POLICY#1") == POLICY
@@ -214,7 +249,8 @@ def test_an_unreadable_snapshot_of_the_earlier_format_stops_the_start_with_advic
 
 
 def test_writers_waiting_at_once_share_an_fdatasync_and_none_returns_before_its_lines_are_on_disk(
-        tmp_path, monkeypatch):
+    tmp_path, monkeypatch
+):
     """Group commit: each request appends its lines in one write, then waits for one fdatasync that covers them;
     requests that append while an fdatasync runs share the next one."""
     import os

@@ -1,5 +1,6 @@
 """local/lean_moto.py, which the tests and `make run` share: a write or a Query costs what it touches, not what
 the table holds, and answers what moto would answer."""
+
 from __future__ import annotations
 
 import statistics
@@ -22,10 +23,21 @@ def table(aws) -> Iterator[str]:
     client = boto3.client("dynamodb", region_name=REGION)
     keys = [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}]
     client.create_table(
-        TableName=name, BillingMode="PAY_PER_REQUEST", KeySchema=keys,
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=keys,
         AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("PK", "SK", "GSI1PK", "GSI1SK")],
-        GlobalSecondaryIndexes=[{"IndexName": "GSI1", "Projection": {"ProjectionType": "ALL"}, "KeySchema": [
-            {"AttributeName": "GSI1PK", "KeyType": "HASH"}, {"AttributeName": "GSI1SK", "KeyType": "RANGE"}]}])
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "GSI1",
+                "Projection": {"ProjectionType": "ALL"},
+                "KeySchema": [
+                    {"AttributeName": "GSI1PK", "KeyType": "HASH"},
+                    {"AttributeName": "GSI1SK", "KeyType": "RANGE"},
+                ],
+            }
+        ],
+    )
     yield name
     client.delete_table(TableName=name)
 
@@ -50,8 +62,9 @@ def _fill(table_name: str, count: int) -> None:
 
     table = dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(table_name)
     for n in range(count):
-        insert_item(table, _item(f"P#{n % 500}", f"S#{n:06d}", GSI1PK=f"G#{n % 700}", GSI1SK=f"{n:06d}",
-                                 data="x" * 200))
+        insert_item(
+            table, _item(f"P#{n % 500}", f"S#{n:06d}", GSI1PK=f"G#{n % 700}", GSI1SK=f"{n:06d}", data="x" * 200)
+        )
 
 
 def _median_seconds(action: Callable[[], Any], runs: int = 15) -> float:
@@ -72,14 +85,28 @@ def test_a_transaction_and_queries_on_a_table_of_10000_items_cost_what_they_cost
 
     def transaction() -> None:
         n = next(counter)
-        ddb.transact_write_items(TransactItems=[
-            {"Put": {"TableName": table, "Item": _item(f"T#{n}", str(part), GSI1PK="G#new", GSI1SK=f"{n}.{part}"),
-                     "ConditionExpression": "attribute_not_exists(PK)"}} for part in range(3)])
+        ddb.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": table,
+                        "Item": _item(f"T#{n}", str(part), GSI1PK="G#new", GSI1SK=f"{n}.{part}"),
+                        "ConditionExpression": "attribute_not_exists(PK)",
+                    }
+                }
+                for part in range(3)
+            ]
+        )
 
     def queries() -> None:
         ddb.query(TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "T#0"}})
-        ddb.query(TableName=table, IndexName="GSI1", KeyConditionExpression="GSI1PK = :g",
-                  ExpressionAttributeValues={":g": {"S": "G#new"}}, Limit=5)
+        ddb.query(
+            TableName=table,
+            IndexName="GSI1",
+            KeyConditionExpression="GSI1PK = :g",
+            ExpressionAttributeValues={":g": {"S": "G#new"}},
+            Limit=5,
+        )
 
     empty = _median_seconds(transaction), _median_seconds(queries)
     _fill(table, 10_000)
@@ -93,43 +120,82 @@ def test_a_transaction_and_queries_on_a_table_of_10000_items_cost_what_they_cost
 def test_queries_answer_only_their_partition_in_key_order_and_page_through_it(ddb, table):
     _fill(table, 3_000)  # P#7 holds S#000007, S#000507, ... (6 items); G#7 holds 000007, 000707, ... (5)
 
-    on_table = ddb.query(TableName=table, KeyConditionExpression="PK = :p AND SK > :s",
-                         ExpressionAttributeValues={":p": {"S": "P#7"}, ":s": {"S": "S#001000"}})
+    on_table = ddb.query(
+        TableName=table,
+        KeyConditionExpression="PK = :p AND SK > :s",
+        ExpressionAttributeValues={":p": {"S": "P#7"}, ":s": {"S": "S#001000"}},
+    )
     assert _sks(on_table) == ["S#001007", "S#001507", "S#002007", "S#002507"]
 
-    first = ddb.query(TableName=table, IndexName="GSI1", KeyConditionExpression="GSI1PK = :g",
-                      ExpressionAttributeValues={":g": {"S": "G#7"}}, ScanIndexForward=False, Limit=3)
-    rest = ddb.query(TableName=table, IndexName="GSI1", KeyConditionExpression="GSI1PK = :g",
-                     ExpressionAttributeValues={":g": {"S": "G#7"}}, ScanIndexForward=False, Limit=3,
-                     ExclusiveStartKey=first["LastEvaluatedKey"])
+    first = ddb.query(
+        TableName=table,
+        IndexName="GSI1",
+        KeyConditionExpression="GSI1PK = :g",
+        ExpressionAttributeValues={":g": {"S": "G#7"}},
+        ScanIndexForward=False,
+        Limit=3,
+    )
+    rest = ddb.query(
+        TableName=table,
+        IndexName="GSI1",
+        KeyConditionExpression="GSI1PK = :g",
+        ExpressionAttributeValues={":g": {"S": "G#7"}},
+        ScanIndexForward=False,
+        Limit=3,
+        ExclusiveStartKey=first["LastEvaluatedKey"],
+    )
     assert _sks(first) + _sks(rest) == ["S#002807", "S#002107", "S#001407", "S#000707", "S#000007"]
     assert "LastEvaluatedKey" not in rest
 
 
 def test_an_index_query_follows_puts_updates_deletes_and_rolled_back_transactions(ddb, table):
     def in_index(value: str) -> list[str]:
-        return _sks(ddb.query(TableName=table, IndexName="GSI1", KeyConditionExpression="GSI1PK = :g",
-                              ExpressionAttributeValues={":g": {"S": value}}))
+        return _sks(
+            ddb.query(
+                TableName=table,
+                IndexName="GSI1",
+                KeyConditionExpression="GSI1PK = :g",
+                ExpressionAttributeValues={":g": {"S": value}},
+            )
+        )
 
     assert in_index("G#a") == []  # builds the index directory before the writes below
     ddb.put_item(TableName=table, Item=_item("P#1", "one", GSI1PK="G#a", GSI1SK="1"))
     ddb.put_item(TableName=table, Item=_item("P#1", "two", GSI1PK="G#a", GSI1SK="2"))
     assert in_index("G#a") == ["one", "two"]
 
-    ddb.update_item(TableName=table, Key=_item("P#1", "one"), UpdateExpression="SET GSI1PK = :b",
-                    ExpressionAttributeValues={":b": {"S": "G#b"}})
+    ddb.update_item(
+        TableName=table,
+        Key=_item("P#1", "one"),
+        UpdateExpression="SET GSI1PK = :b",
+        ExpressionAttributeValues={":b": {"S": "G#b"}},
+    )
     assert (in_index("G#a"), in_index("G#b")) == (["two"], ["one"])
 
     ddb.delete_item(TableName=table, Key=_item("P#1", "two"))
     assert in_index("G#a") == []
 
     with pytest.raises(ddb.exceptions.TransactionCanceledException):
-        ddb.transact_write_items(TransactItems=[
-            {"Put": {"TableName": table, "Item": _item("P#2", "new", GSI1PK="G#a", GSI1SK="3")}},
-            {"Update": {"TableName": table, "Key": _item("P#1", "one"), "UpdateExpression": "SET GSI1PK = :c",
-                        "ExpressionAttributeValues": {":c": {"S": "G#c"}}}},
-            {"ConditionCheck": {"TableName": table, "Key": _item("P#1", "missing"),
-                                "ConditionExpression": "attribute_exists(PK)"}}])
+        ddb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": table, "Item": _item("P#2", "new", GSI1PK="G#a", GSI1SK="3")}},
+                {
+                    "Update": {
+                        "TableName": table,
+                        "Key": _item("P#1", "one"),
+                        "UpdateExpression": "SET GSI1PK = :c",
+                        "ExpressionAttributeValues": {":c": {"S": "G#c"}},
+                    }
+                },
+                {
+                    "ConditionCheck": {
+                        "TableName": table,
+                        "Key": _item("P#1", "missing"),
+                        "ConditionExpression": "attribute_exists(PK)",
+                    }
+                },
+            ]
+        )
     # nothing of the failed transaction stays, in the table or in the index
     assert (in_index("G#a"), in_index("G#b"), in_index("G#c")) == ([], ["one"], [])
     assert "Item" not in ddb.get_item(TableName=table, Key=_item("P#2", "new"))
@@ -143,19 +209,32 @@ def test_a_table_stream_stays_declared_but_keeps_no_record_of_writes(ddb):
     name = f"stream-{uuid.uuid4().hex[:8]}"
     stream = {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     keys = [{"AttributeName": "PK", "KeyType": "HASH"}, {"AttributeName": "SK", "KeyType": "RANGE"}]
-    ddb.create_table(TableName=name, BillingMode="PAY_PER_REQUEST", StreamSpecification=stream, KeySchema=keys,
-                     AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("PK", "SK")])
+    ddb.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification=stream,
+        KeySchema=keys,
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"} for a in ("PK", "SK")],
+    )
     try:
         for n in range(5):
             ddb.put_item(TableName=name, Item=_item("P#1", f"S#{n}", body="x" * 300))
-        ddb.update_item(TableName=name, Key=_item("P#1", "S#0"), UpdateExpression="SET body = :d",
-                        ExpressionAttributeValues={":d": {"S": "y"}})
+        ddb.update_item(
+            TableName=name,
+            Key=_item("P#1", "S#0"),
+            UpdateExpression="SET body = :d",
+            ExpressionAttributeValues={":d": {"S": "y"}},
+        )
         ddb.delete_item(TableName=name, Key=_item("P#1", "S#1"))
         ddb.transact_write_items(TransactItems=[{"Put": {"TableName": name, "Item": _item("P#1", "S#9")}}])
 
         assert ddb.describe_table(TableName=name)["Table"]["StreamSpecification"] == stream
         assert dynamodb_backends[DEFAULT_ACCOUNT_ID][REGION].get_table(name).stream_shard.items == []
-        assert ddb.query(TableName=name, KeyConditionExpression="PK = :p",
-                         ExpressionAttributeValues={":p": {"S": "P#1"}})["Count"] == 5
+        assert (
+            ddb.query(TableName=name, KeyConditionExpression="PK = :p", ExpressionAttributeValues={":p": {"S": "P#1"}})[
+                "Count"
+            ]
+            == 5
+        )
     finally:
         ddb.delete_table(TableName=name)

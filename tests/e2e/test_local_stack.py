@@ -1,5 +1,6 @@
 """`make run` as a person meets it: the real stack (moto server, `chalice local`, the local worker) over
 HTTP, stopped and started again on the same state directory, written to by parallel clients, killed."""
+
 from __future__ import annotations
 
 import json
@@ -22,14 +23,20 @@ def test_make_run_serves_the_readme_example_and_keeps_its_data_across_a_restart(
     status, me = first.request("GET", "/auth/users/whoami", token=token)
     assert status == 200, me
     assert (me["userName"], me["roles"], me["tenants"]) == ("admin@example.com", ["admin"], ["any"])
-    status, role = first.request("POST", "/auth/roles", token=token, json_body={
-        "name": "e2e-underwriter", "description": "survives a restart", "permissions": ["policies.read"]})
+    status, role = first.request(
+        "POST",
+        "/auth/roles",
+        token=token,
+        json_body={"name": "e2e-underwriter", "description": "survives a restart", "permissions": ["policies.read"]},
+    )
     assert status == 200, role
     assert first.run_job_through_the_worker() == "finished"
     # its log shows the metrics CloudWatch would make of it: EMF documents of the requests and of the job
     emf = [json.loads(line) for line in first.output().splitlines() if line.startswith('{"_aws"')]
-    assert {(d["route"], d["status"]) for d in emf if "Requests" in d} >= {("GET /auth/users/whoami", "200"),
-                                                                           ("POST /auth/roles", "200")}
+    assert {(d["route"], d["status"]) for d in emf if "Requests" in d} >= {
+        ("GET /auth/users/whoami", "200"),
+        ("POST /auth/roles", "200"),
+    }
     assert ("jobs.reap", "finished") in [(d["jobType"], d["outcome"]) for d in emf if "Jobs" in d]
 
     assert first.stop() == 0
@@ -75,14 +82,15 @@ def test_parallel_writers_get_no_error_and_a_kill_9_loses_nothing_they_were_told
     configuration = package(policy_model())
 
     # tenants created in quick succession while the worker runs their jobs: each is a TransactWriteItems
-    tenants = in_parallel(4, lambda n: first.request("POST", f"/config/createTenant?name=parallel-{n}",
-                                                     token=token, package=configuration))
+    tenants = in_parallel(
+        4,
+        lambda n: first.request("POST", f"/config/createTenant?name=parallel-{n}", token=token, package=configuration),
+    )
     assert [status for status, _ in tenants] == [200] * 4, tenants
     tenant = tenants[0][1]["locator"]
 
     def create_accounts(client: int) -> list[tuple[int, Any]]:
-        return [first.request("POST", f"/policy/{tenant}/accounts", token=token, json_body=person())
-                for _ in range(12)]
+        return [first.request("POST", f"/policy/{tenant}/accounts", token=token, json_body=person()) for _ in range(12)]
 
     created = [answer for answers in in_parallel(8, create_accounts) for answer in answers]
     assert [(status, body) for status, body in created if status != 200] == []
@@ -101,11 +109,16 @@ def test_parallel_writers_get_no_error_and_a_kill_9_loses_nothing_they_were_told
     stacks.append(second)
     assert second.start_seconds < 30
     token = second.sign_in()
-    fetched = in_parallel(8, lambda client: [
-        second.request("GET", f"/policy/{tenant}/accounts/{locator}", token=token)
-        for locator in sorted(acknowledged)[client::8]])
-    assert sorted(body["locator"] for answers in fetched for status, body in answers if status == 200) \
-        == sorted(acknowledged)
+    fetched = in_parallel(
+        8,
+        lambda client: [
+            second.request("GET", f"/policy/{tenant}/accounts/{locator}", token=token)
+            for locator in sorted(acknowledged)[client::8]
+        ],
+    )
+    assert sorted(body["locator"] for answers in fetched for status, body in answers if status == 200) == sorted(
+        acknowledged
+    )
     status, more = second.request("POST", f"/policy/{tenant}/accounts", token=token, json_body=person())
     assert status == 200, more
 
@@ -123,14 +136,24 @@ def test_a_burst_of_parallel_sign_ins_is_queued_and_every_one_answered(local_sta
 
     token, users, password = local_stack.sign_in(), 5, "a burst of sign-ins"
     names = [f"burst-{new_locator().lower()}@example.com" for _ in range(users)]
-    created = in_parallel(users, lambda user: local_stack.request("POST", "/auth/users", token=token, json_body={
-        "userName": names[user], "firstName": "Burst", "lastName": "Test", "password": password}))
+    created = in_parallel(
+        users,
+        lambda user: local_stack.request(
+            "POST",
+            "/auth/users",
+            token=token,
+            json_body={"userName": names[user], "firstName": "Burst", "lastName": "Test", "password": password},
+        ),
+    )
     assert [status for status, _ in created] == [200] * users, created
 
     def sign_in(client: int) -> Any:
         try:
-            return local_stack.request("POST", "/auth/token", form={
-                "grant_type": "password", "username": names[client % users], "password": password})
+            return local_stack.request(
+                "POST",
+                "/auth/token",
+                form={"grant_type": "password", "username": names[client % users], "password": password},
+            )
         except OSError as error:  # a reset or refused connection (urllib wraps it in URLError, an OSError)
             return error
 

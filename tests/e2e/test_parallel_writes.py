@@ -1,5 +1,6 @@
 """Writers racing on one record through the real local stack (issue 10): no acknowledged change is lost, the
 losers answer 409 in our error body, and a quote issued by many clients at once becomes one policy."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -31,8 +32,9 @@ def token(stack) -> str:
 
 @pytest.fixture(scope="module")
 def tenant(stack, token) -> str:
-    status, body = stack.request("POST", "/config/createTenant?name=parallel-writes", token=token,
-                                 package=package(policy_model()))
+    status, body = stack.request(
+        "POST", "/config/createTenant?name=parallel-writes", token=token, package=package(policy_model())
+    )
     assert status == 200, body
     assert body["deploymentResult"]["isSuccess"] is True, body["deploymentResult"]
     return body["locator"]
@@ -43,8 +45,7 @@ def quote(stack, token, tenant) -> str:
     """A draft PersonalAuto quote (no plugins: validation checks the schema, rating yields no charges)."""
     status, account = stack.request("POST", f"/policy/{tenant}/accounts", token=token, json_body=person())
     assert status == 200, account
-    status, created = stack.request("POST", f"/policy/{tenant}/quotes", token=token,
-                                    json_body=auto(account["locator"]))
+    status, created = stack.request("POST", f"/policy/{tenant}/quotes", token=token, json_body=auto(account["locator"]))
     assert status == 200, created
     return created["locator"]
 
@@ -66,10 +67,18 @@ def _events(stack: LocalStack, token: str, tenant: str, event_type: str) -> list
 
 
 def test_of_parallel_updates_of_one_quote_each_acknowledged_one_is_kept_and_the_others_answer_409(
-        stack, token, tenant, quote):
+    stack, token, tenant, quote
+):
     path = f"/policy/{tenant}/quotes/{quote}"
-    answers = in_parallel(PATCHERS, lambda client: stack.request("PATCH", path, token=token, json_body={
-        "setContacts": [{"contactLocator": _contact(client), "roles": ["broker"]}]}))
+    answers = in_parallel(
+        PATCHERS,
+        lambda client: stack.request(
+            "PATCH",
+            path,
+            token=token,
+            json_body={"setContacts": [{"contactLocator": _contact(client), "roles": ["broker"]}]},
+        ),
+    )
 
     acknowledged = {_contact(client) for client, (status, _) in enumerate(answers) if status == 200}
     for status, body in answers:
@@ -79,13 +88,17 @@ def test_of_parallel_updates_of_one_quote_each_acknowledged_one_is_kept_and_the_
     status, stored = stack.request("GET", path, token=token)
     assert status == 200, stored
     assert {contact["contactLocator"] for contact in stored["contacts"]} == acknowledged
-    updates = [event for event in _events(stack, token, tenant, "policy.quote.update")
-               if event["data"]["quoteLocator"] == quote]
+    updates = [
+        event
+        for event in _events(stack, token, tenant, "policy.quote.update")
+        if event["data"]["quoteLocator"] == quote
+    ]
     assert len(updates) == len(acknowledged)
 
 
 def test_of_parallel_issues_of_one_accepted_quote_one_makes_the_policy_and_the_others_answer_409(
-        stack, token, tenant, quote):
+    stack, token, tenant, quote
+):
     path = f"/policy/{tenant}/quotes/{quote}"
     status, accepted = stack.request("PATCH", f"{path}/accept", token=token)
     assert (status, accepted["quoteState"]) == (200, "accepted"), accepted
@@ -99,22 +112,30 @@ def test_of_parallel_issues_of_one_accepted_quote_one_makes_the_policy_and_the_o
             _assert_lost_race(status, body)
     status, stored = stack.request("GET", path, token=token)
     assert (status, stored["quoteState"], stored["policyLocator"]) == (200, "issued", issued[0]["policyLocator"])
-    status, policies = stack.request("GET", f"/policy/{tenant}/accounts/{stored['accountLocator']}/policies/list",
-                                     token=token)
+    status, policies = stack.request(
+        "GET", f"/policy/{tenant}/accounts/{stored['accountLocator']}/policies/list", token=token
+    )
     assert status == 200, policies
     assert [policy["locator"] for policy in policies["items"]] == [issued[0]["policyLocator"]]
-    assert [event["data"]["quoteLocator"] for event in _events(stack, token, tenant, "policy.quote.issue")] \
-        == [quote]
+    assert [event["data"]["quoteLocator"] for event in _events(stack, token, tenant, "policy.quote.issue")] == [quote]
 
 
 def test_parallel_advances_of_one_test_clock_never_overlap_and_the_others_answer_409(stack, token):
-    status, body = stack.request("POST", "/config/createTenant?name=parallel-advances&testClock=true", token=token,
-                                 package=package(policy_model()))
+    status, body = stack.request(
+        "POST",
+        "/config/createTenant?name=parallel-advances&testClock=true",
+        token=token,
+        package=package(policy_model()),
+    )
     assert status == 200, body
     sandbox = body["locator"]
 
-    answers = in_parallel(ADVANCERS, lambda client: stack.request(
-        "POST", f"/clock/{sandbox}/advance", token=token, json_body={"to": f"20{30 + client}-01-01T00:00:00Z"}))
+    answers = in_parallel(
+        ADVANCERS,
+        lambda client: stack.request(
+            "POST", f"/clock/{sandbox}/advance", token=token, json_body={"to": f"20{30 + client}-01-01T00:00:00Z"}
+        ),
+    )
 
     # The advance that goes through runs at once (no due work): a request that arrives after it finished may
     # start the next one. Advances never overlap: each began where the one before it ended.

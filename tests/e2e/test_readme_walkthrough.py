@@ -5,6 +5,7 @@ must be in what that block printed. The walkthrough goes on with billing on the 
 term's invoice generated, paid in full and settled) and ends with a migration of docs/examples/migration-request.json
 into the same tenant (replayed with its idempotency key, its accounts completed, mapped and their policy's history
 read) and a failed account fixed by a PATCH."""
+
 from __future__ import annotations
 
 import re
@@ -19,7 +20,7 @@ BLOCK_MARK = "@@ next block @@"
 def walkthrough() -> list[tuple[str, str]]:
     """(shell block, the answer block after it or "") from "First request" to "Other targets"."""
     text = README.read_text()
-    part = text[text.index("### First request"):text.index("### Other targets")]
+    part = text[text.index("### First request") : text.index("### Other targets")]
     blocks: list[tuple[str, str]] = []
     for kind, body in BLOCK.findall(part):
         if kind == "bash":
@@ -50,10 +51,25 @@ def test_the_walkthrough_runs_and_answers_what_the_readme_shows(tmp_path, local_
     assert {'"status":"created"', '"amount":54.00', '"amount":-6.00', '"transactionState":"issued"'} <= checked
     # billing to a paid invoice: the clock advanced, the issuance's invoice generated (66.00; the change's 49.50 is
     # generated in July), paid in full and settled
-    assert {'"invoiceState":"open"', '"totalAmount":66.00', '"paymentState":"posted"', '"remainingAmount":0.00',
-            '"invoiceState":"settled"', '"totalRemainingAmount":0.00', '"balance":0'} <= checked
+    assert {
+        '"invoiceState":"open"',
+        '"totalAmount":66.00',
+        '"paymentState":"posted"',
+        '"remainingAmount":0.00',
+        '"invoiceState":"settled"',
+        '"totalRemainingAmount":0.00',
+        '"balance":0',
+    } <= checked
     # the migration: both accounts completed, the policy's original ids mapped, the change's charges as migrated,
     # then a failed account fixed by a PATCH
-    assert {'"migrationState":"finished"', '"completedAccounts":2', '"accountMigrationState":"completed"',
-            '"originalAccountId":"LEGACY-C1"', '"originalId":"LEGACY-P1"', '"transactionCategory":"change"',
-            '"amount":43.50', '"accountOriginalId":"LEGACY-C3"', '"completedAccounts":1'} <= checked
+    assert {
+        '"migrationState":"finished"',
+        '"completedAccounts":2',
+        '"accountMigrationState":"completed"',
+        '"originalAccountId":"LEGACY-C1"',
+        '"originalId":"LEGACY-P1"',
+        '"transactionCategory":"change"',
+        '"amount":43.50',
+        '"accountOriginalId":"LEGACY-C3"',
+        '"completedAccounts":1',
+    } <= checked

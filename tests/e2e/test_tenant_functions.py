@@ -3,6 +3,7 @@ the tenant's function in the stack's emulated Lambda; the plugin calls of a quot
 with their table lookups) and an ad-hoc render go through the function's alias, run by the local invoker
 (local/tenant_functions.py). Without the alias they answer 503 `tenantCode.not_ready`; a restart, which loses
 moto's Lambda, publishes the current version again."""
+
 from __future__ import annotations
 
 import io
@@ -39,9 +40,13 @@ def _until(check: Any, within: float = 60) -> Any:
 
 def _priced_and_rendered(stack: LocalStack, token: str, tenant: str, quote: str) -> tuple[tuple[int, Any], Any]:
     priced = stack.request("PATCH", f"/policy/{tenant}/quotes/{quote}/price", token=token)
-    rendered = requests.post(f"{stack.base_url}/document/{tenant}/documents/render",
-                             params={"referenceType": "quote", "referenceLocator": quote},
-                             json={"template": RENDERED}, headers={"Authorization": f"Bearer {token}"}, timeout=60)
+    rendered = requests.post(
+        f"{stack.base_url}/document/{tenant}/documents/render",
+        params={"referenceType": "quote", "referenceLocator": quote},
+        json={"template": RENDERED},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=60,
+    )
     return priced, rendered
 
 
@@ -64,18 +69,35 @@ def test_plugin_calls_and_renders_run_in_the_tenant_function_of_the_emulated_lam
     deployed = _until(live)
     assert deployed and set(deployed["pluginStatus"].values()) == {"deployed"}, stack.output()
     assert _until(loaded)
-    aws = boto3.client("lambda", endpoint_url=f"http://127.0.0.1:{stack.aws_port}", region_name="us-east-1",
-                       aws_access_key_id="local", aws_secret_access_key="local")
+    aws = boto3.client(
+        "lambda",
+        endpoint_url=f"http://127.0.0.1:{stack.aws_port}",
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+    )
     function = f"pas-tenant-{tenant}"
     assert [alias["Name"] for alias in aws.list_aliases(FunctionName=function)["Aliases"]] == [version]
 
-    status, account = stack.request("POST", f"/policy/{tenant}/accounts", token=token,
-                                    json_body={"type": "Customer", "data": {"name": "Ada Lovelace"}})
+    status, account = stack.request(
+        "POST",
+        f"/policy/{tenant}/accounts",
+        token=token,
+        json_body={"type": "Customer", "data": {"name": "Ada Lovelace"}},
+    )
     assert status == 200, account
 
-    status, valid = stack.request("POST", f"/policy/{tenant}/quotes", token=token, json_body={
-        "productName": "GadgetCover", "accountLocator": account["locator"], "startTime": "2030-01-01T05:00:00Z",
-        "elements": [{"type": "Gadget", "data": {"category": "phone", "value": 900}}]})
+    status, valid = stack.request(
+        "POST",
+        f"/policy/{tenant}/quotes",
+        token=token,
+        json_body={
+            "productName": "GadgetCover",
+            "accountLocator": account["locator"],
+            "startTime": "2030-01-01T05:00:00Z",
+            "elements": [{"type": "Gadget", "data": {"category": "phone", "value": 900}}],
+        },
+    )
     assert status == 200, valid
 
     (status, priced), rendered = _priced_and_rendered(stack, token, tenant, valid["locator"])

@@ -9,6 +9,7 @@ auto-renewal plans. Its policies run a year from 2026-02-01T05:00Z (midnight in 
 2027-02-01T05:00Z, so the plan `Auto` creates the renewal on 2027-01-02 (30 days before, midnight in New
 York: 05:00Z), accepts it on 2027-01-12 and issues it on 2027-01-22.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -50,9 +51,11 @@ PER_RENEWAL = {
 without reading it again; one commit for each service call: created, priced (and underwritten),
 accepted, issued; and the due entry's own commit (moved on to the next step; after the issue, found moved
 by the issue itself, which put the next term's entry)."""
-RUN_ITSELF = {"create": {"GetItem": 2, "Query": 2, "UpdateItem": 2, "BatchGetItem": 4},
-              "accept": {"GetItem": 1, "Query": 2, "UpdateItem": 2, "BatchGetItem": 2},
-              "issue": {"GetItem": 1, "Query": 2, "UpdateItem": 2, "BatchGetItem": 1}}
+RUN_ITSELF = {
+    "create": {"GetItem": 2, "Query": 2, "UpdateItem": 2, "BatchGetItem": 4},
+    "accept": {"GetItem": 1, "Query": 2, "UpdateItem": 2, "BatchGetItem": 2},
+    "issue": {"GetItem": 1, "Query": 2, "UpdateItem": 2, "BatchGetItem": 1},
+}
 """The job item (read, moved to running, then finished), (on the first day: the process keeps it) the
 policies' configuration version, the due index read twice (the batch of entries due at the moment, then
 nothing more: a Query and a consistent BatchGetItem of what it found), the accounts of the batch's
@@ -75,8 +78,7 @@ no installment plans, so each policy is billed on one full-pay frame generated a
 def renewals_tenant(api, token) -> str:
     model = quotes_model()
     model["autoRenewalPlans"] = PLANS
-    model["transactionTypes"] = {"AnnualRenewal": {"category": "renewal"},
-                                 "LoyaltyRenewal": {"category": "renewal"}}
+    model["transactionTypes"] = {"AnnualRenewal": {"category": "renewal"}, "LoyaltyRenewal": {"category": "renewal"}}
     return quotes_tenant(api, token, model)
 
 
@@ -125,8 +127,9 @@ def transactions_of(api, token, tenant, policy_locator):
 
 
 def the_renewal(api, token, tenant, policy_locator):
-    [renewal] = [t for t in transactions_of(api, token, tenant, policy_locator)
-                 if t["transactionCategory"] == "renewal"]
+    [renewal] = [
+        t for t in transactions_of(api, token, tenant, policy_locator) if t["transactionCategory"] == "renewal"
+    ]
     return renewal
 
 
@@ -165,8 +168,9 @@ def read(result):
     return result["entries"], result.get("policiesRead", 0)
 
 
-def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, admin_token, tenant, account, jobs,
-                                                                         clock):
+def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(
+    api, admin_token, tenant, account, jobs, clock
+):
     policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Auto")
     assert policy["endTime"] == END
     assert entry_of(tenant, policy["locator"]) == CREATE_AT
@@ -187,7 +191,10 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     assert entry_of(tenant, policy["locator"]) == ACCEPT_AT
     renewal = the_renewal(api, admin_token, tenant, policy["locator"])
     assert (renewal["transactionState"], renewal["transactionType"], renewal["effectiveTime"]) == (
-        "priced", "AnnualRenewal", END)
+        "priced",
+        "AnnualRenewal",
+        END,
+    )
     assert renewal["createdAt"] == isoformat(CREATE_AT)
     assert renewal["termLocator"] != policy["latestTermLocator"]
     price = ok(call(api, "GET", transaction_path(tenant, renewal["locator"], "/price"), admin_token))
@@ -195,7 +202,8 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     segment = ok(call(api, "GET", transaction_path(tenant, renewal["locator"], "/segment"), admin_token))
     assert (segment["startTime"], segment["endTime"]) == (END, NEXT_END)
     assert [(e["type"], e["data"]["transactionLocator"]) for e in events] == [
-        (f"policy.renewal.{action}", renewal["locator"]) for action in ("create", "update", "validate", "price")]
+        (f"policy.renewal.{action}", renewal["locator"]) for action in ("create", "update", "validate", "price")
+    ]
 
     # a rerun at the same time, and one the next day, read nothing, create nothing and record nothing: the
     # entry waits for the accept step
@@ -222,7 +230,9 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     assert (after["endTime"], after["latestTermLocator"]) == (NEXT_END, renewal["termLocator"])
     terms = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/terms/list"), admin_token))["items"]
     assert [(t["number"], t["startTime"], t["endTime"]) for t in terms] == [
-        (0, "2026-02-01T05:00:00.000Z", END), (1, END, NEXT_END)]
+        (0, "2026-02-01T05:00:00.000Z", END),
+        (1, END, NEXT_END),
+    ]
     issued = ok(call(api, "GET", transaction_path(tenant, renewal["locator"]), admin_token))
     assert issued["transactionState"] == "issued"
     price = ok(call(api, "GET", transaction_path(tenant, renewal["locator"], "/price"), admin_token))
@@ -234,8 +244,9 @@ def test_a_policy_renews_at_its_plans_lead_days_and_a_rerun_does_nothing(api, ad
     assert (read(result), counts(result), events) == ((0, 0), NOTHING, [])
 
 
-def test_a_run_that_finds_every_step_due_runs_each_at_its_own_time(api, admin_token, tenant, account, jobs, clock,
-                                                                  ddb_calls):
+def test_a_run_that_finds_every_step_due_runs_each_at_its_own_time(
+    api, admin_token, tenant, account, jobs, clock, ddb_calls
+):
     """A run that comes late (the scheduler was down: nothing ran since before the create step) catches
     up in time order, each step at its own moment, as the runs it missed would have."""
     policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Loyalty")
@@ -249,16 +260,24 @@ def test_a_run_that_finds_every_step_due_runs_each_at_its_own_time(api, admin_to
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert after["endTime"] == "2027-08-01T04:00:00.000Z"  # the plan's newTermDuration: 6 months
     assert transactions_of(api, admin_token, tenant, policy["locator"]) == []  # nothing unissued is left
-    assert [e["type"] for e in events] == ["policy.renewal.create", "policy.renewal.update",
-                                           "policy.renewal.validate", "policy.renewal.price",
-                                           "policy.renewal.underwrite", "policy.renewal.accept",
-                                           "policy.renewal.issue",
-                                           "billing.installmentlattice.create"]  # the issue's billing job
+    assert [e["type"] for e in events] == [
+        "policy.renewal.create",
+        "policy.renewal.update",
+        "policy.renewal.validate",
+        "policy.renewal.price",
+        "policy.renewal.underwrite",
+        "policy.renewal.accept",
+        "policy.renewal.issue",
+        "billing.installmentlattice.create",
+    ]  # the issue's billing job
     created = events[0]["data"]["transactionLocator"]
     renewal = ok(call(api, "GET", transaction_path(tenant, created), admin_token))
     assert (renewal["transactionType"], renewal["transactionState"]) == ("LoyaltyRenewal", "issued")
     assert (renewal["createdAt"], renewal["acceptedTime"], renewal["issuedTime"]) == (
-        isoformat(CREATE_AT), isoformat(ACCEPT_AT), isoformat(ISSUE_AT))
+        isoformat(CREATE_AT),
+        isoformat(ACCEPT_AT),
+        isoformat(ISSUE_AT),
+    )
     price = ok(call(api, "GET", transaction_path(tenant, created, "/price"), admin_token))
     assert amounts(price["charges"]) == [("premium", D("600.00"), False), ("tax", D("25"), False)]
     # the job enqueued; the renewal created, priced, accepted, issued; the entry moved twice, then found
@@ -317,13 +336,21 @@ def test_a_discarded_renewal_is_not_made_again(api, admin_token, tenant, account
     assert entry_of(tenant, policy["locator"]) is None  # nothing more to do for this term
 
 
-def test_a_renewal_that_fails_validation_is_reported_and_the_run_goes_on(api, admin_token, tenant, account, jobs,
-                                                                         clock):
+def test_a_renewal_that_fails_validation_is_reported_and_the_run_goes_on(
+    api, admin_token, tenant, account, jobs, clock
+):
     """The VIN of the first policy fails the validation plugin (it was issued before the rule, through
     the policies service); the second renews."""
-    broken = issue(tenant, account, autoRenewalPlanName="Auto",
-                   element=element_tree().model_copy(update={"elements": [vehicle(0).model_copy(
-                       update={"data": {"vin": "000HGCM82633A0", "value": D("12000.50")}})]}))
+    broken = issue(
+        tenant,
+        account,
+        autoRenewalPlanName="Auto",
+        element=element_tree().model_copy(
+            update={
+                "elements": [vehicle(0).model_copy(update={"data": {"vin": "000HGCM82633A0", "value": D("12000.50")}})]
+            }
+        ),
+    )
     fine = issue(tenant, account, autoRenewalPlanName="Auto")
 
     result, events = run_at(api, admin_token, tenant, jobs, clock, CREATE_DAY)
@@ -335,12 +362,15 @@ def test_a_renewal_that_fails_validation_is_reported_and_the_run_goes_on(api, ad
     assert (failure["transactionLocator"], failure["code"]) == (draft["locator"], "transaction.invalid")
     assert failure["validationResult"]["success"] is False
     assert [item["errors"] for item in failure["validationResult"]["validationItems"]] == [
-        ["the VIN is not a real one"]]
+        ["the VIN is not a real one"]
+    ]
     assert draft["transactionState"] == "draft"
     assert the_renewal(api, admin_token, tenant, fine.policyLocator)["transactionState"] == "priced"
     # (the run passed the policy's start too: pending to onRisk)
     assert sorted(e["type"] for e in events if e["data"]["policyLocator"] == broken.policyLocator) == [
-        "policy.renewal.create", "policy.status.update"]
+        "policy.renewal.create",
+        "policy.status.update",
+    ]
 
     # the entry waits for the next step, whose run tries again (nothing new is created) and reports it again
     assert entry_of(tenant, broken.policyLocator) == ACCEPT_AT
@@ -350,8 +380,9 @@ def test_a_renewal_that_fails_validation_is_reported_and_the_run_goes_on(api, ad
     assert (result["created"], [f["policyLocator"] for f in result["failed"]]) == (0, [broken.policyLocator])
 
 
-def test_a_run_that_lost_the_race_to_create_counts_it_as_already_done(api, admin_token, tenant, account, jobs, clock,
-                                                                    monkeypatch):
+def test_a_run_that_lost_the_race_to_create_counts_it_as_already_done(
+    api, admin_token, tenant, account, jobs, clock, monkeypatch
+):
     """Two runs read the policy before either created its renewal: the second's create meets the first's
     guard (409) and counts as already done; nothing is created twice."""
     from chalicelib.policies import service as policies
@@ -371,9 +402,9 @@ def test_a_run_that_lost_the_race_to_create_counts_it_as_already_done(api, admin
 
 
 @pytest.mark.parametrize("day, before, at", [(ACCEPT_DAY, CREATE_DAY, ACCEPT_AT), (ISSUE_DAY, ACCEPT_DAY, ISSUE_AT)])
-def test_a_run_that_lost_the_race_to_accept_or_issue_counts_it_as_already_done(api, admin_token, tenant, account,
-                                                                              jobs, clock, monkeypatch, day, before,
-                                                                              at):
+def test_a_run_that_lost_the_race_to_accept_or_issue_counts_it_as_already_done(
+    api, admin_token, tenant, account, jobs, clock, monkeypatch, day, before, at
+):
     """The transactions service works on the job's own read of the policy: a run that read it before
     another accepted (issued) the renewal writes on condition of the versions it read (409) and counts
     it as already done; nothing is done twice."""
@@ -396,26 +427,35 @@ def test_a_run_that_lost_the_race_to_accept_or_issue_counts_it_as_already_done(a
 SMALL, LARGE = 2, 5
 
 
-def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admin_token, tenant, account, jobs,
-                                                                        clock, ddb_calls):
+def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(
+    api, admin_token, tenant, account, jobs, clock, ddb_calls
+):
     """Books of 2 and of 5 due policies (each with one policy whose renewal is not due yet, plan Late: 5
     days before, and one ending later, neither seen at all), renewed over the plan's three days: every due
     policy costs the same DynamoDB calls on each day, and the run's own calls do not grow with the book
     (the accounts of its due policies are read in one call). Billing is at rest before the first day (the
     policies billed and invoiced at their term start); the billing jobs the renewals' issues enqueue run
     after the issue day's run, outside what it measures."""
+
     def book(tenant_locator, account_locator, due):
         for _ in range(due):  # each of its own account
             issue(tenant_locator, new_account(api, admin_token, tenant_locator), autoRenewalPlanName="Auto")
         issue(tenant_locator, account_locator, autoRenewalPlanName="Late")
-        issue(tenant_locator, account_locator, autoRenewalPlanName="Auto",
-              endTime=datetime(2027, 6, 1, 4, tzinfo=timezone.utc))
+        issue(
+            tenant_locator,
+            account_locator,
+            autoRenewalPlanName="Auto",
+            endTime=datetime(2027, 6, 1, 4, tzinfo=timezone.utc),
+        )
         # the policies of this test (policies/support.py) are billed monthly: an invoice per account and month
         # from the term start to just before the create day
         billed = billing_at_rest(tenant_locator, jobs, CREATE_AT - timedelta(seconds=1))
         # each invoice's generation and due time, and each policy's start
         assert (billed["entries"], billed["invoicesGenerated"], billed["statusUpdates"]) == (
-            (due + 1) * 24 + due + 2, (due + 1) * 12, due + 2)
+            (due + 1) * 24 + due + 2,
+            (due + 1) * 12,
+            due + 2,
+        )
         days = {}
         for day, moment in (("create", CREATE_DAY), ("accept", ACCEPT_DAY), ("issue", ISSUE_DAY)):
             clock.set(moment)
@@ -442,10 +482,16 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(api, admi
         assert read(large_result) == (LARGE, LARGE)
         assert counts(result) == {**NOTHING, **{name: SMALL for name in done[day]}}
         assert counts(large_result) == {**NOTHING, **{name: LARGE for name in done[day]}}
-        per_renewal = {name: (calls_of_large[name] - calls_of_small[name]) / (LARGE - SMALL)
-                       for name in calls_of_large | calls_of_small if calls_of_large[name] != calls_of_small[name]}
-        run_itself = {name: calls_of_small[name] - SMALL * per_renewal.get(name, 0) for name in calls_of_small
-                      if calls_of_small[name] != SMALL * per_renewal.get(name, 0)}
+        per_renewal = {
+            name: (calls_of_large[name] - calls_of_small[name]) / (LARGE - SMALL)
+            for name in calls_of_large | calls_of_small
+            if calls_of_large[name] != calls_of_small[name]
+        }
+        run_itself = {
+            name: calls_of_small[name] - SMALL * per_renewal.get(name, 0)
+            for name in calls_of_small
+            if calls_of_small[name] != SMALL * per_renewal.get(name, 0)
+        }
         assert (day, per_renewal) == (day, PER_RENEWAL[day])
         assert (day, run_itself) == (day, RUN_ITSELF[day])
     assert sum(sum(calls.values()) for calls in PER_RENEWAL.values()) == 10
@@ -463,7 +509,8 @@ def test_the_schedule_enqueues_one_due_run_per_tenant_as_of_its_own_time(api, te
 
     sent = [m for m in jobs.sent if m.job_type == JobType.DUE_RUN]
     assert sorted(m.tenant for m in sent) == sorted(
-        t.locator for t in identity.tenants_after(None, 100_000)[0] if not t.testClock)
+        t.locator for t in identity.tenants_after(None, 100_000)[0] if not t.testClock
+    )
     assert {m.payload["asOf"] for m in sent} == {"2027-01-02T06:00:00.000Z"}
     jobs.messages = [m for m in jobs.messages if JobMessage.model_validate_json(m).tenant == tenant]
     clock.set(datetime(2027, 1, 2, 7, tzinfo=timezone.utc))  # the message waited an hour: the job works as of 6:00
@@ -498,5 +545,6 @@ def test_a_run_works_in_steps_each_enqueuing_the_next_once(tenant, account, jobs
     assert [m.job_locator for m in steps][0] == first
     assert [m.payload.get("step", 0) for m in steps] == [0, 1]
     results = [get_job(tenant, m.job_locator)["result"] for m in steps]
-    assert [(r["entries"], r["policiesRead"], r["created"], r["priced"], r.get("continued", False))
-            for r in results] == [(2, 2, 2, 2, True), (1, 1, 1, 1, False)]
+    assert [
+        (r["entries"], r["policiesRead"], r["created"], r["priced"], r.get("continued", False)) for r in results
+    ] == [(2, 2, 2, 2, True), (1, 1, 1, 1, False)]

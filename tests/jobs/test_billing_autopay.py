@@ -2,6 +2,7 @@
 support.py) with the Monthly plan setting `autopayLeadDays: 2`; the policy runs a year from 2026-02-01
 (midnight in New York), premium 100.00 a month and a tax of 25.00, invoices generated 10 days ahead and
 due at the installment's start, autopaid two days before."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -46,14 +47,25 @@ def test_each_invoice_is_paid_at_its_autopay_time_unless_suppressed(api, admin_t
     assert payment["postedAt"] == "2026-01-30T05:00:00.000Z"
     assert event_types(api, admin_token, tenant, response).count("billing.invoice.autopay") == 1
     assert [t for t in event_types(api, admin_token, tenant, response) if t.startswith("billing.payment")] == [
-        "billing.payment.create", "billing.payment.validate", "billing.payment.post"]
+        "billing.payment.create",
+        "billing.payment.validate",
+        "billing.payment.post",
+    ]
     lifecycle = ok(call(api, "GET", billing(tenant, f"/jobs/invoicesLifecycle/{march['locator']}"), admin_token))
     assert lifecycle["contextData"]["triggers"] == [
         {"triggerTime": "2026-02-27T05:00:00.000Z", "triggerType": "autopay"},
-        {"triggerTime": DUE_DAYS[1], "triggerType": "due"}]
+        {"triggerTime": DUE_DAYS[1], "triggerType": "due"},
+    ]
 
-    ok(call(api, "PATCH", billing(tenant, f"/invoices/{march['locator']}"), admin_token,
-            {"autopayTime": march["autopayTime"], "suppressAutopay": True}))
+    ok(
+        call(
+            api,
+            "PATCH",
+            billing(tenant, f"/invoices/{march['locator']}"),
+            admin_token,
+            {"autopayTime": march["autopayTime"], "suppressAutopay": True},
+        )
+    )
     advance(api, admin_token, tenant, jobs, "2026-03-31T00:00:00Z")  # March's autopay time and April's pass
     february, march, april = invoices_of_account(api, admin_token, tenant, account)
     assert (march["invoiceState"], march["totalRemainingAmount"]) == ("open", march["totalAmount"])
@@ -67,9 +79,21 @@ def test_autopay_pays_what_is_left_and_leaves_a_settled_invoice_alone(api, admin
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-01-29T00:00:00Z")
     [february] = invoices_of_account(api, admin_token, tenant, account)
-    part = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Card", "amount": Decimal("40.00"), "data": {},
-        "targets": [{"containerType": "invoice", "containerLocator": february["locator"]}]}))
+    part = ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            admin_token,
+            {
+                "accountLocator": account,
+                "type": "Card",
+                "amount": Decimal("40.00"),
+                "data": {},
+                "targets": [{"containerType": "invoice", "containerLocator": february["locator"]}],
+            },
+        )
+    )
     ok(call(api, "PATCH", billing(tenant, f"/payments/{part['locator']}/post"), admin_token))
 
     advance(api, admin_token, tenant, jobs, "2026-02-21T00:00:00Z")
@@ -78,14 +102,27 @@ def test_autopay_pays_what_is_left_and_leaves_a_settled_invoice_alone(api, admin
     [autopaid] = [p for p in payments_of(api, admin_token, tenant, account) if p.get("transactionMethod") == "standard"]
     assert autopaid["amount"] == february["totalAmount"] - Decimal("40.00")
     # March is paid by hand before its autopay time: autopay finds nothing owed
-    whole = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Card", "amount": march["totalAmount"], "data": {},
-        "targets": [{"containerType": "invoice", "containerLocator": march["locator"]}]}))
+    whole = ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            admin_token,
+            {
+                "accountLocator": account,
+                "type": "Card",
+                "amount": march["totalAmount"],
+                "data": {},
+                "targets": [{"containerType": "invoice", "containerLocator": march["locator"]}],
+            },
+        )
+    )
     ok(call(api, "PATCH", billing(tenant, f"/payments/{whole['locator']}/post"), admin_token))
     advance(api, admin_token, tenant, jobs, "2026-03-01T00:00:00Z")
     assert len(payments_of(api, admin_token, tenant, account)) == 3
-    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                      admin_token))
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )
     assert balance["balance"] == 0
 
 

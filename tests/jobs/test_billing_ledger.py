@@ -81,6 +81,7 @@ After every history, to the cent (Decimal):
    weight, to the cent: February as much as March. A frame that had not started when it was billed is
    never due before its generate time.
 """
+
 from __future__ import annotations
 
 import functools
@@ -163,8 +164,12 @@ VALUES = ("9000", "12000.50", "25000", "60000")
 MIGRATED_VALUE = "9000"
 """A history of this value starts on a migrated account (History.migrate): the account and its policy brought in
 by a migration (chalicelib/migration), billed by billing from the policy's charges; all after it is the same."""
-REVERSIBLE = {TransactionCategory.CHANGE, TransactionCategory.CANCELLATION, TransactionCategory.REINSTATEMENT,
-              TransactionCategory.RENEWAL}
+REVERSIBLE = {
+    TransactionCategory.CHANGE,
+    TransactionCategory.CANCELLATION,
+    TransactionCategory.REINSTATEMENT,
+    TransactionCategory.RENEWAL,
+}
 OPERATIONS = 6
 """At most this many operations after the issue: a history costs some 0.8 s of CPU before its first
 operation, and 0.2 s to 0.6 s an operation."""
@@ -173,11 +178,13 @@ HISTORIES_PER_TEST = int(os.environ.get("PAS_LEDGER_HISTORIES", "240")) // 4
 on its own): 240 histories in `make test` (at 500 they were a quarter of the suite's CPU), PAS_LEDGER_HISTORIES
 for more (`make ledger`: 2,000, derandomized as here, so the first 240 are `make test`'s)."""
 
-moments = st.builds(lambda days, hours: TERM_START + timedelta(days=days, hours=hours),
-                    st.one_of(st.integers(0, 364), st.integers(365, 729)), st.sampled_from([0, 0, 7, 19]))
+moments = st.builds(
+    lambda days, hours: TERM_START + timedelta(days=days, hours=hours),
+    st.one_of(st.integers(0, 364), st.integers(365, 729)),
+    st.sampled_from([0, 0, 7, 19]),
+)
 """An effective time in the first term, or (once renewed) in the second; at midnight or not."""
-amounts = st.one_of(st.sampled_from(["open", "half"]),
-                    st.decimals(min_value=CENT, max_value=Decimal(2000), places=2))
+amounts = st.one_of(st.sampled_from(["open", "half"]), st.decimals(min_value=CENT, max_value=Decimal(2000), places=2))
 caps = st.one_of(st.none(), st.decimals(min_value=CENT, max_value=Decimal(500), places=2))
 targets = st.one_of(
     st.tuples(st.just("none")),
@@ -193,29 +200,42 @@ transaction_operations = st.one_of(
     st.tuples(st.just("renew")),
     st.tuples(st.just("reverse"), st.sampled_from([0, 0, 0, 1, 2])),
 )
-write_off_amounts = st.one_of(st.sampled_from([None, None, None, "half", "half", "more"]),
-                              st.decimals(min_value=CENT, max_value=Decimal(700), places=2))
+write_off_amounts = st.one_of(
+    st.sampled_from([None, None, None, "half", "half", "more"]),
+    st.decimals(min_value=CENT, max_value=Decimal(700), places=2),
+)
 """All that remains on the target, half of it, a cent more than remains (refused), or a random amount."""
-reversal_amounts = st.one_of(st.sampled_from([None, None, "half"]),
-                             st.decimals(min_value=CENT, max_value=Decimal(300), places=2))
+reversal_amounts = st.one_of(
+    st.sampled_from([None, None, "half"]), st.decimals(min_value=CENT, max_value=Decimal(300), places=2)
+)
 """All the write-off still holds, half of it, or a random amount (refused when more than it holds)."""
 money_operations = st.one_of(
     st.tuples(st.just("pay"), amounts, targets, st.booleans()),
     st.tuples(st.just("reverse payment"), st.integers(0, 5)),
-    st.tuples(st.just("pay, use the credit, reverse"), st.decimals(min_value=CENT, max_value=Decimal(300), places=2),
-              st.sampled_from(["distribute", "disburse", "both"])),
-    st.tuples(st.just("write off"), st.sampled_from(["invoice", "item", "account"]), st.integers(0, 30),
-              write_off_amounts, st.one_of(st.just("keep"), st.just("keep"), reversal_amounts)),
+    st.tuples(
+        st.just("pay, use the credit, reverse"),
+        st.decimals(min_value=CENT, max_value=Decimal(300), places=2),
+        st.sampled_from(["distribute", "disburse", "both"]),
+    ),
+    st.tuples(
+        st.just("write off"),
+        st.sampled_from(["invoice", "item", "account"]),
+        st.integers(0, 30),
+        write_off_amounts,
+        st.one_of(st.just("keep"), st.just("keep"), reversal_amounts),
+    ),
     st.tuples(st.just("reverse write-off"), st.integers(0, 5), reversal_amounts),
 )
-credit_amounts = st.one_of(st.sampled_from(["all", "all", "half", "more"]),
-                           st.decimals(min_value=CENT, max_value=Decimal(500), places=2))
+credit_amounts = st.one_of(
+    st.sampled_from(["all", "all", "half", "more"]), st.decimals(min_value=CENT, max_value=Decimal(500), places=2)
+)
 """All of the credit balance, half of it, a cent more than it holds (refused), or a random amount."""
 credit_operations = st.one_of(
     st.tuples(st.just("hold"), st.sampled_from(list(HoldTarget))),
     st.tuples(st.just("release hold"), st.integers(0, 3)),
-    st.tuples(st.just("distribute"), credit_amounts, st.sampled_from(["none", "account", "invoice"]),
-              st.integers(0, 30)),
+    st.tuples(
+        st.just("distribute"), credit_amounts, st.sampled_from(["none", "account", "invoice"]), st.integers(0, 30)
+    ),
     st.tuples(st.just("reverse distribution"), st.integers(0, 5)),
     st.tuples(st.just("disburse"), credit_amounts),
     st.tuples(st.just("reverse disbursement"), st.integers(0, 5)),
@@ -229,24 +249,38 @@ time_operations = st.one_of(
 """The clock moving on runs what fell due meanwhile (runtime/due.py, as a test clock's advance does):
 invoice generation, invoices falling due unpaid (delinquencies), grace ends (lapses, billed like any
 cancellation)."""
-histories = st.fixed_dictionaries({
-    "plan": st.sampled_from(PLANS),
-    "value": st.sampled_from(VALUES),
-    "operations": st.lists(st.one_of(transaction_operations, transaction_operations, money_operations,
-                                     credit_operations, time_operations), min_size=1, max_size=OPERATIONS),
-})
+histories = st.fixed_dictionaries(
+    {
+        "plan": st.sampled_from(PLANS),
+        "value": st.sampled_from(VALUES),
+        "operations": st.lists(
+            st.one_of(
+                transaction_operations, transaction_operations, money_operations, credit_operations, time_operations
+            ),
+            min_size=1,
+            max_size=OPERATIONS,
+        ),
+    }
+)
 
 
-ADA = {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-       "address": {"line1": "1 Main St", "city": "Springfield", "postcode": "12345"}}
+ADA = {
+    "firstName": "Ada",
+    "lastName": "Lovelace",
+    "email": "ada@example.com",
+    "address": {"line1": "1 Main St", "city": "Springfield", "postcode": "12345"},
+}
 
 
 def ledger_model() -> dict[str, Any]:
     """The billing test configuration (installment plans, invoice numbers, payment types, the disbursement
     type Refund) with a default delinquency plan: 10 days of grace, then a lapse issued."""
     model = billing_model()
-    model["delinquencyPlans"]["Ledger"] = {"gracePeriodDays": 10, "advanceLapseTo": "issued",
-                                           "delinquencyLevel": "policy"}
+    model["delinquencyPlans"]["Ledger"] = {
+        "gracePeriodDays": 10,
+        "advanceLapseTo": "issued",
+        "delinquencyLevel": "policy",
+    }
     model["defaultDelinquencyPlan"] = "Ledger"
     return model
 
@@ -257,6 +291,7 @@ def tenant(api, admin_token) -> str:
 
 
 # --- one history --------------------------------------------------------------------------------------
+
 
 @dataclass
 class History:
@@ -298,8 +333,9 @@ class History:
         if value == MIGRATED_VALUE:
             self.migrated(plan, billing_level)
         else:
-            self.account = accounts.create_account(self.ctx(), AccountFields.model_validate({
-                "type": "PersonAccount", "data": ADA})).locator
+            self.account = accounts.create_account(
+                self.ctx(), AccountFields.model_validate({"type": "PersonAccount", "data": ADA})
+            ).locator
             self.policy = self.issue_policy(plan, billing_level, value)
         ctx = self.ctx()
         segment = policies.get_segment(ctx, policies.get_policy(ctx, self.policy).latestSegmentLocator)
@@ -314,23 +350,70 @@ class History:
             return
         ctx = self.ctx()
         preferences = {"installmentPreferences": {"installmentPlanName": plan, "installmentWeights": []}}
-        collision = {"elementType": "Collision", "id": "collision", "data": {}, "charges": [],
-                     "coverageTerms": {"Limit": "l50k"}, "elements": []}
-        car = {"elementType": "Vehicle", "id": "vehicle", "data": {"vin": "1HGCM82633A004352", "value": 9000},
-               "charges": [{"chargeType": "premium", "tag": "band 1", "rate": 100, "referenceRate": 100}],
-               "coverageTerms": {}, "elements": [collision]}
-        issuance = {"issuedTime": NOW, "createdAt": NOW, "transactionType": "issuance", "preferences": preferences,
-                    "segment": {"startTime": TERM_START, "segmentType": "coverage", "rootElement": {
-                        "elementType": "PersonalAuto", "id": "root", "data": {"channel": "web"}, "charges": [],
-                        "coverageTerms": {}, "elements": [car]}}}
-        self.migration = migration.start(ctx, [AccountMigrationRequest.model_validate({
-            "accountData": {"accountType": "PersonAccount", "id": "ada", "data": ADA, "createdAt": NOW},
-            "defaultCreatedBy": ctx.user_locator,
-            "policies": [{"productName": "PersonalAuto", "id": "auto", "durationBasis": "months", "createdAt": NOW,
-                          "currency": "USD", "timezone": "America/New_York", "billingLevel": billing_level,
-                          "preferences": preferences,
-                          "terms": [{"startTime": TERM_START, "endTime": TERM_START.replace(year=2027),
-                                     "transactions": [issuance]}]}]})]).locator
+        collision = {
+            "elementType": "Collision",
+            "id": "collision",
+            "data": {},
+            "charges": [],
+            "coverageTerms": {"Limit": "l50k"},
+            "elements": [],
+        }
+        car = {
+            "elementType": "Vehicle",
+            "id": "vehicle",
+            "data": {"vin": "1HGCM82633A004352", "value": 9000},
+            "charges": [{"chargeType": "premium", "tag": "band 1", "rate": 100, "referenceRate": 100}],
+            "coverageTerms": {},
+            "elements": [collision],
+        }
+        issuance = {
+            "issuedTime": NOW,
+            "createdAt": NOW,
+            "transactionType": "issuance",
+            "preferences": preferences,
+            "segment": {
+                "startTime": TERM_START,
+                "segmentType": "coverage",
+                "rootElement": {
+                    "elementType": "PersonalAuto",
+                    "id": "root",
+                    "data": {"channel": "web"},
+                    "charges": [],
+                    "coverageTerms": {},
+                    "elements": [car],
+                },
+            },
+        }
+        self.migration = migration.start(
+            ctx,
+            [
+                AccountMigrationRequest.model_validate(
+                    {
+                        "accountData": {"accountType": "PersonAccount", "id": "ada", "data": ADA, "createdAt": NOW},
+                        "defaultCreatedBy": ctx.user_locator,
+                        "policies": [
+                            {
+                                "productName": "PersonalAuto",
+                                "id": "auto",
+                                "durationBasis": "months",
+                                "createdAt": NOW,
+                                "currency": "USD",
+                                "timezone": "America/New_York",
+                                "billingLevel": billing_level,
+                                "preferences": preferences,
+                                "terms": [
+                                    {
+                                        "startTime": TERM_START,
+                                        "endTime": TERM_START.replace(year=2027),
+                                        "transactions": [issuance],
+                                    }
+                                ],
+                            }
+                        ],
+                    }
+                )
+            ],
+        ).locator
 
     def migrated(self, plan: str, billing_level: str) -> None:
         """The migration's account and policy (`requested`, unless it was), its jobs run."""
@@ -343,9 +426,17 @@ class History:
     def issue_policy(self, plan: str, billing_level: str, value: str) -> str:
         """A PersonalAuto policy of the account, issued (its billing job not run yet)."""
         ctx = self.ctx()
-        quote = quotes.create_quote(ctx, QuoteFields.model_validate(auto(
-            self.account, vehicle(value=value), billingLevel=billing_level,
-            preferences={"installmentPreferences": {"installmentPlanName": plan, "installmentWeights": []}})))
+        quote = quotes.create_quote(
+            ctx,
+            QuoteFields.model_validate(
+                auto(
+                    self.account,
+                    vehicle(value=value),
+                    billingLevel=billing_level,
+                    preferences={"installmentPreferences": {"installmentPlanName": plan, "installmentWeights": []}},
+                )
+            ),
+        )
         issued = quotes.issue_quote(ctx, quote.locator)
         assert issued.policyLocator, issued.validationResult
         return issued.policyLocator
@@ -407,16 +498,28 @@ class History:
         kind = operation[0]
         if kind in ("change", "backdated change"):
             when = operation[1] if kind == "change" else self.before_latest(ctx, operation[1])
-            return transactions.create_transaction(ctx, self.policy, [
-                instruction({"action": "params", "effectiveTime": when.isoformat()}),
-                instruction({"action": "modify", "staticLocator": self.vehicle, "setData": {"value": operation[2]}})],
-                route="change")
+            return transactions.create_transaction(
+                ctx,
+                self.policy,
+                [
+                    instruction({"action": "params", "effectiveTime": when.isoformat()}),
+                    instruction(
+                        {"action": "modify", "staticLocator": self.vehicle, "setData": {"value": operation[2]}}
+                    ),
+                ],
+                route="change",
+            )
         if kind == "cancel":
-            return transactions.create_transaction(ctx, self.policy, [instruction(
-                {"action": "params", "effectiveTime": operation[1].isoformat()})], route="cancel")
+            return transactions.create_transaction(
+                ctx,
+                self.policy,
+                [instruction({"action": "params", "effectiveTime": operation[1].isoformat()})],
+                route="cancel",
+            )
         if kind == "reinstate":
-            given = [instruction({"action": "params", "effectiveTime": operation[1].isoformat()})] \
-                if operation[1] else []
+            given = (
+                [instruction({"action": "params", "effectiveTime": operation[1].isoformat()})] if operation[1] else []
+            )
             return transactions.create_transaction(ctx, self.policy, given, route="reinstate")
         if kind == "renew":
             return transactions.create_transaction(ctx, self.policy, [], route="renew")
@@ -424,9 +527,15 @@ class History:
         reversible = [t.locator for t in issued if t.transactionCategory in REVERSIBLE]
         if not reversible:
             return None
-        return transactions.create_reversal(ctx, self.policy, ReversalRequest(
-            baseLocator=policies.get_policy(ctx, self.policy).issuedTransactionLocator,
-            toTransaction=issued[0].locator, reverseTransactions=[reversible[-1 - operation[1] % len(reversible)]]))
+        return transactions.create_reversal(
+            ctx,
+            self.policy,
+            ReversalRequest(
+                baseLocator=policies.get_policy(ctx, self.policy).issuedTransactionLocator,
+                toTransaction=issued[0].locator,
+                reverseTransactions=[reversible[-1 - operation[1] % len(reversible)]],
+            ),
+        )
 
     def before_latest(self, ctx: CallContext, percent: int) -> datetime:
         """A time between the term start and the latest issued transaction's effective time: out of sequence."""
@@ -439,36 +548,60 @@ class History:
     def pay(self, amount: Decimal | str, target: tuple[Any, ...], validate: bool) -> None:
         ctx = self.ctx()
         invoices = self.invoices(ctx)
-        open_invoices = sorted((i.dueTime, i.locator, i.totalRemainingAmount) for i in invoices
-                               if i.invoiceState == InvoiceState.OPEN)
+        open_invoices = sorted(
+            (i.dueTime, i.locator, i.totalRemainingAmount) for i in invoices if i.invoiceState == InvoiceState.OPEN
+        )
         owed = sum((remaining for _, _, remaining in open_invoices), ZERO)
         if amount in ("open", "half"):
             chosen = owed if amount == "open" else (owed / 2).quantize(CENT)
             amount = max(chosen, CENT)
         chosen_targets: list[dict[str, Any]] = []
         if target[0] in ("invoice", "invoice+account") and invoices:
-            chosen_targets.append({"containerType": "invoice",
-                                   "containerLocator": invoices[target[1] % len(invoices)].locator,
-                                   "amount": target[2]})
+            chosen_targets.append(
+                {
+                    "containerType": "invoice",
+                    "containerLocator": invoices[target[1] % len(invoices)].locator,
+                    "amount": target[2],
+                }
+            )
         if target[0] in ("account", "invoice+account"):
-            chosen_targets.append({"containerType": "account", "containerLocator": self.account,
-                                   "amount": target[-1] if target[0] == "account" else None})
-        payment = payments.create_payment(ctx, PaymentCreateRequest.model_validate({
-            "accountLocator": self.account, "type": "Check", "amount": amount,
-            "targets": [{k: v for k, v in t.items() if v is not None} for t in chosen_targets]}))
+            chosen_targets.append(
+                {
+                    "containerType": "account",
+                    "containerLocator": self.account,
+                    "amount": target[-1] if target[0] == "account" else None,
+                }
+            )
+        payment = payments.create_payment(
+            ctx,
+            PaymentCreateRequest.model_validate(
+                {
+                    "accountLocator": self.account,
+                    "type": "Check",
+                    "amount": amount,
+                    "targets": [{k: v for k, v in t.items() if v is not None} for t in chosen_targets],
+                }
+            ),
+        )
         self.payments.append(payment.locator)
         if validate:
             payments.validate_payment(ctx, payment.locator)
         expected_applied, expected_credit = expected_posting(
-            Decimal(amount), payment.targets, self.account, [locator for _, locator, _ in open_invoices],
-            {locator: left for _, locator, left in open_invoices})
+            Decimal(amount),
+            payment.targets,
+            self.account,
+            [locator for _, locator, _ in open_invoices],
+            {locator: left for _, locator, left in open_invoices},
+        )
         posted = payments.post_payment(ctx, payment.locator)
         self.posted[posted.locator] = Decimal(amount)
         self.order[posted.locator] = len(self.order)
         applied: dict[str, Decimal] = defaultdict(Decimal)
-        for application in repository.applications(ctx.tenant, self.account,
-                                                   [(invoice, application) for invoice, application
-                                                    in (ref.split("/", 1) for ref in posted.applications)]):
+        for application in repository.applications(
+            ctx.tenant,
+            self.account,
+            [(invoice, application) for invoice, application in (ref.split("/", 1) for ref in posted.applications)],
+        ):
             applied[application.invoiceLocator] += application.amount
         assert dict(applied) == expected_applied, (amount, target, open_invoices)
         assert posted.creditedAmount == expected_credit
@@ -481,8 +614,11 @@ class History:
         credited = payments.payment(ctx, locator).creditedAmount
         short = credited - repository.credit_balance(ctx.tenant, self.account, "USD").balance
         funded = []
-        for distribution in sorted((d for d in self.distributed if self.order[d] > self.order[locator]),
-                                   key=self.order.__getitem__, reverse=True):
+        for distribution in sorted(
+            (d for d in self.distributed if self.order[d] > self.order[locator]),
+            key=self.order.__getitem__,
+            reverse=True,
+        ):
             if short <= 0:
                 break
             if self.distributed[distribution]:
@@ -508,8 +644,9 @@ class History:
         distribution to the open invoices, a disbursement, or half each), then reverse the payment."""
         ctx = self.ctx()
         invoices = self.invoices(ctx)
-        open_invoices = sorted((i for i in invoices if i.invoiceState == InvoiceState.OPEN),
-                               key=lambda i: (i.dueTime, i.locator))
+        open_invoices = sorted(
+            (i for i in invoices if i.invoiceState == InvoiceState.OPEN), key=lambda i: (i.dueTime, i.locator)
+        )
         if not open_invoices:
             return
         oldest = open_invoices[0]
@@ -525,23 +662,30 @@ class History:
     def write_off(self, kind: str, index: int, amount: Decimal | str | None, then: Decimal | str | None) -> None:
         """Write off a target; then (unless `then` is "keep") reverse the write-off, whole or partly."""
         ctx = self.ctx()
-        open_invoices = sorted((i for i in self.invoices(ctx) if i.invoiceState == InvoiceState.OPEN),
-                               key=lambda i: (i.dueTime, i.locator))
+        open_invoices = sorted(
+            (i for i in self.invoices(ctx) if i.invoiceState == InvoiceState.OPEN), key=lambda i: (i.dueTime, i.locator)
+        )
         remaining = {i.locator: i.totalRemainingAmount for i in open_invoices}
         if kind == "account":
-            target, available = {"containerType": "account", "containerLocator": self.account}, \
-                sum((max(left, ZERO) for left in remaining.values()), ZERO)
+            target, available = (
+                {"containerType": "account", "containerLocator": self.account},
+                sum((max(left, ZERO) for left in remaining.values()), ZERO),
+            )
         elif not open_invoices:
             return
         else:
             chosen = open_invoices[index % len(open_invoices)]
             if kind == "invoice":
-                target, available = {"containerType": "invoice", "containerLocator": chosen.locator}, \
-                    max(chosen.totalRemainingAmount, ZERO)
+                target, available = (
+                    {"containerType": "invoice", "containerLocator": chosen.locator},
+                    max(chosen.totalRemainingAmount, ZERO),
+                )
             else:
                 item = chosen.invoiceItems[index % len(chosen.invoiceItems)]
-                target, available = {"containerType": "invoiceItem", "containerLocator": item.locator}, \
-                    max(min(item.remainingAmount, chosen.totalRemainingAmount), ZERO)
+                target, available = (
+                    {"containerType": "invoiceItem", "containerLocator": item.locator},
+                    max(min(item.remainingAmount, chosen.totalRemainingAmount), ZERO),
+                )
         if amount == "half":
             amount = max((available / 2).quantize(CENT), CENT)
         elif amount == "more":
@@ -607,14 +751,19 @@ class History:
         wanted = self.credit_amount(ctx, amount)
         if wanted <= 0:
             return
-        open_invoices = sorted((i for i in self.invoices(ctx) if i.invoiceState == InvoiceState.OPEN),
-                               key=lambda i: (i.dueTime, i.locator))
+        open_invoices = sorted(
+            (i for i in self.invoices(ctx) if i.invoiceState == InvoiceState.OPEN), key=lambda i: (i.dueTime, i.locator)
+        )
         chosen: list[PaymentTarget] = []
         if target == "account":
             chosen = [PaymentTarget(containerType=ContainerType.ACCOUNT, containerLocator=self.account)]
         elif target == "invoice" and open_invoices:
-            chosen = [PaymentTarget(containerType=ContainerType.INVOICE,
-                                    containerLocator=open_invoices[index % len(open_invoices)].locator)]
+            chosen = [
+                PaymentTarget(
+                    containerType=ContainerType.INVOICE,
+                    containerLocator=open_invoices[index % len(open_invoices)].locator,
+                )
+            ]
         made = credit.create_distribution(ctx, self.account, wanted, None, [], chosen)
         self.distributions.append(made.locator)
         if wanted > repository.credit_balance(ctx.tenant, self.account, "USD").balance:
@@ -622,13 +771,20 @@ class History:
                 credit.execute_distribution(ctx, made.locator)
             assert refused.value.code == "credit.insufficient_balance"
             return
-        expected, left = expected_posting(wanted, chosen, self.account, [i.locator for i in open_invoices],
-                                          {i.locator: i.totalRemainingAmount for i in open_invoices})
+        expected, left = expected_posting(
+            wanted,
+            chosen,
+            self.account,
+            [i.locator for i in open_invoices],
+            {i.locator: i.totalRemainingAmount for i in open_invoices},
+        )
         executed = credit.execute_distribution(ctx, made.locator)
         applied: dict[str, Decimal] = defaultdict(Decimal)
-        for application in repository.applications(ctx.tenant, self.account,
-                                                   [(invoice, application) for invoice, application
-                                                    in (ref.split("/", 1) for ref in executed.applications)]):
+        for application in repository.applications(
+            ctx.tenant,
+            self.account,
+            [(invoice, application) for invoice, application in (ref.split("/", 1) for ref in executed.applications)],
+        ):
             applied[application.invoiceLocator] += application.amount
         assert dict(applied) == expected and executed.appliedAmount == wanted - left, (wanted, target)
         self.distributed[made.locator] = wanted - left
@@ -650,12 +806,14 @@ class History:
             return
         if wanted > repository.credit_balance(ctx.tenant, self.account, "USD").balance:
             with pytest.raises(InvalidState) as refused:
-                credit.create_disbursement(ctx, self.account, "Refund", wanted, None, [], {},
-                                           advance_to=DisbursementState.EXECUTED)
+                credit.create_disbursement(
+                    ctx, self.account, "Refund", wanted, None, [], {}, advance_to=DisbursementState.EXECUTED
+                )
             assert refused.value.code == "credit.insufficient_balance"
             return
-        made = credit.create_disbursement(ctx, self.account, "Refund", wanted, None, [], {},
-                                          advance_to=DisbursementState.EXECUTED)
+        made = credit.create_disbursement(
+            ctx, self.account, "Refund", wanted, None, [], {}, advance_to=DisbursementState.EXECUTED
+        )
         self.disbursements.append(made.locator)
         self.disbursed[made.locator] = wanted
 
@@ -670,17 +828,23 @@ class History:
         return invoicing.invoices_of(ctx, "account", self.account, PageRequest(0, 1000), include_zero=True).items
 
 
-CREDIT_OPERATIONS = {"hold": "hold", "release hold": "release_hold", "distribute": "distribute",
-                     "reverse distribution": "reverse_distribution", "disburse": "disburse",
-                     "reverse disbursement": "reverse_disbursement"}
+CREDIT_OPERATIONS = {
+    "hold": "hold",
+    "release hold": "release_hold",
+    "distribute": "distribute",
+    "reverse distribution": "reverse_distribution",
+    "disburse": "disburse",
+    "reverse disbursement": "reverse_disbursement",
+}
 
 
 def instruction(body: dict[str, Any]) -> Any:
     return OneInstruction.model_validate(body).root
 
 
-def expected_posting(amount: Decimal, targets: list[Any], account: str, open_oldest_first: list[str],
-                     remaining: dict[str, Decimal]) -> tuple[dict[str, Decimal], Decimal]:
+def expected_posting(
+    amount: Decimal, targets: list[Any], account: str, open_oldest_first: list[str], remaining: dict[str, Decimal]
+) -> tuple[dict[str, Decimal], Decimal]:
     """What posting should apply to each invoice, and leave for the credit balance (DECISIONS.md
     "Billing": targets in order, an account target the open invoices oldest due first; settled
     invoices take nothing; no invoice takes more than it has remaining, no target more than its cap)."""
@@ -710,8 +874,11 @@ def expected_write_off(wanted: Decimal, target: dict[str, str], open_oldest_firs
                 settled[invoice.locator] = taken
                 left -= taken
         return settled
-    owner = next(i for i in open_oldest_first if target["containerLocator"] in
-                 (i.locator, *(item.locator for item in i.invoiceItems)))
+    owner = next(
+        i
+        for i in open_oldest_first
+        if target["containerLocator"] in (i.locator, *(item.locator for item in i.invoiceItems))
+    )
     return {owner.locator: wanted}
 
 
@@ -724,11 +891,13 @@ class _AccountTarget:
 
 # --- reading what billing stored ----------------------------------------------------------------------
 
+
 def partition(tenant: str, account: str) -> dict[str, list[dict[str, Any]]]:
     """Every record of the account's billing partition, by entity (one strongly consistent Query)."""
     found: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for item in query.all_items(table.gateway(), keys.tenant_scope(tenant), keys.billing_partition(tenant, account),
-                                consistent=True):
+    for item in query.all_items(
+        table.gateway(), keys.tenant_scope(tenant), keys.billing_partition(tenant, account), consistent=True
+    ):
         found[item["entity"]].append(codec.without_keys(item))
     return found
 
@@ -737,14 +906,18 @@ def stored_installments(tenant: str, stored: dict[str, list[dict[str, Any]]]) ->
     """The installments of the partition's lattices (an installment is stored at its own alias key, outside
     the partition: its lattice's references name it); asserts that every uninvoiced marker of the
     partition names one of them (no installment written without its lattice)."""
-    found = {i.locator: i for policy in sorted({lattice["policyLocator"] for lattice in stored["lattice"]})
-             for i in repository.all_installments_of(tenant, "policy", policy)}
+    found = {
+        i.locator: i
+        for policy in sorted({lattice["policyLocator"] for lattice in stored["lattice"]})
+        for i in repository.all_installments_of(tenant, "policy", policy)
+    }
     orphans = {m["locator"] for m in stored["uninvoicedInstallment"]} - found.keys()
     assert not orphans, f"uninvoiced markers of installments no lattice names: {orphans}"
     return list(found.values())
 
 
 # --- the invariants -----------------------------------------------------------------------------------
+
 
 def check(history: History, *, other_policies: bool = False) -> None:
     """The invariants above; with `other_policies` (the account has more than the history's policy) all
@@ -761,8 +934,12 @@ def check(history: History, *, other_policies: bool = False) -> None:
     written = [WriteOff.model_validate(i) for i in stored["writeOff"]]
     drawn = [CreditDistribution.model_validate(i) for i in stored["creditDistribution"]]
     paid_out = [Disbursement.model_validate(i) for i in stored["disbursement"]]
-    leftovers = [item for items in stored.values() for item in items
-                 if repository.STAGED in item or repository.STAGED_TOKEN in item]
+    leftovers = [
+        item
+        for items in stored.values()
+        for item in items
+        if repository.STAGED in item or repository.STAGED_TOKEN in item
+    ]
     assert not leftovers, f"staged records not rolled forward: {leftovers}"
     if not other_policies:
         check_installments(ctx, history, lattices, installments)
@@ -771,12 +948,18 @@ def check(history: History, *, other_policies: bool = False) -> None:
     check_ledger(history, invoices, payments, applications, lines, balances, written, drawn, paid_out)
     open_markers = {m["locator"] for m in stored["openInvoice"]}
     assert open_markers == {i.locator for i in invoices if i.invoiceState == InvoiceState.OPEN}
-    check_delinquencies(ctx, history, [Delinquency.model_validate(i) for i in stored["delinquency"]],
-                        stored, open_markers)
+    check_delinquencies(
+        ctx, history, [Delinquency.model_validate(i) for i in stored["delinquency"]], stored, open_markers
+    )
 
 
-def check_delinquencies(ctx: CallContext, history: History, delinquencies: list[Delinquency],
-                        stored: dict[str, Any], open_invoices: set[str]) -> None:
+def check_delinquencies(
+    ctx: CallContext,
+    history: History,
+    delinquencies: list[Delinquency],
+    stored: dict[str, Any],
+    open_invoices: set[str],
+) -> None:
     """A delinquency in grace has an unsettled invoice (settling them all settles it), its open marker,
     and its policy is delinquent by it; no other one is."""
     in_grace = {d.locator: d for d in delinquencies if d.delinquencyState in OPEN_STATES}
@@ -784,11 +967,13 @@ def check_delinquencies(ctx: CallContext, history: History, delinquencies: list[
     for record in in_grace.values():
         assert open_invoices.intersection(record.invoice_locators), record.locator
     assert sorted(policies.get_policy(ctx, history.policy).delinquencyLocators) == sorted(
-        d.locator for d in in_grace.values() if history.policy in d.policy_locators)
+        d.locator for d in in_grace.values() if history.policy in d.policy_locators
+    )
 
 
-def check_installments(ctx: CallContext, history: History, lattices: list[InstallmentLattice],
-                       installments: list[Installment]) -> None:
+def check_installments(
+    ctx: CallContext, history: History, lattices: list[InstallmentLattice], installments: list[Installment]
+) -> None:
     stack = policies.issued_stack(ctx, history.policy)
     issued = [t for t in stack.transactions if t.issuedTime is not None]
     charges = {charge.locator: charge.amount for t in issued for charge in t.charges}
@@ -806,18 +991,24 @@ def check_installments(ctx: CallContext, history: History, lattices: list[Instal
     parts = {part for t in issued for part in t.aggregatedTransactionLocators}
     on_their_own = {t.locator: t for t in issued if t.locator not in parts}
     """The transactions a billing job bills: each with the parts it names."""
-    assert sorted(lattice.transactionLocator for lattice in lattices) == sorted(on_their_own), \
+    assert sorted(lattice.transactionLocator for lattice in lattices) == sorted(on_their_own), (
         "one lattice per transaction billed on its own"
+    )
     by_locator = {t.locator: t for t in stack.transactions}
     for installment in installments:
         transaction = on_their_own[installment.transactionLocator]
-        own = {c.locator for t in (transaction, *(by_locator[p] for p in transaction.aggregatedTransactionLocators))
-               for c in t.charges}
+        own = {
+            c.locator
+            for t in (transaction, *(by_locator[p] for p in transaction.aggregatedTransactionLocators))
+            for c in t.charges
+        }
         assert {item.chargeLocator for item in installment.installmentItems} <= own, installment.locator
 
 
-PLAN_WEIGHTS = {name: [Decimal(w) for w in plan.get("installmentWeights", [])]
-                for name, plan in ledger_model()["installmentPlans"].items()}
+PLAN_WEIGHTS = {
+    name: [Decimal(w) for w in plan.get("installmentWeights", [])]
+    for name, plan in ledger_model()["installmentPlans"].items()
+}
 
 
 def check_spread(lattices: list[InstallmentLattice], installments: list[Installment]) -> None:
@@ -868,8 +1059,9 @@ def check_invoices(installments: list[Installment], invoices: list[Invoice], sto
                 total += item.amount
         assert total == invoice.totalAmount, invoice.locator
         for locator, invoice_item in items.items():
-            assert invoice_item.amount == sums[locator] \
-                and sorted(invoice_item.installmentItemLocators) == sorted(of_items[locator])
+            assert invoice_item.amount == sums[locator] and sorted(invoice_item.installmentItemLocators) == sorted(
+                of_items[locator]
+            )
     assert invoiced.keys() == by_installment.keys(), "installments never invoiced"
     assert not stored["uninvoicedInstallment"]
 
@@ -880,9 +1072,12 @@ def check_write_offs(history: History, written: list[WriteOff]) -> tuple[dict[st
     off_invoice: dict[str, Decimal] = defaultdict(Decimal)
     off_item: dict[str, Decimal] = defaultdict(Decimal)
     for write_off in written:
-        assert write_off.amount == history.written_off[write_off.locator] == \
-            sum((t.amount or ZERO for t in write_off.targets), ZERO) == \
-            sum((a.amount for a in write_off.allocations), ZERO), write_off.locator
+        assert (
+            write_off.amount
+            == history.written_off[write_off.locator]
+            == sum((t.amount or ZERO for t in write_off.targets), ZERO)
+            == sum((a.amount for a in write_off.allocations), ZERO)
+        ), write_off.locator
         given_back = sum((sum(a.reversedItemAmounts.values(), ZERO) for a in write_off.allocations), ZERO)
         assert write_off.reversedAmount == history.reversed_off[write_off.locator] == given_back
         assert (write_off.writeOffState == WriteOffState.REVERSED) == (write_off.reversedAmount == write_off.amount)
@@ -894,9 +1089,17 @@ def check_write_offs(history: History, written: list[WriteOff]) -> tuple[dict[st
     return off_invoice, off_item
 
 
-def check_ledger(history: History, invoices: list[Invoice], payments: list[Payment],
-                 applications: list[Application], lines: list[LedgerLine], balances: list[CreditBalance],
-                 written: list[WriteOff], drawn: list[CreditDistribution], paid_out: list[Disbursement]) -> None:
+def check_ledger(
+    history: History,
+    invoices: list[Invoice],
+    payments: list[Payment],
+    applications: list[Application],
+    lines: list[LedgerLine],
+    balances: list[CreditBalance],
+    written: list[WriteOff],
+    drawn: list[CreditDistribution],
+    paid_out: list[Disbursement],
+) -> None:
     live = [a for a in applications if not a.reversed]
     on_invoice: dict[str, Decimal] = defaultdict(Decimal)
     on_item: dict[str, Decimal] = defaultdict(Decimal)
@@ -907,8 +1110,13 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
             on_item[item] += amount
     off_invoice, off_item = check_write_offs(history, written)
     for invoice in invoices:
-        assert invoice.totalAmount == on_invoice[invoice.locator] - invoice.creditedAmount \
-            + off_invoice[invoice.locator] + invoice.totalRemainingAmount, invoice.locator
+        assert (
+            invoice.totalAmount
+            == on_invoice[invoice.locator]
+            - invoice.creditedAmount
+            + off_invoice[invoice.locator]
+            + invoice.totalRemainingAmount
+        ), invoice.locator
         assert invoice.totalRemainingAmount == sum((i.remainingAmount for i in invoice.invoiceItems), ZERO)
         if invoice.invoiceState == InvoiceState.OPEN:
             assert invoice.totalRemainingAmount > 0 and not invoice.creditedAmount, invoice.locator
@@ -917,8 +1125,10 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
         if invoice.totalAmount > 0:
             assert not invoice.creditedAmount
             for invoice_item in invoice.invoiceItems:
-                assert invoice_item.amount == on_item[invoice_item.locator] + off_item[invoice_item.locator] \
-                    + invoice_item.remainingAmount, invoice_item.locator
+                assert (
+                    invoice_item.amount
+                    == on_item[invoice_item.locator] + off_item[invoice_item.locator] + invoice_item.remainingAmount
+                ), invoice_item.locator
         else:
             assert invoice.invoiceState == InvoiceState.SETTLED and invoice.creditedAmount == -invoice.totalAmount
             assert not off_invoice[invoice.locator]
@@ -946,8 +1156,9 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
     overpaid = sum((p.creditedAmount for p in posted), ZERO)
     credited = sum((i.creditedAmount for i in invoices), ZERO)
     disbursed = sum(history.disbursed.values(), ZERO)
-    assert sum((i.totalAmount for i in invoices), ZERO) == paid - overpaid + distributed - credited \
-        + sum(off_invoice.values(), ZERO) + sum((i.totalRemainingAmount for i in invoices), ZERO)
+    assert sum((i.totalAmount for i in invoices), ZERO) == paid - overpaid + distributed - credited + sum(
+        off_invoice.values(), ZERO
+    ) + sum((i.totalRemainingAmount for i in invoices), ZERO)
     owed = {i.owedFor: i.totalAmount for i in invoices if i.owedFor is not None}
     assert owed == history.owed
     balance = sum((b.balance for b in balances), ZERO)
@@ -958,8 +1169,12 @@ def check_ledger(history: History, invoices: list[Invoice], payments: list[Payme
     assert shown.balance == balance
 
 
-def check_credit(history: History, by_source: dict[str, list[Application]], drawn: list[CreditDistribution],
-                 paid_out: list[Disbursement]) -> Decimal:
+def check_credit(
+    history: History,
+    by_source: dict[str, list[Application]],
+    drawn: list[CreditDistribution],
+    paid_out: list[Disbursement],
+) -> Decimal:
     """Each credit distribution as this test made it (its applications taken from `by_source`: executed,
     all live and summing to what it applied; reversed, all reversed; refused, none) and each disbursement;
     answers what the live distributions applied."""
@@ -990,14 +1205,15 @@ def forget_due(tenant: str) -> None:
         left = due_index.page(tenant, FAR, limit=100)
         if not left.entries:
             return
-        table.gateway().batch_delete(keys.tenant_scope(tenant),
-                                     [keys.due_entry(tenant, e.kind, e.ref) for e in left.entries])
+        table.gateway().batch_delete(
+            keys.tenant_scope(tenant), [keys.due_entry(tenant, e.kind, e.ref) for e in left.entries]
+        )
 
 
 # --- the tests ----------------------------------------------------------------------------------------
 
-def test_an_out_of_sequence_change_is_billed_with_the_reversal_and_reapplication_of_its_aggregate(tenant, clock,
-                                                                                                 jobs):
+
+def test_an_out_of_sequence_change_is_billed_with_the_reversal_and_reapplication_of_its_aggregate(tenant, clock, jobs):
     """The billing job of a transaction issued out of sequence bills its aggregate: the change, and the
     reversal and reapplication of the later change (which no job bills on their own)."""
     history = History(tenant, clock, jobs, eager=True)
@@ -1105,8 +1321,11 @@ def test_reversing_a_payment_takes_back_every_use_of_its_credit(tenant, clock, j
     history.apply(("pay, use the credit, reverse", Decimal("150.00"), use))
 
     assert not history.posted and not history.distributed
-    assert history.owed == ({} if use == "distribute" else
-                            {history.payments[-1]: Decimal("150.00") if use == "disburse" else Decimal("75.00")})
+    assert history.owed == (
+        {}
+        if use == "distribute"
+        else {history.payments[-1]: Decimal("150.00") if use == "disburse" else Decimal("75.00")}
+    )
     assert repository.credit_balance(ctx.tenant, history.account, "USD").balance == 0
     assert [d.delinquencyState in OPEN_STATES for d in billing_delinquencies(ctx, history)][:1] == [True]
     check(history)
@@ -1184,8 +1403,11 @@ def test_a_restored_start_is_the_start_it_copies_and_lives_on_its_own(tenant, cl
     assert copy.account not in (built.account, "") and copy.policy != built.policy
     restored = partition(tenant, copy.account)
     back = {new: old for old, new in snapshot.restore_map.items()}
-    as_template = json.loads(functools.reduce(lambda text, pair: text.replace(*pair), back.items(),
-                                              json.dumps(restored, default=str, sort_keys=True)))
+    as_template = json.loads(
+        functools.reduce(
+            lambda text, pair: text.replace(*pair), back.items(), json.dumps(restored, default=str, sort_keys=True)
+        )
+    )
     assert as_template == json.loads(json.dumps(template, default=str, sort_keys=True))
     assert len(template["invoice"]) == 12
     check(copy)
@@ -1202,9 +1424,12 @@ def failed_jobs(tenant: str, jobs: Any) -> list[Any]:
     return [(job["jobType"], job.get("error")) for job in found if job and job["status"] != "finished"]
 
 
-LEDGER = settings(max_examples=HISTORIES_PER_TEST, deadline=None, derandomize=True,
-                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                         HealthCheck.data_too_large])
+LEDGER = settings(
+    max_examples=HISTORIES_PER_TEST,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @LEDGER
@@ -1215,8 +1440,9 @@ def test_the_ledger_balances_invoicing_after_every_transaction(tenant, clock, jo
 
 @LEDGER
 @given(history=histories)
-def test_the_ledger_balances_invoicing_after_every_transaction_of_a_policy_billed_on_its_own(tenant, clock, jobs,
-                                                                                           history):
+def test_the_ledger_balances_invoicing_after_every_transaction_of_a_policy_billed_on_its_own(
+    tenant, clock, jobs, history
+):
     run(tenant, clock, jobs, history, eager=True, billing_level="policy")
 
 
@@ -1228,6 +1454,5 @@ def test_the_ledger_balances_invoicing_at_random_moments(tenant, clock, jobs, hi
 
 @LEDGER
 @given(history=histories)
-def test_the_ledger_balances_invoicing_at_random_moments_of_a_policy_billed_on_its_own(tenant, clock, jobs,
-                                                                                     history):
+def test_the_ledger_balances_invoicing_at_random_moments_of_a_policy_billed_on_its_own(tenant, clock, jobs, history):
     run(tenant, clock, jobs, history, eager=False, billing_level="policy")

@@ -6,6 +6,7 @@ the policy runs a year from 2026-02-01 (midnight in New York): premium 100.00 a 
 The tenant's clock starts at the real time of the tests, 2026-01-15T09:30Z; advancing it runs every
 invoice generation at its own time, through the due pager.
 """
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -34,8 +35,9 @@ def test_a_monthly_plan_invoices_each_month_ten_days_ahead_for_a_year(api, admin
     assert [i["invoiceState"] for i in invoices] == ["open"] * 12
     assert sum(amounts(invoices)) == Decimal("1225.00")
     assert [i["invoiceNumber"] for i in invoices] == [f"INV-{n:06d}" for n in range(1, 13)]
-    runs = ok(call(api, "GET", billing(tenant, f"/jobs/invoices/accounts/{account}/list?count=100"),
-                   admin_token))["items"]
+    runs = ok(call(api, "GET", billing(tenant, f"/jobs/invoices/accounts/{account}/list?count=100"), admin_token))[
+        "items"
+    ]
     assert len(runs) == 12  # one generation a month, none twice
 
 
@@ -59,8 +61,16 @@ def test_a_mid_term_increase_raises_the_coming_invoices_and_a_decrease_lowers_th
     assert len(before) == 7
 
     vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
-    change = ok(create(api, admin_token, tenant, policy["locator"], "change",
-                       [params("2026-09-01T04:00:00.000Z"), modify(vehicle, value="25000")]))
+    change = ok(
+        create(
+            api,
+            admin_token,
+            tenant,
+            policy["locator"],
+            "change",
+            [params("2026-09-01T04:00:00.000Z"), modify(vehicle, value="25000")],
+        )
+    )
     ok(step(api, admin_token, tenant, change["locator"], "issue"))
     jobs.drain()
     advance(api, admin_token, tenant, jobs, "2027-03-01T00:00:00Z")
@@ -76,8 +86,16 @@ def test_a_mid_term_increase_raises_the_coming_invoices_and_a_decrease_lowers_th
     # and 25 on the new segment
     assert sum(totals) == Decimal("700.00") + Decimal("750.00") + Decimal("25.00") - Decimal("10.42") + Decimal("25.00")
 
-    decrease = ok(create(api, admin_token, tenant, policy["locator"], "change",
-                         [params("2026-11-01T04:00:00.000Z"), modify(vehicle, value="12000")]))
+    decrease = ok(
+        create(
+            api,
+            admin_token,
+            tenant,
+            policy["locator"],
+            "change",
+            [params("2026-11-01T04:00:00.000Z"), modify(vehicle, value="12000")],
+        )
+    )
     ok(step(api, admin_token, tenant, decrease["locator"], "issue"))
     jobs.drain()
     # November to January are invoiced already: their refunds are negative invoices (one per due time),
@@ -86,8 +104,9 @@ def test_a_mid_term_increase_raises_the_coming_invoices_and_a_decrease_lowers_th
     refunds = invoices_of_account(api, admin_token, tenant, account)[12:]
     assert [r["dueTime"] for r in refunds] == DUE_DAYS[9:]
     assert {r["invoiceState"] for r in refunds} == {"settled"} and sum(amounts(refunds)) == Decimal("-140.00")
-    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                      admin_token))
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )
     assert balance["balance"] == Decimal("140.00")
 
 
@@ -96,9 +115,21 @@ def test_paying_each_invoice_and_a_cancellation_refund_into_credit(api, admin_to
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-05-25T00:00:00Z")  # February to May invoiced
     for invoice in invoices_of_account(api, admin_token, tenant, account):
-        payment = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-            "accountLocator": account, "type": "Card", "amount": invoice["totalAmount"], "data": {},
-            "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}))
+        payment = ok(
+            call(
+                api,
+                "POST",
+                billing(tenant, "/payments"),
+                admin_token,
+                {
+                    "accountLocator": account,
+                    "type": "Card",
+                    "amount": invoice["totalAmount"],
+                    "data": {},
+                    "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
+                },
+            )
+        )
         ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
     assert {i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)} == {"settled"}
 
@@ -112,8 +143,9 @@ def test_paying_each_invoice_and_a_cancellation_refund_into_credit(api, admin_to
     # generated before the cancellation, is refunded by a negative invoice; the later months are zero
     paid = sum(amounts([i for i in invoices if i["invoiceState"] == "settled" and i["totalAmount"] > 0]))
     assert sum(amounts(invoices)) == Decimal("400.00") + Decimal("25.00") - Decimal("16.67")
-    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                      admin_token))
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )
     open_amount = sum(Decimal(str(i["totalRemainingAmount"])) for i in invoices)
     assert paid - balance["balance"] + open_amount == sum(amounts(invoices))  # the ledger balances
 

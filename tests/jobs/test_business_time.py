@@ -9,6 +9,7 @@ Lenient, unpaid: delinquent at its due time, its reminder 5 days before the grac
 end (30 days). The clock starts at the real time of the test, 2026-01-15T09:30Z; the real time of the
 advance is WALL, which no business moment equals.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -73,12 +74,19 @@ def test_a_year_of_billing_stamps_every_event_record_and_job_with_business_time(
     jobs.drain()
 
     invoices = {i["locator"]: i for a in (paying, unpaid) for i in invoices_of_account(api, admin_token, tenant, a)}
-    payments = {p["locator"]: p for p in get(api, admin_token, tenant,
-                                             f"/payments/list?accountLocator={paying}&count=100")["items"]}
+    payments = {
+        p["locator"]: p
+        for p in get(api, admin_token, tenant, f"/payments/list?accountLocator={paying}&count=100")["items"]
+    }
     [delinquency] = get(api, admin_token, tenant, f"/delinquencies/accounts/{unpaid}/list")["items"]
     [reminder] = get(api, admin_token, tenant, f"/delinquencies/{delinquency['locator']}/events/list")["items"]
-    transactions = {t["locator"]: t for p in (renewed, lapsed) for t in ok(call(
-        api, "GET", policy_path(tenant, p["locator"], "/issuedTransactions/list?count=100"), admin_token))["items"]}
+    transactions = {
+        t["locator"]: t
+        for p in (renewed, lapsed)
+        for t in ok(
+            call(api, "GET", policy_path(tenant, p["locator"], "/issuedTransactions/list?count=100"), admin_token)
+        )["items"]
+    }
     renewal = next(t for t in transactions.values() if t["transactionCategory"] == "renewal")
     lapse = next(t for t in transactions.values() if t["transactionCategory"] == "cancellation")
     # where each event must stand: the moment of the record it is about
@@ -104,23 +112,32 @@ def test_a_year_of_billing_stamps_every_event_record_and_job_with_business_time(
     ran = [e for e in events if e["timestamp"] > CLOCK_START]  # what the advance did
     assert {e["type"] for e in ran} >= set(expected) | {"policy.status.update", "billing.installmentlattice.create"}
     assert [(e["type"], e["timestamp"]) for e in ran if e["type"] in expected] == [
-        (e["type"], expected[e["type"]](e["data"])) for e in ran if e["type"] in expected]
+        (e["type"], expected[e["type"]](e["data"])) for e in ran if e["type"] in expected
+    ]
     assert [e["timestamp"] for e in events] == sorted(e["timestamp"] for e in events)  # in business order
     assert {e["timestamp"] for e in events} <= {CLOCK_START, TO} | {
-        moment for record in (*invoices.values(), *payments.values(), delinquency, reminder, renewal, lapse)
-        for moment in times_in(record)} | {renewed["startTime"]}
+        moment
+        for record in (*invoices.values(), *payments.values(), delinquency, reminder, renewal, lapse)
+        for moment in times_in(record)
+    } | {renewed["startTime"]}
     assert (delinquency["graceStartedAt"], delinquency["graceEndAt"], renewal["issuedTime"]) == (
-        "2026-02-01T05:00:00.000Z", "2026-03-03T05:00:00.000Z", "2027-01-22T05:00:00.000Z")
+        "2026-02-01T05:00:00.000Z",
+        "2026-03-03T05:00:00.000Z",
+        "2027-01-22T05:00:00.000Z",
+    )
     # the billing jobs of the lapse and the renewal ran after the advance's step, at the time of their issue
     assert [e["timestamp"] for e in ran if e["type"] == "billing.installmentlattice.create"] == [
-        lapse["issuedTime"], renewal["issuedTime"]]
+        lapse["issuedTime"],
+        renewal["issuedTime"],
+    ]
     assert max(i["generatedTime"] for i in invoices.values()) == "2027-01-22T05:00:00.000Z"  # not the target
     # twelve months invoiced and autopaid, the lapse's refund and the renewed term's first month invoiced
     assert (len(payments), [e["type"] for e in ran].count("billing.invoice.generate")) == (12, 14)
 
     # the billing jobs and records keep business time too: nothing anywhere reads the real time of the advance
-    jobs_of = [get(api, admin_token, tenant, f"/jobs/invoices/accounts/{a}/list?count=100")["items"]
-               for a in (paying, unpaid)]
+    jobs_of = [
+        get(api, admin_token, tenant, f"/jobs/invoices/accounts/{a}/list?count=100")["items"] for a in (paying, unpaid)
+    ]
     jobs_of.append(get(api, admin_token, tenant, f"/jobs/delinquencies/{delinquency['locator']}/list")["items"])
     jobs_of.append(get(api, admin_token, tenant, f"/jobs/delinquencies/{delinquency['locator']}/events/list")["items"])
     shown = [*events, *invoices.values(), *payments.values(), delinquency, reminder, *transactions.values(), *jobs_of]

@@ -1,5 +1,6 @@
 """The deployed job worker, its queue and the job lease are sized together: a worker killed by its
 timeout is retried soon (its message comes back, or the reaper re-queues it), never while it still runs."""
+
 from __future__ import annotations
 
 import inspect
@@ -67,6 +68,8 @@ def test_the_readme_gives_the_figures_of_the_deployed_stage_and_of_make_run():
     timeout = stage_setting(DEPLOYED_STAGE, WORKER, "lambda_timeout")
     visibility = TEMPLATE["Resources"]["JobsQueue"]["Properties"]["VisibilityTimeout"]
 
-    assert (f"deployed (stage `{DEPLOYED_STAGE}`, `.chalice/config.json`): worker timeout {timeout} s < job lease "
-            f"{lease_seconds(DEPLOYED_STAGE)} s <= SQS visibility {visibility} s") in readme
+    assert (
+        f"deployed (stage `{DEPLOYED_STAGE}`, `.chalice/config.json`): worker timeout {timeout} s < job lease "
+        f"{lease_seconds(DEPLOYED_STAGE)} s <= SQS visibility {visibility} s"
+    ) in readme
     assert f"`make run` (stage `{LOCAL_STAGE}`): job lease {lease_seconds(LOCAL_STAGE)} s" in readme

@@ -1,6 +1,7 @@
 """The due pager (runtime/due.py), with handlers of its own: entries run in time order, each at its own due
 time, also when a handler moves or puts entries; an effect and its entry's settlement commit together, so
 a run that lost a race changes nothing; a handler that refuses is tried again, then dropped."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -16,7 +17,13 @@ from tests.builders import system_ctx
 
 T0 = datetime(2028, 5, 1, 4, tzinfo=timezone.utc)
 ECHO, CHAIN, PUT, REFUSE, WRITE, CLASH = (
-    "test.echo", "test.chain", "test.put", "test.refuse", "test.write", "test.clash")
+    "test.echo",
+    "test.chain",
+    "test.put",
+    "test.refuse",
+    "test.write",
+    "test.clash",
+)
 ran: list[tuple[str, str, datetime]] = []
 
 
@@ -52,8 +59,11 @@ def refuse(ctx, work: DueWork) -> None:
 def write(ctx, work: DueWork) -> None:
     """An effect in the entry's own unit of work: a counter item bumped."""
     ran.append((ctx.tenant, work.entry.ref, ctx.now))
-    work.uow.add(table.update(keys.Key(f"{keys.tenant_scope(ctx.tenant)}TEST#effects"), {"last": work.entry.ref},
-                              must_exist=False))
+    work.uow.add(
+        table.update(
+            keys.Key(f"{keys.tenant_scope(ctx.tenant)}TEST#effects"), {"last": work.entry.ref}, must_exist=False
+        )
+    )
 
 
 @due_handler(CLASH)  # type: ignore[arg-type]
@@ -89,7 +99,11 @@ def test_entries_run_in_time_order_each_at_its_due_time_up_to_and_including_the_
     step = run(tenant, T0 + timedelta(days=2))
 
     assert [(ref, at) for _, ref, at in ran] == [
-        ("a", T0), ("b", T0), ("next", T0 + timedelta(hours=3)), ("late", T0 + timedelta(days=2))]
+        ("a", T0),
+        ("b", T0),
+        ("next", T0 + timedelta(hours=3)),
+        ("late", T0 + timedelta(days=2)),
+    ]
     assert (step.result["entries"], step.result["echoed"], step.result["refs"]) == (4, 4, ["a", "b", "next", "late"])
     assert (step.more, step.last_run_at) == (False, T0 + timedelta(days=2))
     assert [e.ref for e in due_index.page(tenant, T0 + timedelta(days=30)).entries] == ["beyond"]
@@ -104,8 +118,13 @@ def test_an_entry_moved_or_put_by_a_handler_runs_in_its_place_in_time(tenant):
     run(tenant, T0 + timedelta(days=5))
 
     assert [(ref, at - T0) for _, ref, at in ran] == [
-        ("chain", timedelta(0)), ("parent", timedelta(hours=12)), ("parent-child", timedelta(hours=13)),
-        ("between", timedelta(hours=13, minutes=30)), ("chain", timedelta(days=1)), ("chain", timedelta(days=2))]
+        ("chain", timedelta(0)),
+        ("parent", timedelta(hours=12)),
+        ("parent-child", timedelta(hours=13)),
+        ("between", timedelta(hours=13, minutes=30)),
+        ("chain", timedelta(days=1)),
+        ("chain", timedelta(days=2)),
+    ]
     assert due_index.page(tenant, T0 + timedelta(days=30)).entries == []
 
 
@@ -156,7 +175,8 @@ def test_a_handler_that_refuses_is_reported_tried_again_a_day_later_and_dropped_
     assert [(f["ref"], f["code"], f["dueAt"]) for f in step.result["failed"]] == [
         ("no", "transaction.policy_not_cancelled", "2028-05-01T04:00:00.000Z"),
         ("no", "transaction.policy_not_cancelled", "2028-05-02T04:00:00.000Z"),
-        ("no", "transaction.policy_not_cancelled", "2028-05-03T04:00:00.000Z")]
+        ("no", "transaction.policy_not_cancelled", "2028-05-03T04:00:00.000Z"),
+    ]
     assert due_index.get(tenant, REFUSE, "no") is None
 
 

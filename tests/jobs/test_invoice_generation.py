@@ -7,6 +7,7 @@ billed on one full-pay frame generated at its term start, 2026-02-01T05:00Z; one
 service (tests/api/policies/support.py) prefers a monthly cadence from the same start. The clock stands at
 2026-01-15T09:30Z.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -27,8 +28,7 @@ TERM_START = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
 BILLING = frozenset({JobType.BILLING_INSTALLMENTS})
 
 
-def test_a_transaction_billed_while_its_accounts_generation_runs_is_invoiced_later(api, admin_token, jobs,
-                                                                                   monkeypatch):
+def test_a_transaction_billed_while_its_accounts_generation_runs_is_invoiced_later(api, admin_token, jobs, monkeypatch):
     """The account's entry runs (its invoices generated, no later generate time found) while another
     policy of the account is billed (its installments written, the entry found still standing at an
     earlier time): the run must not remove the entry the new installments count on."""

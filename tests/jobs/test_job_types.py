@@ -1,4 +1,5 @@
 """One registry of job names (runtime/job_types.py) and one module that loads every handler (workers/handlers.py)."""
+
 from __future__ import annotations
 
 import ast
@@ -24,7 +25,8 @@ def test_the_worker_loads_a_handler_for_every_job_type_and_no_other_before_it_di
         "before = registered_job_types()\n"
         "queue.dispatch = lambda message: print(json.dumps([before, registered_job_types()]))\n"
         "queue.run_message(JobMessage(job_type='jobs.reap', tenant='t', job_locator='j', correlation_id='c')"
-        ".model_dump_json())\n")
+        ".model_dump_json())\n"
+    )
     assert handled == [["jobs.reap"], sorted(job_type.value for job_type in JobType)]
 
 
@@ -43,15 +45,17 @@ def test_importing_the_app_loads_no_domain_job_handler_yet_a_request_may_enqueue
         "    def after_commit(self, action): pass\n"
         "work = Work()\n"
         "for job_type in JobType: jobs.enqueue(work, job_type)\n"
-        "print(json.dumps([jobs.registered_job_types(), len(work.items)]))\n")
+        "print(json.dumps([jobs.registered_job_types(), len(work.items)]))\n"
+    )
     assert enqueued == [["jobs.reap"], len(JobType)]
 
 
 def test_every_domain_job_handlers_module_is_loaded_by_workers_handlers():
     from chalicelib.workers.handlers import load_job_handlers
 
-    on_disk = {f"chalicelib.{path.parent.name}.job_handlers"
-               for path in (ROOT / "chalicelib").glob("*/job_handlers.py")}
+    on_disk = {
+        f"chalicelib.{path.parent.name}.job_handlers" for path in (ROOT / "chalicelib").glob("*/job_handlers.py")
+    }
     assert on_disk
     assert {module.__name__ for module in load_job_handlers()} == on_disk
 
@@ -65,9 +69,11 @@ def test_no_job_name_is_written_outside_the_registry():
     names = {job_type.value for job_type in JobType}
     written = [
         f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}"
-        for path in _python_files() if path != ROOT / "chalicelib" / "runtime" / "job_types.py"
+        for path in _python_files()
+        if path != ROOT / "chalicelib" / "runtime" / "job_types.py"
         for node in ast.walk(ast.parse(path.read_text()))
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
         and any(node.value == name or node.value.startswith(f"{name}#") for name in names)
     ]
     assert written == []
@@ -94,5 +100,6 @@ def test_the_worker_loads_a_handler_for_every_due_kind_and_no_other():
         "from chalicelib.runtime import due\n"
         "from chalicelib.workers.handlers import load_job_handlers\n"
         "load_job_handlers()\n"
-        "print(json.dumps(due.registered_kinds()))\n")
+        "print(json.dumps(due.registered_kinds()))\n"
+    )
     assert handled == sorted(kind.value for kind in DueKind)

@@ -1,4 +1,5 @@
 """Jobs: enqueue after commit, dispatch and its status moves, redelivery, the reaper, the SQS worker."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -206,8 +207,16 @@ def test_a_payload_model_is_enqueued_as_its_json(tenant, jobs):
     jobs.drain()
 
     job = get_job(tenant, locator)
-    assert job["payload"] == {"key": "model", "say": "typed", "crash": 0, "die": 0, "refuse": False,
-                              "redeliver": False, "race": 0, "busy": 0}
+    assert job["payload"] == {
+        "key": "model",
+        "say": "typed",
+        "crash": 0,
+        "die": 0,
+        "refuse": False,
+        "redeliver": False,
+        "race": 0,
+        "busy": 0,
+    }
     assert job["result"]["echo"] == "typed"
 
 
@@ -314,8 +323,7 @@ def test_the_reaper_gives_up_after_the_last_attempt(tenant, jobs, clock):
     assert reap_expired(tenant, clock.now()) == 0
 
 
-def test_taking_over_requeues_the_jobs_left_before_a_moment_whatever_their_lease_and_no_later_one(
-        tenant, jobs, clock):
+def test_taking_over_requeues_the_jobs_left_before_a_moment_whatever_their_lease_and_no_later_one(tenant, jobs, clock):
     died, _ = start(tenant, jobs, die=1, say="died")
     with pytest.raises(WorkerDied):
         jobs.drain()

@@ -9,6 +9,7 @@ grace, only where a policy names it) and a test clock, which starts at the real 
 2026-01-15T09:30Z. Real time then moves on to WALL, far from any business moment the test looks at, so a
 wall-clock timestamp fails it.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -35,10 +36,18 @@ WALL = datetime(2026, 1, 15, 10, 7, 41, 123000, tzinfo=timezone.utc)
 
 def status_events(api, token, tenant):
     """Every `policy.status.update` of the tenant's stream: (policy, timestamp, added, removed)."""
-    events = ok(call(api, "GET", f"/event/{tenant}/events/list?type=policy.status.update&pageSize=100",
-                     token))["events"]
-    return [(e["data"]["policyLocator"], e["timestamp"], e["data"]["newStatuses"]["items"],
-             e["data"]["removedStatuses"]["items"]) for e in events]
+    events = ok(call(api, "GET", f"/event/{tenant}/events/list?type=policy.status.update&pageSize=100", token))[
+        "events"
+    ]
+    return [
+        (
+            e["data"]["policyLocator"],
+            e["timestamp"],
+            e["data"]["newStatuses"]["items"],
+            e["data"]["removedStatuses"]["items"],
+        )
+        for e in events
+    ]
 
 
 def of_policy(events, policy):
@@ -59,7 +68,8 @@ def tenant(api, admin_token):
 
 
 def test_start_delinquency_settlement_cancellation_lapse_and_end_each_emit_once_at_their_business_time(
-        api, admin_token, tenant, jobs, clock):
+    api, admin_token, tenant, jobs, clock
+):
     _, plain = billed_policy(api, admin_token, tenant, jobs)
     _, cancelled = billed_policy(api, admin_token, tenant, jobs)
     account, late = billed_policy(api, admin_token, tenant, jobs, delinquencyPlanName="Lenient")
@@ -78,7 +88,8 @@ def test_start_delinquency_settlement_cancellation_lapse_and_end_each_emit_once_
     assert of_policy(events, cancelled) == [
         ("2026-01-15T09:30:00.000Z", ["cancelPending"], []),
         (START, ["onRisk"], ["pending"]),
-        (CANCELLED_AT, ["cancelled"], ["onRisk", "cancelPending"])]
+        (CANCELLED_AT, ["cancelled"], ["onRisk", "cancelPending"]),
+    ]
     # February's invoice falls due unpaid (delinquent), is paid on the 10th (by the request, at the clock's
     # time); March's falls due unpaid too and its grace ends 30 days later: the delinquency ends, then its
     # lapse cancels the policy from the grace start
@@ -88,12 +99,13 @@ def test_start_delinquency_settlement_cancellation_lapse_and_end_each_emit_once_
         ("2026-02-10T00:00:00.000Z", [], ["delinquent"]),
         ("2026-03-01T05:00:00.000Z", ["delinquent"], []),
         ("2026-03-31T04:00:00.000Z", [], ["delinquent"]),
-        ("2026-03-31T04:00:00.000Z", ["cancelled"], ["onRisk"])]
-    assert ok(call(api, "GET", f"/policy/{tenant}/policies/{plain['locator']}", admin_token))["statuses"] == [
-        "expired"]
+        ("2026-03-31T04:00:00.000Z", ["cancelled"], ["onRisk"]),
+    ]
+    assert ok(call(api, "GET", f"/policy/{tenant}/policies/{plain['locator']}", admin_token))["statuses"] == ["expired"]
     ctx = system_ctx().for_tenant(tenant)
     assert [due.entry(ctx, DueKind.POLICY_STATUS_CHANGE, p["locator"]) for p in (plain, cancelled, late)] == [
-        None] * 3  # time changes their statuses no more
+        None
+    ] * 3  # time changes their statuses no more
 
     advance(api, admin_token, tenant, jobs, "2027-06-01T00:00:00Z")
     assert status_events(api, admin_token, tenant) == events
@@ -102,8 +114,11 @@ def test_start_delinquency_settlement_cancellation_lapse_and_end_each_emit_once_
 def test_a_rerun_of_a_status_entry_already_run_emits_nothing(api, admin_token, tenant, jobs, clock):
     _, policy = billed_policy(api, admin_token, tenant, jobs)
     ctx = system_ctx().for_tenant(tenant)
-    [seen] = [e for e in due_index.page(tenant, datetime(2026, 2, 2, tzinfo=timezone.utc)).entries
-              if e.kind == DueKind.POLICY_STATUS_CHANGE]
+    [seen] = [
+        e
+        for e in due_index.page(tenant, datetime(2026, 2, 2, tzinfo=timezone.utc)).entries
+        if e.kind == DueKind.POLICY_STATUS_CHANGE
+    ]
     clock.set(WALL)
     advance(api, admin_token, tenant, jobs, "2026-02-02T00:00:00Z")
     before = status_events(api, admin_token, tenant)
@@ -112,36 +127,41 @@ def test_a_rerun_of_a_status_entry_already_run_emits_nothing(api, admin_token, t
     due._run_entry(replace(ctx, now=seen.due_at), seen, due.Batch([seen]), outcome)  # a rerun of it as read
 
     assert (outcome.result()["entries"], outcome.result()["alreadyDone"]) == (1, 1)
-    assert status_events(api, admin_token, tenant) == before == [
-        (policy["locator"], START, ["onRisk"], ["pending"])]
+    assert status_events(api, admin_token, tenant) == before == [(policy["locator"], START, ["onRisk"], ["pending"])]
     assert due.entry(ctx, DueKind.POLICY_STATUS_CHANGE, policy["locator"]).due_at == datetime(
-        2027, 2, 1, 5, tzinfo=timezone.utc)  # moved on to the end
+        2027, 2, 1, 5, tzinfo=timezone.utc
+    )  # moved on to the end
 
 
 def test_a_reinstatement_moves_the_entry_back_to_the_end_and_the_cancellation_time_passes_quietly(
-        api, admin_token, tenant, jobs, clock):
+    api, admin_token, tenant, jobs, clock
+):
     _, policy = billed_policy(api, admin_token, tenant, jobs)
     cancel(api, admin_token, tenant, policy, CANCELLED_AT)
     ctx = system_ctx().for_tenant(tenant)
     assert due.entry(ctx, DueKind.POLICY_STATUS_CHANGE, policy["locator"]).due_at == datetime(
-        2026, 2, 1, 5, tzinfo=timezone.utc)
+        2026, 2, 1, 5, tzinfo=timezone.utc
+    )
     advance(api, admin_token, tenant, jobs, "2026-03-01T00:00:00Z")
     assert due.entry(ctx, DueKind.POLICY_STATUS_CHANGE, policy["locator"]).due_at == datetime(
-        2026, 6, 1, 4, tzinfo=timezone.utc)
+        2026, 6, 1, 4, tzinfo=timezone.utc
+    )
 
     reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
     ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
     jobs.drain()
     clock.set(WALL)
     assert due.entry(ctx, DueKind.POLICY_STATUS_CHANGE, policy["locator"]).due_at == datetime(
-        2027, 2, 1, 5, tzinfo=timezone.utc)
+        2027, 2, 1, 5, tzinfo=timezone.utc
+    )
     advance(api, admin_token, tenant, jobs, "2027-02-02T00:00:00Z")
 
     assert of_policy(status_events(api, admin_token, tenant), policy) == [
         ("2026-01-15T09:30:00.000Z", ["cancelPending"], []),
         (START, ["onRisk"], ["pending"]),
         ("2026-03-01T00:00:00.000Z", [], ["cancelPending"]),  # the reinstatement, at the clock's time
-        (END, ["expired"], ["onRisk"])]
+        (END, ["expired"], ["onRisk"]),
+    ]
 
 
 def test_issuing_writes_the_status_entry_in_the_issues_own_write(api, admin_token, tenant, jobs, ddb_calls):
@@ -161,4 +181,6 @@ def test_issuing_writes_the_status_entry_in_the_issues_own_write(api, admin_toke
     assert calls["cancel"] == calls["change"] and calls["cancel"].count("TransactWriteItems") == 1
     ctx = system_ctx().for_tenant(tenant)
     assert [due.entry(ctx, DueKind.POLICY_STATUS_CHANGE, p["locator"]).due_at for p in (moved, kept)] == [
-        datetime(2026, 6, 1, 4, tzinfo=timezone.utc), datetime(2027, 2, 1, 5, tzinfo=timezone.utc)]
+        datetime(2026, 6, 1, 4, tzinfo=timezone.utc),
+        datetime(2027, 2, 1, 5, tzinfo=timezone.utc),
+    ]

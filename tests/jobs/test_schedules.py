@@ -1,6 +1,7 @@
 """The scheduled functions (chalicelib/workers/schedules.py): one job per tenant once a period, the first
 page of tenants enqueued by the function itself, each further page by a fan-out job that first enqueues
 the one for the page after it."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -61,7 +62,8 @@ def test_the_schedule_enqueues_a_job_for_every_tenant_a_page_at_a_time(api, tena
     fan_outs = sent(jobs, JobType.SCHEDULE_FAN_OUT)
     assert [m.tenant for m in fan_outs] == [tenants[start - 1] for start in starts]
     assert [get_job(m.tenant, m.job_locator)["result"] for m in fan_outs] == [
-        {"enqueued": len(ordinary(tenants[start:start + size]))} for start in starts]
+        {"enqueued": len(ordinary(tenants[start : start + size]))} for start in starts
+    ]
     assert {m.correlation_id for m in jobs.sent} == {first.correlation_id}  # one run, traceable
 
 
@@ -72,9 +74,14 @@ def test_a_schedule_run_again_in_its_period_enqueues_nothing_more(api, jobs, clo
     ours = sorted(new_tenant() for _ in range(5))
     monkeypatch.setattr(schedules, "TENANTS_PER_STEP", 2)
     everyone = {t.locator: t for t in identity.tenants_after(None, 100_000)[0]}
-    monkeypatch.setattr(identity, "tenants_after", lambda after, limit: (
-        [everyone[t] for t in ours if after is None or t > after][:limit],
-        len([t for t in ours if after is None or t > after]) > limit))
+    monkeypatch.setattr(
+        identity,
+        "tenants_after",
+        lambda after, limit: (
+            [everyone[t] for t in ours if after is None or t > after][:limit],
+            len([t for t in ours if after is None or t > after]) > limit,
+        ),
+    )
     moment = DAY + timedelta(days=10)
 
     def per_tenant():
@@ -89,8 +96,9 @@ def test_a_schedule_run_again_in_its_period_enqueues_nothing_more(api, jobs, clo
     invoke_schedule(api, "run_due_work")
     assert fan_out(jobs) == 0
     for message in sent(jobs, JobType.SCHEDULE_FAN_OUT):
-        assert job_handlers.fan_out_page(system_ctx().for_tenant(message.tenant),
-                                         schedules.FanOut.model_validate(message.payload)) == {"enqueued": 0}
+        assert job_handlers.fan_out_page(
+            system_ctx().for_tenant(message.tenant), schedules.FanOut.model_validate(message.payload)
+        ) == {"enqueued": 0}
     assert per_tenant() == {tenant: 1 for tenant in ours}
     assert len(sent(jobs, JobType.SCHEDULE_FAN_OUT)) == 2
 
@@ -99,4 +107,6 @@ def test_a_schedule_run_again_in_its_period_enqueues_nothing_more(api, jobs, clo
     assert fan_out(jobs) == 2
     assert per_tenant() == {tenant: 2 for tenant in ours}
     assert {m.payload["asOf"] for m in sent(jobs, JobType.DUE_RUN)} == {
-        "2031-03-14T06:00:00.000Z", "2031-03-14T06:15:00.000Z"}
+        "2031-03-14T06:00:00.000Z",
+        "2031-03-14T06:15:00.000Z",
+    }

@@ -6,6 +6,7 @@ The sandbox has the auto-renewal test configuration (test_auto_renewal.py: plan 
 30 days before the term end, accepts it 20 days before and issues it 10 days before, at midnight in New
 York); its policy runs a year from 2026-02-01T05:00Z.
 """
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -37,15 +38,13 @@ def sandbox(api, admin_token) -> str:
     """A fresh tenant with a test clock and the auto-renewal plans."""
     model = quotes_model()
     model["autoRenewalPlans"] = PLANS
-    model["transactionTypes"] = {"AnnualRenewal": {"category": "renewal"},
-                                 "LoyaltyRenewal": {"category": "renewal"}}
+    model["transactionTypes"] = {"AnnualRenewal": {"category": "renewal"}, "LoyaltyRenewal": {"category": "renewal"}}
     return quotes_tenant(api, admin_token, model, test_clock=True)
 
 
 @pytest.fixture
 def policy(api, admin_token, sandbox) -> dict:
-    return issued_policy(api, admin_token, sandbox, new_account(api, admin_token, sandbox),
-                         autoRenewalPlanName="Auto")
+    return issued_policy(api, admin_token, sandbox, new_account(api, admin_token, sandbox), autoRenewalPlanName="Auto")
 
 
 def invoiced(api, token, tenant, jobs):
@@ -59,15 +58,23 @@ def invoiced(api, token, tenant, jobs):
     jobs.drain()
     [step] = [m for m in jobs.sent if m.job_type == JobType.CLOCK_ADVANCE]
     result = get_job(tenant, step.job_locator)["result"]
-    assert (result["entries"], result["invoicesGenerated"], result["statusUpdates"], result.get("created", 0),
-            result["done"]) == (3, 1, 1, 0, True)
+    assert (
+        result["entries"],
+        result["invoicesGenerated"],
+        result["statusUpdates"],
+        result.get("created", 0),
+        result["done"],
+    ) == (3, 1, 1, 0, True)
     assert clock_of(api, token, tenant)["now"] == "2026-02-01T05:00:00.000Z"
 
 
 def steps_of(jobs, first):
     """The steps of the advance whose first step's message is `first`."""
-    return [m.payload.get("step", 0) for m in jobs.sent
-            if m.job_type == JobType.CLOCK_ADVANCE and m.payload["advance"] == first.payload["advance"]]
+    return [
+        m.payload.get("step", 0)
+        for m in jobs.sent
+        if m.job_type == JobType.CLOCK_ADVANCE and m.payload["advance"] == first.payload["advance"]
+    ]
 
 
 def clock_of(api, token, tenant):
@@ -79,27 +86,46 @@ def renewals_of(api, token, tenant, policy_locator):
     return [t for t in issued["items"] if t["transactionCategory"] == "renewal"]
 
 
-def test_a_policy_advanced_three_years_renews_three_times_each_at_its_own_time(api, admin_token, sandbox, policy,
-                                                                                jobs, clock):
+def test_a_policy_advanced_three_years_renews_three_times_each_at_its_own_time(
+    api, admin_token, sandbox, policy, jobs, clock
+):
     ok(request_advance(api, admin_token, sandbox, "2029-03-01T00:00:00Z"))
     jobs.drain()
 
-    assert clock_of(api, admin_token, sandbox) == {"tenantLocator": sandbox, "testClock": True,
-                                                   "now": "2029-03-01T00:00:00.000Z", "status": "ready"}
+    assert clock_of(api, admin_token, sandbox) == {
+        "tenantLocator": sandbox,
+        "testClock": True,
+        "now": "2029-03-01T00:00:00.000Z",
+        "status": "ready",
+    }
     terms = ok(call(api, "GET", policy_path(sandbox, policy["locator"], "/terms/list"), admin_token))["items"]
     assert [(t["number"], t["startTime"], t["endTime"]) for t in terms] == [
         (0, "2026-02-01T05:00:00.000Z", "2027-02-01T05:00:00.000Z"),
         (1, "2027-02-01T05:00:00.000Z", "2028-02-01T05:00:00.000Z"),
         (2, "2028-02-01T05:00:00.000Z", "2029-02-01T05:00:00.000Z"),
-        (3, "2029-02-01T05:00:00.000Z", "2030-02-01T05:00:00.000Z")]
+        (3, "2029-02-01T05:00:00.000Z", "2030-02-01T05:00:00.000Z"),
+    ]
     renewals = renewals_of(api, admin_token, sandbox, policy["locator"])
     assert [(r["effectiveTime"], r["createdAt"], r["acceptedTime"], r["issuedTime"]) for r in renewals] == [
-        ("2027-02-01T05:00:00.000Z", "2027-01-02T05:00:00.000Z", "2027-01-12T05:00:00.000Z",
-         "2027-01-22T05:00:00.000Z"),
-        ("2028-02-01T05:00:00.000Z", "2028-01-02T05:00:00.000Z", "2028-01-12T05:00:00.000Z",
-         "2028-01-22T05:00:00.000Z"),
-        ("2029-02-01T05:00:00.000Z", "2029-01-02T05:00:00.000Z", "2029-01-12T05:00:00.000Z",
-         "2029-01-22T05:00:00.000Z")]
+        (
+            "2027-02-01T05:00:00.000Z",
+            "2027-01-02T05:00:00.000Z",
+            "2027-01-12T05:00:00.000Z",
+            "2027-01-22T05:00:00.000Z",
+        ),
+        (
+            "2028-02-01T05:00:00.000Z",
+            "2028-01-02T05:00:00.000Z",
+            "2028-01-12T05:00:00.000Z",
+            "2028-01-22T05:00:00.000Z",
+        ),
+        (
+            "2029-02-01T05:00:00.000Z",
+            "2029-01-02T05:00:00.000Z",
+            "2029-01-12T05:00:00.000Z",
+            "2029-01-22T05:00:00.000Z",
+        ),
+    ]
     after = ok(call(api, "GET", policy_path(sandbox, policy["locator"]), admin_token))
     assert after["endTime"] == "2030-02-01T05:00:00.000Z"
     assert after["statuses"] == ["onRisk"]  # derived from the tenant's now
@@ -108,8 +134,9 @@ def test_a_policy_advanced_three_years_renews_three_times_each_at_its_own_time(a
     assert clock.now() == REAL_NOW
 
 
-def test_an_advance_shows_its_progress_step_by_step_and_a_late_step_message_does_nothing(api, admin_token, sandbox,
-                                                                                        policy, jobs, monkeypatch):
+def test_an_advance_shows_its_progress_step_by_step_and_a_late_step_message_does_nothing(
+    api, admin_token, sandbox, policy, jobs, monkeypatch
+):
     invoiced(api, admin_token, sandbox, jobs)
     monkeypatch.setattr(due, "STEP_ENTRIES", 1)
     ok(request_advance(api, admin_token, sandbox, "2027-03-01T00:00:00Z"))
@@ -118,8 +145,12 @@ def test_an_advance_shows_its_progress_step_by_step_and_a_late_step_message_does
     dispatch(JobMessage.model_validate_json(jobs.messages.pop(0)))  # one entry: the renewal created
 
     assert clock_of(api, admin_token, sandbox) == {
-        "tenantLocator": sandbox, "testClock": True, "now": "2027-01-02T05:00:00.000Z", "status": "advancing",
-        "advancingTo": "2027-03-01T00:00:00.000Z"}
+        "tenantLocator": sandbox,
+        "testClock": True,
+        "now": "2027-01-02T05:00:00.000Z",
+        "status": "advancing",
+        "advancingTo": "2027-03-01T00:00:00.000Z",
+    }
     result = get_job(sandbox, first.job_locator)["result"]
     assert (result["entries"], result["created"], result["done"]) == (1, 1, False)
     jobs.drain()
@@ -130,8 +161,7 @@ def test_an_advance_shows_its_progress_step_by_step_and_a_late_step_message_does
     assert len(renewals_of(api, admin_token, sandbox, policy["locator"])) == 1
 
     late = clock_service.AdvanceStep.model_validate(first.payload)
-    assert clock_service.advance_step(system_ctx().for_tenant(sandbox), late) == {"advance": late.advance,
-                                                                                   "over": True}
+    assert clock_service.advance_step(system_ctx().for_tenant(sandbox), late) == {"advance": late.advance, "over": True}
 
 
 def test_requests_while_an_advance_runs_see_the_clocks_position(api, admin_token, sandbox, policy, jobs, monkeypatch):
@@ -141,15 +171,30 @@ def test_requests_while_an_advance_runs_see_the_clocks_position(api, admin_token
     ok(request_advance(api, admin_token, sandbox, "2027-03-01T00:00:00Z"))
     dispatch(JobMessage.model_validate_json(jobs.messages.pop(0)))
 
-    account = ok(call(api, "POST", f"/policy/{sandbox}/accounts", admin_token, {"type": "PersonAccount", "data": {
-        "firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-        "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}}))
+    account = ok(
+        call(
+            api,
+            "POST",
+            f"/policy/{sandbox}/accounts",
+            admin_token,
+            {
+                "type": "PersonAccount",
+                "data": {
+                    "firstName": "Ada",
+                    "lastName": "Lovelace",
+                    "email": "ada@example.com",
+                    "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+                },
+            },
+        )
+    )
 
     assert account["createdAt"] == "2027-01-02T05:00:00.000Z"
 
 
-def test_jobs_of_a_test_clock_tenant_work_in_its_time_and_keep_their_leases_on_real_time(api, admin_token, sandbox,
-                                                                                         policy, jobs):
+def test_jobs_of_a_test_clock_tenant_work_in_its_time_and_keep_their_leases_on_real_time(
+    api, admin_token, sandbox, policy, jobs
+):
     ok(request_advance(api, admin_token, sandbox, "2027-01-05T00:00:00Z"))
     jobs.drain()
     [step] = [m for m in jobs.sent if m.job_type == JobType.CLOCK_ADVANCE]
@@ -162,8 +207,14 @@ def test_jobs_of_a_test_clock_tenant_work_in_its_time_and_keep_their_leases_on_r
     # the advance passed the term start: it generated the term's invoice (the account's invoice generation
     # entry, put by the issue's billing job), ran its due time and the policy's start (pending to onRisk), then
     # created and priced the renewal
-    assert (result["entries"], result["invoicesGenerated"], result["statusUpdates"], result["created"],
-            result["priced"], result["done"]) == (4, 1, 1, 1, 1, True)
+    assert (
+        result["entries"],
+        result["invoicesGenerated"],
+        result["statusUpdates"],
+        result["created"],
+        result["priced"],
+        result["done"],
+    ) == (4, 1, 1, 1, 1, True)
 
 
 def test_the_real_schedules_pass_test_clock_tenants_over_but_the_reaper_visits_them(api, sandbox, jobs, clock):
@@ -174,8 +225,10 @@ def test_the_real_schedules_pass_test_clock_tenants_over_but_the_reaper_visits_t
         invoke_schedule(api, name)
     fan_out(jobs)
 
-    enqueued = {job_type: {m.tenant for m in jobs.sent if m.job_type == job_type}
-                for job_type in (JobType.DUE_RUN, JobType.TABLES_CLEANUP, JobType.REAP_JOBS)}
+    enqueued = {
+        job_type: {m.tenant for m in jobs.sent if m.job_type == job_type}
+        for job_type in (JobType.DUE_RUN, JobType.TABLES_CLEANUP, JobType.REAP_JOBS)
+    }
     assert ordinary in enqueued[JobType.DUE_RUN] and sandbox not in enqueued[JobType.DUE_RUN]
     assert ordinary in enqueued[JobType.TABLES_CLEANUP] and sandbox not in enqueued[JobType.TABLES_CLEANUP]
     assert {ordinary, sandbox} <= enqueued[JobType.REAP_JOBS]

@@ -1,4 +1,5 @@
 """A fake HostApi over in-memory tables, a shared warm runner, and plugin packages as module files."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -19,8 +20,11 @@ class FakeHost:
     """`tables`: name -> {key tuple: row}; `ranges`: name -> [(key tuple, low, high, row)], a row
     matching when low <= bound < high. Records every call in `calls`."""
 
-    def __init__(self, tables: dict[str, dict[tuple[str, ...], dict[str, Any]]] | None = None,
-                 ranges: dict[str, list[tuple[tuple[str, ...], Decimal, Decimal, dict[str, Any]]]] | None = None):
+    def __init__(
+        self,
+        tables: dict[str, dict[tuple[str, ...], dict[str, Any]]] | None = None,
+        ranges: dict[str, list[tuple[tuple[str, ...], Decimal, Decimal, dict[str, Any]]]] | None = None,
+    ):
         self.tables = tables or {}
         self.ranges = ranges or {}
         self.calls: list[tuple[Any, ...]] = []
@@ -35,8 +39,10 @@ class FakeHost:
         self.calls.append(("range_lookup", table, tuple(key), bound, date))
         if table not in self.ranges:
             raise codes.not_found("table", table)
-        return next((row for row_key, low, high, row in self.ranges[table]
-                     if row_key == tuple(key) and low <= bound < high), None)
+        return next(
+            (row for row_key, low, high, row in self.ranges[table] if row_key == tuple(key) and low <= bound < high),
+            None,
+        )
 
     def now(self) -> datetime:
         return NOW

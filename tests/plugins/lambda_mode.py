@@ -2,6 +2,7 @@
 control plane, and the local invoker (plugins/local_lambda.py) running the published code in the sandbox
 (moto runs no code without docker). `eager_publishing` makes the tenantCode.publish job run as soon as its
 deployment commits, as an idle worker would within a second (and leaves it out of the queue's records)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -20,8 +21,9 @@ from chalicelib.settings import reload, settings
 
 
 @contextmanager
-def lambda_runner(monkeypatch: pytest.MonkeyPatch, jobs: InlineJobQueue, *, eager_publishing: bool = True,
-                  **environment: str) -> Iterator[LocalLambda]:
+def lambda_runner(
+    monkeypatch: pytest.MonkeyPatch, jobs: InlineJobQueue, *, eager_publishing: bool = True, **environment: str
+) -> Iterator[LocalLambda]:
     """Everything tenant code does goes through the tenant function while this lasts; answers the invoker."""
     for name, value in {"PAS_PLUGIN_RUNNER": "lambda", **environment}.items():
         monkeypatch.setenv(name, value)

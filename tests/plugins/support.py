@@ -1,5 +1,6 @@
 """Helpers of the plugin tests shared beyond one module: a plugin request for a quote of the Auto product, and a
 tenant with plugin files deployed."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -13,12 +14,27 @@ from tests.plugins.conftest import NOW
 def request(tenant: str, vin: str) -> dict:
     """The plugin request of a quote of the Auto product whose one Vehicle has `vin`."""
     return build_request(
-        tenant_locator=tenant, product_name="Auto", kind="quote", locator="Q1", transaction_category=None,
-        start_time=NOW, end_time="2027-01-15T09:30:00.000Z", currency="USD", timezone="UTC", duration_basis="years",
-        account={"locator": "A1", "type": "Person", "data": {"name": "Ann"}}, static={}, segment_start=NOW,
-        segment_end="2027-01-15T09:30:00.000Z", duration=Decimal("0.5"),
-        element={"locator": "P1", "type": "Auto", "elements": [
-            {"locator": "V1", "staticLocator": "SV1", "type": "Vehicle", "data": {"vin": vin}}]})
+        tenant_locator=tenant,
+        product_name="Auto",
+        kind="quote",
+        locator="Q1",
+        transaction_category=None,
+        start_time=NOW,
+        end_time="2027-01-15T09:30:00.000Z",
+        currency="USD",
+        timezone="UTC",
+        duration_basis="years",
+        account={"locator": "A1", "type": "Person", "data": {"name": "Ann"}},
+        static={},
+        segment_start=NOW,
+        segment_end="2027-01-15T09:30:00.000Z",
+        duration=Decimal("0.5"),
+        element={
+            "locator": "P1",
+            "type": "Auto",
+            "elements": [{"locator": "V1", "staticLocator": "SV1", "type": "Vehicle", "data": {"vin": vin}}],
+        },
+    )
 
 
 def deployed(api, admin_token, files: dict[str, bytes | str] | None) -> tuple:

@@ -2,6 +2,7 @@
 the API, quoted, priced, issued and changed. The charges, validation errors and plugin failure the page
 shows are rendered here from the service's answers and must stand in the page as they are, so the page
 cannot drift from what the service does; the plugin limits it gives are the runner's."""
+
 from __future__ import annotations
 
 import io
@@ -48,19 +49,27 @@ def gadget_cover(api, token, jobs, package: bytes) -> tuple[str, str]:
     """A tenant with the package deployed and its bootstrap table loaded, and a customer: (tenant, account)."""
     tenant = deployed_tenant(api, token, package, name="GadgetCover")
     jobs.drain()
-    account = ok(call(api, "POST", f"/policy/{tenant}/accounts", token,
-                      {"type": "Customer", "data": {"name": "Ada Lovelace"}}))
+    account = ok(
+        call(api, "POST", f"/policy/{tenant}/accounts", token, {"type": "Customer", "data": {"name": "Ada Lovelace"}})
+    )
     return tenant, account["locator"]
 
 
 def quote(api, token, tenant, account, *gadgets) -> dict[str, Any]:
-    return ok(call(api, "POST", f"/policy/{tenant}/quotes", token, {
-        "productName": "GadgetCover", "accountLocator": account, "startTime": START, "elements": list(gadgets)}))
+    return ok(
+        call(
+            api,
+            "POST",
+            f"/policy/{tenant}/quotes",
+            token,
+            {"productName": "GadgetCover", "accountLocator": account, "startTime": START, "elements": list(gadgets)},
+        )
+    )
 
 
 def table_after(caption: str) -> list[str]:
     """The lines of the page's first Markdown table after the line that holds `caption`."""
-    lines = PAGE[PAGE.index(caption):].splitlines()[1:]
+    lines = PAGE[PAGE.index(caption) :].splitlines()[1:]
     start = next(i for i, line in enumerate(lines) if line.startswith("|"))
     end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
     return lines[start:end]
@@ -68,8 +77,11 @@ def table_after(caption: str) -> list[str]:
 
 def charge_table(charges: list[dict[str, Any]], labels: dict[str, str]) -> list[str]:
     """The charges as the page's tables show them, `labels` naming the elements by locator."""
-    rows = [f"| {labels[c['elementLocator']]} | {c['chargeType']} | {'reversal' if c.get('reversalOfLocator') else ''}"
-            f" | {c['rate']} | {c['amount']} |" for c in charges]
+    rows = [
+        f"| {labels[c['elementLocator']]} | {c['chargeType']} | {'reversal' if c.get('reversalOfLocator') else ''}"
+        f" | {c['rate']} | {c['amount']} |"
+        for c in charges
+    ]
     return ["| element | chargeType | reverses | rate | amount |", "| --- | --- | --- | --- | --- |", *sorted(rows)]
 
 
@@ -107,27 +119,41 @@ def test_a_change_adding_a_laptop_half_way_gets_the_charges_the_page_shows(api, 
     issued = ok(call(api, "PATCH", f"/policy/{tenant}/quotes/{drafted['locator']}/issue", admin_token))
     policy = issued["policyLocator"]
 
-    change = ok(call(api, "PATCH", f"/policy/{tenant}/policies/{policy}/change", admin_token, [
-        {"action": "params", "effectiveTime": CHANGED}, {"action": "add", "elements": [LAPTOP]}]))
+    change = ok(
+        call(
+            api,
+            "PATCH",
+            f"/policy/{tenant}/policies/{policy}/change",
+            admin_token,
+            [{"action": "params", "effectiveTime": CHANGED}, {"action": "add", "elements": [LAPTOP]}],
+        )
+    )
     priced = ok(call(api, "PATCH", f"/policy/{tenant}/transactions/{change['locator']}/price", admin_token))
 
     assert priced["transactionState"] == "priced"
     segment = ok(call(api, "GET", f"/policy/{tenant}/transactions/{change['locator']}/segment", admin_token))
-    labels = {locator: label(element) for locator, element in {**elements_of(drafted),
-                                                                **elements_of(segment)}.items()}
+    labels = {locator: label(element) for locator, element in {**elements_of(drafted), **elements_of(segment)}.items()}
     assert charge_table(priced["charges"], labels) == table_after("Pricing the change answers")
 
 
 def test_validation_errors_are_the_ones_the_page_shows(api, admin_token, example):
     tenant, account = example
-    drafted = quote(api, admin_token, tenant, account, {"type": "Gadget", "data": {"category": "phone", "value": 2000}},
-                    {"type": "Gadget", "data": {"category": "camera", "value": 300}})
+    drafted = quote(
+        api,
+        admin_token,
+        tenant,
+        account,
+        {"type": "Gadget", "data": {"category": "phone", "value": 2000}},
+        {"type": "Gadget", "data": {"category": "camera", "value": 300}},
+    )
 
     validated = ok(call(api, "PATCH", f"/policy/{tenant}/quotes/{drafted['locator']}/validate", admin_token))
 
     assert validated["quoteState"] == "draft"
-    labels = {locator: f"<the {element['data'].get('category', 'quote')}>"
-              for locator, element in elements_of(drafted).items()}
+    labels = {
+        locator: f"<the {element['data'].get('category', 'quote')}>"
+        for locator, element in elements_of(drafted).items()
+    }
     result = validated["validationResult"]
     assert result["success"] is False
     for item in result["validationItems"]:

@@ -1,6 +1,7 @@
 """LambdaRunner: the replay protocol against the real plugin handler (child.lambda_handler, run in a
 fresh process per invocation as a Lambda environment would), function errors, and the storage
 invoke call against a stubbed Lambda client."""
+
 from __future__ import annotations
 
 import io
@@ -20,7 +21,7 @@ from chalicelib.plugins.local import CHILD
 from chalicelib.plugins.models import PluginFailure
 from tests.plugins.conftest import FakeHost, modules
 
-RATING = '''
+RATING = """
 import pas
 
 def rate(request):
@@ -34,7 +35,7 @@ def rate(request):
 
 def fails(request):
     raise ValueError("no rate for " + request["static"]["class"])
-'''
+"""
 
 
 @dataclass
@@ -56,10 +57,17 @@ class FakeLambda:
 
     def __call__(self, function_name: str, payload: bytes, qualifier: str | None) -> Answer:
         self.invocations.append((function_name, qualifier))
-        script = (f"import sys, json; sys.path.insert(0, {str(CHILD.parent)!r}); import child; "
-                  "print(json.dumps(child.lambda_handler(json.loads(sys.stdin.read()), None)))")
-        done = subprocess.run([sys.executable, "-I", "-S", "-c", script], input=payload, capture_output=True,
-                              env={"LAMBDA_TASK_ROOT": str(self.root)}, timeout=30)
+        script = (
+            f"import sys, json; sys.path.insert(0, {str(CHILD.parent)!r}); import child; "
+            "print(json.dumps(child.lambda_handler(json.loads(sys.stdin.read()), None)))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", script],
+            input=payload,
+            capture_output=True,
+            env={"LAMBDA_TASK_ROOT": str(self.root)},
+            timeout=30,
+        )
         if done.returncode:
             error = {"errorType": "Runtime.ExitError", "errorMessage": done.stderr.decode()[-300:]}
             return Answer(json.dumps(error).encode(), "Unhandled")
@@ -68,8 +76,10 @@ class FakeLambda:
 
 @pytest.fixture
 def host() -> FakeHost:
-    return FakeHost(tables={"Rates": {("sedan",): {"rate": Decimal("812.40")}}},
-                    ranges={"Bands": [(("NY",), Decimal(0), Decimal(25), {"factor": Decimal("1.35")})]})
+    return FakeHost(
+        tables={"Rates": {("sedan",): {"rate": Decimal("812.40")}}},
+        ranges={"Bands": [(("NY",), Decimal(0), Decimal(25), {"factor": Decimal("1.35")})]},
+    )
 
 
 def test_pas_calls_are_answered_by_replaying_the_plugin_with_the_answers_so_far(tmp_path, host, tenant, version):
@@ -83,13 +93,13 @@ def test_pas_calls_are_answered_by_replaying_the_plugin_with_the_answers_so_far(
     assert [call[:2] for call in host.calls] == [("lookup", "Missing"), ("lookup", "Rates"), ("range_lookup", "Bands")]
 
 
-BATCHED = '''
+BATCHED = """
 import pas
 
 def rate(request):
     rows = pas.lookups("Rates", [[kind] for kind in request["kinds"]])
     return {"rates": [row["rate"] if row else None for row in rows]}
-'''
+"""
 
 
 def test_lookups_asked_together_are_answered_in_one_replay(tmp_path, tenant, version):
@@ -110,17 +120,31 @@ def test_a_plugin_exception_in_the_function_is_a_plugin_failure(tmp_path, host, 
     result = runner.call(tenant, version, {}, "fails", {"static": {"class": "boat"}}, host)
 
     assert isinstance(result, PluginFailure)
-    assert result.message == ("The plugin function fails failed: ValueError: no rate for boat "
-                              "(plugins/python/rating.py line 14)")
+    assert result.message == (
+        "The plugin function fails failed: ValueError: no rate for boat (plugins/python/rating.py line 14)"
+    )
 
 
-@pytest.mark.parametrize("error, reason, detail", [
-    ({"errorMessage": "2026-01-15T09:30:00Z Task timed out after 5.00 seconds"}, "timeout",
-     "its Lambda function timed out (2026-01-15T09:30:00Z Task timed out after 5.00 seconds)"),
-    ({"errorType": "Runtime.OutOfMemory", "errorMessage": "Runtime exited with error: signal: killed"},
-     "memory_limit", "its Lambda function ran out of memory (Runtime exited with error: signal: killed)"),
-    ({"errorType": "Runtime.ImportModuleError"}, "crashed", "its Lambda function failed: Runtime.ImportModuleError"),
-])
+@pytest.mark.parametrize(
+    "error, reason, detail",
+    [
+        (
+            {"errorMessage": "2026-01-15T09:30:00Z Task timed out after 5.00 seconds"},
+            "timeout",
+            "its Lambda function timed out (2026-01-15T09:30:00Z Task timed out after 5.00 seconds)",
+        ),
+        (
+            {"errorType": "Runtime.OutOfMemory", "errorMessage": "Runtime exited with error: signal: killed"},
+            "memory_limit",
+            "its Lambda function ran out of memory (Runtime exited with error: signal: killed)",
+        ),
+        (
+            {"errorType": "Runtime.ImportModuleError"},
+            "crashed",
+            "its Lambda function failed: Runtime.ImportModuleError",
+        ),
+    ],
+)
 def test_a_failed_invocation_says_how_the_function_failed(host, tenant, version, error, reason, detail):
     runner = LambdaRunner("f-{tenant}", invoke=lambda *_: Answer(json.dumps(error).encode(), "Unhandled"))
 
@@ -151,8 +175,9 @@ def test_the_wall_clock_holds_over_the_replays_of_one_call(host, tenant, version
         import time
 
         time.sleep(0.06)
-        return Answer(json.dumps({"message": '{"need": [{"pas": "lookup", "table": "Rates", "key": ["sedan"]}]}'})
-                      .encode(), None)
+        return Answer(
+            json.dumps({"message": '{"need": [{"pas": "lookup", "table": "Rates", "key": ["sedan"]}]}'}).encode(), None
+        )
 
     result = LambdaRunner("f-{tenant}", invoke=slow, timeout_seconds=0.1).call(tenant, version, {}, "rate", {}, host)
 
@@ -170,17 +195,32 @@ def test_an_answer_outside_the_protocol_is_malformed(host, tenant, version):
 DEEP = b"[" * 100_000 + b"]" * 100_000
 
 
-@pytest.mark.parametrize("payload, function_error, reason, detail", [
-    (DEEP, None, "malformed", "the plugin function answered outside the plugin protocol"),
-    (DEEP, "Unhandled", "crashed", "its Lambda function failed: no detail"),
-    (json.dumps({"message": '{"result": {"x": ' + "[" * 40 + "]" * 40 + "}}"}).encode(), None, "malformed",
-     "it sent JSON nested more than 32 deep"),
-    (json.dumps({"message": '{"result": {"x": 1E+999999}}'}).encode(), None, "malformed",
-     "it sent the number 1.000000E+999999, which DynamoDB cannot store (at most 38 significant digits, between "
-     "1E-130 and 9.9E+125 in size)"),
-    (b'{"errorMessage": "\\ud800 went wrong"}', "Unhandled", "crashed",
-     "its Lambda function failed: \\ud800 went wrong"),
-])
+@pytest.mark.parametrize(
+    "payload, function_error, reason, detail",
+    [
+        (DEEP, None, "malformed", "the plugin function answered outside the plugin protocol"),
+        (DEEP, "Unhandled", "crashed", "its Lambda function failed: no detail"),
+        (
+            json.dumps({"message": '{"result": {"x": ' + "[" * 40 + "]" * 40 + "}}"}).encode(),
+            None,
+            "malformed",
+            "it sent JSON nested more than 32 deep",
+        ),
+        (
+            json.dumps({"message": '{"result": {"x": 1E+999999}}'}).encode(),
+            None,
+            "malformed",
+            "it sent the number 1.000000E+999999, which DynamoDB cannot store (at most 38 significant digits, between "
+            "1E-130 and 9.9E+125 in size)",
+        ),
+        (
+            b'{"errorMessage": "\\ud800 went wrong"}',
+            "Unhandled",
+            "crashed",
+            "its Lambda function failed: \\ud800 went wrong",
+        ),
+    ],
+)
 def test_a_hostile_payload_is_a_plugin_failure(host, tenant, version, payload, function_error, reason, detail):
     runner = LambdaRunner("f-{tenant}", invoke=lambda *_: Answer(payload, function_error))
 
@@ -209,17 +249,24 @@ def test_invoke_sends_the_payload_to_the_qualified_function(stubbed_lambda):
 
     body = b'{"message": "{}"}'
     stubbed_lambda.add_response(
-        "invoke", {"StatusCode": 200, "Payload": StreamingBody(io.BytesIO(body), len(body))},
-        {"FunctionName": "pas-tenant-t", "InvocationType": "RequestResponse", "Payload": b"{}",
-         "Qualifier": "01JAAAAAAAAAAAAAAAAAAAAAAA"})
+        "invoke",
+        {"StatusCode": 200, "Payload": StreamingBody(io.BytesIO(body), len(body))},
+        {
+            "FunctionName": "pas-tenant-t",
+            "InvocationType": "RequestResponse",
+            "Payload": b"{}",
+            "Qualifier": "01JAAAAAAAAAAAAAAAAAAAAAAA",
+        },
+    )
 
     invocation = functions.invoke("pas-tenant-t", b"{}", "01JAAAAAAAAAAAAAAAAAAAAAAA")
 
     assert (invocation.payload, invocation.function_error) == (body, None)
 
 
-@pytest.mark.parametrize("code, error", [("ResourceNotFoundException", NotFound),
-                                         ("TooManyRequestsException", Unavailable)])
+@pytest.mark.parametrize(
+    "code, error", [("ResourceNotFoundException", NotFound), ("TooManyRequestsException", Unavailable)]
+)
 def test_invoke_turns_lambda_errors_into_domain_errors(stubbed_lambda, code, error):
     from chalicelib.storage import functions
 

@@ -1,5 +1,6 @@
 """LocalProcessRunner with real plugin processes: the contract end to end through a fake HostApi,
 containment of misbehaving plugins, warm reuse and replacement, concurrency."""
+
 from __future__ import annotations
 
 import os
@@ -24,7 +25,7 @@ from chalicelib.plugins.local import Limits, LocalProcessRunner
 from chalicelib.plugins.models import Charge, PluginFailure, PluginFlag, ValidationItem
 from tests.plugins.conftest import NOW, FakeHost, modules
 
-RATING = '''
+RATING = """
 import pas
 
 def rate_Auto(request):
@@ -37,9 +38,9 @@ def rate_Auto(request):
                       "rate": base["rate"] * band["factor"]})
         items.append({"elementLocator": vehicle["locator"], "chargeType": "fee", "amount": base["fee"]})
     return {"items": items}
-'''
+"""
 
-VALIDATION = '''
+VALIDATION = """
 def validate(request):
     errors = []
     for vehicle in request["segment"]["element"]["elements"]:
@@ -48,16 +49,16 @@ def validate(request):
     if request["account"]["data"].get("state") not in ("NY", "CA"):
         errors.append({"message": "we do not insure in this state"})
     return {"errors": errors}
-'''
+"""
 
-UNDERWRITING = '''
+UNDERWRITING = """
 def underwrite_Auto(request):
     level = request["static"]["level"]
     return {"flags": [{"level": level, "note": "plugin says " + level, "tag": "auto",
                        "elementLocator": request["segment"]["element"]["locator"]}]}
-'''
+"""
 
-MISBEHAVING = '''
+MISBEHAVING = """
 import os
 
 def fails(request):
@@ -116,16 +117,28 @@ PROCESS = os.urandom(8).hex()  # the process's identity: every sandbox is PID 2 
 
 def ok(request):
     return {"pid": PROCESS, "cwd": sorted(os.listdir(".")), "directory": os.getcwd()}
-'''
+"""
 
 
 def quote(vehicles: list[dict], *, state: str = "NY", static: dict | None = None, duration: str = "1") -> dict:
     return build_request(
-        tenant_locator="t", product_name="Auto", kind="quote", locator="Q1", transaction_category=None,
-        start_time=NOW, end_time="2027-01-15T09:30:00.000Z", currency="USD", timezone="America/New_York",
-        duration_basis="years", account={"locator": "A1", "type": "Person", "data": {"state": state}},
-        static=static or {}, segment_start=NOW, segment_end="2027-01-15T09:30:00.000Z", duration=Decimal(duration),
-        element={"locator": "P1", "type": "AutoQuote", "elements": vehicles})
+        tenant_locator="t",
+        product_name="Auto",
+        kind="quote",
+        locator="Q1",
+        transaction_category=None,
+        start_time=NOW,
+        end_time="2027-01-15T09:30:00.000Z",
+        currency="USD",
+        timezone="America/New_York",
+        duration_basis="years",
+        account={"locator": "A1", "type": "Person", "data": {"state": state}},
+        static=static or {},
+        segment_start=NOW,
+        segment_end="2027-01-15T09:30:00.000Z",
+        duration=Decimal(duration),
+        element={"locator": "P1", "type": "AutoQuote", "elements": vehicles},
+    )
 
 
 def vehicle(locator: str, **data: object) -> dict:
@@ -140,12 +153,23 @@ CHARGES = {"premium": {"category": "premium"}, "fee": {"category": "fee"}}
 
 def test_a_rating_plugin_prices_from_lookup_and_range_tables(runner, tenant, version):
     host = FakeHost(
-        tables={"BaseRates": {("NY", "sedan"): {"rate": Decimal("812.40"), "fee": 25},
-                              ("NY", "truck"): {"rate": Decimal("1020"), "fee": Decimal("30.5")}}},
-        ranges={"AgeBands": [(("NY",), Decimal(0), Decimal(25), {"factor": Decimal("1.35")}),
-                             (("NY",), Decimal(25), Decimal(200), {"factor": Decimal("0.9")})]})
-    request = quote([vehicle("V1", **{"class": "sedan", "age": 19}),
-                     vehicle("V2", **{"class": "truck", "age": Decimal("40.5")})], duration="0.5")
+        tables={
+            "BaseRates": {
+                ("NY", "sedan"): {"rate": Decimal("812.40"), "fee": 25},
+                ("NY", "truck"): {"rate": Decimal("1020"), "fee": Decimal("30.5")},
+            }
+        },
+        ranges={
+            "AgeBands": [
+                (("NY",), Decimal(0), Decimal(25), {"factor": Decimal("1.35")}),
+                (("NY",), Decimal(25), Decimal(200), {"factor": Decimal("0.9")}),
+            ]
+        },
+    )
+    request = quote(
+        [vehicle("V1", **{"class": "sedan", "age": 19}), vehicle("V2", **{"class": "truck", "age": Decimal("40.5")})],
+        duration="0.5",
+    )
 
     result = runner.call(tenant, version, modules(rating=RATING), "rate_Auto", request, host)
 
@@ -165,19 +189,22 @@ def test_a_rating_plugin_prices_from_lookup_and_range_tables(runner, tenant, ver
 
 def test_lookups_asked_together_are_answered_in_their_order(runner, tenant, version):
     host = FakeHost(tables={"Rates": {("sedan",): {"rate": Decimal("812.40")}, ("van",): {"rate": Decimal(900)}}})
-    plugin = modules(rating='''
+    plugin = modules(
+        rating="""
 import pas
 
 def rate(request):
     return {"rates": [row and row["rate"] for row in pas.lookups("Rates", [["sedan"], ["boat"], ["van"]])]}
-''')
+"""
+    )
 
     assert runner.call(tenant, version, plugin, "rate", {}, host) == {"rates": [Decimal("812.40"), None, 900]}
     assert [call[2] for call in host.calls] == [("sedan",), ("boat",), ("van",)]
 
 
 def test_a_lookup_the_host_refuses_reaches_the_plugin_as_pas_error(runner, tenant, version):
-    plugin = modules(rating='''
+    plugin = modules(
+        rating="""
 import pas
 
 def rate(request):
@@ -187,13 +214,15 @@ def rate(request):
         caught = str(error)
     pas.lookup("AlsoMissing", ["x"])
     return {"caught": caught}
-''')
+"""
+    )
 
     result = runner.call(tenant, version, plugin, "rate", quote([]), FakeHost())
 
     assert isinstance(result, PluginFailure)
-    assert result.message == ("The plugin function rate failed: PasError: table AlsoMissing not found "
-                              "(plugins/python/rating.py line 9)")
+    assert result.message == (
+        "The plugin function rate failed: PasError: table AlsoMissing not found (plugins/python/rating.py line 9)"
+    )
 
 
 def test_a_validation_plugin_reports_errors_per_element(runner, tenant, version):
@@ -207,8 +236,16 @@ def test_a_validation_plugin_reports_errors_per_element(runner, tenant, version)
     ]
 
 
-@pytest.mark.parametrize("level, outcome", [("approve", "passed"), ("block", "underwrittenBlocked"),
-                                            ("decline", "declined"), ("reject", "rejected"), ("info", "passed")])
+@pytest.mark.parametrize(
+    "level, outcome",
+    [
+        ("approve", "passed"),
+        ("block", "underwrittenBlocked"),
+        ("decline", "declined"),
+        ("reject", "rejected"),
+        ("info", "passed"),
+    ],
+)
 def test_an_underwriting_plugin_raises_each_flag_level(runner, tenant, version, level, outcome):
     request = quote([], static={"level": level})
 
@@ -222,30 +259,57 @@ def test_an_underwriting_plugin_raises_each_flag_level(runner, tenant, version, 
 # --- containment ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("function, reason, detail", [
-    ("fails", "exception", "ZeroDivisionError: division by zero (plugins/python/misbehaving.py line 5)"),
-    ("reads_passwd", "refused",
-     "SandboxRefused: the plugin sandbox refuses to open '/etc/passwd' (plugins/python/misbehaving.py line 11)"),
-    ("writes", "refused", "SandboxRefused: the plugin sandbox refuses to open '/tmp/pas-plugin-escape.txt' "
-                          "(plugins/python/misbehaving.py line 21)"),
-    ("opens_a_socket", "refused",
-     "SandboxRefused: the plugin sandbox has no network (plugins/python/misbehaving.py line 27)"),
-    ("connects", "refused", "URLError: <urlopen error the plugin sandbox refuses socket.getaddrinfo> "
-                            "(plugins/python/misbehaving.py line 32)"),
-    ("starts_a_process", "refused",
-     "SandboxRefused: the plugin sandbox refuses os.system (plugins/python/misbehaving.py line 35)"),
-    ("lists_root", "refused",
-     "SandboxRefused: the plugin sandbox refuses to list '/' (plugins/python/misbehaving.py line 51)"),
-    ("allocates_a_gigabyte", "memory_limit", "it ran out of memory (the plugin process's memory limit)"),
-    ("returns_a_list", "malformed", "it returned list; a JSON object (dict) is expected"),
-    ("returns_an_object", "malformed",
-     "its answer is not JSON: answer.result.when is of type object, which is not JSON"),
-    ("exits", "crashed", "its process exited with status 3"),
-    ("answers_too_much", "malformed", "it sent more than 2 MB at once"),
-    ("not_there", "missing", "no function not_there in plugins/python"),
-])
-def test_a_misbehaving_plugin_is_contained_and_the_runner_keeps_serving(runner, tenant, version, function,
-                                                                        reason, detail):
+@pytest.mark.parametrize(
+    "function, reason, detail",
+    [
+        ("fails", "exception", "ZeroDivisionError: division by zero (plugins/python/misbehaving.py line 5)"),
+        (
+            "reads_passwd",
+            "refused",
+            "SandboxRefused: the plugin sandbox refuses to open '/etc/passwd' (plugins/python/misbehaving.py line 11)",
+        ),
+        (
+            "writes",
+            "refused",
+            "SandboxRefused: the plugin sandbox refuses to open '/tmp/pas-plugin-escape.txt' "
+            "(plugins/python/misbehaving.py line 21)",
+        ),
+        (
+            "opens_a_socket",
+            "refused",
+            "SandboxRefused: the plugin sandbox has no network (plugins/python/misbehaving.py line 27)",
+        ),
+        (
+            "connects",
+            "refused",
+            "URLError: <urlopen error the plugin sandbox refuses socket.getaddrinfo> "
+            "(plugins/python/misbehaving.py line 32)",
+        ),
+        (
+            "starts_a_process",
+            "refused",
+            "SandboxRefused: the plugin sandbox refuses os.system (plugins/python/misbehaving.py line 35)",
+        ),
+        (
+            "lists_root",
+            "refused",
+            "SandboxRefused: the plugin sandbox refuses to list '/' (plugins/python/misbehaving.py line 51)",
+        ),
+        ("allocates_a_gigabyte", "memory_limit", "it ran out of memory (the plugin process's memory limit)"),
+        ("returns_a_list", "malformed", "it returned list; a JSON object (dict) is expected"),
+        (
+            "returns_an_object",
+            "malformed",
+            "its answer is not JSON: answer.result.when is of type object, which is not JSON",
+        ),
+        ("exits", "crashed", "its process exited with status 3"),
+        ("answers_too_much", "malformed", "it sent more than 2 MB at once"),
+        ("not_there", "missing", "no function not_there in plugins/python"),
+    ],
+)
+def test_a_misbehaving_plugin_is_contained_and_the_runner_keeps_serving(
+    runner, tenant, version, function, reason, detail
+):
     plugin = modules(misbehaving=MISBEHAVING)
 
     result = runner.call(tenant, version, plugin, function, quote([], static={"zero": 0}), FakeHost())
@@ -272,8 +336,14 @@ def test_a_plugin_cannot_read_another_tenants_plugin_directory(runner, version):
     secret = modules(misbehaving=MISBEHAVING, secret="RATE = 'confidential'\n")
     victims_directory = runner.call(victim, version, secret, "ok", quote([]), FakeHost())["directory"]
 
-    stolen = runner.call(thief, version, modules(misbehaving=MISBEHAVING), "reads_another_directory",
-                         quote([], static={"path": f"{victims_directory}/plugins/python/secret.py"}), FakeHost())
+    stolen = runner.call(
+        thief,
+        version,
+        modules(misbehaving=MISBEHAVING),
+        "reads_another_directory",
+        quote([], static={"path": f"{victims_directory}/plugins/python/secret.py"}),
+        FakeHost(),
+    )
 
     assert victims_directory == "/sandbox"  # every process has its own /sandbox, holding only its package
     assert isinstance(stolen, PluginFailure) and stolen.reason == "exception"
@@ -281,9 +351,11 @@ def test_a_plugin_cannot_read_another_tenants_plugin_directory(runner, version):
 
 
 def test_an_endless_plugin_is_killed_at_the_wall_clock_limit_and_replaced(tenant, version):
-    plugin = modules(loop="import os\ndef spin(request):\n    while True:\n        pass\n"
-                          "def sleep(request):\n    import time\n    time.sleep(60)\n"
-                          "PROCESS = os.urandom(8).hex()\ndef pid(request):\n    return {'pid': PROCESS}\n")
+    plugin = modules(
+        loop="import os\ndef spin(request):\n    while True:\n        pass\n"
+        "def sleep(request):\n    import time\n    time.sleep(60)\n"
+        "PROCESS = os.urandom(8).hex()\ndef pid(request):\n    return {'pid': PROCESS}\n"
+    )
     runner = LocalProcessRunner(Limits(timeout_seconds=0.5))
     try:
         before = runner.call(tenant, version, plugin, "pid", {}, FakeHost())["pid"]
@@ -304,8 +376,9 @@ def test_an_endless_plugin_is_killed_at_the_wall_clock_limit_and_replaced(tenant
 def test_an_endless_plugin_is_stopped_by_its_cpu_time_limit(tenant, version):
     runner = LocalProcessRunner(Limits(timeout_seconds=10, cpu_seconds=1))
     try:
-        result = runner.call(tenant, version, modules(loop="def spin(request):\n    while True:\n        pass\n"),
-                             "spin", {}, FakeHost())
+        result = runner.call(
+            tenant, version, modules(loop="def spin(request):\n    while True:\n        pass\n"), "spin", {}, FakeHost()
+        )
     finally:
         runner.close()
 
@@ -317,8 +390,10 @@ def test_a_plugin_looping_over_lookups_is_cut_short(runner, tenant, version):
 
     result = runner.call(tenant, version, plugin, "rate", {}, FakeHost(tables={"T": {}}))
 
-    assert (result.reason, result.detail) == ("refused", f"it made more than {protocol.MAX_HOST_CALLS} pas calls "
-                                                         "in one call")
+    assert (result.reason, result.detail) == (
+        "refused",
+        f"it made more than {protocol.MAX_HOST_CALLS} pas calls in one call",
+    )
 
 
 def test_a_host_api_failure_propagates_and_the_process_is_replaced(runner, tenant, version):
@@ -326,8 +401,10 @@ def test_a_host_api_failure_propagates_and_the_process_is_replaced(runner, tenan
         def lookup(self, table, key, date):
             raise codes.SERVICE_UNAVAILABLE("DynamoDB is throttling")
 
-    plugin = modules(rating="import pas, os\ndef rate(request):\n    return {'row': pas.lookup('T', ['k'])}\n"
-                            "PROCESS = os.urandom(8).hex()\ndef pid(request):\n    return {'pid': PROCESS}\n")
+    plugin = modules(
+        rating="import pas, os\ndef rate(request):\n    return {'row': pas.lookup('T', ['k'])}\n"
+        "PROCESS = os.urandom(8).hex()\ndef pid(request):\n    return {'pid': PROCESS}\n"
+    )
     before = runner.call(tenant, version, plugin, "pid", {}, FakeHost())["pid"]
 
     with pytest.raises(Unavailable):
@@ -383,12 +460,18 @@ def test_an_idle_process_is_replaced(tenant, version):
 
 def test_a_tenant_flooding_the_pool_leaves_room_for_another_tenants_call():
     flooder, victim = new_tenant_locator(), new_tenant_locator()
-    plugin = modules(slow="import os, time\nPROCESS = os.urandom(8).hex()\n"
-                          "def slow(request):\n    time.sleep(30)\n"
-                          "def pid(request):\n    return {'pid': PROCESS}\n")
+    plugin = modules(
+        slow="import os, time\nPROCESS = os.urandom(8).hex()\n"
+        "def slow(request):\n    time.sleep(30)\n"
+        "def pid(request):\n    return {'pid': PROCESS}\n"
+    )
     runner = LocalProcessRunner(Limits(timeout_seconds=4), max_processes=4)
-    flood = [threading.Thread(target=runner.call, args=(flooder, f"01JAAAAAAAAAAAAAAAAAAAAAA{number % 4}", plugin,
-                                                        "slow", {}, FakeHost())) for number in range(8)]
+    flood = [
+        threading.Thread(
+            target=runner.call, args=(flooder, f"01JAAAAAAAAAAAAAAAAAAAAAA{number % 4}", plugin, "slow", {}, FakeHost())
+        )
+        for number in range(8)
+    ]
     try:
         for thread in flood:
             thread.start()
@@ -406,8 +489,10 @@ def test_a_tenant_flooding_the_pool_leaves_room_for_another_tenants_call():
 
 
 def test_concurrent_calls_run_in_parallel_processes(runner, tenant, version):
-    plugin = modules(slow="import os, time\nPROCESS = os.urandom(8).hex()\n"
-                          "def slow(request):\n    time.sleep(0.4)\n    return {'pid': PROCESS}\n")
+    plugin = modules(
+        slow="import os, time\nPROCESS = os.urandom(8).hex()\n"
+        "def slow(request):\n    time.sleep(0.4)\n    return {'pid': PROCESS}\n"
+    )
     runner.call(tenant, version, plugin, "slow", {}, FakeHost())
     results: list[dict] = []
 

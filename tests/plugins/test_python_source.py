@@ -2,6 +2,7 @@
 finds, never running the modules, in the sandbox and, where a machine has none, in a plain child process;
 the module that breaks the parser's memory, CPU or wall-clock limit is the one named; what a package
 defines is remembered, unless its parse was cut short."""
+
 from __future__ import annotations
 
 import time
@@ -33,23 +34,29 @@ def test_top_level_functions_are_found_by_parsing_never_by_running(sandboxed):
         "plugins/python/auto.py": Parsed(("rate_PersonalAuto", "validate_PersonalAuto")),
         "plugins/python/common.py": Parsed(("underwrite",)),
         "plugins/python/rating.py": Parsed(error="plugins/python/rating.py line 4: invalid syntax"),
-        "plugins/python/nul.py": Parsed(error="plugins/python/nul.py line None: source code string cannot contain "
-                                              "null bytes"),
-        "plugins/python/heavy.py": Parsed(error="plugins/python/heavy.py: cannot be parsed within the parser's "
-                                                "limits (128 MB of memory)"),
+        "plugins/python/nul.py": Parsed(
+            error="plugins/python/nul.py line None: source code string cannot contain null bytes"
+        ),
+        "plugins/python/heavy.py": Parsed(
+            error="plugins/python/heavy.py: cannot be parsed within the parser's limits (128 MB of memory)"
+        ),
     }
 
 
-@pytest.mark.parametrize("limits, exceeded", [
-    (ParseLimits(memory_bytes=1024 * MB, cpu_seconds=1), "1 s of CPU time"),
-    (ParseLimits(memory_bytes=1024 * MB, wall_seconds=1), "1 s of wall-clock time"),
-])
+@pytest.mark.parametrize(
+    "limits, exceeded",
+    [
+        (ParseLimits(memory_bytes=1024 * MB, cpu_seconds=1), "1 s of CPU time"),
+        (ParseLimits(memory_bytes=1024 * MB, wall_seconds=1), "1 s of wall-clock time"),
+    ],
+)
 def test_the_module_being_parsed_when_a_limit_runs_out_is_named(limits, exceeded):
     found = top_level_functions(SLOW, limits)
 
     failed = [path for path, parsed in found.items() if parsed.error]
-    assert len(failed) == 1 and found[failed[0]].error == (f"{failed[0]}: cannot be parsed within the parser's "
-                                                          f"limits ({exceeded})")
+    assert len(failed) == 1 and found[failed[0]].error == (
+        f"{failed[0]}: cannot be parsed within the parser's limits ({exceeded})"
+    )
     assert all(found[path] == Parsed() for path in sorted(found) if path < failed[0])
     assert len(found) < len(SLOW)
 

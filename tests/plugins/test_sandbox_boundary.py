@@ -3,6 +3,7 @@
 through ctypes, it cannot read outside its package, reach a network, signal or trace another process,
 start a program, gain privileges, write more than its disk quota or make more files than it may, or
 see where the service keeps its files."""
+
 from __future__ import annotations
 
 import os
@@ -22,7 +23,7 @@ from chalicelib.sandbox import kernel
 from tests.conftest import ROOT
 from tests.plugins.conftest import FakeHost, modules
 
-HOSTILE = '''
+HOSTILE = """
 import errno, os, socket, sys
 
 def _attempt(action):
@@ -141,7 +142,7 @@ def rebinds_the_runner(request):
                "socket": _attempt(lambda: _socket.socket(socket.AF_INET, socket.SOCK_STREAM))}
     outcome.update(ctypes_system(request))
     return outcome
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -164,16 +165,37 @@ def call(bare):
     return run
 
 
-@pytest.mark.parametrize("path", ["/etc/passwd", "/etc/shadow", "/root/.bash_history", "/home",
-                                  "/tmp", str(os.path.realpath(".")), "/work", "/var/run"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/etc/passwd",
+        "/etc/shadow",
+        "/root/.bash_history",
+        "/home",
+        "/tmp",
+        str(os.path.realpath(".")),
+        "/work",
+        "/var/run",
+    ],
+)
 def test_nothing_outside_the_package_and_the_runtime_exists(call, path):
     assert call("read", path=path) == {"errno": "ENOENT"}
     assert call("stat", path=path) == {"errno": "ENOENT"}
 
 
 def test_the_file_system_holds_only_the_runtime_the_package_and_a_scratch_folder(call):
-    assert set(call("listdir", path="/")["done"]) <= {"dev", "lib", "lib32", "lib64", "proc", "root", "runner",
-                                                      "sandbox", "usr", "opt"}
+    assert set(call("listdir", path="/")["done"]) <= {
+        "dev",
+        "lib",
+        "lib32",
+        "lib64",
+        "proc",
+        "root",
+        "runner",
+        "sandbox",
+        "usr",
+        "opt",
+    }
     assert call("listdir", path="/sandbox") == {"done": ["plugins"]}
     assert call("listdir", path="/runner") == {"done": ["child.py"]}
 
@@ -200,12 +222,18 @@ def test_no_process_can_be_signalled_not_even_its_own_parent():
     victim = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     runner = LocalProcessRunner(Limits(timeout_seconds=5), audit_hook=False)
     try:
-        result = runner.call(new_tenant_locator(), new_locator(), modules(hostile=HOSTILE), "signals",
-                             {"pid": victim.pid}, FakeHost())
+        result = runner.call(
+            new_tenant_locator(), new_locator(), modules(hostile=HOSTILE), "signals", {"pid": victim.pid}, FakeHost()
+        )
         time.sleep(0.2)
         assert victim.poll() is None
-        assert result == {"kill": {"errno": "EPERM"}, "kill_parent": {"errno": "EPERM"},
-                          "kill_all": {"errno": "EPERM"}, "pidfd": {"errno": "EPERM"}, "killpg": {"errno": "EPERM"}}
+        assert result == {
+            "kill": {"errno": "EPERM"},
+            "kill_parent": {"errno": "EPERM"},
+            "kill_all": {"errno": "EPERM"},
+            "pidfd": {"errno": "EPERM"},
+            "killpg": {"errno": "EPERM"},
+        }
     finally:
         runner.close()
         victim.send_signal(signal.SIGKILL)
@@ -274,8 +302,9 @@ def test_state_does_not_survive_from_one_tenants_process_into_anothers(bare):
 def test_defeating_the_audit_hook_by_rebinding_the_runner_gains_nothing():
     runner = LocalProcessRunner(Limits(timeout_seconds=5))  # the audit hook on, then defeated from inside
     try:
-        result = runner.call(new_tenant_locator(), new_locator(), modules(hostile=HOSTILE), "rebinds_the_runner",
-                             {}, FakeHost())
+        result = runner.call(
+            new_tenant_locator(), new_locator(), modules(hostile=HOSTILE), "rebinds_the_runner", {}, FakeHost()
+        )
     finally:
         runner.close()
 
@@ -293,13 +322,16 @@ def test_without_the_sandbox_tools_plugins_are_refused_with_a_clear_message(monk
     kernel.check.cache_clear()
     runner = LocalProcessRunner()
     try:
-        result = runner.call(new_tenant_locator(), new_locator(), modules(hostile=HOSTILE), "privileges", {},
-                             FakeHost())
+        result = runner.call(
+            new_tenant_locator(), new_locator(), modules(hostile=HOSTILE), "privileges", {}, FakeHost()
+        )
     finally:
         runner.close()
         monkeypatch.undo()
         kernel.check.cache_clear()
 
     assert isinstance(result, PluginFailure)
-    assert (result.reason, result.detail) == ("unavailable",
-                                              "plugins run only inside bubblewrap, which this machine lacks")
+    assert (result.reason, result.detail) == (
+        "unavailable",
+        "plugins run only inside bubblewrap, which this machine lacks",
+    )

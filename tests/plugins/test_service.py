@@ -1,6 +1,7 @@
 """The plugins service over deployed configurations: plugins come from the version deployed through
 the API, a product without a plugin gets nothing, a failure raises, and a redeploy replaces the
 tenant's process while a deployment that does not parse leaves the previous plugins serving."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ from tests.plugins.conftest import FakeHost
 from tests.plugins.support import deployed, request
 from tests.support.api import ok
 
-PLUGINS = '''
+PLUGINS = """
 import os
 import pas
 
@@ -33,7 +34,7 @@ PROCESS = os.urandom(8).hex()  # every sandboxed process is PID 2 of its own nam
 
 def underwrite_Auto(request):
     return {"flags": [{"level": "block", "note": "process " + PROCESS}]}
-'''
+"""
 
 
 @pytest.fixture
@@ -76,19 +77,38 @@ def test_a_failing_plugin_raises_a_failure_with_a_clear_message(api, admin_token
         service.rate(ctx, version, request(ctx.tenant, "ZZZ"), FakeHost(tables={"Rates": {}}), {"premium": {}})
 
     assert raised.value.code == "plugin.failed"
-    assert raised.value.message == ("The plugin function rate_Auto failed: TypeError: 'NoneType' object is not "
-                                    "subscriptable (plugins/python/auto.py line 8)")
+    assert raised.value.message == (
+        "The plugin function rate_Auto failed: TypeError: 'NoneType' object is not "
+        "subscriptable (plugins/python/auto.py line 8)"
+    )
 
 
 def test_a_redeploy_replaces_the_process_and_a_module_that_does_not_parse_changes_nothing(api, admin_token, runner):
     ctx, first = deployed(api, admin_token, {"plugins/python/auto.py": PLUGINS.encode()})
     before = service.underwrite(ctx, first, request(ctx.tenant, "1HG"), FakeHost())
 
-    broken = ok(deploy(api, admin_token, ctx.tenant, package(files={
-        "plugins/python/auto.py": PLUGINS.encode(), "plugins/python/extra.py": b"def helper(:\n    pass\n"})))
+    broken = ok(
+        deploy(
+            api,
+            admin_token,
+            ctx.tenant,
+            package(
+                files={
+                    "plugins/python/auto.py": PLUGINS.encode(),
+                    "plugins/python/extra.py": b"def helper(:\n    pass\n",
+                }
+            ),
+        )
+    )
     unchanged = service.underwrite(ctx, first, request(ctx.tenant, "1HG"), FakeHost())
-    redeployed = ok(deploy(api, admin_token, ctx.tenant, package(files={
-        "plugins/python/auto.py": PLUGINS.replace('"block"', '"decline"').encode()})))
+    redeployed = ok(
+        deploy(
+            api,
+            admin_token,
+            ctx.tenant,
+            package(files={"plugins/python/auto.py": PLUGINS.replace('"block"', '"decline"').encode()}),
+        )
+    )
     second = redeployed["deploymentResult"]["metadata"]["latestVersion"]
     after = service.underwrite(ctx, second, request(ctx.tenant, "1HG"), FakeHost())
 

@@ -2,6 +2,7 @@
 `lambda` runner answers at once and publishes the tenant's function as a job (moto's Lambda and IAM), with
 one version and one alias per configuration version; calls before that answer 503 `tenantCode.not_ready`;
 the calls after run the published code (the local invoker runs it in the sandbox); every version stays callable."""
+
 from __future__ import annotations
 
 import base64
@@ -47,9 +48,12 @@ from tests.support.configs import (
     upload_table,
 )
 
-DOUBLED = QUOTE_PLUGINS.replace("def rate_PersonalAuto(request):", "def rate_PersonalAuto(request):\n"
-                                "    return {'items': [{'elementLocator': request['segment']['element']['locator'],"
-                                " 'chargeType': 'premium', 'amount': 2}]}\n\n\ndef _old_rate(request):")
+DOUBLED = QUOTE_PLUGINS.replace(
+    "def rate_PersonalAuto(request):",
+    "def rate_PersonalAuto(request):\n"
+    "    return {'items': [{'elementLocator': request['segment']['element']['locator'],"
+    " 'chargeType': 'premium', 'amount': 2}]}\n\n\ndef _old_rate(request):",
+)
 
 
 def _package(plugins: str = QUOTE_PLUGINS) -> bytes:
@@ -64,8 +68,11 @@ def _tenant(api, token, plugins: str = QUOTE_PLUGINS) -> str:
 
 
 def _deploy(api, token, tenant, plugins: str = QUOTE_PLUGINS) -> str:
-    response = api.http.post(f"/config/{tenant}/deployments/deploy", body=_package(plugins), headers={
-        "Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"})
+    response = api.http.post(
+        f"/config/{tenant}/deployments/deploy",
+        body=_package(plugins),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"},
+    )
     assert response.status_code == 200, response.body
     return simplejson.loads(response.body)["deploymentResult"]["metadata"]["latestVersion"]
 
@@ -81,10 +88,16 @@ def _priced(api, token, tenant):
 
 
 def test_a_deployment_answers_at_once_and_its_code_is_live_once_the_job_published_it(
-        api, admin_token, jobs, monkeypatch, aws):
-    with lambda_runner(monkeypatch, jobs, eager_publishing=False,
-                       PAS_TENANT_FUNCTION_SUBNET_IDS="subnet-a,subnet-b",
-                       PAS_TENANT_FUNCTION_SECURITY_GROUP_IDS="sg-1", PAS_TENANT_FUNCTION_CONCURRENCY="3") as invoker:
+    api, admin_token, jobs, monkeypatch, aws
+):
+    with lambda_runner(
+        monkeypatch,
+        jobs,
+        eager_publishing=False,
+        PAS_TENANT_FUNCTION_SUBNET_IDS="subnet-a,subnet-b",
+        PAS_TENANT_FUNCTION_SECURITY_GROUP_IDS="sg-1",
+        PAS_TENANT_FUNCTION_CONCURRENCY="3",
+    ) as invoker:
         tenant = _tenant(api, admin_token)
         status = _status(api, admin_token, tenant)
         version = status["metadata"]["latestVersion"]
@@ -107,9 +120,12 @@ def test_a_deployment_answers_at_once_and_its_code_is_live_once_the_job_publishe
         assert status["tenantCode"] == {"status": "live", "functionVersion": "1"}
         assert set(status["pluginStatus"].values()) == {"deployed"}
         function = lambda_client().get_function_configuration(FunctionName=f"pas-tenant-{tenant}", Qualifier=version)
-        assert (function["Version"], function["Handler"], function["Runtime"]) == ("1", "tenant_handler.handler",
-                                                                                   "python3.11")
-        assert function["MemorySize"] == RendererLimits().memory_bytes // 2 ** 20 == 768
+        assert (function["Version"], function["Handler"], function["Runtime"]) == (
+            "1",
+            "tenant_handler.handler",
+            "python3.11",
+        )
+        assert function["MemorySize"] == RendererLimits().memory_bytes // 2**20 == 768
         assert function["Timeout"] == RendererLimits().timeout_seconds == 20 > PluginLimits().timeout_seconds
         assert function["VpcConfig"]["SubnetIds"] == ["subnet-a", "subnet-b"]
         assert function["VpcConfig"]["SecurityGroupIds"] == ["sg-1"]
@@ -126,7 +142,8 @@ def test_a_deployment_answers_at_once_and_its_code_is_live_once_the_job_publishe
 
 
 def test_the_function_package_is_the_modules_the_local_sandbox_runs_and_its_layer_the_pdf_libraries(
-        api, admin_token, jobs, monkeypatch, aws):
+    api, admin_token, jobs, monkeypatch, aws
+):
     with lambda_runner(monkeypatch, jobs):
         tenant = _tenant(api, admin_token)
         version = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
@@ -145,19 +162,35 @@ def test_the_function_package_is_the_modules_the_local_sandbox_runs_and_its_laye
 
     [layer] = function["Layers"]
     sha, _ = tenant_code.libraries()
-    layer_object = clients.s3().get_object(Bucket=settings().bucket_name, Key=repository.tenant_functions.layer_key(
-        tenant_code.LIBRARIES_LAYER, sha))["Body"].read()
+    layer_object = (
+        clients.s3()
+        .get_object(
+            Bucket=settings().bucket_name, Key=repository.tenant_functions.layer_key(tenant_code.LIBRARIES_LAYER, sha)
+        )["Body"]
+        .read()
+    )
     with zipfile.ZipFile(io.BytesIO(layer_object)) as archive:
         libraries = set(archive.namelist())
-    assert {"python/xhtml2pdf/__init__.py", "python/liquid/__init__.py", "python/airspeed/__init__.py",
-            "python/reportlab/__init__.py"} <= libraries
+    assert {
+        "python/xhtml2pdf/__init__.py",
+        "python/liquid/__init__.py",
+        "python/airspeed/__init__.py",
+        "python/reportlab/__init__.py",
+    } <= libraries
     assert layer["Arn"].split(":")[-2] == tenant_code.LIBRARIES_LAYER
 
 
 def test_the_role_grants_nothing_but_its_own_logs_under_the_boundary(api, admin_token, jobs, monkeypatch, aws):
     iam = clients.client("iam")
-    boundary = iam.create_policy(PolicyName="pas-test-tenant-boundary", PolicyDocument=json.dumps({
-        "Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "logs:PutLogEvents", "Resource": "*"}]}))
+    boundary = iam.create_policy(
+        PolicyName="pas-test-tenant-boundary",
+        PolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [{"Effect": "Allow", "Action": "logs:PutLogEvents", "Resource": "*"}],
+            }
+        ),
+    )
     with lambda_runner(monkeypatch, jobs, PAS_TENANT_FUNCTION_BOUNDARY_ARN=boundary["Policy"]["Arn"]):
         tenant = _tenant(api, admin_token)
     name = f"pas-tenant-{tenant}"
@@ -165,8 +198,9 @@ def test_the_role_grants_nothing_but_its_own_logs_under_the_boundary(api, admin_
     assert role["PermissionsBoundary"]["PermissionsBoundaryArn"] == boundary["Policy"]["Arn"]
     trust = role["AssumeRolePolicyDocument"]
     trust = json.loads(trust) if isinstance(trust, str) else trust
-    assert trust["Statement"] == [{"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"},
-                                   "Action": "sts:AssumeRole"}]
+    assert trust["Statement"] == [
+        {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+    ]
     assert iam.list_attached_role_policies(RoleName=name)["AttachedPolicies"] == []
     assert iam.list_role_policies(RoleName=name)["PolicyNames"] == ["own-logs"]
     document = iam.get_role_policy(RoleName=name, PolicyName="own-logs")["PolicyDocument"]
@@ -174,16 +208,27 @@ def test_the_role_grants_nothing_but_its_own_logs_under_the_boundary(api, admin_
     group = f"arn:aws:logs:us-east-1:123456789012:log-group:/aws/lambda/{name}"
     assert document["Statement"] == [
         {"Effect": "Allow", "Action": ["logs:CreateLogGroup"], "Resource": group},
-        {"Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"], "Resource": f"{group}:*"}]
+        {"Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"], "Resource": f"{group}:*"},
+    ]
     assert lambda_client().get_function_configuration(FunctionName=name)["Role"] == role["Arn"]
 
 
 def test_each_version_runs_its_own_code_and_a_version_of_code_published_before_reuses_its_function_version(
-        api, admin_token, jobs, monkeypatch, aws):
-    host = FakeHost(tables={"BaseRates": {("web",): {"rate": Decimal(100)}}},
-                    ranges={"ValueBands": [(("auto",), Decimal(0), Decimal(20000), {"factor": Decimal("1.0")})]})
-    request = {"segment": {"element": {"locator": "root", "data": {}, "elements": [
-        {"type": "Vehicle", "locator": "car", "data": {"vin": "1HGCM", "value": 12000}}]}}}
+    api, admin_token, jobs, monkeypatch, aws
+):
+    host = FakeHost(
+        tables={"BaseRates": {("web",): {"rate": Decimal(100)}}},
+        ranges={"ValueBands": [(("auto",), Decimal(0), Decimal(20000), {"factor": Decimal("1.0")})]},
+    )
+    request = {
+        "segment": {
+            "element": {
+                "locator": "root",
+                "data": {},
+                "elements": [{"type": "Vehicle", "locator": "car", "data": {"vin": "1HGCM", "value": 12000}}],
+            }
+        }
+    }
     with lambda_runner(monkeypatch, jobs) as invoker:
         tenant = _tenant(api, admin_token)
         first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
@@ -192,11 +237,21 @@ def test_each_version_runs_its_own_code_and_a_version_of_code_published_before_r
         runner = LambdaRunner(settings().plugin_function_name, invoke=invoker)
 
         for version in (first, third):
-            assert runner.call(tenant, version, {}, "rate_PersonalAuto", request, host) == {"items": [
-                {"elementLocator": "car", "chargeType": "premium", "rate": Decimal("100.0"), "referenceRate": 100,
-                 "tag": "band 1.0"}, {"elementLocator": "root", "chargeType": "tax", "amount": 25}]}
-        assert runner.call(tenant, second, {}, "rate_PersonalAuto", request, host) == {"items": [
-            {"elementLocator": "root", "chargeType": "premium", "amount": 2}]}
+            assert runner.call(tenant, version, {}, "rate_PersonalAuto", request, host) == {
+                "items": [
+                    {
+                        "elementLocator": "car",
+                        "chargeType": "premium",
+                        "rate": Decimal("100.0"),
+                        "referenceRate": 100,
+                        "tag": "band 1.0",
+                    },
+                    {"elementLocator": "root", "chargeType": "tax", "amount": 25},
+                ]
+            }
+        assert runner.call(tenant, second, {}, "rate_PersonalAuto", request, host) == {
+            "items": [{"elementLocator": "root", "chargeType": "premium", "amount": 2}]
+        }
         name = f"pas-tenant-{tenant}"
         assert {(name, first), (name, second), (name, third)} <= set(invoker.invocations)
 
@@ -206,7 +261,8 @@ def test_each_version_runs_its_own_code_and_a_version_of_code_published_before_r
 
 
 def test_a_policy_issued_many_deployments_ago_still_gets_a_change_priced_by_its_own_version(
-        api, admin_token, jobs, monkeypatch, aws):
+    api, admin_token, jobs, monkeypatch, aws
+):
     with lambda_runner(monkeypatch, jobs) as invoker:
         tenant = _tenant(api, admin_token)
         first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
@@ -216,12 +272,19 @@ def test_a_policy_issued_many_deployments_ago_still_gets_a_change_priced_by_its_
         assert len(repository.tenant_functions.versions(f"pas-tenant-{tenant}")) == 3
 
         static = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
-        draft = ok(create_transaction(api, admin_token, tenant, policy["locator"], "change",
-                                      [params(AUGUST), modify(static, value="25000")]))
+        draft = ok(
+            create_transaction(
+                api, admin_token, tenant, policy["locator"], "change", [params(AUGUST), modify(static, value="25000")]
+            )
+        )
         priced = ok(step(api, admin_token, tenant, draft["locator"], "price"))
 
-    assert amounts(priced["charges"]) == [("premium", Decimal("-600.00"), True), ("premium", Decimal("900.00"), False),
-                                          ("tax", Decimal("-12.50"), True), ("tax", Decimal("25"), False)]
+    assert amounts(priced["charges"]) == [
+        ("premium", Decimal("-600.00"), True),
+        ("premium", Decimal("900.00"), False),
+        ("tax", Decimal("-12.50"), True),
+        ("tax", Decimal("25"), False),
+    ]
     assert (f"pas-tenant-{tenant}", first) in invoker.invocations
 
 
@@ -250,7 +313,8 @@ def test_a_transient_lambda_error_makes_the_job_run_again(api, admin_token, jobs
 
 
 def test_a_redeployment_becomes_current_once_its_code_is_live_and_one_lambda_refuses_leaves_the_previous_current(
-        api, admin_token, jobs, monkeypatch, aws):
+    api, admin_token, jobs, monkeypatch, aws
+):
     def refused(*arguments, **options):
         raise repository.Refused("InvalidParameterValueException: Unzipped size must be smaller than 262144000 bytes")
 
@@ -282,13 +346,19 @@ def test_a_redeployment_becomes_current_once_its_code_is_live_and_one_lambda_ref
         status = _status(api, admin_token, tenant)
         assert status["metadata"]["latestVersion"] == second and status["tenantCode"]["status"] == "live"
         assert set(status["pluginStatus"].values()) == {"deployed"}
-        assert status["latestDeployment"] == {"version": third, "tenantCode": {"status": "failed", "error": (
-            "InvalidParameterValueException: Unzipped size must be smaller than 262144000 bytes")}}
+        assert status["latestDeployment"] == {
+            "version": third,
+            "tenantCode": {
+                "status": "failed",
+                "error": ("InvalidParameterValueException: Unzipped size must be smaller than 262144000 bytes"),
+            },
+        }
         assert premium(_priced(api, admin_token, tenant)) == [2]
 
 
 def test_a_plugin_module_that_fails_to_import_is_the_deployments_error_naming_its_file_and_line(
-        api, admin_token, jobs, monkeypatch, aws):
+    api, admin_token, jobs, monkeypatch, aws
+):
     with lambda_runner(monkeypatch, jobs):
         tenant = _tenant(api, admin_token)
         first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
@@ -296,9 +366,16 @@ def test_a_plugin_module_that_fails_to_import_is_the_deployments_error_naming_it
 
         status = _status(api, admin_token, tenant)
         assert status["metadata"]["latestVersion"] == first and status["tenantCode"]["status"] == "live"
-        assert status["latestDeployment"] == {"version": broken, "tenantCode": {"status": "failed", "error": (
-            "Plugin modules of the configuration fail to import: ModuleNotFoundError: No module named "
-            "'module_that_is_not_there' (plugins/python/auto.py line 3)")}}
+        assert status["latestDeployment"] == {
+            "version": broken,
+            "tenantCode": {
+                "status": "failed",
+                "error": (
+                    "Plugin modules of the configuration fail to import: ModuleNotFoundError: No module named "
+                    "'module_that_is_not_there' (plugins/python/auto.py line 3)"
+                ),
+            },
+        }
         assert repository.alias_version(f"pas-tenant-{tenant}", broken) is None
         assert ok(_priced(api, admin_token, tenant))["items"]  # the previous version still serves
 

@@ -1,6 +1,7 @@
 """The tenant function's handler (plugins/tenant_handler.py) gets, for a render, byte for byte the request the
 local renderer reads on its stdin, and answers byte for byte what the local renderer writes on its stdout;
 run here by the local invoker in the sandbox from the function's own package (tenant_code.package)."""
+
 from __future__ import annotations
 
 import io
@@ -33,6 +34,7 @@ class Recorded:
         self.function_answers: list[bytes] = []
         self.qualifiers: list[tuple[str, str | None]] = []
         run, answer = rendering._run, rendering._answer
+
         def recorded_run(request: bytes, files: Any, limits: Any) -> Any:
             self.local_requests.append(request)
             return run(request, files, limits)
@@ -64,13 +66,17 @@ def recorded(monkeypatch):
     paths.invoker.close()
 
 
-@pytest.mark.parametrize("engine, template, output_format", [
-    ("liquid", "<p>{{ data.name }} {{ premium }}{% for i in items %} {{ i.n }}{% endfor %}</p>", "html"),
-    ("velocity", "$name #foreach($i in $items)$i.n #end$premium", "text"),
-    ("liquid", "{% for %}", "html"),
-])
-def test_a_render_is_the_same_bytes_in_the_sandbox_and_in_the_tenant_function(recorded, engine, template,
-                                                                             output_format):
+@pytest.mark.parametrize(
+    "engine, template, output_format",
+    [
+        ("liquid", "<p>{{ data.name }} {{ premium }}{% for i in items %} {{ i.n }}{% endfor %}</p>", "html"),
+        ("velocity", "$name #foreach($i in $items)$i.n #end$premium", "text"),
+        ("liquid", "{% for %}", "html"),
+    ],
+)
+def test_a_render_is_the_same_bytes_in_the_sandbox_and_in_the_tenant_function(
+    recorded, engine, template, output_format
+):
     local = rendering.render(engine, template, DATA, output_format)
     remote = rendering.render(engine, template, DATA, output_format, tenant="t-1", version="01JVERSION")
 
@@ -101,12 +107,15 @@ def test_a_pdf_with_a_custom_font_renders_alike_in_both(recorded):
 
 
 def test_a_request_over_lambdas_limit_fails_the_render_without_an_invocation(recorded):
-    result = rendering.render("liquid", "x", {"blob": "x" * (rendering.MAX_INVOKE_BYTES + 1)}, "html", tenant="t",
-                              version="v")
+    result = rendering.render(
+        "liquid", "x", {"blob": "x" * (rendering.MAX_INVOKE_BYTES + 1)}, "html", tenant="t", version="v"
+    )
 
     assert isinstance(result, rendering.RenderFailed)
-    assert result.message == "the template, its data and fonts are larger than the tenant function takes in one " \
-                             "call (6 MB)"
+    assert (
+        result.message == "the template, its data and fonts are larger than the tenant function takes in one "
+        "call (6 MB)"
+    )
     assert recorded.events == []
 
 
@@ -126,12 +135,21 @@ def test_a_render_before_the_versions_code_is_live_is_not_ready():
 
 
 def test_a_function_error_is_a_render_failure(recorded):
-    rendering.use_tenant_function(lambda *_: Invocation(json.dumps({
-        "errorType": "Function.ResponseSizeTooLarge",
-        "errorMessage": "Response payload size exceeded maximum allowed payload size (6291556 bytes)."}).encode(),
-        "Unhandled"))
+    rendering.use_tenant_function(
+        lambda *_: Invocation(
+            json.dumps(
+                {
+                    "errorType": "Function.ResponseSizeTooLarge",
+                    "errorMessage": "Response payload size exceeded maximum allowed payload size (6291556 bytes).",
+                }
+            ).encode(),
+            "Unhandled",
+        )
+    )
 
     result = rendering.render("liquid", "x", {}, "html", tenant="t", version="01JV")
 
-    assert result == rendering.RenderFailed("render", "the tenant function failed: Response payload size exceeded "
-                                                      "maximum allowed payload size (6291556 bytes).")
+    assert result == rendering.RenderFailed(
+        "render",
+        "the tenant function failed: Response payload size exceeded maximum allowed payload size (6291556 bytes).",
+    )

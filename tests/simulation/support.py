@@ -5,6 +5,7 @@ of a race another writer won, sends the same request with the same key again; it
 the run on a 500 or an answer outside the error body. `Delivery` runs the queued job messages as SQS would under
 the plan's seed: in a random order, some twice, and a message whose run raised goes back to be delivered again.
 `racing` lets another writer win a race at a chosen moment of a request."""
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,12 @@ class Client:
             status = response.status_code
             self.statuses[status] += 1
             answer = json.loads(response.body, parse_float=Decimal) if response.body else None
-            if status >= 400 and not (isinstance(answer, dict) and answer.get("httpStatus") == status
-                                      and answer.get("code") and answer.get("message")):
+            if status >= 400 and not (
+                isinstance(answer, dict)
+                and answer.get("httpStatus") == status
+                and answer.get("code")
+                and answer.get("message")
+            ):
                 raise SimulationFailure(f"{method} {path}: {status} without the error body: {response.body!r}")
             if status >= 500 and status != RETRYABLE:
                 raise SimulationFailure(f"{method} {path}: {status} {answer}")
@@ -108,7 +113,7 @@ def shrink(steps: Sequence[int], fails: Callable[[list[int]], bool], budget: int
     while budget > 0:
         start = 0
         while start < len(current) and budget > 0:
-            candidate = current[:start] + current[start + chunk:]
+            candidate = current[:start] + current[start + chunk :]
             budget -= 1
             if candidate and fails(candidate):
                 current = candidate  # this chunk was not needed: the next one is at the same start

@@ -1,5 +1,6 @@
 """The fault plan (local/faults.py) against moto: each kind does what it says to the store and to the
 caller, botocore's retries see it as they would see AWS's, and one seed gives the same faults."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -126,8 +127,9 @@ def test_a_transaction_whose_answer_was_lost_is_answered_as_the_success_it_was(f
     faults.append(plan)
     original = plan.decide
     plan.decide = lambda operation: original(operation) if not plan.injected else None  # the first attempt only
-    gateway.transact(scope, [table.update(key(tenant, "a"), {"n": 1}, expected_version=1),
-                             table.put_new(item(tenant, "b"))])
+    gateway.transact(
+        scope, [table.update(key(tenant, "a"), {"n": 1}, expected_version=1), table.put_new(item(tenant, "b"))]
+    )
     assert plan.injected["timeout_after"] == 1
     plan.enabled = False
     assert gateway.get(scope, key(tenant, "a"))["version"] == 2

@@ -1,6 +1,7 @@
 """`make run` with PAS_FAULT_SEED / PAS_FAULT_RATE (DECISIONS.md "Running it"): the gateway's DynamoDB client and
 the worker's carry the seed's fault plan, the worker's job deliveries are duplicated, delayed or killed, and
 without the variables nothing is injected. No server: the functions `make run` calls, against moto."""
+
 from __future__ import annotations
 
 import threading
@@ -30,13 +31,18 @@ def test_without_a_rate_there_is_no_plan_and_bad_values_stop_the_start():
     assert from_environment({"PAS_FAULT_SEED": "7", "PAS_FAULT_RATE": "0"}) is None
     plan = from_environment({"PAS_FAULT_SEED": "7", "PAS_FAULT_RATE": "0.25"}, stream=1)
     assert plan is not None and plan.rate == 0.25
-    same, gateway = (from_environment({"PAS_FAULT_SEED": "7", "PAS_FAULT_RATE": "0.25"}, stream=stream)
-                     for stream in (1, 0))
+    same, gateway = (
+        from_environment({"PAS_FAULT_SEED": "7", "PAS_FAULT_RATE": "0.25"}, stream=stream) for stream in (1, 0)
+    )
     draws = [plan.decide("GetItem") for _ in range(200)]
     assert draws == [same.decide("GetItem") for _ in range(200)]  # one seed, one stream: the same faults
     assert draws != [gateway.decide("GetItem") for _ in range(200)]  # the other process draws its own
-    for bad in ({"PAS_FAULT_RATE": "lots"}, {"PAS_FAULT_RATE": "1.5"}, {"PAS_FAULT_RATE": "-0.1"},
-                {"PAS_FAULT_RATE": "0.1", "PAS_FAULT_SEED": "x"}):
+    for bad in (
+        {"PAS_FAULT_RATE": "lots"},
+        {"PAS_FAULT_RATE": "1.5"},
+        {"PAS_FAULT_RATE": "-0.1"},
+        {"PAS_FAULT_RATE": "0.1", "PAS_FAULT_SEED": "x"},
+    ):
         with pytest.raises(SystemExit, match="PAS_FAULT_"):
             from_environment(bad)
 

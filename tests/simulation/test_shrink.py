@@ -1,5 +1,6 @@
 """The simulation's shrinking (tests/simulation/support.py): a failing step list comes back as the shortest
 sublist found that still fails, within the runs it may spend."""
+
 from __future__ import annotations
 
 from tests.simulation.support import shrink

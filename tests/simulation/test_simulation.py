@@ -12,6 +12,7 @@ balance to an open invoice, disbursements (refunds) of it, and policy changes, c
 `make test` runs PAS_SIMULATION_SEEDS seeds of PAS_SIMULATION_LENGTH steps (200 of 3: its budget); `make simulate`
 runs longer ones (1,000 of 14 by default).
 """
+
 from __future__ import annotations
 
 import os
@@ -30,8 +31,11 @@ from tests.api.billing.support import billing, billing_tenant
 from tests.api.transactions.support import policy_path
 from tests.simulation.support import Client, Delivery, SimulationFailure, racing, shrink
 
-SEEDS = [int(os.environ["PAS_SIMULATION_SEED"])] if os.environ.get("PAS_SIMULATION_SEED") else range(
-    int(os.environ.get("PAS_SIMULATION_SEEDS", "200")))
+SEEDS = (
+    [int(os.environ["PAS_SIMULATION_SEED"])]
+    if os.environ.get("PAS_SIMULATION_SEED")
+    else range(int(os.environ.get("PAS_SIMULATION_SEEDS", "200")))
+)
 REPLAY = [int(index) for index in os.environ.get("PAS_SIMULATION_STEPS", "").split(",") if index.strip()]
 """A replay's steps (indices into its seed's step list): what a failure printed."""
 STEPS = int(os.environ.get("PAS_SIMULATION_LENGTH", "3"))
@@ -39,13 +43,31 @@ STEPS = int(os.environ.get("PAS_SIMULATION_LENGTH", "3"))
 SHRINK_RUNS = int(os.environ.get("PAS_SIMULATION_SHRINK_RUNS", "30"))
 """Runs a failing seed may spend on finding a shorter failing step list."""
 FAULT_RATE = 0.08
-KINDS = ("new_policy", "advance", "pay", "pay_racing", "reverse", "write_off", "reverse_write_off", "distribute",
-         "disburse", "change", "cancel", "reinstate")
+KINDS = (
+    "new_policy",
+    "advance",
+    "pay",
+    "pay_racing",
+    "reverse",
+    "write_off",
+    "reverse_write_off",
+    "distribute",
+    "disburse",
+    "change",
+    "cancel",
+    "reinstate",
+)
 WEIGHTS = (1, 4, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1)
-EVENT_RECORD = {"policy.quote": "quoteLocator", "billing.payment": "paymentLocator",
-                "billing.writeoff": "writeOffLocator", "billing.creditdistribution": "creditLocator",
-                "billing.disbursement": "disbursementLocator", "policy.change": "transactionLocator",
-                "policy.cancellation": "transactionLocator", "policy.reinstatement": "transactionLocator"}
+EVENT_RECORD = {
+    "policy.quote": "quoteLocator",
+    "billing.payment": "paymentLocator",
+    "billing.writeoff": "writeOffLocator",
+    "billing.creditdistribution": "creditLocator",
+    "billing.disbursement": "disbursementLocator",
+    "policy.change": "transactionLocator",
+    "policy.cancellation": "transactionLocator",
+    "policy.reinstatement": "transactionLocator",
+}
 """The data field of each kind of event the run counts that names the record it moved."""
 CENT = Decimal("0.01")
 START, END = datetime(2026, 2, 1, 5, tzinfo=timezone.utc), datetime(2027, 2, 1, 5, tzinfo=timezone.utc)
@@ -58,7 +80,7 @@ def steps_of(seed: int) -> list[tuple[str, int]]:
     from its own seed, so a step list with some steps removed runs the others as they ran (but for the state the
     removed ones would have left)."""
     rng = random.Random(seed)
-    kinds = ["new_policy", *rng.choices(KINDS, WEIGHTS, k=max(STEPS - 2, 0)), "advance"][:max(STEPS, 1)]
+    kinds = ["new_policy", *rng.choices(KINDS, WEIGHTS, k=max(STEPS - 2, 0)), "advance"][: max(STEPS, 1)]
     return [(kind, rng.randrange(2**32)) for kind in kinds]
 
 
@@ -100,10 +122,19 @@ class Run:
             self.tenant = billing_tenant(api, token, test_clock=True)
 
     def new_policy(self) -> None:
-        account = self.client.ok("POST", f"/policy/{self.tenant}/accounts", {
-            "type": "PersonAccount", "data": {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-                                              "address": {"line1": "12 St James's Square", "city": "London",
-                                                          "postcode": "12345"}}})["locator"]
+        account = self.client.ok(
+            "POST",
+            f"/policy/{self.tenant}/accounts",
+            {
+                "type": "PersonAccount",
+                "data": {
+                    "firstName": "Ada",
+                    "lastName": "Lovelace",
+                    "email": "ada@example.com",
+                    "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+                },
+            },
+        )["locator"]
         quote = self.client.ok("POST", f"/policy/{self.tenant}/quotes", _vehicle_quote(account))
         status, issued = self.client.send("PATCH", f"/policy/{self.tenant}/quotes/{quote['locator']}/issue")
         if status != 200:
@@ -151,8 +182,11 @@ class Run:
         self.drain()
 
     def _payment(self, account: str, amount: Decimal, targets: list[dict[str, Any]]) -> str:
-        locator: str = self.client.ok("POST", billing(self.tenant, "/payments"), {
-            "accountLocator": account, "type": "Check", "amount": amount, "data": {}, "targets": targets})["locator"]
+        locator: str = self.client.ok(
+            "POST",
+            billing(self.tenant, "/payments"),
+            {"accountLocator": account, "type": "Check", "amount": amount, "data": {}, "targets": targets},
+        )["locator"]
         return locator
 
     def _post(self, account: str, payment: str) -> None:
@@ -166,8 +200,9 @@ class Run:
         if not self.payments:
             return
         account, payment = self.payments.pop(self.rng.randrange(len(self.payments)))
-        status, answer = self.client.send("PATCH", billing(self.tenant, f"/payments/{payment}/reverse"),
-                                          {"reversalType": "bounced"})
+        status, answer = self.client.send(
+            "PATCH", billing(self.tenant, f"/payments/{payment}/reverse"), {"reversalType": "bounced"}
+        )
         if status != 200 or answer["paymentState"] != "reversed":
             raise SimulationFailure(f"reversal of payment {payment}: {status} {answer}")
         self.moved["billing.payment.reverse", payment] += 1
@@ -183,9 +218,14 @@ class Run:
         segment = self.client.ok("GET", f"/policy/{self.tenant}/transactions/segments/{shown['latestSegmentLocator']}")
         vehicle = next(e for e in segment["element"]["elements"] if e["type"] == "Vehicle")
         value = str(self.rng.choice([8000, 15000, 25000]))
-        draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/change"), [
-            {"action": "params", "effectiveTime": _iso(effective)},
-            {"action": "modify", "staticLocator": vehicle["staticLocator"], "setData": {"value": value}}])
+        draft = self.client.ok(
+            "PATCH",
+            policy_path(self.tenant, policy, "/change"),
+            [
+                {"action": "params", "effectiveTime": _iso(effective)},
+                {"action": "modify", "staticLocator": vehicle["staticLocator"], "setData": {"value": value}},
+            ],
+        )
         self._issue(draft["locator"], "policy.change.issue")
         self.policies[policy] = effective
 
@@ -194,8 +234,9 @@ class Run:
         if found is None:
             return
         policy, effective = found
-        draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/cancel"),
-                               {"action": "params", "effectiveTime": _iso(effective)})
+        draft = self.client.ok(
+            "PATCH", policy_path(self.tenant, policy, "/cancel"), {"action": "params", "effectiveTime": _iso(effective)}
+        )
         self._issue(draft["locator"], "policy.cancellation.issue")
         self.policies[policy] = self.cancelled[policy] = effective
 
@@ -216,7 +257,8 @@ class Run:
             return None
         policy = self.rng.choice(policies)
         effective = max(self.policies[policy], CLOCK_START + timedelta(days=self.day)) + timedelta(
-            days=self.rng.choice([1, 15, 40]))
+            days=self.rng.choice([1, 15, 40])
+        )
         return (policy, effective) if effective < END - timedelta(days=1) else None
 
     def _issue(self, transaction: str, event_type: str) -> None:
@@ -232,12 +274,19 @@ class Run:
         if found is None:
             return
         account, invoice = found
-        amount = (Decimal(str(invoice["totalRemainingAmount"])) * self.rng.choice([Decimal(1), Decimal("0.5")])
-                  ).quantize(CENT)
+        amount = (
+            Decimal(str(invoice["totalRemainingAmount"])) * self.rng.choice([Decimal(1), Decimal("0.5")])
+        ).quantize(CENT)
         if amount <= 0:
             return
-        written = self.client.ok("POST", billing(self.tenant, "/writeOffs"), {"accountLocator": account, "targets": [
-            {"containerType": "invoice", "containerLocator": invoice["locator"], "amount": amount}]})
+        written = self.client.ok(
+            "POST",
+            billing(self.tenant, "/writeOffs"),
+            {
+                "accountLocator": account,
+                "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"], "amount": amount}],
+            },
+        )
         if written["writeOffState"] != "distributed" or Decimal(str(written["amount"])) != amount:
             raise SimulationFailure(f"write-off of {amount} on invoice {invoice['locator']}: {written}")
         self.write_offs.append(written["locator"])
@@ -248,8 +297,9 @@ class Run:
         if not self.write_offs:
             return
         write_off = self.write_offs.pop(self.rng.randrange(len(self.write_offs)))
-        status, answer = self.client.send("PATCH", billing(self.tenant, f"/writeOffs/{write_off}/reverse"),
-                                          {"reversalReason": "simulated"})
+        status, answer = self.client.send(
+            "PATCH", billing(self.tenant, f"/writeOffs/{write_off}/reverse"), {"reversalReason": "simulated"}
+        )
         if status != 200 or answer["writeOffState"] != "reversed":
             raise SimulationFailure(f"reversal of write-off {write_off}: {status} {answer}")
         self.moved["billing.writeoff.reverse", write_off] += 1
@@ -265,11 +315,19 @@ class Run:
         amount = (amount * self.rng.choice([Decimal(1), Decimal("0.5")])).quantize(CENT)
         if amount <= 0:
             return
-        made = self.client.ok("POST", billing(self.tenant, "/creditDistributions"), {
-            "accountLocator": account, "amount": amount, "sources": [],
-            "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]})
-        status, executed = self.client.send("PATCH", billing(self.tenant,
-                                                             f"/creditDistributions/{made['locator']}/execute"))
+        made = self.client.ok(
+            "POST",
+            billing(self.tenant, "/creditDistributions"),
+            {
+                "accountLocator": account,
+                "amount": amount,
+                "sources": [],
+                "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
+            },
+        )
+        status, executed = self.client.send(
+            "PATCH", billing(self.tenant, f"/creditDistributions/{made['locator']}/execute")
+        )
         if status != 200 or executed["creditDistributionState"] != "executed":
             raise SimulationFailure(f"execution of credit distribution {made['locator']}: {status} {executed}")
         self.moved["billing.creditdistribution.distribute", made["locator"]] += 1
@@ -284,8 +342,11 @@ class Run:
         amount = (self._balance(account) * self.rng.choice([Decimal(1), Decimal("0.5")])).quantize(CENT)
         if amount <= 0:
             return
-        refund = self.client.ok("POST", billing(self.tenant, "/disbursements"), {
-            "accountLocator": account, "type": "Refund", "amount": amount, "data": {}, "sources": []})
+        refund = self.client.ok(
+            "POST",
+            billing(self.tenant, "/disbursements"),
+            {"accountLocator": account, "type": "Refund", "amount": amount, "data": {}, "sources": []},
+        )
         for step, state in (("validate", "validated"), ("approve", "approved"), ("execute", "executed")):
             path = billing(self.tenant, f"/disbursements/{refund['locator']}/{step}")
             status, moved = self.client.send("PATCH", path)
@@ -305,13 +366,21 @@ class Run:
         return (account, self.rng.choice(open_)) if open_ else None
 
     def _balance(self, account: str) -> Decimal:
-        return Decimal(str(self.client.ok("GET", billing(
-            self.tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"))["balance"]))
+        return Decimal(
+            str(
+                self.client.ok(
+                    "GET", billing(self.tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}")
+                )["balance"]
+            )
+        )
 
     def workload(self, steps: list[tuple[str, int]]) -> None:
         for kind, step_seed in steps:
-            self.rng, self.plan.random, self.delivery.rng = (random.Random(step_seed), random.Random(step_seed + 1),
-                                                             random.Random(step_seed + 2))
+            self.rng, self.plan.random, self.delivery.rng = (
+                random.Random(step_seed),
+                random.Random(step_seed + 1),
+                random.Random(step_seed + 2),
+            )
             getattr(self, kind)()
 
     def check(self) -> None:
@@ -338,8 +407,10 @@ class Run:
         scope = keys.tenant_scope(self.tenant)
         left, _ = table.gateway().query(scope, keys.job_leases_index(self.tenant), index="GSI1")
         if left:
-            raise SimulationFailure("jobs neither finished nor failed: " + ", ".join(
-                f"{job['jobType']} {job['locator']} {job['status']}" for job in left))
+            raise SimulationFailure(
+                "jobs neither finished nor failed: "
+                + ", ".join(f"{job['jobType']} {job['locator']} {job['status']}" for job in left)
+            )
 
     def _check_events(self) -> None:
         """Each acknowledged move has its business event exactly once (a resend of its commit, a replay of its
@@ -351,8 +422,10 @@ class Run:
             field_name = EVENT_RECORD[event_type.rsplit(".", 1)[0]]
             recorded.update((event_type, event["data"].get(field_name)) for event in events)
         if recorded != self.moved:
-            raise SimulationFailure(f"events recorded {dict(recorded - self.moved)} more and "
-                                    f"{dict(self.moved - recorded)} fewer than the moves acknowledged")
+            raise SimulationFailure(
+                f"events recorded {dict(recorded - self.moved)} more and "
+                f"{dict(self.moved - recorded)} fewer than the moves acknowledged"
+            )
 
     def _check_due(self) -> None:
         """Every scheduled moment that passed was run: no due entry is left due before the tenant's clock (a run
@@ -365,8 +438,10 @@ class Run:
         now = wiring.clock_for(self.tenant).now()
         left = [entry for entry in due_index.page(self.tenant, now).entries if entry.due_at < now]
         if left:
-            raise SimulationFailure(f"due entries left due before the clock {now.isoformat()}: " + ", ".join(
-                f"{entry.kind} {entry.ref} at {entry.due_at.isoformat()}" for entry in left))
+            raise SimulationFailure(
+                f"due entries left due before the clock {now.isoformat()}: "
+                + ", ".join(f"{entry.kind} {entry.ref} at {entry.due_at.isoformat()}" for entry in left)
+            )
 
     def _list(self, suffix: str) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = self.client.ok("GET", billing(self.tenant, suffix))["items"]
@@ -383,8 +458,12 @@ class Run:
         invoices = self._list(f"/invoices/accounts/{account}/list?count=100&includeZeroAmountInvoices=true")
         invoiced = _sum(invoices, "totalAmount")
         remaining = _sum(invoices, "totalRemainingAmount")
-        items = {invoice["locator"]: self.client.ok("GET", billing(self.tenant, f"/invoices/{invoice['locator']}"))[
-            "invoiceItems"] for invoice in invoices}
+        items = {
+            invoice["locator"]: self.client.ok("GET", billing(self.tenant, f"/invoices/{invoice['locator']}"))[
+                "invoiceItems"
+            ]
+            for invoice in invoices
+        }
         owed_invoices = [i for i in invoices if any(item["chargeType"] == "owed" for item in items[i["locator"]])]
         owed = _sum(owed_invoices, "totalAmount")
         payments = self._list(f"/payments/list?accountLocator={account}&count=100&includeReversed=true")
@@ -394,11 +473,17 @@ class Run:
         refunds = self._list(f"/disbursements/list?accountLocator={account}&count=100")
         refunded = _sum([d for d in refunds if d["disbursementState"] == "executed"], "amount")
         self._list(f"/creditDistributions/list?accountLocator={account}&count=100")
-        ledger = self.client.ok("GET", billing(self.tenant,
-                                               f"/accounting/ledgerAccounts/accountCreditBalance/{account}"))
+        ledger = self.client.ok(
+            "GET", billing(self.tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}")
+        )
         balance = Decimal(str(ledger["balance"]))
-        moves = sum((Decimal(str(line["amount"])) * (1 if line["accountingType"] == "credit" else -1)
-                     for line in ledger["lineItems"]), Decimal(0))
+        moves = sum(
+            (
+                Decimal(str(line["amount"])) * (1 if line["accountingType"] == "credit" else -1)
+                for line in ledger["lineItems"]
+            ),
+            Decimal(0),
+        )
         if balance < 0:
             raise SimulationFailure(f"account {account}: credit balance {balance} < 0")
         if moves != balance:
@@ -406,7 +491,8 @@ class Run:
         if invoiced - owed != paid + written_off - refunded - balance + remaining:
             raise SimulationFailure(
                 f"account {account}: invoiced {invoiced} - owed {owed} != paid {paid} + written off {written_off} "
-                f"- refunded {refunded} - credit {balance} + remaining {remaining}")
+                f"- refunded {refunded} - credit {balance} + remaining {remaining}"
+            )
         for invoice in invoices:
             total = _sum(items[invoice["locator"]], "amount")
             if total != Decimal(str(invoice["totalAmount"])):
@@ -415,8 +501,9 @@ class Run:
         # another, later: two invoices of one due time made at one moment are one run's, twice
         runs = [(i["dueTime"], i["generatedTime"]) for i in invoices if i not in owed_invoices]
         if len(runs) != len(set(runs)):
-            raise SimulationFailure(f"account {account}: two invoices of one due time made at one moment: "
-                                    f"{sorted(runs)}")
+            raise SimulationFailure(
+                f"account {account}: two invoices of one due time made at one moment: {sorted(runs)}"
+            )
 
 
 def _iso(moment: datetime) -> str:
@@ -461,10 +548,12 @@ class Simulation:
         """The failure, and the shortest step list found that still fails, as a command that replays it."""
         shortest = shrink(indices, lambda candidate: self.failure(candidate) is not None, SHRINK_RUNS)
         again = self.failure(shortest) if shortest != indices else failure
-        return (f"seed {self.seed} fails: {failure}\n"
-                f"  its steps: {self.describe(indices)}\n"
-                f"  shortest failing steps found: {self.describe(shortest)}: {again}\n"
-                f"  replay: make simulate SEED={self.seed} LENGTH={STEPS} STEPS={','.join(map(str, shortest))}")
+        return (
+            f"seed {self.seed} fails: {failure}\n"
+            f"  its steps: {self.describe(indices)}\n"
+            f"  shortest failing steps found: {self.describe(shortest)}: {again}\n"
+            f"  replay: make simulate SEED={self.seed} LENGTH={STEPS} STEPS={','.join(map(str, shortest))}"
+        )
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -488,8 +577,9 @@ FIRST_RACE = 12
 there (the seeds before it race no payments), and goes on through the share if a change of the workload moved it."""
 
 
-def _first_failing_seed(seeds: range, api: Any, token: str, jobs: Any, installed: list[FaultPlan],
-                        monkeypatch: pytest.MonkeyPatch) -> int | None:
+def _first_failing_seed(
+    seeds: range, api: Any, token: str, jobs: Any, installed: list[FaultPlan], monkeypatch: pytest.MonkeyPatch
+) -> int | None:
     """The first of `seeds` whose run fails with a defect planted (whose symptoms may include error codes a route
     does not declare: tests/conftest.py's check of them is off here)."""
     from chalicelib.http import endpoint
@@ -513,8 +603,9 @@ def test_a_planted_defect_is_caught_by_some_seed(api, admin_token, jobs, install
     assert caught is not None, f"no seed of {list(PLANTED_SEEDS)} caught the planted defect"
 
 
-def test_a_payment_post_without_its_root_version_check_is_caught_within_the_share(api, admin_token, jobs, installed,
-                                                                                  monkeypatch):
+def test_a_payment_post_without_its_root_version_check_is_caught_within_the_share(
+    api, admin_token, jobs, installed, monkeypatch
+):
     """A payment post that bumps the account's billing root without its version condition (the planted defect of
     issue 31): a post that read the account before another post committed commits on what it read, so the credit
     balance loses one of the two (its moves hold both). A racing step (`pay_racing`) of some seed of the share
@@ -526,8 +617,11 @@ def test_a_payment_post_without_its_root_version_check_is_caught_within_the_shar
 
     def post_without_root_check(ctx: Any, locator: str) -> Any:
         with monkeypatch.context() as planted:
-            planted.setattr(account_root, "bump", lambda ctx, uow, account, containers: repository.root_versions(
-                ctx.tenant, account, containers))
+            planted.setattr(
+                account_root,
+                "bump",
+                lambda ctx, uow, account, containers: repository.root_versions(ctx.tenant, account, containers),
+            )
             return post(ctx, locator)
 
     monkeypatch.setattr(payments, "post_payment", post_without_root_check)

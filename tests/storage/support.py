@@ -1,4 +1,5 @@
 """Helpers of the storage tests: items in a tenant's key space."""
+
 from __future__ import annotations
 
 from typing import Any

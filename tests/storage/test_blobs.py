@@ -1,4 +1,5 @@
 """S3 objects under `tenants/{tenant}/...`."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """The codec through a real write and read: numbers stay exact Decimals, datetimes become ISO strings."""
+
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone
@@ -61,8 +62,11 @@ def test_datetimes_are_stored_as_utc_iso_strings_with_z(tenant):
 
 
 def test_nested_values_enums_and_models_are_stored_plainly(tenant):
-    back = stored(tenant, data={"items": [1, Decimal("2.5"), {"c": Colour.RED}], "tags": ("a", "b")},
-                  price=Money(amount=Decimal("9.99"), currency="USD"))
+    back = stored(
+        tenant,
+        data={"items": [1, Decimal("2.5"), {"c": Colour.RED}], "tags": ("a", "b")},
+        price=Money(amount=Decimal("9.99"), currency="USD"),
+    )
 
     assert back["data"] == {"items": [Decimal(1), Decimal("2.5"), {"c": "red"}], "tags": ["a", "b"]}
     assert back["price"] == {"amount": Decimal("9.99"), "currency": "USD"}

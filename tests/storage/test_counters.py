@@ -1,4 +1,5 @@
 """TableGateway.increment: the atomic counter behind numbering plans."""
+
 from __future__ import annotations
 
 import pytest
@@ -22,8 +23,9 @@ def test_a_limited_counter_stops_below_its_limit(aws, tenant):
     gateway, scope = table.gateway(), keys.tenant_scope(tenant)
     assert [gateway.increment(scope, key(tenant, "seq"), "issued", below=2) for _ in range(2)] == [1, 2]
     with pytest.raises(InvalidState):
-        gateway.increment(scope, key(tenant, "seq"), "issued", below=2,
-                          on_limit=lambda: codes.NUMBERING_EXHAUSTED("used up"))
+        gateway.increment(
+            scope, key(tenant, "seq"), "issued", below=2, on_limit=lambda: codes.NUMBERING_EXHAUSTED("used up")
+        )
     with pytest.raises(Conflict):
         gateway.increment(scope, key(tenant, "seq"), "issued", below=2)
     assert gateway.get(scope, key(tenant, "seq"))["issued"] == 2

@@ -1,5 +1,6 @@
 """The due index (storage/due_index.py): entries put, moved and removed by (kind, ref); a tenant's entries
 due up to a moment read in time order, a page at a time; settling and moving on condition of the token."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -26,16 +27,22 @@ def due(tenant, until, **options):
 
 
 def test_entries_are_read_in_time_order_up_to_and_including_a_moment(tenant):
-    write(tenant, due_index.put(tenant, "invoice.generate", "A2", T0 + timedelta(days=2)),
-          due_index.put(tenant, "policy.autoRenew", "P1", T0),
-          due_index.put(tenant, "invoice.due", "A1", T0 + timedelta(hours=1)),
-          due_index.put(tenant, "invoice.generate", "A1", T0))
+    write(
+        tenant,
+        due_index.put(tenant, "invoice.generate", "A2", T0 + timedelta(days=2)),
+        due_index.put(tenant, "policy.autoRenew", "P1", T0),
+        due_index.put(tenant, "invoice.due", "A1", T0 + timedelta(hours=1)),
+        due_index.put(tenant, "invoice.generate", "A1", T0),
+    )
 
     assert due(tenant, T0 - timedelta(milliseconds=1)) == []
     assert due(tenant, T0) == [("invoice.generate", "A1", T0), ("policy.autoRenew", "P1", T0)]
     assert due(tenant, T0 + timedelta(days=2)) == [
-        ("invoice.generate", "A1", T0), ("policy.autoRenew", "P1", T0),
-        ("invoice.due", "A1", T0 + timedelta(hours=1)), ("invoice.generate", "A2", T0 + timedelta(days=2))]
+        ("invoice.generate", "A1", T0),
+        ("policy.autoRenew", "P1", T0),
+        ("invoice.due", "A1", T0 + timedelta(hours=1)),
+        ("invoice.generate", "A2", T0 + timedelta(days=2)),
+    ]
 
 
 def test_a_page_is_one_query_and_one_consistent_batch_read_and_continues_after_its_last(tenant, ddb_calls):
@@ -89,14 +96,20 @@ def test_settling_or_moving_an_entry_put_again_since_it_was_read_fails_and_chang
 
 def test_an_entry_the_index_still_shows_after_it_was_settled_or_moved_is_not_answered(tenant, monkeypatch):
     """The index is read eventually consistently: the page reads its entries again, consistently."""
-    write(tenant, due_index.put(tenant, "policy.autoRenew", "P1", T0),
-          due_index.put(tenant, "policy.autoRenew", "P2", T0))
+    write(
+        tenant, due_index.put(tenant, "policy.autoRenew", "P1", T0), due_index.put(tenant, "policy.autoRenew", "P2", T0)
+    )
     stale, _ = table.gateway().query(keys.tenant_scope(tenant), keys.due_index(tenant), index="GSI3")
     [p1] = [e for e in due_index.page(tenant, T0).entries if e.ref == "P1"]
     write(tenant, due_index.settle(p1), due_index.put(tenant, "policy.autoRenew", "P2", T0 + timedelta(days=1)))
     query = table.TableGateway.query
-    monkeypatch.setattr(table.TableGateway, "query", lambda self, scope, pk, **options: (
-        (stale, None) if pk == keys.due_index(tenant) else query(self, scope, pk, **options)))
+    monkeypatch.setattr(
+        table.TableGateway,
+        "query",
+        lambda self, scope, pk, **options: (
+            (stale, None) if pk == keys.due_index(tenant) else query(self, scope, pk, **options)
+        ),
+    )
 
     page = due_index.page(tenant, T0)
 

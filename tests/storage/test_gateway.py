@@ -1,4 +1,5 @@
 """The table gateway on moto: the tenant guard, paging, optimistic locking, transactions."""
+
 from __future__ import annotations
 
 import pytest
@@ -93,16 +94,19 @@ def _partition(gateway, tenant, size):
     return scope, pk
 
 
-@pytest.mark.parametrize("size, offset, expected, completed", [
-    (0, 0, [], True),
-    (3, 0, [0, 1, 2], True),
-    (4, 0, [0, 1, 2], False),
-    (4, 3, [3], True),
-    (7, 3, [3, 4, 5], False),
-    (6, 3, [3, 4, 5], True),
-    (4, 4, [], True),
-    (4, 10, [], True),
-])
+@pytest.mark.parametrize(
+    "size, offset, expected, completed",
+    [
+        (0, 0, [], True),
+        (3, 0, [0, 1, 2], True),
+        (4, 0, [0, 1, 2], False),
+        (4, 3, [3], True),
+        (7, 3, [3, 4, 5], False),
+        (6, 3, [3, 4, 5], True),
+        (4, 4, [], True),
+        (4, 10, [], True),
+    ],
+)
 def test_a_page_is_exact_at_its_boundaries(gateway, tenant, size, offset, expected, completed):
     scope, pk = _partition(gateway, tenant, size)
 
@@ -166,8 +170,12 @@ def test_put_new_on_an_existing_key_already_exists(gateway, tenant):
 def test_a_cancelled_transaction_raises_the_error_of_the_op_that_failed(gateway, tenant):
     scope = keys.tenant_scope(tenant)
     gateway.write(scope, table.put_new(item(tenant, "root", version=3)))
-    stale = table.update(key(tenant, "root"), {"x": 1}, expected_version=2,
-                         on_failure=lambda: codes.TRANSACTION_STALE_BASE("the root moved"))
+    stale = table.update(
+        key(tenant, "root"),
+        {"x": 1},
+        expected_version=2,
+        on_failure=lambda: codes.TRANSACTION_STALE_BASE("the root moved"),
+    )
 
     with pytest.raises(InvalidState) as raised:
         gateway.transact(scope, [table.put_new(item(tenant, "child")), stale])
@@ -181,8 +189,11 @@ def test_the_first_failing_op_decides_the_error(gateway, tenant):
     scope = keys.tenant_scope(tenant)
     gateway.write(scope, table.put_new(item(tenant, "taken", version=1)))
     gateway.write(scope, table.put_new(item(tenant, "root", version=1)))
-    ops = [table.put_new(item(tenant, "free")), table.put_new(item(tenant, "taken")),
-           table.check_version(key(tenant, "root"), 2)]
+    ops = [
+        table.put_new(item(tenant, "free")),
+        table.put_new(item(tenant, "taken")),
+        table.check_version(key(tenant, "root"), 2),
+    ]
 
     with pytest.raises(AlreadyExists):
         gateway.transact(scope, ops)

@@ -1,4 +1,5 @@
 """Every key template: tenant records under `T#{tenant}#`, system records under `SYS#`."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,9 +13,14 @@ def test_every_tenant_key_starts_with_the_tenant_prefix():
 
     assert scope == f"T#{tenant}#"
     tenant_keys = [
-        keys.job(tenant, "J1").pk, keys.jobs_index(tenant), keys.job_leases_index(tenant),
-        keys.event(scope, "E1").pk, keys.events_stream(scope), keys.events_by_type(scope, "policy.quote.issue"),
-        keys.events_by_request(scope, "R1"), keys.idempotency_guard(scope, "U1", "create_user", "k").pk,
+        keys.job(tenant, "J1").pk,
+        keys.jobs_index(tenant),
+        keys.job_leases_index(tenant),
+        keys.event(scope, "E1").pk,
+        keys.events_stream(scope),
+        keys.events_by_type(scope, "policy.quote.issue"),
+        keys.events_by_request(scope, "R1"),
+        keys.idempotency_guard(scope, "U1", "create_user", "k").pk,
     ]
     assert all(k.startswith(scope) for k in tenant_keys), tenant_keys
     assert len(set(tenant_keys)) == len(tenant_keys)
@@ -22,10 +28,18 @@ def test_every_tenant_key_starts_with_the_tenant_prefix():
 
 def test_every_system_key_starts_with_the_system_prefix():
     system_keys = [
-        keys.user("U1").pk, keys.user_token_name("U1", "ci").pk, keys.user_name("A@example.com").pk,
-        keys.role("R1").pk, keys.role_holders("R1").pk, keys.role_name("Admin").pk, keys.token("abc").pk,
+        keys.user("U1").pk,
+        keys.user_token_name("U1", "ci").pk,
+        keys.user_name("A@example.com").pk,
+        keys.role("R1").pk,
+        keys.role_holders("R1").pk,
+        keys.role_name("Admin").pk,
+        keys.token("abc").pk,
         keys.tenant("T1").pk,
-        keys.bootstrap_marker().pk, keys.USERS_INDEX, keys.ROLES_INDEX, keys.TENANTS_INDEX,
+        keys.bootstrap_marker().pk,
+        keys.USERS_INDEX,
+        keys.ROLES_INDEX,
+        keys.TENANTS_INDEX,
     ]
 
     assert all(k.startswith(keys.SYSTEM_SCOPE) for k in system_keys), system_keys

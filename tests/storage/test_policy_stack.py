@@ -1,6 +1,7 @@
 """A policy's item collection: an issue's items are in the policy's partition, the stack is read with
 one strongly consistent Query of it, the head by key, and every issue is conditional on the root's
 version."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -50,41 +51,99 @@ def query_params(aws) -> Iterator[list[dict[str, Any]]]:
 
 def segment(policy: str, term: str, transaction: str, start: datetime, end: datetime) -> Segment:
     locator = new_locator()
-    return Segment(locator=locator, transactionLocator=transaction, policyLocator=policy, termLocator=term,
-                   segmentType=SegmentType.COVERAGE, startTime=start, endTime=end, duration=Decimal("1"),
-                   element=Element(locator=new_locator(), staticLocator=new_locator(), type="PersonalAuto",
-                                   parentLocator=locator, data={"channel": "web"}))
+    return Segment(
+        locator=locator,
+        transactionLocator=transaction,
+        policyLocator=policy,
+        termLocator=term,
+        segmentType=SegmentType.COVERAGE,
+        startTime=start,
+        endTime=end,
+        duration=Decimal("1"),
+        element=Element(
+            locator=new_locator(),
+            staticLocator=new_locator(),
+            type="PersonalAuto",
+            parentLocator=locator,
+            data={"channel": "web"},
+        ),
+    )
 
 
 def transaction(policy: str, term: str, made: Segment, category: TransactionCategory, issued: datetime) -> Transaction:
     return Transaction(
-        locator=made.transactionLocator, staticLocator=made.transactionLocator, policyLocator=policy,
-        termLocator=term, effectiveTime=made.startTime, transactionState=TransactionState.ISSUED,
-        transactionCategory=category, transactionType=category.value, createdAt=issued, createdBy="test",
-        issuedTime=issued, configVersion="1",
-        segments=[SegmentSummary(locator=made.locator, segmentType=made.segmentType, startTime=made.startTime,
-                                 endTime=made.endTime)],
-        charges=[Charge(locator=new_locator(), elementLocator=made.element.locator,
-                        elementStaticLocator=made.element.staticLocator, chargeType="premium",
-                        chargeCategory="premium", rate=Decimal("0.01"), amount=Decimal("100.00"))])
+        locator=made.transactionLocator,
+        staticLocator=made.transactionLocator,
+        policyLocator=policy,
+        termLocator=term,
+        effectiveTime=made.startTime,
+        transactionState=TransactionState.ISSUED,
+        transactionCategory=category,
+        transactionType=category.value,
+        createdAt=issued,
+        createdBy="test",
+        issuedTime=issued,
+        configVersion="1",
+        segments=[
+            SegmentSummary(
+                locator=made.locator, segmentType=made.segmentType, startTime=made.startTime, endTime=made.endTime
+            )
+        ],
+        charges=[
+            Charge(
+                locator=new_locator(),
+                elementLocator=made.element.locator,
+                elementStaticLocator=made.element.staticLocator,
+                chargeType="premium",
+                chargeCategory="premium",
+                rate=Decimal("0.01"),
+                amount=Decimal("100.00"),
+            )
+        ],
+    )
 
 
 def issue_new_policy(tenant: str) -> tuple[Policy, Transaction, Segment, Term]:
     policy_locator, term_locator = new_locator(), new_locator()
     made = segment(policy_locator, term_locator, new_locator(), START, END)
     issuance = transaction(policy_locator, term_locator, made, TransactionCategory.ISSUANCE, ISSUED_AT)
-    term = Term(locator=term_locator, staticLocator=term_locator, policyLocator=policy_locator, number=0,
-                startTime=START, endTime=END)
+    term = Term(
+        locator=term_locator,
+        staticLocator=term_locator,
+        policyLocator=policy_locator,
+        number=0,
+        startTime=START,
+        endTime=END,
+    )
     policy = Policy(
-        locator=policy_locator, accountLocator=new_locator(), productName="PersonalAuto", currency="USD",
-        timezone="America/New_York", durationBasis=DurationBasis.MONTHS, billingLevel=BillingLevel.ACCOUNT,
-        startTime=START, endTime=END, issuedTransactionLocator=issuance.locator, latestSegmentLocator=made.locator,
-        latestTermLocator=term_locator, configVersion="1", createdAt=ISSUED_AT, createdBy="test",
-        updatedAt=ISSUED_AT, updatedBy="test")
+        locator=policy_locator,
+        accountLocator=new_locator(),
+        productName="PersonalAuto",
+        currency="USD",
+        timezone="America/New_York",
+        durationBasis=DurationBasis.MONTHS,
+        billingLevel=BillingLevel.ACCOUNT,
+        startTime=START,
+        endTime=END,
+        issuedTransactionLocator=issuance.locator,
+        latestSegmentLocator=made.locator,
+        latestTermLocator=term_locator,
+        configVersion="1",
+        createdAt=ISSUED_AT,
+        createdBy="test",
+        updatedAt=ISSUED_AT,
+        updatedBy="test",
+    )
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
     repository.add_issue(uow, tenant, policy, issuance, [made], [term], new_policy=True)
-    repository.add_static_version(uow, tenant, policy_locator, StaticDataVersion(
-        historyLocator=new_locator(), updatedAt=ISSUED_AT, updatedBy="test", staticData={"agency": "Acme"}))
+    repository.add_static_version(
+        uow,
+        tenant,
+        policy_locator,
+        StaticDataVersion(
+            historyLocator=new_locator(), updatedAt=ISSUED_AT, updatedBy="test", staticData={"agency": "Acme"}
+        ),
+    )
     uow.commit()
     return policy, issuance, made, term
 
@@ -93,8 +152,9 @@ def issue_change(tenant: str, policy: Policy, term: Term, *, issued: datetime) -
     """A change effective CHANGE_AT, computed from `policy` as read (its version is the condition)."""
     made = segment(policy.locator, term.locator, new_locator(), CHANGE_AT, END)
     change = transaction(policy.locator, term.locator, made, TransactionCategory.CHANGE, issued)
-    changed = policy.model_copy(update={"issuedTransactionLocator": change.locator,
-                                        "latestSegmentLocator": made.locator, "updatedAt": issued})
+    changed = policy.model_copy(
+        update={"issuedTransactionLocator": change.locator, "latestSegmentLocator": made.locator, "updatedAt": issued}
+    )
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
     repository.add_issue(uow, tenant, changed, change, [made])
     uow.commit()
@@ -102,7 +162,8 @@ def issue_change(tenant: str, policy: Policy, term: Term, *, issued: datetime) -
 
 
 def test_the_stack_is_the_whole_collection_in_one_consistent_query_of_the_policy_partition(
-        tenant, ddb_calls, query_params):
+    tenant, ddb_calls, query_params
+):
     policy, issuance, made, term = issue_new_policy(tenant)
     ddb_calls.clear()
 
@@ -161,10 +222,8 @@ def test_issued_transactions_are_stacked_by_issued_time_not_by_creation(tenant):
     stack = repository.stack(tenant, policy.locator)
 
     assert stack is not None
-    assert [t.locator for t in stack.transactions] == [issuance.locator, first_change.locator,
-                                                       second_change.locator]
-    assert [t.locator for t in stack.issued()] == [issuance.locator, second_change.locator,
-                                                   first_change.locator]
+    assert [t.locator for t in stack.transactions] == [issuance.locator, first_change.locator, second_change.locator]
+    assert [t.locator for t in stack.issued()] == [issuance.locator, second_change.locator, first_change.locator]
 
 
 def test_transactions_and_segments_are_found_by_locator_alone(tenant):
@@ -204,14 +263,21 @@ def test_the_head_is_read_by_key_and_leaves_the_history_out(tenant, ddb_calls, q
 def test_the_head_brings_the_live_transactions_and_their_bases(tenant):
     policy, issuance, made, term = issue_new_policy(tenant)
     draft = transaction(policy.locator, term.locator, made, TransactionCategory.CHANGE, ISSUED_AT).model_copy(
-        update={"locator": new_locator(), "transactionState": TransactionState.DRAFT, "issuedTime": None,
-                "baseTransactionLocator": issuance.locator, "charges": []})
+        update={
+            "locator": new_locator(),
+            "transactionState": TransactionState.DRAFT,
+            "issuedTime": None,
+            "baseTransactionLocator": issuance.locator,
+            "charges": [],
+        }
+    )
     chained = draft.model_copy(update={"locator": new_locator(), "baseTransactionLocator": draft.locator})
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
     repository.add_transaction(uow, tenant, draft)
     repository.add_transaction(uow, tenant, chained)
-    repository.save_branch_heads(uow, tenant, policy.model_copy(update={
-        "branchHeadTransactionLocators": [chained.locator]}))
+    repository.save_branch_heads(
+        uow, tenant, policy.model_copy(update={"branchHeadTransactionLocators": [chained.locator]})
+    )
     uow.commit()
 
     head = repository.head(tenant, policy.locator)
@@ -225,7 +291,8 @@ def test_a_head_shows_no_record_of_an_issue_that_never_committed(tenant):
     policy, issuance, made, term = issue_new_policy(tenant)
     attempt = repository.IssueAttempt(token=new_locator(), committer=issuance.locator)
     orphan = transaction(policy.locator, term.locator, made, TransactionCategory.CHANGE, ISSUED_AT).model_copy(
-        update={"locator": new_locator()})
+        update={"locator": new_locator()}
+    )
     repository.add_pending(tenant, attempt, [orphan], [])
 
     head = repository.head(tenant, policy.locator, [orphan.locator])

@@ -1,4 +1,5 @@
 """The unit of work: one TransactWriteItems with the changes, their events and the idempotency guard."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -17,8 +18,9 @@ from tests.storage.support import item, key
 
 def user_ctx(tenant, clock, idempotency=None):
     user = Principal("0190a5b2-0000-7000-8000-000000000001", "ann", frozenset({"*.*"}), frozenset({tenant}))
-    return CallContext(principal=user, request_id=new_locator(), now=clock.now(), tenant_locator=tenant,
-                       idempotency=idempotency)
+    return CallContext(
+        principal=user, request_id=new_locator(), now=clock.now(), tenant_locator=tenant, idempotency=idempotency
+    )
 
 
 def test_changes_and_their_events_are_written_in_one_transaction(tenant, clock, ddb_calls):
@@ -34,9 +36,15 @@ def test_changes_and_their_events_are_written_in_one_transaction(tenant, clock, 
 
     assert ddb_calls == ["TransactWriteItems"]
     scope = keys.tenant_scope(tenant)
-    stored = sorted((codec.without_keys(i) for i in query.all_items(
-        table.gateway(), scope, keys.events_by_request(scope, ctx.request_id), index="GSI3")),
-        key=lambda e: e["type"])
+    stored = sorted(
+        (
+            codec.without_keys(i)
+            for i in query.all_items(
+                table.gateway(), scope, keys.events_by_request(scope, ctx.request_id), index="GSI3"
+            )
+        ),
+        key=lambda e: e["type"],
+    )
     assert [e["type"] for e in stored] == ["policy.quote.create", "policy.quote.price"]
     for event in stored:
         assert event["requestId"] == ctx.request_id
@@ -54,10 +62,12 @@ def test_events_enter_the_tenant_stream_and_the_stream_of_their_type(tenant, clo
     scope = keys.tenant_scope(tenant)
     gateway = table.gateway()
 
-    assert [e["locator"] for e in query.all_items(gateway, scope, keys.events_stream(scope), index="GSI1")] \
-        == [event["locator"]]
-    assert [e["locator"] for e in query.all_items(gateway, scope, keys.events_by_type(scope, "test.made"),
-                                                  index="GSI2")] == [event["locator"]]
+    assert [e["locator"] for e in query.all_items(gateway, scope, keys.events_stream(scope), index="GSI1")] == [
+        event["locator"]
+    ]
+    assert [
+        e["locator"] for e in query.all_items(gateway, scope, keys.events_by_type(scope, "test.made"), index="GSI2")
+    ] == [event["locator"]]
     assert event["userLocator"] == SYSTEM_USER_LOCATOR
     assert event["GSI1SK"] == f"{event['timestamp']}#{event['locator']}"
 

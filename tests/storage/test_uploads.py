@@ -1,6 +1,7 @@
 """The upload repository on moto: an intent is claimed by one request only (a conditional write on its
 version, so two requests that both read it unused cannot both use it), released on its claim's version, and
 kept in the scope of its tenant, or of its maker when it has none."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -18,9 +19,17 @@ AT = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
 
 
 def _intent(tenant: str | None, user: str = "u-1") -> UploadIntent:
-    intent = UploadIntent(locator=new_locator(), purpose=Purpose.CONFIGURATION, tenantLocator=tenant, createdBy=user,
-                          size=3, sha256="ab" * 32, contentType="application/zip", createdAt=AT,
-                          expiresAt=AT + timedelta(minutes=15))
+    intent = UploadIntent(
+        locator=new_locator(),
+        purpose=Purpose.CONFIGURATION,
+        tenantLocator=tenant,
+        createdBy=user,
+        size=3,
+        sha256="ab" * 32,
+        contentType="application/zip",
+        createdAt=AT,
+        expiresAt=AT + timedelta(minutes=15),
+    )
     repository.add(intent)
     return intent
 
@@ -35,8 +44,11 @@ def test_of_two_requests_that_read_an_upload_unused_only_one_claims_it(aws, tena
 
     assert (lost.value.code, lost.value.status) == ("upload.already_used", 409)
     stored = repository.get(tenant, "anyone", intent.locator)
-    assert (stored.usedBy, stored.usedAt, stored.version) == ("request-1", AT, 2) == (
-        claimed.usedBy, claimed.usedAt, claimed.version)
+    assert (
+        (stored.usedBy, stored.usedAt, stored.version)
+        == ("request-1", AT, 2)
+        == (claimed.usedBy, claimed.usedAt, claimed.version)
+    )
 
 
 def test_a_released_upload_is_unused_again_and_can_be_claimed(aws, tenant):

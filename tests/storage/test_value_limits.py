@@ -1,4 +1,5 @@
 """What DynamoDB cannot hold answers a client error, never a 500."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -42,10 +43,12 @@ def test_item_size_counts_as_dynamodb_does():
     """Names and strings by their UTF-8 bytes, a number by a byte per two significant digits and one more, a
     map or list 3 bytes and one more per element, a boolean or null one byte."""
     assert codec.item_size(codec.serialize({"ab": "héllo"})) == 2 + 6
-    assert codec.item_size(codec.serialize({"n": Decimal("12345"), "z": Decimal("0.00120"), "e": Decimal("1E+40")})) \
-        == (1 + 4) + (1 + 2) + (1 + 2)
-    assert codec.item_size(codec.serialize({"m": {"k": True, "kk": None}, "l": ["a", "bc"]})) == \
-        (1 + 3 + (1 + 1 + 1) + (2 + 1 + 1)) + (1 + 3 + (1 + 1) + (1 + 2))
+    assert codec.item_size(
+        codec.serialize({"n": Decimal("12345"), "z": Decimal("0.00120"), "e": Decimal("1E+40")})
+    ) == (1 + 4) + (1 + 2) + (1 + 2)
+    assert codec.item_size(codec.serialize({"m": {"k": True, "kk": None}, "l": ["a", "bc"]})) == (
+        1 + 3 + (1 + 1 + 1) + (2 + 1 + 1)
+    ) + (1 + 3 + (1 + 1) + (1 + 2))
 
 
 def test_an_item_larger_than_dynamodb_holds_is_refused_before_it_is_sent(tenant, ddb_calls):
@@ -53,8 +56,10 @@ def test_an_item_larger_than_dynamodb_holds_is_refused_before_it_is_sent(tenant,
     fits = item(tenant, "fits", text="x" * 400_000)
     table.gateway().transact(scope, [table.put_new(fits)])
     ddb_calls.clear()
-    for op in (table.put_new(item(tenant, "big", text="x" * 409_600)),
-               table.update(key(tenant, "fits"), {"text": "y" * 409_600})):
+    for op in (
+        table.put_new(item(tenant, "big", text="x" * 409_600)),
+        table.update(key(tenant, "fits"), {"text": "y" * 409_600}),
+    ):
         with pytest.raises(PayloadTooLarge) as refused:
             table.gateway().transact(scope, [op])
         assert refused.value.code == "record.too_large" and "400 KB" in refused.value.message

@@ -1,5 +1,6 @@
 """The HTTP helpers every API test uses: JSON calls through chalice's test client, the error body of
 DECISIONS.md, and the events one request recorded (through the event API)."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,16 @@ from typing import Any
 import simplejson
 
 
-def call(api: Any, method: str, path: str, token: str | None = None, body: Any = None, *,
-         raw: bytes | str | None = None, headers: dict[str, str] | None = None) -> Any:
+def call(
+    api: Any,
+    method: str,
+    path: str,
+    token: str | None = None,
+    body: Any = None,
+    *,
+    raw: bytes | str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Any:
     """One request with a JSON body (numbers as Decimal, or `raw` bytes) and, with `token`, a bearer header."""
     sent = {"Content-Type": "application/json"}
     if token is not None:

@@ -1,5 +1,6 @@
 """Test clocks through the API (chalicelib/clock): moving a tenant's test clock forward, for every test that
 travels in time."""
+
 from __future__ import annotations
 
 from typing import Any

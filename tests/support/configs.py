@@ -6,6 +6,7 @@ numbering plans (accounts numbered on validation and on creation; policies and q
 two products with element trees, coverage terms with default options, charges and a constraint table.
 Tests change a copy (`policy_model()` answers a fresh one) and deploy it with `configured_tenant`.
 """
+
 from __future__ import annotations
 
 import copy
@@ -57,8 +58,14 @@ _POLICY_MODEL: dict[str, Any] = {
             "data": {
                 "companyName": {"type": "string"},
                 "state": {"type": "string", "constraint": {"table": "Cities", "column": "state", "where": {}}},
-                "city": {"type": "string?", "constraint": {
-                    "table": "Cities", "column": "city", "where": {"state": {"key": "state", "values": []}}}},
+                "city": {
+                    "type": "string?",
+                    "constraint": {
+                        "table": "Cities",
+                        "column": "city",
+                        "where": {"state": {"key": "state", "values": []}},
+                    },
+                },
             },
         },
     },
@@ -70,12 +77,20 @@ _POLICY_MODEL: dict[str, Any] = {
     "numberingPlans": {
         "AccountNumbers": {"format": "\\A\\C-X###", "initialCoreNumber": "A998", "copyFromQuote": False},
         "CompanyNumbers": {"format": "\\C\\O-#####", "initialCoreNumber": "1", "copyFromQuote": False},
-        "PolicyNumbers": {"format": "{product}-######", "initialCoreNumber": "1", "copyFromQuote": False,
-                          "quoteNumberFormat": "Q{product}-######"},
+        "PolicyNumbers": {
+            "format": "{product}-######",
+            "initialCoreNumber": "1",
+            "copyFromQuote": False,
+            "quoteNumberFormat": "Q{product}-######",
+        },
     },
     "constraintTables": {
-        "Cities": {"columns": {"state": {"dataType": "string", "makeDistinct": True},
-                               "city": {"dataType": "string", "makeDistinct": True}}},
+        "Cities": {
+            "columns": {
+                "state": {"dataType": "string", "makeDistinct": True},
+                "city": {"dataType": "string", "makeDistinct": True},
+            }
+        },
     },
     "products": {
         "PersonalAuto": {
@@ -97,8 +112,11 @@ _POLICY_MODEL: dict[str, Any] = {
     },
     "exposures": {
         "BaseVehicle": {"abstract": True, "data": {"vin": {"type": "string", "minLength": 11}}},
-        "Vehicle": {"extend": "BaseVehicle", "contents": ["Collision", "Glass?"],
-                    "data": {"value": {"type": "decimal", "precision": 2, "min": "0"}}},
+        "Vehicle": {
+            "extend": "BaseVehicle",
+            "contents": ["Collision", "Glass?"],
+            "data": {"value": {"type": "decimal", "precision": 2, "min": "0"}},
+        },
         "Dwelling": {"contents": ["Fire"], "data": {"address": {"type": "Address"}}},
     },
     "coverages": {
@@ -122,8 +140,12 @@ def package(model: dict[str, Any]) -> bytes:
     """The model as a configuration package ZIP: scalars in config.json, one folder per entity."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("config.json", simplejson.dumps(
-            {key: value for key, value in model.items() if not isinstance(value, dict)}, use_decimal=True))
+        archive.writestr(
+            "config.json",
+            simplejson.dumps(
+                {key: value for key, value in model.items() if not isinstance(value, dict)}, use_decimal=True
+            ),
+        )
         for collection, entities in model.items():
             if isinstance(entities, dict):
                 for name, body in entities.items():
@@ -131,14 +153,17 @@ def package(model: dict[str, Any]) -> bytes:
     return buffer.getvalue()
 
 
-def configured_tenant(api: Any, token: str, model: dict[str, Any] | None = None, name: str = "Test insurer", *,
-                      test_clock: bool = False) -> str:
+def configured_tenant(
+    api: Any, token: str, model: dict[str, Any] | None = None, name: str = "Test insurer", *, test_clock: bool = False
+) -> str:
     """A fresh tenant with `model` (default: `policy_model()`) deployed through POST /config/createTenant
     (`test_clock`: with a test clock); `token`'s user gets access to it. Answers the tenant locator."""
     query = urlencode({"name": name, **({"testClock": "true"} if test_clock else {})})
-    response = api.http.post(f"/config/createTenant?{query}", body=package(
-        policy_model() if model is None else model), headers={
-        "Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"})
+    response = api.http.post(
+        f"/config/createTenant?{query}",
+        body=package(policy_model() if model is None else model),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"},
+    )
     assert response.status_code == 200, response.body
     result = simplejson.loads(response.body)
     assert result["deploymentResult"]["isSuccess"] is True, result["deploymentResult"]["errors"]
@@ -160,7 +185,7 @@ def upload_constraint_table(api: Any, token: str, tenant: str, name: str, csv_te
 
 # --- quotes: the shared configuration plus rating tables and Python plugins ------------------------
 
-QUOTE_PLUGINS = '''
+QUOTE_PLUGINS = """
 import pas
 
 UNDERWRITING = {"AP": "approve", "BL": "block", "DC": "decline", "RJ": "reject", "IN": "info"}
@@ -200,7 +225,7 @@ def underwrite_PersonalAuto(request):
             flags.append({"level": level, "note": "vin " + vehicle["data"]["vin"], "tag": "vin",
                           "elementLocator": vehicle["locator"]})
     return {"flags": flags}
-'''
+"""
 """PersonalAuto's plugins: a VIN starting 000 fails validation; the premium rate per month is the channel's
 base rate (lookup table BaseRates) times the factor of the vehicle's value band (range table ValueBands),
 plus a flat tax of 25; a VIN starting AP, BL, DC, RJ or IN raises an approve, block, decline, reject or
@@ -213,22 +238,38 @@ VALUE_BANDS_CSV = "product,low,high,factor\nauto,0,20000,1.0\nauto,20000,50000,1
 def quotes_model() -> dict[str, Any]:
     """policy_model() plus the tables PersonalAuto's rating plugin reads."""
     model = policy_model()
-    model["tables"] = {"BaseRates": {"selectionTimeBasis": "policyStartTime", "columns": {
-        "channel": {"dataType": "string", "isKey": True}, "rate": {"dataType": "decimal", "isKey": False}}}}
-    model["rangeTables"] = {"ValueBands": {"selectionTimeBasis": "policyStartTime", "rangeStart": "low",
-                                           "rangeEnd": "high", "columns": {
-                                               "product": {"dataType": "string", "isKey": True},
-                                               "low": {"dataType": "decimal", "isKey": False},
-                                               "high": {"dataType": "decimal", "isKey": False},
-                                               "factor": {"dataType": "decimal", "isKey": False}}}}
+    model["tables"] = {
+        "BaseRates": {
+            "selectionTimeBasis": "policyStartTime",
+            "columns": {
+                "channel": {"dataType": "string", "isKey": True},
+                "rate": {"dataType": "decimal", "isKey": False},
+            },
+        }
+    }
+    model["rangeTables"] = {
+        "ValueBands": {
+            "selectionTimeBasis": "policyStartTime",
+            "rangeStart": "low",
+            "rangeEnd": "high",
+            "columns": {
+                "product": {"dataType": "string", "isKey": True},
+                "low": {"dataType": "decimal", "isKey": False},
+                "high": {"dataType": "decimal", "isKey": False},
+                "factor": {"dataType": "decimal", "isKey": False},
+            },
+        }
+    }
     return model
 
 
 def package_with_files(model: dict[str, Any], files: dict[str, bytes]) -> bytes:
     """package(model) plus `files` at their paths (plugins/python/rating.py, ...)."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(package(model))) as source, \
-            zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+    with (
+        zipfile.ZipFile(io.BytesIO(package(model))) as source,
+        zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive,
+    ):
         for info in source.infolist():
             archive.writestr(info, source.read(info))
         for path, content in files.items():
@@ -236,36 +277,51 @@ def package_with_files(model: dict[str, Any], files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def deployed_tenant(api: Any, token: str, package_bytes: bytes, name: str = "Test insurer", *,
-                    test_clock: bool = False) -> str:
+def deployed_tenant(
+    api: Any, token: str, package_bytes: bytes, name: str = "Test insurer", *, test_clock: bool = False
+) -> str:
     """A fresh tenant with the package deployed through POST /config/createTenant (`test_clock`: with a test
     clock)."""
     query = urlencode({"name": name, **({"testClock": "true"} if test_clock else {})})
-    response = api.http.post(f"/config/createTenant?{query}", body=package_bytes, headers={
-        "Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"})
+    response = api.http.post(
+        f"/config/createTenant?{query}",
+        body=package_bytes,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"},
+    )
     assert response.status_code == 200, response.body
     result = simplejson.loads(response.body)
     assert result["deploymentResult"]["isSuccess"] is True, result["deploymentResult"]["errors"]
     return result["locator"]
 
 
-def upload_table(api: Any, token: str, tenant: str, collection: str, name: str, csv_text: str,
-                 static_name: str | None = None) -> None:
+def upload_table(
+    api: Any, token: str, tenant: str, collection: str, name: str, csv_text: str, static_name: str | None = None
+) -> None:
     """A lookup (`tables`), range (`rangeTables`) or constraint (`constraints`) table uploaded as `name`,
     implementing the static name `static_name` (default: `name`)."""
     query = urlencode({"name": name, "staticName": static_name or name})
-    response = api.http.post(f"/resource/{tenant}/{collection}?{query}", body=table_zip(name, csv_text), headers={
-        "Authorization": f"Bearer {token}", "Content-Type": "application/zip"})
+    response = api.http.post(
+        f"/resource/{tenant}/{collection}?{query}",
+        body=table_zip(name, csv_text),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/zip"},
+    )
     assert response.status_code == 200, response.body
 
 
-def quotes_tenant(api: Any, token: str, model: dict[str, Any] | None = None,
-                  plugins: str | None = QUOTE_PLUGINS, *, test_clock: bool = False) -> str:
+def quotes_tenant(
+    api: Any,
+    token: str,
+    model: dict[str, Any] | None = None,
+    plugins: str | None = QUOTE_PLUGINS,
+    *,
+    test_clock: bool = False,
+) -> str:
     """A fresh tenant with quotes_model() (or `model`) and `plugins` as plugins/python/auto.py deployed, and
     the rating tables uploaded (`test_clock`: with a test clock)."""
     files = {"plugins/python/auto.py": plugins.encode()} if plugins else {}
-    tenant = deployed_tenant(api, token, package_with_files(quotes_model() if model is None else model, files),
-                             test_clock=test_clock)
+    tenant = deployed_tenant(
+        api, token, package_with_files(quotes_model() if model is None else model, files), test_clock=test_clock
+    )
     upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
     upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)
     return tenant
@@ -275,10 +331,19 @@ def constrained_tenant(api: Any, token: str, plugins: str | None = QUOTE_PLUGINS
     """quotes_tenant() with a garage state and city on PersonalAuto, constrained by the Cities table
     (CITIES_CSV, uploaded): the city's options depend on the state."""
     model = quotes_model()
-    model["products"]["PersonalAuto"]["data"].update({
-        "garageState": {"type": "string?", "constraint": {"table": "Cities", "column": "state", "where": {}}},
-        "garageCity": {"type": "string?", "constraint": {"table": "Cities", "column": "city", "where": {
-            "state": {"key": "garageState", "values": []}}}}})
+    model["products"]["PersonalAuto"]["data"].update(
+        {
+            "garageState": {"type": "string?", "constraint": {"table": "Cities", "column": "state", "where": {}}},
+            "garageCity": {
+                "type": "string?",
+                "constraint": {
+                    "table": "Cities",
+                    "column": "city",
+                    "where": {"state": {"key": "garageState", "values": []}},
+                },
+            },
+        }
+    )
     tenant = quotes_tenant(api, token, model, plugins=plugins)
     upload_constraint_table(api, token, tenant, "Cities", CITIES_CSV)
     return tenant

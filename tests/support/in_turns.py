@@ -1,5 +1,6 @@
 """Requests in parallel threads against the app (race tests): DynamoDB calls made one at a time, as moto in
 process is not thread-safe, and the writes of parallel requests made to meet."""
+
 from __future__ import annotations
 
 import threading

@@ -7,6 +7,7 @@ patched, they are "any value".
 Generating takes 10 to 15 seconds, so the package is kept under `.pytest_cache/platform-client/`, in a folder
 named for the patched definition and the generator's version: a rerun imports it at once, and a change of
 either generates it again (and removes the earlier package)."""
+
 from __future__ import annotations
 
 import copy
@@ -74,9 +75,24 @@ def _generate(definition_text: str, folder: Path) -> None:
         (scratch / "definition.json").write_text(definition_text)
         (scratch / "config.yaml").write_text(GENERATOR_CONFIG)
         result = subprocess.run(
-            [sys.executable, "-m", "openapi_python_client", "generate", "--path", str(scratch / "definition.json"),
-             "--config", str(scratch / "config.yaml"), "--meta", "none", "--output-path", str(scratch / PACKAGE)],
-            capture_output=True, text=True, check=False)
+            [
+                sys.executable,
+                "-m",
+                "openapi_python_client",
+                "generate",
+                "--path",
+                str(scratch / "definition.json"),
+                "--config",
+                str(scratch / "config.yaml"),
+                "--meta",
+                "none",
+                "--output-path",
+                str(scratch / PACKAGE),
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if result.returncode != 0 or not (scratch / PACKAGE / "client.py").is_file():
             raise RuntimeError(f"{GENERATOR} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
         try:

@@ -1,5 +1,6 @@
 """A scheduled function enqueues one job per tenant, a page at a time (chalicelib/workers/schedules.py): the
 tests run its fan-out jobs and leave the jobs it enqueued for them to pick from."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -10,8 +11,12 @@ from chalicelib.runtime.jobs import JobMessage, dispatch
 
 def invoke_schedule(api: Any, name: str) -> None:
     """The scheduled function `name` as EventBridge invokes it."""
-    api.lambda_.invoke(name, api.events.generate_cw_event(
-        source="aws.events", detail_type="Scheduled Event", detail={}, resources=[f"arn:aws:events:rule/{name}"]))
+    api.lambda_.invoke(
+        name,
+        api.events.generate_cw_event(
+            source="aws.events", detail_type="Scheduled Event", detail={}, resources=[f"arn:aws:events:rule/{name}"]
+        ),
+    )
 
 
 def fan_out(queue: Any) -> int:

@@ -9,6 +9,7 @@ sorts as the old one did (same time, the random part shifted), so the copy is a 
 the services cannot tell from one they built. Items whose key names no locator the block made (the
 tenant's counters, its number indexes) are shared, so they are not copied: copies keep their template's
 numbers. tests/architecture/test_test_shortcuts.py holds a restored start to the built one."""
+
 from __future__ import annotations
 
 import json
@@ -48,6 +49,7 @@ class _RecordingULID:
 
 def _written_keys(operation: str, params: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """The (PK, SK) of every item a DynamoDB write names."""
+
     def key_of(found: dict[str, Any]) -> tuple[str, str]:
         return found["PK"]["S"], found["SK"]["S"]
 
@@ -63,8 +65,9 @@ def _written_keys(operation: str, params: dict[str, Any]) -> Iterator[tuple[str,
     elif operation == "BatchWriteItem":
         for requests in params["RequestItems"].values():
             for request in requests:
-                yield key_of(request["PutRequest"]["Item"] if "PutRequest" in request
-                             else request["DeleteRequest"]["Key"])
+                yield key_of(
+                    request["PutRequest"]["Item"] if "PutRequest" in request else request["DeleteRequest"]["Key"]
+                )
 
 
 @dataclass
@@ -98,8 +101,11 @@ class Snapshot:
             finally:
                 dynamodb.meta.events.unregister("before-parameter-build.dynamodb", on_write)
                 s3.meta.events.unregister("before-call.s3.PutObject", on_object)
-        owned = [key for key in sorted(written) if any(locator in key[0] or locator in key[1]
-                                                       for locator in snapshot.locators)]
+        owned = [
+            key
+            for key in sorted(written)
+            if any(locator in key[0] or locator in key[1] for locator in snapshot.locators)
+        ]
         snapshot.items = _read(owned)
 
     def restore(self) -> dict[str, str]:
@@ -119,15 +125,16 @@ def _fresh(locators: set[str]) -> dict[str, str]:
     while True:
         shift = secrets.randbits(_RANDOM_BITS)
         if all((value & _RANDOM_MASK) + shift <= _RANDOM_MASK for value in parsed.values()):
-            return {locator: str(ULID.from_bytes((value + shift).to_bytes(16, "big")))
-                    for locator, value in parsed.items()}
+            return {
+                locator: str(ULID.from_bytes((value + shift).to_bytes(16, "big"))) for locator, value in parsed.items()
+            }
 
 
 def _read(keys: list[tuple[str, str]]) -> list[dict[str, Any]]:
     client, name = clients.dynamodb(), settings().table_name
     found: list[dict[str, Any]] = []
     for start in range(0, len(keys), 100):
-        asked: list[dict[str, Any]] = [{"PK": {"S": pk}, "SK": {"S": sk}} for pk, sk in keys[start:start + 100]]
+        asked: list[dict[str, Any]] = [{"PK": {"S": pk}, "SK": {"S": sk}} for pk, sk in keys[start : start + 100]]
         while asked:
             answer = client.batch_get_item(RequestItems={name: {"Keys": asked, "ConsistentRead": True}})
             found.extend(answer["Responses"].get(name, []))
@@ -138,7 +145,7 @@ def _read(keys: list[tuple[str, str]]) -> list[dict[str, Any]]:
 def _write(items: list[dict[str, Any]]) -> None:
     client, name = clients.dynamodb(), settings().table_name
     for start in range(0, len(items), 25):
-        requests = [{"PutRequest": {"Item": item}} for item in items[start:start + 25]]
+        requests = [{"PutRequest": {"Item": item}} for item in items[start : start + 25]]
         while requests:
             answer = client.batch_write_item(RequestItems={name: requests})
             requests = answer.get("UnprocessedItems", {}).get(name, [])

@@ -1,5 +1,6 @@
 """The Chalice app behind a WSGI interface, through chalice's own test gateway: for the tools that speak
 WSGI (schemathesis) and for a real HTTP server in one thread of the test process (a browser's page)."""
+
 from __future__ import annotations
 
 import base64
@@ -29,8 +30,9 @@ def wsgi_app(app: Any) -> WsgiApp:
         path = quote(environ.get("PATH_INFO", "/"), safe="/:@!$&'()*+,;=%~")
         if environ.get("QUERY_STRING"):
             path += "?" + environ["QUERY_STRING"]
-        headers = {name[5:].replace("_", "-").lower(): value for name, value in environ.items()
-                   if name.startswith("HTTP_")}
+        headers = {
+            name[5:].replace("_", "-").lower(): value for name, value in environ.items() if name.startswith("HTTP_")
+        }
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = environ["wsgi.input"].read(length) if length else b""
         if body:  # wsgiref makes up `text/plain` for a request that has no Content-Type
@@ -45,9 +47,15 @@ def wsgi_app(app: Any) -> WsgiApp:
         elif isinstance(content, str):
             content = content.encode()
         status = HTTPStatus(answer["statusCode"])
-        start_response(f"{status.value} {status.phrase}",
-                       [(name, str(value)) for name, value in (answer.get("headers") or {}).items()
-                        if name.lower() != "content-length"] + [("Content-Length", str(len(content)))])
+        start_response(
+            f"{status.value} {status.phrase}",
+            [
+                (name, str(value))
+                for name, value in (answer.get("headers") or {}).items()
+                if name.lower() != "content-length"
+            ]
+            + [("Content-Length", str(len(content)))],
+        )
         return [content]
 
     return application

@@ -1,4 +1,5 @@
 """What the unit tests of several packages share."""
+
 from __future__ import annotations
 
 import time

@@ -1,4 +1,5 @@
 """The process's one Logger, also when parallel requests ask for it first at the same moment."""
+
 from __future__ import annotations
 
 import threading

@@ -1,5 +1,6 @@
 """Settings: the local stages' defaults (an administrator and secrets anyone can read in the source) apply on
 a developer's machine and in the tests, never inside AWS Lambda, whatever stage name a deployment uses."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,7 +14,10 @@ def test_a_local_stage_outside_lambda_knows_its_administrator_and_secret():
 
     assert current.is_local
     assert (current.admin_username, current.admin_password, current.paging_secret) == (
-        "admin@example.com", "admin", "pas-dev-paging-secret")
+        "admin@example.com",
+        "admin",
+        "pas-dev-paging-secret",
+    )
 
 
 @pytest.mark.parametrize("stage", ["dev", "test", "local"])
@@ -41,14 +45,17 @@ def test_the_environment_says_whether_this_is_a_lambda(monkeypatch):
         reload()
 
 
-@pytest.mark.parametrize(("environment", "tracing"), [
-    ({"LAMBDA_TASK_ROOT": "/var/task"}, True),
-    ({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "1"}, False),
-    ({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "false"}, True),
-    ({"LAMBDA_TASK_ROOT": "/var/task", "AWS_SAM_LOCAL": "true"}, False),
-    ({"LAMBDA_TASK_ROOT": "/var/task", "AWS_CHALICE_CLI_MODE": "true"}, False),
-    ({}, False),
-])
+@pytest.mark.parametrize(
+    ("environment", "tracing"),
+    [
+        ({"LAMBDA_TASK_ROOT": "/var/task"}, True),
+        ({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "1"}, False),
+        ({"LAMBDA_TASK_ROOT": "/var/task", "POWERTOOLS_TRACE_DISABLED": "false"}, True),
+        ({"LAMBDA_TASK_ROOT": "/var/task", "AWS_SAM_LOCAL": "true"}, False),
+        ({"LAMBDA_TASK_ROOT": "/var/task", "AWS_CHALICE_CLI_MODE": "true"}, False),
+        ({}, False),
+    ],
+)
 def test_traces_go_to_x_ray_only_in_lambda_unless_turned_off(monkeypatch, environment, tracing):
     """Powertools' own rule (its Tracer is disabled in the same cases): where it is false, the Tracer and the
     X-Ray SDK are never loaded (runtime/observability.py)."""

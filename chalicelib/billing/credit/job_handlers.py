@@ -1,4 +1,5 @@
 """Asynchronous work of the credit balance: what an account's excess credit plan does with its credit."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -22,6 +23,7 @@ class ExcessCredit(BaseModel):
 def settle_excess_credit(ctx: CallContext, payload: ExcessCredit) -> dict[str, Any]:
     """Enqueued by a posting that left credit, or an invoice generation: what the account's excess credit
     plan does with its credit (credit/service.py)."""
-    distribution, disbursement = credit.settle_excess_credit(ctx, payload.accountLocator, payload.currency,
-                                                             apply_to_invoices=payload.applyToInvoices)
+    distribution, disbursement = credit.settle_excess_credit(
+        ctx, payload.accountLocator, payload.currency, apply_to_invoices=payload.applyToInvoices
+    )
     return {"creditDistributionLocator": distribution, "disbursementLocator": disbursement}

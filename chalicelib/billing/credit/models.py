@@ -1,6 +1,7 @@
 """What draws on an account's credit balance (socotra-semantics.md §4.4): credit distributions, which
 apply it to invoices, and disbursements, which pay it out. Funds move only when one is executed; a
 reversal puts them back. Both live in the account's billing partition."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -59,8 +60,12 @@ class DisbursementState(StrEnum):
     DISCARDED = "discarded"
 
 
-DISBURSEMENT_STEPS = (DisbursementState.DRAFT, DisbursementState.VALIDATED, DisbursementState.APPROVED,
-                      DisbursementState.EXECUTED)
+DISBURSEMENT_STEPS = (
+    DisbursementState.DRAFT,
+    DisbursementState.VALIDATED,
+    DisbursementState.APPROVED,
+    DisbursementState.EXECUTED,
+)
 """The way a disbursement goes when nobody rejects or discards it."""
 
 

@@ -2,6 +2,7 @@
 CreditDistributionCreateRequest, CreditDistributionResponse, CreditDistributionReverseRequest,
 DisbursementCreateRequest, DisbursementResponse and their lists). `appliedAmount` of a distribution is
 our extension: what executing it took from the credit balance."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -1,6 +1,7 @@
 """When a delinquency's moments fall (pure): its grace ends `gracePeriodDays` calendar days after it
 starts, and each configured event `offsetDays` from the grace start or end, counted in the account's
 time zone (a day across a DST change is a calendar day, as DECISIONS.md counts days)."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone

@@ -1,6 +1,7 @@
 """The due work of delinquency (service.py): an invoice's due time, a delinquency event's trigger time; run by
 the due pager (every quarter hour, or a test clock's advance) at each entry's due time. A delinquency's grace
 end is billing/job_handlers.py's: it bills the lapses, which needs invoicing, beside delinquency."""
+
 from __future__ import annotations
 
 from typing import Any

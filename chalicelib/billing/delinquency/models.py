@@ -3,6 +3,7 @@ invoice unsettled at its due time, its configured events, and the records of the
 (create-delinquency, grace and delinquency-event jobs). All of them live in the account's billing
 partition, so every change bumps the account's billing root with the invoices and payments it depends on.
 Field names are the platform's."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -4,6 +4,7 @@ found by locator through the billing alias; lists per policy and invoice page a 
 Jobs are stored whole as reference items of their owner (invoice or delinquency), so a list is one Query.
 Every unit of work that writes here carries the bump of the account's billing root (the service adds it),
 so the writes are plain puts: two writers of one account never interleave."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -52,8 +53,15 @@ def _event_key(tenant: str, account: str, delinquency: str, locator: str) -> Key
 
 
 def _alias(tenant: str, kind: str, locator: str, account: str, **extra: str) -> WriteOp:
-    return table.put({**keys.billing_alias(tenant, locator).as_dict(), "entity": "billingAlias", "kind": kind,
-                      "accountLocator": account, **extra})
+    return table.put(
+        {
+            **keys.billing_alias(tenant, locator).as_dict(),
+            "entity": "billingAlias",
+            "kind": kind,
+            "accountLocator": account,
+            **extra,
+        }
+    )
 
 
 def _alias_of(tenant: str, kind: str, locator: str) -> dict[str, Any] | None:
@@ -63,15 +71,24 @@ def _alias_of(tenant: str, kind: str, locator: str) -> dict[str, Any] | None:
 
 # --- delinquencies ----------------------------------------------------------------------------------
 
+
 def delinquency_writes(tenant: str, record: Delinquency, *, new: bool = False) -> list[WriteOp]:
     """The record and its open marker (put while it is open, deleted after); a new one also its alias and
     its references under each of its policies and invoices."""
     account = record.accountLocator
     marker = keys.billing_record(tenant, account, OPEN_PREFIX, record.locator)
-    writes = [table.put({**_delinquency_key(tenant, account, record.locator).as_dict(), "entity": "delinquency",
-                         **record.model_dump(exclude_none=True)}),
-              table.put({**marker.as_dict(), "entity": "openDelinquency", "locator": record.locator})
-              if record.delinquencyState in OPEN_STATES else table.delete(marker)]
+    writes = [
+        table.put(
+            {
+                **_delinquency_key(tenant, account, record.locator).as_dict(),
+                "entity": "delinquency",
+                **record.model_dump(exclude_none=True),
+            }
+        ),
+        table.put({**marker.as_dict(), "entity": "openDelinquency", "locator": record.locator})
+        if record.delinquencyState in OPEN_STATES
+        else table.delete(marker),
+    ]
     if new:
         writes.append(_alias(tenant, "delinquency", record.locator, account, billingContainer=record.container))
     return writes + reference_writes(tenant, record, record.references if new else [])
@@ -79,10 +96,20 @@ def delinquency_writes(tenant: str, record: Delinquency, *, new: bool = False) -
 
 def reference_writes(tenant: str, record: Delinquency, references: Iterable[Any]) -> list[WriteOp]:
     """The delinquency listed under the policies and invoices `references` name."""
-    return [table.put({**keys.billing_ref(tenant, ref.referenceType, ref.referenceLocator, DELINQUENCIES,
-                                          record.locator).as_dict(),
-                       "entity": "billingRef", "kind": "delinquency", "locator": record.locator,
-                       "accountLocator": record.accountLocator}) for ref in references]
+    return [
+        table.put(
+            {
+                **keys.billing_ref(
+                    tenant, ref.referenceType, ref.referenceLocator, DELINQUENCIES, record.locator
+                ).as_dict(),
+                "entity": "billingRef",
+                "kind": "delinquency",
+                "locator": record.locator,
+                "accountLocator": record.accountLocator,
+            }
+        )
+        for ref in references
+    ]
 
 
 def delinquency_home(tenant: str, locator: str) -> tuple[str, str | None] | None:
@@ -120,46 +147,70 @@ def delinquency(tenant: str, locator: str, account: str | None = None) -> Delinq
 def delinquencies(tenant: str, account: str, locators: Iterable[str]) -> list[Delinquency]:
     """The account's delinquencies among `locators`, in the order given (one BatchGetItem per hundred)."""
     wanted = list(dict.fromkeys(locators))
-    found = {item["locator"]: _model(Delinquency, item) for item in table.gateway().batch_get(
-        _scope(tenant), [_delinquency_key(tenant, account, locator) for locator in wanted])}
+    found = {
+        item["locator"]: _model(Delinquency, item)
+        for item in table.gateway().batch_get(
+            _scope(tenant), [_delinquency_key(tenant, account, locator) for locator in wanted]
+        )
+    }
     return [found[locator] for locator in wanted if locator in found]
 
 
 def delinquencies_of_account(tenant: str, account: str, page: PageRequest) -> Page[Delinquency]:
-    found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
-                       sk_prefix=DELINQUENCY_PREFIX)
+    found = query.page(
+        table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page, sk_prefix=DELINQUENCY_PREFIX
+    )
     return Page([_model(Delinquency, item) for item in found.items], found.list_completed)
 
 
 def delinquencies_of(tenant: str, owner_kind: str, owner: str, page: PageRequest) -> Page[Delinquency]:
     """One page of the delinquencies of a policy or an invoice, oldest first."""
-    refs = query.page(table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, DELINQUENCIES),
-                      page)
+    refs = query.page(
+        table.gateway(), _scope(tenant), keys.billing_refs(tenant, owner_kind, owner, DELINQUENCIES), page
+    )
     by_account: dict[str, list[str]] = {}
     for ref in refs.items:
         by_account.setdefault(ref["accountLocator"], []).append(ref["locator"])
-    found = {record.locator: record for account, locators in by_account.items()
-             for record in delinquencies(tenant, account, locators)}
+    found = {
+        record.locator: record
+        for account, locators in by_account.items()
+        for record in delinquencies(tenant, account, locators)
+    }
     return Page([found[ref["locator"]] for ref in refs.items if ref["locator"] in found], refs.list_completed)
 
 
 def open_delinquencies(tenant: str, account: str) -> list[Delinquency]:
     """The account's delinquencies in grace: one Query of its open markers (none: nothing more read),
     then one BatchGetItem per hundred."""
-    markers = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
-                              sk_prefix=OPEN_PREFIX, consistent=True)
+    markers = query.all_items(
+        table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), sk_prefix=OPEN_PREFIX, consistent=True
+    )
     return delinquencies(tenant, account, [m["locator"] for m in markers]) if markers else []
 
 
 # --- delinquency events -------------------------------------------------------------------------------
 
+
 def event_writes(tenant: str, event: DelinquencyEvent, *, new: bool = False) -> list[WriteOp]:
-    writes = [table.put({**_event_key(tenant, event.accountLocator, event.delinquencyLocator,
-                                      event.locator).as_dict(),
-                         "entity": "delinquencyEvent", **event.model_dump(exclude_none=True)})]
+    writes = [
+        table.put(
+            {
+                **_event_key(tenant, event.accountLocator, event.delinquencyLocator, event.locator).as_dict(),
+                "entity": "delinquencyEvent",
+                **event.model_dump(exclude_none=True),
+            }
+        )
+    ]
     if new:
-        writes.append(_alias(tenant, "delinquencyEvent", event.locator, event.accountLocator,
-                             delinquencyLocator=event.delinquencyLocator))
+        writes.append(
+            _alias(
+                tenant,
+                "delinquencyEvent",
+                event.locator,
+                event.accountLocator,
+                delinquencyLocator=event.delinquencyLocator,
+            )
+        )
     return writes
 
 
@@ -167,18 +218,25 @@ def delinquency_event(tenant: str, locator: str) -> DelinquencyEvent | None:
     alias = _alias_of(tenant, "delinquencyEvent", locator)
     if alias is None:
         return None
-    item = table.gateway().get(_scope(tenant), _event_key(tenant, alias["accountLocator"],
-                                                          alias["delinquencyLocator"], locator))
+    item = table.gateway().get(
+        _scope(tenant), _event_key(tenant, alias["accountLocator"], alias["delinquencyLocator"], locator)
+    )
     return _model(DelinquencyEvent, item) if item else None
 
 
 def events_of(tenant: str, account: str, delinquency_locator: str) -> list[DelinquencyEvent]:
-    items = query.all_items(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account),
-                            sk_prefix=f"{EVENT_PREFIX}{delinquency_locator}#", consistent=True)
+    items = query.all_items(
+        table.gateway(),
+        _scope(tenant),
+        keys.billing_partition(tenant, account),
+        sk_prefix=f"{EVENT_PREFIX}{delinquency_locator}#",
+        consistent=True,
+    )
     return [_model(DelinquencyEvent, item) for item in items]
 
 
 # --- jobs ---------------------------------------------------------------------------------------------
+
 
 def create_job_writes(tenant: str, job: DelinquencyCreateJob) -> list[WriteOp]:
     return [_job_put(tenant, "invoice", job.invoiceLocator, CREATE_JOBS, job.locator, "delinquencyCreateJob", job)]
@@ -190,13 +248,27 @@ def grace_job_writes(tenant: str, job: GraceJob) -> list[WriteOp]:
 
 def event_job_writes(tenant: str, job: DelinquencyEventJob) -> list[WriteOp]:
     """Keyed by its event: one job an event, rewritten as it runs, is cancelled or rescheduled."""
-    return [_job_put(tenant, "delinquency", job.delinquencyLocator, EVENT_JOBS, job.delinquencyEventLocator,
-                     "delinquencyEventJob", job)]
+    return [
+        _job_put(
+            tenant,
+            "delinquency",
+            job.delinquencyLocator,
+            EVENT_JOBS,
+            job.delinquencyEventLocator,
+            "delinquencyEventJob",
+            job,
+        )
+    ]
 
 
 def _job_put(tenant: str, owner_kind: str, owner: str, kind: str, key: str, entity: str, job: BaseModel) -> WriteOp:
-    return table.put({**keys.billing_ref(tenant, owner_kind, owner, kind, key).as_dict(), "entity": entity,
-                      **job.model_dump(exclude_none=True)})
+    return table.put(
+        {
+            **keys.billing_ref(tenant, owner_kind, owner, kind, key).as_dict(),
+            "entity": entity,
+            **job.model_dump(exclude_none=True),
+        }
+    )
 
 
 def create_jobs(tenant: str, invoice: str, page: PageRequest) -> Page[DelinquencyCreateJob]:
@@ -212,9 +284,12 @@ def event_jobs(tenant: str, delinquency_locator: str, page: PageRequest) -> Page
 
 
 def all_event_jobs(tenant: str, delinquency_locator: str) -> list[DelinquencyEventJob]:
-    items = query.all_items(table.gateway(), _scope(tenant),
-                            keys.billing_refs(tenant, "delinquency", delinquency_locator, EVENT_JOBS),
-                            consistent=True)
+    items = query.all_items(
+        table.gateway(),
+        _scope(tenant),
+        keys.billing_refs(tenant, "delinquency", delinquency_locator, EVENT_JOBS),
+        consistent=True,
+    )
     return [_model(DelinquencyEventJob, item) for item in items]
 
 

@@ -1,6 +1,7 @@
 """The delinquency API contract (OpenAPI definition: DelinquencyResponse, DelinquencyEventResponse,
 DelinquencyUpdateRequest, DelinquencyEventUpdateRequest; spec part 3: GraceJobData,
 DelinquencyCreateJobData, DelinquencyEventJobData). Field names are the platform's."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -19,6 +19,7 @@ never interleaves with invoicing and payments of that container; a hold, which c
 of the whole account, bumps the account's root and theirs (billing/repository.py). A due run repeated at
 the same time finds the work done and does nothing.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
@@ -60,12 +61,16 @@ from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.transactions import service as transactions
 from chalicelib.transactions.models import ParamsInstruction
 
-CREATE_EVENT, SETTLE_EVENT, LAPSE_EVENT = "billing.delinquency.create", "billing.delinquency.settle", \
-    "billing.delinquency.lapse"
+CREATE_EVENT, SETTLE_EVENT, LAPSE_EVENT = (
+    "billing.delinquency.create",
+    "billing.delinquency.settle",
+    "billing.delinquency.lapse",
+)
 UPDATE_EVENT = "billing.delinquency.update"
 """Our own (the catalogue has no event for a moved grace end)."""
 EVENT_EVENT = "billing.delinquency.delinquencyevent"
 # --- reads ----------------------------------------------------------------------------------------
+
 
 def delinquency(ctx: CallContext, locator: str) -> Delinquency:
     found = repository.delinquency(ctx.tenant, locator)
@@ -94,8 +99,9 @@ def delinquencies_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRe
     return repository.delinquencies_of(ctx.tenant, owner_kind, owner, page)
 
 
-def events_of(ctx: CallContext, delinquency_locator: str, page: PageRequest) -> tuple[Delinquency,
-                                                                                       Page[DelinquencyEvent]]:
+def events_of(
+    ctx: CallContext, delinquency_locator: str, page: PageRequest
+) -> tuple[Delinquency, Page[DelinquencyEvent]]:
     record = delinquency(ctx, delinquency_locator)
     events = repository.events_of(ctx.tenant, record.accountLocator, record.locator)
     return record, Page.window(events, page)
@@ -122,6 +128,7 @@ def event_jobs(ctx: CallContext, delinquency_locator: str, page: PageRequest) ->
 
 # --- an invoice falls due -------------------------------------------------------------------------------
 
+
 def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list[str]:
     """At the invoice's due time (ctx.now), in `uow` (the due entry's): unsettled, it opens a delinquency
     for its policies, or joins the one in grace of a policy whose plan's level is `policy`. Answers the
@@ -141,14 +148,26 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
         touched = _open_or_join(ctx, uow, [invoice], invoice.dueTime, marks)
         _mark(ctx, uow, marks)
     account_root.bump_at(ctx, uow, account, versions)
-    uow.add(*repository.create_job_writes(ctx.tenant, DelinquencyCreateJob(
-        locator=new_locator(), invoiceLocator=invoice.locator, dueTime=invoice.dueTime, jobStatus=JobStatus.FINISHED,
-        delinquencyLocators=[d.locator for d in touched], createdAt=ctx.now, updatedAt=ctx.now)))
+    uow.add(
+        *repository.create_job_writes(
+            ctx.tenant,
+            DelinquencyCreateJob(
+                locator=new_locator(),
+                invoiceLocator=invoice.locator,
+                dueTime=invoice.dueTime,
+                jobStatus=JobStatus.FINISHED,
+                delinquencyLocators=[d.locator for d in touched],
+                createdAt=ctx.now,
+                updatedAt=ctx.now,
+            ),
+        )
+    )
     return [d.locator for d in touched]
 
 
-def _open_or_join(ctx: CallContext, uow: UnitOfWork, invoices: list[Invoice], start: datetime,
-                  marks: dict[str, list[str]]) -> list[Delinquency]:
+def _open_or_join(
+    ctx: CallContext, uow: UnitOfWork, invoices: list[Invoice], start: datetime, marks: dict[str, list[str]]
+) -> list[Delinquency]:
     """The delinquencies of unsettled `invoices` (of one account), a new one's grace from `start`: at
     `delinquencyLevel: policy` a policy's delinquency in grace takes them, else one opens for the plan's
     policies of them all; at `invoice` level one opens per invoice and plan. Collects in `marks` the
@@ -172,10 +191,17 @@ def _open_or_join(ctx: CallContext, uow: UnitOfWork, invoices: list[Invoice], st
     touched = []
     for record, added in joined.values():
         references = [_reference(record.locator, "invoice", locator) for locator in added]
-        record = record.model_copy(update={"references": [*record.references, *references], "updatedAt": ctx.now,
-                                           "updatedBy": ctx.user_locator})
-        uow.add(*repository.delinquency_writes(ctx.tenant, record), *repository.reference_writes(
-            ctx.tenant, record, references))
+        record = record.model_copy(
+            update={
+                "references": [*record.references, *references],
+                "updatedAt": ctx.now,
+                "updatedBy": ctx.user_locator,
+            }
+        )
+        uow.add(
+            *repository.delinquency_writes(ctx.tenant, record),
+            *repository.reference_writes(ctx.tenant, record, references),
+        )
         touched.append(record)
     for plan, held, of in opening.values():
         record = _open(ctx, uow, of, plan, list(held.values()), start)
@@ -197,52 +223,92 @@ def _in_grace_of(ctx: CallContext, account: str, policy: Policy) -> Delinquency 
 
 
 def _reference(delinquency_locator: str, kind: str, locator: str) -> DelinquencyReference:
-    return DelinquencyReference(locator=new_locator(), delinquencyLocator=delinquency_locator, referenceLocator=locator,
-                                referenceType=kind)
+    return DelinquencyReference(
+        locator=new_locator(), delinquencyLocator=delinquency_locator, referenceLocator=locator, referenceType=kind
+    )
 
 
-def _open(ctx: CallContext, uow: UnitOfWork, invoices: list[Invoice], plan: DelinquencyPlan,
-          held: list[Policy], start: datetime) -> Delinquency:
+def _open(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    invoices: list[Invoice],
+    plan: DelinquencyPlan,
+    held: list[Policy],
+    start: datetime,
+) -> Delinquency:
     """A delinquency in grace of `held` and `invoices` (its policies are marked by the caller)."""
     locator = new_locator()
     invoice = invoices[0]
     end = calculator.grace_end(start, plan.grace_period_days, invoice.timezone)
     record = Delinquency(
-        locator=locator, accountLocator=invoice.accountLocator, billingContainer=invoice.billingContainer,
+        locator=locator,
+        accountLocator=invoice.accountLocator,
+        billingContainer=invoice.billingContainer,
         delinquencyState=DelinquencyState.IN_GRACE,
-        settings=DelinquencySettings(lapseTransactionType=plan.lapse_transaction_type,
-                                     gracePeriodDays=plan.grace_period_days, advanceLapseTo=plan.advance_lapse_to,
-                                     delinquencyLevel=plan.delinquency_level),
+        settings=DelinquencySettings(
+            lapseTransactionType=plan.lapse_transaction_type,
+            gracePeriodDays=plan.grace_period_days,
+            advanceLapseTo=plan.advance_lapse_to,
+            delinquencyLevel=plan.delinquency_level,
+        ),
         timezone=invoice.timezone,
-        references=[*(_reference(locator, "policy", p.locator) for p in held),
-                    *(_reference(locator, "invoice", i.locator) for i in invoices)],
-        graceStartedAt=start, graceEndAt=end,
-        configuredDelinquencyEvents=[ConfiguredDelinquencyEvent(name=e.name, offsetDays=e.offset_days,
-                                                                offsetBasis=e.offset_basis)
-                                     for e in plan.events.values()],
-        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+        references=[
+            *(_reference(locator, "policy", p.locator) for p in held),
+            *(_reference(locator, "invoice", i.locator) for i in invoices),
+        ],
+        graceStartedAt=start,
+        graceEndAt=end,
+        configuredDelinquencyEvents=[
+            ConfiguredDelinquencyEvent(name=e.name, offsetDays=e.offset_days, offsetBasis=e.offset_basis)
+            for e in plan.events.values()
+        ],
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+    )
     uow.add(*repository.delinquency_writes(ctx.tenant, record, new=True))
     due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, locator, end)
     uow.record_event(CREATE_EVENT, _event_data(record))
     for configured in plan.events.values():
         event = DelinquencyEvent(
-            locator=new_locator(), delinquencyLocator=locator, accountLocator=record.accountLocator,
+            locator=new_locator(),
+            delinquencyLocator=locator,
+            accountLocator=record.accountLocator,
             billingContainer=record.billingContainer,
-            name=configured.name, delinquencyEventState=DelinquencyEventState.ACTIVE,
-            triggerTime=calculator.trigger_time(configured, start, end, record.timezone), createdAt=ctx.now,
-            createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
-        uow.add(*repository.event_writes(ctx.tenant, event, new=True), *repository.event_job_writes(
-            ctx.tenant, DelinquencyEventJob(
-                locator=new_locator(), delinquencyEventLocator=event.locator, delinquencyLocator=locator,
-                jobStatus=JobStatus.QUEUED, triggerTime=event.triggerTime, createdAt=ctx.now, updatedAt=ctx.now)))
+            name=configured.name,
+            delinquencyEventState=DelinquencyEventState.ACTIVE,
+            triggerTime=calculator.trigger_time(configured, start, end, record.timezone),
+            createdAt=ctx.now,
+            createdBy=ctx.user_locator,
+            updatedAt=ctx.now,
+            updatedBy=ctx.user_locator,
+        )
+        uow.add(
+            *repository.event_writes(ctx.tenant, event, new=True),
+            *repository.event_job_writes(
+                ctx.tenant,
+                DelinquencyEventJob(
+                    locator=new_locator(),
+                    delinquencyEventLocator=event.locator,
+                    delinquencyLocator=locator,
+                    jobStatus=JobStatus.QUEUED,
+                    triggerTime=event.triggerTime,
+                    createdAt=ctx.now,
+                    updatedAt=ctx.now,
+                ),
+            ),
+        )
         due.schedule(uow, DueKind.DELINQUENCY_EVENT, event.locator, max(event.triggerTime, ctx.now))
         uow.record_event(f"{EVENT_EVENT}.create", _event_data(record, event))
     return record
 
 
 def _event_data(record: Delinquency, event: DelinquencyEvent | None = None) -> dict[str, Any]:
-    data: dict[str, Any] = {"delinquencyLocator": record.locator,
-                            "policyLocators": {"listCompleted": True, "items": record.policy_locators}}
+    data: dict[str, Any] = {
+        "delinquencyLocator": record.locator,
+        "policyLocators": {"listCompleted": True, "items": record.policy_locators},
+    }
     if event is not None:
         data["delinquencyEventLocator"] = event.locator
     return data
@@ -250,17 +316,22 @@ def _event_data(record: Delinquency, event: DelinquencyEvent | None = None) -> d
 
 # --- payments settle ----------------------------------------------------------------------------------
 
+
 def settle_paid(ctx: CallContext, uow: UnitOfWork, account: str, settled_invoices: Iterable[str]) -> None:
     """Adds to `uow` (a payment's, which bumps the billing root) the settlement of every delinquency in
     grace whose invoices the payment leaves all settled (`settled_invoices`: those it settled)."""
     settled = set(settled_invoices)
     if not settled:
         return
-    waiting = [d for d in repository.open_delinquencies(ctx.tenant, account)
-               if settled.intersection(d.invoice_locators)]
+    waiting = [
+        d for d in repository.open_delinquencies(ctx.tenant, account) if settled.intersection(d.invoice_locators)
+    ]
     others = sorted({i for d in waiting for i in d.invoice_locators} - settled)
-    still_open = {i.locator for i in billing.get_many(ctx.tenant, account, "invoice", others, Invoice)
-                  if i.invoiceState == InvoiceState.OPEN}
+    still_open = {
+        i.locator
+        for i in billing.get_many(ctx.tenant, account, "invoice", others, Invoice)
+        if i.invoiceState == InvoiceState.OPEN
+    }
     ended: dict[str, list[str]] = {}
     for record in waiting:
         if any(invoice in still_open for invoice in record.invoice_locators):
@@ -310,8 +381,9 @@ def reopen_unsettled(ctx: CallContext, uow: UnitOfWork, account: str, reopened: 
 
 
 def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency, marks: dict[str, list[str]]) -> Delinquency:
-    reopened = record.model_copy(update={"delinquencyState": DelinquencyState.IN_GRACE, "updatedAt": ctx.now,
-                                         "updatedBy": ctx.user_locator})
+    reopened = record.model_copy(
+        update={"delinquencyState": DelinquencyState.IN_GRACE, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
+    )
     uow.add(*repository.delinquency_writes(ctx.tenant, reopened))
     due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
     _rearm_events(ctx, uow, reopened, CancellationType.DELINQUENCY_SETTLED)
@@ -324,28 +396,56 @@ def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency, marks: dict[
 def _rearm_events(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reason: CancellationType) -> None:
     """The events cancelled for `reason` active again at their trigger times (now, for those passed) and
     their jobs queued again; events cancelled for another reason (a request) stay cancelled."""
-    rearmed = {job.delinquencyEventLocator: job for job in repository.all_event_jobs(ctx.tenant, record.locator)
-               if job.cancelled and job.cancellationType == reason}
+    rearmed = {
+        job.delinquencyEventLocator: job
+        for job in repository.all_event_jobs(ctx.tenant, record.locator)
+        if job.cancelled and job.cancellationType == reason
+    }
     for event in repository.events_of(ctx.tenant, record.accountLocator, record.locator):
         job = rearmed.get(event.locator)
         if job is None or event.delinquencyEventState != DelinquencyEventState.CANCELLED:
             continue
-        active = event.model_copy(update={"delinquencyEventState": DelinquencyEventState.ACTIVE,
-                                          "updatedAt": ctx.now, "updatedBy": ctx.user_locator})
-        uow.add(*repository.event_writes(ctx.tenant, active), *repository.event_job_writes(
-            ctx.tenant, job.model_copy(update={"jobStatus": JobStatus.QUEUED, "cancelled": False,
-                                               "cancellationType": None, "updatedAt": ctx.now})))
+        active = event.model_copy(
+            update={
+                "delinquencyEventState": DelinquencyEventState.ACTIVE,
+                "updatedAt": ctx.now,
+                "updatedBy": ctx.user_locator,
+            }
+        )
+        uow.add(
+            *repository.event_writes(ctx.tenant, active),
+            *repository.event_job_writes(
+                ctx.tenant,
+                job.model_copy(
+                    update={
+                        "jobStatus": JobStatus.QUEUED,
+                        "cancelled": False,
+                        "cancellationType": None,
+                        "updatedAt": ctx.now,
+                    }
+                ),
+            ),
+        )
         due.schedule(uow, DueKind.DELINQUENCY_EVENT, event.locator, max(event.triggerTime, ctx.now))
         uow.record_event(f"{EVENT_EVENT}.activate", _event_data(record, active))
 
 
-def _end(ctx: CallContext, uow: UnitOfWork, record: Delinquency, state: DelinquencyState,
-         reason: CancellationType | None, *, grace_end_settled: bool = False, **changes: Any) -> Delinquency:
+def _end(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    record: Delinquency,
+    state: DelinquencyState,
+    reason: CancellationType | None,
+    *,
+    grace_end_settled: bool = False,
+    **changes: Any,
+) -> Delinquency:
     """The delinquency in `state`, its grace end cancelled (unless the caller's due entry of it settles it:
     `grace_end_settled`), and with a `reason` the events still waiting (a lapsed delinquency is still
     unsettled: its events after the grace end still trigger)."""
-    changed = record.model_copy(update={"delinquencyState": state, "updatedAt": ctx.now,
-                                        "updatedBy": ctx.user_locator, **changes})
+    changed = record.model_copy(
+        update={"delinquencyState": state, "updatedAt": ctx.now, "updatedBy": ctx.user_locator, **changes}
+    )
     uow.add(*repository.delinquency_writes(ctx.tenant, changed))
     if not grace_end_settled:
         due.cancel(uow, DueKind.DELINQUENCY_GRACE_END, record.locator)
@@ -359,19 +459,39 @@ def _cancel_events(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reaso
     for event in repository.events_of(ctx.tenant, record.accountLocator, record.locator):
         if event.delinquencyEventState != DelinquencyEventState.ACTIVE:
             continue
-        uow.add(*repository.event_writes(ctx.tenant, event.model_copy(update={
-            "delinquencyEventState": DelinquencyEventState.CANCELLED, "updatedAt": ctx.now,
-            "updatedBy": ctx.user_locator})))
+        uow.add(
+            *repository.event_writes(
+                ctx.tenant,
+                event.model_copy(
+                    update={
+                        "delinquencyEventState": DelinquencyEventState.CANCELLED,
+                        "updatedAt": ctx.now,
+                        "updatedBy": ctx.user_locator,
+                    }
+                ),
+            )
+        )
         job = jobs.get(event.locator)
         if job is not None:
-            uow.add(*repository.event_job_writes(ctx.tenant, job.model_copy(update={
-                "jobStatus": JobStatus.FINISHED, "cancelled": True, "cancellationType": reason,
-                "updatedAt": ctx.now})))
+            uow.add(
+                *repository.event_job_writes(
+                    ctx.tenant,
+                    job.model_copy(
+                        update={
+                            "jobStatus": JobStatus.FINISHED,
+                            "cancelled": True,
+                            "cancellationType": reason,
+                            "updatedAt": ctx.now,
+                        }
+                    ),
+                )
+            )
         due.cancel(uow, DueKind.DELINQUENCY_EVENT, event.locator)
         uow.record_event(f"{EVENT_EVENT}.cancel", _event_data(record, event))
 
 
 # --- holds --------------------------------------------------------------------------------------------
+
 
 def hold_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
     """Adds to `uow` (a delinquency hold's activation, which bumps the account's root) the cancellation of
@@ -396,8 +516,13 @@ def release_account(ctx: CallContext, uow: UnitOfWork, account: str) -> None:
 
 # --- the grace ends -------------------------------------------------------------------------------------
 
-def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWork | None = None,
-                bill: Callable[[Transaction], None] | None = None) -> str:
+
+def grace_ended(
+    ctx: CallContext,
+    delinquency_locator: str,
+    entry_uow: UnitOfWork | None = None,
+    bill: Callable[[Transaction], None] | None = None,
+) -> str:
     """At the delinquency's grace end: its policies lapse (each a transaction of the plan's lapse type
     effective at the grace start, advanced to `advanceLapseTo`), unless it is settled or the account's
     delinquency is held. Answers the outcome. When the plan advances lapses to issued, the whole lapse is one
@@ -433,8 +558,15 @@ def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWor
             outcome = _lapsed_in_one_write(ctx, record, roots, entry_uow, bill)
             if outcome is not None:
                 return outcome
-        record = _end(ctx, uow, record, DelinquencyState.LAPSE_TRIGGERED, None,
-                      grace_end_settled=entry_uow is not None, lapseTransactionEffectiveDate=record.graceStartedAt)
+        record = _end(
+            ctx,
+            uow,
+            record,
+            DelinquencyState.LAPSE_TRIGGERED,
+            None,
+            grace_end_settled=entry_uow is not None,
+            lapseTransactionEffectiveDate=record.graceStartedAt,
+        )
         uow.record_event(LAPSE_EVENT, _event_data(record))
         for policy in record.policy_locators:
             policies.mark_delinquencies(ctx, uow, policy, ended=[record.locator])
@@ -451,11 +583,19 @@ def grace_ended(ctx: CallContext, delinquency_locator: str, entry_uow: UnitOfWor
         references.append(reference)
     uow = entry_uow or wiring.unit_of_work(ctx)
     account_root.bump(ctx, uow, account, [record.container])
-    lapsed = record.model_copy(update={"delinquencyState": DelinquencyState.LAPSE_TRANSACTION_CREATED,
-                                       "references": references, "processingErrors": "; ".join(errors) or None,
-                                       "updatedAt": ctx.now, "updatedBy": ctx.user_locator})
-    uow.add(*repository.delinquency_writes(ctx.tenant, lapsed),
-            *repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed", "; ".join(errors) or None)))
+    lapsed = record.model_copy(
+        update={
+            "delinquencyState": DelinquencyState.LAPSE_TRANSACTION_CREATED,
+            "references": references,
+            "processingErrors": "; ".join(errors) or None,
+            "updatedAt": ctx.now,
+            "updatedBy": ctx.user_locator,
+        }
+    )
+    uow.add(
+        *repository.delinquency_writes(ctx.tenant, lapsed),
+        *repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed", "; ".join(errors) or None)),
+    )
     if entry_uow is None:
         uow.commit()
     return "lapsed"
@@ -472,8 +612,13 @@ ENTRY_SETTLEMENT = 1
 """What the due pager adds to the entry's unit of work once its handler returned (the entry settled)."""
 
 
-def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str, int],
-                         entry_uow: UnitOfWork | None, bill: Callable[[Transaction], None] | None) -> str | None:
+def _lapsed_in_one_write(
+    ctx: CallContext,
+    record: Delinquency,
+    roots: dict[str, int],
+    entry_uow: UnitOfWork | None,
+    bill: Callable[[Transaction], None] | None,
+) -> str | None:
     """`grace_ended`'s lapse when the plan advances it to issued: the delinquency lapsed, each policy's
     cancellation created and issued (its root's delinquency mark with it) and the grace end's settlement
     (`entry_uow`, else the entry's cancellation) in one write, behind the billing root at `roots`: all of
@@ -485,9 +630,14 @@ def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str,
     outer = entry_uow or wiring.unit_of_work(ctx)
     uow = wiring.nested_unit_of_work(outer)
     account_root.bump_at(ctx, uow, record.accountLocator, roots)
-    triggered = record.model_copy(update={"delinquencyState": DelinquencyState.LAPSE_TRIGGERED, "updatedAt": ctx.now,
-                                          "updatedBy": ctx.user_locator,
-                                          "lapseTransactionEffectiveDate": record.graceStartedAt})
+    triggered = record.model_copy(
+        update={
+            "delinquencyState": DelinquencyState.LAPSE_TRIGGERED,
+            "updatedAt": ctx.now,
+            "updatedBy": ctx.user_locator,
+            "lapseTransactionEffectiveDate": record.graceStartedAt,
+        }
+    )
     if entry_uow is None:
         due.cancel(uow, DueKind.DELINQUENCY_GRACE_END, record.locator)
     uow.record_event(LAPSE_EVENT, _event_data(triggered))
@@ -508,10 +658,13 @@ def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str,
     for policy in triggered.policy_locators:
         if policy not in lapsed_policies:
             policies.mark_delinquencies(ctx, uow, policy, ended=[record.locator])
-    lapsed = triggered.model_copy(update={"delinquencyState": DelinquencyState.LAPSE_TRANSACTION_CREATED,
-                                          "references": references})
-    uow.add(*repository.delinquency_writes(ctx.tenant, lapsed),
-            *repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed")))
+    lapsed = triggered.model_copy(
+        update={"delinquencyState": DelinquencyState.LAPSE_TRANSACTION_CREATED, "references": references}
+    )
+    uow.add(
+        *repository.delinquency_writes(ctx.tenant, lapsed),
+        *repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed")),
+    )
     if uow.remaining < ENTRY_SETTLEMENT:  # the lapses of many policies: one write each, step by step
         return None
     uow.commit()
@@ -520,17 +673,23 @@ def _lapsed_in_one_write(ctx: CallContext, record: Delinquency, roots: dict[str,
     return "lapsed"
 
 
-def _lapse_issued(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reference: DelinquencyReference, *,
-                  billed_by_caller: bool) -> Transaction | None:
+def _lapse_issued(
+    ctx: CallContext, uow: UnitOfWork, record: Delinquency, reference: DelinquencyReference, *, billed_by_caller: bool
+) -> Transaction | None:
     """The policy's lapse transaction created and issued in `uow` (transactions.create_and_issue_in), the
     delinquency's mark on the policy removed in the same root write; None when it would not be issued."""
     settings = record.settings
     builtin = settings.lapseTransactionType == BUILTIN_LAPSE_TRANSACTION_TYPE
     return transactions.create_and_issue_in(
-        ctx, uow, reference.referenceLocator, [ParamsInstruction(action="params", effectiveTime=record.graceStartedAt)],
-        route="cancel" if builtin else None, transaction_type=None if builtin else settings.lapseTransactionType,
+        ctx,
+        uow,
+        reference.referenceLocator,
+        [ParamsInstruction(action="params", effectiveTime=record.graceStartedAt)],
+        route="cancel" if builtin else None,
+        transaction_type=None if builtin else settings.lapseTransactionType,
         policy_change=lambda work, policy: policies.delinquencies_marked(ctx, work, policy, ended=[record.locator]),
-        billed_by_caller=billed_by_caller)
+        billed_by_caller=billed_by_caller,
+    )
 
 
 def _lapse(ctx: CallContext, record: Delinquency, reference: DelinquencyReference) -> str:
@@ -541,22 +700,34 @@ def _lapse(ctx: CallContext, record: Delinquency, reference: DelinquencyReferenc
     builtin = settings.lapseTransactionType == BUILTIN_LAPSE_TRANSACTION_TYPE
     target = TransactionState(settings.advanceLapseTo)
     draft, advanced = transactions.create_and_advance(
-        ctx, reference.referenceLocator, [instruction], target, route="cancel" if builtin else None,
-        transaction_type=None if builtin else settings.lapseTransactionType)
+        ctx,
+        reference.referenceLocator,
+        [instruction],
+        target,
+        route="cancel" if builtin else None,
+        transaction_type=None if builtin else settings.lapseTransactionType,
+    )
     if advanced is not draft and advanced.transactionState != settings.advanceLapseTo:  # a draft stays one
         raise codes.DELINQUENCY_INVALID_STATE(
-            f"lapse transaction {draft.locator} stopped at {advanced.transactionState}, "
-            f"not {settings.advanceLapseTo}")
+            f"lapse transaction {draft.locator} stopped at {advanced.transactionState}, not {settings.advanceLapseTo}"
+        )
     return draft.locator
 
 
 def _grace_job(ctx: CallContext, record: Delinquency, outcome: str, errors: str | None = None) -> GraceJob:
-    return GraceJob(locator=new_locator(), delinquencyLocator=record.locator,
-                    jobStatus=JobStatus.FAILED if errors else JobStatus.FINISHED, outcome=outcome,
-                    processingErrors=errors, createdAt=ctx.now, updatedAt=ctx.now)
+    return GraceJob(
+        locator=new_locator(),
+        delinquencyLocator=record.locator,
+        jobStatus=JobStatus.FAILED if errors else JobStatus.FINISHED,
+        outcome=outcome,
+        processingErrors=errors,
+        createdAt=ctx.now,
+        updatedAt=ctx.now,
+    )
 
 
 # --- delinquency events ---------------------------------------------------------------------------------
+
 
 def event_due(ctx: CallContext, uow: UnitOfWork, event_locator: str) -> str:
     """At an event's trigger time, in `uow` (the due entry's): triggered while its delinquency is
@@ -573,21 +744,42 @@ def event_due(ctx: CallContext, uow: UnitOfWork, event_locator: str) -> str:
     if billing.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
         _cancel_events(ctx, uow, record, CancellationType.DELINQUENCY_HELD)
         return "held"
-    triggered = event.model_copy(update={"delinquencyEventState": DelinquencyEventState.TRIGGERED,
-                                         "triggeredAt": ctx.now, "updatedAt": ctx.now,
-                                         "updatedBy": ctx.user_locator})
+    triggered = event.model_copy(
+        update={
+            "delinquencyEventState": DelinquencyEventState.TRIGGERED,
+            "triggeredAt": ctx.now,
+            "updatedAt": ctx.now,
+            "updatedBy": ctx.user_locator,
+        }
+    )
     uow.add(*repository.event_writes(ctx.tenant, triggered))
-    job = next((j for j in repository.all_event_jobs(ctx.tenant, record.locator)
-                if j.delinquencyEventLocator == event.locator), None)
+    job = next(
+        (
+            j
+            for j in repository.all_event_jobs(ctx.tenant, record.locator)
+            if j.delinquencyEventLocator == event.locator
+        ),
+        None,
+    )
     if job is not None:
-        uow.add(*repository.event_job_writes(ctx.tenant, job.model_copy(update={
-            "jobStatus": JobStatus.FINISHED, "updatedDelinquencyEventLocators": [event.locator],
-            "updatedAt": ctx.now})))
+        uow.add(
+            *repository.event_job_writes(
+                ctx.tenant,
+                job.model_copy(
+                    update={
+                        "jobStatus": JobStatus.FINISHED,
+                        "updatedDelinquencyEventLocators": [event.locator],
+                        "updatedAt": ctx.now,
+                    }
+                ),
+            )
+        )
     uow.record_event(f"{EVENT_EVENT}.trigger", _event_data(record, event))
     return "triggered"
 
 
 # --- updates ------------------------------------------------------------------------------------------
+
 
 def update_delinquency(ctx: CallContext, locator: str, grace_end_at: datetime | None) -> Delinquency:
     """Moves the grace end of a delinquency in grace (to a moment ahead); its events keep their times."""
@@ -600,10 +792,13 @@ def update_delinquency(ctx: CallContext, locator: str, grace_end_at: datetime | 
     if current.delinquencyState not in OPEN_STATES:
         raise codes.DELINQUENCY_INVALID_STATE(f"Delinquency {locator} is {current.delinquencyState.value}")
     if grace_end_at <= ctx.now or grace_end_at <= current.graceStartedAt:
-        raise codes.DELINQUENCY_INVALID_TIME("The grace end must be after now and after the grace start",
-                                             field_errors=[FieldError("graceEndAt", "must lie ahead")])
-    changed = current.model_copy(update={"graceEndAt": grace_end_at, "updatedAt": ctx.now,
-                                         "updatedBy": ctx.user_locator})
+        raise codes.DELINQUENCY_INVALID_TIME(
+            "The grace end must be after now and after the grace start",
+            field_errors=[FieldError("graceEndAt", "must lie ahead")],
+        )
+    changed = current.model_copy(
+        update={"graceEndAt": grace_end_at, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
+    )
     uow.add(*repository.delinquency_writes(ctx.tenant, changed))
     due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, locator, grace_end_at)
     uow.record_event(UPDATE_EVENT, _event_data(changed))
@@ -611,8 +806,9 @@ def update_delinquency(ctx: CallContext, locator: str, grace_end_at: datetime | 
     return changed
 
 
-def update_event(ctx: CallContext, locator: str, trigger_time: datetime | None,
-                 state: DelinquencyEventState | None) -> DelinquencyEvent:
+def update_event(
+    ctx: CallContext, locator: str, trigger_time: datetime | None, state: DelinquencyEventState | None
+) -> DelinquencyEvent:
     """An active event moved to another trigger time ahead, or cancelled (`state: cancelled`); a
     triggered or cancelled one changes no more."""
     current = delinquency_event(ctx, locator)
@@ -624,30 +820,51 @@ def update_event(ctx: CallContext, locator: str, trigger_time: datetime | None,
     if current.delinquencyEventState != DelinquencyEventState.ACTIVE:
         raise codes.DELINQUENCY_INVALID_STATE(f"Delinquency event {locator} is {current.delinquencyEventState.value}")
     if state not in (None, DelinquencyEventState.ACTIVE, DelinquencyEventState.CANCELLED):
-        raise codes.DELINQUENCY_INVALID_STATE("An event is triggered by its time, not by a request",
-                                              field_errors=[FieldError("delinquencyEventState",
-                                                                       "active or cancelled")])
+        raise codes.DELINQUENCY_INVALID_STATE(
+            "An event is triggered by its time, not by a request",
+            field_errors=[FieldError("delinquencyEventState", "active or cancelled")],
+        )
     if trigger_time is not None and trigger_time <= ctx.now:
-        raise codes.DELINQUENCY_INVALID_TIME("The trigger time must lie ahead",
-                                             field_errors=[FieldError("triggerTime", "must lie ahead")])
-    job = next((j for j in repository.all_event_jobs(ctx.tenant, current.delinquencyLocator)
-                if j.delinquencyEventLocator == locator), None)
+        raise codes.DELINQUENCY_INVALID_TIME(
+            "The trigger time must lie ahead", field_errors=[FieldError("triggerTime", "must lie ahead")]
+        )
+    job = next(
+        (
+            j
+            for j in repository.all_event_jobs(ctx.tenant, current.delinquencyLocator)
+            if j.delinquencyEventLocator == locator
+        ),
+        None,
+    )
     record = delinquency(ctx, current.delinquencyLocator)
     changed = current.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
     if state == DelinquencyEventState.CANCELLED:
         changed.delinquencyEventState = DelinquencyEventState.CANCELLED
         due.cancel(uow, DueKind.DELINQUENCY_EVENT, locator)
         if job is not None:
-            uow.add(*repository.event_job_writes(ctx.tenant, job.model_copy(update={
-                "jobStatus": JobStatus.FINISHED, "cancelled": True,
-                "cancellationType": CancellationType.CANCELLATION_REQUESTED, "updatedAt": ctx.now})))
+            uow.add(
+                *repository.event_job_writes(
+                    ctx.tenant,
+                    job.model_copy(
+                        update={
+                            "jobStatus": JobStatus.FINISHED,
+                            "cancelled": True,
+                            "cancellationType": CancellationType.CANCELLATION_REQUESTED,
+                            "updatedAt": ctx.now,
+                        }
+                    ),
+                )
+            )
         uow.record_event(f"{EVENT_EVENT}.cancel", _event_data(record, changed))
     elif trigger_time is not None:
         changed.triggerTime = trigger_time
         due.schedule(uow, DueKind.DELINQUENCY_EVENT, locator, trigger_time)
         if job is not None:
-            uow.add(*repository.event_job_writes(ctx.tenant, job.model_copy(update={
-                "triggerTime": trigger_time, "updatedAt": ctx.now})))
+            uow.add(
+                *repository.event_job_writes(
+                    ctx.tenant, job.model_copy(update={"triggerTime": trigger_time, "updatedAt": ctx.now})
+                )
+            )
         uow.record_event(f"{EVENT_EVENT}.activate", _event_data(record, changed))
     uow.add(*repository.event_writes(ctx.tenant, changed))
     uow.commit()

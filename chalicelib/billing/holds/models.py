@@ -4,6 +4,7 @@ discarded, a validated one reset to draft. While active, an invoicing hold stops
 generation and a delinquency hold pauses its delinquencies (no event triggers, no lapse). The states and
 targets are billing/models.py's: delinquency and invoicing ask whether a hold stands (billing/repository.py
 `is_held`) without importing holds."""
+
 from __future__ import annotations
 
 from datetime import datetime

@@ -1,6 +1,7 @@
 """Persistence of billing holds: `HOLD#{locator}` in the account's billing partition (found by locator
 through the billing alias), so an account's holds are one Query of its partition and every change bumps
 the account's billing root with the invoicing and delinquency work the hold governs."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,11 +24,26 @@ def _model(item: dict[str, Any]) -> Hold:
 
 
 def hold_writes(tenant: str, hold: Hold, *, new: bool = False) -> list[WriteOp]:
-    writes = [table.put({**keys.billing_record(tenant, hold.accountLocator, HOLD_PREFIX, hold.locator).as_dict(),
-                         "entity": "hold", **hold.model_dump(exclude_none=True)})]
+    writes = [
+        table.put(
+            {
+                **keys.billing_record(tenant, hold.accountLocator, HOLD_PREFIX, hold.locator).as_dict(),
+                "entity": "hold",
+                **hold.model_dump(exclude_none=True),
+            }
+        )
+    ]
     if new:
-        writes.append(table.put_new({**keys.billing_alias(tenant, hold.locator).as_dict(), "entity": "billingAlias",
-                                     "kind": "hold", "accountLocator": hold.accountLocator}))
+        writes.append(
+            table.put_new(
+                {
+                    **keys.billing_alias(tenant, hold.locator).as_dict(),
+                    "entity": "billingAlias",
+                    "kind": "hold",
+                    "accountLocator": hold.accountLocator,
+                }
+            )
+        )
     return writes
 
 
@@ -35,15 +51,17 @@ def hold(tenant: str, locator: str) -> Hold | None:
     alias = table.gateway().get(_scope(tenant), keys.billing_alias(tenant, locator))
     if not alias or alias["kind"] != "hold":
         return None
-    item = table.gateway().get(_scope(tenant), keys.billing_record(tenant, alias["accountLocator"], HOLD_PREFIX,
-                                                                    locator))
+    item = table.gateway().get(
+        _scope(tenant), keys.billing_record(tenant, alias["accountLocator"], HOLD_PREFIX, locator)
+    )
     return _model(item) if item else None
 
 
 def holds_of_account(tenant: str, account: str, page: PageRequest, state: HoldState | None) -> Page[Hold]:
     if state is None:
-        found = query.page(table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page,
-                           sk_prefix=HOLD_PREFIX)
+        found = query.page(
+            table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page, sk_prefix=HOLD_PREFIX
+        )
         return Page([_model(item) for item in found.items], found.list_completed)
     matching = [h for h in _all(tenant, account) if h.holdState == state]
     return Page.window(matching, page)

@@ -1,5 +1,6 @@
 """Billing holds (OpenAPI definition: create, fetch, update, validate, reset, activate, release, discard;
 spec part 3: the list per account)."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -37,8 +38,9 @@ def create_hold(tenantLocator: str, body: schemas.HoldCreateRequest) -> schemas.
 @bp.route("/billing/{tenantLocator}/holds/{locator}", methods=["PATCH"])
 @endpoint("holds.write", errors=[*MOVING, codes.NOT_FOUND["account"]])
 def update_hold(tenantLocator: str, locator: str, body: schemas.HoldUpdateRequest) -> schemas.HoldResponse:
-    return schemas.HoldResponse.of(service.update_hold(request_context(), locator, body.accountLocator,
-                                                       body.targetType))
+    return schemas.HoldResponse.of(
+        service.update_hold(request_context(), locator, body.accountLocator, body.targetType)
+    )
 
 
 @bp.route("/billing/{tenantLocator}/holds/{locator}/validate", methods=["PATCH"])
@@ -73,7 +75,9 @@ def discard_hold(tenantLocator: str, locator: str) -> schemas.HoldResponse:
 
 @bp.route("/billing/{tenantLocator}/holds/accounts/{accountLocator}/list", methods=["GET"])
 @endpoint("holds.read", "holds.list")
-def list_account_holds(tenantLocator: str, accountLocator: str,
-                       query: schemas.HoldListQuery) -> schemas.HoldListResponse:
+def list_account_holds(
+    tenantLocator: str, accountLocator: str, query: schemas.HoldListQuery
+) -> schemas.HoldListResponse:
     return schemas.HoldListResponse.of(
-        service.holds_of_account(request_context(), accountLocator, query.page(), query.state), schemas.HoldResponse.of)
+        service.holds_of_account(request_context(), accountLocator, query.page(), query.state), schemas.HoldResponse.of
+    )

@@ -1,5 +1,6 @@
 """The billing holds API contract (OpenAPI definition: HoldCreateRequest, HoldUpdateRequest,
 HoldResponse; spec part 3: HoldListResponse)."""
+
 from __future__ import annotations
 
 from datetime import datetime

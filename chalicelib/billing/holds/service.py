@@ -3,6 +3,7 @@ delinquency hold cancels the waiting events of the account's delinquencies in gr
 one puts their grace ends again (delinquency/service.py); releasing the last invoicing hold makes the
 account's invoice generation due now, so what the hold kept back is invoiced. Every change bumps the
 account's billing root with its event."""
+
 from __future__ import annotations
 
 from chalicelib.accounts import service as accounts
@@ -33,17 +34,23 @@ def hold(ctx: CallContext, locator: str) -> Hold:
     return found
 
 
-def holds_of_account(ctx: CallContext, account_locator: str, page: PageRequest,
-                     state: HoldState | None) -> Page[Hold]:
+def holds_of_account(ctx: CallContext, account_locator: str, page: PageRequest, state: HoldState | None) -> Page[Hold]:
     return repository.holds_of_account(ctx.tenant, account_locator, page, state)
 
 
 def create_hold(ctx: CallContext, account_locator: str, target: HoldTarget) -> Hold:
     """A draft hold on an account of the tenant (404 for any other)."""
     account = accounts.get_account(ctx, account_locator)
-    record = Hold(locator=new_locator(), accountLocator=account.locator, targetType=target,
-                  holdState=HoldState.DRAFT, createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now,
-                  updatedBy=ctx.user_locator)
+    record = Hold(
+        locator=new_locator(),
+        accountLocator=account.locator,
+        targetType=target,
+        holdState=HoldState.DRAFT,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+    )
     uow = _unit_of_work(ctx, account.locator)
     uow.add(*repository.hold_writes(ctx.tenant, record, new=True))
     uow.record_event(f"{EVENT}.create", {"holdLocator": record.locator})
@@ -60,10 +67,12 @@ def update_hold(ctx: CallContext, locator: str, account_locator: str | None, tar
         raise codes.HOLD_INVALID_STATE(f"Hold {locator} is {current.holdState.value}: only a draft changes")
     if account_locator is not None and account_locator != current.accountLocator:
         accounts.get_account(ctx, account_locator)  # another tenant's, or none: 404
-        raise codes.HOLD_INVALID_STATE(f"Hold {locator} is on account {current.accountLocator}; create a hold "
-                                       f"on the other account instead")
-    changed = current.model_copy(update={"targetType": target or current.targetType, "updatedAt": ctx.now,
-                                         "updatedBy": ctx.user_locator})
+        raise codes.HOLD_INVALID_STATE(
+            f"Hold {locator} is on account {current.accountLocator}; create a hold on the other account instead"
+        )
+    changed = current.model_copy(
+        update={"targetType": target or current.targetType, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
+    )
     uow.add(*repository.hold_writes(ctx.tenant, changed))
     uow.record_event(f"{EVENT}.update", {"holdLocator": locator})
     uow.commit()
@@ -83,8 +92,9 @@ def move_hold(ctx: CallContext, locator: str, move: str) -> Hold:
     validated = {"success": True} if target in (HoldState.VALIDATED, HoldState.ACTIVE) else current.validationResult
     if target == HoldState.DRAFT:
         validated = None
-    changed = current.model_copy(update={"holdState": target, "validationResult": validated, "updatedAt": ctx.now,
-                                         "updatedBy": ctx.user_locator})
+    changed = current.model_copy(
+        update={"holdState": target, "validationResult": validated, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
+    )
     uow.add(*repository.hold_writes(ctx.tenant, changed))
     if target == HoldState.ACTIVE and current.targetType == HoldTarget.DELINQUENCY:
         delinquencies.hold_account(ctx, uow, account)

@@ -8,6 +8,7 @@ flat`, falls whole on the first frame. A charge whose coverage touches no frame 
 before the lattice) falls on the first frame too: every charge is billed exactly once, whatever its
 coverage.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -31,8 +32,9 @@ class Billable:
     """False for charges billed whole on the first frame (immediate, next, flat)."""
 
 
-def spread(billables: Sequence[Billable], frames: Sequence[Frame], currency: str, *, basis: str,
-           time_zone: str) -> list[dict[str, Decimal]]:
+def spread(
+    billables: Sequence[Billable], frames: Sequence[Frame], currency: str, *, basis: str, time_zone: str
+) -> list[dict[str, Decimal]]:
     """For each frame, in order, the amount of each charge it bills (charge locator -> amount; charges
     with a zero part left out), coverage measured in `basis` on the clock of `time_zone`. The parts of a
     charge add up to its amount exactly."""

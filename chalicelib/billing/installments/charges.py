@@ -9,6 +9,7 @@ kept, with the policy's transactions: one strongly consistent Query of the polic
 and the account's policies one at a time, only as many as the page needs. The invoice fees billing adds to
 invoices are invoice items, not charges of a transaction.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -40,8 +41,11 @@ def of_transaction(ctx: CallContext, locator: str, page: PageRequest, *, include
     stack = policies.transaction_stack(ctx, locator)
     by_locator = {t.locator: t for t in stack.transactions}
     transaction = by_locator[locator]
-    parts = [by_locator[part] for part in transaction.aggregatedTransactionLocators if part in by_locator] \
-        if include_all else []
+    parts = (
+        [by_locator[part] for part in transaction.aggregatedTransactionLocators if part in by_locator]
+        if include_all
+        else []
+    )
     return Page.window(_billed(stack, [transaction, *parts]), page)
 
 
@@ -76,15 +80,28 @@ def _issued(stack: IssuedStack) -> list[Transaction]:
     aggregate's parts right after it, in the order they apply (as billing bills them)."""
     order = {t.locator: index for index, t in enumerate(stack.transactions)}
     by_locator = {t.locator: t for t in stack.transactions}
-    issued = sorted((t for t in stack.transactions if t.issuedTime is not None and not t.aggregateTransactionLocator),
-                    key=lambda t: (t.issuedTime, order[t.locator]))
-    return [each for t in issued for each in (t, *(by_locator[part] for part in t.aggregatedTransactionLocators
-                                                   if part in by_locator))]
+    issued = sorted(
+        (t for t in stack.transactions if t.issuedTime is not None and not t.aggregateTransactionLocator),
+        key=lambda t: (t.issuedTime, order[t.locator]),
+    )
+    return [
+        each
+        for t in issued
+        for each in (t, *(by_locator[part] for part in t.aggregatedTransactionLocators if part in by_locator))
+    ]
 
 
 def _billed(stack: IssuedStack, transactions: list[Transaction]) -> list[BilledCharge]:
     policy = stack.policy
-    return [BilledCharge(charge=charge, account_locator=policy.accountLocator, currency=policy.currency,
-                         policy_locator=policy.locator, transaction_locator=transaction.locator,
-                         bundle_transaction_locator=transaction.aggregateTransactionLocator)
-            for transaction in transactions for charge in transaction.charges]
+    return [
+        BilledCharge(
+            charge=charge,
+            account_locator=policy.accountLocator,
+            currency=policy.currency,
+            policy_locator=policy.locator,
+            transaction_locator=transaction.locator,
+            bundle_transaction_locator=transaction.aggregateTransactionLocator,
+        )
+        for transaction in transactions
+        for charge in transaction.charges
+    ]

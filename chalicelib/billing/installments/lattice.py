@@ -18,6 +18,7 @@ A frame's coverage is measured in the policy's durationBasis (core/durations.py)
 cut: every whole step of the cadence measures the same (a month from Jan 31: Feb 28 to Mar 31 is one), a
 partial frame its fraction.
 """
+
 from __future__ import annotations
 
 import calendar
@@ -87,8 +88,10 @@ def term_frames(term_start: datetime, term_end: datetime, schedule: Schedule, ti
         if len(bounds) - 1 > kept:
             bounds = [*bounds[:kept], term_end]
     origin = bounds[1] if partial_first and len(bounds) > 2 else term_start
-    return [_frame(index, start, end, schedule, time_zone, min(start, origin))
-            for index, (start, end) in enumerate(zip(bounds, bounds[1:]))]
+    return [
+        _frame(index, start, end, schedule, time_zone, min(start, origin))
+        for index, (start, end) in enumerate(zip(bounds, bounds[1:]))
+    ]
 
 
 def from_effective(frames: list[Frame], effective: datetime, schedule: Schedule, time_zone: str) -> list[Frame]:
@@ -102,8 +105,9 @@ def from_effective(frames: list[Frame], effective: datetime, schedule: Schedule,
     return kept
 
 
-def _frame(index: int, start: datetime, end: datetime, schedule: Schedule, time_zone: str,
-           measured_from: datetime) -> Frame:
+def _frame(
+    index: int, start: datetime, end: datetime, schedule: Schedule, time_zone: str, measured_from: datetime
+) -> Frame:
     weight = schedule.weights[index] if index < len(schedule.weights) else Decimal(1)
     generate = _start_of_day(durations.shift(start, -schedule.generate_lead_days, "days", time_zone), time_zone)
     due = max(durations.shift(start, -schedule.due_lead_days, "days", time_zone), generate)
@@ -146,10 +150,12 @@ def _anchored(schedule: Schedule) -> bool:
     """The schedule has an anchor: an anchor type with its value (a week of the month needs none: its
     weekday defaults to Monday and its week to the first). An anchor type without its value (the
     preferences allow one) is no anchor: the cadence counts from the term start, whose frames all count."""
-    return ((schedule.anchor_type == "dayOfMonth" and bool(schedule.day_of_month))
-            or (schedule.anchor_type == "dayOfWeek" and bool(schedule.day_of_week))
-            or schedule.anchor_type == "weekOfMonth"
-            or (schedule.anchor_type == "anchorTime" and schedule.anchor_time is not None))
+    return (
+        (schedule.anchor_type == "dayOfMonth" and bool(schedule.day_of_month))
+        or (schedule.anchor_type == "dayOfWeek" and bool(schedule.day_of_week))
+        or schedule.anchor_type == "weekOfMonth"
+        or (schedule.anchor_type == "anchorTime" and schedule.anchor_time is not None)
+    )
 
 
 def _anchor(term_start: datetime, schedule: Schedule, time_zone: str) -> datetime:
@@ -159,8 +165,9 @@ def _anchor(term_start: datetime, schedule: Schedule, time_zone: str) -> datetim
     if schedule.anchor_type == "dayOfMonth" and schedule.day_of_month:
         candidate = _day_of_month(local, schedule.day_of_month)
         if candidate <= local:
-            candidate = _day_of_month(durations.shift(candidate, 1, "months", time_zone).astimezone(zone),
-                                      schedule.day_of_month)
+            candidate = _day_of_month(
+                durations.shift(candidate, 1, "months", time_zone).astimezone(zone), schedule.day_of_month
+            )
         return candidate.astimezone(timezone.utc)
     if schedule.anchor_type == "dayOfWeek" and schedule.day_of_week:
         ahead = (WEEKDAYS.index(schedule.day_of_week) - local.weekday()) % 7 or 7
@@ -196,8 +203,11 @@ def _nth_weekday(moment: datetime, schedule: Schedule, time_zone: str) -> dateti
     zone = zoneinfo.ZoneInfo(time_zone)
     local = moment.astimezone(zone)
     weekday = WEEKDAYS.index(schedule.day_of_week or "monday")
-    days = [day for day in range(1, calendar.monthrange(local.year, local.month)[1] + 1)
-            if calendar.weekday(local.year, local.month, day) == weekday]
+    days = [
+        day
+        for day in range(1, calendar.monthrange(local.year, local.month)[1] + 1)
+        if calendar.weekday(local.year, local.month, day) == weekday
+    ]
     week = schedule.week_of_month if schedule.week_of_month in WEEKS_OF_MONTH else "first"
     day = days[-1] if week == "last" else days[min(WEEKS_OF_MONTH.index(week), len(days) - 1)]
     return local.replace(day=day).astimezone(timezone.utc)
@@ -216,8 +226,7 @@ def coverage(frame: Frame, start: datetime, end: datetime, basis: str, time_zone
     if high <= low:
         return Decimal(0)
     unit, per = _COUNTED_IN.get(basis, (basis, 1))
-    measured = (_since(frame.measured_from, high, unit, time_zone)
-                - _since(frame.measured_from, low, unit, time_zone))
+    measured = _since(frame.measured_from, high, unit, time_zone) - _since(frame.measured_from, low, unit, time_zone)
     return max(measured, Decimal(0)) / per
 
 

@@ -1,6 +1,7 @@
 """The installment schedule of a policy: its installment plan (configuration/billing_plans.py: by
 name, else the tenant's default, else one full-pay frame) with the installment preferences of the
 transaction or policy applied (`preferences.installmentPreferences`: a plan name, an anchor). Pure."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -12,17 +13,30 @@ from chalicelib.configuration.billing_plans import BillingPlans
 from chalicelib.core.clock import parse_datetime
 
 
-def schedule(plans: BillingPlans, plan_name: str | None,
-             preferences: dict[str, Any] | None) -> tuple[str | None, Schedule]:
+def schedule(
+    plans: BillingPlans, plan_name: str | None, preferences: dict[str, Any] | None
+) -> tuple[str | None, Schedule]:
     """(the plan's name, the schedule it and the preferences make): a preference overrides the plan."""
-    chosen = {key: value for key, value in ((preferences or {}).get("installmentPreferences") or {}).items()
-              if value not in (None, [])}
+    chosen = {
+        key: value
+        for key, value in ((preferences or {}).get("installmentPreferences") or {}).items()
+        if value not in (None, [])
+    }
     plan = plans.installment_plan(chosen.get("installmentPlanName") or plan_name)
-    base = Schedule() if plan is None else Schedule(
-        cadence=plan.cadence.value, max_installments=plan.max_installments_per_term,
-        weights=plan.installment_weights, generate_lead_days=plan.generate_lead_days,
-        due_lead_days=plan.due_lead_days, autopay_lead_days=int(plan.autopay_lead_days),
-        anchor_mode=plan.anchor_mode.value, autopay=plan.autopay)
+    base = (
+        Schedule()
+        if plan is None
+        else Schedule(
+            cadence=plan.cadence.value,
+            max_installments=plan.max_installments_per_term,
+            weights=plan.installment_weights,
+            generate_lead_days=plan.generate_lead_days,
+            due_lead_days=plan.due_lead_days,
+            autopay_lead_days=int(plan.autopay_lead_days),
+            anchor_mode=plan.anchor_mode.value,
+            autopay=plan.autopay,
+        )
+    )
     return (plan.name if plan else None), Schedule(
         cadence=chosen.get("cadence", base.cadence),
         max_installments=_cap(chosen.get("maxInstallmentsPerTerm", base.max_installments)),

@@ -1,5 +1,6 @@
 """The API contract of installment lattices, installments, installment jobs and charges (the OpenAPI
 definition's InstallmentLatticeResponse, Installment, ChargeResponse). Field names are the platform's."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -122,10 +123,18 @@ class InstallmentJobData(Response):
 
     @classmethod
     def of(cls, job: InstallmentJob) -> InstallmentJobData:
-        return cls(locator=job.locator, latticeLocator=job.latticeLocator, referenceLocator=job.referenceLocator,
-                   referenceType="transaction", installmentLocators=",".join(job.installmentLocators),
-                   processingErrors=job.processingErrors, jobStatus=job.jobStatus, jobType="createOrUpdate",
-                   createdAt=job.createdAt, completedAt=job.completedAt or job.createdAt)
+        return cls(
+            locator=job.locator,
+            latticeLocator=job.latticeLocator,
+            referenceLocator=job.referenceLocator,
+            referenceType="transaction",
+            installmentLocators=",".join(job.installmentLocators),
+            processingErrors=job.processingErrors,
+            jobStatus=job.jobStatus,
+            jobType="createOrUpdate",
+            createdAt=job.createdAt,
+            completedAt=job.completedAt or job.createdAt,
+        )
 
 
 class InstallmentJobDataListResponse(ListResponse[InstallmentJobData]):
@@ -166,12 +175,22 @@ class ChargeResponse(Response):
     @classmethod
     def of(cls, billed: BilledCharge) -> ChargeResponse:
         charge = billed.charge
-        return cls(locator=charge.locator, accountLocator=billed.account_locator, currency=billed.currency,
-                   amount=charge.amount, chargeCategory=charge.chargeCategory, chargeInvoicing=charge.invoicing,
-                   chargeType=charge.chargeType, tag=charge.tag or None, policyLocator=billed.policy_locator,
-                   transactionLocator=billed.transaction_locator, elementLocator=charge.elementLocator,
-                   elementStaticLocator=charge.elementStaticLocator, reversalOfLocator=charge.reversalOfLocator,
-                   bundleTransactionLocator=billed.bundle_transaction_locator)
+        return cls(
+            locator=charge.locator,
+            accountLocator=billed.account_locator,
+            currency=billed.currency,
+            amount=charge.amount,
+            chargeCategory=charge.chargeCategory,
+            chargeInvoicing=charge.invoicing,
+            chargeType=charge.chargeType,
+            tag=charge.tag or None,
+            policyLocator=billed.policy_locator,
+            transactionLocator=billed.transaction_locator,
+            elementLocator=charge.elementLocator,
+            elementStaticLocator=charge.elementStaticLocator,
+            reversalOfLocator=charge.reversalOfLocator,
+            bundleTransactionLocator=billed.bundle_transaction_locator,
+        )
 
 
 class ChargeListResponse(ListResponse[ChargeResponse]):

@@ -3,6 +3,7 @@ and installments, over the lattice's frames (lattice.py, allocation.py); plans.p
 lattice and its installments are one write with the bump of their container's billing root
 (account_root.py), so two writers of one container never interleave: the later one fails with 409 and,
 in a job, is retried. Invoicing them is invoices/service.py's."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -93,8 +94,14 @@ class TransactionBilled:
     account the container): an invoice run of the account right after starts from it, not read again."""
 
 
-def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: str | None = None,
-                     policy_locator: str | None = None, *, safety_net: bool = False) -> TransactionBilled:
+def bill_transaction(
+    ctx: CallContext,
+    transaction_locator: str,
+    job_locator: str | None = None,
+    policy_locator: str | None = None,
+    *,
+    safety_net: bool = False,
+) -> TransactionBilled:
     """Spread the charges of an issued transaction over its installment lattice (once: a second call
     finds the lattice and writes nothing), recording the job `job_locator` that did it. The accounts due
     now are none when every installment is to be generated later (its due entry does that at the time).
@@ -113,17 +120,35 @@ def bill_transaction(ctx: CallContext, transaction_locator: str, job_locator: st
     roots = _account_and_roots(ctx, stack.policy.accountLocator, transaction.policyLocator)
     billing = of_transaction(ctx, transaction, stack)
     charges = [charge for part in (transaction, *parts) for charge in part.charges]
-    billed = billed_charges(ctx, configuration.billing_plans(ctx, transaction.configVersion), billing, charges, locator,
-                     named_at=transaction.issuedTime)
+    billed = billed_charges(
+        ctx,
+        configuration.billing_plans(ctx, transaction.configVersion),
+        billing,
+        charges,
+        locator,
+        named_at=transaction.issuedTime,
+    )
     job = InstallmentJob(
-        locator=job_locator or locator, referenceLocator=transaction.locator, policyLocator=transaction.policyLocator,
-        quoteLocator=transaction.quoteLocator, latticeLocator=locator,
-        installmentLocators=[i.locator for i in billed.installments], jobStatus=JobStatus.FINISHED,
-        createdAt=transaction.issuedTime or ctx.now, completedAt=ctx.now)
+        locator=job_locator or locator,
+        referenceLocator=transaction.locator,
+        policyLocator=transaction.policyLocator,
+        quoteLocator=transaction.quoteLocator,
+        latticeLocator=locator,
+        installmentLocators=[i.locator for i in billed.installments],
+        jobStatus=JobStatus.FINISHED,
+        createdAt=transaction.issuedTime or ctx.now,
+        completedAt=ctx.now,
+    )
     container = billed.lattice.billingContainer
-    if not _write_installments(ctx, billing.account.locator, billed.lattice, billed.installments, job,
-                               {container: roots[container]} if container in roots else None,
-                               safety_net_of=transaction_locator if safety_net else None):
+    if not _write_installments(
+        ctx,
+        billing.account.locator,
+        billed.lattice,
+        billed.installments,
+        job,
+        {container: roots[container]} if container in roots else None,
+        safety_net_of=transaction_locator if safety_net else None,
+    ):
         return TransactionBilled(asked, [])
     due_now = any(installment.generateTime <= ctx.now for installment in billed.installments)
     # the account's root as its own write left it (a policy's container: the run reads the account's again)
@@ -137,18 +162,34 @@ def _account_and_roots(ctx: CallContext, account: str, policy: str) -> dict[str,
     of them the container billed): one BatchGetItem, before anything billing's write decides on."""
     pointer = configuration.current_pointer_key(ctx)
     containers = [account, policy]
-    _, found = accounts.get_account_with(ctx, account, [
-        pointer, *(repository.root_record_key(ctx.tenant, account, container) for container in containers)])
+    _, found = accounts.get_account_with(
+        ctx,
+        account,
+        [pointer, *(repository.root_record_key(ctx.tenant, account, container) for container in containers)],
+    )
     configuration.remember_current(ctx, found.get(pointer))
     return repository.root_versions_in(ctx.tenant, account, containers, found)
 
 
-def billing_failed(ctx: CallContext, transaction_locator: str, policy_locator: str | None, job_locator: str,
-                   error: str, retries: int = 0) -> None:
+def billing_failed(
+    ctx: CallContext,
+    transaction_locator: str,
+    policy_locator: str | None,
+    job_locator: str,
+    error: str,
+    retries: int = 0,
+) -> None:
     """Record that billing the transaction failed (the job fails; `retry_failed` enqueues it again)."""
-    job = InstallmentJob(locator=job_locator, referenceLocator=transaction_locator, policyLocator=policy_locator,
-                         jobStatus=JobStatus.FAILED, processingErrors=error, retries=retries, createdAt=ctx.now,
-                         completedAt=ctx.now)
+    job = InstallmentJob(
+        locator=job_locator,
+        referenceLocator=transaction_locator,
+        policyLocator=policy_locator,
+        jobStatus=JobStatus.FAILED,
+        processingErrors=error,
+        retries=retries,
+        createdAt=ctx.now,
+        completedAt=ctx.now,
+    )
     uow = wiring.unit_of_work(ctx)
     uow.add(*repository.installment_job_writes(ctx.tenant, job))
     uow.commit()
@@ -161,18 +202,34 @@ def installment_jobs(ctx: CallContext, owner_kind: str, owner: str, page: PageRe
 def retry_failed(ctx: CallContext, policy_locator: str) -> list[InstallmentJob]:
     """Enqueue again the billing of every transaction of the policy whose billing failed."""
     policy = policies.get_policy(ctx, policy_locator)
-    failed = [job for job in repository.all_installment_jobs(ctx.tenant, "policy", policy.locator)
-              if job.jobStatus == JobStatus.FAILED]
+    failed = [
+        job
+        for job in repository.all_installment_jobs(ctx.tenant, "policy", policy.locator)
+        if job.jobStatus == JobStatus.FAILED
+    ]
     queued = []
     uow = wiring.unit_of_work(ctx)
     for job in failed:
-        retried = job.model_copy(update={"jobStatus": JobStatus.QUEUED, "processingErrors": "", "completedAt": None,
-                                         "retries": job.retries + 1})
+        retried = job.model_copy(
+            update={
+                "jobStatus": JobStatus.QUEUED,
+                "processingErrors": "",
+                "completedAt": None,
+                "retries": job.retries + 1,
+            }
+        )
         uow.add(*repository.installment_job_writes(ctx.tenant, retried))
-        jobs.enqueue(uow, JobType.BILLING_INSTALLMENTS, {
-            "transactionLocator": job.referenceLocator, "policyLocator": policy.locator, "jobLocator": job.locator,
-            "retries": retried.retries},
-            locator=derived_locator(ctx.now, f"billing-retry:{job.locator}:{retried.retries}"))
+        jobs.enqueue(
+            uow,
+            JobType.BILLING_INSTALLMENTS,
+            {
+                "transactionLocator": job.referenceLocator,
+                "policyLocator": policy.locator,
+                "jobLocator": job.locator,
+                "retries": retried.retries,
+            },
+            locator=derived_locator(ctx.now, f"billing-retry:{job.locator}:{retried.retries}"),
+        )
         queued.append(retried)
     if queued:
         uow.commit()
@@ -186,18 +243,34 @@ def of_transaction(ctx: CallContext, transaction: Transaction, stack: IssuedStac
     account = accounts.get_account(ctx, policy.accountLocator)
     start, end = _term_span(ctx, transaction, stack)
     container = container_for(policy.billingLevel, account, policy.locator)
-    return Billing(account=account, policy_locator=policy.locator, transaction_locator=transaction.locator,
-                   term_locator=transaction.termLocator, quote_locator=transaction.quoteLocator, container=container,
-                   term_start=start, term_end=end, effective=max(min(transaction.effectiveTime, end), start),
-                   currency=policy.currency, timezone=policy.timezone, duration_basis=policy.durationBasis,
-                   plan_name=policy.installmentPlanName,
-                   preferences=transaction.preferences or policy.preferences,
-                   reversal=transaction.transactionCategory in (TransactionCategory.CANCELLATION,
-                                                                TransactionCategory.REVERSAL))
+    return Billing(
+        account=account,
+        policy_locator=policy.locator,
+        transaction_locator=transaction.locator,
+        term_locator=transaction.termLocator,
+        quote_locator=transaction.quoteLocator,
+        container=container,
+        term_start=start,
+        term_end=end,
+        effective=max(min(transaction.effectiveTime, end), start),
+        currency=policy.currency,
+        timezone=policy.timezone,
+        duration_basis=policy.durationBasis,
+        plan_name=policy.installmentPlanName,
+        preferences=transaction.preferences or policy.preferences,
+        reversal=transaction.transactionCategory in (TransactionCategory.CANCELLATION, TransactionCategory.REVERSAL),
+    )
 
 
-def billed_charges(ctx: CallContext, billing_plans: BillingPlans, billing: Billing, charges: list[Charge],
-            locator: str, *, named_at: datetime | None = None) -> Billed:
+def billed_charges(
+    ctx: CallContext,
+    billing_plans: BillingPlans,
+    billing: Billing,
+    charges: list[Charge],
+    locator: str,
+    *,
+    named_at: datetime | None = None,
+) -> Billed:
     """The lattice of `billing` and the installments that spread `charges` over it (nothing stored). The
     installments' locators derive from `named_at` (the transaction's issue time: the same in every attempt
     of its billing job, so a retry writes a chunk an earlier attempt wrote under the same keys) or now."""
@@ -207,36 +280,82 @@ def billed_charges(ctx: CallContext, billing_plans: BillingPlans, billing: Billi
     defer = billing_plans.backdated_installments_billing == BackdatedInstallmentsBilling.DEFER_DUE_DATE
     frames = allocation.backdated(frames, ctx.now, defer_due_date=defer, due_lead_days=schedule.due_lead_days)
     window_start, window_end = frames[0].start, frames[-1].end
-    scheduled = [charge for charge in charges if charge.invoicing not in (ChargeInvoicing.NEXT,
-                                                                           ChargeInvoicing.IMMEDIATE)]
-    billables = [allocation.Billable(
-        charge_locator=charge.locator, amount=charge.amount, coverage_start=window_start, coverage_end=window_end,
-        spread=charge.handling != "flat") for charge in scheduled]
-    shares = allocation.spread(billables, frames, billing.currency, basis=billing.duration_basis,
-                               time_zone=billing.timezone)
+    scheduled = [
+        charge for charge in charges if charge.invoicing not in (ChargeInvoicing.NEXT, ChargeInvoicing.IMMEDIATE)
+    ]
+    billables = [
+        allocation.Billable(
+            charge_locator=charge.locator,
+            amount=charge.amount,
+            coverage_start=window_start,
+            coverage_end=window_end,
+            spread=charge.handling != "flat",
+        )
+        for charge in scheduled
+    ]
+    shares = allocation.spread(
+        billables, frames, billing.currency, basis=billing.duration_basis, time_zone=billing.timezone
+    )
     weights = allocation.normalized_weights(frames, basis=billing.duration_basis, time_zone=billing.timezone)
     record = InstallmentLattice(
-        locator=locator, accountLocator=billing.account.locator, policyLocator=billing.policy_locator,
-        billingContainer=billing.container, transactionLocator=billing.transaction_locator,
-        termLocator=billing.term_locator, quoteLocator=billing.quote_locator, currency=billing.currency,
-        timezone=billing.timezone, termStartTime=billing.term_start, termEndTime=billing.term_end,
+        locator=locator,
+        accountLocator=billing.account.locator,
+        policyLocator=billing.policy_locator,
+        billingContainer=billing.container,
+        transactionLocator=billing.transaction_locator,
+        termLocator=billing.term_locator,
+        quoteLocator=billing.quote_locator,
+        currency=billing.currency,
+        timezone=billing.timezone,
+        termStartTime=billing.term_start,
+        termEndTime=billing.term_end,
         effectiveTime=billing.effective,
-        reversalLattice=billing.reversal, installmentPlanName=plan_name, createdAt=ctx.now,
-        createdBy=ctx.user_locator, frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)])
+        reversalLattice=billing.reversal,
+        installmentPlanName=plan_name,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        frames=[_frame(frame, weight) for frame, weight in zip(frames, weights)],
+    )
     by_charge = {charge.locator: charge for charge in charges}
-    installments = [_installment(ctx, record, billing.transaction_locator, frame, share, by_charge, billing.container,
-                                 schedule.autopay, named_at=named_at) for frame, share in zip(frames, shares) if share]
+    installments = [
+        _installment(
+            ctx,
+            record,
+            billing.transaction_locator,
+            frame,
+            share,
+            by_charge,
+            billing.container,
+            schedule.autopay,
+            named_at=named_at,
+        )
+        for frame, share in zip(frames, shares)
+        if share
+    ]
     for mode in (ChargeInvoicing.NEXT, ChargeInvoicing.IMMEDIATE):
         whole = {charge.locator: charge.amount for charge in charges if charge.invoicing == mode and charge.amount}
         if whole:  # billed whole with the first frame's times; an immediate one is invoiced now
             first = frames[0] if mode == ChargeInvoicing.NEXT else replace(frames[0], generate_time=ctx.now)
-            installments.append(_installment(ctx, record, billing.transaction_locator, first, whole, by_charge,
-                                             billing.container, schedule.autopay, mode, named_at=named_at))
+            installments.append(
+                _installment(
+                    ctx,
+                    record,
+                    billing.transaction_locator,
+                    first,
+                    whole,
+                    by_charge,
+                    billing.container,
+                    schedule.autopay,
+                    mode,
+                    named_at=named_at,
+                )
+            )
     return Billed(record, installments)
 
 
-def _term_span(ctx: CallContext, transaction: Transaction,
-               stack: IssuedStack | None = None) -> tuple[datetime, datetime]:
+def _term_span(
+    ctx: CallContext, transaction: Transaction, stack: IssuedStack | None = None
+) -> tuple[datetime, datetime]:
     """The start and end of the transaction's term (looked up among the `stack`'s terms, when given). An
     unissued renewal's term does not exist yet: the span its segments will have. Reversing a renewal
     deletes its term: the reversal's refund is billed over the span the reversed transactions' segments
@@ -251,8 +370,9 @@ def _term_span(ctx: CallContext, transaction: Transaction,
     if term is not None:
         return term.startTime, term.endTime
     reversed_ = [transactions.get_transaction(ctx, locator) for locator in transaction.reversedTransactionLocators]
-    spans = [segment for each in reversed_ if each.termLocator == transaction.termLocator
-             for segment in each.segments] or list(transaction.segments)
+    spans = [
+        segment for each in reversed_ if each.termLocator == transaction.termLocator for segment in each.segments
+    ] or list(transaction.segments)
     if not spans:
         raise codes.not_found("term", transaction.termLocator)
     return min(s.startTime for s in spans), max(s.endTime for s in spans)
@@ -268,40 +388,91 @@ def _billing_level(chosen: BillingLevel | None, account: Account) -> BillingLeve
 def _frame(frame: lattice.Frame, weight: Decimal) -> LatticeFrame:
     seconds = Decimal((frame.end - frame.start).total_seconds())
     return LatticeFrame(
-        installmentStartTime=frame.start, installmentEndTime=frame.end, coverageStartTime=frame.start,
-        coverageEndTime=frame.end, installmentDuration=seconds, coverageDuration=seconds, normalizedWeight=weight,
-        generateTime=frame.generate_time, dueTime=frame.due_time, autopayTime=frame.autopay_time)
+        installmentStartTime=frame.start,
+        installmentEndTime=frame.end,
+        coverageStartTime=frame.start,
+        coverageEndTime=frame.end,
+        installmentDuration=seconds,
+        coverageDuration=seconds,
+        normalizedWeight=weight,
+        generateTime=frame.generate_time,
+        dueTime=frame.due_time,
+        autopayTime=frame.autopay_time,
+    )
 
 
-def _installment(ctx: CallContext, record: InstallmentLattice, transaction_locator: str, frame: lattice.Frame,
-                 share: dict[str, Decimal], charges: dict[str, Charge], container: str, autopay: bool,
-                 invoicing: ChargeInvoicing = ChargeInvoicing.SCHEDULED, *,
-                 named_at: datetime | None = None) -> Installment:
+def _installment(
+    ctx: CallContext,
+    record: InstallmentLattice,
+    transaction_locator: str,
+    frame: lattice.Frame,
+    share: dict[str, Decimal],
+    charges: dict[str, Charge],
+    container: str,
+    autopay: bool,
+    invoicing: ChargeInvoicing = ChargeInvoicing.SCHEDULED,
+    *,
+    named_at: datetime | None = None,
+) -> Installment:
     moment = (named_at or ctx.now) + timedelta(milliseconds=frame.index)  # they list in frame order
     seed = f"installment:{record.locator}:{frame.index}:{frame.start.isoformat()}"
     locator = derived_locator(moment, seed if invoicing == ChargeInvoicing.SCHEDULED else f"{seed}:{invoicing}")
     seconds = Decimal((frame.end - frame.start).total_seconds())
-    items = [InstallmentItem(
-        locator=derived_locator(moment, f"installmentItem:{locator}:{charge_locator}"), installmentLocator=locator,
-        chargeLocator=charge_locator, elementLocator=charges[charge_locator].elementLocator,
-        elementStaticLocator=charges[charge_locator].elementStaticLocator,
-        chargeType=charges[charge_locator].chargeType, chargeCategory=str(charges[charge_locator].chargeCategory),
-        amount=amount, createdAt=ctx.now, createdBy=ctx.user_locator) for charge_locator, amount in share.items()]
+    items = [
+        InstallmentItem(
+            locator=derived_locator(moment, f"installmentItem:{locator}:{charge_locator}"),
+            installmentLocator=locator,
+            chargeLocator=charge_locator,
+            elementLocator=charges[charge_locator].elementLocator,
+            elementStaticLocator=charges[charge_locator].elementStaticLocator,
+            chargeType=charges[charge_locator].chargeType,
+            chargeCategory=str(charges[charge_locator].chargeCategory),
+            amount=amount,
+            createdAt=ctx.now,
+            createdBy=ctx.user_locator,
+        )
+        for charge_locator, amount in share.items()
+    ]
     return Installment(
-        locator=locator, installmentLatticeLocator=record.locator, accountLocator=record.accountLocator,
-        policyLocator=record.policyLocator, transactionLocator=transaction_locator, termLocator=record.termLocator,
-        quoteLocator=record.quoteLocator, currency=record.currency, timezone=record.timezone,
-        installmentFrameIndex=frame.index, installmentStartTime=frame.start, installmentEndTime=frame.end,
-        coverageStartTime=frame.start, coverageEndTime=frame.end, installmentDuration=seconds,
-        coverageDuration=seconds, generateTime=frame.generate_time, dueTime=frame.due_time,
-        autopayTime=frame.autopay_time, installmentItems=items, billingContainer=container,
-        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator,
-        invoicing=invoicing, autopay=autopay)
+        locator=locator,
+        installmentLatticeLocator=record.locator,
+        accountLocator=record.accountLocator,
+        policyLocator=record.policyLocator,
+        transactionLocator=transaction_locator,
+        termLocator=record.termLocator,
+        quoteLocator=record.quoteLocator,
+        currency=record.currency,
+        timezone=record.timezone,
+        installmentFrameIndex=frame.index,
+        installmentStartTime=frame.start,
+        installmentEndTime=frame.end,
+        coverageStartTime=frame.start,
+        coverageEndTime=frame.end,
+        installmentDuration=seconds,
+        coverageDuration=seconds,
+        generateTime=frame.generate_time,
+        dueTime=frame.due_time,
+        autopayTime=frame.autopay_time,
+        installmentItems=items,
+        billingContainer=container,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+        invoicing=invoicing,
+        autopay=autopay,
+    )
 
 
-def _write_installments(ctx: CallContext, account: str, record: InstallmentLattice,
-                        installments: list[Installment], job: InstallmentJob,
-                        root: dict[str, int] | None = None, safety_net_of: str | None = None) -> bool:
+def _write_installments(
+    ctx: CallContext,
+    account: str,
+    record: InstallmentLattice,
+    installments: list[Installment],
+    job: InstallmentJob,
+    root: dict[str, int] | None = None,
+    safety_net_of: str | None = None,
+) -> bool:
     """The lattice with its installments, the root bump, the account's generation entry and the event,
     in one TransactWriteItems when they fit (a lattice of up to ~30 installments): answers False, writing
     nothing, when the lattice exists already (billed before: its put fails). A larger lattice's

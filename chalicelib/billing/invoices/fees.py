@@ -5,6 +5,7 @@ A positive invoice carries one fee item, of charge type and category `invoiceFee
 policy on it (its own amount, else the plan's for the currency), combined by the plan's handling
 (`max`, `min`, `sum`, or `waive`: none). Zero and negative invoices carry none: a refund is no service.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -32,9 +33,21 @@ def with_fee(invoice: Invoice, amount: Decimal, locator: str) -> Invoice:
     """The invoice with its fee item added (none for a zero fee or an invoice that is not positive)."""
     if amount <= 0 or invoice.totalAmount <= 0:
         return invoice
-    item = InvoiceItem(locator=locator, invoiceLocator=invoice.locator, timezone=invoice.timezone,
-                       chargeCategory=FEE, chargeType=FEE, amount=amount, remainingAmount=amount,
-                       installmentItemLocators=[], transactionLocators=[])
-    return invoice.model_copy(update={"invoiceItems": [*invoice.invoiceItems, item],
-                                      "totalAmount": invoice.totalAmount + amount,
-                                      "totalRemainingAmount": invoice.totalRemainingAmount + amount})
+    item = InvoiceItem(
+        locator=locator,
+        invoiceLocator=invoice.locator,
+        timezone=invoice.timezone,
+        chargeCategory=FEE,
+        chargeType=FEE,
+        amount=amount,
+        remainingAmount=amount,
+        installmentItemLocators=[],
+        transactionLocators=[],
+    )
+    return invoice.model_copy(
+        update={
+            "invoiceItems": [*invoice.invoiceItems, item],
+            "totalAmount": invoice.totalAmount + amount,
+            "totalRemainingAmount": invoice.totalRemainingAmount + amount,
+        }
+    )

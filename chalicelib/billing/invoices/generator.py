@@ -21,6 +21,7 @@ Locators derive from what the invoice is made of, so generating the same install
 same invoice (a retried run collides instead of billing twice) unless the caller names them (`locate`:
 seed -> locator).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -36,9 +37,14 @@ Locate = Callable[[str], str]
 DEFAULT_GROUPING = InstallmentGrouping()
 
 
-def generate(installments: Iterable[Installment], now: datetime, created_by: str, locate: Locate | None = None,
-             grouping: InstallmentGrouping = DEFAULT_GROUPING,
-             riders: Sequence[Installment] = ()) -> list[Invoice]:
+def generate(
+    installments: Iterable[Installment],
+    now: datetime,
+    created_by: str,
+    locate: Locate | None = None,
+    grouping: InstallmentGrouping = DEFAULT_GROUPING,
+    riders: Sequence[Installment] = (),
+) -> list[Invoice]:
     """The invoices of `installments` (all of one account, uninvoiced), oldest due first, with the
     `riders` that find a group. The installments and their items are given the locators of their
     invoice and invoice item."""
@@ -46,19 +52,32 @@ def generate(installments: Iterable[Installment], now: datetime, created_by: str
     return [invoice(group, now, created_by, chosen) for group in groups(installments, now, grouping, riders)]
 
 
-def groups(installments: Iterable[Installment], now: datetime,
-           grouping: InstallmentGrouping = DEFAULT_GROUPING,
-           riders: Sequence[Installment] = ()) -> list[list[Installment]]:
+def groups(
+    installments: Iterable[Installment],
+    now: datetime,
+    grouping: InstallmentGrouping = DEFAULT_GROUPING,
+    riders: Sequence[Installment] = (),
+) -> list[list[Installment]]:
     """The installments of each invoice, oldest due first; a rider joins the earliest due group of its
     container and currency (its due time becomes the group's), or none when there is no such group."""
     found: dict[tuple[Hashable, ...], list[Installment]] = defaultdict(list)
     for installment in installments:
         found[group_key(installment, now, grouping)].append(installment)
-    ordered = [sorted(group, key=lambda i: i.locator) for _, group in sorted(
-        found.items(), key=lambda entry: (min(i.dueTime for i in entry[1]), tuple(map(str, entry[0]))))]
+    ordered = [
+        sorted(group, key=lambda i: i.locator)
+        for _, group in sorted(
+            found.items(), key=lambda entry: (min(i.dueTime for i in entry[1]), tuple(map(str, entry[0])))
+        )
+    ]
     for rider in riders:
-        host = next((group for group in ordered if group[0].billingContainer == rider.billingContainer
-                     and group[0].currency == rider.currency), None)
+        host = next(
+            (
+                group
+                for group in ordered
+                if group[0].billingContainer == rider.billingContainer and group[0].currency == rider.currency
+            ),
+            None,
+        )
         if host is not None:
             rider.dueTime = min(i.dueTime for i in host)
             host.append(rider)
@@ -89,8 +108,9 @@ def invoice(installments: list[Installment], now: datetime, created_by: str, loc
     for installment in installments:
         installment.invoiceLocator = locator
         for index, item in enumerate(installment.installmentItems):
-            items[(installment.policyLocator, item.elementStaticLocator, item.chargeType,
-                   item.chargeCategory)].append((installment, index))
+            items[(installment.policyLocator, item.elementStaticLocator, item.chargeType, item.chargeCategory)].append(
+                (installment, index)
+            )
     invoice_items = []
     for (policy, element, charge_type, category), parts in items.items():
         item_locator = locate(f"invoiceItem:{locator}:{policy}:{element}:{charge_type}:{category}")
@@ -99,28 +119,44 @@ def invoice(installments: list[Installment], now: datetime, created_by: str, loc
             installment_item = installment.installmentItems[index]
             installment_item.invoiceItemLocator = item_locator
             amount += installment_item.amount
-        invoice_items.append(InvoiceItem(
-            locator=item_locator, invoiceLocator=locator, timezone=first.timezone, chargeCategory=category,
-            chargeType=charge_type, amount=amount, remainingAmount=amount,
-            installmentItemLocators=[i.installmentItems[n].locator for i, n in parts],
-            transactionLocators=sorted({i.transactionLocator for i, _ in parts}), policyLocator=policy,
-            quoteLocator=next((i.quoteLocator for i, _ in parts if i.quoteLocator), None),
-            elementStaticLocator=element,
-            elementType=parts[0][0].installmentItems[parts[0][1]].elementType,
-        ))
+        invoice_items.append(
+            InvoiceItem(
+                locator=item_locator,
+                invoiceLocator=locator,
+                timezone=first.timezone,
+                chargeCategory=category,
+                chargeType=charge_type,
+                amount=amount,
+                remainingAmount=amount,
+                installmentItemLocators=[i.installmentItems[n].locator for i, n in parts],
+                transactionLocators=sorted({i.transactionLocator for i, _ in parts}),
+                policyLocator=policy,
+                quoteLocator=next((i.quoteLocator for i, _ in parts if i.quoteLocator), None),
+                elementStaticLocator=element,
+                elementType=parts[0][0].installmentItems[parts[0][1]].elementType,
+            )
+        )
     total = sum((item.amount for item in invoice_items), Decimal(0))
     return Invoice(
-        locator=locator, accountLocator=first.accountLocator, billingContainer=first.billingContainer,
-        invoiceState=InvoiceState.OPEN, currency=first.currency, timezone=first.timezone,
+        locator=locator,
+        accountLocator=first.accountLocator,
+        billingContainer=first.billingContainer,
+        invoiceState=InvoiceState.OPEN,
+        currency=first.currency,
+        timezone=first.timezone,
         startTime=min(i.installmentStartTime for i in installments),
         endTime=max(i.installmentEndTime for i in installments),
-        dueTime=min(i.dueTime for i in installments), generatedTime=now,
+        dueTime=min(i.dueTime for i in installments),
+        generatedTime=now,
         generateTime=min(i.generateTime for i in installments),
         autopayTime=min(i.autopayTime for i in installments),
         suppressAutopay=not any(i.autopay for i in installments),
-        totalAmount=total, totalRemainingAmount=total, invoiceItems=invoice_items,
+        totalAmount=total,
+        totalRemainingAmount=total,
+        invoiceItems=invoice_items,
         installmentLocators=[i.locator for i in installments],
         policyLocators=sorted({i.policyLocator for i in installments}),
         quoteLocators=sorted({i.quoteLocator for i in installments if i.quoteLocator}),
-        createdAt=now, createdBy=created_by,
+        createdAt=now,
+        createdBy=created_by,
     )

@@ -1,5 +1,6 @@
 """Asynchronous work of invoicing: billing an issued transaction (its installments, then the invoices due
 now), early invoicing, and the generation of an account's invoices when their due entry falls due."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -36,22 +37,28 @@ def bill_transaction(ctx: CallContext, payload: BillTransaction) -> dict[str, An
     try:
         billed = installments.bill_transaction(ctx, payload.transactionLocator, job, payload.policyLocator)
     except DomainError as error:
-        installments.billing_failed(ctx, payload.transactionLocator, payload.policyLocator, job,
-                               f"{error.code}: {error.message}", payload.retries)
+        installments.billing_failed(
+            ctx,
+            payload.transactionLocator,
+            payload.policyLocator,
+            job,
+            f"{error.code}: {error.message}",
+            payload.retries,
+        )
         raise
     return {"invoiceLocators": _invoice_billed(ctx, billed)}
 
 
-def bill_issued(ctx: CallContext, transaction_locator: str, job_locator: str, policy_locator: str, *,
-                safety_net: bool = False) -> list[str]:
+def bill_issued(
+    ctx: CallContext, transaction_locator: str, job_locator: str, policy_locator: str, *, safety_net: bool = False
+) -> list[str]:
     """`bill_transaction` without its job, in a due step, by the writer of the issue once it committed (a
     lapse): the installments' write removes the issue's billing safety net (`safety_net`) and brings the
     account's invoice generation entry forward to the installments due now, which invoices them in this step
     (one write with its settlement, not a run that finds nothing left after this one). A cancellation whose
     plan consolidates is invoiced here as its job does (the due ones, then the consolidation). Answers the
     invoices made here."""
-    billed = installments.bill_transaction(ctx, transaction_locator, job_locator, policy_locator,
-                                           safety_net=safety_net)
+    billed = installments.bill_transaction(ctx, transaction_locator, job_locator, policy_locator, safety_net=safety_net)
     if not invoicing.consolidates_on_cancellation(ctx, billed.transaction):
         return []
     return _invoice_billed(ctx, billed)
@@ -59,8 +66,11 @@ def bill_issued(ctx: CallContext, transaction_locator: str, job_locator: str, po
 
 def _invoice_billed(ctx: CallContext, billed: installments.TransactionBilled) -> list[str]:
     """The invoices due now once a transaction is billed, and its cancellation's consolidation."""
-    invoices = [invoice.locator for account in billed.due_accounts
-                for invoice in invoicing.generate_invoices(ctx, account, roots=billed.roots)]
+    invoices = [
+        invoice.locator
+        for account in billed.due_accounts
+        for invoice in invoicing.generate_invoices(ctx, account, roots=billed.roots)
+    ]
     invoices += [invoice.locator for invoice in invoicing.consolidate_on_cancellation(ctx, billed.transaction)]
     return invoices
 

@@ -5,6 +5,7 @@ API Gateway refuses sibling path variables of different names, so paths below `/
 name the invoice `{locator}` and those of a policy, quote or account their own variable where the
 spec does; clients never see variable names.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -31,51 +32,67 @@ INVOICE = [codes.NOT_FOUND["invoice"]]
 
 @bp.route("/billing/{tenantLocator}/invoices/quotes/{quoteLocator}/list", methods=["GET"])
 @endpoint("invoices.read", "invoices.list")
-def list_quote_invoices(tenantLocator: str, quoteLocator: str,
-                        query: schemas.InvoiceListQuery) -> schemas.InvoiceListResponse:
-    return schemas.InvoiceListResponse.of(service.invoices_of(
-        request_context(), "quote", quoteLocator, query.page(), include_zero=query.includeZeroAmountInvoices),
-        schemas.InvoiceSummary.of)
+def list_quote_invoices(
+    tenantLocator: str, quoteLocator: str, query: schemas.InvoiceListQuery
+) -> schemas.InvoiceListResponse:
+    return schemas.InvoiceListResponse.of(
+        service.invoices_of(
+            request_context(), "quote", quoteLocator, query.page(), include_zero=query.includeZeroAmountInvoices
+        ),
+        schemas.InvoiceSummary.of,
+    )
 
 
 @bp.route("/billing/{tenantLocator}/invoices/policies/{policyLocator}/list", methods=["GET"])
 @endpoint("invoices.read", "invoices.list")
-def list_policy_invoices(tenantLocator: str, policyLocator: str,
-                         query: schemas.InvoiceListQuery) -> schemas.InvoiceListResponse:
-    return schemas.InvoiceListResponse.of(service.invoices_of(
-        request_context(), "policy", policyLocator, query.page(), include_zero=query.includeZeroAmountInvoices),
-        schemas.InvoiceSummary.of)
+def list_policy_invoices(
+    tenantLocator: str, policyLocator: str, query: schemas.InvoiceListQuery
+) -> schemas.InvoiceListResponse:
+    return schemas.InvoiceListResponse.of(
+        service.invoices_of(
+            request_context(), "policy", policyLocator, query.page(), include_zero=query.includeZeroAmountInvoices
+        ),
+        schemas.InvoiceSummary.of,
+    )
 
 
 @bp.route("/billing/{tenantLocator}/invoices/accounts/{accountLocator}/list", methods=["GET"])
 @endpoint("invoices.read", "invoices.list")
-def list_account_invoices(tenantLocator: str, accountLocator: str,
-                          query: schemas.InvoiceListQuery) -> schemas.InvoiceListResponse:
-    return schemas.InvoiceListResponse.of(service.invoices_of(
-        request_context(), "account", accountLocator, query.page(), include_zero=query.includeZeroAmountInvoices),
-        schemas.InvoiceSummary.of)
+def list_account_invoices(
+    tenantLocator: str, accountLocator: str, query: schemas.InvoiceListQuery
+) -> schemas.InvoiceListResponse:
+    return schemas.InvoiceListResponse.of(
+        service.invoices_of(
+            request_context(), "account", accountLocator, query.page(), include_zero=query.includeZeroAmountInvoices
+        ),
+        schemas.InvoiceSummary.of,
+    )
 
 
 @bp.route("/billing/{tenantLocator}/invoices/quotes/{quoteLocator}/previewInvoices", methods=["GET"])
 @endpoint("invoices.read", errors=[codes.NOT_FOUND["quote"], codes.NOT_PRICED["quote"], codes.NOT_FOUND["account"]])
-def preview_quote_invoices(tenantLocator: str, quoteLocator: str,
-                           query: schemas.PreviewQuery) -> list[schemas.InvoicePreviewResponse]:
+def preview_quote_invoices(
+    tenantLocator: str, quoteLocator: str, query: schemas.PreviewQuery
+) -> list[schemas.InvoicePreviewResponse]:
     return schemas.InvoicePreviewResponse.listed(previews.preview_quote(request_context(), quoteLocator), query)
 
 
 @bp.route("/billing/{tenantLocator}/invoices/transactions/{locator}/previewInvoices", methods=["GET"])
 @endpoint("invoices.read", errors=[codes.NOT_FOUND["transaction"], codes.NOT_PRICED["transaction"]])
-def preview_transaction_invoices(tenantLocator: str, locator: str,
-                                 query: schemas.PreviewQuery) -> list[schemas.InvoicePreviewResponse]:
+def preview_transaction_invoices(
+    tenantLocator: str, locator: str, query: schemas.PreviewQuery
+) -> list[schemas.InvoicePreviewResponse]:
     return schemas.InvoicePreviewResponse.listed(previews.preview_transaction(request_context(), locator), query)
 
 
 @bp.route("/billing/{tenantLocator}/invoices/quotes/statelessPreview", methods=["GET"])
 @endpoint("invoices.read", errors=[codes.NOT_FOUND["account"], codes.INVALID_REFERENCE["quote"]])
-def preview_stateless_invoices(tenantLocator: str,
-                               query: schemas.StatelessPreviewQuery) -> list[schemas.InvoicePreviewResponse]:
+def preview_stateless_invoices(
+    tenantLocator: str, query: schemas.StatelessPreviewQuery
+) -> list[schemas.InvoicePreviewResponse]:
     return schemas.InvoicePreviewResponse.listed(
-        previews.preview_stateless(request_context(), query.quotePreviewRequest), query)
+        previews.preview_stateless(request_context(), query.quotePreviewRequest), query
+    )
 
 
 @bp.route("/billing/{tenantLocator}/invoices/numbers/{invoiceNumber}", methods=["GET"])
@@ -93,8 +110,9 @@ def fetch_invoice(tenantLocator: str, locator: str) -> schemas.InvoiceResponse:
 @bp.route("/billing/{tenantLocator}/invoices/{locator}", methods=["PATCH"])
 @endpoint("invoices.write", errors=INVOICE)
 def update_invoice(tenantLocator: str, locator: str, body: schemas.InvoiceUpdateRequest) -> schemas.InvoiceResponse:
-    return schemas.InvoiceResponse.of(service.update_invoice(request_context(), locator, body.autopayTime,
-                                                             body.suppressAutopay))
+    return schemas.InvoiceResponse.of(
+        service.update_invoice(request_context(), locator, body.autopayTime, body.suppressAutopay)
+    )
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/details", methods=["GET"])
@@ -105,18 +123,21 @@ def fetch_invoice_details(tenantLocator: str, locator: str) -> schemas.InvoiceDe
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/debits/list", methods=["GET"])
 @endpoint("invoices.read", "invoices.list", errors=INVOICE)
-def list_invoice_debits(tenantLocator: str, locator: str,
-                        query: billing_schemas.IncludeReversedQuery) -> schemas.DebitListResponse:
+def list_invoice_debits(
+    tenantLocator: str, locator: str, query: billing_schemas.IncludeReversedQuery
+) -> schemas.DebitListResponse:
     found = service.invoice(request_context(), locator)
     credited = [found] if found.creditedAmount else []
     return schemas.DebitListResponse.of(Page.window(credited, query.page()), schemas.DebitResponse.of_credit)
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/settle", methods=["POST"])
-@endpoint("invoices.write", errors=[*INVOICE, codes.INVOICE_AMOUNT_REMAINING, codes.INVOICE_SETTLED,
-                                       codes.INVOICE_DISCARDED])
-def settle_invoice(tenantLocator: str, locator: str,
-                   query: schemas.SettleQuery) -> schemas.CreditDistributionListResponse:
+@endpoint(
+    "invoices.write", errors=[*INVOICE, codes.INVOICE_AMOUNT_REMAINING, codes.INVOICE_SETTLED, codes.INVOICE_DISCARDED]
+)
+def settle_invoice(
+    tenantLocator: str, locator: str, query: schemas.SettleQuery
+) -> schemas.CreditDistributionListResponse:
     # `forced` is the platform's; a positive remaining amount is refused with it too (service.py)
     return schemas.CreditDistributionListResponse.of_settled(*service.settle_invoice(request_context(), locator))
 
@@ -128,8 +149,10 @@ def set_invoice_number(tenantLocator: str, locator: str, query: schemas.InvoiceN
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/number/generate", methods=["POST"])
-@endpoint("invoices.write", errors=[*INVOICE, codes.NO_NUMBERING_PLAN["invoice"], codes.NUMBERING_EXHAUSTED,
-                                    codes.NUMBERING_INVALID_PLAN])
+@endpoint(
+    "invoices.write",
+    errors=[*INVOICE, codes.NO_NUMBERING_PLAN["invoice"], codes.NUMBERING_EXHAUSTED, codes.NUMBERING_INVALID_PLAN],
+)
 def generate_invoice_number(tenantLocator: str, locator: str) -> schemas.InvoiceResponse:
     return schemas.InvoiceResponse.of(service.generate_invoice_number(request_context(), locator))
 
@@ -149,16 +172,19 @@ def fetch_invoicing_job(tenantLocator: str, jobLocator: str) -> schemas.Invoicin
 @bp.route("/billing/{tenantLocator}/jobs/invoicing/accounts/{locator}/list", methods=["GET"])
 @endpoint("jobs.read", "jobs.list", errors=[codes.NOT_FOUND["account"]])
 def list_invoicing_jobs(tenantLocator: str, locator: str, query: schemas.ListQuery) -> schemas.InvoicingJobListResponse:
-    return schemas.InvoicingJobListResponse.of(service.invoicing_jobs(request_context(), locator, query.page()),
-                                               schemas.InvoicingJobData.of)
+    return schemas.InvoicingJobListResponse.of(
+        service.invoicing_jobs(request_context(), locator, query.page()), schemas.InvoicingJobData.of
+    )
 
 
 @bp.route("/billing/{tenantLocator}/jobs/invoices/accounts/{locator}/list", methods=["GET"])
 @endpoint("jobs.read", "jobs.list", errors=[codes.NOT_FOUND["account"]])
-def list_invoice_generation_jobs(tenantLocator: str, locator: str,
-                                 query: schemas.ListQuery) -> schemas.InvoiceGenerationJobListResponse:
+def list_invoice_generation_jobs(
+    tenantLocator: str, locator: str, query: schemas.ListQuery
+) -> schemas.InvoiceGenerationJobListResponse:
     return schemas.InvoiceGenerationJobListResponse.of(
-        service.generation_jobs(request_context(), locator, query.page()), schemas.InvoiceGenerationJobResponse.of)
+        service.generation_jobs(request_context(), locator, query.page()), schemas.InvoiceGenerationJobResponse.of
+    )
 
 
 @bp.route("/billing/{tenantLocator}/jobs/invoicesLifecycle/{locator}", methods=["GET"])

@@ -1,5 +1,6 @@
 """The API contract of invoices, their previews, early invoicing and the invoicing jobs (spec part 3,
 "Invoices"; the OpenAPI definition). Field names are the platform's."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -128,17 +129,34 @@ class InvoiceSummaryWithItems(InvoiceSummary):
         parts: dict[str, list[InstallmentItemSummary]] = {}
         for installment in installments:
             for item in installment.installmentItems:
-                parts.setdefault(item.invoiceItemLocator or "", []).append(InstallmentItemSummary(
-                    installmentItemLocator=item.locator, installmentLocator=installment.locator,
-                    elementLocator=item.elementLocator, transactionLocator=installment.transactionLocator,
-                    amount=item.amount))
+                parts.setdefault(item.invoiceItemLocator or "", []).append(
+                    InstallmentItemSummary(
+                        installmentItemLocator=item.locator,
+                        installmentLocator=installment.locator,
+                        elementLocator=item.elementLocator,
+                        transactionLocator=installment.transactionLocator,
+                        amount=item.amount,
+                    )
+                )
         fields = record.model_dump(include=set(InvoiceSummary.model_fields))
-        return cls(**fields, invoiceItemSummaries=[InvoiceItemSummary(
-            invoiceItemLocator=item.locator, chargeType=item.chargeType, chargeCategory=item.chargeCategory,
-            elementType=item.elementType, elementStaticLocator=item.elementStaticLocator, amount=item.amount,
-            remainingAmount=item.remainingAmount, settlementTime=item.settlementTime,
-            unsettledTime=item.unsettledTime, installmentItemSummaries=parts.get(item.locator, []))
-            for item in record.invoiceItems])
+        return cls(
+            **fields,
+            invoiceItemSummaries=[
+                InvoiceItemSummary(
+                    invoiceItemLocator=item.locator,
+                    chargeType=item.chargeType,
+                    chargeCategory=item.chargeCategory,
+                    elementType=item.elementType,
+                    elementStaticLocator=item.elementStaticLocator,
+                    amount=item.amount,
+                    remainingAmount=item.remainingAmount,
+                    settlementTime=item.settlementTime,
+                    unsettledTime=item.unsettledTime,
+                    installmentItemSummaries=parts.get(item.locator, []),
+                )
+                for item in record.invoiceItems
+            ],
+        )
 
 
 class InvoiceDetailsResponse(Response):
@@ -163,8 +181,11 @@ class InvoiceDetailsResponse(Response):
     @classmethod
     def of(cls, record: Invoice, installments: list[Installment]) -> InvoiceDetailsResponse:
         fields = record.model_dump(include=set(cls.model_fields) - {"invoiceSummaries"})
-        return cls(**fields, invoiceLocator=record.locator,
-                   invoiceSummaries=[InvoiceSummaryWithItems.of_installments(record, installments)])
+        return cls(
+            **fields,
+            invoiceLocator=record.locator,
+            invoiceSummaries=[InvoiceSummaryWithItems.of_installments(record, installments)],
+        )
 
 
 class InvoiceUpdateRequest(Input):
@@ -189,19 +210,39 @@ class CreditDistributionResponse(Response):
 
     @classmethod
     def of_settled(cls, invoice: Invoice, credit: Decimal, at: datetime, by: str) -> CreditDistributionResponse:
-        return cls(locator=invoice.locator, currency=invoice.currency, amount=credit,
-                   accountLocator=invoice.accountLocator, createdAt=at, createdBy=by, executedAt=at,
-                   sources=[PaymentTargetResponse(containerLocator=invoice.locator,
-                                                  containerType=ContainerType.INVOICE, amount=credit)],
-                   targets=[PaymentTargetResponse(containerLocator=invoice.accountLocator,
-                                                  containerType=ContainerType.ACCOUNT, amount=credit)])
+        return cls(
+            locator=invoice.locator,
+            currency=invoice.currency,
+            amount=credit,
+            accountLocator=invoice.accountLocator,
+            createdAt=at,
+            createdBy=by,
+            executedAt=at,
+            sources=[
+                PaymentTargetResponse(
+                    containerLocator=invoice.locator, containerType=ContainerType.INVOICE, amount=credit
+                )
+            ],
+            targets=[
+                PaymentTargetResponse(
+                    containerLocator=invoice.accountLocator, containerType=ContainerType.ACCOUNT, amount=credit
+                )
+            ],
+        )
 
 
 class CreditDistributionListResponse(ListResponse[CreditDistributionResponse]):
     @classmethod
     def of_settled(cls, invoice: Invoice, credit: Decimal) -> CreditDistributionListResponse:
-        items = [CreditDistributionResponse.of_settled(invoice, credit, invoice.settledTime or invoice.createdAt,
-                                                       invoice.createdBy)] if credit else []
+        items = (
+            [
+                CreditDistributionResponse.of_settled(
+                    invoice, credit, invoice.settledTime or invoice.createdAt, invoice.createdBy
+                )
+            ]
+            if credit
+            else []
+        )
         return cls(listCompleted=True, items=items)
 
 
@@ -216,8 +257,12 @@ class DebitResponse(Response):
     @classmethod
     def of_credit(cls, invoice: Invoice) -> DebitResponse:
         """What the invoice credited to its account (paid beyond its total)."""
-        return cls(invoiceLocator=invoice.locator, targetLocator=invoice.accountLocator,
-                   amount=invoice.creditedAmount, targetType="account")
+        return cls(
+            invoiceLocator=invoice.locator,
+            targetLocator=invoice.accountLocator,
+            amount=invoice.creditedAmount,
+            targetType="account",
+        )
 
 
 class DebitListResponse(ListResponse[DebitResponse]):
@@ -277,20 +322,32 @@ class InvoicePreviewResponse(Response):
     @classmethod
     def listed(cls, invoices: list[Invoice], query: PreviewQuery) -> list[InvoicePreviewResponse]:
         shown = [cls.of(i) for i in invoices if query.includeZeroAmountInvoices or i.totalAmount != 0]
-        return shown if query.count is None else shown[:query.count]
+        return shown if query.count is None else shown[: query.count]
 
     @classmethod
     def of(cls, invoice: Invoice) -> InvoicePreviewResponse:
-        return cls(startTime=invoice.startTime, endTime=invoice.endTime, dueTime=invoice.dueTime,
-                   generateTime=invoice.generateTime or invoice.generatedTime,
-                   autopayTime=invoice.autopayTime or invoice.dueTime, totalAmount=invoice.totalAmount,
-                   installmentLocators=[],  # a preview's installments are made up: nothing to fetch
-                   invoiceItems=[InvoiceItemPreview(
-                       elementStaticLocator=item.elementStaticLocator or "", chargeCategory=item.chargeCategory,
-                       chargeType=item.chargeType, elementType=item.elementType or "", amount=item.amount,
-                       transactionLocators=[t for t in item.transactionLocators if t],
-                       policyLocator=item.policyLocator or None, quoteLocator=item.quoteLocator)
-                       for item in invoice.invoiceItems])
+        return cls(
+            startTime=invoice.startTime,
+            endTime=invoice.endTime,
+            dueTime=invoice.dueTime,
+            generateTime=invoice.generateTime or invoice.generatedTime,
+            autopayTime=invoice.autopayTime or invoice.dueTime,
+            totalAmount=invoice.totalAmount,
+            installmentLocators=[],  # a preview's installments are made up: nothing to fetch
+            invoiceItems=[
+                InvoiceItemPreview(
+                    elementStaticLocator=item.elementStaticLocator or "",
+                    chargeCategory=item.chargeCategory,
+                    chargeType=item.chargeType,
+                    elementType=item.elementType or "",
+                    amount=item.amount,
+                    transactionLocators=[t for t in item.transactionLocators if t],
+                    policyLocator=item.policyLocator or None,
+                    quoteLocator=item.quoteLocator,
+                )
+                for item in invoice.invoiceItems
+            ],
+        )
 
 
 class EarlyInvoicingRequest(Input):
@@ -332,12 +389,23 @@ class InvoicingJobData(Response):
 
     @classmethod
     def of(cls, job: InvoicingJob) -> InvoicingJobData:
-        return cls(locator=job.locator, accountLocator=job.accountLocator, jobStatus=job.jobStatus,
-                   createdAt=job.createdAt, completedAt=job.completedAt, invoiceLocators=job.invoiceLocators,
-                   processingErrors=job.processingErrors, invoicingData=EarlyInvoicingGenerationData(
-                       accountLocator=job.accountLocator, invoicingType=job.invoicingType,
-                       installmentsToBeInvoiced=job.installmentsToBeInvoiced, timezone=job.timezone,
-                       invoiceDueTime=job.invoiceDueTime, invoiceThroughTime=job.invoiceThroughTime))
+        return cls(
+            locator=job.locator,
+            accountLocator=job.accountLocator,
+            jobStatus=job.jobStatus,
+            createdAt=job.createdAt,
+            completedAt=job.completedAt,
+            invoiceLocators=job.invoiceLocators,
+            processingErrors=job.processingErrors,
+            invoicingData=EarlyInvoicingGenerationData(
+                accountLocator=job.accountLocator,
+                invoicingType=job.invoicingType,
+                installmentsToBeInvoiced=job.installmentsToBeInvoiced,
+                timezone=job.timezone,
+                invoiceDueTime=job.invoiceDueTime,
+                invoiceThroughTime=job.invoiceThroughTime,
+            ),
+        )
 
 
 class InvoicingJobListResponse(ListResponse[InvoicingJobData]):
@@ -369,14 +437,28 @@ class InvoiceGenerationJobResponse(Response):
 
     @classmethod
     def of(cls, job: InvoiceGenerationJob) -> InvoiceGenerationJobResponse:
-        return cls(locator=job.locator, invoiceGenerationScheduleLocator=job.accountLocator,
-                   generateTime=job.generateTime, completedAt=job.completedAt, createdAt=job.createdAt,
-                   jobStatus=job.jobStatus, createdBy=job.createdBy, invoiceGenerationInstances=[
-                       InvoiceGenerationInstance(locator=invoice, invoiceGenerationJobLocator=job.locator,
-                                                 invoiceLocator=invoice, generateTime=job.generateTime,
-                                                 completedAt=job.completedAt, jobStatus=job.jobStatus,
-                                                 createdAt=job.createdAt, createdBy=job.createdBy)
-                       for invoice in job.invoiceLocators])
+        return cls(
+            locator=job.locator,
+            invoiceGenerationScheduleLocator=job.accountLocator,
+            generateTime=job.generateTime,
+            completedAt=job.completedAt,
+            createdAt=job.createdAt,
+            jobStatus=job.jobStatus,
+            createdBy=job.createdBy,
+            invoiceGenerationInstances=[
+                InvoiceGenerationInstance(
+                    locator=invoice,
+                    invoiceGenerationJobLocator=job.locator,
+                    invoiceLocator=invoice,
+                    generateTime=job.generateTime,
+                    completedAt=job.completedAt,
+                    jobStatus=job.jobStatus,
+                    createdAt=job.createdAt,
+                    createdBy=job.createdBy,
+                )
+                for invoice in job.invoiceLocators
+            ],
+        )
 
 
 class InvoiceGenerationJobListResponse(ListResponse[InvoiceGenerationJobResponse]):
@@ -423,7 +505,11 @@ class InvoiceLifecycleResponse(Response):
         triggers = [InvoiceLifecycleTrigger(triggerTime=invoice.dueTime, triggerType="due")]
         if invoice.autopayTime and not invoice.suppressAutopay:
             triggers.append(InvoiceLifecycleTrigger(triggerTime=invoice.autopayTime, triggerType="autopay"))
-        return cls(workflowJobLocator=invoice.locator, createdAt=invoice.generatedTime,
-                   completedAt=invoice.settledTime if invoice.invoiceState == InvoiceState.SETTLED else None,
-                   contextData=InvoiceLifecycleJobData(invoiceLocator=invoice.locator,
-                                                       triggers=sorted(triggers, key=lambda t: t.triggerTime)))
+        return cls(
+            workflowJobLocator=invoice.locator,
+            createdAt=invoice.generatedTime,
+            completedAt=invoice.settledTime if invoice.invoiceState == InvoiceState.SETTLED else None,
+            contextData=InvoiceLifecycleJobData(
+                invoiceLocator=invoice.locator, triggers=sorted(triggers, key=lambda t: t.triggerTime)
+            ),
+        )

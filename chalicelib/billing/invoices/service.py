@@ -2,6 +2,7 @@
 groups them, fees.py adds the invoice fee), numbered as the account type says; an invoice is settled
 into the credit balance when it owes nothing; early invoicing invoices installments before their time.
 Every write carries the bumps of the billing roots of the containers it changes (account_root.py)."""
+
 from __future__ import annotations
 
 from collections.abc import Iterable
@@ -65,10 +66,14 @@ def consolidate_on_cancellation(ctx: CallContext, transaction: Transaction) -> l
     if found is None:
         return []
     account, plan = found
-    uninvoiced = [i for i in repository.all_installments_of(ctx.tenant, "policy", transaction.policyLocator)
-                  if i.invoiceLocator is None]
-    chosen = consolidation.consolidated(uninvoiced, plan.consolidate_invoices_on_cancellation,
-                                        transaction.effectiveTime, ctx.now)
+    uninvoiced = [
+        i
+        for i in repository.all_installments_of(ctx.tenant, "policy", transaction.policyLocator)
+        if i.invoiceLocator is None
+    ]
+    chosen = consolidation.consolidated(
+        uninvoiced, plan.consolidate_invoices_on_cancellation, transaction.effectiveTime, ctx.now
+    )
     return _invoice(ctx, account, chosen, riders=False, grouping=InstallmentGrouping(matching=GroupingMatch.ALL))
 
 
@@ -94,8 +99,14 @@ GENERATION_WRITES = 4
 credit job, and the due entry's settlement or move (when the unit of work is the entry's)."""
 
 
-def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | None = None, *,
-                      uow: UnitOfWork | None = None, roots: dict[str, int] | None = None) -> list[Invoice]:
+def generate_invoices(
+    ctx: CallContext,
+    account_locator: str,
+    up_to: datetime | None = None,
+    *,
+    uow: UnitOfWork | None = None,
+    roots: dict[str, int] | None = None,
+) -> list[Invoice]:
     """Invoice the account's installments whose generate time is at most `up_to` (default: now), at
     `ctx.now`. A second run at the same time finds nothing left to invoice and creates nothing. The last
     invoice and the generation's record are one write (one for the common single invoice) when it has room;
@@ -113,10 +124,19 @@ def generate_invoices(ctx: CallContext, account_locator: str, up_to: datetime | 
     invoices, joined = _invoice_into(ctx, account, due_now, uow or wiring.unit_of_work(ctx), root=root)
     if invoices:
         write = joined or wiring.unit_of_work(ctx)
-        repository.add_generation_job(write, ctx.tenant, InvoiceGenerationJob(
-            locator=new_locator(), accountLocator=account.locator, generateTime=ctx.now,
-            invoiceLocators=[i.locator for i in invoices], createdAt=ctx.now, createdBy=ctx.user_locator,
-            completedAt=ctx.now))
+        repository.add_generation_job(
+            write,
+            ctx.tenant,
+            InvoiceGenerationJob(
+                locator=new_locator(),
+                accountLocator=account.locator,
+                generateTime=ctx.now,
+                invoiceLocators=[i.locator for i in invoices],
+                createdAt=ctx.now,
+                createdBy=ctx.user_locator,
+                completedAt=ctx.now,
+            ),
+        )
         for currency in sorted({i.currency for i in invoices}):
             ledger.excess_credit_job(ctx, write, account, currency, apply_to_invoices=True)
         if write is not uow:
@@ -135,8 +155,14 @@ def generation_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -
     return repository.generation_jobs(ctx.tenant, account.locator, page)
 
 
-def _invoice(ctx: CallContext, account: Account, due: list[Installment], *, riders: bool = True,
-             grouping: InstallmentGrouping | None = None) -> list[Invoice]:
+def _invoice(
+    ctx: CallContext,
+    account: Account,
+    due: list[Installment],
+    *,
+    riders: bool = True,
+    grouping: InstallmentGrouping | None = None,
+) -> list[Invoice]:
     """Invoice `due` (uninvoiced installments of the account) at `ctx.now`, grouped as the account's
     invoicing plan says (or by `grouping`), with the account's pending `next` installments riding on
     them (`riders`); each invoice committed."""
@@ -153,9 +179,16 @@ def _account_and_root(ctx: CallContext, account_locator: str) -> tuple[Account, 
     return account, {account.locator: repository.root_version_of(found.get(root))}
 
 
-def _invoice_into(ctx: CallContext, account: Account, due: list[Installment], last: UnitOfWork | None, *,
-                  riders: bool = True, grouping: InstallmentGrouping | None = None, root: dict[str, int] | None = None
-                  ) -> tuple[list[Invoice], UnitOfWork | None]:
+def _invoice_into(
+    ctx: CallContext,
+    account: Account,
+    due: list[Installment],
+    last: UnitOfWork | None,
+    *,
+    riders: bool = True,
+    grouping: InstallmentGrouping | None = None,
+    root: dict[str, int] | None = None,
+) -> tuple[list[Invoice], UnitOfWork | None]:
     """`_invoice`, the last invoice added to `last` (not committed) when `last` holds it and
     GENERATION_WRITES more: the invoices, and `last` when it got the last invoice (else None). `root`: the
     version of the account's root as the caller read it (before the installments)."""
@@ -165,15 +198,22 @@ def _invoice_into(ctx: CallContext, account: Account, due: list[Installment], la
     model = configuration.current_model(ctx, resolved=True)[1]
     numbering = invoice_numbering_plan(ctx, account)
     # the account's root too: an invoice that puts credit on the balance bumps it (one call all the same)
-    versions = account_root.versions(ctx, account_locator,
-                                     [account_locator, *sorted({i.billingContainer for i in due})], root)
+    versions = account_root.versions(
+        ctx, account_locator, [account_locator, *sorted({i.billingContainer for i in due})], root
+    )
     plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
     taken = {i.locator for i in due}
-    waiting = [i for i in repository.pending_riders(ctx.tenant, account_locator) if i.locator not in taken] \
-        if riders else []
+    waiting = (
+        [i for i in repository.pending_riders(ctx.tenant, account_locator) if i.locator not in taken] if riders else []
+    )
     own_fees: dict[str, Decimal | None] = {}
-    chunks = [chunk for group in generator.groups(due, ctx.now, grouping or (
-        plan.installment_grouping if plan else InstallmentGrouping()), waiting) for chunk in _chunks(group)]
+    chunks = [
+        chunk
+        for group in generator.groups(
+            due, ctx.now, grouping or (plan.installment_grouping if plan else InstallmentGrouping()), waiting
+        )
+        for chunk in _chunks(group)
+    ]
     created, joined = [], None
     for index, chunk in enumerate(chunks):
         invoice = generator.invoice(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator())
@@ -183,8 +223,11 @@ def _invoice_into(ctx: CallContext, account: Account, due: list[Installment], la
                     own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
             amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
             invoice = fees.with_fee(invoice, amount, new_locator())
-        if last is not None and index == len(chunks) - 1 and repository.fits_one_invoice_write(
-                chunk, besides=last.capacity - 1 - last.remaining + GENERATION_WRITES):
+        if (
+            last is not None
+            and index == len(chunks) - 1
+            and repository.fits_one_invoice_write(chunk, besides=last.capacity - 1 - last.remaining + GENERATION_WRITES)
+        ):
             joined = last
         created.append(_write_invoice(ctx, model, numbering, invoice, chunk, versions, account, joined))
     return created, joined
@@ -203,9 +246,16 @@ def _chunks(group: list[Installment]) -> Iterable[list[Installment]]:
     yield chunk
 
 
-def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | None, invoice: Invoice,
-                   invoiced: list[Installment], versions: dict[str, int], account: Account,
-                   into: UnitOfWork | None = None) -> Invoice:
+def _write_invoice(
+    ctx: CallContext,
+    model: dict[str, Any],
+    numbering: str | None,
+    invoice: Invoice,
+    invoiced: list[Installment],
+    versions: dict[str, int],
+    account: Account,
+    into: UnitOfWork | None = None,
+) -> Invoice:
     """Write the invoice with the bump of its container's root (and of the account's when it puts credit on
     the balance) from `versions`, which then holds their versions after the commit; with `into`, add it there
     for the caller to commit (no later invoice of the run reads `versions`)."""
@@ -219,16 +269,33 @@ def _write_invoice(ctx: CallContext, model: dict[str, Any], numbering: str | Non
     if credit is not None:
         uow.record_event("billing.invoice.settle", _invoice_event(invoice))
         if credit:
-            ledger.move_credit(ctx, uow, invoice.accountLocator, invoice.currency, credit, "negative invoice",
-                    SourceType.CREDIT_BALANCE, invoice.locator)
+            ledger.move_credit(
+                ctx,
+                uow,
+                invoice.accountLocator,
+                invoice.currency,
+                credit,
+                "negative invoice",
+                SourceType.CREDIT_BALANCE,
+                invoice.locator,
+            )
     if into is None:
         uow.commit()
     versions.update({root: version + 1 for root, version in bumped.items()})
     return invoice
 
 
-def add_invoice(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], numbering: str | None, invoice: Invoice,
-                 invoiced: list[Installment], account: Account, *, migrated: bool = False) -> None:
+def add_invoice(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    model: dict[str, Any],
+    numbering: str | None,
+    invoice: Invoice,
+    invoiced: list[Installment],
+    account: Account,
+    *,
+    migrated: bool = False,
+) -> None:
     """Add to `uow` (which bumps the roots) a new invoice of the `invoiced` installments: its number, its
     due and autopay entries (an owed invoice has neither), its event and its document. `migrated`: the
     installments are new too, a migration's (written with it, never uninvoiced)."""
@@ -236,18 +303,23 @@ def add_invoice(ctx: CallContext, uow: UnitOfWork, model: dict[str, Any], number
         invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
     for installment in invoiced:
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
-        uow.add(*(repository.migrated_installment_writes if migrated else repository.invoiced_installment_writes)(
-            ctx.tenant, installment))
+        uow.add(
+            *(repository.migrated_installment_writes if migrated else repository.invoiced_installment_writes)(
+                ctx.tenant, installment
+            )
+        )
     uow.add(*repository.invoice_writes(ctx.tenant, invoice))
     if invoice.invoiceState == InvoiceState.OPEN and invoice.owedFor is None:
         due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)  # unsettled then: delinquent
     if not invoice.suppressAutopay:
         arm_autopay(uow, invoice)
     uow.record_event("billing.invoice.generate", {**_invoice_event(invoice), "generateTime": isoformat(ctx.now)})
-    uow.after_commit(lambda: observability.count("InvoicesGenerated", {"currency": invoice.currency},
-                                                 invoice_locator=invoice.locator))
-    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator,
-                                   _rendering_data(invoice, account))
+    uow.after_commit(
+        lambda: observability.count(
+            "InvoicesGenerated", {"currency": invoice.currency}, invoice_locator=invoice.locator
+        )
+    )
+    documents.add_invoice_document(ctx, uow, model, account.type, invoice.locator, _rendering_data(invoice, account))
 
 
 @dataclass
@@ -272,13 +344,22 @@ def migrated_invoices(ctx: CallContext, given: list[MigratedInvoice]) -> list[In
     settle them before they are written."""
     built = []
     for each in given:
+
         def locate(seed: str, at: MigratedInvoice = each) -> str:
             return derived_locator(at.generateTime, f"{at.seed}:{seed}")
 
         invoice = generator.invoice(each.installments, each.generateTime, ctx.user_locator, locate).model_copy(
-            update={"startTime": each.startTime, "endTime": each.endTime, "dueTime": each.dueTime,
-                    "generateTime": each.generateTime, "generatedTime": each.generateTime,
-                    "autopayTime": each.dueTime, "suppressAutopay": True, "createdAt": each.generateTime})
+            update={
+                "startTime": each.startTime,
+                "endTime": each.endTime,
+                "dueTime": each.dueTime,
+                "generateTime": each.generateTime,
+                "generatedTime": each.generateTime,
+                "autopayTime": each.dueTime,
+                "suppressAutopay": True,
+                "createdAt": each.generateTime,
+            }
+        )
         if each.timezone:
             invoice.timezone = each.timezone
         if each.discarded:
@@ -291,17 +372,26 @@ def migrated_invoices(ctx: CallContext, given: list[MigratedInvoice]) -> list[In
     return built
 
 
-def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
-                 lattices: list[tuple[InstallmentLattice, list[Installment]]],
-                 invoices: list[tuple[Invoice, list[Installment]]], containers: Iterable[str] = ()) -> dict[str, int]:
+def add_migrated(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    account: Account,
+    lattices: list[tuple[InstallmentLattice, list[Installment]]],
+    invoices: list[tuple[Invoice, list[Installment]]],
+    containers: Iterable[str] = (),
+) -> dict[str, int]:
     """Add to `uow` a migration's billing records of the account: the lattices of its transactions with their
     installments (which billing then does not build), each on one of `invoices` (migrated_invoices), due
     (when open) and numbered as billing's own, and the bumps of the roots of the account, of their
     containers and of the other `containers` the migration changes; answers the versions the roots had."""
     model = configuration.current_model(ctx, resolved=True)[1]
     numbering = invoice_numbering_plan(ctx, account)
-    versions = account_root.bump(ctx, uow, account.locator, sorted(
-        {account.locator, *(lattice.billingContainer for lattice, _ in lattices), *containers}))
+    versions = account_root.bump(
+        ctx,
+        uow,
+        account.locator,
+        sorted({account.locator, *(lattice.billingContainer for lattice, _ in lattices), *containers}),
+    )
     for lattice, installments in lattices:
         repository.add_lattice(uow, ctx.tenant, lattice, [installment.locator for installment in installments])
     for invoice, invoiced in invoices:
@@ -311,8 +401,11 @@ def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
 
 def _rendering_data(invoice: Invoice, account: Account) -> dict[str, Any]:
     """The invoice as its documents render it (documents adds the platform's summary shape)."""
-    return {**invoice.model_dump(exclude_none=True), "kind": "invoice",
-            "account": {"locator": account.locator, "type": account.type, "data": account.data}}
+    return {
+        **invoice.model_dump(exclude_none=True),
+        "kind": "invoice",
+        "account": {"locator": account.locator, "type": account.type, "data": account.data},
+    }
 
 
 def invoice_rendering_data(ctx: CallContext, locator: str) -> dict[str, Any]:
@@ -322,9 +415,12 @@ def invoice_rendering_data(ctx: CallContext, locator: str) -> dict[str, Any]:
 
 
 def _invoice_event(invoice: Invoice) -> dict[str, Any]:
-    return {"invoiceLocator": invoice.locator, "accountLocator": invoice.accountLocator,
-            "invoiceType": invoice.invoiceType,
-            "policyLocators": {"listCompleted": True, "items": invoice.policyLocators}}
+    return {
+        "invoiceLocator": invoice.locator,
+        "accountLocator": invoice.accountLocator,
+        "invoiceType": invoice.invoiceType,
+        "policyLocators": {"listCompleted": True, "items": invoice.policyLocators},
+    }
 
 
 def invoice(ctx: CallContext, locator: str) -> Invoice:
@@ -341,12 +437,14 @@ def invoices_of_account(ctx: CallContext, account: str, locators: Iterable[str])
 
 def invoice_with_installments(ctx: CallContext, locator: str) -> tuple[Invoice, list[Installment]]:
     found = invoice(ctx, locator)
-    return found, repository.get_many(ctx.tenant, found.accountLocator, "installment", found.installmentLocators,
-                                      Installment)
+    return found, repository.get_many(
+        ctx.tenant, found.accountLocator, "installment", found.installmentLocators, Installment
+    )
 
 
-def invoices_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest, *,
-                include_zero: bool) -> Page[Invoice]:
+def invoices_of(
+    ctx: CallContext, owner_kind: str, owner: str, page: PageRequest, *, include_zero: bool
+) -> Page[Invoice]:
     if owner_kind == "account":
         return repository.account_invoices(ctx.tenant, owner, page, include_zero=include_zero)
     kind = "INV" if include_zero else repository.NONZERO_INVOICES
@@ -372,8 +470,12 @@ def update_invoice(ctx: CallContext, locator: str, autopay_time: datetime, suppr
 def arm_autopay(uow: UnitOfWork, record: Invoice) -> None:
     """The invoice's autopay entry at its autopay time (billing/payments/autopay.py runs it), or none when autopay
     is suppressed or nothing is owed."""
-    if record.suppressAutopay or record.autopayTime is None or record.invoiceState != InvoiceState.OPEN \
-            or record.totalRemainingAmount <= 0:
+    if (
+        record.suppressAutopay
+        or record.autopayTime is None
+        or record.invoiceState != InvoiceState.OPEN
+        or record.totalRemainingAmount <= 0
+    ):
         due.cancel(uow, DueKind.INVOICE_AUTOPAY, record.locator)
     else:
         due.schedule(uow, DueKind.INVOICE_AUTOPAY, record.locator, record.autopayTime)
@@ -393,7 +495,8 @@ def settle_invoice(ctx: CallContext, locator: str) -> tuple[Invoice, Decimal]:
         left = money.round_money(current.totalRemainingAmount, current.currency)
         raise codes.INVOICE_AMOUNT_REMAINING(
             f"Invoice {locator} has {left} {current.currency} remaining: only an invoice of zero or negative "
-            f"total is settled; pay it, or write the remainder off (PATCH /invoices/{locator}/writeOff)")
+            f"total is settled; pay it, or write the remainder off (PATCH /invoices/{locator}/writeOff)"
+        )
     changed = current.model_copy(deep=True)
     credit = payments.settle_into_credit(changed, ctx.now)
     saved = _save_invoice(ctx, current, changed, [("billing.invoice.settle", _invoice_event(changed))], credit=credit)
@@ -418,21 +521,37 @@ def generate_invoice_number(ctx: CallContext, locator: str) -> Invoice:
     if plan is None:
         raise codes.NO_NUMBERING_PLAN["invoice"](f"Account type {account.type} has no invoiceNumberingPlan")
     uow = wiring.unit_of_work(ctx)
-    assigned = numbers.renumber(ctx, uow, INVOICE_ENTITY, locator, current.invoiceNumber,
-                                numbers.NextOfPlan(model, plan))
+    assigned = numbers.renumber(
+        ctx, uow, INVOICE_ENTITY, locator, current.invoiceNumber, numbers.NextOfPlan(model, plan)
+    )
     return _save_invoice(ctx, current, current.model_copy(update={"invoiceNumber": assigned}), [], uow=uow)
 
 
-def _save_invoice(ctx: CallContext, current: Invoice, changed: Invoice, events: list[tuple[str, dict[str, Any]]],
-                  *, credit: Decimal = Decimal(0), uow: UnitOfWork | None = None) -> Invoice:
+def _save_invoice(
+    ctx: CallContext,
+    current: Invoice,
+    changed: Invoice,
+    events: list[tuple[str, dict[str, Any]]],
+    *,
+    credit: Decimal = Decimal(0),
+    uow: UnitOfWork | None = None,
+) -> Invoice:
     uow = uow or wiring.unit_of_work(ctx)
     account = current.accountLocator
     roots = [current.billingContainer, *([account] if credit else [])]
     account_root.bump(ctx, uow, account, roots)
     uow.add(*repository.invoice_update_writes(ctx.tenant, changed, current.invoiceState == InvoiceState.OPEN))
     if credit:
-        ledger.move_credit(ctx, uow, changed.accountLocator, changed.currency, credit, "settled invoice",
-                SourceType.CREDIT_BALANCE, changed.locator)
+        ledger.move_credit(
+            ctx,
+            uow,
+            changed.accountLocator,
+            changed.currency,
+            credit,
+            "settled invoice",
+            SourceType.CREDIT_BALANCE,
+            changed.locator,
+        )
     for event_type, data in events:
         uow.record_event(event_type, data)
     if not events:
@@ -443,8 +562,11 @@ def _save_invoice(ctx: CallContext, current: Invoice, changed: Invoice, events: 
 
 def applications_of_invoice(ctx: CallContext, locator: str, *, include_reversed: bool) -> list[Application]:
     found = invoice(ctx, locator)
-    return [a for a in repository.applications_of(ctx.tenant, found.accountLocator, locator)
-            if include_reversed or not a.reversed]
+    return [
+        a
+        for a in repository.applications_of(ctx.tenant, found.accountLocator, locator)
+        if include_reversed or not a.reversed
+    ]
 
 
 def invoice_numbering_plan(ctx: CallContext, account: Account) -> str | None:
@@ -480,21 +602,36 @@ def request_early_invoicing(ctx: CallContext, request: EarlyInvoicing) -> Invoic
     account), or, naming none, the account's uninvoiced installments starting before `invoiceThroughTime`."""
     account_locator = request.accountLocator or (
         repository.account_of(ctx.tenant, "installment", request.installmentLocators[0])
-        if request.installmentLocators else None)
+        if request.installmentLocators
+        else None
+    )
     if account_locator is None:
-        raise codes.REQUEST_INVALID("Name the account or its installments",
-                                    field_errors=[FieldError("accountLocator", "required without installments")])
+        raise codes.REQUEST_INVALID(
+            "Name the account or its installments",
+            field_errors=[FieldError("accountLocator", "required without installments")],
+        )
     account = accounts.get_account(ctx, account_locator)
     candidates = _early_candidates(ctx, account.locator, request.installmentLocators, request.invoiceThroughTime)
     job = InvoicingJob(
-        locator=new_locator(), accountLocator=account.locator, jobStatus=JobStatus.QUEUED, createdAt=ctx.now,
-        invoicingType="early", installmentsToBeInvoiced=[i.locator for i in candidates],
-        timezone=request.timezone, invoiceDueTime=request.invoiceDueTime,
-        invoiceThroughTime=request.invoiceThroughTime, ignoreHolds=request.ignoreHolds)
+        locator=new_locator(),
+        accountLocator=account.locator,
+        jobStatus=JobStatus.QUEUED,
+        createdAt=ctx.now,
+        invoicingType="early",
+        installmentsToBeInvoiced=[i.locator for i in candidates],
+        timezone=request.timezone,
+        invoiceDueTime=request.invoiceDueTime,
+        invoiceThroughTime=request.invoiceThroughTime,
+        ignoreHolds=request.ignoreHolds,
+    )
     uow = account_root.open_write(ctx, account.locator, [account.locator])
     repository.add_invoicing_job(uow, ctx.tenant, job)
-    jobs.enqueue(uow, JobType.BILLING_EARLY_INVOICING, {"accountLocator": account.locator, "jobLocator": job.locator},
-                 locator=job.locator)
+    jobs.enqueue(
+        uow,
+        JobType.BILLING_EARLY_INVOICING,
+        {"accountLocator": account.locator, "jobLocator": job.locator},
+        locator=job.locator,
+    )
     uow.commit()
     return job
 
@@ -502,15 +639,18 @@ def request_early_invoicing(ctx: CallContext, request: EarlyInvoicing) -> Invoic
 def _early_candidates(ctx: CallContext, account: str, named: list[str], through: datetime | None) -> list[Installment]:
     if not named:
         if through is None:
-            raise codes.REQUEST_INVALID("Name the installments, or invoiceThroughTime",
-                                        field_errors=[FieldError("invoiceThroughTime", "required")])
+            raise codes.REQUEST_INVALID(
+                "Name the installments, or invoiceThroughTime",
+                field_errors=[FieldError("invoiceThroughTime", "required")],
+            )
         return [i for i in repository.uninvoiced(ctx.tenant, account) if i.installmentStartTime < through]
     found = {i.locator: i for i in repository.get_many(ctx.tenant, account, "installment", named, Installment)}
     for index, locator in enumerate(named):
         if locator not in found or found[locator].invoiceLocator:
             raise codes.INSTALLMENT_NOT_INVOICEABLE(
                 f"Installment {locator} is not an uninvoiced installment of account {account}",
-                field_errors=[FieldError(f"installmentLocators[{index}]", "not invoiceable")])
+                field_errors=[FieldError(f"installmentLocators[{index}]", "not invoiceable")],
+            )
     return [found[locator] for locator in dict.fromkeys(named)]
 
 
@@ -522,16 +662,26 @@ def run_early_invoicing(ctx: CallContext, account_locator: str, job_locator: str
     if job.jobStatus == JobStatus.FINISHED:
         return job
     account = accounts.get_account(ctx, account_locator)
-    still = [i for i in repository.get_many(ctx.tenant, account.locator, "installment", job.installmentsToBeInvoiced,
-                                            Installment) if not i.invoiceLocator]
+    still = [
+        i
+        for i in repository.get_many(
+            ctx.tenant, account.locator, "installment", job.installmentsToBeInvoiced, Installment
+        )
+        if not i.invoiceLocator
+    ]
     if job.invoiceDueTime is not None:
         for installment in still:
             installment.dueTime = job.invoiceDueTime
     held = not job.ignoreHolds and repository.is_held(ctx.tenant, account.locator, HoldTarget.INVOICING)
     invoices = [] if held else _invoice(ctx, account, still)
-    done = job.model_copy(update={"jobStatus": JobStatus.FINISHED, "completedAt": ctx.now,
-                                  "invoiceLocators": [i.locator for i in invoices],
-                                  "processingErrors": "the account's invoicing is held" if held else None})
+    done = job.model_copy(
+        update={
+            "jobStatus": JobStatus.FINISHED,
+            "completedAt": ctx.now,
+            "invoiceLocators": [i.locator for i in invoices],
+            "processingErrors": "the account's invoicing is held" if held else None,
+        }
+    )
     uow = wiring.unit_of_work(ctx)
     repository.save_invoicing_job(uow, ctx.tenant, done)
     uow.commit()

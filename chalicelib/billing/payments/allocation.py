@@ -5,6 +5,7 @@ first, an invoice target that invoice, an invoice item target that item; a targe
 it takes. Within an invoice the items are paid in order. What no target takes goes to the account's
 credit balance. An invoice whose remaining amount reaches 0 is settled; taking money back unsettles it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -25,8 +26,13 @@ class Applied:
     item_amounts: dict[str, Decimal]
 
 
-def post(amount: Decimal, targets: Sequence[PaymentTarget], invoices: dict[str, Invoice],
-         open_invoices: Sequence[Invoice], now: datetime) -> tuple[list[Applied], Decimal]:
+def post(
+    amount: Decimal,
+    targets: Sequence[PaymentTarget],
+    invoices: dict[str, Invoice],
+    open_invoices: Sequence[Invoice],
+    now: datetime,
+) -> tuple[list[Applied], Decimal]:
     """Apply `amount` to `targets` (invoices by locator; `open_invoices` the account's, oldest due
     first). Answers what each invoice took, in order, and what is left for the credit balance."""
     left = amount
@@ -45,8 +51,9 @@ def post(amount: Decimal, targets: Sequence[PaymentTarget], invoices: dict[str, 
         elif target.containerType == ContainerType.INVOICE:
             left -= _apply(applied, invoices[target.containerLocator], cap, None, now)
         elif target.containerType == ContainerType.INVOICE_ITEM:
-            invoice = next(i for i in invoices.values()
-                           if any(item.locator == target.containerLocator for item in i.invoiceItems))
+            invoice = next(
+                i for i in invoices.values() if any(item.locator == target.containerLocator for item in i.invoiceItems)
+            )
             left -= _apply(applied, invoice, cap, target.containerLocator, now)
         else:
             raise codes.PAYMENT_INVALID_TARGET(f"A payment cannot target a {target.containerType.value}")
@@ -79,8 +86,9 @@ def take_back(invoice: Invoice, item_amounts: dict[str, Decimal], now: datetime)
         invoice.unsettledTime = now
 
 
-def _apply(applied: dict[str, Applied], invoice: Invoice, cap: Decimal, item_locator: str | None,
-           now: datetime) -> Decimal:
+def _apply(
+    applied: dict[str, Applied], invoice: Invoice, cap: Decimal, item_locator: str | None, now: datetime
+) -> Decimal:
     cap = min(cap, invoice.totalRemainingAmount)  # negative items lower what the invoice can take
     if invoice.invoiceState != InvoiceState.OPEN or cap <= 0:
         return ZERO

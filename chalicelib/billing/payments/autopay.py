@@ -12,6 +12,7 @@ whose tenant configures no payment type records `billing.invoice.autopayfailed`.
 The payment's locator derives from the invoice and its autopay time and each step commits on its own
 (service functions), so a rerun after a failure finds the payment and carries it on from its state.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,22 +48,38 @@ class AutopayPayment:
 def pay(ctx: CallContext, invoice_locator: str, uow: UnitOfWork) -> Payment | None:
     """Pay the invoice what it owes now (its events go in `uow`); None when there is nothing to pay."""
     found = repository.get(ctx.tenant, "invoice", invoice_locator, Invoice)
-    if found is None or found.suppressAutopay or found.invoiceState != InvoiceState.OPEN \
-            or found.totalRemainingAmount <= 0:
+    if (
+        found is None
+        or found.suppressAutopay
+        or found.invoiceState != InvoiceState.OPEN
+        or found.totalRemainingAmount <= 0
+    ):
         return None
-    event = {"invoiceLocator": found.locator, "accountLocator": found.accountLocator,
-             "invoiceType": found.invoiceType, "autopayTime": isoformat(found.autopayTime or ctx.now),
-             "policyLocators": {"listCompleted": True, "items": found.policyLocators}}
-    types = sorted((t for t in configuration.billing_plans(ctx).payment_types.values() if not t.abstract),
-                   key=lambda t: t.name)
+    event = {
+        "invoiceLocator": found.locator,
+        "accountLocator": found.accountLocator,
+        "invoiceType": found.invoiceType,
+        "autopayTime": isoformat(found.autopayTime or ctx.now),
+        "policyLocators": {"listCompleted": True, "items": found.policyLocators},
+    }
+    types = sorted(
+        (t for t in configuration.billing_plans(ctx).payment_types.values() if not t.abstract), key=lambda t: t.name
+    )
     if not types:
         uow.record_event("billing.invoice.autopayfailed", event)
         return None
     locator = derived_locator(found.autopayTime or ctx.now, f"autopay:{found.locator}:{event['autopayTime']}")
-    paid = repository.get(ctx.tenant, "payment", locator, Payment) or service.create_payment(ctx, AutopayPayment(
-        accountLocator=found.accountLocator, type=types[0].name, amount=found.totalRemainingAmount,
-        currency=found.currency, targets=[PaymentTarget(containerLocator=found.locator,
-                                                        containerType=ContainerType.INVOICE)]), locator)
+    paid = repository.get(ctx.tenant, "payment", locator, Payment) or service.create_payment(
+        ctx,
+        AutopayPayment(
+            accountLocator=found.accountLocator,
+            type=types[0].name,
+            amount=found.totalRemainingAmount,
+            currency=found.currency,
+            targets=[PaymentTarget(containerLocator=found.locator, containerType=ContainerType.INVOICE)],
+        ),
+        locator,
+    )
     if paid.paymentState == PaymentState.DRAFT:
         paid = service.validate_payment(ctx, paid.locator)
     if paid.paymentState == PaymentState.VALIDATED:

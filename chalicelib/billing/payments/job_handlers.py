@@ -1,4 +1,5 @@
 """Asynchronous work of payments: an invoice's autopay when its due entry falls due (autopay.py)."""
+
 from __future__ import annotations
 
 from typing import Any

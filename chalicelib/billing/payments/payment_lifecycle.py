@@ -9,6 +9,7 @@ Requests: a validated payment whose money a payment provider collects is `reques
 provider's answer posts it (`post`) or fails it (`fail`); a validated or requested payment can be
 `cancel`led. Failed and cancelled payments moved no money.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -54,10 +55,12 @@ def generate_number(ctx: CallContext, locator: str) -> Payment:
     plan_name, model = _numbering_plan(ctx, current.type)
     if plan_name is None:
         raise codes.NO_NUMBERING_PLAN[PAYMENT_ENTITY](
-            f"Payment type {current.type} names no numbering plan, nor does the configuration")
+            f"Payment type {current.type} names no numbering plan, nor does the configuration"
+        )
     uow = wiring.unit_of_work(ctx)
-    assigned = numbers.renumber(ctx, uow, PAYMENT_ENTITY, locator, current.paymentNumber,
-                                numbers.NextOfPlan(model, plan_name))
+    assigned = numbers.renumber(
+        ctx, uow, PAYMENT_ENTITY, locator, current.paymentNumber, numbers.NextOfPlan(model, plan_name)
+    )
     return _save(ctx, uow, current.model_copy(update={"paymentNumber": assigned}), "billing.payment.update")
 
 
@@ -70,8 +73,9 @@ def with_number(ctx: CallContext, number: str) -> list[Payment]:
 
 
 def request(ctx: CallContext, locator: str) -> Payment:
-    return _move(ctx, locator, (PaymentState.VALIDATED,), PaymentState.REQUESTED, "be requested",
-                 "billing.payment.request")
+    return _move(
+        ctx, locator, (PaymentState.VALIDATED,), PaymentState.REQUESTED, "be requested", "billing.payment.request"
+    )
 
 
 def fail(ctx: CallContext, locator: str) -> Payment:
@@ -79,16 +83,24 @@ def fail(ctx: CallContext, locator: str) -> Payment:
 
 
 def cancel(ctx: CallContext, locator: str) -> Payment:
-    return _move(ctx, locator, (PaymentState.VALIDATED, PaymentState.REQUESTED), PaymentState.CANCELLED,
-                 "be cancelled", "billing.payment.cancel")
+    return _move(
+        ctx,
+        locator,
+        (PaymentState.VALIDATED, PaymentState.REQUESTED),
+        PaymentState.CANCELLED,
+        "be cancelled",
+        "billing.payment.cancel",
+    )
 
 
-def _move(ctx: CallContext, locator: str, allowed: tuple[PaymentState, ...], state: PaymentState, what: str,
-          event: str) -> Payment:
+def _move(
+    ctx: CallContext, locator: str, allowed: tuple[PaymentState, ...], state: PaymentState, what: str, event: str
+) -> Payment:
     current = _payment(ctx, locator)
     if current.paymentState not in allowed:
         raise codes.PAYMENT_INVALID_STATE(
-            f"Payment {current.locator} is {current.paymentState.value} and cannot {what}")
+            f"Payment {current.locator} is {current.paymentState.value} and cannot {what}"
+        )
     return _save(ctx, wiring.unit_of_work(ctx), current.model_copy(update={"paymentState": state}), event)
 
 

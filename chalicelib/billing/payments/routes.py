@@ -1,5 +1,6 @@
 """Payments (from the OpenAPI definition): create, read, list, update, the steps (validate, post, reverse,
 reset, discard), numbers and payment requests, an invoice's payments and a payment's invoices, credits."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -20,34 +21,44 @@ if TYPE_CHECKING:
 else:
     (billing_schemas,) = lazy_modules("chalicelib.billing", "schemas")
     (invoice_schemas,) = lazy_modules("chalicelib.billing.invoices", "schemas")
-    payment_lifecycle, schemas, service = lazy_modules("chalicelib.billing.payments", "payment_lifecycle", "schemas",
-                                                       "service")
+    payment_lifecycle, schemas, service = lazy_modules(
+        "chalicelib.billing.payments", "payment_lifecycle", "schemas", "service"
+    )
     (write_offs,) = lazy_modules("chalicelib.billing.writeoffs", "service")
 
 bp = Blueprint(__name__)
 
 INVOICE = [codes.NOT_FOUND["invoice"]]
 PAYMENT = [codes.NOT_FOUND["payment"]]
-PAYMENT_CHECKS = [codes.PAYMENT_INVALID_AMOUNT, codes.PAYMENT_UNKNOWN_TYPE, codes.PAYMENT_INVALID_TARGET,
-                  codes.PAYMENT_INVALID_CURRENCY]
+PAYMENT_CHECKS = [
+    codes.PAYMENT_INVALID_AMOUNT,
+    codes.PAYMENT_UNKNOWN_TYPE,
+    codes.PAYMENT_INVALID_TARGET,
+    codes.PAYMENT_INVALID_CURRENCY,
+]
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/payments/list", methods=["GET"])
 @endpoint("invoices.read", "invoices.list", errors=INVOICE)
-def list_invoice_payments(tenantLocator: str, locator: str,
-                          query: billing_schemas.IncludeReversedQuery) -> schemas.PaymentListResponse:
-    return schemas.PaymentListResponse.of(service.payments_of_invoice(
-        request_context(), locator, query.page(), include_reversed=query.includeReversed), schemas.PaymentResponse.of)
+def list_invoice_payments(
+    tenantLocator: str, locator: str, query: billing_schemas.IncludeReversedQuery
+) -> schemas.PaymentListResponse:
+    return schemas.PaymentListResponse.of(
+        service.payments_of_invoice(request_context(), locator, query.page(), include_reversed=query.includeReversed),
+        schemas.PaymentResponse.of,
+    )
 
 
 @bp.route("/billing/{tenantLocator}/invoices/{locator}/credits/list", methods=["GET"])
 @endpoint("invoices.read", "invoices.list", errors=INVOICE)
-def list_invoice_credits(tenantLocator: str, locator: str,
-                         query: billing_schemas.IncludeReversedQuery) -> billing_schemas.CreditListResponse:
+def list_invoice_credits(
+    tenantLocator: str, locator: str, query: billing_schemas.IncludeReversedQuery
+) -> billing_schemas.CreditListResponse:
     found, made = write_offs.credits_of_invoice(request_context(), locator, include_reversed=query.includeReversed)
     return billing_schemas.CreditListResponse.of(
         Page.window(made, query.page()),
-        lambda credit: billing_schemas.CreditResponse.of(credit, found.accountLocator, found.currency))
+        lambda credit: billing_schemas.CreditResponse.of(credit, found.accountLocator, found.currency),
+    )
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}", methods=["GET"])
@@ -57,8 +68,13 @@ def fetch_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse:
 
 
 @bp.route("/billing/{tenantLocator}/payments", methods=["POST"])
-@endpoint("payments.write", idempotent=True, creates="payment", replay=fetch_payment,
-          errors=[*PAYMENT_CHECKS, codes.PAYMENT_ACCOUNT_REQUIRED, codes.NOT_FOUND["account"]])
+@endpoint(
+    "payments.write",
+    idempotent=True,
+    creates="payment",
+    replay=fetch_payment,
+    errors=[*PAYMENT_CHECKS, codes.PAYMENT_ACCOUNT_REQUIRED, codes.NOT_FOUND["account"]],
+)
 def create_payment(tenantLocator: str, body: schemas.PaymentCreateRequest) -> schemas.PaymentResponse:
     return schemas.PaymentResponse.of(service.create_payment(request_context(), body))
 
@@ -67,7 +83,8 @@ def create_payment(tenantLocator: str, body: schemas.PaymentCreateRequest) -> sc
 @endpoint("payments.read", "payments.list", errors=[codes.NOT_FOUND["account"]])
 def list_payments(tenantLocator: str, query: schemas.PaymentListQuery) -> schemas.PaymentListResponse:
     return schemas.PaymentListResponse.of(
-        service.payments_of_account(request_context(), query.accountLocator, query.page()), schemas.PaymentResponse.of)
+        service.payments_of_account(request_context(), query.accountLocator, query.page()), schemas.PaymentResponse.of
+    )
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}", methods=["PATCH"])
@@ -83,16 +100,21 @@ def validate_payment(tenantLocator: str, locator: str) -> schemas.PaymentRespons
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}/post", methods=["PATCH"])
-@endpoint("payments.write", idempotent=True, replay=fetch_payment, errors=[*PAYMENT, codes.PAYMENT_INVALID_TARGET,
-                                                                          codes.PAYMENT_INVALID_STATE])
+@endpoint(
+    "payments.write",
+    idempotent=True,
+    replay=fetch_payment,
+    errors=[*PAYMENT, codes.PAYMENT_INVALID_TARGET, codes.PAYMENT_INVALID_STATE],
+)
 def post_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse:
     return schemas.PaymentResponse.of(service.post_payment(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}/reverse", methods=["PATCH"])
 @endpoint("payments.write", idempotent=True, replay=fetch_payment, errors=[*PAYMENT, codes.PAYMENT_INVALID_STATE])
-def reverse_payment(tenantLocator: str, locator: str,
-                    body: schemas.PaymentReverseRequest | None) -> schemas.PaymentResponse:
+def reverse_payment(
+    tenantLocator: str, locator: str, body: schemas.PaymentReverseRequest | None
+) -> schemas.PaymentResponse:
     reason = (body.reversalReason or body.reversalType) if body else None
     return schemas.PaymentResponse.of(service.reverse_payment(request_context(), locator, reason))
 
@@ -111,11 +133,13 @@ def discard_payment(tenantLocator: str, locator: str) -> schemas.PaymentResponse
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}/invoices/list", methods=["GET"])
 @endpoint("payments.read", "payments.list", errors=PAYMENT)
-def list_payment_invoices(tenantLocator: str, locator: str,
-                          query: billing_schemas.IncludeReversedQuery) -> invoice_schemas.InvoiceListResponse:
-    return invoice_schemas.InvoiceListResponse.of(service.invoices_of_payment(
-        request_context(), locator, query.page(), include_reversed=query.includeReversed),
-        invoice_schemas.InvoiceSummary.of)
+def list_payment_invoices(
+    tenantLocator: str, locator: str, query: billing_schemas.IncludeReversedQuery
+) -> invoice_schemas.InvoiceListResponse:
+    return invoice_schemas.InvoiceListResponse.of(
+        service.invoices_of_payment(request_context(), locator, query.page(), include_reversed=query.includeReversed),
+        invoice_schemas.InvoiceSummary.of,
+    )
 
 
 @bp.route("/billing/{tenantLocator}/credits/list", methods=["GET"])
@@ -133,8 +157,10 @@ def set_payment_number(tenantLocator: str, locator: str, query: schemas.PaymentN
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}/number/generate", methods=["POST"])
-@endpoint("payments.write", errors=[*PAYMENT, codes.NO_NUMBERING_PLAN["payment"], codes.NUMBERING_EXHAUSTED,
-                                    codes.NUMBERING_INVALID_PLAN])
+@endpoint(
+    "payments.write",
+    errors=[*PAYMENT, codes.NO_NUMBERING_PLAN["payment"], codes.NUMBERING_EXHAUSTED, codes.NUMBERING_INVALID_PLAN],
+)
 def generate_payment_number(tenantLocator: str, locator: str) -> schemas.PaymentResponse:
     return schemas.PaymentResponse.of(payment_lifecycle.generate_number(request_context(), locator))
 

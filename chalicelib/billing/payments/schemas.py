@@ -1,5 +1,6 @@
 """The API contract of payments (the OpenAPI definition's PaymentResponse, PaymentCreateRequest,
 PaymentUpdateRequest). Field names are the platform's."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -108,8 +109,11 @@ class PaymentResponse(Response):
     @classmethod
     def of(cls, record: Payment) -> PaymentResponse:
         fields = record.model_dump(include=set(cls.model_fields) - {"targets", "remainingAmount"})
-        return cls(**fields, targets=[PaymentTargetResponse.of_record(t) for t in record.targets],
-                   remainingAmount=record.creditedAmount if record.paymentState == PaymentState.POSTED else None)
+        return cls(
+            **fields,
+            targets=[PaymentTargetResponse.of_record(t) for t in record.targets],
+            remainingAmount=record.creditedAmount if record.paymentState == PaymentState.POSTED else None,
+        )
 
 
 class PaymentListResponse(ListResponse[PaymentResponse]):

@@ -2,6 +2,7 @@
 (allocation.py: an account target pays the open invoices oldest due first) and reversed; what a posting
 leaves goes to the account's credit balance (billing/ledger.py). Every write bumps the account's billing
 root and the roots of the containers whose invoices it changes (account_root.py)."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -119,24 +120,28 @@ class PaymentChanges(Protocol):
     def transactionNumber(self) -> str | None: ...
 
 
-def payments_of_invoice(ctx: CallContext, locator: str, page: PageRequest, *,
-                        include_reversed: bool) -> Page[Payment]:
+def payments_of_invoice(ctx: CallContext, locator: str, page: PageRequest, *, include_reversed: bool) -> Page[Payment]:
     found = invoicing.invoice(ctx, locator)
-    sources = [a.sourceLocator for a in invoicing.applications_of_invoice(ctx, locator,
-                                                                          include_reversed=include_reversed)
-               if a.sourceType == SourceType.PAYMENT]
+    sources = [
+        a.sourceLocator
+        for a in invoicing.applications_of_invoice(ctx, locator, include_reversed=include_reversed)
+        if a.sourceType == SourceType.PAYMENT
+    ]
     paid = repository.get_many(ctx.tenant, found.accountLocator, "payment", sources, Payment)
     return Page.window(paid, page)
 
 
-def invoices_of_payment(ctx: CallContext, locator: str, page: PageRequest, *,
-                        include_reversed: bool) -> Page[Invoice]:
+def invoices_of_payment(ctx: CallContext, locator: str, page: PageRequest, *, include_reversed: bool) -> Page[Invoice]:
     found = payment(ctx, locator)
     pairs = [tuple(ref.split("/", 1)) for ref in found.applications]
-    applied = [a for a in repository.applications(ctx.tenant, found.accountLocator, pairs)  # type: ignore[arg-type]
-               if include_reversed or not a.reversed]
-    invoices = repository.get_many(ctx.tenant, found.accountLocator, "invoice",
-                                   sorted({a.invoiceLocator for a in applied}), Invoice)
+    applied = [
+        a
+        for a in repository.applications(ctx.tenant, found.accountLocator, pairs)  # type: ignore[arg-type]
+        if include_reversed or not a.reversed
+    ]
+    invoices = repository.get_many(
+        ctx.tenant, found.accountLocator, "invoice", sorted({a.invoiceLocator for a in applied}), Invoice
+    )
     return Page.window(invoices, page)
 
 
@@ -153,11 +158,21 @@ def create_payment(ctx: CallContext, fields: NewPayment, locator: str | None = N
     targets = [PaymentTarget.model_validate(t.model_dump()) for t in fields.targets]
     _check_targets(ctx, account.locator, currency, targets)
     record = Payment(
-        locator=locator or new_locator(), accountLocator=account.locator, paymentState=PaymentState.DRAFT,
+        locator=locator or new_locator(),
+        accountLocator=account.locator,
+        paymentState=PaymentState.DRAFT,
         type=payment_type,
-        currency=currency, amount=fields.amount, data=fields.data or {}, targets=targets,
-        transactionMethod=fields.transactionMethod, transactionNumber=fields.transactionNumber,
-        createdAt=ctx.now, createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+        currency=currency,
+        amount=fields.amount,
+        data=fields.data or {},
+        targets=targets,
+        transactionMethod=fields.transactionMethod,
+        transactionNumber=fields.transactionNumber,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+    )
     uow = wiring.unit_of_work(ctx)
     record = payment_lifecycle.number_on(ctx, uow, record, payment_lifecycle.CREATION)
     account_root.bump(ctx, uow, account.locator, [account.locator])
@@ -175,8 +190,10 @@ def _account_of_targets(ctx: CallContext, targets: Sequence[TargetFields]) -> st
             owner = repository.account_of(ctx.tenant, "invoice", target.containerLocator)
             if owner:
                 return owner
-    raise codes.PAYMENT_ACCOUNT_REQUIRED("Name the payment's accountLocator, or target an account or invoice",
-                                         field_errors=[FieldError("accountLocator", "required")])
+    raise codes.PAYMENT_ACCOUNT_REQUIRED(
+        "Name the payment's accountLocator, or target an account or invoice",
+        field_errors=[FieldError("accountLocator", "required")],
+    )
 
 
 def _is_amount(amount: Decimal, currency: str) -> bool:
@@ -188,7 +205,8 @@ def _check_amount(amount: Decimal, currency: str) -> None:
     if not _is_amount(amount, currency):
         raise codes.PAYMENT_INVALID_AMOUNT(
             f"A payment's amount is positive with at most {money.minor_units(currency)} decimals in {currency}",
-            field_errors=[FieldError("amount", "must be a positive amount of the currency")])
+            field_errors=[FieldError("amount", "must be a positive amount of the currency")],
+        )
 
 
 def _check_targets(ctx: CallContext, account: str, currency: str, targets: list[PaymentTarget]) -> None:
@@ -197,23 +215,32 @@ def _check_targets(ctx: CallContext, account: str, currency: str, targets: list[
     for index, target in enumerate(targets):
         field = f"targets[{index}]"
         if target.amount is not None and not _is_amount(target.amount, currency):
-            raise codes.PAYMENT_INVALID_TARGET("A target's amount is positive, in the currency's minor unit",
-                                               field_errors=[FieldError(f"{field}.amount", "invalid amount")])
+            raise codes.PAYMENT_INVALID_TARGET(
+                "A target's amount is positive, in the currency's minor unit",
+                field_errors=[FieldError(f"{field}.amount", "invalid amount")],
+            )
         if target.containerType == ContainerType.ACCOUNT and target.containerLocator != account:
-            raise codes.PAYMENT_INVALID_TARGET(f"Target account {target.containerLocator} is not the payment's",
-                                               field_errors=[FieldError(field, "another account")])
+            raise codes.PAYMENT_INVALID_TARGET(
+                f"Target account {target.containerLocator} is not the payment's",
+                field_errors=[FieldError(field, "another account")],
+            )
         if target.containerType == ContainerType.INVOICE:
             target_invoice = found.get(target.containerLocator)
             if target_invoice is None or target_invoice.currency != currency:
                 raise codes.PAYMENT_INVALID_TARGET(
                     f"Invoice {target.containerLocator} is not one of account {account} in {currency}",
-                    field_errors=[FieldError(field, "not an invoice of the payment's account and currency")])
+                    field_errors=[FieldError(field, "not an invoice of the payment's account and currency")],
+                )
             if target_invoice.invoiceState == InvoiceState.DISCARDED:
-                raise codes.PAYMENT_INVALID_TARGET(f"Invoice {target.containerLocator} is discarded: it owes nothing",
-                                                   field_errors=[FieldError(field, "a discarded invoice")])
+                raise codes.PAYMENT_INVALID_TARGET(
+                    f"Invoice {target.containerLocator} is discarded: it owes nothing",
+                    field_errors=[FieldError(field, "a discarded invoice")],
+                )
         if target.containerType in (ContainerType.SUBPAYMENT, ContainerType.INVOICE_ITEM):
-            raise codes.PAYMENT_INVALID_TARGET(f"A payment cannot target a {target.containerType.value} here",
-                                               field_errors=[FieldError(field, "unsupported target type")])
+            raise codes.PAYMENT_INVALID_TARGET(
+                f"A payment cannot target a {target.containerType.value} here",
+                field_errors=[FieldError(field, "unsupported target type")],
+            )
 
 
 def payment(ctx: CallContext, locator: str) -> Payment:
@@ -252,11 +279,13 @@ def update_payment(ctx: CallContext, locator: str, changes: PaymentChanges) -> P
     if changes.amount is not None:
         updated.amount = changes.amount
     _check_amount(updated.amount, updated.currency)
-    updated.data = {k: v for k, v in {**updated.data, **(changes.setData or {})}.items()
-                    if k not in (changes.removeData or {})}
+    updated.data = {
+        k: v for k, v in {**updated.data, **(changes.setData or {})}.items() if k not in (changes.removeData or {})
+    }
     removed = set(changes.removeTargets or [])
     updated.targets = [t for t in updated.targets if t.containerLocator not in removed] + [
-        PaymentTarget.model_validate(t.model_dump()) for t in changes.addTargets or []]
+        PaymentTarget.model_validate(t.model_dump()) for t in changes.addTargets or []
+    ]
     for name in ("transactionMethod", "transactionNumber"):
         if getattr(changes, name) is not None:
             setattr(updated, name, getattr(changes, name))
@@ -268,8 +297,9 @@ def _payment_type(ctx: CallContext, name: str) -> str:
     """The configured payment type's name as configured; 400 for one the configuration lacks."""
     found = configuration.billing_plans(ctx).payment_type(name)
     if found is None or found.abstract:
-        raise codes.PAYMENT_UNKNOWN_TYPE(f"No payment type {name!r} is configured",
-                                         field_errors=[FieldError("type", "unknown payment type")])
+        raise codes.PAYMENT_UNKNOWN_TYPE(
+            f"No payment type {name!r} is configured", field_errors=[FieldError("type", "unknown payment type")]
+        )
     return found.name
 
 
@@ -279,23 +309,30 @@ def validate_payment(ctx: CallContext, locator: str) -> Payment:
     _check_targets(ctx, current.accountLocator, current.currency, current.targets)
     uow = wiring.unit_of_work(ctx)
     validated = payment_lifecycle.number_on(ctx, uow, current, payment_lifecycle.VALIDATION)
-    return _save_payment(ctx, validated.model_copy(update={"paymentState": PaymentState.VALIDATED,
-                                                           "validationResult": {"success": True}}),
-                         "billing.payment.validate", uow=uow)
+    return _save_payment(
+        ctx,
+        validated.model_copy(update={"paymentState": PaymentState.VALIDATED, "validationResult": {"success": True}}),
+        "billing.payment.validate",
+        uow=uow,
+    )
 
 
 def reset_payment(ctx: CallContext, locator: str) -> Payment:
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.VALIDATED,), "be reset")
-    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.DRAFT,
-                                                         "validationResult": None}), "billing.payment.reset")
+    return _save_payment(
+        ctx,
+        current.model_copy(update={"paymentState": PaymentState.DRAFT, "validationResult": None}),
+        "billing.payment.reset",
+    )
 
 
 def discard_payment(ctx: CallContext, locator: str) -> Payment:
     current = payment(ctx, locator)
     _require_state(current, (PaymentState.DRAFT, PaymentState.VALIDATED), "be discarded")
-    return _save_payment(ctx, current.model_copy(update={"paymentState": PaymentState.DISCARDED}),
-                         "billing.payment.discard")
+    return _save_payment(
+        ctx, current.model_copy(update={"paymentState": PaymentState.DISCARDED}), "billing.payment.discard"
+    )
 
 
 def post_payment(ctx: CallContext, locator: str) -> Payment:
@@ -310,37 +347,72 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     open_invoices = [i for i in repository.open_invoices(ctx.tenant, account) if i.currency == current.currency]
     named = [t.containerLocator for t in current.targets if t.containerType == ContainerType.INVOICE]
     by_locator = {i.locator: i for i in open_invoices}
-    by_locator.update({i.locator: i for i in repository.get_many(ctx.tenant, account, "invoice", named, Invoice)
-                       if i.locator not in by_locator})
+    by_locator.update(
+        {
+            i.locator: i
+            for i in repository.get_many(ctx.tenant, account, "invoice", named, Invoice)
+            if i.locator not in by_locator
+        }
+    )
     before = {locator: state.invoiceState for locator, state in by_locator.items()}
     targets = current.targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
     applied, left = payments.post(current.amount, targets, by_locator, open_invoices, ctx.now)
     account_root.bump_containers(ctx, uow, account, [each.invoice.billingContainer for each in applied])
-    write_offs.settle_shortfalls(ctx, uow, account, current.currency, [each.invoice for each in applied], by_locator,
-                               open_invoices)
-    posted = current.model_copy(update={"paymentState": PaymentState.POSTED, "postedAt": ctx.now,
-                                        "postedVersion": versions[account] + 1, "creditedAmount": left})
+    write_offs.settle_shortfalls(
+        ctx, uow, account, current.currency, [each.invoice for each in applied], by_locator, open_invoices
+    )
+    posted = current.model_copy(
+        update={
+            "paymentState": PaymentState.POSTED,
+            "postedAt": ctx.now,
+            "postedVersion": versions[account] + 1,
+            "creditedAmount": left,
+        }
+    )
     changes = []
     for each in applied:
-        application = Application(locator=new_locator(), invoiceLocator=each.invoice.locator,
-                                  sourceType=SourceType.PAYMENT, sourceLocator=current.locator, amount=each.amount,
-                                  itemAmounts=each.item_amounts, createdAt=ctx.now)
+        application = Application(
+            locator=new_locator(),
+            invoiceLocator=each.invoice.locator,
+            sourceType=SourceType.PAYMENT,
+            sourceLocator=current.locator,
+            amount=each.amount,
+            itemAmounts=each.item_amounts,
+            createdAt=ctx.now,
+        )
         posted.applications.append(f"{each.invoice.locator}/{application.locator}")
         settled = each.invoice.invoiceState == InvoiceState.SETTLED
-        changes.append(staging.InvoiceChange(
-            each.invoice, before[each.invoice.locator] == InvoiceState.OPEN,
-            added=[repository.application_item(ctx.tenant, account, application)],
-            events=[("billing.invoice.settle", invoicing.invoice_event(each.invoice))] if settled else []))
+        changes.append(
+            staging.InvoiceChange(
+                each.invoice,
+                before[each.invoice.locator] == InvoiceState.OPEN,
+                added=[repository.application_item(ctx.tenant, account, application)],
+                events=[("billing.invoice.settle", invoicing.invoice_event(each.invoice))] if settled else [],
+            )
+        )
     if left:
-        ledger.move_credit(ctx, uow, account, current.currency, left, "payment in excess of its targets",
-                           SourceType.PAYMENT, current.locator)
+        ledger.move_credit(
+            ctx,
+            uow,
+            account,
+            current.currency,
+            left,
+            "payment in excess of its targets",
+            SourceType.PAYMENT,
+            current.locator,
+        )
         ledger.excess_credit_job(ctx, uow, account, current.currency, apply_to_invoices=False)
-    delinquencies.settle_paid(ctx, uow, account, [each.invoice.locator for each in applied
-                                                  if each.invoice.invoiceState == InvoiceState.SETTLED])
+    delinquencies.settle_paid(
+        ctx,
+        uow,
+        account,
+        [each.invoice.locator for each in applied if each.invoice.invoiceState == InvoiceState.SETTLED],
+    )
     uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
     staged = staging.add(ctx, uow, account, changes, after=SAVED_PAYMENT)
-    uow.after_commit(lambda: observability.count("PaymentsPosted", {"currency": posted.currency},
-                                                 payment_locator=posted.locator))
+    uow.after_commit(
+        lambda: observability.count("PaymentsPosted", {"currency": posted.currency}, payment_locator=posted.locator)
+    )
     return _save_payment(ctx, posted, "billing.payment.post", uow=uow, bumped=True, staged=staged)
 
 
@@ -373,11 +445,17 @@ class MigratedDisbursement:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
-                 lattices: list[tuple[InstallmentLattice, list[Installment]]],
-                 given_invoices: list[invoicing.MigratedInvoice], given_payments: list[MigratedPayment],
-                 balances: dict[str, Decimal], given_disbursements: Sequence[MigratedDisbursement] = (),
-                 existing: Sequence[Invoice] = ()) -> tuple[list[Invoice], list[Payment], list[Disbursement]]:
+def add_migrated(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    account: Account,
+    lattices: list[tuple[InstallmentLattice, list[Installment]]],
+    given_invoices: list[invoicing.MigratedInvoice],
+    given_payments: list[MigratedPayment],
+    balances: dict[str, Decimal],
+    given_disbursements: Sequence[MigratedDisbursement] = (),
+    existing: Sequence[Invoice] = (),
+) -> tuple[list[Invoice], list[Payment], list[Disbursement]]:
     """Add to `uow` a migration's billing records of the account (invoices/service.add_migrated): its
     invoices settled by its posted payments as in the source (an application for each invoice a payment
     paid), its executed disbursements (credit/service.add_migrated_disbursement) and its starting credit
@@ -394,8 +472,14 @@ def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
     for given in given_payments:
         kind = _payment_type(ctx, given.type)
         locator = derived_locator(given.time, given.seed)
-        targets = [PaymentTarget(containerLocator=built[index].locator if isinstance(index, int) else index,
-                                 containerType=ContainerType.INVOICE, amount=amount) for index, amount in given.items]
+        targets = [
+            PaymentTarget(
+                containerLocator=built[index].locator if isinstance(index, int) else index,
+                containerType=ContainerType.INVOICE,
+                amount=amount,
+            )
+            for index, amount in given.items
+        ]
         amount = sum((amount for _, amount in given.items), Decimal(0))
         applied, left = payments.post(amount, targets, by_locator, [], given.time)
         if left:
@@ -404,29 +488,57 @@ def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
         for each in applied:
             application = Application(
                 locator=derived_locator(given.time, f"{given.seed}:application:{each.invoice.locator}"),
-                invoiceLocator=each.invoice.locator, sourceType=SourceType.PAYMENT, sourceLocator=locator,
-                amount=each.amount, itemAmounts=each.item_amounts, createdAt=given.time)
-            uow.add(repository.record_write(repository.application_item(ctx.tenant, account.locator, application),
-                                            new=True))
+                invoiceLocator=each.invoice.locator,
+                sourceType=SourceType.PAYMENT,
+                sourceLocator=locator,
+                amount=each.amount,
+                itemAmounts=each.item_amounts,
+                createdAt=given.time,
+            )
+            uow.add(
+                repository.record_write(repository.application_item(ctx.tenant, account.locator, application), new=True)
+            )
             refs.append(f"{each.invoice.locator}/{application.locator}")
             if each.invoice.locator in earlier:
                 paid_before.add(each.invoice.locator)
-        records.append(Payment(
-            locator=locator, accountLocator=account.locator, paymentState=PaymentState.POSTED, type=kind,
-            currency=given.currency, amount=amount, data=given.data, targets=targets, applications=refs,
-            postedAt=given.time, createdAt=given.time, createdBy=given.createdBy, updatedAt=given.time,
-            updatedBy=given.createdBy))
+        records.append(
+            Payment(
+                locator=locator,
+                accountLocator=account.locator,
+                paymentState=PaymentState.POSTED,
+                type=kind,
+                currency=given.currency,
+                amount=amount,
+                data=given.data,
+                targets=targets,
+                applications=refs,
+                postedAt=given.time,
+                createdAt=given.time,
+                createdBy=given.createdBy,
+                updatedAt=given.time,
+                updatedBy=given.createdBy,
+            )
+        )
     installments = {i.locator: i for _, listed in lattices for i in listed}
-    versions = invoicing.add_migrated(ctx, uow, account, lattices, [
-        (invoice, [installments[locator] for locator in invoice.installmentLocators]) for invoice in built],
-        containers=[earlier[locator].billingContainer for locator in sorted(paid_before)])
+    versions = invoicing.add_migrated(
+        ctx,
+        uow,
+        account,
+        lattices,
+        [(invoice, [installments[locator] for locator in invoice.installmentLocators]) for invoice in built],
+        containers=[earlier[locator].billingContainer for locator in sorted(paid_before)],
+    )
     for locator in sorted(paid_before):
         paid = earlier[locator]
         uow.add(*repository.invoice_update_writes(ctx.tenant, paid, was_open=True))
         if paid.invoiceState == InvoiceState.SETTLED:
             uow.record_event("billing.invoice.settle", invoicing.invoice_event(paid))
-    delinquencies.settle_paid(ctx, uow, account.locator, [locator for locator in sorted(paid_before)
-                                                          if earlier[locator].invoiceState == InvoiceState.SETTLED])
+    delinquencies.settle_paid(
+        ctx,
+        uow,
+        account.locator,
+        [locator for locator in sorted(paid_before) if earlier[locator].invoiceState == InvoiceState.SETTLED],
+    )
     for record in records:
         record.postedVersion = versions[account.locator] + 1
         repository.add_payment(uow, ctx.tenant, record)
@@ -434,16 +546,35 @@ def add_migrated(ctx: CallContext, uow: UnitOfWork, account: Account,
         uow.record_event("billing.payment.post", _payment_event(record))
     paid_out: dict[str, list[Disbursement]] = {}
     for out in given_disbursements:
-        paid_out.setdefault(out.currency, []).append(credit.add_migrated_disbursement(
-            ctx, uow, account.locator, derived_locator(out.time, out.seed), out.type, out.currency, out.amount,
-            out.time, out.createdBy, out.data))
+        paid_out.setdefault(out.currency, []).append(
+            credit.add_migrated_disbursement(
+                ctx,
+                uow,
+                account.locator,
+                derived_locator(out.time, out.seed),
+                out.type,
+                out.currency,
+                out.amount,
+                out.time,
+                out.createdBy,
+                out.data,
+            )
+        )
     for currency in sorted({*balances, *paid_out}):
         disbursed = paid_out.get(currency, [])
         starting = balances.get(currency, Decimal(0)) + sum((d.amount for d in disbursed), Decimal(0))
         if starting:
-            ledger.credit_moves(ctx, uow, account.locator, currency, Decimal(0), [
-                (starting, "starting balance (migrated)", SourceType.CREDIT_BALANCE, account.locator),
-                *[(-d.amount, "disbursement", credit.DISBURSEMENT, d.locator) for d in disbursed]])
+            ledger.credit_moves(
+                ctx,
+                uow,
+                account.locator,
+                currency,
+                Decimal(0),
+                [
+                    (starting, "starting balance (migrated)", SourceType.CREDIT_BALANCE, account.locator),
+                    *[(-d.amount, "disbursement", credit.DISBURSEMENT, d.locator) for d in disbursed],
+                ],
+            )
     return built, records, [d for listed in paid_out.values() for d in listed]
 
 
@@ -460,8 +591,9 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
     uow = account_root.open_write(ctx, account, [account])
     credited = current.creditedAmount
     held = repository.credit_balance(ctx.tenant, account, current.currency).balance if credited else Decimal(0)
-    funded = credit.distributions_funded(ctx, account, current.currency, current.creditedAmount - held,
-                                         current.postedVersion)
+    funded = credit.distributions_funded(
+        ctx, account, current.currency, current.creditedAmount - held, current.postedVersion
+    )
     refs = [*current.applications, *(ref for d in funded for ref in d.applications)]
     changes = credit.take_back_applications(ctx, uow, account, refs)
     moves = credit.reverse_funding(ctx, uow, account, funded, f"payment {current.locator} reversed")
@@ -474,8 +606,14 @@ def reverse_payment(ctx: CallContext, locator: str, reason: str | None) -> Payme
     if owed:
         _add_owed_invoice(ctx, uow, current, owed)
     staged = staging.add(ctx, uow, account, changes, after=SAVED_PAYMENT)
-    reversed_payment = current.model_copy(update={"paymentState": PaymentState.REVERSED, "reversedAt": ctx.now,
-                                                  "reversedBy": ctx.user_locator, "reversalReason": reason})
+    reversed_payment = current.model_copy(
+        update={
+            "paymentState": PaymentState.REVERSED,
+            "reversedAt": ctx.now,
+            "reversedBy": ctx.user_locator,
+            "reversalReason": reason,
+        }
+    )
     return _save_payment(ctx, reversed_payment, "billing.payment.reverse", uow=uow, bumped=True, staged=staged)
 
 
@@ -485,16 +623,39 @@ def _add_owed_invoice(ctx: CallContext, uow: UnitOfWork, reversed_payment: Payme
     it); it is numbered, rendered and paid like any other invoice."""
     account = accounts.get_account(ctx, reversed_payment.accountLocator)
     locator = new_locator()
-    item = InvoiceItem(locator=new_locator(), invoiceLocator=locator, timezone=account.timezone,
-                       chargeCategory=OWED, chargeType=OWED, amount=amount, remainingAmount=amount,
-                       installmentItemLocators=[], transactionLocators=[])
+    item = InvoiceItem(
+        locator=new_locator(),
+        invoiceLocator=locator,
+        timezone=account.timezone,
+        chargeCategory=OWED,
+        chargeType=OWED,
+        amount=amount,
+        remainingAmount=amount,
+        installmentItemLocators=[],
+        transactionLocators=[],
+    )
     owed = Invoice(
-        locator=locator, accountLocator=account.locator, billingContainer=account.locator,
-        invoiceState=InvoiceState.OPEN, currency=reversed_payment.currency, timezone=account.timezone,
-        startTime=ctx.now, endTime=ctx.now, dueTime=ctx.now, generatedTime=ctx.now, generateTime=ctx.now,
-        suppressAutopay=True, totalAmount=amount, totalRemainingAmount=amount, invoiceItems=[item],
-        installmentLocators=[], policyLocators=[], owedFor=reversed_payment.locator, createdAt=ctx.now,
-        createdBy=ctx.user_locator)
+        locator=locator,
+        accountLocator=account.locator,
+        billingContainer=account.locator,
+        invoiceState=InvoiceState.OPEN,
+        currency=reversed_payment.currency,
+        timezone=account.timezone,
+        startTime=ctx.now,
+        endTime=ctx.now,
+        dueTime=ctx.now,
+        generatedTime=ctx.now,
+        generateTime=ctx.now,
+        suppressAutopay=True,
+        totalAmount=amount,
+        totalRemainingAmount=amount,
+        invoiceItems=[item],
+        installmentLocators=[],
+        policyLocators=[],
+        owedFor=reversed_payment.locator,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+    )
     model = configuration.current_model(ctx, resolved=True)[1]
     invoicing.add_invoice(ctx, uow, model, invoicing.invoice_numbering_plan(ctx, account), owed, [], account)
     return owed
@@ -502,16 +663,22 @@ def _add_owed_invoice(ctx: CallContext, uow: UnitOfWork, reversed_payment: Payme
 
 def _require_state(record: Payment, allowed: tuple[PaymentState, ...], what: str) -> None:
     if record.paymentState not in allowed:
-        raise codes.PAYMENT_INVALID_STATE(
-            f"Payment {record.locator} is {record.paymentState.value} and cannot {what}")
+        raise codes.PAYMENT_INVALID_STATE(f"Payment {record.locator} is {record.paymentState.value} and cannot {what}")
 
 
 SAVED_PAYMENT = 2
 """The actions `_save_payment` adds to a unit of work: the payment and its event."""
 
 
-def _save_payment(ctx: CallContext, record: Payment, event: str, *, uow: UnitOfWork | None = None, bumped: bool = False,
-                  staged: staging.Staged | None = None) -> Payment:
+def _save_payment(
+    ctx: CallContext,
+    record: Payment,
+    event: str,
+    *,
+    uow: UnitOfWork | None = None,
+    bumped: bool = False,
+    staged: staging.Staged | None = None,
+) -> Payment:
     """Save the payment with its event in `uow` (bumping the account's root unless `bumped`) and commit it,
     with the invoices' changes `staged` (billing/staging.py)."""
     uow = uow or wiring.unit_of_work(ctx)

@@ -5,6 +5,7 @@ turn: an invoice, one item of an invoice, or the account (its open invoices, old
 lands on invoice items as a payment's does (payments/allocation.py). A target asking for more than
 remains on it is refused. A reversal gives back what the write-off settled, the last settled first.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -27,8 +28,9 @@ def invoice_of_item(invoices: dict[str, Invoice], item: str) -> Invoice | None:
 def remaining_on(target: PaymentTarget, invoices: dict[str, Invoice], open_oldest_first: Sequence[Invoice]) -> Decimal:
     """What is still to be paid on the target (0 for a settled one)."""
     if target.containerType == ContainerType.ACCOUNT:
-        return sum((max(i.totalRemainingAmount, ZERO) for i in open_oldest_first
-                    if i.invoiceState == InvoiceState.OPEN), ZERO)
+        return sum(
+            (max(i.totalRemainingAmount, ZERO) for i in open_oldest_first if i.invoiceState == InvoiceState.OPEN), ZERO
+        )
     if target.containerType == ContainerType.INVOICE:
         invoice = invoices[target.containerLocator]
     else:
@@ -43,8 +45,9 @@ def remaining_on(target: PaymentTarget, invoices: dict[str, Invoice], open_oldes
     return max(min(item.remainingAmount, invoice.totalRemainingAmount), ZERO)
 
 
-def write_off(targets: Sequence[PaymentTarget], invoices: dict[str, Invoice], open_oldest_first: Sequence[Invoice],
-              now: datetime) -> tuple[list[WriteOffAllocation], list[Decimal]]:
+def write_off(
+    targets: Sequence[PaymentTarget], invoices: dict[str, Invoice], open_oldest_first: Sequence[Invoice], now: datetime
+) -> tuple[list[WriteOffAllocation], list[Decimal]]:
     """Settle the targets in order (the invoices change in place). Answers what was settled on each
     invoice, in the order first touched, and what each target took."""
     allocations: dict[str, WriteOffAllocation] = {}
@@ -55,20 +58,23 @@ def write_off(targets: Sequence[PaymentTarget], invoices: dict[str, Invoice], op
         if wanted <= 0 or wanted > available:
             raise codes.WRITEOFF_EXCEEDS_REMAINING(
                 f"Target {target.containerLocator} has {available} remaining; it cannot take {wanted}",
-                field_errors=[FieldError(f"targets[{index}]", f"{available} remaining")])
+                field_errors=[FieldError(f"targets[{index}]", f"{available} remaining")],
+            )
         applied, left = payments.post(wanted, [target], invoices, open_oldest_first, now)
         assert left == 0, (wanted, left)
         for each in applied:
-            allocation = allocations.setdefault(each.invoice.locator,
-                                                WriteOffAllocation(invoiceLocator=each.invoice.locator, itemAmounts={}))
+            allocation = allocations.setdefault(
+                each.invoice.locator, WriteOffAllocation(invoiceLocator=each.invoice.locator, itemAmounts={})
+            )
             for item, amount in each.item_amounts.items():
                 allocation.itemAmounts[item] = allocation.itemAmounts.get(item, ZERO) + amount
         taken.append(wanted)
     return list(allocations.values()), taken
 
 
-def take_back(allocations: Sequence[WriteOffAllocation], amount: Decimal, invoices: dict[str, Invoice],
-              now: datetime) -> list[Invoice]:
+def take_back(
+    allocations: Sequence[WriteOffAllocation], amount: Decimal, invoices: dict[str, Invoice], now: datetime
+) -> list[Invoice]:
     """Give back `amount` of what the allocations still settle, the last invoice and item first (the
     invoices and allocations change in place). Answers the invoices that got something back."""
     left = amount
@@ -85,7 +91,9 @@ def take_back(allocations: Sequence[WriteOffAllocation], amount: Decimal, invoic
             payments.take_back(invoice, given, now)
             allocation.reversedItemAmounts = {
                 item: allocation.reversedItemAmounts.get(item, ZERO) + given.get(item, ZERO)
-                for item in allocation.itemAmounts if allocation.reversedItemAmounts.get(item) or given.get(item)}
+                for item in allocation.itemAmounts
+                if allocation.reversedItemAmounts.get(item) or given.get(item)
+            }
             touched.append(invoice)
         if left <= 0:
             break

@@ -1,6 +1,7 @@
 """A write-off as stored (spec part 3 "Write-offs"; socotra-semantics.md §4.6): what it settled on each
 invoice, item by item, so that a reversal re-opens exactly that. It lives in its account's billing
 partition, beside the invoices it touched, and never moves the credit balance."""
+
 from __future__ import annotations
 
 from datetime import datetime

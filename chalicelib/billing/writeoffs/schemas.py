@@ -1,6 +1,7 @@
 """The write-off API contract (spec part 3 "Write-offs and holds": WriteOffRequest, WriteOffTarget,
 WriteOffResponse, WriteOffListResponse). `amount` and `reversalReason` of a reversal, and
 `reversedAmount` of the answer, are our extension (partial reversal)."""
+
 from __future__ import annotations
 
 from datetime import datetime
@@ -55,8 +56,10 @@ class WriteOffResponse(Response):
 
     @classmethod
     def of(cls, record: WriteOff) -> WriteOffResponse:
-        return cls(**record.model_dump(include=set(cls.model_fields) - {"targets"}),
-                   targets=[PaymentTargetResponse.of_record(t) for t in record.targets])
+        return cls(
+            **record.model_dump(include=set(cls.model_fields) - {"targets"}),
+            targets=[PaymentTargetResponse.of_record(t) for t in record.targets],
+        )
 
 
 class WriteOffListResponse(ListResponse[WriteOffResponse]):

@@ -12,6 +12,7 @@ their versions) and before their delinquencies, so a payment, invoicing or delin
 containers in between makes this one fail with 409 and change nothing; write-offs of two policies billed at
 policy level do not meet.
 """
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -65,30 +66,59 @@ def write_off_invoice(ctx: CallContext, invoice_locator: str) -> WriteOff:
         raise codes.INVOICE_SETTLED(f"Invoice {invoice_locator} is settled: nothing remains to write off")
     if found.invoiceState == InvoiceState.DISCARDED:
         raise codes.INVOICE_DISCARDED(f"Invoice {invoice_locator} is discarded: nothing remains to write off")
-    return create_write_off(ctx, found.accountLocator, [PaymentTarget(containerLocator=found.locator,
-                                                                      containerType=ContainerType.INVOICE)])
+    return create_write_off(
+        ctx, found.accountLocator, [PaymentTarget(containerLocator=found.locator, containerType=ContainerType.INVOICE)]
+    )
 
 
-def distribute(ctx: CallContext, uow: UnitOfWork, account: str, targets: list[PaymentTarget],
-               credit_type: WriteOffCreditType, currency: str | None) -> tuple[WriteOff, staging.Staged]:
+def distribute(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    account: str,
+    targets: list[PaymentTarget],
+    credit_type: WriteOffCreditType,
+    currency: str | None,
+) -> tuple[WriteOff, staging.Staged]:
     """Add to `uow` a write-off of the targets, the changes of the invoices it settles (any number of them:
     what `uow` does not hold is staged, billing/staging.py) and the bumps of their containers' roots."""
     open_invoices = billing_repository.open_invoices(ctx.tenant, account)
     by_locator = {i.locator: i for i in open_invoices}
     named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
-    by_locator.update({i.locator: i for i in billing_repository.get_many(
-        ctx.tenant, account, "invoice", [n for n in named if n not in by_locator], Invoice)})
+    by_locator.update(
+        {
+            i.locator: i
+            for i in billing_repository.get_many(
+                ctx.tenant, account, "invoice", [n for n in named if n not in by_locator], Invoice
+            )
+        }
+    )
     currency = currency or _currency(ctx, targets, by_locator)
     _check_targets(account, currency, targets, by_locator)
     before = {locator: invoice.invoiceState for locator, invoice in by_locator.items()}
-    record, touched = settling.settle(ctx, uow, account, targets, credit_type, currency, by_locator,
-                               [i for i in open_invoices if i.currency == currency])
+    record, touched = settling.settle(
+        ctx,
+        uow,
+        account,
+        targets,
+        credit_type,
+        currency,
+        by_locator,
+        [i for i in open_invoices if i.currency == currency],
+    )
     account_root.bump(ctx, uow, account, sorted({invoice.billingContainer for invoice in touched}))
-    changes = [staging.InvoiceChange(invoice, before[invoice.locator] == InvoiceState.OPEN,
-                                     events=[("billing.invoice.settle", invoicing.invoice_event(invoice))]
-                                     if invoice.invoiceState == InvoiceState.SETTLED else []) for invoice in touched]
-    delinquencies.settle_paid(ctx, uow, account, [invoice.locator for invoice in touched
-                                                  if invoice.invoiceState == InvoiceState.SETTLED])
+    changes = [
+        staging.InvoiceChange(
+            invoice,
+            before[invoice.locator] == InvoiceState.OPEN,
+            events=[("billing.invoice.settle", invoicing.invoice_event(invoice))]
+            if invoice.invoiceState == InvoiceState.SETTLED
+            else [],
+        )
+        for invoice in touched
+    ]
+    delinquencies.settle_paid(
+        ctx, uow, account, [invoice.locator for invoice in touched if invoice.invoiceState == InvoiceState.SETTLED]
+    )
     return record, staging.add(ctx, uow, account, changes)
 
 
@@ -102,21 +132,32 @@ def reverse_write_off(ctx: CallContext, locator: str, amount: Decimal | None, re
     if not _is_amount(given, current.currency) or given > held:
         raise codes.WRITEOFF_INVALID_REVERSAL(
             f"Write-off {locator} holds {held}; a reversal gives back a positive amount of at most that",
-            field_errors=[FieldError("amount", f"at most {held}")])
+            field_errors=[FieldError("amount", f"at most {held}")],
+        )
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
     changed = current.model_copy(deep=True)
-    invoices = {i.locator: i for i in billing_repository.get_many(
-        ctx.tenant, account, "invoice", [a.invoiceLocator for a in changed.allocations], Invoice)}
+    invoices = {
+        i.locator: i
+        for i in billing_repository.get_many(
+            ctx.tenant, account, "invoice", [a.invoiceLocator for a in changed.allocations], Invoice
+        )
+    }
     account_root.bump(ctx, uow, account, sorted({invoice.billingContainer for invoice in invoices.values()}))
     before = {locator: invoice.invoiceState for locator, invoice in invoices.items()}
-    changes = [staging.InvoiceChange(
-        invoice, before[invoice.locator] == InvoiceState.OPEN,
-        events=[("billing.invoice.unsettle", invoicing.invoice_event(invoice))]
-        if before[invoice.locator] == InvoiceState.SETTLED and invoice.invoiceState == InvoiceState.OPEN else [])
-        for invoice in allocation.take_back(changed.allocations, given, invoices, ctx.now)]
-    delinquencies.reopen_unsettled(ctx, uow, account, [invoices[locator] for locator, state in before.items()
-                                                       if state == InvoiceState.SETTLED])
+    changes = [
+        staging.InvoiceChange(
+            invoice,
+            before[invoice.locator] == InvoiceState.OPEN,
+            events=[("billing.invoice.unsettle", invoicing.invoice_event(invoice))]
+            if before[invoice.locator] == InvoiceState.SETTLED and invoice.invoiceState == InvoiceState.OPEN
+            else [],
+        )
+        for invoice in allocation.take_back(changed.allocations, given, invoices, ctx.now)
+    ]
+    delinquencies.reopen_unsettled(
+        ctx, uow, account, [invoices[locator] for locator, state in before.items() if state == InvoiceState.SETTLED]
+    )
     changed.reversedAmount += given
     if changed.reversedAmount == changed.amount:
         changed.writeOffState = WriteOffState.REVERSED
@@ -144,8 +185,9 @@ def _currency(ctx: CallContext, targets: list[PaymentTarget], invoices: dict[str
 
 def _check_targets(account: str, currency: str, targets: list[PaymentTarget], invoices: dict[str, Invoice]) -> None:
     if not targets:
-        raise codes.WRITEOFF_INVALID_TARGET("A write-off names at least one target",
-                                            field_errors=[FieldError("targets", "empty")])
+        raise codes.WRITEOFF_INVALID_TARGET(
+            "A write-off names at least one target", field_errors=[FieldError("targets", "empty")]
+        )
     for index, target in enumerate(targets):
         field = f"targets[{index}]"
         problem = None
@@ -155,48 +197,76 @@ def _check_targets(account: str, currency: str, targets: list[PaymentTarget], in
             problem = None if target.containerLocator == account else "another account"
         elif target.containerType == ContainerType.INVOICE:
             found = invoices.get(target.containerLocator)
-            problem = None if found is not None and found.currency == currency else \
-                f"not an invoice of account {account} in {currency}"
+            problem = (
+                None
+                if found is not None and found.currency == currency
+                else f"not an invoice of account {account} in {currency}"
+            )
         elif target.containerType == ContainerType.INVOICE_ITEM:
             owner = allocation.invoice_of_item(invoices, target.containerLocator)
-            problem = None if owner is not None and owner.currency == currency else \
-                f"not an item of an open invoice of account {account} in {currency}"
+            problem = (
+                None
+                if owner is not None and owner.currency == currency
+                else f"not an item of an open invoice of account {account} in {currency}"
+            )
         else:
             problem = f"a write-off cannot target a {target.containerType.value}"
         if problem:
-            raise codes.WRITEOFF_INVALID_TARGET(f"Target {target.containerLocator}: {problem}",
-                                                field_errors=[FieldError(field, problem)])
+            raise codes.WRITEOFF_INVALID_TARGET(
+                f"Target {target.containerLocator}: {problem}", field_errors=[FieldError(field, problem)]
+            )
 
 
 def _is_amount(amount: Decimal, currency: str) -> bool:
     return amount.is_finite() and 0 < amount < money.MAX_AMOUNT and money.round_money(amount, currency) == amount
 
 
-def credits_of_invoice(ctx: CallContext, locator: str, *,
-                       include_reversed: bool) -> tuple[Invoice, list[InvoiceCredit]]:
+def credits_of_invoice(
+    ctx: CallContext, locator: str, *, include_reversed: bool
+) -> tuple[Invoice, list[InvoiceCredit]]:
     """The invoice and what settled (some of) it, oldest first: the applications of payments and credit
     distributions, and the write-offs (a write-off's amount is what it still holds of the invoice; all
     of it reversed, it is `reversed` with what it had settled)."""
     found = invoicing.invoice(ctx, locator)
     applied = billing_repository.applications_of(ctx.tenant, found.accountLocator, locator)
     written = found.writeOffLocators
-    credits = [InvoiceCredit(
-        locator=a.sourceLocator, creditType="payment" if a.sourceType == SourceType.PAYMENT else "creditDistribution",
-        creditState="reversed" if a.reversed else "posted", amount=a.amount, createdAt=a.createdAt,
-        reversedAt=a.reversedAt) for a in applied]
+    credits = [
+        InvoiceCredit(
+            locator=a.sourceLocator,
+            creditType="payment" if a.sourceType == SourceType.PAYMENT else "creditDistribution",
+            creditState="reversed" if a.reversed else "posted",
+            amount=a.amount,
+            createdAt=a.createdAt,
+            reversedAt=a.reversedAt,
+        )
+        for a in applied
+    ]
     for write_off in write_offs.get_many(ctx.tenant, found.accountLocator, written) if written else []:
         allocation = next(a for a in write_off.allocations if a.invoiceLocator == locator)
         held = allocation.held_amount
-        credits.append(InvoiceCredit(
-            locator=write_off.locator, creditType=write_off.creditType.value,
-            creditState="distributed" if held else "reversed", amount=held or allocation.amount,
-            createdAt=write_off.createdAt, reversedAt=None if held else write_off.reversedAt))
+        credits.append(
+            InvoiceCredit(
+                locator=write_off.locator,
+                creditType=write_off.creditType.value,
+                creditState="distributed" if held else "reversed",
+                amount=held or allocation.amount,
+                createdAt=write_off.createdAt,
+                reversedAt=None if held else write_off.reversedAt,
+            )
+        )
     credits.sort(key=lambda c: c.createdAt)
     return found, [c for c in credits if include_reversed or c.creditState != "reversed"]
 
 
-def settle_shortfalls(ctx: CallContext, uow: UnitOfWork, account: str, currency: str, paid: list[Invoice],
-                      invoices: dict[str, Invoice], open_oldest_first: list[Invoice]) -> WriteOff | None:
+def settle_shortfalls(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    account: str,
+    currency: str,
+    paid: list[Invoice],
+    invoices: dict[str, Invoice],
+    open_oldest_first: list[Invoice],
+) -> WriteOff | None:
     """What a payment's posting left on the invoices it paid, written off in `uow` when within the
     account's shortfall tolerance (settling.py)."""
     return settling.settle_shortfalls(ctx, uow, account, currency, paid, invoices, open_oldest_first)

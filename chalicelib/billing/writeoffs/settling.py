@@ -2,6 +2,7 @@
 (service.py), or the shortfall a payment's posting leaves within the account's tolerance
 (payments/service.py post_payment, which writes the invoices it paid). Imports nothing of payments'
 service, which builds on it."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -20,8 +21,15 @@ from chalicelib.runtime.wiring import UnitOfWork
 ZERO = Decimal(0)
 
 
-def settle_shortfalls(ctx: CallContext, uow: UnitOfWork, account: str, currency: str, paid: list[Invoice],
-                      invoices: dict[str, Invoice], open_oldest_first: list[Invoice]) -> WriteOff | None:
+def settle_shortfalls(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    account: str,
+    currency: str,
+    paid: list[Invoice],
+    invoices: dict[str, Invoice],
+    open_oldest_first: list[Invoice],
+) -> WriteOff | None:
     """Write off what a posting left on the invoices it paid when that is within the account's shortfall
     tolerance (`currencyTolerances`): a `shortfallWriteOff`, added to `uow`. The invoices change in place
     and the caller, which writes them, records their settling."""
@@ -30,27 +38,47 @@ def settle_shortfalls(ctx: CallContext, uow: UnitOfWork, account: str, currency:
         return None
     plan = plans.shortfall_tolerance_plan(accounts.get_account(ctx, account).shortfallTolerancePlanName)
     tolerance = plan.tolerance(currency) if plan else ZERO
-    short = [PaymentTarget(containerLocator=i.locator, containerType=ContainerType.INVOICE) for i in paid
-             if i.invoiceState == InvoiceState.OPEN and 0 < i.totalRemainingAmount <= tolerance]
+    short = [
+        PaymentTarget(containerLocator=i.locator, containerType=ContainerType.INVOICE)
+        for i in paid
+        if i.invoiceState == InvoiceState.OPEN and 0 < i.totalRemainingAmount <= tolerance
+    ]
     if not short:
         return None
-    return settle(ctx, uow, account, short, WriteOffCreditType.SHORTFALL_WRITE_OFF, currency, invoices,
-                  open_oldest_first)[0]
+    return settle(
+        ctx, uow, account, short, WriteOffCreditType.SHORTFALL_WRITE_OFF, currency, invoices, open_oldest_first
+    )[0]
 
 
-def settle(ctx: CallContext, uow: UnitOfWork, account: str, targets: list[PaymentTarget],
-           credit_type: WriteOffCreditType, currency: str, invoices: dict[str, Invoice],
-           open_oldest_first: list[Invoice]) -> tuple[WriteOff, list[Invoice]]:
+def settle(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    account: str,
+    targets: list[PaymentTarget],
+    credit_type: WriteOffCreditType,
+    currency: str,
+    invoices: dict[str, Invoice],
+    open_oldest_first: list[Invoice],
+) -> tuple[WriteOff, list[Invoice]]:
     """Settle the targets (the invoices change in place) and add the write-off and its events to `uow`.
     Answers it and the invoices it touched, for the caller to write."""
     allocations, taken = allocation.write_off(targets, invoices, open_oldest_first, ctx.now)
     touched = [invoices[a.invoiceLocator] for a in allocations]
     record = WriteOff(
-        locator=new_locator(), accountLocator=account, currency=currency, writeOffState=WriteOffState.DISTRIBUTED,
-        creditType=credit_type, amount=sum(taken, ZERO), allocations=allocations,
+        locator=new_locator(),
+        accountLocator=account,
+        currency=currency,
+        writeOffState=WriteOffState.DISTRIBUTED,
+        creditType=credit_type,
+        amount=sum(taken, ZERO),
+        allocations=allocations,
         targets=[t.model_copy(update={"amount": amount}) for t, amount in zip(targets, taken)],
-        policyLocators=sorted({p for i in touched for p in i.policyLocators}), createdAt=ctx.now,
-        createdBy=ctx.user_locator, updatedAt=ctx.now, updatedBy=ctx.user_locator)
+        policyLocators=sorted({p for i in touched for p in i.policyLocators}),
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        updatedAt=ctx.now,
+        updatedBy=ctx.user_locator,
+    )
     for invoice in touched:
         if record.locator not in invoice.writeOffLocators:
             invoice.writeOffLocators.append(record.locator)
@@ -61,5 +89,7 @@ def settle(ctx: CallContext, uow: UnitOfWork, account: str, targets: list[Paymen
 
 
 def event(record: WriteOff) -> dict[str, Any]:
-    return {"writeOffLocator": record.locator,
-            "policyLocators": {"listCompleted": True, "items": record.policyLocators}}
+    return {
+        "writeOffLocator": record.locator,
+        "policyLocators": {"listCompleted": True, "items": record.policyLocators},
+    }

@@ -1,12 +1,23 @@
 """Helpers of the accounts API tests: paths and bodies. HTTP helpers: tests/support/api.py."""
+
 from __future__ import annotations
 
 from typing import Any
 
 from tests.support.api import call, ok
 
-ACCOUNT_FIELDS = {"locator", "type", "accountState", "state", "accountNumber", "billingLevel", "data", "createdAt",
-                  "createdBy", "contacts"}
+ACCOUNT_FIELDS = {
+    "locator",
+    "type",
+    "accountState",
+    "state",
+    "accountNumber",
+    "billingLevel",
+    "data",
+    "createdAt",
+    "createdBy",
+    "contacts",
+}
 """What AccountResponse requires (the OpenAPI definition)."""
 CONTACT = "01J0000000000000000000000A"
 OTHER_CONTACT = "01J0000000000000000000000B"
@@ -19,8 +30,13 @@ def accounts(tenant: str, suffix: str = "") -> str:
 
 def person_data(**overrides: Any) -> dict[str, Any]:
     """Data of a PersonAccount that passes validation."""
-    return {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-            "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}, **overrides}
+    return {
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "email": "ada@example.com",
+        "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+        **overrides,
+    }
 
 
 def person(**fields: Any) -> dict[str, Any]:

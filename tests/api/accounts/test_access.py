@@ -1,6 +1,7 @@
 """Who may call the account endpoints: 401 without a token, 403 without the permission (each listed one
 suffices), 404 for another tenant's account. Without access to the tenant:
 tests/architecture/test_tenant_isolation.py, over every route."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -36,8 +37,9 @@ IDS = [f"{method} {path}" for method, path, _, _ in ENDPOINTS]
 
 @pytest.fixture
 def account(api, admin_token, tenant) -> str:
-    return create(api, admin_token, tenant, person(contacts=[{"contactLocator": CONTACT, "roles": []}],
-                                                   autoValidate=True))["locator"]
+    return create(
+        api, admin_token, tenant, person(contacts=[{"contactLocator": CONTACT, "roles": []}], autoValidate=True)
+    )["locator"]
 
 
 def path_of(tenant: str, path: str, account: str) -> str:
@@ -60,8 +62,11 @@ def test_each_listed_permission_suffices_and_others_do_not(api, tenant, account,
         assert response.status_code == 200, (permission, response.body)
 
 
-@pytest.mark.parametrize("method, path, body, permissions", [e for e in ENDPOINTS if "{a}" in e[1]],
-                         ids=[i for i, e in zip(IDS, ENDPOINTS) if "{a}" in e[1]])
+@pytest.mark.parametrize(
+    "method, path, body, permissions",
+    [e for e in ENDPOINTS if "{a}" in e[1]],
+    ids=[i for i, e in zip(IDS, ENDPOINTS) if "{a}" in e[1]],
+)
 def test_another_tenants_account_is_a_404(api, admin_token, tenant, account, method, path, body, permissions):
     other = configured_tenant(api, admin_token)
     assert_error(call(api, method, path_of(other, path, account), admin_token, body), 404, "account.not_found")

@@ -1,4 +1,5 @@
 """PATCH .../validate, numbering plans and triggers, number lookup, number/set and number/generate."""
+
 from __future__ import annotations
 
 from urllib.parse import quote
@@ -31,7 +32,10 @@ def test_validate_moves_a_passing_draft_to_validated_and_numbers_it(api, admin_t
     response = validate(api, admin_token, tenant, account["locator"])
     validated = ok(response)
     assert (validated["accountState"], validated["state"], validated["accountNumber"]) == (
-        "validated", "validated", "AC-A998")
+        "validated",
+        "validated",
+        "AC-A998",
+    )
     assert validated["validationResult"] == {"success": True, "validationItems": []}
     assert fetch(api, admin_token, tenant, account["locator"]) == validated
     assert event_types(api, admin_token, tenant, response) == ["policy.account.validate"]
@@ -47,8 +51,7 @@ def test_a_failing_validate_answers_200_with_the_draft_and_changes_nothing(api, 
     response = validate(api, admin_token, tenant, account["locator"])
     answered = ok(response)
     assert (answered["accountState"], answered["accountNumber"]) == ("draft", "")
-    assert errors_of(answered) == ["data.email: is required", "data.lastName: is required",
-                                   "data.address: is required"]
+    assert errors_of(answered) == ["data.email: is required", "data.lastName: is required", "data.address: is required"]
     assert fetch(api, admin_token, tenant, account["locator"]) == account
     assert event_types(api, admin_token, tenant, response) == []
 
@@ -143,12 +146,16 @@ def test_setting_the_number_an_account_has_is_harmless(api, admin_token, tenant)
     assert event_types(api, admin_token, tenant, response) == []
 
 
-@pytest.mark.parametrize("query", ["", "?accountNumber=", "?accountNumber=%20x", "?accountNumber=" + "9" * 129,
-                                   "?accountNumber=a%0Ab"])
+@pytest.mark.parametrize(
+    "query", ["", "?accountNumber=", "?accountNumber=%20x", "?accountNumber=" + "9" * 129, "?accountNumber=a%0Ab"]
+)
 def test_set_needs_a_sensible_number(api, admin_token, tenant, query):
     account = create(api, admin_token, tenant)
-    body = assert_error(call(api, "POST", accounts(tenant, f"/{account['locator']}/number/set{query}"), admin_token),
-                        400, "request.invalid")
+    body = assert_error(
+        call(api, "POST", accounts(tenant, f"/{account['locator']}/number/set{query}"), admin_token),
+        400,
+        "request.invalid",
+    )
     assert field_names(body) == {"accountNumber"}
 
 
@@ -175,8 +182,7 @@ def test_generate_without_a_numbering_plan_is_a_409(api, admin_token, tenant):
     assert_error(generate(api, admin_token, tenant, account["locator"]), 409, "account.no_numbering_plan")
 
 
-def test_a_generated_number_someone_took_by_hand_fails_that_request_and_the_next_one_skips_it(
-        api, admin_token, tenant):
+def test_a_generated_number_someone_took_by_hand_fails_that_request_and_the_next_one_skips_it(api, admin_token, tenant):
     taken = create(api, admin_token, tenant)
     ok(set_number(api, admin_token, tenant, taken["locator"], "AC-A998"))
     account = create(api, admin_token, tenant)
@@ -190,14 +196,18 @@ def test_a_used_up_plan_is_a_409(api, admin_token):
     model["numberingPlans"]["AccountNumbers"] = {"format": "\\A-#", "initialCoreNumber": "8", "copyFromQuote": False}
     tenant = configured_tenant(api, admin_token, model)
     assert [create(api, admin_token, tenant, person(autoValidate=True))["accountNumber"] for _ in range(2)] == [
-        "A-8", "A-9"]
-    assert_error(call(api, "POST", accounts(tenant), admin_token, person(autoValidate=True)), 409,
-                 "numbering.exhausted")
+        "A-8",
+        "A-9",
+    ]
+    assert_error(
+        call(api, "POST", accounts(tenant), admin_token, person(autoValidate=True)), 409, "numbering.exhausted"
+    )
 
 
 def test_a_plan_that_cannot_number_accounts_is_a_409(api, admin_token):
     model = policy_model()
     model["numberingPlans"]["AccountNumbers"]["format"] = "{product}-###"
     tenant = configured_tenant(api, admin_token, model)
-    assert_error(call(api, "POST", accounts(tenant), admin_token, person(autoValidate=True)), 409,
-                 "numbering.invalid_plan")
+    assert_error(
+        call(api, "POST", accounts(tenant), admin_token, person(autoValidate=True)), 409, "numbering.invalid_plan"
+    )

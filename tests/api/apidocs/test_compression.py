@@ -1,6 +1,7 @@
 """`/openapi.json` (0.9 MB of JSON) and the docs page's files are built once per process, sent gzip-compressed
 to a request whose Accept-Encoding takes gzip, and carry an ETag that a revalidation gets a bodiless 304 for
 (the docs page showed its spinner for seconds while it fetched the description whole)."""
+
 from __future__ import annotations
 
 import gzip
@@ -8,8 +9,14 @@ import json
 
 import pytest
 
-DOCS_FILES = ["/openapi.json", "/docs", "/docs/openapi/accounts", "/docs/swagger-ui.css", "/docs/swagger-ui-bundle.js",
-              "/docs/swagger-ui-standalone-preset.js"]
+DOCS_FILES = [
+    "/openapi.json",
+    "/docs",
+    "/docs/openapi/accounts",
+    "/docs/swagger-ui.css",
+    "/docs/swagger-ui-bundle.js",
+    "/docs/swagger-ui-standalone-preset.js",
+]
 
 
 def test_the_description_comes_gzip_compressed_to_a_tenth_of_its_size_when_asked(api):
@@ -25,10 +32,20 @@ def test_the_description_comes_gzip_compressed_to_a_tenth_of_its_size_when_asked
     assert compressed.headers["Vary"] == plain.headers["Vary"] == "Accept-Encoding"
 
 
-@pytest.mark.parametrize(("accept_encoding", "compressed"), [
-    ("gzip", True), ("GZIP;q=0.5", True), ("br, *", True), ("deflate, gzip;q=1.0", True),
-    ("gzip;q=0", False), ("identity", False), ("br", False), ("*, gzip;q=0", False), ("", False),
-])
+@pytest.mark.parametrize(
+    ("accept_encoding", "compressed"),
+    [
+        ("gzip", True),
+        ("GZIP;q=0.5", True),
+        ("br, *", True),
+        ("deflate, gzip;q=1.0", True),
+        ("gzip;q=0", False),
+        ("identity", False),
+        ("br", False),
+        ("*, gzip;q=0", False),
+        ("", False),
+    ],
+)
 def test_only_an_accept_encoding_that_takes_gzip_gets_it(api, accept_encoding, compressed):
     answer = api.http.get("/docs/swagger-ui.css", headers={"Accept-Encoding": accept_encoding})
 

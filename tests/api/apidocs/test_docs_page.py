@@ -8,6 +8,7 @@ best of each is compared. On a quiet machine `about:blank` takes about 0.7 s and
 2 s more, so at most (0.7 + 2) / 0.7 = 3.9 times it; a ratio, so a loaded machine slows both alike. Before
 the page read one domain at a time it took 17-19 s (12.4 s against 0.9 s, 13.5 times, on a quiet machine).
 """
+
 from __future__ import annotations
 
 import json
@@ -17,10 +18,20 @@ import time
 
 from tests.support.wsgi import serving, wsgi_app
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-dev-shm-usage", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-                  "--virtual-time-budget=30000", "--dump-dom"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--virtual-time-budget=30000",
+    "--dump-dom",
+]
 ROUNDS = 2
 READY_RATIO = 3.9
 
@@ -30,16 +41,21 @@ def test_the_docs_page_is_ready_soon_and_lists_its_domain_offline(app, api, tmp_
     assert chromium, "make test installs Debian's chromium (make browser); run it once"
     whole = json.loads(api.http.get("/openapi.json").body)
     tags = [tag["name"] for tag in whole["tags"]]
-    first = [op["operationId"] for methods in whole["paths"].values() for op in methods.values()
-             if op["tags"] == [tags[0]]]
+    first = [
+        op["operationId"] for methods in whole["paths"].values() for op in methods.values() if op["tags"] == [tags[0]]
+    ]
     encodings: dict[str, str | None] = {}
     timings: dict[str, list[float]] = {"about:blank": [], "/docs": []}
     with serving(_recording_encodings(wsgi_app(app), encodings)) as base:
         for round_ in range(ROUNDS):
             for page_name, url in (("about:blank", "about:blank"), ("/docs", f"{base}/docs")):
                 started = time.perf_counter()
-                page = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / str(round_)}", url],
-                                      capture_output=True, text=True, timeout=120)
+                page = subprocess.run(
+                    [chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / str(round_)}", url],
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                )
                 timings[page_name].append(time.perf_counter() - started)
     dom = page.stdout
     assert 'class="swagger-ui' in dom, page.stderr[-2000:]

@@ -1,6 +1,7 @@
 """`GET /openapi.json`: the OpenAPI 3.1 description of every route the app serves, generated from the
 route table (no token needed); valid by openapi-spec-validator, with every $ref resolving; each operation
 with its id, tag, security, request and answer schemas and the error codes it may answer."""
+
 from __future__ import annotations
 
 import inspect
@@ -54,14 +55,19 @@ def test_every_operation_says_who_may_call_it_what_it_takes_and_what_it_answers(
             view = inspect.unwrap(app.routes[path][method.upper()].view_function)
             spec = app.routes[path][method.upper()].view_function.__endpoint__
             if not spec.public:
-                if operation["security"] != [{"bearerAuth": []}] or not operation.get("x-securityGroup") \
-                        or not operation.get("x-securityPermission"):
+                if (
+                    operation["security"] != [{"bearerAuth": []}]
+                    or not operation.get("x-securityGroup")
+                    or not operation.get("x-securityPermission")
+                ):
                     problems.append(f"{name}: no bearer security or platform security extensions")
             success = [status for status in operation["responses"] if status.startswith("2")]
             if len(success) != 1:
                 problems.append(f"{name}: {success} success answers")
-            elif inspect.signature(view).return_annotation not in (None, "None") \
-                    and "content" not in operation["responses"][success[0]]:
+            elif (
+                inspect.signature(view).return_annotation not in (None, "None")
+                and "content" not in operation["responses"][success[0]]
+            ):
                 problems.append(f"{name}: its answer has no schema")
             for status in set(operation["responses"]) - set(success):
                 answer = _answer(document, operation["responses"][status])
@@ -92,15 +98,26 @@ def test_error_answers_are_shared_responses_each_described_once(app, api):
     document = _document(api)
     shared = document["components"]["responses"]
     assert shared["Error401"]["content"]["application/json"]["schema"]["properties"]["code"]["enum"] == [
-        "auth.token_expired", "auth.token_invalid", "auth.token_missing", "auth.token_revoked"]
+        "auth.token_expired",
+        "auth.token_invalid",
+        "auth.token_missing",
+        "auth.token_revoked",
+    ]
     assert "- `auth.token_missing`: " in shared["Error401"]["description"]
     named, problems = set(), []
     for path, methods in document["paths"].items():
         for method, operation in methods.items():
             entry = app.routes[path][method.upper()]
-            declared = {(code.status, code.code) for code in error_codes_of(
-                entry.view_function.__endpoint__, contract_of(inspect.unwrap(entry.view_function)),
-                "{tenantLocator}" in path, method, "{" in path)}
+            declared = {
+                (code.status, code.code)
+                for code in error_codes_of(
+                    entry.view_function.__endpoint__,
+                    contract_of(inspect.unwrap(entry.view_function)),
+                    "{tenantLocator}" in path,
+                    method,
+                    "{" in path,
+                )
+            }
             described = set()
             for status, answer in operation["responses"].items():
                 if status.startswith("2"):
@@ -133,10 +150,13 @@ def test_a_field_left_out_when_none_is_never_null_and_one_answered_as_null_says_
     assert account["timezone"] == {"title": "Timezone", "type": "string"}
     flag = schemas["UnderwritingFlagResponse"]
     assert {"locator", "level", "referenceType", "clearedBy", "clearedTime", "taskCreationResponse"} <= set(
-        flag["required"])
+        flag["required"]
+    )
     assert flag["properties"]["clearedBy"]["anyOf"] == [{"type": "string"}, {"type": "null"}]
     assert flag["properties"]["taskCreationResponse"]["anyOf"] == [
-        {"$ref": "#/components/schemas/TaskCreationResponse"}, {"type": "null"}]
+        {"$ref": "#/components/schemas/TaskCreationResponse"},
+        {"type": "null"},
+    ]
     assert "elementLocator" not in flag["required"]
     assert flag["properties"]["elementLocator"] == {"title": "Elementlocator", "type": "string"}
     hold = schemas["EntityHoldResponse"]
@@ -159,8 +179,11 @@ def test_every_json_body_and_answer_has_an_example_that_fits_its_schema(api):
     for path, methods in document["paths"].items():
         for method, operation in methods.items():
             media = [operation.get("requestBody", {}).get("content", {}).get("application/json")]
-            media += [answer.get("content", {}).get("application/json")
-                      for status, answer in operation["responses"].items() if status.startswith("2")]
+            media += [
+                answer.get("content", {}).get("application/json")
+                for status, answer in operation["responses"].items()
+                if status.startswith("2")
+            ]
             for described in filter(None, media):
                 if "example" not in described:
                     problems.append(f"{method.upper()} {path}: no example")
@@ -194,10 +217,12 @@ def test_the_docs_page_reads_one_domain_at_a_time_and_together_they_are_the_whol
             for name, component in section["components"][kind].items():
                 assert component == whole["components"][kind][name]
                 named |= _refs(component)
-        assert {f"#/components/{kind}/{name}" for kind in ("schemas", "responses")
-                for name in section["components"][kind]} == named  # what it names, no more
-    assert seen == {(path, method): operation for path, methods in whole["paths"].items()
-                    for method, operation in methods.items()}
+        assert {
+            f"#/components/{kind}/{name}" for kind in ("schemas", "responses") for name in section["components"][kind]
+        } == named  # what it names, no more
+    assert seen == {
+        (path, method): operation for path, methods in whole["paths"].items() for method, operation in methods.items()
+    }
     unknown = api.http.get("/docs/openapi/nothing")
     assert (unknown.status_code, json.loads(unknown.body)["code"]) == (404, "route.not_found")
 

@@ -2,6 +2,7 @@
 (Standard by default: 10 days of grace, a reminder 3 days before its end; LongPolicy and LongInvoice: 40 days,
 so that the next month's invoice falls due within the grace, of level policy and invoice, the latter's lapse
 only accepted)."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -19,8 +20,12 @@ FEB_DUE = "2026-02-01T05:00:00.000Z"
 def delinquency_model(default_plan: str | None = "Standard") -> dict[str, Any]:
     model = billing_model()
     model["delinquencyPlans"] = {
-        "Standard": {"gracePeriodDays": 10, "advanceLapseTo": "issued", "delinquencyLevel": "policy",
-                     "events": {"Reminder": {"offsetBasis": "gracePeriodEnd", "offsetDays": -3}}},
+        "Standard": {
+            "gracePeriodDays": 10,
+            "advanceLapseTo": "issued",
+            "delinquencyLevel": "policy",
+            "events": {"Reminder": {"offsetBasis": "gracePeriodEnd", "offsetDays": -3}},
+        },
         "LongPolicy": {"gracePeriodDays": 40, "advanceLapseTo": "issued", "delinquencyLevel": "policy"},
         "LongInvoice": {"gracePeriodDays": 40, "advanceLapseTo": "accepted", "delinquencyLevel": "invoice"},
     }
@@ -47,9 +52,21 @@ def event_jobs(api: Any, token: str, tenant: str, delinquency: str) -> list[dict
 
 def pay(api: Any, token: str, tenant: str, account: str, invoice: dict[str, Any], amount: Decimal) -> Any:
     """The response of posting a payment of `amount` to the invoice."""
-    payment = ok(call(api, "POST", billing(tenant, "/payments"), token, {
-        "accountLocator": account, "type": "Card", "amount": amount, "data": {},
-        "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}))
+    payment = ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            token,
+            {
+                "accountLocator": account,
+                "type": "Card",
+                "amount": amount,
+                "data": {},
+                "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
+            },
+        )
+    )
     posted = call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token)
     ok(posted)
     return posted
@@ -62,8 +79,7 @@ def events_of_type(api: Any, token: str, tenant: str, event_type: str) -> list[d
 
 def hold(api: Any, token: str, tenant: str, account: str, target: str) -> dict[str, Any]:
     """A hold of `target` on the account, created and activated."""
-    created = ok(call(api, "POST", billing(tenant, "/holds"), token, {"accountLocator": account,
-                                                                      "targetType": target}))
+    created = ok(call(api, "POST", billing(tenant, "/holds"), token, {"accountLocator": account, "targetType": target}))
     return ok(call(api, "PATCH", billing(tenant, f"/holds/{created['locator']}/activate"), token))
 
 

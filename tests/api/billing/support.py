@@ -2,6 +2,7 @@
 installment plans, an invoice numbering plan and a payment type; a PersonalAuto policy issued for a year
 from 2026-02-01 (midnight in New York): premium 100 a month for one vehicle (1,200.00) plus a tax of
 25. The clock stands at 2026-01-15T09:30Z."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -17,18 +18,26 @@ def billing_model(default_plan: str = "Monthly") -> dict[str, Any]:
     model = quotes_model()
     model["defaultInstallmentPlan"] = default_plan
     model["installmentPlans"] = {
-        "Monthly": {"cadence": "monthly", "anchorMode": "termStartDay", "generateLeadDays": 10, "dueLeadDays": 0,
-                    "maxInstallmentsPerTerm": 12},
-        "Quarterly": {"cadence": "quarterly", "installmentWeights": [3, 2], "generateLeadDays": 10,
-                      "dueLeadDays": 0},
+        "Monthly": {
+            "cadence": "monthly",
+            "anchorMode": "termStartDay",
+            "generateLeadDays": 10,
+            "dueLeadDays": 0,
+            "maxInstallmentsPerTerm": 12,
+        },
+        "Quarterly": {"cadence": "quarterly", "installmentWeights": [3, 2], "generateLeadDays": 10, "dueLeadDays": 0},
         "FullPay": {"cadence": "fullPay", "generateLeadDays": 30, "dueLeadDays": 0},
     }
-    model["numberingPlans"]["InvoiceNumbers"] = {"format": "\\I\\N\\V-######", "initialCoreNumber": "1",
-                                                 "copyFromQuote": False}
+    model["numberingPlans"]["InvoiceNumbers"] = {
+        "format": "\\I\\N\\V-######",
+        "initialCoreNumber": "1",
+        "copyFromQuote": False,
+    }
     model["accounts"]["PersonAccount"]["invoiceNumberingPlan"] = "InvoiceNumbers"
     model["payments"] = {"Check": {}, "Card": {}}
-    model["delinquencyPlans"] = {"Lenient": {"gracePeriodDays": 30, "events": {
-        "Reminder": {"offsetBasis": "gracePeriodEnd", "offsetDays": -5}}}}  # a policy's own choice: no default
+    model["delinquencyPlans"] = {
+        "Lenient": {"gracePeriodDays": 30, "events": {"Reminder": {"offsetBasis": "gracePeriodEnd", "offsetDays": -5}}}
+    }  # a policy's own choice: no default
     model["disbursements"] = {"Refund": {"data": {}}}
     return model
 

@@ -4,6 +4,7 @@ above the plan's threshold is disbursed at once (the posting enqueues it; the di
 generated (`autoApplyExcessToInvoicesEnabled`, time travel on a test clock), and a payment short of an
 invoice by no more than the tolerance settles it with a shortfall write-off. The policies of
 tests/api/billing/support.py (1,225.00 a year), the clock at 2026-01-15T09:30Z."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -28,14 +29,22 @@ def tenant_with(api, token, default_plan: str, *, test_clock: bool = False, **pl
 
 def pay(api, token, tenant, account, amount, invoice=None):
     targets = [{"containerType": "invoice", "containerLocator": invoice}] if invoice else []
-    payment = ok(call(api, "POST", billing(tenant, "/payments"), token, {
-        "accountLocator": account, "type": "Check", "amount": amount, "data": {}, "targets": targets}))
+    payment = ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            token,
+            {"accountLocator": account, "type": "Check", "amount": amount, "data": {}, "targets": targets},
+        )
+    )
     return call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token)
 
 
 def balance(api, token, tenant, account):
-    return ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                   token))["balance"]
+    return ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), token))[
+        "balance"
+    ]
 
 
 def disbursements(api, token, tenant, account):
@@ -44,8 +53,15 @@ def disbursements(api, token, tenant, account):
 
 
 def test_an_overpayment_above_the_threshold_is_disbursed_and_executed(api, admin_token, jobs):
-    tenant = tenant_with(api, admin_token, "FullPay", disburseExcess=True, disbursementType="Refund",
-                         disbursementThresholds={"USD": 10}, advanceDisbursementTo="executed")
+    tenant = tenant_with(
+        api,
+        admin_token,
+        "FullPay",
+        disburseExcess=True,
+        disbursementType="Refund",
+        disbursementThresholds={"USD": 10},
+        advanceDisbursementTo="executed",
+    )
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
 
@@ -56,21 +72,33 @@ def test_an_overpayment_above_the_threshold_is_disbursed_and_executed(api, admin
 
     assert disbursements(api, admin_token, tenant, account) == [("Refund", Decimal("65.00"), "executed")]
     assert balance(api, admin_token, tenant, account) == Decimal("10.00")
-    lines = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                    admin_token))["lineItems"]
+    lines = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )["lineItems"]
     assert [(line["accountingType"], line["amount"]) for line in lines] == [
-        ("credit", Decimal("75.00")), ("debit", Decimal("65.00"))]
+        ("credit", Decimal("75.00")),
+        ("debit", Decimal("65.00")),
+    ]
 
     pay(api, admin_token, tenant, account, Decimal("5.00"))  # credit 15.00: within the threshold
     jobs.drain()
     assert disbursements(api, admin_token, tenant, account) == [
-        ("Refund", Decimal("65.00"), "executed"), ("Refund", Decimal("5.00"), "executed")]
+        ("Refund", Decimal("65.00"), "executed"),
+        ("Refund", Decimal("5.00"), "executed"),
+    ]
     assert balance(api, admin_token, tenant, account) == Decimal("10.00")
 
 
 def test_a_pending_automatic_disbursement_is_netted_before_another_is_made(api, admin_token, jobs):
-    tenant = tenant_with(api, admin_token, "FullPay", disburseExcess=True, disbursementType="Refund",
-                         disbursementThresholds={"USD": 10}, advanceDisbursementTo="approved")
+    tenant = tenant_with(
+        api,
+        admin_token,
+        "FullPay",
+        disburseExcess=True,
+        disbursementType="Refund",
+        disbursementThresholds={"USD": 10},
+        advanceDisbursementTo="approved",
+    )
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
     pay(api, admin_token, tenant, account, 1300, invoice["locator"])
@@ -81,16 +109,20 @@ def test_a_pending_automatic_disbursement_is_netted_before_another_is_made(api, 
     pay(api, admin_token, tenant, account, 20)
     jobs.drain()
     assert disbursements(api, admin_token, tenant, account) == [
-        ("Refund", Decimal("65.00"), "approved"), ("Refund", Decimal("20.00"), "approved")]
-    [first, _] = ok(call(api, "GET", billing(tenant, f"/disbursements/list?accountLocator={account}"),
-                         admin_token))["items"]
+        ("Refund", Decimal("65.00"), "approved"),
+        ("Refund", Decimal("20.00"), "approved"),
+    ]
+    [first, _] = ok(call(api, "GET", billing(tenant, f"/disbursements/list?accountLocator={account}"), admin_token))[
+        "items"
+    ]
     ok(call(api, "PATCH", billing(tenant, f"/disbursements/{first['locator']}/execute"), admin_token))
     assert balance(api, admin_token, tenant, account) == Decimal("30.00")
 
 
 def test_credit_is_applied_to_invoices_as_they_are_generated(api, admin_token, jobs):
-    tenant = tenant_with(api, admin_token, "Monthly", test_clock=True, disburseExcess=False,
-                         autoApplyExcessToInvoicesEnabled=True)
+    tenant = tenant_with(
+        api, admin_token, "Monthly", test_clock=True, disburseExcess=False, autoApplyExcessToInvoicesEnabled=True
+    )
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-01-23T00:00:00Z")
     [february] = invoices_of_account(api, admin_token, tenant, account)
@@ -104,10 +136,13 @@ def test_credit_is_applied_to_invoices_as_they_are_generated(api, admin_token, j
     assert (march["invoiceState"], march["totalRemainingAmount"]) == ("settled", 0)
     credit -= march["totalAmount"]
     assert balance(api, admin_token, tenant, account) == credit
-    [distribution] = ok(call(api, "GET", billing(tenant, f"/creditDistributions/list?accountLocator={account}"),
-                             admin_token))["items"]
-    assert (distribution["creditDistributionState"], distribution["appliedAmount"]) == ("executed",
-                                                                                        march["totalAmount"])
+    [distribution] = ok(
+        call(api, "GET", billing(tenant, f"/creditDistributions/list?accountLocator={account}"), admin_token)
+    )["items"]
+    assert (distribution["creditDistributionState"], distribution["appliedAmount"]) == (
+        "executed",
+        march["totalAmount"],
+    )
     credits = ok(call(api, "GET", billing(tenant, f"/invoices/{march['locator']}/credits/list"), admin_token))["items"]
     assert [(c["creditType"], c["amount"]) for c in credits] == [("creditDistribution", march["totalAmount"])]
 
@@ -129,21 +164,33 @@ def test_a_shortfall_within_the_tolerance_is_written_off(api, admin_token, jobs)
 
     posted = pay(api, admin_token, tenant, account, Decimal("1221.00"), first["locator"])
     assert event_types(api, admin_token, tenant, posted) == [
-        "billing.writeoff.create", "billing.writeoff.distribute", "billing.invoice.settle", "billing.payment.post"]
+        "billing.writeoff.create",
+        "billing.writeoff.distribute",
+        "billing.invoice.settle",
+        "billing.payment.post",
+    ]
     settled = ok(call(api, "GET", billing(tenant, f"/invoices/{first['locator']}"), admin_token))
     assert (settled["invoiceState"], settled["totalRemainingAmount"]) == ("settled", 0)
-    [shortfall] = ok(call(api, "GET", billing(tenant, f"/writeOffs/list?accountLocator={account}"),
-                          admin_token))["items"]
+    [shortfall] = ok(call(api, "GET", billing(tenant, f"/writeOffs/list?accountLocator={account}"), admin_token))[
+        "items"
+    ]
     assert (shortfall["creditType"], shortfall["amount"], shortfall["writeOffState"]) == (
-        "shortfallWriteOff", Decimal("4.00"), "distributed")
+        "shortfallWriteOff",
+        Decimal("4.00"),
+        "distributed",
+    )
     assert [(t["containerLocator"], t["amount"]) for t in shortfall["targets"]] == [(first["locator"], Decimal("4.00"))]
     credits = ok(call(api, "GET", billing(tenant, f"/invoices/{first['locator']}/credits/list"), admin_token))["items"]
     assert [(c["creditType"], c["creditState"], c["amount"]) for c in credits] == [
-        ("payment", "posted", Decimal("1221.00")), ("shortfallWriteOff", "distributed", Decimal("4.00"))]
+        ("payment", "posted", Decimal("1221.00")),
+        ("shortfallWriteOff", "distributed", Decimal("4.00")),
+    ]
 
     pay(api, admin_token, tenant, account, Decimal("1219.00"), second["locator"])  # 6.00 short: more than the tolerance
     still = ok(call(api, "GET", billing(tenant, f"/invoices/{second['locator']}"), admin_token))
     assert (still["invoiceState"], still["totalRemainingAmount"]) == ("open", Decimal("6.00"))
-    assert len(ok(call(api, "GET", billing(tenant, f"/writeOffs/list?accountLocator={account}"),
-                       admin_token))["items"]) == 1
+    assert (
+        len(ok(call(api, "GET", billing(tenant, f"/writeOffs/list?accountLocator={account}"), admin_token))["items"])
+        == 1
+    )
     assert balance(api, admin_token, tenant, account) == 0

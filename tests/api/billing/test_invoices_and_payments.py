@@ -1,5 +1,6 @@
 """Installments, invoices, payments and the credit balance through the API (the policy of support.py:
 premium 1,200.00 and tax 25.00 for a year from 2026-02-01; the clock at 2026-01-15T09:30Z)."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -28,8 +29,9 @@ def full_pay(api, admin_token):
 
 
 def installments_of(api, token, tenant, policy):
-    return ok(call(api, "GET", billing(tenant, f"/installments/policies/{policy['locator']}/list?count=100"),
-                   token))["items"]
+    return ok(call(api, "GET", billing(tenant, f"/installments/policies/{policy['locator']}/list?count=100"), token))[
+        "items"
+    ]
 
 
 def test_a_monthly_plan_spreads_each_charge_over_twelve_installments_to_the_cent(api, admin_token, jobs):
@@ -49,13 +51,16 @@ def test_a_monthly_plan_spreads_each_charge_over_twelve_installments_to_the_cent
     assert by_type == {"premium": Decimal("1200.00"), "tax": Decimal("25.00")}
     # a months-basis policy: every month is one twelfth, February (28 days) as much as March (31 days, one
     # hour short for summer time); the tax's 25.00 / 12 = 2.0833 rounds to 2.08, 2.12 left for the last
-    assert [{item["chargeType"]: Decimal(str(item["amount"])) for item in i["installmentItems"]}
-            for i in installments] == [{"premium": Decimal("100.00"), "tax": Decimal("2.08")}] * 11 + [
-        {"premium": Decimal("100.00"), "tax": Decimal("2.12")}]
+    assert [
+        {item["chargeType"]: Decimal(str(item["amount"])) for item in i["installmentItems"]} for i in installments
+    ] == [{"premium": Decimal("100.00"), "tax": Decimal("2.08")}] * 11 + [
+        {"premium": Decimal("100.00"), "tax": Decimal("2.12")}
+    ]
     assert invoices_of_account(api, admin_token, tenant, account, zero=True) == []  # first generated 2026-01-22
 
-    lattices = ok(call(api, "GET", billing(tenant, f"/installmentLattices/policies/{policy['locator']}/list"),
-                       admin_token))["items"]
+    lattices = ok(
+        call(api, "GET", billing(tenant, f"/installmentLattices/policies/{policy['locator']}/list"), admin_token)
+    )["items"]
     assert len(lattices) == 1 and len(lattices[0]["frames"]) == 12
     assert [Decimal(str(f["normalizedWeight"])) for f in lattices[0]["frames"]] == [Decimal("0.083333")] * 12
     fetched = ok(call(api, "GET", billing(tenant, f"/installments/{installments[3]['locator']}"), admin_token))
@@ -73,21 +78,38 @@ def test_an_invoice_due_at_issue_is_generated_numbered_and_paid(api, admin_token
     assert invoice["dueTime"] == FIRST_DUE
     full = ok(call(api, "GET", billing(tenant, f"/invoices/{invoice['locator']}"), admin_token))
     assert sorted((i["chargeType"], i["amount"]) for i in full["invoiceItems"]) == [
-        ("premium", Decimal("1200.00")), ("tax", Decimal("25.00"))]
-    assert [i["locator"] for i in ok(call(api, "GET", billing(
-        tenant, f"/invoices/policies/{policy['locator']}/list"), admin_token))["items"]] == [invoice["locator"]]
+        ("premium", Decimal("1200.00")),
+        ("tax", Decimal("25.00")),
+    ]
+    assert [
+        i["locator"]
+        for i in ok(call(api, "GET", billing(tenant, f"/invoices/policies/{policy['locator']}/list"), admin_token))[
+            "items"
+        ]
+    ] == [invoice["locator"]]
     details = ok(call(api, "GET", billing(tenant, f"/invoices/{invoice['locator']}/details"), admin_token))
     [summary] = details["invoiceSummaries"]
     assert details["invoiceLocator"] == invoice["locator"] and details["totalAmount"] == Decimal("1225.00")
-    assert sorted((i["chargeType"], [part["amount"] for part in i["installmentItemSummaries"]])
-                  for i in summary["invoiceItemSummaries"]) == [("premium", [Decimal("1200.00")]),
-                                                                 ("tax", [Decimal("25.00")])]
+    assert sorted(
+        (i["chargeType"], [part["amount"] for part in i["installmentItemSummaries"]])
+        for i in summary["invoiceItemSummaries"]
+    ) == [("premium", [Decimal("1200.00")]), ("tax", [Decimal("25.00")])]
     by_number = ok(call(api, "GET", billing(tenant, "/invoices/numbers/INV-000001"), admin_token))
     assert [i["locator"] for i in by_number] == [invoice["locator"]]
 
-    created = call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        "accountLocator": account, "type": "check", "amount": 1225, "data": {"checkNumber": "1001"},
-        "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]})
+    created = call(
+        api,
+        "POST",
+        billing(tenant, "/payments"),
+        admin_token,
+        {
+            "accountLocator": account,
+            "type": "check",
+            "amount": 1225,
+            "data": {"checkNumber": "1001"},
+            "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
+        },
+    )
     payment = ok(created)
     assert payment["paymentState"] == "draft" and payment["type"] == "Check"
     assert event_types(api, admin_token, tenant, created) == ["billing.payment.create"]
@@ -111,33 +133,63 @@ def test_an_overpayment_goes_to_the_credit_balance_and_a_reversal_takes_it_all_b
     tenant = full_pay
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
-    payment = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Card", "amount": Decimal("1300.00"), "data": {},
-        "targets": [{"containerType": "account", "containerLocator": account}]}))
+    payment = ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            admin_token,
+            {
+                "accountLocator": account,
+                "type": "Card",
+                "amount": Decimal("1300.00"),
+                "data": {},
+                "targets": [{"containerType": "account", "containerLocator": account}],
+            },
+        )
+    )
     ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
 
-    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                      admin_token))
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )
     assert balance["balance"] == Decimal("75.00") and balance["currency"] == "USD"
     assert [(line["accountingType"], line["amount"]) for line in balance["lineItems"]] == [("credit", Decimal("75.00"))]
 
-    reversed_ = call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/reverse"), admin_token,
-                     {"reversalType": "bounced"})
+    reversed_ = call(
+        api,
+        "PATCH",
+        billing(tenant, f"/payments/{payment['locator']}/reverse"),
+        admin_token,
+        {"reversalType": "bounced"},
+    )
     assert ok(reversed_)["paymentState"] == "reversed"
     assert event_types(api, admin_token, tenant, reversed_) == ["billing.invoice.unsettle", "billing.payment.reverse"]
     reopened = ok(call(api, "GET", billing(tenant, f"/invoices/{invoice['locator']}"), admin_token))
     assert reopened["invoiceState"] == "open" and reopened["totalRemainingAmount"] == Decimal("1225.00")
     assert reopened["unsettledTime"] == "2026-01-15T09:30:00.000Z"
-    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                      admin_token))
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )
     assert balance["balance"] == 0
-    assert ok(call(api, "GET", billing(tenant, f"/invoices/{invoice['locator']}/payments/list"),
-                   admin_token))["items"] == []
-    with_reversed = ok(call(api, "GET", billing(
-        tenant, f"/invoices/{invoice['locator']}/payments/list?includeReversed=true"), admin_token))["items"]
+    assert (
+        ok(call(api, "GET", billing(tenant, f"/invoices/{invoice['locator']}/payments/list"), admin_token))["items"]
+        == []
+    )
+    with_reversed = ok(
+        call(
+            api,
+            "GET",
+            billing(tenant, f"/invoices/{invoice['locator']}/payments/list?includeReversed=true"),
+            admin_token,
+        )
+    )["items"]
     assert [p["paymentState"] for p in with_reversed] == ["reversed"]
-    assert_error(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/reverse"), admin_token),
-                 409, "payment.invalid_state")
+    assert_error(
+        call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/reverse"), admin_token),
+        409,
+        "payment.invalid_state",
+    )
 
 
 def test_a_payment_without_targets_pays_open_invoices_oldest_due_first(api, admin_token, jobs, full_pay):
@@ -145,8 +197,15 @@ def test_a_payment_without_targets_pays_open_invoices_oldest_due_first(api, admi
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     billed_second = billed_policy(api, admin_token, tenant, jobs)  # another account: never touched
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
-    payment = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Check", "amount": 1000, "data": {}, "targets": []}))
+    payment = ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            admin_token,
+            {"accountLocator": account, "type": "Check", "amount": 1000, "data": {}, "targets": []},
+        )
+    )
     ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
     partly = ok(call(api, "GET", billing(tenant, f"/invoices/{invoice['locator']}"), admin_token))
     assert partly["invoiceState"] == "open" and partly["totalRemainingAmount"] == Decimal("225.00")
@@ -156,17 +215,24 @@ def test_a_payment_without_targets_pays_open_invoices_oldest_due_first(api, admi
     assert [(p["locator"], p["paymentState"]) for p in listed] == [(payment["locator"], "posted")]
     credits = ok(call(api, "GET", billing(tenant, f"/credits/list?accountLocator={account}"), admin_token))["items"]
     assert [(c["locator"], c["creditType"], c["creditState"], c["amount"]) for c in credits] == [
-        (payment["locator"], "payment", "posted", Decimal("1000.00"))]
+        (payment["locator"], "payment", "posted", Decimal("1000.00"))
+    ]
 
 
 @pytest.mark.parametrize("amount", [-5, 0, Decimal("12.345"), "abc", "NaN", Decimal("1E+40")])
 def test_a_payment_with_a_bad_amount_is_refused(api, admin_token, jobs, full_pay, amount):
     account, _ = billed_policy(api, admin_token, full_pay, jobs)
-    response = call(api, "POST", billing(full_pay, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Check", "amount": amount, "data": {}, "targets": []})
+    response = call(
+        api,
+        "POST",
+        billing(full_pay, "/payments"),
+        admin_token,
+        {"accountLocator": account, "type": "Check", "amount": amount, "data": {}, "targets": []},
+    )
     assert response.status_code == 400, response.body
-    assert ok(call(api, "GET", billing(full_pay, f"/payments/list?accountLocator={account}"),
-                   admin_token))["items"] == []
+    assert (
+        ok(call(api, "GET", billing(full_pay, f"/payments/list?accountLocator={account}"), admin_token))["items"] == []
+    )
 
 
 def test_payments_refuse_unknown_types_foreign_targets_and_a_second_post(api, admin_token, jobs, full_pay):
@@ -175,23 +241,65 @@ def test_payments_refuse_unknown_types_foreign_targets_and_a_second_post(api, ad
     other_account, _ = billed_policy(api, admin_token, tenant, jobs)
     [foreign] = invoices_of_account(api, admin_token, tenant, other_account)
     body = {"accountLocator": account, "type": "Check", "amount": 10, "data": {}, "targets": []}
-    assert_error(call(api, "POST", billing(tenant, "/payments"), admin_token, {**body, "type": "Barter"}),
-                 400, "payment.unknown_type")
-    assert_error(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        **body, "targets": [{"containerType": "invoice", "containerLocator": foreign["locator"]}]}),
-        400, "payment.invalid_target")
-    assert_error(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        **body, "targets": [{"containerType": "account", "containerLocator": other_account}]}),
-        400, "payment.invalid_target")
-    assert_error(call(api, "POST", billing(tenant, "/payments"), admin_token, {**body, "currency": "EUR", "targets": [
-        {"containerType": "invoice", "containerLocator": invoices_of_account(
-            api, admin_token, tenant, account)[0]["locator"]}]}), 400, "payment.invalid_currency")
+    assert_error(
+        call(api, "POST", billing(tenant, "/payments"), admin_token, {**body, "type": "Barter"}),
+        400,
+        "payment.unknown_type",
+    )
+    assert_error(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            admin_token,
+            {**body, "targets": [{"containerType": "invoice", "containerLocator": foreign["locator"]}]},
+        ),
+        400,
+        "payment.invalid_target",
+    )
+    assert_error(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            admin_token,
+            {**body, "targets": [{"containerType": "account", "containerLocator": other_account}]},
+        ),
+        400,
+        "payment.invalid_target",
+    )
+    assert_error(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            admin_token,
+            {
+                **body,
+                "currency": "EUR",
+                "targets": [
+                    {
+                        "containerType": "invoice",
+                        "containerLocator": invoices_of_account(api, admin_token, tenant, account)[0]["locator"],
+                    }
+                ],
+            },
+        ),
+        400,
+        "payment.invalid_currency",
+    )
     payment = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, body))
     ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
-    assert_error(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token),
-                 409, "payment.invalid_state")
-    assert_error(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/discard"), admin_token),
-                 409, "payment.invalid_state")
+    assert_error(
+        call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token),
+        409,
+        "payment.invalid_state",
+    )
+    assert_error(
+        call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/discard"), admin_token),
+        409,
+        "payment.invalid_state",
+    )
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
     assert invoice["totalRemainingAmount"] == Decimal("1215.00")  # paid once, not twice
 
@@ -204,15 +312,27 @@ def test_a_payment_is_changed_only_as_a_draft_and_idempotent_on_its_key(api, adm
     again = call(api, "POST", billing(tenant, "/payments"), admin_token, body, headers={"X-Idempotency-Key": "p-1"})
     assert ok(first)["locator"] == ok(again)["locator"]
     locator = ok(first)["locator"]
-    changed = ok(call(api, "PATCH", billing(tenant, f"/payments/{locator}"), admin_token,
-                      {"amount": Decimal("12.50"), "setData": {"b": 2}, "removeData": {"a": None}}))
+    changed = ok(
+        call(
+            api,
+            "PATCH",
+            billing(tenant, f"/payments/{locator}"),
+            admin_token,
+            {"amount": Decimal("12.50"), "setData": {"b": 2}, "removeData": {"a": None}},
+        )
+    )
     assert changed["amount"] == Decimal("12.50") and changed["data"] == {"b": 2}
     ok(call(api, "PATCH", billing(tenant, f"/payments/{locator}/validate"), admin_token))
-    assert_error(call(api, "PATCH", billing(tenant, f"/payments/{locator}"), admin_token, {"amount": 5}),
-                 409, "payment.invalid_state")
+    assert_error(
+        call(api, "PATCH", billing(tenant, f"/payments/{locator}"), admin_token, {"amount": 5}),
+        409,
+        "payment.invalid_state",
+    )
     assert ok(call(api, "PATCH", billing(tenant, f"/payments/{locator}/reset"), admin_token))["paymentState"] == "draft"
-    assert ok(call(api, "PATCH", billing(tenant, f"/payments/{locator}/discard"),
-                   admin_token))["paymentState"] == "discarded"
+    assert (
+        ok(call(api, "PATCH", billing(tenant, f"/payments/{locator}/discard"), admin_token))["paymentState"]
+        == "discarded"
+    )
     assert ok(call(api, "GET", billing(tenant, f"/payments/{locator}"), admin_token))["paymentState"] == "discarded"
 
 
@@ -221,9 +341,21 @@ def test_an_invoice_with_money_left_is_not_settled_forced_or_not(api, admin_toke
     write-off's to settle, never marked settled with money owed."""
     account, _ = billed_policy(api, admin_token, full_pay, jobs)
     [invoice] = invoices_of_account(api, admin_token, full_pay, account)
-    payment = ok(call(api, "POST", billing(full_pay, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Check", "amount": Decimal("1224.00"), "data": {},
-        "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}))
+    payment = ok(
+        call(
+            api,
+            "POST",
+            billing(full_pay, "/payments"),
+            admin_token,
+            {
+                "accountLocator": account,
+                "type": "Check",
+                "amount": Decimal("1224.00"),
+                "data": {},
+                "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
+            },
+        )
+    )
     ok(call(api, "PATCH", billing(full_pay, f"/payments/{payment['locator']}/post"), admin_token))
     path = billing(full_pay, f"/invoices/{invoice['locator']}/settle")
     for query in ("", "?forced=true", "?forced=false"):
@@ -231,7 +363,8 @@ def test_an_invoice_with_money_left_is_not_settled_forced_or_not(api, admin_toke
         body = assert_error(refused, 409, "invoice.amount_remaining")
         assert body["message"] == (
             f"Invoice {invoice['locator']} has 1.00 USD remaining: only an invoice of zero or negative total is "
-            f"settled; pay it, or write the remainder off (PATCH /invoices/{invoice['locator']}/writeOff)")
+            f"settled; pay it, or write the remainder off (PATCH /invoices/{invoice['locator']}/writeOff)"
+        )
         assert event_types(api, admin_token, full_pay, refused) == []
     found = ok(call(api, "GET", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token))
     assert (found["invoiceState"], found["totalRemainingAmount"]) == ("open", Decimal("1.00"))
@@ -239,8 +372,10 @@ def test_an_invoice_with_money_left_is_not_settled_forced_or_not(api, admin_toke
 
     written = ok(call(api, "PATCH", billing(full_pay, f"/invoices/{invoice['locator']}/writeOff"), admin_token))
     assert written["amount"] == Decimal("1.00")
-    assert ok(call(api, "GET", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token))["invoiceState"] == \
-        "settled"
+    assert (
+        ok(call(api, "GET", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token))["invoiceState"]
+        == "settled"
+    )
     assert_error(call(api, "POST", path + "?forced=true", admin_token), 409, "invoice.settled")
 
 
@@ -249,8 +384,7 @@ def test_a_cancellation_refund_is_a_negative_invoice_settled_into_credit(api, ad
     that frame's generate time (30 days ahead, Jul 2), due Aug 1, not at once with the term's times."""
     tenant = billing_tenant(api, admin_token, "FullPay", test_clock=True)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel",
-                             params("2026-08-01T04:00:00.000Z")))
+    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params("2026-08-01T04:00:00.000Z")))
     ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
     jobs.drain()
     assert [i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)] == ["open"]
@@ -262,8 +396,9 @@ def test_a_cancellation_refund_is_a_negative_invoice_settled_into_credit(api, ad
     refund = invoices[1]
     assert refund["totalAmount"] < 0 and refund["totalRemainingAmount"] == 0
     assert (refund["generatedTime"], refund["dueTime"]) == ("2026-07-02T04:00:00.000Z", "2026-08-01T04:00:00.000Z")
-    balance = ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                      admin_token))
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )
     assert balance["balance"] == -refund["totalAmount"]
     debits = ok(call(api, "GET", billing(tenant, f"/invoices/{refund['locator']}/debits/list"), admin_token))
     assert [(d["targetType"], d["amount"]) for d in debits["items"]] == [("account", -refund["totalAmount"])]
@@ -274,9 +409,12 @@ def test_a_cancellation_refund_is_a_negative_invoice_settled_into_credit(api, ad
 
 def test_unknown_billing_records_answer_404(api, admin_token, full_pay):
     unknown = "01J00000000000000000000000"
-    for path, code in [(f"/invoices/{unknown}", "invoice.not_found"), (f"/payments/{unknown}", "payment.not_found"),
-                       (f"/installments/{unknown}", "installment.not_found"),
-                       (f"/installmentLattices/{unknown}", "installmentLattice.not_found")]:
+    for path, code in [
+        (f"/invoices/{unknown}", "invoice.not_found"),
+        (f"/payments/{unknown}", "payment.not_found"),
+        (f"/installments/{unknown}", "installment.not_found"),
+        (f"/installmentLattices/{unknown}", "installmentLattice.not_found"),
+    ]:
         assert_error(call(api, "GET", billing(full_pay, path), admin_token), 404, code)
 
 
@@ -290,45 +428,78 @@ def test_previews_show_the_invoices_a_quote_a_transaction_and_bare_charges_would
     account = new_account(api, admin_token, tenant)
     quote = ok(call(api, "POST", quotes(tenant), admin_token, auto(account)))
     ok(call(api, "PATCH", quotes(tenant, f"/{quote['locator']}/price"), admin_token))
-    previews = ok(call(api, "GET", billing(tenant, f"/invoices/quotes/{quote['locator']}/previewInvoices"),
-                       admin_token))
+    previews = ok(
+        call(api, "GET", billing(tenant, f"/invoices/quotes/{quote['locator']}/previewInvoices"), admin_token)
+    )
     # as the policy would be billed: a twelfth of 1,200.00 and of 25.00 a month (2.12 of tax in the last)
     assert amounts(previews) == [Decimal("102.08")] * 11 + [Decimal("102.12")]
     assert previews[0]["dueTime"] == FIRST_DUE and previews[0]["generateTime"] == "2026-01-22T05:00:00.000Z"
-    two = ok(call(api, "GET", billing(tenant, f"/invoices/quotes/{quote['locator']}/previewInvoices?count=2"),
-                  admin_token))
+    two = ok(
+        call(api, "GET", billing(tenant, f"/invoices/quotes/{quote['locator']}/previewInvoices?count=2"), admin_token)
+    )
     assert two == previews[:2]
     assert invoices_of_account(api, admin_token, tenant, account, zero=True) == []  # nothing stored
 
     _, policy = billed_policy(api, admin_token, tenant, jobs)
     change = ok(create(api, admin_token, tenant, policy["locator"], "change", [params("2026-08-01T04:00:00.000Z")]))
     ok(step(api, admin_token, tenant, change["locator"], "price"))
-    changed = ok(call(api, "GET", billing(tenant, f"/invoices/transactions/{change['locator']}/previewInvoices"
-                                                 "?includeZeroAmountInvoices=true"), admin_token))
+    changed = ok(
+        call(
+            api,
+            "GET",
+            billing(
+                tenant, f"/invoices/transactions/{change['locator']}/previewInvoices?includeZeroAmountInvoices=true"
+            ),
+            admin_token,
+        )
+    )
     assert [p["dueTime"][:7] for p in changed] == ["2026-08", "2026-09", "2026-10", "2026-11", "2026-12", "2027-01"]
     # the premium's reversal and new charge cancel out (100.00 a month each); the new segment's tax, 25.00 a
     # sixth a month (4.17, the last 4.15), less the half of the old one reversed, 12.50 a sixth a month (2.08,
     # the last 2.10)
     assert amounts(changed) == [Decimal("2.09")] * 5 + [Decimal("2.05")]
 
-    request = {"accountLocator": account, "productName": "PersonalAuto", "termStartTime": "2026-02-01T05:00:00Z",
-               "termEndTime": "2027-02-01T05:00:00Z", "installmentPreferences": {
-                   "installmentWeights": [], "cadence": "quarterly"},
-               "charges": [{"chargeType": "premium", "amount": "1000.00"}]}
-    stateless = ok(call(api, "GET", billing(
-        tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(request))}"),
-        admin_token))
+    request = {
+        "accountLocator": account,
+        "productName": "PersonalAuto",
+        "termStartTime": "2026-02-01T05:00:00Z",
+        "termEndTime": "2027-02-01T05:00:00Z",
+        "installmentPreferences": {"installmentWeights": [], "cadence": "quarterly"},
+        "charges": [{"chargeType": "premium", "amount": "1000.00"}],
+    }
+    stateless = ok(
+        call(
+            api,
+            "GET",
+            billing(tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(request))}"),
+            admin_token,
+        )
+    )
     # the product's durationBasis (months): every quarter is three months, though the first has 89 days
     assert amounts(stateless) == [Decimal("250.00")] * 4
     assert {item["chargeCategory"] for p in stateless for item in p["invoiceItems"]} == {"premium"}
     by_days = {**request, "durationBasis": "days"}  # 89, 92, 92 and 92 of 365 days
-    assert amounts(ok(call(api, "GET", billing(
-        tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(by_days))}"),
-        admin_token))) == [Decimal("243.84"), Decimal("252.05"), Decimal("252.05"), Decimal("252.06")]
+    assert amounts(
+        ok(
+            call(
+                api,
+                "GET",
+                billing(tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(by_days))}"),
+                admin_token,
+            )
+        )
+    ) == [Decimal("243.84"), Decimal("252.05"), Decimal("252.05"), Decimal("252.06")]
     bad = {**request, "productName": "Nothing"}
-    assert_error(call(api, "GET", billing(
-        tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(bad))}"),
-        admin_token), 400, "quote.invalid_reference")
+    assert_error(
+        call(
+            api,
+            "GET",
+            billing(tenant, f"/invoices/quotes/statelessPreview?quotePreviewRequest={escape(json.dumps(bad))}"),
+            admin_token,
+        ),
+        400,
+        "quote.invalid_reference",
+    )
 
 
 def test_installment_jobs_are_listed_per_transaction_and_quote_and_failed_ones_retried(api, admin_token, jobs):
@@ -339,8 +510,14 @@ def test_installment_jobs_are_listed_per_transaction_and_quote_and_failed_ones_r
 
     tenant = billing_tenant(api, admin_token)
     _, policy = billed_policy(api, admin_token, tenant, jobs)
-    [job] = ok(call(api, "GET", billing(tenant, f"/jobs/installments/transactions/"
-                                                f"{policy['issuedTransactionLocator']}/list"), admin_token))["items"]
+    [job] = ok(
+        call(
+            api,
+            "GET",
+            billing(tenant, f"/jobs/installments/transactions/{policy['issuedTransactionLocator']}/list"),
+            admin_token,
+        )
+    )["items"]
     assert (job["jobStatus"], job["jobType"], job["referenceType"]) == ("finished", "createOrUpdate", "transaction")
     assert job["referenceLocator"] == policy["issuedTransactionLocator"]
     assert len(job["installmentLocators"].split(",")) == 12
@@ -350,32 +527,56 @@ def test_installment_jobs_are_listed_per_transaction_and_quote_and_failed_ones_r
 
     unknown = "01J00000000000000000000000"
     uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
-    enqueue(uow, JobType.BILLING_INSTALLMENTS, {"transactionLocator": unknown, "policyLocator": policy["locator"],
-                                                "jobLocator": "01J00000000000000000000001"},
-            locator="01J00000000000000000000001")
+    enqueue(
+        uow,
+        JobType.BILLING_INSTALLMENTS,
+        {"transactionLocator": unknown, "policyLocator": policy["locator"], "jobLocator": "01J00000000000000000000001"},
+        locator="01J00000000000000000000001",
+    )
     uow.commit()
     jobs.drain()
-    [failed] = ok(call(api, "GET", billing(tenant, f"/jobs/installments/transactions/{unknown}/list"),
-                       admin_token))["items"]
+    [failed] = ok(call(api, "GET", billing(tenant, f"/jobs/installments/transactions/{unknown}/list"), admin_token))[
+        "items"
+    ]
     assert failed["jobStatus"] == "failed" and failed["processingErrors"].startswith("transaction.not_found")
-    retried = ok(call(api, "POST", billing(tenant, f"/retryJobs/{policy['locator']}/retryFailedTransactions"),
-                      admin_token))["items"]
+    retried = ok(
+        call(api, "POST", billing(tenant, f"/retryJobs/{policy['locator']}/retryFailedTransactions"), admin_token)
+    )["items"]
     assert [(j["locator"], j["jobStatus"]) for j in retried] == [(failed["locator"], "queued")]
     assert jobs.drain() == 1  # runs, fails again
-    assert ok(call(api, "POST", billing(tenant, f"/retryJobs/{policy['locator']}/retryFailedTransactions"),
-                   admin_token))["items"][0]["jobStatus"] == "queued"
+    assert (
+        ok(call(api, "POST", billing(tenant, f"/retryJobs/{policy['locator']}/retryFailedTransactions"), admin_token))[
+            "items"
+        ][0]["jobStatus"]
+        == "queued"
+    )
 
 
 def test_early_invoicing_invoices_named_installments_now_once(api, admin_token, jobs):
     tenant = billing_tenant(api, admin_token)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     installments = installments_of(api, admin_token, tenant, policy)
-    body = {"ignoreHolds": False, "installmentLocators": [installments[0]["locator"], installments[1]["locator"]],
-            "invoiceDueTime": "2026-01-20T05:00:00Z"}
-    first = call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, body,
-                 headers={"X-Idempotency-Key": "early-1"})
-    again = call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, body,
-                 headers={"X-Idempotency-Key": "early-1"})
+    body = {
+        "ignoreHolds": False,
+        "installmentLocators": [installments[0]["locator"], installments[1]["locator"]],
+        "invoiceDueTime": "2026-01-20T05:00:00Z",
+    }
+    first = call(
+        api,
+        "POST",
+        billing(tenant, "/invoices/earlyInvoicing"),
+        admin_token,
+        body,
+        headers={"X-Idempotency-Key": "early-1"},
+    )
+    again = call(
+        api,
+        "POST",
+        billing(tenant, "/invoices/earlyInvoicing"),
+        admin_token,
+        body,
+        headers={"X-Idempotency-Key": "early-1"},
+    )
     answer = ok(first)
     assert answer["candidateInstallmentsCount"] == 2 and ok(again) == answer
     assert jobs.drain() == 1
@@ -383,18 +584,33 @@ def test_early_invoicing_invoices_named_installments_now_once(api, admin_token, 
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
     assert invoice["dueTime"] == "2026-01-20T05:00:00.000Z"
     assert invoice["totalAmount"] == sum(
-        Decimal(str(item["amount"])) for i in installments[:2] for item in i["installmentItems"])
+        Decimal(str(item["amount"])) for i in installments[:2] for item in i["installmentItems"]
+    )
     job = ok(call(api, "GET", billing(tenant, f"/jobs/invoicing/{answer['jobLocator']}"), admin_token))
     assert (job["jobStatus"], job["invoiceLocators"]) == ("finished", [invoice["locator"]])
     assert job["invoicingData"]["installmentsToBeInvoiced"] == body["installmentLocators"]
     listed = ok(call(api, "GET", billing(tenant, f"/jobs/invoicing/accounts/{account}/list"), admin_token))["items"]
     assert [j["locator"] for j in listed] == [answer["jobLocator"]]
-    assert_error(call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, body),
-                 400, "installment.not_invoiceable")
+    assert_error(
+        call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, body),
+        400,
+        "installment.not_invoiceable",
+    )
 
-    through = ok(call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, {
-        "ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
-        "invoiceThroughTime": "2026-05-01T04:00:00Z"}))
+    through = ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/invoices/earlyInvoicing"),
+            admin_token,
+            {
+                "ignoreHolds": False,
+                "installmentLocators": [],
+                "accountLocator": account,
+                "invoiceThroughTime": "2026-05-01T04:00:00Z",
+            },
+        )
+    )
     assert through["candidateInstallmentsCount"] == 1  # April's; Feb and March are invoiced
     jobs.drain()
     assert len(invoices_of_account(api, admin_token, tenant, account)) == 2
@@ -409,14 +625,29 @@ def test_generation_runs_and_an_invoices_lifecycle_are_readable(api, admin_token
     lifecycle = ok(call(api, "GET", billing(full_pay, f"/jobs/invoicesLifecycle/{invoice['locator']}"), admin_token))
     # FullPay sets no autopayLeadDays: no autopay until an update asks for one
     assert lifecycle["contextData"]["triggers"] == [{"triggerTime": FIRST_DUE, "triggerType": "due"}]
-    ok(call(api, "PATCH", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token,
-            {"autopayTime": "2026-01-30T05:00:00Z", "suppressAutopay": False}))
+    ok(
+        call(
+            api,
+            "PATCH",
+            billing(full_pay, f"/invoices/{invoice['locator']}"),
+            admin_token,
+            {"autopayTime": "2026-01-30T05:00:00Z", "suppressAutopay": False},
+        )
+    )
     lifecycle = ok(call(api, "GET", billing(full_pay, f"/jobs/invoicesLifecycle/{invoice['locator']}"), admin_token))
-    assert lifecycle["contextData"]["triggers"] == [{"triggerTime": "2026-01-30T05:00:00.000Z",
-                                                     "triggerType": "autopay"},
-                                                    {"triggerTime": FIRST_DUE, "triggerType": "due"}]
-    ok(call(api, "PATCH", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token,
-            {"autopayTime": "2026-01-30T05:00:00Z", "suppressAutopay": True}))
+    assert lifecycle["contextData"]["triggers"] == [
+        {"triggerTime": "2026-01-30T05:00:00.000Z", "triggerType": "autopay"},
+        {"triggerTime": FIRST_DUE, "triggerType": "due"},
+    ]
+    ok(
+        call(
+            api,
+            "PATCH",
+            billing(full_pay, f"/invoices/{invoice['locator']}"),
+            admin_token,
+            {"autopayTime": "2026-01-30T05:00:00Z", "suppressAutopay": True},
+        )
+    )
     lifecycle = ok(call(api, "GET", billing(full_pay, f"/jobs/invoicesLifecycle/{invoice['locator']}"), admin_token))
     assert lifecycle["contextData"]["triggers"] == [{"triggerTime": FIRST_DUE, "triggerType": "due"}]
     updated = ok(call(api, "GET", billing(full_pay, f"/invoices/{invoice['locator']}"), admin_token))
@@ -441,8 +672,9 @@ def test_policies_billed_at_account_level_share_invoices_and_one_at_policy_level
     shared = next(i for i in invoices if i["totalAmount"] == Decimal("2450.00"))
     own = next(i for i in invoices if i["totalAmount"] == Decimal("1225.00"))
     for policy, expected in ((first, shared), (second, shared), (alone, own)):
-        listed = ok(call(api, "GET", billing(tenant, f"/invoices/policies/{policy['locator']}/list"),
-                         admin_token))["items"]
+        listed = ok(call(api, "GET", billing(tenant, f"/invoices/policies/{policy['locator']}/list"), admin_token))[
+            "items"
+        ]
         assert [i["locator"] for i in listed] == [expected["locator"]]
     items = ok(call(api, "GET", billing(tenant, f"/invoices/{shared['locator']}"), admin_token))["invoiceItems"]
     assert sorted(i["policyLocator"] for i in items) == sorted([first["locator"]] * 2 + [second["locator"]] * 2)
@@ -454,8 +686,16 @@ def test_a_reversal_bills_exactly_what_it_takes_back(api, admin_token, jobs):
     tenant = billing_tenant(api, admin_token, "FullPay", test_clock=True)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
-    change = ok(create(api, admin_token, tenant, policy["locator"], "change",
-                       [params("2026-08-01T04:00:00.000Z"), modify(vehicle, value="25000")]))
+    change = ok(
+        create(
+            api,
+            admin_token,
+            tenant,
+            policy["locator"],
+            "change",
+            [params("2026-08-01T04:00:00.000Z"), modify(vehicle, value="25000")],
+        )
+    )
     ok(step(api, admin_token, tenant, change["locator"], "issue"))
     jobs.drain()
     assert sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True))) == Decimal("1225.00")
@@ -464,24 +704,40 @@ def test_a_reversal_bills_exactly_what_it_takes_back(api, admin_token, jobs):
     after_change = sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True)))
     assert after_change == Decimal("1225.00") + Decimal("300.00") + Decimal("25.00") - Decimal("12.50")
 
-    reversal = ok(call(api, "PATCH", f"/policy/{tenant}/policies/{policy['locator']}/reversal", admin_token,
-                       {"baseLocator": change["locator"], "toTransaction": policy["issuedTransactionLocator"],
-                        "reverseTransactions": [change["locator"]]}))
+    reversal = ok(
+        call(
+            api,
+            "PATCH",
+            f"/policy/{tenant}/policies/{policy['locator']}/reversal",
+            admin_token,
+            {
+                "baseLocator": change["locator"],
+                "toTransaction": policy["issuedTransactionLocator"],
+                "reverseTransactions": [change["locator"]],
+            },
+        )
+    )
     ok(step(api, admin_token, tenant, reversal["locator"], "issue"))
     jobs.drain()
     assert sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True))) == Decimal("1225.00")
 
 
 @pytest.mark.parametrize("handling, expected", [("max", "7.50"), ("min", "5.00"), ("sum", "12.50"), ("waive", "0")])
-def test_an_invoice_carries_one_fee_for_its_policies_as_the_plan_combines_them(api, admin_token, jobs, handling,
-                                                                              expected):
+def test_an_invoice_carries_one_fee_for_its_policies_as_the_plan_combines_them(
+    api, admin_token, jobs, handling, expected
+):
     from tests.api.billing.support import billing_model
     from tests.api.quotes.support import new_account
     from tests.support.configs import quotes_tenant
 
     model = billing_model("FullPay")
-    model["invoicingPlans"] = {"Fees": {"invoiceFeeHandling": handling, "invoiceFeeAmounts": {"USD": 5},
-                                        "consolidateInvoicesOnCancellation": "none"}}
+    model["invoicingPlans"] = {
+        "Fees": {
+            "invoiceFeeHandling": handling,
+            "invoiceFeeAmounts": {"USD": 5},
+            "consolidateInvoicesOnCancellation": "none",
+        }
+    }
     model["defaultInvoicingPlan"] = "Fees"
     tenant = quotes_tenant(api, admin_token, model, test_clock=True)
     account = new_account(api, admin_token, tenant)
@@ -499,7 +755,8 @@ def test_an_invoice_carries_one_fee_for_its_policies_as_the_plan_combines_them(a
 
 
 def test_a_billing_job_that_died_between_its_chunks_writes_each_installment_once_when_run_again_later(
-        api, admin_token, jobs, clock, monkeypatch):
+    api, admin_token, jobs, clock, monkeypatch
+):
     """A lattice too large for one write goes in chunks, then the lattice: an attempt that died after its first
     chunk, run again later (another `now`), writes the same installments under the same keys, not a second set
     (their locators derive from the transaction's issue time, not from the job's now)."""
@@ -528,11 +785,16 @@ def test_a_billing_job_that_died_between_its_chunks_writes_each_installment_once
     [message] = [m for m in jobs.sent if m.job_type == "billing.installments"]
     assert dispatch(message) == "finished"  # SQS delivers it again
 
-    listed = ok(call(api, "GET", billing(tenant, f"/installments/policies/{policy['locator']}/list?count=100"),
-                     admin_token))["items"]
+    listed = ok(
+        call(api, "GET", billing(tenant, f"/installments/policies/{policy['locator']}/list?count=100"), admin_token)
+    )["items"]
     assert len(listed) == 12 and len({i["locator"] for i in listed}) == 12
     assert sum(Decimal(str(item["amount"])) for i in listed for item in i["installmentItems"]) == Decimal("1225.00")
-    uninvoiced = [item for item in query.all_items(table.gateway(), keys.tenant_scope(tenant),
-                                                   keys.billing_partition(tenant, account), consistent=True)
-                  if item.get("entity") == "uninvoicedInstallment"]
+    uninvoiced = [
+        item
+        for item in query.all_items(
+            table.gateway(), keys.tenant_scope(tenant), keys.billing_partition(tenant, account), consistent=True
+        )
+        if item.get("entity") == "uninvoicedInstallment"
+    ]
     assert sorted(item["locator"] for item in uninvoiced) == sorted(i["locator"] for i in listed)

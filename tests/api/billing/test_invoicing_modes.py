@@ -3,6 +3,7 @@
 the API. The policy of support.py: premium 100.00 a month (1,200.00) and a tax of 25.00 for a year from
 2026-02-01 (midnight in New York); the clock at 2026-01-15T09:30Z; plans generate 10 (Monthly) or 30
 (FullPay) days ahead, due at the installment's start."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -25,8 +26,14 @@ def tenant_with(api, token, *, plan="Monthly", tax_invoicing=None, invoicing_pla
     if tax_invoicing:
         model["charges"]["tax"]["invoicing"] = tax_invoicing
     if invoicing_plan:
-        model["invoicingPlans"] = {"Plan": {"invoiceFeeHandling": "waive", "invoiceFeeAmounts": {},
-                                            "consolidateInvoicesOnCancellation": "none", **invoicing_plan}}
+        model["invoicingPlans"] = {
+            "Plan": {
+                "invoiceFeeHandling": "waive",
+                "invoiceFeeAmounts": {},
+                "consolidateInvoicesOnCancellation": "none",
+                **invoicing_plan,
+            }
+        }
         model["defaultInvoicingPlan"] = "Plan"
     return quotes_tenant(api, token, model, test_clock=test_clock)
 
@@ -49,8 +56,11 @@ def test_an_immediate_charge_is_invoiced_at_issue_on_an_invoice_of_its_own(api, 
     account, policy = billed_policy(api, admin_token, tenant, jobs)
 
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
-    assert (invoice["generatedTime"], invoice["dueTime"], invoice["totalAmount"]) == (NOW, DUE_DAYS[0],
-                                                                                     Decimal("25.00"))
+    assert (invoice["generatedTime"], invoice["dueTime"], invoice["totalAmount"]) == (
+        NOW,
+        DUE_DAYS[0],
+        Decimal("25.00"),
+    )
     assert items_of(api, admin_token, tenant, invoice) == [("tax", Decimal("25.00"))]
     listed = installments(api, admin_token, tenant, "policies", policy["locator"])
     assert len(listed) == 13  # twelve monthly premiums, and the tax on its own
@@ -64,10 +74,13 @@ def test_an_immediate_charge_due_with_others_still_gets_its_own_invoice(api, adm
     account, _ = billed_policy(api, admin_token, tenant, jobs)  # FullPay generates 30 days ahead: at issue
 
     invoices = invoices_of_account(api, admin_token, tenant, account)
-    assert [(i["dueTime"], i["totalAmount"]) for i in invoices] == [(DUE_DAYS[0], Decimal("1200.00")),
-                                                                    (DUE_DAYS[0], Decimal("25.00"))] or \
-        [(i["dueTime"], i["totalAmount"]) for i in invoices] == [(DUE_DAYS[0], Decimal("25.00")),
-                                                                 (DUE_DAYS[0], Decimal("1200.00"))]
+    assert [(i["dueTime"], i["totalAmount"]) for i in invoices] == [
+        (DUE_DAYS[0], Decimal("1200.00")),
+        (DUE_DAYS[0], Decimal("25.00")),
+    ] or [(i["dueTime"], i["totalAmount"]) for i in invoices] == [
+        (DUE_DAYS[0], Decimal("25.00")),
+        (DUE_DAYS[0], Decimal("1200.00")),
+    ]
     assert sorted(items_of(api, admin_token, tenant, i)[0][0] for i in invoices) == ["premium", "tax"]
 
 
@@ -80,8 +93,11 @@ def test_a_next_charge_of_a_change_rides_on_the_accounts_next_invoice(api, admin
     assert [t for t, _ in items_of(api, admin_token, tenant, second)] == ["premium"]
 
     vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
-    change = ok(create(api, admin_token, tenant, policy["locator"], "change",
-                       [params(DUE_DAYS[4]), modify(vehicle, value="25000")]))
+    change = ok(
+        create(
+            api, admin_token, tenant, policy["locator"], "change", [params(DUE_DAYS[4]), modify(vehicle, value="25000")]
+        )
+    )
     ok(step(api, admin_token, tenant, change["locator"], "issue"))
     jobs.drain()
     changed = installments(api, admin_token, tenant, "transactions", change["locator"])
@@ -92,8 +108,11 @@ def test_a_next_charge_of_a_change_rides_on_the_accounts_next_invoice(api, admin
 
     advance(api, admin_token, tenant, jobs, "2026-03-23T00:00:00Z")  # April's invoice, generated 2026-03-22
     april = invoices_of_account(api, admin_token, tenant, account)[2]
-    [april_premium] = [i for i in installments(api, admin_token, tenant, "policies", policy["locator"])
-                       if i.get("invoiceLocator") == april["locator"] and i["locator"] != rider["locator"]]
+    [april_premium] = [
+        i
+        for i in installments(api, admin_token, tenant, "policies", policy["locator"])
+        if i.get("invoiceLocator") == april["locator"] and i["locator"] != rider["locator"]
+    ]
     assert april["dueTime"] == DUE_DAYS[2]
     assert april["totalAmount"] == total(april_premium) + Decimal("8.33")
     fetched = ok(call(api, "GET", billing(tenant, f"/installments/{rider['locator']}"), admin_token))
@@ -105,18 +124,32 @@ def test_a_next_charge_of_a_change_rides_on_the_accounts_next_invoice(api, admin
     assert {t for t, _ in items_of(api, admin_token, tenant, june)} == {"premium"}  # its tax went in April
 
 
-@pytest.mark.parametrize("grouping, due_times", [
-    ({"matching": "generateTime", "window": "startAndEnd"}, DUE_DAYS[:3]),
-    ({"matching": "startTime", "window": "startAndEnd"}, DUE_DAYS[:3]),
-    ({"matching": "generateTime", "window": "start"}, DUE_DAYS[:1]),
-    ({"matching": "all", "window": "startAndEnd"}, DUE_DAYS[:1]),
-])
+@pytest.mark.parametrize(
+    "grouping, due_times",
+    [
+        ({"matching": "generateTime", "window": "startAndEnd"}, DUE_DAYS[:3]),
+        ({"matching": "startTime", "window": "startAndEnd"}, DUE_DAYS[:3]),
+        ({"matching": "generateTime", "window": "start"}, DUE_DAYS[:1]),
+        ({"matching": "all", "window": "startAndEnd"}, DUE_DAYS[:1]),
+    ],
+)
 def test_installment_grouping_decides_how_many_invoices_one_run_makes(api, admin_token, jobs, grouping, due_times):
     tenant = tenant_with(api, admin_token, invoicing_plan={"installmentGrouping": grouping})
     account, policy = billed_policy(api, admin_token, tenant, jobs)
-    ok(call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), admin_token, {
-        "ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
-        "invoiceThroughTime": "2026-04-02T00:00:00Z"}))
+    ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/invoices/earlyInvoicing"),
+            admin_token,
+            {
+                "ignoreHolds": False,
+                "installmentLocators": [],
+                "accountLocator": account,
+                "invoiceThroughTime": "2026-04-02T00:00:00Z",
+            },
+        )
+    )
     jobs.drain()
 
     invoices = invoices_of_account(api, admin_token, tenant, account)
@@ -126,13 +159,17 @@ def test_installment_grouping_decides_how_many_invoices_one_run_makes(api, admin
     assert {i.get("invoiceLocator") for i in first_three} == {i["locator"] for i in invoices}
 
 
-@pytest.mark.parametrize("window, due_times", [("startAndEnd", ["2025-11-01T04:00:00.000Z",
-                                                                 "2025-12-01T05:00:00.000Z",
-                                                                 "2026-01-01T05:00:00.000Z"]),
-                                               ("catchUp", ["2025-11-01T04:00:00.000Z"])])
+@pytest.mark.parametrize(
+    "window, due_times",
+    [
+        ("startAndEnd", ["2025-11-01T04:00:00.000Z", "2025-12-01T05:00:00.000Z", "2026-01-01T05:00:00.000Z"]),
+        ("catchUp", ["2025-11-01T04:00:00.000Z"]),
+    ],
+)
 def test_a_catch_up_window_puts_the_backdated_installments_on_one_invoice(api, admin_token, jobs, window, due_times):
-    tenant = tenant_with(api, admin_token, invoicing_plan={
-        "installmentGrouping": {"matching": "generateTime", "window": window}})
+    tenant = tenant_with(
+        api, admin_token, invoicing_plan={"installmentGrouping": {"matching": "generateTime", "window": window}}
+    )
     account, policy = billed_policy(api, admin_token, tenant, jobs, startTime="2025-11-01T04:00:00Z")
 
     invoices = invoices_of_account(api, admin_token, tenant, account)  # November to January, past due
@@ -143,16 +180,19 @@ def test_a_catch_up_window_puts_the_backdated_installments_on_one_invoice(api, a
 
 
 @pytest.mark.parametrize("mode, invoice_count", [("none", 12), ("future", 5), ("all", 4)])
-def test_a_cancellation_consolidates_what_is_left_to_invoice_as_the_plan_says(api, admin_token, jobs, mode,
-                                                                             invoice_count):
-    tenant = tenant_with(api, admin_token, test_clock=True,
-                         invoicing_plan={"consolidateInvoicesOnCancellation": mode})
+def test_a_cancellation_consolidates_what_is_left_to_invoice_as_the_plan_says(
+    api, admin_token, jobs, mode, invoice_count
+):
+    tenant = tenant_with(api, admin_token, test_clock=True, invoicing_plan={"consolidateInvoicesOnCancellation": mode})
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-03-25T00:00:00Z")  # February to April invoiced
     cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[4])))
     ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
-    uninvoiced = [i for i in installments(api, admin_token, tenant, "policies", policy["locator"])
-                  if i.get("invoiceLocator") is None]
+    uninvoiced = [
+        i
+        for i in installments(api, admin_token, tenant, "policies", policy["locator"])
+        if i.get("invoiceLocator") is None
+    ]
     jobs.drain()
 
     invoices = invoices_of_account(api, admin_token, tenant, account, zero=True)
@@ -167,8 +207,11 @@ def test_a_cancellation_consolidates_what_is_left_to_invoice_as_the_plan_says(ap
         assert consolidated["generatedTime"] == "2026-03-25T00:00:00.000Z"
         assert consolidated["dueTime"] == (DUE_DAYS[3] if mode == "all" else DUE_DAYS[4])
         assert consolidated["totalAmount"] == sum(total(i) for i in chosen + refunds)
-        on_it = [i["locator"] for i in installments(api, admin_token, tenant, "policies", policy["locator"])
-                 if i.get("invoiceLocator") == consolidated["locator"]]
+        on_it = [
+            i["locator"]
+            for i in installments(api, admin_token, tenant, "policies", policy["locator"])
+            if i.get("invoiceLocator") == consolidated["locator"]
+        ]
         assert sorted(on_it) == sorted(i["locator"] for i in chosen + refunds)
 
     advance(api, admin_token, tenant, jobs, "2027-03-01T00:00:00Z")

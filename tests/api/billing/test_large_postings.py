@@ -3,6 +3,7 @@ point 7): three monthly policies billed on their own, invoiced early through the
 of 3,675.00 in all; a posting of them all writes four records an invoice, so it is staged
 (billing/staging.py): every read shows all of it once its final write commits, and none of it before.
 The clock at 2026-01-15T09:30Z."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -29,9 +30,20 @@ def many_invoices(api, token, tenant, jobs):
     for _ in range(2):
         issued_policy(api, token, tenant, account, billingLevel="policy")
     jobs.drain()
-    ok(call(api, "POST", billing(tenant, "/invoices/earlyInvoicing"), token, {
-        "ignoreHolds": False, "installmentLocators": [], "accountLocator": account,
-        "invoiceThroughTime": "2027-03-01T00:00:00Z"}))
+    ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/invoices/earlyInvoicing"),
+            token,
+            {
+                "ignoreHolds": False,
+                "installmentLocators": [],
+                "accountLocator": account,
+                "invoiceThroughTime": "2027-03-01T00:00:00Z",
+            },
+        )
+    )
     jobs.drain()
     invoices = invoices_of_account(api, token, tenant, account)
     assert len(invoices) == 36 and sum(Decimal(str(i["totalRemainingAmount"])) for i in invoices) == TOTAL
@@ -39,19 +51,33 @@ def many_invoices(api, token, tenant, jobs):
 
 
 def states(api, token, tenant, account):
-    return Counter((i["invoiceState"], i["totalRemainingAmount"] == 0)
-                   for i in invoices_of_account(api, token, tenant, account))
+    return Counter(
+        (i["invoiceState"], i["totalRemainingAmount"] == 0) for i in invoices_of_account(api, token, tenant, account)
+    )
 
 
 def balance(api, token, tenant, account):
-    return ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"),
-                   token))["balance"]
+    return ok(call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), token))[
+        "balance"
+    ]
 
 
 def new_payment(api, token, tenant, account, amount):
-    return ok(call(api, "POST", billing(tenant, "/payments"), token, {
-        "accountLocator": account, "type": "Check", "amount": Decimal(amount), "data": {},
-        "targets": [{"containerType": "account", "containerLocator": account}]}))["locator"]
+    return ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            token,
+            {
+                "accountLocator": account,
+                "type": "Check",
+                "amount": Decimal(amount),
+                "data": {},
+                "targets": [{"containerType": "account", "containerLocator": account}],
+            },
+        )
+    )["locator"]
 
 
 def test_a_payment_of_36_invoices_settles_them_all_and_its_reversal_opens_them_all(api, admin_token, jobs, monthly):
@@ -74,27 +100,37 @@ def test_a_payment_of_36_invoices_settles_them_all_and_its_reversal_opens_them_a
 
     assert ok(reversed_)["paymentState"] == "reversed"
     assert states(api, token, tenant, account) == {("open", False): 36}
-    assert sum(Decimal(str(i["totalRemainingAmount"]))
-               for i in invoices_of_account(api, token, tenant, account)) == TOTAL
+    assert (
+        sum(Decimal(str(i["totalRemainingAmount"])) for i in invoices_of_account(api, token, tenant, account)) == TOTAL
+    )
     assert balance(api, token, tenant, account) == 0
-    assert Counter(event_types(api, token, tenant, reversed_)) == {"billing.invoice.unsettle": 36,
-                                                                  "billing.payment.reverse": 1}
+    assert Counter(event_types(api, token, tenant, reversed_)) == {
+        "billing.invoice.unsettle": 36,
+        "billing.payment.reverse": 1,
+    }
     assert ok(call(api, "GET", billing(tenant, f"/invoices/{invoices[0]}/credits/list"), token))["items"] == []
 
 
-def test_a_write_off_of_36_invoices_settles_them_all_and_its_reversal_opens_them_all(api, admin_token, jobs,
-                                                                                    monthly):
+def test_a_write_off_of_36_invoices_settles_them_all_and_its_reversal_opens_them_all(api, admin_token, jobs, monthly):
     tenant, token = monthly, admin_token
     account, invoices = many_invoices(api, token, tenant, jobs)
 
-    created = call(api, "POST", billing(tenant, "/writeOffs"), token, {
-        "accountLocator": account, "targets": [{"containerType": "account", "containerLocator": account}]})
+    created = call(
+        api,
+        "POST",
+        billing(tenant, "/writeOffs"),
+        token,
+        {"accountLocator": account, "targets": [{"containerType": "account", "containerLocator": account}]},
+    )
 
     written = ok(created)
     assert (written["writeOffState"], written["amount"]) == ("distributed", TOTAL)
     assert states(api, token, tenant, account) == {("settled", True): 36}
     assert Counter(event_types(api, token, tenant, created)) == {
-        "billing.writeoff.create": 1, "billing.writeoff.distribute": 1, "billing.invoice.settle": 36}
+        "billing.writeoff.create": 1,
+        "billing.writeoff.distribute": 1,
+        "billing.invoice.settle": 36,
+    }
     credits = ok(call(api, "GET", billing(tenant, f"/invoices/{invoices[7]}/credits/list"), token))["items"]
     assert [(c["creditType"], c["locator"]) for c in credits] == [("writeOff", written["locator"])]
 
@@ -102,8 +138,9 @@ def test_a_write_off_of_36_invoices_settles_them_all_and_its_reversal_opens_them
     assert states(api, token, tenant, account) == {("open", False): 36}
 
 
-def test_a_posting_that_fails_before_its_final_write_shows_nothing_and_a_retry_posts(api, admin_token, jobs, monthly,
-                                                                                     monkeypatch):
+def test_a_posting_that_fails_before_its_final_write_shows_nothing_and_a_retry_posts(
+    api, admin_token, jobs, monthly, monkeypatch
+):
     tenant, token = monthly, admin_token
     account, invoices = many_invoices(api, token, tenant, jobs)
     payment = new_payment(api, token, tenant, account, TOTAL)
@@ -155,8 +192,9 @@ def test_a_committed_posting_not_rolled_forward_yet_shows_whole(api, admin_token
     credits = ok(call(api, "GET", billing(tenant, f"/invoices/{invoices[5]}/credits/list"), token))["items"]
     assert [c["locator"] for c in credits] == [payment]
     another = new_payment(api, token, tenant, account, 5)
-    assert ok(call(api, "PATCH", billing(tenant, f"/payments/{another}/post"), token))["remainingAmount"] == \
-        Decimal("5.00")  # no open invoice left to pay
+    assert ok(call(api, "PATCH", billing(tenant, f"/payments/{another}/post"), token))["remainingAmount"] == Decimal(
+        "5.00"
+    )  # no open invoice left to pay
 
     write_staged = repository.write_staged
 

@@ -1,6 +1,7 @@
 """Each record a request reads is read once (issue 28, "Once per request"): creating a payment reads the
 configuration's current pointer and the account at most once, however many of the billing service's
 steps ask for them (CallContext.reads)."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -28,8 +29,15 @@ def test_a_payment_create_reads_the_configuration_and_the_account_once(api, admi
     tenant = billing_tenant(api, admin_token, "FullPay")
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     ddb_reads.clear()
-    payment = ok(call(api, "POST", billing(tenant, "/payments"), admin_token, {
-        "accountLocator": account, "type": "Check", "amount": 1000, "data": {}, "targets": []}))
+    payment = ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            admin_token,
+            {"accountLocator": account, "type": "Check", "amount": 1000, "data": {}, "targets": []},
+        )
+    )
     assert payment["paymentState"] in ("draft", "validated", "posted"), payment
     by_key: dict[tuple[str, str], int] = {}
     for read in ddb_reads:
@@ -85,12 +93,18 @@ def test_a_lapse_reads_each_record_once_and_writes_in_few_transactions(api, admi
     assert _due_run(tenant, GRACE_END)["graceEnded"] == ["lapsed"]
     jobs.drain()
     # besides the run's three (the first page of due entries, their BatchGetItem, the last page finding none)
-    assert Counter(ddb_calls) == {"GetItem": 5, "Query": 10, "TransactWriteItems": 3, "BatchGetItem": 7,
-                                  "UpdateItem": 1}
+    assert Counter(ddb_calls) == {
+        "GetItem": 5,
+        "Query": 10,
+        "TransactWriteItems": 3,
+        "BatchGetItem": 7,
+        "UpdateItem": 1,
+    }
     assert statuses(api, admin_token, tenant, policy) == ["cancelled"]
-    assert [(i["invoiceState"], Decimal(str(i["totalAmount"])))
-            for i in invoices_of_account(api, admin_token, tenant, account)] == [
-        ("open", Decimal("102.08")), ("settled", Decimal("-102.08"))]
+    assert [
+        (i["invoiceState"], Decimal(str(i["totalAmount"])))
+        for i in invoices_of_account(api, admin_token, tenant, account)
+    ] == [("open", Decimal("102.08")), ("settled", Decimal("-102.08"))]
 
 
 def test_a_lapse_its_policy_hold_refuses_is_recorded_step_by_step(api, admin_token, jobs):
@@ -99,10 +113,23 @@ def test_a_lapse_its_policy_hold_refuses_is_recorded_step_by_step(api, admin_tok
     lapsed with the error, the policy no longer delinquent and not cancelled, nothing billed."""
     tenant = delinquency_tenant(api, admin_token)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
-    held = ok(call(api, "PUT", f"/policy/{tenant}/holds", admin_token, {
-        "referenceType": "policy", "referenceLocator": policy["locator"],
-        "policyHoldScope": {"transactionCategory": ["cancellation"], "transactionType": [],
-                            "allowStaticData": True}}))
+    held = ok(
+        call(
+            api,
+            "PUT",
+            f"/policy/{tenant}/holds",
+            admin_token,
+            {
+                "referenceType": "policy",
+                "referenceLocator": policy["locator"],
+                "policyHoldScope": {
+                    "transactionCategory": ["cancellation"],
+                    "transactionType": [],
+                    "allowStaticData": True,
+                },
+            },
+        )
+    )
     ok(call(api, "PATCH", f"/policy/{tenant}/holds/{held['locator']}/activate", admin_token))
     advance(api, admin_token, tenant, jobs, "2026-02-11T04:00:00Z")
     assert _due_run(tenant, GRACE_END)["graceEnded"] == ["lapsed"]
@@ -110,8 +137,9 @@ def test_a_lapse_its_policy_hold_refuses_is_recorded_step_by_step(api, admin_tok
     [record] = delinquencies_of_account(api, admin_token, tenant, account)
     assert record["delinquencyState"] == "lapseTransactionCreated"
     assert [r.get("transactionLocator") for r in record["references"] if r["referenceType"] == "policy"] == [None]
-    [grace] = ok(call(api, "GET", billing(tenant, f"/jobs/delinquencies/{record['locator']}/list"),
-                      admin_token))["items"]
+    [grace] = ok(call(api, "GET", billing(tenant, f"/jobs/delinquencies/{record['locator']}/list"), admin_token))[
+        "items"
+    ]
     assert (grace["outcome"], grace["jobStatus"]) == ("lapsed", "failed")
     assert f"{policy['locator']}: transaction.held" in grace["processingErrors"]
     assert statuses(api, admin_token, tenant, policy) == ["onRisk"]  # no longer delinquent, not cancelled
@@ -140,6 +168,7 @@ def test_a_lapse_its_step_fails_to_bill_is_billed_by_its_safety_net(api, admin_t
     assert [i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)] == ["open"]
     assert _due_run(tenant, GRACE_END + timedelta(minutes=15))["billingJobsEnqueued"] == 1
     jobs.drain()
-    assert [(i["invoiceState"], Decimal(str(i["totalAmount"])))
-            for i in invoices_of_account(api, admin_token, tenant, account)] == [
-        ("open", Decimal("102.08")), ("settled", Decimal("-102.08"))]
+    assert [
+        (i["invoiceState"], Decimal(str(i["totalAmount"])))
+        for i in invoices_of_account(api, admin_token, tenant, account)
+    ] == [("open", Decimal("102.08")), ("settled", Decimal("-102.08"))]

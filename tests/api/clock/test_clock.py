@@ -1,6 +1,7 @@
 """Test clocks through the API (DECISIONS.md "Test clocks"): createTenant?testClock=true, GET /clock/{tenant},
 POST /clock/{tenant}/advance and its refusals; business time from the tenant's clock, authentication on
 real time."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -31,52 +32,99 @@ def clock_of(api, token, tenant):
 def test_a_tenant_created_with_a_test_clock_shows_it_standing_at_its_creation(api, admin_token, sandbox, clock):
     clock.advance(hours=5)  # real time goes on; the test clock does not
 
-    assert clock_of(api, admin_token, sandbox) == {"tenantLocator": sandbox, "testClock": True, "now": CREATED,
-                                                   "status": "ready"}
+    assert clock_of(api, admin_token, sandbox) == {
+        "tenantLocator": sandbox,
+        "testClock": True,
+        "now": CREATED,
+        "status": "ready",
+    }
 
 
 def test_a_tenant_without_a_test_clock_shows_the_real_time(api, admin_token, clock):
     tenant = configured_tenant(api, admin_token)
     clock.advance(hours=5)
 
-    assert clock_of(api, admin_token, tenant) == {"tenantLocator": tenant, "testClock": False,
-                                                  "now": "2026-01-15T14:30:00.000Z", "status": "ready"}
+    assert clock_of(api, admin_token, tenant) == {
+        "tenantLocator": tenant,
+        "testClock": False,
+        "now": "2026-01-15T14:30:00.000Z",
+        "status": "ready",
+    }
 
 
-def test_an_advance_answers_the_clock_advancing_then_runs_and_leaves_it_ready_at_its_target(api, admin_token, sandbox,
-                                                                                          jobs):
+def test_an_advance_answers_the_clock_advancing_then_runs_and_leaves_it_ready_at_its_target(
+    api, admin_token, sandbox, jobs
+):
     response = request_advance(api, admin_token, sandbox, "2026-06-01T00:00:00Z")
 
-    assert ok(response) == {"tenantLocator": sandbox, "testClock": True, "now": CREATED, "status": "advancing",
-                            "advancingTo": "2026-06-01T00:00:00.000Z"}
+    assert ok(response) == {
+        "tenantLocator": sandbox,
+        "testClock": True,
+        "now": CREATED,
+        "status": "advancing",
+        "advancingTo": "2026-06-01T00:00:00.000Z",
+    }
     assert clock_of(api, admin_token, sandbox)["status"] == "advancing"
     assert event_types(api, admin_token, sandbox, response) == ["clock.advance.start"]
     assert [m.job_type for m in jobs.sent] == [JobType.CLOCK_ADVANCE]
 
     jobs.drain()
 
-    assert clock_of(api, admin_token, sandbox) == {"tenantLocator": sandbox, "testClock": True,
-                                                   "now": "2026-06-01T00:00:00.000Z", "status": "ready"}
+    assert clock_of(api, admin_token, sandbox) == {
+        "tenantLocator": sandbox,
+        "testClock": True,
+        "now": "2026-06-01T00:00:00.000Z",
+        "status": "ready",
+    }
     assert event_types(api, admin_token, sandbox, response) == ["clock.advance.start", "clock.advance.finish"]
 
 
-def test_records_made_after_an_advance_carry_the_tenants_time_and_the_token_still_works(api, admin_token, sandbox,
-                                                                                         jobs, clock):
+def test_records_made_after_an_advance_carry_the_tenants_time_and_the_token_still_works(
+    api, admin_token, sandbox, jobs, clock
+):
     """Business time is the tenant's clock; the token is checked on real time (the FixedClock, where the
     session token of the administrator is valid), however far the tenant's clock went."""
     request_advance(api, admin_token, sandbox, "2029-03-01T12:00:00+01:00")
     jobs.drain()
 
-    account = ok(call(api, "POST", f"/policy/{sandbox}/accounts", admin_token, {"type": "PersonAccount", "data": {
-        "firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-        "address": {"line1": "12 St James's Square", "city": "London"}}}))
+    account = ok(
+        call(
+            api,
+            "POST",
+            f"/policy/{sandbox}/accounts",
+            admin_token,
+            {
+                "type": "PersonAccount",
+                "data": {
+                    "firstName": "Ada",
+                    "lastName": "Lovelace",
+                    "email": "ada@example.com",
+                    "address": {"line1": "12 St James's Square", "city": "London"},
+                },
+            },
+        )
+    )
 
     assert account["createdAt"] == "2029-03-01T11:00:00.000Z"
     assert clock.now() == datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)  # real time did not move
     ordinary = configured_tenant(api, admin_token)
-    other = ok(call(api, "POST", f"/policy/{ordinary}/accounts", admin_token, {"type": "PersonAccount", "data": {
-        "firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-        "address": {"line1": "12 St James's Square", "city": "London"}}}))
+    other = ok(
+        call(
+            api,
+            "POST",
+            f"/policy/{ordinary}/accounts",
+            admin_token,
+            {
+                "type": "PersonAccount",
+                "data": {
+                    "firstName": "Ada",
+                    "lastName": "Lovelace",
+                    "email": "ada@example.com",
+                    "address": {"line1": "12 St James's Square", "city": "London"},
+                },
+            },
+        )
+    )
     assert other["createdAt"] == CREATED
 
 
@@ -134,8 +182,11 @@ def test_test_clocks_are_refused_where_the_stage_does_not_allow_them(api, admin_
     try:
         from tests.support.configs import package, policy_model
 
-        response = api.http.post("/config/createTenant?testClock=true", body=package(policy_model()), headers={
-            "Authorization": f"Bearer {admin_token}", "Content-Type": "application/zip"})
+        response = api.http.post(
+            "/config/createTenant?testClock=true",
+            body=package(policy_model()),
+            headers={"Authorization": f"Bearer {admin_token}", "Content-Type": "application/zip"},
+        )
         assert_error(response, 403, "clock.test_clocks_disabled")
         assert len(identity.list_tenant_locators()) == tenants
         configured_tenant(api, admin_token)  # an ordinary tenant still can be made
@@ -168,8 +219,11 @@ def test_creating_a_tenant_with_a_test_clock_honours_an_idempotency_key(api, adm
     from chalicelib.core.ids import new_locator
     from tests.support.configs import package, policy_model
 
-    headers = {"Authorization": f"Bearer {admin_token}", "Content-Type": "application/zip",
-               "X-Idempotency-Key": f"sandbox-{new_locator()}"}
+    headers = {
+        "Authorization": f"Bearer {admin_token}",
+        "Content-Type": "application/zip",
+        "X-Idempotency-Key": f"sandbox-{new_locator()}",
+    }
     body = package(policy_model())  # once: a ZIP stamps its files with the time it is made
     first = api.http.post("/config/createTenant?testClock=true", body=body, headers=headers)
     again = api.http.post("/config/createTenant?testClock=true", body=body, headers=headers)

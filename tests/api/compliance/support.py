@@ -1,5 +1,6 @@
 """Helpers of the compliance API tests: the insured of tests/api/quotes/support.py (Ada Lovelace) with a
 birth date the configuration marks `restrictedData`, and the compliance paths."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,13 @@ def compliance_tenant(api: Any, token: str) -> str:
 
 
 def insured(api: Any, token: str, tenant: str) -> str:
-    data = {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com", "birthDate": "1815-12-10",
-            "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}
+    data = {
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "email": "ada@example.com",
+        "birthDate": "1815-12-10",
+        "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+    }
     body = {"type": "PersonAccount", "data": data}
     return ok(call(api, "POST", f"/policy/{tenant}/accounts", token, body))["locator"]
 
@@ -38,10 +44,21 @@ def pay_open_invoices(api: Any, token: str, tenant: str, account: str) -> list[s
     for invoice in invoices:
         if invoice["invoiceState"] != "open":
             continue
-        payment = ok(call(api, "POST", f"/billing/{tenant}/payments", token, {
-            "accountLocator": account, "type": "Card", "amount": invoice["totalRemainingAmount"],
-            "data": {"cardHolder": "Ada Lovelace"},
-            "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}]}))
+        payment = ok(
+            call(
+                api,
+                "POST",
+                f"/billing/{tenant}/payments",
+                token,
+                {
+                    "accountLocator": account,
+                    "type": "Card",
+                    "amount": invoice["totalRemainingAmount"],
+                    "data": {"cardHolder": "Ada Lovelace"},
+                    "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
+                },
+            )
+        )
         ok(call(api, "PATCH", f"/billing/{tenant}/payments/{payment['locator']}/post", token))
         paid.append(payment["locator"])
     return paid

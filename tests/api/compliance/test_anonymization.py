@@ -5,6 +5,7 @@ is suspended having changed nothing); policy, quote and payment references reach
 account's own data stays); a contact reference reaches the records that list it, kept by retention as they
 are; `anonymizedAt` shown and kept by later rewrites; a removed document's download says so; a replayed
 request starts nothing twice; bad input answers 4xx."""
+
 from __future__ import annotations
 
 import json
@@ -105,17 +106,24 @@ def test_an_expired_accounts_personal_data_is_replaced_everywhere_the_api_shows_
 
     [started] = ok(anonymize(api, token, tenant, {"references": {"account": [account]}}))
     assert (started["jobStatus"], started["fromCurrentRequest"], started["assignedReferenceLocators"]) == (
-        "initialized", True, [account])
+        "initialized",
+        True,
+        [account],
+    )
     [waiting] = ok(fetch_jobs(api, token, tenant, started["jobLocator"]))
     assert waiting["jobStatus"] == "initialized"
-    [reference] = ok(call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"),
-                          token))
+    [reference] = ok(
+        call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"), token)
+    )
     assert (reference["anonymizationState"], reference["anonymizationJobLocator"]) == ("pending", started["jobLocator"])
     jobs.drain()
 
     [job] = ok(fetch_jobs(api, token, tenant, started["jobLocator"]))
     assert (job["jobStatus"], job["anonymizedReferenceLocators"], job["jobDetails"]["policyStatuses"]) == (
-        "completed", [account], ["expired", "cancelled"])
+        "completed",
+        [account],
+        ["expired", "cancelled"],
+    )
     assert job["jobDetails"]["problematicReferenceLocators"] == {"assigned": [], "children": [], "failed": []}
     after = everything_shown(api, token, tenant, book)
     assert [text for text in PERSONAL if text in after] == []
@@ -124,24 +132,35 @@ def test_an_expired_accounts_personal_data_is_replaced_everywhere_the_api_shows_
     assert shown_account["data"]["address"]["city"] == "ANONYMIZED"
     # a replacement keeps to the field's configured pattern (Address.postcode `[0-9]{5}`, the e-mail's)
     assert (shown_account["data"]["address"]["postcode"], shown_account["data"]["email"]) == (
-        "00000", "anonymized@anonymized.invalid")
-    assert ok(call(api, "PATCH", f"/policy/{tenant}/accounts/{account}", token, {"setData": {}}))["data"] == \
-        shown_account["data"]  # and validates again
+        "00000",
+        "anonymized@anonymized.invalid",
+    )
+    assert (
+        ok(call(api, "PATCH", f"/policy/{tenant}/accounts/{account}", token, {"setData": {}}))["data"]
+        == shown_account["data"]
+    )  # and validates again
     assert shown_account["anonymizedAt"] is not None
     assert ok(call(api, "GET", f"/policy/{tenant}/policies/{book['policy']['locator']}", token))["anonymizedAt"]
     assert charge_amounts(api, token, tenant, account) == charges  # amounts, states, dates and locators stay
-    removed = (listed(api, token, tenant, "quote", book["quote"])
-               + listed(api, token, tenant, "transaction", book["policy"]["issuedTransactionLocator"]))
+    removed = listed(api, token, tenant, "quote", book["quote"]) + listed(
+        api, token, tenant, "transaction", book["policy"]["issuedTransactionLocator"]
+    )
     assert removed, "the quote's issue rendered documents"
     for document in removed:
-        message = assert_error(api.http.get(documents(tenant, f"/{document['locator']}/document"),
-                                            headers={"Authorization": f"Bearer {token}"}), 409,
-                               "document.anonymized")["message"]
+        message = assert_error(
+            api.http.get(
+                documents(tenant, f"/{document['locator']}/document"), headers={"Authorization": f"Bearer {token}"}
+            ),
+            409,
+            "document.anonymized",
+        )["message"]
         assert "removed by anonymization" in message and "ready" not in message, message
     assert [e["data"] for e in events_of_type(api, token, tenant, "policy.account.anonymize")] == [
-        {"accountLocator": account}]
+        {"accountLocator": account}
+    ]
     assert [e["data"] for e in events_of_type(api, token, tenant, "policy.anonymize")] == [
-        {"policyLocator": book["policy"]["locator"]}]
+        {"policyLocator": book["policy"]["locator"]}
+    ]
     [done] = ok(call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"), token))
     assert (done["anonymizationState"], done["anonymizedAt"] is not None) == ("anonymized", True)
 
@@ -149,15 +168,19 @@ def test_an_expired_accounts_personal_data_is_replaced_everywhere_the_api_shows_
     sent = len(jobs.sent)
     [again] = ok(anonymize(api, token, tenant, {"references": {"account": [account]}}))
     assert (again["jobLocator"], again["jobStatus"], again["fromCurrentRequest"]) == (
-        started["jobLocator"], "completed", False)
+        started["jobLocator"],
+        "completed",
+        False,
+    )
     assert len(jobs.sent) == sent
     [previewed] = ok(preview(api, token, tenant, {"account": [account]}))[0]["references"]
     assert previewed["state"] == "anonymized"
     assert everything_shown(api, token, tenant, book).count("policy.account.anonymize") == 1
 
 
-def test_a_policy_on_risk_restricts_the_account_and_its_job_is_suspended_changing_nothing(api, admin_token, jobs,
-                                                                                          ddb_calls):
+def test_a_policy_on_risk_restricts_the_account_and_its_job_is_suspended_changing_nothing(
+    api, admin_token, jobs, ddb_calls
+):
     tenant, token = quotes_tenant(api, admin_token), admin_token
     account = new_account(api, token, tenant)
     quote = create(api, token, tenant, auto(account, startTime=ON_RISK))
@@ -185,8 +208,9 @@ def test_a_policy_on_risk_restricts_the_account_and_its_job_is_suspended_changin
     jobs.drain()
     [pending] = ok(preview(api, token, tenant, {"account": [later["accountLocator"]]}))[0]["references"]
     assert [r["code"] for r in pending["restrictions"]] == ["retention.policy_status"]
-    [allowed] = ok(preview(api, token, tenant, {"account": [later["accountLocator"]]},
-                           policyStatuses=["pending"]))[0]["references"]
+    [allowed] = ok(preview(api, token, tenant, {"account": [later["accountLocator"]]}, policyStatuses=["pending"]))[0][
+        "references"
+    ]
     assert allowed["state"] == "allowed"
 
     [started] = ok(anonymize(api, token, tenant, {"references": {"account": [account]}}))
@@ -198,13 +222,15 @@ def test_a_policy_on_risk_restricts_the_account_and_its_job_is_suspended_changin
     shown_account = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))
     assert (shown_account["data"]["firstName"], shown_account.get("anonymizedAt")) == ("Ada", None)
     assert events_of_type(api, token, tenant, "policy.account.anonymize") == []
-    [reference] = ok(call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"),
-                          token))
+    [reference] = ok(
+        call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"), token)
+    )
     assert reference["anonymizationState"] == "identifiable"
 
 
 def test_a_policy_reference_anonymizes_that_policy_and_its_quote_only_and_retention_keeps_one_on_risk(
-        api, admin_token, jobs, book):
+    api, admin_token, jobs, book
+):
     tenant, account, token = book["tenant"], book["account"], admin_token
     expired = book["policy"]["locator"]
     running = create(api, token, tenant, auto(account, startTime=ON_RISK))
@@ -215,8 +241,14 @@ def test_a_policy_reference_anonymizes_that_policy_and_its_quote_only_and_retent
 
     def shown(policy, quote):
         found = ok(call(api, "GET", f"/policy/{tenant}/policies/{policy}", token))
-        return json.dumps([found, ok(call(api, "GET", f"/policy/{tenant}/quotes/{quote}", token)),
-                           segment_of_policy(api, token, tenant, found)], default=str)
+        return json.dumps(
+            [
+                found,
+                ok(call(api, "GET", f"/policy/{tenant}/quotes/{quote}", token)),
+                segment_of_policy(api, token, tenant, found),
+            ],
+            default=str,
+        )
 
     # the expired policy's open invoices keep it (its account's billing holds that bill it), until paid
     [[held]] = [g["references"] for g in ok(preview(api, token, tenant, {"policy": [expired]}))]
@@ -229,12 +261,16 @@ def test_a_policy_reference_anonymizes_that_policy_and_its_quote_only_and_retent
     assert (states[expired]["state"], states[on_risk]["state"]) == ("allowed", "restricted"), states
     assert [r["code"] for r in states[on_risk]["restrictions"]] == ["retention.policy_on_risk"]
     assert {t["referenceType"]: t["anonymizableReferenceLocators"] for t in states[expired]["targets"]} == {
-        "policy": [expired], "quote": [book["quote"]]}
+        "policy": [expired],
+        "quote": [book["quote"]],
+    }
 
     # a quote holds its policy's data: the policy's retention keeps it
     [[kept_quote]] = [g["references"] for g in ok(preview(api, token, tenant, {"quote": [running["locator"]]}))]
     assert (kept_quote["state"], [r["code"] for r in kept_quote["restrictions"]]) == (
-        "restricted", ["retention.policy_on_risk"])
+        "restricted",
+        ["retention.policy_on_risk"],
+    )
 
     [started] = ok(anonymize(api, token, tenant, {"references": {"policy": [expired, on_risk]}}))
     assert (started["referenceType"], started["assignedReferenceLocators"]) == ("policy", [expired, on_risk])
@@ -245,11 +281,16 @@ def test_a_policy_reference_anonymizes_that_policy_and_its_quote_only_and_retent
 
     assert vin not in shown(expired, book["quote"])
     anonymized = ok(call(api, "GET", f"/policy/{tenant}/policies/{expired}", token))
-    transaction = ok(call(api, "GET", f"/policy/{tenant}/transactions/{anonymized['issuedTransactionLocator']}",
-                          token))
-    assert all(shown_record["anonymizedAt"] for shown_record in (
-        anonymized, ok(call(api, "GET", f"/policy/{tenant}/quotes/{book['quote']}", token)), transaction,
-        segment_of_policy(api, token, tenant, anonymized)))
+    transaction = ok(call(api, "GET", f"/policy/{tenant}/transactions/{anonymized['issuedTransactionLocator']}", token))
+    assert all(
+        shown_record["anonymizedAt"]
+        for shown_record in (
+            anonymized,
+            ok(call(api, "GET", f"/policy/{tenant}/quotes/{book['quote']}", token)),
+            transaction,
+            segment_of_policy(api, token, tenant, anonymized),
+        )
+    )
     assert vin in shown(on_risk, running["locator"])  # retention kept it
     assert ok(call(api, "GET", f"/policy/{tenant}/policies/{on_risk}", token)).get("anonymizedAt") is None
     assert ok(call(api, "GET", f"/policy/{tenant}/quotes/{running['locator']}", token)).get("anonymizedAt") is None
@@ -258,12 +299,21 @@ def test_a_policy_reference_anonymizes_that_policy_and_its_quote_only_and_retent
     assert charge_amounts(api, token, tenant, account) == charges
     assert [e["data"] for e in events_of_type(api, token, tenant, "policy.anonymize")] == [{"policyLocator": expired}]
     assert [e["data"] for e in events_of_type(api, token, tenant, "policy.quote.anonymize")] == [
-        {"quoteLocator": book["quote"]}]
+        {"quoteLocator": book["quote"]}
+    ]
     assert events_of_type(api, token, tenant, "policy.account.anonymize") == []
-    states = {r["referenceLocator"]: r for r in ok(call(api, "GET", compliance(
-        tenant, f"/references?{references_query({'policy': [expired, on_risk]})}"), token))}
+    states = {
+        r["referenceLocator"]: r
+        for r in ok(
+            call(
+                api, "GET", compliance(tenant, f"/references?{references_query({'policy': [expired, on_risk]})}"), token
+            )
+        )
+    }
     assert (states[expired]["anonymizationState"], states[on_risk]["anonymizationState"]) == (
-        "anonymized", "identifiable")
+        "anonymized",
+        "identifiable",
+    )
 
 
 def test_quote_and_payment_references_anonymize_those_records_alone(api, admin_token, jobs, book):
@@ -282,19 +332,25 @@ def test_quote_and_payment_references_anonymize_those_records_alone(api, admin_t
     after = ok(call(api, "GET", f"/billing/{tenant}/payments/{payment}", token))
     assert after["data"]["cardHolder"] == "ANONYMIZED" and after["anonymizedAt"] and not paid.get("anonymizedAt")
     assert (after["amount"], after["paymentState"] if "paymentState" in after else None) == (
-        paid["amount"], paid.get("paymentState"))
+        paid["amount"],
+        paid.get("paymentState"),
+    )
+
     def quote_text(locator):
         return json.dumps(ok(call(api, "GET", f"/policy/{tenant}/quotes/{locator}", token)), default=str)
+
     assert PERSONAL[-1] not in quote_text(draft["locator"])
     marked = ok(call(api, "GET", f"/policy/{tenant}/quotes/{draft['locator']}", token))["anonymizedAt"]
     # a later change rewrites the whole quote: it stays marked
-    changed = ok(call(api, "PATCH", f"/policy/{tenant}/quotes/{draft['locator']}", token,
-                      {"setData": {"channel": "phone"}}))
+    changed = ok(
+        call(api, "PATCH", f"/policy/{tenant}/quotes/{draft['locator']}", token, {"setData": {"channel": "phone"}})
+    )
     assert (changed["element"]["data"]["channel"], changed["anonymizedAt"]) == ("phone", marked)
     assert PERSONAL[-1] in quote_text(book["quote"])
     assert ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))["data"]["firstName"] == "Ada"
     assert [e["data"] for e in events_of_type(api, token, tenant, "billing.payment.anonymize")] == [
-        {"paymentLocator": payment}]
+        {"paymentLocator": payment}
+    ]
     [again] = ok(anonymize(api, token, tenant, {"references": {"payment": [payment]}}))
     assert (again["jobStatus"], again["fromCurrentRequest"]) == ("completed", False)
 
@@ -303,20 +359,22 @@ def test_bad_input_answers_a_clear_4xx_and_starts_nothing(api, admin_token, jobs
     tenant, token = quotes_tenant(api, admin_token, plugins=None), admin_token
     account = new_account(api, token, tenant)
     assert_error(anonymize(api, token, tenant, {"references": {"vehicle": [account]}}), 400, "request.invalid")
-    assert_error(anonymize(api, token, tenant, {"references": {"account": ["not-a-locator"]}}), 400,
-                 "request.invalid")
+    assert_error(anonymize(api, token, tenant, {"references": {"account": ["not-a-locator"]}}), 400, "request.invalid")
     assert_error(anonymize(api, token, tenant, {"references": {"account": []}}), 400, "request.invalid")
-    assert_error(anonymize(api, token, tenant, {"references": {"fnol": [account]}}), 400,
-                 "anonymization.unsupported_reference")
+    assert_error(
+        anonymize(api, token, tenant, {"references": {"fnol": [account]}}), 400, "anonymization.unsupported_reference"
+    )
     assert_error(anonymize(api, token, tenant, {"references": {"contact": [account]}}), 404, "contact.not_found")
     assert_error(anonymize(api, token, tenant, {"references": {"quote": [account]}}), 404, "quote.not_found")
     assert_error(anonymize(api, token, tenant, {"references": {"policy": [UNKNOWN]}}), 404, "policy.not_found")
     assert_error(anonymize(api, token, tenant, {"references": {"payment": [UNKNOWN]}}), 404, "payment.not_found")
     assert_error(anonymize(api, token, tenant, {"references": {"account": [UNKNOWN]}}), 404, "account.not_found")
-    assert_error(anonymize(api, token, tenant, {"references": {"account": [account]}, "policyStatuses": ["gone"]}),
-                 400, "request.invalid")
-    assert_error(call(api, "GET", compliance(tenant, "/preview?references=%7Bnot-json"), token), 400,
-                 "request.invalid")
+    assert_error(
+        anonymize(api, token, tenant, {"references": {"account": [account]}, "policyStatuses": ["gone"]}),
+        400,
+        "request.invalid",
+    )
+    assert_error(call(api, "GET", compliance(tenant, "/preview?references=%7Bnot-json"), token), 400, "request.invalid")
     assert_error(call(api, "GET", compliance(tenant, "/preview"), token), 400, "request.invalid")
     assert_error(fetch_jobs(api, token, tenant, UNKNOWN), 404, "anonymizationJob.not_found")
     assert_error(call(api, "GET", compliance(tenant, "/jobs"), token), 400, "request.invalid")
@@ -335,8 +393,11 @@ def test_every_route_checks_the_tenant_and_the_permission(api, admin_token):
     assert ok(preview(api, reader, tenant, {"account": [account]}))[0]["references"][0]["state"] == "allowed"
     _, nobody = new_user(["accounts.read"], [tenant])
     assert_error(preview(api, nobody, tenant, {"account": [account]}), 403, "auth.permission_denied")
-    assert_error(call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"),
-                      nobody), 403, "auth.permission_denied")
+    assert_error(
+        call(api, "GET", compliance(tenant, f"/references?{references_query({'account': [account]})}"), nobody),
+        403,
+        "auth.permission_denied",
+    )
     assert_error(fetch_jobs(api, nobody, tenant, UNKNOWN), 403, "auth.permission_denied")
 
 
@@ -344,10 +405,24 @@ def test_a_contact_is_anonymized_in_the_records_that_list_it_once_retention_lets
     tenant, token = quotes_tenant(api, admin_token), admin_token
     contact, other = "01JVM6MGG0BCY4HV1F8F6P2RWF", "01JVM6MGG0BCY4HV1F8F6P2RWG"
     first, second = new_account(api, token, tenant), new_account(api, token, tenant)
-    ok(call(api, "POST", f"/policy/{tenant}/accounts/{first}/contacts", token,
-            {"contactLocator": contact, "roles": ["billing"]}))
-    ok(call(api, "POST", f"/policy/{tenant}/accounts/{first}/contacts", token,
-            {"contactLocator": other, "roles": ["primary"]}))
+    ok(
+        call(
+            api,
+            "POST",
+            f"/policy/{tenant}/accounts/{first}/contacts",
+            token,
+            {"contactLocator": contact, "roles": ["billing"]},
+        )
+    )
+    ok(
+        call(
+            api,
+            "POST",
+            f"/policy/{tenant}/accounts/{first}/contacts",
+            token,
+            {"contactLocator": other, "roles": ["primary"]},
+        )
+    )
     quote = create(api, token, tenant, auto(second, contacts=[{"contactLocator": contact, "roles": ["broker"]}]))
     assert ok(advance(api, token, tenant, quote["locator"], "accept"))["quoteState"] == "accepted"
 
@@ -355,7 +430,9 @@ def test_a_contact_is_anonymized_in_the_records_that_list_it_once_retention_lets
     assert (shown["state"], [r["code"] for r in shown["restrictions"]]) == ("restricted", ["retention.quote_accepted"])
     targets = {t["referenceType"]: t for t in shown["targets"]}
     assert (targets["account"]["anonymizableReferenceLocators"], targets["quote"]["restrictedReferenceLocators"]) == (
-        [first], [quote["locator"]])
+        [first],
+        [quote["locator"]],
+    )
     [kept] = ok(anonymize(api, token, tenant, {"references": {"contact": [contact]}}))
     jobs.drain()
     [suspended] = ok(fetch_jobs(api, token, tenant, kept["jobLocator"]))
@@ -373,7 +450,8 @@ def test_a_contact_is_anonymized_in_the_records_that_list_it_once_retention_lets
     assert [(c["contactLocator"], c["roles"]) for c in accepted["contacts"]] == [(replacement, ["broker"])]
     assert replacement != contact and account.get("anonymizedAt") is None  # the account itself is not anonymized
     assert [e["data"] for e in events_of_type(api, token, tenant, "contact.anonymized")] == [
-        {"locator": contact, "staticLocator": contact}]
+        {"locator": contact, "staticLocator": contact}
+    ]
     [again] = ok(anonymize(api, token, tenant, {"references": {"contact": [contact]}}))
     assert (again["jobLocator"], again["fromCurrentRequest"]) == (started["jobLocator"], False)
     [done] = ok(preview(api, token, tenant, {"contact": [contact]}))[0]["references"]

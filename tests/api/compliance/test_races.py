@@ -2,6 +2,7 @@
 references before either writes): one job is started, the other call answers 409 and starts nothing; a retry
 answers that job. A keyed call whose answer was lost after it committed: its retry answers the job it started as
 its own."""
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -31,8 +32,9 @@ def test_two_parallel_anonymize_calls_on_one_account_start_one_job(api, admin_to
     assert again["jobLocator"] == job["jobLocator"]
 
 
-def test_an_anonymize_whose_answer_was_lost_answers_the_job_it_started_as_its_own_and_starts_one(api, admin_token,
-                                                                                                jobs):
+def test_an_anonymize_whose_answer_was_lost_answers_the_job_it_started_as_its_own_and_starts_one(
+    api, admin_token, jobs
+):
     tenant = quotes_tenant(api, admin_token, plugins=None)
     account = new_account(api, admin_token, tenant)
     body = {"references": {"account": [account]}}

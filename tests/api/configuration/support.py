@@ -1,4 +1,5 @@
 """Helpers of the configuration API tests: uploads, small packages, what the service stored."""
+
 from __future__ import annotations
 
 import io
@@ -33,8 +34,11 @@ def minimal_model() -> dict[str, Any]:
 def package(model: dict[str, Any] | None = None, files: dict[str, bytes | str] | None = None) -> bytes:
     """A package in the split layout: scalars in config.json, one folder per entity."""
     model = minimal_model() if model is None else model
-    entries: dict[str, bytes | str] = {"config.json": simplejson.dumps(
-        {key: value for key, value in model.items() if not isinstance(value, dict)}, use_decimal=True)}
+    entries: dict[str, bytes | str] = {
+        "config.json": simplejson.dumps(
+            {key: value for key, value in model.items() if not isinstance(value, dict)}, use_decimal=True
+        )
+    }
     for collection, entities in model.items():
         if isinstance(entities, dict):
             for name, body in entities.items():
@@ -49,8 +53,16 @@ def auth(token: str | None, accept: str = ZIP) -> dict[str, str]:
     return headers
 
 
-def upload(api: Any, path: str, token: str | None, body: bytes, *, multipart: bool = False,
-           part: str = "file", headers: dict[str, str] | None = None) -> Any:
+def upload(
+    api: Any,
+    path: str,
+    token: str | None,
+    body: bytes,
+    *,
+    multipart: bool = False,
+    part: str = "file",
+    headers: dict[str, str] | None = None,
+) -> Any:
     """POST a package as a raw ZIP body, or as multipart/form-data with the file in `part`."""
     sent = auth(token)
     if multipart:
@@ -64,13 +76,15 @@ def upload(api: Any, path: str, token: str | None, body: bytes, *, multipart: bo
 
 def multipart_body(part: str, content: bytes) -> bytes:
     """As curl --form and httpx send it: a text field first, then the file."""
-    return b"".join([
-        f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"comment\"\r\n\r\nhello\r\n".encode(),
-        f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{part}\"; filename=\"config.zip\"\r\n"
-        f"Content-Type: application/zip\r\n\r\n".encode(),
-        content,
-        f"\r\n--{BOUNDARY}--\r\n".encode(),
-    ])
+    return b"".join(
+        [
+            f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="comment"\r\n\r\nhello\r\n'.encode(),
+            f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{part}"; filename="config.zip"\r\n'
+            f"Content-Type: application/zip\r\n\r\n".encode(),
+            content,
+            f"\r\n--{BOUNDARY}--\r\n".encode(),
+        ]
+    )
 
 
 def create_tenant(api: Any, token: str, body: bytes | None = None, **query: str) -> Any:
@@ -128,8 +142,9 @@ def blob_keys(prefix: str = "tenants/") -> list[str]:
     from chalicelib.settings import settings
 
     bucket = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets[settings().bucket_name]
-    return sorted(name for name, key in bucket.keys.items()
-                  if name.startswith(prefix) and not isinstance(key, FakeDeleteMarker))
+    return sorted(
+        name for name, key in bucket.keys.items() if name.startswith(prefix) and not isinstance(key, FakeDeleteMarker)
+    )
 
 
 def config_items(tenant: str) -> list[dict[str, Any]]:

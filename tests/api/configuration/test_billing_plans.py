@@ -1,5 +1,6 @@
 """configuration.service.billing_plans: the typed billing settings of the deployed version, or of an
 earlier one, read once per version and process."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,8 +16,9 @@ from tests.unit.configuration.zips import fixture_zip
 
 
 def _with_plan(cadence: str) -> bytes:
-    return package({**minimal_model(), "defaultInstallmentPlan": "Regular",
-                    "installmentPlans": {"Regular": {"cadence": cadence}}})
+    return package(
+        {**minimal_model(), "defaultInstallmentPlan": "Regular", "installmentPlans": {"Regular": {"cadence": cadence}}}
+    )
 
 
 def test_the_current_versions_plans_are_typed_once_and_an_earlier_versions_on_request(api, admin_token, s3_calls):

@@ -1,4 +1,5 @@
 """POST /config/createTenant: real packages, bootstrap resources, failures that create nothing, access."""
+
 from __future__ import annotations
 
 import json
@@ -67,7 +68,9 @@ def test_the_iag_data_model_carries_every_default_the_real_server_added(api, adm
     assert {path: _at(deployed, path) for path in added} == added
     assert deployed["accounts"]["BaseAccount"]["numberingTrigger"] == "validation"
     assert deployed["exposures"]["PersonalVehicle"]["data"]["excess"] == {
-        **upload_model["exposures"]["PersonalVehicle"]["data"]["excess"], "maxLength": 20000}
+        **upload_model["exposures"]["PersonalVehicle"]["data"]["excess"],
+        "maxLength": 20000,
+    }
 
 
 def _only_in(model, other, path=()):
@@ -112,9 +115,14 @@ def test_the_result_has_every_field_the_openapi_definition_requires(api, admin_t
         "deploymentResult": {
             "isSuccess": True,
             "errors": [],
-            "metadata": {"latestVersion": version, "version1": version, "version2": version,
-                         "staticVersionLocator": version, "implementedPlugins": {},
-                         "implementedAutomationPlugins": {}},
+            "metadata": {
+                "latestVersion": version,
+                "version1": version,
+                "version2": version,
+                "staticVersionLocator": version,
+                "implementedPlugins": {},
+                "implementedAutomationPlugins": {},
+            },
         },
     }
     assert len(version) == 26
@@ -152,22 +160,32 @@ def test_bootstrap_resources_are_stored_with_the_configuration_and_recorded(api,
     assert record.version == version and record.status == "queued"
     assert {(r.instance, r.staticName, r.kind, r.path) for r in record.resources} == {
         ("UWRules01", "UWRules", "tables", "config/bootstrap/tables/UWRules01.csv"),
-        ("invoiceDoc_v1", "InvoiceDoc", "documentTemplates",
-         "config/bootstrap/documentTemplates/invoiceDoc_v1.velocity"),
+        (
+            "invoiceDoc_v1",
+            "InvoiceDoc",
+            "documentTemplates",
+            "config/bootstrap/documentTemplates/invoiceDoc_v1.velocity",
+        ),
         ("Forms01", "Forms", "staticDocuments", "config/bootstrap/staticDocuments/Forms01.pdf"),
         ("Disclosure01", "Disclosure", "staticDocuments", "config/bootstrap/staticDocuments/Disclosure01.pdf"),
         ("SR2201", "SR22", "staticDocuments", "config/bootstrap/staticDocuments/SR2201.pdf"),
     }
     assert record.resourceGroups == fixture_model("iag-motor-demo")["bootstrap"]["resources"]["resourceGroups"]
     assert sorted(blob_keys(f"tenants/{tenant}/config/bootstrap/")) == sorted(
-        f"tenants/{tenant}/{r.path}" for r in record.resources)
-    assert blobs.get(tenant, "config/bootstrap/tables/UWRules01.csv") == (
-        FIXTURES / "iag-motor-demo" / "bootstrap" / "resources" / "resourceFiles" / "tables" / "UWRules01.csv"
-    ).read_bytes()
+        f"tenants/{tenant}/{r.path}" for r in record.resources
+    )
+    assert (
+        blobs.get(tenant, "config/bootstrap/tables/UWRules01.csv")
+        == (
+            FIXTURES / "iag-motor-demo" / "bootstrap" / "resources" / "resourceFiles" / "tables" / "UWRules01.csv"
+        ).read_bytes()
+    )
     downloaded = read_package(download(api, admin_token, tenant))
     assert not [path for path in downloaded.other_files if path.startswith("bootstrap/")]
     assert [e["type"] for e in request_events(api, admin_token, tenant, response)] == [
-        "config.deployment.deploy", "config.bootstrap.queue"]
+        "config.deployment.deploy",
+        "config.bootstrap.queue",
+    ]
 
 
 def test_a_package_without_bootstrap_records_no_bootstrap(api, admin_token):
@@ -185,8 +203,12 @@ def test_create_tenant_records_its_events_with_the_request_id(api, admin_token):
     [event] = request_events(api, admin_token, tenant, response)
     assert event["type"] == "config.deployment.deploy"
     assert event["requestId"] == response.headers["X-Request-Id"]
-    assert event["data"] == {"tenantLocator": tenant, "version": version, "staticVersionLocator": version,
-                             "overwrite": False}
+    assert event["data"] == {
+        "tenantLocator": tenant,
+        "version": version,
+        "staticVersionLocator": version,
+        "overwrite": False,
+    }
 
 
 def test_the_caller_gets_access_to_the_tenant_it_created(api):
@@ -237,15 +259,17 @@ def test_numbers_in_the_model_stay_exact(api, admin_token):
 
     assert '"value":0.10' in response.body.decode()
     assert json.loads(response.body, parse_float=Decimal)["coverageTerms"]["Deductible"]["options"]["*d500"][
-        "value"] == Decimal("0.10")
+        "value"
+    ] == Decimal("0.10")
 
 
 def test_bootstrap_resources_too_many_to_record_are_refused_before_anything_is_created(api, admin_token):
     model = minimal_model()
     model["tables"] = {"Rates": {"columns": {"key": {"dataType": "string", "isKey": True}}}}
     names = [f"Rates{index:04d}_{'x' * 110}" for index in range(1000)]
-    model["bootstrap"] = {"resources": {"resourceGroups": {},
-                                        "resourceInstances": {name: {"staticName": "Rates"} for name in names}}}
+    model["bootstrap"] = {
+        "resources": {"resourceGroups": {}, "resourceInstances": {name: {"staticName": "Rates"} for name in names}}
+    }
     files = {f"bootstrap/resources/resourceFiles/tables/{name}.csv": "key\na\n" for name in names}
     body = package(model, files)
     before = stored_state()

@@ -1,4 +1,5 @@
 """GET .../deployments/datamodel (resolve, byStaticLocator), the per-process model cache, and diff."""
+
 from __future__ import annotations
 
 import json
@@ -35,13 +36,17 @@ def test_the_data_model_is_answered_as_deployed_or_with_extend_chains_applied(ap
     resolved = datamodel(api, admin_token, tenant, "?resolve=true")
 
     assert as_deployed["accounts"]["Person"] == {
-        "extend": "Base", "data": {"tier": {"type": "string", "maxLength": 20000},
-                                   "email": {"type": "string?", "maxLength": 20000}}}
+        "extend": "Base",
+        "data": {"tier": {"type": "string", "maxLength": 20000}, "email": {"type": "string?", "maxLength": 20000}},
+    }
     assert resolved["accounts"]["Person"] == {
         "numberingTrigger": "validation",
         "extend": "Base",
-        "data": {"name": {"type": "string", "maxLength": 20000}, "tier": {"type": "string", "maxLength": 20000},
-                 "email": {"type": "string?", "maxLength": 20000}},
+        "data": {
+            "name": {"type": "string", "maxLength": 20000},
+            "tier": {"type": "string", "maxLength": 20000},
+            "email": {"type": "string?", "maxLength": 20000},
+        },
     }
     assert resolved["accounts"]["Base"] == as_deployed["accounts"]["Base"]
     assert datamodel(api, admin_token, tenant, f"/{version}?resolve=true") == resolved
@@ -52,8 +57,9 @@ def test_the_data_model_is_answered_as_deployed_or_with_extend_chains_applied(ap
 def test_a_bad_boolean_parameter_answers_400(api, admin_token):
     tenant, _ = new_configured_tenant(api, admin_token)
 
-    body = assert_error(get(api, f"/config/{tenant}/deployments/datamodel?resolve=maybe", admin_token), 400,
-                        "request.invalid")
+    body = assert_error(
+        get(api, f"/config/{tenant}/deployments/datamodel?resolve=maybe", admin_token), 400, "request.invalid"
+    )
     assert [error["field"] for error in body["fieldErrors"]] == ["resolve"]
 
 
@@ -105,13 +111,30 @@ def test_diff_reports_what_deploying_a_configuration_would_add_modify_and_remove
 
     differences = ok(diff(api, admin_token, tenant, given))
 
-    assert differences["charges"] == {"added": {"fee": {"category": "fee", "handling": "normal",
-                                                        "invoicing": "scheduled", "transactionBundlingEnabled": False}},
-                                      "modified": {}, "removed": {}}
-    assert differences["coverages"] == {"added": {}, "removed": {}, "modified": {
-        "Collision": {"coverageTerms": ["Deductible!"], "displayName": "Collision cover"}}}
-    assert differences["accounts"] == {"added": {}, "modified": {}, "removed": {
-        "Company": {"numberingTrigger": "validation", "data": {"name": {"type": "string", "maxLength": 20000}}}}}
+    assert differences["charges"] == {
+        "added": {
+            "fee": {
+                "category": "fee",
+                "handling": "normal",
+                "invoicing": "scheduled",
+                "transactionBundlingEnabled": False,
+            }
+        },
+        "modified": {},
+        "removed": {},
+    }
+    assert differences["coverages"] == {
+        "added": {},
+        "removed": {},
+        "modified": {"Collision": {"coverageTerms": ["Deductible!"], "displayName": "Collision cover"}},
+    }
+    assert differences["accounts"] == {
+        "added": {},
+        "modified": {},
+        "removed": {
+            "Company": {"numberingTrigger": "validation", "data": {"name": {"type": "string", "maxLength": 20000}}}
+        },
+    }
     assert differences["products"] == {"added": {}, "modified": {}, "removed": {}}
     assert differences["configuration"] == {"added": {}, "modified": {"defaultCurrency": "EUR"}, "removed": {}}
 
@@ -141,17 +164,26 @@ def test_the_data_model_carries_every_field_the_platform_requires_in_it(api, adm
     model = minimal_model()
     model["payments"] = {"Card": {"displayName": "Card"}}
     model["excessCreditPlans"] = {"Standard": {"disburseExcess": False}}
-    model["invoicingPlans"] = {"Monthly": {"consolidateInvoicesOnCancellation": "none", "invoiceFeeHandling": "sum",
-                                           "invoiceFeeAmounts": {}}}
+    model["invoicingPlans"] = {
+        "Monthly": {"consolidateInvoicesOnCancellation": "none", "invoiceFeeHandling": "sum", "invoiceFeeAmounts": {}}
+    }
     model["accounts"]["Person"]["data"]["age"] = {"type": "int?", "min": 18}
     tenant, _ = new_configured_tenant(api, admin_token, package(model))
 
     for answer in (datamodel(api, admin_token, tenant), datamodel(api, admin_token, tenant, "?resolve=true")):
-        assert answer["payments"]["Card"] == {"displayName": "Card", "abstract": False, "defaultSearchable": False,
-                                              "extend": "", "numberingPlan": "", "numberingTrigger": "validation"}
+        assert answer["payments"]["Card"] == {
+            "displayName": "Card",
+            "abstract": False,
+            "defaultSearchable": False,
+            "extend": "",
+            "numberingPlan": "",
+            "numberingTrigger": "validation",
+        }
         assert answer["excessCreditPlans"]["Standard"]["disbursementType"] == ""
-        assert answer["invoicingPlans"]["Monthly"]["installmentGrouping"] == {"matching": "generateTime",
-                                                                              "window": "startAndEnd"}
+        assert answer["invoicingPlans"]["Monthly"]["installmentGrouping"] == {
+            "matching": "generateTime",
+            "window": "startAndEnd",
+        }
         assert answer["accounts"]["Person"]["data"]["age"] == {"type": "int?", "min": "18"}
     downloaded = download(api, admin_token, tenant)
     assert "extend" not in zip_json(downloaded, "payments/Card/config.json")

@@ -1,4 +1,5 @@
 """POST .../deployments/deploy and GET .../deployments, .../download: versions, overwrite, plugins, access."""
+
 from __future__ import annotations
 
 import pytest
@@ -59,20 +60,34 @@ def test_a_redeploy_makes_a_new_version_and_the_old_one_stays_downloadable(api, 
     result = ok(response)
     second = result["deploymentResult"]["metadata"]["latestVersion"]
     assert result["locator"] == tenant and result["name"] == "Test insurer"
-    assert result["deploymentResult"] == {"isSuccess": True, "errors": [], "metadata": {
-        "latestVersion": second, "version1": second, "version2": first, "staticVersionLocator": second,
-        "implementedPlugins": {}, "implementedAutomationPlugins": {}}}
+    assert result["deploymentResult"] == {
+        "isSuccess": True,
+        "errors": [],
+        "metadata": {
+            "latestVersion": second,
+            "version1": second,
+            "version2": first,
+            "staticVersionLocator": second,
+            "implementedPlugins": {},
+            "implementedAutomationPlugins": {},
+        },
+    }
     assert second > first
     assert "fee" in read_package(download(api, admin_token, tenant)).model["charges"]
     assert "fee" not in read_package(download(api, admin_token, tenant, f"/{first}")).model["charges"]
     assert "fee" in read_package(download(api, admin_token, tenant, f"/{second}")).model["charges"]
     assert "fee" not in datamodel(api, admin_token, tenant, f"/{first}")["charges"]
     assert sorted(blob_keys(f"tenants/{tenant}/config/")) == sorted(
-        f"tenants/{tenant}/config/{v}{suffix}" for v in (first, second) for suffix in (".zip", ".model.json"))
+        f"tenants/{tenant}/config/{v}{suffix}" for v in (first, second) for suffix in (".zip", ".model.json")
+    )
     [event] = request_events(api, admin_token, tenant, response)
     assert (event["type"], event["requestId"]) == ("config.deployment.deploy", response.headers["X-Request-Id"])
-    assert event["data"] == {"tenantLocator": tenant, "version": second, "staticVersionLocator": second,
-                             "overwrite": False}
+    assert event["data"] == {
+        "tenantLocator": tenant,
+        "version": second,
+        "staticVersionLocator": second,
+        "overwrite": False,
+    }
 
 
 def test_overwrite_keeps_the_static_version_locator_so_it_names_the_new_version(api, admin_token):
@@ -98,8 +113,10 @@ def test_deployment_metadata_shows_the_current_version_and_its_plugins(api, admi
 
     deployed = metadata_of(deploy(api, admin_token, tenant, package(files=plugins)))
 
-    implemented = {"rating:Auto": "plugins/python/rating.py:rate_Auto",
-                   "validation:Auto": "plugins/python/rating.py:validate"}
+    implemented = {
+        "rating:Auto": "plugins/python/rating.py:rate_Auto",
+        "validation:Auto": "plugins/python/rating.py:validate",
+    }
     assert deployed["implementedPlugins"] == implemented
     assert ok(get(api, f"/config/{tenant}/deployments", admin_token)) == {
         "metadata": deployed,
@@ -129,7 +146,8 @@ def test_a_redeploy_that_fails_validation_changes_nothing_and_reports_what_stays
     assert result["deploymentResult"]["isSuccess"] is False
     assert result["deploymentResult"]["errors"] == [
         "exposures.Vehicle.data.vin.type: 'strng' is neither a built-in type (string, int, long, decimal, date, "
-        "datetime, boolean, guid) nor defined in dataTypes"]
+        "datetime, boolean, guid) nor defined in dataTypes"
+    ]
     assert result["deploymentResult"]["metadata"] == created["deploymentResult"]["metadata"]
     assert result["bootstrapResult"]["status"] == "failed"
     assert stored_state(tenant) == before
@@ -171,8 +189,12 @@ def test_reading_a_tenant_without_a_deployment_answers_404(api, admin_token, ten
 def test_an_unknown_version_answers_404(api, admin_token, version):
     tenant, _ = new_configured_tenant(api, admin_token)
 
-    for path in (f"/download/{version}", f"/datamodel/{version}", f"/download/{version}?byStaticLocator=true",
-                 f"/datamodel/{version}?byStaticLocator=true"):
+    for path in (
+        f"/download/{version}",
+        f"/datamodel/{version}",
+        f"/download/{version}?byStaticLocator=true",
+        f"/datamodel/{version}?byStaticLocator=true",
+    ):
         assert_error(get(api, f"/config/{tenant}/deployments{path}", admin_token), 404, "configuration.not_found")
 
 
@@ -181,10 +203,12 @@ def test_a_version_of_another_tenant_is_not_found_in_this_one(api, admin_token):
     _, theirs = new_configured_tenant(api, admin_token)
     version = theirs["deploymentResult"]["metadata"]["latestVersion"]
 
-    assert_error(get(api, f"/config/{mine}/deployments/download/{version}", admin_token), 404,
-                 "configuration.not_found")
-    assert_error(get(api, f"/config/{mine}/deployments/datamodel/{version}", admin_token), 404,
-                 "configuration.not_found")
+    assert_error(
+        get(api, f"/config/{mine}/deployments/download/{version}", admin_token), 404, "configuration.not_found"
+    )
+    assert_error(
+        get(api, f"/config/{mine}/deployments/datamodel/{version}", admin_token), 404, "configuration.not_found"
+    )
 
 
 def test_a_caller_without_the_tenant_cannot_read_or_deploy_it(api, admin_token):

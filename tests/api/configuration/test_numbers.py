@@ -1,4 +1,5 @@
 """configuration.numbers: numbers reserved from a deployed tenant's plans, unique per entity kind."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """validateConfig, deployments/validate, formatConfig, and packages that cannot be read at all."""
+
 from __future__ import annotations
 
 import json
@@ -49,7 +50,9 @@ def test_validation_answers_a_zip_with_the_result_and_stores_nothing(api, admin_
             assert zip_names(response.body) == ["validation-result.json"]
         assert zip_json(passed.body, "validation-result.json") == {"isSuccess": True, "errors": []}
         assert zip_json(failed.body, "validation-result.json") == {
-            "isSuccess": False, "errors": ["charges: at least one charge with category 'premium' is required"]}
+            "isSuccess": False,
+            "errors": ["charges: at least one charge with category 'premium' is required"],
+        }
         assert stored_state(configured) == before
 
 
@@ -58,12 +61,16 @@ def test_tenant_validation_needs_a_known_tenant_and_deploy_permission(api, admin
 
     _, validator = new_user(["tenants.validate-config"], [configured])
 
-    assert_error(upload(api, f"/config/{new_tenant_locator()}/deployments/validate", admin_token, package()), 404,
-                 "tenant.not_found")
+    assert_error(
+        upload(api, f"/config/{new_tenant_locator()}/deployments/validate", admin_token, package()),
+        404,
+        "tenant.not_found",
+    )
     assert upload(api, "/config/validateConfig", validator, package()).status_code == 200
     assert upload(api, "/config/formatConfig", validator, package()).status_code == 200
-    assert_error(upload(api, f"/config/{configured}/deployments/validate", validator, package()), 403,
-                 "auth.permission_denied")
+    assert_error(
+        upload(api, f"/config/{configured}/deployments/validate", validator, package()), 403, "auth.permission_denied"
+    )
 
 
 def test_format_puts_property_names_and_enum_values_in_the_specs_casing(api, admin_token):
@@ -104,24 +111,43 @@ def _corrupt() -> bytes:
 BAD_PACKAGES = {
     "not a zip": (b"this is not a zip file", 400, "config.package_not_zip", "not a ZIP"),
     "corrupt": (_corrupt(), 400, "config.package_corrupt", "corrupt"),
-    "parent path": (zip_files({"config.json": "{}", "../evil/config.json": "{}"}), 400,
-                    "config.package_unsafe_path", "'../evil/config.json'"),
-    "absolute path": (zip_files({"/etc/config.json": "{}"}), 400, "config.package_unsafe_path",
-                      "'/etc/config.json'"),
-    "two folders": (zip_files({"one/config.json": "{}", "two/config.json": "{}"}), 400,
-                    "config.package_layout_invalid", "one, two"),
-    "invalid json": (zip_files({"pkg/config.json": "{}", "pkg/charges/premium/config.json": '{\n  "category": ,\n}'}),
-                     400, "config.package_invalid_json", "pkg/charges/premium/config.json line 2 column 15"),
-    "inflates too much": (patch_central_directory(package(), "config.json", 24, MAX_UNCOMPRESSED_BYTES + 1), 413,
-                          "config.package_too_large", "uncompressed"),
+    "parent path": (
+        zip_files({"config.json": "{}", "../evil/config.json": "{}"}),
+        400,
+        "config.package_unsafe_path",
+        "'../evil/config.json'",
+    ),
+    "absolute path": (zip_files({"/etc/config.json": "{}"}), 400, "config.package_unsafe_path", "'/etc/config.json'"),
+    "two folders": (
+        zip_files({"one/config.json": "{}", "two/config.json": "{}"}),
+        400,
+        "config.package_layout_invalid",
+        "one, two",
+    ),
+    "invalid json": (
+        zip_files({"pkg/config.json": "{}", "pkg/charges/premium/config.json": '{\n  "category": ,\n}'}),
+        400,
+        "config.package_invalid_json",
+        "pkg/charges/premium/config.json line 2 column 15",
+    ),
+    "inflates too much": (
+        patch_central_directory(package(), "config.json", 24, MAX_UNCOMPRESSED_BYTES + 1),
+        413,
+        "config.package_too_large",
+        "uncompressed",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(BAD_PACKAGES))
 def test_a_package_that_cannot_be_read_answers_a_clear_error_and_stores_nothing(api, admin_token, configured, case):
     body, status, code, mentioned = BAD_PACKAGES[case]
-    paths = ["/config/createTenant", f"/config/{configured}/deployments/deploy", "/config/formatConfig",
-             *validation_paths(configured)]
+    paths = [
+        "/config/createTenant",
+        f"/config/{configured}/deployments/deploy",
+        "/config/formatConfig",
+        *validation_paths(configured),
+    ]
     before = stored_state(configured)
 
     for path in paths:
@@ -146,7 +172,10 @@ def test_a_body_over_the_upload_limit_answers_413_before_it_is_read(api, admin_t
 
 
 def test_an_upload_of_another_content_type_is_refused(api, admin_token):
-    response = api.http.post("/config/validateConfig", body=package(),
-                             headers={"Authorization": f"Bearer {admin_token}", "Content-Type": "text/plain"})
+    response = api.http.post(
+        "/config/validateConfig",
+        body=package(),
+        headers={"Authorization": f"Bearer {admin_token}", "Content-Type": "text/plain"},
+    )
 
     assert response.status_code == 415

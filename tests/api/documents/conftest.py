@@ -2,6 +2,7 @@
 where the tenant's templates render (and its plugins run) in its tenant function, published by the
 deployment's job in moto's Lambda and run by the local invoker in the sandbox (tests/plugins/lambda_mode.py).
 The request and answer bytes are the same on both paths, so the same assertions hold."""
+
 from __future__ import annotations
 
 from collections.abc import Iterator

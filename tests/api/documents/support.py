@@ -2,6 +2,7 @@
 documents of our own: `Quotation`, a Liquid HTML page at `priced`; `Schedule`, a Velocity PDF (A4,
 landscape, 10 mm margins) at `issued`; `Broken`, a Liquid text whose template can be replaced. The
 insured is the account of tests/api/quotes/support.py (Ada Lovelace)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -28,22 +29,43 @@ SCHEDULE = """<html><body><h1>Schedule: $account.data.firstName $account.data.la
 def documents_model(**documents: dict[str, Any]) -> dict[str, Any]:
     model = quotes_model()
     model["documents"] = {
-        "Quotation": {"format": "html", "rendering": "dynamic", "scope": "policy", "trigger": "priced",
-                      "selectionTimeBasis": "currentTime", "displayName": "Quotation"},
-        "Schedule": {"format": "pdf", "rendering": "dynamic", "scope": "transaction", "trigger": "issued",
-                     "selectionTimeBasis": "currentTime", "pageSize": "A4", "portrait": False,
-                     "margin": {"top": 10, "bottom": 10, "left": 10, "right": 10}},
+        "Quotation": {
+            "format": "html",
+            "rendering": "dynamic",
+            "scope": "policy",
+            "trigger": "priced",
+            "selectionTimeBasis": "currentTime",
+            "displayName": "Quotation",
+        },
+        "Schedule": {
+            "format": "pdf",
+            "rendering": "dynamic",
+            "scope": "transaction",
+            "trigger": "issued",
+            "selectionTimeBasis": "currentTime",
+            "pageSize": "A4",
+            "portrait": False,
+            "margin": {"top": 10, "bottom": 10, "left": 10, "right": 10},
+        },
         **documents,
     }
     model["products"]["PersonalAuto"]["documents"] = list(model["documents"])
     return model
 
 
-def documents_tenant(api: Any, token: str, model: dict[str, Any] | None = None,
-                     templates: dict[str, str] | None = None, *, test_clock: bool = False) -> str:
-    files = {"plugins/python/auto.py": QUOTE_PLUGINS.encode(),
-             "documents/Quotation/template.liquid": QUOTATION.encode(),
-             "documents/Schedule/template.vm": SCHEDULE.encode()}
+def documents_tenant(
+    api: Any,
+    token: str,
+    model: dict[str, Any] | None = None,
+    templates: dict[str, str] | None = None,
+    *,
+    test_clock: bool = False,
+) -> str:
+    files = {
+        "plugins/python/auto.py": QUOTE_PLUGINS.encode(),
+        "documents/Quotation/template.liquid": QUOTATION.encode(),
+        "documents/Schedule/template.vm": SCHEDULE.encode(),
+    }
     files.update({path: text.encode() for path, text in (templates or {}).items()})
     tenant = deployed_tenant(api, token, package_with_files(model or documents_model(), files), test_clock=test_clock)
     upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
@@ -52,10 +74,15 @@ def documents_tenant(api: Any, token: str, model: dict[str, Any] | None = None,
 
 
 def redeploy(api: Any, token: str, tenant: str, model: dict[str, Any], templates: dict[str, str]) -> None:
-    files = {"plugins/python/auto.py": QUOTE_PLUGINS.encode(),
-             **{path: text.encode() for path, text in templates.items()}}
-    response = api.http.post(f"/config/{tenant}/deployments/deploy", body=package_with_files(model, files), headers={
-        "Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"})
+    files = {
+        "plugins/python/auto.py": QUOTE_PLUGINS.encode(),
+        **{path: text.encode() for path, text in templates.items()},
+    }
+    response = api.http.post(
+        f"/config/{tenant}/deployments/deploy",
+        body=package_with_files(model, files),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"},
+    )
     assert response.status_code == 200, response.body
 
 
@@ -75,8 +102,14 @@ def download(api: Any, token: str, tenant: str, locator: str) -> Any:
 
 def multipart(content: bytes, part: str = "document", filename: str = "file.pdf") -> tuple[bytes, str]:
     boundary = "pas-test-boundary"
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{part}\"; filename=\"{filename}\"\r\n"
-            f"Content-Type: application/octet-stream\r\n\r\n").encode() + content + f"\r\n--{boundary}--\r\n".encode()
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{part}"; filename="{filename}"\r\n'
+            f"Content-Type: application/octet-stream\r\n\r\n"
+        ).encode()
+        + content
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
     return body, f"multipart/form-data; boundary={boundary}"
 
 

@@ -1,5 +1,6 @@
 """A consolidated document (`consolidatedDocuments`) joins its parts once the job made them all ready: PDF
 pages concatenated, HTML bodies joined; parts of different formats land it in conversionError."""
+
 from __future__ import annotations
 
 import io
@@ -18,14 +19,20 @@ from tests.api.documents.support import (
 from tests.api.quotes.support import advance, auto, create, new_account
 from tests.support.api import call, ok
 
-PRICED_PDF = {"format": "pdf", "rendering": "dynamic", "scope": "policy", "trigger": "priced",
-              "selectionTimeBasis": "currentTime"}
+PRICED_PDF = {
+    "format": "pdf",
+    "rendering": "dynamic",
+    "scope": "policy",
+    "trigger": "priced",
+    "selectionTimeBasis": "currentTime",
+}
 PRICED_HTML = {**PRICED_PDF, "format": "html"}
-TEMPLATES = {"documents/Cover/template.liquid": "<html><body><p>Cover for {{ account.data.firstName }}</p>"
-                                                "</body></html>",
-             "documents/Terms/template.liquid": "<html><body><p>Terms page</p></body></html>",
-             "documents/Letter/template.liquid": "<html><head></head><body><p>Dear {{ account.data.lastName }}"
-                                                 "</p></body></html>"}
+TEMPLATES = {
+    "documents/Cover/template.liquid": "<html><body><p>Cover for {{ account.data.firstName }}</p></body></html>",
+    "documents/Terms/template.liquid": "<html><body><p>Terms page</p></body></html>",
+    "documents/Letter/template.liquid": "<html><head></head><body><p>Dear {{ account.data.lastName }}"
+    "</p></body></html>",
+}
 
 
 def priced_documents(api, token, model) -> tuple[str, str, dict[str, dict]]:
@@ -33,8 +40,7 @@ def priced_documents(api, token, model) -> tuple[str, str, dict[str, dict]]:
     account = new_account(api, token, tenant)
     quote = create(api, token, tenant, auto(account))
     assert ok(advance(api, token, tenant, quote["locator"], "price"))["quoteState"] == "priced"
-    return tenant, quote["locator"], {d["staticName"]: d for d in listed(api, token, tenant, "quote",
-                                                                           quote["locator"])}
+    return tenant, quote["locator"], {d["staticName"]: d for d in listed(api, token, tenant, "quote", quote["locator"])}
 
 
 def test_pdf_parts_are_joined_page_by_page_and_name_their_consolidation(api, admin_token, jobs):
@@ -57,8 +63,9 @@ def test_pdf_parts_are_joined_page_by_page_and_name_their_consolidation(api, adm
     assert len(pages) == len(parts[0]) + len(parts[1]) == 2
     text = pdf_text(joined.body)
     assert text.index("Cover for Ada") < text.index("Terms page")
-    assert pack["locator"] in [e["data"]["documentLocator"] for e in events_of_type(
-        api, admin_token, tenant, "document.ready")]
+    assert pack["locator"] in [
+        e["data"]["documentLocator"] for e in events_of_type(api, admin_token, tenant, "document.ready")
+    ]
 
     jobs.drain()  # nothing left to do: no second consolidation
     assert len(listed(api, admin_token, tenant, "quote", quote)) == 4
@@ -66,8 +73,10 @@ def test_pdf_parts_are_joined_page_by_page_and_name_their_consolidation(api, adm
 
 def test_html_parts_join_their_bodies_and_mixed_formats_fail_conversion(api, admin_token, jobs):
     model = documents_model(Letter=PRICED_HTML, Cover=PRICED_PDF)
-    model["consolidatedDocuments"] = {"Welcome": {"consolidatedDocuments": ["Quotation", "Letter"]},
-                                      "Mixed": {"consolidatedDocuments": ["Letter", "Cover"]}}
+    model["consolidatedDocuments"] = {
+        "Welcome": {"consolidatedDocuments": ["Quotation", "Letter"]},
+        "Mixed": {"consolidatedDocuments": ["Letter", "Cover"]},
+    }
     tenant, quote, _ = priced_documents(api, admin_token, model)
     jobs.drain()
 
@@ -82,6 +91,7 @@ def test_html_parts_join_their_bodies_and_mixed_formats_fail_conversion(api, adm
     assert mixed["processingErrors"] == "parts of different formats cannot be joined: html, pdf"
     assert by_name["Letter"]["consolidatedTo"] == [welcome["locator"]]
     assert [e["data"]["documentLocator"] for e in events_of_type(api, admin_token, tenant, "document.failed")] == [
-        mixed["locator"]]
+        mixed["locator"]
+    ]
     [job] = ok(call(api, "GET", documents(tenant, f"/quote/{quote}/jobs/list"), admin_token))["items"]
     assert job["status"] == "failed"

@@ -1,6 +1,7 @@
 """Custom fonts (`customFonts` of a document or of the tenant) are the package's `fonts/<Name>.ttf`, put
 read-only on the renderer's disk and embedded in the PDF by their @font-face family; a font the package
 lacks lands the document in conversionError."""
+
 from __future__ import annotations
 
 import io
@@ -26,15 +27,26 @@ from tests.support.configs import (
 VERA = (Path(reportlab.__file__).parent / "fonts" / "Vera.ttf").read_bytes()
 VERA_FACE = "BitstreamVeraSans-Roman"
 """The PostScript name of Vera.ttf, which the PDF's font resource carries (after a subset tag)."""
-PDF_AT_PRICE = {"format": "pdf", "rendering": "dynamic", "scope": "policy", "trigger": "priced",
-                "selectionTimeBasis": "currentTime"}
+PDF_AT_PRICE = {
+    "format": "pdf",
+    "rendering": "dynamic",
+    "scope": "policy",
+    "trigger": "priced",
+    "selectionTimeBasis": "currentTime",
+}
 LETTER = '<html><body><p style="font-family: Brand">Dear {{ account.data.firstName }}</p></body></html>'
 PLAIN = "<html><body><p>Plain {{ account.data.firstName }}</p></body></html>"
 
 
 def priced(api, token, model, files: dict[str, bytes]) -> tuple[str, dict[str, dict]]:
-    package = package_with_files(model, {"plugins/python/auto.py": QUOTE_PLUGINS.encode(),
-                                         "documents/Quotation/template.liquid": QUOTATION.encode(), **files})
+    package = package_with_files(
+        model,
+        {
+            "plugins/python/auto.py": QUOTE_PLUGINS.encode(),
+            "documents/Quotation/template.liquid": QUOTATION.encode(),
+            **files,
+        },
+    )
     tenant = deployed_tenant(api, token, package)
     upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
     upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)
@@ -53,9 +65,16 @@ def font_names(pdf: bytes) -> list[str]:
 
 def test_a_documents_custom_font_is_embedded_in_its_pdf(api, admin_token, jobs):
     model = documents_model(Letter={**PDF_AT_PRICE, "customFonts": ["Brand"]}, Plain=PDF_AT_PRICE)
-    tenant, quote = priced(api, admin_token, model, {"fonts/Brand.ttf": VERA,
-                                                     "documents/Letter/template.liquid": LETTER.encode(),
-                                                     "documents/Plain/template.liquid": PLAIN.encode()})
+    tenant, quote = priced(
+        api,
+        admin_token,
+        model,
+        {
+            "fonts/Brand.ttf": VERA,
+            "documents/Letter/template.liquid": LETTER.encode(),
+            "documents/Plain/template.liquid": PLAIN.encode(),
+        },
+    )
     jobs.drain()
 
     by_name = {d["staticName"]: d for d in listed(api, admin_token, tenant, "quote", quote)}
@@ -68,9 +87,16 @@ def test_a_documents_custom_font_is_embedded_in_its_pdf(api, admin_token, jobs):
 def test_the_tenants_fonts_serve_every_pdf_and_a_missing_file_is_a_conversion_error(api, admin_token, jobs):
     model = documents_model(Letter=PDF_AT_PRICE, Other={**PDF_AT_PRICE, "customFonts": ["Absent"]})
     model["customFonts"] = ["Brand"]
-    tenant, quote = priced(api, admin_token, model, {"fonts/Brand.ttf": VERA,
-                                                     "documents/Letter/template.liquid": LETTER.encode(),
-                                                     "documents/Other/template.liquid": LETTER.encode()})
+    tenant, quote = priced(
+        api,
+        admin_token,
+        model,
+        {
+            "fonts/Brand.ttf": VERA,
+            "documents/Letter/template.liquid": LETTER.encode(),
+            "documents/Other/template.liquid": LETTER.encode(),
+        },
+    )
     jobs.drain()
 
     by_name = {d["staticName"]: d for d in listed(api, admin_token, tenant, "quote", quote)}

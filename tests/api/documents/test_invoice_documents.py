@@ -1,5 +1,6 @@
 """An invoice's document, rendered when billing generates the invoice (the configuration's
 `defaultInvoiceDocument`), fetched through the invoice document endpoint; its failed job retriggered."""
+
 from __future__ import annotations
 
 from tests.api.billing.support import billing_model, invoices_of_account
@@ -15,8 +16,15 @@ INVOICE = """<html><body><h1>Invoice {{ invoiceNumber }} for {{ account.data.fir
 
 def invoice_model():
     model = billing_model("FullPay")
-    model["documents"] = {"InvoiceDoc": {"format": "pdf", "rendering": "dynamic", "scope": "invoice",
-                                         "trigger": "generated", "selectionTimeBasis": "currentTime"}}
+    model["documents"] = {
+        "InvoiceDoc": {
+            "format": "pdf",
+            "rendering": "dynamic",
+            "scope": "invoice",
+            "trigger": "generated",
+            "selectionTimeBasis": "currentTime",
+        }
+    }
     model["defaultInvoiceDocument"] = "InvoiceDoc"
     return model
 
@@ -30,7 +38,10 @@ def test_an_invoice_document_is_rendered_when_the_invoice_is_generated(api, admi
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
     document = ok(call(api, "GET", documents(tenant, f"/invoices/{invoice['locator']}"), admin_token))
     assert (document["referenceType"], document["referenceLocator"], document["staticName"]) == (
-        "invoice", invoice["locator"], "InvoiceDoc")
+        "invoice",
+        invoice["locator"],
+        "InvoiceDoc",
+    )
     assert (document["documentInstanceState"], document["documentFormat"]) == ("ready", "pdf")
     assert document["renderingData"]["totalAmount"] == invoice["totalAmount"]
     text = pdf_text(download(api, admin_token, tenant, document["locator"]).body)
@@ -50,13 +61,17 @@ def test_a_failed_invoice_document_is_retriggered(api, admin_token, jobs):
     job_locator = next(m.payload["jobLocator"] for m in jobs.sent if m.payload.get("referenceType") == "invoice")
 
     redeploy(api, admin_token, tenant, model, {"documents/InvoiceDoc/template.liquid": "Invoice {{ invoiceNumber }}"})
-    retriggered = ok(call(api, "POST", documents(tenant, f"/invoices/{invoice['locator']}/jobs/{job_locator}/trigger"),
-                          admin_token))
+    retriggered = ok(
+        call(api, "POST", documents(tenant, f"/invoices/{invoice['locator']}/jobs/{job_locator}/trigger"), admin_token)
+    )
     assert (retriggered["referenceType"], retriggered["status"]) == ("invoice", "running")
     jobs.drain()
 
     fixed = ok(call(api, "GET", documents(tenant, f"/invoices/{invoice['locator']}"), admin_token))
     assert (fixed["locator"], fixed["documentInstanceState"]) == (failed["locator"], "ready")
     assert f"Invoice {invoice['invoiceNumber']}" in pdf_text(download(api, admin_token, tenant, fixed["locator"]).body)
-    assert_error(call(api, "POST", documents(tenant, f"/invoices/{invoice['locator']}/jobs/{job_locator}/trigger"),
-                      admin_token), 409, "documentsJob.not_failed")
+    assert_error(
+        call(api, "POST", documents(tenant, f"/invoices/{invoice['locator']}/jobs/{job_locator}/trigger"), admin_token),
+        409,
+        "documentsJob.not_failed",
+    )

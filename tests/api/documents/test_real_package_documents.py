@@ -2,6 +2,7 @@
 are `prerendered`, each the static PDF its bootstrap resource binds by staticName, delivered byte for byte;
 InvoiceDoc is its Velocity invoice template (a bootstrap `documentTemplates` resource), rendered with the
 invoice's data as the platform names it (`$data.invoiceNumber`, `data.policyInvoiceSummaries`)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -31,13 +32,30 @@ def render(api: Any, token: str, tenant: str, body: dict[str, str] | None, **que
 def issued_quote(api: Any, token: str, tenant: str) -> dict[str, Any]:
     model = ok(call(api, "GET", f"/config/{tenant}/deployments/datamodel?resolve=true", token))
     definition = model["products"]["PersonalAuto"]
-    account = ok(call(api, "POST", f"/policy/{tenant}/accounts", token, {
-        "type": "MemberAccount", "data": data_for(model, model["accounts"]["MemberAccount"].get("data") or {})}))
+    account = ok(
+        call(
+            api,
+            "POST",
+            f"/policy/{tenant}/accounts",
+            token,
+            {"type": "MemberAccount", "data": data_for(model, model["accounts"]["MemberAccount"].get("data") or {})},
+        )
+    )
     tree = element_for(model, "PersonalAuto", definition)
-    quote = create(api, token, tenant, {"productName": "PersonalAuto", "accountLocator": account["locator"],
-                                        "startTime": START, "data": tree["data"],
-                                        "coverageTerms": tree["coverageTerms"], "elements": tree["elements"],
-                                        "static": data_for(model, definition.get("staticData") or {})})
+    quote = create(
+        api,
+        token,
+        tenant,
+        {
+            "productName": "PersonalAuto",
+            "accountLocator": account["locator"],
+            "startTime": START,
+            "data": tree["data"],
+            "coverageTerms": tree["coverageTerms"],
+            "elements": tree["elements"],
+            "static": data_for(model, definition.get("staticData") or {}),
+        },
+    )
     issued = ok(advance(api, token, tenant, quote["locator"], "issue"))
     assert issued["quoteState"] == "issued", issued.get("validationResult")
     return issued
@@ -50,21 +68,27 @@ def test_the_prerendered_documents_are_the_packages_pdfs_byte_for_byte(api, admi
 
     generated = sorted(listed(api, admin_token, tenant, "quote", quote["locator"]), key=lambda d: d["staticName"])
     assert [(d["staticName"], d["name"], d["documentFormat"], d["documentInstanceState"]) for d in generated] == [
-        ("Disclosure", "Regulatory Disclosure", "pdf", "ready"), ("Forms", "Policy Forms Packet", "pdf", "ready")]
+        ("Disclosure", "Regulatory Disclosure", "pdf", "ready"),
+        ("Forms", "Policy Forms Packet", "pdf", "ready"),
+    ]
     for document, file in zip(generated, ("Disclosure01.pdf", "Forms01.pdf"), strict=True):
         package_file = (STATIC_DOCUMENTS / file).read_bytes()
         delivered = download(api, admin_token, tenant, document["locator"])
         assert delivered.body == package_file
         assert delivered.headers["Content-Type"] == "application/pdf"
         assert (document["size"], document["checksum"]) == (
-            len(package_file), "sha256:" + hashlib.sha256(package_file).hexdigest())
-        source = api.http.get(documents(tenant, f"/{document['locator']}/source"),
-                              headers={"Authorization": f"Bearer {admin_token}"})
+            len(package_file),
+            "sha256:" + hashlib.sha256(package_file).hexdigest(),
+        )
+        source = api.http.get(
+            documents(tenant, f"/{document['locator']}/source"), headers={"Authorization": f"Bearer {admin_token}"}
+        )
         assert (source.status_code, source.body) == (200, package_file)
     assert all(d["policyLocator"] == quote["policyLocator"] for d in generated)
 
-    sr22 = render(api, admin_token, tenant, None, referenceType="quote", referenceLocator=quote["locator"],
-                  documentConfig="SR22")
+    sr22 = render(
+        api, admin_token, tenant, None, referenceType="quote", referenceLocator=quote["locator"], documentConfig="SR22"
+    )
     assert (sr22.status_code, sr22.body) == (200, (STATIC_DOCUMENTS / "SR2201.pdf").read_bytes())
 
 
@@ -100,15 +124,19 @@ def test_the_invoice_template_renders_the_invoice_number_dates_and_totals(api, a
     [summary] = document["renderingData"]["policyInvoiceSummaries"]
     assert summary["policyLocator"] == invoice["invoiceItems"][0]["policyLocator"]
     assert sorted((i["chargeType"], i["amount"]) for i in summary["invoiceItemSummaries"]) == sorted(
-        (i["chargeType"], i["amount"]) for i in invoice["invoiceItems"])
+        (i["chargeType"], i["amount"]) for i in invoice["invoiceItems"]
+    )
 
 
 def test_the_invoice_templates_item_loop_uncommented_shows_one_line_per_item(api, admin_token, jobs):
     template = (IAG / INVOICE_TEMPLATE).read_text()
     uncommented = template.replace("#*            #foreach", "#foreach").replace("#end*#", "#end")
     assert uncommented.count("#foreach") == 1 and "#*" not in uncommented
-    tenant = invoice_tenant(api, admin_token, uncommented.replace(
-        "${invoiceItemSummary.chargeType}", "Item: ${invoiceItemSummary.chargeType}"))
+    tenant = invoice_tenant(
+        api,
+        admin_token,
+        uncommented.replace("${invoiceItemSummary.chargeType}", "Item: ${invoiceItemSummary.chargeType}"),
+    )
     invoice, document = invoice_and_document(api, admin_token, tenant, jobs)
 
     text = pdf_text(download(api, admin_token, tenant, document["locator"]).body)
@@ -123,8 +151,10 @@ def test_the_invoice_templates_item_loop_uncommented_shows_one_line_per_item(api
 def test_the_invoice_renders_ad_hoc(api, admin_token, jobs):
     tenant = invoice_tenant(api, admin_token)
     invoice, _ = invoice_and_document(api, admin_token, tenant, jobs)
-    template = ("Invoice $data.invoiceNumber of {{ x }} #foreach($s in $data.policyInvoiceSummaries)"
-                "#foreach($i in $s.invoiceItemSummaries)[$i.chargeType $i.amount]#end#end")
+    template = (
+        "Invoice $data.invoiceNumber of {{ x }} #foreach($s in $data.policyInvoiceSummaries)"
+        "#foreach($i in $s.invoiceItemSummaries)[$i.chargeType $i.amount]#end#end"
+    )
 
     reference = {"referenceType": "invoice", "referenceLocator": invoice["locator"]}
     answer = render(api, admin_token, tenant, {"template": template}, **reference, templateFormat="velocity")

@@ -1,5 +1,6 @@
 """A template that fails lands its document in an error state (the quote's request succeeds) and its job
 is retriggered after a redeploy that fixes it; ad-hoc renders (Liquid and Velocity) store nothing."""
+
 from __future__ import annotations
 
 from urllib.parse import urlencode
@@ -24,8 +25,15 @@ from tests.api.quotes.support import advance, auto, create, new_account
 from tests.api.transactions.support import UNKNOWN
 from tests.support.api import assert_error, call, ok
 
-BROKEN = {"Broken": {"format": "text", "rendering": "dynamic", "scope": "policy", "trigger": "priced",
-                     "selectionTimeBasis": "currentTime"}}
+BROKEN = {
+    "Broken": {
+        "format": "text",
+        "rendering": "dynamic",
+        "scope": "policy",
+        "trigger": "priced",
+        "selectionTimeBasis": "currentTime",
+    }
+}
 
 
 @pytest.fixture
@@ -54,21 +62,36 @@ def test_a_failing_template_is_retriggered_after_a_redeploy_fixes_it(api, admin_
     assert broken["documentInstanceState"] == "renderError"
     assert "LiquidSyntaxError" in broken["processingErrors"]
     assert broken["renderingData"]["account"]["data"]["firstName"] == "Ada"  # the data was ready
-    assert_error(call(api, "GET", documents(tenant, f"/{broken['locator']}/document"), admin_token), 409,
-                 "document.not_ready")
+    assert_error(
+        call(api, "GET", documents(tenant, f"/{broken['locator']}/document"), admin_token), 409, "document.not_ready"
+    )
     assert [e["data"]["documentLocator"] for e in events_of_type(api, admin_token, tenant, "document.failed")] == [
-        broken["locator"]]
+        broken["locator"]
+    ]
     [summary] = ok(call(api, "GET", documents(tenant, f"/quote/{quote['locator']}/jobs/list"), admin_token))["items"]
     assert summary["status"] == "failed"
     job = ok(call(api, "GET", documents(tenant, f"/quote/{quote['locator']}/jobs/{summary['locator']}"), admin_token))
     assert job["processingErrors"].startswith("Broken: LiquidSyntaxError")
     assert sorted((d["staticName"], d["documentInstanceState"]) for d in job["documents"]) == [
-        ("Broken", "renderError"), ("Quotation", "ready")]
+        ("Broken", "renderError"),
+        ("Quotation", "ready"),
+    ]
 
-    redeploy(api, admin_token, tenant, model, {"documents/Quotation/template.liquid": QUOTATION,
-                                               "documents/Broken/template.liquid": "Dear {{ account.data.firstName }}"})
-    retriggered = ok(call(api, "POST", documents(tenant, f"/quote/{quote['locator']}/jobs/{summary['locator']}"
-                                                         "/trigger"), admin_token))
+    redeploy(
+        api,
+        admin_token,
+        tenant,
+        model,
+        {
+            "documents/Quotation/template.liquid": QUOTATION,
+            "documents/Broken/template.liquid": "Dear {{ account.data.firstName }}",
+        },
+    )
+    retriggered = ok(
+        call(
+            api, "POST", documents(tenant, f"/quote/{quote['locator']}/jobs/{summary['locator']}/trigger"), admin_token
+        )
+    )
     assert (retriggered["locator"], retriggered["status"]) == (summary["locator"], "running")
     jobs.drain()
 
@@ -77,10 +100,23 @@ def test_a_failing_template_is_retriggered_after_a_redeploy_fixes_it(api, admin_
     assert download(api, admin_token, tenant, broken["locator"]).body == b"Dear Ada"
     job = ok(call(api, "GET", documents(tenant, f"/quote/{quote['locator']}/jobs/{summary['locator']}"), admin_token))
     assert (job["status"], job["processingErrors"]) == ("finished", "")
-    assert_error(call(api, "POST", documents(tenant, f"/quote/{quote['locator']}/jobs/{summary['locator']}/trigger"),
-                      admin_token), 409, "documentsJob.not_failed")
-    assert_error(call(api, "POST", documents(tenant, f"/transaction/{quote['locator']}/jobs/{summary['locator']}"
-                                                     "/trigger"), admin_token), 404, "documentsJob.not_found")
+    assert_error(
+        call(
+            api, "POST", documents(tenant, f"/quote/{quote['locator']}/jobs/{summary['locator']}/trigger"), admin_token
+        ),
+        409,
+        "documentsJob.not_failed",
+    )
+    assert_error(
+        call(
+            api,
+            "POST",
+            documents(tenant, f"/transaction/{quote['locator']}/jobs/{summary['locator']}/trigger"),
+            admin_token,
+        ),
+        404,
+        "documentsJob.not_found",
+    )
     # nothing timed out: every job of the quote is done
     assert ok(call(api, "POST", documents(tenant, f"/quote/{quote['locator']}/trigger"), admin_token)) == []
 
@@ -90,8 +126,9 @@ def test_job_lists_of_unknown_records_are_empty(api, admin_token):
     for kind in ("quote", "transaction", "segment"):
         listed_jobs = ok(call(api, "GET", documents(tenant, f"/{kind}/{UNKNOWN}/jobs/list"), admin_token))
         assert listed_jobs == {"listCompleted": True, "items": []}
-        assert_error(call(api, "GET", documents(tenant, f"/{kind}/{UNKNOWN}/list"), admin_token), 404,
-                     f"{kind}.not_found")
+        assert_error(
+            call(api, "GET", documents(tenant, f"/{kind}/{UNKNOWN}/list"), admin_token), 404, f"{kind}.not_found"
+        )
 
 
 def render(api, token, tenant, body, **query):
@@ -104,24 +141,41 @@ def test_ad_hoc_renders_answer_the_rendered_text_and_store_nothing(api, admin_to
     quote = create(api, admin_token, tenant, auto(account))
     reference = {"referenceType": "quote", "referenceLocator": quote["locator"]}
 
-    liquid = render(api, admin_token, tenant, {"template": "<b>{{ account.data.lastName }}</b> {{ nothing }}!"},
-                    **reference, templateFormat="liquid")
+    liquid = render(
+        api,
+        admin_token,
+        tenant,
+        {"template": "<b>{{ account.data.lastName }}</b> {{ nothing }}!"},
+        **reference,
+        templateFormat="liquid",
+    )
     assert liquid.status_code == 200, liquid.body
     assert (liquid.body, liquid.headers["Content-Type"]) == (b"<b>Lovelace</b> !", "text/html; charset=utf-8")
-    velocity = render(api, admin_token, tenant, {"template": "#set($n = $account.data.firstName)Hello $n"},
-                      **reference, templateFormat="velocity")
+    velocity = render(
+        api,
+        admin_token,
+        tenant,
+        {"template": "#set($n = $account.data.firstName)Hello $n"},
+        **reference,
+        templateFormat="velocity",
+    )
     assert velocity.body == b"Hello Ada"
     configured = render(api, admin_token, tenant, None, **reference, documentConfig="Schedule")
     assert configured.headers["Content-Type"] == "application/pdf"
     assert "Schedule: Ada Lovelace" in pdf_text(configured.body)
 
-    assert_error(render(api, admin_token, tenant, {"template": "{% for %}"}, **reference), 400,
-                 "document.render_failed")
+    assert_error(
+        render(api, admin_token, tenant, {"template": "{% for %}"}, **reference), 400, "document.render_failed"
+    )
     assert_error(render(api, admin_token, tenant, None, **reference), 400, "document.template_missing")
-    assert_error(render(api, admin_token, tenant, None, **reference, documentConfig="Nothing"), 404,
-                 "configuration.not_found")
-    assert_error(render(api, admin_token, tenant, {"template": "x"}, referenceType="quote",
-                        referenceLocator=UNKNOWN), 404, "quote.not_found")
+    assert_error(
+        render(api, admin_token, tenant, None, **reference, documentConfig="Nothing"), 404, "configuration.not_found"
+    )
+    assert_error(
+        render(api, admin_token, tenant, {"template": "x"}, referenceType="quote", referenceLocator=UNKNOWN),
+        404,
+        "quote.not_found",
+    )
     assert listed(api, admin_token, tenant, "quote", quote["locator"]) == []
     assert jobs.sent == []
 
@@ -173,15 +227,30 @@ def test_a_job_whose_worker_went_away_is_retriggered_once_its_lease_ran_out(api,
 
 
 def test_template_snippets_of_the_configuration_are_available_to_templates(api, admin_token, jobs):
-    model = documents_model(Letter={
-        "format": "text", "rendering": "dynamic", "scope": "policy", "trigger": "priced",
-        "selectionTimeBasis": "currentTime", "templateSnippets": ["Greeting", "Signature"]})
-    model["templateSnippets"] = {"Greeting": {"selectionTimeBasis": "currentTime"},
-                                 "Signature": {"selectionTimeBasis": "currentTime"}}
-    tenant = documents_tenant(api, admin_token, model, {
-        "documents/Letter/template.vm": '#parse("Greeting")We insure your car.#parse("Signature")',
-        "templateSnippets/Greeting/template.vm": "Dear $account.data.firstName, ",
-        "templateSnippets/Signature/template.vm": " Yours, the insurer"})
+    model = documents_model(
+        Letter={
+            "format": "text",
+            "rendering": "dynamic",
+            "scope": "policy",
+            "trigger": "priced",
+            "selectionTimeBasis": "currentTime",
+            "templateSnippets": ["Greeting", "Signature"],
+        }
+    )
+    model["templateSnippets"] = {
+        "Greeting": {"selectionTimeBasis": "currentTime"},
+        "Signature": {"selectionTimeBasis": "currentTime"},
+    }
+    tenant = documents_tenant(
+        api,
+        admin_token,
+        model,
+        {
+            "documents/Letter/template.vm": '#parse("Greeting")We insure your car.#parse("Signature")',
+            "templateSnippets/Greeting/template.vm": "Dear $account.data.firstName, ",
+            "templateSnippets/Signature/template.vm": " Yours, the insurer",
+        },
+    )
     account = new_account(api, admin_token, tenant)
     quote = create(api, admin_token, tenant, auto(account))
     ok(advance(api, admin_token, tenant, quote["locator"], "price"))
@@ -189,20 +258,42 @@ def test_template_snippets_of_the_configuration_are_available_to_templates(api, 
 
     letter = next(d for d in listed(api, admin_token, tenant, "quote", quote["locator"]) if d["staticName"] == "Letter")
     assert letter["documentInstanceState"] == "ready", letter.get("processingErrors")
-    assert download(api, admin_token, tenant, letter["locator"]).body == \
-        b"Dear Ada, We insure your car. Yours, the insurer"
-    ad_hoc = render(api, admin_token, tenant, None, referenceType="quote", referenceLocator=quote["locator"],
-                    documentConfig="Letter")
-    assert (ad_hoc.body, ad_hoc.headers["Content-Type"]) == (b"Dear Ada, We insure your car. Yours, the insurer",
-                                                             "text/plain; charset=utf-8")
+    assert (
+        download(api, admin_token, tenant, letter["locator"]).body
+        == b"Dear Ada, We insure your car. Yours, the insurer"
+    )
+    ad_hoc = render(
+        api,
+        admin_token,
+        tenant,
+        None,
+        referenceType="quote",
+        referenceLocator=quote["locator"],
+        documentConfig="Letter",
+    )
+    assert (ad_hoc.body, ad_hoc.headers["Content-Type"]) == (
+        b"Dear Ada, We insure your car. Yours, the insurer",
+        "text/plain; charset=utf-8",
+    )
 
 
 def test_a_document_without_its_template_or_file_is_a_render_error_naming_what_is_missing(api, admin_token, jobs):
     model = documents_model(
-        Letter={"format": "text", "rendering": "dynamic", "scope": "policy", "trigger": "priced",
-                "selectionTimeBasis": "currentTime"},
-        Leaflet={"format": "pdf", "rendering": "prerendered", "scope": "policy", "trigger": "priced",
-                 "selectionTimeBasis": "currentTime"})
+        Letter={
+            "format": "text",
+            "rendering": "dynamic",
+            "scope": "policy",
+            "trigger": "priced",
+            "selectionTimeBasis": "currentTime",
+        },
+        Leaflet={
+            "format": "pdf",
+            "rendering": "prerendered",
+            "scope": "policy",
+            "trigger": "priced",
+            "selectionTimeBasis": "currentTime",
+        },
+    )
     tenant = documents_tenant(api, admin_token, model)
     account = new_account(api, admin_token, tenant)
     quote = create(api, admin_token, tenant, auto(account))
@@ -211,15 +302,19 @@ def test_a_document_without_its_template_or_file_is_a_render_error_naming_what_i
 
     by_name = {d["staticName"]: d for d in listed(api, admin_token, tenant, "quote", quote["locator"])}
     assert {name: d["documentInstanceState"] for name, d in by_name.items()} == {
-        "Letter": "renderError", "Leaflet": "renderError", "Quotation": "ready"}
+        "Letter": "renderError",
+        "Leaflet": "renderError",
+        "Quotation": "ready",
+    }
     assert "documents/Letter/template.liquid" in by_name["Letter"]["processingErrors"]
     assert "staticDocuments/ whose staticName is Leaflet" in by_name["Leaflet"]["processingErrors"]
     [job] = ok(call(api, "GET", documents(tenant, f"/quote/{quote['locator']}/jobs/list"), admin_token))["items"]
     assert job["status"] == "failed"
     reference = {"referenceType": "quote", "referenceLocator": quote["locator"]}
     for name, missing in (("Letter", "documents/Letter/template.liquid"), ("Leaflet", "staticDocuments/")):
-        error = assert_error(render(api, admin_token, tenant, None, **reference, documentConfig=name), 400,
-                             "document.template_missing")
+        error = assert_error(
+            render(api, admin_token, tenant, None, **reference, documentConfig=name), 400, "document.template_missing"
+        )
         assert missing in error["message"]
 
 
@@ -234,8 +329,15 @@ def test_templates_written_for_the_platform_read_the_rendering_data_as_data(api,
 
     letter = next(d for d in listed(api, admin_token, tenant, "quote", quote["locator"]) if d["staticName"] == "Broken")
     assert download(api, admin_token, tenant, letter["locator"]).body == b"PersonalAuto PersonalAuto Ada"
-    velocity = render(api, admin_token, tenant, {"template": "Summary for Product $data.productName, $productName"},
-                      referenceType="quote", referenceLocator=quote["locator"], templateFormat="velocity")
+    velocity = render(
+        api,
+        admin_token,
+        tenant,
+        {"template": "Summary for Product $data.productName, $productName"},
+        referenceType="quote",
+        referenceLocator=quote["locator"],
+        templateFormat="velocity",
+    )
     assert velocity.body == b"Summary for Product PersonalAuto, PersonalAuto"
 
 
@@ -247,6 +349,9 @@ def test_retriggering_timed_out_jobs_of_a_record_this_tenant_lacks_answers_404(a
 
     for kind in ("quote", "transaction", "segment"):
         for locator in (UNKNOWN, "not-a-locator", quote["locator"]):
-            assert_error(call(api, "POST", documents(tenant, f"/{kind}/{locator}/trigger"), admin_token), 404,
-                         f"{kind}.not_found")
+            assert_error(
+                call(api, "POST", documents(tenant, f"/{kind}/{locator}/trigger"), admin_token),
+                404,
+                f"{kind}.not_found",
+            )
     assert ok(call(api, "POST", documents(other, f"/quote/{quote['locator']}/trigger"), admin_token)) == []

@@ -1,4 +1,5 @@
 """The event stream: fetch one, fetch by request, the paged stream and its token, schedules, access."""
+
 from __future__ import annotations
 
 import base64
@@ -74,8 +75,13 @@ def test_an_unknown_event_answers_404(api, admin_token, tenant):
 
 
 def test_the_events_of_one_request_are_fetched_together_in_stream_order(api, admin_token, tenant, clock):
-    mine = record(tenant, clock, ("policy.quote.create", {"n": 1}), ("policy.quote.price", {"n": 2}),
-                  ("policy.quote.validate", {"n": 3}))
+    mine = record(
+        tenant,
+        clock,
+        ("policy.quote.create", {"n": 1}),
+        ("policy.quote.price", {"n": 2}),
+        ("policy.quote.validate", {"n": 3}),
+    )
     record(tenant, clock, ("policy.quote.create", {"n": 4}))
 
     response = api.http.get(f"/event/{tenant}/events/request/{mine[0]['requestId']}", headers=bearer(admin_token))
@@ -85,8 +91,7 @@ def test_the_events_of_one_request_are_fetched_together_in_stream_order(api, adm
 
 
 def test_an_unknown_request_has_no_events(api, admin_token, tenant):
-    response = api.http.get(f"/event/{tenant}/events/request/01ARZ3NDEKTSV4RRFFQ69G5FAV",
-                            headers=bearer(admin_token))
+    response = api.http.get(f"/event/{tenant}/events/request/01ARZ3NDEKTSV4RRFFQ69G5FAV", headers=bearer(admin_token))
 
     assert response.status_code == 200
     assert response.json_body == []
@@ -178,8 +183,9 @@ def test_a_start_without_an_offset_is_utc_and_an_end_alone_bounds_the_stream(api
 
 
 def test_a_start_after_the_end_is_refused(api, admin_token, tenant):
-    response = stream(api, admin_token, tenant, startTimestamp="2026-01-15T10:00:00Z",
-                      endTimestamp="2026-01-15T09:00:00Z")
+    response = stream(
+        api, admin_token, tenant, startTimestamp="2026-01-15T10:00:00Z", endTimestamp="2026-01-15T09:00:00Z"
+    )
 
     assert response.status_code == 400
     assert response.json_body["fieldErrors"][0]["field"] == "startTimestamp"
@@ -196,8 +202,9 @@ def test_the_page_size_defaults_to_20_and_is_bounded_by_1_and_100(api, admin_tok
         assert response.json_body["fieldErrors"][0]["field"] == "pageSize"
 
 
-@pytest.mark.parametrize("params", [{"type": "test.a"}, {"startTimestamp": "2026-01-15T09:30:00Z"},
-                                    {"endTimestamp": "2026-01-15T09:30:00Z"}])
+@pytest.mark.parametrize(
+    "params", [{"type": "test.a"}, {"startTimestamp": "2026-01-15T09:30:00Z"}, {"endTimestamp": "2026-01-15T09:30:00Z"}]
+)
 def test_a_paging_token_cannot_be_combined_with_a_filter(api, admin_token, tenant, params):
     token = stream(api, admin_token, tenant).json_body["pagingToken"]
 
@@ -244,8 +251,9 @@ def test_a_tampered_paging_token_is_refused(api, admin_token, tenant, clock):
 
 
 def test_scheduled_events_of_an_unknown_policy_answer_404(api, admin_token, tenant):
-    response = api.http.get(f"/event/{tenant}/events/schedules/policy/01ARZ3NDEKTSV4RRFFQ69G5FAV",
-                            headers=bearer(admin_token))
+    response = api.http.get(
+        f"/event/{tenant}/events/schedules/policy/01ARZ3NDEKTSV4RRFFQ69G5FAV", headers=bearer(admin_token)
+    )
 
     assert response.status_code == 404
     assert error_code(response) == "policy.not_found"
@@ -326,8 +334,9 @@ def commit_at(tenant, clock, moment, event_type):
     return shown(uow.commit()[0])
 
 
-def test_a_poller_never_skips_an_event_committed_after_a_later_stamped_one(api, admin_token, tenant, clock,
-                                                                          settle_window):
+def test_a_poller_never_skips_an_event_committed_after_a_later_stamped_one(
+    api, admin_token, tenant, clock, settle_window
+):
     from datetime import timedelta
 
     start = clock.now()
@@ -368,7 +377,8 @@ def commit_in_business_time(tenant, business, event_type):
 
 
 def test_a_test_clock_tenants_events_take_its_business_time_and_the_stream_sorts_and_filters_by_it(
-        api, admin_token, clock):
+    api, admin_token, clock
+):
     from datetime import datetime, timezone
 
     sandbox = new_tenant(test_clock=True)
@@ -378,8 +388,9 @@ def test_a_test_clock_tenants_events_take_its_business_time_and_the_stream_sorts
 
     assert (earlier["timestamp"], later["timestamp"]) == ("2026-07-01T00:00:00.000Z", "2027-03-01T00:00:00.000Z")
     assert stream(api, admin_token, sandbox).json_body["events"] == [earlier, later]
-    assert stream(api, admin_token, sandbox, startTimestamp="2026-06-01T00:00:00Z",
-                  endTimestamp="2027-03-01T00:00:00Z").json_body["events"] == [earlier]
+    assert stream(
+        api, admin_token, sandbox, startTimestamp="2026-06-01T00:00:00Z", endTimestamp="2027-03-01T00:00:00Z"
+    ).json_body["events"] == [earlier]
 
 
 def test_a_test_clock_tenants_stream_settles_by_real_commit_time(api, admin_token, clock, settle_window):

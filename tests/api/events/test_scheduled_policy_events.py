@@ -1,6 +1,7 @@
 """GET /event/{t}/events/schedules/policy/{policyLocator}: the configured custom events scheduled on a
 policy, with their trigger state and next time. The policy runs 2026-02-01 to 2027-02-01 in New York;
 the clock stands at 2026-01-15 09:30 UTC."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -10,11 +11,19 @@ from tests.support.api import assert_error, call, ok
 
 CUSTOM_EVENTS = {
     "welcome": {"type": "notice", "schedule": {"anchor": "policyStart", "offset": {"days": 1}}},
-    "monthlyCheck": {"type": "check", "schedule": {
-        "anchor": "termStart", "alignment": "monthStart", "offset": {"days": 1},
-        "cadence": {"durationBasis": "months", "intervalDuration": 1, "limit": 6}}},
-    "renewalNotice": {"type": "notice", "schedule": {
-        "anchor": "policyEnd", "offset": {"days": -30}, "suppressOnStatuses": ["pending"]}},
+    "monthlyCheck": {
+        "type": "check",
+        "schedule": {
+            "anchor": "termStart",
+            "alignment": "monthStart",
+            "offset": {"days": 1},
+            "cadence": {"durationBasis": "months", "intervalDuration": 1, "limit": 6},
+        },
+    },
+    "renewalNotice": {
+        "type": "notice",
+        "schedule": {"anchor": "policyEnd", "offset": {"days": -30}, "suppressOnStatuses": ["pending"]},
+    },
     "segmentReview": {"type": "check", "schedule": {"anchor": "segmentStart", "offset": {"weeks": -1}}},
     "unscheduled": {"type": "notice"},
 }
@@ -38,15 +47,25 @@ def test_each_scheduled_custom_event_shows_its_state_and_next_time(api, admin_to
 
     assert set(items) == {"welcome", "monthlyCheck", "renewalNotice", "segmentReview"}
     assert items["welcome"] == {
-        "policyLocator": issued.policyLocator, "transactionLocator": issued.transactionLocator,
-        "customEventId": "welcome", "eventId": "welcome", "triggerState": "NORMAL",
-        "nextEventTime": "2026-02-02T05:00:00.000Z"}
-    assert (items["monthlyCheck"]["triggerState"], items["monthlyCheck"]["nextEventTime"]) \
-        == ("NORMAL", "2026-03-01T05:00:00.000Z")
-    assert (items["renewalNotice"]["triggerState"], items["renewalNotice"]["nextEventTime"]) \
-        == ("BLOCKED", "2027-01-02T05:00:00.000Z")  # the policy is still pending
-    assert (items["segmentReview"]["triggerState"], items["segmentReview"]["nextEventTime"]) \
-        == ("NORMAL", "2026-01-25T05:00:00.000Z")  # a week before the only segment's start
+        "policyLocator": issued.policyLocator,
+        "transactionLocator": issued.transactionLocator,
+        "customEventId": "welcome",
+        "eventId": "welcome",
+        "triggerState": "NORMAL",
+        "nextEventTime": "2026-02-02T05:00:00.000Z",
+    }
+    assert (items["monthlyCheck"]["triggerState"], items["monthlyCheck"]["nextEventTime"]) == (
+        "NORMAL",
+        "2026-03-01T05:00:00.000Z",
+    )
+    assert (items["renewalNotice"]["triggerState"], items["renewalNotice"]["nextEventTime"]) == (
+        "BLOCKED",
+        "2027-01-02T05:00:00.000Z",
+    )  # the policy is still pending
+    assert (items["segmentReview"]["triggerState"], items["segmentReview"]["nextEventTime"]) == (
+        "NORMAL",
+        "2026-01-25T05:00:00.000Z",
+    )  # a week before the only segment's start
 
 
 def test_later_the_past_events_are_complete_and_recurring_ones_move_on(api, admin_token, clock):
@@ -63,8 +82,9 @@ def test_later_the_past_events_are_complete_and_recurring_ones_move_on(api, admi
     assert items["renewalNotice"]["triggerState"] == "NORMAL"
     assert (items["segmentReview"]["triggerState"], items["segmentReview"].get("nextEventTime")) == ("COMPLETE", None)
     clock.set(datetime(2026, 9, 1, 5, tzinfo=timezone.utc))
-    assert by_id(schedules(api, admin_token, tenant, issued.policyLocator))["monthlyCheck"]["triggerState"] \
-        == "COMPLETE"  # six events: Mar to Aug
+    assert (
+        by_id(schedules(api, admin_token, tenant, issued.policyLocator))["monthlyCheck"]["triggerState"] == "COMPLETE"
+    )  # six events: Mar to Aug
 
 
 def test_a_policy_whose_configuration_schedules_nothing_has_no_scheduled_events(api, admin_token):

@@ -1,4 +1,5 @@
 """Helpers of the identity API tests: JSON calls, error assertions, the events of one request."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,7 +18,8 @@ def events_of(response: Any) -> list[dict[str, Any]]:
     from chalicelib.storage import keys, table
 
     items, _ = table.gateway().query(
-        keys.SYSTEM_SCOPE, keys.events_by_request(keys.SYSTEM_SCOPE, request_id(response)), index="GSI3")
+        keys.SYSTEM_SCOPE, keys.events_by_request(keys.SYSTEM_SCOPE, request_id(response)), index="GSI3"
+    )
     return items
 
 
@@ -55,8 +57,7 @@ def role_name() -> str:
 
 
 def role_body(**overrides: Any) -> dict[str, Any]:
-    return {"name": role_name(), "description": "A test role",
-            "permissions": ["accounts.read"], **overrides}
+    return {"name": role_name(), "description": "A test role", "permissions": ["accounts.read"], **overrides}
 
 
 def whoami(api: Any, token: str) -> Any:
@@ -72,15 +73,26 @@ def user_with_password(tenants: list[str], roles: list[str] | None = None) -> tu
     from tests.builders import system_ctx
 
     name = unique_name()
-    profile = service.create_user(system_ctx(), user_name=name, first_name="Sign", last_name="In", email=None,
-                                  password=PASSWORD, temporary_password=False, service_account=False,
-                                  roles=roles or [], tenants=tenants, enable_user=False)
+    profile = service.create_user(
+        system_ctx(),
+        user_name=name,
+        first_name="Sign",
+        last_name="In",
+        email=None,
+        password=PASSWORD,
+        temporary_password=False,
+        service_account=False,
+        roles=roles or [],
+        tenants=tenants,
+        enable_user=False,
+    )
     return profile.user.locator, name
 
 
 def sign_in(api: Any, user_name: str, password: str = PASSWORD) -> Any:
-    return call(api, "POST", "/auth/token", body={"grant_type": "password", "username": user_name,
-                                                 "password": password})
+    return call(
+        api, "POST", "/auth/token", body={"grant_type": "password", "username": user_name, "password": password}
+    )
 
 
 def token_body(clock: Any, **overrides: Any) -> dict[str, Any]:
@@ -89,8 +101,13 @@ def token_body(clock: Any, **overrides: Any) -> dict[str, Any]:
 
     from chalicelib.core.clock import isoformat
 
-    return {"name": "api-token", "expiresAt": isoformat(clock.now() + timedelta(days=1)),
-            "permissions": ["users.custom"], "tenants": [], **overrides}
+    return {
+        "name": "api-token",
+        "expiresAt": isoformat(clock.now() + timedelta(days=1)),
+        "permissions": ["users.custom"],
+        "tenants": [],
+        **overrides,
+    }
 
 
 def list_length(api: Any, token: str, path: str, count: int = 100) -> int:
@@ -132,19 +149,50 @@ def user_with_role(role: str, token_permissions: list[str]) -> tuple[str, str]:
     from tests.builders import system_ctx
 
     ctx = system_ctx()
-    profile = service.create_user(ctx, user_name=unique_name(), first_name="Role", last_name="Holder", email=None,
-                                  password=None, temporary_password=False, service_account=False, roles=[role],
-                                  tenants=[], enable_user=True)
-    token = service.create_token(ctx, profile.user.locator, name="holder", permissions=token_permissions,
-                                 tenants=[], expires_at=ctx.now + timedelta(days=1))
+    profile = service.create_user(
+        ctx,
+        user_name=unique_name(),
+        first_name="Role",
+        last_name="Holder",
+        email=None,
+        password=None,
+        temporary_password=False,
+        service_account=False,
+        roles=[role],
+        tenants=[],
+        enable_user=True,
+    )
+    token = service.create_token(
+        ctx,
+        profile.user.locator,
+        name="holder",
+        permissions=token_permissions,
+        tenants=[],
+        expires_at=ctx.now + timedelta(days=1),
+    )
     return profile.user.locator, token
 
 
-def user_holding(roles: list[str], tenants: list[str], *, password: str | None = None,
-                 service_account: bool = False, name: str | None = None) -> str:
+def user_holding(
+    roles: list[str],
+    tenants: list[str],
+    *,
+    password: str | None = None,
+    service_account: bool = False,
+    name: str | None = None,
+) -> str:
     from chalicelib.identity import service
 
-    return service.create_user(system_ctx(), user_name=name or unique_name(), first_name="Tar", last_name="Get",
-                               email=None, password=password, temporary_password=False,
-                               service_account=service_account, roles=roles, tenants=tenants,
-                               enable_user=True).user.locator
+    return service.create_user(
+        system_ctx(),
+        user_name=name or unique_name(),
+        first_name="Tar",
+        last_name="Get",
+        email=None,
+        password=password,
+        temporary_password=False,
+        service_account=service_account,
+        roles=roles,
+        tenants=tenants,
+        enable_user=True,
+    ).user.locator

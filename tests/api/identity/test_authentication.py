@@ -1,4 +1,5 @@
 """Who may call at all: every way a credential fails answers 401 with the error body."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -12,21 +13,29 @@ from tests.support.api import call, ok
 
 
 def named_token(api, owner_token, owner_locator, clock, **overrides):
-    body = {"name": "short-lived", "expiresAt": isoformat(clock.now() + timedelta(hours=1)),
-            "permissions": ["users.custom"], "tenants": [], **overrides}
+    body = {
+        "name": "short-lived",
+        "expiresAt": isoformat(clock.now() + timedelta(hours=1)),
+        "permissions": ["users.custom"],
+        "tenants": [],
+        **overrides,
+    }
     return ok(call(api, "POST", f"/auth/users/{owner_locator}/tokens", owner_token, body))
 
 
-@pytest.mark.parametrize("headers, code", [
-    ({}, "auth.token_missing"),
-    ({"Authorization": ""}, "auth.token_missing"),
-    ({"Authorization": "Basic YWRtaW46YWRtaW4="}, "auth.token_invalid"),
-    ({"Authorization": "Bearer"}, "auth.token_invalid"),
-    ({"Authorization": "Bearer    "}, "auth.token_invalid"),
-    ({"Authorization": "Bearer not-a-token"}, "auth.token_invalid"),
-    ({"Authorization": "Bearer pas.00000000-0000-0000-0000-000000000001.unknown-secret"}, "auth.token_invalid"),
-    ({"Authorization": "Bearer " + "pas." + "x" * 300}, "auth.token_invalid"),
-])
+@pytest.mark.parametrize(
+    "headers, code",
+    [
+        ({}, "auth.token_missing"),
+        ({"Authorization": ""}, "auth.token_missing"),
+        ({"Authorization": "Basic YWRtaW46YWRtaW4="}, "auth.token_invalid"),
+        ({"Authorization": "Bearer"}, "auth.token_invalid"),
+        ({"Authorization": "Bearer    "}, "auth.token_invalid"),
+        ({"Authorization": "Bearer not-a-token"}, "auth.token_invalid"),
+        ({"Authorization": "Bearer pas.00000000-0000-0000-0000-000000000001.unknown-secret"}, "auth.token_invalid"),
+        ({"Authorization": "Bearer " + "pas." + "x" * 300}, "auth.token_invalid"),
+    ],
+)
 def test_missing_malformed_or_unknown_credentials(api, headers, code):
     response = api.http.get("/auth/users/whoami", headers=headers)
     assert_error(response, 401, code)
@@ -70,6 +79,3 @@ def test_tokens_of_a_deleted_user_are_refused(api, admin_token, clock, tenant):
     assert call(api, "DELETE", f"/auth/users/{locator}", admin_token).status_code == 200
     for token in (session, named):
         assert_error(whoami(api, token), 401, "auth.token_invalid")
-
-
-

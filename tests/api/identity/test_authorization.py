@@ -1,4 +1,5 @@
 """What a caller may do: permission wildcards, self-service, and tokens bounded by their owner."""
+
 from __future__ import annotations
 
 import json
@@ -44,14 +45,24 @@ def test_even_a_wildcard_holder_mints_no_token_for_another_persons_account(api, 
     """DECISIONS.md: tokens for others only for service accounts, never for an interactive account."""
     _, admin_like = new_user(["*.*"], [])
     other, _ = new_user([], [])
-    assert_error(call(api, "POST", f"/auth/users/{other}/tokens", admin_like, token_body(clock)), 403,
-                 "token.not_service_account")
+    assert_error(
+        call(api, "POST", f"/auth/users/{other}/tokens", admin_like, token_body(clock)),
+        403,
+        "token.not_service_account",
+    )
 
 
 def test_a_token_restricted_to_fewer_permissions_than_its_owner(api, clock):
     locator, owner_token = new_user(["users.read", "roles.read"], [])
-    narrow = ok(call(api, "POST", f"/auth/users/{locator}/tokens", owner_token,
-                     token_body(clock, name="narrow", permissions=["roles.read", "users.custom"])))
+    narrow = ok(
+        call(
+            api,
+            "POST",
+            f"/auth/users/{locator}/tokens",
+            owner_token,
+            token_body(clock, name="narrow", permissions=["roles.read", "users.custom"]),
+        )
+    )
     ok(call(api, "GET", "/auth/users/list?count=1", owner_token))
     ok(call(api, "GET", "/auth/roles/list?count=1", narrow))
     assert_error(call(api, "GET", "/auth/users/list?count=1", narrow), 403, "auth.permission_denied")
@@ -59,29 +70,61 @@ def test_a_token_restricted_to_fewer_permissions_than_its_owner(api, clock):
 
 def test_a_restricted_token_cannot_mint_a_wider_token(api, clock):
     locator, owner_token = new_user(["users.read"], [])
-    narrow = ok(call(api, "POST", f"/auth/users/{locator}/tokens", owner_token,
-                     token_body(clock, name="narrow", permissions=["users.custom"])))
+    narrow = ok(
+        call(
+            api,
+            "POST",
+            f"/auth/users/{locator}/tokens",
+            owner_token,
+            token_body(clock, name="narrow", permissions=["users.custom"]),
+        )
+    )
     wider = token_body(clock, name="wider", permissions=["users.read", "users.custom"])
-    assert_error(call(api, "POST", f"/auth/users/{locator}/tokens", narrow, wider), 403,
-                 "token.permission_not_held")
-    assert_error(call(api, "POST", f"/auth/users/{locator}/tokens", narrow, token_body(clock, permissions=["*.*"])),
-                 403, "token.permission_not_held")
+    assert_error(call(api, "POST", f"/auth/users/{locator}/tokens", narrow, wider), 403, "token.permission_not_held")
+    assert_error(
+        call(api, "POST", f"/auth/users/{locator}/tokens", narrow, token_body(clock, permissions=["*.*"])),
+        403,
+        "token.permission_not_held",
+    )
 
 
 def test_a_token_restricted_to_fewer_tenants_cannot_mint_a_wider_token(api, clock, tenant):
     second = new_tenant()
     locator, owner_token = new_user([], [tenant, second])
-    narrow = ok(call(api, "POST", f"/auth/users/{locator}/tokens", owner_token,
-                     token_body(clock, name="narrow", tenants=[tenant])))
-    assert_error(call(api, "POST", f"/auth/users/{locator}/tokens", narrow,
-                      token_body(clock, name="wider", tenants=[tenant, second])), 403, "token.tenant_not_held")
+    narrow = ok(
+        call(
+            api,
+            "POST",
+            f"/auth/users/{locator}/tokens",
+            owner_token,
+            token_body(clock, name="narrow", tenants=[tenant]),
+        )
+    )
+    assert_error(
+        call(
+            api,
+            "POST",
+            f"/auth/users/{locator}/tokens",
+            narrow,
+            token_body(clock, name="wider", tenants=[tenant, second]),
+        ),
+        403,
+        "token.tenant_not_held",
+    )
 
 
 def test_a_named_token_loses_what_its_owner_loses(api, admin_token, clock):
     locator, owner_token = new_user(["users.read"], [])
     role = ok(whoami(api, owner_token))["roles"][0]
-    token = ok(call(api, "POST", f"/auth/users/{locator}/tokens", owner_token,
-                    token_body(clock, name="reader", permissions=["users.read", "users.custom"])))
+    token = ok(
+        call(
+            api,
+            "POST",
+            f"/auth/users/{locator}/tokens",
+            owner_token,
+            token_body(clock, name="reader", permissions=["users.read", "users.custom"]),
+        )
+    )
     ok(call(api, "GET", "/auth/users/list?count=1", token))
     ok(call(api, "PATCH", f"/auth/users/{locator}/roles", admin_token, {"addRoles": [], "removeRoles": [role]}))
     assert_error(call(api, "GET", "/auth/users/list?count=1", token), 403, "auth.permission_denied")
@@ -91,8 +134,15 @@ def test_a_named_token_loses_what_its_owner_loses(api, admin_token, clock):
 
 def test_a_wildcard_token_carries_exactly_what_its_owner_holds(api, clock):
     locator, owner_token = new_user(["users.*"], [])
-    token = ok(call(api, "POST", f"/auth/users/{locator}/tokens", owner_token,
-                    token_body(clock, name="wide", permissions=["users.*"])))
+    token = ok(
+        call(
+            api,
+            "POST",
+            f"/auth/users/{locator}/tokens",
+            owner_token,
+            token_body(clock, name="wide", permissions=["users.*"]),
+        )
+    )
     ok(call(api, "GET", "/auth/users/list?count=1", token))
     service.update_user_roles(system_ctx(), locator, [new_role(["roles.read"])], [])
     assert_error(call(api, "GET", "/auth/roles/list?count=1", token), 403, "auth.permission_denied")
@@ -105,8 +155,11 @@ def test_a_caller_cannot_hand_out_a_role_wider_than_its_own_permissions(api, ten
     _, granter = new_user(["users.update-roles", "users.add", "users.read"], [tenant])
     target, _ = new_user([], [tenant])
 
-    response = api.http.patch(f"/auth/users/{target}/roles", headers=bearer(granter),
-                              body=json.dumps({"addRoles": [wide_role], "removeRoles": []}))
+    response = api.http.patch(
+        f"/auth/users/{target}/roles",
+        headers=bearer(granter),
+        body=json.dumps({"addRoles": [wide_role], "removeRoles": []}),
+    )
 
     assert response.status_code == 403
     assert response.json_body["code"] == "auth.role_not_grantable"
@@ -121,8 +174,11 @@ def test_a_caller_can_hand_out_a_role_within_its_own_permissions(api, tenant):
     _, granter = new_user(["users.update-roles", "users.read"], [tenant])
     target, _ = new_user([], [tenant])
 
-    response = api.http.patch(f"/auth/users/{target}/roles", headers=bearer(granter),
-                              body=json.dumps({"addRoles": [narrow_role], "removeRoles": []}))
+    response = api.http.patch(
+        f"/auth/users/{target}/roles",
+        headers=bearer(granter),
+        body=json.dumps({"addRoles": [narrow_role], "removeRoles": []}),
+    )
 
     assert response.status_code == 200
     assert narrow_role in response.json_body["roles"]
@@ -141,8 +197,11 @@ def test_a_caller_of_one_tenant_cannot_see_or_manage_users_of_another(api):
     assert api.http.get(f"/auth/users/{user_of_a}/tokens", headers=headers).status_code == 404
     assert api.http.post(f"/auth/users/{user_of_a}/revoke", headers=headers).status_code == 404
     assert api.http.delete(f"/auth/users/{user_of_a}", headers=headers).status_code == 404
-    tenants = api.http.patch(f"/auth/users/{user_of_a}/tenants", headers=headers,
-                             body=json.dumps({"addTenants": [tenant_b], "removeTenants": []}))
+    tenants = api.http.patch(
+        f"/auth/users/{user_of_a}/tenants",
+        headers=headers,
+        body=json.dumps({"addTenants": [tenant_b], "removeTenants": []}),
+    )
     assert tenants.status_code == 404
 
     listed = api.http.get("/auth/users/list?count=100", headers=headers).json_body["items"]

@@ -1,5 +1,6 @@
 """The 10-named-token limit and user-name uniqueness hold under parallel requests: both are guarded by
 items written in the request's own transaction, never by a count read before it."""
+
 from __future__ import annotations
 
 import threading
@@ -30,6 +31,7 @@ def after_all_parties(monkeypatch, module: Any, name: str, parties: int) -> None
 
 def in_parallel(action: Callable[[int], Any], parties: int) -> list[Any]:
     """Each outcome: the result, or the DomainError raised."""
+
     def attempt(i: int) -> Any:
         try:
             return action(i)
@@ -46,12 +48,17 @@ def test_parallel_token_creations_never_pass_ten(api, monkeypatch, dynamodb_in_t
     locator, token = new_user([], [])  # holds one named token already
     ctx = system_ctx()
     for i in range(7):
-        service.create_token(ctx, locator, name=f"kept-{i}", permissions=[], tenants=[],
-                             expires_at=ctx.now + timedelta(days=1))
+        service.create_token(
+            ctx, locator, name=f"kept-{i}", permissions=[], tenants=[], expires_at=ctx.now + timedelta(days=1)
+        )
     after_all_parties(monkeypatch, repository, "named_tokens", 4)  # each reads 8 tokens before any writes
 
-    outcomes = in_parallel(lambda i: service.create_token(
-        ctx, locator, name=f"parallel-{i}", permissions=[], tenants=[], expires_at=ctx.now + timedelta(days=1)), 4)
+    outcomes = in_parallel(
+        lambda i: service.create_token(
+            ctx, locator, name=f"parallel-{i}", permissions=[], tenants=[], expires_at=ctx.now + timedelta(days=1)
+        ),
+        4,
+    )
 
     refused = [o for o in outcomes if isinstance(o, Conflict)]
     assert len(refused) == 2 and {e.code for e in refused} == {"token.limit_reached"}
@@ -72,17 +79,29 @@ def test_a_deleted_token_frees_its_slot(api, clock):
     assert len(ok(call(api, "GET", tokens, token))) == 10
 
 
-def test_parallel_creations_of_one_user_name_create_one_user(api, admin_token, monkeypatch,
-                                                             dynamodb_in_turns):
+def test_parallel_creations_of_one_user_name_create_one_user(api, admin_token, monkeypatch, dynamodb_in_turns):
     from chalicelib.identity import repository, service
 
     name = user_body()["userName"]
     spellings = [name, name.upper(), name.capitalize(), name]
     after_all_parties(monkeypatch, repository, "add_user", len(spellings))  # all commit together
 
-    outcomes = in_parallel(lambda i: service.create_user(
-        system_ctx(), user_name=spellings[i], first_name="Twin", last_name=str(i), email=None, password=None,
-        temporary_password=False, service_account=False, roles=[], tenants=[], enable_user=True), len(spellings))
+    outcomes = in_parallel(
+        lambda i: service.create_user(
+            system_ctx(),
+            user_name=spellings[i],
+            first_name="Twin",
+            last_name=str(i),
+            email=None,
+            password=None,
+            temporary_password=False,
+            service_account=False,
+            roles=[],
+            tenants=[],
+            enable_user=True,
+        ),
+        len(spellings),
+    )
 
     created = [o for o in outcomes if not isinstance(o, Conflict)]
     assert len(created) == 1

@@ -1,5 +1,6 @@
 """A caller manages only users it outranks or equals: every permission of the target (wildcards
 included) and every tenant of it must be the caller's too, on every user-management route."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -43,27 +44,36 @@ def test_a_user_manager_cannot_take_over_an_administrator_of_its_tenant(api, adm
     assert ok(whoami(api, manager))["permissions"] == ["users.*", "users.custom"]
 
 
-@pytest.mark.parametrize("caller_holds, target_holds", [
-    (["users.*", "accounts.read"], ["accounts.read", "accounts.write"]),  # one permission more
-    (["users.*", "accounts.read", "accounts.write"], ["accounts.*"]),  # a wildcard is more than its parts
-    (["users.*", "accounts.*"], ["accounts.read", "policies.read"]),  # another group
-])
+@pytest.mark.parametrize(
+    "caller_holds, target_holds",
+    [
+        (["users.*", "accounts.read"], ["accounts.read", "accounts.write"]),  # one permission more
+        (["users.*", "accounts.read", "accounts.write"], ["accounts.*"]),  # a wildcard is more than its parts
+        (["users.*", "accounts.*"], ["accounts.read", "policies.read"]),  # another group
+    ],
+)
 def test_a_target_with_any_permission_beyond_the_caller_is_refused(api, clock, caller_holds, target_holds):
     from tests.builders import new_role
 
     tenant = new_tenant()
     target = user_holding([new_role(target_holds)], [tenant])
     _, caller = new_user(caller_holds, [tenant])
-    assert_error(call(api, "PATCH", f"/auth/users/{target}/passwordreset", caller, "a fresh long secret"),
-                 403, "auth.user_outranks_caller")
+    assert_error(
+        call(api, "PATCH", f"/auth/users/{target}/passwordreset", caller, "a fresh long secret"),
+        403,
+        "auth.user_outranks_caller",
+    )
     assert_error(call(api, "DELETE", f"/auth/users/{target}", caller), 403, "auth.user_outranks_caller")
 
 
-@pytest.mark.parametrize("caller_holds, target_holds", [
-    (["users.*", "accounts.*"], ["accounts.read", "accounts.write"]),  # a wildcard covers its parts
-    (["*.*"], ["accounts.*", "users.*"]),
-    (["users.*", "accounts.read"], ["accounts.read"]),  # equal
-])
+@pytest.mark.parametrize(
+    "caller_holds, target_holds",
+    [
+        (["users.*", "accounts.*"], ["accounts.read", "accounts.write"]),  # a wildcard covers its parts
+        (["*.*"], ["accounts.*", "users.*"]),
+        (["users.*", "accounts.read"], ["accounts.read"]),  # equal
+    ],
+)
 def test_a_target_within_the_callers_permissions_is_managed(api, clock, caller_holds, target_holds):
     from tests.builders import new_role
 
@@ -83,8 +93,15 @@ def test_a_named_token_narrower_than_its_owner_manages_only_what_it_carries(api,
     tenant = new_tenant()
     target = user_holding([new_role(["accounts.read"])], [tenant])
     owner, owner_token = new_user(["users.*", "accounts.read"], [tenant])
-    narrow = ok(call(api, "POST", f"/auth/users/{owner}/tokens", owner_token,
-                     token_body(clock, name="users-only", permissions=["users.*"], tenants=[tenant])))
+    narrow = ok(
+        call(
+            api,
+            "POST",
+            f"/auth/users/{owner}/tokens",
+            owner_token,
+            token_body(clock, name="users-only", permissions=["users.*"], tenants=[tenant]),
+        )
+    )
     assert_error(call(api, "POST", f"/auth/users/{target}/revoke", narrow), 403, "auth.user_outranks_caller")
     assert call(api, "POST", f"/auth/users/{target}/revoke", owner_token).status_code == 200
 
@@ -92,6 +109,9 @@ def test_a_named_token_narrower_than_its_owner_manages_only_what_it_carries(api,
 def test_a_caller_cannot_grant_itself_more_through_its_own_roles(api, admin_token):
     tenant = new_tenant()
     locator, manager = new_user(["users.*"], [tenant])
-    assert_error(call(api, "PATCH", f"/auth/users/{locator}/roles", manager,
-                      {"addRoles": ["admin"], "removeRoles": []}), 403, "auth.role_not_grantable")
+    assert_error(
+        call(api, "PATCH", f"/auth/users/{locator}/roles", manager, {"addRoles": ["admin"], "removeRoles": []}),
+        403,
+        "auth.role_not_grantable",
+    )
     assert ok(whoami(api, manager))["permissions"] == ["users.*", "users.custom"]

@@ -1,5 +1,6 @@
 """`X-Idempotency-Key` on identity routes: a replay is bound to the credential that made the first request,
 and an answer that carries a secret (a new token) is answered once and never kept."""
+
 from __future__ import annotations
 
 from tests.api.identity.support import (
@@ -24,8 +25,9 @@ def signed_in_user(api, tenant: str, permissions: list[str]) -> tuple[str, str]:
 def guard_of(user_locator: str, operation: str, key: str) -> dict:
     from chalicelib.storage import keys, table
 
-    item = table.gateway().get(keys.SYSTEM_SCOPE, keys.idempotency_guard(keys.SYSTEM_SCOPE, user_locator, operation,
-                                                                         key))
+    item = table.gateway().get(
+        keys.SYSTEM_SCOPE, keys.idempotency_guard(keys.SYSTEM_SCOPE, user_locator, operation, key)
+    )
     assert item is not None
     return item
 
@@ -34,8 +36,15 @@ def test_a_narrower_token_of_the_same_user_does_not_get_the_sessions_answer(api,
     """The reported path: the session creates a wide token with a key, a narrow token of the same user
     replays that key and body."""
     _, session = signed_in_user(api, tenant, ["users.token", "accounts.read"])
-    narrow = ok(call(api, "POST", "/auth/users/tokens", session,
-                     token_body(clock, name="narrow", permissions=["users.token"], tenants=[tenant])))
+    narrow = ok(
+        call(
+            api,
+            "POST",
+            "/auth/users/tokens",
+            session,
+            token_body(clock, name="narrow", permissions=["users.token"], tenants=[tenant]),
+        )
+    )
     key = {"X-Idempotency-Key": "wide-token"}
     wide_body = token_body(clock, name="wide", permissions=["users.token", "accounts.read"], tenants=[tenant])
     wide = ok(call(api, "POST", "/auth/users/tokens", session, wide_body, headers=key))
@@ -49,8 +58,15 @@ def test_a_narrower_token_of_the_same_user_does_not_get_the_sessions_answer(api,
 
 def test_another_credential_replaying_a_key_gets_409_not_the_stored_answer(api, tenant, clock):
     _, session = signed_in_user(api, tenant, ["roles.add", "accounts.read", "users.token"])
-    other = ok(call(api, "POST", "/auth/users/tokens", session,
-                    token_body(clock, name="other", permissions=["roles.add", "accounts.read"], tenants=[tenant])))
+    other = ok(
+        call(
+            api,
+            "POST",
+            "/auth/users/tokens",
+            session,
+            token_body(clock, name="other", permissions=["roles.add", "accounts.read"], tenants=[tenant]),
+        )
+    )
     key = {"X-Idempotency-Key": "one-role"}
     body = role_body()
     first = call(api, "POST", "/auth/roles", session, body, headers=key)
@@ -77,8 +93,11 @@ def test_a_token_creation_is_not_replayed_and_its_token_is_not_kept(api, clock, 
     assert token.encode() not in again.body
     guard = guard_of(locator, "create_own_token", "create-ci-token")
     assert token not in repr(guard) and token.rsplit(".", 1)[1] not in repr(guard)
-    assert_error(call(api, "POST", "/auth/users/tokens", session, token_body(clock, name="other"), headers=key),
-                 409, "idempotency.key_reused")
+    assert_error(
+        call(api, "POST", "/auth/users/tokens", session, token_body(clock, name="other"), headers=key),
+        409,
+        "idempotency.key_reused",
+    )
     assert [t["name"] for t in ok(call(api, "GET", "/auth/users/tokens", session))] == ["ci"]
 
 
@@ -90,8 +109,11 @@ def test_a_token_created_for_a_service_account_is_not_kept_either(api, admin_tok
     path = f"/auth/users/{account}/tokens"
     token = ok(call(api, "POST", path, admin_token, token_body(clock, name="robot"), headers=key))
 
-    body = assert_error(call(api, "POST", path, admin_token, token_body(clock, name="robot"), headers=key), 409,
-                        "idempotency.secret_not_replayable")
+    body = assert_error(
+        call(api, "POST", path, admin_token, token_body(clock, name="robot"), headers=key),
+        409,
+        "idempotency.secret_not_replayable",
+    )
     assert "'robot'" in body["message"] and account in body["message"]
     assert token not in repr(guard_of(admin_locator, "create_user_token", "robot-token"))
 

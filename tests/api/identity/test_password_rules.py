@@ -1,6 +1,7 @@
 """Password rules wherever a password is set: at least 10 characters as typed, not blank, not one character
 repeated, not a trivial sequence, not a common password, not the user name. The bootstrap administrator of
 `make run` (password `admin`) is exempt."""
+
 from __future__ import annotations
 
 import pytest
@@ -42,8 +43,9 @@ TRIVIAL = [
 
 @pytest.mark.parametrize("password, problems", WEAK)
 def test_creating_a_user_with_a_weak_password_is_refused(api, admin_token, password, problems):
-    body = assert_error(call(api, "POST", "/auth/users", admin_token, user_body(password=password)), 400,
-                        "user.weak_password")
+    body = assert_error(
+        call(api, "POST", "/auth/users", admin_token, user_body(password=password)), 400, "user.weak_password"
+    )
     assert body["fieldErrors"] == [{"field": "password", "message": problem} for problem in problems]
 
 
@@ -59,15 +61,17 @@ def test_creating_a_user_with_a_trivial_password_is_refused(api, admin_token, pa
 @pytest.mark.parametrize("password, problem", TRIVIAL)
 def test_a_trivial_reset_is_refused_and_the_old_password_stays(api, admin_token, password, problem):
     locator, name = user_with_password([])
-    body = assert_error(call(api, "PATCH", f"/auth/users/{locator}/passwordreset", admin_token, password), 400,
-                        "user.weak_password")
+    body = assert_error(
+        call(api, "PATCH", f"/auth/users/{locator}/passwordreset", admin_token, password), 400, "user.weak_password"
+    )
     assert field_names(body) == {"password"}
     assert problem in [f["message"] for f in body["fieldErrors"]]
     ok(sign_in(api, name, PASSWORD))  # the old password stays (a failed sign-in would count for the whole session)
 
 
-@pytest.mark.parametrize("password", [" kettle99 ", "\u00a0correct horse battery staple\u00a0", "abcdefghik",
-                                      "0123456798", "qwertyuiop]["])
+@pytest.mark.parametrize(
+    "password", [" kettle99 ", "\u00a0correct horse battery staple\u00a0", "abcdefghik", "0123456798", "qwertyuiop]["]
+)
 def test_length_counts_what_was_typed_and_near_sequences_pass(api, admin_token, password):
     """Surrounding whitespace is kept and counted; a sequence broken anywhere is no longer trivial."""
     fields = user_body(password=password)
@@ -85,8 +89,9 @@ def test_the_user_name_is_no_password(api, admin_token):
 @pytest.mark.parametrize("password, problems", WEAK)
 def test_a_weak_reset_is_refused_and_the_old_password_stays(api, admin_token, password, problems):
     locator, name = user_with_password([])
-    body = assert_error(call(api, "PATCH", f"/auth/users/{locator}/passwordreset", admin_token, password), 400,
-                        "user.weak_password")
+    body = assert_error(
+        call(api, "PATCH", f"/auth/users/{locator}/passwordreset", admin_token, password), 400, "user.weak_password"
+    )
     assert body["fieldErrors"] == [{"field": "password", "message": problem} for problem in problems]
     ok(sign_in(api, name, PASSWORD))
 

@@ -1,6 +1,7 @@
 """Roles are global: creating, changing or deleting one needs every permission it has before and after the
 change, and every tenant of every user who holds it (`any` included); else 403 `auth.role_outranks_caller`.
 The built-in `admin` role is never changed or deleted (409 `role.built_in`)."""
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -32,14 +33,30 @@ def holder(roles: list[str], tenants: list[str]) -> str:
     from chalicelib.identity import service
     from tests.builders import unique_name
 
-    return service.create_user(system_ctx(), user_name=unique_name(), first_name="Role", last_name="Holder",
-                               email=None, password=None, temporary_password=False, service_account=False,
-                               roles=roles, tenants=tenants, enable_user=True).user.locator
+    return service.create_user(
+        system_ctx(),
+        user_name=unique_name(),
+        first_name="Role",
+        last_name="Holder",
+        email=None,
+        password=None,
+        temporary_password=False,
+        service_account=False,
+        roles=roles,
+        tenants=tenants,
+        enable_user=True,
+    ).user.locator
 
 
 def change(role: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    return {"name": role["name"], "description": role["description"], "version": role["version"],
-            "addPermissions": [], "removePermissions": [], **changes}
+    return {
+        "name": role["name"],
+        "description": role["description"],
+        "version": role["version"],
+        "addPermissions": [],
+        "removePermissions": [],
+        **changes,
+    }
 
 
 def accounts(tenant: str) -> str:
@@ -56,8 +73,11 @@ def test_a_role_updater_cannot_give_its_own_role_everything(api, admin_token):
     own = a_role(["roles.update"])
     _, session = signed_in_holder(api, [own["name"]], [tenant])
 
-    body = assert_error(call(api, "PATCH", f"/auth/roles/{own['locator']}", session,
-                             change(own, addPermissions=["*.*"])), 403, "auth.role_outranks_caller")
+    body = assert_error(
+        call(api, "PATCH", f"/auth/roles/{own['locator']}", session, change(own, addPermissions=["*.*"])),
+        403,
+        "auth.role_outranks_caller",
+    )
 
     assert "*.*" in body["message"]
     assert role_now(api, admin_token, own) == own
@@ -70,8 +90,17 @@ def test_a_role_held_in_another_tenant_cannot_be_stripped(api, admin_token):
     _, user_b = signed_in_holder(api, [shared["name"]], [tenant_b])
     _, caller = signed_in_holder(api, [a_role(["roles.update", "accounts.read"])["name"]], [tenant_a])
 
-    body = assert_error(call(api, "PATCH", f"/auth/roles/{shared['locator']}", caller,
-                             change(shared, removePermissions=["accounts.read"])), 403, "auth.role_outranks_caller")
+    body = assert_error(
+        call(
+            api,
+            "PATCH",
+            f"/auth/roles/{shared['locator']}",
+            caller,
+            change(shared, removePermissions=["accounts.read"]),
+        ),
+        403,
+        "auth.role_outranks_caller",
+    )
 
     assert tenant_b not in body["message"]  # another tenant's locator is not the caller's to learn
     assert role_now(api, admin_token, shared) == shared
@@ -98,8 +127,9 @@ def test_a_role_held_by_an_any_tenant_user_needs_an_any_tenant_caller(api, admin
     _, any_tenant = new_user(["roles.*", "accounts.*"], ["any"])
     path = f"/auth/roles/{role['locator']}"
 
-    assert_error(call(api, "PATCH", path, every_tenant, change(role, description="mine")), 403,
-                 "auth.role_outranks_caller")
+    assert_error(
+        call(api, "PATCH", path, every_tenant, change(role, description="mine")), 403, "auth.role_outranks_caller"
+    )
     assert_error(call(api, "DELETE", path, every_tenant), 403, "auth.role_outranks_caller")
     assert ok(call(api, "PATCH", path, any_tenant, change(role, description="mine")))["description"] == "mine"
     assert call(api, "DELETE", path, any_tenant).status_code == 200
@@ -113,25 +143,38 @@ def test_a_role_whose_holders_are_all_within_the_callers_tenants_is_managed(api,
     _, caller = new_user(["roles.*", "accounts.*"], [tenant, new_tenant()])
     path = f"/auth/roles/{role['locator']}"
 
-    changed = ok(call(api, "PATCH", path, caller, change(role, addPermissions=["accounts.*"],
-                                                           removePermissions=["accounts.write"])))
+    changed = ok(
+        call(
+            api,
+            "PATCH",
+            path,
+            caller,
+            change(role, addPermissions=["accounts.*"], removePermissions=["accounts.write"]),
+        )
+    )
 
     assert changed["permissions"] == ["accounts.*", "accounts.read"]
     assert call(api, "DELETE", path, caller).status_code == 200
 
 
-@pytest.mark.parametrize("role_holds, changes", [
-    (["accounts.read", "policies.read"], {"removePermissions": ["policies.read"]}),  # before the change
-    (["accounts.read"], {"addPermissions": ["accounts.write"]}),  # after it
-    (["accounts.read"], {"addPermissions": ["accounts.*"]}),  # a wildcard is more than the parts held
-    (["accounts.*"], {"removePermissions": ["accounts.*"], "addPermissions": ["accounts.read"]}),
-])
+@pytest.mark.parametrize(
+    "role_holds, changes",
+    [
+        (["accounts.read", "policies.read"], {"removePermissions": ["policies.read"]}),  # before the change
+        (["accounts.read"], {"addPermissions": ["accounts.write"]}),  # after it
+        (["accounts.read"], {"addPermissions": ["accounts.*"]}),  # a wildcard is more than the parts held
+        (["accounts.*"], {"removePermissions": ["accounts.*"], "addPermissions": ["accounts.read"]}),
+    ],
+)
 def test_a_change_needs_every_permission_of_the_role_before_and_after(api, admin_token, role_holds, changes):
     role = a_role(role_holds)
     _, caller = new_user(["roles.update", "accounts.read"], [])
 
-    assert_error(call(api, "PATCH", f"/auth/roles/{role['locator']}", caller, change(role, **changes)), 403,
-                 "auth.role_outranks_caller")
+    assert_error(
+        call(api, "PATCH", f"/auth/roles/{role['locator']}", caller, change(role, **changes)),
+        403,
+        "auth.role_outranks_caller",
+    )
     assert role_now(api, admin_token, role) == role
 
 
@@ -139,8 +182,11 @@ def test_creating_a_role_needs_every_permission_it_has(api, admin_token):
     _, adder = new_user(["roles.add", "accounts.*"], [])
 
     for permissions in (["accounts.read", "policies.read"], ["*.*"], ["policies.*"]):
-        body = assert_error(call(api, "POST", "/auth/roles", adder, role_body(permissions=permissions)), 403,
-                            "auth.role_outranks_caller")
+        body = assert_error(
+            call(api, "POST", "/auth/roles", adder, role_body(permissions=permissions)),
+            403,
+            "auth.role_outranks_caller",
+        )
         assert permissions[-1] in body["message"]
     assert ok(call(api, "POST", "/auth/roles", adder, role_body(permissions=["accounts.*", "accounts.read"])))
 
@@ -161,8 +207,15 @@ def test_the_holders_tenants_follow_every_change_of_its_holders(api, admin_token
     assert_error(describe("B holds it too"), 403, "auth.role_outranks_caller")
     ok(call(api, "PATCH", f"/auth/users/{user}/roles", admin_token, {"addRoles": [], "removeRoles": [role["name"]]}))
     ok(describe("nobody holds it"))
-    ok(call(api, "PATCH", f"/auth/users/{user}", admin_token, {"firstName": "Re", "lastName": "Held",
-                                                               "tenants": [tenant_b], "roles": [role["name"]]}))
+    ok(
+        call(
+            api,
+            "PATCH",
+            f"/auth/users/{user}",
+            admin_token,
+            {"firstName": "Re", "lastName": "Held", "tenants": [tenant_b], "roles": [role["name"]]},
+        )
+    )
     assert_error(describe("B holds it again"), 403, "auth.role_outranks_caller")
     ok(call(api, "PATCH", f"/auth/users/{user}/tenants", admin_token, {"addTenants": [], "removeTenants": [tenant_b]}))
     ok(describe("its holder has no tenant"))
@@ -186,15 +239,19 @@ def test_a_tenant_created_by_a_holder_counts_for_its_roles(api, admin_token):
 
     configured_tenant(api, creator)
 
-    assert_error(call(api, "PATCH", path, caller, change(role, description="held in two")), 403,
-                 "auth.role_outranks_caller")
+    assert_error(
+        call(api, "PATCH", path, caller, change(role, description="held in two")), 403, "auth.role_outranks_caller"
+    )
 
 
-@pytest.mark.parametrize("method, body", [
-    ("PATCH", {"description": "Every permission, now a little less", "removePermissions": ["*.*"]}),
-    ("PATCH", {"name": "superuser"}),
-    ("DELETE", None),
-])
+@pytest.mark.parametrize(
+    "method, body",
+    [
+        ("PATCH", {"description": "Every permission, now a little less", "removePermissions": ["*.*"]}),
+        ("PATCH", {"name": "superuser"}),
+        ("DELETE", None),
+    ],
+)
 def test_the_built_in_admin_role_is_never_changed_nor_deleted(api, admin_token, method, body):
     from chalicelib.identity import repository
 
@@ -217,12 +274,25 @@ def test_a_user_gaining_the_role_while_it_changes_never_ends_up_beyond_the_chang
     dynamodb_in_turns.writes_meet(2)  # each request has read what it checks before either writes
 
     with ThreadPoolExecutor(2) as pool:
-        widened, granted = pool.map(lambda request: request(), [
-            lambda: call(api, "PATCH", f"/auth/roles/{role['locator']}", changer,
-                         change(role, addPermissions=["accounts.write"])),
-            lambda: call(api, "PATCH", f"/auth/users/{user_b}/roles", admin_token,
-                         {"addRoles": [role["name"]], "removeRoles": []}),
-        ])
+        widened, granted = pool.map(
+            lambda request: request(),
+            [
+                lambda: call(
+                    api,
+                    "PATCH",
+                    f"/auth/roles/{role['locator']}",
+                    changer,
+                    change(role, addPermissions=["accounts.write"]),
+                ),
+                lambda: call(
+                    api,
+                    "PATCH",
+                    f"/auth/users/{user_b}/roles",
+                    admin_token,
+                    {"addRoles": [role["name"]], "removeRoles": []},
+                ),
+            ],
+        )
 
     assert sorted([widened.status_code, granted.status_code]) == [200, 409]
     lost = widened if widened.status_code == 409 else granted

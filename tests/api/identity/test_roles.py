@@ -1,4 +1,5 @@
 """The six role endpoints."""
+
 from __future__ import annotations
 
 import re
@@ -32,8 +33,14 @@ def create_role(api, token, **fields):
 
 def update(role, **changes):
     """A RoleUpdateRequest that keeps `role` as it is, plus `changes`."""
-    return {"name": role["name"], "description": role["description"], "version": role["version"],
-            "addPermissions": [], "removePermissions": [], **changes}
+    return {
+        "name": role["name"],
+        "description": role["description"],
+        "version": role["version"],
+        "addPermissions": [],
+        "removePermissions": [],
+        **changes,
+    }
 
 
 # --- POST /auth/roles ----------------------------------------------------------------------------
@@ -41,15 +48,28 @@ def update(role, **changes):
 
 def test_create_role_answers_the_role_response(api, admin_token, admin_locator, clock):
     name = role_name()
-    response = call(api, "POST", "/auth/roles", admin_token, {
-        "name": name, "description": "Underwriters", "permissions": ["quotes.underwrite", "quotes.read",
-                                                                     "accounts.*", "quotes.read"]})
+    response = call(
+        api,
+        "POST",
+        "/auth/roles",
+        admin_token,
+        {
+            "name": name,
+            "description": "Underwriters",
+            "permissions": ["quotes.underwrite", "quotes.read", "accounts.*", "quotes.read"],
+        },
+    )
     role = ok(response)
     assert set(role) == ROLE_FIELDS
     assert ULID.match(role["locator"])
     assert {k: v for k, v in role.items() if k != "locator"} == {
-        "name": name, "description": "Underwriters", "version": 1, "createdAt": isoformat(clock.now()),
-        "createdBy": admin_locator, "permissions": ["accounts.*", "quotes.read", "quotes.underwrite"]}
+        "name": name,
+        "description": "Underwriters",
+        "version": 1,
+        "createdAt": isoformat(clock.now()),
+        "createdBy": admin_locator,
+        "permissions": ["accounts.*", "quotes.read", "quotes.underwrite"],
+    }
     event = assert_event(response, "auth.role.create", admin_locator)
     assert event["data"] == {"roleLocator": role["locator"]}
     assert event["timestamp"] == isoformat(clock.now())
@@ -65,29 +85,36 @@ def test_role_names_are_unique_whatever_their_case(api, admin_token):
 
 @pytest.mark.parametrize("permission", ["*.read", "nodot", "users.", ".read", "a.b.c", "users read", "*", ""])
 def test_invalid_permission_names_answer_400(api, admin_token, permission):
-    body = assert_error(create_role(api, admin_token, permissions=["users.read", permission]), 400,
-                        "role.invalid_permission" if permission else "request.invalid")
+    body = assert_error(
+        create_role(api, admin_token, permissions=["users.read", permission]),
+        400,
+        "role.invalid_permission" if permission else "request.invalid",
+    )
     assert field_names(body) == {"permissions[1]" if permission else "permissions.1"}
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"locator": UNKNOWN_ROLE}, "locator"),
-    ({"version": 1}, "version"),
-    ({"createdAt": "2026-01-01T00:00:00Z"}, "createdAt"),
-    ({"createdBy": "00000000-0000-4000-8000-000000000000"}, "createdBy"),
-    ({"name": "has space"}, "name"),
-    ({"name": ""}, "name"),
-    ({"description": None}, "description"),
-    ({"permissions": "users.read"}, "permissions"),
-    ({"permissions": [1]}, "permissions.0"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"locator": UNKNOWN_ROLE}, "locator"),
+        ({"version": 1}, "version"),
+        ({"createdAt": "2026-01-01T00:00:00Z"}, "createdAt"),
+        ({"createdBy": "00000000-0000-4000-8000-000000000000"}, "createdBy"),
+        ({"name": "has space"}, "name"),
+        ({"name": ""}, "name"),
+        ({"description": None}, "description"),
+        ({"permissions": "users.read"}, "permissions"),
+        ({"permissions": [1]}, "permissions.0"),
+    ],
+)
 def test_invalid_role_creation_answers_400(api, admin_token, change, field):
     assert field in field_names(assert_error(create_role(api, admin_token, **change), 400, "request.invalid"))
 
 
 def test_role_creation_with_malformed_or_oversized_bodies(api, admin_token):
-    assert_error(call(api, "POST", "/auth/roles", admin_token, raw=b"{'name': 'single quotes'}"), 400,
-                 "request.malformed_json")
+    assert_error(
+        call(api, "POST", "/auth/roles", admin_token, raw=b"{'name': 'single quotes'}"), 400, "request.malformed_json"
+    )
     assert_error(call(api, "POST", "/auth/roles", admin_token, raw=b'"just a string"'), 400, "request.invalid")
     oversized = role_body(description="d" * (1024 * 1024))
     assert_error(call(api, "POST", "/auth/roles", admin_token, oversized), 413, "request.too_large")
@@ -114,8 +141,11 @@ def test_create_role_is_idempotent_with_a_key(api, admin_token):
     different = call(api, "POST", "/auth/roles", admin_token, role_body(), headers=key)
     assert_error(different, 409, "idempotency.key_reused")
     # another key, the same body: a second role with that name is a conflict, not a replay
-    assert_error(call(api, "POST", "/auth/roles", admin_token, body, headers={"X-Idempotency-Key": "other"}),
-                 409, "role.name_taken")
+    assert_error(
+        call(api, "POST", "/auth/roles", admin_token, body, headers={"X-Idempotency-Key": "other"}),
+        409,
+        "role.name_taken",
+    )
 
 
 def test_idempotency_keys_belong_to_their_caller(api):
@@ -144,12 +174,27 @@ def test_fetch_role(api, admin_token):
 def test_update_role(api, admin_token, admin_locator):
     role = ok(create_role(api, admin_token, permissions=["accounts.read", "quotes.read"]))
     renamed = role_name()
-    response = call(api, "PATCH", f"/auth/roles/{role['locator']}", admin_token, update(
-        role, name=renamed, description="Changed", addPermissions=["policies.*", "accounts.read"],
-        removePermissions=["quotes.read", "never.held"]))
+    response = call(
+        api,
+        "PATCH",
+        f"/auth/roles/{role['locator']}",
+        admin_token,
+        update(
+            role,
+            name=renamed,
+            description="Changed",
+            addPermissions=["policies.*", "accounts.read"],
+            removePermissions=["quotes.read", "never.held"],
+        ),
+    )
     updated = ok(response)
-    assert updated == {**role, "name": renamed, "description": "Changed", "version": 2,
-                       "permissions": ["accounts.read", "policies.*"]}
+    assert updated == {
+        **role,
+        "name": renamed,
+        "description": "Changed",
+        "version": 2,
+        "permissions": ["accounts.read", "policies.*"],
+    }
     assert assert_event(response, "auth.role.update", admin_locator)["data"] == {"roleLocator": role["locator"]}
     assert ok(call(api, "GET", f"/auth/roles/{role['locator']}", admin_token)) == updated
     ok(create_role(api, admin_token, name=role["name"]))  # the old name is free again
@@ -161,8 +206,9 @@ def test_a_stale_version_answers_409_and_changes_nothing(api, admin_token):
     current = ok(call(api, "PATCH", path, admin_token, update(role, description="v2")))
     stale = call(api, "PATCH", path, admin_token, update(role, description="lost update"))
     assert_error(stale, 409, "conflict.concurrent_modification")
-    assert_error(call(api, "PATCH", path, admin_token, update(role, version=7)), 409,
-                 "conflict.concurrent_modification")
+    assert_error(
+        call(api, "PATCH", path, admin_token, update(role, version=7)), 409, "conflict.concurrent_modification"
+    )
     assert ok(call(api, "GET", path, admin_token)) == current
 
 
@@ -170,19 +216,23 @@ def test_renaming_onto_a_taken_name_answers_409(api, admin_token):
     taken = ok(create_role(api, admin_token))
     role = ok(create_role(api, admin_token))
     path = f"/auth/roles/{role['locator']}"
-    assert_error(call(api, "PATCH", path, admin_token, update(role, name=taken["name"].upper())), 409,
-                 "role.name_taken")
+    assert_error(
+        call(api, "PATCH", path, admin_token, update(role, name=taken["name"].upper())), 409, "role.name_taken"
+    )
     assert ok(call(api, "GET", path, admin_token)) == role
 
 
-@pytest.mark.parametrize("change, code", [
-    ({"addPermissions": ["*.write"]}, "role.invalid_permission"),
-    ({"addPermissions": "users.read"}, "request.invalid"),
-    ({"version": "one"}, "request.invalid"),
-    ({"version": 1.5}, "request.invalid"),
-    ({"createdBy": "00000000-0000-4000-8000-000000000000"}, "request.invalid"),
-    ({"permissions": ["users.read"]}, "request.invalid"),
-])
+@pytest.mark.parametrize(
+    "change, code",
+    [
+        ({"addPermissions": ["*.write"]}, "role.invalid_permission"),
+        ({"addPermissions": "users.read"}, "request.invalid"),
+        ({"version": "one"}, "request.invalid"),
+        ({"version": 1.5}, "request.invalid"),
+        ({"createdBy": "00000000-0000-4000-8000-000000000000"}, "request.invalid"),
+        ({"permissions": ["users.read"]}, "request.invalid"),
+    ],
+)
 def test_invalid_role_updates_answer_400_and_change_nothing(api, admin_token, change, code):
     role = ok(create_role(api, admin_token))
     path = f"/auth/roles/{role['locator']}"
@@ -194,25 +244,33 @@ def test_a_role_update_without_version_answers_400(api, admin_token):
     role = ok(create_role(api, admin_token))
     body = update(role)
     del body["version"]
-    assert "version" in field_names(assert_error(
-        call(api, "PATCH", f"/auth/roles/{role['locator']}", admin_token, body), 400, "request.invalid"))
+    assert "version" in field_names(
+        assert_error(call(api, "PATCH", f"/auth/roles/{role['locator']}", admin_token, body), 400, "request.invalid")
+    )
 
 
 def test_update_role_refusals(api, admin_token):
     role = ok(create_role(api, admin_token))
     _, reader = new_user(["roles.read"], [])
-    assert_error(call(api, "PATCH", f"/auth/roles/{role['locator']}", reader, update(role)), 403,
-                 "auth.permission_denied")
-    assert_error(call(api, "PATCH", f"/auth/roles/{UNKNOWN_ROLE}", admin_token, update(role)), 404,
-                 "role.not_found")
+    assert_error(
+        call(api, "PATCH", f"/auth/roles/{role['locator']}", reader, update(role)), 403, "auth.permission_denied"
+    )
+    assert_error(call(api, "PATCH", f"/auth/roles/{UNKNOWN_ROLE}", admin_token, update(role)), 404, "role.not_found")
 
 
 def test_a_role_update_changes_what_its_holders_may_do(api, admin_token):
     role = ok(create_role(api, admin_token, permissions=["users.read"]))
     locator, token = user_with_role(role["name"], ["users.read", "users.custom"])
     ok(call(api, "GET", "/auth/users/list?count=1", token))
-    ok(call(api, "PATCH", f"/auth/roles/{role['locator']}", admin_token,
-            update(role, addPermissions=["accounts.read"], removePermissions=["users.read"])))
+    ok(
+        call(
+            api,
+            "PATCH",
+            f"/auth/roles/{role['locator']}",
+            admin_token,
+            update(role, addPermissions=["accounts.read"], removePermissions=["users.read"]),
+        )
+    )
     assert ok(call(api, "GET", f"/auth/users/{locator}/permissions", token)) == ["accounts.read", "users.custom"]
     assert_error(call(api, "GET", "/auth/users/list?count=1", token), 403, "auth.permission_denied")
 
@@ -242,8 +300,9 @@ def test_role_list_defaults_to_the_first_twenty(api, admin_token):
     assert all(set(role) == ROLE_FIELDS for role in default["items"])
 
 
-@pytest.mark.parametrize("query, field", [("count=101", "count"), ("count=0", "count"),
-                                          ("offset=-1", "offset"), ("offset=x", "offset")])
+@pytest.mark.parametrize(
+    "query, field", [("count=101", "count"), ("count=0", "count"), ("offset=-1", "offset"), ("offset=x", "offset")]
+)
 def test_invalid_role_paging_answers_400(api, admin_token, query, field):
     body = assert_error(call(api, "GET", f"/auth/roles/list?{query}", admin_token), 400, "request.invalid")
     assert field_names(body) == {field}
@@ -284,9 +343,12 @@ def test_delete_role_needs_roles_delete(api, admin_token):
 
 
 def test_permissions_are_exactly_those_the_routes_check(api, app):
-    from_routes = {permission
-                   for methods in app.routes.values() for entry in methods.values()
-                   for permission in entry.view_function.__endpoint__.permissions}
+    from_routes = {
+        permission
+        for methods in app.routes.values()
+        for entry in methods.values()
+        for permission in entry.view_function.__endpoint__.permissions
+    }
     _, reader = new_user(["roles.read"], [])
     listed = ok(call(api, "GET", "/auth/roles/permissions", reader))
     assert listed == sorted(listed)

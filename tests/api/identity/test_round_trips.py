@@ -1,5 +1,6 @@
 """Authentication costs one DynamoDB round trip: token, owner and roles version in one BatchGetItem;
 the roles come from a per-process cache that the version, bumped by every role change, keeps exact."""
+
 from __future__ import annotations
 
 from tests.api.identity.support import assert_error, role_name, whoami
@@ -16,8 +17,7 @@ def calls_of(ddb_calls: list[str], request) -> list[str]:
 def a_role(permissions: list[str]):
     from chalicelib.identity import service
 
-    return service.create_role(system_ctx(), name=role_name(), description="round trips",
-                               permissions=permissions)
+    return service.create_role(system_ctx(), name=role_name(), description="round trips", permissions=permissions)
 
 
 def test_whoami_costs_one_round_trip(api, ddb_calls):
@@ -39,17 +39,39 @@ def test_a_role_change_takes_effect_on_the_next_request(api, ddb_calls):
     from chalicelib.identity import service
 
     role = a_role(["roles.read", "accounts.read"])
-    holder = service.create_user(system_ctx(), user_name=role_name() + "@example.com", first_name="H",
-                                 last_name="R", email=None, password=None, temporary_password=False,
-                                 service_account=False, roles=[role.name], tenants=[], enable_user=True)
-    token = service.create_token(system_ctx(), holder.user.locator, name="t", tenants=[],
-                                 permissions=["roles.read", "accounts.read", "users.custom"],
-                                 expires_at=system_ctx().now.replace(year=2030))
+    holder = service.create_user(
+        system_ctx(),
+        user_name=role_name() + "@example.com",
+        first_name="H",
+        last_name="R",
+        email=None,
+        password=None,
+        temporary_password=False,
+        service_account=False,
+        roles=[role.name],
+        tenants=[],
+        enable_user=True,
+    )
+    token = service.create_token(
+        system_ctx(),
+        holder.user.locator,
+        name="t",
+        tenants=[],
+        permissions=["roles.read", "accounts.read", "users.custom"],
+        expires_at=system_ctx().now.replace(year=2030),
+    )
     ok(call(api, "GET", "/auth/roles/list?count=1", token))
     ok(call(api, "GET", "/auth/roles/list?count=1", token))
 
-    service.update_role(system_ctx(), role.locator, name=role.name, description=role.description,
-                        version=role.version, add_permissions=[], remove_permissions=["roles.read"])
+    service.update_role(
+        system_ctx(),
+        role.locator,
+        name=role.name,
+        description=role.description,
+        version=role.version,
+        add_permissions=[],
+        remove_permissions=["roles.read"],
+    )
     ddb_calls.clear()
     refused = call(api, "GET", "/auth/roles/list?count=1", token)
     assert ddb_calls == ["BatchGetItem", "BatchGetItem"]  # the stale cache is refreshed once

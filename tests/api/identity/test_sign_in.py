@@ -1,4 +1,5 @@
 """POST /auth/token: the OAuth2 password grant, form-encoded or JSON."""
+
 from __future__ import annotations
 
 from urllib.parse import urlencode
@@ -16,8 +17,9 @@ def member(tenant):
 
 
 def form(api, fields):
-    return api.http.post("/auth/token", headers={"Content-Type": "application/x-www-form-urlencoded"},
-                         body=urlencode(fields))
+    return api.http.post(
+        "/auth/token", headers={"Content-Type": "application/x-www-form-urlencoded"}, body=urlencode(fields)
+    )
 
 
 def test_form_encoded_password_grant_answers_a_bearer_session_token(api, member, clock):
@@ -34,8 +36,7 @@ def test_form_encoded_password_grant_answers_a_bearer_session_token(api, member,
 
 def test_json_password_grant_and_the_session_expiring_after_expires_in(api, member, clock):
     locator, name = member
-    body = ok(call(api, "POST", "/auth/token", body={"grant_type": "password", "username": name,
-                                                    "password": PASSWORD}))
+    body = ok(call(api, "POST", "/auth/token", body={"grant_type": "password", "username": name, "password": PASSWORD}))
     clock.advance(seconds=body["expires_in"] - 1)
     ok(whoami(api, body["access_token"]))
     clock.advance(seconds=1)
@@ -52,17 +53,30 @@ def test_wrong_password_and_unknown_user_fail_alike(api, member):
 
 
 def test_a_user_without_a_password_cannot_sign_in(api, admin_token):
-    user = ok(call(api, "POST", "/auth/users?enableUser=true", admin_token,
-                   {"userName": unique_name(), "firstName": "No", "lastName": "Password"}))
-    assert_error(form(api, {"grant_type": "password", "username": user["userName"], "password": ""}), 401,
-                 "auth.sign_in_failed")
+    user = ok(
+        call(
+            api,
+            "POST",
+            "/auth/users?enableUser=true",
+            admin_token,
+            {"userName": unique_name(), "firstName": "No", "lastName": "Password"},
+        )
+    )
+    assert_error(
+        form(api, {"grant_type": "password", "username": user["userName"], "password": ""}), 401, "auth.sign_in_failed"
+    )
 
 
-@pytest.mark.parametrize("fields, code", [
-    ({"grant_type": "client_credentials", "username": "a@example.com", "password": "x"},
-     "auth.unsupported_grant_type"),
-    ({"username": "a@example.com", "password": "x"}, "request.invalid"),
-])
+@pytest.mark.parametrize(
+    "fields, code",
+    [
+        (
+            {"grant_type": "client_credentials", "username": "a@example.com", "password": "x"},
+            "auth.unsupported_grant_type",
+        ),
+        ({"username": "a@example.com", "password": "x"}, "request.invalid"),
+    ],
+)
 def test_bad_grants_answer_400(api, fields, code):
     assert_error(form(api, fields), 400, code)
     assert_error(call(api, "POST", "/auth/token", body=fields), 400, code)

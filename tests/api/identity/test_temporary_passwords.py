@@ -1,5 +1,6 @@
 """A temporary password (`temporaryPassword: true` on create, `?temporaryPassword=true` on a reset):
 the next sign-in answers a token that can only change the password."""
+
 from __future__ import annotations
 
 from tests.api.identity.support import PASSWORD, assert_error, sign_in, user_body, whoami
@@ -17,12 +18,15 @@ def test_the_token_of_a_temporary_password_serves_only_to_change_it(api, admin_t
     locator, name = temporary_user(api, admin_token)
     restricted = ok(sign_in(api, name))["access_token"]
 
-    for method, path in (("GET", "/auth/users/whoami"), ("GET", f"/auth/users/{locator}"),
-                         ("GET", f"/auth/users/{locator}/tokens"), ("GET", "/auth/roles/list"),
-                         ("GET", f"/config/{tenant}/deployments")):
+    for method, path in (
+        ("GET", "/auth/users/whoami"),
+        ("GET", f"/auth/users/{locator}"),
+        ("GET", f"/auth/users/{locator}/tokens"),
+        ("GET", "/auth/roles/list"),
+        ("GET", f"/config/{tenant}/deployments"),
+    ):
         assert_error(call(api, method, path, restricted), 403, "auth.password_change_required")
-    assert_error(call(api, "PATCH", f"/auth/users/{locator}/passwordreset", restricted, "a"), 400,
-                 "user.weak_password")
+    assert_error(call(api, "PATCH", f"/auth/users/{locator}/passwordreset", restricted, "a"), 400, "user.weak_password")
 
     assert call(api, "PATCH", f"/auth/users/{locator}/passwordreset", restricted, NEW_PASSWORD).status_code == 200
     assert_error(whoami(api, restricted), 401, "auth.token_revoked")
@@ -33,8 +37,11 @@ def test_the_token_of_a_temporary_password_serves_only_to_change_it(api, admin_t
 def test_it_cannot_change_anyone_elses_password(api, admin_token, admin_locator):
     _, name = temporary_user(api, admin_token)
     restricted = ok(sign_in(api, name))["access_token"]
-    assert_error(call(api, "PATCH", f"/auth/users/{admin_locator}/passwordreset", restricted, NEW_PASSWORD), 403,
-                 "auth.password_change_required")
+    assert_error(
+        call(api, "PATCH", f"/auth/users/{admin_locator}/passwordreset", restricted, NEW_PASSWORD),
+        403,
+        "auth.password_change_required",
+    )
 
 
 def test_an_administrator_reset_can_be_temporary(api, admin_token):

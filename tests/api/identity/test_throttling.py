@@ -1,6 +1,7 @@
 """Sign-in throttling: 10 failures per user name (known or not) and 100 per source address in a
 15-minute window, then 429 with Retry-After until the window ends, even for the right password. An attempt
 is counted before its password is checked, so parallel attempts never get more checks than the limit."""
+
 from __future__ import annotations
 
 import threading
@@ -88,8 +89,9 @@ def test_a_source_with_too_many_failures_is_throttled_for_every_user_name(api, c
     window = throttle.window_of(clock.now())
     source = next(s for s in throttle.subjects(name, "127.0.0.1") if s.kind == throttle.SOURCE)
     for _ in range(throttle.MAX_FAILURES_PER_SOURCE - 1):  # what 99 failed sign-ins from it leave behind
-        repository.count_sign_in_attempt([(source.kind, source.digest, source.limit)], window, 0,
-                                         on_limit=lambda: TooManyRequests("unexpected", 1))
+        repository.count_sign_in_attempt(
+            [(source.kind, source.digest, source.limit)], window, 0, on_limit=lambda: TooManyRequests("unexpected", 1)
+        )
     ok(sign_in(api, name))  # the source's count is not cleared by a success
     assert_error(sign_in(api, unique_name()), 401, "auth.sign_in_failed")
     assert_throttled(sign_in(api, name), 900)

@@ -1,4 +1,5 @@
 """The eight authentication-token endpoints: named tokens, revocation, credential removal."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -38,8 +39,13 @@ def test_create_own_token_answers_the_token_string_once(api, clock, tenant):
     assert event["data"] == {"userLocator": locator, "name": "ci"}
     assert ok(whoami(api, created))["locator"] == locator
     listed = {t["name"]: t for t in tokens_of(api, token)}
-    assert listed["ci"] == {"name": "ci", "expiresAt": body["expiresAt"], "createdAt": isoformat(clock.now()),
-                            "permissions": ["accounts.read", "users.custom"], "tenants": [tenant]}
+    assert listed["ci"] == {
+        "name": "ci",
+        "expiresAt": body["expiresAt"],
+        "createdAt": isoformat(clock.now()),
+        "permissions": ["accounts.read", "users.custom"],
+        "tenants": [tenant],
+    }
     assert created not in str(listed)
 
 
@@ -74,31 +80,37 @@ def test_a_token_cannot_carry_more_than_its_owner_holds(api, clock, tenant):
     locator, token = new_user(["accounts.read"], [tenant])
     path = f"/auth/users/{locator}/tokens"
     for permissions in (["accounts.write"], ["accounts.*"], ["*.*"]):
-        assert_error(call(api, "POST", path, token, token_body(clock, permissions=permissions)), 403,
-                     "token.permission_not_held")
+        assert_error(
+            call(api, "POST", path, token, token_body(clock, permissions=permissions)), 403, "token.permission_not_held"
+        )
     for tenants in ([new_tenant()], ["any"]):
-        assert_error(call(api, "POST", path, token, token_body(clock, tenants=tenants)), 403,
-                     "token.tenant_not_held")
+        assert_error(call(api, "POST", path, token, token_body(clock, tenants=tenants)), 403, "token.tenant_not_held")
     assert [t["name"] for t in tokens_of(api, token)] == ["test"]
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"permissions": ["*.read"]}, "permissions[0]"),
-    ({"permissions": ["users.custom", "nodot"]}, "permissions[1]"),
-    ({"permissions": "users.custom"}, "permissions"),
-    ({"tenants": None}, "tenants"),
-    ({"tenants": ["not-a-tenant"]}, "tenants.0"),
-    ({"expiresAt": "2026-01-15T09:30:00Z"}, "expiresAt"),
-    ({"expiresAt": "tomorrow"}, "expiresAt"),
-    ({"name": ""}, "name"),
-    ({"name": "a/b"}, "name"),
-    ({"createdAt": "2026-01-01T00:00:00Z"}, "createdAt"),
-    ({"tokenHash": "abc"}, "tokenHash"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"permissions": ["*.read"]}, "permissions[0]"),
+        ({"permissions": ["users.custom", "nodot"]}, "permissions[1]"),
+        ({"permissions": "users.custom"}, "permissions"),
+        ({"tenants": None}, "tenants"),
+        ({"tenants": ["not-a-tenant"]}, "tenants.0"),
+        ({"expiresAt": "2026-01-15T09:30:00Z"}, "expiresAt"),
+        ({"expiresAt": "tomorrow"}, "expiresAt"),
+        ({"name": ""}, "name"),
+        ({"name": "a/b"}, "name"),
+        ({"createdAt": "2026-01-01T00:00:00Z"}, "createdAt"),
+        ({"tokenHash": "abc"}, "tokenHash"),
+    ],
+)
 def test_invalid_token_requests_answer_400(api, clock, change, field):
     locator, token = new_user([], [])
-    body = assert_error(call(api, "POST", f"/auth/users/{locator}/tokens", token, token_body(clock, **change)),
-                        400, "role.invalid_permission" if field.startswith("permissions[") else "request.invalid")
+    body = assert_error(
+        call(api, "POST", f"/auth/users/{locator}/tokens", token, token_body(clock, **change)),
+        400,
+        "role.invalid_permission" if field.startswith("permissions[") else "request.invalid",
+    )
     assert field in {f["field"] for f in body["fieldErrors"]}
 
 
@@ -128,8 +140,9 @@ def test_a_user_creates_tokens_for_itself_only(api, clock):
     response = call(api, "POST", f"/auth/users/{locator}/tokens", token, token_body(clock))
     assert ok(whoami(api, ok(response)))["locator"] == locator
     assert_event(response, "auth.token.create", locator)
-    assert_error(call(api, "POST", f"/auth/users/{other}/tokens", token, token_body(clock)), 403,
-                 "auth.permission_denied")
+    assert_error(
+        call(api, "POST", f"/auth/users/{other}/tokens", token, token_body(clock)), 403, "auth.permission_denied"
+    )
 
 
 # --- GET /auth/users/tokens and /auth/users/{locator}/tokens ------------------------------------
@@ -148,8 +161,9 @@ def test_list_tokens_of_a_user(api, clock):
     _, stranger = new_user([], [])
     assert tokens_of(api, token, locator) == tokens_of(api, reader, locator)
     assert_error(call(api, "GET", f"/auth/users/{locator}/tokens", stranger), 403, "auth.permission_denied")
-    assert_error(call(api, "GET", "/auth/users/00000000-0000-4000-8000-000000000000/tokens", reader), 404,
-                 "user.not_found")
+    assert_error(
+        call(api, "GET", "/auth/users/00000000-0000-4000-8000-000000000000/tokens", reader), 404, "user.not_found"
+    )
 
 
 # --- DELETE /auth/users/tokens/{tokenOrName} ------------------------------------------------------
@@ -161,8 +175,7 @@ def test_delete_own_token_by_name_or_by_value(api, clock):
     by_value = ok(call(api, "POST", f"/auth/users/{locator}/tokens", token, token_body(clock, name="by-value")))
     response = call(api, "DELETE", "/auth/users/tokens/by-name", token)
     assert response.status_code == 200 and response.body == b""
-    assert assert_event(response, "auth.token.delete", locator)["data"] == {"userLocator": locator,
-                                                                            "name": "by-name"}
+    assert assert_event(response, "auth.token.delete", locator)["data"] == {"userLocator": locator, "name": "by-name"}
     assert call(api, "DELETE", f"/auth/users/tokens/{by_value}", token).status_code == 200
     for gone in (by_name, by_value):
         assert_error(whoami(api, gone), 401, "auth.token_invalid")
@@ -189,7 +202,9 @@ def test_delete_a_users_token(api):
     response = call(api, "DELETE", f"/auth/users/{locator}/tokens/test", writer)
     assert response.status_code == 200
     assert assert_event(response, "auth.token.delete", ok(whoami(api, writer))["locator"])["data"] == {
-        "userLocator": locator, "name": "test"}
+        "userLocator": locator,
+        "name": "test",
+    }
     assert_error(whoami(api, token), 401, "auth.token_invalid")
 
 
@@ -221,8 +236,9 @@ def test_revoke_needs_permission_for_other_users(api, admin_token):
     _, revoker = new_user(["users.revoke"], [])
     assert_error(call(api, "POST", f"/auth/users/{locator}/revoke", stranger), 403, "auth.permission_denied")
     assert call(api, "POST", f"/auth/users/{locator}/revoke", revoker).status_code == 200
-    assert_error(call(api, "POST", "/auth/users/00000000-0000-4000-8000-000000000000/revoke", admin_token), 404,
-                 "user.not_found")
+    assert_error(
+        call(api, "POST", "/auth/users/00000000-0000-4000-8000-000000000000/revoke", admin_token), 404, "user.not_found"
+    )
 
 
 # --- DELETE /auth/users/{locator}/credentials ----------------------------------------------------
@@ -250,5 +266,8 @@ def test_credentials_removal_is_self_service_or_users_write(api):
     assert call(api, "DELETE", f"/auth/users/{locator}/credentials", token).status_code == 200
     assert_error(whoami(api, token), 401, "auth.token_invalid")
     _, writer = new_user(["users.write"], [])
-    assert_error(call(api, "DELETE", "/auth/users/00000000-0000-4000-8000-000000000000/credentials", writer), 404,
-                 "user.not_found")
+    assert_error(
+        call(api, "DELETE", "/auth/users/00000000-0000-4000-8000-000000000000/credentials", writer),
+        404,
+        "user.not_found",
+    )

@@ -1,4 +1,5 @@
 """The twelve user endpoints."""
+
 from __future__ import annotations
 
 import uuid
@@ -44,15 +45,33 @@ def create_user(api, token, **fields):
 def test_create_user_answers_the_user_response(api, admin_token, admin_locator, tenant):
     role = new_role(["accounts.read", "policies.*"])
     name = unique_name()
-    response = call(api, "POST", "/auth/users", admin_token, {
-        "userName": name, "firstName": "Grace", "lastName": "Hopper", "email": "grace@example.com",
-        "serviceAccount": False, "roles": [role], "tenants": [tenant]})
+    response = call(
+        api,
+        "POST",
+        "/auth/users",
+        admin_token,
+        {
+            "userName": name,
+            "firstName": "Grace",
+            "lastName": "Hopper",
+            "email": "grace@example.com",
+            "serviceAccount": False,
+            "roles": [role],
+            "tenants": [tenant],
+        },
+    )
     user = ok(response)
     assert_user_shape(user)
     assert {k: v for k, v in user.items() if k != "locator"} == {
-        "userName": name, "firstName": "Grace", "lastName": "Hopper", "email": "grace@example.com",
-        "serviceAccount": False, "tenants": [tenant], "roles": [role],
-        "permissions": ["accounts.read", "policies.*", "users.custom"]}
+        "userName": name,
+        "firstName": "Grace",
+        "lastName": "Hopper",
+        "email": "grace@example.com",
+        "serviceAccount": False,
+        "tenants": [tenant],
+        "roles": [role],
+        "permissions": ["accounts.read", "policies.*", "users.custom"],
+    }
     assert assert_event(response, "auth.user.create", admin_locator)["data"] == {"userLocator": user["locator"]}
     assert ok(call(api, "GET", f"/auth/users/{user['locator']}", admin_token)) == user
 
@@ -79,20 +98,23 @@ def test_user_names_are_unique_whatever_their_case(api, admin_token):
     assert [u["locator"] for u in found] == [first["locator"]]
 
 
-@pytest.mark.parametrize("change, field", [
-    ({"locator": UNKNOWN_USER}, "locator"),
-    ({"version": 3}, "version"),
-    ({"createdAt": "2026-01-01T00:00:00Z"}, "createdAt"),
-    ({"permissions": ["*.*"]}, "permissions"),
-    ({"userName": "not-an-email"}, "userName"),
-    ({"email": "grace@"}, "email"),
-    ({"firstName": 42}, "firstName"),
-    ({"firstName": ""}, "firstName"),
-    ({"roles": "admin"}, "roles"),
-    ({"tenants": [7]}, "tenants.0"),
-    ({"tenants": ["not-a-tenant"]}, "tenants.0"),
-    ({"serviceAccount": "sometimes"}, "serviceAccount"),
-])
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"locator": UNKNOWN_USER}, "locator"),
+        ({"version": 3}, "version"),
+        ({"createdAt": "2026-01-01T00:00:00Z"}, "createdAt"),
+        ({"permissions": ["*.*"]}, "permissions"),
+        ({"userName": "not-an-email"}, "userName"),
+        ({"email": "grace@"}, "email"),
+        ({"firstName": 42}, "firstName"),
+        ({"firstName": ""}, "firstName"),
+        ({"roles": "admin"}, "roles"),
+        ({"tenants": [7]}, "tenants.0"),
+        ({"tenants": ["not-a-tenant"]}, "tenants.0"),
+        ({"serviceAccount": "sometimes"}, "serviceAccount"),
+    ],
+)
 def test_invalid_user_creation_answers_400(api, admin_token, change, field):
     body = assert_error(create_user(api, admin_token, **change), 400, "request.invalid")
     assert field in field_names(body)
@@ -100,8 +122,11 @@ def test_invalid_user_creation_answers_400(api, admin_token, change, field):
 
 def test_user_creation_with_missing_fields_malformed_or_oversized_bodies(api, admin_token):
     assert_error(call(api, "POST", "/auth/users", admin_token, {"userName": unique_name()}), 400, "request.invalid")
-    assert_error(call(api, "POST", "/auth/users", admin_token, raw=b'{"userName": "a@example.com",'), 400,
-                 "request.malformed_json")
+    assert_error(
+        call(api, "POST", "/auth/users", admin_token, raw=b'{"userName": "a@example.com",'),
+        400,
+        "request.malformed_json",
+    )
     assert_error(call(api, "POST", "/auth/users", admin_token, raw=b""), 400, "request.body_missing")
     huge = user_body(lastName="x" * (1024 * 1024))
     assert_error(call(api, "POST", "/auth/users", admin_token, huge), 413, "request.too_large")
@@ -133,11 +158,16 @@ def test_enable_user_activates_a_user_without_password(api, admin_token, clock):
     enabled = ok(call(api, "POST", "/auth/users?enableUser=true", admin_token, user_body()))
     disabled = ok(call(api, "POST", "/auth/users", admin_token, user_body()))
     for user, status in ((enabled, 200), (disabled, 401)):
-        token = service.create_token(system_ctx(), user["locator"], name="sso", permissions=["users.custom"],
-                                     tenants=[], expires_at=clock.now() + timedelta(days=1))
+        token = service.create_token(
+            system_ctx(),
+            user["locator"],
+            name="sso",
+            permissions=["users.custom"],
+            tenants=[],
+            expires_at=clock.now() + timedelta(days=1),
+        )
         assert whoami(api, token).status_code == status
-    assert_error(call(api, "POST", "/auth/users?enableUser=perhaps", admin_token, user_body()), 400,
-                 "request.invalid")
+    assert_error(call(api, "POST", "/auth/users?enableUser=perhaps", admin_token, user_body()), 400, "request.invalid")
 
 
 def test_create_user_honours_the_idempotency_key(api, admin_token):
@@ -147,8 +177,7 @@ def test_create_user_honours_the_idempotency_key(api, admin_token):
     again = call(api, "POST", "/auth/users", admin_token, body, headers=key)
     assert ok(again) == ok(first)
     assert events_of(again) == []
-    assert_error(call(api, "POST", "/auth/users", admin_token, user_body(), headers=key), 409,
-                 "idempotency.key_reused")
+    assert_error(call(api, "POST", "/auth/users", admin_token, user_body(), headers=key), 409, "idempotency.key_reused")
 
 
 # --- GET /auth/users/whoami ----------------------------------------------------------------------
@@ -181,8 +210,7 @@ def test_fetch_users_by_name(api, admin_token):
     assert found == [created]
     assert ok(call(api, "GET", f"/auth/users/username/{unique_name()}", reader)) == []
     _, plain = new_user([], [])
-    assert_error(call(api, "GET", f"/auth/users/username/{created['userName']}", plain), 403,
-                 "auth.permission_denied")
+    assert_error(call(api, "GET", f"/auth/users/username/{created['userName']}", plain), 403, "auth.permission_denied")
 
 
 # --- GET /auth/users/{locator} -------------------------------------------------------------------
@@ -232,8 +260,10 @@ def test_basic_user_list_items_are_basic_user_responses(api, admin_token):
     created = ok(create_user(api, admin_token))
     offset = list_length(api, admin_token, BASIC_LIST, 1000) - 1
     body = ok(call(api, "GET", f"/auth/users/basic/list?offset={offset}&count=1", admin_token))
-    assert body == {"listCompleted": True,
-                    "items": [{k: created[k] for k in ("locator", "userName", "firstName", "lastName")}]}
+    assert body == {
+        "listCompleted": True,
+        "items": [{k: created[k] for k in ("locator", "userName", "firstName", "lastName")}],
+    }
     plain = ok(call(api, "GET", f"/auth/users/basic/list?offset={offset}&count=1&extended=false", admin_token))
     assert plain == body  # extended=false answers the same envelope
 
@@ -248,15 +278,18 @@ def test_user_list_defaults_to_the_first_twenty(api, admin_token):
     assert default == ok(call(api, "GET", "/auth/users/list?offset=0&count=20", admin_token))
 
 
-@pytest.mark.parametrize("path, query, field", [
-    ("/auth/users/list", "count=101", "count"),
-    ("/auth/users/list", "count=0", "count"),
-    ("/auth/users/list", "offset=-1", "offset"),
-    ("/auth/users/list", "count=ten", "count"),
-    ("/auth/users/list", "extended=maybe", "extended"),
-    ("/auth/users/basic/list", "count=1001", "count"),
-    ("/auth/users/basic/list", "offset=-5", "offset"),
-])
+@pytest.mark.parametrize(
+    "path, query, field",
+    [
+        ("/auth/users/list", "count=101", "count"),
+        ("/auth/users/list", "count=0", "count"),
+        ("/auth/users/list", "offset=-1", "offset"),
+        ("/auth/users/list", "count=ten", "count"),
+        ("/auth/users/list", "extended=maybe", "extended"),
+        ("/auth/users/basic/list", "count=1001", "count"),
+        ("/auth/users/basic/list", "offset=-5", "offset"),
+    ],
+)
 def test_invalid_paging_answers_400(api, admin_token, path, query, field):
     body = assert_error(call(api, "GET", f"{path}?{query}", admin_token), 400, "request.invalid")
     assert field_names(body) == {field}
@@ -281,12 +314,29 @@ def test_update_user(api, admin_token, admin_locator, tenant):
     created = ok(create_user(api, admin_token, email="old@example.com", tenants=[tenant]))
     other_tenant = new_tenant()
     role = new_role(["quotes.read"])
-    response = call(api, "PATCH", f"/auth/users/{created['locator']}", admin_token, {
-        "firstName": "Renamed", "lastName": "Person", "email": "new@example.com", "tenants": [other_tenant],
-        "roles": [role]})
+    response = call(
+        api,
+        "PATCH",
+        f"/auth/users/{created['locator']}",
+        admin_token,
+        {
+            "firstName": "Renamed",
+            "lastName": "Person",
+            "email": "new@example.com",
+            "tenants": [other_tenant],
+            "roles": [role],
+        },
+    )
     updated = ok(response)
-    assert updated == {**created, "firstName": "Renamed", "lastName": "Person", "email": "new@example.com",
-                       "tenants": [other_tenant], "roles": [role], "permissions": ["quotes.read", "users.custom"]}
+    assert updated == {
+        **created,
+        "firstName": "Renamed",
+        "lastName": "Person",
+        "email": "new@example.com",
+        "tenants": [other_tenant],
+        "roles": [role],
+        "permissions": ["quotes.read", "users.custom"],
+    }
     assert_event(response, "auth.user.update", admin_locator)
     assert ok(call(api, "GET", f"/auth/users/{created['locator']}", admin_token)) == updated
 
@@ -295,25 +345,32 @@ def test_a_user_updates_its_own_record_but_not_its_roles(api, tenant):
     locator, token = new_user([], [tenant])
     mine = {"firstName": "Self", "lastName": "Service", "tenants": [tenant]}
     assert ok(call(api, "PATCH", f"/auth/users/{locator}", token, mine))["firstName"] == "Self"
-    assert_error(call(api, "PATCH", f"/auth/users/{locator}", token, {**mine, "roles": ["admin"]}), 403,
-                 "auth.permission_denied")
-    assert_error(call(api, "PATCH", f"/auth/users/{locator}", token, {**mine, "tenants": [tenant, new_tenant()]}),
-                 403, "auth.tenant_not_held")
+    assert_error(
+        call(api, "PATCH", f"/auth/users/{locator}", token, {**mine, "roles": ["admin"]}), 403, "auth.permission_denied"
+    )
+    assert_error(
+        call(api, "PATCH", f"/auth/users/{locator}", token, {**mine, "tenants": [tenant, new_tenant()]}),
+        403,
+        "auth.tenant_not_held",
+    )
     assert ok(whoami(api, token))["roles"] == []
     other, _ = new_user([], [tenant])
     assert_error(call(api, "PATCH", f"/auth/users/{other}", token, mine), 403, "auth.permission_denied")
 
 
-@pytest.mark.parametrize("change, code", [
-    ({"permissions": ["users.read"]}, "user.direct_permissions"),
-    ({"locator": UNKNOWN_USER}, "request.invalid"),
-    ({"version": 2}, "request.invalid"),
-    ({"userName": "renamed@example.com"}, "request.invalid"),
-    ({"tenants": "all"}, "request.invalid"),
-    ({"tenants": ["all"]}, "request.invalid"),
-    ({"email": "nope"}, "request.invalid"),
-    ({"roles": ["no-such-role"]}, "role.unknown"),
-])
+@pytest.mark.parametrize(
+    "change, code",
+    [
+        ({"permissions": ["users.read"]}, "user.direct_permissions"),
+        ({"locator": UNKNOWN_USER}, "request.invalid"),
+        ({"version": 2}, "request.invalid"),
+        ({"userName": "renamed@example.com"}, "request.invalid"),
+        ({"tenants": "all"}, "request.invalid"),
+        ({"tenants": ["all"]}, "request.invalid"),
+        ({"email": "nope"}, "request.invalid"),
+        ({"roles": ["no-such-role"]}, "role.unknown"),
+    ],
+)
 def test_invalid_user_updates_answer_400_and_change_nothing(api, admin_token, change, code):
     created = ok(create_user(api, admin_token))
     body = {"firstName": "Changed", "lastName": "Name", "tenants": [], **change}
@@ -343,8 +400,14 @@ def test_password_reset_sets_a_new_password_and_ends_sessions(api, admin_token, 
 def test_password_reset_as_plain_text(api, admin_token):
     name = unique_name()
     created = ok(create_user(api, admin_token, userName=name))
-    response = call(api, "PATCH", f"/auth/users/{created['locator']}/passwordreset", admin_token,
-                    raw=b"plain text secret", headers={"Content-Type": "text/plain"})
+    response = call(
+        api,
+        "PATCH",
+        f"/auth/users/{created['locator']}/passwordreset",
+        admin_token,
+        raw=b"plain text secret",
+        headers={"Content-Type": "text/plain"},
+    )
     assert response.status_code == 200
     ok(sign_in(api, name, "plain text secret"))
 
@@ -356,8 +419,9 @@ def test_password_reset_refusals(api, admin_token):
     assert_error(call(api, "PATCH", path, stranger, "a long enough secret"), 403, "auth.permission_denied")
     for bad in ("", 42, ["x"], {"password": "x"}):
         assert_error(call(api, "PATCH", path, admin_token, bad), 400, "request.invalid")
-    assert_error(call(api, "PATCH", f"/auth/users/{UNKNOWN_USER}/passwordreset", admin_token, "secret"), 404,
-                 "user.not_found")
+    assert_error(
+        call(api, "PATCH", f"/auth/users/{UNKNOWN_USER}/passwordreset", admin_token, "secret"), 404, "user.not_found"
+    )
 
 
 # --- DELETE /auth/users/{locator} ----------------------------------------------------------------
@@ -410,8 +474,7 @@ def test_add_and_remove_roles(api, admin_locator):
     locator, token = new_user(["accounts.read"], [])
     granted = new_role(["quotes.read"])
     held = ok(whoami(api, token))["roles"]
-    response = call(api, "PATCH", f"/auth/users/{locator}/roles", manager,
-                    {"addRoles": [granted], "removeRoles": held})
+    response = call(api, "PATCH", f"/auth/users/{locator}/roles", manager, {"addRoles": [granted], "removeRoles": held})
     manager_locator = ok(whoami(api, manager))["locator"]
     updated = ok(response)
     assert updated["roles"] == [granted]
@@ -423,14 +486,19 @@ def test_add_and_remove_roles(api, admin_locator):
 def test_role_assignment_refusals(api, admin_token):
     locator, token = new_user([], [])
     path = f"/auth/users/{locator}/roles"
-    assert_error(call(api, "PATCH", path, token, {"addRoles": ["admin"], "removeRoles": []}), 403,
-                 "auth.permission_denied")
-    body = assert_error(call(api, "PATCH", path, admin_token, {"addRoles": ["no-such-role"], "removeRoles": []}),
-                        400, "role.unknown")
+    assert_error(
+        call(api, "PATCH", path, token, {"addRoles": ["admin"], "removeRoles": []}), 403, "auth.permission_denied"
+    )
+    body = assert_error(
+        call(api, "PATCH", path, admin_token, {"addRoles": ["no-such-role"], "removeRoles": []}), 400, "role.unknown"
+    )
     assert field_names(body) == {"roles"}
     assert_error(call(api, "PATCH", path, admin_token, {"addRoles": []}), 400, "request.invalid")
-    assert_error(call(api, "PATCH", f"/auth/users/{UNKNOWN_USER}/roles", admin_token,
-                      {"addRoles": [], "removeRoles": []}), 404, "user.not_found")
+    assert_error(
+        call(api, "PATCH", f"/auth/users/{UNKNOWN_USER}/roles", admin_token, {"addRoles": [], "removeRoles": []}),
+        404,
+        "user.not_found",
+    )
     assert ok(whoami(api, token))["roles"] == []
 
 
@@ -441,8 +509,9 @@ def test_add_and_remove_tenants(api, tenant):
     second, third = new_tenant(), new_tenant()
     _, manager = new_user(["users.update-tenants"], [tenant, second, third])
     locator, token = new_user([], [tenant, second])
-    response = call(api, "PATCH", f"/auth/users/{locator}/tenants", manager,
-                    {"addTenants": [third], "removeTenants": [tenant]})
+    response = call(
+        api, "PATCH", f"/auth/users/{locator}/tenants", manager, {"addTenants": [third], "removeTenants": [tenant]}
+    )
     assert sorted(ok(response)["tenants"]) == sorted([second, third])
     assert_event(response, "auth.user.tenants.update", ok(whoami(api, manager))["locator"])
     assert sorted(ok(whoami(api, token))["tenants"]) == sorted([second, third])
@@ -453,20 +522,29 @@ def test_a_caller_cannot_grant_a_tenant_it_does_not_hold(api, tenant):
     locator, token = new_user([], [tenant])
     path = f"/auth/users/{locator}/tenants"
     for foreign in ([new_tenant()], ["any"]):
-        assert_error(call(api, "PATCH", path, manager, {"addTenants": foreign, "removeTenants": []}), 403,
-                     "auth.tenant_not_held")
+        assert_error(
+            call(api, "PATCH", path, manager, {"addTenants": foreign, "removeTenants": []}), 403, "auth.tenant_not_held"
+        )
     assert ok(whoami(api, token))["tenants"] == [tenant]
 
 
 def test_tenant_assignment_refusals(api, admin_token, tenant):
     locator, token = new_user([], [tenant])
     path = f"/auth/users/{locator}/tenants"
-    assert_error(call(api, "PATCH", path, token, {"addTenants": [], "removeTenants": [tenant]}), 403,
-                 "auth.permission_denied")
-    assert_error(call(api, "PATCH", path, admin_token, {"addTenants": [tenant], "removeTenants": [],
-                                                       "version": 1}), 400, "request.invalid")
-    body = assert_error(call(api, "PATCH", path, admin_token, {"addTenants": ["tenant-1"], "removeTenants": []}),
-                        400, "request.invalid")
+    assert_error(
+        call(api, "PATCH", path, token, {"addTenants": [], "removeTenants": [tenant]}), 403, "auth.permission_denied"
+    )
+    assert_error(
+        call(api, "PATCH", path, admin_token, {"addTenants": [tenant], "removeTenants": [], "version": 1}),
+        400,
+        "request.invalid",
+    )
+    body = assert_error(
+        call(api, "PATCH", path, admin_token, {"addTenants": ["tenant-1"], "removeTenants": []}), 400, "request.invalid"
+    )
     assert field_names(body) == {"addTenants.0"}
-    assert_error(call(api, "PATCH", f"/auth/users/{UNKNOWN_USER}/tenants", admin_token,
-                      {"addTenants": [], "removeTenants": []}), 404, "user.not_found")
+    assert_error(
+        call(api, "PATCH", f"/auth/users/{UNKNOWN_USER}/tenants", admin_token, {"addTenants": [], "removeTenants": []}),
+        404,
+        "user.not_found",
+    )

@@ -1,6 +1,7 @@
 """A migration started from an upload (`?uploadLocator=`, DECISIONS.md "Uploads"): the request file is checked
 (size, SHA-256) before it is read and used once; another tenant's upload, a wrong purpose or a bad file is a 4xx
 that starts nothing."""
+
 from __future__ import annotations
 
 import inspect
@@ -46,8 +47,11 @@ def test_a_migration_started_by_upload_and_the_uploads_that_start_nothing(api, a
 
 def test_a_json_body_over_the_direct_limit_is_told_to_go_by_upload(api, admin_token, tenant):
     raw = b"[" + b" " * settings().max_json_body_bytes + b"]"
-    refused = assert_error(call(api, "POST", migrations(tenant), admin_token, raw=raw,
-                                headers={"Content-Type": "application/json"}), 413, "request.too_large")
+    refused = assert_error(
+        call(api, "POST", migrations(tenant), admin_token, raw=raw, headers={"Content-Type": "application/json"}),
+        413,
+        "request.too_large",
+    )
     assert "POST /uploads (purpose migration)" in refused["message"] and "?uploadLocator=" in refused["message"]
 
 

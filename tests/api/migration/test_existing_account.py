@@ -1,6 +1,7 @@
 """A migration for an existing account (`POST .../migrations/accounts/{accountLocator}`): its policies, invoices,
 payments and disbursements join the account the tenant has; an unknown account is 404, a replay with the same
 X-Idempotency-Key starts one migration."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -21,8 +22,14 @@ from tests.support.configs import configured_tenant, policy_model
 
 
 def _start(api, token, tenant, account, body, key=None):
-    return call(api, "POST", migrations(tenant, f"/accounts/{account}"), token, body,
-                headers={"X-Idempotency-Key": key} if key else None)
+    return call(
+        api,
+        "POST",
+        migrations(tenant, f"/accounts/{account}"),
+        token,
+        body,
+        headers={"X-Idempotency-Key": key} if key else None,
+    )
 
 
 def test_an_existing_accounts_records_join_it_and_an_unknown_account_is_404(api, admin_token, jobs):
@@ -30,11 +37,18 @@ def test_an_existing_accounts_records_join_it_and_an_unknown_account_is_404(api,
     model["payments"] = {"Card": {}}
     tenant = configured_tenant(api, admin_token, model)
     account = create(api, admin_token, tenant)["locator"]
-    policy = billed_policy("SRC-X-p1", [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7)],
-                           [(1, "72.00"), (2, "72.00")])
-    body = {"defaultCreatedBy": CREATED_BY, "policies": [policy, auto_policy("SRC-X-p2")],
-            "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "open")],
-            "payments": [source_payment("P1", [("INV1", "72.00")], payment_type="Card")], "disbursements": []}
+    policy = billed_policy(
+        "SRC-X-p1",
+        [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7)],
+        [(1, "72.00"), (2, "72.00")],
+    )
+    body = {
+        "defaultCreatedBy": CREATED_BY,
+        "policies": [policy, auto_policy("SRC-X-p2")],
+        "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "open")],
+        "payments": [source_payment("P1", [("INV1", "72.00")], payment_type="Card")],
+        "disbursements": [],
+    }
     started = ok(_start(api, admin_token, tenant, account, body, key="existing-1"))
     assert ok(_start(api, admin_token, tenant, account, body, key="existing-1"))["locator"] == started["locator"]
     assert started["totalAccounts"] == 1
@@ -51,12 +65,17 @@ def test_an_existing_accounts_records_join_it_and_an_unknown_account_is_404(api,
     listed = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}/policies/list", admin_token))["items"]
     assert sorted(p["locator"] for p in listed) == sorted(mapped["policies"])
     assert {p["accountLocator"] for p in listed} == {account}
-    invoices = {i["locator"]: i for i in ok(call(api, "GET", f"/billing/{tenant}/invoices/accounts/{account}/list",
-                                                  admin_token))["items"]}
-    assert {mapped["invoices"][locator]["originalId"]: (invoices[locator]["invoiceState"],
-                                                         Decimal(invoices[locator]["totalAmount"]))
-            for locator in mapped["invoices"]} == {"INV1": ("settled", Decimal("72.00")),
-                                                   "INV2": ("open", Decimal("72.00"))}
+    invoices = {
+        i["locator"]: i
+        for i in ok(call(api, "GET", f"/billing/{tenant}/invoices/accounts/{account}/list", admin_token))["items"]
+    }
+    assert {
+        mapped["invoices"][locator]["originalId"]: (
+            invoices[locator]["invoiceState"],
+            Decimal(invoices[locator]["totalAmount"]),
+        )
+        for locator in mapped["invoices"]
+    } == {"INV1": ("settled", Decimal("72.00")), "INV2": ("open", Decimal("72.00"))}
     assert ok(call(api, "GET", f"/policy/{tenant}/accounts/list", admin_token))["items"][0]["locator"] == account
 
     unknown = "01JVM6MGG0BCY4HV1F8F6P2RWE"
@@ -68,37 +87,76 @@ def test_a_migration_joining_an_account_pays_its_open_invoices_by_locator_reconc
     model["payments"] = {"Card": {}}
     tenant = configured_tenant(api, admin_token, model)
     account = create(api, admin_token, tenant)["locator"]
-    policy = billed_policy("SRC-Y-p1", [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7)],
-                           [(1, "72.00"), (2, "72.00")])
-    first = ok(_start(api, admin_token, tenant, account, {
-        "defaultCreatedBy": CREATED_BY, "policies": [policy], "disbursements": [],
-        "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "open")],
-        "payments": [source_payment("P1", [("INV1", "72.00")], payment_type="Card")]}))["locator"]
+    policy = billed_policy(
+        "SRC-Y-p1",
+        [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7)],
+        [(1, "72.00"), (2, "72.00")],
+    )
+    first = ok(
+        _start(
+            api,
+            admin_token,
+            tenant,
+            account,
+            {
+                "defaultCreatedBy": CREATED_BY,
+                "policies": [policy],
+                "disbursements": [],
+                "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "open")],
+                "payments": [source_payment("P1", [("INV1", "72.00")], payment_type="Card")],
+            },
+        )
+    )["locator"]
     jobs.drain()
     (mapped,) = fetch(api, admin_token, tenant, first, "/mappings/list")["items"]
     located = {mapping["originalId"]: locator for locator, mapping in mapped["invoices"].items()}
 
     def joining(payments):
-        started = ok(_start(api, admin_token, tenant, account, {"defaultCreatedBy": CREATED_BY, "policies": [],
-                                                                "invoices": [], "disbursements": [],
-                                                                "payments": payments}))["locator"]
+        started = ok(
+            _start(
+                api,
+                admin_token,
+                tenant,
+                account,
+                {
+                    "defaultCreatedBy": CREATED_BY,
+                    "policies": [],
+                    "invoices": [],
+                    "disbursements": [],
+                    "payments": payments,
+                },
+            )
+        )["locator"]
         jobs.drain()
         return started
 
-    refused = joining([source_payment("P2", [(located["INV2"], "100.00")], payment_type="Card"),
-                       source_payment("P3", [(located["INV1"], "1.00")], payment_type="Card")])
+    refused = joining(
+        [
+            source_payment("P2", [(located["INV2"], "100.00")], payment_type="Card"),
+            source_payment("P3", [(located["INV1"], "1.00")], payment_type="Card"),
+        ]
+    )
     assert fetch(api, admin_token, tenant, refused)["migrationState"] == "failed"
     (failure,) = fetch(api, admin_token, tenant, refused, "/failures/list")["items"]
-    assert {original: [m for item in entity["errors"]["validationItems"] for m in item["errors"]]
-            for original, entity in failure["payments"].items()} == {
-        "P2": [f"payment P2: the account's invoice {located['INV2']} has 72.00 remaining, the migration's payments "
-               "pay 100.00 of it"],
-        "P3": [f"payment P3: paymentItems[0]: the account's invoice {located['INV1']} is settled, it owes nothing"]}
+    assert {
+        original: [m for item in entity["errors"]["validationItems"] for m in item["errors"]]
+        for original, entity in failure["payments"].items()
+    } == {
+        "P2": [
+            f"payment P2: the account's invoice {located['INV2']} has 72.00 remaining, the migration's payments "
+            "pay 100.00 of it"
+        ],
+        "P3": [f"payment P3: paymentItems[0]: the account's invoice {located['INV1']} is settled, it owes nothing"],
+    }
     owed = ok(call(api, "GET", f"/billing/{tenant}/invoices/{located['INV2']}", admin_token))
     assert (owed["invoiceState"], Decimal(owed["totalRemainingAmount"])) == ("open", Decimal("72.00"))
 
-    paid = joining([source_payment("P4", [(located["INV2"], "50.00")], payment_type="Card"),
-                    source_payment("P5", [(located["INV2"], "22.00")], payment_type="Card")])
+    paid = joining(
+        [
+            source_payment("P4", [(located["INV2"], "50.00")], payment_type="Card"),
+            source_payment("P5", [(located["INV2"], "22.00")], payment_type="Card"),
+        ]
+    )
     assert fetch(api, admin_token, tenant, paid)["migrationState"] == "finished"
     settled = ok(call(api, "GET", f"/billing/{tenant}/invoices/{located['INV2']}", admin_token))
     assert (settled["invoiceState"], Decimal(settled["totalRemainingAmount"])) == ("settled", Decimal(0))
@@ -106,4 +164,5 @@ def test_a_migration_joining_an_account_pays_its_open_invoices_by_locator_reconc
     credits = ok(call(api, "GET", f"/billing/{tenant}/invoices/{located['INV2']}/credits/list", admin_token))["items"]
     assert sorted((c["locator"], Decimal(c["amount"])) for c in credits) == sorted(
         (locator, Decimal("50.00") if mapping["originalId"] == "P4" else Decimal("22.00"))
-        for locator, mapping in joined["payments"].items())
+        for locator, mapping in joined["payments"].items()
+    )

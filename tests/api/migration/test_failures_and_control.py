@@ -1,5 +1,6 @@
 """Per-entity failures, pause and resume, PATCH of failed entities, recover after a system error, a worker that
 crashed between an account's pending records and its final write: through the API, nothing half-written."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -30,15 +31,21 @@ def _policies_of(api, token, tenant, account):
     return ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}/policies/list", token))["items"]
 
 
-def test_a_bad_policy_fails_its_account_only_naming_it_and_nothing_of_that_account_is_written(api, admin_token,
-                                                                                               tenant, jobs):
+def test_a_bad_policy_fails_its_account_only_naming_it_and_nothing_of_that_account_is_written(
+    api, admin_token, tenant, jobs
+):
     bad = auto_policy("SRC-B1-p2", productName="Motorbike")
     unreconciled = auto_policy("SRC-B1-p3")
     unreconciled["terms"][0]["transactions"][0]["segment"]["rootElement"]["elements"][0]["charges"][0][
-        "installmentItems"] = [{"amount": Decimal("100.00"), "id": "i1", "installmentNumber": 1},
-                               {"amount": Decimal("43.99"), "id": "i2", "installmentNumber": 2}]
-    body = [account_request("SRC-B1", policies=[auto_policy("SRC-B1-p1"), bad, unreconciled]),
-            account_request("SRC-G1")]
+        "installmentItems"
+    ] = [
+        {"amount": Decimal("100.00"), "id": "i1", "installmentNumber": 1},
+        {"amount": Decimal("43.99"), "id": "i2", "installmentNumber": 2},
+    ]
+    body = [
+        account_request("SRC-B1", policies=[auto_policy("SRC-B1-p1"), bad, unreconciled]),
+        account_request("SRC-G1"),
+    ]
     migration = ok(start(api, admin_token, tenant, body))["locator"]
     jobs.drain()
 
@@ -57,25 +64,39 @@ def test_a_bad_policy_fails_its_account_only_naming_it_and_nothing_of_that_accou
     state = fetch(api, admin_token, tenant, migration, f"/accounts/{failure['accountLocator']}")
     assert (state["accountMigrationState"], state["errorItems"], state["totalItems"]) == ("failed", 2, 4)
 
-    assert_error(call(api, "GET", f"/policy/{tenant}/accounts/{failure['accountLocator']}", admin_token), 404,
-                 "account.not_found")
+    assert_error(
+        call(api, "GET", f"/policy/{tenant}/accounts/{failure['accountLocator']}", admin_token),
+        404,
+        "account.not_found",
+    )
     assert [a["data"]["firstName"] for a in _accounts(api, admin_token, tenant)] == ["Ada"]  # SRC-G1's alone
-    assert_error(call(api, "GET", migrations(tenant, f"/{migration}/accounts/{failure['accountLocator']}/mappings"),
-                      admin_token), 404, "migrationAccount.not_found")
+    assert_error(
+        call(
+            api, "GET", migrations(tenant, f"/{migration}/accounts/{failure['accountLocator']}/mappings"), admin_token
+        ),
+        404,
+        "migrationAccount.not_found",
+    )
 
 
 def test_validation_of_the_account_and_of_element_data(api, admin_token, tenant, jobs):
     wrong_vin = auto_policy("SRC-V2-p1")
     wrong_vin["terms"][0]["transactions"][0]["segment"]["rootElement"]["elements"][0]["data"]["vin"] = "short"
-    body = [account_request("SRC-V1", lastName="X"), {**account_request("SRC-V3"), "accountData": {
-        **account_request("SRC-V3")["accountData"], "accountType": "AlienAccount"}},
-        account_request("SRC-V2", policies=[wrong_vin])]
+    body = [
+        account_request("SRC-V1", lastName="X"),
+        {
+            **account_request("SRC-V3"),
+            "accountData": {**account_request("SRC-V3")["accountData"], "accountType": "AlienAccount"},
+        },
+        account_request("SRC-V2", policies=[wrong_vin]),
+    ]
     migration = ok(start(api, admin_token, tenant, body))["locator"]
     jobs.drain()
     failed = {f["accountOriginalId"]: f for f in fetch(api, admin_token, tenant, migration, "/failures/list")["items"]}
     assert set(failed) == {"SRC-V1", "SRC-V2", "SRC-V3"}
-    account_errors = [message for item in failed["SRC-V1"]["accountError"]["errors"]["validationItems"]
-                      for message in item["errors"]]
+    account_errors = [
+        message for item in failed["SRC-V1"]["accountError"]["errors"]["validationItems"] for message in item["errors"]
+    ]
     assert any("lastName" in message for message in account_errors)
     assert "AlienAccount" in str(failed["SRC-V3"]["accountError"])
     assert "vin" in str(failed["SRC-V2"]["policies"]["SRC-V2-p1"])
@@ -101,8 +122,10 @@ def test_pause_lets_nothing_new_start_resume_continues_and_wrong_states_are_409(
     assert (done["migrationState"], done["processedAccounts"], done["completedAccounts"]) == ("finished", 2, 2)
     assert len(_accounts(api, admin_token, tenant)) == 2
     assert_error(control(api, admin_token, tenant, migration, "pause"), 409, "migration.invalid_state")
-    assert [len(events_of_type(api, admin_token, tenant, f"migration.{kind}")) for kind in ("pause", "resume")] == \
-        [1, 1]
+    assert [len(events_of_type(api, admin_token, tenant, f"migration.{kind}")) for kind in ("pause", "resume")] == [
+        1,
+        1,
+    ]
 
 
 def test_a_failed_policy_replaced_by_patch_is_processed_again(api, admin_token, tenant, jobs):
@@ -110,13 +133,17 @@ def test_a_failed_policy_replaced_by_patch_is_processed_again(api, admin_token, 
     migration = ok(start(api, admin_token, tenant, body))["locator"]
     jobs.drain()
     (failure,) = fetch(api, admin_token, tenant, migration, "/failures/list")["items"]
-    patch = {"accountLocator": failure["accountLocator"], "defaultCreatedBy": CREATED_BY,
-             "policies": {"SRC-F1-p1": auto_policy("SRC-F1-p1")}}
+    patch = {
+        "accountLocator": failure["accountLocator"],
+        "defaultCreatedBy": CREATED_BY,
+        "policies": {"SRC-F1-p1": auto_policy("SRC-F1-p1")},
+    }
     answered = ok(call(api, "PATCH", migrations(tenant, f"/{migration}"), admin_token, patch))
     assert answered["accountLocator"] == failure["accountLocator"] and answered["policies"] == {}
     assert events_of_type(api, admin_token, tenant, "migration.patch") == [{"migrationLocator": migration}]
-    assert_error(call(api, "PATCH", migrations(tenant, f"/{migration}"), admin_token, patch), 409,
-                 "migrationAccount.not_failed")
+    assert_error(
+        call(api, "PATCH", migrations(tenant, f"/{migration}"), admin_token, patch), 409, "migrationAccount.not_failed"
+    )
     jobs.drain()
     done = fetch(api, admin_token, tenant, migration)
     assert (done["migrationState"], done["completedAccounts"], done["failedAccounts"]) == ("finished", 1, 0)
@@ -124,10 +151,14 @@ def test_a_failed_policy_replaced_by_patch_is_processed_again(api, admin_token, 
     assert len(_policies_of(api, admin_token, tenant, failure["accountLocator"])) == 1
 
 
-@pytest.mark.parametrize("error", [RuntimeError("worker killed"), codes.CONCURRENT_MODIFICATION("changed meanwhile")],
-                         ids=["a system error", "what it changes changed meanwhile"])
-def test_a_system_error_leaves_the_account_in_error_and_recover_completes_it_once(api, admin_token, tenant, jobs,
-                                                                                 monkeypatch, error):
+@pytest.mark.parametrize(
+    "error",
+    [RuntimeError("worker killed"), codes.CONCURRENT_MODIFICATION("changed meanwhile")],
+    ids=["a system error", "what it changes changed meanwhile"],
+)
+def test_a_system_error_leaves_the_account_in_error_and_recover_completes_it_once(
+    api, admin_token, tenant, jobs, monkeypatch, error
+):
     real = service.policies.add_migrated_policy
     calls = []
 
@@ -150,13 +181,18 @@ def test_a_system_error_leaves_the_account_in_error_and_recover_completes_it_onc
     assert control(api, admin_token, tenant, migration, "recover").status_code in (200, 204)
     jobs.drain()
     done = fetch(api, admin_token, tenant, migration)
-    assert (done["migrationState"], done["processedAccounts"], done["errorAccounts"], done["completedAccounts"]) == \
-        ("finished", 1, 0, 1)
+    assert (done["migrationState"], done["processedAccounts"], done["errorAccounts"], done["completedAccounts"]) == (
+        "finished",
+        1,
+        0,
+        1,
+    )
     mapped = account_of(api, admin_token, tenant, migration, "SRC-E1")
     (policy,) = _policies_of(api, admin_token, tenant, mapped["accountLocator"])
     assert policy["locator"] in mapped["policies"]
-    issued = ok(call(api, "GET", f"/policy/{tenant}/policies/{policy['locator']}/issuedTransactions/list",
-                     admin_token))["items"]
+    issued = ok(
+        call(api, "GET", f"/policy/{tenant}/policies/{policy['locator']}/issuedTransactions/list", admin_token)
+    )["items"]
     assert len(issued) == 2  # the rerun rewrote the pending records: none twice
     assert_error(control(api, admin_token, tenant, migration, "recover"), 409, "migration.invalid_state")
 

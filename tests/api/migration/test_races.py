@@ -1,5 +1,6 @@
 """Parallel state moves of one migration, threads against the app (each request reads the migration before either
 writes: its moves are conditional on the version read): exactly one wins, the other answers 409 and moved nothing."""
+
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
@@ -17,8 +18,9 @@ def _racing(api, token, tenant, migration, actions, monkeypatch):
         return list(pool.map(lambda action: control(api, token, tenant, migration, action), actions))
 
 
-def test_pause_racing_pause_and_resume_racing_resume_move_the_migration_once(api, admin_token, tenant, jobs,
-                                                                              monkeypatch):
+def test_pause_racing_pause_and_resume_racing_resume_move_the_migration_once(
+    api, admin_token, tenant, jobs, monkeypatch
+):
     migration = ok(start(api, admin_token, tenant, [account_request("SRC-R1")]))["locator"]
     paused = _racing(api, admin_token, tenant, migration, ["pause", "pause"], monkeypatch)
     assert sorted(answer.status_code for answer in paused) == [200, 409]
@@ -27,8 +29,10 @@ def test_pause_racing_pause_and_resume_racing_resume_move_the_migration_once(api
 
     resumed = _racing(api, admin_token, tenant, migration, ["resume", "resume"], monkeypatch)
     assert sorted(answer.status_code for answer in resumed) == [200, 409]
-    assert [len(events_of_type(api, admin_token, tenant, f"migration.{kind}")) for kind in ("pause", "resume")] == \
-        [1, 1]
+    assert [len(events_of_type(api, admin_token, tenant, f"migration.{kind}")) for kind in ("pause", "resume")] == [
+        1,
+        1,
+    ]
     runs = [m for m in jobs.sent if m.job_type == "migration.run"]
     assert len(runs) == 2  # the start's and one resume's
     jobs.drain()
@@ -36,8 +40,9 @@ def test_pause_racing_pause_and_resume_racing_resume_move_the_migration_once(api
     assert (done["migrationState"], done["completedAccounts"]) == ("finished", 1)
 
 
-def test_a_pause_that_wins_the_race_with_the_last_accounts_end_is_resumed_to_the_end(api, admin_token, tenant, jobs,
-                                                                                      monkeypatch):
+def test_a_pause_that_wins_the_race_with_the_last_accounts_end_is_resumed_to_the_end(
+    api, admin_token, tenant, jobs, monkeypatch
+):
     """The last account's job read the migration processing; a pause committed before its end move, which then
     lost (409, swallowed): the migration is paused with every account processed, and resume ends it."""
     migration = ok(start(api, admin_token, tenant, [account_request("SRC-R2")]))["locator"]

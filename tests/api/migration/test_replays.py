@@ -1,6 +1,7 @@
 """A keyed migration move whose answer was lost after it committed (a fault between the commit and the answer's
 save): its retry answers as the move did (a pause void, a patch the failures it left), never 409 in progress, and
 moves nothing again."""
+
 from __future__ import annotations
 
 from tests.api.migration.support import (
@@ -21,8 +22,11 @@ def test_a_patch_and_a_pause_whose_answers_were_lost_answer_as_they_did_and_move
     migration = ok(start(api, admin_token, tenant, [account_request("SRC-K1", policies=bad)]))["locator"]
     jobs.drain()
     (failure,) = fetch(api, admin_token, tenant, migration, "/failures/list")["items"]
-    patch = {"accountLocator": failure["accountLocator"], "defaultCreatedBy": CREATED_BY,
-             "policies": {"SRC-K1-p1": auto_policy("SRC-K1-p1")}}
+    patch = {
+        "accountLocator": failure["accountLocator"],
+        "defaultCreatedBy": CREATED_BY,
+        "policies": {"SRC-K1-p1": auto_policy("SRC-K1-p1")},
+    }
     path = migrations(tenant, f"/{migration}")
     with answers_lost():
         lost = call(api, "PATCH", path, admin_token, patch, headers={"X-Idempotency-Key": "patch-lost"})

@@ -1,6 +1,7 @@
 """An account too large for one TransactWriteItems (25 policies with their brought installments, invoices and
 payments): staged, then committed by one small write, all or nothing; a worker killed mid-staging leaves nothing
 a client can read, and recover completes the account once."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -29,14 +30,26 @@ POLICIES = 25
 def _large_account(original: str) -> dict[str, Any]:
     """25 policies, each 144.00 brought in two installments of 72.00 on the account's two invoices (June,
     settled by P1; July, 100.00 of it paid by P2), then changed (a second vehicle, billed by billing)."""
-    policies = [billed_policy(f"{original}-p{n}", [source_installment(f"{original}-p{n}-I1", "INV1", 6),
-                                                    source_installment(f"{original}-p{n}-I2", "INV2", 7)],
-                               [(1, "72.00"), (2, "72.00")]) for n in range(POLICIES)]
+    policies = [
+        billed_policy(
+            f"{original}-p{n}",
+            [
+                source_installment(f"{original}-p{n}-I1", "INV1", 6),
+                source_installment(f"{original}-p{n}-I2", "INV2", 7),
+            ],
+            [(1, "72.00"), (2, "72.00")],
+        )
+        for n in range(POLICIES)
+    ]
     june = Decimal("72.00") * POLICIES
-    return {**account_request(original, policies=policies),
-            "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "open")],
-            "payments": [source_payment("P1", [("INV1", str(june))], payment_type="Card"),
-                         source_payment("P2", [("INV2", "100.00")], payment_type="Card")]}
+    return {
+        **account_request(original, policies=policies),
+        "invoices": [source_invoice("INV1", 6, "settled"), source_invoice("INV2", 7, "open")],
+        "payments": [
+            source_payment("P1", [("INV1", str(june))], payment_type="Card"),
+            source_payment("P2", [("INV2", "100.00")], payment_type="Card"),
+        ],
+    }
 
 
 @pytest.fixture
@@ -46,8 +59,9 @@ def tenant(api, admin_token) -> str:
     return configured_tenant(api, admin_token, model)
 
 
-def test_a_large_account_killed_mid_staging_shows_nothing_and_recover_commits_it_once(api, admin_token, tenant, jobs,
-                                                                                    monkeypatch):
+def test_a_large_account_killed_mid_staging_shows_nothing_and_recover_commits_it_once(
+    api, admin_token, tenant, jobs, monkeypatch
+):
     real = repository.write_chunk
     chunks: list[int] = []
 
@@ -71,8 +85,9 @@ def test_a_large_account_killed_mid_staging_shows_nothing_and_recover_commits_it
     for path in ("/policy/{t}/accounts/list", "/billing/{t}/payments/list"):
         assert ok(call(api, "GET", path.format(t=tenant), admin_token))["items"] == []
     assert_error(call(api, "GET", f"/policy/{tenant}/accounts/{account}", admin_token), 404, "account.not_found")
-    assert_error(call(api, "GET", f"/policy/{tenant}/accounts/{account}/policies/list", admin_token), 404,
-                 "account.not_found")
+    assert_error(
+        call(api, "GET", f"/policy/{tenant}/accounts/{account}/policies/list", admin_token), 404, "account.not_found"
+    )
     assert ok(call(api, "GET", f"/billing/{tenant}/invoices/accounts/{account}/list", admin_token))["items"] == []
     assert fetch(api, admin_token, tenant, migration, "/mappings/list")["items"] == []
 
@@ -84,11 +99,16 @@ def test_a_large_account_killed_mid_staging_shows_nothing_and_recover_commits_it
     assert mapped["accountLocator"] == account and len(mapped["policies"]) == POLICIES
     listed = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}/policies/list?count=100", admin_token))
     assert sorted(p["locator"] for p in listed["items"]) == sorted(mapped["policies"])
-    invoices = {mapped["invoices"][locator]["originalId"]: ok(call(
-        api, "GET", f"/billing/{tenant}/invoices/{locator}", admin_token)) for locator in mapped["invoices"]}
-    assert {original: (invoice["invoiceState"], Decimal(invoice["totalRemainingAmount"]))
-            for original, invoice in invoices.items()} == {
-        "INV1": ("settled", Decimal(0)), "INV2": ("open", Decimal("72.00") * POLICIES - Decimal("100.00"))}
+    invoices = {
+        mapped["invoices"][locator]["originalId"]: ok(
+            call(api, "GET", f"/billing/{tenant}/invoices/{locator}", admin_token)
+        )
+        for locator in mapped["invoices"]
+    }
+    assert {
+        original: (invoice["invoiceState"], Decimal(invoice["totalRemainingAmount"]))
+        for original, invoice in invoices.items()
+    } == {"INV1": ("settled", Decimal(0)), "INV2": ("open", Decimal("72.00") * POLICIES - Decimal("100.00"))}
     payments = ok(call(api, "GET", f"/billing/{tenant}/payments/list?count=100", admin_token))["items"]
     assert sorted(Decimal(p["amount"]) for p in payments) == [Decimal("100.00"), Decimal("72.00") * POLICIES]
     # each policy's history once (the rerun rewrote what the killed one staged), and its change billed by the
@@ -100,6 +120,7 @@ def test_a_large_account_killed_mid_staging_shows_nothing_and_recover_commits_it
     assert len(lattices["items"]) == 2
     after = fetch(api, admin_token, tenant, migration, f"/accounts/{account}")
     assert after["accountMigrationState"] == "completed" and after["accountLocator"] == account
-    events = ok(call(api, "GET", f"/event/{tenant}/events/list?type=billing.payment.post&pageSize=100",
-                     admin_token))["events"]
+    events = ok(call(api, "GET", f"/event/{tenant}/events/list?type=billing.payment.post&pageSize=100", admin_token))[
+        "events"
+    ]
     assert len(events) == 2  # the account's events followed its commit, once

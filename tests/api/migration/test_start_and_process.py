@@ -1,5 +1,6 @@
 """A migration of new accounts through the API: started (S3 + one job per account), processed, its counts,
 per-account states, id mappings, and the migrated records read through the policy API as ordinary ones."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -33,21 +34,29 @@ def test_accounts_with_policy_history_are_migrated_and_read_as_ordinary_records(
     jobs.drain()
     done = fetch(api, admin_token, tenant, migration["locator"])
     assert done["migrationState"] == "finished"
-    assert (done["processedAccounts"], done["completedAccounts"], done["failedAccounts"], done["errorAccounts"]) == \
-        (2, 2, 0, 0)
+    assert (done["processedAccounts"], done["completedAccounts"], done["failedAccounts"], done["errorAccounts"]) == (
+        2,
+        2,
+        0,
+        0,
+    )
     states = fetch(api, admin_token, tenant, migration["locator"], "/accounts/list")["items"]
-    assert [(s["accountMigrationState"], s["processedItems"], s["totalItems"], s["errorItems"]) for s in states] == \
-        [("completed", 2, 2, 0)] * 2
+    assert [(s["accountMigrationState"], s["processedItems"], s["totalItems"], s["errorItems"]) for s in states] == [
+        ("completed", 2, 2, 0)
+    ] * 2
     assert events_of_type(api, admin_token, tenant, "migration.finish") == [{"migrationLocator": migration["locator"]}]
 
     mapped = account_of(api, admin_token, tenant, migration["locator"], "SRC-A2")
     assert mapped["migrationLocator"] == migration["locator"]
-    assert fetch(api, admin_token, tenant, migration["locator"], f"/accounts/{mapped['accountLocator']}/mappings") == \
-        mapped
-    (policy_locator, policy_mapping), = mapped["policies"].items()
+    assert (
+        fetch(api, admin_token, tenant, migration["locator"], f"/accounts/{mapped['accountLocator']}/mappings")
+        == mapped
+    )
+    ((policy_locator, policy_mapping),) = mapped["policies"].items()
     assert policy_mapping["originalId"] == "SRC-A2-p1"
     assert sorted(policy_mapping["childrenMappings"]["elements"].values()) == sorted(
-        ["SRC-A2-p1-root", "SRC-A2-p1-v1", "SRC-A2-p1-v1-col", "SRC-A2-p1-v2", "SRC-A2-p1-v2-col"])
+        ["SRC-A2-p1-root", "SRC-A2-p1-v1", "SRC-A2-p1-v1-col", "SRC-A2-p1-v2", "SRC-A2-p1-v2-col"]
+    )
     state = fetch(api, admin_token, tenant, migration["locator"], f"/accounts/{mapped['accountLocator']}")
     assert state["accountMigrationState"] == "completed" and state["accountLocator"] == mapped["accountLocator"]
 
@@ -67,14 +76,14 @@ def test_accounts_with_policy_history_are_migrated_and_read_as_ordinary_records(
     assert len(accounts_listed) == 2  # nothing written twice
 
 
-def test_the_same_idempotency_key_answers_the_same_migration_and_another_body_is_a_409(api, admin_token, tenant,
-                                                                                        jobs):
+def test_the_same_idempotency_key_answers_the_same_migration_and_another_body_is_a_409(api, admin_token, tenant, jobs):
     body = [account_request("SRC-K1")]
     first = ok(start(api, admin_token, tenant, body, key="book-1"))
     again = ok(start(api, admin_token, tenant, body, key="book-1"))
     assert again["locator"] == first["locator"]
-    assert_error(start(api, admin_token, tenant, [account_request("SRC-K2")], key="book-1"), 409,
-                 "idempotency.key_reused")
+    assert_error(
+        start(api, admin_token, tenant, [account_request("SRC-K2")], key="book-1"), 409, "idempotency.key_reused"
+    )
     jobs.drain()
     assert fetch(api, admin_token, tenant, first["locator"])["processedAccounts"] == 1
     assert len(ok(call(api, "GET", f"/policy/{tenant}/accounts/list", admin_token))["items"]) == 1
@@ -84,9 +93,11 @@ def test_bad_requests_are_clear_4xx_and_start_nothing(api, admin_token, tenant, 
     assert_error(call(api, "POST", migrations(tenant), admin_token, raw=b"[{"), 400, "request.malformed_json")
     assert_error(start(api, admin_token, tenant, []), 400, "request.invalid")
     assert_error(start(api, admin_token, tenant, [{**account_request("X"), "surprise": 1}]), 400, "request.invalid")
-    assert_error(start(api, admin_token, tenant, [account_request("X"), account_request("X")]), 400,
-                 "migration.duplicate_id")
-    assert_error(call(api, "GET", migrations(tenant, "/01J00000000000000000000000"), admin_token), 404,
-                 "migration.not_found")
+    assert_error(
+        start(api, admin_token, tenant, [account_request("X"), account_request("X")]), 400, "migration.duplicate_id"
+    )
+    assert_error(
+        call(api, "GET", migrations(tenant, "/01J00000000000000000000000"), admin_token), 404, "migration.not_found"
+    )
     assert_error(control(api, admin_token, tenant, "01J00000000000000000000000", "pause"), 404, "migration.not_found")
     assert jobs.drain() == 0

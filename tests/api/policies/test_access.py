@@ -1,6 +1,7 @@
 """Who may call the policy endpoints: 401 without a token, 403 without the permission (each listed one
 suffices), 404 for another tenant's policy, term, transaction, segment, account or number. Without access to
 the tenant: tests/architecture/test_tenant_isolation.py, over every route."""
+
 from __future__ import annotations
 
 import pytest
@@ -41,15 +42,33 @@ ENDPOINTS = [
     ("GET", "/accounts/{a}/policies/snapshot/list", None, ["accounts.read", "accounts.list"]),
 ]
 IDS = [f"{method} {path}" for method, path, _, _ in ENDPOINTS]
-GRANTED = {"policies.read", "policies.list", "policies.write", "terms.read", "transactions.read", "accounts.read",
-           "accounts.list"}
-NOT_FOUND = {"{p}": "policy.not_found", "{t}": "term.not_found", "{x}": "transaction.not_found",
-             "{s}": "segment.not_found", "{a}": "account.not_found", "numbers": "policy.not_found"}
+GRANTED = {
+    "policies.read",
+    "policies.list",
+    "policies.write",
+    "terms.read",
+    "transactions.read",
+    "accounts.read",
+    "accounts.list",
+}
+NOT_FOUND = {
+    "{p}": "policy.not_found",
+    "{t}": "term.not_found",
+    "{x}": "transaction.not_found",
+    "{s}": "segment.not_found",
+    "{a}": "account.not_found",
+    "numbers": "policy.not_found",
+}
 
 
 def path_of(tenant, path, account, issued):
-    for variable, value in {"{p}": issued.policyLocator, "{t}": issued.termLocator,
-                            "{x}": issued.transactionLocator, "{s}": issued.segmentLocator, "{a}": account}.items():
+    for variable, value in {
+        "{p}": issued.policyLocator,
+        "{t}": issued.termLocator,
+        "{x}": issued.transactionLocator,
+        "{s}": issued.segmentLocator,
+        "{a}": account,
+    }.items():
         path = path.replace(variable, value)
     return f"/policy/{tenant}{path}"
 
@@ -60,8 +79,9 @@ def test_without_a_token_every_endpoint_is_a_401(api, tenant, account, issued, m
 
 
 @pytest.mark.parametrize("method, path, body, permissions", ENDPOINTS, ids=IDS)
-def test_each_listed_permission_suffices_and_others_do_not(api, tenant, account, issued, method, path, body,
-                                                           permissions):
+def test_each_listed_permission_suffices_and_others_do_not(
+    api, tenant, account, issued, method, path, body, permissions
+):
     target = path_of(tenant, path, account, issued)
     _, token = new_user(sorted(GRANTED - set(permissions)) + ["quotes.read"], [tenant])
     assert_error(call(api, method, target, token, body), 403, "auth.permission_denied")
@@ -71,8 +91,11 @@ def test_each_listed_permission_suffices_and_others_do_not(api, tenant, account,
         assert response.status_code == 200, (permission, response.body)
 
 
-@pytest.mark.parametrize("method, path, body, permissions", [e for e in ENDPOINTS if e[1] != "/policies/snapshot/list"],
-                         ids=[i for i in IDS if not i.endswith(" /policies/snapshot/list")])
+@pytest.mark.parametrize(
+    "method, path, body, permissions",
+    [e for e in ENDPOINTS if e[1] != "/policies/snapshot/list"],
+    ids=[i for i in IDS if not i.endswith(" /policies/snapshot/list")],
+)
 def test_another_tenants_records_are_404s(api, admin_token, tenant, account, issued, method, path, body, permissions):
     other = policies_tenant(api, admin_token)
     code = next(code for marker, code in NOT_FOUND.items() if marker in path)

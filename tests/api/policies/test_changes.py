@@ -1,5 +1,6 @@
 """Changing a policy: static data and its history, numbers, contacts, jurisdiction, billing level and
 delinquency plan. Each change records its event in the same transaction; a lost race is a 409."""
+
 from __future__ import annotations
 
 import pytest
@@ -73,13 +74,16 @@ def test_the_static_data_history_lists_every_version_oldest_first(api, admin_tok
     assert [h["staticData"] for h in page["items"]] == [{"agency": "Downtown", "agentCode": "ABC"}]
 
 
-@pytest.mark.parametrize("method, body", [
-    ("POST", {"agentCode": "abc"}),                                    # regex
-    ("POST", {"renewals": "many"}),                                    # type
-    ("POST", {"unknownField": 1}),                                     # not configured
-    ("PUT", {"renewals": 1}),                                          # the required agency is missing
-    ("PATCH", {"setData": {}, "removeData": {"agency": None}}),         # same
-])
+@pytest.mark.parametrize(
+    "method, body",
+    [
+        ("POST", {"agentCode": "abc"}),  # regex
+        ("POST", {"renewals": "many"}),  # type
+        ("POST", {"unknownField": 1}),  # not configured
+        ("PUT", {"renewals": 1}),  # the required agency is missing
+        ("PATCH", {"setData": {}, "removeData": {"agency": None}}),  # same
+    ],
+)
 def test_static_data_that_fails_validation_changes_nothing(api, admin_token, tenant, issued, method, body):
     static = path(tenant, issued, "/static")
     response = call(api, method, static, admin_token, body)
@@ -95,19 +99,25 @@ def test_static_data_that_fails_validation_changes_nothing(api, admin_token, ten
     assert len(ok(call(api, "GET", static + "/history/list", admin_token))["items"]) == 1
 
 
-@pytest.mark.parametrize("method, body", [
-    ("POST", ["agency"]),
-    ("PUT", "Downtown"),
-    ("PATCH", {"setData": [], "removeData": {}}),
-    ("PATCH", {"setData": {}, "removeData": {}, "version": 3}),
-])
+@pytest.mark.parametrize(
+    "method, body",
+    [
+        ("POST", ["agency"]),
+        ("PUT", "Downtown"),
+        ("PATCH", {"setData": [], "removeData": {}}),
+        ("PATCH", {"setData": {}, "removeData": {}, "version": 3}),
+    ],
+)
 def test_static_bodies_of_the_wrong_shape_are_400s(api, admin_token, tenant, issued, method, body):
     assert_error(call(api, method, path(tenant, issued, "/static"), admin_token, body), 400, "request.invalid")
 
 
 def test_a_malformed_static_body_is_a_400(api, admin_token, tenant, issued):
-    response = api.http.post(path(tenant, issued, "/static"), body=b"{not json",
-                             headers={"Authorization": f"Bearer {admin_token}", "Content-Type": "application/json"})
+    response = api.http.post(
+        path(tenant, issued, "/static"),
+        body=b"{not json",
+        headers={"Authorization": f"Bearer {admin_token}", "Content-Type": "application/json"},
+    )
     assert_error(response, 400, "request.malformed_json")
 
 
@@ -156,10 +166,13 @@ def test_generating_without_a_plan_is_a_409(api, admin_token):
     del model["products"]["PersonalAuto"]["numberingPlan"]
     tenant = policies_tenant(api, admin_token, model)
     issued = issue(tenant, new_account(api, admin_token, tenant))
-    assert_error(call(api, "POST", path(tenant, issued, "/number/generate"), admin_token), 409,
-                 "policy.no_numbering_plan")
-    assert ok(call(api, "POST", path(tenant, issued, "/number/set?policyNumber=HAND-1"), admin_token))[
-        "policyNumber"] == "HAND-1"
+    assert_error(
+        call(api, "POST", path(tenant, issued, "/number/generate"), admin_token), 409, "policy.no_numbering_plan"
+    )
+    assert (
+        ok(call(api, "POST", path(tenant, issued, "/number/set?policyNumber=HAND-1"), admin_token))["policyNumber"]
+        == "HAND-1"
+    )
 
 
 # --- contacts ------------------------------------------------------------------------------------
@@ -168,12 +181,21 @@ def test_generating_without_a_plan_is_a_409(api, admin_token):
 def test_contacts_are_added_updated_listed_and_deleted(api, admin_token, tenant, issued):
     contacts = path(tenant, issued, "/contacts")
     response = call(api, "POST", contacts, admin_token, {"contactLocator": OTHER_CONTACT, "roles": ["billing"]})
-    assert ok(response)["contacts"] == [{"contactLocator": CONTACT, "roles": ["primary"]},
-                                        {"contactLocator": OTHER_CONTACT, "roles": ["billing"]}]
+    assert ok(response)["contacts"] == [
+        {"contactLocator": CONTACT, "roles": ["primary"]},
+        {"contactLocator": OTHER_CONTACT, "roles": ["billing"]},
+    ]
     assert event_types(api, admin_token, tenant, response) == ["policy.update"]
 
-    updated = ok(call(api, "PATCH", f"{contacts}/{CONTACT}", admin_token,
-                      {"addRoles": ["broker", "primary"], "removeRoles": ["primary"]}))
+    updated = ok(
+        call(
+            api,
+            "PATCH",
+            f"{contacts}/{CONTACT}",
+            admin_token,
+            {"addRoles": ["broker", "primary"], "removeRoles": ["primary"]},
+        )
+    )
     assert updated["contacts"][0] == {"contactLocator": CONTACT, "roles": ["broker", "primary"]}
     assert ok(call(api, "GET", contacts, admin_token)) == updated["contacts"]
 
@@ -183,16 +205,25 @@ def test_contacts_are_added_updated_listed_and_deleted(api, admin_token, tenant,
 
 def test_contact_mistakes(api, admin_token, tenant, issued):
     contacts = path(tenant, issued, "/contacts")
-    assert_error(call(api, "POST", contacts, admin_token, {"contactLocator": CONTACT, "roles": []}), 409,
-                 "policy.contact_exists")
-    assert_error(call(api, "POST", contacts, admin_token, {"contactLocator": OTHER_CONTACT, "roles": ["boss"]}),
-                 400, "policy.invalid_reference")
-    assert_error(call(api, "POST", contacts, admin_token, {"contactLocator": "not-a-ulid", "roles": []}), 400,
-                 "request.invalid")
-    assert_error(call(api, "PATCH", f"{contacts}/{CONTACT}", admin_token, {"addRoles": ["boss"]}), 400,
-                 "policy.invalid_reference")
-    assert_error(call(api, "PATCH", f"{contacts}/{OTHER_CONTACT}", admin_token, {"addRoles": []}), 404,
-                 "contact.not_found")
+    assert_error(
+        call(api, "POST", contacts, admin_token, {"contactLocator": CONTACT, "roles": []}), 409, "policy.contact_exists"
+    )
+    assert_error(
+        call(api, "POST", contacts, admin_token, {"contactLocator": OTHER_CONTACT, "roles": ["boss"]}),
+        400,
+        "policy.invalid_reference",
+    )
+    assert_error(
+        call(api, "POST", contacts, admin_token, {"contactLocator": "not-a-ulid", "roles": []}), 400, "request.invalid"
+    )
+    assert_error(
+        call(api, "PATCH", f"{contacts}/{CONTACT}", admin_token, {"addRoles": ["boss"]}),
+        400,
+        "policy.invalid_reference",
+    )
+    assert_error(
+        call(api, "PATCH", f"{contacts}/{OTHER_CONTACT}", admin_token, {"addRoles": []}), 404, "contact.not_found"
+    )
     assert_error(call(api, "DELETE", f"{contacts}/{OTHER_CONTACT}", admin_token), 404, "contact.not_found")
     assert fetch(api, admin_token, tenant, issued)["contacts"] == [{"contactLocator": CONTACT, "roles": ["primary"]}]
 
@@ -206,8 +237,7 @@ def test_jurisdiction_is_set_and_removed(api, admin_token, tenant, issued):
     assert ok(response)["jurisdiction"] == "CA"
     assert event_types(api, admin_token, tenant, response) == ["policy.update"]
     assert "jurisdiction" not in ok(call(api, "PATCH", jurisdiction, admin_token, {}))
-    assert_error(call(api, "PATCH", jurisdiction, admin_token, {"jurisdiction": "TX"}), 400,
-                 "policy.invalid_reference")
+    assert_error(call(api, "PATCH", jurisdiction, admin_token, {"jurisdiction": "TX"}), 400, "policy.invalid_reference")
 
 
 def test_billing_level_is_set(api, admin_token, tenant, issued):
@@ -225,25 +255,30 @@ def test_delinquency_plan_is_set(api, admin_token, tenant, issued):
     response = call(api, "PATCH", plan, admin_token, {"delinquencyPlanName": "Lenient"})
     assert ok(response)["delinquencyPlanName"] == "Lenient"
     assert event_types(api, admin_token, tenant, response) == ["policy.update"]
-    assert_error(call(api, "PATCH", plan, admin_token, {"delinquencyPlanName": "Strict"}), 400,
-                 "policy.invalid_reference")
+    assert_error(
+        call(api, "PATCH", plan, admin_token, {"delinquencyPlanName": "Strict"}), 400, "policy.invalid_reference"
+    )
     assert_error(call(api, "PATCH", plan, admin_token, {}), 400, "request.invalid")
     assert fetch(api, admin_token, tenant, issued)["delinquencyPlanName"] == "Lenient"
 
 
-@pytest.mark.parametrize("method, suffix, body", [
-    ("POST", "/static", {"agentCode": "ABC"}),
-    ("PATCH", "/static", {"setData": {"renewals": 1}}),
-    ("PUT", "/static", {"agency": "Uptown"}),
-    ("POST", "/number/set?policyNumber=X-1", None),
-    ("POST", "/number/generate", None),
-    ("POST", "/contacts", {"contactLocator": UNKNOWN, "roles": []}),
-    ("PATCH", "/billingLevel", {"billingLevel": "policy"}),
-    ("PATCH", "/delinquencyPlan", {"delinquencyPlanName": "Lenient"}),
-    ("PATCH", "/jurisdiction", {"jurisdiction": "NY"}),
-])
-def test_a_change_that_loses_a_race_is_a_409_and_changes_nothing(api, admin_token, tenant, issued, method, suffix,
-                                                                  body):
+@pytest.mark.parametrize(
+    "method, suffix, body",
+    [
+        ("POST", "/static", {"agentCode": "ABC"}),
+        ("PATCH", "/static", {"setData": {"renewals": 1}}),
+        ("PUT", "/static", {"agency": "Uptown"}),
+        ("POST", "/number/set?policyNumber=X-1", None),
+        ("POST", "/number/generate", None),
+        ("POST", "/contacts", {"contactLocator": UNKNOWN, "roles": []}),
+        ("PATCH", "/billingLevel", {"billingLevel": "policy"}),
+        ("PATCH", "/delinquencyPlan", {"delinquencyPlanName": "Lenient"}),
+        ("PATCH", "/jurisdiction", {"jurisdiction": "NY"}),
+    ],
+)
+def test_a_change_that_loses_a_race_is_a_409_and_changes_nothing(
+    api, admin_token, tenant, issued, method, suffix, body
+):
     """Clients send no version: two requests read the same one. Here another writer changes the policy
     between this request's read and its write (just before its transaction is sent)."""
     from chalicelib.policies import service
@@ -268,7 +303,11 @@ def test_a_change_that_loses_a_race_is_a_409_and_changes_nothing(api, admin_toke
     policy = fetch(api, admin_token, tenant, issued)
     assert policy["jurisdiction"] == "CA"  # the rival's change, and nothing of this request's
     assert (policy["static"], policy["policyNumber"], policy["billingLevel"], policy["delinquencyPlanName"]) == (
-        {"agency": "Downtown"}, "PA-000001", "account", "Standard")
+        {"agency": "Downtown"},
+        "PA-000001",
+        "account",
+        "Standard",
+    )
     assert len(policy["contacts"]) == 1
     assert len(ok(call(api, "GET", path(tenant, issued, "/static/history/list"), admin_token))["items"]) == 1
 
@@ -276,6 +315,7 @@ def test_a_change_that_loses_a_race_is_a_409_and_changes_nothing(api, admin_toke
 def test_changes_to_an_unknown_policy_are_404s(api, admin_token, tenant):
     unknown = policies(tenant, f"/{UNKNOWN}")
     assert_error(call(api, "POST", unknown + "/static", admin_token, {}), 404, "policy.not_found")
-    assert_error(call(api, "PATCH", unknown + "/billingLevel", admin_token, {"billingLevel": "policy"}), 404,
-                 "policy.not_found")
+    assert_error(
+        call(api, "PATCH", unknown + "/billingLevel", admin_token, {"billingLevel": "policy"}), 404, "policy.not_found"
+    )
     assert_error(call(api, "POST", unknown + "/number/generate", admin_token), 404, "policy.not_found")

@@ -1,5 +1,6 @@
 """What issuing creates, read back over HTTP: the policy, its statuses over time, term, transaction,
 segment and issued stack; numbering at issuance; what issuing and reading cost in round trips."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -40,11 +41,18 @@ def test_an_issued_policy_answers_every_required_field(api, admin_token, tenant,
     assert policy["accountLocator"] == account
     assert policy["policyNumber"] == issued.policyNumber == "PA-000001"
     assert (policy["issuedTransactionLocator"], policy["latestSegmentLocator"], policy["latestTermLocator"]) == (
-        issued.transactionLocator, issued.segmentLocator, issued.termLocator)
+        issued.transactionLocator,
+        issued.segmentLocator,
+        issued.termLocator,
+    )
     assert policy["branchHeadTransactionLocators"] == [issued.transactionLocator]
     assert (policy["startTime"], policy["endTime"]) == ("2026-02-01T05:00:00.000Z", "2027-02-01T05:00:00.000Z")
     assert (policy["productName"], policy["currency"], policy["timezone"], policy["durationBasis"]) == (
-        "PersonalAuto", "USD", "America/New_York", "months")
+        "PersonalAuto",
+        "USD",
+        "America/New_York",
+        "months",
+    )
     assert (policy["billingLevel"], policy["delinquencyPlanName"]) == ("account", "Standard")
     assert policy["static"] == {"agency": "Downtown"}
     assert policy["contacts"] == [{"contactLocator": CONTACT, "roles": ["primary"]}]
@@ -52,13 +60,16 @@ def test_an_issued_policy_answers_every_required_field(api, admin_token, tenant,
     assert (policy["createdAt"], policy["createdBy"]) == ("2026-01-15T09:30:00.000Z", system_ctx().user_locator)
 
 
-@pytest.mark.parametrize("now, statuses", [
-    (datetime(2026, 1, 15, 9, 30, tzinfo=UTC), ["pending"]),
-    (START, ["onRisk"]),                                        # the start is inside the term
-    (datetime(2026, 8, 1, tzinfo=UTC), ["onRisk"]),
-    (END, ["expired"]),                                         # the end is not
-    (datetime(2030, 1, 1, tzinfo=UTC), ["expired"]),
-])
+@pytest.mark.parametrize(
+    "now, statuses",
+    [
+        (datetime(2026, 1, 15, 9, 30, tzinfo=UTC), ["pending"]),
+        (START, ["onRisk"]),  # the start is inside the term
+        (datetime(2026, 8, 1, tzinfo=UTC), ["onRisk"]),
+        (END, ["expired"]),  # the end is not
+        (datetime(2030, 1, 1, tzinfo=UTC), ["expired"]),
+    ],
+)
 def test_statuses_follow_the_clock(api, tenant, issued, clock, now, statuses):
     _, token = new_user(["policies.read"], [tenant])  # a session token would expire on the way
     clock.set(now)
@@ -76,9 +87,15 @@ def test_an_unknown_policy_is_a_404(api, admin_token, tenant):
 def test_the_first_term_is_term_0_numbered_after_the_policy(api, admin_token, tenant, issued):
     term = ok(call(api, "GET", f"/policy/{tenant}/terms/{issued.termLocator}", admin_token))
 
-    assert term == {"locator": issued.termLocator, "staticLocator": issued.termLocator,
-                    "policyLocator": issued.policyLocator, "number": 0, "termNumber": "PA-000001-1",
-                    "startTime": "2026-02-01T05:00:00.000Z", "endTime": "2027-02-01T05:00:00.000Z"}
+    assert term == {
+        "locator": issued.termLocator,
+        "staticLocator": issued.termLocator,
+        "policyLocator": issued.policyLocator,
+        "number": 0,
+        "termNumber": "PA-000001-1",
+        "startTime": "2026-02-01T05:00:00.000Z",
+        "endTime": "2027-02-01T05:00:00.000Z",
+    }
     listed = ok(call(api, "GET", policies(tenant, f"/{issued.policyLocator}/terms/list"), admin_token))
     assert listed == {"listCompleted": True, "items": [term]}
 
@@ -91,35 +108,55 @@ def test_unknown_terms_and_the_terms_of_an_unknown_policy_are_404s(api, admin_to
 def test_the_issuance_transaction_is_issued(api, admin_token, tenant, issued):
     transaction = ok(call(api, "GET", f"/policy/{tenant}/transactions/{issued.transactionLocator}", admin_token))
 
-    assert {"locator", "staticLocator", "policyLocator", "termLocator", "effectiveTime", "transactionState",
-            "transactionCategory", "transactionType", "data", "createdAt", "createdBy"} <= set(transaction)
+    assert {
+        "locator",
+        "staticLocator",
+        "policyLocator",
+        "termLocator",
+        "effectiveTime",
+        "transactionState",
+        "transactionCategory",
+        "transactionType",
+        "data",
+        "createdAt",
+        "createdBy",
+    } <= set(transaction)
     assert transaction["locator"] == transaction["staticLocator"] == issued.transactionLocator
     assert (transaction["policyLocator"], transaction["termLocator"]) == (issued.policyLocator, issued.termLocator)
     assert (transaction["transactionState"], transaction["transactionCategory"], transaction["transactionType"]) == (
-        "issued", "issuance", "issuance")
+        "issued",
+        "issuance",
+        "issuance",
+    )
     assert transaction["effectiveTime"] == "2026-02-01T05:00:00.000Z"
     assert transaction["issuedTime"] == transaction["createdAt"] == "2026-01-15T09:30:00.000Z"
     assert transaction["data"] == {}
-    assert transaction["preferences"] == {"installmentPreferences": {"installmentWeights": [1],
-                                                                     "cadence": "monthly"}}
-    preferences = call(api, "GET", f"/policy/{tenant}/transactions/{issued.transactionLocator}/preferences",
-                       admin_token)
+    assert transaction["preferences"] == {"installmentPreferences": {"installmentWeights": [1], "cadence": "monthly"}}
+    preferences = call(
+        api, "GET", f"/policy/{tenant}/transactions/{issued.transactionLocator}/preferences", admin_token
+    )
     assert ok(preferences) == transaction["preferences"]
 
 
 def test_the_segment_holds_the_element_tree(api, admin_token, tenant, account):
     tree = element_tree(vehicles=2)
     issued = issue(tenant, account, element=tree)
-    segment = ok(call(api, "GET", f"/policy/{tenant}/transactions/{issued.transactionLocator}/segment",
-                      admin_token))
+    segment = ok(call(api, "GET", f"/policy/{tenant}/transactions/{issued.transactionLocator}/segment", admin_token))
 
     assert segment["locator"] == issued.segmentLocator
     assert (segment["transactionLocator"], segment["segmentType"]) == (issued.transactionLocator, "coverage")
     assert (segment["startTime"], segment["endTime"], segment["duration"]) == (
-        "2026-02-01T05:00:00.000Z", "2027-02-01T05:00:00.000Z", 12)
+        "2026-02-01T05:00:00.000Z",
+        "2027-02-01T05:00:00.000Z",
+        12,
+    )
     root = segment["element"]
     assert (root["locator"], root["staticLocator"], root["type"], root["category"]) == (
-        tree.locator, tree.staticLocator, "PersonalAuto", "product")
+        tree.locator,
+        tree.staticLocator,
+        "PersonalAuto",
+        "product",
+    )
     assert root["parentLocator"] == issued.segmentLocator
     assert root["data"] == {"channel": "web"}
     vehicles = root["elements"]
@@ -128,12 +165,14 @@ def test_the_segment_holds_the_element_tree(api, admin_token, tenant, account):
     assert vehicles[1]["data"] == {"vin": "1HGCM82633A000001", "value": Decimal("12000.50")}
     (collision,) = vehicles[0]["elements"]
     assert (collision["type"], collision["category"], collision["parentLocator"]) == (
-        "Collision", "coverage", vehicles[0]["locator"])
+        "Collision",
+        "coverage",
+        vehicles[0]["locator"],
+    )
     assert collision["coverageTerms"] == {"Deductible": "d500", "Limit": "l100k"}
     assert all(e["originalEffectiveTime"] == "2026-02-01T05:00:00.000Z" for e in [root, *vehicles, collision])
 
-    by_locator = ok(call(api, "GET", f"/policy/{tenant}/transactions/segments/{issued.segmentLocator}",
-                         admin_token))
+    by_locator = ok(call(api, "GET", f"/policy/{tenant}/transactions/segments/{issued.segmentLocator}", admin_token))
     assert by_locator == segment
 
 
@@ -158,8 +197,9 @@ def test_the_issued_transactions_list_is_the_issuance(api, admin_token, tenant, 
     assert ok(call(api, "GET", path, admin_token)) == {"listCompleted": True, "items": [transaction]}
     assert ok(call(api, "GET", path + "?offset=1", admin_token)) == {"listCompleted": True, "items": []}
     assert_error(call(api, "GET", path + "?count=0", admin_token), 400, "request.invalid")
-    assert_error(call(api, "GET", policies(tenant, f"/{UNKNOWN}/issuedTransactions/list"), admin_token), 404,
-                 "policy.not_found")
+    assert_error(
+        call(api, "GET", policies(tenant, f"/{UNKNOWN}/issuedTransactions/list"), admin_token), 404, "policy.not_found"
+    )
 
 
 def test_holds_are_an_empty_list(api, admin_token, tenant, issued):
@@ -218,17 +258,23 @@ def test_fetching_a_policy_is_one_read_beyond_authentication(api, admin_token, t
     assert [name for name in ddb_calls if name != "BatchGetItem"] == ["GetItem"], ddb_calls  # BatchGetItem: auth
 
 
-@pytest.mark.parametrize(("path", "reads"), [
-    ("/policies/{policy}/snapshot?date=2026-06-01T00%3A00%3A00Z", ["Query"]),  # the policy's whole collection
-    ("/transactions/{transaction}", ["GetItem", "GetItem"]),  # its alias, then the transaction by key
-    ("/transactions/{transaction}/segment", ["GetItem", "GetItem"]),  # its alias, the transaction, its segments
-    ("/transactions/segments/{segment}", ["Query"]),
-    ("/terms/{term}", ["GetItem", "GetItem"]),  # the term's alias, then the term
-])
-def test_policy_records_are_read_in_a_fixed_number_of_calls(api, admin_token, tenant, issued, ddb_calls, path,
-                                                            reads):
-    path = path.format(policy=issued.policyLocator, transaction=issued.transactionLocator,
-                       segment=issued.segmentLocator, term=issued.termLocator)
+@pytest.mark.parametrize(
+    ("path", "reads"),
+    [
+        ("/policies/{policy}/snapshot?date=2026-06-01T00%3A00%3A00Z", ["Query"]),  # the policy's whole collection
+        ("/transactions/{transaction}", ["GetItem", "GetItem"]),  # its alias, then the transaction by key
+        ("/transactions/{transaction}/segment", ["GetItem", "GetItem"]),  # its alias, the transaction, its segments
+        ("/transactions/segments/{segment}", ["Query"]),
+        ("/terms/{term}", ["GetItem", "GetItem"]),  # the term's alias, then the term
+    ],
+)
+def test_policy_records_are_read_in_a_fixed_number_of_calls(api, admin_token, tenant, issued, ddb_calls, path, reads):
+    path = path.format(
+        policy=issued.policyLocator,
+        transaction=issued.transactionLocator,
+        segment=issued.segmentLocator,
+        term=issued.termLocator,
+    )
     ddb_calls.clear()
     ok(call(api, "GET", f"/policy/{tenant}{path}", admin_token))
     assert [name for name in ddb_calls if name != "BatchGetItem"] == reads, ddb_calls  # BatchGetItem: auth
@@ -250,8 +296,9 @@ def transaction_sizes(aws):
     events.unregister("before-parameter-build.dynamodb.TransactWriteItems", record)
 
 
-def test_issuing_writes_the_same_items_in_the_same_calls_for_1_or_50_elements(api, admin_token, tenant, account,
-                                                                            ddb_calls, transaction_sizes):
+def test_issuing_writes_the_same_items_in_the_same_calls_for_1_or_50_elements(
+    api, admin_token, tenant, account, ddb_calls, transaction_sizes
+):
     from chalicelib.policies import service
     from chalicelib.runtime import wiring
 

@@ -1,4 +1,5 @@
 """Snapshots by date, and the lists of policies and snapshots (an account's, the tenant's)."""
+
 from __future__ import annotations
 
 from urllib.parse import quote
@@ -8,10 +9,25 @@ import pytest
 from tests.api.policies.support import UNKNOWN, issue, new_account, policies
 from tests.support.api import assert_error, call, ok
 
-SNAPSHOT_FIELDS = {"locator", "accountLocator", "region", "productName", "currency", "timezone", "transaction",
-                   "static"}
-TRANSACTION_SNAPSHOT_FIELDS = {"locator", "effectiveTime", "issuedTime", "preferences", "segment",
-                               "transactionCategory", "transactionType"}
+SNAPSHOT_FIELDS = {
+    "locator",
+    "accountLocator",
+    "region",
+    "productName",
+    "currency",
+    "timezone",
+    "transaction",
+    "static",
+}
+TRANSACTION_SNAPSHOT_FIELDS = {
+    "locator",
+    "effectiveTime",
+    "issuedTime",
+    "preferences",
+    "segment",
+    "transactionCategory",
+    "transactionType",
+}
 
 
 def snapshot_path(tenant, issued, date, by_issued_time=None):
@@ -26,30 +42,42 @@ def test_a_snapshot_inside_the_term_shows_the_issuance(api, admin_token, tenant,
     assert SNAPSHOT_FIELDS <= set(snapshot)
     assert (snapshot["locator"], snapshot["accountLocator"], snapshot["region"]) == (issued.policyLocator, account, "")
     assert (snapshot["productName"], snapshot["currency"], snapshot["timezone"]) == (
-        "PersonalAuto", "USD", "America/New_York")
+        "PersonalAuto",
+        "USD",
+        "America/New_York",
+    )
     assert (snapshot["static"], snapshot["delinquencyPlanName"]) == ({"agency": "Downtown"}, "Standard")
     transaction = snapshot["transaction"]
     assert TRANSACTION_SNAPSHOT_FIELDS <= set(transaction)
     assert (transaction["locator"], transaction["transactionCategory"], transaction["transactionType"]) == (
-        issued.transactionLocator, "issuance", "issuance")
+        issued.transactionLocator,
+        "issuance",
+        "issuance",
+    )
     assert (transaction["effectiveTime"], transaction["issuedTime"]) == (
-        "2026-02-01T05:00:00.000Z", "2026-01-15T09:30:00.000Z")
+        "2026-02-01T05:00:00.000Z",
+        "2026-01-15T09:30:00.000Z",
+    )
     assert transaction["segment"] == segment
 
 
-@pytest.mark.parametrize("date, by_issued_time, found", [
-    ("2026-02-01T05:00:00Z", None, True),        # the start
-    ("2026-02-01T04:59:59Z", None, False),       # before it
-    ("2027-02-01T04:59:59.999Z", "false", True),
-    ("2027-02-01T05:00:00Z", None, False),       # the end is outside the term
-    ("2026-02-01T00:00:00-05:00", None, True),   # offsets count
-    ("2026-02-01T05:00:00", None, True),         # no offset: UTC
-    ("2026-01-15T09:30:00Z", "true", True),      # issued then, though not yet in force
-    ("2026-01-15T09:29:59Z", "true", False),     # before it was issued
-    ("2030-01-01T00:00:00Z", "true", True),
-])
-def test_a_snapshot_needs_a_transaction_that_answers_for_the_date(api, admin_token, tenant, issued, date,
-                                                                  by_issued_time, found):
+@pytest.mark.parametrize(
+    "date, by_issued_time, found",
+    [
+        ("2026-02-01T05:00:00Z", None, True),  # the start
+        ("2026-02-01T04:59:59Z", None, False),  # before it
+        ("2027-02-01T04:59:59.999Z", "false", True),
+        ("2027-02-01T05:00:00Z", None, False),  # the end is outside the term
+        ("2026-02-01T00:00:00-05:00", None, True),  # offsets count
+        ("2026-02-01T05:00:00", None, True),  # no offset: UTC
+        ("2026-01-15T09:30:00Z", "true", True),  # issued then, though not yet in force
+        ("2026-01-15T09:29:59Z", "true", False),  # before it was issued
+        ("2030-01-01T00:00:00Z", "true", True),
+    ],
+)
+def test_a_snapshot_needs_a_transaction_that_answers_for_the_date(
+    api, admin_token, tenant, issued, date, by_issued_time, found
+):
     response = call(api, "GET", snapshot_path(tenant, issued, date, by_issued_time), admin_token)
     if found:
         assert ok(response)["transaction"]["locator"] == issued.transactionLocator
@@ -82,10 +110,11 @@ def test_an_accounts_policies_are_listed_oldest_first(api, admin_token, tenant, 
 
     listed = ok(call(api, "GET", path, admin_token))
     assert listed["listCompleted"] is True
-    assert [p["locator"] for p in listed["items"]] == [first.policyLocator, second.policyLocator,
-                                                       third.policyLocator]
-    assert listed["items"][0] == {**ok(call(api, "GET", policies(tenant, f"/{first.policyLocator}"), admin_token)),
-                                  "static": {}}
+    assert [p["locator"] for p in listed["items"]] == [first.policyLocator, second.policyLocator, third.policyLocator]
+    assert listed["items"][0] == {
+        **ok(call(api, "GET", policies(tenant, f"/{first.policyLocator}"), admin_token)),
+        "static": {},
+    }
     assert all(p["statuses"] == ["pending"] for p in listed["items"])
 
     page = ok(call(api, "GET", path + "?offset=1&count=1&includeStaticData=true", admin_token))
@@ -108,7 +137,9 @@ def test_an_accounts_policy_snapshots_are_the_latest_ones(api, admin_token, tena
 @pytest.mark.parametrize("suffix", ["/policies/list", "/policies/snapshot/list"])
 def test_an_account_without_policies_lists_none(api, admin_token, tenant, account, suffix):
     assert ok(call(api, "GET", account_path(tenant, account, suffix), admin_token)) == {
-        "listCompleted": True, "items": []}
+        "listCompleted": True,
+        "items": [],
+    }
 
 
 @pytest.mark.parametrize("suffix", ["/policies/list", "/policies/snapshot/list"])
@@ -118,8 +149,9 @@ def test_the_lists_of_an_unknown_account_are_404s(api, admin_token, tenant, suff
 
 @pytest.mark.parametrize("query", ["?count=101", "?count=0", "?offset=-1", "?count=many", "?includeStaticData=maybe"])
 def test_the_lists_check_their_paging(api, admin_token, tenant, account, query):
-    assert_error(call(api, "GET", account_path(tenant, account, "/policies/list" + query), admin_token), 400,
-                 "request.invalid")
+    assert_error(
+        call(api, "GET", account_path(tenant, account, "/policies/list" + query), admin_token), 400, "request.invalid"
+    )
 
 
 def test_snapshot_lists_read_in_a_fixed_number_of_calls(api, admin_token, tenant, account, ddb_calls):
@@ -144,7 +176,10 @@ def test_the_tenants_policy_snapshots_cover_every_account(api, admin_token, tena
     listed = ok(call(api, "GET", path, admin_token))
     assert listed["listCompleted"] is True
     assert [(s["locator"], s["accountLocator"]) for s in listed["items"]] == [
-        (issued[0].policyLocator, account), (issued[1].policyLocator, other), (issued[2].policyLocator, account)]
+        (issued[0].policyLocator, account),
+        (issued[1].policyLocator, other),
+        (issued[2].policyLocator, account),
+    ]
     page = ok(call(api, "GET", path + "?offset=2&count=1", admin_token))
     assert ([s["locator"] for s in page["items"]], page["listCompleted"]) == ([issued[2].policyLocator], True)
     assert_error(call(api, "GET", path + "?count=500", admin_token), 400, "request.invalid")

@@ -1,6 +1,7 @@
 """Minimal valid records for any configuration: the required data of a type, the required elements of a
 product, built from the resolved data model (GET .../datamodel?resolve=true). For quoting the real
 packages, whose products have dozens of required fields."""
+
 from __future__ import annotations
 
 import re
@@ -36,8 +37,9 @@ def element_for(model: dict[str, Any], type_name: str, definition: dict[str, Any
     return {"type": type_name, **_body(model, type_name, definition, children)}
 
 
-def _body(model: dict[str, Any], type_name: str, definition: dict[str, Any],
-          children: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def _body(
+    model: dict[str, Any], type_name: str, definition: dict[str, Any], children: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     if children is None:
         children = element_for(model, type_name, definition)["elements"]
     terms = {}

@@ -1,5 +1,6 @@
 """Helpers of the quotes API tests: paths and bodies for the test configuration (tests/support/configs.py,
 quotes_model). HTTP helpers: tests/support/api.py."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -13,12 +14,43 @@ UNKNOWN = "01J00000000000000000000000"
 QUOTE_FIELDS = {"locator", "quoteState", "productName", "accountLocator", "element", "billingLevel", "contacts"}
 """What QuoteResponse requires (the OpenAPI definition)."""
 ELEMENT_FIELDS = {"type", "locator", "parentLocator", "staticLocator", "originalEffectiveTime"}
-CHARGE_FIELDS = {"locator", "elementLocator", "chargeType", "chargeCategory", "amount", "rate", "referenceRate",
-                 "elementStaticLocator", "handling", "invoicing"}
-PRICE_FIELDS = {"tenantLocator", "quoteLocator", "accountLocator", "quoteState", "productName", "startTime", "endTime",
-                "duration", "durationBasis", "items"}
-FLAG_FIELDS = {"locator", "level", "referenceType", "referenceLocator", "note", "tag", "createdBy", "createdTime",
-               "clearedBy", "clearedTime", "taskCreationResponse"}
+CHARGE_FIELDS = {
+    "locator",
+    "elementLocator",
+    "chargeType",
+    "chargeCategory",
+    "amount",
+    "rate",
+    "referenceRate",
+    "elementStaticLocator",
+    "handling",
+    "invoicing",
+}
+PRICE_FIELDS = {
+    "tenantLocator",
+    "quoteLocator",
+    "accountLocator",
+    "quoteState",
+    "productName",
+    "startTime",
+    "endTime",
+    "duration",
+    "durationBasis",
+    "items",
+}
+FLAG_FIELDS = {
+    "locator",
+    "level",
+    "referenceType",
+    "referenceLocator",
+    "note",
+    "tag",
+    "createdBy",
+    "createdTime",
+    "clearedBy",
+    "clearedTime",
+    "taskCreationResponse",
+}
 
 
 def quotes(tenant: str, suffix: str = "") -> str:
@@ -30,8 +62,12 @@ def quote_path(tenant: str, locator: str, suffix: str = "") -> str:
 
 
 def new_account(api: Any, token: str, tenant: str, account_type: str = "PersonAccount") -> str:
-    data = {"firstName": "Ada", "lastName": "Lovelace", "email": "ada@example.com",
-            "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"}}
+    data = {
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "email": "ada@example.com",
+        "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+    }
     if account_type == "CompanyAccount":
         data = {"companyName": "Analytical Engines", "state": "NY"}
     elif account_type == "ProspectAccount":
@@ -41,14 +77,24 @@ def new_account(api: Any, token: str, tenant: str, account_type: str = "PersonAc
 
 def vehicle(vin: str = "1HGCM82633A004352", value: Any = "12000.50", **extra: Any) -> dict[str, Any]:
     """A Vehicle with its required Collision coverage (Deductible defaults, Limit given)."""
-    return {"type": "Vehicle", "data": {"vin": vin, "value": value},
-            "elements": [{"type": "Collision", "coverageTerms": {"Limit": "l50k"}}], **extra}
+    return {
+        "type": "Vehicle",
+        "data": {"vin": vin, "value": value},
+        "elements": [{"type": "Collision", "coverageTerms": {"Limit": "l50k"}}],
+        **extra,
+    }
 
 
 def auto(account: str, *vehicles: dict[str, Any], **fields: Any) -> dict[str, Any]:
     """A PersonalAuto quote for a year from START (the tenant's default term), one vehicle by default."""
-    return {"productName": "PersonalAuto", "accountLocator": account, "startTime": START,
-            "data": {"channel": "web"}, "elements": list(vehicles) or [vehicle()], **fields}
+    return {
+        "productName": "PersonalAuto",
+        "accountLocator": account,
+        "startTime": START,
+        "data": {"channel": "web"},
+        "elements": list(vehicles) or [vehicle()],
+        **fields,
+    }
 
 
 def home(account: str, **fields: Any) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """Who may call the quote endpoints: 401 without a token, 403 without the permission (any one listed
 permission suffices), 404 for another tenant's quote. Without access to the tenant:
 tests/architecture/test_tenant_isolation.py, over every route."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -39,14 +40,22 @@ ENDPOINTS: list[tuple[str, str, Any, list[str]]] = [
     ("PATCH", f"{Q}/discard", None, ["quotes.write", "quotes.discard"]),
     ("GET", f"{Q}/underwritingFlags", None, ["quotes.read"]),
     ("PATCH", f"{Q}/underwritingFlags", {}, WRITE),
-    *[("POST", f"{Q}/underwritingFlags/{level}", {}, ["quotes.write", f"quotes.{level}-add"])
-      for level in ("approve", "block", "decline", "reject", "info")],
-    *[("DELETE", f"{Q}/underwritingFlags/{level}/{UNKNOWN}", None, ["quotes.write", f"quotes.{level}-clear"])
-      for level in ("approve", "block", "decline", "reject", "info")],
+    *[
+        ("POST", f"{Q}/underwritingFlags/{level}", {}, ["quotes.write", f"quotes.{level}-add"])
+        for level in ("approve", "block", "decline", "reject", "info")
+    ],
+    *[
+        ("DELETE", f"{Q}/underwritingFlags/{level}/{UNKNOWN}", None, ["quotes.write", f"quotes.{level}-clear"])
+        for level in ("approve", "block", "decline", "reject", "info")
+    ],
     ("POST", f"{Q}/number/set?quoteNumber=Q-1", None, WRITE),
     ("POST", f"{Q}/number/generate", None, WRITE),
-    ("POST", f"{Q}/reservedPolicyNumber/set?reservedPolicyNumber=P-1", None,
-     ["quotes.write", "quotes.reserve-policy-number-set"]),
+    (
+        "POST",
+        f"{Q}/reservedPolicyNumber/set?reservedPolicyNumber=P-1",
+        None,
+        ["quotes.write", "quotes.reserve-policy-number-set"],
+    ),
     ("GET", f"{Q}/static", None, ["quotes.read"]),
     ("POST", f"{Q}/static", {}, ["quotes.write", "quotes.static-data-add"]),
     ("PUT", f"{Q}/static", {}, ["quotes.write", "quotes.static-data-add"]),
@@ -65,8 +74,15 @@ ENDPOINTS: list[tuple[str, str, Any, list[str]]] = [
     ("GET", f"{QQ}/constraints/dependency", None, ["quick-quotes.read"]),
 ]
 IDS = [f"{method} {path}" for method, path, _, _ in ENDPOINTS]
-GROUPS = {"quotes.read", "quotes.list", "quotes.write", "quick-quotes.read", "quick-quotes.write", "accounts.read",
-          "accounts.list"}
+GROUPS = {
+    "quotes.read",
+    "quotes.list",
+    "quotes.write",
+    "quick-quotes.read",
+    "quick-quotes.write",
+    "accounts.read",
+    "accounts.list",
+}
 
 
 @pytest.fixture
@@ -93,7 +109,14 @@ def test_each_listed_permission_suffices_and_others_do_not(api, bare_tenant, met
 def test_another_tenants_quote_is_a_404_whatever_the_endpoint(api, admin_token, tenant, account):
     locator = create(api, admin_token, tenant, auto(account))["locator"]
     other = quotes_tenant(api, admin_token, plugins=None)
-    for method, suffix in [("GET", ""), ("PATCH", "/issue"), ("GET", "/price"), ("GET", "/underwritingFlags"),
-                           ("GET", "/static"), ("POST", "/number/generate"), ("PATCH", "/discard")]:
+    for method, suffix in [
+        ("GET", ""),
+        ("PATCH", "/issue"),
+        ("GET", "/price"),
+        ("GET", "/underwritingFlags"),
+        ("GET", "/static"),
+        ("POST", "/number/generate"),
+        ("PATCH", "/discard"),
+    ]:
         assert_error(call(api, method, quote_path(other, locator, suffix), admin_token), 404, "quote.not_found")
     assert ok(call(api, "GET", quote_path(tenant, locator), admin_token))["quoteState"] == "draft"

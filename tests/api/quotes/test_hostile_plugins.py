@@ -6,6 +6,7 @@ The plugin (HOSTILE) answers by the quote's first VIN, `shape:kind:hostile`: the
 rate or underwrite) answers `shape`, the others answer nothing. Some shapes bypass the child's own
 encoder and write their line to the channel themselves, as a hostile plugin can.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -167,13 +168,39 @@ def underwrite_PersonalAuto(request):
 '''
 
 FAILING_SHAPES = [
-    "nested_100000_deep", "nested_40_deep", "huge_number", "tiny_number", "number_beyond_dynamodb",
-    "forty_digit_number", "5000_digit_integer", "nan_token", "infinity_token", "exponent_overflow_text",
-    "nan_decimal", "float_infinity", "not_json", "not_utf8", "lone_surrogate", "huge_string", "long_strings",
-    "huge_list", "answer_beyond_every_limit", "answer_not_an_object", "result_not_an_object",
-    "failure_with_a_huge_detail", "failure_with_a_lone_surrogate", "pas_call_with_a_lone_surrogate",
-    "pas_call_with_a_huge_key", "pas_call_with_a_huge_table_name", "pas_call_with_a_huge_bound",
-    "pas_call_with_a_bad_date", "raises", "exits", "sleeps", "spins", "allocates",
+    "nested_100000_deep",
+    "nested_40_deep",
+    "huge_number",
+    "tiny_number",
+    "number_beyond_dynamodb",
+    "forty_digit_number",
+    "5000_digit_integer",
+    "nan_token",
+    "infinity_token",
+    "exponent_overflow_text",
+    "nan_decimal",
+    "float_infinity",
+    "not_json",
+    "not_utf8",
+    "lone_surrogate",
+    "huge_string",
+    "long_strings",
+    "huge_list",
+    "answer_beyond_every_limit",
+    "answer_not_an_object",
+    "result_not_an_object",
+    "failure_with_a_huge_detail",
+    "failure_with_a_lone_surrogate",
+    "pas_call_with_a_lone_surrogate",
+    "pas_call_with_a_huge_key",
+    "pas_call_with_a_huge_table_name",
+    "pas_call_with_a_huge_bound",
+    "pas_call_with_a_bad_date",
+    "raises",
+    "exits",
+    "sleeps",
+    "spins",
+    "allocates",
 ]
 STEPS = {"validate": "validate", "rate": "price", "underwrite": "underwrite"}
 
@@ -196,13 +223,38 @@ def hostile(api, admin_token) -> tuple[str, str]:
 
 
 WRONG_TYPES = {
-    "validate": [("answer", "list"), ("entries", "object"), ("entry", "int"), ("message", "int"),
-                 ("message", "empty"), ("locator", "list"), ("elementType", "object")],
-    "rate": [("answer", "list"), ("entries", "null"), ("entry", "text"), ("elementLocator", "int"),
-             ("elementLocator", "list"), ("chargeType", "object"), ("amount", "text"), ("amount", "bool"),
-             ("referenceRate", "text"), ("tag", "int")],
-    "underwrite": [("answer", "list"), ("entries", "text"), ("entry", "list"), ("level", "int"), ("level", "list"),
-                   ("note", "list"), ("tag", "object"), ("elementLocator", "list"), ("elementLocator", "int")],
+    "validate": [
+        ("answer", "list"),
+        ("entries", "object"),
+        ("entry", "int"),
+        ("message", "int"),
+        ("message", "empty"),
+        ("locator", "list"),
+        ("elementType", "object"),
+    ],
+    "rate": [
+        ("answer", "list"),
+        ("entries", "null"),
+        ("entry", "text"),
+        ("elementLocator", "int"),
+        ("elementLocator", "list"),
+        ("chargeType", "object"),
+        ("amount", "text"),
+        ("amount", "bool"),
+        ("referenceRate", "text"),
+        ("tag", "int"),
+    ],
+    "underwrite": [
+        ("answer", "list"),
+        ("entries", "text"),
+        ("entry", "list"),
+        ("level", "int"),
+        ("level", "list"),
+        ("note", "list"),
+        ("tag", "object"),
+        ("elementLocator", "list"),
+        ("elementLocator", "int"),
+    ],
 }
 """Per kind: (where, what): the answer, its list, an entry or one field of an entry, of a wrong type."""
 
@@ -226,7 +278,8 @@ def assert_the_plugins_failure(kind: str, quote: dict, body: dict) -> None:
 
 @pytest.mark.parametrize("shape", FAILING_SHAPES)
 def test_an_answer_outside_the_protocol_the_contract_or_a_limit_is_the_plugins_failure(
-        api, admin_token, runner, hostile, shape):
+    api, admin_token, runner, hostile, shape
+):
     tenant, account = hostile
     for kind in STEPS:
         assert_the_plugins_failure(kind, *advanced(api, admin_token, tenant, account, shape, kind))

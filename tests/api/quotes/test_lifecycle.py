@@ -1,6 +1,7 @@
 """The quote lifecycle through the API: each step, later steps running the earlier ones, issuing into a
 policy in one transaction, failures answering 200 with the state unchanged, the edit, reset, final and
 expiry rules, optimistic locking."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,23 +24,34 @@ ADVANCES = ["validate", "price", "underwrite", "accept", "issue"]
 
 
 def test_issuing_a_draft_validates_prices_underwrites_accepts_and_issues_it_into_a_policy(
-        api, admin_token, tenant, account, ddb_calls):
+    api, admin_token, tenant, account, ddb_calls
+):
     quote = create(api, admin_token, tenant, auto(account))
     ddb_calls.clear()
     response = advance(api, admin_token, tenant, quote["locator"], "issue")
     issued = ok(response)
 
     assert QUOTE_FIELDS <= set(issued)
-    assert (issued["quoteState"], issued["quoteNumber"], issued["policyNumber"]) == ("issued", "QPA-000001",
-                                                                                     "PA-000001")
+    assert (issued["quoteState"], issued["quoteNumber"], issued["policyNumber"]) == (
+        "issued",
+        "QPA-000001",
+        "PA-000001",
+    )
     assert issued["acceptedTime"] == issued["issuedTime"] == "2026-01-15T09:30:00.000Z"
     assert event_types(api, admin_token, tenant, response) == [
-        "policy.quote.validate", "policy.quote.price", "policy.quote.underwrite", "policy.quote.accept",
-        "policy.quote.issue"]
+        "policy.quote.validate",
+        "policy.quote.price",
+        "policy.quote.underwrite",
+        "policy.quote.accept",
+        "policy.quote.issue",
+    ]
     assert ddb_calls.count("TransactWriteItems") == 1
     policy = ok(call(api, "GET", f"/policy/{tenant}/policies/{issued['policyLocator']}", admin_token))
-    assert (policy["policyNumber"], policy["accountLocator"], policy["productName"]) == ("PA-000001", account,
-                                                                                         "PersonalAuto")
+    assert (policy["policyNumber"], policy["accountLocator"], policy["productName"]) == (
+        "PA-000001",
+        account,
+        "PersonalAuto",
+    )
     assert (policy["startTime"], policy["endTime"]) == (issued["startTime"], issued["endTime"])
     assert ok(call(api, "GET", quote_path(tenant, quote["locator"]), admin_token)) == issued
 
@@ -53,8 +65,9 @@ def test_each_step_moves_the_quote_one_state_on(api, admin_token, tenant, accoun
         types += event_types(api, admin_token, tenant, response)
 
     assert states == ["validated", "priced", "underwritten", "accepted", "issued"]
-    assert types == [f"policy.quote.{step}" for step in ("validate", "price", "underwrite", "underwrite", "accept",
-                                                         "issue")]
+    assert types == [
+        f"policy.quote.{step}" for step in ("validate", "price", "underwrite", "underwrite", "accept", "issue")
+    ]
 
 
 def test_the_responses_of_price_and_underwrite_carry_what_the_definition_requires(api, admin_token, tenant, account):
@@ -68,8 +81,9 @@ def test_the_responses_of_price_and_underwrite_carry_what_the_definition_require
     assert (underwritten["quoteState"], underwritten["underwritingStatus"]) == ("underwritten", "info")
 
 
-def test_a_failing_validation_answers_200_with_the_draft_and_its_result_and_changes_nothing(api, admin_token, tenant,
-                                                                                         account):
+def test_a_failing_validation_answers_200_with_the_draft_and_its_result_and_changes_nothing(
+    api, admin_token, tenant, account
+):
     quote = create(api, admin_token, tenant, auto(account, vehicle(vin="short")))
     for step in ADVANCES:
         response = advance(api, admin_token, tenant, quote["locator"], step)
@@ -87,21 +101,29 @@ def test_the_validation_plugin_reports_on_the_element(api, admin_token, tenant, 
 
     assert quote["validationResult"]["success"] is True  # the draft check runs no plugin
     assert body["quoteState"] == "draft"
-    assert body["validationResult"] == {"success": False, "validationItems": [
-        {"locator": vehicle_locator, "elementType": "Vehicle", "errors": ["the VIN is not a real one"]}]}
+    assert body["validationResult"] == {
+        "success": False,
+        "validationItems": [
+            {"locator": vehicle_locator, "elementType": "Vehicle", "errors": ["the VIN is not a real one"]}
+        ],
+    }
 
 
-@pytest.mark.parametrize("method, suffix, body", [
-    ("PATCH", "", {"setData": {"channel": "agent"}}),
-    ("PUT", "/elements", [{"type": "Vehicle"}]),
-    ("DELETE", "/elements", []),
-])
+@pytest.mark.parametrize(
+    "method, suffix, body",
+    [
+        ("PATCH", "", {"setData": {"channel": "agent"}}),
+        ("PUT", "/elements", [{"type": "Vehicle"}]),
+        ("DELETE", "/elements", []),
+    ],
+)
 def test_only_a_draft_can_be_changed(api, admin_token, tenant, account, method, suffix, body):
     quote = create(api, admin_token, tenant, auto(account))
     validated = ok(advance(api, admin_token, tenant, quote["locator"], "validate"))
 
-    assert_error(call(api, method, quote_path(tenant, quote["locator"], suffix), admin_token, body), 409,
-                 "quote.not_draft")
+    assert_error(
+        call(api, method, quote_path(tenant, quote["locator"], suffix), admin_token, body), 409, "quote.not_draft"
+    )
     assert ok(call(api, "GET", quote_path(tenant, quote["locator"]), admin_token)) == validated
 
 
@@ -126,8 +148,12 @@ def test_reset_returns_to_an_editable_draft_without_a_price(api, admin_token, te
     assert reset["quoteNumber"] == "QPA-000001"
     assert event_types(api, admin_token, tenant, response) == ["policy.quote.reset"]
     assert_error(call(api, "GET", quote_path(tenant, locator, "/price"), admin_token), 409, "quote.not_priced")
-    assert ok(call(api, "PATCH", quote_path(tenant, locator), admin_token, {"setData": {"channel": "agent"}}))[
-        "element"]["data"]["channel"] == "agent"
+    assert (
+        ok(call(api, "PATCH", quote_path(tenant, locator), admin_token, {"setData": {"channel": "agent"}}))["element"][
+            "data"
+        ]["channel"]
+        == "agent"
+    )
     assert ok(advance(api, admin_token, tenant, locator, "price"))["items"][0]["rate"] == 120
 
 
@@ -157,8 +183,11 @@ def test_an_issued_quote_changes_no_more(api, admin_token, tenant, account):
 
     for step in [*ADVANCES, "reset", "refuse", "discard"]:
         assert_error(advance(api, admin_token, tenant, locator, step), 409, "quote.invalid_state")
-    assert_error(call(api, "POST", quote_path(tenant, locator, "/underwritingFlags/block"), admin_token, {}), 409,
-                 "quote.invalid_state")
+    assert_error(
+        call(api, "POST", quote_path(tenant, locator, "/underwritingFlags/block"), admin_token, {}),
+        409,
+        "quote.invalid_state",
+    )
 
 
 def test_an_expired_quote_does_not_advance(api, admin_token, tenant, account, clock):
@@ -175,8 +204,10 @@ def test_an_expired_quote_does_not_advance(api, admin_token, tenant, account, cl
 
 def test_stateless_steps_answer_what_would_happen_and_store_nothing(api, admin_token, tenant, account):
     quote = create(api, admin_token, tenant, auto(account))
-    responses = [call(api, "PATCH", quote_path(tenant, quote["locator"], f"/{step}?stateless=true"), admin_token)
-                 for step in ("validate", "price", "underwrite")]
+    responses = [
+        call(api, "PATCH", quote_path(tenant, quote["locator"], f"/{step}?stateless=true"), admin_token)
+        for step in ("validate", "price", "underwrite")
+    ]
 
     assert [ok(r)["quoteState"] for r in responses] == ["validated", "priced", "underwritten"]
     assert [c["amount"] for c in ok(responses[1])["items"]] == [1200, 25]
@@ -189,8 +220,10 @@ def test_the_events_name_the_quote_and_the_underwriting_status(api, admin_token,
     events = events_of(api, admin_token, tenant, advance(api, admin_token, tenant, locator, "underwrite"))
 
     assert [(e["type"], e["data"]) for e in events] == [
-        ("policy.quote.validate", {"quoteLocator": locator}), ("policy.quote.price", {"quoteLocator": locator}),
-        ("policy.quote.underwrite", {"quoteLocator": locator, "underwritingStatus": "block"})]
+        ("policy.quote.validate", {"quoteLocator": locator}),
+        ("policy.quote.price", {"quoteLocator": locator}),
+        ("policy.quote.underwrite", {"quoteLocator": locator, "underwritingStatus": "block"}),
+    ]
 
 
 def test_a_write_based_on_a_stale_version_is_a_409_and_changes_nothing(api, admin_token, tenant, account):
@@ -222,6 +255,12 @@ def test_a_product_that_needs_a_reserved_policy_number_is_not_issued_without_one
 
     assert_error(advance(api, admin_token, strict, locator, "issue"), 409, "quote.reserved_policy_number_required")
     assert ok(call(api, "GET", quote_path(strict, locator), admin_token))["quoteState"] == "draft"
-    ok(call(api, "POST", quote_path(strict, locator, "/reservedPolicyNumber/set?reservedPolicyNumber=EXT-1"),
-            admin_token))
+    ok(
+        call(
+            api,
+            "POST",
+            quote_path(strict, locator, "/reservedPolicyNumber/set?reservedPolicyNumber=EXT-1"),
+            admin_token,
+        )
+    )
     assert ok(advance(api, admin_token, strict, locator, "issue"))["policyNumber"] == "EXT-1"

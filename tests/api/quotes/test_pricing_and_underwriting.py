@@ -1,6 +1,7 @@
 """Pricing and underwriting through the plugins (tests/support/configs.py, QUOTE_PLUGINS): charges from
 lookup and range tables at rate x duration, flags of every level deciding the state, manual flags beside
 plugin flags, plugin failures contained in the validationResult, previews that store nothing."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -34,19 +35,34 @@ def flags_path(tenant: str, locator: str, suffix: str = "") -> str:
 
 
 def test_charges_come_from_the_rating_plugin_at_rate_times_duration(api, admin_token, tenant, account):
-    quote = create(api, admin_token, tenant, auto(account, vehicle(), vehicle("2HGCM82633A004352", "30000"),
-                                                  data={"channel": "agent"}))
+    quote = create(
+        api,
+        admin_token,
+        tenant,
+        auto(account, vehicle(), vehicle("2HGCM82633A004352", "30000"), data={"channel": "agent"}),
+    )
     cheap, dear = of_type(quote, "Vehicle")
     priced = ok(advance(api, admin_token, tenant, quote["locator"], "price"))
 
     assert PRICE_FIELDS <= set(priced)
     assert all(CHARGE_FIELDS <= set(charge) for charge in priced["items"])
     assert (priced["duration"], priced["durationBasis"]) == (12, "months")
-    assert [(c["elementLocator"], c["chargeType"], c["chargeCategory"], c["rate"], c["amount"], c["referenceRate"],
-             c.get("tag")) for c in priced["items"]] == [
+    assert [
+        (
+            c["elementLocator"],
+            c["chargeType"],
+            c["chargeCategory"],
+            c["rate"],
+            c["amount"],
+            c["referenceRate"],
+            c.get("tag"),
+        )
+        for c in priced["items"]
+    ] == [
         (cheap["locator"], "premium", "premium", 120, Decimal("1440.00"), 120, "band 1.0"),
         (dear["locator"], "premium", "premium", Decimal("180.0"), Decimal("2160.00"), 120, "band 1.5"),
-        (quote["element"]["locator"], "tax", "tax", Decimal(25) / 12, Decimal("25.00"), Decimal(25) / 12, None)]
+        (quote["element"]["locator"], "tax", "tax", Decimal(25) / 12, Decimal("25.00"), Decimal(25) / 12, None),
+    ]
     assert {(c["handling"], c["invoicing"]) for c in priced["items"]} == {("normal", "scheduled")}
     assert priced["items"][0]["elementStaticLocator"] == cheap["staticLocator"]
     assert ok(call(api, "GET", quote_path(tenant, quote["locator"], "/price"), admin_token)) == priced
@@ -62,8 +78,12 @@ def test_a_part_of_a_month_is_priced_as_its_fraction(api, admin_token, tenant, a
 
 
 def test_a_product_without_plugins_is_priced_and_underwritten_with_nothing(api, admin_token, tenant, account):
-    quote = create(api, admin_token, tenant, home(account, elements=[
-        {"type": "Dwelling", "data": dwelling_data(), "elements": [{"type": "Fire"}]}]))
+    quote = create(
+        api,
+        admin_token,
+        tenant,
+        home(account, elements=[{"type": "Dwelling", "data": dwelling_data(), "elements": [{"type": "Fire"}]}]),
+    )
     priced = ok(advance(api, admin_token, tenant, quote["locator"], "price"))
     underwritten = ok(advance(api, admin_token, tenant, quote["locator"], "underwrite"))
 
@@ -81,22 +101,34 @@ def test_a_quote_never_priced_has_no_price_to_fetch(api, admin_token, tenant, ac
 # --- plugin failures -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("vin, message", [
-    ("CRASH000000000001", "The plugin function rate_PersonalAuto failed: RuntimeError: rating exploded "
-                          "(plugins/python/auto.py line 23)"),
-    ("SHAPE000000000001", "The plugin function rate_PersonalAuto failed: the answer must be {\"items\": [...]}, "
-                          "not {'charges': 'all of them'}"),
-])
+@pytest.mark.parametrize(
+    "vin, message",
+    [
+        (
+            "CRASH000000000001",
+            "The plugin function rate_PersonalAuto failed: RuntimeError: rating exploded "
+            "(plugins/python/auto.py line 23)",
+        ),
+        (
+            "SHAPE000000000001",
+            'The plugin function rate_PersonalAuto failed: the answer must be {"items": [...]}, '
+            "not {'charges': 'all of them'}",
+        ),
+    ],
+)
 @pytest.mark.parametrize("step", ["price", "issue"])
 def test_a_failing_rating_plugin_lands_in_the_validation_result_and_the_quote_keeps_its_state(
-        api, admin_token, tenant, account, vin, message, step):
+    api, admin_token, tenant, account, vin, message, step
+):
     quote = create(api, admin_token, tenant, auto(account, vehicle(vin=vin)))
     response = advance(api, admin_token, tenant, quote["locator"], step)
     body = ok(response)
 
     assert body["quoteState"] == "draft"
-    assert body["validationResult"] == {"success": False, "validationItems": [
-        {"locator": quote["locator"], "elementType": "PersonalAuto", "errors": [message]}]}
+    assert body["validationResult"] == {
+        "success": False,
+        "validationItems": [{"locator": quote["locator"], "elementType": "PersonalAuto", "errors": [message]}],
+    }
     assert event_types(api, admin_token, tenant, response) == []
     assert ok(call(api, "GET", quote_path(tenant, quote["locator"]), admin_token)) == quote
 
@@ -113,23 +145,33 @@ def test_a_plugin_failure_on_a_validated_quote_leaves_it_validated(api, admin_to
 # --- underwriting --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("prefix, state, status", [
-    ("AP", "underwritten", "approve"), ("IN", "underwritten", "info"), ("BL", "underwrittenBlocked", "block"),
-    ("DC", "declined", "decline"), ("RJ", "rejected", "reject"), ("1H", "underwritten", "info"),
-])
+@pytest.mark.parametrize(
+    "prefix, state, status",
+    [
+        ("AP", "underwritten", "approve"),
+        ("IN", "underwritten", "info"),
+        ("BL", "underwrittenBlocked", "block"),
+        ("DC", "declined", "decline"),
+        ("RJ", "rejected", "reject"),
+        ("1H", "underwritten", "info"),
+    ],
+)
 def test_the_plugins_flags_decide_the_state(api, admin_token, tenant, account, prefix, state, status):
     quote = create(api, admin_token, tenant, auto(account, vehicle(vin=f"{prefix}000000000000001")))
     underwritten = ok(advance(api, admin_token, tenant, quote["locator"], "underwrite"))
 
     assert (underwritten["quoteState"], underwritten["underwritingStatus"]) == (state, status)
     assert [(f["level"], f["note"], f["tag"], f["elementLocator"]) for f in underwritten["underwritingFlags"]] == (
-        [] if prefix in ("1H",) else [(status, f"vin {prefix}000000000000001", "vin",
-                                       of_type(quote, "Vehicle")[0]["locator"])])
+        []
+        if prefix in ("1H",)
+        else [(status, f"vin {prefix}000000000000001", "vin", of_type(quote, "Vehicle")[0]["locator"])]
+    )
 
 
 def test_an_approve_flag_passes_a_quote_other_flags_would_stop(api, admin_token, tenant, account):
-    quote = create(api, admin_token, tenant, auto(account, vehicle(vin="AP000000000000001"),
-                                                  vehicle(vin="DC000000000000001")))
+    quote = create(
+        api, admin_token, tenant, auto(account, vehicle(vin="AP000000000000001"), vehicle(vin="DC000000000000001"))
+    )
     assert ok(advance(api, admin_token, tenant, quote["locator"], "issue"))["quoteState"] == "issued"
 
 
@@ -141,7 +183,10 @@ def test_a_blocked_quote_stops_issue_at_underwriting_and_keeps_what_passed(api, 
     assert QUOTE_FIELDS <= set(blocked)
     assert (blocked["quoteState"], blocked["underwritingStatus"]) == ("underwrittenBlocked", "block")
     assert event_types(api, admin_token, tenant, response) == [
-        "policy.quote.validate", "policy.quote.price", "policy.quote.underwrite"]
+        "policy.quote.validate",
+        "policy.quote.price",
+        "policy.quote.underwrite",
+    ]
     assert len(ok(call(api, "GET", quote_path(tenant, quote["locator"], "/price"), admin_token))["items"]) == 2
     assert_error(advance(api, admin_token, tenant, quote["locator"], "price"), 409, "quote.invalid_state")
 
@@ -154,8 +199,15 @@ def test_manual_flags_count_beside_the_plugins_and_cleared_flags_stop_counting(a
 
     cleared = call(api, "DELETE", flags_path(tenant, locator, f"/block/{plugin_flag['locator']}"), admin_token)
     passed = ok(advance(api, admin_token, tenant, locator, "underwrite"))
-    manual = ok(call(api, "POST", flags_path(tenant, locator, "/decline"), admin_token, {
-        "note": "underwriter says no", "tag": "manual", "elementLocator": of_type(quote, "Vehicle")[0]["locator"]}))
+    manual = ok(
+        call(
+            api,
+            "POST",
+            flags_path(tenant, locator, "/decline"),
+            admin_token,
+            {"note": "underwriter says no", "tag": "manual", "elementLocator": of_type(quote, "Vehicle")[0]["locator"]},
+        )
+    )
     declined = ok(advance(api, admin_token, tenant, locator, "accept"))
 
     assert event_types(api, admin_token, tenant, cleared) == ["policy.quote.manualunderwrite"]
@@ -177,7 +229,12 @@ def test_flag_responses_carry_every_required_field(api, admin_token, tenant, acc
     assert added["quoteLocator"] == locator
     assert FLAG_FIELDS <= set(flag)
     assert (flag["level"], flag["referenceType"], flag["referenceLocator"], flag["note"], flag["tag"]) == (
-        "info", "quote", locator, "fyi", "")
+        "info",
+        "quote",
+        locator,
+        "fyi",
+        "",
+    )
     assert (flag["clearedBy"], flag["clearedTime"], flag["taskCreationResponse"]) == (None, None, None)
 
 
@@ -204,16 +261,38 @@ def test_an_approve_cannot_pass_a_rejected_quote_but_clearing_the_reject_can(api
 
 def test_flags_change_in_bulk_and_reset_can_clear_or_delete_them(api, admin_token, tenant, account):
     locator = create(api, admin_token, tenant, auto(account))["locator"]
-    first = ok(call(api, "PATCH", flags_path(tenant, locator), admin_token, {"addFlags": [
-        {"level": "block", "note": "one"}, {"level": "info", "note": "two"}]}))
+    first = ok(
+        call(
+            api,
+            "PATCH",
+            flags_path(tenant, locator),
+            admin_token,
+            {"addFlags": [{"level": "block", "note": "one"}, {"level": "info", "note": "two"}]},
+        )
+    )
     block, info = first["flags"]
-    second = ok(call(api, "PATCH", flags_path(tenant, locator), admin_token, {
-        "addFlags": [{"level": "decline"}], "clearFlags": [block["locator"]]}))
-    cleared = ok(call(api, "PATCH", quote_path(tenant, locator, "/reset"), admin_token, {
-        "resetAllUnderwritingFlags": True}))
+    second = ok(
+        call(
+            api,
+            "PATCH",
+            flags_path(tenant, locator),
+            admin_token,
+            {"addFlags": [{"level": "decline"}], "clearFlags": [block["locator"]]},
+        )
+    )
+    cleared = ok(
+        call(api, "PATCH", quote_path(tenant, locator, "/reset"), admin_token, {"resetAllUnderwritingFlags": True})
+    )
     flags = ok(call(api, "GET", flags_path(tenant, locator), admin_token))
-    deleted = ok(call(api, "PATCH", quote_path(tenant, locator, "/reset"), admin_token, {
-        "resetFlags": [info["locator"]], "resetFlagsAction": "delete"}))
+    deleted = ok(
+        call(
+            api,
+            "PATCH",
+            quote_path(tenant, locator, "/reset"),
+            admin_token,
+            {"resetFlags": [info["locator"]], "resetFlagsAction": "delete"},
+        )
+    )
 
     assert [f["level"] for f in second["flags"]] == ["info", "decline"]
     assert cleared["quoteState"] == "draft"
@@ -222,14 +301,17 @@ def test_flags_change_in_bulk_and_reset_can_clear_or_delete_them(api, admin_toke
     assert len(ok(call(api, "GET", flags_path(tenant, locator), admin_token))["clearedFlags"]) == 2
 
 
-@pytest.mark.parametrize("method, suffix, body, status, code", [
-    ("DELETE", "/block/01J00000000000000000000000", None, 404, "underwritingFlag.not_found"),
-    ("PATCH", "", {"clearFlags": ["01J00000000000000000000000"]}, 404, "underwritingFlag.not_found"),
-    ("POST", "/block", {"level": "approve"}, 400, "request.invalid"),
-    ("POST", "/block", {"elementLocator": "01J00000000000000000000000"}, 400, "quote.invalid_flag"),
-    ("POST", "/block", {"color": "red"}, 400, "request.invalid"),
-    ("PATCH", "", {"addFlags": [{"note": "no level"}]}, 400, "quote.invalid_flag"),
-])
+@pytest.mark.parametrize(
+    "method, suffix, body, status, code",
+    [
+        ("DELETE", "/block/01J00000000000000000000000", None, 404, "underwritingFlag.not_found"),
+        ("PATCH", "", {"clearFlags": ["01J00000000000000000000000"]}, 404, "underwritingFlag.not_found"),
+        ("POST", "/block", {"level": "approve"}, 400, "request.invalid"),
+        ("POST", "/block", {"elementLocator": "01J00000000000000000000000"}, 400, "quote.invalid_flag"),
+        ("POST", "/block", {"color": "red"}, 400, "request.invalid"),
+        ("PATCH", "", {"addFlags": [{"note": "no level"}]}, 400, "quote.invalid_flag"),
+    ],
+)
 def test_bad_flag_requests(api, admin_token, tenant, account, method, suffix, body, status, code):
     locator = create(api, admin_token, tenant, auto(account))["locator"]
     assert_error(call(api, method, flags_path(tenant, locator, suffix), admin_token, body), status, code)
@@ -240,11 +322,17 @@ def test_clearing_a_flag_twice_or_under_another_level_fails(api, admin_token, te
     locator = create(api, admin_token, tenant, auto(account))["locator"]
     flag = ok(call(api, "POST", flags_path(tenant, locator, "/block"), admin_token, {}))["flags"][0]
 
-    assert_error(call(api, "DELETE", flags_path(tenant, locator, f"/info/{flag['locator']}"), admin_token), 404,
-                 "underwritingFlag.not_found")
+    assert_error(
+        call(api, "DELETE", flags_path(tenant, locator, f"/info/{flag['locator']}"), admin_token),
+        404,
+        "underwritingFlag.not_found",
+    )
     ok(call(api, "DELETE", flags_path(tenant, locator, f"/block/{flag['locator']}"), admin_token))
-    assert_error(call(api, "DELETE", flags_path(tenant, locator, f"/block/{flag['locator']}"), admin_token), 409,
-                 "underwritingFlag.cleared")
+    assert_error(
+        call(api, "DELETE", flags_path(tenant, locator, f"/block/{flag['locator']}"), admin_token),
+        409,
+        "underwritingFlag.cleared",
+    )
 
 
 # --- previews ------------------------------------------------------------------------------------
@@ -253,10 +341,18 @@ def test_clearing_a_flag_twice_or_under_another_level_fails(api, admin_token, te
 def test_previews_validate_and_price_a_quote_that_is_never_stored(api, admin_token, tenant, account):
     validated = call(api, "POST", quotes(tenant, "/validatePreview"), admin_token, auto(account))
     priced = ok(call(api, "POST", quotes(tenant, "/pricePreview"), admin_token, auto(account)))
-    failing = ok(call(api, "POST", quotes(tenant, "/validatePreview"), admin_token,
-                      auto(account, vehicle(vin="00000000000000001"))))
-    crashing = ok(call(api, "POST", quotes(tenant, "/pricePreview"), admin_token,
-                       auto(account, vehicle(vin="CRASH000000000001"))))
+    failing = ok(
+        call(
+            api,
+            "POST",
+            quotes(tenant, "/validatePreview"),
+            admin_token,
+            auto(account, vehicle(vin="00000000000000001")),
+        )
+    )
+    crashing = ok(
+        call(api, "POST", quotes(tenant, "/pricePreview"), admin_token, auto(account, vehicle(vin="CRASH000000000001")))
+    )
 
     assert QUOTE_FIELDS <= set(ok(validated))
     assert ok(validated)["quoteState"] == "validated"
@@ -269,5 +365,8 @@ def test_previews_validate_and_price_a_quote_that_is_never_stored(api, admin_tok
 
 
 def test_a_preview_naming_what_does_not_exist_is_a_400(api, admin_token, tenant, account):
-    assert_error(call(api, "POST", quotes(tenant, "/pricePreview"), admin_token, auto(account, productName="Boats")),
-                 400, "quote.unknown_product")
+    assert_error(
+        call(api, "POST", quotes(tenant, "/pricePreview"), admin_token, auto(account, productName="Boats")),
+        400,
+        "quote.unknown_product",
+    )

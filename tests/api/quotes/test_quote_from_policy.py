@@ -3,6 +3,7 @@ and the segment (the issuance's by default, or the one `date` picks by effective
 data only on request, new locators, numbering and the event of any new quote, one read of the policy and
 one write; bad input, permissions and tenants. The clock stands at 2026-01-15T09:30Z; the policies run a
 year from 2026-02-01 (midnight in New York)."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -80,16 +81,30 @@ def _priced(api, token, tenant, quote) -> list[tuple[str, Decimal]]:
 
 def _shape(element: dict[str, Any]) -> tuple[Any, ...]:
     """An element tree without its locators."""
-    return (element["type"], element["category"], element["data"], element["coverageTerms"],
-            tuple(_shape(child) for child in element["elements"]))
+    return (
+        element["type"],
+        element["category"],
+        element["data"],
+        element["coverageTerms"],
+        tuple(_shape(child) for child in element["elements"]),
+    )
 
 
 def _issue_change(api, token, tenant, policy, effective, **data) -> dict[str, Any]:
     """A change of the policy's vehicle's data from `effective`, issued."""
     vehicle_element = of_type(_segment(api, token, tenant, policy["latestSegmentLocator"]), "Vehicle")[0]
-    change = ok(call(api, "PATCH", _policy_path(tenant, policy["locator"], "/change"), token, [
-        {"action": "params", "effectiveTime": effective},
-        {"action": "modify", "staticLocator": vehicle_element["staticLocator"], "setData": data}]))
+    change = ok(
+        call(
+            api,
+            "PATCH",
+            _policy_path(tenant, policy["locator"], "/change"),
+            token,
+            [
+                {"action": "params", "effectiveTime": effective},
+                {"action": "modify", "staticLocator": vehicle_element["staticLocator"], "setData": data},
+            ],
+        )
+    )
     return ok(call(api, "PATCH", f"/policy/{tenant}/transactions/{change['locator']}/issue", token))
 
 
@@ -98,37 +113,106 @@ def _issue_change(api, token, tenant, policy, effective, **data) -> dict[str, An
 
 def test_by_default_the_quote_copies_the_policy_and_its_issuance_segment(api, admin_token, tenant):
     account = new_account(api, admin_token, tenant)
-    policy = _issued(api, admin_token, tenant, account, region="West", jurisdiction="CA", producerCode="P-7",
-                     billingLevel="policy", delinquencyPlanName="Standard", autoRenewalPlanName="Yearly",
-                     invoiceFeeAmount=5, preferences=MONTHLY, static={"agency": "North"},
-                     contacts=[{"contactLocator": CONTACT, "roles": ["primary"]}])
+    policy = _issued(
+        api,
+        admin_token,
+        tenant,
+        account,
+        region="West",
+        jurisdiction="CA",
+        producerCode="P-7",
+        billingLevel="policy",
+        delinquencyPlanName="Standard",
+        autoRenewalPlanName="Yearly",
+        invoiceFeeAmount=5,
+        preferences=MONTHLY,
+        static={"agency": "North"},
+        contacts=[{"contactLocator": CONTACT, "roles": ["primary"]}],
+    )
     base = policy["locator"]
     # the policy as it is now, not as its quote was
-    ok(call(api, "PATCH", _policy_path(tenant, base, "/delinquencyPlan"), admin_token,
-            {"delinquencyPlanName": "Lenient"}))
+    ok(
+        call(
+            api,
+            "PATCH",
+            _policy_path(tenant, base, "/delinquencyPlan"),
+            admin_token,
+            {"delinquencyPlanName": "Lenient"},
+        )
+    )
     ok(call(api, "PATCH", _policy_path(tenant, base, "/jurisdiction"), admin_token, {"jurisdiction": "NY"}))
-    ok(call(api, "POST", _policy_path(tenant, base, "/contacts"), admin_token,
-            {"contactLocator": BROKER, "roles": ["broker"]}))
+    ok(
+        call(
+            api,
+            "POST",
+            _policy_path(tenant, base, "/contacts"),
+            admin_token,
+            {"contactLocator": BROKER, "roles": ["broker"]},
+        )
+    )
     segment = _segment(api, admin_token, tenant, policy["latestSegmentLocator"])
 
     response = _from_policy(api, admin_token, tenant, base)
     quote = ok(response)
 
     assert QUOTE_FIELDS <= set(quote)
-    assert {name: quote.get(name) for name in (
-        "quoteState", "productName", "accountLocator", "startTime", "endTime", "duration", "durationBasis",
-        "timezone", "currency", "billingLevel", "region", "jurisdiction", "producerCode", "delinquencyPlanName",
-        "autoRenewalPlanName", "invoiceFeeAmount", "preferences", "contacts", "static", "quoteNumber",
-        "policyLocator", "policyNumber", "validationResult", "createdAt")} == {
-        "quoteState": "draft", "productName": "PersonalAuto", "accountLocator": account, "startTime": START,
-        "endTime": END, "duration": 12, "durationBasis": "months", "timezone": "America/New_York",
-        "currency": "USD", "billingLevel": "policy", "region": "West", "jurisdiction": "NY", "producerCode": "P-7",
-        "delinquencyPlanName": "Lenient", "autoRenewalPlanName": "Yearly", "invoiceFeeAmount": 5,
+    assert {
+        name: quote.get(name)
+        for name in (
+            "quoteState",
+            "productName",
+            "accountLocator",
+            "startTime",
+            "endTime",
+            "duration",
+            "durationBasis",
+            "timezone",
+            "currency",
+            "billingLevel",
+            "region",
+            "jurisdiction",
+            "producerCode",
+            "delinquencyPlanName",
+            "autoRenewalPlanName",
+            "invoiceFeeAmount",
+            "preferences",
+            "contacts",
+            "static",
+            "quoteNumber",
+            "policyLocator",
+            "policyNumber",
+            "validationResult",
+            "createdAt",
+        )
+    } == {
+        "quoteState": "draft",
+        "productName": "PersonalAuto",
+        "accountLocator": account,
+        "startTime": START,
+        "endTime": END,
+        "duration": 12,
+        "durationBasis": "months",
+        "timezone": "America/New_York",
+        "currency": "USD",
+        "billingLevel": "policy",
+        "region": "West",
+        "jurisdiction": "NY",
+        "producerCode": "P-7",
+        "delinquencyPlanName": "Lenient",
+        "autoRenewalPlanName": "Yearly",
+        "invoiceFeeAmount": 5,
         "preferences": MONTHLY,
-        "contacts": [{"contactLocator": CONTACT, "roles": ["primary"]}, {"contactLocator": BROKER,
-                                                                          "roles": ["broker"]}],
-        "static": {}, "quoteNumber": "QPA-000002", "policyLocator": None, "policyNumber": None,
-        "validationResult": {"success": True, "validationItems": []}, "createdAt": "2026-01-15T09:30:00.000Z"}
+        "contacts": [
+            {"contactLocator": CONTACT, "roles": ["primary"]},
+            {"contactLocator": BROKER, "roles": ["broker"]},
+        ],
+        "static": {},
+        "quoteNumber": "QPA-000002",
+        "policyLocator": None,
+        "policyNumber": None,
+        "validationResult": {"success": True, "validationItems": []},
+        "createdAt": "2026-01-15T09:30:00.000Z",
+    }
     assert _shape(quote["element"]) == _shape(segment["element"])
     assert of_type(quote, "Vehicle")[0]["data"] == {"vin": "1HGCM82633A004352", "value": D("12000.50")}
     assert event_types(api, admin_token, tenant, response) == ["policy.quote.create"]
@@ -139,10 +223,19 @@ def test_by_default_the_quote_copies_the_policy_and_its_issuance_segment(api, ad
 
 
 def test_every_element_gets_new_locators_and_new_static_locators(api, admin_token, tenant):
-    policy = _issued(api, admin_token, tenant, new_account(api, admin_token, tenant), vehicle(),
-                     vehicle(vin="2HGCM82633A004353", value="30000"))
-    old = {value for element in walk(_segment(api, admin_token, tenant, policy["latestSegmentLocator"])["element"])
-           for value in (element["locator"], element["staticLocator"])}
+    policy = _issued(
+        api,
+        admin_token,
+        tenant,
+        new_account(api, admin_token, tenant),
+        vehicle(),
+        vehicle(vin="2HGCM82633A004353", value="30000"),
+    )
+    old = {
+        value
+        for element in walk(_segment(api, admin_token, tenant, policy["latestSegmentLocator"])["element"])
+        for value in (element["locator"], element["staticLocator"])
+    }
 
     quote = ok(_from_policy(api, admin_token, tenant, policy["locator"]))
 
@@ -160,8 +253,9 @@ def test_every_element_gets_new_locators_and_new_static_locators(api, admin_toke
 
 
 def test_static_data_is_copied_only_when_asked_for(api, admin_token, tenant):
-    policy = _issued(api, admin_token, tenant, new_account(api, admin_token, tenant),
-                     static={"agency": "North"})["locator"]
+    policy = _issued(api, admin_token, tenant, new_account(api, admin_token, tenant), static={"agency": "North"})[
+        "locator"
+    ]
     ok(call(api, "POST", _policy_path(tenant, policy, "/static"), admin_token, {"agent": "Ann"}))
 
     without = ok(_from_policy(api, admin_token, tenant, policy))
@@ -171,7 +265,9 @@ def test_static_data_is_copied_only_when_asked_for(api, admin_token, tenant):
     assert (without["static"], explicitly_without["static"]) == ({}, {})
     assert with_static["static"] == {"agency": "North", "agent": "Ann"}
     assert ok(call(api, "GET", quote_path(tenant, with_static["locator"], "/static"), admin_token)) == {
-        "agency": "North", "agent": "Ann"}
+        "agency": "North",
+        "agent": "Ann",
+    }
 
 
 # --- which segment ---------------------------------------------------------------------------------
@@ -203,24 +299,37 @@ def test_by_issued_time_the_date_picks_the_policy_as_it_was_issued_by_then(api, 
     clock.advance(days=1)
     _issue_change(api, admin_token, tenant, policy, AUGUST, value="25000")
 
-    before = ok(_from_policy(api, admin_token, tenant, policy["locator"],
-                             "?date=2026-01-15T12:00:00Z&byIssuedTime=true"))
-    after = ok(_from_policy(api, admin_token, tenant, policy["locator"],
-                            "?date=2026-01-16T09:30:00Z&byIssuedTime=true"))
-    by_effective_time = ok(_from_policy(api, admin_token, tenant, policy["locator"],
-                                        "?date=2026-03-01T00:00:00Z&byIssuedTime=false"))
+    before = ok(
+        _from_policy(api, admin_token, tenant, policy["locator"], "?date=2026-01-15T12:00:00Z&byIssuedTime=true")
+    )
+    after = ok(
+        _from_policy(api, admin_token, tenant, policy["locator"], "?date=2026-01-16T09:30:00Z&byIssuedTime=true")
+    )
+    by_effective_time = ok(
+        _from_policy(api, admin_token, tenant, policy["locator"], "?date=2026-03-01T00:00:00Z&byIssuedTime=false")
+    )
 
     assert (before["startTime"], of_type(before, "Vehicle")[0]["data"]["value"]) == (START, D("12000.50"))
     assert (after["startTime"], of_type(after, "Vehicle")[0]["data"]["value"]) == (AUGUST, D("25000.00"))
     assert by_effective_time["startTime"] == START
-    assert_error(_from_policy(api, admin_token, tenant, policy["locator"],
-                              "?date=2026-01-15T09:29:59Z&byIssuedTime=true"), 404, "snapshot.not_found")
+    assert_error(
+        _from_policy(api, admin_token, tenant, policy["locator"], "?date=2026-01-15T09:29:59Z&byIssuedTime=true"),
+        404,
+        "snapshot.not_found",
+    )
 
 
 def test_a_date_in_a_cancellation_gap_copies_the_coverage_it_removed(api, admin_token, tenant):
     policy = _issued(api, admin_token, tenant, new_account(api, admin_token, tenant))
-    cancellation = ok(call(api, "PATCH", _policy_path(tenant, policy["locator"], "/cancel"), admin_token,
-                           {"action": "params", "effectiveTime": AUGUST}))
+    cancellation = ok(
+        call(
+            api,
+            "PATCH",
+            _policy_path(tenant, policy["locator"], "/cancel"),
+            admin_token,
+            {"action": "params", "effectiveTime": AUGUST},
+        )
+    )
     ok(call(api, "PATCH", f"/policy/{tenant}/transactions/{cancellation['locator']}/issue", admin_token))
 
     rewrite = ok(_from_policy(api, admin_token, tenant, policy["locator"], f"?date={SEPTEMBER}"))
@@ -242,8 +351,9 @@ def test_bad_input_is_a_clear_4xx_and_stores_nothing(api, admin_token, tenant):
     assert_error(_from_policy(api, admin_token, tenant, policy, "?date=notadate"), 400, "request.invalid")
     assert_error(_from_policy(api, admin_token, tenant, policy, "?byIssuedTime=maybe"), 400, "request.invalid")
     assert_error(_from_policy(api, admin_token, tenant, policy, "?includeStaticData=2"), 400, "request.invalid")
-    assert_error(_from_policy(api, admin_token, tenant, policy, "?date=2026-01-31T00:00:00Z"), 404,
-                 "snapshot.not_found")
+    assert_error(
+        _from_policy(api, admin_token, tenant, policy, "?date=2026-01-31T00:00:00Z"), 404, "snapshot.not_found"
+    )
     assert_error(_from_policy(api, admin_token, tenant, policy, f"?date={END}"), 404, "snapshot.not_found")
 
     listed = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}/quotes/list", admin_token))
@@ -255,8 +365,15 @@ def test_a_product_the_configuration_no_longer_has_is_a_conflict_and_stores_noth
     policy = _issued(api, admin_token, tenant, account)["locator"]
     model = _model()
     model["products"]["PrivateAuto"] = model["products"].pop("PersonalAuto")
-    response = api.http.post(f"/config/{tenant}/deployments/deploy", body=package(model), headers={
-        "Authorization": f"Bearer {admin_token}", "Content-Type": "application/zip", "Accept": "application/json"})
+    response = api.http.post(
+        f"/config/{tenant}/deployments/deploy",
+        body=package(model),
+        headers={
+            "Authorization": f"Bearer {admin_token}",
+            "Content-Type": "application/zip",
+            "Accept": "application/json",
+        },
+    )
     assert ok(response)["deploymentResult"]["isSuccess"] is True
 
     assert_error(_from_policy(api, admin_token, tenant, policy), 409, "quote.product_not_configured")
@@ -301,7 +418,8 @@ def test_one_read_of_the_policy_and_one_write_however_many_elements(api, admin_t
     account = new_account(api, admin_token, tenant)
     small = _issued(api, admin_token, tenant, account)["locator"]
     large = _issued(api, admin_token, tenant, account, *[vehicle(vin=f"1HGCM8263{n:08d}") for n in range(20)])[
-        "locator"]
+        "locator"
+    ]
     made = []
     for policy in (small, large, small):
         ddb_calls.clear()

@@ -1,5 +1,6 @@
 """Quotes for the three real configuration packages: created with the minimal valid data of their
 products (samples.py), validated, priced (no plugins: no charges) and issued."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,8 +11,11 @@ from tests.support.api import call, ok
 from tests.support.configs import deployed_tenant
 from tests.unit.configuration.zips import fixture_zip
 
-PACKAGES = {"iag-motor-demo": ["PersonalAuto"], "itemcare": ["ItemCare"],
-            "mgt-commercial": ["GeneralLiability", "PackageProduct", "Property"]}
+PACKAGES = {
+    "iag-motor-demo": ["PersonalAuto"],
+    "itemcare": ["ItemCare"],
+    "mgt-commercial": ["GeneralLiability", "PackageProduct", "Property"],
+}
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -24,16 +28,35 @@ def test_a_quote_of_each_real_product_is_created_validated_and_issued(api, admin
 
 def quote_and_issue(api, admin_token, tenant: str, model: dict, product: str) -> None:
     definition = model["products"][product]
-    account_type = (definition.get("eligibleAccountTypes") or [next(
-        name for name, account in model["accounts"].items() if not account.get("abstract"))])[0]
-    account = ok(call(api, "POST", f"/policy/{tenant}/accounts", admin_token, {
-        "type": account_type, "data": data_for(model, model["accounts"][account_type].get("data") or {})}))
+    account_type = (
+        definition.get("eligibleAccountTypes")
+        or [next(name for name, account in model["accounts"].items() if not account.get("abstract"))]
+    )[0]
+    account = ok(
+        call(
+            api,
+            "POST",
+            f"/policy/{tenant}/accounts",
+            admin_token,
+            {"type": account_type, "data": data_for(model, model["accounts"][account_type].get("data") or {})},
+        )
+    )
     tree = element_for(model, product, definition)
 
-    quote = create(api, admin_token, tenant, {"productName": product, "accountLocator": account["locator"],
-                                               "startTime": START, "data": tree["data"],
-                                               "coverageTerms": tree["coverageTerms"], "elements": tree["elements"],
-                                               "static": data_for(model, definition.get("staticData") or {})})
+    quote = create(
+        api,
+        admin_token,
+        tenant,
+        {
+            "productName": product,
+            "accountLocator": account["locator"],
+            "startTime": START,
+            "data": tree["data"],
+            "coverageTerms": tree["coverageTerms"],
+            "elements": tree["elements"],
+            "static": data_for(model, definition.get("staticData") or {}),
+        },
+    )
     issued = ok(advance(api, admin_token, tenant, quote["locator"], "issue"))
 
     assert quote["validationResult"] == {"success": True, "validationItems": []}, quote["validationResult"]

@@ -1,6 +1,7 @@
 """Helpers of the schedules API tests: the quotes test configuration (tests/support/configs.py) with an
 `Equipment` schedule on every Vehicle (a serial of two capitals and four digits, a kind among laptop and
 phone, a value of two decimals, optional flags, dates and a list of tags), and paths."""
+
 from __future__ import annotations
 
 import json
@@ -62,8 +63,10 @@ def every_item(api: Any, token: str, path: str) -> list[dict[str, Any]]:
 
 def csv_body(text: str, boundary: str = "sched-boundary", name: str = "items.csv") -> tuple[bytes, str]:
     """A multipart/form-data body with `text` as the `file` part: (body, Content-Type)."""
-    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n"
-            f"Content-Type: text/csv\r\n\r\n{text}\r\n--{boundary}--\r\n").encode()
+    body = (
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\n'
+        f"Content-Type: text/csv\r\n\r\n{text}\r\n--{boundary}--\r\n"
+    ).encode()
     return body, f"multipart/form-data; boundary={boundary}"
 
 
@@ -82,8 +85,11 @@ def equipment_csv(rows: int, bad: dict[int, str] | None = None) -> str:
 def deserialize(api: Any, token: str, tenant: str, quote: tuple[str, str], text: str, name: str = "fleet.csv") -> Any:
     """Starts a deserialization job of `text` on the quote (quote locator, vehicle's static locator)."""
     body, content_type = csv_body(text, name=name)
-    return api.http.post(schedule_path(tenant, quote[0], quote[1], f"/deserialize?{PARAMS}"), body=body,
-                         headers={"Authorization": f"Bearer {token}", "Content-Type": content_type})
+    return api.http.post(
+        schedule_path(tenant, quote[0], quote[1], f"/deserialize?{PARAMS}"),
+        body=body,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": content_type},
+    )
 
 
 def deserialize_job(api: Any, token: str, tenant: str, locator: str) -> dict[str, Any]:

@@ -1,5 +1,6 @@
 """A deserialization job whose step never finishes (its messages lost, its worker killed) is marked
 `interrupted` when the reaper gives the step up, and a restart continues it from the row it stopped at."""
+
 from __future__ import annotations
 
 import pytest
@@ -37,7 +38,8 @@ def _give_up_the_queued_step(tenant, jobs, clock) -> None:
 
 
 def test_a_step_the_reaper_gives_up_interrupts_the_job_and_a_restart_continues_where_it_stopped(
-        api, admin_token, tenant, quote, jobs, clock):
+    api, admin_token, tenant, quote, jobs, clock
+):
     path = schedule_path(tenant, *quote)
     started = deserialize(api, admin_token, tenant, quote, equipment_csv(ROWS))
     locator = ok(started)["jobLocator"]
@@ -47,13 +49,16 @@ def test_a_step_the_reaper_gives_up_interrupts_the_job_and_a_restart_continues_w
 
     job = deserialize_job(api, admin_token, tenant, locator)
     assert (job["jobState"], job["retryCount"]) == ("interrupted", 0)
-    assert job["processingErrors"] == (f"Reading stopped after row 250: the step did not finish in {MAX_ATTEMPTS} "
-                                       "attempts; restart continues from row 251")
-    assert event_types(api, admin_token, tenant, started) == ["schedule.deserialize.start",
-                                                              "schedule.deserialize.interrupt"]
+    assert job["processingErrors"] == (
+        f"Reading stopped after row 250: the step did not finish in {MAX_ATTEMPTS} "
+        "attempts; restart continues from row 251"
+    )
+    assert event_types(api, admin_token, tenant, started) == [
+        "schedule.deserialize.start",
+        "schedule.deserialize.interrupt",
+    ]
     assert every_item(api, admin_token, path) == []
-    listed = ok(call(api, "GET", f"/policy/{tenant}/deserializeJobs/scheduleItems/list?state=interrupted",
-                     admin_token))
+    listed = ok(call(api, "GET", f"/policy/{tenant}/deserializeJobs/scheduleItems/list?state=interrupted", admin_token))
     assert [each["locator"] for each in listed["items"]] == [locator]
 
     restarted = call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/restart", admin_token)
@@ -69,12 +74,16 @@ def test_a_step_the_reaper_gives_up_interrupts_the_job_and_a_restart_continues_w
     assert (job["jobState"], job["retryCount"]) == ("completed", 1)
     items = every_item(api, admin_token, path)
     assert [item["data"]["serial"] for item in items] == [f"EQ{n:04d}" for n in range(ROWS)]
-    assert_error(call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/restart", admin_token), 409,
-                 "deserializeJob.invalid_state")
+    assert_error(
+        call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/restart", admin_token),
+        409,
+        "deserializeJob.invalid_state",
+    )
 
 
 def test_an_interrupted_job_can_be_terminated_and_then_restarted_from_the_start(
-        api, admin_token, tenant, quote, jobs, clock):
+    api, admin_token, tenant, quote, jobs, clock
+):
     locator = ok(deserialize(api, admin_token, tenant, quote, equipment_csv(ROWS)))["jobLocator"]
     run_one_step(jobs)
     _give_up_the_queued_step(tenant, jobs, clock)
@@ -95,8 +104,7 @@ def test_a_step_given_up_after_the_job_moved_on_changes_nothing(api, admin_token
     started = deserialize(api, admin_token, tenant, quote, equipment_csv(ROWS))
     locator = ok(started)["jobLocator"]
     run_one_step(jobs)
-    assert call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/terminate",
-                admin_token).status_code == 200
+    assert call(api, "PATCH", f"/policy/{tenant}/deserializeJobs/{locator}/terminate", admin_token).status_code == 200
     assert jobs.drain(job_types=frozenset({JobType.SCHEDULE_ITEMS_DROP_RUN.value})) == 1  # its items go
     _give_up_the_queued_step(tenant, jobs, clock)
     job = deserialize_job(api, admin_token, tenant, locator)

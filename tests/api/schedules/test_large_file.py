@@ -3,6 +3,7 @@ after its first step, restarted, completed, every row an item once. The items ar
 them back 100 at a time through the API would cost more than the file); the API shows the first page.
 benchmarks/schedules.py runs a 100,000-row file and measures the rate (at that size this test alone took
 over a minute of CPU, a tenth of the suite's budget, to show what six chunks show)."""
+
 from __future__ import annotations
 
 import json
@@ -24,10 +25,14 @@ def _stored_items(partition: str) -> int:
     """The schedule's item records, counted by the partition's Query pages."""
     client, name, count, start = clients.dynamodb(), table.gateway().table_name, 0, None
     while True:
-        page = client.query(TableName=name, KeyConditionExpression="PK = :pk AND begins_with(SK, :items)",
-                            ExpressionAttributeValues={":pk": {"S": partition},
-                                                       ":items": {"S": keys.SCHEDULE_ITEM_PREFIX}},
-                            Select="COUNT", ConsistentRead=True, **({"ExclusiveStartKey": start} if start else {}))
+        page = client.query(
+            TableName=name,
+            KeyConditionExpression="PK = :pk AND begins_with(SK, :items)",
+            ExpressionAttributeValues={":pk": {"S": partition}, ":items": {"S": keys.SCHEDULE_ITEM_PREFIX}},
+            Select="COUNT",
+            ConsistentRead=True,
+            **({"ExclusiveStartKey": start} if start else {}),
+        )
         count += page["Count"]
         start = page.get("LastEvaluatedKey")
         if start is None:
@@ -35,13 +40,18 @@ def _stored_items(partition: str) -> int:
 
 
 def test_a_file_of_six_chunks_is_terminated_restarted_and_completed_with_each_row_an_item_once(
-        api, admin_token, tenant, quote, jobs):
+    api, admin_token, tenant, quote, jobs
+):
     text = "serial,kind,value,insured\n" + "".join(
-        f"EQ{n % 10000:04d},{'laptop' if n % 2 else 'phone'},{n}.5,{n % 3 == 0}\n" for n in range(ROWS))
+        f"EQ{n % 10000:04d},{'laptop' if n % 2 else 'phone'},{n}.5,{n % 3 == 0}\n" for n in range(ROWS)
+    )
     body, content_type = csv_body(text, name="fleet.csv")
     path = schedule_path(tenant, *quote)
-    started = api.http.post(f"{path}/deserialize?params=" + escaped(json.dumps({})), body=body,
-                            headers={"Authorization": f"Bearer {admin_token}", "Content-Type": content_type})
+    started = api.http.post(
+        f"{path}/deserialize?params=" + escaped(json.dumps({})),
+        body=body,
+        headers={"Authorization": f"Bearer {admin_token}", "Content-Type": content_type},
+    )
     locator = ok(started)["jobLocator"]
     job_path = f"/policy/{tenant}/deserializeJobs/{locator}"
 

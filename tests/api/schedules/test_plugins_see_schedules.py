@@ -1,5 +1,6 @@
 """A rating plugin prices per scheduled item: the plugin request's `schedules` holds, per static locator of
 an element with a schedule, its items (`locator`, `data`) as the schedule shows them."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -12,7 +13,7 @@ from tests.api.transactions.support import AUGUST, create, params, transaction_p
 from tests.support.api import call, ok
 from tests.support.configs import quotes_tenant
 
-PER_ITEM_RATING = '''
+PER_ITEM_RATING = """
 PRICES = {"laptop": 10, "phone": 4}
 
 
@@ -29,7 +30,7 @@ def rate_PersonalAuto(request):
 def underwrite_PersonalAuto(request):
     counts = sorted(len(entries) for entries in request.get("schedules", {}).values())
     return {"flags": [{"level": "info", "note": "scheduled items: " + str(counts), "tag": "count"}]}
-'''
+"""
 """Premium 10 a laptop and 4 a phone of the vehicle's Equipment schedule; a tax of 1 an item; an info flag
 counting the items of each schedule the request carries."""
 
@@ -45,7 +46,9 @@ def test_a_rating_plugin_prices_each_scheduled_item(api, admin_token):
 
     priced = ok(call(api, "PATCH", f"/policy/{tenant}/quotes/{quote}/price", admin_token))
     assert sorted((charge["chargeType"], charge["amount"]) for charge in priced["items"]) == [
-        ("premium", Decimal("14.00")), ("tax", Decimal("2.00"))]
+        ("premium", Decimal("14.00")),
+        ("tax", Decimal("2.00")),
+    ]
 
 
 def _flag_notes(answer: dict) -> list[str]:

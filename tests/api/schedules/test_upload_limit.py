@@ -2,6 +2,7 @@
 is refused after row 501, for the memory of those rows, not of the file (issue 26, point 20: 49.9 MB took
 half a minute and 3.2 GB before the limit answered). A body takes at most 10 MB (API Gateway's limit; a larger
 file comes as an upload, tests/api/uploads), so the files here are 9 MB."""
+
 from __future__ import annotations
 
 import time
@@ -18,8 +19,9 @@ def _posted(api, token, path, body, content_type):
     tracemalloc.start()
     started = time.monotonic()
     try:
-        answer = api.http.post(path, body=body, headers={"Authorization": f"Bearer {token}",
-                                                         "Content-Type": content_type})
+        answer = api.http.post(
+            path, body=body, headers={"Authorization": f"Bearer {token}", "Content-Type": content_type}
+        )
         took = time.monotonic() - started
         _, peak = tracemalloc.get_traced_memory()
     finally:

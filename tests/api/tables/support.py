@@ -1,4 +1,5 @@
 """Helpers of the tables API tests: a configuration declaring tables, uploads, lookups."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -17,23 +18,40 @@ PATHS = {"table": "tables", "rangeTable": "rangeTables", "constraintTable": "con
 def tables_model() -> dict[str, Any]:
     """The minimal configuration, plus one table of each kind."""
     model = minimal_model()
-    model["tables"] = {"Rates": {"selectionTimeBasis": "termStartTime", "columns": {
-        "state": {"dataType": "string", "isKey": True},
-        "age": {"dataType": "int", "isKey": True},
-        "factor": {"dataType": "decimal", "isKey": False},
-        "note": {"dataType": "string", "isKey": False},
-    }}}
-    model["rangeTables"] = {"AgeBands": {"selectionTimeBasis": "policyStartTime", "rangeStart": "minAge",
-                                         "rangeEnd": "maxAge", "columns": {
-                                             "state": {"dataType": "string", "isKey": True},
-                                             "minAge": {"dataType": "int", "isKey": False},
-                                             "maxAge": {"dataType": "int", "isKey": False},
-                                             "factor": {"dataType": "decimal", "isKey": False}}}}
-    model["constraintTables"] = {"Vehicles": {"selectionTimeBasis": "currentTime", "columns": {
-        "make": {"dataType": "string", "makeDistinct": True},
-        "model": {"dataType": "string", "makeDistinct": True},
-        "year": {"dataType": "int", "makeDistinct": False},
-    }}}
+    model["tables"] = {
+        "Rates": {
+            "selectionTimeBasis": "termStartTime",
+            "columns": {
+                "state": {"dataType": "string", "isKey": True},
+                "age": {"dataType": "int", "isKey": True},
+                "factor": {"dataType": "decimal", "isKey": False},
+                "note": {"dataType": "string", "isKey": False},
+            },
+        }
+    }
+    model["rangeTables"] = {
+        "AgeBands": {
+            "selectionTimeBasis": "policyStartTime",
+            "rangeStart": "minAge",
+            "rangeEnd": "maxAge",
+            "columns": {
+                "state": {"dataType": "string", "isKey": True},
+                "minAge": {"dataType": "int", "isKey": False},
+                "maxAge": {"dataType": "int", "isKey": False},
+                "factor": {"dataType": "decimal", "isKey": False},
+            },
+        }
+    }
+    model["constraintTables"] = {
+        "Vehicles": {
+            "selectionTimeBasis": "currentTime",
+            "columns": {
+                "make": {"dataType": "string", "makeDistinct": True},
+                "model": {"dataType": "string", "makeDistinct": True},
+                "year": {"dataType": "int", "makeDistinct": False},
+            },
+        }
+    }
     return model
 
 
@@ -61,30 +79,64 @@ def headers(token: str | None, content_type: str | None = None, accept: str = JS
     return sent
 
 
-def create(api: Any, token: str | None, tenant: str, kind: str, name: str, static_name: str, text: str, *,
-           jurisdictions: tuple[str, ...] = (), multipart: bool = False, body: bytes | None = None) -> Any:
+def create(
+    api: Any,
+    token: str | None,
+    tenant: str,
+    kind: str,
+    name: str,
+    static_name: str,
+    text: str,
+    *,
+    jurisdictions: tuple[str, ...] = (),
+    multipart: bool = False,
+    body: bytes | None = None,
+) -> Any:
     query = urlencode([("name", name), ("staticName", static_name)] + [("jurisdiction", j) for j in jurisdictions])
-    return _upload(api.http.post, f"/resource/{tenant}/{PATHS[kind]}?{query}", token,
-                   csv_zip(text) if body is None else body, multipart)
+    return _upload(
+        api.http.post,
+        f"/resource/{tenant}/{PATHS[kind]}?{query}",
+        token,
+        csv_zip(text) if body is None else body,
+        multipart,
+    )
 
 
-def replace(api: Any, token: str | None, tenant: str, kind: str, name: str, text: str, *,
-            multipart: bool = False, body: bytes | None = None) -> Any:
-    return _upload(api.http.patch, f"/resource/{tenant}/{PATHS[kind]}/{name}", token,
-                   csv_zip(text) if body is None else body, multipart)
+def replace(
+    api: Any,
+    token: str | None,
+    tenant: str,
+    kind: str,
+    name: str,
+    text: str,
+    *,
+    multipart: bool = False,
+    body: bytes | None = None,
+) -> Any:
+    return _upload(
+        api.http.patch,
+        f"/resource/{tenant}/{PATHS[kind]}/{name}",
+        token,
+        csv_zip(text) if body is None else body,
+        multipart,
+    )
 
 
 def _upload(send: Any, path: str, token: str | None, body: bytes, multipart: bool) -> Any:
     if multipart:
-        return send(path, headers=headers(token, f"multipart/form-data; boundary={BOUNDARY}"),
-                    body=multipart_body("file", body))
+        return send(
+            path, headers=headers(token, f"multipart/form-data; boundary={BOUNDARY}"), body=multipart_body("file", body)
+        )
     return send(path, headers=headers(token, ZIP), body=body)
 
 
 def record(api: Any, token: str | None, tenant: str, kind: str, name: str, **query: Any) -> Any:
     """GET .../record; list values repeat the parameter (key=a&key=b)."""
-    pairs = [(field, item) for field, value in query.items()
-             for item in (value if isinstance(value, (list, tuple)) else [value])]
+    pairs = [
+        (field, item)
+        for field, value in query.items()
+        for item in (value if isinstance(value, (list, tuple)) else [value])
+    ]
     return api.http.get(f"/resource/{tenant}/{PATHS[kind]}/{name}/record?{urlencode(pairs)}", headers=headers(token))
 
 
@@ -99,8 +151,9 @@ MGT_TABLES = FIXTURES / "mgt-commercial" / "bootstrap" / "resources" / "resource
 def bootstrap_results(tenant: str, jobs) -> dict[str, int]:
     """The created/failed/skipped counts of every bootstrap step the tenant ran (each must have finished)."""
     total = {"created": 0, "failed": 0, "skipped": 0}
-    for locator in dict.fromkeys(m.job_locator for m in jobs.sent
-                                 if m.tenant == tenant and m.job_type == JobType.TABLES_BOOTSTRAP):
+    for locator in dict.fromkeys(
+        m.job_locator for m in jobs.sent if m.tenant == tenant and m.job_type == JobType.TABLES_BOOTSTRAP
+    ):
         job = get_job(tenant, locator)
         assert job is not None and job["status"] == "finished", job
         for outcome in total:

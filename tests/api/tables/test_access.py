@@ -1,6 +1,7 @@
 """Who may call the twelve table endpoints: 401 without credentials, 403 without the permission, 404 for
 another tenant's tables. Without access to the tenant: tests/architecture/test_tenant_isolation.py, over
 every route."""
+
 from __future__ import annotations
 
 import pytest
@@ -63,10 +64,16 @@ def test_the_other_groups_permission_answers_403(api, stocked):
     for _permission, method, path, body in endpoints(stocked):
         assert_error(call(api, method, path, body, reader_of_everything_else), 403, "auth.permission_denied")
     _, lookup_only = new_user(["tables.read"], [stocked])
-    assert_error(call(api, "POST", f"/resource/{stocked}/tables?name=X&staticName=Rates", csv_zip(RATES_V1),
-                      lookup_only), 403, "auth.permission_denied")
-    assert_error(call(api, "GET", f"/resource/{stocked}/constraints/Vehicles/record", None, lookup_only), 403,
-                 "auth.permission_denied")
+    assert_error(
+        call(api, "POST", f"/resource/{stocked}/tables?name=X&staticName=Rates", csv_zip(RATES_V1), lookup_only),
+        403,
+        "auth.permission_denied",
+    )
+    assert_error(
+        call(api, "GET", f"/resource/{stocked}/constraints/Vehicles/record", None, lookup_only),
+        403,
+        "auth.permission_denied",
+    )
 
 
 def test_another_tenants_tables_are_not_found(api, admin_token, stocked):

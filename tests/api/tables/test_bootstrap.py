@@ -1,6 +1,7 @@
 """Tables that come with a tenant's configuration package load on tenant creation (the tables.bootstrap
 job createTenant enqueues), from the real packages' CSVs; GET /resource/{tenantLocator}/resources/bootstrap
 says how far loading them has come (OpenAPI getBootstrapStatus)."""
+
 from __future__ import annotations
 
 import json
@@ -31,18 +32,43 @@ def test_the_iag_package_loads_its_underwriting_rules(api, admin_token, jobs):
 
     assert result == {"created": 1, "failed": 0, "skipped": 0}
     assert statuses(api, admin_token, tenant) == {
-        "UWRules01": ("table", "created", None), "invoiceDoc_v1": ("documentTemplate", "created", None),
-        **{name: ("staticDocument", "created", None) for name in ("Disclosure01", "Forms01", "SR2201")}}
-    rule = {"key": ".driver.convictedOfFraudArsonTheft", "condition": "=", "value": "YES", "decision": "reject",
-            "message": "Convicted of fraud, arson, or theft"}
+        "UWRules01": ("table", "created", None),
+        "invoiceDoc_v1": ("documentTemplate", "created", None),
+        **{name: ("staticDocument", "created", None) for name in ("Disclosure01", "Forms01", "SR2201")},
+    }
+    rule = {
+        "key": ".driver.convictedOfFraudArsonTheft",
+        "condition": "=",
+        "value": "YES",
+        "decision": "reject",
+        "message": "Convicted of fraud, arson, or theft",
+    }
     assert value_of(record(api, admin_token, tenant, "table", "UWRules", key=["uwRule", "PersonalAuto", "6"])) == rule
-    assert value_of(record(api, admin_token, tenant, "table", "UWRules01", key=["uwRule", "PersonalAuto", "6"],
-                           byStaticName="false")) == rule
-    download = api.http.get(f"/resource/{tenant}/tables/UWRules01", headers={
-        "Authorization": f"Bearer {admin_token}", "Accept": "application/zip"})
+    assert (
+        value_of(
+            record(
+                api,
+                admin_token,
+                tenant,
+                "table",
+                "UWRules01",
+                key=["uwRule", "PersonalAuto", "6"],
+                byStaticName="false",
+            )
+        )
+        == rule
+    )
+    download = api.http.get(
+        f"/resource/{tenant}/tables/UWRules01",
+        headers={"Authorization": f"Bearer {admin_token}", "Accept": "application/zip"},
+    )
     assert download.status_code == 200
-    assert service.load_bootstrap(system_ctx().for_tenant(tenant)) == {"created": 0, "failed": 0, "skipped": 1,
-                                                                       "remaining": 0}
+    assert service.load_bootstrap(system_ctx().for_tenant(tenant)) == {
+        "created": 0,
+        "failed": 0,
+        "skipped": 1,
+        "remaining": 0,
+    }
 
 
 def test_every_csv_of_mgt_commercial_loads(api, admin_token, jobs):
@@ -55,17 +81,29 @@ def test_every_csv_of_mgt_commercial_loads(api, admin_token, jobs):
     territory = record(api, admin_token, tenant, "table", "Territory", key=["16055"], date="2021-06-01T00:00:00Z")
     assert value_of(territory) == {"city": "Sarver", "county": "Butler", "state": "PA", "territory": 513}
     assert value_of(record(api, admin_token, tenant, "table", "BaseLCv2", key=["0563", "Building", "Joisted Masonry"]))[
-        "buildingGroup1"] == Decimal("0.1180")
+        "buildingGroup1"
+    ] == Decimal("0.1180")
 
 
 def test_an_itemcare_package_with_table_files_loads_its_constraint_and_lookup_tables(api, admin_token, jobs):
     files = directory_files(FIXTURES / "itemcare")
-    files["bootstrap/config.json"] = json.dumps({"resources": {
-        "resourceInstances": {"Counties01": {"staticName": "Counties"},
-                              "StateTaxRates01": {"staticName": "StateTaxRates", "jurisdictions": ["CA"]},
-                              "CountyCodes01": {"staticName": "CountyCodes"}},
-        "resourceGroups": {"launch": {"selectionStartTime": "2025-07-01T00:00:00Z",
-                                      "resourceNames": ["Counties01", "StateTaxRates01", "CountyCodes01"]}}}})
+    files["bootstrap/config.json"] = json.dumps(
+        {
+            "resources": {
+                "resourceInstances": {
+                    "Counties01": {"staticName": "Counties"},
+                    "StateTaxRates01": {"staticName": "StateTaxRates", "jurisdictions": ["CA"]},
+                    "CountyCodes01": {"staticName": "CountyCodes"},
+                },
+                "resourceGroups": {
+                    "launch": {
+                        "selectionStartTime": "2025-07-01T00:00:00Z",
+                        "resourceNames": ["Counties01", "StateTaxRates01", "CountyCodes01"],
+                    }
+                },
+            }
+        }
+    )
     folder = "bootstrap/resources/resourceFiles"
     files[f"{folder}/constraintTables/Counties01.csv"] = "counties\nAlameda\nMarin\nAlameda\n"
     files[f"{folder}/tables/StateTaxRates01.csv"] = "key,stateTaxRate\nCA,0.0725\n"
@@ -77,16 +115,22 @@ def test_an_itemcare_package_with_table_files_loads_its_constraint_and_lookup_ta
     loaded = statuses(api, admin_token, tenant)
     assert loaded["Counties01"] == ("constraintTable", "created", None)
     assert loaded["StateTaxRates01"] == ("table", "created", None)
-    assert loaded["CountyCodes01"] == ("table", "failed", "table.columns_mismatch: The CSV header does not match "
-                                       "the columns of table CountyCodes (countyCode, county): missing county; "
-                                       "unknown 'name'")
+    assert loaded["CountyCodes01"] == (
+        "table",
+        "failed",
+        "table.columns_mismatch: The CSV header does not match "
+        "the columns of table CountyCodes (countyCode, county): missing county; "
+        "unknown 'name'",
+    )
     counties = record(api, admin_token, tenant, "constraintTable", "Counties")
     assert json_of(counties) == {"counties": ["Alameda", "Marin"]}
     assert value_of(record(api, admin_token, tenant, "table", "StateTaxRates", key=["CA"], jurisdiction="CA")) == {
-        "stateTaxRate": Decimal("0.0725")}
+        "stateTaxRate": Decimal("0.0725")
+    }
     properties = {"county": {"type": "string", "constraint": {"table": "Counties", "column": "counties", "where": {}}}}
     assert service.evaluate_constraints(system_ctx().for_tenant(tenant), properties, {}) == {
-        "county": ["Alameda", "Marin"]}
+        "county": ["Alameda", "Marin"]
+    }
 
 
 def test_a_package_without_table_files_queues_no_bootstrap_job(api, admin_token, jobs):
@@ -101,21 +145,30 @@ def test_a_package_without_table_files_queues_no_bootstrap_job(api, admin_token,
 
 IAG_DOCUMENT_RESOURCES = [
     {"name": name, "resourceType": kind, "status": "created", "updatedAt": "2026-01-15T09:30:00.000Z"}
-    for name, kind in (("invoiceDoc_v1", "documentTemplate"), ("Disclosure01", "staticDocument"),
-                       ("Forms01", "staticDocument"), ("SR2201", "staticDocument"))]
+    for name, kind in (
+        ("invoiceDoc_v1", "documentTemplate"),
+        ("Disclosure01", "staticDocument"),
+        ("Forms01", "staticDocument"),
+        ("SR2201", "staticDocument"),
+    )
+]
 """The iag package's other resources, in the record's order: stored with the deployment, so created then."""
 
 
 def test_the_bootstrap_status_says_queued_until_the_job_loads_a_table_then_created(api, admin_token, jobs, clock):
     tenant = ok(create_tenant(api, admin_token, fixture_zip("iag-motor-demo")))["locator"]
 
-    assert bootstrap(api, admin_token, tenant) == [*IAG_DOCUMENT_RESOURCES, {
-        "name": "UWRules01", "resourceType": "table", "status": "queued", "updatedAt": "2026-01-15T09:30:00.000Z"}]
+    assert bootstrap(api, admin_token, tenant) == [
+        *IAG_DOCUMENT_RESOURCES,
+        {"name": "UWRules01", "resourceType": "table", "status": "queued", "updatedAt": "2026-01-15T09:30:00.000Z"},
+    ]
     clock.advance(minutes=1)
     jobs.drain()
 
-    assert bootstrap(api, admin_token, tenant) == [*IAG_DOCUMENT_RESOURCES, {
-        "name": "UWRules01", "resourceType": "table", "status": "created", "updatedAt": "2026-01-15T09:31:00.000Z"}]
+    assert bootstrap(api, admin_token, tenant) == [
+        *IAG_DOCUMENT_RESOURCES,
+        {"name": "UWRules01", "resourceType": "table", "status": "created", "updatedAt": "2026-01-15T09:31:00.000Z"},
+    ]
 
 
 def test_tables_whose_job_gave_up_are_failed_with_the_job_s_error(api, admin_token, jobs, clock):
@@ -125,6 +178,13 @@ def test_tables_whose_job_gave_up_are_failed_with_the_job_s_error(api, admin_tok
         clock.advance(seconds=settings().job_lease_seconds + 1)
         assert reap_expired(tenant, clock.now()) == 1
 
-    assert bootstrap(api, admin_token, tenant) == [*IAG_DOCUMENT_RESOURCES, {
-        "name": "UWRules01", "resourceType": "table", "status": "failed", "updatedAt": "2026-01-15T11:00:06.000Z",
-        "error": "job.lease_expired: gave up after the last attempt"}]
+    assert bootstrap(api, admin_token, tenant) == [
+        *IAG_DOCUMENT_RESOURCES,
+        {
+            "name": "UWRules01",
+            "resourceType": "table",
+            "status": "failed",
+            "updatedAt": "2026-01-15T11:00:06.000Z",
+            "error": "job.lease_expired: gave up after the last attempt",
+        },
+    ]

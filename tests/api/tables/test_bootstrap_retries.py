@@ -1,6 +1,7 @@
 """The tables.bootstrap job is safe to run again: a rerun, a second job beside the first, and a step
 killed half-way through a table all end with every table loaded once and no failure recorded; a step
 the reaper gives up on fails its tables and those after it in the bootstrap status."""
+
 from __future__ import annotations
 
 import functools
@@ -67,7 +68,7 @@ def mgt_commercial_cut_short() -> bytes:
     for name, content in list(files.items()):
         if name.startswith(tables) and name.endswith(".csv"):  # none has a quoted line break
             if PurePosixPath(name).stem in CSVS:
-                files[name] = b"".join(content.splitlines(keepends=True)[:1 + ROWS_KEPT])
+                files[name] = b"".join(content.splitlines(keepends=True)[: 1 + ROWS_KEPT])
             else:
                 del files[name]
     return zip_files(files)
@@ -114,8 +115,9 @@ def test_running_the_job_again_after_it_finished_loads_nothing_twice(api, admin_
     assert_every_table_loaded_once(api, admin_token, tenant)
 
 
-def test_two_bootstrap_jobs_side_by_side_load_every_table_once_and_share_their_next_steps(api, admin_token, jobs,
-                                                                                           small_steps):
+def test_two_bootstrap_jobs_side_by_side_load_every_table_once_and_share_their_next_steps(
+    api, admin_token, jobs, small_steps
+):
     tenant, _ = new_tenant(api, admin_token, jobs)
     enqueue_bootstrap(tenant)  # e.g. the reaper re-queued the first while it still ran
 
@@ -130,7 +132,8 @@ def test_two_bootstrap_jobs_side_by_side_load_every_table_once_and_share_their_n
 
 
 def test_a_step_the_reaper_gives_up_on_fails_its_tables_and_the_later_ones_and_the_loaded_stay_created(
-        api, admin_token, jobs, clock, small_steps):
+    api, admin_token, jobs, clock, small_steps
+):
     tenant, first = new_tenant(api, admin_token, jobs)
     jobs.messages.clear()
     assert dispatch(first) == JobStatus.FINISHED  # it enqueues the second step, whose messages all get lost
@@ -144,12 +147,12 @@ def test_a_step_the_reaper_gives_up_on_fails_its_tables_and_the_later_ones_and_t
     gave_up = ("table", "failed", "job.lease_expired: gave up after the last attempt")
     names = in_record_order(api, admin_token, tenant)
     assert 0 < loaded < len(names)
-    assert [listed[name] for name in names] == [("table", "created", None)] * loaded + [gave_up] * (
-        len(names) - loaded)
+    assert [listed[name] for name in names] == [("table", "created", None)] * loaded + [gave_up] * (len(names) - loaded)
 
 
-def test_a_step_killed_half_way_through_a_table_is_taken_over_and_finishes_it(api, admin_token, jobs, clock,
-                                                                             small_steps, monkeypatch):
+def test_a_step_killed_half_way_through_a_table_is_taken_over_and_finishes_it(
+    api, admin_token, jobs, clock, small_steps, monkeypatch
+):
     tenant, message = new_tenant(api, admin_token, jobs)
     add_version = repository.add_version
     committed = []
@@ -191,10 +194,15 @@ def test_a_failure_is_recorded_once_and_never_over_a_loaded_table(api, admin_tok
     name = CSVS[0]
     before = statuses(api, admin_token, tenant)[name]
 
-    assert service._record_bootstrap_failure(ctx, name, service.TableKind.LOOKUP, codes.TABLE_ALREADY_EXISTS["table"](
-        "table x already exists")) is False
+    assert (
+        service._record_bootstrap_failure(
+            ctx, name, service.TableKind.LOOKUP, codes.TABLE_ALREADY_EXISTS["table"]("table x already exists")
+        )
+        is False
+    )
 
     assert statuses(api, admin_token, tenant)[name] == before == ("table", "created", None)
     assert events(api, admin_token, tenant, service.BOOTSTRAP_FAILED_EVENT) == []
-    assert value_of(record(api, admin_token, tenant, "table", "Territory", key=["16055"],
-                           date="2021-06-01T00:00:00Z"))["territory"] == Decimal("513")
+    assert value_of(record(api, admin_token, tenant, "table", "Territory", key=["16055"], date="2021-06-01T00:00:00Z"))[
+        "territory"
+    ] == Decimal("513")

@@ -1,5 +1,6 @@
 """Table rows go in with BatchWriteItem (storage/table.py batch_write): items DynamoDB leaves
 unprocessed are sent again, and a table that stays busy answers 503 rather than losing rows."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -24,8 +25,8 @@ class _Busy:
         if self.busy_calls is not None and self.calls > self.busy_calls:
             return clients.dynamodb().batch_write_item(RequestItems=RequestItems)
         if self.accepts:
-            clients.dynamodb().batch_write_item(RequestItems={name: requests[:self.accepts]})
-        return {"UnprocessedItems": {name: requests[self.accepts:]}}
+            clients.dynamodb().batch_write_item(RequestItems={name: requests[: self.accepts]})
+        return {"UnprocessedItems": {name: requests[self.accepts :]}}
 
 
 class _Gateway(table.TableGateway):
@@ -49,8 +50,9 @@ def test_unprocessed_items_are_sent_again_until_all_are_stored(tenant, monkeypat
     _Gateway(busy).batch_write(keys.tenant_scope(tenant), rows(tenant, 30))
 
     assert busy.calls == 3  # 25 (10 stored), the other 15 again, then the last 5
-    stored = table.gateway().batch_get(keys.tenant_scope(tenant), [keys.table_row(tenant, "V1", 0, str(n))
-                                                                   for n in range(30)])
+    stored = table.gateway().batch_get(
+        keys.tenant_scope(tenant), [keys.table_row(tenant, "V1", 0, str(n)) for n in range(30)]
+    )
     assert sorted(int(item["values"]["n"]) for item in stored) == list(range(30))
 
 

@@ -1,6 +1,7 @@
 """The tables.cleanup job deletes the rows of superseded versions and of uploads that lost their final
 transaction, never those of a version some lookup may still choose (current, scheduled, or in force
 within the retention); it is safe to run again. A static name takes any number of versions."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -51,10 +52,12 @@ def lost_upload(tenant: str, text: str) -> str:
     stale = repository.get_instance(tenant, TableKind.LOOKUP, "Rates2026")
     service.replace_table(ctx, TableKind.LOOKUP, "Rates2026", _zip(RATES_V3))  # the winner
     with pytest.raises(ConcurrentModification):
-        service._store(ctx, TableKind.LOOKUP, "Rates2026", "Rates", (), text.encode(), ctx.now, tables_model(),
-                       replacing=stale)
-    (pending,) = query.all_items(table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant),
-                                 sk_prefix="P#")
+        service._store(
+            ctx, TableKind.LOOKUP, "Rates2026", "Rates", (), text.encode(), ctx.now, tables_model(), replacing=stale
+        )
+    (pending,) = query.all_items(
+        table.gateway(), keys.tenant_scope(tenant), keys.tables_partition(tenant), sk_prefix="P#"
+    )
     return pending["version"]
 
 
@@ -75,13 +78,23 @@ def rates(api, admin_token, clock, jobs):
     ok(replace(api, admin_token, tenant, "table", "Rates2026", RATES_V3))
     ctx = system_ctx().for_tenant(tenant)
     instance = repository.get_instance(tenant, TableKind.LOOKUP, "Rates2026")
-    service._store(ctx, TableKind.LOOKUP, "Rates2026", "Rates", (), SCHEDULED.encode(),
-                   ctx.now.replace(year=2030), tables_model(), replacing=instance)
+    service._store(
+        ctx,
+        TableKind.LOOKUP,
+        "Rates2026",
+        "Rates",
+        (),
+        SCHEDULED.encode(),
+        ctx.now.replace(year=2030),
+        tables_model(),
+        replacing=instance,
+    )
     return tenant
 
 
 def test_superseded_and_lost_versions_lose_their_rows_and_current_and_scheduled_ones_keep_them(
-        api, admin_token, clock, jobs, rates):
+    api, admin_token, clock, jobs, rates
+):
     v1, v2, v3, scheduled = versions_of(rates)
     lost = lost_upload(rates, RATES_V2)
     winner = list(versions_of(rates))[-1]
@@ -104,7 +117,8 @@ def test_superseded_and_lost_versions_lose_their_rows_and_current_and_scheduled_
 
 
 def test_a_version_out_of_force_for_longer_than_the_retention_goes_but_current_and_scheduled_stay(
-        api, admin_token, clock, jobs, rates):
+    api, admin_token, clock, jobs, rates
+):
     v1, v2, v3, scheduled = versions_of(rates)
     clock.advance(days=service.VERSION_RETENTION.days + 1)
 
@@ -147,8 +161,12 @@ def test_the_daily_schedule_enqueues_one_cleanup_per_tenant(api, admin_token, cl
     jobs.messages = [mine.model_dump_json()]  # other tests' tenants keep their own jobs
     jobs.drain()
     # the lost upload's rows go at once (it began long ago); the retired versions' rows after the grace
-    assert get_job(rates, mine.job_locator)["result"] == {"retired": 2, "lostUploads": 1, "versionsDeleted": 1,
-                                                          "rowsDeleted": 2}
+    assert get_job(rates, mine.job_locator)["result"] == {
+        "retired": 2,
+        "lostUploads": 1,
+        "versionsDeleted": 1,
+        "rowsDeleted": 2,
+    }
 
 
 THROUGH_ADD_VERSION = range(repository.INLINE_ENTRIES - 5, repository.INLINE_ENTRIES + 6)
@@ -161,14 +179,27 @@ def as_if_added_one_by_one(tenant: str, instance, selection, later: list[tuple[i
     entry number, entry) one by one, `instance` and `selection` holding them: their entry items in one batch
     write, and both records as they are then (versions inline or spilled), without a transaction per version."""
     scope, gateway = keys.tenant_scope(tenant), table.gateway()
-    gateway.batch_write(scope, [
-        item for own, shared, entry in later for item in (
-            {**keys.table_instance_entry(tenant, TableKind.LOOKUP, instance.name, own).as_dict(),
-             **repository._entry_body(entry)},
-            {**keys.table_selection_entry(tenant, TableKind.LOOKUP, instance.staticName, shared).as_dict(),
-             **repository._entry_body(entry)})])
-    for key, stored in ((keys.table_instance(tenant, TableKind.LOOKUP, instance.name), instance.selection),
-                        (keys.table_selection(tenant, TableKind.LOOKUP, instance.staticName), selection)):
+    gateway.batch_write(
+        scope,
+        [
+            item
+            for own, shared, entry in later
+            for item in (
+                {
+                    **keys.table_instance_entry(tenant, TableKind.LOOKUP, instance.name, own).as_dict(),
+                    **repository._entry_body(entry),
+                },
+                {
+                    **keys.table_selection_entry(tenant, TableKind.LOOKUP, instance.staticName, shared).as_dict(),
+                    **repository._entry_body(entry),
+                },
+            )
+        ],
+    )
+    for key, stored in (
+        (keys.table_instance(tenant, TableKind.LOOKUP, instance.name), instance.selection),
+        (keys.table_selection(tenant, TableKind.LOOKUP, instance.staticName), selection),
+    ):
         gateway.write(scope, table.update(key, {**repository._selection_body(stored), "version": stored.revision}))
 
 
@@ -191,9 +222,13 @@ def test_more_than_500_versions_of_one_static_name_keep_working(api, admin_token
     later: list[tuple[int, int, VersionEntry]] = []
     spilled: list[tuple[bool, bool]] = []
     for number in range(1, 521):  # straight through the repository: the API would take minutes
-        entry = instance.selection.entries[0].model_copy(update={
-            "version": f"V{number:09d}", "effectiveFrom": start + timedelta(minutes=number),
-            "createdAt": start + timedelta(minutes=number)})
+        entry = instance.selection.entries[0].model_copy(
+            update={
+                "version": f"V{number:09d}",
+                "effectiveFrom": start + timedelta(minutes=number),
+                "createdAt": start + timedelta(minutes=number),
+            }
+        )
         if number % 100 == 0:
             rows = {"CA|18": {"factor": Decimal(number), "note": None}}
             repository.write_lookup_rows(tenant, entry.version, entry.shards, rows)
@@ -210,8 +245,9 @@ def test_more_than_500_versions_of_one_static_name_keep_working(api, admin_token
             spilled.append(stored_spilled(tenant))
         else:
             later.append((instance.selection.revision + 1, selection.revision + 1, entry))
-        instance = instance.model_copy(update={"selection": instance.selection.model_copy(
-            update={"revision": instance.selection.revision + 1})})
+        instance = instance.model_copy(
+            update={"selection": instance.selection.model_copy(update={"revision": instance.selection.revision + 1})}
+        )
         selection = selection.model_copy(update={"revision": selection.revision + 1})
     as_if_added_one_by_one(tenant, instance, selection, later)
     assert spilled[0] == (False, False) and spilled[-1] == (True, True)  # add_version crossed over
@@ -223,6 +259,19 @@ def test_more_than_500_versions_of_one_static_name_keep_working(api, admin_token
     assert factor(api, admin_token, tenant) == Decimal("1.75")
     assert factor(api, admin_token, tenant, date=(start + timedelta(minutes=300, seconds=30)).isoformat()) == 300
     assert factor(api, admin_token, tenant, date=(start + timedelta(minutes=500)).isoformat()) == 500
-    assert value_of(record(api, admin_token, tenant, "table", "Rates2026", key=["CA", "18"], byStaticName="false",
-                           date=(start + timedelta(minutes=200)).isoformat()))["factor"] == 200
+    assert (
+        value_of(
+            record(
+                api,
+                admin_token,
+                tenant,
+                "table",
+                "Rates2026",
+                key=["CA", "18"],
+                byStaticName="false",
+                date=(start + timedelta(minutes=200)).isoformat(),
+            )
+        )["factor"]
+        == 200
+    )
     assert factor(api, admin_token, tenant, date="2020-01-01T00:00:00Z") == Decimal("1.80")

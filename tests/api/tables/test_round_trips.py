@@ -1,5 +1,6 @@
 """What a lookup costs: one DynamoDB read at most, none when this process read the row before, and a
 new version is seen at once by the process that stored it."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -37,8 +38,9 @@ def test_a_lookup_reads_one_row_once_and_then_never_again(rates, ddb_calls):
     assert ddb_calls == ["GetItem"]
 
 
-def test_a_cold_process_reads_the_selection_record_first_and_a_stale_one_refreshes_with_the_row(rates, ddb_calls,
-                                                                                                clock):
+def test_a_cold_process_reads_the_selection_record_first_and_a_stale_one_refreshes_with_the_row(
+    rates, ddb_calls, clock
+):
     ctx = system_ctx().for_tenant(rates)
     cache.clear()
     ddb_calls.clear()

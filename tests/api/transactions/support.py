@@ -3,6 +3,7 @@
 and 150 up to 50,000, plus a tax `amount` of 25 per segment), paths and bodies. The clock stands at
 2026-01-15T09:30Z; the policy runs a year from 2026-02-01 (midnight in New York). HTTP helpers:
 tests/support/api.py."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta
@@ -19,8 +20,19 @@ AUGUST = "2026-08-01T04:00:00.000Z"
 MID_MARCH = "2026-03-16T04:00:00.000Z"
 """Midnight in New York after the switch to summer time: 1 + 15/31 months into the policy."""
 UNKNOWN = "01J00000000000000000000000"
-TRANSACTION_FIELDS = {"locator", "staticLocator", "policyLocator", "termLocator", "effectiveTime",
-                      "transactionState", "transactionCategory", "transactionType", "data", "createdAt", "createdBy"}
+TRANSACTION_FIELDS = {
+    "locator",
+    "staticLocator",
+    "policyLocator",
+    "termLocator",
+    "effectiveTime",
+    "transactionState",
+    "transactionCategory",
+    "transactionType",
+    "data",
+    "createdAt",
+    "createdBy",
+}
 """What PolicyTransactionResponse requires (the OpenAPI definition)."""
 SEGMENT_FIELDS = {"locator", "transactionLocator", "startTime", "endTime", "duration", "element", "segmentType"}
 
@@ -75,5 +87,4 @@ def vehicle_of(segment: dict[str, Any]) -> dict[str, Any]:
 
 def amounts(charges: list[dict[str, Any]]) -> list[tuple[str, Decimal, bool]]:
     """(chargeType, amount, is a reversal) of each charge, sorted."""
-    return sorted((c["chargeType"], Decimal(str(c["amount"])), c.get("reversalOfLocator") is not None)
-                  for c in charges)
+    return sorted((c["chargeType"], Decimal(str(c["amount"])), c.get("reversalOfLocator") is not None) for c in charges)

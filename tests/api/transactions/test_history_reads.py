@@ -3,6 +3,7 @@ create, initialize, price and issue reads the policy's head (its root, its terms
 transactions it names) by key, so its DynamoDB calls and the bytes they answer are the same after 1, 10
 and 30 earlier transactions, while the policy's item collection grows with each one; and each request
 reads the configuration's current pointer, the policy root and the account at most once."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -53,8 +54,13 @@ def _measured_change(api, token, tenant, account, earlier, ddb_reads):
 
 
 def _summary(reads, root, pointer):
-    return ([read.operation for read in reads], reads.items, reads.bytes, len(reads.of_key(root.pk, root.sk)),
-            len(reads.of_key(pointer.pk, pointer.sk)))
+    return (
+        [read.operation for read in reads],
+        reads.items,
+        reads.bytes,
+        len(reads.of_key(root.pk, root.sk)),
+        len(reads.of_key(pointer.pk, pointer.sk)),
+    )
 
 
 def _collection_bytes(tenant, policy_locator):
@@ -62,16 +68,17 @@ def _collection_bytes(tenant, policy_locator):
     from chalicelib.storage.codec import item_size
 
     found = clients.dynamodb().query(
-        TableName=table.gateway().table_name, KeyConditionExpression="PK = :pk", ConsistentRead=True,
-        ExpressionAttributeValues={":pk": {"S": keys.policy_partition(tenant, policy_locator)}})
+        TableName=table.gateway().table_name,
+        KeyConditionExpression="PK = :pk",
+        ConsistentRead=True,
+        ExpressionAttributeValues={":pk": {"S": keys.policy_partition(tenant, policy_locator)}},
+    )
     assert "LastEvaluatedKey" not in found
     return sum(map(item_size, found["Items"]))
 
 
-def test_a_change_reads_the_same_after_1_10_and_30_earlier_transactions(api, admin_token, tenant, account,
-                                                                         ddb_reads):
-    measured = {count: _measured_change(api, admin_token, tenant, account, count, ddb_reads)
-                for count in (1, 10, 30)}
+def test_a_change_reads_the_same_after_1_10_and_30_earlier_transactions(api, admin_token, tenant, account, ddb_reads):
+    measured = {count: _measured_change(api, admin_token, tenant, account, count, ddb_reads) for count in (1, 10, 30)}
     (_, _, one), (_, _, ten), (policy, last, thirty) = measured[1], measured[10], measured[30]
     for name in STEPS:
         operations, items, size, root_reads, pointer_reads = one[name]
@@ -113,12 +120,15 @@ def _ctx(tenant):
     return replace(system_ctx(), tenant_locator=tenant)
 
 
-@pytest.mark.parametrize("category, instructions", [
-    ("change", lambda static: [params("2026-12-15T05:00:00Z"), modify(static, value="45000")]),
-    ("change", lambda static: [params("2026-10-01T04:00:00Z", newPolicyEndTime="2027-01-01T05:00:00Z")]),
-    ("cancel", lambda static: params("2026-11-01T04:00:00Z")),
-    ("renew", lambda static: []),
-])
+@pytest.mark.parametrize(
+    "category, instructions",
+    [
+        ("change", lambda static: [params("2026-12-15T05:00:00Z"), modify(static, value="45000")]),
+        ("change", lambda static: [params("2026-10-01T04:00:00Z", newPolicyEndTime="2027-01-01T05:00:00Z")]),
+        ("cancel", lambda static: params("2026-11-01T04:00:00Z")),
+        ("renew", lambda static: []),
+    ],
+)
 def test_the_head_prices_as_the_whole_stack_does(api, admin_token, tenant, account, category, instructions):
     """A transaction worked out from the head (timeline.head_suffices) and from the whole stack: the same
     span, term and charges (amounts, types, what each adjusts), on a policy with earlier changes."""
@@ -152,8 +162,9 @@ def _shape(charges, found):
     return sorted((c.chargeType, c.amount, rated.get(c.reversalOfLocator or "", None)) for c in charges)
 
 
-def test_a_change_issue_reads_the_configuration_pointer_and_the_account_once_at_most(api, admin_token, tenant,
-                                                                                    account, ddb_reads):
+def test_a_change_issue_reads_the_configuration_pointer_and_the_account_once_at_most(
+    api, admin_token, tenant, account, ddb_reads
+):
     _, _, seen = _measured_change(api, admin_token, tenant, account, 2, ddb_reads)
     for name in STEPS:
         assert seen[name][3] <= 1 and seen[name][4] <= 1, (name, seen[name])
@@ -172,6 +183,5 @@ def test_an_out_of_sequence_issue_still_reads_what_it_reapplies(api, admin_token
     issued = ok(step(api, admin_token, tenant, early, "issue"))
     assert issued["transactionState"] == "issued"
     head = ok(call(api, "GET", f"/policy/{tenant}/policies/{policy['locator']}", admin_token))
-    aggregate = ok(call(api, "GET", f"/policy/{tenant}/transactions/{head['issuedTransactionLocator']}",
-                        admin_token))
+    aggregate = ok(call(api, "GET", f"/policy/{tenant}/transactions/{head['issuedTransactionLocator']}", admin_token))
     assert aggregate["transactionCategory"] == "aggregate"

@@ -1,6 +1,7 @@
 """The transaction lifecycle through the API beyond the happy path: stateless steps, a failing validation
 answering 200 with nothing stored, underwriting flags and their outcomes, accept, reset, refuse, discard,
 expiry and the 409s of final states."""
+
 from __future__ import annotations
 
 import pytest
@@ -48,10 +49,13 @@ def test_a_failing_validation_answers_200_with_the_result_and_changes_nothing(ap
     assert ok(call(api, "GET", transaction_path(tenant, draft["locator"]), admin_token)) == draft
 
 
-@pytest.mark.parametrize("prefix, state, status", [("BL", "underwrittenBlocked", "block"),
-                                                    ("DC", "declined", "decline"), ("RJ", "rejected", "reject")])
-def test_underwriting_stops_and_an_approve_flag_lets_it_through(api, admin_token, tenant, policy, prefix, state,
-                                                                status):
+@pytest.mark.parametrize(
+    "prefix, state, status",
+    [("BL", "underwrittenBlocked", "block"), ("DC", "declined", "decline"), ("RJ", "rejected", "reject")],
+)
+def test_underwriting_stops_and_an_approve_flag_lets_it_through(
+    api, admin_token, tenant, policy, prefix, state, status
+):
     static = _vehicle_static(api, admin_token, tenant, policy)
     draft = _draft(api, admin_token, tenant, policy, modify(static, vin=f"{prefix}CM82633A004352"))
 
@@ -60,8 +64,15 @@ def test_underwriting_stops_and_an_approve_flag_lets_it_through(api, admin_token
     assert stopped["underwritingFlags"][0]["referenceType"] == "transaction"
     assert_error(step(api, admin_token, tenant, draft["locator"], "price"), 409, "transaction.invalid_state")
 
-    flags = ok(call(api, "POST", transaction_path(tenant, draft["locator"], "/underwritingFlags/approve"),
-                    admin_token, {"note": "fine by me"}))
+    flags = ok(
+        call(
+            api,
+            "POST",
+            transaction_path(tenant, draft["locator"], "/underwritingFlags/approve"),
+            admin_token,
+            {"note": "fine by me"},
+        )
+    )
     assert [f["level"] for f in flags["flags"]] == [status, "approve"]
     underwritten = ok(step(api, admin_token, tenant, draft["locator"], "underwrite"))
     expected = "rejected" if state == "rejected" else "underwritten"
@@ -75,8 +86,9 @@ def test_flags_are_added_and_cleared_by_level_and_in_bulk(api, admin_token, tena
     added = ok(response)
     assert event_types(api, admin_token, tenant, response) == ["policy.change.manualUnderwrite"]
     (flag,) = added["flags"]
-    assert_error(call(api, "DELETE", f"{path}/decline/{flag['locator']}", admin_token), 404,
-                 "underwritingFlag.not_found")
+    assert_error(
+        call(api, "DELETE", f"{path}/decline/{flag['locator']}", admin_token), 404, "underwritingFlag.not_found"
+    )
     cleared = ok(call(api, "DELETE", f"{path}/block/{flag['locator']}", admin_token))
     assert (cleared["flags"], [f["locator"] for f in cleared["clearedFlags"]]) == ([], [flag["locator"]])
     bulk = ok(call(api, "PATCH", path, admin_token, {"addFlags": [{"level": "info", "note": "fyi"}]}))
@@ -98,19 +110,37 @@ def test_accept_reset_refuse_and_discard(api, admin_token, tenant, policy):
     response = step(api, admin_token, tenant, priced["locator"], "reset")
     initialized = ok(response)
     assert (initialized["transactionState"], event_types(api, admin_token, tenant, response)) == (
-        "initialized", ["policy.change.reset"])
-    assert ok(step(api, admin_token, tenant, priced["locator"], "reset", "?resetToDraft=true"))[
-        "transactionState"] == "draft"
-    assert_error(call(api, "GET", transaction_path(tenant, priced["locator"], "/price"), admin_token), 409,
-                 "transaction.not_priced")
+        "initialized",
+        ["policy.change.reset"],
+    )
+    assert (
+        ok(step(api, admin_token, tenant, priced["locator"], "reset", "?resetToDraft=true"))["transactionState"]
+        == "draft"
+    )
+    assert_error(
+        call(api, "GET", transaction_path(tenant, priced["locator"], "/price"), admin_token),
+        409,
+        "transaction.not_priced",
+    )
     discarded = ok(step(api, admin_token, tenant, priced["locator"], "discard"))
     assert discarded["transactionState"] == "discarded"
-    assert_error(call(api, "PUT", transaction_path(tenant, priced["locator"], "/elements"), admin_token,
-                      [vehicle()]), 409, "transaction.not_draft")
+    assert_error(
+        call(api, "PUT", transaction_path(tenant, priced["locator"], "/elements"), admin_token, [vehicle()]),
+        409,
+        "transaction.not_draft",
+    )
 
 
 def test_an_expired_transaction_advances_no_further(api, admin_token, tenant, policy):
-    draft = ok(create(api, admin_token, tenant, policy["locator"], "change",
-                      [params(AUGUST, expirationTime="2026-01-10T00:00:00Z")]))
+    draft = ok(
+        create(
+            api,
+            admin_token,
+            tenant,
+            policy["locator"],
+            "change",
+            [params(AUGUST, expirationTime="2026-01-10T00:00:00Z")],
+        )
+    )
     assert draft["expirationTime"] == "2026-01-10T00:00:00.000Z"
     assert_error(step(api, admin_token, tenant, draft["locator"], "validate"), 409, "transaction.expired")

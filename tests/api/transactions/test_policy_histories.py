@@ -3,6 +3,7 @@ histories run on the pure modules in tests/unit/transactions/test_histories.py):
 reinstatements, renewals and reversals, in and out of sequence. After every issue the policy reads as its
 snapshot does: `latestSegmentLocator` is the segment the snapshot shows at the policy's last moment, and
 the one branch left is the issued transaction (issuing invalidates the drafts of the others)."""
+
 from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
@@ -41,13 +42,15 @@ def _draft(api, token, tenant, policy, operation):
     kind = operation[0]
     if kind == "change":
         static = vehicle_of(segment_of_policy(api, token, tenant, policy))["staticLocator"]
-        response = create(api, token, tenant, policy["locator"], "change",
-                          [params(operation[1]), modify(static, value=operation[2])])
+        response = create(
+            api, token, tenant, policy["locator"], "change", [params(operation[1]), modify(static, value=operation[2])]
+        )
     elif kind == "cancel":
         response = create(api, token, tenant, policy["locator"], "cancel", params(operation[1]))
     elif kind == "reinstate":
-        response = create(api, token, tenant, policy["locator"], "reinstate",
-                          [params(operation[1])] if operation[1] else [])
+        response = create(
+            api, token, tenant, policy["locator"], "reinstate", [params(operation[1])] if operation[1] else []
+        )
     elif kind == "renew":
         response = create(api, token, tenant, policy["locator"], "renew", [])
     else:
@@ -55,17 +58,30 @@ def _draft(api, token, tenant, policy, operation):
         reversible = [t["locator"] for t in issued["items"] if t["transactionCategory"] in REVERSIBLE]
         if not reversible:
             return None
-        response = call(api, "PATCH", policy_path(tenant, policy["locator"], "/reversal"), token, {
-            "baseLocator": policy["issuedTransactionLocator"], "toTransaction": issued["items"][0]["locator"],
-            "reverseTransactions": [reversible[-1 - operation[1] % len(reversible)]]})
+        response = call(
+            api,
+            "PATCH",
+            policy_path(tenant, policy["locator"], "/reversal"),
+            token,
+            {
+                "baseLocator": policy["issuedTransactionLocator"],
+                "toTransaction": issued["items"][0]["locator"],
+                "reverseTransactions": [reversible[-1 - operation[1] % len(reversible)]],
+            },
+        )
     return ok(response) if response.status_code == 200 else None
 
 
-@settings(max_examples=4, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=4,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(history=st.lists(operations, min_size=3, max_size=5))
-def test_after_every_issue_the_policy_names_the_segment_its_snapshot_shows_last(api, admin_token, tenant, account,
-                                                                               history):
+def test_after_every_issue_the_policy_names_the_segment_its_snapshot_shows_last(
+    api, admin_token, tenant, account, history
+):
     policy = issued_policy(api, admin_token, tenant, account)
     for operation in history:
         draft = _draft(api, admin_token, tenant, policy, operation)

@@ -1,5 +1,6 @@
 """PATCH /transactions/{locator}/precommit runs the product's precommit plugin on a draft (initializing
 it) or initialized transaction: its element changes land in the segment's tree."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -19,14 +20,14 @@ from tests.api.transactions.support import (
 from tests.support.api import assert_error, call, event_types, ok
 from tests.support.configs import QUOTE_PLUGINS, quotes_tenant
 
-PRECOMMIT = '''
+PRECOMMIT = """
 
 def precommit_PersonalAuto(request):
     if request["transactionCategory"] == "cancellation":
         raise RuntimeError("no precommit for cancellations")
     return {"elements": [{"locator": v["locator"], "setData": {"value": 19999}}
                          for v in _vehicles(request)]}
-'''
+"""
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 month and one a fraction of a month (after the switch to summer time) into the policy, a cancellation,
 a reinstatement at the cancellation time, a renewal; and what issuing writes (segments, terms, the policy
 root, invalidated branches, events) in one TransactWriteItems."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -33,17 +34,21 @@ def _priced_change(api, token, tenant, policy, effective, value="25000"):
     return draft, ok(step(api, token, tenant, draft["locator"], "price"))
 
 
-def test_a_change_on_a_whole_month_rates_its_segment_and_reverses_what_it_replaces(api, admin_token, tenant,
-                                                                                   policy):
+def test_a_change_on_a_whole_month_rates_its_segment_and_reverses_what_it_replaces(api, admin_token, tenant, policy):
     draft, priced = _priced_change(api, admin_token, tenant, policy, AUGUST)
 
     assert (priced["transactionState"], priced["transactionCategory"]) == ("priced", "change")
     # six months at 150 and the tax amount of the new segment; six months of 100 and half the tax taken back
-    assert amounts(priced["charges"]) == [("premium", D("-600.00"), True), ("premium", D("900.00"), False),
-                                          ("tax", D("-12.50"), True), ("tax", D("25"), False)]
+    assert amounts(priced["charges"]) == [
+        ("premium", D("-600.00"), True),
+        ("premium", D("900.00"), False),
+        ("tax", D("-12.50"), True),
+        ("tax", D("25"), False),
+    ]
     original = {c["chargeType"]: c["locator"] for c in issued_charges(api, admin_token, tenant, policy)}
-    assert {c["chargeType"]: c["reversalOfLocator"] for c in priced["charges"] if c.get("reversalOfLocator")} == \
-        original
+    assert {
+        c["chargeType"]: c["reversalOfLocator"] for c in priced["charges"] if c.get("reversalOfLocator")
+    } == original
     assert ok(call(api, "GET", transaction_path(tenant, draft["locator"], "/price"), admin_token)) == priced
 
 
@@ -51,34 +56,42 @@ def test_a_change_a_fraction_of_a_month_in_prorates_by_the_month_it_falls_in(api
     _, priced = _priced_change(api, admin_token, tenant, policy, MID_MARCH)
 
     # kept: 1 + 15/31 months of 100 = 148.39; new: 10 + 16/31 months of 150 = 1577.42; tax kept 3.09
-    assert amounts(priced["charges"]) == [("premium", D("-1051.61"), True), ("premium", D("1577.42"), False),
-                                          ("tax", D("-21.91"), True), ("tax", D("25"), False)]
+    assert amounts(priced["charges"]) == [
+        ("premium", D("-1051.61"), True),
+        ("premium", D("1577.42"), False),
+        ("tax", D("-21.91"), True),
+        ("tax", D("25"), False),
+    ]
 
 
 def issued_charges(api, token, tenant, policy):
     """The charges of the policy's issuance transaction."""
     return ok(call(api, "GET", transaction_path(tenant, policy["issuedTransactionLocator"], "/price"), token))[
-        "charges"]
+        "charges"
+    ]
 
 
 def test_issuing_a_change_writes_its_segment_and_moves_the_policy_on_in_one_transaction(
-        api, admin_token, tenant, policy, ddb_calls):
+    api, admin_token, tenant, policy, ddb_calls
+):
     draft, _ = _priced_change(api, admin_token, tenant, policy, AUGUST)
     ddb_calls.clear()
     response = step(api, admin_token, tenant, draft["locator"], "issue")
     issued = ok(response)
 
     assert (issued["transactionState"], issued["issuedTime"]) == ("issued", "2026-01-15T09:30:00.000Z")
-    assert event_types(api, admin_token, tenant, response) == ["policy.change.underwrite", "policy.change.accept",
-                                                               "policy.change.issue"]
+    assert event_types(api, admin_token, tenant, response) == [
+        "policy.change.underwrite",
+        "policy.change.accept",
+        "policy.change.issue",
+    ]
     assert ddb_calls.count("TransactWriteItems") == 1
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert after["issuedTransactionLocator"] == draft["locator"]
     assert after["branchHeadTransactionLocators"] == [draft["locator"]]
     assert after["endTime"] == END
     segment = segment_of_policy(api, admin_token, tenant, after)
-    assert (segment["transactionLocator"], segment["startTime"], segment["endTime"]) == (draft["locator"], AUGUST,
-                                                                                         END)
+    assert (segment["transactionLocator"], segment["startTime"], segment["endTime"]) == (draft["locator"], AUGUST, END)
     assert vehicle_of(segment)["data"]["value"] == D("25000.00")
     listed = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/issuedTransactions/list"), admin_token))
     assert [t["locator"] for t in listed["items"]] == [policy["issuedTransactionLocator"], draft["locator"]]
@@ -99,18 +112,24 @@ def test_issuing_one_branch_invalidates_the_others(api, admin_token, tenant, pol
 def test_issuing_a_head_leaves_one_branch_the_drafts_based_on_it(api, admin_token, tenant, policy):
     first, _ = _priced_change(api, admin_token, tenant, policy, MID_MARCH)
     second = ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)]))
-    chained = ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)],
-                        f"?baseLocator={first['locator']}"))
+    chained = ok(
+        create(
+            api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)], f"?baseLocator={first['locator']}"
+        )
+    )
     assert ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))[
-        "branchHeadTransactionLocators"] == [second["locator"], chained["locator"]]
+        "branchHeadTransactionLocators"
+    ] == [second["locator"], chained["locator"]]
 
     ok(step(api, admin_token, tenant, first["locator"], "issue"))
 
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert after["issuedTransactionLocator"] == first["locator"]
     assert after["branchHeadTransactionLocators"] == [chained["locator"]]
-    assert ok(call(api, "GET", transaction_path(tenant, second["locator"]), admin_token))["transactionState"] == \
-        "invalidated"
+    assert (
+        ok(call(api, "GET", transaction_path(tenant, second["locator"]), admin_token))["transactionState"]
+        == "invalidated"
+    )
     ok(step(api, admin_token, tenant, chained["locator"], "issue"))
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert after["branchHeadTransactionLocators"] == [chained["locator"]] == [after["issuedTransactionLocator"]]
@@ -121,13 +140,19 @@ def test_cancel_then_reinstate_at_the_cancellation_time_gives_everything_back(ap
     response = step(api, admin_token, tenant, cancellation["locator"], "issue")
     cancelled = ok(response)
     assert event_types(api, admin_token, tenant, response) == [
-        "policy.cancellation.update", "policy.cancellation.validate", "policy.cancellation.price",
-        "policy.cancellation.underwrite", "policy.cancellation.accept", "policy.cancellation.issue",
-        "policy.status.update"]
+        "policy.cancellation.update",
+        "policy.cancellation.validate",
+        "policy.cancellation.price",
+        "policy.cancellation.underwrite",
+        "policy.cancellation.accept",
+        "policy.cancellation.issue",
+        "policy.status.update",
+    ]
     priced = ok(call(api, "GET", transaction_path(tenant, cancelled["locator"], "/price"), admin_token))
     assert amounts(priced["charges"]) == [("premium", D("-600.00"), True), ("tax", D("-12.50"), True)]
-    gap = segment_of_policy(api, admin_token, tenant, ok(call(api, "GET", policy_path(tenant, policy["locator"]),
-                                                              admin_token)))
+    gap = segment_of_policy(
+        api, admin_token, tenant, ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    )
     assert (gap["segmentType"], gap["startTime"], gap["endTime"]) == ("gap", AUGUST, END)
 
     reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
@@ -136,8 +161,9 @@ def test_cancel_then_reinstate_at_the_cancellation_time_gives_everything_back(ap
     restored = ok(call(api, "GET", transaction_path(tenant, reinstatement["locator"], "/price"), admin_token))
 
     assert amounts(restored["charges"]) == [("premium", D("600.00"), True), ("tax", D("12.50"), True)]
-    segment = segment_of_policy(api, admin_token, tenant, ok(call(api, "GET", policy_path(tenant, policy["locator"]),
-                                                                  admin_token)))
+    segment = segment_of_policy(
+        api, admin_token, tenant, ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
+    )
     assert (segment["segmentType"], segment["startTime"]) == ("coverage", AUGUST)
     assert vehicle_of(segment)["data"]["value"] == D("12000.50")
 
@@ -155,21 +181,26 @@ def test_a_renewal_opens_the_next_term_and_moves_the_policy_end(api, admin_token
     assert after["latestTermLocator"] == renewal["termLocator"]
     terms = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/terms/list"), admin_token))["items"]
     assert [(t["number"], t["startTime"], t["endTime"]) for t in terms] == [
-        (0, "2026-02-01T05:00:00.000Z", END), (1, END, "2028-02-01T05:00:00.000Z")]
+        (0, "2026-02-01T05:00:00.000Z", END),
+        (1, END, "2028-02-01T05:00:00.000Z"),
+    ]
     assert terms[1]["previousTermLocator"] == terms[0]["locator"]
     assert "policy.renewal.issue" in event_types(api, admin_token, tenant, response)
 
 
-def test_the_round_trips_of_a_change_do_not_grow_with_earlier_transactions(api, admin_token, tenant, policy,
-                                                                         ddb_calls):
+def test_the_round_trips_of_a_change_do_not_grow_with_earlier_transactions(api, admin_token, tenant, policy, ddb_calls):
     counts = []
-    for month, value in (("2026-04-01T04:00:00Z", "13000"), ("2026-06-01T04:00:00Z", "14000"),
-                         ("2026-09-01T04:00:00Z", "15000")):
+    for month, value in (
+        ("2026-04-01T04:00:00Z", "13000"),
+        ("2026-06-01T04:00:00Z", "14000"),
+        ("2026-09-01T04:00:00Z", "15000"),
+    ):
         current = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
         static = vehicle_of(segment_of_policy(api, admin_token, tenant, current))["staticLocator"]
         ddb_calls.clear()
-        draft = ok(create(api, admin_token, tenant, policy["locator"], "change", [params(month),
-                                                                                  modify(static, value=value)]))
+        draft = ok(
+            create(api, admin_token, tenant, policy["locator"], "change", [params(month), modify(static, value=value)])
+        )
         created = list(ddb_calls)
         ddb_calls.clear()
         ok(step(api, admin_token, tenant, draft["locator"], "issue"))
@@ -182,8 +213,10 @@ def test_the_events_of_a_transaction_name_the_policy_and_the_transaction(api, ad
     draft, _ = _priced_change(api, admin_token, tenant, policy, AUGUST)
     response = step(api, admin_token, tenant, draft["locator"], "underwrite")
     (event,) = events_of(api, admin_token, tenant, response)
-    assert (event["type"], event["data"]) == ("policy.change.underwrite", {
-        "policyLocator": policy["locator"], "transactionLocator": draft["locator"], "underwritingStatus": "info"})
+    assert (event["type"], event["data"]) == (
+        "policy.change.underwrite",
+        {"policyLocator": policy["locator"], "transactionLocator": draft["locator"], "underwritingStatus": "info"},
+    )
 
 
 def test_an_issued_cancellation_sets_the_policy_statuses_and_says_so(api, admin_token, tenant, policy, clock):
@@ -193,9 +226,13 @@ def test_an_issued_cancellation_sets_the_policy_statuses_and_says_so(api, admin_
     ok(response)
 
     status_events = [e for e in events_of(api, admin_token, tenant, response) if e["type"] == "policy.status.update"]
-    assert [e["data"] for e in status_events] == [{
-        "policyLocator": policy["locator"], "newStatuses": {"listCompleted": True, "items": ["cancelPending"]},
-        "removedStatuses": {"listCompleted": True, "items": []}}]
+    assert [e["data"] for e in status_events] == [
+        {
+            "policyLocator": policy["locator"],
+            "newStatuses": {"listCompleted": True, "items": ["cancelPending"]},
+            "removedStatuses": {"listCompleted": True, "items": []},
+        }
+    ]
     fetched = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert fetched["statuses"] == ["onRisk", "cancelPending"]
     clock.set(datetime(2026, 8, 1, 4, tzinfo=timezone.utc))
@@ -205,16 +242,27 @@ def test_an_issued_cancellation_sets_the_policy_statuses_and_says_so(api, admin_
     response = step(api, admin_token, tenant, reinstatement["locator"], "issue")
     ok(response)
     (event,) = [e for e in events_of(api, admin_token, tenant, response) if e["type"] == "policy.status.update"]
-    assert (event["data"]["newStatuses"]["items"], event["data"]["removedStatuses"]["items"]) == (["onRisk"],
-                                                                                              ["cancelled"])
+    assert (event["data"]["newStatuses"]["items"], event["data"]["removedStatuses"]["items"]) == (
+        ["onRisk"],
+        ["cancelled"],
+    )
     assert ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))["statuses"] == ["onRisk"]
 
 
 def test_a_transaction_whose_base_is_no_longer_the_latest_is_refused_or_rebased(api, admin_token, tenant, policy):
     first = ok(create(api, admin_token, tenant, policy["locator"], "change", [params(MID_MARCH)]))
     static = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
-    chained = ok(create(api, admin_token, tenant, policy["locator"], "change",
-                        [params(AUGUST), modify(static, value="25000")], f"?baseLocator={first['locator']}"))
+    chained = ok(
+        create(
+            api,
+            admin_token,
+            tenant,
+            policy["locator"],
+            "change",
+            [params(AUGUST), modify(static, value="25000")],
+            f"?baseLocator={first['locator']}",
+        )
+    )
     ok(step(api, admin_token, tenant, first["locator"], "discard"))
 
     stale = step(api, admin_token, tenant, chained["locator"], "issue")
@@ -223,10 +271,16 @@ def test_a_transaction_whose_base_is_no_longer_the_latest_is_refused_or_rebased(
 
     rebased = ok(step(api, admin_token, tenant, chained["locator"], "issue", "?autoRebase=true"))
     assert (rebased["transactionState"], rebased["baseTransactionLocator"]) == (
-        "issued", policy["issuedTransactionLocator"])
+        "issued",
+        policy["issuedTransactionLocator"],
+    )
     priced = ok(call(api, "GET", transaction_path(tenant, chained["locator"], "/price"), admin_token))
-    assert amounts(priced["charges"]) == [("premium", D("-600.00"), True), ("premium", D("900.00"), False),
-                                          ("tax", D("-12.50"), True), ("tax", D("25"), False)]
+    assert amounts(priced["charges"]) == [
+        ("premium", D("-600.00"), True),
+        ("premium", D("900.00"), False),
+        ("tax", D("-12.50"), True),
+        ("tax", D("25"), False),
+    ]
 
 
 def test_the_round_trips_of_a_change_do_not_grow_with_the_elements(api, admin_token, tenant, account, ddb_calls):
@@ -235,31 +289,44 @@ def test_the_round_trips_of_a_change_do_not_grow_with_the_elements(api, admin_to
 
     counts = []
     for vehicles in (1, 12):
-        policy = issued_policy(api, admin_token, tenant, account, elements=[
-            vehicle(vin=f"1HGCM82633A{index:06d}") for index in range(vehicles)])
+        policy = issued_policy(
+            api,
+            admin_token,
+            tenant,
+            account,
+            elements=[vehicle(vin=f"1HGCM82633A{index:06d}") for index in range(vehicles)],
+        )
         static = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
         ddb_calls.clear()
-        draft = ok(create(api, admin_token, tenant, policy["locator"], "change",
-                          [params(AUGUST), modify(static, value="25000")]))
+        draft = ok(
+            create(
+                api, admin_token, tenant, policy["locator"], "change", [params(AUGUST), modify(static, value="25000")]
+            )
+        )
         ok(step(api, admin_token, tenant, draft["locator"], "issue"))
         counts.append(sorted(ddb_calls))
     assert counts[0] == counts[1]
 
 
-def test_an_issue_invalidating_more_branches_than_one_write_holds_writes_the_rest_after(api, admin_token, tenant,
-                                                                                     policy, ddb_calls, monkeypatch):
+def test_an_issue_invalidating_more_branches_than_one_write_holds_writes_the_rest_after(
+    api, admin_token, tenant, policy, ddb_calls, monkeypatch
+):
     """With a write of 40 records instead of DynamoDB's 100: the same steps, 41 branches instead of 101."""
     from chalicelib.storage import unit_of_work
 
     monkeypatch.setattr(unit_of_work, "MAX_TRANSACTION_ITEMS", 40)
-    branches = [ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)]))["locator"]
-                for _ in range(41)]
+    branches = [
+        ok(create(api, admin_token, tenant, policy["locator"], "change", [params(AUGUST)]))["locator"]
+        for _ in range(41)
+    ]
     ddb_calls.clear()
     ok(step(api, admin_token, tenant, branches[0], "issue"))
 
     assert ddb_calls.count("TransactWriteItems") == 2
-    states = {ok(call(api, "GET", transaction_path(tenant, locator), admin_token))["transactionState"]
-              for locator in branches[1:]}
+    states = {
+        ok(call(api, "GET", transaction_path(tenant, locator), admin_token))["transactionState"]
+        for locator in branches[1:]
+    }
     assert states == {"invalidated"}
 
 
@@ -268,8 +335,9 @@ def test_a_renewal_may_last_another_term_length_than_the_policys(api, admin_toke
     from chalicelib.transactions import service
     from tests.builders import system_ctx
 
-    renewal = service.create_transaction(system_ctx().for_tenant(tenant), policy["locator"], [], route="renew",
-                                         term_duration=D(6))
+    renewal = service.create_transaction(
+        system_ctx().for_tenant(tenant), policy["locator"], [], route="renew", term_duration=D(6)
+    )
     priced = ok(step(api, admin_token, tenant, renewal.locator, "price"))
     segment = ok(call(api, "GET", transaction_path(tenant, renewal.locator, "/segment"), admin_token))
 

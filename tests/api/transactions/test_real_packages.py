@@ -10,6 +10,7 @@ fields (the field the change modifies), and the root a flat-amount tax of 25 per
 charges are worked out independently of chalicelib.transactions.deltas: per held piece, half-up to the
 cent, with the policy's own duration basis and time zone (iag-motor-demo: months in New York, itemcare:
 months in Phoenix, mgt-commercial: years in Los Angeles)."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -41,14 +42,31 @@ def test_a_change_and_a_cancellation_are_issued_on_each_real_package(api, admin_
     issuance = policy["issuedTransactionLocator"]
     exposure = exposure_of(ok(call(api, "GET", transaction_path(tenant, issuance, "/segment"), admin_token)), case)
 
-    change = ok(create(api, admin_token, tenant, policy["locator"], "change", [
-        params(CHANGE_AT), {"action": "modify", "staticLocator": exposure["staticLocator"],
-                            "setData": {case.field: case.changed_value}}]))
+    change = ok(
+        create(
+            api,
+            admin_token,
+            tenant,
+            policy["locator"],
+            "change",
+            [
+                params(CHANGE_AT),
+                {
+                    "action": "modify",
+                    "staticLocator": exposure["staticLocator"],
+                    "setData": {case.field: case.changed_value},
+                },
+            ],
+        )
+    )
     changed = ok(step(api, admin_token, tenant, change["locator"], "issue"))
     assert (changed["transactionState"], changed["transactionCategory"]) == ("issued", "change"), changed
     change_segment = only_segment(api, admin_token, tenant, change["locator"])
     assert (change_segment["segmentType"], change_segment["startTime"], change_segment["endTime"]) == (
-        "coverage", CHANGE_AT, case.term_end)
+        "coverage",
+        CHANGE_AT,
+        case.term_end,
+    )
     assert Decimal(str(exposure_of(change_segment, case)["data"][case.field])) == Decimal(str(case.changed_value))
 
     cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(CANCEL_AT)))
@@ -59,13 +77,23 @@ def test_a_change_and_a_cancellation_are_issued_on_each_real_package(api, admin_
     assert (gap["segmentType"], gap["startTime"], gap["endTime"]) == ("gap", CANCEL_AT, case.term_end)
     issued_segment = only_segment(api, admin_token, tenant, issuance)
     assert (issued_segment["segmentType"], issued_segment["startTime"], issued_segment["endTime"]) == (
-        "coverage", ISSUED_AT, case.term_end)
+        "coverage",
+        ISSUED_AT,
+        case.term_end,
+    )
     after = ok(call(api, "GET", policy_path(tenant, policy["locator"]), admin_token))
     assert (after["issuedTransactionLocator"], after["latestSegmentLocator"], after["endTime"]) == (
-        cancellation["locator"], gap["locator"], case.term_end)
+        cancellation["locator"],
+        gap["locator"],
+        case.term_end,
+    )
     (term,) = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/terms/list"), admin_token))["items"]
     assert (term["locator"], term["number"], term["startTime"], term["endTime"]) == (
-        after["latestTermLocator"], 0, ISSUED_AT, case.term_end)
+        after["latestTermLocator"],
+        0,
+        ISSUED_AT,
+        case.term_end,
+    )
     listed = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/issuedTransactions/list"), admin_token))
     assert [t["locator"] for t in listed["items"]] == [issuance, change["locator"], cancellation["locator"]]
 
@@ -75,13 +103,17 @@ def test_a_change_and_a_cancellation_are_issued_on_each_real_package(api, admin_
     clock.set(parse_datetime(CANCEL_AT))
     assert statuses(api, admin_token, tenant, policy) == ["cancelled"]
 
-    charges = {locator: ok(call(api, "GET", transaction_path(tenant, locator, "/price"), admin_token))["charges"]
-               for locator in (issuance, change["locator"], cancellation["locator"])}
-    assert charges[cancellation["locator"]] and all(c.get("reversalOfLocator")
-                                                    for c in charges[cancellation["locator"]])
+    charges = {
+        locator: ok(call(api, "GET", transaction_path(tenant, locator, "/price"), admin_token))["charges"]
+        for locator in (issuance, change["locator"], cancellation["locator"])
+    }
+    assert charges[cancellation["locator"]] and all(
+        c.get("reversalOfLocator") for c in charges[cancellation["locator"]]
+    )
     every = [charge for each in charges.values() for charge in each]
-    assert totals(every) == held_cost(case, exposure=exposure["staticLocator"],
-                                      root=static_of_root(api, admin_token, tenant, issuance))
+    assert totals(every) == held_cost(
+        case, exposure=exposure["staticLocator"], root=static_of_root(api, admin_token, tenant, issuance)
+    )
 
 
 def exposure_of(segment: dict[str, Any], case: Case) -> dict[str, Any]:
@@ -123,10 +155,12 @@ def held_cost(case: Case, *, exposure: str, root: str) -> dict[tuple[str, str], 
     def rate(value: Any) -> Decimal:
         return Decimal(str(value)) * Decimal(case.factor)
 
-    premium = cents(rate(case.issued_value) * duration(start, change)) + \
-        cents(rate(case.changed_value) * duration(change, cancel))
-    tax = cents(25 * duration(start, change) / duration(start, end)) + \
-        cents(25 * duration(change, cancel) / duration(change, end))
+    premium = cents(rate(case.issued_value) * duration(start, change)) + cents(
+        rate(case.changed_value) * duration(change, cancel)
+    )
+    tax = cents(25 * duration(start, change) / duration(start, end)) + cents(
+        25 * duration(change, cancel) / duration(change, end)
+    )
     return {(exposure, case.premium): premium, (root, case.tax): tax}
 
 

@@ -1,6 +1,7 @@
 """POST /uploads (DECISIONS.md "Uploads"): an intent answers a presigned PUT URL for exactly the announced file;
 the operations that take a file take `?uploadLocator=` instead of the body and get the file once it is checked
 against the intent; an upload serves one operation; a direct body over the limit is refused naming POST /uploads."""
+
 from __future__ import annotations
 
 import base64
@@ -69,30 +70,55 @@ def test_an_intent_answers_a_signed_put_url_for_exactly_the_announced_file(api, 
     assert set(made) == {"uploadLocator", "url", "method", "headers", "expiresAt"}
     assert made["method"] == "PUT"
     assert made["expiresAt"] == "2026-01-15T09:45:00.000Z"  # the conftest clock's 09:30, and 15 minutes
-    assert made["headers"] == {"Content-Length": str(len(content)), "Content-Type": "application/zip",
-                               "x-amz-checksum-sha256": base64.b64encode(digest).decode()}
+    assert made["headers"] == {
+        "Content-Length": str(len(content)),
+        "Content-Type": "application/zip",
+        "x-amz-checksum-sha256": base64.b64encode(digest).decode(),
+    }
     url = urlsplit(made["url"])
     signed = parse_qs(url.query)
     assert signed["X-Amz-Expires"] == ["900"]
     assert signed["X-Amz-SignedHeaders"] == ["content-length;content-type;host;x-amz-checksum-sha256"]
     assert url.path.endswith(f"/uploads/users/{_whoami(api, admin_token)}/{made['uploadLocator']}")
-    assert ok(intent(api, admin_token, "table", b"x", tenant=new_configured_tenant(api, admin_token)[0]))[
-        "headers"]["Content-Type"] == "application/octet-stream"
+    assert (
+        ok(intent(api, admin_token, "table", b"x", tenant=new_configured_tenant(api, admin_token)[0]))["headers"][
+            "Content-Type"
+        ]
+        == "application/octet-stream"
+    )
 
 
 def test_a_package_over_the_direct_limit_is_refused_naming_post_uploads_and_goes_by_reference(
-        api, admin_token, small_direct_limit):
+    api, admin_token, small_direct_limit
+):
     content = big_package()
 
     refused = assert_error(create_tenant(api, admin_token, content), 413, "request.too_large")
 
     assert "POST /uploads" in refused["message"] and "?uploadLocator=" in refused["message"]
-    created = ok(by_reference(api, "POST", "/config/createTenant?" + urlencode({"name": "By reference"}), admin_token,
-                              uploaded(api, admin_token, "configuration", content)))
+    created = ok(
+        by_reference(
+            api,
+            "POST",
+            "/config/createTenant?" + urlencode({"name": "By reference"}),
+            admin_token,
+            uploaded(api, admin_token, "configuration", content),
+        )
+    )
     assert (created["name"], created["deploymentResult"]["isSuccess"]) == ("By reference", True)
     tenant = created["locator"]
-    assert_error(call(api, "POST", f"/config/{tenant}/deployments/deploy", admin_token, raw=content,
-                      headers={"Content-Type": "application/zip"}), 413, "request.too_large")
+    assert_error(
+        call(
+            api,
+            "POST",
+            f"/config/{tenant}/deployments/deploy",
+            admin_token,
+            raw=content,
+            headers={"Content-Type": "application/zip"},
+        ),
+        413,
+        "request.too_large",
+    )
     again = big_package()
     deployed = ok(_deploy(api, admin_token, tenant, uploaded(api, admin_token, "configuration", again, tenant)))
     assert deployed["deploymentResult"]["isSuccess"] is True
@@ -107,10 +133,16 @@ def test_both_validations_take_an_upload(api, admin_token):
     tenant, _ = new_configured_tenant(api, admin_token)
     content = package()
 
-    tenantless = by_reference(api, "POST", "/config/validateConfig", admin_token,
-                              uploaded(api, admin_token, "configuration", content))
-    tenants = by_reference(api, "POST", f"/config/{tenant}/deployments/validate", admin_token,
-                           uploaded(api, admin_token, "configuration", content, tenant))
+    tenantless = by_reference(
+        api, "POST", "/config/validateConfig", admin_token, uploaded(api, admin_token, "configuration", content)
+    )
+    tenants = by_reference(
+        api,
+        "POST",
+        f"/config/{tenant}/deployments/validate",
+        admin_token,
+        uploaded(api, admin_token, "configuration", content, tenant),
+    )
 
     assert _report(tenantless)["isSuccess"] is True
     assert _report(tenants)["isSuccess"] is True
@@ -132,10 +164,22 @@ def test_a_replayed_idempotent_deploy_answers_its_first_result_rather_than_a_use
     tenant, _ = new_configured_tenant(api, admin_token)
     locator = uploaded(api, admin_token, "configuration", package(), tenant)
 
-    first = by_reference(api, "POST", f"/config/{tenant}/deployments/deploy", admin_token, locator,
-                         **{"X-Idempotency-Key": "deploy-once"})
-    replay = by_reference(api, "POST", f"/config/{tenant}/deployments/deploy", admin_token, locator,
-                          **{"X-Idempotency-Key": "deploy-once"})
+    first = by_reference(
+        api,
+        "POST",
+        f"/config/{tenant}/deployments/deploy",
+        admin_token,
+        locator,
+        **{"X-Idempotency-Key": "deploy-once"},
+    )
+    replay = by_reference(
+        api,
+        "POST",
+        f"/config/{tenant}/deployments/deploy",
+        admin_token,
+        locator,
+        **{"X-Idempotency-Key": "deploy-once"},
+    )
 
     assert ok(replay) == ok(first)
 
@@ -145,16 +189,22 @@ def test_an_operation_that_fails_leaves_its_upload_unused(api, admin_token):
     before = stored_state()
 
     for _ in range(2):  # the second time too the package's own error, not a used upload
-        assert_error(by_reference(api, "POST", "/config/createTenant?name=Broken", admin_token, locator), 400,
-                     "config.package_not_zip")
+        assert_error(
+            by_reference(api, "POST", "/config/createTenant?name=Broken", admin_token, locator),
+            400,
+            "config.package_not_zip",
+        )
 
     assert stored_state() == before
 
 
-@pytest.mark.parametrize("sent, code", [
-    (b"PK" + b"x" * 40, "upload.size_mismatch"),  # another length (S3 refuses it; moto takes it)
-    (b"PK" + b"y" * 38, "upload.checksum_mismatch"),  # the announced length, other bytes
-])
+@pytest.mark.parametrize(
+    "sent, code",
+    [
+        (b"PK" + b"x" * 40, "upload.size_mismatch"),  # another length (S3 refuses it; moto takes it)
+        (b"PK" + b"y" * 38, "upload.checksum_mismatch"),  # the announced length, other bytes
+    ],
+)
 def test_a_file_unlike_its_intent_is_refused_and_the_right_one_is_taken_later(api, admin_token, sent, code):
     tenant, _ = new_configured_tenant(api, admin_token)
     content = package()
@@ -195,12 +245,17 @@ def test_another_tenants_another_callers_or_another_purposes_upload_is_refused(a
 
     assert_error(_deploy(api, admin_token, mine, for_theirs), 404, "upload.not_found")
     assert_error(_deploy(api, admin_token, mine, tenantless), 404, "upload.not_found")
-    assert_error(by_reference(api, "POST", "/config/createTenant?name=X", admin_token, for_theirs), 404,
-                 "upload.not_found")
-    assert_error(by_reference(api, "POST", "/config/createTenant?name=X", other_admin, tenantless), 404,
-                 "upload.not_found")  # an upload for no tenant serves its maker alone
-    wrong = assert_error(by_reference(api, "PATCH", f"/resource/{theirs}/tables/Rates", admin_token, for_theirs), 400,
-                         "upload.wrong_purpose")
+    assert_error(
+        by_reference(api, "POST", "/config/createTenant?name=X", admin_token, for_theirs), 404, "upload.not_found"
+    )
+    assert_error(
+        by_reference(api, "POST", "/config/createTenant?name=X", other_admin, tenantless), 404, "upload.not_found"
+    )  # an upload for no tenant serves its maker alone
+    wrong = assert_error(
+        by_reference(api, "PATCH", f"/resource/{theirs}/tables/Rates", admin_token, for_theirs),
+        400,
+        "upload.wrong_purpose",
+    )
     assert "configuration" in wrong["message"]
 
     assert (stored_state(mine), stored_state(theirs)) == before
@@ -231,8 +286,18 @@ def test_a_body_with_a_reference_or_a_malformed_reference_is_refused(api, admin_
     locator = uploaded(api, admin_token, "configuration", package(), tenant)
     path = f"/config/{tenant}/deployments/deploy"
 
-    both = assert_error(call(api, "POST", f"{path}?uploadLocator={locator}", admin_token, raw=package(),
-                             headers={"Content-Type": "application/zip"}), 400, "request.invalid")
+    both = assert_error(
+        call(
+            api,
+            "POST",
+            f"{path}?uploadLocator={locator}",
+            admin_token,
+            raw=package(),
+            headers={"Content-Type": "application/zip"},
+        ),
+        400,
+        "request.invalid",
+    )
     malformed = assert_error(by_reference(api, "POST", path, admin_token, "../../etc"), 400, "request.invalid")
 
     assert both["fieldErrors"][0]["field"] == malformed["fieldErrors"][0]["field"] == "uploadLocator"
@@ -241,14 +306,24 @@ def test_a_body_with_a_reference_or_a_malformed_reference_is_refused(api, admin_
 
 def test_tables_take_uploads_to_create_and_replace(api, admin_token, clock):
     tenant = tables_tenant(api, admin_token)
-    created = by_reference(api, "POST", f"/resource/{tenant}/tables?name=Rates2026&staticName=Rates", admin_token,
-                           uploaded(api, admin_token, "table", csv_zip(RATES_V1), tenant))
+    created = by_reference(
+        api,
+        "POST",
+        f"/resource/{tenant}/tables?name=Rates2026&staticName=Rates",
+        admin_token,
+        uploaded(api, admin_token, "table", csv_zip(RATES_V1), tenant),
+    )
     assert ok(created)["name"] == "Rates2026"
     assert value_of(record(api, admin_token, tenant, "table", "Rates", key=["CA", "18"]))["factor"] == Decimal("1.80")
     clock.advance(minutes=1)
 
-    replaced = by_reference(api, "PATCH", f"/resource/{tenant}/tables/Rates2026", admin_token,
-                            uploaded(api, admin_token, "table", csv_zip(RATES_V2), tenant))
+    replaced = by_reference(
+        api,
+        "PATCH",
+        f"/resource/{tenant}/tables/Rates2026",
+        admin_token,
+        uploaded(api, admin_token, "table", csv_zip(RATES_V2), tenant),
+    )
 
     assert ok(replaced)["name"] == "Rates2026"
     assert value_of(record(api, admin_token, tenant, "table", "Rates", key=["CA", "18"]))["factor"] == Decimal("1.75")
@@ -259,34 +334,61 @@ def test_schedules_take_uploads_to_add_items_and_to_deserialize(api, admin_token
     quote, vehicle = draft_quote(api, admin_token, tenant)
     path = schedule_path(tenant, quote, vehicle)
 
-    added = by_reference(api, "POST", path, admin_token,
-                         uploaded(api, admin_token, "schedule", b"serial,kind,value\nAB0001,laptop,10.50\n", tenant),
-                         content_type="text/csv")
+    added = by_reference(
+        api,
+        "POST",
+        path,
+        admin_token,
+        uploaded(api, admin_token, "schedule", b"serial,kind,value\nAB0001,laptop,10.50\n", tenant),
+        content_type="text/csv",
+    )
     assert ok(added)["success"] is True
-    started = by_reference(api, "POST", f"{path}/deserialize?params=%7B%7D", admin_token,
-                           uploaded(api, admin_token, "schedule", b"serial,kind,value\nAB0002,phone,5\n", tenant),
-                           content_type="text/csv")
+    started = by_reference(
+        api,
+        "POST",
+        f"{path}/deserialize?params=%7B%7D",
+        admin_token,
+        uploaded(api, admin_token, "schedule", b"serial,kind,value\nAB0002,phone,5\n", tenant),
+        content_type="text/csv",
+    )
     job = ok(started)["jobLocator"]
     jobs.drain()
 
     assert ok(call(api, "GET", f"/policy/{tenant}/deserializeJobs/{job}", admin_token))["jobState"] == "completed"
     assert [(entry["data"]["serial"], str(entry["data"]["value"])) for entry in every_item(api, admin_token, path)] == [
-        ("AB0001", "10.50"), ("AB0002", "5.00")]
+        ("AB0001", "10.50"),
+        ("AB0002", "5.00"),
+    ]
 
 
 def test_documents_take_uploads_to_attach_and_replace(api, admin_token):
     tenant = schedules_tenant(api, admin_token)
     quote, _ = draft_quote(api, admin_token, tenant)
-    query = urlencode({"referenceType": "quote", "referenceLocator": quote, "name": "Proposal",
-                       "documentFormat": "pdf"})
+    query = urlencode(
+        {"referenceType": "quote", "referenceLocator": quote, "name": "Proposal", "documentFormat": "pdf"}
+    )
 
-    attached = ok(by_reference(api, "POST", documents(tenant, f"/attach?{query}"), admin_token,
-                               uploaded(api, admin_token, "document", b"%PDF-1.4 a proposal", tenant),
-                               content_type="application/pdf"))
+    attached = ok(
+        by_reference(
+            api,
+            "POST",
+            documents(tenant, f"/attach?{query}"),
+            admin_token,
+            uploaded(api, admin_token, "document", b"%PDF-1.4 a proposal", tenant),
+            content_type="application/pdf",
+        )
+    )
     assert download(api, admin_token, tenant, attached["locator"]).body == b"%PDF-1.4 a proposal"
-    replaced = ok(by_reference(api, "PATCH", documents(tenant, f"/{attached['locator']}"), admin_token,
-                               uploaded(api, admin_token, "document", b"%PDF-1.4 the signed one", tenant),
-                               content_type="application/pdf"))
+    replaced = ok(
+        by_reference(
+            api,
+            "PATCH",
+            documents(tenant, f"/{attached['locator']}"),
+            admin_token,
+            uploaded(api, admin_token, "document", b"%PDF-1.4 the signed one", tenant),
+            content_type="application/pdf",
+        )
+    )
 
     assert replaced["size"] == len(b"%PDF-1.4 the signed one")
     assert download(api, admin_token, tenant, attached["locator"]).body == b"%PDF-1.4 the signed one"
@@ -294,25 +396,41 @@ def test_documents_take_uploads_to_attach_and_replace(api, admin_token):
 
 def test_the_description_offers_an_upload_on_every_file_route_but_format_config(api):
     paths = ok(api.http.get("/openapi.json"))["paths"]
-    by_reference_routes = sorted(f"{method.upper()} {path}" for path, methods in paths.items()
-                                 for method, operation in methods.items()
-                                 if any(p["name"] == "uploadLocator" for p in operation["parameters"]))
+    by_reference_routes = sorted(
+        f"{method.upper()} {path}"
+        for path, methods in paths.items()
+        for method, operation in methods.items()
+        if any(p["name"] == "uploadLocator" for p in operation["parameters"])
+    )
 
-    assert by_reference_routes == sorted([
-        "POST /config/createTenant", "POST /config/validateConfig", "POST /config/{tenantLocator}/deployments/deploy",
-        "POST /config/{tenantLocator}/deployments/validate",
-        *[f"{method} /resource/{{tenantLocator}}/{kind}{suffix}" for kind in ("tables", "rangeTables", "constraints")
-          for method, suffix in (("POST", ""), ("PATCH", "/{name}"))],
-        *[f"POST /policy/{{tenantLocator}}/{owner}s/{{locator}}/schedules/{{staticElementLocator}}{suffix}"
-          for owner in ("quote", "transaction") for suffix in ("", "/deserialize")],
-        "POST /document/{tenantLocator}/documents/attach", "PATCH /document/{tenantLocator}/documents/{locator}",
-        "POST /migration/{tenantLocator}/migrations"])
+    assert by_reference_routes == sorted(
+        [
+            "POST /config/createTenant",
+            "POST /config/validateConfig",
+            "POST /config/{tenantLocator}/deployments/deploy",
+            "POST /config/{tenantLocator}/deployments/validate",
+            *[
+                f"{method} /resource/{{tenantLocator}}/{kind}{suffix}"
+                for kind in ("tables", "rangeTables", "constraints")
+                for method, suffix in (("POST", ""), ("PATCH", "/{name}"))
+            ],
+            *[
+                f"POST /policy/{{tenantLocator}}/{owner}s/{{locator}}/schedules/{{staticElementLocator}}{suffix}"
+                for owner in ("quote", "transaction")
+                for suffix in ("", "/deserialize")
+            ],
+            "POST /document/{tenantLocator}/documents/attach",
+            "PATCH /document/{tenantLocator}/documents/{locator}",
+            "POST /migration/{tenantLocator}/migrations",
+        ]
+    )
     deploy = paths["/config/{tenantLocator}/deployments/deploy"]["post"]
     assert deploy["requestBody"]["required"] is False
     shared = ok(api.http.get("/openapi.json"))["components"]["responses"]
     answers = [shared[answer["$ref"].rsplit("/", 1)[1]] for answer in deploy["responses"].values() if "$ref" in answer]
     assert {"upload.not_found", "upload.already_used", "upload.checksum_mismatch"} <= set(
-        json.dumps(answers).replace('"', " ").split())
+        json.dumps(answers).replace('"', " ").split()
+    )
     assert paths["/config/formatConfig"]["post"]["requestBody"]["required"] is True
     create = paths["/uploads"]["post"]
     assert create["requestBody"]["content"]["application/json"]["example"]["sha256"] == SHA256_EXAMPLE

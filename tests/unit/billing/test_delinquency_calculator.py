@@ -1,5 +1,6 @@
 """The moments of a delinquency (billing/delinquency/calculator.py): days are local calendar days of the
 time zone, across a DST change too; a fraction of a day is elapsed time."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone

@@ -1,5 +1,6 @@
 """Invoice fees (invoices/fees.py): each policy's own fee, else the plan's for the currency, combined by the
 plan's handling; one fee item on a positive invoice, none on a zero or negative one."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -18,14 +19,25 @@ from tests.unit.billing.support import START, open_invoice
 
 
 def plan(handling: InvoiceFeeHandling) -> InvoicingPlan:
-    return InvoicingPlan(name="p", display_name=None, installment_grouping=InstallmentGrouping(),
-                         invoice_fee_handling=handling,
-                         invoice_fee_amounts={"USD": Decimal("3.00"), "EUR": Decimal("2.50")},
-                         consolidate_invoices_on_cancellation=CancellationConsolidation.NONE)
+    return InvoicingPlan(
+        name="p",
+        display_name=None,
+        installment_grouping=InstallmentGrouping(),
+        invoice_fee_handling=handling,
+        invoice_fee_amounts={"USD": Decimal("3.00"), "EUR": Decimal("2.50")},
+        consolidate_invoices_on_cancellation=CancellationConsolidation.NONE,
+    )
 
 
-@pytest.mark.parametrize("handling, amount", [(InvoiceFeeHandling.MAX, "5.00"), (InvoiceFeeHandling.MIN, "1.25"),
-                                              (InvoiceFeeHandling.SUM, "9.25"), (InvoiceFeeHandling.WAIVE, "0")])
+@pytest.mark.parametrize(
+    "handling, amount",
+    [
+        (InvoiceFeeHandling.MAX, "5.00"),
+        (InvoiceFeeHandling.MIN, "1.25"),
+        (InvoiceFeeHandling.SUM, "9.25"),
+        (InvoiceFeeHandling.WAIVE, "0"),
+    ],
+)
 def test_the_fees_of_the_policies_on_an_invoice_combine_as_the_plan_says(handling, amount):
     """Three policies: one with a fee of its own of 5.00, one of 1.25, one without (the plan's 3.00)."""
     assert fee(plan(handling), "USD", [Decimal("5.00"), Decimal("1.25"), None]) == Decimal(amount)
@@ -49,9 +61,16 @@ def test_a_positive_invoice_carries_one_fee_item():
     assert (charged.totalAmount, charged.totalRemainingAmount) == (Decimal("103.00"), Decimal("43.00"))
     assert charged.invoiceItems[0] == invoice.invoiceItems[0]
     assert charged.invoiceItems[1] == InvoiceItem(
-        locator="FEE1", invoiceLocator="INV1", timezone="America/New_York", chargeCategory="invoiceFee",
-        chargeType="invoiceFee", amount=Decimal("3.00"), remainingAmount=Decimal("3.00"),
-        installmentItemLocators=[], transactionLocators=[])
+        locator="FEE1",
+        invoiceLocator="INV1",
+        timezone="America/New_York",
+        chargeCategory="invoiceFee",
+        chargeType="invoiceFee",
+        amount=Decimal("3.00"),
+        remainingAmount=Decimal("3.00"),
+        installmentItemLocators=[],
+        transactionLocators=[],
+    )
     assert len(invoice.invoiceItems) == 1 and invoice.totalAmount == Decimal("100.00")  # the original unchanged
 
 

@@ -1,5 +1,6 @@
 """The pure billing calculators: spreading charges over frames, grouping installments into invoices,
 putting payments on invoices and taking them back."""
+
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
@@ -34,16 +35,20 @@ def billable(locator: str, amount: str, spread: bool = True) -> allocation.Billa
     return allocation.Billable(locator, Decimal(amount), START, END, spread)
 
 
-cents = st.integers(min_value=-10**9, max_value=10**9).map(lambda c: Decimal(c).scaleb(-2))
+cents = st.integers(min_value=-(10**9), max_value=10**9).map(lambda c: Decimal(c).scaleb(-2))
 
 
 @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(cents, min_size=1, max_size=6), st.integers(min_value=0, max_value=11),
-       st.sampled_from(["years", "months", "weeks", "days", "hours"]))
+@given(
+    st.lists(cents, min_size=1, max_size=6),
+    st.integers(min_value=0, max_value=11),
+    st.sampled_from(["years", "months", "weeks", "days", "hours"]),
+)
 def test_every_charge_is_billed_whole_over_the_frames_it_is_spread_on(amounts, effective_month, basis):
     billed = lattice.from_effective(frames(), frames()[effective_month].start + timedelta(days=3), MONTHLY, ZONE)
-    shares = allocation.spread([billable(f"c{i}", str(a)) for i, a in enumerate(amounts)], billed, "USD",
-                               basis=basis, time_zone=ZONE)
+    shares = allocation.spread(
+        [billable(f"c{i}", str(a)) for i, a in enumerate(amounts)], billed, "USD", basis=basis, time_zone=ZONE
+    )
     for index, amount in enumerate(amounts):
         parts = [share.get(f"c{index}", Decimal(0)) for share in shares]
         assert sum(parts) == amount
@@ -51,8 +56,13 @@ def test_every_charge_is_billed_whole_over_the_frames_it_is_spread_on(amounts, e
 
 
 def test_a_charge_billed_whole_falls_on_the_first_frame():
-    shares = allocation.spread([billable("flat", "25.00", spread=False), billable("premium", "1200.00")],
-                               frames(), "USD", basis="months", time_zone=ZONE)
+    shares = allocation.spread(
+        [billable("flat", "25.00", spread=False), billable("premium", "1200.00")],
+        frames(),
+        "USD",
+        basis="months",
+        time_zone=ZONE,
+    )
     assert shares[0]["flat"] == Decimal("25.00")
     assert all("flat" not in share for share in shares[1:])
     assert sum(share["premium"] for share in shares) == Decimal("1200.00")
@@ -109,29 +119,48 @@ def test_installments_due_together_in_one_container_make_one_invoice_with_summed
     other_policy = installment("I4", START, [("E9", "premium", "50.00")], container="P2", policy="P2")
     invoices = generator.generate([later, change, first, other_policy], NOW, "u")
     assert [(i.billingContainer, i.dueTime, i.totalAmount) for i in invoices] == [
-        ("A", START, Decimal("72.00")), ("P2", START, Decimal("50.00")),
-        ("A", START + timedelta(days=31), Decimal("100.00"))]
+        ("A", START, Decimal("72.00")),
+        ("P2", START, Decimal("50.00")),
+        ("A", START + timedelta(days=31), Decimal("100.00")),
+    ]
     premium = next(item for item in invoices[0].invoiceItems if item.chargeType == "premium")
     assert premium.amount == Decimal("70.00")
     assert premium.installmentItemLocators == ["I1-0", "I2-0"]
     assert premium.transactionLocators == ["TI1", "TI2"]
     assert first.invoiceLocator == change.invoiceLocator == invoices[0].locator
     assert first.installmentItems[0].invoiceItemLocator == premium.locator
-    again = generator.generate([installment("I1", START, [("E1", "premium", "100.00"), ("E2", "tax", "2.00")]),
-                                installment("I2", START, [("E1", "premium", "-30.00")])], NOW, "u")
+    again = generator.generate(
+        [
+            installment("I1", START, [("E1", "premium", "100.00"), ("E2", "tax", "2.00")]),
+            installment("I2", START, [("E1", "premium", "-30.00")]),
+        ],
+        NOW,
+        "u",
+    )
     assert again[0].locator == invoices[0].locator  # the same installments make the same invoice
 
 
 def test_a_payment_pays_targets_in_order_and_leaves_the_rest_for_credit():
-    older, newer = generator.generate([installment("I1", START, [("E1", "premium", "100.00")]),
-                                       installment("I2", START + timedelta(days=31), [("E1", "premium", "80.00")])],
-                                      NOW, "u")
+    older, newer = generator.generate(
+        [
+            installment("I1", START, [("E1", "premium", "100.00")]),
+            installment("I2", START + timedelta(days=31), [("E1", "premium", "80.00")]),
+        ],
+        NOW,
+        "u",
+    )
     invoices = {older.locator: older, newer.locator: newer}
-    applied, left = payments.post(Decimal("200.00"), [PaymentTarget(containerLocator="A",
-                                                                    containerType=ContainerType.ACCOUNT)],
-                                  invoices, [older, newer], NOW)
-    assert [(a.invoice.locator, a.amount) for a in applied] == [(older.locator, Decimal("100.00")),
-                                                                 (newer.locator, Decimal("80.00"))]
+    applied, left = payments.post(
+        Decimal("200.00"),
+        [PaymentTarget(containerLocator="A", containerType=ContainerType.ACCOUNT)],
+        invoices,
+        [older, newer],
+        NOW,
+    )
+    assert [(a.invoice.locator, a.amount) for a in applied] == [
+        (older.locator, Decimal("100.00")),
+        (newer.locator, Decimal("80.00")),
+    ]
     assert left == Decimal("20.00")
     assert older.invoiceState == newer.invoiceState == InvoiceState.SETTLED
     payments.take_back(newer, applied[1].item_amounts, NOW)
@@ -139,11 +168,16 @@ def test_a_payment_pays_targets_in_order_and_leaves_the_rest_for_credit():
 
 
 def test_an_invoice_takes_no_more_than_it_owes_when_an_item_is_negative():
-    [invoice] = generator.generate([installment("I1", START, [("E1", "premium", "100.00"), ("E1", "tax", "-30.00")])],
-                                   NOW, "u")
-    applied, left = payments.post(Decimal("100.00"), [PaymentTarget(containerLocator=invoice.locator,
-                                                                    containerType=ContainerType.INVOICE)],
-                                  {invoice.locator: invoice}, [invoice], NOW)
+    [invoice] = generator.generate(
+        [installment("I1", START, [("E1", "premium", "100.00"), ("E1", "tax", "-30.00")])], NOW, "u"
+    )
+    applied, left = payments.post(
+        Decimal("100.00"),
+        [PaymentTarget(containerLocator=invoice.locator, containerType=ContainerType.INVOICE)],
+        {invoice.locator: invoice},
+        [invoice],
+        NOW,
+    )
     assert applied[0].amount == Decimal("70.00") and left == Decimal("30.00")
     assert invoice.invoiceState == InvoiceState.SETTLED and invoice.totalRemainingAmount == 0
 
@@ -161,8 +195,9 @@ def test_a_lattice_without_frames_is_refused():
 
 def test_a_charge_covering_no_frame_falls_whole_on_the_first():
     """A reversal of coverage before the lattice (December) is billed once, on the first frame."""
-    before = allocation.Billable("reversal", Decimal("-30.00"), START - timedelta(days=60), START - timedelta(days=30),
-                                 True)
+    before = allocation.Billable(
+        "reversal", Decimal("-30.00"), START - timedelta(days=60), START - timedelta(days=30), True
+    )
     shares = allocation.spread([before, billable("premium", "120.00")], frames(), "USD", basis="days", time_zone=ZONE)
     assert shares[0]["reversal"] == Decimal("-30.00")
     assert all("reversal" not in share for share in shares[1:])
@@ -173,7 +208,11 @@ def test_normalized_weights_are_weight_times_duration_over_the_sum():
     quarterly = lattice.Schedule(cadence="quarterly", weights=(Decimal(3), Decimal(2)))
     quarters = lattice.term_frames(START, END, quarterly, ZONE)
     assert allocation.normalized_weights(quarters, basis="days", time_zone=ZONE) == [
-        Decimal("0.420472"), Decimal("0.289764"), Decimal("0.144882"), Decimal("0.144882")]
+        Decimal("0.420472"),
+        Decimal("0.289764"),
+        Decimal("0.144882"),
+        Decimal("0.144882"),
+    ]
     unweighted = lattice.term_frames(START, END, lattice.Schedule(cadence="quarterly", weights=(Decimal(0),) * 4), ZONE)
     assert allocation.normalized_weights(unweighted, basis="days", time_zone=ZONE) == [Decimal(0)] * 4
 

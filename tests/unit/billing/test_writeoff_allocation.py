@@ -1,6 +1,7 @@
 """Settling invoices by a write-off and giving it back (writeoffs/allocation.py): targets in order, each for its
 amount or all that remains on it; a target asking more than remains is refused; a reversal gives back the last
 settled first."""
+
 from __future__ import annotations
 
 from datetime import timedelta
@@ -19,8 +20,9 @@ LATER = NOW + timedelta(hours=2)
 
 
 def target(kind: ContainerType, locator: str = "A", amount: str | None = None) -> PaymentTarget:
-    return PaymentTarget(containerLocator=locator, containerType=kind,
-                         amount=None if amount is None else Decimal(amount))
+    return PaymentTarget(
+        containerLocator=locator, containerType=kind, amount=None if amount is None else Decimal(amount)
+    )
 
 
 ACCOUNT = target(ContainerType.ACCOUNT)
@@ -43,7 +45,8 @@ def test_what_remains_on_the_account_an_invoice_and_an_item():
     assert writeoffs.remaining_on(target(ContainerType.INVOICE, "INV1"), invoices, oldest_first) == Decimal("30.00")
     assert writeoffs.remaining_on(target(ContainerType.INVOICE, "INV3"), invoices, oldest_first) == 0
     assert writeoffs.remaining_on(target(ContainerType.INVOICE_ITEM, "INV1-tax"), invoices, oldest_first) == Decimal(
-        "30.00")
+        "30.00"
+    )
     assert writeoffs.remaining_on(target(ContainerType.INVOICE_ITEM, "INV3-refund"), invoices, oldest_first) == 0
     payments.post(Decimal("30.00"), [target(ContainerType.INVOICE, "INV1")], invoices, oldest_first, NOW)
     assert writeoffs.remaining_on(ACCOUNT, invoices, oldest_first) == Decimal("80.00")  # a settled invoice is not
@@ -54,7 +57,8 @@ def test_a_settled_invoice_counts_nothing_though_an_item_of_it_has_something_lef
     invoice = open_invoice("INV3", START, [("credit", "-30.00"), ("premium", "100.00")])
     invoices = {"INV3": invoice}
     assert writeoffs.remaining_on(target(ContainerType.INVOICE_ITEM, "premium"), invoices, [invoice]) == Decimal(
-        "70.00")  # no more than the invoice owes
+        "70.00"
+    )  # no more than the invoice owes
     payments.post(Decimal("70.00"), [target(ContainerType.INVOICE, "INV3")], invoices, [invoice], NOW)
     assert invoice.invoiceState == InvoiceState.SETTLED
     assert writeoffs.remaining_on(target(ContainerType.INVOICE_ITEM, "premium"), invoices, [invoice]) == 0
@@ -72,12 +76,20 @@ def test_the_invoice_of_an_item():
 def test_targets_are_settled_in_order_each_for_its_amount_or_all_that_remains():
     february, march, invoices = two_invoices()
     allocations, taken = writeoffs.write_off(
-        [target(ContainerType.INVOICE_ITEM, "INV2-premium", "30.00"), target(ContainerType.ACCOUNT, "A", "70.00"),
-         target(ContainerType.INVOICE, "INV2")], invoices, [february, march], NOW)
+        [
+            target(ContainerType.INVOICE_ITEM, "INV2-premium", "30.00"),
+            target(ContainerType.ACCOUNT, "A", "70.00"),
+            target(ContainerType.INVOICE, "INV2"),
+        ],
+        invoices,
+        [february, march],
+        NOW,
+    )
     assert taken == [Decimal("30.00"), Decimal("70.00"), Decimal("50.00")]
     assert [(a.invoiceLocator, a.itemAmounts) for a in allocations] == [
         ("INV2", {"INV2-premium": Decimal("80.00")}),
-        ("INV1", {"INV1-premium": Decimal("60.00"), "INV1-tax": Decimal("10.00")})]
+        ("INV1", {"INV1-premium": Decimal("60.00"), "INV1-tax": Decimal("10.00")}),
+    ]
     assert (march.invoiceState, march.settledTime) == (InvoiceState.SETTLED, NOW)
     assert february.totalRemainingAmount == Decimal("30.00")
 
@@ -90,13 +102,18 @@ def test_an_account_target_without_an_amount_settles_every_open_invoice():
     assert february.invoiceState == march.invoiceState == InvoiceState.SETTLED
 
 
-@pytest.mark.parametrize("ask, message", [("100.01", "it cannot take 100.01"), ("0", "it cannot take 0"),
-                                          ("-5.00", "it cannot take -5.00")])
+@pytest.mark.parametrize(
+    "ask, message", [("100.01", "it cannot take 100.01"), ("0", "it cannot take 0"), ("-5.00", "it cannot take -5.00")]
+)
 def test_a_target_asking_more_than_remains_or_nothing_is_refused(ask, message):
     february, march, invoices = two_invoices()
     with pytest.raises(DomainError) as raised:
-        writeoffs.write_off([target(ContainerType.INVOICE, "INV2", "10.00"),
-                             target(ContainerType.INVOICE, "INV1", ask)], invoices, [february, march], NOW)
+        writeoffs.write_off(
+            [target(ContainerType.INVOICE, "INV2", "10.00"), target(ContainerType.INVOICE, "INV1", ask)],
+            invoices,
+            [february, march],
+            NOW,
+        )
     assert raised.value.code == "writeOff.exceeds_remaining"
     assert raised.value.message == f"Target INV1 has 100.00 remaining; {message}"
     assert raised.value.field_errors == [FieldError("targets[1]", "100.00 remaining")]
@@ -112,16 +129,19 @@ def test_a_target_with_nothing_left_on_it_is_refused():
 
 def test_a_target_may_take_exactly_what_remains():
     february, march, invoices = two_invoices()
-    _, taken = writeoffs.write_off([target(ContainerType.INVOICE, "INV1", "100.00")], invoices, [february, march],
-                                   NOW)
+    _, taken = writeoffs.write_off([target(ContainerType.INVOICE, "INV1", "100.00")], invoices, [february, march], NOW)
     assert taken == [Decimal("100.00")] and february.invoiceState == InvoiceState.SETTLED
 
 
 def written_off():
     """A write-off of 30.00 on March's premium, then all of February (premium 60.00, tax 40.00)."""
     february, march, invoices = two_invoices()
-    allocations, _ = writeoffs.write_off([target(ContainerType.INVOICE_ITEM, "INV2-premium", "30.00"),
-                                          target(ContainerType.INVOICE, "INV1")], invoices, [february, march], NOW)
+    allocations, _ = writeoffs.write_off(
+        [target(ContainerType.INVOICE_ITEM, "INV2-premium", "30.00"), target(ContainerType.INVOICE, "INV1")],
+        invoices,
+        [february, march],
+        NOW,
+    )
     return february, march, invoices, allocations
 
 
@@ -130,7 +150,9 @@ def test_a_reversal_gives_back_the_last_settled_first():
     touched = writeoffs.take_back(allocations, Decimal("50.00"), invoices, LATER)
     assert touched == [february]
     assert [(i.remainingAmount, i.unsettledTime) for i in february.invoiceItems] == [
-        (Decimal("10.00"), LATER), (Decimal("40.00"), LATER)]
+        (Decimal("10.00"), LATER),
+        (Decimal("40.00"), LATER),
+    ]
     assert (february.invoiceState, february.unsettledTime) == (InvoiceState.OPEN, LATER)
     assert allocations[1].reversedItemAmounts == {"INV1-premium": Decimal("10.00"), "INV1-tax": Decimal("40.00")}
     assert allocations[0].reversedItemAmounts == {}
@@ -163,8 +185,11 @@ def test_a_reversal_cannot_give_back_more_than_the_write_off_settled():
 
 
 def test_what_a_reversal_gave_back_already_is_not_given_twice():
-    allocation = WriteOffAllocation(invoiceLocator="INV1", itemAmounts={"a": Decimal("10.00"), "b": Decimal("5.00")},
-                                    reversedItemAmounts={"b": Decimal("5.00")})
+    allocation = WriteOffAllocation(
+        invoiceLocator="INV1",
+        itemAmounts={"a": Decimal("10.00"), "b": Decimal("5.00")},
+        reversedItemAmounts={"b": Decimal("5.00")},
+    )
     invoice = open_invoice("INV1", START, [("a", "10.00"), ("b", "5.00")])
     payments.post(Decimal("10.00"), [target(ContainerType.INVOICE_ITEM, "a")], {"INV1": invoice}, [invoice], NOW)
     assert writeoffs.take_back([allocation], Decimal("4.00"), {"INV1": invoice}, LATER) == [invoice]
@@ -174,8 +199,12 @@ def test_what_a_reversal_gave_back_already_is_not_given_twice():
 
 def test_a_write_off_and_its_reversal_to_the_cent():
     february, march, invoices = two_invoices()
-    allocations, taken = writeoffs.write_off([target(ContainerType.INVOICE, "INV2", "0.50"),
-                                              target(ContainerType.INVOICE, "INV1")], invoices, [february, march], NOW)
+    allocations, taken = writeoffs.write_off(
+        [target(ContainerType.INVOICE, "INV2", "0.50"), target(ContainerType.INVOICE, "INV1")],
+        invoices,
+        [february, march],
+        NOW,
+    )
     assert taken == [Decimal("0.50"), Decimal("100.00")]
     assert writeoffs.take_back(allocations, Decimal("100.25"), invoices, LATER) == [february, march]
     assert allocations[0].reversedItemAmounts == {"INV2-premium": Decimal("0.25")}

@@ -42,9 +42,7 @@ def test_property_names_and_folders_are_put_in_canonical_casing():
                 {"TYPE": "Deductible", "Options": {"*Ded_500": {"Value": 500}}}
             ),
             "documents/Declarations/config.json": json.dumps({"pageSize": "a4", "Format": "PDF"}),
-            "workManagement/userAssociationRoles/clerk/config.json": json.dumps(
-                {"AppliesTo": ["QUOTE", "Policy"]}
-            ),
+            "workManagement/userAssociationRoles/clerk/config.json": json.dumps({"AppliesTo": ["QUOTE", "Policy"]}),
         }
     )
 
@@ -69,9 +67,7 @@ def test_property_names_and_folders_are_put_in_canonical_casing():
 def test_user_chosen_text_and_unknown_keys_are_left_alone():
     model = {
         "accounts": {"Person": {"numberingString": "CA", "Extra": {"Category": "PREMIUM"}}},
-        "products": {
-            "Auto": {"contents": ["Vehicle+"], "data": {"type": {"type": "String", "options": ["PREMIUM"]}}}
-        },
+        "products": {"Auto": {"contents": ["Vehicle+"], "data": {"type": {"type": "String", "options": ["PREMIUM"]}}}},
         "defaultBillingTrigger": "ISSUE",
     }
 
@@ -95,9 +91,7 @@ def test_keys_differing_only_in_casing_merge_with_the_canonical_spelling_winning
 def test_the_formatted_package_is_in_the_download_layout_and_keeps_its_files():
     data = zip_files(
         {
-            "config.json": json.dumps(
-                {"defaultCurrency": "USD", "charges": {"premium": {"category": "Premium"}}}
-            ),
+            "config.json": json.dumps({"defaultCurrency": "USD", "charges": {"premium": {"category": "Premium"}}}),
             "plugins/python/rating.py": "def rate(request):\n    return {'items': []}\n",
         }
     )

@@ -1,4 +1,5 @@
 """Numbering plan formats: positions, placeholders, escapes and the odometer."""
+
 from __future__ import annotations
 
 import pytest
@@ -99,8 +100,7 @@ def test_malformed_formats(text):
 
 
 def test_a_plan_gives_quotes_their_own_format_and_start():
-    plan = {"format": "P-###", "initialCoreNumber": "100", "quoteNumberFormat": "Q-###",
-            "initialQuoteCoreNumber": "5"}
+    plan = {"format": "P-###", "initialCoreNumber": "100", "quoteNumberFormat": "Q-###", "initialQuoteCoreNumber": "5"}
     assert sequence(plan, "policy").number(0) == "P-100"
     assert sequence(plan, "quote").number(1) == "Q-006"
     assert sequence({"format": "P-###", "initialCoreNumber": "998"}, "quote").number(1) == "P-999"

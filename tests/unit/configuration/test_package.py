@@ -440,7 +440,7 @@ def test_json_is_written_in_the_servers_style_with_exact_decimals():
         '  "list" : [ 1, "a" ],\n  "empty" : { }\n}'
     )
     assert dumps_json([{"a": []}]) == '[ {\n  "a" : [ ]\n} ]'
-    assert dumps_json("£0 \"quoted\"") == '"£0 \\"quoted\\""'
+    assert dumps_json('£0 "quoted"') == '"£0 \\"quoted\\""'
 
 
 # Plugins and bootstrap resources --------------------------------------------------------------------
@@ -464,8 +464,13 @@ def test_implemented_plugins_name_the_function_of_each_product_and_kind():
 
 
 def test_the_python_modules_are_the_py_files_under_plugins_python():
-    plugins = {"plugins/python/auto.py": b"", "plugins/python/sub/common.py": b"", "plugins/java/Rating.java": b"",
-               "plugins/python/notes.txt": b"", "plugins/python.py": b""}
+    plugins = {
+        "plugins/python/auto.py": b"",
+        "plugins/python/sub/common.py": b"",
+        "plugins/java/Rating.java": b"",
+        "plugins/python/notes.txt": b"",
+        "plugins/python.py": b"",
+    }
 
     assert sorted(python_modules(plugins)) == ["plugins/python/auto.py", "plugins/python/sub/common.py"]
 
@@ -477,9 +482,7 @@ def test_a_plugin_function_defined_in_two_modules_is_refused():
         implemented_plugins(functions, ["Auto"])
 
     assert raised.value.code == PLUGIN_INVALID
-    assert raised.value.errors == [
-        "plugins/python/b.py:rate_Auto: rate_Auto is also defined in plugins/python/a.py"
-    ]
+    assert raised.value.errors == ["plugins/python/b.py:rate_Auto: rate_Auto is also defined in plugins/python/a.py"]
 
 
 def test_bootstrap_resources_pair_instances_with_their_files():

@@ -24,9 +24,7 @@ def minimal() -> dict[str, Any]:
     return {
         "defaultCurrency": "USD",
         "accounts": {"Person": {"data": {"name": {"type": "string"}}}},
-        "products": {
-            "Auto": {"eligibleAccountTypes": ["Person"], "contents": ["Vehicle+"], "charges": ["premium"]}
-        },
+        "products": {"Auto": {"eligibleAccountTypes": ["Person"], "contents": ["Vehicle+"], "charges": ["premium"]}},
         "exposures": {"Vehicle": {"contents": ["Collision?"], "data": {"vin": {"type": "string"}}}},
         "coverages": {"Collision": {"coverageTerms": ["Deductible!"]}},
         "coverageTerms": {"Deductible": {"type": "deductible", "options": {"*d500": {"value": 500}}}},
@@ -234,8 +232,7 @@ def test_coverage_terms_take_only_optional_and_required_quantifiers():
     model["coverages"]["Collision"]["coverageTerms"] = ["Deductible+"]
 
     assert errors_of(model) == [
-        "coverages.Collision.coverageTerms[0]: "
-        "'Deductible+': the quantifier '+' is not allowed here (allowed: ?, !)"
+        "coverages.Collision.coverageTerms[0]: 'Deductible+': the quantifier '+' is not allowed here (allowed: ?, !)"
     ]
 
 

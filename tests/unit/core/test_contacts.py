@@ -1,4 +1,5 @@
 """The contacts of a record as one pure module: add, change roles, remove, merge, check."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,7 +19,9 @@ def contact(locator: str, *roles: str) -> ContactRole:
 def test_adding_a_contact_that_is_there_already_is_a_conflict_named_for_the_record():
     current = [contact(ADA, "insured")]
     assert contacts.added(current, contact(BOB, "payer"), code="policy", noun="policy") == [
-        contact(ADA, "insured"), contact(BOB, "payer")]
+        contact(ADA, "insured"),
+        contact(BOB, "payer"),
+    ]
     with pytest.raises(AlreadyExists) as refused:
         contacts.added(current, contact(ADA, "payer"), code="policy", noun="policy")
     assert refused.value.code == "policy.contact_exists"
@@ -63,7 +66,8 @@ def test_without_configured_roles_any_role_goes():
         contacts.check_roles(["insured"], ["insured", "pilot"], "addRoles", code="account")
     assert refused.value.code == "account.invalid_reference"
     assert [(e.field, e.message) for e in refused.value.field_errors] == [
-        ("addRoles", "pilot not in the configured contactRoles: insured")]
+        ("addRoles", "pilot not in the configured contactRoles: insured")
+    ]
 
 
 def test_a_missing_contact_is_named_and_unknown_roles_are_listed_together():
@@ -73,4 +77,6 @@ def test_a_missing_contact_is_named_and_unknown_roles_are_listed_together():
     with pytest.raises(InvalidRequest) as refused:
         contacts.check_roles(["insured"], ["pilot", "insured", "cook"], "roles", code="policy")
     assert (refused.value.message, [e.message for e in refused.value.field_errors]) == (
-        "Unknown contact role", ["pilot, cook not in the configured contactRoles: insured"])
+        "Unknown contact role",
+        ["pilot, cook not in the configured contactRoles: insured"],
+    )

@@ -1,4 +1,5 @@
 """Who is calling: a principal's permissions and tenants, and a call's tenant."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone

@@ -1,5 +1,6 @@
 """durationBasis arithmetic at its edges: fractional months in `add`, spans under a month, a zero count,
 the first and last years datetime holds, offsets other than UTC, and which error each misuse raises."""
+
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta, timezone
@@ -18,8 +19,9 @@ NY = "America/New_York"
 TOKYO = timezone(timedelta(hours=9))
 
 
-def utc(year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0,
-        microsecond: int = 0) -> datetime:
+def utc(
+    year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0, microsecond: int = 0
+) -> datetime:
     return datetime(year, month, day, hour, minute, second, microsecond, tzinfo=UTC)
 
 
@@ -39,12 +41,15 @@ def test_a_zero_count_is_the_start_itself():
         assert add(start, 0, basis, NY) == start
 
 
-@pytest.mark.parametrize("start, end, expected", [
-    (utc(2026, 1, 31), utc(2026, 2, 10), Decimal(10) / Decimal(28)),  # the month after Jan 31 ends Feb 28
-    (utc(2026, 1, 20), utc(2026, 2, 5), Decimal(16) / Decimal(31)),
-    (utc(2026, 1, 20), utc(2026, 3, 10), 1 + Decimal(18) / Decimal(28)),  # Feb 20 + 18 days
-    (utc(2026, 2, 28), utc(2026, 3, 28), Decimal(1)),
-])
+@pytest.mark.parametrize(
+    "start, end, expected",
+    [
+        (utc(2026, 1, 31), utc(2026, 2, 10), Decimal(10) / Decimal(28)),  # the month after Jan 31 ends Feb 28
+        (utc(2026, 1, 20), utc(2026, 2, 5), Decimal(16) / Decimal(31)),
+        (utc(2026, 1, 20), utc(2026, 3, 10), 1 + Decimal(18) / Decimal(28)),  # Feb 20 + 18 days
+        (utc(2026, 2, 28), utc(2026, 3, 28), Decimal(1)),
+    ],
+)
 def test_a_span_crossing_a_month_end_counts_only_the_months_it_completes(start, end, expected):
     assert duration(start, end, "months", "UTC") == expected
 
@@ -60,11 +65,16 @@ def test_offsets_other_than_utc_name_the_same_moment_and_add_answers_in_utc():
     assert add(start, 5, "hours", NY).isoformat() == "2026-01-15T10:00:00+00:00"
 
 
-@pytest.mark.parametrize("count, basis, expected", [
-    (1, "years", "2027-01-15T05:00:00+00:00"), (Decimal("1.5"), "months", "2026-03-01T05:00:00+00:00"),
-    (1, "weeks", "2026-01-22T05:00:00+00:00"), (1, "days", "2026-01-16T05:00:00+00:00"),
-    (1, "hours", "2026-01-15T06:00:00+00:00"),
-])
+@pytest.mark.parametrize(
+    "count, basis, expected",
+    [
+        (1, "years", "2027-01-15T05:00:00+00:00"),
+        (Decimal("1.5"), "months", "2026-03-01T05:00:00+00:00"),
+        (1, "weeks", "2026-01-22T05:00:00+00:00"),
+        (1, "days", "2026-01-16T05:00:00+00:00"),
+        (1, "hours", "2026-01-15T06:00:00+00:00"),
+    ],
+)
 def test_add_answers_in_utc_whatever_the_servers_own_time_zone(server_in_tokyo, count, basis, expected):
     assert add(utc(2026, 1, 15, 5), count, basis, NY).isoformat() == expected
 
@@ -95,11 +105,14 @@ def test_hours_between_the_first_and_last_microsecond_are_exact():
     assert duration(first, last, "hours", "UTC") == microseconds / Decimal(3_600_000_000)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: add(utc(9999, 6, 1), 12, "months", "UTC"),
-    lambda: add(utc(1, 1, 1), 1, "days", "America/Los_Angeles"),  # year 0 on the local clock
-    lambda: duration(utc(9999, 12, 1), utc(9999, 12, 31, 12), "days", "Pacific/Kiritimati"),  # year 10000 locally
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: add(utc(9999, 6, 1), 12, "months", "UTC"),
+        lambda: add(utc(1, 1, 1), 1, "days", "America/Los_Angeles"),  # year 0 on the local clock
+        lambda: duration(utc(9999, 12, 1), utc(9999, 12, 31, 12), "days", "Pacific/Kiritimati"),  # year 10000 locally
+    ],
+)
 def test_a_moment_beyond_the_years_datetime_holds_is_a_client_error(call):
     with pytest.raises(InvalidRequest) as refused:
         call()
@@ -108,16 +121,22 @@ def test_a_moment_beyond_the_years_datetime_holds_is_a_client_error(call):
     assert refused.value.message == "The dates fall outside the years 1 to 9999"
 
 
-@pytest.mark.parametrize("call, reason", [
-    (lambda: duration(utc(2026, 2, 1), utc(2026, 1, 1), "months", "UTC"), "a span cannot end before it starts"),
-    (lambda: duration(utc(2026, 1, 1), utc(2026, 2, 1), "fortnights", "UTC"), "unknown durationBasis 'fortnights'"),
-    (lambda: duration(datetime(2026, 1, 1), utc(2026, 2, 1), "days", "UTC"), "durations need aware datetimes"),
-    (lambda: duration(utc(2026, 1, 1), datetime(2026, 2, 1), "days", "UTC"), "durations need aware datetimes"),
-    (lambda: duration(utc(2026, 1, 1), utc(2026, 2, 1), "days", "Mars/Olympus"), "unknown time zone 'Mars/Olympus'"),
-    (lambda: add(utc(2026, 1, 1), -1, "days", "UTC"), "a duration cannot be negative"),
-    (lambda: add(utc(2026, 1, 1), 1, "fortnights", "UTC"), "unknown durationBasis 'fortnights'"),
-    (lambda: add(utc(2026, 1, 1), 1, "days", "Mars/Olympus"), "unknown time zone 'Mars/Olympus'"),
-])
+@pytest.mark.parametrize(
+    "call, reason",
+    [
+        (lambda: duration(utc(2026, 2, 1), utc(2026, 1, 1), "months", "UTC"), "a span cannot end before it starts"),
+        (lambda: duration(utc(2026, 1, 1), utc(2026, 2, 1), "fortnights", "UTC"), "unknown durationBasis 'fortnights'"),
+        (lambda: duration(datetime(2026, 1, 1), utc(2026, 2, 1), "days", "UTC"), "durations need aware datetimes"),
+        (lambda: duration(utc(2026, 1, 1), datetime(2026, 2, 1), "days", "UTC"), "durations need aware datetimes"),
+        (
+            lambda: duration(utc(2026, 1, 1), utc(2026, 2, 1), "days", "Mars/Olympus"),
+            "unknown time zone 'Mars/Olympus'",
+        ),
+        (lambda: add(utc(2026, 1, 1), -1, "days", "UTC"), "a duration cannot be negative"),
+        (lambda: add(utc(2026, 1, 1), 1, "fortnights", "UTC"), "unknown durationBasis 'fortnights'"),
+        (lambda: add(utc(2026, 1, 1), 1, "days", "Mars/Olympus"), "unknown time zone 'Mars/Olympus'"),
+    ],
+)
 def test_each_misuse_says_what_is_wrong(call, reason):
     with pytest.raises(ValueError) as refused:
         call()
@@ -126,9 +145,11 @@ def test_each_misuse_says_what_is_wrong(call, reason):
 
 
 moments = st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1), timezones=st.just(UTC))
-local_midnights = st.builds(lambda day, zone: (datetime.combine(day, datetime.min.time(), ZoneInfo(zone)), zone),
-                            st.dates(min_value=date(1900, 1, 1), max_value=date(2200, 1, 1)),
-                            st.sampled_from(["UTC", NY, "Australia/Sydney", "Asia/Kolkata"]))
+local_midnights = st.builds(
+    lambda day, zone: (datetime.combine(day, datetime.min.time(), ZoneInfo(zone)), zone),
+    st.dates(min_value=date(1900, 1, 1), max_value=date(2200, 1, 1)),
+    st.sampled_from(["UTC", NY, "Australia/Sydney", "Asia/Kolkata"]),
+)
 
 
 @settings(max_examples=60, deadline=None)

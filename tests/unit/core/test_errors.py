@@ -1,5 +1,6 @@
 """The error tree and its catalogue: every code is one entry with its class, so its status; raising an
 entry builds an error of that class, carrying the message and field errors the error body shows."""
+
 from __future__ import annotations
 
 import re
@@ -27,12 +28,25 @@ from chalicelib.core.errors import (
 )
 
 
-@pytest.mark.parametrize("error_class, status", [
-    (DomainError, 400), (InvalidRequest, 400), (Unauthenticated, 401), (Forbidden, 403), (NotFound, 404),
-    (MethodNotAllowed, 405), (Conflict, 409), (AlreadyExists, 409), (ConcurrentModification, 409),
-    (InvalidState, 409), (PayloadTooLarge, 413), (UnsupportedMediaType, 415), (TooManyRequests, 429),
-    (Unavailable, 503),
-])
+@pytest.mark.parametrize(
+    "error_class, status",
+    [
+        (DomainError, 400),
+        (InvalidRequest, 400),
+        (Unauthenticated, 401),
+        (Forbidden, 403),
+        (NotFound, 404),
+        (MethodNotAllowed, 405),
+        (Conflict, 409),
+        (AlreadyExists, 409),
+        (ConcurrentModification, 409),
+        (InvalidState, 409),
+        (PayloadTooLarge, 413),
+        (UnsupportedMediaType, 415),
+        (TooManyRequests, 429),
+        (Unavailable, 503),
+    ],
+)
 def test_each_class_answers_its_status(error_class, status):
     assert error_class.status == status
 
@@ -43,7 +57,12 @@ def test_an_entry_raises_an_error_of_its_class_with_its_code_message_and_fields(
 
     assert isinstance(error, InvalidRequest)
     assert (error.code, error.entry, error.message, str(error), error.field_errors) == (
-        "request.invalid", codes.REQUEST_INVALID, "Invalid paging parameters", "Invalid paging parameters", problems)
+        "request.invalid",
+        codes.REQUEST_INVALID,
+        "Invalid paging parameters",
+        "Invalid paging parameters",
+        problems,
+    )
     assert isinstance(codes.CONCURRENT_MODIFICATION("lost"), ConcurrentModification)
     assert codes.QUOTE_POLICY_NUMBER_TAKEN.status == 409
 
@@ -77,8 +96,13 @@ def test_too_many_requests_says_how_long_to_wait():
 
 def test_the_catalogue_holds_every_entry_once_with_a_meaning():
     entries = [value for value in vars(codes).values() if isinstance(value, ErrorCode)]
-    entries += [entry for value in vars(codes).values() if isinstance(value, dict) and value is not codes.CATALOGUE
-                for entry in value.values() if isinstance(entry, ErrorCode)]
+    entries += [
+        entry
+        for value in vars(codes).values()
+        if isinstance(value, dict) and value is not codes.CATALOGUE
+        for entry in value.values()
+        if isinstance(entry, ErrorCode)
+    ]
     assert {entry.code for entry in entries} == set(codes.CATALOGUE)
     for code, entry in codes.CATALOGUE.items():
         assert entry.code == code

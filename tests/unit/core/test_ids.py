@@ -1,4 +1,5 @@
 """Locators: ULIDs for records, UUIDs for tenants and users."""
+
 from __future__ import annotations
 
 import time
@@ -36,14 +37,17 @@ def test_tenant_locators_are_random_uuids():
     assert tenant != new_tenant_locator()
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("6f1c2a4e-0d7b-4b8e-9a51-3c2d1e0f9a77", True),
-    ("6F1C2A4E-0D7B-4B8E-9A51-3C2D1E0F9A77", True),
-    ("6f1c2a4e0d7b4b8e9a513c2d1e0f9a77", False),  # hyphens are part of the form
-    ("{6f1c2a4e-0d7b-4b8e-9a51-3c2d1e0f9a77}", False),
-    ("01JALICE", False),
-    ("", False),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("6f1c2a4e-0d7b-4b8e-9a51-3c2d1e0f9a77", True),
+        ("6F1C2A4E-0D7B-4B8E-9A51-3C2D1E0F9A77", True),
+        ("6f1c2a4e0d7b4b8e9a513c2d1e0f9a77", False),  # hyphens are part of the form
+        ("{6f1c2a4e-0d7b-4b8e-9a51-3c2d1e0f9a77}", False),
+        ("01JALICE", False),
+        ("", False),
+    ],
+)
 def test_is_uuid_accepts_only_the_hyphenated_form(text, expected):
     assert is_uuid(text) is expected
 

@@ -1,4 +1,5 @@
 """The bases of the API's messages: a request refuses what it does not know, an answer copies a record."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """Half-up rounding to the currency's minor unit and allocation over weights, stated as properties, and the limits
 of an amount."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from chalicelib.core.money import MAX_AMOUNT, allocate, minor_units, round_money
 
 currencies = st.sampled_from(["USD", "EUR", "JPY", "KWD", "CLF", "xts"])
-amounts = st.decimals(min_value=-10**12, max_value=10**12, allow_nan=False, allow_infinity=False, places=6)
+amounts = st.decimals(min_value=-(10**12), max_value=10**12, allow_nan=False, allow_infinity=False, places=6)
 
 
 @settings(max_examples=200, deadline=None)
@@ -28,7 +29,7 @@ def test_a_rounded_amount_has_the_minor_unit_and_is_the_nearest_one(amount, curr
 
 
 @settings(max_examples=100, deadline=None)
-@given(units=st.integers(min_value=-10**9, max_value=10**9), currency=currencies)
+@given(units=st.integers(min_value=-(10**9), max_value=10**9), currency=currencies)
 def test_a_tie_rounds_away_from_zero(units, currency):
     unit = Decimal(1).scaleb(-minor_units(currency))
     tie = (units + Decimal("0.5")) * unit
@@ -39,19 +40,24 @@ def test_a_tie_rounds_away_from_zero(units, currency):
 def test_amounts_just_below_the_limit_round_exactly():
     # 33 significant digits: more than Decimal's default context keeps
     assert str(round_money(Decimal("999999999999999999999999999999.994"), "USD")) == "999999999999999999999999999999.99"
-    assert str(round_money(Decimal("-999999999999999999999999999999.994"), "USD")) == \
-        "-999999999999999999999999999999.99"
-    assert str(round_money(Decimal("123456789012345678901234567890.1234"), "CLF")) == \
-        "123456789012345678901234567890.1234"
+    assert (
+        str(round_money(Decimal("-999999999999999999999999999999.994"), "USD")) == "-999999999999999999999999999999.99"
+    )
+    assert (
+        str(round_money(Decimal("123456789012345678901234567890.1234"), "CLF")) == "123456789012345678901234567890.1234"
+    )
 
 
-@pytest.mark.parametrize("amount, reason", [
-    (MAX_AMOUNT, "1.000000E+30 is too large an amount of money (the limit is 1E+30)"),
-    (-MAX_AMOUNT, "-1.000000E+30 is too large an amount of money (the limit is 1E+30)"),
-    (Decimal("1e40"), "1.000000E+40 is too large an amount of money (the limit is 1E+30)"),
-    (Decimal("NaN"), "NaN is not an amount of money"),
-    (Decimal("-Infinity"), "-Infinity is not an amount of money"),
-])
+@pytest.mark.parametrize(
+    "amount, reason",
+    [
+        (MAX_AMOUNT, "1.000000E+30 is too large an amount of money (the limit is 1E+30)"),
+        (-MAX_AMOUNT, "-1.000000E+30 is too large an amount of money (the limit is 1E+30)"),
+        (Decimal("1e40"), "1.000000E+40 is too large an amount of money (the limit is 1E+30)"),
+        (Decimal("NaN"), "NaN is not an amount of money"),
+        (Decimal("-Infinity"), "-Infinity is not an amount of money"),
+    ],
+)
 def test_what_is_no_amount_of_money_is_refused_with_the_reason(amount, reason):
     with pytest.raises(ValueError) as refused:
         round_money(amount, "USD")
@@ -59,9 +65,10 @@ def test_what_is_no_amount_of_money_is_refused_with_the_reason(amount, reason):
     assert str(refused.value) == reason
 
 
-weights_lists = st.lists(st.decimals(min_value=0, max_value=1000, places=3, allow_nan=False, allow_infinity=False),
-                         min_size=1, max_size=24).filter(lambda weights: any(weights))
-allocated_amounts = st.integers(min_value=-10**15, max_value=10**15)
+weights_lists = st.lists(
+    st.decimals(min_value=0, max_value=1000, places=3, allow_nan=False, allow_infinity=False), min_size=1, max_size=24
+).filter(lambda weights: any(weights))
+allocated_amounts = st.integers(min_value=-(10**15), max_value=10**15)
 """In minor units: allocate takes whole numbers of them."""
 
 
@@ -101,8 +108,12 @@ def test_a_refund_is_allocated_as_the_mirror_of_the_charge(units, weights, curre
 
 
 @settings(max_examples=200, deadline=None)
-@given(units=allocated_amounts, weights=weights_lists, factor=st.integers(min_value=1, max_value=10**6),
-       currency=currencies)
+@given(
+    units=allocated_amounts,
+    weights=weights_lists,
+    factor=st.integers(min_value=1, max_value=10**6),
+    currency=currencies,
+)
 def test_only_the_proportions_of_the_weights_matter(units, weights, factor, currency):
     amount = _amount(units, currency)
 

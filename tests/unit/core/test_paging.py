@@ -1,4 +1,5 @@
 """Offset/count paging: defaults, limits, and the 400 that names each bad parameter."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,15 +20,22 @@ def test_values_at_the_limits_are_accepted(offset, count, max_count):
     assert (page.offset, page.count) == (offset, count)
 
 
-@pytest.mark.parametrize("offset, count, max_count, problems", [
-    (-1, 20, 100, [FieldError("offset", "must be between 0 and 10000")]),
-    (10_001, 20, 100, [FieldError("offset", "must be between 0 and 10000")]),
-    (0, 0, 100, [FieldError("count", "must be between 1 and 100")]),
-    (0, 101, 100, [FieldError("count", "must be between 1 and 100")]),
-    (0, 1001, 1000, [FieldError("count", "must be between 1 and 1000")]),
-    (-1, 0, 100, [FieldError("offset", "must be between 0 and 10000"),
-                  FieldError("count", "must be between 1 and 100")]),
-])
+@pytest.mark.parametrize(
+    "offset, count, max_count, problems",
+    [
+        (-1, 20, 100, [FieldError("offset", "must be between 0 and 10000")]),
+        (10_001, 20, 100, [FieldError("offset", "must be between 0 and 10000")]),
+        (0, 0, 100, [FieldError("count", "must be between 1 and 100")]),
+        (0, 101, 100, [FieldError("count", "must be between 1 and 100")]),
+        (0, 1001, 1000, [FieldError("count", "must be between 1 and 1000")]),
+        (
+            -1,
+            0,
+            100,
+            [FieldError("offset", "must be between 0 and 10000"), FieldError("count", "must be between 1 and 100")],
+        ),
+    ],
+)
 def test_values_out_of_range_are_a_400_naming_each_field(offset, count, max_count, problems):
     with pytest.raises(InvalidRequest) as refused:
         PageRequest.of(offset, count, max_count)
@@ -42,12 +50,15 @@ def test_a_page_carries_its_items_and_whether_the_list_is_complete():
     assert (page.items, page.list_completed) == (["a", "b"], False)
 
 
-@pytest.mark.parametrize("offset, count, items, completed", [
-    (0, 2, ["a", "b"], False),  # more follow
-    (1, 2, ["b", "c"], True),  # the page ends where the list does
-    (2, 5, ["c"], True),  # the page goes beyond the end
-    (3, 1, [], True),  # past the end
-])
+@pytest.mark.parametrize(
+    "offset, count, items, completed",
+    [
+        (0, 2, ["a", "b"], False),  # more follow
+        (1, 2, ["b", "c"], True),  # the page ends where the list does
+        (2, 5, ["c"], True),  # the page goes beyond the end
+        (3, 1, [], True),  # past the end
+    ],
+)
 def test_a_window_is_the_requested_slice_complete_when_nothing_follows(offset, count, items, completed):
     page = Page.window(("a", "b", "c"), PageRequest(offset, count))
 

@@ -1,4 +1,5 @@
 """A record is one table item: 413 `{code}.too_large` beyond MAX_RECORD_BYTES of JSON, named after its kind."""
+
 from __future__ import annotations
 
 import pytest
@@ -23,4 +24,6 @@ def test_one_byte_more_is_a_413_saying_how_large_it_would_be():
         check_size(Note(text="x" * (MAX_RECORD_BYTES - OVERHEAD + 1)), code="quote", noun="note")
 
     assert (refused.value.code, refused.value.message) == (
-        "quote.too_large", f"The note would take {MAX_RECORD_BYTES + 1} bytes; at most {MAX_RECORD_BYTES} are allowed")
+        "quote.too_large",
+        f"The note would take {MAX_RECORD_BYTES + 1} bytes; at most {MAX_RECORD_BYTES} are allowed",
+    )

@@ -17,7 +17,7 @@ def test_retry_after_counts_the_seconds_left_in_the_window():
 
 
 def test_user_names_are_counted_case_blind_and_never_in_clear():
-    upper, = throttle.subjects("Ada@Example.com", None)
+    (upper,) = throttle.subjects("Ada@Example.com", None)
     lower, source = throttle.subjects(" ada@example.com", "203.0.113.9")
     assert upper == lower and "ada" not in upper.digest
     assert (upper.kind, upper.limit) == (throttle.USER_NAME, throttle.MAX_FAILURES_PER_USER_NAME)

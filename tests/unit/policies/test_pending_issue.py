@@ -1,5 +1,6 @@
 """The pure parts of an issue written in two stages (policies/repository.py): which stored records a read
 shows, and how pending writes are packed into TransactWriteItems."""
+
 from __future__ import annotations
 
 import pytest
@@ -37,9 +38,13 @@ def test_groups_are_packed_in_key_order_without_being_split():
     groups = [[op("P", "TX#3"), op("A#3")], [op("P", "SEG#1")], [op("P", "TX#1"), op("A#1")], [op("P", "SEG#2")]]
 
     assert keys_of(chunked(groups, 3, 100, by_size)) == [
-        [("P", "SEG#1"), ("P", "SEG#2")], [("P", "TX#1"), ("A#1", "#ROOT")], [("P", "TX#3"), ("A#3", "#ROOT")]]
+        [("P", "SEG#1"), ("P", "SEG#2")],
+        [("P", "TX#1"), ("A#1", "#ROOT")],
+        [("P", "TX#3"), ("A#3", "#ROOT")],
+    ]
     assert keys_of(chunked(groups, 100, 100, by_size)) == [
-        [("P", "SEG#1"), ("P", "SEG#2"), ("P", "TX#1"), ("A#1", "#ROOT"), ("P", "TX#3"), ("A#3", "#ROOT")]]
+        [("P", "SEG#1"), ("P", "SEG#2"), ("P", "TX#1"), ("A#1", "#ROOT"), ("P", "TX#3"), ("A#3", "#ROOT")]
+    ]
 
 
 def test_a_chunk_is_closed_by_its_count_or_its_size_whichever_comes_first():

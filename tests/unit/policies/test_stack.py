@@ -1,4 +1,5 @@
 """Which issued transaction and segment show a policy at a moment, by effective or by issued time."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -11,14 +12,26 @@ def at(month: int, day: int = 1, year: int = 2026) -> datetime:
     return datetime(year, month, day, tzinfo=timezone.utc)
 
 
-def transaction(locator: str, issued: datetime, *spans: tuple[str, datetime, datetime],
-                category: str = "change") -> Transaction:
+def transaction(
+    locator: str, issued: datetime, *spans: tuple[str, datetime, datetime], category: str = "change"
+) -> Transaction:
     return Transaction(
-        locator=locator, staticLocator=locator, policyLocator="P", termLocator="T", effectiveTime=spans[0][1],
-        transactionState="issued", transactionCategory=category, transactionType=category, createdAt=issued,
-        createdBy="U", issuedTime=issued, configVersion="1",
-        segments=[SegmentSummary(locator=s, segmentType="coverage", startTime=start, endTime=end)
-                  for s, start, end in spans])
+        locator=locator,
+        staticLocator=locator,
+        policyLocator="P",
+        termLocator="T",
+        effectiveTime=spans[0][1],
+        transactionState="issued",
+        transactionCategory=category,
+        transactionType=category,
+        createdAt=issued,
+        createdBy="U",
+        issuedTime=issued,
+        configVersion="1",
+        segments=[
+            SegmentSummary(locator=s, segmentType="coverage", startTime=start, endTime=end) for s, start, end in spans
+        ],
+    )
 
 
 # issued Jan 10: a year from Feb 1; issued Mar 10: a change from Apr 1 to the end of the term
@@ -34,9 +47,9 @@ def located(found):
 def test_by_effective_time_the_latest_transaction_spanning_the_moment_answers():
     assert located(segment_at(STACK, at(2))) == ("X1", "S1")
     assert located(segment_at(STACK, at(3, 31))) == ("X1", "S1")
-    assert located(segment_at(STACK, at(4))) == ("X2", "S2")      # the change replaces the rest of the term
-    assert located(segment_at(STACK, at(1, 31))) is None          # before the start
-    assert located(segment_at(STACK, at(2, year=2027))) is None   # the end is outside
+    assert located(segment_at(STACK, at(4))) == ("X2", "S2")  # the change replaces the rest of the term
+    assert located(segment_at(STACK, at(1, 31))) is None  # before the start
+    assert located(segment_at(STACK, at(2, year=2027))) is None  # the end is outside
 
 
 def test_by_issued_time_the_latest_transaction_issued_by_then_answers():

@@ -1,5 +1,6 @@
 """What a request to create or change a priceable thing names must exist in the configuration, with
 errors named after the user; and the tenant's defaults for what it leaves out."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,10 +18,12 @@ from chalicelib.priceable.models import Entity
 
 WIDGET = Entity("quote", "widget")
 MODEL: dict[str, Any] = {
-    "products": {"Box": {"eligibleAccountTypes": ["business", "trust"]}, "Open": {},
-                 "Shape": {"abstract": True}},
-    "delinquencyPlans": {"Lenient": {}}, "autoRenewalPlans": {"Yearly": {}}, "regions": {"North": {}},
-    "installmentPlans": {"Monthly": {}}, "contactRoles": ["payer", "driver"],
+    "products": {"Box": {"eligibleAccountTypes": ["business", "trust"]}, "Open": {}, "Shape": {"abstract": True}},
+    "delinquencyPlans": {"Lenient": {}},
+    "autoRenewalPlans": {"Yearly": {}},
+    "regions": {"North": {}},
+    "installmentPlans": {"Monthly": {}},
+    "contactRoles": ["payer", "driver"],
 }
 
 
@@ -46,8 +49,13 @@ def test_a_configured_product_is_answered_typed():
     assert checks.configured_product(MODEL, "Open", WIDGET).name == "Open"
 
 
-@pytest.mark.parametrize("name, code, what", [("Nope", "quote.unknown_product", "is not a configured product"),
-                                              ("Shape", "quote.abstract_product", "is abstract")])
+@pytest.mark.parametrize(
+    "name, code, what",
+    [
+        ("Nope", "quote.unknown_product", "is not a configured product"),
+        ("Shape", "quote.abstract_product", "is abstract"),
+    ],
+)
 def test_a_request_naming_an_unknown_or_abstract_product_is_a_400(name, code, what):
     with pytest.raises(InvalidRequest) as raised:
         checks.configured_product(MODEL, name, WIDGET, in_request=True)
@@ -60,7 +68,10 @@ def test_a_stored_record_whose_product_is_gone_is_a_409(name, what):
     with pytest.raises(InvalidState) as raised:
         checks.configured_product(MODEL, name, WIDGET)
     assert (status_of(raised.value), raised.value.code, raised.value.message) == (
-        409, "quote.product_not_configured", f"Product {name} {what} in this configuration")
+        409,
+        "quote.product_not_configured",
+        f"Product {name} {what} in this configuration",
+    )
 
 
 def test_a_product_for_some_account_types_refuses_the_others():
@@ -71,16 +82,28 @@ def test_a_product_for_some_account_types_refuses_the_others():
     with pytest.raises(InvalidRequest) as raised:
         checks.check_eligible(box, "Box", "person", WIDGET)
 
-    assert (raised.value.code, raised.value.message) == ("quote.account_not_eligible",
-                                                         "Product Box is not available to person accounts")
+    assert (raised.value.code, raised.value.message) == (
+        "quote.account_not_eligible",
+        "Product Box is not available to person accounts",
+    )
     assert [(e.field, e.message) for e in raised.value.field_errors] == [
-        ("accountLocator", "its type person is not among business, trust")]
+        ("accountLocator", "its type person is not among business, trust")
+    ]
 
 
 def test_references_the_configuration_has_pass():
-    checks.check_references(MODEL, fields(delinquencyPlanName="Lenient", autoRenewalPlanName="Yearly", region="North",
-                                          preferences=preferences("Monthly"), timezone="Europe/Paris"),
-                            [Contact("C1", ["payer"]), Contact("C2", ["driver", "payer"])], WIDGET)
+    checks.check_references(
+        MODEL,
+        fields(
+            delinquencyPlanName="Lenient",
+            autoRenewalPlanName="Yearly",
+            region="North",
+            preferences=preferences("Monthly"),
+            timezone="Europe/Paris",
+        ),
+        [Contact("C1", ["payer"]), Contact("C2", ["driver", "payer"])],
+        WIDGET,
+    )
     checks.check_references(MODEL, fields(preferences=preferences(None)), [], WIDGET)
     checks.check_references(MODEL, fields(preferences=SimpleNamespace(installmentPreferences=None)), [], WIDGET)
     checks.check_references(MODEL, SimpleNamespace(), [], WIDGET)  # a request without these fields at all
@@ -89,21 +112,34 @@ def test_references_the_configuration_has_pass():
 def test_every_reference_the_configuration_lacks_is_named():
     with pytest.raises(InvalidRequest) as raised:
         checks.check_references(
-            {**MODEL, "regions": None}, fields(delinquencyPlanName="Strict", autoRenewalPlanName="Never",
-                                               region="North", preferences=preferences("Weekly"), timezone="Mars/Base"),
-            [Contact("C1", ["payer"]), Contact("C1", ["pilot"])], WIDGET)
+            {**MODEL, "regions": None},
+            fields(
+                delinquencyPlanName="Strict",
+                autoRenewalPlanName="Never",
+                region="North",
+                preferences=preferences("Weekly"),
+                timezone="Mars/Base",
+            ),
+            [Contact("C1", ["payer"]), Contact("C1", ["pilot"])],
+            WIDGET,
+        )
 
     assert (raised.value.code, raised.value.message) == (
-        "quote.invalid_reference", "The widget names something the configuration does not have")
+        "quote.invalid_reference",
+        "The widget names something the configuration does not have",
+    )
     assert [(e.field, e.message) for e in raised.value.field_errors] == [
         ("delinquencyPlanName", "'Strict' is not defined in the configuration's delinquencyPlans"),
         ("autoRenewalPlanName", "'Never' is not defined in the configuration's autoRenewalPlans"),
         ("region", "'North' is not defined in the configuration's regions"),
-        ("preferences.installmentPreferences.installmentPlanName",
-         "'Weekly' is not defined in the configuration's installmentPlans"),
+        (
+            "preferences.installmentPreferences.installmentPlanName",
+            "'Weekly' is not defined in the configuration's installmentPlans",
+        ),
         ("timezone", "'Mars/Base' is not an IANA time zone"),
         ("contacts.1.contactLocator", "is listed more than once"),
-        ("contacts.1.roles", "pilot not in the configured contactRoles: payer, driver")]
+        ("contacts.1.roles", "pilot not in the configured contactRoles: payer, driver"),
+    ]
 
 
 def test_an_installment_plan_needs_configured_installment_plans():
@@ -112,8 +148,9 @@ def test_an_installment_plan_needs_configured_installment_plans():
     assert [e.field for e in raised.value.field_errors] == ["preferences.installmentPreferences.installmentPlanName"]
 
 
-@pytest.mark.parametrize("configured, zone", [("Asia/Tokyo", "Asia/Tokyo"), ("Mars/Base", "UTC"), ("", "UTC"),
-                                              (7, "UTC"), (None, "UTC")])
+@pytest.mark.parametrize(
+    "configured, zone", [("Asia/Tokyo", "Asia/Tokyo"), ("Mars/Base", "UTC"), ("", "UTC"), (7, "UTC"), (None, "UTC")]
+)
 def test_the_default_time_zone_is_the_configured_one_when_it_is_a_real_zone(configured, zone):
     assert checks.default_time_zone({"defaultTimeZone": configured}) == zone
     assert checks.default_time_zone({}) == "UTC"
@@ -124,8 +161,9 @@ def test_the_default_currency_is_the_configured_one_or_usd():
     assert checks.default_currency({"defaultCurrency": None}) == checks.default_currency({}) == "USD"
 
 
-@pytest.mark.parametrize("name, known", [("Europe/Paris", True), ("UTC", True), ("Mars/Base", False), ("", False),
-                                         ("../etc/passwd", False)])
+@pytest.mark.parametrize(
+    "name, known", [("Europe/Paris", True), ("UTC", True), ("Mars/Base", False), ("", False), ("../etc/passwd", False)]
+)
 def test_a_time_zone_is_an_iana_name(name, known):
     assert checks.is_time_zone(name) is known
 

@@ -1,5 +1,6 @@
 """Element trees on a small catalog of its own (no configuration): what is stored where, the exact
 400s of a tree no configuration allows, and copies that leave the original alone."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -36,8 +37,9 @@ TYPES = {
     "Bolt": Kind("coverage"),
     "Shape": Kind("exposure", definition={"abstract": True}),
 }
-CATALOG = elements.Catalog(product={"Box": BOX, "Crate": Kind("product", (Entry("Shape", auto_create=True),))}.get,
-                           types=TYPES)
+CATALOG = elements.Catalog(
+    product={"Box": BOX, "Crate": Kind("product", (Entry("Shape", auto_create=True),))}.get, types=TYPES
+)
 
 
 def L(number: int) -> str:
@@ -50,8 +52,9 @@ def locators():
 
 
 def box(*children: ElementInput) -> Element:
-    return elements.build_root(CATALOG, "Box", {"colour": "red"}, {"Limit": "high"}, list(children), locators(),
-                               entity=WIDGET)
+    return elements.build_root(
+        CATALOG, "Box", {"colour": "red"}, {"Limit": "high"}, list(children), locators(), entity=WIDGET
+    )
 
 
 def invalid(call, *args, **kwargs) -> InvalidRequest:
@@ -63,11 +66,19 @@ def invalid(call, *args, **kwargs) -> InvalidRequest:
 def test_the_root_and_its_children_keep_their_data_and_coverage_terms():
     root = box(ElementInput(type="Item", data={"size": 2}, coverageTerms={"Deductible": "low"}))
 
-    assert (root.type, root.category, root.data, root.coverageTerms) == ("Box", "product", {"colour": "red"},
-                                                                         {"Limit": "high"})
+    assert (root.type, root.category, root.data, root.coverageTerms) == (
+        "Box",
+        "product",
+        {"colour": "red"},
+        {"Limit": "high"},
+    )
     item = root.elements[0]
-    assert (item.type, item.data, item.coverageTerms, item.parentLocator) == ("Item", {"size": 2},
-                                                                              {"Deductible": "low"}, L(1))
+    assert (item.type, item.data, item.coverageTerms, item.parentLocator) == (
+        "Item",
+        {"size": 2},
+        {"Deductible": "low"},
+        L(1),
+    )
 
 
 def test_a_marked_child_is_created_beside_other_children_and_not_twice():
@@ -80,15 +91,24 @@ def test_a_name_that_is_not_a_product_is_a_programming_error():
         elements.build_root(CATALOG, "Nope", {}, {}, [], locators(), entity=WIDGET)
 
 
-@pytest.mark.parametrize("child, where, message", [
-    (ElementInput(type="Nope"), "elements[0].type", "Nope is not a configured element type"),
-    (ElementInput(type="Shape"), "elements[0].type", "Shape is abstract"),
-    (ElementInput(type="Part"), "elements[0].type", "Part is not allowed in Box (contents: Item, Lid, Shape)"),
-    (ElementInput(type="Item", elements=[ElementInput(type="Bolt"), ElementInput(type="Lid")]),
-     "elements[0].elements[1].type", "Lid is not allowed in Item (contents: Bolt, Part)"),
-    (ElementInput(type="Lid", elements=[ElementInput(type="Part")]), "elements[0].elements[0].type",
-     "Part is not allowed in Lid (contents: none)"),
-])
+@pytest.mark.parametrize(
+    "child, where, message",
+    [
+        (ElementInput(type="Nope"), "elements[0].type", "Nope is not a configured element type"),
+        (ElementInput(type="Shape"), "elements[0].type", "Shape is abstract"),
+        (ElementInput(type="Part"), "elements[0].type", "Part is not allowed in Box (contents: Item, Lid, Shape)"),
+        (
+            ElementInput(type="Item", elements=[ElementInput(type="Bolt"), ElementInput(type="Lid")]),
+            "elements[0].elements[1].type",
+            "Lid is not allowed in Item (contents: Bolt, Part)",
+        ),
+        (
+            ElementInput(type="Lid", elements=[ElementInput(type="Part")]),
+            "elements[0].elements[0].type",
+            "Part is not allowed in Lid (contents: none)",
+        ),
+    ],
+)
 def test_a_tree_no_configuration_allows_is_a_400_naming_the_place_and_the_reason(child, where, message):
     error = invalid(box, child)
     assert (error.code, error.message) == ("quote.invalid_element", f"Invalid element: {message}")
@@ -103,29 +123,45 @@ def test_a_marked_child_of_an_abstract_type_is_refused_at_its_parents_place():
 def test_added_elements_are_refused_with_the_users_code_and_their_place_in_the_body():
     root = box(ElementInput(type="Item"))
 
-    unknown_parent = invalid(elements.add_elements, CATALOG, root, [ElementInput(type="Part", parentLocator=L(9))],
-                             locators(), entity=WIDGET)
-    not_allowed = invalid(elements.add_elements, CATALOG, root, [
-        ElementInput(type="Part", parentLocator=L(2)), ElementInput(type="Part")], lambda: L(7), entity=WIDGET)
+    unknown_parent = invalid(
+        elements.add_elements, CATALOG, root, [ElementInput(type="Part", parentLocator=L(9))], locators(), entity=WIDGET
+    )
+    not_allowed = invalid(
+        elements.add_elements,
+        CATALOG,
+        root,
+        [ElementInput(type="Part", parentLocator=L(2)), ElementInput(type="Part")],
+        lambda: L(7),
+        entity=WIDGET,
+    )
 
     assert (unknown_parent.code, [(e.field, e.message) for e in unknown_parent.field_errors]) == (
-        "quote.invalid_element", [("body[0].parentLocator", f"{L(9)} is not an element of the widget")])
+        "quote.invalid_element",
+        [("body[0].parentLocator", f"{L(9)} is not an element of the widget")],
+    )
     assert (not_allowed.code, [(e.field, e.message) for e in not_allowed.field_errors]) == (
-        "quote.invalid_element", [("body[1].type", "Part is not allowed in Box (contents: Item, Lid, Shape)")])
+        "quote.invalid_element",
+        [("body[1].type", "Part is not allowed in Box (contents: Item, Lid, Shape)")],
+    )
 
 
 def test_an_element_under_a_type_the_configuration_no_longer_has_takes_no_children():
     root = box()
-    root.elements.append(Element(locator=L(5), staticLocator=L(5), type="Gone", category="exposure",
-                                 parentLocator=root.locator))
+    root.elements.append(
+        Element(locator=L(5), staticLocator=L(5), type="Gone", category="exposure", parentLocator=root.locator)
+    )
 
-    error = invalid(elements.add_elements, CATALOG, root, [ElementInput(type="Part", parentLocator=L(5))],
-                    locators(), entity=WIDGET)
+    error = invalid(
+        elements.add_elements, CATALOG, root, [ElementInput(type="Part", parentLocator=L(5))], locators(), entity=WIDGET
+    )
 
-    assert (error.code, error.message) == ("quote.invalid_element",
-                                           "Invalid element: Gone is not a configured element type")
+    assert (error.code, error.message) == (
+        "quote.invalid_element",
+        "Invalid element: Gone is not a configured element type",
+    )
     assert [(e.field, e.message) for e in error.field_errors] == [
-        ("body[0].parentLocator", "Gone is not a configured element type")]
+        ("body[0].parentLocator", "Gone is not a configured element type")
+    ]
 
 
 def test_removing_says_which_locators_cannot_go_and_leaves_the_original_tree():
@@ -136,7 +172,9 @@ def test_removing_says_which_locators_cannot_go_and_leaves_the_original_tree():
 
     assert (error.code, error.message) == ("quote.invalid_element", "Cannot remove these elements")
     assert [(e.field, e.message) for e in error.field_errors] == [
-        ("body[0]", "the root element cannot be removed"), ("body[2]", f"{L(9)} is not an element of the widget")]
+        ("body[0]", "the root element cannot be removed"),
+        ("body[2]", f"{L(9)} is not an element of the widget"),
+    ]
     assert [e.type for e in elements.walk(pruned)] == ["Box", "Item", "Lid"]
     assert [e.type for e in elements.walk(root)] == ["Box", "Item", "Part", "Lid"]
 
@@ -144,14 +182,16 @@ def test_removing_says_which_locators_cannot_go_and_leaves_the_original_tree():
 def test_changes_remove_coverage_terms_and_an_unknown_locator_is_named():
     root = box(ElementInput(type="Item", coverageTerms={"Deductible": "low", "Limit": "l1"}))
 
-    changed = elements.change_elements(root, [ElementChanges(locator=L(2), removeCoverageTerms={"Limit": ""})],
-                                       entity=WIDGET)
+    changed = elements.change_elements(
+        root, [ElementChanges(locator=L(2), removeCoverageTerms={"Limit": ""})], entity=WIDGET
+    )
     error = invalid(elements.change_elements, root, [ElementChanges(locator=L(9))], entity=WIDGET, field="changes")
 
     assert changed.elements[0].coverageTerms == {"Deductible": "low"}
     assert (error.message, [(e.field, e.message) for e in error.field_errors]) == (
         f"Invalid element: {L(9)} is not an element of the widget",
-        [("changes[0].locator", f"{L(9)} is not an element of the widget")])
+        [("changes[0].locator", f"{L(9)} is not an element of the widget")],
+    )
 
 
 def test_find_and_ancestors_search_every_branch():
@@ -167,15 +207,29 @@ def test_find_and_ancestors_search_every_branch():
 
 def test_checked_data_and_terms_replace_the_trees_at_every_level_on_a_copy():
     root = box(ElementInput(type="Item", data={"size": "2"}, elements=[ElementInput(type="Part")]))
-    checked = {"data": {"colour": "RED"}, "elements": [
-        {"data": {"size": 2}, "coverageTerms": {"Deductible": "low"},
-         "elements": [{"coverageTerms": {"Limit": "l1"}}]},
-        {}]}
+    checked = {
+        "data": {"colour": "RED"},
+        "elements": [
+            {
+                "data": {"size": 2},
+                "coverageTerms": {"Deductible": "low"},
+                "elements": [{"coverageTerms": {"Limit": "l1"}}],
+            },
+            {},
+        ],
+    }
 
     normalised = elements.with_checked(root, checked)
 
     assert [(e.type, e.data, e.coverageTerms) for e in elements.walk(normalised)] == [
-        ("Box", {"colour": "RED"}, {"Limit": "high"}), ("Item", {"size": 2}, {"Deductible": "low"}),
-        ("Part", {}, {"Limit": "l1"}), ("Lid", {}, {})]
+        ("Box", {"colour": "RED"}, {"Limit": "high"}),
+        ("Item", {"size": 2}, {"Deductible": "low"}),
+        ("Part", {}, {"Limit": "l1"}),
+        ("Lid", {}, {}),
+    ]
     assert [(e.data, e.coverageTerms) for e in elements.walk(root)] == [
-        ({"colour": "red"}, {"Limit": "high"}), ({"size": "2"}, {}), ({}, {}), ({}, {})]
+        ({"colour": "red"}, {"Limit": "high"}),
+        ({"size": "2"}, {}),
+        ({}, {}),
+        ({}, {}),
+    ]

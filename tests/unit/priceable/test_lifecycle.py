@@ -1,5 +1,6 @@
 """The table-driven lifecycle, proved on a fake user's declaration (widget.py): which steps a request
 runs, and the 409s, named after the declaring entity, when it may not."""
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -21,20 +22,24 @@ def refused(call, *args) -> InvalidState:
     return raised.value
 
 
-@pytest.mark.parametrize(("state", "target", "steps"), [
-    ("draft", VALIDATE, [VALIDATE]),
-    ("draft", PRICE, [VALIDATE, PRICE]),
-    ("draft", COMMIT, [VALIDATE, PRICE, UNDERWRITE, PRECOMMIT, COMMIT]),
-    ("validated", UNDERWRITE, [PRICE, UNDERWRITE]),
-    ("priced", COMMIT, [UNDERWRITE, PRECOMMIT, COMMIT]),
-    ("precommitted", COMMIT, [COMMIT]),
-])
+@pytest.mark.parametrize(
+    ("state", "target", "steps"),
+    [
+        ("draft", VALIDATE, [VALIDATE]),
+        ("draft", PRICE, [VALIDATE, PRICE]),
+        ("draft", COMMIT, [VALIDATE, PRICE, UNDERWRITE, PRECOMMIT, COMMIT]),
+        ("validated", UNDERWRITE, [PRICE, UNDERWRITE]),
+        ("priced", COMMIT, [UNDERWRITE, PRECOMMIT, COMMIT]),
+        ("precommitted", COMMIT, [COMMIT]),
+    ],
+)
 def test_a_later_step_runs_the_steps_the_record_lacks_first(state, target, steps):
     assert LIFECYCLE.steps_to(state, target) == steps
 
 
-@pytest.mark.parametrize(("state", "target"), [("validated", VALIDATE), ("priced", PRICE),
-                                               ("underwritten", UNDERWRITE)])
+@pytest.mark.parametrize(
+    ("state", "target"), [("validated", VALIDATE), ("priced", PRICE), ("underwritten", UNDERWRITE)]
+)
 def test_the_step_that_made_the_state_runs_again(state, target):
     assert LIFECYCLE.steps_to(state, target) == [target]
 
@@ -53,10 +58,13 @@ def test_a_state_declared_not_repeatable_refuses_its_own_step_with_the_entitys_c
 
 def test_an_earlier_step_is_refused_with_advice_to_reset_where_the_state_allows_it():
     error = refused(LIFECYCLE.steps_to, "underwritten", PRICE)
-    assert (error.code, error.message) == ("quote.invalid_state",
-                                           "A widget that is underwritten cannot price: reset it to draft first")
-    assert refused(LIFECYCLE.steps_to, "precommitted", VALIDATE).message == \
-        "A widget that is precommitted cannot validate"
+    assert (error.code, error.message) == (
+        "quote.invalid_state",
+        "A widget that is underwritten cannot price: reset it to draft first",
+    )
+    assert (
+        refused(LIFECYCLE.steps_to, "precommitted", VALIDATE).message == "A widget that is precommitted cannot validate"
+    )
 
 
 @pytest.mark.parametrize("stop", ["underwrittenBlocked", "declined", "rejected"])
@@ -105,5 +113,9 @@ def test_the_expiry_error_names_the_entity_the_declaration_says():
 
 def test_each_step_leads_to_its_declared_state():
     assert [LIFECYCLE.reached_by(step) for step in LIFECYCLE.steps] == [
-        WidgetState.VALIDATED, WidgetState.PRICED, WidgetState.UNDERWRITTEN, WidgetState.PRECOMMITTED,
-        WidgetState.COMMITTED]
+        WidgetState.VALIDATED,
+        WidgetState.PRICED,
+        WidgetState.UNDERWRITTEN,
+        WidgetState.PRECOMMITTED,
+        WidgetState.COMMITTED,
+    ]

@@ -1,4 +1,5 @@
 """Charges from rating answers: the stored PolicyChargeResponse fields, and what a plugin may add."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -14,8 +15,10 @@ from chalicelib.priceable import rating
 from chalicelib.priceable.evaluation import _extras
 from chalicelib.priceable.models import Charge
 
-CHARGE_TYPES = {"premium": {"category": "premium", "handling": "normal", "invoicing": "scheduled"},
-                "fee": {"category": "Fee", "handling": "flat", "invoicing": "next"}}
+CHARGE_TYPES = {
+    "premium": {"category": "premium", "handling": "normal", "invoicing": "scheduled"},
+    "fee": {"category": "Fee", "handling": "flat", "invoicing": "next"},
+}
 
 
 def locators():
@@ -24,18 +27,37 @@ def locators():
 
 
 def test_rated_charges_keep_their_rate_and_take_the_configured_category_handling_and_invoicing():
-    rated = [Rated("E1", "S1", "premium", "premium", Decimal("600.00"), Decimal(100)),
-             Rated("E2", None, "fee", "Fee", Decimal("30.00"), None)]
-    answer = {"items": [{"elementLocator": "E1", "chargeType": "premium", "rate": 100, "referenceRate": 90,
-                         "tag": "base"},
-                        {"elementLocator": "E2", "chargeType": "fee", "amount": 30}]}
+    rated = [
+        Rated("E1", "S1", "premium", "premium", Decimal("600.00"), Decimal(100)),
+        Rated("E2", None, "fee", "Fee", Decimal("30.00"), None),
+    ]
+    answer = {
+        "items": [
+            {"elementLocator": "E1", "chargeType": "premium", "rate": 100, "referenceRate": 90, "tag": "base"},
+            {"elementLocator": "E2", "chargeType": "fee", "amount": 30},
+        ]
+    }
 
     charges = rating.charges(rated, _extras(answer, "rate"), CHARGE_TYPES, Decimal(6), locators())
 
-    assert [(c.locator, c.elementLocator, c.elementStaticLocator, c.chargeCategory, c.rate, c.amount,
-             c.referenceRate, c.tag, c.handling, c.invoicing) for c in charges] == [
+    assert [
+        (
+            c.locator,
+            c.elementLocator,
+            c.elementStaticLocator,
+            c.chargeCategory,
+            c.rate,
+            c.amount,
+            c.referenceRate,
+            c.tag,
+            c.handling,
+            c.invoicing,
+        )
+        for c in charges
+    ] == [
         ("C1", "E1", "S1", "premium", 100, Decimal("600.00"), 90, "base", "normal", "scheduled"),
-        ("C2", "E2", "E2", "fee", 5, Decimal("30.00"), 5, None, "flat", "next")]
+        ("C2", "E2", "E2", "fee", 5, Decimal("30.00"), 5, None, "flat", "next"),
+    ]
 
 
 def test_an_amount_over_no_duration_is_its_own_rate():
@@ -44,12 +66,15 @@ def test_an_amount_over_no_duration_is_its_own_rate():
     assert charge.rate == charge.referenceRate == Decimal("30.00")
 
 
-@pytest.mark.parametrize("extra, message", [
-    ({"referenceRate": "90"}, "items[0]: referenceRate must be a number, not '90'"),
-    ({"referenceRate": True}, "items[0]: referenceRate must be a number, not True"),
-    ({"tag": 7}, "items[0]: tag must be a string of at most 200 characters, not 7"),
-    ({"tag": "x" * 201}, f"items[0]: tag must be a string of at most 200 characters, not {'x' * 201!r}"[:200]),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"referenceRate": "90"}, "items[0]: referenceRate must be a number, not '90'"),
+        ({"referenceRate": True}, "items[0]: referenceRate must be a number, not True"),
+        ({"tag": 7}, "items[0]: tag must be a string of at most 200 characters, not 7"),
+        ({"tag": "x" * 201}, f"items[0]: tag must be a string of at most 200 characters, not {'x' * 201!r}"[:200]),
+    ],
+)
 def test_a_reference_rate_or_tag_of_the_wrong_type_is_a_plugin_failure(extra, message):
     answer = {"items": [{"elementLocator": "E1", "chargeType": "premium", "rate": 1, **extra}]}
     with pytest.raises(PluginFailure) as raised:
@@ -57,8 +82,10 @@ def test_a_reference_rate_or_tag_of_the_wrong_type_is_a_plugin_failure(extra, me
     assert (raised.value.reason, raised.value.detail) == ("malformed", message)
 
 
-@pytest.mark.parametrize("configured, category", [("premium", "premium"), ("Premium", "premium"),
-                                                  ("invoicefee", "invoiceFee"), (None, "none"), ("bonus", "none")])
+@pytest.mark.parametrize(
+    "configured, category",
+    [("premium", "premium"), ("Premium", "premium"), ("invoicefee", "invoiceFee"), (None, "none"), ("bonus", "none")],
+)
 def test_categories_take_the_enums_casing(configured, category):
     assert rating.category(configured) == category
 
@@ -67,12 +94,18 @@ def test_a_rated_charge_keeps_the_plugins_rate_not_the_rounded_amount_over_the_d
     # 3 months at 33.3333: the amount is rounded to the cent, the stored rate stays the plugin's
     rated = [Rated("E1", "S1", "premium", "premium", Decimal("100.00"), Decimal("33.3333"))]
     [charge] = rating.charges(rated, {}, CHARGE_TYPES, Decimal(3), locators())
-    assert (charge.rate, charge.amount, charge.referenceRate) == (Decimal("33.3333"), Decimal("100.00"),
-                                                                  Decimal("33.3333"))
+    assert (charge.rate, charge.amount, charge.referenceRate) == (
+        Decimal("33.3333"),
+        Decimal("100.00"),
+        Decimal("33.3333"),
+    )
 
 
-@pytest.mark.parametrize("charge_types", [{"surcharge": {"category": "surcharge"}}, {}],
-                         ids=["configured without handling or invoicing", "not configured"])
+@pytest.mark.parametrize(
+    "charge_types",
+    [{"surcharge": {"category": "surcharge"}}, {}],
+    ids=["configured without handling or invoicing", "not configured"],
+)
 def test_handling_and_invoicing_default_to_normal_and_scheduled(charge_types):
     rated = [Rated("E1", "S1", "surcharge", "surcharge", Decimal("12.00"), Decimal(2))]
     [charge] = rating.charges(rated, {}, charge_types, Decimal(6), locators())
@@ -81,7 +114,11 @@ def test_handling_and_invoicing_default_to_normal_and_scheduled(charge_types):
 
 def test_a_charge_answers_exactly_the_categories_handling_and_invoicing_a_configuration_may_give():
     charge_ref = SCHEMAS["ChargeRef"].fields
-    assert {field: set(get_args(Charge.model_fields[field].annotation))
-            for field in ("chargeCategory", "handling", "invoicing")} == {
-        "chargeCategory": set(charge_ref["category"].values), "handling": set(charge_ref["handling"].values),
-        "invoicing": set(charge_ref["invoicing"].values)}
+    assert {
+        field: set(get_args(Charge.model_fields[field].annotation))
+        for field in ("chargeCategory", "handling", "invoicing")
+    } == {
+        "chargeCategory": set(charge_ref["category"].values),
+        "handling": set(charge_ref["handling"].values),
+        "invoicing": set(charge_ref["invoicing"].values),
+    }

@@ -1,5 +1,6 @@
 """The runner on a fake user's record (widget.py): the engine's steps fill the record, the user's own
 steps do what it declares, underwriting outcomes stop the run, and a failed step changes nothing."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -71,8 +72,10 @@ def test_a_failed_step_raises_its_result_and_leaves_the_record_as_it_was():
     assert draft == Widget()
 
 
-@pytest.mark.parametrize(("level", "stop"), [("block", WidgetState.UNDERWRITTEN_BLOCKED),
-                                             ("decline", WidgetState.DECLINED), ("reject", WidgetState.REJECTED)])
+@pytest.mark.parametrize(
+    ("level", "stop"),
+    [("block", WidgetState.UNDERWRITTEN_BLOCKED), ("decline", WidgetState.DECLINED), ("reject", WidgetState.REJECTED)],
+)
 def test_an_underwriting_stop_ends_the_run_in_its_state(level, stop):
     widget, run = advance(Widget(), COMMIT, FakeEvaluator(raises=[raised(level, "too risky")]))
 

@@ -3,6 +3,7 @@ a widget with states of its own, a `precommit` step after underwriting that unde
 whenever it runs, and a final `commit`. Only the plugins are faked: `FakeEvaluator` validates, prices
 and raises scripted flags, and decides the outcome with the engine's own rules (underwriting.py and
 the plugin contract's `underwriting_outcome`), as evaluation.Evaluation does."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -48,14 +49,26 @@ FINAL = frozenset({"committed", "scrapped"})
 STOPS = frozenset({"underwrittenBlocked", "declined", "rejected"})
 
 LIFECYCLE = Lifecycle(
-    entity=WIDGET, state_field="widgetState", states=WidgetState,
+    entity=WIDGET,
+    state_field="widgetState",
+    states=WidgetState,
     steps=(VALIDATE, PRICE, UNDERWRITE, PRECOMMIT, COMMIT),
-    progress={"draft": Progress(0), "validated": Progress(1), "priced": Progress(2), "underwritten": Progress(3),
-              "precommitted": Progress(4, repeatable=False),
-              **{state: Progress(2, repeatable=False) for state in STOPS}},
+    progress={
+        "draft": Progress(0),
+        "validated": Progress(1),
+        "priced": Progress(2),
+        "underwritten": Progress(3),
+        "precommitted": Progress(4, repeatable=False),
+        **{state: Progress(2, repeatable=False) for state in STOPS},
+    },
     final=FINAL,
-    state_after={VALIDATE: "validated", PRICE: "priced", UNDERWRITE: "underwritten", PRECOMMIT: "precommitted",
-                 COMMIT: "committed"},
+    state_after={
+        VALIDATE: "validated",
+        PRICE: "priced",
+        UNDERWRITE: "underwritten",
+        PRECOMMIT: "precommitted",
+        COMMIT: "committed",
+    },
     underwriting_stops=STOPS,
     runs_first={PRECOMMIT: UNDERWRITE},
     resettable=frozenset(WidgetState) - FINAL - {"precommitted"},
@@ -78,9 +91,21 @@ class Widget(BaseModel):
 
 
 def subject_of(widget: Widget) -> Subject:
-    return Subject(kind="transaction", locator=widget.locator, product="Widget", start=START, end=END,
-                   currency="USD", timezone="UTC", basis="months", element=widget.element, static={},
-                   jurisdiction=None, config_version="1", account=lambda: NO_ACCOUNT)
+    return Subject(
+        kind="transaction",
+        locator=widget.locator,
+        product="Widget",
+        start=START,
+        end=END,
+        currency="USD",
+        timezone="UTC",
+        basis="months",
+        element=widget.element,
+        static={},
+        jurisdiction=None,
+        config_version="1",
+        account=lambda: NO_ACCOUNT,
+    )
 
 
 def raised(level: str, note: str = "", tag: str = "") -> PluginFlag:
@@ -88,8 +113,15 @@ def raised(level: str, note: str = "", tag: str = "") -> PluginFlag:
 
 
 def manual(locator: str, level: str, *, cleared: bool = False) -> Flag:
-    return Flag(locator=locator, level=level, source="manual", createdBy="U1", createdTime=NOW,
-                clearedBy="U1" if cleared else None, clearedTime=NOW if cleared else None)
+    return Flag(
+        locator=locator,
+        level=level,
+        source="manual",
+        createdBy="U1",
+        createdTime=NOW,
+        clearedBy="U1" if cleared else None,
+        clearedTime=NOW if cleared else None,
+    )
 
 
 @dataclass
@@ -109,9 +141,17 @@ class FakeEvaluator:
 
     def price(self, subject: Subject) -> list[Charge]:
         self.calls.append(PRICE)
-        return [Charge(locator="C1", elementLocator=subject.element.locator,
-                       elementStaticLocator=subject.element.staticLocator, chargeType="premium",
-                       chargeCategory="premium", rate=RATE, amount=RATE * subject.duration)]
+        return [
+            Charge(
+                locator="C1",
+                elementLocator=subject.element.locator,
+                elementStaticLocator=subject.element.staticLocator,
+                chargeType="premium",
+                chargeCategory="premium",
+                rate=RATE,
+                amount=RATE * subject.duration,
+            )
+        ]
 
     def underwrite(self, subject: Subject, flags: list[Flag], *, already_rejected: bool) -> Underwritten:
         self.calls.append(UNDERWRITE)

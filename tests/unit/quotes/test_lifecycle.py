@@ -1,4 +1,5 @@
 """The quote state machine: which steps each request runs from each state, and what it refuses."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -14,43 +15,66 @@ from chalicelib.quotes.models import QuoteState
 V, P, U, A, I = LIFECYCLE.steps  # noqa: E741 (I: issue)
 
 
-@pytest.mark.parametrize("state, target, steps", [
-    ("draft", V, [V]),
-    ("draft", I, [V, P, U, A, I]),
-    ("validated", V, [V]),
-    ("validated", U, [P, U]),
-    ("priced", P, [P]),
-    ("priced", A, [U, A]),
-    ("underwritten", U, [U]),
-    ("underwritten", A, [U, A]),
-    ("underwritten", I, [U, A, I]),
-    ("accepted", I, [I]),
-    ("underwrittenBlocked", U, [U]),
-    ("declined", A, [U, A]),
-    ("rejected", I, [U, A, I]),
-])
+@pytest.mark.parametrize(
+    "state, target, steps",
+    [
+        ("draft", V, [V]),
+        ("draft", I, [V, P, U, A, I]),
+        ("validated", V, [V]),
+        ("validated", U, [P, U]),
+        ("priced", P, [P]),
+        ("priced", A, [U, A]),
+        ("underwritten", U, [U]),
+        ("underwritten", A, [U, A]),
+        ("underwritten", I, [U, A, I]),
+        ("accepted", I, [I]),
+        ("underwrittenBlocked", U, [U]),
+        ("declined", A, [U, A]),
+        ("rejected", I, [U, A, I]),
+    ],
+)
 def test_a_request_runs_the_steps_the_quote_lacks(state, target, steps):
     assert LIFECYCLE.steps_to(state, target) == steps
 
 
-@pytest.mark.parametrize("state, target", [
-    ("priced", V), ("underwritten", P), ("accepted", U), ("accepted", A), ("declined", V), ("underwrittenBlocked", P),
-    *[(final, step) for final in ("issued", "refused", "discarded") for step in LIFECYCLE.steps],
-])
+@pytest.mark.parametrize(
+    "state, target",
+    [
+        ("priced", V),
+        ("underwritten", P),
+        ("accepted", U),
+        ("accepted", A),
+        ("declined", V),
+        ("underwrittenBlocked", P),
+        *[(final, step) for final in ("issued", "refused", "discarded") for step in LIFECYCLE.steps],
+    ],
+)
 def test_going_back_or_on_from_a_final_state_is_refused(state, target):
     with pytest.raises(InvalidState):
         LIFECYCLE.steps_to(state, target)
 
 
-@pytest.mark.parametrize("check, allowed, refused", [
-    (lambda state: LIFECYCLE.check(state, "be reset"), ["draft", "priced", "declined", "rejected"],
-     ["accepted", "issued", "refused", "discarded"]),
-    (lambda state: LIFECYCLE.check(state, "be refused"), ["draft", "accepted", "rejected"],
-     ["issued", "refused", "discarded"]),
-    (lambda state: LIFECYCLE.check(state, "be discarded"), ["draft", "underwritten", "declined"],
-     ["accepted", "issued", "refused", "discarded"]),
-    (LIFECYCLE.check_editable, ["draft"], ["validated", "priced", "issued"]),
-])
+@pytest.mark.parametrize(
+    "check, allowed, refused",
+    [
+        (
+            lambda state: LIFECYCLE.check(state, "be reset"),
+            ["draft", "priced", "declined", "rejected"],
+            ["accepted", "issued", "refused", "discarded"],
+        ),
+        (
+            lambda state: LIFECYCLE.check(state, "be refused"),
+            ["draft", "accepted", "rejected"],
+            ["issued", "refused", "discarded"],
+        ),
+        (
+            lambda state: LIFECYCLE.check(state, "be discarded"),
+            ["draft", "underwritten", "declined"],
+            ["accepted", "issued", "refused", "discarded"],
+        ),
+        (LIFECYCLE.check_editable, ["draft"], ["validated", "priced", "issued"]),
+    ],
+)
 def test_reset_refuse_discard_and_edits(check, allowed, refused):
     for state in allowed:
         check(state)
@@ -68,9 +92,14 @@ def test_an_expired_quote_does_not_advance_from_its_expiration_time_on():
     assert raised.value.code == "quote.expired"
 
 
-@pytest.mark.parametrize("state, target, steps", [
-    ("draft", P, [V, P]), ("validated", V, [V]), ("priced", P, [P]),
-])
+@pytest.mark.parametrize(
+    "state, target, steps",
+    [
+        ("draft", P, [V, P]),
+        ("validated", V, [V]),
+        ("priced", P, [P]),
+    ],
+)
 def test_quick_quotes_validate_and_price(state, target, steps):
     assert QUICK.steps_to(state, target) == steps
 

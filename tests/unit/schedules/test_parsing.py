@@ -1,5 +1,6 @@
 """CSV chunking of deserialization jobs: a step ends at a line break outside quoted cells, so a cell holding
 a line break or a quote never splits across steps."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,19 +9,34 @@ from chalicelib.core.errors import DomainError
 from chalicelib.schedules.models import ScheduleDescription
 from chalicelib.schedules.parsing import body_rows, check_flat, header_length, row_data, row_ends
 
-DESCRIPTION = ScheduleDescription(staticElementLocator="S", elementType="Vehicle", scheduleItemType="Equipment",
-                                  properties={"serial": {"type": "string"}, "insured": {"type": "boolean?"},
-                                              "owner": {"type": "Driver?"}, "tags": {"type": "string*"}},
-                                  resetOnRenewal=False, maxValidationErrors=5)
+DESCRIPTION = ScheduleDescription(
+    staticElementLocator="S",
+    elementType="Vehicle",
+    scheduleItemType="Equipment",
+    properties={
+        "serial": {"type": "string"},
+        "insured": {"type": "boolean?"},
+        "owner": {"type": "Driver?"},
+        "tags": {"type": "string*"},
+    },
+    resetOnRenewal=False,
+    maxValidationErrors=5,
+)
 
 
 def test_rows_end_at_line_breaks_outside_quoted_cells():
     chunk = b'a,"one\nline",x\nb,"say ""hi""\n",y\r\nc,plain,z\nd,"open'
     ends = row_ends(chunk, 10, at_end=False)
     assert [chunk[start:end] for start, end in zip([0, *ends], ends)] == [
-        b'a,"one\nline",x\n', b'b,"say ""hi""\n",y\r\n', b"c,plain,z\n"]
-    assert body_rows(chunk[:ends[-1]].decode()) == [["a", "one\nline", "x"], ["b", 'say "hi"\n', "y"],
-                                                    ["c", "plain", "z"]]
+        b'a,"one\nline",x\n',
+        b'b,"say ""hi""\n",y\r\n',
+        b"c,plain,z\n",
+    ]
+    assert body_rows(chunk[: ends[-1]].decode()) == [
+        ["a", "one\nline", "x"],
+        ["b", 'say "hi"\n', "y"],
+        ["c", "plain", "z"],
+    ]
 
 
 def test_a_step_takes_at_most_its_rows_and_the_last_row_needs_no_line_break():

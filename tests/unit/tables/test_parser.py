@@ -1,4 +1,5 @@
 """Reading uploaded table files: the ZIP, the header, typed values, keys."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -10,13 +11,18 @@ from chalicelib.tables.models import TableKind, TableSchema
 from chalicelib.tables.parser import canonical, join_key, parse_csv, parse_value, query_key, read_zip
 from tests.unit.configuration.zips import zip_files
 
-RULES = TableSchema.of_definition(TableKind.LOOKUP, {"columns": {
-    "scope": {"dataType": "string", "isKey": True},
-    "ruleId": {"dataType": "int", "isKey": True},
-    "factor": {"dataType": "decimal", "isKey": False},
-    "active": {"dataType": "boolean", "isKey": False},
-    "from": {"dataType": "date", "isKey": False},
-}})
+RULES = TableSchema.of_definition(
+    TableKind.LOOKUP,
+    {
+        "columns": {
+            "scope": {"dataType": "string", "isKey": True},
+            "ruleId": {"dataType": "int", "isKey": True},
+            "factor": {"dataType": "decimal", "isKey": False},
+            "active": {"dataType": "boolean", "isKey": False},
+            "from": {"dataType": "date", "isKey": False},
+        }
+    },
+)
 
 
 def parse(text: str, schema: TableSchema = RULES) -> list[dict]:
@@ -30,7 +36,7 @@ def error_of(text: str, schema: TableSchema = RULES) -> InvalidRequest:
 
 
 def test_values_are_parsed_to_their_column_types_whatever_the_header_order():
-    rows = parse("ruleId,factor,scope,active,from\r\n007,1.50,uw,TRUE,2026-01-31\r\n8,,\"a,b\",false,\r\n")
+    rows = parse('ruleId,factor,scope,active,from\r\n007,1.50,uw,TRUE,2026-01-31\r\n8,,"a,b",false,\r\n')
 
     assert rows == [
         {"ruleId": 7, "factor": Decimal("1.50"), "scope": "uw", "active": True, "from": "2026-01-31"},
@@ -48,16 +54,19 @@ def test_a_header_that_does_not_name_the_columns_is_refused_with_what_differs():
     error = error_of("scope,ruleId,factor,extra,extra\nuw,1,2,3,4\n")
 
     assert error.code == "table.columns_mismatch"
-    assert error.message == ("The CSV header does not match the columns of table Rules (scope, ruleId, factor, "
-                             "active, from): missing active, from; unknown 'extra', 'extra'; repeated extra")
+    assert error.message == (
+        "The CSV header does not match the columns of table Rules (scope, ruleId, factor, "
+        "active, from): missing active, from; unknown 'extra', 'extra'; repeated extra"
+    )
 
 
 def test_every_wrong_value_is_named_by_row_and_column():
     error = error_of("scope,ruleId,factor,active,from\nuw,x,1,true,\nuw,2,1.2.3,yes,2026-02-30\n")
 
     assert error.code == "table.invalid_value"
-    assert error.message.startswith("The CSV has values that do not fit their column: row 2, column 'ruleId': "
-                                    "'x' is not a int (and 3 more)")
+    assert error.message.startswith(
+        "The CSV has values that do not fit their column: row 2, column 'ruleId': 'x' is not a int (and 3 more)"
+    )
     assert [(e.field, e.message) for e in error.field_errors] == [
         ("rows[2].ruleId", "row 2, column 'ruleId': 'x' is not a int"),
         ("rows[3].factor", "row 3, column 'factor': '1.2.3' is not a decimal"),
@@ -81,24 +90,35 @@ def test_at_most_twenty_problems_are_looked_for():
     assert len(error_of(text).field_errors) == 20
 
 
-@pytest.mark.parametrize(("text", "data_type", "expected"), [
-    (" 12 ", "int", 12), ("-2147483648", "int", -2147483648), ("9223372036854775807", "long", 2 ** 63 - 1),
-    ("1e3", "decimal", Decimal("1E+3")), ("true", "boolean", True),
-    ("2026-01-15T10:00:00+01:00", "datetime", "2026-01-15T09:00:00.000Z"),
-    ("6F9619FF-8B86-D011-B42D-00C04FC964FF", "guid", "6f9619ff-8b86-d011-b42d-00c04fc964ff"),
-    ("  padded ", "string", "  padded "), ("", "string", ""), ("", "decimal", None),
-])
+@pytest.mark.parametrize(
+    ("text", "data_type", "expected"),
+    [
+        (" 12 ", "int", 12),
+        ("-2147483648", "int", -2147483648),
+        ("9223372036854775807", "long", 2**63 - 1),
+        ("1e3", "decimal", Decimal("1E+3")),
+        ("true", "boolean", True),
+        ("2026-01-15T10:00:00+01:00", "datetime", "2026-01-15T09:00:00.000Z"),
+        ("6F9619FF-8B86-D011-B42D-00C04FC964FF", "guid", "6f9619ff-8b86-d011-b42d-00c04fc964ff"),
+        ("  padded ", "string", "  padded "),
+        ("", "string", ""),
+        ("", "decimal", None),
+    ],
+)
 def test_parse_value(text, data_type, expected):
     assert parse_value(text, data_type) == expected
 
 
-@pytest.mark.parametrize(("text", "data_type", "problem"), [
-    ("2147483648", "int", "'2147483648' is out of range for int"),
-    ("1.5", "int", "'1.5' is not a int"),
-    ("NaN", "decimal", "'NaN' is not a decimal"),
-    ("1" * 39, "decimal", f"'{'1' * 39}' has more digits or a larger magnitude than a stored number may"),
-    ("x", "uuid", "the column's dataType 'uuid' is not supported"),
-])
+@pytest.mark.parametrize(
+    ("text", "data_type", "problem"),
+    [
+        ("2147483648", "int", "'2147483648' is out of range for int"),
+        ("1.5", "int", "'1.5' is not a int"),
+        ("NaN", "decimal", "'NaN' is not a decimal"),
+        ("1" * 39, "decimal", f"'{'1' * 39}' has more digits or a larger magnitude than a stored number may"),
+        ("x", "uuid", "the column's dataType 'uuid' is not supported"),
+    ],
+)
 def test_parse_value_refuses(text, data_type, problem):
     with pytest.raises(ValueError) as raised:
         parse_value(text, data_type)
@@ -131,10 +151,14 @@ def test_a_query_key_is_read_as_the_key_columns_read_the_rows():
 
 def test_the_zip_must_hold_exactly_one_csv():
     assert read_zip(zip_files({"rates/Rates.csv": "a\n1\n", "__MACOSX/._Rates.csv": "x", "rates/.DS_Store": "x"})) == (
-        "Rates.csv", b"a\n1\n")
-    for body, code in [(b"a,b\n1,2\n", "table.file_not_zip"),
-                       (zip_files({"a.csv": "a", "b.csv": "b"}), "table.file_invalid"),
-                       (zip_files({"a.txt": "a"}), "table.file_invalid")]:
+        "Rates.csv",
+        b"a\n1\n",
+    )
+    for body, code in [
+        (b"a,b\n1,2\n", "table.file_not_zip"),
+        (zip_files({"a.csv": "a", "b.csv": "b"}), "table.file_invalid"),
+        (zip_files({"a.txt": "a"}), "table.file_invalid"),
+    ]:
         with pytest.raises(InvalidRequest) as raised:
             read_zip(body)
         assert raised.value.code == code
@@ -150,12 +174,23 @@ def test_a_csv_that_is_not_utf8_or_is_malformed_is_refused():
 
 
 def test_range_bounds_not_listed_as_columns_are_decimal_columns_and_never_keys():
-    schema = TableSchema.of_definition(TableKind.RANGE, {
-        "rangeStart": "low", "rangeEnd": "high",
-        "columns": {"state": {"dataType": "string", "isKey": True}, "low": {"dataType": "int", "isKey": True},
-                    "factor": {"dataType": "decimal"}}})
+    schema = TableSchema.of_definition(
+        TableKind.RANGE,
+        {
+            "rangeStart": "low",
+            "rangeEnd": "high",
+            "columns": {
+                "state": {"dataType": "string", "isKey": True},
+                "low": {"dataType": "int", "isKey": True},
+                "factor": {"dataType": "decimal"},
+            },
+        },
+    )
 
     assert [(c.name, c.dataType, c.isKey) for c in schema.columns] == [
-        ("state", "string", True), ("low", "int", False), ("factor", "decimal", False), ("high", "decimal", False)]
+        ("state", "string", True),
+        ("low", "int", False),
+        ("factor", "decimal", False),
+        ("high", "decimal", False),
+    ]
     assert [c.name for c in schema.key_columns] == ["state"]
-

@@ -1,4 +1,5 @@
 """Choosing the version in force by time and jurisdiction."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -12,8 +13,15 @@ def at(day: int, month: int = 1) -> datetime:
 
 
 def version(name: str, starts: datetime, created: datetime | None = None, *jurisdictions: str) -> VersionEntry:
-    return VersionEntry(name=name, version=f"V{name}", effectiveFrom=starts, createdAt=created or starts,
-                        createdBy="u", jurisdictions=jurisdictions, schemaDigest="s")
+    return VersionEntry(
+        name=name,
+        version=f"V{name}",
+        effectiveFrom=starts,
+        createdAt=created or starts,
+        createdBy="u",
+        jurisdictions=jurisdictions,
+        schemaDigest="s",
+    )
 
 
 def test_the_latest_version_begun_is_in_force_and_an_earlier_moment_keeps_the_earlier_one():
@@ -67,8 +75,10 @@ def test_the_selection_moment_follows_the_tables_time_basis():
 
 
 def test_a_bootstrap_instance_begins_with_the_earliest_group_naming_it():
-    groups = {"g2021": {"selectionStartTime": "2021-01-01T00:00:00Z", "resourceNames": ["Rates01", "Other"]},
-              "g2020": {"selectionStartTime": "2020-06-01T00:00:00Z", "resourceNames": ["Rates01"]}}
+    groups = {
+        "g2021": {"selectionStartTime": "2021-01-01T00:00:00Z", "resourceNames": ["Rates01", "Other"]},
+        "g2020": {"selectionStartTime": "2020-06-01T00:00:00Z", "resourceNames": ["Rates01"]},
+    }
 
     assert bootstrap_start("Rates01", groups) == datetime(2020, 6, 1, tzinfo=timezone.utc)
     assert bootstrap_start("Other", groups) == datetime(2021, 1, 1, tzinfo=timezone.utc)

@@ -1,5 +1,6 @@
 """Which versions the daily cleanup keeps: those some lookup at `since` or later may still choose (by
 jurisdiction, without one, or by the instance's own name) and the latest upload of every instance."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -13,8 +14,15 @@ def at(day: int) -> datetime:
 
 
 def entry(instance: str, version: str, starts: int, created: int | None = None, *jurisdictions: str) -> VersionEntry:
-    return VersionEntry(name=instance, version=version, effectiveFrom=at(starts), createdAt=at(created or starts),
-                        createdBy="u", jurisdictions=jurisdictions, schemaDigest="s")
+    return VersionEntry(
+        name=instance,
+        version=version,
+        effectiveFrom=at(starts),
+        createdAt=at(created or starts),
+        createdBy="u",
+        jurisdictions=jurisdictions,
+        schemaDigest="s",
+    )
 
 
 def test_a_version_replaced_before_since_goes_and_the_ones_in_force_from_since_on_stay():

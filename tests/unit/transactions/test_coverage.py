@@ -1,4 +1,5 @@
 """What a policy holds by effective time, and what each category of transaction does to it."""
+
 from __future__ import annotations
 
 from datetime import datetime, timezone
@@ -56,8 +57,10 @@ def test_a_later_change_at_or_before_a_segments_start_drops_it():
 
     assert shape(spans) == [("S0", START, at(4), False), ("S2", at(4), END, False)]
     # a span starting before it (out of sequence, as held() sees a list) drops it too, and cuts the first
-    assert shape([*spans, SegmentSpan("S3", "X3", at(2), END, 0)]) == [("S0", START, at(2), False),
-                                                                       ("S3", at(2), END, False)]
+    assert shape([*spans, SegmentSpan("S3", "X3", at(2), END, 0)]) == [
+        ("S0", START, at(2), False),
+        ("S3", at(2), END, False),
+    ]
 
 
 def test_a_cancellation_leaves_a_gap_to_the_term_end_and_the_policy_is_cancelled():
@@ -87,8 +90,9 @@ def test_a_reinstatement_after_the_cancellation_time_leaves_a_gap_and_holds_a_ne
 
 
 def test_a_restored_segment_is_held_whole_and_a_later_change_cuts_it_again():
-    spans = apply(apply(apply([ISSUANCE], "cancellation", at(7), "1"), "reinstatement", at(7), "2"), "change",
-                  at(10), "3")
+    spans = apply(
+        apply(apply([ISSUANCE], "cancellation", at(7), "1"), "reinstatement", at(7), "2"), "change", at(10), "3"
+    )
 
     assert shape(spans) == [("S0", START, at(10), False), ("S3", at(10), END, False)]
 
@@ -99,8 +103,9 @@ def test_a_renewal_opens_the_next_term_from_the_previous_end_for_the_term_durati
     assert renewal == Effect("renewal", END, at(1, year=2028), TermSpan(1, END, at(1, year=2028)))
     spans = [ISSUANCE, renewal.span("S1", "X1")]
     assert terms(spans) == [TermSpan(0, START, END), TermSpan(1, END, at(1, year=2028))]
-    assert effect("renewal", END, [ISSUANCE], basis="months", time_zone="UTC", term_duration=Decimal(6)).end == \
-        at(7, year=2027)
+    assert effect("renewal", END, [ISSUANCE], basis="months", time_zone="UTC", term_duration=Decimal(6)).end == at(
+        7, year=2027
+    )
     # a change in the second term spans to its end, not the first's
     assert effect("change", at(3, year=2027), spans, basis="months", time_zone="UTC").term.number == 1
 
@@ -127,15 +132,18 @@ def test_a_new_policy_end_moves_the_term_end_and_reversing_the_change_moves_it_b
     assert (extended.end, extended.term.end) == (at(3, year=2027), at(3, year=2027))
 
 
-@pytest.mark.parametrize("category, effective, options, code", [
-    ("change", at(12, 31, 2025), {}, "transaction.effective_time_outside_terms"),
-    ("change", END, {}, "transaction.effective_time_outside_terms"),
-    ("cancellation", at(2, year=2027), {}, "transaction.effective_time_outside_terms"),
-    ("reinstatement", at(12, 1, 2025), {}, "transaction.effective_time_outside_terms"),
-    ("renewal", at(12, 31), {}, "transaction.renewal_effective_time"),
-    ("change", at(4), {"new_end": at(4)}, "transaction.policy_end_before_effective_time"),
-    ("cancellation", at(4), {"new_end": at(10)}, "transaction.policy_end_not_changeable"),
-])
+@pytest.mark.parametrize(
+    "category, effective, options, code",
+    [
+        ("change", at(12, 31, 2025), {}, "transaction.effective_time_outside_terms"),
+        ("change", END, {}, "transaction.effective_time_outside_terms"),
+        ("cancellation", at(2, year=2027), {}, "transaction.effective_time_outside_terms"),
+        ("reinstatement", at(12, 1, 2025), {}, "transaction.effective_time_outside_terms"),
+        ("renewal", at(12, 31), {}, "transaction.renewal_effective_time"),
+        ("change", at(4), {"new_end": at(4)}, "transaction.policy_end_before_effective_time"),
+        ("cancellation", at(4), {"new_end": at(10)}, "transaction.policy_end_not_changeable"),
+    ],
+)
 def test_bad_effective_times_and_ends_are_400s_with_stable_codes(category, effective, options, code):
     with pytest.raises(InvalidRequest) as refused:
         effect(category, effective, [ISSUANCE], basis="months", time_zone="UTC", **options)
@@ -171,8 +179,14 @@ def test_spans_no_stack_gives_are_refused():
     # the segment the cancellation cut was cut again at an earlier time since: restoring would hold its middle
     cancel = SegmentSpan("S1", "X1", at(7), END, 0, gap=True)
     with pytest.raises(ValueError, match="would restore segment S0 without its start"):
-        held([ISSUANCE, cancel, SegmentSpan("S2", "X2", at(5), END, 0, gap=True),
-              SegmentSpan("S3", "X3", at(7), END, 0, restores="X1")])
+        held(
+            [
+                ISSUANCE,
+                cancel,
+                SegmentSpan("S2", "X2", at(5), END, 0, gap=True),
+                SegmentSpan("S3", "X3", at(7), END, 0, restores="X1"),
+            ]
+        )
     with pytest.raises(ValueError, match="first term"):
         effect("change", at(4), [], basis="months", time_zone="UTC")
     with pytest.raises(ValueError, match="issued once"):

@@ -1,5 +1,6 @@
 """Reversal charges, negations and the cost of held coverage, with exact amounts (DECISIONS.md, "Policy
 transactions and charges")."""
+
 from __future__ import annotations
 
 import itertools
@@ -29,10 +30,19 @@ def at(month: int, day: int = 1, year: int = 2026, hour: int = 0) -> datetime:
     return datetime(year, month, day, hour, tzinfo=UTC)
 
 
-def charge(locator: str, rate: str, amount: str, *, element: str = "E1", kind: str = "premium",
-           handling: str = "normal") -> Charge:
-    return Charge(locator=locator, elementLocator=f"{element}-v", elementStaticLocator=element, chargeType=kind,
-                  chargeCategory="premium", rate=Decimal(rate), amount=Decimal(amount), handling=handling)
+def charge(
+    locator: str, rate: str, amount: str, *, element: str = "E1", kind: str = "premium", handling: str = "normal"
+) -> Charge:
+    return Charge(
+        locator=locator,
+        elementLocator=f"{element}-v",
+        elementStaticLocator=element,
+        chargeType=kind,
+        chargeCategory="premium",
+        rate=Decimal(rate),
+        amount=Decimal(amount),
+        handling=handling,
+    )
 
 
 def amount_charge(locator: str, amount: str, months: int) -> Charge:
@@ -52,14 +62,17 @@ def rated(segment: str, span: tuple[datetime, datetime], *charges: Charge) -> li
     return [Rated(segment, span[0], span[1], each) for each in charges]
 
 
-@pytest.mark.parametrize("cut, expected", [
-    (at(4), "300.00"),             # 3 whole months
-    (at(4, 16), "350.00"),         # 3 + 15/30 months
-    (at(2, 15), "150.00"),         # 1 + 14/28 months
-    (at(1, 11, hour=12), "33.87"),  # 10.5/31 of a month: 33.870967... rounds down
-    (at(1), "0.00"),
-    (YEAR[1], "1200.00"),
-])
+@pytest.mark.parametrize(
+    "cut, expected",
+    [
+        (at(4), "300.00"),  # 3 whole months
+        (at(4, 16), "350.00"),  # 3 + 15/30 months
+        (at(2, 15), "150.00"),  # 1 + 14/28 months
+        (at(1, 11, hour=12), "33.87"),  # 10.5/31 of a month: 33.870967... rounds down
+        (at(1), "0.00"),
+        (YEAR[1], "1200.00"),
+    ],
+)
 def test_a_rate_charge_keeps_the_rate_times_the_held_duration_rounded(cut, expected):
     premium = Rated("S0", *YEAR, charge("C1", "100", "1200.00"))
 
@@ -87,14 +100,14 @@ def test_months_are_counted_on_the_wall_clock_of_the_policys_zone_across_a_dst_s
     new_york = Proration("months", "America/New_York", "USD")
     # Jan 1 -> Mar 15 local: 2 months + 14/31 (Mar 1 -> Apr 1 has 31 wall-clock days, though the clocks go
     # forward on Mar 8): 310 x (2 + 14/31) = 760.00 exactly; elapsed hours (335 of 743) would give 759.77
-    segment = Rated("S0", datetime(2026, 1, 1, 5, tzinfo=UTC), datetime(2027, 1, 1, 5, tzinfo=UTC),
-                    charge("C1", "310", "3720.00"))
+    segment = Rated(
+        "S0", datetime(2026, 1, 1, 5, tzinfo=UTC), datetime(2027, 1, 1, 5, tzinfo=UTC), charge("C1", "310", "3720.00")
+    )
     cut = datetime(2026, 3, 15, 4, tzinfo=UTC)  # midnight EDT
     assert kept(segment, cut, new_york) == Decimal("760.00")
     # in days, midnight to midnight across the switch is whole: 73 days x 10
     days = Proration("days", "America/New_York", "USD")
-    assert kept(Rated("S0", segment.start, segment.end, charge("C2", "10", "3650.00")), cut, days) == \
-        Decimal("730.00")
+    assert kept(Rated("S0", segment.start, segment.end, charge("C2", "10", "3650.00")), cut, days) == Decimal("730.00")
 
 
 def test_jpy_has_no_minor_unit():
@@ -103,32 +116,53 @@ def test_jpy_has_no_minor_unit():
     jpy = Proration("months", "UTC", "JPY")
 
     assert kept(premium, at(1, 11), jpy) == Decimal("323")
-    [reversal] = settle([premium], [], [SegmentSpan("S0", "X0", *YEAR, 0), SegmentSpan("S1", "X1", at(1, 11),
-                                                                                       YEAR[1], 0)], jpy, locators())
+    [reversal] = settle(
+        [premium],
+        [],
+        [SegmentSpan("S0", "X0", *YEAR, 0), SegmentSpan("S1", "X1", at(1, 11), YEAR[1], 0)],
+        jpy,
+        locators(),
+    )
     assert reversal.amount == Decimal("-11677")
 
 
 def test_a_change_reverses_what_the_replaced_coverage_would_have_earned_after_its_effective_time():
     issuance = SegmentSpan("S0", "X0", *YEAR, 0)
     change = SegmentSpan("S1", "X1", at(4, 16), YEAR[1], 0)
-    old = rated("S0", YEAR, charge("C1", "100", "1200.00"), charge("C2", "7.5", "90.00", kind="tax"),
-                amount_charge("C3", "1000.00", 12), charge("C4", "0", "25.00", kind="fee", handling="flat"))
+    old = rated(
+        "S0",
+        YEAR,
+        charge("C1", "100", "1200.00"),
+        charge("C2", "7.5", "90.00", kind="tax"),
+        amount_charge("C3", "1000.00", 12),
+        charge("C4", "0", "25.00", kind="fee", handling="flat"),
+    )
     new = rated("S1", (change.start, change.end), charge("C5", "120", "1020.00"))
 
     reversals = settle([*old, *new], [], [issuance, change], USD, locators())
 
     assert [(r.reversalOfLocator, r.amount, r.rate, r.chargeType) for r in reversals] == [
-        ("C1", Decimal("-850.00"), Decimal("-100"), "premium"),   # kept 350.00
-        ("C2", Decimal("-63.75"), Decimal("-7.5"), "tax"),        # kept 26.25
+        ("C1", Decimal("-850.00"), Decimal("-100"), "premium"),  # kept 350.00
+        ("C2", Decimal("-63.75"), Decimal("-7.5"), "tax"),  # kept 26.25
         ("C3", Decimal("-708.33"), -old[2].charge.rate, "premium"),  # kept 291.67
-    ]                                                             # the flat fee is never reversed by a change
+    ]  # the flat fee is never reversed by a change
     first = reversals[0]
-    assert (first.locator, first.elementStaticLocator, first.elementLocator, first.referenceRate) == \
-        ("A1", "E1", "E1-v", Decimal("-100"))
+    assert (first.locator, first.elementStaticLocator, first.elementLocator, first.referenceRate) == (
+        "A1",
+        "E1",
+        "E1-v",
+        Decimal("-100"),
+    )
     charges = [r.charge for r in [*old, *new]] + reversals
-    assert totals(charges) == held_cost([*old, *new], [issuance, change], USD) == {
-        ("E1", "premium"): Decimal("350.00") + Decimal("1020.00") + Decimal("291.67"),
-        ("E1", "tax"): Decimal("26.25"), ("E1", "fee"): Decimal("25.00")}
+    assert (
+        totals(charges)
+        == held_cost([*old, *new], [issuance, change], USD)
+        == {
+            ("E1", "premium"): Decimal("350.00") + Decimal("1020.00") + Decimal("291.67"),
+            ("E1", "tax"): Decimal("26.25"),
+            ("E1", "fee"): Decimal("25.00"),
+        }
+    )
 
 
 def test_settled_charges_are_settled_again_to_nothing():
@@ -144,8 +178,7 @@ def test_settled_charges_are_settled_again_to_nothing():
 
 def test_cancellation_reinstatement_and_reversal_charges():
     issuance = SegmentSpan("S0", "X0", *YEAR, 0)
-    charges = rated("S0", YEAR, charge("C1", "100", "1200.00"), charge("C2", "0", "25.00", kind="fee",
-                                                                          handling="flat"))
+    charges = rated("S0", YEAR, charge("C1", "100", "1200.00"), charge("C2", "0", "25.00", kind="fee", handling="flat"))
     cancel = SegmentSpan("S1", "X1", at(7), YEAR[1], 0, gap=True)
     new = locators()
 
@@ -167,8 +200,11 @@ def test_cancellation_reinstatement_and_reversal_charges():
     # reversing the issuance itself takes back every charge, flat ones included
     everything = cancelled + reinstated + undo_reinstatement + undo_cancellation
     gone = settle(charges, everything, [], USD, new)
-    assert _amounts(gone) == _amounts(negations([c.charge for c in charges], new)) == [
-        ("C1", Decimal("-1200.00")), ("C2", Decimal("-25.00"))]
+    assert (
+        _amounts(gone)
+        == _amounts(negations([c.charge for c in charges], new))
+        == [("C1", Decimal("-1200.00")), ("C2", Decimal("-25.00"))]
+    )
     assert totals([c.charge for c in charges] + everything + gone) == {} == held_cost(charges, [], USD)
 
 
@@ -192,7 +228,7 @@ def test_earned_follows_the_held_prefix_and_the_transactions_place_in_the_stack(
     assert earned(premium, None, True, USD) == 0
     assert earned(premium, YEAR[1], False, USD) == 0
     assert earned(fee, None, True, USD) == Decimal("25.00")  # its segment replaced, the fee stays
-    assert earned(fee, YEAR[1], False, USD) == 0             # its transaction reversed
+    assert earned(fee, YEAR[1], False, USD) == 0  # its transaction reversed
 
 
 def test_a_negation_of_an_adjustment_adjusts_the_same_rated_charge():

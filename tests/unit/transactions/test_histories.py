@@ -9,6 +9,7 @@ holds what issuing the same transactions in sequence holds, with the same totals
 processing order (the policy's latest segment, transactions/issuing.py) is the one a snapshot, which
 walks the issued segments in issuing order (policies/stack.py), shows at the policy's last moment.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -107,9 +108,18 @@ class Policy:
                 continue
             locator = self.new_locator()
             self.kinds[locator] = kind
-            rated.append(Charge(locator=locator, elementLocator=f"{element}-{locator}", elementStaticLocator=element,
-                                chargeType=charge_type, chargeCategory="premium", rate=rate, amount=amount,
-                                handling="flat" if kind == "flat" else "normal"))
+            rated.append(
+                Charge(
+                    locator=locator,
+                    elementLocator=f"{element}-{locator}",
+                    elementStaticLocator=element,
+                    chargeType=charge_type,
+                    chargeCategory="premium",
+                    rate=rate,
+                    amount=amount,
+                    handling="flat" if kind == "flat" else "normal",
+                )
+            )
         return rated
 
     def make(self, entry: Entry, done: Effect, ledger: Ledger, reapplication_of: Entry | None) -> Made:
@@ -139,8 +149,7 @@ class Policy:
     def issue(self, request: Request) -> Outcome | None:
         static = self.new_locator()
         self.requests[static] = request
-        entry = Entry(static, static, request.category, request.effective, request.created,
-                      request.new_end)
+        entry = Entry(static, static, request.category, request.effective, request.created, request.new_end)
         try:
             outcome = execute(self.ledger, self.issued, plan(self.issued, entry), self.make, self.new_locator, entry)
         except DomainError:
@@ -174,8 +183,10 @@ class Policy:
         self.ledger, self.issued = outcome.ledger, list(outcome.issued)
 
     def held_shape(self) -> list[tuple[Any, ...]]:
-        return [(p.start, p.end, p.segment_start, p.segment_end, p.gap, sorted(self.states[p.segment_locator].items()))
-                for p in self.ledger.held()]
+        return [
+            (p.start, p.end, p.segment_start, p.segment_end, p.gap, sorted(self.states[p.segment_locator].items()))
+            for p in self.ledger.held()
+        ]
 
 
 # --- the checks ------------------------------------------------------------------------------------------
@@ -250,20 +261,41 @@ def check_step(policy: Policy, step: Any, spans: list[SegmentSpan], ledger: Ledg
 
 
 def check_invariant(policy: Policy) -> None:
-    assert totals(policy.charges) == cost_of_held_coverage(policy) == held_cost(
-        policy.ledger.rated, policy.ledger.spans, policy.proration)
+    assert (
+        totals(policy.charges)
+        == cost_of_held_coverage(policy)
+        == held_cost(policy.ledger.rated, policy.ledger.spans, policy.proration)
+    )
 
 
 def check_shown_last(policy: Policy) -> None:
     """The policy's latest segment (the last span in processing order) is what a snapshot shows just before
     the policy's end, from the issued transactions in issuing order."""
-    issued = [Transaction(locator=span.transaction_locator, staticLocator=span.transaction_locator, policyLocator="P",
-                          termLocator=f"T{span.term}", effectiveTime=span.start, transactionState="issued",
-                          transactionCategory="change", transactionType="change", createdAt=START, createdBy="U",
-                          issuedTime=START, configVersion="C",
-                          segments=[SegmentSummary(locator=span.locator, startTime=span.start, endTime=span.end,
-                                                   segmentType=SegmentType.GAP if span.gap else SegmentType.COVERAGE)])
-              for span in policy.issuing_order]
+    issued = [
+        Transaction(
+            locator=span.transaction_locator,
+            staticLocator=span.transaction_locator,
+            policyLocator="P",
+            termLocator=f"T{span.term}",
+            effectiveTime=span.start,
+            transactionState="issued",
+            transactionCategory="change",
+            transactionType="change",
+            createdAt=START,
+            createdBy="U",
+            issuedTime=START,
+            configVersion="C",
+            segments=[
+                SegmentSummary(
+                    locator=span.locator,
+                    startTime=span.start,
+                    endTime=span.end,
+                    segmentType=SegmentType.GAP if span.gap else SegmentType.COVERAGE,
+                )
+            ],
+        )
+        for span in policy.issuing_order
+    ]
     shown = segment_at(issued, policy.ledger.terms()[-1].end - timedelta(microseconds=1))
     assert shown is not None
     assert shown[1].locator == policy.ledger.spans[-1].locator
@@ -273,12 +305,16 @@ def check_in_sequence(policy: Policy) -> None:
     replay = Policy(policy.proration, policy.initial)
     for entry in policy.issued[1:]:
         asked = policy.requests[entry.static_locator]
-        replayed = Entry(entry.static_locator, entry.static_locator, entry.category, entry.effective, entry.created,
-                         entry.new_end)
+        replayed = Entry(
+            entry.static_locator, entry.static_locator, entry.category, entry.effective, entry.created, entry.new_end
+        )
         replay.requests[entry.static_locator] = asked
         assert plan(replay.issued, replayed).in_sequence
-        replay.absorb(execute(replay.ledger, replay.issued, plan(replay.issued, replayed), replay.make,
-                              replay.new_locator, replayed))
+        replay.absorb(
+            execute(
+                replay.ledger, replay.issued, plan(replay.issued, replayed), replay.make, replay.new_locator, replayed
+            )
+        )
     assert replay.held_shape() == policy.held_shape()
     assert totals(replay.charges) == totals(policy.charges)
 
@@ -286,14 +322,22 @@ def check_in_sequence(policy: Policy) -> None:
 # --- the histories ---------------------------------------------------------------------------------------
 
 money = st.decimals(min_value=0, max_value=3000, places=2)
-specs = st.one_of(st.tuples(st.just("rate"), st.decimals(min_value=0, max_value=400, places=4)),
-                  st.tuples(st.just("amount"), money), st.tuples(st.just("flat"), st.decimals(0, 80, places=2)))
+specs = st.one_of(
+    st.tuples(st.just("rate"), st.decimals(min_value=0, max_value=400, places=4)),
+    st.tuples(st.just("amount"), money),
+    st.tuples(st.just("flat"), st.decimals(0, 80, places=2)),
+)
 keys = st.tuples(st.sampled_from(ELEMENTS), st.sampled_from(TYPES))
 moments = st.one_of(st.tuples(st.just("at"), st.integers(0, 999_999)), st.tuples(st.just("same"), st.integers(0, 9)))
 stale = st.one_of(st.none(), st.none(), st.integers(1, 9))
 operations = st.one_of(
-    st.tuples(st.just("change"), moments, st.dictionaries(keys, st.none() | specs, min_size=1, max_size=3), stale,
-              st.one_of(st.none(), st.none(), st.none(), st.integers(1, 500))),
+    st.tuples(
+        st.just("change"),
+        moments,
+        st.dictionaries(keys, st.none() | specs, min_size=1, max_size=3),
+        stale,
+        st.one_of(st.none(), st.none(), st.none(), st.integers(1, 500)),
+    ),
     st.tuples(st.just("cancellation"), moments, stale),
     st.tuples(st.just("reinstatement"), st.booleans(), st.integers(0, 999_999)),
     st.tuples(st.just("renewal")),
@@ -329,8 +373,9 @@ def run(policy: Policy, operation: tuple[Any, ...], clock: list[datetime]) -> Ou
         _, when, changes, stale_choice, new_end_days = operation
         effective = moment(policy, when)
         new_end = effective + timedelta(days=new_end_days) if new_end_days else None
-        return policy.issue(Request("change", effective, created(policy, stale_choice, clock),
-                                    tuple(sorted(changes.items())), new_end))
+        return policy.issue(
+            Request("change", effective, created(policy, stale_choice, clock), tuple(sorted(changes.items())), new_end)
+        )
     if kind == "cancellation":
         _, when, stale_choice = operation
         return policy.issue(Request("cancellation", moment(policy, when), created(policy, stale_choice, clock)))
@@ -382,17 +427,33 @@ SAME_TIME_CREATED_EARLIER = [
 
 
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@example(initial={("E1", "premium"): ("rate", Decimal(100)), ("E2", "tax"): ("amount", Decimal("100.03"))},
-         basis="months", currency="USD", history=OOS_BEFORE_A_REINSTATEMENT)
-@example(initial={("E1", "premium"): ("rate", Decimal("33.33")), ("E1", "fee"): ("flat", Decimal(25))},
-         basis="months", currency="JPY", history=RENEWAL_THEN_CANCELLED_BEFORE_IT)
-@example(initial={("E3", "premium"): ("amount", Decimal(1000))}, basis="days", currency="USD",
-         history=SAME_TIME_CREATED_EARLIER)
-@given(initial=st.dictionaries(keys, specs, min_size=1, max_size=6),
-       basis=st.sampled_from(["months", "months", "days", "years"]), currency=st.sampled_from(["USD", "JPY"]),
-       history=st.lists(operations, min_size=1, max_size=8))
+@example(
+    initial={("E1", "premium"): ("rate", Decimal(100)), ("E2", "tax"): ("amount", Decimal("100.03"))},
+    basis="months",
+    currency="USD",
+    history=OOS_BEFORE_A_REINSTATEMENT,
+)
+@example(
+    initial={("E1", "premium"): ("rate", Decimal("33.33")), ("E1", "fee"): ("flat", Decimal(25))},
+    basis="months",
+    currency="JPY",
+    history=RENEWAL_THEN_CANCELLED_BEFORE_IT,
+)
+@example(
+    initial={("E3", "premium"): ("amount", Decimal(1000))},
+    basis="days",
+    currency="USD",
+    history=SAME_TIME_CREATED_EARLIER,
+)
+@given(
+    initial=st.dictionaries(keys, specs, min_size=1, max_size=6),
+    basis=st.sampled_from(["months", "months", "days", "years"]),
+    currency=st.sampled_from(["USD", "JPY"]),
+    history=st.lists(operations, min_size=1, max_size=8),
+)
 def test_charges_always_sum_to_the_cost_of_the_held_coverage_and_equal_in_sequence_issuance(
-        initial, basis, currency, history):
+    initial, basis, currency, history
+):
     policy = Policy(Proration(basis, ZONE, currency), initial)
     clock = [START + timedelta(days=1)]
     check_invariant(policy)

@@ -1,4 +1,5 @@
 """Out of sequence, reversals, branches and rebasing: plans, and plans carried out with exact amounts."""
+
 from __future__ import annotations
 
 import itertools
@@ -75,8 +76,12 @@ def test_at_equal_effective_times_the_earlier_created_goes_first():
 
 
 def test_a_reversal_reverses_its_targets_and_reapplies_what_came_after_them():
-    stack = [ISSUANCE, entry("X1", "change", at(3), 1), entry("X2", "change", at(5), 2),
-             entry("X3", "change", at(7), 3)]
+    stack = [
+        ISSUANCE,
+        entry("X1", "change", at(3), 1),
+        entry("X2", "change", at(5), 2),
+        entry("X3", "change", at(7), 3),
+    ]
 
     latest = reversal_plan(stack, ["X3"])
     assert (names(latest.reversed), names(latest.reapplied)) == (["X3"], [])
@@ -85,11 +90,14 @@ def test_a_reversal_reverses_its_targets_and_reapplies_what_came_after_them():
     assert names(reversal_plan(stack, ["X1", "X3"]).reapplied) == ["X2"]
 
 
-@pytest.mark.parametrize("targets, error, code", [
-    ([], InvalidRequest, "transaction.nothing_to_reverse"),
-    (["X9"], InvalidState, "transaction.not_reversible"),
-    (["X0"], InvalidState, "transaction.issuance_not_reversible"),
-])
+@pytest.mark.parametrize(
+    "targets, error, code",
+    [
+        ([], InvalidRequest, "transaction.nothing_to_reverse"),
+        (["X9"], InvalidState, "transaction.not_reversible"),
+        (["X0"], InvalidState, "transaction.issuance_not_reversible"),
+    ],
+)
 def test_what_cannot_be_reversed_is_refused(targets, error, code):
     with pytest.raises(error) as refused:
         reversal_plan([ISSUANCE, entry("X1", "change", at(3), 1)], targets)
@@ -98,9 +106,14 @@ def test_what_cannot_be_reversed_is_refused(targets, error, code):
 
 
 def test_issuing_a_head_invalidates_the_other_branches_but_not_its_own_descendants():
-    pending = [Pending("A1", "X0"), Pending("A2", "A1"), Pending("A3", "A2"),  # a chain on the stack's head
-               Pending("B1", "X0"), Pending("B2", "B1"),                       # a parallel branch
-               Pending("C1", "X9")]                                            # on a transaction issued before
+    pending = [
+        Pending("A1", "X0"),
+        Pending("A2", "A1"),
+        Pending("A3", "A2"),  # a chain on the stack's head
+        Pending("B1", "X0"),
+        Pending("B2", "B1"),  # a parallel branch
+        Pending("C1", "X9"),
+    ]  # on a transaction issued before
 
     assert invalidated(pending, "A1") == ["B1", "B2", "C1"]
     assert invalidated(pending, "B2") == ["A1", "A2", "A3", "B1", "C1"]
@@ -131,8 +144,15 @@ def locators():
 
 
 def premium(locator: str, rate: str, amount: str) -> Charge:
-    return Charge(locator=locator, elementLocator="E-v", elementStaticLocator="E", chargeType="premium",
-                  chargeCategory="premium", rate=Decimal(rate), amount=Decimal(amount))
+    return Charge(
+        locator=locator,
+        elementLocator="E-v",
+        elementStaticLocator="E",
+        chargeType="premium",
+        chargeCategory="premium",
+        rate=Decimal(rate),
+        amount=Decimal(amount),
+    )
 
 
 RATES = {"X1": Decimal(200), "X2": Decimal(150)}
@@ -150,8 +170,13 @@ def make(entry: Entry, done: Effect, ledger: Ledger, reapplication_of: Entry | N
 
 def issued_policy() -> Ledger:
     ledger = Ledger(USD)
-    ledger.issue("X0", Effect("issuance", START, END, TermSpan(0, START, END)), "S-X0",
-                 [premium("C-X0", "100", "1200.00")], locators())
+    ledger.issue(
+        "X0",
+        Effect("issuance", START, END, TermSpan(0, START, END)),
+        "S-X0",
+        [premium("C-X0", "100", "1200.00")],
+        locators(),
+    )
     return ledger
 
 
@@ -165,28 +190,35 @@ def test_an_out_of_sequence_change_is_an_aggregate_equal_to_issuing_in_sequence(
     outcome = execute(first.ledger, first.issued, plan(first.issued, april), make, new, april)
 
     assert [(s.action, s.entry.locator, [str(c.amount) for c in s.charges]) for s in outcome.steps] == [
-        ("reverse", "X1", ["600.00", "-1200.00"]),        # the issuance whole again, the July segment taken back
-        ("issue", "X2", ["1350.00", "-900.00"]),          # 9 months at 150; the issuance keeps 3 months
-        ("reapply", "N5", ["1200.00", "-900.00"]),        # July re-rated on April's coverage, which keeps 3 months
+        ("reverse", "X1", ["600.00", "-1200.00"]),  # the issuance whole again, the July segment taken back
+        ("issue", "X2", ["1350.00", "-900.00"]),  # 9 months at 150; the issuance keeps 3 months
+        ("reapply", "N5", ["1200.00", "-900.00"]),  # July re-rated on April's coverage, which keeps 3 months
     ]
     reapplied = outcome.steps[2]
-    assert (reapplied.entry.static_locator, reapplied.entry.created, reapplied.reapplication_of) == ("X1", created(1),
-                                                                                                     july)
+    assert (reapplied.entry.static_locator, reapplied.entry.created, reapplied.reapplication_of) == (
+        "X1",
+        created(1),
+        july,
+    )
     assert [c.reversalOfLocator for c in reapplied.charges] == [None, "C-X2"]
     assert names(outcome.issued) == ["X0", "X2", "N5"]
     assert names(first.issued) == ["X0", "X1"]  # the input ledger and stack are left as they were
     assert len(first.ledger.spans) == 2
 
     charges = [c for s in (*first.steps, *outcome.steps) for c in s.charges] + [issued_policy().rated[0].charge]
-    assert totals(charges) == held_cost(outcome.ledger.rated, outcome.ledger.spans, USD) == {
-        ("E", "premium"): Decimal("1950.00")}  # 3 months at 100, 3 at 150, 6 at 200
+    assert (
+        totals(charges)
+        == held_cost(outcome.ledger.rated, outcome.ledger.spans, USD)
+        == {("E", "premium"): Decimal("1950.00")}
+    )  # 3 months at 100, 3 at 150, 6 at 200
 
     in_sequence = locators()
     first_april = execute(issued_policy(), [ISSUANCE], Plan(), make, in_sequence, april)
     then_july = execute(first_april.ledger, first_april.issued, Plan(), make, in_sequence, july)
     assert [(p.start, p.end) for p in then_july.ledger.held()] == [(p.start, p.end) for p in outcome.ledger.held()]
     assert totals(c for s in (*first_april.steps, *then_july.steps) for c in s.charges) == {
-        ("E", "premium"): Decimal("1950.00") - Decimal("1200.00")}  # the issuance's own charge is not a step's
+        ("E", "premium"): Decimal("1950.00") - Decimal("1200.00")
+    }  # the issuance's own charge is not a step's
 
 
 def test_a_reapplication_the_coverage_no_longer_allows_is_dropped():
@@ -198,8 +230,7 @@ def test_a_reapplication_the_coverage_no_longer_allows_is_dropped():
     cancellation = entry("X2", "cancellation", at(7), 2)
     outcome = execute(renewed.ledger, renewed.issued, plan(renewed.issued, cancellation), make, new, cancellation)
 
-    assert [(s.action, s.entry.locator) for s in outcome.steps] == [("reverse", "X1"), ("issue", "X2"),
-                                                                     ("drop", "X1")]
+    assert [(s.action, s.entry.locator) for s in outcome.steps] == [("reverse", "X1"), ("issue", "X2"), ("drop", "X1")]
     assert names(outcome.issued) == ["X0", "X2"]
     assert [str(c.amount) for c in outcome.steps[1].charges] == ["-600.00"]
 
@@ -218,8 +249,9 @@ def test_the_ledger_refuses_what_no_issue_gives():
     restore = Effect("reinstatement", at(7), END, TermSpan(0, START, END), restores="X1")
 
     with pytest.raises(ValueError, match="reverse none"):
-        ledger.issue("X1", restore, "S1", [premium("C1", "1", "1.00").model_copy(update={"reversalOfLocator": "C"})],
-                     locators())
+        ledger.issue(
+            "X1", restore, "S1", [premium("C1", "1", "1.00").model_copy(update={"reversalOfLocator": "C"})], locators()
+        )
     with pytest.raises(ValueError, match="rates none"):
         ledger.issue("X1", restore, "S1", [premium("C1", "1", "1.00")], locators())
     with pytest.raises(ValueError, match="X7 holds no span"):

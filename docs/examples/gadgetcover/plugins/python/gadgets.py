@@ -1,6 +1,7 @@
 """GadgetCover's plugins: a gadget's monthly premium comes from the GadgetRates table by its category,
 the policy fee is a flat amount per segment, and a gadget worth more than its category covers fails
 validation."""
+
 import pas
 
 POLICY_FEE = 12
@@ -21,14 +22,18 @@ def validate_GadgetCover(request):
         if rates is None:
             errors.append({"locator": gadget["locator"], "message": f"no rate for a {category}"})
         elif gadget["data"]["value"] > rates["maxValue"]:
-            errors.append({"locator": gadget["locator"],
-                           "message": f"a {category} is covered up to {rates['maxValue']}"})
+            errors.append(
+                {"locator": gadget["locator"], "message": f"a {category} is covered up to {rates['maxValue']}"}
+            )
     return {"errors": errors}
 
 
 def rate_GadgetCover(request):
-    items = [{"elementLocator": gadget["locator"], "chargeType": "premium", "rate": _rates(gadget)["monthlyRate"]}
-             for gadget in _gadgets(request)]
-    items.append({"elementLocator": request["segment"]["element"]["locator"], "chargeType": "fee",
-                  "amount": POLICY_FEE})
+    items = [
+        {"elementLocator": gadget["locator"], "chargeType": "premium", "rate": _rates(gadget)["monthlyRate"]}
+        for gadget in _gadgets(request)
+    ]
+    items.append(
+        {"elementLocator": request["segment"]["element"]["locator"], "chargeType": "fee", "amount": POLICY_FEE}
+    )
     return {"items": items}
