@@ -52,22 +52,13 @@ class UnitOfWork(Protocol):
         """Write everything at once; answers the event records written."""
 
 
-class NestedUnitOfWork:
-    """Writes and events gathered apart from an `outer` unit of work (within what it has left) and moved
-    into it by `commit`, which writes nothing itself: a part of a write that may fail half way (a
-    DomainError while it is built) is built here, so that `outer` is left as it was when it is dropped."""
+class _Gathering:
+    """What a unit of work holds until its commit: writes, events and the actions to run after it."""
 
-    def __init__(self, outer: UnitOfWork):
-        self.ctx = outer.ctx
-        self.capacity = outer.capacity
-        self._outer = outer
+    def __init__(self) -> None:
         self._ops: list[WriteOp] = []
         self._events: list[tuple[str, dict[str, Any]]] = []
         self._after_commit: list[Callable[[], object]] = []
-
-    @property
-    def remaining(self) -> int:
-        return self._outer.remaining - len(self._ops) - len(self._events)
 
     def add(self, *ops: WriteOp) -> None:
         self._ops.extend(ops)
@@ -77,6 +68,22 @@ class NestedUnitOfWork:
 
     def record_event(self, event_type: str, data: dict[str, Any]) -> None:
         self._events.append((event_type, data))
+
+
+class NestedUnitOfWork(_Gathering):
+    """Writes and events gathered apart from an `outer` unit of work (within what it has left) and moved
+    into it by `commit`, which writes nothing itself: a part of a write that may fail half way (a
+    DomainError while it is built) is built here, so that `outer` is left as it was when it is dropped."""
+
+    def __init__(self, outer: UnitOfWork):
+        super().__init__()
+        self.ctx = outer.ctx
+        self.capacity = outer.capacity
+        self._outer = outer
+
+    @property
+    def remaining(self) -> int:
+        return self._outer.remaining - len(self._ops) - len(self._events)
 
     def commit(self) -> list[dict[str, Any]]:
         """Moves what it holds into `outer` (which its owner commits); answers no event records."""
@@ -89,7 +96,7 @@ class NestedUnitOfWork:
         return []
 
 
-class TransactionUnitOfWork:
+class TransactionUnitOfWork(_Gathering):
     def __init__(
         self,
         ctx: CallContext,
@@ -101,14 +108,12 @@ class TransactionUnitOfWork:
     ):
         """`clock`: real time (the commit's). `business_time`: whether the events take `ctx.now` as their
         timestamp (a test-clock tenant); asked only when there are events to write."""
+        super().__init__()
         self.ctx = ctx
         self.scope = scope
         self._gateway = gateway
         self._clock = clock
         self._business_time = business_time
-        self._ops: list[WriteOp] = []
-        self._events: list[tuple[str, dict[str, Any]]] = []
-        self._after_commit: list[Callable[[], object]] = []
         self.capacity = MAX_TRANSACTION_ITEMS
 
     @property
@@ -116,15 +121,6 @@ class TransactionUnitOfWork:
         claim = self.ctx.idempotency
         guard = 0 if claim is not None and claim.claimed else 1
         return self.capacity - len(self._ops) - len(self._events) - guard
-
-    def add(self, *ops: WriteOp) -> None:
-        self._ops.extend(ops)
-
-    def after_commit(self, action: Callable[[], object]) -> None:
-        self._after_commit.append(action)
-
-    def record_event(self, event_type: str, data: dict[str, Any]) -> None:
-        self._events.append((event_type, data))
 
     def commit(self) -> list[dict[str, Any]]:
         now = self._clock.now()
