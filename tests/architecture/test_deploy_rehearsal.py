@@ -8,8 +8,8 @@ function (issue 30, 1), built there as its publish job builds it on Lambda (plug
 own scripts and libraries), runs a plugin and renders a PDF with only its package and its layer on the path.
 
 `chalice package` fetches the dependencies' Linux wheels from the package index once for each requirements.txt
-and keeps them (build/rehearsal/, its .chalice/deployments); the app's code is packaged afresh every run. A first
-run downloads about 55 MB; later ones take seconds."""
+and keeps them ($XDG_CACHE_HOME or ~/.cache, pas/rehearsal/: shared by every checkout on the machine); the app's
+code is packaged afresh every run. A first run downloads about 55 MB; later ones take seconds."""
 
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ from local.resources import TEMPLATE
 pytestmark = [pytest.mark.rehearsal, pytest.mark.enable_socket]
 
 ROOT = Path(__file__).resolve().parents[2]
-CACHE = ROOT / "build" / "rehearsal"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pas" / "rehearsal"
+"""The wheels `chalice package` fetched, kept in the user's cache rather than the checkout, so a fresh clone on the
+same machine (CI's, a second worktree) reuses them instead of downloading them again."""
 LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
 """Lambda's limit on a function's unzipped deployment package (layers included: the functions have none)."""
 
@@ -42,7 +44,7 @@ LAMBDA_UNZIPPED_LIMIT = 250 * 1024 * 1024
 @pytest.fixture(scope="module")
 def packaged(tmp_path_factory) -> Path:
     """`chalice package --stage prod` and `infra/split_api.py`, as the README's Deploying section says, of a copy
-    of the app kept under build/rehearsal/<hash of requirements.txt>/ (so chalice reuses its dependency bundle),
+    of the app kept under CACHE/<hash of requirements.txt>/ (so chalice reuses its dependency bundle),
     one test process at a time; answers the output folder (sam.json, deployment.zip)."""
     CACHE.mkdir(parents=True, exist_ok=True)
     with (CACHE / "lock").open("w") as lock:
