@@ -30,7 +30,10 @@ and walks the whole table, so one write on a table of 30,000 items takes seconds
   attribute (two thirds of a GetItem's CPU in the tests, seconds for a Query of a large policy), while
   these results are already in the wire format: json writes the same answer
   (tests/architecture/test_test_shortcuts.py compares them). Anything json cannot write (binary values,
-  an error) and every other operation take moto's way.
+  an error) and every other operation take moto's way. Such an answer says so in a header (WRITTEN_AS_JSON),
+  and botocore reads it with json.loads alone: its parser walks every answer through the output shape too, to
+  turn base64 into bytes and text into datetimes, and these answers hold neither (half the CPU of a Query of
+  rich items in the tests; test_test_shortcuts compares it with botocore's way).
 - an UpdateExpression is parsed once per text: moto parses it into a syntax tree on every UpdateItem and
   on every Update of a transaction, and again when it applies it (a quarter of the CPU of a
   TransactWriteItems in moto); the same text gives the same tree, which moto only reads, or deep-copies
@@ -78,6 +81,7 @@ from contextlib import contextmanager
 from types import SimpleNamespace
 from typing import Any
 
+from botocore.parsers import JSONParser
 from moto.core import responses as core_responses
 from moto.dynamodb import responses as dynamodb_responses
 from moto.dynamodb.comparisons import ConditionExpressionParser, create_condition_expression_parser
@@ -104,6 +108,10 @@ _PLAIN_UPDATE = re.compile(
 PLAIN_UPDATES = True
 """Whether plain updates skip moto's expression machinery (the comparison test turns it off for moto's answer)."""
 DYNAMODB_DATA_AS_JSON = frozenset({"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem"})
+WRITTEN_AS_JSON = "x-lean-moto-json"
+"""The header of an answer json.dumps wrote (no binary value, no datetime): botocore may read it with json.loads."""
+READ_AS_JSON = True
+"""Whether botocore reads such answers with json.loads alone (the comparison test turns it off for botocore's way)."""
 PARSE_ONCE = True
 """Whether update and condition expressions are parsed once (the comparison test turns it off for moto's way)."""
 LEAN_QUERIES = True
@@ -412,6 +420,7 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
         ConditionExpressionParser.parse,
         DynamoHandler.__dict__.get("parse_parameters"),
         dynamodb_responses.dynamo_to_dict,
+        JSONParser._do_parse,
     )
     (
         transact_write_items,
@@ -428,6 +437,7 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
         condition_parse,
         _,
         to_dict,
+        shape_parse,
     ) = original
     parse_parameters = DynamoHandler.parse_parameters
     update_parse = UpdateExpressionParser.make
@@ -573,10 +583,18 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
     def as_json(result: DynamoResult, context: Any) -> Any:
         if context.operation_model.name in DYNAMODB_DATA_AS_JSON:
             try:
-                return 200, {"Content-Type": "application/x-amz-json-1.0"}, json.dumps(result.result)
+                body = json.dumps(result.result)
+                return 200, {"Content-Type": "application/x-amz-json-1.0", WRITTEN_AS_JSON: "1"}, body
             except TypeError:
                 pass
         return shape_walking(result, context)
+
+    def read_as_json(parser: JSONParser, response: dict[str, Any], shape: Any) -> Any:
+        if READ_AS_JSON and WRITTEN_AS_JSON in response["headers"]:
+            parsed = _read_json(response["body"])
+            parser._inject_response_metadata(parsed, response["headers"])
+            return parsed
+        return shape_parse(parser, response, shape)
 
     DynamoDBBackend.transact_write_items = lean_transact_write_items
     DynamoDBBackend.update_item = watched_update_item
@@ -590,6 +608,7 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
     ConditionExpressionParser.parse = parsed_condition  # type: ignore[method-assign]
     DynamoHandler.parse_parameters = parsed_as_json  # type: ignore[method-assign]
     dynamodb_responses.dynamo_to_dict = lean_wire_form
+    JSONParser._do_parse = read_as_json  # type: ignore[method-assign]
     try:
         with idempotent_transactions():
             yield
@@ -609,6 +628,7 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
             ConditionExpressionParser.parse,
             _,
             dynamodb_responses.dynamo_to_dict,
+            JSONParser._do_parse,
         ) = original  # type: ignore[method-assign]
         if original[12] is None:
             del DynamoHandler.parse_parameters  # inherited from BaseResponse again

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from botocore.parsers import JSONParser
 
 import tests.conftest
 from chalicelib.core.ids import new_locator
@@ -102,14 +103,26 @@ def test_botocore_reads_the_same_answers_as_from_motos_serializer(aws, monkeypat
             found.append(answer)
         return found
 
+    shape_walks: list[str] = []
+    shape_walk = JSONParser._handle_json_body
+
+    def counted_shape_walk(parser: JSONParser, body: bytes, shape: Any) -> Any:
+        shape_walks.append(shape.name)
+        return shape_walk(parser, body, shape)
+
     monkeypatch.setattr(lean_moto, "json", SimpleNamespace(dumps=dumps))
+    monkeypatch.setattr(JSONParser, "_handle_json_body", counted_shape_walk)
     through_json = answers()
     json_wrote = len(written)
     assert json_wrote == sum(not _holds_bytes(answer) for answer in through_json)  # every answer it can write
     assert json_wrote == (2 if binary else 7)  # with binary values: the missing item and the count
+    assert len(shape_walks) == 7 - json_wrote  # botocore read what json wrote with json.loads alone
+    monkeypatch.setattr(lean_moto, "READ_AS_JSON", False)
+    assert answers() == through_json  # botocore's own way, walking the output shape
+    assert len(shape_walks) == 7 - json_wrote + 7
     monkeypatch.setattr(lean_moto, "DYNAMODB_DATA_AS_JSON", frozenset())
-    assert answers() == through_json
-    assert len(written) == json_wrote  # none the second time
+    assert answers() == through_json  # moto's serializer
+    assert len(written) == 2 * json_wrote  # none the third time
 
 
 @pytest.mark.parametrize("write", ["put_item", "transact_write_items"])
