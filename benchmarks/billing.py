@@ -325,7 +325,7 @@ def due_run(bench: Bench, tenant: str, moment: datetime) -> list[tuple[str, str]
 
 
 def invoice_run(api: Any, token: str, bench: Bench, size: int, profile: str | None) -> None:
-    from chalicelib.billing import repository
+    from chalicelib.billing.installments import repository as installment_repository
     from chalicelib.billing.invoices import service as billing
     from tests.builders import system_ctx
 
@@ -333,7 +333,7 @@ def invoice_run(api: Any, token: str, bench: Bench, size: int, profile: str | No
     ran, billed = measure(bench, lambda: dispatch_all(bench), "billing jobs" if profile == "billing" else None)
     assert len(ran_results(ran)) == size, len(ran)
     ctx = system_ctx().for_tenant(tenant)
-    sample = repository.uninvoiced(ctx.tenant, accounts[-1])
+    sample = installment_repository.uninvoiced(ctx.tenant, accounts[-1])
     assert len(sample) == INSTALLMENTS_PER_POLICY, len(sample)
     installments = INSTALLMENTS_PER_POLICY * size
 

@@ -11,10 +11,7 @@ from decimal import Decimal
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.billing import repository
-from chalicelib.billing.models import (
-    CreditBalance,
-    LedgerLine,
-)
+from chalicelib.billing.models import CreditBalance, LedgerLine
 from chalicelib.configuration import service as configuration
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import ErrorCode, FieldError

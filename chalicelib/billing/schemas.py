@@ -11,14 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
-from chalicelib.billing.models import (
-    ContainerType,
-    CreditBalance,
-    InvoiceCredit,
-    LedgerLine,
-    Payment,
-    PaymentState,
-)
+from chalicelib.billing.models import ContainerType, CreditBalance, InvoiceCredit, LedgerLine
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse
@@ -67,20 +60,6 @@ class CreditResponse(Response):
             accountLocator=account,
             realizedAt=credit.createdAt,
             reversedAt=credit.reversedAt,
-        )
-
-    @classmethod
-    def of_payment(cls, payment: Payment) -> CreditResponse:
-        return cls(
-            locator=payment.locator,
-            creditType="payment",
-            creditState="reversed" if payment.paymentState == PaymentState.REVERSED else "posted",
-            currency=payment.currency,
-            amount=payment.amount,
-            createdAt=payment.createdAt,
-            accountLocator=payment.accountLocator,
-            realizedAt=payment.postedAt,
-            reversedAt=payment.reversedAt,
         )
 
 

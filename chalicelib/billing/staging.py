@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib.billing import repository
-from chalicelib.billing.models import Invoice
+from chalicelib.billing.invoices import repository as invoice_repository
+from chalicelib.billing.invoices.models import Invoice
 from chalicelib.core.context import CallContext
 from chalicelib.core.errors import DomainError
 from chalicelib.core.ids import new_locator
@@ -77,7 +78,7 @@ def commit(ctx: CallContext, uow: UnitOfWork, staged: Staged) -> list[dict[str, 
     if not staged.changes:
         return uow.commit()
     token = new_locator()
-    shown = repository.shown_invoices(ctx.tenant, staged.account, [c.invoice.locator for c in staged.changes])
+    shown = invoice_repository.shown_invoices(ctx.tenant, staged.account, [c.invoice.locator for c in staged.changes])
     repository.write_staged(
         ctx.tenant, [_staged(ctx.tenant, change, token, shown.get(change.invoice.locator)) for change in staged.changes]
     )
@@ -89,7 +90,7 @@ def commit(ctx: CallContext, uow: UnitOfWork, staged: Staged) -> list[dict[str, 
 
 def _direct(tenant: str, change: InvoiceChange) -> list[Any]:
     return [
-        *repository.invoice_update_writes(tenant, change.invoice, change.was_open),
+        *invoice_repository.invoice_update_writes(tenant, change.invoice, change.was_open),
         *(repository.record_write(item, new=True) for item in change.added),
         *(repository.record_write(item) for item in change.rewritten),
     ]
@@ -101,7 +102,7 @@ def _staged(
     invoice = change.invoice
     return [
         repository.staged_rewrite(
-            repository.invoice_item(tenant, invoice), token, expected_version=invoice.version, shown=shown
+            invoice_repository.invoice_item(tenant, invoice), token, expected_version=invoice.version, shown=shown
         ),
         *(repository.staged_add(item, token) for item in change.added),
         *(repository.staged_rewrite(item, token) for item in change.rewritten),
@@ -111,7 +112,7 @@ def _staged(
 def _rolled(tenant: str, change: InvoiceChange) -> list[Any]:
     staged = change.invoice.model_copy(update={"version": change.invoice.version + 1})
     return [
-        *repository.invoice_update_writes(tenant, staged, change.was_open),
+        *invoice_repository.invoice_update_writes(tenant, staged, change.was_open),
         *(repository.rolled_forward_add(item) for item in change.added),
         *(repository.record_write(item) for item in change.rewritten),
     ]

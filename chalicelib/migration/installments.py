@@ -1,5 +1,5 @@
 """A migrated transaction's installments (issue 29): those the request brings become the transaction's lattice
-and installments, as billing's own records (chalicelib/billing/models.py), instead of billing building them
+and installments, as billing's own records (chalicelib/billing/installments/models.py), instead of billing building them
 from its charges. Each installment runs from its start time to the next one's (the last to the term's end);
 its items are the charges' installment items naming it (by number, 1 for the first). Locators derive from
 (migration, account, policy, original ids): every run of the account derives the same ones."""
@@ -14,7 +14,7 @@ from decimal import Decimal
 
 from chalicelib.accounts.models import Account
 from chalicelib.billing.installments import service as billing
-from chalicelib.billing.models import Installment, InstallmentItem, InstallmentLattice, LatticeFrame
+from chalicelib.billing.installments.models import Installment, InstallmentItem, InstallmentLattice, LatticeFrame
 from chalicelib.core.ids import derived_locator
 from chalicelib.migration.models import ChargeMigrationRequest, TransactionMigrationRequest
 from chalicelib.policies.models import Policy, Transaction

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from chalicelib.billing.models import Invoice, InvoiceState
+from chalicelib.billing.invoices.models import Invoice, InvoiceState
 from chalicelib.core import money
 from chalicelib.migration.models import (
     AccountMigrationRequest,

@@ -55,8 +55,9 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, AccountFields, Preferences
+from chalicelib.billing.installments.models import Installment, InstallmentLattice
 from chalicelib.billing.invoices import service as invoices
-from chalicelib.billing.models import Installment, InstallmentLattice, Invoice
+from chalicelib.billing.invoices.models import Invoice
 from chalicelib.billing.payments import service as billing_payments
 from chalicelib.configuration import datamodel
 from chalicelib.configuration import service as configuration

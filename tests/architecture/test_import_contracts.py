@@ -31,6 +31,10 @@ VIOLATIONS = {
     "cli-through-the-api": ("../pas_cli/client.py", "import chalicelib.core.money"),
     "billing-layers": ("billing/delinquency/service.py", "import chalicelib.billing.holds.service"),
     "billing-through-their-surface": ("billing/writeoffs/service.py", "import chalicelib.billing.invoices.previews"),
+    "billing-repositories-below-use-cases": (
+        "billing/invoices/repository.py",
+        "import chalicelib.billing.payments.service",
+    ),
 }
 
 WILDCARD_OPTIONS = (

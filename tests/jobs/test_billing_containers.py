@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from chalicelib.billing import repository
+from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.invoices import service as invoicing
 from chalicelib.core.errors import ConcurrentModification
 from chalicelib.runtime import due, wiring
@@ -306,7 +307,7 @@ def test_two_invoice_runs_that_read_the_same_installments_invoice_them_once(api,
     """An invoice run reads the installments due before their containers' roots: one that read them while
     another run invoiced them finds them invoiced when it commits (409), whatever the roots say."""
     ctx = replace(book.ctx(), now=A_APRIL_GENERATED)
-    real, other, started = repository.uninvoiced, [], []
+    real, other, started = installment_repository.uninvoiced, [], []
 
     def reading(*args: Any) -> Any:
         found = real(*args)
@@ -315,7 +316,7 @@ def test_two_invoice_runs_that_read_the_same_installments_invoice_them_once(api,
             other.append(invoicing.generate_invoices(ctx, book.account))  # the other run, before the roots' read
         return found
 
-    monkeypatch.setattr(repository, "uninvoiced", reading)
+    monkeypatch.setattr(installment_repository, "uninvoiced", reading)
     with pytest.raises(ConcurrentModification):
         invoicing.generate_invoices(ctx, book.account)
 

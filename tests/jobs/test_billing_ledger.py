@@ -110,23 +110,15 @@ from chalicelib.billing.credit.models import (
 from chalicelib.billing.delinquency.models import OPEN_STATES, Delinquency
 from chalicelib.billing.holds import service as billing_holds
 from chalicelib.billing.holds.models import HoldTarget
+from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.installments import service as installment_service
+from chalicelib.billing.installments.models import ChargeInvoicing, Installment, InstallmentLattice
+from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.billing.invoices import service as invoicing
-from chalicelib.billing.models import (
-    Application,
-    ChargeInvoicing,
-    ContainerType,
-    CreditBalance,
-    Installment,
-    InstallmentLattice,
-    Invoice,
-    InvoiceState,
-    LedgerLine,
-    Payment,
-    PaymentState,
-    PaymentTarget,
-)
+from chalicelib.billing.invoices.models import Application, Invoice, InvoiceState
+from chalicelib.billing.models import ContainerType, CreditBalance, LedgerLine, PaymentTarget
 from chalicelib.billing.payments import service as payments
+from chalicelib.billing.payments.models import Payment, PaymentState
 from chalicelib.billing.payments.schemas import PaymentCreateRequest
 from chalicelib.billing.writeoffs import service as write_offs
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffState
@@ -597,7 +589,7 @@ class History:
         self.posted[posted.locator] = Decimal(amount)
         self.order[posted.locator] = len(self.order)
         applied: dict[str, Decimal] = defaultdict(Decimal)
-        for application in repository.applications(
+        for application in invoice_repository.applications(
             ctx.tenant,
             self.account,
             [(invoice, application) for invoice, application in (ref.split("/", 1) for ref in posted.applications)],
@@ -780,7 +772,7 @@ class History:
         )
         executed = credit.execute_distribution(ctx, made.locator)
         applied: dict[str, Decimal] = defaultdict(Decimal)
-        for application in repository.applications(
+        for application in invoice_repository.applications(
             ctx.tenant,
             self.account,
             [(invoice, application) for invoice, application in (ref.split("/", 1) for ref in executed.applications)],
@@ -909,7 +901,7 @@ def stored_installments(tenant: str, stored: dict[str, list[dict[str, Any]]]) ->
     found = {
         i.locator: i
         for policy in sorted({lattice["policyLocator"] for lattice in stored["lattice"]})
-        for i in repository.all_installments_of(tenant, "policy", policy)
+        for i in installment_repository.all_installments_of(tenant, "policy", policy)
     }
     orphans = {m["locator"] for m in stored["uninvoicedInstallment"]} - found.keys()
     assert not orphans, f"uninvoiced markers of installments no lattice names: {orphans}"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from chalicelib.billing import repository
+from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.invoices import service as invoicing
 from chalicelib.core.clock import isoformat
 from chalicelib.runtime import due
@@ -53,9 +53,11 @@ def test_a_transaction_billed_while_its_accounts_generation_runs_is_invoiced_lat
 
     # the billing put the entry again: the run found it moved and left it, read it again still due, and
     # invoiced the second policy's first month, then moved it on to its second month
-    assert repository.uninvoiced(tenant, account, isoformat(TERM_START)) == []
+    assert installment_repository.uninvoiced(tenant, account, isoformat(TERM_START)) == []
     entry = due.entry(ctx, DueKind.INVOICE_GENERATE, account)
     assert entry is not None and entry.due_at == datetime(2026, 3, 1, 5, tzinfo=timezone.utc)
     until = datetime(2027, 1, 1, 5, tzinfo=timezone.utc)
     assert not due.run_step(ctx, until).more
-    assert repository.uninvoiced(tenant, account, isoformat(until)) == []  # every month invoiced in its time
+    assert (
+        installment_repository.uninvoiced(tenant, account, isoformat(until)) == []
+    )  # every month invoiced in its time

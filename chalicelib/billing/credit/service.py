@@ -26,8 +26,10 @@ from chalicelib.billing.credit.models import (
     DisbursementState,
 )
 from chalicelib.billing.delinquency import service as delinquencies
+from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.billing.invoices import service as invoicing
-from chalicelib.billing.models import Application, ContainerType, Invoice, InvoiceState, PaymentTarget, SourceType
+from chalicelib.billing.invoices.models import Application, Invoice, InvoiceState
+from chalicelib.billing.models import ContainerType, PaymentTarget, SourceType
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, money
@@ -55,7 +57,7 @@ def retention_holds(ctx: CallContext, account_locator: str) -> list[Kept]:
     delinquencies and a non-zero credit balance in any currency."""
     kept: list[Kept] = [
         (codes.RETENTION_OPEN_INVOICE, f"Invoice {i.locator} is open ({i.currency})", "invoice", i.locator)
-        for i in billing_repository.open_invoices(ctx.tenant, account_locator)
+        for i in invoice_repository.open_invoices(ctx.tenant, account_locator)
     ]
     kept += [
         (
@@ -346,7 +348,7 @@ def apply_credit(
     credit balance to the targets (none: the open invoices oldest due first), the bumps of the roots of
     their containers and the balance's debit. Answers the applications (`invoice/application`), what
     they took and the invoices' changes, for the caller to add to `uow` (billing/staging.py)."""
-    open_invoices = [i for i in billing_repository.open_invoices(ctx.tenant, account) if i.currency == currency]
+    open_invoices = [i for i in invoice_repository.open_invoices(ctx.tenant, account) if i.currency == currency]
     by_locator = {i.locator: i for i in open_invoices}
     named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
     by_locator.update(
@@ -378,7 +380,7 @@ def apply_credit(
             staging.InvoiceChange(
                 each.invoice,
                 before[each.invoice.locator] == InvoiceState.OPEN,
-                added=[billing_repository.application_item(ctx.tenant, account, application)],
+                added=[invoice_repository.application_item(ctx.tenant, account, application)],
                 events=[("billing.invoice.settle", invoicing.invoice_event(each.invoice))] if settled else [],
             )
         )
@@ -441,7 +443,7 @@ def take_back_applications(
     reversed, and an invoice settled before is open again (`billing.invoice.unsettle`, its delinquency
     re-opened past its due time). Answers the invoices' changes, for the caller to stage (billing/staging.py)."""
     pairs = [(invoice, application) for invoice, application in (ref.split("/", 1) for ref in refs)]
-    applied = billing_repository.applications(ctx.tenant, account, pairs)
+    applied = invoice_repository.applications(ctx.tenant, account, pairs)
     invoices = {
         i.locator: i
         for i in billing_repository.get_many(
@@ -456,7 +458,7 @@ def take_back_applications(
     for application in applied:
         payments.take_back(invoices[application.invoiceLocator], application.itemAmounts, ctx.now)
         changes[application.invoiceLocator].rewritten.append(
-            billing_repository.application_item(
+            invoice_repository.application_item(
                 ctx.tenant, account, application.model_copy(update={"reversed": True, "reversedAt": ctx.now})
             )
         )

@@ -45,7 +45,8 @@ from chalicelib.billing.delinquency.models import (
     DelinquencyState,
     GraceJob,
 )
-from chalicelib.billing.models import HoldTarget, Invoice, InvoiceState, JobStatus
+from chalicelib.billing.invoices.models import Invoice, InvoiceState
+from chalicelib.billing.models import HoldTarget, JobStatus
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import BUILTIN_LAPSE_TRANSACTION_TYPE, DelinquencyLevel, DelinquencyPlan
 from chalicelib.core import codes

@@ -14,7 +14,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from chalicelib.billing import account_root, repository
-from chalicelib.billing.models import Installment
+from chalicelib.billing.installments import repository as installment_repository
+from chalicelib.billing.installments.models import Installment
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext
@@ -81,7 +82,7 @@ def _write(ctx: CallContext, account: str, installments: list[Installment], befo
             uow = account_root.open_write(ctx, account, [container])
             for installment in chunk:
                 uow.add(
-                    *repository.retimed_installment_writes(
+                    *installment_repository.retimed_installment_writes(
                         ctx.tenant, installment, isoformat(before[installment.locator].generateTime)
                     )
                 )

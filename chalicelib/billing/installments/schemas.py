@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
-from chalicelib.billing.models import (
+from chalicelib.billing.installments.models import (
     Installment,
     InstallmentItem,
     InstallmentJob,
     InstallmentLattice,
-    JobStatus,
     LatticeFrame,
 )
+from chalicelib.billing.models import JobStatus
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse

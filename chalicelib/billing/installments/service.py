@@ -15,15 +15,16 @@ from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account, BillingLevel
 from chalicelib.billing import account_root, repository
 from chalicelib.billing.installments import allocation, lattice, plans
-from chalicelib.billing.models import (
+from chalicelib.billing.installments import repository as installment_repository
+from chalicelib.billing.installments.models import (
     ChargeInvoicing,
     Installment,
     InstallmentItem,
     InstallmentJob,
     InstallmentLattice,
-    JobStatus,
     LatticeFrame,
 )
+from chalicelib.billing.models import JobStatus
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import (
     BackdatedInstallmentsBilling,
@@ -191,12 +192,12 @@ def billing_failed(
         completedAt=ctx.now,
     )
     uow = wiring.unit_of_work(ctx)
-    uow.add(*repository.installment_job_writes(ctx.tenant, job))
+    uow.add(*installment_repository.installment_job_writes(ctx.tenant, job))
     uow.commit()
 
 
 def installment_jobs(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest) -> Page[InstallmentJob]:
-    return repository.installment_jobs(ctx.tenant, owner_kind, owner, page)
+    return installment_repository.installment_jobs(ctx.tenant, owner_kind, owner, page)
 
 
 def retry_failed(ctx: CallContext, policy_locator: str) -> list[InstallmentJob]:
@@ -204,7 +205,7 @@ def retry_failed(ctx: CallContext, policy_locator: str) -> list[InstallmentJob]:
     policy = policies.get_policy(ctx, policy_locator)
     failed = [
         job
-        for job in repository.all_installment_jobs(ctx.tenant, "policy", policy.locator)
+        for job in installment_repository.all_installment_jobs(ctx.tenant, "policy", policy.locator)
         if job.jobStatus == JobStatus.FAILED
     ]
     queued = []
@@ -218,7 +219,7 @@ def retry_failed(ctx: CallContext, policy_locator: str) -> list[InstallmentJob]:
                 "retries": job.retries + 1,
             }
         )
-        uow.add(*repository.installment_job_writes(ctx.tenant, retried))
+        uow.add(*installment_repository.installment_job_writes(ctx.tenant, retried))
         jobs.enqueue(
             uow,
             JobType.BILLING_INSTALLMENTS,
@@ -494,14 +495,14 @@ def _write_installments(
         due.bring_forward(uow, DueKind.INVOICE_GENERATE, account, earliest, put_again=True)
     if safety_net_of is not None:
         due.cancel(uow, DueKind.TRANSACTION_BILLING, safety_net_of)
-    repository.add_lattice(uow, ctx.tenant, record, [i.locator for i in installments])
-    uow.add(*repository.installment_job_writes(ctx.tenant, job))
+    installment_repository.add_lattice(uow, ctx.tenant, record, [i.locator for i in installments])
+    uow.add(*installment_repository.installment_job_writes(ctx.tenant, job))
     uow.record_event(LATTICE_EVENT, {"installmentLatticeLocator": record.locator})
-    writes = [repository.installment_writes(ctx.tenant, installment) for installment in installments]
+    writes = [installment_repository.installment_writes(ctx.tenant, installment) for installment in installments]
     if sum(len(each) for each in writes) <= uow.remaining:
         uow.add(*(write for each in writes for write in each))
     else:
-        if repository.lattice_exists(ctx.tenant, record.locator):
+        if installment_repository.lattice_exists(ctx.tenant, record.locator):
             return False
         _write_in_chunks(ctx, writes)
     try:
@@ -556,7 +557,7 @@ def installment(ctx: CallContext, locator: str) -> Installment:
 
 
 def installments_of(ctx: CallContext, owner_kind: str, owner: str, page: PageRequest) -> Page[Installment]:
-    return repository.installments_of(ctx.tenant, owner_kind, owner, page)
+    return installment_repository.installments_of(ctx.tenant, owner_kind, owner, page)
 
 
 def container_for(chosen: BillingLevel | None, account: Account, own: str) -> str:

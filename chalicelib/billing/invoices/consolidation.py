@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from chalicelib.billing.models import Installment
+from chalicelib.billing.installments.models import Installment
 from chalicelib.configuration.billing_plans import CancellationConsolidation
 
 

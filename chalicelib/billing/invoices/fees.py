@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from chalicelib.billing.models import Invoice, InvoiceItem
+from chalicelib.billing.invoices.models import Invoice, InvoiceItem
 from chalicelib.configuration.billing_plans import InvoiceFeeHandling, InvoicingPlan
 
 FEE = "invoiceFee"

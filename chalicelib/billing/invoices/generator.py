@@ -29,7 +29,8 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
 
-from chalicelib.billing.models import ChargeInvoicing, Installment, Invoice, InvoiceItem, InvoiceState
+from chalicelib.billing.installments.models import ChargeInvoicing, Installment
+from chalicelib.billing.invoices.models import Invoice, InvoiceItem, InvoiceState
 from chalicelib.configuration.billing_plans import GroupingMatch, GroupingWindow, InstallmentGrouping
 from chalicelib.core.ids import derived_locator
 

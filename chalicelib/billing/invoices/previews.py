@@ -13,9 +13,7 @@ from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.billing.installments import service as installments
 from chalicelib.billing.invoices import generator
-from chalicelib.billing.models import (
-    Invoice,
-)
+from chalicelib.billing.invoices.models import Invoice
 from chalicelib.configuration import products
 from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import (

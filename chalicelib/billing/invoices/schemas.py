@@ -10,16 +10,9 @@ from typing import Literal
 from pydantic import BaseModel, Field, Json
 
 from chalicelib.accounts.models import InstallmentPreferences
-from chalicelib.billing.models import (
-    ContainerType,
-    Installment,
-    Invoice,
-    InvoiceGenerationJob,
-    InvoiceItem,
-    InvoiceState,
-    InvoicingJob,
-    JobStatus,
-)
+from chalicelib.billing.installments.models import Installment
+from chalicelib.billing.invoices.models import Invoice, InvoiceGenerationJob, InvoiceItem, InvoiceState, InvoicingJob
+from chalicelib.billing.models import ContainerType, JobStatus
 from chalicelib.billing.schemas import PaymentTargetResponse
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery as ListQuery

@@ -14,19 +14,12 @@ from typing import Any, Protocol
 from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.billing import account_root, ledger, repository
+from chalicelib.billing.installments import repository as installment_repository
+from chalicelib.billing.installments.models import Installment, InstallmentLattice
 from chalicelib.billing.invoices import consolidation, fees, generator
-from chalicelib.billing.models import (
-    Application,
-    HoldTarget,
-    Installment,
-    InstallmentLattice,
-    Invoice,
-    InvoiceGenerationJob,
-    InvoiceState,
-    InvoicingJob,
-    JobStatus,
-    SourceType,
-)
+from chalicelib.billing.invoices import repository as invoice_repository
+from chalicelib.billing.invoices.models import Application, Invoice, InvoiceGenerationJob, InvoiceState, InvoicingJob
+from chalicelib.billing.models import HoldTarget, JobStatus, SourceType
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
@@ -68,7 +61,7 @@ def consolidate_on_cancellation(ctx: CallContext, transaction: Transaction) -> l
     account, plan = found
     uninvoiced = [
         i
-        for i in repository.all_installments_of(ctx.tenant, "policy", transaction.policyLocator)
+        for i in installment_repository.all_installments_of(ctx.tenant, "policy", transaction.policyLocator)
         if i.invoiceLocator is None
     ]
     chosen = consolidation.consolidated(
@@ -120,11 +113,11 @@ def generate_invoices(
         account, root = _account_and_root(ctx, account_locator)
     if repository.is_held(ctx.tenant, account.locator, HoldTarget.INVOICING):
         return []  # releasing the hold makes the account's invoice generation due again
-    due_now = repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now))
+    due_now = installment_repository.uninvoiced(ctx.tenant, account_locator, isoformat(up_to or ctx.now))
     invoices, joined = _invoice_into(ctx, account, due_now, uow or wiring.unit_of_work(ctx), root=root)
     if invoices:
         write = joined or wiring.unit_of_work(ctx)
-        repository.add_generation_job(
+        invoice_repository.add_generation_job(
             write,
             ctx.tenant,
             InvoiceGenerationJob(
@@ -146,13 +139,13 @@ def generate_invoices(
 
 def next_generate_time(ctx: CallContext, account_locator: str) -> datetime | None:
     """When the account's next uninvoiced installment is to be generated, after now."""
-    found = repository.next_uninvoiced_time(ctx.tenant, account_locator, isoformat(ctx.now))
+    found = installment_repository.next_uninvoiced_time(ctx.tenant, account_locator, isoformat(ctx.now))
     return parse_datetime(found) if found else None
 
 
 def generation_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoiceGenerationJob]:
     account = accounts.get_account(ctx, account_locator)
-    return repository.generation_jobs(ctx.tenant, account.locator, page)
+    return invoice_repository.generation_jobs(ctx.tenant, account.locator, page)
 
 
 def _invoice(
@@ -204,7 +197,9 @@ def _invoice_into(
     plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
     taken = {i.locator for i in due}
     waiting = (
-        [i for i in repository.pending_riders(ctx.tenant, account_locator) if i.locator not in taken] if riders else []
+        [i for i in installment_repository.pending_riders(ctx.tenant, account_locator) if i.locator not in taken]
+        if riders
+        else []
     )
     own_fees: dict[str, Decimal | None] = {}
     chunks = [
@@ -226,7 +221,9 @@ def _invoice_into(
         if (
             last is not None
             and index == len(chunks) - 1
-            and repository.fits_one_invoice_write(chunk, besides=last.capacity - 1 - last.remaining + GENERATION_WRITES)
+            and invoice_repository.fits_one_invoice_write(
+                chunk, besides=last.capacity - 1 - last.remaining + GENERATION_WRITES
+            )
         ):
             joined = last
         created.append(_write_invoice(ctx, model, numbering, invoice, chunk, versions, account, joined))
@@ -239,7 +236,7 @@ def _chunks(group: list[Installment]) -> Iterable[list[Installment]]:
     chunk: list[Installment] = []
     for installment in group:
         grown = [*chunk, installment]
-        if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not repository.fits_one_invoice_write(grown)):
+        if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not invoice_repository.fits_one_invoice_write(grown)):
             yield chunk
             chunk = []
         chunk.append(installment)
@@ -304,11 +301,13 @@ def add_invoice(
     for installment in invoiced:
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
         uow.add(
-            *(repository.migrated_installment_writes if migrated else repository.invoiced_installment_writes)(
-                ctx.tenant, installment
-            )
+            *(
+                installment_repository.migrated_installment_writes
+                if migrated
+                else installment_repository.invoiced_installment_writes
+            )(ctx.tenant, installment)
         )
-    uow.add(*repository.invoice_writes(ctx.tenant, invoice))
+    uow.add(*invoice_repository.invoice_writes(ctx.tenant, invoice))
     if invoice.invoiceState == InvoiceState.OPEN and invoice.owedFor is None:
         due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)  # unsettled then: delinquent
     if not invoice.suppressAutopay:
@@ -393,7 +392,9 @@ def add_migrated(
         sorted({account.locator, *(lattice.billingContainer for lattice, _ in lattices), *containers}),
     )
     for lattice, installments in lattices:
-        repository.add_lattice(uow, ctx.tenant, lattice, [installment.locator for installment in installments])
+        installment_repository.add_lattice(
+            uow, ctx.tenant, lattice, [installment.locator for installment in installments]
+        )
     for invoice, invoiced in invoices:
         add_invoice(ctx, uow, model, numbering, invoice, invoiced, account, migrated=True)
     return versions
@@ -446,8 +447,8 @@ def invoices_of(
     ctx: CallContext, owner_kind: str, owner: str, page: PageRequest, *, include_zero: bool
 ) -> Page[Invoice]:
     if owner_kind == "account":
-        return repository.account_invoices(ctx.tenant, owner, page, include_zero=include_zero)
-    kind = "INV" if include_zero else repository.NONZERO_INVOICES
+        return invoice_repository.account_invoices(ctx.tenant, owner, page, include_zero=include_zero)
+    kind = "INV" if include_zero else invoice_repository.NONZERO_INVOICES
     return repository.page_of(ctx.tenant, owner_kind, owner, kind, "invoice", Invoice, page)
 
 
@@ -540,7 +541,7 @@ def _save_invoice(
     account = current.accountLocator
     roots = [current.billingContainer, *([account] if credit else [])]
     account_root.bump(ctx, uow, account, roots)
-    uow.add(*repository.invoice_update_writes(ctx.tenant, changed, current.invoiceState == InvoiceState.OPEN))
+    uow.add(*invoice_repository.invoice_update_writes(ctx.tenant, changed, current.invoiceState == InvoiceState.OPEN))
     if credit:
         ledger.move_credit(
             ctx,
@@ -564,7 +565,7 @@ def applications_of_invoice(ctx: CallContext, locator: str, *, include_reversed:
     found = invoice(ctx, locator)
     return [
         a
-        for a in repository.applications_of(ctx.tenant, found.accountLocator, locator)
+        for a in invoice_repository.applications_of(ctx.tenant, found.accountLocator, locator)
         if include_reversed or not a.reversed
     ]
 
@@ -625,7 +626,7 @@ def request_early_invoicing(ctx: CallContext, request: EarlyInvoicing) -> Invoic
         ignoreHolds=request.ignoreHolds,
     )
     uow = account_root.open_write(ctx, account.locator, [account.locator])
-    repository.add_invoicing_job(uow, ctx.tenant, job)
+    invoice_repository.add_invoicing_job(uow, ctx.tenant, job)
     jobs.enqueue(
         uow,
         JobType.BILLING_EARLY_INVOICING,
@@ -643,7 +644,7 @@ def _early_candidates(ctx: CallContext, account: str, named: list[str], through:
                 "Name the installments, or invoiceThroughTime",
                 field_errors=[FieldError("invoiceThroughTime", "required")],
             )
-        return [i for i in repository.uninvoiced(ctx.tenant, account) if i.installmentStartTime < through]
+        return [i for i in installment_repository.uninvoiced(ctx.tenant, account) if i.installmentStartTime < through]
     found = {i.locator: i for i in repository.get_many(ctx.tenant, account, "installment", named, Installment)}
     for index, locator in enumerate(named):
         if locator not in found or found[locator].invoiceLocator:
@@ -656,7 +657,7 @@ def _early_candidates(ctx: CallContext, account: str, named: list[str], through:
 
 def run_early_invoicing(ctx: CallContext, account_locator: str, job_locator: str) -> InvoicingJob:
     """Invoice now what the job names and is still uninvoiced (with its due time when it gives one)."""
-    job = repository.invoicing_job(ctx.tenant, account_locator, job_locator)
+    job = invoice_repository.invoicing_job(ctx.tenant, account_locator, job_locator)
     if job is None:
         raise codes.not_found("invoicingJob", job_locator)
     if job.jobStatus == JobStatus.FINISHED:
@@ -683,14 +684,14 @@ def run_early_invoicing(ctx: CallContext, account_locator: str, job_locator: str
         }
     )
     uow = wiring.unit_of_work(ctx)
-    repository.save_invoicing_job(uow, ctx.tenant, done)
+    invoice_repository.save_invoicing_job(uow, ctx.tenant, done)
     uow.commit()
     return done
 
 
 def invoicing_job(ctx: CallContext, job_locator: str) -> InvoicingJob:
     account = repository.account_of(ctx.tenant, "invoicingJob", job_locator)
-    found = repository.invoicing_job(ctx.tenant, account, job_locator) if account else None
+    found = invoice_repository.invoicing_job(ctx.tenant, account, job_locator) if account else None
     if found is None:
         raise codes.not_found("invoicingJob", job_locator)
     return found
@@ -698,7 +699,7 @@ def invoicing_job(ctx: CallContext, job_locator: str) -> InvoicingJob:
 
 def invoicing_jobs(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[InvoicingJob]:
     account = accounts.get_account(ctx, account_locator)
-    return repository.invoicing_jobs(ctx.tenant, account.locator, page)
+    return invoice_repository.invoicing_jobs(ctx.tenant, account.locator, page)
 
 
 def invoice_event(invoice: Invoice) -> dict[str, Any]:

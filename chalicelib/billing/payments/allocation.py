@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from chalicelib.billing.models import ContainerType, Invoice, InvoiceState, PaymentTarget
+from chalicelib.billing.invoices.models import Invoice, InvoiceState
+from chalicelib.billing.models import ContainerType, PaymentTarget
 from chalicelib.core import codes
 
 ZERO = Decimal(0)

@@ -20,8 +20,10 @@ from decimal import Decimal
 from typing import Any
 
 from chalicelib.billing import repository
-from chalicelib.billing.models import ContainerType, Invoice, InvoiceState, Payment, PaymentState, PaymentTarget
+from chalicelib.billing.invoices.models import Invoice, InvoiceState
+from chalicelib.billing.models import ContainerType, PaymentTarget
 from chalicelib.billing.payments import service
+from chalicelib.billing.payments.models import Payment, PaymentState
 from chalicelib.configuration import service as configuration
 from chalicelib.core.clock import isoformat
 from chalicelib.core.context import CallContext

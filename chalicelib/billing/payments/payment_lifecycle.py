@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.billing import account_root, repository
-from chalicelib.billing.models import Payment, PaymentState
+from chalicelib.billing.payments import repository as payment_repository
+from chalicelib.billing.payments.models import Payment, PaymentState
 from chalicelib.configuration import numbers
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes
@@ -123,7 +124,7 @@ def _save(ctx: CallContext, uow: UnitOfWork, record: Payment, event: str) -> Pay
     account = record.accountLocator
     account_root.bump(ctx, uow, account, [account])
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
-    repository.save_payment(uow, ctx.tenant, changed)
+    payment_repository.save_payment(uow, ctx.tenant, changed)
     uow.record_event(event, {"paymentLocator": changed.locator, "policyLocators": {"listCompleted": True, "items": []}})
     uow.commit()
     return changed.model_copy(update={"version": changed.version + 1})

@@ -147,7 +147,7 @@ def list_payment_invoices(
 def list_credits(tenantLocator: str, query: schemas.PaymentListQuery) -> billing_schemas.CreditListResponse:
     """The account's credits (without one, the tenant's): payments once posted (reversed ones too, marked so)."""
     page = service.credits_of_account(request_context(), query.accountLocator, query.page())
-    return billing_schemas.CreditListResponse.of(page, billing_schemas.CreditResponse.of_payment)
+    return billing_schemas.CreditListResponse.of(page, schemas.credit_of_payment)
 
 
 @bp.route("/billing/{tenantLocator}/payments/{locator}/number/set", methods=["POST"])

@@ -9,13 +9,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from chalicelib.billing.models import (
-    Payment,
-    PaymentState,
-)
+from chalicelib.billing.payments.models import Payment, PaymentState
 from chalicelib.billing.schemas import (
     Amount,
     CreditItem,
+    CreditResponse,
     PaymentTargetResponse,
     TransactionMethod,
 )
@@ -127,3 +125,18 @@ class PaymentListQuery(ListQuery):
 
 class PaymentNumberQuery(BaseModel):
     paymentNumber: str
+
+
+def credit_of_payment(payment: Payment) -> CreditResponse:
+    """A posted payment as one of its account's (or the tenant's) credits."""
+    return CreditResponse(
+        locator=payment.locator,
+        creditType="payment",
+        creditState="reversed" if payment.paymentState == PaymentState.REVERSED else "posted",
+        currency=payment.currency,
+        amount=payment.amount,
+        createdAt=payment.createdAt,
+        accountLocator=payment.accountLocator,
+        realizedAt=payment.postedAt,
+        reversedAt=payment.reversedAt,
+    )

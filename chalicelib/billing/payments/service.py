@@ -17,22 +17,15 @@ from chalicelib.billing import account_root, ledger, repository, staging
 from chalicelib.billing.credit import service as credit
 from chalicelib.billing.credit.models import Disbursement
 from chalicelib.billing.delinquency import service as delinquencies
+from chalicelib.billing.installments.models import Installment, InstallmentLattice
+from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.billing.invoices import service as invoicing
-from chalicelib.billing.models import (
-    Application,
-    ContainerType,
-    Installment,
-    InstallmentLattice,
-    Invoice,
-    InvoiceItem,
-    InvoiceState,
-    Payment,
-    PaymentState,
-    PaymentTarget,
-    SourceType,
-)
+from chalicelib.billing.invoices.models import Application, Invoice, InvoiceItem, InvoiceState
+from chalicelib.billing.models import ContainerType, PaymentTarget, SourceType
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.billing.payments import payment_lifecycle
+from chalicelib.billing.payments import repository as payment_repository
+from chalicelib.billing.payments.models import Payment, PaymentState
 from chalicelib.billing.writeoffs import service as write_offs
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, money
@@ -136,7 +129,7 @@ def invoices_of_payment(ctx: CallContext, locator: str, page: PageRequest, *, in
     pairs = [tuple(ref.split("/", 1)) for ref in found.applications]
     applied = [
         a
-        for a in repository.applications(ctx.tenant, found.accountLocator, pairs)  # type: ignore[arg-type]
+        for a in invoice_repository.applications(ctx.tenant, found.accountLocator, pairs)  # type: ignore[arg-type]
         if include_reversed or not a.reversed
     ]
     invoices = repository.get_many(
@@ -176,7 +169,7 @@ def create_payment(ctx: CallContext, fields: NewPayment, locator: str | None = N
     uow = wiring.unit_of_work(ctx)
     record = payment_lifecycle.number_on(ctx, uow, record, payment_lifecycle.CREATION)
     account_root.bump(ctx, uow, account.locator, [account.locator])
-    repository.add_payment(uow, ctx.tenant, record)
+    payment_repository.add_payment(uow, ctx.tenant, record)
     uow.record_event("billing.payment.create", _payment_event(record))
     uow.commit()
     return record
@@ -254,17 +247,17 @@ def payments_of_account(ctx: CallContext, account_locator: str | None, page: Pag
     """The account's payments, or without one the tenant's, oldest first. 404 for an account the tenant does not
     have (a list naming it in its query is not a parent's list)."""
     if account_locator is None:
-        return repository.tenant_payments(ctx.tenant, page)
+        return payment_repository.tenant_payments(ctx.tenant, page)
     account = accounts.get_account(ctx, account_locator)
-    return repository.account_payments(ctx.tenant, account.locator, page)
+    return payment_repository.account_payments(ctx.tenant, account.locator, page)
 
 
 def credits_of_account(ctx: CallContext, account_locator: str | None, page: PageRequest) -> Page[Payment]:
     """The account's posted (and reversed) payments, or without one the tenant's, oldest first."""
     if account_locator is None:
-        return repository.tenant_credits(ctx.tenant, page)
+        return payment_repository.tenant_credits(ctx.tenant, page)
     account = accounts.get_account(ctx, account_locator)
-    return repository.account_credits(ctx.tenant, account.locator, page)
+    return payment_repository.account_credits(ctx.tenant, account.locator, page)
 
 
 def update_payment(ctx: CallContext, locator: str, changes: PaymentChanges) -> Payment:
@@ -344,7 +337,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
     account = current.accountLocator
     uow = wiring.unit_of_work(ctx)
     versions = account_root.bump(ctx, uow, account, [account])
-    open_invoices = [i for i in repository.open_invoices(ctx.tenant, account) if i.currency == current.currency]
+    open_invoices = [i for i in invoice_repository.open_invoices(ctx.tenant, account) if i.currency == current.currency]
     named = [t.containerLocator for t in current.targets if t.containerType == ContainerType.INVOICE]
     by_locator = {i.locator: i for i in open_invoices}
     by_locator.update(
@@ -386,7 +379,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
             staging.InvoiceChange(
                 each.invoice,
                 before[each.invoice.locator] == InvoiceState.OPEN,
-                added=[repository.application_item(ctx.tenant, account, application)],
+                added=[invoice_repository.application_item(ctx.tenant, account, application)],
                 events=[("billing.invoice.settle", invoicing.invoice_event(each.invoice))] if settled else [],
             )
         )
@@ -408,7 +401,7 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
         account,
         [each.invoice.locator for each in applied if each.invoice.invoiceState == InvoiceState.SETTLED],
     )
-    uow.add(*repository.credit_ref_writes(ctx.tenant, posted))
+    uow.add(*payment_repository.credit_ref_writes(ctx.tenant, posted))
     staged = staging.add(ctx, uow, account, changes, after=SAVED_PAYMENT)
     uow.after_commit(
         lambda: observability.count("PaymentsPosted", {"currency": posted.currency}, payment_locator=posted.locator)
@@ -496,7 +489,9 @@ def add_migrated(
                 createdAt=given.time,
             )
             uow.add(
-                repository.record_write(repository.application_item(ctx.tenant, account.locator, application), new=True)
+                repository.record_write(
+                    invoice_repository.application_item(ctx.tenant, account.locator, application), new=True
+                )
             )
             refs.append(f"{each.invoice.locator}/{application.locator}")
             if each.invoice.locator in earlier:
@@ -530,7 +525,7 @@ def add_migrated(
     )
     for locator in sorted(paid_before):
         paid = earlier[locator]
-        uow.add(*repository.invoice_update_writes(ctx.tenant, paid, was_open=True))
+        uow.add(*invoice_repository.invoice_update_writes(ctx.tenant, paid, was_open=True))
         if paid.invoiceState == InvoiceState.SETTLED:
             uow.record_event("billing.invoice.settle", invoicing.invoice_event(paid))
     delinquencies.settle_paid(
@@ -541,8 +536,8 @@ def add_migrated(
     )
     for record in records:
         record.postedVersion = versions[account.locator] + 1
-        repository.add_payment(uow, ctx.tenant, record)
-        uow.add(*repository.credit_ref_writes(ctx.tenant, record))
+        payment_repository.add_payment(uow, ctx.tenant, record)
+        uow.add(*payment_repository.credit_ref_writes(ctx.tenant, record))
         uow.record_event("billing.payment.post", _payment_event(record))
     paid_out: dict[str, list[Disbursement]] = {}
     for out in given_disbursements:
@@ -686,7 +681,7 @@ def _save_payment(
         account = record.accountLocator
         account_root.bump(ctx, uow, account, [account])
     changed = record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
-    repository.save_payment(uow, ctx.tenant, changed)
+    payment_repository.save_payment(uow, ctx.tenant, changed)
     uow.record_event(event, _payment_event(changed))
     if staged is not None:
         staging.commit(ctx, uow, staged)

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from decimal import Decimal
 
-from chalicelib.billing.models import ContainerType, Invoice, InvoiceState, PaymentTarget
+from chalicelib.billing.invoices.models import Invoice, InvoiceState
+from chalicelib.billing.models import ContainerType, PaymentTarget
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.billing.writeoffs.models import WriteOffAllocation
 from chalicelib.core import codes

@@ -21,8 +21,10 @@ from chalicelib.accounts import service as accounts
 from chalicelib.billing import account_root, staging
 from chalicelib.billing import repository as billing_repository
 from chalicelib.billing.delinquency import service as delinquencies
+from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.billing.invoices import service as invoicing
-from chalicelib.billing.models import ContainerType, Invoice, InvoiceCredit, InvoiceState, PaymentTarget, SourceType
+from chalicelib.billing.invoices.models import Invoice, InvoiceState
+from chalicelib.billing.models import ContainerType, InvoiceCredit, PaymentTarget, SourceType
 from chalicelib.billing.writeoffs import allocation, settling
 from chalicelib.billing.writeoffs import repository as write_offs
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffCreditType, WriteOffState
@@ -81,7 +83,7 @@ def distribute(
 ) -> tuple[WriteOff, staging.Staged]:
     """Add to `uow` a write-off of the targets, the changes of the invoices it settles (any number of them:
     what `uow` does not hold is staged, billing/staging.py) and the bumps of their containers' roots."""
-    open_invoices = billing_repository.open_invoices(ctx.tenant, account)
+    open_invoices = invoice_repository.open_invoices(ctx.tenant, account)
     by_locator = {i.locator: i for i in open_invoices}
     named = [t.containerLocator for t in targets if t.containerType == ContainerType.INVOICE]
     by_locator.update(
@@ -228,7 +230,7 @@ def credits_of_invoice(
     distributions, and the write-offs (a write-off's amount is what it still holds of the invoice; all
     of it reversed, it is `reversed` with what it had settled)."""
     found = invoicing.invoice(ctx, locator)
-    applied = billing_repository.applications_of(ctx.tenant, found.accountLocator, locator)
+    applied = invoice_repository.applications_of(ctx.tenant, found.accountLocator, locator)
     written = found.writeOffLocators
     credits = [
         InvoiceCredit(

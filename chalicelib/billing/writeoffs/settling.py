@@ -9,7 +9,8 @@ from decimal import Decimal
 from typing import Any
 
 from chalicelib.accounts import service as accounts
-from chalicelib.billing.models import ContainerType, Invoice, InvoiceState, PaymentTarget
+from chalicelib.billing.invoices.models import Invoice, InvoiceState
+from chalicelib.billing.models import ContainerType, PaymentTarget
 from chalicelib.billing.writeoffs import allocation
 from chalicelib.billing.writeoffs import repository as write_offs
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffCreditType, WriteOffState

@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
-from chalicelib.billing.models import Installment, InstallmentItem, Invoice, InvoiceItem, InvoiceState
+from chalicelib.billing.installments.models import Installment, InstallmentItem
+from chalicelib.billing.invoices.models import Invoice, InvoiceItem, InvoiceState
 
 START = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
 """The policy term's start (midnight in New York)."""

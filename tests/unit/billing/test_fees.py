@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from chalicelib.billing.invoices.fees import fee, with_fee
-from chalicelib.billing.models import InvoiceItem
+from chalicelib.billing.invoices.models import InvoiceItem
 from chalicelib.configuration.billing_plans import (
     CancellationConsolidation,
     InstallmentGrouping,

@@ -9,8 +9,8 @@ from decimal import Decimal
 
 import pytest
 
+from chalicelib.billing.installments.models import ChargeInvoicing
 from chalicelib.billing.invoices import consolidation, generator
-from chalicelib.billing.models import ChargeInvoicing
 from chalicelib.configuration.billing_plans import (
     CancellationConsolidation,
     GroupingMatch,

@@ -12,11 +12,8 @@ from hypothesis import strategies as st
 
 from chalicelib.billing.installments import allocation, lattice
 from chalicelib.billing.invoices import generator
-from chalicelib.billing.models import (
-    ContainerType,
-    InvoiceState,
-    PaymentTarget,
-)
+from chalicelib.billing.invoices.models import InvoiceState
+from chalicelib.billing.models import ContainerType, PaymentTarget
 from chalicelib.billing.payments import allocation as payments
 from tests.unit.billing.support import NOW, START, installment
 

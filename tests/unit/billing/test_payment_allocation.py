@@ -9,7 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from chalicelib.billing.models import ContainerType, InvoiceState, PaymentTarget
+from chalicelib.billing.invoices.models import InvoiceState
+from chalicelib.billing.models import ContainerType, PaymentTarget
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.core.errors import DomainError
 from tests.unit.billing.support import NOW, START, open_invoice

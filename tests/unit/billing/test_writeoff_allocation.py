@@ -9,7 +9,8 @@ from decimal import Decimal
 
 import pytest
 
-from chalicelib.billing.models import ContainerType, InvoiceState, PaymentTarget
+from chalicelib.billing.invoices.models import InvoiceState
+from chalicelib.billing.models import ContainerType, PaymentTarget
 from chalicelib.billing.payments import allocation as payments
 from chalicelib.billing.writeoffs import allocation as writeoffs
 from chalicelib.billing.writeoffs.models import WriteOffAllocation

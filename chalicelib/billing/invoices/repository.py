@@ -1,0 +1,251 @@
+"""Persistence of invoices, their open markers and references, the applications of money to them, and
+invoicing and generation jobs (billing/repository.py has what billing's packages share: keys, aliases,
+references, staged changes, the roots)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from chalicelib.billing import repository
+from chalicelib.billing.installments.models import ChargeInvoicing, Installment
+from chalicelib.billing.invoices.models import (
+    Application,
+    Invoice,
+    InvoiceGenerationJob,
+    InvoiceState,
+    InvoicingJob,
+)
+from chalicelib.core.clock import isoformat
+from chalicelib.core.paging import Page, PageRequest
+from chalicelib.storage import keys, query, table
+from chalicelib.storage.table import WriteOp
+from chalicelib.storage.unit_of_work import UnitOfWork
+
+INVOICE_REFS = "INV"
+"""The reference kind of an invoice under its policies and quotes."""
+
+
+NONZERO_INVOICES = "NZINV"
+
+
+def shown_invoices(tenant: str, account: str, locators: list[str]) -> dict[str, tuple[dict[str, Any], list[str]]]:
+    """For each of the invoices that carries the staged rewrite of a committed change not rolled forward
+    yet: the record as that change has it (what readers see) and the attributes stored beside it that it
+    lacks. A staged rewrite of such an invoice writes that record too: should the new change never commit,
+    readers still see the committed one (nothing is read for invoices without a staged rewrite but the
+    invoices themselves)."""
+    items = [
+        item
+        for item in table.gateway().batch_get(
+            repository.scope(tenant),
+            [repository.record_key(tenant, account, "invoice", locator) for locator in locators],
+        )
+        if repository.STAGED in item
+    ]
+    committed = (
+        repository.committed_tokens(tenant, account, {item[repository.STAGED]["token"] for item in items})
+        if items
+        else set()
+    )
+    shown = {}
+    for item in items:
+        if item[repository.STAGED]["token"] in committed:
+            record = item[repository.STAGED]["item"]
+            shown[item["locator"]] = (
+                record,
+                [name for name in item if name not in record and name not in ("PK", "SK", repository.STAGED)],
+            )
+    return shown
+
+
+def invoice_item(tenant: str, invoice: Invoice) -> dict[str, Any]:
+    """The whole item of an invoice, as stored."""
+    return repository.record_item(tenant, invoice.accountLocator, "invoice", invoice)
+
+
+INVOICE_WRITE_RECORDS = 17
+"""What the write of an invoice holds besides its installments and references: its container's billing
+root, the invoice, its alias, its number's guard, the account's reference of nonzero invoices, the open
+marker, two events, the credit balance and its ledger line, its due entry (delinquency), its autopay
+entry, its document's job, documents job and instance, and two to spare (an invoice that puts credit on
+the balance also bumps the account's root, and has neither open marker nor due entries)."""
+
+
+def fits_one_invoice_write(installments: list[Installment], besides: int = 0) -> bool:
+    """Whether one TransactWriteItems holds the invoice of `installments` (and `besides` other actions): two
+    records for each (it is rewritten, its uninvoiced marker deleted) and two for each policy and quote (their
+    references, and their references of nonzero invoices)."""
+    owners = {i.policyLocator for i in installments} | {i.quoteLocator for i in installments if i.quoteLocator}
+    riders = sum(1 for i in installments if i.invoicing == ChargeInvoicing.NEXT)  # and their reference deleted
+    return (
+        besides + INVOICE_WRITE_RECORDS + 2 * len(installments) + riders + 2 * len(owners)
+        <= table.MAX_TRANSACTION_ITEMS
+    )
+
+
+def invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
+    """A new invoice: itself, its alias, its open marker (when open) and its references."""
+    account = invoice.accountLocator
+    owners: list[tuple[str, str | None]] = [("policy", p) for p in invoice.policyLocators]
+    owners += [("quote", q) for q in invoice.quoteLocators]
+    writes = [
+        table.put_new(repository.record_item(tenant, account, "invoice", invoice)),
+        repository.alias_write(tenant, "invoice", invoice.locator, account, invoice.billingContainer),
+        *repository.ref_writes(tenant, "invoice", INVOICE_REFS, invoice.locator, account, owners),
+    ]
+    if invoice.totalAmount != 0:
+        writes += repository.ref_writes(
+            tenant, "invoice", NONZERO_INVOICES, invoice.locator, account, [*owners, ("account", account)]
+        )
+    if invoice.invoiceState == InvoiceState.OPEN:
+        writes.append(table.put(_open_marker(tenant, invoice)))
+    return writes
+
+
+def _open_marker(tenant: str, invoice: Invoice) -> dict[str, Any]:
+    return {
+        **keys.billing_open_invoice(
+            tenant, invoice.accountLocator, isoformat(invoice.dueTime), invoice.locator
+        ).as_dict(),
+        "entity": "openInvoice",
+        "locator": invoice.locator,
+    }
+
+
+def invoice_update_writes(tenant: str, invoice: Invoice, was_open: bool) -> list[WriteOp]:
+    """The rewrite of a changed invoice (conditional on its version) and of its open marker."""
+    writes = [
+        table.update(
+            repository.record_key(tenant, invoice.accountLocator, "invoice", invoice.locator),
+            {
+                name: value
+                for name, value in invoice.model_dump(exclude={"locator", "version"}).items()
+                if value is not None
+            },
+            remove=[
+                *(name for name, value in invoice.model_dump(exclude={"locator", "version"}).items() if value is None),
+                repository.STAGED,
+            ],
+            expected_version=invoice.version,
+        )
+    ]
+    is_open = invoice.invoiceState == InvoiceState.OPEN
+    marker = keys.billing_open_invoice(tenant, invoice.accountLocator, isoformat(invoice.dueTime), invoice.locator)
+    if is_open and not was_open:
+        writes.append(table.put(_open_marker(tenant, invoice)))
+    elif was_open and not is_open:
+        writes.append(table.delete(marker))
+    return writes
+
+
+def open_invoices(tenant: str, account: str) -> list[Invoice]:
+    """The account's open invoices, oldest due first (a marker a staged change has not rolled forward yet
+    may name one it settled)."""
+    markers = query.all_items(
+        table.gateway(),
+        repository.scope(tenant),
+        keys.billing_partition(tenant, account),
+        sk_prefix=keys.BILLING_OPEN_PREFIX,
+        consistent=True,
+    )
+    return [
+        i
+        for i in repository.get_many(tenant, account, "invoice", [m["locator"] for m in markers], Invoice)
+        if i.invoiceState == InvoiceState.OPEN
+    ]
+
+
+def account_invoices(tenant: str, account: str, page: PageRequest, *, include_zero: bool) -> Page[Invoice]:
+    if not include_zero:
+        return repository.page_of(tenant, "account", account, NONZERO_INVOICES, "invoice", Invoice, page)
+    found = query.page(
+        table.gateway(),
+        repository.scope(tenant),
+        keys.billing_partition(tenant, account),
+        page,
+        sk_prefix=keys.BILLING_INVOICE_PREFIX,
+    )
+    return Page(
+        [repository.model_of(Invoice, item) for item in repository.visible(tenant, account, found.items)],
+        found.list_completed,
+    )
+
+
+def application_item(tenant: str, account: str, application: Application) -> dict[str, Any]:
+    """The whole item of an application (billing/staging.py writes it, or stages it)."""
+    return {
+        **keys.billing_application(tenant, account, application.invoiceLocator, application.locator).as_dict(),
+        "entity": "application",
+        **application.model_dump(exclude_none=True),
+    }
+
+
+def applications_of(tenant: str, account: str, invoice: str) -> list[Application]:
+    items = query.all_items(
+        table.gateway(),
+        repository.scope(tenant),
+        keys.billing_partition(tenant, account),
+        sk_prefix=f"APP#{invoice}#",
+        consistent=True,
+    )
+    return [repository.model_of(Application, item) for item in repository.visible(tenant, account, items)]
+
+
+def applications(tenant: str, account: str, pairs: Iterable[tuple[str, str]]) -> list[Application]:
+    """The applications named by (invoice locator, application locator)."""
+    return [
+        repository.model_of(Application, item)
+        for item in repository.visible(
+            tenant,
+            account,
+            table.gateway().batch_get(
+                repository.scope(tenant),
+                [keys.billing_application(tenant, account, invoice, application) for invoice, application in pairs],
+            ),
+        )
+    ]
+
+
+def add_invoicing_job(uow: UnitOfWork, tenant: str, job: InvoicingJob) -> None:
+    uow.add(
+        table.put_new(repository.record_item(tenant, job.accountLocator, "invoicingJob", job)),
+        repository.alias_write(tenant, "invoicingJob", job.locator, job.accountLocator),
+    )
+
+
+def save_invoicing_job(uow: UnitOfWork, tenant: str, job: InvoicingJob) -> None:
+    uow.add(table.put(repository.record_item(tenant, job.accountLocator, "invoicingJob", job)))
+
+
+def invoicing_job(tenant: str, account: str, locator: str) -> InvoicingJob | None:
+    item = table.gateway().get(
+        repository.scope(tenant), repository.record_key(tenant, account, "invoicingJob", locator)
+    )
+    return repository.model_of(InvoicingJob, item) if item else None
+
+
+def invoicing_jobs(tenant: str, account: str, page: PageRequest) -> Page[InvoicingJob]:
+    found = query.page(
+        table.gateway(),
+        repository.scope(tenant),
+        keys.billing_partition(tenant, account),
+        page,
+        sk_prefix=keys.BILLING_INVOICING_JOB_PREFIX,
+    )
+    return Page([repository.model_of(InvoicingJob, item) for item in found.items], found.list_completed)
+
+
+def add_generation_job(uow: UnitOfWork, tenant: str, job: InvoiceGenerationJob) -> None:
+    uow.add(table.put_new(repository.record_item(tenant, job.accountLocator, "generationJob", job)))
+
+
+def generation_jobs(tenant: str, account: str, page: PageRequest) -> Page[InvoiceGenerationJob]:
+    found = query.page(
+        table.gateway(),
+        repository.scope(tenant),
+        keys.billing_partition(tenant, account),
+        page,
+        sk_prefix=keys.BILLING_GENERATION_JOB_PREFIX,
+    )
+    return Page([repository.model_of(InvoiceGenerationJob, item) for item in found.items], found.list_completed)
