@@ -49,6 +49,9 @@ class Settings(BaseModel, frozen=True):
     tenant_function_security_group_ids: str = ""
     tenant_function_concurrency: int = Field(5, ge=0)
     """Reserved concurrency of each tenant function (0: none reserved)."""
+    tenant_function_versions_kept: int = Field(10, ge=1)
+    """Configuration versions whose code a tenant function keeps: the most recently published ones, and always the
+    current one; each publish removes the other versions' aliases (a call needing one publishes it again)."""
     warm_renderers: int | None = Field(None, ge=0, le=16)
     """Renderers started ahead of their request and kept waiting (documents/rendering.py), each for one render.
     Unset: 2 with tenant code in the local sandbox, none on the test stage (tests stay deterministic) and none
@@ -109,6 +112,7 @@ _ENV_NAMES = {
     "tenant_function_subnet_ids": "PAS_TENANT_FUNCTION_SUBNET_IDS",
     "tenant_function_security_group_ids": "PAS_TENANT_FUNCTION_SECURITY_GROUP_IDS",
     "tenant_function_concurrency": "PAS_TENANT_FUNCTION_CONCURRENCY",
+    "tenant_function_versions_kept": "PAS_TENANT_FUNCTION_VERSIONS_KEPT",
     "warm_renderers": "PAS_WARM_RENDERERS",
 }
 

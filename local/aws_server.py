@@ -15,6 +15,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from werkzeug.serving import make_server
 
 from local.durable_state import DurableState
+from local.moto_lambda import never_reused_versions
 
 
 def _is_sqs(environ: dict[str, Any]) -> bool:
@@ -51,6 +52,7 @@ class EmulatedAws:
     """SerialisedMoto on host:port (bound at construction; the socket may reuse a port in TIME_WAIT)."""
 
     def __init__(self, host: str, port: int, state: DurableState):
+        never_reused_versions()
         self._server = make_server(host, port, SerialisedMoto(state), threaded=True, request_handler=MotoRequestHandler)
         # stop() waits for the serving loop to notice, which it does every poll interval
         self._thread = threading.Thread(

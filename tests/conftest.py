@@ -65,9 +65,11 @@ def aws() -> Iterator[None]:
     from chalicelib.storage import clients, queues
     from chalicelib.workers.handlers import load_job_handlers
     from local.lean_moto import lean_dynamodb
+    from local.moto_lambda import never_reused_versions
     from local.resources import create_all
 
     reload()
+    never_reused_versions()  # as AWS: a deleted function version's number is never published again
     # one table serves the whole session: moto's costs that grow with it would make the suite quadratic
     with mock_aws(), lean_dynamodb():
         clients.reset()

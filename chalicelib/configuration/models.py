@@ -27,17 +27,25 @@ class DeploymentMetadata(BaseModel):
     implementedAutomationPlugins: dict[str, str] = {}
 
 
-TenantCodeStatus = Literal["publishing", "live", "failed"]
+TenantCodeStatus = Literal["publishing", "live", "failed", "pruned"]
 
 
 class TenantCode(BaseModel):
     """Where a version's tenant code stands in its tenant function (`PAS_PLUGIN_RUNNER=lambda` only):
     `publishing` until the tenantCode.publish job has pointed the version's alias at its code, then
-    `live` (for good: the alias is never removed); `failed` (with Lambda's words) when it could not."""
+    `live`; `failed` (with Lambda's words) when it could not; `pruned` once newer publishes pushed its alias out
+    (the function keeps the `tenant_function_versions_kept` most recently published versions and the current
+    one): a call needing it moves it back to `publishing` and enqueues its publish job, once.
+
+    `revision` moves with every change of status, and the changes that race (a prune, a call asking for a
+    publish again) are conditional on it. `published`: the tenant's publish sequence number of its last
+    publish (the order of "most recently published"; a publish again counts as recent)."""
 
     status: TenantCodeStatus
     functionVersion: str | None = None
     error: str | None = None
+    revision: int = 0
+    published: int | None = None
 
 
 class ConfigVersion(BaseModel):

@@ -197,6 +197,43 @@ def set_tenant_code(tenant: str, version: str, tenant_code: TenantCode) -> None:
     )
 
 
+def tenant_code_change(
+    tenant: str, version: str, tenant_code: TenantCode, expected: TenantCode, on_failure: table.ErrorFactory
+) -> table.WriteOp:
+    """The version's tenant code becomes `tenant_code`, on condition that it still stands as `expected` (its
+    status and revision; a record written before revisions has none: revision 0)."""
+    op = table.update(
+        keys.config_version(tenant, version),
+        {"tenantCode": tenant_code.model_dump(exclude_none=True)},
+        on_failure=on_failure,
+    )
+    names = {**op.params.get("ExpressionAttributeNames", {}), "#tc": "tenantCode", "#st": "status", "#rv": "revision"}
+    values = {
+        **op.params.get("ExpressionAttributeValues", {}),
+        ":st": codec.serialize_value(expected.status),
+        ":rv": codec.serialize_value(expected.revision),
+    }
+    revision = "(#tc.#rv = :rv OR attribute_not_exists(#tc.#rv))" if expected.revision == 0 else "#tc.#rv = :rv"
+    condition = f"{op.params['ConditionExpression']} AND #tc.#st = :st AND {revision}"
+    op.params.update(ExpressionAttributeNames=names, ExpressionAttributeValues=values, ConditionExpression=condition)
+    return op
+
+
+def change_tenant_code(
+    tenant: str, version: str, tenant_code: TenantCode, expected: TenantCode, on_failure: table.ErrorFactory
+) -> None:
+    """`tenant_code_change` as one conditional UpdateItem (on_failure() raised when the record moved)."""
+    table.gateway().write(
+        keys.tenant_scope(tenant), tenant_code_change(tenant, version, tenant_code, expected, on_failure)
+    )
+
+
+def next_publish(tenant: str) -> int:
+    """The tenant's next tenant-code publish sequence number (1 first): one UpdateItem on the current pointer,
+    an attribute of its own (its `version`, the deployments' optimistic lock, does not move)."""
+    return table.gateway().increment(keys.tenant_scope(tenant), keys.config_current(tenant), "codePublishes")
+
+
 def point_static_locator(uow: UnitOfWork, tenant: str, static_version_locator: str, version: str) -> None:
     uow.add(
         table.put(

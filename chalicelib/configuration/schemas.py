@@ -127,14 +127,15 @@ class TenantDeploymentResult(BaseModel):
 
 class TenantCodeResponse(Response):
     """Our extension: where the current version's code stands in the tenant function (`PAS_PLUGIN_RUNNER=lambda`):
-    `publishing`, `live` or `failed` (with `error`)."""
+    `publishing`, `live`, `failed` (with `error`) or `pruned` (newer versions pushed its code out of the function: a
+    call needing it publishes it again)."""
 
-    status: Literal["publishing", "live", "failed"]
+    status: Literal["publishing", "live", "failed", "pruned"]
     functionVersion: str | None = None
     error: str | None = None
 
 
-PLUGIN_STATUS = {"publishing": "deploying", "live": PLUGIN_DEPLOYED, "failed": "failed"}
+PLUGIN_STATUS = {"publishing": "deploying", "live": PLUGIN_DEPLOYED, "failed": "failed", "pruned": PLUGIN_DEPLOYED}
 """pluginStatus of every implemented plugin by where the tenant code stands."""
 
 
@@ -177,4 +178,5 @@ class DeployedConfigMetadata(BaseModel):
 
 
 def _tenant_code(tenant_code: TenantCode | None) -> TenantCodeResponse | None:
-    return TenantCodeResponse.model_validate(tenant_code.model_dump()) if tenant_code else None
+    shown = tenant_code.model_dump(include={"status", "functionVersion", "error"}) if tenant_code else None
+    return TenantCodeResponse.model_validate(shown) if shown else None

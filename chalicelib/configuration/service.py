@@ -53,7 +53,7 @@ from chalicelib.configuration.schema import lookup
 from chalicelib.configuration.validator import ValidationOutcome, validate
 from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import ConcurrentModification, FieldError
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError, FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.identity import service as identity
 from chalicelib.runtime import jobs, wiring
@@ -364,12 +364,72 @@ def mark_tenant_code(
     function_version: str | None = None,
     error: str | None = None,
 ) -> None:
-    """Record where the version's tenant code stands (the tenantCode.publish job)."""
+    """Record where the version's tenant code stands (the tenantCode.publish job, the only writer while it is
+    `publishing`); its revision moves on, and `live` takes the tenant's next publish sequence number."""
+    before = tenant_code(ctx, version)
     repository.set_tenant_code(
         ctx.tenant,
         version,
-        TenantCode(status=status, functionVersion=function_version, error=error[:1000] if error else None),
+        TenantCode(
+            status=status,
+            functionVersion=function_version,
+            error=error[:1000] if error else None,
+            revision=(before.revision if before else 0) + 1,
+            published=repository.next_publish(ctx.tenant)
+            if status == "live"
+            else (before.published if before else None),
+        ),
     )
+
+
+def _tenant_code_moved() -> DomainError:
+    return codes.CONCURRENT_MODIFICATION("The version's tenant code changed meanwhile (a prune or a publish again)")
+
+
+def prune_tenant_code(ctx: CallContext, version: str, seen: TenantCode) -> bool:
+    """The version's code leaves its tenant function (the publish job of another version, keeping the most recently
+    published ones): `live` -> `pruned`, on condition that it stands as `seen` (a publish again that made it recent
+    meanwhile keeps it). Answers whether it moved; only then may its alias go."""
+    if seen.status != "live":
+        return False
+    try:
+        repository.change_tenant_code(
+            ctx.tenant,
+            version,
+            seen.model_copy(update={"status": "pruned", "revision": seen.revision + 1}),
+            seen,
+            _tenant_code_moved,
+        )
+    except ConcurrentModification:
+        return False
+    return True
+
+
+def publish_again(ctx: CallContext, version: str, *, lost: bool = False) -> TenantCode | None:
+    """A call needs the code of a version its tenant function does not have: a `pruned` one (or, with `lost`, a
+    `live` one whose alias a prune racing its publish again removed) moves to `publishing` and its
+    tenantCode.publish job is enqueued in the same transaction, conditional on the record's revision: however many
+    calls race, one wins and one job runs (the job publishes it again from the stored package). Answers where the
+    version's code stands now (None: a version deployed without a tenant function, or none)."""
+    for _ in range(MOVE_ATTEMPTS):
+        found = tenant_code(ctx, version)
+        if found is None or found.status not in ("pruned", *(("live",) if lost else ())):
+            return found
+        again = found.model_copy(update={"status": "publishing", "revision": found.revision + 1, "error": None})
+        uow = wiring.unit_of_work(ctx)
+        uow.add(repository.tenant_code_change(ctx.tenant, version, again, found, _tenant_code_moved))
+        jobs.enqueue(
+            uow,
+            JobType.TENANT_CODE_PUBLISH,
+            {"version": version},
+            locator=derived_locator(ctx.now, f"{JobType.TENANT_CODE_PUBLISH}#{version}#{again.revision}"),
+        )
+        try:
+            uow.commit()
+        except (ConcurrentModification, AlreadyExists):
+            continue  # another call asked first: read where it stands now
+        return again
+    return tenant_code(ctx, version)
 
 
 def bootstrap_record(ctx: CallContext) -> BootstrapRecord | None:

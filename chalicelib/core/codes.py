@@ -246,8 +246,9 @@ CONFIG_PLUGIN_TOO_LARGE = _code(
 TENANT_CODE_NOT_READY = _code(
     Unavailable,
     "tenantCode.not_ready",
-    "The tenant function has no code for this configuration version: its deployment is "
-    "publishing it (retry once the deployment's status says live) or failed to (redeploy)",
+    "The tenant function has no code for this configuration version: its deployment is publishing it, or it is "
+    "being published again after newer versions pushed it out (retry after `Retry-After`), or its deployment "
+    "failed to (redeploy)",
 )
 TENANT_CODE_UNPUBLISHABLE = _code(
     InvalidRequest,

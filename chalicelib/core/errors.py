@@ -111,6 +111,18 @@ class TooManyRequests(DomainError):
 
 
 class Unavailable(DomainError):
-    """A dependency is throttled or down; the caller may retry."""
+    """A dependency is throttled or down; the caller may retry (after `retry_after_seconds` when it is set:
+    answered with Retry-After)."""
 
     status = 503
+
+    def __init__(
+        self,
+        message: str,
+        code: ErrorCode,
+        field_errors: list[FieldError] | None = None,
+        *,
+        retry_after_seconds: int | None = None,
+    ):
+        super().__init__(message, code, field_errors)
+        self.retry_after_seconds = retry_after_seconds

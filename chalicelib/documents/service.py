@@ -55,6 +55,7 @@ from chalicelib.documents.models import (
     Reference,
     ReferenceType,
 )
+from chalicelib.plugins import service as plugins
 from chalicelib.policies import service as policies
 from chalicelib.priceable import elements
 from chalicelib.quotes import service as quotes
@@ -86,12 +87,18 @@ def use_renderer(renderer: Callable[..., rendering.Rendered | rendering.RenderFa
 
 
 def _rendered(
-    engine: rendering.Engine, source: str, data: dict[str, Any], output_format: str, **options: Any
+    ctx: CallContext, engine: rendering.Engine, source: str, data: dict[str, Any], output_format: str, **options: Any
 ) -> rendering.Rendered | rendering.RenderFailed:
     """`_render(...)`, measured: `Renders` and `RenderDuration` by engine, format and outcome (`ok`, or the
-    stage that failed)."""
+    stage that failed). A render in the tenant function whose version's code is not there (pruned out of it, say)
+    answers what a plugin call does (plugins.service.not_ready: the version is published again)."""
     with observability.timed("Render", {"engine": engine, "format": str(output_format)}) as outcome:
-        result = _render(engine, source, data, output_format, **options)
+        try:
+            result = _render(engine, source, data, output_format, **options)
+        except DomainError as error:
+            if error.entry is not codes.TENANT_CODE_NOT_READY or options.get("version") is None:
+                raise
+            raise plugins.not_ready(ctx, options["version"], error) from None
         if isinstance(result, rendering.RenderFailed):
             outcome["outcome"] = f"{result.stage}_failed"
     return result
@@ -496,6 +503,7 @@ def _generate_one(ctx: CallContext, document: Document, sources: _Sources, data_
         )
     data = {**document.renderingData, "documentName": plan.display_name}
     result = _rendered(
+        ctx,
         template.engine,
         template.source,
         data,
@@ -1121,6 +1129,7 @@ def render_ad_hoc(ctx: CallContext, request: RenderRequest) -> File:
     data = rendering_data(ctx, reference)
     output_format = plan.output_format if plan else DocumentFormat.HTML
     result = _rendered(
+        ctx,
         template.engine,
         template.source,
         {**data, "documentName": name or "Document"},

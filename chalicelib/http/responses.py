@@ -13,7 +13,7 @@ from chalice import Response
 from pydantic import BaseModel
 
 from chalicelib.core.clock import isoformat
-from chalicelib.core.errors import DomainError, TooManyRequests
+from chalicelib.core.errors import DomainError, TooManyRequests, Unavailable
 from chalicelib.http.errors import status_of
 
 JSON = "application/json"
@@ -168,6 +168,6 @@ def error_response(error: DomainError, request_id: str) -> Response:
     if error.field_errors:
         body["fieldErrors"] = [{"field": f.field, "message": f.message} for f in error.field_errors]
     response = json_response(to_json(body), status, request_id)
-    if isinstance(error, TooManyRequests):
+    if isinstance(error, TooManyRequests | Unavailable) and error.retry_after_seconds is not None:
         response.headers["Retry-After"] = str(error.retry_after_seconds)
     return response

@@ -20,6 +20,7 @@ __all__ = [
     "Retry",
     "aliases",
     "alias_version",
+    "delete_alias",
     "function_version",
     "invoke",
     "layer",
@@ -65,8 +66,12 @@ def aliases(function_name: str) -> dict[str, str]:
     return tenant_functions.aliases(function_name)
 
 
-def prune(function_name: str) -> list[str]:
-    return tenant_functions.prune(function_name)
+def delete_alias(function_name: str, alias: str) -> None:
+    tenant_functions.delete_alias(function_name, alias)
+
+
+def prune(function_name: str, spare: Callable[[str], bool] = lambda alias: False) -> list[str]:
+    return tenant_functions.prune(function_name, spare)
 
 
 def invoke(function_name: str, payload: bytes, qualifier: str | None = None) -> Invocation:

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.configuration import service as configuration
+from chalicelib.core import codes
 from chalicelib.core.context import CallContext
+from chalicelib.core.errors import DomainError, Unavailable
 from chalicelib.plugins.contract import (
     Kind,
     apply_rating,
@@ -47,6 +49,8 @@ from chalicelib.sandbox import python_source
 from chalicelib.settings import settings
 
 MAX_CACHED_VERSIONS = 32
+RETRY_AFTER_SECONDS = 10
+"""Retry-After of a call whose version's code is being published (again): about what a publish takes."""
 
 
 def validate(ctx: CallContext, version: str, request: Mapping[str, Any], host: HostApi) -> list[ValidationItem]:
@@ -90,7 +94,12 @@ def call(
     if function is None:
         return None
     with observability.timed("PluginCall", {"kind": kind}, function=function, version=version) as call_outcome:
-        result = runner().call(ctx.tenant, version, modules.files, function, request, host)
+        try:
+            result = runner().call(ctx.tenant, version, modules.files, function, request, host)
+        except DomainError as error:
+            if error.entry is not codes.TENANT_CODE_NOT_READY:
+                raise
+            raise not_ready(ctx, version, error) from None
         if isinstance(result, PluginFailure):
             call_outcome.update(outcome="failed", reason=result.reason)
     if isinstance(result, PluginFailure):
@@ -106,6 +115,22 @@ def call(
         )
         raise result
     return function, result
+
+
+def not_ready(ctx: CallContext, version: str, error: DomainError) -> DomainError:
+    """What a plugin call or a render answers when the tenant function has no code for `version`
+    (`tenantCode.not_ready`, `error`): a version pruned out of the function (or whose alias a racing prune took) is
+    published again (configuration.publish_again: one job however many calls race), and while its code is being
+    published the answer carries Retry-After."""
+    found = configuration.publish_again(ctx, version, lost=True)
+    if found is None or found.status != "publishing":
+        return error
+    again = " again (newer versions had pushed it out)" if found.revision > 1 else ""
+    return Unavailable(
+        f"{error.message}; it is being published{again}: retry in {RETRY_AFTER_SECONDS} s",
+        codes.TENANT_CODE_NOT_READY,
+        retry_after_seconds=RETRY_AFTER_SECONDS,
+    )
 
 
 @dataclass(frozen=True)

@@ -19,17 +19,23 @@ A configuration deployment records the version's tenant code as `publishing` and
    and a redeployment becomes the tenant's current version now (configuration/service.py `make_current`:
    until then the previous version served every call, and a publish that fails leaves it current; the
    deployment status's `latestDeployment` says why);
-4. deletes every function version no alias points at. Aliases stay: every configuration version may still be
-   called (a quote or a policy keeps the version it was made under, and its later transactions run that
-   version's plugins; a migration names any deployed version), and knowing that nothing is bound to a version
-   would take a scan. What keeps a function small is that a version whose code and function configuration an
-   earlier version has already published points its alias at that one (storage/tenant_functions.py): the
-   function holds one version per distinct code, not one per deployment.
+4. prunes: the function keeps the code of the `tenant_function_versions_kept` most recently published
+   configuration versions (the order of their publish sequence numbers, a publish again included) and always of
+   the tenant's current one; every other `live` version becomes `pruned` (a conditional write on its record's
+   revision, so a version published again meanwhile stays) and loses its alias, then every function version no
+   alias points at is deleted (but those of a publish in flight). Any configuration version may still be called
+   (a quote or a policy keeps the version it was made under, and its later transactions run that version's
+   plugins; a migration names any deployed version): a plugin call or a render that needs a pruned version
+   answers 503 `tenantCode.not_ready` with Retry-After while its publish job, enqueued once however many calls
+   race (configuration/service.py `publish_again`), publishes it again from the stored package. A version
+   whose code and function configuration an earlier version has already published points its alias at that one
+   (storage/tenant_functions.py): the function holds one version per distinct code.
 
-A transient error (throttling, a function still updating, a role IAM has not spread yet) makes the job run
-again; what Lambda refuses for good fails it, and the version's tenant code is `failed` with Lambda's words.
-Until the alias exists a call at it finds nothing and answers 503 `tenantCode.not_ready`: no call runs
-another version's code, since every call names its version's alias; once it exists, it stays.
+A transient error (throttling, a function still updating, a role IAM has not spread yet, a function version a
+racing prune deleted before its alias) makes the job run again; what Lambda refuses for good fails it, and the
+version's tenant code is `failed` with Lambda's words. Until the alias exists a call at it finds nothing and
+answers 503 `tenantCode.not_ready`: no call runs another version's code, since every call names its version's
+alias.
 """
 
 from __future__ import annotations
@@ -46,7 +52,7 @@ from typing import Any
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError
+from chalicelib.core.errors import DomainError, NotFound
 from chalicelib.plugins import repository
 from chalicelib.plugins import service as plugins
 from chalicelib.plugins.lambda_runner import LambdaRunner
@@ -161,6 +167,8 @@ def publish(ctx: CallContext, version: str) -> dict[str, Any]:
         return {"status": "none"}
     if status.status == "live":
         return {"status": "live", "current": configuration.make_current(ctx, version)}
+    if status.status == "pruned":
+        return {"status": "pruned"}  # a message delivered again after a prune: a call publishes it again
     _, package_bytes = configuration.download(ctx, version)
     try:
         zipped = package(python_modules(package_bytes))
@@ -199,7 +207,7 @@ def publish(ctx: CallContext, version: str) -> dict[str, Any]:
         "status": "live",
         "functionVersion": published.function_version,
         "current": configuration.make_current(ctx, version),
-        "deleted": _prune(ctx, name),
+        **_prune(ctx, name, version),
     }
 
 
@@ -217,18 +225,45 @@ def _check_imports(tenant: str, function_version: str) -> None:
     runner = plugins.runner()
     if not isinstance(runner, LambdaRunner):
         raise codes.SERVICE_UNAVAILABLE("tenant code is published only where plugins run in the tenant function")
-    errors = runner.import_errors(tenant, function_version)
+    try:
+        errors = runner.import_errors(tenant, function_version)
+    except NotFound:  # a racing prune deleted the version before its alias: publish again
+        raise repository.Retry(f"function version {function_version} was deleted before its alias") from None
     if errors:
         raise ImportsFailed(errors)
 
 
-def _prune(ctx: CallContext, name: str) -> list[str]:
-    """The function versions no alias points at (none can be called) are deleted; a failure to is logged only."""
+def _prune(ctx: CallContext, name: str, published: str) -> dict[str, list[str]]:
+    """All but the most recently published kept versions, the current one and the one just published, lose their
+    alias (`pruned`), then the function versions no alias points at go (see the module docstring). A Lambda
+    failure is logged only: the next publish prunes again. Answers the aliases pruned and the versions deleted."""
+    kept_count = settings().tenant_function_versions_kept
     try:
-        return repository.prune(name)
+        current = configuration.deployment_metadata(ctx).latestVersion
+    except NotFound:
+        current = published
+    pruned: list[str] = []
+    try:
+        found = {alias: configuration.tenant_code(ctx, alias) for alias in sorted(repository.aliases(name))}
+        live = {alias: code for alias, code in found.items() if code is not None and code.status == "live"}
+        recent = sorted(live, key=lambda alias: (live[alias].published or 0, alias))[-kept_count:]
+        for alias in sorted(set(live) - {*recent, current, published}):
+            if configuration.prune_tenant_code(ctx, alias, live[alias]):
+                repository.delete_alias(name, alias)
+                pruned.append(alias)
+        in_flight = {alias for alias, code in found.items() if code is not None and code.status == "publishing"}
+        deleted = repository.prune(name, spare=lambda alias: alias in in_flight or _publishing(ctx, alias))
     except (repository.Retry, repository.Refused) as error:
-        logger().warning("unused tenant code versions not removed", extra={"tenant": ctx.tenant, "reason": str(error)})
-        return []
+        logger().warning("old tenant code versions not removed", extra={"tenant": ctx.tenant, "reason": str(error)})
+        return {"pruned": pruned, "deleted": []}
+    return {"pruned": pruned, "deleted": deleted}
+
+
+def _publishing(ctx: CallContext, alias: str) -> bool:
+    """Whether configuration version `alias`'s code is being published (its function version is about to get
+    its alias)."""
+    code = configuration.tenant_code(ctx, alias)
+    return code is not None and code.status == "publishing"
 
 
 def gave_up(ctx: CallContext, version: str) -> None:

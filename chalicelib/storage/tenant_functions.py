@@ -116,10 +116,16 @@ def publish(
             ReservedConcurrentExecutions=spec.reserved_concurrency,
         )
     verify(version)
-    if _call(lambda_.get_alias, FunctionName=spec.name, Name=alias, missing_ok=True) is None:
-        _call(lambda_.create_alias, FunctionName=spec.name, Name=alias, FunctionVersion=version)
-    else:
-        _call(lambda_.update_alias, FunctionName=spec.name, Name=alias, FunctionVersion=version)
+    try:
+        if _call(lambda_.get_alias, FunctionName=spec.name, Name=alias, missing_ok=True) is None:
+            _call(lambda_.create_alias, FunctionName=spec.name, Name=alias, FunctionVersion=version)
+        else:
+            _call(lambda_.update_alias, FunctionName=spec.name, Name=alias, FunctionVersion=version)
+    except Refused as refused:
+        if "ResourceNotFoundException" not in str(refused):
+            raise
+        # a prune (another version's publish) deleted the function version before this alias pointed at it
+        raise Retry(f"{spec.name} version {version} was deleted before alias {alias} pointed at it") from None
     return Published(version, code_sha256)
 
 
@@ -143,7 +149,7 @@ def _published_version(
         _call(lambda_.update_function_code, FunctionName=spec.name, **code)
     _wait_until_updatable(spec.name, updated=True)
     published = _call(
-        lambda_.publish_version, FunctionName=spec.name, CodeSha256=code_sha256, Description=f"configuration {alias}"
+        lambda_.publish_version, FunctionName=spec.name, CodeSha256=code_sha256, Description=f"{PUBLISHED_FOR}{alias}"
     )
     if published.get("CodeSha256") not in (None, code_sha256):
         raise Retry(f"{spec.name} published other code than configuration {alias}'s: another publish ran")
@@ -224,12 +230,27 @@ def _version_configurations(function_name: str) -> list[dict[str, Any]]:
             return sorted(found, key=lambda version: int(version["Version"]))
 
 
-def prune(function_name: str) -> list[str]:
-    """Deletes every published version no alias points at (nothing can call it: every call names an alias);
-    aliases are never removed here. Answers the versions deleted."""
+def delete_alias(function_name: str, alias: str) -> None:
+    """The alias goes (calls at it find nothing); its function version stays until `prune`."""
+    _call(clients.client("lambda").delete_alias, FunctionName=function_name, Name=alias, missing_ok=True)
+
+
+PUBLISHED_FOR = "configuration "
+"""A published version's description: `configuration {alias}`, the alias it was published for."""
+
+
+def prune(function_name: str, spare: Callable[[str], bool] = lambda alias: False) -> list[str]:
+    """Deletes every published version no alias points at (nothing can call it: every call names an alias), but
+    those published for an alias for which `spare(alias)` holds (a publish in flight: its alias comes next).
+    Answers the versions deleted."""
     lambda_ = clients.client("lambda")
     aliased = set(aliases(function_name).values())
-    removed = [version for version in versions(function_name) if version not in aliased]
+    removed = [
+        str(found["Version"])
+        for found in _version_configurations(function_name)
+        if str(found["Version"]) not in aliased
+        and not spare(str(found.get("Description") or "").removeprefix(PUBLISHED_FOR))
+    ]
     for version in removed:
         _call(lambda_.delete_function, FunctionName=function_name, Qualifier=version, missing_ok=True)
     return removed
