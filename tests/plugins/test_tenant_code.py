@@ -13,7 +13,6 @@ import zipfile
 from decimal import Decimal
 
 import pytest
-import simplejson
 
 from chalicelib.configuration import repository as configuration_repository
 from chalicelib.plugins import repository, tenant_code
@@ -37,48 +36,11 @@ from tests.api.transactions.support import (
 from tests.api.transactions.support import create as create_transaction
 from tests.plugins.conftest import FakeHost
 from tests.plugins.lambda_mode import lambda_client, lambda_runner
-from tests.support.api import call, ok
+from tests.plugins.tenant_code_support import DOUBLED, deploy, deployment_status, tenant_with_plugins
+from tests.support.api import ok
 from tests.support.configs import (
-    BASE_RATES_CSV,
     QUOTE_PLUGINS,
-    VALUE_BANDS_CSV,
-    deployed_tenant,
-    package_with_files,
-    quotes_model,
-    upload_table,
 )
-
-DOUBLED = QUOTE_PLUGINS.replace(
-    "def rate_PersonalAuto(request):",
-    "def rate_PersonalAuto(request):\n"
-    "    return {'items': [{'elementLocator': request['segment']['element']['locator'],"
-    " 'chargeType': 'premium', 'amount': 2}]}\n\n\ndef _old_rate(request):",
-)
-
-
-def _package(plugins: str = QUOTE_PLUGINS) -> bytes:
-    return package_with_files(quotes_model(), {"plugins/python/auto.py": plugins.encode()})
-
-
-def _tenant(api, token, plugins: str = QUOTE_PLUGINS) -> str:
-    tenant = deployed_tenant(api, token, _package(plugins))
-    upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
-    upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)
-    return tenant
-
-
-def _deploy(api, token, tenant, plugins: str = QUOTE_PLUGINS) -> str:
-    response = api.http.post(
-        f"/config/{tenant}/deployments/deploy",
-        body=_package(plugins),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"},
-    )
-    assert response.status_code == 200, response.body
-    return simplejson.loads(response.body)["deploymentResult"]["metadata"]["latestVersion"]
-
-
-def _status(api, token, tenant):
-    return ok(call(api, "GET", f"/config/{tenant}/deployments", token))
 
 
 def _priced(api, token, tenant):
@@ -98,8 +60,8 @@ def test_a_deployment_answers_at_once_and_its_code_is_live_once_the_job_publishe
         PAS_TENANT_FUNCTION_SECURITY_GROUP_IDS="sg-1",
         PAS_TENANT_FUNCTION_CONCURRENCY="3",
     ) as invoker:
-        tenant = _tenant(api, admin_token)
-        status = _status(api, admin_token, tenant)
+        tenant = tenant_with_plugins(api, admin_token)
+        status = deployment_status(api, admin_token, tenant)
         version = status["metadata"]["latestVersion"]
         assert status["tenantCode"] == {"status": "publishing"}
         assert set(status["pluginStatus"].values()) == {"deploying"}
@@ -116,7 +78,7 @@ def test_a_deployment_answers_at_once_and_its_code_is_live_once_the_job_publishe
         jobs.drain(job_types=frozenset({"tenantCode.publish"}))
 
         assert get_job(tenant, publish.job_locator)["status"] == "finished"
-        status = _status(api, admin_token, tenant)
+        status = deployment_status(api, admin_token, tenant)
         assert status["tenantCode"] == {"status": "live", "functionVersion": "1"}
         assert set(status["pluginStatus"].values()) == {"deployed"}
         function = lambda_client().get_function_configuration(FunctionName=f"pas-tenant-{tenant}", Qualifier=version)
@@ -145,8 +107,8 @@ def test_the_function_package_is_the_modules_the_local_sandbox_runs_and_its_laye
     api, admin_token, jobs, monkeypatch, aws
 ):
     with lambda_runner(monkeypatch, jobs):
-        tenant = _tenant(api, admin_token)
-        version = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        tenant = tenant_with_plugins(api, admin_token)
+        version = deployment_status(api, admin_token, tenant)["metadata"]["latestVersion"]
         function = lambda_client().get_function_configuration(FunctionName=f"pas-tenant-{tenant}", Qualifier=version)
 
     code = repository.read_code(tenant, version)
@@ -192,7 +154,7 @@ def test_the_role_grants_nothing_but_its_own_logs_under_the_boundary(api, admin_
         ),
     )
     with lambda_runner(monkeypatch, jobs, PAS_TENANT_FUNCTION_BOUNDARY_ARN=boundary["Policy"]["Arn"]):
-        tenant = _tenant(api, admin_token)
+        tenant = tenant_with_plugins(api, admin_token)
     name = f"pas-tenant-{tenant}"
     role = iam.get_role(RoleName=name)["Role"]
     assert role["PermissionsBoundary"]["PermissionsBoundaryArn"] == boundary["Policy"]["Arn"]
@@ -230,10 +192,10 @@ def test_each_version_runs_its_own_code_and_a_version_of_code_published_before_r
         }
     }
     with lambda_runner(monkeypatch, jobs) as invoker:
-        tenant = _tenant(api, admin_token)
-        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
-        second = _deploy(api, admin_token, tenant, DOUBLED)
-        third = _deploy(api, admin_token, tenant)  # the first version's code again
+        tenant = tenant_with_plugins(api, admin_token)
+        first = deployment_status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        second = deploy(api, admin_token, tenant, DOUBLED)
+        third = deploy(api, admin_token, tenant)  # the first version's code again
         runner = LambdaRunner(settings().plugin_function_name, invoke=invoker)
 
         for version in (first, third):
@@ -264,11 +226,11 @@ def test_a_policy_issued_many_deployments_ago_still_gets_a_change_priced_by_its_
     api, admin_token, jobs, monkeypatch, aws
 ):
     with lambda_runner(monkeypatch, jobs) as invoker:
-        tenant = _tenant(api, admin_token)
-        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        tenant = tenant_with_plugins(api, admin_token)
+        first = deployment_status(api, admin_token, tenant)["metadata"]["latestVersion"]
         policy = issued_policy(api, admin_token, tenant, new_account(api, admin_token, tenant))
         for plugins in (DOUBLED, DOUBLED.replace("'amount': 2}", "'amount': 3}"), DOUBLED):
-            _deploy(api, admin_token, tenant, plugins)
+            deploy(api, admin_token, tenant, plugins)
         assert len(repository.tenant_functions.versions(f"pas-tenant-{tenant}")) == 3
 
         static = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
@@ -299,17 +261,17 @@ def test_a_transient_lambda_error_makes_the_job_run_again(api, admin_token, jobs
 
     monkeypatch.setattr(repository, "publish", conflicting)
     with lambda_runner(monkeypatch, jobs, eager_publishing=False):
-        tenant = _tenant(api, admin_token)
+        tenant = tenant_with_plugins(api, admin_token)
         [publish] = [m for m in jobs.sent if m.job_type == "tenantCode.publish"]
         with pytest.raises(tenant_code.PublishAgain):
             jobs.drain(job_types=frozenset({"tenantCode.publish"}))
         assert get_job(tenant, publish.job_locator)["status"] == "queued"
-        assert _status(api, admin_token, tenant)["tenantCode"] == {"status": "publishing"}
+        assert deployment_status(api, admin_token, tenant)["tenantCode"] == {"status": "publishing"}
 
         jobs.send(publish.model_dump_json())  # SQS delivers the message again
         jobs.drain(job_types=frozenset({"tenantCode.publish"}))
 
-        assert _status(api, admin_token, tenant)["tenantCode"]["status"] == "live"
+        assert deployment_status(api, admin_token, tenant)["tenantCode"]["status"] == "live"
 
 
 def test_a_redeployment_becomes_current_once_its_code_is_live_and_one_lambda_refuses_leaves_the_previous_current(
@@ -322,28 +284,28 @@ def test_a_redeployment_becomes_current_once_its_code_is_live_and_one_lambda_ref
         return [c["amount"] for c in ok(priced)["items"] if c["chargeType"] == "premium"]
 
     with lambda_runner(monkeypatch, jobs, eager_publishing=False):
-        tenant = _tenant(api, admin_token)
+        tenant = tenant_with_plugins(api, admin_token)
         jobs.drain(job_types=frozenset({"tenantCode.publish"}))
-        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        first = deployment_status(api, admin_token, tenant)["metadata"]["latestVersion"]
 
-        second = _deploy(api, admin_token, tenant, DOUBLED)
-        status = _status(api, admin_token, tenant)
+        second = deploy(api, admin_token, tenant, DOUBLED)
+        status = deployment_status(api, admin_token, tenant)
         assert (status["metadata"]["latestVersion"], status["tenantCode"]["status"]) == (first, "live")
         assert status["latestDeployment"] == {"version": second, "tenantCode": {"status": "publishing"}}
         assert premium(_priced(api, admin_token, tenant)) == [1200]  # the previous version serves meanwhile
         jobs.drain(job_types=frozenset({"tenantCode.publish"}))
-        status = _status(api, admin_token, tenant)
+        status = deployment_status(api, admin_token, tenant)
         assert (status["metadata"]["latestVersion"], status["metadata"]["version2"]) == (second, first)
         assert "latestDeployment" not in status and premium(_priced(api, admin_token, tenant)) == [2]
 
         monkeypatch.setattr(repository, "publish", refused)
-        third = _deploy(api, admin_token, tenant)
+        third = deploy(api, admin_token, tenant)
         [publish] = [m for m in jobs.sent if m.job_type == "tenantCode.publish" and m.payload == {"version": third}]
         jobs.drain(job_types=frozenset({"tenantCode.publish"}))
 
         job = get_job(tenant, publish.job_locator)
         assert job["status"] == "failed" and job["error"].startswith("tenantCode.unpublishable: Lambda refused")
-        status = _status(api, admin_token, tenant)
+        status = deployment_status(api, admin_token, tenant)
         assert status["metadata"]["latestVersion"] == second and status["tenantCode"]["status"] == "live"
         assert set(status["pluginStatus"].values()) == {"deployed"}
         assert status["latestDeployment"] == {
@@ -360,11 +322,11 @@ def test_a_plugin_module_that_fails_to_import_is_the_deployments_error_naming_it
     api, admin_token, jobs, monkeypatch, aws
 ):
     with lambda_runner(monkeypatch, jobs):
-        tenant = _tenant(api, admin_token)
-        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
-        broken = _deploy(api, admin_token, tenant, "\n\nimport module_that_is_not_there\n" + QUOTE_PLUGINS)
+        tenant = tenant_with_plugins(api, admin_token)
+        first = deployment_status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        broken = deploy(api, admin_token, tenant, "\n\nimport module_that_is_not_there\n" + QUOTE_PLUGINS)
 
-        status = _status(api, admin_token, tenant)
+        status = deployment_status(api, admin_token, tenant)
         assert status["metadata"]["latestVersion"] == first and status["tenantCode"]["status"] == "live"
         assert status["latestDeployment"] == {
             "version": broken,
@@ -381,8 +343,8 @@ def test_a_plugin_module_that_fails_to_import_is_the_deployments_error_naming_it
 
 
 def test_on_the_local_runner_a_deployment_publishes_nothing(api, admin_token, jobs, aws):
-    tenant = _tenant(api, admin_token)
+    tenant = tenant_with_plugins(api, admin_token)
 
     assert [m for m in jobs.sent if m.job_type == "tenantCode.publish"] == []
-    status = _status(api, admin_token, tenant)
+    status = deployment_status(api, admin_token, tenant)
     assert "tenantCode" not in status and set(status["pluginStatus"].values()) == {"deployed"}

@@ -29,7 +29,7 @@ from tests.api.transactions.support import (
 )
 from tests.api.transactions.support import create as create_transaction
 from tests.plugins.lambda_mode import lambda_runner
-from tests.plugins.test_tenant_code import DOUBLED, _deploy, _status, _tenant
+from tests.plugins.tenant_code_support import DOUBLED, deploy, deployment_status, tenant_with_plugins
 from tests.support.api import ok
 
 PUBLISH = frozenset({"tenantCode.publish"})
@@ -80,10 +80,10 @@ def test_each_publish_keeps_the_most_recently_published_versions_and_removes_the
     api, admin_token, jobs, monkeypatch, aws
 ):
     with lambda_runner(monkeypatch, jobs, PAS_TENANT_FUNCTION_VERSIONS_KEPT="2"):
-        tenant = _tenant(api, admin_token)
-        versions = [_status(api, admin_token, tenant)["metadata"]["latestVersion"]]
-        versions += [_deploy(api, admin_token, tenant, _amount(amount)) for amount in (2, 3, 4)]  # kept + 2
-        status = _status(api, admin_token, tenant)
+        tenant = tenant_with_plugins(api, admin_token)
+        versions = [deployment_status(api, admin_token, tenant)["metadata"]["latestVersion"]]
+        versions += [deploy(api, admin_token, tenant, _amount(amount)) for amount in (2, 3, 4)]  # kept + 2
+        status = deployment_status(api, admin_token, tenant)
 
     name = f"pas-tenant-{tenant}"
     assert status["metadata"]["latestVersion"] == versions[-1] and status["tenantCode"]["status"] == "live"
@@ -96,14 +96,14 @@ def test_a_change_on_a_pruned_version_waits_for_one_publish_again_then_is_priced
     api, admin_token, jobs, monkeypatch, aws
 ):
     with lambda_runner(monkeypatch, jobs, eager_publishing=False, PAS_TENANT_FUNCTION_VERSIONS_KEPT="2") as invoker:
-        tenant = _tenant(api, admin_token)
+        tenant = tenant_with_plugins(api, admin_token)
         jobs.drain(job_types=PUBLISH)
-        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        first = deployment_status(api, admin_token, tenant)["metadata"]["latestVersion"]
         policy = issued_policy(api, admin_token, tenant, new_account(api, admin_token, tenant))
         draft = _change_draft(api, admin_token, tenant, policy)
         later = []
         for amount in (2, 3):
-            later.append(_deploy(api, admin_token, tenant, _amount(amount)))
+            later.append(deploy(api, admin_token, tenant, _amount(amount)))
             jobs.drain(job_types=PUBLISH)
         name = f"pas-tenant-{tenant}"
         assert set(repository.aliases(name)) == set(later) and _code(tenant, first).status == "pruned"
@@ -132,7 +132,7 @@ def test_a_change_on_a_pruned_version_waits_for_one_publish_again_then_is_priced
         # published again, it counts as recent: the middle version goes instead, the current one stays
         assert set(repository.aliases(name)) == {first, later[1]}
         assert (_code(tenant, first).status, _code(tenant, later[0]).status) == ("live", "pruned")
-        assert _status(api, admin_token, tenant)["metadata"]["latestVersion"] == later[1]
+        assert deployment_status(api, admin_token, tenant)["metadata"]["latestVersion"] == later[1]
 
     assert amounts(priced["charges"]) == CHANGE_PRICED_BY_THE_FIRST_VERSION
     assert (name, first) in invoker.invocations
@@ -144,9 +144,9 @@ def test_a_render_whose_version_lost_its_code_answers_not_ready_until_its_publis
     api, admin_token, jobs, monkeypatch, aws
 ):
     with lambda_runner(monkeypatch, jobs, eager_publishing=False):
-        tenant = _tenant(api, admin_token)
+        tenant = tenant_with_plugins(api, admin_token)
         jobs.drain(job_types=PUBLISH)
-        version = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        version = deployment_status(api, admin_token, tenant)["metadata"]["latestVersion"]
         quote = create(api, admin_token, tenant, auto(new_account(api, admin_token, tenant)))
         # renders use the current version, which a prune keeps: here its code goes as a prune takes it
         assert configuration_service.prune_tenant_code(_context(tenant), version, _code(tenant, version))
@@ -172,8 +172,8 @@ def test_a_render_whose_version_lost_its_code_answers_not_ready_until_its_publis
 
 def test_a_prune_racing_a_publish_again_of_its_version_leaves_it(api, admin_token, jobs, monkeypatch, aws):
     with lambda_runner(monkeypatch, jobs, PAS_TENANT_FUNCTION_VERSIONS_KEPT="1"):
-        tenant = _tenant(api, admin_token)
-        first = _status(api, admin_token, tenant)["metadata"]["latestVersion"]
+        tenant = tenant_with_plugins(api, admin_token)
+        first = deployment_status(api, admin_token, tenant)["metadata"]["latestVersion"]
         policy = issued_policy(api, admin_token, tenant, new_account(api, admin_token, tenant))
         draft = _change_draft(api, admin_token, tenant, policy)
         name = f"pas-tenant-{tenant}"
@@ -191,7 +191,7 @@ def test_a_prune_racing_a_publish_again_of_its_version_leaves_it(api, admin_toke
             return real(ctx, version, seen)
 
         monkeypatch.setattr(configuration_service, "prune_tenant_code", racing)
-        second = _deploy(api, admin_token, tenant, DOUBLED)
+        second = deploy(api, admin_token, tenant, DOUBLED)
         assert raced == [first]
         assert set(repository.aliases(name)) == {first, second}
         assert _code(tenant, first).status == "live"
