@@ -144,10 +144,11 @@ def answers_lost(operation: str = "TransactWriteItems") -> Iterator[FaultPlan]:
 
 
 @contextmanager
-def racing(operation: str, competitor: Callable[[], object]) -> Iterator[None]:
+def racing(operation: str, competitor: Callable[[], object], when: str = "before-send") -> Iterator[None]:
     """Another writer wins a race: `competitor` runs once, just before the block's first `operation` is sent
     (after what the block read for it), and after the block if it sent none. Botocore calls the handlers of
-    the most specific event first, so it runs ahead of the fault plan's (which answers every call)."""
+    the most specific event first, so it runs ahead of the fault plan's (which answers every call). `when`
+    "after-call": just after the block's first `operation` answered (between a read and what follows it)."""
     from chalicelib.storage import clients
 
     pending = [competitor]
@@ -157,7 +158,7 @@ def racing(operation: str, competitor: Callable[[], object]) -> Iterator[None]:
             pending.pop()()
 
     events = clients.dynamodb().meta.events
-    name = f"before-send.dynamodb.{operation}"
+    name = f"{when}.dynamodb.{operation}"
     events.register_first(name, before_send)
     try:
         yield

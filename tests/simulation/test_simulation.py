@@ -18,15 +18,14 @@ from __future__ import annotations
 import os
 import random
 from collections import Counter
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 import pytest
 
 from chalicelib.storage import clients, keys, table
-from local.faults import FaultPlan, no_backoff
+from local.faults import FaultPlan
 from tests.api.billing.support import billing, billing_tenant
 from tests.api.transactions.support import policy_path
 from tests.simulation.support import Client, Delivery, SimulationFailure, racing, shrink
@@ -56,8 +55,9 @@ KINDS = (
     "change",
     "cancel",
     "reinstate",
+    "invoice_early_racing",
 )
-WEIGHTS = (1, 4, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+WEIGHTS = (1, 4, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
 EVENT_RECORD = {
     "policy.quote": "quoteLocator",
     "billing.payment": "paymentLocator",
@@ -75,23 +75,13 @@ START, END = datetime(2026, 2, 1, 5, tzinfo=timezone.utc), datetime(2027, 2, 1, 
 CLOCK_START = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
 
 
-def steps_of(seed: int) -> list[tuple[str, int]]:
+def steps_of(seed: int, length: int = STEPS) -> list[tuple[str, int]]:
     """A seed's workload: (kind, the step's own seed). Each step draws its choices, its faults and its deliveries
     from its own seed, so a step list with some steps removed runs the others as they ran (but for the state the
     removed ones would have left)."""
     rng = random.Random(seed)
-    kinds = ["new_policy", *rng.choices(KINDS, WEIGHTS, k=max(STEPS - 2, 0)), "advance"][: max(STEPS, 1)]
+    kinds = ["new_policy", *rng.choices(KINDS, WEIGHTS, k=max(length - 2, 0)), "advance"][: max(length, 1)]
     return [(kind, rng.randrange(2**32)) for kind in kinds]
-
-
-@pytest.fixture
-def installed(aws) -> Iterator[list[FaultPlan]]:
-    client = clients.dynamodb()
-    plans: list[FaultPlan] = []
-    with no_backoff():
-        yield plans
-    for plan in plans:
-        plan.uninstall(client)
 
 
 def _vehicle_quote(account: str) -> dict[str, Any]:
@@ -111,6 +101,7 @@ class Run:
         self.write_offs: list[str] = []  # made by this run, not reversed
         self.policies: dict[str, datetime] = {}  # policy -> the effective time of its last transaction
         self.cancelled: dict[str, datetime] = {}  # policy -> its cancellation's effective time, until reinstated
+        self.segments: dict[str, list[str]] = {}  # policy -> the transactions that made its segments, in order
         self.moved: Counter[tuple[str, str]] = Counter()  # (event type, record) of every move acknowledged
         self.day = 0
 
@@ -139,8 +130,9 @@ class Run:
         status, issued = self.client.send("PATCH", f"/policy/{self.tenant}/quotes/{quote['locator']}/issue")
         if status != 200:
             raise SimulationFailure(f"issue of quote {quote['locator']}: {status} {issued}")
-        self.client.ok("GET", policy_path(self.tenant, issued["policyLocator"]))
+        made = self.client.ok("GET", policy_path(self.tenant, issued["policyLocator"]))
         self.policies[issued["policyLocator"]] = START
+        self.segments[issued["policyLocator"]] = [made["issuedTransactionLocator"]]
         self.moved["policy.quote.issue", quote["locator"]] += 1
         self.accounts.append(account)
         self.drain()
@@ -179,6 +171,31 @@ class Run:
         first, second = (self._payment(account, Decimal(self.rng.choice([30, 80, 400])), []) for _ in range(2))
         with racing("TransactWriteItems", lambda: self._post(account, second)):
             self._post(account, first)
+        self.drain()
+
+    def invoice_early_racing(self) -> None:
+        """An early invoicing (POST /invoices/earlyInvoicing) of an account's installments starting within some
+        weeks, raced by another writer of them: while its job runs, just after it read the installments (and
+        before it reads the account's billing root and commits), a second early invoicing of the same installments
+        is requested and its job delivered (SQS may deliver the first's message again meanwhile). One of the two
+        invoices them; the other finds them invoiced (or its commit refused: 409, its job retried)."""
+        if not self.accounts:
+            return
+        account = self.rng.choice(self.accounts)
+        through = CLOCK_START + timedelta(days=self.day + self.rng.choice([20, 45, 75]))
+        body = {"accountLocator": account, "invoiceThroughTime": _iso(through)}
+        path = billing(self.tenant, "/invoices/earlyInvoicing")
+        status, first = self.client.send("POST", path, body)
+        if status != 200:
+            return  # nothing to invoice early yet (409 installment.not_invoiceable and the like are its answers)
+
+        def another_writer() -> None:
+            again, _ = self.client.send("POST", path, body)
+            if again == 200:
+                self.drain()
+
+        with racing("BatchGetItem", another_writer, when="after-call"):
+            self.drain()
         self.drain()
 
     def _payment(self, account: str, amount: Decimal, targets: list[dict[str, Any]]) -> str:
@@ -228,6 +245,7 @@ class Run:
         )
         self._issue(draft["locator"], "policy.change.issue")
         self.policies[policy] = effective
+        self.segments[policy].append(draft["locator"])
 
     def cancel(self) -> None:
         found = self._next_effective(self._active())
@@ -391,6 +409,8 @@ class Run:
             self._check_events()
             for account in self.accounts:
                 self._check_account(account)
+            for policy in sorted(self.segments):
+                self._check_charges(policy)
 
     def _check_jobs(self) -> None:
         """Every job finished, or failed visibly, once the reaper has put back those whose lease ran out (as its
@@ -454,7 +474,8 @@ class Run:
         """The ledger balances to the cent: what the coverage invoices ask is paid, written off or still open, and
         what the payments brought beyond that is in the credit balance or refunded (an owed invoice asks back what
         a refund paid out of credit a reversal took away). The credit balance is the sum of its moves and never
-        negative; no record is listed twice, no invoice item missing or extra, no due time invoiced twice by one run."""
+        negative; no record is listed twice, no invoice item missing or extra, and the invoicing exact
+        (`_check_invoicing`)."""
         invoices = self._list(f"/invoices/accounts/{account}/list?count=100&includeZeroAmountInvoices=true")
         invoiced = _sum(invoices, "totalAmount")
         remaining = _sum(invoices, "totalRemainingAmount")
@@ -497,17 +518,127 @@ class Run:
             total = _sum(items[invoice["locator"]], "amount")
             if total != Decimal(str(invoice["totalAmount"])):
                 raise SimulationFailure(f"invoice {invoice['locator']}: items {total} != {invoice['totalAmount']}")
-        # an invoice run makes one invoice a due time; a change's installment of a due time already invoiced makes
-        # another, later: two invoices of one due time made at one moment are one run's, twice
-        runs = [(i["dueTime"], i["generatedTime"]) for i in invoices if i not in owed_invoices]
-        if len(runs) != len(set(runs)):
+        self._check_invoicing(account, invoices, items)
+
+    def _check_charges(self, policy: str) -> None:
+        """Charges equal the coverage actually held, to the cent: what billing billed of the policy (its charges)
+        sums to what its segments price to as held now. Each segment (of the issuance, or of a change) is held from
+        its start to the next segment's, or to the cancellation's effective time while the policy is cancelled (a
+        reinstatement holds it again); a rated charge of a segment held whole earns its amount, of a part [start,
+        cut) its amount x duration(start, cut) / the segment's duration (a rate charge: its rate x duration(start,
+        cut)), rounded half-up to the cent, in the policy's duration basis and time zone; a flat charge its amount."""
+        from chalicelib.core import durations
+
+        shown = self.client.ok("GET", policy_path(self.tenant, policy))
+        basis, zone = shown["durationBasis"], shown["timezone"]
+        made = [
+            self.client.ok("GET", f"/policy/{self.tenant}/transactions/{transaction}/segment")
+            for transaction in self.segments[policy]
+        ]
+        held = Decimal(0)
+        for index, segment in enumerate(made):
+            start, end = _moment(segment["startTime"]), _moment(segment["endTime"])
+            cut = min([end, *([_moment(made[index + 1]["startTime"])] if index + 1 < len(made) else [])])
+            if policy in self.cancelled:
+                cut = min(cut, self.cancelled[policy])
+            whole = Decimal(str(segment["duration"]))
+            price = self.client.ok("GET", f"/policy/{self.tenant}/transactions/{segment['transactionLocator']}/price")
+            for charge in price["charges"]:
+                if charge.get("reversalOfLocator"):
+                    continue
+                amount, rate = Decimal(str(charge["amount"])), Decimal(str(charge["rate"]))
+                if charge["handling"] == "flat" or cut >= end:
+                    held += amount
+                elif cut > start and whole:
+                    part = durations.duration(start, cut, basis, zone)
+                    exact = amount * part / whole if rate == amount / whole else rate * part
+                    held += _cents(exact)
+        charges = self._all(billing(self.tenant, f"/policies/{policy}/charges/list"))
+        billed = _sum(charges, "amount")
+        if billed != held:
             raise SimulationFailure(
-                f"account {account}: two invoices of one due time made at one moment: {sorted(runs)}"
+                f"policy {policy}: charges {billed} != the coverage held {held} "
+                f"(segments of {self.segments[policy]}, cancelled at {self.cancelled.get(policy)})"
             )
+
+    def _all(self, path: str) -> list[dict[str, Any]]:
+        """Every item of a paged list (offset/count, 100 a page)."""
+        found: list[dict[str, Any]] = []
+        while True:
+            sep = "&" if "?" in path else "?"
+            page = self.client.ok("GET", f"{path}{sep}offset={len(found)}&count=100")
+            found.extend(page["items"])
+            if page["listCompleted"] or not page["items"]:
+                return found
+
+    def _check_invoicing(
+        self, account: str, invoices: list[dict[str, Any]], items: dict[str, list[dict[str, Any]]]
+    ) -> None:
+        """Each installment of the account's policies is invoiced at most once, on the invoice it names, all its
+        items on that invoice; every installment to generate before the clock is invoiced; every invoice item of an
+        installment names installment items of the account's (a cancellation and its reinstatement issued at one
+        moment invoice their own frames at one moment, so the invoices' due and generated times prove nothing)."""
+        from chalicelib.runtime import wiring
+
+        now = wiring.clock_for(self.tenant).now()
+        installments = [
+            installment
+            for policy in sorted(self.policies)
+            for installment in self._all(billing(self.tenant, f"/installments/policies/{policy}/list"))
+            if installment["accountLocator"] == account
+        ]
+        owner = {item["locator"]: i["locator"] for i in installments for item in i["installmentItems"]}
+        invoiced_on: dict[str, set[str]] = {}  # installment -> the invoices listing any of its items
+        listed: Counter[str] = Counter()  # installment item -> invoice items listing it
+        for invoice, invoice_items in items.items():
+            for item in invoice_items:
+                for locator in item["installmentItemLocators"]:
+                    if locator not in owner:
+                        raise SimulationFailure(
+                            f"invoice {invoice}: installment item {locator} of no installment of account {account}"
+                        )
+                    listed[locator] += 1
+                    invoiced_on.setdefault(owner[locator], set()).add(invoice)
+        twice = sorted(locator for locator, count in listed.items() if count > 1)
+        if twice:
+            raise SimulationFailure(f"account {account}: installment items invoiced twice: {twice}")
+        known = {invoice["locator"] for invoice in invoices}
+        for installment in installments:
+            on = invoiced_on.get(installment["locator"], set())
+            named = installment.get("invoiceLocator")
+            if len(on) > 1:
+                raise SimulationFailure(f"installment {installment['locator']} invoiced on {sorted(on)}")
+            if named is None:
+                if on:
+                    raise SimulationFailure(
+                        f"installment {installment['locator']} uninvoiced, yet on invoice {sorted(on)}"
+                    )
+                if _moment(installment["generateTime"]) < now:
+                    raise SimulationFailure(
+                        f"installment {installment['locator']} to generate at {installment['generateTime']} "
+                        f"is uninvoiced at the clock's {now.isoformat()}"
+                    )
+                continue
+            if named not in known:
+                raise SimulationFailure(f"installment {installment['locator']} names invoice {named}, not listed")
+            mine = {item["locator"] for item in installment["installmentItems"]}
+            if on != {named} or not mine <= set(listed):
+                raise SimulationFailure(
+                    f"installment {installment['locator']} names invoice {named}, its items are on {sorted(on)}"
+                )
 
 
 def _iso(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _moment(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _cents(amount: Decimal) -> Decimal:
+    """Half-up to the cent (the rounding of DECISIONS' proration, done here on its own)."""
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
 def _sum(records: list[dict[str, Any]], field_name: str) -> Decimal:
@@ -517,9 +648,20 @@ def _sum(records: list[dict[str, Any]], field_name: str) -> Decimal:
 class Simulation:
     """Runs of one seed's steps, each on a tenant of its own: `failure(indices)` answers what failed, or None."""
 
-    def __init__(self, seed: int, api: Any, token: str, jobs: Any, installed: list[FaultPlan]):
+    def __init__(
+        self,
+        seed: int,
+        api: Any,
+        token: str,
+        jobs: Any,
+        installed: list[FaultPlan],
+        length: int = STEPS,
+        steps: list[tuple[str, int]] | None = None,
+    ) -> None:
+        """`steps`: the seed's step list as given (a pinned seed's, as it was drawn when it failed), not drawn."""
         self.seed, self.api, self.token, self.jobs, self.installed = seed, api, token, jobs, installed
-        self.steps = steps_of(seed)
+        self.length = length
+        self.steps = steps if steps is not None else steps_of(seed, length)
         self.last: Run | None = None
 
     def failure(self, indices: list[int]) -> str | None:
@@ -552,7 +694,7 @@ class Simulation:
             f"seed {self.seed} fails: {failure}\n"
             f"  its steps: {self.describe(indices)}\n"
             f"  shortest failing steps found: {self.describe(shortest)}: {again}\n"
-            f"  replay: make simulate SEED={self.seed} LENGTH={STEPS} STEPS={','.join(map(str, shortest))}"
+            f"  replay: make simulate SEED={self.seed} LENGTH={self.length} STEPS={','.join(map(str, shortest))}"
         )
 
 
@@ -566,64 +708,3 @@ def test_money_survives_the_faults_of_a_seed(seed, api, admin_token, jobs, insta
     assert simulation.last is not None
     injected = sum(simulation.last.plan.injected.values())
     assert REPLAY or injected > 0, "the seed injected no fault: the run proves nothing"
-
-
-PLANTED_SEEDS = range(4)
-"""The seeds the planted defect must be caught within (a part of `make test`'s share)."""
-SHARE = range(200)
-"""`make test`'s share of seeds: a planted defect must be caught by one of them (the search stops at the first)."""
-FIRST_RACE = 12
-"""The first seed of the share (at 3 steps) with a `pay_racing` step: the search for the planted root defect starts
-there (the seeds before it race no payments), and goes on through the share if a change of the workload moved it."""
-
-
-def _first_failing_seed(
-    seeds: range, api: Any, token: str, jobs: Any, installed: list[FaultPlan], monkeypatch: pytest.MonkeyPatch
-) -> int | None:
-    """The first of `seeds` whose run fails with a defect planted (whose symptoms may include error codes a route
-    does not declare: tests/conftest.py's check of them is off here)."""
-    from chalicelib.http import endpoint
-
-    monkeypatch.setattr(endpoint, "undeclared_error_seen", None)
-    for seed in seeds:
-        simulation = Simulation(seed, api, token, jobs, installed)
-        if simulation.failure(list(range(len(simulation.steps)))) is not None:
-            return seed
-    return None
-
-
-def test_a_planted_defect_is_caught_by_some_seed(api, admin_token, jobs, installed, monkeypatch):
-    """The defect the first seeds found, planted again: a conditional write resent after its answer was lost no
-    longer knows its own earlier attempt (storage/table.py's write token), so a job's claim or a guard's answer
-    fails its own condition. Some seed of the suite's share must fail on it."""
-    from chalicelib.storage import table as storage_table
-
-    monkeypatch.setattr(storage_table, "_written_by", lambda item, token: False)
-    caught = _first_failing_seed(PLANTED_SEEDS, api, admin_token, jobs, installed, monkeypatch)
-    assert caught is not None, f"no seed of {list(PLANTED_SEEDS)} caught the planted defect"
-
-
-def test_a_payment_post_without_its_root_version_check_is_caught_within_the_share(
-    api, admin_token, jobs, installed, monkeypatch
-):
-    """A payment post that bumps the account's billing root without its version condition (the planted defect of
-    issue 31): a post that read the account before another post committed commits on what it read, so the credit
-    balance loses one of the two (its moves hold both). A racing step (`pay_racing`) of some seed of the share
-    catches it (seed 12 at 3 steps)."""
-    from chalicelib.billing import account_root, repository
-    from chalicelib.billing.payments import service as payments
-
-    post = payments.post_payment
-
-    def post_without_root_check(ctx: Any, locator: str) -> Any:
-        with monkeypatch.context() as planted:
-            planted.setattr(
-                account_root,
-                "bump",
-                lambda ctx, uow, account, containers: repository.root_versions(ctx.tenant, account, containers),
-            )
-            return post(ctx, locator)
-
-    monkeypatch.setattr(payments, "post_payment", post_without_root_check)
-    caught = _first_failing_seed(range(FIRST_RACE, SHARE.stop), api, admin_token, jobs, installed, monkeypatch)
-    assert caught is not None, f"no seed of {SHARE} caught a payment post without its root version check"
