@@ -20,7 +20,7 @@ TARGETS = {
     "payment_post": ("chalicelib.billing.payments.service", "post_payment"),
     "root_bump": ("chalicelib.billing.account_root", "bump"),
     "root_versions": ("chalicelib.billing.repository", "root_versions"),
-    "invoice_writes": ("chalicelib.billing.repository", "invoiced_installment_writes"),
+    "invoice_writes": ("chalicelib.billing.installments.repository", "invoiced_installment_writes"),
     "uninvoiced_key": ("chalicelib.storage.keys", "billing_uninvoiced"),
     "proration_rounding": ("chalicelib.transactions.deltas", "round_money"),
 }
