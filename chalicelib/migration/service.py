@@ -896,6 +896,9 @@ class _Collected:
     def add(self, *ops: Any) -> None:
         self.ops.extend(ops)
 
+    def claim(self, op: Any) -> None:
+        raise AssertionError("a migration runs no due work: nothing claims a due entry in its write")
+
     def after_commit(self, action: Callable[[], object]) -> None:
         self.actions.append(action)
 

@@ -32,14 +32,14 @@ from typing import Any
 
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
-from chalicelib.core.context import CallContext
+from chalicelib.core.context import CallContext, IdempotencyClaim
 from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError
 from chalicelib.runtime import wiring
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.observability import logger
-from chalicelib.storage import due_index
+from chalicelib.storage import due_index, keys
 from chalicelib.storage.due_index import DueEntry
-from chalicelib.storage.unit_of_work import UnitOfWork
+from chalicelib.storage.unit_of_work import UnitOfWork, idempotency_guard
 
 STEP_ENTRIES = 100
 """Entries one job step runs: well inside the job lease at the slowest handler measured (a renewal)."""
@@ -130,6 +130,9 @@ class _EffectsCounted:
     def after_commit(self, action: Callable[[], object]) -> None:
         self._inner.after_commit(action)
 
+    def claim(self, op: Any) -> None:
+        self._inner.claim(op)
+
     def record_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.effects += 1
         self._inner.record_event(event_type, data)
@@ -168,6 +171,16 @@ class DueWork:
             )
         self._next = (at, payload)
 
+    def guard(self, claim: IdempotencyClaim) -> None:
+        """Adds to `uow` the idempotency guard item of `claim` (for the context's user), put on condition that
+        there is none: an effect done once, by a run that read the entry before another moved it on, fails
+        with 409 `conflict.already_exists` (counted as already done)."""
+        self.uow.add(
+            idempotency_guard(
+                keys.tenant_scope(self.uow.ctx.tenant), self.uow.ctx.user_locator, claim, wiring.clock().now()
+            )
+        )
+
     def effects(self) -> int:
         """How many writes and events the handler added to `uow`."""
         return self.uow.effects if isinstance(self.uow, _EffectsCounted) else 0
@@ -175,12 +188,15 @@ class DueWork:
     def settle(self) -> None:
         """Add the entry's settlement to the unit of work (the pager does, once the handler returned):
         removed, or moved where the handler said, on condition that nobody put it again meanwhile (an
-        effect that put it again, such as an issue moving a policy's end, wins)."""
+        effect that put it again, such as an issue moving a policy's end, wins). When the effect's own write
+        puts the entry again (an issue in `uow` moving the policy's end), that put is made conditional on the
+        entry as read instead (`UnitOfWork.claim`: one write names the entry once, and a run that lost the race
+        for it changes nothing)."""
         if self._next is None:
-            self.uow.add(due_index.settle(self.entry))
+            self.uow.claim(due_index.settle(self.entry))
         else:
             at, payload = self._next
-            self.uow.add(due_index.move(self.entry, at, payload, attempts=0))
+            self.uow.claim(due_index.move(self.entry, at, payload, attempts=0))
 
 
 # --- the pager ------------------------------------------------------------------------------------------

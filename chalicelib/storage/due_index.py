@@ -81,13 +81,15 @@ def remove(tenant: str, kind: str, ref: str) -> WriteOp:
     return table.delete(keys.due_entry(tenant, kind, ref))
 
 
+def entry_key(entry: DueEntry) -> keys.Key:
+    """The key of the entry's item."""
+    return keys.due_entry(entry.tenant, entry.kind, entry.ref)
+
+
 def settle(entry: DueEntry) -> WriteOp:
     """Deletes the entry, on condition that nobody put it again since it was read (else 409)."""
-    params: dict[str, Any] = {
-        "Key": codec.serialize(keys.due_entry(entry.tenant, entry.kind, entry.ref).as_dict()),
-        **_same_token(entry),
-    }
-    return WriteOp("Delete", params, keys.due_entry(entry.tenant, entry.kind, entry.ref), _moved(entry))
+    params: dict[str, Any] = {"Key": codec.serialize(entry_key(entry).as_dict()), **_same_token(entry)}
+    return WriteOp("Delete", params, entry_key(entry), _moved(entry))
 
 
 def move(
@@ -106,7 +108,7 @@ def move(
     return WriteOp(
         "Put",
         {"Item": codec.serialize(item), **_same_token(entry)},
-        keys.due_entry(entry.tenant, entry.kind, entry.ref),
+        entry_key(entry),
         _moved(entry),
     )
 

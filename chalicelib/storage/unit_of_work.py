@@ -21,10 +21,10 @@ from typing import Any, Protocol
 
 from chalicelib.core import codes
 from chalicelib.core.clock import Clock, isoformat
-from chalicelib.core.context import CallContext
+from chalicelib.core.context import CallContext, IdempotencyClaim
 from chalicelib.core.ids import new_locator
 from chalicelib.storage import keys, table
-from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, TableGateway, WriteOp
+from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, ErrorFactory, TableGateway, WriteOp
 
 IDEMPOTENCY_TTL_SECONDS = 48 * 3600
 
@@ -48,6 +48,11 @@ class UnitOfWork(Protocol):
 
     def record_event(self, event_type: str, data: dict[str, Any]) -> None: ...
 
+    def claim(self, op: WriteOp) -> None:
+        """Adds `op`, a conditional write of one record (a due entry's settlement), or where a write of that
+        record is held already (an issue putting the due entry it runs again), that write made conditional
+        on `op`'s condition instead: one TransactWriteItems names a record once."""
+
     def commit(self) -> list[dict[str, Any]]:
         """Write everything at once; answers the event records written."""
 
@@ -68,6 +73,33 @@ class _Gathering:
 
     def record_event(self, event_type: str, data: dict[str, Any]) -> None:
         self._events.append((event_type, data))
+
+    def claim(self, op: WriteOp) -> None:
+        self._ops[:] = claimed(self._ops, op)
+
+
+def claimed(ops: list[WriteOp], op: WriteOp) -> list[WriteOp]:
+    """`ops` with `op` (UnitOfWork.claim): added, or its condition given to the unconditional write of its
+    record that `ops` holds (a held write with a condition of its own cannot take another: ValueError)."""
+    for index, held in enumerate(ops):
+        if held.key != op.key:
+            continue
+        if "ConditionExpression" in held.params:
+            raise ValueError(f"two conditional writes of one record in one transaction: {held.key}")
+        condition = {
+            name: value
+            for name, value in op.params.items()
+            if name in ("ConditionExpression", "ExpressionAttributeNames", "ExpressionAttributeValues")
+        }
+        names = {**held.params.get("ExpressionAttributeNames", {}), **condition.get("ExpressionAttributeNames", {})}
+        values = {**held.params.get("ExpressionAttributeValues", {}), **condition.get("ExpressionAttributeValues", {})}
+        params = {**held.params, "ConditionExpression": condition["ConditionExpression"]}
+        if names:
+            params["ExpressionAttributeNames"] = names
+        if values:
+            params["ExpressionAttributeValues"] = values
+        return [*ops[:index], WriteOp(held.action, params, held.key, op.on_condition_failure), *ops[index + 1 :]]
+    return [*ops, op]
 
 
 class NestedUnitOfWork(_Gathering):
@@ -188,18 +220,36 @@ class TransactionUnitOfWork(_Gathering):
         if claim is None or claim.claimed:
             return None
         claim.claimed = True
-        key = keys.idempotency_guard(self.scope, self.ctx.user_locator, claim.operation, claim.key)
-        item = {
-            **key.as_dict(),
-            "entity": "idempotencyGuard",
-            "requestHash": claim.request_hash,
-            "credential": claim.credential,
-            "createdAt": isoformat(now),
-            "ttl": int(now.timestamp()) + IDEMPOTENCY_TTL_SECONDS,
-        }
         created = self._created(claim.creates) if claim.creates else None
-        if created is not None:
-            item["createdLocator"] = created
-        return table.put_new(
-            item, lambda: codes.IDEMPOTENCY_IN_PROGRESS("A request with this idempotency key is in progress")
+        return idempotency_guard(
+            self.scope,
+            self.ctx.user_locator,
+            claim,
+            now,
+            created,
+            lambda: codes.IDEMPOTENCY_IN_PROGRESS("A request with this idempotency key is in progress"),
         )
+
+
+def idempotency_guard(
+    scope: str,
+    user_locator: str,
+    claim: IdempotencyClaim,
+    now: datetime,
+    created: str | None = None,
+    on_exists: ErrorFactory | None = None,
+) -> WriteOp:
+    """The guard item of `claim` for `user_locator`, put on condition that there is none (else `on_exists`,
+    by default 409 `conflict.already_exists`)."""
+    key = keys.idempotency_guard(scope, user_locator, claim.operation, claim.key)
+    item = {
+        **key.as_dict(),
+        "entity": "idempotencyGuard",
+        "requestHash": claim.request_hash,
+        "credential": claim.credential,
+        "createdAt": isoformat(now),
+        "ttl": int(now.timestamp()) + IDEMPOTENCY_TTL_SECONDS,
+    }
+    if created is not None:
+        item["createdLocator"] = created
+    return table.put_new(item, on_exists)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -48,6 +48,7 @@ from chalicelib.core.errors import AlreadyExists, ConcurrentModification, Confli
 from chalicelib.policies import service as policies
 from chalicelib.policies.models import IssuedStack, Policy, RenewalPlan, Transaction
 from chalicelib.runtime.due import DueWork
+from chalicelib.runtime.wiring import nested_unit_of_work
 from chalicelib.transactions import records, renewals, service
 from chalicelib.transactions.records import Found
 from chalicelib.transactions.renewals import ACCEPT, CREATE, ISSUE, PRICE, UNDERWRITING_STOPS
@@ -151,12 +152,17 @@ class Renewing:
             return
         transaction = found.live
         current = records.found_in(stack, transaction) if transaction else None
+        unstored = False
         try:
             for call in renewals.work(step, transaction.transactionState if transaction else None):
-                current = records.found_in(
-                    stack if current is None else current.stack, self._call(ctx, call, plan, stack, current)
-                )
-                transaction = current.transaction
+                if call == CREATE:  # the draft, stored by the next call's write (work() names one after it)
+                    current, unstored = self._create(ctx, work, plan, stack), True
+                    transaction = current.transaction
+                    outcome.done[DONE[CREATE]] += 1
+                    continue
+                assert current is not None
+                current = records.found_in(current.stack, self._call(ctx, work, call, current, unstored=unstored))
+                transaction, unstored = current.transaction, False
                 if not self._succeeded(outcome, policy, transaction):
                     self._wait(ctx, work, plan, policy, point.term_end, failed=True)
                     return
@@ -164,6 +170,8 @@ class Renewing:
                 if call == ISSUE:
                     return  # the issue moved the policy's end: its commit put the next term's entry, which stands
         except DomainError as error:
+            if unstored and current is not None and not _raced(error):  # the draft is stored all the same
+                records.add(ctx, records.before_unstored(current), current.transaction, nested_unit_of_work(work.uow))
             if _raced(error):
                 outcome.already_done += 1
             else:
@@ -191,39 +199,37 @@ class Renewing:
         if following is not None and following > work.entry.due_at:
             work.reschedule(following)
 
-    def _call(
-        self, ctx: CallContext, call: str, plan: RenewalPlan, stack: IssuedStack, current: Found | None
-    ) -> Transaction:
-        """The service call, on the job's own consistent read of the policy (and what its calls changed of
-        it since): the service reads nothing again, and writes on condition of the versions read."""
-        if call == CREATE:
-            policy = stack.policy
-            guarded = replace(
-                ctx,
-                idempotency=IdempotencyClaim(
-                    key=f"{policy.locator}#{policy.issuedTransactionLocator}", operation=CREATE_GUARD, request_hash=""
-                ),
+    @staticmethod
+    def _create(ctx: CallContext, work: DueWork, plan: RenewalPlan, stack: IssuedStack) -> Found:
+        """The renewal's draft, not stored (service.new_draft): the next call writes it with its own step, in
+        the entry's write, with a guard item named by the policy and its latest issued transaction (a run that
+        read the policy before another created its renewal fails on it, 409, and counts it as already done)."""
+        policy = stack.policy
+        work.guard(
+            IdempotencyClaim(
+                key=f"{policy.locator}#{policy.issuedTransactionLocator}", operation=CREATE_GUARD, request_hash=""
             )
-            term = Decimal(plan.newTermDuration) if plan.newTermDuration else None
-            if plan.renewalTransactionType:
-                return service.create_transaction(
-                    guarded,
-                    policy.locator,
-                    [],
-                    term_duration=term,
-                    stack=stack,
-                    transaction_type=plan.renewalTransactionType,
-                )
-            return service.create_transaction(
-                guarded, policy.locator, [], route="renew", term_duration=term, stack=stack
+        )
+        term = Decimal(plan.newTermDuration) if plan.newTermDuration else None
+        if plan.renewalTransactionType:
+            return service.new_draft(
+                ctx, policy.locator, [], term_duration=term, stack=stack, transaction_type=plan.renewalTransactionType
             )
-        assert current is not None
+        return service.new_draft(ctx, policy.locator, [], route="renew", term_duration=term, stack=stack)
+
+    def _call(self, ctx: CallContext, work: DueWork, call: str, current: Found, *, unstored: bool) -> Transaction:
+        """The service call, on the job's own consistent read of the policy (and the draft `_create` made of it,
+        `unstored`): the service reads nothing again, and adds its write to the entry's unit of work (the
+        pager commits it with the entry's settlement: one write a day), on condition of the versions read."""
         locator = current.transaction.locator
+        uow = nested_unit_of_work(work.uow)
         if call == PRICE:
-            return service.price(ctx, locator, found=current, read_account=self.accounts)
+            return service.price(ctx, locator, found=current, read_account=self.accounts, uow=uow, unstored=unstored)
         if call == ACCEPT:
-            return service.accept(ctx, locator, found=current, read_account=self.accounts)
-        return service.issue(ctx, locator, auto_rebase=True, found=current, read_account=self.accounts)
+            return service.accept(ctx, locator, found=current, read_account=self.accounts, uow=uow, unstored=unstored)
+        return service.issue(
+            ctx, locator, auto_rebase=True, found=current, read_account=self.accounts, uow=uow, unstored=unstored
+        )
 
     @staticmethod
     def _succeeded(outcome: Outcome, policy: Policy, transaction: Transaction) -> bool:

@@ -154,12 +154,46 @@ def save(
     )
 
 
-def add(ctx: CallContext, stack: IssuedStack, transaction: Transaction) -> Transaction:
+def add(ctx: CallContext, stack: IssuedStack, transaction: Transaction, uow: UnitOfWork | None = None) -> Transaction:
     """Writes a new transaction with its `create` event (and the policy's branch heads: it is one)."""
     check_size(transaction, code=ENTITY, noun="transaction")
-    uow = wiring.unit_of_work(ctx)
+    uow = uow or wiring.unit_of_work(ctx)
     policies.add_transaction(ctx, uow, stack, transaction)
     for event_type, data in events(transaction, ["create"]):
         uow.record_event(event_type, data)
     uow.commit()
     return transaction
+
+
+def unstored(stack: IssuedStack, transaction: Transaction) -> Found:
+    """A draft never stored (transactions.service.new_draft) found on `stack` as though it were: after the
+    stack's transactions, the policy root as read (its first write adds it, `add` or `add_advanced`)."""
+    return Found(stack.model_copy(update={"transactions": [*stack.transactions, transaction]}), transaction)
+
+
+def before_unstored(found: Found) -> IssuedStack:
+    """The stack an `unstored` transaction was found on, without it."""
+    return found.stack.model_copy(
+        update={"transactions": [t for t in found.stack.transactions if t.locator != found.transaction.locator]}
+    )
+
+
+def add_advanced(
+    ctx: CallContext,
+    found: Found,
+    transaction: Transaction,
+    actions: Iterable[str],
+    event_data: Mapping[str, Mapping[str, Any]] | None,
+    uow: UnitOfWork,
+) -> Transaction:
+    """An `unstored` draft written new as advanced (`transaction`): `add` and `save` in one write, its create
+    event then those of `actions`, at the version its creation and save would have left it."""
+    written = transaction.model_copy(
+        update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator, "version": transaction.version + 1}
+    )
+    check_size(written, code=ENTITY, noun="transaction")
+    policies.add_transaction(ctx, uow, before_unstored(found), written)
+    for event_type, data in [*events(transaction, ["create"]), *events(transaction, actions, event_data)]:
+        uow.record_event(event_type, data)
+    uow.commit()
+    return written

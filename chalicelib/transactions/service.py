@@ -209,6 +209,22 @@ def create_transaction(
     return records.add(ctx, stack, draft)
 
 
+def new_draft(
+    ctx: CallContext,
+    policy_locator: str,
+    instructions: list[Instruction],
+    *,
+    route: str | None = None,
+    transaction_type: str | None = None,
+    term_duration: Decimal | None = None,
+    stack: IssuedStack | None = None,
+) -> Found:
+    """The draft `create_transaction` would store, not stored (records.unstored): the first call that advances
+    it (`price`, `accept` or `issue` with `unstored=True`) writes it new in the write of its own step."""
+    stack, draft = _new_draft(ctx, policy_locator, instructions, route, transaction_type, None, term_duration, stack)
+    return records.unstored(stack, draft)
+
+
 ADVANCE_STEPS = {
     TransactionState.VALIDATED: VALIDATE,
     TransactionState.PRICED: PRICE,
@@ -657,8 +673,12 @@ def price(
     stateless: bool = False,
     found: Found | None = None,
     read_account: AccountReader | None = None,
+    uow: UnitOfWork | None = None,
+    unstored: bool = False,
 ) -> Transaction:
-    return _advance(ctx, locator, PRICE, stateless=stateless, found=found, read_account=read_account)
+    return _advance(
+        ctx, locator, PRICE, stateless=stateless, found=found, read_account=read_account, uow=uow, unstored=unstored
+    )
 
 
 def underwrite(ctx: CallContext, locator: str, *, stateless: bool = False) -> Transaction:
@@ -666,9 +686,15 @@ def underwrite(ctx: CallContext, locator: str, *, stateless: bool = False) -> Tr
 
 
 def accept(
-    ctx: CallContext, locator: str, *, found: Found | None = None, read_account: AccountReader | None = None
+    ctx: CallContext,
+    locator: str,
+    *,
+    found: Found | None = None,
+    read_account: AccountReader | None = None,
+    uow: UnitOfWork | None = None,
+    unstored: bool = False,
 ) -> Transaction:
-    return _advance(ctx, locator, ACCEPT, found=found, read_account=read_account)
+    return _advance(ctx, locator, ACCEPT, found=found, read_account=read_account, uow=uow, unstored=unstored)
 
 
 def _advance(
@@ -679,10 +705,14 @@ def _advance(
     stateless: bool = False,
     found: Found | None = None,
     read_account: AccountReader | None = None,
+    uow: UnitOfWork | None = None,
+    unstored: bool = False,
 ) -> Transaction:
     """`found`: the transaction as the caller just read it consistently (records.found_in), not read again;
     the save is conditional on its version all the same. `read_account`: how the plugins' account is read
-    (by default accounts.get_account, when a plugin asks for it), say from the accounts a job read together."""
+    (by default accounts.get_account, when a plugin asks for it), say from the accounts a job read together.
+    `uow`: the save goes in it (its owner commits it with more). `unstored`: `found` is a draft never stored
+    (`new_draft`), written new with what its steps did (or as the draft alone when one fails)."""
     found = records.found(ctx, locator, found)
     transaction = found.transaction
     steps = LIFECYCLE.steps_to(transaction.transactionState, target)
@@ -691,10 +721,12 @@ def _advance(
     try:
         runner.run(steps)
     except StepFailed as stop:
+        if unstored and not stateless:
+            records.add(ctx, records.before_unstored(found), transaction, uow)
         return transaction.model_copy(update={"validationResult": stop.result})
     if stateless:
         return runner.record
-    return _save_with_documents(ctx, found, runner, evaluator)
+    return _save_with_documents(ctx, found, runner, evaluator, uow, unstored=unstored)
 
 
 def issue(
@@ -704,6 +736,8 @@ def issue(
     auto_rebase: bool = False,
     found: Found | None = None,
     read_account: AccountReader | None = None,
+    uow: UnitOfWork | None = None,
+    unstored: bool = False,
 ) -> Transaction:
     """Issues the transaction (running the steps before it that it lacks) into its policy: one
     TransactWriteItems with the policy root, conditional on the version the stack was read at (and,
@@ -711,8 +745,9 @@ def issue(
     transaction whose base is no longer the policy's latest issued transaction is a 409
     `transaction.stale_base`, or with `auto_rebase` is based on the latest again, its instructions
     applied anew and the whole path run from initialize. Out of sequence, it is issued inside an
-    aggregate (execution.py): the later transactions reversed, it, their reapplications. `found` and
-    `read_account` as for `_advance`."""
+    aggregate (execution.py): the later transactions reversed, it, their reapplications. `found`,
+    `read_account`, `uow` and `unstored` as for `_advance` (given `uow`, the invalidations left for after
+    the commit are written once it committed)."""
     found = records.found(ctx, locator, found)
     LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE)
     LIFECYCLE.check_not_expired(found.transaction.expirationTime, ctx.now)
@@ -727,15 +762,26 @@ def issue(
     try:
         runner.run(LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE))
         if ISSUE not in runner.done:
-            return _save_with_documents(ctx, found, runner, evaluator)
+            return _save_with_documents(ctx, found, runner, evaluator, uow, unstored=unstored)
         issued = runner.record.model_copy(update={"updatedAt": ctx.now, "updatedBy": ctx.user_locator})
         done = evaluator.last or _execution(found, evaluator, issued)
     except StepFailed as stop:
+        if unstored:
+            records.add(ctx, records.before_unstored(found), found.transaction, uow)
         return found.transaction.model_copy(update={"validationResult": stop.result})
-    uow = wiring.unit_of_work(ctx)
-    written, left = _issue_writes(ctx, uow, found, runner, evaluator, issued, done)
+    if uow is None:
+        uow = wiring.unit_of_work(ctx)
+        written, left = _issue_writes(ctx, uow, found, runner, evaluator, issued, done)
+        uow.commit()
+        policies.save_transactions(ctx, found.stack, left)
+        return written.model_copy(update={"version": written.version + 1})
+    if unstored:
+        for event_type, data in records.events(found.transaction, ["create"]):
+            uow.record_event(event_type, data)
+    written, left = _issue_writes(ctx, uow, found, runner, evaluator, issued, done, new_transaction=unstored)
+    stack = found.stack
+    uow.after_commit(lambda: policies.save_transactions(ctx, stack, left))
     uow.commit()
-    policies.save_transactions(ctx, found.stack, left)
     return written.model_copy(update={"version": written.version + 1})
 
 
@@ -822,13 +868,22 @@ def _issue_writes(
 
 
 def _save_with_documents(
-    ctx: CallContext, found: Found, runner: Runner[Transaction], evaluator: TransactionEvaluation
+    ctx: CallContext,
+    found: Found,
+    runner: Runner[Transaction],
+    evaluator: TransactionEvaluation,
+    uow: UnitOfWork | None = None,
+    *,
+    unstored: bool = False,
 ) -> Transaction:
-    """Saves what the steps did, with a documents job for each document trigger they reached."""
-    uow = wiring.unit_of_work(ctx)
+    """Saves what the steps did, with a documents job for each document trigger they reached (in `uow`,
+    else a unit of work of its own; `unstored`: the draft written new, records.add_advanced)."""
+    uow = uow or wiring.unit_of_work(ctx)
     document_jobs.enqueue_generation(
         uow, evaluator.model, found.policy.productName, "transaction", runner.record.locator, runner.done
     )
+    if unstored:
+        return records.add_advanced(ctx, found, runner.record, _actions(runner.done), runner.event_data, uow)
     return records.save(ctx, found.stack, runner.record, _actions(runner.done), runner.event_data, uow=uow)
 
 

@@ -43,14 +43,15 @@ from tests.support.configs import quotes_model, quotes_tenant
 from tests.support.schedules import fan_out, invoke_schedule
 
 PER_RENEWAL = {
-    "create": {"Query": 1, "TransactWriteItems": 3},
-    "accept": {"Query": 1, "TransactWriteItems": 2},
-    "issue": {"Query": 1, "TransactWriteItems": 2},
+    "create": {"Query": 1, "TransactWriteItems": 1},
+    "accept": {"Query": 1, "TransactWriteItems": 1},
+    "issue": {"Query": 1, "TransactWriteItems": 1},
 }
 """The job's consistent read of the policy's stack (one Query), on which the transactions service works
-without reading it again; one commit for each service call: created, priced (and underwritten),
-accepted, issued; and the due entry's own commit (moved on to the next step; after the issue, found moved
-by the issue itself, which put the next term's entry)."""
+without reading it again; one write a day, the due entry's settlement in it (issue 28: it was 10 calls, a
+write for each service call and one for the entry): the draft created priced (never stored apart), with
+the entry moved on to the next step; accepted, with the entry moved on; issued, with the next term's entry
+put on condition of the one run (UnitOfWork.claim)."""
 RUN_ITSELF = {
     "create": {"GetItem": 2, "Query": 2, "UpdateItem": 2, "BatchGetItem": 4},
     "accept": {"GetItem": 1, "Query": 2, "UpdateItem": 2, "BatchGetItem": 2},
@@ -280,10 +281,11 @@ def test_a_run_that_finds_every_step_due_runs_each_at_its_own_time(
     )
     price = ok(call(api, "GET", transaction_path(tenant, created, "/price"), admin_token))
     assert amounts(price["charges"]) == [("premium", D("600.00"), False), ("tax", D("25"), False)]
-    # the job enqueued; the renewal created, priced, accepted, issued; the entry moved twice, then found
-    # moved by the issue; and the billing job the issue enqueued: the renewal's lattice with its installments,
-    # one write (nothing to invoice before the new term starts)
-    assert Counter(ddb_calls)["TransactWriteItems"] == 1 + 4 + 3 + 1
+    # the job enqueued; one write a step, the entry settled in it: created and priced (the draft written
+    # priced), accepted, issued (the next term's entry put on condition of the one run); and the billing job
+    # the issue enqueued: the renewal's lattice with its installments, one write (nothing to invoice before
+    # the new term starts)
+    assert Counter(ddb_calls)["TransactWriteItems"] == 1 + 3 + 1
     assert invoicing_of(tenant, account) == parse_datetime(END)
 
 
@@ -494,7 +496,7 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(
         }
         assert (day, per_renewal) == (day, PER_RENEWAL[day])
         assert (day, run_itself) == (day, RUN_ITSELF[day])
-    assert sum(sum(calls.values()) for calls in PER_RENEWAL.values()) == 10
+    assert sum(sum(calls.values()) for calls in PER_RENEWAL.values()) == 6
 
 
 def test_the_schedule_enqueues_one_due_run_per_tenant_as_of_its_own_time(api, tenant, account, jobs, clock):
