@@ -41,7 +41,7 @@ FUZZ_EXAMPLES ?= 500
 fuzz: $(STAMP) sandbox
 	PAS_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) PAS_FUZZ_RANDOM=1 PAS_FUZZ_COVERAGE=1 $(PY) -m pytest -n 2 tests/architecture/test_fuzzing.py
 
-# The seeded fault simulation (tests/simulation/test_simulation.py) over SEEDS seeds (0 to SEEDS-1) of LENGTH steps
+# The seeded fault simulation (tests/simulation/test_simulation.py, its workload in workload.py) over SEEDS seeds (0 to SEEDS-1) of LENGTH steps
 # each, or one SEED; a failing seed prints the shortest step list found that still fails, replayed with SEED=s
 # STEPS=i,j,k. `make test` runs its share: 200 seeds of 3 steps (PAS_SIMULATION_SEEDS, PAS_SIMULATION_LENGTH there).
 # The nightly size is this default (benchmarks/README.md, issue 31: seeds per minute).

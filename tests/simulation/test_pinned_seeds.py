@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.simulation.test_simulation import Simulation
+from tests.simulation.workload import Simulation
 
 PINNED = {
     51: [

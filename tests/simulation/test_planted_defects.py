@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from local.faults import FaultPlan
-from tests.simulation.test_simulation import Simulation
+from tests.simulation.workload import Simulation
 
 TARGETS = {
     "write_token": ("chalicelib.storage.table", "_written_by"),

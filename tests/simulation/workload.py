@@ -1,0 +1,692 @@
+"""The seeded fault simulation's workload and its invariants (issue 31), shared by test_simulation.py (the seeds
+of `make test` and `make simulate`), test_pinned_seeds.py and test_planted_defects.py.
+
+The seeded fault simulation (issue 31): a workload of months on a test-clock tenant, every DynamoDB call
+of the service under one seed's fault plan (local/faults.py), job messages delivered as SQS would (any
+order, some twice, again after a failed run), and a client that retries a 503 with the same idempotency
+key. After the run, with the faults paused, the invariants hold to the cent; a failure names its seed.
+
+The workload: accounts with a PersonalAuto policy each (tests/api/billing/support.py: 1,225.00 a year on the
+Monthly plan), the clock advancing by days to weeks (invoice generation, due dates), payments of an open invoice
+or the account (some more than is open: credit), racing payments (another post commits between a post's reads and
+its commit), payment reversals, write-offs of open invoices (some reversed), credit distributions of the credit
+balance to an open invoice, disbursements (refunds) of it, and policy changes, cancellations and reinstatements.
+
+`make test` runs PAS_SIMULATION_SEEDS seeds of PAS_SIMULATION_LENGTH steps (200 of 3: its budget); `make simulate`
+runs longer ones (1,000 of 14 by default).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections import Counter
+from datetime import datetime, timedelta, timezone
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from chalicelib.storage import clients, keys, table
+from local.faults import FaultPlan
+from tests.api.billing.support import billing, billing_tenant
+from tests.api.transactions.support import policy_path
+from tests.simulation.support import Client, Delivery, SimulationFailure, racing, shrink
+
+STEPS = int(os.environ.get("PAS_SIMULATION_LENGTH", "3"))
+"""Steps of a seed's workload: a new policy first and an advance of the clock last, the others drawn."""
+SHRINK_RUNS = int(os.environ.get("PAS_SIMULATION_SHRINK_RUNS", "30"))
+"""Runs a failing seed may spend on finding a shorter failing step list."""
+FAULT_RATE = 0.08
+KINDS = (
+    "new_policy",
+    "advance",
+    "pay",
+    "pay_racing",
+    "reverse",
+    "write_off",
+    "reverse_write_off",
+    "distribute",
+    "disburse",
+    "change",
+    "cancel",
+    "reinstate",
+    "invoice_early_racing",
+)
+WEIGHTS = (1, 4, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+EVENT_RECORD = {
+    "policy.quote": "quoteLocator",
+    "billing.payment": "paymentLocator",
+    "billing.writeoff": "writeOffLocator",
+    "billing.creditdistribution": "creditLocator",
+    "billing.disbursement": "disbursementLocator",
+    "policy.change": "transactionLocator",
+    "policy.cancellation": "transactionLocator",
+    "policy.reinstatement": "transactionLocator",
+}
+"""The data field of each kind of event the run counts that names the record it moved."""
+CENT = Decimal("0.01")
+START, END = datetime(2026, 2, 1, 5, tzinfo=timezone.utc), datetime(2027, 2, 1, 5, tzinfo=timezone.utc)
+"""The term of every policy of the run (tests/api/quotes/support.py's START, a year)."""
+CLOCK_START = datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)
+
+
+def steps_of(seed: int, length: int = STEPS) -> list[tuple[str, int]]:
+    """A seed's workload: (kind, the step's own seed). Each step draws its choices, its faults and its deliveries
+    from its own seed, so a step list with some steps removed runs the others as they ran (but for the state the
+    removed ones would have left)."""
+    rng = random.Random(seed)
+    kinds = ["new_policy", *rng.choices(KINDS, WEIGHTS, k=max(length - 2, 0)), "advance"][: max(length, 1)]
+    return [(kind, rng.randrange(2**32)) for kind in kinds]
+
+
+def _vehicle_quote(account: str) -> dict[str, Any]:
+    from tests.api.quotes.support import auto
+
+    return auto(account)
+
+
+class Run:
+    def __init__(self, seed: int, api: Any, token: str, jobs: Any, plan: FaultPlan):
+        self.seed, self.rng, self.jobs, self.plan = seed, random.Random(seed), jobs, plan
+        self.client = Client(api, token, plan)
+        self.delivery = Delivery(random.Random(seed + 1))
+        self.tenant = ""
+        self.accounts: list[str] = []
+        self.payments: list[tuple[str, str]] = []  # (account, payment) posted by this run, not reversed
+        self.write_offs: list[str] = []  # made by this run, not reversed
+        self.policies: dict[str, datetime] = {}  # policy -> the effective time of its last transaction
+        self.cancelled: dict[str, datetime] = {}  # policy -> its cancellation's effective time, until reinstated
+        self.segments: dict[str, list[str]] = {}  # policy -> the transactions that made its segments, in order
+        self.moved: Counter[tuple[str, str]] = Counter()  # (event type, record) of every move acknowledged
+        self.day = 0
+
+    def drain(self) -> None:
+        self.delivery.run(self.jobs, self.plan)
+
+    def setup(self, api: Any, token: str) -> None:
+        with self.plan.paused():
+            self.tenant = billing_tenant(api, token, test_clock=True)
+
+    def new_policy(self) -> None:
+        account = self.client.ok(
+            "POST",
+            f"/policy/{self.tenant}/accounts",
+            {
+                "type": "PersonAccount",
+                "data": {
+                    "firstName": "Ada",
+                    "lastName": "Lovelace",
+                    "email": "ada@example.com",
+                    "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+                },
+            },
+        )["locator"]
+        quote = self.client.ok("POST", f"/policy/{self.tenant}/quotes", _vehicle_quote(account))
+        status, issued = self.client.send("PATCH", f"/policy/{self.tenant}/quotes/{quote['locator']}/issue")
+        if status != 200:
+            raise SimulationFailure(f"issue of quote {quote['locator']}: {status} {issued}")
+        made = self.client.ok("GET", policy_path(self.tenant, issued["policyLocator"]))
+        self.policies[issued["policyLocator"]] = START
+        self.segments[issued["policyLocator"]] = [made["issuedTransactionLocator"]]
+        self.moved["policy.quote.issue", quote["locator"]] += 1
+        self.accounts.append(account)
+        self.drain()
+
+    def advance(self) -> None:
+        self.day += self.rng.choice([3, 10, 17, 31, 45])
+        moment = CLOCK_START + timedelta(days=self.day)
+        self.client.ok("POST", f"/clock/{self.tenant}/advance", {"to": moment.isoformat().replace("+00:00", "Z")})
+        self.drain()
+
+    def pay(self) -> None:
+        if not self.accounts:
+            return
+        account = self.rng.choice(self.accounts)
+        invoices = self.client.ok("GET", billing(self.tenant, f"/invoices/accounts/{account}/list?count=100"))["items"]
+        open_ = [invoice for invoice in invoices if invoice["invoiceState"] == "open"]
+        if open_ and self.rng.random() < 0.6:
+            invoice = self.rng.choice(open_)
+            amount = Decimal(str(invoice["totalRemainingAmount"])) * self.rng.choice([Decimal(1), Decimal("0.5")])
+            targets = [{"containerType": "invoice", "containerLocator": invoice["locator"]}]
+        else:
+            amount, targets = Decimal(self.rng.choice([50, 120, 400])), []
+        amount = amount.quantize(Decimal("0.01"))
+        if amount <= 0:
+            return
+        self._post(account, self._payment(account, amount, targets))
+        self.drain()
+
+    def pay_racing(self) -> None:
+        """Two payments of one account posted at once: the second's post commits between the first's reads and
+        its commit, as another writer's would; the first then finds the account's billing root moved (409,
+        which the client sends again with its key) and applies itself to what is there now."""
+        if not self.accounts:
+            return
+        account = self.rng.choice(self.accounts)
+        first, second = (self._payment(account, Decimal(self.rng.choice([30, 80, 400])), []) for _ in range(2))
+        with racing("TransactWriteItems", lambda: self._post(account, second)):
+            self._post(account, first)
+        self.drain()
+
+    def invoice_early_racing(self) -> None:
+        """An early invoicing (POST /invoices/earlyInvoicing) of an account's installments starting within some
+        weeks, raced by another writer of them: while its job runs, just after it read the installments (and
+        before it reads the account's billing root and commits), a second early invoicing of the same installments
+        is requested and its job delivered (SQS may deliver the first's message again meanwhile). One of the two
+        invoices them; the other finds them invoiced (or its commit refused: 409, its job retried)."""
+        if not self.accounts:
+            return
+        account = self.rng.choice(self.accounts)
+        through = CLOCK_START + timedelta(days=self.day + self.rng.choice([20, 45, 75]))
+        body = {"accountLocator": account, "invoiceThroughTime": _iso(through)}
+        path = billing(self.tenant, "/invoices/earlyInvoicing")
+        status, first = self.client.send("POST", path, body)
+        if status != 200:
+            return  # nothing to invoice early yet (409 installment.not_invoiceable and the like are its answers)
+
+        def another_writer() -> None:
+            again, _ = self.client.send("POST", path, body)
+            if again == 200:
+                self.drain()
+
+        with racing("BatchGetItem", another_writer, when="after-call"):
+            self.drain()
+        self.drain()
+
+    def _payment(self, account: str, amount: Decimal, targets: list[dict[str, Any]]) -> str:
+        locator: str = self.client.ok(
+            "POST",
+            billing(self.tenant, "/payments"),
+            {"accountLocator": account, "type": "Check", "amount": amount, "data": {}, "targets": targets},
+        )["locator"]
+        return locator
+
+    def _post(self, account: str, payment: str) -> None:
+        status, posted = self.client.send("PATCH", billing(self.tenant, f"/payments/{payment}/post"))
+        if status != 200 or posted["paymentState"] != "posted":
+            raise SimulationFailure(f"post of payment {payment}: {status} {posted}")
+        self.payments.append((account, payment))
+        self.moved["billing.payment.post", payment] += 1
+
+    def reverse(self) -> None:
+        if not self.payments:
+            return
+        account, payment = self.payments.pop(self.rng.randrange(len(self.payments)))
+        status, answer = self.client.send(
+            "PATCH", billing(self.tenant, f"/payments/{payment}/reverse"), {"reversalType": "bounced"}
+        )
+        if status != 200 or answer["paymentState"] != "reversed":
+            raise SimulationFailure(f"reversal of payment {payment}: {status} {answer}")
+        self.moved["billing.payment.reverse", payment] += 1
+        self.drain()
+
+    def change(self) -> None:
+        """A change of a policy's vehicle value, effective after its last transaction (and the clock), issued."""
+        found = self._next_effective(self._active())
+        if found is None:
+            return
+        policy, effective = found
+        shown = self.client.ok("GET", policy_path(self.tenant, policy))
+        segment = self.client.ok("GET", f"/policy/{self.tenant}/transactions/segments/{shown['latestSegmentLocator']}")
+        vehicle = next(e for e in segment["element"]["elements"] if e["type"] == "Vehicle")
+        value = str(self.rng.choice([8000, 15000, 25000]))
+        draft = self.client.ok(
+            "PATCH",
+            policy_path(self.tenant, policy, "/change"),
+            [
+                {"action": "params", "effectiveTime": _iso(effective)},
+                {"action": "modify", "staticLocator": vehicle["staticLocator"], "setData": {"value": value}},
+            ],
+        )
+        self._issue(draft["locator"], "policy.change.issue")
+        self.policies[policy] = effective
+        self.segments[policy].append(draft["locator"])
+
+    def cancel(self) -> None:
+        found = self._next_effective(self._active())
+        if found is None:
+            return
+        policy, effective = found
+        draft = self.client.ok(
+            "PATCH", policy_path(self.tenant, policy, "/cancel"), {"action": "params", "effectiveTime": _iso(effective)}
+        )
+        self._issue(draft["locator"], "policy.cancellation.issue")
+        self.policies[policy] = self.cancelled[policy] = effective
+
+    def reinstate(self) -> None:
+        if not self.cancelled:
+            return
+        policy = self.rng.choice(sorted(self.cancelled))
+        draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/reinstate"), [])
+        self._issue(draft["locator"], "policy.reinstatement.issue")
+        del self.cancelled[policy]
+
+    def _active(self) -> list[str]:
+        return [policy for policy in sorted(self.policies) if policy not in self.cancelled]
+
+    def _next_effective(self, policies: list[str]) -> tuple[str, datetime] | None:
+        """One of `policies` and a moment some days after its last transaction and the clock, within its term."""
+        if not policies:
+            return None
+        policy = self.rng.choice(policies)
+        effective = max(self.policies[policy], CLOCK_START + timedelta(days=self.day)) + timedelta(
+            days=self.rng.choice([1, 15, 40])
+        )
+        return (policy, effective) if effective < END - timedelta(days=1) else None
+
+    def _issue(self, transaction: str, event_type: str) -> None:
+        status, issued = self.client.send("PATCH", f"/policy/{self.tenant}/transactions/{transaction}/issue")
+        if status != 200 or issued["transactionState"] != "issued":
+            raise SimulationFailure(f"issue of transaction {transaction}: {status} {issued}")
+        self.moved[event_type, transaction] += 1
+        self.drain()
+
+    def write_off(self) -> None:
+        """Writes off all or half of what an open invoice still owes."""
+        found = self._open_invoice()
+        if found is None:
+            return
+        account, invoice = found
+        amount = (
+            Decimal(str(invoice["totalRemainingAmount"])) * self.rng.choice([Decimal(1), Decimal("0.5")])
+        ).quantize(CENT)
+        if amount <= 0:
+            return
+        written = self.client.ok(
+            "POST",
+            billing(self.tenant, "/writeOffs"),
+            {
+                "accountLocator": account,
+                "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"], "amount": amount}],
+            },
+        )
+        if written["writeOffState"] != "distributed" or Decimal(str(written["amount"])) != amount:
+            raise SimulationFailure(f"write-off of {amount} on invoice {invoice['locator']}: {written}")
+        self.write_offs.append(written["locator"])
+        self.moved["billing.writeoff.create", written["locator"]] += 1
+        self.drain()
+
+    def reverse_write_off(self) -> None:
+        if not self.write_offs:
+            return
+        write_off = self.write_offs.pop(self.rng.randrange(len(self.write_offs)))
+        status, answer = self.client.send(
+            "PATCH", billing(self.tenant, f"/writeOffs/{write_off}/reverse"), {"reversalReason": "simulated"}
+        )
+        if status != 200 or answer["writeOffState"] != "reversed":
+            raise SimulationFailure(f"reversal of write-off {write_off}: {status} {answer}")
+        self.moved["billing.writeoff.reverse", write_off] += 1
+        self.drain()
+
+    def distribute(self) -> None:
+        """Applies some of an account's credit balance to one of its open invoices."""
+        found = self._open_invoice(in_credit=True)
+        if found is None:
+            return
+        account, invoice = found
+        amount = min(self._balance(account), Decimal(str(invoice["totalRemainingAmount"])))
+        amount = (amount * self.rng.choice([Decimal(1), Decimal("0.5")])).quantize(CENT)
+        if amount <= 0:
+            return
+        made = self.client.ok(
+            "POST",
+            billing(self.tenant, "/creditDistributions"),
+            {
+                "accountLocator": account,
+                "amount": amount,
+                "sources": [],
+                "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
+            },
+        )
+        status, executed = self.client.send(
+            "PATCH", billing(self.tenant, f"/creditDistributions/{made['locator']}/execute")
+        )
+        if status != 200 or executed["creditDistributionState"] != "executed":
+            raise SimulationFailure(f"execution of credit distribution {made['locator']}: {status} {executed}")
+        self.moved["billing.creditdistribution.distribute", made["locator"]] += 1
+        self.drain()
+
+    def disburse(self) -> None:
+        """Refunds all or half of an account's credit balance: created, validated, approved and executed."""
+        in_credit = [account for account in self.accounts if self._balance(account) > 0]
+        if not in_credit:
+            return
+        account = self.rng.choice(in_credit)
+        amount = (self._balance(account) * self.rng.choice([Decimal(1), Decimal("0.5")])).quantize(CENT)
+        if amount <= 0:
+            return
+        refund = self.client.ok(
+            "POST",
+            billing(self.tenant, "/disbursements"),
+            {"accountLocator": account, "type": "Refund", "amount": amount, "data": {}, "sources": []},
+        )
+        for step, state in (("validate", "validated"), ("approve", "approved"), ("execute", "executed")):
+            path = billing(self.tenant, f"/disbursements/{refund['locator']}/{step}")
+            status, moved = self.client.send("PATCH", path)
+            if status != 200 or moved["disbursementState"] != state:
+                raise SimulationFailure(f"{step} of disbursement {refund['locator']}: {status} {moved}")
+        self.moved["billing.disbursement.execute", refund["locator"]] += 1
+        self.drain()
+
+    def _open_invoice(self, *, in_credit: bool = False) -> tuple[str, dict[str, Any]] | None:
+        """One open invoice of one of the run's accounts (of an account in credit), or None."""
+        accounts = [account for account in self.accounts if not in_credit or self._balance(account) > 0]
+        if not accounts:
+            return None
+        account = self.rng.choice(accounts)
+        invoices = self.client.ok("GET", billing(self.tenant, f"/invoices/accounts/{account}/list?count=100"))["items"]
+        open_ = [invoice for invoice in invoices if invoice["invoiceState"] == "open"]
+        return (account, self.rng.choice(open_)) if open_ else None
+
+    def _balance(self, account: str) -> Decimal:
+        return Decimal(
+            str(
+                self.client.ok(
+                    "GET", billing(self.tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}")
+                )["balance"]
+            )
+        )
+
+    def workload(self, steps: list[tuple[str, int]]) -> None:
+        for kind, step_seed in steps:
+            self.rng, self.plan.random, self.delivery.rng = (
+                random.Random(step_seed),
+                random.Random(step_seed + 1),
+                random.Random(step_seed + 2),
+            )
+            getattr(self, kind)()
+
+    def check(self) -> None:
+        """The invariants, read through the API with the faults paused (the jobs' and the events' from the table)."""
+        with self.plan.paused():
+            self._check_jobs()
+            self._check_due()
+            self._check_events()
+            for account in self.accounts:
+                self._check_account(account)
+            for policy in sorted(self.segments):
+                self._check_charges(policy)
+
+    def _check_jobs(self) -> None:
+        """Every job finished, or failed visibly, once the reaper has put back those whose lease ran out (as its
+        schedule does, later): none is left queued or running."""
+        from chalicelib.core.clock import SystemClock
+        from chalicelib.runtime import jobs
+        from chalicelib.settings import settings
+
+        later = SystemClock().now() + timedelta(seconds=2 * settings().job_lease_seconds)
+        for _ in range(jobs.MAX_ATTEMPTS + 1):
+            if not jobs.reap_expired(self.tenant, later):
+                break
+            self.drain()
+        scope = keys.tenant_scope(self.tenant)
+        left, _ = table.gateway().query(scope, keys.job_leases_index(self.tenant), index="GSI1")
+        if left:
+            raise SimulationFailure(
+                "jobs neither finished nor failed: "
+                + ", ".join(f"{job['jobType']} {job['locator']} {job['status']}" for job in left)
+            )
+
+    def _check_events(self) -> None:
+        """Each acknowledged move has its business event exactly once (a resend of its commit, a replay of its
+        request, a redelivery of its job records none again)."""
+        scope = keys.tenant_scope(self.tenant)
+        recorded: Counter[tuple[str, str]] = Counter()
+        for event_type in {event_type for event_type, _ in self.moved}:
+            events, _ = table.gateway().query(scope, keys.events_by_type(scope, event_type), index="GSI2")
+            field_name = EVENT_RECORD[event_type.rsplit(".", 1)[0]]
+            recorded.update((event_type, event["data"].get(field_name)) for event in events)
+        if recorded != self.moved:
+            raise SimulationFailure(
+                f"events recorded {dict(recorded - self.moved)} more and "
+                f"{dict(self.moved - recorded)} fewer than the moves acknowledged"
+            )
+
+    def _check_due(self) -> None:
+        """Every scheduled moment that passed was run: no due entry is left due before the tenant's clock (a run
+        the faults cut short was caught up; one its handler refused moves on, RETRY_AFTER later). An entry due at
+        the clock's moment itself (a change issued since the last advance, invoiceable now) is due, not passed:
+        the next advance, or the quarter-hourly due run of a tenant without a test clock, runs it."""
+        from chalicelib.runtime import wiring
+        from chalicelib.storage import due_index
+
+        now = wiring.clock_for(self.tenant).now()
+        left = [entry for entry in due_index.page(self.tenant, now).entries if entry.due_at < now]
+        if left:
+            raise SimulationFailure(
+                f"due entries left due before the clock {now.isoformat()}: "
+                + ", ".join(f"{entry.kind} {entry.ref} at {entry.due_at.isoformat()}" for entry in left)
+            )
+
+    def _list(self, suffix: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = self.client.ok("GET", billing(self.tenant, suffix))["items"]
+        locators = [item["locator"] for item in items]
+        if len(locators) != len(set(locators)):
+            raise SimulationFailure(f"{suffix}: a record listed twice: {sorted(locators)}")
+        return items
+
+    def _check_account(self, account: str) -> None:
+        """The ledger balances to the cent: what the coverage invoices ask is paid, written off or still open, and
+        what the payments brought beyond that is in the credit balance or refunded (an owed invoice asks back what
+        a refund paid out of credit a reversal took away). The credit balance is the sum of its moves and never
+        negative; no record is listed twice, no invoice item missing or extra, and the invoicing exact
+        (`_check_invoicing`)."""
+        invoices = self._list(f"/invoices/accounts/{account}/list?count=100&includeZeroAmountInvoices=true")
+        invoiced = _sum(invoices, "totalAmount")
+        remaining = _sum(invoices, "totalRemainingAmount")
+        items = {
+            invoice["locator"]: self.client.ok("GET", billing(self.tenant, f"/invoices/{invoice['locator']}"))[
+                "invoiceItems"
+            ]
+            for invoice in invoices
+        }
+        owed_invoices = [i for i in invoices if any(item["chargeType"] == "owed" for item in items[i["locator"]])]
+        owed = _sum(owed_invoices, "totalAmount")
+        payments = self._list(f"/payments/list?accountLocator={account}&count=100&includeReversed=true")
+        paid = _sum([p for p in payments if p["paymentState"] == "posted"], "amount")
+        write_offs = self._list(f"/writeOffs/list?accountLocator={account}&count=100")
+        written_off = _sum(write_offs, "amount") - _sum(write_offs, "reversedAmount")
+        refunds = self._list(f"/disbursements/list?accountLocator={account}&count=100")
+        refunded = _sum([d for d in refunds if d["disbursementState"] == "executed"], "amount")
+        self._list(f"/creditDistributions/list?accountLocator={account}&count=100")
+        ledger = self.client.ok(
+            "GET", billing(self.tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}")
+        )
+        balance = Decimal(str(ledger["balance"]))
+        moves = sum(
+            (
+                Decimal(str(line["amount"])) * (1 if line["accountingType"] == "credit" else -1)
+                for line in ledger["lineItems"]
+            ),
+            Decimal(0),
+        )
+        if balance < 0:
+            raise SimulationFailure(f"account {account}: credit balance {balance} < 0")
+        if moves != balance:
+            raise SimulationFailure(f"account {account}: credit balance {balance} != its moves {moves}")
+        if invoiced - owed != paid + written_off - refunded - balance + remaining:
+            raise SimulationFailure(
+                f"account {account}: invoiced {invoiced} - owed {owed} != paid {paid} + written off {written_off} "
+                f"- refunded {refunded} - credit {balance} + remaining {remaining}"
+            )
+        for invoice in invoices:
+            total = _sum(items[invoice["locator"]], "amount")
+            if total != Decimal(str(invoice["totalAmount"])):
+                raise SimulationFailure(f"invoice {invoice['locator']}: items {total} != {invoice['totalAmount']}")
+        self._check_invoicing(account, invoices, items)
+
+    def _check_charges(self, policy: str) -> None:
+        """Charges equal the coverage actually held, to the cent: what billing billed of the policy (its charges)
+        sums to what its segments price to as held now. Each segment (of the issuance, or of a change) is held from
+        its start to the next segment's, or to the cancellation's effective time while the policy is cancelled (a
+        reinstatement holds it again); a rated charge of a segment held whole earns its amount, of a part [start,
+        cut) its amount x duration(start, cut) / the segment's duration (a rate charge: its rate x duration(start,
+        cut)), rounded half-up to the cent, in the policy's duration basis and time zone; a flat charge its amount."""
+        from chalicelib.core import durations
+
+        shown = self.client.ok("GET", policy_path(self.tenant, policy))
+        basis, zone = shown["durationBasis"], shown["timezone"]
+        made = [
+            self.client.ok("GET", f"/policy/{self.tenant}/transactions/{transaction}/segment")
+            for transaction in self.segments[policy]
+        ]
+        held = Decimal(0)
+        for index, segment in enumerate(made):
+            start, end = _moment(segment["startTime"]), _moment(segment["endTime"])
+            cut = min([end, *([_moment(made[index + 1]["startTime"])] if index + 1 < len(made) else [])])
+            if policy in self.cancelled:
+                cut = min(cut, self.cancelled[policy])
+            whole = Decimal(str(segment["duration"]))
+            price = self.client.ok("GET", f"/policy/{self.tenant}/transactions/{segment['transactionLocator']}/price")
+            for charge in price["charges"]:
+                if charge.get("reversalOfLocator"):
+                    continue
+                amount, rate = Decimal(str(charge["amount"])), Decimal(str(charge["rate"]))
+                if charge["handling"] == "flat" or cut >= end:
+                    held += amount
+                elif cut > start and whole:
+                    part = durations.duration(start, cut, basis, zone)
+                    exact = amount * part / whole if rate == amount / whole else rate * part
+                    held += _cents(exact)
+        charges = self._all(billing(self.tenant, f"/policies/{policy}/charges/list"))
+        billed = _sum(charges, "amount")
+        if billed != held:
+            raise SimulationFailure(
+                f"policy {policy}: charges {billed} != the coverage held {held} "
+                f"(segments of {self.segments[policy]}, cancelled at {self.cancelled.get(policy)})"
+            )
+
+    def _all(self, path: str) -> list[dict[str, Any]]:
+        """Every item of a paged list (offset/count, 100 a page)."""
+        found: list[dict[str, Any]] = []
+        while True:
+            sep = "&" if "?" in path else "?"
+            page = self.client.ok("GET", f"{path}{sep}offset={len(found)}&count=100")
+            found.extend(page["items"])
+            if page["listCompleted"] or not page["items"]:
+                return found
+
+    def _check_invoicing(
+        self, account: str, invoices: list[dict[str, Any]], items: dict[str, list[dict[str, Any]]]
+    ) -> None:
+        """Each installment of the account's policies is invoiced at most once, on the invoice it names, all its
+        items on that invoice; every installment to generate before the clock is invoiced; every invoice item of an
+        installment names installment items of the account's (a cancellation and its reinstatement issued at one
+        moment invoice their own frames at one moment, so the invoices' due and generated times prove nothing)."""
+        from chalicelib.runtime import wiring
+
+        now = wiring.clock_for(self.tenant).now()
+        installments = [
+            installment
+            for policy in sorted(self.policies)
+            for installment in self._all(billing(self.tenant, f"/installments/policies/{policy}/list"))
+            if installment["accountLocator"] == account
+        ]
+        owner = {item["locator"]: i["locator"] for i in installments for item in i["installmentItems"]}
+        invoiced_on: dict[str, set[str]] = {}  # installment -> the invoices listing any of its items
+        listed: Counter[str] = Counter()  # installment item -> invoice items listing it
+        for invoice, invoice_items in items.items():
+            for item in invoice_items:
+                for locator in item["installmentItemLocators"]:
+                    if locator not in owner:
+                        raise SimulationFailure(
+                            f"invoice {invoice}: installment item {locator} of no installment of account {account}"
+                        )
+                    listed[locator] += 1
+                    invoiced_on.setdefault(owner[locator], set()).add(invoice)
+        twice = sorted(locator for locator, count in listed.items() if count > 1)
+        if twice:
+            raise SimulationFailure(f"account {account}: installment items invoiced twice: {twice}")
+        known = {invoice["locator"] for invoice in invoices}
+        for installment in installments:
+            on = invoiced_on.get(installment["locator"], set())
+            named = installment.get("invoiceLocator")
+            if len(on) > 1:
+                raise SimulationFailure(f"installment {installment['locator']} invoiced on {sorted(on)}")
+            if named is None:
+                if on:
+                    raise SimulationFailure(
+                        f"installment {installment['locator']} uninvoiced, yet on invoice {sorted(on)}"
+                    )
+                if _moment(installment["generateTime"]) < now:
+                    raise SimulationFailure(
+                        f"installment {installment['locator']} to generate at {installment['generateTime']} "
+                        f"is uninvoiced at the clock's {now.isoformat()}"
+                    )
+                continue
+            if named not in known:
+                raise SimulationFailure(f"installment {installment['locator']} names invoice {named}, not listed")
+            mine = {item["locator"] for item in installment["installmentItems"]}
+            if on != {named} or not mine <= set(listed):
+                raise SimulationFailure(
+                    f"installment {installment['locator']} names invoice {named}, its items are on {sorted(on)}"
+                )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _moment(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def _cents(amount: Decimal) -> Decimal:
+    """Half-up to the cent (the rounding of DECISIONS' proration, done here on its own)."""
+    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def _sum(records: list[dict[str, Any]], field_name: str) -> Decimal:
+    return sum((Decimal(str(record[field_name])) for record in records), Decimal(0))
+
+
+class Simulation:
+    """Runs of one seed's steps, each on a tenant of its own: `failure(indices)` answers what failed, or None."""
+
+    def __init__(
+        self,
+        seed: int,
+        api: Any,
+        token: str,
+        jobs: Any,
+        installed: list[FaultPlan],
+        length: int = STEPS,
+        steps: list[tuple[str, int]] | None = None,
+    ) -> None:
+        """`steps`: the seed's step list as given (a pinned seed's, as it was drawn when it failed), not drawn."""
+        self.seed, self.api, self.token, self.jobs, self.installed = seed, api, token, jobs, installed
+        self.length = length
+        self.steps = steps if steps is not None else steps_of(seed, length)
+        self.last: Run | None = None
+
+    def failure(self, indices: list[int]) -> str | None:
+        plan = FaultPlan(self.seed, FAULT_RATE)
+        run = self.last = Run(self.seed, self.api, self.token, self.jobs, plan)
+        self.jobs.messages.clear()  # what an earlier run left undelivered
+        run.setup(self.api, self.token)
+        plan.install(clients.dynamodb())
+        self.installed.append(plan)
+        try:
+            run.workload([self.steps[index] for index in indices])
+            run.check()
+        except Exception as failure:  # noqa: BLE001 - whatever a run raised, it failed: the report says what
+            return f"{type(failure).__name__}: {failure}"
+        finally:
+            plan.uninstall(clients.dynamodb())
+            self.installed.remove(plan)
+        if run.client.statuses[500]:
+            return f"{run.client.statuses[500]} answers were 500"
+        return None
+
+    def describe(self, indices: list[int]) -> str:
+        return ", ".join(f"{index} {self.steps[index][0]}" for index in indices)
+
+    def report(self, indices: list[int], failure: str) -> str:
+        """The failure, and the shortest step list found that still fails, as a command that replays it."""
+        shortest = shrink(indices, lambda candidate: self.failure(candidate) is not None, SHRINK_RUNS)
+        again = self.failure(shortest) if shortest != indices else failure
+        return (
+            f"seed {self.seed} fails: {failure}\n"
+            f"  its steps: {self.describe(indices)}\n"
+            f"  shortest failing steps found: {self.describe(shortest)}: {again}\n"
+            f"  replay: make simulate SEED={self.seed} LENGTH={self.length} STEPS={','.join(map(str, shortest))}"
+        )
