@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.migration.models import AccountFailures, AccountMappings, AccountMigration, Migration, MigrationState
@@ -15,11 +17,26 @@ from chalicelib.storage.keys import Key
 from chalicelib.storage.table import WriteOp
 from chalicelib.storage.unit_of_work import UnitOfWork
 
+Record = TypeVar("Record", bound=BaseModel)
+
 COUNTERS = ("processedAccounts", "completedAccounts", "failedAccounts", "errorAccounts")
 
 
 def _scope(tenant: str) -> str:
     return keys.tenant_scope(tenant)
+
+
+def _one(model: type[Record], tenant: str, key: Key) -> Record | None:
+    item = table.gateway().get(_scope(tenant), key)
+    return model.model_validate(codec.without_keys(item)) if item else None
+
+
+def _page(model: type[Record], tenant: str, migration: str, page: PageRequest, sk_prefix: str) -> Page[Record]:
+    """One page of the migration's records whose sort keys start with `sk_prefix`."""
+    found = query.page(
+        table.gateway(), _scope(tenant), keys.migration_partition(tenant, migration), page, sk_prefix=sk_prefix
+    )
+    return Page([model.model_validate(codec.without_keys(item)) for item in found.items], found.list_completed)
 
 
 # --- the request ---------------------------------------------------------------------------------
@@ -66,8 +83,7 @@ def add(uow: UnitOfWork, tenant: str, migration: Migration) -> None:
 
 
 def get(tenant: str, locator: str) -> Migration | None:
-    item = table.gateway().get(_scope(tenant), keys.migration(tenant, locator))
-    return Migration.model_validate(codec.without_keys(item)) if item else None
+    return _one(Migration, tenant, keys.migration(tenant, locator))
 
 
 def move(
@@ -216,21 +232,11 @@ def follow_up(tenant: str, path: str) -> bytes | None:
 
 
 def get_account(tenant: str, migration: str, account_locator: str) -> AccountMigration | None:
-    item = table.gateway().get(_scope(tenant), keys.migration_account(tenant, migration, account_locator))
-    return AccountMigration.model_validate(codec.without_keys(item)) if item else None
+    return _one(AccountMigration, tenant, keys.migration_account(tenant, migration, account_locator))
 
 
 def accounts(tenant: str, migration: str, page: PageRequest) -> Page[AccountMigration]:
-    found = query.page(
-        table.gateway(),
-        _scope(tenant),
-        keys.migration_partition(tenant, migration),
-        page,
-        sk_prefix=keys.MIGRATION_ACCOUNT_PREFIX,
-    )
-    return Page(
-        [AccountMigration.model_validate(codec.without_keys(item)) for item in found.items], found.list_completed
-    )
+    return _page(AccountMigration, tenant, migration, page, keys.MIGRATION_ACCOUNT_PREFIX)
 
 
 def every_account(tenant: str, migration: str) -> Iterator[AccountMigration]:
@@ -263,21 +269,11 @@ def mapping_write(tenant: str, mappings: AccountMappings) -> WriteOp:
 
 
 def get_mappings(tenant: str, migration: str, account_locator: str) -> AccountMappings | None:
-    item = table.gateway().get(_scope(tenant), keys.migration_mapping(tenant, migration, account_locator))
-    return AccountMappings.model_validate(codec.without_keys(item)) if item else None
+    return _one(AccountMappings, tenant, keys.migration_mapping(tenant, migration, account_locator))
 
 
 def mappings(tenant: str, migration: str, page: PageRequest) -> Page[AccountMappings]:
-    found = query.page(
-        table.gateway(),
-        _scope(tenant),
-        keys.migration_partition(tenant, migration),
-        page,
-        sk_prefix=keys.MIGRATION_MAPPING_PREFIX,
-    )
-    return Page(
-        [AccountMappings.model_validate(codec.without_keys(item)) for item in found.items], found.list_completed
-    )
+    return _page(AccountMappings, tenant, migration, page, keys.MIGRATION_MAPPING_PREFIX)
 
 
 def failure_write(tenant: str, migration: str, failures: AccountFailures) -> WriteOp:
@@ -295,18 +291,8 @@ def failure_delete(tenant: str, migration: str, account_locator: str) -> WriteOp
 
 
 def get_failures(tenant: str, migration: str, account_locator: str) -> AccountFailures | None:
-    item = table.gateway().get(_scope(tenant), keys.migration_failure(tenant, migration, account_locator))
-    return AccountFailures.model_validate(codec.without_keys(item)) if item else None
+    return _one(AccountFailures, tenant, keys.migration_failure(tenant, migration, account_locator))
 
 
 def failures(tenant: str, migration: str, page: PageRequest) -> Page[AccountFailures]:
-    found = query.page(
-        table.gateway(),
-        _scope(tenant),
-        keys.migration_partition(tenant, migration),
-        page,
-        sk_prefix=keys.MIGRATION_FAILURE_PREFIX,
-    )
-    return Page(
-        [AccountFailures.model_validate(codec.without_keys(item)) for item in found.items], found.list_completed
-    )
+    return _page(AccountFailures, tenant, migration, page, keys.MIGRATION_FAILURE_PREFIX)
