@@ -1,17 +1,9 @@
-"""The seeded fault simulation (issue 31): a workload of months on a test-clock tenant, every DynamoDB call
-of the service under one seed's fault plan (local/faults.py), job messages delivered as SQS would (any
-order, some twice, again after a failed run), and a client that retries a 503 with the same idempotency
-key. After the run, with the faults paused, the invariants hold to the cent; a failure names its seed.
-
-The workload: accounts with a PersonalAuto policy each (tests/api/billing/support.py: 1,225.00 a year on the
-Monthly plan), the clock advancing by days to weeks (invoice generation, due dates), payments of an open invoice
-or the account (some more than is open: credit), racing payments (another post commits between a post's reads and
-its commit), payment reversals, write-offs of open invoices (some reversed), credit distributions of the credit
-balance to an open invoice, disbursements (refunds) of it, and policy changes, cancellations and reinstatements.
+"""The seeded fault simulation (issue 31): each seed's workload (tests/simulation/workload.py: months on a
+test-clock tenant, every DynamoDB call under the seed's fault plan) must end with its invariants holding to the
+cent; a failure names its seed and the shortest failing step list found.
 
 `make test` runs PAS_SIMULATION_SEEDS seeds of PAS_SIMULATION_LENGTH steps (200 of 3: its budget); `make simulate`
-runs longer ones (1,000 of 14 by default).
-"""
+runs longer ones (1,000 of 14 by default)."""
 
 from __future__ import annotations
 
