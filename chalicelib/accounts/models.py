@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, StringConstraints
 
+from chalicelib.configuration.billing_plans import Cadence
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.messages import Input
 
@@ -56,21 +57,7 @@ class InstallmentPreferences(Input):
     anchorTime: datetime | None = None
     anchorType: Literal["none", "dayOfMonth", "anchorTime", "dayOfWeek", "weekOfMonth"] | None = None
     autopayLeadDays: Decimal | None = None
-    cadence: (
-        Literal[
-            "none",
-            "fullPay",
-            "weekly",
-            "everyOtherWeek",
-            "monthly",
-            "quarterly",
-            "semiannually",
-            "annually",
-            "thirtyDays",
-            "everyNDays",
-        ]
-        | None
-    ) = None
+    cadence: Cadence | None = None
     dayOfMonth: int | None = None
     dayOfWeek: Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"] | None = None
     dueLeadDays: int | None = None

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from chalicelib.configuration.billing_plans import Cadence
+
 BUILTIN_TYPES = ("string", "int", "long", "decimal", "date", "datetime", "boolean", "guid")
 STRING_MAX_LENGTH = 20000
 
@@ -422,20 +424,7 @@ SCHEMAS: dict[str, Schema] = {
     ),
     "InstallmentPlanRef": Schema(
         fields={
-            "cadence": OneOf(
-                (
-                    "none",
-                    "fullPay",
-                    "weekly",
-                    "everyOtherWeek",
-                    "monthly",
-                    "quarterly",
-                    "semiannually",
-                    "annually",
-                    "thirtyDays",
-                    "everyNDays",
-                )
-            ),
+            "cadence": OneOf(tuple(cadence.value for cadence in Cadence)),
             "anchorMode": OneOf(("generateDay", "termStartDay", "dueDay")),
             "dueLeadDays": INTEGER,
             "generateLeadDays": INTEGER,
