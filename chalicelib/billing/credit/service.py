@@ -264,49 +264,57 @@ def _require_distribution(record: CreditDistribution, allowed: tuple[CreditDistr
 
 
 def validate_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
-    current = distribution(ctx, locator)
-    _require_distribution(current, (CreditDistributionState.DRAFT,), "be validated")
-    _check_targets(ctx, current.accountLocator, current.currency, current.targets)
-    changed = current.model_copy(
-        update={"creditDistributionState": CreditDistributionState.VALIDATED, "validationResult": {"success": True}}
-    )
-    return _save(
+    return _move_distribution(
         ctx,
-        _bumped(ctx, current.accountLocator),
-        DISTRIBUTION,
-        changed,
+        locator,
+        (CreditDistributionState.DRAFT,),
+        "be validated",
+        {"creditDistributionState": CreditDistributionState.VALIDATED, "validationResult": {"success": True}},
         "billing.creditdistribution.validate",
-        _distribution_event(changed),
+        check_targets=True,
     )
 
 
 def reset_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
-    current = distribution(ctx, locator)
-    _require_distribution(current, (CreditDistributionState.VALIDATED,), "be reset")
-    changed = current.model_copy(
-        update={"creditDistributionState": CreditDistributionState.DRAFT, "validationResult": None}
-    )
-    return _save(
+    return _move_distribution(
         ctx,
-        _bumped(ctx, current.accountLocator),
-        DISTRIBUTION,
-        changed,
+        locator,
+        (CreditDistributionState.VALIDATED,),
+        "be reset",
+        {"creditDistributionState": CreditDistributionState.DRAFT, "validationResult": None},
         "billing.creditdistribution.reset",
-        _distribution_event(changed),
     )
 
 
 def discard_distribution(ctx: CallContext, locator: str) -> CreditDistribution:
-    current = distribution(ctx, locator)
-    _require_distribution(current, (CreditDistributionState.DRAFT, CreditDistributionState.VALIDATED), "be discarded")
-    changed = current.model_copy(update={"creditDistributionState": CreditDistributionState.DISCARDED})
-    return _save(
+    return _move_distribution(
         ctx,
-        _bumped(ctx, current.accountLocator),
-        DISTRIBUTION,
-        changed,
+        locator,
+        (CreditDistributionState.DRAFT, CreditDistributionState.VALIDATED),
+        "be discarded",
+        {"creditDistributionState": CreditDistributionState.DISCARDED},
         "billing.creditdistribution.discard",
-        _distribution_event(changed),
+    )
+
+
+def _move_distribution(
+    ctx: CallContext,
+    locator: str,
+    allowed: tuple[CreditDistributionState, ...],
+    what: str,
+    update: dict[str, Any],
+    event_type: str,
+    check_targets: bool = False,
+) -> CreditDistribution:
+    """A move of a distribution that touches no money (validate, reset, discard): its state checked
+    (then its targets, when asked), the fields of `update` saved with its event."""
+    current = distribution(ctx, locator)
+    _require_distribution(current, allowed, what)
+    if check_targets:
+        _check_targets(ctx, current.accountLocator, current.currency, current.targets)
+    changed = current.model_copy(update=update)
+    return _save(
+        ctx, _bumped(ctx, current.accountLocator), DISTRIBUTION, changed, event_type, _distribution_event(changed)
     )
 
 
