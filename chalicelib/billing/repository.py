@@ -386,6 +386,13 @@ def page_of(
     return Page([found[ref["locator"]] for ref in refs.items if ref["locator"] in found], refs.list_completed)
 
 
+def records_page(model: type[M], tenant: str, account: str, page: PageRequest, prefix: str) -> Page[M]:
+    """One page of the account's records whose sort key starts with `prefix`, in sort-key order (one Query
+    of its billing partition)."""
+    found = query.page(table.gateway(), scope(tenant), keys.billing_partition(tenant, account), page, sk_prefix=prefix)
+    return Page([model_of(model, item) for item in found.items], found.list_completed)
+
+
 def all_of(tenant: str, owner_kind: str, owner: str, record_kind: str, kind: str, model: type[M]) -> list[M]:
     refs = query.all_items(table.gateway(), scope(tenant), keys.billing_refs(tenant, owner_kind, owner, record_kind))
     records: list[M] = []
@@ -450,14 +457,7 @@ def credit_writes(tenant: str, balance: CreditBalance, *lines: LedgerLine) -> li
 
 
 def ledger_lines(tenant: str, account: str, currency: str, page: PageRequest) -> Page[LedgerLine]:
-    found = query.page(
-        table.gateway(),
-        scope(tenant),
-        keys.billing_partition(tenant, account),
-        page,
-        sk_prefix=f"{keys.BILLING_LEDGER_PREFIX}{currency}#",
-    )
-    return Page([model_of(LedgerLine, item) for item in found.items], found.list_completed)
+    return records_page(LedgerLine, tenant, account, page, f"{keys.BILLING_LEDGER_PREFIX}{currency}#")
 
 
 HOLD_PREFIX = "HOLD#"

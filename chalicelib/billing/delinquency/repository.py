@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from chalicelib.billing import repository as billing
 from chalicelib.billing.delinquency.models import (
     OPEN_STATES,
     Delinquency,
@@ -157,10 +158,7 @@ def delinquencies(tenant: str, account: str, locators: Iterable[str]) -> list[De
 
 
 def delinquencies_of_account(tenant: str, account: str, page: PageRequest) -> Page[Delinquency]:
-    found = query.page(
-        table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page, sk_prefix=DELINQUENCY_PREFIX
-    )
-    return Page([_model(Delinquency, item) for item in found.items], found.list_completed)
+    return billing.records_page(Delinquency, tenant, account, page, DELINQUENCY_PREFIX)
 
 
 def delinquencies_of(tenant: str, owner_kind: str, owner: str, page: PageRequest) -> Page[Delinquency]:

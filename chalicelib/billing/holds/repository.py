@@ -9,7 +9,7 @@ from typing import Any
 from chalicelib.billing import repository as billing
 from chalicelib.billing.holds.models import Hold, HoldState, HoldTarget
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage import codec, keys, table
 from chalicelib.storage.table import WriteOp
 
 HOLD_PREFIX = billing.HOLD_PREFIX
@@ -59,10 +59,7 @@ def hold(tenant: str, locator: str) -> Hold | None:
 
 def holds_of_account(tenant: str, account: str, page: PageRequest, state: HoldState | None) -> Page[Hold]:
     if state is None:
-        found = query.page(
-            table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page, sk_prefix=HOLD_PREFIX
-        )
-        return Page([_model(item) for item in found.items], found.list_completed)
+        return billing.records_page(Hold, tenant, account, page, HOLD_PREFIX)
     matching = [h for h in _all(tenant, account) if h.holdState == state]
     return Page.window(matching, page)
 

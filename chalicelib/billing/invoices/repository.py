@@ -226,14 +226,7 @@ def invoicing_job(tenant: str, account: str, locator: str) -> InvoicingJob | Non
 
 
 def invoicing_jobs(tenant: str, account: str, page: PageRequest) -> Page[InvoicingJob]:
-    found = query.page(
-        table.gateway(),
-        repository.scope(tenant),
-        keys.billing_partition(tenant, account),
-        page,
-        sk_prefix=keys.BILLING_INVOICING_JOB_PREFIX,
-    )
-    return Page([repository.model_of(InvoicingJob, item) for item in found.items], found.list_completed)
+    return repository.records_page(InvoicingJob, tenant, account, page, keys.BILLING_INVOICING_JOB_PREFIX)
 
 
 def add_generation_job(uow: UnitOfWork, tenant: str, job: InvoiceGenerationJob) -> None:
@@ -241,11 +234,4 @@ def add_generation_job(uow: UnitOfWork, tenant: str, job: InvoiceGenerationJob) 
 
 
 def generation_jobs(tenant: str, account: str, page: PageRequest) -> Page[InvoiceGenerationJob]:
-    found = query.page(
-        table.gateway(),
-        repository.scope(tenant),
-        keys.billing_partition(tenant, account),
-        page,
-        sk_prefix=keys.BILLING_GENERATION_JOB_PREFIX,
-    )
-    return Page([repository.model_of(InvoiceGenerationJob, item) for item in found.items], found.list_completed)
+    return repository.records_page(InvoiceGenerationJob, tenant, account, page, keys.BILLING_GENERATION_JOB_PREFIX)

@@ -39,14 +39,7 @@ def save_payment(uow: UnitOfWork, tenant: str, payment: Payment) -> None:
 
 
 def account_payments(tenant: str, account: str, page: PageRequest) -> Page[Payment]:
-    found = query.page(
-        table.gateway(),
-        repository.scope(tenant),
-        keys.billing_partition(tenant, account),
-        page,
-        sk_prefix=keys.BILLING_PAYMENT_PREFIX,
-    )
-    return Page([repository.model_of(Payment, item) for item in found.items], found.list_completed)
+    return repository.records_page(Payment, tenant, account, page, keys.BILLING_PAYMENT_PREFIX)
 
 
 def tenant_payments(tenant: str, page: PageRequest) -> Page[Payment]:
