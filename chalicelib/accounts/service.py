@@ -47,7 +47,7 @@ from chalicelib.configuration import service as configuration
 from chalicelib.core import codes
 from chalicelib.core import contacts as contact_list
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError, FieldError
+from chalicelib.core.errors import DomainError, ErrorCode, FieldError, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.records import check_size
@@ -80,6 +80,18 @@ def get_account(ctx: CallContext, locator: str) -> Account:
     if account is None:
         raise codes.not_found(ENTITY, locator)
     return account.model_copy(deep=True)
+
+
+def named_account(ctx: CallContext, locator: str, unknown: ErrorCode) -> Account:
+    """The account a request body names: `unknown` (the caller's 400, on `accountLocator`) instead of the
+    404 when this tenant has none with that locator."""
+    try:
+        return get_account(ctx, locator)
+    except NotFound:
+        raise unknown(
+            f"Account {locator} does not exist",
+            field_errors=[FieldError("accountLocator", "is not an account of this tenant")],
+        ) from None
 
 
 def get_account_with(

@@ -13,13 +13,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from chalicelib.accounts import service as accounts
-from chalicelib.accounts.models import Account
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes
 from chalicelib.core import contacts as contact_list
 from chalicelib.core.clock import utc
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.priceable import checks, elements, evaluation
 from chalicelib.priceable.evaluation import Evaluation
@@ -57,7 +55,11 @@ def priced_quick_quote(ctx: CallContext, locator: str) -> QuickQuote:
 def create_quick_quote(ctx: CallContext, fields: QuickQuoteFields) -> QuickQuote:
     version, model = configuration.current_model(ctx, resolved=True)
     product = checks.configured_product(model, fields.productName, ERRORS, in_request=True)
-    account = _account(ctx, fields.accountLocator) if fields.accountLocator else None
+    account = (
+        accounts.named_account(ctx, fields.accountLocator, codes.QUOTE_UNKNOWN_ACCOUNT)
+        if fields.accountLocator
+        else None
+    )
     if account is not None:
         checks.check_eligible(product, fields.productName, account.type, ERRORS)
     checks.check_references(model, fields, fields.contacts, ERRORS)
@@ -177,17 +179,6 @@ def _advance(ctx: CallContext, locator: str, target: str) -> QuickQuote:
     except StepFailed as stop:
         return quick.model_copy(update={"validationResult": stop.result})
     return _save(ctx, runner.record, runner.done)
-
-
-def _account(ctx: CallContext, locator: str) -> Account:
-    """The account a request names (400 when this tenant has none with that locator)."""
-    try:
-        return accounts.get_account(ctx, locator)
-    except NotFound:
-        raise codes.QUOTE_UNKNOWN_ACCOUNT(
-            f"Account {locator} does not exist",
-            field_errors=[FieldError("accountLocator", "is not an account of this tenant")],
-        ) from None
 
 
 def _checked(ctx: CallContext, model: dict[str, Any], quick: QuickQuote) -> QuickQuote:

@@ -56,7 +56,6 @@ from chalicelib.core import codes
 from chalicelib.core import contacts as contact_list
 from chalicelib.core.clock import utc
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError, NotFound
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
@@ -179,7 +178,11 @@ def update_quote(ctx: CallContext, locator: str, changes: QuoteChanges) -> Quote
     LIFECYCLE.check_editable(quote.quoteState)
     version, model = configuration.current_model(ctx, resolved=True)
     given = {name for name in changes.model_fields_set if getattr(changes, name) is not None}
-    account = _account(ctx, changes.accountLocator) if changes.accountLocator else None
+    account = (
+        accounts.named_account(ctx, changes.accountLocator, codes.QUOTE_UNKNOWN_ACCOUNT)
+        if changes.accountLocator
+        else None
+    )
     if account is not None:
         checks.check_eligible(
             checks.configured_product(model, quote.productName, ERRORS), quote.productName, account.type, ERRORS
@@ -262,7 +265,7 @@ def _new_quote(
     ctx: CallContext, version: str, model: dict[str, Any], fields: QuoteFields, *, product_in_request: bool = True
 ) -> tuple[Quote, Account]:
     product = checks.configured_product(model, fields.productName, ERRORS, in_request=product_in_request)
-    account = _account(ctx, fields.accountLocator)
+    account = accounts.named_account(ctx, fields.accountLocator, codes.QUOTE_UNKNOWN_ACCOUNT)
     checks.check_eligible(product, fields.productName, account.type, ERRORS)
     checks.check_references(model, fields, fields.contacts, ERRORS)
     zone = fields.timezone or account.timezone or checks.default_time_zone(model)
@@ -565,17 +568,6 @@ def _subject(
         config_version=quote.configVersion,
         account=loader or _account_loader(ctx, quote.accountLocator, account),
     )
-
-
-def _account(ctx: CallContext, locator: str) -> Account:
-    """The account a request names (400 when this tenant has none with that locator)."""
-    try:
-        return accounts.get_account(ctx, locator)
-    except NotFound:
-        raise codes.QUOTE_UNKNOWN_ACCOUNT(
-            f"Account {locator} does not exist",
-            field_errors=[FieldError("accountLocator", "is not an account of this tenant")],
-        ) from None
 
 
 def _installment_plan(product: Product, preferences: dict[str, Any]) -> str | None:
