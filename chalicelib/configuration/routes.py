@@ -26,6 +26,16 @@ else:
 bp = Blueprint(__name__)
 
 PACKAGE_TYPES = ["application/zip", "multipart/form-data", "application/octet-stream"]
+UNREADABLE_PACKAGE = (
+    codes.CONFIG_PACKAGE_CORRUPT,
+    codes.CONFIG_PACKAGE_INVALID_JSON,
+    codes.CONFIG_PACKAGE_LAYOUT_INVALID,
+    codes.CONFIG_PACKAGE_NOT_ZIP,
+    codes.CONFIG_PACKAGE_TOO_LARGE,
+    codes.CONFIG_PACKAGE_UNSAFE_PATH,
+    codes.CONFIG_PLUGIN_TOO_LARGE,
+)
+"""The 400s and 413s of a body that is no readable package: every route that takes one answers them."""
 
 
 @bp.route("/config/createTenant", methods=["POST"], content_types=PACKAGE_TYPES)
@@ -34,13 +44,7 @@ PACKAGE_TYPES = ["application/zip", "multipart/form-data", "application/octet-st
     idempotent=True,
     errors=[
         codes.CONFIG_BOOTSTRAP_TOO_LARGE,
-        codes.CONFIG_PACKAGE_CORRUPT,
-        codes.CONFIG_PACKAGE_INVALID_JSON,
-        codes.CONFIG_PACKAGE_LAYOUT_INVALID,
-        codes.CONFIG_PACKAGE_NOT_ZIP,
-        codes.CONFIG_PACKAGE_TOO_LARGE,
-        codes.CONFIG_PACKAGE_UNSAFE_PATH,
-        codes.CONFIG_PLUGIN_TOO_LARGE,
+        *UNREADABLE_PACKAGE,
         codes.CLOCK_TEST_CLOCKS_DISABLED,
     ],
 )
@@ -57,15 +61,7 @@ def create_tenant_from_package(
 @endpoint(
     "tenants.create-tenant",
     "tenants.validate-config",
-    errors=[
-        codes.CONFIG_PACKAGE_CORRUPT,
-        codes.CONFIG_PACKAGE_INVALID_JSON,
-        codes.CONFIG_PACKAGE_LAYOUT_INVALID,
-        codes.CONFIG_PACKAGE_NOT_ZIP,
-        codes.CONFIG_PACKAGE_TOO_LARGE,
-        codes.CONFIG_PACKAGE_UNSAFE_PATH,
-        codes.CONFIG_PLUGIN_TOO_LARGE,
-    ],
+    errors=UNREADABLE_PACKAGE,
 )
 def validate_configuration(body: schemas.ConfigurationPackage) -> ZipFile:
     return ZipFile(service.validation_report(body), filename="validation-result.zip")
@@ -75,15 +71,7 @@ def validate_configuration(body: schemas.ConfigurationPackage) -> ZipFile:
 @endpoint(
     "tenants.create-tenant",
     "tenants.validate-config",
-    errors=[
-        codes.CONFIG_PACKAGE_CORRUPT,
-        codes.CONFIG_PACKAGE_INVALID_JSON,
-        codes.CONFIG_PACKAGE_LAYOUT_INVALID,
-        codes.CONFIG_PACKAGE_NOT_ZIP,
-        codes.CONFIG_PACKAGE_TOO_LARGE,
-        codes.CONFIG_PACKAGE_UNSAFE_PATH,
-        codes.CONFIG_PLUGIN_TOO_LARGE,
-    ],
+    errors=UNREADABLE_PACKAGE,
 )
 def format_configuration(body: Upload) -> ZipFile:
     return ZipFile(service.formatted(body), filename="config.zip")
@@ -99,15 +87,7 @@ def fetch_deployment_metadata(tenantLocator: str) -> schemas.DeployedConfigMetad
 @endpoint(
     "deployments.deploy",
     idempotent=True,
-    errors=[
-        codes.CONFIG_PACKAGE_CORRUPT,
-        codes.CONFIG_PACKAGE_INVALID_JSON,
-        codes.CONFIG_PACKAGE_LAYOUT_INVALID,
-        codes.CONFIG_PACKAGE_NOT_ZIP,
-        codes.CONFIG_PACKAGE_TOO_LARGE,
-        codes.CONFIG_PACKAGE_UNSAFE_PATH,
-        codes.CONFIG_PLUGIN_TOO_LARGE,
-    ],
+    errors=UNREADABLE_PACKAGE,
 )
 def deploy_configuration(
     tenantLocator: str, body: schemas.ConfigurationPackage, query: schemas.DeployQuery
@@ -119,15 +99,7 @@ def deploy_configuration(
 @bp.route("/config/{tenantLocator}/deployments/validate", methods=["POST"], content_types=PACKAGE_TYPES)
 @endpoint(
     "deployments.deploy",
-    errors=[
-        codes.CONFIG_PACKAGE_CORRUPT,
-        codes.CONFIG_PACKAGE_INVALID_JSON,
-        codes.CONFIG_PACKAGE_LAYOUT_INVALID,
-        codes.CONFIG_PACKAGE_NOT_ZIP,
-        codes.CONFIG_PACKAGE_TOO_LARGE,
-        codes.CONFIG_PACKAGE_UNSAFE_PATH,
-        codes.CONFIG_PLUGIN_TOO_LARGE,
-    ],
+    errors=UNREADABLE_PACKAGE,
 )
 def validate_tenant_configuration(tenantLocator: str, body: schemas.ConfigurationPackage) -> ZipFile:
     return ZipFile(service.tenant_validation_report(request_context(), body), filename="validation-result.zip")
