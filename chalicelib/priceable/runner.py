@@ -30,6 +30,9 @@ from chalicelib.priceable.subject import Subject
 VALIDATE, PRICE, UNDERWRITE = "validate", "price", "underwrite"
 PASSED = "passed"
 REJECTED = "rejected"
+UNDERWRITING_STOPS = frozenset({"underwrittenBlocked", "declined", "rejected"})
+"""The states underwriting that does not pass leaves a quote or a transaction in (each lifecycle's
+`underwriting_stops`)."""
 
 R = TypeVar("R", bound=BaseModel)
 

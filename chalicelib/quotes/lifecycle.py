@@ -19,14 +19,13 @@ from __future__ import annotations
 
 from chalicelib.priceable.lifecycle import Lifecycle, Progress
 from chalicelib.priceable.models import Entity
-from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE
+from chalicelib.priceable.runner import PRICE, UNDERWRITE, UNDERWRITING_STOPS, VALIDATE
 from chalicelib.quotes.models import ENTITY, QuoteState
 
 ACCEPT, ISSUE = "accept", "issue"
 ERRORS = Entity(ENTITY, "quote")
 """Quote errors: `quote.invalid_state`, `quote.invalid_element`, ... ("A quote that is issued ...")."""
 FINAL = frozenset({"issued", "refused", "discarded"})
-UNDERWRITING_STOPS = frozenset({"underwrittenBlocked", "declined", "rejected"})
 
 LIFECYCLE = Lifecycle(
     entity=ERRORS,

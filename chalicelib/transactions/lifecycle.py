@@ -24,12 +24,11 @@ from __future__ import annotations
 
 from chalicelib.policies.models import TransactionState
 from chalicelib.priceable.lifecycle import Lifecycle, Progress
-from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE
+from chalicelib.priceable.runner import PRICE, UNDERWRITE, UNDERWRITING_STOPS, VALIDATE
 from chalicelib.transactions.models import ERRORS
 
 INITIALIZE, ACCEPT, ISSUE = "initialize", "accept", "issue"
 FINAL = frozenset({"issued", "refused", "discarded", "invalidated", "reversed"})
-UNDERWRITING_STOPS = frozenset({"underwrittenBlocked", "declined", "rejected"})
 PRECOMMITTABLE = frozenset({"draft", "initialized"})
 
 LIFECYCLE = Lifecycle(

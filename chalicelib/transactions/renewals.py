@@ -37,13 +37,11 @@ from chalicelib.policies.models import (
 from chalicelib.policies.models import (
     RenewalPlan as RenewalPlan,
 )
+from chalicelib.priceable.runner import UNDERWRITING_STOPS as UNDERWRITING_STOPS
 from chalicelib.transactions import coverage
 from chalicelib.transactions.timeline import issued_spans
 
 GRACE = RENEWAL_GRACE
-UNDERWRITING_STOPS = frozenset(
-    {TransactionState.UNDERWRITTEN_BLOCKED, TransactionState.DECLINED, TransactionState.REJECTED}
-)
 NOT_PRICED = frozenset(
     {
         TransactionState.DRAFT,
