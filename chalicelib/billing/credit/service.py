@@ -371,12 +371,38 @@ def apply_credit(
     chosen = targets or [PaymentTarget(containerLocator=account, containerType=ContainerType.ACCOUNT)]
     applied, left = payments.post(amount, chosen, by_locator, open_invoices, ctx.now)
     account_root.bump_containers(ctx, uow, account, [each.invoice.billingContainer for each in applied])
+    made, changes = invoice_applications(ctx, account, applied, before, SourceType.CREDIT_BALANCE, source)
+    delinquencies.settle_paid(
+        ctx,
+        uow,
+        account,
+        [each.invoice.locator for each in applied if each.invoice.invoiceState == InvoiceState.SETTLED],
+    )
+    taken = amount - left
+    if taken:
+        ledger.move_credit(
+            ctx, uow, account, currency, -taken, "credit applied to invoices", SourceType.CREDIT_BALANCE, source
+        )
+    return made, taken, changes
+
+
+def invoice_applications(
+    ctx: CallContext,
+    account: str,
+    applied: list[payments.Applied],
+    before: dict[str, InvoiceState],
+    source_type: SourceType,
+    source: str,
+) -> tuple[list[str], list[staging.InvoiceChange]]:
+    """The applications of money put onto invoices (a payment posted, credit applied): each one's
+    `invoice/application`, and each invoice's change (the application added, the settle event when it
+    is settled now; `before` gives whether it was open)."""
     made, changes = [], []
     for each in applied:
         application = Application(
             locator=new_locator(),
             invoiceLocator=each.invoice.locator,
-            sourceType=SourceType.CREDIT_BALANCE,
+            sourceType=source_type,
             sourceLocator=source,
             amount=each.amount,
             itemAmounts=each.item_amounts,
@@ -392,18 +418,7 @@ def apply_credit(
                 events=[("billing.invoice.settle", invoicing.invoice_event(each.invoice))] if settled else [],
             )
         )
-    delinquencies.settle_paid(
-        ctx,
-        uow,
-        account,
-        [each.invoice.locator for each in applied if each.invoice.invoiceState == InvoiceState.SETTLED],
-    )
-    taken = amount - left
-    if taken:
-        ledger.move_credit(
-            ctx, uow, account, currency, -taken, "credit applied to invoices", SourceType.CREDIT_BALANCE, source
-        )
-    return made, taken, changes
+    return made, changes
 
 
 def reverse_distribution(ctx: CallContext, locator: str, reason: str | None) -> CreditDistribution:

@@ -362,27 +362,8 @@ def post_payment(ctx: CallContext, locator: str) -> Payment:
             "creditedAmount": left,
         }
     )
-    changes = []
-    for each in applied:
-        application = Application(
-            locator=new_locator(),
-            invoiceLocator=each.invoice.locator,
-            sourceType=SourceType.PAYMENT,
-            sourceLocator=current.locator,
-            amount=each.amount,
-            itemAmounts=each.item_amounts,
-            createdAt=ctx.now,
-        )
-        posted.applications.append(f"{each.invoice.locator}/{application.locator}")
-        settled = each.invoice.invoiceState == InvoiceState.SETTLED
-        changes.append(
-            staging.InvoiceChange(
-                each.invoice,
-                before[each.invoice.locator] == InvoiceState.OPEN,
-                added=[invoice_repository.application_item(ctx.tenant, account, application)],
-                events=[("billing.invoice.settle", invoicing.invoice_event(each.invoice))] if settled else [],
-            )
-        )
+    made, changes = credit.invoice_applications(ctx, account, applied, before, SourceType.PAYMENT, current.locator)
+    posted.applications.extend(made)
     if left:
         ledger.move_credit(
             ctx,
