@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from chalicelib.policies.models import Segment, Term, Transaction, TransactionCategory, TransactionState
-from chalicelib.priceable.models import Charge, SegmentType
+from chalicelib.priceable.models import Charge, Element, SegmentType
 from chalicelib.transactions.timeline import history_adjustments
 
 START, END = datetime(2026, 1, 1, tzinfo=timezone.utc), datetime(2027, 1, 1, tzinfo=timezone.utc)
@@ -45,7 +45,7 @@ def _issued(locator: str, category: TransactionCategory, at: datetime, *charges:
         configVersion="1",
     )
     gap = category == TransactionCategory.CANCELLATION
-    segment = Segment.model_construct(
+    segment = Segment(
         locator=f"{locator}-s",
         segmentType=SegmentType.GAP if gap else SegmentType.COVERAGE,
         startTime=at,
@@ -53,6 +53,8 @@ def _issued(locator: str, category: TransactionCategory, at: datetime, *charges:
         transactionLocator=locator,
         policyLocator="P",
         termLocator="T0",
+        duration=Decimal(12),  # not read: the adjustments prorate by the segment's times
+        element=Element(locator=f"{locator}-root", staticLocator="root", type="PersonalAuto"),
     )
     return transaction, segment
 
