@@ -100,6 +100,7 @@ from chalicelib.priceable.models import Charge, Element
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.observability import logger
+from chalicelib.transactions.service import history_adjustments
 from chalicelib.uploads import service as uploads
 
 START_EVENT = "migration.start"
@@ -1252,6 +1253,8 @@ def _policy(
                         element,
                     )
                 )
+    if not problems and transactions:
+        transactions = _settled(given, zone, currency, terms, transactions, segments, brought, problems, seed)
     if problems or not transactions:
         if not problems:
             problems.append("terms: the policy has no transaction")
@@ -1283,6 +1286,48 @@ def _policy(
         updatedBy=created_by,
     )
     return _Built(policy, terms, transactions, segments, elements, brought)
+
+
+def _settled(
+    given: PolicyMigrationRequest,
+    zone: str,
+    currency: str,
+    terms: list[Term],
+    transactions: list[Transaction],
+    segments: list[Segment],
+    brought: list[installments.Brought],
+    problems: list[str],
+    seed: str,
+) -> list[Transaction]:
+    """The history's charges as issuing it here would have left them. A source brings each segment's own rated
+    charges; a change, cancellation or reinstatement issued here also carries the adjustments of the earlier
+    coverage it cuts or gives back (transactions.history_adjustments), so that the policy's charges add up to the
+    coverage it holds. A transaction whose installments the source brings cannot bill them, and fails its policy."""
+    try:
+        adjusted = history_adjustments(
+            given.durationBasis,
+            zone,
+            currency,
+            terms,
+            list(zip(transactions, segments, strict=True)),
+            lambda transaction, number: derived_locator(
+                transaction.createdAt, f"{seed}:adjustment:{transaction.locator}:{number}"
+            ),
+        )
+    except ValueError as error:
+        problems.append(f"terms: {error}")
+        return transactions
+    billed_by_source = {each.transaction.locator for each in brought}
+    for index, (transaction, adjustments) in enumerate(zip(transactions, adjusted, strict=True)):
+        if adjustments and transaction.locator in billed_by_source:
+            problems.append(
+                f"terms: transaction {index} brings its installments, but none bills the "
+                f"{sum((charge.amount for charge in adjustments), Decimal(0))} it adjusts the earlier coverage by"
+            )
+    return [
+        transaction.model_copy(update={"charges": [*transaction.charges, *adjustments]}) if adjustments else transaction
+        for transaction, adjustments in zip(transactions, adjusted, strict=True)
+    ]
 
 
 def _category(configured: dict[str, str], transaction_type: str, term: int, index: int) -> TransactionCategory:

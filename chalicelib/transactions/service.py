@@ -34,7 +34,7 @@ same DynamoDB transaction (records.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from functools import partial
 from typing import Any
@@ -55,13 +55,14 @@ from chalicelib.policies.models import (
     IssuedStack,
     Policy,
     Segment,
+    Term,
     Transaction,
     TransactionCategory,
     TransactionState,
 )
 from chalicelib.priceable import elements, evaluation, underwriting
 from chalicelib.priceable.evaluation import Evaluation
-from chalicelib.priceable.models import Element, ElementChanges, ElementInput, FlagInput, ResetOptions
+from chalicelib.priceable.models import Charge, Element, ElementChanges, ElementInput, FlagInput, ResetOptions
 from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import Subject, account_view
 from chalicelib.runtime import document_jobs, wiring
@@ -1062,3 +1063,16 @@ def clear_flag(ctx: CallContext, locator: str, level: str, flag_locator: str) ->
 
 def _author(ctx: CallContext) -> underwriting.Author:
     return underwriting.Author(ctx.user_locator, ctx.now, new_locator)
+
+
+def history_adjustments(
+    basis: str,
+    time_zone: str,
+    currency: str,
+    terms: Sequence[Term],
+    history: Sequence[tuple[Transaction, Segment]],
+    adjustment_locator: Callable[[Transaction, int], str],
+) -> list[list[Charge]]:
+    """What each transaction of a history issued elsewhere (a migration's) would carry besides its own charges,
+    had it been issued here (timeline.history_adjustments)."""
+    return timeline.history_adjustments(basis, time_zone, currency, terms, history, adjustment_locator)

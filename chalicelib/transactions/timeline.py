@@ -24,13 +24,15 @@ from chalicelib.core.errors import FieldError
 from chalicelib.policies.models import (
     LIVE_UNISSUED,
     IssuedStack,
+    Segment,
     SegmentSummary,
+    Term,
     Transaction,
     TransactionCategory,
     TransactionState,
 )
 from chalicelib.priceable.elements import Catalog
-from chalicelib.priceable.models import Element, SegmentType
+from chalicelib.priceable.models import Charge, Element, SegmentType
 from chalicelib.transactions import changes, coverage, deltas, sequence
 from chalicelib.transactions.models import (
     AddInstruction,
@@ -324,3 +326,54 @@ def _category(name: str, known_ones: dict[str, coverage.Category] = CREATED) -> 
 
 def _term_duration(value: Decimal | None) -> Decimal | None:
     return value if value is not None and value > 0 else None
+
+
+def history_adjustments(
+    basis: str,
+    time_zone: str,
+    currency: str,
+    terms: Sequence[Term],
+    history: Sequence[tuple[Transaction, Segment]],
+    adjustment_locator: Callable[[Transaction, int], str],
+) -> list[list[Charge]]:
+    """The adjustments (deltas.py) each transaction of an issued history brought from elsewhere (a migration)
+    would have carried had it been issued here, in the history's order: the charges of the earlier coverage it
+    cuts, or for a reinstatement at its cancellation's time gives back. Each transaction's own charges are its
+    segment's rated ones; `adjustment_locator(transaction, n)` names its n-th adjustment. ValueError, naming
+    the transaction, for a history no policy issues (a reinstatement at the cancellation time that rates charges
+    of its own, a restoring span naming nothing before it)."""
+    numbers = {term.locator: coverage.TermSpan(term.number, term.startTime, term.endTime) for term in terms}
+    ledger = sequence.Ledger(deltas.Proration(basis, time_zone, currency))
+    cancellation: Transaction | None = None
+    adjusted: list[list[Charge]] = []
+    for index, (transaction, segment) in enumerate(history):
+        category = ON_TIMELINE.get(str(transaction.transactionCategory))
+        if category is None:
+            raise ValueError(f"transaction {index}: a {transaction.transactionCategory} puts nothing on the timeline")
+        restores = None
+        if category == "reinstatement" and cancellation and cancellation.effectiveTime == transaction.effectiveTime:
+            restores = cancellation.locator
+        done = coverage.Effect(
+            category,
+            segment.startTime,
+            segment.endTime,
+            numbers[transaction.termLocator],
+            gap=segment.segmentType == SegmentType.GAP,
+            restores=restores,
+        )
+        counter = iter(range(len(ledger.rated) + len(transaction.charges)))
+        try:
+            adjusted.append(
+                ledger.issue(
+                    transaction.locator,
+                    done,
+                    segment.locator,
+                    transaction.charges,
+                    lambda: adjustment_locator(transaction, next(counter)),  # noqa: B023 - called within this turn
+                )
+            )
+        except ValueError as error:
+            raise ValueError(f"transaction {index} ({category}) does not follow the ones before it: {error}") from None
+        if category == "cancellation":
+            cancellation = transaction
+    return adjusted

@@ -6,11 +6,14 @@ of the service under one seed's fault plan (local/faults.py), job messages deliv
 order, some twice, again after a failed run), and a client that retries a 503 with the same idempotency
 key. After the run, with the faults paused, the invariants hold to the cent; a failure names its seed.
 
-The workload: accounts with a PersonalAuto policy each (tests/api/billing/support.py: 1,225.00 a year on the
-Monthly plan), the clock advancing by days to weeks (invoice generation, due dates), payments of an open invoice
-or the account (some more than is open: credit), racing payments (another post commits between a post's reads and
-its commit), payment reversals, write-offs of open invoices (some reversed), credit distributions of the credit
-balance to an open invoice, disbursements (refunds) of it, and policy changes, cancellations and reinstatements.
+The workload: accounts with a PersonalAuto policy each (tests/api/billing/support.py: 1,225.00 a year), on the
+Monthly plan or on one paid by autopay, half of them on a delinquency plan that lapses them (`simulation_model`);
+the clock advancing by days to weeks (invoice generation, autopay, due dates, grace ends), or to past the grace end
+of an unpaid invoice (a lapse: the policy cancelled by its delinquency); payments of an open invoice or the account
+(some more than is open: credit), racing payments (another post commits between a post's reads and its commit),
+payment reversals, write-offs of open invoices (some reversed), credit distributions of the credit balance to an
+open invoice, disbursements (refunds) of it; policy changes (some out of sequence: issued before a later
+transaction, which is reversed and reapplied), cancellations, reinstatements and renewals.
 
 `make test` runs PAS_SIMULATION_SEEDS seeds of PAS_SIMULATION_LENGTH steps (200 of 3: its budget); `make simulate`
 runs longer ones (1,000 of 14 by default).
@@ -21,15 +24,17 @@ from __future__ import annotations
 import os
 import random
 from collections import Counter
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from chalicelib.storage import clients, keys, table
 from local.faults import FaultPlan
-from tests.api.billing.support import billing, billing_tenant
+from tests.api.billing.support import billing, billing_model
 from tests.api.transactions.support import policy_path
 from tests.simulation.support import Client, Delivery, SimulationFailure, racing, shrink
+from tests.support.configs import quotes_tenant
 
 STEPS = int(os.environ.get("PAS_SIMULATION_LENGTH", "3"))
 """Steps of a seed's workload: a new policy first and an advance of the clock last, the others drawn."""
@@ -47,11 +52,15 @@ KINDS = (
     "distribute",
     "disburse",
     "change",
+    "change_out_of_sequence",
     "cancel",
     "reinstate",
+    "renew",
+    "lapse",
     "invoice_early_racing",
+    "migrate",
 )
-WEIGHTS = (1, 4, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+WEIGHTS = (1, 4, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
 EVENT_RECORD = {
     "policy.quote": "quoteLocator",
     "billing.payment": "paymentLocator",
@@ -61,6 +70,7 @@ EVENT_RECORD = {
     "policy.change": "transactionLocator",
     "policy.cancellation": "transactionLocator",
     "policy.reinstatement": "transactionLocator",
+    "policy.renewal": "transactionLocator",
 }
 """The data field of each kind of event the run counts that names the record it moved."""
 CENT = Decimal("0.01")
@@ -78,10 +88,64 @@ def steps_of(seed: int, length: int = STEPS) -> list[tuple[str, int]]:
     return [(kind, rng.randrange(2**32)) for kind in kinds]
 
 
-def _vehicle_quote(account: str) -> dict[str, Any]:
-    from tests.api.quotes.support import auto
+def simulation_model() -> dict[str, Any]:
+    """The billing test configuration with two plans a new policy may draw: installments paid at their autopay time
+    (Autopay: the Monthly plan paid 2 days before each due time) and a delinquency that lapses the policy 10 days
+    after an invoice falls due unpaid (Lapsing: the lapse issued at once)."""
+    model = billing_model()
+    model["installmentPlans"]["Autopay"] = {**model["installmentPlans"]["Monthly"], "autopayLeadDays": 2}
+    model["delinquencyPlans"]["Lapsing"] = {
+        "gracePeriodDays": LAPSING_GRACE_DAYS,
+        "advanceLapseTo": "issued",
+        "delinquencyLevel": "policy",
+    }
+    return model
 
-    return auto(account)
+
+LAPSING_GRACE_DAYS = 10
+
+
+@dataclass(frozen=True)
+class Span:
+    """What one issued transaction put on its policy's timeline (issuance, change, cancellation, reinstatement or
+    renewal, effective at `effective`), in the order the policy processed them."""
+
+    transaction: str
+    category: str
+    effective: datetime
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A segment held from its start (its transaction's effective time) to `cut` (None: to its end)."""
+
+    transaction: str
+    cut: datetime | None
+
+
+def held(spans: list[Span]) -> tuple[list[Piece], datetime | None]:
+    """What a timeline holds, and where its gap starts when the policy is cancelled (the simulation's own reading of
+    DECISIONS' "Policy transactions and charges", written apart from the service's): a span effective at T replaces
+    all that was held from T on; a cancellation holds nothing from T; a reinstatement at the gap's start gives back
+    what the cancellation took, a later one holds its own segment from T."""
+    pieces: list[tuple[str, datetime, datetime | None]] = []
+    before_gap: list[tuple[str, datetime, datetime | None]] = []
+    gap: datetime | None = None
+    for span in spans:
+        at = span.effective
+        if span.category == "reinstatement" and gap == at:
+            pieces, gap = before_gap, None
+            continue
+        kept: list[tuple[str, datetime, datetime | None]] = [
+            (tx, start, at if cut is None or cut > at else cut) for tx, start, cut in pieces if start < at
+        ]
+        if span.category == "cancellation":
+            before_gap, gap = pieces, at
+        else:
+            kept.append((span.transaction, at, None))
+            gap = None
+        pieces = kept
+    return [Piece(tx, cut) for tx, _, cut in pieces], gap
 
 
 class Run:
@@ -92,10 +156,13 @@ class Run:
         self.tenant = ""
         self.accounts: list[str] = []
         self.payments: list[tuple[str, str]] = []  # (account, payment) posted by this run, not reversed
+        self.paid: set[str] = set()  # every payment this run posted (autopay posts the others)
         self.write_offs: list[str] = []  # made by this run, not reversed
-        self.policies: dict[str, datetime] = {}  # policy -> the effective time of its last transaction
-        self.cancelled: dict[str, datetime] = {}  # policy -> its cancellation's effective time, until reinstated
-        self.segments: dict[str, list[str]] = {}  # policy -> the transactions that made its segments, in order
+        self.spans: dict[str, list[Span]] = {}  # policy -> its timeline as the answers of its issues told it
+        self.ends: dict[str, datetime] = {}  # policy -> the end of its last term
+        self.lapsing: dict[str, str] = {}  # policy -> its account, of the policies on the Lapsing plan
+        self.lapses: set[str] = set()  # the lapses' transactions learned of
+        self.migrations = 0
         self.moved: Counter[tuple[str, str]] = Counter()  # (event type, record) of every move acknowledged
         self.day = 0
 
@@ -104,9 +171,13 @@ class Run:
 
     def setup(self, api: Any, token: str) -> None:
         with self.plan.paused():
-            self.tenant = billing_tenant(api, token, test_clock=True)
+            self.tenant = quotes_tenant(api, token, simulation_model(), test_clock=True)
 
     def new_policy(self) -> None:
+        """An account and a PersonalAuto policy on it, its installment plan Monthly or Autopay, some on the Lapsing
+        delinquency plan."""
+        from tests.api.quotes.support import auto
+
         account = self.client.ok(
             "POST",
             f"/policy/{self.tenant}/accounts",
@@ -120,22 +191,65 @@ class Run:
                 },
             },
         )["locator"]
-        quote = self.client.ok("POST", f"/policy/{self.tenant}/quotes", _vehicle_quote(account))
+        plan = self.rng.choice(["Monthly", "Autopay"])
+        lapsing = self.rng.random() < 0.5
+        preferences = {"installmentWeights": [1], "installmentPlanName": plan}
+        fields: dict[str, Any] = {"preferences": {"installmentPreferences": preferences}}
+        if lapsing:
+            fields["delinquencyPlanName"] = "Lapsing"
+        quote = self.client.ok("POST", f"/policy/{self.tenant}/quotes", auto(account, **fields))
         status, issued = self.client.send("PATCH", f"/policy/{self.tenant}/quotes/{quote['locator']}/issue")
         if status != 200:
             raise SimulationFailure(f"issue of quote {quote['locator']}: {status} {issued}")
         made = self.client.ok("GET", policy_path(self.tenant, issued["policyLocator"]))
-        self.policies[issued["policyLocator"]] = START
-        self.segments[issued["policyLocator"]] = [made["issuedTransactionLocator"]]
+        policy = issued["policyLocator"]
+        self.spans[policy] = [Span(made["issuedTransactionLocator"], "issuance", _moment(made["startTime"]))]
+        self.ends[policy] = _moment(made["endTime"])
+        if lapsing:
+            self.lapsing[policy] = account
         self.moved["policy.quote.issue", quote["locator"]] += 1
         self.accounts.append(account)
         self.drain()
 
     def advance(self) -> None:
-        self.day += self.rng.choice([3, 10, 17, 31, 45])
+        self._clock_to(CLOCK_START + timedelta(days=self.day + self.rng.choice([3, 10, 17, 31, 45])))
+
+    def lapse(self) -> None:
+        """The clock past the grace end of an open invoice of a policy on the Lapsing plan, unpaid: its delinquency
+        lapses the policy (a cancellation issued at the grace end), unless the invoice was settled meanwhile."""
+        policies = [policy for policy in sorted(self.lapsing) if self._gap(policy) is None]
+        if not policies:
+            return
+        account = self.lapsing[self.rng.choice(policies)]
+        invoices = self.client.ok("GET", billing(self.tenant, f"/invoices/accounts/{account}/list?count=100"))["items"]
+        due = sorted(_moment(invoice["dueTime"]) for invoice in invoices if invoice["invoiceState"] == "open")
+        now = CLOCK_START + timedelta(days=self.day)
+        moment = (due[0] if due else now + timedelta(days=31)) + timedelta(days=LAPSING_GRACE_DAYS + 1)
+        if moment > now:
+            self._clock_to(moment)
+
+    def _clock_to(self, moment: datetime) -> None:
+        self.day = (moment - CLOCK_START).days + (1 if (moment - CLOCK_START).seconds else 0)
         moment = CLOCK_START + timedelta(days=self.day)
-        self.client.ok("POST", f"/clock/{self.tenant}/advance", {"to": moment.isoformat().replace("+00:00", "Z")})
+        self.client.ok("POST", f"/clock/{self.tenant}/advance", {"to": _iso(moment)})
         self.drain()
+        self._learn_lapses()
+
+    def _learn_lapses(self) -> None:
+        """The cancellations the Lapsing plan's delinquencies issued, on the timelines of their policies."""
+        for account in sorted(set(self.lapsing.values())):
+            delinquencies = self.client.ok(
+                "GET", billing(self.tenant, f"/delinquencies/accounts/{account}/list?count=100")
+            )["items"]
+            for delinquency in delinquencies:
+                for reference in delinquency["references"]:
+                    transaction = reference.get("transactionLocator")
+                    if reference["referenceType"] != "policy" or not transaction or transaction in self.lapses:
+                        continue
+                    found = self.client.ok("GET", f"/policy/{self.tenant}/transactions/{transaction}")
+                    if found["transactionState"] in ("issued", "reversed"):
+                        self.lapses.add(transaction)
+                        self._learn(found, "policy.cancellation.issue")
 
     def pay(self) -> None:
         if not self.accounts:
@@ -192,6 +306,79 @@ class Run:
             self.drain()
         self.drain()
 
+    def migrate(self) -> None:
+        """A migration of one or two accounts of a source book (tests/api/migration/support.py: a PersonalAuto policy
+        from 2025-06-01, issued and changed, two installments of 72.00 on invoices INV1, settled, and INV2, open, a
+        Card payment of 82.00 over both), some paused before its jobs run and resumed, recovered while an account
+        ended in error (a fault the worker could not get past). It must finish; its accounts and policies are then
+        the run's, their ledgers, charges and invoicing checked as the others'."""
+        from tests.api.migration.support import (
+            account_request,
+            billed_policy,
+            source_installment,
+            source_invoice,
+            source_payment,
+        )
+
+        self.migrations += 1
+        body = []
+        for n in range(self.rng.choice([1, 2])):
+            original = f"SRC{self.migrations}-{n}"
+            policy = billed_policy(
+                f"{original}-p1",
+                [
+                    source_installment(f"{original}-I1", f"{original}-INV1", 6),
+                    source_installment(f"{original}-I2", f"{original}-INV2", 7),
+                ],
+                [(1, "72.00"), (2, "72.00")],
+            )
+            body.append(
+                {
+                    **account_request(original, policies=[policy]),
+                    "invoices": [
+                        source_invoice(f"{original}-INV1", 6, "settled"),
+                        source_invoice(f"{original}-INV2", 7, "open"),
+                    ],
+                    "payments": [
+                        source_payment(
+                            f"{original}-P1",
+                            [(f"{original}-INV1", "72.00"), (f"{original}-INV2", "10.00")],
+                            payment_type="Card",
+                        )
+                    ],
+                }
+            )
+        path = f"/migration/{self.tenant}/migrations"
+        migration = self.client.ok("POST", path, body)["locator"]
+        if self.rng.random() < 0.5:
+            self._control(migration, "pause")
+            self.drain()
+            self._control(migration, "resume")
+        self.drain()
+        for _ in range(3):
+            state = self.client.ok("GET", f"{path}/{migration}")["migrationState"]
+            if state != "error":
+                break
+            self._control(migration, "recover")
+            self.drain()
+        if state != "finished":
+            failures = self.client.ok("GET", f"{path}/{migration}/failures/list")["items"]
+            raise SimulationFailure(f"migration {migration} ended {state}: {failures}")
+        for mapped in self.client.ok("GET", f"{path}/{migration}/mappings/list?count=100")["items"]:
+            self.accounts.append(mapped["accountLocator"])
+            for policy in sorted(mapped["policies"]):
+                issued = self._all(policy_path(self.tenant, policy, "/issuedTransactions/list"))
+                self.spans[policy] = [
+                    Span(t["locator"], t["transactionCategory"], _moment(t["effectiveTime"]))
+                    for t in sorted(issued, key=lambda t: t["effectiveTime"])
+                ]
+                self.ends[policy] = _moment(self.client.ok("GET", policy_path(self.tenant, policy))["endTime"])
+
+    def _control(self, migration: str, action: str) -> None:
+        status, answer = self.client.send("PATCH", f"/migration/{self.tenant}/migrations/{migration}/{action}")
+        if status not in (200, 204):
+            raise SimulationFailure(f"{action} of migration {migration}: {status} {answer}")
+
     def _payment(self, account: str, amount: Decimal, targets: list[dict[str, Any]]) -> str:
         locator: str = self.client.ok(
             "POST",
@@ -205,6 +392,7 @@ class Run:
         if status != 200 or posted["paymentState"] != "posted":
             raise SimulationFailure(f"post of payment {payment}: {status} {posted}")
         self.payments.append((account, payment))
+        self.paid.add(payment)
         self.moved["billing.payment.post", payment] += 1
 
     def reverse(self) -> None:
@@ -222,11 +410,31 @@ class Run:
     def change(self) -> None:
         """A change of a policy's vehicle value, effective after its last transaction (and the clock), issued."""
         found = self._next_effective(self._active())
-        if found is None:
+        if found is not None:
+            self._change_at(*found)
+
+    def change_out_of_sequence(self) -> None:
+        """A change issued effective before a later transaction of its policy (a change issued first when the policy
+        has none after the clock): issued out of sequence, the later ones reversed and reapplied after it."""
+        found = self._next_effective(self._active())
+        if found is not None:
+            self._change_at(*found)
+        candidates = []
+        for policy in sorted(self.spans):
+            spans = self.spans[policy]
+            floor = max([CLOCK_START + timedelta(days=self.day), *(span.effective for span in spans[:-1])])
+            room = spans[-1].effective - floor >= timedelta(days=2)
+            if len(spans) > 1 and room and held(spans[:-1])[1] is None:  # on risk between the two
+                candidates.append((policy, floor, spans[-1].effective))
+        if not candidates:
             return
-        policy, effective = found
-        shown = self.client.ok("GET", policy_path(self.tenant, policy))
-        segment = self.client.ok("GET", f"/policy/{self.tenant}/transactions/segments/{shown['latestSegmentLocator']}")
+        policy, floor, last = self.rng.choice(candidates)
+        self._change_at(policy, floor + timedelta(hours=(last - floor) // timedelta(hours=1) // 2))
+
+    def _change_at(self, policy: str, effective: datetime) -> None:
+        segment = self.client.ok(
+            "GET", f"/policy/{self.tenant}/transactions/{self._segment_maker(policy, effective)}/segment"
+        )
         vehicle = next(e for e in segment["element"]["elements"] if e["type"] == "Vehicle")
         value = str(self.rng.choice([8000, 15000, 25000]))
         draft = self.client.ok(
@@ -238,8 +446,14 @@ class Run:
             ],
         )
         self._issue(draft["locator"], "policy.change.issue")
-        self.policies[policy] = effective
-        self.segments[policy].append(draft["locator"])
+
+    def _segment_maker(self, policy: str, at: datetime) -> str:
+        """The transaction whose segment is held at `at` (the vehicle a change modifies is the one held there)."""
+        pieces, _ = held(self.spans[policy])
+        starts = {span.transaction: span.effective for span in self.spans[policy]}
+        return max(
+            (piece for piece in pieces if starts[piece.transaction] <= at), key=lambda p: starts[p.transaction]
+        ).transaction
 
     def cancel(self) -> None:
         found = self._next_effective(self._active())
@@ -250,35 +464,72 @@ class Run:
             "PATCH", policy_path(self.tenant, policy, "/cancel"), {"action": "params", "effectiveTime": _iso(effective)}
         )
         self._issue(draft["locator"], "policy.cancellation.issue")
-        self.policies[policy] = self.cancelled[policy] = effective
 
     def reinstate(self) -> None:
-        if not self.cancelled:
+        cancelled = [policy for policy in sorted(self.spans) if self._gap(policy) is not None]
+        if not cancelled:
             return
-        policy = self.rng.choice(sorted(self.cancelled))
+        policy = self.rng.choice(cancelled)
         draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/reinstate"), [])
         self._issue(draft["locator"], "policy.reinstatement.issue")
-        del self.cancelled[policy]
+
+    def renew(self) -> None:
+        """The next term of a policy on risk in its first term, issued (effective at its term's end)."""
+        policies = [policy for policy in self._active() if self.ends[policy] == END]
+        if not policies:
+            return
+        policy = self.rng.choice(policies)
+        draft = self.client.ok("PATCH", policy_path(self.tenant, policy, "/renew"), [])
+        self._issue(draft["locator"], "policy.renewal.issue")
+        self.ends[policy] = _moment(self.client.ok("GET", policy_path(self.tenant, policy))["endTime"])
+
+    def _gap(self, policy: str) -> datetime | None:
+        return held(self.spans[policy])[1]
 
     def _active(self) -> list[str]:
-        return [policy for policy in sorted(self.policies) if policy not in self.cancelled]
+        return [policy for policy in sorted(self.spans) if self._gap(policy) is None]
 
     def _next_effective(self, policies: list[str]) -> tuple[str, datetime] | None:
         """One of `policies` and a moment some days after its last transaction and the clock, within its term."""
         if not policies:
             return None
         policy = self.rng.choice(policies)
-        effective = max(self.policies[policy], CLOCK_START + timedelta(days=self.day)) + timedelta(
-            days=self.rng.choice([1, 15, 40])
-        )
-        return (policy, effective) if effective < END - timedelta(days=1) else None
+        last = max(span.effective for span in self.spans[policy])
+        effective = max(last, CLOCK_START + timedelta(days=self.day)) + timedelta(days=self.rng.choice([1, 15, 40]))
+        return (policy, effective) if effective < self.ends[policy] - timedelta(days=1) else None
 
     def _issue(self, transaction: str, event_type: str) -> None:
         status, issued = self.client.send("PATCH", f"/policy/{self.tenant}/transactions/{transaction}/issue")
         if status != 200 or issued["transactionState"] != "issued":
             raise SimulationFailure(f"issue of transaction {transaction}: {status} {issued}")
-        self.moved[event_type, transaction] += 1
+        self._learn(issued, event_type)
         self.drain()
+
+    def _learn(self, issued: dict[str, Any], event_type: str) -> None:
+        """An issued transaction on its policy's timeline: appended, or, issued out of sequence (in an aggregate),
+        with the transactions it reversed taken off and their reapplications appended after it."""
+        policy, at = issued["policyLocator"], _moment(issued["effectiveTime"])
+        self.moved[event_type, issued["locator"]] += 1
+        spans = self.spans[policy]
+        if not issued.get("aggregateTransactionLocator"):
+            spans.append(Span(issued["locator"], issued["transactionCategory"], at))
+            return
+        aggregate = self.client.ok("GET", f"/policy/{self.tenant}/transactions/{issued['aggregateTransactionLocator']}")
+        reversed_ = {
+            span.transaction
+            for span in spans
+            if span.effective >= at
+            and self.client.ok("GET", f"/policy/{self.tenant}/transactions/{span.transaction}")["transactionState"]
+            == "reversed"
+        }
+        for part in aggregate["aggregatedTransactions"]:
+            if part.get("reapplicationOfLocator"):  # issued again after the new one: an issue event of its own
+                self.moved[f"policy.{part['transactionCategory']}.issue", part["locator"]] += 1
+        self.spans[policy] = [span for span in spans if span.transaction not in reversed_] + [
+            Span(part["locator"], part["transactionCategory"], _moment(part["effectiveTime"]))
+            for part in aggregate["aggregatedTransactions"]
+            if part["transactionCategory"] != "reversal"
+        ]
 
     def write_off(self) -> None:
         """Writes off all or half of what an open invoice still owes."""
@@ -400,11 +651,11 @@ class Run:
         with self.plan.paused():
             self._check_jobs()
             self._check_due()
-            self._check_events()
             for account in self.accounts:
                 self._check_account(account)
-            for policy in sorted(self.segments):
+            for policy in sorted(self.spans):
                 self._check_charges(policy)
+            self._check_events()
 
     def _check_jobs(self) -> None:
         """Every job finished, or failed visibly, once the reaper has put back those whose lease ran out (as its
@@ -483,6 +734,9 @@ class Run:
         owed = _sum(owed_invoices, "totalAmount")
         payments = self._list(f"/payments/list?accountLocator={account}&count=100&includeReversed=true")
         paid = _sum([p for p in payments if p["paymentState"] == "posted"], "amount")
+        for payment in payments:  # autopay's: posted at its invoices' autopay times, an event each
+            if payment["locator"] not in self.paid and payment["paymentState"] in ("posted", "reversed"):
+                self.moved["billing.payment.post", payment["locator"]] += 1
         write_offs = self._list(f"/writeOffs/list?accountLocator={account}&count=100")
         written_off = _sum(write_offs, "amount") - _sum(write_offs, "reversedAmount")
         refunds = self._list(f"/disbursements/list?accountLocator={account}&count=100")
@@ -516,43 +770,50 @@ class Run:
 
     def _check_charges(self, policy: str) -> None:
         """Charges equal the coverage actually held, to the cent: what billing billed of the policy (its charges)
-        sums to what its segments price to as held now. Each segment (of the issuance, or of a change) is held from
-        its start to the next segment's, or to the cancellation's effective time while the policy is cancelled (a
-        reinstatement holds it again); a rated charge of a segment held whole earns its amount, of a part [start,
-        cut) its amount x duration(start, cut) / the segment's duration (a rate charge: its rate x duration(start,
-        cut)), rounded half-up to the cent, in the policy's duration basis and time zone; a flat charge its amount."""
+        sums to what its segments price to as held now (`held`: each segment held whole, from its start to a cut,
+        or not at all). A rated charge of a segment held whole earns its amount, of a part [start, cut) its amount x
+        duration(start, cut) / the segment's duration (a rate charge: its rate x duration(start, cut)), rounded
+        half-up to the cent, in the policy's duration basis and time zone; a flat charge its amount. The timeline
+        the answers told is the one the policy lists: its issued transactions that are not reversed."""
         from chalicelib.core import durations
 
         shown = self.client.ok("GET", policy_path(self.tenant, policy))
         basis, zone = shown["durationBasis"], shown["timezone"]
-        made = [
-            self.client.ok("GET", f"/policy/{self.tenant}/transactions/{transaction}/segment")
-            for transaction in self.segments[policy]
-        ]
-        held = Decimal(0)
-        for index, segment in enumerate(made):
+        listed = {
+            transaction["locator"]
+            for transaction in self._all(policy_path(self.tenant, policy, "/issuedTransactions/list"))
+            if transaction["transactionCategory"] not in ("aggregate", "reversal")
+        }
+        told = {span.transaction for span in self.spans[policy]}
+        if listed != told:
+            raise SimulationFailure(
+                f"policy {policy}: issued transactions listed {sorted(listed - told)} more and {sorted(told - listed)} "
+                f"fewer than the issues answered (timeline {self.spans[policy]})"
+            )
+        pieces, gap = held(self.spans[policy])
+        coverage = Decimal(0)
+        for piece in pieces:
+            segment = self.client.ok("GET", f"/policy/{self.tenant}/transactions/{piece.transaction}/segment")
             start, end = _moment(segment["startTime"]), _moment(segment["endTime"])
-            cut = min([end, *([_moment(made[index + 1]["startTime"])] if index + 1 < len(made) else [])])
-            if policy in self.cancelled:
-                cut = min(cut, self.cancelled[policy])
+            cut = end if piece.cut is None else min(end, piece.cut)
             whole = Decimal(str(segment["duration"]))
-            price = self.client.ok("GET", f"/policy/{self.tenant}/transactions/{segment['transactionLocator']}/price")
+            price = self.client.ok("GET", f"/policy/{self.tenant}/transactions/{piece.transaction}/price")
             for charge in price["charges"]:
                 if charge.get("reversalOfLocator"):
                     continue
                 amount, rate = Decimal(str(charge["amount"])), Decimal(str(charge["rate"]))
                 if charge["handling"] == "flat" or cut >= end:
-                    held += amount
+                    coverage += amount
                 elif cut > start and whole:
                     part = durations.duration(start, cut, basis, zone)
                     exact = amount * part / whole if rate == amount / whole else rate * part
-                    held += _cents(exact)
+                    coverage += _cents(exact)
         charges = self._all(billing(self.tenant, f"/policies/{policy}/charges/list"))
         billed = _sum(charges, "amount")
-        if billed != held:
+        if billed != coverage:
             raise SimulationFailure(
-                f"policy {policy}: charges {billed} != the coverage held {held} "
-                f"(segments of {self.segments[policy]}, cancelled at {self.cancelled.get(policy)})"
+                f"policy {policy}: charges {billed} != the coverage held {coverage} "
+                f"(timeline {self.spans[policy]}, held {pieces}, cancelled from {gap})"
             )
 
     def _all(self, path: str) -> list[dict[str, Any]]:
@@ -577,7 +838,7 @@ class Run:
         now = wiring.clock_for(self.tenant).now()
         installments = [
             installment
-            for policy in sorted(self.policies)
+            for policy in sorted(self.spans)
             for installment in self._all(billing(self.tenant, f"/installments/policies/{policy}/list"))
             if installment["accountLocator"] == account
         ]

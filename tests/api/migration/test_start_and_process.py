@@ -69,9 +69,18 @@ def test_accounts_with_policy_history_are_migrated_and_read_as_ordinary_records(
     issued = ok(call(api, "GET", f"/policy/{tenant}/policies/{policy_locator}/issuedTransactions/list", admin_token))
     assert [t["transactionCategory"] for t in issued["items"]] == ["issuance", "change"]
     change = ok(call(api, "GET", f"/policy/{tenant}/transactions/{issued['items'][1]['locator']}/price", admin_token))
-    premiums = sorted(Decimal(str(charge["amount"])) for charge in change["charges"])
-    # the change's segment runs 2025-12-01 to 2026-06-01: 6 months at 12.00 and at 6.00
-    assert premiums == [Decimal("36.00"), Decimal("72.00")]
+    issuance = ok(call(api, "GET", f"/policy/{tenant}/transactions/{issued['items'][0]['locator']}/price", admin_token))
+    (first_premium,) = issuance["charges"]
+    premiums = sorted((Decimal(str(c["amount"])), c.get("reversalOfLocator")) for c in change["charges"])
+    # the change's segment runs 2025-12-01 to 2026-06-01: 6 months at 12.00 and at 6.00; as a change issued here
+    # it gives back the 6 months of the issuance's segment it replaces (144.00 for the year, 72.00 kept)
+    assert premiums == [
+        (Decimal("-72.00"), first_premium["locator"]),
+        (Decimal("36.00"), None),
+        (Decimal("72.00"), None),
+    ]
+    billed = ok(call(api, "GET", f"/billing/{tenant}/policies/{policy_locator}/charges/list?count=100", admin_token))
+    assert sum(Decimal(str(c["amount"])) for c in billed["items"]) == Decimal("180.00")  # 6 x 12 + 6 x 18
     accounts_listed = ok(call(api, "GET", f"/policy/{tenant}/accounts/list", admin_token))["items"]
     assert len(accounts_listed) == 2  # nothing written twice
 
