@@ -450,7 +450,8 @@ def _anonymize(ctx: CallContext, records: list[dict[str, Any]], personal: dict[s
 
 def _anonymize_contact(ctx: CallContext, contact: ContactView) -> None:
     """The contact's entries in the records that list it name a new locator (models.without_contact; one for
-    all of them, kept nowhere), with `contact.anonymized`; the records themselves are not anonymized."""
+    all of them, kept nowhere), its index entries are deleted, and `contact.anonymized` recorded; the records
+    themselves are not anonymized."""
     replacement = new_locator()
     repository.replace_records(
         ctx.tenant,
@@ -459,6 +460,11 @@ def _anonymize_contact(ctx: CallContext, contact: ContactView) -> None:
         ctx.now,
         mark=False,
     )
+    forgotten = repository.forget_contact(ctx.tenant, contact.locator)
+    for start in range(0, len(forgotten), EVENTS_PER_WRITE):
+        uow = wiring.unit_of_work(ctx)
+        uow.add(*forgotten[start : start + EVENTS_PER_WRITE])
+        uow.commit()
     uow = wiring.unit_of_work(ctx)
     uow.record_event(CONTACT_EVENT, {"locator": contact.locator, "staticLocator": contact.locator})
     uow.commit()
