@@ -10,7 +10,7 @@ from typing import Any
 from chalicelib.accounts.models import Account
 from chalicelib.core import codes
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.storage import codec, keys, query, table, versioned
+from chalicelib.storage import codec, contact_index, keys, query, table, versioned
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 LIST_INDEX = "GSI2"
@@ -68,10 +68,14 @@ def add(uow: UnitOfWork, tenant: str, account: Account) -> None:
                 **account.model_dump(),
             },
             lambda: codes.CONFLICT_ALREADY_EXISTS("The account already exists"),
-        )
+        ),
+        *contact_index.entries(tenant, "account", account.locator, account.contacts),
     )
 
 
 def save(uow: UnitOfWork, tenant: str, account: Account) -> None:
     """Rewrites the account, on condition that it is still at `account.version` (else 409)."""
-    uow.add(versioned.rewrite(keys.account(tenant, account.locator), account))
+    uow.add(
+        versioned.rewrite(keys.account(tenant, account.locator), account),
+        *contact_index.entries(tenant, "account", account.locator, account.contacts),
+    )

@@ -264,8 +264,20 @@ def scrubbed(value: Any, personal: Mapping[str, Mapping[str, Any]]) -> Any:
     replaced, and the personal values it held replaced wherever a QUOTING_KEYS text quotes them; what is
     not data is kept as it is."""
     replaced = _scrubbed(value, personal)
-    quoted = sorted({text for text in _values(value, personal) if len(text) >= MIN_QUOTED}, key=len, reverse=True)
+    quoted = personal_texts(value, personal)
     return _unquoted(replaced, quoted, False) if quoted else replaced
+
+
+def personal_texts(value: Any, personal: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The texts of the personal fields in `value`'s data objects long enough to look for in free text (what
+    `scrubbed` replaces where a QUOTING_KEYS text quotes them), longest first."""
+    return sorted({text for text in _values(value, personal) if len(text) >= MIN_QUOTED}, key=len, reverse=True)
+
+
+def unquoted(value: Any, quoted: list[str]) -> Any:
+    """`value` (a free text, or any JSON holding texts: a document's name or metadata) with each of `quoted`
+    replaced by the placeholder in every text."""
+    return _unquoted(value, quoted, True)
 
 
 def _scrubbed(value: Any, personal: Mapping[str, Mapping[str, Any]]) -> Any:

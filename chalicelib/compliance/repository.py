@@ -17,7 +17,7 @@ from typing import Any
 
 from chalicelib.compliance.models import CONTACT_HOLDERS, AnonymizationJob, AnonymizationReference, names_contact
 from chalicelib.core import codes
-from chalicelib.storage import codec, keys, query, table
+from chalicelib.storage import codec, contact_index, keys, query, table
 from chalicelib.storage.keys import Key
 from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, WriteOp
 from chalicelib.storage.unit_of_work import UnitOfWork
@@ -124,39 +124,37 @@ def payment_record(tenant: str, account: str, payment: str) -> list[dict[str, An
     return [item] if item else []
 
 
-HOLDER_LISTS = {
-    "account": keys.accounts_index,
-    "quote": keys.quotes_index,
-    "quickQuote": keys.quick_quotes_index,
-    "policy": keys.policies_index,
-}
-"""The tenant's lists (GSI2) of the records that may list contacts (CONTACT_HOLDERS), each of their root items."""
 HOLDER_KEYS: dict[str, Callable[[str, str], Key]] = {
     "account": keys.account,
     "quote": keys.quote,
     "quickQuote": keys.quick_quote,
     "policy": keys.policy,
 }
+"""The root item of each record type that may list contacts (CONTACT_HOLDERS)."""
 
 
 def contact_holders(tenant: str, contacts: Iterable[str]) -> dict[str, dict[str, list[str]]]:
-    """By contact, the locators (by holder type) of the records whose `contacts` list it. A contact has no index
-    of its own: this reads the tenant's lists of accounts, quotes, quick quotes and policies, a page (1 MB) at a
-    time, keeping only the locators."""
+    """By contact, the locators (by holder type) of the records whose `contacts` list it: the records the contact's
+    index names (storage/contact_index.py: one Query a contact), read in one batch and kept where they still list
+    it (an entry outlives the contact's removal from its record)."""
     wanted = list(dict.fromkeys(contacts))
+    named = {contact: contact_index.holders(tenant, contact) for contact in wanted}
+    unique = list(dict.fromkeys(holder for holders in named.values() for holder in holders))
+    items = table.gateway().batch_get(_scope(tenant), [HOLDER_KEYS[kind](tenant, locator) for kind, locator in unique])
+    by_key = {(item["PK"], item["SK"]): item for item in items}
     found: dict[str, dict[str, list[str]]] = {contact: {kind: [] for kind in CONTACT_HOLDERS} for contact in wanted}
-    gateway, scope = table.gateway(), _scope(tenant)
-    for kind in CONTACT_HOLDERS:
-        start_key = None
-        while True:
-            batch, start_key = gateway.query(scope, HOLDER_LISTS[kind](tenant), index="GSI2", start_key=start_key)
-            for item in batch:
-                for contact in wanted:
-                    if names_contact(item, contact):
-                        found[contact][kind].append(item["locator"])
-            if start_key is None:
-                break
+    for contact, holders in named.items():
+        for kind, locator in holders:
+            key = HOLDER_KEYS[kind](tenant, locator)
+            item = by_key.get((key.pk, key.sk))
+            if item is not None and names_contact(item, contact) and locator not in found[contact][kind]:
+                found[contact][kind].append(locator)
     return found
+
+
+def forget_contact(tenant: str, contact: str) -> list[WriteOp]:
+    """The deletes of the contact's index entries (once no record lists it)."""
+    return contact_index.removals(tenant, contact, contact_index.holders(tenant, contact))
 
 
 def holder_records(tenant: str, holders: dict[str, list[str]]) -> list[dict[str, Any]]:

@@ -7,7 +7,8 @@ with `fromCurrentRequest` false, so a replayed request starts nothing twice. The
 (`assess`, `_reach`); a restricted one is listed in `problematicReferenceLocators.assigned` and nothing of it
 changes, the others are anonymized (`_records`: an account with its quotes, policies with their terms,
 segments and transactions, its payments and billing records; a policy with its quote; a quote with the
-policy issued from it; a payment alone; and the documents of all of them: their files removed) with
+policy issued from it; a payment alone; and the documents of all of them: rendered again from their replaced
+data, an attached one's file removed) with
 one `*.anonymize` event per record, and `anonymizedAt` set. A contact is anonymized in the records that list
 it (`_anonymize_contact`), which are kept by retention as when they are referenced themselves. The job ends
 `completed`, or `suspended` with
@@ -43,9 +44,11 @@ from chalicelib.compliance.models import (
     Restriction,
     Target,
     personal_fields,
+    personal_texts,
     policy_restrictions,
     quote_restrictions,
     scrubbed,
+    unquoted,
     without_contact,
 )
 from chalicelib.configuration import service as configuration
@@ -426,7 +429,13 @@ def _anonymize(ctx: CallContext, records: list[dict[str, Any]], personal: dict[s
         for item in records
         if item.get("entity") in DOCUMENT_OWNERS and item.get("locator")
     ]
-    documents.anonymize_documents(ctx, owners, lambda data: scrubbed({"data": data}, personal)["data"])
+    quoted = personal_texts(records, personal)
+    documents.anonymize_documents(
+        ctx,
+        owners,
+        lambda data: scrubbed({"data": data}, personal)["data"],
+        lambda text: unquoted(text, quoted),
+    )
     events = [
         (EVENTS[item["entity"]], {EVENT_DATA[item["entity"]]: item["locator"]})
         for item in written
@@ -441,7 +450,8 @@ def _anonymize(ctx: CallContext, records: list[dict[str, Any]], personal: dict[s
 
 def _anonymize_contact(ctx: CallContext, contact: ContactView) -> None:
     """The contact's entries in the records that list it name a new locator (models.without_contact; one for
-    all of them, kept nowhere), with `contact.anonymized`; the records themselves are not anonymized."""
+    all of them, kept nowhere), its index entries are deleted, and `contact.anonymized` recorded; the records
+    themselves are not anonymized."""
     replacement = new_locator()
     repository.replace_records(
         ctx.tenant,
@@ -450,6 +460,11 @@ def _anonymize_contact(ctx: CallContext, contact: ContactView) -> None:
         ctx.now,
         mark=False,
     )
+    forgotten = repository.forget_contact(ctx.tenant, contact.locator)
+    for start in range(0, len(forgotten), EVENTS_PER_WRITE):
+        uow = wiring.unit_of_work(ctx)
+        uow.add(*forgotten[start : start + EVENTS_PER_WRITE])
+        uow.commit()
     uow = wiring.unit_of_work(ctx)
     uow.record_event(CONTACT_EVENT, {"locator": contact.locator, "staticLocator": contact.locator})
     uow.commit()

@@ -632,7 +632,7 @@ DOCUMENT_NOT_READY = _code(InvalidState, "document.not_ready", "The document has
 DOCUMENT_ANONYMIZED = _code(
     InvalidState,
     "document.anonymized",
-    "The document's file was removed by anonymization: it will not be rendered again",
+    "The attached document's file was removed by anonymization (an uploaded file is not rendered again)",
 )
 DOCUMENT_REFERENCE_INVALID = _code(
     InvalidRequest,

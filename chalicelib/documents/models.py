@@ -116,7 +116,8 @@ class Document(BaseModel):
     source: str | None = None
     """The template it was rendered from (generated instances only)."""
     anonymizedAt: datetime | None = None
-    """When its record's personal data was replaced: its file is removed, its rendering data replaced."""
+    """When its record's personal data was replaced: its rendering data, metadata and name replaced, and its file
+    rendered again from them (an attached file removed; a prerendered one is the package's, nobody's data)."""
     version: int = 1
 
 

@@ -124,7 +124,7 @@ class File:
 def artifact(ctx: CallContext, locator: str) -> File:
     """The rendered or uploaded file (409 while the document has none, and once anonymization removed it)."""
     document = get_document(ctx, locator)
-    _check_not_anonymized(document)
+    _check_not_removed(document)
     content = repository.read_artifact(ctx.tenant, document.artifact) if document.artifact else None
     if document.artifact is None or content is None:
         raise codes.DOCUMENT_NOT_READY(f"document {locator} is {document.documentInstanceState}: it has no file")
@@ -140,16 +140,18 @@ def source(ctx: CallContext, locator: str) -> File:
     if document.external or (document.source is None and document.artifact is not None):
         return artifact(ctx, locator)
     if document.source is None:
-        _check_not_anonymized(document)
+        _check_not_removed(document)
         raise codes.DOCUMENT_NOT_READY(f"document {locator} has not been rendered yet")
     return File(document.source.encode("utf-8"), "text/plain; charset=utf-8", f"{document.staticName}.source")
 
 
-def _check_not_anonymized(document: Document) -> None:
-    if document.anonymizedAt is not None:
+def _check_not_removed(document: Document) -> None:
+    """409 `document.anonymized` for a document whose file anonymization removed and did not render again (an
+    external one); a generated one being rendered again is only not ready yet."""
+    if document.anonymizedAt is not None and document.artifact is None and document.external:
         raise codes.DOCUMENT_ANONYMIZED(
             f"document {document.locator}'s file was removed by anonymization on "
-            f"{document.anonymizedAt.isoformat()}; it is not rendered again"
+            f"{document.anonymizedAt.isoformat()}; an attached file is not rendered again"
         )
 
 
@@ -576,6 +578,13 @@ def _consolidate(
             consolidatedFrom=[part.locator for part in parts],
         ),
     )
+    return _join(ctx, document, parts)
+
+
+def _join(ctx: CallContext, document: Document, parts: list[Document]) -> Document:
+    """The consolidated `document` made of its parts' files (conversionError when one is missing or they do
+    not join); the parts name it in consolidatedTo."""
+    locator = document.locator
     contents = [repository.read_artifact(ctx.tenant, part.artifact) if part.artifact else None for part in parts]
     try:
         if any(content is None for content in contents):
@@ -983,37 +992,91 @@ def replace(
 
 
 def anonymize_documents(
-    ctx: CallContext, references: list[tuple[str, str]], replaced: Callable[[dict[str, Any]], dict[str, Any]]
+    ctx: CallContext,
+    references: list[tuple[str, str]],
+    replaced: Callable[[dict[str, Any]], dict[str, Any]],
+    renamed: Callable[[Any], Any],
 ) -> list[Document]:
-    """Removes the file of every document of the records named (reference type, locator) and replaces
-    the personal data of their rendering data with `replaced`, so no document shows what was anonymized;
-    a document anonymized before is left alone. Answers the documents changed."""
+    """Replaces the personal data of every document of the records named (reference type, locator): its
+    rendering data and metadata by `replaced` (data fields), its name and metadata by `renamed` (the personal
+    values wherever a free text quotes them), and its file. A generated document that
+    had a file is rendered again from its replaced rendering data (with the templates deployed now), a
+    consolidated one joined again from its parts once they are; a prerendered one keeps the package's file
+    (the same for everyone: nobody's data); an attached (external) one loses its file (its download answers
+    409 `document.anonymized`). A document anonymized before is left alone, but for one whose new rendering
+    an interrupted run did not finish. Answers the documents changed, as they end."""
     found = [
         document
         for reference_type, locator in references
         for document in repository.all_documents_of(ctx.tenant, reference_type, locator)
-        if document.anonymizedAt is None
     ]
-    for document in found:
-        if document.artifact is not None:
+    fresh = [document for document in found if document.anonymizedAt is None]
+    for document in fresh:
+        if document.artifact is not None and _own_file(document.artifact):
             repository.remove_artifact(ctx.tenant, document.artifact)
-    changed = [
-        document.model_copy(
-            update={
-                "artifact": None,
-                "renderingData": replaced(document.renderingData),
-                "metadata": replaced(document.metadata),
-                "anonymizedAt": ctx.now,
-            }
-        )
-        for document in found
-    ]
+    changed = [_anonymized(ctx, document, replaced, renamed) for document in fresh]
     for start in range(0, len(changed), 90):
         uow = wiring.unit_of_work(ctx)
         for document in changed[start : start + 90]:
             repository.save_document(uow, ctx.tenant, document)
         uow.commit()
-    return changed
+    by_locator = {
+        document.locator: document.model_copy(update={"version": document.version + 1}) for document in changed
+    }
+    by_locator.update({document.locator: document for document in found if document.anonymizedAt is not None})
+    unrendered = [document for document in by_locator.values() if _rendered_again(document)]
+    if unrendered:
+        sources = _Sources(ctx)
+        for document in unrendered:
+            if not document.consolidatedFrom:  # each its own record's data (a job's cache holds one record's)
+                by_locator[document.locator] = _generate_one(ctx, document, sources, {})
+        for document in unrendered:
+            if document.consolidatedFrom:
+                parts = [by_locator.get(part) for part in document.consolidatedFrom]
+                known = [part for part in parts if part is not None]
+                missing = [p for p in document.consolidatedFrom if p not in by_locator]
+                known += repository.get_documents(ctx.tenant, missing) if missing else []
+                order = {locator: n for n, locator in enumerate(document.consolidatedFrom)}
+                by_locator[document.locator] = _join(ctx, document, sorted(known, key=lambda d: order[d.locator]))
+    return [by_locator[document.locator] for document in fresh]
+
+
+def _own_file(artifact: Artifact) -> bool:
+    """Whether the file is a document's own (rendered, joined or attached), not the package's bootstrap file a
+    prerendered document delivers."""
+    return artifact.path.startswith("documents/")
+
+
+def _anonymized(
+    ctx: CallContext,
+    document: Document,
+    replaced: Callable[[dict[str, Any]], dict[str, Any]],
+    renamed: Callable[[Any], Any],
+) -> Document:
+    """The document with its personal data replaced and `anonymizedAt`; one that had a file of its own and is not
+    attached waits to be rendered (`dataReady`) or joined (`draft`) again."""
+    changes: dict[str, Any] = {
+        "renderingData": replaced(document.renderingData),
+        "metadata": renamed(replaced(document.metadata)),
+        "name": renamed(document.name) if document.name is not None else None,
+        "anonymizedAt": ctx.now,
+    }
+    if document.artifact is not None and _own_file(document.artifact):
+        changes["artifact"] = None
+        if not document.external:
+            changes["documentInstanceState"] = (
+                DocumentState.DRAFT if document.consolidatedFrom else DocumentState.DATA_READY
+            )
+            changes["processingErrors"] = None
+    return document.model_copy(update=changes)
+
+
+def _rendered_again(document: Document) -> bool:
+    """An anonymized generated document whose new file is still to make (see `_anonymized`)."""
+    if document.anonymizedAt is None or document.external or document.artifact is not None:
+        return False
+    wanted = DocumentState.DRAFT if document.consolidatedFrom else DocumentState.DATA_READY
+    return document.documentInstanceState == wanted
 
 
 def new_locator_path(document: Document) -> str:

@@ -46,7 +46,7 @@ from chalicelib.policies.models import (
     TransactionState,
 )
 from chalicelib.priceable.models import StaticDataVersion
-from chalicelib.storage import codec, keys, query, table, versioned
+from chalicelib.storage import codec, contact_index, keys, query, table, versioned
 from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, MAX_WRITE_BYTES, WriteOp, chunked, request_size
 from chalicelib.storage.unit_of_work import UnitOfWork
 
@@ -107,13 +107,17 @@ def add(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
                 **policy.model_dump(exclude={"validationResult"}),
             },
             lambda: codes.CONFLICT_ALREADY_EXISTS("The policy already exists"),
-        )
+        ),
+        *contact_index.entries(tenant, "policy", policy.locator, policy.contacts),
     )
 
 
 def save(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
     """Rewrites the policy, on condition that it is still at `policy.version` (else 409)."""
-    uow.add(versioned.rewrite(keys.policy(tenant, policy.locator), policy, exclude={"validationResult"}))
+    uow.add(
+        versioned.rewrite(keys.policy(tenant, policy.locator), policy, exclude={"validationResult"}),
+        *contact_index.entries(tenant, "policy", policy.locator, policy.contacts),
+    )
 
 
 def save_branch_heads(uow: UnitOfWork, tenant: str, policy: Policy) -> None:

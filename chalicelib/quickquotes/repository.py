@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from chalicelib.core import codes
 from chalicelib.quickquotes.models import QuickQuote
-from chalicelib.storage import codec, keys, table, versioned
+from chalicelib.storage import codec, contact_index, keys, table, versioned
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 TENANT_INDEX = "GSI2"
@@ -28,10 +28,14 @@ def add(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
                 **quick.model_dump(),
             },
             lambda: codes.CONFLICT_ALREADY_EXISTS("The quick quote already exists"),
-        )
+        ),
+        *contact_index.entries(tenant, "quickQuote", quick.locator, quick.contacts),
     )
 
 
 def save(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
     """Rewrites the quick quote, on condition that it is still at `quick.version` (else 409)."""
-    uow.add(versioned.rewrite(keys.quick_quote(tenant, quick.locator), quick))
+    uow.add(
+        versioned.rewrite(keys.quick_quote(tenant, quick.locator), quick),
+        *contact_index.entries(tenant, "quickQuote", quick.locator, quick.contacts),
+    )

@@ -14,7 +14,7 @@ from chalicelib.core import codes
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.priceable.models import StaticDataVersion
 from chalicelib.quotes.models import Quote
-from chalicelib.storage import codec, keys, query, table, versioned
+from chalicelib.storage import codec, contact_index, keys, query, table, versioned
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 ACCOUNT_INDEX = "GSI1"
@@ -68,13 +68,17 @@ def add(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
                 **quote.model_dump(),
             },
             lambda: codes.CONFLICT_ALREADY_EXISTS("The quote already exists"),
-        )
+        ),
+        *contact_index.entries(tenant, "quote", quote.locator, quote.contacts),
     )
 
 
 def save(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
     """Rewrites the quote, on condition that it is still at `quote.version` (else 409)."""
-    uow.add(versioned.rewrite(keys.quote(tenant, quote.locator), quote, extra=_indexes(tenant, quote)))
+    uow.add(
+        versioned.rewrite(keys.quote(tenant, quote.locator), quote, extra=_indexes(tenant, quote)),
+        *contact_index.entries(tenant, "quote", quote.locator, quote.contacts),
+    )
 
 
 def add_static_history(uow: UnitOfWork, tenant: str, quote_locator: str, entry: StaticDataVersion) -> None:

@@ -523,6 +523,16 @@ def anonymization_job(tenant_locator: str, job_locator: str) -> Key:
     return Key(f"{tenant_scope(tenant_locator)}ANONJOB#{job_locator}")
 
 
+def contact_holders(tenant_locator: str, contact_locator: str) -> str:
+    """The partition naming the records (accounts, quotes, quick quotes, policies) that list the contact
+    (storage/contact_index.py)."""
+    return f"{tenant_scope(tenant_locator)}CONTACT#{contact_locator}"
+
+
+def contact_holder(tenant_locator: str, contact_locator: str, holder_type: str, holder_locator: str) -> Key:
+    return Key(contact_holders(tenant_locator, contact_locator), f"{holder_type}#{holder_locator}")
+
+
 def anonymization_reference(tenant_locator: str, reference_type: str, reference_locator: str) -> Key:
     """Where a referenced record stands in anonymization: its job, and when it was anonymized."""
     return Key(f"{tenant_scope(tenant_locator)}ANONREF#{reference_type}#{reference_locator}")

@@ -4,6 +4,7 @@ birth date the configuration marks `restrictedData`, and the compliance paths.""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote as escaped
 
@@ -18,11 +19,15 @@ ON_RISK = "2025-06-01T04:00:00Z"
 """The start of a year's term the tests' clock is in."""
 
 
-def compliance_tenant(api: Any, token: str) -> str:
-    model = documents_model()
+def compliance_tenant(
+    api: Any, token: str, model: dict[str, Any] | None = None, files: Mapping[str, str | bytes] | None = None
+) -> str:
+    """The documents tenant (or one of `model`, a documents_model, with `files` in its package) whose account
+    birth date is `restrictedData`, with a Card payment type."""
+    model = model or documents_model()
     model["accounts"]["PersonAccount"]["data"]["birthDate"]["restrictedData"] = True
     model["payments"] = {"Card": {"data": {"cardHolder": {"type": "string"}}}}
-    return documents_tenant(api, token, model)
+    return documents_tenant(api, token, model, files)
 
 
 def insured(api: Any, token: str, tenant: str) -> str:

@@ -5,6 +5,7 @@ insured is the account of tests/api/quotes/support.py (Ada Lovelace)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from tests.support.api import call, ok
@@ -57,7 +58,7 @@ def documents_tenant(
     api: Any,
     token: str,
     model: dict[str, Any] | None = None,
-    templates: dict[str, str] | None = None,
+    templates: Mapping[str, str | bytes] | None = None,
     *,
     test_clock: bool = False,
 ) -> str:
@@ -66,7 +67,7 @@ def documents_tenant(
         "documents/Quotation/template.liquid": QUOTATION.encode(),
         "documents/Schedule/template.vm": SCHEDULE.encode(),
     }
-    files.update({path: text.encode() for path, text in (templates or {}).items()})
+    files.update({path: text if isinstance(text, bytes) else text.encode() for path, text in (templates or {}).items()})
     tenant = deployed_tenant(api, token, package_with_files(model or documents_model(), files), test_clock=test_clock)
     upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
     upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)

@@ -317,8 +317,8 @@ def test_issuing_writes_the_same_items_in_the_same_calls_for_1_or_50_elements(
         costs.append(list(ddb_calls))
     # the plan's counter, then one transaction: the policy, its term and the term's alias, the transaction and
     # its alias, the segment with the whole tree, the first static data version, the number's guard, the
-    # job that bills the issuance and the due entry of the policy's next status change
+    # job that bills the issuance, the due entry of the policy's next status change and its contact's index entry
     assert costs[0] == costs[1] == ["UpdateItem", "TransactWriteItems"]
-    assert transaction_sizes == [10, 10]
+    assert transaction_sizes == [11, 11]
     segment = ok(call(api, "GET", f"/policy/{tenant}/transactions/segments/{issued.segmentLocator}", admin_token))
     assert len(segment["element"]["elements"]) == 10
