@@ -475,6 +475,14 @@ def hold_items(tenant: str, account: str) -> list[dict[str, Any]]:
     return items[:MAX_HOLDS_READ]
 
 
+def held_targets(tenant: str, account: str) -> set[str]:
+    """The targets of the active holds on the account (one Query of its holds): for a caller that asks of
+    several (a lapse that bills: delinquency and invoicing)."""
+    return {
+        str(item.get("targetType")) for item in hold_items(tenant, account) if item.get("holdState") == HoldState.ACTIVE
+    }
+
+
 def is_held(tenant: str, account: str, target: HoldTarget) -> bool:
     """Whether an active hold of `target` stands on the account (one Query of its holds): what invoicing
     and delinquency ask, below the holds package (holds/repository.py writes them)."""

@@ -34,7 +34,7 @@ emitted once however often the run is repeated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -665,6 +665,7 @@ def issue_transaction(
     *,
     new_transaction: bool = False,
     billed_by_caller: bool = False,
+    billed_in: BilledIn | None = None,
 ) -> list[Transaction]:
     """Adds everything issuing a transaction writes to `uow` (the caller has recorded the events in it
     already, and commits): the policy root on condition that it is still at the version `stack` saw (409
@@ -683,7 +684,9 @@ def issue_transaction(
     added with its alias, at the version its creation and issue would have left it. `billed_by_caller`: the
     caller bills the transaction once `uow` committed (billing's lapse): `uow` carries the billing safety net's
     due entry instead of the billing job, which billing's write removes (the entry enqueues the job should the
-    caller not get there)."""
+    caller not get there). `billed_in` (with `billed_by_caller`): the caller's billing of the issue in `uow`
+    itself, given the transaction, the root and the policy's terms as the issue writes them; when it answers
+    True (it added its billing, leaving room for the rest), `uow` carries neither the safety net nor the job."""
     model = _model(ctx, stack.policy)
     plan = _numbering_plan(model, stack.policy.productName)
     for record in (issue.transaction, *issue.changed, *issue.invalidated, *issue.added):
@@ -744,7 +747,10 @@ def issue_transaction(
     for transaction in added:
         repository.add_transaction(uow, ctx.tenant, transaction)
     if uow.remaining > 0 and billed_by_caller:
-        due.schedule(uow, DueKind.TRANSACTION_BILLING, issue.transaction.locator, ctx.now + BILLING_SAFETY_NET_DELAY)
+        if billed_in is None or not billed_in(uow, issued, policy, _terms_after(stack, issue, terms_added)):
+            due.schedule(
+                uow, DueKind.TRANSACTION_BILLING, issue.transaction.locator, ctx.now + BILLING_SAFETY_NET_DELAY
+            )
     elif uow.remaining > 0:
         _bill(uow, issue.transaction)
     else:  # the largest out-of-sequence issues: billed by a write of its own once the issue committed
@@ -761,6 +767,19 @@ def issue_transaction(
     for transaction in invalidated[:room]:
         repository.save_transaction(uow, ctx.tenant, transaction)
     return invalidated[room:]
+
+
+BilledIn = Callable[[UnitOfWork, Transaction, Policy, list[Term]], bool]
+"""A caller's billing of an issue in the issue's own write (`issue_transaction`'s `billed_in`)."""
+
+
+def _terms_after(stack: IssuedStack, issue: TransactionIssue, added: list[Term]) -> list[Term]:
+    """The policy's terms as the issue leaves them: those `stack` read, changed or removed as it says, and the
+    ones it adds."""
+    changed = {term.locator: term for term in issue.changed_terms}
+    removed = {term.locator for term in issue.removed_terms}
+    kept = [changed.get(term.locator, term) for term in stack.terms if term.locator not in removed]
+    return [*kept, *added]
 
 
 def _bill(uow: UnitOfWork, transaction: Transaction) -> None:

@@ -102,6 +102,26 @@ def bring_forward(uow: UnitOfWork, kind: DueKind, ref: str, at: datetime, *, put
         uow.add(due_index.move(current, min(at, current.due_at), attempts=0))
 
 
+def entry_key(ctx: CallContext, kind: DueKind, ref: str) -> tuple[str, str]:
+    """The (PK, SK) of the entry (kind, ref), for a caller that reads it with other records (`entry_of`)."""
+    key = keys.due_entry(ctx.tenant, kind, ref)
+    return key.pk, key.sk
+
+
+def entry_of(ctx: CallContext, item: Mapping[str, Any] | None) -> DueEntry | None:
+    """The entry as a read of its key (`entry_key`) found it."""
+    return due_index.entry_of(ctx.tenant, item)
+
+
+def bring_forward_from(uow: UnitOfWork, current: DueEntry | None, kind: DueKind, ref: str, at: datetime) -> None:
+    """`bring_forward` of the entry as the caller read it (`current`: None when there was none), on condition
+    that it is still as read where it is rewritten."""
+    if current is None:
+        uow.add(due_index.put_new(uow.ctx.tenant, kind, ref, at))
+    elif at < current.due_at:
+        uow.add(due_index.move(current, at, attempts=0))
+
+
 # --- what a handler is given --------------------------------------------------------------------------
 
 

@@ -164,6 +164,11 @@ def _item(
     }
 
 
+def entry_of(tenant: str, item: Mapping[str, Any] | None) -> DueEntry | None:
+    """The entry a read of its key found (None: there is none)."""
+    return _entry(tenant, dict(item)) if item else None
+
+
 def _entry(tenant: str, item: dict[str, Any]) -> DueEntry:
     return DueEntry(
         tenant=tenant,

@@ -796,13 +796,15 @@ def create_and_issue_in(
     transaction_type: str | None = None,
     policy_change: Callable[[UnitOfWork, Policy], Policy] | None = None,
     billed_by_caller: bool = False,
+    billed_in: policies.BilledIn | None = None,
 ) -> Transaction | None:
     """`create_and_advance` to issued as part of the caller's `uow` (its records and the issue commit
     together, or neither): the draft is never stored apart, and the policy root is written once, with
     `policy_change` (the caller's change of the root as read, recording its events in the unit of work it is
     given) made to it. None when the draft would not be issued at once (a step fails or stops short of
     issue): nothing is added to `uow` then; `create_and_advance` stores the draft as far as it gets.
-    `billed_by_caller`: the caller bills the issue once `uow` committed (policies.issue_transaction)."""
+    `billed_by_caller`: the caller bills the issue once `uow` committed, or in it (`billed_in`; both as
+    policies.issue_transaction says)."""
     stack, draft = _new_draft(ctx, policy_locator, instructions, route, transaction_type, None)
     work = wiring.nested_unit_of_work(uow)
     if policy_change is not None:
@@ -820,7 +822,16 @@ def create_and_issue_in(
     for event_type, data in records.events(draft, ["create"]):
         work.record_event(event_type, data)
     written, left = _issue_writes(
-        ctx, work, found, runner, evaluator, issued, done, new_transaction=True, billed_by_caller=billed_by_caller
+        ctx,
+        work,
+        found,
+        runner,
+        evaluator,
+        issued,
+        done,
+        new_transaction=True,
+        billed_by_caller=billed_by_caller,
+        billed_in=billed_in,
     )
     work.after_commit(lambda: policies.save_transactions(ctx, found.stack, left))
     work.commit()
@@ -838,6 +849,7 @@ def _issue_writes(
     *,
     new_transaction: bool = False,
     billed_by_caller: bool = False,
+    billed_in: policies.BilledIn | None = None,
 ) -> tuple[Transaction, list[Transaction]]:
     """Adds an issue's records and events to `uow`: answers the issued transaction as written (before the
     write's version bump) and the invalidations left for after the commit (policies.issue_transaction)."""
@@ -863,7 +875,13 @@ def _issue_writes(
         uow, evaluator.model, found.policy.productName, "transaction", bundle.transaction.locator, runner.done
     )
     left = policies.issue_transaction(
-        ctx, uow, found.stack, bundle, new_transaction=new_transaction, billed_by_caller=billed_by_caller
+        ctx,
+        uow,
+        found.stack,
+        bundle,
+        new_transaction=new_transaction,
+        billed_by_caller=billed_by_caller,
+        billed_in=billed_in,
     )
     return bundle.transaction, left
 

@@ -45,6 +45,8 @@ from chalicelib.billing.delinquency.models import (
     DelinquencyState,
     GraceJob,
 )
+from chalicelib.billing.installments import service as installments
+from chalicelib.billing.invoices import service as invoicing
 from chalicelib.billing.invoices.models import Invoice, InvoiceState
 from chalicelib.billing.models import HoldTarget, JobStatus
 from chalicelib.configuration import service as configuration
@@ -55,8 +57,9 @@ from chalicelib.core.errors import DomainError, FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import Policy, Transaction, TransactionState
+from chalicelib.policies.models import Policy, Term, Transaction, TransactionState
 from chalicelib.runtime import due, wiring
+from chalicelib.runtime.due import DueEntry
 from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.transactions import service as transactions
@@ -540,7 +543,7 @@ def grace_ended(
     account, container = home
     # the root before the record, which the write is then conditional on (the alias names the container)
     roots = account_root.versions(ctx, account, [container]) if container is not None else None
-    record = _with_account(ctx, account, delinquency_locator)
+    record, generation = _with_account(ctx, account, delinquency_locator)
     if record is None:
         return "missing"
     if record.delinquencyState in OPEN_STATES:
@@ -551,12 +554,16 @@ def grace_ended(
                 return record.delinquencyState.value
         uow = wiring.unit_of_work(ctx)
         account_root.bump_at(ctx, uow, account, roots)
-        if billing.is_held(ctx.tenant, account, HoldTarget.DELINQUENCY):
+        held = billing.held_targets(ctx.tenant, account)  # one read, for delinquency and for invoicing
+        if HoldTarget.DELINQUENCY in held:
             uow.add(*repository.grace_job_writes(ctx.tenant, _grace_job(ctx, record, "held")))
             uow.commit()
             return "held"
         if TransactionState(record.settings.advanceLapseTo) == TransactionState.ISSUED:
-            outcome = _lapsed_in_one_write(ctx, record, roots, entry_uow, bill)
+            billed_in = (
+                None if bill is None or HoldTarget.INVOICING in held else partial(_billed_in, ctx, record, generation)
+            )
+            outcome = _lapsed_in_one_write(ctx, record, roots, entry_uow, bill, billed_in)
             if outcome is not None:
                 return outcome
         record = _end(
@@ -602,11 +609,17 @@ def grace_ended(
     return "lapsed"
 
 
-def _with_account(ctx: CallContext, account: str, locator: str) -> Delinquency | None:
-    """The delinquency, read with its account (one BatchGetItem; the account then in the request's reads, where
-    the lapse's plugins ask for it)."""
+def _with_account(ctx: CallContext, account: str, locator: str) -> tuple[Delinquency | None, DueEntry | None]:
+    """The delinquency, read with its account, the configuration's current pointer and the account's invoice
+    generation entry (one BatchGetItem; the account and the pointer then in the request's reads, where the
+    lapse's plugins and its billing ask for them): the record and the entry (a lapse billed in its write moves
+    it)."""
     key = repository.delinquency_key(ctx.tenant, account, locator)
-    return repository.delinquency_of(accounts.get_account_with(ctx, account, [key])[1].get(key))
+    pointer = configuration.current_pointer_key(ctx)
+    generation = due.entry_key(ctx, DueKind.INVOICE_GENERATE, account)
+    found = accounts.get_account_with(ctx, account, [key, pointer, generation])[1]
+    configuration.remember_current(ctx, found.get(pointer))
+    return repository.delinquency_of(found.get(key)), due.entry_of(ctx, found.get(generation))
 
 
 ENTRY_SETTLEMENT = 1
@@ -619,6 +632,7 @@ def _lapsed_in_one_write(
     roots: dict[str, int],
     entry_uow: UnitOfWork | None,
     bill: Callable[[Transaction], None] | None,
+    billed_in: BilledIn | None = None,
 ) -> str | None:
     """`grace_ended`'s lapse when the plan advances it to issued: the delinquency lapsed, each policy's
     cancellation created and issued (its root's delinquency mark with it) and the grace end's settlement
@@ -627,7 +641,8 @@ def _lapsed_in_one_write(
     `entry_uow`, when a lapse would not be issued at once or fails: the caller lapses step by step then,
     recording each failure; likewise when the lapses of its policies do not fit in one write. `bill`: run on
     each issued lapse once the write committed (its billing safety net's due entry, in the write, enqueues the
-    billing job should it not get there)."""
+    billing job should it not get there); `billed_in`: how the lapse of a delinquency of one policy is billed in
+    the write itself instead (`_billed_in`), when it fits."""
     outer = entry_uow or wiring.unit_of_work(ctx)
     uow = wiring.nested_unit_of_work(outer)
     account_root.bump_at(ctx, uow, record.accountLocator, roots)
@@ -643,15 +658,20 @@ def _lapsed_in_one_write(
         due.cancel(uow, DueKind.DELINQUENCY_GRACE_END, record.locator)
     uow.record_event(LAPSE_EVENT, _event_data(triggered))
     references, lapsed_policies = [], set()
+    billed: list[Transaction] = []  # the lapse billed in the write (`billed_in`), not after it
+    lapsing = [r for r in triggered.references if r.referenceType == "policy" and r.transactionLocator is None]
     for reference in triggered.references:
         if reference.referenceType == "policy" and reference.transactionLocator is None:
+            billed_here = partial(billed_in, billed) if billed_in is not None and len(lapsing) == 1 else None
             try:
-                issued = _lapse_issued(ctx, uow, triggered, reference, billed_by_caller=bill is not None)
+                issued = _lapse_issued(
+                    ctx, uow, triggered, reference, billed_by_caller=bill is not None, billed_in=billed_here
+                )
             except DomainError:
                 return None
             if issued is None:
                 return None
-            if bill is not None:
+            if bill is not None and not billed:
                 uow.after_commit(partial(bill, issued))
             reference = reference.model_copy(update={"transactionLocator": issued.locator})
             lapsed_policies.add(reference.referenceLocator)
@@ -674,8 +694,65 @@ def _lapsed_in_one_write(
     return "lapsed"
 
 
+LAPSE_RECORDS = 8
+"""What the write of a lapse holds after its issue and its billing: the delinquency's records, its grace job's,
+the entry's settlement (room a billing in the write leaves)."""
+
+
+BilledIn = Callable[[list[Transaction], UnitOfWork, Transaction, Policy, list[Term]], bool]
+"""`_billed_in` given its context, record and generation entry: appends what it billed to its first argument."""
+
+
+def _billed_in(
+    ctx: CallContext,
+    record: Delinquency,
+    generation: DueEntry | None,
+    billed: list[Transaction],
+    uow: UnitOfWork,
+    transaction: Transaction,
+    policy: Policy,
+    terms: list[Term],
+) -> bool:
+    """The lapse's billing in its own write (policies.issue_transaction's `billed_in`), as its billing job and the
+    invoice run after it would do it: its lattice and installments, the invoices of those due now (the refund,
+    installments written invoiced, as a migration's are) and the account's generation entry moved on to the
+    rest (invoices/service.py `invoice_billed_in`); nothing added, and False, when that is not all the account
+    has to invoice now, its invoicing plan consolidates on cancellation, the container is not the account or it
+    would not fit beside LAPSE_RECORDS: billed after the write then, as before. Appends `transaction` to
+    `billed` when it added it."""
+    if record.container != record.accountLocator or invoicing.consolidates_on_cancellation(ctx, transaction):
+        return False
+    account = accounts.get_account(ctx, record.accountLocator)
+    built = installments.billed_issue(
+        ctx, transaction, policy, terms, account, policies.billing_job_locator(transaction)
+    )
+    if built is None:
+        return False
+    work = wiring.nested_unit_of_work(uow)
+    # the lattice's own records (itself, its alias, 3 references, its job's 2, its event) and up to 3 for each
+    # installment left uninvoiced
+    lattice = 8 + 3 * len(built.billed.installments)
+    invoiced = invoicing.invoice_billed_in(
+        ctx, work, account, built.billed.installments, generation, leave=LAPSE_RECORDS + lattice
+    )
+    if invoiced is None:
+        return False
+    installments.add_billed(ctx, work, built, invoiced)
+    if work.remaining < LAPSE_RECORDS:
+        return False
+    work.commit()
+    billed.append(transaction)
+    return True
+
+
 def _lapse_issued(
-    ctx: CallContext, uow: UnitOfWork, record: Delinquency, reference: DelinquencyReference, *, billed_by_caller: bool
+    ctx: CallContext,
+    uow: UnitOfWork,
+    record: Delinquency,
+    reference: DelinquencyReference,
+    *,
+    billed_by_caller: bool,
+    billed_in: policies.BilledIn | None = None,
 ) -> Transaction | None:
     """The policy's lapse transaction created and issued in `uow` (transactions.create_and_issue_in), the
     delinquency's mark on the policy removed in the same root write; None when it would not be issued."""
@@ -690,6 +767,7 @@ def _lapse_issued(
         transaction_type=None if builtin else settings.lapseTransactionType,
         policy_change=lambda work, policy: policies.delinquencies_marked(ctx, work, policy, ended=[record.locator]),
         billed_by_caller=billed_by_caller,
+        billed_in=billed_in,
     )
 
 

@@ -36,7 +36,7 @@ from chalicelib.core.errors import AlreadyExists, NotFound
 from chalicelib.core.ids import derived_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
-from chalicelib.policies.models import IssuedStack, Transaction, TransactionCategory
+from chalicelib.policies.models import IssuedStack, Policy, Term, Transaction, TransactionCategory
 from chalicelib.priceable.models import Charge
 from chalicelib.runtime import due, jobs, wiring
 from chalicelib.runtime.due_kinds import DueKind
@@ -129,17 +129,7 @@ def bill_transaction(
         locator,
         named_at=transaction.issuedTime,
     )
-    job = InstallmentJob(
-        locator=job_locator or locator,
-        referenceLocator=transaction.locator,
-        policyLocator=transaction.policyLocator,
-        quoteLocator=transaction.quoteLocator,
-        latticeLocator=locator,
-        installmentLocators=[i.locator for i in billed.installments],
-        jobStatus=JobStatus.FINISHED,
-        createdAt=transaction.issuedTime or ctx.now,
-        completedAt=ctx.now,
-    )
+    job = _finished_job(ctx, transaction, job_locator or locator, billed)
     container = billed.lattice.billingContainer
     if not _write_installments(
         ctx,
@@ -155,6 +145,67 @@ def bill_transaction(
     # the account's root as its own write left it (a policy's container: the run reads the account's again)
     after = {container: roots[container] + 1} if container == billing.account.locator else {}
     return TransactionBilled(asked, [billing.account.locator] if due_now else [], after)
+
+
+def _finished_job(ctx: CallContext, transaction: Transaction, job_locator: str, billed: Billed) -> InstallmentJob:
+    return InstallmentJob(
+        locator=job_locator,
+        referenceLocator=transaction.locator,
+        policyLocator=transaction.policyLocator,
+        quoteLocator=transaction.quoteLocator,
+        latticeLocator=billed.lattice.locator,
+        installmentLocators=[i.locator for i in billed.installments],
+        jobStatus=JobStatus.FINISHED,
+        createdAt=transaction.issuedTime or ctx.now,
+        completedAt=ctx.now,
+    )
+
+
+@dataclass
+class IssueBilled:
+    """An issue's billing built in memory for its own write (`billed_issue`): the lattice and its installments,
+    and the record of the billing job it stands for."""
+
+    billed: Billed
+    job: InstallmentJob
+
+
+def billed_issue(
+    ctx: CallContext, transaction: Transaction, policy: Policy, terms: list[Term], account: Account, job_locator: str
+) -> IssueBilled | None:
+    """What `bill_transaction` makes of `transaction` (issued, in sequence: an aggregate's parts are billed
+    together, not here), as the issue writing `policy` and `terms` leaves them, built without a read (the
+    configuration of its version in the request's reads), for the issue's writer to add to its write
+    (`add_billed`). None when it is not billed alone (issued out of sequence) or its term is not among
+    `terms`."""
+    if transaction.aggregateTransactionLocator or transaction.aggregatedTransactionLocators:
+        return None
+    term = next((t for t in terms if t.locator == transaction.termLocator), None)
+    if term is None:
+        return None
+    billed = billed_charges(
+        ctx,
+        configuration.billing_plans(ctx, transaction.configVersion),
+        _billing(transaction, policy, account, term.startTime, term.endTime),
+        list(transaction.charges),
+        lattice_locator(transaction),
+        named_at=transaction.issuedTime,
+    )
+    return IssueBilled(billed, _finished_job(ctx, transaction, job_locator, billed))
+
+
+def add_billed(ctx: CallContext, uow: UnitOfWork, built: IssueBilled, invoiced: set[str]) -> None:
+    """Add to `uow` (the issue's write, which bumps the container's root) the lattice, its job's record and event,
+    and its installments but those an invoice of the same write takes (`invoiced`: written new and invoiced with
+    it). The account's generation entry is the caller's."""
+    installment_repository.add_lattice(
+        uow, ctx.tenant, built.billed.lattice, [i.locator for i in built.billed.installments]
+    )
+    uow.add(*installment_repository.installment_job_writes(ctx.tenant, built.job))
+    uow.record_event(LATTICE_EVENT, {"installmentLatticeLocator": built.billed.lattice.locator})
+    for installment in built.billed.installments:
+        if installment.locator not in invoiced:
+            uow.add(*installment_repository.installment_writes(ctx.tenant, installment))
 
 
 def _account_and_roots(ctx: CallContext, account: str, policy: str) -> dict[str, int]:
@@ -243,6 +294,10 @@ def of_transaction(ctx: CallContext, transaction: Transaction, stack: IssuedStac
     policy = stack.policy if stack is not None else policies.get_policy(ctx, transaction.policyLocator)
     account = accounts.get_account(ctx, policy.accountLocator)
     start, end = _term_span(ctx, transaction, stack)
+    return _billing(transaction, policy, account, start, end)
+
+
+def _billing(transaction: Transaction, policy: Policy, account: Account, start: datetime, end: datetime) -> Billing:
     container = container_for(policy.billingLevel, account, policy.locator)
     return Billing(
         account=account,

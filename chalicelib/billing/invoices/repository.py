@@ -73,15 +73,17 @@ the balance also bumps the account's root, and has neither open marker nor due e
 
 
 def fits_one_invoice_write(installments: list[Installment], besides: int = 0) -> bool:
-    """Whether one TransactWriteItems holds the invoice of `installments` (and `besides` other actions): two
-    records for each (it is rewritten, its uninvoiced marker deleted) and two for each policy and quote (their
+    """Whether one TransactWriteItems holds the invoice of `installments` (and `besides` other actions)."""
+    return besides + invoice_write_size(installments) <= table.MAX_TRANSACTION_ITEMS
+
+
+def invoice_write_size(installments: list[Installment]) -> int:
+    """At most what the write of the invoice of `installments` holds: INVOICE_WRITE_RECORDS, two records for each
+    installment (it is rewritten, its uninvoiced marker deleted) and two for each policy and quote (their
     references, and their references of nonzero invoices)."""
     owners = {i.policyLocator for i in installments} | {i.quoteLocator for i in installments if i.quoteLocator}
     riders = sum(1 for i in installments if i.invoicing == ChargeInvoicing.NEXT)  # and their reference deleted
-    return (
-        besides + INVOICE_WRITE_RECORDS + 2 * len(installments) + riders + 2 * len(owners)
-        <= table.MAX_TRANSACTION_ITEMS
-    )
+    return INVOICE_WRITE_RECORDS + 2 * len(installments) + riders + 2 * len(owners)
 
 
 def invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:

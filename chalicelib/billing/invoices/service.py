@@ -5,7 +5,7 @@ Every write carries the bumps of the billing roots of the containers it changes 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -15,7 +15,7 @@ from chalicelib.accounts import service as accounts
 from chalicelib.accounts.models import Account
 from chalicelib.billing import account_root, ledger, repository
 from chalicelib.billing.installments import repository as installment_repository
-from chalicelib.billing.installments.models import Installment, InstallmentLattice
+from chalicelib.billing.installments.models import ChargeInvoicing, Installment, InstallmentLattice
 from chalicelib.billing.invoices import consolidation, fees, generator
 from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.billing.invoices.models import Application, Invoice, InvoiceGenerationJob, InvoiceState, InvoicingJob
@@ -135,6 +135,116 @@ def generate_invoices(
         if write is not uow:
             write.commit()
     return invoices
+
+
+def invoice_billed_in(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    account: Account,
+    billed: list[Installment],
+    generation: due.DueEntry | None,
+    *,
+    leave: int,
+) -> set[str] | None:
+    """The account's invoice generation of a write that bills installments (`billed`, new in it: an issue's
+    lattice) when they are all the account has to invoice now: the invoices of those due now (with the
+    account's pending riders, as a run would invoice them, written new and invoiced: answered) and the
+    generation's records added to `uow` (which bumps the account's root, the container of them all), the account's
+    generation entry (`generation`, as the caller read it) brought forward to the earliest of them left
+    uninvoiced; so no run of the entry follows the write. The caller writes the installments not answered.
+    None, adding nothing, when a run must do it: the entry is due by now (what it finds besides these), a
+    container is not the account, an invoice would not be one chunk, or the write would not leave `leave`
+    actions (the caller's). The caller has checked the account's invoicing hold."""
+    if generation is not None and generation.due_at <= ctx.now:
+        return None
+    if any(i.billingContainer != account.locator for i in billed):
+        return None
+    due_now = [i for i in billed if i.generateTime <= ctx.now]
+    later = [i for i in billed if i.generateTime > ctx.now]
+    work = wiring.nested_unit_of_work(uow)
+    invoiced: set[str] = set()
+    if due_now:
+        plan = configuration.billing_plans(ctx).invoicing_plan(account.invoicingPlanName)
+        riders = [
+            *installment_repository.pending_riders(ctx.tenant, account.locator),
+            *(i for i in later if i.invoicing == ChargeInvoicing.NEXT),
+        ]
+        groups = generator.groups(
+            due_now, ctx.now, plan.installment_grouping if plan else InstallmentGrouping(), riders
+        )
+        besides = work.capacity - 1 - work.remaining + leave + GENERATION_WRITES
+        for group in groups:
+            if len(group) > INSTALLMENTS_PER_INVOICE or not invoice_repository.fits_one_invoice_write(
+                group, besides=besides
+            ):
+                return None  # before any number is reserved
+            besides += invoice_repository.invoice_write_size(group)
+        model = configuration.current_model(ctx, resolved=True)[1]
+        numbering = invoice_numbering_plan(ctx, account)
+        new = {i.locator for i in billed}
+        own_fees: dict[str, Decimal | None] = {}
+        invoices = []
+        for group in groups:
+            invoice = generator.invoice(group, ctx.now, ctx.user_locator, lambda _seed: new_locator())
+            if plan is not None and plan.invoice_fee_handling != InvoiceFeeHandling.WAIVE:
+                for policy in invoice.policyLocators:
+                    if policy not in own_fees:
+                        own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
+                amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
+                invoice = fees.with_fee(invoice, amount, new_locator())
+            _add_generated(ctx, work, model, numbering, invoice, group, account, new)
+            invoices.append(invoice)
+            invoiced.update(i.locator for i in group if i.locator in new)
+        invoice_repository.add_generation_job(
+            work,
+            ctx.tenant,
+            InvoiceGenerationJob(
+                locator=new_locator(),
+                accountLocator=account.locator,
+                generateTime=ctx.now,
+                invoiceLocators=[i.locator for i in invoices],
+                createdAt=ctx.now,
+                createdBy=ctx.user_locator,
+                completedAt=ctx.now,
+            ),
+        )
+        for currency in sorted({i.currency for i in invoices}):
+            ledger.excess_credit_job(ctx, work, account, currency, apply_to_invoices=True)
+    left = [i.generateTime for i in later if i.locator not in invoiced]
+    if left:
+        due.bring_forward_from(work, generation, DueKind.INVOICE_GENERATE, account.locator, min(left))
+    if work.remaining < leave:
+        return None
+    work.commit()
+    return invoiced
+
+
+def _add_generated(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    model: dict[str, Any],
+    numbering: str | None,
+    invoice: Invoice,
+    invoiced: list[Installment],
+    account: Account,
+    new: Collection[str],
+) -> None:
+    """`_write_invoice` without its roots' bumps (the caller's write bumps the account's, the container)."""
+    credit = payments.settle_into_credit(invoice, ctx.now) if invoice.totalAmount <= 0 else None
+    add_invoice(ctx, uow, model, numbering, invoice, invoiced, account, new=new)
+    if credit is not None:
+        uow.record_event("billing.invoice.settle", _invoice_event(invoice))
+        if credit:
+            ledger.move_credit(
+                ctx,
+                uow,
+                invoice.accountLocator,
+                invoice.currency,
+                credit,
+                "negative invoice",
+                SourceType.CREDIT_BALANCE,
+                invoice.locator,
+            )
 
 
 def next_generate_time(ctx: CallContext, account_locator: str) -> datetime | None:
@@ -292,10 +402,12 @@ def add_invoice(
     account: Account,
     *,
     migrated: bool = False,
+    new: Collection[str] = (),
 ) -> None:
     """Add to `uow` (which bumps the roots) a new invoice of the `invoiced` installments: its number, its
     due and autopay entries (an owed invoice has neither), its event and its document. `migrated`: the
-    installments are new too, a migration's (written with it, never uninvoiced)."""
+    installments are new too, a migration's (written with it, never uninvoiced); `new`: those of them that
+    are (billed in the same write, `invoice_billed_in`)."""
     if numbering:
         invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
     for installment in invoiced:
@@ -303,7 +415,7 @@ def add_invoice(
         uow.add(
             *(
                 installment_repository.migrated_installment_writes
-                if migrated
+                if migrated or installment.locator in new
                 else installment_repository.invoiced_installment_writes
             )(ctx.tenant, installment)
         )

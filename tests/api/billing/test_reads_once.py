@@ -10,7 +10,10 @@ from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
 
+from chalicelib.billing import repository as billing_repository
+from chalicelib.billing.delinquency import service as delinquency_service
 from chalicelib.billing.installments import service as installments
+from chalicelib.billing.installments.models import Installment
 from chalicelib.core import codes
 from chalicelib.runtime import due
 from chalicelib.storage import keys
@@ -75,17 +78,15 @@ def test_an_invoice_generation_is_one_write_of_few_calls(api, admin_token, jobs,
 def test_a_lapse_reads_each_record_once_and_writes_in_few_transactions(api, admin_token, jobs, ddb_calls):
     """The grace end of an unpaid invoice's delinquency, one due step with nothing left after it: the
     delinquency lapsed, the policy's cancellation created and issued (the policy root written once, its
-    delinquency mark with the issue) and the entry's settlement are one write (delinquency/service.py
-    `_lapsed_in_one_write`); the lapse is billed in the step (billing/job_handlers.py), not by a job: its
-    installments' write brings the account's invoice generation entry forward, and the step runs it (the
-    refund's invoice, its generation and the entry moved on, one write). Issue 28 measured 43-48 calls and
-    8-9 TransactWriteItems (the goal: 15 and 3), and the job left the generation entry to a later run (7
-    calls); 23 and 3 now besides the run's three: the lapse 8 (the delinquency's alias naming its container,
-    the container's root, the record with the account the plugins see, the holds, the policy's head (3), the
-    write), its installments 4 (the policy's collection; the account with its roots and the configuration's
-    pointer, one read; the generation entry; the write), the generation entry 11 (the run finding it (2), the
-    account's root with the pointer, holds, uninvoiced (2), riders, the number, the credit balance, the next
-    generate time, the write)."""
+    delinquency mark with the issue), its billing (the lattice, its installments, the refund's invoice of those
+    due now written invoiced, the account's generation entry moved on to the rest) and the entry's settlement
+    are one write (delinquency/service.py `_lapsed_in_one_write` and `_billed_in`). Issue 28 measured 43-48
+    calls and 8-9 TransactWriteItems (the goal: 15 and 3); 26 and 3 before this write billed the lapse (its
+    installments' write and the generation entry's run after it); 11 now besides the run's three: the
+    delinquency's alias naming its container, the container's root, the record with the account, the
+    configuration's pointer and the account's generation entry (one BatchGetItem), the holds (delinquency and
+    invoicing, one Query), the policy's head (3), the account's riders, the invoice's number, the credit
+    balance, the write."""
     tenant = delinquency_tenant(api, admin_token)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-02-11T04:00:00Z")
@@ -94,10 +95,10 @@ def test_a_lapse_reads_each_record_once_and_writes_in_few_transactions(api, admi
     jobs.drain()
     # besides the run's three (the first page of due entries, their BatchGetItem, the last page finding none)
     assert Counter(ddb_calls) == {
-        "GetItem": 5,
-        "Query": 10,
-        "TransactWriteItems": 3,
-        "BatchGetItem": 7,
+        "GetItem": 4,
+        "Query": 5,
+        "TransactWriteItems": 1,
+        "BatchGetItem": 3,
         "UpdateItem": 1,
     }
     assert statuses(api, admin_token, tenant, policy) == ["cancelled"]
@@ -105,6 +106,99 @@ def test_a_lapse_reads_each_record_once_and_writes_in_few_transactions(api, admi
         (i["invoiceState"], Decimal(str(i["totalAmount"])))
         for i in invoices_of_account(api, admin_token, tenant, account)
     ] == [("open", Decimal("102.08")), ("settled", Decimal("-102.08"))]
+    ddb_calls.clear()
+    assert "graceEnded" not in _due_run(tenant, GRACE_END)  # nothing left due: the page finds nothing
+    assert ddb_calls == ["Query"]
+
+
+def _tenant_items(tenant: str) -> list[dict[str, Any]]:
+    """Every stored item of the tenant (a test's look at the whole table)."""
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients, codec
+
+    pages = (
+        clients.dynamodb()
+        .get_paginator("scan")
+        .paginate(
+            TableName=settings().table_name,
+            FilterExpression="begins_with(PK, :scope)",
+            ExpressionAttributeValues={":scope": {"S": keys.tenant_scope(tenant)}},
+        )
+    )
+    return [codec.deserialize(item) for page in pages for item in page["Items"]]
+
+
+def _what_a_lapse_left(api: Any, token: str, tenant: str, account: str, policy: dict[str, Any]) -> dict[str, Any]:
+    """What a user sees of a lapse (and what it stored), without the locators, tokens and root versions that
+    differ from one run to another."""
+    items = _tenant_items(tenant)
+    stored = {i["locator"]: i for i in items if i.get("entity") == "invoice" and "invoiceItems" in i}
+    invoices = [
+        (
+            i["invoiceState"],
+            Decimal(str(i["totalAmount"])),
+            i.get("invoiceNumber"),
+            *(i[field] for field in ("totalRemainingAmount", "startTime", "endTime", "dueTime", "generatedTime")),
+            sorted(
+                (item["chargeType"], str(item["amount"]), str(item["remainingAmount"]))
+                for item in stored[i["locator"]]["invoiceItems"]
+            ),
+        )
+        for i in invoices_of_account(api, token, tenant, account, zero=True)
+    ]
+    installments = sorted(
+        (
+            i.generateTime,
+            i.dueTime,
+            i.installmentStartTime,
+            i.invoicing,
+            "invoiced" if i.invoiceLocator else "uninvoiced",
+            sum((item.amount for item in i.installmentItems), Decimal(0)),
+        )
+        for i in (
+            billing_repository.model_of(Installment, item) for item in items if item.get("entity") == "installment"
+        )
+    )
+    return {
+        "statuses": statuses(api, token, tenant, policy),
+        "delinquencies": [d["delinquencyState"] for d in delinquencies_of_account(api, token, tenant, account)],
+        "invoices": invoices,
+        "installments": installments,
+        "records": Counter(str(i.get("entity")) for i in items if i.get("entity") != "event"),
+        "events": Counter(str(i["type"]) for i in items if i.get("entity") == "event"),
+        "due": sorted((str(i["kind"]), str(i["dueAt"])) for i in items if i.get("entity") == "dueEntry"),
+        "credit": sorted((str(i["currency"]), str(i["balance"])) for i in items if i.get("entity") == "creditBalance"),
+        "ledger": sorted(str(i.get("amount")) for i in items if i.get("entity") == "ledgerLine"),
+    }
+
+
+def test_a_lapse_billed_in_its_write_leaves_what_billing_after_it_leaves(api, admin_token, jobs, monkeypatch):
+    """The lapse billed in its write and the lapse whose billing does not fit there (billed after it, its
+    invoice by the generation entry's run in the same step, as before) leave the same: the same invoices to the
+    cent (numbers, states, times, items), installments, records of each kind, events of each type, due entries,
+    credit balance and ledger."""
+    left = []
+    for fits in (True, False):
+        tenant = delinquency_tenant(api, admin_token)
+        account, policy = billed_policy(api, admin_token, tenant, jobs)
+        advance(api, admin_token, tenant, jobs, "2026-02-11T04:00:00Z")
+        with monkeypatch.context() as patched:
+            if not fits:  # the write has no room for the billing: as many actions as one write holds left for after it
+                patched.setattr(delinquency_service, "LAPSE_RECORDS", 100)
+            assert _due_run(tenant, GRACE_END)["graceEnded"] == ["lapsed"]
+            jobs.drain()
+        left.append(_what_a_lapse_left(api, admin_token, tenant, account, policy))
+    billed_in_write, billed_after = left
+    assert billed_in_write == billed_after
+    assert billed_in_write["statuses"] == ["cancelled"]
+    assert [i[:2] for i in billed_in_write["invoices"]] == [
+        ("open", Decimal("102.08")),
+        ("settled", Decimal("-102.08")),
+    ]
+    assert billed_in_write["events"]["billing.invoice.generate"] == 2
+    assert billed_in_write["events"]["billing.installmentlattice.create"] == 2
+    assert len(billed_in_write["installments"]) == 24  # the policy's 12 and its lapse's 12
+    assert [i[4] for i in billed_in_write["installments"]].count("invoiced") == 2  # the first and its refund
 
 
 def test_a_lapse_its_policy_hold_refuses_is_recorded_step_by_step(api, admin_token, jobs):
@@ -147,7 +241,8 @@ def test_a_lapse_its_policy_hold_refuses_is_recorded_step_by_step(api, admin_tok
 
 
 def test_a_lapse_its_step_fails_to_bill_is_billed_by_its_safety_net(api, admin_token, jobs, monkeypatch):
-    """The lapse's write holds its billing safety net: when billing in the step fails (a conflict, say), the
+    """A lapse whose billing does not fit in its write holds its billing safety net instead, and is billed in
+    the step once the write committed: when that billing fails (a conflict, say), the
     lapse stands unbilled and the safety net's entry, due 15 minutes on, enqueues the billing job, which
     bills it as a lapse's job always did."""
     tenant = delinquency_tenant(api, admin_token)
@@ -162,6 +257,7 @@ def test_a_lapse_its_step_fails_to_bill_is_billed_by_its_safety_net(api, admin_t
         return real(*args, **kwargs)
 
     monkeypatch.setattr(installments, "bill_transaction", conflicting)
+    monkeypatch.setattr(delinquency_service, "LAPSE_RECORDS", 100)  # billed after the write (it does not fit in it)
     assert _due_run(tenant, GRACE_END)["graceEnded"] == ["lapsed"]
     jobs.drain()
     assert statuses(api, admin_token, tenant, policy) == ["cancelled"]
