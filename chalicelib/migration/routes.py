@@ -33,8 +33,19 @@ def patched_migration(tenantLocator: str, migrationLocator: str) -> schemas.Migr
     return schemas.MigrationFailuresResponse.of(service.patched(request_context(), migrationLocator))
 
 
+def started_migration(tenantLocator: str, locator: str, accountLocator: str | None = None) -> schemas.MigrationResponse:
+    """A committed start whose answer was lost: the migration it started (its guard names it), as it is now."""
+    return schemas.MigrationResponse.of(service.get_migration(request_context(), locator))
+
+
 @bp.route("/migration/{tenantLocator}/migrations", methods=["POST"])
-@endpoint("migration.write", idempotent=True, errors=[codes.MIGRATION_DUPLICATE_ID, *BY_UPLOAD])
+@endpoint(
+    "migration.write",
+    idempotent=True,
+    creates="migration",
+    replay=started_migration,
+    errors=[codes.MIGRATION_DUPLICATE_ID, *BY_UPLOAD],
+)
 def start_migration(
     tenantLocator: str, query: schemas.StartQuery, body: schemas.AccountMigrationRequests | None = None
 ) -> schemas.MigrationResponse:
@@ -45,7 +56,13 @@ def start_migration(
 
 
 @bp.route("/migration/{tenantLocator}/migrations/accounts/{accountLocator}", methods=["POST"])
-@endpoint("migration.write", idempotent=True, errors=[codes.MIGRATION_DUPLICATE_ID, codes.NOT_FOUND["account"]])
+@endpoint(
+    "migration.write",
+    idempotent=True,
+    creates="migration",
+    replay=started_migration,
+    errors=[codes.MIGRATION_DUPLICATE_ID, codes.NOT_FOUND["account"]],
+)
 def start_account_migration(
     tenantLocator: str, accountLocator: str, body: schemas.MigrationRequest
 ) -> schemas.MigrationResponse:

@@ -68,6 +68,8 @@ CREATES = {
     "POST /auth/roles": "role",
     "POST /policy/{tenantLocator}/quickquotes": "quickQuote",
     "POST /billing/{tenantLocator}/holds": "hold",
+    "POST /migration/{tenantLocator}/migrations": "migration",
+    "POST /migration/{tenantLocator}/migrations/accounts/{accountLocator}": "migration",
     **{
         f"PATCH /policy/{{tenantLocator}}/policies/{{locator}}/{kind}": "transaction"
         for kind in ("change", "renew", "cancel", "reinstate", "reversal", "{transactionType}")
