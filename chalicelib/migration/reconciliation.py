@@ -7,9 +7,10 @@ which a stated currency must equal); payment items name invoices of the account 
 the invoices' stated settlement (`open`, `settled`, `discarded`) agrees with what the payments cover (settled:
 exactly the total; open: less; discarded: nothing, a discarded invoice owes nothing); payment items are
 positive; starting credit balances are non-negative, in ISO currencies. A migration that joins an existing
-account may pay the account's invoices too (a payment item's `invoiceId` the locator of one): each must be
-open, in the payment's currency, and owe at least what the migration's payments pay of it. Every difference
-is reported by the original id of its entity, naming both amounts.
+account may pay the account's invoices too (a payment item's `invoiceId` the original id an earlier migration
+brought one with, or its locator): each must be open, in the payment's currency, and owe at least what the
+migration's payments pay of it. Every difference is reported by the original id of its entity, naming both
+amounts.
 
 (The installment items of each charge adding up to the charge is checked with the charge, service._policy.)
 """
@@ -49,7 +50,8 @@ def reconcile(
     existing: Mapping[str, Invoice] | None = None,
 ) -> Differences:
     """The differences of the account's records; `currencies`: each policy's (by original id) currency;
-    `existing`: the invoices (by locator) the account has already that payment items name."""
+    `existing`: the invoices the account has already that payment items name, by what they name (an original id
+    or a locator); what they pay is reconciled per invoice (by locator)."""
     existing = existing or {}
     found = Differences()
     invoices = {invoice.id: invoice for invoice in request.invoices}
@@ -98,6 +100,7 @@ def reconcile(
             )
     covered: dict[str, Decimal] = defaultdict(Decimal)
     paying: dict[str, list[str]] = defaultdict(list)
+    labels: dict[str, str] = {}
     for payment in request.payments:
         currency = payment.currency or default_currency
         for position, paid_item in enumerate(payment.paymentItems):
@@ -107,18 +110,19 @@ def reconcile(
             target = invoices.get(paid_item.invoiceId)
             earlier = existing.get(paid_item.invoiceId) if target is None else None
             if earlier is not None:
+                label = _named(paid_item.invoiceId, earlier)
                 if earlier.invoiceState != InvoiceState.OPEN:
                     found.payments[payment.id].append(
-                        f"{at}: the account's invoice {earlier.locator} is {earlier.invoiceState}, it owes nothing"
+                        f"{at}: the account's invoice {label} is {earlier.invoiceState}, it owes nothing"
                     )
                 elif earlier.currency != currency:
                     found.payments[payment.id].append(
-                        f"{at}: the payment is in {currency}, the account's invoice "
-                        f"{earlier.locator} in {earlier.currency}"
+                        f"{at}: the payment is in {currency}, the account's invoice {label} in {earlier.currency}"
                     )
                 else:
                     covered[earlier.locator] += paid_item.amount
                     paying[earlier.locator].append(payment.id)
+                    labels.setdefault(earlier.locator, label)
                 continue
             if target is None:
                 found.payments[payment.id].append(
@@ -152,11 +156,11 @@ def reconcile(
                 f"invoice {original}: stated open, its installments' items total {total}, its payments cover "
                 f"{paid} (all of it)"
             )
-    for locator, earlier in existing.items():
+    for locator, earlier in {invoice.locator: invoice for invoice in existing.values()}.items():
         if covered[locator] > earlier.totalRemainingAmount:
             for payment_id in dict.fromkeys(paying[locator]):
                 found.payments[payment_id].append(
-                    f"payment {payment_id}: the account's invoice {locator} has {earlier.totalRemainingAmount} "
+                    f"payment {payment_id}: the account's invoice {labels[locator]} has {earlier.totalRemainingAmount} "
                     f"remaining, the migration's payments pay {covered[locator]} of it"
                 )
     if isinstance(request, AccountMigrationRequest) and request.accounting is not None:
@@ -196,6 +200,11 @@ def disbursed(request: MigrationRequest, default_currency: str) -> list[tuple[st
         (given.currency or default_currency, sum((source.amount for source in given.sources), Decimal(0)))
         for given in request.disbursements
     ]
+
+
+def _named(name: str, invoice: Invoice) -> str:
+    """An existing invoice as the payment item names it: its locator, or its original id with its locator."""
+    return invoice.locator if name == invoice.locator else f"{name} ({invoice.locator})"
 
 
 def _currency_of(stated: str | None, of_installments: set[str], default: str) -> str:

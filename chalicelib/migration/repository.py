@@ -268,6 +268,35 @@ def mapping_write(tenant: str, mappings: AccountMappings) -> WriteOp:
     )
 
 
+def invoices_write(tenant: str, account_locator: str, migration: str, invoices: dict[str, str]) -> WriteOp:
+    """The invoices the migration brings to the account, original id -> locator (in the account's commit)."""
+    return table.put(
+        {
+            **keys.migrated_invoices(tenant, account_locator, migration).as_dict(),
+            "entity": "migratedInvoices",
+            "invoices": invoices,
+        }
+    )
+
+
+def migrated_invoices(tenant: str, account_locator: str) -> dict[str, tuple[str, str]]:
+    """The invoices earlier migrations brought to the account: original id -> (locator, migration); one
+    strongly consistent Query a MB (an item per migration)."""
+    gateway, start_key = table.gateway(), None
+    found: dict[str, tuple[str, str]] = {}
+    while True:
+        batch, start_key = gateway.query(
+            _scope(tenant),
+            keys.migrated_invoices_partition(tenant, account_locator),
+            start_key=start_key,
+            consistent=True,
+        )
+        for item in batch:
+            found.update({original: (locator, item["SK"]) for original, locator in item["invoices"].items()})
+        if start_key is None:
+            return found
+
+
 def get_mappings(tenant: str, migration: str, account_locator: str) -> AccountMappings | None:
     return _one(AccountMappings, tenant, keys.migration_mapping(tenant, migration, account_locator))
 

@@ -35,7 +35,8 @@ gets them as its lattice and installments (migration/installments.py; billing bu
 the invoice of the request naming it (billing/invoices/service.add_migrated: open, due, numbered, in the
 account's final write, mapped by original id); a transaction that brings none is billed by billing from its
 charges. Payments are posted on those invoices as in the source (and, joining an existing account, on its
-open invoices named by locator), an application each, disbursements are
+open invoices named by the original id an earlier migration brought them with, or by locator; every account's
+commit keeps its invoices by original id for that, repository.invoices_write), an application each, disbursements are
 executed records paid out of the credit, and the starting credit balances are ledger lines
 (billing/payments/service.add_migrated), in the same write.
 """
@@ -690,13 +691,17 @@ def _migrate(
     config_version, model = configuration.current_model(ctx, resolved=True)
     owner = _owner(ctx, migration, account, request, failures)
     default_currency = str(model.get("defaultCurrency") or "USD")
-    existing = _existing_invoices(ctx, migration, request)
+    existing, brought_before = _existing_invoices(ctx, migration, request)
     differences = reconciliation.reconcile(
         request,
         {policy.id: policy.currency or default_currency for policy in request.policies},
         default_currency,
-        {invoice.locator: invoice for invoice in existing},
+        existing,
     )
+    for original, (locator, earlier) in brought_before.items():
+        differences.invoices[original].append(
+            f"invoice {original}: the account has it already (invoice {locator}, brought by migration {earlier})"
+        )
     built: list[tuple[PolicyMigrationRequest, _Built]] = []
     for policy in request.policies:
         problems: list[str] = []
@@ -813,13 +818,13 @@ def _migrate(
                     time=given.paymentTime,
                     createdBy=given.createdBy or request.defaultCreatedBy,
                     data=given.data,
-                    items=[(position.get(item.invoiceId, item.invoiceId), item.amount) for item in given.paymentItems],
+                    items=[(_target(item.invoiceId, position, existing), item.amount) for item in given.paymentItems],
                 )
                 for given in request.payments
             ],
             dict(accounting.originalAccountBalances) if accounting else {},
             disbursed,
-            existing,
+            list({invoice.locator: invoice for invoice in existing.values()}.values()),
         )
         if lattices
         or request.payments
@@ -855,25 +860,56 @@ def _migrate(
             },
         ),
     )
-    too_large = _commit_account(ctx, migration, completed, mapping, uow)
+    brought = (
+        [
+            repository.invoices_write(
+                ctx.tenant,
+                account.accountLocator,
+                migration.locator,
+                {given.id: invoice.locator for invoice, given in zip(written, request.invoices)},
+            )
+        ]
+        if written
+        else []
+    )
+    too_large = _commit_account(ctx, migration, completed, [mapping, *brought], uow)
     if too_large is not None:
         failures.accountError = _failure(account.originalId, account.accountLocator, "account", [too_large])
         return failures, None
     return None, True
 
 
-def _existing_invoices(ctx: CallContext, migration: Migration, request: MigrationRequest) -> list[Invoice]:
-    """The invoices of the existing account a migration joins that its payment items name by locator."""
+def _target(name: str, position: dict[str, int], existing: dict[str, Invoice]) -> int | str:
+    """What a payment item pays (it reconciled): the position of an invoice the request brings, or the locator of
+    one the account has."""
+    return position[name] if name in position else existing[name].locator
+
+
+def _existing_invoices(
+    ctx: CallContext, migration: Migration, request: MigrationRequest
+) -> tuple[dict[str, Invoice], dict[str, tuple[str, str]]]:
+    """The invoices of the existing account a migration joins that its payment items name (by the original id
+    an earlier migration brought it with, else by locator), by what they name; and the invoices the request
+    brings whose original ids earlier migrations brought to the account already: original id -> (locator,
+    migration). One Query (the account's migrated invoices) and one BatchGetItem."""
     if migration.existingAccount is None:
-        return []
+        return {}, {}
     brought = {invoice.id for invoice in request.invoices}
-    named = [
-        item.invoiceId
-        for payment in request.payments
-        for item in payment.paymentItems
-        if item.invoiceId not in brought and len(item.invoiceId) <= MAX_LOCATOR_LENGTH
-    ]
-    return invoices.invoices_of_account(ctx, migration.existingAccount, named) if named else []
+    named = {item.invoiceId for payment in request.payments for item in payment.paymentItems} - brought
+    if not named and not brought:
+        return {}, {}
+    earlier = repository.migrated_invoices(ctx.tenant, migration.existingAccount)
+    wanted = {name: earlier[name][0] if name in earlier else name for name in named}
+    locators = {locator for locator in wanted.values() if len(locator) <= MAX_LOCATOR_LENGTH}
+    found = (
+        {invoice.locator: invoice for invoice in invoices.invoices_of_account(ctx, migration.existingAccount, locators)}
+        if locators
+        else {}
+    )
+    return (
+        {name: found[locator] for name, locator in wanted.items() if locator in found},
+        {original: earlier[original] for original in sorted(brought) if original in earlier},
+    )
 
 
 # --- committing an account: in one write, or staged -----------------------------------------------------
@@ -911,7 +947,7 @@ class _Collected:
 
 
 def _commit_account(
-    ctx: CallContext, migration: Migration, completed: AccountMigration, mapping: Any, collected: _Collected
+    ctx: CallContext, migration: Migration, completed: AccountMigration, mapped: list[Any], collected: _Collected
 ) -> str | None:
     """Write the account's records, all or nothing, with its state `completed` and the migration's counters.
     They fit in one TransactWriteItems: in that one. Else staged (answers why not, writing nothing, when even
@@ -928,18 +964,19 @@ def _commit_account(
 
     A crash in 1 leaves records no read shows (the account's state `error`; recover reruns it); in 3, the
     account's job is retried and finishes what follows. The commit's after-commit actions (metrics) are
-    dropped but for the jobs' messages, which `_follow_up` sends."""
+    dropped but for the jobs' messages, which `_follow_up` sends. `mapped`: the writes of its mappings (and of
+    its invoices by original id), in the commit."""
     final = wiring.unit_of_work(ctx)
-    if len(collected.ops) + len(collected.events) + 3 <= final.remaining:
+    if len(collected.ops) + len(collected.events) + len(mapped) + 2 <= final.remaining:
         final.add(*collected.ops)
         for event_type, data in collected.events:
             final.record_event(event_type, data)
         for action in collected.actions:
             final.after_commit(action)
-        _finish_account(ctx, migration, completed, {"completedAccounts": 1}, [mapping], final)
+        _finish_account(ctx, migration, completed, {"completedAccounts": 1}, mapped, final)
         return None
     split = repository.split(collected.ops, completed.accountLocator)
-    gate = [*split[repository.GATE], mapping]
+    gate = [*split[repository.GATE], *mapped]
     if len(gate) + 2 > final.remaining:
         return (
             f"The account brings {len(gate)} records that must become visible at once (policies, payments, "

@@ -578,7 +578,9 @@ def upload_object(tenant_locator: str | None, user_locator: str, upload_locator:
 # --- migration (spec part 3 "Migration", DECISIONS.md "Migration") ---------------------------------
 # A migration is one item collection, partition `T#{t}#MIG#{m}`: `#ROOT` the migration with its counters,
 # `ACC#{a}` each account's state (a: the account's locator, derived from the migration and its original id),
-# `MAP#{a}` its id mappings once it is written, `FAIL#{a}` its failures while it has any.
+# `MAP#{a}` its id mappings once it is written, `FAIL#{a}` its failures while it has any. An account's invoices
+# by their original ids, per migration that brought them (`T#{t}#MIGINV#{a}`, sort key the migration), let a
+# later migration joining the account name them as its source book does.
 
 MIGRATION_ACCOUNT_PREFIX = "ACC#"
 MIGRATION_MAPPING_PREFIX = "MAP#"
@@ -603,3 +605,11 @@ def migration_mapping(tenant_locator: str, migration_locator: str, account_locat
 
 def migration_failure(tenant_locator: str, migration_locator: str, account_locator: str) -> Key:
     return Key(migration_partition(tenant_locator, migration_locator), f"{MIGRATION_FAILURE_PREFIX}{account_locator}")
+
+
+def migrated_invoices_partition(tenant_locator: str, account_locator: str) -> str:
+    return f"{tenant_scope(tenant_locator)}MIGINV#{account_locator}"
+
+
+def migrated_invoices(tenant_locator: str, account_locator: str, migration_locator: str) -> Key:
+    return Key(migrated_invoices_partition(tenant_locator, account_locator), migration_locator)

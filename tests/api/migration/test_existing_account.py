@@ -9,6 +9,8 @@ from decimal import Decimal
 from tests.api.accounts.support import create
 from tests.api.migration.support import (
     CREATED_BY,
+    account_of,
+    account_request,
     auto_policy,
     billed_policy,
     fetch,
@@ -16,6 +18,7 @@ from tests.api.migration.support import (
     source_installment,
     source_invoice,
     source_payment,
+    start,
 )
 from tests.support.api import assert_error, call, ok
 from tests.support.configs import configured_tenant, policy_model
@@ -166,3 +169,173 @@ def test_a_migration_joining_an_account_pays_its_open_invoices_by_locator_reconc
         (locator, Decimal("50.00") if mapping["originalId"] == "P4" else Decimal("22.00"))
         for locator, mapping in joined["payments"].items()
     )
+
+
+def _earlier_book(api, token):
+    """A tenant whose first migration brought a new account with invoices INV1 (48.00, settled by P1), INV2 and
+    INV3 (48.00 each, open): (tenant, the account's locator, the first migration's invoices by original id)."""
+    model = policy_model()
+    model["payments"] = {"Card": {}}
+    tenant = configured_tenant(api, token, model)
+    policy = billed_policy(
+        "SRC-Z-p1",
+        [source_installment("I1", "INV1", 6), source_installment("I2", "INV2", 7), source_installment("I3", "INV3", 8)],
+        [(1, "48.00"), (2, "48.00"), (3, "48.00")],
+    )
+    body = {
+        **account_request("SRC-Z", policies=[policy]),
+        "invoices": [
+            source_invoice("INV1", 6, "settled"),
+            source_invoice("INV2", 7, "open"),
+            source_invoice("INV3", 8, "open"),
+        ],
+        "payments": [source_payment("P1", [("INV1", "48.00")], payment_type="Card")],
+    }
+    first = ok(start(api, token, tenant, [body]))["locator"]
+    return tenant, first
+
+
+def _joining(api, token, tenant, account, jobs, payments, invoices=(), policies=()):
+    started = ok(
+        _start(
+            api,
+            token,
+            tenant,
+            account,
+            {
+                "defaultCreatedBy": CREATED_BY,
+                "policies": list(policies),
+                "invoices": list(invoices),
+                "disbursements": [],
+                "payments": payments,
+            },
+        )
+    )["locator"]
+    jobs.drain()
+    return started
+
+
+def _messages(api, token, tenant, migration):
+    (failure,) = fetch(api, token, tenant, migration, "/failures/list")["items"]
+    return {
+        kind: {
+            original: [m for item in entity["errors"]["validationItems"] for m in item["errors"]]
+            for original, entity in failure[kind].items()
+        }
+        for kind in ("invoices", "payments")
+        if failure[kind]
+    }
+
+
+def _invoice_state(api, token, tenant, locator):
+    found = ok(call(api, "GET", f"/billing/{tenant}/invoices/{locator}", token))
+    return found["invoiceState"], Decimal(found["totalRemainingAmount"])
+
+
+def test_a_later_migration_pays_an_invoice_an_earlier_one_brought_by_its_original_id(api, admin_token, jobs):
+    tenant, first = _earlier_book(api, admin_token)
+    jobs.drain()
+    mapped = account_of(api, admin_token, tenant, first, "SRC-Z")
+    account = mapped["accountLocator"]
+    located = {mapping["originalId"]: locator for locator, mapping in mapped["invoices"].items()}
+    assert _invoice_state(api, admin_token, tenant, located["INV2"]) == ("open", Decimal("48.00"))
+
+    refused = _joining(
+        api,
+        admin_token,
+        tenant,
+        account,
+        jobs,
+        [
+            source_payment("P2", [("INV1", "1.00")], payment_type="Card"),
+            source_payment("P3", [("INV3", "30.00")], payment_type="Card"),
+            source_payment("P4", [(located["INV3"], "20.00")], payment_type="Card"),
+            source_payment("P5", [("INV2", "10.00")], payment_type="Card"),
+        ],
+    )
+    assert fetch(api, admin_token, tenant, refused)["migrationState"] == "failed"
+    assert _messages(api, admin_token, tenant, refused) == {
+        "payments": {
+            "P2": [
+                f"payment P2: paymentItems[0]: the account's invoice INV1 ({located['INV1']}) is settled, it owes "
+                "nothing"
+            ],
+            "P3": [
+                f"payment P3: the account's invoice INV3 ({located['INV3']}) has 48.00 remaining, the migration's "
+                "payments pay 50.00 of it"
+            ],
+            "P4": [
+                f"payment P4: the account's invoice INV3 ({located['INV3']}) has 48.00 remaining, the migration's "
+                "payments pay 50.00 of it"
+            ],
+        }
+    }
+    assert _invoice_state(api, admin_token, tenant, located["INV2"]) == ("open", Decimal("48.00"))
+    assert _invoice_state(api, admin_token, tenant, located["INV3"]) == ("open", Decimal("48.00"))
+
+    paid = _joining(
+        api,
+        admin_token,
+        tenant,
+        account,
+        jobs,
+        [
+            source_payment("P6", [("INV2", "48.00"), ("INV3", "20.00")], payment_type="Card"),
+            source_payment("P7", [(located["INV3"], "8.00")], payment_type="Card"),
+        ],
+    )
+    done = fetch(api, admin_token, tenant, paid)
+    assert (done["migrationState"], done["completedAccounts"]) == ("finished", 1)
+    assert _invoice_state(api, admin_token, tenant, located["INV1"]) == ("settled", Decimal(0))
+    assert _invoice_state(api, admin_token, tenant, located["INV2"]) == ("settled", Decimal(0))
+    assert _invoice_state(api, admin_token, tenant, located["INV3"]) == ("open", Decimal("20.00"))
+    (joined,) = fetch(api, admin_token, tenant, paid, "/mappings/list")["items"]
+    payment_of = {mapping["originalId"]: locator for locator, mapping in joined["payments"].items()}
+    credits = ok(call(api, "GET", f"/billing/{tenant}/invoices/{located['INV3']}/credits/list", admin_token))["items"]
+    assert sorted((c["locator"], Decimal(c["amount"])) for c in credits) == sorted(
+        [(payment_of["P6"], Decimal("20.00")), (payment_of["P7"], Decimal("8.00"))]
+    )
+    six = ok(call(api, "GET", f"/billing/{tenant}/payments/{payment_of['P6']}", admin_token))
+    assert (six["paymentState"], Decimal(six["amount"])) == ("posted", Decimal("68.00"))
+
+
+def test_an_unknown_or_already_brought_original_invoice_id_fails_the_account_writing_nothing(api, admin_token, jobs):
+    tenant, first = _earlier_book(api, admin_token)
+    jobs.drain()
+    mapped = account_of(api, admin_token, tenant, first, "SRC-Z")
+    account = mapped["accountLocator"]
+    located = {mapping["originalId"]: locator for locator, mapping in mapped["invoices"].items()}
+    before = ok(call(api, "GET", f"/billing/{tenant}/invoices/accounts/{account}/list", admin_token))["items"]
+
+    unknown = _joining(
+        api, admin_token, tenant, account, jobs, [source_payment("P8", [("INV9", "5.00")], payment_type="Card")]
+    )
+    assert fetch(api, admin_token, tenant, unknown)["migrationState"] == "failed"
+    assert _messages(api, admin_token, tenant, unknown) == {
+        "payments": {"P8": ["payment P8: paymentItems[0]: invoice 'INV9' is not among the account's invoices"]}
+    }
+
+    again = billed_policy("SRC-Z-p2", [source_installment("J1", "INV2", 9)], [(1, "144.00")])
+    twice = _joining(
+        api,
+        admin_token,
+        tenant,
+        account,
+        jobs,
+        [source_payment("P9", [("INV2", "144.00")], payment_type="Card")],
+        invoices=[source_invoice("INV2", 9, "settled")],
+        policies=[again],
+    )
+    assert fetch(api, admin_token, tenant, twice)["migrationState"] == "failed"
+    assert _messages(api, admin_token, tenant, twice) == {
+        "invoices": {
+            "INV2": [
+                f"invoice INV2: the account has it already (invoice {located['INV2']}, brought by migration {first})"
+            ]
+        }
+    }
+    after = ok(call(api, "GET", f"/billing/{tenant}/invoices/accounts/{account}/list", admin_token))["items"]
+    assert after == before
+    listed = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}/policies/list", admin_token))["items"]
+    assert [p["locator"] for p in listed] == list(mapped["policies"])
+    assert _invoice_state(api, admin_token, tenant, located["INV2"]) == ("open", Decimal("48.00"))
