@@ -231,6 +231,18 @@ def follow_up(tenant: str, path: str) -> bytes | None:
     return blobs.get(tenant, path)
 
 
+def get_with_account(
+    tenant: str, migration: str, account_locator: str
+) -> tuple[Migration | None, AccountMigration | None]:
+    """The migration and one of its accounts' state, in one (strongly consistent) BatchGetItem."""
+    root, state = keys.migration(tenant, migration), keys.migration_account(tenant, migration, account_locator)
+    found = {item["SK"]: codec.without_keys(item) for item in table.gateway().batch_get(_scope(tenant), [root, state])}
+    return (
+        Migration.model_validate(found[root.sk]) if root.sk in found else None,
+        AccountMigration.model_validate(found[state.sk]) if state.sk in found else None,
+    )
+
+
 def get_account(tenant: str, migration: str, account_locator: str) -> AccountMigration | None:
     return _one(AccountMigration, tenant, keys.migration_account(tenant, migration, account_locator))
 

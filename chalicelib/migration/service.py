@@ -545,8 +545,7 @@ def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: l
 
 
 def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]:
-    migration = get_migration(ctx, payload.migration)
-    account = repository.get_account(ctx.tenant, migration.locator, payload.account)
+    migration, account = _migration_and_account(ctx, payload)
     if account is not None and account.followUpPath is not None:  # committed, staged: what follows it
         _follow_up(ctx, migration, account)
         _end_if_done(ctx, migration.locator)
@@ -587,6 +586,16 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
         )
         return {"state": AccountMigrationState.FAILED.value}
     return {"state": AccountMigrationState.COMPLETED.value}
+
+
+def _migration_and_account(ctx: CallContext, payload: AccountPayload) -> tuple[Migration, AccountMigration | None]:
+    """The job's migration (404 when there is none) and its account's state, read at once."""
+    if not 0 < len(payload.migration) <= MAX_LOCATOR_LENGTH or len(payload.account) > MAX_LOCATOR_LENGTH:
+        return get_migration(ctx, payload.migration), None
+    migration, account = repository.get_with_account(ctx.tenant, payload.migration, payload.account)
+    if migration is None:
+        raise codes.MIGRATION_NOT_FOUND(f"migration {payload.migration} not found")
+    return migration, account
 
 
 def _errored(ctx: CallContext, migration: Migration, account: AccountMigration, error: Exception) -> dict[str, Any]:
