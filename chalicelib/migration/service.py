@@ -551,6 +551,8 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
         _end_if_done(ctx, migration.locator)
         return {"state": AccountMigrationState.COMPLETED.value}
     if account is None or account.accountMigrationState in DONE:
+        if migration.processedAccounts >= migration.totalAccounts and migration.migrationState not in FINAL_STATES:
+            _end_if_done(ctx, migration.locator)  # a rerun of the account whose worker died before the end move
         return {"skipped": True}
     if migration.migrationState == MigrationState.PAUSED:
         return {"paused": True}  # stays pending: resume queues it again
@@ -585,6 +587,11 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
             [repository.failure_write(ctx.tenant, migration.locator, failed)],
         )
         return {"state": AccountMigrationState.FAILED.value}
+    # committed: what follows it is outside the try, so that a crash here is retried (the message comes back),
+    # never taken for the account's error
+    if written.followUpPath is not None:
+        _follow_up(ctx, migration, written)
+    _end_if_done(ctx, migration.locator)
     return {"state": AccountMigrationState.COMPLETED.value}
 
 
@@ -629,6 +636,8 @@ def _finish_account(
     counters: dict[str, int],
     writes: list[Any],
     uow: Any = None,
+    *,
+    end: bool = True,
 ) -> None:
     uow = uow or wiring.unit_of_work(ctx)
     uow.add(
@@ -637,7 +646,8 @@ def _finish_account(
         *writes,
     )
     uow.commit()
-    _end_if_done(ctx, migration.locator)
+    if end:
+        _end_if_done(ctx, migration.locator)
 
 
 def _end_if_done(ctx: CallContext, locator: str) -> None:
@@ -694,8 +704,9 @@ class _Built:
 
 def _migrate(
     ctx: CallContext, migration: Migration, account: AccountMigration, request: MigrationRequest
-) -> tuple[AccountFailures | None, bool | None]:
-    """(failures, None) when something fails validation; else writes the account and answers (None, True)."""
+) -> tuple[AccountFailures | None, AccountMigration | None]:
+    """(failures, None) when something fails validation; else commits the account and answers (None, its state
+    as committed: a staged account's names the writes that follow its commit, which the caller makes)."""
     failures = AccountFailures(accountLocator=account.accountLocator, accountOriginalId=account.originalId)
     config_version, model = configuration.current_model(ctx, resolved=True)
     owner = _owner(ctx, migration, account, request, failures)
@@ -881,11 +892,11 @@ def _migrate(
         if written
         else []
     )
-    too_large = _commit_account(ctx, migration, completed, [mapping, *brought], uow)
-    if too_large is not None:
-        failures.accountError = _failure(account.originalId, account.accountLocator, "account", [too_large])
+    committed = _commit_account(ctx, migration, completed, [mapping, *brought], uow)
+    if isinstance(committed, str):
+        failures.accountError = _failure(account.originalId, account.accountLocator, "account", [committed])
         return failures, None
-    return None, True
+    return None, committed
 
 
 def _target(name: str, position: dict[str, int], existing: dict[str, Invoice]) -> int | str:
@@ -957,10 +968,10 @@ class _Collected:
 
 def _commit_account(
     ctx: CallContext, migration: Migration, completed: AccountMigration, mapped: list[Any], collected: _Collected
-) -> str | None:
+) -> AccountMigration | str:
     """Write the account's records, all or nothing, with its state `completed` and the migration's counters.
     They fit in one TransactWriteItems: in that one. Else staged (answers why not, writing nothing, when even
-    that cannot hold them), by `repository.split`:
+    that cannot hold them), by `repository.split`; answers the account's state as committed:
 
     1. what nothing a client or a job can reach before the account commits (terms, segments, installments,
        lattices, references by policy...) is written first, as many to a
@@ -969,7 +980,8 @@ def _commit_account(
        last transactions, whatever an index lists, the account's invoices and payments, numbers, every update,
        the mappings), its state
        and counters, naming in S3 the writes that follow it;
-    3. what acts on the records (jobs and due entries) and the events follow the commit (`_follow_up`).
+    3. what acts on the records (jobs and due entries) and the events follow the commit (`_follow_up`, by
+       the caller, migrate_account, outside its handling of the account's errors).
 
     A crash in 1 leaves records no read shows (the account's state `error`; recover reruns it); in 3, the
     account's job is retried and finishes what follows. The commit's after-commit actions (metrics) are
@@ -982,8 +994,8 @@ def _commit_account(
             final.record_event(event_type, data)
         for action in collected.actions:
             final.after_commit(action)
-        _finish_account(ctx, migration, completed, {"completedAccounts": 1}, mapped, final)
-        return None
+        _finish_account(ctx, migration, completed, {"completedAccounts": 1}, mapped, final, end=False)
+        return completed
     split = repository.split(collected.ops, completed.accountLocator)
     gate = [*split[repository.GATE], *mapped]
     if len(gate) + 2 > final.remaining:
@@ -1003,9 +1015,7 @@ def _commit_account(
         repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, "completedAccounts": 1}),
     )
     final.commit()
-    _follow_up(ctx, migration, committed)
-    _end_if_done(ctx, migration.locator)
-    return None
+    return committed
 
 
 def _follow_up(ctx: CallContext, migration: Migration, account: AccountMigration) -> None:

@@ -197,6 +197,35 @@ def test_a_system_error_leaves_the_account_in_error_and_recover_completes_it_onc
     assert_error(control(api, admin_token, tenant, migration, "recover"), 409, "migration.invalid_state")
 
 
+def test_a_worker_killed_after_the_last_accounts_commit_ends_the_migration_when_its_message_comes_back(
+    api, admin_token, tenant, jobs, monkeypatch
+):
+    """The last account committed, then its worker died before the migration's end move: SQS delivers the
+    message again, and the rerun, which finds the account completed, ends the migration (once)."""
+    real = service._end_if_done
+    killed: list[str] = []
+
+    def killed_after_the_commit(ctx, locator):
+        if not killed:
+            killed.append(locator)
+            raise RuntimeError("worker killed")
+        return real(ctx, locator)
+
+    monkeypatch.setattr(service, "_end_if_done", killed_after_the_commit)
+    migration = ok(start(api, admin_token, tenant, [account_request("SRC-K1")]))["locator"]
+    with pytest.raises(RuntimeError, match="worker killed"):
+        jobs.drain()
+    stuck = fetch(api, admin_token, tenant, migration)
+    assert (stuck["migrationState"], stuck["processedAccounts"], stuck["completedAccounts"]) == ("processing", 1, 1)
+    (message,) = [sent for sent in jobs.sent if sent.job_type == "migration.account"]
+    jobs.send(message.model_dump_json())  # delivered again, as SQS does a message its worker did not delete
+    jobs.drain()
+    done = fetch(api, admin_token, tenant, migration)
+    assert (done["migrationState"], done["processedAccounts"], done["completedAccounts"]) == ("finished", 1, 1)
+    assert events_of_type(api, admin_token, tenant, "migration.finish") == [{"migrationLocator": migration}]
+    assert len(_accounts(api, admin_token, tenant)) == 1
+
+
 def test_dynamodb_calls_per_account_are_flat_batched_and_few(api, admin_token, tenant, jobs, ddb_calls):
     """One account with a policy of two transactions: the job's reads and status moves, the account's state
     moves, its pending records in one TransactWriteItems and its final write in another, the number counters."""
