@@ -124,3 +124,53 @@ def test_a_large_account_killed_mid_staging_shows_nothing_and_recover_commits_it
         "events"
     ]
     assert len(events) == 2  # the account's events followed its commit, once
+
+
+def test_a_large_account_killed_after_its_commit_finishes_what_follows_when_its_message_comes_back(
+    api, admin_token, tenant, jobs, monkeypatch
+):
+    """The worker dies in the writes that follow the staged account's commit: the account stays committed (not
+    `error`, counted once), and the message SQS delivers again writes what follows, once."""
+    real = repository.follow_up_done
+    written: list[int] = []
+
+    def killed_in_the_follow_up(tenant_locator, migration_locator, account_locator, done, *, last):
+        written.append(done)
+        if len(written) == 1:
+            raise RuntimeError("worker killed")
+        return real(tenant_locator, migration_locator, account_locator, done, last=last)
+
+    monkeypatch.setattr(repository, "follow_up_done", killed_in_the_follow_up)
+    migration = ok(start(api, admin_token, tenant, [_large_account("SRC-L2")]))["locator"]
+    with pytest.raises(RuntimeError, match="worker killed"):
+        jobs.drain()
+    stuck = fetch(api, admin_token, tenant, migration)
+    assert (
+        stuck["migrationState"],
+        stuck["processedAccounts"],
+        stuck["completedAccounts"],
+        stuck["errorAccounts"],
+    ) == (
+        "processing",
+        1,
+        1,
+        0,
+    )
+    (message,) = [sent for sent in jobs.sent if sent.job_type == "migration.account"]
+    jobs.send(message.model_dump_json())  # delivered again, as SQS does a message its worker did not delete
+    jobs.drain()
+    done = fetch(api, admin_token, tenant, migration)
+    assert (done["migrationState"], done["processedAccounts"], done["completedAccounts"], done["errorAccounts"]) == (
+        "finished",
+        1,
+        1,
+        0,
+    )
+    mapped = account_of(api, admin_token, tenant, migration, "SRC-L2")
+    some = sorted(mapped["policies"])[0]
+    lattices = ok(call(api, "GET", f"/billing/{tenant}/installmentLattices/policies/{some}/list", admin_token))
+    assert len(lattices["items"]) == 2  # the change's, by the billing job that followed the commit
+    events = ok(call(api, "GET", f"/event/{tenant}/events/list?type=billing.payment.post&pageSize=100", admin_token))[
+        "events"
+    ]
+    assert len(events) == 2
