@@ -25,6 +25,7 @@ SMOKE = {
     "config_deploy.py": ["--repeat", "1"],
     "documents.py": ["--renders", "1"],
     "migration.py": ["--accounts", "2", "--kill"],
+    "migration_workers.py": ["--accounts", "4"],
     "history_reads.py": ["--requests", "1", "--earlier", "1", "2", "--elements", "5"],
     "local_stack.py": ["--skip-stack", "--items", "50", "--runs", "2", "--bulk-rows", "50"],
     "plugin_stack.py": ["--tenants", "1", "--prices", "2"],

@@ -1,0 +1,279 @@
+"""Migration with 2 worker processes (issue 29, Measured): the accounts of benchmarks/migration.py migrated by two
+worker processes that share one emulated AWS (a moto server in a process of its own), each receiving the jobs
+from the emulated SQS queue as the deployed SQS trigger does; one worker killed (SIGKILL) mid-run, its jobs
+re-queued by the job reaper once their leases ran out: none lost, none twice.
+
+    .venv/bin/python benchmarks/migration_workers.py [--accounts 200] [--no-kill]
+
+Our CPU is the workers' (user + system, from their first job on; moto's is in its own process), by account;
+it includes what the deployed service spends too on real HTTP to DynamoDB and S3 (urllib3), which the in-process
+benchmark does not.
+The request is an upload (`?uploadLocator=`), as in benchmarks/migration.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+LEASE_SECONDS = 20
+"""The job lease of this run (PAS_JOB_LEASE_SECONDS): how soon the reaper can take back a killed worker's job. A
+queued job holds a lease too, and the reaper fails a job it re-queued 5 times (runtime/jobs.py MAX_ATTEMPTS), so
+this reaps only once the accounts stopped moving for a lease (as the deployed reaper, every few minutes, would)."""
+IDLE_SECONDS = 4
+"""A worker stops once it received nothing for this long (and was told the run is over)."""
+
+
+def _environment(port: int) -> dict[str, str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_REGION": "us-east-1",
+            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+            "PAS_AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
+            "PAS_STAGE": "dev",
+            "PAS_EVENT_SETTLE_MS": "0",
+            "PAS_JOB_LEASE_SECONDS": str(LEASE_SECONDS),
+            "POWERTOOLS_TRACE_DISABLED": "1",
+            "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'benchmarks'}",
+        }
+    )
+    return environ
+
+
+def _cpu_of(pid: int) -> float:
+    """A live process's user + system CPU seconds (/proc/{pid}/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def worker(done_file: str) -> None:
+    """Receive and run jobs until idle for IDLE_SECONDS once `done_file` exists; print our CPU from the first job."""
+    import app  # noqa: F401  the composition root: the jobs need its ports wired
+    from chalicelib.storage.queues import SqsJobQueue
+    from chalicelib.workers.queue import run_message
+
+    queue, ran, first_cpu, idle_since = SqsJobQueue(), 0, None, time.monotonic()
+    while True:
+        received = queue.receive(wait_seconds=1, max_messages=1)
+        if not received:
+            if os.path.exists(done_file) and time.monotonic() - idle_since > IDLE_SECONDS:
+                break
+            continue
+        for receipt, body in received:
+            if first_cpu is None:
+                first_cpu = time.process_time()
+                Path(f"{done_file}.{os.getpid()}").write_text(str(first_cpu))  # for a parent that kills it
+            try:
+                run_message(body)
+            except Exception as error:  # as on AWS: the message comes back after its visibility timeout
+                print(f"worker {os.getpid()}: job failed: {error!r}", file=sys.stderr, flush=True)
+                continue
+            queue.delete(receipt)
+            ran += 1
+        idle_since = time.monotonic()
+    used = time.process_time() - (first_cpu or time.process_time())
+    Path(f"{done_file}.{os.getpid()}.report").write_text(json.dumps({"jobs": ran, "cpu": used}))
+
+
+def serve(port: int) -> None:
+    """The emulated AWS of `make run` (local/aws_server.py: moto with the repository's lean DynamoDB, one request
+    at a time, its state journalled in a temporary directory) until SIGTERM."""
+    import logging
+    import tempfile
+    import threading
+
+    from local.aws_server import EmulatedAws
+    from local.durable_state import DurableState
+    from local.lean_moto import lean_dynamodb
+
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with tempfile.TemporaryDirectory() as directory:
+        state = DurableState(Path(directory))
+        with lean_dynamodb(on_item_change=state.item_changed):
+            aws = EmulatedAws("127.0.0.1", port, state)
+            aws.start()
+            stop.wait()
+            aws.stop()
+            state.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _wait_for(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise RuntimeError("the moto server did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--accounts", type=int, default=200)
+    parser.add_argument("--no-kill", action="store_true")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
+    options = parser.parse_args()
+    if options.worker:
+        worker(options.worker)
+        return
+    if options.serve:
+        serve(options.serve)
+        return
+    port = _free_port()
+    environ = _environment(port)
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", str(port)],
+        env=environ,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for(port)
+        os.environ.clear()
+        os.environ.update(environ)
+        sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+        run(options, environ)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(10)
+
+
+def run(options: Any, environ: dict[str, str]) -> None:
+    import boto3
+    from chalice.test import Client
+
+    from chalicelib.core.clock import SystemClock
+    from chalicelib.core.ids import new_locator
+    from chalicelib.identity import service as identity
+    from chalicelib.runtime import jobs
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+    from local.resources import create_all
+
+    create_all(boto3.session.Session(region_name="us-east-1"))
+    queue_url = clients.sqs().get_queue_url(QueueName=settings().jobs_queue_name)["QueueUrl"]
+    # a killed worker's received message comes back soon (the deployed queue waits 30 minutes)
+    clients.sqs().set_queue_attributes(QueueUrl=queue_url, Attributes={"VisibilityTimeout": str(2 * LEASE_SECONDS)})
+    from app import app
+
+    kept = dict(os.environ)
+    from migration import account  # its import points the environment at an in-process moto: put ours back
+
+    os.environ.clear()
+    os.environ.update(kept)
+    from tests.api.migration.support import fetch, migrations
+    from tests.api.uploads.support import by_reference, uploaded
+    from tests.support.api import call, ok
+    from tests.support.configs import configured_tenant, policy_model
+
+    now = SystemClock().now()
+    identity.ensure_bootstrap(now, new_locator())
+    token, _ = identity.sign_in(settings().admin_username, settings().admin_password, now, new_locator())
+    size = options.accounts
+    with Client(app, stage_name="dev", project_dir=str(ROOT)) as api:
+        model = policy_model()
+        model["payments"] = {"Card": {}}
+        tenant = configured_tenant(api, token, model)
+        content = json.dumps([account(f"SRC-{n}") for n in range(size)], default=str).encode()
+        upload = uploaded(api, token, "migration", content, tenant)  # PUT to the emulated S3
+        migration = ok(by_reference(api, "POST", migrations(tenant), token, upload, content_type="application/json"))[
+            "locator"
+        ]
+        done_file = f"/tmp/migration-workers-{migration}.done"
+        started = time.monotonic()
+        workers = [
+            subprocess.Popen(
+                [sys.executable, __file__, "--worker", done_file],
+                env=environ,
+                stdout=subprocess.DEVNULL,  # the service's metrics and logs (a pipe not read would fill and block)
+            )
+            for _ in range(2)
+        ]
+        killed_cpu, reaped, moved, last = 0.0, 0, time.monotonic(), -1
+        try:
+            killed = options.no_kill
+            while True:
+                state = fetch(api, token, tenant, migration)
+                if not killed and state["processedAccounts"] >= size // 2:
+                    first_job = Path(f"{done_file}.{workers[0].pid}")  # absent: it ran no job
+                    killed_cpu = _cpu_of(workers[0].pid) - float(first_job.read_text()) if first_job.exists() else 0.0
+                    workers[0].send_signal(signal.SIGKILL)
+                    workers[0].wait()
+                    killed = True
+                    print(f"killed worker {workers[0].pid} at {state['processedAccounts']} accounts", flush=True)
+                if int(time.monotonic() - started) % 15 == 0:
+                    print(f"{state['migrationState']}: {state['processedAccounts']} of {size}", flush=True)
+                if state["migrationState"] in ("finished", "failed", "error"):
+                    break
+                if state["processedAccounts"] != last:
+                    moved, last = time.monotonic(), state["processedAccounts"]
+                elif time.monotonic() - moved > LEASE_SECONDS + 2:
+                    reaped += jobs.reap_expired(tenant, SystemClock().now())
+                    moved = time.monotonic()
+                time.sleep(1)
+            wall = time.monotonic() - started
+            Path(done_file).touch()
+            survivors = workers if options.no_kill else workers[1:]
+            for each in survivors:
+                each.wait(60)
+            reports = [json.loads(Path(f"{done_file}.{each.pid}.report").read_text()) for each in survivors]
+        finally:
+            for each in workers:
+                if each.poll() is None:
+                    each.kill()
+            for leftover in (
+                done_file,
+                *(f"{done_file}.{each.pid}{end}" for each in workers for end in ("", ".report")),
+            ):
+                Path(leftover).unlink(missing_ok=True)
+        accounts, offset = [], 0
+        while True:
+            page = ok(call(api, "GET", f"/policy/{tenant}/accounts/list?offset={offset}&count=100", token))["items"]
+            accounts += page
+            offset += len(page)
+            if len(page) < 100:
+                break
+        held = sum(
+            len(ok(call(api, "GET", f"/policy/{tenant}/accounts/{a['locator']}/policies/list", token))["items"])
+            for a in accounts
+        )
+        cpu = sum(report["cpu"] for report in reports) + killed_cpu
+        print(
+            f"{size} accounts, 2 workers{'' if options.no_kill else ' (one killed mid-run)'}: state "
+            f"{state['migrationState']}, completed {state['completedAccounts']}, error {state['errorAccounts']}; "
+            f"{len(accounts)} accounts and {held} policies (0 lost, 0 duplicated: "
+            f"{len(accounts) == size and held == size}); jobs re-queued by the reaper {reaped}; wall {wall:.1f} s "
+            f"({size / wall:.1f} accounts/s); workers' CPU {cpu * 1000 / size:.1f} ms an account "
+            f"(the killed one's {killed_cpu:.1f} s); "
+            f"jobs run by each surviving worker {[r['jobs'] for r in reports]}; load average "
+            f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}",
+            flush=True,
+        )
+        if not (state["migrationState"] == "finished" and len(accounts) == size and held == size):
+            sys.exit("accounts lost or duplicated")
+
+
+if __name__ == "__main__":
+    main()
