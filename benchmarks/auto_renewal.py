@@ -82,6 +82,13 @@ def main() -> None:
         help="before each run, move what the process holds (moto's emulated table among it) out of the garbage "
         "collector's sight (gc.freeze), as a worker's heap holds no database",
     )
+    parser.add_argument(
+        "--client-validation",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="botocore checks each request against the service model, as in the tests and locally; "
+        "--no-client-validation: as deployed (chalicelib/storage/clients.py)",
+    )
     parser.add_argument("--profile", choices=list(DAYS), help="profile the first book's run of that day (cProfile)")
     parser.add_argument("--profile-to", type=Path, help="with --profile, also write the cProfile stats to this file")
     options = parser.parse_args()
@@ -103,6 +110,8 @@ def main() -> None:
     BaseClient._make_api_call = client.around(BaseClient._make_api_call)  # type: ignore[method-assign]
     with mock_aws(), lean_dynamodb():
         clients.reset()
+        if not options.client_validation:
+            clients._clients["dynamodb"] = clients._new_client("dynamodb", {"parameter_validation": False})
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
         from chalicelib.core.clock import FixedClock, SystemClock
@@ -124,7 +133,8 @@ def main() -> None:
         calls: list[str] = []
         events = clients.dynamodb().meta.events
         events.register("before-call.dynamodb", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1]))
-        print(f"load average at start: {_load()}\n")
+        validating = type(clients.dynamodb()._serializer).__name__ == "ParamValidationDecorator"
+        print(f"load average at start: {_load()}; botocore validates requests: {validating}\n")
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
             for size in options.books:
                 tenant = book(api, token, clock, size)
