@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import os
 import pstats
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -72,7 +75,22 @@ def main() -> None:
         default=True,
         help="a last book of the first size, renewed in one run with every step due",
     )
+    parser.add_argument(
+        "--freeze",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="before each run, move what the process holds (moto's emulated table among it) out of the garbage "
+        "collector's sight (gc.freeze), as a worker's heap holds no database",
+    )
+    parser.add_argument(
+        "--client-validation",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="botocore checks each request against the service model, as in the tests and locally; "
+        "--no-client-validation: as deployed (chalicelib/storage/clients.py)",
+    )
     parser.add_argument("--profile", choices=list(DAYS), help="profile the first book's run of that day (cProfile)")
+    parser.add_argument("--profile-to", type=Path, help="with --profile, also write the cProfile stats to this file")
     options = parser.parse_args()
 
     import boto3
@@ -92,6 +110,8 @@ def main() -> None:
     BaseClient._make_api_call = client.around(BaseClient._make_api_call)  # type: ignore[method-assign]
     with mock_aws(), lean_dynamodb():
         clients.reset()
+        if not options.client_validation:
+            clients._clients["dynamodb"] = clients._new_client("dynamodb", {"parameter_validation": False})
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
         from chalicelib.core.clock import FixedClock, SystemClock
@@ -113,23 +133,51 @@ def main() -> None:
         calls: list[str] = []
         events = clients.dynamodb().meta.events
         events.register("before-call.dynamodb", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1]))
-        print(f"load average at start: {_load()}\n")
+        validating = type(clients.dynamodb()._serializer).__name__ == "ParamValidationDecorator"
+        print(f"load average at start: {_load()}; botocore validates requests: {validating}\n")
         with Client(app, stage_name="test", project_dir=str(ROOT)) as api:
             for size in options.books:
                 tenant = book(api, token, clock, size)
                 # billing at rest before the first day (the book's year of invoices), outside what is measured
-                run("billing", tenant, clock, queue, calls, watches, DAYS["create"] - AT_REST, False, 0)
+                run("billing", tenant, clock, queue, calls, watches, DAYS["create"] - AT_REST, False, 0, options.freeze)
                 runs = []
                 for day, moment in DAYS.items():
                     profile = day == options.profile and size == options.books[0]
-                    runs.append(run(day, tenant, clock, queue, calls, watches, moment, profile, options.steps))
+                    runs.append(
+                        run(
+                            day,
+                            tenant,
+                            clock,
+                            queue,
+                            calls,
+                            watches,
+                            moment,
+                            profile,
+                            options.steps,
+                            options.freeze,
+                            options.profile_to,
+                        )
+                    )
                 report(size, runs)
             if not options.all_due_at_once:
                 return
             tenant = book(api, token, clock, options.books[0])
             report(
                 options.books[0],
-                [run("all due at once", tenant, clock, queue, calls, watches, DAYS["issue"], False, options.steps)],
+                [
+                    run(
+                        "all due at once",
+                        tenant,
+                        clock,
+                        queue,
+                        calls,
+                        watches,
+                        DAYS["issue"],
+                        False,
+                        options.steps,
+                        options.freeze,
+                    )
+                ],
             )
 
 
@@ -194,6 +242,9 @@ class Run:
     """botocore's client calls, moto's work in them included."""
     plugins: float
     """CPU seconds of the plugin processes (production: the tenant's plugin Lambda)."""
+    collecting: float
+    """CPU seconds of the garbage collector's runs, in our code and moto's: a full collection walks every object
+    of the process, moto's whole emulated table among them."""
     totals: dict[str, int]
     calls: Counter[str]
     load: str
@@ -209,6 +260,8 @@ def run(
     moment: datetime,
     profile: bool,
     steps: int,
+    freeze: bool,
+    profile_to: Path | None = None,
 ) -> Run:
     """The job as the schedule enqueues it at `moment`, and its continuations (the first `steps` of them,
     or all)."""
@@ -235,16 +288,22 @@ def run(
             ran += 1
         queue.messages.clear()
 
+    if freeze:
+        gc.collect()
+        gc.freeze()
     took = Stopwatch()
     plugins_before = _descendants_cpu()
+    collecting_before = COLLECTOR.cpu
     took.start()
     if profile:
         profiler = cProfile.Profile()
-        profiler.runcall(drain)
+        with _outside(profiler):
+            profiler.runcall(drain)
     else:
         drain()
     took.stop()
     plugins = _descendants_cpu() - plugins_before
+    collecting = COLLECTOR.cpu - collecting_before
     counted = Counter(calls)
     ran += [message.job_locator for message in queue.sent[sent_before:]]
     totals: Counter[str] = Counter()
@@ -265,6 +324,8 @@ def run(
             }
         )
     if profile:
+        if profile_to:
+            profiler.dump_stats(profile_to)
         print(f"\n{moment:%Y-%m-%d}, first book: where the time goes")
         stats = pstats.Stats(profiler).sort_stats("cumulative")
         stats.print_stats(25)
@@ -279,10 +340,32 @@ def run(
         replace(watches[0]),
         replace(watches[1]),
         plugins,
+        collecting,
         {name: int(value) for name, value in totals.items()},
         counted,
         _load(),
     )
+
+
+@contextmanager
+def _outside(profiler: cProfile.Profile) -> Iterator[None]:
+    """Moto's work on each request left out of the profile: what remains is a worker's own."""
+    from moto.core.botocore_stubber import BotocoreStubber
+
+    emulated = BotocoreStubber.__call__
+
+    def unprofiled(*args: Any, **kwargs: Any) -> Any:
+        profiler.disable()
+        try:
+            return emulated(*args, **kwargs)
+        finally:
+            profiler.enable()
+
+    BotocoreStubber.__call__ = unprofiled  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        BotocoreStubber.__call__ = emulated  # type: ignore[method-assign]
 
 
 def report(book: int, runs: list[Run]) -> None:
@@ -299,7 +382,7 @@ def report(book: int, runs: list[Run]) -> None:
     )
     print(
         f"  {'run':<16} {'s':>7} {'in moto':>7} {'policies/s':>10} {'cpu ms':>6} {'boto ms':>7} {'plugins':>7} "
-        f"{'wall ms':>7} {'calls/policy':>12}  results; DynamoDB calls; load average"
+        f"{'gc ms':>5} {'wall ms':>7} {'calls/policy':>12}  results; DynamoDB calls; load average"
     )
     for r in runs:
         cpu, outside = r.took.cpu - r.emulated.cpu, r.took.wall - r.emulated.wall
@@ -307,9 +390,28 @@ def report(book: int, runs: list[Run]) -> None:
         print(
             f"  {r.label:<16} {r.took.wall:7.1f} {r.emulated.wall:7.1f} {size / r.took.wall:10.1f} "
             f"{cpu * 1000 / size:6.1f} {botocore * 1000 / size:7.1f} {r.plugins * 1000 / size:7.1f} "
-            f"{outside * 1000 / size:7.1f} {sum(r.calls.values()) / size:12.2f}  {r.totals}; "
+            f"{r.collecting * 1000 / size:5.1f} {outside * 1000 / size:7.1f} "
+            f"{sum(r.calls.values()) / size:12.2f}  {r.totals}; "
             f"{dict(sorted(r.calls.items()))}; {r.load}"
         )
+
+
+class Collector:
+    """The CPU time of the garbage collector's runs (gc.callbacks), summed."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        self._since = 0.0
+        gc.callbacks.append(self._observe)
+
+    def _observe(self, phase: str, _: dict[str, int]) -> None:
+        if phase == "start":
+            self._since = time.process_time()
+        else:
+            self.cpu += time.process_time() - self._since
+
+
+COLLECTOR = Collector()
 
 
 def _descendants_cpu() -> float:

@@ -14,13 +14,13 @@ __all__ = ["Input", "Response"]
 class Input(BaseModel):
     """What clients send: unknown fields are a 400."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class Response(BaseModel):
     """An answer: a field with a default is always written, so the description marks it required."""
 
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True, defer_build=True)
 
     @classmethod
     def of_record(cls, record: BaseModel) -> Self:

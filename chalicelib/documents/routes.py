@@ -12,16 +12,15 @@ from typing import TYPE_CHECKING, Annotated
 from chalice import Blueprint
 
 from chalicelib.core import codes
-from chalicelib.documents.models import ReferenceType
 from chalicelib.http.contract import MULTIPART
 from chalicelib.http.endpoint import endpoint
 from chalicelib.http.lazy import lazy_modules
 from chalicelib.http.request import request_context
 
 if TYPE_CHECKING:
-    from chalicelib.documents import schemas, service
+    from chalicelib.documents import models, schemas, service
 else:
-    schemas, service = lazy_modules("chalicelib.documents", "schemas", "service")
+    models, schemas, service = lazy_modules("chalicelib.documents", "models", "schemas", "service")
 
 bp = Blueprint(__name__)
 
@@ -93,7 +92,7 @@ def list_term_documents(
 def list_segment_documents(
     tenantLocator: str, locator: str, query: schemas.DocumentListQuery
 ) -> schemas.DocumentListResponse:
-    page = service.documents_of(request_context(), ReferenceType.SEGMENT, locator, query.page())
+    page = service.documents_of(request_context(), models.ReferenceType.SEGMENT, locator, query.page())
     return schemas.DocumentListResponse.of(page, query.shown)
 
 
@@ -102,7 +101,7 @@ def list_segment_documents(
 def list_transaction_documents(
     tenantLocator: str, locator: str, query: schemas.DocumentListQuery
 ) -> schemas.DocumentListResponse:
-    page = service.documents_of(request_context(), ReferenceType.TRANSACTION, locator, query.page())
+    page = service.documents_of(request_context(), models.ReferenceType.TRANSACTION, locator, query.page())
     return schemas.DocumentListResponse.of(page, query.shown)
 
 
@@ -111,7 +110,7 @@ def list_transaction_documents(
 def list_quote_documents(
     tenantLocator: str, locator: str, query: schemas.DocumentListQuery
 ) -> schemas.DocumentListResponse:
-    page = service.documents_of(request_context(), ReferenceType.QUOTE, locator, query.page())
+    page = service.documents_of(request_context(), models.ReferenceType.QUOTE, locator, query.page())
     return schemas.DocumentListResponse.of(page, query.shown)
 
 
@@ -192,44 +191,44 @@ def render_document(
 # --- document jobs -------------------------------------------------------------------------------------
 
 
-def _job(kind: ReferenceType, locator: str, job_locator: str) -> schemas.DocumentsJobResponse:
+def _job(kind: models.ReferenceType, locator: str, job_locator: str) -> schemas.DocumentsJobResponse:
     ctx = request_context()
     job = service.job_of(ctx, kind, locator, job_locator)
     return schemas.DocumentsJobResponse.of(job, service.jobs_documents(ctx, job))
 
 
-def _jobs(kind: ReferenceType, locator: str, query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
+def _jobs(kind: models.ReferenceType, locator: str, query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
     return schemas.DocumentJobListResponse.of(
         service.jobs_of(request_context(), kind, locator, query.page()), schemas.DocumentsJobSummary.of
     )
 
 
-def _timed_out(kind: ReferenceType, locator: str) -> list[schemas.DocumentsJobSummary]:
+def _timed_out(kind: models.ReferenceType, locator: str) -> list[schemas.DocumentsJobSummary]:
     return [
         schemas.DocumentsJobSummary.of(job) for job in service.retrigger_timed_out(request_context(), kind, locator)
     ]
 
 
-def _failed(kind: ReferenceType, locator: str, job_locator: str) -> schemas.DocumentsJobSummary:
+def _failed(kind: models.ReferenceType, locator: str, job_locator: str) -> schemas.DocumentsJobSummary:
     return schemas.DocumentsJobSummary.of(service.retrigger_failed(request_context(), kind, locator, job_locator))
 
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/jobs/{jobLocator}", methods=["GET"])
 @endpoint("documents.read", errors=JOB)
 def fetch_transaction_documents_job(tenantLocator: str, locator: str, jobLocator: str) -> schemas.DocumentsJobResponse:
-    return _job(ReferenceType.TRANSACTION, locator, jobLocator)
+    return _job(models.ReferenceType.TRANSACTION, locator, jobLocator)
 
 
 @bp.route("/document/{tenantLocator}/documents/segment/{locator}/jobs/{jobLocator}", methods=["GET"])
 @endpoint("documents.read", errors=JOB)
 def fetch_segment_documents_job(tenantLocator: str, locator: str, jobLocator: str) -> schemas.DocumentsJobResponse:
-    return _job(ReferenceType.SEGMENT, locator, jobLocator)
+    return _job(models.ReferenceType.SEGMENT, locator, jobLocator)
 
 
 @bp.route("/document/{tenantLocator}/documents/quote/{locator}/jobs/{jobLocator}", methods=["GET"])
 @endpoint("documents.read", errors=JOB)
 def fetch_quote_documents_job(tenantLocator: str, locator: str, jobLocator: str) -> schemas.DocumentsJobResponse:
-    return _job(ReferenceType.QUOTE, locator, jobLocator)
+    return _job(models.ReferenceType.QUOTE, locator, jobLocator)
 
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/jobs/list", methods=["GET"])
@@ -237,7 +236,7 @@ def fetch_quote_documents_job(tenantLocator: str, locator: str, jobLocator: str)
 def list_transaction_documents_jobs(
     tenantLocator: str, locator: str, query: schemas.ListQuery
 ) -> schemas.DocumentJobListResponse:
-    return _jobs(ReferenceType.TRANSACTION, locator, query)
+    return _jobs(models.ReferenceType.TRANSACTION, locator, query)
 
 
 @bp.route("/document/{tenantLocator}/documents/segment/{locator}/jobs/list", methods=["GET"])
@@ -245,7 +244,7 @@ def list_transaction_documents_jobs(
 def list_segment_documents_jobs(
     tenantLocator: str, locator: str, query: schemas.ListQuery
 ) -> schemas.DocumentJobListResponse:
-    return _jobs(ReferenceType.SEGMENT, locator, query)
+    return _jobs(models.ReferenceType.SEGMENT, locator, query)
 
 
 @bp.route("/document/{tenantLocator}/documents/quote/{locator}/jobs/list", methods=["GET"])
@@ -253,25 +252,25 @@ def list_segment_documents_jobs(
 def list_quote_documents_jobs(
     tenantLocator: str, locator: str, query: schemas.ListQuery
 ) -> schemas.DocumentJobListResponse:
-    return _jobs(ReferenceType.QUOTE, locator, query)
+    return _jobs(models.ReferenceType.QUOTE, locator, query)
 
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[codes.NOT_FOUND["transaction"]])
 def retrigger_transaction_documents_jobs(tenantLocator: str, locator: str) -> list[schemas.DocumentsJobSummary]:
-    return _timed_out(ReferenceType.TRANSACTION, locator)
+    return _timed_out(models.ReferenceType.TRANSACTION, locator)
 
 
 @bp.route("/document/{tenantLocator}/documents/segment/{locator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[codes.NOT_FOUND["segment"]])
 def retrigger_segment_documents_jobs(tenantLocator: str, locator: str) -> list[schemas.DocumentsJobSummary]:
-    return _timed_out(ReferenceType.SEGMENT, locator)
+    return _timed_out(models.ReferenceType.SEGMENT, locator)
 
 
 @bp.route("/document/{tenantLocator}/documents/quote/{locator}/trigger", methods=["POST"])
 @endpoint("documents.trigger", errors=[codes.NOT_FOUND["quote"]])
 def retrigger_quote_documents_jobs(tenantLocator: str, locator: str) -> list[schemas.DocumentsJobSummary]:
-    return _timed_out(ReferenceType.QUOTE, locator)
+    return _timed_out(models.ReferenceType.QUOTE, locator)
 
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
@@ -279,7 +278,7 @@ def retrigger_quote_documents_jobs(tenantLocator: str, locator: str) -> list[sch
 def retrigger_failed_transaction_documents_job(
     tenantLocator: str, locator: str, jobLocator: str
 ) -> schemas.DocumentsJobSummary:
-    return _failed(ReferenceType.TRANSACTION, locator, jobLocator)
+    return _failed(models.ReferenceType.TRANSACTION, locator, jobLocator)
 
 
 @bp.route("/document/{tenantLocator}/documents/segment/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
@@ -287,7 +286,7 @@ def retrigger_failed_transaction_documents_job(
 def retrigger_failed_segment_documents_job(
     tenantLocator: str, locator: str, jobLocator: str
 ) -> schemas.DocumentsJobSummary:
-    return _failed(ReferenceType.SEGMENT, locator, jobLocator)
+    return _failed(models.ReferenceType.SEGMENT, locator, jobLocator)
 
 
 @bp.route("/document/{tenantLocator}/documents/quote/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
@@ -295,7 +294,7 @@ def retrigger_failed_segment_documents_job(
 def retrigger_failed_quote_documents_job(
     tenantLocator: str, locator: str, jobLocator: str
 ) -> schemas.DocumentsJobSummary:
-    return _failed(ReferenceType.QUOTE, locator, jobLocator)
+    return _failed(models.ReferenceType.QUOTE, locator, jobLocator)
 
 
 @bp.route("/document/{tenantLocator}/documents/invoices/{locator}/jobs/{jobLocator}/trigger", methods=["POST"])
@@ -303,4 +302,4 @@ def retrigger_failed_quote_documents_job(
 def retrigger_failed_invoice_documents_job(
     tenantLocator: str, locator: str, jobLocator: str
 ) -> schemas.DocumentsJobSummary:
-    return _failed(ReferenceType.INVOICE, locator, jobLocator)
+    return _failed(models.ReferenceType.INVOICE, locator, jobLocator)

@@ -9,7 +9,6 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from chalicelib.clock import service as clocks
 from chalicelib.core import codes
 from chalicelib.core.context import SYSTEM, CallContext, Principal
 from chalicelib.core.errors import (
@@ -683,6 +682,8 @@ def create_tenant(ctx: CallContext, *, name: str, description: str | None = None
     """Register a tenant and give the caller access to it (unless it already has every tenant). With
     `test_clock`, the tenant gets a test clock standing at the real time of now (clock/service.py),
     written before the tenant is, so no request on the tenant can see it without its clock."""
+    from chalicelib.clock import service as clocks  # test clocks: not on the way to a first request
+
     tenant = Tenant(
         locator=new_tenant_locator(),
         name=name,
