@@ -18,7 +18,7 @@ from tests.support.api import call, ok
 from tests.support.snapshots import TenantSnapshot, _read
 
 
-def _issued(api, token: str, tenant: str, ddb_calls: list[str]) -> tuple[list[str], list[object]]:
+def _issued(api, token: str, tenant: str, ddb_calls: list[str]) -> tuple[list[str], list[tuple[str, Decimal]]]:
     """The DynamoDB calls of each step of issuing a quote, and what the price answered."""
     steps: list[list[str]] = []
     ddb_calls.clear()
@@ -27,7 +27,7 @@ def _issued(api, token: str, tenant: str, ddb_calls: list[str]) -> tuple[list[st
     ddb_calls.clear()
     quote = create(api, token, tenant, auto(account, vehicle(value="30000")))
     steps.append(list(ddb_calls))
-    prices = []
+    prices: list[tuple[str, Decimal]] = []
     for step in ("validate", "price", "underwrite", "accept", "issue"):
         ddb_calls.clear()
         answer = ok(advance(api, token, tenant, quote["locator"], step))
