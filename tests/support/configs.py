@@ -358,10 +358,14 @@ def quotes_tenant(
 ) -> str:
     """A fresh tenant with quotes_model() (or `model`) and `plugins` as plugins/python/auto.py deployed, and
     the rating tables uploaded (`test_clock`: with a test clock)."""
-    package_bytes = _quotes_package(model, plugins)
+    return rated_tenant(api, token, _quotes_package(model, plugins), test_clock=test_clock)
+
+
+def rated_tenant(api: Any, token: str, package_bytes: bytes, *, test_clock: bool = False) -> str:
+    """A fresh tenant with the package deployed and the rating tables (BaseRates, ValueBands) uploaded."""
     return fresh_tenant(
-        ("quotes", contents_of(package_bytes), test_clock, token),
-        lambda: _quotes(api, token, package_bytes, test_clock=test_clock),
+        ("rated", contents_of(package_bytes), test_clock, token),
+        lambda: _rated(api, token, package_bytes, test_clock=test_clock),
     )
 
 
@@ -370,7 +374,7 @@ def _quotes_package(model: dict[str, Any] | None, plugins: str | None) -> bytes:
     return package_with_files(quotes_model() if model is None else model, files)
 
 
-def _quotes(api: Any, token: str, package_bytes: bytes, *, test_clock: bool) -> str:
+def _rated(api: Any, token: str, package_bytes: bytes, *, test_clock: bool) -> str:
     tenant = _deployed(api, token, package_bytes, test_clock=test_clock)
     upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
     upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)
@@ -402,6 +406,6 @@ def constrained_tenant(api: Any, token: str, plugins: str | None = QUOTE_PLUGINS
 
 
 def _constrained(api: Any, token: str, package_bytes: bytes) -> str:
-    tenant = _quotes(api, token, package_bytes, test_clock=False)
+    tenant = _rated(api, token, package_bytes, test_clock=False)
     upload_constraint_table(api, token, tenant, "Cities", CITIES_CSV)
     return tenant
