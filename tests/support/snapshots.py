@@ -208,9 +208,7 @@ class TenantSnapshot:
         remembered: list[tuple[str, str, tuple[Any, ...]]] = []
         problems: list[str] = []
         dynamodb, s3 = clients.dynamodb(), clients.s3()
-        others = {
-            name: made_client for name, made_client in clients._clients.items() if made_client not in (dynamodb, s3)
-        }
+        others = [made_client for made_client in clients._clients.values() if made_client not in (dynamodb, s3)]
         known_clients = set(clients._clients)
         queue = wiring.job_queue()
         sent_before = len(getattr(queue, "sent", []))
@@ -259,20 +257,21 @@ class TenantSnapshot:
                 patch.setattr(module, name, remembering(module, name))
             dynamodb.meta.events.register("before-parameter-build.dynamodb", on_write)
             s3.meta.events.register("before-parameter-build.s3", on_object)
-            for other in others.values():
+            for other in others:
                 other.meta.events.register("before-call", on_other)
             try:
                 tenant = build()
             finally:
                 dynamodb.meta.events.unregister("before-parameter-build.dynamodb", on_write)
                 s3.meta.events.unregister("before-parameter-build.s3", on_object)
-                for other in others.values():
+                for other in others:
                     other.meta.events.unregister("before-call", on_other)
         if set(clients._clients) != known_clients:
             problems.append(f"made clients {sorted(set(clients._clients) - known_clients)}")
         if not hasattr(queue, "sent") or len(queue.sent) != sent_before:
             problems.append("enqueued jobs")
-        names = _pattern({tenant, *made, *(str(ULID.from_str(locator).to_uuid()) for locator in made)})
+        own = {tenant, *made, *(str(ULID.from_str(locator).to_uuid()) for locator in made)}
+        names = _pattern(own)
         foreign = [key for key in sorted(written) if not (names.search(key[0]) or names.search(key[1]))]
         foreign_objects = [key for key in put_keys if not names.search(key)]
         if foreign or foreign_objects:
@@ -281,7 +280,7 @@ class TenantSnapshot:
         objects = [_object(key, names, problems) for key in dict.fromkeys(put_keys)]
         snapshot = cls(tenant, made, items, [found for found in objects if found is not None], remembered)
         try:
-            snapshot._renamed({old: old for old in made | {tenant}})
+            snapshot._renamed({name: name for name in own})
         except _Unrenamable as error:
             problems.append(str(error))
         return tenant, (None if problems else snapshot), problems
