@@ -7,13 +7,10 @@ import simplejson
 
 from tests.support.api import call, ok
 from tests.support.configs import (
-    BASE_RATES_CSV,
     QUOTE_PLUGINS,
-    VALUE_BANDS_CSV,
-    deployed_tenant,
     package_with_files,
     quotes_model,
-    upload_table,
+    rated_tenant,
 )
 
 DOUBLED = QUOTE_PLUGINS.replace(
@@ -29,10 +26,7 @@ def package_of(plugins: str = QUOTE_PLUGINS) -> bytes:
 
 
 def tenant_with_plugins(api, token, plugins: str = QUOTE_PLUGINS) -> str:
-    tenant = deployed_tenant(api, token, package_of(plugins))
-    upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
-    upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)
-    return tenant
+    return rated_tenant(api, token, package_of(plugins))
 
 
 def deploy(api, token, tenant, plugins: str = QUOTE_PLUGINS) -> str:

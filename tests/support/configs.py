@@ -10,8 +10,10 @@ Tests change a copy (`policy_model()` answers a fresh one) and deploy it with `c
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import zipfile
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -158,16 +160,7 @@ def configured_tenant(
 ) -> str:
     """A fresh tenant with `model` (default: `policy_model()`) deployed through POST /config/createTenant
     (`test_clock`: with a test clock); `token`'s user gets access to it. Answers the tenant locator."""
-    query = urlencode({"name": name, **({"testClock": "true"} if test_clock else {})})
-    response = api.http.post(
-        f"/config/createTenant?{query}",
-        body=package(policy_model() if model is None else model),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/zip", "Accept": "application/json"},
-    )
-    assert response.status_code == 200, response.body
-    result = simplejson.loads(response.body)
-    assert result["deploymentResult"]["isSuccess"] is True, result["deploymentResult"]["errors"]
-    return result["locator"]
+    return deployed_tenant(api, token, package(policy_model() if model is None else model), name, test_clock=test_clock)
 
 
 def table_zip(name: str, csv_text: str) -> bytes:
@@ -281,7 +274,54 @@ def deployed_tenant(
     api: Any, token: str, package_bytes: bytes, name: str = "Test insurer", *, test_clock: bool = False
 ) -> str:
     """A fresh tenant with the package deployed through POST /config/createTenant (`test_clock`: with a test
-    clock)."""
+    clock); `token`'s user gets access to it. Answers the tenant locator."""
+    return fresh_tenant(
+        ("deployed", contents_of(package_bytes), name, test_clock, token),
+        lambda: _deployed(api, token, package_bytes, name, test_clock=test_clock),
+    )
+
+
+def fresh_tenant(recipe: tuple[Any, ...], build: Callable[[], str]) -> str:
+    """A tenant `build` makes (the same for the same `recipe`, clock, settings): built through the API the first
+    time a test process asks for it, a copy of that one under fresh locators after (tests/support/snapshots.py
+    TenantSnapshot: createTenant and two table uploads are ~1,000 DynamoDB calls of tests/api's setups). A
+    recipe whose build cannot be copied honestly is built each time, and so is every build on a real clock
+    (its time never comes back)."""
+    from chalicelib.core.clock import FixedClock
+    from chalicelib.runtime import wiring
+    from chalicelib.settings import settings
+    from tests.support.snapshots import TenantSnapshot
+
+    clock = wiring.clock()
+    if not isinstance(clock, FixedClock):
+        return build()
+    key = (*recipe, clock.now(), settings())
+    if key in TENANT_SNAPSHOTS:
+        snapshot = TENANT_SNAPSHOTS[key]
+        return build() if snapshot is None else snapshot.restore()
+    tenant, TENANT_SNAPSHOTS[key], problems = TenantSnapshot.of_build(build)
+    if problems:
+        NOT_COPIED[key] = problems
+    return tenant
+
+
+TENANT_SNAPSHOTS: dict[tuple[Any, ...], Any] = {}
+"""This process's builds by recipe, clock time and settings: a TenantSnapshot, or None for a build not copied."""
+NOT_COPIED: dict[tuple[Any, ...], list[str]] = {}
+"""Why each build not copied was not."""
+
+
+def contents_of(package_bytes: bytes) -> str:
+    """A digest of a ZIP's files, names and bytes (not the times the ZIP was written at)."""
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(io.BytesIO(package_bytes)) as archive:
+        for info in sorted(archive.infolist(), key=lambda info: info.filename):
+            for part in (info.filename.encode(), archive.read(info)):
+                digest.update(len(part).to_bytes(8, "big") + part)
+    return digest.hexdigest()
+
+
+def _deployed(api: Any, token: str, package_bytes: bytes, name: str = "Test insurer", *, test_clock: bool) -> str:
     query = urlencode({"name": name, **({"testClock": "true"} if test_clock else {})})
     response = api.http.post(
         f"/config/createTenant?{query}",
@@ -291,7 +331,7 @@ def deployed_tenant(
     assert response.status_code == 200, response.body
     result = simplejson.loads(response.body)
     assert result["deploymentResult"]["isSuccess"] is True, result["deploymentResult"]["errors"]
-    return result["locator"]
+    return str(result["locator"])
 
 
 def upload_table(
@@ -318,10 +358,24 @@ def quotes_tenant(
 ) -> str:
     """A fresh tenant with quotes_model() (or `model`) and `plugins` as plugins/python/auto.py deployed, and
     the rating tables uploaded (`test_clock`: with a test clock)."""
-    files = {"plugins/python/auto.py": plugins.encode()} if plugins else {}
-    tenant = deployed_tenant(
-        api, token, package_with_files(quotes_model() if model is None else model, files), test_clock=test_clock
+    return rated_tenant(api, token, _quotes_package(model, plugins), test_clock=test_clock)
+
+
+def rated_tenant(api: Any, token: str, package_bytes: bytes, *, test_clock: bool = False) -> str:
+    """A fresh tenant with the package deployed and the rating tables (BaseRates, ValueBands) uploaded."""
+    return fresh_tenant(
+        ("rated", contents_of(package_bytes), test_clock, token),
+        lambda: _rated(api, token, package_bytes, test_clock=test_clock),
     )
+
+
+def _quotes_package(model: dict[str, Any] | None, plugins: str | None) -> bytes:
+    files = {"plugins/python/auto.py": plugins.encode()} if plugins else {}
+    return package_with_files(quotes_model() if model is None else model, files)
+
+
+def _rated(api: Any, token: str, package_bytes: bytes, *, test_clock: bool) -> str:
+    tenant = _deployed(api, token, package_bytes, test_clock=test_clock)
     upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
     upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)
     return tenant
@@ -344,6 +398,14 @@ def constrained_tenant(api: Any, token: str, plugins: str | None = QUOTE_PLUGINS
             },
         }
     )
-    tenant = quotes_tenant(api, token, model, plugins=plugins)
+    package_bytes = _quotes_package(model, plugins)
+    return fresh_tenant(
+        ("constrained", contents_of(package_bytes), token),
+        lambda: _constrained(api, token, package_bytes),
+    )
+
+
+def _constrained(api: Any, token: str, package_bytes: bytes) -> str:
+    tenant = _rated(api, token, package_bytes, test_clock=False)
     upload_constraint_table(api, token, tenant, "Cities", CITIES_CSV)
     return tenant

@@ -10,13 +10,10 @@ from typing import Any
 
 from tests.support.api import call, ok
 from tests.support.configs import (
-    BASE_RATES_CSV,
     QUOTE_PLUGINS,
-    VALUE_BANDS_CSV,
-    deployed_tenant,
     package_with_files,
     quotes_model,
-    upload_table,
+    rated_tenant,
 )
 
 QUOTATION = """<html><body><h1>Quotation for {{ account.data.firstName }} {{ account.data.lastName }}</h1>
@@ -68,10 +65,7 @@ def documents_tenant(
         "documents/Schedule/template.vm": SCHEDULE.encode(),
     }
     files.update({path: text if isinstance(text, bytes) else text.encode() for path, text in (templates or {}).items()})
-    tenant = deployed_tenant(api, token, package_with_files(model or documents_model(), files), test_clock=test_clock)
-    upload_table(api, token, tenant, "tables", "BaseRates", BASE_RATES_CSV)
-    upload_table(api, token, tenant, "rangeTables", "ValueBands", VALUE_BANDS_CSV)
-    return tenant
+    return rated_tenant(api, token, package_with_files(model or documents_model(), files), test_clock=test_clock)
 
 
 def redeploy(api: Any, token: str, tenant: str, model: dict[str, Any], templates: dict[str, str]) -> None:
