@@ -48,8 +48,9 @@ INVOICE_ENTITY = "invoice"
 
 
 INSTALLMENTS_PER_INVOICE = 40
-"""An invoice and the installments it invoices are one write (2 actions each, and 2 for each policy):
-a due time with more installments (or policies) in one container makes several invoices."""
+"""An invoice and the installments it invoices are one write (2 actions each, and 2 for each policy) up to
+this many installments when it holds them; a larger one (a fleet's: one invoice per container and due time,
+whatever its size) is staged over several writes (`_stage_invoice`)."""
 
 
 def consolidate_on_cancellation(ctx: CallContext, transaction: Transaction) -> list[Invoice]:
@@ -153,7 +154,7 @@ def invoice_billed_in(
     generation entry (`generation`, as the caller read it) brought forward to the earliest of them left
     uninvoiced; so no run of the entry follows the write. The caller writes the installments not answered.
     None, adding nothing, when a run must do it: the entry is due by now (what it finds besides these), a
-    container is not the account, an invoice would not be one chunk, or the write would not leave `leave`
+    container is not the account, an invoice would not be one write, or the write would not leave `leave`
     actions (the caller's). The caller has checked the account's invoicing hold."""
     if generation is not None and generation.due_at <= ctx.now:
         return None
