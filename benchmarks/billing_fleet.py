@@ -28,7 +28,6 @@ use_emulated_aws()
 
 from billing import (  # noqa: E402  (after the environment: it imports nothing of ours at import)
     FIRST_GENERATE,
-    POLICIES_PER_COMMIT,
     START,
     Bench,
     due_run,
@@ -71,10 +70,9 @@ def fleet(api: Any, token: str, bench: Bench, size: int) -> None:
     bench.queue.messages.clear()
     ctx = system_ctx().for_tenant(tenant)
     account = accounts.create_account(ctx, AccountFields(type="PersonAccount", data=ACCOUNT_DATA)).locator
-    for first in range(0, size, POLICIES_PER_COMMIT):
+    for _ in range(size):  # one policy a write: an issued policy's records fill much of one TransactWriteItems
         uow = wiring.unit_of_work(ctx)
-        for _ in range(min(POLICIES_PER_COMMIT, size - first)):
-            policies.add_issued_policy(ctx, uow, issuance(tenant, account))
+        policies.add_issued_policy(ctx, uow, issuance(tenant, account))
         uow.commit()
     drain_jobs(bench)
 
@@ -98,7 +96,8 @@ def fleet(api: Any, token: str, bench: Bench, size: int) -> None:
     finally:
         events.unregister("before-parameter-build.dynamodb.TransactWriteItems", count)
     generated = int(sum(r.get("invoicesGenerated", 0) for r in ran_results(ran)))
-    invoices = invoicing.invoices_of(ctx, "account", account, PageRequest(0, 1000), include_zero=True).items
+    listed = invoicing.invoices_of(ctx, "account", account, PageRequest(0, 1000), include_zero=True).items
+    invoices = [invoicing.invoice(ctx, i.locator) for i in listed]  # a list shows no items: each read whole
     assert len(invoices) == generated and generated >= 1, (len(invoices), generated)
     items = [len(i.invoiceItems) for i in invoices]
     total = sum((i.totalAmount for i in invoices), Decimal(0))
@@ -112,7 +111,39 @@ def fleet(api: Any, token: str, bench: Bench, size: int) -> None:
         f"load average {took.load}",
         flush=True,
     )
+    fleet_payment(bench, tenant, account, invoices)
     bench.clock.set(START)
+
+
+def fleet_payment(bench: Bench, tenant: str, account: str, invoices: list[Any]) -> None:
+    """The run's invoice read whole, paid in full by one payment and the payment reversed: calls and CPU each."""
+    from chalicelib.billing.invoices import service as invoicing
+    from chalicelib.billing.payments import service as payments
+    from chalicelib.billing.payments.schemas import PaymentCreateRequest
+    from tests.builders import system_ctx
+
+    def ctx() -> Any:
+        return system_ctx().for_tenant(tenant)
+
+    total = sum((i.totalAmount for i in invoices), Decimal(0))
+    read, reading = measure(bench, lambda: [invoicing.invoice(ctx(), i.locator) for i in invoices])
+    request = PaymentCreateRequest(accountLocator=account, type="Check", amount=total, currency="USD")
+    made = payments.create_payment(ctx(), request)
+    posted, post = measure(bench, lambda: payments.post_payment(ctx(), made.locator))
+    assert len(posted.applications) == len(invoices) and not posted.creditedAmount, posted
+    settled = [invoicing.invoice(ctx(), i.locator) for i in invoices]
+    assert all(i.totalRemainingAmount == 0 and i.invoiceState == "settled" for i in settled)
+    _, reverse = measure(bench, lambda: payments.reverse_payment(ctx(), made.locator, None))
+    reopened = [invoicing.invoice(ctx(), i.locator) for i in invoices]
+    assert sum((i.totalRemainingAmount for i in reopened), Decimal(0)) == total
+    assert all(item.remainingAmount == item.amount for i in reopened for item in i.invoiceItems)
+    print(
+        f"its {len(read)} invoice(s) read whole: {reading.count} calls ({reading.per(1)}), our CPU "
+        f"{reading.ours * 1000:.0f} ms; paid in full ({total}): post {post.count} calls ({post.per(1)}), our CPU "
+        f"{post.ours * 1000:.0f} ms; reversed: {reverse.count} calls ({reverse.per(1)}), our CPU "
+        f"{reverse.ours * 1000:.0f} ms",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ staged changes, the roots, the credit balance and the holds others ask about).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -108,17 +109,26 @@ STAGED_TOKEN = "stagedToken"
 """On a record a staged change adds: its token (the record exists once the token is committed)."""
 
 
+STAGED_DELETE = "stagedDelete"
+"""On a record a staged change deletes (an uninvoiced marker an invoice of a fleet takes): its token (the
+record is gone once the token is committed; the roll forward deletes it)."""
+
+
 def visible(tenant: str, account: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The `items` (of the account's billing partition) as a reader sees them: a staged rewrite of a
-    committed change in place of the record, no record a change added that is not committed (yet)."""
+    """The `items` (of the account's billing, in its partition or at their aliases) as a reader sees them: a
+    staged rewrite of a committed change in place of the record, no record a change added that is not
+    committed (yet), none a committed change deleted."""
     tokens = {item[STAGED]["token"] for item in items if STAGED in item}
     tokens |= {item[STAGED_TOKEN] for item in items if STAGED_TOKEN in item}
+    tokens |= {item[STAGED_DELETE] for item in items if STAGED_DELETE in item}
     if not tokens:
         return items
     committed = committed_tokens(tenant, account, tokens)
     shown = []
     for item in items:
         if STAGED_TOKEN in item and item[STAGED_TOKEN] not in committed:
+            continue
+        if STAGED_DELETE in item and item[STAGED_DELETE] in committed:
             continue
         if STAGED in item and item[STAGED]["token"] in committed:
             item = {"PK": item["PK"], "SK": item["SK"], **item[STAGED]["item"]}
@@ -175,20 +185,60 @@ def staged_add(item: dict[str, Any], token: str) -> WriteOp:
     return table.put_new({**item, STAGED_TOKEN: token})
 
 
+def staged_delete(key: Key, token: str, on_missing: Any = None) -> WriteOp:
+    """A record's delete staged on it (on condition that it exists): gone to readers once `token` commits."""
+    return table.update(key, {STAGED_DELETE: token}, on_failure=on_missing)
+
+
 def rolled_forward_add(item: dict[str, Any]) -> WriteOp:
     """The record a committed change added, its token dropped."""
     return table.update(Key(item["PK"], item["SK"]), {}, remove=[STAGED_TOKEN])
 
 
 def write_staged(tenant: str, groups: list[list[WriteOp]]) -> None:
-    """The staged writes, each group whole in one TransactWriteItems, as many to one as it holds."""
+    """The staged writes, each group whole in one TransactWriteItems, as many to one as it holds (actions
+    and bytes: an invoice's item pages are large)."""
     chunk: list[WriteOp] = []
+    used = 0
     for group in groups:
-        if chunk and len(chunk) + len(group) > table.MAX_TRANSACTION_ITEMS:
+        weight = sum(table.request_size(op) for op in group)
+        if chunk and (len(chunk) + len(group) > table.MAX_TRANSACTION_ITEMS or used + weight > table.MAX_WRITE_BYTES):
             table.gateway().transact(scope(tenant), chunk)
-            chunk = []
+            chunk, used = [], 0
         chunk.extend(group)
+        used += weight
     table.gateway().transact(scope(tenant), chunk)
+
+
+def fits_beside(ops: Iterable[WriteOp]) -> bool:
+    """Whether `ops` weigh at most half of what one TransactWriteItems holds (the rest is their caller's)."""
+    return sum(table.request_size(op) for op in ops) <= table.MAX_WRITE_BYTES // 2
+
+
+ITEM_PAGES = "itemPages"
+"""On an invoice whose items are more than its record holds (a fleet's): {"pageSet", "count", "digest"} of the
+pages beside it (keys.billing_item_page, each a JSON list `entries`) holding the rest, in order."""
+
+
+PAGED_ITEMS = "invoiceItems"
+
+
+def with_item_pages(tenant: str, account: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The invoice `items` (as visible) with their items whole: each paged one's pages read (one Query per MB of
+    them, none for an invoice that holds its items)."""
+    whole = []
+    for item in items:
+        pages = item.get(ITEM_PAGES)
+        if not pages or not pages.get("count"):
+            whole.append(item)
+            continue
+        prefix = keys.billing_item_pages(tenant, account, item["locator"], pages["pageSet"])
+        found = query.all_items(table.gateway(), scope(tenant), prefix.pk, sk_prefix=prefix.sk, consistent=True)
+        if len(found) != int(pages["count"]):  # its items were rewritten since the record was read
+            raise codes.CONCURRENT_MODIFICATION(f"Invoice {item['locator']} changed while it was read; retry")
+        entries = [entry for page in found for entry in json.loads(page["entries"])]
+        whole.append({**item, PAGED_ITEMS: [*item.get(PAGED_ITEMS, []), *entries]})
+    return whole
 
 
 def _root_key(tenant: str, account: str, container: str) -> Key:
@@ -312,18 +362,22 @@ def get(tenant: str, kind: str, locator: str, model: type[M]) -> M | None:
         return None
     item = table.gateway().get(scope(tenant), record_key(tenant, account, kind, locator))
     shown = visible(tenant, account, [item]) if item else []
-    return model_of(model, shown[0]) if shown else None
+    return model_of(model, with_item_pages(tenant, account, shown)[0]) if shown else None
 
 
-def get_many(tenant: str, account: str, kind: str, locators: Iterable[str], model: type[M]) -> list[M]:
-    """The records among `locators` of one account, in the order given."""
+def get_many(
+    tenant: str, account: str, kind: str, locators: Iterable[str], model: type[M], *, whole: bool = True
+) -> list[M]:
+    """The records among `locators` of one account, in the order given (`whole`: an invoice with all of its
+    items, read from its pages; else with those its record holds, for a list that shows none)."""
     wanted = list(dict.fromkeys(locators))
     items = table.gateway().batch_get(scope(tenant), [record_key(tenant, account, kind, locator) for locator in wanted])
-    found = {
-        item["locator"]: model_of(model, item)
-        for item in (items if kind in SELF_ALIASED else visible(tenant, account, items))
-        if kind not in SELF_ALIASED or (item.get("kind") == kind and item["accountLocator"] == account)
-    }
+    if kind in SELF_ALIASED:
+        items = [item for item in items if item.get("kind") == kind and item["accountLocator"] == account]
+    shown = visible(tenant, account, items)
+    if whole and kind == "invoice":
+        shown = with_item_pages(tenant, account, shown)
+    found = {item["locator"]: model_of(model, item) for item in shown}
     return [found[locator] for locator in wanted if locator in found]
 
 
@@ -382,7 +436,7 @@ def page_of(
         by_account.setdefault(ref["accountLocator"], []).append(ref["locator"])
     found: dict[str, M] = {}
     for account, locators in by_account.items():
-        found.update({_locator(r): r for r in get_many(tenant, account, kind, locators, model)})
+        found.update({_locator(r): r for r in get_many(tenant, account, kind, locators, model, whole=False)})
     return Page([found[ref["locator"]] for ref in refs.items if ref["locator"] in found], refs.list_completed)
 
 

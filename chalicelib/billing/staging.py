@@ -8,20 +8,21 @@ delinquencies, a write-off) but its own record and event (`after`: what it adds 
 `commit`s through here:
 
 - they fit: they join the unit of work, which commits as it always did;
-- else the change is staged under a new token: its rewrites of invoices and applications are written
-  beside the records as they were (each invoice's on condition of the version it was read at, one more
-  for the staged record; an invoice carrying the staged rewrite of a committed change not rolled forward
-  gets that one's record in place), the records it adds carry the token; then the caller's unit of work commits with
-  the commit marker of the token: the bumps of the billing roots it read before anything else (any billing
-  write of those containers meanwhile makes it fail with 409, and what was staged is never seen), the
-  payment or write-off, the balance, the delinquencies, the caller's events. From that write on, every read
-  of billing/repository.py shows the staged records as the change has them, and before it none of them:
-  a reader sees all of the change or none. Then it is rolled forward: each invoice rewritten with its open
-  marker, each record added without its token, each rewritten record in place, the invoices' events, as
-  many to a TransactWriteItems as it holds. A rewrite of an invoice by anyone else rolls it forward as well
-  (it writes the invoice as read, staged change included), so a roll forward that finds an invoice changed
-  since skips it (with its events); one the process did not live to do leaves the records correct to every
-  reader, and only open markers of settled invoices behind (readers skip them).
+- else the change is staged under a new token: the item pages of its invoices whose items changed are written as
+  new sets (invoices/repository.py: unseen until a record names them), its rewrites of invoices and applications
+  are written beside the records as they were (each invoice's on condition of the version it was read at, one
+  more for the staged record; an invoice carrying the staged rewrite of a committed change not rolled forward
+  gets that one's record in place), the records it adds carry the token; then the caller's unit of work commits
+  with the commit marker of the token: the bumps of the billing roots it read before anything else (any billing
+  write of those containers meanwhile makes it fail with 409, and what was staged is never seen), the payment or
+  write-off, the balance, the delinquencies, the caller's events. From that write on, every read of
+  billing/repository.py shows the staged records as the change has them, and before it none of them: a reader
+  sees all of the change or none. Then it is rolled forward: each invoice rewritten with its open marker (its
+  old item pages deleted), each record added without its token, each rewritten record in place, the invoices'
+  events, as many to a TransactWriteItems as it holds. A rewrite of an invoice by anyone else rolls it forward
+  as well (it writes the invoice as read, staged change included), so a roll forward that finds an invoice
+  changed since skips it (with its events); one the process did not live to do leaves the records correct to
+  every reader, and only open markers of settled invoices behind (readers skip them).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def add(ctx: CallContext, uow: UnitOfWork, account: str, changes: list[InvoiceCh
     commits, else keep them to be staged by `commit`."""
     direct = [_direct(ctx.tenant, change) for change in changes]
     needed = sum(len(ops) for ops in direct) + sum(len(change.events) for change in changes)
-    if needed <= uow.remaining - after:
+    # a fleet's invoice rewritten with its item pages may weigh more than its caller's write holds: staged
+    if needed <= uow.remaining - after and repository.fits_beside(op for ops in direct for op in ops):
         for change, ops in zip(changes, direct):
             uow.add(*ops)
             for event_type, data in change.events:
@@ -80,7 +82,15 @@ def commit(ctx: CallContext, uow: UnitOfWork, staged: Staged) -> list[dict[str, 
     token = new_locator()
     shown = invoice_repository.shown_invoices(ctx.tenant, staged.account, [c.invoice.locator for c in staged.changes])
     repository.write_staged(
-        ctx.tenant, [_staged(ctx.tenant, change, token, shown.get(change.invoice.locator)) for change in staged.changes]
+        ctx.tenant,
+        [
+            group
+            for change in staged.changes
+            for group in (
+                _staged(ctx.tenant, change, token, shown.get(change.invoice.locator)),
+                *([page] for page in invoice_repository.page_writes(ctx.tenant, change.invoice)),
+            )
+        ],
     )
     uow.add(repository.staged_commit_write(ctx.tenant, staged.account, token))
     committed = uow.commit()
@@ -110,9 +120,10 @@ def _staged(
 
 
 def _rolled(tenant: str, change: InvoiceChange) -> list[Any]:
-    staged = change.invoice.model_copy(update={"version": change.invoice.version + 1})
+    staged = invoice_repository.as_written(change.invoice).model_copy(update={"version": change.invoice.version + 1})
     return [
         *invoice_repository.invoice_update_writes(tenant, staged, change.was_open),
+        *invoice_repository.retired_page_writes(tenant, change.invoice),
         *(repository.rolled_forward_add(item) for item in change.added),
         *(repository.record_write(item) for item in change.rewritten),
     ]

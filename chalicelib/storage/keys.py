@@ -413,6 +413,9 @@ BILLING_OPEN_PREFIX = "OPEN#"
 BILLING_LEDGER_PREFIX = "LEDGER#"
 BILLING_INVOICING_JOB_PREFIX = "IVJOB#"
 BILLING_GENERATION_JOB_PREFIX = "IGJOB#"
+BILLING_ITEM_PAGE_PREFIX = "IPG#"
+"""An invoice's items beyond those its record holds: pages of one set (`IPG#{invoice}#{set}#{n}`), the set its
+record names; a rewrite of its items writes a new set (invisible until the record names it) and deletes the old."""
 
 
 def billing_partition(tenant_locator: str, account_locator: str) -> str:
@@ -430,6 +433,16 @@ def billing_record(tenant_locator: str, account_locator: str, prefix: str, locat
 def billing_alias(tenant_locator: str, locator: str) -> Key:
     """Names the account whose billing partition holds the lattice, installment, invoice or payment."""
     return Key(f"{tenant_scope(tenant_locator)}BILLREF#{locator}")
+
+
+def billing_item_pages(tenant_locator: str, account_locator: str, invoice: str, page_set: str) -> Key:
+    """The sort-key prefix of an invoice's item pages of one set (a Query of it reads them in order)."""
+    return Key(billing_partition(tenant_locator, account_locator), f"{BILLING_ITEM_PAGE_PREFIX}{invoice}#{page_set}#")
+
+
+def billing_item_page(tenant_locator: str, account_locator: str, invoice: str, page_set: str, number: int) -> Key:
+    prefix = billing_item_pages(tenant_locator, account_locator, invoice, page_set)
+    return Key(prefix.pk, f"{prefix.sk}{number:05d}")
 
 
 def billing_uninvoiced(tenant_locator: str, account_locator: str, generate_time: str, installment: str) -> Key:

@@ -109,13 +109,18 @@ def _installment_locators(tenant: str, owner_kind: str, owner: str) -> list[str]
 
 
 def _installments(tenant: str, locators: list[str]) -> list[Installment]:
-    """The installments of `locators`, in that order (of any account: they are stored at their aliases)."""
+    """The installments of `locators`, in that order (of any account: they are stored at their aliases), as a
+    committed staged invoicing has them (billing/repository.py `visible`)."""
+    by_account: dict[str, list[dict[str, Any]]] = {}
+    for item in table.gateway().batch_get(
+        repository.scope(tenant), [keys.billing_alias(tenant, locator) for locator in locators]
+    ):
+        if item.get("kind") == "installment":
+            by_account.setdefault(item["accountLocator"], []).append(item)
     found = {
         item["locator"]: repository.model_of(Installment, item)
-        for item in table.gateway().batch_get(
-            repository.scope(tenant), [keys.billing_alias(tenant, locator) for locator in locators]
-        )
-        if item.get("kind") == "installment"
+        for account, items in by_account.items()
+        for item in repository.visible(tenant, account, items)
     }
     return [found[locator] for locator in locators if locator in found]
 
@@ -146,20 +151,30 @@ def uninvoiced(tenant: str, account: str, up_to: str | None = None) -> list[Inst
         items.extend(batch)
         if start_key is None:
             break
-    return repository.get_many(tenant, account, "installment", [item["locator"] for item in items], Installment)
+    markers = repository.visible(tenant, account, items)
+    return repository.get_many(tenant, account, "installment", [item["locator"] for item in markers], Installment)
 
 
 def next_uninvoiced_time(tenant: str, account: str, after: str) -> str | None:
-    """The earliest generate time (ISO) of the account's uninvoiced installments later than `after`."""
-    items, _ = table.gateway().query(
-        repository.scope(tenant),
-        keys.billing_partition(tenant, account),
-        sk_after=f"{keys.BILLING_UNINVOICED_PREFIX}{after}#~",
-        sk_to=f"{keys.BILLING_UNINVOICED_PREFIX}~",
-        limit=1,
-        consistent=True,
-    )
-    return items[0]["SK"][len(keys.BILLING_UNINVOICED_PREFIX) :].split("#", 1)[0] if items else None
+    """The earliest generate time (ISO) of the account's uninvoiced installments later than `after` (one
+    Query of one marker; more while those found are the staged deletes of a committed invoicing)."""
+    start_key, limit = None, 1
+    while True:
+        items, start_key = table.gateway().query(
+            repository.scope(tenant),
+            keys.billing_partition(tenant, account),
+            sk_after=f"{keys.BILLING_UNINVOICED_PREFIX}{after}#~",
+            sk_to=f"{keys.BILLING_UNINVOICED_PREFIX}~",
+            limit=limit,
+            start_key=start_key,
+            consistent=True,
+        )
+        shown = repository.visible(tenant, account, items)
+        if shown:
+            return str(shown[0]["SK"][len(keys.BILLING_UNINVOICED_PREFIX) :].split("#", 1)[0])
+        if start_key is None:
+            return None
+        limit = 100
 
 
 def retimed_installment_writes(tenant: str, installment: Installment, generated_before: str) -> list[WriteOp]:
@@ -202,6 +217,42 @@ def invoiced_installment_writes(tenant: str, installment: Installment) -> list[W
     return writes
 
 
+def rolled_invoiced_installment_writes(tenant: str, installment: Installment) -> list[WriteOp]:
+    """The roll forward of `staged_invoiced_installment_writes` once committed: the record in place, the
+    marker and rider reference deleted."""
+    account = installment.accountLocator
+    writes = [
+        table.put(repository.record_item(tenant, account, "installment", installment)),
+        table.delete(
+            keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime), installment.locator)
+        ),
+    ]
+    if installment.invoicing == ChargeInvoicing.NEXT:
+        writes.append(table.delete(keys.billing_ref(tenant, "account", account, RIDERS, installment.locator)))
+    return writes
+
+
+def staged_invoiced_installment_writes(tenant: str, installment: Installment, token: str) -> list[WriteOp]:
+    """`invoiced_installment_writes` staged under `token` (billing/staging.py): the rewrite beside the record,
+    the marker's and rider reference's deletes on them (the marker on condition that it stands)."""
+    account = installment.accountLocator
+    writes = [
+        repository.staged_rewrite(repository.record_item(tenant, account, "installment", installment), token),
+        repository.staged_delete(
+            keys.billing_uninvoiced(tenant, account, isoformat(installment.generateTime), installment.locator),
+            token,
+            on_missing=lambda: codes.CONCURRENT_MODIFICATION(
+                f"Installment {installment.locator} was invoiced meanwhile; retry"
+            ),
+        ),
+    ]
+    if installment.invoicing == ChargeInvoicing.NEXT:
+        writes.append(
+            repository.staged_delete(keys.billing_ref(tenant, "account", account, RIDERS, installment.locator), token)
+        )
+    return writes
+
+
 def pending_riders(tenant: str, account: str) -> list[Installment]:
     """The account's uninvoiced installments of charges invoiced `next`: they ride on the next invoice of
     their container (one Query, and a BatchGetItem when there are any)."""
@@ -211,7 +262,8 @@ def pending_riders(tenant: str, account: str) -> list[Installment]:
         keys.billing_refs(tenant, "account", account, RIDERS),
         consistent=True,
     )
-    return repository.get_many(tenant, account, "installment", [ref["locator"] for ref in refs], Installment)
+    shown = repository.visible(tenant, account, refs)
+    return repository.get_many(tenant, account, "installment", [ref["locator"] for ref in shown], Installment)
 
 
 def installment_job_writes(tenant: str, job: InstallmentJob) -> list[WriteOp]:

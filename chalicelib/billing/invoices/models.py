@@ -38,6 +38,15 @@ class InvoiceItem(BaseModel):
     unsettledTime: datetime | None = None
 
 
+class ItemPages(BaseModel):
+    """Where the items of an invoice beyond those its record holds are (invoices/repository.py)."""
+
+    pageSet: str
+    count: int
+    digest: str
+    """Of the items they hold: a rewrite whose paged items are the same keeps the pages."""
+
+
 class Invoice(BaseModel):
     locator: str
     accountLocator: str
@@ -67,6 +76,8 @@ class Invoice(BaseModel):
     """Our extension: the payment whose reversal made this invoice of what was disbursed of its credit
     (the account owes it; the invoice bills no installment)."""
     invoiceItems: list[InvoiceItem]
+    """All of them, as read (the record holds the first INLINE_ITEMS, its `itemPages` the rest)."""
+    itemPages: ItemPages | None = None
     installmentLocators: list[str]
     policyLocators: list[str]
     quoteLocators: list[str] = []

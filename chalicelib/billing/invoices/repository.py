@@ -4,6 +4,7 @@ references, staged changes, the roots)."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -15,6 +16,7 @@ from chalicelib.billing.invoices.models import (
     InvoiceGenerationJob,
     InvoiceState,
     InvoicingJob,
+    ItemPages,
 )
 from chalicelib.core.clock import isoformat
 from chalicelib.core.paging import Page, PageRequest
@@ -59,9 +61,91 @@ def shown_invoices(tenant: str, account: str, locators: list[str]) -> dict[str, 
     return shown
 
 
+INLINE_ITEMS = 50
+"""The items an invoice's record holds; the rest (a fleet's invoice: thousands) are in pages beside it."""
+
+
+PAGE_BYTES = 96_000
+"""What one page of an invoice's items holds at most, as JSON (a DynamoDB item holds 400 KB; a transaction of
+staged pages 4 MB)."""
+
+
+def stored_pages(invoice: Invoice) -> ItemPages | None:
+    """Where the invoice's items beyond INLINE_ITEMS are once it is written: the pages it names when they hold
+    those items, else a new set (derived from the invoice, its version and its items: every call for one write
+    names the same set), None when it has no more."""
+    entries = _entries(invoice)
+    if not entries:
+        return None
+    digest = hashlib.sha256("\n".join(entries).encode("utf-8")).hexdigest()
+    if invoice.itemPages is not None and invoice.itemPages.digest == digest:
+        return invoice.itemPages
+    page_set = hashlib.sha256(f"{invoice.locator}:{invoice.version}:{digest}".encode()).hexdigest()[:20]
+    return ItemPages(pageSet=page_set, count=len(_pages(entries)), digest=digest)
+
+
+def _entries(invoice: Invoice) -> list[str]:
+    return [item.model_dump_json(exclude_none=True) for item in invoice.invoiceItems[INLINE_ITEMS:]]
+
+
+def _pages(entries: list[str]) -> list[list[str]]:
+    pages: list[list[str]] = []
+    used = 0
+    for entry in entries:
+        if not pages or used + len(entry) + 1 > PAGE_BYTES:
+            pages.append([])
+            used = 0
+        pages[-1].append(entry)
+        used += len(entry) + 1
+    return pages
+
+
+def _record(invoice: Invoice) -> Invoice:
+    """The invoice as its record holds it: its first items and where the rest are."""
+    return invoice.model_copy(
+        update={"invoiceItems": invoice.invoiceItems[:INLINE_ITEMS], "itemPages": stored_pages(invoice)}
+    )
+
+
 def invoice_item(tenant: str, invoice: Invoice) -> dict[str, Any]:
-    """The whole item of an invoice, as stored."""
-    return repository.record_item(tenant, invoice.accountLocator, "invoice", invoice)
+    """The whole item of an invoice's record, as stored (its items beyond INLINE_ITEMS in `page_writes`)."""
+    return repository.record_item(tenant, invoice.accountLocator, "invoice", _record(invoice))
+
+
+def page_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
+    """The pages of the invoice's items beyond INLINE_ITEMS when the invoice does not name them yet (a new set:
+    unseen until its record names it), one write each."""
+    pages = stored_pages(invoice)
+    if pages is None or pages == invoice.itemPages:
+        return []
+    account = invoice.accountLocator
+    return [
+        table.put(
+            {
+                **keys.billing_item_page(tenant, account, invoice.locator, pages.pageSet, number).as_dict(),
+                "entity": "invoiceItemPage",
+                "invoiceLocator": invoice.locator,
+                "entries": "[" + ",".join(entries) + "]",
+            }
+        )
+        for number, entries in enumerate(_pages(_entries(invoice)))
+    ]
+
+
+def retired_page_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
+    """The deletes of the pages the invoice names when its write names others (or none)."""
+    old = invoice.itemPages
+    if old is None or stored_pages(invoice) == old:
+        return []
+    return [
+        table.delete(keys.billing_item_page(tenant, invoice.accountLocator, invoice.locator, old.pageSet, number))
+        for number in range(old.count)
+    ]
+
+
+def as_written(invoice: Invoice) -> Invoice:
+    """The invoice as its write leaves it: naming its pages."""
+    return invoice.model_copy(update={"itemPages": stored_pages(invoice)})
 
 
 INVOICE_WRITE_RECORDS = 17
@@ -86,13 +170,31 @@ def invoice_write_size(installments: list[Installment]) -> int:
     return INVOICE_WRITE_RECORDS + 2 * len(installments) + riders + 2 * len(owners)
 
 
-def invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
-    """A new invoice: itself, its alias, its open marker (when open) and its references."""
+def _owners(invoice: Invoice) -> list[tuple[str, str | None]]:
+    return [*(("policy", p) for p in invoice.policyLocators), *(("quote", q) for q in invoice.quoteLocators)]
+
+
+def staged_invoice_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
+    """What of a new invoice grows with it (its item pages, its references under its policies and quotes),
+    written before its record (`invoice_writes(staged=True)`): nothing reads them until the record exists."""
     account = invoice.accountLocator
-    owners: list[tuple[str, str | None]] = [("policy", p) for p in invoice.policyLocators]
-    owners += [("quote", q) for q in invoice.quoteLocators]
     writes = [
-        table.put_new(repository.record_item(tenant, account, "invoice", invoice)),
+        *page_writes(tenant, invoice),
+        *repository.ref_writes(tenant, "invoice", INVOICE_REFS, invoice.locator, account, _owners(invoice)),
+    ]
+    if invoice.totalAmount != 0:
+        writes += repository.ref_writes(tenant, "invoice", NONZERO_INVOICES, invoice.locator, account, _owners(invoice))
+    return writes
+
+
+def invoice_writes(tenant: str, invoice: Invoice, *, staged: bool = False) -> list[WriteOp]:
+    """A new invoice: itself, its alias, its open marker (when open) and its references (`staged`: but those
+    `staged_invoice_writes` wrote)."""
+    account = invoice.accountLocator
+    owners = [] if staged else _owners(invoice)
+    writes = [
+        table.put_new(invoice_item(tenant, invoice)),
+        *([] if staged else page_writes(tenant, invoice)),
         repository.alias_write(tenant, "invoice", invoice.locator, account, invoice.billingContainer),
         *repository.ref_writes(tenant, "invoice", INVOICE_REFS, invoice.locator, account, owners),
     ]
@@ -116,21 +218,18 @@ def _open_marker(tenant: str, invoice: Invoice) -> dict[str, Any]:
 
 
 def invoice_update_writes(tenant: str, invoice: Invoice, was_open: bool) -> list[WriteOp]:
-    """The rewrite of a changed invoice (conditional on its version) and of its open marker."""
+    """The rewrite of a changed invoice (conditional on its version), of its item pages when its paged items
+    changed (a new set, the old one deleted), and of its open marker."""
+    fields = _record(invoice).model_dump(exclude={"locator", "version"})
     writes = [
         table.update(
             repository.record_key(tenant, invoice.accountLocator, "invoice", invoice.locator),
-            {
-                name: value
-                for name, value in invoice.model_dump(exclude={"locator", "version"}).items()
-                if value is not None
-            },
-            remove=[
-                *(name for name, value in invoice.model_dump(exclude={"locator", "version"}).items() if value is None),
-                repository.STAGED,
-            ],
+            {name: value for name, value in fields.items() if value is not None},
+            remove=[*(name for name, value in fields.items() if value is None), repository.STAGED],
             expected_version=invoice.version,
-        )
+        ),
+        *page_writes(tenant, invoice),
+        *retired_page_writes(tenant, invoice),
     ]
     is_open = invoice.invoiceState == InvoiceState.OPEN
     marker = keys.billing_open_invoice(tenant, invoice.accountLocator, isoformat(invoice.dueTime), invoice.locator)

@@ -48,8 +48,9 @@ INVOICE_ENTITY = "invoice"
 
 
 INSTALLMENTS_PER_INVOICE = 40
-"""An invoice and the installments it invoices are one write (2 actions each, and 2 for each policy):
-a due time with more installments (or policies) in one container makes several invoices."""
+"""An invoice and the installments it invoices are one write (2 actions each, and 2 for each policy) up to
+this many installments when it holds them; a larger one (a fleet's: one invoice per container and due time,
+whatever its size) is staged over several writes (`_stage_invoice`)."""
 
 
 def consolidate_on_cancellation(ctx: CallContext, transaction: Transaction) -> list[Invoice]:
@@ -153,7 +154,7 @@ def invoice_billed_in(
     generation entry (`generation`, as the caller read it) brought forward to the earliest of them left
     uninvoiced; so no run of the entry follows the write. The caller writes the installments not answered.
     None, adding nothing, when a run must do it: the entry is due by now (what it finds besides these), a
-    container is not the account, an invoice would not be one chunk, or the write would not leave `leave`
+    container is not the account, an invoice would not be one write, or the write would not leave `leave`
     actions (the caller's). The caller has checked the account's invoicing hold."""
     if generation is not None and generation.due_at <= ctx.now:
         return None
@@ -312,45 +313,52 @@ def _invoice_into(
         else []
     )
     own_fees: dict[str, Decimal | None] = {}
-    chunks = [
-        chunk
-        for group in generator.groups(
-            due, ctx.now, grouping or (plan.installment_grouping if plan else InstallmentGrouping()), waiting
-        )
-        for chunk in _chunks(group)
-    ]
+    groups = generator.groups(
+        due, ctx.now, grouping or (plan.installment_grouping if plan else InstallmentGrouping()), waiting
+    )
+    if any(not _fits_one_write(group) for group in groups):
+        _prefetch_policies(ctx, plan, groups, own_fees)
     created, joined = [], None
-    for index, chunk in enumerate(chunks):
-        invoice = generator.invoice(chunk, ctx.now, ctx.user_locator, lambda _seed: new_locator())
+    for index, group in enumerate(groups):
+        invoice = generator.invoice(group, ctx.now, ctx.user_locator, lambda _seed: new_locator())
         if plan is not None and plan.invoice_fee_handling != InvoiceFeeHandling.WAIVE:
             for policy in invoice.policyLocators:
                 if policy not in own_fees:
                     own_fees[policy] = policies.get_policy(ctx, policy).invoiceFeeAmount
             amount = fees.fee(plan, invoice.currency, [own_fees[p] for p in invoice.policyLocators])
             invoice = fees.with_fee(invoice, amount, new_locator())
+        staged = not _fits_one_write(group)
         if (
             last is not None
-            and index == len(chunks) - 1
-            and invoice_repository.fits_one_invoice_write(
-                chunk, besides=last.capacity - 1 - last.remaining + GENERATION_WRITES
+            and index == len(groups) - 1
+            and (
+                last.remaining >= invoice_repository.INVOICE_WRITE_RECORDS + GENERATION_WRITES
+                if staged
+                else invoice_repository.fits_one_invoice_write(
+                    group, besides=last.capacity - 1 - last.remaining + GENERATION_WRITES
+                )
             )
         ):
             joined = last
-        created.append(_write_invoice(ctx, model, numbering, invoice, chunk, versions, account, joined))
+        created.append(_write_invoice(ctx, model, numbering, invoice, group, versions, account, joined, staged=staged))
     return created, joined
 
 
-def _chunks(group: list[Installment]) -> Iterable[list[Installment]]:
-    """The installments of one invoice's group, at most INSTALLMENTS_PER_INVOICE a chunk and no more than
-    the write of one invoice holds (a larger group makes several invoices)."""
-    chunk: list[Installment] = []
-    for installment in group:
-        grown = [*chunk, installment]
-        if chunk and (len(grown) > INSTALLMENTS_PER_INVOICE or not invoice_repository.fits_one_invoice_write(grown)):
-            yield chunk
-            chunk = []
-        chunk.append(installment)
-    yield chunk
+def _fits_one_write(group: list[Installment]) -> bool:
+    """Whether the invoice of `group` and its installments are one TransactWriteItems (else it is staged)."""
+    return len(group) <= INSTALLMENTS_PER_INVOICE and invoice_repository.fits_one_invoice_write(group)
+
+
+def _prefetch_policies(
+    ctx: CallContext, plan: InvoicingPlan | None, groups: list[list[Installment]], own_fees: dict[str, Decimal | None]
+) -> None:
+    """The invoice fee amounts of a fleet's policies, read together (one BatchGetItem per hundred) instead of
+    one by one, when the plan charges a fee."""
+    if plan is None or plan.invoice_fee_handling == InvoiceFeeHandling.WAIVE:
+        return
+    wanted = sorted({i.policyLocator for group in groups for i in group} - own_fees.keys())
+    for locator, found in policies.policies_by_locator(ctx, wanted).items():
+        own_fees[locator] = found.invoiceFeeAmount
 
 
 def _write_invoice(
@@ -362,17 +370,22 @@ def _write_invoice(
     versions: dict[str, int],
     account: Account,
     into: UnitOfWork | None = None,
+    *,
+    staged: bool = False,
 ) -> Invoice:
     """Write the invoice with the bump of its container's root (and of the account's when it puts credit on
     the balance) from `versions`, which then holds their versions after the commit; with `into`, add it there
-    for the caller to commit (no later invoice of the run reads `versions`)."""
+    for the caller to commit (no later invoice of the run reads `versions`). `staged`: more than one write
+    holds (a fleet's invoice, `_stage_invoice`)."""
     uow = into or wiring.unit_of_work(ctx)
     credit = None
     if invoice.totalAmount <= 0:
         credit = payments.settle_into_credit(invoice, ctx.now)
     bumped = {root: versions[root] for root in (invoice.billingContainer, *([account.locator] if credit else []))}
     account_root.bump_at(ctx, uow, account.locator, bumped)
-    add_invoice(ctx, uow, model, numbering, invoice, invoiced, account)
+    if staged:
+        _stage_invoice(ctx, uow, invoice, invoiced)
+    add_invoice(ctx, uow, model, numbering, invoice, invoiced, account, staged=staged)
     if credit is not None:
         uow.record_event("billing.invoice.settle", _invoice_event(invoice))
         if credit:
@@ -392,6 +405,38 @@ def _write_invoice(
     return invoice
 
 
+def _stage_invoice(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, invoiced: list[Installment]) -> None:
+    """A fleet's invoice, more than one TransactWriteItems holds: what grows with it is written first under a
+    new token, unseen by every reader (billing/repository.py `visible`) until `uow`'s write, which bumps the
+    billing root, commits the token with the invoice's record: each installment's rewrite staged beside it and
+    its uninvoiced marker's delete staged on it (on condition that the marker stands), the invoice's item pages
+    (invoices/repository.py) and its references under its policies and quotes (a list finds no record behind a
+    reference until then). A run that loses the root's race fails with 409 there and is retried; what it staged
+    stays unseen. After the commit the installments are rolled forward, as many to a write as it holds."""
+    token = new_locator()
+    for installment in invoiced:
+        installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
+    repository.write_staged(
+        ctx.tenant,
+        [
+            *(
+                installment_repository.staged_invoiced_installment_writes(ctx.tenant, installment, token)
+                for installment in invoiced
+            ),
+            *([write] for write in invoice_repository.staged_invoice_writes(ctx.tenant, invoice)),
+        ],
+    )
+    uow.add(repository.staged_commit_write(ctx.tenant, invoice.accountLocator, token))
+
+    def roll_forward() -> None:
+        repository.write_staged(
+            ctx.tenant,
+            [installment_repository.rolled_invoiced_installment_writes(ctx.tenant, i) for i in invoiced],
+        )
+
+    uow.after_commit(roll_forward)
+
+
 def add_invoice(
     ctx: CallContext,
     uow: UnitOfWork,
@@ -403,14 +448,16 @@ def add_invoice(
     *,
     migrated: bool = False,
     new: Collection[str] = (),
+    staged: bool = False,
 ) -> None:
     """Add to `uow` (which bumps the roots) a new invoice of the `invoiced` installments: its number, its
     due and autopay entries (an owed invoice has neither), its event and its document. `migrated`: the
     installments are new too, a migration's (written with it, never uninvoiced); `new`: those of them that
-    are (billed in the same write, `invoice_billed_in`)."""
+    are (billed in the same write, `invoice_billed_in`); `staged`: its installments, pages and references are
+    written already (`_stage_invoice`)."""
     if numbering:
         invoice.invoiceNumber = numbers.reserve_number(ctx, uow, model, numbering, INVOICE_ENTITY, invoice.locator)
-    for installment in invoiced:
+    for installment in [] if staged else invoiced:
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
         uow.add(
             *(
@@ -419,7 +466,7 @@ def add_invoice(
                 else installment_repository.invoiced_installment_writes
             )(ctx.tenant, installment)
         )
-    uow.add(*invoice_repository.invoice_writes(ctx.tenant, invoice))
+    uow.add(*invoice_repository.invoice_writes(ctx.tenant, invoice, staged=staged))
     if invoice.invoiceState == InvoiceState.OPEN and invoice.owedFor is None:
         due.schedule(uow, DueKind.INVOICE_DUE, invoice.locator, invoice.dueTime)  # unsettled then: delinquent
     if not invoice.suppressAutopay:
@@ -670,7 +717,7 @@ def _save_invoice(
     if not events:
         uow.record_event("billing.invoice.update", _invoice_event(changed))
     uow.commit()
-    return changed.model_copy(update={"version": changed.version + 1})
+    return invoice_repository.as_written(changed).model_copy(update={"version": changed.version + 1})
 
 
 def applications_of_invoice(ctx: CallContext, locator: str, *, include_reversed: bool) -> list[Application]:

@@ -1,0 +1,168 @@
+"""One account that is a fleet (issue 28 point 7): 30 monthly policies on one account (premium 1,200.00 and tax
+60.00 a year each: an installment of 2 items a policy a month) get one invoice for their first month, 60 items,
+105.00 a policy, 3,150.00 in all, however many TransactWriteItems its write takes (billing/invoices/service.py
+`_stage_invoice`: its write would hold 137 actions), its items beyond INLINE_ITEMS in pages (made small here, so
+the invoice has several). The due run at the first generate time (2026-01-22T05:00Z) makes it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, timezone
+from decimal import Decimal
+
+import pytest
+
+from chalicelib.billing import repository
+from chalicelib.billing.installments import repository as installment_repository
+from chalicelib.billing.invoices import repository as invoice_repository
+from chalicelib.core.clock import isoformat
+from chalicelib.runtime import due
+from chalicelib.storage import keys, query, table
+from tests.api.billing.support import billing, billing_tenant, invoices_of_account
+from tests.api.policies.support import issue
+from tests.api.quotes.support import new_account
+from tests.builders import system_ctx
+from tests.support.api import call, event_types, ok
+
+POLICIES = 30
+FIRST_GENERATE = datetime(2026, 1, 22, 5, tzinfo=timezone.utc)
+TOTAL = Decimal("3150.00")
+
+
+@pytest.fixture
+def fleet(api, admin_token, jobs, monkeypatch):
+    """(tenant, account): the account's 30 policies billed, none invoiced yet; item pages of ~2 KB."""
+    monkeypatch.setattr(invoice_repository, "PAGE_BYTES", 2_000)
+    tenant = billing_tenant(api, admin_token)
+    account = new_account(api, admin_token, tenant)
+    for _ in range(POLICIES):
+        issue(tenant, account)
+    jobs.drain()
+    assert invoices_of_account(api, admin_token, tenant, account) == []
+    return tenant, account
+
+
+def run_generation(tenant):
+    return due.run_step(system_ctx().for_tenant(tenant), FIRST_GENERATE).result
+
+
+def raw(tenant, account, prefix):
+    """The items of the account's billing partition under `prefix`, as stored."""
+    return query.all_items(
+        table.gateway(),
+        repository.scope(tenant),
+        keys.billing_partition(tenant, account),
+        sk_prefix=prefix,
+        consistent=True,
+    )
+
+
+def item_pages(tenant, account, invoice):
+    return raw(tenant, account, f"{keys.BILLING_ITEM_PAGE_PREFIX}{invoice}#")
+
+
+def test_a_fleet_gets_one_invoice_for_its_period_with_all_its_items(api, admin_token, fleet):
+    tenant, account = fleet
+
+    assert run_generation(tenant)["invoicesGenerated"] == 1
+
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    assert (Decimal(str(listed["totalAmount"])), listed["dueTime"]) == (TOTAL, "2026-02-01T05:00:00.000Z")
+    invoice = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    items = invoice["invoiceItems"]
+    assert len(items) == 2 * POLICIES and len({i["locator"] for i in items}) == 2 * POLICIES
+    assert Counter((i["chargeType"], Decimal(str(i["amount"]))) for i in items) == {
+        ("premium", Decimal("100.00")): POLICIES,
+        ("tax", Decimal("5.00")): POLICIES,
+    }
+    assert {i["invoiceLocator"] for i in items} == {listed["locator"]}
+    assert sum(Decimal(str(i["remainingAmount"])) for i in items) == TOTAL
+    # its items beyond the record's are in pages beside it, read with it
+    assert len(item_pages(tenant, account, listed["locator"])) > 1
+    # each installment is invoiced on it, none left to invoice, nothing staged left on them
+    assert installment_repository.uninvoiced(tenant, account, isoformat(FIRST_GENERATE)) == []
+    assert raw(tenant, account, f"{keys.BILLING_UNINVOICED_PREFIX}{isoformat(FIRST_GENERATE)}#") == []  # rolled forward
+    installments = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}/details"), admin_token))[
+        "invoiceSummaries"
+    ][0]["invoiceItemSummaries"]
+    assert sum(len(i["installmentItemSummaries"]) for i in installments) == 2 * POLICIES
+
+
+def test_paying_a_fleets_invoice_and_reversing_the_payment_keep_every_item_exact(api, admin_token, fleet):
+    tenant, account = fleet
+    run_generation(tenant)
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    payment = ok(
+        call(
+            api,
+            "POST",
+            billing(tenant, "/payments"),
+            admin_token,
+            {
+                "accountLocator": account,
+                "type": "Check",
+                "amount": TOTAL + 5,
+                "data": {},
+                "targets": [{"containerType": "account", "containerLocator": account}],
+            },
+        )
+    )["locator"]
+
+    posted = call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token)
+
+    assert (ok(posted)["paymentState"], Decimal(str(ok(posted)["remainingAmount"]))) == ("posted", Decimal("5.00"))
+    paid = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    assert (paid["invoiceState"], Decimal(str(paid["totalRemainingAmount"]))) == ("settled", 0)
+    assert [Decimal(str(i["remainingAmount"])) for i in paid["invoiceItems"]] == [0] * 2 * POLICIES
+    assert Counter(event_types(api, admin_token, tenant, posted)) == {
+        "billing.invoice.settle": 1,
+        "billing.payment.post": 1,
+    }
+    assert len(item_pages(tenant, account, listed["locator"])) > 1  # the new pages, the old ones deleted
+
+    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), admin_token))
+
+    reopened = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    assert (reopened["invoiceState"], Decimal(str(reopened["totalRemainingAmount"]))) == ("open", TOTAL)
+    assert sorted(Decimal(str(i["remainingAmount"])) for i in reopened["invoiceItems"]) == sorted(
+        Decimal(str(i["amount"])) for i in reopened["invoiceItems"]
+    )
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )["balance"]
+    assert Decimal(str(balance)) == 0
+
+
+def test_a_run_that_loses_the_accounts_root_leaves_nothing_seen_and_is_retried(api, admin_token, fleet, monkeypatch):
+    """Another billing write of the account commits between the run's staged writes and its final write (a
+    draft hold created): the final write fails on the root, nothing of the invoice is seen,
+    the installments are still to invoice; the entry's retry makes the one invoice."""
+    tenant, account = fleet
+    real = repository.write_staged
+    raced = []
+
+    def racing(tenant_locator, groups):
+        real(tenant_locator, groups)
+        if not raced:
+            raced.append(True)
+            hold = {"accountLocator": account, "targetType": "invoicing"}  # a draft: it holds nothing
+            ok(call(api, "POST", billing(tenant, "/holds"), admin_token, hold))
+
+    monkeypatch.setattr(repository, "write_staged", racing)
+
+    result = run_generation(tenant)
+
+    assert raced and result.get("invoicesGenerated", 0) == 0 and result["alreadyDone"] == 1
+    assert invoices_of_account(api, admin_token, tenant, account, zero=True) == []
+    assert len(installment_repository.uninvoiced(tenant, account, isoformat(FIRST_GENERATE))) == POLICIES
+    entry = due.entry(system_ctx().for_tenant(tenant), due.DueKind.INVOICE_GENERATE, account)
+    assert entry is not None and entry.attempts == 1
+
+    retried = due.run_step(system_ctx().for_tenant(tenant), entry.due_at).result
+
+    assert retried["invoicesGenerated"] == 1
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    assert Decimal(str(listed["totalAmount"])) == TOTAL
+    invoice = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    assert len(invoice["invoiceItems"]) == 2 * POLICIES
+    assert installment_repository.uninvoiced(tenant, account, isoformat(FIRST_GENERATE)) == []
