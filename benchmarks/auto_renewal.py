@@ -16,7 +16,11 @@ with every step due (each runs at its own due time, in time order: create, accep
 
 Time "in moto" is moto's own work on a request (its botocore stubber, timed around each call); the rest,
 botocore writing the request and reading the answer included, is what a worker would spend itself.
-`--profile create|accept|issue` prints where that day's run of the first book spends its time (cProfile).
+`--profile create|accept|issue` prints where that day's run of the first book spends its time (cProfile,
+moto's work left out). Before each run the process's objects so far (moto's emulated table among them) are
+frozen out of the garbage collector's sight (`--no-freeze`: not), since a worker's heap holds no database and
+full collections walking moto's items cost 5-13 ms a renewal; the gc column is what the process's collections
+cost (moto's calls' among them).
 Absolute times are moto's in one Python process: read the call counts and the shares.
 """
 
