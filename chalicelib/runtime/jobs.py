@@ -2,8 +2,9 @@
 
 A job item moves queued -> running -> finished | failed by version-conditional updates, so a message
 delivered twice runs its handler once. A job whose lease runs out (a worker died, a message was lost)
-is put back on the queue by the reaper, up to MAX_ATTEMPTS times; a redelivered message of a running
-job whose lease ran out takes the job over at once, and so does `make run`'s start for every job an
+is put back on the queue by the reaper, up to MAX_ATTEMPTS times (a job still queued waits twice as long
+each time, `requeue_lease`: a backlog longer than a lease is not taken for lost messages); a redelivered
+message of a running job whose lease ran out takes the job over at once, and so does `make run`'s start for every job an
 earlier run left (take_over). So every handler must be safe to run again from
 the start, and its work must fit the lease: the deployed worker's timeout is below the lease, and the
 queue's visibility timeout is at least six times the worker's timeout (tests/architecture checks both).
@@ -390,7 +391,7 @@ def _requeue(tenant: str, job: dict[str, Any], now: datetime) -> bool:
             )
             _give_up(message, job)
         else:
-            lease_until = now + timedelta(seconds=settings().job_lease_seconds)
+            lease_until = now + requeue_lease(job["status"], requeues)
             _move(
                 scope,
                 message,
@@ -403,6 +404,15 @@ def _requeue(tenant: str, job: dict[str, Any], now: datetime) -> bool:
     except ConcurrentModification:
         return False
     return True
+
+
+def requeue_lease(status: str, requeues: int) -> timedelta:
+    """The lease a re-queued job gets: one lease for a job whose run was cut short (its worker died), and for one
+    still queued (never started: its message lost, or behind a backlog of other jobs, as a large migration's
+    accounts are) a lease that doubles with each re-queue, so MAX_ATTEMPTS re-queues span 63 leases (15.75 hours
+    at the deployed 900 s) before the job is failed, and a backlog's messages are not sent again every lease."""
+    lease = timedelta(seconds=settings().job_lease_seconds)
+    return lease * 2 ** (requeues + 1) if status == JobStatus.QUEUED.value else lease
 
 
 def _give_up(message: JobMessage, job: dict[str, Any]) -> None:

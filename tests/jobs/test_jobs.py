@@ -10,6 +10,7 @@ import pytest
 from pydantic import BaseModel
 
 from chalicelib.core import codes
+from chalicelib.core.clock import parse_datetime
 from chalicelib.core.errors import AlreadyExists, Unavailable
 from chalicelib.runtime import wiring
 from chalicelib.runtime.job_types import JobType
@@ -303,16 +304,21 @@ def test_a_job_whose_worker_died_is_requeued_and_then_runs(tenant, jobs, clock):
     assert (job["status"], job["attempts"]) == ("finished", 2)
 
 
+def past_its_lease(clock, tenant, locator):
+    """The clock just past the job's own lease (a re-queued job still queued gets a longer one each time)."""
+    clock.advance(seconds=(parse_datetime(get_job(tenant, locator)["leaseUntil"]) - clock.now()).total_seconds() + 1)
+
+
 def test_the_reaper_gives_up_after_the_last_attempt(tenant, jobs, clock):
     locator, _ = start(tenant, jobs)
     for _ in range(MAX_ATTEMPTS):
         jobs.messages.clear()  # every message is lost
-        past_the_lease(clock)
+        past_its_lease(clock, tenant, locator)
         assert reap_expired(tenant, clock.now()) == 1
     jobs.messages.clear()
     sent = len(jobs.sent)
 
-    past_the_lease(clock)
+    past_its_lease(clock, tenant, locator)
     assert reap_expired(tenant, clock.now()) == 1
 
     job = get_job(tenant, locator)
@@ -321,6 +327,40 @@ def test_the_reaper_gives_up_after_the_last_attempt(tenant, jobs, clock):
     assert len(jobs.sent) == sent  # no further message
     past_the_lease(clock)
     assert reap_expired(tenant, clock.now()) == 0
+
+
+def test_a_job_queued_behind_a_backlog_is_sent_again_ever_later_and_failed_only_after_63_leases(tenant, jobs, clock):
+    locator, _ = start(tenant, jobs, say="patient")
+    lease = settings().job_lease_seconds
+    resends = []
+    for requeues in range(MAX_ATTEMPTS):
+        before = get_job(tenant, locator)["leaseUntil"]
+        past_its_lease(clock, tenant, locator)
+        assert reap_expired(tenant, clock.now()) == 1
+        job = get_job(tenant, locator)
+        assert (job["status"], job["requeues"]) == ("queued", requeues + 1)
+        resends.append(round((parse_datetime(job["leaseUntil"]) - parse_datetime(before)).total_seconds() / lease))
+    assert resends == [2, 4, 8, 16, 32]  # each lease twice the last, counted from its own expiry (+1 s)
+    job = get_job(tenant, locator)
+    waited = parse_datetime(job["leaseUntil"]) - parse_datetime(job["createdAt"])
+    assert round(waited.total_seconds() / lease) == 63  # the next reap fails it (the test above)
+
+    assert jobs.drain() >= 1  # the backlog clears: the job runs once, however many of its messages wait
+    job = get_job(tenant, locator)
+    assert (job["status"], job["result"]["echo"], runs_of(tenant, locator)) == ("finished", "patient", 1)
+
+
+def test_a_job_whose_worker_died_gets_one_lease_again_however_often_it_was_requeued(tenant, jobs, clock):
+    locator, _ = start(tenant, jobs, die=2)
+    for _ in range(2):
+        with pytest.raises(WorkerDied):
+            jobs.drain()
+        past_the_lease(clock)
+        assert reap_expired(tenant, clock.now()) == 1
+        job = get_job(tenant, locator)
+        assert parse_datetime(job["leaseUntil"]) - clock.now() == timedelta(seconds=settings().job_lease_seconds)
+    jobs.drain()
+    assert get_job(tenant, locator)["status"] == "finished"
 
 
 def test_taking_over_requeues_the_jobs_left_before_a_moment_whatever_their_lease_and_no_later_one(tenant, jobs, clock):

@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.runtime.job_types import JobType
-from chalicelib.runtime.jobs import MAX_ATTEMPTS, reap_expired
+from chalicelib.runtime.jobs import MAX_ATTEMPTS
 from chalicelib.schedules import service
-from chalicelib.settings import settings
 from tests.api.schedules.support import (
     deserialize,
     deserialize_job,
@@ -18,6 +17,7 @@ from tests.api.schedules.support import (
     schedule_path,
 )
 from tests.support.api import assert_error, call, event_types, ok
+from tests.support.jobs import lose_every_message_until_given_up
 
 ROWS = 600
 CHUNK_ROWS = 250
@@ -30,10 +30,7 @@ def small_chunks(monkeypatch):
 
 def _give_up_the_queued_step(tenant, jobs, clock) -> None:
     """Every message of the queued step is lost until the reaper gives it up."""
-    for _ in range(MAX_ATTEMPTS + 1):
-        jobs.messages.clear()
-        clock.advance(seconds=settings().job_lease_seconds + 1)
-        assert reap_expired(tenant, clock.now()) == 1
+    lose_every_message_until_given_up(tenant, jobs, clock)
     assert jobs.messages == []
 
 

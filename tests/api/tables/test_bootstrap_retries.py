@@ -13,12 +13,13 @@ import pytest
 from chalicelib.core import codes
 from chalicelib.runtime import wiring
 from chalicelib.runtime.job_types import JobType
-from chalicelib.runtime.jobs import MAX_ATTEMPTS, JobMessage, JobStatus, dispatch, enqueue, get_job, reap_expired
+from chalicelib.runtime.jobs import JobMessage, JobStatus, dispatch, enqueue, get_job
 from chalicelib.settings import settings
 from chalicelib.tables import repository, service
 from tests.api.configuration.support import create_tenant, ok
 from tests.api.tables.support import MGT_TABLES, bootstrap, bootstrap_results, headers, record, statuses, value_of
 from tests.builders import system_ctx
+from tests.support.jobs import lose_every_message_until_given_up
 from tests.unit.configuration.zips import FIXTURES, directory_files, zip_files
 
 CSVS = sorted({path.stem for path in sorted(MGT_TABLES.glob("*.csv"))[::3]} | {"Territory", "DiscountFactorsTenure"})
@@ -138,10 +139,7 @@ def test_a_step_the_reaper_gives_up_on_fails_its_tables_and_the_later_ones_and_t
     jobs.messages.clear()
     assert dispatch(first) == JobStatus.FINISHED  # it enqueues the second step, whose messages all get lost
     loaded = int(get_job(tenant, first.job_locator)["result"]["created"])
-    for _ in range(MAX_ATTEMPTS + 1):
-        jobs.messages.clear()
-        clock.advance(seconds=settings().job_lease_seconds + 1)
-        assert reap_expired(tenant, clock.now()) == 1
+    lose_every_message_until_given_up(tenant, jobs, clock)
 
     listed = statuses(api, admin_token, tenant)
     gave_up = ("table", "failed", "job.lease_expired: gave up after the last attempt")
