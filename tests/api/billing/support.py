@@ -58,6 +58,31 @@ def billing(tenant: str, suffix: str) -> str:
     return f"/billing/{tenant}{suffix}"
 
 
+def new_payment(
+    api: Any,
+    token: str,
+    tenant: str,
+    account: str,
+    payment_type: str,
+    amount: Decimal = Decimal("10.00"),
+    targets: list[dict[str, Any]] | None = None,
+) -> Any:
+    """`POST .../payments`, drafted to the account (or to `targets`): the response, whatever it is."""
+    return call(
+        api,
+        "POST",
+        billing(tenant, "/payments"),
+        token,
+        {
+            "accountLocator": account,
+            "type": payment_type,
+            "amount": amount,
+            "data": {},
+            "targets": targets or [{"containerType": "account", "containerLocator": account}],
+        },
+    )
+
+
 def invoices_of_account(api: Any, token: str, tenant: str, account: str, *, zero: bool = False) -> list[dict[str, Any]]:
     query = "?includeZeroAmountInvoices=true&count=100" if zero else "?count=100"
     return ok(call(api, "GET", billing(tenant, f"/invoices/accounts/{account}/list{query}"), token))["items"]

@@ -18,7 +18,7 @@ from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.core.clock import isoformat
 from chalicelib.runtime import due
 from chalicelib.storage import keys, query, table
-from tests.api.billing.support import billing, billing_tenant, invoices_of_account
+from tests.api.billing.support import billing, billing_tenant, invoices_of_account, new_payment
 from tests.api.policies.support import issue
 from tests.api.quotes.support import new_account
 from tests.builders import system_ctx
@@ -92,21 +92,7 @@ def test_paying_a_fleets_invoice_and_reversing_the_payment_keep_every_item_exact
     tenant, account = fleet
     run_generation(tenant)
     [listed] = invoices_of_account(api, admin_token, tenant, account)
-    payment = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            admin_token,
-            {
-                "accountLocator": account,
-                "type": "Check",
-                "amount": TOTAL + 5,
-                "data": {},
-                "targets": [{"containerType": "account", "containerLocator": account}],
-            },
-        )
-    )["locator"]
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", TOTAL + 5))["locator"]
 
     posted = call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from tests.api.billing.support import billed_policy, billing, billing_model, invoices_of_account
+from tests.api.billing.support import billed_policy, billing, billing_model, invoices_of_account, new_payment
 from tests.jobs.support import DUE_DAYS
 from tests.support.api import assert_error, call, event_types, ok
 from tests.support.clock import advance
@@ -26,22 +26,6 @@ def numbered_tenant(api, token, plan="FullPay", *, test_clock=False):
         "Cash": {},
     }
     return quotes_tenant(api, token, model, test_clock=test_clock)
-
-
-def new_payment(api, token, tenant, account, payment_type, amount=Decimal("10.00"), targets=None):
-    return call(
-        api,
-        "POST",
-        billing(tenant, "/payments"),
-        token,
-        {
-            "accountLocator": account,
-            "type": payment_type,
-            "amount": amount,
-            "data": {},
-            "targets": targets or [{"containerType": "account", "containerLocator": account}],
-        },
-    )
 
 
 def patch(api, token, tenant, locator, action):
