@@ -67,11 +67,12 @@ def aws() -> Iterator[None]:
     from local.lean_moto import lean_dynamodb
     from local.moto_lambda import never_reused_versions
     from local.resources import create_all
+    from tests.support.untraced import aws_calls_untraced
 
     reload()
     never_reused_versions()  # as AWS: a deleted function version's number is never published again
     # one table serves the whole session: moto's costs that grow with it would make the suite quadratic
-    with mock_aws(), lean_dynamodb():
+    with mock_aws(), lean_dynamodb(), aws_calls_untraced():
         clients.reset()
         queues.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))

@@ -1,0 +1,60 @@
+"""Coverage's tracer off while the emulated AWS answers (`make test` measures line coverage of chalicelib).
+
+On Python 3.11 coverage traces with sys.settrace: once a trace function is set, every frame of every module pays for
+it (each instruction goes through the interpreter's tracing path), whether or not coverage records its lines. Most
+of a test's CPU is botocore and moto answering a DynamoDB or S3 call (the ledger tests: ~90 %), none of it chalicelib,
+and no chalicelib code runs inside such a call (chalicelib registers no botocore event handler; moto's in-process
+DynamoDB and S3 call nothing of ours). So the tracer is stopped for the call and started again when it returns: the
+lines coverage records are the same (tests/architecture/test_coverage_floor.py holds a folder's report to the one
+measured without this), at a fraction of the cost.
+
+Only coverage's C tracer is paused (`CTracer.stop()` clears a flag and the tracer takes itself off at its next event;
+`start()` sets it again on this thread); under any other trace function (a debugger, coverage's Python tracer) the
+calls run traced as before.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+UNTRACED_SERVICES = frozenset({"dynamodb", "s3"})
+"""The emulated services whose calls run without coverage's tracer: moto answers them in this thread and calls back
+into no code of ours. (Lambda is not among them: moto's invoke may run our tenant function's handler.)"""
+
+
+def coverage_tracer() -> Any | None:
+    """This thread's coverage C tracer, if coverage is measuring with it."""
+    tracer = sys.gettrace()
+    return tracer if type(tracer).__name__ == "CTracer" and type(tracer).__module__ == "coverage" else None
+
+
+@contextmanager
+def aws_calls_untraced() -> Iterator[None]:
+    """While coverage's C tracer is on: botocore's calls to UNTRACED_SERVICES run with it stopped. Otherwise, or with
+    PAS_TRACE_AWS_CALLS=1 (to compare), nothing."""
+    if coverage_tracer() is None or os.environ.get("PAS_TRACE_AWS_CALLS") == "1":
+        yield
+        return
+    from botocore.client import BaseClient
+
+    original: Callable[..., Any] = BaseClient._make_api_call
+
+    def _make_api_call(client: Any, operation_name: str, api_params: Any) -> Any:
+        tracer = coverage_tracer()
+        if tracer is None or client.meta.service_model.service_name not in UNTRACED_SERVICES:
+            return original(client, operation_name, api_params)
+        tracer.stop()
+        try:
+            return original(client, operation_name, api_params)
+        finally:
+            tracer.start()
+
+    BaseClient._make_api_call = _make_api_call  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        BaseClient._make_api_call = original  # type: ignore[method-assign]
