@@ -37,6 +37,7 @@ from chalicelib.core import ids
 from chalicelib.runtime import wiring
 from chalicelib.settings import settings
 from chalicelib.storage import clients
+from tests.support.stored import in_process_table
 
 _RANDOM_BITS = 80
 _RANDOM_MASK = (1 << _RANDOM_BITS) - 1
@@ -160,7 +161,7 @@ def _write(items: list[dict[str, Any]]) -> None:
     """The items put, as BatchWriteItem would put them: against the tests' in-process moto (no endpoint URL) and while
     no block is recorded, straight into moto's table (local/lean_moto.py insert_item: botocore's and moto's request
     handling of the batches was half of a restore's CPU); else, and against a moto server, by BatchWriteItem."""
-    table = None if _RECORDING else _in_process_table()
+    table = None if _RECORDING else in_process_table()
     if table is not None:
         from local.lean_moto import insert_item
 
@@ -178,19 +179,6 @@ def _write(items: list[dict[str, Any]]) -> None:
 _RECORDING: list[object] = []
 """The blocks being recorded (Snapshot.record, TenantSnapshot.of_build): a write inside one goes through botocore,
 where their watchers see it."""
-
-
-def _in_process_table() -> Any | None:
-    """moto's table of the settings, when the tests' DynamoDB is moto in this process (no endpoint URL)."""
-    if settings().aws_endpoint_url is not None:
-        return None
-    from moto.core import DEFAULT_ACCOUNT_ID
-    from moto.dynamodb.models import dynamodb_backends
-
-    try:
-        return dynamodb_backends[DEFAULT_ACCOUNT_ID][settings().region].get_table(settings().table_name)
-    except Exception:  # noqa: BLE001  no such table in this process: not moto's in-process mock
-        return None
 
 
 # --- a deployed tenant, copied -----------------------------------------------------------------------

@@ -112,20 +112,13 @@ def test_a_lapse_reads_each_record_once_and_writes_in_few_transactions(api, admi
 
 
 def _tenant_items(tenant: str) -> list[dict[str, Any]]:
-    """Every stored item of the tenant (a test's look at the whole table)."""
-    from chalicelib.settings import settings
-    from chalicelib.storage import clients, codec
+    """Every stored item of the tenant (a test's look at the whole table): what a Scan filtered on the tenant's key
+    prefix answers, read from the in-process moto's table by partition (tests/support/stored.py; a Scan walked every
+    item of the session's table, which grows with every tenant the process made)."""
+    from chalicelib.storage import codec
+    from tests.support.stored import items_under
 
-    pages = (
-        clients.dynamodb()
-        .get_paginator("scan")
-        .paginate(
-            TableName=settings().table_name,
-            FilterExpression="begins_with(PK, :scope)",
-            ExpressionAttributeValues={":scope": {"S": keys.tenant_scope(tenant)}},
-        )
-    )
-    return [codec.deserialize(item) for page in pages for item in page["Items"]]
+    return [codec.deserialize(item) for item in items_under(keys.tenant_scope(tenant))]
 
 
 def _what_a_lapse_left(api: Any, token: str, tenant: str, account: str, policy: dict[str, Any]) -> dict[str, Any]:
