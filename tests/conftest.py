@@ -31,6 +31,16 @@ os.environ.update(
 os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `before_the_session_grows` run first: each walks every tenant the process made (a schedule's
+    fan-out enqueues a job for each), so late in a worker's run it cost a minute. First in the list, they run
+    first in the first worker (`--dist worksteal` hands each worker its share in order), what they assert the
+    same."""
+    first = [item for item in items if item.get_closest_marker("before_the_session_grows")]
+    if first:
+        items[:] = first + [item for item in items if not item.get_closest_marker("before_the_session_grows")]
+
+
 DEPLOYED: dict[str, Any] = {}
 """What the session's shortcuts replaced, for tests/architecture/test_test_shortcuts.py."""
 

@@ -217,6 +217,7 @@ def test_jobs_of_a_test_clock_tenant_work_in_its_time_and_keep_their_leases_on_r
     ) == (4, 1, 1, 1, 1, True)
 
 
+@pytest.mark.before_the_session_grows  # its schedules fan out over every tenant of the process
 def test_the_real_schedules_pass_test_clock_tenants_over_but_the_reaper_visits_them(api, sandbox, jobs, clock):
     ordinary = new_tenant()
     clock.set(datetime(2031, 7, 9, 12, tzinfo=timezone.utc))  # a quarter hour and a day no other test runs
