@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 SCRIPT = r"""
 import json, os, sys
-os.environ.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-                   "AWS_REGION": "us-east-1", "PAS_STAGE": "test", "PAS_EVENT_SETTLE_MS": "0", "PAS_AWS_UNSIGNED": "1",
+os.environ.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                   "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1", "PAS_STAGE": "test",
+                   "PAS_EVENT_SETTLE_MS": "0", "PAS_AWS_UNSIGNED": "1",
                    "POWERTOOLS_TRACE_DISABLED": "1"})
 os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
 import coverage
@@ -48,7 +49,8 @@ with mock_aws(), lean_dynamodb(), aws_calls_untraced():
     clients.s3().put_object(Bucket=settings().bucket_name, Key="probe", Body=b"x")
 measured.stop()
 lines = measured.get_data()
-print(json.dumps({"untraced": untraced, "lines": {name: sorted(lines.lines(name) or []) for name in lines.measured_files()}}))
+found = {name: sorted(lines.lines(name) or []) for name in lines.measured_files()}
+print(json.dumps({"untraced": untraced, "lines": found}))
 """
 
 
@@ -68,4 +70,4 @@ def test_coverage_records_the_same_lines_with_the_emulated_aws_calls_untraced():
     untraced, traced = _measured(trace_aws_calls=False), _measured(trace_aws_calls=True)
     assert (untraced["untraced"], traced["untraced"]) == (True, False)
     assert untraced["lines"] == traced["lines"]
-    assert any(name.endswith("chalicelib/identity/service.py") for name in untraced["lines"])  # type: ignore[attr-defined]
+    assert any(name.endswith("chalicelib/identity/service.py") for name in untraced["lines"])

@@ -53,8 +53,8 @@ def aws_calls_untraced() -> Iterator[None]:
         finally:
             tracer.start()
 
-    BaseClient._make_api_call = _make_api_call  # type: ignore[method-assign]
+    BaseClient._make_api_call = _make_api_call
     try:
         yield
     finally:
-        BaseClient._make_api_call = original  # type: ignore[method-assign]
+        BaseClient._make_api_call = original
