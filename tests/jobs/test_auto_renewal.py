@@ -499,6 +499,7 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(
     assert sum(sum(calls.values()) for calls in PER_RENEWAL.values()) == 6
 
 
+@pytest.mark.before_the_session_grows  # its schedule fans out over every tenant of the process
 def test_the_schedule_enqueues_one_due_run_per_tenant_as_of_its_own_time(api, tenant, account, jobs, clock):
     from chalicelib.identity import service as identity
 

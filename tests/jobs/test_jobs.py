@@ -391,6 +391,7 @@ def _run_for(queue, tenant):
     return queue.drain()
 
 
+@pytest.mark.before_the_session_grows  # its schedule fans out over every tenant of the process
 def test_the_reap_schedule_enqueues_one_reap_job_per_tenant_which_requeues_expired_jobs(api, tenant, jobs, clock):
     from chalicelib.identity import service as identity
 

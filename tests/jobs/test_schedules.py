@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from chalicelib.identity import service as identity
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.jobs import get_job
@@ -36,6 +38,7 @@ def ordinary(tenants):
     return [t for t in tenants if t not in with_test_clock]
 
 
+@pytest.mark.before_the_session_grows  # its schedule fans out over every tenant of the process
 def test_the_schedule_enqueues_a_job_for_every_tenant_a_page_at_a_time(api, tenant, jobs, clock, monkeypatch):
     new_tenant(test_clock=True)  # passed over
     while len(identity.list_tenant_locators()) < 7:  # run alone, the session has too few tenants for pages
@@ -67,6 +70,7 @@ def test_the_schedule_enqueues_a_job_for_every_tenant_a_page_at_a_time(api, tena
     assert {m.correlation_id for m in jobs.sent} == {first.correlation_id}  # one run, traceable
 
 
+@pytest.mark.before_the_session_grows  # its schedule fans out over every tenant of the process
 def test_a_schedule_run_again_in_its_period_enqueues_nothing_more(api, jobs, clock, monkeypatch):
     """A retried invocation and a fan-out job run again (its message delivered twice) enqueue no second job
     for a tenant in the same quarter hour; the next quarter hour enqueues the next. Over five tenants of this

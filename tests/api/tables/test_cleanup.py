@@ -146,6 +146,7 @@ def test_an_upload_still_writing_its_rows_is_left_alone(api, admin_token, clock,
     assert repository.rows_of_version(rates, lost, 1) == 2
 
 
+@pytest.mark.before_the_session_grows  # its schedule fans out over every tenant of the process
 def test_the_daily_schedule_enqueues_one_cleanup_per_tenant(api, admin_token, clock, jobs, rates):
     lost_upload(rates, RATES_V2)
     clock.advance(hours=2)
