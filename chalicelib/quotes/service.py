@@ -63,10 +63,10 @@ from chalicelib.policies.models import HeldScope, PolicyIssuance
 from chalicelib.priceable import checks, elements, evaluation, underwriting
 from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.models import ElementInput
-from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
+from chalicelib.priceable.runner import ACCEPT, ISSUE, PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import AccountLoader, Subject, account_view, span_duration, span_end
 from chalicelib.quotes import from_policy, repository
-from chalicelib.quotes.lifecycle import ACCEPT, ERRORS, ISSUE, LIFECYCLE
+from chalicelib.quotes.lifecycle import ERRORS, LIFECYCLE
 from chalicelib.quotes.models import (
     ENTITY,
     FlagInput,

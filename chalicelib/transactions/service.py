@@ -63,13 +63,13 @@ from chalicelib.policies.models import (
 from chalicelib.priceable import elements, evaluation, underwriting
 from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.models import Charge, Element, ElementChanges, ElementInput, FlagInput, ResetOptions
-from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
+from chalicelib.priceable.runner import ACCEPT, ISSUE, PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import Subject, account_view
 from chalicelib.runtime import document_jobs, wiring
 from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.transactions import changes, execution, issuing, records, sequence, timeline
 from chalicelib.transactions.execution import TransactionEvaluation
-from chalicelib.transactions.lifecycle import ACCEPT, INITIALIZE, ISSUE, LIFECYCLE
+from chalicelib.transactions.lifecycle import INITIALIZE, LIFECYCLE
 from chalicelib.transactions.models import (
     ENTITY,
     ERRORS,
