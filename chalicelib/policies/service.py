@@ -96,6 +96,14 @@ DEFAULT_BILLING_LEVEL = BillingLevel.ACCOUNT
 # --- issuing -------------------------------------------------------------------------------------
 
 
+_AS_ISSUED = (
+    "accountLocator productName quoteLocator currency timezone termDuration region jurisdiction producerCode"
+    " autoRenewalPlanName delinquencyPlanName installmentPlanName invoiceFeeAmount static contacts preferences"
+    " startTime endTime configVersion"
+).split()
+"""What a new policy takes from its issuance as it is."""
+
+
 def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuance) -> PolicyIssued:
     """Adds to `uow` (the caller commits ONE transaction) everything issuing creates: the policy (number
     from the plan, or issuance.policyNumber claimed as unique -> 409 on duplicate), term 0, an
@@ -148,33 +156,15 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
         endTime=issuance.endTime,
     )
     policy = Policy(
+        **{name: getattr(issuance, name) for name in _AS_ISSUED},
         locator=policy_locator,
-        accountLocator=issuance.accountLocator,
-        productName=issuance.productName,
         policyNumber=number,
-        quoteLocator=issuance.quoteLocator,
-        currency=issuance.currency,
-        timezone=issuance.timezone,
         durationBasis=basis,
-        termDuration=issuance.termDuration,
         billingLevel=BillingLevel(issuance.billingLevel) if issuance.billingLevel else _default_billing_level(model),
-        region=issuance.region,
-        jurisdiction=issuance.jurisdiction,
-        producerCode=issuance.producerCode,
-        autoRenewalPlanName=issuance.autoRenewalPlanName,
-        delinquencyPlanName=issuance.delinquencyPlanName,
-        installmentPlanName=issuance.installmentPlanName,
-        invoiceFeeAmount=issuance.invoiceFeeAmount,
-        static=issuance.static,
-        contacts=issuance.contacts,
-        preferences=issuance.preferences,
-        startTime=issuance.startTime,
-        endTime=issuance.endTime,
         issuedTransactionLocator=transaction_locator,
         latestSegmentLocator=segment_locator,
         latestTermLocator=term_locator,
         branchHeadTransactionLocators=[transaction_locator],
-        configVersion=issuance.configVersion,
         createdAt=ctx.now,
         createdBy=ctx.user_locator,
         updatedAt=ctx.now,

@@ -457,6 +457,10 @@ def _frame(frame: lattice.Frame, weight: Decimal) -> LatticeFrame:
     )
 
 
+_OF_LATTICE = ("accountLocator", "policyLocator", "termLocator", "quoteLocator", "currency", "timezone")
+"""What an installment takes from its lattice as it is."""
+
+
 def _installment(
     ctx: CallContext,
     record: InstallmentLattice,
@@ -490,15 +494,10 @@ def _installment(
         for charge_locator, amount in share.items()
     ]
     return Installment(
+        **{name: getattr(record, name) for name in _OF_LATTICE},
         locator=locator,
         installmentLatticeLocator=record.locator,
-        accountLocator=record.accountLocator,
-        policyLocator=record.policyLocator,
         transactionLocator=transaction_locator,
-        termLocator=record.termLocator,
-        quoteLocator=record.quoteLocator,
-        currency=record.currency,
-        timezone=record.timezone,
         installmentFrameIndex=frame.index,
         installmentStartTime=frame.start,
         installmentEndTime=frame.end,
