@@ -374,23 +374,8 @@ class InvoicingJobData(Response):
 
     @classmethod
     def of(cls, job: InvoicingJob) -> InvoicingJobData:
-        return cls(
-            locator=job.locator,
-            accountLocator=job.accountLocator,
-            jobStatus=job.jobStatus,
-            createdAt=job.createdAt,
-            completedAt=job.completedAt,
-            invoiceLocators=job.invoiceLocators,
-            processingErrors=job.processingErrors,
-            invoicingData=EarlyInvoicingGenerationData(
-                accountLocator=job.accountLocator,
-                invoicingType=job.invoicingType,
-                installmentsToBeInvoiced=job.installmentsToBeInvoiced,
-                timezone=job.timezone,
-                invoiceDueTime=job.invoiceDueTime,
-                invoiceThroughTime=job.invoiceThroughTime,
-            ),
-        )
+        fields = job.model_dump(include=set(cls.model_fields) - {"invoicingData"})
+        return cls(**fields, invoicingData=EarlyInvoicingGenerationData.of_record(job))
 
 
 class InvoicingJobListResponse(ListResponse[InvoicingJobData]):
