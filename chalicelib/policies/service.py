@@ -684,9 +684,10 @@ def issue_transaction(
     added with its alias, at the version its creation and issue would have left it. `billed_by_caller`: the
     caller bills the transaction once `uow` committed (billing's lapse): `uow` carries the billing safety net's
     due entry instead of the billing job, which billing's write removes (the entry enqueues the job should the
-    caller not get there). `billed_in` (with `billed_by_caller`): the caller's billing of the issue in `uow`
-    itself, given the transaction, the root and the policy's terms as the issue writes them; when it answers
-    True (it added its billing, leaving room for the rest), `uow` carries neither the safety net nor the job."""
+    caller not get there). `billed_in`: the caller's billing of the issue in `uow` itself, given the
+    transaction, the root and the policy's terms as the issue writes them; when it answers True (it added its
+    billing, leaving room for the rest), `uow` carries neither the safety net nor the job; when False, the
+    safety net (`billed_by_caller`) or the job (a due renewal's issue: billing's auto-renewal handler)."""
     model = _model(ctx, stack.policy)
     plan = _numbering_plan(model, stack.policy.productName)
     for record in (issue.transaction, *issue.changed, *issue.invalidated, *issue.added):
@@ -746,11 +747,14 @@ def issue_transaction(
         repository.save_transaction(uow, ctx.tenant, transaction)
     for transaction in added:
         repository.add_transaction(uow, ctx.tenant, transaction)
-    if uow.remaining > 0 and billed_by_caller:
-        if billed_in is None or not billed_in(uow, issued, policy, _terms_after(stack, issue, terms_added)):
-            due.schedule(
-                uow, DueKind.TRANSACTION_BILLING, issue.transaction.locator, ctx.now + BILLING_SAFETY_NET_DELAY
-            )
+    if (
+        uow.remaining > 0
+        and billed_in is not None
+        and billed_in(uow, issued, policy, _terms_after(stack, issue, terms_added))
+    ):
+        pass  # billed in this write: neither the safety net nor the job
+    elif uow.remaining > 0 and billed_by_caller:
+        due.schedule(uow, DueKind.TRANSACTION_BILLING, issue.transaction.locator, ctx.now + BILLING_SAFETY_NET_DELAY)
     elif uow.remaining > 0:
         _bill(uow, issue.transaction)
     else:  # the largest out-of-sequence issues: billed by a write of its own once the issue committed
