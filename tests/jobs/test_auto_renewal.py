@@ -554,3 +554,94 @@ def test_a_run_works_in_steps_each_enqueuing_the_next_once(tenant, account, jobs
     assert [
         (r["entries"], r["policiesRead"], r["created"], r["priced"], r.get("continued", False)) for r in results
     ] == [(2, 2, 2, 2, True), (1, 1, 1, 1, False)]
+
+
+def _billing_left(tenant: str) -> dict:
+    """What a renewal's billing stored in the tenant (billing's records, the due index, the events), without the
+    locators, tokens and timestamps of the write that differ from one tenant to another."""
+    from chalicelib.billing import repository as billing_repository
+    from chalicelib.billing.installments.models import Installment, InstallmentJob, InstallmentLattice
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients, codec, keys
+
+    pages = (
+        clients.dynamodb()
+        .get_paginator("scan")
+        .paginate(
+            TableName=settings().table_name,
+            FilterExpression="begins_with(PK, :scope)",
+            ExpressionAttributeValues={":scope": {"S": keys.tenant_scope(tenant)}},
+        )
+    )
+    items = [codec.deserialize(item) for page in pages for item in page["Items"]]
+
+    def of(entity, model):
+        return [billing_repository.model_of(model, item) for item in items if item.get("entity") == entity]
+
+    return {
+        "installments": sorted(
+            (
+                i.generateTime,
+                i.dueTime,
+                i.installmentStartTime,
+                i.installmentEndTime,
+                i.invoicing,
+                i.autopay,
+                i.billingContainer == i.accountLocator,
+                bool(i.invoiceLocator),
+                sorted((item.chargeType, item.amount) for item in i.installmentItems),
+            )
+            for i in of("installment", Installment)
+        ),
+        "lattices": sorted(
+            (
+                lattice.termStartTime,
+                lattice.termEndTime,
+                lattice.effectiveTime,
+                lattice.installmentPlanName,
+                [frame.model_dump() for frame in lattice.frames],
+            )
+            for lattice in of("lattice", InstallmentLattice)
+        ),
+        "installmentJobs": sorted(
+            (job.jobStatus, len(job.installmentLocators)) for job in of("installmentJob", InstallmentJob)
+        ),
+        "roots": sorted(int(i["version"]) for i in items if i.get("entity") == "billingRoot"),
+        "due": sorted((str(i["kind"]), str(i["dueAt"])) for i in items if i.get("entity") == "dueEntry"),
+        "events": Counter(str(i["type"]) for i in items if i.get("entity") == "event"),
+        "records": Counter(str(i.get("entity")) for i in items if i.get("entity") not in ("event", "job")),
+    }
+
+
+def test_a_renewal_billed_in_its_issue_leaves_what_its_billing_job_leaves(api, admin_token, jobs, clock, monkeypatch):
+    """The renewals of one run, two of them on one account (each one's write follows the other's root version
+    and generation entry), billed in their issue's write (billing/installments/service.py IssuesBilledIn),
+    leave what the billing jobs they enqueued before left: the same installments, to the amount and the time,
+    lattices, job records, roots, due entries and events. (Only the records' own timestamps differ: billed in
+    the issue's write, at the entry's due time; by a job, when it ran.)"""
+    from chalicelib.billing.installments import service as installments
+
+    def renewed(billed_in: bool) -> dict:
+        tenant = renewals_tenant(api, admin_token)
+        shared, alone = new_account(api, admin_token, tenant), new_account(api, admin_token, tenant)
+        for account in (shared, shared, alone):
+            issue(tenant, account, autoRenewalPlanName="Auto")
+        billing_at_rest(tenant, jobs, CREATE_AT - timedelta(seconds=1))
+        with monkeypatch.context() as patched:
+            if not billed_in:
+                patched.setattr(installments.IssuesBilledIn, "__call__", lambda *_: False)
+            for moment in (CREATE_DAY, ACCEPT_DAY):
+                run_at(api, admin_token, tenant, jobs, clock, moment)
+            clock.set(ISSUE_DAY)
+            uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+            enqueue(uow, JobType.DUE_RUN, {"asOf": isoformat(ISSUE_DAY)})
+            uow.commit()
+            jobs.drain(job_types=frozenset({JobType.DUE_RUN}))
+            assert jobs.drain() == (0 if billed_in else 3)  # the billing jobs, when not billed in the issue
+            clock.set(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
+        return _billing_left(tenant)
+
+    in_write, by_jobs = renewed(True), renewed(False)
+    assert in_write == by_jobs
+    assert len(in_write["lattices"]) == 6  # the policies' and their renewals'
+    assert in_write["events"]["billing.installmentlattice.create"] == 6

@@ -215,75 +215,83 @@ the entry's write leaves."""
 
 class IssuesBilledIn:
     """The billing of a due step's issues in their own writes (policies.issue_transaction's `billed_in`), for a
-    batch of entries each naming a policy and its account (a batch of auto-renewals: `policies`, policy ->
+    batch of entries each naming a policy and its account (a batch of auto-renewals: `of_policies`, policy ->
     account): what the issue's billing job would write (the lattice, its installments, the job's record and
     event, the account's generation entry brought forward, the container's root bumped), in the issue's
     TransactWriteItems instead of a job of its own (issue 28: that job's 7 calls). The accounts, their roots
-    and their generation entries are read for the whole batch the first time an issue asks (one BatchGetItem
-    per 100 records; the due pager runs a batch in seconds, and a billing write of one of its accounts in
-    between fails that issue's write, 409, which the pager retries as any race it loses).
+    and their generation entries are read for the whole batch the first time an issue asks (a BatchGetItem per
+    100 records), and kept as each write that committed left them (the pager commits one entry after the
+    other: the policies of one account follow each other's writes). A billing write of one of its accounts by
+    anyone else meanwhile fails that issue's write, 409, which the pager retries as any race it loses.
 
     It declines (False: the issue enqueues its billing job, as before) an issue not of the batch, billed out
-    of sequence, with an installment to invoice now (its job's invoice run does that), one more of an account
-    already billed in this batch (the versions read are the first one's) or one that would not fit."""
+    of sequence, with an installment to invoice now (its job's invoice run does that) or that would not fit;
+    and after a decline, or a write that did not commit, every later issue of that account (its job may have
+    moved the versions kept)."""
 
     def __init__(self, ctx: CallContext, of_policies: dict[str, str]):
         self._ctx = ctx
         self._of_policies = of_policies
         self._accounts: dict[str, Account] | None = None
-        self._roots: dict[str, dict[str, int]] = {}
+        self._roots: dict[tuple[str, str], int] = {}
+        """(account, container) -> the root's version as last read or written."""
         self._generation: dict[str, due.DueEntry | None] = {}
-        self._billed: set[str] = set()
+        self._unsure: set[str] = set()
+        """Accounts whose versions kept may be stale: billed by a job, or a write not known to have committed."""
 
     def _read(self) -> dict[str, Account]:
         if self._accounts is None:
             ctx = self._ctx
             read = accounts.accounts_by_locator(ctx, sorted(set(self._of_policies.values())))
-            records: list[tuple[str, str]] = []
-            for policy, account in self._of_policies.items():
-                if account in read:
-                    records.append(repository.root_record_key(ctx.tenant, account, account))
-                    records.append(repository.root_record_key(ctx.tenant, account, policy))
-                    records.append(due.entry_key(ctx, DueKind.INVOICE_GENERATE, account))
+            containers = [(account, c) for policy, account in self._of_policies.items() for c in (account, policy)]
+            records = [
+                repository.root_record_key(ctx.tenant, account, c) for account, c in containers if account in read
+            ]
+            records += [due.entry_key(ctx, DueKind.INVOICE_GENERATE, account) for account in read]
             found = accounts.get_account_with(ctx, next(iter(read)), records)[1] if read else {}
-            for policy, account in self._of_policies.items():
+            for account, container in containers:
                 if account in read:
-                    self._roots[policy] = repository.root_versions_in(ctx.tenant, account, [account, policy], found)
-                    generation = found.get(due.entry_key(ctx, DueKind.INVOICE_GENERATE, account))
-                    self._generation[account] = due.entry_of(ctx, generation)
+                    self._roots[(account, container)] = repository.root_version_of(
+                        found.get(repository.root_record_key(ctx.tenant, account, container))
+                    )
+            for account in read:
+                self._generation[account] = due.entry_of(
+                    ctx, found.get(due.entry_key(ctx, DueKind.INVOICE_GENERATE, account))
+                )
             self._accounts = read
         return self._accounts
 
     def __call__(self, uow: UnitOfWork, transaction: Transaction, policy: Policy, terms: list[Term]) -> bool:
-        ctx = uow.ctx
-        if self._of_policies.get(policy.locator) != policy.accountLocator or policy.accountLocator in self._billed:
+        ctx, locator = uow.ctx, policy.accountLocator
+        if self._of_policies.get(policy.locator) != locator or locator in self._unsure:
             return False
-        account = self._read().get(policy.accountLocator)
+        account = self._read().get(locator)
         if account is None:
             return False
+        self._unsure.add(locator)  # until the write commits (then `_committed`), or for good after a decline
         built = billed_issue(ctx, transaction, policy, terms, account, policies.billing_job_locator(transaction))
         if built is None or any(i.generateTime <= ctx.now for i in built.billed.installments):
             return False
         container = built.billed.lattice.billingContainer
-        roots = self._roots[policy.locator]
         work = wiring.nested_unit_of_work(uow)
-        account_root.bump_at(ctx, work, account.locator, {container: roots[container]})
+        account_root.bump_at(ctx, work, locator, {container: self._roots[(locator, container)]})
+        generation = self._generation[locator]
         if built.billed.installments:  # put again where it stands earlier, as the job's write does
             earliest = min(i.generateTime for i in built.billed.installments)
-            due.bring_forward_from(
-                work,
-                self._generation[account.locator],
-                DueKind.INVOICE_GENERATE,
-                account.locator,
-                earliest,
-                put_again=True,
+            generation = due.bring_forward_from(
+                work, generation, DueKind.INVOICE_GENERATE, locator, earliest, put_again=True
             )
         add_billed(ctx, work, built, set())
         if work.remaining < ENTRY_SETTLEMENT:
             return False
+        work.after_commit(lambda: self._committed(locator, container, generation))
         work.commit()
-        self._billed.add(account.locator)
         return True
+
+    def _committed(self, account: str, container: str, generation: due.DueEntry | None) -> None:
+        self._roots[(account, container)] += 1
+        self._generation[account] = generation
+        self._unsure.discard(account)
 
 
 def _account_and_roots(ctx: CallContext, account: str, policy: str) -> dict[str, int]:
