@@ -220,9 +220,10 @@ class IssuesBilledIn:
     event, the account's generation entry brought forward, the container's root bumped), in the issue's
     TransactWriteItems instead of a job of its own (issue 28: that job's 7 calls). The accounts, their roots
     and their generation entries are read for the whole batch the first time an issue asks (a BatchGetItem per
-    100 records), and kept as each write that committed left them (the pager commits one entry after the
-    other: the policies of one account follow each other's writes). A billing write of one of its accounts by
-    anyone else meanwhile fails that issue's write, 409, which the pager retries as any race it loses.
+    100 records; the root of a policy billed on its own when its issue asks), and kept as each write that
+    committed left them (the pager commits one entry after the other: the policies of one account follow each
+    other's writes). A billing write of one of its accounts by anyone else meanwhile fails that issue's write,
+    409, which the pager retries as any race it loses (a day later: runtime/due.py RETRY_AFTER).
 
     It declines (False: the issue enqueues its billing job, as before) an issue not of the batch, billed out
     of sequence, with an installment to invoice now (its job's invoice run does that) or that would not fit;
@@ -243,18 +244,19 @@ class IssuesBilledIn:
         if self._accounts is None:
             ctx = self._ctx
             read = accounts.accounts_by_locator(ctx, sorted(set(self._of_policies.values())))
-            containers = [(account, c) for policy, account in self._of_policies.items() for c in (account, policy)]
             records = [
-                repository.root_record_key(ctx.tenant, account, c) for account, c in containers if account in read
+                key
+                for account in read
+                for key in (
+                    repository.root_record_key(ctx.tenant, account, account),
+                    due.entry_key(ctx, DueKind.INVOICE_GENERATE, account),
+                )
             ]
-            records += [due.entry_key(ctx, DueKind.INVOICE_GENERATE, account) for account in read]
             found = accounts.get_account_with(ctx, next(iter(read)), records)[1] if read else {}
-            for account, container in containers:
-                if account in read:
-                    self._roots[(account, container)] = repository.root_version_of(
-                        found.get(repository.root_record_key(ctx.tenant, account, container))
-                    )
             for account in read:
+                self._roots[(account, account)] = repository.root_version_of(
+                    found.get(repository.root_record_key(ctx.tenant, account, account))
+                )
                 self._generation[account] = due.entry_of(
                     ctx, found.get(due.entry_key(ctx, DueKind.INVOICE_GENERATE, account))
                 )
@@ -273,6 +275,8 @@ class IssuesBilledIn:
         if built is None or any(i.generateTime <= ctx.now for i in built.billed.installments):
             return False
         container = built.billed.lattice.billingContainer
+        if (locator, container) not in self._roots:  # a policy billed on its own: its root read now
+            self._roots[(locator, container)] = repository.root_versions(ctx.tenant, locator, [container])[container]
         work = wiring.nested_unit_of_work(uow)
         account_root.bump_at(ctx, work, locator, {container: self._roots[(locator, container)]})
         generation = self._generation[locator]
