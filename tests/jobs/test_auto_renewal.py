@@ -615,7 +615,7 @@ def _billing_left(tenant: str) -> dict:
 
 def test_a_renewal_billed_in_its_issue_leaves_what_its_billing_job_leaves(api, admin_token, jobs, clock, monkeypatch):
     """The renewals of one run, two of them on one account (each one's write follows the other's root version
-    and generation entry), billed in their issue's write (billing/installments/service.py IssuesBilledIn),
+    and generation entry) and one of a policy billed on its own (its root read when it is billed), billed in their issue's write (billing/installments/service.py IssuesBilledIn),
     leave what the billing jobs they enqueued before left: the same installments, to the amount and the time,
     lattices, job records, roots, due entries and events. (Only the records' own timestamps differ: billed in
     the issue's write, at the entry's due time; by a job, when it ran.)"""
@@ -626,6 +626,7 @@ def test_a_renewal_billed_in_its_issue_leaves_what_its_billing_job_leaves(api, a
         shared, alone = new_account(api, admin_token, tenant), new_account(api, admin_token, tenant)
         for account in (shared, shared, alone):
             issue(tenant, account, autoRenewalPlanName="Auto")
+        issue(tenant, alone, autoRenewalPlanName="Auto", billingLevel="policy")  # its own billing container
         billing_at_rest(tenant, jobs, CREATE_AT - timedelta(seconds=1))
         with monkeypatch.context() as patched:
             if not billed_in:
@@ -637,11 +638,12 @@ def test_a_renewal_billed_in_its_issue_leaves_what_its_billing_job_leaves(api, a
             enqueue(uow, JobType.DUE_RUN, {"asOf": isoformat(ISSUE_DAY)})
             uow.commit()
             jobs.drain(job_types=frozenset({JobType.DUE_RUN}))
-            assert jobs.drain() == (0 if billed_in else 3)  # the billing jobs, when not billed in the issue
+            assert jobs.drain() == (0 if billed_in else 4)  # the billing jobs, when not billed in the issue
             clock.set(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
         return _billing_left(tenant)
 
     in_write, by_jobs = renewed(True), renewed(False)
     assert in_write == by_jobs
-    assert len(in_write["lattices"]) == 6  # the policies' and their renewals'
-    assert in_write["events"]["billing.installmentlattice.create"] == 6
+    assert len(in_write["lattices"]) == 8  # the policies' and their renewals'
+    assert in_write["events"]["billing.installmentlattice.create"] == 8
+    assert len(in_write["roots"]) == 3  # the two accounts' and the policy's billed on its own
