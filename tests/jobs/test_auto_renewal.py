@@ -615,10 +615,11 @@ def _billing_left(tenant: str) -> dict:
 
 def test_a_renewal_billed_in_its_issue_leaves_what_its_billing_job_leaves(api, admin_token, jobs, clock, monkeypatch):
     """The renewals of one run, two of them on one account (each one's write follows the other's root version
-    and generation entry) and one of a policy billed on its own (its root read when it is billed), billed in their issue's write (billing/installments/service.py IssuesBilledIn),
-    leave what the billing jobs they enqueued before left: the same installments, to the amount and the time,
-    lattices, job records, roots, due entries and events. (Only the records' own timestamps differ: billed in
-    the issue's write, at the entry's due time; by a job, when it ran.)"""
+    and generation entry) and one of a policy billed on its own (its root read when it is billed), billed in
+    their issue's write (billing/installments/service.py IssuesBilledIn), leave what the billing jobs they
+    enqueued before left: the same installments, to the amount and the time, lattices, job records, roots, due
+    entries and events. (Only the records' own timestamps differ: billed in the issue's write, at the entry's
+    due time; by a job, when it ran.)"""
     from chalicelib.billing.installments import service as installments
 
     def renewed(billed_in: bool) -> dict:
