@@ -1,8 +1,8 @@
 """Auto-renewal (issue 12) on the due index: a policy's `policy.autoRenew` due entry (put by the policies
 domain whenever an issue moves the policy's end, its cancellation or its plan: policies.models.renewal_due)
-falls due at its renewal's first step; this handler (registered in job_handlers.py, run by the due pager,
-runtime/due.py, at the entry's due time) renews the policy through the transactions service, as renewals.py
-says when, and moves the entry on to the next step.
+falls due at its renewal's first step; this handler (registered by billing/job_handlers.py, which bills the
+renewal's issue in its own write; run by the due pager, runtime/due.py, at the entry's due time) renews the
+policy through the transactions service, as renewals.py says when, and moves the entry on to the next step.
 
 The policy is read consistently (policies.service.issued_stack) and brought to the step due at the
 entry's time (ctx.now) with at most two transactions service calls (renewals.work), each working on that
