@@ -15,6 +15,7 @@ import pytest
 from chalicelib.billing import repository
 from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.invoices import repository as invoice_repository
+from chalicelib.billing.invoices import service as invoicing
 from chalicelib.core.clock import isoformat
 from chalicelib.runtime import due
 from chalicelib.storage import keys, query, table
@@ -31,8 +32,10 @@ TOTAL = Decimal("3150.00")
 
 @pytest.fixture
 def fleet(api, admin_token, jobs, monkeypatch):
-    """(tenant, account): the account's 30 policies billed, none invoiced yet; item pages of ~2 KB."""
+    """(tenant, account): the account's 30 policies billed, none invoiced yet; item pages of ~2 KB, 5 locators of
+    each list on the record."""
     monkeypatch.setattr(invoice_repository, "PAGE_BYTES", 2_000)
+    monkeypatch.setattr(invoice_repository, "INLINE_LOCATORS", 5)
     tenant = billing_tenant(api, admin_token)
     account = new_account(api, admin_token, tenant)
     for _ in range(POLICIES):
@@ -79,6 +82,16 @@ def test_a_fleet_gets_one_invoice_for_its_period_with_all_its_items(api, admin_t
     assert sum(Decimal(str(i["remainingAmount"])) for i in items) == TOTAL
     # its items beyond the record's are in pages beside it, read with it
     assert len(item_pages(tenant, account, listed["locator"])) > 1
+    # and so are its installments and policies beyond the record's first: its size is bounded whatever it bills
+    [record] = raw(tenant, account, f"{keys.BILLING_INVOICE_PREFIX}{listed['locator']}")
+    assert (len(record["installmentLocators"]), len(record["policyLocators"]), len(record["invoiceItems"])) == (
+        5,
+        5,
+        invoice_repository.INLINE_ITEMS,
+    )
+    whole = invoicing.invoice(system_ctx().for_tenant(tenant), listed["locator"])
+    assert len(set(whole.installmentLocators)) == len(set(whole.policyLocators)) == POLICIES
+    assert sorted(whole.policyLocators) == whole.policyLocators  # in their order
     # each installment is invoiced on it, none left to invoice, nothing staged left on them
     assert installment_repository.uninvoiced(tenant, account, isoformat(FIRST_GENERATE)) == []
     assert raw(tenant, account, f"{keys.BILLING_UNINVOICED_PREFIX}{isoformat(FIRST_GENERATE)}#") == []  # rolled forward
