@@ -391,8 +391,15 @@ def policies_with_number(ctx: CallContext, policy_number: str) -> list[Policy]:
 
 
 def policies_by_locator(ctx: CallContext, locators: list[str]) -> dict[str, Policy]:
-    """The tenant's policies among `locators`, by locator (one batch read; those it has not are left out)."""
-    return repository.policies(ctx.tenant, locators)
+    """The tenant's policies among `locators`, by locator (one batch read per hundred of those the request has
+    not read yet, `get_policy`'s roots: each read at most once per request; those it has not are left out)."""
+    plausible = [locator for locator in dict.fromkeys(locators) if _plausible(locator)]
+    known = {locator: ctx.reads.get(_read_key(ctx, locator)) for locator in plausible}
+    unread = [locator for locator, policy in known.items() if policy is None]
+    for locator, policy in (repository.policies(ctx.tenant, unread) if unread else {}).items():
+        ctx.reads.put(_read_key(ctx, locator), policy, record=repository.record_key(ctx.tenant, locator))
+        known[locator] = policy
+    return {locator: policy.model_copy(deep=True) for locator, policy in known.items() if policy is not None}
 
 
 def policies_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Policy]:

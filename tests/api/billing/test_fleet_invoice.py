@@ -19,6 +19,7 @@ from chalicelib.billing.invoices import service as invoicing
 from chalicelib.core.clock import isoformat
 from chalicelib.runtime import due
 from chalicelib.storage import keys, query, table
+from tests.api.billing.delinquency_support import delinquency_tenant
 from tests.api.billing.support import billing, billing_tenant, invoices_of_account, new_payment
 from tests.api.policies.support import issue
 from tests.api.quotes.support import new_account
@@ -165,3 +166,43 @@ def test_a_run_that_loses_the_accounts_root_leaves_nothing_seen_and_is_retried(a
     invoice = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
     assert len(invoice["invoiceItems"]) == 2 * POLICIES
     assert installment_repository.uninvoiced(tenant, account, isoformat(FIRST_GENERATE)) == []
+
+
+DUE = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
+
+
+DELINQUENT_POLICIES = 20
+"""Not 30: a delinquency and its policies' marks are one write (about 3 actions a policy), which 30 policies
+overflow (request.invalid; not staged yet)."""
+
+
+@pytest.fixture
+def delinquent_fleet(api, admin_token, jobs, monkeypatch):
+    """(tenant, account): 20 policies on one account of a tenant with the Standard delinquency plan (level
+    policy), their first invoice generated and unpaid."""
+    monkeypatch.setattr(invoice_repository, "INLINE_LOCATORS", 5)
+    tenant = delinquency_tenant(api, admin_token)
+    account = new_account(api, admin_token, tenant)
+    for _ in range(DELINQUENT_POLICIES):
+        issue(tenant, account)
+    jobs.drain()
+    run_generation(tenant)
+    return tenant, account
+
+
+def test_a_fleets_invoice_falling_due_reads_its_policies_together(api, admin_token, delinquent_fleet, ddb_calls):
+    """The invoice unpaid at its due time: one delinquency of its 20 policies, their roots read together
+    (BatchGetItem, not one GetItem each: 20 more GetItems before)."""
+    tenant, account = delinquent_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    ddb_calls.clear()
+
+    step = due.run_step(system_ctx().for_tenant(tenant), DUE)
+
+    assert not step.result["failed"], step.result
+    assert ddb_calls.count("GetItem") <= 2, Counter(ddb_calls)  # 22 before
+    path = billing(tenant, f"/delinquencies/invoices/{listed['locator']}/list")
+    [record] = ok(call(api, "GET", path, admin_token))["items"]
+    assert record["delinquencyState"] == "inGrace"
+    policies = {r["referenceLocator"] for r in record["references"] if r["referenceType"] == "policy"}
+    assert len(policies) == DELINQUENT_POLICIES
