@@ -205,8 +205,23 @@ def fleet(api: Any, token: str, bench: Bench, size: int, items: int = 2) -> None
         f"load average {took.load}; {probe.limits()}",
         flush=True,
     )
+    rendering_data_size(ctx, invoices[0].locator)
     fleet_payment(bench, tenant, account, invoices)
     bench.clock.set(START)
+
+
+def rendering_data_size(ctx: Any, locator: str) -> None:
+    """The size (as DynamoDB counts it) of the rendering data an invoice document of the invoice would carry:
+    over documents/repository.py's RENDERING_DATA_INLINE_BYTES it is kept in S3, not on the instance's record."""
+    from chalicelib.billing.invoices import service as invoicing
+    from chalicelib.documents import repository as documents_repository
+    from chalicelib.documents import service as documents
+    from chalicelib.storage import codec
+
+    data = documents._invoice_data(invoicing.invoice_rendering_data(ctx, locator))
+    size = codec.item_size(codec.serialize({"renderingData": data}))
+    where = "S3" if size > documents_repository.RENDERING_DATA_INLINE_BYTES else "the instance's record"
+    print(f"an invoice document's rendering data: {size / 1e6:.2f} MB, kept in {where}", flush=True)
 
 
 def fleet_payment(bench: Bench, tenant: str, account: str, invoices: list[Any]) -> None:
