@@ -4,14 +4,19 @@ total, the DynamoDB calls, and the writes that land on the account's billing par
 billing write of the account serialises on (its billing root) and its records share, as write units: what the
 run costs the partition at 1,000 WCU (DynamoDB's per-partition write limit).
 
-    .venv/bin/python benchmarks/billing_fleet.py [--policies 60 1000]
+    .venv/bin/python benchmarks/billing_fleet.py [--policies 60 1000] [--items 2]
 
 The setting of benchmarks/billing.py (one process, in-process moto, a fixed clock, the tests' inline job queue):
 the billing test configuration (plan Monthly, premium 1,200.00 and tax 60.00 a year from 2026-02-01), every
 policy on the same account, issued at 2026-01-15T09:30Z, their billing jobs run; then the due run at the first
 generate time (2026-01-22T05:00Z), measured. Write units are counted as DynamoDB charges a transactional write:
 2 per KB (rounded up) of each item put, 2 per updated or deleted item (their size is not in the request; at least
-1 KB each), from the requests themselves.
+1 KB each), from the requests themselves; a BatchWriteItem's (not transactional) half as much. `--items N`: each
+policy has N charges (premium, tax and N - 2 fees, their year's amounts 1,200.00, 60.00 and 12.00 each), so N
+items a policy on the invoice. In each phase (generate, pay, reverse) the largest item written (a put's item, an
+update's key and values: what it sets, an approximation of the item it leaves from below) and the largest
+TransactWriteItems (its actions and the sum of those sizes) are reported against DynamoDB's limits (400 KB an
+item, 100 actions and 4 MB a transaction).
 """
 
 from __future__ import annotations
@@ -45,13 +50,119 @@ def main() -> None:
     parser.add_argument(
         "--policies", type=int, nargs="+", default=[60, 1000], help="policies on the one account of each run"
     )
+    parser.add_argument("--items", type=int, default=2, help="charges a policy (>= 2): items a policy an invoice")
     options = parser.parse_args()
     with session() as (api, token, bench):
         for size in options.policies:
-            fleet(api, token, bench, size)
+            fleet(api, token, bench, size, options.items)
 
 
-def fleet(api: Any, token: str, bench: Bench, size: int) -> None:
+class WriteProbe:
+    """The writes of a stretch: on the account's billing partition (writes, units), and the largest item and
+    TransactWriteItems (actions, bytes) of all of them."""
+
+    def __init__(self, partition: str) -> None:
+        self.partition = partition
+        self.units: Counter[str] = Counter()
+        self.largest_item = 0
+        self.largest_item_sk = ""
+        self.largest_transaction = (0, 0)
+
+    def __enter__(self) -> WriteProbe:
+        from chalicelib.storage import clients
+
+        events = clients.dynamodb().meta.events
+        events.register("before-parameter-build.dynamodb.TransactWriteItems", self.transaction)
+        events.register("before-parameter-build.dynamodb.PutItem", self.single)
+        events.register("before-parameter-build.dynamodb.UpdateItem", self.single)
+        events.register("before-parameter-build.dynamodb.BatchWriteItem", self.batch)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        from chalicelib.storage import clients
+
+        events = clients.dynamodb().meta.events
+        events.unregister("before-parameter-build.dynamodb.TransactWriteItems", self.transaction)
+        events.unregister("before-parameter-build.dynamodb.PutItem", self.single)
+        events.unregister("before-parameter-build.dynamodb.UpdateItem", self.single)
+        events.unregister("before-parameter-build.dynamodb.BatchWriteItem", self.batch)
+
+    def size(self, body: dict[str, Any]) -> int:
+        from chalicelib.storage import codec
+
+        if "Item" in body:
+            found, key = codec.item_size(body["Item"]), body["Item"]
+        else:
+            key = body.get("Key") or {}
+            found = codec.item_size(key) + codec.item_size(body.get("ExpressionAttributeValues") or {})
+        if found > self.largest_item:
+            self.largest_item, self.largest_item_sk = found, key.get("SK", {}).get("S", "")
+        return found
+
+    def single(self, params: dict[str, Any], **_: object) -> None:
+        self.size(params)
+
+    def batch(self, params: dict[str, Any], **_: object) -> None:
+        """A BatchWriteItem: 1 write unit a KB of each item put, 1 a delete (not transactional)."""
+        for requests in params.get("RequestItems", {}).values():
+            for request in requests:
+                body = request.get("PutRequest") or request.get("DeleteRequest") or {}
+                size = self.size(body)
+                key = body.get("Item") or body.get("Key") or {}
+                if key.get("PK", {}).get("S") == self.partition:
+                    self.units["writes"] += 1
+                    self.units["units"] += math.ceil(size / 1024) if "Item" in body else 1
+        self.units["batches"] += 1
+
+    def transaction(self, params: dict[str, Any], **_: object) -> None:
+        actions = params.get("TransactItems", [])
+        total = 0
+        for action in actions:
+            [(_kind, body)] = action.items()
+            size = self.size(body)
+            total += size
+            key = body.get("Item") or body.get("Key") or {}
+            if key.get("PK", {}).get("S") != self.partition:
+                continue
+            self.units["writes"] += 1
+            self.units["units"] += 2 * math.ceil(size / 1024) if "Item" in body else 2
+        self.largest_transaction = max(self.largest_transaction, (len(actions), total), key=lambda t: t[1])
+        self.units["transactions"] += 1
+
+    def limits(self) -> str:
+        actions, size = self.largest_transaction
+        return (
+            f"largest item {self.largest_item / 1000:.1f} KB ({self.largest_item_sk.split('#')[0]}#..., limit 400 KB), "
+            f"largest TransactWriteItems {actions} actions, {size / 1e6:.2f} MB (limits 100, 4 MB)"
+        )
+
+
+def fleet_issuance(tenant: str, account: str, items: int) -> Any:
+    """The issuance of one of the fleet's policies: the tests' (premium and tax) and `items - 2` fees."""
+    from chalicelib.core.ids import new_locator
+    from chalicelib.priceable.models import Charge
+    from tests.api.policies.support import issuance
+
+    issued = issuance(tenant, account)
+    issued.charges = [
+        *issued.charges,
+        *(
+            Charge(
+                locator=new_locator(),
+                elementLocator=issued.element.locator,
+                elementStaticLocator=issued.element.staticLocator,
+                chargeType=f"fee{n}",
+                chargeCategory="fee",
+                rate=Decimal("1"),
+                amount=Decimal("12.00"),
+            )
+            for n in range(1, items - 1)
+        ),
+    ]
+    return issued
+
+
+def fleet(api: Any, token: str, bench: Bench, size: int, items: int = 2) -> None:
     from billing import ACCOUNT_DATA
 
     from chalicelib.accounts import service as accounts
@@ -60,9 +171,8 @@ def fleet(api: Any, token: str, bench: Bench, size: int) -> None:
     from chalicelib.core.paging import PageRequest
     from chalicelib.policies import service as policies
     from chalicelib.runtime import wiring
-    from chalicelib.storage import clients, codec, keys
+    from chalicelib.storage import keys
     from tests.api.billing.support import billing_tenant
-    from tests.api.policies.support import issuance
     from tests.builders import system_ctx
 
     bench.clock.set(START)
@@ -72,29 +182,13 @@ def fleet(api: Any, token: str, bench: Bench, size: int) -> None:
     account = accounts.create_account(ctx, AccountFields(type="PersonAccount", data=ACCOUNT_DATA)).locator
     for _ in range(size):  # one policy a write: an issued policy's records fill much of one TransactWriteItems
         uow = wiring.unit_of_work(ctx)
-        policies.add_issued_policy(ctx, uow, issuance(tenant, account))
+        policies.add_issued_policy(ctx, uow, fleet_issuance(tenant, account, items))
         uow.commit()
     drain_jobs(bench)
 
-    partition = keys.billing_partition(tenant, account)
-    units: Counter[str] = Counter()
-
-    def count(params: dict[str, Any], **_: object) -> None:
-        for action in params.get("TransactItems", []):
-            [(kind, body)] = action.items()
-            key = body.get("Item") or body.get("Key") or {}
-            if key.get("PK", {}).get("S") != partition:
-                continue
-            size_kb = math.ceil(codec.item_size(body["Item"]) / 1024) if "Item" in body else 1
-            units["writes"] += 1
-            units["units"] += 2 * size_kb
-
-    events = clients.dynamodb().meta.events
-    events.register("before-parameter-build.dynamodb.TransactWriteItems", count)
-    try:
+    with WriteProbe(keys.billing_partition(tenant, account)) as probe:
         ran, took = measure(bench, lambda: due_run(bench, tenant, FIRST_GENERATE))
-    finally:
-        events.unregister("before-parameter-build.dynamodb.TransactWriteItems", count)
+    units = probe.units
     generated = int(sum(r.get("invoicesGenerated", 0) for r in ran_results(ran)))
     listed = invoicing.invoices_of(ctx, "account", account, PageRequest(0, 1000), include_zero=True).items
     invoices = [invoicing.invoice(ctx, i.locator) for i in listed]  # a list shows no items: each read whole
@@ -108,11 +202,26 @@ def fleet(api: Any, token: str, bench: Bench, size: int) -> None:
         f"{took.count} calls ({took.per(1)}), {took.took.wall:.1f} s, our CPU {took.ours * 1000:.0f} ms; "
         f"the account's billing partition: {units['writes']} transactional writes, {units['units']} write units "
         f"({units['units'] / WCU_PER_PARTITION:.2f} s of a partition's {WCU_PER_PARTITION} WCU); "
-        f"load average {took.load}",
+        f"load average {took.load}; {probe.limits()}",
         flush=True,
     )
+    rendering_data_size(ctx, invoices[0].locator)
     fleet_payment(bench, tenant, account, invoices)
     bench.clock.set(START)
+
+
+def rendering_data_size(ctx: Any, locator: str) -> None:
+    """The size (as DynamoDB counts it) of the rendering data an invoice document of the invoice would carry:
+    over documents/repository.py's RENDERING_DATA_INLINE_BYTES it is kept in S3, not on the instance's record."""
+    from chalicelib.billing.invoices import service as invoicing
+    from chalicelib.documents import repository as documents_repository
+    from chalicelib.documents import service as documents
+    from chalicelib.storage import codec
+
+    data = documents._invoice_data(invoicing.invoice_rendering_data(ctx, locator))
+    size = codec.item_size(codec.serialize({"renderingData": data}))
+    where = "S3" if size > documents_repository.RENDERING_DATA_INLINE_BYTES else "the instance's record"
+    print(f"an invoice document's rendering data: {size / 1e6:.2f} MB, kept in {where}", flush=True)
 
 
 def fleet_payment(bench: Bench, tenant: str, account: str, invoices: list[Any]) -> None:
@@ -126,22 +235,28 @@ def fleet_payment(bench: Bench, tenant: str, account: str, invoices: list[Any]) 
         return system_ctx().for_tenant(tenant)
 
     total = sum((i.totalAmount for i in invoices), Decimal(0))
+    from chalicelib.storage import keys
+
+    partition = keys.billing_partition(tenant, account)
     read, reading = measure(bench, lambda: [invoicing.invoice(ctx(), i.locator) for i in invoices])
     request = PaymentCreateRequest(accountLocator=account, type="Check", amount=total, currency="USD")
     made = payments.create_payment(ctx(), request)
-    posted, post = measure(bench, lambda: payments.post_payment(ctx(), made.locator))
+    with WriteProbe(partition) as posting:
+        posted, post = measure(bench, lambda: payments.post_payment(ctx(), made.locator))
     assert len(posted.applications) == len(invoices) and not posted.creditedAmount, posted
     settled = [invoicing.invoice(ctx(), i.locator) for i in invoices]
     assert all(i.totalRemainingAmount == 0 and i.invoiceState == "settled" for i in settled)
-    _, reverse = measure(bench, lambda: payments.reverse_payment(ctx(), made.locator, None))
+    with WriteProbe(partition) as reversing:
+        _, reverse = measure(bench, lambda: payments.reverse_payment(ctx(), made.locator, None))
     reopened = [invoicing.invoice(ctx(), i.locator) for i in invoices]
     assert sum((i.totalRemainingAmount for i in reopened), Decimal(0)) == total
     assert all(item.remainingAmount == item.amount for i in reopened for item in i.invoiceItems)
     print(
         f"its {len(read)} invoice(s) read whole: {reading.count} calls ({reading.per(1)}), our CPU "
         f"{reading.ours * 1000:.0f} ms; paid in full ({total}): post {post.count} calls ({post.per(1)}), our CPU "
-        f"{post.ours * 1000:.0f} ms; reversed: {reverse.count} calls ({reverse.per(1)}), our CPU "
-        f"{reverse.ours * 1000:.0f} ms",
+        f"{post.ours * 1000:.0f} ms, {posting.units['units']} write units on the partition, {posting.limits()}; "
+        f"reversed: {reverse.count} calls ({reverse.per(1)}), our CPU {reverse.ours * 1000:.0f} ms, "
+        f"{reversing.units['units']} write units on the partition, {reversing.limits()}",
         flush=True,
     )
 

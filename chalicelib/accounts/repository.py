@@ -8,9 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.accounts.models import Account
-from chalicelib.core import codes
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.storage import codec, contact_index, keys, query, table, versioned
+from chalicelib.storage import codec, contact_index, keys, query, table
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 LIST_INDEX = "GSI2"
@@ -58,24 +57,12 @@ def list_accounts(tenant: str, page: PageRequest) -> Page[Account]:
 
 
 def add(uow: UnitOfWork, tenant: str, account: Account) -> None:
-    uow.add(
-        table.put_new(
-            {
-                **keys.account(tenant, account.locator).as_dict(),
-                "entity": "account",
-                f"{LIST_INDEX}PK": keys.accounts_index(tenant),
-                f"{LIST_INDEX}SK": account.locator,
-                **account.model_dump(),
-            },
-            lambda: codes.CONFLICT_ALREADY_EXISTS("The account already exists"),
-        ),
-        *contact_index.entries(tenant, "account", account.locator, account.contacts),
-    )
+    key = keys.account(tenant, account.locator)
+    index = {f"{LIST_INDEX}PK": keys.accounts_index(tenant), f"{LIST_INDEX}SK": account.locator}
+    exists = "The account already exists"
+    uow.add(*contact_index.put_new_holder(tenant, key, "account", account, indexes=index, exists=exists))
 
 
 def save(uow: UnitOfWork, tenant: str, account: Account) -> None:
     """Rewrites the account, on condition that it is still at `account.version` (else 409)."""
-    uow.add(
-        versioned.rewrite(keys.account(tenant, account.locator), account),
-        *contact_index.entries(tenant, "account", account.locator, account.contacts),
-    )
+    uow.add(*contact_index.rewrite_holder(tenant, keys.account(tenant, account.locator), "account", account))

@@ -216,15 +216,25 @@ def fits_beside(ops: Iterable[WriteOp]) -> bool:
 
 
 ITEM_PAGES = "itemPages"
-"""On an invoice whose items are more than its record holds (a fleet's): {"pageSet", "count", "digest"} of the
-pages beside it (keys.billing_item_page, each a JSON list `entries`) holding the rest, in order."""
+"""On an invoice whose items (or locators) are more than its record holds (a fleet's): {"pageSet", "count",
+"digest"} of the pages beside it (keys.billing_item_page) holding the rest, in order: each page has JSON lists
+under PAGE_ATTRIBUTES' names, the continuation of the record's lists."""
 
 
-PAGED_ITEMS = "invoiceItems"
+PAGE_ENTRIES = "entries"
+
+
+PAGE_ATTRIBUTES = {
+    PAGE_ENTRIES: "invoiceItems",
+    "installmentLocators": "installmentLocators",
+    "policyLocators": "policyLocators",
+    "quoteLocators": "quoteLocators",
+}
+"""A page's attribute -> the list of the invoice it continues."""
 
 
 def with_item_pages(tenant: str, account: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The invoice `items` (as visible) with their items whole: each paged one's pages read (one Query per MB of
+    """The invoice `items` (as visible) with their lists whole: each paged one's pages read (one Query per MB of
     them, none for an invoice that holds its items)."""
     whole = []
     for item in items:
@@ -236,8 +246,12 @@ def with_item_pages(tenant: str, account: str, items: list[dict[str, Any]]) -> l
         found = query.all_items(table.gateway(), scope(tenant), prefix.pk, sk_prefix=prefix.sk, consistent=True)
         if len(found) != int(pages["count"]):  # its items were rewritten since the record was read
             raise codes.CONCURRENT_MODIFICATION(f"Invoice {item['locator']} changed while it was read; retry")
-        entries = [entry for page in found for entry in json.loads(page["entries"])]
-        whole.append({**item, PAGED_ITEMS: [*item.get(PAGED_ITEMS, []), *entries]})
+        lists = {field: list(item.get(field, [])) for field in PAGE_ATTRIBUTES.values()}
+        for page in found:
+            for attribute, field in PAGE_ATTRIBUTES.items():
+                if attribute in page:
+                    lists[field].extend(json.loads(page[attribute]))
+        whole.append({**item, **lists})
     return whole
 
 

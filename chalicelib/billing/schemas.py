@@ -73,6 +73,17 @@ class CreditItem(Input):
     amount: Amount | None = None
 
 
+class CreditMoveRequest(Input):
+    """What a payment's and a disbursement's create request begin with: the account, the configured type, the
+    amount, its currency and the type's data."""
+
+    accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
+    type: str = Field(min_length=1, max_length=128)
+    amount: Amount
+    currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
+    data: dict[str, Any] = {}
+
+
 class PaymentTargetResponse(Response):
     containerLocator: str
     containerType: ContainerType

@@ -81,16 +81,11 @@ def commit(ctx: CallContext, uow: UnitOfWork, staged: Staged) -> list[dict[str, 
         return uow.commit()
     token = new_locator()
     shown = invoice_repository.shown_invoices(ctx.tenant, staged.account, [c.invoice.locator for c in staged.changes])
+    for change in staged.changes:
+        invoice_repository.write_pages(ctx.tenant, change.invoice)  # a new set: unseen until the record names it
     repository.write_staged(
         ctx.tenant,
-        [
-            group
-            for change in staged.changes
-            for group in (
-                _staged(ctx.tenant, change, token, shown.get(change.invoice.locator)),
-                *([page] for page in invoice_repository.page_writes(ctx.tenant, change.invoice)),
-            )
-        ],
+        [_staged(ctx.tenant, change, token, shown.get(change.invoice.locator)) for change in staged.changes],
     )
     uow.add(repository.staged_commit_write(ctx.tenant, staged.account, token))
     committed = uow.commit()

@@ -195,19 +195,8 @@ class AnonymizationJobResponse(BaseModel):
 
     @classmethod
     def of(cls, job: AnonymizationJob) -> AnonymizationJobResponse:
-        return cls(
-            referenceType=job.referenceType,
-            jobLocator=job.locator,
-            jobStatus=job.jobStatus,
-            assignedReferenceLocators=job.assignedReferenceLocators,
-            updatedAt=job.updatedAt,
-            createdBy=job.createdBy,
-            processingErrors=job.processingErrors,
-            anonymizedReferenceLocators=job.anonymizedReferenceLocators,
-            jobDetails=AnonymizationJobDetails(
-                assignedReferenceLocators=job.assignedReferenceLocators,
-                problematicReferenceLocators=job.problematicReferenceLocators,
-                includeAcceptedQuotes=job.includeAcceptedQuotes,
-                policyStatuses=job.policyStatuses,
-            ),
+        fields = job.model_dump(include=set(cls.model_fields) - {"jobDetails"})
+        details = AnonymizationJobDetails.model_validate(
+            job.model_dump(include=set(AnonymizationJobDetails.model_fields))
         )
+        return cls(**fields, jobLocator=job.locator, jobDetails=details)

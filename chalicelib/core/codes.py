@@ -323,6 +323,9 @@ EVENT_PAGING_TOKEN_WITH_FILTERS = _code(
 )
 
 # Accounts, contacts and the references records make to the configuration.
+PRICEABLE = ("quote", "quickQuote", "transaction")
+"""Quotes, quick quotes and transactions: the entities the priceable lifecycle's codes name
+(`quote.expired`, `quickQuote.expired`, ...)."""
 ACCOUNT_TYPE_NOT_CONFIGURED = _code(
     InvalidState, "account.type_not_configured", "The stored account's type is not in the current configuration"
 )
@@ -334,9 +337,7 @@ INVALID_REFERENCE = _family(
     "The {entity} names something the configuration does not have (a type, plan, role)",
     "account",
     "policy",
-    "quote",
-    "quickQuote",
-    "transaction",
+    *PRICEABLE,
 )
 CONTACT_EXISTS = _family(AlreadyExists, "contact_exists", "The contact is on the {entity} already", "account", "policy")
 
@@ -345,52 +346,32 @@ INVALID_ELEMENT = _family(
     InvalidRequest,
     "invalid_element",
     "An element of the request is unknown, misplaced or not allowed by the product",
-    "quote",
-    "quickQuote",
-    "transaction",
+    *PRICEABLE,
     "plugin",
 )
-INVALID_STATE = _family(
-    InvalidState, "invalid_state", "The {entity}'s state does not allow this", "quote", "quickQuote", "transaction"
-)
-NOT_DRAFT = _family(
-    InvalidState, "not_draft", "Only a draft {entity} takes this change", "quote", "quickQuote", "transaction"
-)
-EXPIRED = _family(
-    InvalidState, "expired", "The {entity} has expired and cannot advance", "quote", "quickQuote", "transaction"
-)
-NOT_PRICED = _family(
-    InvalidState, "not_priced", "The {entity} has not been priced", "quote", "quickQuote", "transaction"
-)
+INVALID_STATE = _family(InvalidState, "invalid_state", "The {entity}'s state does not allow this", *PRICEABLE)
+NOT_DRAFT = _family(InvalidState, "not_draft", "Only a draft {entity} takes this change", *PRICEABLE)
+EXPIRED = _family(InvalidState, "expired", "The {entity} has expired and cannot advance", *PRICEABLE)
+NOT_PRICED = _family(InvalidState, "not_priced", "The {entity} has not been priced", *PRICEABLE)
 PRODUCT_NOT_CONFIGURED = _family(
     InvalidState,
     "product_not_configured",
     "The {entity}'s product is not in the current configuration",
-    "quote",
-    "quickQuote",
-    "transaction",
+    *PRICEABLE,
 )
-UNKNOWN_PRODUCT = _family(
-    InvalidRequest, "unknown_product", "The product is not configured", "quote", "quickQuote", "transaction"
-)
-ABSTRACT_PRODUCT = _family(
-    InvalidRequest, "abstract_product", "The product is abstract", "quote", "quickQuote", "transaction"
-)
+UNKNOWN_PRODUCT = _family(InvalidRequest, "unknown_product", "The product is not configured", *PRICEABLE)
+ABSTRACT_PRODUCT = _family(InvalidRequest, "abstract_product", "The product is abstract", *PRICEABLE)
 ACCOUNT_NOT_ELIGIBLE = _family(
     InvalidRequest,
     "account_not_eligible",
     "The account's type may not hold this product",
-    "quote",
-    "quickQuote",
-    "transaction",
+    *PRICEABLE,
 )
 INVALID_FLAG = _family(
     InvalidRequest,
     "invalid_flag",
     "An underwriting flag of the request is invalid or unknown",
-    "quote",
-    "quickQuote",
-    "transaction",
+    *PRICEABLE,
 )
 UNDERWRITING_FLAG_CLEARED = _code(InvalidState, "underwritingFlag.cleared", "The underwriting flag is cleared already")
 QUOTE_UNKNOWN_ACCOUNT = _code(InvalidRequest, "quote.unknown_account", "The account the request names does not exist")

@@ -25,4 +25,4 @@ class Response(BaseModel):
     @classmethod
     def of_record(cls, record: BaseModel) -> Self:
         """The answer of a record that holds its fields under the same names (the record's others left out)."""
-        return cls.model_validate(record.model_dump())
+        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))

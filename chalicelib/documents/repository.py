@@ -3,12 +3,17 @@
 An instance is one item (`DOC#{locator}`) listed through the overloaded indexes: GSI1 by the record it
 belongs to (quote, transaction, invoice, ...), GSI2 by segment, GSI3 by term; each in creation order
 (locators are ULIDs). A documents job is one item (`DOCJOB#{locator}`) listed by GSI1 under its record.
-Rendered and uploaded files live in S3 under `documents/{locator}/`, one object per instance.
+Rendered and uploaded files live in S3 under `documents/{locator}/`, one object per instance. So does an
+instance's rendering data when it is larger than RENDERING_DATA_INLINE_BYTES (a fleet's invoice: thousands of
+items, megabytes; an item holds 400 KB): `documents/{locator}/rendering-data.json`, the record naming it
+(`renderingDataPath`) with empty `renderingData`; every read of the instance reads it back, so readers see the
+same instance either way.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from typing import Any
 
 from chalicelib.core.paging import Page, PageRequest
@@ -62,9 +67,46 @@ def _document_indexes(tenant: str, document: Document) -> dict[str, Any]:
 # --- document instances ------------------------------------------------------------------------------
 
 
+RENDERING_DATA_INLINE_BYTES = 100_000
+"""The largest rendering data an instance's record holds itself (as DynamoDB counts it); larger is in S3."""
+
+
+RENDERING_DATA_PATH = "renderingDataPath"
+
+
+def _rendering_data_path(locator: str) -> str:
+    return f"documents/{locator}/rendering-data.json"
+
+
+def _kept_apart(document: Document) -> bool:
+    data = document.renderingData
+    return bool(data) and codec.item_size(codec.serialize({"renderingData": data})) > RENDERING_DATA_INLINE_BYTES
+
+
+def _stored(tenant: str, document: Document) -> tuple[Document, str | None]:
+    """The instance as its record holds it and the path of its rendering data in S3 (None: on the record). The
+    data is stored before the record that names it (one path an instance, rewritten with it)."""
+    if not _kept_apart(document):
+        return document, None
+    path = _rendering_data_path(document.locator)
+    body = json.dumps(codec.serialize({"renderingData": document.renderingData}), separators=(",", ":"))
+    blobs.put(tenant, path, body.encode("utf-8"), "application/json")
+    return document.model_copy(update={"renderingData": {}}), path
+
+
+def _document(tenant: str, item: dict[str, Any]) -> Document:
+    fields = codec.without_keys(item)
+    path = fields.pop(RENDERING_DATA_PATH, None)
+    if path:
+        stored = blobs.get(tenant, path)
+        if stored is not None:
+            fields["renderingData"] = codec.deserialize(json.loads(stored))["renderingData"]
+    return Document.model_validate(fields)
+
+
 def get_document(tenant: str, locator: str) -> Document | None:
     item = table.gateway().get(_scope(tenant), _document_key(tenant, locator))
-    return Document.model_validate(codec.without_keys(item)) if item else None
+    return _document(tenant, item) if item else None
 
 
 def get_documents(tenant: str, locators: list[str]) -> list[Document]:
@@ -75,45 +117,47 @@ def get_documents(tenant: str, locators: list[str]) -> list[Document]:
             _scope(tenant), [_document_key(tenant, locator) for locator in locators[start : start + 100]]
         )
         for item in items:
-            document = Document.model_validate(codec.without_keys(item))
+            document = _document(tenant, item)
             found[document.locator] = document
     return [found[locator] for locator in locators if locator in found]
 
 
+def _item(tenant: str, document: Document) -> dict[str, Any]:
+    stored, path = _stored(tenant, document)
+    return {
+        **_document_key(tenant, document.locator).as_dict(),
+        "entity": "document",
+        **_document_indexes(tenant, document),
+        **stored.model_dump(exclude_none=True),
+        **({RENDERING_DATA_PATH: path} if path else {}),
+    }
+
+
 def add_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
-    uow.add(
-        table.put_new(
-            {
-                **_document_key(tenant, document.locator).as_dict(),
-                "entity": "document",
-                **_document_indexes(tenant, document),
-                **document.model_dump(exclude_none=True),
-            }
-        )
-    )
+    uow.add(table.put_new(_item(tenant, document)))
 
 
 def put_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
     """Writes a draft whose locator is derived from its job's, whether or not an earlier attempt did."""
-    uow.add(
-        table.put(
-            {
-                **_document_key(tenant, document.locator).as_dict(),
-                "entity": "document",
-                **_document_indexes(tenant, document),
-                **document.model_dump(exclude_none=True),
-            }
-        )
-    )
+    uow.add(table.put(_item(tenant, document)))
 
 
 def save_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
     """Rewrites a changed instance on the version it was read at (409 when another change came first)."""
-    uow.add(rewrite(_document_key(tenant, document.locator), document, extra=_document_indexes(tenant, document)))
+    stored, path = _stored(tenant, document)
+    uow.add(
+        rewrite(
+            _document_key(tenant, document.locator),
+            stored,
+            extra={**_document_indexes(tenant, document), RENDERING_DATA_PATH: path},
+        )
+    )
 
 
 def delete_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
     uow.add(table.delete(_document_key(tenant, document.locator), must_exist=True))
+    if _kept_apart(document):
+        blobs.remove(tenant, _rendering_data_path(document.locator))
 
 
 def documents_of(tenant: str, reference_type: str, reference_locator: str, page: PageRequest) -> Page[Document]:
@@ -132,13 +176,13 @@ def all_documents_of(tenant: str, reference_type: str, reference_locator: str) -
     items = query.all_items(
         table.gateway(), _scope(tenant), _of_reference(tenant, reference_type, reference_locator), index="GSI1"
     )
-    return [Document.model_validate(codec.without_keys(item)) for item in items]
+    return [_document(tenant, item) for item in items]
 
 
 def _page(tenant: str, partition: str, index: str, page: PageRequest) -> Page[Document]:
     found = query.page(table.gateway(), _scope(tenant), partition, page, index=index)
     return Page(
-        items=[Document.model_validate(codec.without_keys(item)) for item in found.items],
+        items=[_document(tenant, item) for item in found.items],
         list_completed=found.list_completed,
     )
 

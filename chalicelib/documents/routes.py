@@ -199,18 +199,21 @@ def _job(kind: models.ReferenceType, locator: str, job_locator: str) -> schemas.
 
 def _jobs(kind: models.ReferenceType, locator: str, query: schemas.ListQuery) -> schemas.DocumentJobListResponse:
     return schemas.DocumentJobListResponse.of(
-        service.jobs_of(request_context(), kind, locator, query.page()), schemas.DocumentsJobSummary.of
+        service.jobs_of(request_context(), kind, locator, query.page()), schemas.DocumentsJobSummary.of_record
     )
 
 
 def _timed_out(kind: models.ReferenceType, locator: str) -> list[schemas.DocumentsJobSummary]:
     return [
-        schemas.DocumentsJobSummary.of(job) for job in service.retrigger_timed_out(request_context(), kind, locator)
+        schemas.DocumentsJobSummary.of_record(job)
+        for job in service.retrigger_timed_out(request_context(), kind, locator)
     ]
 
 
 def _failed(kind: models.ReferenceType, locator: str, job_locator: str) -> schemas.DocumentsJobSummary:
-    return schemas.DocumentsJobSummary.of(service.retrigger_failed(request_context(), kind, locator, job_locator))
+    return schemas.DocumentsJobSummary.of_record(
+        service.retrigger_failed(request_context(), kind, locator, job_locator)
+    )
 
 
 @bp.route("/document/{tenantLocator}/documents/transaction/{locator}/jobs/{jobLocator}", methods=["GET"])

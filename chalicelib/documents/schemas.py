@@ -200,10 +200,6 @@ class DocumentsJobSummary(Response):
     status: JobStatus
     createdAt: datetime
 
-    @classmethod
-    def of(cls, job: DocumentsJob) -> DocumentsJobSummary:
-        return cls.model_validate(job.model_dump(include=set(cls.model_fields)))
-
 
 class DocumentJobListResponse(ListResponse[DocumentsJobSummary]):
     pass

@@ -433,23 +433,15 @@ def _job_and_drafts(
     locator_of: Callable[[templates.Planned], str],
 ) -> tuple[DocumentsJob, list[Document]]:
     documents = [
-        Document(
-            locator=locator_of(plan),
-            referenceType=reference.referenceType,
-            referenceLocator=reference.referenceLocator,
-            documentInstanceState=DocumentState.DRAFT,
-            documentFormat=plan.output_format,
-            external=False,
-            createdAt=ctx.now,
-            createdBy=ctx.user_locator,
-            policyLocator=reference.policyLocator,
-            termLocator=reference.termLocator,
-            transactionLocator=reference.transactionLocator,
-            segmentLocator=reference.segmentLocator,
-            staticName=plan.static_name,
-            name=plan.display_name,
-            jobLocator=job_locator,
-            renderingData=rendering_data or {},
+        _draft(
+            ctx,
+            reference,
+            locator_of(plan),
+            plan.output_format,
+            plan.static_name,
+            plan.display_name,
+            job_locator,
+            rendering_data=rendering_data,
         )
         for plan in plans
     ]
@@ -559,23 +551,15 @@ def _consolidate(
     first = parts[0]
     document = existing or _put_draft(
         ctx,
-        Document(
-            locator=locator,
-            referenceType=first.referenceType,
-            referenceLocator=first.referenceLocator,
-            documentInstanceState=DocumentState.DRAFT,
-            documentFormat=first.documentFormat,
-            external=False,
-            createdAt=ctx.now,
-            createdBy=ctx.user_locator,
-            policyLocator=first.policyLocator,
-            termLocator=first.termLocator,
-            transactionLocator=first.transactionLocator,
-            segmentLocator=first.segmentLocator,
-            staticName=consolidated.static_name,
-            name=consolidated.display_name,
-            jobLocator=job.locator,
-            consolidatedFrom=[part.locator for part in parts],
+        _draft(
+            ctx,
+            first,
+            locator,
+            first.documentFormat,
+            consolidated.static_name,
+            consolidated.display_name,
+            job.locator,
+            consolidated_from=[part.locator for part in parts],
         ),
     )
     return _join(ctx, document, parts)
@@ -616,6 +600,45 @@ def _join(ctx: CallContext, document: Document, parts: list[Document]) -> Docume
     uow.record_event(READY_EVENT, _event_data(ready))
     uow.commit()
     return ready.model_copy(update={"version": ready.version + 1})
+
+
+_PLACE = {"referenceType", "referenceLocator", "policyLocator", "termLocator", "transactionLocator", "segmentLocator"}
+
+
+def _place(of: Reference | Document) -> dict[str, Any]:
+    """The fields that say which record a document belongs to, and the policy, term, transaction and
+    segment it names: a reference's, or another document's."""
+    return of.model_dump(include=_PLACE)
+
+
+def _draft(
+    ctx: CallContext,
+    of: Reference | Document,
+    locator: str,
+    document_format: DocumentFormat,
+    static_name: str,
+    name: str,
+    job_locator: str,
+    *,
+    rendering_data: dict[str, Any] | None = None,
+    consolidated_from: list[str] | None = None,
+) -> Document:
+    """A generated document's draft, of the record `of` names (a reference, or for a consolidated document
+    its first part), made by the caller now by the job `job_locator`."""
+    return Document(
+        **_place(of),
+        locator=locator,
+        documentInstanceState=DocumentState.DRAFT,
+        documentFormat=document_format,
+        external=False,
+        createdAt=ctx.now,
+        createdBy=ctx.user_locator,
+        staticName=static_name,
+        name=name,
+        jobLocator=job_locator,
+        renderingData=rendering_data or {},
+        consolidatedFrom=consolidated_from or [],
+    )
 
 
 def _put_draft(ctx: CallContext, document: Document) -> Document:
@@ -901,19 +924,14 @@ def attach(ctx: CallContext, attachment: Attachment, content: bytes) -> Document
         ctx.tenant, locator, f"document.{attachment.documentFormat}", content, media_type
     )
     document = Document(
+        **_place(reference),
         locator=locator,
-        referenceType=attachment.referenceType,
-        referenceLocator=attachment.referenceLocator,
         documentInstanceState=DocumentState.READY,
         documentFormat=attachment.documentFormat,
         external=True,
         createdAt=ctx.now,
         createdBy=ctx.user_locator,
         metadata=attachment.metadata or {},
-        policyLocator=reference.policyLocator,
-        termLocator=reference.termLocator,
-        transactionLocator=reference.transactionLocator,
-        segmentLocator=reference.segmentLocator,
         staticName=attachment.staticName,
         name=attachment.name,
         category=attachment.category,

@@ -33,14 +33,14 @@ def list_events(tenantLocator: str, query: schemas.EventStreamQuery) -> schemas.
         paging_token=query.pagingToken,
     )
     return schemas.EventStreamResponse(
-        pagingToken=page.paging_token, events=[schemas.EventResponse.of(e) for e in page.events]
+        pagingToken=page.paging_token, events=[schemas.EventResponse.of_record(e) for e in page.events]
     )
 
 
 @bp.route("/event/{tenantLocator}/events/request/{locator}", methods=["GET"])
 @endpoint("events.read")
 def fetch_request_events(tenantLocator: str, locator: str) -> list[schemas.EventResponse]:
-    return [schemas.EventResponse.of(e) for e in service.events_of_request(request_context(), locator)]
+    return [schemas.EventResponse.of_record(e) for e in service.events_of_request(request_context(), locator)]
 
 
 @bp.route("/event/{tenantLocator}/events/schedules/policy/{policyLocator}", methods=["GET"])
@@ -55,4 +55,4 @@ def fetch_scheduled_policy_events(tenantLocator: str, policyLocator: str) -> lis
 @bp.route("/event/{tenantLocator}/events/{locator}", methods=["GET"])
 @endpoint("events.read", errors=[codes.NOT_FOUND["event"]])
 def fetch_event(tenantLocator: str, locator: str) -> schemas.EventResponse:
-    return schemas.EventResponse.of(service.get_event(request_context(), locator))
+    return schemas.EventResponse.of_record(service.get_event(request_context(), locator))

@@ -9,7 +9,7 @@ from pydantic import AfterValidator, BaseModel, Field, StringConstraints
 
 from chalicelib.core.clock import utc
 from chalicelib.core.messages import Response
-from chalicelib.events.models import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Event, ScheduledPolicyEvent, TriggerState
+from chalicelib.events.models import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ScheduledPolicyEvent, TriggerState
 
 UtcDatetime = Annotated[datetime, AfterValidator(utc)]
 
@@ -32,10 +32,6 @@ class EventResponse(Response):
     timestamp: datetime
     type: str
     data: dict[str, Any]
-
-    @classmethod
-    def of(cls, event: Event) -> EventResponse:
-        return cls(**event.model_dump())
 
 
 class EventStreamResponse(Response):

@@ -114,18 +114,8 @@ class UserResponse(Response):
 
     @classmethod
     def of(cls, profile: UserProfile) -> UserResponse:
-        user = profile.user
-        return cls(
-            locator=user.locator,
-            userName=user.userName,
-            firstName=user.firstName,
-            lastName=user.lastName,
-            email=user.email,
-            serviceAccount=user.serviceAccount,
-            tenants=user.tenants,
-            roles=profile.roleNames,
-            permissions=profile.permissions,
-        )
+        fields = profile.user.model_dump(include=set(cls.model_fields))
+        return cls(**fields, roles=profile.roleNames, permissions=profile.permissions)
 
 
 class UserListResponse(ListResponse[UserResponse]):

@@ -96,28 +96,27 @@ def policies(tenant: str, locators: Iterable[str]) -> dict[str, Policy]:
 
 def add(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
     uow.add(
-        table.put_new(
-            {
-                **keys.policy(tenant, policy.locator).as_dict(),
-                "entity": POLICY_ENTITY,
+        *contact_index.put_new_holder(
+            tenant,
+            keys.policy(tenant, policy.locator),
+            POLICY_ENTITY,
+            policy,
+            indexes={
                 f"{ACCOUNT_INDEX}PK": keys.account_policies_index(tenant, policy.accountLocator),
                 f"{ACCOUNT_INDEX}SK": policy.locator,
                 f"{TENANT_INDEX}PK": keys.policies_index(tenant),
                 f"{TENANT_INDEX}SK": policy.locator,
-                **policy.model_dump(exclude={"validationResult"}),
             },
-            lambda: codes.CONFLICT_ALREADY_EXISTS("The policy already exists"),
-        ),
-        *contact_index.entries(tenant, "policy", policy.locator, policy.contacts),
+            exists="The policy already exists",
+            exclude={"validationResult"},
+        )
     )
 
 
 def save(uow: UnitOfWork, tenant: str, policy: Policy) -> None:
     """Rewrites the policy, on condition that it is still at `policy.version` (else 409)."""
-    uow.add(
-        versioned.rewrite(keys.policy(tenant, policy.locator), policy, exclude={"validationResult"}),
-        *contact_index.entries(tenant, "policy", policy.locator, policy.contacts),
-    )
+    key = keys.policy(tenant, policy.locator)
+    uow.add(*contact_index.rewrite_holder(tenant, key, POLICY_ENTITY, policy, exclude={"validationResult"}))
 
 
 def save_branch_heads(uow: UnitOfWork, tenant: str, policy: Policy) -> None:

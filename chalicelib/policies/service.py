@@ -96,6 +96,14 @@ DEFAULT_BILLING_LEVEL = BillingLevel.ACCOUNT
 # --- issuing -------------------------------------------------------------------------------------
 
 
+_AS_ISSUED = (
+    "accountLocator productName quoteLocator currency timezone termDuration region jurisdiction producerCode"
+    " autoRenewalPlanName delinquencyPlanName installmentPlanName invoiceFeeAmount static contacts preferences"
+    " startTime endTime configVersion"
+).split()
+"""What a new policy takes from its issuance as it is."""
+
+
 def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuance) -> PolicyIssued:
     """Adds to `uow` (the caller commits ONE transaction) everything issuing creates: the policy (number
     from the plan, or issuance.policyNumber claimed as unique -> 409 on duplicate), term 0, an
@@ -148,33 +156,15 @@ def add_issued_policy(ctx: CallContext, uow: UnitOfWork, issuance: PolicyIssuanc
         endTime=issuance.endTime,
     )
     policy = Policy(
+        **{name: getattr(issuance, name) for name in _AS_ISSUED},
         locator=policy_locator,
-        accountLocator=issuance.accountLocator,
-        productName=issuance.productName,
         policyNumber=number,
-        quoteLocator=issuance.quoteLocator,
-        currency=issuance.currency,
-        timezone=issuance.timezone,
         durationBasis=basis,
-        termDuration=issuance.termDuration,
         billingLevel=BillingLevel(issuance.billingLevel) if issuance.billingLevel else _default_billing_level(model),
-        region=issuance.region,
-        jurisdiction=issuance.jurisdiction,
-        producerCode=issuance.producerCode,
-        autoRenewalPlanName=issuance.autoRenewalPlanName,
-        delinquencyPlanName=issuance.delinquencyPlanName,
-        installmentPlanName=issuance.installmentPlanName,
-        invoiceFeeAmount=issuance.invoiceFeeAmount,
-        static=issuance.static,
-        contacts=issuance.contacts,
-        preferences=issuance.preferences,
-        startTime=issuance.startTime,
-        endTime=issuance.endTime,
         issuedTransactionLocator=transaction_locator,
         latestSegmentLocator=segment_locator,
         latestTermLocator=term_locator,
         branchHeadTransactionLocators=[transaction_locator],
-        configVersion=issuance.configVersion,
         createdAt=ctx.now,
         createdBy=ctx.user_locator,
         updatedAt=ctx.now,
@@ -391,8 +381,15 @@ def policies_with_number(ctx: CallContext, policy_number: str) -> list[Policy]:
 
 
 def policies_by_locator(ctx: CallContext, locators: list[str]) -> dict[str, Policy]:
-    """The tenant's policies among `locators`, by locator (one batch read; those it has not are left out)."""
-    return repository.policies(ctx.tenant, locators)
+    """The tenant's policies among `locators`, by locator (one batch read per hundred of those the request has
+    not read yet, `get_policy`'s roots: each read at most once per request; those it has not are left out)."""
+    plausible = [locator for locator in dict.fromkeys(locators) if _plausible(locator)]
+    known = {locator: ctx.reads.get(_read_key(ctx, locator)) for locator in plausible}
+    unread = [locator for locator, policy in known.items() if policy is None]
+    for locator, policy in (repository.policies(ctx.tenant, unread) if unread else {}).items():
+        ctx.reads.put(_read_key(ctx, locator), policy, record=repository.record_key(ctx.tenant, locator))
+        known[locator] = policy
+    return {locator: policy.model_copy(deep=True) for locator, policy in known.items() if policy is not None}
 
 
 def policies_of_account(ctx: CallContext, account_locator: str, page: PageRequest) -> Page[Policy]:
@@ -684,9 +681,10 @@ def issue_transaction(
     added with its alias, at the version its creation and issue would have left it. `billed_by_caller`: the
     caller bills the transaction once `uow` committed (billing's lapse): `uow` carries the billing safety net's
     due entry instead of the billing job, which billing's write removes (the entry enqueues the job should the
-    caller not get there). `billed_in` (with `billed_by_caller`): the caller's billing of the issue in `uow`
-    itself, given the transaction, the root and the policy's terms as the issue writes them; when it answers
-    True (it added its billing, leaving room for the rest), `uow` carries neither the safety net nor the job."""
+    caller not get there). `billed_in`: the caller's billing of the issue in `uow` itself, given the
+    transaction, the root and the policy's terms as the issue writes them; when it answers True (it added its
+    billing, leaving room for the rest), `uow` carries neither the safety net nor the job; when False, the
+    safety net (`billed_by_caller`) or the job (a due renewal's issue: billing's auto-renewal handler)."""
     model = _model(ctx, stack.policy)
     plan = _numbering_plan(model, stack.policy.productName)
     for record in (issue.transaction, *issue.changed, *issue.invalidated, *issue.added):
@@ -746,11 +744,14 @@ def issue_transaction(
         repository.save_transaction(uow, ctx.tenant, transaction)
     for transaction in added:
         repository.add_transaction(uow, ctx.tenant, transaction)
-    if uow.remaining > 0 and billed_by_caller:
-        if billed_in is None or not billed_in(uow, issued, policy, _terms_after(stack, issue, terms_added)):
-            due.schedule(
-                uow, DueKind.TRANSACTION_BILLING, issue.transaction.locator, ctx.now + BILLING_SAFETY_NET_DELAY
-            )
+    if (
+        uow.remaining > 0
+        and billed_in is not None
+        and billed_in(uow, issued, policy, _terms_after(stack, issue, terms_added))
+    ):
+        pass  # billed in this write: neither the safety net nor the job
+    elif uow.remaining > 0 and billed_by_caller:
+        due.schedule(uow, DueKind.TRANSACTION_BILLING, issue.transaction.locator, ctx.now + BILLING_SAFETY_NET_DELAY)
     elif uow.remaining > 0:
         _bill(uow, issue.transaction)
     else:  # the largest out-of-sequence issues: billed by a write of its own once the issue committed

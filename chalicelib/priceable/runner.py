@@ -23,7 +23,7 @@ from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
-from chalicelib.priceable.lifecycle import Lifecycle
+from chalicelib.priceable.lifecycle import Lifecycle, Progress
 from chalicelib.priceable.models import Charge, Element, Flag
 from chalicelib.priceable.subject import Subject
 
@@ -33,6 +33,33 @@ REJECTED = "rejected"
 UNDERWRITING_STOPS = frozenset({"underwrittenBlocked", "declined", "rejected"})
 """The states underwriting that does not pass leaves a quote or a transaction in (each lifecycle's
 `underwriting_stops`)."""
+ACCEPT, ISSUE = "accept", "issue"
+"""The user's steps after underwriting on the path to issue (quotes and policy transactions)."""
+STATES_TO_ISSUE = {
+    VALIDATE: "validated",
+    PRICE: "priced",
+    UNDERWRITE: "underwritten",
+    ACCEPT: "accepted",
+    ISSUE: "issued",
+}
+"""The state each step of the path to issue leads to (each such lifecycle's `state_after`)."""
+
+
+def progress_to_issue(validated: int) -> dict[str, Progress]:
+    """Where the states of the path to issue stand (each such lifecycle's `progress` from `validated` on),
+    `validated` being the steps behind a validated record (quotes 1; transactions 2, as `initialize`
+    comes first). `earlyUnderwritten` is in the state enums but no path reaches it (pricing always
+    precedes underwriting), so it stands with `validated`; an underwriting stop stands with `priced`
+    and is not priced again; an accepted record is not accepted twice."""
+    return {
+        "validated": Progress(validated),
+        "earlyUnderwritten": Progress(validated),
+        "priced": Progress(validated + 1),
+        "underwritten": Progress(validated + 2),
+        "accepted": Progress(validated + 3, repeatable=False),
+        **{state: Progress(validated + 1, repeatable=False) for state in UNDERWRITING_STOPS},
+    }
+
 
 R = TypeVar("R", bound=BaseModel)
 

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol
 
 from chalicelib.core import durations
 from chalicelib.core.clock import utc
-from chalicelib.priceable.models import Element
+from chalicelib.priceable.models import Element, PriceableFields, PriceableRecord
 
 AccountLoader = Callable[[], Mapping[str, Any]]
 
@@ -91,6 +91,25 @@ def account_view(load: Callable[[], Account]) -> AccountLoader:
     return view
 
 
+def quote_subject(record: PriceableRecord, static: Mapping[str, Any], account: AccountLoader) -> Subject:
+    """What the plugins see of a quote or a quick quote (a quick quote has no static data)."""
+    return Subject(
+        kind="quote",
+        locator=record.locator,
+        product=record.productName,
+        start=record.startTime,
+        end=record.endTime,
+        currency=record.currency,
+        timezone=record.timezone,
+        basis=record.durationBasis,
+        element=record.element,
+        static=static,
+        jurisdiction=record.jurisdiction,
+        config_version=record.configVersion,
+        account=account,
+    )
+
+
 def span_end(
     start: datetime, end: datetime | None, term: Decimal | int | None, basis: str, zone: str
 ) -> datetime | None:
@@ -102,6 +121,22 @@ def span_end(
 
 def span_duration(start: datetime, end: datetime | None, basis: str, zone: str) -> Decimal | None:
     return durations.duration(start, end, basis, zone) if end is not None and end >= start else None
+
+
+def new_span(
+    start: datetime, fields: PriceableFields, term: Decimal | int | None, basis: str, zone: str
+) -> dict[str, Any]:
+    """The span of a new quote or quick quote (its fields of that name): from `start` to the end the
+    request names, else the term's; the expiration the request names; the duration, in `basis` and `zone`."""
+    end = span_end(start, fields.endTime, term, basis, zone)
+    return {
+        "startTime": start,
+        "endTime": end,
+        "expirationTime": utc(fields.expirationTime) if fields.expirationTime else None,
+        "timezone": zone,
+        "durationBasis": basis,
+        "duration": span_duration(start, end, basis, zone),
+    }
 
 
 def positive_term(value: Any) -> Decimal | None:

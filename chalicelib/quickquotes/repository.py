@@ -4,9 +4,8 @@
 
 from __future__ import annotations
 
-from chalicelib.core import codes
 from chalicelib.quickquotes.models import QuickQuote
-from chalicelib.storage import codec, contact_index, keys, table, versioned
+from chalicelib.storage import codec, contact_index, keys, table
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 TENANT_INDEX = "GSI2"
@@ -18,24 +17,12 @@ def get(tenant: str, locator: str) -> QuickQuote | None:
 
 
 def add(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
-    uow.add(
-        table.put_new(
-            {
-                **keys.quick_quote(tenant, quick.locator).as_dict(),
-                "entity": "quickQuote",
-                f"{TENANT_INDEX}PK": keys.quick_quotes_index(tenant),
-                f"{TENANT_INDEX}SK": quick.locator,
-                **quick.model_dump(),
-            },
-            lambda: codes.CONFLICT_ALREADY_EXISTS("The quick quote already exists"),
-        ),
-        *contact_index.entries(tenant, "quickQuote", quick.locator, quick.contacts),
-    )
+    key = keys.quick_quote(tenant, quick.locator)
+    index = {f"{TENANT_INDEX}PK": keys.quick_quotes_index(tenant), f"{TENANT_INDEX}SK": quick.locator}
+    exists = "The quick quote already exists"
+    uow.add(*contact_index.put_new_holder(tenant, key, "quickQuote", quick, indexes=index, exists=exists))
 
 
 def save(uow: UnitOfWork, tenant: str, quick: QuickQuote) -> None:
     """Rewrites the quick quote, on condition that it is still at `quick.version` (else 409)."""
-    uow.add(
-        versioned.rewrite(keys.quick_quote(tenant, quick.locator), quick),
-        *contact_index.entries(tenant, "quickQuote", quick.locator, quick.contacts),
-    )
+    uow.add(*contact_index.rewrite_holder(tenant, keys.quick_quote(tenant, quick.locator), "quickQuote", quick))

@@ -22,7 +22,7 @@ from chalicelib.core.ids import new_locator
 from chalicelib.priceable import checks, elements, evaluation
 from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.runner import PRICE, VALIDATE, Runner, StepFailed
-from chalicelib.priceable.subject import NO_ACCOUNT, Subject, account_view, span_duration, span_end
+from chalicelib.priceable.subject import NO_ACCOUNT, Subject, account_view, new_span, quote_subject, span_duration
 from chalicelib.quickquotes import repository
 from chalicelib.quickquotes.lifecycle import ERRORS, LIFECYCLE
 from chalicelib.quickquotes.models import (
@@ -66,18 +66,12 @@ def create_quick_quote(ctx: CallContext, fields: QuickQuoteFields) -> QuickQuote
     zone = fields.timezone or (account.timezone if account else None) or checks.default_time_zone(model)
     basis = fields.durationBasis or product.duration_basis
     start = utc(fields.startTime) if fields.startTime else ctx.now
-    end = span_end(start, fields.endTime, product.term_duration, basis, zone)
     quick = QuickQuote(
         locator=new_locator(),
         productName=fields.productName,
         accountLocator=fields.accountLocator,
-        startTime=start,
-        endTime=end,
-        expirationTime=utc(fields.expirationTime) if fields.expirationTime else None,
-        timezone=zone,
+        **new_span(start, fields, product.term_duration, basis, zone),
         currency=fields.currency or checks.default_currency(model),
-        durationBasis=basis,
-        duration=span_duration(start, end, basis, zone),
         jurisdiction=fields.jurisdiction,
         element=elements.build_root(
             evaluation.catalog(model),
@@ -188,20 +182,8 @@ def _checked(ctx: CallContext, model: dict[str, Any], quick: QuickQuote) -> Quic
 
 def _subject(ctx: CallContext, quick: QuickQuote) -> Subject:
     locator = quick.accountLocator
-    return Subject(
-        kind="quote",
-        locator=quick.locator,
-        product=quick.productName,
-        start=quick.startTime,
-        end=quick.endTime,
-        currency=quick.currency,
-        timezone=quick.timezone,
-        basis=quick.durationBasis,
-        element=quick.element,
-        static={},
-        jurisdiction=quick.jurisdiction,
-        config_version=quick.configVersion,
-        account=account_view(lambda: accounts.get_account(ctx, locator)) if locator else lambda: NO_ACCOUNT,
+    return quote_subject(
+        quick, {}, account_view(lambda: accounts.get_account(ctx, locator)) if locator else lambda: NO_ACCOUNT
     )
 
 

@@ -19,10 +19,18 @@ from __future__ import annotations
 
 from chalicelib.priceable.lifecycle import Lifecycle, Progress
 from chalicelib.priceable.models import Entity
-from chalicelib.priceable.runner import PRICE, UNDERWRITE, UNDERWRITING_STOPS, VALIDATE
+from chalicelib.priceable.runner import (
+    ACCEPT,
+    ISSUE,
+    PRICE,
+    STATES_TO_ISSUE,
+    UNDERWRITE,
+    UNDERWRITING_STOPS,
+    VALIDATE,
+    progress_to_issue,
+)
 from chalicelib.quotes.models import ENTITY, QuoteState
 
-ACCEPT, ISSUE = "accept", "issue"
 ERRORS = Entity(ENTITY, "quote")
 """Quote errors: `quote.invalid_state`, `quote.invalid_element`, ... ("A quote that is issued ...")."""
 FINAL = frozenset({"issued", "refused", "discarded"})
@@ -32,23 +40,9 @@ LIFECYCLE = Lifecycle(
     state_field="quoteState",
     states=QuoteState,
     steps=(VALIDATE, PRICE, UNDERWRITE, ACCEPT, ISSUE),
-    progress={
-        "draft": Progress(0),
-        "validated": Progress(1),
-        "earlyUnderwritten": Progress(1),
-        "priced": Progress(2),
-        "underwritten": Progress(3),
-        "accepted": Progress(4, repeatable=False),
-        **{state: Progress(2, repeatable=False) for state in UNDERWRITING_STOPS},
-    },
+    progress={"draft": Progress(0), **progress_to_issue(1)},
     final=FINAL,
-    state_after={
-        VALIDATE: "validated",
-        PRICE: "priced",
-        UNDERWRITE: "underwritten",
-        ACCEPT: "accepted",
-        ISSUE: "issued",
-    },
+    state_after=STATES_TO_ISSUE,
     underwriting_stops=UNDERWRITING_STOPS,
     runs_first={ACCEPT: UNDERWRITE},
     resettable=frozenset(QuoteState) - FINAL - {"accepted"},

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.core import codes
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.priceable.models import StaticDataVersion
 from chalicelib.quotes.models import Quote
-from chalicelib.storage import codec, contact_index, keys, query, table, versioned
+from chalicelib.storage import codec, contact_index, keys, query, table
 from chalicelib.storage.unit_of_work import UnitOfWork
 
 ACCOUNT_INDEX = "GSI1"
@@ -60,25 +59,21 @@ def _indexes(tenant: str, quote: Quote) -> dict[str, str]:
 
 def add(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
     uow.add(
-        table.put_new(
-            {
-                **keys.quote(tenant, quote.locator).as_dict(),
-                "entity": "quote",
-                **_indexes(tenant, quote),
-                **quote.model_dump(),
-            },
-            lambda: codes.CONFLICT_ALREADY_EXISTS("The quote already exists"),
-        ),
-        *contact_index.entries(tenant, "quote", quote.locator, quote.contacts),
+        *contact_index.put_new_holder(
+            tenant,
+            keys.quote(tenant, quote.locator),
+            "quote",
+            quote,
+            indexes=_indexes(tenant, quote),
+            exists="The quote already exists",
+        )
     )
 
 
 def save(uow: UnitOfWork, tenant: str, quote: Quote) -> None:
     """Rewrites the quote, on condition that it is still at `quote.version` (else 409)."""
-    uow.add(
-        versioned.rewrite(keys.quote(tenant, quote.locator), quote, extra=_indexes(tenant, quote)),
-        *contact_index.entries(tenant, "quote", quote.locator, quote.contacts),
-    )
+    key = keys.quote(tenant, quote.locator)
+    uow.add(*contact_index.rewrite_holder(tenant, key, "quote", quote, extra=_indexes(tenant, quote)))
 
 
 def add_static_history(uow: UnitOfWork, tenant: str, quote_locator: str, entry: StaticDataVersion) -> None:

@@ -63,10 +63,18 @@ from chalicelib.policies.models import HeldScope, PolicyIssuance
 from chalicelib.priceable import checks, elements, evaluation, underwriting
 from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.models import ElementInput
-from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
-from chalicelib.priceable.subject import AccountLoader, Subject, account_view, span_duration, span_end
+from chalicelib.priceable.runner import ACCEPT, ISSUE, PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
+from chalicelib.priceable.subject import (
+    AccountLoader,
+    Subject,
+    account_view,
+    new_span,
+    quote_subject,
+    span_duration,
+    span_end,
+)
 from chalicelib.quotes import from_policy, repository
-from chalicelib.quotes.lifecycle import ACCEPT, ERRORS, ISSUE, LIFECYCLE
+from chalicelib.quotes.lifecycle import ERRORS, LIFECYCLE
 from chalicelib.quotes.models import (
     ENTITY,
     FlagInput,
@@ -272,7 +280,6 @@ def _new_quote(
     basis = fields.durationBasis or product.duration_basis
     term = fields.termDuration or product.term_duration
     start = utc(fields.startTime)
-    end = span_end(start, fields.endTime, term, basis, zone)
     root = elements.build_root(
         evaluation.catalog(model),
         fields.productName,
@@ -287,14 +294,9 @@ def _new_quote(
         locator=new_locator(),
         productName=fields.productName,
         accountLocator=account.locator,
-        startTime=start,
-        endTime=end,
-        expirationTime=utc(fields.expirationTime) if fields.expirationTime else None,
-        timezone=zone,
+        **new_span(start, fields, term, basis, zone),
         currency=fields.currency or checks.default_currency(model),
-        durationBasis=basis,
         termDuration=Decimal(term) if term else None,
-        duration=span_duration(start, end, basis, zone),
         element=root,
         preferences=fields.preferences,
         delinquencyPlanName=fields.delinquencyPlanName or account.delinquencyPlanName or product.delinquency_plan,
@@ -553,21 +555,7 @@ def constraint_dependencies(ctx: CallContext, locator: str) -> dict[str, dict[st
 def _subject(
     ctx: CallContext, quote: Quote, account: Account | None = None, *, loader: AccountLoader | None = None
 ) -> Subject:
-    return Subject(
-        kind="quote",
-        locator=quote.locator,
-        product=quote.productName,
-        start=quote.startTime,
-        end=quote.endTime,
-        currency=quote.currency,
-        timezone=quote.timezone,
-        basis=quote.durationBasis,
-        element=quote.element,
-        static=quote.static,
-        jurisdiction=quote.jurisdiction,
-        config_version=quote.configVersion,
-        account=loader or _account_loader(ctx, quote.accountLocator, account),
-    )
+    return quote_subject(quote, quote.static, loader or _account_loader(ctx, quote.accountLocator, account))
 
 
 def _installment_plan(product: Product, preferences: dict[str, Any]) -> str | None:

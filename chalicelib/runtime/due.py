@@ -113,13 +113,20 @@ def entry_of(ctx: CallContext, item: Mapping[str, Any] | None) -> DueEntry | Non
     return due_index.entry_of(ctx.tenant, item)
 
 
-def bring_forward_from(uow: UnitOfWork, current: DueEntry | None, kind: DueKind, ref: str, at: datetime) -> None:
+def bring_forward_from(
+    uow: UnitOfWork, current: DueEntry | None, kind: DueKind, ref: str, at: datetime, *, put_again: bool = False
+) -> DueEntry | None:
     """`bring_forward` of the entry as the caller read it (`current`: None when there was none), on condition
-    that it is still as read where it is rewritten."""
+    that it is still as read where it is rewritten (`put_again` as for `bring_forward`). Answers the entry as
+    `uow` leaves it once it commits."""
     if current is None:
-        uow.add(due_index.put_new(uow.ctx.tenant, kind, ref, at))
-    elif at < current.due_at:
-        uow.add(due_index.move(current, at, attempts=0))
+        op = due_index.put_new(uow.ctx.tenant, kind, ref, at)
+    elif at < current.due_at or put_again:
+        op = due_index.move(current, min(at, current.due_at), attempts=0)
+    else:
+        return current
+    uow.add(op)
+    return due_index.written(uow.ctx.tenant, op)
 
 
 # --- what a handler is given --------------------------------------------------------------------------

@@ -6,16 +6,67 @@ a reader checks the record itself; anonymizing the contact deletes its entries."
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
-from chalicelib.storage import keys, query, table
+from chalicelib.core import codes
+from chalicelib.storage import keys, query, table, versioned
 from chalicelib.storage.table import WriteOp
 
 
 class _Listed(Protocol):
     @property
     def contactLocator(self) -> str: ...
+
+
+class _Holder(Protocol):
+    """A record that lists contacts: an account, quote, quick quote or policy root."""
+
+    locator: str
+    version: int
+
+    @property
+    def contacts(self) -> Sequence[_Listed]: ...
+
+    def model_dump(self, *, exclude: set[str]) -> dict[str, Any]: ...
+
+
+def put_new_holder(
+    tenant: str,
+    key: keys.Key,
+    holder_type: str,
+    record: _Holder,
+    *,
+    indexes: Mapping[str, Any],
+    exists: str,
+    exclude: Iterable[str] = (),
+) -> list[WriteOp]:
+    """The put of a new record that lists contacts, its `entity` the holder type and `indexes` (its index
+    keys) beside its fields (409 `exists` when its key is taken), and its contacts' entries."""
+    return [
+        table.put_new(
+            {**key.as_dict(), "entity": holder_type, **indexes, **record.model_dump(exclude=set(exclude))},
+            lambda: codes.CONFLICT_ALREADY_EXISTS(exists),
+        ),
+        *entries(tenant, holder_type, record.locator, record.contacts),
+    ]
+
+
+def rewrite_holder(
+    tenant: str,
+    key: keys.Key,
+    holder_type: str,
+    record: _Holder,
+    *,
+    exclude: Iterable[str] = (),
+    extra: Mapping[str, Any] | None = None,
+) -> list[WriteOp]:
+    """The rewrite of a record that lists contacts (versioned.rewrite: 409 when it is no longer at its
+    `version`), and its contacts' entries."""
+    return [
+        versioned.rewrite(key, record, exclude=exclude, extra=extra),
+        *entries(tenant, holder_type, record.locator, record.contacts),
+    ]
 
 
 def entries(tenant: str, holder_type: str, holder_locator: str, contacts: Iterable[_Listed]) -> list[WriteOp]:

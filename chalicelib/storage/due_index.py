@@ -113,6 +113,12 @@ def move(
     )
 
 
+def written(tenant: str, op: WriteOp) -> DueEntry:
+    """The entry as a `put`, `put_new` or `move` writes it (its new token: what a later write in the same
+    process, after that one committed, is conditional on)."""
+    return _entry(tenant, codec.deserialize(op.params["Item"]))
+
+
 def get(tenant: str, kind: str, ref: str) -> DueEntry | None:
     item = table.gateway().get(keys.tenant_scope(tenant), keys.due_entry(tenant, kind, ref))
     return _entry(tenant, item) if item else None

@@ -1,8 +1,8 @@
 """Auto-renewal (issue 12) on the due index: a policy's `policy.autoRenew` due entry (put by the policies
 domain whenever an issue moves the policy's end, its cancellation or its plan: policies.models.renewal_due)
-falls due at its renewal's first step; this handler (registered in job_handlers.py, run by the due pager,
-runtime/due.py, at the entry's due time) renews the policy through the transactions service, as renewals.py
-says when, and moves the entry on to the next step.
+falls due at its renewal's first step; this handler (registered by billing/job_handlers.py, which bills the
+renewal's issue in its own write; run by the due pager, runtime/due.py, at the entry's due time) renews the
+policy through the transactions service, as renewals.py says when, and moves the entry on to the next step.
 
 The policy is read consistently (policies.service.issued_stack) and brought to the step due at the
 entry's time (ctx.now) with at most two transactions service calls (renewals.work), each working on that
@@ -78,11 +78,13 @@ class Outcome:
         }
 
 
-def renew_due(ctx: CallContext, work: DueWork) -> dict[str, Any]:
-    """Runs the due entry of the renewal of policy `work.entry.ref` at ctx.now (its due time)."""
+def renew_due(ctx: CallContext, work: DueWork, billed_in: policies.BilledIn | None = None) -> dict[str, Any]:
+    """Runs the due entry of the renewal of policy `work.entry.ref` at ctx.now (its due time). `billed_in`: how
+    the batch's issues are billed in their own write (billing's handler of the entry: its installments beside
+    the issue), else by the billing job the issue enqueues."""
     renewing = work.shared.get(SHARED)
     if renewing is None:
-        renewing = work.shared[SHARED] = Renewing(ctx)
+        renewing = work.shared[SHARED] = Renewing(ctx, billed_in)
         renewing.accounts.expect(
             str(entry.payload["accountLocator"]) for entry in work.of_batch() if entry.payload.get("accountLocator")
         )
@@ -113,11 +115,13 @@ class AccountsOfStep:
 
 
 class Renewing:
-    """What the renewals of one batch share: the plans of each configuration version, the batch's accounts."""
+    """What the renewals of one batch share: the plans of each configuration version, the batch's accounts, the
+    billing of its issues in their writes (`billed_in`, when the caller gives it)."""
 
-    def __init__(self, ctx: CallContext):
+    def __init__(self, ctx: CallContext, billed_in: policies.BilledIn | None = None):
         self._plans: dict[str, dict[str, RenewalPlan]] = {}
         self.accounts = AccountsOfStep(ctx)
+        self.billed_in = billed_in
 
     def plan(self, ctx: CallContext, policy: Policy) -> RenewalPlan | None:
         version = policy.configVersion
@@ -228,7 +232,14 @@ class Renewing:
         if call == ACCEPT:
             return service.accept(ctx, locator, found=current, read_account=self.accounts, uow=uow, unstored=unstored)
         return service.issue(
-            ctx, locator, auto_rebase=True, found=current, read_account=self.accounts, uow=uow, unstored=unstored
+            ctx,
+            locator,
+            auto_rebase=True,
+            found=current,
+            read_account=self.accounts,
+            uow=uow,
+            unstored=unstored,
+            billed_in=self.billed_in,
         )
 
     @staticmethod

@@ -1,5 +1,6 @@
-"""Asynchronous work of the transactions domain: the auto-renewal of a policy when its due entry falls due, and
-the billing safety net of the largest issues."""
+"""Asynchronous work of the transactions domain: the billing safety net of the largest issues. (The auto-renewal
+of a policy, transactions/auto_renewal.py, is run by billing's handler of its due entry, billing/job_handlers.py,
+which bills each renewal's issue in its own write.)"""
 
 from __future__ import annotations
 
@@ -10,15 +11,7 @@ from chalicelib.core.errors import NotFound
 from chalicelib.policies import service as policies
 from chalicelib.runtime.due import DueWork, due_handler
 from chalicelib.runtime.due_kinds import DueKind
-from chalicelib.transactions import auto_renewal
 from chalicelib.transactions import service as transactions
-
-
-@due_handler(DueKind.POLICY_AUTO_RENEW)
-def auto_renew(ctx: CallContext, work: DueWork) -> dict[str, Any]:
-    """Put by the policies domain at the renewal's first step, moved on to each next one here
-    (auto_renewal.py); run by the due pager (every quarter hour, or a test clock's advance) at its due time."""
-    return auto_renewal.renew_due(ctx, work)
 
 
 @due_handler(DueKind.TRANSACTION_BILLING)

@@ -24,10 +24,19 @@ from __future__ import annotations
 
 from chalicelib.policies.models import TransactionState
 from chalicelib.priceable.lifecycle import Lifecycle, Progress
-from chalicelib.priceable.runner import PRICE, UNDERWRITE, UNDERWRITING_STOPS, VALIDATE
+from chalicelib.priceable.runner import (
+    ACCEPT,
+    ISSUE,
+    PRICE,
+    STATES_TO_ISSUE,
+    UNDERWRITE,
+    UNDERWRITING_STOPS,
+    VALIDATE,
+    progress_to_issue,
+)
 from chalicelib.transactions.models import ERRORS
 
-INITIALIZE, ACCEPT, ISSUE = "initialize", "accept", "issue"
+INITIALIZE = "initialize"
 FINAL = frozenset({"issued", "refused", "discarded", "invalidated", "reversed"})
 PRECOMMITTABLE = frozenset({"draft", "initialized"})
 
@@ -36,25 +45,9 @@ LIFECYCLE = Lifecycle(
     state_field="transactionState",
     states=TransactionState,
     steps=(INITIALIZE, VALIDATE, PRICE, UNDERWRITE, ACCEPT, ISSUE),
-    progress={
-        "draft": Progress(0),
-        "initialized": Progress(1),
-        "validated": Progress(2),
-        "earlyUnderwritten": Progress(2),
-        "priced": Progress(3),
-        "underwritten": Progress(4),
-        "accepted": Progress(5, repeatable=False),
-        **{state: Progress(3, repeatable=False) for state in UNDERWRITING_STOPS},
-    },
+    progress={"draft": Progress(0), "initialized": Progress(1), **progress_to_issue(2)},
     final=FINAL,
-    state_after={
-        INITIALIZE: "initialized",
-        VALIDATE: "validated",
-        PRICE: "priced",
-        UNDERWRITE: "underwritten",
-        ACCEPT: "accepted",
-        ISSUE: "issued",
-    },
+    state_after={INITIALIZE: "initialized", **STATES_TO_ISSUE},
     underwriting_stops=UNDERWRITING_STOPS,
     runs_first={ACCEPT: UNDERWRITE},
     resettable=frozenset(TransactionState) - FINAL - {"accepted"},

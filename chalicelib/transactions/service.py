@@ -63,13 +63,13 @@ from chalicelib.policies.models import (
 from chalicelib.priceable import elements, evaluation, underwriting
 from chalicelib.priceable.evaluation import Evaluation
 from chalicelib.priceable.models import Charge, Element, ElementChanges, ElementInput, FlagInput, ResetOptions
-from chalicelib.priceable.runner import PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
+from chalicelib.priceable.runner import ACCEPT, ISSUE, PRICE, UNDERWRITE, VALIDATE, Runner, StepFailed
 from chalicelib.priceable.subject import Subject, account_view
 from chalicelib.runtime import document_jobs, wiring
 from chalicelib.runtime.wiring import UnitOfWork
 from chalicelib.transactions import changes, execution, issuing, records, sequence, timeline
 from chalicelib.transactions.execution import TransactionEvaluation
-from chalicelib.transactions.lifecycle import ACCEPT, INITIALIZE, ISSUE, LIFECYCLE
+from chalicelib.transactions.lifecycle import INITIALIZE, LIFECYCLE
 from chalicelib.transactions.models import (
     ENTITY,
     ERRORS,
@@ -739,6 +739,7 @@ def issue(
     read_account: AccountReader | None = None,
     uow: UnitOfWork | None = None,
     unstored: bool = False,
+    billed_in: policies.BilledIn | None = None,
 ) -> Transaction:
     """Issues the transaction (running the steps before it that it lacks) into its policy: one
     TransactWriteItems with the policy root, conditional on the version the stack was read at (and,
@@ -748,7 +749,8 @@ def issue(
     applied anew and the whole path run from initialize. Out of sequence, it is issued inside an
     aggregate (execution.py): the later transactions reversed, it, their reapplications. `found`,
     `read_account`, `uow` and `unstored` as for `_advance` (given `uow`, the invalidations left for after
-    the commit are written once it committed)."""
+    the commit are written once it committed; `billed_in`, with `uow`: the caller's billing of the issue in
+    that write, else its billing job, as policies.issue_transaction says)."""
     found = records.found(ctx, locator, found)
     LIFECYCLE.steps_to(found.transaction.transactionState, ISSUE)
     LIFECYCLE.check_not_expired(found.transaction.expirationTime, ctx.now)
@@ -779,7 +781,9 @@ def issue(
     if unstored:
         for event_type, data in records.events(found.transaction, ["create"]):
             uow.record_event(event_type, data)
-    written, left = _issue_writes(ctx, uow, found, runner, evaluator, issued, done, new_transaction=unstored)
+    written, left = _issue_writes(
+        ctx, uow, found, runner, evaluator, issued, done, new_transaction=unstored, billed_in=billed_in
+    )
     stack = found.stack
     uow.after_commit(lambda: policies.save_transactions(ctx, stack, left))
     uow.commit()

@@ -51,17 +51,21 @@ PER_RENEWAL = {
 without reading it again; one write a day, the due entry's settlement in it (issue 28: it was 10 calls, a
 write for each service call and one for the entry): the draft created priced (never stored apart), with
 the entry moved on to the next step; accepted, with the entry moved on; issued, with the next term's entry
-put on condition of the one run (UnitOfWork.claim)."""
+put on condition of the one run (UnitOfWork.claim) and the renewal billed (its lattice and installments, the
+account's billing root bumped and its invoice generation entry brought forward: issue 28, the billing job's 7
+calls gone)."""
 RUN_ITSELF = {
     "create": {"GetItem": 2, "Query": 2, "UpdateItem": 2, "BatchGetItem": 4},
     "accept": {"GetItem": 1, "Query": 2, "UpdateItem": 2, "BatchGetItem": 2},
-    "issue": {"GetItem": 1, "Query": 2, "UpdateItem": 2, "BatchGetItem": 1},
+    "issue": {"GetItem": 1, "Query": 2, "UpdateItem": 2, "BatchGetItem": 3},
 }
 """The job item (read, moved to running, then finished), (on the first day: the process keeps it) the
 policies' configuration version, the due index read twice (the batch of entries due at the moment, then
 nothing more: a Query and a consistent BatchGetItem of what it found), the accounts of the batch's
 policies when the rating or underwriting plugin first asks for one (BatchGetItem), and on the first day
-the rating tables (BatchGetItem; the tables domain keeps them)."""
+the rating tables (BatchGetItem; the tables domain keeps them); on the issue day, what billing the batch's
+issues in their writes needs, read for the batch (billing/installments/service.py IssuesBilledIn): its
+accounts (a BatchGetItem per 100), their billing roots and invoice generation entries (one per 100 records)."""
 NEXT_END = "2028-02-01T05:00:00.000Z"
 BEFORE = datetime(2026, 12, 1, 12, tzinfo=timezone.utc)
 CREATE_DAY = datetime(2027, 1, 2, 6, tzinfo=timezone.utc)
@@ -270,7 +274,7 @@ def test_a_run_that_finds_every_step_due_runs_each_at_its_own_time(
         "policy.renewal.accept",
         "policy.renewal.issue",
         "billing.installmentlattice.create",
-    ]  # the issue's billing job
+    ]  # the issue's billing, in its write
     created = events[0]["data"]["transactionLocator"]
     renewal = ok(call(api, "GET", transaction_path(tenant, created), admin_token))
     assert (renewal["transactionType"], renewal["transactionState"]) == ("LoyaltyRenewal", "issued")
@@ -282,10 +286,10 @@ def test_a_run_that_finds_every_step_due_runs_each_at_its_own_time(
     price = ok(call(api, "GET", transaction_path(tenant, created, "/price"), admin_token))
     assert amounts(price["charges"]) == [("premium", D("600.00"), False), ("tax", D("25"), False)]
     # the job enqueued; one write a step, the entry settled in it: created and priced (the draft written
-    # priced), accepted, issued (the next term's entry put on condition of the one run); and the billing job
-    # the issue enqueued: the renewal's lattice with its installments, one write (nothing to invoice before
-    # the new term starts)
-    assert Counter(ddb_calls)["TransactWriteItems"] == 1 + 3 + 1
+    # priced), accepted, issued (the next term's entry put on condition of the one run) with the issue's
+    # billing, the renewal's lattice with its installments (nothing to invoice before the new term starts):
+    # no billing job (issue 28: it was one more write, and 7 calls)
+    assert Counter(ddb_calls)["TransactWriteItems"] == 1 + 3
     assert invoicing_of(tenant, account) == parse_datetime(END)
 
 
@@ -468,8 +472,8 @@ def test_only_due_policies_are_read_and_the_calls_per_renewal_are_flat(
             jobs.drain(job_types=frozenset({JobType.DUE_RUN}))
             calls = Counter(ddb_calls)
             days[day] = (get_job(tenant_locator, locator)["result"], calls)
-            # the billing of the renewals the run issued
-            assert jobs.drain() == (due if day == "issue" else 0)
+            # the renewals the run issued are billed in their issue's write: no billing job follows
+            assert jobs.drain() == 0
             clock.set(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
         return days
 
@@ -551,3 +555,97 @@ def test_a_run_works_in_steps_each_enqueuing_the_next_once(tenant, account, jobs
     assert [
         (r["entries"], r["policiesRead"], r["created"], r["priced"], r.get("continued", False)) for r in results
     ] == [(2, 2, 2, 2, True), (1, 1, 1, 1, False)]
+
+
+def _billing_left(tenant: str) -> dict:
+    """What a renewal's billing stored in the tenant (billing's records, the due index, the events), without the
+    locators, tokens and timestamps of the write that differ from one tenant to another."""
+    from chalicelib.billing import repository as billing_repository
+    from chalicelib.billing.installments.models import Installment, InstallmentJob, InstallmentLattice
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients, codec, keys
+
+    pages = (
+        clients.dynamodb()
+        .get_paginator("scan")
+        .paginate(
+            TableName=settings().table_name,
+            FilterExpression="begins_with(PK, :scope)",
+            ExpressionAttributeValues={":scope": {"S": keys.tenant_scope(tenant)}},
+        )
+    )
+    items = [codec.deserialize(item) for page in pages for item in page["Items"]]
+
+    def of(entity, model):
+        return [billing_repository.model_of(model, item) for item in items if item.get("entity") == entity]
+
+    return {
+        "installments": sorted(
+            (
+                i.generateTime,
+                i.dueTime,
+                i.installmentStartTime,
+                i.installmentEndTime,
+                i.invoicing,
+                i.autopay,
+                i.billingContainer == i.accountLocator,
+                bool(i.invoiceLocator),
+                sorted((item.chargeType, item.amount) for item in i.installmentItems),
+            )
+            for i in of("installment", Installment)
+        ),
+        "lattices": sorted(
+            (
+                lattice.termStartTime,
+                lattice.termEndTime,
+                lattice.effectiveTime,
+                lattice.installmentPlanName,
+                [frame.model_dump() for frame in lattice.frames],
+            )
+            for lattice in of("lattice", InstallmentLattice)
+        ),
+        "installmentJobs": sorted(
+            (job.jobStatus, len(job.installmentLocators)) for job in of("installmentJob", InstallmentJob)
+        ),
+        "roots": sorted(int(i["version"]) for i in items if i.get("entity") == "billingRoot"),
+        "due": sorted((str(i["kind"]), str(i["dueAt"])) for i in items if i.get("entity") == "dueEntry"),
+        "events": Counter(str(i["type"]) for i in items if i.get("entity") == "event"),
+        "records": Counter(str(i.get("entity")) for i in items if i.get("entity") not in ("event", "job")),
+    }
+
+
+def test_a_renewal_billed_in_its_issue_leaves_what_its_billing_job_leaves(api, admin_token, jobs, clock, monkeypatch):
+    """The renewals of one run, two of them on one account (each one's write follows the other's root version
+    and generation entry) and one of a policy billed on its own (its root read when it is billed), billed in
+    their issue's write (billing/installments/service.py IssuesBilledIn), leave what the billing jobs they
+    enqueued before left: the same installments, to the amount and the time, lattices, job records, roots, due
+    entries and events. (Only the records' own timestamps differ: billed in the issue's write, at the entry's
+    due time; by a job, when it ran.)"""
+    from chalicelib.billing.installments import service as installments
+
+    def renewed(billed_in: bool) -> dict:
+        tenant = renewals_tenant(api, admin_token)
+        shared, alone = new_account(api, admin_token, tenant), new_account(api, admin_token, tenant)
+        for account in (shared, shared, alone):
+            issue(tenant, account, autoRenewalPlanName="Auto")
+        issue(tenant, alone, autoRenewalPlanName="Auto", billingLevel="policy")  # its own billing container
+        billing_at_rest(tenant, jobs, CREATE_AT - timedelta(seconds=1))
+        with monkeypatch.context() as patched:
+            if not billed_in:
+                patched.setattr(installments.IssuesBilledIn, "__call__", lambda *_: False)
+            for moment in (CREATE_DAY, ACCEPT_DAY):
+                run_at(api, admin_token, tenant, jobs, clock, moment)
+            clock.set(ISSUE_DAY)
+            uow = wiring.unit_of_work(system_ctx().for_tenant(tenant))
+            enqueue(uow, JobType.DUE_RUN, {"asOf": isoformat(ISSUE_DAY)})
+            uow.commit()
+            jobs.drain(job_types=frozenset({JobType.DUE_RUN}))
+            assert jobs.drain() == (0 if billed_in else 4)  # the billing jobs, when not billed in the issue
+            clock.set(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc))
+        return _billing_left(tenant)
+
+    in_write, by_jobs = renewed(True), renewed(False)
+    assert in_write == by_jobs
+    assert len(in_write["lattices"]) == 8  # the policies' and their renewals'
+    assert in_write["events"]["billing.installmentlattice.create"] == 8
+    assert len(in_write["roots"]) == 3  # the two accounts' and the policy's billed on its own

@@ -18,7 +18,7 @@ from chalicelib.billing.credit.models import (
     DisbursementState,
 )
 from chalicelib.billing.models import PaymentTarget
-from chalicelib.billing.schemas import Amount, CreditItem, PaymentTargetResponse, TransactionMethod
+from chalicelib.billing.schemas import Amount, CreditItem, CreditMoveRequest, PaymentTargetResponse, TransactionMethod
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery, ListResponse
@@ -76,14 +76,9 @@ class DistributionListResponse(ListResponse[DistributionResponse]):
     pass
 
 
-class DisbursementCreateRequest(Input):
+class DisbursementCreateRequest(CreditMoveRequest):
     """Financial instruments are taken and left alone: this service executes no payouts itself."""
 
-    accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
-    type: str = Field(min_length=1, max_length=128)
-    amount: Amount
-    currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
-    data: dict[str, Any] = {}
     sources: list[CreditItem] = Field(default=[], max_length=100)
     useDefaultFinancialInstrument: bool | None = None
     financialInstrumentLocator: str | None = Field(default=None, max_length=64)

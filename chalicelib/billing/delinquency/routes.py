@@ -28,7 +28,7 @@ CHANGING = [codes.DELINQUENCY_INVALID_STATE, codes.DELINQUENCY_INVALID_TIME]
 @bp.route("/billing/{tenantLocator}/delinquencies/{locator}", methods=["GET"])
 @endpoint("delinquencies.read", errors=DELINQUENCY)
 def fetch_delinquency(tenantLocator: str, locator: str) -> schemas.DelinquencyResponse:
-    return schemas.DelinquencyResponse.of(service.delinquency(request_context(), locator))
+    return schemas.DelinquencyResponse.of_record(service.delinquency(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/delinquencies/{locator}", methods=["PATCH"])
@@ -36,7 +36,9 @@ def fetch_delinquency(tenantLocator: str, locator: str) -> schemas.DelinquencyRe
 def update_delinquency(
     tenantLocator: str, locator: str, body: schemas.DelinquencyUpdateRequest
 ) -> schemas.DelinquencyResponse:
-    return schemas.DelinquencyResponse.of(service.update_delinquency(request_context(), locator, body.graceEndAt))
+    return schemas.DelinquencyResponse.of_record(
+        service.update_delinquency(request_context(), locator, body.graceEndAt)
+    )
 
 
 @bp.route("/billing/{tenantLocator}/delinquencies/accounts/{accountLocator}/list", methods=["GET"])
@@ -46,7 +48,7 @@ def list_account_delinquencies(
 ) -> schemas.DelinquencyListResponse:
     return schemas.DelinquencyListResponse.of(
         service.delinquencies_of_account(request_context(), accountLocator, query.page()),
-        schemas.DelinquencyResponse.of,
+        schemas.DelinquencyResponse.of_record,
     )
 
 
@@ -57,7 +59,7 @@ def list_policy_delinquencies(
 ) -> schemas.DelinquencyListResponse:
     return schemas.DelinquencyListResponse.of(
         service.delinquencies_of(request_context(), "policy", policyLocator, query.page()),
-        schemas.DelinquencyResponse.of,
+        schemas.DelinquencyResponse.of_record,
     )
 
 
@@ -68,7 +70,7 @@ def list_invoice_delinquencies(
 ) -> schemas.DelinquencyListResponse:
     return schemas.DelinquencyListResponse.of(
         service.delinquencies_of(request_context(), "invoice", invoiceLocator, query.page()),
-        schemas.DelinquencyResponse.of,
+        schemas.DelinquencyResponse.of_record,
     )
 
 
@@ -80,7 +82,7 @@ def list_delinquency_events(
     record, page = service.events_of(request_context(), locator, query.page())
     return schemas.DelinquencyEventsResponse.of(
         page,
-        schemas.DelinquencyEventResponse.of,
+        schemas.DelinquencyEventResponse.of_record,
         accountLocator=record.accountLocator,
         delinquencyLocator=record.locator,
     )
@@ -89,7 +91,9 @@ def list_delinquency_events(
 @bp.route("/billing/{tenantLocator}/delinquencies/events/{delinquencyEventLocator}", methods=["GET"])
 @endpoint("delinquencies.read", errors=EVENT)
 def fetch_delinquency_event(tenantLocator: str, delinquencyEventLocator: str) -> schemas.DelinquencyEventResponse:
-    return schemas.DelinquencyEventResponse.of(service.delinquency_event(request_context(), delinquencyEventLocator))
+    return schemas.DelinquencyEventResponse.of_record(
+        service.delinquency_event(request_context(), delinquencyEventLocator)
+    )
 
 
 @bp.route("/billing/{tenantLocator}/delinquencies/events/{delinquencyEventLocator}", methods=["PATCH"])
@@ -97,7 +101,7 @@ def fetch_delinquency_event(tenantLocator: str, delinquencyEventLocator: str) ->
 def update_delinquency_event(
     tenantLocator: str, delinquencyEventLocator: str, body: schemas.DelinquencyEventUpdateRequest
 ) -> schemas.DelinquencyEventResponse:
-    return schemas.DelinquencyEventResponse.of(
+    return schemas.DelinquencyEventResponse.of_record(
         service.update_event(request_context(), delinquencyEventLocator, body.triggerTime, body.delinquencyEventState)
     )
 

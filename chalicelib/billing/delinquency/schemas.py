@@ -10,8 +10,6 @@ from typing import Literal
 
 from chalicelib.billing.delinquency.models import (
     CancellationType,
-    Delinquency,
-    DelinquencyEvent,
     DelinquencyEventState,
     DelinquencyState,
 )
@@ -57,10 +55,6 @@ class DelinquencyResponse(Response):
     createdAt: datetime
     updatedAt: datetime
 
-    @classmethod
-    def of(cls, record: Delinquency) -> DelinquencyResponse:
-        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
-
 
 class DelinquencyListResponse(ListResponse[DelinquencyResponse]):
     pass
@@ -81,10 +75,6 @@ class DelinquencyEventResponse(Response):
     createdBy: str
     updatedAt: datetime
     updatedBy: str
-
-    @classmethod
-    def of(cls, record: DelinquencyEvent) -> DelinquencyEventResponse:
-        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
 
 
 class DelinquencyEventsResponse(ListResponse[DelinquencyEventResponse]):

@@ -178,13 +178,15 @@ def _open_or_join(
     delinquencies each policy is now in grace by (one policy write each, whatever the invoices)."""
     joined: dict[str, tuple[Delinquency, list[str]]] = {}
     opening: dict[tuple[str, str], tuple[DelinquencyPlan, dict[str, Policy], list[Invoice]]] = {}
+    read = _policies_of(ctx, invoices)  # a fleet's invoice: a thousand policies, read together
+    in_grace = _in_grace_of_all(ctx, invoices, read)
     for invoice in invoices:
-        for policy in (policies.get_policy(ctx, locator) for locator in invoice.policyLocators):
-            plan = configuration.billing_plans(ctx, policy.configVersion).delinquency_plan(policy.delinquencyPlanName)
+        for policy in (read[locator] for locator in invoice.policyLocators):
+            plan = _delinquency_plan(ctx, policy)
             if plan is None:
                 continue
             by_policy = plan.delinquency_level == DelinquencyLevel.POLICY
-            current = _in_grace_of(ctx, invoice.accountLocator, policy) if by_policy else None
+            current = in_grace.get(policy.locator) if by_policy else None
             if current is not None:
                 added = joined.setdefault(current.locator, (current, []))[1]
                 added.extend([] if invoice.locator in added else [invoice.locator])
@@ -224,6 +226,58 @@ def _in_grace_of(ctx: CallContext, account: str, policy: Policy) -> Delinquency 
     """The policy's delinquency in grace (it records them), if any."""
     found = repository.delinquencies(ctx.tenant, account, policy.delinquencyLocators)
     return next((d for d in found if d.delinquencyState in OPEN_STATES), None)
+
+
+def _policies_of(ctx: CallContext, invoices: list[Invoice]) -> dict[str, Policy]:
+    """The policies of `invoices`, by locator: one read for one (`get_policy`), one BatchGetItem per hundred for
+    more (each read at most once per request either way); 404 for one the tenant does not have."""
+    wanted = list(dict.fromkeys(locator for invoice in invoices for locator in invoice.policyLocators))
+    if len(wanted) == 1:
+        return {wanted[0]: policies.get_policy(ctx, wanted[0])}
+    found = policies.policies_by_locator(ctx, wanted)
+    return {locator: found.get(locator) or policies.get_policy(ctx, locator) for locator in wanted}
+
+
+def _delinquency_plan(ctx: CallContext, policy: Policy) -> DelinquencyPlan | None:
+    return configuration.billing_plans(ctx, policy.configVersion).delinquency_plan(policy.delinquencyPlanName)
+
+
+def _in_grace_of_all(ctx: CallContext, invoices: list[Invoice], held: dict[str, Policy]) -> dict[str, Delinquency]:
+    """The delinquency in grace of each of the policies of `invoices` whose plan is at `delinquencyLevel:
+    policy` (by policy locator): the delinquencies they record read together (one BatchGetItem per hundred,
+    none when none records any)."""
+    if not invoices:
+        return {}
+    account = invoices[0].accountLocator
+    by_policy = [
+        policy
+        for policy in held.values()
+        if policy.delinquencyLocators
+        and (plan := _delinquency_plan(ctx, policy)) is not None
+        and plan.delinquency_level == DelinquencyLevel.POLICY
+    ]
+    if len(by_policy) == 1:
+        current = _in_grace_of(ctx, account, by_policy[0])
+        return {by_policy[0].locator: current} if current is not None else {}
+    found = {
+        d.locator: d
+        for d in repository.delinquencies(ctx.tenant, account, [d for p in by_policy for d in p.delinquencyLocators])
+    }
+    return {
+        policy.locator: current
+        for policy in by_policy
+        if (
+            current := next(
+                (
+                    found[d]
+                    for d in policy.delinquencyLocators
+                    if d in found and found[d].delinquencyState in OPEN_STATES
+                ),
+                None,
+            )
+        )
+        is not None
+    }
 
 
 def _reference(delinquency_locator: str, kind: str, locator: str) -> DelinquencyReference:

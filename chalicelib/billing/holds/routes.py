@@ -26,19 +26,19 @@ MOVING = [*HOLD, codes.HOLD_INVALID_STATE]
 @bp.route("/billing/{tenantLocator}/holds/{locator}", methods=["GET"])
 @endpoint("holds.read", errors=HOLD)
 def fetch_hold(tenantLocator: str, locator: str) -> schemas.HoldResponse:
-    return schemas.HoldResponse.of(service.hold(request_context(), locator))
+    return schemas.HoldResponse.of_record(service.hold(request_context(), locator))
 
 
 @bp.route("/billing/{tenantLocator}/holds", methods=["POST"])
 @endpoint("holds.write", idempotent=True, creates="hold", replay=fetch_hold, errors=[codes.NOT_FOUND["account"]])
 def create_hold(tenantLocator: str, body: schemas.HoldCreateRequest) -> schemas.HoldResponse:
-    return schemas.HoldResponse.of(service.create_hold(request_context(), body.accountLocator, body.targetType))
+    return schemas.HoldResponse.of_record(service.create_hold(request_context(), body.accountLocator, body.targetType))
 
 
 @bp.route("/billing/{tenantLocator}/holds/{locator}", methods=["PATCH"])
 @endpoint("holds.write", errors=[*MOVING, codes.NOT_FOUND["account"]])
 def update_hold(tenantLocator: str, locator: str, body: schemas.HoldUpdateRequest) -> schemas.HoldResponse:
-    return schemas.HoldResponse.of(
+    return schemas.HoldResponse.of_record(
         service.update_hold(request_context(), locator, body.accountLocator, body.targetType)
     )
 
@@ -46,31 +46,31 @@ def update_hold(tenantLocator: str, locator: str, body: schemas.HoldUpdateReques
 @bp.route("/billing/{tenantLocator}/holds/{locator}/validate", methods=["PATCH"])
 @endpoint("holds.write", errors=MOVING)
 def validate_hold(tenantLocator: str, locator: str) -> schemas.HoldResponse:
-    return schemas.HoldResponse.of(service.move_hold(request_context(), locator, "validate"))
+    return schemas.HoldResponse.of_record(service.move_hold(request_context(), locator, "validate"))
 
 
 @bp.route("/billing/{tenantLocator}/holds/{locator}/reset", methods=["PATCH"])
 @endpoint("holds.write", errors=MOVING)
 def reset_hold(tenantLocator: str, locator: str) -> schemas.HoldResponse:
-    return schemas.HoldResponse.of(service.move_hold(request_context(), locator, "reset"))
+    return schemas.HoldResponse.of_record(service.move_hold(request_context(), locator, "reset"))
 
 
 @bp.route("/billing/{tenantLocator}/holds/{locator}/activate", methods=["PATCH"])
 @endpoint("holds.write", errors=MOVING)
 def activate_hold(tenantLocator: str, locator: str) -> schemas.HoldResponse:
-    return schemas.HoldResponse.of(service.move_hold(request_context(), locator, "activate"))
+    return schemas.HoldResponse.of_record(service.move_hold(request_context(), locator, "activate"))
 
 
 @bp.route("/billing/{tenantLocator}/holds/{locator}/release", methods=["PATCH"])
 @endpoint("holds.write", errors=MOVING)
 def release_hold(tenantLocator: str, locator: str) -> schemas.HoldResponse:
-    return schemas.HoldResponse.of(service.move_hold(request_context(), locator, "release"))
+    return schemas.HoldResponse.of_record(service.move_hold(request_context(), locator, "release"))
 
 
 @bp.route("/billing/{tenantLocator}/holds/{locator}/discard", methods=["PATCH"])
 @endpoint("holds.write", errors=MOVING)
 def discard_hold(tenantLocator: str, locator: str) -> schemas.HoldResponse:
-    return schemas.HoldResponse.of(service.move_hold(request_context(), locator, "discard"))
+    return schemas.HoldResponse.of_record(service.move_hold(request_context(), locator, "discard"))
 
 
 @bp.route("/billing/{tenantLocator}/holds/accounts/{accountLocator}/list", methods=["GET"])
@@ -79,5 +79,6 @@ def list_account_holds(
     tenantLocator: str, accountLocator: str, query: schemas.HoldListQuery
 ) -> schemas.HoldListResponse:
     return schemas.HoldListResponse.of(
-        service.holds_of_account(request_context(), accountLocator, query.page(), query.state), schemas.HoldResponse.of
+        service.holds_of_account(request_context(), accountLocator, query.page(), query.state),
+        schemas.HoldResponse.of_record,
     )

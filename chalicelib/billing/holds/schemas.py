@@ -7,7 +7,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from chalicelib.billing.holds.models import Hold, HoldState, HoldTarget
+from chalicelib.billing.holds.models import HoldState, HoldTarget
 from chalicelib.configuration.datamodel import ValidationResult
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListQuery, ListResponse
@@ -31,10 +31,6 @@ class HoldResponse(Response):
     validationResult: ValidationResult | None = None
     createdAt: datetime
     updatedAt: datetime
-
-    @classmethod
-    def of(cls, record: Hold) -> HoldResponse:
-        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
 
 
 class HoldListResponse(ListResponse[HoldResponse]):

@@ -25,13 +25,17 @@ bp = Blueprint(__name__)
 @bp.route("/billing/{tenantLocator}/installmentLattices/{installmentLatticeLocator}", methods=["GET"])
 @endpoint("installment-lattices.read", errors=[codes.NOT_FOUND["installmentLattice"]])
 def fetch_lattice(tenantLocator: str, installmentLatticeLocator: str) -> schemas.InstallmentLatticeResponse:
-    return schemas.InstallmentLatticeResponse.of(service.lattice_of(request_context(), installmentLatticeLocator))
+    return schemas.InstallmentLatticeResponse.of_record(
+        service.lattice_of(request_context(), installmentLatticeLocator)
+    )
 
 
 @bp.route("/billing/{tenantLocator}/installmentLattices/quotes/{quoteLocator}", methods=["GET"])
 @endpoint("installment-lattices.read", errors=[codes.NOT_FOUND["installmentLattice"]])
 def fetch_quote_lattice(tenantLocator: str, quoteLocator: str) -> schemas.InstallmentLatticeResponse:
-    return schemas.InstallmentLatticeResponse.of(service.latest_lattice_of_quote(request_context(), quoteLocator))
+    return schemas.InstallmentLatticeResponse.of_record(
+        service.latest_lattice_of_quote(request_context(), quoteLocator)
+    )
 
 
 @bp.route("/billing/{tenantLocator}/installmentLattices/policies/{policyLocator}/list", methods=["GET"])
@@ -41,7 +45,7 @@ def list_policy_lattices(
 ) -> schemas.InstallmentLatticeListResponse:
     return schemas.InstallmentLatticeListResponse.of(
         service.lattices_of_policy(request_context(), policyLocator, query.page()),
-        schemas.InstallmentLatticeResponse.of,
+        schemas.InstallmentLatticeResponse.of_record,
     )
 
 

@@ -11,9 +11,7 @@ from pydantic import Field
 
 from chalicelib.billing.installments.models import (
     Installment,
-    InstallmentItem,
     InstallmentJob,
-    InstallmentLattice,
     LatticeFrame,
 )
 from chalicelib.billing.models import JobStatus
@@ -43,10 +41,6 @@ class InstallmentLatticeResponse(Response):
     createdAt: datetime
     createdBy: str
 
-    @classmethod
-    def of(cls, record: InstallmentLattice) -> InstallmentLatticeResponse:
-        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
-
 
 class InstallmentLatticeListResponse(ListResponse[InstallmentLatticeResponse]):
     pass
@@ -64,10 +58,6 @@ class InstallmentItemResponse(Response):
     invoiceItemLocator: str | None = None
     createdAt: datetime
     createdBy: str
-
-    @classmethod
-    def of(cls, item: InstallmentItem) -> InstallmentItemResponse:
-        return cls.model_validate(item.model_dump(include=set(cls.model_fields)))
 
 
 class InstallmentResponse(Response):
@@ -100,7 +90,7 @@ class InstallmentResponse(Response):
     @classmethod
     def of(cls, record: Installment) -> InstallmentResponse:
         fields = record.model_dump(include=set(cls.model_fields) - {"installmentItems"})
-        return cls(**fields, installmentItems=[InstallmentItemResponse.of(i) for i in record.installmentItems])
+        return cls(**fields, installmentItems=[InstallmentItemResponse.of_record(i) for i in record.installmentItems])
 
 
 class InstallmentListResponse(ListResponse[InstallmentResponse]):

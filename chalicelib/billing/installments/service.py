@@ -208,6 +208,96 @@ def add_billed(ctx: CallContext, uow: UnitOfWork, built: IssueBilled, invoiced: 
             uow.add(*installment_repository.installment_writes(ctx.tenant, installment))
 
 
+ENTRY_SETTLEMENT = 1
+"""What the due pager adds to an entry's unit of work after its handler (the entry settled): room a billing in
+the entry's write leaves."""
+
+
+class IssuesBilledIn:
+    """The billing of a due step's issues in their own writes (policies.issue_transaction's `billed_in`), for a
+    batch of entries each naming a policy and its account (a batch of auto-renewals: `of_policies`, policy ->
+    account): what the issue's billing job would write (the lattice, its installments, the job's record and
+    event, the account's generation entry brought forward, the container's root bumped), in the issue's
+    TransactWriteItems instead of a job of its own (issue 28: that job's 7 calls). The accounts, their roots
+    and their generation entries are read for the whole batch the first time an issue asks (a BatchGetItem per
+    100 records; the root of a policy billed on its own when its issue asks), and kept as each write that
+    committed left them (the pager commits one entry after the other: the policies of one account follow each
+    other's writes). A billing write of one of its accounts by anyone else meanwhile fails that issue's write,
+    409, which the pager retries as any race it loses (a day later: runtime/due.py RETRY_AFTER).
+
+    It declines (False: the issue enqueues its billing job, as before) an issue not of the batch, billed out
+    of sequence, with an installment to invoice now (its job's invoice run does that) or that would not fit;
+    and after a decline, or a write that did not commit, every later issue of that account (its job may have
+    moved the versions kept)."""
+
+    def __init__(self, ctx: CallContext, of_policies: dict[str, str]):
+        self._ctx = ctx
+        self._of_policies = of_policies
+        self._accounts: dict[str, Account] | None = None
+        self._roots: dict[tuple[str, str], int] = {}
+        """(account, container) -> the root's version as last read or written."""
+        self._generation: dict[str, due.DueEntry | None] = {}
+        self._unsure: set[str] = set()
+        """Accounts whose versions kept may be stale: billed by a job, or a write not known to have committed."""
+
+    def _read(self) -> dict[str, Account]:
+        if self._accounts is None:
+            ctx = self._ctx
+            read = accounts.accounts_by_locator(ctx, sorted(set(self._of_policies.values())))
+            records = [
+                key
+                for account in read
+                for key in (
+                    repository.root_record_key(ctx.tenant, account, account),
+                    due.entry_key(ctx, DueKind.INVOICE_GENERATE, account),
+                )
+            ]
+            found = accounts.get_account_with(ctx, next(iter(read)), records)[1] if read else {}
+            for account in read:
+                self._roots[(account, account)] = repository.root_version_of(
+                    found.get(repository.root_record_key(ctx.tenant, account, account))
+                )
+                self._generation[account] = due.entry_of(
+                    ctx, found.get(due.entry_key(ctx, DueKind.INVOICE_GENERATE, account))
+                )
+            self._accounts = read
+        return self._accounts
+
+    def __call__(self, uow: UnitOfWork, transaction: Transaction, policy: Policy, terms: list[Term]) -> bool:
+        ctx, locator = uow.ctx, policy.accountLocator
+        if self._of_policies.get(policy.locator) != locator or locator in self._unsure:
+            return False
+        account = self._read().get(locator)
+        if account is None:
+            return False
+        self._unsure.add(locator)  # until the write commits (then `_committed`), or for good after a decline
+        built = billed_issue(ctx, transaction, policy, terms, account, policies.billing_job_locator(transaction))
+        if built is None or any(i.generateTime <= ctx.now for i in built.billed.installments):
+            return False
+        container = built.billed.lattice.billingContainer
+        if (locator, container) not in self._roots:  # a policy billed on its own: its root read now
+            self._roots[(locator, container)] = repository.root_versions(ctx.tenant, locator, [container])[container]
+        work = wiring.nested_unit_of_work(uow)
+        account_root.bump_at(ctx, work, locator, {container: self._roots[(locator, container)]})
+        generation = self._generation[locator]
+        if built.billed.installments:  # put again where it stands earlier, as the job's write does
+            earliest = min(i.generateTime for i in built.billed.installments)
+            generation = due.bring_forward_from(
+                work, generation, DueKind.INVOICE_GENERATE, locator, earliest, put_again=True
+            )
+        add_billed(ctx, work, built, set())
+        if work.remaining < ENTRY_SETTLEMENT:
+            return False
+        work.after_commit(lambda: self._committed(locator, container, generation))
+        work.commit()
+        return True
+
+    def _committed(self, account: str, container: str, generation: due.DueEntry | None) -> None:
+        self._roots[(account, container)] += 1
+        self._generation[account] = generation
+        self._unsure.discard(account)
+
+
 def _account_and_roots(ctx: CallContext, account: str, policy: str) -> dict[str, int]:
     """The account (into the request's reads), the configuration's current pointer (likewise: what an invoice
     run after the billing reads) and the versions of the billing roots of the account and of the policy (one
@@ -457,6 +547,10 @@ def _frame(frame: lattice.Frame, weight: Decimal) -> LatticeFrame:
     )
 
 
+_OF_LATTICE = ("accountLocator", "policyLocator", "termLocator", "quoteLocator", "currency", "timezone")
+"""What an installment takes from its lattice as it is."""
+
+
 def _installment(
     ctx: CallContext,
     record: InstallmentLattice,
@@ -490,15 +584,10 @@ def _installment(
         for charge_locator, amount in share.items()
     ]
     return Installment(
+        **{name: getattr(record, name) for name in _OF_LATTICE},
         locator=locator,
         installmentLatticeLocator=record.locator,
-        accountLocator=record.accountLocator,
-        policyLocator=record.policyLocator,
         transactionLocator=transaction_locator,
-        termLocator=record.termLocator,
-        quoteLocator=record.quoteLocator,
-        currency=record.currency,
-        timezone=record.timezone,
         installmentFrameIndex=frame.index,
         installmentStartTime=frame.start,
         installmentEndTime=frame.end,

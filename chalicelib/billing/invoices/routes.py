@@ -39,7 +39,7 @@ def list_quote_invoices(
         service.invoices_of(
             request_context(), "quote", quoteLocator, query.page(), include_zero=query.includeZeroAmountInvoices
         ),
-        schemas.InvoiceSummary.of,
+        schemas.InvoiceSummary.of_record,
     )
 
 
@@ -52,7 +52,7 @@ def list_policy_invoices(
         service.invoices_of(
             request_context(), "policy", policyLocator, query.page(), include_zero=query.includeZeroAmountInvoices
         ),
-        schemas.InvoiceSummary.of,
+        schemas.InvoiceSummary.of_record,
     )
 
 
@@ -65,7 +65,7 @@ def list_account_invoices(
         service.invoices_of(
             request_context(), "account", accountLocator, query.page(), include_zero=query.includeZeroAmountInvoices
         ),
-        schemas.InvoiceSummary.of,
+        schemas.InvoiceSummary.of_record,
     )
 
 

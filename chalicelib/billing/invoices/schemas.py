@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, Json
 
 from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.billing.installments.models import Installment
-from chalicelib.billing.invoices.models import Invoice, InvoiceGenerationJob, InvoiceItem, InvoiceState, InvoicingJob
+from chalicelib.billing.invoices.models import Invoice, InvoiceGenerationJob, InvoiceState, InvoicingJob
 from chalicelib.billing.models import ContainerType, JobStatus
 from chalicelib.billing.schemas import PaymentTargetResponse
 from chalicelib.core.messages import Input, Response
@@ -48,10 +48,6 @@ class InvoiceItemResponse(Response):
     settlementTime: datetime | None = None
     unsettledTime: datetime | None = None
 
-    @classmethod
-    def of(cls, item: InvoiceItem) -> InvoiceItemResponse:
-        return cls.model_validate(item.model_dump(include=set(cls.model_fields)))
-
 
 class InvoiceSummary(Response):
     """An invoice without its items (InvoiceSummaryView: what lists answer)."""
@@ -73,10 +69,6 @@ class InvoiceSummary(Response):
     totalAmount: Decimal
     totalRemainingAmount: Decimal
 
-    @classmethod
-    def of(cls, record: Invoice) -> InvoiceSummary:
-        return cls.model_validate(record.model_dump(include=set(cls.model_fields)))
-
 
 class InvoiceResponse(InvoiceSummary):
     invoiceItems: list[InvoiceItemResponse]
@@ -84,7 +76,7 @@ class InvoiceResponse(InvoiceSummary):
     @classmethod
     def of(cls, record: Invoice) -> InvoiceResponse:
         fields = record.model_dump(include=set(InvoiceSummary.model_fields))
-        return cls(**fields, invoiceItems=[InvoiceItemResponse.of(i) for i in record.invoiceItems])
+        return cls(**fields, invoiceItems=[InvoiceItemResponse.of_record(i) for i in record.invoiceItems])
 
 
 class InvoiceListResponse(ListResponse[InvoiceSummary]):
@@ -382,23 +374,8 @@ class InvoicingJobData(Response):
 
     @classmethod
     def of(cls, job: InvoicingJob) -> InvoicingJobData:
-        return cls(
-            locator=job.locator,
-            accountLocator=job.accountLocator,
-            jobStatus=job.jobStatus,
-            createdAt=job.createdAt,
-            completedAt=job.completedAt,
-            invoiceLocators=job.invoiceLocators,
-            processingErrors=job.processingErrors,
-            invoicingData=EarlyInvoicingGenerationData(
-                accountLocator=job.accountLocator,
-                invoicingType=job.invoicingType,
-                installmentsToBeInvoiced=job.installmentsToBeInvoiced,
-                timezone=job.timezone,
-                invoiceDueTime=job.invoiceDueTime,
-                invoiceThroughTime=job.invoiceThroughTime,
-            ),
-        )
+        fields = job.model_dump(include=set(cls.model_fields) - {"invoicingData"})
+        return cls(**fields, invoicingData=EarlyInvoicingGenerationData.of_record(job))
 
 
 class InvoicingJobListResponse(ListResponse[InvoicingJobData]):

@@ -118,24 +118,30 @@ def generate_invoices(
     invoices, joined = _invoice_into(ctx, account, due_now, uow or wiring.unit_of_work(ctx), root=root)
     if invoices:
         write = joined or wiring.unit_of_work(ctx)
-        invoice_repository.add_generation_job(
-            write,
-            ctx.tenant,
-            InvoiceGenerationJob(
-                locator=new_locator(),
-                accountLocator=account.locator,
-                generateTime=ctx.now,
-                invoiceLocators=[i.locator for i in invoices],
-                createdAt=ctx.now,
-                createdBy=ctx.user_locator,
-                completedAt=ctx.now,
-            ),
-        )
-        for currency in sorted({i.currency for i in invoices}):
-            ledger.excess_credit_job(ctx, write, account, currency, apply_to_invoices=True)
+        _add_generation_records(ctx, write, account, invoices)
         if write is not uow:
             write.commit()
     return invoices
+
+
+def _add_generation_records(ctx: CallContext, uow: UnitOfWork, account: Account, invoices: list[Invoice]) -> None:
+    """What a generation of `invoices` adds besides them (GENERATION_WRITES): its record and, for each of their
+    currencies, the account's excess-credit job (its credit balance applied to them)."""
+    invoice_repository.add_generation_job(
+        uow,
+        ctx.tenant,
+        InvoiceGenerationJob(
+            locator=new_locator(),
+            accountLocator=account.locator,
+            generateTime=ctx.now,
+            invoiceLocators=[i.locator for i in invoices],
+            createdAt=ctx.now,
+            createdBy=ctx.user_locator,
+            completedAt=ctx.now,
+        ),
+    )
+    for currency in sorted({i.currency for i in invoices}):
+        ledger.excess_credit_job(ctx, uow, account, currency, apply_to_invoices=True)
 
 
 def invoice_billed_in(
@@ -196,21 +202,7 @@ def invoice_billed_in(
             _add_generated(ctx, work, model, numbering, invoice, group, account, new)
             invoices.append(invoice)
             invoiced.update(i.locator for i in group if i.locator in new)
-        invoice_repository.add_generation_job(
-            work,
-            ctx.tenant,
-            InvoiceGenerationJob(
-                locator=new_locator(),
-                accountLocator=account.locator,
-                generateTime=ctx.now,
-                invoiceLocators=[i.locator for i in invoices],
-                createdAt=ctx.now,
-                createdBy=ctx.user_locator,
-                completedAt=ctx.now,
-            ),
-        )
-        for currency in sorted({i.currency for i in invoices}):
-            ledger.excess_credit_job(ctx, work, account, currency, apply_to_invoices=True)
+        _add_generation_records(ctx, work, account, invoices)
     left = [i.generateTime for i in later if i.locator not in invoiced]
     if left:
         due.bring_forward_from(work, generation, DueKind.INVOICE_GENERATE, account.locator, min(left))
@@ -410,12 +402,14 @@ def _stage_invoice(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, invoiced
     new token, unseen by every reader (billing/repository.py `visible`) until `uow`'s write, which bumps the
     billing root, commits the token with the invoice's record: each installment's rewrite staged beside it and
     its uninvoiced marker's delete staged on it (on condition that the marker stands), the invoice's item pages
-    (invoices/repository.py) and its references under its policies and quotes (a list finds no record behind a
+    (invoices/repository.py `write_pages`: outside transactions, a new set unseen until the record names it)
+    and its references under its policies and quotes (a list finds no record behind a
     reference until then). A run that loses the root's race fails with 409 there and is retried; what it staged
     stays unseen. After the commit the installments are rolled forward, as many to a write as it holds."""
     token = new_locator()
     for installment in invoiced:
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
+    invoice_repository.write_pages(ctx.tenant, invoice)
     repository.write_staged(
         ctx.tenant,
         [

@@ -138,7 +138,7 @@ def list_payment_invoices(
 ) -> invoice_schemas.InvoiceListResponse:
     return invoice_schemas.InvoiceListResponse.of(
         service.invoices_of_payment(request_context(), locator, query.page(), include_reversed=query.includeReversed),
-        invoice_schemas.InvoiceSummary.of,
+        invoice_schemas.InvoiceSummary.of_record,
     )
 
 

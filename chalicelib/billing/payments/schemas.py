@@ -13,6 +13,7 @@ from chalicelib.billing.payments.models import Payment, PaymentState
 from chalicelib.billing.schemas import (
     Amount,
     CreditItem,
+    CreditMoveRequest,
     CreditResponse,
     PaymentTargetResponse,
     TransactionMethod,
@@ -22,12 +23,7 @@ from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse
 
 
-class PaymentCreateRequest(Input):
-    accountLocator: str | None = Field(default=None, min_length=1, max_length=64)
-    type: str = Field(min_length=1, max_length=128)
-    amount: Amount
-    currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
-    data: dict[str, Any] = {}
+class PaymentCreateRequest(CreditMoveRequest):
     targets: list[CreditItem] = Field(default=[], max_length=100)
     transactionMethod: TransactionMethod | None = None
     transactionNumber: str | None = Field(default=None, max_length=128)

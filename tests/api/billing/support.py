@@ -67,7 +67,8 @@ def new_payment(
     amount: Decimal = Decimal("10.00"),
     targets: list[dict[str, Any]] | None = None,
 ) -> Any:
-    """`POST .../payments`, drafted to the account (or to `targets`): the response, whatever it is."""
+    """`POST .../payments`, drafted to the account (or to `targets`; `[]` lets the payment find its invoices): the
+    response, whatever it is."""
     return call(
         api,
         "POST",
@@ -78,9 +79,28 @@ def new_payment(
             "type": payment_type,
             "amount": amount,
             "data": {},
-            "targets": targets or [{"containerType": "account", "containerLocator": account}],
+            "targets": [{"containerType": "account", "containerLocator": account}] if targets is None else targets,
         },
     )
+
+
+def posted_payment(
+    api: Any,
+    token: str,
+    tenant: str,
+    account: str,
+    amount: Decimal | int,
+    *,
+    invoice: str | None = None,
+    payment_type: str = "Check",
+    targets: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """A payment created and posted: to `invoice` when one is named, else to `targets` (as `new_payment`)."""
+    if invoice is not None:
+        targets = [{"containerType": "invoice", "containerLocator": invoice}]
+    payment: dict[str, Any] = ok(new_payment(api, token, tenant, account, payment_type, Decimal(amount), targets))
+    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    return payment
 
 
 def invoices_of_account(api: Any, token: str, tenant: str, account: str, *, zero: bool = False) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account
+from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account, posted_payment
 from tests.api.transactions.support import issued_policy
 from tests.support.api import assert_error, call, event_types, ok
 
@@ -26,22 +26,7 @@ def in_credit(api, token, tenant, jobs):
     issued_policy(api, token, tenant, account)
     jobs.drain()
     first, second = invoices_of_account(api, token, tenant, account)
-    payment = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            token,
-            {
-                "accountLocator": account,
-                "type": "Check",
-                "amount": 1300,
-                "data": {},
-                "targets": [{"containerType": "invoice", "containerLocator": first["locator"]}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    posted_payment(api, token, tenant, account, 1300, invoice=first["locator"])
     assert balance(api, token, tenant, account) == Decimal("75.00")
     return account, second["locator"]
 
@@ -256,22 +241,7 @@ def test_a_disbursement_pays_out_credit_only_once_approved_and_never_more_than_t
 def test_an_invoices_credits_list_its_payments_credit_distributions_and_write_offs(api, admin_token, jobs, full_pay):
     tenant, token = full_pay, admin_token
     account, second = in_credit(api, token, tenant, jobs)
-    payment = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            token,
-            {
-                "accountLocator": account,
-                "type": "Check",
-                "amount": Decimal("1149.12"),
-                "data": {},
-                "targets": [{"containerType": "invoice", "containerLocator": second}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    payment = posted_payment(api, token, tenant, account, Decimal("1149.12"), invoice=second)
     path = billing(tenant, "/creditDistributions")
     distribution = ok(
         call(
@@ -339,22 +309,7 @@ def overpaid(api, token, tenant, jobs, amount):
     issued_policy(api, token, tenant, account)
     jobs.drain()
     first, second = (i["locator"] for i in invoices_of_account(api, token, tenant, account))
-    payment = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            token,
-            {
-                "accountLocator": account,
-                "type": "Check",
-                "amount": amount,
-                "data": {},
-                "targets": [{"containerType": "invoice", "containerLocator": first}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    payment = posted_payment(api, token, tenant, account, amount, invoice=first)
     return account, first, second, payment["locator"]
 
 
@@ -471,21 +426,6 @@ def test_reversing_a_payment_whose_credit_was_disbursed_invoices_what_the_accoun
         ("debit", Decimal("50.00")),
     ]
 
-    payment = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            token,
-            {
-                "accountLocator": account,
-                "type": "Check",
-                "amount": 50,
-                "data": {},
-                "targets": [{"containerType": "invoice", "containerLocator": owed["locator"]}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    payment = posted_payment(api, token, tenant, account, 50, invoice=owed["locator"])
     assert remaining(api, token, tenant, owed["locator"]) == ("settled", 0)
     assert balance(api, token, tenant, account) == 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from tests.api.billing.support import billed_policy, billing, billing_model, invoices_of_account
+from tests.api.billing.support import billed_policy, billing, billing_model, invoices_of_account, new_payment
 from tests.api.transactions.support import issued_policy
 from tests.support.api import call, event_types, ok
 from tests.support.clock import advance
@@ -29,15 +29,7 @@ def tenant_with(api, token, default_plan: str, *, test_clock: bool = False, **pl
 
 def pay(api, token, tenant, account, amount, invoice=None):
     targets = [{"containerType": "invoice", "containerLocator": invoice}] if invoice else []
-    payment = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            token,
-            {"accountLocator": account, "type": "Check", "amount": amount, "data": {}, "targets": targets},
-        )
-    )
+    payment = ok(new_payment(api, token, tenant, account, "Check", amount, targets))
     return call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token)
 
 

@@ -15,9 +15,11 @@ import pytest
 from chalicelib.billing import repository
 from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.invoices import repository as invoice_repository
+from chalicelib.billing.invoices import service as invoicing
 from chalicelib.core.clock import isoformat
 from chalicelib.runtime import due
 from chalicelib.storage import keys, query, table
+from tests.api.billing.delinquency_support import delinquency_tenant
 from tests.api.billing.support import billing, billing_tenant, invoices_of_account, new_payment
 from tests.api.policies.support import issue
 from tests.api.quotes.support import new_account
@@ -31,8 +33,10 @@ TOTAL = Decimal("3150.00")
 
 @pytest.fixture
 def fleet(api, admin_token, jobs, monkeypatch):
-    """(tenant, account): the account's 30 policies billed, none invoiced yet; item pages of ~2 KB."""
+    """(tenant, account): the account's 30 policies billed, none invoiced yet; item pages of ~2 KB, 5 locators of
+    each list on the record."""
     monkeypatch.setattr(invoice_repository, "PAGE_BYTES", 2_000)
+    monkeypatch.setattr(invoice_repository, "INLINE_LOCATORS", 5)
     tenant = billing_tenant(api, admin_token)
     account = new_account(api, admin_token, tenant)
     for _ in range(POLICIES):
@@ -79,6 +83,16 @@ def test_a_fleet_gets_one_invoice_for_its_period_with_all_its_items(api, admin_t
     assert sum(Decimal(str(i["remainingAmount"])) for i in items) == TOTAL
     # its items beyond the record's are in pages beside it, read with it
     assert len(item_pages(tenant, account, listed["locator"])) > 1
+    # and so are its installments and policies beyond the record's first: its size is bounded whatever it bills
+    [record] = raw(tenant, account, f"{keys.BILLING_INVOICE_PREFIX}{listed['locator']}")
+    assert (len(record["installmentLocators"]), len(record["policyLocators"]), len(record["invoiceItems"])) == (
+        5,
+        5,
+        invoice_repository.INLINE_ITEMS,
+    )
+    whole = invoicing.invoice(system_ctx().for_tenant(tenant), listed["locator"])
+    assert len(set(whole.installmentLocators)) == len(set(whole.policyLocators)) == POLICIES
+    assert sorted(whole.policyLocators) == whole.policyLocators  # in their order
     # each installment is invoiced on it, none left to invoice, nothing staged left on them
     assert installment_repository.uninvoiced(tenant, account, isoformat(FIRST_GENERATE)) == []
     assert raw(tenant, account, f"{keys.BILLING_UNINVOICED_PREFIX}{isoformat(FIRST_GENERATE)}#") == []  # rolled forward
@@ -152,3 +166,43 @@ def test_a_run_that_loses_the_accounts_root_leaves_nothing_seen_and_is_retried(a
     invoice = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
     assert len(invoice["invoiceItems"]) == 2 * POLICIES
     assert installment_repository.uninvoiced(tenant, account, isoformat(FIRST_GENERATE)) == []
+
+
+DUE = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
+
+
+DELINQUENT_POLICIES = 20
+"""Not 30: a delinquency and its policies' marks are one write (about 3 actions a policy), which 30 policies
+overflow (request.invalid; not staged yet)."""
+
+
+@pytest.fixture
+def delinquent_fleet(api, admin_token, jobs, monkeypatch):
+    """(tenant, account): 20 policies on one account of a tenant with the Standard delinquency plan (level
+    policy), their first invoice generated and unpaid."""
+    monkeypatch.setattr(invoice_repository, "INLINE_LOCATORS", 5)
+    tenant = delinquency_tenant(api, admin_token)
+    account = new_account(api, admin_token, tenant)
+    for _ in range(DELINQUENT_POLICIES):
+        issue(tenant, account)
+    jobs.drain()
+    run_generation(tenant)
+    return tenant, account
+
+
+def test_a_fleets_invoice_falling_due_reads_its_policies_together(api, admin_token, delinquent_fleet, ddb_calls):
+    """The invoice unpaid at its due time: one delinquency of its 20 policies, their roots read together
+    (BatchGetItem, not one GetItem each: 20 more GetItems before)."""
+    tenant, account = delinquent_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    ddb_calls.clear()
+
+    step = due.run_step(system_ctx().for_tenant(tenant), DUE)
+
+    assert not step.result["failed"], step.result
+    assert ddb_calls.count("GetItem") <= 2, Counter(ddb_calls)  # 22 before
+    path = billing(tenant, f"/delinquencies/invoices/{listed['locator']}/list")
+    [record] = ok(call(api, "GET", path, admin_token))["items"]
+    assert record["delinquencyState"] == "inGrace"
+    policies = {r["referenceLocator"] for r in record["references"] if r["referenceType"] == "policy"}
+    assert len(policies) == DELINQUENT_POLICIES

@@ -7,7 +7,14 @@ from decimal import Decimal
 
 import pytest
 
-from tests.api.billing.support import amounts, billed_policy, billing, billing_tenant, invoices_of_account
+from tests.api.billing.support import (
+    amounts,
+    billed_policy,
+    billing,
+    billing_tenant,
+    invoices_of_account,
+    posted_payment,
+)
 from tests.api.transactions.support import (
     create,
     issued_policy,
@@ -133,22 +140,7 @@ def test_an_overpayment_goes_to_the_credit_balance_and_a_reversal_takes_it_all_b
     tenant = full_pay
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
-    payment = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            admin_token,
-            {
-                "accountLocator": account,
-                "type": "Card",
-                "amount": Decimal("1300.00"),
-                "data": {},
-                "targets": [{"containerType": "account", "containerLocator": account}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
+    payment = posted_payment(api, admin_token, tenant, account, Decimal("1300.00"), payment_type="Card")
 
     balance = ok(
         call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
@@ -197,16 +189,7 @@ def test_a_payment_without_targets_pays_open_invoices_oldest_due_first(api, admi
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     billed_second = billed_policy(api, admin_token, tenant, jobs)  # another account: never touched
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
-    payment = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            admin_token,
-            {"accountLocator": account, "type": "Check", "amount": 1000, "data": {}, "targets": []},
-        )
-    )
-    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
+    payment = posted_payment(api, admin_token, tenant, account, 1000, targets=[])
     partly = ok(call(api, "GET", billing(tenant, f"/invoices/{invoice['locator']}"), admin_token))
     assert partly["invoiceState"] == "open" and partly["totalRemainingAmount"] == Decimal("225.00")
     [other] = invoices_of_account(api, admin_token, tenant, billed_second[0])
@@ -341,22 +324,7 @@ def test_an_invoice_with_money_left_is_not_settled_forced_or_not(api, admin_toke
     write-off's to settle, never marked settled with money owed."""
     account, _ = billed_policy(api, admin_token, full_pay, jobs)
     [invoice] = invoices_of_account(api, admin_token, full_pay, account)
-    payment = ok(
-        call(
-            api,
-            "POST",
-            billing(full_pay, "/payments"),
-            admin_token,
-            {
-                "accountLocator": account,
-                "type": "Check",
-                "amount": Decimal("1224.00"),
-                "data": {},
-                "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", billing(full_pay, f"/payments/{payment['locator']}/post"), admin_token))
+    posted_payment(api, admin_token, full_pay, account, Decimal("1224.00"), invoice=invoice["locator"])
     path = billing(full_pay, f"/invoices/{invoice['locator']}/settle")
     for query in ("", "?forced=true", "?forced=false"):
         refused = call(api, "POST", path + query, admin_token)

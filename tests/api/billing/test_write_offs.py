@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account
+from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account, posted_payment
 from tests.api.transactions.support import issued_policy
 from tests.support.api import assert_error, call, event_types, ok
 
@@ -140,16 +140,7 @@ def test_an_invoice_write_off_takes_all_that_remains_once(api, admin_token, jobs
     tenant, token = full_pay, admin_token
     account, _ = billed_policy(api, token, tenant, jobs)
     [open_invoice] = invoices_of_account(api, token, tenant, account)
-    payment = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            token,
-            {"accountLocator": account, "type": "Check", "amount": 225, "data": {}, "targets": []},
-        )
-    )
-    ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), token))
+    posted_payment(api, token, tenant, account, 225, targets=[])
 
     written = call(api, "PATCH", billing(tenant, f"/invoices/{open_invoice['locator']}/writeOff"), token)
     assert (ok(written)["amount"], ok(written)["writeOffState"]) == (Decimal("1000.00"), "distributed")
