@@ -196,6 +196,11 @@ def write_staged(tenant: str, ops: list[WriteOp]) -> None:
         write_chunk(tenant, chunk)
 
 
+def size(ops: list[WriteOp]) -> int:
+    """What the writes add to a TransactWriteItems request, in bytes of JSON (`table.request_size`)."""
+    return sum(table.request_size(op) for op in ops)
+
+
 def write_chunk(tenant: str, chunk: list[WriteOp]) -> None:
     table.gateway().transact(_scope(tenant), chunk)
 
