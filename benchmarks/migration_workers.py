@@ -3,7 +3,12 @@ worker processes that share one emulated AWS (a moto server in a process of its 
 from the emulated SQS queue as the deployed SQS trigger does; one worker killed (SIGKILL) mid-run, its jobs
 re-queued by the job reaper once their leases ran out: none lost, none twice.
 
-    .venv/bin/python benchmarks/migration_workers.py [--accounts 200] [--no-kill]
+    .venv/bin/python benchmarks/migration_workers.py [--accounts 200] [--no-kill] [--slice 1000] [--validate]
+
+Per slice of `--slice` processed accounts (as the migration counts them), it prints the wall time, the workers'
+CPU and the moto server's (its own process), and the workers' DynamoDB calls, each by account: whether the
+last slice costs what the first did, and whether a growth is ours or moto's. The workers' clients are as
+deployed (no client-side validation of requests; `--validate`: as `make run` makes them).
 
 Our CPU is the workers' (user + system, from their first job on; moto's is in its own process), by account;
 it includes what the deployed service spends too on real HTTP to DynamoDB and S3 (urllib3), which the in-process
@@ -59,12 +64,53 @@ def _cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def worker(done_file: str) -> None:
+def _as_deployed() -> None:
+    """The DynamoDB client without botocore's client-side check of each request (deployed, AWS checks them)."""
+    from botocore.serialize import create_serializer
+
+    from chalicelib.storage import clients
+
+    client = clients.dynamodb()
+    client._serializer = create_serializer(client.meta.service_model.resolved_protocol, include_validation=False)
+    install = getattr(clients, "json_bodies", None)
+    if install is not None:
+        install(client)
+
+
+def _counting(progress: Path) -> Any:
+    """Counts the DynamoDB calls this process makes (by operation); answers a function that writes them, with
+    the jobs run and the CPU since the first job, to `progress` (read by the parent at each slice)."""
+    from collections import Counter
+
+    from botocore.client import BaseClient
+
+    calls: Counter[str] = Counter()
+    real = BaseClient._make_api_call
+
+    def counted(self: Any, operation: str, params: Any) -> Any:
+        if self.meta.service_model.service_name == "dynamodb":
+            calls[operation] += 1
+        return real(self, operation, params)
+
+    BaseClient._make_api_call = counted  # type: ignore[method-assign]
+
+    def write(jobs: int, cpu: float) -> None:
+        partial = progress.with_suffix(".tmp")
+        partial.write_text(json.dumps({"jobs": jobs, "cpu": cpu, "calls": dict(calls)}))
+        partial.replace(progress)
+
+    return write
+
+
+def worker(done_file: str, validate: bool = False) -> None:
     """Receive and run jobs until idle for IDLE_SECONDS once `done_file` exists; print our CPU from the first job."""
     import app  # noqa: F401  the composition root: the jobs need its ports wired
     from chalicelib.storage.queues import SqsJobQueue
     from chalicelib.workers.queue import run_message
 
+    if not validate:
+        _as_deployed()
+    report = _counting(Path(f"{done_file}.{os.getpid()}.progress"))
     queue, ran, first_cpu, idle_since = SqsJobQueue(), 0, None, time.monotonic()
     while True:
         received = queue.receive(wait_seconds=1, max_messages=1)
@@ -83,6 +129,7 @@ def worker(done_file: str) -> None:
                 continue
             queue.delete(receipt)
             ran += 1
+            report(ran, time.process_time() - first_cpu)
         idle_since = time.monotonic()
     used = time.process_time() - (first_cpu or time.process_time())
     Path(f"{done_file}.{os.getpid()}.report").write_text(json.dumps({"jobs": ran, "cpu": used}))
@@ -132,11 +179,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--accounts", type=int, default=200)
     parser.add_argument("--no-kill", action="store_true")
+    parser.add_argument("--slice", type=int, default=1000, help="processed accounts a measured slice")
+    parser.add_argument("--validate", action="store_true", help="the workers' clients validate requests")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.worker:
-        worker(options.worker)
+        worker(options.worker, options.validate)
         return
     if options.serve:
         serve(options.serve)
@@ -154,13 +203,62 @@ def main() -> None:
         os.environ.clear()
         os.environ.update(environ)
         sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
-        run(options, environ)
+        run(options, environ, server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(10)
 
 
-def run(options: Any, environ: dict[str, str]) -> None:
+class Slices:
+    """The run cut at every `size` processed accounts: per slice, wall, the workers' CPU (from their first job:
+    the run job's, which queues the accounts, is in the first slice), moto's and the DynamoDB calls, each by
+    account (a killed worker's last figures stay in the sums)."""
+
+    def __init__(self, size: int, server: int, done_file: str, workers: list[Any]):
+        self.size, self.server, self.done_file, self.workers = size, server, done_file, workers
+        self.last_cpu: dict[int, float] = {}
+        self.mark = self._totals(0)
+        self.rows: list[str] = []
+
+    def _totals(self, processed: int) -> dict[str, Any]:
+        cpu, calls = 0.0, 0
+        for each in self.workers:
+            if each.poll() is None:
+                try:
+                    self.last_cpu[each.pid] = _cpu_of(each.pid)
+                except (FileNotFoundError, ProcessLookupError):
+                    pass
+            first_job = Path(f"{self.done_file}.{each.pid}")  # its CPU when it took its first job
+            if each.pid in self.last_cpu and first_job.exists():
+                cpu += self.last_cpu[each.pid] - float(first_job.read_text())
+            progress = Path(f"{self.done_file}.{each.pid}.progress")
+            if progress.exists():
+                calls += sum(json.loads(progress.read_text())["calls"].values())
+        return {
+            "processed": processed,
+            "wall": time.monotonic(),
+            "cpu": cpu,
+            "moto": _cpu_of(self.server),
+            "calls": calls,
+        }
+
+    def look(self, processed: int, final: bool = False) -> None:
+        if processed - self.mark["processed"] < self.size and not (final and processed > self.mark["processed"]):
+            return
+        now = self._totals(processed)
+        n = now["processed"] - self.mark["processed"]
+        row = (
+            f"slice {self.mark['processed'] + 1}-{processed}: wall {(now['wall'] - self.mark['wall']) * 1000 / n:.1f} ms, "
+            f"workers' CPU {(now['cpu'] - self.mark['cpu']) * 1000 / n:.1f} ms, moto's CPU "
+            f"{(now['moto'] - self.mark['moto']) * 1000 / n:.1f} ms, DynamoDB calls {(now['calls'] - self.mark['calls']) / n:.2f}"
+            f" an account; load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}"
+        )
+        print(row, flush=True)
+        self.rows.append(row)
+        self.mark = now
+
+
+def run(options: Any, environ: dict[str, str], server: int) -> None:
     import boto3
     from chalice.test import Client
 
@@ -205,12 +303,13 @@ def run(options: Any, environ: dict[str, str]) -> None:
         started = time.monotonic()
         workers = [
             subprocess.Popen(
-                [sys.executable, __file__, "--worker", done_file],
+                [sys.executable, __file__, "--worker", done_file, *(["--validate"] if options.validate else [])],
                 env=environ,
                 stdout=subprocess.DEVNULL,  # the service's metrics and logs (a pipe not read would fill and block)
             )
             for _ in range(2)
         ]
+        slices = Slices(options.slice, server, done_file, workers)
         killed_cpu, reaped, moved, last = 0.0, 0, time.monotonic(), -1
         try:
             killed = options.no_kill
@@ -219,12 +318,14 @@ def run(options: Any, environ: dict[str, str]) -> None:
                 if not killed and state["processedAccounts"] >= size // 2:
                     first_job = Path(f"{done_file}.{workers[0].pid}")  # absent: it ran no job
                     killed_cpu = _cpu_of(workers[0].pid) - float(first_job.read_text()) if first_job.exists() else 0.0
+                    slices.last_cpu[workers[0].pid] = _cpu_of(workers[0].pid)
                     workers[0].send_signal(signal.SIGKILL)
                     workers[0].wait()
                     killed = True
                     print(f"killed worker {workers[0].pid} at {state['processedAccounts']} accounts", flush=True)
                 if int(time.monotonic() - started) % 15 == 0:
                     print(f"{state['migrationState']}: {state['processedAccounts']} of {size}", flush=True)
+                slices.look(state["processedAccounts"], final=state["migrationState"] in ("finished", "failed", "error"))
                 if state["migrationState"] in ("finished", "failed", "error"):
                     break
                 if state["processedAccounts"] != last:
@@ -245,7 +346,7 @@ def run(options: Any, environ: dict[str, str]) -> None:
                     each.kill()
             for leftover in (
                 done_file,
-                *(f"{done_file}.{each.pid}{end}" for each in workers for end in ("", ".report")),
+                *(f"{done_file}.{each.pid}{end}" for each in workers for end in ("", ".report", ".progress")),
             ):
                 Path(leftover).unlink(missing_ok=True)
         accounts, offset = [], 0
