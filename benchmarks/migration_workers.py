@@ -38,7 +38,7 @@ IDLE_SECONDS = 4
 """A worker stops once it received nothing for this long (and was told the run is over)."""
 
 
-def _environment(port: int) -> dict[str, str]:
+def _environment(port: int, lease: int) -> dict[str, str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     environ.update(
         {
@@ -50,7 +50,7 @@ def _environment(port: int) -> dict[str, str]:
             "PAS_AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
             "PAS_STAGE": "dev",
             "PAS_EVENT_SETTLE_MS": "0",
-            "PAS_JOB_LEASE_SECONDS": str(LEASE_SECONDS),
+            "PAS_JOB_LEASE_SECONDS": str(lease),
             "POWERTOOLS_TRACE_DISABLED": "1",
             "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'benchmarks'}",
         }
@@ -181,6 +181,10 @@ def main() -> None:
     parser.add_argument("--no-kill", action="store_true")
     parser.add_argument("--slice", type=int, default=1000, help="processed accounts a measured slice")
     parser.add_argument("--validate", action="store_true", help="the workers' clients validate requests")
+    parser.add_argument("--lease", type=int, default=LEASE_SECONDS, help="the job lease, seconds")
+    parser.add_argument("--visibility", type=int, help="the queue's visibility timeout (default: twice the lease)")
+    parser.add_argument("--kill-at", type=int, help="processed accounts at which a worker is killed (default: half)")
+    parser.add_argument("--until", type=int, help="stop the workers after this many seconds and check what committed")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -191,7 +195,7 @@ def main() -> None:
         serve(options.serve)
         return
     port = _free_port()
-    environ = _environment(port)
+    environ = _environment(port, options.lease)
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve", str(port)],
         env=environ,
@@ -247,15 +251,61 @@ class Slices:
             return
         now = self._totals(processed)
         n = now["processed"] - self.mark["processed"]
+        each = {name: (now[name] - self.mark[name]) / n for name in ("wall", "cpu", "moto", "calls")}
         row = (
-            f"slice {self.mark['processed'] + 1}-{processed}: wall {(now['wall'] - self.mark['wall']) * 1000 / n:.1f} ms, "
-            f"workers' CPU {(now['cpu'] - self.mark['cpu']) * 1000 / n:.1f} ms, moto's CPU "
-            f"{(now['moto'] - self.mark['moto']) * 1000 / n:.1f} ms, DynamoDB calls {(now['calls'] - self.mark['calls']) / n:.2f}"
-            f" an account; load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}"
+            f"slice {self.mark['processed'] + 1}-{processed}: wall {each['wall'] * 1000:.1f} ms, workers' CPU "
+            f"{each['cpu'] * 1000:.1f} ms, moto's CPU {each['moto'] * 1000:.1f} ms, DynamoDB calls "
+            f"{each['calls']:.2f} an account; load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}"
         )
         print(row, flush=True)
         self.rows.append(row)
         self.mark = now
+
+
+def stopped(api: Any, token: str, tenant: str, migration: str, size: int, wall: float) -> None:
+    """A run stopped before its end (--until, both workers killed): what committed is whole and once. Every
+    committed account is counted `completed` in its commit, so the tenant's accounts, its policies and the
+    policies' distinct accounts are each `completedAccounts` (a Scan of the emulated table: a check, not a
+    request path)."""
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients, keys
+    from tests.api.migration.support import fetch
+
+    state = fetch(api, token, tenant, migration)
+    counted: dict[str, int] = {"account": 0, "policy": 0}
+    owners: set[str] = set()
+    start_key = None
+    while True:
+        page = clients.dynamodb().scan(
+            TableName=settings().table_name,
+            FilterExpression="begins_with(PK, :scope) AND #e IN (:a, :p)",
+            ExpressionAttributeNames={"#e": "entity"},
+            ExpressionAttributeValues={
+                ":scope": {"S": keys.tenant_scope(tenant)},
+                ":a": {"S": "account"},
+                ":p": {"S": "policy"},
+            },
+            ProjectionExpression="#e, accountLocator",
+            **({"ExclusiveStartKey": start_key} if start_key else {}),
+        )
+        for item in page["Items"]:
+            counted[item["entity"]["S"]] += 1
+            if item["entity"]["S"] == "policy":
+                owners.add(item["accountLocator"]["S"])
+        start_key = page.get("LastEvaluatedKey")
+        if not start_key:
+            break
+    states = fetch(api, token, tenant, migration, "/accounts/list?count=100")  # the first page, for its shape
+    whole = counted["account"] == counted["policy"] == len(owners) == state["completedAccounts"]
+    print(
+        f"stopped after {wall:.0f} s with {state['processedAccounts']} of {size} processed "
+        f"({state['completedAccounts']} completed, {state['errorAccounts']} error, {state['failedAccounts']} failed); "
+        f"the tenant holds {counted['account']} accounts and {counted['policy']} policies of {len(owners)} accounts "
+        f"(0 lost, 0 duplicated among the committed: {whole}); first page of account states "
+        f"{sorted({a['accountMigrationState'] for a in states['items']})}; load average "
+        f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}",
+        flush=True,
+    )
 
 
 def run(options: Any, environ: dict[str, str], server: int) -> None:
@@ -273,7 +323,8 @@ def run(options: Any, environ: dict[str, str], server: int) -> None:
     create_all(boto3.session.Session(region_name="us-east-1"))
     queue_url = clients.sqs().get_queue_url(QueueName=settings().jobs_queue_name)["QueueUrl"]
     # a killed worker's received message comes back soon (the deployed queue waits 30 minutes)
-    clients.sqs().set_queue_attributes(QueueUrl=queue_url, Attributes={"VisibilityTimeout": str(2 * LEASE_SECONDS)})
+    visibility = options.visibility or 2 * options.lease
+    clients.sqs().set_queue_attributes(QueueUrl=queue_url, Attributes={"VisibilityTimeout": str(visibility)})
     from app import app
 
     kept = dict(os.environ)
@@ -315,7 +366,7 @@ def run(options: Any, environ: dict[str, str], server: int) -> None:
             killed = options.no_kill
             while True:
                 state = fetch(api, token, tenant, migration)
-                if not killed and state["processedAccounts"] >= size // 2:
+                if not killed and state["processedAccounts"] >= (options.kill_at or size // 2):
                     first_job = Path(f"{done_file}.{workers[0].pid}")  # absent: it ran no job
                     killed_cpu = _cpu_of(workers[0].pid) - float(first_job.read_text()) if first_job.exists() else 0.0
                     slices.last_cpu[workers[0].pid] = _cpu_of(workers[0].pid)
@@ -325,12 +376,21 @@ def run(options: Any, environ: dict[str, str], server: int) -> None:
                     print(f"killed worker {workers[0].pid} at {state['processedAccounts']} accounts", flush=True)
                 if int(time.monotonic() - started) % 15 == 0:
                     print(f"{state['migrationState']}: {state['processedAccounts']} of {size}", flush=True)
-                slices.look(state["processedAccounts"], final=state["migrationState"] in ("finished", "failed", "error"))
-                if state["migrationState"] in ("finished", "failed", "error"):
+                ended = state["migrationState"] in ("finished", "failed", "error")
+                slices.look(state["processedAccounts"], final=ended)
+                if ended:
                     break
+                if options.until and time.monotonic() - started > options.until:
+                    slices.look(state["processedAccounts"], final=True)
+                    for each in workers:
+                        if each.poll() is None:
+                            each.send_signal(signal.SIGKILL)
+                            each.wait()
+                    stopped(api, token, tenant, migration, size, time.monotonic() - started)
+                    return
                 if state["processedAccounts"] != last:
                     moved, last = time.monotonic(), state["processedAccounts"]
-                elif time.monotonic() - moved > LEASE_SECONDS + 2:
+                elif time.monotonic() - moved > options.lease + 2:
                     reaped += jobs.reap_expired(tenant, SystemClock().now())
                     moved = time.monotonic()
                 time.sleep(1)

@@ -64,7 +64,7 @@ from chalicelib.configuration import datamodel
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, durations, money
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError, FieldError
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError, FieldError, Unavailable
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.migration import installments, reconciliation, repository
@@ -567,12 +567,14 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
         request = _request_of(ctx, migration, account)
         failed, written = _migrate(ctx, migration, working, request)
     except DomainError as error:
-        if isinstance(error, ConcurrentModification):  # what it joins (an existing account) changed: rerun it
-            return _errored(ctx, migration, working, error)
+        # what it joins (an existing account) changed, or a dependency was busy or did not answer (a commit that
+        # timed out may have committed): a system error, rerun it
+        if isinstance(error, (ConcurrentModification, Unavailable)):
+            return _errored(ctx, payload, migration, working, error)
         failed, written = _account_failure(working, error.message), None  # what validation did not foresee
     except Exception as error:  # a system error: `error`, for recover
         logger().exception("migration account failed with a system error")
-        return _errored(ctx, migration, working, error)
+        return _errored(ctx, payload, migration, working, error)
     if written is None:
         assert failed is not None
         _finish_account(
@@ -608,21 +610,32 @@ def _migration_and_account(ctx: CallContext, payload: AccountPayload) -> tuple[M
     return migration, account
 
 
-def _errored(ctx: CallContext, migration: Migration, account: AccountMigration, error: Exception) -> dict[str, Any]:
-    """The account in `error` (a system error, or records it changes changed meanwhile), which recover reruns."""
-    _finish_account(
-        ctx,
-        migration,
-        account.model_copy(
-            update={
-                "accountMigrationState": AccountMigrationState.ERROR,
-                "error": f"{type(error).__name__}: {error}"[:1000],
-                "lastUpdated": ctx.now,
-            }
-        ),
-        {"errorAccounts": 1},
-        [],
-    )
+def _errored(
+    ctx: CallContext, payload: AccountPayload, migration: Migration, account: AccountMigration, error: Exception
+) -> dict[str, Any]:
+    """The account in `error` (a system error, or records it changes changed meanwhile), which recover reruns;
+    written on condition that the account is still `processing`: when it is not, the error came after its commit
+    (a commit whose answer was lost, an action after it), and the job goes on from the account as committed."""
+    try:
+        _finish_account(
+            ctx,
+            migration,
+            account.model_copy(
+                update={
+                    "accountMigrationState": AccountMigrationState.ERROR,
+                    "error": f"{type(error).__name__}: {error}"[:1000],
+                    "lastUpdated": ctx.now,
+                }
+            ),
+            {"errorAccounts": 1},
+            [],
+            while_in=AccountMigrationState.PROCESSING,
+        )
+    except ConcurrentModification:
+        _, committed = _migration_and_account(ctx, payload)
+        if committed is None or committed.accountMigrationState == AccountMigrationState.PROCESSING:
+            raise  # not what a commit leaves: the message comes back
+        return migrate_account(ctx, payload)
     return {"state": AccountMigrationState.ERROR.value}
 
 
@@ -641,10 +654,11 @@ def _finish_account(
     uow: Any = None,
     *,
     end: bool = True,
+    while_in: AccountMigrationState | None = None,
 ) -> None:
     uow = uow or wiring.unit_of_work(ctx)
     uow.add(
-        repository.account_write(ctx.tenant, migration.locator, account),
+        repository.account_write(ctx.tenant, migration.locator, account, while_in=while_in),
         repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, **counters}),
         *writes,
     )
