@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import date, datetime
 from decimal import Decimal, DecimalException
 from enum import Enum
@@ -115,18 +114,6 @@ def item_size(attributes: dict[str, Any]) -> int:
     and value, a string's UTF-8 bytes, a number's one byte per two significant digits and one more, a list or
     map 3 bytes and each element one more (a map's keys are names), a boolean or null one byte."""
     return sum(len(name.encode("utf-8")) + _value_size(value) for name, value in attributes.items())
-
-
-def fits_by_json(attributes: dict[str, Any]) -> bool:
-    """Whether serialized attributes surely fit in an item, told by the length of their JSON (ASCII: every
-    character escaped to at least its UTF-8 bytes), which is never less than `item_size`: each name and string
-    in quotes, each value in its type's braces, a number with its every digit. A cheap check of what is nearly
-    always far below the limit (C's JSON against `item_size`'s walk of every value); False for what JSON cannot
-    hold (a binary), which `item_size` then counts."""
-    try:
-        return len(json.dumps(attributes)) <= MAX_ITEM_BYTES
-    except TypeError:
-        return False
 
 
 def _value_size(value: dict[str, Any]) -> int:

@@ -490,8 +490,6 @@ def _check_size(op: WriteOp, item: dict[str, Any]) -> None:
     larger than an item holds. An update counts only what it sets: one that makes an item too large with what
     the item keeps besides is refused by DynamoDB, which `_call` answers the same way."""
     if op.action == "Put":
-        if codec.fits_by_json(item):
-            return
         size = codec.item_size(item)
     elif op.action == "Update":
         names = op.params.get("ExpressionAttributeNames", {})
