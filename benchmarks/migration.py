@@ -31,10 +31,21 @@ def main() -> None:
     parser.add_argument("--kill", action="store_true", help="also kill the worker in one account's staging")
     options = parser.parse_args()
     with session() as (api, token, bench):
+        as_deployed_with_json_bodies()
         for size in options.accounts:
             migrate(api, token, bench, size)
         if options.kill:
             killed(api, token, bench, min(options.accounts))
+
+
+def as_deployed_with_json_bodies() -> None:
+    """The DynamoDB client as deployed: `billing.session` took botocore's own serializer without validation; a
+    tree whose clients write DynamoDB's JSON bodies themselves (storage/clients.json_bodies) gets that back."""
+    from chalicelib.storage import clients
+
+    install = getattr(clients, "json_bodies", None)
+    if install is not None:
+        install(clients.dynamodb())
 
 
 def _month(n: int) -> str:

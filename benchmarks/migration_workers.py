@@ -3,7 +3,12 @@ worker processes that share one emulated AWS (a moto server in a process of its 
 from the emulated SQS queue as the deployed SQS trigger does; one worker killed (SIGKILL) mid-run, its jobs
 re-queued by the job reaper once their leases ran out: none lost, none twice.
 
-    .venv/bin/python benchmarks/migration_workers.py [--accounts 200] [--no-kill]
+    .venv/bin/python benchmarks/migration_workers.py [--accounts 200] [--no-kill] [--slice 1000] [--validate]
+
+Per slice of `--slice` processed accounts (as the migration counts them), it prints the wall time, the workers'
+CPU and the moto server's (its own process), and the workers' DynamoDB calls, each by account: whether the
+last slice costs what the first did, and whether a growth is ours or moto's. The workers' clients are as
+deployed (no client-side validation of requests; `--validate`: as `make run` makes them).
 
 Our CPU is the workers' (user + system, from their first job on; moto's is in its own process), by account;
 it includes what the deployed service spends too on real HTTP to DynamoDB and S3 (urllib3), which the in-process
@@ -33,7 +38,7 @@ IDLE_SECONDS = 4
 """A worker stops once it received nothing for this long (and was told the run is over)."""
 
 
-def _environment(port: int) -> dict[str, str]:
+def _environment(port: int, lease: int) -> dict[str, str]:
     environ = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     environ.update(
         {
@@ -45,7 +50,7 @@ def _environment(port: int) -> dict[str, str]:
             "PAS_AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}",
             "PAS_STAGE": "dev",
             "PAS_EVENT_SETTLE_MS": "0",
-            "PAS_JOB_LEASE_SECONDS": str(LEASE_SECONDS),
+            "PAS_JOB_LEASE_SECONDS": str(lease),
             "POWERTOOLS_TRACE_DISABLED": "1",
             "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'benchmarks'}",
         }
@@ -59,12 +64,53 @@ def _cpu_of(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def worker(done_file: str) -> None:
+def _as_deployed() -> None:
+    """The DynamoDB client without botocore's client-side check of each request (deployed, AWS checks them)."""
+    from botocore.serialize import create_serializer
+
+    from chalicelib.storage import clients
+
+    client = clients.dynamodb()
+    client._serializer = create_serializer(client.meta.service_model.resolved_protocol, include_validation=False)
+    install = getattr(clients, "json_bodies", None)
+    if install is not None:
+        install(client)
+
+
+def _counting(progress: Path) -> Any:
+    """Counts the DynamoDB calls this process makes (by operation); answers a function that writes them, with
+    the jobs run and the CPU since the first job, to `progress` (read by the parent at each slice)."""
+    from collections import Counter
+
+    from botocore.client import BaseClient
+
+    calls: Counter[str] = Counter()
+    real = BaseClient._make_api_call
+
+    def counted(self: Any, operation: str, params: Any) -> Any:
+        if self.meta.service_model.service_name == "dynamodb":
+            calls[operation] += 1
+        return real(self, operation, params)
+
+    BaseClient._make_api_call = counted  # type: ignore[method-assign]
+
+    def write(jobs: int, cpu: float) -> None:
+        partial = progress.with_suffix(".tmp")
+        partial.write_text(json.dumps({"jobs": jobs, "cpu": cpu, "calls": dict(calls)}))
+        partial.replace(progress)
+
+    return write
+
+
+def worker(done_file: str, validate: bool = False) -> None:
     """Receive and run jobs until idle for IDLE_SECONDS once `done_file` exists; print our CPU from the first job."""
     import app  # noqa: F401  the composition root: the jobs need its ports wired
     from chalicelib.storage.queues import SqsJobQueue
     from chalicelib.workers.queue import run_message
 
+    if not validate:
+        _as_deployed()
+    report = _counting(Path(f"{done_file}.{os.getpid()}.progress"))
     queue, ran, first_cpu, idle_since = SqsJobQueue(), 0, None, time.monotonic()
     while True:
         received = queue.receive(wait_seconds=1, max_messages=1)
@@ -83,6 +129,7 @@ def worker(done_file: str) -> None:
                 continue
             queue.delete(receipt)
             ran += 1
+            report(ran, time.process_time() - first_cpu)
         idle_since = time.monotonic()
     used = time.process_time() - (first_cpu or time.process_time())
     Path(f"{done_file}.{os.getpid()}.report").write_text(json.dumps({"jobs": ran, "cpu": used}))
@@ -132,17 +179,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--accounts", type=int, default=200)
     parser.add_argument("--no-kill", action="store_true")
+    parser.add_argument("--slice", type=int, default=1000, help="processed accounts a measured slice")
+    parser.add_argument("--validate", action="store_true", help="the workers' clients validate requests")
+    parser.add_argument("--lease", type=int, default=LEASE_SECONDS, help="the job lease, seconds")
+    parser.add_argument("--visibility", type=int, help="the queue's visibility timeout (default: twice the lease)")
+    parser.add_argument("--kill-at", type=int, help="processed accounts at which a worker is killed (default: half)")
+    parser.add_argument("--until", type=int, help="stop the workers after this many seconds and check what committed")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.worker:
-        worker(options.worker)
+        worker(options.worker, options.validate)
         return
     if options.serve:
         serve(options.serve)
         return
     port = _free_port()
-    environ = _environment(port)
+    environ = _environment(port, options.lease)
     server = subprocess.Popen(
         [sys.executable, __file__, "--serve", str(port)],
         env=environ,
@@ -154,13 +207,108 @@ def main() -> None:
         os.environ.clear()
         os.environ.update(environ)
         sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
-        run(options, environ)
+        run(options, environ, server.pid)
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(10)
 
 
-def run(options: Any, environ: dict[str, str]) -> None:
+class Slices:
+    """The run cut at every `size` processed accounts: per slice, wall, the workers' CPU (from their first job:
+    the run job's, which queues the accounts, is in the first slice), moto's and the DynamoDB calls, each by
+    account (a killed worker's last figures stay in the sums)."""
+
+    def __init__(self, size: int, server: int, done_file: str, workers: list[Any]):
+        self.size, self.server, self.done_file, self.workers = size, server, done_file, workers
+        self.last_cpu: dict[int, float] = {}
+        self.mark = self._totals(0)
+        self.rows: list[str] = []
+
+    def _totals(self, processed: int) -> dict[str, Any]:
+        cpu, calls = 0.0, 0
+        for each in self.workers:
+            if each.poll() is None:
+                try:
+                    self.last_cpu[each.pid] = _cpu_of(each.pid)
+                except (FileNotFoundError, ProcessLookupError):
+                    pass
+            first_job = Path(f"{self.done_file}.{each.pid}")  # its CPU when it took its first job
+            if each.pid in self.last_cpu and first_job.exists():
+                cpu += self.last_cpu[each.pid] - float(first_job.read_text())
+            progress = Path(f"{self.done_file}.{each.pid}.progress")
+            if progress.exists():
+                calls += sum(json.loads(progress.read_text())["calls"].values())
+        return {
+            "processed": processed,
+            "wall": time.monotonic(),
+            "cpu": cpu,
+            "moto": _cpu_of(self.server),
+            "calls": calls,
+        }
+
+    def look(self, processed: int, final: bool = False) -> None:
+        if processed - self.mark["processed"] < self.size and not (final and processed > self.mark["processed"]):
+            return
+        now = self._totals(processed)
+        n = now["processed"] - self.mark["processed"]
+        each = {name: (now[name] - self.mark[name]) / n for name in ("wall", "cpu", "moto", "calls")}
+        row = (
+            f"slice {self.mark['processed'] + 1}-{processed}: wall {each['wall'] * 1000:.1f} ms, workers' CPU "
+            f"{each['cpu'] * 1000:.1f} ms, moto's CPU {each['moto'] * 1000:.1f} ms, DynamoDB calls "
+            f"{each['calls']:.2f} an account; load average {' '.join(Path('/proc/loadavg').read_text().split()[:3])}"
+        )
+        print(row, flush=True)
+        self.rows.append(row)
+        self.mark = now
+
+
+def stopped(api: Any, token: str, tenant: str, migration: str, size: int, wall: float) -> None:
+    """A run stopped before its end (--until, both workers killed): what committed is whole and once. Every
+    committed account is counted `completed` in its commit, so the tenant's accounts, its policies and the
+    policies' distinct accounts are each `completedAccounts` (a Scan of the emulated table: a check, not a
+    request path)."""
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients, keys
+    from tests.api.migration.support import fetch
+
+    state = fetch(api, token, tenant, migration)
+    counted: dict[str, int] = {"account": 0, "policy": 0}
+    owners: set[str] = set()
+    start_key = None
+    while True:
+        page = clients.dynamodb().scan(
+            TableName=settings().table_name,
+            FilterExpression="begins_with(PK, :scope) AND #e IN (:a, :p)",
+            ExpressionAttributeNames={"#e": "entity"},
+            ExpressionAttributeValues={
+                ":scope": {"S": keys.tenant_scope(tenant)},
+                ":a": {"S": "account"},
+                ":p": {"S": "policy"},
+            },
+            ProjectionExpression="#e, accountLocator",
+            **({"ExclusiveStartKey": start_key} if start_key else {}),
+        )
+        for item in page["Items"]:
+            counted[item["entity"]["S"]] += 1
+            if item["entity"]["S"] == "policy":
+                owners.add(item["accountLocator"]["S"])
+        start_key = page.get("LastEvaluatedKey")
+        if not start_key:
+            break
+    states = fetch(api, token, tenant, migration, "/accounts/list?count=100")  # the first page, for its shape
+    whole = counted["account"] == counted["policy"] == len(owners) == state["completedAccounts"]
+    print(
+        f"stopped after {wall:.0f} s with {state['processedAccounts']} of {size} processed "
+        f"({state['completedAccounts']} completed, {state['errorAccounts']} error, {state['failedAccounts']} failed); "
+        f"the tenant holds {counted['account']} accounts and {counted['policy']} policies of {len(owners)} accounts "
+        f"(0 lost, 0 duplicated among the committed: {whole}); first page of account states "
+        f"{sorted({a['accountMigrationState'] for a in states['items']})}; load average "
+        f"{' '.join(Path('/proc/loadavg').read_text().split()[:3])}",
+        flush=True,
+    )
+
+
+def run(options: Any, environ: dict[str, str], server: int) -> None:
     import boto3
     from chalice.test import Client
 
@@ -175,7 +323,8 @@ def run(options: Any, environ: dict[str, str]) -> None:
     create_all(boto3.session.Session(region_name="us-east-1"))
     queue_url = clients.sqs().get_queue_url(QueueName=settings().jobs_queue_name)["QueueUrl"]
     # a killed worker's received message comes back soon (the deployed queue waits 30 minutes)
-    clients.sqs().set_queue_attributes(QueueUrl=queue_url, Attributes={"VisibilityTimeout": str(2 * LEASE_SECONDS)})
+    visibility = options.visibility or 2 * options.lease
+    clients.sqs().set_queue_attributes(QueueUrl=queue_url, Attributes={"VisibilityTimeout": str(visibility)})
     from app import app
 
     kept = dict(os.environ)
@@ -205,31 +354,43 @@ def run(options: Any, environ: dict[str, str]) -> None:
         started = time.monotonic()
         workers = [
             subprocess.Popen(
-                [sys.executable, __file__, "--worker", done_file],
+                [sys.executable, __file__, "--worker", done_file, *(["--validate"] if options.validate else [])],
                 env=environ,
                 stdout=subprocess.DEVNULL,  # the service's metrics and logs (a pipe not read would fill and block)
             )
             for _ in range(2)
         ]
+        slices = Slices(options.slice, server, done_file, workers)
         killed_cpu, reaped, moved, last = 0.0, 0, time.monotonic(), -1
         try:
             killed = options.no_kill
             while True:
                 state = fetch(api, token, tenant, migration)
-                if not killed and state["processedAccounts"] >= size // 2:
+                if not killed and state["processedAccounts"] >= (options.kill_at or size // 2):
                     first_job = Path(f"{done_file}.{workers[0].pid}")  # absent: it ran no job
                     killed_cpu = _cpu_of(workers[0].pid) - float(first_job.read_text()) if first_job.exists() else 0.0
+                    slices.last_cpu[workers[0].pid] = _cpu_of(workers[0].pid)
                     workers[0].send_signal(signal.SIGKILL)
                     workers[0].wait()
                     killed = True
                     print(f"killed worker {workers[0].pid} at {state['processedAccounts']} accounts", flush=True)
                 if int(time.monotonic() - started) % 15 == 0:
                     print(f"{state['migrationState']}: {state['processedAccounts']} of {size}", flush=True)
-                if state["migrationState"] in ("finished", "failed", "error"):
+                ended = state["migrationState"] in ("finished", "failed", "error")
+                slices.look(state["processedAccounts"], final=ended)
+                if ended:
                     break
+                if options.until and time.monotonic() - started > options.until:
+                    slices.look(state["processedAccounts"], final=True)
+                    for each in workers:
+                        if each.poll() is None:
+                            each.send_signal(signal.SIGKILL)
+                            each.wait()
+                    stopped(api, token, tenant, migration, size, time.monotonic() - started)
+                    return
                 if state["processedAccounts"] != last:
                     moved, last = time.monotonic(), state["processedAccounts"]
-                elif time.monotonic() - moved > LEASE_SECONDS + 2:
+                elif time.monotonic() - moved > options.lease + 2:
                     reaped += jobs.reap_expired(tenant, SystemClock().now())
                     moved = time.monotonic()
                 time.sleep(1)
@@ -245,7 +406,7 @@ def run(options: Any, environ: dict[str, str]) -> None:
                     each.kill()
             for leftover in (
                 done_file,
-                *(f"{done_file}.{each.pid}{end}" for each in workers for end in ("", ".report")),
+                *(f"{done_file}.{each.pid}{end}" for each in workers for end in ("", ".report", ".progress")),
             ):
                 Path(leftover).unlink(missing_ok=True)
         accounts, offset = [], 0

@@ -133,6 +133,32 @@ HOLDER_KEYS: dict[str, Callable[[str, str], Key]] = {
 """The root item of each record type that may list contacts (CONTACT_HOLDERS)."""
 
 
+LISTS: dict[str, Callable[[str], str]] = {
+    "account": keys.accounts_index,
+    "quote": keys.quotes_index,
+    "quickQuote": keys.quick_quotes_index,
+    "policy": keys.policies_index,
+}
+"""The tenant-wide list of each record type that may list contacts, on LISTS_INDEX (accounts, quotes, quick quotes
+and policies repositories: each lists every record of its type there)."""
+LISTS_INDEX = "GSI2"
+
+
+def backfill_contact_index(tenant: str) -> dict[str, int]:
+    """The contact index entries of every record of the tenant that lists contacts (storage/contact_index.backfill),
+    read from each type's tenant-wide list a Query page (1 MB) at a time: for records stored before the index;
+    answers the entries written by holder type. A job's work, not a request's."""
+    gateway, written = table.gateway(), {}
+    for kind, listed in LISTS.items():
+        written[kind], start_key = 0, None
+        while True:
+            batch, start_key = gateway.query(_scope(tenant), listed(tenant), index=LISTS_INDEX, start_key=start_key)
+            written[kind] += contact_index.backfill(tenant, kind, batch)
+            if start_key is None:
+                break
+    return written
+
+
 def contact_holders(tenant: str, contacts: Iterable[str]) -> dict[str, dict[str, list[str]]]:
     """By contact, the locators (by holder type) of the records whose `contacts` list it: the records the contact's
     index names (storage/contact_index.py: one Query a contact), read in one batch and kept where they still list

@@ -514,3 +514,10 @@ def _saved(ctx: CallContext, job: AnonymizationJob, changes: dict[str, Any]) -> 
     repository.save_job(uow, ctx.tenant, changed)
     uow.commit()
     return changed.model_copy(update={"version": changed.version + 1})
+
+
+def backfill_contact_index(ctx: CallContext) -> dict[str, int]:
+    """The contact index entries of the tenant's records stored before the index (storage/contact_index.py),
+    which anonymization finds a contact's records by: a one-off per tenant of an existing table (the job
+    `compliance.contactIndexBackfill`), harmless to run again. Answers the entries written by record type."""
+    return repository.backfill_contact_index(ctx.tenant)

@@ -11,7 +11,14 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from chalicelib.core.paging import Page, PageRequest
-from chalicelib.migration.models import AccountFailures, AccountMappings, AccountMigration, Migration, MigrationState
+from chalicelib.migration.models import (
+    AccountFailures,
+    AccountMappings,
+    AccountMigration,
+    AccountMigrationState,
+    Migration,
+    MigrationState,
+)
 from chalicelib.storage import blobs, codec, keys, query, table
 from chalicelib.storage.keys import Key
 from chalicelib.storage.table import WriteOp
@@ -125,13 +132,31 @@ def count(tenant: str, migration: str, deltas: dict[str, int]) -> WriteOp:
 # --- its accounts ----------------------------------------------------------------------------------
 
 
-def account_write(tenant: str, migration: str, account: AccountMigration, *, new: bool = False) -> WriteOp:
+def account_write(
+    tenant: str,
+    migration: str,
+    account: AccountMigration,
+    *,
+    new: bool = False,
+    while_in: AccountMigrationState | None = None,
+) -> WriteOp:
+    """The account's state item; `while_in`: on condition that the account is in that state (else 409)."""
     item = {
         **keys.migration_account(tenant, migration, account.accountLocator).as_dict(),
         "entity": "migrationAccount",
         **account.model_dump(),
     }
-    return table.put_new(item) if new else table.put(item)
+    if new:
+        return table.put_new(item)
+    op = table.put(item)
+    if while_in is not None:
+        op.params.update(
+            {
+                "ConditionExpression": "accountMigrationState = :while",
+                "ExpressionAttributeValues": {":while": codec.serialize_value(while_in.value)},
+            }
+        )
+    return op
 
 
 def follow_up_done(tenant: str, migration: str, account_locator: str, done: int, *, last: bool) -> WriteOp:
@@ -194,6 +219,11 @@ def write_staged(tenant: str, ops: list[WriteOp]) -> None:
         [[op] for op in ops], table.MAX_TRANSACTION_ITEMS, table.MAX_WRITE_BYTES, table.request_size
     ):
         write_chunk(tenant, chunk)
+
+
+def size(ops: list[WriteOp]) -> int:
+    """What the writes add to a TransactWriteItems request, in bytes of JSON (`table.request_size`)."""
+    return sum(table.request_size(op) for op in ops)
 
 
 def write_chunk(tenant: str, chunk: list[WriteOp]) -> None:

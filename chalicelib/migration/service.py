@@ -64,7 +64,7 @@ from chalicelib.configuration import datamodel
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, durations, money
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError, FieldError
+from chalicelib.core.errors import AlreadyExists, ConcurrentModification, DomainError, FieldError, Unavailable
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.migration import installments, reconciliation, repository
@@ -117,6 +117,9 @@ END_EVENTS = {
 ACCOUNTS_PER_WRITE = 40
 """Accounts a run job queues per TransactWriteItems (each its state item and its job item)."""
 MAX_LOCATOR_LENGTH = 64
+PENDING_IN_COMMIT_BYTES = 1_000_000
+"""At most this much of an account's pending policy records (as JSON) goes into its one final write (which
+DynamoDB takes up to 4 MB); more is written before it."""
 FOLLOW_UP_WRITE = 98
 """Actions of one write that follows a staged account's commit (one more for its progress, one for the
 idempotency guard: TransactWriteItems holds 100)."""
@@ -564,12 +567,14 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
         request = _request_of(ctx, migration, account)
         failed, written = _migrate(ctx, migration, working, request)
     except DomainError as error:
-        if isinstance(error, ConcurrentModification):  # what it joins (an existing account) changed: rerun it
-            return _errored(ctx, migration, working, error)
+        # what it joins (an existing account) changed, or a dependency was busy or did not answer (a commit that
+        # timed out may have committed): a system error, rerun it
+        if isinstance(error, (ConcurrentModification, Unavailable)):
+            return _errored(ctx, payload, migration, working, error)
         failed, written = _account_failure(working, error.message), None  # what validation did not foresee
     except Exception as error:  # a system error: `error`, for recover
         logger().exception("migration account failed with a system error")
-        return _errored(ctx, migration, working, error)
+        return _errored(ctx, payload, migration, working, error)
     if written is None:
         assert failed is not None
         _finish_account(
@@ -605,21 +610,32 @@ def _migration_and_account(ctx: CallContext, payload: AccountPayload) -> tuple[M
     return migration, account
 
 
-def _errored(ctx: CallContext, migration: Migration, account: AccountMigration, error: Exception) -> dict[str, Any]:
-    """The account in `error` (a system error, or records it changes changed meanwhile), which recover reruns."""
-    _finish_account(
-        ctx,
-        migration,
-        account.model_copy(
-            update={
-                "accountMigrationState": AccountMigrationState.ERROR,
-                "error": f"{type(error).__name__}: {error}"[:1000],
-                "lastUpdated": ctx.now,
-            }
-        ),
-        {"errorAccounts": 1},
-        [],
-    )
+def _errored(
+    ctx: CallContext, payload: AccountPayload, migration: Migration, account: AccountMigration, error: Exception
+) -> dict[str, Any]:
+    """The account in `error` (a system error, or records it changes changed meanwhile), which recover reruns;
+    written on condition that the account is still `processing`: when it is not, the error came after its commit
+    (a commit whose answer was lost, an action after it), and the job goes on from the account as committed."""
+    try:
+        _finish_account(
+            ctx,
+            migration,
+            account.model_copy(
+                update={
+                    "accountMigrationState": AccountMigrationState.ERROR,
+                    "error": f"{type(error).__name__}: {error}"[:1000],
+                    "lastUpdated": ctx.now,
+                }
+            ),
+            {"errorAccounts": 1},
+            [],
+            while_in=AccountMigrationState.PROCESSING,
+        )
+    except ConcurrentModification:
+        _, committed = _migration_and_account(ctx, payload)
+        if committed is None or committed.accountMigrationState == AccountMigrationState.PROCESSING:
+            raise  # not what a commit leaves: the message comes back
+        return migrate_account(ctx, payload)
     return {"state": AccountMigrationState.ERROR.value}
 
 
@@ -638,10 +654,11 @@ def _finish_account(
     uow: Any = None,
     *,
     end: bool = True,
+    while_in: AccountMigrationState | None = None,
 ) -> None:
     uow = uow or wiring.unit_of_work(ctx)
     uow.add(
-        repository.account_write(ctx.tenant, migration.locator, account),
+        repository.account_write(ctx.tenant, migration.locator, account, while_in=while_in),
         repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, **counters}),
         *writes,
     )
@@ -762,6 +779,7 @@ def _migrate(
     if failures.count() or owner is None:
         return failures, None
     uow = _Collected(ctx)
+    pending: list[list[Any]] = []
     if migration.existingAccount is None:
         accounts.add_migrated_account(ctx, uow, owner)
     mapped: dict[str, MappingObject] = {}
@@ -778,6 +796,7 @@ def _migrate(
             result.segments,
             token=token,
             billed=frozenset(b.transaction.locator for b in result.brought),
+            pending=pending,
         )
         for each in result.brought:
             lattice, made = installments.of_transaction(
@@ -845,6 +864,7 @@ def _migrate(
             dict(accounting.originalAccountBalances) if accounting else {},
             disbursed,
             list({invoice.locator: invoice for invoice in existing.values()}.values()),
+            new_account=migration.existingAccount is None,
         )
         if lattices
         or request.payments
@@ -892,7 +912,7 @@ def _migrate(
         if written
         else []
     )
-    committed = _commit_account(ctx, migration, completed, [mapping, *brought], uow)
+    committed = _commit_account(ctx, migration, completed, [mapping, *brought], uow, pending)
     if isinstance(committed, str):
         failures.accountError = _failure(account.originalId, account.accountLocator, "account", [committed])
         return failures, None
@@ -967,7 +987,12 @@ class _Collected:
 
 
 def _commit_account(
-    ctx: CallContext, migration: Migration, completed: AccountMigration, mapped: list[Any], collected: _Collected
+    ctx: CallContext,
+    migration: Migration,
+    completed: AccountMigration,
+    mapped: list[Any],
+    collected: _Collected,
+    pending: list[list[Any]],
 ) -> AccountMigration | str:
     """Write the account's records, all or nothing, with its state `completed` and the migration's counters.
     They fit in one TransactWriteItems: in that one. Else staged (answers why not, writing nothing, when even
@@ -986,10 +1011,16 @@ def _commit_account(
     A crash in 1 leaves records no read shows (the account's state `error`; recover reruns it); in 3, the
     account's job is retried and finishes what follows. The commit's after-commit actions (metrics) are
     dropped but for the jobs' messages, which `_follow_up` sends. `mapped`: the writes of its mappings (and of
-    its invoices by original id), in the commit."""
+    its invoices by original id), in the commit. `pending`: the policies' pending records (transactions but
+    their last, segments: policies.add_migrated_policy), in the one write with the rest when they fit in it
+    (visible at once with their committing transactions: one TransactWriteItems less), else written first
+    (`policies.write_pending`), before the staged ones."""
     final = wiring.unit_of_work(ctx)
-    if len(collected.ops) + len(collected.events) + len(mapped) + 2 <= final.remaining:
-        final.add(*collected.ops)
+    held = [op for group in pending for op in group]
+    if len(held) + len(collected.ops) + len(collected.events) + len(mapped) + 2 <= final.remaining and (
+        not held or repository.size(held) <= PENDING_IN_COMMIT_BYTES
+    ):
+        final.add(*held, *collected.ops)
         for event_type, data in collected.events:
             final.record_event(event_type, data)
         for action in collected.actions:
@@ -1003,6 +1034,7 @@ def _commit_account(
             f"The account brings {len(gate)} records that must become visible at once (policies, payments, "
             f"numbers, indexed records), more than one write holds ({final.capacity})"
         )
+    policies.write_pending(ctx, pending)
     path = repository.follow_up_path(migration.locator, completed.accountLocator)
     repository.put_follow_up(
         ctx.tenant, path, repository.follow_up_content(split[repository.DEFERRED], collected.events)

@@ -560,9 +560,28 @@ def add_pending(
     TransactWriteItems of at most 100 items in key order (`chunked`; a transaction and its alias in the
     same one). `replace`: an attempt whose token and locators are derived (a migration's, rerun after a
     crash) rewrites what an earlier run of it left pending, rather than failing on it."""
+    write_pending(tenant, pending_groups(tenant, attempt, transactions, segments, replace=replace))
+
+
+def pending_groups(
+    tenant: str,
+    attempt: IssueAttempt,
+    transactions: Sequence[Transaction],
+    segments: Sequence[Segment],
+    *,
+    replace: bool = False,
+) -> list[list[WriteOp]]:
+    """The writes of `add_pending`, not made: a transaction with its alias, each segment alone (a caller whose
+    final write holds them as well may put them in it: they are visible once it commits, as they would be
+    written before it)."""
     marker = {PENDING_ISSUE: attempt.token, PENDING_ISSUE_BY: attempt.committer}
     groups = [_new_transaction(tenant, transaction, marker, replace=replace) for transaction in transactions]
     groups += [[_new_segment(tenant, segment, marker, replace=replace)] for segment in segments]
+    return groups
+
+
+def write_pending(tenant: str, groups: Sequence[Sequence[WriteOp]]) -> None:
+    """`pending_groups`' writes, in TransactWriteItems of at most 100 items in key order (`chunked`)."""
     for chunk in chunked(groups, MAX_TRANSACTION_ITEMS, MAX_WRITE_BYTES, request_size):
         table.gateway().transact(_scope(tenant), chunk)
 

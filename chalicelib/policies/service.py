@@ -201,6 +201,7 @@ def add_migrated_policy(
     *,
     token: str,
     billed: frozenset[str] = frozenset(),
+    pending: list[list[Any]] | None = None,
 ) -> Policy:
     """A policy a migration brings with its history (chalicelib/migration), its locators derived by the caller:
     every transaction but the last and every segment are written at once, pending under `token` (`token` and
@@ -209,7 +210,9 @@ def add_migrated_policy(
     gets its categories, parents and effective time here, as issuing gives them): the root (numbered by the
     product's plan), its terms, the last transaction committing the pending records, the first static data
     version, the billing job of each issued transaction (but those of `billed`, whose installments the
-    migration brings) and the policy's due entries. Answers the policy as added (its number)."""
+    migration brings) and the policy's due entries. Answers the policy as added (its number). `pending`: the
+    pending records' writes are added to it (`write_pending` writes them) rather than written here, for a caller
+    whose final write may hold them too."""
     model = configuration.model(ctx, policy.configVersion, resolved=True)
     plan = _numbering_plan(model, policy.productName)
     if plan is not None and policy.policyNumber is None:
@@ -238,9 +241,13 @@ def add_migrated_policy(
         for segment in segments
     ]
     *earlier, last = transactions
-    repository.add_pending(
+    groups = repository.pending_groups(
         ctx.tenant, repository.IssueAttempt(token=token, committer=last.locator), earlier, segments, replace=True
     )
+    if pending is None:
+        repository.write_pending(ctx.tenant, groups)
+    else:
+        pending.extend(groups)
     numbered = [
         term.model_copy(update={"termNumber": _term_number(model, plan, policy.policyNumber, term.number)})
         for term in terms
@@ -267,6 +274,11 @@ def add_migrated_policy(
     if status_change is not None:
         _plan_status_change(uow, policy, status_change)
     return policy
+
+
+def write_pending(ctx: CallContext, groups: list[list[Any]]) -> None:
+    """The pending records' writes `add_migrated_policy` gave its caller, written (before its final write)."""
+    repository.write_pending(ctx.tenant, groups)
 
 
 def _first_number(

@@ -26,5 +26,6 @@ class JobType(StrEnum):
     SCHEDULE_ITEMS_DROP_RUN = "scheduleItems.dropRun"
     TENANT_CODE_PUBLISH = "tenantCode.publish"
     COMPLIANCE_ANONYMIZE = "compliance.anonymize"
+    COMPLIANCE_CONTACT_INDEX_BACKFILL = "compliance.contactIndexBackfill"
     MIGRATION_RUN = "migration.run"
     MIGRATION_ACCOUNT = "migration.account"

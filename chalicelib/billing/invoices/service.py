@@ -531,19 +531,20 @@ def add_migrated(
     lattices: list[tuple[InstallmentLattice, list[Installment]]],
     invoices: list[tuple[Invoice, list[Installment]]],
     containers: Iterable[str] = (),
+    *,
+    new_roots: bool = False,
 ) -> dict[str, int]:
     """Add to `uow` a migration's billing records of the account: the lattices of its transactions with their
     installments (which billing then does not build), each on one of `invoices` (migrated_invoices), due
     (when open) and numbered as billing's own, and the bumps of the roots of the account, of their
-    containers and of the other `containers` the migration changes; answers the versions the roots had."""
+    containers and of the other `containers` the migration changes; answers the versions the roots had.
+    `new_roots`: every one of those roots is new (the account is written in the same write): none is read, each
+    is put on condition that it does not exist."""
     model = configuration.current_model(ctx, resolved=True)[1]
     numbering = invoice_numbering_plan(ctx, account)
-    versions = account_root.bump(
-        ctx,
-        uow,
-        account.locator,
-        sorted({account.locator, *(lattice.billingContainer for lattice, _ in lattices), *containers}),
-    )
+    roots = sorted({account.locator, *(lattice.billingContainer for lattice, _ in lattices), *containers})
+    versions = account_root.versions(ctx, account.locator, roots, dict.fromkeys(roots, 0) if new_roots else None)
+    account_root.bump_at(ctx, uow, account.locator, versions)
     for lattice, installments in lattices:
         installment_repository.add_lattice(
             uow, ctx.tenant, lattice, [installment.locator for installment in installments]

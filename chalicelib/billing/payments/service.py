@@ -429,6 +429,8 @@ def add_migrated(
     balances: dict[str, Decimal],
     given_disbursements: Sequence[MigratedDisbursement] = (),
     existing: Sequence[Invoice] = (),
+    *,
+    new_account: bool = False,
 ) -> tuple[list[Invoice], list[Payment], list[Disbursement]]:
     """Add to `uow` a migration's billing records of the account (invoices/service.add_migrated): its
     invoices settled by its posted payments as in the source (an application for each invoice a payment
@@ -437,7 +439,8 @@ def add_migrated(
     plus what they paid out) and a line for each disbursement, so that it holds `balances`. Payments may pay
     `existing` invoices of the account (as read, at their versions) too: each is rewritten as paid, on
     condition of its version, settled (its delinquencies with it) when paid in full. A payment that pays more
-    than its invoices owe is refused (the migration reconciles them first): 400, nothing written."""
+    than its invoices owe is refused (the migration reconciles them first): 400, nothing written. `new_account`:
+    the account is written in the same write (its billing roots, and its policies', are new: not read)."""
     built = invoicing.migrated_invoices(ctx, given_invoices)
     earlier = {invoice.locator: invoice.model_copy(deep=True) for invoice in existing}
     by_locator = {**earlier, **{invoice.locator: invoice for invoice in built}}
@@ -503,6 +506,7 @@ def add_migrated(
         lattices,
         [(invoice, [installments[locator] for locator in invoice.installmentLocators]) for invoice in built],
         containers=[earlier[locator].billingContainer for locator in sorted(paid_before)],
+        new_roots=new_account,
     )
     for locator in sorted(paid_before):
         paid = earlier[locator]
