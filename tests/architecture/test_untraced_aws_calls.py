@@ -39,7 +39,7 @@ from tests.builders import new_tenant
 from tests.support.untraced import aws_calls_untraced
 
 with mock_aws(), lean_dynamodb(), aws_calls_untraced():
-    untraced = BaseClient._make_api_call.__module__ == "tests.support.untraced"
+    untraced = BaseClient._make_request.__module__ == "tests.support.untraced"
     clients.reset()
     create_all(boto3.session.Session(region_name="us-east-1"))
     wiring.override(clock=FixedClock(datetime(2026, 1, 15, 9, 30, tzinfo=timezone.utc)), job_queue=InlineJobQueue())

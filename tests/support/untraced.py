@@ -3,10 +3,11 @@
 On Python 3.11 coverage traces with sys.settrace: once a trace function is set, every frame of every module pays for
 it (each instruction goes through the interpreter's tracing path), whether or not coverage records its lines. Most
 of a test's CPU is botocore and moto answering a DynamoDB or S3 call (the ledger tests: ~90 %), none of it chalicelib,
-and no chalicelib code runs inside such a call (chalicelib registers no botocore event handler; moto's in-process
-DynamoDB and S3 call nothing of ours). So the tracer is stopped for the call and started again when it returns: the
-lines coverage records are the same (tests/architecture/test_coverage_floor.py holds a folder's report to the one
-measured without this), at a fraction of the cost.
+and no chalicelib code runs once the request is made (moto's in-process DynamoDB and S3 call nothing of ours; our
+own request serialiser, storage.clients.json_bodies, runs before it, traced). So the tracer is stopped from the
+request's send (botocore's `_make_request`) to its answer and started again when it returns: the lines coverage
+records are the same (tests/architecture/test_untraced_aws_calls.py holds them to those recorded without this), at a
+fraction of the cost.
 
 Only coverage's C tracer is paused (`CTracer.stop()` clears a flag and the tracer takes itself off at its next event;
 `start()` sets it again on this thread); under any other trace function (a debugger, coverage's Python tracer) the
@@ -41,20 +42,20 @@ def aws_calls_untraced() -> Iterator[None]:
         return
     from botocore.client import BaseClient
 
-    original: Callable[..., Any] = BaseClient._make_api_call
+    original: Callable[..., Any] = BaseClient._make_request
 
-    def _make_api_call(client: Any, operation_name: str, api_params: Any) -> Any:
+    def _make_request(client: Any, operation_model: Any, request_dict: Any, request_context: Any) -> Any:
         tracer = coverage_tracer()
         if tracer is None or client.meta.service_model.service_name not in UNTRACED_SERVICES:
-            return original(client, operation_name, api_params)
+            return original(client, operation_model, request_dict, request_context)
         tracer.stop()
         try:
-            return original(client, operation_name, api_params)
+            return original(client, operation_model, request_dict, request_context)
         finally:
             tracer.start()
 
-    BaseClient._make_api_call = _make_api_call
+    BaseClient._make_request = _make_request
     try:
         yield
     finally:
-        BaseClient._make_api_call = original
+        BaseClient._make_request = original
