@@ -16,6 +16,7 @@ from chalicelib.billing import repository
 from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.billing.invoices import service as invoicing
+from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
 from chalicelib.runtime import due
 from chalicelib.storage import keys, query, table
@@ -289,3 +290,47 @@ def test_a_fleets_invoice_falling_due_opens_one_delinquency_and_its_grace_end_la
         call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
     )["balance"]
     assert Decimal(str(balance)) == Decimal("6300.00")
+
+
+def test_a_fleets_delinquency_cut_short_between_its_writes_is_finished_by_the_entrys_retry(
+    api, admin_token, delinquent_fleet, monkeypatch
+):
+    """The second write of the policies' marks fails (a policy changed under it: 409): the delinquency stands, in
+    grace, 30 of its policies marked; the entry is still due and its retry (a day later) opens nothing more: it
+    finds the delinquency by the invoice's references and marks the rest, then settles."""
+    tenant, account = delinquent_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    gateway = table.gateway()
+    real, calls = gateway.transact, []
+
+    def failing(scope, ops, *args, **kwargs):
+        calls.append(len(ops))
+        if len(calls) == 3:
+            raise codes.CONCURRENT_MODIFICATION("a policy changed meanwhile")
+        return real(scope, ops, *args, **kwargs)
+
+    monkeypatch.setattr(gateway, "transact", failing)
+
+    first = due.run_step(system_ctx().for_tenant(tenant), DUE).result
+
+    assert first["alreadyDone"] == 1 and "delinquenciesOpened" not in first, first
+    path = billing(tenant, f"/delinquencies/invoices/{listed['locator']}/list")
+    [record] = ok(call(api, "GET", path, admin_token))["items"]
+    policies = sorted(r["referenceLocator"] for r in record["references"] if r["referenceType"] == "policy")
+    marked = [p for p in policies if "delinquent" in statuses(api, admin_token, tenant, {"locator": p})]
+    assert record["delinquencyState"] == "inGrace" and 0 < len(marked) < DELINQUENT_POLICIES, len(marked)
+    entry = due.entry(system_ctx().for_tenant(tenant), due.DueKind.INVOICE_DUE, listed["locator"])
+    assert entry is not None and entry.attempts == 1
+
+    retried = due.run_step(system_ctx().for_tenant(tenant), entry.due_at).result
+
+    assert not retried["failed"] and retried["delinquenciesOpened"] == 1, retried
+    assert [d["locator"] for d in ok(call(api, "GET", path, admin_token))["items"]] == [record["locator"]]
+    for policy in policies:
+        assert "delinquent" in statuses(api, admin_token, tenant, {"locator": policy})
+    created = ok(
+        call(api, "GET", billing(tenant, f"/jobs/delinquencies/invoices/{listed['locator']}/list"), admin_token)
+    )["items"]
+    assert [j["delinquencyLocators"] for j in created] == [[record["locator"]]]
+    assert len(events_of_type(api, admin_token, tenant, "billing.delinquency.create")) == 1
+    assert due.entry(system_ctx().for_tenant(tenant), due.DueKind.INVOICE_DUE, listed["locator"]) is None
