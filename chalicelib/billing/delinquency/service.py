@@ -494,12 +494,33 @@ def settle_paid(ctx: CallContext, uow: UnitOfWork, account: str, settled_invoice
     for record in waiting:
         if any(invoice in still_open for invoice in record.invoice_locators):
             continue
-        _end(ctx, uow, record, DelinquencyState.SETTLED, CancellationType.DELINQUENCY_SETTLED)
+        fleet = len(record.policy_locators) > MARKS_IN_PAYMENT
+        _end(ctx, uow, record, DelinquencyState.SETTLED, CancellationType.DELINQUENCY_SETTLED, grace_end_settled=fleet)
         uow.record_event(SETTLE_EVENT, _event_data(record))
+        if fleet:  # its marks are more than the payment's write holds: removed after it (`_unmark_settled`)
+            due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, ctx.now)
+            uow.after_commit(partial(_unmark_settled, ctx, account, record))
+            continue
         for policy in record.policy_locators:
             ended.setdefault(policy, []).append(record.locator)
     for policy, locators in ended.items():
         policies.mark_delinquencies(ctx, uow, policy, ended=locators)
+
+
+MARKS_IN_PAYMENT = 20
+"""The most policies a delinquency a payment settles has for their marks to be removed in the payment's own write
+(about 2 actions each, beside the payment's, its invoices' and their events)."""
+
+
+def _unmark_settled(ctx: CallContext, account: str, record: Delinquency) -> None:
+    """After the write of the payment that settled a fleet's delinquency: its policies' marks removed in writes of
+    their own (`_unmark_in_steps`). That write also put the delinquency's grace end due now: should this not get
+    to the end (a 409, a crash), the due run's `grace_ended` removes the rest, so a policy stays marked by a
+    settled delinquency only until then."""
+    try:
+        _unmark_in_steps(ctx, account, record)
+    except DomainError:
+        return
 
 
 # --- reversals unsettle -------------------------------------------------------------------------------
@@ -700,6 +721,9 @@ def grace_ended(
     record, generation = _with_account(ctx, account, delinquency_locator)
     if record is None:
         return "missing"
+    if record.delinquencyState == DelinquencyState.SETTLED and len(record.policy_locators) > MARKS_IN_PAYMENT:
+        _unmark_in_steps(ctx, account, record)  # a fleet's, settled by a payment: the marks it left (settle_paid)
+        return record.delinquencyState.value
     if record.delinquencyState in OPEN_STATES:
         if roots is None:  # an alias that does not name the container: the record read again after its root
             roots = account_root.versions(ctx, account, [record.container])
@@ -772,10 +796,10 @@ def grace_ended(
 
 
 def _unmark_in_steps(ctx: CallContext, account: str, record: Delinquency) -> None:
-    """The mark of `record` (lapse triggered) removed from each of its policies that still has it, as many
-    policies to a write as it holds, each write behind the container's billing root (read now). A crash
-    between them leaves the record `lapseTriggered` and some policies still marked: the grace end's rerun
-    (its entry is settled with the lapse's last write only) removes the rest before it lapses them."""
+    """The mark of `record` (lapse triggered, or settled) removed from each of its policies that still has it, as
+    many policies to a write as it holds, each write behind the container's billing root (read now). A crash
+    between them leaves some policies still marked: the grace end's rerun (its entry is settled with the lapse's
+    last write only; a settlement puts it due at once) removes the rest."""
     wanted = record.policy_locators
     marked = [
         policy

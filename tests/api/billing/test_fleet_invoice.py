@@ -7,12 +7,13 @@ the invoice has several). The due run at the first generate time (2026-01-22T05:
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
 
 from chalicelib.billing import repository
+from chalicelib.billing.delinquency import service as delinquency_service
 from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.billing.invoices import service as invoicing
@@ -334,3 +335,39 @@ def test_a_fleets_delinquency_cut_short_between_its_writes_is_finished_by_the_en
     assert [j["delinquencyLocators"] for j in created] == [[record["locator"]]]
     assert len(events_of_type(api, admin_token, tenant, "billing.delinquency.create")) == 1
     assert due.entry(system_ctx().for_tenant(tenant), due.DueKind.INVOICE_DUE, listed["locator"]) is None
+
+
+@pytest.mark.parametrize("cut_short", [False, True])
+def test_paying_a_fleets_invoice_in_its_grace_settles_the_delinquency_and_every_policy(
+    api, admin_token, delinquent_fleet, monkeypatch, cut_short
+):
+    """The payment's write settles the delinquency of 60 policies (request.invalid before: every policy's mark in
+    that write); the marks are removed right after it in writes of their own, and should that not get to the end
+    (`cut_short`: it fails at once) the delinquency's grace end, put due at the payment, removes them."""
+    tenant, account = delinquent_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    assert not due.run_step(system_ctx().for_tenant(tenant), DUE).result["failed"]
+    path = billing(tenant, f"/delinquencies/invoices/{listed['locator']}/list")
+    [record] = ok(call(api, "GET", path, admin_token))["items"]
+    policies = sorted(r["referenceLocator"] for r in record["references"] if r["referenceType"] == "policy")
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", Decimal("6300.00")))["locator"]
+
+    def failing(*args, **kwargs):
+        raise codes.CONCURRENT_MODIFICATION("a policy changed meanwhile")
+
+    with monkeypatch.context() as patched:
+        if cut_short:
+            patched.setattr(delinquency_service, "_unmark_in_steps", failing)
+        posted = call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token)
+
+    assert ok(posted)["paymentState"] == "posted"
+    [settled] = ok(call(api, "GET", path, admin_token))["items"]
+    assert settled["delinquencyState"] == "settled"
+    still = [p for p in policies if "delinquent" in statuses(api, admin_token, tenant, {"locator": p})]
+    assert len(still) == (DELINQUENT_POLICIES if cut_short else 0)
+
+    ran = due.run_step(system_ctx().for_tenant(tenant), DUE + timedelta(days=1)).result
+
+    assert not ran["failed"] and ran["graceEnded"] == ["settled"], ran
+    assert [p for p in policies if "delinquent" in statuses(api, admin_token, tenant, {"locator": p})] == []
+    assert events_of_type(api, admin_token, tenant, "billing.delinquency.lapse") == []
