@@ -18,6 +18,11 @@ Every write carries the bump of the billing root of the delinquency's container 
 never interleaves with invoicing and payments of that container; a hold, which changes the delinquencies
 of the whole account, bumps the account's root and theirs (billing/repository.py). A due run repeated at
 the same time finds the work done and does nothing.
+
+A fleet's delinquency (an account of many policies: about 3 actions a policy) is more than one write holds: its
+opening, its lapse's marks and a payment's settlement of it are then written in steps, each behind the billing
+root, the due entry that finishes what a step cut short settled last (`_opened_in_steps`, `_unmark_in_steps`,
+`_unmark_settled`); a policy is never marked by a delinquency that is not committed and in grace.
 """
 
 from __future__ import annotations
