@@ -479,9 +479,7 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
         )
         accounts_of_run = [account for account in page if account.accountMigrationState == wanted]
         following = (
-            None
-            if after is None
-            else payload.model_copy(update={"at": payload.at + len(page), "after": dict(after)})
+            None if after is None else payload.model_copy(update={"at": payload.at + len(page), "after": dict(after)})
         )
     queued = 0
     for first in range(0, len(accounts_of_run), ACCOUNTS_PER_WRITE):
