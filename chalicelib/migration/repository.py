@@ -74,7 +74,7 @@ def whole_request(tenant: str, path: str) -> bytes:
     return blobs.get(tenant, path) or b""
 
 
-REQUEST_WINDOW = 4 * 1024 * 1024
+REQUEST_WINDOW = 1024 * 1024
 """Bytes of the request a run job reads at a time (a ranged GET)."""
 
 

@@ -117,11 +117,12 @@ END_EVENTS = {
 ACCOUNTS_PER_WRITE = 40
 """Accounts a run job queues per TransactWriteItems (each its state item and its job item); their messages go
 10 to a SendMessageBatch (runtime/jobs.enqueue_many)."""
-ACCOUNTS_PER_RUN_JOB = 1000
+ACCOUNTS_PER_RUN_JOB = 200
 """Accounts one run job goes through (a slice of the run); it enqueues the next slice's run job as its last
 step (a locator derived from where that starts), so each run job is short beside its lease, and a delivery
 again of one (its lease ran out, its worker died) goes through its own slice only, whose chunks find their
-job items written and are skipped."""
+job items written and are skipped. 200: 5 TransactWriteItems and 20 SendMessageBatch calls, seconds even on a
+loaded moto, short beside benchmarks/migration_workers.py's 20 s lease as beside the deployed 900 s."""
 MAX_LOCATOR_LENGTH = 64
 PENDING_IN_COMMIT_BYTES = 1_000_000
 """At most this much of an account's pending policy records (as JSON) goes into its one final write (which

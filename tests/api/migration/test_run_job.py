@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from chalicelib.migration import service
+from chalicelib.migration import repository, service
 from tests.api.migration.support import account_request, control, fetch, start
 from tests.support.api import ok
 
@@ -39,8 +39,10 @@ def test_the_run_job_of_n_accounts_sends_their_messages_in_ceil_n_over_10_batche
 
 
 def test_a_run_in_slices_enqueues_each_slice_once_and_batches_each_chunk(api, admin_token, tenant, jobs, monkeypatch):
-    """9 accounts, slices of 4, chunks of 2: 3 run jobs (2 continuations, one send each), 5 chunks of 1 batch each."""
+    """9 accounts, slices of 4, chunks of 2: 3 run jobs (2 continuations, one send each), 5 chunks of 1 batch each;
+    the request read 700 bytes at a time (its lines are longer: each is carried over windows)."""
     monkeypatch.setattr(service, "ACCOUNTS_PER_RUN_JOB", 4)
+    monkeypatch.setattr(repository, "REQUEST_WINDOW", 700)
     monkeypatch.setattr(service, "ACCOUNTS_PER_WRITE", 2)
     migration = ok(start(api, admin_token, tenant, _accounts(9, "SRC-S")))["locator"]
     before = jobs.calls
