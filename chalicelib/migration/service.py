@@ -3,7 +3,9 @@
 
 Start: the request is kept in S3 as JSON Lines (one account a line), the migration recorded `submitted` with
 `migration.start`, and a run job (`migration.run`) queued, which writes each account's state item (`pending`) and
-queues one `migration.account` job per account, a chunk of accounts per TransactWriteItems.
+queues one `migration.account` job per account, a chunk of accounts per TransactWriteItems and their messages 10 to
+a SendMessageBatch (jobs.enqueue_many); a run job goes through ACCOUNTS_PER_RUN_JOB accounts and enqueues the next
+slice's run job once, so a run job delivered again redoes its own slice only (its committed chunks are skipped).
 
 An account's job validates everything the account brings against the tenant's deployed configuration (account
 type and data, product, eligibility, static data, element types, their data and coverage terms, charge types,
