@@ -35,6 +35,8 @@ LEASE_SECONDS = 20
 queued job holds a lease too, and the reaper fails a job it re-queued 5 times (runtime/jobs.py MAX_ATTEMPTS), so
 this reaps only once the accounts stopped moving for a lease (as the deployed reaper, every few minutes, would)."""
 IDLE_SECONDS = 4
+TOKEN_SECONDS = 24 * 3600
+"""The session tokens' lifetime in this run (PAS_TOKEN_TTL_SECONDS): its admin token signs in once."""
 """A worker stops once it received nothing for this long (and was told the run is over)."""
 
 
@@ -51,6 +53,9 @@ def _environment(port: int, lease: int) -> dict[str, str]:
             "PAS_STAGE": "dev",
             "PAS_EVENT_SETTLE_MS": "0",
             "PAS_JOB_LEASE_SECONDS": str(lease),
+            # the script's admin session outlives a long run (the default hour ended a 10,000-account one at
+            # 1,055 accounts, `auth.token_expired`, before its final check)
+            "PAS_TOKEN_TTL_SECONDS": str(TOKEN_SECONDS),
             "POWERTOOLS_TRACE_DISABLED": "1",
             "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'benchmarks'}",
         }

@@ -74,6 +74,28 @@ def whole_request(tenant: str, path: str) -> bytes:
     return blobs.get(tenant, path) or b""
 
 
+REQUEST_WINDOW = 1024 * 1024
+"""Bytes of the request a run job reads at a time (a ranged GET)."""
+
+
+def request_lines(tenant: str, path: str, at: int) -> Iterator[tuple[int, bytes]]:
+    """The request's non-empty lines from byte `at` on, each with its offset, read REQUEST_WINDOW at a time."""
+    carried, offset = b"", at
+    while True:
+        window = blobs.get_range(tenant, path, at, REQUEST_WINDOW)
+        at += len(window)
+        if not window:
+            if carried:
+                yield offset, carried
+            return
+        lines = (carried + window).split(b"\n")
+        carried = lines.pop()
+        for line in lines:
+            if line:
+                yield offset, line
+            offset += len(line) + 1
+
+
 def account_request(tenant: str, account: AccountMigration) -> bytes:
     return blobs.get_range(tenant, account.requestPath, account.requestStart, account.requestLength)
 
@@ -295,6 +317,21 @@ def every_account(tenant: str, migration: str) -> Iterator[AccountMigration]:
         yield from (AccountMigration.model_validate(codec.without_keys(item)) for item in batch)
         if start_key is None:
             return
+
+
+def accounts_page(
+    tenant: str, migration: str, limit: int, *, start_key: dict[str, Any] | None = None
+) -> tuple[list[AccountMigration], dict[str, Any] | None]:
+    """Up to `limit` account state items of the migration after `start_key`, and where the next page starts."""
+    batch, following = table.gateway().query(
+        _scope(tenant),
+        keys.migration_partition(tenant, migration),
+        sk_prefix=keys.MIGRATION_ACCOUNT_PREFIX,
+        start_key=start_key,
+        limit=limit,
+        consistent=True,
+    )
+    return [AccountMigration.model_validate(codec.without_keys(item)) for item in batch], following
 
 
 # --- mappings and failures -------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 
 Start: the request is kept in S3 as JSON Lines (one account a line), the migration recorded `submitted` with
 `migration.start`, and a run job (`migration.run`) queued, which writes each account's state item (`pending`) and
-queues one `migration.account` job per account, a chunk of accounts per TransactWriteItems.
+queues one `migration.account` job per account, a chunk of accounts per TransactWriteItems and their messages 10 to
+a SendMessageBatch (jobs.enqueue_many); a run job goes through ACCOUNTS_PER_RUN_JOB accounts and enqueues the next
+slice's run job once, so a run job delivered again redoes its own slice only (its committed chunks are skipped).
 
 An account's job validates everything the account brings against the tenant's deployed configuration (account
 type and data, product, eligibility, static data, element types, their data and coverage terms, charge types,
@@ -115,7 +117,14 @@ END_EVENTS = {
     MigrationState.ERROR: "migration.error",
 }
 ACCOUNTS_PER_WRITE = 40
-"""Accounts a run job queues per TransactWriteItems (each its state item and its job item)."""
+"""Accounts a run job queues per TransactWriteItems (each its state item and its job item); their messages go
+10 to a SendMessageBatch (runtime/jobs.enqueue_many)."""
+ACCOUNTS_PER_RUN_JOB = 200
+"""Accounts one run job goes through (a slice of the run); it enqueues the next slice's run job as its last
+step (a locator derived from where that starts), so each run job is short beside its lease, and a delivery
+again of one (its lease ran out, its worker died) goes through its own slice only, whose chunks find their
+job items written and are skipped. 200: 5 TransactWriteItems and 20 SendMessageBatch calls, seconds even on a
+loaded moto, short beside benchmarks/migration_workers.py's 20 s lease as beside the deployed 900 s."""
 MAX_LOCATOR_LENGTH = 64
 PENDING_IN_COMMIT_BYTES = 1_000_000
 """At most this much of an account's pending policy records (as JSON) goes into its one final write (which
@@ -130,6 +139,13 @@ class RunPayload(BaseModel):
     run: int
     mode: str
     """`start` (write the accounts' items), `resume` (queue the pending ones), `recover` (the ones in error)."""
+    at: int = 0
+    """Where this slice of the run starts: a byte offset into the request (`start`), else how many account
+    state items earlier slices went through."""
+    after: dict[str, Any] | None = None
+    queued: int = 0
+    """Accounts the earlier slices of the run queued."""
+    """`resume`, `recover`: the Query position of the account state items after the earlier slices."""
 
 
 class AccountPayload(BaseModel):
@@ -445,8 +461,10 @@ def _request_of(ctx: CallContext, migration: Migration, account: AccountMigratio
 
 
 def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
-    """Queue the run's accounts, ACCOUNTS_PER_WRITE per TransactWriteItems; a chunk an earlier attempt of the
-    job committed fails on its job items (derived locators) and is skipped."""
+    """Queue a slice of the run's accounts (ACCOUNTS_PER_RUN_JOB, from `payload.at`), ACCOUNTS_PER_WRITE per
+    TransactWriteItems; a chunk an earlier attempt of the job committed fails on its job items (derived
+    locators) and is skipped. Then the next slice's run job, once (`jobs.enqueue_once`), or, at the run's end,
+    the migration's end if nothing is left to process."""
     migration = get_migration(ctx, payload.migration)
     if payload.mode == "start":
         if migration.migrationState == MigrationState.SUBMITTED:
@@ -456,52 +474,65 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
                 uow.commit()
             except ConcurrentModification:
                 pass  # paused meanwhile: its accounts are written all the same, and wait for resume
-        accounts_of_run: Iterable[AccountMigration] = _accounts_of_request(ctx, migration)
+        accounts_of_run, following = _slice_of_request(ctx, migration, payload)
     else:
         wanted = AccountMigrationState.PENDING if payload.mode == "resume" else AccountMigrationState.ERROR
-        accounts_of_run = (
-            account
-            for account in repository.every_account(ctx.tenant, migration.locator)
-            if account.accountMigrationState == wanted
+        page, after = repository.accounts_page(
+            ctx.tenant, migration.locator, ACCOUNTS_PER_RUN_JOB, start_key=payload.after
+        )
+        accounts_of_run = [account for account in page if account.accountMigrationState == wanted]
+        following = (
+            None if after is None else payload.model_copy(update={"at": payload.at + len(page), "after": dict(after)})
         )
     queued = 0
-    chunk: list[AccountMigration] = []
-    for account in accounts_of_run:
-        chunk.append(account)
-        if len(chunk) == ACCOUNTS_PER_WRITE:
-            queued += _queue(ctx, migration, payload, chunk)
-            chunk = []
-    if chunk:
-        queued += _queue(ctx, migration, payload, chunk)
-    if not queued:  # a resume after the last account ended while the pause committed: it ends here
+    for first in range(0, len(accounts_of_run), ACCOUNTS_PER_WRITE):
+        queued += _queue(ctx, migration, payload, accounts_of_run[first : first + ACCOUNTS_PER_WRITE])
+    if following is not None:
+        jobs.enqueue_once(
+            ctx,
+            JobType.MIGRATION_RUN,
+            following.model_copy(update={"queued": payload.queued + queued}),
+            locator=derived_locator(
+                migration.createdAt, f"migration:{migration.locator}:run:{payload.run}:at:{following.at}"
+            ),
+        )
+    elif not payload.queued + queued:  # a resume after the last account ended while the pause committed
         _end_if_done(ctx, migration.locator)
-    return {"accountsQueued": queued}
+    return {"accountsQueued": queued, **({"continuesAt": following.at} if following is not None else {})}
 
 
-def _accounts_of_request(ctx: CallContext, migration: Migration) -> Iterable[AccountMigration]:
+def _slice_of_request(
+    ctx: CallContext, migration: Migration, payload: RunPayload
+) -> tuple[list[AccountMigration], RunPayload | None]:
+    """ACCOUNTS_PER_RUN_JOB accounts of the request from byte `payload.at` on, and the payload of the slice after
+    them (None at the request's end). The request is read from there on a window at a time (ranged GETs)."""
     path = repository.request_path(migration.locator)
-    content = repository.whole_request(ctx.tenant, path)
-    start_at = 0
-    for line in content.split(b"\n"):
-        if line:
-            given = json.loads(line)
-            original = (given.get("accountData") or {}).get("id") or migration.existingAccount or ""
-            locator = migration.existingAccount or account_locator(
-                migration.locator, original, datetime.fromisoformat(given["accountData"]["createdAt"])
-            )
-            counted = int("accountData" in given) + sum(
-                len(given.get(name) or []) for name in ("policies", "invoices", "payments", "disbursements")
-            )
-            yield AccountMigration(
-                accountLocator=locator,
-                originalId=original,
-                requestPath=path,
-                requestStart=start_at,
-                requestLength=len(line),
-                totalItems=counted,
-                lastUpdated=ctx.now,
-            )
-        start_at += len(line) + 1
+    accounts: list[AccountMigration] = []
+    for start_at, line in repository.request_lines(ctx.tenant, path, payload.at):
+        if len(accounts) == ACCOUNTS_PER_RUN_JOB:
+            return accounts, payload.model_copy(update={"at": start_at})
+        accounts.append(_account_of_line(ctx, migration, path, line, start_at))
+    return accounts, None
+
+
+def _account_of_line(ctx: CallContext, migration: Migration, path: str, line: bytes, start_at: int) -> AccountMigration:
+    given = json.loads(line)
+    original = (given.get("accountData") or {}).get("id") or migration.existingAccount or ""
+    locator = migration.existingAccount or account_locator(
+        migration.locator, original, datetime.fromisoformat(given["accountData"]["createdAt"])
+    )
+    counted = int("accountData" in given) + sum(
+        len(given.get(name) or []) for name in ("policies", "invoices", "payments", "disbursements")
+    )
+    return AccountMigration(
+        accountLocator=locator,
+        originalId=original,
+        requestPath=path,
+        requestStart=start_at,
+        requestLength=len(line),
+        totalItems=counted,
+        lastUpdated=ctx.now,
+    )
 
 
 def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: list[AccountMigration]) -> int:
@@ -525,12 +556,17 @@ def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: l
                     ),
                 )
             )
-        jobs.enqueue(
-            uow,
-            JobType.MIGRATION_ACCOUNT,
-            AccountPayload(migration=migration.locator, account=account.accountLocator),
-            locator=_account_job(migration, account.accountLocator, payload.run),
-        )
+    jobs.enqueue_many(
+        uow,
+        JobType.MIGRATION_ACCOUNT,
+        [
+            (
+                AccountPayload(migration=migration.locator, account=account.accountLocator),
+                _account_job(migration, account.accountLocator, payload.run),
+            )
+            for account in chunk
+        ],
+    )
     if recovered:
         uow.add(
             repository.count(
@@ -540,7 +576,11 @@ def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: l
     try:
         uow.commit()
     except AlreadyExists:
-        return 0  # an earlier attempt of this job queued the chunk
+        # an earlier attempt of this job queued the chunk; a chunk of state-filtered accounts (resume,
+        # recover) may be made up otherwise the second time, so its accounts are queued each on its own
+        if payload.mode == "start" or len(chunk) == 1:
+            return 0
+        return sum(_queue(ctx, migration, payload, [account]) for account in chunk)
     return len(chunk)
 
 

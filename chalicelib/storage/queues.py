@@ -18,6 +18,16 @@ class SqsJobQueue:
     def send(self, body: str) -> None:
         clients.sqs().send_message(QueueUrl=_queue_url(settings().jobs_queue_name), MessageBody=body)
 
+    def send_batch(self, bodies: list[str]) -> None:
+        """Up to 10 messages in one SendMessageBatch; an entry SQS did not take is sent again on its own
+        (which raises if it fails too)."""
+        response = clients.sqs().send_message_batch(
+            QueueUrl=_queue_url(settings().jobs_queue_name),
+            Entries=[{"Id": str(index), "MessageBody": body} for index, body in enumerate(bodies)],
+        )
+        for failed in response.get("Failed", []):
+            self.send(bodies[int(failed["Id"])])
+
     def receive(self, wait_seconds: int = 1, max_messages: int = 10) -> list[tuple[str, str]]:
         """(receipt handle, body) pairs: used by the local worker that stands in for the SQS trigger."""
         response = clients.sqs().receive_message(

@@ -73,9 +73,11 @@ def _alias_of(tenant: str, kind: str, locator: str) -> dict[str, Any] | None:
 # --- delinquencies ----------------------------------------------------------------------------------
 
 
-def delinquency_writes(tenant: str, record: Delinquency, *, new: bool = False) -> list[WriteOp]:
+def delinquency_writes(
+    tenant: str, record: Delinquency, *, new: bool = False, listed: Iterable[str] | None = None
+) -> list[WriteOp]:
     """The record and its open marker (put while it is open, deleted after); a new one also its alias and
-    its references under each of its policies and invoices."""
+    its references under each of its policies and invoices (`listed`: under those of them alone)."""
     account = record.accountLocator
     marker = keys.billing_record(tenant, account, OPEN_PREFIX, record.locator)
     writes = [
@@ -92,7 +94,11 @@ def delinquency_writes(tenant: str, record: Delinquency, *, new: bool = False) -
     ]
     if new:
         writes.append(_alias(tenant, "delinquency", record.locator, account, billingContainer=record.container))
-    return writes + reference_writes(tenant, record, record.references if new else [])
+    references = record.references if new else []
+    if listed is not None:
+        names = set(listed)
+        references = [ref for ref in references if ref.referenceLocator in names]
+    return writes + reference_writes(tenant, record, references)
 
 
 def reference_writes(tenant: str, record: Delinquency, references: Iterable[Any]) -> list[WriteOp]:

@@ -18,6 +18,11 @@ Every write carries the bump of the billing root of the delinquency's container 
 never interleaves with invoicing and payments of that container; a hold, which changes the delinquencies
 of the whole account, bumps the account's root and theirs (billing/repository.py). A due run repeated at
 the same time finds the work done and does nothing.
+
+A fleet's delinquency (an account of many policies: about 3 actions a policy) is more than one write holds: its
+opening, its lapse's marks and a payment's settlement of it are then written in steps, each behind the billing
+root, the due entry that finishes what a step cut short settled last (`_opened_in_steps`, `_unmark_in_steps`,
+`_unmark_settled`); a policy is never marked by a delinquency that is not committed and in grace.
 """
 
 from __future__ import annotations
@@ -146,11 +151,29 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
     if not found:
         return []
     invoice = found[0]
-    touched: list[Delinquency] = []
-    if invoice.invoiceState == InvoiceState.OPEN and invoice.totalRemainingAmount > 0:
-        marks: dict[str, list[str]] = {}
-        touched = _open_or_join(ctx, uow, [invoice], invoice.dueTime, marks)
-        _mark(ctx, uow, marks)
+    if invoice.invoiceState != InvoiceState.OPEN or invoice.totalRemainingAmount <= 0:
+        _created(ctx, uow, account, versions, invoice, [])
+        return []
+    work = wiring.nested_unit_of_work(uow)
+    marks: dict[str, list[str]] = {}
+    touched = _open_or_join(ctx, work, [invoice], invoice.dueTime, marks)
+    _mark(ctx, work, marks)
+    _created(ctx, work, account, versions, invoice, touched)
+    if work.remaining >= ENTRY_SETTLEMENT:
+        work.commit()
+        return [d.locator for d in touched]
+    return _opened_in_steps(ctx, uow, account, container, versions, invoice)  # a fleet's: one write is too small
+
+
+def _created(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    account: str,
+    versions: dict[str, int],
+    invoice: Invoice,
+    touched: list[Delinquency],
+) -> None:
+    """The root's bump and the invoice's create job: the end of the write of an invoice falling due."""
     account_root.bump_at(ctx, uow, account, versions)
     uow.add(
         *repository.create_job_writes(
@@ -166,16 +189,91 @@ def invoice_due(ctx: CallContext, uow: UnitOfWork, invoice_locator: str) -> list
             ),
         )
     )
+
+
+MARKS_RESERVE = 2
+"""What a write of policy marks keeps free: its root's bump is in it already; the entry's settlement and one more."""
+
+
+def _opened_in_steps(
+    ctx: CallContext,
+    uow: UnitOfWork,
+    account: str,
+    container: str,
+    versions: dict[str, int],
+    invoice: Invoice,
+) -> list[str]:
+    """`invoice_due` of an invoice whose delinquency and policy marks are more than one write holds (a fleet's,
+    about 3 actions a policy): in steps, each behind the container's billing root (at the version the last one
+    left), so no other billing write of the container (a payment settling the delinquency) comes between them:
+
+    1. the delinquencies (records, their invoices' references, events, grace end), unless an earlier attempt of
+       this entry committed them (an invoice falls due once: a delinquency naming it is that attempt's, found by
+       one Query of its references, read on this path only);
+    2. the policies' marks (`delinquent`) with the references listing the delinquency under each policy, as
+       many policies to a write as it holds, only for those still in grace (a policy already marked: nothing);
+    3. in the entry's own `uow` (its settlement committed with it): the root's bump and the create job.
+
+    A crash or a 409 between them leaves the entry due: its retry finds the delinquencies of step 1 and goes on
+    with step 2. A policy is never marked by a delinquency that is not committed and in grace (its marks follow
+    the record, behind the root); until the retry, a policy of it may show not delinquent yet."""
+    existing = repository.delinquencies_of(ctx.tenant, "invoice", invoice.locator, PageRequest(0, 100)).items
+    roots = dict(versions)
+    if existing:
+        touched = existing
+    else:
+        first = wiring.unit_of_work(ctx)
+        account_root.bump_at(ctx, first, account, roots)
+        touched = _open_or_join(ctx, first, [invoice], invoice.dueTime, {}, policy_references=False)
+        first.commit()
+        roots = {name: version + 1 for name, version in roots.items()}
+    in_grace = [d for d in touched if d.delinquencyState in OPEN_STATES]
+    wanted = list(dict.fromkeys(p for d in in_grace for p in d.policy_locators))
+    policies.policies_by_locator(ctx, wanted)  # read together (each then read from the request's reads)
+    chunk = wiring.unit_of_work(ctx)
+    account_root.bump_at(ctx, chunk, account, roots)
+    marked = 0
+    for policy in wanted:
+        records = [d for d in in_grace if policy in d.policy_locators]
+        part = wiring.nested_unit_of_work(chunk)
+        _mark_listed(ctx, part, policy, records)
+        if part.remaining < MARKS_RESERVE and marked:
+            chunk.commit()
+            roots = {name: version + 1 for name, version in roots.items()}
+            chunk, marked = wiring.unit_of_work(ctx), 0
+            account_root.bump_at(ctx, chunk, account, roots)
+            part = wiring.nested_unit_of_work(chunk)
+            _mark_listed(ctx, part, policy, records)
+        part.commit()
+        marked += 1
+    if marked:
+        chunk.commit()
+        roots = {name: version + 1 for name, version in roots.items()}
+    _created(ctx, uow, account, roots, invoice, touched)
     return [d.locator for d in touched]
 
 
+def _mark_listed(ctx: CallContext, uow: UnitOfWork, policy: str, records: list[Delinquency]) -> None:
+    """The policy marked in grace by `records` and each listed under it (a put: the same item again on a retry)."""
+    for record in records:
+        uow.add(*repository.reference_writes(ctx.tenant, record, [_reference(record.locator, "policy", policy)]))
+    policies.mark_delinquencies(ctx, uow, policy, in_grace=[d.locator for d in records])
+
+
 def _open_or_join(
-    ctx: CallContext, uow: UnitOfWork, invoices: list[Invoice], start: datetime, marks: dict[str, list[str]]
+    ctx: CallContext,
+    uow: UnitOfWork,
+    invoices: list[Invoice],
+    start: datetime,
+    marks: dict[str, list[str]],
+    *,
+    policy_references: bool = True,
 ) -> list[Delinquency]:
     """The delinquencies of unsettled `invoices` (of one account), a new one's grace from `start`: at
     `delinquencyLevel: policy` a policy's delinquency in grace takes them, else one opens for the plan's
     policies of them all; at `invoice` level one opens per invoice and plan. Collects in `marks` the
-    delinquencies each policy is now in grace by (one policy write each, whatever the invoices)."""
+    delinquencies each policy is now in grace by (one policy write each, whatever the invoices). Without
+    `policy_references` a new delinquency is not listed under its policies (the caller lists it with their marks)."""
     joined: dict[str, tuple[Delinquency, list[str]]] = {}
     opening: dict[tuple[str, str], tuple[DelinquencyPlan, dict[str, Policy], list[Invoice]]] = {}
     read = _policies_of(ctx, invoices)  # a fleet's invoice: a thousand policies, read together
@@ -210,7 +308,7 @@ def _open_or_join(
         )
         touched.append(record)
     for plan, held, of in opening.values():
-        record = _open(ctx, uow, of, plan, list(held.values()), start)
+        record = _open(ctx, uow, of, plan, list(held.values()), start, policy_references=policy_references)
         touched.append(record)
         for locator in held:
             marks.setdefault(locator, []).append(record.locator)
@@ -293,8 +391,11 @@ def _open(
     plan: DelinquencyPlan,
     held: list[Policy],
     start: datetime,
+    *,
+    policy_references: bool = True,
 ) -> Delinquency:
-    """A delinquency in grace of `held` and `invoices` (its policies are marked by the caller)."""
+    """A delinquency in grace of `held` and `invoices` (its policies are marked by the caller, and listed under
+    them by it without `policy_references`)."""
     locator = new_locator()
     invoice = invoices[0]
     end = calculator.grace_end(start, plan.grace_period_days, invoice.timezone)
@@ -325,7 +426,11 @@ def _open(
         updatedAt=ctx.now,
         updatedBy=ctx.user_locator,
     )
-    uow.add(*repository.delinquency_writes(ctx.tenant, record, new=True))
+    uow.add(
+        *repository.delinquency_writes(
+            ctx.tenant, record, new=True, listed=None if policy_references else record.invoice_locators
+        )
+    )
     due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, locator, end)
     uow.record_event(CREATE_EVENT, _event_data(record))
     for configured in plan.events.values():
@@ -394,12 +499,33 @@ def settle_paid(ctx: CallContext, uow: UnitOfWork, account: str, settled_invoice
     for record in waiting:
         if any(invoice in still_open for invoice in record.invoice_locators):
             continue
-        _end(ctx, uow, record, DelinquencyState.SETTLED, CancellationType.DELINQUENCY_SETTLED)
+        fleet = len(record.policy_locators) > MARKS_IN_PAYMENT
+        _end(ctx, uow, record, DelinquencyState.SETTLED, CancellationType.DELINQUENCY_SETTLED, grace_end_settled=fleet)
         uow.record_event(SETTLE_EVENT, _event_data(record))
+        if fleet:  # its marks are more than the payment's write holds: removed after it (`_unmark_settled`)
+            due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, ctx.now)
+            uow.after_commit(partial(_unmark_settled, ctx, account, record))
+            continue
         for policy in record.policy_locators:
             ended.setdefault(policy, []).append(record.locator)
     for policy, locators in ended.items():
         policies.mark_delinquencies(ctx, uow, policy, ended=locators)
+
+
+MARKS_IN_PAYMENT = 20
+"""The most policies a delinquency a payment settles has for their marks to be removed in the payment's own write
+(about 2 actions each, beside the payment's, its invoices' and their events)."""
+
+
+def _unmark_settled(ctx: CallContext, account: str, record: Delinquency) -> None:
+    """After the write of the payment that settled a fleet's delinquency: its policies' marks removed in writes of
+    their own (`_unmark_in_steps`). That write also put the delinquency's grace end due now: should this not get
+    to the end (a 409, a crash), the due run's `grace_ended` removes the rest, so a policy stays marked by a
+    settled delinquency only until then."""
+    try:
+        _unmark_in_steps(ctx, account, record)
+    except DomainError:
+        return
 
 
 # --- reversals unsettle -------------------------------------------------------------------------------
@@ -600,6 +726,9 @@ def grace_ended(
     record, generation = _with_account(ctx, account, delinquency_locator)
     if record is None:
         return "missing"
+    if record.delinquencyState == DelinquencyState.SETTLED and len(record.policy_locators) > MARKS_IN_PAYMENT:
+        _unmark_in_steps(ctx, account, record)  # a fleet's, settled by a payment: the marks it left (settle_paid)
+        return record.delinquencyState.value
     if record.delinquencyState in OPEN_STATES:
         if roots is None:  # an alias that does not name the container: the record read again after its root
             roots = account_root.versions(ctx, account, [record.container])
@@ -630,9 +759,17 @@ def grace_ended(
             lapseTransactionEffectiveDate=record.graceStartedAt,
         )
         uow.record_event(LAPSE_EVENT, _event_data(record))
+        unmarked = wiring.nested_unit_of_work(uow)
         for policy in record.policy_locators:
-            policies.mark_delinquencies(ctx, uow, policy, ended=[record.locator])
-        uow.commit()
+            policies.mark_delinquencies(ctx, unmarked, policy, ended=[record.locator])
+        if unmarked.remaining >= ENTRY_SETTLEMENT:
+            unmarked.commit()
+            uow.commit()
+        else:  # a fleet's: the record first, then its policies' marks removed in writes of their own
+            uow.commit()
+            _unmark_in_steps(ctx, account, record)
+    elif record.delinquencyState == DelinquencyState.LAPSE_TRIGGERED and len(record.policy_locators) > 1:
+        _unmark_in_steps(ctx, account, record)  # a rerun: marks an earlier run did not live to remove
     if record.delinquencyState != DelinquencyState.LAPSE_TRIGGERED:
         return record.delinquencyState.value
     references, errors = [], []
@@ -661,6 +798,36 @@ def grace_ended(
     if entry_uow is None:
         uow.commit()
     return "lapsed"
+
+
+def _unmark_in_steps(ctx: CallContext, account: str, record: Delinquency) -> None:
+    """The mark of `record` (lapse triggered, or settled) removed from each of its policies that still has it, as
+    many policies to a write as it holds, each write behind the container's billing root (read now). A crash
+    between them leaves some policies still marked: the grace end's rerun (its entry is settled with the lapse's
+    last write only; a settlement puts it due at once) removes the rest."""
+    wanted = record.policy_locators
+    marked = [
+        policy
+        for policy in policies.policies_by_locator(ctx, wanted).values()
+        if record.locator in policy.delinquencyLocators
+    ]
+    chunk, held = None, 0
+    for policy in marked:
+        if chunk is None:
+            chunk, held = wiring.unit_of_work(ctx), 0
+            account_root.bump(ctx, chunk, account, [record.container])
+        part = wiring.nested_unit_of_work(chunk)
+        policies.mark_delinquencies(ctx, part, policy.locator, ended=[record.locator])
+        if part.remaining < MARKS_RESERVE and held:
+            chunk.commit()
+            chunk, held = wiring.unit_of_work(ctx), 0
+            account_root.bump(ctx, chunk, account, [record.container])
+            part = wiring.nested_unit_of_work(chunk)
+            policies.mark_delinquencies(ctx, part, policy.locator, ended=[record.locator])
+        part.commit()
+        held += 1
+    if chunk is not None:
+        chunk.commit()
 
 
 def _with_account(ctx: CallContext, account: str, locator: str) -> tuple[Delinquency | None, DueEntry | None]:
@@ -723,7 +890,7 @@ def _lapsed_in_one_write(
                 )
             except DomainError:
                 return None
-            if issued is None:
+            if issued is None or uow.remaining < ENTRY_SETTLEMENT:  # not issued, or more than one write holds
                 return None
             if bill is not None and not billed:
                 uow.after_commit(partial(bill, issued))

@@ -7,19 +7,21 @@ the invoice has several). The due run at the first generate time (2026-01-22T05:
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 
 import pytest
 
 from chalicelib.billing import repository
+from chalicelib.billing.delinquency import service as delinquency_service
 from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.billing.invoices import service as invoicing
+from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
 from chalicelib.runtime import due
 from chalicelib.storage import keys, query, table
-from tests.api.billing.delinquency_support import delinquency_tenant
+from tests.api.billing.delinquency_support import delinquency_tenant, events_of, events_of_type, statuses
 from tests.api.billing.support import billing, billing_tenant, invoices_of_account, new_payment
 from tests.api.policies.support import issue
 from tests.api.quotes.support import new_account
@@ -171,14 +173,15 @@ def test_a_run_that_loses_the_accounts_root_leaves_nothing_seen_and_is_retried(a
 DUE = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
 
 
-DELINQUENT_POLICIES = 20
-"""Not 30: a delinquency and its policies' marks are one write (about 3 actions a policy), which 30 policies
-overflow (request.invalid; not staged yet)."""
+DELINQUENT_POLICIES = 60
+"""More than one write holds: a delinquency and its policies' marks are about 3 actions a policy (delinquency/
+service.py `_opened_in_steps`), and so are their lapses' marks (`_unmark_in_steps`)."""
+GRACE_END = datetime(2026, 2, 11, 5, tzinfo=timezone.utc)
 
 
 @pytest.fixture
 def delinquent_fleet(api, admin_token, jobs, monkeypatch):
-    """(tenant, account): 20 policies on one account of a tenant with the Standard delinquency plan (level
+    """(tenant, account): 60 policies on one account of a tenant with the Standard delinquency plan (level
     policy), their first invoice generated and unpaid."""
     monkeypatch.setattr(invoice_repository, "INLINE_LOCATORS", 5)
     tenant = delinquency_tenant(api, admin_token)
@@ -190,19 +193,181 @@ def delinquent_fleet(api, admin_token, jobs, monkeypatch):
     return tenant, account
 
 
-def test_a_fleets_invoice_falling_due_reads_its_policies_together(api, admin_token, delinquent_fleet, ddb_calls):
-    """The invoice unpaid at its due time: one delinquency of its 20 policies, their roots read together
-    (BatchGetItem, not one GetItem each: 20 more GetItems before)."""
+def largest_writes(monkeypatch):
+    """The number of actions of each TransactWriteItems from now on (in order)."""
+    sizes: list[int] = []
+    gateway = table.gateway()
+    real = gateway.transact
+
+    def counted(scope, ops, *args, **kwargs):
+        sizes.append(len(ops))
+        return real(scope, ops, *args, **kwargs)
+
+    monkeypatch.setattr(gateway, "transact", counted)
+    return sizes
+
+
+def test_a_fleets_invoice_falling_due_opens_one_delinquency_and_its_grace_end_lapses_every_policy(
+    api, admin_token, delinquent_fleet, ddb_calls, monkeypatch, jobs
+):
+    """The invoice of 60 policies unpaid at its due time: one delinquency of them all (its record and events in one
+    write, then its policies' marks and references in writes of about 30 policies each, each behind the account's
+    billing root, the create job and the entry's settlement last), their roots read together (BatchGetItem, not one
+    GetItem each). At its grace end each policy lapses (a cancellation effective at the grace start, issued), the
+    marks removed in writes of their own first: no write over DynamoDB's 100 actions (request.invalid before)."""
     tenant, account = delinquent_fleet
     [listed] = invoices_of_account(api, admin_token, tenant, account)
     ddb_calls.clear()
+    sizes = largest_writes(monkeypatch)
 
     step = due.run_step(system_ctx().for_tenant(tenant), DUE)
 
     assert not step.result["failed"], step.result
-    assert ddb_calls.count("GetItem") <= 2, Counter(ddb_calls)  # 22 before
+    assert step.result["delinquenciesOpened"] == 1
+    assert ddb_calls.count("GetItem") <= 2, Counter(ddb_calls)  # 22 before, at 20 policies
+    assert len(sizes) >= 3 and max(sizes) <= 100, sizes
+    # the record and its event (12 actions), the marks of 30, 30 and the rest (97, 97, 49), the entry's (3)
+    assert sizes[:5] == [12, 97, 97, 49, 3], sizes
+    ddb_calls.clear()
     path = billing(tenant, f"/delinquencies/invoices/{listed['locator']}/list")
     [record] = ok(call(api, "GET", path, admin_token))["items"]
     assert record["delinquencyState"] == "inGrace"
-    policies = {r["referenceLocator"] for r in record["references"] if r["referenceType"] == "policy"}
-    assert len(policies) == DELINQUENT_POLICIES
+    assert (record["graceStartedAt"], record["graceEndAt"]) == ("2026-02-01T05:00:00.000Z", "2026-02-11T05:00:00.000Z")
+    policies = sorted(r["referenceLocator"] for r in record["references"] if r["referenceType"] == "policy")
+    assert len(set(policies)) == DELINQUENT_POLICIES
+    assert [r["referenceLocator"] for r in record["references"] if r["referenceType"] == "invoice"] == [
+        listed["locator"]
+    ]
+    for policy in policies:  # each marked delinquent, the delinquency listed under it
+        assert "delinquent" in statuses(api, admin_token, tenant, {"locator": policy})
+        listed_under = ok(call(api, "GET", billing(tenant, f"/delinquencies/policies/{policy}/list"), admin_token))
+        assert [d["locator"] for d in listed_under["items"]] == [record["locator"]]
+    [reminder] = events_of(api, admin_token, tenant, record["locator"])
+    assert (reminder["name"], reminder["triggerTime"]) == ("Reminder", "2026-02-08T05:00:00.000Z")
+    created = ok(
+        call(api, "GET", billing(tenant, f"/jobs/delinquencies/invoices/{listed['locator']}/list"), admin_token)
+    )["items"]
+    assert [(j["jobStatus"], j["delinquencyLocators"]) for j in created] == [("finished", [record["locator"]])]
+    [create] = events_of_type(api, admin_token, tenant, "billing.delinquency.create")
+    assert sorted(create["data"]["policyLocators"]["items"]) == policies
+    assert due.entry(system_ctx().for_tenant(tenant), due.DueKind.INVOICE_DUE, listed["locator"]) is None  # settled
+
+    sizes.clear()
+    ended = due.run_step(system_ctx().for_tenant(tenant), GRACE_END)
+
+    assert not ended.result["failed"], ended.result
+    assert ended.result["graceEnded"] == ["lapsed"]
+    assert max(sizes) <= 100, sizes
+    lapsed = ok(call(api, "GET", billing(tenant, f"/delinquencies/{record['locator']}"), admin_token))
+    assert (lapsed["delinquencyState"], lapsed["lapseTransactionEffectiveDate"]) == (
+        "lapseTransactionCreated",
+        "2026-02-01T05:00:00.000Z",
+    )
+    lapses = {
+        r["referenceLocator"]: r.get("transactionLocator")
+        for r in lapsed["references"]
+        if r["referenceType"] == "policy"
+    }
+    assert sorted(lapses) == policies and all(lapses.values()), lapses
+    for policy, lapse in lapses.items():
+        transaction = ok(call(api, "GET", f"/policy/{tenant}/transactions/{lapse}", admin_token))
+        assert (transaction["transactionCategory"], transaction["transactionState"], transaction["effectiveTime"]) == (
+            "cancellation",
+            "issued",
+            "2026-02-01T05:00:00.000Z",
+        )
+        assert "delinquent" not in statuses(api, admin_token, tenant, {"locator": policy})
+    [event] = events_of_type(api, admin_token, tenant, "billing.delinquency.lapse")
+    assert sorted(event["data"]["policyLocators"]["items"]) == policies
+    jobs.drain()
+    # as a lapse of one policy (tests/jobs/test_billing_delinquency.py): the whole term refunded from its start,
+    # the month's invoice stays open (60 x 105.00 unpaid), each refund a negative invoice settled into credit
+    invoices = invoices_of_account(api, admin_token, tenant, account)
+    assert Counter((i["invoiceState"], Decimal(str(i["totalAmount"]))) for i in invoices) == {
+        ("open", Decimal("6300.00")): 1,
+        ("settled", Decimal("-105.00")): DELINQUENT_POLICIES,
+    }
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )["balance"]
+    assert Decimal(str(balance)) == Decimal("6300.00")
+
+
+def test_a_fleets_delinquency_cut_short_between_its_writes_is_finished_by_the_entrys_retry(
+    api, admin_token, delinquent_fleet, monkeypatch
+):
+    """The second write of the policies' marks fails (a policy changed under it: 409): the delinquency stands, in
+    grace, 30 of its policies marked; the entry is still due and its retry (a day later) opens nothing more: it
+    finds the delinquency by the invoice's references and marks the rest, then settles."""
+    tenant, account = delinquent_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    gateway = table.gateway()
+    real, calls = gateway.transact, []
+
+    def failing(scope, ops, *args, **kwargs):
+        calls.append(len(ops))
+        if len(calls) == 3:
+            raise codes.CONCURRENT_MODIFICATION("a policy changed meanwhile")
+        return real(scope, ops, *args, **kwargs)
+
+    monkeypatch.setattr(gateway, "transact", failing)
+
+    first = due.run_step(system_ctx().for_tenant(tenant), DUE).result
+
+    assert first["alreadyDone"] == 1 and "delinquenciesOpened" not in first, first
+    path = billing(tenant, f"/delinquencies/invoices/{listed['locator']}/list")
+    [record] = ok(call(api, "GET", path, admin_token))["items"]
+    policies = sorted(r["referenceLocator"] for r in record["references"] if r["referenceType"] == "policy")
+    marked = [p for p in policies if "delinquent" in statuses(api, admin_token, tenant, {"locator": p})]
+    assert record["delinquencyState"] == "inGrace" and 0 < len(marked) < DELINQUENT_POLICIES, len(marked)
+    entry = due.entry(system_ctx().for_tenant(tenant), due.DueKind.INVOICE_DUE, listed["locator"])
+    assert entry is not None and entry.attempts == 1
+
+    retried = due.run_step(system_ctx().for_tenant(tenant), entry.due_at).result
+
+    assert not retried["failed"] and retried["delinquenciesOpened"] == 1, retried
+    assert [d["locator"] for d in ok(call(api, "GET", path, admin_token))["items"]] == [record["locator"]]
+    for policy in policies:
+        assert "delinquent" in statuses(api, admin_token, tenant, {"locator": policy})
+    created = ok(
+        call(api, "GET", billing(tenant, f"/jobs/delinquencies/invoices/{listed['locator']}/list"), admin_token)
+    )["items"]
+    assert [j["delinquencyLocators"] for j in created] == [[record["locator"]]]
+    assert len(events_of_type(api, admin_token, tenant, "billing.delinquency.create")) == 1
+    assert due.entry(system_ctx().for_tenant(tenant), due.DueKind.INVOICE_DUE, listed["locator"]) is None
+
+
+@pytest.mark.parametrize("cut_short", [False, True])
+def test_paying_a_fleets_invoice_in_its_grace_settles_the_delinquency_and_every_policy(
+    api, admin_token, delinquent_fleet, monkeypatch, cut_short
+):
+    """The payment's write settles the delinquency of 60 policies (request.invalid before: every policy's mark in
+    that write); the marks are removed right after it in writes of their own, and should that not get to the end
+    (`cut_short`: it fails at once) the delinquency's grace end, put due at the payment, removes them."""
+    tenant, account = delinquent_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    assert not due.run_step(system_ctx().for_tenant(tenant), DUE).result["failed"]
+    path = billing(tenant, f"/delinquencies/invoices/{listed['locator']}/list")
+    [record] = ok(call(api, "GET", path, admin_token))["items"]
+    policies = sorted(r["referenceLocator"] for r in record["references"] if r["referenceType"] == "policy")
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", Decimal("6300.00")))["locator"]
+
+    def failing(*args, **kwargs):
+        raise codes.CONCURRENT_MODIFICATION("a policy changed meanwhile")
+
+    with monkeypatch.context() as patched:
+        if cut_short:
+            patched.setattr(delinquency_service, "_unmark_in_steps", failing)
+        posted = call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token)
+
+    assert ok(posted)["paymentState"] == "posted"
+    [settled] = ok(call(api, "GET", path, admin_token))["items"]
+    assert settled["delinquencyState"] == "settled"
+    still = [p for p in policies if "delinquent" in statuses(api, admin_token, tenant, {"locator": p})]
+    assert len(still) == (DELINQUENT_POLICIES if cut_short else 0)
+
+    ran = due.run_step(system_ctx().for_tenant(tenant), DUE + timedelta(days=1)).result
+
+    assert not ran["failed"] and ran["graceEnded"] == ["settled"], ran
+    assert [p for p in policies if "delinquent" in statuses(api, admin_token, tenant, {"locator": p})] == []
+    assert events_of_type(api, admin_token, tenant, "billing.delinquency.lapse") == []
