@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from chalicelib.accounts import service as accounts
 from chalicelib.billing import account_root
@@ -191,6 +191,8 @@ def _created(
     )
 
 
+T = TypeVar("T")
+
 MARKS_RESERVE = 2
 """What a write of policy marks keeps free: its root's bump is in it already; the entry's settlement and one more."""
 
@@ -230,27 +232,42 @@ def _opened_in_steps(
     in_grace = [d for d in touched if d.delinquencyState in OPEN_STATES]
     wanted = list(dict.fromkeys(p for d in in_grace for p in d.policy_locators))
     policies.policies_by_locator(ctx, wanted)  # read together (each then read from the request's reads)
-    chunk = wiring.unit_of_work(ctx)
-    account_root.bump_at(ctx, chunk, account, roots)
-    marked = 0
-    for policy in wanted:
-        records = [d for d in in_grace if policy in d.policy_locators]
-        part = wiring.nested_unit_of_work(chunk)
-        _mark_listed(ctx, part, policy, records)
-        if part.remaining < MARKS_RESERVE and marked:
-            chunk.commit()
-            roots = {name: version + 1 for name, version in roots.items()}
-            chunk, marked = wiring.unit_of_work(ctx), 0
-            account_root.bump_at(ctx, chunk, account, roots)
-            part = wiring.nested_unit_of_work(chunk)
-            _mark_listed(ctx, part, policy, records)
-        part.commit()
-        marked += 1
-    if marked:
-        chunk.commit()
-        roots = {name: version + 1 for name, version in roots.items()}
-    _created(ctx, uow, account, roots, invoice, touched)
+
+    def behind_root(committed: int) -> UnitOfWork:
+        write = wiring.unit_of_work(ctx)
+        account_root.bump_at(ctx, write, account, {name: version + committed for name, version in roots.items()})
+        return write
+
+    def mark(write: UnitOfWork, policy: str) -> None:
+        _mark_listed(ctx, write, policy, [d for d in in_grace if policy in d.policy_locators])
+
+    committed = _in_writes(wanted, behind_root, mark)
+    _created(ctx, uow, account, {name: version + committed for name, version in roots.items()}, invoice, touched)
     return [d.locator for d in touched]
+
+
+def _in_writes(items: list[T], new_write: Callable[[int], UnitOfWork], add: Callable[[UnitOfWork, T], None]) -> int:
+    """Each of `items` added by `add` to writes `new_write(n)` makes (n: how many were committed before it), as
+    many to a write as it holds with MARKS_RESERVE free, each committed when full and the last at the end: how
+    many were committed."""
+    write, held, committed = None, 0, 0
+    for item in items:
+        if write is None:
+            write, held = new_write(committed), 0
+        part = wiring.nested_unit_of_work(write)
+        add(part, item)
+        if part.remaining < MARKS_RESERVE and held:
+            write.commit()
+            committed += 1
+            write, held = new_write(committed), 0
+            part = wiring.nested_unit_of_work(write)
+            add(part, item)
+        part.commit()
+        held += 1
+    if write is not None:
+        write.commit()
+        committed += 1
+    return committed
 
 
 def _mark_listed(ctx: CallContext, uow: UnitOfWork, policy: str, records: list[Delinquency]) -> None:
@@ -811,23 +828,16 @@ def _unmark_in_steps(ctx: CallContext, account: str, record: Delinquency) -> Non
         for policy in policies.policies_by_locator(ctx, wanted).values()
         if record.locator in policy.delinquencyLocators
     ]
-    chunk, held = None, 0
-    for policy in marked:
-        if chunk is None:
-            chunk, held = wiring.unit_of_work(ctx), 0
-            account_root.bump(ctx, chunk, account, [record.container])
-        part = wiring.nested_unit_of_work(chunk)
-        policies.mark_delinquencies(ctx, part, policy.locator, ended=[record.locator])
-        if part.remaining < MARKS_RESERVE and held:
-            chunk.commit()
-            chunk, held = wiring.unit_of_work(ctx), 0
-            account_root.bump(ctx, chunk, account, [record.container])
-            part = wiring.nested_unit_of_work(chunk)
-            policies.mark_delinquencies(ctx, part, policy.locator, ended=[record.locator])
-        part.commit()
-        held += 1
-    if chunk is not None:
-        chunk.commit()
+
+    def behind_root(_committed: int) -> UnitOfWork:
+        write = wiring.unit_of_work(ctx)
+        account_root.bump(ctx, write, account, [record.container])
+        return write
+
+    def unmark(write: UnitOfWork, policy: Policy) -> None:
+        policies.mark_delinquencies(ctx, write, policy.locator, ended=[record.locator])
+
+    _in_writes(marked, behind_root, unmark)
 
 
 def _with_account(ctx: CallContext, account: str, locator: str) -> tuple[Delinquency | None, DueEntry | None]:
