@@ -137,14 +137,8 @@ _BATCH_BYTES = 256 * 1024
 
 
 def send_all(bodies: list[str]) -> None:
-    """Send the messages, SEND_BATCH (and at most 256 KiB) to a call where the queue sends batches
-    (`send_batch`: the SQS queue, InlineJobQueue), else one by one."""
-    queue = wiring.job_queue()
-    send_batch: Callable[[list[str]], None] | None = getattr(queue, "send_batch", None)
-    if send_batch is None:
-        for body in bodies:
-            queue.send(body)
-        return
+    """Send the messages, SEND_BATCH (and at most 256 KiB) to a call."""
+    send_batch = wiring.job_queue().send_batch
     batch: list[str] = []
     size = 0
     for body in bodies:

@@ -15,6 +15,10 @@ from chalicelib.storage.unit_of_work import UnitOfWork as UnitOfWork  # services
 class JobQueue(Protocol):
     def send(self, body: str) -> None: ...
 
+    def send_batch(self, bodies: list[str]) -> None:
+        """1 to 10 messages in one call (SQS's SendMessageBatch)."""
+        ...
+
 
 class PasswordHasher(Protocol):
     """argon2-cffi's PasswordHasher: `verify` raises on a mismatch."""

@@ -3,7 +3,6 @@ messages 10 to a SendMessageBatch once it commits; nothing when it does not."""
 
 from __future__ import annotations
 
-import json
 import math
 
 import pytest
@@ -12,7 +11,7 @@ from chalicelib.core.errors import AlreadyExists
 from chalicelib.core.ids import new_locator
 from chalicelib.runtime import wiring
 from chalicelib.runtime.job_types import JobType
-from chalicelib.runtime.jobs import JobMessage, enqueue, enqueue_many, get_job, send_all
+from chalicelib.runtime.jobs import JobMessage, enqueue, enqueue_many, get_job
 from chalicelib.storage.queues import SqsJobQueue
 from tests.builders import system_ctx
 
@@ -62,23 +61,6 @@ def test_no_job_and_no_message_when_the_commit_fails(tenant, jobs):
         uow.commit()
     assert (jobs.calls, len(jobs.sent)) == (before, sent)
     assert get_job(tenant, others[0]) is None and get_job(tenant, others[2]) is None
-
-
-def test_a_queue_without_batches_is_sent_one_message_at_a_time():
-    class OneByOne:
-        def __init__(self) -> None:
-            self.bodies: list[str] = []
-
-        def send(self, body: str) -> None:
-            self.bodies.append(body)
-
-    queue, previous = OneByOne(), wiring.job_queue()
-    wiring.override(job_queue=queue)
-    try:
-        send_all([json.dumps({"n": n}) for n in range(12)])
-    finally:
-        wiring.override(job_queue=previous)
-    assert queue.bodies == [json.dumps({"n": n}) for n in range(12)]
 
 
 def test_the_sqs_queue_sends_a_batch_in_one_call_and_receives_each_message(aws):
