@@ -226,18 +226,7 @@ def _add_generated(
     credit = payments.settle_into_credit(invoice, ctx.now) if invoice.totalAmount <= 0 else None
     add_invoice(ctx, uow, model, numbering, invoice, invoiced, account, new=new)
     if credit is not None:
-        uow.record_event("billing.invoice.settle", _invoice_event(invoice))
-        if credit:
-            ledger.move_credit(
-                ctx,
-                uow,
-                invoice.accountLocator,
-                invoice.currency,
-                credit,
-                "negative invoice",
-                SourceType.CREDIT_BALANCE,
-                invoice.locator,
-            )
+        _settled_as_written(ctx, uow, invoice, credit)
 
 
 def next_generate_time(ctx: CallContext, account_locator: str) -> datetime | None:
@@ -353,6 +342,23 @@ def _prefetch_policies(
         own_fees[locator] = found.invoiceFeeAmount
 
 
+def _settled_as_written(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, credit: Decimal) -> None:
+    """A zero or negative invoice is settled by its own write: its settle event, and what it owes the account
+    on the credit balance."""
+    uow.record_event("billing.invoice.settle", _invoice_event(invoice))
+    if credit:
+        ledger.move_credit(
+            ctx,
+            uow,
+            invoice.accountLocator,
+            invoice.currency,
+            credit,
+            "negative invoice",
+            SourceType.CREDIT_BALANCE,
+            invoice.locator,
+        )
+
+
 def _write_invoice(
     ctx: CallContext,
     model: dict[str, Any],
@@ -379,18 +385,7 @@ def _write_invoice(
         _stage_invoice(ctx, uow, invoice, invoiced)
     add_invoice(ctx, uow, model, numbering, invoice, invoiced, account, staged=staged)
     if credit is not None:
-        uow.record_event("billing.invoice.settle", _invoice_event(invoice))
-        if credit:
-            ledger.move_credit(
-                ctx,
-                uow,
-                invoice.accountLocator,
-                invoice.currency,
-                credit,
-                "negative invoice",
-                SourceType.CREDIT_BALANCE,
-                invoice.locator,
-            )
+        _settled_as_written(ctx, uow, invoice, credit)
     if into is None:
         uow.commit()
     versions.update({root: version + 1 for root, version in bumped.items()})
