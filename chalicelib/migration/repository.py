@@ -287,12 +287,13 @@ def get_with_account(
     tenant: str,
     migration: str,
     account_locator: str,
-    also: Sequence[Key] = (),
+    also: Sequence[tuple[str, str]] = (),
 ) -> tuple[Migration | None, AccountMigration | None, dict[tuple[str, str], dict[str, Any]]]:
-    """The migration and one of its accounts' state, and the items at `also` as stored (by (PK, SK): the account's
-    job item, the tenant's deployment pointer), in one (strongly consistent) BatchGetItem."""
+    """The migration and one of its accounts' state, and the items at the (PK, SK) of `also` as stored (by (PK, SK):
+    the account's job item, the tenant's deployment pointer), in one (strongly consistent) BatchGetItem."""
     root, state = keys.migration(tenant, migration), keys.migration_account(tenant, migration, account_locator)
-    found = {(item["PK"], item["SK"]): item for item in table.gateway().batch_get(_scope(tenant), [root, state, *also])}
+    wanted = [root, state, *(Key(pk, sk) for pk, sk in also)]
+    found = {(item["PK"], item["SK"]): item for item in table.gateway().batch_get(_scope(tenant), wanted)}
     kept = found.get((root.pk, root.sk)), found.get((state.pk, state.sk))
     return (
         Migration.model_validate(codec.without_keys(kept[0])) if kept[0] is not None else None,

@@ -103,7 +103,6 @@ from chalicelib.priceable.models import Charge, Element
 from chalicelib.runtime import jobs, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.observability import logger
-from chalicelib.storage.keys import Key
 from chalicelib.transactions.service import history_adjustments
 from chalicelib.uploads import service as uploads
 
@@ -699,14 +698,15 @@ def _migration_and_account(
     (`jobs.kept_job_over`), read at once, with the tenant's deployment pointer (for the account's validation)."""
     if not 0 < len(payload.migration) <= MAX_LOCATOR_LENGTH or len(payload.account) > MAX_LOCATOR_LENGTH:
         return get_migration(ctx, payload.migration), None, False
-    job, pointer = jobs.kept_job_key(), Key(*configuration.current_pointer_key(ctx))
+    kept, pointer = jobs.kept_job_key(), configuration.current_pointer_key(ctx)
+    job = (kept.pk, kept.sk) if kept is not None else None
     migration, account, found = repository.get_with_account(
         ctx.tenant, payload.migration, payload.account, [pointer, *([job] if job is not None else [])]
     )
     if migration is None:
         raise codes.MIGRATION_NOT_FOUND(f"migration {payload.migration} not found")
-    configuration.remember_current(ctx, found.get((pointer.pk, pointer.sk)))  # its validation reads no pointer
-    return migration, account, job is not None and jobs.kept_job_over(found.get((job.pk, job.sk)))
+    configuration.remember_current(ctx, found.get(pointer))  # its validation reads no pointer
+    return migration, account, job is not None and jobs.kept_job_over(found.get(job))
 
 
 def _errored(
