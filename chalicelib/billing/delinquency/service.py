@@ -582,16 +582,67 @@ def reopen_unsettled(ctx: CallContext, uow: UnitOfWork, account: str, reopened: 
 
 
 def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency, marks: dict[str, list[str]]) -> Delinquency:
+    """The settled `record` in grace again in `uow`; its policies' marks collected in `marks`, or, a fleet's
+    (more than MARKS_IN_PAYMENT policies: more than the reversal's write holds), written after it in steps
+    (`_remark_reopened`), its grace end put due now until they are all written (`grace_ended` finishes them)."""
     reopened = record.model_copy(
         update={"delinquencyState": DelinquencyState.IN_GRACE, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
     )
     uow.add(*repository.delinquency_writes(ctx.tenant, reopened))
-    due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
+    fleet = len(record.policy_locators) > MARKS_IN_PAYMENT
+    due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, ctx.now if fleet else record.graceEndAt)
     _rearm_events(ctx, uow, reopened, CancellationType.DELINQUENCY_SETTLED)
     uow.record_event(UPDATE_EVENT, _event_data(reopened))
+    if fleet:
+        uow.after_commit(partial(_remark_reopened, ctx, record.accountLocator, record.container, record.locator))
+        return reopened
     for policy in record.policy_locators:
         marks.setdefault(policy, []).append(record.locator)
     return reopened
+
+
+def _remark_reopened(ctx: CallContext, account: str, container: str, locator: str) -> None:
+    """After the write of the reversal that re-opened a fleet's settled delinquency: its policies marked again in
+    writes of their own, all behind the container's billing root at the version read first (a payment settling it
+    again meanwhile stops them), then its grace end put back at its time. Should this not get to the end (a 409, a
+    crash), that grace end, due now, marks the rest (`grace_ended`)."""
+    try:
+        roots = account_root.versions(ctx, account, [container])  # the root before the record
+        record = repository.delinquency(ctx.tenant, locator, account)
+        if record is None or record.delinquencyState not in OPEN_STATES:
+            return
+        committed = _marked_in_steps(ctx, account, record, roots)
+        last = wiring.unit_of_work(ctx)
+        account_root.bump_at(ctx, last, account, _shifted(roots, committed))
+        due.schedule(last, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
+        last.commit()
+    except DomainError:
+        return
+
+
+def _shifted(roots: dict[str, int], committed: int) -> dict[str, int]:
+    return {name: version + committed for name, version in roots.items()}
+
+
+def _marked_in_steps(ctx: CallContext, account: str, record: Delinquency, roots: dict[str, int]) -> int:
+    """The mark of `record` (in grace) written on each of its policies that lacks it, as many policies to a write as
+    it holds, the n-th write behind the billing roots at `roots` + n (nothing else of the container's billing comes
+    between them): how many writes committed."""
+    unmarked = [
+        policy.locator
+        for policy in policies.policies_by_locator(ctx, record.policy_locators).values()
+        if record.locator not in policy.delinquencyLocators
+    ]
+
+    def behind_root(committed: int) -> UnitOfWork:
+        write = wiring.unit_of_work(ctx)
+        account_root.bump_at(ctx, write, account, _shifted(roots, committed))
+        return write
+
+    def mark(write: UnitOfWork, policy: str) -> None:
+        policies.mark_delinquencies(ctx, write, policy, in_grace=[record.locator])
+
+    return _in_writes(unmarked, behind_root, mark)
 
 
 def _rearm_events(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reason: CancellationType) -> None:
@@ -752,6 +803,12 @@ def grace_ended(
             record = repository.delinquency(ctx.tenant, delinquency_locator, account) or record
             if record.delinquencyState not in OPEN_STATES:
                 return record.delinquencyState.value
+        if entry_uow is not None and record.graceEndAt > ctx.now and len(record.policy_locators) > MARKS_IN_PAYMENT:
+            # a fleet's re-opened by a reversal, its grace end put due now until its marks are written: the rest
+            committed = _marked_in_steps(ctx, account, record, roots)
+            account_root.bump_at(ctx, entry_uow, account, _shifted(roots, committed))
+            due.schedule(entry_uow, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
+            return "marked"
         uow = wiring.unit_of_work(ctx)
         account_root.bump_at(ctx, uow, account, roots)
         held = billing.held_targets(ctx.tenant, account)  # one read, for delinquency and for invoicing

@@ -27,6 +27,7 @@ from tests.api.policies.support import issue
 from tests.api.quotes.support import new_account
 from tests.builders import system_ctx
 from tests.support.api import call, event_types, ok
+from tests.support.clock import advance
 
 POLICIES = 30
 FIRST_GENERATE = datetime(2026, 1, 22, 5, tzinfo=timezone.utc)
@@ -371,3 +372,98 @@ def test_paying_a_fleets_invoice_in_its_grace_settles_the_delinquency_and_every_
     assert not ran["failed"] and ran["graceEnded"] == ["settled"], ran
     assert [p for p in policies if "delinquent" in statuses(api, admin_token, tenant, {"locator": p})] == []
     assert events_of_type(api, admin_token, tenant, "billing.delinquency.lapse") == []
+
+
+def fleet_policies(api, admin_token, tenant, invoice):
+    """The delinquency of the invoice and its policies' locators, sorted."""
+    [record] = ok(call(api, "GET", billing(tenant, f"/delinquencies/invoices/{invoice}/list"), admin_token))["items"]
+    return record, sorted(r["referenceLocator"] for r in record["references"] if r["referenceType"] == "policy")
+
+
+def delinquent_of(api, admin_token, tenant, policies):
+    return [p for p in policies if "delinquent" in statuses(api, admin_token, tenant, {"locator": p})]
+
+
+@pytest.mark.parametrize("cut_short", [False, True])
+def test_a_reversal_that_re_opens_a_fleets_settled_delinquency_marks_its_policies_in_steps(
+    api, admin_token, delinquent_fleet, monkeypatch, jobs, cut_short
+):
+    """60 policies delinquent, their invoice paid in full in the grace (settled, the marks removed), the payment
+    reversed: the delinquency is in grace again (request.invalid before: every policy's mark in the reversal's one
+    write), its 60 policies marked after that write in writes of their own behind the billing root, its grace end
+    back at its time; should that not get to the end (`cut_short`), the grace end, put due at the reversal, marks
+    the rest at the next due run and moves on to its time. At the grace end every policy lapses, exactly as an
+    unpaid fleet's: 60 refunds of -105.00 into 6,300.00 of credit, the 6,300.00 invoice open."""
+    tenant, account = delinquent_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    advance(api, admin_token, tenant, jobs, "2026-02-05T00:00:00Z")
+    record, policies = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert len(policies) == DELINQUENT_POLICIES and record["delinquencyState"] == "inGrace"
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", Decimal("6300.00")))["locator"]
+    assert ok(call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token))["paymentState"] == "posted"
+    advance(api, admin_token, tenant, jobs, "2026-02-06T00:00:00Z")
+    assert fleet_policies(api, admin_token, tenant, listed["locator"])[0]["delinquencyState"] == "settled"
+    assert delinquent_of(api, admin_token, tenant, policies) == []
+    sizes = largest_writes(monkeypatch)
+
+    def failing(*args, **kwargs):
+        raise codes.CONCURRENT_MODIFICATION("a policy changed meanwhile")
+
+    with monkeypatch.context() as patched:
+        if cut_short:
+            patched.setattr(delinquency_service, "_marked_in_steps", failing)
+        reversed_payment = call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), admin_token)
+
+    assert ok(reversed_payment)["paymentState"] == "reversed"
+    assert max(sizes) <= 100, sizes
+    reopened, _ = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert (reopened["locator"], reopened["delinquencyState"], reopened["graceEndAt"]) == (
+        record["locator"],
+        "inGrace",
+        "2026-02-11T05:00:00.000Z",
+    )
+    assert sorted(event_types(api, admin_token, tenant, reversed_payment)) == [
+        "billing.delinquency.delinquencyevent.activate",
+        "billing.delinquency.update",
+        "billing.invoice.unsettle",
+        "billing.payment.reverse",
+        *(["policy.status.update"] * (0 if cut_short else DELINQUENT_POLICIES)),
+    ]
+    grace_end = due.entry(system_ctx().for_tenant(tenant), due.DueKind.DELINQUENCY_GRACE_END, record["locator"])
+    if cut_short:
+        assert delinquent_of(api, admin_token, tenant, policies) == []
+        assert grace_end is not None and grace_end.due_at == datetime(2026, 2, 6, tzinfo=timezone.utc)
+        ran = due.run_step(system_ctx().for_tenant(tenant), grace_end.due_at).result
+        assert not ran["failed"] and ran["graceEnded"] == ["marked"], ran
+        grace_end = due.entry(system_ctx().for_tenant(tenant), due.DueKind.DELINQUENCY_GRACE_END, record["locator"])
+    assert delinquent_of(api, admin_token, tenant, policies) == policies
+    assert grace_end is not None and grace_end.due_at == GRACE_END
+    [reminder] = events_of(api, admin_token, tenant, record["locator"])
+    assert (reminder["delinquencyEventState"], reminder["triggerTime"]) == ("active", "2026-02-08T05:00:00.000Z")
+
+    sizes.clear()
+    advance(api, admin_token, tenant, jobs, "2026-02-11T05:00:00Z")
+
+    assert max(sizes) <= 100, sizes
+    lapsed, _ = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert (lapsed["delinquencyState"], lapsed["lapseTransactionEffectiveDate"]) == (
+        "lapseTransactionCreated",
+        "2026-02-01T05:00:00.000Z",
+    )
+    lapses = [r.get("transactionLocator") for r in lapsed["references"] if r["referenceType"] == "policy"]
+    assert len(lapses) == DELINQUENT_POLICIES and all(lapses)
+    for policy in policies:
+        assert statuses(api, admin_token, tenant, {"locator": policy}) == ["cancelled"]
+    [event] = events_of_type(api, admin_token, tenant, "billing.delinquency.lapse")
+    assert sorted(event["data"]["policyLocators"]["items"]) == policies
+    invoices = invoices_of_account(api, admin_token, tenant, account)
+    assert Counter(
+        (i["invoiceState"], Decimal(str(i["totalAmount"])), Decimal(str(i["totalRemainingAmount"]))) for i in invoices
+    ) == {
+        ("open", Decimal("6300.00"), Decimal("6300.00")): 1,
+        ("settled", Decimal("-105.00"), Decimal("0")): DELINQUENT_POLICIES,
+    }
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )["balance"]
+    assert Decimal(str(balance)) == Decimal("6300.00")
