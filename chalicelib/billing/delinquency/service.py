@@ -58,7 +58,7 @@ from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import BUILTIN_LAPSE_TRANSACTION_TYPE, DelinquencyLevel, DelinquencyPlan
 from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError, FieldError
+from chalicelib.core.errors import ConcurrentModification, DomainError, FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
@@ -230,20 +230,43 @@ def _opened_in_steps(
         first.commit()
         roots = {name: version + 1 for name, version in roots.items()}
     in_grace = [d for d in touched if d.delinquencyState in OPEN_STATES]
-    wanted = list(dict.fromkeys(p for d in in_grace for p in d.policy_locators))
-    policies.policies_by_locator(ctx, wanted)  # read together (each then read from the request's reads)
 
     def behind_root(committed: int) -> UnitOfWork:
         write = wiring.unit_of_work(ctx)
-        account_root.bump_at(ctx, write, account, {name: version + committed for name, version in roots.items()})
+        account_root.bump_at(ctx, write, account, _shifted(roots, committed))
         return write
 
     def mark(write: UnitOfWork, policy: str) -> None:
         _mark_listed(ctx, write, policy, [d for d in in_grace if policy in d.policy_locators])
 
-    committed = _in_writes(wanted, behind_root, mark)
-    _created(ctx, uow, account, {name: version + committed for name, version in roots.items()}, invoice, touched)
+    for attempt in range(MARKING_ATTEMPTS):
+        wanted = list(dict.fromkeys(p for d in in_grace for p in d.policy_locators))
+        read = policies.policies_by_locator(ctx, wanted)  # read together (each then read from the request's reads)
+        wanted = [
+            p
+            for p in wanted
+            if p not in read
+            or any(d.locator not in read[p].delinquencyLocators for d in in_grace if p in d.policy_locators)
+        ]
+        try:
+            committed = _in_writes(wanted, behind_root, mark)
+            break
+        except ConcurrentModification:
+            if attempt + 1 == MARKING_ATTEMPTS:
+                raise  # the entry's retry (a day later) goes on from here
+            # another billing write of the container came between two steps (a payment, paying part of the invoice)
+            # or a policy changed: the roots, then the delinquencies and policies read again, the rest marked now
+            ctx.reads.clear()
+            roots = account_root.versions(ctx, account, [container])
+            fresh = repository.delinquencies(ctx.tenant, account, [d.locator for d in in_grace])
+            in_grace = [d for d in fresh if d.delinquencyState in OPEN_STATES]
+    _created(ctx, uow, account, _shifted(roots, committed), invoice, touched)
     return [d.locator for d in touched]
+
+
+MARKING_ATTEMPTS = 3
+"""Runs of `_opened_in_steps`' marks in one due run before the entry waits its retry: a payment between two steps
+(or a policy changed under one) makes the rest read their records again and go on at once."""
 
 
 def _in_writes(items: list[T], new_write: Callable[[int], UnitOfWork], add: Callable[[UnitOfWork, T], None]) -> int:

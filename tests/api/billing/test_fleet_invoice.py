@@ -297,9 +297,10 @@ def test_a_fleets_invoice_falling_due_opens_one_delinquency_and_its_grace_end_la
 def test_a_fleets_delinquency_cut_short_between_its_writes_is_finished_by_the_entrys_retry(
     api, admin_token, delinquent_fleet, monkeypatch
 ):
-    """The second write of the policies' marks fails (a policy changed under it: 409): the delinquency stands, in
-    grace, 30 of its policies marked; the entry is still due and its retry (a day later) opens nothing more: it
-    finds the delinquency by the invoice's references and marks the rest, then settles."""
+    """The second write of the policies' marks fails, and so does every write of marks after it in this run (409: the
+    run's own prompt retries, MARKING_ATTEMPTS, fail too): the delinquency stands, in grace, 30 of its policies
+    marked; the entry is still due and its retry (a day later) opens nothing more: it finds the delinquency by the
+    invoice's references and marks the rest, then settles."""
     tenant, account = delinquent_fleet
     [listed] = invoices_of_account(api, admin_token, tenant, account)
     gateway = table.gateway()
@@ -307,13 +308,13 @@ def test_a_fleets_delinquency_cut_short_between_its_writes_is_finished_by_the_en
 
     def failing(scope, ops, *args, **kwargs):
         calls.append(len(ops))
-        if len(calls) == 3:
+        if len(calls) >= 3 and len(ops) > 40:  # the writes of marks from the second on (not the other entries')
             raise codes.CONCURRENT_MODIFICATION("a policy changed meanwhile")
         return real(scope, ops, *args, **kwargs)
 
-    monkeypatch.setattr(gateway, "transact", failing)
-
-    first = due.run_step(system_ctx().for_tenant(tenant), DUE).result
+    with monkeypatch.context() as patched:
+        patched.setattr(gateway, "transact", failing)
+        first = due.run_step(system_ctx().for_tenant(tenant), DUE).result
 
     assert first["alreadyDone"] == 1 and "delinquenciesOpened" not in first, first
     path = billing(tenant, f"/delinquencies/invoices/{listed['locator']}/list")
@@ -467,3 +468,38 @@ def test_a_reversal_that_re_opens_a_fleets_settled_delinquency_marks_its_policie
         call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
     )["balance"]
     assert Decimal(str(balance)) == Decimal("6300.00")
+
+
+def test_a_partial_payment_between_a_fleets_marking_steps_leaves_the_rest_marked_in_the_same_run(
+    api, admin_token, delinquent_fleet, monkeypatch
+):
+    """A payment of 105.00 posted between the first and second writes of the 60 policies' marks (it bumps the
+    account's billing root, so the second write fails with 409): the run reads the roots, the delinquency and the
+    policies again and marks the other 30 at once (before, its due entry waited a day, RETRY_AFTER, and the policies
+    showed not delinquent meanwhile); the delinquency stays in grace, the invoice open with 6,195.00 to pay."""
+    tenant, account = delinquent_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", Decimal("105.00")))["locator"]
+    gateway = table.gateway()
+    real, calls, posted = gateway.transact, [], []
+
+    def paying_between(scope, ops, *args, **kwargs):
+        calls.append(len(ops))
+        if len(calls) == 3 and not posted:  # the second write of marks: the payment commits just before it
+            posted.append(call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token))
+        return real(scope, ops, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(gateway, "transact", paying_between)
+        step = due.run_step(system_ctx().for_tenant(tenant), DUE).result
+
+    assert ok(posted[0])["paymentState"] == "posted"
+    assert not step["failed"] and step["delinquenciesOpened"] == 1 and step["alreadyDone"] == 0, step
+    assert max(calls) <= 100, calls
+    record, policies = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert record["delinquencyState"] == "inGrace" and len(policies) == DELINQUENT_POLICIES
+    assert delinquent_of(api, admin_token, tenant, policies) == policies
+    assert due.entry(system_ctx().for_tenant(tenant), due.DueKind.INVOICE_DUE, listed["locator"]) is None
+    assert len(events_of_type(api, admin_token, tenant, "billing.delinquency.create")) == 1
+    [invoice] = invoices_of_account(api, admin_token, tenant, account)
+    assert (invoice["invoiceState"], Decimal(str(invoice["totalRemainingAmount"]))) == ("open", Decimal("6195.00"))
