@@ -6,6 +6,7 @@ the invoice has several). The due run at the first generate time (2026-01-22T05:
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -503,3 +504,54 @@ def test_a_partial_payment_between_a_fleets_marking_steps_leaves_the_rest_marked
     assert len(events_of_type(api, admin_token, tenant, "billing.delinquency.create")) == 1
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
     assert (invoice["invoiceState"], Decimal(str(invoice["totalRemainingAmount"]))) == ("open", Decimal("6195.00"))
+
+
+def application_records(tenant, account, invoice):
+    return raw(tenant, account, f"APP#{invoice}#"), raw(
+        tenant, account, f"{keys.BILLING_APPLICATION_PAGE_PREFIX}{invoice}#"
+    )
+
+
+def test_an_application_of_more_items_than_its_record_holds_keeps_its_amounts_in_pages(
+    api, admin_token, fleet, monkeypatch
+):
+    """A payment of all but 50.00 of the 60-item invoice, its record holding at most 5 item amounts (made small
+    here: APPLICATION_INLINE_AMOUNTS is 1,000) in pages of ~500 bytes: the application's record holds none of its
+    amounts and names its pages' count, the pages hold each item's amount exactly (the last items paid in part), and
+    the reversal (its record rewritten, the pages left as they are) gives each item back exactly what it took. The
+    payment's answers are those of an unpaged application (nothing of the application is in them)."""
+    monkeypatch.setattr(invoice_repository, "APPLICATION_INLINE_AMOUNTS", 5)
+    monkeypatch.setattr(invoice_repository, "APPLICATION_PAGE_BYTES", 500)
+    tenant, account = fleet
+    run_generation(tenant)
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    before = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", TOTAL - 50))["locator"]
+
+    posted = ok(call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token))
+
+    assert (posted["paymentState"], Decimal(str(posted["remainingAmount"]))) == ("posted", 0)
+    [record], pages = application_records(tenant, account, listed["locator"])
+    assert record["itemAmounts"] == {} and record["amountPages"] == len(pages) > 1, (record, len(pages))
+    assert all(len(page["itemAmounts"]) <= 500 for page in pages)
+    amounts = {k: Decimal(v) for page in pages for k, v in json.loads(page["itemAmounts"]).items()}
+    items = before["invoiceItems"]
+    # in order: the items paid in full, then the one paid in part (the last ones, unpaid, are not in it)
+    assert list(amounts) == [i["locator"] for i in items][: len(amounts)] and len(amounts) < len(items)
+    assert sum(amounts.values()) == TOTAL - 50
+    paid = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    taken = {i["locator"]: Decimal(str(i["amount"])) - Decimal(str(i["remainingAmount"])) for i in paid["invoiceItems"]}
+    assert {locator: amount for locator, amount in taken.items() if amount} == amounts
+    assert Decimal(str(paid["totalRemainingAmount"])) == 50
+
+    reversed_payment = ok(call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), admin_token))
+
+    assert reversed_payment["paymentState"] == "reversed"
+    [record], after = application_records(tenant, account, listed["locator"])
+    assert (record["reversed"], record["itemAmounts"], record["amountPages"]) == (True, {}, len(pages))
+    assert after == pages  # not rewritten
+    reopened = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    assert (reopened["invoiceState"], Decimal(str(reopened["totalRemainingAmount"]))) == ("open", TOTAL)
+    assert [(i["locator"], Decimal(str(i["remainingAmount"]))) for i in reopened["invoiceItems"]] == [
+        (i["locator"], Decimal(str(i["amount"]))) for i in items
+    ]
