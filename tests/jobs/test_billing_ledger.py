@@ -919,6 +919,18 @@ def stored_installments(tenant: str, stored: dict[str, list[dict[str, Any]]]) ->
 # --- the invariants -----------------------------------------------------------------------------------
 
 
+def with_paged_amounts(application: dict[str, Any], stored: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """An application's stored record with its item amounts, those of its pages when it keeps them there
+    (`amountPages`: invoices/repository.py APPLICATION_INLINE_AMOUNTS)."""
+    if not application.get("amountPages"):
+        return application
+    amounts: dict[str, Decimal] = {}
+    for page in stored.get("applicationPage", []):
+        if page["applicationLocator"] == application["locator"]:
+            amounts.update({item: Decimal(amount) for item, amount in json.loads(page["itemAmounts"]).items()})
+    return {**application, "itemAmounts": amounts}
+
+
 def check(history: History, *, other_policies: bool = False) -> None:
     """The invariants above; with `other_policies` (the account has more than the history's policy) all
     but the installments' (1), which are the history's policy's."""
@@ -928,7 +940,7 @@ def check(history: History, *, other_policies: bool = False) -> None:
     installments = stored_installments(ctx.tenant, stored)
     invoices = [Invoice.model_validate(i) for i in stored["invoice"]]
     payments = [Payment.model_validate(i) for i in stored["payment"]]
-    applications = [Application.model_validate(i) for i in stored["application"]]
+    applications = [Application.model_validate(with_paged_amounts(i, stored)) for i in stored["application"]]
     lines = [LedgerLine.model_validate(i) for i in stored["ledgerLine"]]
     balances = [CreditBalance.model_validate(i) for i in stored["creditBalance"]]
     written = [WriteOff.model_validate(i) for i in stored["writeOff"]]

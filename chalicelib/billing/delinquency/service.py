@@ -20,9 +20,11 @@ of the whole account, bumps the account's root and theirs (billing/repository.py
 the same time finds the work done and does nothing.
 
 A fleet's delinquency (an account of many policies: about 3 actions a policy) is more than one write holds: its
-opening, its lapse's marks and a payment's settlement of it are then written in steps, each behind the billing
-root, the due entry that finishes what a step cut short settled last (`_opened_in_steps`, `_unmark_in_steps`,
-`_unmark_settled`); a policy is never marked by a delinquency that is not committed and in grace.
+opening, its lapse's marks, a payment's settlement of it and a reversal's re-opening of it are then written in
+steps, each behind the billing root, the due entry that finishes what a step cut short settled last
+(`_opened_in_steps`, `_unmark_in_steps`, `_unmark_settled`, `_remark_reopened`: the grace end is put due now until
+the marks are written); a policy is never marked by a delinquency that is not committed and in grace. A 409 between
+the opening's steps (a payment of part of the invoice) makes the rest read again and go on at once.
 """
 
 from __future__ import annotations
