@@ -134,7 +134,13 @@ def _item(tenant: str, document: Document) -> dict[str, Any]:
 
 
 def add_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
-    uow.add(table.put_new(_item(tenant, document)))
+    """A new instance in `uow`; its rendering data kept in S3 (stored now, before the record) is removed again
+    should that write fail (an invoice's write that lost its billing root: nothing else names the object)."""
+    item = _item(tenant, document)
+    uow.add(table.put_new(item))
+    path = item.get(RENDERING_DATA_PATH)
+    if path:
+        uow.after_failure(lambda: blobs.remove(tenant, path))
 
 
 def put_document(uow: UnitOfWork, tenant: str, document: Document) -> None:

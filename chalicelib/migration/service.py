@@ -1019,6 +1019,9 @@ class _Collected:
     def after_commit(self, action: Callable[[], object]) -> None:
         self.actions.append(action)
 
+    def after_failure(self, action: Callable[[], object]) -> None:
+        """Nothing a migration writes is written ahead of its account's write (`_commit_account`)."""
+
     def record_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.events.append((event_type, data))
 

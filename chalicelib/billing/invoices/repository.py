@@ -172,6 +172,27 @@ def _page_items(tenant: str, invoice: Invoice) -> list[dict[str, Any]]:
     ]
 
 
+def staged_keys(tenant: str, invoice: Invoice) -> list[keys.Key]:
+    """The records a staged invoice writes ahead of its record (`write_pages`, `staged_invoice_writes`): its item
+    pages and its references under its policies and quotes, keys of its own locator that nothing else names.
+    Taken before that write: `discard_staged` removes them should the record's write fail."""
+    pages = stored_pages(invoice)
+    page_keys = (
+        [
+            keys.billing_item_page(tenant, invoice.accountLocator, invoice.locator, pages.pageSet, number)
+            for number in range(pages.count)
+        ]
+        if pages is not None and pages != invoice.itemPages
+        else []
+    )
+    return [*page_keys, *(op.key for op in staged_invoice_writes(tenant, invoice))]
+
+
+def discard_staged(tenant: str, written: list[keys.Key]) -> None:
+    """Deletes `staged_keys`' records (whether or not each was written: BatchWriteItem, unconditional)."""
+    table.gateway().batch_delete(repository.scope(tenant), written)
+
+
 def retired_page_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
     """The deletes of the pages the invoice names when its write names others (or none)."""
     old = invoice.itemPages
