@@ -307,6 +307,40 @@ def rendering_data_size(ctx: Any, locator: str) -> None:
     size = codec.item_size(codec.serialize({"renderingData": data}))
     where = "S3" if size > documents_repository.RENDERING_DATA_INLINE_BYTES else "the instance's record"
     print(f"an invoice document's rendering data: {size / 1e6:.2f} MB, kept in {where}", flush=True)
+    document_answer_size(data)
+
+
+def document_answer_size(data: dict[str, Any]) -> None:
+    """The size of `GET .../documents/invoices/{l}`'s answer for an instance with this rendering data, whole (as
+    before) and as answered (documents/schemas.py: over RENDERING_DATA_RESPONSE_BYTES as stored, left out)."""
+    import json
+
+    from chalicelib.core.clock import SystemClock
+    from chalicelib.documents import schemas
+    from chalicelib.documents.models import Document, DocumentFormat, DocumentState, ReferenceType
+    from chalicelib.http.responses import to_json
+    from chalicelib.storage import codec
+
+    stored = len(json.dumps(codec.serialize({"renderingData": data}), separators=(",", ":")).encode())
+    document = Document(
+        locator="01M00000000000000000000000",
+        referenceType=ReferenceType.INVOICE,
+        referenceLocator="01M00000000000000000000001",
+        documentInstanceState=DocumentState.READY,
+        documentFormat=DocumentFormat.PDF,
+        external=False,
+        createdAt=SystemClock().now(),
+        renderingData=data,
+    ).with_stored_rendering_data_bytes(stored)
+    fields = document.model_dump(include=set(schemas.DocumentInstanceResponse.model_fields))
+    whole = len(to_json(schemas.DocumentInstanceResponse(**fields)).encode())
+    answered = len(to_json(schemas.DocumentInstanceResponse.of(document)).encode())
+    print(
+        f"its document's GET answer: {answered / 1e6:.4f} MB (whole it would be {whole / 1e6:.2f} MB; the data "
+        f"{stored / 1e6:.2f} MB as S3 keeps it, bound {schemas.RENDERING_DATA_RESPONSE_BYTES / 1e6:.1f} MB; "
+        "Lambda answers at most 6 MB)",
+        flush=True,
+    )
 
 
 def fleet_payment(bench: Bench, tenant: str, account: str, invoices: list[Any]) -> None:

@@ -97,11 +97,13 @@ def _stored(tenant: str, document: Document) -> tuple[Document, str | None]:
 def _document(tenant: str, item: dict[str, Any]) -> Document:
     fields = codec.without_keys(item)
     path = fields.pop(RENDERING_DATA_PATH, None)
+    size = 0
     if path:
         stored = blobs.get(tenant, path)
         if stored is not None:
             fields["renderingData"] = codec.deserialize(json.loads(stored))["renderingData"]
-    return Document.model_validate(fields)
+            size = len(stored)
+    return Document.model_validate(fields).with_stored_rendering_data_bytes(size)
 
 
 def get_document(tenant: str, locator: str) -> Document | None:
