@@ -16,6 +16,7 @@ way `committedAt` keeps the real commit time that the stream's settle window is 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -183,7 +184,8 @@ class TransactionUnitOfWork(_Gathering):
             if isinstance(error, DomainError) and error.status < 500:  # surely not applied
                 failed, self._after_failure = self._after_failure, []
                 for action in failed:
-                    action()
+                    with suppress(Exception):  # what it would remove is unread (nothing commits it): the error goes on
+                        action()
             raise
         self.ctx.reads.forget((op.key.pk, op.key.sk) for op in ops)  # what it wrote is read again
         self._ops, self._events, self._after_failure = [], [], []
