@@ -2,7 +2,8 @@
 operations with json.dumps (local/lean_moto.py, `make run` too), and botocore reads the same answers as from
 moto's own serializer; it applies plain updates directly and parses each expression once, with moto's
 outcome; passwords are hashed with cheap argon2id parameters (cheap_password_hashing), whose
-hashes the deployed hasher checks, and the other way round."""
+hashes the deployed hasher checks, and the other way round; a copied tenant's objects, put straight into moto's
+bucket (tests/support/stored.py put_object), are the objects PutObject stores."""
 
 from __future__ import annotations
 
