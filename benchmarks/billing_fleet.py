@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import math
 from collections import Counter
+from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
@@ -51,10 +52,15 @@ def main() -> None:
         "--policies", type=int, nargs="+", default=[60, 1000], help="policies on the one account of each run"
     )
     parser.add_argument("--items", type=int, default=2, help="charges a policy (>= 2): items a policy an invoice")
+    parser.add_argument(
+        "--delinquency",
+        action="store_true",
+        help="instead of paying the invoice: it falls due unpaid (one delinquency), its grace end lapses every policy",
+    )
     options = parser.parse_args()
     with session() as (api, token, bench):
         for size in options.policies:
-            fleet(api, token, bench, size, options.items)
+            fleet(api, token, bench, size, options.items, delinquency=options.delinquency)
 
 
 class WriteProbe:
@@ -162,7 +168,7 @@ def fleet_issuance(tenant: str, account: str, items: int) -> Any:
     return issued
 
 
-def fleet(api: Any, token: str, bench: Bench, size: int, items: int = 2) -> None:
+def fleet(api: Any, token: str, bench: Bench, size: int, items: int = 2, *, delinquency: bool = False) -> None:
     from billing import ACCOUNT_DATA
 
     from chalicelib.accounts import service as accounts
@@ -172,11 +178,13 @@ def fleet(api: Any, token: str, bench: Bench, size: int, items: int = 2) -> None
     from chalicelib.policies import service as policies
     from chalicelib.runtime import wiring
     from chalicelib.storage import keys
+    from tests.api.billing.delinquency_support import delinquency_model
     from tests.api.billing.support import billing_tenant
     from tests.builders import system_ctx
+    from tests.support.configs import quotes_tenant
 
     bench.clock.set(START)
-    tenant = billing_tenant(api, token)
+    tenant = quotes_tenant(api, token, delinquency_model()) if delinquency else billing_tenant(api, token)
     bench.queue.messages.clear()
     ctx = system_ctx().for_tenant(tenant)
     account = accounts.create_account(ctx, AccountFields(type="PersonAccount", data=ACCOUNT_DATA)).locator
@@ -205,9 +213,86 @@ def fleet(api: Any, token: str, bench: Bench, size: int, items: int = 2) -> None
         f"load average {took.load}; {probe.limits()}",
         flush=True,
     )
+    if delinquency:
+        fleet_delinquency(bench, tenant, account, invoices)
+        bench.clock.set(START)
+        return
     rendering_data_size(ctx, invoices[0].locator)
     fleet_payment(bench, tenant, account, invoices)
     bench.clock.set(START)
+
+
+DUE = datetime(2026, 2, 1, 5, tzinfo=timezone.utc)
+"""The first invoice's due time: the grace start of its delinquency (plan Standard: 10 days, issued lapses)."""
+GRACE_END = datetime(2026, 2, 11, 5, tzinfo=timezone.utc)
+
+
+def fleet_delinquency(bench: Bench, tenant: str, account: str, invoices: list[Any]) -> None:
+    """The run's invoice falls due unpaid: the due run at its due time opens one delinquency of every policy
+    (delinquency/service.py `_opened_in_steps`: its record, then the policies' marks in writes of their own); the
+    due run at its grace end lapses each policy (a cancellation from the grace start, issued, its refund billed).
+    Each measured: calls, TransactWriteItems, the largest item and transaction, the write units on the account's
+    billing partition, our CPU and wall; then the totals checked exactly (the invoice open, each policy's refund
+    settled into the account's credit)."""
+    from chalicelib.billing import repository as billing_repository
+    from chalicelib.billing.delinquency import repository as delinquencies
+    from chalicelib.billing.delinquency.models import DelinquencyState
+    from chalicelib.billing.invoices import service as invoicing
+    from chalicelib.core.paging import PageRequest
+    from chalicelib.storage import keys
+    from tests.builders import system_ctx
+
+    [invoice] = invoices
+    policies = set(invoice.policyLocators)
+    partition = keys.billing_partition(tenant, account)
+
+    def report(label: str, took: Any, probe: WriteProbe) -> None:
+        print(
+            f"  {label}: {took.count} calls ({took.per(1)}), {probe.units['transactions']} TransactWriteItems; "
+            f"the billing partition {probe.units['writes']} writes, {probe.units['units']} write units "
+            f"({probe.units['units'] / WCU_PER_PARTITION:.2f} s at {WCU_PER_PARTITION} WCU); {probe.limits()}; "
+            f"our CPU {took.ours:.2f} s, wall {took.took.wall:.1f} s ({took.emulated.wall:.1f} s in moto); "
+            f"load average {took.load}",
+            flush=True,
+        )
+
+    print(f"the invoice of {len(policies)} policies ({invoice.totalAmount}) falls due unpaid:", flush=True)
+    with WriteProbe(partition) as opening:
+        ran, opened = measure(bench, lambda: due_run(bench, tenant, DUE))
+    runs = ran_results(ran)
+    assert not any(r.get("failed") for r in runs), runs
+    assert sum(r.get("delinquenciesOpened", 0) for r in runs) == 1, runs
+    report("due time: one delinquency opened", opened, opening)
+    ctx = system_ctx().for_tenant(tenant)
+    [record] = delinquencies.delinquencies_of_account(tenant, account, PageRequest(0, 10)).items
+    assert record.delinquencyState == DelinquencyState.IN_GRACE, record
+    assert {r.referenceLocator for r in record.references if r.referenceType == "policy"} == policies
+
+    with WriteProbe(partition) as lapsing:
+        ran, lapsed = measure(bench, lambda: due_run(bench, tenant, GRACE_END))
+    ended = ran_results(ran)
+    outcomes = [o for r in ended for o in r.get("graceEnded", [])]
+    assert outcomes == ["lapsed"] and not any(r.get("failed") for r in ended), (outcomes, ended[:3])
+    report("grace end: every policy lapsed (cancellation issued and billed)", lapsed, lapsing)
+    with WriteProbe(partition) as rest:
+        _, left = measure(bench, lambda: due_run(bench, tenant, GRACE_END))
+    report("grace end, the due run again: what the lapses left due", left, rest)
+
+    [done] = delinquencies.delinquencies_of_account(tenant, account, PageRequest(0, 10)).items
+    assert done.delinquencyState == DelinquencyState.LAPSE_TRANSACTION_CREATED, done
+    lapses = {r.referenceLocator: r.transactionLocator for r in done.references if r.referenceType == "policy"}
+    assert set(lapses) == policies and all(lapses.values()), "a policy not lapsed"
+    listed = invoicing.invoices_of(ctx, "account", account, PageRequest(0, 5000), include_zero=True).items
+    per_policy = invoice.totalAmount / len(policies)
+    states = Counter((i.invoiceState, i.totalAmount) for i in listed)
+    assert states == {("open", invoice.totalAmount): 1, ("settled", -per_policy): len(policies)}, states
+    credit = billing_repository.credit_balance(tenant, account, "USD").balance
+    assert credit == invoice.totalAmount, credit
+    print(
+        f"  totals: the invoice open ({invoice.totalAmount}), {len(policies)} refunds of {-per_policy} settled, "
+        f"credit {credit}",
+        flush=True,
+    )
 
 
 def rendering_data_size(ctx: Any, locator: str) -> None:
@@ -222,6 +307,40 @@ def rendering_data_size(ctx: Any, locator: str) -> None:
     size = codec.item_size(codec.serialize({"renderingData": data}))
     where = "S3" if size > documents_repository.RENDERING_DATA_INLINE_BYTES else "the instance's record"
     print(f"an invoice document's rendering data: {size / 1e6:.2f} MB, kept in {where}", flush=True)
+    document_answer_size(data)
+
+
+def document_answer_size(data: dict[str, Any]) -> None:
+    """The size of `GET .../documents/invoices/{l}`'s answer for an instance with this rendering data, whole (as
+    before) and as answered (documents/schemas.py: over RENDERING_DATA_RESPONSE_BYTES as stored, left out)."""
+    import json
+
+    from chalicelib.core.clock import SystemClock
+    from chalicelib.documents import schemas
+    from chalicelib.documents.models import Document, DocumentFormat, DocumentState, ReferenceType
+    from chalicelib.http.responses import to_json
+    from chalicelib.storage import codec
+
+    stored = len(json.dumps(codec.serialize({"renderingData": data}), separators=(",", ":")).encode())
+    document = Document(
+        locator="01M00000000000000000000000",
+        referenceType=ReferenceType.INVOICE,
+        referenceLocator="01M00000000000000000000001",
+        documentInstanceState=DocumentState.READY,
+        documentFormat=DocumentFormat.PDF,
+        external=False,
+        createdAt=SystemClock().now(),
+        renderingData=data,
+    ).with_stored_rendering_data_bytes(stored)
+    fields = document.model_dump(include=set(schemas.DocumentInstanceResponse.model_fields))
+    whole = len(to_json(schemas.DocumentInstanceResponse(**fields)).encode())
+    answered = len(to_json(schemas.DocumentInstanceResponse.of(document)).encode())
+    print(
+        f"its document's GET answer: {answered / 1e6:.4f} MB (whole it would be {whole / 1e6:.2f} MB; the data "
+        f"{stored / 1e6:.2f} MB as S3 keeps it, bound {schemas.RENDERING_DATA_RESPONSE_BYTES / 1e6:.1f} MB; "
+        "Lambda answers at most 6 MB)",
+        flush=True,
+    )
 
 
 def fleet_payment(bench: Bench, tenant: str, account: str, invoices: list[Any]) -> None:

@@ -49,6 +49,10 @@ class InvoiceChange:
     """Whole items (keys included) of the records the change adds beside the invoice."""
     rewritten: list[dict[str, Any]] = field(default_factory=list)
     """Whole items of records beside the invoice the change rewrites."""
+    pages: list[dict[str, Any]] = field(default_factory=list)
+    """Whole items of the pages of a record it adds (an application's item amounts: invoices/repository.py
+    `application_pages`), unread until that record is seen: in the write when the change fits in it, else written
+    before the staged writes by BatchWriteItem (no token, no roll forward)."""
     events: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
@@ -83,6 +87,8 @@ def commit(ctx: CallContext, uow: UnitOfWork, staged: Staged) -> list[dict[str, 
     shown = invoice_repository.shown_invoices(ctx.tenant, staged.account, [c.invoice.locator for c in staged.changes])
     for change in staged.changes:
         invoice_repository.write_pages(ctx.tenant, change.invoice)  # a new set: unseen until the record names it
+    # an application's pages: unseen until the record that names them is, so no token
+    invoice_repository.write_added_pages(ctx.tenant, [page for change in staged.changes for page in change.pages])
     repository.write_staged(
         ctx.tenant,
         [_staged(ctx.tenant, change, token, shown.get(change.invoice.locator)) for change in staged.changes],
@@ -98,6 +104,7 @@ def _direct(tenant: str, change: InvoiceChange) -> list[Any]:
         *invoice_repository.invoice_update_writes(tenant, change.invoice, change.was_open),
         *(repository.record_write(item, new=True) for item in change.added),
         *(repository.record_write(item) for item in change.rewritten),
+        *invoice_repository.page_puts(change.pages),
     ]
 
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, PrivateAttr
 
 ENTITY = "document"
 
@@ -119,6 +119,17 @@ class Document(BaseModel):
     """When its record's personal data was replaced: its rendering data, metadata and name replaced, and its file
     rendered again from them (an attached file removed; a prerendered one is the package's, nobody's data)."""
     version: int = 1
+    _stored_rendering_data_bytes: int = PrivateAttr(default=0)
+    """Read, not stored: the size of its rendering data's object in S3 when it is kept there (0: on its record,
+    at most documents/repository.py's RENDERING_DATA_INLINE_BYTES)."""
+
+    @property
+    def stored_rendering_data_bytes(self) -> int:
+        return self._stored_rendering_data_bytes
+
+    def with_stored_rendering_data_bytes(self, size: int) -> Document:
+        self._stored_rendering_data_bytes = size
+        return self
 
 
 class JobStatus(StrEnum):

@@ -97,11 +97,13 @@ def _stored(tenant: str, document: Document) -> tuple[Document, str | None]:
 def _document(tenant: str, item: dict[str, Any]) -> Document:
     fields = codec.without_keys(item)
     path = fields.pop(RENDERING_DATA_PATH, None)
+    size = 0
     if path:
         stored = blobs.get(tenant, path)
         if stored is not None:
             fields["renderingData"] = codec.deserialize(json.loads(stored))["renderingData"]
-    return Document.model_validate(fields)
+            size = len(stored)
+    return Document.model_validate(fields).with_stored_rendering_data_bytes(size)
 
 
 def get_document(tenant: str, locator: str) -> Document | None:
@@ -134,7 +136,13 @@ def _item(tenant: str, document: Document) -> dict[str, Any]:
 
 
 def add_document(uow: UnitOfWork, tenant: str, document: Document) -> None:
-    uow.add(table.put_new(_item(tenant, document)))
+    """A new instance in `uow`; its rendering data kept in S3 (stored now, before the record) is removed again
+    should that write fail (an invoice's write that lost its billing root: nothing else names the object)."""
+    item = _item(tenant, document)
+    uow.add(table.put_new(item))
+    path = item.get(RENDERING_DATA_PATH)
+    if path:
+        uow.after_failure(lambda: blobs.remove(tenant, path))
 
 
 def put_document(uow: UnitOfWork, tenant: str, document: Document) -> None:

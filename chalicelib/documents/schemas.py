@@ -53,6 +53,12 @@ class TermSummaryQuery(BaseModel):
         return DocumentListQuery(offset=self.offset, count=self.count, suppressRenderingData=self.suppressRenderingData)
 
 
+RENDERING_DATA_RESPONSE_BYTES = 1_000_000
+"""The largest rendering data (as stored: DynamoDB's typed JSON, larger than the answer's JSON) an instance's answer
+carries; larger is left out (`renderingDataOmitted`), so that a document's answer stays far below Lambda's 6 MB
+(the 2.95 MB of a 5,000-item invoice's, and every instance of a list each within it)."""
+
+
 class DocumentInstanceResponse(Response):
     locator: str
     referenceLocator: str
@@ -81,12 +87,20 @@ class DocumentInstanceResponse(Response):
     """Our extension: the artifact's size in bytes."""
     checksum: str | None = None
     """Our extension: `sha256:` and the artifact's hex digest."""
+    renderingDataOmitted: int | None = None
+    """Our extension: set when the rendering data is too large to answer (more than RENDERING_DATA_RESPONSE_BYTES as
+    stored: a fleet's invoice of thousands of items), its size in bytes as stored; `renderingData` is then `{}`, as
+    `suppressRenderingData` answers it. The render still has it whole; an invoice's is the invoice
+    (`GET /billing/{t}/invoices/{l}`, with its items) and its summaries (`.../invoices/{l}/details`)."""
 
     @classmethod
     def of(cls, document: Document, *, suppress_rendering_data: bool = False) -> DocumentInstanceResponse:
-        fields = document.model_dump(include=set(cls.model_fields))
-        if suppress_rendering_data:
-            fields["renderingData"] = {}
+        fields = document.model_dump(include=set(cls.model_fields) - {"renderingData"})
+        stored = document.stored_rendering_data_bytes
+        if stored > RENDERING_DATA_RESPONSE_BYTES:
+            fields.update(renderingData={}, renderingDataOmitted=stored)
+        elif not suppress_rendering_data:
+            fields["renderingData"] = document.renderingData
         if document.artifact is not None:
             fields.update(size=document.artifact.size, checksum=document.artifact.checksum)
         return cls(**fields)

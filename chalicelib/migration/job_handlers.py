@@ -15,6 +15,6 @@ def run(ctx: CallContext, payload: service.RunPayload) -> dict[str, Any]:
     return service.run(ctx, payload)
 
 
-@job_handler(JobType.MIGRATION_ACCOUNT, payload=service.AccountPayload)
+@job_handler(JobType.MIGRATION_ACCOUNT, payload=service.AccountPayload, keeps_its_job=True)
 def migrate_account(ctx: CallContext, payload: service.AccountPayload) -> dict[str, Any]:
     return service.migrate_account(ctx, payload)

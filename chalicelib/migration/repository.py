@@ -5,7 +5,7 @@ in an object of its own), which each account's job reads by byte range."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -284,14 +284,21 @@ def follow_up(tenant: str, path: str) -> bytes | None:
 
 
 def get_with_account(
-    tenant: str, migration: str, account_locator: str
-) -> tuple[Migration | None, AccountMigration | None]:
-    """The migration and one of its accounts' state, in one (strongly consistent) BatchGetItem."""
+    tenant: str,
+    migration: str,
+    account_locator: str,
+    also: Sequence[tuple[str, str]] = (),
+) -> tuple[Migration | None, AccountMigration | None, dict[tuple[str, str], dict[str, Any]]]:
+    """The migration and one of its accounts' state, and the items at the (PK, SK) of `also` as stored (by (PK, SK):
+    the account's job item, the tenant's deployment pointer), in one (strongly consistent) BatchGetItem."""
     root, state = keys.migration(tenant, migration), keys.migration_account(tenant, migration, account_locator)
-    found = {item["SK"]: codec.without_keys(item) for item in table.gateway().batch_get(_scope(tenant), [root, state])}
+    wanted = [root, state, *(Key(pk, sk) for pk, sk in also)]
+    found = {(item["PK"], item["SK"]): item for item in table.gateway().batch_get(_scope(tenant), wanted)}
+    kept = found.get((root.pk, root.sk)), found.get((state.pk, state.sk))
     return (
-        Migration.model_validate(found[root.sk]) if root.sk in found else None,
-        AccountMigration.model_validate(found[state.sk]) if state.sk in found else None,
+        Migration.model_validate(codec.without_keys(kept[0])) if kept[0] is not None else None,
+        AccountMigration.model_validate(codec.without_keys(kept[1])) if kept[1] is not None else None,
+        found,
     )
 
 

@@ -151,6 +151,17 @@ class RunPayload(BaseModel):
 class AccountPayload(BaseModel):
     migration: str
     account: str
+    request: str | None = None
+    """The account's line of the request (the run job read it), when it is at most LINE_IN_MESSAGE bytes: the job
+    need not read it from S3 again. Used only while the account's state still points at that line (`at`)."""
+    at: int | None = None
+    """Where `request` starts in the request (the account state's `requestStart`)."""
+
+
+LINE_IN_MESSAGE = 16 * 1024
+"""An account's request line up to this size travels in its job's message and job item (SQS takes 256 KiB a
+message, DynamoDB 400 KB an item; a run job's write of ACCOUNTS_PER_WRITE job items stays well under its 4 MB);
+a longer one is read from S3 by the account's job."""
 
 
 # --- starting --------------------------------------------------------------------------------------
@@ -451,8 +462,23 @@ def _items(request: MigrationRequest) -> int:
     )
 
 
-def _request_of(ctx: CallContext, migration: Migration, account: AccountMigration) -> MigrationRequest:
-    content = repository.account_request(ctx.tenant, account)
+def _request_of(
+    ctx: CallContext, migration: Migration, account: AccountMigration, payload: AccountPayload | None = None
+) -> MigrationRequest:
+    """The account's request: the line its job's message brought, while the account's state points at that line
+    (a PATCH points it elsewhere), else read from S3."""
+    given = payload.request if payload is not None else None
+    content: str | bytes
+    if (
+        given is not None
+        and payload is not None
+        and payload.at == account.requestStart
+        and account.requestPath == repository.request_path(migration.locator)
+        and len(given.encode()) == account.requestLength
+    ):
+        content = given
+    else:
+        content = repository.account_request(ctx.tenant, account)
     model = MigrationRequest if migration.existingAccount else AccountMigrationRequest
     return model.model_validate_json(content)
 
@@ -474,8 +500,9 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
                 uow.commit()
             except ConcurrentModification:
                 pass  # paused meanwhile: its accounts are written all the same, and wait for resume
-        accounts_of_run, following = _slice_of_request(ctx, migration, payload)
+        accounts_of_run, following, lines = _slice_of_request(ctx, migration, payload)
     else:
+        lines = {}
         wanted = AccountMigrationState.PENDING if payload.mode == "resume" else AccountMigrationState.ERROR
         page, after = repository.accounts_page(
             ctx.tenant, migration.locator, ACCOUNTS_PER_RUN_JOB, start_key=payload.after
@@ -486,7 +513,7 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
         )
     queued = 0
     for first in range(0, len(accounts_of_run), ACCOUNTS_PER_WRITE):
-        queued += _queue(ctx, migration, payload, accounts_of_run[first : first + ACCOUNTS_PER_WRITE])
+        queued += _queue(ctx, migration, payload, accounts_of_run[first : first + ACCOUNTS_PER_WRITE], lines)
     if following is not None:
         jobs.enqueue_once(
             ctx,
@@ -503,16 +530,21 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
 
 def _slice_of_request(
     ctx: CallContext, migration: Migration, payload: RunPayload
-) -> tuple[list[AccountMigration], RunPayload | None]:
-    """ACCOUNTS_PER_RUN_JOB accounts of the request from byte `payload.at` on, and the payload of the slice after
-    them (None at the request's end). The request is read from there on a window at a time (ranged GETs)."""
+) -> tuple[list[AccountMigration], RunPayload | None, dict[str, str]]:
+    """ACCOUNTS_PER_RUN_JOB accounts of the request from byte `payload.at` on, the payload of the slice after
+    them (None at the request's end), and by account locator the lines of at most LINE_IN_MESSAGE bytes. The
+    request is read from there on a window at a time (ranged GETs)."""
     path = repository.request_path(migration.locator)
     accounts: list[AccountMigration] = []
+    lines: dict[str, str] = {}
     for start_at, line in repository.request_lines(ctx.tenant, path, payload.at):
         if len(accounts) == ACCOUNTS_PER_RUN_JOB:
-            return accounts, payload.model_copy(update={"at": start_at})
-        accounts.append(_account_of_line(ctx, migration, path, line, start_at))
-    return accounts, None
+            return accounts, payload.model_copy(update={"at": start_at}), lines
+        account = _account_of_line(ctx, migration, path, line, start_at)
+        accounts.append(account)
+        if len(line) <= LINE_IN_MESSAGE:
+            lines[account.accountLocator] = line.decode()
+    return accounts, None, lines
 
 
 def _account_of_line(ctx: CallContext, migration: Migration, path: str, line: bytes, start_at: int) -> AccountMigration:
@@ -535,7 +567,13 @@ def _account_of_line(ctx: CallContext, migration: Migration, path: str, line: by
     )
 
 
-def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: list[AccountMigration]) -> int:
+def _queue(
+    ctx: CallContext,
+    migration: Migration,
+    payload: RunPayload,
+    chunk: list[AccountMigration],
+    lines: dict[str, str] | None = None,
+) -> int:
     uow = wiring.unit_of_work(ctx)
     recovered = 0
     for account in chunk:
@@ -561,7 +599,15 @@ def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: l
         JobType.MIGRATION_ACCOUNT,
         [
             (
-                AccountPayload(migration=migration.locator, account=account.accountLocator),
+                AccountPayload(
+                    migration=migration.locator,
+                    account=account.accountLocator,
+                    **(
+                        {"request": lines[account.accountLocator], "at": account.requestStart}
+                        if lines and account.accountLocator in lines
+                        else {}
+                    ),
+                ),
                 _account_job(migration, account.accountLocator, payload.run),
             )
             for account in chunk
@@ -580,7 +626,7 @@ def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: l
         # recover) may be made up otherwise the second time, so its accounts are queued each on its own
         if payload.mode == "start" or len(chunk) == 1:
             return 0
-        return sum(_queue(ctx, migration, payload, [account]) for account in chunk)
+        return sum(_queue(ctx, migration, payload, [account], lines) for account in chunk)
     return len(chunk)
 
 
@@ -588,7 +634,9 @@ def _queue(ctx: CallContext, migration: Migration, payload: RunPayload, chunk: l
 
 
 def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]:
-    migration, account = _migration_and_account(ctx, payload)
+    """The job of one account (its job keeps its own job item, `jobs.job_handler(keeps_its_job=True)`: read with the
+    migration and the account's state, finished in the account's last write: 3 DynamoDB calls an account less)."""
+    migration, account, job_over = _migration_and_account(ctx, payload)
     if account is not None and account.followUpPath is not None:  # committed, staged: what follows it
         _follow_up(ctx, migration, account)
         _end_if_done(ctx, migration.locator)
@@ -597,6 +645,8 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
         if migration.processedAccounts >= migration.totalAccounts and migration.migrationState not in FINAL_STATES:
             _end_if_done(ctx, migration.locator)  # a rerun of the account whose worker died before the end move
         return {"skipped": True}
+    if job_over:
+        return {"skipped": True}  # a message of a job that ended (paused, or given up by the reaper) delivered again
     if migration.migrationState == MigrationState.PAUSED:
         return {"paused": True}  # stays pending: resume queues it again
     working = account.model_copy(
@@ -604,7 +654,7 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
     )
     _write_state(ctx, migration, working)
     try:
-        request = _request_of(ctx, migration, account)
+        request = _request_of(ctx, migration, account, payload)
         failed, written = _migrate(ctx, migration, working, request)
     except DomainError as error:
         # what it joins (an existing account) changed, or a dependency was busy or did not answer (a commit that
@@ -630,6 +680,7 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
             ),
             {"failedAccounts": 1},
             [repository.failure_write(ctx.tenant, migration.locator, failed)],
+            result={"state": AccountMigrationState.FAILED.value},
         )
         return {"state": AccountMigrationState.FAILED.value}
     # committed: what follows it is outside the try, so that a crash here is retried (the message comes back),
@@ -640,14 +691,22 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
     return {"state": AccountMigrationState.COMPLETED.value}
 
 
-def _migration_and_account(ctx: CallContext, payload: AccountPayload) -> tuple[Migration, AccountMigration | None]:
-    """The job's migration (404 when there is none) and its account's state, read at once."""
+def _migration_and_account(
+    ctx: CallContext, payload: AccountPayload
+) -> tuple[Migration, AccountMigration | None, bool]:
+    """The job's migration (404 when there is none), its account's state and whether its job is over
+    (`jobs.kept_job_over`), read at once, with the tenant's deployment pointer (for the account's validation)."""
     if not 0 < len(payload.migration) <= MAX_LOCATOR_LENGTH or len(payload.account) > MAX_LOCATOR_LENGTH:
-        return get_migration(ctx, payload.migration), None
-    migration, account = repository.get_with_account(ctx.tenant, payload.migration, payload.account)
+        return get_migration(ctx, payload.migration), None, False
+    kept, pointer = jobs.kept_job_key(), configuration.current_pointer_key(ctx)
+    job = (kept.pk, kept.sk) if kept is not None else None
+    migration, account, found = repository.get_with_account(
+        ctx.tenant, payload.migration, payload.account, [pointer, *([job] if job is not None else [])]
+    )
     if migration is None:
         raise codes.MIGRATION_NOT_FOUND(f"migration {payload.migration} not found")
-    return migration, account
+    configuration.remember_current(ctx, found.get(pointer))  # its validation reads no pointer
+    return migration, account, job is not None and jobs.kept_job_over(found.get(job))
 
 
 def _errored(
@@ -670,9 +729,10 @@ def _errored(
             {"errorAccounts": 1},
             [],
             while_in=AccountMigrationState.PROCESSING,
+            result={"state": AccountMigrationState.ERROR.value},
         )
     except ConcurrentModification:
-        _, committed = _migration_and_account(ctx, payload)
+        _, committed, _ = _migration_and_account(ctx, payload)
         if committed is None or committed.accountMigrationState == AccountMigrationState.PROCESSING:
             raise  # not what a commit leaves: the message comes back
         return migrate_account(ctx, payload)
@@ -695,13 +755,17 @@ def _finish_account(
     *,
     end: bool = True,
     while_in: AccountMigrationState | None = None,
+    result: dict[str, Any],
 ) -> None:
+    """The account's state and the migration's counters written with `writes` (in `uow`, if given), and the
+    account's job finished in the same write with `result` (`jobs.finish_in`)."""
     uow = uow or wiring.unit_of_work(ctx)
     uow.add(
         repository.account_write(ctx.tenant, migration.locator, account, while_in=while_in),
         repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, **counters}),
         *writes,
     )
+    jobs.finish_in(uow, result)
     uow.commit()
     if end:
         _end_if_done(ctx, migration.locator)
@@ -1019,6 +1083,9 @@ class _Collected:
     def after_commit(self, action: Callable[[], object]) -> None:
         self.actions.append(action)
 
+    def after_failure(self, action: Callable[[], object]) -> None:
+        """Nothing a migration writes is written ahead of its account's write (`_commit_account`)."""
+
     def record_event(self, event_type: str, data: dict[str, Any]) -> None:
         self.events.append((event_type, data))
 
@@ -1057,7 +1124,7 @@ def _commit_account(
     (`policies.write_pending`), before the staged ones."""
     final = wiring.unit_of_work(ctx)
     held = [op for group in pending for op in group]
-    if len(held) + len(collected.ops) + len(collected.events) + len(mapped) + 2 <= final.remaining and (
+    if len(held) + len(collected.ops) + len(collected.events) + len(mapped) + 3 <= final.remaining and (
         not held or repository.size(held) <= PENDING_IN_COMMIT_BYTES
     ):
         final.add(*held, *collected.ops)
@@ -1065,11 +1132,20 @@ def _commit_account(
             final.record_event(event_type, data)
         for action in collected.actions:
             final.after_commit(action)
-        _finish_account(ctx, migration, completed, {"completedAccounts": 1}, mapped, final, end=False)
+        _finish_account(
+            ctx,
+            migration,
+            completed,
+            {"completedAccounts": 1},
+            mapped,
+            final,
+            end=False,
+            result={"state": AccountMigrationState.COMPLETED.value},
+        )
         return completed
     split = repository.split(collected.ops, completed.accountLocator)
     gate = [*split[repository.GATE], *mapped]
-    if len(gate) + 2 > final.remaining:
+    if len(gate) + 3 > final.remaining:
         return (
             f"The account brings {len(gate)} records that must become visible at once (policies, payments, "
             f"numbers, indexed records), more than one write holds ({final.capacity})"
@@ -1086,6 +1162,7 @@ def _commit_account(
         repository.account_write(ctx.tenant, migration.locator, committed),
         repository.count(ctx.tenant, migration.locator, {"processedAccounts": 1, "completedAccounts": 1}),
     )
+    jobs.finish_in(final, {"state": AccountMigrationState.COMPLETED.value})
     final.commit()
     return committed
 

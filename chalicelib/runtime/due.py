@@ -157,6 +157,9 @@ class _EffectsCounted:
     def after_commit(self, action: Callable[[], object]) -> None:
         self._inner.after_commit(action)
 
+    def after_failure(self, action: Callable[[], object]) -> None:
+        self._inner.after_failure(action)
+
     def claim(self, op: Any) -> None:
         self._inner.claim(op)
 

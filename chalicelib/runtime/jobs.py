@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from functools import partial
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -39,7 +42,7 @@ from chalicelib.runtime import observability, wiring
 from chalicelib.runtime.job_types import JobType
 from chalicelib.runtime.observability import logger
 from chalicelib.settings import settings
-from chalicelib.storage import keys, table
+from chalicelib.storage import codec, keys, table
 from chalicelib.storage.table import WriteOp
 from chalicelib.storage.unit_of_work import UnitOfWork
 
@@ -60,6 +63,9 @@ class JobMessage(BaseModel):
     payload: dict[str, Any] = {}
     correlation_id: str
     attempt: int = 1
+    business_time: datetime | None = None
+    """The job item's `businessTime` (the enqueuer's `now`), so a job that keeps its own job item (`keeps_its_job`)
+    runs without reading it first; a message without it (sent before it was added) is run as any other."""
 
 
 class NoPayload(BaseModel):
@@ -81,13 +87,29 @@ _given_up: dict[str, Callable[[CallContext, Any], None]] = {}
 """By job type, what to do when the reaper gives a job up (`on_give_up` of @job_handler)."""
 
 
+_keeps_its_job: set[str] = set()
+"""Job types whose handler keeps its job item itself (`keeps_its_job` of @job_handler)."""
+
+
 def job_handler(
-    job_type: JobType, *, payload: type[P], on_give_up: Callable[[CallContext, P], None] | None = None
+    job_type: JobType,
+    *,
+    payload: type[P],
+    on_give_up: Callable[[CallContext, P], None] | None = None,
+    keeps_its_job: bool = False,
 ) -> Callable[[Callable[[CallContext, P], dict[str, Any] | None]], Callable[[CallContext, P], dict[str, Any] | None]]:
     """Register `fn(ctx, payload) -> result | None` as the handler of `job_type`; dispatch gives it the job's
     payload parsed with the model `payload` (one that does not parse fails the job: `job.invalid_payload`).
     `on_give_up(ctx, payload)` runs when the reaper fails the job after its last lease ran out, so a job
-    that keeps state of its own can record that its work stopped."""
+    that keeps state of its own can record that its work stopped.
+
+    `keeps_its_job`: dispatch neither reads the job item nor moves it to running (the message holds what it needs),
+    and the handler finishes it in its own last write (`finish_in`) and reads it, if it must, with its own reads
+    (`kept_job_key`, `kept_job_over`): three DynamoDB calls a job less, for a job of many small ones (a
+    migration's accounts) whose own state item already makes a second run harmless and tells a done one. The job
+    stays `queued` while it runs: a worker killed in it leaves it to its message's return or to the reaper, as a
+    queued job whose message was lost. A handler that returns without finishing it has it finished by dispatch
+    (one UpdateItem, as before)."""
 
     def register(
         fn: Callable[[CallContext, P], dict[str, Any] | None],
@@ -97,6 +119,8 @@ def job_handler(
         _handlers[job_type] = (fn, payload)
         if on_give_up is not None:
             _given_up[job_type] = on_give_up
+        if keeps_its_job:
+            _keeps_its_job.add(job_type)
         return fn
 
     return register
@@ -169,6 +193,7 @@ def _added(
         job_locator=locator,
         payload=body,
         correlation_id=ctx.request_id,
+        business_time=ctx.now,
     )
 
 
@@ -242,6 +267,8 @@ def dispatch(message: JobMessage) -> JobStatus | None:
     busy or silent dependency), which is transient. A transient error puts the job back to queued and
     propagates, so SQS delivers the message again.
     """
+    if message.job_type in _keeps_its_job and message.business_time is not None and message.job_type in _handlers:
+        return _dispatch_kept(message)
     now = wiring.clock().now()
     scope = keys.tenant_scope(message.tenant)
     job = table.gateway().get(scope, keys.job(message.tenant, message.job_locator))
@@ -283,6 +310,140 @@ def dispatch(message: JobMessage) -> JobStatus | None:
                 rollups=({"outcome": outcome},),
                 attempt=int(job["attempts"]) + 1,
             )
+
+
+# --- jobs that keep their job item themselves (`keeps_its_job`) ---------------------------------------------
+
+
+@dataclass
+class _Kept:
+    message: JobMessage
+    finished: bool = False
+    """Whether the handler's own write finished the job item (`finish_in`, committed)."""
+
+
+_kept: ContextVar[_Kept | None] = ContextVar("kept_job", default=None)
+
+
+def kept_job_key() -> keys.Key | None:
+    """The job item's key of the `keeps_its_job` job this handler runs for, for the handler's own read of it
+    (None when dispatch ran it as any other job: it read and claimed the item itself)."""
+    kept = _kept.get()
+    return None if kept is None else keys.job(kept.message.tenant, kept.message.job_locator)
+
+
+def kept_job_over(item: dict[str, Any] | None) -> bool:
+    """Whether the job item the handler read (at `kept_job_key`) says the job is over: finished, failed (the
+    reaper gave it up), or gone; a message of it delivered again must not run it. False when dispatch claimed it."""
+    if _kept.get() is None:
+        return False
+    return item is None or item.get("status") not in (JobStatus.QUEUED.value, JobStatus.RUNNING.value)
+
+
+def finish_in(uow: Any, result: dict[str, Any]) -> None:
+    """Add to `uow` (the handler's last write) the move of its `keeps_its_job` job to finished with `result`, so
+    the job ends with the work it did, in the same write; nothing when dispatch ran it as any other job."""
+    kept = _kept.get()
+    if kept is None:
+        return
+    uow.add(_kept_finish(kept.message, JobStatus.FINISHED, wiring.clock().now(), {"result": result}))
+    uow.after_commit(partial(setattr, kept, "finished", True))
+
+
+def _kept_finish(message: JobMessage, status: JobStatus, now: datetime, changes: dict[str, Any]) -> WriteOp:
+    """Finished or failed on condition that the job is still queued or running (its version is not known: it was
+    not read), its version and attempts counted up, its lease removed (the reaper leaves it alone)."""
+    op = table.update(
+        keys.job(message.tenant, message.job_locator),
+        {"status": status.value, "updatedAt": now, "finishedAt": now, **changes},
+        remove=("GSI1PK", "GSI1SK", "leaseUntil"),
+    )
+    params = op.params
+    names = {**params.get("ExpressionAttributeNames", {}), "#kstatus": "status", "#kversion": "version"}
+    names["#kattempts"] = "attempts"
+    values = {
+        **params.get("ExpressionAttributeValues", {}),
+        ":kqueued": codec.serialize_value(JobStatus.QUEUED.value),
+        ":krunning": codec.serialize_value(JobStatus.RUNNING.value),
+        ":kone": codec.serialize_value(1),
+    }
+    set_part, _, remove_part = params["UpdateExpression"].partition(" REMOVE ")
+    expression = f"{set_part} ADD #kversion :kone, #kattempts :kone REMOVE {remove_part}"
+    op.params = {
+        **params,
+        "UpdateExpression": expression,
+        "ExpressionAttributeNames": names,
+        "ExpressionAttributeValues": values,
+        "ConditionExpression": f"{params['ConditionExpression']} AND #kstatus IN (:kqueued, :krunning)",
+    }
+    return op
+
+
+def _dispatch_kept(message: JobMessage) -> JobStatus | None:
+    """`dispatch` of a `keeps_its_job` job: its context from the message, no read or move of its job item before
+    the handler; the job finished by the handler's last write, or else here; a lost race sent again up to
+    MAX_ATTEMPTS runs (the message counts them), a transient error propagated with the job still queued."""
+    handler, model = _handlers[message.job_type]
+    caused_at = message.business_time
+    ctx = CallContext(
+        principal=SYSTEM,
+        request_id=message.correlation_id,
+        now=wiring.tenant_clocks().business_now(message.tenant, caused_at),
+        tenant_locator=message.tenant,
+    )
+    scope = keys.tenant_scope(message.tenant)
+    kept = _Kept(message)
+    with observability.invocation(
+        message.correlation_id, tenant=message.tenant, job_type=message.job_type, job_locator=message.job_locator
+    ):
+        outcome, started = "error", time.perf_counter()
+        token = _kept.set(kept)
+        try:
+            status = _run_kept(ctx, scope, kept, handler, model)
+            outcome = "retried" if status == JobStatus.QUEUED else status.value
+            return status
+        finally:
+            _kept.reset(token)
+            observability.emit(
+                {
+                    "Jobs": (1, observability.COUNT),
+                    "JobDuration": ((time.perf_counter() - started) * 1000, observability.MILLISECONDS),
+                },
+                {"jobType": message.job_type, "outcome": outcome},
+                rollups=({"outcome": outcome},),
+                attempt=message.attempt,
+            )
+
+
+def _run_kept(ctx: CallContext, scope: str, kept: _Kept, handler: Handler, model: type[BaseModel]) -> JobStatus:
+    message = kept.message
+    try:
+        result = handler(ctx, _parsed(model, {"jobType": message.job_type, "payload": message.payload}))
+    except ConcurrentModification as error:
+        if message.attempt < MAX_ATTEMPTS:  # lost a race: the other writer committed, run again
+            wiring.job_queue().send(message.model_copy(update={"attempt": message.attempt + 1}).model_dump_json())
+            return JobStatus.QUEUED
+        _finish_kept(scope, message, JobStatus.FAILED, {"error": f"{error.code}: {error.message}"})
+        return JobStatus.FAILED
+    except Unavailable:
+        logger().warning("job step unavailable: delivered again", exc_info=True)
+        raise  # still queued: its message comes back
+    except DomainError as error:
+        _finish_kept(scope, message, JobStatus.FAILED, {"error": f"{error.code}: {error.message}"})
+        return JobStatus.FAILED
+    except Exception:
+        logger().exception("job failed with a transient error")
+        raise
+    if not kept.finished:
+        _finish_kept(scope, message, JobStatus.FINISHED, {"result": result or {}})
+    return JobStatus.FINISHED
+
+
+def _finish_kept(scope: str, message: JobMessage, status: JobStatus, changes: dict[str, Any]) -> None:
+    try:
+        table.gateway().write(scope, _kept_finish(message, status, wiring.clock().now(), changes))
+    except ConcurrentModification:
+        pass  # another delivery of the message finished it, or the reaper gave it up: it is over either way
 
 
 def _claimable(job: dict[str, Any], now: datetime) -> bool:
@@ -410,6 +571,7 @@ def _requeue(tenant: str, job: dict[str, Any], now: datetime) -> bool:
         payload=dict(job.get("payload") or {}),
         correlation_id=job["correlationId"],
         attempt=int(job["attempts"]) + 1,
+        business_time=parse_datetime(job["businessTime"]) if job.get("businessTime") else None,
     )
     requeues = int(job.get("requeues", 0))
     try:

@@ -459,6 +459,26 @@ def billing_application(tenant_locator: str, account_locator: str, invoice: str,
     return Key(billing_partition(tenant_locator, account_locator), f"APP#{invoice}#{application}")
 
 
+BILLING_APPLICATION_PAGE_PREFIX = "APG#"
+"""An application's item amounts when it has more than its record holds (invoices/repository.py
+APPLICATION_INLINE_AMOUNTS): pages `APG#{invoice}#{application}#{n}`, written once with the application (they never
+change: a reversal rewrites the record alone), unread until the record names their count."""
+
+
+def billing_application_pages(tenant_locator: str, account_locator: str, invoice: str, application: str) -> Key:
+    """The sort-key prefix of an application's pages of item amounts (a Query of it reads them in order)."""
+    return Key(
+        billing_partition(tenant_locator, account_locator), f"{BILLING_APPLICATION_PAGE_PREFIX}{invoice}#{application}#"
+    )
+
+
+def billing_application_page(
+    tenant_locator: str, account_locator: str, invoice: str, application: str, number: int
+) -> Key:
+    prefix = billing_application_pages(tenant_locator, account_locator, invoice, application)
+    return Key(prefix.pk, f"{prefix.sk}{number:05d}")
+
+
 def billing_staged_commit(tenant_locator: str, account_locator: str, token: str) -> Key:
     """Written by the final write of a billing change staged over several writes (billing/staging.py):
     what that change staged is visible once this exists."""

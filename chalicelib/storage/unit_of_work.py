@@ -16,12 +16,14 @@ way `committedAt` keeps the real commit time that the stream's settle window is 
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from datetime import datetime
 from typing import Any, Protocol
 
 from chalicelib.core import codes
 from chalicelib.core.clock import Clock, isoformat
 from chalicelib.core.context import CallContext, IdempotencyClaim
+from chalicelib.core.errors import DomainError
 from chalicelib.core.ids import new_locator
 from chalicelib.storage import keys, table
 from chalicelib.storage.table import MAX_TRANSACTION_ITEMS, ErrorFactory, TableGateway, WriteOp
@@ -46,6 +48,11 @@ class UnitOfWork(Protocol):
     def after_commit(self, action: Callable[[], object]) -> None:
         """Run `action` once the transaction succeeded (e.g. send the queue message of a new job)."""
 
+    def after_failure(self, action: Callable[[], object]) -> None:
+        """Run `action` when the transaction was surely not applied (a condition failed: a 4xx DomainError;
+        not a 5xx, after which it may have been), before the error goes on (e.g. remove what was written
+        ahead of it, unseen until it commits: a staged invoice's item pages)."""
+
     def record_event(self, event_type: str, data: dict[str, Any]) -> None: ...
 
     def claim(self, op: WriteOp) -> None:
@@ -64,12 +71,16 @@ class _Gathering:
         self._ops: list[WriteOp] = []
         self._events: list[tuple[str, dict[str, Any]]] = []
         self._after_commit: list[Callable[[], object]] = []
+        self._after_failure: list[Callable[[], object]] = []
 
     def add(self, *ops: WriteOp) -> None:
         self._ops.extend(ops)
 
     def after_commit(self, action: Callable[[], object]) -> None:
         self._after_commit.append(action)
+
+    def after_failure(self, action: Callable[[], object]) -> None:
+        self._after_failure.append(action)
 
     def record_event(self, event_type: str, data: dict[str, Any]) -> None:
         self._events.append((event_type, data))
@@ -124,7 +135,9 @@ class NestedUnitOfWork(_Gathering):
             self._outer.record_event(event_type, data)
         for action in self._after_commit:
             self._outer.after_commit(action)
-        self._ops, self._events, self._after_commit = [], [], []
+        for action in self._after_failure:
+            self._outer.after_failure(action)
+        self._ops, self._events, self._after_commit, self._after_failure = [], [], [], []
         return []
 
 
@@ -166,11 +179,16 @@ class TransactionUnitOfWork(_Gathering):
             raise codes.REQUEST_INVALID(f"One change may touch at most {self.capacity} records")
         try:
             self._gateway.transact(self.scope, ops)
-        except BaseException:  # what the request read may have changed: read it all again (CallContext.reads)
-            self.ctx.reads.clear()
+        except BaseException as error:
+            self.ctx.reads.clear()  # what the request read may have changed: read it all again (CallContext.reads)
+            if isinstance(error, DomainError) and error.status < 500:  # surely not applied
+                failed, self._after_failure = self._after_failure, []
+                for action in failed:
+                    with suppress(Exception):  # what it would remove is unread (nothing commits it): the error goes on
+                        action()
             raise
         self.ctx.reads.forget((op.key.pk, op.key.sk) for op in ops)  # what it wrote is read again
-        self._ops, self._events = [], []
+        self._ops, self._events, self._after_failure = [], [], []
         actions, self._after_commit = self._after_commit, []
         for action in actions:
             action()

@@ -2,7 +2,8 @@
 operations with json.dumps (local/lean_moto.py, `make run` too), and botocore reads the same answers as from
 moto's own serializer; it applies plain updates directly and parses each expression once, with moto's
 outcome; passwords are hashed with cheap argon2id parameters (cheap_password_hashing), whose
-hashes the deployed hasher checks, and the other way round."""
+hashes the deployed hasher checks, and the other way round; a copied tenant's objects, put straight into moto's
+bucket (tests/support/stored.py put_object), are the objects PutObject stores."""
 
 from __future__ import annotations
 
@@ -711,3 +712,62 @@ def test_requests_read_as_json_and_results_walked_read_and_write_as_motos_own(aw
     with_binary = {"PutItem", "BatchWriteItem", "TransactWriteItems"}  # those whose requests carry an item
     assert set(read_as_json) == (operations - with_binary if binary else operations)
     assert len(walked) >= 5  # GetItem, BatchGetItem, Query, UpdateItem and TransactGetItems answer data at least
+
+
+_KEY_STATE_APART = {"name", "last_modified", "_time_progressed", "lock", "_value_buffer", "_version_id", "value"}
+"""What two objects put one after the other differ in by nature (their key, times, version, buffer and its lock;
+`value`, the body, is compared on its own)."""
+
+
+def _stored_state(backend: Any, key: str) -> dict[str, Any]:
+    from chalicelib.settings import settings
+
+    stored = backend.get_object(settings().bucket_name, key)
+    etag = stored.etag  # computed once and kept: PutObject's answer asked for it
+    state = {name: value for name, value in vars(stored).items() if name not in _KEY_STATE_APART}
+    state["acl"] = repr(stored.acl)
+    state["_metadata"] = dict(stored._metadata)
+    return {**state, "body": stored.value, "etag": etag, "tags": backend.get_object_tagging(stored)}
+
+
+def _read_back(s3: Any, bucket: str, key: str) -> dict[str, Any]:
+    apart = {"ResponseMetadata", "LastModified", "Body", "VersionId"}
+    head = s3.head_object(Bucket=bucket, Key=key, ChecksumMode="ENABLED")
+    got = s3.get_object(Bucket=bucket, Key=key, ChecksumMode="ENABLED")
+    return {
+        "head": {name: value for name, value in head.items() if name not in apart},
+        "get": {name: value for name, value in got.items() if name not in apart},
+        "body": got["Body"].read(),
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "changed", "content_type", "metadata"),
+    [
+        (b"name,value\nA,1\n", b"name,value\nB,2\nC,3\n", "text/csv", {}),
+        (b"PK\x03\x04\x00\xff" * 40, b"\x00\x01binary" * 7, "application/zip", {"sha256": "abc", "Name": "x"}),
+    ],
+    ids=["text", "binary with metadata"],
+)
+def test_an_object_put_straight_into_motos_bucket_is_the_one_its_put_object_stores(
+    aws, body, changed, content_type, metadata
+):
+    """tests/support/stored.py put_object (a copied tenant's objects, tests/support/snapshots.py): the shape of a
+    PutObject taken from the object it stored, a body put with it is the object PutObject stores for that body, as
+    moto holds it and as botocore reads it back (head and get, checksums asked for)."""
+    from chalicelib.settings import settings
+    from chalicelib.storage import clients
+    from tests.support.stored import in_process_bucket, put_object, put_shape
+
+    s3, bucket, backend, prefix = clients.s3(), settings().bucket_name, in_process_bucket(), f"shortcut/{new_locator()}"
+    assert backend is not None
+    s3.put_object(Bucket=bucket, Key=f"{prefix}/template", Body=body, ContentType=content_type, Metadata=metadata)
+    shape = put_shape(backend, f"{prefix}/template")
+    for content in (body, changed):
+        s3.put_object(
+            Bucket=bucket, Key=f"{prefix}/by-request", Body=content, ContentType=content_type, Metadata=metadata
+        )
+        put_object(backend, f"{prefix}/straight", content, shape)
+
+        assert _stored_state(backend, f"{prefix}/straight") == _stored_state(backend, f"{prefix}/by-request")
+        assert _read_back(s3, bucket, f"{prefix}/straight") == _read_back(s3, bucket, f"{prefix}/by-request")

@@ -84,6 +84,7 @@ After every history, to the cent (Decimal):
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -92,6 +93,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
@@ -107,6 +109,7 @@ from chalicelib.billing.credit.models import (
     Disbursement,
     DisbursementState,
 )
+from chalicelib.billing.delinquency import service as delinquency_service
 from chalicelib.billing.delinquency.models import OPEN_STATES, Delinquency
 from chalicelib.billing.holds import service as billing_holds
 from chalicelib.billing.holds.models import HoldTarget
@@ -252,8 +255,13 @@ histories = st.fixed_dictionaries(
             min_size=1,
             max_size=OPERATIONS,
         ),
+        "fleet_paths": st.booleans(),
     }
 )
+"""`fleet_paths`: the history's one policy goes through the code paths of a fleet's (an account of more policies
+than one write holds, whose draw would cost some 0.8 s a policy): a delinquency's settlement, re-opening and their
+policies' marks in steps after the payment's or reversal's write (MARKS_IN_PAYMENT 0), every application's item
+amounts in pages (APPLICATION_INLINE_AMOUNTS 0)."""
 
 
 ADA = {
@@ -911,6 +919,18 @@ def stored_installments(tenant: str, stored: dict[str, list[dict[str, Any]]]) ->
 # --- the invariants -----------------------------------------------------------------------------------
 
 
+def with_paged_amounts(application: dict[str, Any], stored: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """An application's stored record with its item amounts, those of its pages when it keeps them there
+    (`amountPages`: invoices/repository.py APPLICATION_INLINE_AMOUNTS)."""
+    if not application.get("amountPages"):
+        return application
+    amounts: dict[str, Decimal] = {}
+    for page in stored.get("applicationPage", []):
+        if page["applicationLocator"] == application["locator"]:
+            amounts.update({item: Decimal(amount) for item, amount in json.loads(page["itemAmounts"]).items()})
+    return {**application, "itemAmounts": amounts}
+
+
 def check(history: History, *, other_policies: bool = False) -> None:
     """The invariants above; with `other_policies` (the account has more than the history's policy) all
     but the installments' (1), which are the history's policy's."""
@@ -920,7 +940,7 @@ def check(history: History, *, other_policies: bool = False) -> None:
     installments = stored_installments(ctx.tenant, stored)
     invoices = [Invoice.model_validate(i) for i in stored["invoice"]]
     payments = [Payment.model_validate(i) for i in stored["payment"]]
-    applications = [Application.model_validate(i) for i in stored["application"]]
+    applications = [Application.model_validate(with_paged_amounts(i, stored)) for i in stored["application"]]
     lines = [LedgerLine.model_validate(i) for i in stored["ledgerLine"]]
     balances = [CreditBalance.model_validate(i) for i in stored["creditBalance"]]
     written = [WriteOff.model_validate(i) for i in stored["writeOff"]]
@@ -1353,14 +1373,18 @@ def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: b
     forget_due(tenant)
     done = History(tenant, clock, jobs, eager)
     started(done, history["plan"], billing_level, history["value"])
-    for operation in history["operations"]:
-        done.apply(operation)
-    while done.holds:  # what an invoicing hold kept back is invoiced below
-        done.release_hold(0)
-    invoicing.generate_invoices(done.ctx(), done.account, up_to=FAR)
-    note(f"what the policy made of the operations: {done.log}")
-    note(f"billing jobs that failed: {failed_jobs(tenant, jobs)}")
-    check(done)
+    with contextlib.ExitStack() as fleet:
+        if history.get("fleet_paths"):
+            fleet.enter_context(mock.patch.object(delinquency_service, "MARKS_IN_PAYMENT", 0))
+            fleet.enter_context(mock.patch.object(invoice_repository, "APPLICATION_INLINE_AMOUNTS", 0))
+        for operation in history["operations"]:
+            done.apply(operation)
+        while done.holds:  # what an invoicing hold kept back is invoiced below
+            done.release_hold(0)
+        invoicing.generate_invoices(done.ctx(), done.account, up_to=FAR)
+        note(f"what the policy made of the operations: {done.log}")
+        note(f"billing jobs that failed: {failed_jobs(tenant, jobs)}")
+        check(done)
 
 
 STARTS: dict[tuple[str, bool, str, str, str], tuple[Snapshot, str, str, str]] = {}

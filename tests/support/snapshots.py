@@ -37,7 +37,7 @@ from chalicelib.core import ids
 from chalicelib.runtime import wiring
 from chalicelib.settings import settings
 from chalicelib.storage import clients
-from tests.support.stored import in_process_table
+from tests.support.stored import PutShape, in_process_bucket, in_process_table, put_object, put_shape
 
 _RANDOM_BITS = 80
 _RANDOM_MASK = (1 << _RANDOM_BITS) - 1
@@ -194,6 +194,9 @@ class _Object:
     """str when the body names a locator of the tenant's (renamed on restore), bytes otherwise."""
     content_type: str
     metadata: dict[str, str]
+    shape: PutShape | None = None
+    """How its PutObject stored it, when the tests' S3 is moto in this process: the copies are put the same way
+    straight into moto's bucket (tests/support/stored.py put_object), not through botocore."""
 
 
 @dataclass
@@ -317,8 +320,12 @@ class TenantSnapshot:
         self.restore_map[self.tenant] = str(uuid.uuid4())
         items, objects, remembered = self._renamed(self.restore_map)
         s3, bucket = clients.s3(), settings().bucket_name
+        backend = None if _RECORDING else in_process_bucket()
         for found in objects:
             body = found.body.encode() if isinstance(found.body, str) else found.body
+            if backend is not None and found.shape is not None:
+                put_object(backend, found.key, body, found.shape)
+                continue
             s3.put_object(
                 Bucket=bucket, Key=found.key, Body=body, ContentType=found.content_type, Metadata=found.metadata
             )
@@ -388,7 +395,9 @@ def _object(key: str, names: re.Pattern[str], problems: list[str]) -> _Object | 
                 body = raw.decode()
             except UnicodeDecodeError:
                 problems.append(f"the binary object {key} names a locator")
-    return _Object(key, body, found["ContentType"], found.get("Metadata", {}))
+    backend = in_process_bucket()
+    shape = None if backend is None else put_shape(backend, key)
+    return _Object(key, body, found["ContentType"], found.get("Metadata", {}), shape)
 
 
 def _members(body: bytes) -> list[bytes]:

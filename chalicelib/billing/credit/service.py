@@ -415,6 +415,7 @@ def invoice_applications(
                 each.invoice,
                 before[each.invoice.locator] == InvoiceState.OPEN,
                 added=[invoice_repository.application_item(ctx.tenant, account, application)],
+                pages=invoice_repository.application_pages(ctx.tenant, account, application),
                 events=[("billing.invoice.settle", invoicing.invoice_event(each.invoice))] if settled else [],
             )
         )

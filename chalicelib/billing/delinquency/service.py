@@ -20,9 +20,11 @@ of the whole account, bumps the account's root and theirs (billing/repository.py
 the same time finds the work done and does nothing.
 
 A fleet's delinquency (an account of many policies: about 3 actions a policy) is more than one write holds: its
-opening, its lapse's marks and a payment's settlement of it are then written in steps, each behind the billing
-root, the due entry that finishes what a step cut short settled last (`_opened_in_steps`, `_unmark_in_steps`,
-`_unmark_settled`); a policy is never marked by a delinquency that is not committed and in grace.
+opening, its lapse's marks, a payment's settlement of it and a reversal's re-opening of it are then written in
+steps, each behind the billing root, the due entry that finishes what a step cut short settled last
+(`_opened_in_steps`, `_unmark_in_steps`, `_unmark_settled`, `_remark_reopened`: the grace end is put due now until
+the marks are written); a policy is never marked by a delinquency that is not committed and in grace. A 409 between
+the opening's steps (a payment of part of the invoice) makes the rest read again and go on at once.
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ from chalicelib.configuration import service as configuration
 from chalicelib.configuration.billing_plans import BUILTIN_LAPSE_TRANSACTION_TYPE, DelinquencyLevel, DelinquencyPlan
 from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import DomainError, FieldError
+from chalicelib.core.errors import ConcurrentModification, DomainError, FieldError
 from chalicelib.core.ids import new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.policies import service as policies
@@ -230,20 +232,43 @@ def _opened_in_steps(
         first.commit()
         roots = {name: version + 1 for name, version in roots.items()}
     in_grace = [d for d in touched if d.delinquencyState in OPEN_STATES]
-    wanted = list(dict.fromkeys(p for d in in_grace for p in d.policy_locators))
-    policies.policies_by_locator(ctx, wanted)  # read together (each then read from the request's reads)
 
     def behind_root(committed: int) -> UnitOfWork:
         write = wiring.unit_of_work(ctx)
-        account_root.bump_at(ctx, write, account, {name: version + committed for name, version in roots.items()})
+        account_root.bump_at(ctx, write, account, _shifted(roots, committed))
         return write
 
     def mark(write: UnitOfWork, policy: str) -> None:
         _mark_listed(ctx, write, policy, [d for d in in_grace if policy in d.policy_locators])
 
-    committed = _in_writes(wanted, behind_root, mark)
-    _created(ctx, uow, account, {name: version + committed for name, version in roots.items()}, invoice, touched)
+    for attempt in range(MARKING_ATTEMPTS):
+        wanted = list(dict.fromkeys(p for d in in_grace for p in d.policy_locators))
+        read = policies.policies_by_locator(ctx, wanted)  # read together (each then read from the request's reads)
+        wanted = [
+            p
+            for p in wanted
+            if p not in read
+            or any(d.locator not in read[p].delinquencyLocators for d in in_grace if p in d.policy_locators)
+        ]
+        try:
+            committed = _in_writes(wanted, behind_root, mark)
+            break
+        except ConcurrentModification:
+            if attempt + 1 == MARKING_ATTEMPTS:
+                raise  # the entry's retry (a day later) goes on from here
+            # another billing write of the container came between two steps (a payment, paying part of the invoice)
+            # or a policy changed: the roots, then the delinquencies and policies read again, the rest marked now
+            ctx.reads.clear()
+            roots = account_root.versions(ctx, account, [container])
+            fresh = repository.delinquencies(ctx.tenant, account, [d.locator for d in in_grace])
+            in_grace = [d for d in fresh if d.delinquencyState in OPEN_STATES]
+    _created(ctx, uow, account, _shifted(roots, committed), invoice, touched)
     return [d.locator for d in touched]
+
+
+MARKING_ATTEMPTS = 3
+"""Runs of `_opened_in_steps`' marks in one due run before the entry waits its retry: a payment between two steps
+(or a policy changed under one) makes the rest read their records again and go on at once."""
 
 
 def _in_writes(items: list[T], new_write: Callable[[int], UnitOfWork], add: Callable[[UnitOfWork, T], None]) -> int:
@@ -582,16 +607,67 @@ def reopen_unsettled(ctx: CallContext, uow: UnitOfWork, account: str, reopened: 
 
 
 def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency, marks: dict[str, list[str]]) -> Delinquency:
+    """The settled `record` in grace again in `uow`; its policies' marks collected in `marks`, or, a fleet's
+    (more than MARKS_IN_PAYMENT policies: more than the reversal's write holds), written after it in steps
+    (`_remark_reopened`), its grace end put due now until they are all written (`grace_ended` finishes them)."""
     reopened = record.model_copy(
         update={"delinquencyState": DelinquencyState.IN_GRACE, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
     )
     uow.add(*repository.delinquency_writes(ctx.tenant, reopened))
-    due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
+    fleet = len(record.policy_locators) > MARKS_IN_PAYMENT
+    due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, ctx.now if fleet else record.graceEndAt)
     _rearm_events(ctx, uow, reopened, CancellationType.DELINQUENCY_SETTLED)
     uow.record_event(UPDATE_EVENT, _event_data(reopened))
+    if fleet:
+        uow.after_commit(partial(_remark_reopened, ctx, record.accountLocator, record.container, record.locator))
+        return reopened
     for policy in record.policy_locators:
         marks.setdefault(policy, []).append(record.locator)
     return reopened
+
+
+def _remark_reopened(ctx: CallContext, account: str, container: str, locator: str) -> None:
+    """After the write of the reversal that re-opened a fleet's settled delinquency: its policies marked again in
+    writes of their own, all behind the container's billing root at the version read first (a payment settling it
+    again meanwhile stops them), then its grace end put back at its time. Should this not get to the end (a 409, a
+    crash), that grace end, due now, marks the rest (`grace_ended`)."""
+    try:
+        roots = account_root.versions(ctx, account, [container])  # the root before the record
+        record = repository.delinquency(ctx.tenant, locator, account)
+        if record is None or record.delinquencyState not in OPEN_STATES:
+            return
+        committed = _marked_in_steps(ctx, account, record, roots)
+        last = wiring.unit_of_work(ctx)
+        account_root.bump_at(ctx, last, account, _shifted(roots, committed))
+        due.schedule(last, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
+        last.commit()
+    except DomainError:
+        return
+
+
+def _shifted(roots: dict[str, int], committed: int) -> dict[str, int]:
+    return {name: version + committed for name, version in roots.items()}
+
+
+def _marked_in_steps(ctx: CallContext, account: str, record: Delinquency, roots: dict[str, int]) -> int:
+    """The mark of `record` (in grace) written on each of its policies that lacks it, as many policies to a write as
+    it holds, the n-th write behind the billing roots at `roots` + n (nothing else of the container's billing comes
+    between them): how many writes committed."""
+    unmarked = [
+        policy.locator
+        for policy in policies.policies_by_locator(ctx, record.policy_locators).values()
+        if record.locator not in policy.delinquencyLocators
+    ]
+
+    def behind_root(committed: int) -> UnitOfWork:
+        write = wiring.unit_of_work(ctx)
+        account_root.bump_at(ctx, write, account, _shifted(roots, committed))
+        return write
+
+    def mark(write: UnitOfWork, policy: str) -> None:
+        policies.mark_delinquencies(ctx, write, policy, in_grace=[record.locator])
+
+    return _in_writes(unmarked, behind_root, mark)
 
 
 def _rearm_events(ctx: CallContext, uow: UnitOfWork, record: Delinquency, reason: CancellationType) -> None:
@@ -752,6 +828,12 @@ def grace_ended(
             record = repository.delinquency(ctx.tenant, delinquency_locator, account) or record
             if record.delinquencyState not in OPEN_STATES:
                 return record.delinquencyState.value
+        if entry_uow is not None and record.graceEndAt > ctx.now and len(record.policy_locators) > MARKS_IN_PAYMENT:
+            # a fleet's re-opened by a reversal, its grace end put due now until its marks are written: the rest
+            committed = _marked_in_steps(ctx, account, record, roots)
+            account_root.bump_at(ctx, entry_uow, account, _shifted(roots, committed))
+            due.schedule(entry_uow, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
+            return "marked"
         uow = wiring.unit_of_work(ctx)
         account_root.bump_at(ctx, uow, account, roots)
         held = billing.held_targets(ctx.tenant, account)  # one read, for delinquency and for invoicing

@@ -95,10 +95,13 @@ class Application(BaseModel):
     sourceLocator: str
     amount: Decimal
     itemAmounts: dict[str, Decimal]
-    """Invoice item locator -> the part of `amount` it took."""
+    """Invoice item locator -> the part of `amount` it took (all of them, however stored: over
+    invoices/repository.APPLICATION_INLINE_AMOUNTS they are kept in pages beside the record, which holds none)."""
     createdAt: datetime
     reversed: bool = False
     reversedAt: datetime | None = None
+    amountPages: int | None = None
+    """As stored: how many pages hold `itemAmounts` (None: the record holds them)."""
 
 
 class InvoicingJob(BaseModel):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
 
 from chalicelib.billing import repository
@@ -172,6 +173,27 @@ def _page_items(tenant: str, invoice: Invoice) -> list[dict[str, Any]]:
     ]
 
 
+def staged_keys(tenant: str, invoice: Invoice) -> list[keys.Key]:
+    """The records a staged invoice writes ahead of its record (`write_pages`, `staged_invoice_writes`): its item
+    pages and its references under its policies and quotes, keys of its own locator that nothing else names.
+    Taken before that write: `discard_staged` removes them should the record's write fail."""
+    pages = stored_pages(invoice)
+    page_keys = (
+        [
+            keys.billing_item_page(tenant, invoice.accountLocator, invoice.locator, pages.pageSet, number)
+            for number in range(pages.count)
+        ]
+        if pages is not None and pages != invoice.itemPages
+        else []
+    )
+    return [*page_keys, *(op.key for op in staged_invoice_writes(tenant, invoice))]
+
+
+def discard_staged(tenant: str, written: list[keys.Key]) -> None:
+    """Deletes `staged_keys`' records (whether or not each was written: BatchWriteItem, unconditional)."""
+    table.gateway().batch_delete(repository.scope(tenant), written)
+
+
 def retired_page_writes(tenant: str, invoice: Invoice) -> list[WriteOp]:
     """The deletes of the pages the invoice names when its write names others (or none)."""
     old = invoice.itemPages
@@ -313,13 +335,84 @@ def account_invoices(tenant: str, account: str, page: PageRequest, *, include_ze
     )
 
 
+APPLICATION_INLINE_AMOUNTS = 1_000
+"""The most item amounts an application's record holds (some 30 KB); one of more items (a fleet's invoice paid: 5,000
+or 10,000 items) keeps them all in pages of its own beside it (`application_pages`), its record none, so the record
+and a staged rewrite of it (a reversal: the record twice) stay small whatever the invoice's size."""
+APPLICATION_PAGE_BYTES = PAGE_BYTES
+"""What one page of an application's item amounts holds at most, as JSON."""
+
+
 def application_item(tenant: str, account: str, application: Application) -> dict[str, Any]:
-    """The whole item of an application (billing/staging.py writes it, or stages it)."""
+    """The whole item of an application's record (billing/staging.py writes it, or stages it): its item amounts, or
+    over APPLICATION_INLINE_AMOUNTS none and the count of the pages that hold them (`application_pages`)."""
+    stored = application.model_copy(update={"amountPages": None})
+    if len(application.itemAmounts) > APPLICATION_INLINE_AMOUNTS:
+        stored = application.model_copy(
+            update={"itemAmounts": {}, "amountPages": len(_amount_pages(application.itemAmounts))}
+        )
     return {
         **keys.billing_application(tenant, account, application.invoiceLocator, application.locator).as_dict(),
         "entity": "application",
-        **application.model_dump(exclude_none=True),
+        **stored.model_dump(exclude_none=True),
     }
+
+
+def application_pages(tenant: str, account: str, application: Application) -> list[dict[str, Any]]:
+    """The whole items of the pages of an application's item amounts (none when its record holds them): written
+    with a new application, once (unread until its record is seen; a reversal rewrites the record alone)."""
+    if len(application.itemAmounts) <= APPLICATION_INLINE_AMOUNTS:
+        return []
+    return [
+        {
+            **keys.billing_application_page(
+                tenant, account, application.invoiceLocator, application.locator, number
+            ).as_dict(),
+            "entity": "applicationPage",
+            "applicationLocator": application.locator,
+            "itemAmounts": page,
+        }
+        for number, page in enumerate(_amount_pages(application.itemAmounts))
+    ]
+
+
+def page_puts(pages: list[dict[str, Any]]) -> list[WriteOp]:
+    """Unconditional puts of the whole items `pages` (an application's, in a unit of work)."""
+    return [table.put(page) for page in pages]
+
+
+def write_added_pages(tenant: str, pages: list[dict[str, Any]]) -> None:
+    """The whole items `pages` written now by BatchWriteItem (1 unit a KB), ahead of the write that makes the record
+    naming them seen (a staged change's)."""
+    if pages:
+        table.gateway().batch_write(repository.scope(tenant), pages)
+
+
+def _amount_pages(amounts: dict[str, Any]) -> list[str]:
+    """The item amounts as JSON objects (locator -> amount as text: exact), in order, each of at most
+    APPLICATION_PAGE_BYTES."""
+    pages: list[list[str]] = []
+    used = 0
+    for locator, amount in amounts.items():
+        entry = f"{json.dumps(locator)}:{json.dumps(str(amount))}"
+        if not pages or used + len(entry) + 1 > APPLICATION_PAGE_BYTES:
+            pages.append([])
+            used = 0
+        pages[-1].append(entry)
+        used += len(entry) + 1
+    return ["{" + ",".join(page) + "}" for page in pages]
+
+
+def _with_amounts(tenant: str, account: str, application: Application) -> Application:
+    """The application with its item amounts read from its pages when its record holds none (one Query per MB)."""
+    if not application.amountPages:
+        return application
+    prefix = keys.billing_application_pages(tenant, account, application.invoiceLocator, application.locator)
+    pages = query.all_items(table.gateway(), repository.scope(tenant), prefix.pk, sk_prefix=prefix.sk, consistent=True)
+    amounts: dict[str, Decimal] = {}
+    for page in pages[: application.amountPages]:
+        amounts.update({locator: Decimal(value) for locator, value in json.loads(page["itemAmounts"]).items()})
+    return application.model_copy(update={"itemAmounts": amounts})
 
 
 def applications_of(tenant: str, account: str, invoice: str) -> list[Application]:
@@ -330,13 +423,16 @@ def applications_of(tenant: str, account: str, invoice: str) -> list[Application
         sk_prefix=f"APP#{invoice}#",
         consistent=True,
     )
-    return [repository.model_of(Application, item) for item in repository.visible(tenant, account, items)]
+    return [
+        _with_amounts(tenant, account, repository.model_of(Application, item))
+        for item in repository.visible(tenant, account, items)
+    ]
 
 
 def applications(tenant: str, account: str, pairs: Iterable[tuple[str, str]]) -> list[Application]:
     """The applications named by (invoice locator, application locator)."""
     return [
-        repository.model_of(Application, item)
+        _with_amounts(tenant, account, repository.model_of(Application, item))
         for item in repository.visible(
             tenant,
             account,

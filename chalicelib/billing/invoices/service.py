@@ -33,7 +33,7 @@ from chalicelib.configuration.billing_plans import (
 from chalicelib.core import codes, money
 from chalicelib.core.clock import isoformat, parse_datetime
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError
+from chalicelib.core.errors import DomainError, FieldError
 from chalicelib.core.ids import derived_locator, new_locator
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.documents import service as documents
@@ -400,21 +400,35 @@ def _stage_invoice(ctx: CallContext, uow: UnitOfWork, invoice: Invoice, invoiced
     (invoices/repository.py `write_pages`: outside transactions, a new set unseen until the record names it)
     and its references under its policies and quotes (a list finds no record behind a
     reference until then). A run that loses the root's race fails with 409 there and is retried; what it staged
-    stays unseen. After the commit the installments are rolled forward, as many to a write as it holds."""
+    stays unseen. After the commit the installments are rolled forward, as many to a write as it holds.
+
+    A run that fails (a staged write's condition: another run invoiced an installment meanwhile; or its final write
+    on the root: another billing write of the account, an overlapping run's commit) removes the records it wrote
+    that nothing else names, its item pages and references (`invoice_repository.discard_staged`), before the error
+    goes on. What it staged on shared records (an installment's `staged` rewrite, a marker's `stagedDelete`) is
+    left: no reader shows it (its token is never committed), and the next staging of those records overwrites it
+    and its roll forward removes it (the installment rewritten whole, the marker deleted)."""
     token = new_locator()
     for installment in invoiced:
         installment.updatedAt, installment.updatedBy = ctx.now, ctx.user_locator
-    invoice_repository.write_pages(ctx.tenant, invoice)
-    repository.write_staged(
-        ctx.tenant,
-        [
-            *(
-                installment_repository.staged_invoiced_installment_writes(ctx.tenant, installment, token)
-                for installment in invoiced
-            ),
-            *([write] for write in invoice_repository.staged_invoice_writes(ctx.tenant, invoice)),
-        ],
-    )
+    written = invoice_repository.staged_keys(ctx.tenant, invoice)
+    try:
+        invoice_repository.write_pages(ctx.tenant, invoice)
+        repository.write_staged(
+            ctx.tenant,
+            [
+                *(
+                    installment_repository.staged_invoiced_installment_writes(ctx.tenant, installment, token)
+                    for installment in invoiced
+                ),
+                *([write] for write in invoice_repository.staged_invoice_writes(ctx.tenant, invoice)),
+            ],
+        )
+    except DomainError as error:
+        if error.status < 500:  # surely not applied (a 5xx: perhaps it was, and the entry's retry goes on)
+            invoice_repository.discard_staged(ctx.tenant, written)
+        raise
+    uow.after_failure(lambda: invoice_repository.discard_staged(ctx.tenant, written))
     uow.add(repository.staged_commit_write(ctx.tenant, invoice.accountLocator, token))
 
     def roll_forward() -> None:

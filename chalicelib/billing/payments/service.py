@@ -475,7 +475,10 @@ def add_migrated(
             uow.add(
                 repository.record_write(
                     invoice_repository.application_item(ctx.tenant, account.locator, application), new=True
-                )
+                ),
+                *invoice_repository.page_puts(
+                    invoice_repository.application_pages(ctx.tenant, account.locator, application)
+                ),
             )
             refs.append(f"{each.invoice.locator}/{application.locator}")
             if each.invoice.locator in earlier:

@@ -6,6 +6,7 @@ the invoice has several). The due run at the first generate time (2026-01-22T05:
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -27,6 +28,7 @@ from tests.api.policies.support import issue
 from tests.api.quotes.support import new_account
 from tests.builders import system_ctx
 from tests.support.api import call, event_types, ok
+from tests.support.clock import advance
 
 POLICIES = 30
 FIRST_GENERATE = datetime(2026, 1, 22, 5, tzinfo=timezone.utc)
@@ -296,9 +298,10 @@ def test_a_fleets_invoice_falling_due_opens_one_delinquency_and_its_grace_end_la
 def test_a_fleets_delinquency_cut_short_between_its_writes_is_finished_by_the_entrys_retry(
     api, admin_token, delinquent_fleet, monkeypatch
 ):
-    """The second write of the policies' marks fails (a policy changed under it: 409): the delinquency stands, in
-    grace, 30 of its policies marked; the entry is still due and its retry (a day later) opens nothing more: it
-    finds the delinquency by the invoice's references and marks the rest, then settles."""
+    """The second write of the policies' marks fails, and so does every write of marks after it in this run (409: the
+    run's own prompt retries, MARKING_ATTEMPTS, fail too): the delinquency stands, in grace, 30 of its policies
+    marked; the entry is still due and its retry (a day later) opens nothing more: it finds the delinquency by the
+    invoice's references and marks the rest, then settles."""
     tenant, account = delinquent_fleet
     [listed] = invoices_of_account(api, admin_token, tenant, account)
     gateway = table.gateway()
@@ -306,13 +309,13 @@ def test_a_fleets_delinquency_cut_short_between_its_writes_is_finished_by_the_en
 
     def failing(scope, ops, *args, **kwargs):
         calls.append(len(ops))
-        if len(calls) == 3:
+        if len(calls) >= 3 and len(ops) > 40:  # the writes of marks from the second on (not the other entries')
             raise codes.CONCURRENT_MODIFICATION("a policy changed meanwhile")
         return real(scope, ops, *args, **kwargs)
 
-    monkeypatch.setattr(gateway, "transact", failing)
-
-    first = due.run_step(system_ctx().for_tenant(tenant), DUE).result
+    with monkeypatch.context() as patched:
+        patched.setattr(gateway, "transact", failing)
+        first = due.run_step(system_ctx().for_tenant(tenant), DUE).result
 
     assert first["alreadyDone"] == 1 and "delinquenciesOpened" not in first, first
     path = billing(tenant, f"/delinquencies/invoices/{listed['locator']}/list")
@@ -371,3 +374,184 @@ def test_paying_a_fleets_invoice_in_its_grace_settles_the_delinquency_and_every_
     assert not ran["failed"] and ran["graceEnded"] == ["settled"], ran
     assert [p for p in policies if "delinquent" in statuses(api, admin_token, tenant, {"locator": p})] == []
     assert events_of_type(api, admin_token, tenant, "billing.delinquency.lapse") == []
+
+
+def fleet_policies(api, admin_token, tenant, invoice):
+    """The delinquency of the invoice and its policies' locators, sorted."""
+    [record] = ok(call(api, "GET", billing(tenant, f"/delinquencies/invoices/{invoice}/list"), admin_token))["items"]
+    return record, sorted(r["referenceLocator"] for r in record["references"] if r["referenceType"] == "policy")
+
+
+def delinquent_of(api, admin_token, tenant, policies):
+    return [p for p in policies if "delinquent" in statuses(api, admin_token, tenant, {"locator": p})]
+
+
+@pytest.mark.parametrize("cut_short", [False, True])
+def test_a_reversal_that_re_opens_a_fleets_settled_delinquency_marks_its_policies_in_steps(
+    api, admin_token, delinquent_fleet, monkeypatch, jobs, cut_short
+):
+    """60 policies delinquent, their invoice paid in full in the grace (settled, the marks removed), the payment
+    reversed: the delinquency is in grace again (request.invalid before: every policy's mark in the reversal's one
+    write), its 60 policies marked after that write in writes of their own behind the billing root, its grace end
+    back at its time; should that not get to the end (`cut_short`), the grace end, put due at the reversal, marks
+    the rest at the next due run and moves on to its time. At the grace end every policy lapses, exactly as an
+    unpaid fleet's: 60 refunds of -105.00 into 6,300.00 of credit, the 6,300.00 invoice open."""
+    tenant, account = delinquent_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    advance(api, admin_token, tenant, jobs, "2026-02-05T00:00:00Z")
+    record, policies = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert len(policies) == DELINQUENT_POLICIES and record["delinquencyState"] == "inGrace"
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", Decimal("6300.00")))["locator"]
+    assert ok(call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token))["paymentState"] == "posted"
+    advance(api, admin_token, tenant, jobs, "2026-02-06T00:00:00Z")
+    assert fleet_policies(api, admin_token, tenant, listed["locator"])[0]["delinquencyState"] == "settled"
+    assert delinquent_of(api, admin_token, tenant, policies) == []
+    sizes = largest_writes(monkeypatch)
+
+    def failing(*args, **kwargs):
+        raise codes.CONCURRENT_MODIFICATION("a policy changed meanwhile")
+
+    with monkeypatch.context() as patched:
+        if cut_short:
+            patched.setattr(delinquency_service, "_marked_in_steps", failing)
+        reversed_payment = call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), admin_token)
+
+    assert ok(reversed_payment)["paymentState"] == "reversed"
+    assert max(sizes) <= 100, sizes
+    reopened, _ = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert (reopened["locator"], reopened["delinquencyState"], reopened["graceEndAt"]) == (
+        record["locator"],
+        "inGrace",
+        "2026-02-11T05:00:00.000Z",
+    )
+    assert sorted(event_types(api, admin_token, tenant, reversed_payment)) == [
+        "billing.delinquency.delinquencyevent.activate",
+        "billing.delinquency.update",
+        "billing.invoice.unsettle",
+        "billing.payment.reverse",
+        *(["policy.status.update"] * (0 if cut_short else DELINQUENT_POLICIES)),
+    ]
+    grace_end = due.entry(system_ctx().for_tenant(tenant), due.DueKind.DELINQUENCY_GRACE_END, record["locator"])
+    if cut_short:
+        assert delinquent_of(api, admin_token, tenant, policies) == []
+        assert grace_end is not None and grace_end.due_at == datetime(2026, 2, 6, tzinfo=timezone.utc)
+        ran = due.run_step(system_ctx().for_tenant(tenant), grace_end.due_at).result
+        assert not ran["failed"] and ran["graceEnded"] == ["marked"], ran
+        grace_end = due.entry(system_ctx().for_tenant(tenant), due.DueKind.DELINQUENCY_GRACE_END, record["locator"])
+    assert delinquent_of(api, admin_token, tenant, policies) == policies
+    assert grace_end is not None and grace_end.due_at == GRACE_END
+    [reminder] = events_of(api, admin_token, tenant, record["locator"])
+    assert (reminder["delinquencyEventState"], reminder["triggerTime"]) == ("active", "2026-02-08T05:00:00.000Z")
+
+    sizes.clear()
+    advance(api, admin_token, tenant, jobs, "2026-02-11T05:00:00Z")
+
+    assert max(sizes) <= 100, sizes
+    lapsed, _ = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert (lapsed["delinquencyState"], lapsed["lapseTransactionEffectiveDate"]) == (
+        "lapseTransactionCreated",
+        "2026-02-01T05:00:00.000Z",
+    )
+    lapses = [r.get("transactionLocator") for r in lapsed["references"] if r["referenceType"] == "policy"]
+    assert len(lapses) == DELINQUENT_POLICIES and all(lapses)
+    for policy in policies:
+        assert statuses(api, admin_token, tenant, {"locator": policy}) == ["cancelled"]
+    [event] = events_of_type(api, admin_token, tenant, "billing.delinquency.lapse")
+    assert sorted(event["data"]["policyLocators"]["items"]) == policies
+    invoices = invoices_of_account(api, admin_token, tenant, account)
+    assert Counter(
+        (i["invoiceState"], Decimal(str(i["totalAmount"])), Decimal(str(i["totalRemainingAmount"]))) for i in invoices
+    ) == {
+        ("open", Decimal("6300.00"), Decimal("6300.00")): 1,
+        ("settled", Decimal("-105.00"), Decimal("0")): DELINQUENT_POLICIES,
+    }
+    balance = ok(
+        call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
+    )["balance"]
+    assert Decimal(str(balance)) == Decimal("6300.00")
+
+
+def test_a_partial_payment_between_a_fleets_marking_steps_leaves_the_rest_marked_in_the_same_run(
+    api, admin_token, delinquent_fleet, monkeypatch
+):
+    """A payment of 105.00 posted between the first and second writes of the 60 policies' marks (it bumps the
+    account's billing root, so the second write fails with 409): the run reads the roots, the delinquency and the
+    policies again and marks the other 30 at once (before, its due entry waited a day, RETRY_AFTER, and the policies
+    showed not delinquent meanwhile); the delinquency stays in grace, the invoice open with 6,195.00 to pay."""
+    tenant, account = delinquent_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", Decimal("105.00")))["locator"]
+    gateway = table.gateway()
+    real, calls, posted = gateway.transact, [], []
+
+    def paying_between(scope, ops, *args, **kwargs):
+        calls.append(len(ops))
+        if len(calls) == 3 and not posted:  # the second write of marks: the payment commits just before it
+            posted.append(call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token))
+        return real(scope, ops, *args, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(gateway, "transact", paying_between)
+        step = due.run_step(system_ctx().for_tenant(tenant), DUE).result
+
+    assert ok(posted[0])["paymentState"] == "posted"
+    assert not step["failed"] and step["delinquenciesOpened"] == 1 and step["alreadyDone"] == 0, step
+    assert max(calls) <= 100, calls
+    record, policies = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert record["delinquencyState"] == "inGrace" and len(policies) == DELINQUENT_POLICIES
+    assert delinquent_of(api, admin_token, tenant, policies) == policies
+    assert due.entry(system_ctx().for_tenant(tenant), due.DueKind.INVOICE_DUE, listed["locator"]) is None
+    assert len(events_of_type(api, admin_token, tenant, "billing.delinquency.create")) == 1
+    [invoice] = invoices_of_account(api, admin_token, tenant, account)
+    assert (invoice["invoiceState"], Decimal(str(invoice["totalRemainingAmount"]))) == ("open", Decimal("6195.00"))
+
+
+def application_records(tenant, account, invoice):
+    return raw(tenant, account, f"APP#{invoice}#"), raw(
+        tenant, account, f"{keys.BILLING_APPLICATION_PAGE_PREFIX}{invoice}#"
+    )
+
+
+def test_an_application_of_more_items_than_its_record_holds_keeps_its_amounts_in_pages(
+    api, admin_token, fleet, monkeypatch
+):
+    """A payment of all but 50.00 of the 60-item invoice, its record holding at most 5 item amounts (made small
+    here: APPLICATION_INLINE_AMOUNTS is 1,000) in pages of ~500 bytes: the application's record holds none of its
+    amounts and names its pages' count, the pages hold each item's amount exactly (the last items paid in part), and
+    the reversal (its record rewritten, the pages left as they are) gives each item back exactly what it took. The
+    payment's answers are those of an unpaged application (nothing of the application is in them)."""
+    monkeypatch.setattr(invoice_repository, "APPLICATION_INLINE_AMOUNTS", 5)
+    monkeypatch.setattr(invoice_repository, "APPLICATION_PAGE_BYTES", 500)
+    tenant, account = fleet
+    run_generation(tenant)
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    before = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", TOTAL - 50))["locator"]
+
+    posted = ok(call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token))
+
+    assert (posted["paymentState"], Decimal(str(posted["remainingAmount"]))) == ("posted", 0)
+    [record], pages = application_records(tenant, account, listed["locator"])
+    assert record["itemAmounts"] == {} and record["amountPages"] == len(pages) > 1, (record, len(pages))
+    assert all(len(page["itemAmounts"]) <= 500 for page in pages)
+    amounts = {k: Decimal(v) for page in pages for k, v in json.loads(page["itemAmounts"]).items()}
+    items = before["invoiceItems"]
+    # in order: the items paid in full, then the one paid in part (the last ones, unpaid, are not in it)
+    assert list(amounts) == [i["locator"] for i in items][: len(amounts)] and len(amounts) < len(items)
+    assert sum(amounts.values()) == TOTAL - 50
+    paid = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    taken = {i["locator"]: Decimal(str(i["amount"])) - Decimal(str(i["remainingAmount"])) for i in paid["invoiceItems"]}
+    assert {locator: amount for locator, amount in taken.items() if amount} == amounts
+    assert Decimal(str(paid["totalRemainingAmount"])) == 50
+
+    reversed_payment = ok(call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), admin_token))
+
+    assert reversed_payment["paymentState"] == "reversed"
+    [record], after = application_records(tenant, account, listed["locator"])
+    assert (record["reversed"], record["itemAmounts"], record["amountPages"]) == (True, {}, len(pages))
+    assert after == pages  # not rewritten
+    reopened = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    assert (reopened["invoiceState"], Decimal(str(reopened["totalRemainingAmount"]))) == ("open", TOTAL)
+    assert [(i["locator"], Decimal(str(i["remainingAmount"]))) for i in reopened["invoiceItems"]] == [
+        (i["locator"], Decimal(str(i["amount"]))) for i in items
+    ]

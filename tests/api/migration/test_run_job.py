@@ -69,8 +69,8 @@ def test_a_run_job_killed_mid_slice_and_delivered_again_queues_each_account_once
     monkeypatch.setattr(service, "ACCOUNTS_PER_WRITE", 2)
     real, commits = service._queue, []
 
-    def killed_after_the_second_chunk(ctx, migration, payload, chunk):
-        queued = real(ctx, migration, payload, chunk)
+    def killed_after_the_second_chunk(ctx, migration, payload, chunk, lines=None):
+        queued = real(ctx, migration, payload, chunk, lines)
         commits.append(queued)
         if len(commits) == 2:
             raise RuntimeError("worker killed")
