@@ -284,7 +284,8 @@ def make_world(app: Any, token: str) -> World:
 
 def build_world(api: Any, token: str) -> World:
     """Every record through the API, by `token` (holding every permission on every tenant; a builder builds one
-    world: its named token "spare" has a name a user holds once)."""
+    world (its named token's name is the world's own: a module's world is built again in a process where xdist's
+    worksteal took the module's tests apart, and a user holds a token name once)."""
     suffix = new_locator()
     model = billing_model("FullPay")
     model["schedules"] = {"Equipment": {"resetOnRenewal": False, "data": {"serial": {"type": "string"}}}}
@@ -461,7 +462,7 @@ def build_world(api: Any, token: str) -> World:
             {"name": f"role-{new_locator().lower()}", "description": "spare", "permissions": ["accounts.read"]},
         )
     )
-    token_name = "spare"
+    token_name = f"spare-{suffix.lower()}"
     expires = (datetime.now(timezone.utc) + timedelta(days=1)).isoformat()
     ok(
         call(
