@@ -372,7 +372,7 @@ def _new_transaction(
         **keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator).as_dict(),
         "entity": TRANSACTION_ENTITY,
         **_transaction_indexes(tenant, transaction),
-        **transaction.model_dump(),
+        **_documents(transaction.model_dump(), TRANSACTION_DOCUMENTS),
         **extra,
     }
     alias = {
@@ -393,14 +393,34 @@ def save_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *, 
     """Rewrites the transaction, on condition that it is still at `transaction.version` (else 409); it
     is on the policy's issued list while it is issued. With `issue_token`, it commits the records
     pending under that token (a token, once set, stays: no rewrite names it)."""
-    extra = _transaction_indexes(tenant, transaction)
+    documents = transaction.model_dump(include=set(TRANSACTION_DOCUMENTS))
+    extra: dict[str, Any] = {
+        **_transaction_indexes(tenant, transaction),
+        **_documents(documents, TRANSACTION_DOCUMENTS),
+    }
     if issue_token is not None:
         extra[ISSUE_TOKEN] = issue_token
     uow.add(
         versioned.rewrite(
-            keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator), transaction, extra=extra
+            keys.policy_transaction(tenant, transaction.policyLocator, transaction.locator),
+            transaction,
+            exclude=TRANSACTION_DOCUMENTS,
+            extra=extra,
         )
     )
+
+
+TRANSACTION_DOCUMENTS = ("element", "charges")
+"""A transaction's fields stored each as one document (codec.Document), not as nested maps: its element tree
+and its charges, most of what a transaction's record holds (a segment's element tree likewise)."""
+
+
+SEGMENT_DOCUMENTS = ("element",)
+
+
+def _documents(fields: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:
+    """`fields` with those of `names` that hold something as documents (None and empty as they are)."""
+    return {**fields, **{name: codec.Document(fields[name]) for name in names if fields.get(name)}}
 
 
 def _transaction_indexes(tenant: str, transaction: Transaction) -> dict[str, str | None]:
@@ -466,7 +486,7 @@ def _new_segment(tenant: str, segment: Segment, extra: Mapping[str, str], *, rep
         "entity": SEGMENT_ENTITY,
         f"{LOOKUP_INDEX}PK": keys.segment_lookup(tenant, segment.locator),
         f"{LOOKUP_INDEX}SK": segment.policyLocator,
-        **segment.model_dump(),
+        **_documents(segment.model_dump(), SEGMENT_DOCUMENTS),
         **extra,
     }
     if replace:

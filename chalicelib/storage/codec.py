@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import zlib
 from datetime import date, datetime
 from decimal import Decimal, DecimalException
 from enum import Enum
 from functools import lru_cache
 from typing import Any
+
+import simplejson
 
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
@@ -52,6 +56,62 @@ def plain(value: Any) -> Any:
     raise TypeError(f"cannot store a {type(value).__name__}")
 
 
+class Document:
+    """A value (an element tree, a transaction's charges) stored as ONE binary attribute holding its JSON, zlib
+    compressed when that pays, rather than as nested DynamoDB maps and lists: botocore parses a map node by
+    node, and this codec writes, sizes and reads one the same way, where one document is one `json.dumps`
+    and one `json.loads` (benchmarks/README.md, "Issue 28 at stop 44"). `deserialize` gives the plain
+    value back (numbers Decimal, as a map's), so a reader cannot tell the two shapes apart; a value stored as
+    maps before is read as it was."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+DOCUMENT_JSON = b"\x01"
+DOCUMENT_ZLIB = b"\x02"
+"""The first byte of a document's binary attribute: its JSON as UTF-8, or zlib-compressed (no other binary
+attribute is stored)."""
+COMPRESS_FROM = 2048
+"""A document's JSON is compressed from this many bytes (smaller ones save too little to pay for it)."""
+
+
+def _encoded(value: Any) -> bytes:
+    try:
+        text = simplejson.dumps(
+            value, default=_json_default, separators=(",", ":"), allow_nan=False, ensure_ascii=False
+        ).encode("utf-8")
+    except ValueError:  # NaN or Infinity in a float
+        raise _unstorable_number() from None
+    if len(text) < COMPRESS_FROM:
+        return DOCUMENT_JSON + text
+    return DOCUMENT_ZLIB + zlib.compress(text, 1)
+
+
+def _json_default(value: Any) -> Any:
+    """What JSON does not hold, as `plain` reduces it; a Decimal written as the number DynamoDB would store."""
+    if isinstance(value, Decimal):
+        return simplejson.RawJSON(_serializer()._serialize_n(value))
+    if isinstance(value, datetime):
+        return isoformat(value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, (set, frozenset)):
+        return list(value)
+    if hasattr(value, "model_dump"):
+        return value.model_dump(by_alias=True)
+    raise TypeError(f"cannot store a {type(value).__name__}")
+
+
+def _decoded(content: bytes) -> Any:
+    text = zlib.decompress(content[1:]) if content[:1] == DOCUMENT_ZLIB else content[1:]
+    return json.loads(text, parse_float=Decimal, parse_int=Decimal)
+
+
 def serialize(item: dict[str, Any]) -> dict[str, Any]:
     try:
         return {str(k): _attribute(v) for k, v in item.items()}
@@ -74,6 +134,8 @@ def _attribute(value: Any) -> dict[str, Any]:
     kind = type(value)
     if kind is str:
         return {"S": value}
+    if kind is Document:
+        return {"B": _encoded(value.value)}
     if kind is dict:
         return {"M": {str(k): _attribute(v) for k, v in value.items()}}
     if kind is Decimal:
@@ -155,6 +217,8 @@ def _value(attribute: dict[str, Any]) -> Any:
             return content
         if kind == "NULL":
             return None
+        if kind == "B" and content[:1] in (DOCUMENT_JSON, DOCUMENT_ZLIB):
+            return _decoded(content)
     return _deserializer().deserialize(attribute)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import time
@@ -547,4 +548,11 @@ def chunked(
 
 def request_size(op: WriteOp) -> int:
     """What an operation adds to a TransactWriteItems request, in bytes of JSON (above its items' size)."""
-    return len(json.dumps(op.params, default=str))
+    return len(json.dumps(op.params, default=_as_sent))
+
+
+def _as_sent(value: Any) -> str:
+    """A value JSON does not hold as the request carries it: a binary attribute (a codec.Document) in base64."""
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    return str(value)
