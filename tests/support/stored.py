@@ -42,10 +42,16 @@ def items_under(prefix: str) -> Iterator[dict[str, Any]]:
 
 def _binary(value: Any) -> Any:
     if getattr(value, "type", None) == "B":
-        return {"B": base64.b64decode(value.value)}
+        return {"B": _bytes(value.value)}
     if getattr(value, "type", None) == "BS":
-        return {"BS": [base64.b64decode(member) for member in value.value]}
+        return {"BS": [_bytes(member) for member in value.value]}
     raise TypeError(f"not a stored value: {value!r}")
+
+
+def _bytes(stored: Any) -> bytes:
+    """A binary value as moto keeps it: the bytes (a TransactWriteItems' values, codec.Document's), or their
+    base64 text."""
+    return stored if isinstance(stored, bytes) else base64.b64decode(stored)
 
 
 def in_process_bucket() -> Any | None:
