@@ -81,7 +81,12 @@ COMPRESS_FROM = 2048
 def _encoded(value: Any) -> bytes:
     try:
         text = simplejson.dumps(
-            value, default=_json_default, separators=(",", ":"), allow_nan=False, ensure_ascii=False
+            value,
+            default=_json_default,
+            use_decimal=False,
+            separators=(",", ":"),
+            allow_nan=False,
+            ensure_ascii=False,
         ).encode("utf-8")
     except ValueError:  # NaN or Infinity in a float
         raise _unstorable_number() from None
