@@ -28,12 +28,14 @@ and walks the whole table, so one write on a table of 30,000 items takes seconds
 - the answers of the operations in DYNAMODB_DATA_AS_JSON are written with json.dumps. moto writes every
   answer by walking its result through the operation's output shape, member by member and attribute by
   attribute (two thirds of a GetItem's CPU in the tests, seconds for a Query of a large policy), while
-  these results are already in the wire format: json writes the same answer
-  (tests/architecture/test_test_shortcuts.py compares them). Anything json cannot write (binary values,
-  an error) and every other operation take moto's way. Such an answer says so in a header (WRITTEN_AS_JSON),
-  and botocore reads it with json.loads alone: its parser walks every answer through the output shape too, to
-  turn base64 into bytes and text into datetimes, and these answers hold neither (half the CPU of a Query of
-  rich items in the tests; test_test_shortcuts compares it with botocore's way).
+  these results are already in the wire format: json writes the same answer, a binary value in base64 as
+  DynamoDB's wire JSON holds it (tests/architecture/test_test_shortcuts.py compares them). Anything json
+  cannot write (an error) and every other operation take moto's way. Such an answer says so in a header
+  (WRITTEN_AS_JSON, with BINARY_INSIDE when it holds a binary value), and botocore reads it with json.loads
+  alone: its parser walks every answer through the output shape too, to turn base64 into bytes and text into
+  datetimes, and these answers hold no datetime; one with a binary value has each `{"B": text}` and
+  `{"BS": [text]}` turned into bytes by json's object hook, as the shape walk turns them (half the CPU of a
+  Query of rich items in the tests; test_test_shortcuts compares it with botocore's way).
 - an UpdateExpression is parsed once per text: moto parses it into a syntax tree on every UpdateItem and
   on every Update of a transaction, and again when it applies it (a quarter of the CPU of a
   TransactWriteItems in moto); the same text gives the same tree, which moto only reads, or deep-copies
@@ -48,14 +50,15 @@ and walks the whole table, so one write on a table of 30,000 items takes seconds
   and a page of a partition that starts after an ExclusiveStartKey skips the items before it by bisection,
   with moto's own test, instead of moto's walk past each one (moto paged a partition of 100,000 items in
   minutes). test_test_shortcuts compares the pages with moto's;
-- a request of the operations in DYNAMODB_REQUESTS_AS_JSON is read with json.loads when it holds no
-  binary value: moto reads every request by walking it through the operation's input shape, member by
-  member and attribute by attribute (a fifth of a BatchWriteItem's CPU), to turn base64 into bytes and
-  keep the shape's members, while botocore wrote it from that same shape. A binary value or any other
-  operation takes moto's way;
+- a request of the operations in DYNAMODB_REQUESTS_AS_JSON is read with json.loads: moto reads every
+  request by walking it through the operation's input shape, member by member and attribute by attribute
+  (a fifth of a BatchWriteItem's CPU), to turn base64 into bytes and keep the shape's members, while
+  botocore wrote it from that same shape. One that holds a binary value (an element tree stored as one
+  document, storage/codec.py) has its base64 turned into bytes by json's object hook, as moto's parser
+  turns it. Any other operation takes moto's way;
 - a result is turned into the wire form by a walk that knows DynamoType, not moto's dynamo_to_dict, which
   asks each node in turn whether it is a datetime, a DynamoType or has to_json (a tenth of a Query's
-  CPU); anything else, binary values among them, goes moto's way
+  CPU); a binary value is its bytes, as dynamo_to_dict gives them; anything else goes moto's way
   (test_test_shortcuts compares both with moto's on every request and result of a set of calls);
 moto still filters, sorts and pages the candidates itself, so results are what moto would answer.
 
@@ -67,6 +70,7 @@ comes back with the same items within ten minutes (a retry of a call whose answe
 
 from __future__ import annotations
 
+import base64
 import copy
 import functools
 import hashlib
@@ -109,7 +113,9 @@ PLAIN_UPDATES = True
 """Whether plain updates skip moto's expression machinery (the comparison test turns it off for moto's answer)."""
 DYNAMODB_DATA_AS_JSON = frozenset({"GetItem", "BatchGetItem", "Query", "PutItem", "UpdateItem"})
 WRITTEN_AS_JSON = "x-lean-moto-json"
-"""The header of an answer json.dumps wrote (no binary value, no datetime): botocore may read it with json.loads."""
+"""The header of an answer json.dumps wrote (no datetime): botocore may read it with json.loads."""
+BINARY_INSIDE = "binary"
+"""WRITTEN_AS_JSON's value when the answer holds a binary value (in base64): read with `_binary_hook`."""
 READ_AS_JSON = True
 """Whether botocore reads such answers with json.loads alone (the comparison test turns it off for botocore's way)."""
 PARSE_ONCE = True
@@ -135,7 +141,29 @@ DYNAMODB_REQUESTS_AS_JSON = frozenset(
     }
 )
 _BINARY_VALUE = re.compile(rb'"BS?"\s*:')
-"""A binary attribute value ("B" or "BS") in a request body, or anything that looks like one (moto's way then)."""
+"""A binary attribute value ("B" or "BS") in a request body, or anything that looks like one (read with
+`_binary_hook` then)."""
+
+
+def _binary_hook(node: dict[str, Any]) -> dict[str, Any]:
+    """json's object hook for DynamoDB's wire JSON: a binary attribute value's base64 as its bytes. Only an
+    attribute value is an object of the one member "B" holding a text or "BS" holding a list (an attribute
+    named so holds an object, a map member too; expression names start with '#', values with ':')."""
+    if len(node) == 1:
+        value = node.get("B")
+        if type(value) is str:
+            return {"B": base64.b64decode(value)}
+        members = node.get("BS")
+        if type(members) is list and all(type(member) is str for member in members):
+            return {"BS": [base64.b64decode(member) for member in members]}
+    return node
+
+
+def _base64(value: Any) -> str:
+    """json's default for an answer: a binary value (bytes) in base64, as DynamoDB's wire JSON holds it."""
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    raise TypeError(f"json cannot write a {type(value).__name__}")
 
 
 def request_as_json(handler: DynamoHandler, request: Any) -> dict[str, Any] | None:
@@ -147,11 +175,10 @@ def request_as_json(handler: DynamoHandler, request: Any) -> dict[str, Any] | No
         or not isinstance(body, bytes)
         or not body
         or request.headers.get("Content-Encoding")
-        or _BINARY_VALUE.search(body)
     ):
         return None
     try:
-        parsed = _read_json(body)
+        parsed = _read_json(body, object_hook=_binary_hook) if _BINARY_VALUE.search(body) else _read_json(body)
     except ValueError:
         return None
     return parsed if isinstance(parsed, dict) else None
@@ -166,6 +193,8 @@ def wire_form(value: Any, moto_way: Callable[[Any], Any]) -> Any:
             return {"M": {name: wire_form(member, moto_way) for name, member in value.value.items()}}
         if value.type == "L":
             return {"L": [wire_form(member, moto_way) for member in value.value]}
+        if value.type == "B" and type(value.value) is bytes:
+            return {"B": value.value}
         if value.type in ("B", "BS"):
             return moto_way(value)
         return {value.type: list(value.value) if type(value.value) is list else value.value}
@@ -582,16 +611,25 @@ def lean_dynamodb(on_item_change: ItemChange | None = None) -> Iterator[None]:
 
     def as_json(result: DynamoResult, context: Any) -> Any:
         if context.operation_model.name in DYNAMODB_DATA_AS_JSON:
+            binary: list[bool] = []
+
+            def in_base64(value: Any) -> str:
+                binary.append(True)
+                return _base64(value)
+
             try:
-                body = json.dumps(result.result)
-                return 200, {"Content-Type": "application/x-amz-json-1.0", WRITTEN_AS_JSON: "1"}, body
+                body = json.dumps(result.result, default=in_base64)
             except TypeError:
                 pass
+            else:
+                written = BINARY_INSIDE if binary else "1"
+                return 200, {"Content-Type": "application/x-amz-json-1.0", WRITTEN_AS_JSON: written}, body
         return shape_walking(result, context)
 
     def read_as_json(parser: JSONParser, response: dict[str, Any], shape: Any) -> Any:
-        if READ_AS_JSON and WRITTEN_AS_JSON in response["headers"]:
-            parsed = _read_json(response["body"])
+        written = response["headers"].get(WRITTEN_AS_JSON)
+        if READ_AS_JSON and written is not None:
+            parsed = _read_json(response["body"], object_hook=_binary_hook if written == BINARY_INSIDE else None)
             parser._inject_response_metadata(parsed, response["headers"])
             return parsed
         return shape_parse(parser, response, shape)
