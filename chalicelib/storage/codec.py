@@ -90,9 +90,22 @@ def _encoded(value: Any) -> bytes:
         ).encode("utf-8")
     except ValueError:  # NaN or Infinity in a float
         raise _unstorable_number() from None
+    return document_content(text)
+
+
+def document_content(text: bytes) -> bytes:
+    """The binary attribute of a document whose JSON (UTF-8) is `text`: compressed from COMPRESS_FROM bytes."""
     if len(text) < COMPRESS_FROM:
         return DOCUMENT_JSON + text
     return DOCUMENT_ZLIB + zlib.compress(text, 1)
+
+
+def document_json(content: bytes) -> bytes | None:
+    """The JSON (UTF-8) a document's binary attribute holds; None for a binary value that is no document."""
+    marker = content[:1]
+    if marker == DOCUMENT_ZLIB:
+        return zlib.decompress(content[1:])
+    return content[1:] if marker == DOCUMENT_JSON else None
 
 
 def _json_default(value: Any) -> Any:

@@ -8,7 +8,9 @@ items again, each locator they hold (in keys, index attributes and values) repla
 sorts as the old one did (same time, the random part shifted), so the copy is a record set of its own that
 the services cannot tell from one they built. Items whose key names no locator the block made (the
 tenant's counters, its number indexes) are shared, so they are not copied: copies keep their template's
-numbers. tests/architecture/test_test_shortcuts.py holds a restored start to the built one."""
+numbers. A binary value that is a document (storage/codec.py: an element tree, a transaction's charges, its
+JSON maybe compressed) has its locators replaced in its JSON, and is written again as codec writes it.
+tests/architecture/test_test_shortcuts.py holds a restored start to the built one."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ from ulid import ULID
 from chalicelib.core import ids
 from chalicelib.runtime import wiring
 from chalicelib.settings import settings
-from chalicelib.storage import clients
+from chalicelib.storage import clients, codec
 from tests.support.stored import PutShape, in_process_bucket, in_process_table, put_object, put_shape
 
 _RANDOM_BITS = 80
@@ -91,6 +93,10 @@ class Snapshot:
     locators: set[str] = field(default_factory=set)
     restore_map: dict[str, str] = field(default_factory=dict)
     """The last restore's old locator -> new one."""
+    _text: str | None = None
+    """The items as one JSON text (their documents' JSON in it as text), once: each restore replaces in it."""
+    _documents: list[tuple[int, tuple[str | int, ...]]] = field(default_factory=list)
+    """Where in `items` a document is: (item, path of names and positions to its {"B": ...} value)."""
 
     @classmethod
     @contextmanager
@@ -126,11 +132,50 @@ class Snapshot:
     def restore(self) -> dict[str, str]:
         """Writes the items again under fresh locators; answers the old locator -> new one."""
         self.restore_map = _fresh(self.locators)
-        text = json.dumps(self.items)
+        if self._text is None:
+            self._text, self._documents = _as_text(self.items)
+        text = self._text
         for old, new in self.restore_map.items():
             text = text.replace(old, new)
-        _write(json.loads(text))
+        items = json.loads(text)
+        for index, path in self._documents:
+            value = _at(items[index], path)
+            value["B"] = codec.document_content(value.pop(_DOCUMENT).encode("utf-8"))
+        _write(items)
         return self.restore_map
+
+
+_DOCUMENT = "document"
+"""The member that holds a document's JSON as text in `Snapshot._text` (no attribute value's type is named so)."""
+
+
+def _as_text(items: list[dict[str, Any]]) -> tuple[str, list[tuple[int, tuple[str | int, ...]]]]:
+    """The items as one JSON text, each document's {"B": bytes} there as {"document": its JSON as text}, and
+    where those are (a binary value that is no document is refused: nothing writes one)."""
+    found: list[tuple[int, tuple[str | int, ...]]] = []
+
+    def portable(value: Any, index: int, path: tuple[str | int, ...]) -> Any:
+        if isinstance(value, dict):
+            binary = value.get("B")
+            if len(value) == 1 and isinstance(binary, bytes | bytearray):
+                text = codec.document_json(bytes(binary))
+                if text is not None:
+                    found.append((index, path))
+                    return {_DOCUMENT: text.decode("utf-8")}
+                raise AssertionError(f"a binary value at {path} that is no document: a snapshot holds no bytes")
+            return {name: portable(inner, index, (*path, name)) for name, inner in value.items()}
+        if isinstance(value, list):
+            return [portable(inner, index, (*path, position)) for position, inner in enumerate(value)]
+        return value
+
+    text = json.dumps([portable(item, index, ()) for index, item in enumerate(items)])
+    return text, found
+
+
+def _at(value: Any, path: tuple[str | int, ...]) -> Any:
+    for step in path:
+        value = value[step]
+    return value
 
 
 def _fresh(locators: set[str]) -> dict[str, str]:
@@ -355,6 +400,11 @@ class TenantSnapshot:
                     value, **{part.name: renamed(getattr(value, part.name)) for part in dataclasses.fields(value)}
                 )
             if isinstance(value, bytes | bytearray):
+                document = codec.document_json(bytes(value))
+                if document is not None:  # an element tree or charges (storage/codec.py): renamed in its JSON
+                    return codec.document_content(
+                        names.sub(lambda found: renames[found.group(0)], document.decode("utf-8")).encode("utf-8")
+                    )
                 if names.search(value.decode("latin-1")):
                     raise _Unrenamable("a binary value names a locator")
                 return value
