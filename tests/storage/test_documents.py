@@ -49,3 +49,27 @@ def test_a_number_a_document_cannot_store_is_a_client_error():
     with pytest.raises(InvalidRequest) as refused:
         codec.serialize({"element": codec.Document({"amount": Decimal("1" + "0" * 39 + "1")})})
     assert refused.value.code == "request.number_out_of_range"
+
+
+@pytest.mark.parametrize("padding", [0, codec.COMPRESS_FROM * 2], ids=["as JSON", "compressed"])
+def test_a_snapshot_restores_a_document_under_its_fresh_locators(tenant, padding):
+    """tests/support/snapshots.py: a document's locators are replaced in its JSON, and it is written again as
+    codec writes it (a compressed one cannot be replaced as text)."""
+    from chalicelib.core.ids import new_locator
+    from tests.support.snapshots import Snapshot
+
+    scope = keys.tenant_scope(tenant)
+    with Snapshot.record() as snapshot:
+        made = new_locator()
+        tree = {**TREE, "locator": made, "elements": [{"locator": made, "padding": "p" * padding}]}
+        table.gateway().transact(
+            scope, [table.put({**keys.Key(scope + made, "DOC").as_dict(), "element": codec.Document(tree)})]
+        )
+    fresh = snapshot.restore()[made]
+    stored = snapshot.items[0]["element"]["B"][:1]
+
+    copied = table.gateway().get(scope, keys.Key(scope + fresh, "DOC"))
+    assert stored == (codec.DOCUMENT_ZLIB if padding else codec.DOCUMENT_JSON)
+    assert copied is not None and copied["element"]["locator"] == copied["element"]["elements"][0]["locator"] == fresh
+    assert copied["element"]["data"] == TREE["data"] and copied["element"]["names"] == TREE["names"]
+    assert table.gateway().get(scope, keys.Key(scope + made, "DOC"))["element"]["locator"] == made
