@@ -7,7 +7,9 @@ static data history; found through the account's GSI1 lists) and its billing par
 invoices, installments). They are rewritten in place, attribute by attribute, on condition of the
 version of those that have one (a concurrent change fails the write with 409 and the job runs again),
 in transactions of at most 100 items: a record read again after a crash is replaced again to the same
-value, so a rerun finishes what an interrupted one began."""
+value, so a rerun finishes what an interrupted one began. An attribute stored as one document (an element tree,
+a transaction's charges: storage/codec.py STORED_AS_DOCUMENTS) is read as its plain value, scrubbed as any, and
+written again as a document."""
 
 from __future__ import annotations
 
@@ -211,6 +213,7 @@ def replace_records(
             changes["anonymizedAt"] = at
         if not changes:
             continue
+        changes = codec.as_stored(item.get("entity"), changes)  # an element tree stays one document
         version = item.get("version")
         ops.append(
             (

@@ -410,12 +410,12 @@ def save_transaction(uow: UnitOfWork, tenant: str, transaction: Transaction, *, 
     )
 
 
-TRANSACTION_DOCUMENTS = ("element", "charges")
+TRANSACTION_DOCUMENTS = codec.STORED_AS_DOCUMENTS[TRANSACTION_ENTITY]
 """A transaction's fields stored each as one document (codec.Document), not as nested maps: its element tree
 and its charges, most of what a transaction's record holds (a segment's element tree likewise)."""
 
 
-SEGMENT_DOCUMENTS = ("element",)
+SEGMENT_DOCUMENTS = codec.STORED_AS_DOCUMENTS[SEGMENT_ENTITY]
 
 
 def _documents(fields: dict[str, Any], names: Sequence[str]) -> dict[str, Any]:

@@ -70,6 +70,20 @@ class Document:
         self.value = value
 
 
+STORED_AS_DOCUMENTS: dict[str, tuple[str, ...]] = {"transaction": ("element", "charges"), "segment": ("element",)}
+"""By a record's `entity`, the attributes it stores as documents (policies/repository.py writes them so: an element
+tree, a transaction's charges). Whoever rewrites such an attribute in a stored record (compliance's anonymization)
+writes a Document again (`as_stored`); a map stored before reads the same."""
+
+
+def as_stored(entity: Any, changes: dict[str, Any]) -> dict[str, Any]:
+    """`changes` to a stored record of `entity`, those of its STORED_AS_DOCUMENTS that hold something as Documents."""
+    names = STORED_AS_DOCUMENTS.get(entity) if isinstance(entity, str) else None
+    if not names:
+        return changes
+    return {name: Document(value) if name in names and value else value for name, value in changes.items()}
+
+
 DOCUMENT_JSON = b"\x01"
 DOCUMENT_ZLIB = b"\x02"
 """The first byte of a document's binary attribute: its JSON as UTF-8, or zlib-compressed (no other binary

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 import pytest
 
+from chalicelib.storage import codec, keys
 from tests.api.compliance.support import (
     EXPIRED,
     ON_RISK,
@@ -33,6 +34,7 @@ from tests.api.transactions.support import segment_of_policy
 from tests.builders import new_user
 from tests.support.api import assert_error, call, ok
 from tests.support.configs import quotes_tenant
+from tests.support.stored import items_under
 
 
 @pytest.fixture
@@ -80,6 +82,18 @@ def everything_shown(api, token, tenant, book):
     return json.dumps(shown + events, default=str)
 
 
+def stored_documents(tenant, policy):
+    """The policy's stored transactions' and segments' attributes stored as documents (storage/codec.py
+    STORED_AS_DOCUMENTS: element trees, charges), each as (its wire form's type, its JSON)."""
+    found = []
+    for item in items_under(keys.policy_partition(tenant, policy)):
+        for name in codec.STORED_AS_DOCUMENTS.get(item.get("entity", {}).get("S"), ()):
+            if name in item:
+                (kind,) = item[name]
+                found.append((kind, json.dumps(codec.deserialize({name: item[name]})[name], default=str)))
+    return found
+
+
 def charge_amounts(api, token, tenant, account):
     items = ok(call(api, "GET", f"/billing/{tenant}/accounts/{account}/charges/list?count=100", token))["items"]
     return sorted((item["locator"], Decimal(str(item["amount"]))) for item in items)
@@ -96,6 +110,8 @@ def test_an_expired_accounts_personal_data_is_replaced_everywhere_the_api_shows_
     assert payments
     before = everything_shown(api, token, tenant, book)
     assert all(text in before for text in PERSONAL)
+    documents = stored_documents(tenant, book["policy"]["locator"])
+    assert {kind for kind, _ in documents} == {"B"} and any(t in content for _, content in documents for t in PERSONAL)
 
     [group] = ok(preview(api, token, tenant, {"account": [account]}))
     [shown] = group["references"]
@@ -128,6 +144,9 @@ def test_an_expired_accounts_personal_data_is_replaced_everywhere_the_api_shows_
     assert job["jobDetails"]["problematicReferenceLocators"] == {"assigned": [], "children": [], "failed": []}
     after = everything_shown(api, token, tenant, book)
     assert [text for text in PERSONAL if text in after] == []
+    anonymized = stored_documents(tenant, book["policy"]["locator"])  # its element trees stay documents
+    assert len(anonymized) == len(documents) and {kind for kind, _ in anonymized} == {"B"}
+    assert [t for _, content in anonymized for t in PERSONAL if t in content] == [] and anonymized != documents
     shown_account = ok(call(api, "GET", f"/policy/{tenant}/accounts/{account}", token))
     assert shown_account["data"]["firstName"] == "ANONYMIZED" and "birthDate" not in shown_account["data"]
     assert shown_account["data"]["address"]["city"] == "ANONYMIZED"
