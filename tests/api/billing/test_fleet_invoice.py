@@ -18,6 +18,7 @@ from chalicelib.billing.delinquency import service as delinquency_service
 from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.billing.invoices import service as invoicing
+from chalicelib.billing.writeoffs import repository as write_off_repository
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
 from chalicelib.runtime import due
@@ -662,3 +663,74 @@ def test_a_reversal_that_opens_a_new_delinquency_for_a_fleet_marks_its_policies_
         assert statuses(api, admin_token, tenant, {"locator": policy}) == ["cancelled"]
     [event] = events_of_type(api, admin_token, tenant, "billing.delinquency.lapse")
     assert sorted(event["data"]["policyLocators"]["items"]) == policies
+
+
+def write_off_records(tenant, account, write_off):
+    return raw(tenant, account, f"{keys.BILLING_WRITEOFF_PREFIX}{write_off}"), raw(
+        tenant, account, f"{keys.BILLING_WRITEOFF_PAGE_PREFIX}{write_off}#"
+    )
+
+
+def test_a_write_off_of_more_items_than_its_record_holds_keeps_its_amounts_in_pages(
+    api, admin_token, fleet, monkeypatch
+):
+    """The 60-item invoice written off whole, a write-off's record holding at most 5 item amounts (made small here:
+    writeoffs/repository.py INLINE_AMOUNTS is 1,000) in pages of ~500 bytes: its record holds none of them (its
+    allocation its total) and names its pages' count, the pages hold each item's amount exactly; a reversal of part
+    of it and then of the rest (the record rewritten alone, the pages left as they are) give each item back exactly
+    what it took, the last items first; its answers, its list's and the invoice's credits are those of an unpaged
+    write-off."""
+    monkeypatch.setattr(write_off_repository, "INLINE_AMOUNTS", 5)
+    monkeypatch.setattr(write_off_repository, "PAGE_BYTES", 500)
+    tenant, account = fleet
+    run_generation(tenant)
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    items = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))["invoiceItems"]
+
+    made = ok(call(api, "PATCH", billing(tenant, f"/invoices/{listed['locator']}/writeOff"), admin_token))
+
+    assert (made["writeOffState"], Decimal(str(made["amount"])), made["reversedAmount"]) == ("distributed", TOTAL, 0)
+    [record], pages = write_off_records(tenant, account, made["locator"])
+    [allocation] = record["allocations"]
+    assert (allocation["itemAmounts"], Decimal(str(allocation["total"]))) == ({}, TOTAL)
+    assert record["amountPages"] == len(pages) > 1 and all(len(p["itemAmounts"]) <= 500 for p in pages)
+    entries = [entry for page in pages for entry in json.loads(page["itemAmounts"])]
+    assert [(invoice, item, Decimal(amount)) for invoice, item, amount in entries] == [
+        (listed["locator"], i["locator"], Decimal(str(i["amount"]))) for i in items
+    ]
+    assert ok(call(api, "GET", billing(tenant, f"/writeOffs/{made['locator']}"), admin_token)) == made
+    listed_off = ok(call(api, "GET", billing(tenant, f"/writeOffs/list?accountLocator={account}"), admin_token))
+    assert listed_off["items"] == [made]
+    credits_path = billing(tenant, f"/invoices/{listed['locator']}/credits/list?includeReversed=true")
+    [credit] = ok(call(api, "GET", credits_path, admin_token))["items"]
+    assert (credit["creditState"], Decimal(str(credit["amount"]))) == ("distributed", TOTAL)
+
+    reverse = billing(tenant, f"/writeOffs/{made['locator']}/reverse")
+    part = ok(call(api, "PATCH", reverse, admin_token, {"amount": Decimal("150.00")}))
+
+    assert (part["writeOffState"], Decimal(str(part["reversedAmount"]))) == ("distributed", Decimal("150.00"))
+    [record], after = write_off_records(tenant, account, made["locator"])
+    assert (record["allocations"][0]["itemAmounts"], record["amountPages"], after) == ({}, len(pages), pages)
+    assert record["allocations"][0].get("reversedItemAmounts", {}) == {}  # what it gave back: its reversedAmount
+    now = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    reopened = [(i["locator"], Decimal(str(i["remainingAmount"]))) for i in now["invoiceItems"]]
+    # the last items first: the last two premiums' tax and the last premium in full (110.00), 40.00 of the one before
+    expected = [(i["locator"], Decimal(0)) for i in items]
+    for back, amount in ((1, "5.00"), (2, "100.00"), (3, "5.00"), (4, "40.00")):
+        expected[-back] = (items[-back]["locator"], Decimal(amount))
+    assert [i["chargeType"] for i in items[-4:]] == ["premium", "tax", "premium", "tax"]
+    assert reopened == expected
+    [credit] = ok(call(api, "GET", credits_path, admin_token))["items"]
+    assert Decimal(str(credit["amount"])) == TOTAL - 150
+
+    rest = ok(call(api, "PATCH", reverse, admin_token, {}))
+
+    assert (rest["writeOffState"], Decimal(str(rest["reversedAmount"]))) == ("reversed", TOTAL)
+    assert write_off_records(tenant, account, made["locator"])[1] == pages
+    whole = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    assert (whole["invoiceState"], Decimal(str(whole["totalRemainingAmount"]))) == ("open", TOTAL)
+    assert [(i["locator"], Decimal(str(i["remainingAmount"]))) for i in whole["invoiceItems"]] == [
+        (i["locator"], Decimal(str(i["amount"]))) for i in items
+    ]
+    [credit] = ok(call(api, "GET", credits_path, admin_token))["items"]
+    assert (credit["creditState"], Decimal(str(credit["amount"]))) == ("reversed", TOTAL)
