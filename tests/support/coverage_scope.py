@@ -18,6 +18,7 @@ import os
 import pkgutil
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,12 +59,18 @@ def coverage_measures() -> bool:
 def _import_chalicelib() -> None:
     """Every chalicelib module imported, measured, before the first pause: a module records its top-level lines (its
     imports, defs, classes) when first imported, and many are imported on first use (the routes' LazyModule); first
-    used by an untraced test they would count as missed in this process whatever the others ran. The suite imports
-    every one of them in its measured tests too (a module no test imports would be at 0 % there)."""
+    used by an untraced test they would count as missed in this process whatever the others ran. Not the scripts run
+    as processes of their own (`if __name__ == "__main__":`, the sandbox's children, the tenant function's handler):
+    no test imports them, and coverage does not follow subprocesses. Every other module is imported by the service's
+    code, so the suite imports it in its measured tests too."""
     import chalicelib
 
+    root = Path(chalicelib.__file__).parent
     for found in pkgutil.walk_packages(chalicelib.__path__, "chalicelib."):
-        importlib.import_module(found.name)
+        relative = Path(*found.name.split(".")[1:])
+        source = root / relative / "__init__.py" if found.ispkg else root / relative.with_suffix(".py")
+        if 'if __name__ == "__main__":' not in source.read_text(encoding="utf-8"):
+            importlib.import_module(found.name)
 
 
 def _resume() -> None:
