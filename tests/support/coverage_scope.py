@@ -44,6 +44,8 @@ def untraced(nodeid: str) -> bool:
 class _Paused:
     coverage: Any | None = None
     """The `Coverage` this plugin stopped (while stopped it is no longer `Coverage.current()`), to start again."""
+    controller: Any | None = None
+    """pytest-cov's controller, told it is not started meanwhile (its `--cov-context=test` switches no context then)."""
 
 
 def _current_coverage() -> Any | None:
@@ -77,6 +79,8 @@ def _resume() -> None:
     if _Paused.coverage is not None:
         _Paused.coverage.start()
         _Paused.coverage = None
+        if _Paused.controller is not None:
+            _Paused.controller.started, _Paused.controller = True, None
 
 
 @pytest.hookimpl(wrapper=True)
@@ -87,6 +91,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
             if _Paused.coverage is not None:
                 _import_chalicelib()
                 _Paused.coverage.stop()
+                _Paused.controller = getattr(item.config.pluginmanager.getplugin("_cov"), "cov_controller", None)
+                if _Paused.controller is not None:
+                    _Paused.controller.started = False
     else:
         _resume()
     try:
