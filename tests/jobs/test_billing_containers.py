@@ -31,7 +31,7 @@ from chalicelib.billing.invoices import service as invoicing
 from chalicelib.core.errors import ConcurrentModification
 from chalicelib.runtime import due, wiring
 from chalicelib.runtime.due_kinds import DueKind
-from tests.api.billing.support import billing, billing_tenant
+from tests.api.billing.support import billing, billing_tenant, executed_distribution
 from tests.api.quotes.support import new_account
 from tests.api.transactions.support import (
     issued_change,
@@ -403,20 +403,7 @@ def test_money_moves_bump_the_account_root_and_only_the_containers_whose_invoice
     }  # created, posted (A's February settled)
 
     path = billing(book.tenant, "/creditDistributions")
-    made = ok(
-        call(
-            api,
-            "POST",
-            path,
-            admin_token,
-            {
-                "accountLocator": book.account,
-                "amount": 50,
-                "targets": [{"containerType": "invoice", "containerLocator": b_march["locator"]}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", f"{path}/{made['locator']}/execute", admin_token))
+    made = executed_distribution(api, admin_token, book.tenant, book.account, 50, invoice=b_march["locator"])
     assert book.states(api, admin_token, book.b) == [(Decimal("102.08"), Decimal("52.08"), "open")]
     assert book.roots() == {
         book.account: before[book.account] + 4,
