@@ -1,7 +1,8 @@
 """What the in-process benchmarks share (quotes.py, transactions.py, auto_renewal.py): the environment of
 an emulated AWS in this process, the vehicles of the quotes test configuration, a JSON request through
-`chalice.test.Client`, and a counter of AWS calls (tables.py, config_deploy.py). A module, not a benchmark:
-`make bench` runs the scripts whose names do not start with `_`."""
+`chalice.test.Client` by a signed-in admin, a person account, and a counter of AWS calls (tables.py,
+config_deploy.py). A module, not a benchmark: `make bench` runs the scripts whose names do not start with
+`_`."""
 
 from __future__ import annotations
 
@@ -58,6 +59,37 @@ def json_sender(api: Any, headers: dict[str, str]) -> Callable[..., dict[str, An
         return simplejson.loads(response.body, use_decimal=True)
 
     return send
+
+
+def signed_in_admin() -> tuple[str, dict[str, str]]:
+    """The settings' admin signed in (at the system's time): its token, and the headers of a JSON request with it.
+    Call inside the emulated AWS, once its tables are created."""
+    from chalicelib.core.clock import SystemClock
+    from chalicelib.core.ids import new_locator
+    from chalicelib.identity import service as identity
+    from chalicelib.settings import settings
+
+    token, _ = identity.sign_in(
+        settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
+    )
+    return token, {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+
+def person_account(send: Callable[..., dict[str, Any]], tenant: str) -> str:
+    """A PersonAccount of the quotes test configuration, created: its locator."""
+    return send(
+        "POST",
+        f"/policy/{tenant}/accounts",
+        {
+            "type": "PersonAccount",
+            "data": {
+                "firstName": "Ada",
+                "lastName": "Lovelace",
+                "email": "ada@example.com",
+                "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+            },
+        },
+    )["locator"]
 
 
 class Calls:
