@@ -20,13 +20,12 @@ from tests.api.billing.support import (
     posted_payment,
 )
 from tests.api.transactions.support import (
-    create,
     issued_change,
+    issued_transaction,
     modify,
     params,
     policy_path,
     segment_of_policy,
-    step,
     vehicle_of,
 )
 from tests.jobs.support import DUE_DAYS
@@ -120,8 +119,7 @@ def test_paying_each_invoice_and_a_cancellation_refund_into_credit(api, admin_to
         )
     assert {i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)} == {"settled"}
 
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[4])))
-    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[4]))
     jobs.drain()
     advance(api, admin_token, tenant, jobs, "2027-03-01T00:00:00Z")
 
@@ -141,8 +139,7 @@ def test_a_policy_status_follows_its_clock_past_the_cancellation_and_the_term_en
     tenant = billing_tenant(api, admin_token, test_clock=True)
     _, policy = billed_policy(api, admin_token, tenant, jobs)
     _, other = billed_policy(api, admin_token, tenant, jobs)
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[6])))
-    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[6]))
     jobs.drain()
 
     def statuses(locator):
