@@ -1,12 +1,14 @@
 """What the in-process benchmarks share (quotes.py, transactions.py, auto_renewal.py): the environment of
-an emulated AWS in this process, the vehicles of the quotes test configuration, and a JSON request through
-`chalice.test.Client`. A module, not a benchmark: `make bench` runs the scripts whose names do not start
-with `_`."""
+an emulated AWS in this process, the vehicles of the quotes test configuration, a JSON request through
+`chalice.test.Client` by a signed-in admin, a person account, and a counter of AWS calls (tables.py,
+config_deploy.py). A module, not a benchmark: `make bench` runs the scripts whose names do not start with
+`_`."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -57,3 +59,50 @@ def json_sender(api: Any, headers: dict[str, str]) -> Callable[..., dict[str, An
         return simplejson.loads(response.body, use_decimal=True)
 
     return send
+
+
+def signed_in_admin() -> tuple[str, dict[str, str]]:
+    """The settings' admin signed in (at the system's time): its token, and the headers of a JSON request with it.
+    Call inside the emulated AWS, once its tables are created."""
+    from chalicelib.core.clock import SystemClock
+    from chalicelib.core.ids import new_locator
+    from chalicelib.identity import service as identity
+    from chalicelib.settings import settings
+
+    token, _ = identity.sign_in(
+        settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
+    )
+    return token, {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+
+def person_account(send: Callable[..., dict[str, Any]], tenant: str) -> str:
+    """A PersonAccount of the quotes test configuration, created: its locator."""
+    return send(
+        "POST",
+        f"/policy/{tenant}/accounts",
+        {
+            "type": "PersonAccount",
+            "data": {
+                "firstName": "Ada",
+                "lastName": "Lovelace",
+                "email": "ada@example.com",
+                "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
+            },
+        },
+    )["locator"]
+
+
+class Calls:
+    """AWS operations made, per service, counted by a botocore before-call hook."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def attach(self, client: Any, service: str) -> None:
+        client.meta.events.register(
+            f"before-call.{service}",
+            lambda event_name, **_: self.counts.update([f"{service}:{event_name.rsplit('.', 1)[-1]}"]),
+        )
+
+    def of(self, service: str) -> dict[str, int]:
+        return {name.split(":", 1)[1]: n for name, n in sorted(self.counts.items()) if name.startswith(service)}

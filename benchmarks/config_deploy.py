@@ -18,7 +18,6 @@ import statistics
 import sys
 import time
 import zipfile
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,8 @@ os.environ.update(
 os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
 sys.path.insert(0, str(ROOT))
 
+from _in_process import Calls  # noqa: E402
+
 
 def package_zip(directory: Path) -> bytes:
     buffer = io.BytesIO()
@@ -47,22 +48,6 @@ def package_zip(directory: Path) -> bytes:
             if path.is_file():
                 archive.write(path, path.relative_to(directory).as_posix())
     return buffer.getvalue()
-
-
-class Calls:
-    """AWS operations made, per service, counted by a botocore before-call hook."""
-
-    def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-
-    def attach(self, client: Any, service: str) -> None:
-        client.meta.events.register(
-            f"before-call.{service}",
-            lambda event_name, **_: self.counts.update([f"{service}:{event_name.rsplit('.', 1)[-1]}"]),
-        )
-
-    def of(self, service: str) -> dict[str, int]:
-        return {name.split(":", 1)[1]: n for name, n in sorted(self.counts.items()) if name.startswith(service)}
 
 
 def measure(label: str, calls: Calls, action: Callable[[], Any], repeat: int) -> Any:

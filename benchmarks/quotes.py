@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from _in_process import ROOT, json_sender, use_emulated_aws, vehicles
+from _in_process import ROOT, json_sender, person_account, signed_in_admin, use_emulated_aws, vehicles
 
 use_emulated_aws()
 
@@ -44,16 +44,9 @@ def main() -> None:
         clients.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
-        from chalicelib.core.clock import SystemClock
-        from chalicelib.core.ids import new_locator
-        from chalicelib.identity import service as identity
-        from chalicelib.settings import settings
         from tests.support import configs
 
-        token, _ = identity.sign_in(
-            settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
-        )
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        token, headers = signed_in_admin()
         calls: list[str] = []
         clients.dynamodb().meta.events.register(
             "before-call.dynamodb", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1])
@@ -78,7 +71,7 @@ def main() -> None:
 
             plugged = configs.quotes_tenant(api, token)
             plain = configs.quotes_tenant(api, token, plugins=None)
-            account = {tenant: new_account(send, tenant) for tenant in (plugged, plain)}
+            account = {tenant: person_account(send, tenant) for tenant in (plugged, plain)}
             big = {
                 "productName": "PersonalAuto",
                 "startTime": "2026-02-01T05:00:00Z",
@@ -98,7 +91,7 @@ def main() -> None:
             assert len(priced["items"]) == 18, priced
             print(f"{options.requests} requests each; median latency, DynamoDB calls of one request\n")
             print(f"  {'request':<44} {'median':>11}   {'calls'}")
-            measure("POST accounts", lambda: None, lambda _: new_account(send, plain))
+            measure("POST accounts", lambda: None, lambda _: person_account(send, plain))
             measure("POST quotes (50 elements)", lambda: None, lambda _: quote(plain, big))
             measure(
                 "PATCH price, no plugin (50 elements)",
@@ -146,22 +139,6 @@ def main() -> None:
             }
             for label, path in reads.items():
                 measure(label, lambda: None, lambda _, path=path: send("GET", path))
-
-
-def new_account(send: Callable[..., dict[str, Any]], tenant: str) -> str:
-    return send(
-        "POST",
-        f"/policy/{tenant}/accounts",
-        {
-            "type": "PersonAccount",
-            "data": {
-                "firstName": "Ada",
-                "lastName": "Lovelace",
-                "email": "ada@example.com",
-                "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
-            },
-        },
-    )["locator"]
 
 
 if __name__ == "__main__":

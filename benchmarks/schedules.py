@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from urllib.parse import quote as escaped
 
-from _in_process import ROOT, json_sender, use_emulated_aws
+from _in_process import ROOT, json_sender, signed_in_admin, use_emulated_aws
 
 use_emulated_aws()
 
@@ -49,23 +49,16 @@ def main() -> None:
         clients.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
-        from chalicelib.core.clock import SystemClock
-        from chalicelib.core.ids import new_locator
-        from chalicelib.identity import service as identity
         from chalicelib.runtime import wiring
         from chalicelib.runtime.jobs import InlineJobQueue
         from chalicelib.schedules.service import CHUNK_ROWS
-        from chalicelib.settings import settings
         from chalicelib.workers.handlers import load_job_handlers
         from tests.api.schedules.support import draft_quote, schedule_path, schedules_tenant
 
         load_job_handlers()
         jobs = InlineJobQueue()
         wiring.override(job_queue=jobs)
-        token, _ = identity.sign_in(
-            settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
-        )
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        token, headers = signed_in_admin()
         calls: list[str] = []
         clients.dynamodb().meta.events.register(
             "before-call.dynamodb", lambda event_name, **_: calls.append(event_name.rsplit(".", 1)[-1])

@@ -20,9 +20,7 @@ import statistics
 import sys
 import time
 import zipfile
-from collections import Counter
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,6 +36,8 @@ os.environ.update(
 )
 os.environ.pop("PAS_AWS_ENDPOINT_URL", None)
 sys.path.insert(0, str(ROOT))
+
+from _in_process import Calls  # noqa: E402
 
 STATES = ["CA", "NY", "TX", "FL", "WA", "IL", "PA", "OH", "GA", "NC"]
 
@@ -86,22 +86,6 @@ def _zip(files: dict[str, str]) -> bytes:
         for name, content in files.items():
             archive.writestr(name, content)
     return buffer.getvalue()
-
-
-class Calls:
-    """AWS operations made, per service, counted by a botocore before-call hook."""
-
-    def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-
-    def attach(self, client: Any, service: str) -> None:
-        client.meta.events.register(
-            f"before-call.{service}",
-            lambda event_name, **_: self.counts.update([f"{service}:{event_name.rsplit('.', 1)[-1]}"]),
-        )
-
-    def of(self, service: str) -> dict[str, int]:
-        return {name.split(":", 1)[1]: n for name, n in sorted(self.counts.items()) if name.startswith(service)}
 
 
 def percentile(samples: list[float], fraction: float) -> float:

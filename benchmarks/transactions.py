@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from _in_process import ROOT, json_sender, use_emulated_aws, vehicles
+from _in_process import ROOT, json_sender, person_account, signed_in_admin, use_emulated_aws, vehicles
 
 use_emulated_aws()
 
@@ -117,19 +117,13 @@ def main() -> None:
         clients.reset()
         create_all(boto3.session.Session(region_name="us-east-1"))
         from app import app
-        from chalicelib.core.clock import FixedClock, SystemClock
-        from chalicelib.core.ids import new_locator
-        from chalicelib.identity import service as identity
+        from chalicelib.core.clock import FixedClock
         from chalicelib.runtime import wiring
-        from chalicelib.settings import settings
         from chalicelib.storage import codec, keys, table
         from tests.support import configs
 
         wiring.override(clock=FixedClock(NOW))
-        token, _ = identity.sign_in(
-            settings().admin_username, settings().admin_password, SystemClock().now(), new_locator()
-        )
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+        token, headers = signed_in_admin()
         calls: list[str] = []
         inside = [0.0, 0.0]  # seconds inside DynamoDB calls since cleared; when the current call began
 
@@ -148,19 +142,7 @@ def main() -> None:
             send = json_sender(api, headers)
 
             tenant = configs.quotes_tenant(api, token)
-            account = send(
-                "POST",
-                f"/policy/{tenant}/accounts",
-                {
-                    "type": "PersonAccount",
-                    "data": {
-                        "firstName": "Ada",
-                        "lastName": "Lovelace",
-                        "email": "ada@example.com",
-                        "address": {"line1": "12 St James's Square", "city": "London", "postcode": "12345"},
-                    },
-                },
-            )["locator"]
+            account = person_account(send, tenant)
 
             def items_of(policy: str) -> list[dict[str, Any]]:
                 """The policy's item collection as DynamoDB answers it (typed attribute values)."""

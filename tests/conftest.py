@@ -13,6 +13,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+pytest_plugins = ["tests.support.coverage_scope"]  # which tests coverage measures, when it runs (make test)
+
 # Before anything builds a boto3 client: fake credentials, and never a real AWS endpoint.
 os.environ.update(
     {

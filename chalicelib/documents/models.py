@@ -86,15 +86,17 @@ class Artifact(BaseModel):
     mediaType: str
 
 
-class Document(BaseModel):
+class DocumentFields(BaseModel):
+    """What an instance's record and its answer (documents/schemas.py's DocumentInstanceResponse) share, in the
+    answer's order."""
+
     locator: str
-    referenceType: ReferenceType
     referenceLocator: str
+    referenceType: ReferenceType
     documentInstanceState: DocumentState
     documentFormat: DocumentFormat
     external: bool
     createdAt: datetime
-    createdBy: str | None = None
     consolidatedFrom: list[str] = []
     consolidatedTo: list[str] = []
     metadata: dict[str, Any] = {}
@@ -110,6 +112,10 @@ class Document(BaseModel):
     processingErrors: str | None = None
     copyOnIssuance: bool | None = None
     readyAt: datetime | None = None
+
+
+class Document(DocumentFields):
+    createdBy: str | None = None
     jobLocator: str | None = None
     """The documents job that generates it (generated instances only)."""
     artifact: Artifact | None = None

@@ -13,6 +13,7 @@ from chalicelib.core.paging import ListQuery as ListQuery
 from chalicelib.core.paging import ListResponse
 from chalicelib.documents.models import (
     Document,
+    DocumentFields,
     DocumentFormat,
     DocumentsJob,
     DocumentState,
@@ -59,29 +60,7 @@ carries; larger is left out (`renderingDataOmitted`), so that a document's answe
 (the 2.95 MB of a 5,000-item invoice's, and every instance of a list each within it)."""
 
 
-class DocumentInstanceResponse(Response):
-    locator: str
-    referenceLocator: str
-    referenceType: ReferenceType
-    documentInstanceState: DocumentState
-    documentFormat: DocumentFormat
-    external: bool
-    createdAt: datetime
-    consolidatedFrom: list[str] = []
-    consolidatedTo: list[str] = []
-    metadata: dict[str, Any] = {}
-    renderingData: dict[str, Any] = {}
-    policyLocator: str | None = None
-    termLocator: str | None = None
-    transactionLocator: str | None = None
-    segmentLocator: str | None = None
-    referenceDocumentLocator: str | None = None
-    staticName: str | None = None
-    name: str | None = None
-    category: str | None = None
-    processingErrors: str | None = None
-    copyOnIssuance: bool | None = None
-    readyAt: datetime | None = None
+class DocumentInstanceResponse(Response, DocumentFields):
     createdBy: str | None = None
     size: int | None = None
     """Our extension: the artifact's size in bytes."""

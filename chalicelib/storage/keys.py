@@ -575,6 +575,20 @@ def anonymization_reference(tenant_locator: str, reference_type: str, reference_
 BILLING_WRITEOFF_PREFIX = "WOFF#"
 BILLING_CREDIT_DISTRIBUTION_PREFIX = "CDIST#"
 BILLING_DISBURSEMENT_PREFIX = "DISB#"
+BILLING_WRITEOFF_PAGE_PREFIX = "WPG#"
+"""A write-off's item amounts when it settled more items than its record holds (writeoffs/repository.py
+INLINE_AMOUNTS: a fleet's invoice written off): pages `WPG#{write-off}#{n}`, written once with it (they never change:
+what its reversals gave back follows from its `reversedAmount`), unread until the record names their count."""
+
+
+def billing_writeoff_pages(tenant_locator: str, account_locator: str, write_off: str) -> Key:
+    """The sort-key prefix of a write-off's pages of item amounts (a Query of it reads them in order)."""
+    return Key(billing_partition(tenant_locator, account_locator), f"{BILLING_WRITEOFF_PAGE_PREFIX}{write_off}#")
+
+
+def billing_writeoff_page(tenant_locator: str, account_locator: str, write_off: str, number: int) -> Key:
+    prefix = billing_writeoff_pages(tenant_locator, account_locator, write_off)
+    return Key(prefix.pk, f"{prefix.sk}{number:05d}")
 
 
 def billing_container_root(tenant_locator: str, account_locator: str, container_locator: str) -> Key:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account
+from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account, posted_payment
 from tests.api.quotes.support import auto, quotes
 from tests.api.transactions.support import AUGUST, params, policy_path
 from tests.simulation.support import answers_lost
@@ -114,22 +114,7 @@ def test_credit_moves_whose_answers_were_lost_are_made_once(api, admin_token, jo
     tenant = billing_tenant(api, admin_token, "FullPay")
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     [invoice] = invoices_of_account(api, admin_token, tenant, account)
-    paid = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            admin_token,
-            {
-                "accountLocator": account,
-                "type": "Check",
-                "amount": 1300,
-                "data": {},
-                "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", billing(tenant, f"/payments/{paid['locator']}/post"), admin_token))
+    posted_payment(api, admin_token, tenant, account, 1300, invoice=invoice["locator"], payment_type="Check")
     distributions, disbursements = billing(tenant, "/creditDistributions"), billing(tenant, "/disbursements")
 
     distribution = _created_once(

@@ -29,8 +29,8 @@ from tests.api.quotes.support import new_account
 from tests.api.transactions.support import (
     END,
     amounts,
-    create,
     issued_policy,
+    issued_transaction,
     params,
     policy_path,
     step,
@@ -307,8 +307,7 @@ def test_a_plan_without_generateAutoRenewals_renews_nothing(api, admin_token, te
 def test_a_cancelled_policy_is_not_renewed_and_a_reinstated_one_is(api, admin_token, tenant, account, jobs, clock):
     """Issuing the cancellation removes the policy's due entry; issuing the reinstatement puts it back."""
     policy = issued_policy(api, admin_token, tenant, account, autoRenewalPlanName="Auto")
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params("2026-08-01T04:00:00Z")))
-    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "cancel", params("2026-08-01T04:00:00Z"))
     assert entry_of(tenant, policy["locator"]) is None
     billing_at_rest(tenant, jobs, BEFORE)  # the issue and the cancellation billed, and invoiced at the term start
     assert invoicing_of(tenant, account) is None
@@ -318,8 +317,7 @@ def test_a_cancelled_policy_is_not_renewed_and_a_reinstated_one_is(api, admin_to
     assert (read(result), counts(result), events) == ((0, 0), NOTHING, [])
     assert transactions_of(api, admin_token, tenant, policy["locator"]) == []
 
-    reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
-    ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "reinstate", [])
     assert entry_of(tenant, policy["locator"]) == CREATE_AT
     billing_at_rest(tenant, jobs, BEFORE)
     assert invoicing_of(tenant, account) is None

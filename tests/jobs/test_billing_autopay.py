@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from tests.api.billing.support import billed_policy, billing, billing_model, invoices_of_account
+from tests.api.billing.support import billed_policy, billing, billing_model, invoices_of_account, posted_payment
 from tests.jobs.support import DUE_DAYS
 from tests.support.api import call, event_types, ok
 from tests.support.clock import advance
@@ -79,22 +79,9 @@ def test_autopay_pays_what_is_left_and_leaves_a_settled_invoice_alone(api, admin
     account, _ = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-01-29T00:00:00Z")
     [february] = invoices_of_account(api, admin_token, tenant, account)
-    part = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            admin_token,
-            {
-                "accountLocator": account,
-                "type": "Card",
-                "amount": Decimal("40.00"),
-                "data": {},
-                "targets": [{"containerType": "invoice", "containerLocator": february["locator"]}],
-            },
-        )
+    posted_payment(
+        api, admin_token, tenant, account, Decimal("40.00"), invoice=february["locator"], payment_type="Card"
     )
-    ok(call(api, "PATCH", billing(tenant, f"/payments/{part['locator']}/post"), admin_token))
 
     advance(api, admin_token, tenant, jobs, "2026-02-21T00:00:00Z")
     february, march = invoices_of_account(api, admin_token, tenant, account)
@@ -102,22 +89,9 @@ def test_autopay_pays_what_is_left_and_leaves_a_settled_invoice_alone(api, admin
     [autopaid] = [p for p in payments_of(api, admin_token, tenant, account) if p.get("transactionMethod") == "standard"]
     assert autopaid["amount"] == february["totalAmount"] - Decimal("40.00")
     # March is paid by hand before its autopay time: autopay finds nothing owed
-    whole = ok(
-        call(
-            api,
-            "POST",
-            billing(tenant, "/payments"),
-            admin_token,
-            {
-                "accountLocator": account,
-                "type": "Card",
-                "amount": march["totalAmount"],
-                "data": {},
-                "targets": [{"containerType": "invoice", "containerLocator": march["locator"]}],
-            },
-        )
+    posted_payment(
+        api, admin_token, tenant, account, march["totalAmount"], invoice=march["locator"], payment_type="Card"
     )
-    ok(call(api, "PATCH", billing(tenant, f"/payments/{whole['locator']}/post"), admin_token))
     advance(api, admin_token, tenant, jobs, "2026-03-01T00:00:00Z")
     assert len(payments_of(api, admin_token, tenant, account)) == 3
     balance = ok(

@@ -31,16 +31,14 @@ from chalicelib.billing.invoices import service as invoicing
 from chalicelib.core.errors import ConcurrentModification
 from chalicelib.runtime import due, wiring
 from chalicelib.runtime.due_kinds import DueKind
-from tests.api.billing.support import billing, billing_tenant
+from tests.api.billing.support import billing, billing_tenant, executed_distribution
 from tests.api.quotes.support import new_account
 from tests.api.transactions.support import (
-    create,
+    issued_change,
     issued_policy,
     modify,
-    params,
     policy_path,
     segment_of_policy,
-    step,
     vehicle_of,
 )
 from tests.builders import system_ctx
@@ -201,17 +199,9 @@ def test_one_policys_installment_job_commits_after_the_other_policys_write_off(
 ):
     policy = ok(call(api, "GET", policy_path(book.tenant, book.a), admin_token))
     vehicle = vehicle_of(segment_of_policy(api, admin_token, book.tenant, policy))["staticLocator"]
-    change = ok(
-        create(
-            api,
-            admin_token,
-            book.tenant,
-            book.a,
-            "change",
-            [params("2026-06-01T04:00:00.000Z"), modify(vehicle, value="25000")],
-        )
+    change = issued_change(
+        api, admin_token, book.tenant, book.a, "2026-06-01T04:00:00.000Z", modify(vehicle, value="25000")
     )
-    ok(step(api, admin_token, book.tenant, change["locator"], "issue"))
     [b_march] = book.invoices(api, admin_token, book.b)
     before = book.roots()
     written = after_reading_roots(monkeypatch, [book.a], lambda: write_off(api, admin_token, book, b_march))
@@ -253,17 +243,9 @@ def test_two_policies_bringing_the_generation_entry_forward_at_once_keep_the_ear
     the later time it read, which would leave B's installments uninvoiced past their generate time."""
     policy = ok(call(api, "GET", policy_path(book.tenant, book.a), admin_token))
     vehicle = vehicle_of(segment_of_policy(api, admin_token, book.tenant, policy))["staticLocator"]
-    change = ok(
-        create(
-            api,
-            admin_token,
-            book.tenant,
-            book.a,
-            "change",
-            [params("2026-06-01T04:00:00.000Z"), modify(vehicle, value="25000")],
-        )
+    change = issued_change(
+        api, admin_token, book.tenant, book.a, "2026-06-01T04:00:00.000Z", modify(vehicle, value="25000")
     )
-    ok(step(api, admin_token, book.tenant, change["locator"], "issue"))
     b_april = ok(
         call(api, "GET", billing(book.tenant, f"/installments/policies/{book.b}/list?count=100"), admin_token)
     )["items"][1]
@@ -421,20 +403,7 @@ def test_money_moves_bump_the_account_root_and_only_the_containers_whose_invoice
     }  # created, posted (A's February settled)
 
     path = billing(book.tenant, "/creditDistributions")
-    made = ok(
-        call(
-            api,
-            "POST",
-            path,
-            admin_token,
-            {
-                "accountLocator": book.account,
-                "amount": 50,
-                "targets": [{"containerType": "invoice", "containerLocator": b_march["locator"]}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", f"{path}/{made['locator']}/execute", admin_token))
+    made = executed_distribution(api, admin_token, book.tenant, book.account, 50, invoice=b_march["locator"])
     assert book.states(api, admin_token, book.b) == [(Decimal("102.08"), Decimal("52.08"), "open")]
     assert book.roots() == {
         book.account: before[book.account] + 4,

@@ -24,12 +24,10 @@ from tests.api.billing.delinquency_support import (
 )
 from tests.api.billing.support import amounts, billed_policy, billing, invoices_of_account
 from tests.api.transactions.support import (
-    create,
+    issued_change,
     modify,
-    params,
     policy_path,
     segment_of_policy,
-    step,
     vehicle_of,
 )
 from tests.support.api import assert_error, call, event_types, ok
@@ -308,17 +306,9 @@ def test_a_change_that_applies_later_in_the_month_is_invoiced_at_its_own_times_a
     advance(api, admin_token, tenant, jobs, "2026-02-05T00:00:00Z")
 
     vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
-    change = ok(
-        create(
-            api,
-            admin_token,
-            tenant,
-            policy["locator"],
-            "change",
-            [params("2026-02-20T05:00:00.000Z"), modify(vehicle, value="25000")],
-        )
+    change = issued_change(
+        api, admin_token, tenant, policy["locator"], "2026-02-20T05:00:00.000Z", modify(vehicle, value="25000")
     )
-    ok(step(api, admin_token, tenant, change["locator"], "issue"))
     jobs.drain()
     assert [i["locator"] for i in invoices_of_account(api, admin_token, tenant, account)] == [february["locator"]]
     first = next(

@@ -123,6 +123,8 @@ from chalicelib.billing.models import ContainerType, CreditBalance, LedgerLine, 
 from chalicelib.billing.payments import service as payments
 from chalicelib.billing.payments.models import Payment, PaymentState
 from chalicelib.billing.payments.schemas import PaymentCreateRequest
+from chalicelib.billing.writeoffs import allocation as writeoff_allocation
+from chalicelib.billing.writeoffs import repository as write_off_repository
 from chalicelib.billing.writeoffs import service as write_offs
 from chalicelib.billing.writeoffs.models import WriteOff, WriteOffState
 from chalicelib.core.context import CallContext
@@ -260,8 +262,9 @@ histories = st.fixed_dictionaries(
 )
 """`fleet_paths`: the history's one policy goes through the code paths of a fleet's (an account of more policies
 than one write holds, whose draw would cost some 0.8 s a policy): a delinquency's settlement, re-opening and their
-policies' marks in steps after the payment's or reversal's write (MARKS_IN_PAYMENT 0), every application's item
-amounts in pages (APPLICATION_INLINE_AMOUNTS 0)."""
+policies' marks in steps after the payment's or reversal's write (MARKS_IN_PAYMENT 0: also a new delinquency a
+reversal opens), every application's and every write-off's item amounts in pages (APPLICATION_INLINE_AMOUNTS 0,
+writeoffs/repository.py INLINE_AMOUNTS 0)."""
 
 
 ADA = {
@@ -919,6 +922,25 @@ def stored_installments(tenant: str, stored: dict[str, list[dict[str, Any]]]) ->
 # --- the invariants -----------------------------------------------------------------------------------
 
 
+def with_paged_write_off_amounts(write_off: dict[str, Any], stored: dict[str, list[dict[str, Any]]]) -> WriteOff:
+    """A write-off's stored record with its item amounts, those of its pages when it keeps them there (`amountPages`:
+    writeoffs/repository.py INLINE_AMOUNTS), and what its reversals gave back of each (from its `reversedAmount`)."""
+    record = WriteOff.model_validate(write_off)
+    if not record.amountPages:
+        return record
+    amounts: dict[str, dict[str, Decimal]] = defaultdict(dict)
+    pages = [page for page in stored.get("writeOffPage", []) if page["writeOffLocator"] == record.locator]
+    assert len(pages) == record.amountPages, (record.locator, len(pages))
+    for page in pages:
+        for invoice, item, amount in json.loads(page["itemAmounts"]):
+            amounts[invoice][item] = Decimal(amount)
+    for each in record.allocations:
+        assert each.total == sum(amounts[each.invoiceLocator].values(), ZERO) and not each.itemAmounts
+        each.itemAmounts, each.total = amounts[each.invoiceLocator], None
+    writeoff_allocation.given_back(record.allocations, record.reversedAmount)
+    return record
+
+
 def with_paged_amounts(application: dict[str, Any], stored: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """An application's stored record with its item amounts, those of its pages when it keeps them there
     (`amountPages`: invoices/repository.py APPLICATION_INLINE_AMOUNTS)."""
@@ -943,7 +965,7 @@ def check(history: History, *, other_policies: bool = False) -> None:
     applications = [Application.model_validate(with_paged_amounts(i, stored)) for i in stored["application"]]
     lines = [LedgerLine.model_validate(i) for i in stored["ledgerLine"]]
     balances = [CreditBalance.model_validate(i) for i in stored["creditBalance"]]
-    written = [WriteOff.model_validate(i) for i in stored["writeOff"]]
+    written = [with_paged_write_off_amounts(i, stored) for i in stored["writeOff"]]
     drawn = [CreditDistribution.model_validate(i) for i in stored["creditDistribution"]]
     paid_out = [Disbursement.model_validate(i) for i in stored["disbursement"]]
     leftovers = [
@@ -1377,6 +1399,7 @@ def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: b
         if history.get("fleet_paths"):
             fleet.enter_context(mock.patch.object(delinquency_service, "MARKS_IN_PAYMENT", 0))
             fleet.enter_context(mock.patch.object(invoice_repository, "APPLICATION_INLINE_AMOUNTS", 0))
+            fleet.enter_context(mock.patch.object(write_off_repository, "INLINE_AMOUNTS", 0))
         for operation in history["operations"]:
             done.apply(operation)
         while done.holds:  # what an invoicing hold kept back is invoiced below

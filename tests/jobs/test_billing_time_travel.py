@@ -11,8 +11,23 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from tests.api.billing.support import amounts, billed_policy, billing, billing_tenant, invoices_of_account
-from tests.api.transactions.support import create, modify, params, policy_path, segment_of_policy, step, vehicle_of
+from tests.api.billing.support import (
+    amounts,
+    billed_policy,
+    billing,
+    billing_tenant,
+    invoices_of_account,
+    posted_payment,
+)
+from tests.api.transactions.support import (
+    issued_change,
+    issued_transaction,
+    modify,
+    params,
+    policy_path,
+    segment_of_policy,
+    vehicle_of,
+)
 from tests.jobs.support import DUE_DAYS
 from tests.support.api import call, ok
 from tests.support.clock import advance
@@ -61,17 +76,9 @@ def test_a_mid_term_increase_raises_the_coming_invoices_and_a_decrease_lowers_th
     assert len(before) == 7
 
     vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
-    change = ok(
-        create(
-            api,
-            admin_token,
-            tenant,
-            policy["locator"],
-            "change",
-            [params("2026-09-01T04:00:00.000Z"), modify(vehicle, value="25000")],
-        )
+    issued_change(
+        api, admin_token, tenant, policy["locator"], "2026-09-01T04:00:00.000Z", modify(vehicle, value="25000")
     )
-    ok(step(api, admin_token, tenant, change["locator"], "issue"))
     jobs.drain()
     advance(api, admin_token, tenant, jobs, "2027-03-01T00:00:00Z")
 
@@ -86,17 +93,9 @@ def test_a_mid_term_increase_raises_the_coming_invoices_and_a_decrease_lowers_th
     # and 25 on the new segment
     assert sum(totals) == Decimal("700.00") + Decimal("750.00") + Decimal("25.00") - Decimal("10.42") + Decimal("25.00")
 
-    decrease = ok(
-        create(
-            api,
-            admin_token,
-            tenant,
-            policy["locator"],
-            "change",
-            [params("2026-11-01T04:00:00.000Z"), modify(vehicle, value="12000")],
-        )
+    issued_change(
+        api, admin_token, tenant, policy["locator"], "2026-11-01T04:00:00.000Z", modify(vehicle, value="12000")
     )
-    ok(step(api, admin_token, tenant, decrease["locator"], "issue"))
     jobs.drain()
     # November to January are invoiced already: their refunds are negative invoices (one per due time),
     # settled into credit at once: 3 x 50 of premium, and the second segment's tax (25, 3/5 reversed: 15)
@@ -115,26 +114,12 @@ def test_paying_each_invoice_and_a_cancellation_refund_into_credit(api, admin_to
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-05-25T00:00:00Z")  # February to May invoiced
     for invoice in invoices_of_account(api, admin_token, tenant, account):
-        payment = ok(
-            call(
-                api,
-                "POST",
-                billing(tenant, "/payments"),
-                admin_token,
-                {
-                    "accountLocator": account,
-                    "type": "Card",
-                    "amount": invoice["totalAmount"],
-                    "data": {},
-                    "targets": [{"containerType": "invoice", "containerLocator": invoice["locator"]}],
-                },
-            )
+        posted_payment(
+            api, admin_token, tenant, account, invoice["totalAmount"], invoice=invoice["locator"], payment_type="Card"
         )
-        ok(call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token))
     assert {i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)} == {"settled"}
 
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[4])))
-    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[4]))
     jobs.drain()
     advance(api, admin_token, tenant, jobs, "2027-03-01T00:00:00Z")
 
@@ -154,8 +139,7 @@ def test_a_policy_status_follows_its_clock_past_the_cancellation_and_the_term_en
     tenant = billing_tenant(api, admin_token, test_clock=True)
     _, policy = billed_policy(api, admin_token, tenant, jobs)
     _, other = billed_policy(api, admin_token, tenant, jobs)
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[6])))
-    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[6]))
     jobs.drain()
 
     def statuses(locator):

@@ -23,7 +23,7 @@ from chalicelib.runtime.due_kinds import DueKind
 from chalicelib.storage import due_index
 from tests.api.billing.delinquency_support import pay
 from tests.api.billing.support import billed_policy, billing_tenant, invoices_of_account
-from tests.api.transactions.support import create, params, step
+from tests.api.transactions.support import create, issued_transaction, params, step
 from tests.builders import system_ctx
 from tests.support.api import call, event_types, ok
 from tests.support.clock import advance
@@ -147,8 +147,7 @@ def test_a_reinstatement_moves_the_entry_back_to_the_end_and_the_cancellation_ti
         2026, 6, 1, 4, tzinfo=timezone.utc
     )
 
-    reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
-    ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "reinstate", [])
     jobs.drain()
     clock.set(WALL)
     assert due.entry(ctx, DueKind.POLICY_STATUS_CHANGE, policy["locator"]).due_at == datetime(

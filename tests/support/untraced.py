@@ -33,11 +33,20 @@ def coverage_tracer() -> Any | None:
     return tracer if type(tracer).__name__ == "CTracer" and type(tracer).__module__ == "coverage" else None
 
 
+def _coverage_measures() -> bool:
+    """Whether coverage measures this process: its tracer on now, or a `Coverage` started, or one paused for an
+    untraced test (tests/support/coverage_scope.py)."""
+    from tests.support.coverage_scope import coverage_measures
+
+    return coverage_tracer() is not None or coverage_measures()
+
+
 @contextmanager
 def aws_calls_untraced() -> Iterator[None]:
-    """While coverage's C tracer is on: botocore's calls to UNTRACED_SERVICES run with it stopped. Otherwise, or with
-    PAS_TRACE_AWS_CALLS=1 (to compare), nothing."""
-    if coverage_tracer() is None or os.environ.get("PAS_TRACE_AWS_CALLS") == "1":
+    """While coverage measures this process: botocore's calls to UNTRACED_SERVICES run with its C tracer stopped
+    (each call looks for the tracer: coverage may be paused when this is entered, tests/support/coverage_scope.py).
+    Otherwise, or with PAS_TRACE_AWS_CALLS=1 (to compare), nothing."""
+    if not _coverage_measures() or os.environ.get("PAS_TRACE_AWS_CALLS") == "1":
         yield
         return
     from botocore.client import BaseClient

@@ -20,11 +20,12 @@ of the whole account, bumps the account's root and theirs (billing/repository.py
 the same time finds the work done and does nothing.
 
 A fleet's delinquency (an account of many policies: about 3 actions a policy) is more than one write holds: its
-opening, its lapse's marks, a payment's settlement of it and a reversal's re-opening of it are then written in
-steps, each behind the billing root, the due entry that finishes what a step cut short settled last
-(`_opened_in_steps`, `_unmark_in_steps`, `_unmark_settled`, `_remark_reopened`: the grace end is put due now until
-the marks are written); a policy is never marked by a delinquency that is not committed and in grace. A 409 between
-the opening's steps (a payment of part of the invoice) makes the rest read again and go on at once.
+opening, its lapse's marks, a payment's settlement of it and a reversal's re-opening of it (or opening of a new one)
+are then written in steps, each behind the billing root, the due entry that finishes what a step cut short settled
+last (`_opened_in_steps`, `_unmark_in_steps`, `_unmark_settled`, `_remark_reopened`, `_open_fresh`: the grace end
+is put due now until the marks are written); a policy is never marked by a delinquency that is not committed and in
+grace. A 409 between the opening's steps (a payment of part of the invoice) makes the rest read again and go on at
+once.
 """
 
 from __future__ import annotations
@@ -310,12 +311,14 @@ def _open_or_join(
     marks: dict[str, list[str]],
     *,
     policy_references: bool = True,
+    grace_end_due: datetime | None = None,
 ) -> list[Delinquency]:
     """The delinquencies of unsettled `invoices` (of one account), a new one's grace from `start`: at
     `delinquencyLevel: policy` a policy's delinquency in grace takes them, else one opens for the plan's
     policies of them all; at `invoice` level one opens per invoice and plan. Collects in `marks` the
     delinquencies each policy is now in grace by (one policy write each, whatever the invoices). Without
-    `policy_references` a new delinquency is not listed under its policies (the caller lists it with their marks)."""
+    `policy_references` a new delinquency is not listed under its policies (the caller lists it with their marks);
+    `grace_end_due`: when a new one's grace end entry is due, if not at its grace end (`_open`)."""
     joined: dict[str, tuple[Delinquency, list[str]]] = {}
     opening: dict[tuple[str, str], tuple[DelinquencyPlan, dict[str, Policy], list[Invoice]]] = {}
     read = _policies_of(ctx, invoices)  # a fleet's invoice: a thousand policies, read together
@@ -350,7 +353,16 @@ def _open_or_join(
         )
         touched.append(record)
     for plan, held, of in opening.values():
-        record = _open(ctx, uow, of, plan, list(held.values()), start, policy_references=policy_references)
+        record = _open(
+            ctx,
+            uow,
+            of,
+            plan,
+            list(held.values()),
+            start,
+            policy_references=policy_references,
+            grace_end_due=grace_end_due,
+        )
         touched.append(record)
         for locator in held:
             marks.setdefault(locator, []).append(record.locator)
@@ -435,9 +447,11 @@ def _open(
     start: datetime,
     *,
     policy_references: bool = True,
+    grace_end_due: datetime | None = None,
 ) -> Delinquency:
     """A delinquency in grace of `held` and `invoices` (its policies are marked by the caller, and listed under
-    them by it without `policy_references`)."""
+    them by it without `policy_references`); its grace end's entry due at `grace_end_due` if given (a fleet's
+    opened by a reversal, due now until its marks are written: `grace_ended` writes the rest), else at its end."""
     locator = new_locator()
     invoice = invoices[0]
     end = calculator.grace_end(start, plan.grace_period_days, invoice.timezone)
@@ -473,7 +487,7 @@ def _open(
             ctx.tenant, record, new=True, listed=None if policy_references else record.invoice_locators
         )
     )
-    due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, locator, end)
+    due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, locator, end if grace_end_due is None else grace_end_due)
     uow.record_event(CREATE_EVENT, _event_data(record))
     for configured in plan.events.values():
         event = DelinquencyEvent(
@@ -602,8 +616,26 @@ def reopen_unsettled(ctx: CallContext, uow: UnitOfWork, account: str, reopened: 
         else:
             fresh.append(invoice)
     if fresh:
-        _open_or_join(ctx, uow, fresh, ctx.now, marks)
+        _open_fresh(ctx, uow, fresh, marks)
     _mark(ctx, uow, marks)
+
+
+def _open_fresh(ctx: CallContext, uow: UnitOfWork, invoices: list[Invoice], marks: dict[str, list[str]]) -> None:
+    """`reopen_unsettled`'s new delinquency (or join) of `invoices`, in grace from now, its policies' marks collected
+    in `marks`; of a fleet's invoices (more than MARKS_IN_PAYMENT policies: more than the reversal's write holds,
+    about 3 actions a policy) a new delinquency is written in the reversal's write without its policies' marks and
+    references, its grace end due now, and they are written after it in steps (`_remark_reopened`, as a re-opening's
+    are), its grace end then put at its time; a step cut short leaves that grace end due now to mark the rest."""
+    if len({p for invoice in invoices for p in invoice.policyLocators}) <= MARKS_IN_PAYMENT:
+        _open_or_join(ctx, uow, invoices, ctx.now, marks)
+        return
+    opened: dict[str, list[str]] = {}
+    touched = _open_or_join(ctx, uow, invoices, ctx.now, opened, policy_references=False, grace_end_due=ctx.now)
+    for record in touched:
+        if any(record.locator in locators for locators in opened.values()):
+            uow.after_commit(
+                partial(_remark_reopened, ctx, record.accountLocator, record.container, record.locator, listed=True)
+            )
 
 
 def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency, marks: dict[str, list[str]]) -> Delinquency:
@@ -626,17 +658,18 @@ def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency, marks: dict[
     return reopened
 
 
-def _remark_reopened(ctx: CallContext, account: str, container: str, locator: str) -> None:
-    """After the write of the reversal that re-opened a fleet's settled delinquency: its policies marked again in
-    writes of their own, all behind the container's billing root at the version read first (a payment settling it
-    again meanwhile stops them), then its grace end put back at its time. Should this not get to the end (a 409, a
+def _remark_reopened(ctx: CallContext, account: str, container: str, locator: str, *, listed: bool = False) -> None:
+    """After the write of the reversal that re-opened a fleet's settled delinquency (or opened a new one, `listed`:
+    the references listing it under its policies written with their marks): its policies marked again in writes of
+    their own, all behind the container's billing root at the version read first (a payment settling it again
+    meanwhile stops them), then its grace end put back at its time. Should this not get to the end (a 409, a
     crash), that grace end, due now, marks the rest (`grace_ended`)."""
     try:
         roots = account_root.versions(ctx, account, [container])  # the root before the record
         record = repository.delinquency(ctx.tenant, locator, account)
         if record is None or record.delinquencyState not in OPEN_STATES:
             return
-        committed = _marked_in_steps(ctx, account, record, roots)
+        committed = _marked_in_steps(ctx, account, record, roots, listed=listed)
         last = wiring.unit_of_work(ctx)
         account_root.bump_at(ctx, last, account, _shifted(roots, committed))
         due.schedule(last, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
@@ -649,10 +682,13 @@ def _shifted(roots: dict[str, int], committed: int) -> dict[str, int]:
     return {name: version + committed for name, version in roots.items()}
 
 
-def _marked_in_steps(ctx: CallContext, account: str, record: Delinquency, roots: dict[str, int]) -> int:
-    """The mark of `record` (in grace) written on each of its policies that lacks it, as many policies to a write as
-    it holds, the n-th write behind the billing roots at `roots` + n (nothing else of the container's billing comes
-    between them): how many writes committed."""
+def _marked_in_steps(
+    ctx: CallContext, account: str, record: Delinquency, roots: dict[str, int], *, listed: bool = False
+) -> int:
+    """The mark of `record` (in grace) written on each of its policies that lacks it (`listed`: with the reference
+    listing `record` under the policy, a put), as many policies to a write as it holds, the n-th write behind the
+    billing roots at `roots` + n (nothing else of the container's billing comes between them): how many writes
+    committed."""
     unmarked = [
         policy.locator
         for policy in policies.policies_by_locator(ctx, record.policy_locators).values()
@@ -665,7 +701,10 @@ def _marked_in_steps(ctx: CallContext, account: str, record: Delinquency, roots:
         return write
 
     def mark(write: UnitOfWork, policy: str) -> None:
-        policies.mark_delinquencies(ctx, write, policy, in_grace=[record.locator])
+        if listed:
+            _mark_listed(ctx, write, policy, [record])
+        else:
+            policies.mark_delinquencies(ctx, write, policy, in_grace=[record.locator])
 
     return _in_writes(unmarked, behind_root, mark)
 
@@ -829,8 +868,9 @@ def grace_ended(
             if record.delinquencyState not in OPEN_STATES:
                 return record.delinquencyState.value
         if entry_uow is not None and record.graceEndAt > ctx.now and len(record.policy_locators) > MARKS_IN_PAYMENT:
-            # a fleet's re-opened by a reversal, its grace end put due now until its marks are written: the rest
-            committed = _marked_in_steps(ctx, account, record, roots)
+            # a fleet's re-opened (or opened) by a reversal, its grace end put due now until its marks are written:
+            # the rest (with the references listing it under them: puts, so a re-opened one's are written again)
+            committed = _marked_in_steps(ctx, account, record, roots, listed=True)
             account_root.bump_at(ctx, entry_uow, account, _shifted(roots, committed))
             due.schedule(entry_uow, DueKind.DELINQUENCY_GRACE_END, record.locator, record.graceEndAt)
             return "marked"

@@ -20,14 +20,16 @@ class InvoiceState(StrEnum):
     remaining amounts are 0), is never due, and takes no payment, write-off or settlement."""
 
 
-class InvoiceItem(BaseModel):
+class InvoiceItemFields(BaseModel):
+    """What an invoice item's record and its answer (invoices/schemas.py's InvoiceItemResponse) share."""
+
     locator: str
     invoiceLocator: str
     timezone: str
     chargeCategory: str
     chargeType: str
     amount: Decimal
-    remainingAmount: Decimal
+    remainingAmount: Decimal | None = None
     installmentItemLocators: list[str]
     transactionLocators: list[str]
     policyLocator: str | None = None
@@ -36,6 +38,11 @@ class InvoiceItem(BaseModel):
     elementType: str | None = None
     settlementTime: datetime | None = None
     unsettledTime: datetime | None = None
+
+
+class InvoiceItem(InvoiceItemFields):
+    remainingAmount: Decimal
+    """Always set on the record (the answer's may be null)."""
 
 
 class ItemPages(BaseModel):

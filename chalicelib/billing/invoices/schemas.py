@@ -11,7 +11,13 @@ from pydantic import BaseModel, Field, Json
 
 from chalicelib.accounts.models import InstallmentPreferences
 from chalicelib.billing.installments.models import Installment
-from chalicelib.billing.invoices.models import Invoice, InvoiceGenerationJob, InvoiceState, InvoicingJob
+from chalicelib.billing.invoices.models import (
+    Invoice,
+    InvoiceGenerationJob,
+    InvoiceItemFields,
+    InvoiceState,
+    InvoicingJob,
+)
 from chalicelib.billing.models import ContainerType, JobStatus
 from chalicelib.billing.schemas import PaymentTargetResponse
 from chalicelib.core.messages import Input, Response
@@ -31,22 +37,8 @@ class InvoiceNumberQuery(BaseModel):
     invoiceNumber: str
 
 
-class InvoiceItemResponse(Response):
-    locator: str
-    invoiceLocator: str
-    timezone: str
-    chargeCategory: str
-    chargeType: str
-    amount: Decimal
-    remainingAmount: Decimal | None = None
-    installmentItemLocators: list[str]
-    transactionLocators: list[str]
-    policyLocator: str | None = None
-    quoteLocator: str | None = None
-    elementStaticLocator: str | None = None
-    elementType: str | None = None
-    settlementTime: datetime | None = None
-    unsettledTime: datetime | None = None
+class InvoiceItemResponse(Response, InvoiceItemFields):
+    pass
 
 
 class InvoiceSummary(Response):

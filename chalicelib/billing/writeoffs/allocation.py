@@ -100,3 +100,19 @@ def take_back(
             break
     assert left == 0, left
     return touched
+
+
+def given_back(allocations: Sequence[WriteOffAllocation], amount: Decimal) -> None:
+    """Sets the allocations' `reversedItemAmounts` to what reversals of `amount` in all gave back (`take_back`, the
+    last invoice and item first, is greedy from the end: any reversals of `amount` in all leave the same), where
+    they were not kept: a write-off whose item amounts are in pages."""
+    left = amount
+    for allocation in reversed(allocations):
+        given: dict[str, Decimal] = {}
+        for item in reversed(list(allocation.itemAmounts)):
+            part = min(allocation.itemAmounts[item], left)
+            if part > 0:
+                given[item] = part
+                left -= part
+        allocation.reversedItemAmounts = {item: given[item] for item in allocation.itemAmounts if item in given}
+    assert left <= 0, left

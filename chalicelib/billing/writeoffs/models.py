@@ -34,9 +34,14 @@ class WriteOffAllocation(BaseModel):
     invoiceLocator: str
     itemAmounts: dict[str, Decimal]
     reversedItemAmounts: dict[str, Decimal] = {}
+    total: Decimal | None = None
+    """As stored when the write-off's item amounts are in pages (`WriteOff.amountPages`): what it settled on the
+    invoice (the sum of `itemAmounts`, which the record then lacks); read whole, the pages give them back."""
 
     @property
     def amount(self) -> Decimal:
+        if self.total is not None and not self.itemAmounts:
+            return self.total
         return sum(self.itemAmounts.values(), ZERO)
 
     def held(self, item: str) -> Decimal:
@@ -60,6 +65,8 @@ class WriteOff(BaseModel):
     targets: list[PaymentTarget]
     """As asked, each with the amount it wrote off."""
     allocations: list[WriteOffAllocation]
+    amountPages: int | None = None
+    """As stored: how many pages hold the allocations' item amounts (None: the record holds them)."""
     policyLocators: list[str] = []
     reversalReason: str | None = None
     reversedAt: datetime | None = None

@@ -103,6 +103,21 @@ def posted_payment(
     return payment
 
 
+def executed_distribution(
+    api: Any, token: str, tenant: str, account: str, amount: Decimal | int, *, invoice: str
+) -> dict[str, Any]:
+    """A credit distribution of `amount` from the account's credit balance to `invoice`, created and executed."""
+    path = billing(tenant, "/creditDistributions")
+    body = {
+        "accountLocator": account,
+        "amount": amount,
+        "targets": [{"containerType": "invoice", "containerLocator": invoice}],
+    }
+    distribution: dict[str, Any] = ok(call(api, "POST", path, token, body))
+    ok(call(api, "PATCH", f"{path}/{distribution['locator']}/execute", token))
+    return distribution
+
+
 def invoices_of_account(api: Any, token: str, tenant: str, account: str, *, zero: bool = False) -> list[dict[str, Any]]:
     query = "?includeZeroAmountInvoices=true&count=100" if zero else "?count=100"
     return ok(call(api, "GET", billing(tenant, f"/invoices/accounts/{account}/list{query}"), token))["items"]

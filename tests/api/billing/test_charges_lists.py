@@ -15,6 +15,7 @@ from tests.api.billing.support import billed_policy, billing, billing_tenant
 from tests.api.quotes.support import new_account
 from tests.api.transactions.support import (
     create,
+    issued_change,
     issued_policy,
     modify,
     params,
@@ -32,17 +33,9 @@ def book(api, admin_token, jobs):
     tenant, token = billing_tenant(api, admin_token), admin_token
     account, first = billed_policy(api, token, tenant, jobs)
     vehicle = vehicle_of(segment_of_policy(api, token, tenant, first))["staticLocator"]
-    change = ok(
-        create(
-            api,
-            token,
-            tenant,
-            first["locator"],
-            "change",
-            [params("2026-08-01T04:00:00.000Z"), modify(vehicle, value="25000")],
-        )
+    change = issued_change(
+        api, token, tenant, first["locator"], "2026-08-01T04:00:00.000Z", modify(vehicle, value="25000")
     )
-    ok(step(api, token, tenant, change["locator"], "issue"))
     second = issued_policy(api, token, tenant, account)
     other_account, other = billed_policy(api, token, tenant, jobs)
     jobs.drain()

@@ -9,7 +9,14 @@ from decimal import Decimal
 
 import pytest
 
-from tests.api.billing.support import billed_policy, billing, billing_tenant, invoices_of_account, posted_payment
+from tests.api.billing.support import (
+    billed_policy,
+    billing,
+    billing_tenant,
+    executed_distribution,
+    invoices_of_account,
+    posted_payment,
+)
 from tests.api.transactions.support import issued_policy
 from tests.support.api import assert_error, call, event_types, ok
 
@@ -242,21 +249,7 @@ def test_an_invoices_credits_list_its_payments_credit_distributions_and_write_of
     tenant, token = full_pay, admin_token
     account, second = in_credit(api, token, tenant, jobs)
     payment = posted_payment(api, token, tenant, account, Decimal("1149.12"), invoice=second)
-    path = billing(tenant, "/creditDistributions")
-    distribution = ok(
-        call(
-            api,
-            "POST",
-            path,
-            token,
-            {
-                "accountLocator": account,
-                "amount": 75,
-                "targets": [{"containerType": "invoice", "containerLocator": second}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", f"{path}/{distribution['locator']}/execute", token))
+    distribution = executed_distribution(api, token, tenant, account, 75, invoice=second)
     assert remaining(api, token, tenant, second) == ("open", Decimal("0.88"))
     written = ok(call(api, "PATCH", billing(tenant, f"/invoices/{second}/writeOff"), token))
     assert remaining(api, token, tenant, second) == ("settled", 0)
@@ -317,20 +310,7 @@ def test_reversing_a_payment_whose_credit_was_distributed_reverses_the_distribut
     tenant, token = full_pay, admin_token
     account, first, second, payment = overpaid(api, token, tenant, jobs, Decimal("1325.00"))
     path = billing(tenant, "/creditDistributions")
-    distribution = ok(
-        call(
-            api,
-            "POST",
-            path,
-            token,
-            {
-                "accountLocator": account,
-                "amount": 100,
-                "targets": [{"containerType": "invoice", "containerLocator": second}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", f"{path}/{distribution['locator']}/execute", token))
+    distribution = executed_distribution(api, token, tenant, account, 100, invoice=second)
     assert remaining(api, token, tenant, second) == ("open", Decimal("1125.00"))
     assert balance(api, token, tenant, account) == 0
 
@@ -366,21 +346,7 @@ def test_reversing_a_payment_whose_credit_was_disbursed_invoices_what_the_accoun
     distribution (50.00 in credit then) and the 50.00 paid out is owed: invoiced at once."""
     tenant, token = full_pay, admin_token
     account, first, second, payment = overpaid(api, token, tenant, jobs, Decimal("1325.00"))
-    path = billing(tenant, "/creditDistributions")
-    distribution = ok(
-        call(
-            api,
-            "POST",
-            path,
-            token,
-            {
-                "accountLocator": account,
-                "amount": 30,
-                "targets": [{"containerType": "invoice", "containerLocator": second}],
-            },
-        )
-    )
-    ok(call(api, "PATCH", f"{path}/{distribution['locator']}/execute", token))
+    executed_distribution(api, token, tenant, account, 30, invoice=second)
     refund = ok(
         call(
             api,

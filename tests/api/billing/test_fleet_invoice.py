@@ -18,10 +18,11 @@ from chalicelib.billing.delinquency import service as delinquency_service
 from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.invoices import repository as invoice_repository
 from chalicelib.billing.invoices import service as invoicing
+from chalicelib.billing.writeoffs import repository as write_off_repository
 from chalicelib.core import codes
 from chalicelib.core.clock import isoformat
 from chalicelib.runtime import due
-from chalicelib.storage import keys, query, table
+from chalicelib.storage import keys, query, table, unit_of_work
 from tests.api.billing.delinquency_support import delinquency_tenant, events_of, events_of_type, statuses
 from tests.api.billing.support import billing, billing_tenant, invoices_of_account, new_payment
 from tests.api.policies.support import issue
@@ -555,3 +556,181 @@ def test_an_application_of_more_items_than_its_record_holds_keeps_its_amounts_in
     assert [(i["locator"], Decimal(str(i["remainingAmount"]))) for i in reopened["invoiceItems"]] == [
         (i["locator"], Decimal(str(i["amount"]))) for i in items
     ]
+
+
+SMALL_FLEET = 8
+"""Policies of the fleets below, their writes made small instead (unit_of_work.MAX_TRANSACTION_ITEMS and
+MARKS_IN_PAYMENT patched): ~3 actions a policy beyond what a write of MAX_TRANSACTION_ITEMS holds."""
+SMALL_WRITE = 20
+
+
+@pytest.fixture
+def small_fleet(api, admin_token, jobs, monkeypatch):
+    """(tenant, account): 8 policies on one account of a tenant with the Standard delinquency plan, their first
+    invoice (840.00) generated."""
+    monkeypatch.setattr(invoice_repository, "INLINE_LOCATORS", 5)
+    tenant = delinquency_tenant(api, admin_token)
+    account = new_account(api, admin_token, tenant)
+    for _ in range(SMALL_FLEET):
+        issue(tenant, account)
+    jobs.drain()
+    run_generation(tenant)
+    return tenant, account
+
+
+def small_writes(monkeypatch):
+    """From now on at most SMALL_WRITE actions to a write, MARKS_IN_PAYMENT policies in a payment's or reversal's."""
+    monkeypatch.setattr(unit_of_work, "MAX_TRANSACTION_ITEMS", SMALL_WRITE)
+    monkeypatch.setattr(delinquency_service, "MARKS_IN_PAYMENT", 2)
+
+
+@pytest.mark.parametrize("path", ["one write", "in steps", "cut short"])
+def test_a_reversal_that_opens_a_new_delinquency_for_a_fleet_marks_its_policies_in_steps(
+    api, admin_token, small_fleet, monkeypatch, jobs, path
+):
+    """The fleet's invoice paid before its due time, the payment reversed after it: a new delinquency in grace from
+    the reversal, of every policy, each marked delinquent and listing it, the reminder at its time, the grace end at
+    its time and the same events as when all of it fits in the reversal's write (`one write`). Its writes made
+    small (`in steps`: the policies' marks and references do not fit in the reversal's write; request.invalid
+    before), the reversal's write opens the delinquency with its grace end due now and its policies are marked
+    after it in writes of their own behind the billing root, then the grace end put at its time; cut short, the
+    grace end due now marks the rest at the next due run (`marked`). At the grace end every policy lapses."""
+    tenant, account = small_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    advance(api, admin_token, tenant, jobs, "2026-01-25T00:00:00Z")
+    total = Decimal(str(listed["totalAmount"]))
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", total))["locator"]
+    assert ok(call(api, "PATCH", billing(tenant, f"/payments/{payment}/post"), admin_token))["paymentState"] == "posted"
+    advance(api, admin_token, tenant, jobs, "2026-02-03T12:00:00Z")
+    path_of = billing(tenant, f"/delinquencies/invoices/{listed['locator']}/list")
+    assert ok(call(api, "GET", path_of, admin_token))["items"] == []
+    if path != "one write":
+        small_writes(monkeypatch)
+    sizes = largest_writes(monkeypatch)
+
+    def failing(*args, **kwargs):
+        raise codes.CONCURRENT_MODIFICATION("a policy changed meanwhile")
+
+    with monkeypatch.context() as patched:
+        if path == "cut short":
+            patched.setattr(delinquency_service, "_marked_in_steps", failing)
+        reversed_payment = call(api, "PATCH", billing(tenant, f"/payments/{payment}/reverse"), admin_token)
+
+    assert ok(reversed_payment)["paymentState"] == "reversed"
+    assert max(sizes) <= (100 if path == "one write" else SMALL_WRITE), sizes
+    opened, policies = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert len(policies) == SMALL_FLEET
+    assert (opened["delinquencyState"], opened["graceStartedAt"], opened["graceEndAt"]) == (
+        "inGrace",
+        "2026-02-03T12:00:00.000Z",
+        "2026-02-13T12:00:00.000Z",
+    )
+    assert [r["referenceLocator"] for r in opened["references"] if r["referenceType"] == "invoice"] == [
+        listed["locator"]
+    ]
+    assert sorted(event_types(api, admin_token, tenant, reversed_payment)) == [
+        "billing.delinquency.create",
+        "billing.delinquency.delinquencyevent.create",
+        "billing.invoice.unsettle",
+        "billing.payment.reverse",
+        *(["policy.status.update"] * (0 if path == "cut short" else SMALL_FLEET)),
+    ]
+    grace_end = due.entry(system_ctx().for_tenant(tenant), due.DueKind.DELINQUENCY_GRACE_END, opened["locator"])
+    if path == "cut short":
+        assert delinquent_of(api, admin_token, tenant, policies) == []
+        assert grace_end is not None and grace_end.due_at == datetime(2026, 2, 3, 12, tzinfo=timezone.utc)
+        ran = due.run_step(system_ctx().for_tenant(tenant), grace_end.due_at).result
+        assert not ran["failed"] and ran["graceEnded"] == ["marked"], ran
+        assert max(sizes) <= SMALL_WRITE, sizes
+        grace_end = due.entry(system_ctx().for_tenant(tenant), due.DueKind.DELINQUENCY_GRACE_END, opened["locator"])
+    assert grace_end is not None and grace_end.due_at == datetime(2026, 2, 13, 12, tzinfo=timezone.utc)
+    assert delinquent_of(api, admin_token, tenant, policies) == policies
+    for policy in policies:  # each lists it
+        path_of = billing(tenant, f"/delinquencies/policies/{policy}/list")
+        assert [d["locator"] for d in ok(call(api, "GET", path_of, admin_token))["items"]] == [opened["locator"]]
+    [reminder] = events_of(api, admin_token, tenant, opened["locator"])
+    assert (reminder["delinquencyEventState"], reminder["triggerTime"]) == ("active", "2026-02-10T12:00:00.000Z")
+
+    monkeypatch.setattr(unit_of_work, "MAX_TRANSACTION_ITEMS", 100)  # the lapses as any fleet's
+    advance(api, admin_token, tenant, jobs, "2026-02-13T12:00:00Z")
+
+    lapsed, _ = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert (lapsed["delinquencyState"], lapsed["lapseTransactionEffectiveDate"]) == (
+        "lapseTransactionCreated",
+        "2026-02-03T12:00:00.000Z",
+    )
+    for policy in policies:
+        assert statuses(api, admin_token, tenant, {"locator": policy}) == ["cancelled"]
+    [event] = events_of_type(api, admin_token, tenant, "billing.delinquency.lapse")
+    assert sorted(event["data"]["policyLocators"]["items"]) == policies
+
+
+def write_off_records(tenant, account, write_off):
+    return raw(tenant, account, f"{keys.BILLING_WRITEOFF_PREFIX}{write_off}"), raw(
+        tenant, account, f"{keys.BILLING_WRITEOFF_PAGE_PREFIX}{write_off}#"
+    )
+
+
+def test_a_write_off_of_more_items_than_its_record_holds_keeps_its_amounts_in_pages(
+    api, admin_token, fleet, monkeypatch
+):
+    """The 60-item invoice written off whole, a write-off's record holding at most 5 item amounts (made small here:
+    writeoffs/repository.py INLINE_AMOUNTS is 1,000) in pages of ~500 bytes: its record holds none of them (its
+    allocation its total) and names its pages' count, the pages hold each item's amount exactly; a reversal of part
+    of it and then of the rest (the record rewritten alone, the pages left as they are) give each item back exactly
+    what it took, the last items first; its answers, its list's and the invoice's credits are those of an unpaged
+    write-off."""
+    monkeypatch.setattr(write_off_repository, "INLINE_AMOUNTS", 5)
+    monkeypatch.setattr(write_off_repository, "PAGE_BYTES", 500)
+    tenant, account = fleet
+    run_generation(tenant)
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    items = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))["invoiceItems"]
+
+    made = ok(call(api, "PATCH", billing(tenant, f"/invoices/{listed['locator']}/writeOff"), admin_token))
+
+    assert (made["writeOffState"], Decimal(str(made["amount"])), made["reversedAmount"]) == ("distributed", TOTAL, 0)
+    [record], pages = write_off_records(tenant, account, made["locator"])
+    [allocation] = record["allocations"]
+    assert (allocation["itemAmounts"], Decimal(str(allocation["total"]))) == ({}, TOTAL)
+    assert record["amountPages"] == len(pages) > 1 and all(len(p["itemAmounts"]) <= 500 for p in pages)
+    entries = [entry for page in pages for entry in json.loads(page["itemAmounts"])]
+    assert [(invoice, item, Decimal(amount)) for invoice, item, amount in entries] == [
+        (listed["locator"], i["locator"], Decimal(str(i["amount"]))) for i in items
+    ]
+    assert ok(call(api, "GET", billing(tenant, f"/writeOffs/{made['locator']}"), admin_token)) == made
+    listed_off = ok(call(api, "GET", billing(tenant, f"/writeOffs/list?accountLocator={account}"), admin_token))
+    assert listed_off["items"] == [made]
+    credits_path = billing(tenant, f"/invoices/{listed['locator']}/credits/list?includeReversed=true")
+    [credit] = ok(call(api, "GET", credits_path, admin_token))["items"]
+    assert (credit["creditState"], Decimal(str(credit["amount"]))) == ("distributed", TOTAL)
+
+    reverse = billing(tenant, f"/writeOffs/{made['locator']}/reverse")
+    part = ok(call(api, "PATCH", reverse, admin_token, {"amount": Decimal("150.00")}))
+
+    assert (part["writeOffState"], Decimal(str(part["reversedAmount"]))) == ("distributed", Decimal("150.00"))
+    [record], after = write_off_records(tenant, account, made["locator"])
+    assert (record["allocations"][0]["itemAmounts"], record["amountPages"], after) == ({}, len(pages), pages)
+    assert record["allocations"][0].get("reversedItemAmounts", {}) == {}  # what it gave back: its reversedAmount
+    now = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    reopened = [(i["locator"], Decimal(str(i["remainingAmount"]))) for i in now["invoiceItems"]]
+    # the last items first: the last two premiums' tax and the last premium in full (110.00), 40.00 of the one before
+    expected = [(i["locator"], Decimal(0)) for i in items]
+    for back, amount in ((1, "5.00"), (2, "100.00"), (3, "5.00"), (4, "40.00")):
+        expected[-back] = (items[-back]["locator"], Decimal(amount))
+    assert [i["chargeType"] for i in items[-4:]] == ["premium", "tax", "premium", "tax"]
+    assert reopened == expected
+    [credit] = ok(call(api, "GET", credits_path, admin_token))["items"]
+    assert Decimal(str(credit["amount"])) == TOTAL - 150
+
+    rest = ok(call(api, "PATCH", reverse, admin_token, {}))
+
+    assert (rest["writeOffState"], Decimal(str(rest["reversedAmount"]))) == ("reversed", TOTAL)
+    assert write_off_records(tenant, account, made["locator"])[1] == pages
+    whole = ok(call(api, "GET", billing(tenant, f"/invoices/{listed['locator']}"), admin_token))
+    assert (whole["invoiceState"], Decimal(str(whole["totalRemainingAmount"]))) == ("open", TOTAL)
+    assert [(i["locator"], Decimal(str(i["remainingAmount"]))) for i in whole["invoiceItems"]] == [
+        (i["locator"], Decimal(str(i["amount"]))) for i in items
+    ]
+    [credit] = ok(call(api, "GET", credits_path, admin_token))["items"]
+    assert (credit["creditState"], Decimal(str(credit["amount"]))) == ("reversed", TOTAL)

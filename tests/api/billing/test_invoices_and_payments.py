@@ -17,7 +17,9 @@ from tests.api.billing.support import (
 )
 from tests.api.transactions.support import (
     create,
+    issued_change,
     issued_policy,
+    issued_transaction,
     modify,
     params,
     segment_of_policy,
@@ -352,8 +354,7 @@ def test_a_cancellation_refund_is_a_negative_invoice_settled_into_credit(api, ad
     that frame's generate time (30 days ahead, Jul 2), due Aug 1, not at once with the term's times."""
     tenant = billing_tenant(api, admin_token, "FullPay", test_clock=True)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params("2026-08-01T04:00:00.000Z")))
-    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "cancel", params("2026-08-01T04:00:00.000Z"))
     jobs.drain()
     assert [i["invoiceState"] for i in invoices_of_account(api, admin_token, tenant, account)] == ["open"]
     ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-07-02T04:00:00Z"}))
@@ -654,17 +655,9 @@ def test_a_reversal_bills_exactly_what_it_takes_back(api, admin_token, jobs):
     tenant = billing_tenant(api, admin_token, "FullPay", test_clock=True)
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     vehicle = vehicle_of(segment_of_policy(api, admin_token, tenant, policy))["staticLocator"]
-    change = ok(
-        create(
-            api,
-            admin_token,
-            tenant,
-            policy["locator"],
-            "change",
-            [params("2026-08-01T04:00:00.000Z"), modify(vehicle, value="25000")],
-        )
+    change = issued_change(
+        api, admin_token, tenant, policy["locator"], "2026-08-01T04:00:00.000Z", modify(vehicle, value="25000")
     )
-    ok(step(api, admin_token, tenant, change["locator"], "issue"))
     jobs.drain()
     assert sum(amounts(invoices_of_account(api, admin_token, tenant, account, zero=True))) == Decimal("1225.00")
     ok(call(api, "POST", f"/clock/{tenant}/advance", admin_token, {"to": "2026-07-02T04:00:00Z"}))

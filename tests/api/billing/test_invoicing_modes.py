@@ -12,7 +12,15 @@ from typing import Any
 import pytest
 
 from tests.api.billing.support import amounts, billed_policy, billing, billing_model, invoices_of_account
-from tests.api.transactions.support import create, modify, params, segment_of_policy, step, vehicle_of
+from tests.api.transactions.support import (
+    create,
+    issued_transaction,
+    modify,
+    params,
+    segment_of_policy,
+    step,
+    vehicle_of,
+)
 from tests.jobs.support import DUE_DAYS
 from tests.support.api import call, ok
 from tests.support.clock import advance
@@ -186,8 +194,7 @@ def test_a_cancellation_consolidates_what_is_left_to_invoice_as_the_plan_says(
     tenant = tenant_with(api, admin_token, test_clock=True, invoicing_plan={"consolidateInvoicesOnCancellation": mode})
     account, policy = billed_policy(api, admin_token, tenant, jobs)
     advance(api, admin_token, tenant, jobs, "2026-03-25T00:00:00Z")  # February to April invoiced
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[4])))
-    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    cancellation = issued_transaction(api, admin_token, tenant, policy["locator"], "cancel", params(DUE_DAYS[4]))
     uninvoiced = [
         i
         for i in installments(api, admin_token, tenant, "policies", policy["locator"])

@@ -69,6 +69,19 @@ def step(api: Any, token: str, tenant: str, transaction: str, name: str, query: 
     return call(api, "PATCH", transaction_path(tenant, transaction, f"/{name}{query}"), token)
 
 
+def issued_transaction(api: Any, token: str, tenant: str, policy: str, kind: str, body: Any) -> dict[str, Any]:
+    """A transaction of the policy (as `create`), created and issued: the transaction as created."""
+    transaction: dict[str, Any] = ok(create(api, token, tenant, policy, kind, body))
+    ok(step(api, token, tenant, transaction["locator"], "issue"))
+    return transaction
+
+
+def issued_change(api: Any, token: str, tenant: str, policy: str, effective: str, *changes: Any) -> dict[str, Any]:
+    """A change of the policy effective at `effective` with `changes` (modify, add, remove actions), created and
+    issued: the change as created."""
+    return issued_transaction(api, token, tenant, policy, "change", [params(effective), *changes])
+
+
 def segment_of_policy(api: Any, token: str, tenant: str, policy: dict[str, Any]) -> dict[str, Any]:
     return ok(call(api, "GET", f"/policy/{tenant}/transactions/segments/{policy['latestSegmentLocator']}", token))
 

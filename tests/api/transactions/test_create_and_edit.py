@@ -15,6 +15,7 @@ from tests.api.transactions.support import (
     TRANSACTION_FIELDS,
     UNKNOWN,
     create,
+    issued_transaction,
     modify,
     params,
     policy_path,
@@ -287,8 +288,7 @@ def test_an_unknown_policy_or_transaction_is_a_404(api, admin_token, tenant):
 
 
 def test_a_renewal_of_a_cancelled_policy_and_a_stale_base_are_conflicts(api, admin_token, tenant, policy):
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
-    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST))
 
     renewal = create(api, admin_token, tenant, policy["locator"], "renew", [])
     assert_error(renewal, 409, "transaction.policy_cancelled")

@@ -14,6 +14,7 @@ from tests.api.transactions.support import (
     amounts,
     create,
     issued_policy,
+    issued_transaction,
     modify,
     params,
     policy_path,
@@ -135,10 +136,8 @@ def test_affected_transactions_say_beforehand_what_issuing_reverses_and_invalida
 def test_a_change_before_a_reinstatement_leaves_the_policy_on_the_segment_its_snapshot_shows(
     api, admin_token, tenant, policy
 ):
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
-    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
-    reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
-    ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "reinstate", [])
 
     earlier, response = _issued_change(api, admin_token, tenant, policy["locator"], MID_MARCH, "60000")
 

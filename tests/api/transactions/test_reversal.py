@@ -14,6 +14,7 @@ from tests.api.transactions.support import (
     START,
     amounts,
     create,
+    issued_transaction,
     modify,
     params,
     policy_path,
@@ -159,8 +160,7 @@ def test_bad_reversal_requests_are_refused_and_store_nothing(api, admin_token, t
 
 
 def test_reversing_a_renewal_removes_its_term_and_a_new_renewal_adds_it_again(api, admin_token, tenant, policy):
-    renewal = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
-    ok(step(api, admin_token, tenant, renewal["locator"], "issue"))
+    renewal = issued_transaction(api, admin_token, tenant, policy["locator"], "renew", [])
     draft = ok(
         _reversal(
             api,
@@ -183,8 +183,7 @@ def test_reversing_a_renewal_removes_its_term_and_a_new_renewal_adds_it_again(ap
         call(api, "GET", f"/policy/{tenant}/terms/{renewal['termLocator']}", admin_token), 404, "term.not_found"
     )
 
-    again = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
-    ok(step(api, admin_token, tenant, again["locator"], "issue"))
+    again = issued_transaction(api, admin_token, tenant, policy["locator"], "renew", [])
     terms = ok(call(api, "GET", policy_path(tenant, policy["locator"], "/terms/list"), admin_token))["items"]
     assert [(t["number"], t["locator"], t["endTime"]) for t in terms] == [
         (0, policy["latestTermLocator"], END),
@@ -193,8 +192,7 @@ def test_reversing_a_renewal_removes_its_term_and_a_new_renewal_adds_it_again(ap
 
 
 def test_a_cancellation_before_an_issued_renewal_drops_the_renewal_and_its_term(api, admin_token, tenant, policy):
-    renewal = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
-    ok(step(api, admin_token, tenant, renewal["locator"], "issue"))
+    renewal = issued_transaction(api, admin_token, tenant, policy["locator"], "renew", [])
     cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
 
     issued = ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
@@ -219,13 +217,10 @@ def test_a_cancellation_before_an_issued_renewal_drops_the_renewal_and_its_term(
 def test_reversing_a_renewal_after_a_reinstatement_leaves_the_policy_on_the_segment_its_snapshot_shows(
     api, admin_token, tenant, policy
 ):
-    cancellation = ok(create(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST)))
-    ok(step(api, admin_token, tenant, cancellation["locator"], "issue"))
-    reinstatement = ok(create(api, admin_token, tenant, policy["locator"], "reinstate", []))
-    ok(step(api, admin_token, tenant, reinstatement["locator"], "issue"))
+    issued_transaction(api, admin_token, tenant, policy["locator"], "cancel", params(AUGUST))
+    reinstatement = issued_transaction(api, admin_token, tenant, policy["locator"], "reinstate", [])
     restored = ok(call(api, "GET", transaction_path(tenant, reinstatement["locator"], "/segment"), admin_token))
-    renewal = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
-    ok(step(api, admin_token, tenant, renewal["locator"], "issue"))
+    renewal = issued_transaction(api, admin_token, tenant, policy["locator"], "renew", [])
     draft = ok(
         _reversal(
             api,
@@ -295,8 +290,7 @@ def test_a_reversal_answers_the_segment_it_leaves_in_force_before_anything_is_re
 
 def test_a_reversed_renewal_leaves_the_last_segment_of_the_term_before_it_in_force(api, admin_token, tenant, policy):
     change = _issued_change(api, admin_token, tenant, policy["locator"], AUGUST, "25000")
-    renewal = ok(create(api, admin_token, tenant, policy["locator"], "renew", []))
-    ok(step(api, admin_token, tenant, renewal["locator"], "issue"))
+    renewal = issued_transaction(api, admin_token, tenant, policy["locator"], "renew", [])
     draft = ok(
         _reversal(
             api, admin_token, tenant, policy["locator"], renewal["locator"], change["locator"], renewal["locator"]
