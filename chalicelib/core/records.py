@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Protocol, Self
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol, Self, TypeVar
 
 from chalicelib.core import codes
 
 MAX_RECORD_BYTES = 300_000
+
+T = TypeVar("T")
+
+
+def packed(values: Iterable[T], size: Callable[[T], int], limit: int) -> list[list[T]]:
+    """`values` in order, in consecutive groups whose sizes, each with one byte of separator, stay within `limit`
+    (a value larger than `limit` stands alone): the pages a record's overflow is written in."""
+    groups: list[list[T]] = []
+    used = 0
+    for value in values:
+        length = size(value) + 1
+        if not groups or used + length > limit:
+            groups.append([])
+            used = 0
+        groups[-1].append(value)
+        used += length
+    return groups
 
 
 class Record(Protocol):

@@ -20,6 +20,7 @@ from chalicelib.billing.invoices.models import (
     InvoicingJob,
     ItemPages,
 )
+from chalicelib.core import records
 from chalicelib.core.clock import isoformat
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.storage import keys, query, table
@@ -114,13 +115,10 @@ def _entries(invoice: Invoice) -> list[Entry]:
 
 def _pages(entries: list[Entry]) -> list[dict[str, list[str]]]:
     pages: list[dict[str, list[str]]] = []
-    used = 0
-    for name, value in entries:
-        if not pages or used + len(value) + 1 > PAGE_BYTES:
-            pages.append({})
-            used = 0
-        pages[-1].setdefault(name, []).append(value)
-        used += len(value) + 1
+    for group in records.packed(entries, lambda entry: len(entry[1]), PAGE_BYTES):
+        pages.append({})
+        for name, value in group:
+            pages[-1].setdefault(name, []).append(value)
     return pages
 
 
@@ -391,16 +389,8 @@ def write_added_pages(tenant: str, pages: list[dict[str, Any]]) -> None:
 def _amount_pages(amounts: dict[str, Any]) -> list[str]:
     """The item amounts as JSON objects (locator -> amount as text: exact), in order, each of at most
     APPLICATION_PAGE_BYTES."""
-    pages: list[list[str]] = []
-    used = 0
-    for locator, amount in amounts.items():
-        entry = f"{json.dumps(locator)}:{json.dumps(str(amount))}"
-        if not pages or used + len(entry) + 1 > APPLICATION_PAGE_BYTES:
-            pages.append([])
-            used = 0
-        pages[-1].append(entry)
-        used += len(entry) + 1
-    return ["{" + ",".join(page) + "}" for page in pages]
+    entries = (f"{json.dumps(locator)}:{json.dumps(str(amount))}" for locator, amount in amounts.items())
+    return ["{" + ",".join(page) + "}" for page in records.packed(entries, len, APPLICATION_PAGE_BYTES)]
 
 
 def _with_amounts(tenant: str, account: str, application: Application) -> Application:

@@ -18,6 +18,7 @@ from typing import Any
 from chalicelib.billing import repository as billing
 from chalicelib.billing.writeoffs import allocation
 from chalicelib.billing.writeoffs.models import WriteOff
+from chalicelib.core import records
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.storage import keys, query, table
 from chalicelib.storage.unit_of_work import UnitOfWork
@@ -47,17 +48,12 @@ def _paged(record: WriteOff) -> bool:
 def _pages(record: WriteOff) -> list[str]:
     """The allocations' item amounts as JSON lists of [invoice, item, amount as text] (exact), in order, each of at
     most PAGE_BYTES."""
-    pages: list[list[str]] = []
-    used = 0
-    for each in record.allocations:
-        for item, amount in each.itemAmounts.items():
-            entry = json.dumps([each.invoiceLocator, item, str(amount)])
-            if not pages or used + len(entry) + 1 > PAGE_BYTES:
-                pages.append([])
-                used = 0
-            pages[-1].append(entry)
-            used += len(entry) + 1
-    return ["[" + ",".join(page) + "]" for page in pages]
+    entries = (
+        json.dumps([each.invoiceLocator, item, str(amount)])
+        for each in record.allocations
+        for item, amount in each.itemAmounts.items()
+    )
+    return ["[" + ",".join(page) + "]" for page in records.packed(entries, len, PAGE_BYTES)]
 
 
 def _stripped(record: WriteOff, pages: int | None = None) -> WriteOff:
