@@ -70,9 +70,22 @@ class Preferences(Input):
     installmentPreferences: InstallmentPreferences | None = None
 
 
-class AccountFields(Input):
-    """Everything a client sets on an account: create and replace (PUT) take all of it."""
+class AccountPlans(Input):
+    """The plans and the invoice document a client names for an account, as create, replace and update take
+    them (each checked against the configuration: PLAN_REFERENCES). A request model lists its own fields in
+    a base before this one (`class X(AccountPlans, XHead)`): pydantic orders a base's fields first, so these
+    stay last in the request, as the API has always described them."""
 
+    autoRenewalPlanName: Name | None = None
+    delinquencyPlanName: Name | None = None
+    excessCreditPlanName: Name | None = None
+    invoicingPlanName: Name | None = None
+    paymentExecutionRetryPlanName: Name | None = None
+    shortfallTolerancePlanName: Name | None = None
+    invoiceDocument: Name | None = None
+
+
+class _AccountFieldsHead(Input):
     type: Name
     data: dict[str, Any] = {}
     billingLevel: BillingLevel | None = None
@@ -80,32 +93,24 @@ class AccountFields(Input):
     preferences: Preferences | None = None
     timezone: Name | None = None
     region: Name | None = None
-    autoRenewalPlanName: Name | None = None
-    delinquencyPlanName: Name | None = None
-    excessCreditPlanName: Name | None = None
-    invoicingPlanName: Name | None = None
-    paymentExecutionRetryPlanName: Name | None = None
-    shortfallTolerancePlanName: Name | None = None
-    invoiceDocument: Name | None = None
 
 
-class AccountChanges(Input):
-    """An update (PATCH): fields left out (or null) stay; `removeData` drops the named data fields
-    (their values are not looked at), then `setData` sets fields (a null value removes one)."""
+class AccountFields(AccountPlans, _AccountFieldsHead):
+    """Everything a client sets on an account: create and replace (PUT) take all of it."""
 
+
+class _AccountChangesHead(Input):
     type: Name | None = None
     setData: dict[str, Any] = {}
     removeData: dict[str, Any] = {}
     billingLevel: BillingLevel | None = None
     preferences: Preferences | None = None
     timezone: Name | None = None
-    autoRenewalPlanName: Name | None = None
-    delinquencyPlanName: Name | None = None
-    excessCreditPlanName: Name | None = None
-    invoicingPlanName: Name | None = None
-    paymentExecutionRetryPlanName: Name | None = None
-    shortfallTolerancePlanName: Name | None = None
-    invoiceDocument: Name | None = None
+
+
+class AccountChanges(AccountPlans, _AccountChangesHead):
+    """An update (PATCH): fields left out (or null) stay; `removeData` drops the named data fields
+    (their values are not looked at), then `setData` sets fields (a null value removes one)."""
 
 
 class Account(BaseModel):
