@@ -44,6 +44,7 @@ def measure_requests(count: int) -> list[tuple[str, list[str], float]]:
         from chalicelib.core.context import SYSTEM, CallContext
         from chalicelib.core.ids import new_locator
         from chalicelib.identity import service
+        from chalicelib.identity.models import UserFields
         from chalicelib.settings import settings
         from chalicelib.storage import clients, codec, keys
         from local.resources import create_all
@@ -55,15 +56,7 @@ def measure_requests(count: int) -> list[tuple[str, list[str], float]]:
         ctx = CallContext(principal=SYSTEM, request_id=new_locator(), now=SystemClock().now())
         other = service.create_user(
             ctx,
-            user_name="reader@example.com",
-            first_name="Bench",
-            last_name="Reader",
-            email=None,
-            password=None,
-            temporary_password=False,
-            service_account=False,
-            roles=["admin"],
-            tenants=[],
+            UserFields(userName="reader@example.com", firstName="Bench", lastName="Reader", roles=["admin"]),
             enable_user=True,
         ).user.locator
         headers = {"Authorization": f"Bearer {token}"}

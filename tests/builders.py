@@ -47,20 +47,15 @@ def new_role(permissions: list[str]) -> str:
 def new_user(permissions: list[str], tenants: list[str], password: str | None = None) -> tuple[str, str]:
     """A user holding `permissions` (through a fresh role) on `tenants`; answers (locator, bearer token)."""
     from chalicelib.identity import service
+    from chalicelib.identity.models import UserFields
 
     ctx = system_ctx()
     roles = [new_role(permissions)] if permissions else []
     profile = service.create_user(
         ctx,
-        user_name=unique_name(),
-        first_name="Test",
-        last_name="User",
-        email=None,
-        password=password,
-        temporary_password=False,
-        service_account=False,
-        roles=roles,
-        tenants=tenants,
+        UserFields(
+            userName=unique_name(), firstName="Test", lastName="User", password=password, roles=roles, tenants=tenants
+        ),
         enable_user=True,
     )
     token = service.create_token(

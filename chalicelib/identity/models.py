@@ -4,8 +4,43 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Annotated
 
-from pydantic import BaseModel
+from pydantic import AfterValidator, BaseModel, StringConstraints
+
+from chalicelib.core.ids import is_uuid
+from chalicelib.core.messages import Input
+from chalicelib.core.permissions import ANY_TENANT
+
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+LastName = Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+EmailStr = Annotated[
+    str, StringConstraints(strip_whitespace=True, max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+]
+Password = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
+
+
+def _tenant_ref(value: str) -> str:
+    if value != ANY_TENANT and not is_uuid(value.lower()):
+        raise ValueError(f"must be a tenant locator (a UUID) or '{ANY_TENANT}'")
+    return value.lower()
+
+
+TenantRef = Annotated[str, StringConstraints(strip_whitespace=True), AfterValidator(_tenant_ref)]
+
+
+class UserFields(Input):
+    """A new user as a client describes it (POST /auth/users' body), what `service.create_user` takes."""
+
+    userName: EmailStr
+    firstName: Name
+    lastName: LastName
+    password: Password | None = None
+    temporaryPassword: bool = False
+    serviceAccount: bool = False
+    email: EmailStr | None = None
+    roles: list[Name] = []
+    tenants: list[TenantRef] = []
 
 
 class User(BaseModel):

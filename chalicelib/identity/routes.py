@@ -158,20 +158,7 @@ def fetch_user(locator: str) -> schemas.UserResponse:
 )
 def create_user(body: schemas.UserCreateRequest, query: schemas.CreateUserQuery) -> schemas.UserResponse:
     ctx = request_context()
-    profile = service.create_user(
-        ctx,
-        user_name=body.userName,
-        first_name=body.firstName,
-        last_name=body.lastName,
-        email=body.email,
-        password=body.password,
-        temporary_password=body.temporaryPassword,
-        service_account=body.serviceAccount,
-        roles=body.roles,
-        tenants=body.tenants,
-        enable_user=query.enableUser,
-    )
-    return schemas.UserResponse.of(profile)
+    return schemas.UserResponse.of(service.create_user(ctx, body, enable_user=query.enableUser))
 
 
 @bp.route("/auth/users/whoami", methods=["GET"])

@@ -7,24 +7,11 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
-from chalicelib.core.ids import is_uuid
 from chalicelib.core.messages import Input, Response
 from chalicelib.core.paging import ListResponse
-from chalicelib.core.permissions import ANY_TENANT
-from chalicelib.identity.models import Role, UserProfile
+from chalicelib.identity.models import EmailStr, LastName, Name, Role, TenantRef, UserFields, UserProfile
 
-Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Text = Annotated[str, StringConstraints(max_length=2000)]
-EmailStr = Annotated[
-    str, StringConstraints(strip_whitespace=True, max_length=254, pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-]
-Password = Annotated[str, StringConstraints(min_length=1, max_length=1000)]
-
-
-def _tenant_ref(value: str) -> str:
-    if value != ANY_TENANT and not is_uuid(value.lower()):
-        raise ValueError(f"must be a tenant locator (a UUID) or '{ANY_TENANT}'")
-    return value.lower()
 
 
 def _utc(value: datetime) -> datetime:
@@ -32,7 +19,6 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
 
 
-TenantRef = Annotated[str, StringConstraints(strip_whitespace=True), AfterValidator(_tenant_ref)]
 UtcDatetime = Annotated[datetime, AfterValidator(_utc)]
 
 
@@ -70,21 +56,13 @@ class TokenGrantResponse(Response):
     expires_in: int
 
 
-class UserCreateRequest(Input):
-    userName: EmailStr
-    firstName: Name
-    lastName: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
-    password: Password | None = None
-    temporaryPassword: bool = False
-    serviceAccount: bool = False
-    email: EmailStr | None = None
-    roles: list[Name] = []
-    tenants: list[TenantRef] = []
+class UserCreateRequest(UserFields):
+    pass
 
 
 class UserUpdateRequest(Input):
     firstName: Name
-    lastName: Annotated[str, StringConstraints(strip_whitespace=True, max_length=200)]
+    lastName: LastName
     tenants: list[TenantRef]
     email: EmailStr | None = None
     roles: list[Name] | None = None

@@ -21,7 +21,17 @@ from chalicelib.core.ids import new_locator, new_tenant_locator, new_uuid_locato
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.core.permissions import ANY_TENANT, is_valid_permission, restrict, tenant_allowed
 from chalicelib.identity import passwords, repository, throttle
-from chalicelib.identity.models import Role, RoleHolders, Session, Tenant, Token, TokenKind, User, UserProfile
+from chalicelib.identity.models import (
+    Role,
+    RoleHolders,
+    Session,
+    Tenant,
+    Token,
+    TokenKind,
+    User,
+    UserFields,
+    UserProfile,
+)
 from chalicelib.identity.password_rules import password_problems
 from chalicelib.runtime import wiring
 from chalicelib.runtime.wiring import UnitOfWork
@@ -290,35 +300,23 @@ def list_users(ctx: CallContext, page: PageRequest) -> Page[UserProfile]:
     return Page(profiles, found.list_completed)
 
 
-def create_user(
-    ctx: CallContext,
-    *,
-    user_name: str,
-    first_name: str,
-    last_name: str,
-    email: str | None,
-    password: str | None,
-    temporary_password: bool,
-    service_account: bool,
-    roles: list[str],
-    tenants: list[str],
-    enable_user: bool,
-) -> UserProfile:
-    _check_grantable_tenants(ctx, tenants)
+def create_user(ctx: CallContext, fields: UserFields, *, enable_user: bool) -> UserProfile:
+    _check_grantable_tenants(ctx, fields.tenants)
+    password = fields.password
     if password:
-        _check_password(password, user_name)
+        _check_password(password, fields.userName)
     user = User(
         locator=new_uuid_locator(),
-        userName=user_name,
-        firstName=first_name,
-        lastName=last_name,
-        email=email,
-        serviceAccount=service_account,
-        tenants=sorted(set(tenants)),
-        roleLocators=_role_locators(ctx, roles),
+        userName=fields.userName,
+        firstName=fields.firstName,
+        lastName=fields.lastName,
+        email=fields.email,
+        serviceAccount=fields.serviceAccount,
+        tenants=sorted(set(fields.tenants)),
+        roleLocators=_role_locators(ctx, fields.roles),
         passwordHash=passwords.hash_password(password) if password else None,
-        temporaryPassword=temporary_password and bool(password),
-        enabled=bool(password) or enable_user or service_account,
+        temporaryPassword=fields.temporaryPassword and bool(password),
+        enabled=bool(password) or enable_user or fields.serviceAccount,
         createdAt=ctx.now,
         createdBy=ctx.user_locator,
     )

@@ -70,20 +70,15 @@ PASSWORD = "correct horse battery staple"
 def user_with_password(tenants: list[str], roles: list[str] | None = None) -> tuple[str, str]:
     """A user who signs in with PASSWORD (costs one argon2 hash): (locator, user name)."""
     from chalicelib.identity import service
+    from chalicelib.identity.models import UserFields
     from tests.builders import system_ctx
 
     name = unique_name()
     profile = service.create_user(
         system_ctx(),
-        user_name=name,
-        first_name="Sign",
-        last_name="In",
-        email=None,
-        password=PASSWORD,
-        temporary_password=False,
-        service_account=False,
-        roles=roles or [],
-        tenants=tenants,
+        UserFields(
+            userName=name, firstName="Sign", lastName="In", password=PASSWORD, roles=roles or [], tenants=tenants
+        ),
         enable_user=False,
     )
     return profile.user.locator, name
@@ -146,21 +141,12 @@ def user_with_role(role: str, token_permissions: list[str]) -> tuple[str, str]:
     from datetime import timedelta
 
     from chalicelib.identity import service
+    from chalicelib.identity.models import UserFields
     from tests.builders import system_ctx
 
     ctx = system_ctx()
     profile = service.create_user(
-        ctx,
-        user_name=unique_name(),
-        first_name="Role",
-        last_name="Holder",
-        email=None,
-        password=None,
-        temporary_password=False,
-        service_account=False,
-        roles=[role],
-        tenants=[],
-        enable_user=True,
+        ctx, UserFields(userName=unique_name(), firstName="Role", lastName="Holder", roles=[role]), enable_user=True
     )
     token = service.create_token(
         ctx,
@@ -182,17 +168,18 @@ def user_holding(
     name: str | None = None,
 ) -> str:
     from chalicelib.identity import service
+    from chalicelib.identity.models import UserFields
 
     return service.create_user(
         system_ctx(),
-        user_name=name or unique_name(),
-        first_name="Tar",
-        last_name="Get",
-        email=None,
-        password=password,
-        temporary_password=False,
-        service_account=service_account,
-        roles=roles,
-        tenants=tenants,
+        UserFields(
+            userName=name or unique_name(),
+            firstName="Tar",
+            lastName="Get",
+            password=password,
+            serviceAccount=service_account,
+            roles=roles,
+            tenants=tenants,
+        ),
         enable_user=True,
     ).user.locator

@@ -81,6 +81,7 @@ def test_a_deleted_token_frees_its_slot(api, clock):
 
 def test_parallel_creations_of_one_user_name_create_one_user(api, admin_token, monkeypatch, dynamodb_in_turns):
     from chalicelib.identity import repository, service
+    from chalicelib.identity.models import UserFields
 
     name = user_body()["userName"]
     spellings = [name, name.upper(), name.capitalize(), name]
@@ -88,17 +89,7 @@ def test_parallel_creations_of_one_user_name_create_one_user(api, admin_token, m
 
     outcomes = in_parallel(
         lambda i: service.create_user(
-            system_ctx(),
-            user_name=spellings[i],
-            first_name="Twin",
-            last_name=str(i),
-            email=None,
-            password=None,
-            temporary_password=False,
-            service_account=False,
-            roles=[],
-            tenants=[],
-            enable_user=True,
+            system_ctx(), UserFields(userName=spellings[i], firstName="Twin", lastName=str(i)), enable_user=True
         ),
         len(spellings),
     )

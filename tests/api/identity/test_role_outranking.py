@@ -31,19 +31,12 @@ def signed_in_holder(api, roles: list[str], tenants: list[str]) -> tuple[str, st
 
 def holder(roles: list[str], tenants: list[str]) -> str:
     from chalicelib.identity import service
+    from chalicelib.identity.models import UserFields
     from tests.builders import unique_name
 
     return service.create_user(
         system_ctx(),
-        user_name=unique_name(),
-        first_name="Role",
-        last_name="Holder",
-        email=None,
-        password=None,
-        temporary_password=False,
-        service_account=False,
-        roles=roles,
-        tenants=tenants,
+        UserFields(userName=unique_name(), firstName="Role", lastName="Holder", roles=roles, tenants=tenants),
         enable_user=True,
     ).user.locator
 

@@ -37,19 +37,12 @@ def test_a_get_by_locator_costs_authentication_plus_one_read(api, ddb_calls):
 
 def test_a_role_change_takes_effect_on_the_next_request(api, ddb_calls):
     from chalicelib.identity import service
+    from chalicelib.identity.models import UserFields
 
     role = a_role(["roles.read", "accounts.read"])
     holder = service.create_user(
         system_ctx(),
-        user_name=role_name() + "@example.com",
-        first_name="H",
-        last_name="R",
-        email=None,
-        password=None,
-        temporary_password=False,
-        service_account=False,
-        roles=[role.name],
-        tenants=[],
+        UserFields(userName=role_name() + "@example.com", firstName="H", lastName="R", roles=[role.name]),
         enable_user=True,
     )
     token = service.create_token(
