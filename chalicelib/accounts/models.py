@@ -113,10 +113,19 @@ class AccountChanges(AccountPlans, _AccountChangesHead):
     (their values are not looked at), then `setData` sets fields (a null value removes one)."""
 
 
-class Account(BaseModel):
-    """An account as stored. `version` is the optimistic lock; `configVersion` the deployed
-    configuration its data was last checked against."""
+class AccountPlanNames(BaseModel):
+    """The plans an account names, as it is stored and answered (AccountPlans: as a client sends them, checked).
+    As there, a model lists the fields before them in a base after this one, to keep its field order."""
 
+    autoRenewalPlanName: str | None = None
+    delinquencyPlanName: str | None = None
+    excessCreditPlanName: str | None = None
+    invoicingPlanName: str | None = None
+    paymentExecutionRetryPlanName: str | None = None
+    shortfallTolerancePlanName: str | None = None
+
+
+class _AccountHead(BaseModel):
     locator: str
     type: str
     accountState: AccountState = AccountState.DRAFT
@@ -127,12 +136,12 @@ class Account(BaseModel):
     preferences: Preferences | None = None
     timezone: str
     region: str | None = None
-    autoRenewalPlanName: str | None = None
-    delinquencyPlanName: str | None = None
-    excessCreditPlanName: str | None = None
-    invoicingPlanName: str | None = None
-    paymentExecutionRetryPlanName: str | None = None
-    shortfallTolerancePlanName: str | None = None
+
+
+class Account(AccountPlanNames, _AccountHead):
+    """An account as stored. `version` is the optimistic lock; `configVersion` the deployed
+    configuration its data was last checked against."""
+
     invoiceDocument: str | None = None
     validationResult: ValidationResult | None = None
     configVersion: str

@@ -16,6 +16,7 @@ from chalicelib.accounts.models import (
     Account,
     AccountChanges,
     AccountFields,
+    AccountPlanNames,
     AccountState,
     BillingLevel,
     ContactRole,
@@ -57,7 +58,7 @@ class AccountNumberQuery(BaseModel):
     accountNumber: str
 
 
-class AccountResponse(Response):
+class _AccountResponseHead(Response):
     locator: str
     type: str
     accountState: AccountState
@@ -70,12 +71,9 @@ class AccountResponse(Response):
     createdBy: str
     contacts: list[ContactRole]
     region: str | None = None
-    autoRenewalPlanName: str | None = None
-    delinquencyPlanName: str | None = None
-    excessCreditPlanName: str | None = None
-    invoicingPlanName: str | None = None
-    paymentExecutionRetryPlanName: str | None = None
-    shortfallTolerancePlanName: str | None = None
+
+
+class AccountResponse(AccountPlanNames, _AccountResponseHead):
     timezone: str | None = None
     invoiceDocument: str | None = None
     preferences: Preferences | None = None
