@@ -139,7 +139,30 @@ def policy_model() -> dict[str, Any]:
 
 
 def package(model: dict[str, Any]) -> bytes:
-    """The model as a configuration package ZIP: scalars in config.json, one folder per entity."""
+    """The model as a configuration package ZIP: scalars in config.json, one folder per entity. Built once per
+    test process and model (the same JSON, key for key): a ZIP of the same files and bytes as a new one, only its
+    entries' times older, which nothing reads (a tenant's setup asks for one per test, and its recipe's digest
+    walks it: ~20 ms of CPU a tenant under cProfile)."""
+    key = _model_key(model)
+    built = _PACKAGES.get(key)
+    if built is None:
+        built = _PACKAGES[key] = _package(model)
+    return built
+
+
+_PACKAGES: dict[tuple[str, tuple[str, ...]], bytes] = {}
+"""package()'s ZIPs by _model_key."""
+
+
+def _model_key(model: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """What package() writes of `model`: its JSON as written (order kept) and which of its keys are folders."""
+    return (
+        simplejson.dumps(model, use_decimal=True),
+        tuple(key for key, value in model.items() if isinstance(value, dict)),
+    )
+
+
+def _package(model: dict[str, Any]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr(
@@ -160,7 +183,7 @@ def configured_tenant(
 ) -> str:
     """A fresh tenant with `model` (default: `policy_model()`) deployed through POST /config/createTenant
     (`test_clock`: with a test clock); `token`'s user gets access to it. Answers the tenant locator."""
-    return deployed_tenant(api, token, package(policy_model() if model is None else model), name, test_clock=test_clock)
+    return deployed_tenant(api, token, package(_POLICY_MODEL if model is None else model), name, test_clock=test_clock)
 
 
 def table_zip(name: str, csv_text: str) -> bytes:
@@ -257,7 +280,24 @@ def quotes_model() -> dict[str, Any]:
 
 
 def package_with_files(model: dict[str, Any], files: dict[str, bytes]) -> bytes:
-    """package(model) plus `files` at their paths (plugins/python/rating.py, ...)."""
+    """package(model) plus `files` at their paths (plugins/python/rating.py, ...); built once per test process,
+    model and files, as package() is."""
+    if sum(map(len, files.values())) > _REMEMBERED_BYTES:
+        return _package_with_files(model, files)
+    key = (_model_key(model), tuple(files.items()))
+    built = _PACKAGES_WITH_FILES.get(key)
+    if built is None:
+        built = _PACKAGES_WITH_FILES[key] = _package_with_files(model, files)
+    return built
+
+
+_PACKAGES_WITH_FILES: dict[tuple[Any, ...], bytes] = {}
+"""package_with_files()'s ZIPs by model and files."""
+_REMEMBERED_BYTES = 256 * 1024
+"""Larger packages (a font, a large document template) are built and digested each time, not kept."""
+
+
+def _package_with_files(model: dict[str, Any], files: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with (
         zipfile.ZipFile(io.BytesIO(package(model))) as source,
@@ -312,7 +352,19 @@ NOT_COPIED: dict[tuple[Any, ...], list[str]] = {}
 
 
 def contents_of(package_bytes: bytes) -> str:
-    """A digest of a ZIP's files, names and bytes (not the times the ZIP was written at)."""
+    """A digest of a ZIP's files, names and bytes (not the times the ZIP was written at); remembered per ZIP."""
+    if len(package_bytes) > _REMEMBERED_BYTES:
+        return _contents_of(package_bytes)
+    found = _CONTENTS.get(package_bytes)
+    if found is None:
+        found = _CONTENTS[package_bytes] = _contents_of(package_bytes)
+    return found
+
+
+_CONTENTS: dict[bytes, str] = {}
+
+
+def _contents_of(package_bytes: bytes) -> str:
     digest = hashlib.sha256()
     with zipfile.ZipFile(io.BytesIO(package_bytes)) as archive:
         for info in sorted(archive.infolist(), key=lambda info: info.filename):

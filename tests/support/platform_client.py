@@ -4,9 +4,12 @@ an OpenAPI definition"): the definition types the values of its free-form maps (
 event's `data`, ...) as `{"type": "object"}`, so no generated client could hold `{"firstName": "Ada"}`;
 patched, they are "any value".
 
-Generating takes 10 to 15 seconds, so the package is kept under `.pytest_cache/platform-client/`, in a folder
-named for the patched definition and the generator's version: a rerun imports it at once, and a change of
-either generates it again (and removes the earlier package)."""
+Generating takes 10 to 15 seconds of CPU, so the package is kept in the user's cache ($XDG_CACHE_HOME or ~/.cache,
+pas/platform-client/, as the deploy rehearsal keeps its wheels: shared by every checkout on the machine, so a fresh
+clone's `make test` does not generate it again; it was under the checkout's `.pytest_cache/` until stop 46), in a
+folder named for the patched definition and the generator's version: a rerun imports it at once (its byte code kept
+beside it), and a change of either generates it again. A package no run has used for a week is removed (another
+checkout may be importing one of another definition at the same time)."""
 
 from __future__ import annotations
 
@@ -20,13 +23,16 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 PLATFORM_DEFINITION = ROOT / "tests" / "fixtures" / "platform" / "socotra-ec-openapi.json"
-CACHE = ROOT / ".pytest_cache" / "platform-client"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pas" / "platform-client"
+UNUSED_FOR = 7 * 24 * 3600
+"""Seconds after its last use that a kept package of another definition or generator is removed."""
 PACKAGE = "socotra_client"
 SCRATCH_PREFIX = "generating-"
 GENERATOR = "openapi-python-client"
@@ -61,6 +67,7 @@ def generated_client(definition: dict[str, Any]) -> ModuleType:
     folder = CACHE / hashlib.sha256(f"{version}\n{text}".encode()).hexdigest()[:16]
     if not (folder / PACKAGE).is_dir():
         _generate(text, folder)
+    os.utime(folder)  # its last use, which the removal of unused packages goes by
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
     return importlib.import_module(PACKAGE)
@@ -102,6 +109,7 @@ def _generate(definition_text: str, folder: Path) -> None:
                 raise
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    for earlier in CACHE.iterdir():  # packages of an earlier definition or generator
-        if earlier != folder and not earlier.name.startswith(SCRATCH_PREFIX):
+    unused = time.time() - UNUSED_FOR
+    for earlier in CACHE.iterdir():  # packages of an earlier definition or generator, unused for a week
+        if earlier != folder and not earlier.name.startswith(SCRATCH_PREFIX) and earlier.stat().st_mtime < unused:
             shutil.rmtree(earlier, ignore_errors=True)
