@@ -54,6 +54,7 @@ def _new_client(service: str, options: dict[str, Any]) -> Any:
     made = _session.client(service, region_name=current.region, endpoint_url=current.aws_endpoint_url, config=config)
     if service == "dynamodb":
         json_bodies(made)
+        table_names_read_directly(made)
     return made
 
 
@@ -111,6 +112,66 @@ class _JsonBodies:
         serialized = dict(self._plain.serialize_to_request({}, operation_model))
         serialized["body"] = body
         return serialized
+
+
+TRANSACT_WRITE_TABLES = (
+    "TransactItems[*].[ConditionCheck.TableName, Put.TableName, Delete.TableName, Update.TableName][]"
+)
+TRANSACT_GET_TABLES = "TransactItems[*].Get.TableName"
+_KINDS_OF_WRITE = ("ConditionCheck", "Put", "Delete", "Update")
+
+
+def table_names_read_directly(client: Any) -> None:
+    """The table names of a transaction, which botocore's endpoint rules take as a parameter (ResourceArnList,
+    for endpoints by account), are read from the request directly, not by botocore's JMESPath interpreter:
+    its walk of `TransactItems[*].[ConditionCheck.TableName, Put.TableName, ...][]` visited some 700 nodes
+    for each of a renewal's 40-action writes, two thirds of botocore's endpoint resolution (0.5-1 ms of a
+    renewal's CPU; benchmarks/README "Issue 28 at stop 45"). The same list: the names in order, absent
+    ones left out. A request of any other shape (an action that is not a map, a name that is not text) and
+    every other path take botocore's way; tests/storage/test_endpoint_parameters.py compares the two."""
+    resolver = getattr(client, "_ruleset_resolver", None)
+    botocores = getattr(resolver, "_resolve_param_as_operation_context_param", None)
+    if botocores is None or getattr(botocores, "reads_directly", False):
+        return
+
+    def resolved(param_name: str, operation_model: Any, call_args: dict[str, Any]) -> Any:
+        parameters = operation_model.operation_context_parameters
+        path = parameters[param_name]["path"] if param_name in parameters else None
+        if path == TRANSACT_WRITE_TABLES:
+            names = _transact_tables(call_args, _KINDS_OF_WRITE)
+        elif path == TRANSACT_GET_TABLES:
+            names = _transact_tables(call_args, ("Get",))
+        else:
+            names = None
+        return botocores(param_name, operation_model, call_args) if names is None else names
+
+    resolved.reads_directly = True  # type: ignore[attr-defined]
+    resolver._resolve_param_as_operation_context_param = resolved
+
+
+def _transact_tables(call_args: dict[str, Any], kinds: tuple[str, ...]) -> list[str] | None:
+    """The table names of `TransactItems`, as the JMESPath projection finds them; None (botocore's way) for
+    anything but a list of maps whose actions are maps with text names."""
+    items = call_args.get("TransactItems")
+    if type(items) is not list:
+        return None
+    names = []
+    for item in items:
+        if type(item) is not dict:
+            return None
+        for kind in kinds:
+            action = item.get(kind)
+            if action is None:
+                continue
+            if type(action) is not dict:
+                return None
+            name = action.get("TableName")
+            if name is None:
+                continue
+            if type(name) is not str:
+                return None
+            names.append(name)
+    return names
 
 
 def _base64(value: Any) -> str:
