@@ -129,7 +129,7 @@ def table_names_read_directly(client: Any) -> None:
     renewal's CPU; benchmarks/README "Issue 28 at stop 45"). The same list: the names in order, absent
     ones left out. A request of any other shape (an action that is not a map, a name that is not text) and
     every other path take botocore's way; tests/storage/test_endpoint_parameters.py compares the two."""
-    resolver = getattr(client, "_ruleset_resolver", None)
+    resolver: Any = getattr(client, "_ruleset_resolver", None)
     botocores = getattr(resolver, "_resolve_param_as_operation_context_param", None)
     if botocores is None or getattr(botocores, "reads_directly", False):
         return

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import boto3
-import jmespath
+import jmespath  # type: ignore[import-untyped]
 import pytest
 from botocore.config import Config
 
