@@ -54,6 +54,8 @@ def _new_client(service: str, options: dict[str, Any]) -> Any:
     made = _session.client(service, region_name=current.region, endpoint_url=current.aws_endpoint_url, config=config)
     if service == "dynamodb":
         json_bodies(made)
+        table_names_read_directly(made)
+        attribute_values_read_directly(made)
     return made
 
 
@@ -111,6 +113,129 @@ class _JsonBodies:
         serialized = dict(self._plain.serialize_to_request({}, operation_model))
         serialized["body"] = body
         return serialized
+
+
+TRANSACT_WRITE_TABLES = (
+    "TransactItems[*].[ConditionCheck.TableName, Put.TableName, Delete.TableName, Update.TableName][]"
+)
+TRANSACT_GET_TABLES = "TransactItems[*].Get.TableName"
+_KINDS_OF_WRITE = ("ConditionCheck", "Put", "Delete", "Update")
+
+
+def table_names_read_directly(client: Any) -> None:
+    """The table names of a transaction, which botocore's endpoint rules take as a parameter (ResourceArnList,
+    for endpoints by account), are read from the request directly, not by botocore's JMESPath interpreter:
+    its walk of `TransactItems[*].[ConditionCheck.TableName, Put.TableName, ...][]` visited some 700 nodes
+    for each of a renewal's 40-action writes, two thirds of botocore's endpoint resolution (0.5-1 ms of a
+    renewal's CPU; benchmarks/README "Issue 28 at stop 45"). The same list: the names in order, absent
+    ones left out. A request of any other shape (an action that is not a map, a name that is not text) and
+    every other path take botocore's way; tests/storage/test_endpoint_parameters.py compares the two."""
+    resolver: Any = getattr(client, "_ruleset_resolver", None)
+    botocores = getattr(resolver, "_resolve_param_as_operation_context_param", None)
+    if botocores is None or getattr(botocores, "reads_directly", False):
+        return
+
+    def resolved(param_name: str, operation_model: Any, call_args: dict[str, Any]) -> Any:
+        parameters = operation_model.operation_context_parameters
+        path = parameters[param_name]["path"] if param_name in parameters else None
+        if path == TRANSACT_WRITE_TABLES:
+            names = _transact_tables(call_args, _KINDS_OF_WRITE)
+        elif path == TRANSACT_GET_TABLES:
+            names = _transact_tables(call_args, ("Get",))
+        else:
+            names = None
+        return botocores(param_name, operation_model, call_args) if names is None else names
+
+    resolved.reads_directly = True  # type: ignore[attr-defined]
+    resolver._resolve_param_as_operation_context_param = resolved
+
+
+def _transact_tables(call_args: dict[str, Any], kinds: tuple[str, ...]) -> list[str] | None:
+    """The table names of `TransactItems`, as the JMESPath projection finds them; None (botocore's way) for
+    anything but a list of maps whose actions are maps with text names."""
+    items = call_args.get("TransactItems")
+    if type(items) is not list:
+        return None
+    names = []
+    for item in items:
+        if type(item) is not dict:
+            return None
+        for kind in kinds:
+            action = item.get(kind)
+            if action is None:
+                continue
+            if type(action) is not dict:
+                return None
+            name = action.get("TableName")
+            if name is None:
+                continue
+            if type(name) is not str:
+                return None
+            names.append(name)
+    return names
+
+
+def attribute_values_read_directly(client: Any) -> None:
+    """DynamoDB's answers are parsed as botocore parses them, but each attribute value (the `AttributeValue`
+    shape: most of a Query's answer) by one function instead of botocore's generic walk of the service model
+    (a structure of ten members looked up for each value, a method dispatched by type for each node): a
+    renewal's Query answers some 1,300 values a day. A value of any shape but DynamoDB's own (one type, its
+    value not null) takes botocore's way; tests/storage/test_json_answers.py compares the two."""
+    endpoint: Any = getattr(client, "_endpoint", None)
+    factory = getattr(endpoint, "_response_parser_factory", None)
+    if factory is None or isinstance(factory, _AttributeValueParsers):
+        return
+    endpoint._response_parser_factory = _AttributeValueParsers(factory)
+
+
+class _AttributeValueParsers:
+    def __init__(self, factory: Any):
+        self._factory = factory
+
+    def create_parser(self, protocol_name: str) -> Any:
+        from botocore.parsers import JSONParser
+
+        parser = self._factory.create_parser(protocol_name)
+        if type(parser) is JSONParser:
+            _read_attribute_values_directly(parser)
+        return parser
+
+
+def _read_attribute_values_directly(parser: Any) -> None:
+    """botocore's JSON parser `parser`, its walk taking `value` for each AttributeValue: what botocore's
+    `_handle_structure` makes of it (the value's one member, parsed by its type: a blob decoded, a map's or
+    list's values in turn, anything else as sent; a member not sent or null left out)."""
+    botocores = parser._parse_shape
+    blob = parser._blob_parser
+
+    def value(shape: Any, node: Any) -> Any:
+        if type(node) is dict and len(node) == 1:
+            for tag, raw in node.items():
+                if raw is None:
+                    break
+                if tag in _AS_SENT:
+                    return {tag: raw}
+                if tag == "M" and type(raw) is dict:
+                    return {tag: {name: None if inner is None else value(shape, inner) for name, inner in raw.items()}}
+                if tag == "L" and type(raw) is list:
+                    return {tag: [None if inner is None else value(shape, inner) for inner in raw]}
+                if tag == "B":
+                    return {tag: blob(raw)}
+                if tag in _SETS and type(raw) is list:
+                    return {tag: list(raw)}
+                if tag == "BS" and type(raw) is list:
+                    return {tag: [None if inner is None else blob(inner) for inner in raw]}
+        return botocores(shape, node)
+
+    def parse_shape(shape: Any, node: Any) -> Any:
+        return value(shape, node) if shape.name == "AttributeValue" else botocores(shape, node)
+
+    parser._parse_shape = parse_shape
+
+
+_AS_SENT = frozenset({"S", "N", "NULL", "BOOL"})
+"""The attribute value types botocore's JSON parser gives as they were sent."""
+_SETS = frozenset({"SS", "NS"})
 
 
 def _base64(value: Any) -> str:
