@@ -908,10 +908,13 @@ def grace_ended(
     if record.delinquencyState != DelinquencyState.LAPSE_TRIGGERED:
         return record.delinquencyState.value
     references, errors = [], []
+    issued_here = bill is not None and TransactionState(record.settings.advanceLapseTo) == TransactionState.ISSUED
     for reference in record.references:
         if reference.referenceType == "policy" and reference.transactionLocator is None:
             try:
-                reference = reference.model_copy(update={"transactionLocator": _lapse(ctx, record, reference)})
+                lapse = _lapse_billed(ctx, record, reference, bill) if issued_here and bill is not None else None
+                lapse = lapse or _lapse(ctx, record, reference)
+                reference = reference.model_copy(update={"transactionLocator": lapse})
             except DomainError as error:
                 errors.append(f"{reference.referenceLocator}: {error.code}: {error.message}")
         references.append(reference)
@@ -1114,6 +1117,23 @@ def _lapse_issued(
         billed_by_caller=billed_by_caller,
         billed_in=billed_in,
     )
+
+
+def _lapse_billed(
+    ctx: CallContext, record: Delinquency, reference: DelinquencyReference, bill: Callable[[Transaction], None]
+) -> str | None:
+    """The policy's lapse created and issued in a write of its own (a fleet's lapses, step by step), billed by the
+    caller's `bill` once it committed, as `_lapsed_in_one_write` bills them: its installments written and the
+    account's invoice generation entry brought forward, so the due run invoices the refunds of every lapse of the
+    delinquency together after them (one invoice per billing container and due time, DECISIONS "Billing"), not one
+    a policy by a billing job each. Its locator; None when it would not be issued at once (`_lapse` then)."""
+    uow = wiring.unit_of_work(ctx)
+    issued = _lapse_issued(ctx, uow, record, reference, billed_by_caller=True)
+    if issued is None:
+        return None
+    uow.after_commit(partial(bill, issued))
+    uow.commit()
+    return issued.locator
 
 
 def _lapse(ctx: CallContext, record: Delinquency, reference: DelinquencyReference) -> str:

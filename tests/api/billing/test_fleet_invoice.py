@@ -285,12 +285,19 @@ def test_a_fleets_invoice_falling_due_opens_one_delinquency_and_its_grace_end_la
     assert sorted(event["data"]["policyLocators"]["items"]) == policies
     jobs.drain()
     # as a lapse of one policy (tests/jobs/test_billing_delinquency.py): the whole term refunded from its start,
-    # the month's invoice stays open (60 x 105.00 unpaid), each refund a negative invoice settled into credit
+    # the month's invoice stays open (60 x 105.00 unpaid); the refunds, of one container and due time, are ONE
+    # negative invoice settled into credit (DECISIONS "Billing"; one a policy before, each lapse billed and invoiced
+    # by a job of its own when the lapses did not fit in one write), as those of lapses that fit in one write are
     invoices = invoices_of_account(api, admin_token, tenant, account)
     assert Counter((i["invoiceState"], Decimal(str(i["totalAmount"]))) for i in invoices) == {
         ("open", Decimal("6300.00")): 1,
-        ("settled", Decimal("-105.00")): DELINQUENT_POLICIES,
+        ("settled", Decimal("-6300.00")): 1,
     }
+    [refund] = [i for i in invoices if i["invoiceState"] == "settled"]
+    whole = ok(call(api, "GET", billing(tenant, f"/invoices/{refund['locator']}"), admin_token))
+    assert len(whole["invoiceItems"]) == 2 * DELINQUENT_POLICIES  # each policy's premium and tax given back
+    assert Counter(item["policyLocator"] for item in whole["invoiceItems"]) == {p: 2 for p in policies}
+    assert {t for item in whole["invoiceItems"] for t in item["transactionLocators"]} == set(lapses.values())
     balance = ok(
         call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
     )["balance"]
@@ -397,7 +404,8 @@ def test_a_reversal_that_re_opens_a_fleets_settled_delinquency_marks_its_policie
     write), its 60 policies marked after that write in writes of their own behind the billing root, its grace end
     back at its time; should that not get to the end (`cut_short`), the grace end, put due at the reversal, marks
     the rest at the next due run and moves on to its time. At the grace end every policy lapses, exactly as an
-    unpaid fleet's: 60 refunds of -105.00 into 6,300.00 of credit, the 6,300.00 invoice open."""
+    unpaid fleet's: one refund invoice of -6,300.00 (60 policies' refunds) into 6,300.00 of credit, the 6,300.00
+    invoice open."""
     tenant, account = delinquent_fleet
     [listed] = invoices_of_account(api, admin_token, tenant, account)
     advance(api, admin_token, tenant, jobs, "2026-02-05T00:00:00Z")
@@ -465,7 +473,7 @@ def test_a_reversal_that_re_opens_a_fleets_settled_delinquency_marks_its_policie
         (i["invoiceState"], Decimal(str(i["totalAmount"])), Decimal(str(i["totalRemainingAmount"]))) for i in invoices
     ) == {
         ("open", Decimal("6300.00"), Decimal("6300.00")): 1,
-        ("settled", Decimal("-105.00"), Decimal("0")): DELINQUENT_POLICIES,
+        ("settled", Decimal("-6300.00"), Decimal("0")): 1,
     }
     balance = ok(
         call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
