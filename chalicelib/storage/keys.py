@@ -591,6 +591,28 @@ def billing_writeoff_page(tenant_locator: str, account_locator: str, write_off: 
     return Key(prefix.pk, f"{prefix.sk}{number:05d}")
 
 
+BILLING_DELINQUENCY_PAGE_PREFIX = "DPG#"
+"""A delinquency's references when it has more than its record holds (delinquency/repository.py INLINE_REFERENCES: a
+fleet's, one a policy): pages of one set (`DPG#{delinquency}#{set}#{n}`), the set its record names
+(`referencePages`); a write that changes them (a lapse naming its transactions, an invoice joining) writes a new set
+(unseen until the record names it) and deletes the old one."""
+
+
+def billing_delinquency_pages(tenant_locator: str, account_locator: str, delinquency: str, page_set: str) -> Key:
+    """The sort-key prefix of a delinquency's reference pages of one set (a Query of it reads them in order)."""
+    return Key(
+        billing_partition(tenant_locator, account_locator),
+        f"{BILLING_DELINQUENCY_PAGE_PREFIX}{delinquency}#{page_set}#",
+    )
+
+
+def billing_delinquency_page(
+    tenant_locator: str, account_locator: str, delinquency: str, page_set: str, number: int
+) -> Key:
+    prefix = billing_delinquency_pages(tenant_locator, account_locator, delinquency, page_set)
+    return Key(prefix.pk, f"{prefix.sk}{number:05d}")
+
+
 def billing_container_root(tenant_locator: str, account_locator: str, container_locator: str) -> Key:
     """The billing root of a container other than the account (a policy billed at policy level), in its
     account's billing partition beside the account's own root (`billing_root`)."""

@@ -109,8 +109,9 @@ from chalicelib.billing.credit.models import (
     Disbursement,
     DisbursementState,
 )
+from chalicelib.billing.delinquency import repository as delinquency_repository
 from chalicelib.billing.delinquency import service as delinquency_service
-from chalicelib.billing.delinquency.models import OPEN_STATES, Delinquency
+from chalicelib.billing.delinquency.models import OPEN_STATES, Delinquency, DelinquencyReference
 from chalicelib.billing.holds import service as billing_holds
 from chalicelib.billing.holds.models import HoldTarget
 from chalicelib.billing.installments import repository as installment_repository
@@ -264,7 +265,8 @@ histories = st.fixed_dictionaries(
 than one write holds, whose draw would cost some 0.8 s a policy): a delinquency's settlement, re-opening and their
 policies' marks in steps after the payment's or reversal's write (MARKS_IN_PAYMENT 0: also a new delinquency a
 reversal opens), every application's and every write-off's item amounts in pages (APPLICATION_INLINE_AMOUNTS 0,
-writeoffs/repository.py INLINE_AMOUNTS 0)."""
+writeoffs/repository.py INLINE_AMOUNTS 0), every delinquency's references in pages (delinquency/repository.py
+INLINE_REFERENCES 0)."""
 
 
 ADA = {
@@ -941,6 +943,39 @@ def with_paged_write_off_amounts(write_off: dict[str, Any], stored: dict[str, li
     return record
 
 
+def with_paged_references(tenant: str, delinquency: dict[str, Any]) -> Delinquency:
+    """A delinquency's stored record with its references, those of its pages when it keeps them there
+    (`referencePages`: delinquency/repository.py INLINE_REFERENCES); asserts that only the set it names is stored
+    (a rewrite of them deleted the old one), each of its pages once."""
+    record = Delinquency.model_validate(delinquency)
+    pages = query.all_items(
+        table.gateway(),
+        keys.tenant_scope(tenant),
+        keys.billing_partition(tenant, record.accountLocator),
+        sk_prefix=f"{keys.BILLING_DELINQUENCY_PAGE_PREFIX}{record.locator}#",
+        consistent=True,
+    )
+    if record.referencePages is None:
+        assert not pages, (record.locator, pages)
+        return record
+    assert not record.references, record.locator
+    named = f"#{record.referencePages.pageSet}#"
+    assert all(named in page["SK"] for page in pages), (record.locator, [page["SK"] for page in pages])
+    assert len(pages) == record.referencePages.count, (record.locator, len(pages))
+    record.references = [
+        DelinquencyReference(
+            locator=locator,
+            delinquencyLocator=record.locator,
+            referenceLocator=referenced,
+            referenceType=kind,
+            transactionLocator=transaction,
+        )
+        for page in pages
+        for locator, kind, referenced, transaction in json.loads(page["references"])
+    ]
+    return record
+
+
 def with_paged_amounts(application: dict[str, Any], stored: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """An application's stored record with its item amounts, those of its pages when it keeps them there
     (`amountPages`: invoices/repository.py APPLICATION_INLINE_AMOUNTS)."""
@@ -983,7 +1018,7 @@ def check(history: History, *, other_policies: bool = False) -> None:
     open_markers = {m["locator"] for m in stored["openInvoice"]}
     assert open_markers == {i.locator for i in invoices if i.invoiceState == InvoiceState.OPEN}
     check_delinquencies(
-        ctx, history, [Delinquency.model_validate(i) for i in stored["delinquency"]], stored, open_markers
+        ctx, history, [with_paged_references(ctx.tenant, i) for i in stored["delinquency"]], stored, open_markers
     )
 
 
@@ -1366,7 +1401,7 @@ def test_reversing_a_payment_takes_back_every_use_of_its_credit(tenant, clock, j
 
 
 def billing_delinquencies(ctx: CallContext, history: History) -> list[Delinquency]:
-    return [Delinquency.model_validate(i) for i in partition(ctx.tenant, history.account)["delinquency"]]
+    return [with_paged_references(ctx.tenant, i) for i in partition(ctx.tenant, history.account)["delinquency"]]
 
 
 def test_an_account_with_many_policies_due_together_is_invoiced(tenant, clock, jobs):
@@ -1400,6 +1435,7 @@ def run(tenant: str, clock: Any, jobs: Any, history: dict[str, Any], *, eager: b
             fleet.enter_context(mock.patch.object(delinquency_service, "MARKS_IN_PAYMENT", 0))
             fleet.enter_context(mock.patch.object(invoice_repository, "APPLICATION_INLINE_AMOUNTS", 0))
             fleet.enter_context(mock.patch.object(write_off_repository, "INLINE_AMOUNTS", 0))
+            fleet.enter_context(mock.patch.object(delinquency_repository, "INLINE_REFERENCES", 0))
         for operation in history["operations"]:
             done.apply(operation)
         while done.holds:  # what an invoicing hold kept back is invoiced below

@@ -68,6 +68,16 @@ class DelinquencyReference(BaseModel):
     transactionLocator: str | None = None
 
 
+class ReferencePages(BaseModel):
+    """Where the references of a delinquency whose record holds none are (delinquency/repository.py
+    INLINE_REFERENCES)."""
+
+    pageSet: str
+    count: int
+    digest: str
+    """Of the references they hold: a rewrite whose references are the same keeps the pages."""
+
+
 class Delinquency(BaseModel):
     locator: str
     accountLocator: str
@@ -77,6 +87,8 @@ class Delinquency(BaseModel):
     settings: DelinquencySettings
     timezone: str
     references: list[DelinquencyReference]
+    referencePages: ReferencePages | None = None
+    """Stored: where its references are when its record holds none (a fleet's); read, they are in `references`."""
     graceStartedAt: datetime
     graceEndAt: datetime
     lapseTransactionEffectiveDate: datetime | None = None

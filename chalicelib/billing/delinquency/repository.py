@@ -3,11 +3,24 @@
 found by locator through the billing alias; lists per policy and invoice page a reference partition.
 Jobs are stored whole as reference items of their owner (invoice or delinquency), so a list is one Query.
 Every unit of work that writes here carries the bump of the account's billing root (the service adds it),
-so the writes are plain puts: two writers of one account never interleave."""
+so the writes are plain puts: two writers of one account never interleave.
+
+A delinquency of more than INLINE_REFERENCES references (a fleet's: one a policy, 1,000 policies were 147 KB on its
+record, over DynamoDB's 400 KB at some 2,000-2,700) keeps none on its record, which names the set of pages holding
+them (`referencePages`, keys.billing_delinquency_page: JSON lists `[locator, type, referenced, transaction]`, in
+order), written in the record's own write; a write that changes them (a lapse naming its transactions, an invoice
+joining) writes a new set and deletes the old one, a write that does not (a settlement, a re-opening) rewrites the
+record alone. Pages more than a write holds beside the rest of it are written ahead (unseen until the record names
+them) and the old ones deleted after it. Every read of a record joins its pages (one Query per MB of them): the
+service's work and the API's answers (lists too) show the references. Up to INLINE_REFERENCES a record is stored
+as before, byte for byte."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterable
+from functools import partial
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -19,12 +32,16 @@ from chalicelib.billing.delinquency.models import (
     DelinquencyCreateJob,
     DelinquencyEvent,
     DelinquencyEventJob,
+    DelinquencyReference,
     GraceJob,
+    ReferencePages,
 )
+from chalicelib.core import codes, records
 from chalicelib.core.paging import Page, PageRequest
 from chalicelib.storage import codec, keys, query, table
 from chalicelib.storage.keys import Key
 from chalicelib.storage.table import WriteOp
+from chalicelib.storage.unit_of_work import UnitOfWork
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -35,6 +52,13 @@ OPEN_PREFIX = "DLQOPEN#"
 DELINQUENCIES = "DLQ"
 """Reference kind: the delinquencies of a policy or an invoice."""
 CREATE_JOBS, GRACE_JOBS, EVENT_JOBS = "DCJOB", "GJOB", "DEJOB"
+INLINE_REFERENCES = 100
+"""The most references a delinquency's record holds (~150-200 bytes each): one of more keeps them in pages."""
+PAGE_BYTES = 96_000
+"""What one page of a delinquency's references holds at most, as JSON (~1,000 references)."""
+PAGES_IN_WRITE = 10
+"""The most page actions (the new set's puts and the old one's deletes) the record's own write takes; more (a fleet
+of some 10,000 policies) are written ahead of it and deleted after it."""
 
 
 def _scope(tenant: str) -> str:
@@ -73,19 +97,120 @@ def _alias_of(tenant: str, kind: str, locator: str) -> dict[str, Any] | None:
 # --- delinquencies ----------------------------------------------------------------------------------
 
 
+def _entries(record: Delinquency) -> list[str]:
+    """Its references as its pages hold them: `[locator, type, referenced, transaction]` (and the delinquency's
+    locator fifth, should one name another)."""
+    return [
+        json.dumps(
+            [ref.locator, ref.referenceType, ref.referenceLocator, ref.transactionLocator]
+            + ([] if ref.delinquencyLocator == record.locator else [ref.delinquencyLocator]),
+            separators=(",", ":"),
+        )
+        for ref in record.references
+    ]
+
+
+def _reference_of(record: Delinquency, entry: list[Any]) -> DelinquencyReference:
+    locator, kind, referenced, transaction, *of = entry
+    return DelinquencyReference(
+        locator=locator,
+        delinquencyLocator=of[0] if of else record.locator,
+        referenceLocator=referenced,
+        referenceType=kind,
+        transactionLocator=transaction,
+    )
+
+
+def stored_pages(record: Delinquency) -> ReferencePages | None:
+    """Where the delinquency's references are once it is written: None on its record (INLINE_REFERENCES or fewer,
+    never paged), else the pages it names when they hold them, or a new set (named by what it holds)."""
+    if record.referencePages is None and len(record.references) <= INLINE_REFERENCES:
+        return None
+    entries = _entries(record)
+    digest = hashlib.sha256("\n".join(entries).encode()).hexdigest()
+    if record.referencePages is not None and record.referencePages.digest == digest:
+        return record.referencePages
+    return ReferencePages(pageSet=digest[:20], count=len(records.packed(entries, len, PAGE_BYTES)), digest=digest)
+
+
+def _page_items(tenant: str, record: Delinquency, pages: ReferencePages) -> list[dict[str, Any]]:
+    return [
+        {
+            **keys.billing_delinquency_page(
+                tenant, record.accountLocator, record.locator, pages.pageSet, number
+            ).as_dict(),
+            "entity": "delinquencyReferencePage",
+            "delinquencyLocator": record.locator,
+            "references": "[" + ",".join(page) + "]",
+        }
+        for number, page in enumerate(records.packed(_entries(record), len, PAGE_BYTES))
+    ]
+
+
+def _page_keys(tenant: str, record: Delinquency, pages: ReferencePages) -> list[Key]:
+    return [
+        keys.billing_delinquency_page(tenant, record.accountLocator, record.locator, pages.pageSet, number)
+        for number in range(pages.count)
+    ]
+
+
+def write_delinquency(
+    uow: UnitOfWork, tenant: str, record: Delinquency, *, new: bool = False, listed: Iterable[str] | None = None
+) -> Delinquency:
+    """`delinquency_writes` added to `uow`, with the pages of its references when they change (`stored_pages`):
+    the new set's puts and the old one's deletes in the write when they fit (PAGES_IN_WRITE, half of a write's
+    bytes), else the new set written now, ahead (BatchWriteItem: unseen until the record names it; removed should
+    the write fail) and the old one deleted after it. Answers the record as written (naming its pages)."""
+    pages = stored_pages(record)
+    old = record.referencePages
+    written = record.model_copy(update={"referencePages": pages})
+    uow.add(*delinquency_writes(tenant, written, new=new, listed=listed))
+    if pages is None or pages == old:
+        return written
+    items = _page_items(tenant, record, pages)
+    retired = _page_keys(tenant, record, old) if old is not None else []
+    puts = [table.put(item) for item in items]
+    if len(puts) + len(retired) <= PAGES_IN_WRITE and billing.fits_beside(puts):
+        uow.add(*puts, *(table.delete(key) for key in retired))
+        return written
+    gateway, scope = table.gateway(), _scope(tenant)
+    gateway.batch_write(scope, items)
+    uow.after_failure(partial(gateway.batch_delete, scope, [keys.Key(i["PK"], i["SK"]) for i in items]))
+    if retired:
+        uow.after_commit(partial(gateway.batch_delete, scope, retired))
+    return written
+
+
+def _whole(tenant: str, item: dict[str, Any]) -> Delinquency:
+    """The delinquency of its stored `item`, its references read from its pages when its record holds none (one
+    Query per MB); 409 when they were rewritten since the record was read."""
+    record = billing.model_of(Delinquency, item)
+    pages = record.referencePages
+    if pages is None:
+        return record
+    prefix = keys.billing_delinquency_pages(tenant, record.accountLocator, record.locator, pages.pageSet)
+    found = query.all_items(table.gateway(), _scope(tenant), prefix.pk, sk_prefix=prefix.sk, consistent=True)
+    if len(found) != pages.count:
+        raise codes.CONCURRENT_MODIFICATION(f"Delinquency {record.locator} changed while it was read; retry")
+    references = [_reference_of(record, entry) for page in found for entry in json.loads(page["references"])]
+    return record.model_copy(update={"references": references})
+
+
 def delinquency_writes(
     tenant: str, record: Delinquency, *, new: bool = False, listed: Iterable[str] | None = None
 ) -> list[WriteOp]:
-    """The record and its open marker (put while it is open, deleted after); a new one also its alias and
-    its references under each of its policies and invoices (`listed`: under those of them alone)."""
+    """The record (without its references when it names their pages: `write_delinquency` writes them) and its
+    open marker (put while it is open, deleted after); a new one also its alias and its references under each of
+    its policies and invoices (`listed`: under those of them alone)."""
     account = record.accountLocator
     marker = keys.billing_record(tenant, account, OPEN_PREFIX, record.locator)
+    stored = record if record.referencePages is None else record.model_copy(update={"references": []})
     writes = [
         table.put(
             {
                 **_delinquency_key(tenant, account, record.locator).as_dict(),
                 "entity": "delinquency",
-                **record.model_dump(exclude_none=True),
+                **stored.model_dump(exclude_none=True),
             }
         ),
         table.put({**marker.as_dict(), "entity": "openDelinquency", "locator": record.locator})
@@ -135,9 +260,9 @@ def delinquency_key(tenant: str, account: str, locator: str) -> tuple[str, str]:
     return key.pk, key.sk
 
 
-def delinquency_of(item: dict[str, Any] | None) -> Delinquency | None:
-    """The delinquency as its stored item (read with other records) has it."""
-    return _model(Delinquency, item) if item else None
+def delinquency_of(tenant: str, item: dict[str, Any] | None) -> Delinquency | None:
+    """The delinquency of its stored item (read with other records), with its references."""
+    return _whole(tenant, item) if item else None
 
 
 def delinquency(tenant: str, locator: str, account: str | None = None) -> Delinquency | None:
@@ -148,14 +273,14 @@ def delinquency(tenant: str, locator: str, account: str | None = None) -> Delinq
             return None
         account = str(alias["accountLocator"])
     item = table.gateway().get(_scope(tenant), _delinquency_key(tenant, account, locator))
-    return _model(Delinquency, item) if item else None
+    return _whole(tenant, item) if item else None
 
 
 def delinquencies(tenant: str, account: str, locators: Iterable[str]) -> list[Delinquency]:
     """The account's delinquencies among `locators`, in the order given (one BatchGetItem per hundred)."""
     wanted = list(dict.fromkeys(locators))
     found = {
-        item["locator"]: _model(Delinquency, item)
+        item["locator"]: _whole(tenant, item)
         for item in table.gateway().batch_get(
             _scope(tenant), [_delinquency_key(tenant, account, locator) for locator in wanted]
         )
@@ -164,7 +289,10 @@ def delinquencies(tenant: str, account: str, locators: Iterable[str]) -> list[De
 
 
 def delinquencies_of_account(tenant: str, account: str, page: PageRequest) -> Page[Delinquency]:
-    return billing.records_page(Delinquency, tenant, account, page, DELINQUENCY_PREFIX)
+    found = query.page(
+        table.gateway(), _scope(tenant), keys.billing_partition(tenant, account), page, sk_prefix=DELINQUENCY_PREFIX
+    )
+    return Page([_whole(tenant, item) for item in found.items], found.list_completed)
 
 
 def delinquencies_of(tenant: str, owner_kind: str, owner: str, page: PageRequest) -> Page[Delinquency]:

@@ -347,10 +347,8 @@ def _open_or_join(
                 "updatedBy": ctx.user_locator,
             }
         )
-        uow.add(
-            *repository.delinquency_writes(ctx.tenant, record),
-            *repository.reference_writes(ctx.tenant, record, references),
-        )
+        record = repository.write_delinquency(uow, ctx.tenant, record)
+        uow.add(*repository.reference_writes(ctx.tenant, record, references))
         touched.append(record)
     for plan, held, of in opening.values():
         record = _open(
@@ -482,10 +480,8 @@ def _open(
         updatedAt=ctx.now,
         updatedBy=ctx.user_locator,
     )
-    uow.add(
-        *repository.delinquency_writes(
-            ctx.tenant, record, new=True, listed=None if policy_references else record.invoice_locators
-        )
+    record = repository.write_delinquency(
+        uow, ctx.tenant, record, new=True, listed=None if policy_references else record.invoice_locators
     )
     due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, locator, end if grace_end_due is None else grace_end_due)
     uow.record_event(CREATE_EVENT, _event_data(record))
@@ -645,7 +641,7 @@ def _reopen(ctx: CallContext, uow: UnitOfWork, record: Delinquency, marks: dict[
     reopened = record.model_copy(
         update={"delinquencyState": DelinquencyState.IN_GRACE, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
     )
-    uow.add(*repository.delinquency_writes(ctx.tenant, reopened))
+    reopened = repository.write_delinquency(uow, ctx.tenant, reopened)
     fleet = len(record.policy_locators) > MARKS_IN_PAYMENT
     due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, record.locator, ctx.now if fleet else record.graceEndAt)
     _rearm_events(ctx, uow, reopened, CancellationType.DELINQUENCY_SETTLED)
@@ -762,7 +758,7 @@ def _end(
     changed = record.model_copy(
         update={"delinquencyState": state, "updatedAt": ctx.now, "updatedBy": ctx.user_locator, **changes}
     )
-    uow.add(*repository.delinquency_writes(ctx.tenant, changed))
+    changed = repository.write_delinquency(uow, ctx.tenant, changed)
     if not grace_end_settled:
         due.cancel(uow, DueKind.DELINQUENCY_GRACE_END, record.locator)
     if reason is not None:
@@ -912,10 +908,13 @@ def grace_ended(
     if record.delinquencyState != DelinquencyState.LAPSE_TRIGGERED:
         return record.delinquencyState.value
     references, errors = [], []
+    issued_here = bill is not None and TransactionState(record.settings.advanceLapseTo) == TransactionState.ISSUED
     for reference in record.references:
         if reference.referenceType == "policy" and reference.transactionLocator is None:
             try:
-                reference = reference.model_copy(update={"transactionLocator": _lapse(ctx, record, reference)})
+                lapse = _lapse_billed(ctx, record, reference, bill) if issued_here and bill is not None else None
+                lapse = lapse or _lapse(ctx, record, reference)
+                reference = reference.model_copy(update={"transactionLocator": lapse})
             except DomainError as error:
                 errors.append(f"{reference.referenceLocator}: {error.code}: {error.message}")
         references.append(reference)
@@ -930,10 +929,8 @@ def grace_ended(
             "updatedBy": ctx.user_locator,
         }
     )
-    uow.add(
-        *repository.delinquency_writes(ctx.tenant, lapsed),
-        *repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed", "; ".join(errors) or None)),
-    )
+    lapsed = repository.write_delinquency(uow, ctx.tenant, lapsed)
+    uow.add(*repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed", "; ".join(errors) or None)))
     if entry_uow is None:
         uow.commit()
     return "lapsed"
@@ -972,7 +969,7 @@ def _with_account(ctx: CallContext, account: str, locator: str) -> tuple[Delinqu
     generation = due.entry_key(ctx, DueKind.INVOICE_GENERATE, account)
     found = accounts.get_account_with(ctx, account, [key, pointer, generation])[1]
     configuration.remember_current(ctx, found.get(pointer))
-    return repository.delinquency_of(found.get(key)), due.entry_of(ctx, found.get(generation))
+    return repository.delinquency_of(ctx.tenant, found.get(key)), due.entry_of(ctx, found.get(generation))
 
 
 ENTRY_SETTLEMENT = 1
@@ -1035,10 +1032,8 @@ def _lapsed_in_one_write(
     lapsed = triggered.model_copy(
         update={"delinquencyState": DelinquencyState.LAPSE_TRANSACTION_CREATED, "references": references}
     )
-    uow.add(
-        *repository.delinquency_writes(ctx.tenant, lapsed),
-        *repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed")),
-    )
+    lapsed = repository.write_delinquency(uow, ctx.tenant, lapsed)
+    uow.add(*repository.grace_job_writes(ctx.tenant, _grace_job(ctx, lapsed, "lapsed")))
     if uow.remaining < ENTRY_SETTLEMENT:  # the lapses of many policies: one write each, step by step
         return None
     uow.commit()
@@ -1122,6 +1117,23 @@ def _lapse_issued(
         billed_by_caller=billed_by_caller,
         billed_in=billed_in,
     )
+
+
+def _lapse_billed(
+    ctx: CallContext, record: Delinquency, reference: DelinquencyReference, bill: Callable[[Transaction], None]
+) -> str | None:
+    """The policy's lapse created and issued in a write of its own (a fleet's lapses, step by step), billed by the
+    caller's `bill` once it committed, as `_lapsed_in_one_write` bills them: its installments written and the
+    account's invoice generation entry brought forward, so the due run invoices the refunds of every lapse of the
+    delinquency together after them (one invoice per billing container and due time, DECISIONS "Billing"), not one
+    a policy by a billing job each. Its locator; None when it would not be issued at once (`_lapse` then)."""
+    uow = wiring.unit_of_work(ctx)
+    issued = _lapse_issued(ctx, uow, record, reference, billed_by_caller=True)
+    if issued is None:
+        return None
+    uow.after_commit(partial(bill, issued))
+    uow.commit()
+    return issued.locator
 
 
 def _lapse(ctx: CallContext, record: Delinquency, reference: DelinquencyReference) -> str:
@@ -1231,7 +1243,7 @@ def update_delinquency(ctx: CallContext, locator: str, grace_end_at: datetime | 
     changed = current.model_copy(
         update={"graceEndAt": grace_end_at, "updatedAt": ctx.now, "updatedBy": ctx.user_locator}
     )
-    uow.add(*repository.delinquency_writes(ctx.tenant, changed))
+    changed = repository.write_delinquency(uow, ctx.tenant, changed)
     due.schedule(uow, DueKind.DELINQUENCY_GRACE_END, locator, grace_end_at)
     uow.record_event(UPDATE_EVENT, _event_data(changed))
     uow.commit()

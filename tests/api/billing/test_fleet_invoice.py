@@ -14,6 +14,7 @@ from decimal import Decimal
 import pytest
 
 from chalicelib.billing import repository
+from chalicelib.billing.delinquency import repository as delinquency_repository
 from chalicelib.billing.delinquency import service as delinquency_service
 from chalicelib.billing.installments import repository as installment_repository
 from chalicelib.billing.invoices import repository as invoice_repository
@@ -284,12 +285,19 @@ def test_a_fleets_invoice_falling_due_opens_one_delinquency_and_its_grace_end_la
     assert sorted(event["data"]["policyLocators"]["items"]) == policies
     jobs.drain()
     # as a lapse of one policy (tests/jobs/test_billing_delinquency.py): the whole term refunded from its start,
-    # the month's invoice stays open (60 x 105.00 unpaid), each refund a negative invoice settled into credit
+    # the month's invoice stays open (60 x 105.00 unpaid); the refunds, of one container and due time, are ONE
+    # negative invoice settled into credit (DECISIONS "Billing"; one a policy before, each lapse billed and invoiced
+    # by a job of its own when the lapses did not fit in one write), as those of lapses that fit in one write are
     invoices = invoices_of_account(api, admin_token, tenant, account)
     assert Counter((i["invoiceState"], Decimal(str(i["totalAmount"]))) for i in invoices) == {
         ("open", Decimal("6300.00")): 1,
-        ("settled", Decimal("-105.00")): DELINQUENT_POLICIES,
+        ("settled", Decimal("-6300.00")): 1,
     }
+    [refund] = [i for i in invoices if i["invoiceState"] == "settled"]
+    whole = ok(call(api, "GET", billing(tenant, f"/invoices/{refund['locator']}"), admin_token))
+    assert len(whole["invoiceItems"]) == 2 * DELINQUENT_POLICIES  # each policy's premium and tax given back
+    assert Counter(item["policyLocator"] for item in whole["invoiceItems"]) == {p: 2 for p in policies}
+    assert {t for item in whole["invoiceItems"] for t in item["transactionLocators"]} == set(lapses.values())
     balance = ok(
         call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
     )["balance"]
@@ -396,7 +404,8 @@ def test_a_reversal_that_re_opens_a_fleets_settled_delinquency_marks_its_policie
     write), its 60 policies marked after that write in writes of their own behind the billing root, its grace end
     back at its time; should that not get to the end (`cut_short`), the grace end, put due at the reversal, marks
     the rest at the next due run and moves on to its time. At the grace end every policy lapses, exactly as an
-    unpaid fleet's: 60 refunds of -105.00 into 6,300.00 of credit, the 6,300.00 invoice open."""
+    unpaid fleet's: one refund invoice of -6,300.00 (60 policies' refunds) into 6,300.00 of credit, the 6,300.00
+    invoice open."""
     tenant, account = delinquent_fleet
     [listed] = invoices_of_account(api, admin_token, tenant, account)
     advance(api, admin_token, tenant, jobs, "2026-02-05T00:00:00Z")
@@ -464,7 +473,7 @@ def test_a_reversal_that_re_opens_a_fleets_settled_delinquency_marks_its_policie
         (i["invoiceState"], Decimal(str(i["totalAmount"])), Decimal(str(i["totalRemainingAmount"]))) for i in invoices
     ) == {
         ("open", Decimal("6300.00"), Decimal("6300.00")): 1,
-        ("settled", Decimal("-105.00"), Decimal("0")): DELINQUENT_POLICIES,
+        ("settled", Decimal("-6300.00"), Decimal("0")): 1,
     }
     balance = ok(
         call(api, "GET", billing(tenant, f"/accounting/ledgerAccounts/accountCreditBalance/{account}"), admin_token)
@@ -661,6 +670,127 @@ def test_a_reversal_that_opens_a_new_delinquency_for_a_fleet_marks_its_policies_
     )
     for policy in policies:
         assert statuses(api, admin_token, tenant, {"locator": policy}) == ["cancelled"]
+    [event] = events_of_type(api, admin_token, tenant, "billing.delinquency.lapse")
+    assert sorted(event["data"]["policyLocators"]["items"]) == policies
+
+
+def delinquency_records(tenant, account, delinquency):
+    """The delinquency's record and its reference pages (every set), as stored."""
+    [record] = raw(tenant, account, f"{delinquency_repository.DELINQUENCY_PREFIX}{delinquency}")
+    return record, raw(tenant, account, f"{keys.BILLING_DELINQUENCY_PAGE_PREFIX}{delinquency}#")
+
+
+def answered(api, admin_token, tenant, account, delinquency, policies, invoice):
+    """The delinquency as `GET /delinquencies/{l}` answers it, asserted the same in every list that shows it (the
+    account's, each policy's, the invoice's)."""
+    found = ok(call(api, "GET", billing(tenant, f"/delinquencies/{delinquency}"), admin_token))
+    lists = [f"/delinquencies/accounts/{account}/list", f"/delinquencies/invoices/{invoice}/list"]
+    for path in lists + [f"/delinquencies/policies/{p}/list" for p in policies]:
+        assert ok(call(api, "GET", billing(tenant, path), admin_token))["items"] == [found], path
+    return found
+
+
+def stored_references(record, pages):
+    """The references as the record or its pages hold them, as the API answers them."""
+    if "referencePages" not in record:
+        return record["references"]
+    entries = [entry for page in pages for entry in json.loads(page["references"])]
+    return [
+        {
+            "locator": locator,
+            "delinquencyLocator": record["locator"],
+            "referenceLocator": referenced,
+            "referenceType": kind,
+            **({"transactionLocator": transaction} if transaction else {}),
+        }
+        for locator, kind, referenced, transaction in entries
+    ]
+
+
+@pytest.mark.parametrize("path", ["inline", "paged", "paged in steps"])
+def test_a_fleets_delinquency_of_more_references_than_its_record_holds_keeps_them_in_pages(
+    api, admin_token, small_fleet, monkeypatch, jobs, path
+):
+    """The 8 policies' delinquency (9 references: one a policy, one of the invoice) with at most 3 on its record
+    (made small here: delinquency/repository.py INLINE_REFERENCES is 100) in pages of ~300 bytes: its record holds
+    none and names its pages (`referencePages`), which hold each reference; opened, its policies marked, settled by a
+    payment, re-opened by the payment's reversal (the record rewritten alone, the pages left as they are), lapsed at
+    its grace end (a new set of pages naming each policy's lapse transaction, the old set deleted): every answer
+    (`GET`, the account's, the invoice's and each policy's lists) shows every reference as an unpaged one's does.
+    `inline` (the threshold not reached): stored as before, references on the record, no page. `paged in steps`:
+    writes of 20 actions (the opening, the settlement's and the re-opening's marks in steps behind the billing
+    root), the pages more than the record's write holds (PAGES_IN_WRITE 1: written ahead, the old ones deleted
+    after the write)."""
+    if path != "inline":
+        monkeypatch.setattr(delinquency_repository, "INLINE_REFERENCES", 3)
+    monkeypatch.setattr(delinquency_repository, "PAGE_BYTES", 300)
+    tenant, account = small_fleet
+    [listed] = invoices_of_account(api, admin_token, tenant, account)
+    if path == "paged in steps":
+        small_writes(monkeypatch)
+        monkeypatch.setattr(delinquency_repository, "PAGES_IN_WRITE", 1)
+    sizes = largest_writes(monkeypatch)
+
+    advance(api, admin_token, tenant, jobs, "2026-02-01T06:00:00Z")
+
+    record, policies = fleet_policies(api, admin_token, tenant, listed["locator"])
+    assert max(sizes) <= (SMALL_WRITE if path == "paged in steps" else 100), sizes
+    assert len(policies) == SMALL_FLEET and record["delinquencyState"] == "inGrace"
+    assert delinquent_of(api, admin_token, tenant, policies) == policies
+    opened = answered(api, admin_token, tenant, account, record["locator"], policies, listed["locator"])
+    assert [r["referenceType"] for r in opened["references"]] == ["policy"] * SMALL_FLEET + ["invoice"]
+    stored, pages = delinquency_records(tenant, account, record["locator"])
+    assert stored_references(stored, pages) == opened["references"]
+    if path == "inline":
+        assert pages == [] and "referencePages" not in stored and len(stored["references"]) == SMALL_FLEET + 1
+    else:
+        assert stored["references"] == [] and stored["referencePages"]["count"] == len(pages) > 1, pages
+        assert all(len(page["references"]) <= 300 for page in pages)
+    [create] = events_of_type(api, admin_token, tenant, "billing.delinquency.create")
+    assert sorted(create["data"]["policyLocators"]["items"]) == policies
+
+    payment = ok(new_payment(api, admin_token, tenant, account, "Check", Decimal(str(listed["totalAmount"]))))
+    posted = call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/post"), admin_token)
+    assert ok(posted)["paymentState"] == "posted"
+    advance(api, admin_token, tenant, jobs, "2026-02-03T00:00:00Z")  # a fleet's: the rest of the marks, if any
+
+    settled = answered(api, admin_token, tenant, account, record["locator"], policies, listed["locator"])
+    assert settled["delinquencyState"] == "settled" and settled["references"] == opened["references"]
+    assert delinquent_of(api, admin_token, tenant, policies) == []
+    assert delinquency_records(tenant, account, record["locator"])[1] == pages  # the record rewritten alone
+
+    reversed_payment = call(api, "PATCH", billing(tenant, f"/payments/{payment['locator']}/reverse"), admin_token)
+    assert ok(reversed_payment)["paymentState"] == "reversed"
+    advance(api, admin_token, tenant, jobs, "2026-02-04T00:00:00Z")
+
+    reopened = answered(api, admin_token, tenant, account, record["locator"], policies, listed["locator"])
+    assert (reopened["delinquencyState"], reopened["graceEndAt"]) == ("inGrace", "2026-02-11T05:00:00.000Z")
+    assert reopened["references"] == opened["references"]
+    assert delinquent_of(api, admin_token, tenant, policies) == policies
+    assert delinquency_records(tenant, account, record["locator"])[1] == pages
+    assert max(sizes) <= (SMALL_WRITE if path == "paged in steps" else 100), sizes
+
+    monkeypatch.setattr(unit_of_work, "MAX_TRANSACTION_ITEMS", 100)  # the lapses as any fleet's
+    advance(api, admin_token, tenant, jobs, "2026-02-11T05:00:00Z")
+
+    lapsed = answered(api, admin_token, tenant, account, record["locator"], policies, listed["locator"])
+    assert (lapsed["delinquencyState"], lapsed["lapseTransactionEffectiveDate"]) == (
+        "lapseTransactionCreated",
+        "2026-02-01T05:00:00.000Z",
+    )
+    lapses = {r["referenceLocator"]: r.get("transactionLocator") for r in lapsed["references"]}
+    assert [{**r, "transactionLocator": None} for r in lapsed["references"]] == [
+        {**r, "transactionLocator": None} for r in opened["references"]
+    ]
+    assert all(lapses[p] for p in policies) and lapses[listed["locator"]] is None, lapses
+    for policy in policies:
+        assert statuses(api, admin_token, tenant, {"locator": policy}) == ["cancelled"]
+        transaction = ok(call(api, "GET", f"/policy/{tenant}/transactions/{lapses[policy]}", admin_token))
+        assert (transaction["policyLocator"], transaction["transactionState"]) == (policy, "issued")
+    stored, now = delinquency_records(tenant, account, record["locator"])
+    assert stored_references(stored, now) == lapsed["references"]
+    if path != "inline":  # a new set, the old one deleted
+        assert stored["referencePages"]["count"] == len(now) and not {p["SK"] for p in now} & {p["SK"] for p in pages}
     [event] = events_of_type(api, admin_token, tenant, "billing.delinquency.lapse")
     assert sorted(event["data"]["policyLocators"]["items"]) == policies
 
