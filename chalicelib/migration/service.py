@@ -649,10 +649,12 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
         return {"skipped": True}  # a message of a job that ended (paused, or given up by the reaper) delivered again
     if migration.migrationState == MigrationState.PAUSED:
         return {"paused": True}  # stays pending: resume queues it again
+    # `processing` is not written on its own (one TransactWriteItems less): the account goes from its state as read
+    # to its end in its one last write; a crash before it leaves it as read, which its message's return reruns
     working = account.model_copy(
         update={"accountMigrationState": AccountMigrationState.PROCESSING, "lastUpdated": ctx.now}
     )
-    _write_state(ctx, migration, working)
+    as_read = account.accountMigrationState
     try:
         request = _request_of(ctx, migration, account, payload)
         failed, written = _migrate(ctx, migration, working, request)
@@ -660,11 +662,11 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
         # what it joins (an existing account) changed, or a dependency was busy or did not answer (a commit that
         # timed out may have committed): a system error, rerun it
         if isinstance(error, (ConcurrentModification, Unavailable)):
-            return _errored(ctx, payload, migration, working, error)
+            return _errored(ctx, payload, migration, working, as_read, error)
         failed, written = _account_failure(working, error.message), None  # what validation did not foresee
     except Exception as error:  # a system error: `error`, for recover
         logger().exception("migration account failed with a system error")
-        return _errored(ctx, payload, migration, working, error)
+        return _errored(ctx, payload, migration, working, as_read, error)
     if written is None:
         assert failed is not None
         _finish_account(
@@ -710,11 +712,17 @@ def _migration_and_account(
 
 
 def _errored(
-    ctx: CallContext, payload: AccountPayload, migration: Migration, account: AccountMigration, error: Exception
+    ctx: CallContext,
+    payload: AccountPayload,
+    migration: Migration,
+    account: AccountMigration,
+    as_read: AccountMigrationState,
+    error: Exception,
 ) -> dict[str, Any]:
     """The account in `error` (a system error, or records it changes changed meanwhile), which recover reruns;
-    written on condition that the account is still `processing`: when it is not, the error came after its commit
-    (a commit whose answer was lost, an action after it), and the job goes on from the account as committed."""
+    written on condition that the account is still in the state its job read (`as_read`: pending, or `processing`
+    left by an earlier version's crashed run): when it is not, the error came after its commit (a commit whose
+    answer was lost, an action after it), and the job goes on from the account as committed."""
     try:
         _finish_account(
             ctx,
@@ -728,21 +736,15 @@ def _errored(
             ),
             {"errorAccounts": 1},
             [],
-            while_in=AccountMigrationState.PROCESSING,
+            while_in=as_read,
             result={"state": AccountMigrationState.ERROR.value},
         )
     except ConcurrentModification:
         _, committed, _ = _migration_and_account(ctx, payload)
-        if committed is None or committed.accountMigrationState == AccountMigrationState.PROCESSING:
+        if committed is None or committed.accountMigrationState not in DONE:
             raise  # not what a commit leaves: the message comes back
         return migrate_account(ctx, payload)
     return {"state": AccountMigrationState.ERROR.value}
-
-
-def _write_state(ctx: CallContext, migration: Migration, account: AccountMigration) -> None:
-    uow = wiring.unit_of_work(ctx)
-    uow.add(repository.account_write(ctx.tenant, migration.locator, account))
-    uow.commit()
 
 
 def _finish_account(
