@@ -9,20 +9,77 @@ happen, two records with one number, the guard item prevents. The guard (one ite
 naming its owner) is added to the caller's unit of work, so it is written with the record or not at
 all, and a number already in use (a manual `number/set`, or a generated number someone set by hand
 before) fails the whole transaction with 409 `<kind>.number_taken`.
+
+A caller numbering many records ahead (a migration's run job, for the accounts it queues) reserves a block of
+counter values with one UpdateItem (`reserve_block`) and hands each record's values to the job that creates it,
+which runs `reserve_number` inside `given(...)`: the values are taken from there, in order, before the counter
+(each value is still claimed by its guard, so a value used twice fails as above). Values of a block nobody uses
+(an account that failed, a job delivered again) are a gap, which plans allow; numbers stay unique, and count up
+within a block, not across the blocks of callers running at once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.configuration import numbering, repository
 from chalicelib.core import codes
 from chalicelib.core.context import CallContext
-from chalicelib.core.errors import FieldError
+from chalicelib.core.errors import DomainError, FieldError
 from chalicelib.runtime.wiring import UnitOfWork
 
 MAX_NUMBER_LENGTH = 128
+
+_given: ContextVar[dict[tuple[str, str], list[int]] | None] = ContextVar("numbers_given", default=None)
+"""(plan, entity kind) -> counter values reserved ahead for what runs inside `given`, in the order taken."""
+
+
+@contextmanager
+def given(blocks: Iterable[tuple[str, str, int, int]]) -> Iterator[None]:
+    """Within it, `reserve_number` takes the counter values of `blocks` ((plan, entity kind, first, count): values
+    `reserve_block` reserved ahead), in order, before asking the plan's counter for more."""
+    values: dict[tuple[str, str], list[int]] = {}
+    for plan_name, entity_kind, first, count in blocks:
+        values.setdefault((plan_name, entity_kind), []).extend(range(first, first + count))
+    token = _given.set(values)
+    try:
+        yield
+    finally:
+        _given.reset(token)
+
+
+def reserve_block(ctx: CallContext, model: dict[str, Any], plan_name: str, entity_kind: str, count: int) -> int | None:
+    """Reserves `count` consecutive counter values of `plan_name` for `entity_kind` with one UpdateItem, answering
+    the first (for `given`); None, reserving nothing, when the plan cannot number it or fewer than `count` values
+    are left (the records are then numbered one at a time by `reserve_number`, which says why)."""
+    plan = (model.get("numberingPlans") or {}).get(plan_name)
+    if not isinstance(plan, dict) or count < 1:
+        return None
+    try:
+        sequence = numbering.sequence(plan, entity_kind)
+    except numbering.NumberingError:
+        return None
+    if sequence.remaining < count:
+        return None
+    try:
+        return repository.next_counter(
+            ctx.tenant,
+            plan_name,
+            entity_kind,
+            sequence.remaining,
+            lambda: _TooFewLeft("too few numbers left for the block", codes.NUMBERING_EXHAUSTED),
+            count=count,
+        )
+    except _TooFewLeft:
+        return None
+
+
+class _TooFewLeft(DomainError):
+    """A block asked for more values than its plan has left (`reserve_block` answers None)."""
 
 
 @dataclass(frozen=True)
@@ -94,13 +151,16 @@ def reserve_number(
         raise codes.NUMBERING_INVALID_PLAN(
             f"The numbering plan {plan_name} cannot number this {entity_kind}: {error}"
         ) from None
-    counter = repository.next_counter(
-        ctx.tenant,
-        plan_name,
-        entity_kind,
-        sequence.remaining,
-        lambda: codes.NUMBERING_EXHAUSTED(f"The numbering plan {plan_name} has no {entity_kind} numbers left"),
-    )
+    ahead = (_given.get() or {}).get((plan_name, entity_kind))
+    counter = ahead.pop(0) if ahead else None
+    if counter is None or counter >= sequence.remaining:
+        counter = repository.next_counter(
+            ctx.tenant,
+            plan_name,
+            entity_kind,
+            sequence.remaining,
+            lambda: codes.NUMBERING_EXHAUSTED(f"The numbering plan {plan_name} has no {entity_kind} numbers left"),
+        )
     number = sequence.number(counter, values)
     claim_number(ctx, uow, entity_kind, number, owner)
     return number

@@ -257,18 +257,21 @@ def add_bootstrap(uow: UnitOfWork, tenant: str, record: BootstrapRecord) -> None
 COUNTER_ATTRIBUTE = "issued"
 
 
-def next_counter(tenant: str, plan_name: str, entity_kind: str, limit: int, on_limit: table.ErrorFactory) -> int:
-    """Reserves the next value (0 for the first) of the plan's counter for `entity_kind`, unless
-    `limit` values were reserved already (then `on_limit()` is raised). One UpdateItem, committed at
-    once: a value whose transaction then fails stays unused (a gap in the numbers)."""
+def next_counter(
+    tenant: str, plan_name: str, entity_kind: str, limit: int, on_limit: table.ErrorFactory, *, count: int = 1
+) -> int:
+    """Reserves the next value (0 for the first) of the plan's counter for `entity_kind` (`count` values: answers
+    the first), unless fewer than `count` of `limit` values are left (then `on_limit()` is raised). One
+    UpdateItem, committed at once: a value whose transaction then fails stays unused (a gap in the numbers)."""
     issued = table.gateway().increment(
         keys.tenant_scope(tenant),
         keys.number_counter(tenant, plan_name, entity_kind),
         COUNTER_ATTRIBUTE,
-        below=limit,
+        below=limit - count + 1,
         on_limit=on_limit,
+        by=count,
     )
-    return issued - 1
+    return issued - count
 
 
 def number_owner(tenant: str, entity_kind: str, number: str) -> str | None:

@@ -231,6 +231,8 @@ FINAL_STATES = frozenset({MigrationState.FINISHED, MigrationState.FAILED, Migrat
 class AccountMigrationState(StrEnum):
     PENDING = "pending"
     PROCESSING = "processing"
+    """The spec's; not stored since stop 46 (an account goes from `pending` to its end in its one write), but an
+    account an earlier version left in it is run as a pending one."""
     ERROR = "error"
     FAILED = "failed"
     COMPLETED = "completed"

@@ -57,12 +57,13 @@ from typing import Annotated, Any
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from chalicelib.accounts import service as accounts
+from chalicelib.accounts.models import ENTITY as ACCOUNT_ENTITY
 from chalicelib.accounts.models import Account, AccountFields, Preferences
 from chalicelib.billing.installments.models import Installment, InstallmentLattice
 from chalicelib.billing.invoices import service as invoices
 from chalicelib.billing.invoices.models import Invoice
 from chalicelib.billing.payments import service as billing_payments
-from chalicelib.configuration import datamodel
+from chalicelib.configuration import datamodel, numbers, products
 from chalicelib.configuration import service as configuration
 from chalicelib.core import codes, durations, money
 from chalicelib.core.context import CallContext
@@ -89,6 +90,7 @@ from chalicelib.migration.models import (
     PolicyMigrationRequest,
 )
 from chalicelib.policies import service as policies
+from chalicelib.policies.models import ENTITY as POLICY_ENTITY
 from chalicelib.policies.models import (
     Policy,
     Segment,
@@ -156,6 +158,10 @@ class AccountPayload(BaseModel):
     need not read it from S3 again. Used only while the account's state still points at that line (`at`)."""
     at: int | None = None
     """Where `request` starts in the request (the account state's `requestStart`)."""
+    numbers: list[tuple[str, str, int, int]] = []
+    """Counter values its run job reserved for the account's numbers ((plan, entity kind, first, count):
+    `numbers.reserve_block`, a block for the run job's slice), taken in order by its account's and policies'
+    numbering (`numbers.given`) before their plans' counters: no UpdateItem an account for its numbers."""
 
 
 LINE_IN_MESSAGE = 16 * 1024
@@ -500,9 +506,10 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
                 uow.commit()
             except ConcurrentModification:
                 pass  # paused meanwhile: its accounts are written all the same, and wait for resume
-        accounts_of_run, following, lines = _slice_of_request(ctx, migration, payload)
+        accounts_of_run, following, lines, wanted_numbers = _slice_of_request(ctx, migration, payload)
+        numbered = _reserve_numbers(ctx, wanted_numbers)
     else:
-        lines = {}
+        lines, numbered = {}, {}
         wanted = AccountMigrationState.PENDING if payload.mode == "resume" else AccountMigrationState.ERROR
         page, after = repository.accounts_page(
             ctx.tenant, migration.locator, ACCOUNTS_PER_RUN_JOB, start_key=payload.after
@@ -513,7 +520,7 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
         )
     queued = 0
     for first in range(0, len(accounts_of_run), ACCOUNTS_PER_WRITE):
-        queued += _queue(ctx, migration, payload, accounts_of_run[first : first + ACCOUNTS_PER_WRITE], lines)
+        queued += _queue(ctx, migration, payload, accounts_of_run[first : first + ACCOUNTS_PER_WRITE], lines, numbered)
     if following is not None:
         jobs.enqueue_once(
             ctx,
@@ -530,25 +537,79 @@ def run(ctx: CallContext, payload: RunPayload) -> dict[str, Any]:
 
 def _slice_of_request(
     ctx: CallContext, migration: Migration, payload: RunPayload
-) -> tuple[list[AccountMigration], RunPayload | None, dict[str, str]]:
+) -> tuple[list[AccountMigration], RunPayload | None, dict[str, str], dict[str, list[tuple[str, str]]]]:
     """ACCOUNTS_PER_RUN_JOB accounts of the request from byte `payload.at` on, the payload of the slice after
-    them (None at the request's end), and by account locator the lines of at most LINE_IN_MESSAGE bytes. The
+    them (None at the request's end), by account locator the lines of at most LINE_IN_MESSAGE bytes, and by
+    account locator the numbers its records will take ((plan, entity kind) each, `_numbers_wanted`). The
     request is read from there on a window at a time (ranged GETs)."""
     path = repository.request_path(migration.locator)
+    _, model = configuration.current_model(ctx, resolved=True)
     accounts: list[AccountMigration] = []
     lines: dict[str, str] = {}
+    wanted: dict[str, list[tuple[str, str]]] = {}
     for start_at, line in repository.request_lines(ctx.tenant, path, payload.at):
         if len(accounts) == ACCOUNTS_PER_RUN_JOB:
-            return accounts, payload.model_copy(update={"at": start_at}), lines
-        account = _account_of_line(ctx, migration, path, line, start_at)
+            return accounts, payload.model_copy(update={"at": start_at}), lines, wanted
+        given = json.loads(line)
+        account = _account_of_line(ctx, migration, path, given, len(line), start_at)
         accounts.append(account)
+        wanted[account.accountLocator] = _numbers_wanted(model, given, new_account=migration.existingAccount is None)
         if len(line) <= LINE_IN_MESSAGE:
             lines[account.accountLocator] = line.decode()
-    return accounts, None, lines
+    return accounts, None, lines, wanted
 
 
-def _account_of_line(ctx: CallContext, migration: Migration, path: str, line: bytes, start_at: int) -> AccountMigration:
-    given = json.loads(line)
+def _numbers_wanted(model: dict[str, Any], given: Any, *, new_account: bool) -> list[tuple[str, str]]:
+    """The numbers an account's line will take when it migrates, as far as its line says before validation: its
+    account type's plan (a new account) and each policy's product's plan, (plan, entity kind) in the order its job
+    numbers them. A guess that misses costs a gap (a value nobody takes) or an UpdateItem (a number without one)."""
+    wanted: list[tuple[str, str]] = []
+    if not isinstance(given, dict):
+        return wanted
+    data = given.get("accountData")
+    if new_account and isinstance(data, dict):
+        kind = (model.get("accounts") or {}).get(data.get("accountType"))
+        plan = kind.get("numberingPlan") if isinstance(kind, dict) else None
+        if isinstance(plan, str) and plan:
+            wanted.append((plan, ACCOUNT_ENTITY))
+    for policy in given.get("policies") or []:
+        name = policy.get("productName") if isinstance(policy, dict) else None
+        product = products.product(model, name) if isinstance(name, str) else None
+        if product is not None and product.numbering_plan:
+            wanted.append((product.numbering_plan, POLICY_ENTITY))
+    return wanted
+
+
+def _reserve_numbers(
+    ctx: CallContext, wanted: dict[str, list[tuple[str, str]]]
+) -> dict[str, list[tuple[str, str, int, int]]]:
+    """A block of counter values for each (plan, entity kind) the slice's accounts want (one UpdateItem each:
+    `numbers.reserve_block`), shared out in the accounts' order: by account locator, (plan, kind, first, count)."""
+    _, model = configuration.current_model(ctx, resolved=True)
+    total: dict[tuple[str, str], int] = {}
+    for each in wanted.values():
+        for key in each:
+            total[key] = total.get(key, 0) + 1
+    next_value = {
+        key: first
+        for key, count in total.items()
+        if (first := numbers.reserve_block(ctx, model, key[0], key[1], count)) is not None
+    }
+    shared: dict[str, list[tuple[str, str, int, int]]] = {}
+    for locator, each in wanted.items():
+        counts: dict[tuple[str, str], int] = {}
+        for key in each:
+            if key in next_value:
+                counts[key] = counts.get(key, 0) + 1
+        for key, count in counts.items():
+            shared.setdefault(locator, []).append((key[0], key[1], next_value[key], count))
+            next_value[key] += count
+    return shared
+
+
+def _account_of_line(
+    ctx: CallContext, migration: Migration, path: str, given: Any, length: int, start_at: int
+) -> AccountMigration:
     original = (given.get("accountData") or {}).get("id") or migration.existingAccount or ""
     locator = migration.existingAccount or account_locator(
         migration.locator, original, datetime.fromisoformat(given["accountData"]["createdAt"])
@@ -561,7 +622,7 @@ def _account_of_line(ctx: CallContext, migration: Migration, path: str, line: by
         originalId=original,
         requestPath=path,
         requestStart=start_at,
-        requestLength=len(line),
+        requestLength=length,
         totalItems=counted,
         lastUpdated=ctx.now,
     )
@@ -573,6 +634,7 @@ def _queue(
     payload: RunPayload,
     chunk: list[AccountMigration],
     lines: dict[str, str] | None = None,
+    numbered: dict[str, list[tuple[str, str, int, int]]] | None = None,
 ) -> int:
     uow = wiring.unit_of_work(ctx)
     recovered = 0
@@ -607,6 +669,7 @@ def _queue(
                         if lines and account.accountLocator in lines
                         else {}
                     ),
+                    numbers=(numbered or {}).get(account.accountLocator, []),
                 ),
                 _account_job(migration, account.accountLocator, payload.run),
             )
@@ -626,7 +689,7 @@ def _queue(
         # recover) may be made up otherwise the second time, so its accounts are queued each on its own
         if payload.mode == "start" or len(chunk) == 1:
             return 0
-        return sum(_queue(ctx, migration, payload, [account], lines) for account in chunk)
+        return sum(_queue(ctx, migration, payload, [account], lines, numbered) for account in chunk)
     return len(chunk)
 
 
@@ -649,22 +712,25 @@ def migrate_account(ctx: CallContext, payload: AccountPayload) -> dict[str, Any]
         return {"skipped": True}  # a message of a job that ended (paused, or given up by the reaper) delivered again
     if migration.migrationState == MigrationState.PAUSED:
         return {"paused": True}  # stays pending: resume queues it again
+    # `processing` is not written on its own (one TransactWriteItems less): the account goes from its state as read
+    # to its end in its one last write; a crash before it leaves it as read, which its message's return reruns
     working = account.model_copy(
         update={"accountMigrationState": AccountMigrationState.PROCESSING, "lastUpdated": ctx.now}
     )
-    _write_state(ctx, migration, working)
+    as_read = account.accountMigrationState
     try:
         request = _request_of(ctx, migration, account, payload)
-        failed, written = _migrate(ctx, migration, working, request)
+        with numbers.given(payload.numbers):
+            failed, written = _migrate(ctx, migration, working, request)
     except DomainError as error:
         # what it joins (an existing account) changed, or a dependency was busy or did not answer (a commit that
         # timed out may have committed): a system error, rerun it
         if isinstance(error, (ConcurrentModification, Unavailable)):
-            return _errored(ctx, payload, migration, working, error)
+            return _errored(ctx, payload, migration, working, as_read, error)
         failed, written = _account_failure(working, error.message), None  # what validation did not foresee
     except Exception as error:  # a system error: `error`, for recover
         logger().exception("migration account failed with a system error")
-        return _errored(ctx, payload, migration, working, error)
+        return _errored(ctx, payload, migration, working, as_read, error)
     if written is None:
         assert failed is not None
         _finish_account(
@@ -710,11 +776,17 @@ def _migration_and_account(
 
 
 def _errored(
-    ctx: CallContext, payload: AccountPayload, migration: Migration, account: AccountMigration, error: Exception
+    ctx: CallContext,
+    payload: AccountPayload,
+    migration: Migration,
+    account: AccountMigration,
+    as_read: AccountMigrationState,
+    error: Exception,
 ) -> dict[str, Any]:
     """The account in `error` (a system error, or records it changes changed meanwhile), which recover reruns;
-    written on condition that the account is still `processing`: when it is not, the error came after its commit
-    (a commit whose answer was lost, an action after it), and the job goes on from the account as committed."""
+    written on condition that the account is still in the state its job read (`as_read`: pending, or `processing`
+    left by an earlier version's crashed run): when it is not, the error came after its commit (a commit whose
+    answer was lost, an action after it), and the job goes on from the account as committed."""
     try:
         _finish_account(
             ctx,
@@ -728,21 +800,15 @@ def _errored(
             ),
             {"errorAccounts": 1},
             [],
-            while_in=AccountMigrationState.PROCESSING,
+            while_in=as_read,
             result={"state": AccountMigrationState.ERROR.value},
         )
     except ConcurrentModification:
         _, committed, _ = _migration_and_account(ctx, payload)
-        if committed is None or committed.accountMigrationState == AccountMigrationState.PROCESSING:
+        if committed is None or committed.accountMigrationState not in DONE:
             raise  # not what a commit leaves: the message comes back
         return migrate_account(ctx, payload)
     return {"state": AccountMigrationState.ERROR.value}
-
-
-def _write_state(ctx: CallContext, migration: Migration, account: AccountMigration) -> None:
-    uow = wiring.unit_of_work(ctx)
-    uow.add(repository.account_write(ctx.tenant, migration.locator, account))
-    uow.commit()
 
 
 def _finish_account(

@@ -290,9 +290,16 @@ class TableGateway:
             raise op.on_condition_failure() from None
 
     def increment(
-        self, scope: str, key: Key, attribute: str, *, below: int | None = None, on_limit: ErrorFactory | None = None
+        self,
+        scope: str,
+        key: Key,
+        attribute: str,
+        *,
+        below: int | None = None,
+        on_limit: ErrorFactory | None = None,
+        by: int = 1,
     ) -> int:
-        """One UpdateItem: ADD 1 to a numeric attribute (the item and attribute start at 0), answering
+        """One UpdateItem: ADD `by` (1) to a numeric attribute (the item and attribute start at 0), answering
         the new value. With `below`, only while the value before is below it (else `on_limit()`)."""
         _check_key(scope, key)
         params: dict[str, Any] = {
@@ -300,7 +307,7 @@ class TableGateway:
             "Key": codec.serialize(key.as_dict()),
             "UpdateExpression": "ADD #counter :one",
             "ExpressionAttributeNames": {"#counter": attribute},
-            "ExpressionAttributeValues": {":one": {"N": "1"}},
+            "ExpressionAttributeValues": {":one": {"N": str(by)}},
             "ReturnValues": "UPDATED_NEW",
         }
         if below is not None:

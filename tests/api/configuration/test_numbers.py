@@ -59,3 +59,27 @@ def test_claimed_numbers_are_unique_and_released_numbers_free(ctx):
     numbers.claim_number(ctx, uow, "policy", "X-2", "P1")
     uow.commit()
     assert (numbers.number_owner(ctx, "policy", "X-1"), numbers.number_owner(ctx, "policy", "X-2")) == (None, "P1")
+
+
+def test_a_block_reserved_ahead_is_taken_in_order_then_the_counter(ctx, ddb_calls):
+    """`reserve_block`: one UpdateItem for many values; inside `given` they are taken before the counter, each
+    still claimed by its guard; what no block holds comes from the counter, after the block."""
+    _, model = configuration.current_model(ctx)
+    assert reserve(ctx, "PolicyNumbers", "policy", "P0", product="PersonalAuto") == "PA-000001"
+    ddb_calls.clear()
+    first = numbers.reserve_block(ctx, model, "PolicyNumbers", "policy", 3)
+    assert (first, ddb_calls) == (1, ["UpdateItem"])
+    with numbers.given([("PolicyNumbers", "policy", first + 1, 2)]):  # the block's first value goes unused: a gap
+        ddb_calls.clear()
+        taken = [reserve(ctx, "PolicyNumbers", "policy", f"P{n}", product="PersonalAuto") for n in (1, 2)]
+        assert "UpdateItem" not in ddb_calls
+        assert reserve(ctx, "PolicyNumbers", "policy", "P3", product="PersonalAuto") == "PA-000005"  # the counter
+    assert taken == ["PA-000003", "PA-000004"]
+    assert reserve(ctx, "PolicyNumbers", "policy", "P4", product="PersonalAuto") == "PA-000006"
+
+
+def test_a_block_the_plan_cannot_give_is_none_and_reserves_nothing(ctx):
+    _, model = configuration.current_model(ctx)
+    assert numbers.reserve_block(ctx, model, "PolicyNumbers", "policy", 10**6) is None  # 999,999 in the format
+    assert numbers.reserve_block(ctx, model, "Nope", "policy", 2) is None
+    assert reserve(ctx, "PolicyNumbers", "policy", "P1", product="PersonalAuto") == "PA-000001"

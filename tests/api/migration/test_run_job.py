@@ -69,8 +69,8 @@ def test_a_run_job_killed_mid_slice_and_delivered_again_queues_each_account_once
     monkeypatch.setattr(service, "ACCOUNTS_PER_WRITE", 2)
     real, commits = service._queue, []
 
-    def killed_after_the_second_chunk(ctx, migration, payload, chunk, lines=None):
-        queued = real(ctx, migration, payload, chunk, lines)
+    def killed_after_the_second_chunk(ctx, migration, payload, chunk, lines=None, numbered=None):
+        queued = real(ctx, migration, payload, chunk, lines, numbered)
         commits.append(queued)
         if len(commits) == 2:
             raise RuntimeError("worker killed")
