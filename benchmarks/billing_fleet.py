@@ -283,8 +283,8 @@ def fleet_delinquency(bench: Bench, tenant: str, account: str, invoices: list[An
     lapses = {r.referenceLocator: r.transactionLocator for r in done.references if r.referenceType == "policy"}
     assert set(lapses) == policies and all(lapses.values()), "a policy not lapsed"
     listed = invoicing.invoices_of(ctx, "account", account, PageRequest(0, 5000), include_zero=True).items
-    # The refunds are checked by their sum: how many credit invoices hold them depends on which lapses one step
-    # bills together (3 policies: one invoice of all three refunds; 60: one a policy, stop 44's run).
+    # The refunds are checked by their sum (and the count printed): since stop 46 one credit invoice holds them all,
+    # whether the lapses fit in one write or not (before, 60 policies and more: one a policy).
     opened = [i for i in listed if i.invoiceState == "open"]
     refunds = [i for i in listed if i.invoiceState != "open"]
     assert [i.totalAmount for i in opened] == [invoice.totalAmount], opened
