@@ -572,7 +572,8 @@ def _numbers_wanted(model: dict[str, Any], given: Any, *, new_account: bool) -> 
         plan = kind.get("numberingPlan") if isinstance(kind, dict) else None
         if isinstance(plan, str) and plan:
             wanted.append((plan, ACCOUNT_ENTITY))
-    for policy in given.get("policies") or []:
+    given_policies = given.get("policies")
+    for policy in given_policies if isinstance(given_policies, list) else []:
         name = policy.get("productName") if isinstance(policy, dict) else None
         product = products.product(model, name) if isinstance(name, str) else None
         if product is not None and product.numbering_plan:
