@@ -20,6 +20,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from chalice.app import Chalice
 from chalice.config import Config
@@ -30,6 +31,8 @@ from chalice.local import (
     LocalDevServer,
     LocalGateway,
     LocalGatewayException,
+    MatchResult,
+    RouteMatcher,
     ThreadedHTTPServer,
 )
 
@@ -80,7 +83,37 @@ class RouteNotFound(LocalGatewayException):
         )
 
 
+class ApiGatewayLikeRoutes(RouteMatcher):
+    """Chalice's route matcher reading the path as API Gateway does. Chalice's splits it with `urlparse`, which
+    takes a last segment's `;params` off (RFC 1808): `/transactions/segments/%3B%20` matched
+    `/transactions/{locator}` with `segments`, where the gateway gives `{segmentLocator}` the value `; `."""
+
+    def match_route(self, url: str) -> MatchResult:
+        parsed = urlsplit(url)
+        path = parsed.path
+        if path != "/" and path.endswith("/"):  # the gateway drops a trailing slash but the root's
+            path = path[:-1]
+        parts = path.split("/")
+        for route_url in self.route_urls:
+            route_parts = route_url.split("/")
+            if len(route_parts) != len(parts):
+                continue
+            captured = {}
+            for given, part in zip(parts, route_parts):
+                if part.startswith("{") and part.endswith("}"):
+                    captured[part[1:-1]] = given
+                elif given != part:
+                    break
+            else:
+                return MatchResult(route_url, captured, parse_qs(parsed.query, keep_blank_values=True))
+        raise ValueError(f"No matching route found for: {url}")
+
+
 class ApiGatewayLikeGateway(LocalGateway):
+    def __init__(self, app_object: Chalice, config: Config):
+        super().__init__(app_object, config)
+        self.event_converter._route_matcher = ApiGatewayLikeRoutes(list(app_object.routes))
+
     def _generate_lambda_event(self, method: str, path: str, headers: Any, body: bytes | None) -> Any:
         try:
             return super()._generate_lambda_event(method, path, headers, body)

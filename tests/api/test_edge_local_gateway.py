@@ -74,6 +74,23 @@ def test_an_unknown_path_is_404_in_our_error_body_without_the_token(base_url, ad
     assert admin_token not in json.dumps(body) and "Authorization" not in json.dumps(body)
 
 
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("/policy/{tenant}/transactions/segments/;x", "segment.not_found"),
+        ("/billing/{tenant}/delinquencies/events/a;b", "delinquencyEvent.not_found"),
+        ("/policy/{tenant}/transactions/;", "transaction.not_found"),
+    ],
+)
+def test_a_semicolon_in_a_path_parameter_is_part_of_it_as_at_the_gateway(base_url, api, admin_token, path, code):
+    """Chalice's matcher split `;params` off the last segment (`urlparse`) and answered another route's 404."""
+    tenant = configured_tenant(api, admin_token)
+    request = urllib.request.Request(
+        base_url + path.format(tenant=tenant), headers={"Authorization": f"Bearer {admin_token}"}
+    )
+    _assert_our_error(*_open(request), 404, code)
+
+
 def test_a_404_repeats_at_most_the_first_part_of_a_long_path(base_url):
     path = "/" + "x" * 5000
     body = _assert_our_error(*_open(urllib.request.Request(f"{base_url}{path}?secret=1")), 404, "route.not_found")

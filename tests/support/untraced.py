@@ -5,7 +5,8 @@ it (each instruction goes through the interpreter's tracing path), whether or no
 of a test's CPU is botocore and moto answering a DynamoDB or S3 call (the ledger tests: ~90 %), none of it chalicelib,
 and no chalicelib code runs once the request is made (moto's in-process DynamoDB and S3 call nothing of ours; our
 own request serialiser, storage.clients.json_bodies, runs before it, traced). So the tracer is stopped from the
-request's send (botocore's `_make_request`) to its answer and started again when it returns: the lines coverage
+request's send (botocore's `_make_request`) to its answer and started again when it returns, and while the answer is
+parsed (storage.clients reads DynamoDB's attribute values there): the lines coverage
 records are the same (tests/architecture/test_untraced_aws_calls.py holds them to those recorded without this), at a
 fraction of the cost.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -50,21 +52,42 @@ def aws_calls_untraced() -> Iterator[None]:
         yield
         return
     from botocore.client import BaseClient
+    from botocore.parsers import ResponseParser
 
     original: Callable[..., Any] = BaseClient._make_request
+    original_parse: Callable[..., Any] = ResponseParser.parse
+    paused = threading.local()
 
     def _make_request(client: Any, operation_model: Any, request_dict: Any, request_context: Any) -> Any:
         tracer = coverage_tracer()
         if tracer is None or client.meta.service_model.service_name not in UNTRACED_SERVICES:
             return original(client, operation_model, request_dict, request_context)
+        # the endpoint makes the answer's parser inside the call: made once here, traced, it records the lines
+        # storage.clients runs to make it (the call's own is made untraced)
+        client._endpoint._response_parser_factory.create_parser(client.meta.service_model.protocol)
         tracer.stop()
+        paused.tracer = tracer
         try:
             return original(client, operation_model, request_dict, request_context)
         finally:
+            paused.tracer = None
             tracer.start()
 
+    def parse(parser: Any, response: Any, shape: Any) -> Any:
+        """The answer's parsing traced again: storage.clients reads DynamoDB's attribute values in it."""
+        tracer = getattr(paused, "tracer", None)
+        if tracer is None:
+            return original_parse(parser, response, shape)
+        tracer.start()
+        try:
+            return original_parse(parser, response, shape)
+        finally:
+            tracer.stop()
+
     BaseClient._make_request = _make_request
+    ResponseParser.parse = parse
     try:
         yield
     finally:
         BaseClient._make_request = original
+        ResponseParser.parse = original_parse
