@@ -1,9 +1,9 @@
 """Which tests coverage measures (a pytest plugin: tests/conftest.py loads it; it does nothing unless coverage runs).
 
 A cheaper measure of line coverage than `make coverage` (which sets PAS_COVERAGE_EVERY_TEST=1 and measures every
-test): `pytest -n 2 --cov=chalicelib` run directly. It is not in `make test`: at stop 45 it reached 94.3 %, under the
-.coveragerc floor of 95 % (the four scripts that run only as subprocesses are 799 of its 1,596 missed lines), and its
-projected time was over the suite's 10 minutes (benchmarks/README.md, "The suite's own cost, stop 45"). On Python
+test): `pytest -n 2 --cov=chalicelib` run directly. It is not in `make test`: at stop 46 it reached 96.6 %, over the
+.coveragerc floor of 95 % (the four scripts that run only as subprocesses are now also called in process by their
+tests), but its time is over the suite's 10 minutes (benchmarks/README.md, "The suite's own cost, stop 46"). On Python
 3.11 coverage's tracer slows every frame it is set over, measured or not, and a few generative tests spend most of the
 suite's CPU drawing more of the same requests, histories and seeds over code the other tests already run. Those tests
 (UNTRACED) run with coverage stopped, from their first fixture's setup to their last fixture's teardown; every other
@@ -66,7 +66,8 @@ def _import_chalicelib() -> None:
     imports, defs, classes) when first imported, and many are imported on first use (the routes' LazyModule); first
     used by an untraced test they would count as missed in this process whatever the others ran. Not the scripts run
     as processes of their own (`if __name__ == "__main__":`, the sandbox's children, the tenant function's handler):
-    no test imports them, and coverage does not follow subprocesses. Every other module is imported by the service's
+    their in-process tests import them (tests/plugins/test_*_in_process.py, tests/documents/test_render_child_in_
+    process.py), coverage does not follow their processes. Every other module is imported by the service's
     code, so the suite imports it in its measured tests too."""
     import chalicelib
 
